@@ -1,0 +1,2 @@
+/* actions.c: not yet written. */
+#include "autoconf.h"

@@ -1,0 +1,2 @@
+/* archive.c: not yet written. */
+#include "autoconf.h"

@@ -1,0 +1,2 @@
+/* config.c: not yet written. */
+#include "autoconf.h"

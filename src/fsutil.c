@@ -1,0 +1,2 @@
+/* fsutil.c: not yet written. */
+#include "autoconf.h"

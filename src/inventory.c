@@ -1,0 +1,2 @@
+/* inventory.c: not yet written. */
+#include "autoconf.h"

@@ -1,0 +1,158 @@
+/* inventory.h: what the scan found, with no decisions: trees, sessions, orphans.
+ *
+ * Plain records so policy tests can build inventories from literals. The Inventory owns every
+ * string its records point to; inventory_free() releases them. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+#define SESSION_ID_MAX 36
+#define PROJECT_HASH_LEN 64
+
+/* Scan-time identity of a file: what the executor compares before acting. */
+typedef struct FileId {
+        bool present;
+        dev_t dev;
+        ino_t ino;
+        uint64_t size;   /* st_size */
+        uint64_t blocks; /* st_blocks * 512 */
+        int64_t mtime_ns;
+        int64_t ctime_ns;
+} FileId;
+
+/* A Qwen data directory pair, as Qwen resolves it (see roots.h). */
+typedef struct Tree {
+        char *global_dir;  /* G: usage_record.jsonl, file-history/, sessions/, plans/ */
+        char *runtime_dir; /* R: projects/, tmp/, debug/ (== global_dir unless overridden) */
+        char *user;        /* owning user name, NULL when unknown */
+        uid_t uid;
+        dev_t dev;           /* st_dev of runtime_dir; the scan never leaves it */
+        uint64_t fs_size;    /* statvfs of runtime_dir: total bytes */
+        uint64_t fs_avail;   /* bytes available to unprivileged users */
+        bool fs_known;
+} Tree;
+
+typedef enum SessionState {
+        SESSION_ACTIVE,   /* chats/<id>.jsonl */
+        SESSION_ARCHIVED, /* chats/archive/<id>.jsonl */
+        SESSION_CONFLICT, /* both: left alone, reported */
+        _SESSION_STATE_MAX,
+        _SESSION_STATE_INVALID = -22,
+} SessionState;
+
+/* The read-only ownership check of the first record (owner.c). */
+typedef enum OwnerStatus {
+        OWNER_OK,         /* sanitize_cwd(cwd) == project dir name */
+        OWNER_WORKTREE,   /* cwd under <root>/.qwen/worktrees/<x>, root sanitizes to the dir */
+        OWNER_CLAIM,      /* a runtime claim in chats/ vouches for it */
+        OWNER_FOREIGN,    /* readable, but belongs to another project */
+        OWNER_UNVERIFIED, /* unreadable, empty, not JSON, id mismatch, no cwd, ... */
+        _OWNER_STATUS_MAX,
+        _OWNER_STATUS_INVALID = -22,
+} OwnerStatus;
+
+/* Liveness signals (live.c), a bit each. */
+typedef enum LiveFlags {
+        LIVE_REGISTRY = 1 << 0,  /* G/sessions/<pid>.json names it and the process is alive */
+        LIVE_CLAIM = 1 << 1,     /* chats/<id>[.<pid>].runtime.json with a live pid / foreign host */
+        LIVE_LOCK = 1 << 2,      /* tmp/session-writer-locks/<id>.lock held (or undecidable) */
+        LIVE_RECENT = 1 << 3,    /* transcript or subagents/<id>/ written within min-idle */
+        LIVE_UNKNOWN = 1 << 4,   /* a signal could not be evaluated: treated as live */
+} LiveFlags;
+
+typedef struct Session {
+        char id[SESSION_ID_MAX + 1]; /* as in the file name */
+        size_t tree;                 /* index into Inventory.trees */
+        char *project_dir;           /* directory name under projects/ */
+        char *cwd;                   /* first record's cwd; NULL when unverified */
+        char hash[PROJECT_HASH_LEN + 1]; /* sha256(cwd) hex; "" when no cwd */
+        SessionState state;
+        FileId active;   /* chats/<id>.jsonl, .present when it exists */
+        FileId archived; /* chats/archive/<id>.jsonl */
+        OwnerStatus owner;
+        char *owner_reason; /* why unverified/foreign, or how ownership was proven */
+
+        /* bytes, st_size and allocated (st_blocks*512), transcript(s) + sidecars +
+         * file-history/<id> + subagents/<id> */
+        uint64_t bytes;
+        uint64_t bytes_alloc;
+        uint64_t transcript_bytes;
+
+        msec_t mtime;          /* newest transcript mtime */
+        msec_t last_record;    /* last record's timestamp (0 if unknown) */
+        msec_t first_record;   /* first record's timestamp (0 if unknown) */
+        msec_t last_activity;  /* max(mtime, last_record), clamped to now */
+        bool future_clamped;   /* mtime or last record was in the future */
+        bool empty;            /* 0-byte transcript */
+        bool tail_incomplete;  /* last line has no '\n' (possibly being written) */
+
+        char *title;          /* last custom_title, NULL if none */
+        bool title_manual;    /* titleSource manual or absent */
+        bool pinned;          /* session-organization: pinnedAt */
+        bool grouped;         /* session-organization: groupId or color */
+        unsigned n_tasks;     /* scheduled tasks bound to it in tmp/<hash>/scheduled_tasks.json */
+        bool live_worktree;   /* <id>.worktree.json whose worktreePath exists */
+        bool has_telemetry;   /* at least one ui_telemetry record (salvage has work) */
+
+        unsigned live;        /* LiveFlags */
+        char *live_reason;    /* e.g. "runtime claim pid 4242 alive" */
+} Session;
+
+typedef enum OrphanKind {
+        ORPHAN_FILE_HISTORY,   /* G/file-history/<id>/ with no transcript in any tree */
+        ORPHAN_SUBAGENTS,      /* R/projects/<p>/subagents/<id>/ with no transcript */
+        ORPHAN_EMPTY_PROJECT,  /* R/projects/<p>/ holding nothing but empty chats/ dirs */
+        _ORPHAN_KIND_MAX,
+        _ORPHAN_KIND_INVALID = -22,
+} OrphanKind;
+
+typedef struct Orphan {
+        OrphanKind kind;
+        size_t tree;
+        char *project_dir; /* for SUBAGENTS and EMPTY_PROJECT, NULL for FILE_HISTORY */
+        char *name;        /* session id, or the project dir name */
+        FileId dir;        /* identity of the directory itself */
+        uint64_t bytes, bytes_alloc;
+        msec_t mtime;      /* newest mtime inside */
+} Orphan;
+
+typedef struct Inventory {
+        Tree *trees;
+        size_t n_trees;
+        Session *sessions;
+        size_t n_sessions;
+        Orphan *orphans;
+        size_t n_orphans;
+        size_t alloc_trees, alloc_sessions, alloc_orphans;
+} Inventory;
+
+int inventory_new(Inventory **ret);
+Inventory *inventory_free(Inventory *inv); /* accepts NULL, returns NULL */
+static inline void inventory_freep(Inventory **p) {
+        inventory_free(*p);
+}
+
+/* Append records; the inventory takes ownership of the strings inside (on success and failure). */
+int inventory_add_tree(Inventory *inv, Tree *t, size_t *ret_index);
+int inventory_add_session(Inventory *inv, Session *s);
+int inventory_add_orphan(Inventory *inv, Orphan *o);
+
+/* Sort sessions by (tree, project_dir, cwd, id) for stable output. */
+void inventory_sort(Inventory *inv);
+/* Find a session by id (case-insensitive) in a tree; NULL if absent. Linear or indexed. */
+const Session *inventory_find(const Inventory *inv, size_t tree, const char *id);
+
+void session_done(Session *s);
+void orphan_done(Orphan *o);
+void tree_done(Tree *t);
+
+const char *session_state_to_string(SessionState s);
+const char *owner_status_to_string(OwnerStatus s);
+const char *orphan_kind_to_string(OrphanKind k);
+/* "registry,claim" etc. into buf */
+char *live_flags_to_string(char *buf, size_t n, unsigned flags);

@@ -1,0 +1,2 @@
+/* journal.c: not yet written. */
+#include "autoconf.h"

@@ -1,0 +1,58 @@
+/* journal.h: the audit trail. One entry per executed action, plus run start and summary.
+ * Sent to the systemd journal (sd_journal_sendv) when its socket exists, else as key=value lines
+ * to stderr or a log file. The only user of <systemd/sd-journal.h>. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef enum JournalTarget {
+        JOURNAL_TARGET_AUTO,
+        JOURNAL_TARGET_JOURNAL,
+        JOURNAL_TARGET_STDERR,
+        JOURNAL_TARGET_FILE,
+        _JOURNAL_TARGET_MAX,
+        _JOURNAL_TARGET_INVALID = -22,
+} JournalTarget;
+
+typedef enum JournalEvent {
+        JOURNAL_RUN_START,
+        JOURNAL_RUN_SUMMARY,
+        JOURNAL_ARCHIVED,
+        JOURNAL_DELETED,
+        JOURNAL_RESTORED,
+        JOURNAL_SKIPPED,
+        JOURNAL_FAILED,
+        JOURNAL_ORPHAN_RECLAIMED,
+        JOURNAL_SALVAGED,
+        _JOURNAL_EVENT_MAX,
+        _JOURNAL_EVENT_INVALID = -22,
+} JournalEvent;
+
+typedef struct JournalEntry {
+        JournalEvent event;
+        const char *message;  /* MESSAGE= */
+        const char *session;  /* QGC_SESSION= */
+        const char *project;  /* QGC_PROJECT= */
+        const char *path;     /* QGC_PATH= */
+        const char *rule;     /* QGC_RULE= */
+        const char *reason;   /* QGC_REASON= */
+        uint64_t bytes;       /* QGC_BYTES= (when has_bytes) */
+        bool has_bytes;
+        const char *user;     /* QGC_USER= */
+        int error;            /* ERRNO= when != 0 (positive errno) */
+        const char *extra;    /* additional "KEY=value\n" lines (summary counters), may be NULL */
+} JournalEntry;
+
+/* Choose the target; for FILE, path names the log file (opened O_APPEND). run_id is a 32-hex id
+ * shared by every entry of this run (QGC_RUN=). Returns 0 or -errno. */
+int journal_open(JournalTarget target, const char *path, const char *run_id);
+void journal_close(void);
+int journal_log(const JournalEntry *e);
+
+const char *journal_event_to_string(JournalEvent e); /* QGC_ACTION= value */
+const char *journal_event_message_id(JournalEvent e); /* MESSAGE_ID= (32 hex) */
+JournalTarget journal_target_from_string(const char *s);
+/* A fresh random run id (32 hex + NUL). */
+int journal_new_run_id(char ret[33]);

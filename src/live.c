@@ -1,0 +1,2 @@
+/* live.c: not yet written. */
+#include "autoconf.h"

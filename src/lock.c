@@ -1,0 +1,2 @@
+/* lock.c: not yet written. */
+#include "autoconf.h"

@@ -1,0 +1,36 @@
+/* log.c: operator diagnostics on stderr. */
+#include "autoconf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+static LogLevel log_max_level = LOG_LEVEL_NOTICE;
+
+void log_set_max_level(LogLevel l) {
+        log_max_level = l;
+}
+
+LogLevel log_get_max_level(void) {
+        return log_max_level;
+}
+
+int log_internal(LogLevel level, int error, const char *fmt, ...) {
+        int e = error < 0 ? -error : error;
+
+        if (level <= log_max_level) {
+                va_list ap;
+
+                fputs("qgc: ", stderr);
+                va_start(ap, fmt);
+                vfprintf(stderr, fmt, ap);
+                va_end(ap);
+                if (e != 0)
+                        fprintf(stderr, ": %s", strerror(e));
+                fputc('\n', stderr);
+        }
+        return -e;
+}

@@ -1,0 +1,29 @@
+/* log.h: operator diagnostics on stderr (not the journal; see journal.h). */
+#pragma once
+
+#include <stdbool.h>
+#include "macro.h"
+
+typedef enum LogLevel {
+        LOG_LEVEL_ERR = 3,
+        LOG_LEVEL_WARNING = 4,
+        LOG_LEVEL_NOTICE = 5,
+        LOG_LEVEL_INFO = 6,
+        LOG_LEVEL_DEBUG = 7,
+} LogLevel;
+
+void log_set_max_level(LogLevel l);
+LogLevel log_get_max_level(void);
+
+/* Print "qgc: message" at level; with error != 0 append ": strerror(error)".
+ * Returns -abs(error) (or 0 when error is 0), so callers can `return log_error_errno(r, ...)`. */
+int log_internal(LogLevel level, int error, const char *fmt, ...) _printf_(3, 4);
+
+#define log_error(...) log_internal(LOG_LEVEL_ERR, 0, __VA_ARGS__)
+#define log_warning(...) log_internal(LOG_LEVEL_WARNING, 0, __VA_ARGS__)
+#define log_notice(...) log_internal(LOG_LEVEL_NOTICE, 0, __VA_ARGS__)
+#define log_info(...) log_internal(LOG_LEVEL_INFO, 0, __VA_ARGS__)
+#define log_debug(...) log_internal(LOG_LEVEL_DEBUG, 0, __VA_ARGS__)
+#define log_error_errno(e, ...) log_internal(LOG_LEVEL_ERR, (e), __VA_ARGS__)
+#define log_warning_errno(e, ...) log_internal(LOG_LEVEL_WARNING, (e), __VA_ARGS__)
+#define log_debug_errno(e, ...) log_internal(LOG_LEVEL_DEBUG, (e), __VA_ARGS__)

@@ -1,0 +1,61 @@
+/* macro.h: cleanup attributes, ownership transfer and small helpers. */
+#pragma once
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _unused_ __attribute__((unused))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _pure_ __attribute__((pure))
+#define _warn_unused_result_ __attribute__((warn_unused_result))
+
+#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+
+/* Hand a pointer or fd to a new owner, leaving the old variable empty. */
+#define TAKE_PTR(p)                                                                                \
+        ({                                                                                         \
+                __typeof__(p) _p_ = (p);                                                           \
+                (p) = NULL;                                                                        \
+                _p_;                                                                               \
+        })
+#define TAKE_FD(fd)                                                                                \
+        ({                                                                                         \
+                int _fd_ = (fd);                                                                   \
+                (fd) = -EBADF;                                                                     \
+                _fd_;                                                                              \
+        })
+
+/* An errno qgc invents: positive value, marks that errno itself was not set by a call. */
+#define SYNTHETIC_ERRNO(e) (e)
+
+static inline void freep(void *p) {
+        free(*(void **)p);
+}
+#define _cleanup_free_ _cleanup_(freep)
+
+static inline int safe_close(int fd) {
+        if (fd >= 0) {
+                int saved = errno;
+                (void)close(fd);
+                errno = saved;
+        }
+        return -EBADF;
+}
+static inline void closep(int *fd) {
+        safe_close(*fd);
+}
+#define _cleanup_close_ _cleanup_(closep)
+
+static inline void fclosep(FILE **f) {
+        if (*f)
+                (void)fclose(*f);
+}
+#define _cleanup_fclose_ _cleanup_(fclosep)
+
+#define streq(a, b) (strcmp((a), (b)) == 0)
+#define strneq(a, b, n) (strncmp((a), (b), (n)) == 0)
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))

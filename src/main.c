@@ -1,0 +1,481 @@
+/* main.c: qgc's command line. Wires the pipeline: config -> roots -> scan -> policy -> plan ->
+ * (dry-run: render | run: lock, execute, journal) and maps errors to exit codes. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sysexits.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "actions.h"
+#include "config.h"
+#include "inventory.h"
+#include "journal.h"
+#include "lock.h"
+#include "log.h"
+#include "macro.h"
+#include "plan.h"
+#include "policy.h"
+#include "roots.h"
+#include "scan.h"
+#include "users.h"
+#include "util.h"
+
+typedef enum Command {
+        CMD_RUN,
+        CMD_STATUS,
+        CMD_CHECK_CONFIG,
+        CMD_RESTORE,
+} Command;
+
+static Command arg_command = CMD_RUN;
+static bool arg_dry_run = false;
+static bool arg_json = false;
+static bool arg_force = false;
+static bool arg_explain = false;
+static bool arg_all_users = false;
+static bool arg_quiet = false;
+static int arg_verbose = 0;
+static const char *arg_config = NULL;
+static char **arg_roots = NULL;
+static size_t arg_n_roots = 0;
+static const char *arg_now = NULL;
+static const char *arg_log_target = "auto";
+static const char *arg_log_file = NULL;
+static const char *arg_restore_id = NULL;
+static msec_t arg_random_delay = 0;
+
+static void main_help(void) {
+        printf("Usage: qgc [OPTIONS]                 apply the retention policy\n"
+               "       qgc --dry-run [--json]        print the plan, change nothing\n"
+               "       qgc status [--json]           disk use per project\n"
+               "       qgc check-config [--explain]  validate the policy file(s)\n"
+               "       qgc restore SESSION_ID        move an archived session back\n"
+               "\n"
+               "Options:\n"
+               "  -n, --dry-run          print the exact plan with a reason per session\n"
+               "  -j, --json             print the plan (or status) as JSON\n"
+               "  -c, --config FILE      read only this policy file\n"
+               "  -r, --root DIR         a Qwen data directory (like ~/.qwen); repeatable\n"
+               "      --all-users        root only: every user's trees, each as its user\n"
+               "      --now TIME         pretend it is TIME (ISO 8601 or @epoch)\n"
+               "      --force            ignore the per-run deletion limit\n"
+               "      --log-target T     auto, journal or stderr (default auto)\n"
+               "      --log-file FILE    write the action log to FILE\n"
+               "      --random-delay D   sleep a random time up to D first (e.g. 30min)\n"
+               "  -q, --quiet            print nothing on success\n"
+               "  -v, --verbose          more diagnostics (twice: debug)\n"
+               "  -h, --help             this help\n"
+               "  -V, --version          version\n");
+}
+
+enum {
+        OPT_NOW = 0x100,
+        OPT_FORCE,
+        OPT_ALL_USERS,
+        OPT_LOG_TARGET,
+        OPT_LOG_FILE,
+        OPT_EXPLAIN,
+        OPT_RANDOM_DELAY,
+};
+
+static int main_parse_argv(int argc, char *argv[]) {
+        static const struct option options[] = {
+                { "dry-run", no_argument, NULL, 'n' },
+                { "json", no_argument, NULL, 'j' },
+                { "config", required_argument, NULL, 'c' },
+                { "root", required_argument, NULL, 'r' },
+                { "all-users", no_argument, NULL, OPT_ALL_USERS },
+                { "now", required_argument, NULL, OPT_NOW },
+                { "force", no_argument, NULL, OPT_FORCE },
+                { "log-target", required_argument, NULL, OPT_LOG_TARGET },
+                { "log-file", required_argument, NULL, OPT_LOG_FILE },
+                { "explain", no_argument, NULL, OPT_EXPLAIN },
+                { "random-delay", required_argument, NULL, OPT_RANDOM_DELAY },
+                { "quiet", no_argument, NULL, 'q' },
+                { "verbose", no_argument, NULL, 'v' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                {},
+        };
+        int c;
+
+        while ((c = getopt_long(argc, argv, "njc:r:qvhV", options, NULL)) >= 0) {
+                switch (c) {
+                case 'n':
+                        arg_dry_run = true;
+                        break;
+                case 'j':
+                        arg_json = true;
+                        break;
+                case 'c':
+                        arg_config = optarg;
+                        break;
+                case 'r': {
+                        char **n = realloc(arg_roots, (arg_n_roots + 1) * sizeof(char *));
+                        if (!n)
+                                return -ENOMEM;
+                        arg_roots = n;
+                        arg_roots[arg_n_roots++] = optarg;
+                        break;
+                }
+                case OPT_ALL_USERS:
+                        arg_all_users = true;
+                        break;
+                case OPT_NOW:
+                        arg_now = optarg;
+                        break;
+                case OPT_FORCE:
+                        arg_force = true;
+                        break;
+                case OPT_LOG_TARGET:
+                        if (journal_target_from_string(optarg) < 0 || streq(optarg, "file")) {
+                                log_error("--log-target: expected auto, journal or stderr, got '%s'",
+                                          optarg);
+                                return -EINVAL;
+                        }
+                        arg_log_target = optarg;
+                        break;
+                case OPT_LOG_FILE:
+                        arg_log_file = optarg;
+                        break;
+                case OPT_EXPLAIN:
+                        arg_explain = true;
+                        break;
+                case OPT_RANDOM_DELAY: {
+                        const char *why = NULL;
+                        if (parse_duration(optarg, &arg_random_delay, &why) < 0) {
+                                log_error("--random-delay '%s': %s", optarg, why);
+                                return -EINVAL;
+                        }
+                        break;
+                }
+                case 'q':
+                        arg_quiet = true;
+                        break;
+                case 'v':
+                        arg_verbose++;
+                        break;
+                case 'h':
+                        main_help();
+                        return 0;
+                case 'V':
+                        printf("qgc %s\n", PACKAGE_VERSION);
+                        return 0;
+                default:
+                        return -EINVAL;
+                }
+        }
+
+        if (optind < argc) {
+                const char *verb = argv[optind++];
+                if (streq(verb, "status"))
+                        arg_command = CMD_STATUS;
+                else if (streq(verb, "check-config"))
+                        arg_command = CMD_CHECK_CONFIG;
+                else if (streq(verb, "restore")) {
+                        arg_command = CMD_RESTORE;
+                        if (optind >= argc) {
+                                log_error("restore: missing SESSION_ID");
+                                return -EINVAL;
+                        }
+                        arg_restore_id = argv[optind++];
+                } else if (streq(verb, "run"))
+                        arg_command = CMD_RUN;
+                else {
+                        log_error("unknown command '%s' (try --help)", verb);
+                        return -EINVAL;
+                }
+        }
+        if (optind < argc) {
+                log_error("unexpected argument '%s' (try --help)", argv[optind]);
+                return -EINVAL;
+        }
+        if (arg_explain && arg_command != CMD_CHECK_CONFIG) {
+                log_error("--explain goes with check-config");
+                return -EINVAL;
+        }
+        if (arg_all_users && arg_n_roots > 0) {
+                log_error("--all-users and --root exclude each other");
+                return -EINVAL;
+        }
+        if (arg_quiet)
+                log_set_max_level(LOG_LEVEL_WARNING);
+        if (arg_verbose == 1)
+                log_set_max_level(LOG_LEVEL_INFO);
+        else if (arg_verbose >= 2)
+                log_set_max_level(LOG_LEVEL_DEBUG);
+        return 1;
+}
+
+/* The user's own policy file: $XDG_CONFIG_HOME/qgc/qgc.conf or ~/.config/qgc/qgc.conf. */
+static char *main_user_config_path(void) {
+        const char *xdg = getenv("XDG_CONFIG_HOME");
+        const char *home = getenv("HOME");
+        if (xdg && xdg[0] == '/')
+                return path_join(xdg, "qgc/qgc.conf");
+        if (home && home[0] == '/')
+                return path_join(home, ".config/qgc/qgc.conf");
+        return NULL;
+}
+
+static void main_print_config_errors(const ConfigErrors *errs) {
+        for (size_t i = 0; i < errs->n; i++)
+                fprintf(stderr, "%s\n", errs->msgs[i]);
+}
+
+/* Load the policy: -c FILE only, else the system file then the user's file, else built-ins. */
+static int main_load_config(Config *cfg) {
+        _cleanup_(config_errors_done) ConfigErrors errs = {};
+        int r;
+
+        r = config_init_default(cfg);
+        if (r < 0)
+                return r;
+        if (arg_config) {
+                r = config_load_file(cfg, arg_config, &errs);
+                if (r == -ENOENT) {
+                        log_error("%s: no such file", arg_config);
+                        return -EINVAL;
+                }
+                if (r < 0) {
+                        main_print_config_errors(&errs);
+                        return -EINVAL;
+                }
+                return 0;
+        }
+        const char *sys = getenv("QGC_SYSTEM_CONFIG");
+        if (!sys)
+                sys = CONFIG_SYSTEM_FILE;
+        r = config_load_file(cfg, sys, &errs);
+        if (r < 0 && r != -ENOENT) {
+                main_print_config_errors(&errs);
+                return -EINVAL;
+        }
+        _cleanup_free_ char *user = main_user_config_path();
+        if (user && cfg->allow_user_files) {
+                r = config_load_file(cfg, user, &errs);
+                if (r < 0 && r != -ENOENT) {
+                        main_print_config_errors(&errs);
+                        return -EINVAL;
+                }
+        }
+        return 0;
+}
+
+/* The current user's trees, as Qwen resolves them, or the --root directories. */
+static int main_add_trees(Inventory *inv) {
+        int r;
+
+        if (arg_n_roots > 0) {
+                for (size_t i = 0; i < arg_n_roots; i++) {
+                        Tree t = {};
+                        r = roots_from_dir(arg_roots[i], &t);
+                        if (r < 0)
+                                return log_error_errno(r, "--root '%s'", arg_roots[i]);
+                        t.uid = getuid();
+                        r = inventory_add_tree(inv, &t, NULL);
+                        if (r < 0)
+                                return r;
+                }
+                return 0;
+        }
+
+        const char *home = getenv("HOME");
+        struct passwd *pw = NULL;
+        if (!home || home[0] != '/') {
+                pw = getpwuid(getuid());
+                if (!pw || !pw->pw_dir)
+                        return log_error_errno(-ENOENT, "cannot find the home directory");
+                home = pw->pw_dir;
+        }
+        Tree t = {};
+        r = roots_resolve(home, getenv("QWEN_HOME"), getenv("QWEN_RUNTIME_DIR"), &t);
+        if (r < 0)
+                return log_error_errno(r, "cannot resolve the Qwen directories");
+        t.uid = getuid();
+        pw = getpwuid(getuid());
+        if (pw && pw->pw_name)
+                t.user = strdup(pw->pw_name);
+        return inventory_add_tree(inv, &t, NULL);
+}
+
+static unsigned main_columns(void) {
+        struct winsize w;
+        const char *e = getenv("COLUMNS");
+        if (e && atoi(e) > 20)
+                return (unsigned)atoi(e);
+        if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 20)
+                return w.ws_col;
+        return 100;
+}
+
+static int main_exit_code(int r) {
+        switch (-r) {
+        case EINVAL:
+                return EX_USAGE;
+        case EWOULDBLOCK:
+                return EX_TEMPFAIL;
+        default:
+                return 1;
+        }
+}
+
+/* Scan, decide and either render or execute, for the trees in inv. */
+static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
+        _cleanup_(verdicts_freep) Verdicts *verdicts = NULL;
+        _cleanup_(plan_freep) Plan *plan = NULL;
+        RenderOptions ro = { .columns = main_columns(), .show_keep = true };
+        ScanOptions so = { .now = now, .no_atime = true };
+        PolicyOptions po = { .force = arg_force };
+        int r;
+
+        r = scan_all(inv, &so);
+        if (r < 0)
+                log_warning_errno(r, "some trees could not be scanned");
+
+        if (arg_command == CMD_STATUS)
+                return plan_render_status(inv, now, &ro, stdout);
+        if (arg_command == CMD_RESTORE)
+                return actions_restore(inv, arg_restore_id);
+
+        r = policy_evaluate(inv, cfg, now, &po, &verdicts);
+        if (r < 0)
+                return log_error_errno(r, "policy evaluation failed");
+        r = plan_build(inv, &verdicts, now, &plan);
+        if (r < 0)
+                return log_error_errno(r, "cannot build the plan");
+
+        if (arg_dry_run)
+                return arg_json ? plan_render_json(plan, stdout) : plan_render_text(plan, &ro, stdout);
+
+        ActionStats st = {};
+        r = actions_execute(plan, &st);
+        if (r < 0)
+                return r;
+        if (!arg_quiet || r > 0)
+                printf("qgc: archived %u, deleted %u, orphans reclaimed %u, skipped %u, failed %u\n",
+                       st.n_archived, st.n_deleted, st.n_orphans, st.n_skipped, st.n_failed);
+        return r;
+}
+
+/* A real run takes each tree's lock first; a dry run, status and check-config take none. */
+static int main_lock_trees(const Inventory *inv, int **ret_fds) {
+        _cleanup_free_ int *fds = calloc(inv->n_trees ? inv->n_trees : 1, sizeof(int));
+        if (!fds)
+                return -ENOMEM;
+        for (size_t i = 0; i < inv->n_trees; i++) {
+                fds[i] = lock_tree(inv->trees[i].global_dir);
+                if (fds[i] == -EWOULDBLOCK) {
+                        log_error("another qgc is working on '%s'; try again later",
+                                  inv->trees[i].global_dir);
+                        for (size_t j = 0; j < i; j++)
+                                safe_close(fds[j]);
+                        return -EWOULDBLOCK;
+                }
+                if (fds[i] == -ENOENT)
+                        continue; /* no tree there: nothing to lock, nothing to do */
+                if (fds[i] < 0) {
+                        int r = fds[i];
+                        for (size_t j = 0; j < i; j++)
+                                safe_close(fds[j]);
+                        return log_error_errno(r, "cannot lock '%s'", inv->trees[i].global_dir);
+                }
+        }
+        *ret_fds = TAKE_PTR(fds);
+        return 0;
+}
+
+static int main_run(void) {
+        _cleanup_(config_done) Config cfg = {};
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        _cleanup_free_ int *lock_fds = NULL;
+        msec_t now;
+        int r;
+
+        r = main_load_config(&cfg);
+        if (r < 0)
+                return EX_CONFIG;
+        if (arg_command == CMD_CHECK_CONFIG) {
+                if (arg_explain)
+                        return config_explain(&cfg, stdout) < 0 ? 1 : 0;
+                if (!arg_quiet)
+                        printf("configuration OK\n");
+                return 0;
+        }
+
+        if (arg_now) {
+                if (parse_timestamp(arg_now, &now) < 0) {
+                        log_error("--now '%s': expected ISO 8601 (2027-01-01T00:00:00Z) or @epoch",
+                                  arg_now);
+                        return EX_USAGE;
+                }
+        } else
+                now = now_msec();
+
+        if (arg_all_users)
+                return users_run_all(&cfg, now, arg_dry_run, arg_json, arg_force) < 0 ? 1 : 0;
+
+        if (arg_random_delay > 0 && !arg_dry_run) {
+                struct timespec ts;
+                msec_t d;
+                srandom((unsigned)(now ^ getpid()));
+                d = (msec_t)((double)random() / RAND_MAX * (double)arg_random_delay);
+                ts.tv_sec = d / 1000;
+                ts.tv_nsec = (d % 1000) * 1000000;
+                (void)nanosleep(&ts, NULL);
+        }
+
+        r = inventory_new(&inv);
+        if (r < 0)
+                return log_error_errno(r, "out of memory"), 1;
+        r = main_add_trees(inv);
+        if (r < 0)
+                return main_exit_code(r);
+
+        bool mutating = !arg_dry_run && (arg_command == CMD_RUN || arg_command == CMD_RESTORE);
+        if (mutating) {
+                char run_id[33];
+                r = main_lock_trees(inv, &lock_fds);
+                if (r < 0)
+                        return main_exit_code(r);
+                r = journal_new_run_id(run_id);
+                if (r < 0)
+                        return 1;
+                r = journal_open(arg_log_file ? JOURNAL_TARGET_FILE
+                                              : journal_target_from_string(arg_log_target),
+                                 arg_log_file, run_id);
+                if (r < 0)
+                        return log_error_errno(r, "cannot open the action log"), 1;
+        }
+
+        r = main_run_trees(inv, &cfg, now);
+        if (mutating) {
+                journal_close();
+                for (size_t i = 0; i < inv->n_trees; i++)
+                        safe_close(lock_fds[i]);
+        }
+        if (r < 0)
+                return main_exit_code(r);
+        return r > 0 ? 1 : 0;
+}
+
+int main(int argc, char *argv[]) {
+        int r;
+
+        r = main_parse_argv(argc, argv);
+        if (r <= 0) {
+                free(arg_roots);
+                return r < 0 ? EX_USAGE : 0;
+        }
+        r = main_run();
+        free(arg_roots);
+        return r;
+}

@@ -1,0 +1,2 @@
+/* owner.c: not yet written. */
+#include "autoconf.h"

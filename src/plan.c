@@ -1,0 +1,2 @@
+/* plan.c: not yet written. */
+#include "autoconf.h"

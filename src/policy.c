@@ -1,0 +1,2 @@
+/* policy.c: not yet written. */
+#include "autoconf.h"

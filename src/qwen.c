@@ -1,0 +1,2 @@
+/* qwen.c: not yet written. */
+#include "autoconf.h"

@@ -1,0 +1,2 @@
+/* record.c: not yet written. */
+#include "autoconf.h"

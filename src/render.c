@@ -1,0 +1,2 @@
+/* render.c: not yet written. */
+#include "autoconf.h"

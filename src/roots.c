@@ -1,0 +1,2 @@
+/* roots.c: not yet written. */
+#include "autoconf.h"

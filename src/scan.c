@@ -1,0 +1,2 @@
+/* scan.c: not yet written. */
+#include "autoconf.h"

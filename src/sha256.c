@@ -1,0 +1,2 @@
+/* sha256.c: not yet written. */
+#include "autoconf.h"

@@ -1,0 +1,2 @@
+/* usage.c: not yet written. */
+#include "autoconf.h"

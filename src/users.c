@@ -1,0 +1,2 @@
+/* users.c: not yet written. */
+#include "autoconf.h"

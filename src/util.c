@@ -1,0 +1,436 @@
+/* util.c: units, formatting and string helpers. */
+#include "autoconf.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "macro.h"
+#include "util.h"
+
+static const struct {
+        const char *suffix;
+        msec_t factor;
+} duration_units[] = {
+        /* longest suffixes first so "min" is not read as "m" + garbage */
+        { "min", MSEC_PER_MIN }, { "ms", 1 },           { "w", MSEC_PER_WEEK },
+        { "d", MSEC_PER_DAY },   { "h", MSEC_PER_HOUR }, { "s", MSEC_PER_SEC },
+};
+
+int parse_duration(const char *s, msec_t *ret, const char **ret_why) {
+        const char *why = NULL;
+        msec_t total = 0;
+        const char *p = s;
+
+        if (!s || !*s) {
+                why = "empty duration";
+                goto invalid;
+        }
+        while (*p) {
+                char *end;
+                unsigned long long v;
+                size_t i;
+
+                while (*p == ' ')
+                        p++;
+                if (!*p)
+                        break;
+                if (!isdigit((unsigned char)*p)) {
+                        why = "expected a number (durations look like 90d, 36h, 2w, 30min, 45s)";
+                        goto invalid;
+                }
+                errno = 0;
+                v = strtoull(p, &end, 10);
+                if (errno == ERANGE)
+                        goto range;
+                p = end;
+                while (*p == ' ')
+                        p++;
+                if (*p == 'm' && !isalpha((unsigned char)p[1])) {
+                        why = "ambiguous unit 'm': write 'min' for minutes (months are not supported)";
+                        goto invalid;
+                }
+                for (i = 0; i < ELEMENTSOF(duration_units); i++) {
+                        size_t l = strlen(duration_units[i].suffix);
+                        if (strncmp(p, duration_units[i].suffix, l) == 0 &&
+                            !isalpha((unsigned char)p[l]))
+                                break;
+                }
+                if (i >= ELEMENTSOF(duration_units)) {
+                        why = *p ? "unknown unit (use s, min, h, d or w)"
+                                 : "missing unit (use s, min, h, d or w)";
+                        goto invalid;
+                }
+                if (v > (unsigned long long)(INT64_MAX / duration_units[i].factor))
+                        goto range;
+                if (total > INT64_MAX - (msec_t)v * duration_units[i].factor)
+                        goto range;
+                total += (msec_t)v * duration_units[i].factor;
+                p += strlen(duration_units[i].suffix);
+        }
+        *ret = total;
+        return 0;
+range:
+        if (ret_why)
+                *ret_why = "duration out of range";
+        return -ERANGE;
+invalid:
+        if (ret_why)
+                *ret_why = why;
+        return -EINVAL;
+}
+
+int parse_size(const char *s, bool allow_percent, SizeSpec *ret, const char **ret_why) {
+        const char *why;
+        char *end;
+
+        if (!s || !*s) {
+                why = "empty size";
+                goto invalid;
+        }
+        if (!isdigit((unsigned char)*s)) {
+                why = "expected a number (sizes look like 512M, 5G, 1T or 10%)";
+                goto invalid;
+        }
+        if (strchr(s, '%')) {
+                double d;
+
+                if (!allow_percent) {
+                        why = "a percentage is not allowed here";
+                        goto invalid;
+                }
+                errno = 0;
+                d = strtod(s, &end);
+                if (errno != 0 || *end != '%' || end[1] != '\0' || !isfinite(d)) {
+                        why = "malformed percentage";
+                        goto invalid;
+                }
+                if (d < 0 || d > 100) {
+                        if (ret_why)
+                                *ret_why = "percentage out of range (0% to 100%)";
+                        return -ERANGE;
+                }
+                *ret = (SizeSpec){ .is_set = true, .is_percent = true, .percent = d };
+                return 0;
+        }
+
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        uint64_t factor = 1;
+        if (errno == ERANGE)
+                goto range;
+        if (*end == '.') {
+                why = "fractional sizes are not supported (write 1536M, not 1.5G)";
+                goto invalid;
+        }
+        switch (*end) {
+        case '\0':
+                factor = 1;
+                break;
+        case 'B':
+                factor = 1;
+                break;
+        case 'K':
+        case 'k':
+                factor = UINT64_C(1) << 10;
+                break;
+        case 'M':
+                factor = UINT64_C(1) << 20;
+                break;
+        case 'G':
+        case 'g':
+                factor = UINT64_C(1) << 30;
+                break;
+        case 'T':
+        case 't':
+                factor = UINT64_C(1) << 40;
+                break;
+        default:
+                why = "unknown size unit (use K, M, G or T, 1024-based)";
+                goto invalid;
+        }
+        if (*end) {
+                end++;
+                /* allow "5G", "5GB" is tolerated? no: keep the grammar strict */
+                if (*end != '\0') {
+                        why = "trailing characters after the size unit";
+                        goto invalid;
+                }
+        }
+        if (v > UINT64_MAX / factor)
+                goto range;
+        *ret = (SizeSpec){ .is_set = true, .bytes = v * factor };
+        return 0;
+range:
+        if (ret_why)
+                *ret_why = "size out of range";
+        return -ERANGE;
+invalid:
+        if (ret_why)
+                *ret_why = why;
+        return -EINVAL;
+}
+
+/* days_from_civil: Howard Hinnant's algorithm, valid for the proleptic Gregorian calendar. */
+static int64_t util_days_from_civil(int64_t y, unsigned m, unsigned d) {
+        y -= m <= 2;
+        const int64_t era = (y >= 0 ? y : y - 399) / 400;
+        const unsigned yoe = (unsigned)(y - era * 400);
+        const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+        const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        return era * 146097 + (int64_t)doe - 719468;
+}
+
+static int util_digits(const char **p, int n, int *ret) {
+        int v = 0;
+        for (int i = 0; i < n; i++) {
+                if (!isdigit((unsigned char)(*p)[i]))
+                        return -EINVAL;
+                v = v * 10 + ((*p)[i] - '0');
+        }
+        *p += n;
+        *ret = v;
+        return 0;
+}
+
+int parse_timestamp(const char *s, msec_t *ret) {
+        int Y, M, D, h = 0, mi = 0, sec = 0;
+        msec_t frac = 0;
+        int64_t off = 0;
+        const char *p = s;
+
+        if (!s)
+                return -EINVAL;
+        if (*p == '@') {
+                char *end;
+                errno = 0;
+                long long v = strtoll(p + 1, &end, 10);
+                if (errno != 0 || end == p + 1 || *end != '\0')
+                        return -EINVAL;
+                if (v > INT64_MAX / 1000 || v < INT64_MIN / 1000)
+                        return -ERANGE;
+                *ret = (msec_t)v * 1000;
+                return 0;
+        }
+        if (util_digits(&p, 4, &Y) < 0 || *p++ != '-' || util_digits(&p, 2, &M) < 0 ||
+            *p++ != '-' || util_digits(&p, 2, &D) < 0)
+                return -EINVAL;
+        if (*p == 'T' || *p == 't' || *p == ' ') {
+                p++;
+                if (util_digits(&p, 2, &h) < 0 || *p++ != ':' || util_digits(&p, 2, &mi) < 0)
+                        return -EINVAL;
+                if (*p == ':') {
+                        p++;
+                        if (util_digits(&p, 2, &sec) < 0)
+                                return -EINVAL;
+                        if (*p == '.' || *p == ',') {
+                                msec_t scale = 100;
+                                p++;
+                                if (!isdigit((unsigned char)*p))
+                                        return -EINVAL;
+                                while (isdigit((unsigned char)*p)) {
+                                        frac += (*p - '0') * scale;
+                                        scale /= 10;
+                                        p++;
+                                }
+                        }
+                }
+                if (*p == 'Z' || *p == 'z')
+                        p++;
+                else if (*p == '+' || *p == '-') {
+                        int sign = *p == '-' ? -1 : 1, oh, om = 0;
+                        p++;
+                        if (util_digits(&p, 2, &oh) < 0)
+                                return -EINVAL;
+                        if (*p == ':')
+                                p++;
+                        if (*p && util_digits(&p, 2, &om) < 0)
+                                return -EINVAL;
+                        off = sign * ((int64_t)oh * 60 + om) * MSEC_PER_MIN;
+                } else if (*p != '\0')
+                        return -EINVAL;
+        }
+        if (*p != '\0')
+                return -EINVAL;
+        if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || mi > 59 || sec > 60)
+                return -EINVAL;
+        int64_t days = util_days_from_civil(Y, (unsigned)M, (unsigned)D);
+        *ret = days * MSEC_PER_DAY + (msec_t)h * MSEC_PER_HOUR + (msec_t)mi * MSEC_PER_MIN +
+               (msec_t)sec * MSEC_PER_SEC + frac - off;
+        return 0;
+}
+
+char *format_bytes(char *buf, size_t n, uint64_t bytes) {
+        static const char suffixes[] = "KMGTPE";
+        if (bytes < 1024) {
+                snprintf(buf, n, "%" PRIu64 "B", bytes);
+                return buf;
+        }
+        double v = (double)bytes;
+        size_t i = 0;
+        v /= 1024.0;
+        while (v >= 1024.0 && i + 1 < sizeof(suffixes) - 1) {
+                v /= 1024.0;
+                i++;
+        }
+        if (v < 10.0)
+                snprintf(buf, n, "%.1f%c", floor(v * 10.0) / 10.0, suffixes[i]);
+        else
+                snprintf(buf, n, "%.0f%c", floor(v), suffixes[i]);
+        return buf;
+}
+
+char *format_duration(char *buf, size_t n, msec_t d) {
+        const char *sign = "";
+        if (d < 0) {
+                sign = "-";
+                d = d == INT64_MIN ? INT64_MAX : -d;
+        }
+        if (d >= 2 * MSEC_PER_DAY)
+                snprintf(buf, n, "%s%" PRId64 "d", sign, d / MSEC_PER_DAY);
+        else if (d >= 2 * MSEC_PER_HOUR)
+                snprintf(buf, n, "%s%" PRId64 "h", sign, d / MSEC_PER_HOUR);
+        else if (d >= 2 * MSEC_PER_MIN)
+                snprintf(buf, n, "%s%" PRId64 "min", sign, d / MSEC_PER_MIN);
+        else
+                snprintf(buf, n, "%s%" PRId64 "s", sign, d / MSEC_PER_SEC);
+        return buf;
+}
+
+char *format_duration_exact(char *buf, size_t n, msec_t d) {
+        static const struct {
+                const char *s;
+                msec_t f;
+        } u[] = { { "w", MSEC_PER_WEEK }, { "d", MSEC_PER_DAY }, { "h", MSEC_PER_HOUR },
+                  { "min", MSEC_PER_MIN }, { "s", MSEC_PER_SEC }, { "ms", 1 } };
+        size_t len = 0;
+
+        if (n == 0)
+                return buf;
+        buf[0] = '\0';
+        if (d <= 0) {
+                snprintf(buf, n, "0s");
+                return buf;
+        }
+        /* whole weeks only when the value is a whole number of weeks, else days */
+        for (size_t i = 0; i < ELEMENTSOF(u) && d > 0; i++) {
+                if (i == 0 && d % MSEC_PER_WEEK != 0)
+                        continue;
+                if (d >= u[i].f) {
+                        int w = snprintf(buf + len, n - len, "%" PRId64 "%s", d / u[i].f, u[i].s);
+                        if (w < 0 || (size_t)w >= n - len)
+                                break;
+                        len += (size_t)w;
+                        d %= u[i].f;
+                }
+        }
+        return buf;
+}
+
+char *format_timestamp(char *buf, size_t n, msec_t t) {
+        struct tm tm;
+        time_t secs = (time_t)(t >= 0 ? t / 1000 : (t - 999) / 1000);
+        if (!gmtime_r(&secs, &tm)) {
+                snprintf(buf, n, "@%" PRId64, (int64_t)secs);
+                return buf;
+        }
+        strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        return buf;
+}
+
+msec_t now_msec(void) {
+        struct timespec ts;
+        (void)clock_gettime(CLOCK_REALTIME, &ts);
+        return (msec_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int greedy_realloc(void **p, size_t *allocated, size_t need, size_t sz) {
+        size_t n;
+        void *q;
+
+        if (need <= *allocated)
+                return 0;
+        n = MAX(need * 2, (size_t)16);
+        if (n > SIZE_MAX / sz)
+                return -ENOMEM;
+        q = realloc(*p, n * sz);
+        if (!q)
+                return -ENOMEM;
+        *p = q;
+        *allocated = n;
+        return 0;
+}
+
+int strbuf_append(StrBuf *b, const char *s, size_t n) {
+        if (b->len + n + 1 > b->cap) {
+                size_t cap = b->cap;
+                void *p = b->buf;
+                if (greedy_realloc(&p, &cap, b->len + n + 1, 1) < 0)
+                        return -ENOMEM;
+                b->buf = p;
+                b->cap = cap;
+        }
+        memcpy(b->buf + b->len, s, n);
+        b->len += n;
+        b->buf[b->len] = '\0';
+        return 0;
+}
+
+int strbuf_printf(StrBuf *b, const char *fmt, ...) {
+        va_list ap;
+        char *s = NULL;
+        int n, r;
+
+        va_start(ap, fmt);
+        n = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+                return -ENOMEM;
+        r = strbuf_append(b, s, (size_t)n);
+        free(s);
+        return r;
+}
+
+void strbuf_done(StrBuf *b) {
+        free(b->buf);
+        *b = (StrBuf){};
+}
+
+char *strbuf_steal(StrBuf *b) {
+        char *s;
+        if (!b->buf && strbuf_append(b, "", 0) < 0)
+                return NULL;
+        s = b->buf;
+        *b = (StrBuf){};
+        return s;
+}
+
+char *strprintf(const char *fmt, ...) {
+        va_list ap;
+        char *s = NULL;
+        int n;
+
+        va_start(ap, fmt);
+        n = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        return n < 0 ? NULL : s;
+}
+
+char *strdup_or_null(const char *s) {
+        return s ? strdup(s) : NULL;
+}
+
+char *path_join(const char *a, const char *b) {
+        size_t la = strlen(a);
+        while (la > 1 && a[la - 1] == '/')
+                la--;
+        while (*b == '/')
+                b++;
+        return strprintf("%.*s/%s", (int)la, a, b);
+}

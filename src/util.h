@@ -1,0 +1,64 @@
+/* util.h: units (sizes, durations, times), formatting and small string helpers. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* All times in qgc are milliseconds: instants since the Unix epoch, and durations. */
+typedef int64_t msec_t;
+#define MSEC_PER_SEC INT64_C(1000)
+#define MSEC_PER_MIN (INT64_C(60) * MSEC_PER_SEC)
+#define MSEC_PER_HOUR (INT64_C(60) * MSEC_PER_MIN)
+#define MSEC_PER_DAY (INT64_C(24) * MSEC_PER_HOUR)
+#define MSEC_PER_WEEK (INT64_C(7) * MSEC_PER_DAY)
+#define MSEC_INFINITY INT64_MAX
+
+/* A size limit: either absolute bytes or a percentage (of a filesystem, or of a count). */
+typedef struct SizeSpec {
+        bool is_set;
+        bool is_percent;
+        uint64_t bytes;      /* when !is_percent */
+        double percent;      /* 0..100 when is_percent */
+} SizeSpec;
+
+/* "90d", "36h", "2w", "30min", "45s", "1d12h"; plain numbers are refused; "m" is ambiguous.
+ * Returns 0, -EINVAL (syntax, with *ret_why set to a static message) or -ERANGE. */
+int parse_duration(const char *s, msec_t *ret, const char **ret_why);
+/* "5G", "512M", "100K", "1T", "123" (bytes), "10%" when allow_percent. 1024-based. */
+int parse_size(const char *s, bool allow_percent, SizeSpec *ret, const char **ret_why);
+/* ISO 8601 ("2027-01-01T00:00:00Z", with fraction and +hh:mm offsets) or "@epoch-seconds". */
+int parse_timestamp(const char *s, msec_t *ret);
+
+/* Human renderings into caller buffers; return buf. */
+#define FORMAT_BYTES_MAX 16
+#define FORMAT_DURATION_MAX 32
+#define FORMAT_TIMESTAMP_MAX 32
+char *format_bytes(char *buf, size_t n, uint64_t bytes);          /* "5.2G", "812K", "0B" */
+char *format_duration(char *buf, size_t n, msec_t d);             /* "121d", "3h", "45s" (coarse) */
+char *format_duration_exact(char *buf, size_t n, msec_t d);       /* "90d", "1d12h", "30min" */
+char *format_timestamp(char *buf, size_t n, msec_t t);            /* "2026-11-30T06:10:39Z" */
+
+/* Clock: the only place qgc reads the wall clock (main.c calls it once). */
+msec_t now_msec(void);
+
+/* Simple growable string buffer. */
+typedef struct StrBuf {
+        char *buf;
+        size_t len, cap;
+} StrBuf;
+int strbuf_append(StrBuf *b, const char *s, size_t n);
+int strbuf_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void strbuf_done(StrBuf *b);
+char *strbuf_steal(StrBuf *b); /* returns buf (NUL-terminated, never NULL on success), resets */
+
+/* asprintf that returns NULL on failure instead of an undefined pointer. */
+char *strprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* strdup accepting NULL */
+char *strdup_or_null(const char *s);
+
+/* Join a and b with exactly one '/'. NULL on ENOMEM. */
+char *path_join(const char *a, const char *b);
+
+/* Generic growable array helper: ensure *p has room for need elements of size sz. */
+int greedy_realloc(void **p, size_t *allocated, size_t need, size_t sz);
