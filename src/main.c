@@ -366,6 +366,13 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         return r;
 }
 
+static int main_run_inventory(Inventory *inv, const Config *cfg, msec_t now);
+
+/* --all-users: runs in each user's child, after the privilege drop. */
+static int main_user_cb(Inventory *inv, const Config *cfg, void *userdata) {
+        return main_run_inventory(inv, cfg, *(const msec_t *)userdata);
+}
+
 /* A real run takes each tree's lock first; a dry run, status and check-config take none. */
 static int main_lock_trees(const Inventory *inv, int **ret_fds) {
         _cleanup_free_ int *fds = calloc(inv->n_trees ? inv->n_trees : 1, sizeof(int));
@@ -396,7 +403,6 @@ static int main_lock_trees(const Inventory *inv, int **ret_fds) {
 static int main_run(void) {
         _cleanup_(config_done) Config cfg = {};
         _cleanup_(inventory_freep) Inventory *inv = NULL;
-        _cleanup_free_ int *lock_fds = NULL;
         msec_t now;
         int r;
 
@@ -420,8 +426,10 @@ static int main_run(void) {
         } else
                 now = now_msec();
 
-        if (arg_all_users)
-                return users_run_all(&cfg, now, arg_dry_run, arg_json, arg_force) < 0 ? 1 : 0;
+        if (arg_all_users) {
+                r = users_run_all(&cfg, main_user_cb, &now);
+                return r < 0 ? main_exit_code(r) : r;
+        }
 
         if (arg_random_delay > 0 && !arg_dry_run) {
                 struct timespec ts;
@@ -439,32 +447,40 @@ static int main_run(void) {
         r = main_add_trees(inv);
         if (r < 0)
                 return main_exit_code(r);
+        r = main_run_inventory(inv, &cfg, now);
+        return r < 0 ? main_exit_code(r) : r;
+}
 
+/* Lock (real runs), open the action log, scan, decide, render or execute. 0, 1 or -errno. */
+static int main_run_inventory(Inventory *inv, const Config *cfg, msec_t now) {
+        _cleanup_free_ int *lock_fds = NULL;
         bool mutating = !arg_dry_run && (arg_command == CMD_RUN || arg_command == CMD_RESTORE);
+        int r;
+
         if (mutating) {
                 char run_id[33];
                 r = main_lock_trees(inv, &lock_fds);
                 if (r < 0)
-                        return main_exit_code(r);
+                        return r;
                 r = journal_new_run_id(run_id);
-                if (r < 0)
-                        return 1;
-                r = journal_open(arg_log_file ? JOURNAL_TARGET_FILE
-                                              : journal_target_from_string(arg_log_target),
-                                 arg_log_file, run_id);
-                if (r < 0)
-                        return log_error_errno(r, "cannot open the action log"), 1;
+                if (r >= 0)
+                        r = journal_open(arg_log_file ? JOURNAL_TARGET_FILE
+                                                      : journal_target_from_string(arg_log_target),
+                                         arg_log_file, run_id);
+                if (r < 0) {
+                        for (size_t i = 0; i < inv->n_trees; i++)
+                                safe_close(lock_fds[i]);
+                        return log_error_errno(r, "cannot open the action log");
+                }
         }
 
-        r = main_run_trees(inv, &cfg, now);
+        r = main_run_trees(inv, cfg, now);
         if (mutating) {
                 journal_close();
                 for (size_t i = 0; i < inv->n_trees; i++)
                         safe_close(lock_fds[i]);
         }
-        if (r < 0)
-                return main_exit_code(r);
-        return r > 0 ? 1 : 0;
+        return r;
 }
 
 int main(int argc, char *argv[]) {

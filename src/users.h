@@ -5,6 +5,15 @@
 #include <stdbool.h>
 
 #include "config.h"
+#include "inventory.h"
 
-/* Returns 0 when every user's run succeeded, 1 when some failed, -errno on a fatal error. */
-int users_run_all(const Config *system_cfg, msec_t now, bool dry_run, bool json, bool force);
+/* Called in the child, after the drop to the user: inv holds that user's tree(s) (with user and
+ * uid set), cfg is the system policy merged with the user's own file (admin caps win).
+ * Returns what main's pipeline returns (0 ok, 1 some failed, -errno). */
+typedef int (*users_run_cb)(Inventory *inv, const Config *cfg, void *userdata);
+
+/* For every user whose home holds Qwen trees (getpwent, plus cfg->user_dirs): fork, drop to the
+ * user (initgroups, setresgid, setresuid, verify root cannot be regained), resolve the user's
+ * trees, merge configs, call cb, exit with its result. Returns 0 when every user's run
+ * succeeded, 1 when some failed, -errno on a fatal error (e.g. not root: -EPERM). */
+int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata);
