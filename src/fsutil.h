@@ -3,6 +3,8 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 #include "inventory.h"
@@ -12,9 +14,30 @@ int fs_open_dir(int dfd, const char *name);
 /* open a slash-separated relative path component by component (each O_NOFOLLOW), checking
  * every directory stays on dev (when dev != 0). */
 int fs_open_path(int dfd, const char *relpath, dev_t dev);
+/* open an absolute or cwd-relative directory path; the last component is not followed. When
+ * dev != 0 the directory must be on that filesystem (-EXDEV otherwise). */
+int fs_open_root(const char *path, dev_t dev);
 void fs_fileid_from_stat(FileId *id, const struct stat *st);
 /* does (dfd, name) still have identity id (dev, ino, size, mtime)? 1 yes, 0 no, -errno */
 int fs_check_identity(int dfd, const char *name, const FileId *id);
+/* does the open fd have identity id (dev, ino, size, mtime)? 1 yes, 0 no, -errno */
+int fs_check_identity_fd(int fd, const FileId *id);
 /* remove directory (dfd, name) recursively by fd; never follows symlinks, never crosses dev.
  * ENOENT is success. Returns bytes freed via ret_bytes (may be NULL). */
 int fs_rm_rf_at(int dfd, const char *name, dev_t dev, uint64_t *ret_bytes);
+/* rename (olddfd, oldname) to (newdfd, newname) refusing to replace an existing target
+ * (-EEXIST). Uses renameat2(RENAME_NOREPLACE), with a checked renameat() where the
+ * filesystem lacks it. */
+int fs_rename_noreplace(int olddfd, const char *oldname, int newdfd, const char *newname);
+/* unlinkat(dfd, name, flags) returning 0 or -errno */
+int fs_unlink(int dfd, const char *name, int flags);
+/* fsync(fd) returning 0 or -errno */
+int fs_fsync(int fd);
+/* does (dfd, name) exist (lstat)? 1 yes, 0 no, -errno */
+int fs_exists(int dfd, const char *name);
+/* read a whole regular file (dfd, name), no-follow, at most max bytes (-EFBIG beyond).
+ * *ret is NUL-terminated; *ret_size its length. */
+int fs_read_file(int dfd, const char *name, size_t max, char **ret, size_t *ret_size);
+/* write data to (dfd, name) atomically: a temp file in dfd, fsync, rename over name, fsync
+ * dfd. mode for a new file. */
+int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mode_t mode);

@@ -1,0 +1,695 @@
+/* fixture.c: build small file trees in a mkdtemp() directory for filesystem tests. */
+#include "autoconf.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "macro.h"
+#include "util.h"
+
+int fixture_new(char **ret_root) {
+        const char *tmp = getenv("TMPDIR");
+        _cleanup_free_ char *p = NULL;
+
+        if (!tmp || !*tmp)
+                tmp = "/tmp";
+        p = strprintf("%s/qgc-test-XXXXXX", tmp);
+        if (!p)
+                return -ENOMEM;
+        if (!mkdtemp(p))
+                return -errno;
+        *ret_root = TAKE_PTR(p);
+        return 0;
+}
+
+char *fixture_free(char *root) {
+        if (root) {
+                (void)fixture_rm_rf(root);
+                free(root);
+        }
+        return NULL;
+}
+
+const char *fixture_testdata(const char *rel) {
+        static char buf[4096];
+        const char *base = getenv("QGC_TESTDATA");
+        const char *src = getenv("QGC_SRCDIR");
+
+        if (base && *base)
+                (void)snprintf(buf, sizeof(buf), "%s/%s", base, rel ? rel : "");
+        else
+                (void)snprintf(buf, sizeof(buf), "%s/tests/data/%s", src && *src ? src : ".",
+                               rel ? rel : "");
+        return buf;
+}
+
+char *fixture_path(const char *root, const char *rel) {
+        if (!rel || !*rel)
+                return strdup(root);
+        return path_join(root, rel);
+}
+
+/* mkdir -p of an absolute path; the last component too when is_dir, else only its parents. */
+static int fixture_mkdir_parents(const char *path, bool is_dir) {
+        _cleanup_free_ char *p = strdup(path);
+        size_t n;
+
+        if (!p)
+                return -ENOMEM;
+        n = strlen(p);
+        while (n > 1 && p[n - 1] == '/')
+                p[--n] = 0;
+        if (!is_dir) {
+                char *slash = strrchr(p, '/');
+                if (!slash || slash == p)
+                        return 0;
+                *slash = 0;
+        }
+        for (char *s = p + 1;; s++) {
+                bool end = *s == 0;
+                if (*s == '/' || end) {
+                        *s = 0;
+                        if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                                return -errno;
+                        if (end)
+                                break;
+                        *s = '/';
+                }
+        }
+        return 0;
+}
+
+int fixture_mkdir(const char *root, const char *rel) {
+        _cleanup_free_ char *p = fixture_path(root, rel);
+
+        if (!p)
+                return -ENOMEM;
+        return fixture_mkdir_parents(p, true);
+}
+
+/* Write all of buf to fd. */
+static int fixture_write_all(int fd, const void *buf, size_t n) {
+        const char *q = buf;
+
+        while (n > 0) {
+                ssize_t k = write(fd, q, n);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                q += k;
+                n -= (size_t)k;
+        }
+        return 0;
+}
+
+/* Open root/rel for writing with flags, creating parents. */
+static int fixture_open_write(const char *root, const char *rel, int flags) {
+        _cleanup_free_ char *p = fixture_path(root, rel);
+        int fd, r;
+
+        if (!p)
+                return -ENOMEM;
+        r = fixture_mkdir_parents(p, false);
+        if (r < 0)
+                return r;
+        fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | flags, 0644);
+        if (fd < 0)
+                return -errno;
+        return fd;
+}
+
+int fixture_write_bytes(const char *root, const char *rel, const void *data, size_t n) {
+        _cleanup_close_ int fd = fixture_open_write(root, rel, O_TRUNC);
+
+        if (fd < 0)
+                return fd;
+        return fixture_write_all(fd, data, n);
+}
+
+int fixture_write(const char *root, const char *rel, const char *content) {
+        return fixture_write_bytes(root, rel, content, strlen(content));
+}
+
+int fixture_append(const char *root, const char *rel, const char *content) {
+        _cleanup_close_ int fd = fixture_open_write(root, rel, O_APPEND);
+
+        if (fd < 0)
+                return fd;
+        return fixture_write_all(fd, content, strlen(content));
+}
+
+int fixture_write_size(const char *root, const char *rel, uint64_t n) {
+        _cleanup_close_ int fd = fixture_open_write(root, rel, O_TRUNC);
+        char buf[8192];
+        int r;
+
+        if (fd < 0)
+                return fd;
+        memset(buf, 'x', sizeof(buf));
+        while (n > 0) {
+                size_t k = n > sizeof(buf) ? sizeof(buf) : (size_t)n;
+                r = fixture_write_all(fd, buf, k);
+                if (r < 0)
+                        return r;
+                n -= k;
+        }
+        return 0;
+}
+
+/* Read all of fd into a malloc'ed NUL-terminated buffer. */
+static int fixture_read_fd(int fd, char **ret, size_t *ret_len) {
+        StrBuf b = {};
+        char buf[8192];
+
+        for (;;) {
+                ssize_t k = read(fd, buf, sizeof(buf));
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        strbuf_done(&b);
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                if (strbuf_append(&b, buf, (size_t)k) < 0) {
+                        strbuf_done(&b);
+                        return -ENOMEM;
+                }
+        }
+        if (ret_len)
+                *ret_len = b.len;
+        *ret = strbuf_steal(&b);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int fixture_read(const char *root, const char *rel, char **ret, size_t *ret_len) {
+        _cleanup_free_ char *p = fixture_path(root, rel);
+        _cleanup_close_ int fd = -EBADF;
+
+        if (!p)
+                return -ENOMEM;
+        fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        return fixture_read_fd(fd, ret, ret_len);
+}
+
+int fixture_symlink(const char *root, const char *rel, const char *target) {
+        _cleanup_free_ char *p = fixture_path(root, rel);
+        int r;
+
+        if (!p)
+                return -ENOMEM;
+        r = fixture_mkdir_parents(p, false);
+        if (r < 0)
+                return r;
+        return symlink(target, p) < 0 ? -errno : 0;
+}
+
+int fixture_mkfifo(const char *root, const char *rel) {
+        _cleanup_free_ char *p = fixture_path(root, rel);
+        int r;
+
+        if (!p)
+                return -ENOMEM;
+        r = fixture_mkdir_parents(p, false);
+        if (r < 0)
+                return r;
+        return mkfifo(p, 0644) < 0 ? -errno : 0;
+}
+
+int fixture_set_times(const char *root, const char *rel, time_t atime, time_t mtime) {
+        _cleanup_free_ char *p = fixture_path(root, rel);
+        struct timespec ts[2] = {
+                { .tv_sec = atime, .tv_nsec = atime < 0 ? UTIME_OMIT : 0 },
+                { .tv_sec = mtime, .tv_nsec = mtime < 0 ? UTIME_OMIT : 0 },
+        };
+
+        if (!p)
+                return -ENOMEM;
+        if (atime < 0)
+                ts[0].tv_sec = 0;
+        if (mtime < 0)
+                ts[1].tv_sec = 0;
+        return utimensat(AT_FDCWD, p, ts, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+int fixture_set_mtime(const char *root, const char *rel, time_t t) {
+        return fixture_set_times(root, rel, t, t);
+}
+
+int fixture_age(const char *root, const char *rel, int64_t age_sec) {
+        time_t t = time(NULL) - (time_t)age_sec;
+        return fixture_set_times(root, rel, t, t);
+}
+
+bool fixture_exists(const char *root, const char *rel) {
+        _cleanup_free_ char *p = fixture_path(root, rel);
+        struct stat st;
+
+        return p && lstat(p, &st) == 0;
+}
+
+/* "100", "4K", "2M" -> bytes */
+static int fixture_parse_size(const char *s, uint64_t *ret) {
+        char *end = NULL;
+        unsigned long long v;
+
+        errno = 0;
+        v = strtoull(s, &end, 10);
+        if (errno != 0 || end == s)
+                return -EINVAL;
+        if (*end == 'K')
+                v *= 1024, end++;
+        else if (*end == 'M')
+                v *= 1024 * 1024, end++;
+        else if (*end == 'B')
+                end++;
+        if (*end)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/* "40d", "3h", "90s", "2w", "5min" -> seconds */
+static int fixture_parse_age(const char *s, int64_t *ret) {
+        char *end = NULL;
+        long long v;
+
+        errno = 0;
+        v = strtoll(s, &end, 10);
+        if (errno != 0 || end == s)
+                return -EINVAL;
+        if (streq(end, "s"))
+                *ret = v;
+        else if (streq(end, "min"))
+                *ret = v * 60;
+        else if (streq(end, "h"))
+                *ret = v * 3600;
+        else if (streq(end, "d"))
+                *ret = v * 86400;
+        else if (streq(end, "w"))
+                *ret = v * 7 * 86400;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+/* One "path [SIZE] [AGE]" spec. */
+static int fixture_build_one(const char *root, const char *spec) {
+        _cleanup_free_ char *copy = strdup(spec);
+        char *save = NULL, *path, *tok;
+        uint64_t size = 0;
+        int64_t age = -1;
+        bool is_dir;
+        int r;
+
+        if (!copy)
+                return -ENOMEM;
+        path = strtok_r(copy, " \t", &save);
+        if (!path)
+                return -EINVAL;
+        while ((tok = strtok_r(NULL, " \t", &save))) {
+                char last = tok[strlen(tok) - 1];
+                if (last >= '0' && last <= '9')
+                        r = fixture_parse_size(tok, &size);
+                else if (last == 'K' || last == 'M' || last == 'B')
+                        r = fixture_parse_size(tok, &size);
+                else
+                        r = fixture_parse_age(tok, &age);
+                if (r < 0)
+                        return r;
+        }
+        is_dir = path[strlen(path) - 1] == '/';
+        r = is_dir ? fixture_mkdir(root, path) : fixture_write_size(root, path, size);
+        if (r < 0)
+                return r;
+        if (age >= 0)
+                return fixture_age(root, path, age);
+        return 0;
+}
+
+int fixture_build(const char *root, const char *const *specs) {
+        int r;
+
+        for (size_t i = 0; specs && specs[i]; i++) {
+                r = fixture_build_one(root, specs[i]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* open for reading without touching atime when permitted */
+static int fixture_open_noatime(int dfd, const char *name, int flags) {
+        int fd = openat(dfd, name, flags | O_NOATIME | O_CLOEXEC | O_NOFOLLOW);
+
+        if (fd < 0 && errno == EPERM)
+                fd = openat(dfd, name, flags | O_CLOEXEC | O_NOFOLLOW);
+        return fd < 0 ? -errno : fd;
+}
+
+/* Copy the regular file (sfd, name) to (dfd, name). */
+static int fixture_copy_file(int sfd, int dfd, const char *name, mode_t mode) {
+        _cleanup_close_ int in = fixture_open_noatime(sfd, name, O_RDONLY);
+        _cleanup_close_ int out = -EBADF;
+        char buf[65536];
+        int r;
+
+        if (in < 0)
+                return in;
+        out = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+        if (out < 0)
+                return -errno;
+        for (;;) {
+                ssize_t k = read(in, buf, sizeof(buf));
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                r = fixture_write_all(out, buf, (size_t)k);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Copy the contents of directory sfd into directory dfd. */
+static int fixture_copy_dir_fd(int sfd, int dfd) {
+        _cleanup_close_ int sfd2 = dup(sfd);
+        DIR *d;
+        struct dirent *de;
+        int r = 0;
+
+        if (sfd2 < 0)
+                return -errno;
+        d = fdopendir(sfd2);
+        if (!d)
+                return -errno;
+        sfd2 = -EBADF;
+        while ((de = readdir(d))) {
+                struct stat st;
+                struct timespec ts[2];
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (fstatat(sfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                        r = -errno;
+                        break;
+                }
+                if (S_ISDIR(st.st_mode)) {
+                        _cleanup_close_ int s2 = -EBADF, d2 = -EBADF;
+                        if (mkdirat(dfd, de->d_name, 0700) < 0) {
+                                r = -errno;
+                                break;
+                        }
+                        s2 = fixture_open_noatime(sfd, de->d_name, O_RDONLY | O_DIRECTORY);
+                        d2 = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        if (s2 < 0 || d2 < 0) {
+                                r = s2 < 0 ? s2 : -errno;
+                                break;
+                        }
+                        r = fixture_copy_dir_fd(s2, d2);
+                        if (r < 0)
+                                break;
+                } else if (S_ISREG(st.st_mode)) {
+                        r = fixture_copy_file(sfd, dfd, de->d_name, st.st_mode & 07777);
+                        if (r < 0)
+                                break;
+                } else if (S_ISLNK(st.st_mode)) {
+                        char target[PATH_MAX];
+                        ssize_t k = readlinkat(sfd, de->d_name, target, sizeof(target) - 1);
+                        if (k < 0) {
+                                r = -errno;
+                                break;
+                        }
+                        target[k] = 0;
+                        if (symlinkat(target, dfd, de->d_name) < 0) {
+                                r = -errno;
+                                break;
+                        }
+                } else if (S_ISFIFO(st.st_mode)) {
+                        if (mkfifoat(dfd, de->d_name, st.st_mode & 07777) < 0) {
+                                r = -errno;
+                                break;
+                        }
+                } else
+                        continue;
+                if (!S_ISLNK(st.st_mode) && fchmodat(dfd, de->d_name, st.st_mode & 07777, 0) < 0) {
+                        r = -errno;
+                        break;
+                }
+                ts[0] = st.st_atim;
+                ts[1] = st.st_mtim;
+                if (utimensat(dfd, de->d_name, ts, AT_SYMLINK_NOFOLLOW) < 0) {
+                        r = -errno;
+                        break;
+                }
+        }
+        closedir(d);
+        return r;
+}
+
+int fixture_copy_tree(const char *src, const char *root, const char *reldst) {
+        _cleanup_free_ char *dst = fixture_path(root, reldst);
+        _cleanup_close_ int sfd = -EBADF, dfd = -EBADF;
+        struct stat st;
+        int r;
+
+        if (!dst)
+                return -ENOMEM;
+        r = fixture_mkdir_parents(dst, true);
+        if (r < 0)
+                return r;
+        sfd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (sfd < 0)
+                return -errno;
+        dfd = open(dst, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (dfd < 0)
+                return -errno;
+        r = fixture_copy_dir_fd(sfd, dfd);
+        if (r < 0)
+                return r;
+        if (fstat(sfd, &st) == 0) {
+                struct timespec ts[2] = { st.st_atim, st.st_mtim };
+                (void)futimens(dfd, ts);
+        }
+        return 0;
+}
+
+/* Remove everything inside directory dfd. */
+static int fixture_rm_children(int dfd) {
+        _cleanup_close_ int fd2 = dup(dfd);
+        DIR *d;
+        struct dirent *de;
+        int r = 0;
+
+        if (fd2 < 0)
+                return -errno;
+        d = fdopendir(fd2);
+        if (!d)
+                return -errno;
+        fd2 = -EBADF;
+        while ((de = readdir(d))) {
+                struct stat st;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                if (S_ISDIR(st.st_mode)) {
+                        _cleanup_close_ int sub = -EBADF;
+                        (void)fchmodat(dfd, de->d_name, 0700, 0);
+                        sub = openat(dfd, de->d_name,
+                                     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (sub >= 0)
+                                (void)fixture_rm_children(sub);
+                        if (unlinkat(dfd, de->d_name, AT_REMOVEDIR) < 0 && r == 0)
+                                r = -errno;
+                } else if (unlinkat(dfd, de->d_name, 0) < 0 && r == 0)
+                        r = -errno;
+        }
+        closedir(d);
+        return r;
+}
+
+int fixture_rm_rf(const char *path) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+        int r;
+
+        if (lstat(path, &st) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (!S_ISDIR(st.st_mode))
+                return unlink(path) < 0 ? -errno : 0;
+        (void)chmod(path, 0700);
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = fixture_rm_children(fd);
+        if (rmdir(path) < 0 && r == 0)
+                r = -errno;
+        return r;
+}
+
+/* FNV-1a 64 over bytes */
+static uint64_t fixture_fnv(uint64_t h, const void *p, size_t n) {
+        const unsigned char *c = p;
+
+        for (size_t i = 0; i < n; i++) {
+                h ^= c[i];
+                h *= UINT64_C(0x100000001b3);
+        }
+        return h;
+}
+
+typedef struct SnapLines {
+        char **v;
+        size_t n, alloc;
+} SnapLines;
+
+static char fixture_type_char(mode_t m) {
+        return S_ISREG(m) ? 'f' : S_ISDIR(m) ? 'd' : S_ISLNK(m) ? 'l' : S_ISFIFO(m) ? 'p' :
+               S_ISSOCK(m) ? 's' : S_ISCHR(m) ? 'c' : 'b';
+}
+
+static int fixture_snapshot_dir(int dfd, const char *prefix, bool dir_atime, SnapLines *out);
+
+/* Add one entry (and recurse into directories). */
+static int fixture_snapshot_entry(int dfd, const char *name, const char *rel, bool dir_atime,
+                                  SnapLines *out) {
+        struct stat st;
+        uint64_t h = UINT64_C(0xcbf29ce484222325);
+        int64_t atime_ns;
+        char *line;
+        int r;
+
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        atime_ns = (int64_t)st.st_atim.tv_sec * 1000000000 + st.st_atim.tv_nsec;
+        if (S_ISREG(st.st_mode)) {
+                _cleanup_close_ int fd = fixture_open_noatime(dfd, name, O_RDONLY);
+                char buf[65536];
+                ssize_t k;
+                if (fd < 0)
+                        return fd;
+                while ((k = read(fd, buf, sizeof(buf))) > 0)
+                        h = fixture_fnv(h, buf, (size_t)k);
+                if (k < 0)
+                        return -errno;
+        } else if (S_ISLNK(st.st_mode)) {
+                char target[PATH_MAX];
+                ssize_t k = readlinkat(dfd, name, target, sizeof(target));
+                if (k < 0)
+                        return -errno;
+                h = fixture_fnv(h, target, (size_t)k);
+        } else if (S_ISDIR(st.st_mode) && !dir_atime)
+                atime_ns = 0;
+        line = strprintf("%s %c %04o %" PRIu64 " %" PRId64 " %" PRId64 " %016" PRIx64, rel,
+                         fixture_type_char(st.st_mode), (unsigned)(st.st_mode & 07777),
+                         S_ISDIR(st.st_mode) ? 0 : (uint64_t)st.st_size,
+                         (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, atime_ns,
+                         h);
+        if (!line)
+                return -ENOMEM;
+        r = greedy_realloc((void **)&out->v, &out->alloc, out->n + 1, sizeof(char *));
+        if (r < 0) {
+                free(line);
+                return r;
+        }
+        out->v[out->n++] = line;
+        if (S_ISDIR(st.st_mode)) {
+                _cleanup_close_ int sub = fixture_open_noatime(dfd, name, O_RDONLY | O_DIRECTORY);
+                if (sub < 0)
+                        return sub;
+                return fixture_snapshot_dir(sub, rel, dir_atime, out);
+        }
+        return 0;
+}
+
+static int fixture_snapshot_dir(int dfd, const char *prefix, bool dir_atime, SnapLines *out) {
+        _cleanup_close_ int fd2 = dup(dfd);
+        DIR *d;
+        struct dirent *de;
+        int r = 0;
+
+        if (fd2 < 0)
+                return -errno;
+        d = fdopendir(fd2);
+        if (!d)
+                return -errno;
+        fd2 = -EBADF;
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *rel = NULL;
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                rel = *prefix ? path_join(prefix, de->d_name) : strdup(de->d_name);
+                if (!rel) {
+                        r = -ENOMEM;
+                        break;
+                }
+                r = fixture_snapshot_entry(dfd, de->d_name, rel, dir_atime, out);
+                if (r < 0)
+                        break;
+        }
+        closedir(d);
+        return r;
+}
+
+static int fixture_cmp_str(const void *a, const void *b) {
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int fixture_snapshot_impl(const char *root, const char *rel, bool dir_atime, char **ret) {
+        _cleanup_free_ char *p = fixture_path(root, rel);
+        _cleanup_close_ int fd = -EBADF;
+        SnapLines lines = {};
+        StrBuf b = {};
+        int r;
+
+        if (!p)
+                return -ENOMEM;
+        fd = fixture_open_noatime(AT_FDCWD, p, O_RDONLY | O_DIRECTORY);
+        if (fd < 0)
+                return fd;
+        r = fixture_snapshot_dir(fd, "", dir_atime, &lines);
+        if (r >= 0) {
+                qsort(lines.v, lines.n, sizeof(char *), fixture_cmp_str);
+                for (size_t i = 0; i < lines.n && r >= 0; i++)
+                        r = strbuf_printf(&b, "%s\n", lines.v[i]);
+        }
+        for (size_t i = 0; i < lines.n; i++)
+                free(lines.v[i]);
+        free(lines.v);
+        if (r < 0) {
+                strbuf_done(&b);
+                return r;
+        }
+        if (b.len == 0)
+                r = strbuf_append(&b, "", 0);
+        *ret = strbuf_steal(&b);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int fixture_snapshot(const char *root, const char *rel, char **ret) {
+        return fixture_snapshot_impl(root, rel, false, ret);
+}
+
+int fixture_snapshot_full(const char *root, const char *rel, char **ret) {
+        return fixture_snapshot_impl(root, rel, true, ret);
+}

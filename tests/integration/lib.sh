@@ -1,0 +1,45 @@
+# lib.sh: shared helpers for the integration tests. Each test runs in a fresh temporary directory.
+# Exit codes follow automake: 0 pass, 1 fail, 77 skip, 99 hard error.
+set -eu
+
+: "${QGC:?QGC must name the qgc binary}"
+: "${QGC_TESTDATA:?QGC_TESTDATA must name tests/data}"
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/qgc-test.XXXXXX")
+cleanup() { chmod -R u+w "$T" 2>/dev/null || true; rm -rf "$T"; }
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+skip() { echo "SKIP: $*" >&2; exit 77; }
+pass() { echo "PASS: $*"; }
+
+# make_tree NAME: a fresh copy of the corpus tree at $T/NAME, printed.
+make_tree() {
+        mkdir -p "$T/$1"
+        cp -a "$QGC_TESTDATA/corpus/tree/." "$T/$1/"
+        chmod -R u+w "$T/$1"
+        echo "$T/$1"
+}
+
+# snapshot DIR OUT: every path with type, size, mode, inode, mtime, atime and a content hash,
+# taken with lstat on a path list gathered beforehand, so that taking it reads no directory
+# after the atimes were reset (see reset_atimes).
+snapshot() {
+        python3 "$QGC_TESTDATA/../integration/snapshot.py" "$1" > "$2"
+}
+
+# reset_atimes DIR: set every atime (files and directories) to 2001-01-01, so that any read
+# (even a relatime one) would change it.
+reset_atimes() {
+        python3 "$QGC_TESTDATA/../integration/snapshot.py" --reset-atimes "$1"
+}
+
+# qgc_dry ARGS...: run qgc and fail on a crash or timeout.
+run_qgc() {
+        set +e
+        timeout 60 "$QGC" "$@"
+        rc=$?
+        set -e
+        [ $rc -lt 124 ] || fail "qgc $* timed out or crashed (rc=$rc)"
+        return $rc
+}
