@@ -84,7 +84,7 @@ int fixture_rm_rf(const char *path);
 /* A stable listing of the tree under root/rel: one line per entry, sorted by path:
  *     "<relpath> <type> <mode> <size> <mtime_ns> <atime_ns> <fnv64 of content or link target>"
  * with type f, d, l, p (fifo), s, c, b. Files are read with O_NOATIME, so taking a snapshot does
- * not change what it records. Directories' atimes are listed as 0 (any readdir may bump them);
+ * not change what it records. Symlinks' atimes are listed as 0 (readlink bumps them). Directories' atimes are listed as 0 (any readdir may bump them);
  * fixture_snapshot_full() includes them (directories are opened with O_NOATIME too). Compare two
  * snapshots with streq to prove that a run changed nothing (atimes included). *ret is malloc'ed. */
 int fixture_snapshot(const char *root, const char *rel, char **ret);
