@@ -1,0 +1,70 @@
+#!/bin/sh
+# A real run on a copy of the corpus does exactly what the dry run printed: archived sessions are
+# in chats/archive/ with their sidecars, deleted ones are gone with theirs, every removed or
+# archived session has exactly one usage line, nothing else changed; a second run does nothing.
+. "$(dirname "$0")/lib.sh"
+D=$(dirname "$0")
+tree=$(make_tree tree)
+NOW=2027-04-01T00:00:00Z
+CONF="$QGC_TESTDATA/integration/apply.conf"
+
+cp "$tree/usage_record.jsonl" "$T/usage-before"
+run_qgc --dry-run --json --root "$tree" --now "$NOW" -c "$CONF" > "$T/plan.json" || fail "dry run"
+run_qgc --root "$tree" --now "$NOW" -c "$CONF" --log-file "$T/actions.log" > "$T/run.out" ||
+        { cat "$T/run.out" "$T/actions.log"; fail "real run failed"; }
+cat "$T/run.out"
+
+python3 - "$tree" "$T/plan.json" "$T/usage-before" "$T/actions.log" <<'PY' || fail "tree does not match the plan"
+import json, os, sys
+tree, plan, usage_before, log = sys.argv[1:5]
+plan = json.load(open(plan))
+def usage_counts(path):
+    c = {}
+    for line in open(path):
+        try: c[json.loads(line)["sessionId"]] = c.get(json.loads(line)["sessionId"], 0) + 1
+        except Exception: pass
+    return c
+before, after = usage_counts(usage_before), usage_counts(os.path.join(tree, "usage_record.jsonl"))
+golden = {}
+for line in open(os.path.join(os.environ["QGC_TESTDATA"], "corpus/golden/salvage.jsonl")):
+    g = json.loads(line)
+    golden[os.path.basename(g["transcript"])[:-6]] = g["record"]
+acted = 0
+for p in plan["projects"]:
+    for s in p["sessions"]:
+        sid, verb = s["id"], s["verb"]
+        chats = os.path.join(tree, "projects", p["project_dir"], "chats")
+        active = os.path.exists(os.path.join(chats, sid + ".jsonl"))
+        archived = os.path.exists(os.path.join(chats, "archive", sid + ".jsonl"))
+        if verb == "archive":
+            assert not active and archived, f"{sid}: not archived"
+        elif verb == "delete":
+            assert not active and not archived, f"{sid}: not deleted"
+            assert not os.path.exists(os.path.join(tree, "file-history", sid)), f"{sid}: file-history left"
+        else:
+            assert active or archived, f"{sid}: {verb} but gone"
+        if verb in ("archive", "delete"):
+            acted += 1
+            want = max(before.get(sid, 0), 1 if golden.get(sid) else 0)
+            assert after.get(sid, 0) == want, f"{sid}: {after.get(sid, 0)} usage lines, want {want}"
+        else:
+            assert after.get(sid, 0) == before.get(sid, 0), f"{sid}: usage lines changed"
+assert acted > 0, "the plan acted on nothing: the test would prove nothing"
+# the salvaged lines are Qwen's own records, byte for byte
+lines = open(os.path.join(tree, "usage_record.jsonl")).read().splitlines()
+for line in lines[sum(before.values()):]:
+    rec = json.loads(line)
+    want = json.dumps(golden[rec["sessionId"]], separators=(",", ":"), ensure_ascii=False)
+    assert line == want, f"salvaged line differs from Qwen's:\n{line}\n{want}"
+print(f"tree matches the plan: {acted} sessions acted on")
+PY
+
+# a second run finds nothing to do and changes nothing
+run_qgc --dry-run --json --root "$tree" --now "$NOW" -c "$CONF" > "$T/plan2.json" || fail "second dry run"
+python3 "$D/plan.py" "$T/plan2.json" count:archive=0 count:delete=0 || fail "second plan not empty"
+snapshot "$tree" "$T/s1"
+run_qgc --root "$tree" --now "$NOW" -c "$CONF" --log-file "$T/actions2.log" >/dev/null || fail "second run"
+snapshot "$tree" "$T/s2"
+sed 's/ a=[0-9]*//' "$T/s1" > "$T/s1n"; sed 's/ a=[0-9]*//' "$T/s2" > "$T/s2n"
+diff -u "$T/s1n" "$T/s2n" || fail "the second run changed the tree"
+pass "real run matches the dry run; the rerun is a no-op"
