@@ -1,0 +1,61 @@
+#!/bin/sh
+# The command line: exit codes (64 usage, 78 config, 75 locked), check-config, --now forms.
+. "$(dirname "$0")/lib.sh"
+tree=$(make_tree tree)
+
+expect_rc() { # expect_rc RC ARGS...
+        want=$1; shift
+        set +e; timeout 60 "$QGC" "$@" > "$T/out" 2> "$T/err"; rc=$?; set -e
+        [ "$rc" = "$want" ] || { cat "$T/out" "$T/err"; fail "qgc $*: exit $rc, expected $want"; }
+}
+
+expect_rc 0 --help
+expect_rc 0 --version
+grep -q "^qgc " "$T/out" || fail "--version prints no version"
+expect_rc 64 --no-such-option
+expect_rc 64 frobnicate
+expect_rc 64 --dry-run --root "$tree" --now yesterday
+expect_rc 64 --explain
+expect_rc 64 restore
+
+# config errors: every error reported as file:line, exit 78, nothing done
+cat > "$T/bad.conf" <<'CONF'
+defaults = {
+        max-age = "90m";
+        max-sessions = "lots";
+        colour = "red";
+};
+tree = { max-size = "10G"; low-watermark = "20G"; };
+CONF
+snapshot "$tree" "$T/s0"
+expect_rc 78 --root "$tree" -c "$T/bad.conf"
+grep -q "bad.conf:2:" "$T/err" || { cat "$T/err"; fail "no error for line 2 (ambiguous m)"; }
+grep -q "bad.conf:3:" "$T/err" || { cat "$T/err"; fail "no error for line 3 (wrong type)"; }
+grep -q "bad.conf:4:" "$T/err" || { cat "$T/err"; fail "no error for line 4 (unknown key)"; }
+grep -q "bad.conf:6:" "$T/err" || { cat "$T/err"; fail "no error for line 6 (watermark above cap)"; }
+expect_rc 78 check-config -c "$T/bad.conf"
+printf 'defaults = { max-age = "90d" \n' > "$T/syntax.conf"
+expect_rc 78 check-config -c "$T/syntax.conf"
+grep -q "syntax.conf:[0-9]*:" "$T/err" || { cat "$T/err"; fail "syntax error without file:line"; }
+snapshot "$tree" "$T/s1"
+diff "$T/s0" "$T/s1" >/dev/null || fail "a config error changed the tree"
+
+expect_rc 0 check-config -c "$QGC_SRCDIR/etc/qgc.conf"
+expect_rc 0 check-config --explain -c /dev/null
+grep -q "max-age" "$T/out" || fail "--explain does not show max-age"
+grep -qi "default" "$T/out" || fail "--explain does not say where values come from"
+
+# --now accepts ISO 8601 and @epoch, and a forecast differs from today
+expect_rc 0 --dry-run --root "$tree" -c /dev/null --now @1800000000
+expect_rc 0 --dry-run --root "$tree" -c /dev/null --now 2027-01-01T00:00:00Z
+
+# one qgc per tree: a held lock makes a real run exit 75
+if command -v flock >/dev/null; then
+        : > "$tree/.qgc.lock"
+        flock "$tree/.qgc.lock" sleep 5 &
+        sleep 0.5
+        expect_rc 75 --root "$tree" -c /dev/null
+        grep -qi "another qgc" "$T/err" || fail "no clear message when locked"
+        wait
+fi
+pass "command line"
