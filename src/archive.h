@@ -5,5 +5,31 @@
 
 #include <stdbool.h>
 
-/* Move <id>.jsonl and sidecars from src_fd (chats/) to dst_fd (chats/archive/) or back. */
-int archive_move(int src_fd, int dst_fd, const char *id);
+#include "inventory.h"
+
+/* Called after every mutating step (rename, write, unlink), with a short name of the step. */
+typedef void (*ArchiveStepFn)(void *userdata, const char *step);
+
+/* Keep at most this many PR bindings, like Qwen's SESSION_PR_LIST_LIMIT. */
+#define ARCHIVE_PR_LIST_LIMIT 10
+
+/* Move <id>.jsonl and its sidecars from src_fd to dst_fd: chats/ -> chats/archive/ when
+ * to_archive, else back. Sidecars go first and the transcript last, so an interrupted move is
+ * completed by running it again (the session stays where its transcript is).
+ * Refuses before changing anything: -ESTALE when the transcript is not `expect` (may be NULL),
+ * -EEXIST when the target transcript or both .worktree.json exist, -EBADMSG when a .pr.json to
+ * merge is not valid. *ret_why (may be NULL) gets a static explanation on failure. */
+int archive_move(int src_fd, int dst_fd, const char *id, const FileId *expect, bool to_archive,
+                 ArchiveStepFn step, void *userdata, const char **ret_why);
+
+/* Merge two .pr.json documents ({"prs": [...]} or a single {number, url, createdAt}) by PR
+ * number, the fresher createdAt winning (incoming on ties), ordered by createdAt, capped.
+ * Returns the new document (malloc'ed, ending in '\n') or -EBADMSG. */
+int archive_merge_pr(const char *base, const char *incoming, char **ret);
+
+/* The ledger merge. Archiving appends: sealed(dst) + sealed(src); restoring puts the older
+ * archived lines first: sealed(src) + sealed(dst) ("sealed": ends in '\n'). Returns 1 and
+ * sets *ret when a write is needed, 0 when dst already holds src where the merge puts it (an
+ * interrupted earlier merge: never append twice), -ENOMEM. */
+int archive_merge_ledger(const char *dst, size_t dst_len, const char *src, size_t src_len,
+                         bool append, char **ret, size_t *ret_len);

@@ -1,2 +1,342 @@
-/* journal.c: not yet written. */
+/* journal.c: the audit trail. One entry per executed action, sent to the systemd journal with
+ * sd_journal_sendv() when its socket exists, else written as one key=value line to stderr or a
+ * log file. The only file that includes <systemd/sd-journal.h>. */
 #include "autoconf.h"
+
+/* Without this, sd_journal_sendv() is a macro for sd_journal_sendv_with_location(), which adds
+ * CODE_FILE/CODE_LINE/CODE_FUNC and defeats an ld --wrap of sd_journal_sendv. */
+#define SD_JOURNAL_SUPPRESS_LOCATION 1
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <systemd/sd-id128.h>
+#include <systemd/sd-journal.h>
+
+#include "journal.h"
+#include "macro.h"
+#include "util.h"
+
+#define JOURNAL_SOCKET "/run/systemd/journal/socket"
+#define JOURNAL_MAX_FIELDS 32
+
+/* The open action log of this process: set by journal_open(), read by journal_log(). */
+static struct {
+        JournalTarget target;
+        int fd; /* FILE target */
+        char run_id[33];
+} journal_state = { .target = JOURNAL_TARGET_STDERR, .fd = -EBADF };
+
+static const char *const journal_target_table[_JOURNAL_TARGET_MAX] = {
+        [JOURNAL_TARGET_AUTO] = "auto",
+        [JOURNAL_TARGET_JOURNAL] = "journal",
+        [JOURNAL_TARGET_STDERR] = "stderr",
+        [JOURNAL_TARGET_FILE] = "file",
+};
+
+static const char *const journal_event_table[_JOURNAL_EVENT_MAX] = {
+        [JOURNAL_RUN_START] = "run-start",
+        [JOURNAL_RUN_SUMMARY] = "run-summary",
+        [JOURNAL_ARCHIVED] = "archived",
+        [JOURNAL_DELETED] = "deleted",
+        [JOURNAL_RESTORED] = "restored",
+        [JOURNAL_SKIPPED] = "skipped",
+        [JOURNAL_FAILED] = "failed",
+        [JOURNAL_ORPHAN_RECLAIMED] = "orphan-reclaimed",
+        [JOURNAL_SALVAGED] = "salvaged",
+};
+
+/* Made once with `systemd-id128 new`; explained in systemd/qgc.catalog. Never change them. */
+static const char *const journal_message_id_table[_JOURNAL_EVENT_MAX] = {
+        [JOURNAL_RUN_START] = "caec719ed545467d92482f1a66e06938",
+        [JOURNAL_RUN_SUMMARY] = "7b3ba3048f994cb7b8b1a09ee54cb397",
+        [JOURNAL_ARCHIVED] = "039b94a1c5f1467592954e2f0d504ac1",
+        [JOURNAL_DELETED] = "3dee92406ec3456597a3ed68f3882209",
+        [JOURNAL_RESTORED] = "bac76e86fbdc4c1987b043b9efc97119",
+        [JOURNAL_SKIPPED] = "20de1acb35f14aed9e6f19b5cbf0871e",
+        [JOURNAL_FAILED] = "0f4eb6757d0b48799ced0ebf4404607f",
+        [JOURNAL_ORPHAN_RECLAIMED] = "2a4edf6fbf86489a83691f5330acbb1c",
+        [JOURNAL_SALVAGED] = "8d8faafe2c18497fb8ddcd021f1b7965",
+};
+
+static const int journal_priority_table[_JOURNAL_EVENT_MAX] = {
+        [JOURNAL_RUN_START] = LOG_INFO,
+        [JOURNAL_RUN_SUMMARY] = LOG_NOTICE,
+        [JOURNAL_ARCHIVED] = LOG_INFO,
+        [JOURNAL_DELETED] = LOG_NOTICE,
+        [JOURNAL_RESTORED] = LOG_NOTICE,
+        [JOURNAL_SKIPPED] = LOG_INFO,
+        [JOURNAL_FAILED] = LOG_ERR,
+        [JOURNAL_ORPHAN_RECLAIMED] = LOG_INFO,
+        [JOURNAL_SALVAGED] = LOG_INFO,
+};
+
+const char *journal_event_to_string(JournalEvent e) {
+        if (e < 0 || e >= _JOURNAL_EVENT_MAX)
+                return NULL;
+        return journal_event_table[e];
+}
+
+const char *journal_event_message_id(JournalEvent e) {
+        if (e < 0 || e >= _JOURNAL_EVENT_MAX)
+                return NULL;
+        return journal_message_id_table[e];
+}
+
+JournalTarget journal_target_from_string(const char *s) {
+        if (!s)
+                return _JOURNAL_TARGET_INVALID;
+        for (int i = 0; i < _JOURNAL_TARGET_MAX; i++)
+                if (streq(journal_target_table[i], s))
+                        return (JournalTarget)i;
+        return _JOURNAL_TARGET_INVALID;
+}
+
+JournalTarget journal_get_target(void) {
+        return journal_state.target;
+}
+
+int journal_new_run_id(char ret[33]) {
+        sd_id128_t id;
+        int r;
+
+        r = sd_id128_randomize(&id);
+        if (r < 0)
+                return r;
+        sd_id128_to_string(id, ret);
+        return 0;
+}
+
+/* Does a journald listen here? libsystemd drops datagrams silently when it does not. */
+static bool journal_socket_exists(void) {
+        struct stat st;
+
+        return stat(JOURNAL_SOCKET, &st) >= 0 && S_ISSOCK(st.st_mode);
+}
+
+int journal_open(JournalTarget target, const char *path, const char *run_id) {
+        journal_close();
+
+        if (run_id && strlen(run_id) == 32)
+                memcpy(journal_state.run_id, run_id, 33);
+        else
+                journal_state.run_id[0] = 0;
+
+        switch (target) {
+        case JOURNAL_TARGET_AUTO:
+                target = journal_socket_exists() ? JOURNAL_TARGET_JOURNAL : JOURNAL_TARGET_STDERR;
+                break;
+        case JOURNAL_TARGET_JOURNAL:
+                if (!journal_socket_exists())
+                        return -ENOENT; /* asked for the journal, and there is none */
+                break;
+        case JOURNAL_TARGET_STDERR:
+                break;
+        case JOURNAL_TARGET_FILE: {
+                if (!path)
+                        return -EINVAL;
+                int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+                if (fd < 0)
+                        return -errno;
+                journal_state.fd = fd;
+                break;
+        }
+        default:
+                return -EINVAL;
+        }
+        journal_state.target = target;
+        return 0;
+}
+
+void journal_close(void) {
+        journal_state.fd = safe_close(journal_state.fd);
+        journal_state.target = JOURNAL_TARGET_STDERR;
+}
+
+/* Does value need quoting in a key=value line? */
+static bool journal_needs_quotes(const char *v) {
+        if (!*v)
+                return true;
+        for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+                if (*p <= ' ' || *p == '"' || *p == '\\' || *p == '=' || *p == 0x7f)
+                        return true;
+        return false;
+}
+
+/* Append " KEY=value" (value quoted and escaped when needed). */
+static int journal_append_pair(StrBuf *b, const char *key, const char *v) {
+        int r;
+
+        r = strbuf_printf(b, "%s%s=", b->len > 0 ? " " : "", key);
+        if (r < 0)
+                return r;
+        if (!journal_needs_quotes(v))
+                return strbuf_append(b, v, strlen(v));
+        r = strbuf_append(b, "\"", 1);
+        for (const unsigned char *p = (const unsigned char *)v; r >= 0 && *p; p++) {
+                if (*p == '"' || *p == '\\')
+                        r = strbuf_printf(b, "\\%c", *p);
+                else if (*p == '\n')
+                        r = strbuf_append(b, "\\n", 2);
+                else if (*p == '\t')
+                        r = strbuf_append(b, "\\t", 2);
+                else if (*p < ' ' || *p == 0x7f)
+                        r = strbuf_printf(b, "\\x%02x", *p);
+                else
+                        r = strbuf_append(b, (const char *)p, 1);
+        }
+        if (r >= 0)
+                r = strbuf_append(b, "\"", 1);
+        return r;
+}
+
+typedef int (*JournalFieldFn)(void *userdata, const char *key, const char *value);
+
+/* Call fn for every field of e, in a fixed order. Stops at the first error. */
+static int journal_foreach_field(const JournalEntry *e, const char *run_id, JournalFieldFn fn,
+                                 void *userdata) {
+        char prio[4], bytes[24], err[16];
+        int r;
+
+        int p = e->priority > 0 && e->priority <= 7 ? e->priority
+                                                    : journal_priority_table[e->event];
+        snprintf(prio, sizeof prio, "%d", p);
+        snprintf(bytes, sizeof bytes, "%" PRIu64, e->bytes);
+        snprintf(err, sizeof err, "%d", e->error);
+
+        const struct {
+                const char *key, *value;
+        } fields[] = {
+                { "MESSAGE", e->message ? e->message : journal_event_table[e->event] },
+                { "MESSAGE_ID", journal_message_id_table[e->event] },
+                { "PRIORITY", prio },
+                { "SYSLOG_IDENTIFIER", "qgc" },
+                { "QGC_ACTION", journal_event_table[e->event] },
+                { "QGC_SESSION", e->session },
+                { "QGC_PROJECT", e->project },
+                { "QGC_PATH", e->path },
+                { "QGC_RULE", e->rule },
+                { "QGC_REASON", e->reason },
+                { "QGC_BYTES", e->has_bytes ? bytes : NULL },
+                { "QGC_USER", e->user },
+                { "QGC_RUN", run_id && run_id[0] ? run_id : NULL },
+                { "ERRNO", e->error > 0 ? err : NULL },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(fields); i++) {
+                if (!fields[i].value)
+                        continue;
+                r = fn(userdata, fields[i].key, fields[i].value);
+                if (r < 0)
+                        return r;
+        }
+
+        /* extra: "KEY=value\n" lines */
+        for (const char *l = e->extra; l && *l;) {
+                const char *nl = strchrnul(l, '\n');
+                const char *eq = memchr(l, '=', (size_t)(nl - l));
+                if (eq && eq > l) {
+                        _cleanup_free_ char *k = strndup(l, (size_t)(eq - l));
+                        _cleanup_free_ char *v = strndup(eq + 1, (size_t)(nl - eq - 1));
+                        if (!k || !v)
+                                return -ENOMEM;
+                        r = fn(userdata, k, v);
+                        if (r < 0)
+                                return r;
+                }
+                l = *nl ? nl + 1 : nl;
+        }
+        return 0;
+}
+
+static int journal_line_field(void *userdata, const char *key, const char *value) {
+        return journal_append_pair(userdata, key, value);
+}
+
+char *journal_format_line(const JournalEntry *e, const char *run_id) {
+        StrBuf b = {};
+
+        if (!e || e->event < 0 || e->event >= _JOURNAL_EVENT_MAX)
+                return NULL;
+        if (journal_foreach_field(e, run_id, journal_line_field, &b) < 0) {
+                strbuf_done(&b);
+                return NULL;
+        }
+        return strbuf_steal(&b);
+}
+
+typedef struct JournalIov {
+        struct iovec iov[JOURNAL_MAX_FIELDS];
+        char *strings[JOURNAL_MAX_FIELDS];
+        size_t n;
+} JournalIov;
+
+static int journal_iov_field(void *userdata, const char *key, const char *value) {
+        JournalIov *j = userdata;
+        char *s;
+
+        if (j->n >= JOURNAL_MAX_FIELDS)
+                return -E2BIG;
+        s = strprintf("%s=%s", key, value);
+        if (!s)
+                return -ENOMEM;
+        j->strings[j->n] = s;
+        j->iov[j->n] = (struct iovec){ .iov_base = s, .iov_len = strlen(s) };
+        j->n++;
+        return 0;
+}
+
+/* Send e to journald as one structured entry. */
+static int journal_send(const JournalEntry *e) {
+        JournalIov j = {};
+        int r;
+
+        r = journal_foreach_field(e, journal_state.run_id, journal_iov_field, &j);
+        if (r >= 0)
+                r = sd_journal_sendv(j.iov, (int)j.n);
+        for (size_t i = 0; i < j.n; i++)
+                free(j.strings[i]);
+        return r;
+}
+
+/* Write the whole buffer to fd (one write() for the usual short line). */
+static int journal_write_all(int fd, const char *s, size_t n) {
+        while (n > 0) {
+                ssize_t k = write(fd, s, n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return k < 0 ? -errno : -EIO;
+                s += k;
+                n -= (size_t)k;
+        }
+        return 0;
+}
+
+int journal_log(const JournalEntry *e) {
+        _cleanup_free_ char *line = NULL;
+        _cleanup_free_ char *nl = NULL;
+
+        if (!e || e->event < 0 || e->event >= _JOURNAL_EVENT_MAX)
+                return -EINVAL;
+        if (journal_state.target == JOURNAL_TARGET_JOURNAL)
+                return journal_send(e);
+
+        line = journal_format_line(e, journal_state.run_id);
+        if (!line)
+                return -ENOMEM;
+        nl = strprintf("%s\n", line);
+        if (!nl)
+                return -ENOMEM;
+        if (journal_state.target == JOURNAL_TARGET_FILE)
+                return journal_write_all(journal_state.fd, nl, strlen(nl));
+        fflush(stderr);
+        return journal_write_all(STDERR_FILENO, nl, strlen(nl));
+}

@@ -43,6 +43,8 @@ typedef struct JournalEntry {
         const char *user;     /* QGC_USER= */
         int error;            /* ERRNO= when != 0 (positive errno) */
         const char *extra;    /* additional "KEY=value\n" lines (summary counters), may be NULL */
+        int priority;         /* PRIORITY= (syslog level 1..7); 0 = the event's default
+                               * (qgc never logs at emerg) */
 } JournalEntry;
 
 /* Choose the target; for FILE, path names the log file (opened O_APPEND). run_id is a 32-hex id
@@ -54,5 +56,10 @@ int journal_log(const JournalEntry *e);
 const char *journal_event_to_string(JournalEvent e); /* QGC_ACTION= value */
 const char *journal_event_message_id(JournalEvent e); /* MESSAGE_ID= (32 hex) */
 JournalTarget journal_target_from_string(const char *s);
+/* The target journal_open() chose (AUTO resolved), for messages and tests. */
+JournalTarget journal_get_target(void);
+/* Format e as the one-line key=value form used for stderr and files (without '\n').
+ * Returns a malloc'ed string or NULL on ENOMEM. run_id may be NULL. */
+char *journal_format_line(const JournalEntry *e, const char *run_id);
 /* A fresh random run id (32 hex + NUL). */
 int journal_new_run_id(char ret[33]);

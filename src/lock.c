@@ -1,2 +1,31 @@
-/* lock.c: not yet written. */
+/* lock.c: one qgc per tree at a time, by flock on G/.qgc.lock. */
 #include "autoconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lock.h"
+#include "macro.h"
+
+/* Take the tree's lock without waiting; the returned fd holds it until closed. */
+int lock_tree(const char *global_dir) {
+        _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+        struct stat st;
+
+        dfd = open(global_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0)
+                return -errno; /* -ENOENT: no tree, nothing to do */
+        fd = openat(dfd, ".qgc.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+                return errno == EWOULDBLOCK ? -EWOULDBLOCK : -errno;
+        return TAKE_FD(fd);
+}
