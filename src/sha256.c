@@ -1,2 +1,27 @@
-/* sha256.c: not yet written. */
+/* sha256.c: SHA-256 in lower-case hex through OpenSSL's EVP interface. */
 #include "autoconf.h"
+
+#include <errno.h>
+#include <openssl/evp.h>
+
+#include "sha256.h"
+
+/* Hash len bytes of data and write 64 lower-case hex digits plus a NUL into ret. */
+int sha256_hex(const void *data, size_t len, char ret[SHA256_HEX_LEN + 1]) {
+        static const char hex[] = "0123456789abcdef";
+        unsigned char md[EVP_MAX_MD_SIZE];
+        unsigned md_len = 0;
+
+        if (!data && len > 0)
+                return -EINVAL;
+        if (EVP_Digest(data ? data : "", len, md, &md_len, EVP_sha256(), NULL) != 1 ||
+            md_len != SHA256_HEX_LEN / 2)
+                return -EIO;
+
+        for (unsigned i = 0; i < md_len; i++) {
+                ret[2 * i] = hex[md[i] >> 4];
+                ret[2 * i + 1] = hex[md[i] & 0xf];
+        }
+        ret[SHA256_HEX_LEN] = '\0';
+        return 0;
+}
