@@ -1,2 +1,735 @@
-/* users.c: not yet written. */
+/* users.c: root mode (--all-users). Find every user whose home holds a Qwen tree, check that
+ * nobody else could have planted or redirected it, and run the pipeline for each user in a
+ * child that dropped to that user (and proved it cannot get root back) before it opens anything
+ * in the home. Children run one at a time; the parent only counts and reports. */
 #include "autoconf.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "macro.h"
+#include "roots.h"
+#include "users.h"
+#include "util.h"
+
+#define USERS_SYMLINK_MAX 40
+#define USERS_REASON_MAX 2048
+#define USERS_CONFIG_MAX (1024 * 1024)
+
+/* How a child ends; the parent maps these to ok/failed/skipped. */
+enum {
+        USERS_EXIT_OK = 0,
+        USERS_EXIT_FAILED = 1,      /* some actions failed, or an error inside the pipeline */
+        USERS_EXIT_SKIPPED = 2,     /* no safe tree after resolving: reason on the pipe */
+        USERS_EXIT_DROP = 3,        /* could not drop privileges (or could regain them) */
+        USERS_EXIT_LOCKED = 75,     /* another qgc holds the tree's lock */
+        USERS_EXIT_CONFIG = 78,     /* the user's own qgc.conf is invalid: nothing done */
+};
+
+typedef struct UserCand {
+        char *name;
+        uid_t uid;
+        gid_t gid;
+        char *home;   /* pw_dir: HOME in the child, where the user's qgc.conf lives */
+        char **homes; /* every home to look into: pw_dir and those under cfg->user_dirs */
+        size_t n_homes, alloc_homes;
+} UserCand;
+
+typedef struct UserList {
+        UserCand *c;
+        size_t n, alloc;
+} UserList;
+
+typedef struct UserTally {
+        unsigned n_ok, n_failed, n_skipped;
+} UserTally;
+
+/* Store a formatted reason in *ret (when ret is not NULL) and return r. */
+_printf_(3, 4) static int users_reason(char **ret, int r, const char *fmt, ...) {
+        va_list ap;
+        char *s = NULL;
+
+        if (!ret)
+                return r;
+        va_start(ap, fmt);
+        if (vasprintf(&s, fmt, ap) < 0)
+                s = NULL;
+        va_end(ap);
+        free(*ret);
+        *ret = s;
+        return r;
+}
+
+/* An intermediate component (directory or symlink) nobody but root or uid can change. */
+static int users_check_component(const struct stat *st, uid_t uid, const char *path,
+                                 char **ret_reason) {
+        if (st->st_uid != 0 && st->st_uid != uid)
+                return users_reason(ret_reason, -EPERM, "'%s' is owned by uid %u, not by root or uid %u",
+                                    path, (unsigned)st->st_uid, (unsigned)uid);
+        if (S_ISDIR(st->st_mode) && (st->st_mode & (S_IWGRP | S_IWOTH)) &&
+            !(st->st_mode & S_ISVTX))
+                return users_reason(ret_reason, -EPERM, "'%s' is %s-writable", path,
+                                    (st->st_mode & S_IWOTH) ? "world" : "group");
+        return 0;
+}
+
+/* Replace *todo by "target/rest" (rest: what was left after the symlink). */
+static int users_splice_link(char **todo, const char *target, const char *rest) {
+        char *n = strprintf("%s/%s", target, rest);
+        if (!n)
+                return -ENOMEM;
+        free(*todo);
+        *todo = n;
+        return 0;
+}
+
+/* Drop the last component of canon (for ".."), reopening its directory. */
+static int users_walk_up(StrBuf *canon, int *fd) {
+        char *slash;
+        int nfd;
+
+        if (canon->len > 0) {
+                slash = strrchr(canon->buf, '/');
+                canon->len = slash ? (size_t)(slash - canon->buf) : 0;
+                canon->buf[canon->len] = '\0';
+        }
+        nfd = open(canon->len > 0 ? canon->buf : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (nfd < 0)
+                return -errno;
+        safe_close(*fd);
+        *fd = nfd;
+        return 0;
+}
+
+int users_check_tree_path(const char *path, uid_t uid, char **ret_canonical, char **ret_reason) {
+        _cleanup_(strbuf_done) StrBuf canon = {};
+        _cleanup_free_ char *todo = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        unsigned n_links = 0;
+        struct stat st;
+        size_t off = 0;
+        int r;
+
+        if (!path || path[0] != '/')
+                return users_reason(ret_reason, -EINVAL, "'%s' is not an absolute path",
+                                    path ? path : "(null)");
+        todo = strdup(path);
+        if (!todo || strbuf_append(&canon, "", 0) < 0)
+                return -ENOMEM;
+        fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return users_reason(ret_reason, -errno, "cannot open '/': %m");
+        r = users_check_component(&st, uid, "/", ret_reason);
+        if (r < 0)
+                return r;
+
+        for (;;) {
+                _cleanup_free_ char *name = NULL, *cur = NULL;
+                size_t len;
+                int nfd;
+
+                while (todo[off] == '/')
+                        off++;
+                if (todo[off] == '\0')
+                        break;
+                len = strcspn(todo + off, "/");
+                name = strndup(todo + off, len);
+                if (!name)
+                        return -ENOMEM;
+                off += len;
+                if (streq(name, "."))
+                        continue;
+                if (streq(name, "..")) {
+                        r = users_walk_up(&canon, &fd);
+                        if (r < 0)
+                                return users_reason(ret_reason, r, "cannot walk up from '%s'", path);
+                        continue;
+                }
+                cur = strprintf("%s/%s", canon.buf, name);
+                if (!cur)
+                        return -ENOMEM;
+                if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        return users_reason(ret_reason, -errno, "cannot stat '%s': %m", cur);
+                r = users_check_component(&st, uid, cur, ret_reason);
+                if (r < 0)
+                        return r;
+                if (S_ISLNK(st.st_mode)) {
+                        char target[4096];
+                        ssize_t n;
+
+                        if (++n_links > USERS_SYMLINK_MAX)
+                                return users_reason(ret_reason, -ELOOP, "too many symlinks in '%s'",
+                                                    path);
+                        n = readlinkat(fd, name, target, sizeof(target) - 1);
+                        if (n < 0)
+                                return users_reason(ret_reason, -errno, "cannot read symlink '%s': %m",
+                                                    cur);
+                        target[n] = '\0';
+                        r = users_splice_link(&todo, target, todo + off);
+                        if (r < 0)
+                                return r;
+                        off = 0;
+                        if (target[0] == '/') {
+                                canon.len = 0;
+                                canon.buf[0] = '\0';
+                                nfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                                if (nfd < 0)
+                                        return -errno;
+                                safe_close(fd);
+                                fd = nfd;
+                        }
+                        continue;
+                }
+                if (!S_ISDIR(st.st_mode))
+                        return users_reason(ret_reason, -ENOTDIR, "'%s' is not a directory", cur);
+                nfd = openat(fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (nfd < 0)
+                        return users_reason(ret_reason, -errno, "cannot open '%s': %m", cur);
+                safe_close(fd);
+                fd = nfd;
+                {
+                        struct stat st2;
+                        if (fstat(fd, &st2) < 0)
+                                return -errno;
+                        if (st2.st_dev != st.st_dev || st2.st_ino != st.st_ino)
+                                return users_reason(ret_reason, -EAGAIN,
+                                                    "'%s' changed while it was checked", cur);
+                }
+                r = strbuf_printf(&canon, "/%s", name);
+                if (r < 0)
+                        return r;
+        }
+
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (canon.len == 0 && strbuf_append(&canon, "/", 1) < 0)
+                return -ENOMEM;
+        if (st.st_uid != uid)
+                return users_reason(ret_reason, -EPERM, "'%s' is owned by uid %u, not by uid %u",
+                                    canon.buf, (unsigned)st.st_uid, (unsigned)uid);
+        if (st.st_mode & (S_IWGRP | S_IWOTH))
+                return users_reason(ret_reason, -EPERM, "'%s' is %s-writable", canon.buf,
+                                    (st.st_mode & S_IWOTH) ? "world" : "group");
+        if (ret_canonical) {
+                *ret_canonical = strbuf_steal(&canon);
+                if (!*ret_canonical)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static void users_cand_done(UserCand *u) {
+        free(u->name);
+        free(u->home);
+        for (size_t i = 0; i < u->n_homes; i++)
+                free(u->homes[i]);
+        free(u->homes);
+}
+
+static void users_list_done(UserList *l) {
+        for (size_t i = 0; i < l->n; i++)
+                users_cand_done(&l->c[i]);
+        free(l->c);
+}
+
+static UserCand *users_list_find(UserList *l, uid_t uid) {
+        for (size_t i = 0; i < l->n; i++)
+                if (l->c[i].uid == uid)
+                        return &l->c[i];
+        return NULL;
+}
+
+/* Add home to u unless it is already there. */
+static int users_cand_add_home(UserCand *u, const char *home) {
+        for (size_t i = 0; i < u->n_homes; i++)
+                if (streq(u->homes[i], home))
+                        return 0;
+        if (greedy_realloc((void **)&u->homes, &u->alloc_homes, u->n_homes + 1, sizeof(char *)) < 0)
+                return -ENOMEM;
+        u->homes[u->n_homes] = strdup(home);
+        if (!u->homes[u->n_homes])
+                return -ENOMEM;
+        u->n_homes++;
+        return 0;
+}
+
+/* The candidate for pw (one per uid: a second passwd name for a uid only adds its home). */
+static int users_list_add(UserList *l, const struct passwd *pw, const char *home) {
+        UserCand *u = users_list_find(l, pw->pw_uid);
+
+        if (!u) {
+                if (greedy_realloc((void **)&l->c, &l->alloc, l->n + 1, sizeof(UserCand)) < 0)
+                        return -ENOMEM;
+                u = &l->c[l->n];
+                *u = (UserCand){ .uid = pw->pw_uid, .gid = pw->pw_gid };
+                u->name = strdup(pw->pw_name);
+                u->home = strdup(pw->pw_dir);
+                if (!u->name || !u->home) {
+                        users_cand_done(u);
+                        return -ENOMEM;
+                }
+                l->n++;
+        }
+        return users_cand_add_home(u, home);
+}
+
+/* Every passwd entry with an absolute home. */
+static int users_enumerate_passwd(UserList *l) {
+        struct passwd *pw;
+        int r = 0;
+
+        setpwent();
+        while ((errno = 0, pw = getpwent())) {
+                if (!pw->pw_name || !pw->pw_dir || pw->pw_dir[0] != '/')
+                        continue;
+                r = users_list_add(l, pw, pw->pw_dir);
+                if (r < 0)
+                        break;
+        }
+        endpwent();
+        return r;
+}
+
+/* Each directory entry of an admin-listed users-dir is a home of the user owning it. */
+static int users_enumerate_dir(UserList *l, const char *dir) {
+        _cleanup_close_ int dfd = -EBADF;
+        DIR *d;
+        struct dirent *de;
+        int r = 0;
+
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return log_warning_errno(-errno, "users-dirs: cannot open '%s', skipping", dir);
+        d = fdopendir(dfd);
+        if (!d)
+                return -errno;
+        dfd = -EBADF; /* owned by d now */
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *home = NULL;
+                struct passwd *pw;
+                struct stat st;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    !S_ISDIR(st.st_mode))
+                        continue;
+                if (st.st_uid == 0) {
+                        log_debug("users-dirs: '%s/%s' is owned by root, skipping", dir, de->d_name);
+                        continue;
+                }
+                pw = getpwuid(st.st_uid);
+                if (!pw || !pw->pw_name || !pw->pw_dir) {
+                        log_debug("users-dirs: '%s/%s' belongs to no known user, skipping", dir,
+                                  de->d_name);
+                        continue;
+                }
+                home = path_join(dir, de->d_name);
+                if (!home) {
+                        r = -ENOMEM;
+                        break;
+                }
+                r = users_list_add(l, pw, home);
+                if (r < 0)
+                        break;
+        }
+        closedir(d);
+        return r;
+}
+
+/* Drop to u for good: groups, gids, uids; then prove root cannot be regained. */
+static int users_drop(const UserCand *u, char **ret_reason) {
+        uid_t ru, eu, su;
+        gid_t rg, eg, sg;
+
+        if (initgroups(u->name, u->gid) < 0)
+                return users_reason(ret_reason, -errno, "initgroups(%s): %m", u->name);
+        if (setresgid(u->gid, u->gid, u->gid) < 0)
+                return users_reason(ret_reason, -errno, "setresgid(%u): %m", (unsigned)u->gid);
+        if (setresuid(u->uid, u->uid, u->uid) < 0)
+                return users_reason(ret_reason, -errno, "setresuid(%u): %m", (unsigned)u->uid);
+        if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0)
+                return users_reason(ret_reason, -errno, "getresuid: %m");
+        if (ru != u->uid || eu != u->uid || su != u->uid || rg != u->gid || eg != u->gid ||
+            sg != u->gid)
+                return users_reason(ret_reason, -EPERM, "ids are %u/%u/%u:%u/%u/%u after the drop",
+                                    (unsigned)ru, (unsigned)eu, (unsigned)su, (unsigned)rg,
+                                    (unsigned)eg, (unsigned)sg);
+        if (u->uid == 0)
+                return 0; /* root's own trees: nothing to drop */
+        if (setuid(0) == 0 || seteuid(0) == 0)
+                return users_reason(ret_reason, -EPERM, "could regain root after dropping to %s",
+                                    u->name);
+        if (u->gid != 0 && (setgid(0) == 0 || setegid(0) == 0))
+                return users_reason(ret_reason, -EPERM, "could regain gid 0 after dropping to %s",
+                                    u->name);
+        return 0;
+}
+
+/* The environment of the user's run: HOME and names; none of root's Qwen/XDG settings. */
+static int users_set_env(const UserCand *u) {
+        static const char *const drop[] = {
+                "QWEN_HOME", "QWEN_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_RUNTIME_DIR",
+                "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(drop); i++)
+                if (unsetenv(drop[i]) < 0)
+                        return -errno;
+        if (setenv("HOME", u->home, 1) < 0 || setenv("USER", u->name, 1) < 0 ||
+            setenv("LOGNAME", u->name, 1) < 0)
+                return -errno;
+        return 0;
+}
+
+/* In the child: resolve and re-check the trees of every home; add the safe ones to inv. Returns
+ * the number of trees; when none is safe, *ret_reason says why. */
+static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reason) {
+        _cleanup_(strbuf_done) StrBuf why_all = {};
+        int r;
+
+        for (size_t i = 0; i < u->n_homes; i++) {
+                _cleanup_free_ char *g = NULL, *rt = NULL, *why = NULL;
+                Tree t = {};
+                bool dup = false;
+
+                r = roots_resolve(u->homes[i], /* qwen_home= */ NULL, /* runtime_env= */ NULL, &t);
+                if (r >= 0)
+                        r = users_check_tree_path(t.global_dir, u->uid, &g, &why);
+                else
+                        users_reason(&why, r, "cannot resolve the Qwen dirs of '%s'", u->homes[i]);
+                if (r >= 0 && t.runtime_dir && !streq(t.runtime_dir, t.global_dir))
+                        r = users_check_tree_path(t.runtime_dir, u->uid, &rt, &why);
+                if (r < 0) {
+                        tree_done(&t);
+                        if (strbuf_printf(&why_all, "%s%s", why_all.len > 0 ? "; " : "",
+                                          why ? why : "unsafe tree") < 0)
+                                return -ENOMEM;
+                        continue;
+                }
+                for (size_t j = 0; j < inv->n_trees; j++)
+                        if (streq(inv->trees[j].global_dir, g))
+                                dup = true;
+                if (dup) {
+                        tree_done(&t);
+                        continue;
+                }
+                free(t.global_dir);
+                free(t.runtime_dir);
+                t.global_dir = TAKE_PTR(g);
+                t.runtime_dir = rt ? TAKE_PTR(rt) : strdup(t.global_dir);
+                free(t.user);
+                t.user = strdup(u->name);
+                t.uid = u->uid;
+                if (!t.runtime_dir || !t.user) {
+                        tree_done(&t);
+                        return -ENOMEM;
+                }
+                r = inventory_add_tree(inv, &t, NULL);
+                if (r < 0)
+                        return r;
+        }
+        if (why_all.len > 0) {
+                if (inv->n_trees > 0)
+                        log_warning("%s: %s, skipping that tree", u->name, why_all.buf);
+                else
+                        users_reason(ret_reason, 0, "%s", why_all.buf);
+        }
+        return (int)inv->n_trees;
+}
+
+/* In the child: read the user's qgc.conf (a regular file, never a FIFO or a symlink) into a
+ * string. *ret = NULL when there is none. */
+static int users_read_user_file(const char *path, char **ret) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        struct stat st;
+        size_t len = 0;
+
+        fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
+                if (errno == ENOENT || errno == ENOTDIR) {
+                        *ret = NULL;
+                        return 0;
+                }
+                return log_error_errno(-errno, "cannot open '%s'", path);
+        }
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return log_error_errno(-EINVAL, "'%s' is not a regular file", path);
+        if (st.st_size > USERS_CONFIG_MAX)
+                return log_error_errno(-EFBIG, "'%s' is larger than 1M", path);
+        buf = malloc((size_t)st.st_size + 1);
+        if (!buf)
+                return -ENOMEM;
+        while (len < (size_t)st.st_size) {
+                ssize_t n = read(fd, buf + len, (size_t)st.st_size - len);
+                if (n < 0)
+                        return log_error_errno(-errno, "cannot read '%s'", path);
+                if (n == 0)
+                        break;
+                len += (size_t)n;
+        }
+        buf[len] = '\0';
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+/* In the child: the system policy merged with the user's own file (admin caps win). *ret points
+ * to sys when there is nothing to merge, else to buf (which the caller then frees). */
+static int users_child_config(const Config *sys, const UserCand *u, Config *buf,
+                              const Config **ret) {
+        _cleanup_(config_errors_done) ConfigErrors errs = {};
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        int r;
+
+        if (sys->allow_user_files) {
+                path = path_join(u->home, ".config/qgc/qgc.conf");
+                if (!path)
+                        return -ENOMEM;
+                r = users_read_user_file(path, &text);
+                if (r < 0)
+                        return r;
+        }
+        (void)buf;
+        (void)errs;
+        if (text)
+                return log_error_errno(-EOPNOTSUPP, "'%s': user policy files cannot be merged yet",
+                                       path);
+        *ret = sys;
+        return 0;
+}
+
+/* The child: drop, resolve, check, merge, run. Never returns. */
+_Noreturn static void users_child(const UserCand *u, const Config *sys, users_run_cb cb,
+                                  void *userdata, int pipe_fd) {
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        _cleanup_free_ char *reason = NULL;
+        Config cfg = {};
+        const Config *use = sys;
+        int r, code;
+
+        if (chdir("/") < 0 || users_drop(u, &reason) < 0) {
+                code = USERS_EXIT_DROP;
+                goto finish;
+        }
+        /* From here on, everything runs with the user's rights only. */
+        if (users_set_env(u) < 0 || inventory_new(&inv) < 0) {
+                users_reason(&reason, -ENOMEM, "cannot set up the environment");
+                code = USERS_EXIT_FAILED;
+                goto finish;
+        }
+        r = users_child_trees(u, inv, &reason);
+        if (r <= 0) {
+                code = r < 0 ? USERS_EXIT_FAILED : USERS_EXIT_SKIPPED;
+                if (!reason)
+                        users_reason(&reason, r, "no Qwen tree");
+                goto finish;
+        }
+        r = users_child_config(sys, u, &cfg, &use);
+        if (r < 0) {
+                users_reason(&reason, r, "invalid policy file, nothing done");
+                code = USERS_EXIT_CONFIG;
+                goto finish;
+        }
+        pipe_fd = safe_close(pipe_fd);
+        free(reason);
+        reason = NULL;
+
+        r = cb(inv, use, userdata);
+        if (use == &cfg)
+                config_done(&cfg);
+        code = r == 0 ? USERS_EXIT_OK : r == -EWOULDBLOCK ? USERS_EXIT_LOCKED : USERS_EXIT_FAILED;
+
+finish:
+        if (reason && pipe_fd >= 0)
+                (void)!write(pipe_fd, reason, strnlen(reason, USERS_REASON_MAX));
+        safe_close(pipe_fd);
+        inv = inventory_free(inv);
+        free(reason);
+        reason = NULL;
+        fflush(NULL);
+        _exit(code);
+}
+
+/* Read what the child says (its reason) until it closes the pipe. */
+static char *users_read_reason(int fd) {
+        char buf[USERS_REASON_MAX + 1];
+        size_t len = 0;
+
+        for (;;) {
+                ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break;
+                len += (size_t)n;
+                if (len >= sizeof(buf) - 1) {
+                        char sink[512];
+                        while (read(fd, sink, sizeof(sink)) > 0)
+                                ;
+                        break;
+                }
+        }
+        buf[len] = '\0';
+        return len > 0 ? strdup(buf) : NULL;
+}
+
+/* Fork a child for u, wait for it, and count the outcome. */
+static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, void *userdata,
+                         bool quiet, UserTally *tally) {
+        _cleanup_free_ char *reason = NULL;
+        int pfd[2], status;
+        pid_t pid;
+
+        if (pipe2(pfd, O_CLOEXEC) < 0)
+                return log_error_errno(-errno, "pipe");
+        fflush(NULL);
+        pid = fork();
+        if (pid < 0) {
+                int r = -errno;
+                safe_close(pfd[0]);
+                safe_close(pfd[1]);
+                return log_error_errno(r, "fork");
+        }
+        if (pid == 0) {
+                safe_close(pfd[0]);
+                users_child(u, sys, cb, userdata, pfd[1]);
+        }
+        safe_close(pfd[1]);
+        reason = users_read_reason(pfd[0]);
+        safe_close(pfd[0]);
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return log_error_errno(-errno, "waitpid");
+
+        if (WIFSIGNALED(status)) {
+                tally->n_failed++;
+                log_error("%s: failed: killed by signal %d", u->name, WTERMSIG(status));
+                return 0;
+        }
+        switch (WEXITSTATUS(status)) {
+        case USERS_EXIT_OK:
+                tally->n_ok++;
+                if (!quiet)
+                        printf("qgc: %s: ok\n", u->name);
+                break;
+        case USERS_EXIT_SKIPPED:
+                tally->n_skipped++;
+                log_warning("%s: skipped: %s", u->name, reason ? reason : "no safe tree");
+                break;
+        case USERS_EXIT_LOCKED:
+                tally->n_skipped++;
+                log_warning("%s: skipped: another qgc is working on the tree", u->name);
+                break;
+        case USERS_EXIT_DROP:
+                tally->n_failed++;
+                log_error("%s: failed: cannot drop privileges: %s", u->name,
+                          reason ? reason : "unknown");
+                break;
+        case USERS_EXIT_CONFIG:
+                tally->n_failed++;
+                log_error("%s: failed: %s", u->name, reason ? reason : "invalid policy file");
+                break;
+        default:
+                tally->n_failed++;
+                log_error("%s: failed%s%s (exit status %d)", u->name, reason ? ": " : "",
+                          reason ? reason : "", WEXITSTATUS(status));
+                break;
+        }
+        fflush(stdout);
+        return 0;
+}
+
+/* Keep the homes of u that hold a tree reachable only through safe paths; say why for others.
+ * Only stats here (as root): nothing in the home is opened for reading. */
+static int users_filter_homes(UserCand *u, UserTally *tally) {
+        size_t k = 0;
+        bool skipped = false;
+
+        for (size_t i = 0; i < u->n_homes; i++) {
+                _cleanup_free_ char *g = path_join(u->homes[i], ".qwen"), *why = NULL;
+                struct stat st;
+                int r;
+
+                if (!g)
+                        return -ENOMEM;
+                r = stat(g, &st) < 0 ? -errno : 0;
+                if (r < 0 || !S_ISDIR(st.st_mode)) {
+                        if (r == -EACCES) {
+                                log_warning_errno(r, "%s: cannot look into '%s', skipping",
+                                                  u->name, u->homes[i]);
+                                skipped = true;
+                        }
+                        free(u->homes[i]);
+                        continue;
+                }
+                r = users_check_tree_path(g, u->uid, NULL, &why);
+                if (r < 0) {
+                        log_warning("%s: skipped: %s", u->name, why ? why : strerror(-r));
+                        skipped = true;
+                        free(u->homes[i]);
+                        continue;
+                }
+                u->homes[k++] = u->homes[i];
+        }
+        u->n_homes = k;
+        if (k == 0 && skipped)
+                tally->n_skipped++;
+        return (int)k;
+}
+
+int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata) {
+        _cleanup_(users_list_done) UserList users = {};
+        UserTally tally = {};
+        bool quiet = log_get_max_level() < LOG_LEVEL_NOTICE;
+        unsigned n_candidates = 0;
+        int r;
+
+        if (geteuid() != 0)
+                return log_error_errno(-EPERM,
+                                       "--all-users needs root (it runs each user's trees as that "
+                                       "user); run it as root or without --all-users");
+
+        r = users_enumerate_passwd(&users);
+        if (r < 0)
+                return log_error_errno(r, "cannot enumerate users");
+        for (size_t i = 0; i < system_cfg->n_user_dirs; i++) {
+                r = users_enumerate_dir(&users, system_cfg->user_dirs[i]);
+                if (r == -ENOMEM)
+                        return log_error_errno(r, "out of memory");
+        }
+
+        for (size_t i = 0; i < users.n; i++) {
+                r = users_filter_homes(&users.c[i], &tally);
+                if (r < 0)
+                        return log_error_errno(r, "out of memory");
+                if (r == 0)
+                        continue;
+                n_candidates++;
+                r = users_run_one(&users.c[i], system_cfg, cb, userdata, quiet, &tally);
+                if (r < 0)
+                        return r;
+        }
+
+        if (!quiet || tally.n_failed > 0) {
+                if (n_candidates == 0 && tally.n_skipped == 0)
+                        printf("qgc: no user has a Qwen tree\n");
+                else
+                        printf("qgc: users: %u ok, %u failed, %u skipped\n", tally.n_ok,
+                               tally.n_failed, tally.n_skipped);
+        }
+        fflush(stdout);
+        return tally.n_failed > 0 ? 1 : 0;
+}

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "config.h"
 #include "inventory.h"
@@ -17,3 +18,11 @@ typedef int (*users_run_cb)(Inventory *inv, const Config *cfg, void *userdata);
  * trees, merge configs, call cb, exit with its result. Returns 0 when every user's run
  * succeeded, 1 when some failed, -errno on a fatal error (e.g. not root: -EPERM). */
 int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata);
+
+/* Walk `path` from / down without trusting anything a third party could change: every
+ * component (directories and symlinks, which are followed) must be owned by root or `uid`, no
+ * directory may be group- or world-writable unless it is sticky (like /tmp), and the final
+ * directory must be owned by `uid` and not group- or world-writable at all.
+ * Returns 0 and the symlink-free path in *ret_canonical (may be NULL); -EPERM with a reason in
+ * *ret_reason when unsafe; -ENOENT/-ENOTDIR/-ELOOP/... (also with a reason) otherwise. */
+int users_check_tree_path(const char *path, uid_t uid, char **ret_canonical, char **ret_reason);
