@@ -1,2 +1,879 @@
-/* actions.c: not yet written. */
+/* actions.c: carries out a Plan, the only code that changes a managed tree. Every change is an
+ * unlinkat() or renameat() relative to a directory fd opened without following symlinks, on the
+ * tree's filesystem, after checking that the target is still what the scan saw.
+ *
+ * Crash safety, per session (each step atomic; `qgc` run again completes or repeats it):
+ *   - salvage: the usage line is appended and fsynced BEFORE any transcript goes, and skipped
+ *     when usage_record.jsonl already has a line for the session, so a rerun never duplicates;
+ *   - archive: see archive.c (sidecars first, transcript last, every move a rename);
+ *   - delete: transcript(s) first (Qwen's newer removeSession order), then sidecars in both
+ *     places, file-history/<id>/, subagents/<id>/, debug/<id>.txt, plans/<id>.md and dead
+ *     runtime claims. After a crash between these steps the session is gone; file-history and
+ *     subagents left behind become orphans that a later run reclaims after the grace period,
+ *     while a leftover sidecar, debug log, plan or claim stays (qgc acts only on what a plan
+ *     names). Removing a claim only after the transcript keeps ownership evidence while it
+ *     matters.
+ *
+ * Test hook: with QGC_TEST_CRASH_AFTER_STEP=N in the environment, the process _exit(99)s right
+ * after its Nth mutating step (tests/faults/test_faults.c). */
 #include "autoconf.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "actions.h"
+#include "archive.h"
+#include "fsutil.h"
+#include "journal.h"
+#include "live.h"
+#include "log.h"
+#include "macro.h"
+#include "usage.h"
+#include "util.h"
+
+/* Open directories and the liveness probe of one tree, for the length of a run. */
+typedef struct ActionsTree {
+        int global_fd;  /* G */
+        int runtime_fd; /* R */
+        LiveProbe *probe;
+        int error; /* why the tree cannot be acted on (negative errno), 0 when usable */
+} ActionsTree;
+
+typedef struct ActionsContext {
+        const Inventory *inv;
+        ActionStats *stats;
+        ActionsTree *trees;
+        unsigned crash_after; /* QGC_TEST_CRASH_AFTER_STEP, 0 = off */
+        unsigned n_steps;
+        bool failed;
+} ActionsContext;
+
+/* Outcome of one action, for the journal and the stats. */
+typedef enum ActionsOutcome {
+        ACTIONS_DONE,
+        ACTIONS_SKIPPED,
+        ACTIONS_FAILED,
+} ActionsOutcome;
+
+/* Count a mutating step; the crash hook stops the process here in tests. */
+static void actions_step(void *userdata, const char *what) {
+        ActionsContext *c = userdata;
+
+        c->n_steps++;
+        log_debug("step %u: %s", c->n_steps, what);
+        if (c->crash_after > 0 && c->n_steps >= c->crash_after)
+                _exit(99);
+}
+
+static unsigned actions_crash_hook(void) {
+        const char *e = getenv("QGC_TEST_CRASH_AFTER_STEP");
+        char *end = NULL;
+        unsigned long n;
+
+        if (!e || !*e)
+                return 0;
+        n = strtoul(e, &end, 10);
+        return end && *end == 0 && n < 1000000 ? (unsigned)n : 0;
+}
+
+static void actions_tree_done(ActionsTree *t) {
+        t->global_fd = safe_close(t->global_fd);
+        t->runtime_fd = safe_close(t->runtime_fd);
+        t->probe = live_probe_free(t->probe);
+}
+
+/* Open G and R of every tree once; a tree that cannot be opened is skipped whole. */
+static int actions_open_trees(ActionsContext *c) {
+        c->trees = calloc(c->inv->n_trees ? c->inv->n_trees : 1, sizeof(ActionsTree));
+        if (!c->trees)
+                return -ENOMEM;
+        for (size_t i = 0; i < c->inv->n_trees; i++) {
+                const Tree *tr = &c->inv->trees[i];
+                ActionsTree *t = &c->trees[i];
+                int r;
+
+                t->global_fd = t->runtime_fd = -EBADF;
+                r = fs_open_root(tr->runtime_dir, tr->dev);
+                if (r < 0) {
+                        t->error = r;
+                        continue;
+                }
+                t->runtime_fd = r;
+                r = fs_open_root(tr->global_dir, 0);
+                if (r < 0) {
+                        t->error = r;
+                        continue;
+                }
+                t->global_fd = r;
+                r = live_probe_new(tr, &t->probe);
+                if (r < 0)
+                        t->error = r;
+        }
+        return 0;
+}
+
+static const char *actions_project(const Session *s) {
+        return s->cwd ? s->cwd : s->project_dir;
+}
+
+/* Journal one session outcome and count it. */
+static int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v,
+                                   JournalEvent ev, const char *reason, int error) {
+        const Tree *tr = &c->inv->trees[s->tree];
+        bool archived = s->state == SESSION_ARCHIVED || ev == JOURNAL_ARCHIVED;
+        _cleanup_free_ char *path = strprintf("%s/projects/%s/chats/%s%s.jsonl", tr->runtime_dir,
+                                              s->project_dir, archived ? "archive/" : "", s->id);
+        _cleanup_free_ char *msg = NULL;
+        const char *verb = journal_event_to_string(ev);
+
+        if (ev == JOURNAL_SKIPPED || ev == JOURNAL_FAILED)
+                msg = strprintf("%s %s of session %s in %s: %s%s%s",
+                                ev == JOURNAL_SKIPPED ? "skipped" : "failed",
+                                v->verb == VERB_ARCHIVE ? "archive" : "delete", s->id,
+                                actions_project(s), reason ? reason : "",
+                                error ? ": " : "", error ? strerror(error) : "");
+        else
+                msg = strprintf("%s session %s in %s (%s)", verb, s->id, actions_project(s),
+                                v && v->reason ? v->reason : "");
+
+        JournalEntry e = {
+                .event = ev,
+                .message = msg,
+                .session = s->id,
+                .project = actions_project(s),
+                .path = path,
+                .rule = v ? v->rule : NULL,
+                .reason = ev == JOURNAL_SKIPPED || ev == JOURNAL_FAILED ? reason
+                                                                          : (v ? v->reason : NULL),
+                .bytes = s->bytes,
+                .has_bytes = ev == JOURNAL_ARCHIVED || ev == JOURNAL_DELETED ||
+                             ev == JOURNAL_RESTORED,
+                .user = tr->user,
+                .error = error,
+        };
+        if (journal_log(&e) < 0)
+                log_warning("cannot write the action log entry for session %s", s->id);
+
+        switch (ev) {
+        case JOURNAL_ARCHIVED:
+                c->stats->n_archived++;
+                c->stats->bytes_archived += s->bytes;
+                break;
+        case JOURNAL_DELETED:
+                c->stats->n_deleted++;
+                c->stats->bytes_deleted += s->bytes;
+                break;
+        case JOURNAL_SKIPPED:
+                c->stats->n_skipped++;
+                break;
+        case JOURNAL_FAILED:
+                c->stats->n_failed++;
+                c->failed = true;
+                break;
+        default:
+                break;
+        }
+        return 0;
+}
+
+/* Is the session in use now? Re-runs the liveness probe on a copy. 1 live, 0 not, -errno. */
+static int actions_is_live(const ActionsTree *t, const Session *s, int chats_fd,
+                           char **ret_reason) {
+        Session copy = *s;
+        int r;
+
+        copy.live = 0;
+        copy.live_reason = NULL;
+        r = live_check(t->probe, &copy, chats_fd);
+        if (r < 0) {
+                free(copy.live_reason);
+                return r;
+        }
+        /* LIVE_RECENT came from the scan's clock; identity covers later writes. */
+        if ((copy.live & ~(unsigned)LIVE_RECENT) == 0) {
+                free(copy.live_reason);
+                return 0;
+        }
+        *ret_reason = copy.live_reason ? copy.live_reason : strdup("in use");
+        return 1;
+}
+
+/* Salvage the usage of the transcript (dir_fd, name) before it goes. 0 done (written, present
+ * already, or nothing to salvage), -ESTALE changed since scan, other -errno: fail closed. */
+static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, int dir_fd,
+                           const char *name, const FileId *fid) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *line = NULL;
+        int r;
+
+        fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT || errno == ELOOP ? -ESTALE : -errno;
+        r = fs_check_identity_fd(fd, fid);
+        if (r <= 0)
+                return r < 0 ? r : -ESTALE;
+
+        r = usage_has_session(t->global_fd, s->id);
+        if (r < 0)
+                return r; /* cannot tell whether a line exists: never risk a duplicate */
+        if (r > 0)
+                return 0;
+
+        r = usage_build_record(fd, &line);
+        if (r < 0)
+                return r;
+        if (!line)
+                return 0; /* no telemetry: Qwen writes nothing either */
+
+        /* the record covers the file as it was: it must not have grown meanwhile */
+        r = fs_check_identity_fd(fd, fid);
+        if (r <= 0)
+                return r < 0 ? r : -ESTALE;
+        r = fs_check_identity(dir_fd, name, fid);
+        if (r <= 0)
+                return r < 0 ? r : -ESTALE;
+
+        r = usage_append(t->global_fd, line);
+        if (r < 0)
+                return r;
+        actions_step(c, "usage_record.jsonl");
+        c->stats->n_salvaged++;
+
+        JournalEntry e = {
+                .event = JOURNAL_SALVAGED,
+                .message = "salvaged the usage record before the transcript goes",
+                .session = s->id,
+                .project = actions_project(s),
+                .user = c->inv->trees[s->tree].user,
+        };
+        (void)journal_log(&e);
+        return 0;
+}
+
+/* Unlink (dfd, name), ENOENT being a benign race. */
+static int actions_unlink_benign(ActionsContext *c, int dfd, const char *name, int flags) {
+        int r = fs_unlink(dfd, name, flags);
+
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        actions_step(c, name);
+        return 0;
+}
+
+/* Does the runtime claim (dfd, name) name session id? */
+static bool actions_claim_names(int dfd, const char *name, const char *id) {
+        _cleanup_free_ char *buf = NULL;
+        json_object *doc, *sid;
+        size_t n;
+        bool match = false;
+
+        if (fs_read_file(dfd, name, 1024 * 1024, &buf, &n) < 0)
+                return false;
+        doc = json_tokener_parse(buf);
+        if (doc && json_object_object_get_ex(doc, "session_id", &sid) &&
+            json_object_is_type(sid, json_type_string))
+                match = strcasecmp(json_object_get_string(sid), id) == 0;
+        if (doc)
+                json_object_put(doc);
+        return match;
+}
+
+/* Is name "<id>.runtime.json" or "<id>.<pid>.runtime.json"? */
+static bool actions_is_claim_name(const char *name, const char *id) {
+        size_t l = strlen(id);
+        const char *p;
+
+        if (strncasecmp(name, id, l) != 0 || name[l] != '.')
+                return false;
+        p = name + l + 1;
+        if (streq(p, "runtime.json"))
+                return true;
+        if (*p < '0' || *p > '9')
+                return false;
+        while (*p >= '0' && *p <= '9')
+                p++;
+        return streq(p, ".runtime.json");
+}
+
+/* Remove the dead runtime claims of a session whose transcripts are gone. */
+static int actions_remove_claims(ActionsContext *c, int chats_fd, const char *id) {
+        _cleanup_free_ char *t = strprintf("%s.jsonl", id);
+        DIR *d;
+        struct dirent *de;
+        int fd, r = 0;
+
+        if (!t)
+                return -ENOMEM;
+        if (fs_exists(chats_fd, t) != 0)
+                return 0; /* a transcript exists: claims prove its ownership */
+        fd = fcntl(chats_fd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return -errno;
+        }
+        while ((de = readdir(d))) {
+                if (!actions_is_claim_name(de->d_name, id) ||
+                    !actions_claim_names(chats_fd, de->d_name, id))
+                        continue;
+                int k = actions_unlink_benign(c, chats_fd, de->d_name, 0);
+                if (k < 0 && r == 0)
+                        r = k;
+        }
+        closedir(d);
+        return r;
+}
+
+/* Remove (dfd, rel/name) as a regular file, ENOENT benign. */
+static int actions_remove_file_in(ActionsContext *c, int root_fd, const char *rel, const char *name,
+                                  dev_t dev) {
+        _cleanup_close_ int fd = fs_open_path(root_fd, rel, dev);
+
+        if (fd == -ENOENT)
+                return 0;
+        if (fd < 0)
+                return fd;
+        return actions_unlink_benign(c, fd, name, 0);
+}
+
+/* Remove directory (root_fd, rel/name) recursively by fd, ENOENT benign. */
+static int actions_remove_dir_in(ActionsContext *c, int root_fd, const char *rel, const char *name,
+                                 dev_t dev) {
+        _cleanup_close_ int fd = fs_open_path(root_fd, rel, dev);
+        uint64_t bytes = 0;
+        int r;
+
+        if (fd == -ENOENT)
+                return 0;
+        if (fd < 0)
+                return fd;
+        r = fs_exists(fd, name);
+        if (r <= 0)
+                return r;
+        r = fs_rm_rf_at(fd, name, dev, &bytes);
+        if (r < 0)
+                return r;
+        actions_step(c, name);
+        return 0;
+}
+
+/* Everything but the transcript, in removeSession's order, then what Qwen leaves behind. */
+static int actions_delete_rest(ActionsContext *c, const ActionsTree *t, const Session *s,
+                               int chats_fd, int archive_fd) {
+        static const char *const sidecars[] = { "worktree.json", "pr.json", "ledger.jsonl" };
+        const Tree *tr = &c->inv->trees[s->tree];
+        _cleanup_free_ char *proj = strprintf("projects/%s", s->project_dir);
+        _cleanup_free_ char *proj_sub = strprintf("projects/%s/subagents", s->project_dir);
+        _cleanup_free_ char *dbg = strprintf("%s.txt", s->id);
+        _cleanup_free_ char *plan = strprintf("%s.md", s->id);
+        int r = 0, k;
+
+        if (!proj || !proj_sub || !dbg || !plan)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(sidecars); i++) {
+                _cleanup_free_ char *n = strprintf("%s.%s", s->id, sidecars[i]);
+                if (!n)
+                        return -ENOMEM;
+                k = actions_unlink_benign(c, chats_fd, n, 0);
+                if (k < 0 && r == 0)
+                        r = k;
+                if (archive_fd >= 0) {
+                        k = actions_unlink_benign(c, archive_fd, n, 0);
+                        if (k < 0 && r == 0)
+                                r = k;
+                }
+        }
+        k = actions_remove_dir_in(c, t->global_fd, "file-history", s->id, 0);
+        if (k < 0 && r == 0)
+                r = k;
+        k = actions_remove_dir_in(c, t->runtime_fd, proj_sub, s->id, tr->dev);
+        if (k < 0 && r == 0)
+                r = k;
+        k = actions_remove_file_in(c, t->runtime_fd, "debug", dbg, tr->dev);
+        if (k < 0 && r == 0)
+                r = k;
+        k = actions_remove_file_in(c, t->global_fd, "plans", plan, 0);
+        if (k < 0 && r == 0)
+                r = k;
+        k = actions_remove_claims(c, chats_fd, s->id);
+        if (k < 0 && r == 0)
+                r = k;
+        return r;
+}
+
+/* Delete a session: its transcript (re-checked), then everything else that is its alone. */
+static int actions_delete(ActionsContext *c, const ActionsTree *t, const Session *s, int chats_fd,
+                          int archive_fd, int dir_fd, const FileId *fid, const char **ret_why) {
+        _cleanup_free_ char *name = strprintf("%s.jsonl", s->id);
+        int r;
+
+        if (!name)
+                return -ENOMEM;
+        r = fs_check_identity(dir_fd, name, fid);
+        if (r <= 0) {
+                *ret_why = "changed since scan";
+                return r < 0 ? r : -ESTALE;
+        }
+        r = fs_unlink(dir_fd, name, 0);
+        if (r < 0) {
+                *ret_why = r == -ENOENT ? "vanished" : "cannot remove the transcript";
+                return r;
+        }
+        actions_step(c, name);
+        r = fs_fsync(dir_fd);
+        if (r < 0) {
+                *ret_why = "removed, but fsync of chats/ failed";
+                return r;
+        }
+        r = actions_delete_rest(c, t, s, chats_fd, archive_fd);
+        if (r < 0)
+                *ret_why = "transcript removed, but not everything else";
+        return r;
+}
+
+/* Archive a session: chats/<id>.jsonl and sidecars into chats/archive/. */
+static int actions_archive(ActionsContext *c, const Session *s, int chats_fd, int *archive_fd,
+                           const char **ret_why) {
+        int r;
+
+        if (*archive_fd < 0) {
+                if (mkdirat(chats_fd, "archive", 0700) < 0) {
+                        if (errno != EEXIST) {
+                                *ret_why = "cannot create chats/archive/";
+                                return -errno;
+                        }
+                } else
+                        actions_step(c, "archive/");
+                r = fs_open_dir(chats_fd, "archive");
+                if (r < 0) {
+                        *ret_why = "cannot open chats/archive/";
+                        return r;
+                }
+                *archive_fd = r;
+        }
+        return archive_move(chats_fd, *archive_fd, s->id, &s->active, /* to_archive= */ true,
+                            actions_step, c, ret_why);
+}
+
+/* Why a session the plan names must still not be touched, or NULL. */
+static const char *actions_refusal(const Session *s, const Verdict *v) {
+        if (s->state == SESSION_CONFLICT)
+                return "active and archived copies both exist (conflict)";
+        if (s->owner == OWNER_FOREIGN || s->owner == OWNER_UNVERIFIED)
+                return "ownership not proven";
+        if (v->verb == VERB_ARCHIVE && s->state != SESSION_ACTIVE)
+                return "not an active session";
+        return NULL;
+}
+
+/* Execute one ARCHIVE or DELETE item for a session. */
+static int actions_session(ActionsContext *c, const Session *s, const Verdict *v) {
+        const Tree *tr = &c->inv->trees[s->tree];
+        const ActionsTree *t = &c->trees[s->tree];
+        _cleanup_free_ char *rel = strprintf("projects/%s/chats", s->project_dir);
+        _cleanup_free_ char *name = strprintf("%s.jsonl", s->id);
+        _cleanup_free_ char *live = NULL;
+        _cleanup_close_ int chats_fd = -EBADF, archive_fd = -EBADF;
+        const char *why = actions_refusal(s, v);
+        bool archived = s->state == SESSION_ARCHIVED;
+        const FileId *fid = archived ? &s->archived : &s->active;
+        int dir_fd, r;
+
+        if (why)
+                return actions_report_session(c, s, v, JOURNAL_SKIPPED, why, 0);
+        if (!rel || !name)
+                return actions_report_session(c, s, v, JOURNAL_FAILED, "out of memory", ENOMEM);
+        if (t->error < 0)
+                return actions_report_session(c, s, v, JOURNAL_FAILED, "cannot open the tree",
+                                              -t->error);
+
+        chats_fd = fs_open_path(t->runtime_fd, rel, tr->dev);
+        if (chats_fd < 0)
+                return actions_report_session(c, s, v, JOURNAL_SKIPPED,
+                                              "changed since scan (chats/ cannot be opened)", 0);
+        archive_fd = fs_open_dir(chats_fd, "archive");
+        if (archive_fd < 0 && archive_fd != -ENOENT)
+                return actions_report_session(c, s, v, JOURNAL_FAILED,
+                                              "cannot open chats/archive/", -archive_fd);
+        dir_fd = archived ? archive_fd : chats_fd;
+        if (dir_fd < 0)
+                return actions_report_session(c, s, v, JOURNAL_SKIPPED, "changed since scan", 0);
+
+        r = fs_check_identity(dir_fd, name, fid);
+        if (r <= 0)
+                return actions_report_session(c, s, v, r < 0 ? JOURNAL_FAILED : JOURNAL_SKIPPED,
+                                              "changed since scan", r < 0 ? -r : 0);
+        r = actions_is_live(t, s, chats_fd, &live);
+        if (r != 0) {
+                _cleanup_free_ char *m = r > 0 ? strprintf("in use since scan: %s", live) : NULL;
+                return actions_report_session(c, s, v, JOURNAL_SKIPPED,
+                                              m ? m : "liveness cannot be checked", 0);
+        }
+
+        r = actions_salvage(c, t, s, dir_fd, name, fid);
+        if (r == -ESTALE)
+                return actions_report_session(c, s, v, JOURNAL_SKIPPED, "changed since scan", 0);
+        if (r < 0)
+                return actions_report_session(c, s, v, JOURNAL_FAILED,
+                                              "cannot salvage the usage record; session kept", -r);
+
+        if (v->verb == VERB_ARCHIVE)
+                r = actions_archive(c, s, chats_fd, &archive_fd, &why);
+        else
+                r = actions_delete(c, t, s, chats_fd, archive_fd, dir_fd, fid, &why);
+        if (r == -ESTALE)
+                return actions_report_session(c, s, v, JOURNAL_SKIPPED, "changed since scan", 0);
+        if (r < 0)
+                return actions_report_session(c, s, v, JOURNAL_FAILED, why, -r);
+        return actions_report_session(c, s, v,
+                                      v->verb == VERB_ARCHIVE ? JOURNAL_ARCHIVED : JOURNAL_DELETED,
+                                      NULL, 0);
+}
+
+/* Does a chats/ or chats/archive/ directory hold <id>.jsonl (any case)? */
+static bool actions_dir_has_transcript(int dfd, const char *sub, const char *tname) {
+        int fd = sub ? fs_open_dir(dfd, sub) : fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+        struct dirent *de;
+        bool found = false;
+        DIR *d;
+
+        if (fd < 0)
+                return fd != -ENOENT; /* cannot tell: assume it does */
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return true;
+        }
+        while (!found && (de = readdir(d)))
+                found = strcasecmp(de->d_name, tname) == 0;
+        closedir(d);
+        return found;
+}
+
+/* Is there a transcript for id in any project of any tree? Fails closed (true). */
+static bool actions_transcript_anywhere(const ActionsContext *c, const char *id) {
+        _cleanup_free_ char *tname = strprintf("%s.jsonl", id);
+
+        if (!tname)
+                return true;
+        for (size_t i = 0; i < c->inv->n_trees; i++) {
+                const ActionsTree *t = &c->trees[i];
+                struct dirent *de;
+                DIR *d;
+                int fd;
+                bool found = false;
+
+                if (t->runtime_fd < 0)
+                        return true;
+                fd = fs_open_dir(t->runtime_fd, "projects");
+                if (fd == -ENOENT)
+                        continue;
+                if (fd < 0)
+                        return true;
+                d = fdopendir(fd);
+                if (!d) {
+                        safe_close(fd);
+                        return true;
+                }
+                while (!found && (de = readdir(d))) {
+                        if (de->d_name[0] == '.')
+                                continue;
+                        _cleanup_close_ int pfd = fs_open_dir(dirfd(d), de->d_name);
+                        _cleanup_close_ int cfd = pfd >= 0 ? fs_open_dir(pfd, "chats") : -EBADF;
+                        if (pfd == -ENOTDIR || pfd == -ELOOP || cfd == -ENOENT)
+                                continue;
+                        if (pfd < 0 || cfd < 0) {
+                                found = true;
+                                break;
+                        }
+                        found = actions_dir_has_transcript(cfd, NULL, tname) ||
+                                actions_dir_has_transcript(cfd, "archive", tname);
+                }
+                closedir(d);
+                if (found)
+                        return true;
+        }
+        return false;
+}
+
+/* Remove an empty project directory: empty chats/archive/, chats/, subagents/, then itself;
+ * never recursively. */
+static int actions_remove_empty_project(ActionsContext *c, int projects_fd, const char *name) {
+        _cleanup_close_ int pfd = fs_open_dir(projects_fd, name);
+        int r;
+
+        if (pfd < 0)
+                return pfd;
+        _cleanup_close_ int cfd = fs_open_dir(pfd, "chats");
+        if (cfd >= 0) {
+                r = actions_unlink_benign(c, cfd, "archive", AT_REMOVEDIR);
+                if (r < 0)
+                        return r;
+                r = actions_unlink_benign(c, pfd, "chats", AT_REMOVEDIR);
+                if (r < 0)
+                        return r;
+        } else if (cfd != -ENOENT)
+                return cfd;
+        r = actions_unlink_benign(c, pfd, "subagents", AT_REMOVEDIR);
+        if (r < 0 && r != -ENOTDIR)
+                return r;
+        return actions_unlink_benign(c, projects_fd, name, AT_REMOVEDIR);
+}
+
+/* Journal an orphan outcome and count it. */
+static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdict *v,
+                                  JournalEvent ev, const char *path, const char *reason, int error) {
+        _cleanup_free_ char *msg = NULL;
+
+        if (ev == JOURNAL_ORPHAN_RECLAIMED)
+                msg = strprintf("reclaimed orphan %s '%s'", orphan_kind_to_string(o->kind), path);
+        else
+                msg = strprintf("%s orphan %s '%s': %s%s%s",
+                                ev == JOURNAL_SKIPPED ? "skipped" : "failed to reclaim",
+                                orphan_kind_to_string(o->kind), path, reason ? reason : "",
+                                error ? ": " : "", error ? strerror(error) : "");
+        JournalEntry e = {
+                .event = ev,
+                .message = msg,
+                .session = o->kind == ORPHAN_EMPTY_PROJECT ? NULL : o->name,
+                .project = o->project_dir,
+                .path = path,
+                .rule = v ? v->rule : NULL,
+                .reason = ev == JOURNAL_ORPHAN_RECLAIMED ? (v ? v->reason : NULL) : reason,
+                .bytes = o->bytes,
+                .has_bytes = ev == JOURNAL_ORPHAN_RECLAIMED,
+                .user = c->inv->trees[o->tree].user,
+                .error = error,
+        };
+        (void)journal_log(&e);
+        if (ev == JOURNAL_ORPHAN_RECLAIMED) {
+                c->stats->n_orphans++;
+                c->stats->bytes_orphans += o->bytes;
+        } else if (ev == JOURNAL_SKIPPED)
+                c->stats->n_skipped++;
+        else {
+                c->stats->n_failed++;
+                c->failed = true;
+        }
+        return 0;
+}
+
+/* Reclaim one orphan: re-check the directory and that no transcript appeared, then remove. */
+static int actions_orphan(ActionsContext *c, const Orphan *o, const Verdict *v) {
+        const Tree *tr = &c->inv->trees[o->tree];
+        const ActionsTree *t = &c->trees[o->tree];
+        _cleanup_free_ char *rel = NULL, *path = NULL;
+        _cleanup_close_ int pfd = -EBADF;
+        int root_fd, r;
+        dev_t dev = tr->dev;
+
+        switch (o->kind) {
+        case ORPHAN_FILE_HISTORY:
+                rel = strdup("file-history");
+                path = strprintf("%s/file-history/%s", tr->global_dir, o->name);
+                root_fd = t->global_fd;
+                dev = 0;
+                break;
+        case ORPHAN_SUBAGENTS:
+                rel = strprintf("projects/%s/subagents", o->project_dir);
+                path = strprintf("%s/%s/%s", tr->runtime_dir, rel ? rel : "", o->name);
+                root_fd = t->runtime_fd;
+                break;
+        case ORPHAN_EMPTY_PROJECT:
+                rel = strdup("projects");
+                path = strprintf("%s/projects/%s", tr->runtime_dir, o->name);
+                root_fd = t->runtime_fd;
+                break;
+        default:
+                return 0;
+        }
+        if (!rel || !path)
+                return actions_report_orphan(c, o, v, JOURNAL_FAILED, o->name, "out of memory",
+                                             ENOMEM);
+        if (t->error < 0)
+                return actions_report_orphan(c, o, v, JOURNAL_FAILED, path, "cannot open the tree",
+                                             -t->error);
+        pfd = fs_open_path(root_fd, rel, dev);
+        if (pfd < 0)
+                return actions_report_orphan(c, o, v, JOURNAL_SKIPPED, path, "changed since scan", 0);
+        r = fs_check_identity(pfd, o->name, &o->dir);
+        if (r <= 0)
+                return actions_report_orphan(c, o, v, r < 0 ? JOURNAL_FAILED : JOURNAL_SKIPPED, path,
+                                             "changed since scan", r < 0 ? -r : 0);
+
+        if (o->kind == ORPHAN_EMPTY_PROJECT) {
+                r = actions_remove_empty_project(c, pfd, o->name);
+                if (r == -ENOTEMPTY || r == -EEXIST)
+                        return actions_report_orphan(c, o, v, JOURNAL_SKIPPED, path,
+                                                     "no longer empty", 0);
+        } else {
+                if (actions_transcript_anywhere(c, o->name))
+                        return actions_report_orphan(c, o, v, JOURNAL_SKIPPED, path,
+                                                     "a transcript for this id exists now", 0);
+                r = fs_rm_rf_at(pfd, o->name, dev, NULL);
+                if (r >= 0)
+                        actions_step(c, o->name);
+        }
+        if (r < 0)
+                return actions_report_orphan(c, o, v, JOURNAL_FAILED, path, "cannot remove", -r);
+        return actions_report_orphan(c, o, v, JOURNAL_ORPHAN_RECLAIMED, path, NULL, 0);
+}
+
+static void actions_journal_run(const ActionsContext *c, bool start, size_t n_planned) {
+        const ActionStats *st = c->stats;
+        _cleanup_free_ char *msg = NULL, *extra = NULL;
+
+        if (start)
+                msg = strprintf("qgc run started: %zu actions planned", n_planned);
+        else {
+                msg = strprintf("qgc run finished: archived %u, deleted %u, orphans reclaimed %u, "
+                                "skipped %u, failed %u",
+                                st->n_archived, st->n_deleted, st->n_orphans, st->n_skipped,
+                                st->n_failed);
+                extra = strprintf("QGC_ARCHIVED=%u\nQGC_DELETED=%u\nQGC_ORPHANS=%u\n"
+                                  "QGC_SKIPPED=%u\nQGC_FAILED=%u\nQGC_SALVAGED=%u\n",
+                                  st->n_archived, st->n_deleted, st->n_orphans, st->n_skipped,
+                                  st->n_failed, st->n_salvaged);
+        }
+        JournalEntry e = {
+                .event = start ? JOURNAL_RUN_START : JOURNAL_RUN_SUMMARY,
+                .message = msg,
+                .bytes = st->bytes_archived + st->bytes_deleted + st->bytes_orphans,
+                .has_bytes = !start,
+                .extra = extra,
+                .priority = !start && st->n_failed > 0 ? 4 /* warning */ : 0,
+        };
+        (void)journal_log(&e);
+}
+
+int actions_execute(const Plan *p, ActionStats *ret_stats) {
+        ActionStats stats = {};
+        ActionsContext c = {
+                .inv = p->inv,
+                .stats = &stats,
+                .crash_after = actions_crash_hook(),
+        };
+        size_t n_planned = 0;
+        int r;
+
+        for (size_t i = 0; i < p->n_items; i++) {
+                Verb verb = p->items[i].verdict->verb;
+                n_planned += verb == VERB_ARCHIVE || verb == VERB_DELETE;
+        }
+        r = actions_open_trees(&c);
+        if (r < 0)
+                return r;
+        actions_journal_run(&c, /* start= */ true, n_planned);
+
+        for (size_t i = 0; i < p->n_items; i++) {
+                const PlanItem *it = &p->items[i];
+                const Verdict *v = it->verdict;
+
+                if (v->verb != VERB_ARCHIVE && v->verb != VERB_DELETE)
+                        continue;
+                if (it->is_orphan) {
+                        if (v->verb == VERB_DELETE && it->index < p->inv->n_orphans)
+                                (void)actions_orphan(&c, &p->inv->orphans[it->index], v);
+                } else if (it->index < p->inv->n_sessions)
+                        (void)actions_session(&c, &p->inv->sessions[it->index], v);
+        }
+
+        actions_journal_run(&c, /* start= */ false, n_planned);
+        for (size_t i = 0; i < p->inv->n_trees; i++)
+                actions_tree_done(&c.trees[i]);
+        free(c.trees);
+        if (ret_stats)
+                *ret_stats = stats;
+        return c.failed ? 1 : 0;
+}
+
+/* Restore one archived session of one tree. 0 done, -errno (logged and journalled). */
+static int actions_restore_one(ActionsContext *c, const Session *s) {
+        const Tree *tr = &c->inv->trees[s->tree];
+        const ActionsTree *t = &c->trees[s->tree];
+        _cleanup_free_ char *rel = strprintf("projects/%s/chats", s->project_dir);
+        _cleanup_close_ int chats_fd = -EBADF, archive_fd = -EBADF;
+        const char *why = NULL;
+        Verdict v = { .verb = VERB_KEEP, .rule = "restore", .reason = (char *)"qgc restore" };
+        int r;
+
+        if (!rel)
+                return -ENOMEM;
+        if (s->state == SESSION_CONFLICT)
+                why = "an active copy exists (conflict)";
+        else if (s->state != SESSION_ARCHIVED)
+                why = "not archived";
+        else if (s->owner == OWNER_FOREIGN || s->owner == OWNER_UNVERIFIED)
+                why = "ownership not proven";
+        if (why) {
+                log_error("cannot restore session %s: %s", s->id, why);
+                (void)actions_report_session(c, s, &v, JOURNAL_FAILED, why, 0);
+                return -EEXIST;
+        }
+        r = t->error;
+        if (r >= 0) {
+                chats_fd = fs_open_path(t->runtime_fd, rel, tr->dev);
+                r = chats_fd;
+        }
+        if (r >= 0) {
+                archive_fd = fs_open_dir(chats_fd, "archive");
+                r = archive_fd;
+        }
+        if (r >= 0)
+                r = archive_move(archive_fd, chats_fd, s->id, &s->archived, /* to_archive= */ false,
+                                 actions_step, c, &why);
+        if (r < 0) {
+                if (!why)
+                        why = "cannot open the session's directories";
+                log_error("cannot restore session %s: %s%s%s", s->id, why, ": ", strerror(-r));
+                (void)actions_report_session(c, s, &v, JOURNAL_FAILED, why, -r);
+                return r;
+        }
+        Session moved = *s;
+        moved.state = SESSION_ACTIVE;
+        (void)actions_report_session(c, &moved, &v, JOURNAL_RESTORED, NULL, 0);
+        log_info("restored session %s into %s/%s", s->id, tr->runtime_dir, rel);
+        return 0;
+}
+
+int actions_restore(const Inventory *inv, const char *id) {
+        ActionStats stats = {};
+        ActionsContext c = {
+                .inv = inv,
+                .stats = &stats,
+                .crash_after = actions_crash_hook(),
+        };
+        unsigned n_found = 0;
+        int r, ret = 0;
+
+        r = actions_open_trees(&c);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < inv->n_trees; i++) {
+                const Session *s = inventory_find(inv, i, id);
+                if (!s)
+                        continue;
+                n_found++;
+                r = actions_restore_one(&c, s);
+                if (r < 0 && ret == 0)
+                        ret = r;
+        }
+        for (size_t i = 0; i < inv->n_trees; i++)
+                actions_tree_done(&c.trees[i]);
+        free(c.trees);
+        if (n_found == 0)
+                return log_error_errno(-ENOENT, "no session %s in any tree", id);
+        return ret;
+}
