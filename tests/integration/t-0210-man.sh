@@ -1,0 +1,40 @@
+#!/bin/sh
+# t-0210-man: both man pages lint clean (`mandoc -Tlint -W warning` prints nothing), and qgc(8)
+# documents every long option of `qgc --help`. SKIP (77) without mandoc.
+. "$(dirname "$0")/lib.sh"
+: "${QGC_SRCDIR:?QGC_SRCDIR must name the source tree}"
+
+command -v mandoc >/dev/null 2>&1 || skip "mandoc is not installed"
+
+for m in man/qgc.8 man/qgc.conf.5; do
+        f="$QGC_SRCDIR/$m"
+        [ -s "$f" ] || fail "$m is missing or empty"
+        head -c 200 "$f" | grep -q '^\.\(Dd\|TH\)' || fail "$m is not a man page"
+        out=$(mandoc -Tlint -W warning "$f" 2>&1) || true
+        [ -z "$out" ] || { echo "$out" >&2; fail "$m: mandoc -Tlint warnings"; }
+        mandoc -Tascii "$f" > "$T/out.txt" 2>&1 || fail "$m: mandoc cannot render it"
+        [ "$(wc -l < "$T/out.txt")" -gt 20 ] || fail "$m renders to almost nothing"
+done
+pass "mandoc -Tlint: qgc.8 and qgc.conf.5 clean"
+
+# A linter that never complains proves nothing: a planted error must be reported.
+printf '.Dd $Mdocdate$\n.Dt X 8\n.Os\n.Sh NAME\n.Nm x\n.Nd y\n.Sh BOGUS\n.Bl -tag\n.It a\n' > "$T/bad.8"
+[ -n "$(mandoc -Tlint -W warning "$T/bad.8" 2>&1)" ] || fail "mandoc did not flag a broken page"
+
+# Every long option and command of `qgc --help` is documented in qgc(8).
+if [ -x "$QGC" ]; then
+        mandoc -Tascii "$QGC_SRCDIR/man/qgc.8" | col -b > "$T/qgc8.txt" 2>/dev/null ||
+                mandoc -Tascii "$QGC_SRCDIR/man/qgc.8" | sed 's/.\x08//g' > "$T/qgc8.txt"
+        "$QGC" --help > "$T/help.txt" || fail "qgc --help failed"
+        for o in $(grep -o -- '--[a-z][a-z-]*' "$T/help.txt" | sort -u); do
+                grep -q -- "$o" "$T/qgc8.txt" || fail "qgc(8) does not document $o"
+        done
+        for c in status check-config restore; do
+                grep -q "$c" "$T/qgc8.txt" || fail "qgc(8) does not document '$c'"
+        done
+        for code in 0 1 64 75 78; do
+                grep -q "^ *$code " "$T/qgc8.txt" || fail "qgc(8) does not document exit code $code"
+        done
+        pass "qgc(8) documents every option, command and exit code"
+fi
+exit 0

@@ -1,0 +1,173 @@
+#!/bin/sh
+# t-0300-all-users: `qgc --all-users` as root, with real users (useradd). Each tree is changed as
+# its user; an unsafe tree is skipped with a reason; a user who planted symlinks to root-owned
+# files or turned chats/ into a symlink into another tree changes nothing outside their own tree;
+# --all-users as a non-root user fails with a clear message. Root only (else SKIP, 77).
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" = 0 ] || skip "needs root (creates users)"
+for c in useradd userdel runuser getent python3; do
+        command -v $c >/dev/null 2>&1 || skip "$c is not installed"
+done
+
+NOW=2040-01-01T00:00:00Z
+P="qgt$$"                      # unique prefix; the users are removed on exit
+USERS="${P}a ${P}b ${P}e ${P}c" # alice, bob, evil, carol
+created=""
+users_cleanup() {
+        for u in $created; do userdel -r "$u" >/dev/null 2>&1 || userdel "$u" >/dev/null 2>&1 || true; done
+}
+trap 'users_cleanup; cleanup' EXIT
+trap 'exit 99' INT TERM HUP
+
+chmod 755 "$T"
+mkdir -m 755 "$T/home" "$T/bin"
+for u in $USERS; do
+        useradd -m -b "$T/home" -s /usr/sbin/nologin "$u" || fail "useradd $u"
+        created="$created $u"
+        h="$T/home/$u"
+        chmod 755 "$h"
+        mkdir "$h/.qwen"
+        cp -a "$QGC_TESTDATA/corpus/tree/." "$h/.qwen/"
+        chown -R "$u:$(id -gn "$u")" "$h/.qwen"
+        chmod -R u+w,go-w "$h/.qwen"
+done
+A="$T/home/${P}a/.qwen" B="$T/home/${P}b/.qwen" E="$T/home/${P}e/.qwen" C="$T/home/${P}c/.qwen"
+
+# Other users' real trees must not be touched by this test: hide every other home holding a
+# .qwen behind an empty tmpfs in a private mount namespace, or skip.
+others=$(getent passwd | awk -F: -v p="$P" 'index($1, p) != 1 { print $6 }' | sort -u |
+         while read -r h; do [ -n "$h" ] && [ "$h" != / ] && [ -e "$h/.qwen" ] && echo "$h"; done)
+[ -z "$(echo "$others" | grep -x /)" ] || skip "a user's home is / and holds .qwen"
+NS=""
+if [ -n "$others" ]; then
+        command -v unshare >/dev/null 2>&1 || skip "other users have Qwen trees and unshare is missing"
+        unshare -m --propagation private true 2>/dev/null ||
+                skip "other users have Qwen trees and mount namespaces are not available"
+        NS=yes
+fi
+# qgc_root ARGS: run qgc as root with the test policy, other homes hidden.
+qgc_root() {
+        if [ -n "$NS" ]; then
+                unshare -m --propagation private sh -c '
+                        for h in $QGC_HIDE; do mount -t tmpfs -o mode=0755,size=1m qgc-hide "$h" || exit 99; done
+                        exec timeout 120 "$@"' sh "$QGC" "$@"
+        else
+                timeout 120 "$QGC" "$@"
+        fi
+}
+export QGC_HIDE="$others"
+
+cat > "$T/qgc.conf" <<'CONF'
+# everything idle for more than a day is archived; nothing is protected by count
+defaults = {
+        action = "archive";
+        max-age = "1d";
+};
+admin = {
+        allow-user-files = true;
+};
+CONF
+chmod 644 "$T/qgc.conf"
+export QGC_SYSTEM_CONFIG="$T/qgc.conf"
+
+# --- a non-root --all-users fails clearly and changes nothing
+cp "$QGC" "$T/bin/qgc"; chmod 755 "$T/bin/qgc"
+set +e
+runuser -u "${P}a" -- env QGC_SYSTEM_CONFIG="$T/qgc.conf" "$T/bin/qgc" --all-users --now "$NOW" \
+        > "$T/nonroot.out" 2>&1
+rc=$?
+set -e
+cat "$T/nonroot.out"
+[ $rc -ne 0 ] || fail "--all-users as a non-root user exited 0"
+grep -qi "root" "$T/nonroot.out" || fail "--all-users as non-root: no clear message"
+
+# --- hostile plants by evil (${P}e)
+# a root-only secret, a root-owned directory, and a root-owned tree nobody runs for
+printf 'root:secret-hash:19000:0:99999:7:::\n' > "$T/shadow"; chmod 600 "$T/shadow"
+mkdir -m 755 "$T/rootdir"; echo keep > "$T/rootdir/file"; chmod 644 "$T/rootdir/file"
+mkdir -m 755 "$T/victim"; cp -a "$QGC_TESTDATA/corpus/tree/." "$T/victim/"; chmod -R go-w "$T/victim"
+printf '{"sessionId":"x"}\n' > "$T/usage-root"; chmod 644 "$T/usage-root"
+proj=$(ls "$E/projects" | head -n 1)
+proj2=$(ls "$E/projects" | sed -n 2p)
+[ -n "$proj" ] && [ -n "$proj2" ] || fail "corpus has fewer than two projects"
+sid=$(ls "$E/projects/$proj/chats" | grep -m1 '\.jsonl$')
+fh=$(ls "$E/file-history" | head -n 1)
+runuser -u "${P}e" -- sh -c "
+        set -e
+        ln -s '$T/shadow' '$E/projects/$proj/chats/00000000-0000-4000-8000-000000000001.jsonl'
+        rm -rf '$E/file-history/$fh'
+        ln -s '$T/rootdir' '$E/file-history/$fh'
+        ln -s '$T/rootdir' '$E/file-history/00000000-0000-4000-8000-000000000002'
+        rm -rf '$E/projects/$proj2/chats'
+        ln -s '$T/victim/projects/$proj2/chats' '$E/projects/$proj2/chats'
+        mkdir -p '$E/projects/-x-bob/'
+        ln -s '$B/projects/$proj/chats' '$E/projects/-x-bob/chats'
+        rm -f '$E/usage_record.jsonl'
+        ln -s '$T/usage-root' '$E/usage_record.jsonl'
+" || fail "planting evil's symlinks"
+[ -n "$fh" ] || fail "corpus has no file-history"
+
+# --- carol's tree is group-writable: skipped with a reason
+chmod g+w "$C"
+
+listing() { # DIR: path, type, owner, mode, size, content hash of every entry
+        (cd "$1" && find . -printf '%p %y %U %m %s %l\n' | sort
+         find . -type f -exec sha256sum {} + | sort -k 2) 2>/dev/null
+}
+listing "$T/victim" > "$T/victim.before"
+listing "$T/rootdir" > "$T/rootdir.before"
+listing "$C" > "$T/carol.before"
+sha256sum "$T/shadow" "$T/usage-root" > "$T/secrets.before"
+for u in a b; do wc -l < "$T/home/$P$u/.qwen/usage_record.jsonl" > "$T/usage.$u.before"; done
+
+# --- the dry run changes nothing anywhere
+listing "$A" > "$T/a.before"
+qgc_root --all-users --dry-run --now "$NOW" > "$T/dry.out" 2>&1 || { cat "$T/dry.out"; fail "dry run"; }
+listing "$A" > "$T/a.after-dry"
+cmp -s "$T/a.before" "$T/a.after-dry" || fail "--all-users --dry-run changed ${P}a's tree"
+
+# --- the real run
+set +e
+qgc_root --all-users --now "$NOW" --log-target stderr > "$T/run.out" 2> "$T/run.err"
+rc=$?
+set -e
+cat "$T/run.out" "$T/run.err"
+[ $rc -eq 0 ] || [ $rc -eq 1 ] || fail "--all-users exited $rc"
+
+# each normal tree was changed, as its user
+for u in a b; do
+        q="$T/home/$P$u/.qwen"
+        ls -d "$q"/projects/*/chats/archive >/dev/null 2>&1 || fail "$P$u: nothing was archived"
+        bad=$(find "$q" ! -user "$P$u" -printf '%p (%u)\n' | head -n 5)
+        [ -z "$bad" ] || fail "$P$u: files not owned by the user after the run: $bad"
+        [ "$(stat -c %U "$q/usage_record.jsonl")" = "$P$u" ] || fail "$P$u: usage_record.jsonl owner"
+        n0=$(cat "$T/usage.$u.before"); n1=$(wc -l < "$q/usage_record.jsonl")
+        [ "$n1" -ge "$n0" ] || fail "$P$u: usage_record.jsonl shrank"
+        grep -q "$P$u: ok" "$T/run.out" || fail "no 'ok' summary line for $P$u"
+        grep -q "QGC_USER=$P$u" "$T/run.err" || fail "no action log line with QGC_USER=$P$u"
+done
+pass "normal users' trees changed, every file still owned by its user"
+
+# carol: skipped with a reason, untouched
+grep -q "${P}c: skipped: .*group-writable" "$T/run.err" || fail "carol not skipped with a reason"
+listing "$C" > "$T/carol.after"
+cmp -s "$T/carol.before" "$T/carol.after" || fail "carol's unsafe tree was changed"
+pass "unsafe tree skipped with a reason and left alone"
+
+# evil: nothing outside evil's own tree changed
+sha256sum -c --quiet "$T/secrets.before" || fail "a root-owned file changed"
+[ "$(stat -c '%U %a' "$T/shadow")" = "root 600" ] || fail "shadow copy owner/mode changed"
+listing "$T/victim" > "$T/victim.after"
+diff -u "$T/victim.before" "$T/victim.after" || fail "evil's chats symlink changed the victim tree"
+listing "$T/rootdir" > "$T/rootdir.after"
+diff -u "$T/rootdir.before" "$T/rootdir.after" || fail "evil's file-history symlink changed a root dir"
+[ -L "$E/projects/$proj/chats/00000000-0000-4000-8000-000000000001.jsonl" ] ||
+        fail "evil's transcript symlink was acted on"
+bad=$(find "$E" ! -user "${P}e" ! -type l -printf '%p (%u)\n' | head -n 5)
+[ -z "$bad" ] || fail "evil's tree has files not owned by evil: $bad"
+bad=$(find "$B" ! -user "${P}b" -printf '%p (%u)\n' | head -n 5)
+[ -z "$bad" ] || fail "bob's tree has foreign files after evil's run: $bad"
+pass "hostile symlinks caused no change outside the user's own tree"
+
+exit 0
