@@ -1,2 +1,306 @@
-/* inventory.c: not yet written. */
+/* inventory.c: the records of a scan (trees, sessions, orphans), their lifetimes and lookup. */
 #include "autoconf.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inventory.h"
+#include "macro.h"
+
+static void *inventory_mfree(void *p) {
+        free(p);
+        return NULL;
+}
+
+int inventory_new(Inventory **ret) {
+        Inventory *inv = calloc(1, sizeof(Inventory));
+
+        if (!inv)
+                return -ENOMEM;
+        *ret = inv;
+        return 0;
+}
+
+void tree_done(Tree *t) {
+        if (!t)
+                return;
+        free(t->global_dir);
+        free(t->runtime_dir);
+        free(t->user);
+        t->global_dir = t->runtime_dir = t->user = NULL;
+}
+
+void session_done(Session *s) {
+        if (!s)
+                return;
+        free(s->project_dir);
+        free(s->cwd);
+        free(s->owner_reason);
+        free(s->title);
+        free(s->live_reason);
+        s->project_dir = s->cwd = s->owner_reason = s->title = s->live_reason = NULL;
+}
+
+void orphan_done(Orphan *o) {
+        if (!o)
+                return;
+        free(o->project_dir);
+        free(o->name);
+        o->project_dir = o->name = NULL;
+}
+
+Inventory *inventory_free(Inventory *inv) {
+        if (!inv)
+                return NULL;
+        for (size_t i = 0; i < inv->n_trees; i++)
+                tree_done(&inv->trees[i]);
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                session_done(&inv->sessions[i]);
+        for (size_t i = 0; i < inv->n_orphans; i++)
+                orphan_done(&inv->orphans[i]);
+        free(inv->trees);
+        free(inv->sessions);
+        free(inv->orphans);
+        free(inv->by_id);
+        free(inv);
+        return NULL;
+}
+
+int inventory_add_tree(Inventory *inv, Tree *t, size_t *ret_index) {
+        int r;
+
+        r = greedy_realloc((void **)&inv->trees, &inv->alloc_trees, inv->n_trees + 1, sizeof(Tree));
+        if (r < 0) {
+                tree_done(t);
+                return r;
+        }
+        inv->trees[inv->n_trees] = *t;
+        *t = (Tree){};
+        if (ret_index)
+                *ret_index = inv->n_trees;
+        inv->n_trees++;
+        return 0;
+}
+
+int inventory_add_session(Inventory *inv, Session *s) {
+        int r;
+
+        r = greedy_realloc((void **)&inv->sessions, &inv->alloc_sessions, inv->n_sessions + 1,
+                           sizeof(Session));
+        if (r < 0) {
+                session_done(s);
+                return r;
+        }
+        inv->sessions[inv->n_sessions++] = *s;
+        *s = (Session){};
+        /* the index no longer covers every session */
+        inv->by_id = inventory_mfree(inv->by_id);
+        inv->n_by_id = 0;
+        return 0;
+}
+
+int inventory_add_orphan(Inventory *inv, Orphan *o) {
+        int r;
+
+        r = greedy_realloc((void **)&inv->orphans, &inv->alloc_orphans, inv->n_orphans + 1,
+                           sizeof(Orphan));
+        if (r < 0) {
+                orphan_done(o);
+                return r;
+        }
+        inv->orphans[inv->n_orphans++] = *o;
+        *o = (Orphan){};
+        return 0;
+}
+
+/* ASCII case-insensitive strcmp (ids are ASCII; no locale). */
+static int inventory_strcasecmp(const char *a, const char *b) {
+        for (;; a++, b++) {
+                unsigned char x = (unsigned char)*a, y = (unsigned char)*b;
+                if (x >= 'A' && x <= 'Z')
+                        x = (unsigned char)(x - 'A' + 'a');
+                if (y >= 'A' && y <= 'Z')
+                        y = (unsigned char)(y - 'A' + 'a');
+                if (x != y || x == 0)
+                        return (int)x - (int)y;
+        }
+}
+
+/* NULL sorts before any string */
+static int inventory_strcmp_null(const char *a, const char *b) {
+        if (!a || !b)
+                return (a != NULL) - (b != NULL);
+        return strcmp(a, b);
+}
+
+static int inventory_cmp_session(const void *pa, const void *pb) {
+        const Session *a = pa, *b = pb;
+        int c;
+
+        if (a->tree != b->tree)
+                return a->tree < b->tree ? -1 : 1;
+        c = inventory_strcmp_null(a->project_dir, b->project_dir);
+        if (c != 0)
+                return c;
+        c = inventory_strcmp_null(a->cwd, b->cwd);
+        if (c != 0)
+                return c;
+        return strcmp(a->id, b->id);
+}
+
+/* The index is built by sorting (tree, id, index) keys, so no comparator needs the array. */
+typedef struct IndexKey {
+        size_t tree;
+        const char *id;
+        size_t index;
+} IndexKey;
+
+static int inventory_cmp_key(const void *pa, const void *pb) {
+        const IndexKey *a = pa, *b = pb;
+        int c;
+
+        if (a->tree != b->tree)
+                return a->tree < b->tree ? -1 : 1;
+        c = inventory_strcasecmp(a->id, b->id);
+        if (c != 0)
+                return c;
+        return a->index < b->index ? -1 : a->index > b->index;
+}
+
+int inventory_index(Inventory *inv) {
+        _cleanup_free_ IndexKey *keys = NULL;
+        size_t *by_id;
+
+        inv->by_id = inventory_mfree(inv->by_id);
+        inv->n_by_id = 0;
+        if (inv->n_sessions == 0)
+                return 0;
+        keys = calloc(inv->n_sessions, sizeof(IndexKey));
+        by_id = calloc(inv->n_sessions, sizeof(size_t));
+        if (!keys || !by_id) {
+                free(by_id);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                keys[i] = (IndexKey){ inv->sessions[i].tree, inv->sessions[i].id, i };
+        qsort(keys, inv->n_sessions, sizeof(IndexKey), inventory_cmp_key);
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                by_id[i] = keys[i].index;
+        inv->by_id = by_id;
+        inv->n_by_id = inv->n_sessions;
+        return 0;
+}
+
+void inventory_sort(Inventory *inv) {
+        if (inv->n_sessions > 1)
+                qsort(inv->sessions, inv->n_sessions, sizeof(Session), inventory_cmp_session);
+        /* ENOMEM leaves no index: inventory_find() then searches linearly */
+        (void)inventory_index(inv);
+}
+
+/* Binary search of the index for (tree, id): the first match, or NULL. */
+static const Session *inventory_find_indexed(const Inventory *inv, size_t tree, const char *id) {
+        size_t lo = 0, hi = inv->n_by_id;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                const Session *s = &inv->sessions[inv->by_id[mid]];
+                int c = s->tree != tree ? (s->tree < tree ? -1 : 1) : inventory_strcasecmp(s->id, id);
+                if (c < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        if (lo < inv->n_by_id) {
+                const Session *s = &inv->sessions[inv->by_id[lo]];
+                if (s->tree == tree && inventory_strcasecmp(s->id, id) == 0)
+                        return s;
+        }
+        return NULL;
+}
+
+const Session *inventory_find(const Inventory *inv, size_t tree, const char *id) {
+        if (!inv || !id)
+                return NULL;
+        if (inv->by_id && inv->n_by_id == inv->n_sessions) {
+                if (tree != SIZE_MAX)
+                        return inventory_find_indexed(inv, tree, id);
+                for (size_t t = 0; t < inv->n_trees; t++) {
+                        const Session *s = inventory_find_indexed(inv, t, id);
+                        if (s)
+                                return s;
+                }
+                return NULL;
+        }
+        for (size_t i = 0; i < inv->n_sessions; i++) {
+                const Session *s = &inv->sessions[i];
+                if ((tree == SIZE_MAX || s->tree == tree) && inventory_strcasecmp(s->id, id) == 0)
+                        return s;
+        }
+        return NULL;
+}
+
+static const char *const session_state_table[_SESSION_STATE_MAX] = {
+        [SESSION_ACTIVE] = "active",
+        [SESSION_ARCHIVED] = "archived",
+        [SESSION_CONFLICT] = "conflict",
+};
+
+const char *session_state_to_string(SessionState s) {
+        if ((int)s < 0 || s >= _SESSION_STATE_MAX)
+                return NULL;
+        return session_state_table[s];
+}
+
+static const char *const owner_status_table[_OWNER_STATUS_MAX] = {
+        [OWNER_OK] = "ok",
+        [OWNER_WORKTREE] = "worktree",
+        [OWNER_CLAIM] = "claim",
+        [OWNER_FOREIGN] = "foreign",
+        [OWNER_UNVERIFIED] = "unverified",
+};
+
+const char *owner_status_to_string(OwnerStatus s) {
+        if ((int)s < 0 || s >= _OWNER_STATUS_MAX)
+                return NULL;
+        return owner_status_table[s];
+}
+
+static const char *const orphan_kind_table[_ORPHAN_KIND_MAX] = {
+        [ORPHAN_FILE_HISTORY] = "file-history",
+        [ORPHAN_SUBAGENTS] = "subagents",
+        [ORPHAN_EMPTY_PROJECT] = "empty-project",
+};
+
+const char *orphan_kind_to_string(OrphanKind k) {
+        if ((int)k < 0 || k >= _ORPHAN_KIND_MAX)
+                return NULL;
+        return orphan_kind_table[k];
+}
+
+static const char *const live_flag_names[] = {
+        "registry", "claim", "lock", "recent", "unknown",
+};
+
+char *live_flags_to_string(char *buf, size_t n, unsigned flags) {
+        size_t len = 0;
+
+        if (n == 0)
+                return buf;
+        buf[0] = 0;
+        for (size_t i = 0; i < ELEMENTSOF(live_flag_names); i++) {
+                if (!(flags & (1u << i)))
+                        continue;
+                int k = snprintf(buf + len, n - len, "%s%s", len > 0 ? "," : "",
+                                 live_flag_names[i]);
+                if (k < 0 || (size_t)k >= n - len) {
+                        buf[len] = 0; /* drop the truncated name */
+                        break;
+                }
+                len += (size_t)k;
+        }
+        return buf;
+}

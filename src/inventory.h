@@ -84,6 +84,8 @@ typedef struct Session {
         uint64_t transcript_bytes;
 
         msec_t mtime;          /* newest transcript mtime */
+        msec_t last_write;     /* newest mtime of the transcript(s) and subagents/<id>/ * (for the
+                                * policy's min-idle LIVE_RECENT signal) */
         msec_t last_record;    /* last record's timestamp (0 if unknown) */
         msec_t first_record;   /* first record's timestamp (0 if unknown) */
         msec_t last_activity;  /* max(mtime, last_record), clamped to now */
@@ -129,6 +131,11 @@ typedef struct Inventory {
         Orphan *orphans;
         size_t n_orphans;
         size_t alloc_trees, alloc_sessions, alloc_orphans;
+        /* Lookup index for inventory_find(): session indices sorted by (tree, id ignoring case),
+         * built by inventory_sort()/inventory_index(), dropped by inventory_add_session(). When
+         * absent, inventory_find() falls back to a linear search. */
+        size_t *by_id;
+        size_t n_by_id;
 } Inventory;
 
 int inventory_new(Inventory **ret);
@@ -144,7 +151,10 @@ int inventory_add_orphan(Inventory *inv, Orphan *o);
 
 /* Sort sessions by (tree, project_dir, cwd, id) for stable output. */
 void inventory_sort(Inventory *inv);
-/* Find a session by id (case-insensitive) in a tree; NULL if absent. Linear or indexed. */
+/* Build the lookup index of inventory_find() (inventory_sort() does it too). 0 or -ENOMEM. */
+int inventory_index(Inventory *inv);
+/* Find a session by id (case-insensitive) in a tree; NULL if absent. O(log n) after
+ * inventory_sort()/inventory_index(), linear otherwise. tree == SIZE_MAX: in any tree. */
 const Session *inventory_find(const Inventory *inv, size_t tree, const char *id);
 
 void session_done(Session *s);

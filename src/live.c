@@ -1,2 +1,671 @@
-/* live.c: not yet written. */
+/* live.c: is a session in use now? (qwen-layout.md §6)
+ *
+ * Registry records G/sessions/<pid>[-<8hex>].json are verified as Qwen does: the file-name pid
+ * equals "pid", "pidNs" equals our pid namespace, "procStart" (<boot id>:<start ticks>) names our
+ * boot and the pid is alive with the same start ticks. A record from another boot proves the
+ * process gone (not live); another pid namespace, a newer schema or an unreadable /proc cannot be
+ * evaluated (LIVE_UNKNOWN). Runtime claims are live when their pid is alive here or their host
+ * is foreign (Qwen's isRuntimeStatusActive). Writer locks are live unless provably stale: same
+ * host, boot and pid namespace, and the pid dead or started at another time; a sealed lock is
+ * always live. Everything is read-only, by fd, without following symlinks. */
 #include "autoconf.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "live.h"
+#include "log.h"
+#include "macro.h"
+#include "qwen.h"
+#include "scan.h"
+
+#define LIVE_JSON_MAX (1024 * 1024)
+
+typedef struct LiveRegEntry {
+        char *session_id;
+        unsigned flags; /* LIVE_REGISTRY, LIVE_UNKNOWN or 0 (provably dead) */
+        char *reason;
+} LiveRegEntry;
+
+struct LiveProbe {
+        char boot_id[64];
+        bool boot_known;
+        uint64_t pidns;
+        bool pidns_known;
+        char hostname[HOST_NAME_MAX + 1];
+
+        LiveRegEntry *reg;
+        size_t n_reg, alloc_reg;
+        char *registry_problem; /* G/sessions exists but could not be listed */
+
+        int locks_fd;           /* R/tmp/session-writer-locks, -EBADF when absent */
+        char **locks;           /* sorted names in it */
+        size_t n_locks, alloc_locks;
+        char *locks_problem;
+};
+
+/* ASCII case-insensitive compare for ids. */
+static int live_strcasecmp(const char *a, const char *b) {
+        for (;; a++, b++) {
+                int x = tolower((unsigned char)*a), y = tolower((unsigned char)*b);
+                if (x != y || x == 0)
+                        return x - y;
+        }
+}
+
+/* Read a small text file by absolute path (for /proc); NUL-terminated into buf. */
+static int live_read_small(const char *path, char *buf, size_t n) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        ssize_t k;
+
+        if (fd < 0)
+                return -errno;
+        k = read(fd, buf, n - 1);
+        if (k < 0)
+                return -errno;
+        buf[k] = 0;
+        return (int)k;
+}
+
+int live_pid_start(int64_t pid, uint64_t *ret_ticks) {
+        char path[64], buf[1024];
+        const char *p;
+        char state;
+        unsigned long long ticks;
+        int r;
+
+        if (pid <= 0 || pid > INT_MAX)
+                return -EINVAL;
+        if (kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+                return 0;
+        (void)snprintf(path, sizeof(path), "/proc/%" PRId64 "/stat", pid);
+        r = live_read_small(path, buf, sizeof(buf));
+        if (r == -ENOENT || r == -ESRCH)
+                return 0;
+        if (r < 0)
+                return r;
+        /* comm may contain anything, up to the LAST ')' */
+        p = strrchr(buf, ')');
+        if (!p || p[1] != ' ')
+                return -EBADMSG;
+        p += 2;
+        state = *p;
+        if (state == 'Z' || state == 'X')
+                return 0;
+        /* p is at field 3; starttime is field 22: skip 19 more fields */
+        for (int i = 3; i < 22; i++) {
+                p = strchr(p, ' ');
+                if (!p)
+                        return -EBADMSG;
+                p++;
+        }
+        if (sscanf(p, "%llu", &ticks) != 1)
+                return -EBADMSG;
+        if (ret_ticks)
+                *ret_ticks = ticks;
+        return 1;
+}
+
+/* This host's boot id, pid namespace and hostname. */
+static void live_probe_host(LiveProbe *p) {
+        struct stat st;
+        size_t n;
+
+        if (live_read_small("/proc/sys/kernel/random/boot_id", p->boot_id, sizeof(p->boot_id)) >
+            0) {
+                n = strcspn(p->boot_id, "\n");
+                p->boot_id[n] = 0;
+                p->boot_known = n > 0;
+        }
+        if (stat("/proc/self/ns/pid", &st) == 0) {
+                p->pidns = (uint64_t)st.st_ino;
+                p->pidns_known = true;
+        }
+        if (gethostname(p->hostname, sizeof(p->hostname) - 1) < 0)
+                p->hostname[0] = 0;
+        p->hostname[sizeof(p->hostname) - 1] = 0;
+}
+
+/* "<pid>.json" or "<pid>-<8 lower hex>.json": the pid, or -1. */
+static int64_t live_registry_name_pid(const char *name) {
+        int64_t pid = 0;
+        const char *c = name;
+
+        if (!isdigit((unsigned char)*c))
+                return -1;
+        for (; isdigit((unsigned char)*c); c++) {
+                pid = pid * 10 + (*c - '0');
+                if (pid > INT_MAX)
+                        return -1;
+        }
+        if (*c == '-') {
+                c++;
+                for (int i = 0; i < 8; i++, c++)
+                        if (!isdigit((unsigned char)*c) && !(*c >= 'a' && *c <= 'f'))
+                                return -1;
+        }
+        return streq(c, ".json") ? pid : -1;
+}
+
+static bool live_json_get(json_object *o, const char *key, json_type type, json_object **ret) {
+        json_object *v = NULL;
+
+        if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, type))
+                return false;
+        *ret = v;
+        return true;
+}
+
+static const char *live_json_string(json_object *o, const char *key) {
+        json_object *v;
+        return live_json_get(o, key, json_type_string, &v) ? json_object_get_string(v) : NULL;
+}
+
+/* An integer member (json int, or a double with an integral value); false when absent. */
+static bool live_json_int(json_object *o, const char *key, int64_t *ret) {
+        json_object *v = NULL;
+
+        if (!o || !json_object_object_get_ex(o, key, &v) || !v)
+                return false;
+        if (json_object_is_type(v, json_type_int)) {
+                *ret = json_object_get_int64(v);
+                return true;
+        }
+        if (json_object_is_type(v, json_type_double)) {
+                double d = json_object_get_double(v);
+                if (d != (double)(int64_t)d)
+                        return false;
+                *ret = (int64_t)d;
+                return true;
+        }
+        return false;
+}
+
+/* Decide one registry record: flags and reason. */
+static int live_registry_eval(const LiveProbe *p, int64_t name_pid, json_object *o,
+                              unsigned *ret_flags, char **ret_reason) {
+        const char *proc_start = live_json_string(o, "procStart");
+        int64_t schema = 1, pid = 0, pidns = 0;
+        unsigned long long ticks;
+        uint64_t now_ticks;
+        const char *colon;
+        int r;
+
+#define LIVE_VERDICT(f, ...)                                                                       \
+        do {                                                                                       \
+                *ret_flags = (f);                                                                  \
+                *ret_reason = strprintf(__VA_ARGS__);                                              \
+                return *ret_reason ? 0 : -ENOMEM;                                                  \
+        } while (0)
+
+        if (live_json_int(o, "schemaVersion", &schema) && schema > 1)
+                LIVE_VERDICT(LIVE_UNKNOWN, "registry record %" PRId64 ".json has schema %" PRId64,
+                             name_pid, schema);
+        if (!live_json_int(o, "pid", &pid) || pid != name_pid)
+                LIVE_VERDICT(LIVE_UNKNOWN, "registry record %" PRId64 ".json: pid does not match",
+                             name_pid);
+        if (!p->boot_known || !p->pidns_known)
+                LIVE_VERDICT(LIVE_UNKNOWN, "registry pid %" PRId64 ": /proc unreadable", pid);
+        if (!live_json_int(o, "pidNs", &pidns) || (uint64_t)pidns != p->pidns)
+                LIVE_VERDICT(LIVE_UNKNOWN, "registry pid %" PRId64 " in another pid namespace",
+                             pid);
+        colon = proc_start ? strrchr(proc_start, ':') : NULL;
+        if (!colon || sscanf(colon + 1, "%llu", &ticks) != 1)
+                LIVE_VERDICT(LIVE_UNKNOWN, "registry pid %" PRId64 ": procStart unreadable", pid);
+        if ((size_t)(colon - proc_start) != strlen(p->boot_id) ||
+            !strneq(proc_start, p->boot_id, strlen(p->boot_id)))
+                LIVE_VERDICT(0, "registry pid %" PRId64 " is from another boot", pid);
+        r = live_pid_start(pid, &now_ticks);
+        if (r < 0)
+                LIVE_VERDICT(LIVE_UNKNOWN, "registry pid %" PRId64 ": cannot check the process",
+                             pid);
+        if (r == 0)
+                LIVE_VERDICT(0, "registry pid %" PRId64 " is dead", pid);
+        if (now_ticks != ticks)
+                LIVE_VERDICT(0, "registry pid %" PRId64 " was reused", pid);
+        LIVE_VERDICT(LIVE_REGISTRY, "registry pid %" PRId64 " alive", pid);
+#undef LIVE_VERDICT
+}
+
+/* Load G/sessions/ into p->reg. */
+static int live_probe_load_registry(LiveProbe *p, const char *global_dir) {
+        _cleanup_close_ int gfd = -EBADF, sfd = -EBADF;
+        DIR *d;
+        struct dirent *de;
+        int r = 0;
+
+        gfd = open(global_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (gfd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        sfd = scan_openat(gfd, "sessions", O_RDONLY | O_DIRECTORY);
+        if (sfd == -ENOENT)
+                return 0;
+        if (sfd < 0)
+                return sfd;
+        d = fdopendir(sfd);
+        if (!d)
+                return -errno;
+        sfd = -EBADF; /* owned by d */
+        while ((de = readdir(d))) {
+                json_object *o = NULL;
+                const char *sid;
+                int64_t pid = live_registry_name_pid(de->d_name);
+                LiveRegEntry e = {};
+
+                if (pid < 0)
+                        continue;
+                if (scan_read_json_at(dirfd(d), de->d_name, LIVE_JSON_MAX, &o) < 0) {
+                        log_debug("registry '%s': unreadable, ignored", de->d_name);
+                        continue;
+                }
+                sid = live_json_string(o, "sessionId");
+                if (!sid) {
+                        json_object_put(o);
+                        continue;
+                }
+                e.session_id = strdup(sid);
+                r = e.session_id ? live_registry_eval(p, pid, o, &e.flags, &e.reason) : -ENOMEM;
+                json_object_put(o);
+                if (r >= 0)
+                        r = greedy_realloc((void **)&p->reg, &p->alloc_reg, p->n_reg + 1,
+                                           sizeof(LiveRegEntry));
+                if (r < 0) {
+                        free(e.session_id);
+                        free(e.reason);
+                        break;
+                }
+                p->reg[p->n_reg++] = e;
+        }
+        closedir(d);
+        return r;
+}
+
+static int live_cmp_name(const void *a, const void *b) {
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Open R/tmp/session-writer-locks and list its *.lock names. */
+static int live_probe_load_locks(LiveProbe *p, const char *runtime_dir) {
+        _cleanup_close_ int rfd = -EBADF, tfd = -EBADF, lfd2 = -EBADF;
+        DIR *d;
+        struct dirent *de;
+        int r = 0;
+
+        rfd = open(runtime_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (rfd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        tfd = scan_openat(rfd, "tmp", O_RDONLY | O_DIRECTORY);
+        if (tfd == -ENOENT)
+                return 0;
+        if (tfd < 0)
+                return tfd;
+        p->locks_fd = scan_openat(tfd, "session-writer-locks", O_RDONLY | O_DIRECTORY);
+        if (p->locks_fd == -ENOENT) {
+                p->locks_fd = -EBADF;
+                return 0;
+        }
+        if (p->locks_fd < 0) {
+                r = p->locks_fd;
+                p->locks_fd = -EBADF;
+                return r;
+        }
+        lfd2 = dup(p->locks_fd);
+        if (lfd2 < 0)
+                return -errno;
+        d = fdopendir(lfd2);
+        if (!d)
+                return -errno;
+        lfd2 = -EBADF;
+        while ((de = readdir(d))) {
+                size_t n = strlen(de->d_name);
+                char *s;
+                if (n < 6 || !streq(de->d_name + n - 5, ".lock"))
+                        continue;
+                s = strdup(de->d_name);
+                if (!s || greedy_realloc((void **)&p->locks, &p->alloc_locks, p->n_locks + 1,
+                                         sizeof(char *)) < 0) {
+                        free(s);
+                        r = -ENOMEM;
+                        break;
+                }
+                p->locks[p->n_locks++] = s;
+        }
+        closedir(d);
+        if (p->n_locks > 1)
+                qsort(p->locks, p->n_locks, sizeof(char *), live_cmp_name);
+        return r;
+}
+
+int live_probe_new(const Tree *t, LiveProbe **ret) {
+        LiveProbe *p = calloc(1, sizeof(LiveProbe));
+        int r;
+
+        if (!p)
+                return -ENOMEM;
+        p->locks_fd = -EBADF;
+        live_probe_host(p);
+        r = live_probe_load_registry(p, t->global_dir);
+        if (r == -ENOMEM)
+                return live_probe_free(p), r;
+        if (r < 0) {
+                p->registry_problem = strprintf("registry '%s/sessions' unreadable: %s",
+                                                t->global_dir, strerror(-r));
+                if (!p->registry_problem)
+                        return live_probe_free(p), -ENOMEM;
+        }
+        r = live_probe_load_locks(p, t->runtime_dir);
+        if (r == -ENOMEM)
+                return live_probe_free(p), r;
+        if (r < 0) {
+                p->locks_problem = strprintf("writer locks in '%s/tmp' unreadable: %s",
+                                             t->runtime_dir, strerror(-r));
+                if (!p->locks_problem)
+                        return live_probe_free(p), -ENOMEM;
+        }
+        *ret = p;
+        return 0;
+}
+
+LiveProbe *live_probe_free(LiveProbe *p) {
+        if (!p)
+                return NULL;
+        for (size_t i = 0; i < p->n_reg; i++) {
+                free(p->reg[i].session_id);
+                free(p->reg[i].reason);
+        }
+        free(p->reg);
+        for (size_t i = 0; i < p->n_locks; i++)
+                free(p->locks[i]);
+        free(p->locks);
+        free(p->registry_problem);
+        free(p->locks_problem);
+        safe_close(p->locks_fd);
+        free(p);
+        return NULL;
+}
+
+bool live_is_claim_name(const char *name) {
+        size_t n = strlen(name), k = strlen(".runtime.json");
+        return n > k && streq(name + n - k, ".runtime.json");
+}
+
+int live_claims_add(ClaimSet *set, int chats_fd, const char *name) {
+        json_object *o = NULL;
+        RuntimeClaim c = {};
+        struct stat st;
+        const char *s;
+        int r;
+
+        c.file = strdup(name);
+        if (!c.file)
+                return -ENOMEM;
+        if (fstatat(chats_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+                scan_fileid_from_stat(&c.id, &st);
+        r = scan_read_json_at(chats_fd, name, LIVE_JSON_MAX, &o);
+        if (r == -ENOMEM) {
+                free(c.file);
+                return r;
+        }
+        if (r < 0 || !json_object_is_type(o, json_type_object))
+                c.malformed = true;
+        else {
+                if ((s = live_json_string(o, "session_id")))
+                        c.session_id = strdup(s);
+                if ((s = live_json_string(o, "work_dir")))
+                        c.work_dir = strdup(s);
+                if ((s = live_json_string(o, "hostname")))
+                        c.hostname = strdup(s);
+                (void)live_json_int(o, "pid", &c.pid);
+                if (!c.session_id)
+                        c.malformed = true;
+        }
+        json_object_put(o);
+        r = greedy_realloc((void **)&set->claims, &set->alloc, set->n + 1, sizeof(RuntimeClaim));
+        if (r < 0) {
+                free(c.file);
+                free(c.session_id);
+                free(c.work_dir);
+                free(c.hostname);
+                return r;
+        }
+        set->claims[set->n++] = c;
+        return 0;
+}
+
+int live_claims_load(ClaimSet *set, int chats_fd) {
+        _cleanup_close_ int fd2 = dup(chats_fd);
+        DIR *d;
+        struct dirent *de;
+        int r = 0;
+
+        if (fd2 < 0)
+                return -errno;
+        d = fdopendir(fd2);
+        if (!d)
+                return -errno;
+        fd2 = -EBADF;
+        rewinddir(d);
+        while ((de = readdir(d))) {
+                if (!live_is_claim_name(de->d_name))
+                        continue;
+                r = live_claims_add(set, chats_fd, de->d_name);
+                if (r < 0)
+                        break;
+        }
+        closedir(d);
+        return r;
+}
+
+void live_claims_done(ClaimSet *set) {
+        for (size_t i = 0; i < set->n; i++) {
+                free(set->claims[i].file);
+                free(set->claims[i].session_id);
+                free(set->claims[i].work_dir);
+                free(set->claims[i].hostname);
+        }
+        free(set->claims);
+        *set = (ClaimSet){};
+}
+
+bool live_claim_matches(const RuntimeClaim *c, const char *id) {
+        size_t n = strlen(id);
+
+        if (c->session_id)
+                return live_strcasecmp(c->session_id, id) == 0;
+        /* malformed: tie it to a session by its name, <id>.runtime.json or <id>.<pid>... */
+        for (size_t i = 0; i < n; i++)
+                if (tolower((unsigned char)c->file[i]) != tolower((unsigned char)id[i]))
+                        return false;
+        return c->file[n] == '.';
+}
+
+/* Add flag and a reason to s. */
+static int live_add(Session *s, unsigned flag, const char *reason) {
+        char *n;
+
+        s->live |= flag;
+        if (!reason)
+                return 0;
+        n = s->live_reason ? strprintf("%s; %s", s->live_reason, reason) : strdup(reason);
+        if (!n)
+                return -ENOMEM;
+        free(s->live_reason);
+        s->live_reason = n;
+        return 0;
+}
+
+/* Evaluate one claim naming s. */
+static int live_check_claim(const LiveProbe *p, Session *s, const RuntimeClaim *c) {
+        _cleanup_free_ char *why = NULL;
+        int r;
+
+        if (c->malformed) {
+                why = strprintf("runtime claim '%s' unreadable", c->file);
+                return why ? live_add(s, LIVE_UNKNOWN, why) : -ENOMEM;
+        }
+        if (c->pid <= 0)
+                return 0; /* Qwen: not active */
+        if (!c->hostname || !streq(c->hostname, p->hostname)) {
+                why = strprintf("runtime claim pid %" PRId64 " on host '%s'", c->pid,
+                                c->hostname ? c->hostname : "(none)");
+                return why ? live_add(s, LIVE_CLAIM, why) : -ENOMEM;
+        }
+        r = live_pid_start(c->pid, NULL);
+        if (r == 0)
+                return 0;
+        why = strprintf("runtime claim pid %" PRId64 " alive", c->pid);
+        return why ? live_add(s, LIVE_CLAIM, why) : -ENOMEM;
+}
+
+/* The writer lock verdict for an open lock record. NULL reason: stale. */
+static int live_lock_eval(const LiveProbe *p, json_object *o, char **ret_reason) {
+        const char *state = live_json_string(o, "state");
+        const char *host = live_json_string(o, "hostname");
+        const char *psi = live_json_string(o, "process_start_identity");
+        json_object *ns = NULL;
+        int64_t pid = 0;
+        uint64_t now_ticks;
+        unsigned long long ticks;
+        const char *colon;
+        size_t blen;
+        int r;
+
+        *ret_reason = NULL;
+#define LIVE_LOCKED(...)                                                                           \
+        do {                                                                                       \
+                *ret_reason = strprintf(__VA_ARGS__);                                              \
+                return *ret_reason ? 0 : -ENOMEM;                                                  \
+        } while (0)
+
+        if (!json_object_is_type(o, json_type_object))
+                LIVE_LOCKED("writer lock malformed");
+        if (state && streq(state, "sealed"))
+                LIVE_LOCKED("writer lock sealed");
+        if (state && !streq(state, "active"))
+                LIVE_LOCKED("writer lock in state '%s'", state);
+        if (json_object_object_get_ex(o, "state", &ns) && ns && !state)
+                LIVE_LOCKED("writer lock malformed");
+        if (!host || !streq(host, p->hostname))
+                LIVE_LOCKED("writer lock held on host '%s'", host ? host : "(none)");
+        if (!live_json_int(o, "pid", &pid) || pid <= 0)
+                LIVE_LOCKED("writer lock malformed");
+        if (!psi || !strneq(psi, "linux:", 6) || !p->boot_known)
+                LIVE_LOCKED("writer lock pid %" PRId64 ": start identity not checkable", pid);
+        psi += 6;
+        colon = strrchr(psi, ':');
+        blen = strlen(p->boot_id);
+        if (!colon || sscanf(colon + 1, "%llu", &ticks) != 1)
+                LIVE_LOCKED("writer lock malformed");
+        if ((size_t)(colon - psi) != blen || !strneq(psi, p->boot_id, blen))
+                LIVE_LOCKED("writer lock pid %" PRId64 " from another boot", pid);
+        if (json_object_object_get_ex(o, "pid_namespace_id", &ns) && ns) {
+                int64_t v = 0;
+                const char *sv = json_object_is_type(ns, json_type_string) ?
+                                         json_object_get_string(ns) :
+                                         NULL;
+                bool same;
+                if (json_object_is_type(ns, json_type_int))
+                        v = json_object_get_int64(ns);
+                else if (sv) {
+                        /* "pid:[4026531836]" or "4026531836" */
+                        const char *dgt = sv + strcspn(sv, "0123456789");
+                        v = strtoll(dgt, NULL, 10);
+                }
+                same = p->pidns_known && v > 0 && (uint64_t)v == p->pidns;
+                if (!same)
+                        LIVE_LOCKED("writer lock pid %" PRId64 " in another pid namespace", pid);
+        }
+        r = live_pid_start(pid, &now_ticks);
+        if (r < 0)
+                LIVE_LOCKED("writer lock pid %" PRId64 ": cannot check the process", pid);
+        if (r == 0 || now_ticks != ticks)
+                return 0; /* stale: Qwen would reclaim it */
+        LIVE_LOCKED("writer lock held by pid %" PRId64, pid);
+#undef LIVE_LOCKED
+}
+
+/* The writer lock R/tmp/session-writer-locks/<id>.lock. */
+static int live_check_lock(const LiveProbe *p, Session *s) {
+        _cleanup_free_ char *name = strprintf("%s.lock", s->id), *why = NULL;
+        const char *key = name;
+        json_object *o = NULL;
+        int r;
+
+        if (!name)
+                return -ENOMEM;
+        if (p->locks_problem)
+                return live_add(s, LIVE_UNKNOWN, p->locks_problem);
+        if (p->n_locks == 0 ||
+            !bsearch(&key, p->locks, p->n_locks, sizeof(char *), live_cmp_name))
+                return 0;
+        r = scan_read_json_at(p->locks_fd, name, LIVE_JSON_MAX, &o);
+        if (r == -ENOENT)
+                return 0; /* released since the listing */
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return live_add(s, LIVE_LOCK, "writer lock unreadable");
+        r = live_lock_eval(p, o, &why);
+        json_object_put(o);
+        if (r < 0)
+                return r;
+        return why ? live_add(s, LIVE_LOCK, why) : 0;
+}
+
+int live_check_claims(const LiveProbe *p, Session *s, const ClaimSet *claims) {
+        int r;
+
+        if (p->registry_problem) {
+                r = live_add(s, LIVE_UNKNOWN, p->registry_problem);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < p->n_reg; i++) {
+                const LiveRegEntry *e = &p->reg[i];
+                if (live_strcasecmp(e->session_id, s->id) != 0)
+                        continue;
+                if (e->flags == 0) {
+                        log_debug("session %s: %s", s->id, e->reason);
+                        continue;
+                }
+                r = live_add(s, e->flags, e->reason);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; claims && i < claims->n; i++) {
+                if (!live_claim_matches(&claims->claims[i], s->id))
+                        continue;
+                r = live_check_claim(p, s, &claims->claims[i]);
+                if (r < 0)
+                        return r;
+        }
+        return live_check_lock(p, s);
+}
+
+int live_check(const LiveProbe *p, Session *s, int chats_fd) {
+        _cleanup_(live_claims_done) ClaimSet claims = {};
+        int r;
+
+        if (chats_fd >= 0) {
+                r = live_claims_load(&claims, chats_fd);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        r = live_add(s, LIVE_UNKNOWN, "runtime claims unreadable");
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return live_check_claims(p, s, &claims);
+}

@@ -2,6 +2,9 @@
  * writer locks (R/tmp/session-writer-locks). Read-only; fails closed (LIVE_UNKNOWN). */
 #pragma once
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "inventory.h"
 
 typedef struct LiveProbe LiveProbe;
@@ -15,3 +18,40 @@ static inline void live_probe_freep(LiveProbe **p) {
 
 /* Set s->live and s->live_reason from the registry, claims in chats_fd and the writer lock. */
 int live_check(const LiveProbe *p, Session *s, int chats_fd);
+
+/* A runtime claim file in chats/: <id>.runtime.json (v0.21) or <id>.<pid>.runtime.json (newer),
+ * {schema_version, pid, session_id, work_dir, hostname, started_at, qwen_version}. */
+typedef struct RuntimeClaim {
+        char *file;       /* name in chats/ */
+        char *session_id; /* NULL when absent or not a string */
+        char *work_dir;   /* NULL when absent or not a string */
+        char *hostname;   /* NULL when absent or not a string */
+        int64_t pid;      /* 0 when absent */
+        FileId id;        /* identity (for sizes) */
+        bool malformed;   /* unreadable, not a regular file, not a JSON object */
+} RuntimeClaim;
+
+/* The claims of one chats/ directory, read once and shared by owner.c and live.c. */
+typedef struct ClaimSet {
+        RuntimeClaim *claims;
+        size_t n, alloc;
+} ClaimSet;
+
+/* Does the name look like a runtime claim ("*.runtime.json", as Qwen's readRuntimeStatusClaims)? */
+bool live_is_claim_name(const char *name);
+/* Read (chats_fd, name) no-follow, non-blocking, bounded, and append it to set (malformed ones
+ * too). Only -ENOMEM is returned as an error. */
+int live_claims_add(ClaimSet *set, int chats_fd, const char *name);
+/* Read every claim file of a chats/ directory. 0 or -errno (from opening the listing). */
+int live_claims_load(ClaimSet *set, int chats_fd);
+void live_claims_done(ClaimSet *set);
+/* Does claim c name session id (session_id equal ignoring case, or, when malformed, a file name
+ * starting with "<id>.")? */
+bool live_claim_matches(const RuntimeClaim *c, const char *id);
+
+/* live_check() with the claims already loaded (the scan reads each chats/ once). */
+int live_check_claims(const LiveProbe *p, Session *s, const ClaimSet *claims);
+
+/* Start ticks (field 22 of /proc/<pid>/stat) of a live, non-zombie pid: 1 alive (ticks set),
+ * 0 dead (ESRCH or zombie), -errno when it cannot be told. */
+int live_pid_start(int64_t pid, uint64_t *ret_ticks);

@@ -1,2 +1,120 @@
-/* owner.c: not yet written. */
+/* owner.c: the read-only ownership check of one transcript (qwen-layout.md §4.1, §12 rule 2).
+ *
+ * The first record's string sessionId must equal the file's id ignoring case and its cwd must be
+ * a string; then the session belongs to the project directory when sanitizeCwd(cwd) is the
+ * directory's name, or by Qwen's worktree rule (the part of cwd before the last
+ * "/.qwen/worktrees/" sanitizes to it), or when a runtime claim in chats/ names the session and
+ * its work_dir sanitizes to it (a /cd-migrated session). A readable head that fails all three is
+ * foreign; anything else is unverified. Never decides from the directory name alone. */
 #include "autoconf.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "owner.h"
+#include "qwen.h"
+
+/* Replace s->owner_reason. */
+static int owner_set(Session *s, OwnerStatus st, char *reason) {
+        if (!reason)
+                return -ENOMEM;
+        free(s->owner_reason);
+        s->owner = st;
+        s->owner_reason = reason;
+        return 0;
+}
+
+/* Does sanitizeCwd(path) equal project_dir? 1, 0, or -ENOMEM. */
+static int owner_sanitizes_to(const char *path, const char *project_dir) {
+        _cleanup_free_ char *san = qwen_sanitize_cwd(path);
+
+        if (!san)
+                return -ENOMEM;
+        return streq(san, project_dir);
+}
+
+int owner_check_claims(Session *s, const HeadInfo *head, const char *why, const char *project_dir,
+                       const ClaimSet *claims) {
+        _cleanup_free_ char *root = NULL, *san = NULL;
+        int r;
+
+        s->owner = OWNER_UNVERIFIED;
+        if (!head)
+                return owner_set(s, OWNER_UNVERIFIED, strdup(why ? why : "unreadable"));
+
+        /* cwd and hash whenever the first record has a cwd, even when the id check fails */
+        if (head->cwd) {
+                char *c = strdup(head->cwd);
+                if (!c)
+                        return -ENOMEM;
+                free(s->cwd);
+                s->cwd = c;
+                r = qwen_project_hash(head->cwd, s->hash);
+                if (r < 0)
+                        return r;
+        }
+        if (!head->session_id)
+                return owner_set(s, OWNER_UNVERIFIED, strdup("first record has no sessionId"));
+        if (!qwen_session_id_equal(head->session_id, s->id))
+                return owner_set(s, OWNER_UNVERIFIED,
+                                 strprintf("first record's sessionId '%.64s' differs from the "
+                                           "file name",
+                                           head->session_id));
+        if (!head->cwd)
+                return owner_set(s, OWNER_UNVERIFIED, strdup("first record has no cwd"));
+
+        r = owner_sanitizes_to(head->cwd, project_dir);
+        if (r < 0)
+                return r;
+        if (r > 0)
+                return owner_set(s, OWNER_OK, strdup("cwd matches the project directory"));
+
+        errno = 0;
+        root = qwen_worktree_root(head->cwd);
+        if (!root && errno == ENOMEM)
+                return -ENOMEM;
+        if (root) {
+                r = owner_sanitizes_to(root, project_dir);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        return owner_set(s, OWNER_WORKTREE,
+                                         strprintf("worktree of '%s'", root));
+        }
+
+        for (size_t i = 0; claims && i < claims->n; i++) {
+                const RuntimeClaim *c = &claims->claims[i];
+                if (c->malformed || !c->session_id || !c->work_dir ||
+                    !qwen_session_id_equal(c->session_id, s->id))
+                        continue;
+                r = owner_sanitizes_to(c->work_dir, project_dir);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        return owner_set(s, OWNER_CLAIM,
+                                         strprintf("runtime claim '%s' (work_dir '%s')", c->file,
+                                                   c->work_dir));
+        }
+
+        san = qwen_sanitize_cwd(head->cwd);
+        if (!san)
+                return -ENOMEM;
+        return owner_set(s, OWNER_FOREIGN,
+                         strprintf("cwd '%s' belongs to project directory '%s'", head->cwd, san));
+}
+
+int owner_check(Session *s, const HeadInfo *head, const char *why, const char *project_dir,
+                int chats_fd) {
+        _cleanup_(live_claims_done) ClaimSet claims = {};
+        int r;
+
+        if (chats_fd >= 0 && head) {
+                r = live_claims_load(&claims, chats_fd);
+                if (r == -ENOMEM)
+                        return r;
+                /* unreadable claims vouch for nothing */
+        }
+        return owner_check_claims(s, head, why, project_dir, &claims);
+}

@@ -1,2 +1,1079 @@
-/* scan.c: not yet written. */
+/* scan.c: the read-only walk of Qwen trees into the Inventory.
+ *
+ * Per tree: R/projects/<p>/chats/ and chats/archive/ through directory fds (openat with
+ * O_NOFOLLOW, fstatat with AT_SYMLINK_NOFOLLOW), never leaving the filesystem of R, never
+ * following a symlink, never blocking on a FIFO and never writing (O_NOATIME when permitted, so
+ * a dry run leaves atimes alone). Each directory is listed once: sidecars, runtime claims,
+ * subagents/, G/file-history/, session-organization.v1.json and tmp/<hash>/scheduled_tasks.json
+ * are read once per directory, project or hash and looked up per session, so the cost is
+ * O(n log n) in the number of sessions with one head and one tail read per transcript. */
 #include "autoconf.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "live.h"
+#include "log.h"
+#include "macro.h"
+#include "owner.h"
+#include "qwen.h"
+#include "record.h"
+#include "scan.h"
+
+#define SCAN_JSON_MAX (16 * 1024 * 1024) /* organisation and task files */
+#define SCAN_DEPTH_MAX 32                /* in file-history/<id>/ and subagents/<id>/ */
+
+/* A directory's totals: file-history/<id>/ or subagents/<id>/. */
+typedef struct ScanAgg {
+        char *name;
+        FileId dir;
+        uint64_t bytes, bytes_alloc;
+        msec_t mtime; /* newest mtime inside (the directory's own included) */
+} ScanAgg;
+
+typedef struct ScanAggs {
+        ScanAgg *v;
+        size_t n, alloc;
+} ScanAggs;
+
+/* Candidate orphans, decided when every tree is in the inventory. */
+typedef struct ScanPending {
+        OrphanKind kind;
+        size_t tree;
+        char *project_dir;
+        ScanAgg agg;
+} ScanPending;
+
+/* Scheduled tasks of one tmp/<hash>/: the bound session ids. */
+typedef struct ScanTasks {
+        char hash[PROJECT_HASH_LEN + 1];
+        char **ids;
+        size_t n;
+        bool malformed; /* unreadable: every session of the hash counts as bound */
+} ScanTasks;
+
+typedef struct ScanCtx {
+        Inventory *inv;
+        const ScanOptions *o;
+        size_t tree;
+        dev_t dev;         /* of R */
+        int tmp_fd;        /* R/tmp or -EBADF */
+        LiveProbe *probe;
+        ScanAggs history;  /* G/file-history/<x>, sorted by name */
+        ScanTasks *tasks;  /* sorted by hash */
+        size_t n_tasks, alloc_tasks;
+        ScanPending *pending;
+        size_t n_pending, alloc_pending;
+} ScanCtx;
+
+/* A sorted list of names (sidecar presence tests without a syscall). */
+typedef struct ScanNames {
+        char **v;
+        size_t n, alloc;
+} ScanNames;
+
+/* A transcript file of a session: the name and its directory. */
+typedef struct ScanEntry {
+        char *name;
+        char id[SESSION_ID_MAX + 1];
+} ScanEntry;
+
+typedef struct ScanEntries {
+        ScanEntry *v;
+        size_t n, alloc;
+} ScanEntries;
+
+/* What reading one copy of a transcript gave. */
+typedef struct ScanCopy {
+        FileId id;
+        bool regular;   /* readable regular file on the tree's filesystem */
+        char *problem;  /* why it cannot be verified, NULL if fine */
+        HeadInfo head;
+        bool head_ok;
+        const char *head_why;
+        TailInfo tail;
+        bool tail_ok;
+} ScanCopy;
+
+/* One project directory while it is scanned. */
+typedef struct ScanProject {
+        const char *name;
+        int chats_fd, archive_fd;
+        ScanNames chats_other, archive_other;
+        ClaimSet claims;
+        ScanAggs subagents;
+        json_object *org; /* session-organization.v1.json "sessions" (borrowed from org_root) */
+        json_object *org_root;
+} ScanProject;
+
+static msec_t scan_ts_msec(const struct timespec *ts) {
+        return (msec_t)ts->tv_sec * 1000 + ts->tv_nsec / 1000000;
+}
+
+void scan_fileid_from_stat(FileId *id, const struct stat *st) {
+        *id = (FileId){
+                .present = true,
+                .dev = st->st_dev,
+                .ino = st->st_ino,
+                .size = (uint64_t)st->st_size,
+                .blocks = (uint64_t)st->st_blocks * 512,
+                .mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
+                .ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec,
+        };
+}
+
+int scan_openat(int dfd, const char *name, int flags) {
+        int base = flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, fd;
+
+        fd = openat(dfd, name, base | O_NOATIME);
+        if (fd < 0 && errno == EPERM) /* O_NOATIME needs ownership or CAP_FOWNER */
+                fd = openat(dfd, name, base);
+        return fd < 0 ? -errno : fd;
+}
+
+int scan_read_json_at(int dfd, const char *name, size_t max, json_object **ret) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        json_tokener *tok;
+        json_object *o;
+        struct stat st;
+        size_t len = 0;
+
+        fd = scan_openat(dfd, name, O_RDONLY);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EBADF;
+        if ((uint64_t)st.st_size > max)
+                return -EFBIG;
+        buf = malloc((size_t)st.st_size + 1);
+        if (!buf)
+                return -ENOMEM;
+        while (len < (size_t)st.st_size) {
+                ssize_t k = pread(fd, buf + len, (size_t)st.st_size - len, (off_t)len);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                len += (size_t)k;
+        }
+        buf[len] = 0;
+        tok = json_tokener_new();
+        if (!tok)
+                return -ENOMEM;
+        o = json_tokener_parse_ex(tok, buf, (int)len);
+        if (json_tokener_get_error(tok) != json_tokener_success) {
+                json_object_put(o);
+                o = NULL;
+        }
+        json_tokener_free(tok);
+        if (!o)
+                return -EBADMSG;
+        *ret = o;
+        return 0;
+}
+
+static int scan_cmp_str(const void *a, const void *b) {
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int scan_names_add(ScanNames *n, const char *name) {
+        char *s = strdup(name);
+
+        if (!s || greedy_realloc((void **)&n->v, &n->alloc, n->n + 1, sizeof(char *)) < 0) {
+                free(s);
+                return -ENOMEM;
+        }
+        n->v[n->n++] = s;
+        return 0;
+}
+
+static void scan_names_done(ScanNames *n) {
+        for (size_t i = 0; i < n->n; i++)
+                free(n->v[i]);
+        free(n->v);
+        *n = (ScanNames){};
+}
+
+static bool scan_names_has(const ScanNames *n, const char *name) {
+        return n->n > 0 && bsearch(&name, n->v, n->n, sizeof(char *), scan_cmp_str);
+}
+
+static void scan_agg_done(ScanAgg *a) {
+        free(a->name);
+        a->name = NULL;
+}
+
+static void scan_aggs_done(ScanAggs *a) {
+        for (size_t i = 0; i < a->n; i++)
+                scan_agg_done(&a->v[i]);
+        free(a->v);
+        *a = (ScanAggs){};
+}
+
+static int scan_cmp_agg(const void *a, const void *b) {
+        return strcmp(((const ScanAgg *)a)->name, ((const ScanAgg *)b)->name);
+}
+
+static const ScanAgg *scan_aggs_find(const ScanAggs *a, const char *name) {
+        ScanAgg key = { .name = (char *)name };
+
+        if (a->n == 0)
+                return NULL;
+        return bsearch(&key, a->v, a->n, sizeof(ScanAgg), scan_cmp_agg);
+}
+
+/* Sum sizes and the newest mtime below directory dfd (same filesystem, no symlinks followed). */
+static int scan_dir_sum(int dfd, dev_t dev, unsigned depth, ScanAgg *agg) {
+        _cleanup_close_ int fd2 = -EBADF;
+        DIR *d;
+        struct dirent *de;
+        int r = 0;
+
+        if (depth > SCAN_DEPTH_MAX)
+                return 0;
+        fd2 = dup(dfd);
+        if (fd2 < 0)
+                return -errno;
+        d = fdopendir(fd2);
+        if (!d)
+                return -errno;
+        fd2 = -EBADF;
+        while ((de = readdir(d))) {
+                struct stat st;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue; /* vanished */
+                if (st.st_dev != dev)
+                        continue; /* a mount point: not ours to count */
+                agg->bytes += (uint64_t)st.st_size;
+                agg->bytes_alloc += (uint64_t)st.st_blocks * 512;
+                agg->mtime = MAX(agg->mtime, scan_ts_msec(&st.st_mtim));
+                if (S_ISDIR(st.st_mode)) {
+                        _cleanup_close_ int sub = scan_openat(dfd, de->d_name,
+                                                              O_RDONLY | O_DIRECTORY);
+                        if (sub < 0)
+                                continue;
+                        r = scan_dir_sum(sub, dev, depth + 1, agg);
+                        if (r == -ENOMEM)
+                                break;
+                        r = 0;
+                }
+        }
+        closedir(d);
+        return r;
+}
+
+/* Totals of every subdirectory of dfd into aggs (sorted by name). only_ids: skip names that are
+ * not valid session ids. */
+static int scan_collect_aggs(int dfd, dev_t dev, bool only_ids, ScanAggs *aggs) {
+        _cleanup_close_ int fd2 = dup(dfd);
+        DIR *d;
+        struct dirent *de;
+        int r = 0;
+
+        if (fd2 < 0)
+                return -errno;
+        d = fdopendir(fd2);
+        if (!d)
+                return -errno;
+        fd2 = -EBADF;
+        while ((de = readdir(d))) {
+                _cleanup_close_ int sub = -EBADF;
+                struct stat st;
+                ScanAgg a = {};
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (only_ids && !qwen_session_id_valid(de->d_name))
+                        continue;
+                if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    !S_ISDIR(st.st_mode) || st.st_dev != dev)
+                        continue;
+                sub = scan_openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY);
+                if (sub < 0)
+                        continue;
+                scan_fileid_from_stat(&a.dir, &st);
+                a.bytes = (uint64_t)st.st_size;
+                a.bytes_alloc = (uint64_t)st.st_blocks * 512;
+                a.mtime = scan_ts_msec(&st.st_mtim);
+                r = scan_dir_sum(sub, dev, 1, &a);
+                if (r < 0)
+                        break;
+                a.name = strdup(de->d_name);
+                if (!a.name ||
+                    greedy_realloc((void **)&aggs->v, &aggs->alloc, aggs->n + 1, sizeof(ScanAgg)) <
+                            0) {
+                        free(a.name);
+                        r = -ENOMEM;
+                        break;
+                }
+                aggs->v[aggs->n++] = a;
+        }
+        closedir(d);
+        if (aggs->n > 1)
+                qsort(aggs->v, aggs->n, sizeof(ScanAgg), scan_cmp_agg);
+        return r;
+}
+
+/* Hand the aggregates over to the pending-orphan list. */
+static int scan_pend_aggs(ScanCtx *c, OrphanKind kind, const char *project_dir, ScanAggs *aggs) {
+        for (size_t i = 0; i < aggs->n; i++) {
+                ScanPending p = { .kind = kind, .tree = c->tree };
+                if (project_dir) {
+                        p.project_dir = strdup(project_dir);
+                        if (!p.project_dir)
+                                return -ENOMEM;
+                }
+                if (greedy_realloc((void **)&c->pending, &c->alloc_pending, c->n_pending + 1,
+                                   sizeof(ScanPending)) < 0) {
+                        free(p.project_dir);
+                        return -ENOMEM;
+                }
+                p.agg = aggs->v[i];
+                aggs->v[i] = (ScanAgg){};
+                c->pending[c->n_pending++] = p;
+        }
+        scan_aggs_done(aggs);
+        return 0;
+}
+
+static const char *scan_type_name(mode_t m) {
+        return S_ISLNK(m)  ? "symlink" :
+               S_ISDIR(m)  ? "directory" :
+               S_ISFIFO(m) ? "fifo" :
+               S_ISSOCK(m) ? "socket" :
+               S_ISCHR(m)  ? "character device" :
+               S_ISBLK(m)  ? "block device" :
+                             "unknown type";
+}
+
+static void scan_copy_done(ScanCopy *c) {
+        free(c->problem);
+        head_info_done(&c->head);
+        tail_info_done(&c->tail);
+        *c = (ScanCopy){};
+}
+
+/* Stat, open and read the head and tail of one transcript copy. Only -ENOMEM is an error;
+ * everything else becomes c->problem. */
+static int scan_copy_read(ScanCtx *ctx, int dfd, const char *name, ScanCopy *c) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st, fst;
+        int r;
+
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                c->problem = strprintf("cannot stat: %s", strerror(errno));
+                return c->problem ? 0 : -ENOMEM;
+        }
+        scan_fileid_from_stat(&c->id, &st);
+        if (!S_ISREG(st.st_mode)) {
+                c->problem = strprintf("not a regular file (%s)", scan_type_name(st.st_mode));
+                return c->problem ? 0 : -ENOMEM;
+        }
+        if (st.st_dev != ctx->dev) {
+                c->problem = strdup("on another filesystem");
+                return c->problem ? 0 : -ENOMEM;
+        }
+        fd = scan_openat(dfd, name, O_RDONLY);
+        if (fd < 0) {
+                c->problem = strprintf("cannot open: %s", strerror(-fd));
+                return c->problem ? 0 : -ENOMEM;
+        }
+        if (fstat(fd, &fst) < 0 || !S_ISREG(fst.st_mode) || fst.st_dev != st.st_dev ||
+            fst.st_ino != st.st_ino) {
+                c->problem = strdup("changed during scan");
+                return c->problem ? 0 : -ENOMEM;
+        }
+        scan_fileid_from_stat(&c->id, &fst);
+        c->regular = true;
+        r = record_read_head(fd, &c->head, &c->head_why);
+        if (r == -ENOMEM)
+                return r;
+        c->head_ok = r >= 0;
+        if (!c->head_ok && !c->head_why)
+                c->head_why = "first record unreadable";
+        if (fst.st_size > 0) {
+                r = record_read_tail(fd, (uint64_t)fst.st_size, &c->tail);
+                if (r == -ENOMEM)
+                        return r;
+                c->tail_ok = r >= 0;
+        }
+        return 0;
+}
+
+/* Size of a regular sidecar (dfd, name) listed in names, added to s. */
+static void scan_add_sidecar(const ScanCtx *ctx, Session *s, int dfd, const ScanNames *names,
+                             const char *name) {
+        struct stat st;
+
+        if (dfd < 0 || !scan_names_has(names, name))
+                return;
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+            st.st_dev != ctx->dev)
+                return;
+        s->bytes += (uint64_t)st.st_size;
+        s->bytes_alloc += (uint64_t)st.st_blocks * 512;
+}
+
+/* <id>.worktree.json whose worktreePath exists. */
+static bool scan_worktree_live(int dfd, const ScanNames *names, const char *name) {
+        json_object *o = NULL, *v = NULL;
+        struct stat st;
+        bool live = false;
+
+        if (dfd < 0 || !scan_names_has(names, name))
+                return false;
+        if (scan_read_json_at(dfd, name, 1024 * 1024, &o) < 0)
+                return false;
+        if (json_object_object_get_ex(o, "worktreePath", &v) &&
+            json_object_is_type(v, json_type_string) && json_object_get_string(v)[0] == '/')
+                /* outside the tree: a plain stat by path is fine (it only proves existence) */
+                live = stat(json_object_get_string(v), &st) == 0;
+        json_object_put(o);
+        return live;
+}
+
+/* Sidecars of one copy named <id>.*: worktree, PR, ledger. */
+static int scan_sidecars(const ScanCtx *ctx, Session *s, int dfd, const ScanNames *names,
+                         const char *id) {
+        static const char *const suffixes[] = { ".worktree.json", ".pr.json", ".ledger.jsonl" };
+
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+                _cleanup_free_ char *n = strprintf("%s%s", id, suffixes[i]);
+                if (!n)
+                        return -ENOMEM;
+                scan_add_sidecar(ctx, s, dfd, names, n);
+                if (i == 0 && !s->live_worktree)
+                        s->live_worktree = scan_worktree_live(dfd, names, n);
+        }
+        return 0;
+}
+
+static int scan_cmp_tasks(const void *a, const void *b) {
+        return strcmp(((const ScanTasks *)a)->hash, ((const ScanTasks *)b)->hash);
+}
+
+/* Read tmp/<hash>/scheduled_tasks.json (a JSON array of tasks, optional "sessionId"). */
+static int scan_tasks_load(ScanCtx *c, const char *hash, ScanTasks *t) {
+        _cleanup_close_ int hfd = -EBADF;
+        json_object *o = NULL;
+        size_t n;
+        int r;
+
+        if (c->tmp_fd < 0)
+                return 0;
+        hfd = scan_openat(c->tmp_fd, hash, O_RDONLY | O_DIRECTORY);
+        if (hfd < 0)
+                return 0;
+        r = scan_read_json_at(hfd, "scheduled_tasks.json", SCAN_JSON_MAX, &o);
+        if (r == -ENOENT)
+                return 0;
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || !json_object_is_type(o, json_type_array)) {
+                /* Qwen refuses such a file too; we cannot tell which session it binds */
+                log_debug("tmp/%s/scheduled_tasks.json unreadable: every session of it is bound",
+                          hash);
+                json_object_put(o);
+                t->malformed = true;
+                return 0;
+        }
+        n = json_object_array_length(o);
+        t->ids = calloc(n + 1, sizeof(char *));
+        if (!t->ids) {
+                json_object_put(o);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++) {
+                json_object *task = json_object_array_get_idx(o, i), *sid = NULL;
+                if (!json_object_is_type(task, json_type_object) ||
+                    !json_object_object_get_ex(task, "sessionId", &sid) ||
+                    !json_object_is_type(sid, json_type_string))
+                        continue;
+                t->ids[t->n] = strdup(json_object_get_string(sid));
+                if (!t->ids[t->n]) {
+                        json_object_put(o);
+                        return -ENOMEM;
+                }
+                t->n++;
+        }
+        json_object_put(o);
+        return 0;
+}
+
+/* Tasks bound to session s (by its hash), reading each tmp/<hash>/ once. */
+static int scan_session_tasks(ScanCtx *c, Session *s) {
+        ScanTasks key = {}, *t;
+        size_t lo = 0, hi = c->n_tasks;
+        int r;
+
+        if (!s->hash[0])
+                return 0;
+        memcpy(key.hash, s->hash, sizeof(key.hash));
+        t = c->n_tasks > 0 ? bsearch(&key, c->tasks, c->n_tasks, sizeof(ScanTasks),
+                                     scan_cmp_tasks) :
+                             NULL;
+        if (!t) {
+                r = scan_tasks_load(c, s->hash, &key);
+                if (r < 0) {
+                        for (size_t i = 0; i < key.n; i++)
+                                free(key.ids[i]);
+                        free(key.ids);
+                        return r;
+                }
+                r = greedy_realloc((void **)&c->tasks, &c->alloc_tasks, c->n_tasks + 1,
+                                   sizeof(ScanTasks));
+                if (r < 0) {
+                        for (size_t i = 0; i < key.n; i++)
+                                free(key.ids[i]);
+                        free(key.ids);
+                        return r;
+                }
+                while (lo < hi) {
+                        size_t mid = lo + (hi - lo) / 2;
+                        if (strcmp(c->tasks[mid].hash, key.hash) < 0)
+                                lo = mid + 1;
+                        else
+                                hi = mid;
+                }
+                memmove(c->tasks + lo + 1, c->tasks + lo, (c->n_tasks - lo) * sizeof(ScanTasks));
+                c->tasks[lo] = key;
+                c->n_tasks++;
+                t = &c->tasks[lo];
+        }
+        if (t->malformed) {
+                s->n_tasks = MAX(s->n_tasks, 1u);
+                return 0;
+        }
+        for (size_t i = 0; i < t->n; i++)
+                if (qwen_session_id_equal(t->ids[i], s->id))
+                        s->n_tasks++;
+        return 0;
+}
+
+/* Pinned / grouped from session-organization.v1.json's sessions.<id>. */
+static void scan_session_org(const ScanProject *p, Session *s) {
+        json_object *e = NULL, *v = NULL;
+
+        if (!p->org || !json_object_object_get_ex(p->org, s->id, &e) ||
+            !json_object_is_type(e, json_type_object))
+                return;
+        s->pinned = json_object_object_get_ex(e, "pinnedAt", &v) && v &&
+                    !json_object_is_type(v, json_type_null);
+        s->grouped = (json_object_object_get_ex(e, "groupId", &v) && v &&
+                      !json_object_is_type(v, json_type_null)) ||
+                     (json_object_object_get_ex(e, "color", &v) && v &&
+                      !json_object_is_type(v, json_type_null));
+}
+
+/* Fill the fields that come from a copy's content. */
+static void scan_session_times(ScanCtx *ctx, Session *s, const ScanCopy *primary,
+                               const ScanCopy *other) {
+        const ScanCopy *copies[2] = { primary, other };
+
+        for (size_t i = 0; i < 2; i++) {
+                const ScanCopy *c = copies[i];
+                if (!c || !c->id.present)
+                        continue;
+                if (c->regular) {
+                        s->transcript_bytes += c->id.size;
+                        s->bytes += c->id.size;
+                        s->bytes_alloc += c->id.blocks;
+                }
+                s->mtime = MAX(s->mtime, (msec_t)(c->id.mtime_ns / 1000000));
+                if (c->tail_ok)
+                        s->last_record = MAX(s->last_record, c->tail.last_timestamp);
+        }
+        s->last_write = s->mtime;
+        if (primary->head_ok)
+                s->first_record = primary->head.timestamp;
+        s->empty = primary->regular && primary->id.size == 0;
+        s->tail_incomplete = primary->tail_ok && primary->tail.incomplete;
+        for (size_t i = 0; i < 2 && !s->title; i++) {
+                const ScanCopy *c = copies[i];
+                if (c && c->tail_ok && c->tail.title) {
+                        s->title = strdup(c->tail.title);
+                        s->title_manual = c->tail.title_source == TITLE_MANUAL;
+                }
+        }
+        s->last_activity = MAX(s->mtime, s->last_record);
+        if (s->mtime > ctx->o->now || s->last_record > ctx->o->now) {
+                s->future_clamped = true;
+                s->last_activity = MIN(s->last_activity, ctx->o->now);
+        }
+}
+
+/* Build and add the Session of one id (active name, archived name, or both). */
+static int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
+                        const ScanEntry *arc) {
+        _cleanup_(scan_copy_done) ScanCopy ca = {}, cr = {};
+        ScanCopy *primary;
+        Session s = {};
+        const ScanAgg *agg;
+        int r;
+
+        memcpy(s.id, act ? act->id : arc->id, sizeof(s.id));
+        s.tree = ctx->tree;
+        s.state = act && arc ? SESSION_CONFLICT : act ? SESSION_ACTIVE : SESSION_ARCHIVED;
+        s.project_dir = strdup(p->name);
+        if (!s.project_dir)
+                return -ENOMEM;
+        if (act && (r = scan_copy_read(ctx, p->chats_fd, act->name, &ca)) < 0)
+                goto fail;
+        if (arc && (r = scan_copy_read(ctx, p->archive_fd, arc->name, &cr)) < 0)
+                goto fail;
+        s.active = ca.id;
+        s.archived = cr.id;
+        primary = act ? &ca : &cr;
+
+        if (primary->problem) {
+                s.owner = OWNER_UNVERIFIED;
+                s.owner_reason = TAKE_PTR(primary->problem);
+        } else {
+                r = owner_check_claims(&s, primary->head_ok ? &primary->head : NULL,
+                                       primary->head_why, p->name, &p->claims);
+                if (r < 0)
+                        goto fail;
+        }
+        scan_session_times(ctx, &s, primary, act && arc ? &cr : NULL);
+
+        /* sidecars of each copy, claims for the id, file-history and subagents */
+        if (act && (r = scan_sidecars(ctx, &s, p->chats_fd, &p->chats_other, act->id)) < 0)
+                goto fail;
+        if (arc && (r = scan_sidecars(ctx, &s, p->archive_fd, &p->archive_other, arc->id)) < 0)
+                goto fail;
+        for (size_t i = 0; i < p->claims.n; i++)
+                if (p->claims.claims[i].id.present &&
+                    live_claim_matches(&p->claims.claims[i], s.id)) {
+                        s.bytes += p->claims.claims[i].id.size;
+                        s.bytes_alloc += p->claims.claims[i].id.blocks;
+                }
+        if ((agg = scan_aggs_find(&ctx->history, s.id))) {
+                s.bytes += agg->bytes;
+                s.bytes_alloc += agg->bytes_alloc;
+        }
+        if ((agg = scan_aggs_find(&p->subagents, s.id))) {
+                s.bytes += agg->bytes;
+                s.bytes_alloc += agg->bytes_alloc;
+                s.last_write = MAX(s.last_write, agg->mtime);
+        }
+        scan_session_org(p, &s);
+        r = scan_session_tasks(ctx, &s);
+        if (r < 0)
+                goto fail;
+        if (ctx->probe) {
+                r = live_check_claims(ctx->probe, &s, &p->claims);
+                if (r < 0)
+                        goto fail;
+        } else {
+                s.live |= LIVE_UNKNOWN;
+                s.live_reason = strdup("liveness probe unavailable");
+        }
+        return inventory_add_session(ctx->inv, &s);
+fail:
+        session_done(&s);
+        return r;
+}
+
+static void scan_entries_done(ScanEntries *e) {
+        for (size_t i = 0; i < e->n; i++)
+                free(e->v[i].name);
+        free(e->v);
+        *e = (ScanEntries){};
+}
+
+/* Case-insensitive order of ids (ties by exact id). */
+static int scan_cmp_entry(const void *a, const void *b) {
+        const ScanEntry *x = a, *y = b;
+        int c = strcasecmp(x->id, y->id);
+        return c != 0 ? c : strcmp(x->id, y->id);
+}
+
+/* List a chats/ or archive/ dir: transcripts into e, other names into other, claims (chats/
+ * only) into claims. *ret_n_entries counts every entry (for the empty-project test), *ret_archive
+ * says whether an "archive" directory was seen. */
+static int scan_list_chats(int dfd, ScanEntries *e, ScanNames *other, ClaimSet *claims,
+                           size_t *ret_n_entries) {
+        _cleanup_close_ int fd2 = dup(dfd);
+        DIR *d;
+        struct dirent *de;
+        size_t n = 0;
+        int r = 0;
+
+        if (fd2 < 0)
+                return -errno;
+        d = fdopendir(fd2);
+        if (!d)
+                return -errno;
+        fd2 = -EBADF;
+        while ((de = readdir(d))) {
+                char id[SESSION_ID_MAX + 1];
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                n++;
+                if (qwen_session_file_name(de->d_name, id)) {
+                        ScanEntry x = {};
+                        memcpy(x.id, id, sizeof(x.id));
+                        x.name = strdup(de->d_name);
+                        if (!x.name ||
+                            greedy_realloc((void **)&e->v, &e->alloc, e->n + 1, sizeof(ScanEntry)) <
+                                    0) {
+                                free(x.name);
+                                r = -ENOMEM;
+                                break;
+                        }
+                        e->v[e->n++] = x;
+                        continue;
+                }
+                r = scan_names_add(other, de->d_name);
+                if (r < 0)
+                        break;
+                if (claims && live_is_claim_name(de->d_name)) {
+                        r = live_claims_add(claims, dfd, de->d_name);
+                        if (r < 0)
+                                break;
+                }
+        }
+        closedir(d);
+        if (r < 0)
+                return r;
+        if (e->n > 1)
+                qsort(e->v, e->n, sizeof(ScanEntry), scan_cmp_entry);
+        if (other->n > 1)
+                qsort(other->v, other->n, sizeof(char *), scan_cmp_str);
+        *ret_n_entries = n;
+        return 0;
+}
+
+/* Open a subdirectory (dfd, name) on dev, without following a symlink. -ENOENT when absent,
+ * -ELOOP for a symlink, -ENOTDIR, -EXDEV for another filesystem. */
+static int scan_open_subdir(int dfd, const char *name, dev_t dev, struct stat *ret_st) {
+        struct stat st;
+        int fd;
+
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        if (S_ISLNK(st.st_mode))
+                return -ELOOP;
+        if (!S_ISDIR(st.st_mode))
+                return -ENOTDIR;
+        if (st.st_dev != dev)
+                return -EXDEV;
+        fd = scan_openat(dfd, name, O_RDONLY | O_DIRECTORY);
+        if (fd >= 0 && ret_st)
+                *ret_st = st;
+        return fd;
+}
+
+/* Record an empty project directory as an orphan. */
+static int scan_empty_project(ScanCtx *ctx, int projects_fd, const char *name, msec_t newest) {
+        struct stat st;
+        Orphan o = { .kind = ORPHAN_EMPTY_PROJECT, .tree = ctx->tree };
+        _cleanup_close_ int pfd = -EBADF;
+        ScanAgg a = {};
+
+        if (fstatat(projects_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return 0;
+        scan_fileid_from_stat(&o.dir, &st);
+        a.bytes = (uint64_t)st.st_size;
+        a.bytes_alloc = (uint64_t)st.st_blocks * 512;
+        a.mtime = MAX(newest, scan_ts_msec(&st.st_mtim));
+        pfd = scan_openat(projects_fd, name, O_RDONLY | O_DIRECTORY);
+        if (pfd >= 0 && scan_dir_sum(pfd, ctx->dev, 1, &a) == -ENOMEM)
+                return -ENOMEM;
+        o.bytes = a.bytes;
+        o.bytes_alloc = a.bytes_alloc;
+        o.mtime = a.mtime;
+        o.project_dir = strdup(name);
+        o.name = strdup(name);
+        if (!o.project_dir || !o.name) {
+                orphan_done(&o);
+                return -ENOMEM;
+        }
+        return inventory_add_orphan(ctx->inv, &o);
+}
+
+/* Walk chats/ (and archive/) of a project and add its sessions; counts entries for emptiness. */
+static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_empty) {
+        _cleanup_(scan_entries_done) ScanEntries act = {}, arc = {};
+        size_t n_chats = 0, n_archive = 0, i = 0, j = 0;
+        struct stat st;
+        int r;
+
+        *ret_empty = false;
+        p->chats_fd = scan_open_subdir(pfd, "chats", ctx->dev, &st);
+        if (p->chats_fd == -ENOENT) {
+                *ret_empty = true;
+                return 0;
+        }
+        if (p->chats_fd < 0) {
+                log_debug("projects/%s/chats: %s, skipped", p->name, strerror(-p->chats_fd));
+                return 0;
+        }
+        r = scan_list_chats(p->chats_fd, &act, &p->chats_other, &p->claims, &n_chats);
+        if (r < 0)
+                return r;
+        if (scan_names_has(&p->chats_other, "archive")) {
+                p->archive_fd = scan_open_subdir(p->chats_fd, "archive", ctx->dev, NULL);
+                if (p->archive_fd >= 0) {
+                        r = scan_list_chats(p->archive_fd, &arc, &p->archive_other, NULL,
+                                            &n_archive);
+                        if (r < 0)
+                                return r;
+                        *ret_empty = n_chats == 1 && n_archive == 0;
+                } else
+                        log_debug("projects/%s/chats/archive: %s, skipped", p->name,
+                                  strerror(-p->archive_fd));
+        } else
+                *ret_empty = n_chats == 0;
+
+        /* merge the two sorted lists: an id in both is a conflict */
+        while (i < act.n || j < arc.n) {
+                int c = i >= act.n ? 1 : j >= arc.n ? -1 : strcasecmp(act.v[i].id, arc.v[j].id);
+                if (c == 0)
+                        r = scan_session(ctx, p, &act.v[i++], &arc.v[j++]);
+                else if (c < 0)
+                        r = scan_session(ctx, p, &act.v[i++], NULL);
+                else
+                        r = scan_session(ctx, p, NULL, &arc.v[j++]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static void scan_project_done(ScanProject *p) {
+        safe_close(p->chats_fd);
+        safe_close(p->archive_fd);
+        scan_names_done(&p->chats_other);
+        scan_names_done(&p->archive_other);
+        live_claims_done(&p->claims);
+        scan_aggs_done(&p->subagents);
+        json_object_put(p->org_root);
+}
+
+/* Scan one projects/<name>/ directory. */
+static int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
+        ScanProject p = { .name = name, .chats_fd = -EBADF, .archive_fd = -EBADF };
+        _cleanup_close_ int pfd = -EBADF, sfd = -EBADF;
+        DIR *d;
+        struct dirent *de;
+        size_t n_entries = 0;
+        bool has_chats = false, chats_empty = false;
+        msec_t newest = 0;
+        struct stat st;
+        int r = 0, fd2;
+
+        pfd = scan_open_subdir(projects_fd, name, ctx->dev, NULL);
+        if (pfd < 0) {
+                if (pfd != -ENOTDIR)
+                        log_debug("projects/%s: %s, skipped", name, strerror(-pfd));
+                return 0;
+        }
+        fd2 = dup(pfd);
+        if (fd2 < 0)
+                return -errno;
+        d = fdopendir(fd2);
+        if (!d) {
+                safe_close(fd2);
+                return -errno;
+        }
+        while ((de = readdir(d))) {
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                n_entries++;
+                if (streq(de->d_name, "chats"))
+                        has_chats = true;
+        }
+        closedir(d);
+
+        if (scan_read_json_at(pfd, "session-organization.v1.json", SCAN_JSON_MAX, &p.org_root) ==
+            0) {
+                json_object *v = NULL;
+                if (json_object_object_get_ex(p.org_root, "sessions", &v) &&
+                    json_object_is_type(v, json_type_object))
+                        p.org = v;
+        }
+        sfd = scan_open_subdir(pfd, "subagents", ctx->dev, NULL);
+        if (sfd >= 0) {
+                r = scan_collect_aggs(sfd, ctx->dev, /* only_ids= */ true, &p.subagents);
+                if (r < 0)
+                        goto finish;
+        }
+        r = scan_project_chats(ctx, &p, pfd, &chats_empty);
+        if (r < 0)
+                goto finish;
+        r = scan_pend_aggs(ctx, ORPHAN_SUBAGENTS, name, &p.subagents);
+        if (r < 0)
+                goto finish;
+        if (n_entries == 0 || (n_entries == 1 && has_chats && chats_empty)) {
+                if (has_chats && fstatat(pfd, "chats", &st, AT_SYMLINK_NOFOLLOW) == 0)
+                        newest = scan_ts_msec(&st.st_mtim);
+                r = scan_empty_project(ctx, projects_fd, name, newest);
+        }
+finish:
+        scan_project_done(&p);
+        return r;
+}
+
+/* Open a tree's roots, fill Tree.dev and filesystem sizes, and walk projects/. */
+static int scan_tree(ScanCtx *ctx) {
+        Tree *t = &ctx->inv->trees[ctx->tree];
+        _cleanup_close_ int rfd = -EBADF, gfd = -EBADF, hfd = -EBADF, pfd = -EBADF;
+        _cleanup_(live_probe_freep) LiveProbe *probe = NULL;
+        struct stat st;
+        struct statvfs sv;
+        DIR *d;
+        struct dirent *de;
+        int r = 0, fd2;
+
+        /* the configured root itself may be a symlink (e.g. ~/.qwen on another disk) */
+        rfd = open(t->runtime_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
+        if (rfd < 0)
+                return -errno;
+        if (fstat(rfd, &st) < 0)
+                return -errno;
+        t->dev = st.st_dev;
+        ctx->dev = st.st_dev;
+        if (fstatvfs(rfd, &sv) == 0) {
+                t->fs_size = (uint64_t)sv.f_blocks * sv.f_frsize;
+                t->fs_avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+                t->fs_known = true;
+        }
+
+        r = live_probe_new(t, &probe);
+        if (r == -ENOMEM)
+                return r;
+        ctx->probe = probe;
+
+        /* G/file-history/<id>/, on G's own filesystem */
+        gfd = open(t->global_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
+        if (gfd >= 0 && fstat(gfd, &st) == 0) {
+                hfd = scan_open_subdir(gfd, "file-history", st.st_dev, NULL);
+                if (hfd >= 0) {
+                        r = scan_collect_aggs(hfd, st.st_dev, /* only_ids= */ true,
+                                              &ctx->history);
+                        if (r < 0)
+                                return r;
+                }
+        }
+
+        ctx->tmp_fd = scan_open_subdir(rfd, "tmp", ctx->dev, NULL);
+        pfd = scan_open_subdir(rfd, "projects", ctx->dev, NULL);
+        if (pfd >= 0) {
+                fd2 = dup(pfd);
+                d = fd2 >= 0 ? fdopendir(fd2) : NULL;
+                if (!d) {
+                        r = -errno;
+                        safe_close(fd2);
+                        return r;
+                }
+                while ((de = readdir(d))) {
+                        if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                                continue;
+                        r = scan_project(ctx, pfd, de->d_name);
+                        if (r < 0)
+                                break;
+                }
+                closedir(d);
+                if (r < 0)
+                        return r;
+        } else if (pfd != -ENOENT)
+                log_debug("'%s/projects': %s, skipped", t->runtime_dir, strerror(-pfd));
+
+        ctx->probe = NULL;
+        return scan_pend_aggs(ctx, ORPHAN_FILE_HISTORY, NULL, &ctx->history);
+}
+
+/* Reset per-tree state. */
+static void scan_ctx_tree_done(ScanCtx *c) {
+        c->tmp_fd = safe_close(c->tmp_fd);
+        c->probe = NULL;
+        scan_aggs_done(&c->history);
+        for (size_t i = 0; i < c->n_tasks; i++) {
+                for (size_t k = 0; k < c->tasks[i].n; k++)
+                        free(c->tasks[i].ids[k]);
+                free(c->tasks[i].ids);
+        }
+        free(c->tasks);
+        c->tasks = NULL;
+        c->n_tasks = c->alloc_tasks = 0;
+}
+
+/* Turn pending directories whose id has no transcript in any tree into orphans. */
+static int scan_orphans(ScanCtx *c) {
+        int r;
+
+        r = inventory_index(c->inv);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < c->n_pending; i++) {
+                ScanPending *p = &c->pending[i];
+                Orphan o;
+
+                if (inventory_find(c->inv, SIZE_MAX, p->agg.name))
+                        continue;
+                o = (Orphan){
+                        .kind = p->kind,
+                        .tree = p->tree,
+                        .project_dir = TAKE_PTR(p->project_dir),
+                        .name = TAKE_PTR(p->agg.name),
+                        .dir = p->agg.dir,
+                        .bytes = p->agg.bytes,
+                        .bytes_alloc = p->agg.bytes_alloc,
+                        .mtime = p->agg.mtime,
+                };
+                r = inventory_add_orphan(c->inv, &o);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int scan_all(Inventory *inv, const ScanOptions *o) {
+        ScanCtx c = { .inv = inv, .o = o, .tmp_fd = -EBADF };
+        int r = 0, k;
+
+        for (size_t i = 0; i < inv->n_trees; i++) {
+                c.tree = i;
+                k = scan_tree(&c);
+                scan_ctx_tree_done(&c);
+                if (k == -ENOMEM) {
+                        r = k;
+                        goto finish;
+                }
+                if (k < 0) {
+                        log_debug_errno(k, "cannot scan '%s'", inv->trees[i].runtime_dir);
+                        if (r == 0)
+                                r = k;
+                }
+        }
+        k = scan_orphans(&c);
+        if (k < 0)
+                r = k;
+        inventory_sort(inv);
+finish:
+        for (size_t i = 0; i < c.n_pending; i++) {
+                free(c.pending[i].project_dir);
+                scan_agg_done(&c.pending[i].agg);
+        }
+        free(c.pending);
+        return r;
+}

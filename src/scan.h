@@ -15,3 +15,15 @@ typedef struct ScanOptions {
  * debug messages; only a failure to open a tree's root is returned as an error (-errno), and
  * then the remaining trees are still scanned. */
 int scan_all(Inventory *inv, const ScanOptions *o);
+
+struct json_object;
+struct stat;
+
+/* openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), with O_NOATIME when
+ * permitted (retried without it on EPERM). Returns the fd or -errno (-ELOOP for a symlink). */
+int scan_openat(int dfd, const char *name, int flags);
+/* Read a small JSON file (dfd, name): no-follow, regular files only (-EBADF otherwise), at most
+ * max bytes (-EFBIG), parsed with json-c (-EBADMSG when it is not JSON). *ret owned by caller. */
+int scan_read_json_at(int dfd, const char *name, size_t max, struct json_object **ret);
+/* Fill a FileId from a stat buffer. */
+void scan_fileid_from_stat(FileId *id, const struct stat *st);
