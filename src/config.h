@@ -2,9 +2,11 @@
  *
  * Layout of the file (see man/qgc.conf.5 and etc/qgc.conf):
  *   defaults = { action = "archive"; max-age = "90d"; ... };   # policy keys
- *   tree = { max-size = "50G"; low-watermark = "40G"; keep-free = "10%"; };
+ *   tree = { max-size = "50G"; low-watermark = "40G"; keep-free = "10%"; count = "allocated"; };
  *   projects = ( { path = "/srv/scratch"; max-age = "7d"; }, ... );
- *   admin = { allow-user-files = true; users-dirs = ( "/srv/home" ); };  # system file only
+ *   admin = { allow-user-files = true; user-dirs = ( "/srv/home" ); };  # system file only
+ *
+ * A limit written "off" is stored as 0 (orphan-min-age "off" as MSEC_INFINITY: never).
  */
 #pragma once
 
@@ -61,7 +63,8 @@ typedef struct Policy {
         uint64_t archive_max_size;  /* archived sessions of a project above this: oldest deleted */
         uint64_t max_deletions;     /* at most N deletions per run (all projects); 0 = no limit */
         double max_deletions_percent; /* at most P% of a project's sessions deleted per run; 0 = off */
-        msec_t orphan_min_age;      /* orphans (file-history, subagents, empty projects) older go */
+        msec_t orphan_min_age;      /* orphans (file-history, subagents, empty projects) older go;
+                                     * MSEC_INFINITY = never */
 } Policy;
 
 /* Where a value came from, for check-config --explain: "built-in default" or "file:line". */
@@ -99,6 +102,7 @@ typedef struct Config {
         size_t n_user_dirs;
         char **files;            /* files loaded, in order */
         size_t n_files;
+        char *origin_allow_user_files, *origin_user_dirs;
 } Config;
 
 /* A list of "file:line: message" errors. */
@@ -109,6 +113,8 @@ typedef struct ConfigErrors {
 } ConfigErrors;
 
 void config_errors_done(ConfigErrors *e);
+/* Append one printf-formatted message. 0 or -ENOMEM. */
+int config_errors_add(ConfigErrors *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Fill *c with the built-in default (archive after 90d idle, delete nothing). */
 int config_init_default(Config *c);
@@ -119,6 +125,23 @@ void config_done(Config *c);
  * -ENOENT when the file does not exist, 0 on success. `name` labels the buffer in messages. */
 int config_parse_string(Config *c, const char *text, const char *name, ConfigErrors *errs);
 int config_load_file(Config *c, const char *path, ConfigErrors *errs);
+/* The `admin` group is honoured only in the system file, which config_load_file() and
+ * config_parse_string() take to be the first file applied on top of the built-in default (the
+ * system file, or the single -c file). config_load_user_file() refuses `admin` whatever the
+ * order, for the user's $XDG_CONFIG_HOME/qgc/qgc.conf. */
+int config_load_user_file(Config *c, const char *path, ConfigErrors *errs);
+
+/* Deep copy of src into *ret (which need not be initialized). 0 or -ENOMEM. */
+int config_copy(const Config *src, Config *ret);
+
+/* Root mode (--all-users): *merged = system policy + the user's own file, where the user may
+ * only tighten (keep less, never more). A looser user value is clamped to the system's and a
+ * "file:line: warning: ..." is appended to *errs. When system->allow_user_files is false the
+ * user file is not read. Returns 1 when the user file was applied, 0 when it was ignored or
+ * does not exist (*merged = copy of system), -EINVAL on errors (*merged untouched), -ENOMEM.
+ * See "USER FILES IN ROOT MODE" in qgc.conf(5). */
+int config_merge_user(Config *merged, const Config *system, const char *user_file,
+                      ConfigErrors *errs);
 
 /* The files qgc reads when -c is not given: the system file, then the user's
  * ($XDG_CONFIG_HOME/qgc/qgc.conf or ~/.config/qgc/qgc.conf). */

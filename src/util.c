@@ -27,6 +27,7 @@ int parse_duration(const char *s, msec_t *ret, const char **ret_why) {
         const char *why = NULL;
         msec_t total = 0;
         const char *p = s;
+        size_t n_parts = 0;
 
         if (!s || !*s) {
                 why = "empty duration";
@@ -73,6 +74,11 @@ int parse_duration(const char *s, msec_t *ret, const char **ret_why) {
                         goto range;
                 total += (msec_t)v * duration_units[i].factor;
                 p += strlen(duration_units[i].suffix);
+                n_parts++;
+        }
+        if (n_parts == 0) {
+                why = "empty duration";
+                goto invalid;
         }
         *ret = total;
         return 0;
@@ -103,6 +109,12 @@ int parse_size(const char *s, bool allow_percent, SizeSpec *ret, const char **re
 
                 if (!allow_percent) {
                         why = "a percentage is not allowed here";
+                        goto invalid;
+                }
+                /* digits with at most one '.', so strtod() sees no hex, exponent or "inf" */
+                if (strspn(s, "0123456789.") != (size_t)(strchr(s, '%') - s) ||
+                    strchr(s, '.') != strrchr(s, '.')) {
+                        why = "malformed percentage";
                         goto invalid;
                 }
                 errno = 0;
@@ -141,6 +153,7 @@ int parse_size(const char *s, bool allow_percent, SizeSpec *ret, const char **re
                 factor = UINT64_C(1) << 10;
                 break;
         case 'M':
+        case 'm':
                 factor = UINT64_C(1) << 20;
                 break;
         case 'G':
@@ -187,6 +200,12 @@ static int64_t util_days_from_civil(int64_t y, unsigned m, unsigned d) {
         return era * 146097 + (int64_t)doe - 719468;
 }
 
+static int util_days_in_month(int y, int m) {
+        static const int days[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+        bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+        return m == 2 && leap ? 29 : days[m - 1];
+}
+
 static int util_digits(const char **p, int n, int *ret) {
         int v = 0;
         for (int i = 0; i < n; i++) {
@@ -209,6 +228,8 @@ int parse_timestamp(const char *s, msec_t *ret) {
                 return -EINVAL;
         if (*p == '@') {
                 char *end;
+                if (!isdigit((unsigned char)p[1]) && !(p[1] == '-' && isdigit((unsigned char)p[2])))
+                        return -EINVAL;
                 errno = 0;
                 long long v = strtoll(p + 1, &end, 10);
                 if (errno != 0 || end == p + 1 || *end != '\0')
@@ -252,13 +273,16 @@ int parse_timestamp(const char *s, msec_t *ret) {
                                 p++;
                         if (*p && util_digits(&p, 2, &om) < 0)
                                 return -EINVAL;
+                        if (oh > 23 || om > 59)
+                                return -EINVAL;
                         off = sign * ((int64_t)oh * 60 + om) * MSEC_PER_MIN;
                 } else if (*p != '\0')
                         return -EINVAL;
         }
         if (*p != '\0')
                 return -EINVAL;
-        if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || mi > 59 || sec > 60)
+        if (M < 1 || M > 12 || D < 1 || D > util_days_in_month(Y, M) || h > 23 || mi > 59 ||
+            sec > 60)
                 return -EINVAL;
         int64_t days = util_days_from_civil(Y, (unsigned)M, (unsigned)D);
         *ret = days * MSEC_PER_DAY + (msec_t)h * MSEC_PER_HOUR + (msec_t)mi * MSEC_PER_MIN +
@@ -283,6 +307,20 @@ char *format_bytes(char *buf, size_t n, uint64_t bytes) {
                 snprintf(buf, n, "%.1f%c", floor(v * 10.0) / 10.0, suffixes[i]);
         else
                 snprintf(buf, n, "%.0f%c", floor(v), suffixes[i]);
+        return buf;
+}
+
+char *format_size_exact(char *buf, size_t n, uint64_t bytes) {
+        static const char units[] = "TGMK";
+        for (size_t i = 0; i < sizeof(units) - 1; i++) {
+                unsigned shift = 10 * (unsigned)(4 - i);
+                uint64_t f = UINT64_C(1) << shift;
+                if (bytes >= f && bytes % f == 0) {
+                        snprintf(buf, n, "%" PRIu64 "%c", bytes >> shift, units[i]);
+                        return buf;
+                }
+        }
+        snprintf(buf, n, "%" PRIu64 "B", bytes);
         return buf;
 }
 
@@ -356,6 +394,8 @@ int greedy_realloc(void **p, size_t *allocated, size_t need, size_t sz) {
 
         if (need <= *allocated)
                 return 0;
+        if (need > SIZE_MAX / 2)
+                return -ENOMEM;
         n = MAX(need * 2, (size_t)16);
         if (n > SIZE_MAX / sz)
                 return -ENOMEM;
@@ -367,7 +407,7 @@ int greedy_realloc(void **p, size_t *allocated, size_t need, size_t sz) {
         return 0;
 }
 
-int strbuf_append(StrBuf *b, const char *s, size_t n) {
+int strbuf_append_bytes(StrBuf *b, const char *s, size_t n) {
         if (b->len + n + 1 > b->cap) {
                 size_t cap = b->cap;
                 void *p = b->buf;
@@ -428,8 +468,8 @@ char *strdup_or_null(const char *s) {
 
 char *path_join(const char *a, const char *b) {
         size_t la = strlen(a);
-        while (la > 1 && a[la - 1] == '/')
-                la--;
+        while (la > 0 && a[la - 1] == '/')
+                la--; /* "/" becomes "", so path_join("/", "x") is "/x", not "//x" */
         while (*b == '/')
                 b++;
         return strprintf("%.*s/%s", (int)la, a, b);

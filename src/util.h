@@ -35,6 +35,8 @@ int parse_timestamp(const char *s, msec_t *ret);
 #define FORMAT_DURATION_MAX 32
 #define FORMAT_TIMESTAMP_MAX 32
 char *format_bytes(char *buf, size_t n, uint64_t bytes);          /* "5.2G", "812K", "0B" */
+#define FORMAT_SIZE_EXACT_MAX 24
+char *format_size_exact(char *buf, size_t n, uint64_t bytes);     /* "5G", "1536M", "123B" */
 char *format_duration(char *buf, size_t n, msec_t d);             /* "121d", "3h", "45s" (coarse) */
 char *format_duration_exact(char *buf, size_t n, msec_t d);       /* "90d", "1d12h", "30min" */
 char *format_timestamp(char *buf, size_t n, msec_t t);            /* "2026-11-30T06:10:39Z" */
@@ -47,7 +49,12 @@ typedef struct StrBuf {
         char *buf;
         size_t len, cap;
 } StrBuf;
-int strbuf_append(StrBuf *b, const char *s, size_t n);
+/* The global symbol is strbuf_append_bytes(): libconfig 1.5 exports its own strbuf_append(),
+ * and a global qgc function of that name would interpose on it (its strings then parse as ""). */
+int strbuf_append_bytes(StrBuf *b, const char *s, size_t n);
+static inline int strbuf_append(StrBuf *b, const char *s, size_t n) {
+        return strbuf_append_bytes(b, s, n);
+}
 int strbuf_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strbuf_done(StrBuf *b);
 char *strbuf_steal(StrBuf *b); /* returns buf (NUL-terminated, never NULL on success), resets */
