@@ -25,7 +25,6 @@
 
 #define USERS_SYMLINK_MAX 40
 #define USERS_REASON_MAX 2048
-#define USERS_CONFIG_MAX (1024 * 1024)
 
 /* How a child ends; the parent maps these to ok/failed/skipped. */
 enum {
@@ -448,67 +447,20 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
         return (int)inv->n_trees;
 }
 
-/* In the child: read the user's qgc.conf (a regular file, never a FIFO or a symlink) into a
- * string. *ret = NULL when there is none. */
-static int users_read_user_file(const char *path, char **ret) {
-        _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *buf = NULL;
-        struct stat st;
-        size_t len = 0;
-
-        fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0) {
-                if (errno == ENOENT || errno == ENOTDIR) {
-                        *ret = NULL;
-                        return 0;
-                }
-                return log_error_errno(-errno, "cannot open '%s'", path);
-        }
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return log_error_errno(-EINVAL, "'%s' is not a regular file", path);
-        if (st.st_size > USERS_CONFIG_MAX)
-                return log_error_errno(-EFBIG, "'%s' is larger than 1M", path);
-        buf = malloc((size_t)st.st_size + 1);
-        if (!buf)
-                return -ENOMEM;
-        while (len < (size_t)st.st_size) {
-                ssize_t n = read(fd, buf + len, (size_t)st.st_size - len);
-                if (n < 0)
-                        return log_error_errno(-errno, "cannot read '%s'", path);
-                if (n == 0)
-                        break;
-                len += (size_t)n;
-        }
-        buf[len] = '\0';
-        *ret = TAKE_PTR(buf);
-        return 0;
-}
-
-/* In the child: the system policy merged with the user's own file (admin caps win). *ret points
- * to sys when there is nothing to merge, else to buf (which the caller then frees). */
-static int users_child_config(const Config *sys, const UserCand *u, Config *buf,
-                              const Config **ret) {
+/* In the child: the system policy merged with the user's own file (admin caps win; the file is
+ * read only when the admin allows user files). Problems and clamping warnings go to stderr. */
+static int users_child_config(const Config *sys, const UserCand *u, Config *ret) {
         _cleanup_(config_errors_done) ConfigErrors errs = {};
-        _cleanup_free_ char *path = NULL, *text = NULL;
+        _cleanup_free_ char *path = NULL;
         int r;
 
-        if (sys->allow_user_files) {
-                path = path_join(u->home, ".config/qgc/qgc.conf");
-                if (!path)
-                        return -ENOMEM;
-                r = users_read_user_file(path, &text);
-                if (r < 0)
-                        return r;
-        }
-        (void)buf;
-        (void)errs;
-        if (text)
-                return log_error_errno(-EOPNOTSUPP, "'%s': user policy files cannot be merged yet",
-                                       path);
-        *ret = sys;
-        return 0;
+        path = path_join(u->home, ".config/qgc/qgc.conf");
+        if (!path)
+                return -ENOMEM;
+        r = config_merge_user(ret, sys, path, &errs);
+        for (size_t i = 0; i < errs.n; i++)
+                fprintf(stderr, "%s\n", errs.msgs[i]);
+        return r;
 }
 
 /* The child: drop, resolve, check, merge, run. Never returns. */
@@ -517,7 +469,6 @@ _Noreturn static void users_child(const UserCand *u, const Config *sys, users_ru
         _cleanup_(inventory_freep) Inventory *inv = NULL;
         _cleanup_free_ char *reason = NULL;
         Config cfg = {};
-        const Config *use = sys;
         int r, code;
 
         if (chdir("/") < 0 || users_drop(u, &reason) < 0) {
@@ -537,7 +488,7 @@ _Noreturn static void users_child(const UserCand *u, const Config *sys, users_ru
                         users_reason(&reason, r, "no Qwen tree");
                 goto finish;
         }
-        r = users_child_config(sys, u, &cfg, &use);
+        r = users_child_config(sys, u, &cfg);
         if (r < 0) {
                 users_reason(&reason, r, "invalid policy file, nothing done");
                 code = USERS_EXIT_CONFIG;
@@ -547,9 +498,8 @@ _Noreturn static void users_child(const UserCand *u, const Config *sys, users_ru
         free(reason);
         reason = NULL;
 
-        r = cb(inv, use, userdata);
-        if (use == &cfg)
-                config_done(&cfg);
+        r = cb(inv, &cfg, userdata);
+        config_done(&cfg);
         code = r == 0 ? USERS_EXIT_OK : r == -EWOULDBLOCK ? USERS_EXIT_LOCKED : USERS_EXIT_FAILED;
 
 finish:
