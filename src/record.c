@@ -1,2 +1,1193 @@
-/* record.c: not yet written. */
+/* record.c: bounded, tolerant reading of Qwen JSONL records.
+ *
+ * Qwen reads transcripts through Node: bytes are decoded as UTF-8 (one U+FFFD per invalid
+ * subpart), each line is trimmed with String.prototype.trim() and handed to JSON.parse(), and a
+ * line that fails is split into balanced top-level {...} fragments (jsonl-utils.ts,
+ * parseLineTolerant). json-c alone is more lenient than JSON.parse (NaN, single quotes, raw
+ * control characters, clamped integers), so this file carries a small parser with JSON.parse's
+ * grammar that builds json-c objects. Numbers become doubles (int64 when small integers). */
 #include "autoconf.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "qwen.h"
+#include "record.h"
+
+#define RECORD_JSON_MAX_DEPTH 1000 /* json-c frees recursively; deeper input is refused */
+#define RECORD_READ_CHUNK (1024 * 1024)
+#define RECORD_HEAD_CHUNK (64 * 1024) /* readFirstMaintainableRecord reads 64 KiB at a time */
+#define RECORD_TITLE_MARK "\"subtype\":\"custom_title\""
+
+/* ------------------------------------------------------------------ JSON.parse grammar */
+
+typedef struct JsonParser {
+        const char *p, *end;
+        unsigned depth;
+        StrBuf scratch;
+} JsonParser;
+
+static int record_json_value(JsonParser *j, json_object **ret);
+
+static void record_json_ws(JsonParser *j) {
+        while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
+                j->p++;
+}
+
+static int record_json_hex4(const char *p, const char *end, uint32_t *ret) {
+        uint32_t v = 0;
+
+        if (end - p < 4)
+                return -EBADMSG;
+        for (int i = 0; i < 4; i++) {
+                char c = p[i];
+                v <<= 4;
+                if (c >= '0' && c <= '9')
+                        v |= (uint32_t)(c - '0');
+                else if (c >= 'a' && c <= 'f')
+                        v |= (uint32_t)(c - 'a' + 10);
+                else if (c >= 'A' && c <= 'F')
+                        v |= (uint32_t)(c - 'A' + 10);
+                else
+                        return -EBADMSG;
+        }
+        *ret = v;
+        return 0;
+}
+
+static int record_json_put_cp(StrBuf *b, uint32_t cp) {
+        char u[4];
+        size_t n;
+
+        if (cp < 0x80) {
+                u[0] = (char)cp;
+                n = 1;
+        } else if (cp < 0x800) {
+                u[0] = (char)(0xc0 | (cp >> 6));
+                u[1] = (char)(0x80 | (cp & 0x3f));
+                n = 2;
+        } else if (cp < 0x10000) {
+                u[0] = (char)(0xe0 | (cp >> 12));
+                u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+                u[2] = (char)(0x80 | (cp & 0x3f));
+                n = 3;
+        } else {
+                u[0] = (char)(0xf0 | (cp >> 18));
+                u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+                u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+                u[3] = (char)(0x80 | (cp & 0x3f));
+                n = 4;
+        }
+        return strbuf_append(b, u, n);
+}
+
+/* Decode one \u escape (p after the backslash-u), pairing surrogates; a lone surrogate becomes
+ * U+FFFD, as Node does when the string is later encoded. */
+static int record_json_unicode(JsonParser *j, uint32_t *ret) {
+        uint32_t hi, lo;
+
+        if (record_json_hex4(j->p, j->end, &hi) < 0)
+                return -EBADMSG;
+        j->p += 4;
+        if (hi >= 0xdc00 && hi <= 0xdfff) {
+                *ret = 0xfffd;
+                return 0;
+        }
+        if (hi < 0xd800 || hi > 0xdbff) {
+                *ret = hi;
+                return 0;
+        }
+        if (j->end - j->p >= 6 && j->p[0] == '\\' && j->p[1] == 'u' &&
+            record_json_hex4(j->p + 2, j->end, &lo) == 0 && lo >= 0xdc00 && lo <= 0xdfff) {
+                j->p += 6;
+                *ret = 0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00);
+                return 0;
+        }
+        *ret = 0xfffd;
+        return 0;
+}
+
+/* Parse a string (j->p at the opening quote) into j->scratch. */
+static int record_json_string(JsonParser *j) {
+        j->scratch.len = 0;
+        if (strbuf_append(&j->scratch, "", 0) < 0)
+                return -ENOMEM;
+        j->p++;
+        for (;;) {
+                const char *run = j->p;
+                unsigned char c;
+
+                while (j->p < j->end && (unsigned char)*j->p >= 0x20 && (unsigned char)*j->p < 0x80 &&
+                       *j->p != '"' && *j->p != '\\')
+                        j->p++;
+                if (j->p > run && strbuf_append(&j->scratch, run, (size_t)(j->p - run)) < 0)
+                        return -ENOMEM;
+                if (j->p >= j->end)
+                        return -EBADMSG;
+                c = (unsigned char)*j->p;
+                if (c == '"') {
+                        j->p++;
+                        return 0;
+                }
+                if (c < 0x20)
+                        return -EBADMSG;
+                if (c >= 0x80) {
+                        uint32_t cp;
+                        size_t k = qwen_utf8_next(j->p, (size_t)(j->end - j->p), &cp);
+                        bool valid = !(cp == 0xfffd && !(k == 3 && c == 0xef));
+
+                        if (strbuf_append(&j->scratch, valid ? j->p : "\xef\xbf\xbd", valid ? k : 3) < 0)
+                                return -ENOMEM;
+                        j->p += k;
+                        continue;
+                }
+                /* backslash */
+                if (j->end - j->p < 2)
+                        return -EBADMSG;
+                j->p += 2;
+                switch (j->p[-1]) {
+                case '"':
+                case '\\':
+                case '/': {
+                        char e = j->p[-1];
+                        if (strbuf_append(&j->scratch, &e, 1) < 0)
+                                return -ENOMEM;
+                        break;
+                }
+                case 'b':
+                        if (strbuf_append(&j->scratch, "\b", 1) < 0)
+                                return -ENOMEM;
+                        break;
+                case 'f':
+                        if (strbuf_append(&j->scratch, "\f", 1) < 0)
+                                return -ENOMEM;
+                        break;
+                case 'n':
+                        if (strbuf_append(&j->scratch, "\n", 1) < 0)
+                                return -ENOMEM;
+                        break;
+                case 'r':
+                        if (strbuf_append(&j->scratch, "\r", 1) < 0)
+                                return -ENOMEM;
+                        break;
+                case 't':
+                        if (strbuf_append(&j->scratch, "\t", 1) < 0)
+                                return -ENOMEM;
+                        break;
+                case 'u': {
+                        uint32_t cp;
+                        if (record_json_unicode(j, &cp) < 0)
+                                return -EBADMSG;
+                        if (record_json_put_cp(&j->scratch, cp) < 0)
+                                return -ENOMEM;
+                        break;
+                }
+                default:
+                        return -EBADMSG;
+                }
+        }
+}
+
+static bool record_is_digit(char c) {
+        return c >= '0' && c <= '9';
+}
+
+/* JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+static int record_json_number(JsonParser *j, json_object **ret) {
+        const char *s = j->p;
+        bool integral = true;
+        json_object *o;
+
+        if (j->p < j->end && *j->p == '-')
+                j->p++;
+        if (j->p >= j->end || !record_is_digit(*j->p))
+                return -EBADMSG;
+        if (*j->p == '0')
+                j->p++;
+        else
+                while (j->p < j->end && record_is_digit(*j->p))
+                        j->p++;
+        if (j->p < j->end && *j->p == '.') {
+                integral = false;
+                j->p++;
+                if (j->p >= j->end || !record_is_digit(*j->p))
+                        return -EBADMSG;
+                while (j->p < j->end && record_is_digit(*j->p))
+                        j->p++;
+        }
+        if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
+                integral = false;
+                j->p++;
+                if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
+                        j->p++;
+                if (j->p >= j->end || !record_is_digit(*j->p))
+                        return -EBADMSG;
+                while (j->p < j->end && record_is_digit(*j->p))
+                        j->p++;
+        }
+
+        j->scratch.len = 0;
+        if (strbuf_append(&j->scratch, s, (size_t)(j->p - s)) < 0)
+                return -ENOMEM;
+        /* Small integers stay int64 (exact, and what json-c users expect); the rest is a double
+         * rounded as JavaScript does (strtod rounds correctly, overflow gives Infinity). */
+        if (integral && j->scratch.len <= 16)
+                o = json_object_new_int64(strtoll(j->scratch.buf, NULL, 10));
+        else
+                o = json_object_new_double(strtod(j->scratch.buf, NULL));
+        if (!o)
+                return -ENOMEM;
+        *ret = o;
+        return 0;
+}
+
+static int record_json_literal(JsonParser *j, const char *word, size_t n) {
+        if ((size_t)(j->end - j->p) < n || memcmp(j->p, word, n) != 0)
+                return -EBADMSG;
+        j->p += n;
+        return 0;
+}
+
+static int record_json_object(JsonParser *j, json_object **ret) {
+        json_object *obj;
+        int r;
+
+        obj = json_object_new_object();
+        if (!obj)
+                return -ENOMEM;
+        j->p++;
+        record_json_ws(j);
+        if (j->p < j->end && *j->p == '}') {
+                j->p++;
+                *ret = obj;
+                return 0;
+        }
+        for (;;) {
+                _cleanup_free_ char *key = NULL;
+                json_object *val = NULL;
+
+                if (j->p >= j->end || *j->p != '"') {
+                        r = -EBADMSG;
+                        goto fail;
+                }
+                r = record_json_string(j);
+                if (r < 0)
+                        goto fail;
+                key = strdup(j->scratch.buf);
+                if (!key) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                record_json_ws(j);
+                if (j->p >= j->end || *j->p != ':') {
+                        r = -EBADMSG;
+                        goto fail;
+                }
+                j->p++;
+                record_json_ws(j);
+                r = record_json_value(j, &val);
+                if (r < 0)
+                        goto fail;
+                /* A repeated key keeps its first position and takes the last value, as in JS. */
+                if (json_object_object_add(obj, key, val) < 0) {
+                        json_object_put(val);
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                record_json_ws(j);
+                if (j->p < j->end && *j->p == ',') {
+                        j->p++;
+                        record_json_ws(j);
+                        continue;
+                }
+                if (j->p < j->end && *j->p == '}') {
+                        j->p++;
+                        *ret = obj;
+                        return 0;
+                }
+                r = -EBADMSG;
+                goto fail;
+        }
+fail:
+        json_object_put(obj);
+        return r;
+}
+
+static int record_json_array(JsonParser *j, json_object **ret) {
+        json_object *arr;
+        int r;
+
+        arr = json_object_new_array();
+        if (!arr)
+                return -ENOMEM;
+        j->p++;
+        record_json_ws(j);
+        if (j->p < j->end && *j->p == ']') {
+                j->p++;
+                *ret = arr;
+                return 0;
+        }
+        for (;;) {
+                json_object *val = NULL;
+
+                r = record_json_value(j, &val);
+                if (r < 0)
+                        goto fail;
+                if (json_object_array_add(arr, val) < 0) {
+                        json_object_put(val);
+                        r = -ENOMEM;
+                        goto fail;
+                }
+                record_json_ws(j);
+                if (j->p < j->end && *j->p == ',') {
+                        j->p++;
+                        record_json_ws(j);
+                        continue;
+                }
+                if (j->p < j->end && *j->p == ']') {
+                        j->p++;
+                        *ret = arr;
+                        return 0;
+                }
+                r = -EBADMSG;
+                goto fail;
+        }
+fail:
+        json_object_put(arr);
+        return r;
+}
+
+/* Parse one value at j->p. JSON null is returned as NULL (json-c's representation). */
+static int record_json_value(JsonParser *j, json_object **ret) {
+        int r;
+
+        if (j->p >= j->end)
+                return -EBADMSG;
+        switch (*j->p) {
+        case '{':
+        case '[':
+                if (j->depth >= RECORD_JSON_MAX_DEPTH)
+                        return -EBADMSG;
+                j->depth++;
+                r = *j->p == '{' ? record_json_object(j, ret) : record_json_array(j, ret);
+                j->depth--;
+                return r;
+        case '"': {
+                json_object *o;
+                r = record_json_string(j);
+                if (r < 0)
+                        return r;
+                o = json_object_new_string_len(j->scratch.buf, (int)MIN(j->scratch.len, (size_t)INT32_MAX));
+                if (!o)
+                        return -ENOMEM;
+                *ret = o;
+                return 0;
+        }
+        case 't':
+                r = record_json_literal(j, "true", 4);
+                if (r < 0)
+                        return r;
+                *ret = json_object_new_boolean(1);
+                return *ret ? 0 : -ENOMEM;
+        case 'f':
+                r = record_json_literal(j, "false", 5);
+                if (r < 0)
+                        return r;
+                *ret = json_object_new_boolean(0);
+                return *ret ? 0 : -ENOMEM;
+        case 'n':
+                r = record_json_literal(j, "null", 4);
+                if (r < 0)
+                        return r;
+                *ret = NULL;
+                return 0;
+        default:
+                return record_json_number(j, ret);
+        }
+}
+
+/* JSON.parse(s): the whole text must be one value with optional JSON whitespace around it.
+ * Returns 0 (null gives *ret == NULL), -EBADMSG or -ENOMEM. */
+int record_json_parse(const char *s, size_t n, json_object **ret) {
+        JsonParser j = { .p = s, .end = s + n };
+        json_object *v = NULL;
+        int r;
+
+        if (n > INT32_MAX)
+                return -E2BIG;
+        record_json_ws(&j);
+        r = record_json_value(&j, &v);
+        if (r >= 0) {
+                record_json_ws(&j);
+                if (j.p != j.end) {
+                        json_object_put(v);
+                        r = -EBADMSG;
+                }
+        }
+        strbuf_done(&j.scratch);
+        if (r < 0)
+                return r;
+        *ret = v;
+        return 0;
+}
+
+/* ------------------------------------------------------------------ tolerant lines */
+
+/* Length of the JavaScript whitespace or line terminator starting at s, 0 if none. */
+static size_t record_js_space_at(const unsigned char *s, size_t n) {
+        if (n == 0)
+                return 0;
+        switch (s[0]) {
+        case ' ':
+        case '\t':
+        case '\n':
+        case '\v':
+        case '\f':
+        case '\r':
+                return 1;
+        case 0xc2:
+                return n >= 2 && s[1] == 0xa0 ? 2 : 0; /* U+00A0 */
+        case 0xe1:
+                return n >= 3 && s[1] == 0x9a && s[2] == 0x80 ? 3 : 0; /* U+1680 */
+        case 0xe2:
+                if (n < 3)
+                        return 0;
+                if (s[1] == 0x80 && ((s[2] >= 0x80 && s[2] <= 0x8a) || s[2] == 0xa8 || s[2] == 0xa9 ||
+                                     s[2] == 0xaf))
+                        return 3; /* U+2000..200A, U+2028, U+2029, U+202F */
+                if (s[1] == 0x81 && s[2] == 0x9f)
+                        return 3; /* U+205F */
+                return 0;
+        case 0xe3:
+                return n >= 3 && s[1] == 0x80 && s[2] == 0x80 ? 3 : 0; /* U+3000 */
+        case 0xef:
+                return n >= 3 && s[1] == 0xbb && s[2] == 0xbf ? 3 : 0; /* U+FEFF */
+        default:
+                return 0;
+        }
+}
+
+/* String.prototype.trim() on UTF-8 bytes: adjusts *s and *n. */
+void record_js_trim(const char **s, size_t *n) {
+        const unsigned char *p = (const unsigned char *)*s;
+        size_t len = *n, k;
+
+        while ((k = record_js_space_at(p, len)) > 0) {
+                p += k;
+                len -= k;
+        }
+        while (len > 0) {
+                size_t back = 0;
+                /* whitespace sequences are 1, 2 or 3 bytes long */
+                for (size_t w = 1; w <= 3 && w <= len; w++)
+                        if (record_js_space_at(p + len - w, w) == w) {
+                                back = w;
+                                break;
+                        }
+                if (back == 0)
+                        break;
+                len -= back;
+        }
+        *s = (const char *)p;
+        *n = len;
+}
+
+static int record_emit(json_object *obj, record_object_cb cb, void *userdata) {
+        int r = cb ? cb(obj, userdata) : 0;
+
+        json_object_put(obj);
+        return r;
+}
+
+/* recoverObjectsFromLine(): parse each balanced top-level {...} fragment, honouring strings and
+ * escapes; unbalanced closing braces reset the scan. */
+static int record_recover_fragments(const char *s, size_t n, record_object_cb cb, void *userdata) {
+        size_t depth = 0, start = SIZE_MAX;
+        bool in_string = false, escape = false;
+        int count = 0, r;
+
+        for (size_t i = 0; i < n; i++) {
+                char c = s[i];
+
+                if (escape) {
+                        escape = false;
+                        continue;
+                }
+                if (in_string) {
+                        if (c == '\\')
+                                escape = true;
+                        else if (c == '"')
+                                in_string = false;
+                        continue;
+                }
+                if (c == '"') {
+                        in_string = true;
+                        continue;
+                }
+                if (c == '{') {
+                        if (depth == 0)
+                                start = i;
+                        depth++;
+                } else if (c == '}') {
+                        if (depth == 0) {
+                                start = SIZE_MAX; /* depth < 0: reset */
+                                continue;
+                        }
+                        depth--;
+                        if (depth == 0 && start != SIZE_MAX) {
+                                json_object *obj = NULL;
+
+                                r = record_json_parse(s + start, i + 1 - start, &obj);
+                                if (r == -ENOMEM)
+                                        return r;
+                                start = SIZE_MAX;
+                                if (r < 0 || !json_object_is_type(obj, json_type_object)) {
+                                        json_object_put(obj);
+                                        continue;
+                                }
+                                r = record_emit(obj, cb, userdata);
+                                if (r < 0)
+                                        return r;
+                                count++;
+                        }
+                }
+        }
+        return count;
+}
+
+/* parseLineTolerant(): trim, JSON.parse the whole line (objects only, other values give
+ * nothing), else recover glued fragments. Objects are borrowed by cb. */
+int record_parse_line(const char *line, size_t len, record_object_cb cb, void *userdata) {
+        json_object *obj = NULL;
+        int r;
+
+        record_js_trim(&line, &len);
+        if (len == 0)
+                return 0;
+        r = record_json_parse(line, len, &obj);
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0) {
+                if (!json_object_is_type(obj, json_type_object)) {
+                        json_object_put(obj);
+                        return 0;
+                }
+                r = record_emit(obj, cb, userdata);
+                return r < 0 ? r : 1;
+        }
+        return record_recover_fragments(line, len, cb, userdata);
+}
+
+/* ------------------------------------------------------------------ streaming */
+
+static ssize_t record_pread(int fd, void *buf, size_t n, uint64_t off) {
+        for (;;) {
+                ssize_t k = pread(fd, buf, n, (off_t)off);
+                if (k >= 0 || errno != EINTR)
+                        return k < 0 ? -errno : k;
+        }
+}
+
+/* Stream every line of fd from offset 0 with memory bounded by max_line: cb sees each line
+ * without its '\n' and the file offset where it starts; a line longer than max_line is passed
+ * once, cut to max_line bytes, with truncated=true, and the rest of it is skipped. */
+int record_for_each_line_at(int fd, size_t max_line, record_line_at_cb cb, void *userdata) {
+        _cleanup_free_ char *buf = NULL;
+        size_t cap, len = 0, scanned = 0;
+        uint64_t off = 0, line_off = 0;
+        bool skipping = false;
+        int r;
+
+        if (max_line == 0 || max_line > SIZE_MAX / 2)
+                return -EINVAL;
+        cap = MIN((size_t)RECORD_READ_CHUNK, max_line + 1);
+        cap = MAX(cap, (size_t)4096);
+        buf = malloc(cap);
+        if (!buf)
+                return -ENOMEM;
+        (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+
+        for (;;) {
+                ssize_t k;
+                size_t pos = 0;
+
+                if (len == cap) {
+                        /* The partial line fills the buffer: grow, or give up on this line. */
+                        if (len > max_line) {
+                                if (cb) {
+                                        r = cb(buf, max_line, line_off, true, userdata);
+                                        if (r < 0)
+                                                return r;
+                                }
+                                skipping = true;
+                                line_off += len;
+                                len = scanned = 0;
+                        } else {
+                                size_t ncap = MIN(cap * 2, max_line + 1);
+                                char *nb;
+
+                                if (ncap <= cap)
+                                        ncap = cap + 1;
+                                nb = realloc(buf, ncap);
+                                if (!nb)
+                                        return -ENOMEM;
+                                buf = nb;
+                                cap = ncap;
+                        }
+                }
+
+                k = record_pread(fd, buf + len, cap - len, off);
+                if (k < 0)
+                        return (int)k;
+                if (k == 0) {
+                        if (len > 0 && !skipping && cb) {
+                                r = cb(buf, len, line_off, false, userdata);
+                                if (r < 0)
+                                        return r;
+                        }
+                        return 0;
+                }
+                off += (uint64_t)k;
+                len += (size_t)k;
+
+                for (;;) {
+                        char *nl = memchr(buf + scanned, '\n', len - scanned);
+                        size_t n;
+
+                        if (!nl) {
+                                scanned = len;
+                                break;
+                        }
+                        n = (size_t)(nl - (buf + pos));
+                        if (skipping)
+                                skipping = false;
+                        else if (cb) {
+                                bool cut = n > max_line;
+                                r = cb(buf + pos, cut ? max_line : n, line_off, cut, userdata);
+                                if (r < 0)
+                                        return r;
+                        }
+                        line_off += n + 1;
+                        pos += n + 1;
+                        scanned = pos;
+                }
+                if (skipping) {
+                        line_off += len - pos;
+                        len = scanned = 0;
+                } else if (pos > 0) {
+                        memmove(buf, buf + pos, len - pos);
+                        len -= pos;
+                        scanned -= pos;
+                }
+        }
+}
+
+typedef struct LineAdapter {
+        record_line_cb cb;
+        void *userdata;
+} LineAdapter;
+
+static int record_line_adapter(const char *line, size_t len, uint64_t offset, bool truncated,
+                               void *userdata) {
+        LineAdapter *a = userdata;
+
+        (void)offset;
+        return a->cb(line, len, truncated, a->userdata);
+}
+
+/* record_for_each_line_at() without offsets. */
+int record_for_each_line(int fd, size_t max_line, record_line_cb cb, void *userdata) {
+        LineAdapter a = { .cb = cb, .userdata = userdata };
+
+        return record_for_each_line_at(fd, max_line, cb ? record_line_adapter : NULL, &a);
+}
+
+/* ------------------------------------------------------------------ time */
+
+static bool record_digits(const char *s, size_t n, int *ret) {
+        int v = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                if (!record_is_digit(s[i]))
+                        return false;
+                v = v * 10 + (s[i] - '0');
+        }
+        *ret = v;
+        return true;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (month 1..12, any day: it rolls over). */
+static int64_t record_days_from_civil(int64_t y, int m, int d) {
+        int64_t era, yoe, doy, doe;
+
+        y -= m <= 2;
+        era = (y >= 0 ? y : y - 399) / 400;
+        yoe = y - era * 400;
+        doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+        doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        return era * 146097 + doe - 719468;
+}
+
+/* Offset of local time from UTC, in ms, at the local wall-clock time t (ms as if UTC). */
+static int64_t record_local_offset(int64_t t) {
+        time_t guess = (time_t)(t / 1000);
+        struct tm tm;
+
+        if (!localtime_r(&guess, &tm))
+                return 0;
+        guess = (time_t)(t / 1000 - tm.tm_gmtoff);
+        if (!localtime_r(&guess, &tm))
+                return 0;
+        return (int64_t)tm.tm_gmtoff * 1000;
+}
+
+/* Date.parse() for the ISO 8601 forms V8 accepts: YYYY[-MM[-DD]], +YYYYYY/-YYYYYY, then
+ * optionally T (or t or space) HH:mm[:ss[.f+]] and Z, z, +HH:mm or +HHmm. Date-only forms are
+ * UTC, date-times without a zone local time. Day 1..31 rolls over like V8 ("02-30" is March).
+ * Returns 0, or -EINVAL where Date.parse gives NaN. */
+int record_parse_time(const char *s, msec_t *ret) {
+        const char *p = s;
+        int64_t year, t;
+        int v, month = 1, day = 1, hour = 0, min = 0, sec = 0, ms = 0;
+        bool has_time = false, has_zone = false;
+        int64_t zone_ms = 0;
+
+        if (!s)
+                return -EINVAL;
+        if (*p == '+' || *p == '-') {
+                bool neg = *p == '-';
+                if (!record_digits(p + 1, 6, &v))
+                        return -EINVAL;
+                if (neg && v == 0)
+                        return -EINVAL;
+                year = neg ? -v : v;
+                p += 7;
+        } else {
+                if (!record_digits(p, 4, &v))
+                        return -EINVAL;
+                year = v;
+                p += 4;
+        }
+        if (*p == '-') {
+                if (!record_digits(p + 1, 2, &month) || month < 1 || month > 12)
+                        return -EINVAL;
+                p += 3;
+                if (*p == '-') {
+                        if (!record_digits(p + 1, 2, &day) || day < 1 || day > 31)
+                                return -EINVAL;
+                        p += 3;
+                }
+        }
+        if (*p == 'T' || *p == 't' || (*p == ' ' && p[1] != '\0')) {
+                has_time = true;
+                p++;
+                if (!record_digits(p, 2, &hour) || p[2] != ':' || !record_digits(p + 3, 2, &min))
+                        return -EINVAL;
+                p += 5;
+                if (*p == ':') {
+                        if (!record_digits(p + 1, 2, &sec))
+                                return -EINVAL;
+                        p += 3;
+                        if (*p == '.') {
+                                int nd = 0;
+                                p++;
+                                if (!record_is_digit(*p))
+                                        return -EINVAL;
+                                for (; record_is_digit(*p); p++, nd++)
+                                        if (nd < 3)
+                                                ms = ms * 10 + (*p - '0');
+                                for (; nd < 3; nd++)
+                                        ms *= 10;
+                        }
+                }
+                if (hour > 24 || min > 59 || sec > 59 || (hour == 24 && (min || sec || ms)))
+                        return -EINVAL;
+                if (*p == 'Z' || *p == 'z') {
+                        has_zone = true;
+                        p++;
+                } else if (*p == '+' || *p == '-') {
+                        int zh, zm;
+                        int sign = *p == '-' ? -1 : 1;
+
+                        p++;
+                        if (!record_digits(p, 2, &zh))
+                                return -EINVAL;
+                        p += 2;
+                        if (*p == ':')
+                                p++;
+                        if (!record_digits(p, 2, &zm))
+                                return -EINVAL;
+                        p += 2;
+                        if (zh > 23 || zm > 59)
+                                return -EINVAL;
+                        has_zone = true;
+                        zone_ms = sign * ((int64_t)zh * 60 + zm) * 60000;
+                }
+        }
+        if (*p != '\0')
+                return -EINVAL;
+
+        t = record_days_from_civil(year, month, day) * MSEC_PER_DAY + hour * MSEC_PER_HOUR +
+            min * MSEC_PER_MIN + sec * MSEC_PER_SEC + ms;
+        if (has_zone)
+                t -= zone_ms;
+        else if (has_time)
+                t -= record_local_offset(t);
+        if (t > INT64_C(8640000000000000) || t < -INT64_C(8640000000000000))
+                return -EINVAL;
+        *ret = t;
+        return 0;
+}
+
+/* ------------------------------------------------------------------ head */
+
+void head_info_done(HeadInfo *h) {
+        if (!h)
+                return;
+        free(h->session_id);
+        free(h->cwd);
+        *h = (HeadInfo){};
+}
+
+static char *record_get_string(json_object *obj, const char *key) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string))
+                return NULL;
+        return strndup(json_object_get_string(v), (size_t)json_object_get_string_len(v));
+}
+
+static bool record_has_string(json_object *obj, const char *key) {
+        json_object *v;
+
+        return json_object_object_get_ex(obj, key, &v) && json_object_is_type(v, json_type_string);
+}
+
+/* The record's "timestamp" string as msec, 0 when absent or unparseable. */
+msec_t record_timestamp(json_object *obj) {
+        json_object *v;
+        msec_t t;
+
+        if (!json_object_object_get_ex(obj, "timestamp", &v) ||
+            !json_object_is_type(v, json_type_string))
+                return 0;
+        if (record_parse_time(json_object_get_string(v), &t) < 0)
+                return 0;
+        return t;
+}
+
+static int record_take_first(json_object *obj, void *userdata) {
+        json_object **first = userdata;
+
+        if (!*first)
+                *first = json_object_get(obj);
+        return 0;
+}
+
+/* UTF-16 code units Node would hold for the complete UTF-8 sequences of s[0..n); *ret_held is
+ * the length of an incomplete trailing sequence the streaming decoder keeps back. */
+static size_t record_utf16_units(const char *s, size_t n, size_t *ret_held) {
+        size_t i = 0, units = 0;
+
+        *ret_held = 0;
+        while (i < n) {
+                uint32_t cp;
+                size_t k = qwen_utf8_next(s + i, n - i, &cp);
+
+                if (cp == 0xfffd && i + k == n && k < 4) {
+                        /* Possibly a sequence cut by the read: is it a valid prefix? */
+                        unsigned char c = (unsigned char)s[i];
+                        size_t need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 1;
+                        if (need > k && c >= 0xc2 && c <= 0xf4) {
+                                *ret_held = k;
+                                break;
+                        }
+                }
+                units += cp >= 0x10000 ? 2 : 1;
+                i += k;
+        }
+        return units;
+}
+
+/* Whether the pending line would count as "starts with {" or blank after trimStart(). */
+static bool record_head_prefix_is_record(const char *s, size_t n) {
+        const char *p = s;
+        size_t len = n, k;
+
+        while ((k = record_js_space_at((const unsigned char *)p, len)) > 0) {
+                p += k;
+                len -= k;
+        }
+        return len == 0 || *p == '{';
+}
+
+static int record_head_fill(json_object *first, HeadInfo *ret) {
+        HeadInfo h = {};
+
+        if (record_has_string(first, "sessionId")) {
+                h.session_id = record_get_string(first, "sessionId");
+                if (!h.session_id)
+                        return -ENOMEM;
+        }
+        if (record_has_string(first, "cwd")) {
+                h.cwd = record_get_string(first, "cwd");
+                if (!h.cwd) {
+                        head_info_done(&h);
+                        return -ENOMEM;
+                }
+        }
+        h.timestamp = record_timestamp(first);
+        *ret = h;
+        return 0;
+}
+
+/* Parse complete lines in buf[0..*len) and keep the partial rest; stops at the first object. */
+static int record_head_lines(char *buf, size_t *len, json_object **first) {
+        size_t pos = 0;
+        char *nl;
+        int r;
+
+        while (!*first && (nl = memchr(buf + pos, '\n', *len - pos))) {
+                r = record_parse_line(buf + pos, (size_t)(nl - (buf + pos)), record_take_first, first);
+                if (r < 0)
+                        return r;
+                pos = (size_t)(nl - buf) + 1;
+        }
+        memmove(buf, buf + pos, *len - pos);
+        *len -= pos;
+        return 0;
+}
+
+/* readFirstMaintainableRecord(): read 64 KiB at a time; lines are trimmed and parsed tolerantly
+ * until one yields an object; a pending line without newline longer than 1 Mi UTF-16 units
+ * stops the read. */
+int record_read_head(int fd, HeadInfo *ret, const char **ret_why) {
+        _cleanup_free_ char *buf = NULL;
+        json_object *first = NULL;
+        size_t len = 0, cap = 4 * RECORD_HEAD_MAX + RECORD_HEAD_CHUNK;
+        uint64_t off = 0;
+        bool saw_content = false;
+        const char *why = NULL;
+        int r;
+
+        assert(ret);
+        buf = malloc(cap);
+        if (!buf)
+                return -ENOMEM;
+
+        for (;;) {
+                ssize_t k = record_pread(fd, buf + len, MIN((size_t)RECORD_HEAD_CHUNK, cap - len), off);
+                size_t held;
+
+                if (k < 0) {
+                        why = "cannot read the first record";
+                        r = (int)k;
+                        goto finish;
+                }
+                if (k == 0) {
+                        /* EOF: the last line without newline counts too. */
+                        if (len > 0) {
+                                r = record_parse_line(buf, len, record_take_first, &first);
+                                if (r < 0)
+                                        goto finish;
+                        }
+                        break;
+                }
+                off += (uint64_t)k;
+                for (ssize_t i = 0; i < k && !saw_content; i++)
+                        if (!strchr(" \t\r\n", buf[len + (size_t)i]))
+                                saw_content = true;
+                len += (size_t)k;
+
+                if (!memchr(buf, '\n', len) && record_utf16_units(buf, len, &held) > RECORD_HEAD_MAX) {
+                        if (record_head_prefix_is_record(buf, len)) {
+                                why = "first line longer than 1 MiB";
+                                r = -E2BIG;
+                        } else {
+                                why = "no JSON object in the first line";
+                                r = -EBADMSG;
+                        }
+                        goto finish;
+                }
+                r = record_head_lines(buf, &len, &first);
+                if (r < 0)
+                        goto finish;
+                if (first)
+                        break;
+                if (len + RECORD_HEAD_CHUNK > cap) {
+                        /* Cannot happen: a pending line over 1 Mi units is refused above, and
+                         * 1 Mi units take at most 3 MiB + one held sequence. */
+                        why = "first line longer than 1 MiB";
+                        r = -E2BIG;
+                        goto finish;
+                }
+        }
+
+        if (!first) {
+                if (off == 0 || !saw_content) {
+                        why = "empty transcript";
+                        r = -ENODATA;
+                } else {
+                        why = "no JSON object in the first line";
+                        r = -EBADMSG;
+                }
+                goto finish;
+        }
+        r = record_head_fill(first, ret);
+        if (r < 0)
+                why = "out of memory";
+finish:
+        json_object_put(first);
+        if (r < 0 && ret_why)
+                *ret_why = why ? why : "cannot parse the first record";
+        return r < 0 ? r : 0;
+}
+
+/* ------------------------------------------------------------------ tail */
+
+void tail_info_done(TailInfo *t) {
+        if (!t)
+                return;
+        free(t->title);
+        *t = (TailInfo){};
+}
+
+typedef struct TailScan {
+        msec_t last_timestamp;
+        char *title;
+        TitleSource title_source;
+        bool want_time;
+} TailScan;
+
+static int record_tail_object(json_object *obj, void *userdata) {
+        TailScan *s = userdata;
+        json_object *type, *subtype, *payload, *title, *source;
+        msec_t t;
+
+        if (s->want_time && (t = record_timestamp(obj)) != 0)
+                s->last_timestamp = t;
+
+        if (!json_object_object_get_ex(obj, "type", &type) || !json_object_is_type(type, json_type_string) ||
+            !streq(json_object_get_string(type), "system"))
+                return 0;
+        if (!json_object_object_get_ex(obj, "subtype", &subtype) ||
+            !json_object_is_type(subtype, json_type_string) ||
+            !streq(json_object_get_string(subtype), "custom_title"))
+                return 0;
+        if (!json_object_object_get_ex(obj, "systemPayload", &payload) ||
+            !json_object_is_type(payload, json_type_object))
+                return 0;
+        if (!json_object_object_get_ex(payload, "customTitle", &title) ||
+            !json_object_is_type(title, json_type_string) || json_object_get_string_len(title) == 0)
+                return 0;
+
+        free(s->title);
+        s->title = strndup(json_object_get_string(title), (size_t)json_object_get_string_len(title));
+        if (!s->title)
+                return -ENOMEM;
+        /* readSessionTitleInfoFromFileSync: only "auto" is automatic; "manual", absent (legacy)
+         * and anything else count as a person's title. */
+        s->title_source = json_object_object_get_ex(payload, "titleSource", &source) &&
+                                          json_object_is_type(source, json_type_string) &&
+                                          streq(json_object_get_string(source), "auto") ?
+                                  TITLE_AUTO :
+                                  TITLE_MANUAL;
+        return 0;
+}
+
+/* Scan the complete lines of a window: every line for the timestamp (when want_time), lines
+ * carrying the custom_title marker for the title. */
+static int record_tail_window(const char *buf, size_t n, TailScan *s) {
+        const char *p = buf, *end = buf + n;
+        int r;
+
+        while (p < end) {
+                const char *nl = memchr(p, '\n', (size_t)(end - p));
+                size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+                if (s->want_time || memmem(p, len, RECORD_TITLE_MARK, strlen(RECORD_TITLE_MARK))) {
+                        r = record_parse_line(p, len, record_tail_object, s);
+                        if (r < 0)
+                                return r;
+                }
+                p += len + 1;
+        }
+        return 0;
+}
+
+static int record_pread_full(int fd, char *buf, size_t n, uint64_t off, size_t *ret) {
+        size_t got = 0;
+
+        while (got < n) {
+                ssize_t k = record_pread(fd, buf + got, n - got, off + got);
+                if (k < 0)
+                        return (int)k;
+                if (k == 0)
+                        break;
+                got += (size_t)k;
+        }
+        *ret = got;
+        return 0;
+}
+
+/* Last activity and title from the last RECORD_TAIL_WINDOW bytes (the partial first line of the
+ * window skipped), then the title from the head window, as Qwen's title reader does. */
+int record_read_tail(int fd, uint64_t size, TailInfo *ret) {
+        _cleanup_free_ char *buf = NULL;
+        TailScan s = { .want_time = true };
+        uint64_t start = size > RECORD_TAIL_WINDOW ? size - RECORD_TAIL_WINDOW : 0;
+        size_t got = 0;
+        const char *p;
+        int r;
+
+        assert(ret);
+        buf = malloc(RECORD_TAIL_WINDOW);
+        if (!buf)
+                return -ENOMEM;
+        *ret = (TailInfo){};
+        if (size == 0)
+                return 0;
+
+        r = record_pread_full(fd, buf, (size_t)(size - start), start, &got);
+        if (r < 0)
+                return r;
+        p = buf;
+        if (start > 0) {
+                const char *nl = memchr(buf, '\n', got);
+                p = nl ? nl + 1 : buf + got;
+        }
+        r = record_tail_window(p, got - (size_t)(p - buf), &s);
+        if (r < 0)
+                goto fail;
+        ret->incomplete = got == 0 || buf[got - 1] != '\n';
+
+        if (!s.title && start > 0) {
+                size_t hgot = 0;
+                const char *nl;
+
+                s.want_time = false;
+                r = record_pread_full(fd, buf, RECORD_TAIL_WINDOW, 0, &hgot);
+                if (r < 0)
+                        goto fail;
+                /* only complete lines of the head window */
+                nl = hgot > 0 ? memrchr(buf, '\n', hgot) : NULL;
+                r = record_tail_window(buf, nl ? (size_t)(nl - buf) + 1 : 0, &s);
+                if (r < 0)
+                        goto fail;
+        }
+
+        ret->last_timestamp = s.last_timestamp;
+        ret->title = s.title;
+        ret->title_source = s.title ? s.title_source : TITLE_NONE;
+        return 0;
+fail:
+        free(s.title);
+        return r;
+}

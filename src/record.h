@@ -20,8 +20,10 @@ typedef struct HeadInfo {
 } HeadInfo;
 void head_info_done(HeadInfo *h);
 
-/* Read the first line (up to RECORD_HEAD_MAX bytes, or to EOF when there is no newline) and parse
- * it tolerantly: the first JSON object found (repairing "}{" glued records, skipping non-objects).
+/* Read the first record as Qwen's readFirstMaintainableRecord() does: 64 KiB reads, lines trimmed
+ * and parsed tolerantly, blank and unparseable lines skipped, the first JSON object found wins
+ * (repairing "}{" glued records, skipping non-objects); a pending line with no newline longer
+ * than RECORD_HEAD_MAX UTF-16 units stops the read.
  * Returns 0 with *ret filled, or a negative errno with *ret_why a static explanation:
  *   -ENODATA  empty file; -E2BIG first line longer than 1 MiB; -EBADMSG no JSON object;
  *   other -errno from pread. */
@@ -29,8 +31,8 @@ int record_read_head(int fd, HeadInfo *ret, const char **ret_why);
 
 typedef enum TitleSource {
         TITLE_NONE,
-        TITLE_MANUAL, /* titleSource "manual" or absent (legacy) */
-        TITLE_AUTO,   /* any other titleSource */
+        TITLE_MANUAL, /* titleSource "manual", absent (legacy) or unknown: Qwen shows it as manual */
+        TITLE_AUTO,   /* titleSource "auto" */
 } TitleSource;
 
 typedef struct TailInfo {
@@ -42,12 +44,16 @@ typedef struct TailInfo {
 void tail_info_done(TailInfo *t);
 
 /* Read the last RECORD_TAIL_WINDOW bytes of a file of the given size (and, when no title was
- * found there and the file is larger, the first window, like Qwen's title reader). */
+ * found there and the file is larger, the first window, like Qwen's title reader). The partial
+ * first line of the tail window is skipped; last_timestamp is that of the last record in the
+ * window that has a parseable "timestamp". */
 int record_read_tail(int fd, uint64_t size, TailInfo *ret);
 
-/* Tolerant parse of one line, as Qwen's parseLineTolerant: the whole line as JSON when it is an
- * object; else split into balanced top-level {...} fragments. cb is called once per object;
- * a negative return from cb stops and is returned. Returns the number of objects. */
+/* Tolerant parse of one line, as Qwen's parseLineTolerant: the line is trimmed like JS trim();
+ * the whole line as JSON when it is an object (other values give nothing); else split into
+ * balanced top-level {...} fragments. cb (may be NULL) is called once per object, which it
+ * borrows (json_object_get() to keep it); a negative return from cb stops and is returned.
+ * Returns the number of objects, or -ENOMEM. */
 typedef int (*record_object_cb)(struct json_object *obj, void *userdata);
 int record_parse_line(const char *line, size_t len, record_object_cb cb, void *userdata);
 
@@ -55,6 +61,22 @@ int record_parse_line(const char *line, size_t len, record_object_cb cb, void *u
  * passed to cb truncated=true and not parsed). */
 typedef int (*record_line_cb)(const char *line, size_t len, bool truncated, void *userdata);
 int record_for_each_line(int fd, size_t max_line, record_line_cb cb, void *userdata);
+/* The same with the file offset at which each line starts. Lines exclude the '\n' (a '\r' before
+ * it stays); the last line is passed even without a newline; memory is O(max_line). */
+typedef int (*record_line_at_cb)(const char *line, size_t len, uint64_t offset, bool truncated,
+                                 void *userdata);
+int record_for_each_line_at(int fd, size_t max_line, record_line_at_cb cb, void *userdata);
 
-/* ISO 8601 timestamp string to msec (Date.parse semantics for Qwen's own format). */
+/* JSON.parse() of exactly s[0..n) (JSON whitespace around the value allowed): stricter than
+ * json-c (no NaN, comments, single quotes, raw control characters); invalid UTF-8 in strings
+ * becomes U+FFFD as in Node; numbers are int64 when small integers, else doubles; JSON null is
+ * *ret == NULL. Nesting deeper than 1000 is refused. Returns 0, -EBADMSG or -ENOMEM. */
+int record_json_parse(const char *s, size_t n, struct json_object **ret);
+/* String.prototype.trim() on UTF-8: adjusts *s and *n. */
+void record_js_trim(const char **s, size_t *n);
+/* A record's "timestamp" string as msec; 0 when absent, not a string or unparseable. */
+msec_t record_timestamp(struct json_object *obj);
+
+/* ISO 8601 timestamp string to msec with V8's Date.parse() semantics for ISO forms (date-only is
+ * UTC, date-time without zone is local time, day 1..31 rolls over). -EINVAL where JS gives NaN. */
 int record_parse_time(const char *s, msec_t *ret);

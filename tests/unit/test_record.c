@@ -1,6 +1,639 @@
+/* test_record.c: tolerant JSONL reading on hostile input, as Qwen's jsonl-utils reads it. */
+#include "autoconf.h"
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
-int main(void) { return 0; }
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "record.h"
+
+/* An anonymous file holding n bytes of data. */
+static int mkfile(const void *data, size_t n) {
+        int fd = memfd_create("test_record", MFD_CLOEXEC);
+        size_t done = 0;
+
+        assert_true(fd >= 0);
+        while (done < n) {
+                ssize_t k = write(fd, (const char *)data + done, n - done);
+                assert_true(k > 0);
+                done += (size_t)k;
+        }
+        return fd;
+}
+
+static int mkfile_str(const char *s) {
+        return mkfile(s, strlen(s));
+}
+
+/* Collects the objects of a line, serialized, separated by '|'. */
+typedef struct Collect {
+        char out[4096];
+        int n;
+        int stop_after;
+} Collect;
+
+static int collect_cb(json_object *obj, void *userdata) {
+        Collect *c = userdata;
+        const char *s = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
+
+        if (c->n > 0)
+                strncat(c->out, "|", sizeof(c->out) - strlen(c->out) - 1);
+        strncat(c->out, s, sizeof(c->out) - strlen(c->out) - 1);
+        c->n++;
+        if (c->stop_after && c->n >= c->stop_after)
+                return -ECANCELED;
+        return 0;
+}
+
+static void test_record_parse_line_table(void **state) {
+        static const struct {
+                const char *line;
+                size_t len; /* 0: strlen */
+                int count;
+                const char *want;
+        } cases[] = {
+                { "{\"a\":1}", 0, 1, "{\"a\":1}" },
+                { "{\"a\":1}{\"b\":2}", 0, 2, "{\"a\":1}|{\"b\":2}" },       /* glued */
+                { "{\"a\":1}\r", 0, 1, "{\"a\":1}" },                        /* CRLF */
+                { "  \t{\"a\":1}  ", 0, 1, "{\"a\":1}" },
+                { "\xef\xbb\xbf{\"a\":1}\xc2\xa0", 0, 1, "{\"a\":1}" },      /* BOM, NBSP: JS trim */
+                { "[1]", 0, 0, "" },                                         /* non-object */
+                { "\"x\"", 0, 0, "" },
+                { "null", 0, 0, "" },
+                { "123", 0, 0, "" },
+                { "[{\"a\":1}]", 0, 0, "" },               /* parses as an array: no recovery */
+                { "{\"a\":1} junk", 0, 1, "{\"a\":1}" },   /* trailing junk: fragment recovery */
+                { "x{\"a\":\"}{\"}y{\"b\":2}", 0, 2, "{\"a\":\"}{\"}|{\"b\":2}" }, /* braces in strings */
+                { "}}{\"a\":1}", 0, 1, "{\"a\":1}" },      /* unbalanced close braces reset */
+                { "{\"a\":{\"b\":1}", 0, 0, "" },          /* truncated record */
+                { "{\"a\":NaN}", 0, 0, "" },
+                { "{'a':1}", 0, 0, "" },
+                { "{\"a\":1,}", 0, 0, "" },
+                { "{\"a\":01}", 0, 0, "" },
+                { "{\"a\":1.}", 0, 0, "" },
+                { "{\"a\":\"x\ty\"}", 0, 0, "" },          /* raw control character */
+                { "{\"a\":\"\\x\"}", 0, 0, "" },           /* bad escape */
+                { "{\"a\":1}/*c*/", 0, 1, "{\"a\":1}" },
+                { "{\"a\":1,\"b\":2,\"a\":3}", 0, 1, "{\"a\":3,\"b\":2}" }, /* last value wins */
+                { "{\"a\":1}\0", 8, 1, "{\"a\":1}" },      /* NUL after: recovery */
+                { "\0{\"a\":1}", 8, 1, "{\"a\":1}" },
+                { "{\"a\":\"\\u0041\\u00e9\\ud83d\\ude80\"}", 0, 1, "{\"a\":\"A\xc3\xa9\xf0\x9f\x9a\x80\"}" },
+                { "{\"a\":\"\\ud800\"}", 0, 1, "{\"a\":\"\xef\xbf\xbd\"}" }, /* lone surrogate */
+                { "{\"a\":\"\xff\"}", 0, 1, "{\"a\":\"\xef\xbf\xbd\"}" },   /* invalid UTF-8 */
+                { "", 0, 0, "" },
+                { "   ", 0, 0, "" },
+                { "{}", 0, 1, "{}" },
+        };
+
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                Collect c = {};
+                size_t len = cases[i].len ? cases[i].len : strlen(cases[i].line);
+                int r = record_parse_line(cases[i].line, len, collect_cb, &c);
+
+                if (r != cases[i].count || !streq(c.out, cases[i].want))
+                        print_error("case %zu: r=%d out=%s\n", i, r, c.out);
+                assert_int_equal(r, cases[i].count);
+                assert_int_equal(c.n, cases[i].count);
+                assert_string_equal(c.out, cases[i].want);
+        }
+}
+
+static void test_record_parse_line_cb_error_stops(void **state) {
+        Collect c = { .stop_after = 1 };
+        const char *l = "{\"a\":1}{\"b\":2}{\"c\":3}";
+
+        (void)state;
+        assert_int_equal(record_parse_line(l, strlen(l), collect_cb, &c), -ECANCELED);
+        assert_int_equal(c.n, 1);
+}
+
+static void test_record_parse_line_deep_nesting_refused(void **state) {
+        size_t depth = 5000, n = 0;
+        _cleanup_free_ char *s = malloc(2 * depth + 16);
+        Collect c = {};
+
+        (void)state;
+        assert_non_null(s);
+        n += (size_t)sprintf(s, "{\"a\":");
+        for (size_t i = 0; i < depth; i++)
+                s[n++] = '[';
+        for (size_t i = 0; i < depth; i++)
+                s[n++] = ']';
+        s[n++] = '}';
+        /* Refused rather than crashing json-c's recursive free. */
+        assert_int_equal(record_parse_line(s, n, collect_cb, &c), 0);
+}
+
+static void test_record_json_parse_numbers(void **state) {
+        json_object *o = NULL, *v;
+        const char *s = "{\"big\":99999999999999999999,\"inf\":1e400,\"neg\":-12,\"f\":0.5}";
+
+        (void)state;
+        assert_int_equal(record_json_parse(s, strlen(s), &o), 0);
+        assert_true(json_object_object_get_ex(o, "big", &v));
+        assert_true(json_object_get_double(v) == 1e20);
+        assert_true(json_object_object_get_ex(o, "inf", &v));
+        assert_true(json_object_get_double(v) > 1e308);
+        assert_true(json_object_object_get_ex(o, "neg", &v));
+        assert_int_equal(json_object_get_int64(v), -12);
+        assert_true(json_object_object_get_ex(o, "f", &v));
+        assert_true(json_object_get_double(v) == 0.5);
+        json_object_put(o);
+
+        o = (json_object *)1;
+        assert_int_equal(record_json_parse(" null ", 6, &o), 0);
+        assert_null(o);
+        assert_int_equal(record_json_parse("-", 1, &o), -EBADMSG);
+        assert_int_equal(record_json_parse("", 0, &o), -EBADMSG);
+        assert_int_equal(record_json_parse("tru", 3, &o), -EBADMSG);
+}
+
+static void test_record_js_trim_unicode_spaces(void **state) {
+        const char *s = "\xe3\x80\x80\xe2\x80\xa8 x \xe2\x80\x89\xef\xbb\xbf";
+        size_t n = strlen(s);
+
+        (void)state;
+        record_js_trim(&s, &n);
+        assert_int_equal(n, 1);
+        assert_int_equal(s[0], 'x');
+}
+
+static void test_record_parse_time_table(void **state) {
+        static const struct {
+                const char *s;
+                int r;
+                msec_t want; /* values from node's Date.parse() */
+        } cases[] = {
+                { "2026-11-30T06:10:39.123Z", 0, INT64_C(1796019039123) },
+                { "2026-11-30T06:10:39.1234567Z", 0, INT64_C(1796019039123) },
+                { "2026-11-30T06:10:39.1Z", 0, INT64_C(1796019039100) },
+                { "2026-11-30T06:10:39Z", 0, INT64_C(1796019039000) },
+                { "2026-11-30T06:10Z", 0, INT64_C(1796019000000) },
+                { "2026-11-30", 0, INT64_C(1795996800000) },
+                { "2026-11", 0, INT64_C(1793491200000) },
+                { "2026", 0, INT64_C(1767225600000) },
+                { "+002026-11-30T00:00:00Z", 0, INT64_C(1795996800000) },
+                { "2026-11-30T24:00:00Z", 0, INT64_C(1796083200000) },
+                { "2026-02-30T00:00:00Z", 0, INT64_C(1772409600000) }, /* rolls over */
+                { "2026-11-30t06:10:39z", 0, INT64_C(1796019039000) },
+                { "2026-11-30T06:10:39+01:00", 0, INT64_C(1796015439000) },
+                { "2026-11-30T06:10:39+0100", 0, INT64_C(1796015439000) },
+                { "2026-11-30 06:10:39Z", 0, INT64_C(1796019039000) },
+                { "1970-01-01T00:00:00.000Z", 0, 0 },
+                { "1969-12-31T23:59:59.999Z", 0, -1 },
+                { "2026-11-30T24:00:01Z", -EINVAL, 0 },
+                { "2026-13-01T00:00:00Z", -EINVAL, 0 },
+                { "2026-11-32T00:00:00Z", -EINVAL, 0 },
+                { "2026-00-10T00:00:00Z", -EINVAL, 0 },
+                { "2026-11-00T00:00:00Z", -EINVAL, 0 },
+                { " 2026-11-30T06:10:39Z", -EINVAL, 0 },
+                { "2026-11-30T06:10:39Z ", -EINVAL, 0 },
+                { "2026-11-30T6:10:39Z", -EINVAL, 0 },
+                { "-000000-01-01T00:00:00Z", -EINVAL, 0 },
+                { "2026-11-30T06:10:60Z", -EINVAL, 0 },
+                { "2026-11-30T06:60:00Z", -EINVAL, 0 },
+                { "2026-11-30T06:10:39.Z", -EINVAL, 0 },
+                { "+275760-09-13T00:00:00.001Z", -EINVAL, 0 }, /* past TimeClip */
+                { "", -EINVAL, 0 },
+                { "yesterday", -EINVAL, 0 },
+        };
+
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                msec_t t = 0;
+                int r = record_parse_time(cases[i].s, &t);
+
+                if (r != cases[i].r || (r == 0 && t != cases[i].want))
+                        print_error("case %s: r=%d t=%lld\n", cases[i].s, r, (long long)t);
+                assert_int_equal(r, cases[i].r);
+                if (r == 0)
+                        assert_int_equal(t, cases[i].want);
+        }
+        assert_int_equal(record_parse_time(NULL, &(msec_t){ 0 }), -EINVAL);
+}
+
+static void test_record_parse_time_local_without_zone(void **state) {
+        msec_t t = 0;
+        const char *old = getenv("TZ");
+        _cleanup_free_ char *saved = old ? strdup(old) : NULL;
+
+        (void)state;
+        setenv("TZ", "XXX-2", 1); /* UTC+2 */
+        tzset();
+        assert_int_equal(record_parse_time("2026-11-30T06:10:39", &t), 0);
+        assert_int_equal(t, INT64_C(1796019039000) - 2 * MSEC_PER_HOUR);
+        /* date-only forms stay UTC */
+        assert_int_equal(record_parse_time("2026-11-30", &t), 0);
+        assert_int_equal(t, INT64_C(1795996800000));
+        if (saved)
+                setenv("TZ", saved, 1);
+        else
+                unsetenv("TZ");
+        tzset();
+}
+
+/* ---- streaming */
+
+typedef struct Lines {
+        size_t n, n_truncated, total;
+        uint64_t last_offset;
+        char last[64];
+        bool offsets_ok;
+        const char *data; /* the file content, to check offsets */
+} Lines;
+
+static int lines_cb(const char *line, size_t len, uint64_t offset, bool truncated, void *userdata) {
+        Lines *l = userdata;
+
+        l->n++;
+        l->n_truncated += truncated;
+        l->total += len;
+        l->last_offset = offset;
+        snprintf(l->last, sizeof(l->last), "%.*s", (int)MIN(len, (size_t)60), line);
+        if (l->data && memcmp(l->data + offset, line, len) != 0)
+                l->offsets_ok = false;
+        return 0;
+}
+
+static void test_record_for_each_line_basic(void **state) {
+        const char *s = "a\r\n\nbc\nlast";
+        _cleanup_close_ int fd = mkfile_str(s);
+        Lines l = { .data = s, .offsets_ok = true };
+
+        (void)state;
+        assert_int_equal(record_for_each_line_at(fd, 100, lines_cb, &l), 0);
+        assert_int_equal(l.n, 4); /* "a\r", "", "bc", "last" */
+        assert_int_equal(l.total, 2 + 0 + 2 + 4);
+        assert_string_equal(l.last, "last");
+        assert_int_equal(l.last_offset, 7);
+        assert_true(l.offsets_ok);
+}
+
+static void test_record_for_each_line_empty_file(void **state) {
+        _cleanup_close_ int fd = mkfile("", 0);
+        Lines l = {};
+
+        (void)state;
+        assert_int_equal(record_for_each_line_at(fd, 100, lines_cb, &l), 0);
+        assert_int_equal(l.n, 0);
+}
+
+static void test_record_for_each_line_long_lines_truncated(void **state) {
+        /* max_line 10: a 10-byte line passes whole, 11 bytes is cut, the next line is intact. */
+        const char *s = "0123456789\n0123456789X\nshort\n";
+        _cleanup_close_ int fd = mkfile_str(s);
+        Lines l = { .data = s, .offsets_ok = true };
+
+        (void)state;
+        assert_int_equal(record_for_each_line_at(fd, 10, lines_cb, &l), 0);
+        assert_int_equal(l.n, 3);
+        assert_int_equal(l.n_truncated, 1);
+        assert_string_equal(l.last, "short");
+        assert_int_equal(l.last_offset, 23);
+        assert_true(l.offsets_ok);
+}
+
+static void test_record_for_each_line_huge_line_bounded(void **state) {
+        /* A 5 MiB line with no newline, then a short one: reported cut at max_line. */
+        size_t big = 5u << 20;
+        _cleanup_free_ char *s = malloc(big + 8);
+        _cleanup_close_ int fd = -EBADF;
+        Lines l = { .offsets_ok = true };
+
+        (void)state;
+        assert_non_null(s);
+        memset(s, 'x', big);
+        memcpy(s + big, "\nend", 4);
+        fd = mkfile(s, big + 4);
+        l.data = s;
+        assert_int_equal(record_for_each_line_at(fd, 1u << 20, lines_cb, &l), 0);
+        assert_int_equal(l.n, 2);
+        assert_int_equal(l.n_truncated, 1);
+        assert_int_equal(l.total, (1u << 20) + 3);
+        assert_string_equal(l.last, "end");
+        assert_int_equal(l.last_offset, big + 1);
+        assert_true(l.offsets_ok);
+}
+
+static void test_record_for_each_line_many_lines_across_chunks(void **state) {
+        StrBuf b = {};
+        _cleanup_close_ int fd = -EBADF;
+        Lines l = { .offsets_ok = true };
+        size_t want = 0;
+
+        (void)state;
+        for (size_t i = 0; b.len < (3u << 20); i++, want++)
+                assert_int_equal(strbuf_printf(&b, "{\"n\":%zu,\"pad\":\"%*s\"}\n", i, (int)(i % 97), ""), 0);
+        fd = mkfile(b.buf, b.len);
+        l.data = b.buf;
+        assert_int_equal(record_for_each_line_at(fd, 1000, lines_cb, &l), 0);
+        assert_int_equal(l.n, want);
+        assert_int_equal(l.n_truncated, 0);
+        assert_true(l.offsets_ok);
+        strbuf_done(&b);
+}
+
+static int count_cb(const char *line, size_t len, bool truncated, void *userdata) {
+        (void)line;
+        (void)len;
+        (void)truncated;
+        (*(size_t *)userdata)++;
+        return 0;
+}
+
+static void test_record_for_each_line_without_offsets(void **state) {
+        _cleanup_close_ int fd = mkfile_str("a\nb\n");
+        size_t n = 0;
+
+        (void)state;
+        assert_int_equal(record_for_each_line(fd, 10, count_cb, &n), 0);
+        assert_int_equal(n, 2);
+        assert_int_equal(record_for_each_line(fd, 0, count_cb, &n), -EINVAL);
+}
+
+/* ---- head */
+
+#define REC(id, cwd, ts) "{\"sessionId\":\"" id "\",\"timestamp\":\"" ts "\",\"cwd\":\"" cwd "\",\"type\":\"user\"}"
+#define ID "aefd2a51-f2fc-4eed-a29c-91292bb022bf"
+
+static void test_record_read_head_normal(void **state) {
+        _cleanup_close_ int fd = mkfile_str(REC(ID, "/srv/demo", "2026-11-30T06:10:39.123Z") "\n{\"x\":1}\n");
+        HeadInfo h = {};
+        const char *why = NULL;
+
+        (void)state;
+        assert_int_equal(record_read_head(fd, &h, &why), 0);
+        assert_string_equal(h.session_id, ID);
+        assert_string_equal(h.cwd, "/srv/demo");
+        assert_int_equal(h.timestamp, INT64_C(1796019039123));
+        head_info_done(&h);
+        assert_null(h.session_id);
+}
+
+static void test_record_read_head_errors(void **state) {
+        static const struct {
+                const char *content;
+                int r;
+        } cases[] = {
+                { "", -ENODATA },
+                { "\n\n  \n", -ENODATA },
+                { "[1]\n", -EBADMSG },
+                { "\"x\"", -EBADMSG },
+                { "garbage\n{\"trunc", -EBADMSG },
+                { "{\"sessionId\":1}", 0 },
+        };
+
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_close_ int fd = mkfile_str(cases[i].content);
+                HeadInfo h = {};
+                const char *why = NULL;
+                int r = record_read_head(fd, &h, &why);
+
+                if (r != cases[i].r)
+                        print_error("case %zu: r=%d why=%s\n", i, r, why);
+                assert_int_equal(r, cases[i].r);
+                if (r < 0)
+                        assert_non_null(why);
+                else
+                        assert_null(h.session_id); /* not a string */
+                head_info_done(&h);
+        }
+}
+
+static void test_record_read_head_skips_unparseable_lines(void **state) {
+        /* Qwen's newer reader skips blank and unparseable lines and non-objects. */
+        _cleanup_close_ int fd = mkfile_str("\n[1]\nnot json\n" REC(ID, "/a", "x") "\n");
+        HeadInfo h = {};
+
+        (void)state;
+        assert_int_equal(record_read_head(fd, &h, NULL), 0);
+        assert_string_equal(h.session_id, ID);
+        assert_int_equal(h.timestamp, 0); /* unparseable */
+        head_info_done(&h);
+}
+
+static void test_record_read_head_glued_first_wins(void **state) {
+        _cleanup_close_ int fd = mkfile_str(REC(ID, "/first", "2026-01-01") REC("other", "/second", "2026-01-02") "\r\n");
+        HeadInfo h = {};
+
+        (void)state;
+        assert_int_equal(record_read_head(fd, &h, NULL), 0);
+        assert_string_equal(h.cwd, "/first");
+        head_info_done(&h);
+}
+
+static void test_record_read_head_invalid_utf8_and_nul(void **state) {
+        static const char s[] = "{\"sessionId\":\"" ID "\",\"cwd\":\"/a\xff\"}\0\n";
+        _cleanup_close_ int fd = mkfile(s, sizeof(s) - 1);
+        HeadInfo h = {};
+
+        (void)state;
+        assert_int_equal(record_read_head(fd, &h, NULL), 0);
+        assert_string_equal(h.cwd, "/a\xef\xbf\xbd");
+        head_info_done(&h);
+}
+
+static void test_record_read_head_line_over_1mib(void **state) {
+        size_t big = RECORD_HEAD_MAX + 10;
+        _cleanup_free_ char *s = malloc(big + 64);
+        HeadInfo h = {};
+        const char *why = NULL;
+
+        (void)state;
+        assert_non_null(s);
+        /* starts like a record: identity unavailable */
+        memset(s, 'x', big);
+        s[0] = '{';
+        memcpy(s + big, "\n" REC(ID, "/a", "x") "\n", 1);
+        {
+                _cleanup_close_ int fd = mkfile(s, big);
+                assert_int_equal(record_read_head(fd, &h, &why), -E2BIG);
+                assert_non_null(why);
+        }
+        /* does not start like a record: Qwen finds no record */
+        s[0] = 'x';
+        {
+                _cleanup_close_ int fd = mkfile(s, big);
+                assert_int_equal(record_read_head(fd, &h, &why), -EBADMSG);
+        }
+}
+
+static void test_record_read_head_counts_utf16_units(void **state) {
+        /* 1.5 MiB of bytes but 0.5 Mi UTF-16 units: Qwen reads it. */
+        size_t chars = 512 * 1024;
+        StrBuf b = {};
+        _cleanup_close_ int fd = -EBADF;
+        HeadInfo h = {};
+
+        (void)state;
+        assert_int_equal(strbuf_printf(&b, "{\"sessionId\":\"%s\",\"cwd\":\"/", ID), 0);
+        for (size_t i = 0; i < chars; i++)
+                assert_int_equal(strbuf_append(&b, "\xe6\x97\xa5", 3), 0);
+        assert_int_equal(strbuf_append(&b, "\"}\n", 3), 0);
+        fd = mkfile(b.buf, b.len);
+        assert_int_equal(record_read_head(fd, &h, NULL), 0);
+        assert_int_equal(strlen(h.cwd), 1 + 3 * chars);
+        head_info_done(&h);
+        strbuf_done(&b);
+}
+
+/* ---- tail */
+
+#define TITLE(t, src) "{\"type\":\"system\",\"subtype\":\"custom_title\",\"timestamp\":\"2026-11-30T00:00:00Z\",\"systemPayload\":{\"customTitle\":\"" t "\"" src "}}\n"
+
+static void test_record_read_tail_titles(void **state) {
+        static const struct {
+                const char *content;
+                const char *title;
+                TitleSource source;
+        } cases[] = {
+                { TITLE("Mine", ",\"titleSource\":\"manual\""), "Mine", TITLE_MANUAL },
+                { TITLE("Auto", ",\"titleSource\":\"auto\""), "Auto", TITLE_AUTO },
+                { TITLE("Legacy", ""), "Legacy", TITLE_MANUAL },
+                { TITLE("Odd", ",\"titleSource\":\"robot\""), "Odd", TITLE_MANUAL },
+                { TITLE("First", "") TITLE("Second", ",\"titleSource\":\"auto\""), "Second", TITLE_AUTO },
+                { TITLE("", ""), NULL, TITLE_NONE },
+                { "{\"type\":\"user\",\"customTitle\":\"no\"}\n", NULL, TITLE_NONE },
+        };
+
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_close_ int fd = mkfile_str(cases[i].content);
+                TailInfo t = {};
+
+                assert_int_equal(record_read_tail(fd, strlen(cases[i].content), &t), 0);
+                if (cases[i].title) {
+                        assert_non_null(t.title);
+                        assert_string_equal(t.title, cases[i].title);
+                } else
+                        assert_null(t.title);
+                assert_int_equal(t.title_source, cases[i].source);
+                assert_false(t.incomplete);
+                tail_info_done(&t);
+        }
+}
+
+static void test_record_read_tail_last_timestamp_and_incomplete(void **state) {
+        const char *s = "{\"timestamp\":\"2026-11-30T00:00:01Z\"}\n"
+                        "{\"timestamp\":\"2026-11-30T00:00:02Z\"}\n"
+                        "{\"timestamp\":\"bad\"}\n"
+                        "{\"timestamp\":\"2026-11-30T00:00:03Z\",\"trunc";
+        _cleanup_close_ int fd = mkfile_str(s);
+        TailInfo t = {};
+
+        (void)state;
+        assert_int_equal(record_read_tail(fd, strlen(s), &t), 0);
+        assert_int_equal(t.last_timestamp, INT64_C(1795996802000));
+        assert_true(t.incomplete);
+        assert_null(t.title);
+        tail_info_done(&t);
+}
+
+static void test_record_read_tail_empty_file(void **state) {
+        _cleanup_close_ int fd = mkfile("", 0);
+        TailInfo t = {};
+
+        (void)state;
+        assert_int_equal(record_read_tail(fd, 0, &t), 0);
+        assert_int_equal(t.last_timestamp, 0);
+        assert_null(t.title);
+        assert_false(t.incomplete);
+}
+
+static void test_record_read_tail_title_in_head_window(void **state) {
+        /* Title only near the start of a file larger than the tail window: found in the head. */
+        StrBuf b = {};
+        _cleanup_close_ int fd = -EBADF;
+        TailInfo t = {};
+
+        (void)state;
+        assert_int_equal(strbuf_printf(&b, "%s", TITLE("Early", ",\"titleSource\":\"manual\"")), 0);
+        while (b.len < 3 * RECORD_TAIL_WINDOW)
+                assert_int_equal(strbuf_printf(&b, "{\"timestamp\":\"2026-11-30T00:00:05Z\",\"pad\":\"%64s\"}\n", ""), 0);
+        fd = mkfile(b.buf, b.len);
+        assert_int_equal(record_read_tail(fd, b.len, &t), 0);
+        assert_non_null(t.title);
+        assert_string_equal(t.title, "Early");
+        assert_int_equal(t.title_source, TITLE_MANUAL);
+        assert_int_equal(t.last_timestamp, INT64_C(1795996805000));
+        tail_info_done(&t);
+        strbuf_done(&b);
+}
+
+static void test_record_read_tail_skips_partial_first_line(void **state) {
+        /* A title record cut by the window start is not read from the tail. */
+        StrBuf b = {};
+        _cleanup_close_ int fd = -EBADF;
+        TailInfo t = {};
+        size_t title_len = strlen(TITLE("Cut", ""));
+
+        (void)state;
+        /* filler first (so the head window has no title), then the cut title, then filler */
+        while (b.len < 2 * RECORD_TAIL_WINDOW)
+                assert_int_equal(strbuf_printf(&b, "{\"n\":\"%100s\"}\n", ""), 0);
+        assert_int_equal(strbuf_printf(&b, "%s", TITLE("Cut", "")), 0);
+        {
+                /* pad so the window starts 5 bytes into the title line */
+                size_t need = RECORD_TAIL_WINDOW - (title_len - 5);
+                char *pad = malloc(need);
+                assert_non_null(pad);
+                memset(pad, ' ', need);
+                pad[0] = '{';
+                pad[1] = '}';
+                pad[need - 1] = '\n';
+                assert_int_equal(strbuf_append(&b, pad, need), 0);
+                free(pad);
+        }
+        fd = mkfile(b.buf, b.len);
+        assert_int_equal(record_read_tail(fd, b.len, &t), 0);
+        assert_null(t.title);
+        assert_int_equal(t.title_source, TITLE_NONE);
+        strbuf_done(&b);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_record_parse_line_table),
+                cmocka_unit_test(test_record_parse_line_cb_error_stops),
+                cmocka_unit_test(test_record_parse_line_deep_nesting_refused),
+                cmocka_unit_test(test_record_json_parse_numbers),
+                cmocka_unit_test(test_record_js_trim_unicode_spaces),
+                cmocka_unit_test(test_record_parse_time_table),
+                cmocka_unit_test(test_record_parse_time_local_without_zone),
+                cmocka_unit_test(test_record_for_each_line_basic),
+                cmocka_unit_test(test_record_for_each_line_empty_file),
+                cmocka_unit_test(test_record_for_each_line_long_lines_truncated),
+                cmocka_unit_test(test_record_for_each_line_huge_line_bounded),
+                cmocka_unit_test(test_record_for_each_line_many_lines_across_chunks),
+                cmocka_unit_test(test_record_for_each_line_without_offsets),
+                cmocka_unit_test(test_record_read_head_normal),
+                cmocka_unit_test(test_record_read_head_errors),
+                cmocka_unit_test(test_record_read_head_skips_unparseable_lines),
+                cmocka_unit_test(test_record_read_head_glued_first_wins),
+                cmocka_unit_test(test_record_read_head_invalid_utf8_and_nul),
+                cmocka_unit_test(test_record_read_head_line_over_1mib),
+                cmocka_unit_test(test_record_read_head_counts_utf16_units),
+                cmocka_unit_test(test_record_read_tail_titles),
+                cmocka_unit_test(test_record_read_tail_last_timestamp_and_incomplete),
+                cmocka_unit_test(test_record_read_tail_empty_file),
+                cmocka_unit_test(test_record_read_tail_title_in_head_window),
+                cmocka_unit_test(test_record_read_tail_skips_partial_first_line),
+        };
+        setenv("TZ", "UTC", 1);
+        tzset();
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
