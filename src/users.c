@@ -309,7 +309,7 @@ static int users_enumerate_dir(UserList *l, const char *dir) {
 
         dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0)
-                return log_warning_errno(-errno, "users-dirs: cannot open '%s', skipping", dir);
+                return log_warning_errno(-errno, "user-dirs: cannot open '%s', skipping", dir);
         d = fdopendir(dfd);
         if (!d)
                 return -errno;
@@ -325,12 +325,12 @@ static int users_enumerate_dir(UserList *l, const char *dir) {
                     !S_ISDIR(st.st_mode))
                         continue;
                 if (st.st_uid == 0) {
-                        log_debug("users-dirs: '%s/%s' is owned by root, skipping", dir, de->d_name);
+                        log_debug("user-dirs: '%s/%s' is owned by root, skipping", dir, de->d_name);
                         continue;
                 }
                 pw = getpwuid(st.st_uid);
                 if (!pw || !pw->pw_name || !pw->pw_dir) {
-                        log_debug("users-dirs: '%s/%s' belongs to no known user, skipping", dir,
+                        log_debug("user-dirs: '%s/%s' belongs to no known user, skipping", dir,
                                   de->d_name);
                         continue;
                 }
