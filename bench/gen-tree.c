@@ -871,6 +871,10 @@ int main(int argc, char *argv[]) {
         }
         if (mkdir_p(P.out) < 0)
                 die("cannot create", P.out);
+        static char abs_out[4096];
+        if (!realpath(P.out, abs_out))
+                die("cannot resolve", P.out);
+        P.out = abs_out;            /* the manifest holds absolute Qwen dirs */
         Out *manifest = P.manifest ? open_out(P.manifest) : NULL;
         uint64_t n = 0, bytes = 0;
         for (unsigned u = 0; u < P.users; u++) {

