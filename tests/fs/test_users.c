@@ -136,7 +136,7 @@ static void test_users_check_tree_path_writable_parent_is_unsafe(void **state) {
 
 static void test_users_check_tree_path_sticky_parent_is_safe(void **state) {
         const char *root = *state;
-        _cleanup_free_ char *par = mkdir_mode(root, "tmp", 01777);
+        free(mkdir_mode(root, "tmp", 01777));
         _cleanup_free_ char *p = mkdir_mode(root, "tmp/rt", 0700);
         _cleanup_free_ char *why = NULL;
 
@@ -147,7 +147,7 @@ static void test_users_check_tree_path_sticky_parent_is_safe(void **state) {
 static void test_users_check_tree_path_follows_symlinks(void **state) {
         const char *root = *state;
         _cleanup_free_ char *target = mkdir_mode(root, "data/qwen", 0700);
-        _cleanup_free_ char *h = mkdir_mode(root, "home/u", 0755);
+        free(mkdir_mode(root, "home/u", 0755));
         _cleanup_free_ char *link = fixture_path(root, "home/u/.qwen");
         _cleanup_free_ char *dotdot = fixture_path(root, "home/u/../u/./.qwen");
         _cleanup_free_ char *canon = NULL, *canon2 = NULL;
@@ -164,9 +164,9 @@ static void test_users_check_tree_path_follows_symlinks(void **state) {
 
 static void test_users_check_tree_path_symlink_to_writable_dir_is_unsafe(void **state) {
         const char *root = *state;
-        _cleanup_free_ char *bad = mkdir_mode(root, "pub", 0777);
+        free(mkdir_mode(root, "pub", 0777));
         _cleanup_free_ char *t = mkdir_mode(root, "pub/q", 0700);
-        _cleanup_free_ char *h = mkdir_mode(root, "home", 0755);
+        free(mkdir_mode(root, "home", 0755));
         _cleanup_free_ char *link = fixture_path(root, "home/.qwen");
         _cleanup_free_ char *why = NULL;
 
@@ -178,7 +178,7 @@ static void test_users_check_tree_path_symlink_to_writable_dir_is_unsafe(void **
 
 static void test_users_check_tree_path_errors(void **state) {
         const char *root = *state;
-        _cleanup_free_ char *d = mkdir_mode(root, "d", 0700);
+        free(mkdir_mode(root, "d", 0700));
         _cleanup_free_ char *file = fixture_path(root, "d/file");
         _cleanup_free_ char *missing = fixture_path(root, "d/missing/x");
         _cleanup_free_ char *loop = fixture_path(root, "d/loop");
