@@ -1,2 +1,803 @@
-/* policy.c: not yet written. */
+/* policy.c: pure retention decisions. Inventory + Config + now -> one Verdict per session and
+ * per orphan. No I/O and no clock: `now` is passed in.
+ *
+ * Evaluation order:
+ *   1. Protections of every session (all applicable bits are recorded):
+ *      skip-class  unverified, foreign, conflict, live (registry/claim/lock/unknown, or a write
+ *                  within min-idle) -> the session is SKIP whatever the rules say;
+ *      keep-class  min-age, pinned/grouped, titled by a person, scheduled task, live worktree,
+ *                  newest keep-latest of its project -> KEEP when a rule selected it.
+ *      Age for min-age is now - first_record; when the first record's time is unknown the
+ *      newest transcript mtime stands in, which can only make a session look younger (safe).
+ *   2. Project rules on the ACTIVE sessions of each project (tree, cwd), with the project's
+ *      effective policy (config_policy_for): max-age, max-sessions (rank by last_activity,
+ *      newest = 1), max-size (oldest first until the active total is at or below the cap).
+ *      Every selected session gets the project's `action`. Cutoffs are strict: idle == max-age,
+ *      a count == limit and a total == cap all stay.
+ *   3. Archive tier on ARCHIVED sessions: archive-max-age and archive-max-size delete.
+ *   4. Orphans: idle (now - mtime) > orphan-min-age deletes; MSEC_INFINITY ("off") never.
+ *   5. Disk caps per tree (tree max-size with its low watermark, keep-free). Archiving is a
+ *      rename on the same filesystem and frees nothing, so DISK CAPS ALWAYS DELETE, whatever
+ *      the project's action, oldest first across the whole tree (active and archived alike),
+ *      and their reasons say so. The tree total counts every session (any state or owner) and
+ *      every orphan; only unprotected deletions reduce the projection. keep-free counts
+ *      allocated bytes (that is what frees disk space); tree max-size counts allocated or
+ *      apparent bytes per tree.count-allocated.
+ *   6. A protected session a rule selected is KEEP (or SKIP) with a reason naming the
+ *      protection and what it blocked: "pinned (would archive: idle 121d > max-age 90d)".
+ *      A protected session does not count as freed, so size walks continue to the next one.
+ *   7. Blast radius: deletions are allowed oldest first; past max-deletions for the run
+ *      (defaults), the project's own max-deletions, or max-deletions-percent of the project's
+ *      sessions, the newest excess becomes SKIP with PROT_BLAST, unless opts->force. Orphan
+ *      reclaims do not count: they are leftovers, not sessions. */
 #include "autoconf.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "policy.h"
+
+#define PROT_SKIP_MASK (PROT_UNVERIFIED | PROT_FOREIGN | PROT_CONFLICT | PROT_LIVE)
+#define PROT_KEEP_MASK                                                                             \
+        (PROT_MIN_AGE | PROT_PINNED | PROT_TITLED | PROT_SCHEDULED | PROT_WORKTREE | PROT_LATEST)
+#define PROT_BLOCK_MASK (PROT_SKIP_MASK | PROT_KEEP_MASK)
+
+/* Per-session working state of one evaluation. */
+typedef struct PolicyInfo {
+        const Policy *pol;
+        msec_t idle;         /* now - last_activity, never negative */
+        uint64_t size;       /* bytes counted by size caps (allocated or apparent) */
+        size_t group;        /* index into PolicyRun.groups, SIZE_MAX when not verified */
+        Verb sel_verb;       /* what a rule selected; VERB_KEEP = nothing */
+        const char *sel_rule;
+        char *sel_reason;
+        char *skip_reason;   /* for skip-class protections */
+} PolicyInfo;
+
+/* The verified sessions of one project (tree, cwd), newest first. */
+typedef struct PolicyGroup {
+        size_t tree;
+        const char *cwd;
+        const Policy *pol;
+        const size_t *members;
+        size_t n_members;
+} PolicyGroup;
+
+typedef struct PolicyRun {
+        const Inventory *inv;
+        const Config *cfg;
+        msec_t now;
+        Verdicts *v;
+        PolicyInfo *info;
+        size_t *order; /* verified sessions by (tree, cwd, newest first, id) */
+        size_t n_order;
+        PolicyGroup *groups;
+        size_t n_groups;
+} PolicyRun;
+
+static const char *const verb_table[_VERB_MAX] = {
+        [VERB_KEEP] = "keep",
+        [VERB_ARCHIVE] = "archive",
+        [VERB_DELETE] = "delete",
+        [VERB_SKIP] = "skip",
+};
+
+const char *verb_to_string(Verb v) {
+        if (v < 0 || v >= _VERB_MAX)
+                return NULL;
+        return verb_table[v];
+}
+
+static const char *const protection_table[_PROT_MAX] = {
+        "live",     "pinned",  "titled",     "scheduled", "worktree",     "keep-latest",
+        "min-age",  "unverified", "foreign", "conflict",  "blast-radius",
+};
+
+const char *protection_to_string(Protection p) {
+        for (unsigned i = 0; i < _PROT_MAX; i++)
+                if ((unsigned)p == 1u << i)
+                        return protection_table[i];
+        return NULL;
+}
+
+Verdicts *verdicts_free(Verdicts *v) {
+        if (!v)
+                return NULL;
+        for (size_t i = 0; i < v->n_sessions; i++)
+                free(v->sessions[i].reason);
+        for (size_t i = 0; i < v->n_orphans; i++)
+                free(v->orphans[i].reason);
+        free(v->sessions);
+        free(v->orphans);
+        free(v);
+        return NULL;
+}
+
+/* A limit as configured: "5G" rather than "5.0G" when it is a whole number of units. */
+static char *policy_format_limit(char *buf, size_t n, uint64_t bytes) {
+        static const char suffixes[] = "TGMK";
+        for (unsigned i = 0; i < 4; i++) {
+                uint64_t f = UINT64_C(1) << (10 * (4 - i));
+                if (bytes >= f && bytes % f == 0) {
+                        snprintf(buf, n, "%" PRIu64 "%c", bytes / f, suffixes[i]);
+                        return buf;
+                }
+        }
+        return format_bytes(buf, n, bytes);
+}
+
+static bool policy_is_verified(const Session *s) {
+        return s->cwd && (s->owner == OWNER_OK || s->owner == OWNER_WORKTREE ||
+                          s->owner == OWNER_CLAIM);
+}
+
+/* The last write to the session's files; the liveness grace is measured from it. */
+static msec_t policy_last_write(const Session *s) {
+        return s->last_write > 0 ? s->last_write : s->mtime;
+}
+
+static uint64_t policy_size(const PolicyRun *run, uint64_t bytes, uint64_t bytes_alloc) {
+        return run->cfg->tree.count_allocated ? bytes_alloc : bytes;
+}
+
+/* Whether a selected session really goes (no protection blocks it). */
+static bool policy_going(const PolicyRun *run, size_t i) {
+        return run->info[i].sel_verb != VERB_KEEP &&
+               !(run->v->sessions[i].protections & PROT_BLOCK_MASK);
+}
+
+static bool policy_deleting(const PolicyRun *run, size_t i) {
+        return run->info[i].sel_verb == VERB_DELETE && policy_going(run, i);
+}
+
+/* A rule selects session i. The first rule wins, except that a deletion replaces an archive. */
+_printf_(5, 6) static int policy_select(PolicyRun *run, size_t i, Verb verb, const char *rule,
+                                        const char *fmt, ...) {
+        PolicyInfo *in = &run->info[i];
+        va_list ap;
+        char *s = NULL;
+
+        if (in->sel_verb == VERB_DELETE || (in->sel_verb == VERB_ARCHIVE && verb != VERB_DELETE))
+                return 0;
+        va_start(ap, fmt);
+        if (vasprintf(&s, fmt, ap) < 0)
+                s = NULL;
+        va_end(ap);
+        if (!s)
+                return -ENOMEM;
+        free(in->sel_reason);
+        in->sel_reason = s;
+        in->sel_verb = verb;
+        in->sel_rule = rule;
+        return 1;
+}
+
+/* Skip-class protections of session i and the reason for the first of them. */
+static int policy_skip_protections(PolicyRun *run, size_t i) {
+        const Session *s = &run->inv->sessions[i];
+        PolicyInfo *in = &run->info[i];
+        Verdict *vd = &run->v->sessions[i];
+        msec_t since = run->now - policy_last_write(s);
+        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX], flags[64];
+        unsigned live = s->live;
+        char *why = NULL;
+
+        if (since < in->pol->min_idle)
+                live |= LIVE_RECENT;
+        if (s->owner == OWNER_UNVERIFIED || (!s->cwd && s->owner != OWNER_FOREIGN))
+                vd->protections |= PROT_UNVERIFIED;
+        if (s->owner == OWNER_FOREIGN)
+                vd->protections |= PROT_FOREIGN;
+        if (s->state == SESSION_CONFLICT)
+                vd->protections |= PROT_CONFLICT;
+        if (live)
+                vd->protections |= PROT_LIVE;
+
+        if (vd->protections & PROT_UNVERIFIED) {
+                const char *r = s->owner_reason ?: "ownership not proven";
+                why = strneq(r, "unverified", 10) ? strdup(r) : strprintf("unverified: %s", r);
+        } else if (vd->protections & PROT_FOREIGN) {
+                if (s->owner_reason)
+                        why = strneq(s->owner_reason, "foreign", 7)
+                                      ? strdup(s->owner_reason)
+                                      : strprintf("foreign: %s", s->owner_reason);
+                else
+                        why = strprintf("foreign: cwd %s does not belong to projects/%s", s->cwd,
+                                        s->project_dir ?: "?");
+        } else if (vd->protections & PROT_CONFLICT)
+                why = strdup("in both chats/ and chats/archive/");
+        else if (live & ~(unsigned)LIVE_RECENT)
+                why = s->live_reason ? strprintf("in use: %s", s->live_reason)
+                                     : strprintf("in use: %s",
+                                                 live_flags_to_string(flags, sizeof flags, live));
+        else if (live)
+                why = since < 0 ? strprintf("in use: written %s in the future",
+                                            format_duration(a, sizeof a, -since))
+                                : strprintf("in use: written %s ago < min-idle %s",
+                                            format_duration(a, sizeof a, since),
+                                            format_duration_exact(b, sizeof b, in->pol->min_idle));
+        else
+                return 0;
+        if (!why)
+                return -ENOMEM;
+        in->skip_reason = why;
+        return 0;
+}
+
+/* Keep-class protections that do not depend on the project's ranking. */
+static void policy_keep_protections(PolicyRun *run, size_t i) {
+        const Session *s = &run->inv->sessions[i];
+        const Policy *p = run->info[i].pol;
+        Verdict *vd = &run->v->sessions[i];
+        msec_t born = s->first_record > 0 ? s->first_record : s->mtime;
+
+        if (p->min_age > 0 && run->now - born < p->min_age)
+                vd->protections |= PROT_MIN_AGE;
+        if (p->keep_pinned && (s->pinned || s->grouped))
+                vd->protections |= PROT_PINNED;
+        if (p->keep_titled && s->title && s->title_manual)
+                vd->protections |= PROT_TITLED;
+        if (p->keep_scheduled && s->n_tasks > 0)
+                vd->protections |= PROT_SCHEDULED;
+        if (p->keep_worktree && s->live_worktree)
+                vd->protections |= PROT_WORKTREE;
+}
+
+/* Order verified sessions by tree, project, newest first, id. */
+static int policy_cmp_group(const void *x, const void *y, void *userdata) {
+        const Inventory *inv = userdata;
+        const Session *a = &inv->sessions[*(const size_t *)x], *b = &inv->sessions[*(const size_t *)y];
+        int c;
+
+        if (a->tree != b->tree)
+                return a->tree < b->tree ? -1 : 1;
+        c = strcmp(a->cwd, b->cwd);
+        if (c != 0)
+                return c;
+        if (a->last_activity != b->last_activity)
+                return a->last_activity > b->last_activity ? -1 : 1;
+        return strcmp(a->id, b->id);
+}
+
+/* Oldest first, then id: the order size walks and the blast radius consume sessions. */
+static int policy_cmp_oldest(const void *x, const void *y, void *userdata) {
+        const Inventory *inv = userdata;
+        const Session *a = &inv->sessions[*(const size_t *)x], *b = &inv->sessions[*(const size_t *)y];
+        int c;
+
+        if (a->last_activity != b->last_activity)
+                return a->last_activity < b->last_activity ? -1 : 1;
+        if (a->tree != b->tree)
+                return a->tree < b->tree ? -1 : 1;
+        c = strcmp(a->id, b->id);
+        if (c != 0)
+                return c;
+        return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
+}
+
+/* Group the verified sessions per project (tree, cwd). */
+static int policy_build_groups(PolicyRun *run) {
+        const Inventory *inv = run->inv;
+        size_t n = 0;
+
+        run->order = calloc(inv->n_sessions ?: 1, sizeof(size_t));
+        run->groups = calloc(inv->n_sessions ?: 1, sizeof(PolicyGroup));
+        if (!run->order || !run->groups)
+                return -ENOMEM;
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                if (!(run->v->sessions[i].protections & (PROT_UNVERIFIED | PROT_FOREIGN)) &&
+                    policy_is_verified(&inv->sessions[i]))
+                        run->order[n++] = i;
+        run->n_order = n;
+        qsort_r(run->order, n, sizeof(size_t), policy_cmp_group, (void *)inv);
+
+        for (size_t k = 0; k < n;) {
+                const Session *s = &inv->sessions[run->order[k]];
+                PolicyGroup *g = &run->groups[run->n_groups];
+                size_t e = k;
+
+                while (e < n && inv->sessions[run->order[e]].tree == s->tree &&
+                       streq(inv->sessions[run->order[e]].cwd, s->cwd))
+                        run->info[run->order[e++]].group = run->n_groups;
+                *g = (PolicyGroup){ .tree = s->tree,
+                                    .cwd = s->cwd,
+                                    .pol = run->info[run->order[k]].pol,
+                                    .members = run->order + k,
+                                    .n_members = e - k };
+                run->n_groups++;
+                k = e;
+        }
+        return 0;
+}
+
+/* Ranks, keep-latest, max-age and max-sessions on a project's active sessions. */
+static int policy_project_age_count(PolicyRun *run, const PolicyGroup *g) {
+        const Policy *p = g->pol;
+        Verb verb = p->action == POLICY_ACTION_DELETE ? VERB_DELETE : VERB_ARCHIVE;
+        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
+        unsigned rank = 0;
+        int r;
+
+        for (size_t k = 0; k < g->n_members; k++) {
+                size_t i = g->members[k];
+                Verdict *vd = &run->v->sessions[i];
+
+                if (run->inv->sessions[i].state != SESSION_ACTIVE)
+                        continue;
+                vd->rank = ++rank;
+                if (p->keep_latest > 0 && rank <= p->keep_latest)
+                        vd->protections |= PROT_LATEST;
+                if (p->max_age > 0 && run->info[i].idle > p->max_age) {
+                        r = policy_select(run, i, verb, "max-age", "idle %s > max-age %s",
+                                          format_duration(a, sizeof a, run->info[i].idle),
+                                          format_duration_exact(b, sizeof b, p->max_age));
+                        if (r < 0)
+                                return r;
+                }
+                if (p->max_sessions > 0 && rank > p->max_sessions) {
+                        r = policy_select(run, i, verb, "max-sessions",
+                                          "rank %u > max-sessions %" PRIu64, rank,
+                                          p->max_sessions);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+/* Shrink the sessions of one state in a project, oldest first, until at or below cap. */
+static int policy_project_shrink(PolicyRun *run, const PolicyGroup *g, SessionState state,
+                                 uint64_t cap, Verb verb, const char *rule, const char *what) {
+        uint64_t total = 0, projected;
+        char a[FORMAT_BYTES_MAX], b[32];
+        int r;
+
+        if (cap == 0)
+                return 0;
+        for (size_t k = 0; k < g->n_members; k++)
+                if (run->inv->sessions[g->members[k]].state == state)
+                        total += run->info[g->members[k]].size;
+        if (total <= cap)
+                return 0;
+        projected = total;
+        for (size_t k = 0; k < g->n_members; k++) {
+                size_t i = g->members[k];
+                if (run->inv->sessions[i].state == state && policy_going(run, i))
+                        projected -= run->info[i].size;
+        }
+        /* members are newest first: walk backwards for oldest first */
+        for (size_t k = g->n_members; k > 0 && projected > cap; k--) {
+                size_t i = g->members[k - 1];
+                if (run->inv->sessions[i].state != state || policy_going(run, i))
+                        continue;
+                r = policy_select(run, i, verb, rule, "%s %s > %s %s", what,
+                                  format_bytes(a, sizeof a, total), rule,
+                                  policy_format_limit(b, sizeof b, cap));
+                if (r < 0)
+                        return r;
+                if (policy_going(run, i))
+                        projected -= run->info[i].size;
+        }
+        return 0;
+}
+
+/* Archive tier: archived sessions idle beyond archive-max-age are deleted. */
+static int policy_archive_age(PolicyRun *run, const PolicyGroup *g) {
+        const Policy *p = g->pol;
+        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
+        int r;
+
+        if (p->archive_max_age <= 0)
+                return 0;
+        for (size_t k = 0; k < g->n_members; k++) {
+                size_t i = g->members[k];
+                if (run->inv->sessions[i].state != SESSION_ARCHIVED ||
+                    run->info[i].idle <= p->archive_max_age)
+                        continue;
+                r = policy_select(run, i, VERB_DELETE, "archive-max-age",
+                                  "archived, idle %s > archive-max-age %s",
+                                  format_duration(a, sizeof a, run->info[i].idle),
+                                  format_duration_exact(b, sizeof b, p->archive_max_age));
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* All project-level rules of one project. */
+static int policy_project(PolicyRun *run, const PolicyGroup *g) {
+        Verb verb = g->pol->action == POLICY_ACTION_DELETE ? VERB_DELETE : VERB_ARCHIVE;
+        int r;
+
+        r = policy_project_age_count(run, g);
+        if (r < 0)
+                return r;
+        r = policy_project_shrink(run, g, SESSION_ACTIVE, g->pol->max_size, verb, "max-size",
+                                  "project");
+        if (r < 0)
+                return r;
+        r = policy_archive_age(run, g);
+        if (r < 0)
+                return r;
+        return policy_project_shrink(run, g, SESSION_ARCHIVED, g->pol->archive_max_size,
+                                     VERB_DELETE, "archive-max-size", "archive");
+}
+
+static const char *const orphan_what[_ORPHAN_KIND_MAX] = {
+        [ORPHAN_FILE_HISTORY] = "orphan file-history, no transcript",
+        [ORPHAN_SUBAGENTS] = "orphan subagents, no transcript",
+        [ORPHAN_EMPTY_PROJECT] = "empty project directory",
+};
+
+/* Orphans older than orphan-min-age (idle = now - newest mtime inside) are reclaimed. */
+static int policy_orphans(PolicyRun *run) {
+        const Policy *p = &run->cfg->defaults;
+        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
+
+        for (size_t i = 0; i < run->inv->n_orphans; i++) {
+                const Orphan *o = &run->inv->orphans[i];
+                Verdict *vd = &run->v->orphans[i];
+                msec_t idle = MAX(run->now - o->mtime, (msec_t)0);
+                const char *what = o->kind >= 0 && o->kind < _ORPHAN_KIND_MAX
+                                           ? orphan_what[o->kind]
+                                           : "orphan";
+
+                format_duration(a, sizeof a, idle);
+                format_duration_exact(b, sizeof b, p->orphan_min_age);
+                if (p->orphan_min_age != MSEC_INFINITY && idle > p->orphan_min_age) {
+                        vd->verb = VERB_DELETE;
+                        vd->rule = "orphan";
+                        vd->reason = strprintf("%s, idle %s > %s", what, a, b);
+                } else {
+                        vd->verb = VERB_KEEP;
+                        vd->rule = "none";
+                        vd->reason = p->orphan_min_age != MSEC_INFINITY
+                                             ? strprintf("%s, idle %s <= orphan-min-age %s", what,
+                                                         a, b)
+                                             : strprintf("%s (orphan-min-age off)", what);
+                }
+                if (!vd->reason)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Delete oldest first across the tree until `enough` says so; disk caps always delete. */
+static int policy_tree_walk(PolicyRun *run, const size_t *idx, size_t n, const char *rule,
+                            const char *reason, uint64_t *progress, uint64_t goal, bool up,
+                            bool alloc) {
+        int r;
+
+        for (size_t k = 0; k < n; k++) {
+                size_t i = idx[k];
+                const Session *s = &run->inv->sessions[i];
+                if (up ? *progress >= goal : *progress <= goal)
+                        break;
+                if (policy_deleting(run, i))
+                        continue;
+                r = policy_select(run, i, VERB_DELETE, rule, "%s", reason);
+                if (r < 0)
+                        return r;
+                if (policy_deleting(run, i)) {
+                        uint64_t sz = alloc ? s->bytes_alloc : run->info[i].size;
+                        if (up)
+                                *progress += sz;
+                        else
+                                *progress -= MIN(sz, *progress);
+                }
+        }
+        return 0;
+}
+
+/* Tree max-size (to the low watermark) and keep-free for tree t. */
+static int policy_tree(PolicyRun *run, size_t t, size_t *idx) {
+        const TreeLimits *tl = &run->cfg->tree;
+        const Tree *tree = &run->inv->trees[t];
+        uint64_t total = 0, deleted = 0;
+        char a[FORMAT_BYTES_MAX], b[32], c[32];
+        _cleanup_free_ char *reason = NULL;
+        size_t n = 0;
+        int r;
+
+        for (size_t i = 0; i < run->inv->n_sessions; i++) {
+                if (run->inv->sessions[i].tree != t)
+                        continue;
+                idx[n++] = i;
+                total += run->info[i].size;
+                if (policy_deleting(run, i))
+                        deleted += run->info[i].size;
+        }
+        for (size_t i = 0; i < run->inv->n_orphans; i++) {
+                const Orphan *o = &run->inv->orphans[i];
+                if (o->tree != t)
+                        continue;
+                total += policy_size(run, o->bytes, o->bytes_alloc);
+                if (run->v->orphans[i].verb == VERB_DELETE)
+                        deleted += policy_size(run, o->bytes, o->bytes_alloc);
+        }
+        qsort_r(idx, n, sizeof(size_t), policy_cmp_oldest, (void *)run->inv);
+
+        if (tl->max_size > 0 && total > tl->max_size) {
+                uint64_t target = tl->low_watermark > 0 && tl->low_watermark < tl->max_size
+                                          ? tl->low_watermark
+                                          : tl->max_size;
+                uint64_t projected = total - MIN(deleted, total);
+
+                reason = strprintf("tree %s > max-size %s, shrinking to %s (disk caps delete)",
+                                   format_bytes(a, sizeof a, total),
+                                   policy_format_limit(b, sizeof b, tl->max_size),
+                                   policy_format_limit(c, sizeof c, target));
+                if (!reason)
+                        return -ENOMEM;
+                r = policy_tree_walk(run, idx, n, "tree-max-size", reason, &projected, target,
+                                     /* up= */ false, /* alloc= */ false);
+                if (r < 0)
+                        return r;
+                free(reason);
+                reason = NULL;
+        }
+
+        if (tl->keep_free.is_set && tree->fs_known) {
+                uint64_t floor_bytes = tl->keep_free.is_percent
+                                               ? (uint64_t)floor((double)tree->fs_size *
+                                                                 tl->keep_free.percent / 100.0)
+                                               : tl->keep_free.bytes;
+                uint64_t freed = 0;
+
+                if (tree->fs_avail >= floor_bytes)
+                        return 0;
+                for (size_t k = 0; k < n; k++)
+                        if (policy_deleting(run, idx[k]))
+                                freed += run->inv->sessions[idx[k]].bytes_alloc;
+                for (size_t i = 0; i < run->inv->n_orphans; i++)
+                        if (run->inv->orphans[i].tree == t &&
+                            run->v->orphans[i].verb == VERB_DELETE)
+                                freed += run->inv->orphans[i].bytes_alloc;
+                if (tl->keep_free.is_percent)
+                        reason = strprintf("free %s < keep-free %g%% (%s) (disk caps delete)",
+                                           format_bytes(a, sizeof a, tree->fs_avail),
+                                           tl->keep_free.percent,
+                                           format_bytes(b, sizeof b, floor_bytes));
+                else
+                        reason = strprintf("free %s < keep-free %s (disk caps delete)",
+                                           format_bytes(a, sizeof a, tree->fs_avail),
+                                           policy_format_limit(b, sizeof b, floor_bytes));
+                if (!reason)
+                        return -ENOMEM;
+                r = policy_tree_walk(run, idx, n, "keep-free", reason, &freed,
+                                     floor_bytes - tree->fs_avail, /* up= */ true,
+                                     /* alloc= */ true);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Keep-class description for a KEEP verdict that a protection won. */
+static char *policy_keep_description(const PolicyRun *run, size_t i) {
+        const Session *s = &run->inv->sessions[i];
+        const Verdict *vd = &run->v->sessions[i];
+        const Policy *p = run->info[i].pol;
+        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
+        msec_t born = s->first_record > 0 ? s->first_record : s->mtime;
+        _cleanup_(strbuf_done) StrBuf sb = {};
+        int r = 0;
+
+        if (vd->protections & PROT_MIN_AGE)
+                r |= strbuf_printf(&sb, "%sage %s < min-age %s", sb.len ? ", " : "",
+                                   format_duration(a, sizeof a, MAX(run->now - born, (msec_t)0)),
+                                   format_duration_exact(b, sizeof b, p->min_age));
+        if (vd->protections & PROT_PINNED)
+                r |= strbuf_printf(&sb, "%s%s", sb.len ? ", " : "", s->pinned ? "pinned" : "grouped");
+        if (vd->protections & PROT_TITLED)
+                r |= strbuf_printf(&sb, "%stitled by a person", sb.len ? ", " : "");
+        if (vd->protections & PROT_SCHEDULED)
+                r |= strbuf_printf(&sb, "%sbound to %u scheduled task%s", sb.len ? ", " : "",
+                                   s->n_tasks, s->n_tasks == 1 ? "" : "s");
+        if (vd->protections & PROT_WORKTREE)
+                r |= strbuf_printf(&sb, "%slive worktree", sb.len ? ", " : "");
+        if (vd->protections & PROT_LATEST)
+                r |= strbuf_printf(&sb, "%srank %u <= keep-latest %" PRIu64, sb.len ? ", " : "",
+                                   vd->rank, p->keep_latest);
+        if (r < 0)
+                return NULL;
+        return strbuf_steal(&sb);
+}
+
+/* The winning protection of a mask, in priority order. */
+static const char *policy_first_protection(unsigned prot) {
+        static const Protection order[] = { PROT_UNVERIFIED, PROT_FOREIGN, PROT_CONFLICT,
+                                            PROT_LIVE,       PROT_MIN_AGE, PROT_PINNED,
+                                            PROT_TITLED,     PROT_SCHEDULED, PROT_WORKTREE,
+                                            PROT_LATEST,     PROT_BLAST };
+        for (size_t k = 0; k < ELEMENTSOF(order); k++)
+                if (prot & order[k])
+                        return protection_to_string(order[k]);
+        return "none";
+}
+
+/* Turn the selections and protections of session i into its verdict. */
+static int policy_finish(PolicyRun *run, size_t i) {
+        const Session *s = &run->inv->sessions[i];
+        PolicyInfo *in = &run->info[i];
+        Verdict *vd = &run->v->sessions[i];
+        const Policy *p = in->pol;
+        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
+        bool selected = in->sel_verb != VERB_KEEP;
+
+        if (vd->protections & PROT_SKIP_MASK) {
+                vd->verb = VERB_SKIP;
+                vd->rule = policy_first_protection(vd->protections & PROT_SKIP_MASK);
+                vd->reason = selected ? strprintf("%s (would %s: %s)", in->skip_reason,
+                                                  verb_to_string(in->sel_verb), in->sel_reason)
+                                      : TAKE_PTR(in->skip_reason);
+        } else if (selected && (vd->protections & PROT_KEEP_MASK)) {
+                _cleanup_free_ char *d = policy_keep_description(run, i);
+                if (!d)
+                        return -ENOMEM;
+                vd->verb = VERB_KEEP;
+                vd->rule = policy_first_protection(vd->protections & PROT_KEEP_MASK);
+                vd->reason = strprintf("%s (would %s: %s)", d, verb_to_string(in->sel_verb),
+                                       in->sel_reason);
+        } else if (selected) {
+                vd->verb = in->sel_verb;
+                vd->rule = in->sel_rule;
+                vd->reason = TAKE_PTR(in->sel_reason);
+        } else {
+                vd->verb = VERB_KEEP;
+                vd->rule = "none";
+                if (s->state == SESSION_ARCHIVED)
+                        vd->reason = strdup("archived");
+                else if (p->max_age > 0)
+                        vd->reason = strprintf("idle %s <= max-age %s",
+                                               format_duration(a, sizeof a, in->idle),
+                                               format_duration_exact(b, sizeof b, p->max_age));
+                else
+                        vd->reason = strdup("no rule applies");
+        }
+        return vd->reason ? 0 : -ENOMEM;
+}
+
+/* Blast radius: the newest deletions beyond the run's and the projects' limits are skipped. */
+static int policy_blast(PolicyRun *run, const PolicyOptions *opts) {
+        const Inventory *inv = run->inv;
+        uint64_t global = run->cfg->defaults.max_deletions, n_global = 0;
+        _cleanup_free_ size_t *idx = NULL, *per_group = NULL, *group_size = NULL;
+        size_t n = 0;
+
+        if (opts && opts->force)
+                return 0;
+        idx = calloc(inv->n_sessions ?: 1, sizeof(size_t));
+        per_group = calloc(run->n_groups ?: 1, sizeof(size_t));
+        group_size = calloc(run->n_groups ?: 1, sizeof(size_t));
+        if (!idx || !per_group || !group_size)
+                return -ENOMEM;
+        for (size_t g = 0; g < run->n_groups; g++)
+                group_size[g] = run->groups[g].n_members;
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                if (run->v->sessions[i].verb == VERB_DELETE)
+                        idx[n++] = i;
+        qsort_r(idx, n, sizeof(size_t), policy_cmp_oldest, (void *)inv);
+
+        for (size_t k = 0; k < n; k++) {
+                size_t i = idx[k], g = run->info[i].group;
+                const Policy *p = run->info[i].pol;
+                Verdict *vd = &run->v->sessions[i];
+                char *why = NULL;
+
+                if (g == SIZE_MAX)
+                        continue; /* cannot happen: unverified sessions are skipped */
+                if (global > 0 && n_global >= global)
+                        why = strprintf("deletion limit reached (%" PRIu64
+                                        " per run; use --force); would delete: %s",
+                                        global, vd->reason);
+                else if (p->max_deletions > 0 && per_group[g] >= p->max_deletions)
+                        why = strprintf("deletion limit reached (%" PRIu64
+                                        " per run in this project; use --force); would delete: %s",
+                                        p->max_deletions, vd->reason);
+                else if (p->max_deletions_percent > 0 &&
+                         (double)(per_group[g] + 1) >
+                                 p->max_deletions_percent * (double)group_size[g] / 100.0)
+                        why = strprintf("deletion limit reached (%g%% of the project's %zu "
+                                        "sessions per run; use --force); would delete: %s",
+                                        p->max_deletions_percent, group_size[g], vd->reason);
+                else {
+                        n_global++;
+                        per_group[g]++;
+                        continue;
+                }
+                if (!why)
+                        return -ENOMEM;
+                free(vd->reason);
+                vd->reason = why;
+                vd->verb = VERB_SKIP;
+                vd->rule = protection_to_string(PROT_BLAST);
+                vd->protections |= PROT_BLAST;
+        }
+        return 0;
+}
+
+static void policy_run_done(PolicyRun *run) {
+        if (run->info)
+                for (size_t i = 0; i < run->inv->n_sessions; i++) {
+                        free(run->info[i].sel_reason);
+                        free(run->info[i].skip_reason);
+                }
+        free(run->info);
+        free(run->order);
+        free(run->groups);
+}
+
+/* Per-session set-up: effective policy, idle time, counted size, protections. */
+static int policy_prepare(PolicyRun *run) {
+        for (size_t i = 0; i < run->inv->n_sessions; i++) {
+                const Session *s = &run->inv->sessions[i];
+                PolicyInfo *in = &run->info[i];
+                int r;
+
+                in->pol = config_policy_for(run->cfg, policy_is_verified(s) ? s->cwd : NULL);
+                if (!in->pol)
+                        in->pol = &run->cfg->defaults;
+                in->idle = MAX(run->now - s->last_activity, (msec_t)0);
+                in->size = policy_size(run, s->bytes, s->bytes_alloc);
+                in->group = SIZE_MAX;
+                in->sel_verb = VERB_KEEP;
+                r = policy_skip_protections(run, i);
+                if (r < 0)
+                        return r;
+                policy_keep_protections(run, i);
+        }
+        return 0;
+}
+
+int policy_evaluate(const Inventory *inv, const Config *cfg, msec_t now, const PolicyOptions *opts,
+                    Verdicts **ret) {
+        _cleanup_(verdicts_freep) Verdicts *v = NULL;
+        _cleanup_free_ size_t *idx = NULL;
+        PolicyRun run = { .inv = inv, .cfg = cfg, .now = now };
+        int r;
+
+        if (!inv || !cfg || !ret)
+                return -EINVAL;
+        v = calloc(1, sizeof(Verdicts));
+        if (!v)
+                return -ENOMEM;
+        v->sessions = calloc(inv->n_sessions ?: 1, sizeof(Verdict));
+        v->orphans = calloc(inv->n_orphans ?: 1, sizeof(Verdict));
+        if (!v->sessions || !v->orphans)
+                return -ENOMEM;
+        v->n_sessions = inv->n_sessions;
+        v->n_orphans = inv->n_orphans;
+        run.v = v;
+        run.info = calloc(inv->n_sessions ?: 1, sizeof(PolicyInfo));
+        idx = calloc(inv->n_sessions ?: 1, sizeof(size_t));
+        if (!run.info || !idx) {
+                policy_run_done(&run);
+                return -ENOMEM;
+        }
+
+        r = policy_prepare(&run);
+        if (r >= 0)
+                r = policy_build_groups(&run);
+        for (size_t g = 0; r >= 0 && g < run.n_groups; g++)
+                r = policy_project(&run, &run.groups[g]);
+        if (r >= 0)
+                r = policy_orphans(&run);
+        for (size_t t = 0; r >= 0 && t < inv->n_trees; t++)
+                r = policy_tree(&run, t, idx);
+        for (size_t i = 0; r >= 0 && i < inv->n_sessions; i++)
+                r = policy_finish(&run, i);
+        if (r >= 0)
+                r = policy_blast(&run, opts);
+        policy_run_done(&run);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(v);
+        return 0;
+}

@@ -1,6 +1,547 @@
+/* test_plan.c: plan order, text rendering width, JSON round trip, status ordering. */
+#include "autoconf.h"
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
-int main(void) { return 0; }
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inventory.h"
+#include "macro.h"
+#include "plan.h"
+#include "policy.h"
+
+#define D MSEC_PER_DAY
+#define NOW INT64_C(1798761600000) /* 2027-01-01T00:00:00Z */
+#define MAX_S 12
+
+typedef struct Fixture {
+        Tree trees[2];
+        Session s[MAX_S];
+        Orphan o[4];
+        Inventory inv;
+        Verdict vs[MAX_S], vo[4];
+} Fixture;
+
+static void fx_init(Fixture *f) {
+        memset(f, 0, sizeof *f);
+        f->trees[0] = (Tree){ .global_dir = (char *)"/home/u/.qwen",
+                              .runtime_dir = (char *)"/home/u/.qwen-rt",
+                              .user = (char *)"u" };
+        f->trees[1] = (Tree){ .global_dir = (char *)"/home/w/.qwen",
+                              .runtime_dir = (char *)"/home/w/.qwen" };
+        f->inv.trees = f->trees;
+        f->inv.n_trees = 1;
+        f->inv.sessions = f->s;
+        f->inv.orphans = f->o;
+}
+
+/* A session with a hand-made verdict. */
+static Session *fx_add(Fixture *f, const char *cwd, unsigned n, Verb verb, const char *rule,
+                       const char *reason, msec_t idle, uint64_t bytes) {
+        size_t i = f->inv.n_sessions++;
+        Session *s = &f->s[i];
+
+        assert_true(i < MAX_S);
+        snprintf(s->id, sizeof s->id, "%08x-0000-4000-8000-000000000000", n);
+        s->cwd = (char *)cwd;
+        s->project_dir = (char *)(cwd && streq(cwd, "/p/b") ? "-p-b" : "-p-a");
+        strcpy(s->hash, "ab12");
+        s->owner = cwd ? OWNER_OK : OWNER_UNVERIFIED;
+        s->bytes = bytes;
+        s->bytes_alloc = bytes + 100;
+        s->last_activity = s->mtime = NOW - idle;
+        s->first_record = NOW - 400 * D;
+        f->vs[i] = (Verdict){ .verb = verb, .rule = rule, .reason = (char *)reason };
+        return s;
+}
+
+/* Verdicts on the heap (plan_build takes them) from the fixture's literals. */
+static Verdicts *fx_verdicts(const Fixture *f) {
+        Verdicts *v = calloc(1, sizeof(Verdicts));
+        assert_non_null(v);
+        v->sessions = calloc(f->inv.n_sessions + 1, sizeof(Verdict));
+        v->orphans = calloc(f->inv.n_orphans + 1, sizeof(Verdict));
+        assert_non_null(v->sessions);
+        assert_non_null(v->orphans);
+        v->n_sessions = f->inv.n_sessions;
+        v->n_orphans = f->inv.n_orphans;
+        for (size_t i = 0; i < v->n_sessions; i++) {
+                v->sessions[i] = f->vs[i];
+                v->sessions[i].reason = strdup(f->vs[i].reason ?: "");
+        }
+        for (size_t i = 0; i < v->n_orphans; i++) {
+                v->orphans[i] = f->vo[i];
+                v->orphans[i].reason = strdup(f->vo[i].reason ?: "");
+        }
+        return v;
+}
+
+static Plan *fx_plan(const Fixture *f) {
+        Verdicts *v = fx_verdicts(f);
+        Plan *p = NULL;
+        assert_int_equal(plan_build(&f->inv, &v, NOW, &p), 0);
+        assert_null(v); /* taken */
+        assert_non_null(p);
+        return p;
+}
+
+/* The standard scene: two projects, every verb, one unverified session, one orphan. */
+static void fx_scene(Fixture *f) {
+        fx_init(f);
+        fx_add(f, "/p/b", 1, VERB_KEEP, "none", "idle 3d <= max-age 90d", 3 * D, 1000);
+        fx_add(f, "/p/a", 2, VERB_KEEP, "none", "idle 2d <= max-age 90d", 2 * D, 2000);
+        fx_add(f, "/p/a", 3, VERB_ARCHIVE, "max-age", "idle 121d > max-age 90d", 121 * D, 3000);
+        fx_add(f, "/p/a", 4, VERB_DELETE, "tree-max-size",
+               "tree 52G > max-size 50G, shrinking to 40G (disk caps delete)", 200 * D, 4000);
+        fx_add(f, "/p/a", 5, VERB_SKIP, "live", "in use: runtime claim pid 42 alive", 100 * D, 10);
+        fx_add(f, NULL, 6, VERB_SKIP, "unverified", "unverified: first line is not JSON", D, 0);
+        fx_add(f, "/p/a", 7, VERB_KEEP, "pinned", "pinned (would archive: idle 95d > max-age 90d)",
+               95 * D, 7000);
+        f->vs[6].protections = PROT_PINNED;
+        fx_add(f, "/p/a", 0, VERB_ARCHIVE, "max-age", "idle 100d > max-age 90d", 100 * D, 1);
+        f->o[0] = (Orphan){ .kind = ORPHAN_FILE_HISTORY,
+                            .name = (char *)"aaaaaaaa-0000-4000-8000-000000000000",
+                            .bytes = 500,
+                            .mtime = NOW - 40 * D };
+        f->vo[0] = (Verdict){ .verb = VERB_DELETE, .rule = "orphan",
+                              .reason = (char *)"orphan file-history, no transcript, idle 40d > 30d" };
+        f->inv.n_orphans = 1;
+}
+
+static void test_plan_build_order(void **state) {
+        Fixture f;
+        Plan *p;
+        /* (tree, project, verb delete/archive/skip/keep, id), unverified groups and orphans last */
+        static const struct {
+                bool orphan;
+                size_t index;
+        } want[] = {
+                { false, 3 }, /* /p/a delete */
+                { false, 7 }, /* /p/a archive 00000000 */
+                { false, 2 }, /* /p/a archive 00000003 */
+                { false, 4 }, /* /p/a skip */
+                { false, 1 }, /* /p/a keep 00000002 */
+                { false, 6 }, /* /p/a keep 00000007 */
+                { false, 0 }, /* /p/b keep */
+                { false, 5 }, /* unverified -p-a */
+                { true, 0 },
+        };
+        (void)state;
+
+        fx_scene(&f);
+        p = fx_plan(&f);
+        assert_int_equal(p->n_items, ELEMENTSOF(want));
+        for (size_t k = 0; k < p->n_items; k++) {
+                if (p->items[k].is_orphan != want[k].orphan || p->items[k].index != want[k].index) {
+                        print_error("item %zu: orphan %d index %zu\n", k, p->items[k].is_orphan,
+                                    p->items[k].index);
+                        fail();
+                }
+                assert_ptr_equal(p->items[k].verdict, p->items[k].is_orphan
+                                                              ? &p->verdicts->orphans[p->items[k].index]
+                                                              : &p->verdicts->sessions[p->items[k].index]);
+        }
+        p = plan_free(p);
+        assert_null(p);
+}
+
+static void test_plan_build_stable_across_input_order(void **state) {
+        Fixture a, b;
+        Plan *pa, *pb;
+        (void)state;
+
+        fx_scene(&a);
+        /* same sessions, reversed */
+        fx_init(&b);
+        for (size_t i = a.inv.n_sessions; i > 0; i--) {
+                b.s[b.inv.n_sessions] = a.s[i - 1];
+                b.vs[b.inv.n_sessions++] = a.vs[i - 1];
+        }
+        b.o[0] = a.o[0];
+        b.vo[0] = a.vo[0];
+        b.inv.n_orphans = a.inv.n_orphans;
+        pa = fx_plan(&a);
+        pb = fx_plan(&b);
+        assert_int_equal(pa->n_items, pb->n_items);
+        for (size_t k = 0; k < pa->n_items; k++)
+                if (!pa->items[k].is_orphan)
+                        assert_string_equal(a.s[pa->items[k].index].id, b.s[pb->items[k].index].id);
+        plan_free(pa);
+        plan_free(pb);
+}
+
+static void test_plan_build_rejects_mismatch(void **state) {
+        Fixture f;
+        Verdicts *v;
+        Plan *p = NULL;
+        (void)state;
+
+        fx_scene(&f);
+        v = fx_verdicts(&f);
+        f.inv.n_sessions--;
+        assert_int_equal(plan_build(&f.inv, &v, NOW, &p), -EINVAL);
+        assert_null(p);
+        assert_non_null(v); /* not taken */
+        verdicts_free(v);
+}
+
+/* Render into a string. */
+static char *render(int (*fn)(const Plan *, const RenderOptions *, FILE *), const Plan *p,
+                    unsigned cols, bool show_keep) {
+        RenderOptions o = { .columns = cols, .show_keep = show_keep };
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        assert_non_null(f);
+        assert_int_equal(fn(p, &o, f), 0);
+        assert_int_equal(fclose(f), 0);
+        return buf;
+}
+
+/* Display columns of a line (UTF-8 code points). */
+static size_t line_width(const char *s, size_t n) {
+        size_t w = 0;
+        for (size_t i = 0; i < n; i++)
+                if (((unsigned char)s[i] & 0xc0) != 0x80)
+                        w++;
+        return w;
+}
+
+static void assert_lines_fit(const char *out, unsigned cols) {
+        for (const char *l = out; *l;) {
+                const char *e = strchr(l, '\n');
+                size_t n = e ? (size_t)(e - l) : strlen(l);
+                if (line_width(l, n) > cols) {
+                        print_error("line wider than %u: '%.*s'\n", cols, (int)n, l);
+                        fail();
+                }
+                l += n + (e ? 1 : 0);
+        }
+}
+
+static void test_plan_render_text_fits_width(void **state) {
+        static const unsigned widths[] = { 80, 100, 132, 200 };
+        Fixture f;
+        Plan *p;
+        (void)state;
+
+        fx_scene(&f);
+        f.vs[3].reason = (char *)"a very long reason that goes on and on and on and on and on and on "
+                                 "and on and on and on and on and on and on and on and on and on";
+        p = fx_plan(&f);
+        for (size_t w = 0; w < ELEMENTSOF(widths); w++) {
+                _cleanup_free_ char *out = render(plan_render_text, p, widths[w], true);
+                assert_lines_fit(out, widths[w]);
+                if (widths[w] <= 132)
+                        assert_non_null(strstr(out, "…"));
+                /* full ids, tense, human sizes and ages */
+                assert_non_null(strstr(out, "00000004-0000-4000-8000-000000000000"));
+                assert_non_null(strstr(out, "would delete"));
+                assert_non_null(strstr(out, "would archive"));
+                assert_non_null(strstr(out, "121d"));
+                assert_non_null(strstr(out, "2.9K")); /* 3000 bytes */
+                assert_non_null(strstr(out, "/p/a  [projects/-p-a]"));
+                assert_non_null(strstr(out, "REASON"));
+        }
+        plan_free(p);
+}
+
+static void test_plan_render_text_summary(void **state) {
+        Fixture f;
+        Plan *p;
+        _cleanup_free_ char *out = NULL;
+        (void)state;
+
+        fx_scene(&f);
+        p = fx_plan(&f);
+        out = render(plan_render_text, p, 100, true);
+        assert_non_null(strstr(out, "Summary (dry run at 2027-01-01T00:00:00Z"));
+        assert_non_null(strstr(out, "  would delete       1 session      3.9K\n"));
+        assert_non_null(strstr(out, "  would archive      2 sessions     2.9K\n"));
+        assert_non_null(strstr(out, "  skip               2 sessions      10B\n"));
+        assert_non_null(strstr(out, "  keep               3 sessions     9.7K\n"));
+        assert_non_null(strstr(out, "    max-age                2 sessions     2.9K\n"));
+        assert_non_null(strstr(out, "    tree-max-size          1 session      3.9K\n"));
+        assert_non_null(strstr(out, "protections fired: live 1, pinned 1, unverified 1"));
+        assert_non_null(strstr(out, "orphans: would delete 1 (500B), keep 0"));
+        plan_free(p);
+}
+
+static void test_plan_render_text_hide_keep(void **state) {
+        Fixture f;
+        Plan *p;
+        _cleanup_free_ char *all = NULL, *some = NULL;
+        (void)state;
+
+        fx_scene(&f);
+        p = fx_plan(&f);
+        all = render(plan_render_text, p, 120, true);
+        some = render(plan_render_text, p, 120, false);
+        assert_non_null(strstr(all, "00000002-0000-4000-8000-000000000000"));
+        assert_null(strstr(some, "00000002-0000-4000-8000-000000000000"));
+        assert_non_null(strstr(some, "00000003-0000-4000-8000-000000000000"));
+        plan_free(p);
+}
+
+static void test_plan_render_text_hostile_strings(void **state) {
+        Fixture f;
+        Plan *p;
+        _cleanup_free_ char *out = NULL;
+        (void)state;
+
+        fx_init(&f);
+        fx_add(&f, "/p/\x1b[31mred\n\xff\xfe", 1, VERB_KEEP, "none", "tab\there\x7f", D, 1);
+        p = fx_plan(&f);
+        out = render(plan_render_text, p, 100, true);
+        assert_null(strchr(out, '\x1b'));
+        assert_null(strchr(out, '\t'));
+        assert_null(strchr(out, '\x7f'));
+        assert_null(strstr(out, "\xff"));
+        assert_non_null(strstr(out, "/p/?[31mred?\xef\xbf\xbd\xef\xbf\xbd"));
+        plan_free(p);
+}
+
+static void test_plan_render_text_empty(void **state) {
+        Fixture f;
+        Plan *p;
+        _cleanup_free_ char *out = NULL;
+        (void)state;
+
+        fx_init(&f);
+        f.inv.n_trees = 2;
+        p = fx_plan(&f);
+        out = render(plan_render_text, p, 100, true);
+        assert_string_equal(out, "no sessions found in /home/u/.qwen-rt, /home/w/.qwen\n");
+        plan_free(p);
+}
+
+static char *render_json(const Plan *p) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        assert_non_null(f);
+        assert_int_equal(plan_render_json(p, f), 0);
+        assert_int_equal(fclose(f), 0);
+        return buf;
+}
+
+static json_object *get(json_object *o, const char *key) {
+        json_object *v = NULL;
+        if (!json_object_object_get_ex(o, key, &v)) {
+                print_error("missing key '%s'\n", key);
+                fail();
+        }
+        return v;
+}
+
+static const char *get_str(json_object *o, const char *key) {
+        json_object *v = get(o, key);
+        assert_true(json_object_is_type(v, json_type_string));
+        return json_object_get_string(v);
+}
+
+static void test_plan_render_json_round_trip(void **state) {
+        Fixture f;
+        Plan *p;
+        _cleanup_free_ char *out = NULL;
+        json_object *root, *projects, *pa, *sessions, *s0, *prots, *sum;
+        (void)state;
+
+        fx_scene(&f);
+        f.s[6].title = (char *)"my \"chat\"";
+        f.s[6].title_manual = true;
+        p = fx_plan(&f);
+        out = render_json(p);
+        root = json_tokener_parse(out);
+        assert_non_null(root);
+
+        assert_int_equal(json_object_get_int(get(root, "version")), PLAN_JSON_VERSION);
+        assert_string_equal(get_str(root, "now"), "2027-01-01T00:00:00Z");
+        assert_string_equal(get_str(json_object_array_get_idx(get(root, "trees"), 0), "global_dir"),
+                            "/home/u/.qwen");
+        assert_string_equal(get_str(json_object_array_get_idx(get(root, "trees"), 0), "runtime_dir"),
+                            "/home/u/.qwen-rt");
+
+        projects = get(root, "projects");
+        assert_int_equal(json_object_array_length(projects), 3); /* /p/a, /p/b, unverified */
+        pa = json_object_array_get_idx(projects, 0);
+        assert_string_equal(get_str(pa, "project"), "/p/a");
+        assert_string_equal(get_str(pa, "project_dir"), "-p-a");
+        assert_string_equal(get_str(pa, "hash"), "ab12");
+        assert_int_equal(json_object_get_int(get(pa, "tree")), 0);
+        assert_true(json_object_get_boolean(get(pa, "verified")));
+        sessions = get(pa, "sessions");
+        assert_int_equal(json_object_array_length(sessions), 6);
+
+        s0 = json_object_array_get_idx(sessions, 0);
+        assert_string_equal(get_str(s0, "id"), "00000004-0000-4000-8000-000000000000");
+        assert_string_equal(get_str(s0, "verb"), "delete");
+        assert_string_equal(get_str(s0, "rule"), "tree-max-size");
+        assert_string_equal(get_str(s0, "state"), session_state_to_string(SESSION_ACTIVE));
+        assert_int_equal(json_object_get_int64(get(s0, "bytes")), 4000);
+        assert_int_equal(json_object_get_int64(get(s0, "bytes_allocated")), 4100);
+        assert_int_equal(json_object_get_int64(get(s0, "idle_ms")), 200 * D);
+        assert_string_equal(get_str(s0, "last_activity"), "2026-06-15T00:00:00Z");
+
+        /* pinned one: protections and title with quotes survive */
+        json_object *pinned = json_object_array_get_idx(sessions, 5);
+        assert_string_equal(get_str(pinned, "id"), "00000007-0000-4000-8000-000000000000");
+        assert_string_equal(get_str(pinned, "title"), "my \"chat\"");
+        prots = get(pinned, "protections");
+        assert_int_equal(json_object_array_length(prots), 1);
+        assert_string_equal(json_object_get_string(json_object_array_get_idx(prots, 0)), "pinned");
+
+        /* unverified group: project null, verified false */
+        json_object *pu = json_object_array_get_idx(projects, 2);
+        assert_true(json_object_is_type(get(pu, "project"), json_type_null));
+        assert_false(json_object_get_boolean(get(pu, "verified")));
+
+        assert_int_equal(json_object_array_length(get(root, "orphans")), 1);
+        assert_string_equal(get_str(json_object_array_get_idx(get(root, "orphans"), 0), "verb"),
+                            "delete");
+
+        sum = get(root, "summary");
+        assert_int_equal(json_object_get_int(get(get(get(sum, "verbs"), "archive"), "count")), 2);
+        assert_int_equal(json_object_get_int(get(get(get(sum, "verbs"), "keep"), "count")), 3);
+        assert_int_equal(json_object_get_int64(get(get(get(sum, "verbs"), "archive"), "bytes")),
+                         3001);
+        assert_int_equal(json_object_get_int(get(get(get(sum, "rules"), "max-age"), "count")), 2);
+        assert_int_equal(json_object_get_int(get(get(get(sum, "protections"), "live"), "count")),
+                         1);
+        assert_int_equal(json_object_get_int(get(get(get(sum, "orphans"), "delete"), "count")), 1);
+        json_object_put(root);
+        plan_free(p);
+}
+
+static void test_plan_render_json_invalid_utf8(void **state) {
+        Fixture f;
+        Plan *p;
+        _cleanup_free_ char *out = NULL;
+        json_object *root;
+        (void)state;
+
+        fx_init(&f);
+        fx_add(&f, "/p/\xff\xc3(bad", 1, VERB_KEEP, "none", "ok", D, 1);
+        p = fx_plan(&f);
+        out = render_json(p);
+        root = json_tokener_parse(out);
+        assert_non_null(root);
+        assert_string_equal(get_str(json_object_array_get_idx(get(root, "projects"), 0), "project"),
+                            "/p/\xef\xbf\xbd\xef\xbf\xbd(bad");
+        json_object_put(root);
+        plan_free(p);
+}
+
+static void test_plan_render_json_empty(void **state) {
+        Fixture f;
+        Plan *p;
+        _cleanup_free_ char *out = NULL;
+        json_object *root;
+        (void)state;
+
+        fx_init(&f);
+        p = fx_plan(&f);
+        out = render_json(p);
+        root = json_tokener_parse(out);
+        assert_non_null(root);
+        assert_int_equal(json_object_array_length(get(root, "projects")), 0);
+        assert_int_equal(json_object_get_int(get(get(get(get(root, "summary"), "verbs"), "delete"),
+                                                 "count")),
+                         0);
+        json_object_put(root);
+        plan_free(p);
+}
+
+static char *render_status(const Inventory *inv, unsigned cols) {
+        RenderOptions o = { .columns = cols };
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        assert_non_null(f);
+        assert_int_equal(plan_render_status(inv, NOW, &o, f), 0);
+        assert_int_equal(fclose(f), 0);
+        return buf;
+}
+
+static void test_plan_render_status_largest_first(void **state) {
+        Fixture f;
+        _cleanup_free_ char *out = NULL, *narrow = NULL;
+        const char *a, *b, *u;
+        (void)state;
+
+        fx_init(&f);
+        fx_add(&f, "/p/a", 1, VERB_KEEP, "none", "", 2 * D, 1000);
+        fx_add(&f, "/p/a", 2, VERB_KEEP, "none", "", 50 * D, 1000)->state = SESSION_ARCHIVED;
+        fx_add(&f, "/p/b", 3, VERB_KEEP, "none", "", 3 * D, 100000);
+        fx_add(&f, NULL, 4, VERB_KEEP, "none", "", 3 * D, 10);
+        out = render_status(&f.inv, 100);
+        assert_lines_fit(out, 100);
+        b = strstr(out, "/p/b");
+        a = strstr(out, "/p/a");
+        u = strstr(out, "(unverified) projects/-p-a");
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_non_null(u);
+        assert_true(b < a);
+        assert_true(a < u);
+        /* the largest gets the full bar, /p/a (2200 of 100100 bytes) a single '#' */
+        assert_non_null(strstr(b, "####################\n"));
+        assert_non_null(strstr(a, "  #\n"));
+        /* counts, size and ages of /p/a: 1 active, 1 archived, 2.1K, oldest 50d, newest 2d */
+        assert_non_null(strstr(a, "      1        1   2.1K    50d     2d"));
+        assert_non_null(strstr(out, "total: 3 projects, 4 sessions"));
+
+        narrow = render_status(&f.inv, 60);
+        assert_lines_fit(narrow, 60);
+}
+
+static void test_plan_render_status_empty(void **state) {
+        Fixture f;
+        _cleanup_free_ char *out = NULL;
+        (void)state;
+
+        fx_init(&f);
+        out = render_status(&f.inv, 100);
+        assert_string_equal(out, "no sessions found in /home/u/.qwen-rt\n");
+}
+
+static void test_plan_clean_string(void **state) {
+        _cleanup_free_ char *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+        (void)state;
+        a = plan_clean_string("héllo\x01", false);
+        assert_string_equal(a, "héllo\x01");
+        b = plan_clean_string("héllo\x01\xc2\x85", true);
+        assert_string_equal(b, "héllo??");
+        c = plan_clean_string("\xed\xa0\x80x\xf0\x9f\x98\x80", false); /* surrogate, emoji */
+        assert_string_equal(c, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdx\xf0\x9f\x98\x80");
+        d = plan_clean_string(NULL, true);
+        assert_string_equal(d, "");
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_plan_build_order),
+                cmocka_unit_test(test_plan_build_stable_across_input_order),
+                cmocka_unit_test(test_plan_build_rejects_mismatch),
+                cmocka_unit_test(test_plan_render_text_fits_width),
+                cmocka_unit_test(test_plan_render_text_summary),
+                cmocka_unit_test(test_plan_render_text_hide_keep),
+                cmocka_unit_test(test_plan_render_text_hostile_strings),
+                cmocka_unit_test(test_plan_render_text_empty),
+                cmocka_unit_test(test_plan_render_json_round_trip),
+                cmocka_unit_test(test_plan_render_json_invalid_utf8),
+                cmocka_unit_test(test_plan_render_json_empty),
+                cmocka_unit_test(test_plan_render_status_largest_first),
+                cmocka_unit_test(test_plan_render_status_empty),
+                cmocka_unit_test(test_plan_clean_string),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
