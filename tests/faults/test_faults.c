@@ -1,6 +1,627 @@
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
-int main(void) { return 0; }
+/* test_faults.c: the executor under injected failures (ld --wrap of write, fsync, renameat,
+ * renameat2, unlinkat), a crash after every mutating step followed by a normal rerun, a writer
+ * appending during the run, and the journal's fields through a wrapped sd_journal_sendv(). */
+#include "autoconf.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+
+#include "../fs/apply_helpers.h"
+#include "journal.h"
+
+/* ---------------------------------------------------------------- the seams */
+
+/* What to break, set by each test (reset in setup). */
+typedef struct Faults {
+        int write_err;      /* write() to usage_record.jsonl fails with this errno */
+        int fsync_err;      /* fsync() of usage_record.jsonl */
+        int rename_err;     /* renameat/renameat2 whose old name equals rename_match */
+        char rename_match[128];
+        int unlink_err;     /* unlinkat whose name equals unlink_match */
+        char unlink_match[128];
+        char append_on_usage_fsync[PATH_MAX]; /* a writer appends to this path then */
+        char append_on_rename[PATH_MAX];      /* ... or when rename_trigger is renamed */
+        char rename_trigger[128];
+        bool fake_journal_socket;
+        StrBuf sent; /* sd_journal_sendv() fields, one per line, entries separated by "--\n" */
+        unsigned n_sent;
+} Faults;
+
+static Faults faults;
+
+ssize_t __real_write(int fd, const void *buf, size_t n);
+int __real_fsync(int fd);
+int __real_renameat(int a, const char *b, int c, const char *d);
+int __real_renameat2(int a, const char *b, int c, const char *d, unsigned flags);
+int __real_unlinkat(int dfd, const char *name, int flags);
+int __real_stat(const char *path, struct stat *st);
+
+ssize_t __wrap_write(int fd, const void *buf, size_t n);
+int __wrap_fsync(int fd);
+int __wrap_renameat(int a, const char *b, int c, const char *d);
+int __wrap_renameat2(int a, const char *b, int c, const char *d, unsigned flags);
+int __wrap_unlinkat(int dfd, const char *name, int flags);
+int __wrap_stat(const char *path, struct stat *st);
+int __wrap_sd_journal_sendv(const struct iovec *iov, int n);
+
+static bool fd_is_usage(int fd) {
+        char link[64], target[PATH_MAX] = {};
+        ssize_t k;
+
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        k = readlink(link, target, sizeof target - 1);
+        return k > 0 && strstr(target, "usage_record.jsonl") != NULL;
+}
+
+/* A Qwen writer: open by path, append one record, close. */
+static void writer_append(const char *path) {
+        static const char rec[] = "{\"type\":\"user\",\"message\":\"written during the run\"}\n";
+        int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+        if (fd >= 0) {
+                (void)__real_write(fd, rec, sizeof rec - 1);
+                close(fd);
+        }
+}
+
+ssize_t __wrap_write(int fd, const void *buf, size_t n) {
+        if (faults.write_err && fd_is_usage(fd)) {
+                errno = faults.write_err;
+                return -1;
+        }
+        return __real_write(fd, buf, n);
+}
+
+int __wrap_fsync(int fd) {
+        if (fd_is_usage(fd)) {
+                if (faults.fsync_err) {
+                        errno = faults.fsync_err;
+                        return -1;
+                }
+                if (faults.append_on_usage_fsync[0]) {
+                        writer_append(faults.append_on_usage_fsync);
+                        faults.append_on_usage_fsync[0] = 0;
+                }
+        }
+        return __real_fsync(fd);
+}
+
+static bool rename_fails(const char *old) {
+        if (faults.append_on_rename[0] && streq(old, faults.rename_trigger)) {
+                writer_append(faults.append_on_rename);
+                faults.append_on_rename[0] = 0;
+        }
+        return faults.rename_err && streq(old, faults.rename_match);
+}
+
+int __wrap_renameat(int a, const char *b, int c, const char *d) {
+        if (rename_fails(b)) {
+                errno = faults.rename_err;
+                return -1;
+        }
+        return __real_renameat(a, b, c, d);
+}
+
+int __wrap_renameat2(int a, const char *b, int c, const char *d, unsigned flags) {
+        if (rename_fails(b)) {
+                errno = faults.rename_err;
+                return -1;
+        }
+        return __real_renameat2(a, b, c, d, flags);
+}
+
+int __wrap_unlinkat(int dfd, const char *name, int flags) {
+        if (faults.unlink_err && streq(name, faults.unlink_match)) {
+                errno = faults.unlink_err;
+                return -1;
+        }
+        return __real_unlinkat(dfd, name, flags);
+}
+
+int __wrap_stat(const char *path, struct stat *st) {
+        if (faults.fake_journal_socket && streq(path, "/run/systemd/journal/socket")) {
+                memset(st, 0, sizeof *st);
+                st->st_mode = S_IFSOCK | 0666;
+                return 0;
+        }
+        return __real_stat(path, st);
+}
+
+int __wrap_sd_journal_sendv(const struct iovec *iov, int n) {
+        for (int i = 0; i < n; i++) {
+                assert_int_equal(strbuf_append(&faults.sent, iov[i].iov_base, iov[i].iov_len), 0);
+                assert_int_equal(strbuf_append(&faults.sent, "\n", 1), 0);
+        }
+        assert_int_equal(strbuf_append(&faults.sent, "--\n", 3), 0);
+        faults.n_sent++;
+        return 0;
+}
+
+/* ---------------------------------------------------------------- fixtures */
+
+typedef struct T {
+        char *root;
+        char *qwen;
+} T;
+
+static int setup(void **state) {
+        T *t = calloc(1, sizeof(T));
+        _cleanup_free_ char *log = NULL;
+
+        strbuf_done(&faults.sent);
+        faults = (Faults){};
+        if (!t || fixture_new(&t->root) < 0)
+                return -1;
+        if (fixture_copy_tree(fixture_testdata("corpus/tree"), t->root, "qwen") < 0)
+                return -1;
+        t->qwen = fixture_path(t->root, "qwen");
+        log = fixture_path(t->root, "journal.log");
+        if (!t->qwen || !log ||
+            journal_open(JOURNAL_TARGET_FILE, log, "fedcba9876543210fedcba9876543210") < 0)
+                return -1;
+        /* the SIGKILLed session has no usage line: make it actionable (not live) */
+        _cleanup_free_ char *c = fixture_path(t->qwen, P_NOTES "/" S_KILLED ".runtime.json");
+        _cleanup_free_ char *r = fixture_path(t->qwen, "sessions/8887.json");
+        if (unlink(c) < 0 || unlink(r) < 0)
+                return -1;
+        *state = t;
+        return 0;
+}
+
+static int teardown(void **state) {
+        T *t = *state;
+
+        journal_close();
+        strbuf_done(&faults.sent);
+        faults = (Faults){};
+        free(t->qwen);
+        fixture_free(t->root);
+        free(t);
+        return 0;
+}
+
+static char *read_rel(const char *root, const char *r) {
+        char *buf = NULL;
+        int k = fixture_read(root, r, &buf, NULL);
+
+        if (k < 0 || !buf)
+                fail_msg("cannot read %s: %s", r, strerror(-k));
+        return buf;
+}
+
+/* ---------------------------------------------------------------- salvage failures */
+
+static void check_salvage_failure_keeps_session(T *t, Verb verb, int err) {
+        ApplyPick picks[] = { { S_KILLED, verb }, {} };
+        ActionStats st = {};
+        _cleanup_free_ char *log = NULL, *want = strprintf("ERRNO=%d", err);
+
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 1);
+        assert_int_equal(st.n_failed, 1);
+        assert_int_equal(st.n_deleted + st.n_archived, 0);
+        assert_true(fixture_exists(t->qwen, P_NOTES "/" S_KILLED ".jsonl"));
+        assert_false(fixture_exists(t->qwen, P_NOTES "/archive/" S_KILLED ".jsonl"));
+        assert_true(fixture_exists(t->qwen, "file-history/" S_KILLED));
+        log = read_rel(t->root, "journal.log");
+        assert_non_null(strstr(log, "QGC_ACTION=failed"));
+        assert_non_null(strstr(log, want));
+
+        /* the fault gone, the next run completes with exactly one line */
+        faults.write_err = faults.fsync_err = 0;
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_deleted + st.n_archived, 1);
+        assert_int_equal(apply_usage_lines(t->qwen, S_KILLED), 1);
+}
+
+static void test_faults_usage_write_enospc_keeps_session(void **state) {
+        faults.write_err = ENOSPC;
+        check_salvage_failure_keeps_session(*state, VERB_DELETE, ENOSPC);
+}
+
+static void test_faults_usage_write_eio_keeps_archive_candidate(void **state) {
+        faults.write_err = EIO;
+        check_salvage_failure_keeps_session(*state, VERB_ARCHIVE, EIO);
+}
+
+static void test_faults_usage_fsync_eio_keeps_session(void **state) {
+        faults.fsync_err = EIO;
+        check_salvage_failure_keeps_session(*state, VERB_DELETE, EIO);
+}
+
+/* ---------------------------------------------------------------- rename and unlink failures */
+
+static void test_faults_rename_eio_then_rerun_completes(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_TEXT, VERB_ARCHIVE }, {} };
+        ActionStats st = {};
+        _cleanup_free_ char *lg = NULL;
+
+        assert_int_equal(fixture_write(t->qwen, P_API "/" S_TEXT ".worktree.json", "{}\n"), 0);
+        assert_int_equal(fixture_write(t->qwen, P_API "/" S_TEXT ".ledger.jsonl", "new\n"), 0);
+        assert_int_equal(fixture_write(t->qwen, P_API "/archive/" S_TEXT ".ledger.jsonl", "old\n"), 0);
+        snprintf(faults.rename_match, sizeof faults.rename_match, "%s.jsonl", S_TEXT);
+        faults.rename_err = EIO;
+
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 1);
+        assert_int_equal(st.n_failed, 1);
+        assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
+        assert_false(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".jsonl"));
+
+        faults.rename_err = 0;
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_archived, 1);
+        assert_false(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
+        assert_false(fixture_exists(t->qwen, P_API "/" S_TEXT ".worktree.json"));
+        assert_false(fixture_exists(t->qwen, P_API "/" S_TEXT ".ledger.jsonl"));
+        assert_true(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".worktree.json"));
+        lg = read_rel(t->qwen, P_API "/archive/" S_TEXT ".ledger.jsonl");
+        assert_string_equal(lg, "old\nnew\n");
+}
+
+static void test_faults_sidecar_rename_eio_leaves_transcript(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_TEXT, VERB_ARCHIVE }, {} };
+        ActionStats st = {};
+
+        assert_int_equal(fixture_write(t->qwen, P_API "/" S_TEXT ".worktree.json", "{}\n"), 0);
+        snprintf(faults.rename_match, sizeof faults.rename_match, "%s.worktree.json", S_TEXT);
+        faults.rename_err = EIO;
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 1);
+        assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
+        assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".worktree.json"));
+        assert_false(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".jsonl"));
+}
+
+static void test_faults_unlink_eio_keeps_transcript_and_one_usage_line(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_KILLED, VERB_DELETE }, {} };
+        ActionStats st = {};
+
+        snprintf(faults.unlink_match, sizeof faults.unlink_match, "%s.jsonl", S_KILLED);
+        faults.unlink_err = EIO;
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 1);
+        assert_int_equal(st.n_failed, 1);
+        assert_true(fixture_exists(t->qwen, P_NOTES "/" S_KILLED ".jsonl"));
+        assert_int_equal(apply_usage_lines(t->qwen, S_KILLED), 1); /* salvaged first */
+
+        faults.unlink_err = 0;
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_deleted, 1);
+        assert_false(fixture_exists(t->qwen, P_NOTES "/" S_KILLED ".jsonl"));
+        assert_int_equal(apply_usage_lines(t->qwen, S_KILLED), 1);
+}
+
+static void test_faults_secondary_unlink_eio_reported(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_DEBUG, VERB_DELETE }, {} };
+        ActionStats st = {};
+
+        snprintf(faults.unlink_match, sizeof faults.unlink_match, "%s.txt", S_DEBUG);
+        faults.unlink_err = EIO;
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 1);
+        assert_int_equal(st.n_failed, 1);
+        assert_false(fixture_exists(t->qwen, P_WEB "/" S_DEBUG ".jsonl"));
+        assert_true(fixture_exists(t->qwen, "debug/" S_DEBUG ".txt"));
+}
+
+/* ---------------------------------------------------------------- crash after every step */
+
+static const ApplyPick crash_picks[] = {
+        { S_TEXT, VERB_ARCHIVE }, { S_KILLED, VERB_DELETE }, { S_FORK, VERB_ARCHIVE },
+        { S_DEBUG, VERB_DELETE }, {},
+};
+
+static void crash_plant(const char *qwen) {
+        assert_int_equal(fixture_write(qwen, P_API "/" S_TEXT ".worktree.json", "{}\n"), 0);
+        assert_int_equal(fixture_write(qwen, P_API "/" S_TEXT ".pr.json",
+                                       "{\"prs\":[{\"number\":2,\"createdAt\":\"b\"}]}\n"),
+                         0);
+        assert_int_equal(fixture_write(qwen, P_API "/archive/" S_TEXT ".pr.json",
+                                       "{\"prs\":[{\"number\":1,\"createdAt\":\"a\"}]}\n"),
+                         0);
+        assert_int_equal(fixture_write(qwen, P_API "/" S_TEXT ".ledger.jsonl", "new\n"), 0);
+        assert_int_equal(fixture_write(qwen, P_API "/archive/" S_TEXT ".ledger.jsonl", "old"), 0);
+        assert_int_equal(fixture_write(qwen, P_WEB "/" S_DEBUG ".pr.json", "{\"prs\":[]}\n"), 0);
+        assert_int_equal(fixture_write(qwen, "plans/" S_DEBUG ".md", "plan\n"), 0);
+}
+
+/* The invariants after a crash and a normal rerun. */
+static void crash_check(const char *qwen, unsigned n) {
+        static const char *const had_line[] = { S_TEXT, S_FORK, S_DEBUG, S_API, S_WEB };
+        _cleanup_free_ char *lg = NULL, *pr = NULL;
+        int k = apply_usage_lines(qwen, S_KILLED);
+
+        /* the killed session: still there, or exactly one usage line */
+        if (fixture_exists(qwen, P_NOTES "/" S_KILLED ".jsonl")) {
+                if (k > 1)
+                        fail_msg("step %u: %d usage lines for %s", n, k, S_KILLED);
+        } else if (k != 1)
+                fail_msg("step %u: %s gone with %d usage lines", n, S_KILLED, k);
+        for (size_t i = 0; i < ELEMENTSOF(had_line); i++)
+                if (apply_usage_lines(qwen, had_line[i]) != (streq(had_line[i], S_API) ? 2 : streq(had_line[i], S_WEB) ? 3 : 1))
+                        fail_msg("step %u: usage lines of %s changed", n, had_line[i]);
+
+        /* the archived session: transcript and all its sidecars in archive/, merged once */
+        if (fixture_exists(qwen, P_API "/" S_TEXT ".jsonl") ||
+            !fixture_exists(qwen, P_API "/archive/" S_TEXT ".jsonl"))
+                fail_msg("step %u: %s not archived after the rerun", n, S_TEXT);
+        if (fixture_exists(qwen, P_API "/" S_TEXT ".worktree.json") ||
+            fixture_exists(qwen, P_API "/" S_TEXT ".pr.json") ||
+            fixture_exists(qwen, P_API "/" S_TEXT ".ledger.jsonl"))
+                fail_msg("step %u: half-moved sidecars of %s", n, S_TEXT);
+        assert_true(fixture_exists(qwen, P_API "/archive/" S_TEXT ".worktree.json"));
+        lg = read_rel(qwen, P_API "/archive/" S_TEXT ".ledger.jsonl");
+        if (!streq(lg, "old\nnew\n"))
+                fail_msg("step %u: ledger is '%s'", n, lg);
+        pr = read_rel(qwen, P_API "/archive/" S_TEXT ".pr.json");
+        assert_non_null(strstr(pr, "\"number\": 1"));
+        assert_non_null(strstr(pr, "\"number\": 2"));
+        if (fixture_exists(qwen, P_API "/" S_FORK ".jsonl") ||
+            !fixture_exists(qwen, P_API "/archive/" S_FORK ".jsonl"))
+                fail_msg("step %u: %s not archived after the rerun", n, S_FORK);
+}
+
+static void test_faults_crash_after_every_step_then_rerun(void **state) {
+        T *t = *state;
+        unsigned n;
+
+        for (n = 1; n < 200; n++) {
+                _cleanup_free_ char *dir = strprintf("run%u", n);
+                _cleanup_free_ char *qwen = fixture_path(t->root, dir);
+                ActionStats st = {};
+                int status = 0;
+                pid_t pid;
+
+                assert_int_equal(fixture_copy_tree(t->qwen, t->root, dir), 0);
+                crash_plant(qwen);
+                pid = fork();
+                assert_true(pid >= 0);
+                if (pid == 0) {
+                        char v[16];
+                        snprintf(v, sizeof v, "%u", n);
+                        setenv("QGC_TEST_CRASH_AFTER_STEP", v, 1);
+                        _exit(apply_execute(qwen, crash_picks, &st) == 0 ? 0 : 1);
+                }
+                assert_int_equal(waitpid(pid, &status, 0), pid);
+                assert_true(WIFEXITED(status));
+                if (WEXITSTATUS(status) != 99) {
+                        /* ran to the end without reaching step n: every step was covered */
+                        assert_int_equal(WEXITSTATUS(status), 0);
+                        break;
+                }
+                assert_true(apply_execute(qwen, crash_picks, &st) >= 0);
+                assert_int_equal(st.n_failed, 0);
+                crash_check(qwen, n);
+                assert_int_equal(fixture_rm_rf(qwen), 0);
+        }
+        assert_true(n > 10); /* the plan has many steps; all were crashed after */
+        assert_true(n < 200);
+}
+
+/* ---------------------------------------------------------------- a writer during the run */
+
+static void test_faults_writer_appends_after_salvage_skip(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_KILLED, VERB_DELETE }, {} };
+        ActionStats st = {};
+        _cleanup_free_ char *path = fixture_path(t->qwen, P_NOTES "/" S_KILLED ".jsonl");
+        _cleanup_free_ char *body = NULL;
+
+        snprintf(faults.append_on_usage_fsync, sizeof faults.append_on_usage_fsync, "%s", path);
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_skipped, 1);
+        assert_int_equal(st.n_deleted, 0);
+        body = read_rel(t->qwen, P_NOTES "/" S_KILLED ".jsonl");
+        assert_non_null(strstr(body, "written during the run"));
+}
+
+static void test_faults_writer_appends_during_archive_skip(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_TEXT, VERB_ARCHIVE }, {} };
+        ActionStats st = {};
+        _cleanup_free_ char *path = fixture_path(t->qwen, P_API "/" S_TEXT ".jsonl");
+        _cleanup_free_ char *body = NULL;
+
+        assert_int_equal(fixture_write(t->qwen, P_API "/" S_TEXT ".worktree.json", "{}\n"), 0);
+        snprintf(faults.rename_trigger, sizeof faults.rename_trigger, "%s.worktree.json", S_TEXT);
+        snprintf(faults.append_on_rename, sizeof faults.append_on_rename, "%s", path);
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_skipped, 1);
+        assert_false(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".jsonl"));
+        body = read_rel(t->qwen, P_API "/" S_TEXT ".jsonl");
+        assert_non_null(strstr(body, "written during the run"));
+}
+
+/* ---------------------------------------------------------------- journal */
+
+static const char *sent_field(const char *key) {
+        static char val[4096];
+        _cleanup_free_ char *k = strprintf("\n%s=", key);
+        const char *p;
+
+        /* the buffer starts with the first field: look for "\nKEY=" after a leading '\n' */
+        _cleanup_free_ char *all = strprintf("\n%s", faults.sent.buf ? faults.sent.buf : "");
+        p = strstr(all, k);
+        if (!p)
+                return NULL;
+        p += strlen(k);
+        size_t n = strcspn(p, "\n");
+        snprintf(val, sizeof val, "%.*s", (int)n, p);
+        return val;
+}
+
+static void test_journal_sendv_carries_fields(void **state) {
+        JournalEntry e = {
+                .event = JOURNAL_FAILED,
+                .message = "failed delete of session x",
+                .session = S_TEXT,
+                .project = "/srv/demo/api-server",
+                .path = "/q/projects/p/chats/x.jsonl",
+                .rule = "max-age",
+                .reason = "cannot salvage",
+                .bytes = 1234,
+                .has_bytes = true,
+                .user = "alice",
+                .error = ENOSPC,
+                .extra = "QGC_EXTRA=1\n",
+        };
+        (void)state;
+        faults.fake_journal_socket = true;
+        assert_int_equal(journal_open(JOURNAL_TARGET_AUTO, NULL, "00112233445566778899aabbccddeeff"), 0);
+        assert_int_equal(journal_get_target(), JOURNAL_TARGET_JOURNAL);
+        assert_int_equal(journal_log(&e), 0);
+        assert_int_equal(faults.n_sent, 1);
+        assert_string_equal(sent_field("MESSAGE"), "failed delete of session x");
+        assert_string_equal(sent_field("MESSAGE_ID"), journal_event_message_id(JOURNAL_FAILED));
+        assert_string_equal(sent_field("PRIORITY"), "3");
+        assert_string_equal(sent_field("QGC_ACTION"), "failed");
+        assert_string_equal(sent_field("QGC_SESSION"), S_TEXT);
+        assert_string_equal(sent_field("QGC_PROJECT"), "/srv/demo/api-server");
+        assert_string_equal(sent_field("QGC_PATH"), "/q/projects/p/chats/x.jsonl");
+        assert_string_equal(sent_field("QGC_RULE"), "max-age");
+        assert_string_equal(sent_field("QGC_REASON"), "cannot salvage");
+        assert_string_equal(sent_field("QGC_BYTES"), "1234");
+        assert_string_equal(sent_field("QGC_USER"), "alice");
+        assert_string_equal(sent_field("QGC_RUN"), "00112233445566778899aabbccddeeff");
+        assert_string_equal(sent_field("ERRNO"), "28");
+        assert_string_equal(sent_field("QGC_EXTRA"), "1");
+        assert_null(sent_field("CODE_FILE")); /* SD_JOURNAL_SUPPRESS_LOCATION */
+        journal_close();
+}
+
+static void test_journal_sendv_omits_unset_fields(void **state) {
+        JournalEntry e = { .event = JOURNAL_ARCHIVED, .session = S_TEXT };
+        (void)state;
+        faults.fake_journal_socket = true;
+        assert_int_equal(journal_open(JOURNAL_TARGET_JOURNAL, NULL, NULL), 0);
+        assert_int_equal(journal_log(&e), 0);
+        assert_string_equal(sent_field("PRIORITY"), "6");
+        assert_string_equal(sent_field("MESSAGE"), "archived");
+        assert_null(sent_field("ERRNO"));
+        assert_null(sent_field("QGC_BYTES"));
+        assert_null(sent_field("QGC_RUN"));
+        assert_null(sent_field("QGC_USER"));
+        journal_close();
+}
+
+static void test_journal_without_socket_falls_back(void **state) {
+        (void)state;
+        faults.fake_journal_socket = false;
+        if (access("/run/systemd/journal/socket", F_OK) == 0) {
+                /* a real journal is here: AUTO must pick it */
+                assert_int_equal(journal_open(JOURNAL_TARGET_AUTO, NULL, NULL), 0);
+                assert_int_equal(journal_get_target(), JOURNAL_TARGET_JOURNAL);
+                journal_close();
+                return;
+        }
+        assert_int_equal(journal_open(JOURNAL_TARGET_JOURNAL, NULL, NULL), -ENOENT);
+        assert_int_equal(journal_open(JOURNAL_TARGET_AUTO, NULL, NULL), 0);
+        assert_int_equal(journal_get_target(), JOURNAL_TARGET_STDERR);
+        journal_close();
+}
+
+static void test_journal_format_line_quotes_and_escapes(void **state) {
+        JournalEntry e = {
+                .event = JOURNAL_SKIPPED,
+                .message = "skipped \"x\"\nnext\\line",
+                .session = "abc",
+                .reason = "changed since scan",
+                .path = "a=b",
+                .rule = "",
+        };
+        _cleanup_free_ char *l = journal_format_line(&e, "r1");
+        (void)state;
+        assert_non_null(l);
+        assert_string_equal(l, "MESSAGE=\"skipped \\\"x\\\"\\nnext\\\\line\" "
+                               "MESSAGE_ID=20de1acb35f14aed9e6f19b5cbf0871e PRIORITY=6 "
+                               "SYSLOG_IDENTIFIER=qgc QGC_ACTION=skipped QGC_SESSION=abc "
+                               "QGC_PATH=\"a=b\" QGC_RULE=\"\" QGC_REASON=\"changed since scan\" "
+                               "QGC_RUN=r1");
+        assert_null(strchr(l, '\n'));
+}
+
+static void test_journal_file_target_appends_lines(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *log = fixture_path(t->root, "other.log");
+        _cleanup_free_ char *body = NULL;
+        JournalEntry e = { .event = JOURNAL_DELETED, .session = "s1", .bytes = 0, .has_bytes = true };
+
+        assert_int_equal(fixture_write(t->root, "other.log", "earlier\n"), 0);
+        assert_int_equal(journal_open(JOURNAL_TARGET_FILE, log, "0123456789abcdef0123456789abcdef"), 0);
+        assert_int_equal(journal_log(&e), 0);
+        e.session = "s2";
+        assert_int_equal(journal_log(&e), 0);
+        journal_close();
+        body = read_rel(t->root, "other.log");
+        assert_non_null(strstr(body, "earlier\nMESSAGE=deleted "));
+        assert_non_null(strstr(body, "QGC_SESSION=s1 QGC_BYTES=0 QGC_RUN=0123456789abcdef0123456789abcdef\n"));
+        assert_non_null(strstr(body, "QGC_SESSION=s2 "));
+        assert_int_equal(journal_open(JOURNAL_TARGET_FILE, NULL, NULL), -EINVAL);
+}
+
+static void test_journal_ids_distinct_and_in_catalog(void **state) {
+        const char *src = getenv("QGC_SRCDIR");
+        _cleanup_free_ char *dir = strprintf("%s/systemd", src ? src : ".");
+        _cleanup_free_ char *cat = NULL;
+        (void)state;
+
+        assert_int_equal(fixture_read(dir, "qgc.catalog", &cat, NULL), 0);
+        for (int i = 0; i < _JOURNAL_EVENT_MAX; i++) {
+                const char *id = journal_event_message_id((JournalEvent)i);
+                _cleanup_free_ char *hdr = strprintf("\n-- %s\n", id);
+                assert_non_null(id);
+                assert_int_equal(strlen(id), 32);
+                if (!strstr(cat, hdr))
+                        fail_msg("MESSAGE_ID %s (%s) not in qgc.catalog", id,
+                                 journal_event_to_string((JournalEvent)i));
+                for (int j = 0; j < i; j++)
+                        assert_string_not_equal(id, journal_event_message_id((JournalEvent)j));
+        }
+        assert_null(journal_event_message_id(_JOURNAL_EVENT_MAX));
+}
+
+static void test_journal_target_from_string_table(void **state) {
+        (void)state;
+        assert_int_equal(journal_target_from_string("auto"), JOURNAL_TARGET_AUTO);
+        assert_int_equal(journal_target_from_string("journal"), JOURNAL_TARGET_JOURNAL);
+        assert_int_equal(journal_target_from_string("stderr"), JOURNAL_TARGET_STDERR);
+        assert_int_equal(journal_target_from_string("file"), JOURNAL_TARGET_FILE);
+        assert_int_equal(journal_target_from_string("syslog"), _JOURNAL_TARGET_INVALID);
+        assert_int_equal(journal_target_from_string(""), _JOURNAL_TARGET_INVALID);
+        assert_int_equal(journal_target_from_string(NULL), _JOURNAL_TARGET_INVALID);
+}
+
+static void test_journal_new_run_id_is_random_hex(void **state) {
+        char a[33], b[33];
+        (void)state;
+        assert_int_equal(journal_new_run_id(a), 0);
+        assert_int_equal(journal_new_run_id(b), 0);
+        assert_int_equal(strlen(a), 32);
+        assert_int_equal(strspn(a, "0123456789abcdef"), 32);
+        assert_string_not_equal(a, b);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_faults_usage_write_enospc_keeps_session, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_usage_write_eio_keeps_archive_candidate, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_usage_fsync_eio_keeps_session, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_rename_eio_then_rerun_completes, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_sidecar_rename_eio_leaves_transcript, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_unlink_eio_keeps_transcript_and_one_usage_line, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_secondary_unlink_eio_reported, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_then_rerun, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_writer_appends_after_salvage_skip, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_writer_appends_during_archive_skip, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_journal_sendv_carries_fields, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_journal_sendv_omits_unset_fields, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_journal_without_socket_falls_back, setup, teardown),
+                cmocka_unit_test(test_journal_format_line_quotes_and_escapes),
+                cmocka_unit_test_setup_teardown(test_journal_file_target_appends_lines, setup, teardown),
+                cmocka_unit_test(test_journal_ids_distinct_and_in_catalog),
+                cmocka_unit_test(test_journal_target_from_string_table),
+                cmocka_unit_test(test_journal_new_run_id_is_random_hex),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,6 +1,661 @@
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
-int main(void) { return 0; }
+/* test_actions.c: the executor on real copies of the corpus tree: archive with sidecars, delete
+ * of exactly the named files, usage salvage equal to Qwen's, skips when the transcript changed,
+ * restore, orphans; plus the lock, fd-based removal and the sidecar merges. */
+#include "autoconf.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include "apply_helpers.h"
+#include "archive.h"
+#include "fsutil.h"
+#include "journal.h"
+#include "lock.h"
+
+typedef struct T {
+        char *root;
+        char *qwen;
+} T;
+
+static int setup(void **state) {
+        T *t = calloc(1, sizeof(T));
+        _cleanup_free_ char *log = NULL;
+
+        if (!t || fixture_new(&t->root) < 0)
+                return -1;
+        if (fixture_copy_tree(fixture_testdata("corpus/tree"), t->root, "qwen") < 0)
+                return -1;
+        t->qwen = fixture_path(t->root, "qwen");
+        log = fixture_path(t->root, "journal.log");
+        if (!t->qwen || !log || journal_open(JOURNAL_TARGET_FILE, log, "0123456789abcdef0123456789abcdef") < 0)
+                return -1;
+        *state = t;
+        return 0;
+}
+
+static int teardown(void **state) {
+        T *t = *state;
+
+        journal_close();
+        free(t->qwen);
+        fixture_free(t->root);
+        free(t);
+        return 0;
+}
+
+static char *rel(const char *dir, const char *id, const char *suffix) {
+        return strprintf("%s/%s%s", dir, id, suffix);
+}
+
+static ino_t inode_of(const char *root, const char *r) {
+        _cleanup_free_ char *p = fixture_path(root, r);
+        struct stat st;
+
+        assert_int_equal(lstat(p, &st), 0);
+        return st.st_ino;
+}
+
+static char *read_rel(const char *root, const char *r) {
+        char *buf = NULL;
+        int k = fixture_read(root, r, &buf, NULL);
+
+        if (k < 0 || !buf)
+                fail_msg("cannot read %s: %s", r, strerror(-k));
+        return buf;
+}
+
+/* Snapshot lines without atimes (reading a file is allowed to bump it), directories reduced to
+ * their path (their mtimes change when entries go). */
+static char *snapshot_no_atime(const char *root) {
+        _cleanup_free_ char *snap = NULL;
+        StrBuf b = {};
+
+        assert_int_equal(fixture_snapshot(root, NULL, &snap), 0);
+        for (char *l = snap; l && *l;) {
+                char *nl = strchr(l, '\n');
+                char f[7][1024] = {};
+                if (nl)
+                        *nl = 0;
+                if (sscanf(l, "%1023s %1023s %1023s %1023s %1023s %1023s %1023s", f[0], f[1], f[2],
+                           f[3], f[4], f[5], f[6]) >= 2) {
+                        if (streq(f[1], "d"))
+                                assert_int_equal(strbuf_printf(&b, "%s d\n", f[0]), 0);
+                        else
+                                assert_int_equal(strbuf_printf(&b, "%s %s %s %s %s %s\n", f[0], f[1],
+                                                               f[2], f[3], f[4], f[6]),
+                                                 0);
+                }
+                l = nl ? nl + 1 : NULL;
+        }
+        return strbuf_steal(&b);
+}
+
+static bool has_line(const char *lines, const char *path_prefix) {
+        size_t n = strlen(path_prefix);
+        for (const char *l = lines; l && *l;) {
+                if (strncmp(l, path_prefix, n) == 0 && l[n] == ' ')
+                        return true;
+                l = strchr(l, '\n');
+                l = l ? l + 1 : NULL;
+        }
+        return false;
+}
+
+/* ---------------------------------------------------------------- archive */
+
+static void test_actions_archive_moves_transcript_and_sidecars(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *tr = rel(P_API, S_TEXT, ".jsonl");
+        _cleanup_free_ char *tr_a = rel(P_API "/archive", S_TEXT, ".jsonl");
+        _cleanup_free_ char *wt = rel(P_API, S_TEXT, ".worktree.json");
+        _cleanup_free_ char *wt_a = rel(P_API "/archive", S_TEXT, ".worktree.json");
+        _cleanup_free_ char *pr = rel(P_API, S_TEXT, ".pr.json");
+        _cleanup_free_ char *pr_a = rel(P_API "/archive", S_TEXT, ".pr.json");
+        _cleanup_free_ char *lg = rel(P_API, S_TEXT, ".ledger.jsonl");
+        _cleanup_free_ char *lg_a = rel(P_API "/archive", S_TEXT, ".ledger.jsonl");
+        _cleanup_free_ char *prm = NULL, *lgm = NULL, *jl = NULL;
+        ApplyPick picks[] = { { S_TEXT, VERB_ARCHIVE }, {} };
+        ActionStats st = {};
+        ino_t ino;
+
+        assert_int_equal(fixture_write(t->qwen, wt, "{\"slug\":\"x\",\"worktreePath\":\"/nowhere\"}\n"), 0);
+        assert_int_equal(fixture_write(t->qwen, pr,
+                                       "{\"prs\":[{\"number\":2,\"url\":\"u2-new\",\"createdAt\":\"2026-02-01\"}]}"),
+                         0);
+        assert_int_equal(fixture_write(t->qwen, pr_a,
+                                       "{\"prs\":[{\"number\":1,\"url\":\"u1\",\"createdAt\":\"2026-01-01\"},"
+                                       "{\"number\":2,\"url\":\"u2-old\",\"createdAt\":\"2025-12-01\"}]}"),
+                         0);
+        assert_int_equal(fixture_write(t->qwen, lg, "{\"n\":\"new\"}\n"), 0);
+        assert_int_equal(fixture_write(t->qwen, lg_a, "{\"n\":\"old\"}"), 0);
+        assert_int_equal(apply_plant_dead_claim(t->qwen, P_API, S_TEXT, true), 0);
+        ino = inode_of(t->qwen, tr);
+
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_archived, 1);
+        assert_int_equal(st.n_failed, 0);
+
+        assert_false(fixture_exists(t->qwen, tr));
+        assert_int_equal(inode_of(t->qwen, tr_a), ino); /* renamed, not copied */
+        assert_false(fixture_exists(t->qwen, wt));
+        assert_true(fixture_exists(t->qwen, wt_a));
+        assert_false(fixture_exists(t->qwen, pr));
+        assert_false(fixture_exists(t->qwen, lg));
+        prm = read_rel(t->qwen, pr_a);
+        assert_non_null(strstr(prm, "\"number\": 1"));
+        assert_non_null(strstr(prm, "u2-new")); /* fresher binding of PR 2 wins */
+        assert_null(strstr(prm, "u2-old"));
+        assert_true(strstr(prm, "u1") < strstr(prm, "u2-new")); /* ordered by createdAt */
+        lgm = read_rel(t->qwen, lg_a);
+        assert_string_equal(lgm, "{\"n\":\"old\"}\n{\"n\":\"new\"}\n"); /* sealed, appended */
+        /* the runtime claim stays where it was */
+        jl = snapshot_no_atime(t->qwen);
+        assert_non_null(strstr(jl, ".runtime.json"));
+        assert_non_null(strstr(jl, P_API "/" S_TEXT "."));
+        /* it had a usage line already: none added */
+        assert_int_equal(apply_usage_lines(t->qwen, S_TEXT), 1);
+        assert_int_equal(st.n_salvaged, 0);
+}
+
+static void test_actions_archive_worktree_collision_refused(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *tr = rel(P_API, S_TEXT, ".jsonl");
+        _cleanup_free_ char *wt = rel(P_API, S_TEXT, ".worktree.json");
+        _cleanup_free_ char *wt_a = rel(P_API "/archive", S_TEXT, ".worktree.json");
+        _cleanup_free_ char *pr = rel(P_API, S_TEXT, ".pr.json");
+        _cleanup_free_ char *before = NULL, *after = NULL;
+        ApplyPick picks[] = { { S_TEXT, VERB_ARCHIVE }, {} };
+        ActionStats st = {};
+
+        assert_int_equal(fixture_write(t->qwen, wt, "{\"slug\":\"active\"}\n"), 0);
+        assert_int_equal(fixture_write(t->qwen, wt_a, "{\"slug\":\"archived\"}\n"), 0);
+        assert_int_equal(fixture_write(t->qwen, pr, "{\"prs\":[]}\n"), 0);
+        before = snapshot_no_atime(t->qwen);
+
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 1);
+        assert_int_equal(st.n_failed, 1);
+        assert_int_equal(st.n_archived, 0);
+        after = snapshot_no_atime(t->qwen);
+        assert_string_equal(before, after); /* nothing moved, nothing written */
+        assert_true(fixture_exists(t->qwen, tr));
+}
+
+static void test_actions_conflict_left_alone(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *tr = rel(P_API, S_TEXT, ".jsonl");
+        _cleanup_free_ char *tr_a = rel(P_API "/archive", S_TEXT, ".jsonl");
+        _cleanup_free_ char *body = read_rel(t->qwen, tr);
+        _cleanup_free_ char *before = NULL, *after = NULL;
+        ApplyPick picks[] = { { S_TEXT, VERB_DELETE }, {} };
+        ActionStats st = {};
+
+        assert_int_equal(fixture_write(t->qwen, tr_a, body), 0);
+        before = snapshot_no_atime(t->qwen);
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_skipped, 1);
+        assert_int_equal(st.n_deleted, 0);
+        after = snapshot_no_atime(t->qwen);
+        assert_string_equal(before, after);
+}
+
+/* ---------------------------------------------------------------- delete */
+
+static void test_actions_delete_removes_exactly_the_named_files(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *before = NULL, *after = NULL, *log = NULL;
+        ApplyPick picks[] = { { S_DEBUG, VERB_DELETE }, {} };
+        ActionStats st = {};
+        const char *planted[] = {
+                P_WEB "/" S_DEBUG ".worktree.json",
+                P_WEB "/" S_DEBUG ".pr.json",
+                P_WEB "/archive/" S_DEBUG ".ledger.jsonl",
+                "file-history/" S_DEBUG "/0123456789abcdef@v1",
+                "projects/-srv-demo-webapp/subagents/" S_DEBUG "/agent-x.jsonl",
+                "plans/" S_DEBUG ".md",
+        };
+        const char *gone[] = {
+                P_WEB "/" S_DEBUG ".jsonl",
+                P_WEB "/" S_DEBUG ".worktree.json",
+                P_WEB "/" S_DEBUG ".pr.json",
+                P_WEB "/archive/" S_DEBUG ".ledger.jsonl",
+                "file-history/" S_DEBUG,
+                "file-history/" S_DEBUG "/0123456789abcdef@v1",
+                "projects/-srv-demo-webapp/subagents/" S_DEBUG,
+                "projects/-srv-demo-webapp/subagents/" S_DEBUG "/agent-x.jsonl",
+                "plans/" S_DEBUG ".md",
+                "debug/" S_DEBUG ".txt",
+                P_WEB "/" S_DEBUG ".runtime.json",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(planted); i++)
+                assert_int_equal(fixture_write(t->qwen, planted[i], "{}\n"), 0);
+        assert_int_equal(apply_plant_dead_claim(t->qwen, P_WEB, S_DEBUG, false), 0);
+        /* what must stay: another session's writer lock, the registry, logs.json, other claims */
+        assert_int_equal(fixture_write(t->qwen, "tmp/session-writer-locks/" S_WEB ".lock", "{}"), 0);
+        assert_int_equal(fixture_write(t->qwen, "plans/" S_WEB ".md", "plan"), 0);
+        before = snapshot_no_atime(t->qwen);
+
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_deleted, 1);
+        assert_int_equal(st.n_failed, 0);
+        after = snapshot_no_atime(t->qwen);
+
+        for (size_t i = 0; i < ELEMENTSOF(gone); i++) {
+                assert_true(has_line(before, gone[i]));
+                if (has_line(after, gone[i]))
+                        fail_msg("still present: %s", gone[i]);
+        }
+        /* every other entry is unchanged (files: size, mode, mtime, content) */
+        for (const char *l = before; *l;) {
+                const char *nl = strchr(l, '\n');
+                _cleanup_free_ char *line = strndup(l, (size_t)(nl - l));
+                char path[1024];
+                bool is_gone = false;
+                assert_int_equal(sscanf(line, "%1023s", path), 1);
+                for (size_t i = 0; i < ELEMENTSOF(gone); i++)
+                        is_gone = is_gone || streq(path, gone[i]);
+                if (!is_gone && !strstr(after, line))
+                        fail_msg("changed or removed: %s", line);
+                l = nl + 1;
+        }
+        assert_int_equal(apply_usage_lines(t->qwen, S_DEBUG), 1); /* had one: no second */
+        log = read_rel(t->root, "journal.log");
+        assert_non_null(strstr(log, "QGC_ACTION=deleted"));
+        assert_non_null(strstr(log, "QGC_SESSION=" S_DEBUG));
+        assert_non_null(strstr(log, "QGC_RUN=0123456789abcdef0123456789abcdef"));
+}
+
+static void test_actions_delete_archived_session(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_ARCH, VERB_DELETE }, {} };
+        ActionStats st = {};
+
+        assert_true(fixture_exists(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl"));
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_deleted, 1);
+        assert_false(fixture_exists(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl"));
+        assert_true(fixture_exists(t->qwen, P_SCRATCH "/" S_SCRATCH ".jsonl"));
+        assert_int_equal(apply_usage_lines(t->qwen, S_ARCH), 1);
+}
+
+/* ---------------------------------------------------------------- salvage */
+
+/* Make the SIGKILLed session (the one without a usage line) not live: drop its stale claim
+ * and registry record (Qwen's own sweep would). */
+static void unlive_killed(T *t) {
+        _cleanup_free_ char *c = fixture_path(t->qwen, P_NOTES "/" S_KILLED ".runtime.json");
+        _cleanup_free_ char *r = fixture_path(t->qwen, "sessions/8887.json");
+        assert_int_equal(unlink(c), 0);
+        assert_int_equal(unlink(r), 0);
+}
+
+static char *last_line(const char *buf) {
+        size_t n = strlen(buf);
+        const char *p;
+
+        if (n == 0)
+                return strdup("");
+        p = buf + n - 1; /* the final '\n' */
+        while (p > buf && p[-1] != '\n')
+                p--;
+        return strdup(p);
+}
+
+static void test_actions_delete_salvages_golden_record_once(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *golden = apply_golden_record(S_KILLED);
+        _cleanup_free_ char *usage = NULL, *last = NULL;
+        ApplyPick picks[] = { { S_KILLED, VERB_DELETE }, {} };
+        ActionStats st = {};
+
+        unlive_killed(t);
+        assert_non_null(golden);
+        assert_int_equal(apply_usage_lines(t->qwen, S_KILLED), 0);
+
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_deleted, 1);
+        assert_int_equal(st.n_salvaged, 1);
+        assert_false(fixture_exists(t->qwen, P_NOTES "/" S_KILLED ".jsonl"));
+        assert_false(fixture_exists(t->qwen, "file-history/" S_KILLED));
+        usage = read_rel(t->qwen, "usage_record.jsonl");
+        last = last_line(usage);
+        assert_string_equal(last, golden);
+        assert_int_equal(apply_usage_lines(t->qwen, S_KILLED), 1);
+
+        /* a second run finds nothing to do for it */
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_deleted, 0);
+        assert_int_equal(apply_usage_lines(t->qwen, S_KILLED), 1);
+}
+
+static void test_actions_archive_salvages_and_rerun_never_duplicates(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *golden = apply_golden_record(S_KILLED);
+        _cleanup_free_ char *usage = NULL, *last = NULL;
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        ApplyPick picks[] = { { S_KILLED, VERB_ARCHIVE }, {} };
+        ActionStats st = {};
+
+        unlive_killed(t);
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_archived, 1);
+        assert_int_equal(st.n_salvaged, 1);
+        usage = read_rel(t->qwen, "usage_record.jsonl");
+        last = last_line(usage);
+        assert_string_equal(last, golden);
+
+        /* restore, archive again: the line is there, so nothing is appended */
+        assert_int_equal(apply_scan(t->qwen, &inv), 0);
+        assert_int_equal(actions_restore(inv, S_KILLED), 0);
+        assert_true(fixture_exists(t->qwen, P_NOTES "/" S_KILLED ".jsonl"));
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_archived, 1);
+        assert_int_equal(st.n_salvaged, 0);
+        assert_int_equal(apply_usage_lines(t->qwen, S_KILLED), 1);
+}
+
+/* ---------------------------------------------------------------- changed since scan */
+
+static void test_actions_append_after_scan_skips(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_TEXT, VERB_DELETE }, { S_FORK, VERB_ARCHIVE }, {} };
+        ApplyRun a = {};
+        ActionStats st = {};
+        _cleanup_free_ char *log = NULL;
+
+        assert_int_equal(apply_prepare(t->qwen, picks, &a), 0);
+        assert_int_equal(a.plan.n_items, 2);
+        /* Qwen appends by path after the scan */
+        assert_int_equal(fixture_append(t->qwen, P_API "/" S_TEXT ".jsonl", "{\"type\":\"user\"}\n"), 0);
+        assert_int_equal(fixture_append(t->qwen, P_API "/" S_FORK ".jsonl", "{\"type\":\"user\"}\n"), 0);
+        assert_int_equal(actions_execute(&a.plan, &st), 0);
+        apply_run_done(&a);
+
+        assert_int_equal(st.n_skipped, 2);
+        assert_int_equal(st.n_deleted + st.n_archived, 0);
+        assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
+        assert_true(fixture_exists(t->qwen, P_API "/" S_FORK ".jsonl"));
+        assert_false(fixture_exists(t->qwen, P_API "/archive"));
+        log = read_rel(t->root, "journal.log");
+        assert_non_null(strstr(log, "QGC_ACTION=skipped"));
+        assert_non_null(strstr(log, "QGC_REASON=\"changed since scan\""));
+}
+
+static void test_actions_replaced_after_scan_skips(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_TEXT, VERB_DELETE }, {} };
+        _cleanup_free_ char *body = read_rel(t->qwen, P_API "/" S_TEXT ".jsonl");
+        ApplyRun a = {};
+        ActionStats st = {};
+
+        assert_int_equal(apply_prepare(t->qwen, picks, &a), 0);
+        /* same bytes, new inode (an atomic rewrite) */
+        assert_int_equal(fixture_write(t->qwen, P_API "/tmpcopy", body), 0);
+        _cleanup_free_ char *from = fixture_path(t->qwen, P_API "/tmpcopy");
+        _cleanup_free_ char *to = fixture_path(t->qwen, P_API "/" S_TEXT ".jsonl");
+        assert_int_equal(rename(from, to), 0);
+        assert_int_equal(actions_execute(&a.plan, &st), 0);
+        apply_run_done(&a);
+        assert_int_equal(st.n_skipped, 1);
+        assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
+}
+
+/* ---------------------------------------------------------------- restore */
+
+static void test_actions_restore_moves_session_back(void **state) {
+        T *t = *state;
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        ApplyPick picks[] = { { S_TEXT, VERB_ARCHIVE }, {} };
+        ActionStats st = {};
+        _cleanup_free_ char *lg = NULL;
+        ino_t ino = inode_of(t->qwen, P_API "/" S_TEXT ".jsonl");
+
+        assert_int_equal(fixture_write(t->qwen, P_API "/" S_TEXT ".worktree.json", "{}\n"), 0);
+        assert_int_equal(fixture_write(t->qwen, P_API "/" S_TEXT ".ledger.jsonl", "{\"a\":1}\n"), 0);
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_archived, 1);
+        /* something wrote a new active ledger meanwhile: restore prepends the archived lines */
+        assert_int_equal(fixture_write(t->qwen, P_API "/" S_TEXT ".ledger.jsonl", "{\"b\":2}\n"), 0);
+
+        assert_int_equal(apply_scan(t->qwen, &inv), 0);
+        assert_int_equal(actions_restore(inv, S_TEXT), 0);
+        assert_int_equal(inode_of(t->qwen, P_API "/" S_TEXT ".jsonl"), ino);
+        assert_false(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".jsonl"));
+        assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".worktree.json"));
+        assert_false(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".worktree.json"));
+        assert_false(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".ledger.jsonl"));
+        lg = read_rel(t->qwen, P_API "/" S_TEXT ".ledger.jsonl");
+        assert_string_equal(lg, "{\"a\":1}\n{\"b\":2}\n");
+}
+
+static void test_actions_restore_refused_with_active_copy(void **state) {
+        T *t = *state;
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        _cleanup_free_ char *body = read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
+        _cleanup_free_ char *before = NULL, *after = NULL;
+
+        assert_int_equal(fixture_write(t->qwen, P_SCRATCH "/" S_ARCH ".jsonl", body), 0);
+        before = snapshot_no_atime(t->qwen);
+        assert_int_equal(apply_scan(t->qwen, &inv), 0);
+        assert_true(actions_restore(inv, S_ARCH) < 0);
+        after = snapshot_no_atime(t->qwen);
+        assert_string_equal(before, after);
+}
+
+static void test_actions_restore_unknown_id_fails(void **state) {
+        T *t = *state;
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+
+        assert_int_equal(apply_scan(t->qwen, &inv), 0);
+        assert_int_equal(actions_restore(inv, "00000000-0000-0000-0000-000000000000"), -ENOENT);
+        assert_true(actions_restore(inv, S_TEXT) < 0); /* active: nothing to restore */
+}
+
+/* ---------------------------------------------------------------- orphans */
+
+#define ORPHAN_ID "0badf00d-0000-4000-8000-000000000001"
+
+static void test_actions_orphan_file_history_reclaimed(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { ORPHAN_ID, VERB_DELETE }, {} };
+        ActionStats st = {};
+
+        assert_int_equal(fixture_write(t->qwen, "file-history/" ORPHAN_ID "/a@v1", "backup"), 0);
+        assert_int_equal(fixture_symlink(t->qwen, "file-history/" ORPHAN_ID "/link", "/etc"), 0);
+        assert_int_equal(fixture_age(t->qwen, "file-history/" ORPHAN_ID, 90 * 86400), 0);
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_orphans, 1);
+        assert_false(fixture_exists(t->qwen, "file-history/" ORPHAN_ID));
+        assert_true(fixture_exists(t->qwen, "file-history/" S_FH));
+        assert_int_equal(access("/etc/passwd", F_OK), 0);
+}
+
+static void test_actions_orphan_with_new_transcript_skipped(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { ORPHAN_ID, VERB_DELETE }, {} };
+        ApplyRun a = {};
+        ActionStats st = {};
+
+        assert_int_equal(fixture_write(t->qwen, "file-history/" ORPHAN_ID "/a@v1", "backup"), 0);
+        assert_int_equal(apply_prepare(t->qwen, picks, &a), 0);
+        assert_int_equal(a.plan.n_items, 1);
+        assert_int_equal(fixture_write(t->qwen, P_WEB "/" ORPHAN_ID ".jsonl", "{}\n"), 0);
+        assert_int_equal(actions_execute(&a.plan, &st), 0);
+        apply_run_done(&a);
+        assert_int_equal(st.n_skipped, 1);
+        assert_true(fixture_exists(t->qwen, "file-history/" ORPHAN_ID "/a@v1"));
+}
+
+/* ---------------------------------------------------------------- lock, fsutil, merges */
+
+static void test_lock_tree_second_holder_refused(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *missing = fixture_path(t->root, "nothing-here");
+        _cleanup_free_ char *lockp = fixture_path(t->qwen, ".qgc.lock");
+        struct stat st;
+        int a, b, c;
+
+        a = lock_tree(t->qwen);
+        assert_true(a >= 0);
+        b = lock_tree(t->qwen);
+        assert_int_equal(b, -EWOULDBLOCK);
+        assert_int_equal(stat(lockp, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0600);
+        close(a);
+        c = lock_tree(t->qwen);
+        assert_true(c >= 0);
+        close(c);
+        assert_int_equal(lock_tree(missing), -ENOENT);
+}
+
+static void test_fs_rm_rf_at_never_follows_symlinks(void **state) {
+        T *t = *state;
+        _cleanup_close_ int dfd = -EBADF;
+        uint64_t bytes = 0;
+        _cleanup_free_ char *outside = fixture_path(t->root, "outside");
+
+        assert_int_equal(fixture_write(t->root, "outside/keep.txt", "precious"), 0);
+        assert_int_equal(fixture_write(t->root, "victim/a/b/c.txt", "12345"), 0);
+        assert_int_equal(fixture_symlink(t->root, "victim/a/link-dir", outside), 0);
+        assert_int_equal(fixture_symlink(t->root, "victim/link-file", "../outside/keep.txt"), 0);
+        dfd = open(t->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(dfd >= 0);
+        assert_int_equal(fs_rm_rf_at(dfd, "victim", 0, &bytes), 0);
+        assert_int_equal(bytes, 5);
+        assert_false(fixture_exists(t->root, "victim"));
+        assert_true(fixture_exists(t->root, "outside/keep.txt"));
+        /* a symlink as the top entry is refused, not followed */
+        assert_int_equal(fixture_symlink(t->root, "top-link", outside), 0);
+        assert_int_equal(fs_rm_rf_at(dfd, "top-link", 0, NULL), -ELOOP);
+        assert_true(fixture_exists(t->root, "outside/keep.txt"));
+        /* ENOENT is success */
+        assert_int_equal(fs_rm_rf_at(dfd, "never-was", 0, NULL), 0);
+}
+
+static void test_fs_open_path_refuses_symlinks_and_dotdot(void **state) {
+        T *t = *state;
+        _cleanup_close_ int dfd = open(t->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_free_ char *outside = fixture_path(t->root, "outside");
+
+        assert_int_equal(fixture_mkdir(t->root, "outside/x"), 0);
+        assert_int_equal(fixture_mkdir(t->root, "in"), 0);
+        assert_int_equal(fixture_symlink(t->root, "in/link", outside), 0);
+        assert_int_equal(fs_open_path(dfd, "in/link/x", 0), -ELOOP);
+        assert_int_equal(fs_open_path(dfd, "in/../outside", 0), -EPERM);
+        int fd = fs_open_path(dfd, "outside/x", 0);
+        assert_true(fd >= 0);
+        close(fd);
+        assert_int_equal(fs_open_path(dfd, "outside/x", 1), -EXDEV);
+}
+
+static void test_archive_merge_pr_table(void **state) {
+        static const struct {
+                const char *base, *incoming, *want_in, *want_out;
+                int ret;
+        } cases[] = {
+                { "{\"prs\":[{\"number\":1,\"createdAt\":\"a\"}]}",
+                  "{\"prs\":[{\"number\":2,\"createdAt\":\"b\"}]}", "\"number\": 2", NULL, 0 },
+                /* the legacy single-object shape merges too */
+                { "{\"number\":7,\"url\":\"x\",\"createdAt\":\"2026\"}",
+                  "{\"prs\":[{\"number\":8,\"createdAt\":\"2027\"}]}", "\"number\": 7", NULL, 0 },
+                /* a tie on createdAt: incoming wins */
+                { "{\"prs\":[{\"number\":1,\"url\":\"old\",\"createdAt\":\"a\"}]}",
+                  "{\"prs\":[{\"number\":1,\"url\":\"new\",\"createdAt\":\"a\"}]}", "new", "old", 0 },
+                /* an older incoming binding loses */
+                { "{\"prs\":[{\"number\":1,\"url\":\"keep\",\"createdAt\":\"b\"}]}",
+                  "{\"prs\":[{\"number\":1,\"url\":\"stale\",\"createdAt\":\"a\"}]}", "keep", "stale", 0 },
+                { "not json", "{\"prs\":[]}", NULL, NULL, -EBADMSG },
+                { "{\"prs\":[{\"url\":\"no number\"}]}", "{\"prs\":[]}", NULL, NULL, -EBADMSG },
+                { "[1,2]", "{\"prs\":[]}", NULL, NULL, -EBADMSG },
+        };
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *out = NULL;
+                int r = archive_merge_pr(cases[i].base, cases[i].incoming, &out);
+                if (r != cases[i].ret)
+                        fail_msg("case %zu: ret %d, want %d", i, r, cases[i].ret);
+                if (r < 0)
+                        continue;
+                if (cases[i].want_in && !strstr(out, cases[i].want_in))
+                        fail_msg("case %zu: '%s' not in %s", i, cases[i].want_in, out);
+                if (cases[i].want_out && strstr(out, cases[i].want_out))
+                        fail_msg("case %zu: '%s' in %s", i, cases[i].want_out, out);
+        }
+}
+
+static void test_archive_merge_pr_caps_at_limit(void **state) {
+        StrBuf a = {}, b = {};
+        _cleanup_free_ char *out = NULL;
+        (void)state;
+
+        strbuf_printf(&a, "{\"prs\":[");
+        strbuf_printf(&b, "{\"prs\":[");
+        for (int i = 0; i < 8; i++) {
+                strbuf_printf(&a, "%s{\"number\":%d,\"createdAt\":\"2026-01-%02d\"}", i ? "," : "", i, i + 1);
+                strbuf_printf(&b, "%s{\"number\":%d,\"createdAt\":\"2026-02-%02d\"}", i ? "," : "", 100 + i, i + 1);
+        }
+        strbuf_printf(&a, "]}");
+        strbuf_printf(&b, "]}");
+        assert_int_equal(archive_merge_pr(a.buf, b.buf, &out), 0);
+        /* 16 bindings, the 10 newest stay: numbers 0..5 (January) are dropped */
+        assert_null(strstr(out, "\"number\": 5,"));
+        assert_non_null(strstr(out, "\"number\": 6,"));
+        assert_non_null(strstr(out, "\"number\": 107,"));
+        strbuf_done(&a);
+        strbuf_done(&b);
+}
+
+static void test_archive_merge_ledger_table(void **state) {
+        static const struct {
+                const char *dst, *src;
+                bool append;
+                int ret;
+                const char *want;
+        } cases[] = {
+                { "a\n", "b\n", true, 1, "a\nb\n" },
+                { "a", "b", true, 1, "a\nb\n" },           /* sealing newlines */
+                { "a\n", "b\n", false, 1, "b\na\n" },      /* restore: archived lines first */
+                { "a\nb\n", "b\n", true, 0, NULL },        /* merged before a crash */
+                { "b\na\n", "b", false, 0, NULL },         /* same, restoring */
+                { "", "b", true, 1, "b\n" },
+                { "a\n", "", true, 0, NULL },              /* nothing to add */
+        };
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *out = NULL;
+                size_t n = 0;
+                int r = archive_merge_ledger(cases[i].dst, strlen(cases[i].dst), cases[i].src,
+                                             strlen(cases[i].src), cases[i].append, &out, &n);
+                if (r != cases[i].ret)
+                        fail_msg("case %zu: ret %d, want %d", i, r, cases[i].ret);
+                if (r > 0 && (n != strlen(cases[i].want) || memcmp(out, cases[i].want, n) != 0))
+                        fail_msg("case %zu: got '%.*s'", i, (int)n, out);
+        }
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_actions_archive_moves_transcript_and_sidecars, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_archive_worktree_collision_refused, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_conflict_left_alone, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_delete_removes_exactly_the_named_files, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_delete_archived_session, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_delete_salvages_golden_record_once, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_archive_salvages_and_rerun_never_duplicates, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_append_after_scan_skips, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_replaced_after_scan_skips, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_restore_moves_session_back, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_restore_refused_with_active_copy, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_restore_unknown_id_fails, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_orphan_file_history_reclaimed, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_orphan_with_new_transcript_skipped, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_lock_tree_second_holder_refused, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fs_rm_rf_at_never_follows_symlinks, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fs_open_path_refuses_symlinks_and_dotdot, setup, teardown),
+                cmocka_unit_test(test_archive_merge_pr_table),
+                cmocka_unit_test(test_archive_merge_pr_caps_at_limit),
+                cmocka_unit_test(test_archive_merge_ledger_table),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
