@@ -228,7 +228,9 @@ const Session *inventory_find(const Inventory *inv, size_t tree, const char *id)
         if (inv->by_id && inv->n_by_id == inv->n_sessions) {
                 if (tree != SIZE_MAX)
                         return inventory_find_indexed(inv, tree, id);
-                for (size_t t = 0; t < inv->n_trees; t++) {
+                /* the index is ordered by tree first: its last entry has the highest tree */
+                size_t max_tree = inv->n_by_id > 0 ? inv->sessions[inv->by_id[inv->n_by_id - 1]].tree : 0;
+                for (size_t t = 0; inv->n_by_id > 0 && t <= max_tree; t++) {
                         const Session *s = inventory_find_indexed(inv, t, id);
                         if (s)
                                 return s;

@@ -1,4 +1,5 @@
-/* test_scan.c: the read-only scan on temporary copies of the corpus tree, with hostile entries. */
+/* test_scan.c: the read-only scan on temporary copies of the corpus tree, with hostile entries;
+ * roots resolution; inventory lookup. */
 #include "autoconf.h"
 
 #include <stdarg.h>
@@ -7,52 +8,1022 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "fixture.h"
+#include "inventory.h"
+#include "live.h"
 #include "macro.h"
+#include "roots.h"
+#include "scan.h"
+#include "util.h"
 
-static int setup_root(void **state) {
-        char *root = NULL;
+/* ids of planted sessions: valid names (32-36 chars of [0-9a-f-]) */
+#define ID_SYMLINK "aaaaaaaa-0000-4000-8000-000000000001"
+#define ID_FIFO "aaaaaaaa-0000-4000-8000-000000000002"
+#define ID_DIR "aaaaaaaa-0000-4000-8000-000000000003"
+#define ID_FOREIGN "aaaaaaaa-0000-4000-8000-000000000004"
+#define ID_EMPTY "aaaaaaaa-0000-4000-8000-000000000005"
+#define ID_HUGE "aaaaaaaa-0000-4000-8000-000000000006"
+#define ID_GLUED "aaaaaaaa-0000-4000-8000-000000000007"
+#define ID_BADUTF8 "aaaaaaaa-0000-4000-8000-000000000008"
+#define ID_MISMATCH "aaaaaaaa-0000-4000-8000-000000000009"
+#define ID_NOTJSON "aaaaaaaa-0000-4000-8000-00000000000a"
+#define ID_UPPER "AAAAAAAA-0000-4000-8000-00000000000B"
+#define ID_LINKED "aaaaaaaa-0000-4000-8000-00000000000c"
+#define ID_WORKTREE "aaaaaaaa-0000-4000-8000-00000000000d"
+#define ID_MIGRATED "aaaaaaaa-0000-4000-8000-00000000000e"
+#define ID_NOCWD "aaaaaaaa-0000-4000-8000-00000000000f"
+#define ID_FUTURE "aaaaaaaa-0000-4000-8000-000000000010"
+#define ID_ORPHAN_FH "bbbbbbbb-0000-4000-8000-000000000001"
+#define ID_ORPHAN_SUB "bbbbbbbb-0000-4000-8000-000000000002"
 
-        if (fixture_new(&root) < 0)
+#define WEBAPP "q/projects/-srv-demo-webapp"
+#define CONFLICT_ID "582043e2-0a5b-430d-b2e9-daca37f89f10"
+
+typedef struct Fx {
+        char *root;
+        char *qwen; /* root/q: the copied tree */
+        Inventory *inv;
+} Fx;
+
+static int setup_corpus(void **state) {
+        Fx *fx = calloc(1, sizeof(Fx));
+
+        if (!fx || fixture_new(&fx->root) < 0)
                 return -1;
-        *state = root;
+        if (fixture_copy_tree(fixture_testdata("corpus/tree"), fx->root, "q") < 0)
+                return -1;
+        fx->qwen = fixture_path(fx->root, "q");
+        *state = fx;
+        return fx->qwen ? 0 : -1;
+}
+
+static int teardown_corpus(void **state) {
+        Fx *fx = *state;
+
+        inventory_free(fx->inv);
+        free(fx->qwen);
+        fixture_free(fx->root);
+        free(fx);
         return 0;
 }
 
-static int teardown_root(void **state) {
-        fixture_free(*state);
-        return 0;
+/* Scan fx->qwen (as --root) into fx->inv. */
+static void scan_fx(Fx *fx) {
+        ScanOptions o = { .now = now_msec(), .no_atime = true };
+        Tree t = {};
+
+        fx->inv = inventory_free(fx->inv);
+        assert_int_equal(inventory_new(&fx->inv), 0);
+        assert_int_equal(roots_from_dir(fx->qwen, &t), 0);
+        assert_int_equal(inventory_add_tree(fx->inv, &t, NULL), 0);
+        assert_int_equal(scan_all(fx->inv, &o), 0);
 }
+
+static const Session *find(const Fx *fx, const char *id) {
+        const Session *s = inventory_find(fx->inv, 0, id);
+        if (!s)
+                print_error("session %s not found\n", id);
+        assert_non_null(s);
+        return s;
+}
+
+/* Hash of cwd from golden/paths.tsv (Qwen's own getProjectHash), or NULL. */
+static char *golden_hash(const char *cwd) {
+        _cleanup_free_ char *data = NULL;
+        char *line, *save = NULL;
+
+        assert_int_equal(fixture_read(fixture_testdata("corpus/golden"), "paths.tsv", &data, NULL),
+                         0);
+        for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                size_t n = strlen(cwd);
+                char *tab;
+                if (line[0] != '"' || !strneq(line + 1, cwd, n) || !strneq(line + 1 + n, "\"\t", 2))
+                        continue;
+                tab = strrchr(line, '\t');
+                return tab ? strdup(tab + 1) : NULL;
+        }
+        return NULL;
+}
+
+/* A pid that certainly is not running now. */
+static pid_t dead_pid(void) {
+        pid_t p = fork();
+
+        assert_true(p >= 0);
+        if (p == 0)
+                _exit(0);
+        assert_int_equal(waitpid(p, NULL, 0), p);
+        return p;
+}
+
+static void own_proc_start(char *buf, size_t n) {
+        _cleanup_free_ char *boot = NULL;
+        uint64_t ticks = 0;
+
+        assert_int_equal(fixture_read("/proc/sys/kernel/random", "boot_id", &boot, NULL), 0);
+        boot[strcspn(boot, "\n")] = 0;
+        assert_int_equal(live_pid_start(getpid(), &ticks), 1);
+        (void)snprintf(buf, n, "%s:%" PRIu64, boot, ticks);
+}
+
+static uint64_t own_pidns(void) {
+        struct stat st;
+        assert_int_equal(stat("/proc/self/ns/pid", &st), 0);
+        return (uint64_t)st.st_ino;
+}
+
+static const char *own_hostname(void) {
+        static char h[HOST_NAME_MAX + 1];
+        assert_int_equal(gethostname(h, sizeof(h) - 1), 0);
+        return h;
+}
+
+/* Rewrite the corpus runtime claims to name this host and a dead pid, so that the test does not
+ * depend on the machine's hostname matching the corpus's ("vm"). */
+static void claims_dead_here(Fx *fx) {
+        static const char *const ids[] = { "6dcfb8c0-951c-475b-9ca1-0d8837bead38",
+                                           "df25afd1-db41-477e-87bb-98d273af1115" };
+        static const char *const cwds[] = { "/srv/demo/my.notes", "/srv/demo/my-notes" };
+
+        for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
+                _cleanup_free_ char *rel = strprintf(
+                        "q/projects/-srv-demo-my-notes/chats/%s.runtime.json", ids[i]);
+                _cleanup_free_ char *json = strprintf(
+                        "{\"schema_version\":1,\"pid\":%d,\"session_id\":\"%s\","
+                        "\"work_dir\":\"%s\",\"hostname\":\"%s\",\"started_at\":1796010821.8}",
+                        (int)dead_pid(), ids[i], cwds[i], own_hostname());
+                assert_int_equal(fixture_write(fx->root, rel, json), 0);
+        }
+}
+
+/* ------------------------------------------------------------------ corpus */
+
+static const struct {
+        const char *id, *cwd, *project;
+        SessionState state;
+} corpus_sessions[] = {
+        { "aefd2a51-f2fc-4eed-a29c-91292bb022bf", "/srv/demo/webapp", "-srv-demo-webapp",
+          SESSION_ACTIVE },
+        { "dd3dc65a-7d32-4843-a56c-9eef3a13391d", "/srv/demo/webapp", "-srv-demo-webapp",
+          SESSION_ACTIVE },
+        { "c7bab6d3-4d35-4ebb-b856-81c884008a1e", "/srv/demo/webapp", "-srv-demo-webapp",
+          SESSION_ACTIVE },
+        { "6fae7d01-a2f7-4d92-839b-10504c3c7925", "/srv/demo/api-server", "-srv-demo-api-server",
+          SESSION_ACTIVE },
+        { "47406782-cafc-46f6-a948-02f7b5b53f92", "/srv/demo/api-server", "-srv-demo-api-server",
+          SESSION_ACTIVE },
+        { "8a7ded31-31b8-46e9-b4e0-9e1af37c0d0d", "/srv/demo/api-server", "-srv-demo-api-server",
+          SESSION_ACTIVE },
+        { "122b1556-a4f5-48b6-9bf1-eae6bac23f87", "/srv/demo/api-server", "-srv-demo-api-server",
+          SESSION_ACTIVE },
+        { "be0b1e35-4600-44b4-aba9-84b6d4d12748", "/srv/demo/my.notes", "-srv-demo-my-notes",
+          SESSION_ACTIVE },
+        { "df25afd1-db41-477e-87bb-98d273af1115", "/srv/demo/my-notes", "-srv-demo-my-notes",
+          SESSION_ACTIVE },
+        { "6dcfb8c0-951c-475b-9ca1-0d8837bead38", "/srv/demo/my.notes", "-srv-demo-my-notes",
+          SESSION_ACTIVE },
+        { "582043e2-0a5b-430d-b2e9-daca37f89f10", "/srv/demo/scratch", "-srv-demo-scratch",
+          SESSION_ACTIVE },
+        { "1a914264-8e49-442e-bc79-1cb2de9eae0c", "/srv/demo/scratch", "-srv-demo-scratch",
+          SESSION_ARCHIVED },
+};
+
+static void test_scan_corpus_every_session_owned(void **state) {
+        Fx *fx = *state;
+
+        claims_dead_here(fx);
+        scan_fx(fx);
+        assert_int_equal(fx->inv->n_sessions, ELEMENTSOF(corpus_sessions));
+        for (size_t i = 0; i < ELEMENTSOF(corpus_sessions); i++) {
+                const Session *s = find(fx, corpus_sessions[i].id);
+                _cleanup_free_ char *hash = golden_hash(corpus_sessions[i].cwd);
+
+                print_message("  %s %s %s\n", s->id, owner_status_to_string(s->owner),
+                              s->owner_reason ? s->owner_reason : "");
+                assert_int_equal(s->owner, OWNER_OK);
+                assert_int_equal(s->state, corpus_sessions[i].state);
+                assert_string_equal(s->project_dir, corpus_sessions[i].project);
+                assert_non_null(s->cwd);
+                assert_string_equal(s->cwd, corpus_sessions[i].cwd);
+                assert_non_null(hash);
+                assert_string_equal(s->hash, hash);
+                assert_true(s->transcript_bytes > 0);
+                assert_true(s->bytes >= s->transcript_bytes);
+                assert_true(s->bytes_alloc > 0);
+                assert_true(s->mtime > 0);
+                assert_true(s->first_record > 0);
+                assert_true(s->last_record >= s->first_record);
+                assert_true(s->last_activity >= s->last_record);
+                assert_true(s->last_write >= s->mtime);
+                assert_false(s->empty);
+                if (corpus_sessions[i].state == SESSION_ARCHIVED) {
+                        assert_true(s->archived.present);
+                        assert_false(s->active.present);
+                } else {
+                        assert_true(s->active.present);
+                        assert_false(s->archived.present);
+                }
+                /* stale registry record (other boot) and claims with dead pids: not live */
+                if (s->live != 0)
+                        print_error("%s live: %s\n", s->id, s->live_reason);
+                assert_int_equal(s->live, 0);
+        }
+        assert_int_equal(fx->inv->n_orphans, 0);
+}
+
+static void test_scan_corpus_collision_two_hashes(void **state) {
+        Fx *fx = *state;
+        const Session *a, *b;
+
+        scan_fx(fx);
+        a = find(fx, "df25afd1-db41-477e-87bb-98d273af1115"); /* my-notes */
+        b = find(fx, "be0b1e35-4600-44b4-aba9-84b6d4d12748"); /* my.notes */
+        assert_string_equal(a->project_dir, b->project_dir);
+        assert_string_not_equal(a->hash, b->hash);
+        assert_int_equal(a->owner, OWNER_OK);
+        assert_int_equal(b->owner, OWNER_OK);
+}
+
+static void test_scan_corpus_sizes_include_sidecars(void **state) {
+        Fx *fx = *state;
+        const Session *s;
+        struct stat st;
+        _cleanup_free_ char *p = NULL;
+
+        scan_fx(fx);
+        /* df25afd1: transcript + runtime claim + file-history/<id>/ (3 backups) */
+        s = find(fx, "df25afd1-db41-477e-87bb-98d273af1115");
+        p = fixture_path(fx->qwen,
+                         "projects/-srv-demo-my-notes/chats/df25afd1-db41-477e-87bb-98d273af1115.jsonl");
+        assert_int_equal(lstat(p, &st), 0);
+        assert_int_equal(s->transcript_bytes, (uint64_t)st.st_size);
+        assert_int_equal(s->active.size, (uint64_t)st.st_size);
+        assert_int_equal(s->active.ino, st.st_ino);
+        /* 212 claim + 15 + 12 + backups of the third file */
+        assert_true(s->bytes >= s->transcript_bytes + 212 + 15 + 12);
+        /* dd3dc65a: subagents/<id>/ counted, and it is newer-or-equal than the transcript */
+        s = find(fx, "dd3dc65a-7d32-4843-a56c-9eef3a13391d");
+        assert_true(s->bytes > s->transcript_bytes);
+}
+
+static void test_scan_corpus_scheduled_task_unbound(void **state) {
+        Fx *fx = *state;
+
+        scan_fx(fx);
+        /* the corpus task has no sessionId: bound to nobody */
+        assert_int_equal(find(fx, "8a7ded31-31b8-46e9-b4e0-9e1af37c0d0d")->n_tasks, 0);
+}
+
+static void test_scan_tasks_bound_by_session_id(void **state) {
+        Fx *fx = *state;
+        const char *hash = "eaf4e3b21d9e4dffefffe05513fa8b1769d6422c03e7c712252f377e0f53310b";
+        _cleanup_free_ char *rel = strprintf("q/tmp/%s/scheduled_tasks.json", hash);
+
+        assert_int_equal(fixture_write(fx->root, rel,
+                                       "[{\"id\":\"a\",\"cron\":\"* * * * *\",\"prompt\":\"x\","
+                                       "\"recurring\":true,\"createdAt\":1,\"lastFiredAt\":null,"
+                                       "\"sessionId\":\"6FAE7D01-A2F7-4D92-839B-10504C3C7925\"},"
+                                       "{\"id\":\"b\",\"sessionId\":\"6fae7d01-a2f7-4d92-839b-"
+                                       "10504c3c7925\"},{\"id\":\"c\"}]"),
+                         0);
+        scan_fx(fx);
+        assert_int_equal(find(fx, "6fae7d01-a2f7-4d92-839b-10504c3c7925")->n_tasks, 2);
+        assert_int_equal(find(fx, "47406782-cafc-46f6-a948-02f7b5b53f92")->n_tasks, 0);
+
+        /* a malformed file binds every session of the hash (fail closed) */
+        assert_int_equal(fixture_write(fx->root, rel, "[{\"id\":"), 0);
+        scan_fx(fx);
+        assert_int_equal(find(fx, "47406782-cafc-46f6-a948-02f7b5b53f92")->n_tasks, 1);
+        assert_int_equal(find(fx, "aefd2a51-f2fc-4eed-a29c-91292bb022bf")->n_tasks, 0);
+}
+
+static void test_scan_organisation_pinned_grouped(void **state) {
+        Fx *fx = *state;
+
+        assert_int_equal(
+                fixture_write(fx->root, WEBAPP "/session-organization.v1.json",
+                              "{\"schemaVersion\":1,\"groups\":[],\"sessions\":{"
+                              "\"aefd2a51-f2fc-4eed-a29c-91292bb022bf\":{\"groupId\":null,"
+                              "\"pinnedAt\":1796010000000,\"updatedAt\":1},"
+                              "\"c7bab6d3-4d35-4ebb-b856-81c884008a1e\":{\"groupId\":\"g1\","
+                              "\"updatedAt\":1},"
+                              "\"dd3dc65a-7d32-4843-a56c-9eef3a13391d\":{\"groupId\":null,"
+                              "\"color\":\"red\",\"pinnedAt\":null,\"updatedAt\":1}}}"),
+                0);
+        scan_fx(fx);
+        assert_true(find(fx, "aefd2a51-f2fc-4eed-a29c-91292bb022bf")->pinned);
+        assert_false(find(fx, "aefd2a51-f2fc-4eed-a29c-91292bb022bf")->grouped);
+        assert_false(find(fx, "c7bab6d3-4d35-4ebb-b856-81c884008a1e")->pinned);
+        assert_true(find(fx, "c7bab6d3-4d35-4ebb-b856-81c884008a1e")->grouped);
+        assert_false(find(fx, "dd3dc65a-7d32-4843-a56c-9eef3a13391d")->pinned);
+        assert_true(find(fx, "dd3dc65a-7d32-4843-a56c-9eef3a13391d")->grouped);
+        assert_false(find(fx, "6fae7d01-a2f7-4d92-839b-10504c3c7925")->pinned);
+}
+
+static void test_scan_worktree_sidecar_live(void **state) {
+        Fx *fx = *state;
+        _cleanup_free_ char *wt = fixture_path(fx->root, "wt");
+        _cleanup_free_ char *json = strprintf("{\"slug\":\"x\",\"worktreePath\":\"%s\"}", wt);
+        const Session *s;
+        uint64_t before;
+
+        scan_fx(fx);
+        before = find(fx, "c7bab6d3-4d35-4ebb-b856-81c884008a1e")->bytes;
+        assert_int_equal(fixture_write(fx->root,
+                                       WEBAPP "/chats/c7bab6d3-4d35-4ebb-b856-81c884008a1e"
+                                              ".worktree.json",
+                                       json),
+                         0);
+        assert_int_equal(fixture_write(fx->root,
+                                       WEBAPP "/chats/aefd2a51-f2fc-4eed-a29c-91292bb022bf"
+                                              ".worktree.json",
+                                       "{\"worktreePath\":\"/nonexistent/qgc/wt\"}"),
+                         0);
+        scan_fx(fx);
+        s = find(fx, "c7bab6d3-4d35-4ebb-b856-81c884008a1e");
+        assert_false(s->live_worktree); /* the directory does not exist yet */
+        assert_int_equal(s->bytes, before + strlen(json));
+        assert_int_equal(fixture_mkdir(fx->root, "wt"), 0);
+        scan_fx(fx);
+        assert_true(find(fx, "c7bab6d3-4d35-4ebb-b856-81c884008a1e")->live_worktree);
+        assert_false(find(fx, "aefd2a51-f2fc-4eed-a29c-91292bb022bf")->live_worktree);
+}
+
+static void test_scan_dry_run_keeps_atimes(void **state) {
+        Fx *fx = *state;
+        _cleanup_free_ char *before = NULL, *after = NULL;
+        const time_t old = 1000000000; /* 2001: relatime would update it on any read */
+
+        for (size_t i = 0; i < ELEMENTSOF(corpus_sessions); i++) {
+                _cleanup_free_ char *rel = strprintf(
+                        "q/projects/%s/chats/%s%s.jsonl", corpus_sessions[i].project,
+                        corpus_sessions[i].state == SESSION_ARCHIVED ? "archive/" : "",
+                        corpus_sessions[i].id);
+                assert_int_equal(fixture_set_times(fx->root, rel, old, -1), 0);
+        }
+        assert_int_equal(fixture_set_times(fx->root, "q/projects", old, -1), 0);
+        assert_int_equal(fixture_set_times(fx->root, WEBAPP "/chats", old, -1), 0);
+        assert_int_equal(fixture_snapshot_full(fx->root, "q", &before), 0);
+        scan_fx(fx);
+        assert_int_equal(fixture_snapshot_full(fx->root, "q", &after), 0);
+        assert_string_equal(before, after);
+}
+
+/* ------------------------------------------------------------------ hostile entries */
+
+static void write_record(Fx *fx, const char *rel, const char *id, const char *cwd) {
+        _cleanup_free_ char *json = strprintf(
+                "{\"uuid\":\"u1\",\"parentUuid\":null,\"sessionId\":\"%s\","
+                "\"timestamp\":\"2026-11-01T10:00:00.000Z\",\"type\":\"user\",\"cwd\":\"%s\","
+                "\"version\":\"0.24.4\"}\n"
+                "{\"uuid\":\"u2\",\"parentUuid\":\"u1\",\"sessionId\":\"%s\","
+                "\"timestamp\":\"2026-11-01T10:05:00.000Z\",\"type\":\"assistant\",\"cwd\":\"%s\"}\n",
+                id, cwd, id, cwd);
+        assert_int_equal(fixture_write(fx->root, rel, json), 0);
+}
+
+static void plant_hostile(Fx *fx) {
+        _cleanup_free_ char *outside = fixture_path(fx->root, "outside.jsonl");
+        _cleanup_free_ char *elsewhere = fixture_path(fx->root, "elsewhere");
+        _cleanup_free_ char *huge = NULL, *claim = NULL;
+        size_t huge_len = 2 * 1024 * 1024; /* well past the 1 MiB a head read accepts */
+
+        write_record(fx, "outside.jsonl", ID_SYMLINK, "/srv/demo/webapp");
+        assert_int_equal(fixture_symlink(fx->root, WEBAPP "/chats/" ID_SYMLINK ".jsonl", outside),
+                         0);
+        assert_int_equal(fixture_mkfifo(fx->root, WEBAPP "/chats/" ID_FIFO ".jsonl"), 0);
+        assert_int_equal(fixture_mkdir(fx->root, WEBAPP "/chats/" ID_DIR ".jsonl"), 0);
+        write_record(fx, WEBAPP "/chats/" ID_FOREIGN ".jsonl", ID_FOREIGN, "/srv/demo/api-server");
+        assert_int_equal(fixture_write(fx->root, WEBAPP "/chats/" ID_EMPTY ".jsonl", ""), 0);
+
+        huge = malloc(huge_len + 1);
+        assert_non_null(huge);
+        memset(huge, 'x', huge_len);
+        {
+                const char *start = "{\"sessionId\":\"" ID_HUGE "\",\"cwd\":\"/srv/demo/webapp\",\"t\":\"";
+                memcpy(huge, start, strlen(start));
+        }
+        huge[huge_len - 3] = '"';
+        huge[huge_len - 2] = '}';
+        huge[huge_len - 1] = '\n';
+        huge[huge_len] = 0;
+        assert_int_equal(fixture_write(fx->root, WEBAPP "/chats/" ID_HUGE ".jsonl", huge), 0);
+
+        assert_int_equal(fixture_write(fx->root, WEBAPP "/chats/" ID_GLUED ".jsonl",
+                                       "{\"sessionId\":\"" ID_GLUED "\",\"cwd\":\"/srv/demo/webapp\","
+                                       "\"timestamp\":\"2026-11-01T10:00:00.000Z\"}{\"sessionId\":"
+                                       "\"" ID_GLUED "\",\"timestamp\":\"2026-11-01T11:00:00.000Z\"}\n"),
+                         0);
+        assert_int_equal(fixture_write(fx->root, WEBAPP "/chats/" ID_BADUTF8 ".jsonl",
+                                       "{\"sessionId\":\"" ID_BADUTF8 "\",\"cwd\":\"/srv/demo/webapp\","
+                                       "\"message\":\"bad \xff\xfe\xc3 bytes\","
+                                       "\"timestamp\":\"2026-11-01T10:00:00.000Z\"}\n"),
+                         0);
+        write_record(fx, WEBAPP "/chats/" ID_MISMATCH ".jsonl", ID_FOREIGN, "/srv/demo/webapp");
+        assert_int_equal(fixture_write(fx->root, WEBAPP "/chats/" ID_NOTJSON ".jsonl",
+                                       "hello world\n"),
+                         0);
+        write_record(fx, WEBAPP "/chats/" ID_UPPER ".jsonl", "aaaaaaaa-0000-4000-8000-00000000000b",
+                     "/srv/demo/webapp");
+        write_record(fx, WEBAPP "/chats/" ID_WORKTREE ".jsonl", ID_WORKTREE,
+                     "/srv/demo/webapp/.qwen/worktrees/feature-x");
+        write_record(fx, WEBAPP "/chats/" ID_MIGRATED ".jsonl", ID_MIGRATED, "/srv/demo/old-place");
+        claim = strprintf("{\"schema_version\":1,\"pid\":%d,\"session_id\":\"%s\","
+                          "\"work_dir\":\"/srv/demo/webapp\",\"hostname\":\"%s\"}",
+                          (int)dead_pid(), ID_MIGRATED, own_hostname());
+        assert_int_equal(fixture_write(fx->root, WEBAPP "/chats/" ID_MIGRATED ".4242.runtime.json",
+                                       claim),
+                         0);
+        assert_int_equal(fixture_write(fx->root, WEBAPP "/chats/" ID_NOCWD ".jsonl",
+                                       "{\"sessionId\":\"" ID_NOCWD "\",\"cwd\":42}\n"),
+                         0);
+        assert_int_equal(fixture_write(fx->root, WEBAPP "/chats/" ID_FUTURE ".jsonl",
+                                       "{\"sessionId\":\"" ID_FUTURE "\",\"cwd\":\"/srv/demo/webapp\","
+                                       "\"timestamp\":\"2099-01-01T00:00:00.000Z\"}"),
+                         0);
+
+        /* a chats/ that is a symlink to a directory outside the tree */
+        write_record(fx, "elsewhere/" ID_LINKED ".jsonl", ID_LINKED, "/srv/demo/linked");
+        assert_int_equal(fixture_mkdir(fx->root, "q/projects/-srv-demo-linked"), 0);
+        assert_int_equal(fixture_symlink(fx->root, "q/projects/-srv-demo-linked/chats", elsewhere),
+                         0);
+
+        /* the same session in chats/ and chats/archive/ */
+        assert_int_equal(fixture_copy_tree(fixture_testdata("corpus/tree/projects/-srv-demo-scratch"),
+                                           fx->root, "copy"),
+                         0);
+        {
+                _cleanup_free_ char *content = NULL;
+                size_t len = 0;
+                assert_int_equal(fixture_read(fx->root, "copy/chats/" CONFLICT_ID ".jsonl",
+                                              &content, &len),
+                                 0);
+                assert_int_equal(fixture_write_bytes(fx->root,
+                                                     "q/projects/-srv-demo-scratch/chats/archive/" CONFLICT_ID
+                                                     ".jsonl",
+                                                     content, len),
+                                 0);
+        }
+}
+
+static const struct {
+        const char *id;
+        OwnerStatus owner;
+        const char *reason; /* substring of owner_reason */
+} hostile_cases[] = {
+        { ID_SYMLINK, OWNER_UNVERIFIED, "not a regular file (symlink)" },
+        { ID_FIFO, OWNER_UNVERIFIED, "not a regular file (fifo)" },
+        { ID_DIR, OWNER_UNVERIFIED, "not a regular file (directory)" },
+        { ID_FOREIGN, OWNER_FOREIGN, "-srv-demo-api-server" },
+        { ID_EMPTY, OWNER_UNVERIFIED, "" },
+        { ID_HUGE, OWNER_UNVERIFIED, "1 MiB" },
+        { ID_GLUED, OWNER_OK, "" },
+        { ID_BADUTF8, OWNER_OK, "" },
+        { ID_MISMATCH, OWNER_UNVERIFIED, "sessionId" },
+        { ID_NOTJSON, OWNER_UNVERIFIED, "" },
+        { ID_UPPER, OWNER_OK, "" },
+        { ID_WORKTREE, OWNER_WORKTREE, "/srv/demo/webapp" },
+        { ID_MIGRATED, OWNER_CLAIM, "runtime claim" },
+        { ID_NOCWD, OWNER_UNVERIFIED, "cwd" },
+        { ID_FUTURE, OWNER_OK, "" },
+};
+
+static void test_scan_hostile_entries_reasons(void **state) {
+        Fx *fx = *state;
+
+        plant_hostile(fx);
+        scan_fx(fx);
+        for (size_t i = 0; i < ELEMENTSOF(hostile_cases); i++) {
+                const Session *s = find(fx, hostile_cases[i].id);
+                print_message("  %s %s: %s\n", s->id, owner_status_to_string(s->owner),
+                              s->owner_reason ? s->owner_reason : "(null)");
+                assert_int_equal(s->owner, hostile_cases[i].owner);
+                assert_non_null(s->owner_reason);
+                assert_non_null(strstr(s->owner_reason, hostile_cases[i].reason));
+                assert_string_equal(s->project_dir, "-srv-demo-webapp");
+        }
+        /* the transcript name keeps its case; lookups ignore it */
+        assert_string_equal(find(fx, ID_UPPER)->id, ID_UPPER);
+        /* cwd and hash are set whenever the first record had a cwd */
+        assert_string_equal(find(fx, ID_FOREIGN)->cwd, "/srv/demo/api-server");
+        assert_string_equal(find(fx, ID_FOREIGN)->hash,
+                            "eaf4e3b21d9e4dffefffe05513fa8b1769d6422c03e7c712252f377e0f53310b");
+        assert_string_equal(find(fx, ID_MIGRATED)->cwd, "/srv/demo/old-place");
+        assert_null(find(fx, ID_NOCWD)->cwd);
+        assert_string_equal(find(fx, ID_NOCWD)->hash, "");
+        /* the 0-byte transcript */
+        assert_true(find(fx, ID_EMPTY)->empty);
+        assert_true(find(fx, ID_EMPTY)->active.present);
+        assert_int_equal(find(fx, ID_EMPTY)->transcript_bytes, 0);
+        /* glued records: the last one's timestamp is the last record */
+        assert_true(find(fx, ID_GLUED)->last_record > find(fx, ID_GLUED)->first_record);
+        /* a claim with a dead pid proves ownership but not liveness */
+        assert_int_equal(find(fx, ID_MIGRATED)->live, 0);
+        /* the symlink's target is not read: no cwd */
+        assert_null(find(fx, ID_SYMLINK)->cwd);
+        assert_int_equal(find(fx, ID_SYMLINK)->transcript_bytes, 0);
+        /* no newline at the end, timestamp in the future */
+        assert_true(find(fx, ID_FUTURE)->tail_incomplete);
+        assert_true(find(fx, ID_FUTURE)->future_clamped);
+        assert_true(find(fx, ID_FUTURE)->last_activity <= now_msec());
+        assert_false(find(fx, ID_GLUED)->tail_incomplete);
+}
+
+static void test_scan_hostile_symlinked_chats_not_followed(void **state) {
+        Fx *fx = *state;
+
+        plant_hostile(fx);
+        scan_fx(fx);
+        assert_null(inventory_find(fx->inv, 0, ID_LINKED));
+        for (size_t i = 0; i < fx->inv->n_orphans; i++)
+                assert_string_not_equal(fx->inv->orphans[i].name, "-srv-demo-linked");
+}
+
+static void test_scan_conflict_both_copies(void **state) {
+        Fx *fx = *state;
+        const Session *s;
+
+        plant_hostile(fx);
+        scan_fx(fx);
+        s = find(fx, CONFLICT_ID);
+        assert_int_equal(s->state, SESSION_CONFLICT);
+        assert_true(s->active.present);
+        assert_true(s->archived.present);
+        assert_int_equal(s->transcript_bytes, s->active.size + s->archived.size);
+        /* still exactly one record for the id */
+        for (size_t i = 0, n = 0; i < fx->inv->n_sessions; i++)
+                if (strcasecmp(fx->inv->sessions[i].id, CONFLICT_ID) == 0)
+                        assert_int_equal(++n, 1);
+}
+
+/* ------------------------------------------------------------------ orphans */
+
+static void test_scan_orphans(void **state) {
+        Fx *fx = *state;
+        bool seen[4] = {};
+
+        assert_int_equal(fixture_write_size(fx->root, "q/file-history/" ID_ORPHAN_FH "/abc@v1", 100),
+                         0);
+        /* a file-history dir of an archived session and an upper-case twin: not orphans */
+        assert_int_equal(fixture_write_size(fx->root,
+                                            "q/file-history/1a914264-8e49-442e-bc79-1cb2de9eae0c/x@v1",
+                                            10),
+                         0);
+        assert_int_equal(fixture_write_size(fx->root,
+                                            "q/file-history/BE0B1E35-4600-44B4-ABA9-84B6D4D12748/x",
+                                            10),
+                         0);
+        assert_int_equal(fixture_write_size(fx->root,
+                                            "q/file-history/DF25AFD1-DB41-477E-87BB-98D273AF1115/x",
+                                            10),
+                         0);
+        assert_int_equal(fixture_write_size(fx->root,
+                                            WEBAPP "/subagents/" ID_ORPHAN_SUB "/agent-1.jsonl",
+                                            300),
+                         0);
+        assert_int_equal(fixture_mkdir(fx->root, "q/projects/-srv-demo-gone"), 0);
+        assert_int_equal(fixture_mkdir(fx->root, "q/projects/-srv-demo-gone2/chats/archive"), 0);
+        assert_int_equal(fixture_write(fx->root, "q/projects/-srv-demo-kept/chats/notes.txt", "x"),
+                         0);
+        assert_int_equal(fixture_write(fx->root, "q/projects/-srv-demo-kept2/meta.json", "{}"), 0);
+        scan_fx(fx);
+
+        for (size_t i = 0; i < fx->inv->n_orphans; i++) {
+                const Orphan *o = &fx->inv->orphans[i];
+                print_message("  orphan %s %s %s %" PRIu64 "\n", orphan_kind_to_string(o->kind),
+                              o->project_dir ? o->project_dir : "-", o->name, o->bytes);
+                assert_true(o->dir.present);
+                if (o->kind == ORPHAN_FILE_HISTORY) {
+                        assert_string_equal(o->name, ID_ORPHAN_FH);
+                        assert_null(o->project_dir);
+                        assert_true(o->bytes >= 100);
+                        assert_true(o->mtime > 0);
+                        seen[0] = true;
+                } else if (o->kind == ORPHAN_SUBAGENTS) {
+                        assert_string_equal(o->name, ID_ORPHAN_SUB);
+                        assert_string_equal(o->project_dir, "-srv-demo-webapp");
+                        assert_true(o->bytes >= 300);
+                        seen[1] = true;
+                } else {
+                        assert_int_equal(o->kind, ORPHAN_EMPTY_PROJECT);
+                        if (streq(o->name, "-srv-demo-gone"))
+                                seen[2] = true;
+                        else if (streq(o->name, "-srv-demo-gone2"))
+                                seen[3] = true;
+                        else
+                                fail_msg("unexpected empty project %s", o->name);
+                }
+        }
+        assert_int_equal(fx->inv->n_orphans, 4);
+        for (size_t i = 0; i < ELEMENTSOF(seen); i++)
+                assert_true(seen[i]);
+}
+
+static void test_scan_orphans_across_trees(void **state) {
+        Fx *fx = *state;
+        ScanOptions o = { .now = now_msec() };
+        Tree t1 = {}, t2 = {};
+        _cleanup_free_ char *second = fixture_path(fx->root, "second");
+
+        /* tree 2 holds only file-history for a session that lives in tree 1 */
+        assert_int_equal(fixture_write_size(fx->root,
+                                            "second/file-history/aefd2a51-f2fc-4eed-a29c-91292bb022bf/x",
+                                            10),
+                         0);
+        assert_int_equal(fixture_write_size(fx->root, "second/file-history/" ID_ORPHAN_FH "/x", 10),
+                         0);
+        assert_int_equal(inventory_new(&fx->inv), 0);
+        assert_int_equal(roots_from_dir(fx->qwen, &t1), 0);
+        assert_int_equal(inventory_add_tree(fx->inv, &t1, NULL), 0);
+        assert_int_equal(roots_from_dir(second, &t2), 0);
+        assert_int_equal(inventory_add_tree(fx->inv, &t2, NULL), 0);
+        assert_int_equal(scan_all(fx->inv, &o), 0);
+        assert_int_equal(fx->inv->n_orphans, 1);
+        assert_string_equal(fx->inv->orphans[0].name, ID_ORPHAN_FH);
+        assert_int_equal(fx->inv->orphans[0].tree, 1);
+        assert_true(fx->inv->trees[0].fs_known);
+        assert_true(fx->inv->trees[0].fs_size > 0);
+}
+
+static void test_scan_missing_root_is_error_others_scanned(void **state) {
+        Fx *fx = *state;
+        ScanOptions o = { .now = now_msec() };
+        Tree t1 = {}, t2 = {};
+
+        assert_int_equal(inventory_new(&fx->inv), 0);
+        assert_int_equal(roots_from_dir("/nonexistent/qgc-test-root", &t1), 0);
+        assert_int_equal(inventory_add_tree(fx->inv, &t1, NULL), 0);
+        assert_int_equal(roots_from_dir(fx->qwen, &t2), 0);
+        assert_int_equal(inventory_add_tree(fx->inv, &t2, NULL), 0);
+        assert_int_equal(scan_all(fx->inv, &o), -ENOENT);
+        assert_int_equal(fx->inv->n_sessions, ELEMENTSOF(corpus_sessions));
+}
+
+/* ------------------------------------------------------------------ liveness */
+
+static void test_scan_live_registry_own_pid(void **state) {
+        Fx *fx = *state;
+        char ps[128];
+        _cleanup_free_ char *rec = NULL, *rel = NULL, *bad = NULL, *rel2 = NULL;
+
+        claims_dead_here(fx);
+        own_proc_start(ps, sizeof(ps));
+        rec = strprintf("{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
+                        ",\"sessionId\":\"df25afd1-db41-477e-87bb-98d273af1115\","
+                        "\"cwd\":\"/srv/demo/my-notes\",\"kind\":\"tui\"}",
+                        (int)getpid(), ps, own_pidns());
+        rel = strprintf("q/sessions/%d.json", (int)getpid());
+        assert_int_equal(fixture_write(fx->root, rel, rec), 0);
+        /* same pid, other start ticks: a reused pid, not live */
+        bad = strprintf("{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%.*s:1\",\"pidNs\":%" PRIu64
+                        ",\"sessionId\":\"be0b1e35-4600-44b4-aba9-84b6d4d12748\"}",
+                        (int)getpid(), (int)strcspn(ps, ":"), ps, own_pidns());
+        rel2 = strprintf("q/sessions/%d-0123abcd.json", (int)getpid());
+        assert_int_equal(fixture_write(fx->root, rel2, bad), 0);
+        scan_fx(fx);
+        assert_int_equal(find(fx, "df25afd1-db41-477e-87bb-98d273af1115")->live, LIVE_REGISTRY);
+        assert_non_null(find(fx, "df25afd1-db41-477e-87bb-98d273af1115")->live_reason);
+        assert_int_equal(find(fx, "be0b1e35-4600-44b4-aba9-84b6d4d12748")->live, 0);
+        /* the corpus's stale 8887.json (another boot) */
+        assert_int_equal(find(fx, "6dcfb8c0-951c-475b-9ca1-0d8837bead38")->live, 0);
+}
+
+static void test_scan_live_registry_other_namespace_unknown(void **state) {
+        Fx *fx = *state;
+        char ps[128];
+        _cleanup_free_ char *rec = NULL;
+
+        claims_dead_here(fx);
+        own_proc_start(ps, sizeof(ps));
+        rec = strprintf("{\"schemaVersion\":1,\"pid\":4242,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
+                        ",\"sessionId\":\"be0b1e35-4600-44b4-aba9-84b6d4d12748\"}",
+                        ps, own_pidns() + 1);
+        assert_int_equal(fixture_write(fx->root, "q/sessions/4242.json", rec), 0);
+        scan_fx(fx);
+        assert_int_equal(find(fx, "be0b1e35-4600-44b4-aba9-84b6d4d12748")->live, LIVE_UNKNOWN);
+}
+
+static void test_scan_live_claims(void **state) {
+        Fx *fx = *state;
+        _cleanup_free_ char *alive = strprintf(
+                "{\"schema_version\":1,\"pid\":%d,\"session_id\":"
+                "\"aefd2a51-f2fc-4eed-a29c-91292bb022bf\",\"work_dir\":\"/srv/demo/webapp\","
+                "\"hostname\":\"%s\"}",
+                (int)getpid(), own_hostname());
+
+        claims_dead_here(fx);
+        assert_int_equal(fixture_write(fx->root,
+                                       WEBAPP "/chats/aefd2a51-f2fc-4eed-a29c-91292bb022bf.77."
+                                              "runtime.json",
+                                       alive),
+                         0);
+        /* foreign host: live whatever the pid */
+        assert_int_equal(fixture_write(fx->root,
+                                       WEBAPP "/chats/c7bab6d3-4d35-4ebb-b856-81c884008a1e."
+                                              "runtime.json",
+                                       "{\"pid\":1,\"session_id\":\"c7bab6d3-4d35-4ebb-b856-"
+                                       "81c884008a1e\",\"hostname\":\"qgc-other-host.invalid\"}"),
+                         0);
+        /* malformed claim named after the session: cannot evaluate */
+        assert_int_equal(fixture_write(fx->root,
+                                       WEBAPP "/chats/dd3dc65a-7d32-4843-a56c-9eef3a13391d."
+                                              "runtime.json",
+                                       "{not json"),
+                         0);
+        scan_fx(fx);
+        assert_int_equal(find(fx, "aefd2a51-f2fc-4eed-a29c-91292bb022bf")->live, LIVE_CLAIM);
+        assert_int_equal(find(fx, "c7bab6d3-4d35-4ebb-b856-81c884008a1e")->live, LIVE_CLAIM);
+        assert_int_equal(find(fx, "dd3dc65a-7d32-4843-a56c-9eef3a13391d")->live, LIVE_UNKNOWN);
+        assert_int_equal(find(fx, "df25afd1-db41-477e-87bb-98d273af1115")->live, 0);
+}
+
+static void test_scan_live_writer_locks(void **state) {
+        Fx *fx = *state;
+        char ps[128];
+        _cleanup_free_ char *held = NULL, *stale = NULL;
+        char *colon;
+
+        claims_dead_here(fx);
+        own_proc_start(ps, sizeof(ps));
+        held = strprintf("{\"schema_version\":1,\"session_id\":\"47406782-cafc-46f6-a948-"
+                         "02f7b5b53f92\",\"pid\":%d,\"process_start_identity\":\"linux:%s\","
+                         "\"hostname\":\"%s\",\"process_kind\":\"acp\"}",
+                         (int)getpid(), ps, own_hostname());
+        colon = strrchr(ps, ':');
+        *colon = 0;
+        stale = strprintf("{\"schema_version\":2,\"state\":\"active\",\"pid\":%d,"
+                          "\"process_start_identity\":\"linux:%s:12\",\"hostname\":\"%s\"}",
+                          (int)dead_pid(), ps, own_hostname());
+        assert_int_equal(fixture_write(fx->root,
+                                       "q/tmp/session-writer-locks/47406782-cafc-46f6-a948-"
+                                       "02f7b5b53f92.lock",
+                                       held),
+                         0);
+        assert_int_equal(fixture_write(fx->root,
+                                       "q/tmp/session-writer-locks/6fae7d01-a2f7-4d92-839b-"
+                                       "10504c3c7925.lock",
+                                       stale),
+                         0);
+        assert_int_equal(fixture_write(fx->root,
+                                       "q/tmp/session-writer-locks/122b1556-a4f5-48b6-9bf1-"
+                                       "eae6bac23f87.lock",
+                                       "garbage"),
+                         0);
+        assert_int_equal(fixture_write(fx->root,
+                                       "q/tmp/session-writer-locks/8a7ded31-31b8-46e9-b4e0-"
+                                       "9e1af37c0d0d.lock",
+                                       "{\"schema_version\":3,\"state\":\"sealed\",\"pid\":1}"),
+                         0);
+        scan_fx(fx);
+        assert_int_equal(find(fx, "47406782-cafc-46f6-a948-02f7b5b53f92")->live, LIVE_LOCK);
+        assert_int_equal(find(fx, "6fae7d01-a2f7-4d92-839b-10504c3c7925")->live, 0);
+        assert_int_equal(find(fx, "122b1556-a4f5-48b6-9bf1-eae6bac23f87")->live, LIVE_LOCK);
+        assert_int_equal(find(fx, "8a7ded31-31b8-46e9-b4e0-9e1af37c0d0d")->live, LIVE_LOCK);
+        assert_non_null(strstr(find(fx, "8a7ded31-31b8-46e9-b4e0-9e1af37c0d0d")->live_reason,
+                               "sealed"));
+}
+
+static void test_scan_last_write_from_subagents(void **state) {
+        Fx *fx = *state;
+        const char *id = "dd3dc65a-7d32-4843-a56c-9eef3a13391d";
+        _cleanup_free_ char *t = strprintf(WEBAPP "/chats/%s.jsonl", id);
+        _cleanup_free_ char *sub = strprintf(WEBAPP "/subagents/%s/agent-general-purpose-call_mock_10.jsonl",
+                                             id);
+        const Session *s;
+
+        assert_int_equal(fixture_set_mtime(fx->root, t, 1700000000), 0);
+        assert_int_equal(fixture_set_mtime(fx->root, sub, 1800000000), 0);
+        scan_fx(fx);
+        s = find(fx, id);
+        assert_int_equal(s->mtime, INT64_C(1700000000) * 1000);
+        assert_int_equal(s->last_write, INT64_C(1800000000) * 1000);
+}
+
+/* ------------------------------------------------------------------ roots */
+
+static void test_roots_resolve_default(void **state) {
+        _cleanup_(tree_done) Tree t = {};
+        (void)state;
+
+        assert_int_equal(roots_resolve("/nonexistent/home/u", NULL, NULL, &t), 0);
+        assert_string_equal(t.global_dir, "/nonexistent/home/u/.qwen");
+        assert_string_equal(t.runtime_dir, "/nonexistent/home/u/.qwen");
+}
+
+static void test_roots_resolve_env_expansion(void **state) {
+        static const struct {
+                const char *qwen_home, *runtime, *g, *r;
+        } cases[] = {
+                { "~", NULL, "/h", "/h" },
+                { "~/q", "~/r", "/h/q", "/h/r" },
+                { "~\\q\\x", NULL, "/h/q/x", "/h/q/x" },
+                { "/a//b/../c/", "/run//x/./", "/a/c", "/run/x" },
+                { "", "", "/h/.qwen", "/h/.qwen" }, /* empty = unset, as in JS */
+                { "/..", NULL, "/", "/" },
+        };
+        (void)state;
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(tree_done) Tree t = {};
+                print_message("  case %zu: %s %s\n", i, cases[i].qwen_home,
+                              cases[i].runtime ? cases[i].runtime : "(null)");
+                assert_int_equal(roots_resolve("/h", cases[i].qwen_home, cases[i].runtime, &t), 0);
+                assert_string_equal(t.global_dir, cases[i].g);
+                assert_string_equal(t.runtime_dir, cases[i].r);
+        }
+}
+
+static void test_roots_resolve_relative_against_cwd(void **state) {
+        _cleanup_(tree_done) Tree t = {}, u = {};
+        _cleanup_free_ char *cwd = getcwd(NULL, 0), *want = NULL;
+        (void)state;
+
+        assert_non_null(cwd);
+        want = strprintf("%s/rel/q", streq(cwd, "/") ? "" : cwd);
+        assert_int_equal(roots_resolve("/h", "rel/q", NULL, &t), 0);
+        assert_string_equal(t.global_dir, want);
+        assert_int_equal(roots_from_dir("rel/./q/", &u), 0);
+        assert_string_equal(u.global_dir, want);
+        assert_string_equal(u.runtime_dir, want);
+}
+
+static void test_roots_resolve_settings_runtime_dir(void **state) {
+        Fx *fx = *state;
+        _cleanup_free_ char *home = fixture_path(fx->root, "home");
+        _cleanup_free_ char *g = fixture_path(fx->root, "home/.qwen");
+        static const struct {
+                const char *settings, *runtime; /* NULL runtime: == G */
+        } cases[] = {
+                { "{\"advanced\":{\"runtimeOutputDir\":\"/srv/qwen-run\"}}", "/srv/qwen-run" },
+                { "{\"advanced\":{\"runtimeOutputDir\":\".qwen\"}}", NULL }, /* relative: per project */
+                { "{\"advanced\":{\"runtimeOutputDir\":\"\"}}", NULL },
+                { "{\"advanced\":{\"runtimeOutputDir\":42}}", NULL },
+                { "{\"general\":{}}", NULL },
+                { "not json", NULL },
+                { "{\"advanced\":{\"runtimeOutputDir\":\"~/rt\"}}", "HOME/rt" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(tree_done) Tree t = {}, e = {};
+                _cleanup_free_ char *want = NULL;
+                assert_int_equal(fixture_write(fx->root, "home/.qwen/settings.json",
+                                               cases[i].settings),
+                                 0);
+                assert_int_equal(roots_resolve(home, NULL, NULL, &t), 0);
+                if (!cases[i].runtime)
+                        want = strdup(g);
+                else if (strneq(cases[i].runtime, "HOME", 4))
+                        want = strprintf("%s%s", home, cases[i].runtime + 4);
+                else
+                        want = strdup(cases[i].runtime);
+                print_message("  %s -> %s\n", cases[i].settings, t.runtime_dir);
+                assert_string_equal(t.global_dir, g);
+                assert_string_equal(t.runtime_dir, want);
+                /* QWEN_RUNTIME_DIR wins over the setting */
+                assert_int_equal(roots_resolve(home, NULL, "/env/rt", &e), 0);
+                assert_string_equal(e.runtime_dir, "/env/rt");
+        }
+}
+
+/* ------------------------------------------------------------------ inventory */
+
+static void add_session(Inventory *inv, size_t tree, const char *id, const char *project) {
+        Session s = { .tree = tree };
+
+        strncpy(s.id, id, SESSION_ID_MAX);
+        s.project_dir = strdup(project);
+        assert_int_equal(inventory_add_session(inv, &s), 0);
+}
+
+static void test_inventory_find_case_insensitive_indexed(void **state) {
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        Tree t = {};
+        char id[SESSION_ID_MAX + 1];
+        (void)state;
+
+        assert_int_equal(inventory_new(&inv), 0);
+        t.global_dir = strdup("/a");
+        assert_int_equal(inventory_add_tree(inv, &t, NULL), 0);
+        assert_null(t.global_dir); /* ownership moved */
+        for (int i = 999; i >= 0; i--) {
+                (void)snprintf(id, sizeof(id), "%08x-0000-4000-8000-%012x", i, i);
+                add_session(inv, (size_t)(i % 2), id, i % 3 ? "-p" : "-q");
+        }
+        /* linear before the index */
+        assert_non_null(inventory_find(inv, 0, "0000000A-0000-4000-8000-00000000000A"));
+        inventory_sort(inv);
+        assert_int_equal(inv->n_by_id, 1000);
+        for (int i = 0; i < 1000; i++) {
+                const Session *s;
+                (void)snprintf(id, sizeof(id), "%08X-0000-4000-8000-%012X", i, i);
+                s = inventory_find(inv, (size_t)(i % 2), id);
+                assert_non_null(s);
+                assert_int_equal(strcasecmp(s->id, id), 0);
+                assert_null(inventory_find(inv, (size_t)((i + 1) % 2), id));
+                assert_non_null(inventory_find(inv, SIZE_MAX, id));
+        }
+        assert_null(inventory_find(inv, 0, "ffffffff-0000-4000-8000-000000000000"));
+        /* sorted by (tree, project_dir, cwd, id) */
+        for (size_t i = 1; i < inv->n_sessions; i++) {
+                const Session *a = &inv->sessions[i - 1], *b = &inv->sessions[i];
+                assert_true(a->tree < b->tree ||
+                            (a->tree == b->tree && strcmp(a->project_dir, b->project_dir) < 0) ||
+                            (a->tree == b->tree && streq(a->project_dir, b->project_dir) &&
+                             strcmp(a->id, b->id) < 0));
+        }
+        /* adding drops the index; find still works (linearly) */
+        add_session(inv, 1, "ABCDEF01-0000-4000-8000-000000000000", "-z");
+        assert_null(inv->by_id);
+        assert_non_null(inventory_find(inv, 1, "abcdef01-0000-4000-8000-000000000000"));
+}
+
+static void test_inventory_to_string(void **state) {
+        char buf[64], small[12];
+        (void)state;
+
+        assert_string_equal(session_state_to_string(SESSION_CONFLICT), "conflict");
+        assert_null(session_state_to_string(_SESSION_STATE_MAX));
+        assert_string_equal(owner_status_to_string(OWNER_UNVERIFIED), "unverified");
+        assert_null(owner_status_to_string(_OWNER_STATUS_INVALID));
+        assert_string_equal(orphan_kind_to_string(ORPHAN_EMPTY_PROJECT), "empty-project");
+        assert_string_equal(live_flags_to_string(buf, sizeof(buf), 0), "");
+        assert_string_equal(live_flags_to_string(buf, sizeof(buf), LIVE_REGISTRY | LIVE_LOCK),
+                            "registry,lock");
+        assert_string_equal(live_flags_to_string(buf, sizeof(buf), LIVE_UNKNOWN), "unknown");
+        assert_string_equal(live_flags_to_string(small, sizeof(small),
+                                                 LIVE_REGISTRY | LIVE_CLAIM | LIVE_LOCK),
+                            "registry");
+}
+
+/* ------------------------------------------------------------------ fixture */
 
 static void test_fixture_build_and_snapshot(void **state) {
-        const char *root = *state;
+        Fx *fx = *state;
         const char *specs[] = { "a/b/", "a/c.jsonl 4K 40d", "x 100", NULL };
         _cleanup_free_ char *s1 = NULL, *s2 = NULL, *content = NULL;
         size_t len = 0;
+        struct stat st;
+        _cleanup_free_ char *c = fixture_path(fx->root, "a/c.jsonl");
 
-        assert_int_equal(fixture_build(root, specs), 0);
-        assert_true(fixture_exists(root, "a/b"));
-        assert_int_equal(fixture_read(root, "a/c.jsonl", &content, &len), 0);
+        assert_int_equal(fixture_build(fx->root, specs), 0);
+        assert_true(fixture_exists(fx->root, "a/b"));
+        assert_int_equal(fixture_read(fx->root, "a/c.jsonl", &content, &len), 0);
         assert_int_equal(len, 4096);
-        assert_int_equal(fixture_copy_tree(fixture_testdata("corpus/tree"), root, "q"), 0);
-        assert_true(fixture_exists(root, "q/projects/-srv-demo-webapp/chats"));
-        assert_int_equal(fixture_snapshot_full(root, NULL, &s1), 0);
-        assert_int_equal(fixture_snapshot_full(root, NULL, &s2), 0);
+        assert_int_equal(stat(c, &st), 0);
+        assert_true(time(NULL) - st.st_mtime >= 40 * 86400 - 5);
+        assert_int_equal(fixture_snapshot_full(fx->root, NULL, &s1), 0);
+        assert_int_equal(fixture_snapshot_full(fx->root, NULL, &s2), 0);
         assert_string_equal(s1, s2);
-        assert_int_equal(fixture_write(root, "x", "changed"), 0);
+        assert_int_equal(fixture_write(fx->root, "x", "changed"), 0);
         free(s2);
         s2 = NULL;
-        assert_int_equal(fixture_snapshot_full(root, NULL, &s2), 0);
+        assert_int_equal(fixture_snapshot_full(fx->root, NULL, &s2), 0);
         assert_string_not_equal(s1, s2);
 }
 
+#define T(f) cmocka_unit_test_setup_teardown(f, setup_corpus, teardown_corpus)
+
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_fixture_build_and_snapshot, setup_root,
-                                                teardown_root),
+                T(test_scan_corpus_every_session_owned),
+                T(test_scan_corpus_collision_two_hashes),
+                T(test_scan_corpus_sizes_include_sidecars),
+                T(test_scan_corpus_scheduled_task_unbound),
+                T(test_scan_tasks_bound_by_session_id),
+                T(test_scan_organisation_pinned_grouped),
+                T(test_scan_worktree_sidecar_live),
+                T(test_scan_dry_run_keeps_atimes),
+                T(test_scan_hostile_entries_reasons),
+                T(test_scan_hostile_symlinked_chats_not_followed),
+                T(test_scan_conflict_both_copies),
+                T(test_scan_orphans),
+                T(test_scan_orphans_across_trees),
+                T(test_scan_missing_root_is_error_others_scanned),
+                T(test_scan_live_registry_own_pid),
+                T(test_scan_live_registry_other_namespace_unknown),
+                T(test_scan_live_claims),
+                T(test_scan_live_writer_locks),
+                T(test_scan_last_write_from_subagents),
+                cmocka_unit_test(test_roots_resolve_default),
+                cmocka_unit_test(test_roots_resolve_env_expansion),
+                cmocka_unit_test(test_roots_resolve_relative_against_cwd),
+                T(test_roots_resolve_settings_runtime_dir),
+                cmocka_unit_test(test_inventory_find_case_insensitive_indexed),
+                cmocka_unit_test(test_inventory_to_string),
+                T(test_fixture_build_and_snapshot),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
