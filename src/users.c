@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdarg.h>
@@ -83,145 +84,171 @@ static int users_check_component(const struct stat *st, uid_t uid, const char *p
         return 0;
 }
 
-/* Replace *todo by "target/rest" (rest: what was left after the symlink). */
-static int users_splice_link(char **todo, const char *target, const char *rest) {
-        char *n = strprintf("%s/%s", target, rest);
-        if (!n)
-                return -ENOMEM;
-        free(*todo);
-        *todo = n;
-        return 0;
+/* A walk from / down a path, one component at a time, never trusting a lookup by path. */
+typedef struct PathWalk {
+        StrBuf canon;     /* symlink-free path of fd, "" for / */
+        int fd;           /* O_PATH fd of the directory reached so far */
+        char *todo;       /* what is left to resolve, from off */
+        size_t off;
+        unsigned n_links;
+        uid_t uid;
+} PathWalk;
+
+static void users_walk_done(PathWalk *w) {
+        strbuf_done(&w->canon);
+        w->fd = safe_close(w->fd);
+        free(w->todo);
+        w->todo = NULL;
+}
+
+/* Go back to /, as for an absolute symlink target. */
+static int users_walk_restart(PathWalk *w) {
+        int nfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+        if (nfd < 0)
+                return -errno;
+        safe_close(w->fd);
+        w->fd = nfd;
+        w->canon.len = 0;
+        return strbuf_append(&w->canon, "", 0);
 }
 
 /* Drop the last component of canon (for ".."), reopening its directory. */
-static int users_walk_up(StrBuf *canon, int *fd) {
+static int users_walk_up(PathWalk *w) {
         char *slash;
         int nfd;
 
-        if (canon->len > 0) {
-                slash = strrchr(canon->buf, '/');
-                canon->len = slash ? (size_t)(slash - canon->buf) : 0;
-                canon->buf[canon->len] = '\0';
+        if (w->canon.len > 0) {
+                slash = strrchr(w->canon.buf, '/');
+                w->canon.len = slash ? (size_t)(slash - w->canon.buf) : 0;
+                w->canon.buf[w->canon.len] = '\0';
         }
-        nfd = open(canon->len > 0 ? canon->buf : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        nfd = open(w->canon.len > 0 ? w->canon.buf : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (nfd < 0)
                 return -errno;
-        safe_close(*fd);
-        *fd = nfd;
+        safe_close(w->fd);
+        w->fd = nfd;
         return 0;
 }
 
-int users_check_tree_path(const char *path, uid_t uid, char **ret_canonical, char **ret_reason) {
-        _cleanup_(strbuf_done) StrBuf canon = {};
-        _cleanup_free_ char *todo = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        unsigned n_links = 0;
+/* Component `name` is a symlink (already checked): splice its target in front of the rest. */
+static int users_walk_link(PathWalk *w, const char *name, const char *cur, char **ret_reason) {
+        char target[PATH_MAX];
+        char *n;
+        ssize_t len;
+
+        if (++w->n_links > USERS_SYMLINK_MAX)
+                return users_reason(ret_reason, -ELOOP, "too many symlinks at '%s'", cur);
+        len = readlinkat(w->fd, name, target, sizeof(target) - 1);
+        if (len < 0)
+                return users_reason(ret_reason, -errno, "cannot read symlink '%s': %m", cur);
+        target[len] = '\0';
+        n = strprintf("%s/%s", target, w->todo + w->off);
+        if (!n)
+                return -ENOMEM;
+        free(w->todo);
+        w->todo = n;
+        w->off = 0;
+        return target[0] == '/' ? users_walk_restart(w) : 0;
+}
+
+/* Component `name` is a directory (already checked): step into it, making sure it is the one
+ * that was checked. */
+static int users_walk_into(PathWalk *w, const char *name, const struct stat *st, const char *cur,
+                           char **ret_reason) {
+        struct stat st2;
+        int nfd;
+
+        nfd = openat(w->fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (nfd < 0)
+                return users_reason(ret_reason, -errno, "cannot open '%s': %m", cur);
+        safe_close(w->fd);
+        w->fd = nfd;
+        if (fstat(w->fd, &st2) < 0)
+                return -errno;
+        if (st2.st_dev != st->st_dev || st2.st_ino != st->st_ino)
+                return users_reason(ret_reason, -EAGAIN, "'%s' changed while it was checked", cur);
+        return strbuf_printf(&w->canon, "/%s", name);
+}
+
+/* Resolve the next component of the walk. 1 when one was taken, 0 at the end, or -errno. */
+static int users_walk_step(PathWalk *w, char **ret_reason) {
+        _cleanup_free_ char *name = NULL, *cur = NULL;
         struct stat st;
-        size_t off = 0;
+        size_t len;
+        int r;
+
+        while (w->todo[w->off] == '/')
+                w->off++;
+        if (w->todo[w->off] == '\0')
+                return 0;
+        len = strcspn(w->todo + w->off, "/");
+        name = strndup(w->todo + w->off, len);
+        if (!name)
+                return -ENOMEM;
+        w->off += len;
+        if (streq(name, "."))
+                return 1;
+        if (streq(name, "..")) {
+                r = users_walk_up(w);
+                return r < 0 ? users_reason(ret_reason, r, "cannot walk up to '%s'",
+                                            w->canon.len > 0 ? w->canon.buf : "/")
+                             : 1;
+        }
+        cur = strprintf("%s/%s", w->canon.buf, name);
+        if (!cur)
+                return -ENOMEM;
+        if (fstatat(w->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return users_reason(ret_reason, -errno, "cannot stat '%s': %m", cur);
+        r = users_check_component(&st, w->uid, cur, ret_reason);
+        if (r < 0)
+                return r;
+        if (S_ISLNK(st.st_mode))
+                r = users_walk_link(w, name, cur, ret_reason);
+        else if (S_ISDIR(st.st_mode))
+                r = users_walk_into(w, name, &st, cur, ret_reason);
+        else
+                r = users_reason(ret_reason, -ENOTDIR, "'%s' is not a directory", cur);
+        return r < 0 ? r : 1;
+}
+
+int users_check_tree_path(const char *path, uid_t uid, char **ret_canonical, char **ret_reason) {
+        _cleanup_(users_walk_done) PathWalk w = { .fd = -EBADF, .uid = uid };
+        struct stat st;
         int r;
 
         if (!path || path[0] != '/')
                 return users_reason(ret_reason, -EINVAL, "'%s' is not an absolute path",
                                     path ? path : "(null)");
-        todo = strdup(path);
-        if (!todo || strbuf_append(&canon, "", 0) < 0)
+        w.todo = strdup(path);
+        if (!w.todo)
                 return -ENOMEM;
-        fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0 || fstat(fd, &st) < 0)
-                return users_reason(ret_reason, -errno, "cannot open '/': %m");
+        r = users_walk_restart(&w);
+        if (r < 0)
+                return users_reason(ret_reason, r, "cannot open '/'");
+        if (fstat(w.fd, &st) < 0)
+                return -errno;
         r = users_check_component(&st, uid, "/", ret_reason);
         if (r < 0)
                 return r;
+        while ((r = users_walk_step(&w, ret_reason)) > 0)
+                ;
+        if (r < 0)
+                return r;
 
-        for (;;) {
-                _cleanup_free_ char *name = NULL, *cur = NULL;
-                size_t len;
-                int nfd;
-
-                while (todo[off] == '/')
-                        off++;
-                if (todo[off] == '\0')
-                        break;
-                len = strcspn(todo + off, "/");
-                name = strndup(todo + off, len);
-                if (!name)
-                        return -ENOMEM;
-                off += len;
-                if (streq(name, "."))
-                        continue;
-                if (streq(name, "..")) {
-                        r = users_walk_up(&canon, &fd);
-                        if (r < 0)
-                                return users_reason(ret_reason, r, "cannot walk up from '%s'", path);
-                        continue;
-                }
-                cur = strprintf("%s/%s", canon.buf, name);
-                if (!cur)
-                        return -ENOMEM;
-                if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                        return users_reason(ret_reason, -errno, "cannot stat '%s': %m", cur);
-                r = users_check_component(&st, uid, cur, ret_reason);
-                if (r < 0)
-                        return r;
-                if (S_ISLNK(st.st_mode)) {
-                        char target[4096];
-                        ssize_t n;
-
-                        if (++n_links > USERS_SYMLINK_MAX)
-                                return users_reason(ret_reason, -ELOOP, "too many symlinks in '%s'",
-                                                    path);
-                        n = readlinkat(fd, name, target, sizeof(target) - 1);
-                        if (n < 0)
-                                return users_reason(ret_reason, -errno, "cannot read symlink '%s': %m",
-                                                    cur);
-                        target[n] = '\0';
-                        r = users_splice_link(&todo, target, todo + off);
-                        if (r < 0)
-                                return r;
-                        off = 0;
-                        if (target[0] == '/') {
-                                canon.len = 0;
-                                canon.buf[0] = '\0';
-                                nfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                                if (nfd < 0)
-                                        return -errno;
-                                safe_close(fd);
-                                fd = nfd;
-                        }
-                        continue;
-                }
-                if (!S_ISDIR(st.st_mode))
-                        return users_reason(ret_reason, -ENOTDIR, "'%s' is not a directory", cur);
-                nfd = openat(fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (nfd < 0)
-                        return users_reason(ret_reason, -errno, "cannot open '%s': %m", cur);
-                safe_close(fd);
-                fd = nfd;
-                {
-                        struct stat st2;
-                        if (fstat(fd, &st2) < 0)
-                                return -errno;
-                        if (st2.st_dev != st.st_dev || st2.st_ino != st.st_ino)
-                                return users_reason(ret_reason, -EAGAIN,
-                                                    "'%s' changed while it was checked", cur);
-                }
-                r = strbuf_printf(&canon, "/%s", name);
-                if (r < 0)
-                        return r;
-        }
-
-        if (fstat(fd, &st) < 0)
+        /* the tree itself: the user's, and writable by nobody else */
+        if (fstat(w.fd, &st) < 0)
                 return -errno;
-        if (canon.len == 0 && strbuf_append(&canon, "/", 1) < 0)
+        if (w.canon.len == 0 && strbuf_append(&w.canon, "/", 1) < 0)
                 return -ENOMEM;
         if (st.st_uid != uid)
                 return users_reason(ret_reason, -EPERM, "'%s' is owned by uid %u, not by uid %u",
-                                    canon.buf, (unsigned)st.st_uid, (unsigned)uid);
+                                    w.canon.buf, (unsigned)st.st_uid, (unsigned)uid);
         if (st.st_mode & (S_IWGRP | S_IWOTH))
-                return users_reason(ret_reason, -EPERM, "'%s' is %s-writable", canon.buf,
+                return users_reason(ret_reason, -EPERM, "'%s' is %s-writable", w.canon.buf,
                                     (st.st_mode & S_IWOTH) ? "world" : "group");
         if (ret_canonical) {
-                *ret_canonical = strbuf_steal(&canon);
+                *ret_canonical = strbuf_steal(&w.canon);
                 if (!*ret_canonical)
                         return -ENOMEM;
         }
