@@ -324,6 +324,7 @@ static int actions_remove_claims(ActionsContext *c, int chats_fd, const char *id
                 safe_close(fd);
                 return -errno;
         }
+        rewinddir(d); /* a dup shares its offset with chats_fd, which others may have read */
         while ((de = readdir(d))) {
                 if (!actions_is_claim_name(de->d_name, id) ||
                     !actions_claim_names(chats_fd, de->d_name, id))
@@ -556,6 +557,7 @@ static bool actions_dir_has_transcript(int dfd, const char *sub, const char *tna
                 safe_close(fd);
                 return true;
         }
+        rewinddir(d);
         while (!found && (de = readdir(d)))
                 found = strcasecmp(de->d_name, tname) == 0;
         closedir(d);
