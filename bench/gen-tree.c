@@ -662,6 +662,7 @@ static uint64_t gen_root(const Params *P, unsigned user, const char *root, Out *
         static const char *const STYLES[] = { "/home/user%03u/src/%s-%04u", "/srv/work/team.%s/proj_%04u",
                                               "/home/user%03u/code/%s.%04u", "/tmp/scratch-%s-%04u" };
         Pin *pins = NULL;
+        int64_t usage_ms = P->now * 1000 - (int64_t) (P->max_age_days * 86400000.0);
 
         for (unsigned pj = 0; pj < P->projects; pj++) {
                 Rng pr = rng_for(P->seed, user, pj, UINT64_MAX, 0);
@@ -737,8 +738,11 @@ static uint64_t gen_root(const Params *P, unsigned user, const char *root, Out *
                         if (stat(path, &st) == 0)
                                 *bytes += (uint64_t) st.st_size;
                         n++;
-                        if (!big && !junk && rng_pct(&r, P->usage_pct))
+                        if (!big && !junk && rng_pct(&r, P->usage_pct)) {
                                 write_usage(usage, id, scwd, &o);
+                                if (o.end_ms + 100 > usage_ms)
+                                        usage_ms = o.end_ms + 100;
+                        }
                         if (!archived && rng_pct(&r, P->runtime_pct)) {
                                 snprintf(p, sizeof p, "%s/%s.runtime.json", chats, id);
                                 write_runtime(p, &r, id, scwd, P->hostname, o.start_ms);
@@ -766,10 +770,12 @@ static uint64_t gen_root(const Params *P, unsigned user, const char *root, Out *
                         }
                         out_puts(f, "\n  }\n}");
                         close_out(f, p);
+                        set_mtime(p, pins[n_pins - 1].ms);
                 }
         }
         free(pins);
         close_out(usage, usage_path);
+        set_mtime(usage_path, usage_ms);
         return n;
 }
 
