@@ -28,8 +28,9 @@
  *      A protected session does not count as freed, so size walks continue to the next one.
  *   7. Blast radius: deletions are allowed oldest first; past max-deletions for the run
  *      (defaults), the project's own max-deletions, or max-deletions-percent of the project's
- *      sessions, the newest excess becomes SKIP with PROT_BLAST, unless opts->force. Orphan
- *      reclaims do not count: they are leftovers, not sessions. */
+ *      sessions, the newest excess becomes SKIP with PROT_BLAST, unless opts->force. A session
+ *      that a project rule archives and a disk cap upgraded to a deletion falls back to the
+ *      archive instead. Orphan reclaims do not count: they are leftovers, not sessions. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -57,6 +58,8 @@ typedef struct PolicyInfo {
         Verb sel_verb;       /* what a rule selected; VERB_KEEP = nothing */
         const char *sel_rule;
         char *sel_reason;
+        const char *fallback_rule; /* an archive a disk cap upgraded to a deletion */
+        char *fallback_reason;
         char *skip_reason;   /* for skip-class protections */
 } PolicyInfo;
 
@@ -171,7 +174,13 @@ _printf_(5, 6) static int policy_select(PolicyRun *run, size_t i, Verb verb, con
         va_end(ap);
         if (!s)
                 return -ENOMEM;
-        free(in->sel_reason);
+        if (in->sel_verb == VERB_ARCHIVE) {
+                /* kept so the blast radius can fall back to the archive */
+                free(in->fallback_reason);
+                in->fallback_reason = in->sel_reason;
+                in->fallback_rule = in->sel_rule;
+        } else
+                free(in->sel_reason);
         in->sel_reason = s;
         in->sel_verb = verb;
         in->sel_rule = rule;
@@ -687,37 +696,46 @@ static int policy_blast(PolicyRun *run, const PolicyOptions *opts) {
 
         for (size_t k = 0; k < n; k++) {
                 size_t i = idx[k], g = run->info[i].group;
-                const Policy *p = run->info[i].pol;
+                PolicyInfo *in = &run->info[i];
+                const Policy *p = in->pol;
                 Verdict *vd = &run->v->sessions[i];
-                char *why = NULL;
+                _cleanup_free_ char *limit = NULL;
+                char *why;
 
                 if (g == SIZE_MAX)
                         continue; /* cannot happen: unverified sessions are skipped */
                 if (global > 0 && n_global >= global)
-                        why = strprintf("deletion limit reached (%" PRIu64
-                                        " per run; use --force); would delete: %s",
-                                        global, vd->reason);
+                        limit = strprintf("%" PRIu64 " per run", global);
                 else if (p->max_deletions > 0 && per_group[g] >= p->max_deletions)
-                        why = strprintf("deletion limit reached (%" PRIu64
-                                        " per run in this project; use --force); would delete: %s",
-                                        p->max_deletions, vd->reason);
+                        limit = strprintf("%" PRIu64 " per run in this project", p->max_deletions);
                 else if (p->max_deletions_percent > 0 &&
                          (double)(per_group[g] + 1) >
                                  p->max_deletions_percent * (double)group_size[g] / 100.0)
-                        why = strprintf("deletion limit reached (%g%% of the project's %zu "
-                                        "sessions per run; use --force); would delete: %s",
-                                        p->max_deletions_percent, group_size[g], vd->reason);
+                        limit = strprintf("%g%% of the project's %zu sessions per run",
+                                          p->max_deletions_percent, group_size[g]);
                 else {
                         n_global++;
                         per_group[g]++;
                         continue;
                 }
+                if (!limit)
+                        return -ENOMEM;
+                if (in->fallback_reason) {
+                        /* a disk cap wanted it deleted, a project rule archives it anyway */
+                        why = strprintf("%s (deletion limit reached: %s; use --force)",
+                                        in->fallback_reason, limit);
+                        vd->verb = VERB_ARCHIVE;
+                        vd->rule = in->fallback_rule;
+                } else {
+                        why = strprintf("deletion limit reached (%s; use --force); would delete: %s",
+                                        limit, vd->reason);
+                        vd->verb = VERB_SKIP;
+                        vd->rule = protection_to_string(PROT_BLAST);
+                }
                 if (!why)
                         return -ENOMEM;
                 free(vd->reason);
                 vd->reason = why;
-                vd->verb = VERB_SKIP;
-                vd->rule = protection_to_string(PROT_BLAST);
                 vd->protections |= PROT_BLAST;
         }
         return 0;
@@ -727,6 +745,7 @@ static void policy_run_done(PolicyRun *run) {
         if (run->info)
                 for (size_t i = 0; i < run->inv->n_sessions; i++) {
                         free(run->info[i].sel_reason);
+                        free(run->info[i].fallback_reason);
                         free(run->info[i].skip_reason);
                 }
         free(run->info);

@@ -658,6 +658,32 @@ static void test_policy_blast_radius_across_projects_and_percent(void **state) {
         fx_done(&f);
 }
 
+static void test_policy_blast_radius_falls_back_to_archive(void **state) {
+        Fixture f;
+        char got[MAX_S + 1];
+        (void)state;
+
+        /* max-age archives all three, the tree cap upgrades the two oldest to deletions, the
+         * limit allows one: the other is archived as its project rule says */
+        fx_init(&f, (Policy)POL(.max_age = 90 * D, .max_deletions = 1));
+        f.cfg.tree.max_size = 10;
+        for (int i = 0; i < 3; i++)
+                fx_add(&f, "/p/a", SESSION_ACTIVE, (100 + i) * D, 10);
+        fx_eval(&f, false);
+        fx_verbs(&f, got);
+        assert_string_equal(got, "AAD");
+        assert_string_equal(f.v->sessions[2].rule, "tree-max-size");
+        assert_string_equal(f.v->sessions[1].rule, "max-age");
+        assert_true(f.v->sessions[1].protections & PROT_BLAST);
+        assert_string_equal(f.v->sessions[1].reason,
+                            "idle 101d > max-age 90d (deletion limit reached: 1 per run; use --force)");
+        assert_false(f.v->sessions[0].protections & PROT_BLAST);
+        fx_eval(&f, true);
+        fx_verbs(&f, got);
+        assert_string_equal(got, "ADD");
+        fx_done(&f);
+}
+
 static void test_policy_orphans_age(void **state) {
         static const struct {
                 msec_t idle;
@@ -808,6 +834,7 @@ int main(void) {
                 cmocka_unit_test(test_policy_min_age_uses_mtime_when_first_record_unknown),
                 cmocka_unit_test(test_policy_blast_radius),
                 cmocka_unit_test(test_policy_blast_radius_across_projects_and_percent),
+                cmocka_unit_test(test_policy_blast_radius_falls_back_to_archive),
                 cmocka_unit_test(test_policy_orphans_age),
                 cmocka_unit_test(test_policy_orphan_deletion_counts_for_disk_caps),
                 cmocka_unit_test(test_policy_count_allocated_or_apparent),
