@@ -1534,7 +1534,8 @@ static void config_bound_for(const Config *system, const ProjectOverride *po, Co
 
 /* Clamp every key of p looser than the bound; warn at the value's origin. */
 static int config_clamp_policy(Policy *p, PolicyOrigin *o, unsigned *mask, const ConfigBound *b,
-                               const char *ctx, const char *fallback_loc, ConfigErrors *errs) {
+                               const char *ctx, const char *user_file, const char *fallback_loc,
+                               ConfigErrors *errs) {
         for (size_t k = 0; k < _POLICY_KEY_MAX; k++) {
                 const ConfigKeyInfo *ki = &config_keys[k];
                 char vu[32], va[32];
@@ -1543,7 +1544,8 @@ static int config_clamp_policy(Policy *p, PolicyOrigin *o, unsigned *mask, const
 
                 if (!config_key_looser(ki, p, &b->policy))
                         continue;
-                loc = o->where[k] && !streq(o->where[k], CONFIG_BUILTIN) ? o->where[k] : fallback_loc;
+                /* point at the user's line; a value the user did not write is blamed on the block */
+                loc = config_origin_in(o->where[k], user_file) ? o->where[k] : fallback_loc;
                 config_format_value(ki, p, vu, sizeof vu);
                 config_format_value(ki, &b->policy, va, sizeof va);
                 if (config_errors_add(errs,
@@ -1623,7 +1625,8 @@ static int config_clamp(Config *m, const Config *system, const char *user_file, 
         int r;
 
         config_bound_from(&b, &system->defaults, &system->defaults_origin);
-        r = config_clamp_policy(&m->defaults, &m->defaults_origin, NULL, &b, "", user_file, errs);
+        r = config_clamp_policy(&m->defaults, &m->defaults_origin, NULL, &b, "", user_file,
+                                user_file, errs);
         if (r < 0)
                 return r;
         r = config_inherit_defaults(m);
@@ -1637,7 +1640,8 @@ static int config_clamp(Config *m, const Config *system, const char *user_file, 
                 if (!ctx || !loc)
                         return -ENOMEM;
                 config_bound_for(system, po, &b);
-                r = config_clamp_policy(&po->policy, &po->origin, &po->set_mask, &b, ctx, loc, errs);
+                r = config_clamp_policy(&po->policy, &po->origin, &po->set_mask, &b, ctx, user_file,
+                                        loc, errs);
                 if (r < 0)
                         return r;
         }

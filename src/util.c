@@ -292,21 +292,25 @@ int parse_timestamp(const char *s, msec_t *ret) {
 
 char *format_bytes(char *buf, size_t n, uint64_t bytes) {
         static const char suffixes[] = "KMGTPE";
+        unsigned shift = 10;
+        size_t i = 0;
+
         if (bytes < 1024) {
                 snprintf(buf, n, "%" PRIu64 "B", bytes);
                 return buf;
         }
-        double v = (double)bytes;
-        size_t i = 0;
-        v /= 1024.0;
-        while (v >= 1024.0 && i + 1 < sizeof(suffixes) - 1) {
-                v /= 1024.0;
+        /* integers only: a double would round UINT64_MAX up to 16E */
+        while (i + 1 < sizeof(suffixes) - 1 && (bytes >> shift) >= 1024) {
+                shift += 10;
                 i++;
         }
-        if (v < 10.0)
-                snprintf(buf, n, "%.1f%c", floor(v * 10.0) / 10.0, suffixes[i]);
-        else
-                snprintf(buf, n, "%.0f%c", floor(v), suffixes[i]);
+        uint64_t whole = bytes >> shift;
+        if (whole < 10) {
+                uint64_t rem = bytes & ((UINT64_C(1) << shift) - 1);
+                snprintf(buf, n, "%" PRIu64 ".%" PRIu64 "%c", whole, (rem * 10) >> shift,
+                         suffixes[i]);
+        } else
+                snprintf(buf, n, "%" PRIu64 "%c", whole, suffixes[i]);
         return buf;
 }
 

@@ -1,6 +1,894 @@
+/* test_config.c: the policy file: every key, every error kind with its file:line, layering,
+ * project overrides, --explain and the root-mode merge. */
+#include "autoconf.h"
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
-int main(void) { return 0; }
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "macro.h"
+#include "util.h"
+
+/* A path under $QGC_TESTDATA/config (set by make check). */
+static char *test_data(const char *name) {
+        const char *d = getenv("QGC_TESTDATA");
+        char *p;
+
+        if (!d)
+                fail_msg("QGC_TESTDATA is not set (run through make check)");
+        p = strprintf("%s/config/%s", d, name);
+        assert_non_null(p);
+        return p;
+}
+
+/* Read a whole text file. */
+static char *test_read(const char *path) {
+        FILE *f = fopen(path, "re");
+        StrBuf b = {};
+        char buf[4096];
+        size_t n;
+
+        if (!f)
+                fail_msg("cannot open %s", path);
+        while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+                assert_int_equal(strbuf_append(&b, buf, n), 0);
+        fclose(f);
+        return strbuf_steal(&b);
+}
+
+/* Is there a message starting with "<prefix>" and containing `needle`? */
+static bool test_has_msg(const ConfigErrors *e, const char *prefix, const char *needle) {
+        for (size_t i = 0; i < e->n; i++)
+                if (strneq(e->msgs[i], prefix, strlen(prefix)) && strstr(e->msgs[i], needle))
+                        return true;
+        return false;
+}
+
+static void test_dump(const ConfigErrors *e) {
+        for (size_t i = 0; i < e->n; i++)
+                print_message("  msg[%zu] %s\n", i, e->msgs[i]);
+}
+
+#define assert_msg(e, prefix, needle)                                                              \
+        do {                                                                                       \
+                if (!test_has_msg((e), (prefix), (needle))) {                                      \
+                        test_dump(e);                                                              \
+                        fail_msg("no message \"%s...%s\"", (prefix), (needle));                    \
+                }                                                                                  \
+        } while (0)
+
+/* Parse one buffer on top of the built-in defaults; returns the result code. */
+static int test_parse(Config *c, const char *text, ConfigErrors *e) {
+        assert_int_equal(config_init_default(c), 0);
+        return config_parse_string(c, text, "t.conf", e);
+}
+
+/* Parse a buffer that must fail with exactly one error, and check it. */
+static void test_one_error(const char *text, const char *prefix, const char *needle) {
+        _cleanup_(config_done) Config c = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        if (test_parse(&c, text, &e) != -EINVAL || e.n != 1) {
+                test_dump(&e);
+                fail_msg("\"%s\": want one error, got %zu", text, e.n);
+        }
+        assert_msg(&e, prefix, needle);
+}
+
+static void test_config_init_default_values(void **state) {
+        _cleanup_(config_done) Config c = {};
+
+        assert_int_equal(config_init_default(&c), 0);
+        assert_int_equal(c.defaults.action, POLICY_ACTION_ARCHIVE);
+        assert_int_equal(c.defaults.max_age, 90 * MSEC_PER_DAY);
+        assert_int_equal(c.defaults.max_sessions, 0);
+        assert_int_equal(c.defaults.max_size, 0);
+        assert_int_equal(c.defaults.min_age, 3 * MSEC_PER_DAY);
+        assert_int_equal(c.defaults.min_idle, 24 * MSEC_PER_HOUR);
+        assert_int_equal(c.defaults.keep_latest, 1);
+        assert_true(c.defaults.keep_pinned && c.defaults.keep_titled && c.defaults.keep_scheduled &&
+                    c.defaults.keep_worktree);
+        assert_int_equal(c.defaults.archive_max_age, 0); /* never deletes */
+        assert_int_equal(c.defaults.archive_max_size, 0);
+        assert_int_equal(c.defaults.max_deletions, 100);
+        assert_true(c.defaults.max_deletions_percent == 50);
+        assert_int_equal(c.defaults.orphan_min_age, 30 * MSEC_PER_DAY);
+        assert_int_equal(c.tree.max_size, 0);
+        assert_int_equal(c.tree.low_watermark, 0);
+        assert_false(c.tree.keep_free.is_set);
+        assert_true(c.tree.count_allocated);
+        assert_true(c.allow_user_files);
+        assert_int_equal(c.n_user_dirs, 0);
+        assert_int_equal(c.n_projects, 0);
+        assert_int_equal(c.n_files, 0);
+        for (int k = 0; k < _POLICY_KEY_MAX; k++)
+                assert_string_equal(c.defaults_origin.where[k], "built-in default");
+        assert_string_equal(c.tree.origin_max_size, "built-in default");
+}
+
+static void test_config_done_accepts_zeroed(void **state) {
+        Config c = {};
+        config_done(&c);
+        config_done(&c);
+        config_done(NULL);
+}
+
+static void test_config_parse_string_empty_keeps_defaults(void **state) {
+        _cleanup_(config_done) Config c = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        assert_int_equal(test_parse(&c, "# nothing\n", &e), 0);
+        assert_int_equal(e.n, 0);
+        assert_int_equal(c.defaults.max_age, 90 * MSEC_PER_DAY);
+        assert_int_equal(c.n_files, 1);
+        assert_string_equal(c.files[0], "t.conf");
+}
+
+static void test_config_load_file_every_key(void **state) {
+        _cleanup_free_ char *path = test_data("full.cfg");
+        _cleanup_free_ char *o4 = NULL, *o17 = NULL, *o25 = NULL;
+        _cleanup_(config_done) Config c = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+        const Policy *p = &c.defaults;
+
+        assert_int_equal(config_init_default(&c), 0);
+        if (config_load_file(&c, path, &e) != 0) {
+                test_dump(&e);
+                fail();
+        }
+        assert_int_equal(p->action, POLICY_ACTION_DELETE);
+        assert_int_equal(p->max_age, 60 * MSEC_PER_DAY);
+        assert_int_equal(p->max_sessions, 40);
+        assert_int_equal(p->max_size, UINT64_C(2) << 30);
+        assert_int_equal(p->min_age, 2 * MSEC_PER_DAY);
+        assert_int_equal(p->min_idle, 12 * MSEC_PER_HOUR);
+        assert_int_equal(p->keep_latest, 2);
+        assert_false(p->keep_pinned || p->keep_titled || p->keep_scheduled || p->keep_worktree);
+        assert_int_equal(p->archive_max_age, 180 * MSEC_PER_DAY);
+        assert_int_equal(p->archive_max_size, UINT64_C(512) << 20);
+        assert_int_equal(p->max_deletions, 25);
+        assert_true(p->max_deletions_percent == 12.5);
+        assert_int_equal(p->orphan_min_age, MSEC_PER_WEEK);
+        assert_int_equal(c.tree.max_size, UINT64_C(50) << 30);
+        assert_int_equal(c.tree.low_watermark, UINT64_C(40) << 30);
+        assert_true(c.tree.keep_free.is_set && c.tree.keep_free.is_percent &&
+                    c.tree.keep_free.percent == 10);
+        assert_false(c.tree.count_allocated);
+        assert_false(c.allow_user_files);
+        assert_int_equal(c.n_user_dirs, 2);
+        assert_string_equal(c.user_dirs[0], "/srv/home");
+        assert_string_equal(c.user_dirs[1], "/data/home");
+
+        assert_int_equal(c.n_projects, 2);
+        assert_string_equal(c.projects[0].pattern, "/srv/scratch/*");
+        assert_true(c.projects[0].is_glob);
+        assert_int_equal(c.projects[0].line, 29); /* where the block opens */
+        assert_string_equal(c.projects[0].file, path);
+        assert_int_equal(c.projects[0].set_mask,
+                         (1u << POLICY_KEY_MAX_AGE) | (1u << POLICY_KEY_ACTION));
+        assert_int_equal(c.projects[0].policy.max_age, 7 * MSEC_PER_DAY);
+        assert_int_equal(c.projects[0].policy.action, POLICY_ACTION_ARCHIVE);
+        assert_int_equal(c.projects[0].policy.max_sessions, 40); /* from defaults */
+        assert_false(c.projects[1].is_glob);
+        assert_int_equal(c.projects[1].policy.keep_latest, 5);
+        assert_int_equal(c.projects[1].policy.max_sessions, 0); /* "off" */
+
+        o4 = strprintf("%s:4", path);
+        o17 = strprintf("%s:18", path);
+        o25 = strprintf("%s:25", path);
+        assert_string_equal(c.defaults_origin.where[POLICY_KEY_MAX_AGE], o4);
+        assert_string_equal(c.defaults_origin.where[POLICY_KEY_ORPHAN_MIN_AGE], o17);
+        assert_string_equal(c.tree.origin_count, o25);
+        assert_string_equal(c.projects[0].origin.where[POLICY_KEY_MAX_SESSIONS],
+                            c.defaults_origin.where[POLICY_KEY_MAX_SESSIONS]);
+}
+
+static void test_config_load_file_missing_is_enoent_silently(void **state) {
+        _cleanup_free_ char *path = test_data("does-not-exist.cfg");
+        _cleanup_(config_done) Config c = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        assert_int_equal(config_init_default(&c), 0);
+        assert_int_equal(config_load_file(&c, path, &e), -ENOENT);
+        assert_int_equal(e.n, 0);
+        assert_int_equal(c.n_files, 0);
+}
+
+static void test_config_load_file_not_regular(void **state) {
+        _cleanup_free_ char *dir = test_data("");
+        _cleanup_(config_done) Config c = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        assert_int_equal(config_init_default(&c), 0);
+        assert_int_equal(config_load_file(&c, dir, &e), -EINVAL);
+        assert_int_equal(e.n, 1);
+        assert_msg(&e, dir, "not a regular file");
+}
+
+static void test_config_load_file_syntax_error_line(void **state) {
+        _cleanup_free_ char *path = test_data("syntax.cfg");
+        _cleanup_free_ char *prefix = NULL;
+        _cleanup_(config_done) Config c = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        assert_int_equal(config_init_default(&c), 0);
+        assert_int_equal(config_load_file(&c, path, &e), -EINVAL);
+        assert_int_equal(e.n, 1);
+        prefix = strprintf("%s:3: ", path);
+        assert_msg(&e, prefix, "syntax error");
+}
+
+/* errors.cfg holds one problem per line; every one is reported, at its line, in one pass. */
+static void test_config_load_file_reports_all_errors_at_once(void **state) {
+        static const struct {
+                int line;
+                const char *needle;
+        } want[] = {
+                { 3, "max-age: expected a duration string" },
+                { 4, "max-sessions: expected an integer or \"off\", got a string" },
+                { 5, "unknown key 'keep_latest' in defaults; did you mean 'keep-latest'?" },
+                { 6, "action: invalid value \"remove\"" },
+                { 7, "min-age: invalid duration \"5m\": ambiguous unit 'm'" },
+                { 8, "keep-pinned: expected true or false" },
+                { 9, "max-deletions-percent: 150 is out of range" },
+                { 10, "max-size: a zero limit is ambiguous" },
+                { 13, "tree low-watermark 20G" },
+                { 15, "keep-free: 100% is out of range" },
+                { 16, "unknown key 'colour' in tree" },
+                { 19, "path: \"relative/dir\" is not an absolute path" },
+                { 20, "project block without a path" },
+                { 21, "project '/srv/a': min-age 10d" },
+                { 22, "project path '/srv/a' is already configured at " },
+                { 24, "admin settings are only allowed in the system file" },
+                { 25, "unknown key 'retention' in the top level" },
+        };
+        _cleanup_free_ char *path = test_data("errors.cfg");
+        _cleanup_(config_done) Config c = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        assert_int_equal(config_init_default(&c), 0);
+        assert_int_equal(config_load_user_file(&c, path, &e), -EINVAL);
+        for (size_t i = 0; i < ELEMENTSOF(want); i++) {
+                _cleanup_free_ char *prefix = strprintf("%s:%d: ", path, want[i].line);
+                assert_msg(&e, prefix, want[i].needle);
+        }
+        if (e.n != ELEMENTSOF(want)) {
+                test_dump(&e);
+                fail_msg("%zu messages, want %zu", e.n, ELEMENTSOF(want));
+        }
+}
+
+typedef struct ErrorCase {
+        const char *text;
+        const char *prefix;
+        const char *needle;
+} ErrorCase;
+
+/* Wrong types, bad values and out-of-range values, one at a time, each at its line. */
+static void test_config_parse_string_value_errors(void **state) {
+        static const ErrorCase cases[] = {
+                { "defaults = { max-age = \"90\"; };", "t.conf:1: ", "missing unit" },
+                { "defaults = { max-age = \"0d\"; };", "t.conf:1: ", "write \"off\"" },
+                { "defaults = { max-age = 1.5; };", "t.conf:1: ", "got a float" },
+                { "defaults = { max-age = \"36501d\"; };", "t.conf:1: ", "out of range" },
+                { "defaults = {\n\n min-idle = \"30s\"; };", "t.conf:3: ", "too short" },
+                { "defaults = { min-idle = \"off\"; };", "t.conf:1: ", "cannot be \"off\"" },
+                { "defaults = { min-age = \"off\"; };", "t.conf:1: ", "cannot be \"off\"" },
+                { "defaults = { orphan-min-age = \"30min\"; };", "t.conf:1: ", "too short" },
+                { "defaults = { max-sessions = 0; };", "t.conf:1: ", "write \"off\"" },
+                { "defaults = { max-sessions = -3; };", "t.conf:1: ", "out of range" },
+                { "defaults = { max-sessions = 5000000000L; };", "t.conf:1: ", "out of range" },
+                { "defaults = { max-sessions = \"ten\"; };", "t.conf:1: ", "got a string" },
+                { "defaults = { keep-latest = -1; };", "t.conf:1: ", "out of range" },
+                { "defaults = { keep-latest = true; };", "t.conf:1: ", "got a boolean" },
+                { "defaults = { max-size = 5368709120L; };", "t.conf:1: ", "bare number" },
+                { "defaults = { max-size = \"5GB\"; };", "t.conf:1: ", "invalid size" },
+                { "defaults = { max-size = \"10%\"; };", "t.conf:1: ", "percentage is not allowed" },
+                { "defaults = { archive-max-size = \"0K\"; };", "t.conf:1: ", "write \"off\"" },
+                { "defaults = { keep-titled = 1; };", "t.conf:1: ", "got an integer" },
+                { "defaults = { action = \"archive \"; };", "t.conf:1: ", "invalid value" },
+                { "defaults = { action = 1; };", "t.conf:1: ", "got an integer" },
+                { "defaults = { max-deletions-percent = 0; };", "t.conf:1: ", "write \"off\"" },
+                { "defaults = { max-deletions-percent = 100.5; };", "t.conf:1: ", "out of range" },
+                { "defaults = { max-deletions-percent = \"half\"; };", "t.conf:1: ", "invalid percentage" },
+                { "defaults = { max-deletions-percent = true; };", "t.conf:1: ", "got a boolean" },
+                { "defaults = { max-deletions = 0; };", "t.conf:1: ", "write \"off\"" },
+                { "tree = { count = \"blocks\"; };", "t.conf:1: ", "count: invalid value" },
+                { "tree = { keep-free = \"0%\"; };", "t.conf:1: ", "write \"off\"" },
+                { "tree = { keep-free = 10; };", "t.conf:1: ", "bare number" },
+                { "tree = { low-watermark = \"1G\"; };", "t.conf:1: ", "tree max-size is off" },
+                { "tree = { max-size = \"1G\";\n low-watermark = \"1G\"; };", "t.conf:2: ",
+                  "is not below max-size 1G" },
+                { "tree = { max-age = \"1d\"; };", "t.conf:1: ", "'max-age' is a policy key" },
+                { "defaults = { count = \"apparent\"; };", "t.conf:1: ", "'count' is a tree key" },
+                { "default = { max-age = \"1d\"; };", "t.conf:1: ", "did you mean 'defaults'?" },
+                { "max-age = \"1d\";", "t.conf:1: ", "'max-age' is a policy key" },
+                { "defaults = ( 1 );", "t.conf:1: ", "defaults must be a group" },
+                { "projects = { path = \"/x\"; };", "t.conf:1: ", "projects must be a list" },
+                { "projects = ( 5 );", "t.conf:1: ", "must be a group" },
+                { "projects = ( { path = 5; } );", "t.conf:1: ", "path: expected a string" },
+                { "projects = ( { path = \"~/x\"; } );", "t.conf:1: ", "not an absolute path" },
+                { "projects = ( { path = \"/x\"; keep-free = \"1G\"; } );", "t.conf:1: ",
+                  "'keep-free' is a tree key" },
+                { "projects = ( { path = \"/x\"; max-agee = \"1d\"; } );", "t.conf:1: ",
+                  "did you mean 'max-age'?" },
+                { "projects = ( { path = \"/x\"; },\n { path = \"/x/\"; } );", "t.conf:2: ",
+                  "already configured at t.conf:1" },
+                { "admin = { user-dirs = \"/srv\"; };", "t.conf:1: ", "expected a list of paths" },
+                { "admin = { user-dirs = ( \"srv\" ); };", "t.conf:1: ", "not an absolute path" },
+                { "admin = { allow-user-files = \"no\"; };", "t.conf:1: ", "without quotes" },
+                { "admin = { allow-users = true; };", "t.conf:1: ", "unknown key 'allow-users' in admin" },
+                { "defaults = {\n max-age = \"1d\"\n keep-latest = ; };", "t.conf:3: ", "syntax error" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                print_message("case %zu: %s\n", i, cases[i].text);
+                test_one_error(cases[i].text, cases[i].prefix, cases[i].needle);
+        }
+}
+
+/* Contradictory rules, in defaults and in project blocks. */
+static void test_config_parse_string_contradictions(void **state) {
+        static const ErrorCase cases[] = {
+                { "defaults = {\n max-age = \"2d\"; };", "t.conf:2: ",
+                  "min-age 3d (built-in default) is longer than max-age 2d (t.conf:2)" },
+                { "defaults = { min-age = \"1h\";\n min-idle = \"2d\";\n max-age = \"1d\"; };",
+                  "t.conf:3: ", "min-idle 2d (t.conf:2) is longer than max-age 1d (t.conf:3)" },
+                { "defaults = { archive-max-age = \"1d\"; };", "t.conf:1: ",
+                  "min-age 3d (built-in default) is longer than archive-max-age 1d" },
+                { "defaults = { keep-latest = 5;\n max-sessions = 4; };", "t.conf:2: ",
+                  "keep-latest 5 (t.conf:1) is more than max-sessions 4 (t.conf:2)" },
+                { "projects = ( { path = \"/p\";\n keep-latest = 3; max-sessions = 2; } );",
+                  "t.conf:2: ", "project '/p': keep-latest 3" },
+                { "defaults = { keep-latest = 3; };\nprojects = ( { path = \"/p\"; max-sessions = 2; } );",
+                  "t.conf:2: ", "project '/p': keep-latest 3 (t.conf:1) is more than max-sessions 2" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                print_message("case %zu\n", i);
+                test_one_error(cases[i].text, cases[i].prefix, cases[i].needle);
+        }
+}
+
+/* A limit that is off contradicts nothing; equal values are fine (only strictly more is not). */
+static void test_config_parse_string_no_contradiction_at_edges(void **state) {
+        static const char *const ok[] = {
+                "defaults = { max-age = \"off\"; min-age = \"400d\"; };",
+                "defaults = { max-age = \"3d\"; };",                      /* == min-age */
+                "defaults = { min-age = \"1d\"; max-age = \"1d\"; min-idle = \"1d\"; };",
+                "defaults = { keep-latest = 4; max-sessions = 4; };",
+                "defaults = { keep-latest = 9; max-sessions = \"off\"; };",
+                "tree = { max-size = \"10G\"; low-watermark = \"10239M\"; };",
+                "defaults = { min-age = \"0s\"; max-deletions-percent = 100; };",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(ok); i++) {
+                _cleanup_(config_done) Config c = {};
+                _cleanup_(config_errors_done) ConfigErrors e = {};
+                if (test_parse(&c, ok[i], &e) != 0) {
+                        test_dump(&e);
+                        fail_msg("\"%s\" was refused", ok[i]);
+                }
+        }
+}
+
+static void test_config_parse_string_off_values(void **state) {
+        _cleanup_(config_done) Config c = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        assert_int_equal(test_parse(&c,
+                                    "defaults = { max-age = \"off\"; max-sessions = \"off\";"
+                                    " max-size = \"off\"; archive-max-age = \"off\";"
+                                    " archive-max-size = \"off\"; max-deletions = \"off\";"
+                                    " max-deletions-percent = \"off\"; orphan-min-age = \"off\";"
+                                    " keep-latest = 0; min-age = \"0s\"; };"
+                                    "tree = { max-size = \"off\"; low-watermark = \"off\";"
+                                    " keep-free = \"off\"; };",
+                                    &e),
+                         0);
+        assert_int_equal(c.defaults.max_age, 0);
+        assert_int_equal(c.defaults.max_sessions, 0);
+        assert_int_equal(c.defaults.max_size, 0);
+        assert_int_equal(c.defaults.archive_max_age, 0);
+        assert_int_equal(c.defaults.archive_max_size, 0);
+        assert_int_equal(c.defaults.max_deletions, 0);
+        assert_true(c.defaults.max_deletions_percent == 0);
+        assert_true(c.defaults.orphan_min_age == MSEC_INFINITY);
+        assert_int_equal(c.defaults.keep_latest, 0);
+        assert_int_equal(c.defaults.min_age, 0);
+        assert_false(c.tree.keep_free.is_set);
+}
+
+static void test_config_parse_string_other_spellings(void **state) {
+        _cleanup_(config_done) Config c = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        assert_int_equal(test_parse(&c,
+                                    "defaults = { max-deletions-percent = \"12.5%\";"
+                                    " max-sessions = 7L; max-age = \"1w2d\"; };"
+                                    "tree = { keep-free = \"20G\"; count = \"allocated\"; };",
+                                    &e),
+                         0);
+        assert_true(c.defaults.max_deletions_percent == 12.5);
+        assert_int_equal(c.defaults.max_sessions, 7);
+        assert_int_equal(c.defaults.max_age, 9 * MSEC_PER_DAY);
+        assert_true(c.tree.keep_free.is_set && !c.tree.keep_free.is_percent);
+        assert_int_equal(c.tree.keep_free.bytes, UINT64_C(20) << 30);
+        assert_true(c.tree.count_allocated);
+}
+
+/* admin is honoured in the first (system) file only. */
+static void test_config_admin_only_in_system_file(void **state) {
+        _cleanup_free_ char *user = test_data("user-admin.cfg");
+        _cleanup_free_ char *prefix = strprintf("%s:2: ", user);
+        _cleanup_(config_done) Config c = {}, d = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {}, f = {};
+
+        assert_int_equal(test_parse(&c, "admin = { allow-user-files = false; };", &e), 0);
+        assert_false(c.allow_user_files);
+        assert_string_equal(c.origin_allow_user_files, "t.conf:1");
+        /* second file: refused, whatever it is */
+        assert_int_equal(config_parse_string(&c, "admin = { allow-user-files = true; };", "u.conf", &e),
+                         -EINVAL);
+        assert_msg(&e, "u.conf:1: ", "admin settings are only allowed in the system file");
+        assert_int_equal(e.n, 1);
+
+        /* the user's file is refused even when it is the first one read */
+        assert_int_equal(config_init_default(&d), 0);
+        assert_int_equal(config_load_user_file(&d, user, &f), -EINVAL);
+        assert_int_equal(f.n, 1);
+        assert_msg(&f, prefix, "admin settings are only allowed in the system file");
+}
+
+/* A later file's defaults flow into an earlier file's override for keys it did not set. */
+static void test_config_layering_defaults_flow_into_earlier_overrides(void **state) {
+        _cleanup_free_ char *a = test_data("layer-override.cfg"), *b = test_data("layer-defaults.cfg");
+        _cleanup_free_ char *ob = NULL;
+        _cleanup_(config_done) Config c = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+        const Policy *p;
+
+        assert_int_equal(config_init_default(&c), 0);
+        assert_int_equal(config_load_file(&c, a, &e), 0);
+        assert_int_equal(config_load_file(&c, b, &e), 0);
+        assert_int_equal(c.n_files, 2);
+        p = config_policy_for(&c, "/p/x");
+        assert_ptr_equal(p, &c.projects[0].policy);
+        assert_int_equal(p->max_sessions, 9);
+        assert_int_equal(p->max_age, 45 * MSEC_PER_DAY);
+        assert_int_equal(p->keep_latest, 4);
+        ob = strprintf("%s:2", b);
+        assert_string_equal(c.projects[0].origin.where[POLICY_KEY_MAX_AGE], ob);
+        assert_int_equal(c.defaults.max_age, 45 * MSEC_PER_DAY);
+}
+
+/* The same pattern in a later file layers on the earlier block; later values win per key. */
+static void test_config_layering_same_project_merges_across_files(void **state) {
+        _cleanup_(config_done) Config c = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        assert_int_equal(test_parse(&c, "projects = ( { path = \"/p\"; max-sessions = 9; max-age = \"20d\"; } );",
+                                    &e),
+                         0);
+        assert_int_equal(config_parse_string(&c, "projects = ( { path = \"/p/\"; max-age = \"10d\"; } );",
+                                             "u.conf", &e),
+                         0);
+        assert_int_equal(c.n_projects, 1);
+        assert_int_equal(c.projects[0].policy.max_sessions, 9);
+        assert_int_equal(c.projects[0].policy.max_age, 10 * MSEC_PER_DAY);
+        assert_string_equal(c.projects[0].origin.where[POLICY_KEY_MAX_AGE], "u.conf:1");
+        assert_string_equal(c.projects[0].origin.where[POLICY_KEY_MAX_SESSIONS], "t.conf:1");
+}
+
+/* A contradiction created by a later file is reported at the later file's line. */
+static void test_config_layering_contradiction_blames_later_file(void **state) {
+        _cleanup_(config_done) Config c = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        assert_int_equal(test_parse(&c, "projects = ( { path = \"/x\"; max-age = \"5d\"; } );", &e), 0);
+        assert_int_equal(config_parse_string(&c, "\ndefaults = { min-age = \"6d\"; };", "u.conf", &e),
+                         -EINVAL);
+        assert_int_equal(e.n, 1);
+        assert_msg(&e, "u.conf:2: ", "project '/x': min-age 6d (u.conf:2) is longer than max-age 5d (t.conf:1)");
+}
+
+typedef struct MatchCase {
+        const char *path;
+        int want; /* index into projects, -1 = defaults */
+} MatchCase;
+
+static void test_config_policy_for_specificity(void **state) {
+        static const MatchCase cases[] = {
+                { "/srv/a/b", 0 },         /* exact beats every glob */
+                { "/srv/a/b/", 0 },        /* trailing slash ignored */
+                { "/srv/a/c", 1 },         /* 7 literals beat 5 */
+                { "/srv/a/c/d", 1 },       /* '*' crosses '/' */
+                { "/srv/z", 3 },           /* 5 literals each: the later block wins */
+                { "/srv/zz", 2 },          /* only the star matches */
+                { "/home/u/x", 5 },        /* 8 literals (a bracket counts none) vs 6 */
+                { "/home/U/x", 4 },        /* bracket does not match */
+                { "/other", -1 },
+                { "/srv", -1 },            /* the glob needs the slash */
+                { "", -1 },
+        };
+        _cleanup_(config_done) Config c = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        assert_int_equal(test_parse(&c,
+                                    "projects = (\n"
+                                    " { path = \"/srv/a/b\"; max-sessions = 1; },\n"
+                                    " { path = \"/srv/a/*\"; max-sessions = 2; },\n"
+                                    " { path = \"/srv/*\"; max-sessions = 3; },\n"
+                                    " { path = \"/srv/?\"; max-sessions = 4; },\n"
+                                    " { path = \"/home/*\"; max-sessions = 5; },\n"
+                                    " { path = \"/home/[a-z]/x\"; max-sessions = 6; }\n"
+                                    ");",
+                                    &e),
+                         0);
+        assert_int_equal(c.n_projects, 6);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const ProjectOverride *o = config_override_for(&c, cases[i].path);
+                const Policy *p = config_policy_for(&c, cases[i].path);
+                int got = o ? (int)(o - c.projects) : -1;
+                if (got != cases[i].want)
+                        fail_msg("\"%s\" matched %d, want %d", cases[i].path, got, cases[i].want);
+                assert_ptr_equal(p, cases[i].want < 0 ? &c.defaults : &c.projects[cases[i].want].policy);
+        }
+        assert_null(config_override_for(&c, NULL));
+        assert_ptr_equal(config_policy_for(&c, NULL), &c.defaults);
+}
+
+/* Equal specificity: the later block wins, whichever comes first in the list. */
+static void test_config_policy_for_tie_later_wins(void **state) {
+        _cleanup_(config_done) Config c = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        assert_int_equal(test_parse(&c,
+                                    "projects = ( { path = \"/w/*/x\"; max-sessions = 1; },"
+                                    " { path = \"/w/a/*\"; max-sessions = 2; } );",
+                                    &e),
+                         0);
+        assert_int_equal(config_policy_for(&c, "/w/a/x")->max_sessions, 2);
+}
+
+static void test_config_explain_shows_origins(void **state) {
+        _cleanup_free_ char *path = test_data("full.cfg"), *out = NULL, *out2 = NULL;
+        _cleanup_free_ char *o4 = NULL, *o31 = NULL;
+        _cleanup_(config_done) Config c = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f;
+
+        assert_int_equal(config_init_default(&c), 0);
+        assert_int_equal(config_load_file(&c, path, &e), 0);
+        f = open_memstream(&buf, &len);
+        assert_non_null(f);
+        assert_int_equal(config_explain(&c, f), 0);
+        fclose(f);
+        out = buf;
+        o4 = strprintf("max-age                60d        %s:4\n", path);
+        o31 = strprintf("max-age                1w         %s:31\n", path);
+        assert_non_null(strstr(out, o4));
+        assert_non_null(strstr(out, o31));
+        assert_non_null(strstr(out, "project '/srv/scratch/*' (glob, "));
+        assert_non_null(strstr(out, "project '/home/alice/work' (exact, "));
+        assert_non_null(strstr(out, "from defaults: "));
+        assert_non_null(strstr(out, "keep-free              10%"));
+        assert_non_null(strstr(out, "/srv/home,/data/home"));
+        /* every key appears */
+        for (int k = 0; k < _POLICY_KEY_MAX; k++)
+                assert_non_null(strstr(out, policy_key_to_string(k)));
+        /* stable */
+        f = open_memstream(&buf, &len);
+        assert_int_equal(config_explain(&c, f), 0);
+        fclose(f);
+        out2 = buf;
+        assert_string_equal(out, out2);
+}
+
+static void test_config_explain_builtin(void **state) {
+        _cleanup_(config_done) Config c = {};
+        _cleanup_free_ char *out = NULL;
+        size_t len = 0;
+        FILE *f;
+
+        assert_int_equal(config_init_default(&c), 0);
+        f = open_memstream(&out, &len);
+        assert_int_equal(config_explain(&c, f), 0);
+        fclose(f);
+        assert_non_null(strstr(out, "files: none (built-in defaults only)"));
+        assert_non_null(strstr(out, "max-age                90d        built-in default"));
+        assert_non_null(strstr(out, "archive-max-age        off        built-in default"));
+        assert_null(strstr(out, "project '"));
+}
+
+static void test_config_copy_is_deep(void **state) {
+        _cleanup_free_ char *path = test_data("full.cfg");
+        _cleanup_(config_done) Config c = {}, d = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        assert_int_equal(config_init_default(&c), 0);
+        assert_int_equal(config_load_file(&c, path, &e), 0);
+        assert_int_equal(config_copy(&c, &d), 0);
+        assert_int_equal(d.n_projects, c.n_projects);
+        assert_ptr_not_equal(d.projects[0].pattern, c.projects[0].pattern);
+        assert_string_equal(d.projects[1].pattern, c.projects[1].pattern);
+        assert_string_equal(d.user_dirs[1], "/data/home");
+        config_done(&c); /* d must survive */
+        assert_string_equal(d.projects[0].origin.where[POLICY_KEY_MAX_AGE] + strlen(path), ":31");
+        assert_int_equal(d.defaults.max_sessions, 40);
+}
+
+/* Load the system file and merge the user's; both from tests/data/config. */
+static int test_merge(const char *sys, const char *user, Config *sysc, Config *merged,
+                      ConfigErrors *e) {
+        _cleanup_free_ char *s = test_data(sys), *u = test_data(user);
+        assert_int_equal(config_init_default(sysc), 0);
+        assert_int_equal(config_load_file(sysc, s, e), 0);
+        return config_merge_user(merged, sysc, u, e);
+}
+
+static void test_config_merge_user_clamps_to_system(void **state) {
+        _cleanup_free_ char *u = test_data("user.cfg");
+        _cleanup_(config_done) Config s = {}, m = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+        const Policy *p;
+
+        assert_int_equal(test_merge("system.cfg", "user.cfg", &s, &m, &e), 1);
+        /* tighter user values stay */
+        assert_int_equal(m.defaults.action, POLICY_ACTION_DELETE);
+        assert_int_equal(m.defaults.max_sessions, 20);
+        assert_int_equal(m.defaults.min_idle, 2 * MSEC_PER_HOUR);
+        /* looser ones are clamped, with a warning at the user's line */
+        assert_int_equal(m.defaults.max_age, 30 * MSEC_PER_DAY);
+        assert_false(m.defaults.keep_titled);
+        assert_int_equal(m.tree.max_size, UINT64_C(20) << 30);
+        assert_true(m.tree.count_allocated);
+        {
+                _cleanup_free_ char *l4 = strprintf("%s:4: warning: ", u);
+                _cleanup_free_ char *l6 = strprintf("%s:6: warning: ", u);
+                _cleanup_free_ char *l7 = strprintf("%s:7: warning: ", u);
+                _cleanup_free_ char *l10 = strprintf("%s:10: warning: ", u);
+                _cleanup_free_ char *l11 = strprintf("%s:11: warning: ", u);
+                _cleanup_free_ char *l14 = strprintf("%s:14: warning: ", u);
+                _cleanup_free_ char *l15 = strprintf("%s:15: warning: ", u);
+                _cleanup_free_ char *l16 = strprintf("%s:16: warning: ", u);
+                assert_msg(&e, l4, "max-age 90d keeps more than the system policy allows (max-age 30d");
+                assert_msg(&e, l6, "keep-titled true");
+                assert_msg(&e, l10, "tree max-size off");
+                assert_msg(&e, l11, "tree count \"apparent\"");
+                assert_msg(&e, l14, "project '/srv/big': max-size 40G");
+                assert_msg(&e, l15, "project '/srv/scratch/mine/*': max-age 10d");
+                assert_msg(&e, l15, "project '/srv/scratch/mine/*': min-age 1d");
+                /* inherited from the user's defaults: blamed on that line */
+                assert_msg(&e, l7, "project '/srv/scratch/mine/*': min-idle 2h");
+                assert_msg(&e, l16, "project '/home/u/proj': max-age off");
+                assert_int_equal(e.n, 9);
+        }
+        /* an exact system block tightened by the user's same block */
+        p = config_policy_for(&m, "/srv/big");
+        assert_int_equal(p->max_size, UINT64_C(20) << 30);
+        assert_int_equal(p->max_sessions, 20); /* inherits the user's tighter default */
+        /* a new user glob inside an admin glob: held to the admin glob */
+        p = config_policy_for(&m, "/srv/scratch/mine/a");
+        assert_int_equal(p->max_age, 3 * MSEC_PER_DAY);
+        assert_int_equal(p->min_age, MSEC_PER_HOUR);
+        /* a new exact user path: held to what the system says for it */
+        p = config_policy_for(&m, "/home/u/proj");
+        assert_int_equal(p->max_age, 30 * MSEC_PER_DAY);
+        assert_int_equal(p->max_sessions, 5);
+        /* admin settings are the system's */
+        assert_true(m.allow_user_files);
+        assert_int_equal(m.n_user_dirs, 1);
+        assert_int_equal(m.n_files, 2);
+}
+
+/* The property that matters: at every path, no key of the merged policy keeps more. */
+static void test_config_merge_user_never_looser_anywhere(void **state) {
+        static const char *const paths[] = {
+                "/srv/big", "/srv/big/x", "/srv/scratch/a", "/srv/scratch/mine/a", "/srv/scratch/mine",
+                "/home/u/proj", "/home/u/other", "/", "/srv",
+        };
+        _cleanup_(config_done) Config s = {}, m = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        assert_int_equal(test_merge("system.cfg", "user.cfg", &s, &m, &e), 1);
+        for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+                const Policy *a = config_policy_for(&s, paths[i]), *u = config_policy_for(&m, paths[i]);
+#define LIMIT_OK(f) (a->f == 0 || (u->f != 0 && u->f <= a->f))
+                print_message("path %s\n", paths[i]);
+                assert_true(LIMIT_OK(max_age));
+                assert_true(LIMIT_OK(max_sessions));
+                assert_true(LIMIT_OK(max_size));
+                assert_true(LIMIT_OK(archive_max_age));
+                assert_true(LIMIT_OK(archive_max_size));
+                assert_true(LIMIT_OK(max_deletions));
+                assert_true(LIMIT_OK(max_deletions_percent));
+#undef LIMIT_OK
+                assert_true(u->min_age <= a->min_age);
+                assert_true(u->min_idle <= a->min_idle);
+                assert_true(u->keep_latest <= a->keep_latest);
+                assert_true(u->orphan_min_age <= a->orphan_min_age);
+                assert_true(!u->keep_pinned || a->keep_pinned);
+                assert_true(!u->keep_titled || a->keep_titled);
+                assert_true(!u->keep_scheduled || a->keep_scheduled);
+                assert_true(!u->keep_worktree || a->keep_worktree);
+                assert_true(a->action == POLICY_ACTION_ARCHIVE || u->action == POLICY_ACTION_DELETE);
+        }
+}
+
+static void test_config_merge_user_forbidden_by_admin(void **state) {
+        _cleanup_free_ char *u = test_data("user.cfg");
+        _cleanup_(config_done) Config s = {}, m = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        assert_int_equal(test_parse(&s, "admin = { allow-user-files = false; };\n"
+                                        "defaults = { max-age = \"60d\"; };",
+                                    &e),
+                         0);
+        assert_int_equal(config_merge_user(&m, &s, u, &e), 0);
+        assert_int_equal(e.n, 0);
+        assert_int_equal(m.defaults.max_age, 60 * MSEC_PER_DAY);
+        assert_int_equal(m.defaults.action, POLICY_ACTION_ARCHIVE);
+        assert_int_equal(m.n_projects, 0);
+        assert_int_equal(m.n_files, 1);
+}
+
+static void test_config_merge_user_missing_file(void **state) {
+        _cleanup_(config_done) Config s = {}, m = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        assert_int_equal(test_merge("system.cfg", "no-such-user.cfg", &s, &m, &e), 0);
+        assert_int_equal(e.n, 0);
+        assert_int_equal(m.defaults.max_age, s.defaults.max_age);
+        assert_int_equal(m.n_projects, s.n_projects);
+}
+
+static void test_config_merge_user_admin_group_refused(void **state) {
+        _cleanup_free_ char *u = test_data("user-admin.cfg");
+        _cleanup_free_ char *prefix = strprintf("%s:2: ", u);
+        Config s = {}, m = { .n_files = 12345 };
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        assert_int_equal(test_merge("system.cfg", "user-admin.cfg", &s, &m, &e), -EINVAL);
+        assert_msg(&e, prefix, "admin settings are only allowed in the system file");
+        assert_int_equal(m.n_files, 12345); /* untouched on failure */
+        config_done(&s);
+}
+
+/* A user's file that contradicts the system's values it inherits is an error, not a clamp. */
+static void test_config_merge_user_contradiction_is_error(void **state) {
+        _cleanup_(config_done) Config s = {}, m = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+        _cleanup_free_ char *tmp = strdup("/tmp/qgc-test-config-XXXXXX");
+        FILE *f;
+        int fd;
+
+        assert_int_equal(test_parse(&s, "defaults = { max-age = \"10d\"; };", &e), 0);
+        fd = mkstemp(tmp);
+        assert_true(fd >= 0);
+        f = fdopen(fd, "w");
+        fputs("defaults = {\n min-age = \"20d\"; };\n", f);
+        fclose(f);
+        assert_int_equal(config_merge_user(&m, &s, tmp, &e), -EINVAL);
+        unlink(tmp);
+        assert_int_equal(e.n, 1);
+        assert_non_null(strstr(e.msgs[0], ":2: min-age 20d"));
+}
+
+/* etc/qgc.conf parses, documents every key, and shows exactly the built-in defaults. */
+static void test_config_etc_example_matches_builtin(void **state) {
+        const char *src = getenv("QGC_SRCDIR");
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        _cleanup_(config_done) Config c = {}, d = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        if (!src)
+                fail_msg("QGC_SRCDIR is not set (run through make check)");
+        path = strprintf("%s/etc/qgc.conf", src);
+        assert_int_equal(config_init_default(&c), 0);
+        assert_int_equal(config_init_default(&d), 0);
+        if (config_load_file(&c, path, &e) != 0) {
+                test_dump(&e);
+                fail();
+        }
+        assert_memory_equal(&c.defaults, &d.defaults, sizeof(Policy));
+        assert_int_equal(c.tree.max_size, d.tree.max_size);
+        assert_int_equal(c.tree.low_watermark, d.tree.low_watermark);
+        assert_int_equal(c.tree.keep_free.is_set, d.tree.keep_free.is_set);
+        assert_int_equal(c.tree.count_allocated, d.tree.count_allocated);
+        assert_int_equal(c.allow_user_files, d.allow_user_files);
+        assert_int_equal(c.n_projects, 0);
+        /* and every value there is written in the file, not left to the built-ins */
+        for (int k = 0; k < _POLICY_KEY_MAX; k++)
+                assert_string_not_equal(c.defaults_origin.where[k], "built-in default");
+
+        text = test_read(path);
+        for (int k = 0; k < _POLICY_KEY_MAX; k++)
+                assert_non_null(strstr(text, policy_key_to_string(k)));
+        static const char *const more[] = { "low-watermark", "keep-free", "count", "projects",
+                                            "path", "allow-user-files", "user-dirs" };
+        for (size_t i = 0; i < ELEMENTSOF(more); i++)
+                assert_non_null(strstr(text, more[i]));
+}
+
+/* qgc.conf(5) documents every key. */
+static void test_config_man_page_documents_every_key(void **state) {
+        const char *src = getenv("QGC_SRCDIR");
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        static const char *const more[] = { "low-watermark", "keep-free", "count",
+                                            "allow-user-files", "user-dirs" };
+
+        if (!src)
+                fail_msg("QGC_SRCDIR is not set (run through make check)");
+        path = strprintf("%s/man/qgc.conf.5", src);
+        text = test_read(path);
+        for (int k = 0; k < _POLICY_KEY_MAX; k++) {
+                _cleanup_free_ char *needle = strprintf("Cm %s", policy_key_to_string(k));
+                if (!strstr(text, needle))
+                        fail_msg("qgc.conf.5 does not document %s", policy_key_to_string(k));
+        }
+        for (size_t i = 0; i < ELEMENTSOF(more); i++) {
+                _cleanup_free_ char *needle = strprintf("Cm %s", more[i]);
+                if (!strstr(text, needle))
+                        fail_msg("qgc.conf.5 does not document %s", more[i]);
+        }
+}
+
+static void test_policy_strings(void **state) {
+        assert_string_equal(policy_action_to_string(POLICY_ACTION_DELETE), "delete");
+        assert_null(policy_action_to_string(_POLICY_ACTION_MAX));
+        assert_int_equal(policy_action_from_string("archive"), POLICY_ACTION_ARCHIVE);
+        assert_int_equal(policy_action_from_string("Archive"), _POLICY_ACTION_INVALID);
+        assert_int_equal(policy_action_from_string(NULL), _POLICY_ACTION_INVALID);
+        assert_string_equal(policy_key_to_string(POLICY_KEY_MAX_DELETIONS_PERCENT),
+                            "max-deletions-percent");
+        assert_null(policy_key_to_string(_POLICY_KEY_MAX));
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_config_init_default_values),
+                cmocka_unit_test(test_config_done_accepts_zeroed),
+                cmocka_unit_test(test_config_parse_string_empty_keeps_defaults),
+                cmocka_unit_test(test_config_load_file_every_key),
+                cmocka_unit_test(test_config_load_file_missing_is_enoent_silently),
+                cmocka_unit_test(test_config_load_file_not_regular),
+                cmocka_unit_test(test_config_load_file_syntax_error_line),
+                cmocka_unit_test(test_config_load_file_reports_all_errors_at_once),
+                cmocka_unit_test(test_config_parse_string_value_errors),
+                cmocka_unit_test(test_config_parse_string_contradictions),
+                cmocka_unit_test(test_config_parse_string_no_contradiction_at_edges),
+                cmocka_unit_test(test_config_parse_string_off_values),
+                cmocka_unit_test(test_config_parse_string_other_spellings),
+                cmocka_unit_test(test_config_admin_only_in_system_file),
+                cmocka_unit_test(test_config_layering_defaults_flow_into_earlier_overrides),
+                cmocka_unit_test(test_config_layering_same_project_merges_across_files),
+                cmocka_unit_test(test_config_layering_contradiction_blames_later_file),
+                cmocka_unit_test(test_config_policy_for_specificity),
+                cmocka_unit_test(test_config_policy_for_tie_later_wins),
+                cmocka_unit_test(test_config_explain_shows_origins),
+                cmocka_unit_test(test_config_explain_builtin),
+                cmocka_unit_test(test_config_copy_is_deep),
+                cmocka_unit_test(test_config_merge_user_clamps_to_system),
+                cmocka_unit_test(test_config_merge_user_never_looser_anywhere),
+                cmocka_unit_test(test_config_merge_user_forbidden_by_admin),
+                cmocka_unit_test(test_config_merge_user_missing_file),
+                cmocka_unit_test(test_config_merge_user_admin_group_refused),
+                cmocka_unit_test(test_config_merge_user_contradiction_is_error),
+                cmocka_unit_test(test_config_etc_example_matches_builtin),
+                cmocka_unit_test(test_config_man_page_documents_every_key),
+                cmocka_unit_test(test_policy_strings),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

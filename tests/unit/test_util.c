@@ -1,6 +1,421 @@
+/* test_util.c: units (durations, sizes, timestamps), their renderings and string helpers. */
+#include "autoconf.h"
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
-int main(void) { return 0; }
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "util.h"
+
+typedef struct DurationCase {
+        const char *in;
+        int r;
+        msec_t want;
+} DurationCase;
+
+static void test_parse_duration_table(void **state) {
+        static const DurationCase cases[] = {
+                { "90d", 0, 90 * MSEC_PER_DAY },
+                { "36h", 0, 36 * MSEC_PER_HOUR },
+                { "2w", 0, 2 * MSEC_PER_WEEK },
+                { "30min", 0, 30 * MSEC_PER_MIN },
+                { "45s", 0, 45 * MSEC_PER_SEC },
+                { "1d12h", 0, MSEC_PER_DAY + 12 * MSEC_PER_HOUR },
+                { "1d 12h", 0, MSEC_PER_DAY + 12 * MSEC_PER_HOUR },
+                { "0s", 0, 0 },
+                { "250ms", 0, 250 },
+                { " 3d ", 0, 3 * MSEC_PER_DAY },
+                { "1w1d1h1min1s", 0, MSEC_PER_WEEK + MSEC_PER_DAY + MSEC_PER_HOUR + MSEC_PER_MIN +
+                                             MSEC_PER_SEC },
+                { "90", -EINVAL, 0 },     /* bare number */
+                { "0", -EINVAL, 0 },      /* bare zero, too */
+                { "5m", -EINVAL, 0 },     /* ambiguous: minutes or months */
+                { "5 m", -EINVAL, 0 },
+                { "1h5m", -EINVAL, 0 },
+                { "5mo", -EINVAL, 0 },
+                { "5M", -EINVAL, 0 },
+                { "5y", -EINVAL, 0 },
+                { "1.5d", -EINVAL, 0 },
+                { "-5d", -EINVAL, 0 },
+                { "+5d", -EINVAL, 0 },
+                { "d", -EINVAL, 0 },
+                { "", -EINVAL, 0 },
+                { "   ", -EINVAL, 0 },
+                { "5d junk", -EINVAL, 0 },
+                { "5dd", -EINVAL, 0 },
+                { "5days", -EINVAL, 0 },
+                { "99999999999999999999d", -ERANGE, 0 },  /* strtoull overflow */
+                { "106751991167d", 0, INT64_C(106751991167) * MSEC_PER_DAY },
+                { "106751991168d", -ERANGE, 0 },          /* just over INT64_MAX ms */
+                { "106751991167d106751991167d", -ERANGE, 0 }, /* sum overflow */
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const char *why = NULL;
+                msec_t got = -1;
+                int r = parse_duration(cases[i].in, &got, &why);
+
+                if (r != cases[i].r || (r == 0 && got != cases[i].want))
+                        fail_msg("parse_duration(\"%s\") = %d, %lld; want %d, %lld", cases[i].in, r,
+                                 (long long)got, cases[i].r, (long long)cases[i].want);
+                if (r < 0)
+                        assert_non_null(why);
+                else
+                        assert_null(why);
+        }
+}
+
+static void test_parse_duration_m_is_ambiguous_message(void **state) {
+        const char *why = NULL;
+        msec_t d = 7;
+
+        assert_int_equal(parse_duration("10m", &d, &why), -EINVAL);
+        assert_non_null(strstr(why, "ambiguous"));
+        assert_int_equal(d, 7); /* not written on failure */
+}
+
+static void test_parse_duration_null(void **state) {
+        const char *why = NULL;
+        msec_t d;
+        assert_int_equal(parse_duration(NULL, &d, &why), -EINVAL);
+        assert_int_equal(parse_duration("5d", &d, NULL), 0);
+        assert_int_equal(d, 5 * MSEC_PER_DAY);
+}
+
+typedef struct SizeCase {
+        const char *in;
+        bool allow_percent;
+        int r;
+        bool is_percent;
+        uint64_t bytes;
+        double percent;
+} SizeCase;
+
+static void test_parse_size_table(void **state) {
+        static const SizeCase cases[] = {
+                { "123", false, 0, false, 123, 0 },
+                { "123B", false, 0, false, 123, 0 },
+                { "0", false, 0, false, 0, 0 },
+                { "100K", false, 0, false, 100 * 1024, 0 },
+                { "100k", false, 0, false, 100 * 1024, 0 },
+                { "512M", false, 0, false, UINT64_C(512) << 20, 0 },
+                { "512m", false, 0, false, UINT64_C(512) << 20, 0 },
+                { "5G", false, 0, false, UINT64_C(5) << 30, 0 },
+                { "1T", false, 0, false, UINT64_C(1) << 40, 0 },
+                { "16777215T", false, 0, false, UINT64_C(16777215) << 40, 0 },
+                { "16777216T", false, -ERANGE, false, 0, 0 }, /* 2^64 */
+                { "18446744073709551615", false, 0, false, UINT64_MAX, 0 },
+                { "18446744073709551616", false, -ERANGE, false, 0, 0 },
+                { "1.5G", false, -EINVAL, false, 0, 0 },
+                { "5GB", false, -EINVAL, false, 0, 0 },
+                { "5P", false, -EINVAL, false, 0, 0 },
+                { "5 G", false, -EINVAL, false, 0, 0 },
+                { "G", false, -EINVAL, false, 0, 0 },
+                { "-5G", false, -EINVAL, false, 0, 0 },
+                { "", false, -EINVAL, false, 0, 0 },
+                { "10%", false, -EINVAL, false, 0, 0 }, /* percent not allowed here */
+                { "10%", true, 0, true, 0, 10 },
+                { "12.5%", true, 0, true, 0, 12.5 },
+                { "0%", true, 0, true, 0, 0 },
+                { "100%", true, 0, true, 0, 100 },
+                { "100.1%", true, -ERANGE, false, 0, 0 },
+                { "101%", true, -ERANGE, false, 0, 0 },
+                { "10%%", true, -EINVAL, false, 0, 0 },
+                { "10% ", true, -EINVAL, false, 0, 0 },
+                { "0x10%", true, -EINVAL, false, 0, 0 },
+                { "1e1%", true, -EINVAL, false, 0, 0 },
+                { "1.2.3%", true, -EINVAL, false, 0, 0 },
+                { "5G%", true, -EINVAL, false, 0, 0 },
+                { "5G", true, 0, false, UINT64_C(5) << 30, 0 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const SizeCase *c = &cases[i];
+                const char *why = NULL;
+                SizeSpec s = {};
+                int r = parse_size(c->in, c->allow_percent, &s, &why);
+
+                if (r != c->r)
+                        fail_msg("parse_size(\"%s\", %d) = %d (%s), want %d", c->in,
+                                 c->allow_percent, r, why ? why : "-", c->r);
+                if (r < 0) {
+                        assert_non_null(why);
+                        continue;
+                }
+                assert_true(s.is_set);
+                if (s.is_percent != c->is_percent || s.bytes != c->bytes ||
+                    s.percent != c->percent)
+                        fail_msg("parse_size(\"%s\"): percent=%d bytes=%llu %%=%g", c->in,
+                                 s.is_percent, (unsigned long long)s.bytes, s.percent);
+        }
+}
+
+typedef struct TimestampCase {
+        const char *in;
+        int r;
+        msec_t want;
+} TimestampCase;
+
+static void test_parse_timestamp_table(void **state) {
+        static const TimestampCase cases[] = {
+                { "1970-01-01T00:00:00Z", 0, 0 },
+                { "2027-01-01T00:00:00Z", 0, INT64_C(1798761600000) },
+                { "2027-01-01", 0, INT64_C(1798761600000) },
+                { "2027-01-01T00:00Z", 0, INT64_C(1798761600000) },
+                { "2027-01-01 00:00:00Z", 0, INT64_C(1798761600000) },
+                { "2027-01-01t00:00:00z", 0, INT64_C(1798761600000) },
+                { "2027-01-01T00:00:00.5Z", 0, INT64_C(1798761600500) },
+                { "2027-01-01T00:00:00.123456Z", 0, INT64_C(1798761600123) },
+                { "2027-01-01T00:00:00,25Z", 0, INT64_C(1798761600250) },
+                { "2027-01-01T05:30:00+05:30", 0, INT64_C(1798761600000) },
+                { "2027-01-01T05:30:00+0530", 0, INT64_C(1798761600000) },
+                { "2027-01-01T05:00:00+05", 0, INT64_C(1798761600000) },
+                { "2026-12-31T19:00:00-05:00", 0, INT64_C(1798761600000) },
+                { "2024-02-29T00:00:00Z", 0, INT64_C(1709164800000) }, /* leap day */
+                { "2000-02-29", 0, INT64_C(951782400000) },            /* 400-year leap */
+                { "1969-12-31T23:59:59Z", 0, -1000 },
+                { "@0", 0, 0 },
+                { "@1798761600", 0, INT64_C(1798761600000) },
+                { "@-1", 0, -1000 },
+                { "@", -EINVAL, 0 },
+                { "@ 5", -EINVAL, 0 },
+                { "@5x", -EINVAL, 0 },
+                { "@99999999999999999", -ERANGE, 0 },
+                { "2023-02-29", -EINVAL, 0 }, /* not a leap year */
+                { "1900-02-29", -EINVAL, 0 }, /* century, not leap */
+                { "2027-04-31", -EINVAL, 0 },
+                { "2027-13-01", -EINVAL, 0 },
+                { "2027-00-10", -EINVAL, 0 },
+                { "2027-01-00", -EINVAL, 0 },
+                { "2027-01-01T24:00:00Z", -EINVAL, 0 },
+                { "2027-01-01T23:60:00Z", -EINVAL, 0 },
+                { "2027-01-01T00:00:00+24:00", -EINVAL, 0 },
+                { "2027-01-01T00:00:00+05:60", -EINVAL, 0 },
+                { "2027-01-01T00:00:00.Z", -EINVAL, 0 },
+                { "2027-01-01T00:00:00Zjunk", -EINVAL, 0 },
+                { "2027-01-01T00", -EINVAL, 0 },
+                { "2027-1-1", -EINVAL, 0 },
+                { "27-01-01", -EINVAL, 0 },
+                { "", -EINVAL, 0 },
+                { "yesterday", -EINVAL, 0 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                msec_t got = -42;
+                int r = parse_timestamp(cases[i].in, &got);
+                if (r != cases[i].r || (r == 0 && got != cases[i].want))
+                        fail_msg("parse_timestamp(\"%s\") = %d, %lld; want %d, %lld", cases[i].in,
+                                 r, (long long)got, cases[i].r, (long long)cases[i].want);
+        }
+        assert_int_equal(parse_timestamp(NULL, &(msec_t){ 0 }), -EINVAL);
+}
+
+static void test_parse_timestamp_roundtrips_format(void **state) {
+        char buf[FORMAT_TIMESTAMP_MAX];
+        msec_t t;
+
+        for (msec_t x = -MSEC_PER_DAY * 400; x < INT64_C(4102444800000); x += 9876543210) {
+                msec_t whole = x - (((x % 1000) + 1000) % 1000);
+                format_timestamp(buf, sizeof buf, x);
+                assert_int_equal(parse_timestamp(buf, &t), 0);
+                assert_int_equal(t, whole);
+        }
+}
+
+static void test_format_timestamp(void **state) {
+        char buf[FORMAT_TIMESTAMP_MAX];
+        assert_string_equal(format_timestamp(buf, sizeof buf, INT64_C(1798761600000)),
+                            "2027-01-01T00:00:00Z");
+        assert_string_equal(format_timestamp(buf, sizeof buf, 0), "1970-01-01T00:00:00Z");
+        assert_string_equal(format_timestamp(buf, sizeof buf, -1), "1969-12-31T23:59:59Z");
+        assert_string_equal(format_timestamp(buf, sizeof buf, 1999), "1970-01-01T00:00:01Z");
+}
+
+typedef struct BytesCase {
+        uint64_t in;
+        const char *want;
+} BytesCase;
+
+static void test_format_bytes_table(void **state) {
+        static const BytesCase cases[] = {
+                { 0, "0B" },
+                { 1, "1B" },
+                { 1023, "1023B" },
+                { 1024, "1.0K" },
+                { 1536, "1.5K" },
+                { 10 * 1024 - 1, "9.9K" }, /* truncates, never rounds up */
+                { 10 * 1024, "10K" },
+                { UINT64_C(1) << 20, "1.0M" },
+                { (UINT64_C(1) << 20) - 1, "1023K" },
+                { (UINT64_C(52) << 30) / 10, "5.1G" },
+                { UINT64_C(5) << 40, "5.0T" },
+                { UINT64_MAX, "15E" },
+        };
+        char buf[FORMAT_BYTES_MAX];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                if (!streq(format_bytes(buf, sizeof buf, cases[i].in), cases[i].want))
+                        fail_msg("format_bytes(%llu) = \"%s\", want \"%s\"",
+                                 (unsigned long long)cases[i].in, buf, cases[i].want);
+}
+
+static void test_format_size_exact_table(void **state) {
+        static const BytesCase cases[] = {
+                { 0, "0B" },
+                { 123, "123B" },
+                { 1024, "1K" },
+                { 1025, "1025B" },
+                { UINT64_C(1536) << 20, "1536M" },
+                { UINT64_C(5) << 30, "5G" },
+                { UINT64_C(2048) << 30, "2T" },
+                { UINT64_MAX, "18446744073709551615B" },
+        };
+        char buf[FORMAT_SIZE_EXACT_MAX];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                SizeSpec s;
+                if (!streq(format_size_exact(buf, sizeof buf, cases[i].in), cases[i].want))
+                        fail_msg("format_size_exact(%llu) = \"%s\", want \"%s\"",
+                                 (unsigned long long)cases[i].in, buf, cases[i].want);
+                /* what it prints parses back to the same number */
+                assert_int_equal(parse_size(buf, false, &s, NULL), 0);
+                assert_true(s.bytes == cases[i].in);
+        }
+}
+
+typedef struct DurFmtCase {
+        msec_t in;
+        const char *coarse, *exact;
+} DurFmtCase;
+
+static void test_format_duration_table(void **state) {
+        static const DurFmtCase cases[] = {
+                { 0, "0s", "0s" },
+                { 999, "0s", "999ms" },
+                { 45 * MSEC_PER_SEC, "45s", "45s" },
+                { 119 * MSEC_PER_SEC, "119s", "1min59s" },
+                { 2 * MSEC_PER_MIN, "2min", "2min" },
+                { 30 * MSEC_PER_MIN, "30min", "30min" },
+                { 2 * MSEC_PER_HOUR, "2h", "2h" },
+                { MSEC_PER_DAY, "24h", "1d" },
+                { 36 * MSEC_PER_HOUR, "36h", "1d12h" },
+                { 2 * MSEC_PER_DAY - 1, "47h", "1d23h59min59s999ms" },
+                { 2 * MSEC_PER_DAY, "2d", "2d" },
+                { 7 * MSEC_PER_DAY, "7d", "1w" },
+                { 14 * MSEC_PER_DAY, "14d", "2w" },
+                { 90 * MSEC_PER_DAY, "90d", "90d" },
+                { 121 * MSEC_PER_DAY + 5 * MSEC_PER_HOUR, "121d", "121d5h" },
+                { -3 * MSEC_PER_DAY, "-3d", "0s" },
+        };
+        char buf[FORMAT_DURATION_MAX];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                if (!streq(format_duration(buf, sizeof buf, cases[i].in), cases[i].coarse))
+                        fail_msg("format_duration(%lld) = \"%s\", want \"%s\"",
+                                 (long long)cases[i].in, buf, cases[i].coarse);
+                if (!streq(format_duration_exact(buf, sizeof buf, cases[i].in), cases[i].exact))
+                        fail_msg("format_duration_exact(%lld) = \"%s\", want \"%s\"",
+                                 (long long)cases[i].in, buf, cases[i].exact);
+        }
+}
+
+static void test_format_duration_exact_roundtrips(void **state) {
+        char buf[FORMAT_DURATION_MAX];
+        msec_t d;
+
+        for (msec_t x = 1; x < 400 * MSEC_PER_DAY; x = x * 3 + 7) {
+                format_duration_exact(buf, sizeof buf, x);
+                assert_int_equal(parse_duration(buf, &d, NULL), 0);
+                assert_int_equal(d, x);
+        }
+}
+
+static void test_format_duration_extremes(void **state) {
+        char buf[FORMAT_DURATION_MAX];
+        assert_string_equal(format_duration(buf, sizeof buf, INT64_MIN), "-106751991167d");
+        assert_string_equal(format_duration(buf, sizeof buf, INT64_MAX), "106751991167d");
+        /* a tiny buffer truncates without overflowing */
+        char small[4];
+        format_duration_exact(small, sizeof small, 36 * MSEC_PER_HOUR);
+        assert_true(strlen(small) < sizeof small);
+}
+
+static void test_path_join(void **state) {
+        _cleanup_free_ char *a = path_join("/a/b", "c");
+        _cleanup_free_ char *b = path_join("/a/b/", "/c");
+        _cleanup_free_ char *c = path_join("/", "x");
+        _cleanup_free_ char *d = path_join("//", "x/y");
+        assert_string_equal(a, "/a/b/c");
+        assert_string_equal(b, "/a/b/c");
+        assert_string_equal(c, "/x");
+        assert_string_equal(d, "/x/y");
+}
+
+static void test_strbuf_append_printf_steal(void **state) {
+        StrBuf b = {};
+        _cleanup_free_ char *s = NULL;
+
+        assert_int_equal(strbuf_append(&b, "ab", 2), 0);
+        for (int i = 0; i < 100; i++)
+                assert_int_equal(strbuf_printf(&b, "%d,", i), 0);
+        assert_int_equal(b.len, strlen(b.buf));
+        s = strbuf_steal(&b);
+        assert_non_null(s);
+        assert_true(strneq(s, "ab0,1,2,", 8));
+        assert_non_null(strstr(s, "99,"));
+        assert_null(b.buf);
+        assert_int_equal(b.len, 0);
+}
+
+static void test_strbuf_steal_empty_is_empty_string(void **state) {
+        StrBuf b = {};
+        _cleanup_free_ char *s = strbuf_steal(&b);
+        assert_non_null(s);
+        assert_string_equal(s, "");
+}
+
+static void test_greedy_realloc_overflow(void **state) {
+        void *p = NULL;
+        size_t alloc = 0;
+        assert_int_equal(greedy_realloc(&p, &alloc, SIZE_MAX / 2 + 1, 1), -ENOMEM);
+        assert_int_equal(greedy_realloc(&p, &alloc, 10, 8), 0);
+        assert_true(alloc >= 10);
+        free(p);
+}
+
+static void test_strdup_or_null(void **state) {
+        _cleanup_free_ char *s = strdup_or_null("x");
+        assert_null(strdup_or_null(NULL));
+        assert_string_equal(s, "x");
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_parse_duration_table),
+                cmocka_unit_test(test_parse_duration_m_is_ambiguous_message),
+                cmocka_unit_test(test_parse_duration_null),
+                cmocka_unit_test(test_parse_size_table),
+                cmocka_unit_test(test_parse_timestamp_table),
+                cmocka_unit_test(test_parse_timestamp_roundtrips_format),
+                cmocka_unit_test(test_format_timestamp),
+                cmocka_unit_test(test_format_bytes_table),
+                cmocka_unit_test(test_format_size_exact_table),
+                cmocka_unit_test(test_format_duration_table),
+                cmocka_unit_test(test_format_duration_exact_roundtrips),
+                cmocka_unit_test(test_format_duration_extremes),
+                cmocka_unit_test(test_path_join),
+                cmocka_unit_test(test_strbuf_append_printf_steal),
+                cmocka_unit_test(test_strbuf_steal_empty_is_empty_string),
+                cmocka_unit_test(test_greedy_realloc_overflow),
+                cmocka_unit_test(test_strdup_or_null),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
