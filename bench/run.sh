@@ -6,7 +6,8 @@
 #
 # Env: QGC (qgc binary; default ../qgc next to bench/), QGC_SALVAGE (a command run as
 # "$QGC_SALVAGE FILE" that salvages usage from FILE and nothing else; row skipped when unset),
-# QWEN_NODE (node binary for Qwen's code), CC (default cc).
+# QWEN_NODE (node binary for Qwen's code), CC (default cc). Without QGC_SALVAGE the runner builds
+# bench/qgc-salvage.c against QGC_BUILD/libqgc.a (QGC_BUILD defaults to qgc's directory).
 set -u
 set -o pipefail
 
@@ -178,7 +179,7 @@ TREE="$WORK/tree"
 ROOTS=()
 log "generating $TOTAL sessions in $(( PROJECTS * USERS )) projects ($USERS user(s)) into $TREE"
 "$BIN/gen-tree" --seed "$SEED" --users "$USERS" --projects "$PROJECTS" --sessions "$SESSIONS" \
-        --now "$NOW_EPOCH" --manifest "$WORK/tree.manifest" "$TREE" >"$WORK/gen.out" || die "gen-tree failed"
+        --min-age-days 1 --now "$NOW_EPOCH" --manifest "$WORK/tree.manifest" "$TREE" >"$WORK/gen.out" || die "gen-tree failed"
 TREE_BYTES=$(awk '{ print $4 }' "$WORK/gen.out")
 if [ "$USERS" = 1 ]; then ROOTS=("$TREE"); else for d in "$TREE"/user*/.qwen; do ROOTS+=("$d"); done; fi
 QGC_ROOTS=()
