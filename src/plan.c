@@ -313,6 +313,8 @@ static int plan_json_session(const Plan *p, const PlanItem *it, json_object **re
         if (r >= 0)
                 r = plan_json_int(o, "idle_ms", MAX(p->now - s->last_activity, (msec_t)0));
         if (r >= 0)
+                r = plan_json_time(o, "last_record", s->last_record);
+        if (r >= 0)
                 r = plan_json_time(o, "first_record", s->first_record);
         if (r >= 0)
                 r = plan_json_time(o, "mtime", s->mtime);

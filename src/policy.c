@@ -258,6 +258,18 @@ static void policy_keep_protections(PolicyRun *run, size_t i) {
                 vd->protections |= PROT_WORKTREE;
 }
 
+/* Older first: last activity, then the record timestamps (which decide when a copy gave every
+ * transcript the same mtime). 0 when tied. */
+static int policy_cmp_age(const Session *a, const Session *b) {
+        if (a->last_activity != b->last_activity)
+                return a->last_activity < b->last_activity ? -1 : 1;
+        if (a->last_record != b->last_record)
+                return a->last_record < b->last_record ? -1 : 1;
+        if (a->first_record != b->first_record)
+                return a->first_record < b->first_record ? -1 : 1;
+        return 0;
+}
+
 /* Order verified sessions by tree, project, newest first, id. */
 static int policy_cmp_group(const void *x, const void *y, void *userdata) {
         const Inventory *inv = userdata;
@@ -269,8 +281,9 @@ static int policy_cmp_group(const void *x, const void *y, void *userdata) {
         c = strcmp(a->cwd, b->cwd);
         if (c != 0)
                 return c;
-        if (a->last_activity != b->last_activity)
-                return a->last_activity > b->last_activity ? -1 : 1;
+        c = policy_cmp_age(a, b);
+        if (c != 0)
+                return -c;
         return strcmp(a->id, b->id);
 }
 
@@ -280,8 +293,9 @@ static int policy_cmp_oldest(const void *x, const void *y, void *userdata) {
         const Session *a = &inv->sessions[*(const size_t *)x], *b = &inv->sessions[*(const size_t *)y];
         int c;
 
-        if (a->last_activity != b->last_activity)
-                return a->last_activity < b->last_activity ? -1 : 1;
+        c = policy_cmp_age(a, b);
+        if (c != 0)
+                return c;
         if (a->tree != b->tree)
                 return a->tree < b->tree ? -1 : 1;
         c = strcmp(a->id, b->id);

@@ -342,38 +342,62 @@ static int render_use_cmp(const void *x, const void *y) {
         return strcmp(a->group, b->group);
 }
 
-/* Aggregate the inventory per (tree, project). */
+static bool render_session_verified(const Session *s) {
+        return s->cwd && (s->owner == OWNER_OK || s->owner == OWNER_WORKTREE ||
+                          s->owner == OWNER_CLAIM);
+}
+
+static const char *render_session_group(const Session *s) {
+        return render_session_verified(s) ? s->cwd : (s->project_dir ?: "");
+}
+
+/* Sessions by tree, verified first, project. */
+static int render_session_cmp(const void *x, const void *y, void *userdata) {
+        const Inventory *inv = userdata;
+        const Session *a = &inv->sessions[*(const size_t *)x], *b = &inv->sessions[*(const size_t *)y];
+        bool va = render_session_verified(a), vb = render_session_verified(b);
+
+        if (a->tree != b->tree)
+                return a->tree < b->tree ? -1 : 1;
+        if (va != vb)
+                return va ? -1 : 1;
+        return strcmp(render_session_group(a), render_session_group(b));
+}
+
+/* Aggregate the inventory per (tree, project), largest first within each tree. */
 static int render_use_collect(const Inventory *inv, RenderUse **ret, size_t *ret_n) {
         _cleanup_free_ RenderUse *u = calloc(inv->n_sessions ?: 1, sizeof(RenderUse));
+        _cleanup_free_ size_t *idx = calloc(inv->n_sessions ?: 1, sizeof(size_t));
         size_t n = 0;
 
-        if (!u)
+        if (!u || !idx)
                 return -ENOMEM;
-        for (size_t i = 0; i < inv->n_sessions; i++) {
-                const Session *s = &inv->sessions[i];
-                bool verified = s->cwd && (s->owner == OWNER_OK || s->owner == OWNER_WORKTREE ||
-                                           s->owner == OWNER_CLAIM);
-                const char *g = verified ? s->cwd : (s->project_dir ?: "");
-                size_t j;
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                idx[i] = i;
+        qsort_r(idx, inv->n_sessions, sizeof(size_t), render_session_cmp, (void *)inv);
+        for (size_t k = 0; k < inv->n_sessions; k++) {
+                const Session *s = &inv->sessions[idx[k]];
+                bool verified = render_session_verified(s);
+                const char *g = render_session_group(s);
+                RenderUse *cur = n > 0 ? &u[n - 1] : NULL;
 
-                for (j = 0; j < n; j++)
-                        if (u[j].tree == s->tree && u[j].verified == verified &&
-                            streq(u[j].group, g))
-                                break;
-                if (j == n)
-                        u[n++] = (RenderUse){ .tree = s->tree,
-                                              .group = g,
-                                              .verified = verified,
-                                              .oldest = s->last_activity,
-                                              .newest = s->last_activity };
+                if (!cur || cur->tree != s->tree || cur->verified != verified ||
+                    !streq(cur->group, g)) {
+                        cur = &u[n++];
+                        *cur = (RenderUse){ .tree = s->tree,
+                                            .group = g,
+                                            .verified = verified,
+                                            .oldest = s->last_activity,
+                                            .newest = s->last_activity };
+                }
                 if (s->state == SESSION_ARCHIVED)
-                        u[j].n_archived++;
+                        cur->n_archived++;
                 else
-                        u[j].n_active++;
-                u[j].bytes += s->bytes;
-                u[j].bytes_alloc += s->bytes_alloc;
-                u[j].oldest = MIN(u[j].oldest, s->last_activity);
-                u[j].newest = MAX(u[j].newest, s->last_activity);
+                        cur->n_active++;
+                cur->bytes += s->bytes;
+                cur->bytes_alloc += s->bytes_alloc;
+                cur->oldest = MIN(cur->oldest, s->last_activity);
+                cur->newest = MAX(cur->newest, s->last_activity);
         }
         qsort(u, n, sizeof(RenderUse), render_use_cmp);
         *ret = TAKE_PTR(u);
@@ -450,5 +474,12 @@ int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o,
         }
         fprintf(f, "total: %zu project%s, %zu session%s, %s on disk\n", n, n == 1 ? "" : "s",
                 inv->n_sessions, inv->n_sessions == 1 ? "" : "s", format_bytes(d, sizeof d, total));
+        if (inv->n_orphans > 0) {
+                uint64_t ob = 0;
+                for (size_t i = 0; i < inv->n_orphans; i++)
+                        ob += inv->orphans[i].bytes_alloc;
+                fprintf(f, "orphans: %zu (%s) with no transcript\n", inv->n_orphans,
+                        format_bytes(d, sizeof d, ob));
+        }
         return 0;
 }

@@ -497,10 +497,14 @@ static void test_plan_render_status_largest_first(void **state) {
         assert_non_null(strstr(a, "  #\n"));
         /* counts, size and ages of /p/a: 1 active, 1 archived, 2.1K, oldest 50d, newest 2d */
         assert_non_null(strstr(a, "      1        1   2.1K    50d     2d"));
-        assert_non_null(strstr(out, "total: 3 projects, 4 sessions"));
+        assert_non_null(strstr(out, "total: 3 projects, 4 sessions, 100K on disk\n"));
+        assert_null(strstr(out, "orphans:"));
 
+        f.o[0] = (Orphan){ .kind = ORPHAN_SUBAGENTS, .name = (char *)"x", .bytes_alloc = 4096 };
+        f.inv.n_orphans = 1;
         narrow = render_status(&f.inv, 60);
         assert_lines_fit(narrow, 60);
+        assert_non_null(strstr(narrow, "orphans: 1 (4.0K) with no transcript\n"));
 }
 
 static void test_plan_render_status_empty(void **state) {

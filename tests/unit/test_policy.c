@@ -269,6 +269,29 @@ static void test_policy_ranks_newest_first(void **state) {
         fx_done(&f);
 }
 
+static void test_policy_rank_ties_broken_by_records(void **state) {
+        Fixture f;
+        Session *s;
+        (void)state;
+
+        /* a copy gave every transcript the same mtime: the record timestamps decide */
+        fx_init(&f, (Policy)POL(.max_sessions = 1));
+        s = fx_add(&f, "/p/a", SESSION_ACTIVE, 2 * D, 1);
+        s->last_record = NOW - 9 * D;
+        s = fx_add(&f, "/p/a", SESSION_ACTIVE, 2 * D, 1);
+        s->last_record = NOW - 8 * D;
+        s = fx_add(&f, "/p/a", SESSION_ACTIVE, 2 * D, 1);
+        s->last_record = NOW - 8 * D;
+        s->first_record = NOW - 8 * D - 1;
+        fx_eval(&f, false);
+        assert_int_equal(f.v->sessions[2].rank, 1);
+        assert_int_equal(f.v->sessions[1].rank, 2);
+        assert_int_equal(f.v->sessions[0].rank, 3);
+        assert_int_equal(f.v->sessions[2].verb, VERB_KEEP);
+        assert_int_equal(f.v->sessions[0].verb, VERB_ARCHIVE);
+        fx_done(&f);
+}
+
 static void test_policy_future_mtime_is_clamped(void **state) {
         Fixture f;
         Session *s;
@@ -826,6 +849,7 @@ int main(void) {
                 cmocka_unit_test(test_policy_rules_table),
                 cmocka_unit_test(test_policy_empty_inventory),
                 cmocka_unit_test(test_policy_ranks_newest_first),
+                cmocka_unit_test(test_policy_rank_ties_broken_by_records),
                 cmocka_unit_test(test_policy_future_mtime_is_clamped),
                 cmocka_unit_test(test_policy_min_idle_cutoff),
                 cmocka_unit_test(test_policy_each_protection_beats_each_rule),
