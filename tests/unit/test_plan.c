@@ -254,6 +254,43 @@ static void test_plan_render_text_fits_width(void **state) {
         plan_free(p);
 }
 
+/* The whole text plan of the scene at 100 columns against tests/data/plan/scene-100.txt; with
+ * QGC_UPDATE_GOLDEN=1 the file is rewritten instead (review the diff before committing). */
+static void test_plan_render_text_golden(void **state) {
+        const char *dir = getenv("QGC_TESTDATA");
+        _cleanup_free_ char *path = NULL, *out = NULL, *want = NULL;
+        Fixture f;
+        Plan *p;
+        FILE *g;
+        size_t len = 0;
+        (void)state;
+
+        if (!dir)
+                skip(); /* reported as skipped, not passed: run through make check */
+        path = strprintf("%s/plan/scene-100.txt", dir);
+        assert_non_null(path);
+        fx_scene(&f);
+        f.s[0].tree = 1;
+        f.inv.n_trees = 2;
+        p = fx_plan(&f);
+        out = render(plan_render_text, p, 100, true);
+        plan_free(p);
+        if (getenv("QGC_UPDATE_GOLDEN")) {
+                g = fopen(path, "we");
+                assert_non_null(g);
+                fputs(out, g);
+                assert_int_equal(fclose(g), 0);
+        }
+        g = fopen(path, "re");
+        assert_non_null(g);
+        want = calloc(1, 65536);
+        assert_non_null(want);
+        len = fread(want, 1, 65535, g);
+        fclose(g);
+        assert_true(len > 0);
+        assert_string_equal(out, want);
+}
+
 static void test_plan_render_text_summary(void **state) {
         Fixture f;
         Plan *p;
@@ -536,6 +573,7 @@ int main(void) {
                 cmocka_unit_test(test_plan_build_stable_across_input_order),
                 cmocka_unit_test(test_plan_build_rejects_mismatch),
                 cmocka_unit_test(test_plan_render_text_fits_width),
+                cmocka_unit_test(test_plan_render_text_golden),
                 cmocka_unit_test(test_plan_render_text_summary),
                 cmocka_unit_test(test_plan_render_text_hide_keep),
                 cmocka_unit_test(test_plan_render_text_hostile_strings),
