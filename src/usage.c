@@ -1,2 +1,1198 @@
-/* usage.c: not yet written. */
+/* usage.c: usage salvage. Replays a transcript's ui_telemetry events into the line Qwen Code's
+ * pre-delete salvage writes to usage_record.jsonl (summarizeTranscript, UiTelemetryService,
+ * metricsToUsageRecord in Qwen 0.24), and appends it.
+ *
+ * Qwen does this in JavaScript, so the arithmetic is JavaScript's: fields are added with "+="
+ * whatever their type (a missing one gives NaN, serialized as null; a string turns the sum into
+ * a string), names are property keys (integer-like keys sort first), and some hostile names
+ * make Qwen throw, in which case it writes nothing. This file models those rules.
+ *
+ * The transcript is streamed: only lines that can hold a ui_telemetry record (the word appears,
+ * or a \u escape could spell it) are parsed; the first record comes from the first parseable
+ * line and the last one from a backward scan at the end. */
 #include "autoconf.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "record.h"
+#include "usage.h"
+
+#define USAGE_FILE "usage_record.jsonl"
+#define USAGE_MAX_LINE (16 * 1024 * 1024) /* longer lines cannot be salvaged exactly */
+#define USAGE_STR_MAX (8 * 1024 * 1024)   /* budget for sums that JavaScript turned into strings */
+#define USAGE_BACK_WINDOW (64 * 1024)
+#define USAGE_MARK "ui_telemetry"
+
+#define usage_puts(b, lit) strbuf_append((b), (lit), strlen(lit))
+
+/* ------------------------------------------------------------------ JavaScript values */
+
+/* A number, or a string once JavaScript's "+" concatenated one in. */
+typedef struct JsVal {
+        bool is_str;
+        double num;
+        StrBuf str;
+} JsVal;
+
+static void usage_jsval_done(JsVal *v) {
+        strbuf_done(&v->str);
+        *v = (JsVal){};
+}
+
+/* Number::toString(10): shortest round-trip digits, JavaScript's fixed/exponent rules. */
+static int usage_js_number(StrBuf *b, double v) {
+        char tmp[40], digits[24];
+        int prec, exp10, nd = 0, n;
+        const char *p;
+
+        if (isnan(v))
+                return usage_puts(b, "NaN");
+        if (isinf(v))
+                return v > 0 ? usage_puts(b, "Infinity") : usage_puts(b, "-Infinity");
+        if (v == 0)
+                return usage_puts(b, "0");
+        if (v < 0) {
+                if (usage_puts(b, "-") < 0)
+                        return -ENOMEM;
+                v = -v;
+        }
+        for (prec = 1; prec <= 17; prec++) {
+                snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, v);
+                if (strtod(tmp, NULL) == v)
+                        break;
+        }
+        /* tmp is d[.ddd]e[+-]XX */
+        for (p = tmp; *p && *p != 'e'; p++)
+                if (*p >= '0' && *p <= '9')
+                        digits[nd++] = *p;
+        exp10 = atoi(p + 1);
+        while (nd > 1 && digits[nd - 1] == '0')
+                nd--;
+        digits[nd] = '\0';
+        n = exp10 + 1; /* position of the decimal point */
+
+        if (nd <= n && n <= 21) {
+                if (strbuf_append(b, digits, (size_t)nd) < 0)
+                        return -ENOMEM;
+                for (int i = nd; i < n; i++)
+                        if (usage_puts(b, "0") < 0)
+                                return -ENOMEM;
+                return 0;
+        }
+        if (0 < n && n <= 21)
+                return strbuf_printf(b, "%.*s.%s", n, digits, digits + n);
+        if (-6 < n && n <= 0) {
+                if (usage_puts(b, "0.") < 0)
+                        return -ENOMEM;
+                for (int i = n; i < 0; i++)
+                        if (usage_puts(b, "0") < 0)
+                                return -ENOMEM;
+                return strbuf_append(b, digits, (size_t)nd);
+        }
+        if (nd == 1)
+                return strbuf_printf(b, "%ce%c%d", digits[0], n - 1 >= 0 ? '+' : '-', abs(n - 1));
+        return strbuf_printf(b, "%c.%se%c%d", digits[0], digits + 1, n - 1 >= 0 ? '+' : '-', abs(n - 1));
+}
+
+static double usage_json_number(json_object *v) {
+        return json_object_is_type(v, json_type_int) ? (double)json_object_get_int64(v)
+                                                     : json_object_get_double(v);
+}
+
+static bool usage_is_number(json_object *v) {
+        return json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double);
+}
+
+/* ToString() of a JSON value; present=false is undefined. */
+static int usage_js_tostring(StrBuf *b, json_object *v, bool present) {
+        if (!present)
+                return usage_puts(b, "undefined");
+        switch (json_object_get_type(v)) {
+        case json_type_null:
+                return usage_puts(b, "null");
+        case json_type_boolean:
+                return json_object_get_boolean(v) ? usage_puts(b, "true") : usage_puts(b, "false");
+        case json_type_int:
+        case json_type_double:
+                return usage_js_number(b, usage_json_number(v));
+        case json_type_string:
+                return strbuf_append(b, json_object_get_string(v), (size_t)json_object_get_string_len(v));
+        case json_type_object:
+                return usage_puts(b, "[object Object]");
+        case json_type_array: {
+                /* Array.prototype.join(","): null and undefined elements are empty. */
+                size_t n = json_object_array_length(v);
+                for (size_t i = 0; i < n; i++) {
+                        json_object *e = json_object_array_get_idx(v, i);
+                        if (i > 0 && usage_puts(b, ",") < 0)
+                                return -ENOMEM;
+                        if (e && usage_js_tostring(b, e, true) < 0)
+                                return -ENOMEM;
+                }
+                return 0;
+        }
+        }
+        return 0;
+}
+
+/* JavaScript truthiness of a JSON value (absent is undefined). */
+static bool usage_js_truthy(json_object *v, bool present) {
+        if (!present)
+                return false;
+        switch (json_object_get_type(v)) {
+        case json_type_null:
+                return false;
+        case json_type_boolean:
+                return json_object_get_boolean(v);
+        case json_type_int:
+        case json_type_double: {
+                double d = usage_json_number(v);
+                return d != 0 && !isnan(d);
+        }
+        case json_type_string:
+                return json_object_get_string_len(v) > 0;
+        default:
+                return true;
+        }
+}
+
+static bool usage_jsval_truthy(const JsVal *v) {
+        return v->is_str ? v->str.len > 0 : (v->num != 0 && !isnan(v->num));
+}
+
+/* Turn a numeric accumulator into its string form before concatenating. */
+static int usage_jsval_to_str(JsVal *acc) {
+        if (acc->is_str)
+                return 0;
+        acc->str.len = 0;
+        if (usage_js_number(&acc->str, acc->num) < 0)
+                return -ENOMEM;
+        acc->is_str = true;
+        return 0;
+}
+
+/* acc += v (v a JSON value or, present=false, undefined), with JavaScript's "+". */
+static int usage_jsval_add_json(JsVal *acc, json_object *v, bool present) {
+        if (!acc->is_str) {
+                if (!present) {
+                        acc->num = NAN;
+                        return 0;
+                }
+                switch (json_object_get_type(v)) {
+                case json_type_null:
+                        return 0;
+                case json_type_boolean:
+                        acc->num += json_object_get_boolean(v) ? 1 : 0;
+                        return 0;
+                case json_type_int:
+                case json_type_double:
+                        acc->num += usage_json_number(v);
+                        return 0;
+                default: /* string, object, array: ToPrimitive gives a string */
+                        break;
+                }
+                if (usage_jsval_to_str(acc) < 0)
+                        return -ENOMEM;
+        }
+        return usage_js_tostring(&acc->str, v, present);
+}
+
+/* a += b for two accumulators. */
+static int usage_jsval_add(JsVal *a, const JsVal *b) {
+        if (!a->is_str && !b->is_str) {
+                a->num += b->num;
+                return 0;
+        }
+        if (usage_jsval_to_str(a) < 0)
+                return -ENOMEM;
+        if (b->is_str)
+                return strbuf_append(&a->str, b->str.buf ? b->str.buf : "", b->str.len);
+        return usage_js_number(&a->str, b->num);
+}
+
+static int usage_jsval_copy(JsVal *dst, const JsVal *src) {
+        *dst = (JsVal){ .num = src->num };
+        if (!src->is_str)
+                return 0;
+        dst->is_str = true;
+        return strbuf_append(&dst->str, src->str.buf ? src->str.buf : "", src->str.len);
+}
+
+/* JSON.stringify() of a string. */
+static int usage_json_string(StrBuf *b, const char *s, size_t n) {
+        size_t run = 0;
+
+        if (usage_puts(b, "\"") < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char)s[i];
+                char esc[8];
+                const char *e = NULL;
+
+                if (c >= 0x20 && c != '"' && c != '\\')
+                        continue;
+                if (strbuf_append(b, s + run, i - run) < 0)
+                        return -ENOMEM;
+                switch (c) {
+                case '"':
+                        e = "\\\"";
+                        break;
+                case '\\':
+                        e = "\\\\";
+                        break;
+                case '\b':
+                        e = "\\b";
+                        break;
+                case '\f':
+                        e = "\\f";
+                        break;
+                case '\n':
+                        e = "\\n";
+                        break;
+                case '\r':
+                        e = "\\r";
+                        break;
+                case '\t':
+                        e = "\\t";
+                        break;
+                default:
+                        snprintf(esc, sizeof(esc), "\\u%04x", c);
+                        e = esc;
+                }
+                if (strbuf_append(b, e, strlen(e)) < 0)
+                        return -ENOMEM;
+                run = i + 1;
+        }
+        if (strbuf_append(b, s + run, n - run) < 0)
+                return -ENOMEM;
+        return usage_puts(b, "\"");
+}
+
+/* JSON.stringify() of an accumulator: NaN and infinities are null. */
+static int usage_jsval_json(StrBuf *b, const JsVal *v) {
+        if (v->is_str)
+                return usage_json_string(b, v->str.buf ? v->str.buf : "", v->str.len);
+        if (!isfinite(v->num))
+                return usage_puts(b, "null");
+        return usage_js_number(b, v->num);
+}
+
+static int usage_json_num(StrBuf *b, double d) {
+        JsVal v = { .num = d };
+        return usage_jsval_json(b, &v);
+}
+
+/* An array index as a property key ("0".."4294967294", canonical): such keys enumerate first,
+ * in numeric order. Returns the index or -1. */
+static int64_t usage_array_index(const char *s, size_t n) {
+        int64_t v = 0;
+
+        if (n == 0 || n > 10 || (n > 1 && s[0] == '0'))
+                return -1;
+        for (size_t i = 0; i < n; i++) {
+                if (s[i] < '0' || s[i] > '9')
+                        return -1;
+                v = v * 10 + (s[i] - '0');
+        }
+        return v <= INT64_C(4294967294) ? v : -1;
+}
+
+/* Property order of an object: array indexes ascending, then the others in insertion order. */
+typedef struct KeyOrder {
+        int64_t index;
+        size_t pos;
+} KeyOrder;
+
+static int usage_key_order_cmp(const void *a, const void *b) {
+        const KeyOrder *x = a, *y = b;
+
+        if ((x->index >= 0) != (y->index >= 0))
+                return x->index >= 0 ? -1 : 1;
+        if (x->index >= 0)
+                return x->index < y->index ? -1 : x->index > y->index;
+        return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static int usage_key_order(const char *const *names, const size_t *lens, size_t n, size_t **ret) {
+        _cleanup_free_ KeyOrder *k = NULL;
+        size_t *order;
+
+        k = calloc(MAX(n, (size_t)1), sizeof(KeyOrder));
+        order = calloc(MAX(n, (size_t)1), sizeof(size_t));
+        if (!k || !order) {
+                free(order);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++)
+                k[i] = (KeyOrder){ .index = usage_array_index(names[i], lens[i]), .pos = i };
+        qsort(k, n, sizeof(KeyOrder), usage_key_order_cmp);
+        for (size_t i = 0; i < n; i++)
+                order[i] = k[i].pos;
+        *ret = order;
+        return 0;
+}
+
+/* JSON.stringify() of any parsed JSON value (sessionId and project are copied as they are). */
+static int usage_json_value(StrBuf *b, json_object *v) {
+        switch (json_object_get_type(v)) {
+        case json_type_null:
+                return usage_puts(b, "null");
+        case json_type_boolean:
+                return json_object_get_boolean(v) ? usage_puts(b, "true") : usage_puts(b, "false");
+        case json_type_int:
+        case json_type_double:
+                return usage_json_num(b, usage_json_number(v));
+        case json_type_string:
+                return usage_json_string(b, json_object_get_string(v), (size_t)json_object_get_string_len(v));
+        case json_type_array: {
+                size_t n = json_object_array_length(v);
+                if (usage_puts(b, "[") < 0)
+                        return -ENOMEM;
+                for (size_t i = 0; i < n; i++) {
+                        if (i > 0 && usage_puts(b, ",") < 0)
+                                return -ENOMEM;
+                        if (usage_json_value(b, json_object_array_get_idx(v, i)) < 0)
+                                return -ENOMEM;
+                }
+                return usage_puts(b, "]");
+        }
+        case json_type_object: {
+                size_t n = (size_t)json_object_object_length(v), i = 0;
+                _cleanup_free_ const char **names = calloc(MAX(n, (size_t)1), sizeof(char *));
+                _cleanup_free_ size_t *lens = calloc(MAX(n, (size_t)1), sizeof(size_t));
+                _cleanup_free_ json_object **vals = calloc(MAX(n, (size_t)1), sizeof(json_object *));
+                _cleanup_free_ size_t *order = NULL;
+
+                if (!names || !lens || !vals)
+                        return -ENOMEM;
+                json_object_object_foreach(v, key, val) {
+                        names[i] = key;
+                        lens[i] = strlen(key);
+                        vals[i++] = val;
+                }
+                if (usage_key_order(names, lens, n, &order) < 0)
+                        return -ENOMEM;
+                if (usage_puts(b, "{") < 0)
+                        return -ENOMEM;
+                for (i = 0; i < n; i++) {
+                        size_t k = order[i];
+                        if (i > 0 && usage_puts(b, ",") < 0)
+                                return -ENOMEM;
+                        if (usage_json_string(b, names[k], lens[k]) < 0 || usage_puts(b, ":") < 0 ||
+                            usage_json_value(b, vals[k]) < 0)
+                                return -ENOMEM;
+                }
+                return usage_puts(b, "}");
+        }
+        }
+        return 0;
+}
+
+/* new Date(v).getTime() for a JSON value: NaN when JavaScript gives NaN. */
+static double usage_js_date(json_object *v, bool present) {
+        msec_t t;
+
+        if (!present)
+                return NAN;
+        switch (json_object_get_type(v)) {
+        case json_type_null:
+                return 0;
+        case json_type_boolean:
+                return json_object_get_boolean(v) ? 1 : 0;
+        case json_type_int:
+        case json_type_double: {
+                double d = usage_json_number(v);
+                if (!isfinite(d) || fabs(d) > 8.64e15)
+                        return NAN;
+                return trunc(d) + 0.0;
+        }
+        case json_type_string:
+                return record_parse_time(json_object_get_string(v), &t) < 0 ? NAN : (double)t;
+        case json_type_array: {
+                StrBuf s = {};
+                double r = NAN;
+                if (usage_js_tostring(&s, v, true) >= 0 && record_parse_time(s.buf ? s.buf : "", &t) >= 0)
+                        r = (double)t;
+                strbuf_done(&s);
+                return r;
+        }
+        default: /* "[object Object]" */
+                return NAN;
+        }
+}
+
+/* ------------------------------------------------------------------ named counters */
+
+typedef struct ModelStats {
+        double requests;
+        JsVal latency, prompt, candidates, total, cached, thoughts;
+} ModelStats;
+
+typedef struct ToolStats {
+        double count, success, fail;
+        JsVal duration;
+} ToolStats;
+
+/* Insertion-ordered string map with an open-addressing index. */
+typedef struct NameMap {
+        char **names;
+        size_t *lens;
+        void **values;
+        size_t n, cap;
+        size_t *slots; /* index + 1, 0 empty */
+        size_t n_slots;
+} NameMap;
+
+static uint64_t usage_hash(const char *s, size_t n) {
+        uint64_t h = UINT64_C(1469598103934665603);
+
+        for (size_t i = 0; i < n; i++) {
+                h ^= (unsigned char)s[i];
+                h *= UINT64_C(1099511628211);
+        }
+        return h;
+}
+
+static void *usage_map_get(const NameMap *m, const char *s, size_t n) {
+        if (m->n_slots == 0)
+                return NULL;
+        for (size_t i = (size_t)usage_hash(s, n) & (m->n_slots - 1);; i = (i + 1) & (m->n_slots - 1)) {
+                size_t k = m->slots[i];
+                if (k == 0)
+                        return NULL;
+                if (m->lens[k - 1] == n && memcmp(m->names[k - 1], s, n) == 0)
+                        return m->values[k - 1];
+        }
+}
+
+static int usage_map_reindex(NameMap *m, size_t n_slots) {
+        size_t *slots = calloc(n_slots, sizeof(size_t));
+
+        if (!slots)
+                return -ENOMEM;
+        for (size_t k = 0; k < m->n; k++) {
+                size_t i = (size_t)usage_hash(m->names[k], m->lens[k]) & (n_slots - 1);
+                while (slots[i])
+                        i = (i + 1) & (n_slots - 1);
+                slots[i] = k + 1;
+        }
+        free(m->slots);
+        m->slots = slots;
+        m->n_slots = n_slots;
+        return 0;
+}
+
+/* Add name (not present yet) with value (taken over). */
+static int usage_map_add(NameMap *m, const char *s, size_t n, void *value) {
+        if (m->n == m->cap) {
+                size_t cap = m->cap ? m->cap * 2 : 8;
+                char **names = reallocarray(m->names, cap, sizeof(char *));
+                if (!names)
+                        return -ENOMEM;
+                m->names = names;
+                size_t *lens = reallocarray(m->lens, cap, sizeof(size_t));
+                if (!lens)
+                        return -ENOMEM;
+                m->lens = lens;
+                void **values = reallocarray(m->values, cap, sizeof(void *));
+                if (!values)
+                        return -ENOMEM;
+                m->values = values;
+                m->cap = cap;
+        }
+        m->names[m->n] = malloc(n + 1);
+        if (!m->names[m->n])
+                return -ENOMEM;
+        memcpy(m->names[m->n], s, n);
+        m->names[m->n][n] = '\0';
+        m->lens[m->n] = n;
+        m->values[m->n] = value;
+        m->n++;
+        if (m->n * 2 > m->n_slots)
+                return usage_map_reindex(m, m->n_slots ? m->n_slots * 2 : 16);
+        {
+                size_t i = (size_t)usage_hash(s, n) & (m->n_slots - 1);
+                while (m->slots[i])
+                        i = (i + 1) & (m->n_slots - 1);
+                m->slots[i] = m->n;
+        }
+        return 0;
+}
+
+static void usage_map_done(NameMap *m, void (*free_value)(void *)) {
+        for (size_t k = 0; k < m->n; k++) {
+                free(m->names[k]);
+                free_value(m->values[k]);
+        }
+        free(m->names);
+        free(m->lens);
+        free(m->values);
+        free(m->slots);
+        *m = (NameMap){};
+}
+
+static void usage_model_free(void *p) {
+        ModelStats *s = p;
+
+        if (!s)
+                return;
+        usage_jsval_done(&s->latency);
+        usage_jsval_done(&s->prompt);
+        usage_jsval_done(&s->candidates);
+        usage_jsval_done(&s->total);
+        usage_jsval_done(&s->cached);
+        usage_jsval_done(&s->thoughts);
+        free(s);
+}
+
+static void usage_tool_free(void *p) {
+        ToolStats *s = p;
+
+        if (!s)
+                return;
+        usage_jsval_done(&s->duration);
+        free(s);
+}
+
+/* Keys that resolve to something on Object.prototype when not an own property. */
+static bool usage_is_proto_key(const char *s, size_t n) {
+        static const char *const names[] = {
+                "constructor",          "__defineGetter__", "__defineSetter__", "hasOwnProperty",
+                "__lookupGetter__",     "__lookupSetter__", "isPrototypeOf",    "propertyIsEnumerable",
+                "toString",             "valueOf",          "__proto__",        "toLocaleString",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (strlen(names[i]) == n && memcmp(names[i], s, n) == 0)
+                        return true;
+        return false;
+}
+
+/* ------------------------------------------------------------------ salvage state */
+
+typedef struct Salvage {
+        json_object *first; /* the first record, referenced */
+        bool has_events;
+        bool threw; /* Qwen's replay would throw a TypeError: it writes nothing */
+        NameMap models, tools;
+        double total_calls, total_success, total_fail;
+        JsVal lines_added, lines_removed;
+        StrBuf key;          /* scratch for property keys */
+        uint64_t end;        /* where the last line streamed ends */
+        bool last_truncated; /* the last line was too long to read */
+} Salvage;
+
+static void usage_salvage_done(Salvage *s) {
+        json_object_put(s->first);
+        usage_map_done(&s->models, usage_model_free);
+        usage_map_done(&s->tools, usage_tool_free);
+        usage_jsval_done(&s->lines_added);
+        usage_jsval_done(&s->lines_removed);
+        strbuf_done(&s->key);
+}
+
+static json_object *usage_get(json_object *obj, const char *key, bool *ret_present) {
+        json_object *v = NULL;
+
+        *ret_present = json_object_is_type(obj, json_type_object) && json_object_object_get_ex(obj, key, &v);
+        return v;
+}
+
+static int usage_add_field(JsVal *acc, json_object *ev, const char *field) {
+        bool present;
+        json_object *v = usage_get(ev, field, &present);
+        int r = usage_jsval_add_json(acc, v, present);
+
+        if (r < 0)
+                return r;
+        if (acc->is_str && acc->str.len > USAGE_STR_MAX)
+                return -E2BIG;
+        return 0;
+}
+
+/* ToPropertyKey(ev[field]) into s->key. */
+static int usage_event_key(Salvage *s, json_object *ev, const char *field) {
+        bool present;
+        json_object *v = usage_get(ev, field, &present);
+
+        s->key.len = 0;
+        if (usage_puts(&s->key, "") < 0)
+                return -ENOMEM;
+        return usage_js_tostring(&s->key, v, present);
+}
+
+static int usage_model(Salvage *s, json_object *ev, ModelStats **ret) {
+        ModelStats *m;
+        int r;
+
+        r = usage_event_key(s, ev, "model");
+        if (r < 0)
+                return r;
+        m = usage_map_get(&s->models, s->key.buf, s->key.len);
+        if (m) {
+                *ret = m;
+                return 0;
+        }
+        if (usage_is_proto_key(s->key.buf, s->key.len)) {
+                /* metrics.models[name] is an Object.prototype member: ".bySource" of it throws */
+                s->threw = true;
+                *ret = NULL;
+                return 0;
+        }
+        m = calloc(1, sizeof(ModelStats));
+        if (!m)
+                return -ENOMEM;
+        r = usage_map_add(&s->models, s->key.buf, s->key.len, m);
+        if (r < 0) {
+                usage_model_free(m);
+                return r;
+        }
+        *ret = m;
+        return 0;
+}
+
+/* #accumulateApiResponse / #accumulateApiError for the session-less replay. */
+static int usage_api_event(Salvage *s, json_object *ev, bool is_error) {
+        ModelStats *m;
+        bool present;
+        json_object *ttft, *prompt_id;
+        int r;
+
+        r = usage_model(s, ev, &m);
+        if (r < 0 || !m)
+                return r;
+        m->requests++;
+        r = usage_add_field(&m->latency, ev, "duration_ms");
+        if (r < 0 || is_error)
+                return r;
+        if ((r = usage_add_field(&m->prompt, ev, "input_token_count")) < 0 ||
+            (r = usage_add_field(&m->candidates, ev, "output_token_count")) < 0 ||
+            (r = usage_add_field(&m->total, ev, "total_token_count")) < 0 ||
+            (r = usage_add_field(&m->cached, ev, "cached_content_token_count")) < 0 ||
+            (r = usage_add_field(&m->thoughts, ev, "thoughts_token_count")) < 0)
+                return r;
+
+        /* With a finite ttft_ms >= 0, isInternalPromptId(prompt_id) calls .startsWith() on any
+         * truthy prompt_id: a non-string one throws. */
+        ttft = usage_get(ev, "ttft_ms", &present);
+        if (!present || !usage_is_number(ttft) || !isfinite(usage_json_number(ttft)) ||
+            usage_json_number(ttft) < 0)
+                return 0;
+        prompt_id = usage_get(ev, "prompt_id", &present);
+        if (usage_js_truthy(prompt_id, present) && !json_object_is_type(prompt_id, json_type_string))
+                s->threw = true;
+        return 0;
+}
+
+/* #accumulateToolCall. */
+static int usage_tool_event(Salvage *s, json_object *ev) {
+        ToolStats *t;
+        bool present, success, phantom_key = false;
+        json_object *v, *meta;
+        int r;
+
+        s->total_calls++;
+        v = usage_get(ev, "success", &present);
+        success = usage_js_truthy(v, present);
+        if (success)
+                s->total_success++;
+        else
+                s->total_fail++;
+
+        r = usage_event_key(s, ev, "function_name");
+        if (r < 0)
+                return r;
+        t = usage_map_get(&s->tools, s->key.buf, s->key.len);
+        if (!t && usage_is_proto_key(s->key.buf, s->key.len))
+                phantom_key = true; /* counts on an Object.prototype member: not in byName */
+        else if (!t) {
+                t = calloc(1, sizeof(ToolStats));
+                if (!t)
+                        return -ENOMEM;
+                r = usage_map_add(&s->tools, s->key.buf, s->key.len, t);
+                if (r < 0) {
+                        usage_tool_free(t);
+                        return r;
+                }
+        }
+        if (t) {
+                t->count++;
+                r = usage_add_field(&t->duration, ev, "duration_ms");
+                if (r < 0)
+                        return r;
+                if (success)
+                        t->success++;
+                else
+                        t->fail++;
+        }
+
+        v = usage_get(ev, "decision", &present);
+        if (usage_js_truthy(v, present) && phantom_key) {
+                /* toolStats.decisions is undefined there: indexing it throws */
+                s->threw = true;
+                return 0;
+        }
+
+        meta = usage_get(ev, "metadata", &present);
+        if (usage_js_truthy(meta, present) && json_object_is_type(meta, json_type_object)) {
+                if (json_object_object_get_ex(meta, "model_added_lines", NULL) &&
+                    (r = usage_add_field(&s->lines_added, meta, "model_added_lines")) < 0)
+                        return r;
+                if (json_object_object_get_ex(meta, "model_removed_lines", NULL) &&
+                    (r = usage_add_field(&s->lines_removed, meta, "model_removed_lines")) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static bool usage_string_is(json_object *obj, const char *key, const char *want) {
+        json_object *v;
+
+        return json_object_object_get_ex(obj, key, &v) && json_object_is_type(v, json_type_string) &&
+               streq(json_object_get_string(v), want) &&
+               (size_t)json_object_get_string_len(v) == strlen(want);
+}
+
+/* One record in file order: remember the first, replay system/ui_telemetry events. */
+static int usage_record_cb(json_object *obj, void *userdata) {
+        Salvage *s = userdata;
+        json_object *payload, *ev, *name;
+        bool present;
+
+        if (!s->first)
+                s->first = json_object_get(obj);
+        if (s->threw)
+                return 0;
+        if (!usage_string_is(obj, "type", "system") || !usage_string_is(obj, "subtype", "ui_telemetry"))
+                return 0;
+        payload = usage_get(obj, "systemPayload", &present);
+        if (!present || !json_object_is_type(payload, json_type_object))
+                return 0;
+        ev = usage_get(payload, "uiEvent", &present);
+        if (!usage_js_truthy(ev, present))
+                return 0;
+        s->has_events = true;
+        if (!json_object_is_type(ev, json_type_object) ||
+            !json_object_object_get_ex(ev, "event.name", &name) || !json_object_is_type(name, json_type_string))
+                return 0;
+        if (usage_string_is(ev, "event.name", "qwen-code.api_response"))
+                return usage_api_event(s, ev, false);
+        if (usage_string_is(ev, "event.name", "qwen-code.api_error"))
+                return usage_api_event(s, ev, true);
+        if (usage_string_is(ev, "event.name", "qwen-code.tool_call"))
+                return usage_tool_event(s, ev);
+        return 0;
+}
+
+/* One readline() line (already split at \n and \r). */
+static int usage_subline(Salvage *s, const char *p, size_t n) {
+        int r;
+
+        if (s->first && !memmem(p, n, USAGE_MARK, strlen(USAGE_MARK)) && !memmem(p, n, "\\u", 2))
+                return 0; /* cannot hold a ui_telemetry record */
+        r = record_parse_line(p, n, usage_record_cb, s);
+        return r < 0 ? r : 0;
+}
+
+static int usage_line_cb(const char *line, size_t len, uint64_t offset, bool truncated, void *userdata) {
+        Salvage *s = userdata;
+        const char *p = line, *end = line + len;
+        int r;
+
+        s->end = offset + len;
+        s->last_truncated = truncated;
+        if (truncated) {
+                /* Cannot be parsed within bounded memory: fail closed when it could matter. */
+                if (!s->first || memmem(line, len, USAGE_MARK, strlen(USAGE_MARK)))
+                        return -E2BIG;
+                return 0;
+        }
+        /* readline also ends lines at a lone '\r' */
+        while (p <= end) {
+                const char *cr = memchr(p, '\r', (size_t)(end - p));
+                const char *e = cr ? cr : end;
+
+                r = usage_subline(s, p, (size_t)(e - p));
+                if (r < 0)
+                        return r;
+                p = e + 1;
+        }
+        return 0;
+}
+
+/* ------------------------------------------------------------------ last record */
+
+static int usage_take_last(json_object *obj, void *userdata) {
+        json_object **last = userdata;
+
+        json_object_put(*last);
+        *last = json_object_get(obj);
+        return 0;
+}
+
+/* The last record of the first `end` bytes: scan lines backwards (split at \n and \r) until one
+ * parses to at least one object; its last object wins. */
+static int usage_last_record(int fd, uint64_t end, json_object **ret) {
+        _cleanup_free_ char *buf = NULL;
+        size_t win = USAGE_BACK_WINDOW;
+        uint64_t pos = end;
+        int r;
+
+        *ret = NULL;
+        buf = malloc(win);
+        if (!buf)
+                return -ENOMEM;
+        while (pos > 0) {
+                uint64_t start = pos > win ? pos - win : 0;
+                size_t n = (size_t)(pos - start), got = 0, e;
+
+                while (got < n) {
+                        ssize_t k = pread(fd, buf + got, n - got, (off_t)(start + got));
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        if (k < 0)
+                                return -errno;
+                        if (k == 0)
+                                return -EIO; /* the file shrank under us */
+                        got += (size_t)k;
+                }
+                e = n;
+                for (;;) {
+                        size_t b = e;
+                        while (b > 0 && buf[b - 1] != '\n' && buf[b - 1] != '\r')
+                                b--;
+                        if (b == 0 && start > 0)
+                                break; /* the line may begin before the window */
+                        r = record_parse_line(buf + b, e - b, usage_take_last, ret);
+                        if (r < 0)
+                                return r;
+                        if (*ret)
+                                return 0;
+                        if (b == 0)
+                                return 0; /* start of file: no record */
+                        e = b - 1;
+                }
+                if (e == n) {
+                        /* no line boundary in the whole window: widen it once */
+                        if (win > USAGE_MAX_LINE)
+                                return -E2BIG;
+                        win = USAGE_MAX_LINE + 1;
+                        free(buf);
+                        buf = malloc(win);
+                        if (!buf)
+                                return -ENOMEM;
+                        continue;
+                }
+                pos = start + e;
+        }
+        return 0;
+}
+
+/* ------------------------------------------------------------------ the record */
+
+static int usage_render_models(StrBuf *b, Salvage *s) {
+        _cleanup_free_ size_t *order = NULL;
+        int r;
+
+        r = usage_key_order((const char *const *)s->models.names, s->models.lens, s->models.n, &order);
+        if (r < 0)
+                return r;
+        if (usage_puts(b, "\"models\":{") < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->models.n; i++) {
+                size_t k = order[i];
+                ModelStats *m = s->models.values[k];
+                JsVal total = {};
+
+                /* totalTokens: tokens.total || prompt + candidates + thoughts */
+                if (usage_jsval_truthy(&m->total))
+                        r = usage_jsval_copy(&total, &m->total);
+                else if ((r = usage_jsval_copy(&total, &m->prompt)) >= 0 &&
+                         (r = usage_jsval_add(&total, &m->candidates)) >= 0)
+                        r = usage_jsval_add(&total, &m->thoughts);
+                if (r >= 0 && i > 0)
+                        r = usage_puts(b, ",");
+                if (r >= 0)
+                        r = usage_json_string(b, s->models.names[k], s->models.lens[k]);
+                if (r >= 0)
+                        r = usage_puts(b, ":{\"requests\":");
+                if (r >= 0)
+                        r = usage_json_num(b, m->requests);
+                if (r >= 0)
+                        r = usage_puts(b, ",\"inputTokens\":");
+                if (r >= 0)
+                        r = usage_jsval_json(b, &m->prompt);
+                if (r >= 0)
+                        r = usage_puts(b, ",\"outputTokens\":");
+                if (r >= 0)
+                        r = usage_jsval_json(b, &m->candidates);
+                if (r >= 0)
+                        r = usage_puts(b, ",\"cachedTokens\":");
+                if (r >= 0)
+                        r = usage_jsval_json(b, &m->cached);
+                if (r >= 0)
+                        r = usage_puts(b, ",\"thoughtsTokens\":");
+                if (r >= 0)
+                        r = usage_jsval_json(b, &m->thoughts);
+                if (r >= 0)
+                        r = usage_puts(b, ",\"totalTokens\":");
+                if (r >= 0)
+                        r = usage_jsval_json(b, &total);
+                if (r >= 0)
+                        r = usage_puts(b, ",\"totalLatencyMs\":");
+                if (r >= 0)
+                        r = usage_jsval_json(b, &m->latency);
+                if (r >= 0)
+                        r = usage_puts(b, "}");
+                usage_jsval_done(&total);
+                if (r < 0)
+                        return r;
+        }
+        return usage_puts(b, "}");
+}
+
+static int usage_render_tools(StrBuf *b, Salvage *s) {
+        _cleanup_free_ size_t *order = NULL;
+        int r;
+
+        r = usage_key_order((const char *const *)s->tools.names, s->tools.lens, s->tools.n, &order);
+        if (r < 0)
+                return r;
+        if (usage_puts(b, "\"tools\":{\"totalCalls\":") < 0 || usage_json_num(b, s->total_calls) < 0 ||
+            usage_puts(b, ",\"totalSuccess\":") < 0 || usage_json_num(b, s->total_success) < 0 ||
+            usage_puts(b, ",\"totalFail\":") < 0 || usage_json_num(b, s->total_fail) < 0 ||
+            usage_puts(b, ",\"byName\":{") < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->tools.n; i++) {
+                size_t k = order[i];
+                ToolStats *t = s->tools.values[k];
+
+                if ((i > 0 && usage_puts(b, ",") < 0) ||
+                    usage_json_string(b, s->tools.names[k], s->tools.lens[k]) < 0 ||
+                    usage_puts(b, ":{\"count\":") < 0 || usage_json_num(b, t->count) < 0 ||
+                    usage_puts(b, ",\"success\":") < 0 || usage_json_num(b, t->success) < 0 ||
+                    usage_puts(b, ",\"fail\":") < 0 || usage_json_num(b, t->fail) < 0 ||
+                    usage_puts(b, ",\"totalDurationMs\":") < 0 || usage_jsval_json(b, &t->duration) < 0 ||
+                    usage_puts(b, "}") < 0)
+                        return -ENOMEM;
+        }
+        return usage_puts(b, "}}");
+}
+
+/* metricsToUsageRecord(): the line, in Qwen's key order. */
+static int usage_render(Salvage *s, json_object *session_id, json_object *project, bool has_project,
+                        double start, double end, char **ret) {
+        StrBuf b = {};
+        JsVal latency = {};
+        int r = 0;
+
+        for (size_t k = 0; k < s->models.n && r >= 0; k++)
+                r = usage_jsval_add(&latency, &((ModelStats *)s->models.values[k])->latency);
+        if (r < 0)
+                goto fail;
+
+        if (usage_puts(&b, "{\"version\":1,\"sessionId\":") < 0 || usage_json_value(&b, session_id) < 0 ||
+            usage_puts(&b, ",\"timestamp\":") < 0 || usage_json_num(&b, end) < 0 ||
+            usage_puts(&b, ",\"startTime\":") < 0 || usage_json_num(&b, start) < 0)
+                goto oom;
+        /* JSON.stringify drops an undefined project (no cwd in the first record) */
+        if (has_project &&
+            (usage_puts(&b, ",\"project\":") < 0 || usage_json_value(&b, project) < 0))
+                goto oom;
+        if (usage_puts(&b, ",\"durationMs\":") < 0 || usage_json_num(&b, end - start) < 0 ||
+            usage_puts(&b, ",\"totalLatencyMs\":") < 0 || usage_jsval_json(&b, &latency) < 0 ||
+            usage_puts(&b, ",") < 0)
+                goto oom;
+        r = usage_render_models(&b, s);
+        if (r < 0)
+                goto fail;
+        if (usage_puts(&b, ",") < 0)
+                goto oom;
+        r = usage_render_tools(&b, s);
+        if (r < 0)
+                goto fail;
+        if (usage_puts(&b, ",\"files\":{\"linesAdded\":") < 0 || usage_jsval_json(&b, &s->lines_added) < 0 ||
+            usage_puts(&b, ",\"linesRemoved\":") < 0 || usage_jsval_json(&b, &s->lines_removed) < 0 ||
+            /* skills never reach transcripts: always the initial, empty metrics */
+            usage_puts(&b, "},\"skills\":{\"totalCalls\":0,\"totalSuccess\":0,\"totalFail\":0,\"byName\":{}}}\n") < 0)
+                goto oom;
+        usage_jsval_done(&latency);
+        *ret = strbuf_steal(&b);
+        return 0;
+oom:
+        r = -ENOMEM;
+fail:
+        usage_jsval_done(&latency);
+        strbuf_done(&b);
+        return r;
+}
+
+/* summarizeTranscript() + metricsToUsageRecord(), streaming the transcript at fd. */
+int usage_build_record(int fd, char **ret_line) {
+        Salvage s = {};
+        json_object *last = NULL, *sid, *ts, *project;
+        bool present, has_project;
+        double start, end;
+        int r;
+
+        assert(ret_line);
+        r = record_for_each_line_at(fd, USAGE_MAX_LINE, usage_line_cb, &s);
+        if (r < 0)
+                goto finish;
+        /* Nothing to write: no records, a falsy sessionId, no telemetry, or a replay that throws. */
+        sid = s.first ? usage_get(s.first, "sessionId", &present) : NULL;
+        if (!s.first || !usage_js_truthy(sid, present) || !s.has_events || s.threw) {
+                *ret_line = NULL;
+                r = 0;
+                goto finish;
+        }
+
+        /* The end is the last record within the bytes streamed (a writer may append more
+         * meanwhile); an unreadable over-long last line leaves it unknown. */
+        if (s.last_truncated) {
+                r = -E2BIG;
+                goto finish;
+        }
+        r = usage_last_record(fd, s.end, &last);
+        if (r < 0)
+                goto finish;
+        ts = usage_get(s.first, "timestamp", &present);
+        start = usage_js_date(ts, present);
+        ts = last ? usage_get(last, "timestamp", &present) : NULL;
+        end = last ? usage_js_date(ts, present) : NAN;
+        if (isnan(start) || isnan(end)) {
+                *ret_line = NULL;
+                r = 0;
+                goto finish;
+        }
+        project = usage_get(s.first, "cwd", &has_project);
+        r = usage_render(&s, sid, project, has_project, start, end, ret_line);
+finish:
+        json_object_put(last);
+        usage_salvage_done(&s);
+        return r;
+}
+
+/* ------------------------------------------------------------------ usage_record.jsonl */
+
+typedef struct HasSession {
+        const char *id;
+        size_t id_len;
+        bool found;
+} HasSession;
+
+static int usage_has_cb(json_object *obj, void *userdata) {
+        HasSession *h = userdata;
+        json_object *v;
+
+        if (json_object_object_get_ex(obj, "sessionId", &v) && json_object_is_type(v, json_type_string) &&
+            (size_t)json_object_get_string_len(v) == h->id_len &&
+            memcmp(json_object_get_string(v), h->id, h->id_len) == 0)
+                h->found = true;
+        return 0;
+}
+
+static int usage_has_line_cb(const char *line, size_t len, bool truncated, void *userdata) {
+        HasSession *h = userdata;
+        const char *p = line, *end = line + len;
+
+        if (h->found)
+                return 0;
+        if (truncated)
+                /* cannot be parsed in bounded memory; refuse to guess when it names the id */
+                return memmem(line, len, h->id, h->id_len) ? -E2BIG : 0;
+        while (p <= end) {
+                const char *cr = memchr(p, '\r', (size_t)(end - p));
+                const char *e = cr ? cr : end;
+                size_t n = (size_t)(e - p);
+
+                /* Only a line naming the id, or using escapes that could spell it, can match. */
+                if (memmem(p, n, h->id, h->id_len) || memchr(p, '\\', n)) {
+                        int r = record_parse_line(p, n, usage_has_cb, h);
+                        if (r < 0)
+                                return r;
+                }
+                p = e + 1;
+        }
+        return 0;
+}
+
+/* Is there a line in G/usage_record.jsonl whose sessionId is id? */
+int usage_has_session(int global_fd, const char *id) {
+        _cleanup_close_ int fd = -EBADF;
+        HasSession h = { .id = id };
+        struct stat st;
+        int r;
+
+        if (!id || !*id)
+                return -EINVAL;
+        h.id_len = strlen(id);
+        fd = openat(global_fd, USAGE_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
+        r = record_for_each_line(fd, USAGE_MAX_LINE, usage_has_line_cb, &h);
+        if (r < 0)
+                return r;
+        return h.found;
+}
+
+/* Append one line with a single write() on an O_APPEND fd, then fsync. */
+int usage_append(int global_fd, const char *line) {
+        _cleanup_close_ int fd = -EBADF;
+        const char *nl;
+        bool created = false;
+        struct stat st;
+        size_t len;
+        ssize_t k;
+
+        if (!line)
+                return -EINVAL;
+        len = strlen(line);
+        nl = memchr(line, '\n', len);
+        if (len < 2 || !nl || nl != line + len - 1)
+                return -EINVAL; /* exactly one complete line */
+
+        fd = openat(global_fd, USAGE_FILE, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0 && errno == ENOENT) {
+                fd = openat(global_fd, USAGE_FILE,
+                            O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+                created = fd >= 0;
+                if (fd < 0 && errno == EEXIST) /* lost a race with another writer */
+                        fd = openat(global_fd, USAGE_FILE,
+                                    O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        }
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
+
+        k = write(fd, line, len);
+        if (k < 0)
+                return -errno;
+        if ((size_t)k != len)
+                return -EIO;
+        if (fsync(fd) < 0)
+                return -errno;
+        /* a new file's directory entry must be durable too */
+        if (created && fsync(global_fd) < 0)
+                return -errno;
+        if (close(TAKE_FD(fd)) < 0 && errno != EINTR)
+                return -errno;
+        return 0;
+}

@@ -1,6 +1,386 @@
+/* test_usage.c: the usage salvage against records computed by Qwen Code's own code. */
+#include "autoconf.h"
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
-int main(void) { return 0; }
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "usage.h"
+#include "util.h"
+
+static char *testdata_path(const char *rel) {
+        const char *d = getenv("QGC_TESTDATA");
+        char *p;
+
+        if (!d)
+                print_error("QGC_TESTDATA is not set (run through make check)\n");
+        assert_non_null(d);
+        p = strprintf("%s/%s", d, rel);
+        assert_non_null(p);
+        return p;
+}
+
+/* From a golden line {"<k>":"<name>","record":<record>}, the name and the record's text exactly
+ * as JSON.stringify wrote it. */
+static void golden_split(char *line, const char *key, char **ret_name, char **ret_record) {
+        _cleanup_free_ char *prefix = strprintf("{\"%s\":\"", key);
+        char *rec, *end;
+
+        assert_non_null(prefix);
+        assert_true(strneq(line, prefix, strlen(prefix)));
+        rec = strstr(line, "\",\"record\":");
+        assert_non_null(rec);
+        *rec = '\0';
+        *ret_name = line + strlen(prefix);
+        rec += strlen("\",\"record\":");
+        end = rec + strlen(rec);
+        while (end > rec && (end[-1] == '\n' || end[-1] == '\r'))
+                *--end = '\0';
+        assert_true(end > rec && end[-1] == '}');
+        end[-1] = '\0';
+        *ret_record = rec;
+}
+
+/* Build the record for file path and compare it with want ("null" = nothing written). */
+static bool check_record(const char *path, const char *name, const char *want) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        _cleanup_free_ char *line = NULL;
+        int r;
+
+        if (fd < 0)
+                print_error("%s: %m\n", path);
+        assert_true(fd >= 0);
+        line = (char *)"sentinel";
+        r = usage_build_record(fd, &line);
+        if (r < 0) {
+                print_error("%s: usage_build_record: %s\n", name, strerror(-r));
+                line = NULL;
+                return false;
+        }
+        if (streq(want, "null")) {
+                if (line) {
+                        print_error("%s: want no record, got %s", name, line);
+                        return false;
+                }
+                return true;
+        }
+        if (!line) {
+                print_error("%s: got no record, want %s\n", name, want);
+                return false;
+        }
+        if (strlen(line) != strlen(want) + 1 || !strneq(line, want, strlen(want)) ||
+            line[strlen(want)] != '\n') {
+                print_error("%s:\n got  %s want %s\n", name, line, want);
+                return false;
+        }
+        return true;
+}
+
+static unsigned check_golden_file(const char *golden_rel, const char *key, const char *dir_rel,
+                                  const char *suffix, unsigned *ret_nulls) {
+        _cleanup_free_ char *golden = testdata_path(golden_rel);
+        _cleanup_fclose_ FILE *f = fopen(golden, "re");
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+        unsigned n = 0, bad = 0, nulls = 0;
+
+        assert_non_null(f);
+        while (getline(&line, &cap, f) > 0) {
+                char *name, *want;
+                _cleanup_free_ char *rel = NULL, *path = NULL;
+
+                golden_split(line, key, &name, &want);
+                rel = strprintf("%s/%s%s", dir_rel, name, suffix);
+                assert_non_null(rel);
+                path = testdata_path(rel);
+                if (!check_record(path, name, want))
+                        bad++;
+                nulls += streq(want, "null");
+                n++;
+        }
+        assert_int_equal(bad, 0);
+        *ret_nulls = nulls;
+        return n;
+}
+
+static void test_usage_build_record_corpus_golden(void **state) {
+        unsigned nulls = 0;
+
+        (void)state;
+        /* every transcript of the genuine Qwen tree, byte for byte */
+        assert_true(check_golden_file("corpus/golden/salvage.jsonl", "transcript", "corpus/tree", "", &nulls) >= 12);
+}
+
+static void test_usage_build_record_hostile_golden(void **state) {
+        unsigned nulls = 0, n;
+
+        (void)state;
+        /* JavaScript edge cases; golden records from Qwen 0.24.4 (tests/data/usage/make-golden.mjs) */
+        n = check_golden_file("usage/golden.jsonl", "case", "usage/cases", ".jsonl", &nulls);
+        assert_true(n >= 50);
+        assert_true(nulls > 5 && nulls < n);
+}
+
+/* ---- usage_has_session */
+
+static int open_dir(const char *path) {
+        int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        assert_true(fd >= 0);
+        return fd;
+}
+
+static void test_usage_has_session_corpus(void **state) {
+        _cleanup_free_ char *tree = testdata_path("corpus/tree");
+        _cleanup_close_ int g = open_dir(tree);
+
+        (void)state;
+        assert_int_equal(usage_has_session(g, "aefd2a51-f2fc-4eed-a29c-91292bb022bf"), 1);
+        assert_int_equal(usage_has_session(g, "4dc251a0-65d2-4214-88bd-fb748140e652"), 1);
+        assert_int_equal(usage_has_session(g, "1a914264-8e49-442e-bc79-1cb2de9eae0c"), 1);
+        assert_int_equal(usage_has_session(g, "AEFD2A51-F2FC-4EED-A29C-91292BB022BF"), 0); /* === */
+        assert_int_equal(usage_has_session(g, "aefd2a51"), 0);
+        assert_int_equal(usage_has_session(g, "00000000-0000-0000-0000-000000000000"), 0);
+        assert_int_equal(usage_has_session(g, ""), -EINVAL);
+}
+
+typedef struct TmpDir {
+        char path[64];
+        int fd;
+} TmpDir;
+
+static void tmpdir_new(TmpDir *t) {
+        const char *base = getenv("TMPDIR");
+
+        snprintf(t->path, sizeof(t->path), "%s/qgc-usage-XXXXXX", base && strlen(base) < 30 ? base : "/tmp");
+        assert_non_null(mkdtemp(t->path));
+        t->fd = open_dir(t->path);
+}
+
+static void tmpdir_done(TmpDir *t) {
+        _cleanup_free_ char *cmd = strprintf("rm -rf '%s'", t->path);
+
+        safe_close(t->fd);
+        assert_int_equal(system(cmd), 0);
+}
+
+static void write_usage_file(TmpDir *t, const char *content, size_t n) {
+        _cleanup_close_ int fd = openat(t->fd, "usage_record.jsonl", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, content, n), (ssize_t)n);
+}
+
+static void test_usage_has_session_hostile_files(void **state) {
+        static const struct {
+                const char *content;
+                size_t len;
+                int want;
+        } cases[] = {
+                { "{\"sessionId\":\"a\"}{\"sessionId\":\"X-1\"}\n", 0, 1 },      /* glued */
+                { "junk\r\n{\"sessionId\":\"X-1\"}\r\n", 0, 1 },                 /* CRLF */
+                { "{\"a\":1}\r{\"sessionId\":\"X-1\"}", 0, 1 },                  /* lone CR, no final newline */
+                { "{\"sessionId\":\"\\u0058-1\"}\n", 0, 1 },                      /* escaped */
+                { "\xef\xbb\xbf {\"sessionId\":\"X-1\"} \n", 0, 1 },             /* BOM, spaces */
+                { "{\"sessionId\":\"X-1\",\"sessionId\":\"Y\"}\n", 0, 0 },        /* last key wins */
+                { "{\"project\":\"X-1\"}\n", 0, 0 },
+                { "{\"x\":{\"sessionId\":\"X-1\"}}\n", 0, 0 },                    /* nested */
+                { "[{\"sessionId\":\"X-1\"}]\n", 0, 0 },                          /* array line */
+                { "{\"sessionId\":\"X-1\"\n", 0, 0 },                             /* truncated */
+                { "{\"sessionId\":\"X-10\"}\n", 0, 0 },                           /* longer id */
+                { "{\"sessionId\":\"X-1\\u0000\"}\n", 0, 0 },
+                { "\0\0\0{\"sessionId\":\"X-1\"}\n", 23, 1 },                    /* NULs: recovered */
+                { "{\"sessionId\":\"x-1\"}\n", 0, 0 },                            /* case matters */
+                { "", 0, 0 },
+        };
+
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                TmpDir t;
+                int r;
+
+                tmpdir_new(&t);
+                write_usage_file(&t, cases[i].content, cases[i].len ? cases[i].len : strlen(cases[i].content));
+                r = usage_has_session(t.fd, "X-1");
+                if (r != cases[i].want)
+                        print_error("case %zu: got %d\n", i, r);
+                assert_int_equal(r, cases[i].want);
+                tmpdir_done(&t);
+        }
+}
+
+static void test_usage_has_session_missing_and_special(void **state) {
+        TmpDir t;
+
+        (void)state;
+        tmpdir_new(&t);
+        assert_int_equal(usage_has_session(t.fd, "X-1"), 0); /* no file */
+        assert_int_equal(symlinkat("/etc/passwd", t.fd, "usage_record.jsonl"), 0);
+        assert_int_equal(usage_has_session(t.fd, "X-1"), -ELOOP);
+        assert_int_equal(unlinkat(t.fd, "usage_record.jsonl", 0), 0);
+        assert_int_equal(mkfifoat(t.fd, "usage_record.jsonl", 0600), 0);
+        assert_int_equal(usage_has_session(t.fd, "X-1"), -EBADFD); /* never blocks */
+        assert_int_equal(unlinkat(t.fd, "usage_record.jsonl", 0), 0);
+        assert_int_equal(mkdirat(t.fd, "usage_record.jsonl", 0700), 0);
+        assert_int_equal(usage_has_session(t.fd, "X-1"), -EBADFD);
+        tmpdir_done(&t);
+}
+
+/* ---- usage_append */
+
+static char *read_usage_file(TmpDir *t, struct stat *ret_st) {
+        _cleanup_close_ int fd = openat(t->fd, "usage_record.jsonl", O_RDONLY | O_CLOEXEC);
+        char *buf = calloc(1, 4096);
+        ssize_t n;
+
+        assert_true(fd >= 0);
+        assert_non_null(buf);
+        assert_int_equal(fstat(fd, ret_st), 0);
+        n = read(fd, buf, 4095);
+        assert_true(n >= 0);
+        return buf;
+}
+
+static void test_usage_append_creates_and_appends(void **state) {
+        TmpDir t;
+        struct stat st;
+        _cleanup_free_ char *a = NULL, *b = NULL;
+        mode_t old = umask(022);
+
+        (void)state;
+        tmpdir_new(&t);
+        assert_int_equal(usage_append(t.fd, "{\"sessionId\":\"s1\"}\n"), 0);
+        a = read_usage_file(&t, &st);
+        assert_string_equal(a, "{\"sessionId\":\"s1\"}\n");
+        assert_int_equal(st.st_mode & 07777, 0600);
+        assert_int_equal(usage_append(t.fd, "{\"sessionId\":\"s2\"}\n"), 0);
+        b = read_usage_file(&t, &st);
+        assert_string_equal(b, "{\"sessionId\":\"s1\"}\n{\"sessionId\":\"s2\"}\n");
+        assert_int_equal(usage_has_session(t.fd, "s2"), 1);
+        tmpdir_done(&t);
+        umask(old);
+}
+
+static void test_usage_append_refuses_bad_lines(void **state) {
+        TmpDir t;
+        struct stat st;
+
+        (void)state;
+        tmpdir_new(&t);
+        assert_int_equal(usage_append(t.fd, NULL), -EINVAL);
+        assert_int_equal(usage_append(t.fd, ""), -EINVAL);
+        assert_int_equal(usage_append(t.fd, "\n"), -EINVAL);
+        assert_int_equal(usage_append(t.fd, "{}"), -EINVAL);           /* no newline */
+        assert_int_equal(usage_append(t.fd, "{}\n{}\n"), -EINVAL);     /* two lines */
+        assert_int_equal(fstatat(t.fd, "usage_record.jsonl", &st, 0), -1);
+        assert_int_equal(errno, ENOENT);
+        tmpdir_done(&t);
+}
+
+static void test_usage_append_refuses_symlink_and_fifo(void **state) {
+        TmpDir t;
+
+        (void)state;
+        tmpdir_new(&t);
+        assert_int_equal(symlinkat("elsewhere", t.fd, "usage_record.jsonl"), 0);
+        assert_int_equal(usage_append(t.fd, "{}\n"), -ELOOP);
+        assert_int_equal(faccessat(t.fd, "elsewhere", F_OK, 0), -1); /* not created through it */
+        assert_int_equal(unlinkat(t.fd, "usage_record.jsonl", 0), 0);
+        assert_int_equal(mkfifoat(t.fd, "usage_record.jsonl", 0600), 0);
+        assert_int_equal(usage_append(t.fd, "{}\n"), -ENXIO); /* no reader: never blocks */
+        tmpdir_done(&t);
+}
+
+/* ---- a large transcript, streamed */
+
+static long maxrss_kb(void) {
+        struct rusage ru;
+
+        assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+        return ru.ru_maxrss;
+}
+
+static int64_t get_path_int(json_object *o, const char *const *path) {
+        for (; *path; path++)
+                assert_true(json_object_object_get_ex(o, *path, &o));
+        return json_object_get_int64(o);
+}
+
+static void test_usage_build_record_large_transcript_bounded(void **state) {
+        static const char rel[] = "corpus/tree/projects/-srv-demo-api-server/chats/122b1556-a4f5-48b6-9bf1-eae6bac23f87.jsonl";
+        _cleanup_free_ char *path = testdata_path(rel);
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
+        _cleanup_free_ char *first = NULL, *line = NULL;
+        StrBuf body = {};
+        size_t cap = 0, cap2 = 0, k = 0;
+        TmpDir t;
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *out = NULL;
+        json_object *rec;
+        long before;
+        uint64_t size = 0;
+
+        (void)state;
+        assert_non_null(f);
+        assert_true(getline(&first, &cap, f) > 0);
+        while (getline(&line, &cap2, f) > 0)
+                assert_int_equal(strbuf_append(&body, line, strlen(line)), 0);
+        assert_true(body.len > 1000);
+
+        tmpdir_new(&t);
+        fd = openat(t.fd, "big.jsonl", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, first, strlen(first)), (ssize_t)strlen(first));
+        for (size = strlen(first); size < 50u * 1024 * 1024; size += body.len, k++)
+                assert_int_equal(write(fd, body.buf, body.len), (ssize_t)body.len);
+        strbuf_done(&body);
+
+        before = maxrss_kb();
+        assert_int_equal(usage_build_record(fd, &out), 0);
+        /* the buffers are a few MiB at most, whatever the file size */
+        assert_true(maxrss_kb() - before < 24 * 1024);
+        assert_non_null(out);
+
+        rec = json_tokener_parse(out);
+        assert_non_null(rec);
+        /* the body repeated k times: every counter k times the genuine record's */
+        assert_int_equal(get_path_int(rec, (const char *const[]){ "models", "mock-qwen", "requests", NULL }), 10 * (int64_t)k);
+        assert_int_equal(get_path_int(rec, (const char *const[]){ "models", "mock-qwen", "inputTokens", NULL }), 97153 * (int64_t)k);
+        assert_int_equal(get_path_int(rec, (const char *const[]){ "tools", "totalCalls", NULL }), 7 * (int64_t)k);
+        assert_int_equal(get_path_int(rec, (const char *const[]){ "tools", "byName", "edit", "fail", NULL }), (int64_t)k);
+        assert_int_equal(get_path_int(rec, (const char *const[]){ "files", "linesAdded", NULL }), 3 * (int64_t)k);
+        assert_int_equal(get_path_int(rec, (const char *const[]){ "startTime", NULL }), INT64_C(1796010764803));
+        assert_int_equal(get_path_int(rec, (const char *const[]){ "timestamp", NULL }), INT64_C(1796010788257));
+        json_object_put(rec);
+        tmpdir_done(&t);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_usage_build_record_corpus_golden),
+                cmocka_unit_test(test_usage_build_record_hostile_golden),
+                cmocka_unit_test(test_usage_has_session_corpus),
+                cmocka_unit_test(test_usage_has_session_hostile_files),
+                cmocka_unit_test(test_usage_has_session_missing_and_special),
+                cmocka_unit_test(test_usage_append_creates_and_appends),
+                cmocka_unit_test(test_usage_append_refuses_bad_lines),
+                cmocka_unit_test(test_usage_append_refuses_symlink_and_fifo),
+                cmocka_unit_test(test_usage_build_record_large_transcript_bounded),
+        };
+        /* Date.parse of zone-less times is local time: pin it */
+        setenv("TZ", "UTC", 1);
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
