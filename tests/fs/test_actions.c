@@ -487,6 +487,36 @@ static void test_actions_orphan_with_new_transcript_skipped(void **state) {
         assert_true(fixture_exists(t->qwen, "file-history/" ORPHAN_ID "/a@v1"));
 }
 
+static void test_actions_empty_project_removed_without_recursion(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { "-tmp-gone", VERB_DELETE }, {} };
+        ActionStats st = {};
+
+        assert_int_equal(fixture_mkdir(t->qwen, "projects/-tmp-gone/chats"), 0);
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_orphans, 1);
+        assert_false(fixture_exists(t->qwen, "projects/-tmp-gone"));
+        assert_true(fixture_exists(t->qwen, "projects/-srv-demo-scratch/chats"));
+}
+
+static void test_actions_empty_project_refilled_skipped(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { "-tmp-gone", VERB_DELETE }, {} };
+        ApplyRun a = {};
+        ActionStats st = {};
+
+        assert_int_equal(fixture_mkdir(t->qwen, "projects/-tmp-gone/chats"), 0);
+        assert_int_equal(apply_prepare(t->qwen, picks, &a), 0);
+        assert_int_equal(a.plan.n_items, 1);
+        /* Qwen starts a session there after the scan */
+        assert_int_equal(fixture_write(t->qwen, "projects/-tmp-gone/chats/" ORPHAN_ID ".jsonl", "{}\n"), 0);
+        assert_int_equal(actions_execute(&a.plan, &st), 0);
+        apply_run_done(&a);
+        assert_int_equal(st.n_skipped, 1);
+        assert_int_equal(st.n_orphans, 0);
+        assert_true(fixture_exists(t->qwen, "projects/-tmp-gone/chats/" ORPHAN_ID ".jsonl"));
+}
+
 /* ---------------------------------------------------------------- lock, fsutil, merges */
 
 static void test_lock_tree_second_holder_refused(void **state) {
@@ -650,6 +680,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_actions_restore_unknown_id_fails, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_orphan_file_history_reclaimed, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_orphan_with_new_transcript_skipped, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_empty_project_removed_without_recursion, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_empty_project_refilled_skipped, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_lock_tree_second_holder_refused, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_fs_rm_rf_at_never_follows_symlinks, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_fs_open_path_refuses_symlinks_and_dotdot, setup, teardown),
