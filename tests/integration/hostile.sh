@@ -22,7 +22,7 @@ rec "$ID_FOREIGN" /srv/demo/webapp 2026-01-01T00:00:00.000Z > "$P/$ID_FOREIGN.js
 : > "$P/$ID_EMPTY.jsonl"
 python3 - "$P/$ID_HUGE.jsonl" "$ID_HUGE" <<'PY'
 import sys
-pad = "x" * (1024 * 1024 + 10)
+pad = "x" * (2 * 1024 * 1024)
 open(sys.argv[1], "w").write('{"sessionId":"%s","cwd":"/srv/demo/api-server","timestamp":"2026-01-01T00:00:00.000Z","pad":"%s"}\n' % (sys.argv[2], pad))
 PY
 { rec "$ID_GLUED" /srv/demo/api-server 2026-01-01T00:00:00.000Z | tr -d '\n'; rec "$ID_GLUED" /srv/demo/api-server 2026-01-01T00:00:01.000Z; } > "$P/$ID_GLUED.jsonl"

@@ -13,9 +13,9 @@ snapshot "$tree" "$T/s0"   # gathers the path list (reads directories)
 reset_atimes "$tree"
 snapshot "$tree" "$T/before"
 
-run_qgc --dry-run --root "$tree" --now "$NOW" -c /dev/null > "$T/plan.txt" || fail "dry run failed"
-run_qgc --dry-run --json --root "$tree" --now "$NOW" -c /dev/null > "$T/plan.json" || fail "json dry run failed"
-run_qgc status --root "$tree" --now "$NOW" -c /dev/null > "$T/status.txt" || fail "status failed"
+run_qgc --dry-run --root "$tree" --now "$NOW" -c "$QGC_TESTDATA/integration/empty.conf" > "$T/plan.txt" || fail "dry run failed"
+run_qgc --dry-run --json --root "$tree" --now "$NOW" -c "$QGC_TESTDATA/integration/empty.conf" > "$T/plan.json" || fail "json dry run failed"
+run_qgc status --root "$tree" --now "$NOW" -c "$QGC_TESTDATA/integration/empty.conf" > "$T/status.txt" || fail "status failed"
 
 snapshot "$tree" "$T/after"
 diff -u "$T/before" "$T/after" || fail "the dry run changed the tree"
@@ -43,11 +43,11 @@ python3 "$D/plan.py" "$T/plan.json" \
         "$ID_NOTJSON=skip~JSON" \
         "$ID_GLUED=archive" \
         "$ID_BADUTF=archive" \
-        aefd2a51-f2fc-4eed-a29c-91292bb022bf=archive~max-age \
-        8a7ded31-31b8-46e9-b4e0-9e1af37c0d0d=keep~schedul \
-        1a914264-8e49-442e-bc79-1cb2de9eae0c=keep~archived \
-        582043e2-0a5b-430d-b2e9-daca37f89f10=keep~(newest|latest) \
-        df25afd1-db41-477e-87bb-98d273af1115=keep~(newest|latest) \
+        "aefd2a51-f2fc-4eed-a29c-91292bb022bf=archive~max-age" \
+        "8a7ded31-31b8-46e9-b4e0-9e1af37c0d0d=archive~max-age" \
+        "1a914264-8e49-442e-bc79-1cb2de9eae0c=keep~archived" \
+        "582043e2-0a5b-430d-b2e9-daca37f89f10=keep~(newest|latest)" \
+        "df25afd1-db41-477e-87bb-98d273af1115=keep~(newest|latest)" \
         || fail "unexpected plan"
 grep -q "would archive" "$T/plan.txt" || fail "text plan lacks 'would archive'"
 grep -q "srv/demo/api-server" "$T/status.txt" || fail "status lacks a project"

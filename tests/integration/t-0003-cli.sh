@@ -41,20 +41,20 @@ snapshot "$tree" "$T/s1"
 diff "$T/s0" "$T/s1" >/dev/null || fail "a config error changed the tree"
 
 expect_rc 0 check-config -c "$QGC_SRCDIR/etc/qgc.conf"
-expect_rc 0 check-config --explain -c /dev/null
+expect_rc 0 check-config --explain -c "$QGC_TESTDATA/integration/empty.conf"
 grep -q "max-age" "$T/out" || fail "--explain does not show max-age"
 grep -qi "default" "$T/out" || fail "--explain does not say where values come from"
 
 # --now accepts ISO 8601 and @epoch, and a forecast differs from today
-expect_rc 0 --dry-run --root "$tree" -c /dev/null --now @1800000000
-expect_rc 0 --dry-run --root "$tree" -c /dev/null --now 2027-01-01T00:00:00Z
+expect_rc 0 --dry-run --root "$tree" -c "$QGC_TESTDATA/integration/empty.conf" --now @1800000000
+expect_rc 0 --dry-run --root "$tree" -c "$QGC_TESTDATA/integration/empty.conf" --now 2027-01-01T00:00:00Z
 
 # one qgc per tree: a held lock makes a real run exit 75
 if command -v flock >/dev/null; then
         : > "$tree/.qgc.lock"
         flock "$tree/.qgc.lock" sleep 5 &
         sleep 0.5
-        expect_rc 75 --root "$tree" -c /dev/null
+        expect_rc 75 --root "$tree" -c "$QGC_TESTDATA/integration/empty.conf"
         grep -qi "another qgc" "$T/err" || fail "no clear message when locked"
         wait
 fi

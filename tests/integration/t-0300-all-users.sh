@@ -37,7 +37,9 @@ A="$T/home/${P}a/.qwen" B="$T/home/${P}b/.qwen" E="$T/home/${P}e/.qwen" C="$T/ho
 # Other users' real trees must not be touched by this test: hide every other home holding a
 # .qwen behind an empty tmpfs in a private mount namespace, or skip.
 others=$(getent passwd | awk -F: -v p="$P" 'index($1, p) != 1 { print $6 }' | sort -u |
-         while read -r h; do [ -n "$h" ] && [ "$h" != / ] && [ -e "$h/.qwen" ] && echo "$h"; done)
+         while read -r h; do
+                 if [ -n "$h" ] && [ -e "$h/.qwen" ]; then echo "$h"; fi
+         done)
 [ -z "$(echo "$others" | grep -x /)" ] || skip "a user's home is / and holds .qwen"
 NS=""
 if [ -n "$others" ]; then
