@@ -619,10 +619,13 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
                 tally->n_failed++;
                 log_error("%s: failed: %s", u->name, reason ? reason : "invalid policy file");
                 break;
+        case USERS_EXIT_FAILED:
+                tally->n_failed++;
+                log_error("%s: failed: %s", u->name, reason ? reason : "some actions failed");
+                break;
         default:
                 tally->n_failed++;
-                log_error("%s: failed%s%s (exit status %d)", u->name, reason ? ": " : "",
-                          reason ? reason : "", WEXITSTATUS(status));
+                log_error("%s: failed: exit status %d", u->name, WEXITSTATUS(status));
                 break;
         }
         fflush(stdout);

@@ -61,10 +61,10 @@ qgc_root() {
 export QGC_HIDE="$others"
 
 cat > "$T/qgc.conf" <<'CONF'
-# everything idle for more than a day is archived; nothing is protected by count
+# everything idle for more than a week is archived; nothing is protected by count
 defaults = {
         action = "archive";
-        max-age = "1d";
+        max-age = "7d";
 };
 admin = {
         allow-user-files = true;
@@ -110,6 +110,11 @@ runuser -u "${P}e" -- sh -c "
 " || fail "planting evil's symlinks"
 [ -n "$fh" ] || fail "corpus has no file-history"
 
+# --- bob's own file tries to keep more than the admin allows: the admin's cap wins
+mkdir -p "$T/home/${P}b/.config/qgc"
+printf 'defaults = { max-age = "3650w"; };\n' > "$T/home/${P}b/.config/qgc/qgc.conf"
+chown -R "${P}b" "$T/home/${P}b/.config"
+
 # --- carol's tree is group-writable: skipped with a reason
 chmod g+w "$C"
 
@@ -136,6 +141,12 @@ rc=$?
 set -e
 cat "$T/run.out" "$T/run.err"
 [ $rc -eq 0 ] || [ $rc -eq 1 ] || fail "--all-users exited $rc"
+if grep -q "${P}e: failed" "$T/run.err"; then
+        [ $rc -eq 1 ] || fail "a user's run failed but --all-users exited $rc"
+fi
+grep -q "qgc: users: 2 ok, [01] failed, 1 skipped" "$T/run.out" || fail "no per-user tally"
+grep -q "${P}b/.config/qgc/qgc.conf.*max-age" "$T/run.err" ||
+        fail "no warning that bob's looser max-age was clamped"
 
 # each normal tree was changed, as its user
 for u in a b; do
@@ -171,5 +182,18 @@ bad=$(find "$E" ! -user "${P}e" ! -type l -printf '%p (%u)\n' | head -n 5)
 bad=$(find "$B" ! -user "${P}b" -printf '%p (%u)\n' | head -n 5)
 [ -z "$bad" ] || fail "bob's tree has foreign files after evil's run: $bad"
 pass "hostile symlinks caused no change outside the user's own tree"
+
+# --- --quiet: nothing for the users whose run succeeded; failures still reported
+set +e
+qgc_root --all-users --quiet --now "$NOW" --log-target stderr > "$T/quiet.out" 2> "$T/quiet.err"
+rc=$?
+set -e
+! grep -q "${P}[ab]: ok" "$T/quiet.out" "$T/quiet.err" || fail "--quiet printed per-user ok lines"
+if [ $rc -eq 0 ]; then
+        [ ! -s "$T/quiet.out" ] || { cat "$T/quiet.out"; fail "--quiet printed on success"; }
+else
+        grep -q "qgc: users: .* failed" "$T/quiet.out" || fail "--quiet failure without a summary"
+fi
+pass "--quiet is silent for users that succeeded"
 
 exit 0
