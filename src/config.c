@@ -1135,10 +1135,13 @@ static int config_check_pair(ConfigParse *cp, const Policy *p, const PolicyOrigi
 }
 
 /* Rules that contradict each other within one effective policy. Only pairs touching `mask`
- * are reported, so a contradiction in the defaults is not repeated for every project. */
+ * are reported, so a contradiction in the defaults is not repeated for every project. A grace
+ * (min-age, min-idle) longer than a limit is reported only when a file wrote both: the
+ * built-in grace simply wins over a short limit ("max-age 1d" alone is valid). */
 static int config_check_policy(ConfigParse *cp, const Policy *p, const PolicyOrigin *o,
                                unsigned mask, const char *ctx) {
-#define TOUCHES(a, b) (mask & ((1u << (a)) | (1u << (b))))
+#define WRITTEN(k) (o->where[k] && !streq(o->where[k], CONFIG_BUILTIN))
+#define TOUCHES(a, b) ((mask & ((1u << (a)) | (1u << (b)))) && WRITTEN(a) && WRITTEN(b))
         int r = 0;
 
         if (p->max_age > 0 && p->min_age > p->max_age && TOUCHES(POLICY_KEY_MIN_AGE, POLICY_KEY_MAX_AGE))
@@ -1158,6 +1161,7 @@ static int config_check_policy(ConfigParse *cp, const Policy *p, const PolicyOri
                                       POLICY_KEY_MAX_SESSIONS, "more than");
         return r == -ENOMEM ? r : 0;
 #undef TOUCHES
+#undef WRITTEN
 }
 
 static int config_check_tree(ConfigParse *cp) {
@@ -1291,44 +1295,54 @@ int config_parse_string(Config *c, const char *text, const char *name, ConfigErr
         return config_apply_text(c, text, name ? name : "<string>", NULL, c->n_files == 0, errs);
 }
 
-/* Read a whole regular file (bounded). -ENOENT silently; other problems appended to errs. */
+/* Read a whole file (bounded; /dev/null and pipes too). -ENOENT silently; other problems
+ * appended to errs. */
 static int config_read_text(const char *path, ConfigErrors *errs, char **ret) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
         struct stat st;
         size_t len = 0;
+        int e;
 
+        /* O_NONBLOCK: opening a FIFO without a writer must not hang */
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
         if (fd < 0) {
-                int e = errno;
+                e = errno;
                 if (e == ENOENT)
                         return -ENOENT;
-                return config_errors_add(errs, "%s: cannot open: %s", path, strerror(e)) < 0
-                               ? -ENOMEM
-                               : -EINVAL;
+                goto fail;
         }
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-                return config_errors_add(errs, "%s: not a regular file", path) < 0 ? -ENOMEM
-                                                                                    : -EINVAL;
-        if (st.st_size > CONFIG_FILE_MAX)
-                return config_errors_add(errs, "%s: larger than %d bytes", path, CONFIG_FILE_MAX) < 0
-                               ? -ENOMEM
-                               : -EINVAL;
-        buf = malloc((size_t)st.st_size + 1);
+        if (fstat(fd, &st) < 0) {
+                e = errno;
+                goto fail;
+        }
+        if (S_ISDIR(st.st_mode)) {
+                e = EISDIR;
+                goto fail;
+        }
+        if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+                e = errno;
+                goto fail;
+        }
+        buf = malloc(CONFIG_FILE_MAX + 1);
         if (!buf)
                 return -ENOMEM;
-        while (len < (size_t)st.st_size) {
-                ssize_t n = read(fd, buf + len, (size_t)st.st_size - len);
+        for (;;) {
+                ssize_t n = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len);
                 if (n < 0 && errno == EINTR)
                         continue;
-                if (n < 0)
-                        return config_errors_add(errs, "%s: cannot read: %s", path,
-                                                 strerror(errno)) < 0
-                                       ? -ENOMEM
-                                       : -EINVAL;
+                if (n < 0) {
+                        e = errno;
+                        goto fail;
+                }
                 if (n == 0)
                         break;
                 len += (size_t)n;
+                if (len > CONFIG_FILE_MAX)
+                        return config_errors_add(errs, "%s: larger than %d bytes", path,
+                                                 CONFIG_FILE_MAX) < 0
+                                       ? -ENOMEM
+                                       : -EINVAL;
         }
         buf[len] = '\0';
         if (strlen(buf) != len)
@@ -1336,6 +1350,9 @@ static int config_read_text(const char *path, ConfigErrors *errs, char **ret) {
                                                                                      : -EINVAL;
         *ret = TAKE_PTR(buf);
         return 0;
+fail:
+        return config_errors_add(errs, "%s: cannot read: %s", path, strerror(e)) < 0 ? -ENOMEM
+                                                                                       : -EINVAL;
 }
 
 static int config_load(Config *c, const char *path, bool allow_admin, ConfigErrors *errs) {

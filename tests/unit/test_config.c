@@ -203,7 +203,7 @@ static void test_config_load_file_missing_is_enoent_silently(void **state) {
         assert_int_equal(c.n_files, 0);
 }
 
-static void test_config_load_file_not_regular(void **state) {
+static void test_config_load_file_directory_is_error(void **state) {
         _cleanup_free_ char *dir = test_data("");
         _cleanup_(config_done) Config c = {};
         _cleanup_(config_errors_done) ConfigErrors e = {};
@@ -211,7 +211,37 @@ static void test_config_load_file_not_regular(void **state) {
         assert_int_equal(config_init_default(&c), 0);
         assert_int_equal(config_load_file(&c, dir, &e), -EINVAL);
         assert_int_equal(e.n, 1);
-        assert_msg(&e, dir, "not a regular file");
+        assert_msg(&e, dir, "cannot read: Is a directory");
+}
+
+/* -c /dev/null: an empty policy, the built-in default. */
+static void test_config_load_file_dev_null_is_empty(void **state) {
+        _cleanup_(config_done) Config c = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        assert_int_equal(config_init_default(&c), 0);
+        assert_int_equal(config_load_file(&c, "/dev/null", &e), 0);
+        assert_int_equal(e.n, 0);
+        assert_int_equal(c.n_files, 1);
+        assert_int_equal(c.defaults.max_age, 90 * MSEC_PER_DAY);
+}
+
+static void test_config_load_file_nul_byte_and_too_large(void **state) {
+        _cleanup_(config_done) Config c = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+        char tmp[] = "/tmp/qgc-test-config-XXXXXX";
+        int fd = mkstemp(tmp);
+
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "a = 1;\0b = 2;\n", 14), 14);
+        assert_int_equal(config_init_default(&c), 0);
+        assert_int_equal(config_load_file(&c, tmp, &e), -EINVAL);
+        assert_msg(&e, tmp, "contains a NUL byte");
+        assert_int_equal(ftruncate(fd, 5 * 1024 * 1024), 0);
+        assert_int_equal(config_load_file(&c, tmp, &e), -EINVAL);
+        assert_msg(&e, tmp, "larger than");
+        close(fd);
+        unlink(tmp);
 }
 
 static void test_config_load_file_syntax_error_line(void **state) {
@@ -339,12 +369,12 @@ static void test_config_parse_string_value_errors(void **state) {
 /* Contradictory rules, in defaults and in project blocks. */
 static void test_config_parse_string_contradictions(void **state) {
         static const ErrorCase cases[] = {
-                { "defaults = {\n max-age = \"2d\"; };", "t.conf:2: ",
-                  "min-age 3d (built-in default) is longer than max-age 2d (t.conf:2)" },
+                { "defaults = { min-age = \"3d\";\n max-age = \"2d\"; };", "t.conf:2: ",
+                  "min-age 3d (t.conf:1) is longer than max-age 2d (t.conf:2)" },
                 { "defaults = { min-age = \"1h\";\n min-idle = \"2d\";\n max-age = \"1d\"; };",
                   "t.conf:3: ", "min-idle 2d (t.conf:2) is longer than max-age 1d (t.conf:3)" },
-                { "defaults = { archive-max-age = \"1d\"; };", "t.conf:1: ",
-                  "min-age 3d (built-in default) is longer than archive-max-age 1d" },
+                { "defaults = { archive-max-age = \"1d\"; min-age = \"2d\"; };", "t.conf:1: ",
+                  "min-age 2d (t.conf:1) is longer than archive-max-age 1d" },
                 { "defaults = { keep-latest = 5;\n max-sessions = 4; };", "t.conf:2: ",
                   "keep-latest 5 (t.conf:1) is more than max-sessions 4 (t.conf:2)" },
                 { "projects = ( { path = \"/p\";\n keep-latest = 3; max-sessions = 2; } );",
@@ -364,6 +394,10 @@ static void test_config_parse_string_no_contradiction_at_edges(void **state) {
         static const char *const ok[] = {
                 "defaults = { max-age = \"off\"; min-age = \"400d\"; };",
                 "defaults = { max-age = \"3d\"; };",                      /* == min-age */
+                /* a built-in grace longer than a written limit just wins */
+                "defaults = { max-age = \"1d\"; };",
+                "defaults = { max-age = \"12h\"; archive-max-age = \"1h\"; };",
+                "projects = ( { path = \"/p\"; max-age = \"1h\"; } );",
                 "defaults = { min-age = \"1d\"; max-age = \"1d\"; min-idle = \"1d\"; };",
                 "defaults = { keep-latest = 4; max-sessions = 4; };",
                 "defaults = { keep-latest = 9; max-sessions = \"off\"; };",
@@ -863,7 +897,9 @@ int main(void) {
                 cmocka_unit_test(test_config_parse_string_empty_keeps_defaults),
                 cmocka_unit_test(test_config_load_file_every_key),
                 cmocka_unit_test(test_config_load_file_missing_is_enoent_silently),
-                cmocka_unit_test(test_config_load_file_not_regular),
+                cmocka_unit_test(test_config_load_file_directory_is_error),
+                cmocka_unit_test(test_config_load_file_dev_null_is_empty),
+                cmocka_unit_test(test_config_load_file_nul_byte_and_too_large),
                 cmocka_unit_test(test_config_load_file_syntax_error_line),
                 cmocka_unit_test(test_config_load_file_reports_all_errors_at_once),
                 cmocka_unit_test(test_config_parse_string_value_errors),
