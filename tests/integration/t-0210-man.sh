@@ -33,7 +33,7 @@ if [ -x "$QGC" ]; then
                 grep -q "$c" "$T/qgc8.txt" || fail "qgc(8) does not document '$c'"
         done
         for code in 0 1 64 75 78; do
-                grep -q "^ *$code " "$T/qgc8.txt" || fail "qgc(8) does not document exit code $code"
+                grep -q "^ *$code[[:space:]]" "$T/qgc8.txt" || fail "qgc(8) does not document exit code $code"
         done
         pass "qgc(8) documents every option, command and exit code"
 fi
