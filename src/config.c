@@ -1023,9 +1023,11 @@ static int config_parse_project(ConfigParse *cp, const config_setting_t *g) {
 
         if (!loc)
                 return -ENOMEM;
-        if (!config_setting_is_group(g))
-                return config_error(cp->errs, loc,
-                                    "each entry of projects must be a group: { path = \"...\"; ... }");
+        if (!config_setting_is_group(g)) {
+                r = config_error(cp->errs, loc,
+                                 "each entry of projects must be a group: { path = \"...\"; ... }");
+                return r == -ENOMEM ? r : 0; /* go on: report the file's other errors too */
+        }
         r = config_project_pattern(g, loc, cp->errs, &pattern);
         if (r == -ENOMEM)
                 return r;
@@ -1046,6 +1048,7 @@ static int config_parse_project(ConfigParse *cp, const config_setting_t *g) {
                 if (streq(c->projects[i].pattern, pattern))
                         po = &c->projects[i]; /* from an earlier file: layer on top of it */
         if (!po) {
+                /* no capacity is kept: grow by one each time (a file has few blocks) */
                 if (greedy_realloc((void **)&c->projects, &(size_t){ c->n_projects }, c->n_projects + 1,
                                    sizeof(ProjectOverride)) < 0) {
                         r = -ENOMEM;
@@ -1428,12 +1431,15 @@ int config_explain(const Config *c, FILE *f) {
         fprintf(f, "        %-22s %-10s %s\n", "allow-user-files",
                 c->allow_user_files ? "true" : "false",
                 c->origin_allow_user_files ? c->origin_allow_user_files : "?");
-        fprintf(f, "        %-22s ", "user-dirs");
-        if (c->n_user_dirs == 0)
-                fprintf(f, "%-10s", "none");
+        StrBuf dirs = {};
         for (size_t i = 0; i < c->n_user_dirs; i++)
-                fprintf(f, "%s%s", i > 0 ? "," : "", c->user_dirs[i]);
-        fprintf(f, " %s\n", c->origin_user_dirs ? c->origin_user_dirs : "?");
+                if (strbuf_printf(&dirs, "%s%s", i > 0 ? "," : "", c->user_dirs[i]) < 0) {
+                        strbuf_done(&dirs);
+                        return -ENOMEM;
+                }
+        fprintf(f, "        %-22s %-10s %s\n", "user-dirs", dirs.buf ? dirs.buf : "none",
+                c->origin_user_dirs ? c->origin_user_dirs : "?");
+        strbuf_done(&dirs);
 
         for (size_t i = 0; i < c->n_projects; i++) {
                 const ProjectOverride *o = &c->projects[i];

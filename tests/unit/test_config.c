@@ -366,6 +366,22 @@ static void test_config_parse_string_value_errors(void **state) {
         }
 }
 
+/* A bad project entry does not stop the parse: later problems are reported too. */
+static void test_config_parse_string_continues_after_bad_project(void **state) {
+        _cleanup_(config_done) Config c = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        assert_int_equal(test_parse(&c,
+                                    "projects = ( 5,\n { path = \"/a\"; max-age = 3; } );\n"
+                                    "tree = { bogus = 1; };",
+                                    &e),
+                         -EINVAL);
+        assert_int_equal(e.n, 3);
+        assert_msg(&e, "t.conf:1: ", "must be a group");
+        assert_msg(&e, "t.conf:2: ", "max-age: expected a duration");
+        assert_msg(&e, "t.conf:3: ", "unknown key 'bogus' in tree");
+}
+
 /* Contradictory rules, in defaults and in project blocks. */
 static void test_config_parse_string_contradictions(void **state) {
         static const ErrorCase cases[] = {
@@ -903,6 +919,7 @@ int main(void) {
                 cmocka_unit_test(test_config_load_file_syntax_error_line),
                 cmocka_unit_test(test_config_load_file_reports_all_errors_at_once),
                 cmocka_unit_test(test_config_parse_string_value_errors),
+                cmocka_unit_test(test_config_parse_string_continues_after_bad_project),
                 cmocka_unit_test(test_config_parse_string_contradictions),
                 cmocka_unit_test(test_config_parse_string_no_contradiction_at_edges),
                 cmocka_unit_test(test_config_parse_string_off_values),
