@@ -312,6 +312,8 @@ static unsigned main_columns(void) {
         const char *e = getenv("COLUMNS");
         if (e && atoi(e) > 20)
                 return (unsigned)atoi(e);
+        if (!isatty(STDOUT_FILENO))
+                return 1000; /* a pipe or file gets whole reasons */
         if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 20)
                 return w.ws_col;
         return 100;
