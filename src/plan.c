@@ -157,7 +157,13 @@ static size_t plan_utf8_len(const unsigned char *s) {
 char *plan_clean_string(const char *s, bool for_terminal) {
         _cleanup_(strbuf_done) StrBuf sb = {};
         const unsigned char *u = (const unsigned char *)(s ?: "");
+        const unsigned char *q = u;
 
+        /* fast path: printable ASCII needs no cleaning */
+        while (*q >= 0x20 && *q < 0x7f)
+                q++;
+        if (*q == '\0')
+                return strdup((const char *)u);
         while (*u) {
                 size_t n = plan_utf8_len(u);
                 int r;
