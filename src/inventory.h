@@ -99,7 +99,8 @@ typedef struct Session {
         bool grouped;         /* session-organization: groupId or color */
         unsigned n_tasks;     /* scheduled tasks bound to it in tmp/<hash>/scheduled_tasks.json */
         bool live_worktree;   /* <id>.worktree.json whose worktreePath exists */
-        bool has_telemetry;   /* at least one ui_telemetry record (salvage has work) */
+        bool has_telemetry;   /* at least one ui_telemetry record (salvage has work); NOT set
+                               * by the scan (it would need a full read): usage.c decides */
 
         unsigned live;        /* LiveFlags */
         char *live_reason;    /* e.g. "runtime claim pid 4242 alive" */

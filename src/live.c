@@ -39,6 +39,7 @@ typedef struct LiveRegEntry {
 } LiveRegEntry;
 
 struct LiveProbe {
+        char *global_dir, *runtime_dir; /* for live_check()'s fresh reload */
         char boot_id[64];
         bool boot_known;
         uint64_t pidns;
@@ -354,6 +355,10 @@ int live_probe_new(const Tree *t, LiveProbe **ret) {
         if (!p)
                 return -ENOMEM;
         p->locks_fd = -EBADF;
+        p->global_dir = strdup(t->global_dir);
+        p->runtime_dir = strdup(t->runtime_dir);
+        if (!p->global_dir || !p->runtime_dir)
+                return live_probe_free(p), -ENOMEM;
         live_probe_host(p);
         r = live_probe_load_registry(p, t->global_dir);
         if (r == -ENOMEM)
@@ -390,6 +395,8 @@ LiveProbe *live_probe_free(LiveProbe *p) {
         free(p->locks);
         free(p->registry_problem);
         free(p->locks_problem);
+        free(p->global_dir);
+        free(p->runtime_dir);
         safe_close(p->locks_fd);
         free(p);
         return NULL;
@@ -655,7 +662,14 @@ int live_check_claims(const LiveProbe *p, Session *s, const ClaimSet *claims) {
 
 int live_check(const LiveProbe *p, Session *s, int chats_fd) {
         _cleanup_(live_claims_done) ClaimSet claims = {};
+        _cleanup_(live_probe_freep) LiveProbe *fresh = NULL;
+        Tree t = { .global_dir = p->global_dir, .runtime_dir = p->runtime_dir };
         int r;
+
+        /* the re-check before an action: registry and locks as they are now, not at scan time */
+        r = live_probe_new(&t, &fresh);
+        if (r < 0)
+                return r;
 
         if (chats_fd >= 0) {
                 r = live_claims_load(&claims, chats_fd);
@@ -667,5 +681,5 @@ int live_check(const LiveProbe *p, Session *s, int chats_fd) {
                                 return r;
                 }
         }
-        return live_check_claims(p, s, &claims);
+        return live_check_claims(fresh, s, &claims);
 }

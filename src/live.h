@@ -16,7 +16,8 @@ static inline void live_probe_freep(LiveProbe **p) {
         live_probe_free(*p);
 }
 
-/* Set s->live and s->live_reason from the registry, claims in chats_fd and the writer lock. */
+/* Set s->live and s->live_reason from the registry, claims in chats_fd and the writer lock, all
+ * read afresh (for the executor's re-check; p supplies the tree's directories). */
 int live_check(const LiveProbe *p, Session *s, int chats_fd);
 
 /* A runtime claim file in chats/: <id>.runtime.json (v0.21) or <id>.<pid>.runtime.json (newer),

@@ -1021,6 +1021,8 @@ static void scan_ctx_tree_done(ScanCtx *c) {
 static int scan_orphans(ScanCtx *c) {
         int r;
 
+        if (c->n_pending == 0)
+                return 0;
         r = inventory_index(c->inv);
         if (r < 0)
                 return r;

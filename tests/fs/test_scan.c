@@ -25,6 +25,7 @@
 #include "inventory.h"
 #include "live.h"
 #include "macro.h"
+#include "owner.h"
 #include "roots.h"
 #include "scan.h"
 #include "util.h"
@@ -812,6 +813,52 @@ static void test_scan_last_write_from_subagents(void **state) {
         assert_int_equal(s->last_write, INT64_C(1800000000) * 1000);
 }
 
+
+static void test_live_check_rereads_registry_and_claims(void **state) {
+        Fx *fx = *state;
+        _cleanup_(live_probe_freep) LiveProbe *probe = NULL;
+        _cleanup_free_ char *chats = fixture_path(fx->root, WEBAPP "/chats");
+        _cleanup_free_ char *rec = NULL, *rel = NULL;
+        _cleanup_close_ int cfd = -EBADF;
+        Session s = { .id = "c7bab6d3-4d35-4ebb-b856-81c884008a1e" };
+        HeadInfo h = { .session_id = (char *)"c7bab6d3-4d35-4ebb-b856-81c884008a1e",
+                       .cwd = (char *)"/srv/demo/elsewhere" };
+        char ps[128];
+
+        scan_fx(fx);
+        assert_int_equal(live_probe_new(&fx->inv->trees[0], &probe), 0);
+        cfd = open(chats, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(cfd >= 0);
+        assert_int_equal(live_check(probe, &s, cfd), 0);
+        assert_int_equal(s.live, 0);
+
+        /* a Qwen process starts after the probe was made: the re-check sees it */
+        own_proc_start(ps, sizeof(ps));
+        rec = strprintf("{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
+                        ",\"sessionId\":\"%s\"}",
+                        (int)getpid(), ps, own_pidns(), s.id);
+        rel = strprintf("q/sessions/%d.json", (int)getpid());
+        assert_int_equal(fixture_write(fx->root, rel, rec), 0);
+        assert_int_equal(live_check(probe, &s, cfd), 0);
+        assert_int_equal(s.live, LIVE_REGISTRY);
+
+        /* owner_check reads the claims of chats/ itself: a /cd-migrated session */
+        assert_int_equal(owner_check(&s, &h, NULL, "-srv-demo-webapp", cfd), 0);
+        assert_int_equal(s.owner, OWNER_FOREIGN);
+        assert_int_equal(fixture_write(fx->root, WEBAPP "/chats/c7bab6d3-4d35-4ebb-b856-81c884008a1e.runtime.json",
+                                       "{\"pid\":0,\"session_id\":\"C7BAB6D3-4d35-4ebb-b856-81c884008a1e\","
+                                       "\"work_dir\":\"/srv/demo/webapp\"}"),
+                         0);
+        assert_int_equal(owner_check(&s, &h, NULL, "-srv-demo-webapp", cfd), 0);
+        assert_int_equal(s.owner, OWNER_CLAIM);
+        assert_string_equal(s.cwd, "/srv/demo/elsewhere");
+        /* no head: unverified with the caller's reason */
+        assert_int_equal(owner_check(&s, NULL, "empty transcript", "-srv-demo-webapp", cfd), 0);
+        assert_int_equal(s.owner, OWNER_UNVERIFIED);
+        assert_string_equal(s.owner_reason, "empty transcript");
+        session_done(&s);
+}
+
 /* ------------------------------------------------------------------ roots */
 
 static void test_roots_resolve_default(void **state) {
@@ -1017,6 +1064,7 @@ int main(void) {
                 T(test_scan_live_claims),
                 T(test_scan_live_writer_locks),
                 T(test_scan_last_write_from_subagents),
+                T(test_live_check_rereads_registry_and_claims),
                 cmocka_unit_test(test_roots_resolve_default),
                 cmocka_unit_test(test_roots_resolve_env_expansion),
                 cmocka_unit_test(test_roots_resolve_relative_against_cwd),
