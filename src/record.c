@@ -438,6 +438,297 @@ int record_json_parse(const char *s, size_t n, json_object **ret) {
         return 0;
 }
 
+/* ------------------------------------------------------------------ scanning without building */
+
+typedef struct JsonScan {
+        const char *p, *end;
+        unsigned depth;
+} JsonScan;
+
+static int record_scan_value(JsonScan *j, bool validate);
+
+/* Does any byte of the 8-byte word need a look: '"', '\\' or a control character? */
+static inline bool record_word_special(uint64_t x) {
+        const uint64_t ones = UINT64_C(0x0101010101010101), highs = UINT64_C(0x8080808080808080);
+        uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+
+        return (((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs;
+}
+
+/* A string at j->p (the opening quote); with validate, JSON.parse's rules for its content. */
+static int record_scan_string(JsonScan *j, bool validate) {
+        j->p++;
+        while (j->p < j->end) {
+                unsigned char c;
+                uint64_t w;
+
+                /* eight plain bytes at a time */
+                while (j->end - j->p >= 8) {
+                        memcpy(&w, j->p, 8);
+                        if (record_word_special(w))
+                                break;
+                        j->p += 8;
+                }
+                if (j->p >= j->end)
+                        break;
+                c = (unsigned char)*j->p;
+
+                if (c == '"') {
+                        j->p++;
+                        return 0;
+                }
+                if (c == '\\') {
+                        if (j->end - j->p < 2)
+                                return -EBADMSG;
+                        if (validate) {
+                                uint32_t cp;
+                                switch (j->p[1]) {
+                                case '"':
+                                case '\\':
+                                case '/':
+                                case 'b':
+                                case 'f':
+                                case 'n':
+                                case 'r':
+                                case 't':
+                                        break;
+                                case 'u':
+                                        if (record_json_hex4(j->p + 2, j->end, &cp) < 0)
+                                                return -EBADMSG;
+                                        j->p += 4;
+                                        break;
+                                default:
+                                        return -EBADMSG;
+                                }
+                        }
+                        j->p += 2;
+                        continue;
+                }
+                if (validate && c < 0x20)
+                        return -EBADMSG;
+                j->p++;
+        }
+        return -EBADMSG;
+}
+
+static int record_scan_number(JsonScan *j) {
+        JsonParser jp = { .p = j->p, .end = j->end };
+
+        /* same grammar as record_json_number(), without building anything */
+        if (jp.p < jp.end && *jp.p == '-')
+                jp.p++;
+        if (jp.p >= jp.end || !record_is_digit(*jp.p))
+                return -EBADMSG;
+        if (*jp.p == '0')
+                jp.p++;
+        else
+                while (jp.p < jp.end && record_is_digit(*jp.p))
+                        jp.p++;
+        if (jp.p < jp.end && *jp.p == '.') {
+                jp.p++;
+                if (jp.p >= jp.end || !record_is_digit(*jp.p))
+                        return -EBADMSG;
+                while (jp.p < jp.end && record_is_digit(*jp.p))
+                        jp.p++;
+        }
+        if (jp.p < jp.end && (*jp.p == 'e' || *jp.p == 'E')) {
+                jp.p++;
+                if (jp.p < jp.end && (*jp.p == '+' || *jp.p == '-'))
+                        jp.p++;
+                if (jp.p >= jp.end || !record_is_digit(*jp.p))
+                        return -EBADMSG;
+                while (jp.p < jp.end && record_is_digit(*jp.p))
+                        jp.p++;
+        }
+        j->p = jp.p;
+        return 0;
+}
+
+static void record_scan_ws(JsonScan *j) {
+        while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
+                j->p++;
+}
+
+/* Skip (and with validate, check) a container's members up to its closing bracket. */
+static int record_scan_container(JsonScan *j, bool validate) {
+        char close = *j->p == '{' ? '}' : ']';
+        bool is_object = close == '}';
+        int r;
+
+        if (j->depth >= RECORD_JSON_MAX_DEPTH)
+                return -EBADMSG;
+        j->depth++;
+        j->p++;
+        record_scan_ws(j);
+        if (j->p < j->end && *j->p == close) {
+                j->p++;
+                j->depth--;
+                return 0;
+        }
+        for (;;) {
+                if (is_object) {
+                        if (j->p >= j->end || *j->p != '"')
+                                return -EBADMSG;
+                        r = record_scan_string(j, validate);
+                        if (r < 0)
+                                return r;
+                        record_scan_ws(j);
+                        if (j->p >= j->end || *j->p != ':')
+                                return -EBADMSG;
+                        j->p++;
+                        record_scan_ws(j);
+                }
+                r = record_scan_value(j, validate);
+                if (r < 0)
+                        return r;
+                record_scan_ws(j);
+                if (j->p < j->end && *j->p == ',') {
+                        j->p++;
+                        record_scan_ws(j);
+                        continue;
+                }
+                if (j->p < j->end && *j->p == close) {
+                        j->p++;
+                        j->depth--;
+                        return 0;
+                }
+                return -EBADMSG;
+        }
+}
+
+static int record_scan_value(JsonScan *j, bool validate) {
+        if (j->p >= j->end)
+                return -EBADMSG;
+        switch (*j->p) {
+        case '{':
+        case '[':
+                return record_scan_container(j, validate);
+        case '"':
+                return record_scan_string(j, validate);
+        case 't':
+        case 'f':
+        case 'n': {
+                const char *w = *j->p == 't' ? "true" : *j->p == 'f' ? "false" : "null";
+                size_t n = strlen(w);
+                if ((size_t)(j->end - j->p) < n || memcmp(j->p, w, n) != 0)
+                        return -EBADMSG;
+                j->p += n;
+                return 0;
+        }
+        default:
+                return record_scan_number(j);
+        }
+}
+
+/* Does the raw key (between quotes, escapes undecoded) equal want (want_n bytes)? */
+static bool record_key_equal(const char *raw, size_t n, const char *want, size_t want_n) {
+        json_object *k = NULL;
+        bool eq;
+
+        if (n == want_n && memcmp(raw, want, n) == 0)
+                return true;
+        if (n < want_n || !memchr(raw, '\\', n))
+                return false;
+        /* escaped key: decode it (raw - 1 .. raw + n + 1 is the quoted string) */
+        if (record_json_parse(raw - 1, n + 2, &k) < 0)
+                return false;
+        eq = (size_t)json_object_get_string_len(k) == want_n && memcmp(json_object_get_string(k), want, want_n) == 0;
+        json_object_put(k);
+        return eq;
+}
+
+/* Scan the object at j->p ('{'), recording the spans cap asks for (recursing into captured
+ * objects that have a child capture). */
+static int record_scan_members(JsonScan *j, bool validate, const JsonCapture *cap) {
+        size_t key_lens[32];
+        int r;
+
+        assert(cap->n_keys <= ELEMENTSOF(key_lens));
+        for (size_t i = 0; i < cap->n_keys; i++) {
+                cap->spans[i] = (JsonSpan){};
+                key_lens[i] = strlen(cap->keys[i]);
+        }
+        if (j->depth >= RECORD_JSON_MAX_DEPTH)
+                return -EBADMSG;
+        j->depth++;
+        j->p++;
+        record_scan_ws(j);
+        if (j->p < j->end && *j->p == '}') {
+                j->p++;
+                j->depth--;
+                return 0;
+        }
+        for (;;) {
+                const char *key, *val;
+                size_t key_n, hit = SIZE_MAX;
+
+                if (j->p >= j->end || *j->p != '"')
+                        return -EBADMSG;
+                key = j->p + 1;
+                r = record_scan_string(j, validate);
+                if (r < 0)
+                        return r;
+                key_n = (size_t)(j->p - 1 - key);
+                record_scan_ws(j);
+                if (j->p >= j->end || *j->p != ':')
+                        return -EBADMSG;
+                j->p++;
+                record_scan_ws(j);
+                val = j->p;
+                for (size_t i = 0; i < cap->n_keys; i++)
+                        if (record_key_equal(key, key_n, cap->keys[i], key_lens[i]))
+                                hit = i;
+                if (hit != SIZE_MAX && cap->children && cap->children[hit] && j->p < j->end && *j->p == '{')
+                        r = record_scan_members(j, validate, cap->children[hit]);
+                else {
+                        r = record_scan_value(j, validate);
+                        /* a later duplicate that is not an object hides the earlier one's members */
+                        if (hit != SIZE_MAX && cap->children && cap->children[hit])
+                                for (size_t i = 0; i < cap->children[hit]->n_keys; i++)
+                                        cap->children[hit]->spans[i] = (JsonSpan){};
+                }
+                if (r < 0)
+                        return r;
+                if (hit != SIZE_MAX)
+                        cap->spans[hit] = (JsonSpan){ .s = val, .n = (size_t)(j->p - val) };
+                record_scan_ws(j);
+                if (j->p < j->end && *j->p == ',') {
+                        j->p++;
+                        record_scan_ws(j);
+                        continue;
+                }
+                if (j->p < j->end && *j->p == '}') {
+                        j->p++;
+                        j->depth--;
+                        return 0;
+                }
+                return -EBADMSG;
+        }
+}
+
+/* Capture member spans of the object text s[0..n) in one pass (see record.h). */
+int record_json_capture(const char *s, size_t n, bool validate, const JsonCapture *cap) {
+        JsonScan j = { .p = s, .end = s + n };
+        int r;
+
+        record_scan_ws(&j);
+        if (j.p >= j.end || *j.p != '{')
+                return -EBADMSG;
+        r = record_scan_members(&j, validate, cap);
+        if (r < 0)
+                return r;
+        record_scan_ws(&j);
+        return j.p == j.end ? 0 : -EBADMSG;
+}
+
+/* record_json_capture() for one level of keys. */
+int record_json_members(const char *s, size_t n, bool validate, const char *const *keys, size_t n_keys,
+                        JsonSpan *spans) {
+        JsonCapture cap = { .keys = keys, .n_keys = n_keys, .spans = spans };
+
+        return record_json_capture(s, n, validate, &cap);
+}
+
 /* ------------------------------------------------------------------ tolerant lines */
 
 /* Length of the JavaScript whitespace or line terminator starting at s, 0 if none. */

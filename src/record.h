@@ -72,6 +72,27 @@ int record_for_each_line_at(int fd, size_t max_line, record_line_at_cb cb, void 
  * becomes U+FFFD as in Node; numbers are int64 when small integers, else doubles; JSON null is
  * *ret == NULL. Nesting deeper than 1000 is refused. Returns 0, -EBADMSG or -ENOMEM. */
 int record_json_parse(const char *s, size_t n, struct json_object **ret);
+/* A value's text inside a JSON document. */
+typedef struct JsonSpan {
+        const char *s;
+        size_t n;
+} JsonSpan;
+/* The members of the object text s[0..n) (JSON whitespace around allowed), without building
+ * anything: spans[i] is the text of the value of key keys[i] (last occurrence wins, as in
+ * JSON.parse; .s NULL when absent). With validate the whole text is checked with exactly
+ * record_json_parse()'s grammar and limits; without, it must be valid already. Returns 0, or
+ * -EBADMSG when the text is invalid or not an object. */
+int record_json_members(const char *s, size_t n, bool validate, const char *const *keys, size_t n_keys,
+                        JsonSpan *spans);
+/* The same, descending in one pass: children[i] (when set) captures inside the object value of
+ * keys[i]; its spans describe the last occurrence (all unset when that one is not an object). */
+typedef struct JsonCapture {
+        const char *const *keys;
+        size_t n_keys; /* at most 32 */
+        JsonSpan *spans;
+        const struct JsonCapture *const *children; /* NULL, or n_keys entries (each may be NULL) */
+} JsonCapture;
+int record_json_capture(const char *s, size_t n, bool validate, const JsonCapture *cap);
 /* String.prototype.trim() on UTF-8: adjusts *s and *n. */
 void record_js_trim(const char **s, size_t *n);
 /* A record's "timestamp" string as msec; 0 when absent, not a string or unparseable. */

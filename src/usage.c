@@ -755,18 +755,32 @@ static int usage_tool_event(Salvage *s, json_object *ev) {
         return 0;
 }
 
+static bool usage_string_is_value(json_object *v, const char *want) {
+        return json_object_is_type(v, json_type_string) && streq(json_object_get_string(v), want) &&
+               (size_t)json_object_get_string_len(v) == strlen(want);
+}
+
 static bool usage_string_is(json_object *obj, const char *key, const char *want) {
         json_object *v;
 
-        return json_object_object_get_ex(obj, key, &v) && json_object_is_type(v, json_type_string) &&
-               streq(json_object_get_string(v), want) &&
-               (size_t)json_object_get_string_len(v) == strlen(want);
+        return json_object_object_get_ex(obj, key, &v) && usage_string_is_value(v, want);
+}
+
+/* UiTelemetryService.addEvent() for an event object. */
+static int usage_event(Salvage *s, json_object *ev) {
+        if (usage_string_is(ev, "event.name", "qwen-code.api_response"))
+                return usage_api_event(s, ev, false);
+        if (usage_string_is(ev, "event.name", "qwen-code.api_error"))
+                return usage_api_event(s, ev, true);
+        if (usage_string_is(ev, "event.name", "qwen-code.tool_call"))
+                return usage_tool_event(s, ev);
+        return 0;
 }
 
 /* One record in file order: remember the first, replay system/ui_telemetry events. */
 static int usage_record_cb(json_object *obj, void *userdata) {
         Salvage *s = userdata;
-        json_object *payload, *ev, *name;
+        json_object *payload, *ev;
         bool present;
 
         if (!s->first)
@@ -782,24 +796,115 @@ static int usage_record_cb(json_object *obj, void *userdata) {
         if (!usage_js_truthy(ev, present))
                 return 0;
         s->has_events = true;
-        if (!json_object_is_type(ev, json_type_object) ||
-            !json_object_object_get_ex(ev, "event.name", &name) || !json_object_is_type(name, json_type_string))
+        if (!json_object_is_type(ev, json_type_object))
                 return 0;
-        if (usage_string_is(ev, "event.name", "qwen-code.api_response"))
-                return usage_api_event(s, ev, false);
-        if (usage_string_is(ev, "event.name", "qwen-code.api_error"))
-                return usage_api_event(s, ev, true);
-        if (usage_string_is(ev, "event.name", "qwen-code.tool_call"))
-                return usage_tool_event(s, ev);
-        return 0;
+        return usage_event(s, ev);
+}
+
+/* Is the JSON text span the string want? Raw comparison, decoding only when escaped. */
+static bool usage_span_is(const JsonSpan *v, const char *want) {
+        json_object *o = NULL;
+        bool eq;
+
+        if (!v->s || v->n < 2 || v->s[0] != '"')
+                return false;
+        if (!memchr(v->s, '\\', v->n))
+                return v->n == strlen(want) + 2 && memcmp(v->s + 1, want, v->n - 2) == 0;
+        if (record_json_parse(v->s, v->n, &o) < 0)
+                return false;
+        eq = usage_string_is_value(o, want);
+        json_object_put(o);
+        return eq;
+}
+
+/* The fields of a uiEvent the replay reads; nothing else can change the record. */
+static const char *const usage_event_keys[] = {
+        "event.name", "model", "duration_ms", "input_token_count", "output_token_count",
+        "total_token_count", "cached_content_token_count", "thoughts_token_count", "ttft_ms",
+        "prompt_id", "function_name", "success", "decision", "metadata",
+};
+
+/* Fast path for a line that is one valid JSON object: validate it without building it, then
+ * build only the uiEvent fields the replay reads. Returns 1 when handled, 0 when the line is not
+ * a single valid object (the caller falls back to the tolerant parser), or -errno. */
+static int usage_fast_line(Salvage *s, const char *p, size_t n) {
+        static const char *const top_keys[] = { "type", "subtype", "systemPayload" };
+        static const char *const payload_keys[] = { "uiEvent" };
+        JsonSpan top[ELEMENTSOF(top_keys)], payload[1], ev[ELEMENTSOF(usage_event_keys)];
+        const JsonCapture ev_cap = { usage_event_keys, ELEMENTSOF(usage_event_keys), ev, NULL };
+        const JsonCapture *const payload_children[] = { &ev_cap };
+        const JsonCapture payload_cap = { payload_keys, 1, payload, payload_children };
+        const JsonCapture *const top_children[] = { NULL, NULL, &payload_cap };
+        const JsonCapture top_cap = { top_keys, ELEMENTSOF(top_keys), top, top_children };
+        json_object *event = NULL;
+        int r;
+
+        record_js_trim(&p, &n);
+        if (n == 0)
+                return 1;
+        /* nested spans stay unset unless their parents were objects */
+        for (size_t i = 0; i < ELEMENTSOF(ev); i++)
+                ev[i] = (JsonSpan){};
+        payload[0] = (JsonSpan){};
+        if (record_json_capture(p, n, /* validate= */ true, &top_cap) < 0)
+                return 0;
+        if (s->threw || !usage_span_is(&top[0], "system") || !usage_span_is(&top[1], "ui_telemetry"))
+                return 1;
+        if (!top[2].s || top[2].s[0] != '{' || !payload[0].s)
+                return 1; /* systemPayload?.uiEvent is undefined */
+        if (payload[0].s[0] != '{') {
+                /* rare: a uiEvent that is not an object; let the full parser judge it */
+                r = record_parse_line(p, n, usage_record_cb, s);
+                return r < 0 ? r : 1;
+        }
+        s->has_events = true;
+        if (!usage_span_is(&ev[0], "qwen-code.api_response") && !usage_span_is(&ev[0], "qwen-code.api_error") &&
+            !usage_span_is(&ev[0], "qwen-code.tool_call"))
+                return 1;
+
+        event = json_object_new_object();
+        if (!event)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(usage_event_keys); i++) {
+                json_object *v = NULL;
+
+                if (!ev[i].s)
+                        continue;
+                r = record_json_parse(ev[i].s, ev[i].n, &v);
+                if (r < 0 || json_object_object_add(event, usage_event_keys[i], v) < 0) {
+                        json_object_put(v);
+                        json_object_put(event);
+                        return r < 0 ? r : -ENOMEM;
+                }
+        }
+        r = usage_event(s, event);
+        json_object_put(event);
+        return r < 0 ? r : 1;
+}
+
+/* Could a \u escape spell "ui_telemetry" here? (Any other escape cannot make its letters.) */
+static bool usage_has_unicode_escape(const char *p, size_t n) {
+        const char *end = p + n;
+
+        while ((p = memchr(p, '\\', (size_t)(end - p)))) {
+                if (p + 1 < end && p[1] == 'u')
+                        return true;
+                p++; /* conservative: "\\\\u" also counts (junk can misalign escape pairs) */
+        }
+        return false;
 }
 
 /* One readline() line (already split at \n and \r). */
 static int usage_subline(Salvage *s, const char *p, size_t n) {
         int r;
 
-        if (s->first && !memmem(p, n, USAGE_MARK, strlen(USAGE_MARK)) && !memmem(p, n, "\\u", 2))
-                return 0; /* cannot hold a ui_telemetry record */
+        if (s->first) {
+                if (!memmem(p, n, USAGE_MARK, strlen(USAGE_MARK)) && !usage_has_unicode_escape(p, n))
+                        return 0; /* cannot hold a ui_telemetry record */
+                r = usage_fast_line(s, p, n);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+        }
         r = record_parse_line(p, n, usage_record_cb, s);
         return r < 0 ? r : 0;
 }
