@@ -401,6 +401,27 @@ static void test_actions_replaced_after_scan_skips(void **state) {
         assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
 }
 
+static void test_actions_liveness_after_scan_skips(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_TEXT, VERB_DELETE }, {} };
+        ApplyRun a = {};
+        ActionStats st = {};
+        _cleanup_free_ char *log = NULL;
+
+        assert_int_equal(apply_prepare(t->qwen, picks, &a), 0);
+        assert_int_equal(a.plan.n_items, 1);
+        /* a Qwen writer takes the session's lease after the scan (a malformed lock is live) */
+        assert_int_equal(fixture_write(t->qwen, "tmp/session-writer-locks/" S_TEXT ".lock", "{"), 0);
+        assert_int_equal(actions_execute(&a.plan, &st), 0);
+        apply_run_done(&a);
+        assert_int_equal(st.n_skipped, 1);
+        assert_int_equal(st.n_deleted, 0);
+        assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
+        assert_true(fixture_exists(t->qwen, "tmp/session-writer-locks/" S_TEXT ".lock"));
+        log = read_rel(t->root, "journal.log");
+        assert_non_null(strstr(log, "in use since scan"));
+}
+
 /* ---------------------------------------------------------------- restore */
 
 static void test_actions_restore_moves_session_back(void **state) {
@@ -675,6 +696,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_actions_archive_salvages_and_rerun_never_duplicates, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_append_after_scan_skips, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_replaced_after_scan_skips, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_liveness_after_scan_skips, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_restore_moves_session_back, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_restore_refused_with_active_copy, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_restore_unknown_id_fails, setup, teardown),
