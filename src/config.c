@@ -524,6 +524,11 @@ static int config_get_size(const config_setting_t *s, const char *key, const cha
                 return config_error(errs, loc,
                                     "%s: a zero limit is ambiguous; write \"off\" to disable it",
                                     key);
+        if (v[strspn(v, "0123456789")] == '\0') /* "500": bytes, or a forgotten "M"? */
+                return config_error(errs, loc,
+                                    "%s: invalid size \"%s\": missing unit (K, M, G or T; B for "
+                                    "bytes)",
+                                    key, v);
         *ret = sz;
         return 0;
 }
