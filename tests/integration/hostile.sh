@@ -1,5 +1,5 @@
-# hostile.sh: plant hostile entries in a tree ($1). Sourced by tests. Ids (36 chars):
-P="$1/projects/-srv-demo-api-server/chats"
+# hostile.sh: plant hostile entries in the tree $HOSTILE_TREE. Sourced by tests. Ids (36 chars):
+P="$HOSTILE_TREE/projects/-srv-demo-api-server/chats"
 ID_SYMLINK=11111111-1111-4111-8111-111111111111
 ID_FIFO=22222222-2222-4222-8222-222222222222
 ID_DIR=33333333-3333-4333-8333-333333333333
@@ -10,7 +10,7 @@ ID_GLUED=77777777-7777-4777-8777-777777777777
 ID_BADUTF=88888888-8888-4888-8888-888888888888
 ID_MISMATCH=99999999-9999-4999-8999-999999999999
 ID_NOTJSON=aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa
-OUTSIDE="$(dirname "$1")/outside-secret.jsonl"
+OUTSIDE="$(dirname "$HOSTILE_TREE")/outside-secret.jsonl"
 rec() { # rec ID CWD TIMESTAMP
         printf '{"uuid":"u-%s","parentUuid":null,"sessionId":"%s","timestamp":"%s","type":"user","cwd":"%s","version":"0.24.4","message":{"role":"user","parts":[{"text":"hi"}]}}\n' "$1" "$1" "$3" "$2"
 }

@@ -6,7 +6,7 @@
 D=$(dirname "$0")
 
 tree=$(make_tree tree)
-. "$D/hostile.sh" "$tree"
+HOSTILE_TREE=$tree; . "$D/hostile.sh"
 
 NOW=2027-04-01T00:00:00Z
 snapshot "$tree" "$T/s0"   # gathers the path list (reads directories)
