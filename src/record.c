@@ -1262,7 +1262,8 @@ static int record_head_lines(char *buf, size_t *len, json_object **first) {
 int record_read_head(int fd, HeadInfo *ret, const char **ret_why) {
         _cleanup_free_ char *buf = NULL;
         json_object *first = NULL;
-        size_t len = 0, cap = 4 * RECORD_HEAD_MAX + RECORD_HEAD_CHUNK;
+        const size_t max_cap = 4 * RECORD_HEAD_MAX + RECORD_HEAD_CHUNK;
+        size_t len = 0, cap = 2 * RECORD_HEAD_CHUNK;
         uint64_t off = 0;
         bool saw_content = false;
         const char *why = NULL;
@@ -1274,8 +1275,28 @@ int record_read_head(int fd, HeadInfo *ret, const char **ret_why) {
                 return -ENOMEM;
 
         for (;;) {
-                ssize_t k = record_pread(fd, buf + len, MIN((size_t)RECORD_HEAD_CHUNK, cap - len), off);
+                ssize_t k;
                 size_t held;
+
+                if (cap - len < RECORD_HEAD_CHUNK) {
+                        /* a long pending line: grow towards the most 1 Mi UTF-16 units can take */
+                        size_t ncap = MIN(cap * 2, max_cap);
+                        char *nb;
+
+                        if (ncap - len < RECORD_HEAD_CHUNK) {
+                                why = "first line longer than 1 MiB";
+                                r = -E2BIG;
+                                goto finish;
+                        }
+                        nb = realloc(buf, ncap);
+                        if (!nb) {
+                                r = -ENOMEM;
+                                goto finish;
+                        }
+                        buf = nb;
+                        cap = ncap;
+                }
+                k = record_pread(fd, buf + len, RECORD_HEAD_CHUNK, off);
 
                 if (k < 0) {
                         why = "cannot read the first record";
@@ -1297,7 +1318,9 @@ int record_read_head(int fd, HeadInfo *ret, const char **ret_why) {
                                 saw_content = true;
                 len += (size_t)k;
 
-                if (!memchr(buf, '\n', len) && record_utf16_units(buf, len, &held) > RECORD_HEAD_MAX) {
+                /* units <= bytes, so only a pending line over 1 MiB of bytes needs counting */
+                if (len > RECORD_HEAD_MAX && !memchr(buf, '\n', len) &&
+                    record_utf16_units(buf, len, &held) > RECORD_HEAD_MAX) {
                         if (record_head_prefix_is_record(buf, len)) {
                                 why = "first line longer than 1 MiB";
                                 r = -E2BIG;
@@ -1312,13 +1335,6 @@ int record_read_head(int fd, HeadInfo *ret, const char **ret_why) {
                         goto finish;
                 if (first)
                         break;
-                if (len + RECORD_HEAD_CHUNK > cap) {
-                        /* Cannot happen: a pending line over 1 Mi units is refused above, and
-                         * 1 Mi units take at most 3 MiB + one held sequence. */
-                        why = "first line longer than 1 MiB";
-                        r = -E2BIG;
-                        goto finish;
-                }
         }
 
         if (!first) {
