@@ -10,7 +10,8 @@
  *   5. the transcript renamed (never replaces), after a last identity check;
  *   6. both directories fsynced.
  * Until step 5 the session is where it was, with some sidecars already at the target: Qwen's
- * delete removes sidecars in both places, and the next run moves the rest. */
+ * delete removes sidecars in both places, and the next run moves the rest. When a step fails
+ * (or the transcript changed meanwhile), the plainly renamed sidecars are renamed back. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -187,7 +188,8 @@ static void archive_step(ArchiveStepFn step, void *userdata, const char *what) {
 
 /* Move sidecar name from src_fd to dst_fd; when the target exists, merge with merge_fn. */
 static int archive_move_mergeable(int src_fd, int dst_fd, const char *name, bool is_pr,
-                                  bool to_archive, ArchiveStepFn step, void *userdata) {
+                                  bool to_archive, ArchiveStepFn step, void *userdata,
+                                  bool *ret_renamed) {
         _cleanup_free_ char *s = NULL, *d = NULL, *merged = NULL;
         size_t s_len = 0, d_len = 0, m_len = 0;
         int r;
@@ -196,6 +198,7 @@ static int archive_move_mergeable(int src_fd, int dst_fd, const char *name, bool
         if (r == -ENOENT)
                 return 0; /* no such sidecar */
         if (r >= 0) {
+                *ret_renamed = true;
                 archive_step(step, userdata, name);
                 return 0;
         }
@@ -283,6 +286,8 @@ int archive_move(int src_fd, int dst_fd, const char *id, const FileId *expect, b
         _cleanup_free_ char *p = strprintf("%s.pr.json", id);
         _cleanup_free_ char *l = strprintf("%s.ledger.jsonl", id);
         const char *why = NULL;
+        const char *names[3] = { w, p, l };
+        bool renamed[3] = {};
         int r;
 
         if (!t || !w || !p || !l)
@@ -295,37 +300,40 @@ int archive_move(int src_fd, int dst_fd, const char *id, const FileId *expect, b
                 return r;
 
         r = fs_rename_noreplace(src_fd, w, dst_fd, w);
-        if (r >= 0)
+        if (r >= 0) {
+                renamed[0] = true;
                 archive_step(step, userdata, w);
-        else if (r != -ENOENT) {
+        } else if (r != -ENOENT) {
                 *ret_why = "cannot move the .worktree.json sidecar";
                 return r;
         }
-        r = archive_move_mergeable(src_fd, dst_fd, p, /* is_pr= */ true, to_archive, step, userdata);
+        r = archive_move_mergeable(src_fd, dst_fd, p, /* is_pr= */ true, to_archive, step, userdata,
+                                   &renamed[1]);
         if (r < 0) {
                 *ret_why = "cannot move the .pr.json sidecar";
-                return r;
+                goto rollback;
         }
-        r = archive_move_mergeable(src_fd, dst_fd, l, /* is_pr= */ false, to_archive, step, userdata);
+        r = archive_move_mergeable(src_fd, dst_fd, l, /* is_pr= */ false, to_archive, step,
+                                   userdata, &renamed[2]);
         if (r < 0) {
                 *ret_why = "cannot move the .ledger.jsonl sidecar";
-                return r;
+                goto rollback;
         }
 
         if (expect) {
                 r = fs_check_identity(src_fd, t, expect);
-                if (r < 0)
-                        return r;
                 if (r == 0) {
                         *ret_why = "changed since scan";
-                        return -ESTALE;
+                        r = -ESTALE;
                 }
+                if (r < 0)
+                        goto rollback;
         }
         r = fs_rename_noreplace(src_fd, t, dst_fd, t);
         if (r < 0) {
                 *ret_why = r == -EEXIST ? "target transcript exists (conflict)"
                                         : "cannot rename the transcript";
-                return r;
+                goto rollback;
         }
         archive_step(step, userdata, t);
 
@@ -334,5 +342,14 @@ int archive_move(int src_fd, int dst_fd, const char *id, const FileId *expect, b
                 r = fs_fsync(src_fd);
         if (r < 0)
                 *ret_why = "moved, but fsync of the directories failed";
+        return r;
+
+rollback:
+        /* The transcript stays: put back the sidecars that were plainly renamed, so a session
+         * left in place keeps them beside it. Merged ones stay merged (the merge is idempotent
+         * and the next move finds them there). */
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (renamed[i] && fs_rename_noreplace(dst_fd, names[i], src_fd, names[i]) >= 0)
+                        archive_step(step, userdata, names[i]);
         return r;
 }

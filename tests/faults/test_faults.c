@@ -247,6 +247,10 @@ static void test_faults_rename_eio_then_rerun_completes(void **state) {
         assert_int_equal(st.n_failed, 1);
         assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
         assert_false(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".jsonl"));
+        /* the renamed sidecar went back beside the transcript; the merged ledger stays merged */
+        assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".worktree.json"));
+        assert_false(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".worktree.json"));
+        assert_false(fixture_exists(t->qwen, P_API "/" S_TEXT ".ledger.jsonl"));
 
         faults.rename_err = 0;
         assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
@@ -429,6 +433,9 @@ static void test_faults_writer_appends_during_archive_skip(void **state) {
         assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
         assert_int_equal(st.n_skipped, 1);
         assert_false(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".jsonl"));
+        /* the live session keeps its worktree sidecar beside it */
+        assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".worktree.json"));
+        assert_false(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".worktree.json"));
         body = read_rel(t->qwen, P_API "/" S_TEXT ".jsonl");
         assert_non_null(strstr(body, "written during the run"));
 }
