@@ -543,25 +543,27 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                                       NULL, 0);
 }
 
-/* Does a chats/ or chats/archive/ directory hold <id>.jsonl (any case)? */
+/* Does a chats/ or chats/archive/ directory hold <id>.jsonl? Ids are written in lower case;
+ * the name as given, lower- and upper-cased are tried (one fstatat each, no listing, so many
+ * orphans stay cheap). Fails closed (true) when it cannot tell. */
 static bool actions_dir_has_transcript(int dfd, const char *sub, const char *tname) {
-        int fd = sub ? fs_open_dir(dfd, sub) : fcntl(dfd, F_DUPFD_CLOEXEC, 3);
-        struct dirent *de;
-        bool found = false;
-        DIR *d;
+        _cleanup_close_ int fd = sub ? fs_open_dir(dfd, sub) : -EBADF;
+        _cleanup_free_ char *lower = strdup(tname), *upper = strdup(tname);
+        int at = sub ? fd : dfd;
 
-        if (fd < 0)
-                return fd != -ENOENT; /* cannot tell: assume it does */
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
+        if (sub && fd == -ENOENT)
+                return false;
+        if ((sub && fd < 0) || !lower || !upper)
                 return true;
-        }
-        rewinddir(d);
-        while (!found && (de = readdir(d)))
-                found = strcasecmp(de->d_name, tname) == 0;
-        closedir(d);
-        return found;
+        for (char *p = lower; *p; p++)
+                *p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+        for (char *p = upper; *p && !streq(p, ".jsonl"); p++)
+                *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
+        const char *names[] = { tname, lower, upper };
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (fs_exists(at, names[i]) != 0)
+                        return true;
+        return false;
 }
 
 /* Is there a transcript for id in any project of any tree? Fails closed (true). */
