@@ -643,6 +643,7 @@ static void write_subagent(const char *projdir, Rng *r, const char *id, const ch
                 ts);
         close_out(f, p);
         set_mtime(p, ms + 3000);
+        set_mtime(dir, ms + 3000);
 }
 
 typedef struct Pin {
@@ -663,6 +664,7 @@ static uint64_t gen_root(const Params *P, unsigned user, const char *root, Out *
                                               "/home/user%03u/code/%s.%04u", "/tmp/scratch-%s-%04u" };
         Pin *pins = NULL;
         int64_t usage_ms = P->now * 1000 - (int64_t) (P->max_age_days * 86400000.0);
+        int64_t root_ms = usage_ms;
 
         for (unsigned pj = 0; pj < P->projects; pj++) {
                 Rng pr = rng_for(P->seed, user, pj, UINT64_MAX, 0);
@@ -690,8 +692,9 @@ static uint64_t gen_root(const Params *P, unsigned user, const char *root, Out *
                         if (manifest)
                                 out_printf(manifest, "%s\t%s\t%s\n", root, dirname, cwd[k]);
                 const char *branch = rng_pct(&pr, 60) ? (rng_pct(&pr, 70) ? "main" : "feature/login") : NULL;
-                bool have_archive = false;
+                bool have_archive = false, have_subagents = false;
                 size_t n_pins = 0;
+                int64_t proj_ms = 0;
 
                 unsigned count = P->sessions + (user == 0 && pj == 0 && P->big_bytes ? 1 : 0);
                 for (unsigned si = 0; si < count; si++) {
@@ -727,6 +730,8 @@ static uint64_t gen_root(const Params *P, unsigned user, const char *root, Out *
                                 Out *f = open_out(path);
                                 close_out(f, path);
                                 set_mtime(path, start);
+                                if (start > proj_ms)
+                                        proj_ms = start;
                                 n++;
                                 continue;
                         }
@@ -747,8 +752,12 @@ static uint64_t gen_root(const Params *P, unsigned user, const char *root, Out *
                                 snprintf(p, sizeof p, "%s/%s.runtime.json", chats, id);
                                 write_runtime(p, &r, id, scwd, P->hostname, o.start_ms);
                         }
-                        if (!big && rng_pct(&r, P->subagent_pct))
+                        if (!big && rng_pct(&r, P->subagent_pct)) {
                                 write_subagent(projdir, &r, id, scwd, o.start_ms + 60000);
+                                have_subagents = true;
+                        }
+                        if (o.end_ms + 1000 > proj_ms)
+                                proj_ms = o.end_ms + 1000;
                         if (!big && rng_pct(&r, P->pin_pct)) {
                                 Pin *np = realloc(pins, (n_pins + 1) * sizeof *pins);
                                 if (!np)
@@ -771,11 +780,32 @@ static uint64_t gen_root(const Params *P, unsigned user, const char *root, Out *
                         out_puts(f, "\n  }\n}");
                         close_out(f, p);
                         set_mtime(p, pins[n_pins - 1].ms);
+                        if (pins[n_pins - 1].ms > proj_ms)
+                                proj_ms = pins[n_pins - 1].ms;
                 }
+                /* Directories get the time of their newest entry, not the generator's clock. */
+                if (proj_ms == 0)
+                        proj_ms = usage_ms;
+                if (have_archive)
+                        set_mtime(archive, proj_ms);
+                if (have_subagents) {
+                        snprintf(p, sizeof p, "%s/subagents", projdir);
+                        set_mtime(p, proj_ms);
+                }
+                set_mtime(chats, proj_ms);
+                set_mtime(projdir, proj_ms);
+                if (proj_ms > root_ms)
+                        root_ms = proj_ms;
         }
         free(pins);
         close_out(usage, usage_path);
         set_mtime(usage_path, usage_ms);
+        snprintf(p, sizeof p, "%s/projects", root);
+        set_mtime(p, root_ms);
+        snprintf(p, sizeof p, "%s/file-history", root);
+        if (access(p, F_OK) == 0)
+                set_mtime(p, root_ms);
+        set_mtime(root, root_ms > usage_ms ? root_ms : usage_ms);
         return n;
 }
 
