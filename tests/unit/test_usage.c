@@ -387,6 +387,87 @@ static void test_usage_build_record_large_transcript_bounded(void **state) {
         tmpdir_done(&t);
 }
 
+/* ---- long lines */
+
+#define LL_HEAD "{\"sessionId\":\"s-1\",\"timestamp\":\"2026-11-30T00:00:00.000Z\",\"cwd\":\"/p\",\"type\":\"user\"}\n"
+#define LL_TEL "{\"timestamp\":\"2026-11-30T00:00:01.000Z\",\"type\":\"system\",\"subtype\":\"ui_telemetry\",\"systemPayload\":{\"uiEvent\":{\"event.name\":\"qwen-code.api_error\",\"model\":\"m\",\"duration_ms\":5}}}\n"
+
+/* A record line {"timestamp":ts,"pad":"xxx..."} of about n bytes, plus a newline. */
+static void append_big_record(StrBuf *b, const char *ts, size_t n, const char *subtype) {
+        size_t start = b->len;
+
+        assert_int_equal(strbuf_printf(b, "{\"timestamp\":\"%s\",\"type\":\"system\",\"subtype\":\"%s\",\"pad\":\"", ts, subtype), 0);
+        while (b->len - start < n)
+                assert_int_equal(strbuf_append(b, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 64), 0);
+        assert_int_equal(strbuf_append(b, "\"}\n", 3), 0);
+}
+
+static int build_from(TmpDir *t, const StrBuf *b, char **ret) {
+        _cleanup_close_ int fd = openat(t->fd, "t.jsonl", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        size_t done = 0;
+
+        assert_true(fd >= 0);
+        while (done < b->len) {
+                ssize_t k = write(fd, b->buf + done, b->len - done);
+                assert_true(k > 0);
+                done += (size_t)k;
+        }
+        return usage_build_record(fd, ret);
+}
+
+static void test_usage_build_record_long_last_line(void **state) {
+        StrBuf b = {};
+        TmpDir t;
+        _cleanup_free_ char *out = NULL;
+
+        (void)state;
+        tmpdir_new(&t);
+        assert_int_equal(strbuf_append(&b, LL_HEAD LL_TEL, strlen(LL_HEAD LL_TEL)), 0);
+        /* a 300 KiB last record: the backward scan widens its window to read it */
+        append_big_record(&b, "2026-11-30T00:00:09.000Z", 300 * 1024, "x");
+        assert_int_equal(build_from(&t, &b, &out), 0);
+        assert_non_null(out);
+        assert_non_null(strstr(out, "\"timestamp\":1795996809000,\"startTime\":1795996800000,"));
+        strbuf_done(&b);
+        tmpdir_done(&t);
+}
+
+static void test_usage_build_record_over_long_lines(void **state) {
+        static const struct {
+                const char *where;
+                int want;
+        } cases[] = {
+                { "middle", 0 },        /* an unreadable plain record in the middle does not matter */
+                { "last", -E2BIG },     /* the end time would be unknown */
+                { "telemetry", -E2BIG }, /* its events would be lost */
+        };
+
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                StrBuf b = {};
+                TmpDir t;
+                _cleanup_free_ char *out = NULL;
+                size_t big = 17u * 1024 * 1024;
+
+                tmpdir_new(&t);
+                assert_int_equal(strbuf_append(&b, LL_HEAD LL_TEL, strlen(LL_HEAD LL_TEL)), 0);
+                append_big_record(&b, "2026-11-30T00:00:05.000Z", big,
+                                  streq(cases[i].where, "telemetry") ? "ui_telemetry" : "x");
+                if (!streq(cases[i].where, "last"))
+                        assert_int_equal(strbuf_append(&b, LL_TEL, strlen(LL_TEL)), 0);
+                if (build_from(&t, &b, &out) != cases[i].want)
+                        print_error("case %s\n", cases[i].where);
+                assert_int_equal(build_from(&t, &b, &out), cases[i].want);
+                if (cases[i].want == 0) {
+                        assert_non_null(out);
+                        assert_non_null(strstr(out, "\"models\":{\"m\":{\"requests\":2,"));
+                        assert_non_null(strstr(out, "\"timestamp\":1795996801000,"));
+                }
+                strbuf_done(&b);
+                tmpdir_done(&t);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_usage_build_record_corpus_golden),
@@ -398,6 +479,8 @@ int main(void) {
                 cmocka_unit_test(test_usage_append_refuses_bad_lines),
                 cmocka_unit_test(test_usage_append_refuses_symlink_and_fifo),
                 cmocka_unit_test(test_usage_build_record_large_transcript_bounded),
+                cmocka_unit_test(test_usage_build_record_long_last_line),
+                cmocka_unit_test(test_usage_build_record_over_long_lines),
         };
         /* Date.parse of zone-less times is local time: pin it */
         setenv("TZ", "UTC", 1);
