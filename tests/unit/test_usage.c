@@ -448,6 +448,7 @@ static void test_usage_build_record_over_long_lines(void **state) {
                 TmpDir t;
                 _cleanup_free_ char *out = NULL;
                 size_t big = 17u * 1024 * 1024;
+                int r;
 
                 tmpdir_new(&t);
                 assert_int_equal(strbuf_append(&b, LL_HEAD LL_TEL, strlen(LL_HEAD LL_TEL)), 0);
@@ -455,9 +456,10 @@ static void test_usage_build_record_over_long_lines(void **state) {
                                   streq(cases[i].where, "telemetry") ? "ui_telemetry" : "x");
                 if (!streq(cases[i].where, "last"))
                         assert_int_equal(strbuf_append(&b, LL_TEL, strlen(LL_TEL)), 0);
-                if (build_from(&t, &b, &out) != cases[i].want)
-                        print_error("case %s\n", cases[i].where);
-                assert_int_equal(build_from(&t, &b, &out), cases[i].want);
+                r = build_from(&t, &b, &out);
+                if (r != cases[i].want)
+                        print_error("case %s: %d\n", cases[i].where, r);
+                assert_int_equal(r, cases[i].want);
                 if (cases[i].want == 0) {
                         assert_non_null(out);
                         assert_non_null(strstr(out, "\"models\":{\"m\":{\"requests\":2,"));
