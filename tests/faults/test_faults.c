@@ -440,6 +440,65 @@ static void test_faults_writer_appends_during_archive_skip(void **state) {
         assert_non_null(strstr(body, "written during the run"));
 }
 
+static unsigned count_marks(const char *root, const char *rel) {
+        _cleanup_free_ char *buf = NULL;
+        unsigned n = 0;
+
+        if (fixture_read(root, rel, &buf, NULL) < 0)
+                return 0;
+        for (const char *p = buf; (p = strstr(p, "\"mark\":")); p++)
+                n++;
+        return n;
+}
+
+/* A TUI-like writer (open by path with O_CREAT, append, close) racing a real archive run:
+ * every record it wrote is afterwards in the archived transcript or in a recreated active one. */
+static void test_faults_concurrent_writer_never_loses_records(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_FORK, VERB_ARCHIVE }, { S_TEXT, VERB_ARCHIVE }, {} };
+        _cleanup_free_ char *path = fixture_path(t->qwen, P_API "/" S_FORK ".jsonl");
+        int pipefd[2];
+        unsigned written = 0;
+        ActionStats st = {};
+        pid_t pid;
+
+        assert_int_equal(pipe(pipefd), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                unsigned ok = 0;
+                close(pipefd[0]);
+                for (unsigned i = 0; i < 400; i++) {
+                        char rec[96];
+                        int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+                        int len = snprintf(rec, sizeof rec, "{\"type\":\"user\",\"mark\":%u}\n", i);
+                        if (fd >= 0 && __real_write(fd, rec, (size_t)len) == len)
+                                ok++;
+                        if (fd >= 0)
+                                close(fd);
+                        usleep(200);
+                }
+                (void)__real_write(pipefd[1], &ok, sizeof ok);
+                _exit(0);
+        }
+        close(pipefd[1]);
+        usleep(5000);
+        for (int i = 0; i < 5; i++)
+                assert_true(apply_execute(t->qwen, picks, &st) >= 0);
+        assert_int_equal(read(pipefd[0], &written, sizeof written), (ssize_t)sizeof written);
+        close(pipefd[0]);
+        assert_int_equal(waitpid(pid, NULL, 0), pid);
+        assert_int_equal(written, 400);
+        print_message("concurrent writer: %u records, %u active, %u archived\n", written,
+                      count_marks(t->qwen, P_API "/" S_FORK ".jsonl"),
+                      count_marks(t->qwen, P_API "/archive/" S_FORK ".jsonl"));
+        assert_int_equal(count_marks(t->qwen, P_API "/" S_FORK ".jsonl") +
+                                 count_marks(t->qwen, P_API "/archive/" S_FORK ".jsonl"),
+                         written);
+        /* the other session, not written to, was archived */
+        assert_true(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".jsonl"));
+}
+
 /* ---------------------------------------------------------------- journal */
 
 static const char *sent_field(const char *key) {
@@ -621,6 +680,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_after_salvage_skip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_during_archive_skip, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_concurrent_writer_never_loses_records, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_journal_sendv_carries_fields, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_journal_sendv_omits_unset_fields, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_journal_without_socket_falls_back, setup, teardown),
