@@ -139,4 +139,19 @@ if [ ! -S /run/systemd/journal/socket ]; then
         grep -q 'QGC_ACTION=run-start' "$T/err3" || fail "auto did not fall back to stderr"
         grep -q "QGC_RUN=[0-9a-f]\{32\}" "$T/err3" || fail "no QGC_RUN on stderr"
 fi
+# The catalog parses, and explains every MESSAGE_ID qgc sends.
+if [ -n "${QGC_SRCDIR:-}" ] && [ -f "$QGC_SRCDIR/systemd/qgc.catalog" ]; then
+        mkdir -p "$T/catroot/usr/lib/systemd/catalog" "$T/catroot/var/lib/systemd/catalog"
+        cp "$QGC_SRCDIR/systemd/qgc.catalog" "$T/catroot/usr/lib/systemd/catalog/"
+        journalctl --root="$T/catroot" --update-catalog || fail "journalctl rejects qgc.catalog"
+        journalctl --root="$T/catroot" --list-catalog >"$T/catalog.txt" 2>&1 || true
+        python3 - "$T/entries.json" "$T/catalog.txt" <<'PY' || fail "MESSAGE_IDs missing from the catalog"
+import json, sys
+ids = {json.loads(l)["MESSAGE_ID"] for l in open(sys.argv[1]) if l.strip()}
+listed = {l.split()[0] for l in open(sys.argv[2]) if l.strip()}
+missing = ids - listed
+assert not missing, missing
+assert len(listed) == 9, listed
+PY
+fi
 pass "journal entries read back with journalctl"
