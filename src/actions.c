@@ -536,6 +536,8 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                 r = actions_delete(c, t, s, chats_fd, archive_fd, dir_fd, fid, &why);
         if (r == -ESTALE)
                 return actions_report_session(c, s, v, JOURNAL_SKIPPED, "changed since scan", 0);
+        if (r == -EEXIST && why && strstr(why, "(conflict)"))
+                return actions_report_session(c, s, v, JOURNAL_SKIPPED, why, 0); /* appeared */
         if (r < 0)
                 return actions_report_session(c, s, v, JOURNAL_FAILED, why, -r);
         return actions_report_session(c, s, v,

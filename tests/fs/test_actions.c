@@ -199,6 +199,23 @@ static void test_actions_conflict_left_alone(void **state) {
         assert_string_equal(before, after);
 }
 
+static void test_actions_archive_copy_appearing_after_scan_skips(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_TEXT, VERB_ARCHIVE }, {} };
+        _cleanup_free_ char *body = read_rel(t->qwen, P_API "/" S_TEXT ".jsonl");
+        ApplyRun a = {};
+        ActionStats st = {};
+
+        assert_int_equal(apply_prepare(t->qwen, picks, &a), 0);
+        /* Qwen archives the same session meanwhile and something recreates the active copy */
+        assert_int_equal(fixture_write(t->qwen, P_API "/archive/" S_TEXT ".jsonl", body), 0);
+        assert_int_equal(actions_execute(&a.plan, &st), 0);
+        apply_run_done(&a);
+        assert_int_equal(st.n_skipped, 1);
+        assert_int_equal(st.n_archived, 0);
+        assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
+}
+
 /* ---------------------------------------------------------------- delete */
 
 static void test_actions_delete_removes_exactly_the_named_files(void **state) {
@@ -690,6 +707,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_actions_archive_moves_transcript_and_sidecars, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_archive_worktree_collision_refused, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_conflict_left_alone, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_archive_copy_appearing_after_scan_skips, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_removes_exactly_the_named_files, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_archived_session, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_salvages_golden_record_once, setup, teardown),
