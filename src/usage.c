@@ -882,14 +882,15 @@ static int usage_fast_line(Salvage *s, const char *p, size_t n) {
         return r < 0 ? r : 1;
 }
 
-/* Could a \u escape spell "ui_telemetry" here? (Any other escape cannot make its letters.) */
+/* Could a \u escape spell "ui_telemetry" here? Each of its letters (0x5f..0x79) escaped is
+ * "\u005f".."\u0079", so look for "\u00" and a 5, 6 or 7 (other escapes cannot make letters). */
 static bool usage_has_unicode_escape(const char *p, size_t n) {
         const char *end = p + n;
 
-        while ((p = memchr(p, '\\', (size_t)(end - p)))) {
-                if (p + 1 < end && p[1] == 'u')
+        while ((p = memmem(p, (size_t)(end - p), "\\u00", 4))) {
+                if (p + 4 < end && (p[4] == '5' || p[4] == '6' || p[4] == '7'))
                         return true;
-                p++; /* conservative: "\\\\u" also counts (junk can misalign escape pairs) */
+                p += 4;
         }
         return false;
 }
