@@ -259,14 +259,29 @@ static int main_load_config(Config *cfg) {
                 main_print_config_errors(&errs);
                 return -EINVAL;
         }
+        bool have_system = r >= 0;
         _cleanup_free_ char *user = main_user_config_path();
-        if (user && cfg->allow_user_files) {
-                r = config_load_file(cfg, user, &errs);
+        if (!user)
+                return 0;
+        if (!have_system) {
+                /* no admin policy: the user's file layers freely on the built-in default */
+                r = config_load_user_file(cfg, user, &errs);
                 if (r < 0 && r != -ENOENT) {
                         main_print_config_errors(&errs);
                         return -EINVAL;
                 }
+                return 0;
         }
+        /* the admin's file is a cap: the user's own file may only tighten it */
+        Config merged = {};
+        r = config_merge_user(&merged, cfg, user, &errs);
+        if (r < 0) {
+                main_print_config_errors(&errs);
+                return r == -ENOMEM ? r : -EINVAL;
+        }
+        main_print_config_errors(&errs); /* warnings about clamped values */
+        config_done(cfg);
+        *cfg = merged;
         return 0;
 }
 

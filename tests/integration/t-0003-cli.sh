@@ -45,6 +45,16 @@ expect_rc 0 check-config --explain -c "$QGC_TESTDATA/integration/empty.conf"
 grep -q "max-age" "$T/out" || fail "--explain does not show max-age"
 grep -qi "default" "$T/out" || fail "--explain does not say where values come from"
 
+# layering: without a system file the user's file applies freely; with one, it may only tighten
+mkdir -p "$T/xdg/qgc"
+printf 'defaults = { max-age = "200d"; };\n' > "$T/xdg/qgc/qgc.conf"
+printf 'defaults = { max-age = "100d"; };\n' > "$T/system.conf"
+XDG_CONFIG_HOME="$T/xdg" QGC_SYSTEM_CONFIG="$T/none.conf" expect_rc 0 check-config --explain
+grep -q "max-age *200d" "$T/out" || { cat "$T/out"; fail "user file not applied without a system file"; }
+XDG_CONFIG_HOME="$T/xdg" QGC_SYSTEM_CONFIG="$T/system.conf" expect_rc 0 check-config --explain
+grep -q "max-age *100d" "$T/out" || { cat "$T/out"; fail "user file loosened the system policy"; }
+grep -q "warning" "$T/err" || fail "no warning when a user value is clamped"
+
 # --now accepts ISO 8601 and @epoch, and a forecast differs from today
 expect_rc 0 --dry-run --root "$tree" -c "$QGC_TESTDATA/integration/empty.conf" --now @1800000000
 expect_rc 0 --dry-run --root "$tree" -c "$QGC_TESTDATA/integration/empty.conf" --now 2027-01-01T00:00:00Z
