@@ -497,6 +497,72 @@ bool live_claim_matches(const RuntimeClaim *c, const char *id) {
         return c->file[n] == '.';
 }
 
+/* The id a claim names, as a (pointer, length) key: session_id, or the file name up to its
+ * first '.' when malformed. */
+static const char *live_claim_key(const RuntimeClaim *c, size_t *ret_len) {
+        if (c->session_id) {
+                *ret_len = strlen(c->session_id);
+                return c->session_id;
+        }
+        *ret_len = strcspn(c->file, ".");
+        return c->file;
+}
+
+/* Case-insensitive compare of two (pointer, length) keys. */
+static int live_key_cmp2(const char *a, size_t an, const char *b, size_t bn) {
+        for (size_t i = 0;; i++) {
+                int x = i < an ? tolower((unsigned char)a[i]) : 0;
+                int y = i < bn ? tolower((unsigned char)b[i]) : 0;
+                if (x != y || x == 0)
+                        return x - y;
+        }
+}
+
+/* Case-insensitive compare of a key (a, an) with the NUL-terminated b. */
+static int live_key_cmp(const char *a, size_t an, const char *b) {
+        return live_key_cmp2(a, an, b, strlen(b));
+}
+
+static int live_cmp_claims(const void *pa, const void *pb) {
+        size_t an, bn;
+        const char *ak = live_claim_key(pa, &an), *bk = live_claim_key(pb, &bn);
+
+        return live_key_cmp2(ak, an, bk, bn);
+}
+
+void live_claims_sort(ClaimSet *set) {
+        if (set->n > 1)
+                qsort(set->claims, set->n, sizeof(RuntimeClaim), live_cmp_claims);
+        set->sorted = true;
+}
+
+void live_claims_range(const ClaimSet *set, const char *id, size_t *ret_first, size_t *ret_end) {
+        size_t lo = 0, hi, end;
+
+        if (!set || !set->sorted) {
+                *ret_first = 0;
+                *ret_end = set ? set->n : 0;
+                return;
+        }
+        hi = set->n;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2, kn;
+                const char *k = live_claim_key(&set->claims[mid], &kn);
+                if (live_key_cmp(k, kn, id) < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        for (end = lo; end < set->n; end++) {
+                size_t kn;
+                const char *k = live_claim_key(&set->claims[end], &kn);
+                if (live_key_cmp(k, kn, id) != 0)
+                        break;
+        }
+        *ret_first = lo;
+        *ret_end = end;
+}
+
 /* Add flag and a reason to s. */
 static int live_add(Session *s, unsigned flag, const char *reason) {
         char *n;
@@ -631,6 +697,7 @@ static int live_check_lock(const LiveProbe *p, Session *s) {
 }
 
 int live_check_claims(const LiveProbe *p, Session *s, const ClaimSet *claims) {
+        size_t first, end;
         int r;
 
         if (p->registry_problem) {
@@ -650,7 +717,8 @@ int live_check_claims(const LiveProbe *p, Session *s, const ClaimSet *claims) {
                 if (r < 0)
                         return r;
         }
-        for (size_t i = 0; claims && i < claims->n; i++) {
+        live_claims_range(claims, s->id, &first, &end);
+        for (size_t i = first; i < end; i++) {
                 if (!live_claim_matches(&claims->claims[i], s->id))
                         continue;
                 r = live_check_claim(p, s, &claims->claims[i]);

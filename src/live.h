@@ -36,6 +36,7 @@ typedef struct RuntimeClaim {
 typedef struct ClaimSet {
         RuntimeClaim *claims;
         size_t n, alloc;
+        bool sorted; /* by live_claims_sort(): lookups by id are O(log n) */
 } ClaimSet;
 
 /* Does the name look like a runtime claim ("*.runtime.json", as Qwen's readRuntimeStatusClaims)? */
@@ -46,6 +47,12 @@ int live_claims_add(ClaimSet *set, int chats_fd, const char *name);
 /* Read every claim file of a chats/ directory. 0 or -errno (from opening the listing). */
 int live_claims_load(ClaimSet *set, int chats_fd);
 void live_claims_done(ClaimSet *set);
+/* Order the claims by the id they name (session_id, or the file name's id part when
+ * malformed), so that live_claims_range() can bisect. */
+void live_claims_sort(ClaimSet *set);
+/* The index range [*ret_first, *ret_end) of claims that may name id: all of them when the set is
+ * not sorted. Callers still test each with live_claim_matches(). */
+void live_claims_range(const ClaimSet *set, const char *id, size_t *ret_first, size_t *ret_end);
 /* Does claim c name session id (session_id equal ignoring case, or, when malformed, a file name
  * starting with "<id>.")? */
 bool live_claim_matches(const RuntimeClaim *c, const char *id);

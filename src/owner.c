@@ -38,6 +38,7 @@ static int owner_sanitizes_to(const char *path, const char *project_dir) {
 int owner_check_claims(Session *s, const HeadInfo *head, const char *why, const char *project_dir,
                        const ClaimSet *claims) {
         _cleanup_free_ char *root = NULL, *san = NULL;
+        size_t first, end;
         int r;
 
         s->owner = OWNER_UNVERIFIED;
@@ -84,7 +85,8 @@ int owner_check_claims(Session *s, const HeadInfo *head, const char *why, const 
                                          strprintf("worktree of '%s'", root));
         }
 
-        for (size_t i = 0; claims && i < claims->n; i++) {
+        live_claims_range(claims, s->id, &first, &end);
+        for (size_t i = first; i < end; i++) {
                 const RuntimeClaim *c = &claims->claims[i];
                 if (c->malformed || !c->session_id || !c->work_dir ||
                     !qwen_session_id_equal(c->session_id, s->id))

@@ -624,6 +624,7 @@ static int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
                         const ScanEntry *arc) {
         _cleanup_(scan_copy_done) ScanCopy ca = {}, cr = {};
         ScanCopy *primary;
+        size_t first, end;
         Session s = {};
         const ScanAgg *agg;
         int r;
@@ -658,7 +659,8 @@ static int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
                 goto fail;
         if (arc && (r = scan_sidecars(ctx, &s, p->archive_fd, &p->archive_other, arc->id)) < 0)
                 goto fail;
-        for (size_t i = 0; i < p->claims.n; i++)
+        live_claims_range(&p->claims, s.id, &first, &end);
+        for (size_t i = first; i < end; i++)
                 if (p->claims.claims[i].id.present &&
                     live_claim_matches(&p->claims.claims[i], s.id)) {
                         s.bytes += p->claims.claims[i].id.size;
@@ -830,6 +832,7 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
         r = scan_list_chats(p->chats_fd, &act, &p->chats_other, &p->claims, &n_chats);
         if (r < 0)
                 return r;
+        live_claims_sort(&p->claims);
         if (scan_names_has(&p->chats_other, "archive")) {
                 p->archive_fd = scan_open_subdir(p->chats_fd, "archive", ctx->dev, NULL);
                 if (p->archive_fd >= 0) {

@@ -859,6 +859,47 @@ static void test_live_check_rereads_registry_and_claims(void **state) {
         session_done(&s);
 }
 
+
+static void test_live_claims_sorted_range(void **state) {
+        Fx *fx = *state;
+        _cleanup_(live_claims_done) ClaimSet set = {};
+        _cleanup_free_ char *dir = fixture_path(fx->root, "claims");
+        _cleanup_close_ int dfd = -EBADF;
+        static const char *const ids[] = { "cccccccc-0000-4000-8000-000000000003",
+                                           "aaaaaaaa-0000-4000-8000-000000000001",
+                                           "bbbbbbbb-0000-4000-8000-000000000002" };
+        size_t first, end, hits;
+
+        for (size_t i = 0; i < ELEMENTSOF(ids); i++)
+                for (int k = 0; k < 3; k++) {
+                        _cleanup_free_ char *rel = strprintf("claims/%s.%d.runtime.json", ids[i], k);
+                        _cleanup_free_ char *json = strprintf(
+                                "{\"pid\":%d,\"session_id\":\"%s\"}", k, ids[i]);
+                        assert_int_equal(fixture_write(fx->root, rel, json), 0);
+                }
+        /* malformed, named after b in upper case */
+        assert_int_equal(fixture_write(fx->root,
+                                       "claims/BBBBBBBB-0000-4000-8000-000000000002.runtime.json",
+                                       "nope"),
+                         0);
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(dfd >= 0);
+        assert_int_equal(live_claims_load(&set, dfd), 0);
+        assert_int_equal(set.n, 10);
+        live_claims_sort(&set);
+        for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
+                live_claims_range(&set, ids[i], &first, &end);
+                hits = 0;
+                for (size_t j = first; j < end; j++)
+                        if (live_claim_matches(&set.claims[j], ids[i]))
+                                hits++;
+                assert_int_equal(hits, i == 2 ? 4 : 3);
+                assert_int_equal(end - first, hits);
+        }
+        live_claims_range(&set, "dddddddd-0000-4000-8000-000000000004", &first, &end);
+        assert_int_equal(end, first);
+}
+
 /* ------------------------------------------------------------------ roots */
 
 static void test_roots_resolve_default(void **state) {
@@ -1065,6 +1106,7 @@ int main(void) {
                 T(test_scan_live_writer_locks),
                 T(test_scan_last_write_from_subagents),
                 T(test_live_check_rereads_registry_and_claims),
+                T(test_live_claims_sorted_range),
                 cmocka_unit_test(test_roots_resolve_default),
                 cmocka_unit_test(test_roots_resolve_env_expansion),
                 cmocka_unit_test(test_roots_resolve_relative_against_cwd),
