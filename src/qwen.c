@@ -140,7 +140,8 @@ char *qwen_sanitize_cwd(const char *cwd) {
                 size_t k = qwen_utf8_next(cwd + i, n - i, &cp);
 
                 i += k;
-                if ((cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || (cp >= '0' && cp <= '9'))
+                if ((cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') ||
+                    (cp >= '0' && cp <= '9'))
                         out[o++] = (char)cp;
                 else if (cp >= 0x10000) {
                         out[o++] = '-';

@@ -124,8 +124,8 @@ static int record_json_string(JsonParser *j) {
                 const char *run = j->p;
                 unsigned char c;
 
-                while (j->p < j->end && (unsigned char)*j->p >= 0x20 && (unsigned char)*j->p < 0x80 &&
-                       *j->p != '"' && *j->p != '\\')
+                while (j->p < j->end && (unsigned char)*j->p >= 0x20 &&
+                       (unsigned char)*j->p < 0x80 && *j->p != '"' && *j->p != '\\')
                         j->p++;
                 if (j->p > run && strbuf_append(&j->scratch, run, (size_t)(j->p - run)) < 0)
                         return -ENOMEM;
@@ -143,7 +143,8 @@ static int record_json_string(JsonParser *j) {
                         size_t k = qwen_utf8_next(j->p, (size_t)(j->end - j->p), &cp);
                         bool valid = !(cp == 0xfffd && !(k == 3 && c == 0xef));
 
-                        if (strbuf_append(&j->scratch, valid ? j->p : "\xef\xbf\xbd", valid ? k : 3) < 0)
+                        if (strbuf_append(&j->scratch, valid ? j->p : "\xef\xbf\xbd",
+                                          valid ? k : 3) < 0)
                                 return -ENOMEM;
                         j->p += k;
                         continue;
@@ -384,7 +385,8 @@ static int record_json_value(JsonParser *j, json_object **ret) {
                 r = record_json_string(j);
                 if (r < 0)
                         return r;
-                o = json_object_new_string_len(j->scratch.buf, (int)MIN(j->scratch.len, (size_t)INT32_MAX));
+                o = json_object_new_string_len(j->scratch.buf,
+                                               (int)MIN(j->scratch.len, (size_t)INT32_MAX));
                 if (!o)
                         return -ENOMEM;
                 *ret = o;
@@ -632,7 +634,8 @@ static bool record_key_equal(const char *raw, size_t n, const char *want, size_t
         /* escaped key: decode it (raw - 1 .. raw + n + 1 is the quoted string) */
         if (record_json_parse(raw - 1, n + 2, &k) < 0)
                 return false;
-        eq = (size_t)json_object_get_string_len(k) == want_n && memcmp(json_object_get_string(k), want, want_n) == 0;
+        eq = (size_t)json_object_get_string_len(k) == want_n &&
+             memcmp(json_object_get_string(k), want, want_n) == 0;
         json_object_put(k);
         return eq;
 }
@@ -678,11 +681,13 @@ static int record_scan_members(JsonScan *j, bool validate, const JsonCapture *ca
                 for (size_t i = 0; i < cap->n_keys; i++)
                         if (record_key_equal(key, key_n, cap->keys[i], key_lens[i]))
                                 hit = i;
-                if (hit != SIZE_MAX && cap->children && cap->children[hit] && j->p < j->end && *j->p == '{')
+                if (hit != SIZE_MAX && cap->children && cap->children[hit] && j->p < j->end &&
+                    *j->p == '{')
                         r = record_scan_members(j, validate, cap->children[hit]);
                 else {
                         r = record_scan_value(j, validate);
-                        /* a later duplicate that is not an object hides the earlier one's members */
+                        /* a later duplicate that is not an object hides the earlier one's members
+                         */
                         if (hit != SIZE_MAX && cap->children && cap->children[hit])
                                 for (size_t i = 0; i < cap->children[hit]->n_keys; i++)
                                         cap->children[hit]->spans[i] = (JsonSpan){};
@@ -722,8 +727,8 @@ int record_json_capture(const char *s, size_t n, bool validate, const JsonCaptur
 }
 
 /* record_json_capture() for one level of keys. */
-int record_json_members(const char *s, size_t n, bool validate, const char *const *keys, size_t n_keys,
-                        JsonSpan *spans) {
+int record_json_members(const char *s, size_t n, bool validate, const char *const *keys,
+                        size_t n_keys, JsonSpan *spans) {
         JsonCapture cap = { .keys = keys, .n_keys = n_keys, .spans = spans };
 
         return record_json_capture(s, n, validate, &cap);
@@ -750,8 +755,8 @@ static size_t record_js_space_at(const unsigned char *s, size_t n) {
         case 0xe2:
                 if (n < 3)
                         return 0;
-                if (s[1] == 0x80 && ((s[2] >= 0x80 && s[2] <= 0x8a) || s[2] == 0xa8 || s[2] == 0xa9 ||
-                                     s[2] == 0xaf))
+                if (s[1] == 0x80 && ((s[2] >= 0x80 && s[2] <= 0x8a) || s[2] == 0xa8 ||
+                                     s[2] == 0xa9 || s[2] == 0xaf))
                         return 3; /* U+2000..200A, U+2028, U+2029, U+202F */
                 if (s[1] == 0x81 && s[2] == 0x9f)
                         return 3; /* U+205F */
@@ -1246,7 +1251,8 @@ static int record_head_lines(char *buf, size_t *len, json_object **first) {
         int r;
 
         while (!*first && (nl = memchr(buf + pos, '\n', *len - pos))) {
-                r = record_parse_line(buf + pos, (size_t)(nl - (buf + pos)), record_take_first, first);
+                r = record_parse_line(buf + pos, (size_t)(nl - (buf + pos)), record_take_first,
+                                      first);
                 if (r < 0)
                         return r;
                 pos = (size_t)(nl - buf) + 1;
@@ -1381,7 +1387,8 @@ static int record_tail_object(json_object *obj, void *userdata) {
         if (s->want_time && (t = record_timestamp(obj)) != 0)
                 s->last_timestamp = t;
 
-        if (!json_object_object_get_ex(obj, "type", &type) || !json_object_is_type(type, json_type_string) ||
+        if (!json_object_object_get_ex(obj, "type", &type) ||
+            !json_object_is_type(type, json_type_string) ||
             !streq(json_object_get_string(type), "system"))
                 return 0;
         if (!json_object_object_get_ex(obj, "subtype", &subtype) ||
@@ -1396,16 +1403,17 @@ static int record_tail_object(json_object *obj, void *userdata) {
                 return 0;
 
         free(s->title);
-        s->title = strndup(json_object_get_string(title), (size_t)json_object_get_string_len(title));
+        s->title =
+                strndup(json_object_get_string(title), (size_t)json_object_get_string_len(title));
         if (!s->title)
                 return -ENOMEM;
         /* readSessionTitleInfoFromFileSync: only "auto" is automatic; "manual", absent (legacy)
          * and anything else count as a person's title. */
         s->title_source = json_object_object_get_ex(payload, "titleSource", &source) &&
                                           json_object_is_type(source, json_type_string) &&
-                                          streq(json_object_get_string(source), "auto") ?
-                                  TITLE_AUTO :
-                                  TITLE_MANUAL;
+                                          streq(json_object_get_string(source), "auto")
+                                  ? TITLE_AUTO
+                                  : TITLE_MANUAL;
         return 0;
 }
 

@@ -14,9 +14,9 @@ struct json_object;
 #define RECORD_TAIL_WINDOW (64 * 1024)
 
 typedef struct HeadInfo {
-        char *session_id;  /* first record's string "sessionId", NULL if absent/not a string */
-        char *cwd;         /* first record's string "cwd", NULL if absent/not a string */
-        msec_t timestamp;  /* first record's "timestamp", 0 if absent or unparseable */
+        char *session_id; /* first record's string "sessionId", NULL if absent/not a string */
+        char *cwd;        /* first record's string "cwd", NULL if absent/not a string */
+        msec_t timestamp; /* first record's "timestamp", 0 if absent or unparseable */
 } HeadInfo;
 void head_info_done(HeadInfo *h);
 
@@ -31,15 +31,16 @@ int record_read_head(int fd, HeadInfo *ret, const char **ret_why);
 
 typedef enum TitleSource {
         TITLE_NONE,
-        TITLE_MANUAL, /* titleSource "manual", absent (legacy) or unknown: Qwen shows it as manual */
+        TITLE_MANUAL, /* titleSource "manual", absent (legacy) or unknown: Qwen shows it as manual
+                       */
         TITLE_AUTO,   /* titleSource "auto" */
 } TitleSource;
 
 typedef struct TailInfo {
-        msec_t last_timestamp;   /* last parseable record's "timestamp", 0 if none */
-        char *title;             /* last system/custom_title customTitle in the window, or NULL */
+        msec_t last_timestamp; /* last parseable record's "timestamp", 0 if none */
+        char *title;           /* last system/custom_title customTitle in the window, or NULL */
         TitleSource title_source;
-        bool incomplete;         /* file does not end with '\n' */
+        bool incomplete; /* file does not end with '\n' */
 } TailInfo;
 void tail_info_done(TailInfo *t);
 
@@ -82,8 +83,8 @@ typedef struct JsonSpan {
  * JSON.parse; .s NULL when absent). With validate the whole text is checked with exactly
  * record_json_parse()'s grammar and limits; without, it must be valid already. Returns 0, or
  * -EBADMSG when the text is invalid or not an object. */
-int record_json_members(const char *s, size_t n, bool validate, const char *const *keys, size_t n_keys,
-                        JsonSpan *spans);
+int record_json_members(const char *s, size_t n, bool validate, const char *const *keys,
+                        size_t n_keys, JsonSpan *spans);
 /* The same, descending in one pass: children[i] (when set) captures inside the object value of
  * keys[i]; its spans describe the last occurrence (all unset when that one is not an object). */
 typedef struct JsonCapture {

@@ -101,7 +101,8 @@ static int usage_js_number(StrBuf *b, double v) {
         }
         if (nd == 1)
                 return strbuf_printf(b, "%ce%c%d", digits[0], n - 1 >= 0 ? '+' : '-', abs(n - 1));
-        return strbuf_printf(b, "%c.%se%c%d", digits[0], digits + 1, n - 1 >= 0 ? '+' : '-', abs(n - 1));
+        return strbuf_printf(b, "%c.%se%c%d", digits[0], digits + 1, n - 1 >= 0 ? '+' : '-',
+                             abs(n - 1));
 }
 
 static double usage_json_number(json_object *v) {
@@ -126,7 +127,8 @@ static int usage_js_tostring(StrBuf *b, json_object *v, bool present) {
         case json_type_double:
                 return usage_js_number(b, usage_json_number(v));
         case json_type_string:
-                return strbuf_append(b, json_object_get_string(v), (size_t)json_object_get_string_len(v));
+                return strbuf_append(b, json_object_get_string(v),
+                                     (size_t)json_object_get_string_len(v));
         case json_type_object:
                 return usage_puts(b, "[object Object]");
         case json_type_array: {
@@ -353,7 +355,8 @@ static int usage_json_value(StrBuf *b, json_object *v) {
         case json_type_double:
                 return usage_json_num(b, usage_json_number(v));
         case json_type_string:
-                return usage_json_string(b, json_object_get_string(v), (size_t)json_object_get_string_len(v));
+                return usage_json_string(b, json_object_get_string(v),
+                                         (size_t)json_object_get_string_len(v));
         case json_type_array: {
                 size_t n = json_object_array_length(v);
                 if (usage_puts(b, "[") < 0)
@@ -370,7 +373,8 @@ static int usage_json_value(StrBuf *b, json_object *v) {
                 size_t n = (size_t)json_object_object_length(v), i = 0;
                 _cleanup_free_ const char **names = calloc(MAX(n, (size_t)1), sizeof(char *));
                 _cleanup_free_ size_t *lens = calloc(MAX(n, (size_t)1), sizeof(size_t));
-                _cleanup_free_ json_object **vals = calloc(MAX(n, (size_t)1), sizeof(json_object *));
+                _cleanup_free_ json_object **vals =
+                        calloc(MAX(n, (size_t)1), sizeof(json_object *));
                 _cleanup_free_ size_t *order = NULL;
 
                 if (!names || !lens || !vals)
@@ -421,7 +425,8 @@ static double usage_js_date(json_object *v, bool present) {
         case json_type_array: {
                 StrBuf s = {};
                 double r = NAN;
-                if (usage_js_tostring(&s, v, true) >= 0 && record_parse_time(s.buf ? s.buf : "", &t) >= 0)
+                if (usage_js_tostring(&s, v, true) >= 0 &&
+                    record_parse_time(s.buf ? s.buf : "", &t) >= 0)
                         r = (double)t;
                 strbuf_done(&s);
                 return r;
@@ -466,7 +471,8 @@ static uint64_t usage_hash(const char *s, size_t n) {
 static void *usage_map_get(const NameMap *m, const char *s, size_t n) {
         if (m->n_slots == 0)
                 return NULL;
-        for (size_t i = (size_t)usage_hash(s, n) & (m->n_slots - 1);; i = (i + 1) & (m->n_slots - 1)) {
+        for (size_t i = (size_t)usage_hash(s, n) & (m->n_slots - 1);;
+             i = (i + 1) & (m->n_slots - 1)) {
                 size_t k = m->slots[i];
                 if (k == 0)
                         return NULL;
@@ -567,9 +573,9 @@ static void usage_tool_free(void *p) {
 /* Keys that resolve to something on Object.prototype when not an own property. */
 static bool usage_is_proto_key(const char *s, size_t n) {
         static const char *const names[] = {
-                "constructor",          "__defineGetter__", "__defineSetter__", "hasOwnProperty",
-                "__lookupGetter__",     "__lookupSetter__", "isPrototypeOf",    "propertyIsEnumerable",
-                "toString",             "valueOf",          "__proto__",        "toLocaleString",
+                "constructor",      "__defineGetter__", "__defineSetter__", "hasOwnProperty",
+                "__lookupGetter__", "__lookupSetter__", "isPrototypeOf",    "propertyIsEnumerable",
+                "toString",         "valueOf",          "__proto__",        "toLocaleString",
         };
 
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
@@ -604,7 +610,8 @@ static void usage_salvage_done(Salvage *s) {
 static json_object *usage_get(json_object *obj, const char *key, bool *ret_present) {
         json_object *v = NULL;
 
-        *ret_present = json_object_is_type(obj, json_type_object) && json_object_object_get_ex(obj, key, &v);
+        *ret_present = json_object_is_type(obj, json_type_object) &&
+                       json_object_object_get_ex(obj, key, &v);
         return v;
 }
 
@@ -689,7 +696,8 @@ static int usage_api_event(Salvage *s, json_object *ev, bool is_error) {
             usage_json_number(ttft) < 0)
                 return 0;
         prompt_id = usage_get(ev, "prompt_id", &present);
-        if (usage_js_truthy(prompt_id, present) && !json_object_is_type(prompt_id, json_type_string))
+        if (usage_js_truthy(prompt_id, present) &&
+            !json_object_is_type(prompt_id, json_type_string))
                 s->threw = true;
         return 0;
 }
@@ -787,7 +795,8 @@ static int usage_record_cb(json_object *obj, void *userdata) {
                 s->first = json_object_get(obj);
         if (s->threw)
                 return 0;
-        if (!usage_string_is(obj, "type", "system") || !usage_string_is(obj, "subtype", "ui_telemetry"))
+        if (!usage_string_is(obj, "type", "system") ||
+            !usage_string_is(obj, "subtype", "ui_telemetry"))
                 return 0;
         payload = usage_get(obj, "systemPayload", &present);
         if (!present || !json_object_is_type(payload, json_type_object))
@@ -819,9 +828,20 @@ static bool usage_span_is(const JsonSpan *v, const char *want) {
 
 /* The fields of a uiEvent the replay reads; nothing else can change the record. */
 static const char *const usage_event_keys[] = {
-        "event.name", "model", "duration_ms", "input_token_count", "output_token_count",
-        "total_token_count", "cached_content_token_count", "thoughts_token_count", "ttft_ms",
-        "prompt_id", "function_name", "success", "decision", "metadata",
+        "event.name",
+        "model",
+        "duration_ms",
+        "input_token_count",
+        "output_token_count",
+        "total_token_count",
+        "cached_content_token_count",
+        "thoughts_token_count",
+        "ttft_ms",
+        "prompt_id",
+        "function_name",
+        "success",
+        "decision",
+        "metadata",
 };
 
 /* Fast path for a line that is one valid JSON object: validate it without building it, then
@@ -848,7 +868,8 @@ static int usage_fast_line(Salvage *s, const char *p, size_t n) {
         payload[0] = (JsonSpan){};
         if (record_json_capture(p, n, /* validate= */ true, &top_cap) < 0)
                 return 0;
-        if (s->threw || !usage_span_is(&top[0], "system") || !usage_span_is(&top[1], "ui_telemetry"))
+        if (s->threw || !usage_span_is(&top[0], "system") ||
+            !usage_span_is(&top[1], "ui_telemetry"))
                 return 1;
         if (!top[2].s || top[2].s[0] != '{' || !payload[0].s)
                 return 1; /* systemPayload?.uiEvent is undefined */
@@ -858,7 +879,8 @@ static int usage_fast_line(Salvage *s, const char *p, size_t n) {
                 return r < 0 ? r : 1;
         }
         s->has_events = true;
-        if (!usage_span_is(&ev[0], "qwen-code.api_response") && !usage_span_is(&ev[0], "qwen-code.api_error") &&
+        if (!usage_span_is(&ev[0], "qwen-code.api_response") &&
+            !usage_span_is(&ev[0], "qwen-code.api_error") &&
             !usage_span_is(&ev[0], "qwen-code.tool_call"))
                 return 1;
 
@@ -900,7 +922,8 @@ static int usage_subline(Salvage *s, const char *p, size_t n) {
         int r;
 
         if (s->first) {
-                if (!memmem(p, n, USAGE_MARK, strlen(USAGE_MARK)) && !usage_has_unicode_escape(p, n))
+                if (!memmem(p, n, USAGE_MARK, strlen(USAGE_MARK)) &&
+                    !usage_has_unicode_escape(p, n))
                         return 0; /* cannot hold a ui_telemetry record */
                 r = usage_fast_line(s, p, n);
                 if (r != 0)
@@ -910,7 +933,8 @@ static int usage_subline(Salvage *s, const char *p, size_t n) {
         return r < 0 ? r : 0;
 }
 
-static int usage_line_cb(const char *line, size_t len, uint64_t offset, bool truncated, void *userdata) {
+static int usage_line_cb(const char *line, size_t len, uint64_t offset, bool truncated,
+                         void *userdata) {
         Salvage *s = userdata;
         const char *p = line, *end = line + len;
         int r;
@@ -1010,7 +1034,8 @@ static int usage_render_models(StrBuf *b, Salvage *s) {
         _cleanup_free_ size_t *order = NULL;
         int r;
 
-        r = usage_key_order((const char *const *)s->models.names, s->models.lens, s->models.n, &order);
+        r = usage_key_order((const char *const *)s->models.names, s->models.lens, s->models.n,
+                            &order);
         if (r < 0)
                 return r;
         if (usage_puts(b, "\"models\":{") < 0)
@@ -1074,10 +1099,10 @@ static int usage_render_tools(StrBuf *b, Salvage *s) {
         r = usage_key_order((const char *const *)s->tools.names, s->tools.lens, s->tools.n, &order);
         if (r < 0)
                 return r;
-        if (usage_puts(b, "\"tools\":{\"totalCalls\":") < 0 || usage_json_num(b, s->total_calls) < 0 ||
-            usage_puts(b, ",\"totalSuccess\":") < 0 || usage_json_num(b, s->total_success) < 0 ||
-            usage_puts(b, ",\"totalFail\":") < 0 || usage_json_num(b, s->total_fail) < 0 ||
-            usage_puts(b, ",\"byName\":{") < 0)
+        if (usage_puts(b, "\"tools\":{\"totalCalls\":") < 0 ||
+            usage_json_num(b, s->total_calls) < 0 || usage_puts(b, ",\"totalSuccess\":") < 0 ||
+            usage_json_num(b, s->total_success) < 0 || usage_puts(b, ",\"totalFail\":") < 0 ||
+            usage_json_num(b, s->total_fail) < 0 || usage_puts(b, ",\"byName\":{") < 0)
                 return -ENOMEM;
         for (size_t i = 0; i < s->tools.n; i++) {
                 size_t k = order[i];
@@ -1088,8 +1113,8 @@ static int usage_render_tools(StrBuf *b, Salvage *s) {
                     usage_puts(b, ":{\"count\":") < 0 || usage_json_num(b, t->count) < 0 ||
                     usage_puts(b, ",\"success\":") < 0 || usage_json_num(b, t->success) < 0 ||
                     usage_puts(b, ",\"fail\":") < 0 || usage_json_num(b, t->fail) < 0 ||
-                    usage_puts(b, ",\"totalDurationMs\":") < 0 || usage_jsval_json(b, &t->duration) < 0 ||
-                    usage_puts(b, "}") < 0)
+                    usage_puts(b, ",\"totalDurationMs\":") < 0 ||
+                    usage_jsval_json(b, &t->duration) < 0 || usage_puts(b, "}") < 0)
                         return -ENOMEM;
         }
         return usage_puts(b, "}}");
@@ -1107,9 +1132,10 @@ static int usage_render(Salvage *s, json_object *session_id, json_object *projec
         if (r < 0)
                 goto fail;
 
-        if (usage_puts(&b, "{\"version\":1,\"sessionId\":") < 0 || usage_json_value(&b, session_id) < 0 ||
-            usage_puts(&b, ",\"timestamp\":") < 0 || usage_json_num(&b, end) < 0 ||
-            usage_puts(&b, ",\"startTime\":") < 0 || usage_json_num(&b, start) < 0)
+        if (usage_puts(&b, "{\"version\":1,\"sessionId\":") < 0 ||
+            usage_json_value(&b, session_id) < 0 || usage_puts(&b, ",\"timestamp\":") < 0 ||
+            usage_json_num(&b, end) < 0 || usage_puts(&b, ",\"startTime\":") < 0 ||
+            usage_json_num(&b, start) < 0)
                 goto oom;
         /* JSON.stringify drops an undefined project (no cwd in the first record) */
         if (has_project &&
@@ -1127,10 +1153,12 @@ static int usage_render(Salvage *s, json_object *session_id, json_object *projec
         r = usage_render_tools(&b, s);
         if (r < 0)
                 goto fail;
-        if (usage_puts(&b, ",\"files\":{\"linesAdded\":") < 0 || usage_jsval_json(&b, &s->lines_added) < 0 ||
-            usage_puts(&b, ",\"linesRemoved\":") < 0 || usage_jsval_json(&b, &s->lines_removed) < 0 ||
+        if (usage_puts(&b, ",\"files\":{\"linesAdded\":") < 0 ||
+            usage_jsval_json(&b, &s->lines_added) < 0 || usage_puts(&b, ",\"linesRemoved\":") < 0 ||
+            usage_jsval_json(&b, &s->lines_removed) < 0 ||
             /* skills never reach transcripts: always the initial, empty metrics */
-            usage_puts(&b, "},\"skills\":{\"totalCalls\":0,\"totalSuccess\":0,\"totalFail\":0,\"byName\":{}}}\n") < 0)
+            usage_puts(&b, "},\"skills\":{\"totalCalls\":0,\"totalSuccess\":0,\"totalFail\":0,"
+                           "\"byName\":{}}}\n") < 0)
                 goto oom;
         usage_jsval_done(&latency);
         *ret = strbuf_steal(&b);
@@ -1155,7 +1183,8 @@ int usage_build_record(int fd, char **ret_line) {
         r = record_for_each_line_at(fd, USAGE_MAX_LINE, usage_line_cb, &s);
         if (r < 0)
                 goto finish;
-        /* Nothing to write: no records, a falsy sessionId, no telemetry, or a replay that throws. */
+        /* Nothing to write: no records, a falsy sessionId, no telemetry, or a replay that throws.
+         */
         sid = s.first ? usage_get(s.first, "sessionId", &present) : NULL;
         if (!s.first || !usage_js_truthy(sid, present) || !s.has_events || s.threw) {
                 *ret_line = NULL;
@@ -1201,7 +1230,8 @@ static int usage_has_cb(json_object *obj, void *userdata) {
         HasSession *h = userdata;
         json_object *v;
 
-        if (json_object_object_get_ex(obj, "sessionId", &v) && json_object_is_type(v, json_type_string) &&
+        if (json_object_object_get_ex(obj, "sessionId", &v) &&
+            json_object_is_type(v, json_type_string) &&
             (size_t)json_object_get_string_len(v) == h->id_len &&
             memcmp(json_object_get_string(v), h->id, h->id_len) == 0)
                 h->found = true;
@@ -1243,7 +1273,8 @@ int usage_has_session(int global_fd, const char *id) {
         if (!id || !*id)
                 return -EINVAL;
         h.id_len = strlen(id);
-        fd = openat(global_fd, USAGE_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        fd = openat(global_fd, USAGE_FILE,
+                    O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
         if (fd < 0)
                 return errno == ENOENT ? 0 : -errno;
         if (fstat(fd, &st) < 0)
@@ -1272,14 +1303,18 @@ int usage_append(int global_fd, const char *line) {
         if (len < 2 || !nl || nl != line + len - 1)
                 return -EINVAL; /* exactly one complete line */
 
-        fd = openat(global_fd, USAGE_FILE, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        fd = openat(global_fd, USAGE_FILE,
+                    O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
         if (fd < 0 && errno == ENOENT) {
                 fd = openat(global_fd, USAGE_FILE,
-                            O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+                            O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW |
+                                    O_NOCTTY,
+                            0600);
                 created = fd >= 0;
                 if (fd < 0 && errno == EEXIST) /* lost a race with another writer */
                         fd = openat(global_fd, USAGE_FILE,
-                                    O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+                                    O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
+                                            O_NOCTTY);
         }
         if (fd < 0)
                 return -errno;
