@@ -31,8 +31,7 @@ int record_read_head(int fd, HeadInfo *ret, const char **ret_why);
 
 typedef enum TitleSource {
         TITLE_NONE,
-        TITLE_MANUAL, /* titleSource "manual", absent (legacy) or unknown: Qwen shows it as manual
-                       */
+        TITLE_MANUAL, /* titleSource "manual", absent (legacy) or unknown: shown as manual */
         TITLE_AUTO,   /* titleSource "auto" */
 } TitleSource;
 
