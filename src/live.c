@@ -239,7 +239,12 @@ static int live_registry_eval(const LiveProbe *p, int64_t name_pid, json_object 
 #undef LIVE_VERDICT
 }
 
-/* Load G/sessions/ into p->reg. */
+static int live_cmp_reg(const void *a, const void *b) {
+        return live_strcasecmp(((const LiveRegEntry *)a)->session_id,
+                               ((const LiveRegEntry *)b)->session_id);
+}
+
+/* Load G/sessions/ into p->reg, sorted by session id ignoring case. */
 static int live_probe_load_registry(LiveProbe *p, const char *global_dir) {
         _cleanup_close_ int gfd = -EBADF, sfd = -EBADF;
         DIR *d;
@@ -289,6 +294,8 @@ static int live_probe_load_registry(LiveProbe *p, const char *global_dir) {
                 p->reg[p->n_reg++] = e;
         }
         closedir(d);
+        if (p->n_reg > 1)
+                qsort(p->reg, p->n_reg, sizeof(LiveRegEntry), live_cmp_reg);
         return r;
 }
 
@@ -705,10 +712,20 @@ int live_check_claims(const LiveProbe *p, Session *s, const ClaimSet *claims) {
                 if (r < 0)
                         return r;
         }
-        for (size_t i = 0; i < p->n_reg; i++) {
+        /* first registry entry for the id, then every entry with it */
+        first = 0;
+        end = p->n_reg;
+        while (first < end) {
+                size_t mid = first + (end - first) / 2;
+                if (live_strcasecmp(p->reg[mid].session_id, s->id) < 0)
+                        first = mid + 1;
+                else
+                        end = mid;
+        }
+        for (size_t i = first; i < p->n_reg; i++) {
                 const LiveRegEntry *e = &p->reg[i];
                 if (live_strcasecmp(e->session_id, s->id) != 0)
-                        continue;
+                        break;
                 if (e->flags == 0) {
                         log_debug("session %s: %s", s->id, e->reason);
                         continue;
