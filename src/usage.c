@@ -1337,3 +1337,29 @@ int usage_append(int global_fd, const char *line) {
                 return -errno;
         return 0;
 }
+
+/* The sessionId string of a built record line. */
+int usage_line_session_id(const char *line, char **ret) {
+        static const char *const keys[] = { "sessionId" };
+        JsonSpan span;
+        json_object *v = NULL;
+        char *s;
+        int r;
+
+        if (!line || !ret)
+                return -EINVAL;
+        r = record_json_members(line, strlen(line), /* validate= */ true, keys, 1, &span);
+        if (r < 0)
+                return r;
+        if (!span.s || span.s[0] != '"')
+                return -ENOMSG;
+        r = record_json_parse(span.s, span.n, &v);
+        if (r < 0)
+                return r;
+        s = strndup(json_object_get_string(v), (size_t)json_object_get_string_len(v));
+        json_object_put(v);
+        if (!s)
+                return -ENOMEM;
+        *ret = s;
+        return 0;
+}

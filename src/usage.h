@@ -19,3 +19,8 @@ int usage_has_session(int global_fd, const char *id);
  * an O_APPEND fd, then fsync. Creates the file 0600 if needed. Returns 0 or -errno (a short write
  * is -EIO). */
 int usage_append(int global_fd, const char *line);
+
+/* The "sessionId" string of a record line built by usage_build_record() (Qwen dedupes on the
+ * first record's sessionId, which may differ in case from the file name). Returns 0 with a new
+ * string, -ENOMSG when it is not a string, -EBADMSG when line is not a record, -ENOMEM. */
+int usage_line_session_id(const char *line, char **ret);

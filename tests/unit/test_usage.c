@@ -470,6 +470,19 @@ static void test_usage_build_record_over_long_lines(void **state) {
         }
 }
 
+static void test_usage_line_session_id(void **state) {
+        _cleanup_free_ char *a = NULL, *b = NULL;
+
+        (void)state;
+        assert_int_equal(usage_line_session_id("{\"version\":1,\"sessionId\":\"aBc-1\",\"x\":2}\n", &a), 0);
+        assert_string_equal(a, "aBc-1");
+        assert_int_equal(usage_line_session_id("{\"sessionId\":\"\\u0041\"}", &b), 0);
+        assert_string_equal(b, "A");
+        assert_int_equal(usage_line_session_id("{\"sessionId\":42}\n", &(char *){ NULL }), -ENOMSG);
+        assert_int_equal(usage_line_session_id("{\"version\":1}\n", &(char *){ NULL }), -ENOMSG);
+        assert_int_equal(usage_line_session_id("{\"sessionId\":", &(char *){ NULL }), -EBADMSG);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_usage_build_record_corpus_golden),
@@ -483,6 +496,7 @@ int main(void) {
                 cmocka_unit_test(test_usage_build_record_large_transcript_bounded),
                 cmocka_unit_test(test_usage_build_record_long_last_line),
                 cmocka_unit_test(test_usage_build_record_over_long_lines),
+                cmocka_unit_test(test_usage_line_session_id),
         };
         /* Date.parse of zone-less times is local time: pin it */
         setenv("TZ", "UTC", 1);
