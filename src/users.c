@@ -75,8 +75,9 @@ _printf_(3, 4) static int users_reason(char **ret, int r, const char *fmt, ...) 
 static int users_check_component(const struct stat *st, uid_t uid, const char *path,
                                  char **ret_reason) {
         if (st->st_uid != 0 && st->st_uid != uid)
-                return users_reason(ret_reason, -EPERM, "'%s' is owned by uid %u, not by root or uid %u",
-                                    path, (unsigned)st->st_uid, (unsigned)uid);
+                return users_reason(ret_reason, -EPERM,
+                                    "'%s' is owned by uid %u, not by root or uid %u", path,
+                                    (unsigned)st->st_uid, (unsigned)uid);
         if (S_ISDIR(st->st_mode) && (st->st_mode & (S_IWGRP | S_IWOTH)) &&
             !(st->st_mode & S_ISVTX))
                 return users_reason(ret_reason, -EPERM, "'%s' is %s-writable", path,

@@ -246,22 +246,17 @@ static void test_users_check_tree_path_foreign_owner_is_unsafe(void **state) {
 }
 
 int main(void) {
+#define T(n) cmocka_unit_test_setup_teardown(test_users_check_tree_path_##n, setup, teardown)
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_users_check_tree_path_private_dir_is_safe, setup,
-                                                teardown),
-                cmocka_unit_test_setup_teardown(test_users_check_tree_path_writable_tree_root_is_unsafe,
-                                                setup, teardown),
-                cmocka_unit_test_setup_teardown(test_users_check_tree_path_writable_parent_is_unsafe,
-                                                setup, teardown),
-                cmocka_unit_test_setup_teardown(test_users_check_tree_path_sticky_parent_is_safe,
-                                                setup, teardown),
-                cmocka_unit_test_setup_teardown(test_users_check_tree_path_follows_symlinks, setup,
-                                                teardown),
-                cmocka_unit_test_setup_teardown(
-                        test_users_check_tree_path_symlink_to_writable_dir_is_unsafe, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_users_check_tree_path_errors, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_users_check_tree_path_foreign_owner_is_unsafe,
-                                                setup, teardown),
+                T(private_dir_is_safe),
+                T(writable_tree_root_is_unsafe),
+                T(writable_parent_is_unsafe),
+                T(sticky_parent_is_safe),
+                T(follows_symlinks),
+                T(symlink_to_writable_dir_is_unsafe),
+                T(errors),
+                T(foreign_owner_is_unsafe),
         };
+#undef T
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
