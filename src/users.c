@@ -9,12 +9,15 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <pwd.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -375,6 +378,19 @@ static int users_enumerate_dir(UserList *l, const char *dir) {
         return r;
 }
 
+/* 1 when this process holds no capability (effective or permitted), 0 when it holds some. */
+static int users_caps_empty(void) {
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = {};
+        uint32_t any = 0;
+
+        if (syscall(SYS_capget, &h, d) < 0)
+                return -errno;
+        for (size_t i = 0; i < ELEMENTSOF(d); i++)
+                any |= d[i].effective | d[i].permitted;
+        return any == 0;
+}
+
 /* Drop to u for good: groups, gids, uids; then prove root cannot be regained. */
 static int users_drop(const UserCand *u, char **ret_reason) {
         uid_t ru, eu, su;
@@ -395,6 +411,9 @@ static int users_drop(const UserCand *u, char **ret_reason) {
                                     (unsigned)eg, (unsigned)sg);
         if (u->uid == 0)
                 return 0; /* root's own trees: nothing to drop */
+        if (users_caps_empty() != 1)
+                return users_reason(ret_reason, -EPERM, "capabilities survived the drop to %s",
+                                    u->name);
         if (setuid(0) == 0 || seteuid(0) == 0)
                 return users_reason(ret_reason, -EPERM, "could regain root after dropping to %s",
                                     u->name);
@@ -678,10 +697,11 @@ int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata) {
         unsigned n_candidates = 0;
         int r;
 
-        if (geteuid() != 0)
-                return log_error_errno(-EPERM,
-                                       "--all-users needs root (it runs each user's trees as that "
-                                       "user); run it as root or without --all-users");
+        if (geteuid() != 0) {
+                log_error("--all-users needs root (it runs each user's trees as that user); "
+                          "run it as root, or without --all-users for your own trees");
+                return -EPERM;
+        }
 
         r = users_enumerate_passwd(&users);
         if (r < 0)
