@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 
 #include "macro.h"
 #include "record.h"
+#include "util.h"
 
 /* An anonymous file holding n bytes of data. */
 static int mkfile(const void *data, size_t n) {
@@ -491,6 +493,72 @@ static void test_record_read_head_counts_utf16_units(void **state) {
         strbuf_done(&b);
 }
 
+/* Every case of tests/data/record against Qwen's own readFirstMaintainableRecord(). */
+static void test_record_read_head_qwen_golden(void **state) {
+        const char *d = getenv("QGC_TESTDATA");
+        _cleanup_free_ char *golden = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+        unsigned n = 0;
+
+        (void)state;
+        if (!d)
+                print_error("QGC_TESTDATA is not set (run through make check)\n");
+        assert_non_null(d);
+        golden = strprintf("%s/record/golden.jsonl", d);
+        assert_non_null(golden);
+        f = fopen(golden, "re");
+        assert_non_null(f);
+        while (getline(&line, &cap, f) > 0) {
+                json_object *g = json_tokener_parse(line), *v;
+                const char *name, *result, *want_sid = NULL, *want_cwd = NULL;
+                _cleanup_free_ char *path = NULL;
+                _cleanup_close_ int fd = -EBADF;
+                HeadInfo h = {};
+                const char *why = NULL;
+                int r;
+
+                assert_non_null(g);
+                assert_true(json_object_object_get_ex(g, "case", &v));
+                name = json_object_get_string(v);
+                assert_true(json_object_object_get_ex(g, "result", &v));
+                result = json_object_get_string(v);
+                if (json_object_object_get_ex(g, "sessionId", &v) && v)
+                        want_sid = json_object_get_string(v);
+                if (json_object_object_get_ex(g, "cwd", &v) && v)
+                        want_cwd = json_object_get_string(v);
+
+                path = strprintf("%s/record/cases/%s.jsonl", d, name);
+                assert_non_null(path);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                assert_true(fd >= 0);
+                r = record_read_head(fd, &h, &why);
+                if (streq(result, "record")) {
+                        if (r != 0)
+                                print_error("%s: r=%d (%s)\n", name, r, why);
+                        assert_int_equal(r, 0);
+                        if (want_sid)
+                                assert_string_equal(h.session_id, want_sid);
+                        else
+                                assert_null(h.session_id);
+                        if (want_cwd)
+                                assert_string_equal(h.cwd, want_cwd);
+                        else
+                                assert_null(h.cwd);
+                } else if (streq(result, "none")) {
+                        if (r != -ENODATA && r != -EBADMSG)
+                                print_error("%s: r=%d\n", name, r);
+                        assert_true(r == -ENODATA || r == -EBADMSG);
+                } else
+                        assert_int_equal(r, -E2BIG);
+                head_info_done(&h);
+                json_object_put(g);
+                n++;
+        }
+        assert_true(n >= 21);
+}
+
 /* ---- tail */
 
 #define TITLE(t, src) "{\"type\":\"system\",\"subtype\":\"custom_title\",\"timestamp\":\"2026-11-30T00:00:00Z\",\"systemPayload\":{\"customTitle\":\"" t "\"" src "}}\n"
@@ -627,6 +695,7 @@ int main(void) {
                 cmocka_unit_test(test_record_read_head_invalid_utf8_and_nul),
                 cmocka_unit_test(test_record_read_head_line_over_1mib),
                 cmocka_unit_test(test_record_read_head_counts_utf16_units),
+                cmocka_unit_test(test_record_read_head_qwen_golden),
                 cmocka_unit_test(test_record_read_tail_titles),
                 cmocka_unit_test(test_record_read_tail_last_timestamp_and_incomplete),
                 cmocka_unit_test(test_record_read_tail_empty_file),
