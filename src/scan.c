@@ -1026,9 +1026,11 @@ static int scan_orphans(ScanCtx *c) {
 
         if (c->n_pending == 0)
                 return 0;
-        r = inventory_index(c->inv);
-        if (r < 0)
-                return r;
+        if (!c->inv->by_id || c->inv->n_by_id != c->inv->n_sessions) {
+                r = inventory_index(c->inv);
+                if (r < 0)
+                        return r;
+        }
         for (size_t i = 0; i < c->n_pending; i++) {
                 ScanPending *p = &c->pending[i];
                 Orphan o;
@@ -1070,10 +1072,10 @@ int scan_all(Inventory *inv, const ScanOptions *o) {
                                 r = k;
                 }
         }
+        inventory_sort(inv); /* also builds the index scan_orphans() looks ids up in */
         k = scan_orphans(&c);
         if (k < 0)
                 r = k;
-        inventory_sort(inv);
 finish:
         for (size_t i = 0; i < c.n_pending; i++) {
                 free(c.pending[i].project_dir);
