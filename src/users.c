@@ -495,7 +495,8 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
 }
 
 /* In the child: the system policy merged with the user's own file (admin caps win; the file is
- * read only when the admin allows user files). Problems and clamping warnings go to stderr. */
+ * read only when the admin allows user files; with no system file it layers on the built-in
+ * default as in a user's own run). Problems and clamping warnings go to stderr. */
 static int users_child_config(const Config *sys, const UserCand *u, Config *ret) {
         _cleanup_(config_errors_done) ConfigErrors errs = {};
         _cleanup_free_ char *path = NULL;
@@ -504,7 +505,20 @@ static int users_child_config(const Config *sys, const UserCand *u, Config *ret)
         path = path_join(u->home, ".config/qgc/qgc.conf");
         if (!path)
                 return -ENOMEM;
-        r = config_merge_user(ret, sys, path, &errs);
+        if (sys->n_files > 0)
+                r = config_merge_user(ret, sys, path, &errs);
+        else {
+                /* no admin policy at all: as in the user's own runs, the user's file layers
+                 * freely on the built-in default */
+                r = config_copy(sys, ret);
+                if (r >= 0) {
+                        r = config_load_user_file(ret, path, &errs);
+                        if (r == -ENOENT)
+                                r = 0;
+                        if (r < 0)
+                                config_done(ret);
+                }
+        }
         for (size_t i = 0; i < errs.n; i++)
                 fprintf(stderr, "%s\n", errs.msgs[i]);
         return r;
@@ -585,7 +599,7 @@ static char *users_read_reason(int fd) {
 
 /* Fork a child for u, wait for it, and count the outcome. */
 static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, void *userdata,
-                         bool quiet, UserTally *tally) {
+                         UserTally *tally) {
         _cleanup_free_ char *reason = NULL;
         int pfd[2], status;
         pid_t pid;
@@ -619,8 +633,7 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
         switch (WEXITSTATUS(status)) {
         case USERS_EXIT_OK:
                 tally->n_ok++;
-                if (!quiet)
-                        printf("qgc: %s: ok\n", u->name);
+                log_notice("%s: ok", u->name);
                 break;
         case USERS_EXIT_SKIPPED:
                 tally->n_skipped++;
@@ -693,7 +706,6 @@ static int users_filter_homes(UserCand *u, UserTally *tally) {
 int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata) {
         _cleanup_(users_list_done) UserList users = {};
         UserTally tally = {};
-        bool quiet = log_get_max_level() < LOG_LEVEL_NOTICE;
         unsigned n_candidates = 0;
         int r;
 
@@ -719,18 +731,18 @@ int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata) {
                 if (r == 0)
                         continue;
                 n_candidates++;
-                r = users_run_one(&users.c[i], system_cfg, cb, userdata, quiet, &tally);
+                r = users_run_one(&users.c[i], system_cfg, cb, userdata, &tally);
                 if (r < 0)
                         return r;
         }
 
-        if (!quiet || tally.n_failed > 0) {
-                if (n_candidates == 0 && tally.n_skipped == 0)
-                        printf("qgc: no user has a Qwen tree\n");
-                else
-                        printf("qgc: users: %u ok, %u failed, %u skipped\n", tally.n_ok,
-                               tally.n_failed, tally.n_skipped);
-        }
-        fflush(stdout);
+        /* On stderr: stdout carries the children's plans (one JSON document each with --json).
+         * Under --quiet only a run with failures is summarized. */
+        if (n_candidates == 0 && tally.n_skipped == 0)
+                log_notice("no user has a Qwen tree");
+        else
+                log_internal(tally.n_failed > 0 ? LOG_LEVEL_WARNING : LOG_LEVEL_NOTICE, 0,
+                             "users: %u ok, %u failed, %u skipped", tally.n_ok, tally.n_failed,
+                             tally.n_skipped);
         return tally.n_failed > 0 ? 1 : 0;
 }

@@ -132,6 +132,21 @@ for u in a b; do wc -l < "$T/home/$P$u/.qwen/usage_record.jsonl" > "$T/usage.$u.
 listing "$A" > "$T/a.before"
 qgc_root --all-users --dry-run --now "$NOW" > "$T/dry.out" 2>&1 || { cat "$T/dry.out"; fail "dry run"; }
 listing "$A" > "$T/a.after-dry"
+qgc_root --all-users --dry-run --json --now "$NOW" > "$T/dry.json" 2> "$T/dry.err" ||
+        { cat "$T/dry.err"; fail "dry run --json"; }
+python3 - "$T/dry.json" "$P" <<'PY' || fail "--all-users --dry-run --json is not one JSON plan per user"
+import json, sys
+text, users, dec, i = open(sys.argv[1]).read(), set(), json.JSONDecoder(), 0
+while True:
+    while i < len(text) and text[i].isspace():
+        i += 1
+    if i == len(text):
+        break
+    doc, i = dec.raw_decode(text, i)
+    users |= {t["user"] for t in doc["trees"]}
+want = {sys.argv[2] + c for c in "abe"}
+assert want <= users, f"plans for {sorted(users)}, want {sorted(want)}"
+PY
 cmp -s "$T/a.before" "$T/a.after-dry" || fail "--all-users --dry-run changed ${P}a's tree"
 
 # --- the real run
@@ -144,7 +159,7 @@ cat "$T/run.out" "$T/run.err"
 if grep -q "${P}e: failed" "$T/run.err"; then
         [ $rc -eq 1 ] || fail "a user's run failed but --all-users exited $rc"
 fi
-grep -q "qgc: users: 2 ok, [01] failed, 1 skipped" "$T/run.out" || fail "no per-user tally"
+grep -q "qgc: users: 2 ok, [01] failed, 1 skipped" "$T/run.err" || fail "no per-user tally"
 grep -q "${P}b/.config/qgc/qgc.conf.*max-age" "$T/run.err" ||
         fail "no warning that bob's looser max-age was clamped"
 
@@ -157,7 +172,7 @@ for u in a b; do
         [ "$(stat -c %U "$q/usage_record.jsonl")" = "$P$u" ] || fail "$P$u: usage_record.jsonl owner"
         n0=$(cat "$T/usage.$u.before"); n1=$(wc -l < "$q/usage_record.jsonl")
         [ "$n1" -ge "$n0" ] || fail "$P$u: usage_record.jsonl shrank"
-        grep -q "$P$u: ok" "$T/run.out" || fail "no 'ok' summary line for $P$u"
+        grep -q "$P$u: ok" "$T/run.err" || fail "no 'ok' summary line for $P$u"
         grep -q "QGC_USER=$P$u" "$T/run.err" || fail "no action log line with QGC_USER=$P$u"
 done
 pass "normal users' trees changed, every file still owned by its user"
@@ -192,7 +207,7 @@ set -e
 if [ $rc -eq 0 ]; then
         [ ! -s "$T/quiet.out" ] || { cat "$T/quiet.out"; fail "--quiet printed on success"; }
 else
-        grep -q "qgc: users: .* failed" "$T/quiet.out" || fail "--quiet failure without a summary"
+        grep -q "qgc: users: .* [1-9] failed" "$T/quiet.err" || fail "--quiet failure without a summary"
 fi
 pass "--quiet is silent for users that succeeded"
 
