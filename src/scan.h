@@ -6,7 +6,8 @@
 
 typedef struct ScanOptions {
         msec_t now;          /* for clamping future timestamps */
-        bool no_atime;       /* try O_NOATIME (default true) */
+        bool no_atime;       /* reserved: the scan always tries O_NOATIME (files and dirs) and
+                              * falls back without it on EPERM (not the owner, no CAP_FOWNER) */
 } ScanOptions;
 
 /* Scan every tree already in inv (inv->trees), then inventory orphans across all trees
