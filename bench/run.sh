@@ -3,6 +3,7 @@
 #
 #   bench/run.sh [--full] [--reps N] [--slow-reps N] [--real-reps N] [--users N]
 #                [--qgc PATH] [--work DIR] [--keep] [--only a,b,c,d,e] [--no-1g]
+#                [--real-sizes 1000,10000] [--seed N]
 #
 # Env: QGC (qgc binary; default ../qgc next to bench/), QGC_SALVAGE (a command run as
 # "$QGC_SALVAGE FILE" that salvages usage from FILE and nothing else; row skipped when unset),
@@ -25,6 +26,7 @@ QGC="${QGC:-$HERE/../qgc}"
 QGC_SALVAGE="${QGC_SALVAGE:-}"
 WORK=""
 SEED=42
+REAL_SIZES_ARG=""
 
 die() { echo "run.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -39,8 +41,9 @@ while [ $# -gt 0 ]; do
         --keep) KEEP=1 ;;
         --only) ONLY="$2"; shift ;;
         --no-1g) BIG1G=0 ;;
+        --real-sizes) REAL_SIZES_ARG="$2"; shift ;;
         --seed) SEED="$2"; shift ;;
-        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
         *) die "unknown argument $1 (see --help)" ;;
         esac
         shift
@@ -52,6 +55,7 @@ if [ "$FULL" = 1 ]; then
 else
         PROJECTS=400; SESSIONS=50; REAL_SIZES="1000 10000"; SALVAGE_MB=256
 fi
+[ -n "$REAL_SIZES_ARG" ] && REAL_SIZES="${REAL_SIZES_ARG//,/ }"
 PROJECTS=$(( PROJECTS / USERS ))
 TOTAL=$(( PROJECTS * SESSIONS * USERS ))
 
@@ -177,15 +181,18 @@ log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 # ------------------------------------------------------------------ the tree
 TREE="$WORK/tree"
 ROOTS=()
-log "generating $TOTAL sessions in $(( PROJECTS * USERS )) projects ($USERS user(s)) into $TREE"
-"$BIN/gen-tree" --seed "$SEED" --users "$USERS" --projects "$PROJECTS" --sessions "$SESSIONS" \
-        --min-age-days 1 --now "$NOW_EPOCH" --manifest "$WORK/tree.manifest" "$TREE" >"$WORK/gen.out" || die "gen-tree failed"
-TREE_BYTES=$(awk '{ print $4 }' "$WORK/gen.out")
-if [ "$USERS" = 1 ]; then ROOTS=("$TREE"); else for d in "$TREE"/user*/.qwen; do ROOTS+=("$d"); done; fi
 QGC_ROOTS=()
-for r in "${ROOTS[@]}"; do QGC_ROOTS+=(--root "$r"); done
-log "tree: $(cat "$WORK/gen.out"); warming the page cache"
-warm "$TREE"
+if want a || want b || want c; then
+        log "generating $TOTAL sessions in $(( PROJECTS * USERS )) projects ($USERS user(s)) into $TREE"
+        "$BIN/gen-tree" --seed "$SEED" --users "$USERS" --projects "$PROJECTS" --sessions "$SESSIONS" \
+                --min-age-days 1 --now "$NOW_EPOCH" --manifest "$WORK/tree.manifest" "$TREE" >"$WORK/gen.out" || die "gen-tree failed"
+        TREE_BYTES=$(awk '{ print $4 }' "$WORK/gen.out")
+        if [ "$USERS" = 1 ]; then ROOTS=("$TREE"); else for d in "$TREE"/user*/.qwen; do ROOTS+=("$d"); done; fi
+        QGC_ROOTS=()
+        for r in "${ROOTS[@]}"; do QGC_ROOTS+=(--root "$r"); done
+        log "tree: $(cat "$WORK/gen.out"); warming the page cache"
+        warm "$TREE"
+fi
 
 # (b) the floor
 if want b; then
