@@ -1374,52 +1374,19 @@ void tail_info_done(TailInfo *t) {
 
 typedef struct TailScan {
         msec_t last_timestamp;
-        char *title;
-        TitleSource title_source;
-        bool want_time;
 } TailScan;
 
 static int record_tail_object(json_object *obj, void *userdata) {
         TailScan *s = userdata;
-        json_object *type, *subtype, *payload, *title, *source;
-        msec_t t;
+        msec_t t = record_timestamp(obj);
 
-        if (s->want_time && (t = record_timestamp(obj)) != 0)
+        if (t != 0)
                 s->last_timestamp = t;
-
-        if (!json_object_object_get_ex(obj, "type", &type) ||
-            !json_object_is_type(type, json_type_string) ||
-            !streq(json_object_get_string(type), "system"))
-                return 0;
-        if (!json_object_object_get_ex(obj, "subtype", &subtype) ||
-            !json_object_is_type(subtype, json_type_string) ||
-            !streq(json_object_get_string(subtype), "custom_title"))
-                return 0;
-        if (!json_object_object_get_ex(obj, "systemPayload", &payload) ||
-            !json_object_is_type(payload, json_type_object))
-                return 0;
-        if (!json_object_object_get_ex(payload, "customTitle", &title) ||
-            !json_object_is_type(title, json_type_string) || json_object_get_string_len(title) == 0)
-                return 0;
-
-        free(s->title);
-        s->title =
-                strndup(json_object_get_string(title), (size_t)json_object_get_string_len(title));
-        if (!s->title)
-                return -ENOMEM;
-        /* readSessionTitleInfoFromFileSync: only "auto" is automatic; "manual", absent (legacy)
-         * and anything else count as a person's title. */
-        s->title_source = json_object_object_get_ex(payload, "titleSource", &source) &&
-                                          json_object_is_type(source, json_type_string) &&
-                                          streq(json_object_get_string(source), "auto")
-                                  ? TITLE_AUTO
-                                  : TITLE_MANUAL;
         return 0;
 }
 
-/* Scan the complete lines of a window: every line for the timestamp (when want_time), lines
- * carrying the custom_title marker for the title. */
-static int record_tail_window(const char *buf, size_t n, TailScan *s) {
+/* The timestamp of the last record in the complete lines of a window. */
+static int record_tail_times(const char *buf, size_t n, TailScan *s) {
         const char *p = buf, *end = buf + n;
         int r;
 
@@ -1427,14 +1394,134 @@ static int record_tail_window(const char *buf, size_t n, TailScan *s) {
                 const char *nl = memchr(p, '\n', (size_t)(end - p));
                 size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
 
-                if (s->want_time || memmem(p, len, RECORD_TITLE_MARK, strlen(RECORD_TITLE_MARK))) {
-                        r = record_parse_line(p, len, record_tail_object, s);
-                        if (r < 0)
-                                return r;
-                }
+                r = record_parse_line(p, len, record_tail_object, s);
+                if (r < 0)
+                        return r;
                 p += len + 1;
         }
         return 0;
+}
+
+typedef struct TitleMatch {
+        size_t key, value, value_end, next;
+} TitleMatch;
+
+static const char *record_memmem_from(const char *text, size_t n, size_t from, const char *needle) {
+        return from > n ? NULL : memmem(text + from, n - from, needle, strlen(needle));
+}
+
+/* findNextJsonStringField(): "key" [ \t]* : [ \t]* "value" with the value on one line. */
+static bool record_title_find(const char *text, size_t n, const char *quoted_key, size_t from,
+                              TitleMatch *ret) {
+        const char *k = record_memmem_from(text, n, from, quoted_key);
+
+        while (k) {
+                size_t key = (size_t)(k - text), i = key + strlen(quoted_key), v;
+                bool retry = false;
+
+                while (i < n && (text[i] == ' ' || text[i] == '\t'))
+                        i++;
+                if (i >= n || text[i] != ':') {
+                        k = record_memmem_from(text, n, key + 1, quoted_key);
+                        continue;
+                }
+                i++;
+                while (i < n && (text[i] == ' ' || text[i] == '\t'))
+                        i++;
+                if (i >= n || text[i] != '"') {
+                        k = record_memmem_from(text, n, key + 1, quoted_key);
+                        continue;
+                }
+                for (v = i + 1; v < n; v++) {
+                        if (text[v] == '\n' || text[v] == '\r') {
+                                retry = true;
+                                break;
+                        }
+                        if (text[v] == '\\') {
+                                if (v + 1 >= n || text[v + 1] == '\n' || text[v + 1] == '\r') {
+                                        retry = true;
+                                        break;
+                                }
+                                v++;
+                                continue;
+                        }
+                        if (text[v] == '"') {
+                                *ret = (TitleMatch){ key, i + 1, v, v + 1 };
+                                return true;
+                        }
+                }
+                if (!retry)
+                        return false; /* the value runs to the end of the text */
+                k = record_memmem_from(text, n, key + 1, quoted_key);
+        }
+        return false;
+}
+
+/* unescapeJsonString(): JSON-decode the raw value when it has escapes, else (or when that
+ * fails) keep it; as a JavaScript string, invalid UTF-8 reads as U+FFFD. */
+static char *record_title_unescape(const char *raw, size_t n) {
+        _cleanup_free_ char *quoted = NULL;
+        json_object *o = NULL;
+        char *r;
+
+        if (memchr(raw, '\\', n)) {
+                quoted = malloc(n + 2);
+                if (!quoted)
+                        return NULL;
+                quoted[0] = '"';
+                memcpy(quoted + 1, raw, n);
+                quoted[n + 1] = '"';
+                if (record_json_parse(quoted, n + 2, &o) >= 0 && json_object_is_type(o, json_type_string)) {
+                        r = strndup(json_object_get_string(o), (size_t)json_object_get_string_len(o));
+                        json_object_put(o);
+                        return r;
+                }
+                json_object_put(o);
+        }
+        return qwen_utf8_normalize(raw, n, NULL);
+}
+
+/* extractLastJsonStringFields(text, "customTitle", ["titleSource"], '"subtype":"custom_title"'):
+ * the last customTitle value on a line carrying the marker, and the first titleSource of that
+ * line. Returns 1 with *ret_title set (possibly ""), 0 when there is none, or -ENOMEM. */
+static int record_title_scan(const char *text, size_t n, char **ret_title, TitleSource *ret_source) {
+        TitleMatch m, best = {}, src;
+        bool found = false;
+        size_t from = 0, line_start = 0, line_end = 0;
+        char *title;
+
+        while (record_title_find(text, n, "\"customTitle\"", from, &m)) {
+                const char *eol = memchr(text + m.key, '\n', n - m.key);
+                size_t ls = m.key, le = eol ? (size_t)(eol - text) : n;
+
+                from = m.next;
+                while (ls > 0 && text[ls - 1] != '\n')
+                        ls--;
+                if (!memmem(text + ls, le - ls, RECORD_TITLE_MARK, strlen(RECORD_TITLE_MARK)))
+                        continue;
+                best = m;
+                line_start = ls;
+                line_end = le;
+                found = true;
+        }
+        if (!found)
+                return 0;
+        title = record_title_unescape(text + best.value, best.value_end - best.value);
+        if (!title)
+                return -ENOMEM;
+        *ret_source = TITLE_MANUAL; /* absent or unknown: legacy, a person's */
+        if (record_title_find(text + line_start, line_end - line_start, "\"titleSource\"", 0, &src)) {
+                _cleanup_free_ char *v = record_title_unescape(text + line_start + src.value,
+                                                               src.value_end - src.value);
+                if (!v) {
+                        free(title);
+                        return -ENOMEM;
+                }
+                if (streq(v, "auto"))
+                        *ret_source = TITLE_AUTO;
+        }
+        *ret_title = title;
+        return 1;
 }
 
 static int record_pread_full(int fd, char *buf, size_t n, uint64_t off, size_t *ret) {
@@ -1452,23 +1539,25 @@ static int record_pread_full(int fd, char *buf, size_t n, uint64_t off, size_t *
         return 0;
 }
 
-/* Last activity and title from the last RECORD_TAIL_WINDOW bytes (the partial first line of the
- * window skipped), then the title from the head window, as Qwen's title reader does. */
+/* Last activity from the complete lines of the last RECORD_TAIL_WINDOW bytes; the title as
+ * Qwen's readSessionTitleInfoFromFile() finds it: a text scan of the whole tail window, then
+ * (when the tail has none and the file is larger) of the head window's complete lines. */
 int record_read_tail(int fd, uint64_t size, TailInfo *ret) {
-        _cleanup_free_ char *buf = NULL;
-        TailScan s = { .want_time = true };
+        _cleanup_free_ char *buf = NULL, *title = NULL;
+        TailScan s = {};
+        TitleSource source = TITLE_NONE;
         uint64_t start = size > RECORD_TAIL_WINDOW ? size - RECORD_TAIL_WINDOW : 0;
         size_t got = 0;
         const char *p;
         int r;
 
         assert(ret);
-        buf = malloc(RECORD_TAIL_WINDOW);
-        if (!buf)
-                return -ENOMEM;
         *ret = (TailInfo){};
         if (size == 0)
                 return 0;
+        buf = malloc(RECORD_TAIL_WINDOW);
+        if (!buf)
+                return -ENOMEM;
 
         r = record_pread_full(fd, buf, (size_t)(size - start), start, &got);
         if (r < 0)
@@ -1478,31 +1567,33 @@ int record_read_tail(int fd, uint64_t size, TailInfo *ret) {
                 const char *nl = memchr(buf, '\n', got);
                 p = nl ? nl + 1 : buf + got;
         }
-        r = record_tail_window(p, got - (size_t)(p - buf), &s);
+        r = record_tail_times(p, got - (size_t)(p - buf), &s);
         if (r < 0)
-                goto fail;
+                return r;
         ret->incomplete = got == 0 || buf[got - 1] != '\n';
 
-        if (!s.title && start > 0) {
+        r = record_title_scan(buf, got, &title, &source);
+        if (r < 0)
+                return r;
+        if (r == 0 && start > 0) {
                 size_t hgot = 0;
                 const char *nl;
 
-                s.want_time = false;
                 r = record_pread_full(fd, buf, RECORD_TAIL_WINDOW, 0, &hgot);
                 if (r < 0)
-                        goto fail;
-                /* only complete lines of the head window */
+                        return r;
+                /* only the complete lines of the head window */
                 nl = hgot > 0 ? memrchr(buf, '\n', hgot) : NULL;
-                r = record_tail_window(buf, nl ? (size_t)(nl - buf) + 1 : 0, &s);
+                r = record_title_scan(buf, nl ? (size_t)(nl - buf) + 1 : 0, &title, &source);
                 if (r < 0)
-                        goto fail;
+                        return r;
         }
 
         ret->last_timestamp = s.last_timestamp;
-        ret->title = s.title;
-        ret->title_source = s.title ? s.title_source : TITLE_NONE;
+        /* an empty title is no title (and, found in the tail, hides any in the head) */
+        if (title && *title) {
+                ret->title = TAKE_PTR(title);
+                ret->title_source = source;
+        }
         return 0;
-fail:
-        free(s.title);
-        return r;
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -642,22 +643,31 @@ static void test_record_read_tail_title_in_head_window(void **state) {
         strbuf_done(&b);
 }
 
-static void test_record_read_tail_skips_partial_first_line(void **state) {
-        /* A title record cut by the window start is not read from the tail. */
-        StrBuf b = {};
-        _cleanup_close_ int fd = -EBADF;
-        TailInfo t = {};
+/* A title line cut by the tail window's start: Qwen scans the window's text, partial first line
+ * included, and finds the title when the marker survived the cut. */
+static void test_record_read_tail_title_in_partial_first_line(void **state) {
+        static const struct {
+                size_t cut; /* bytes of the title line before the window */
+                const char *want;
+        } cases[] = {
+                { 5, "Cut" },  /* marker and title in the window */
+                { 60, NULL },  /* "subtype":"custom_title" cut off: not a title line */
+        };
         size_t title_len = strlen(TITLE("Cut", ""));
 
         (void)state;
-        /* filler first (so the head window has no title), then the cut title, then filler */
-        while (b.len < 2 * RECORD_TAIL_WINDOW)
-                assert_int_equal(strbuf_printf(&b, "{\"n\":\"%100s\"}\n", ""), 0);
-        assert_int_equal(strbuf_printf(&b, "%s", TITLE("Cut", "")), 0);
-        {
-                /* pad so the window starts 5 bytes into the title line */
-                size_t need = RECORD_TAIL_WINDOW - (title_len - 5);
-                char *pad = malloc(need);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                StrBuf b = {};
+                _cleanup_close_ int fd = -EBADF;
+                TailInfo t = {};
+                size_t need = RECORD_TAIL_WINDOW - (title_len - cases[i].cut);
+                char *pad;
+
+                /* filler first (so the head window has no title), the title, then filler */
+                while (b.len < 2 * RECORD_TAIL_WINDOW)
+                        assert_int_equal(strbuf_printf(&b, "{\"n\":\"%100s\"}\n", ""), 0);
+                assert_int_equal(strbuf_printf(&b, "%s", TITLE("Cut", "")), 0);
+                pad = malloc(need);
                 assert_non_null(pad);
                 memset(pad, ' ', need);
                 pad[0] = '{';
@@ -665,12 +675,73 @@ static void test_record_read_tail_skips_partial_first_line(void **state) {
                 pad[need - 1] = '\n';
                 assert_int_equal(strbuf_append(&b, pad, need), 0);
                 free(pad);
+                fd = mkfile(b.buf, b.len);
+                assert_int_equal(record_read_tail(fd, b.len, &t), 0);
+                if (cases[i].want) {
+                        assert_non_null(t.title);
+                        assert_string_equal(t.title, cases[i].want);
+                        assert_int_equal(t.title_source, TITLE_MANUAL);
+                } else {
+                        assert_null(t.title);
+                        assert_int_equal(t.title_source, TITLE_NONE);
+                }
+                tail_info_done(&t);
+                strbuf_done(&b);
         }
-        fd = mkfile(b.buf, b.len);
-        assert_int_equal(record_read_tail(fd, b.len, &t), 0);
-        assert_null(t.title);
-        assert_int_equal(t.title_source, TITLE_NONE);
-        strbuf_done(&b);
+}
+
+/* Every case of tests/data/record/titles against Qwen's readSessionTitleInfoFromFile(). */
+static void test_record_read_tail_qwen_title_golden(void **state) {
+        const char *d = getenv("QGC_TESTDATA");
+        _cleanup_free_ char *golden = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        _cleanup_free_ char *line = NULL;
+        size_t cap = 0;
+        unsigned n = 0;
+
+        (void)state;
+        assert_non_null(d);
+        golden = strprintf("%s/record/titles-golden.jsonl", d);
+        assert_non_null(golden);
+        f = fopen(golden, "re");
+        assert_non_null(f);
+        while (getline(&line, &cap, f) > 0) {
+                json_object *g = json_tokener_parse(line), *v;
+                const char *name, *want = NULL, *source = NULL;
+                _cleanup_free_ char *path = NULL;
+                _cleanup_close_ int fd = -EBADF;
+                struct stat st;
+                TailInfo t = {};
+
+                assert_non_null(g);
+                assert_true(json_object_object_get_ex(g, "case", &v));
+                name = json_object_get_string(v);
+                if (json_object_object_get_ex(g, "title", &v) && v)
+                        want = json_object_get_string(v);
+                if (json_object_object_get_ex(g, "source", &v) && v)
+                        source = json_object_get_string(v);
+                path = strprintf("%s/record/titles/%s.jsonl", d, name);
+                assert_non_null(path);
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+                assert_true(fd >= 0);
+                assert_int_equal(fstat(fd, &st), 0);
+                assert_int_equal(record_read_tail(fd, (uint64_t)st.st_size, &t), 0);
+                if ((want == NULL) != (t.title == NULL) || (want && !streq(want, t.title)))
+                        print_error("%s: got %s want %s\n", name, t.title, want);
+                if (want) {
+                        assert_non_null(t.title);
+                        assert_string_equal(t.title, want);
+                        /* Qwen: "auto" is automatic; "manual" and absent (legacy) are a person's */
+                        assert_int_equal(t.title_source, source && streq(source, "auto") ? TITLE_AUTO : TITLE_MANUAL);
+                } else {
+                        assert_null(t.title);
+                        assert_int_equal(t.title_source, TITLE_NONE);
+                }
+                tail_info_done(&t);
+                json_object_put(g);
+                n++;
+        }
+        assert_true(n >= 17);
 }
 
 int main(void) {
@@ -700,7 +771,8 @@ int main(void) {
                 cmocka_unit_test(test_record_read_tail_last_timestamp_and_incomplete),
                 cmocka_unit_test(test_record_read_tail_empty_file),
                 cmocka_unit_test(test_record_read_tail_title_in_head_window),
-                cmocka_unit_test(test_record_read_tail_skips_partial_first_line),
+                cmocka_unit_test(test_record_read_tail_title_in_partial_first_line),
+                cmocka_unit_test(test_record_read_tail_qwen_title_golden),
         };
         setenv("TZ", "UTC", 1);
         tzset();

@@ -69,5 +69,33 @@ for (const name of [...Object.keys(cases), ...Object.keys(raw)].sort()) {
   out.push(JSON.stringify(line));
 }
 fs.writeFileSync(path.join(HERE, 'golden.jsonl'), out.join('\n') + '\n');
+
+// Titles: SessionService.readSessionTitleInfoFromFile() (tail window text scan, then head).
+const T = (t, src, extra = {}) => JSON.stringify({ type: 'system', subtype: 'custom_title', timestamp: '2026-11-30T00:00:00Z', systemPayload: src === undefined ? { customTitle: t } : { customTitle: t, titleSource: src }, ...extra }) + '\n';
+const pad = (n) => JSON.stringify({ timestamp: '2026-11-30T00:00:05Z', pad: 'x'.repeat(n) }) + '\n';
+const titles = {
+  'manual': T('Mine', 'manual'), 'auto': T('Auto', 'auto'), 'legacy': T('Legacy'), 'unknown-source': T('Odd', 'robot'),
+  'last-wins': T('First') + T('Second', 'auto'), 'empty': T(''), 'escaped': T('My "q" \\ \u00e9\n'),
+  'in-user-text': JSON.stringify({ type: 'user', message: '"subtype":"custom_title" "customTitle":"fake"' }) + '\n',
+  'top-level-fields': JSON.stringify({ type: 'user', subtype: 'custom_title', customTitle: 'top' }) + '\n',
+  'head-only': T('Early', 'manual') + pad(100).repeat(700),
+  'empty-in-tail-hides-head': T('Early', 'manual') + pad(100).repeat(700) + T(''),
+  'no-final-newline': T('Inc', 'auto').slice(0, -1),
+  'source-number': JSON.stringify({ type: 'system', subtype: 'custom_title', systemPayload: { customTitle: 'N', titleSource: 5 } }) + '\n',
+  'title-number': JSON.stringify({ type: 'system', subtype: 'custom_title', systemPayload: { customTitle: 7 } }) + '\n',
+  'bad-escape': '{"type":"system","subtype":"custom_title","systemPayload":{"customTitle":"a\\x b"}}\n',
+  'spaced': '{"type":"system","subtype":"custom_title","systemPayload":{"customTitle" :\t"sp"}}\n',
+  'spaced-marker': '{"type":"system", "subtype": "custom_title","systemPayload":{"customTitle":"no"}}\n',
+};
+const tdir = path.join(HERE, 'titles');
+fs.mkdirSync(tdir, { recursive: true });
+const tout = [];
+for (const name of Object.keys(titles).sort()) {
+  const file = path.join(tdir, name + '.jsonl');
+  fs.writeFileSync(file, titles[name]);
+  const r = svc.readSessionTitleInfoFromFile(file);
+  tout.push(JSON.stringify({ case: name, title: r.title ?? null, source: r.source ?? null }));
+}
+fs.writeFileSync(path.join(HERE, 'titles-golden.jsonl'), tout.join('\n') + '\n');
 fs.rmSync(tmp, { recursive: true, force: true });
-console.log(`wrote ${out.length} cases (Qwen ${q.version})`);
+console.log(`wrote ${out.length} head cases and ${tout.length} title cases (Qwen ${q.version})`);
