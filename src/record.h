@@ -43,10 +43,12 @@ typedef struct TailInfo {
 } TailInfo;
 void tail_info_done(TailInfo *t);
 
-/* Read the last RECORD_TAIL_WINDOW bytes of a file of the given size (and, when no title was
- * found there and the file is larger, the first window, like Qwen's title reader). The partial
- * first line of the tail window is skipped; last_timestamp is that of the last record in the
- * window that has a parseable "timestamp". */
+/* Read the last RECORD_TAIL_WINDOW bytes of a file of the given size. last_timestamp is that of
+ * the last record with a parseable "timestamp" among the window's complete lines (its partial
+ * first line skipped). The title is found as Qwen's readSessionTitleInfoFromFile() finds it: a
+ * text scan of the whole window for "customTitle" on lines carrying "subtype":"custom_title",
+ * last one wins, then (none in the tail and a larger file) the head window's complete lines; an
+ * empty title is none. */
 int record_read_tail(int fd, uint64_t size, TailInfo *ret);
 
 /* Tolerant parse of one line, as Qwen's parseLineTolerant: the line is trimmed like JS trim();
