@@ -145,7 +145,11 @@ int config_merge_user(Config *merged, const Config *system, const char *user_fil
 
 /* The files qgc reads when -c is not given: the system file, then the user's
  * ($XDG_CONFIG_HOME/qgc/qgc.conf or ~/.config/qgc/qgc.conf). */
+#ifdef SYSCONFDIR
+#define CONFIG_SYSTEM_FILE SYSCONFDIR "/qgc/qgc.conf" /* /etc/qgc/qgc.conf with --sysconfdir=/etc */
+#else
 #define CONFIG_SYSTEM_FILE "/etc/qgc/qgc.conf"
+#endif
 
 /* Effective policy for a project path (cwd; may be NULL for unverified sessions). Borrowed. */
 const Policy *config_policy_for(const Config *c, const char *project_path);

@@ -47,6 +47,7 @@ static const char *arg_config = NULL;
 static char **arg_roots = NULL;
 static size_t arg_n_roots = 0;
 static const char *arg_now = NULL;
+static msec_t arg_now_msec = 0;
 static const char *arg_log_target = "auto";
 static const char *arg_log_file = NULL;
 static const char *arg_restore_id = NULL;
@@ -130,6 +131,12 @@ static int main_parse_argv(int argc, char *argv[]) {
                         arg_all_users = true;
                         break;
                 case OPT_NOW:
+                        if (parse_timestamp(optarg, &arg_now_msec) < 0) {
+                                log_error("--now '%s': expected ISO 8601 (2027-01-01T00:00:00Z) "
+                                          "or @epoch",
+                                          optarg);
+                                return -EINVAL;
+                        }
                         arg_now = optarg;
                         break;
                 case OPT_FORCE:
@@ -260,6 +267,8 @@ static int main_load_config(Config *cfg) {
                 return -EINVAL;
         }
         bool have_system = r >= 0;
+        if (arg_all_users)
+                return 0; /* each user's own file is merged in that user's child (users.c) */
         _cleanup_free_ char *user = main_user_config_path();
         if (!user)
                 return 0;
@@ -434,28 +443,22 @@ static int main_run(void) {
                 return 0;
         }
 
-        if (arg_now) {
-                if (parse_timestamp(arg_now, &now) < 0) {
-                        log_error("--now '%s': expected ISO 8601 (2027-01-01T00:00:00Z) or @epoch",
-                                  arg_now);
-                        return EX_USAGE;
-                }
-        } else
-                now = now_msec();
-
-        if (arg_all_users) {
-                r = users_run_all(&cfg, main_user_cb, &now);
-                return r < 0 ? main_exit_code(r) : r;
-        }
-
         if (arg_random_delay > 0 && !arg_dry_run) {
                 struct timespec ts;
                 msec_t d;
-                srandom((unsigned)(now ^ getpid()));
+                srandom((unsigned)(now_msec() ^ getpid()));
                 d = (msec_t)((double)random() / RAND_MAX * (double)arg_random_delay);
                 ts.tv_sec = d / 1000;
                 ts.tv_nsec = (d % 1000) * 1000000;
                 (void)nanosleep(&ts, NULL);
+        }
+
+        /* the clock is read once, after any random delay */
+        now = arg_now ? arg_now_msec : now_msec();
+
+        if (arg_all_users) {
+                r = users_run_all(&cfg, main_user_cb, &now);
+                return r < 0 ? main_exit_code(r) : r;
         }
 
         r = inventory_new(&inv);
