@@ -233,6 +233,20 @@ static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Sessio
         if (!line)
                 return 0; /* no telemetry: Qwen writes nothing either */
 
+        /* Qwen dedupes on the first record's sessionId, which may differ from the file name in
+         * case: check that one too. */
+        _cleanup_free_ char *sid = NULL;
+        r = usage_line_session_id(line, &sid);
+        if (r < 0)
+                return r;
+        if (!streq(sid, s->id)) {
+                r = usage_has_session(t->global_fd, sid);
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        return 0;
+        }
+
         /* the record covers the file as it was: it must not have grown meanwhile */
         r = fs_check_identity_fd(fd, fid);
         if (r <= 0)

@@ -346,6 +346,34 @@ static void test_actions_delete_salvages_golden_record_once(void **state) {
         assert_int_equal(apply_usage_lines(t->qwen, S_KILLED), 1);
 }
 
+/* Qwen dedupes usage on the first record's sessionId, not on the file name: an upper-case file
+ * name whose record says the lower-case id, with a line for that id already, gets no second line. */
+static void test_actions_delete_dedupes_on_record_session_id(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *golden = apply_golden_record(S_KILLED);
+        _cleanup_free_ char *from = fixture_path(t->qwen, P_NOTES "/" S_KILLED ".jsonl");
+        _cleanup_free_ char *to = fixture_path(t->qwen, P_NOTES "/6DCFB8C0-951C-475B-9CA1-0D8837BEAD38.jsonl");
+        _cleanup_free_ char *usage = fixture_path(t->qwen, "usage_record.jsonl");
+        ApplyPick picks[] = { { "6DCFB8C0-951C-475B-9CA1-0D8837BEAD38", VERB_DELETE }, {} };
+        ActionStats st = {};
+        FILE *f;
+
+        unlive_killed(t);
+        assert_non_null(golden);
+        assert_int_equal(rename(from, to), 0);
+        f = fopen(usage, "a");
+        assert_non_null(f);
+        fprintf(f, "%s\n", golden);
+        assert_int_equal(fclose(f), 0);
+        assert_int_equal(apply_usage_lines(t->qwen, S_KILLED), 1);
+
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_deleted, 1);
+        assert_int_equal(st.n_salvaged, 0);
+        assert_false(fixture_exists(t->qwen, P_NOTES "/6DCFB8C0-951C-475B-9CA1-0D8837BEAD38.jsonl"));
+        assert_int_equal(apply_usage_lines(t->qwen, S_KILLED), 1);
+}
+
 static void test_actions_archive_salvages_and_rerun_never_duplicates(void **state) {
         T *t = *state;
         _cleanup_free_ char *golden = apply_golden_record(S_KILLED);
@@ -711,6 +739,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_actions_delete_removes_exactly_the_named_files, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_archived_session, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_salvages_golden_record_once, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_delete_dedupes_on_record_session_id, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(test_actions_archive_salvages_and_rerun_never_duplicates, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_append_after_scan_skips, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_replaced_after_scan_skips, setup, teardown),
