@@ -171,8 +171,11 @@ skip() {
         echo "  $1: $2"
 }
 
-# warm FILES/DIRS...: read everything once so the page cache holds it.
+# warm FILES/DIRS...: write back what the generator or cp left dirty (else the write-back
+# competes with the measured runs, and qgc's fsyncs pay for it), then read everything once so
+# the page cache holds it.
 warm() {
+        sync
         find "$@" -type f -print0 | xargs -0 -r cat >/dev/null 2>&1
 }
 
