@@ -24,6 +24,7 @@
 #define RECORD_JSON_MAX_DEPTH 1000 /* json-c frees recursively; deeper input is refused */
 #define RECORD_READ_CHUNK (1024 * 1024)
 #define RECORD_HEAD_CHUNK (64 * 1024) /* readFirstMaintainableRecord reads 64 KiB at a time */
+#define RECORD_HEAD_QUICK 4096         /* first look: a first record rarely needs more */
 #define RECORD_TITLE_MARK "\"subtype\":\"custom_title\""
 
 /* ------------------------------------------------------------------ JSON.parse grammar */
@@ -1262,6 +1263,107 @@ static int record_head_lines(char *buf, size_t *len, json_object **first) {
         return 0;
 }
 
+/* A string member's value (span from record_json_capture()) decoded as JSON.parse would: 1 with
+ * *ret a new string (cut at a NUL like strndup), 0 when absent or not a string, or -ENOMEM. */
+static int record_span_string(const JsonSpan *sp, char **ret) {
+        json_object *o = NULL;
+        int r;
+
+        *ret = NULL;
+        if (!sp->s || sp->n < 2 || sp->s[0] != '"')
+                return 0;
+        if (!memchr(sp->s, '\\', sp->n)) {
+                /* no escapes: only invalid UTF-8 could change the bytes */
+                bool ascii = true;
+                for (size_t i = 1; i + 1 < sp->n && ascii; i++)
+                        ascii = (unsigned char)sp->s[i] < 0x80;
+                if (ascii) {
+                        *ret = strndup(sp->s + 1, sp->n - 2);
+                        return *ret ? 1 : -ENOMEM;
+                }
+        }
+        r = record_json_parse(sp->s, sp->n, &o);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0; /* cannot happen on a validated span */
+        if (!json_object_is_type(o, json_type_string)) {
+                json_object_put(o);
+                return 0;
+        }
+        *ret = strndup(json_object_get_string(o), (size_t)json_object_get_string_len(o));
+        json_object_put(o);
+        return *ret ? 1 : -ENOMEM;
+}
+
+/* record_timestamp() of a "timestamp" member span. */
+static int record_span_timestamp(const JsonSpan *sp, msec_t *ret) {
+        _cleanup_free_ char *v = NULL;
+        msec_t t;
+        int r;
+
+        *ret = 0;
+        r = record_span_string(sp, &v);
+        if (r <= 0)
+                return r;
+        if (record_parse_time(v, &t) >= 0)
+                *ret = t;
+        return 0;
+}
+
+/* One head line without building it: when the trimmed line is one valid JSON object (what
+ * JSON.parse accepts), fill *ret from its members and return 1; 0 when the line needs the
+ * tolerant parser; -ENOMEM. */
+static int record_head_line_quick(const char *line, size_t len, HeadInfo *ret) {
+        static const char *const keys[] = { "sessionId", "cwd", "timestamp" };
+        JsonSpan spans[ELEMENTSOF(keys)];
+        HeadInfo h = {};
+        int r;
+
+        record_js_trim(&line, &len);
+        if (len == 0 || *line != '{')
+                return 0;
+        if (record_json_members(line, len, /* validate= */ true, keys, ELEMENTSOF(keys), spans) < 0)
+                return 0;
+        if ((r = record_span_string(&spans[0], &h.session_id)) < 0 ||
+            (r = record_span_string(&spans[1], &h.cwd)) < 0 ||
+            (r = record_span_timestamp(&spans[2], &h.timestamp)) < 0) {
+                head_info_done(&h);
+                return r;
+        }
+        *ret = h;
+        return 1;
+}
+
+/* The common case of record_read_head(): the first record is on a complete line within the first
+ * RECORD_HEAD_QUICK bytes. Lines are taken in order exactly as the full reader takes them.
+ * Returns 1 when decided (*ret filled), 0 when the full reader must decide, or -ENOMEM. */
+static int record_head_quick(int fd, HeadInfo *ret) {
+        char buf[RECORD_HEAD_QUICK];
+        const char *p = buf, *end, *nl;
+        json_object *first = NULL;
+        ssize_t k;
+        int r;
+
+        k = record_pread(fd, buf, sizeof(buf), 0);
+        if (k <= 0)
+                return 0;
+        end = buf + k;
+        while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
+                r = record_head_line_quick(p, (size_t)(nl - p), ret);
+                if (r != 0)
+                        return r;
+                r = record_parse_line(p, (size_t)(nl - p), record_take_first, &first);
+                if (r < 0)
+                        return r;
+                if (first) {
+                        r = record_head_fill(first, ret);
+                        json_object_put(first);
+                        return r < 0 ? r : 1;
+                }
+                p = nl + 1;
+        }
+        return 0;
+}
+
 /* readFirstMaintainableRecord(): read 64 KiB at a time; lines are trimmed and parsed tolerantly
  * until one yields an object; a pending line without newline longer than 1 Mi UTF-16 units
  * stops the read. */
@@ -1276,6 +1378,12 @@ int record_read_head(int fd, HeadInfo *ret, const char **ret_why) {
         int r;
 
         assert(ret);
+        r = record_head_quick(fd, ret);
+        if (r != 0) {
+                if (r < 0 && ret_why)
+                        *ret_why = "out of memory";
+                return r < 0 ? r : 0;
+        }
         buf = malloc(cap);
         if (!buf)
                 return -ENOMEM;
@@ -1385,29 +1493,111 @@ static int record_tail_object(json_object *obj, void *userdata) {
         return 0;
 }
 
-/* The timestamp of the last record in the complete lines of a window. */
-static int record_tail_times(const char *buf, size_t n, TailScan *s) {
-        const char *p = buf, *end = buf + n;
+/* The last parseable "timestamp" among the records of one line, 0 if none. A line that is one
+ * valid JSON object is read without building it; anything else goes through the tolerant
+ * parser. */
+static int record_tail_line_time(const char *line, size_t len, msec_t *ret) {
+        static const char *const keys[] = { "timestamp" };
+        JsonSpan span;
+        TailScan s = {};
+        const char *p = line;
+        size_t n = len;
         int r;
 
-        while (p < end) {
-                const char *nl = memchr(p, '\n', (size_t)(end - p));
-                size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        *ret = 0;
+        record_js_trim(&p, &n);
+        if (n == 0)
+                return 0;
+        if (*p == '{' && record_json_members(p, n, /* validate= */ true, keys, 1, &span) >= 0)
+                return record_span_timestamp(&span, ret);
+        r = record_parse_line(line, len, record_tail_object, &s);
+        if (r < 0)
+                return r;
+        *ret = s.last_timestamp;
+        return 0;
+}
 
-                r = record_parse_line(p, len, record_tail_object, s);
+/* The timestamp of the last record in the lines of buf[0..n) (split at '\n', the last one
+ * without): the lines are looked at from the end until one has a record with a timestamp. */
+static int record_tail_times(const char *buf, size_t n, TailScan *s) {
+        const char *e = buf + n;
+
+        for (;;) {
+                const char *nl = memrchr(buf, '\n', (size_t)(e - buf));
+                const char *b = nl ? nl + 1 : buf;
+                msec_t t;
+                int r;
+
+                r = record_tail_line_time(b, (size_t)(e - b), &t);
                 if (r < 0)
                         return r;
-                p += len + 1;
+                if (t != 0) {
+                        s->last_timestamp = t;
+                        return 0;
+                }
+                if (!nl)
+                        return 0;
+                e = nl;
         }
-        return 0;
 }
 
 typedef struct TitleMatch {
         size_t key, value, value_end, next;
 } TitleMatch;
 
+typedef uint8_t RecordVec16 __attribute__((vector_size(16)));
+
+static RecordVec16 record_vec_load(const char *p) {
+        RecordVec16 v;
+
+        memcpy(&v, p, sizeof(v));
+        return v;
+}
+
+/* memmem() for the scans of whole windows: 32 positions at a time, comparing three bytes of the
+ * needle (first, middle and last, quotes excluded) before the whole of it. */
+static const char *record_memmem(const char *text, size_t n, const char *needle, size_t m) {
+        size_t a, b, c, i = 0;
+        RecordVec16 va, vb, vc;
+
+        if (m < 4 || n < m)
+                return m <= n ? memmem(text, n, needle, m) : NULL;
+        a = needle[0] == '"' ? 1 : 0;
+        c = needle[m - 1] == '"' ? m - 2 : m - 1;
+        b = (a + c) / 2;
+        for (size_t k = 0; k < 16; k++) {
+                va[k] = (uint8_t)needle[a];
+                vb[k] = (uint8_t)needle[b];
+                vc[k] = (uint8_t)needle[c];
+        }
+        /* candidate starts are 0..n-m; a block reads up to text[i + c + 31] < text[n] */
+        for (; i + 32 <= n - m + 1; i += 32) {
+                RecordVec16 e0, e1, any;
+                uint64_t lo, hi;
+
+                e0 = (RecordVec16)((record_vec_load(text + i + a) == va) &
+                                   (record_vec_load(text + i + b) == vb) &
+                                   (record_vec_load(text + i + c) == vc));
+                e1 = (RecordVec16)((record_vec_load(text + i + 16 + a) == va) &
+                                   (record_vec_load(text + i + 16 + b) == vb) &
+                                   (record_vec_load(text + i + 16 + c) == vc));
+                any = e0 | e1;
+                memcpy(&lo, &any, 8);
+                memcpy(&hi, (const char *)&any + 8, 8);
+                if (!(lo | hi))
+                        continue;
+                for (size_t k = 0; k < 32; k++)
+                        if ((k < 16 ? e0[k] : e1[k - 16]) && memcmp(text + i + k, needle, m) == 0)
+                                return text + i + k;
+        }
+        for (; i <= n - m; i++)
+                if (text[i + a] == needle[a] && memcmp(text + i, needle, m) == 0)
+                        return text + i;
+        return NULL;
+}
+
 static const char *record_memmem_from(const char *text, size_t n, size_t from, const char *needle) {
-        return from > n ? NULL : memmem(text + from, n - from, needle, strlen(needle));
+        return from > n ? NULL : record_memmem(text + from, n - from, needle, strlen(needle));
 }
 
 /* findNextJsonStringField(): "key" [ \t]* : [ \t]* "value" with the value on one line. */
@@ -1497,7 +1687,7 @@ static int record_title_scan(const char *text, size_t n, char **ret_title, Title
                 from = m.next;
                 while (ls > 0 && text[ls - 1] != '\n')
                         ls--;
-                if (!memmem(text + ls, le - ls, RECORD_TITLE_MARK, strlen(RECORD_TITLE_MARK)))
+                if (!record_memmem(text + ls, le - ls, RECORD_TITLE_MARK, strlen(RECORD_TITLE_MARK)))
                         continue;
                 best = m;
                 line_start = ls;
@@ -1555,7 +1745,7 @@ int record_read_tail(int fd, uint64_t size, TailInfo *ret) {
         *ret = (TailInfo){};
         if (size == 0)
                 return 0;
-        buf = malloc(RECORD_TAIL_WINDOW);
+        buf = malloc((size_t)MIN(size, (uint64_t)RECORD_TAIL_WINDOW));
         if (!buf)
                 return -ENOMEM;
 
