@@ -37,6 +37,7 @@
 #include "log.h"
 #include "macro.h"
 #include "usage.h"
+#include "usageidx.h"
 #include "util.h"
 
 /* Open directories and the liveness probe of one tree, for the length of a run. */
@@ -44,6 +45,7 @@ typedef struct ActionsTree {
         int global_fd;  /* G */
         int runtime_fd; /* R */
         LiveProbe *probe;
+        UsageIndex *usage; /* ids with a line in usage_record.jsonl, read incrementally */
         int error; /* why the tree cannot be acted on (negative errno), 0 when usable */
 } ActionsTree;
 
@@ -88,6 +90,7 @@ static void actions_tree_done(ActionsTree *t) {
         t->global_fd = safe_close(t->global_fd);
         t->runtime_fd = safe_close(t->runtime_fd);
         t->probe = live_probe_free(t->probe);
+        t->usage = usage_index_free(t->usage);
 }
 
 /* Open G and R of every tree once; a tree that cannot be opened is skipped whole. */
@@ -101,6 +104,9 @@ static int actions_open_trees(ActionsContext *c) {
                 int r;
 
                 t->global_fd = t->runtime_fd = -EBADF;
+                r = usage_index_new(&t->usage);
+                if (r < 0)
+                        return r;
                 r = fs_open_root(tr->runtime_dir, tr->dev);
                 if (r < 0) {
                         t->error = r;
@@ -221,7 +227,7 @@ static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Sessio
         if (r <= 0)
                 return r < 0 ? r : -ESTALE;
 
-        r = usage_has_session(t->global_fd, s->id);
+        r = usage_index_has(t->usage, t->global_fd, s->id);
         if (r < 0)
                 return r; /* cannot tell whether a line exists: never risk a duplicate */
         if (r > 0)
@@ -240,7 +246,7 @@ static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Sessio
         if (r < 0)
                 return r;
         if (!streq(sid, s->id)) {
-                r = usage_has_session(t->global_fd, sid);
+                r = usage_index_has(t->usage, t->global_fd, sid);
                 if (r < 0)
                         return r;
                 if (r > 0)
