@@ -1554,9 +1554,9 @@ static RecordVec16 record_vec_load(const char *p) {
         return v;
 }
 
-/* memmem() for the scans of whole windows: 32 positions at a time, comparing three bytes of the
+/* memmem() for scans of large texts: 32 positions at a time, comparing three bytes of the
  * needle (first, middle and last, quotes excluded) before the whole of it. */
-static const char *record_memmem(const char *text, size_t n, const char *needle, size_t m) {
+const char *record_memmem(const char *text, size_t n, const char *needle, size_t m) {
         size_t a, b, c, i = 0;
         RecordVec16 va, vb, vc;
 

@@ -615,11 +615,122 @@ static json_object *usage_get(json_object *obj, const char *key, bool *ret_prese
         return v;
 }
 
-static int usage_add_field(JsVal *acc, json_object *ev, const char *field) {
-        bool present;
-        json_object *v = usage_get(ev, field, &present);
-        int r = usage_jsval_add_json(acc, v, present);
+/* The fields of a uiEvent the replay reads; nothing else can change the record. */
+enum {
+        USAGE_EV_NAME,
+        USAGE_EV_MODEL,
+        USAGE_EV_DURATION,
+        USAGE_EV_INPUT,
+        USAGE_EV_OUTPUT,
+        USAGE_EV_TOTAL,
+        USAGE_EV_CACHED,
+        USAGE_EV_THOUGHTS,
+        USAGE_EV_TTFT,
+        USAGE_EV_PROMPT_ID,
+        USAGE_EV_FUNCTION,
+        USAGE_EV_SUCCESS,
+        USAGE_EV_DECISION,
+        USAGE_EV_METADATA,
+        _USAGE_EV_MAX,
+};
 
+static const char *const usage_event_keys[_USAGE_EV_MAX] = {
+        [USAGE_EV_NAME] = "event.name",
+        [USAGE_EV_MODEL] = "model",
+        [USAGE_EV_DURATION] = "duration_ms",
+        [USAGE_EV_INPUT] = "input_token_count",
+        [USAGE_EV_OUTPUT] = "output_token_count",
+        [USAGE_EV_TOTAL] = "total_token_count",
+        [USAGE_EV_CACHED] = "cached_content_token_count",
+        [USAGE_EV_THOUGHTS] = "thoughts_token_count",
+        [USAGE_EV_TTFT] = "ttft_ms",
+        [USAGE_EV_PROMPT_ID] = "prompt_id",
+        [USAGE_EV_FUNCTION] = "function_name",
+        [USAGE_EV_SUCCESS] = "success",
+        [USAGE_EV_DECISION] = "decision",
+        [USAGE_EV_METADATA] = "metadata",
+};
+
+/* The members of metadata the replay reads. */
+static const char *const usage_meta_keys[] = { "model_added_lines", "model_removed_lines" };
+
+/* A uiEvent: the parsed object (tolerant path), or the texts of the members it reads (fast
+ * path: the line was validated, spans indexed like usage_event_keys and usage_meta_keys). */
+typedef struct UsageEvent {
+        json_object *obj;
+        const JsonSpan *spans;
+        const JsonSpan *meta;
+} UsageEvent;
+
+/* The value of a validated JSON number text exactly as record_json_parse() makes it (int64 for
+ * short integers, else strtod), as a double. false when too long for the scratch copy. */
+static bool usage_span_number(const JsonSpan *sp, double *ret) {
+        char tmp[64];
+
+        if (sp->n <= 16 && !memchr(sp->s, '.', sp->n) && !memchr(sp->s, 'e', sp->n) &&
+            !memchr(sp->s, 'E', sp->n)) {
+                int64_t v = 0;
+                size_t i = sp->s[0] == '-';
+
+                for (; i < sp->n; i++)
+                        v = v * 10 + (sp->s[i] - '0');
+                *ret = (double)(sp->s[0] == '-' ? -v : v);
+                return true;
+        }
+        if (sp->n >= sizeof(tmp))
+                return false;
+        memcpy(tmp, sp->s, sp->n);
+        tmp[sp->n] = '\0';
+        *ret = strtod(tmp, NULL);
+        return true;
+}
+
+static bool usage_span_is_number(const JsonSpan *sp) {
+        return sp->s && (sp->s[0] == '-' || (sp->s[0] >= '0' && sp->s[0] <= '9'));
+}
+
+/* JSON value of a member: borrowed from the object, or parsed from its text into *ret_owned. */
+static int usage_member_json(json_object *obj, const JsonSpan *sp, const char *key,
+                             json_object **ret, bool *ret_present, json_object **ret_owned) {
+        *ret_owned = NULL;
+        if (!sp) {
+                *ret = usage_get(obj, key, ret_present);
+                return 0;
+        }
+        *ret = NULL;
+        *ret_present = sp->s != NULL;
+        if (!sp->s)
+                return 0;
+        if (record_json_parse(sp->s, sp->n, ret_owned) < 0)
+                return -ENOMEM; /* a validated span parses, unless memory runs out */
+        *ret = *ret_owned;
+        return 0;
+}
+
+/* acc += a number, with JavaScript's "+". */
+static int usage_jsval_add_num(JsVal *acc, double d) {
+        if (!acc->is_str) {
+                acc->num += d;
+                return 0;
+        }
+        return usage_js_number(&acc->str, d);
+}
+
+/* acc += member (obj[key], or the text sp when sp is set). */
+static int usage_add_member(JsVal *acc, json_object *obj, const JsonSpan *sp, const char *key) {
+        json_object *v, *owned;
+        bool present;
+        double d;
+        int r;
+
+        if (sp && usage_span_is_number(sp) && usage_span_number(sp, &d))
+                r = usage_jsval_add_num(acc, d);
+        else {
+                r = usage_member_json(obj, sp, key, &v, &present, &owned);
+                if (r >= 0)
+                        r = usage_jsval_add_json(acc, v, present);
+                json_object_put(owned);
+        }
         if (r < 0)
                 return r;
         if (acc->is_str && acc->str.len > USAGE_STR_MAX)
@@ -627,22 +738,115 @@ static int usage_add_field(JsVal *acc, json_object *ev, const char *field) {
         return 0;
 }
 
-/* ToPropertyKey(ev[field]) into s->key. */
-static int usage_event_key(Salvage *s, json_object *ev, const char *field) {
+static int usage_add_field(JsVal *acc, const UsageEvent *ev, size_t k) {
+        return usage_add_member(acc, ev->obj, ev->spans ? &ev->spans[k] : NULL,
+                                usage_event_keys[k]);
+}
+
+/* JavaScript truthiness of field k. */
+static int usage_field_truthy(const UsageEvent *ev, size_t k, bool *ret) {
+        json_object *v, *owned;
         bool present;
-        json_object *v = usage_get(ev, field, &present);
+        int r;
+
+        if (ev->spans) {
+                const JsonSpan *sp = &ev->spans[k];
+                double d;
+
+                if (!sp->s) {
+                        *ret = false;
+                        return 0;
+                }
+                switch (sp->s[0]) {
+                case '"':
+                        *ret = sp->n > 2; /* any escape decodes to at least one character */
+                        return 0;
+                case 't':
+                case '{':
+                case '[':
+                        *ret = true;
+                        return 0;
+                case 'f':
+                case 'n':
+                        *ret = false;
+                        return 0;
+                default:
+                        if (usage_span_number(sp, &d)) {
+                                *ret = d != 0 && !isnan(d);
+                                return 0;
+                        }
+                }
+        }
+        r = usage_member_json(ev->obj, ev->spans ? &ev->spans[k] : NULL, usage_event_keys[k], &v,
+                              &present, &owned);
+        if (r >= 0)
+                *ret = usage_js_truthy(v, present);
+        json_object_put(owned);
+        return r;
+}
+
+/* The JSON type of field k when present (json_type_null also for absent). */
+static json_type usage_field_type(const UsageEvent *ev, size_t k, bool *ret_present) {
+        json_object *v;
+
+        if (ev->spans) {
+                const JsonSpan *sp = &ev->spans[k];
+
+                *ret_present = sp->s != NULL;
+                if (!sp->s)
+                        return json_type_null;
+                switch (sp->s[0]) {
+                case '"':
+                        return json_type_string;
+                case '{':
+                        return json_type_object;
+                case '[':
+                        return json_type_array;
+                case 't':
+                case 'f':
+                        return json_type_boolean;
+                case 'n':
+                        return json_type_null;
+                default:
+                        return json_type_double;
+                }
+        }
+        v = usage_get(ev->obj, usage_event_keys[k], ret_present);
+        return json_object_get_type(v);
+}
+
+/* ToPropertyKey(ev[field]) into s->key. */
+static int usage_event_key(Salvage *s, const UsageEvent *ev, size_t k) {
+        json_object *v, *owned;
+        bool present;
+        int r;
 
         s->key.len = 0;
         if (usage_puts(&s->key, "") < 0)
                 return -ENOMEM;
-        return usage_js_tostring(&s->key, v, present);
+        if (ev->spans && ev->spans[k].s && ev->spans[k].s[0] == '"') {
+                const JsonSpan *sp = &ev->spans[k];
+                bool plain = true;
+
+                /* no escapes and ASCII: the text is the string */
+                for (size_t i = 1; i + 1 < sp->n && plain; i++)
+                        plain = sp->s[i] != '\\' && (unsigned char)sp->s[i] < 0x80;
+                if (plain)
+                        return strbuf_append(&s->key, sp->s + 1, sp->n - 2);
+        }
+        r = usage_member_json(ev->obj, ev->spans ? &ev->spans[k] : NULL, usage_event_keys[k], &v,
+                              &present, &owned);
+        if (r >= 0)
+                r = usage_js_tostring(&s->key, v, present);
+        json_object_put(owned);
+        return r;
 }
 
-static int usage_model(Salvage *s, json_object *ev, ModelStats **ret) {
+static int usage_model(Salvage *s, const UsageEvent *ev, ModelStats **ret) {
         ModelStats *m;
         int r;
 
-        r = usage_event_key(s, ev, "model");
+        r = usage_event_key(s, ev, USAGE_EV_MODEL);
         if (r < 0)
                 return r;
         m = usage_map_get(&s->models, s->key.buf, s->key.len);
@@ -669,55 +873,71 @@ static int usage_model(Salvage *s, json_object *ev, ModelStats **ret) {
 }
 
 /* #accumulateApiResponse / #accumulateApiError for the session-less replay. */
-static int usage_api_event(Salvage *s, json_object *ev, bool is_error) {
+static int usage_api_event(Salvage *s, const UsageEvent *ev, bool is_error) {
         ModelStats *m;
-        bool present;
-        json_object *ttft, *prompt_id;
+        bool present, truthy;
+        double ttft;
         int r;
 
         r = usage_model(s, ev, &m);
         if (r < 0 || !m)
                 return r;
         m->requests++;
-        r = usage_add_field(&m->latency, ev, "duration_ms");
+        r = usage_add_field(&m->latency, ev, USAGE_EV_DURATION);
         if (r < 0 || is_error)
                 return r;
-        if ((r = usage_add_field(&m->prompt, ev, "input_token_count")) < 0 ||
-            (r = usage_add_field(&m->candidates, ev, "output_token_count")) < 0 ||
-            (r = usage_add_field(&m->total, ev, "total_token_count")) < 0 ||
-            (r = usage_add_field(&m->cached, ev, "cached_content_token_count")) < 0 ||
-            (r = usage_add_field(&m->thoughts, ev, "thoughts_token_count")) < 0)
+        if ((r = usage_add_field(&m->prompt, ev, USAGE_EV_INPUT)) < 0 ||
+            (r = usage_add_field(&m->candidates, ev, USAGE_EV_OUTPUT)) < 0 ||
+            (r = usage_add_field(&m->total, ev, USAGE_EV_TOTAL)) < 0 ||
+            (r = usage_add_field(&m->cached, ev, USAGE_EV_CACHED)) < 0 ||
+            (r = usage_add_field(&m->thoughts, ev, USAGE_EV_THOUGHTS)) < 0)
                 return r;
 
         /* With a finite ttft_ms >= 0, isInternalPromptId(prompt_id) calls .startsWith() on any
          * truthy prompt_id: a non-string one throws. */
-        ttft = usage_get(ev, "ttft_ms", &present);
-        if (!present || !usage_is_number(ttft) || !isfinite(usage_json_number(ttft)) ||
-            usage_json_number(ttft) < 0)
+        if (ev->spans) {
+                const JsonSpan *sp = &ev->spans[USAGE_EV_TTFT];
+                if (!usage_span_is_number(sp))
+                        return 0;
+                if (!usage_span_number(sp, &ttft)) {
+                        json_object *o = NULL;
+                        if (record_json_parse(sp->s, sp->n, &o) < 0)
+                                return -ENOMEM;
+                        ttft = usage_json_number(o);
+                        json_object_put(o);
+                }
+        } else {
+                json_object *v = usage_get(ev->obj, "ttft_ms", &present);
+                if (!present || !usage_is_number(v))
+                        return 0;
+                ttft = usage_json_number(v);
+        }
+        if (!isfinite(ttft) || ttft < 0)
                 return 0;
-        prompt_id = usage_get(ev, "prompt_id", &present);
-        if (usage_js_truthy(prompt_id, present) &&
-            !json_object_is_type(prompt_id, json_type_string))
+        r = usage_field_truthy(ev, USAGE_EV_PROMPT_ID, &truthy);
+        if (r < 0)
+                return r;
+        if (truthy && usage_field_type(ev, USAGE_EV_PROMPT_ID, &present) != json_type_string)
                 s->threw = true;
         return 0;
 }
 
 /* #accumulateToolCall. */
-static int usage_tool_event(Salvage *s, json_object *ev) {
+static int usage_tool_event(Salvage *s, const UsageEvent *ev) {
         ToolStats *t;
-        bool present, success, phantom_key = false;
-        json_object *v, *meta;
+        bool present, success, decision, meta_truthy, phantom_key = false;
         int r;
 
         s->total_calls++;
-        v = usage_get(ev, "success", &present);
-        success = usage_js_truthy(v, present);
+        r = usage_field_truthy(ev, USAGE_EV_SUCCESS, &success);
+        if (r < 0)
+                return r;
         if (success)
                 s->total_success++;
         else
                 s->total_fail++;
 
-        r = usage_event_key(s, ev, "function_name");
+        r = usage_event_key(s, ev, USAGE_EV_FUNCTION);
         if (r < 0)
                 return r;
         t = usage_map_get(&s->tools, s->key.buf, s->key.len);
@@ -735,7 +955,7 @@ static int usage_tool_event(Salvage *s, json_object *ev) {
         }
         if (t) {
                 t->count++;
-                r = usage_add_field(&t->duration, ev, "duration_ms");
+                r = usage_add_field(&t->duration, ev, USAGE_EV_DURATION);
                 if (r < 0)
                         return r;
                 if (success)
@@ -744,22 +964,36 @@ static int usage_tool_event(Salvage *s, json_object *ev) {
                         t->fail++;
         }
 
-        v = usage_get(ev, "decision", &present);
-        if (usage_js_truthy(v, present) && phantom_key) {
+        r = usage_field_truthy(ev, USAGE_EV_DECISION, &decision);
+        if (r < 0)
+                return r;
+        if (decision && phantom_key) {
                 /* toolStats.decisions is undefined there: indexing it throws */
                 s->threw = true;
                 return 0;
         }
 
-        meta = usage_get(ev, "metadata", &present);
-        if (usage_js_truthy(meta, present) && json_object_is_type(meta, json_type_object)) {
-                if (json_object_object_get_ex(meta, "model_added_lines", NULL) &&
-                    (r = usage_add_field(&s->lines_added, meta, "model_added_lines")) < 0)
+        r = usage_field_truthy(ev, USAGE_EV_METADATA, &meta_truthy);
+        if (r < 0)
+                return r;
+        if (!meta_truthy || usage_field_type(ev, USAGE_EV_METADATA, &present) != json_type_object)
+                return 0;
+        if (ev->spans) {
+                if (ev->meta[0].s &&
+                    (r = usage_add_member(&s->lines_added, NULL, &ev->meta[0], NULL)) < 0)
                         return r;
-                if (json_object_object_get_ex(meta, "model_removed_lines", NULL) &&
-                    (r = usage_add_field(&s->lines_removed, meta, "model_removed_lines")) < 0)
+                if (ev->meta[1].s &&
+                    (r = usage_add_member(&s->lines_removed, NULL, &ev->meta[1], NULL)) < 0)
                         return r;
+                return 0;
         }
+        json_object *meta = usage_get(ev->obj, "metadata", &present);
+        if (json_object_object_get_ex(meta, "model_added_lines", NULL) &&
+            (r = usage_add_member(&s->lines_added, meta, NULL, "model_added_lines")) < 0)
+                return r;
+        if (json_object_object_get_ex(meta, "model_removed_lines", NULL) &&
+            (r = usage_add_member(&s->lines_removed, meta, NULL, "model_removed_lines")) < 0)
+                return r;
         return 0;
 }
 
@@ -775,13 +1009,15 @@ static bool usage_string_is(json_object *obj, const char *key, const char *want)
 }
 
 /* UiTelemetryService.addEvent() for an event object. */
-static int usage_event(Salvage *s, json_object *ev) {
-        if (usage_string_is(ev, "event.name", "qwen-code.api_response"))
-                return usage_api_event(s, ev, false);
-        if (usage_string_is(ev, "event.name", "qwen-code.api_error"))
-                return usage_api_event(s, ev, true);
-        if (usage_string_is(ev, "event.name", "qwen-code.tool_call"))
-                return usage_tool_event(s, ev);
+static int usage_event(Salvage *s, json_object *obj) {
+        const UsageEvent ev = { .obj = obj };
+
+        if (usage_string_is(obj, "event.name", "qwen-code.api_response"))
+                return usage_api_event(s, &ev, false);
+        if (usage_string_is(obj, "event.name", "qwen-code.api_error"))
+                return usage_api_event(s, &ev, true);
+        if (usage_string_is(obj, "event.name", "qwen-code.tool_call"))
+                return usage_tool_event(s, &ev);
         return 0;
 }
 
@@ -826,23 +1062,6 @@ static bool usage_span_is(const JsonSpan *v, const char *want) {
         return eq;
 }
 
-/* The fields of a uiEvent the replay reads; nothing else can change the record. */
-static const char *const usage_event_keys[] = {
-        "event.name",
-        "model",
-        "duration_ms",
-        "input_token_count",
-        "output_token_count",
-        "total_token_count",
-        "cached_content_token_count",
-        "thoughts_token_count",
-        "ttft_ms",
-        "prompt_id",
-        "function_name",
-        "success",
-        "decision",
-        "metadata",
-};
 
 /* Fast path for a line that is one valid JSON object: validate it without building it, then
  * build only the uiEvent fields the replay reads. Returns 1 when handled, 0 when the line is not
@@ -850,13 +1069,16 @@ static const char *const usage_event_keys[] = {
 static int usage_fast_line(Salvage *s, const char *p, size_t n) {
         static const char *const top_keys[] = { "type", "subtype", "systemPayload" };
         static const char *const payload_keys[] = { "uiEvent" };
-        JsonSpan top[ELEMENTSOF(top_keys)], payload[1], ev[ELEMENTSOF(usage_event_keys)];
-        const JsonCapture ev_cap = { usage_event_keys, ELEMENTSOF(usage_event_keys), ev, NULL };
+        JsonSpan top[ELEMENTSOF(top_keys)], payload[1], ev[_USAGE_EV_MAX],
+                meta[ELEMENTSOF(usage_meta_keys)];
+        const JsonCapture meta_cap = { usage_meta_keys, ELEMENTSOF(usage_meta_keys), meta, NULL };
+        const JsonCapture *const ev_children[_USAGE_EV_MAX] = { [USAGE_EV_METADATA] = &meta_cap };
+        const JsonCapture ev_cap = { usage_event_keys, _USAGE_EV_MAX, ev, ev_children };
         const JsonCapture *const payload_children[] = { &ev_cap };
         const JsonCapture payload_cap = { payload_keys, 1, payload, payload_children };
         const JsonCapture *const top_children[] = { NULL, NULL, &payload_cap };
         const JsonCapture top_cap = { top_keys, ELEMENTSOF(top_keys), top, top_children };
-        json_object *event = NULL;
+        const UsageEvent event = { .spans = ev, .meta = meta };
         int r;
 
         record_js_trim(&p, &n);
@@ -865,6 +1087,8 @@ static int usage_fast_line(Salvage *s, const char *p, size_t n) {
         /* nested spans stay unset unless their parents were objects */
         for (size_t i = 0; i < ELEMENTSOF(ev); i++)
                 ev[i] = (JsonSpan){};
+        for (size_t i = 0; i < ELEMENTSOF(meta); i++)
+                meta[i] = (JsonSpan){};
         payload[0] = (JsonSpan){};
         if (record_json_capture(p, n, /* validate= */ true, &top_cap) < 0)
                 return 0;
@@ -879,41 +1103,71 @@ static int usage_fast_line(Salvage *s, const char *p, size_t n) {
                 return r < 0 ? r : 1;
         }
         s->has_events = true;
-        if (!usage_span_is(&ev[0], "qwen-code.api_response") &&
-            !usage_span_is(&ev[0], "qwen-code.api_error") &&
-            !usage_span_is(&ev[0], "qwen-code.tool_call"))
-                return 1;
-
-        event = json_object_new_object();
-        if (!event)
-                return -ENOMEM;
-        for (size_t i = 0; i < ELEMENTSOF(usage_event_keys); i++) {
-                json_object *v = NULL;
-
-                if (!ev[i].s)
-                        continue;
-                r = record_json_parse(ev[i].s, ev[i].n, &v);
-                if (r < 0 || json_object_object_add(event, usage_event_keys[i], v) < 0) {
-                        json_object_put(v);
-                        json_object_put(event);
-                        return r < 0 ? r : -ENOMEM;
-                }
-        }
-        r = usage_event(s, event);
-        json_object_put(event);
+        if (usage_span_is(&ev[USAGE_EV_NAME], "qwen-code.api_response"))
+                r = usage_api_event(s, &event, false);
+        else if (usage_span_is(&ev[USAGE_EV_NAME], "qwen-code.api_error"))
+                r = usage_api_event(s, &event, true);
+        else if (usage_span_is(&ev[USAGE_EV_NAME], "qwen-code.tool_call"))
+                r = usage_tool_event(s, &event);
+        else
+                r = 0;
         return r < 0 ? r : 1;
 }
 
-/* Could a \u escape spell "ui_telemetry" here? Each of its letters (0x5f..0x79) escaped is
- * "\u005f".."\u0079", so look for "\u00" and a 5, 6 or 7 (other escapes cannot make letters). */
-static bool usage_has_unicode_escape(const char *p, size_t n) {
-        const char *end = p + n;
+typedef uint8_t UsageVec16 __attribute__((vector_size(16)));
 
-        while ((p = memmem(p, (size_t)(end - p), "\\u00", 4))) {
-                if (p + 4 < end && (p[4] == '5' || p[4] == '6' || p[4] == '7'))
-                        return true;
-                p += 4;
+static UsageVec16 usage_vec_load(const char *p) {
+        UsageVec16 v;
+
+        memcpy(&v, p, sizeof(v));
+        return v;
+}
+
+static UsageVec16 usage_vec_splat(char c) {
+        UsageVec16 v;
+
+        for (size_t k = 0; k < sizeof(v); k++)
+                v[k] = (uint8_t)c;
+        return v;
+}
+
+/* Does "ui_telemetry", or a \u escape that could spell one of its letters, start at p[i]? Each
+ * of its letters (0x5f..0x79) escaped is "\u005f".."\u0079", so that is "\u00" and a 5, 6 or 7
+ * (other escapes cannot make letters). */
+static bool usage_mark_at(const char *p, size_t n, size_t i) {
+        if (p[i] == 'u')
+                return n - i >= strlen(USAGE_MARK) && memcmp(p + i, USAGE_MARK, strlen(USAGE_MARK)) == 0;
+        return p[i] == '\\' && n - i > 4 && memcmp(p + i, "\\u00", 4) == 0 && p[i + 4] >= '5' &&
+               p[i + 4] <= '7';
+}
+
+/* Can p[0..n) hold a ui_telemetry record? One pass for both spellings: 16 positions at a time,
+ * "ui...y" or "\u.0" there before the exact check. */
+static bool usage_may_hold_event(const char *p, size_t n) {
+        const UsageVec16 u = usage_vec_splat('u'), i1 = usage_vec_splat('i'),
+                         y = usage_vec_splat('y'), bs = usage_vec_splat('\\'),
+                         zero = usage_vec_splat('0');
+        size_t i = 0;
+
+        /* a block reads up to p[i + 11 + 15] */
+        for (; n >= 27 && i <= n - 27; i += 16) {
+                UsageVec16 x0 = usage_vec_load(p + i), x1 = usage_vec_load(p + i + 1),
+                           x3 = usage_vec_load(p + i + 3), x11 = usage_vec_load(p + i + 11), e;
+                uint64_t lo, hi;
+
+                e = (UsageVec16)(((x0 == u) & (x1 == i1) & (x11 == y)) |
+                                 ((x0 == bs) & (x1 == u) & (x3 == zero)));
+                memcpy(&lo, &e, 8);
+                memcpy(&hi, (const char *)&e + 8, 8);
+                if (!(lo | hi))
+                        continue;
+                for (size_t k = 0; k < 16; k++)
+                        if (e[k] && usage_mark_at(p, n, i + k))
+                                return true;
         }
+        for (; i < n; i++)
+                if ((p[i] == 'u' || p[i] == '\\') && usage_mark_at(p, n, i))
+                        return true;
         return false;
 }
 
@@ -922,8 +1176,7 @@ static int usage_subline(Salvage *s, const char *p, size_t n) {
         int r;
 
         if (s->first) {
-                if (!memmem(p, n, USAGE_MARK, strlen(USAGE_MARK)) &&
-                    !usage_has_unicode_escape(p, n))
+                if (!usage_may_hold_event(p, n))
                         return 0; /* cannot hold a ui_telemetry record */
                 r = usage_fast_line(s, p, n);
                 if (r != 0)
@@ -947,6 +1200,10 @@ static int usage_line_cb(const char *line, size_t len, uint64_t offset, bool tru
                         return -E2BIG;
                 return 0;
         }
+        /* after the first record only lines that can hold an event matter (neither spelling
+         * holds a '\r', so the line's parts cannot either) */
+        if (s->first && !usage_may_hold_event(line, len))
+                return 0;
         /* readline also ends lines at a lone '\r' */
         while (p <= end) {
                 const char *cr = memchr(p, '\r', (size_t)(end - p));
