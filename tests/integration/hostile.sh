@@ -29,4 +29,4 @@ PY
 { printf '\xff\xfe'; rec "$ID_BADUTF" /srv/demo/api-server 2026-01-01T00:00:00.000Z; } > "$P/$ID_BADUTF.jsonl"
 rec 12345678-1234-4234-8234-123456789abc /srv/demo/api-server 2026-01-01T00:00:00.000Z > "$P/$ID_MISMATCH.jsonl"
 printf 'this is not json\n' > "$P/$ID_NOTJSON.jsonl"
-touch -d 2026-01-01 "$P"/*-*-*-*.jsonl 2>/dev/null || true
+touch -h -d 2026-01-01 "$P"/*-*-*-*.jsonl

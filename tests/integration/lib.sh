@@ -28,7 +28,30 @@ make_tree() {
                 sed -i -e "s/\"hostname\": *\"[^\"]*\"/\"hostname\": \"$h\"/" \
                        -e "s/\"pid\": *[0-9]*/\"pid\": $dead/" "$f"
         done
+        # a checkout gives every file the time of the checkout: pin them, so that ages and
+        # ranks (and the golden plans) do not depend on when the tests run
+        find "$T/$1" -exec touch -h -d 2026-11-30T06:00:00Z {} +
         echo "$T/$1"
+}
+
+# normalize_plan PLAN.json TREE: the plan without what depends on the machine (paths of the
+# temporary tree, filesystem sizes, allocated blocks), for comparison with a golden file.
+normalize_plan() {
+        python3 - "$1" "$2" <<'PY'
+import json, sys
+plan = json.load(open(sys.argv[1]))
+tree = sys.argv[2]
+def norm(v):
+    if isinstance(v, dict):
+        return {k: norm(x) for k, x in v.items()
+                if k not in ("fs_size", "fs_avail", "bytes_allocated")}
+    if isinstance(v, list):
+        return [norm(x) for x in v]
+    if isinstance(v, str):
+        return v.replace(tree, "TREE")
+    return v
+print(json.dumps(norm(plan), indent=1, ensure_ascii=False, sort_keys=False))
+PY
 }
 
 # snapshot DIR OUT: every path with type, size, mode, inode, mtime, atime and a content hash,
