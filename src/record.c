@@ -451,10 +451,11 @@ typedef struct JsonScan {
 static int record_scan_value(JsonScan *j, bool validate);
 
 /* Does any byte of the 8-byte word need a look: '"', '\\' or a control character? */
-static inline bool record_word_special(uint64_t x) {
+static inline uint64_t record_word_special(uint64_t x) {
         const uint64_t ones = UINT64_C(0x0101010101010101), highs = UINT64_C(0x8080808080808080);
         uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
 
+        /* the lowest flagged byte is exact (borrows only flag bytes above a real hit) */
         return (((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs;
 }
 
@@ -467,9 +468,16 @@ static int record_scan_string(JsonScan *j, bool validate) {
 
                 /* eight plain bytes at a time */
                 while (j->end - j->p >= 8) {
+                        uint64_t m;
+
                         memcpy(&w, j->p, 8);
-                        if (record_word_special(w))
+                        m = record_word_special(w);
+                        if (m) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+                                j->p += __builtin_ctzll(m) / 8; /* to the first special byte */
+#endif
                                 break;
+                        }
                         j->p += 8;
                 }
                 if (j->p >= j->end)
@@ -679,9 +687,15 @@ static int record_scan_members(JsonScan *j, bool validate, const JsonCapture *ca
                 j->p++;
                 record_scan_ws(j);
                 val = j->p;
-                for (size_t i = 0; i < cap->n_keys; i++)
-                        if (record_key_equal(key, key_n, cap->keys[i], key_lens[i]))
-                                hit = i;
+                if (memchr(key, '\\', key_n)) {
+                        for (size_t i = 0; i < cap->n_keys; i++)
+                                if (record_key_equal(key, key_n, cap->keys[i], key_lens[i]))
+                                        hit = i;
+                } else
+                        /* no escapes: the raw key is the key */
+                        for (size_t i = 0; i < cap->n_keys; i++)
+                                if (key_n == key_lens[i] && memcmp(key, cap->keys[i], key_n) == 0)
+                                        hit = i;
                 if (hit != SIZE_MAX && cap->children && cap->children[hit] && j->p < j->end &&
                     *j->p == '{')
                         r = record_scan_members(j, validate, cap->children[hit]);
