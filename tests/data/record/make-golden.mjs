@@ -49,7 +49,7 @@ for (const [name, buf] of Object.entries(raw)) fs.writeFileSync(path.join(dir, n
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'record-golden-'));
 process.env.QWEN_HOME = tmp;
 delete process.env.QWEN_RUNTIME_DIR;
-const { loadQwenInternals } = await import(pathToFileURL(path.join(HERE, '../../../bench/realqwen/qwen-internals.mjs')).href);
+const { loadQwenInternals } = await import(pathToFileURL(path.join(HERE, '../../realqwen/qwen-internals.mjs')).href);
 const q = await loadQwenInternals(pkgDir);
 const svc = new q.SessionService('/srv/x');
 const out = [];
