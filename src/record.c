@@ -460,7 +460,9 @@ static inline uint64_t record_word_special(uint64_t x) {
 }
 
 /* A string at j->p (the opening quote); with validate, JSON.parse's rules for its content. */
-static int record_scan_string(JsonScan *j, bool validate) {
+static int record_scan_string(JsonScan *j, bool validate, bool *ret_escaped) {
+        if (ret_escaped)
+                *ret_escaped = false;
         j->p++;
         while (j->p < j->end) {
                 unsigned char c;
@@ -491,6 +493,8 @@ static int record_scan_string(JsonScan *j, bool validate) {
                 if (c == '\\') {
                         if (j->end - j->p < 2)
                                 return -EBADMSG;
+                        if (ret_escaped)
+                                *ret_escaped = true;
                         if (validate) {
                                 uint32_t cp;
                                 switch (j->p[1]) {
@@ -580,7 +584,7 @@ static int record_scan_container(JsonScan *j, bool validate) {
                 if (is_object) {
                         if (j->p >= j->end || *j->p != '"')
                                 return -EBADMSG;
-                        r = record_scan_string(j, validate);
+                        r = record_scan_string(j, validate, NULL);
                         if (r < 0)
                                 return r;
                         record_scan_ws(j);
@@ -615,7 +619,7 @@ static int record_scan_value(JsonScan *j, bool validate) {
         case '[':
                 return record_scan_container(j, validate);
         case '"':
-                return record_scan_string(j, validate);
+                return record_scan_string(j, validate, NULL);
         case 't':
         case 'f':
         case 'n': {
@@ -653,12 +657,14 @@ static bool record_key_equal(const char *raw, size_t n, const char *want, size_t
  * objects that have a child capture). */
 static int record_scan_members(JsonScan *j, bool validate, const JsonCapture *cap) {
         size_t key_lens[32];
+        uint64_t len_mask = 0; /* bit n: a wanted key of n < 64 bytes */
         int r;
 
         assert(cap->n_keys <= ELEMENTSOF(key_lens));
         for (size_t i = 0; i < cap->n_keys; i++) {
                 cap->spans[i] = (JsonSpan){};
                 key_lens[i] = strlen(cap->keys[i]);
+                len_mask |= key_lens[i] < 64 ? UINT64_C(1) << key_lens[i] : 0;
         }
         if (j->depth >= RECORD_JSON_MAX_DEPTH)
                 return -EBADMSG;
@@ -673,11 +679,12 @@ static int record_scan_members(JsonScan *j, bool validate, const JsonCapture *ca
         for (;;) {
                 const char *key, *val;
                 size_t key_n, hit = SIZE_MAX;
+                bool escaped;
 
                 if (j->p >= j->end || *j->p != '"')
                         return -EBADMSG;
                 key = j->p + 1;
-                r = record_scan_string(j, validate);
+                r = record_scan_string(j, validate, &escaped);
                 if (r < 0)
                         return r;
                 key_n = (size_t)(j->p - 1 - key);
@@ -687,11 +694,11 @@ static int record_scan_members(JsonScan *j, bool validate, const JsonCapture *ca
                 j->p++;
                 record_scan_ws(j);
                 val = j->p;
-                if (memchr(key, '\\', key_n)) {
+                if (escaped) {
                         for (size_t i = 0; i < cap->n_keys; i++)
                                 if (record_key_equal(key, key_n, cap->keys[i], key_lens[i]))
                                         hit = i;
-                } else
+                } else if (key_n >= 64 || (len_mask & (UINT64_C(1) << key_n)))
                         /* no escapes: the raw key is the key */
                         for (size_t i = 0; i < cap->n_keys; i++)
                                 if (key_n == key_lens[i] && memcmp(key, cap->keys[i], key_n) == 0)
