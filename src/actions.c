@@ -44,6 +44,7 @@
 typedef struct ActionsTree {
         int global_fd;  /* G */
         int runtime_fd; /* R */
+        dev_t global_dev; /* st_dev of G: removals below G never leave it */
         LiveProbe *probe;
         UsageIndex *usage; /* ids with a line in usage_record.jsonl, read incrementally */
         int error; /* why the tree cannot be acted on (negative errno), 0 when usable */
@@ -101,6 +102,7 @@ static int actions_open_trees(ActionsContext *c) {
         for (size_t i = 0; i < c->inv->n_trees; i++) {
                 const Tree *tr = &c->inv->trees[i];
                 ActionsTree *t = &c->trees[i];
+                struct stat st;
                 int r;
 
                 t->global_fd = t->runtime_fd = -EBADF;
@@ -119,6 +121,11 @@ static int actions_open_trees(ActionsContext *c) {
                         continue;
                 }
                 t->global_fd = r;
+                if (fstat(t->global_fd, &st) < 0) {
+                        t->error = -errno;
+                        continue;
+                }
+                t->global_dev = st.st_dev;
                 r = live_probe_new(tr, &t->probe);
                 if (r < 0)
                         t->error = r;
@@ -416,7 +423,7 @@ static int actions_delete_rest(ActionsContext *c, const ActionsTree *t, const Se
                                 r = k;
                 }
         }
-        k = actions_remove_dir_in(c, t->global_fd, "file-history", s->id, 0);
+        k = actions_remove_dir_in(c, t->global_fd, "file-history", s->id, t->global_dev);
         if (k < 0 && r == 0)
                 r = k;
         k = actions_remove_dir_in(c, t->runtime_fd, proj_sub, s->id, tr->dev);
@@ -425,7 +432,7 @@ static int actions_delete_rest(ActionsContext *c, const ActionsTree *t, const Se
         k = actions_remove_file_in(c, t->runtime_fd, "debug", dbg, tr->dev);
         if (k < 0 && r == 0)
                 r = k;
-        k = actions_remove_file_in(c, t->global_fd, "plans", plan, 0);
+        k = actions_remove_file_in(c, t->global_fd, "plans", plan, t->global_dev);
         if (k < 0 && r == 0)
                 r = k;
         k = actions_remove_claims(c, chats_fd, s->id);
@@ -616,9 +623,18 @@ static bool actions_transcript_anywhere(const ActionsContext *c, const char *id)
                 while (!found && (de = readdir(d))) {
                         if (de->d_name[0] == '.')
                                 continue;
-                        _cleanup_close_ int pfd = fs_open_dir(dirfd(d), de->d_name);
+                        int p = fs_open_dir(dirfd(d), de->d_name);
+                        if (p == -ELOOP || p == -ENOTDIR) {
+                                /* Qwen follows a symlinked project: so does this read-only look
+                                 * (O_NOFOLLOW|O_DIRECTORY on a symlink gives ENOTDIR) */
+                                p = openat(dirfd(d), de->d_name,
+                                           O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+                                if (p < 0)
+                                        p = -errno;
+                        }
+                        _cleanup_close_ int pfd = p;
                         _cleanup_close_ int cfd = pfd >= 0 ? fs_open_dir(pfd, "chats") : -EBADF;
-                        if (pfd == -ENOTDIR || pfd == -ELOOP || cfd == -ENOENT)
+                        if (pfd == -ENOTDIR || pfd == -ELOOP || pfd == -ENOENT || cfd == -ENOENT)
                                 continue;
                         if (pfd < 0 || cfd < 0) {
                                 found = true;
@@ -710,7 +726,7 @@ static int actions_orphan(ActionsContext *c, const Orphan *o, const Verdict *v) 
                 rel = strdup("file-history");
                 path = strprintf("%s/file-history/%s", tr->global_dir, o->name);
                 root_fd = t->global_fd;
-                dev = 0;
+                dev = t->global_dev;
                 break;
         case ORPHAN_SUBAGENTS:
                 rel = strprintf("projects/%s/subagents", o->project_dir);

@@ -82,13 +82,14 @@ void fs_fileid_from_stat(FileId *id, const struct stat *st) {
         };
 }
 
-/* Compare the fields the executor trusts: dev, ino, size, mtime, and the file type. */
+/* Compare the fields the executor trusts: dev, ino, size, mtime and ctime (qwen-layout.md §12.4:
+ * a same-size rewrite with its mtime put back changes only ctime). */
 static int fs_identity_matches(const struct stat *st, const FileId *id) {
         FileId now;
 
         fs_fileid_from_stat(&now, st);
         return id->present && now.dev == id->dev && now.ino == id->ino && now.size == id->size &&
-               now.mtime_ns == id->mtime_ns;
+               now.mtime_ns == id->mtime_ns && now.ctime_ns == id->ctime_ns;
 }
 
 int fs_check_identity(int dfd, const char *name, const FileId *id) {

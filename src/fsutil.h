@@ -18,9 +18,9 @@ int fs_open_path(int dfd, const char *relpath, dev_t dev);
  * dev != 0 the directory must be on that filesystem (-EXDEV otherwise). */
 int fs_open_root(const char *path, dev_t dev);
 void fs_fileid_from_stat(FileId *id, const struct stat *st);
-/* does (dfd, name) still have identity id (dev, ino, size, mtime)? 1 yes, 0 no, -errno */
+/* does (dfd, name) still have identity id (dev, ino, size, mtime, ctime)? 1 yes, 0 no, -errno */
 int fs_check_identity(int dfd, const char *name, const FileId *id);
-/* does the open fd have identity id (dev, ino, size, mtime)? 1 yes, 0 no, -errno */
+/* does the open fd have identity id (dev, ino, size, mtime, ctime)? 1 yes, 0 no, -errno */
 int fs_check_identity_fd(int fd, const FileId *id);
 /* remove directory (dfd, name) recursively by fd; never follows symlinks, never crosses dev.
  * ENOENT is success. Returns bytes freed via ret_bytes (may be NULL). */

@@ -4,7 +4,9 @@
 #include "autoconf.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 
 #include "apply_helpers.h"
@@ -467,6 +469,114 @@ static void test_actions_liveness_after_scan_skips(void **state) {
         assert_non_null(strstr(log, "in use since scan"));
 }
 
+/* A same-size rewrite with the old mtime put back (cp -p, rsync --inplace, a restore from a
+ * backup) keeps dev, ino, size and mtime: only ctime tells (qwen-layout.md §12.4). */
+static void test_actions_same_size_rewrite_after_scan_skips(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_TEXT, VERB_DELETE }, {} };
+        _cleanup_free_ char *path = fixture_path(t->qwen, P_API "/" S_TEXT ".jsonl");
+        _cleanup_free_ char *body = NULL;
+        ApplyRun a = {};
+        ActionStats st = {};
+        struct stat before, after;
+        int fd;
+
+        assert_int_equal(apply_prepare(t->qwen, picks, &a), 0);
+        assert_int_equal(a.plan.n_items, 1);
+        assert_int_equal(lstat(path, &before), 0);
+        usleep(20 * 1000); /* a ctime tick on coarse-grained filesystems */
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(pwrite(fd, "{", 1, 0), 1); /* same byte count, same first byte */
+        assert_int_equal(pwrite(fd, "X", 1, before.st_size - 2), 1);
+        assert_int_equal(close(fd), 0);
+        struct timespec ts[2] = { before.st_atim, before.st_mtim };
+        assert_int_equal(utimensat(AT_FDCWD, path, ts, AT_SYMLINK_NOFOLLOW), 0);
+        assert_int_equal(lstat(path, &after), 0);
+        assert_int_equal(after.st_size, before.st_size);
+        assert_int_equal(after.st_ino, before.st_ino);
+        assert_true(after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
+                    after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
+
+        assert_int_equal(actions_execute(&a.plan, &st), 0);
+        apply_run_done(&a);
+        assert_int_equal(st.n_skipped, 1);
+        assert_int_equal(st.n_deleted, 0);
+        body = read_rel(t->qwen, P_API "/" S_TEXT ".jsonl");
+        assert_int_equal(body[before.st_size - 2], 'X');
+}
+
+/* Write s to an existing file (a /proc map), in one write. */
+static int write_proc(const char *path, const char *s) {
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        ssize_t k;
+
+        if (fd < 0)
+                return -errno;
+        k = write(fd, s, strlen(s));
+        close(fd);
+        return k == (ssize_t)strlen(s) ? 0 : -EIO;
+}
+
+/* Enter a private mount namespace (a user namespace too when not root). 0, or -errno. */
+static int enter_mount_namespace(void) {
+        uid_t uid = geteuid();
+        gid_t gid = getegid();
+
+        if (uid == 0) {
+                if (unshare(CLONE_NEWNS) < 0)
+                        return -errno;
+        } else {
+                char map[64];
+                if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+                        return -errno;
+                if (write_proc("/proc/self/setgroups", "deny") < 0)
+                        return -EPERM;
+                snprintf(map, sizeof map, "0 %u 1", (unsigned)uid);
+                if (write_proc("/proc/self/uid_map", map) < 0)
+                        return -EPERM;
+                snprintf(map, sizeof map, "0 %u 1", (unsigned)gid);
+                if (write_proc("/proc/self/gid_map", map) < 0)
+                        return -EPERM;
+        }
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return -errno;
+        return 0;
+}
+
+/* Deleting a session removes G/file-history/<id>/ by fd on G's filesystem: a mount there (an
+ * admin's bind mount of shared data) is never emptied. Runs in a child with its own mount
+ * namespace; skipped where namespaces are not available. */
+static void test_actions_delete_never_crosses_into_mount(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *mnt = fixture_path(t->qwen, "file-history/" S_TEXT);
+        int status = 0;
+        pid_t pid;
+
+        assert_int_equal(fixture_mkdir(t->qwen, "file-history/" S_TEXT), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                ApplyPick picks[] = { { S_TEXT, VERB_DELETE }, {} };
+                ActionStats st = {};
+                if (enter_mount_namespace() < 0 || mount("tmpfs", mnt, "tmpfs", 0, "mode=0755") < 0)
+                        _exit(77);
+                if (fixture_write(mnt, "shared.txt", "not this session's") < 0)
+                        _exit(2);
+                (void)apply_execute(t->qwen, picks, &st);
+                if (fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"))
+                        _exit(3); /* the transcript itself goes */
+                _exit(fixture_exists(mnt, "shared.txt") ? 0 : 1);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        if (WEXITSTATUS(status) == 77)
+                skip();
+        if (WEXITSTATUS(status) == 1)
+                fail_msg("the delete emptied a filesystem mounted at file-history/<id>/");
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* ---------------------------------------------------------------- restore */
 
 static void test_actions_restore_moves_session_back(void **state) {
@@ -551,6 +661,28 @@ static void test_actions_orphan_with_new_transcript_skipped(void **state) {
         apply_run_done(&a);
         assert_int_equal(st.n_skipped, 1);
         assert_true(fixture_exists(t->qwen, "file-history/" ORPHAN_ID "/a@v1"));
+}
+
+/* Qwen follows a symlinked projects/<dir>; a transcript there means the file-history is not an
+ * orphan, whatever the scan saw. */
+static void test_actions_orphan_with_transcript_in_symlinked_project_skipped(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { ORPHAN_ID, VERB_DELETE }, {} };
+        _cleanup_free_ char *elsewhere = fixture_path(t->root, "elsewhere");
+        ApplyRun a = {};
+        ActionStats st = {};
+
+        assert_int_equal(fixture_write(t->qwen, "file-history/" ORPHAN_ID "/a@v1", "backup"), 0);
+        assert_int_equal(apply_prepare(t->qwen, picks, &a), 0);
+        assert_int_equal(a.plan.n_items, 1);
+        assert_int_equal(fixture_write(t->root, "elsewhere/chats/" ORPHAN_ID ".jsonl", "{}\n"), 0);
+        assert_int_equal(fixture_symlink(t->qwen, "projects/-srv-linked", elsewhere), 0);
+        assert_int_equal(actions_execute(&a.plan, &st), 0);
+        apply_run_done(&a);
+        assert_int_equal(st.n_orphans, 0);
+        assert_int_equal(st.n_skipped, 1);
+        assert_true(fixture_exists(t->qwen, "file-history/" ORPHAN_ID "/a@v1"));
+        assert_true(fixture_exists(t->root, "elsewhere/chats/" ORPHAN_ID ".jsonl"));
 }
 
 static void test_actions_empty_project_removed_without_recursion(void **state) {
@@ -745,11 +877,15 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_actions_append_after_scan_skips, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_replaced_after_scan_skips, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_liveness_after_scan_skips, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_same_size_rewrite_after_scan_skips, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_delete_never_crosses_into_mount, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_restore_moves_session_back, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_restore_refused_with_active_copy, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_restore_unknown_id_fails, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_orphan_file_history_reclaimed, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_orphan_with_new_transcript_skipped, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_orphan_with_transcript_in_symlinked_project_skipped,
+                                                setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_empty_project_removed_without_recursion, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_empty_project_refilled_skipped, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_lock_tree_second_holder_refused, setup, teardown),
