@@ -15,8 +15,10 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <json-c/json.h>
 
@@ -234,6 +236,18 @@ static int archive_move_mergeable(int src_fd, int dst_fd, const char *name, bool
         return 0;
 }
 
+/* Do both directories hold name, as two different files? Two names of one inode are a move
+ * interrupted between link and unlink (fs_rename_noreplace() without RENAME_NOREPLACE), which
+ * the move completes. */
+static bool archive_both_exist(int src_fd, int dst_fd, const char *name) {
+        struct stat a, b;
+
+        if (fstatat(src_fd, name, &a, AT_SYMLINK_NOFOLLOW) < 0 ||
+            fstatat(dst_fd, name, &b, AT_SYMLINK_NOFOLLOW) < 0)
+                return false;
+        return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
+}
+
 /* Everything that would make the move fail, checked before anything changes. */
 static int archive_preflight(int src_fd, int dst_fd, const char *id, const FileId *expect,
                              const char **ret_why) {
@@ -262,7 +276,7 @@ static int archive_preflight(int src_fd, int dst_fd, const char *id, const FileI
                 *ret_why = "target transcript exists (conflict)";
                 return r < 0 ? r : -EEXIST;
         }
-        if (fs_exists(src_fd, w) > 0 && fs_exists(dst_fd, w) > 0) {
+        if (archive_both_exist(src_fd, dst_fd, w)) {
                 *ret_why = "both copies of the .worktree.json sidecar exist";
                 return -EEXIST;
         }

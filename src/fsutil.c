@@ -197,21 +197,41 @@ int fs_rm_rf_at(int dfd, const char *name, dev_t dev, uint64_t *ret_bytes) {
         return r < 0 ? r : 0;
 }
 
+/* The target of a refused move exists: when it is the source's very inode (a move interrupted
+ * between link and unlink), drop the old name and succeed; else -EEXIST. */
+static int fs_rename_complete_link(int olddfd, const char *oldname, const struct stat *a, int newdfd,
+                                   const char *newname) {
+        struct stat b;
+
+        if (fstatat(newdfd, newname, &b, AT_SYMLINK_NOFOLLOW) < 0 || b.st_dev != a->st_dev ||
+            b.st_ino != a->st_ino || S_ISDIR(a->st_mode))
+                return -EEXIST;
+        return unlinkat(olddfd, oldname, 0) < 0 ? -errno : 0;
+}
+
 int fs_rename_noreplace(int olddfd, const char *oldname, int newdfd, const char *newname) {
-        struct stat st;
+        struct stat a;
+        int err;
 
         if (renameat2(olddfd, oldname, newdfd, newname, RENAME_NOREPLACE) >= 0)
                 return 0;
-        if (errno != EINVAL && errno != ENOSYS)
+        err = errno;
+        if (err != EINVAL && err != ENOSYS && err != EEXIST)
+                return -err;
+        if (fstatat(olddfd, oldname, &a, AT_SYMLINK_NOFOLLOW) < 0)
                 return -errno;
-        /* No RENAME_NOREPLACE here: we hold the tree lock, so check, then rename. */
-        if (fstatat(newdfd, newname, &st, AT_SYMLINK_NOFOLLOW) >= 0)
-                return -EEXIST;
-        if (errno != ENOENT)
-                return -errno;
-        if (renameat(olddfd, oldname, newdfd, newname) < 0)
-                return -errno;
-        return 0;
+        if (err == EEXIST)
+                return fs_rename_complete_link(olddfd, oldname, &a, newdfd, newname);
+        /* No RENAME_NOREPLACE on this filesystem. A check then renameat() would replace a file
+         * that appears in between (Qwen's TUI recreates a transcript by path), so: link(), which
+         * never replaces, then drop the old name. Only for non-directories. */
+        if (S_ISDIR(a.st_mode))
+                return -EOPNOTSUPP;
+        if (linkat(olddfd, oldname, newdfd, newname, 0) < 0)
+                return errno == EEXIST
+                               ? fs_rename_complete_link(olddfd, oldname, &a, newdfd, newname)
+                               : -errno;
+        return unlinkat(olddfd, oldname, 0) < 0 ? -errno : 0;
 }
 
 int fs_unlink(int dfd, const char *name, int flags) {

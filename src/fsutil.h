@@ -26,8 +26,9 @@ int fs_check_identity_fd(int fd, const FileId *id);
  * ENOENT is success. Returns bytes freed via ret_bytes (may be NULL). */
 int fs_rm_rf_at(int dfd, const char *name, dev_t dev, uint64_t *ret_bytes);
 /* rename (olddfd, oldname) to (newdfd, newname) refusing to replace an existing target
- * (-EEXIST). Uses renameat2(RENAME_NOREPLACE), with a checked renameat() where the
- * filesystem lacks it. */
+ * (-EEXIST). Uses renameat2(RENAME_NOREPLACE), or where the filesystem lacks it linkat() then
+ * unlinkat() (non-directories only; a target that is already the same inode, left by an
+ * interrupted move, is completed). */
 int fs_rename_noreplace(int olddfd, const char *oldname, int newdfd, const char *newname);
 /* unlinkat(dfd, name, flags) returning 0 or -errno */
 int fs_unlink(int dfd, const char *name, int flags);

@@ -9,6 +9,7 @@
 #include <sys/uio.h>
 
 #include "../fs/apply_helpers.h"
+#include "fsutil.h"
 #include "journal.h"
 
 /* ---------------------------------------------------------------- the seams */
@@ -24,6 +25,9 @@ typedef struct Faults {
         char append_on_usage_fsync[PATH_MAX]; /* a writer appends to this path then */
         char append_on_rename[PATH_MAX];      /* ... or when rename_trigger is renamed */
         char rename_trigger[128];
+        bool no_rename_noreplace; /* renameat2(RENAME_NOREPLACE) fails EINVAL (old NFS, FUSE) */
+        char appear_before_install[PATH_MAX]; /* a writer creates this path just before the
+                                                 final renameat()/linkat() installs it */
         bool fake_journal_socket;
         StrBuf sent; /* sd_journal_sendv() fields, one per line, entries separated by "--\n" */
         unsigned n_sent;
@@ -37,6 +41,7 @@ int __real_renameat(int a, const char *b, int c, const char *d);
 int __real_renameat2(int a, const char *b, int c, const char *d, unsigned flags);
 int __real_unlinkat(int dfd, const char *name, int flags);
 int __real_stat(const char *path, struct stat *st);
+int __real_linkat(int a, const char *b, int c, const char *d, int flags);
 
 ssize_t __wrap_write(int fd, const void *buf, size_t n);
 int __wrap_fsync(int fd);
@@ -44,6 +49,7 @@ int __wrap_renameat(int a, const char *b, int c, const char *d);
 int __wrap_renameat2(int a, const char *b, int c, const char *d, unsigned flags);
 int __wrap_unlinkat(int dfd, const char *name, int flags);
 int __wrap_stat(const char *path, struct stat *st);
+int __wrap_linkat(int a, const char *b, int c, const char *d, int flags);
 int __wrap_sd_journal_sendv(const struct iovec *iov, int n);
 
 static bool fd_is_usage(int fd) {
@@ -87,6 +93,21 @@ int __wrap_fsync(int fd) {
         return __real_fsync(fd);
 }
 
+/* The racing writer of appear_before_install: creates the file (by path, as Qwen's TUI does). */
+static void writer_appears(void) {
+        static const char rec[] = "{\"type\":\"user\",\"message\":\"appeared\"}\n";
+        int fd;
+
+        if (!faults.appear_before_install[0])
+                return;
+        fd = open(faults.appear_before_install, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+                (void)__real_write(fd, rec, sizeof rec - 1);
+                close(fd);
+        }
+        faults.appear_before_install[0] = 0;
+}
+
 static bool rename_fails(const char *old) {
         if (faults.append_on_rename[0] && streq(old, faults.rename_trigger)) {
                 writer_append(faults.append_on_rename);
@@ -100,6 +121,7 @@ int __wrap_renameat(int a, const char *b, int c, const char *d) {
                 errno = faults.rename_err;
                 return -1;
         }
+        writer_appears();
         return __real_renameat(a, b, c, d);
 }
 
@@ -108,7 +130,16 @@ int __wrap_renameat2(int a, const char *b, int c, const char *d, unsigned flags)
                 errno = faults.rename_err;
                 return -1;
         }
+        if (faults.no_rename_noreplace && (flags & RENAME_NOREPLACE)) {
+                errno = EINVAL;
+                return -1;
+        }
         return __real_renameat2(a, b, c, d, flags);
+}
+
+int __wrap_linkat(int a, const char *b, int c, const char *d, int flags) {
+        writer_appears();
+        return __real_linkat(a, b, c, d, flags);
 }
 
 int __wrap_unlinkat(int dfd, const char *name, int flags) {
@@ -307,6 +338,76 @@ static void test_faults_secondary_unlink_eio_reported(void **state) {
         assert_int_equal(st.n_failed, 1);
         assert_false(fixture_exists(t->qwen, P_WEB "/" S_DEBUG ".jsonl"));
         assert_true(fixture_exists(t->qwen, "debug/" S_DEBUG ".txt"));
+}
+
+/* Without RENAME_NOREPLACE (a filesystem that lacks it) a move must still never replace a file
+ * that appears at the target meanwhile, e.g. a transcript Qwen's TUI recreates by path while
+ * `qgc restore` moves the archived one back. */
+static void test_fs_rename_noreplace_fallback_never_replaces(void **state) {
+        T *t = *state;
+        _cleanup_close_ int dfd = open(t->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_free_ char *target = fixture_path(t->root, "b.jsonl");
+        _cleanup_free_ char *a = NULL, *b = NULL, *c = NULL;
+        struct stat st1, st2;
+
+        assert_true(dfd >= 0);
+        faults.no_rename_noreplace = true;
+        assert_int_equal(fixture_write(t->root, "a.jsonl", "moving\n"), 0);
+        snprintf(faults.appear_before_install, sizeof faults.appear_before_install, "%s", target);
+        assert_int_equal(fs_rename_noreplace(dfd, "a.jsonl", dfd, "b.jsonl"), -EEXIST);
+        b = read_rel(t->root, "b.jsonl");
+        assert_non_null(strstr(b, "appeared"));
+        a = read_rel(t->root, "a.jsonl");
+        assert_string_equal(a, "moving\n");
+
+        /* no race: the move happens, the old name goes */
+        assert_int_equal(fs_rename_noreplace(dfd, "a.jsonl", dfd, "c.jsonl"), 0);
+        assert_false(fixture_exists(t->root, "a.jsonl"));
+        c = read_rel(t->root, "c.jsonl");
+        assert_string_equal(c, "moving\n");
+
+        /* a move interrupted between link and unlink (two names, one inode) completes */
+        assert_int_equal(linkat(dfd, "c.jsonl", dfd, "d.jsonl", 0), 0);
+        assert_int_equal(fs_rename_noreplace(dfd, "c.jsonl", dfd, "d.jsonl"), 0);
+        assert_false(fixture_exists(t->root, "c.jsonl"));
+        assert_int_equal(fstatat(dfd, "d.jsonl", &st1, 0), 0);
+        assert_int_equal(st1.st_nlink, 1);
+        /* ... but a different file at the target is never replaced */
+        assert_int_equal(fixture_write(t->root, "e.jsonl", "other\n"), 0);
+        assert_int_equal(fs_rename_noreplace(dfd, "d.jsonl", dfd, "e.jsonl"), -EEXIST);
+        assert_int_equal(fstatat(dfd, "d.jsonl", &st2, 0), 0);
+        assert_int_equal(st2.st_ino, st1.st_ino);
+
+        /* the same on a filesystem with RENAME_NOREPLACE (EEXIST from renameat2 itself) */
+        faults.no_rename_noreplace = false;
+        assert_int_equal(linkat(dfd, "d.jsonl", dfd, "f.jsonl", 0), 0);
+        assert_int_equal(fs_rename_noreplace(dfd, "d.jsonl", dfd, "f.jsonl"), 0);
+        assert_false(fixture_exists(t->root, "d.jsonl"));
+        assert_int_equal(fs_rename_noreplace(dfd, "f.jsonl", dfd, "e.jsonl"), -EEXIST);
+        assert_true(fixture_exists(t->root, "f.jsonl"));
+        _cleanup_free_ char *e = read_rel(t->root, "e.jsonl");
+        assert_string_equal(e, "other\n");
+}
+
+/* Without RENAME_NOREPLACE, a kill between link and unlink leaves a sidecar under both names;
+ * the next archive run completes the move instead of refusing it as a collision forever. */
+static void test_faults_interrupted_link_move_completes(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_TEXT, VERB_ARCHIVE }, {} };
+        _cleanup_free_ char *w = fixture_path(t->qwen, P_API "/" S_TEXT ".worktree.json");
+        _cleanup_free_ char *aw = fixture_path(t->qwen, P_API "/archive/" S_TEXT ".worktree.json");
+        ActionStats st = {};
+
+        faults.no_rename_noreplace = true;
+        assert_int_equal(fixture_write(t->qwen, P_API "/" S_TEXT ".worktree.json", "{\"slug\":1}\n"), 0);
+        assert_int_equal(fixture_mkdir(t->qwen, P_API "/archive"), 0);
+        assert_int_equal(link(w, aw), 0);
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_archived, 1);
+        assert_false(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
+        assert_false(fixture_exists(t->qwen, P_API "/" S_TEXT ".worktree.json"));
+        assert_true(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".jsonl"));
+        assert_true(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".worktree.json"));
 }
 
 /* ---------------------------------------------------------------- crash after every step */
@@ -677,6 +778,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_faults_sidecar_rename_eio_leaves_transcript, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_unlink_eio_keeps_transcript_and_one_usage_line, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_secondary_unlink_eio_reported, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fs_rename_noreplace_fallback_never_replaces, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_faults_interrupted_link_move_completes, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_after_salvage_skip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_during_archive_skip, setup, teardown),
