@@ -1567,12 +1567,30 @@ typedef struct TitleMatch {
 } TitleMatch;
 
 typedef uint8_t RecordVec16 __attribute__((vector_size(16)));
+typedef uint64_t RecordVec2x64 __attribute__((vector_size(16)));
 
 static RecordVec16 record_vec_load(const char *p) {
         RecordVec16 v;
 
         memcpy(&v, p, sizeof(v));
         return v;
+}
+
+static RecordVec16 record_vec_splat(char c) {
+        RecordVec16 v;
+
+        for (size_t k = 0; k < sizeof(v); k++)
+                v[k] = (uint8_t)c;
+        return v;
+}
+
+/* The first of the n candidate starts at text where needle (m bytes) is. */
+static const char *record_memmem_check(const char *text, size_t n, const char *needle, size_t m,
+                                       size_t a) {
+        for (size_t k = 0; k < n; k++)
+                if (text[k + a] == needle[a] && memcmp(text + k, needle, m) == 0)
+                        return text + k;
+        return NULL;
 }
 
 /* memmem() for scans of large texts: 32 positions at a time, comparing three bytes of the
@@ -1586,35 +1604,27 @@ const char *record_memmem(const char *text, size_t n, const char *needle, size_t
         a = needle[0] == '"' ? 1 : 0;
         c = needle[m - 1] == '"' ? m - 2 : m - 1;
         b = (a + c) / 2;
-        for (size_t k = 0; k < 16; k++) {
-                va[k] = (uint8_t)needle[a];
-                vb[k] = (uint8_t)needle[b];
-                vc[k] = (uint8_t)needle[c];
-        }
+        va = record_vec_splat(needle[a]);
+        vb = record_vec_splat(needle[b]);
+        vc = record_vec_splat(needle[c]);
         /* candidate starts are 0..n-m; a block reads up to text[i + c + 31] < text[n] */
         for (; i + 32 <= n - m + 1; i += 32) {
-                RecordVec16 e0, e1, any;
-                uint64_t lo, hi;
+                RecordVec2x64 any;
+                const char *hit;
 
-                e0 = (RecordVec16)((record_vec_load(text + i + a) == va) &
-                                   (record_vec_load(text + i + b) == vb) &
-                                   (record_vec_load(text + i + c) == vc));
-                e1 = (RecordVec16)((record_vec_load(text + i + 16 + a) == va) &
-                                   (record_vec_load(text + i + 16 + b) == vb) &
-                                   (record_vec_load(text + i + 16 + c) == vc));
-                any = e0 | e1;
-                memcpy(&lo, &any, 8);
-                memcpy(&hi, (const char *)&any + 8, 8);
-                if (!(lo | hi))
+                any = (RecordVec2x64)(((record_vec_load(text + i + a) == va) &
+                                       (record_vec_load(text + i + b) == vb) &
+                                       (record_vec_load(text + i + c) == vc)) |
+                                      ((record_vec_load(text + i + 16 + a) == va) &
+                                       (record_vec_load(text + i + 16 + b) == vb) &
+                                       (record_vec_load(text + i + 16 + c) == vc)));
+                if (__builtin_expect(!(any[0] | any[1]), 1))
                         continue;
-                for (size_t k = 0; k < 32; k++)
-                        if ((k < 16 ? e0[k] : e1[k - 16]) && memcmp(text + i + k, needle, m) == 0)
-                                return text + i + k;
+                hit = record_memmem_check(text + i, 32, needle, m, a);
+                if (hit)
+                        return hit;
         }
-        for (; i <= n - m; i++)
-                if (text[i + a] == needle[a] && memcmp(text + i, needle, m) == 0)
-                        return text + i;
-        return NULL;
+        return record_memmem_check(text + i, n - m + 1 - i, needle, m, a);
 }
 
 static const char *record_memmem_from(const char *text, size_t n, size_t from, const char *needle) {
