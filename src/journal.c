@@ -143,9 +143,20 @@ int journal_open(JournalTarget target, const char *path, const char *run_id) {
         case JOURNAL_TARGET_FILE: {
                 if (!path)
                         return -EINVAL;
-                int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+                /* qgc may run as root: never follow a final symlink a user planted where the
+                 * log goes, and never block on (or write to) anything but a regular file */
+                struct stat st;
+                int fd = open(path,
+                              O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW |
+                                      O_NONBLOCK,
+                              0640);
                 if (fd < 0)
                         return -errno;
+                if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+                    fcntl(fd, F_SETFL, O_APPEND) < 0) {
+                        safe_close(fd);
+                        return -EBADFD;
+                }
                 journal_state.fd = fd;
                 break;
         }

@@ -727,6 +727,31 @@ static void test_journal_file_target_appends_lines(void **state) {
         assert_int_equal(journal_open(JOURNAL_TARGET_FILE, NULL, NULL), -EINVAL);
 }
 
+/* qgc runs as root: a --log-file in a directory a user can write (/tmp) must not let that user
+ * point root's appends at another file through a symlink, or hang the run with a FIFO. */
+static void test_journal_file_target_refuses_symlink_and_fifo(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *victim = fixture_path(t->root, "victim.conf");
+        _cleanup_free_ char *link = fixture_path(t->root, "qgc.log");
+        _cleanup_free_ char *fifo = fixture_path(t->root, "fifo.log");
+        _cleanup_free_ char *body = NULL;
+
+        assert_int_equal(fixture_write(t->root, "victim.conf", "root:x:0:0\n"), 0);
+        assert_int_equal(fixture_symlink(t->root, "qgc.log", victim), 0);
+        assert_int_equal(journal_open(JOURNAL_TARGET_FILE, link, NULL), -ELOOP);
+        JournalEntry e = { .event = JOURNAL_DELETED, .session = "s1" };
+        (void)journal_log(&e);
+        journal_close();
+        body = read_rel(t->root, "victim.conf");
+        assert_string_equal(body, "root:x:0:0\n");
+
+        assert_int_equal(fixture_mkfifo(t->root, "fifo.log"), 0);
+        alarm(10); /* an open that blocks on the FIFO fails the test instead of hanging it */
+        assert_true(journal_open(JOURNAL_TARGET_FILE, fifo, NULL) < 0); /* ENXIO or EBADFD */
+        alarm(0);
+        journal_close();
+}
+
 static void test_journal_ids_distinct_and_in_catalog(void **state) {
         const char *src = getenv("QGC_SRCDIR");
         _cleanup_free_ char *dir = strprintf("%s/systemd", src ? src : ".");
@@ -790,6 +815,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_journal_without_socket_falls_back, setup, teardown),
                 cmocka_unit_test(test_journal_format_line_quotes_and_escapes),
                 cmocka_unit_test_setup_teardown(test_journal_file_target_appends_lines, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_journal_file_target_refuses_symlink_and_fifo, setup,
+                                                teardown),
                 cmocka_unit_test(test_journal_ids_distinct_and_in_catalog),
                 cmocka_unit_test(test_journal_target_from_string_table),
                 cmocka_unit_test(test_journal_new_run_id_is_random_hex),
