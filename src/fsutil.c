@@ -60,7 +60,9 @@ int fs_open_root(const char *path, dev_t dev) {
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
 
-        fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        /* the configured root may be a symlink (~/.qwen on another disk), as the scan allows:
+         * follow it, then hold the fd; nothing below it is ever followed */
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
         if (fstat(fd, &st) < 0)

@@ -14,8 +14,9 @@ int fs_open_dir(int dfd, const char *name);
 /* open a slash-separated relative path component by component (each O_NOFOLLOW), checking
  * every directory stays on dev (when dev != 0). */
 int fs_open_path(int dfd, const char *relpath, dev_t dev);
-/* open an absolute or cwd-relative directory path; the last component is not followed. When
- * dev != 0 the directory must be on that filesystem (-EXDEV otherwise). */
+/* open a configured root: an absolute or cwd-relative directory path, which may be a symlink
+ * (as the scan allows). When dev != 0 the directory must be on that filesystem (-EXDEV
+ * otherwise). */
 int fs_open_root(const char *path, dev_t dev);
 void fs_fileid_from_stat(FileId *id, const struct stat *st);
 /* does (dfd, name) still have identity id (dev, ino, size, mtime, ctime)? 1 yes, 0 no, -errno */

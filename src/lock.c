@@ -15,7 +15,9 @@ int lock_tree(const char *global_dir) {
         _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
         struct stat st;
 
-        dfd = open(global_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        /* the configured root may itself be a symlink (the scan follows it too); the lock file
+         * inside it is never followed */
+        dfd = open(global_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0)
                 return -errno; /* -ENOENT: no tree, nothing to do */
         fd = openat(dfd, ".qgc.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);

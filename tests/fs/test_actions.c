@@ -737,6 +737,26 @@ static void test_lock_tree_second_holder_refused(void **state) {
         assert_int_equal(lock_tree(missing), -ENOENT);
 }
 
+/* The configured root itself may be a symlink (~/.qwen on another disk; the scan follows it):
+ * a real run locks and acts there, while everything below the root stays no-follow. */
+static void test_actions_symlinked_root_locks_and_acts(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *link = fixture_path(t->root, "dot-qwen");
+        ApplyPick picks[] = { { S_TEXT, VERB_DELETE }, {} };
+        ActionStats st = {};
+        int fd;
+
+        assert_int_equal(fixture_symlink(t->root, "dot-qwen", t->qwen), 0);
+        fd = lock_tree(link);
+        assert_true(fd >= 0);
+        assert_int_equal(lock_tree(t->qwen), -EWOULDBLOCK); /* one lock, whichever path names it */
+        assert_int_equal(apply_execute(link, picks, &st), 0);
+        assert_int_equal(st.n_deleted, 1);
+        assert_int_equal(st.n_failed, 0);
+        assert_false(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
+        close(fd);
+}
+
 static void test_fs_rm_rf_at_never_follows_symlinks(void **state) {
         T *t = *state;
         _cleanup_close_ int dfd = -EBADF;
@@ -889,6 +909,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_actions_empty_project_removed_without_recursion, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_empty_project_refilled_skipped, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_lock_tree_second_holder_refused, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_symlinked_root_locks_and_acts, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_fs_rm_rf_at_never_follows_symlinks, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_fs_open_path_refuses_symlinks_and_dotdot, setup, teardown),
                 cmocka_unit_test(test_archive_merge_pr_table),
