@@ -143,11 +143,17 @@ static int fs_rm_rf_children(int fd, dev_t dev, unsigned depth, uint64_t *bytes)
                         if (st.st_dev != dev) {
                                 k = -EXDEV; /* a mount point: never descend */
                         } else {
+                                struct stat sst;
                                 int sub = openat(dirfd(d), de->d_name,
                                                  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                                 if (sub < 0)
                                         k = errno == ENOENT ? 0 : -errno;
-                                else {
+                                else if (fstat(sub, &sst) < 0 || sst.st_dev != dev ||
+                                         sst.st_ino != st.st_ino) {
+                                        /* not the directory checked: a mount appeared there */
+                                        safe_close(sub);
+                                        k = -EXDEV;
+                                } else {
                                         k = fs_rm_rf_children(sub, dev, depth + 1, bytes);
                                         if (k >= 0 && unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0 &&
                                             errno != ENOENT)

@@ -5,6 +5,9 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 
@@ -28,6 +31,8 @@ typedef struct Faults {
         bool no_rename_noreplace; /* renameat2(RENAME_NOREPLACE) fails EINVAL (old NFS, FUSE) */
         char appear_before_install[PATH_MAX]; /* a writer creates this path just before the
                                                  final renameat()/linkat() installs it */
+        char mount_on_open[128];       /* openat(O_DIRECTORY) of this name first mounts a tmpfs */
+        char mount_path[PATH_MAX];     /* ... here (in a private mount namespace) */
         bool fake_journal_socket;
         StrBuf sent; /* sd_journal_sendv() fields, one per line, entries separated by "--\n" */
         unsigned n_sent;
@@ -42,6 +47,7 @@ int __real_renameat2(int a, const char *b, int c, const char *d, unsigned flags)
 int __real_unlinkat(int dfd, const char *name, int flags);
 int __real_stat(const char *path, struct stat *st);
 int __real_linkat(int a, const char *b, int c, const char *d, int flags);
+int __real_openat(int dfd, const char *name, int flags, ...);
 
 ssize_t __wrap_write(int fd, const void *buf, size_t n);
 int __wrap_fsync(int fd);
@@ -50,6 +56,7 @@ int __wrap_renameat2(int a, const char *b, int c, const char *d, unsigned flags)
 int __wrap_unlinkat(int dfd, const char *name, int flags);
 int __wrap_stat(const char *path, struct stat *st);
 int __wrap_linkat(int a, const char *b, int c, const char *d, int flags);
+int __wrap_openat(int dfd, const char *name, int flags, ...);
 int __wrap_sd_journal_sendv(const struct iovec *iov, int n);
 
 static bool fd_is_usage(int fd) {
@@ -140,6 +147,26 @@ int __wrap_renameat2(int a, const char *b, int c, const char *d, unsigned flags)
 int __wrap_linkat(int a, const char *b, int c, const char *d, int flags) {
         writer_appears();
         return __real_linkat(a, b, c, d, flags);
+}
+
+int __wrap_openat(int dfd, const char *name, int flags, ...) {
+        mode_t mode = 0;
+
+        if (flags & (O_CREAT | O_TMPFILE)) {
+                va_list ap;
+                va_start(ap, flags);
+                mode = va_arg(ap, mode_t);
+                va_end(ap);
+        }
+        if (faults.mount_on_open[0] && (flags & O_DIRECTORY) && streq(name, faults.mount_on_open)) {
+                /* someone mounts a filesystem there between the walker's fstatat and its open */
+                faults.mount_on_open[0] = 0;
+                if (mount("tmpfs", faults.mount_path, "tmpfs", 0, "mode=0755") < 0)
+                        _exit(77);
+                if (fixture_write(faults.mount_path, "shared.txt", "not ours") < 0)
+                        _exit(2);
+        }
+        return __real_openat(dfd, name, flags, mode);
 }
 
 int __wrap_unlinkat(int dfd, const char *name, int flags) {
@@ -408,6 +435,46 @@ static void test_faults_interrupted_link_move_completes(void **state) {
         assert_false(fixture_exists(t->qwen, P_API "/" S_TEXT ".worktree.json"));
         assert_true(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".jsonl"));
         assert_true(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".worktree.json"));
+}
+
+/* fs_rm_rf_at() checks st_dev with fstatat before it opens a subdirectory; a filesystem mounted
+ * there in between must not be emptied: the opened directory is checked again. In a child with
+ * its own mount namespace; skipped where there is none. */
+static void test_fs_rm_rf_at_mount_appearing_is_not_emptied(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *mnt = fixture_path(t->root, "victim/a/sub");
+        int status = 0;
+        pid_t pid;
+
+        assert_int_equal(fixture_write(t->root, "victim/a/sub/x@v1", "backup"), 0);
+        assert_int_equal(fixture_write(t->root, "victim/a/y@v1", "backup"), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                int dfd;
+                /* (an fd opened before unshare() would walk the old namespace's mounts) */
+                if ((geteuid() == 0 ? unshare(CLONE_NEWNS) : -1) < 0 ||
+                    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                        _exit(77);
+                dfd = open(t->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (dfd < 0)
+                        _exit(2);
+                snprintf(faults.mount_on_open, sizeof faults.mount_on_open, "sub");
+                snprintf(faults.mount_path, sizeof faults.mount_path, "%s", mnt);
+                int r = fs_rm_rf_at(dfd, "victim", 0, NULL);
+                if (faults.mount_on_open[0])
+                        _exit(4); /* the hook never ran */
+                if (!fixture_exists(mnt, "shared.txt"))
+                        _exit(1);
+                _exit(r < 0 ? 0 : 3); /* and the failure to remove everything is reported */
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        if (WEXITSTATUS(status) == 77)
+                skip();
+        if (WEXITSTATUS(status) == 1)
+                fail_msg("fs_rm_rf_at() emptied a filesystem mounted during the walk");
+        assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 /* ---------------------------------------------------------------- crash after every step */
@@ -806,6 +873,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_fs_rename_noreplace_fallback_never_replaces, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_faults_interrupted_link_move_completes, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fs_rm_rf_at_mount_appearing_is_not_emptied, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_after_salvage_skip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_during_archive_skip, setup, teardown),
