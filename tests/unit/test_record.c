@@ -612,6 +612,97 @@ static void test_record_read_tail_last_timestamp_and_incomplete(void **state) {
         tail_info_done(&t);
 }
 
+/* The last timestamp is searched from the end: lines without one (or unparseable, glued, blank,
+ * non-object) are passed over, a glued line's last timestamped object wins, and the window's
+ * partial first line never counts. */
+static void test_record_read_tail_last_timestamp_backwards(void **state) {
+        static const struct {
+                const char *text;
+                int64_t want;
+        } cases[] = {
+                { "{\"timestamp\":\"2026-11-30T00:00:01Z\"}\n{\"type\":\"x\"}\n\n  \n[1]\n", INT64_C(1795996801000) },
+                { "{\"timestamp\":\"2026-11-30T00:00:01Z\"}\n{\"timestamp\":\"2026-11-30T00:00:02Z\"}{\"timestamp\":\"2026-11-30T00:00:03Z\"}{\"a\":1}\n", INT64_C(1795996803000) },
+                { "{\"timestamp\":\"2026-11-30T00:00:01Z\"}\n{\"timestamp\":5}\n{\"timestamp\":\"2026-11-30T00:00:04Z\",}\n", INT64_C(1795996801000) },
+                { "{\"timestamp\":\"2026-11-30T00:00:01Z\"}\n{\"\\u0074imestamp\":\"2026-11-30T00:00:06Z\"}\n", INT64_C(1795996806000) },
+                { "{\"timestamp\":\"2026-11-30T00:00:07Z\",\"timestamp\":\"x\"}\n", 0 },
+                { "\n\n", 0 },
+        };
+
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_close_ int fd = mkfile_str(cases[i].text);
+                TailInfo t = {};
+
+                assert_int_equal(record_read_tail(fd, strlen(cases[i].text), &t), 0);
+                assert_int_equal(t.last_timestamp, cases[i].want);
+                tail_info_done(&t);
+        }
+}
+
+/* A window cut through a line: the timestamp of that partial line is not used. */
+static void test_record_read_tail_partial_line_ignored(void **state) {
+        StrBuf b = {};
+        _cleanup_close_ int fd = -EBADF;
+        TailInfo t = {};
+
+        (void)state;
+        assert_int_equal(strbuf_printf(&b, "{\"timestamp\":\"2026-11-30T00:00:01Z\"}\n"), 0);
+        /* one line longer than the window, the only one with a timestamp near its end */
+        assert_int_equal(strbuf_printf(&b, "{\"pad\":\"%*s\",\"timestamp\":\"2026-11-30T00:00:09Z\"}\n",
+                                       (int)RECORD_TAIL_WINDOW, ""), 0);
+        fd = mkfile(b.buf, b.len);
+        assert_int_equal(record_read_tail(fd, b.len, &t), 0);
+        assert_int_equal(t.last_timestamp, 0);
+        assert_false(t.incomplete);
+        tail_info_done(&t);
+        strbuf_done(&b);
+}
+
+/* First records past the first 4 KiB, or on a first line longer than that, are read like the
+ * others (the quick first look must not decide them). */
+static void test_record_read_head_beyond_first_look(void **state) {
+        StrBuf b = {};
+        HeadInfo h = {};
+        const char *why = NULL;
+
+        (void)state;
+        for (size_t pad = 4000; pad <= 9000; pad += 1000) {
+                _cleanup_close_ int fd = -EBADF;
+
+                b.len = 0;
+                /* pad bytes of non-records first, then a record whose line crosses 4 KiB */
+                assert_int_equal(strbuf_printf(&b, "[%*s]\n{\"sessionId\":\"s%zu\",\"pad\":\"%*s\"}\n",
+                                               (int)pad, "", pad, 3000, ""), 0);
+                fd = mkfile(b.buf, b.len);
+                assert_int_equal(record_read_head(fd, &h, &why), 0);
+                assert_non_null(h.session_id);
+                assert_true(strncmp(h.session_id, "s", 1) == 0 &&
+                            (size_t)atoi(h.session_id + 1) == pad);
+                head_info_done(&h);
+        }
+        strbuf_done(&b);
+}
+
+/* record_memmem() finds exactly what memmem() finds, at every alignment and near both ends. */
+static void test_record_memmem_matches_memmem(void **state) {
+        static const char *const needles[] = { "\"customTitle\"", "ui_telemetry", "\\u00", "ab", "abc",
+                                               "aaaa", "\"subtype\":\"custom_title\"" };
+        char text[200];
+        unsigned seed = 1;
+
+        (void)state;
+        for (size_t round = 0; round < 20000; round++) {
+                const char *needle = needles[round % ELEMENTSOF(needles)];
+                size_t m = strlen(needle), n = (size_t)(rand_r(&seed) % (int)sizeof(text));
+
+                for (size_t i = 0; i < n; i++)
+                        text[i] = "a\"bcu_\\0"[rand_r(&seed) % 8];
+                if (n >= m && rand_r(&seed) % 2)
+                        memcpy(text + (size_t)rand_r(&seed) % (n - m + 1), needle, m);
+                assert_ptr_equal(record_memmem(text, n, needle, m), memmem(text, n, needle, m));
+        }
+}
+
 static void test_record_read_tail_empty_file(void **state) {
         _cleanup_close_ int fd = mkfile("", 0);
         TailInfo t = {};
@@ -770,6 +861,10 @@ int main(void) {
                 cmocka_unit_test(test_record_read_tail_titles),
                 cmocka_unit_test(test_record_read_tail_last_timestamp_and_incomplete),
                 cmocka_unit_test(test_record_read_tail_empty_file),
+                cmocka_unit_test(test_record_read_tail_last_timestamp_backwards),
+                cmocka_unit_test(test_record_read_tail_partial_line_ignored),
+                cmocka_unit_test(test_record_read_head_beyond_first_look),
+                cmocka_unit_test(test_record_memmem_matches_memmem),
                 cmocka_unit_test(test_record_read_tail_title_in_head_window),
                 cmocka_unit_test(test_record_read_tail_title_in_partial_first_line),
                 cmocka_unit_test(test_record_read_tail_qwen_title_golden),

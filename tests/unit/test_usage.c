@@ -470,6 +470,58 @@ static void test_usage_build_record_over_long_lines(void **state) {
         }
 }
 
+/* The record of a transcript text (NULL when Qwen writes nothing). */
+static char *record_of(const char *text) {
+        char path[] = "/tmp/qgc-test-usage-XXXXXX";
+        _cleanup_close_ int fd = mkstemp(path);
+        char *line = NULL;
+
+        assert_true(fd >= 0);
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+        assert_int_equal(usage_build_record(fd, &line), 0);
+        return line;
+}
+
+/* Valid event lines are replayed from their text without building them; the same events on
+ * lines that only the tolerant parser reads (a glued record before them) must give the same
+ * record, for ordinary and for hostile field values. */
+static void test_usage_build_record_fast_path_matches_tolerant(void **state) {
+        static const char *const events[] = {
+                "\"event.name\":\"qwen-code.api_response\",\"model\":\"m\",\"duration_ms\":10,\"input_token_count\":3,\"output_token_count\":4,\"total_token_count\":0,\"cached_content_token_count\":1,\"thoughts_token_count\":2,\"ttft_ms\":5,\"prompt_id\":\"p\"",
+                "\"event.name\":\"qwen-code.api_response\",\"model\":\"m\",\"duration_ms\":1.5e3,\"input_token_count\":\"7\",\"output_token_count\":null,\"total_token_count\":true,\"thoughts_token_count\":[1,2],\"ttft_ms\":0,\"prompt_id\":\"\"",
+                "\"event.name\":\"qwen-code.api_error\",\"model\":\"caf\\u00e9\",\"duration_ms\":-0,\"input_token_count\":12345678901234567890",
+                "\"event.name\":\"qwen-code.api_response\",\"model\":\"10\",\"duration_ms\":1e400,\"input_token_count\":{},\"output_token_count\":9999999999999999,\"ttft_ms\":3,\"prompt_id\":\"q\"",
+                "\"event.name\":\"qwen-code.tool_call\",\"function_name\":\"read\",\"success\":true,\"duration_ms\":5,\"decision\":\"accept\",\"metadata\":{\"model_added_lines\":3,\"model_removed_lines\":\"2\"}",
+                "\"event.name\":\"qwen-code.tool_call\",\"function_name\":\"r\\u0065ad\",\"success\":0,\"duration_ms\":\"x\",\"metadata\":{\"model_added_lines\":null,\"model_added_lines\":4}",
+                "\"event.name\":\"qwen-code.tool_call\",\"function_name\":2,\"success\":\"\",\"metadata\":{\"other\":1}",
+                "\"event.name\":\"qwen-code.tool_call\",\"function_name\":\"w\",\"success\":[],\"metadata\":[1]",
+                "\"event.name\":\"qwen-code.tool_call\",\"function_name\":\"w\",\"success\":true,\"metadata\":{\"model_removed_lines\":[1,2]},\"metadata\":{\"model_added_lines\":0.25}",
+                "\"event.name\":\"qwen-code.other\",\"model\":\"z\"",
+                "\"\\u0065vent.name\":\"qwen-code.tool_call\",\"function_name\":\"esc\",\"d\\u0075ration_ms\":7",
+        };
+        StrBuf fast = {}, slow = {};
+
+        (void)state;
+        for (size_t k = 0; k < 2; k++) {
+                StrBuf *b = k == 0 ? &fast : &slow;
+
+                assert_int_equal(strbuf_printf(b, "{\"sessionId\":\"s\",\"cwd\":\"/p\",\"timestamp\":\"2026-01-01T00:00:00Z\",\"type\":\"user\"}\n"), 0);
+                for (size_t i = 0; i < ELEMENTSOF(events); i++)
+                        assert_int_equal(strbuf_printf(b, "%s{\"type\":\"system\",\"subtype\":\"ui_telemetry\",\"timestamp\":\"2026-01-01T00:00:%02zuZ\",\"systemPayload\":{\"uiEvent\":{%s}}}\n",
+                                                       k == 0 ? "" : "{\"glued\":1}", i + 1, events[i]), 0);
+        }
+        _cleanup_free_ char *a = record_of(fast.buf), *b = record_of(slow.buf);
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_string_equal(a, b);
+        /* and the values went through: the escaped model and the tool names are there */
+        assert_non_null(strstr(a, "\"caf\xc3\xa9\""));
+        assert_non_null(strstr(a, "\"esc\":{\"count\":1"));
+        strbuf_done(&fast);
+        strbuf_done(&slow);
+}
+
 static void test_usage_line_session_id(void **state) {
         _cleanup_free_ char *a = NULL, *b = NULL;
 
@@ -496,6 +548,7 @@ int main(void) {
                 cmocka_unit_test(test_usage_build_record_large_transcript_bounded),
                 cmocka_unit_test(test_usage_build_record_long_last_line),
                 cmocka_unit_test(test_usage_build_record_over_long_lines),
+                cmocka_unit_test(test_usage_build_record_fast_path_matches_tolerant),
                 cmocka_unit_test(test_usage_line_session_id),
         };
         /* Date.parse of zone-less times is local time: pin it */
