@@ -6,7 +6,8 @@
  *   2. <id>.worktree.json renamed (never replaces);
  *   3. <id>.pr.json renamed, or merged into the target (temp + rename) then the source unlinked;
  *   4. <id>.ledger.jsonl renamed, or merged likewise (a rerun sees the merged content and only
- *      unlinks the source, so lines are never appended twice);
+ *      unlinks the source, so lines are never appended twice); a merged source is unlinked only
+ *      if it is still what was read (else -ESTALE: a writer appended, nothing is lost);
  *   5. the transcript renamed (never replaces), after a last identity check;
  *   6. both directories fsynced.
  * Until step 5 the session is where it was, with some sidecars already at the target: Qwen's
@@ -194,6 +195,8 @@ static int archive_move_mergeable(int src_fd, int dst_fd, const char *name, bool
                                   bool *ret_renamed) {
         _cleanup_free_ char *s = NULL, *d = NULL, *merged = NULL;
         size_t s_len = 0, d_len = 0, m_len = 0;
+        FileId read_id;
+        struct stat st;
         int r;
 
         r = fs_rename_noreplace(src_fd, name, dst_fd, name);
@@ -207,9 +210,15 @@ static int archive_move_mergeable(int src_fd, int dst_fd, const char *name, bool
         if (r != -EEXIST)
                 return r;
 
+        /* a writer may append to the source while it is merged: note what was read */
+        if (fstatat(src_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        fs_fileid_from_stat(&read_id, &st);
         r = fs_read_file(src_fd, name, ARCHIVE_SIDECAR_MAX, &s, &s_len);
         if (r < 0)
                 return r;
+        if ((uint64_t)s_len != read_id.size)
+                return -ESTALE;
         r = fs_read_file(dst_fd, name, ARCHIVE_SIDECAR_MAX, &d, &d_len);
         if (r < 0)
                 return r;
@@ -229,6 +238,10 @@ static int archive_move_mergeable(int src_fd, int dst_fd, const char *name, bool
                         return r;
                 archive_step(step, userdata, name);
         }
+        /* only the content that was merged may go (else the next run merges the rest) */
+        r = fs_check_identity(src_fd, name, &read_id);
+        if (r <= 0)
+                return r < 0 ? r : -ESTALE;
         r = fs_unlink(src_fd, name, 0);
         if (r < 0 && r != -ENOENT)
                 return r;

@@ -16,6 +16,7 @@ typedef void (*ArchiveStepFn)(void *userdata, const char *step);
 /* Move <id>.jsonl and its sidecars from src_fd to dst_fd: chats/ -> chats/archive/ when
  * to_archive, else back. Sidecars go first and the transcript last, so an interrupted move is
  * completed by running it again (the session stays where its transcript is).
+ * -ESTALE (the renamed sidecars put back) when a merged sidecar was written to meanwhile.
  * Refuses before changing anything: -ESTALE when the transcript is not `expect` (may be NULL),
  * -EEXIST when the target transcript or both .worktree.json exist, -EBADMSG when a .pr.json to
  * merge is not valid. *ret_why (may be NULL) gets a static explanation on failure. */

@@ -619,6 +619,31 @@ static unsigned count_marks(const char *root, const char *rel) {
         return n;
 }
 
+/* A daemon appends to the session's ledger while qgc merges it into an archived one: the merge
+ * read the old content, so unlinking the source then would lose the new line. */
+static void test_faults_ledger_append_during_merge_not_lost(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_TEXT, VERB_ARCHIVE }, {} };
+        _cleanup_free_ char *path = fixture_path(t->qwen, P_API "/" S_TEXT ".ledger.jsonl");
+        _cleanup_free_ char *a = NULL, *b = NULL;
+        ActionStats st = {};
+
+        assert_int_equal(fixture_write(t->qwen, P_API "/" S_TEXT ".ledger.jsonl", "new\n"), 0);
+        assert_int_equal(fixture_write(t->qwen, P_API "/archive/" S_TEXT ".ledger.jsonl", "old\n"), 0);
+        /* the merged ledger is installed by renaming this temp file over the archived one */
+        snprintf(faults.rename_trigger, sizeof faults.rename_trigger, "." S_TEXT ".ledger.jsonl.qgc-tmp");
+        snprintf(faults.append_on_rename, sizeof faults.append_on_rename, "%s", path);
+        assert_true(apply_execute(t->qwen, picks, &st) >= 0);
+        assert_int_equal(faults.append_on_rename[0], 0); /* the writer ran */
+        if (fixture_exists(t->qwen, P_API "/" S_TEXT ".ledger.jsonl"))
+                a = read_rel(t->qwen, P_API "/" S_TEXT ".ledger.jsonl");
+        b = read_rel(t->qwen, P_API "/archive/" S_TEXT ".ledger.jsonl");
+        if (!(a && strstr(a, "written during the run")) && !strstr(b, "written during the run"))
+                fail_msg("the ledger line appended during the merge was lost");
+        assert_non_null(strstr(b, "old\nnew\n"));
+}
+
+
 /* A TUI-like writer (open by path with O_CREAT, append, close) racing a real archive run:
  * every record it wrote is afterwards in the archived transcript or in a recreated active one. */
 static void test_faults_concurrent_writer_never_loses_records(void **state) {
@@ -878,6 +903,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_after_salvage_skip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_during_archive_skip, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_ledger_append_during_merge_not_lost, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(test_faults_concurrent_writer_never_loses_records, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_journal_sendv_carries_fields, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_journal_sendv_omits_unset_fields, setup, teardown),
