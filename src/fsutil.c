@@ -61,7 +61,13 @@ int fs_open_root(const char *path, dev_t dev) {
         struct stat st;
 
         /* the configured root may be a symlink (~/.qwen on another disk), as the scan allows:
-         * follow it, then hold the fd; nothing below it is ever followed */
+         * follow it, then hold the fd; nothing below it is ever followed. Like the kernel's
+         * protected_symlinks, only a symlink of our own (or root's) is followed: root given a
+         * user's path does not go where that user points it. */
+        if (lstat(path, &st) < 0)
+                return -errno;
+        if (S_ISLNK(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0)
+                return -EPERM;
         fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;

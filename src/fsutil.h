@@ -15,8 +15,8 @@ int fs_open_dir(int dfd, const char *name);
  * every directory stays on dev (when dev != 0). */
 int fs_open_path(int dfd, const char *relpath, dev_t dev);
 /* open a configured root: an absolute or cwd-relative directory path, which may be a symlink
- * (as the scan allows). When dev != 0 the directory must be on that filesystem (-EXDEV
- * otherwise). */
+ * (as the scan allows) if the caller or root owns it (-EPERM otherwise). When dev != 0 the
+ * directory must be on that filesystem (-EXDEV otherwise). */
 int fs_open_root(const char *path, dev_t dev);
 void fs_fileid_from_stat(FileId *id, const struct stat *st);
 /* does (dfd, name) still have identity id (dev, ino, size, mtime, ctime)? 1 yes, 0 no, -errno */

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "lock.h"
 #include "macro.h"
 
@@ -15,11 +16,11 @@ int lock_tree(const char *global_dir) {
         _cleanup_close_ int dfd = -EBADF, fd = -EBADF;
         struct stat st;
 
-        /* the configured root may itself be a symlink (the scan follows it too); the lock file
-         * inside it is never followed */
-        dfd = open(global_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        /* the configured root may itself be a symlink of our own (see fs_open_root()); the lock
+         * file inside it is never followed */
+        dfd = fs_open_root(global_dir, 0);
         if (dfd < 0)
-                return -errno; /* -ENOENT: no tree, nothing to do */
+                return dfd; /* -ENOENT: no tree, nothing to do */
         fd = openat(dfd, ".qgc.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return -errno;

@@ -755,6 +755,13 @@ static void test_actions_symlinked_root_locks_and_acts(void **state) {
         assert_int_equal(st.n_failed, 0);
         assert_false(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
         close(fd);
+
+        /* root is not led elsewhere by another user's symlink */
+        if (geteuid() == 0) {
+                assert_int_equal(lchown(link, 4242, 4242), 0);
+                assert_int_equal(lock_tree(link), -EPERM);
+                assert_int_equal(fs_open_root(link, 0), -EPERM);
+        }
 }
 
 static void test_fs_rm_rf_at_never_follows_symlinks(void **state) {
