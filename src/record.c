@@ -559,7 +559,10 @@ static int record_scan_number(JsonScan *j) {
         return 0;
 }
 
-static void record_scan_ws(JsonScan *j) {
+static inline void record_scan_ws(JsonScan *j) {
+        /* the common case: no whitespace (every structural character is above ' ') */
+        if (j->p < j->end && (unsigned char)*j->p > ' ')
+                return;
         while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
                 j->p++;
 }
@@ -701,7 +704,9 @@ static int record_scan_members(JsonScan *j, bool validate, const JsonCapture *ca
                 } else if (key_n >= 64 || (len_mask & (UINT64_C(1) << key_n)))
                         /* no escapes: the raw key is the key */
                         for (size_t i = 0; i < cap->n_keys; i++)
-                                if (key_n == key_lens[i] && memcmp(key, cap->keys[i], key_n) == 0)
+                                if (key_n == key_lens[i] &&
+                                    (key_n == 0 || (key[0] == cap->keys[i][0] &&
+                                                    memcmp(key, cap->keys[i], key_n) == 0)))
                                         hit = i;
                 if (hit != SIZE_MAX && cap->children && cap->children[hit] && j->p < j->end &&
                     *j->p == '{')

@@ -667,15 +667,17 @@ typedef struct UsageEvent {
 static bool usage_span_number(const JsonSpan *sp, double *ret) {
         char tmp[64];
 
-        if (sp->n <= 16 && !memchr(sp->s, '.', sp->n) && !memchr(sp->s, 'e', sp->n) &&
-            !memchr(sp->s, 'E', sp->n)) {
+        if (sp->n <= 16) {
+                /* an integer (no '.', 'e' or 'E': only digits after the sign) */
                 int64_t v = 0;
                 size_t i = sp->s[0] == '-';
 
-                for (; i < sp->n; i++)
+                for (; i < sp->n && sp->s[i] >= '0' && sp->s[i] <= '9'; i++)
                         v = v * 10 + (sp->s[i] - '0');
-                *ret = (double)(sp->s[0] == '-' ? -v : v);
-                return true;
+                if (i == sp->n) {
+                        *ret = (double)(sp->s[0] == '-' ? -v : v);
+                        return true;
+                }
         }
         if (sp->n >= sizeof(tmp))
                 return false;
