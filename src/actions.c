@@ -35,6 +35,7 @@
 #include "journal.h"
 #include "live.h"
 #include "log.h"
+#include "orphans.h"
 #include "macro.h"
 #include "usage.h"
 #include "usageidx.h"
@@ -54,6 +55,7 @@ typedef struct ActionsContext {
         const Inventory *inv;
         ActionStats *stats;
         ActionsTree *trees;
+        int *runtime_fds; /* trees[i].runtime_fd, for orphans_transcript_anywhere() */
         unsigned crash_after; /* QGC_TEST_CRASH_AFTER_STEP, 0 = off */
         unsigned n_steps;
         bool failed;
@@ -97,7 +99,8 @@ static void actions_tree_done(ActionsTree *t) {
 /* Open G and R of every tree once; a tree that cannot be opened is skipped whole. */
 static int actions_open_trees(ActionsContext *c) {
         c->trees = calloc(c->inv->n_trees ? c->inv->n_trees : 1, sizeof(ActionsTree));
-        if (!c->trees)
+        c->runtime_fds = calloc(c->inv->n_trees ? c->inv->n_trees : 1, sizeof(int));
+        if (!c->trees || !c->runtime_fds)
                 return -ENOMEM;
         for (size_t i = 0; i < c->inv->n_trees; i++) {
                 const Tree *tr = &c->inv->trees[i];
@@ -130,6 +133,8 @@ static int actions_open_trees(ActionsContext *c) {
                 if (r < 0)
                         t->error = r;
         }
+        for (size_t i = 0; i < c->inv->n_trees; i++)
+                c->runtime_fds[i] = c->trees[i].runtime_fd;
         return 0;
 }
 
@@ -572,108 +577,6 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                                       NULL, 0);
 }
 
-/* Does a chats/ or chats/archive/ directory hold <id>.jsonl? Ids are written in lower case;
- * the name as given, lower- and upper-cased are tried (one fstatat each, no listing, so many
- * orphans stay cheap). Fails closed (true) when it cannot tell. */
-static bool actions_dir_has_transcript(int dfd, const char *sub, const char *tname) {
-        _cleanup_close_ int fd = sub ? fs_open_dir(dfd, sub) : -EBADF;
-        _cleanup_free_ char *lower = strdup(tname), *upper = strdup(tname);
-        int at = sub ? fd : dfd;
-
-        if (sub && fd == -ENOENT)
-                return false;
-        if ((sub && fd < 0) || !lower || !upper)
-                return true;
-        for (char *p = lower; *p; p++)
-                *p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
-        for (char *p = upper; *p && !streq(p, ".jsonl"); p++)
-                *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
-        const char *names[] = { tname, lower, upper };
-        for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                if (fs_exists(at, names[i]) != 0)
-                        return true;
-        return false;
-}
-
-/* Is there a transcript for id in any project of any tree? Fails closed (true). */
-static bool actions_transcript_anywhere(const ActionsContext *c, const char *id) {
-        _cleanup_free_ char *tname = strprintf("%s.jsonl", id);
-
-        if (!tname)
-                return true;
-        for (size_t i = 0; i < c->inv->n_trees; i++) {
-                const ActionsTree *t = &c->trees[i];
-                struct dirent *de;
-                DIR *d;
-                int fd;
-                bool found = false;
-
-                if (t->runtime_fd < 0)
-                        return true;
-                fd = fs_open_dir(t->runtime_fd, "projects");
-                if (fd == -ENOENT)
-                        continue;
-                if (fd < 0)
-                        return true;
-                d = fdopendir(fd);
-                if (!d) {
-                        safe_close(fd);
-                        return true;
-                }
-                while (!found && (de = readdir(d))) {
-                        if (de->d_name[0] == '.')
-                                continue;
-                        int p = fs_open_dir(dirfd(d), de->d_name);
-                        if (p == -ELOOP || p == -ENOTDIR) {
-                                /* Qwen follows a symlinked project: so does this read-only look
-                                 * (O_NOFOLLOW|O_DIRECTORY on a symlink gives ENOTDIR) */
-                                p = openat(dirfd(d), de->d_name,
-                                           O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
-                                if (p < 0)
-                                        p = -errno;
-                        }
-                        _cleanup_close_ int pfd = p;
-                        _cleanup_close_ int cfd = pfd >= 0 ? fs_open_dir(pfd, "chats") : -EBADF;
-                        if (pfd == -ENOTDIR || pfd == -ELOOP || pfd == -ENOENT || cfd == -ENOENT)
-                                continue;
-                        if (pfd < 0 || cfd < 0) {
-                                found = true;
-                                break;
-                        }
-                        found = actions_dir_has_transcript(cfd, NULL, tname) ||
-                                actions_dir_has_transcript(cfd, "archive", tname);
-                }
-                closedir(d);
-                if (found)
-                        return true;
-        }
-        return false;
-}
-
-/* Remove an empty project directory: empty chats/archive/, chats/, subagents/, then itself;
- * never recursively. */
-static int actions_remove_empty_project(ActionsContext *c, int projects_fd, const char *name) {
-        _cleanup_close_ int pfd = fs_open_dir(projects_fd, name);
-        int r;
-
-        if (pfd < 0)
-                return pfd;
-        _cleanup_close_ int cfd = fs_open_dir(pfd, "chats");
-        if (cfd >= 0) {
-                r = actions_unlink_benign(c, cfd, "archive", AT_REMOVEDIR);
-                if (r < 0)
-                        return r;
-                r = actions_unlink_benign(c, pfd, "chats", AT_REMOVEDIR);
-                if (r < 0)
-                        return r;
-        } else if (cfd != -ENOENT)
-                return cfd;
-        r = actions_unlink_benign(c, pfd, "subagents", AT_REMOVEDIR);
-        if (r < 0 && r != -ENOTDIR)
-                return r;
-        return actions_unlink_benign(c, projects_fd, name, AT_REMOVEDIR);
-}
-
 /* Journal an orphan outcome and count it. */
 static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdict *v,
                                   JournalEvent ev, const char *path, const char *reason, int error) {
@@ -712,12 +615,12 @@ static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdi
         return 0;
 }
 
-/* Reclaim one orphan: re-check the directory and that no transcript appeared, then remove. */
+/* Reclaim one orphan (orphans.c), journal and count the outcome. */
 static int actions_orphan(ActionsContext *c, const Orphan *o, const Verdict *v) {
         const Tree *tr = &c->inv->trees[o->tree];
         const ActionsTree *t = &c->trees[o->tree];
         _cleanup_free_ char *rel = NULL, *path = NULL;
-        _cleanup_close_ int pfd = -EBADF;
+        const char *why = NULL;
         int root_fd, r;
         dev_t dev = tr->dev;
 
@@ -747,29 +650,12 @@ static int actions_orphan(ActionsContext *c, const Orphan *o, const Verdict *v) 
         if (t->error < 0)
                 return actions_report_orphan(c, o, v, JOURNAL_FAILED, path, "cannot open the tree",
                                              -t->error);
-        pfd = fs_open_path(root_fd, rel, dev);
-        if (pfd < 0)
-                return actions_report_orphan(c, o, v, JOURNAL_SKIPPED, path, "changed since scan", 0);
-        r = fs_check_identity(pfd, o->name, &o->dir);
-        if (r <= 0)
-                return actions_report_orphan(c, o, v, r < 0 ? JOURNAL_FAILED : JOURNAL_SKIPPED, path,
-                                             "changed since scan", r < 0 ? -r : 0);
-
-        if (o->kind == ORPHAN_EMPTY_PROJECT) {
-                r = actions_remove_empty_project(c, pfd, o->name);
-                if (r == -ENOTEMPTY || r == -EEXIST)
-                        return actions_report_orphan(c, o, v, JOURNAL_SKIPPED, path,
-                                                     "no longer empty", 0);
-        } else {
-                if (actions_transcript_anywhere(c, o->name))
-                        return actions_report_orphan(c, o, v, JOURNAL_SKIPPED, path,
-                                                     "a transcript for this id exists now", 0);
-                r = fs_rm_rf_at(pfd, o->name, dev, NULL);
-                if (r >= 0)
-                        actions_step(c, o->name);
-        }
+        r = orphans_reclaim(o, root_fd, rel, dev, c->runtime_fds, c->inv->n_trees, actions_step, c,
+                            &why);
+        if (r == 0)
+                return actions_report_orphan(c, o, v, JOURNAL_SKIPPED, path, why, 0);
         if (r < 0)
-                return actions_report_orphan(c, o, v, JOURNAL_FAILED, path, "cannot remove", -r);
+                return actions_report_orphan(c, o, v, JOURNAL_FAILED, path, why, -r);
         return actions_report_orphan(c, o, v, JOURNAL_ORPHAN_RECLAIMED, path, NULL, 0);
 }
 
@@ -836,6 +722,7 @@ int actions_execute(const Plan *p, ActionStats *ret_stats) {
         for (size_t i = 0; i < p->inv->n_trees; i++)
                 actions_tree_done(&c.trees[i]);
         free(c.trees);
+        free(c.runtime_fds);
         if (ret_stats)
                 *ret_stats = stats;
         return c.failed ? 1 : 0;
@@ -915,6 +802,7 @@ int actions_restore(const Inventory *inv, const char *id) {
         for (size_t i = 0; i < inv->n_trees; i++)
                 actions_tree_done(&c.trees[i]);
         free(c.trees);
+        free(c.runtime_fds);
         if (n_found == 0)
                 return log_error_errno(-ENOENT, "no session %s in any tree", id);
         return ret;
