@@ -446,6 +446,17 @@ static int actions_delete_rest(ActionsContext *c, const ActionsTree *t, const Se
         return r;
 }
 
+/* Does chats/<name> (in_archive: chats/archive/<name>) exist now? 1 yes, 0 no, -errno. */
+static int actions_copy_exists(int chats_fd, const char *name, bool in_archive) {
+        _cleanup_close_ int afd = in_archive ? fs_open_dir(chats_fd, "archive") : -EBADF;
+
+        if (!in_archive)
+                return fs_exists(chats_fd, name);
+        if (afd == -ENOENT)
+                return 0;
+        return afd < 0 ? afd : fs_exists(afd, name);
+}
+
 /* Delete a session: its transcript (re-checked), then everything else that is its alone. */
 static int actions_delete(ActionsContext *c, const ActionsTree *t, const Session *s, int chats_fd,
                           int archive_fd, int dir_fd, const FileId *fid, const char **ret_why) {
@@ -459,6 +470,13 @@ static int actions_delete(ActionsContext *c, const ActionsTree *t, const Session
                 *ret_why = "changed since scan";
                 return r < 0 ? r : -ESTALE;
         }
+        /* a copy in the other place since the scan (a TUI recreating chats/<id>.jsonl by path, a
+         * restore) is a conflict, and the id's sidecars and file-history are in use again */
+        r = actions_copy_exists(chats_fd, name, s->state != SESSION_ARCHIVED);
+        if (r != 0) {
+                *ret_why = "a copy in the other place appeared since the scan (conflict)";
+                return r < 0 ? r : -EEXIST;
+        }
         r = fs_unlink(dir_fd, name, 0);
         if (r < 0) {
                 *ret_why = r == -ENOENT ? "vanished" : "cannot remove the transcript";
@@ -469,6 +487,18 @@ static int actions_delete(ActionsContext *c, const ActionsTree *t, const Session
         if (r < 0) {
                 *ret_why = "removed, but fsync of chats/ failed";
                 return r;
+        }
+        /* the same race just after the unlink: what is left belongs to the new copy */
+        r = actions_copy_exists(chats_fd, name, false);
+        if (r == 0)
+                r = actions_copy_exists(chats_fd, name, true);
+        if (r != 0) {
+                log_warning("session %s: a transcript appeared as it was deleted; its sidecars "
+                            "and file-history are kept",
+                            s->id);
+                if (r < 0)
+                        *ret_why = "transcript removed, but whether a copy appeared is unknown";
+                return r < 0 ? r : 0;
         }
         r = actions_delete_rest(c, t, s, chats_fd, archive_fd);
         if (r < 0)

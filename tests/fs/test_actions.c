@@ -321,6 +321,28 @@ static char *last_line(const char *buf) {
         return strdup(p);
 }
 
+/* A copy of the session appearing in the other place after the scan (Qwen's TUI recreating
+ * chats/<id>.jsonl by path, or a restore) makes a conflict: the delete of the archived copy is
+ * skipped, and the id's file-history, which the live copy uses, stays. */
+static void test_actions_delete_with_copy_appearing_after_scan_skips(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_ARCH, VERB_DELETE }, {} };
+        ApplyRun a = {};
+        ActionStats st = {};
+
+        assert_int_equal(apply_prepare(t->qwen, picks, &a), 0);
+        assert_int_equal(a.plan.n_items, 1);
+        assert_int_equal(fixture_write(t->qwen, P_SCRATCH "/" S_ARCH ".jsonl", "{\"type\":\"user\"}\n"), 0);
+        assert_int_equal(fixture_write(t->qwen, "file-history/" S_ARCH "/f@v1", "backup"), 0);
+        assert_int_equal(actions_execute(&a.plan, &st), 0);
+        apply_run_done(&a);
+        assert_int_equal(st.n_deleted, 0);
+        assert_int_equal(st.n_skipped, 1);
+        assert_true(fixture_exists(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl"));
+        assert_true(fixture_exists(t->qwen, P_SCRATCH "/" S_ARCH ".jsonl"));
+        assert_true(fixture_exists(t->qwen, "file-history/" S_ARCH "/f@v1"));
+}
+
 static void test_actions_delete_salvages_golden_record_once(void **state) {
         T *t = *state;
         _cleanup_free_ char *golden = apply_golden_record(S_KILLED);
@@ -897,6 +919,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_actions_archive_copy_appearing_after_scan_skips, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_removes_exactly_the_named_files, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_archived_session, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_delete_with_copy_appearing_after_scan_skips, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_salvages_golden_record_once, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_dedupes_on_record_session_id, setup,
                                                 teardown),
