@@ -213,8 +213,8 @@ int fs_rm_rf_at(int dfd, const char *name, dev_t dev, uint64_t *ret_bytes) {
 
 /* The target of a refused move exists: when it is the source's very inode (a move interrupted
  * between link and unlink), drop the old name and succeed; else -EEXIST. */
-static int fs_rename_complete_link(int olddfd, const char *oldname, const struct stat *a, int newdfd,
-                                   const char *newname) {
+static int fs_rename_complete_link(int olddfd, const char *oldname, const struct stat *a,
+                                   int newdfd, const char *newname) {
         struct stat b;
 
         if (fstatat(newdfd, newname, &b, AT_SYMLINK_NOFOLLOW) < 0 || b.st_dev != a->st_dev ||

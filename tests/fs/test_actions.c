@@ -332,7 +332,7 @@ static void test_actions_delete_with_copy_appearing_after_scan_skips(void **stat
 
         assert_int_equal(apply_prepare(t->qwen, picks, &a), 0);
         assert_int_equal(a.plan.n_items, 1);
-        assert_int_equal(fixture_write(t->qwen, P_SCRATCH "/" S_ARCH ".jsonl", "{\"type\":\"user\"}\n"), 0);
+        assert_int_equal(fixture_write(t->qwen, P_SCRATCH "/" S_ARCH ".jsonl", "{}\n"), 0);
         assert_int_equal(fixture_write(t->qwen, "file-history/" S_ARCH "/f@v1", "backup"), 0);
         assert_int_equal(actions_execute(&a.plan, &st), 0);
         apply_run_done(&a);
