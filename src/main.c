@@ -52,6 +52,7 @@ static const char *arg_log_target = "auto";
 static const char *arg_log_file = NULL;
 static const char *arg_restore_id = NULL;
 static msec_t arg_random_delay = 0;
+static bool journal_from_parent = false; /* --all-users: the parent opened the action log */
 
 static void main_help(void) {
         printf("Usage: qgc [OPTIONS]                 apply the retention policy\n"
@@ -394,6 +395,21 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
 
 static int main_run_inventory(Inventory *inv, const Config *cfg, msec_t now);
 
+/* The action log (journal, stderr or --log-file) with a fresh run id. */
+static int main_open_journal(void) {
+        char run_id[33];
+        int r;
+
+        r = journal_new_run_id(run_id);
+        if (r >= 0)
+                r = journal_open(arg_log_file ? JOURNAL_TARGET_FILE
+                                              : journal_target_from_string(arg_log_target),
+                                 arg_log_file, run_id);
+        if (r < 0)
+                return log_error_errno(r, "cannot open the action log");
+        return 0;
+}
+
 /* --all-users: runs in each user's child, after the privilege drop. */
 static int main_user_cb(Inventory *inv, const Config *cfg, void *userdata) {
         return main_run_inventory(inv, cfg, *(const msec_t *)userdata);
@@ -457,7 +473,17 @@ static int main_run(void) {
         now = arg_now ? arg_now_msec : now_msec();
 
         if (arg_all_users) {
+                /* Open the action log as root, before the drop: a root-owned --log-file could not
+                 * be opened by the users' children, and one run id covers every user. */
+                if (!arg_dry_run && arg_command == CMD_RUN) {
+                        r = main_open_journal();
+                        if (r < 0)
+                                return 1;
+                        journal_from_parent = true;
+                }
                 r = users_run_all(&cfg, main_user_cb, &now);
+                if (journal_from_parent)
+                        journal_close();
                 return r < 0 ? main_exit_code(r) : r;
         }
 
@@ -478,25 +504,23 @@ static int main_run_inventory(Inventory *inv, const Config *cfg, msec_t now) {
         int r;
 
         if (mutating) {
-                char run_id[33];
                 r = main_lock_trees(inv, &lock_fds);
                 if (r < 0)
                         return r;
-                r = journal_new_run_id(run_id);
-                if (r >= 0)
-                        r = journal_open(arg_log_file ? JOURNAL_TARGET_FILE
-                                                      : journal_target_from_string(arg_log_target),
-                                         arg_log_file, run_id);
-                if (r < 0) {
-                        for (size_t i = 0; i < inv->n_trees; i++)
-                                safe_close(lock_fds[i]);
-                        return log_error_errno(r, "cannot open the action log");
+                if (!journal_from_parent) {
+                        r = main_open_journal();
+                        if (r < 0) {
+                                for (size_t i = 0; i < inv->n_trees; i++)
+                                        safe_close(lock_fds[i]);
+                                return r;
+                        }
                 }
         }
 
         r = main_run_trees(inv, cfg, now);
         if (mutating) {
-                journal_close();
+                if (!journal_from_parent)
+                        journal_close();
                 for (size_t i = 0; i < inv->n_trees; i++)
                         safe_close(lock_fds[i]);
         }

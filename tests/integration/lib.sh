@@ -21,13 +21,16 @@ make_tree() {
         # The corpus was written on a host named "vm" by processes long dead. A claim from another
         # host, or whose pid happens to be alive here, counts as live (Qwen's rule), so make the
         # claims local and point them at a pid that just exited.
-        h=$(uname -n)
-        dead=$(sh -c 'echo $$')
-        for f in "$T/$1"/projects/*/chats/*.runtime.json; do
-                [ -f "$f" ] || continue
-                sed -i -e "s/\"hostname\": *\"[^\"]*\"/\"hostname\": \"$h\"/" \
-                       -e "s/\"pid\": *[0-9]*/\"pid\": $dead/" "$f"
-        done
+        python3 - "$T/$1" "$(sh -c 'echo $$')" <<'PY'
+import glob, json, os, sys
+tree, dead = sys.argv[1], int(sys.argv[2])
+for f in glob.glob(os.path.join(tree, "projects/*/chats/*.runtime.json")):
+    claim = json.load(open(f))
+    claim["hostname"], claim["pid"] = os.uname().nodename, dead
+    text = json.dumps(claim, indent=2)
+    # a fixed size, so that session sizes (and golden plans) do not depend on the host
+    open(f, "w").write(text + " " * max(0, 511 - len(text)) + "\n")
+PY
         # a checkout gives every file the time of the checkout: pin them, so that ages and
         # ranks (and the golden plans) do not depend on when the tests run
         find "$T/$1" -exec touch -h -d 2026-11-30T06:00:00Z {} +

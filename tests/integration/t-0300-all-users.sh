@@ -151,7 +151,8 @@ cmp -s "$T/a.before" "$T/a.after-dry" || fail "--all-users --dry-run changed ${P
 
 # --- the real run
 set +e
-qgc_root --all-users --now "$NOW" --log-target stderr > "$T/run.out" 2> "$T/run.err"
+: > "$T/actions.log"; chmod 600 "$T/actions.log"   # root's own log, unreachable for the users
+qgc_root --all-users --now "$NOW" --log-file "$T/actions.log" > "$T/run.out" 2> "$T/run.err"
 rc=$?
 set -e
 cat "$T/run.out" "$T/run.err"
@@ -173,8 +174,10 @@ for u in a b; do
         n0=$(cat "$T/usage.$u.before"); n1=$(wc -l < "$q/usage_record.jsonl")
         [ "$n1" -ge "$n0" ] || fail "$P$u: usage_record.jsonl shrank"
         grep -q "$P$u: ok" "$T/run.err" || fail "no 'ok' summary line for $P$u"
-        grep -q "QGC_USER=$P$u" "$T/run.err" || fail "no action log line with QGC_USER=$P$u"
+        grep -q "QGC_USER=$P$u" "$T/actions.log" || fail "no action log line with QGC_USER=$P$u"
 done
+n=$(grep -o 'QGC_RUN=[0-9a-f]*' "$T/actions.log" | sort -u | wc -l)
+[ "$n" = 1 ] || fail "$n run ids in one --all-users run, expected 1"
 pass "normal users' trees changed, every file still owned by its user"
 
 # carol: skipped with a reason, untouched
