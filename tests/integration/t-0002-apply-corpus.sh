@@ -67,4 +67,13 @@ run_qgc --root "$tree" --now "$NOW" -c "$CONF" --log-file "$T/actions2.log" >/de
 snapshot "$tree" "$T/s2"
 sed 's/ a=[0-9]*//' "$T/s1" > "$T/s1n"; sed 's/ a=[0-9]*//' "$T/s2" > "$T/s2n"
 diff -u "$T/s1n" "$T/s2n" || fail "the second run changed the tree"
-pass "real run matches the dry run; the rerun is a no-op"
+# qgc restore moves an archived session back with its sidecars; a second restore is refused
+A=aefd2a51-f2fc-4eed-a29c-91292bb022bf
+W="$tree/projects/-srv-demo-webapp/chats"
+[ -f "$W/archive/$A.jsonl" ] || fail "$A was not archived"
+run_qgc restore "$A" --root "$tree" -c "$CONF" --log-file "$T/restore.log" || fail "restore failed"
+[ -f "$W/$A.jsonl" ] && [ ! -e "$W/archive/$A.jsonl" ] || fail "restore did not move $A back"
+grep -q "QGC_ACTION=restored" "$T/restore.log" || fail "restore not journalled"
+set +e; "$QGC" restore "$A" --root "$tree" -c "$CONF" --log-file "$T/restore2.log" 2>/dev/null; rc=$?; set -e
+[ $rc -ne 0 ] || fail "restoring a session that is not archived succeeded"
+pass "real run matches the dry run; the rerun is a no-op; restore works"
