@@ -206,6 +206,10 @@ static int main_parse_argv(int argc, char *argv[]) {
                 log_error("unexpected argument '%s' (try --help)", argv[optind]);
                 return -EINVAL;
         }
+        if (arg_json && !(arg_dry_run && arg_command == CMD_RUN)) {
+                log_error("--json goes with --dry-run");
+                return -EINVAL;
+        }
         if (arg_explain && arg_command != CMD_CHECK_CONFIG) {
                 log_error("--explain goes with check-config");
                 return -EINVAL;

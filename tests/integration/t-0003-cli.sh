@@ -16,6 +16,8 @@ expect_rc 64 --no-such-option
 expect_rc 64 frobnicate
 expect_rc 64 --dry-run --root "$tree" --now yesterday
 expect_rc 64 --explain
+expect_rc 64 --json --root "$tree"
+expect_rc 64 status --json --root "$tree"
 expect_rc 64 restore
 
 # config errors: every error reported as file:line, exit 78, nothing done
