@@ -2,7 +2,9 @@
  * rendering (schema: doc/plan-schema.md). Text renderings are in render.c. */
 #include "autoconf.h"
 
+#include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,339 +185,302 @@ char *plan_clean_string(const char *s, bool for_terminal) {
         return strbuf_steal(&sb);
 }
 
-/* A JSON string from possibly invalid UTF-8; json null for NULL. */
-static int plan_json_string(json_object *obj, const char *key, const char *s) {
+/* The JSON text is written as it is built, in exactly the layout json-c gives with
+ * JSON_C_TO_STRING_PRETTY | SPACED | NOSLASHESCAPE (two spaces per level, "key": value, an empty
+ * container as "[\n<indent>]"), so memory does not grow with the number of sessions. */
+#define PLAN_JSON_FLAGS \
+        (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
+#define PLAN_JSON_DEPTH 16
+
+typedef struct PlanJson {
+        FILE *f;
+        unsigned depth;
+        bool had[PLAN_JSON_DEPTH]; /* the open container at each depth has a member already */
+        int error;                 /* first -errno (only -ENOMEM; I/O errors via ferror()) */
+} PlanJson;
+
+static void plan_json_indent(PlanJson *j, unsigned depth) {
+        static const char spaces[] = "                                ";
+
+        fwrite(spaces, 1, MIN(2 * (size_t)depth, sizeof(spaces) - 1), j->f);
+}
+
+/* Separator and indentation before a member or element of the open container. */
+static void plan_json_next(PlanJson *j) {
+        if (j->had[j->depth])
+                fputs(",\n", j->f);
+        j->had[j->depth] = true;
+        plan_json_indent(j, j->depth);
+}
+
+/* "key": (keys are plain ASCII literals: nothing to escape) */
+static void plan_json_key(PlanJson *j, const char *key) {
+        plan_json_next(j);
+        fputc('"', j->f);
+        fputs(key, j->f);
+        fputs("\": ", j->f);
+}
+
+static void plan_json_open(PlanJson *j, char c) {
+        assert(j->depth + 1 < PLAN_JSON_DEPTH);
+        fputc(c, j->f);
+        fputc('\n', j->f);
+        j->had[++j->depth] = false;
+}
+
+static void plan_json_close(PlanJson *j, char c) {
+        if (j->had[j->depth])
+                fputc('\n', j->f);
+        j->depth--;
+        plan_json_indent(j, j->depth);
+        fputc(c, j->f);
+}
+
+/* A JSON string from possibly invalid UTF-8 (json-c's escaping); null for NULL. */
+static void plan_json_value_string(PlanJson *j, const char *s) {
         _cleanup_free_ char *clean = NULL;
-        json_object *v = NULL;
+        const unsigned char *q = (const unsigned char *)s;
+        json_object *v;
+        const char *out;
 
-        if (s) {
-                clean = plan_clean_string(s, /* for_terminal= */ false);
-                if (!clean)
-                        return -ENOMEM;
-                v = json_object_new_string(clean);
-                if (!v)
-                        return -ENOMEM;
+        if (!s) {
+                fputs("null", j->f);
+                return;
         }
-        if (json_object_object_add(obj, key, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
+        /* fast path: printable ASCII with nothing to escape */
+        while (*q >= 0x20 && *q < 0x7f && *q != '"' && *q != '\\')
+                q++;
+        if (*q == '\0') {
+                fputc('"', j->f);
+                fwrite(s, 1, (size_t)((const char *)q - s), j->f);
+                fputc('"', j->f);
+                return;
         }
-        return 0;
+        clean = plan_clean_string(s, /* for_terminal= */ false);
+        v = clean ? json_object_new_string(clean) : NULL;
+        out = v ? json_object_to_json_string_ext(v, PLAN_JSON_FLAGS) : NULL;
+        if (out)
+                fputs(out, j->f);
+        else if (j->error == 0)
+                j->error = -ENOMEM;
+        json_object_put(v);
 }
 
-static int plan_json_add(json_object *obj, const char *key, json_object *v) {
-        if (!v)
-                return -ENOMEM;
-        if (json_object_object_add(obj, key, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
-static int plan_json_push(json_object *arr, json_object *v) {
-        if (!v)
-                return -ENOMEM;
-        if (json_object_array_add(arr, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
+static void plan_json_string(PlanJson *j, const char *key, const char *s) {
+        plan_json_key(j, key);
+        plan_json_value_string(j, s);
 }
 
 /* ISO 8601 UTC, or null when t is 0 (unknown). */
-static int plan_json_time(json_object *obj, const char *key, msec_t t) {
+static void plan_json_time(PlanJson *j, const char *key, msec_t t) {
         char buf[FORMAT_TIMESTAMP_MAX];
-        if (t == 0)
-                return json_object_object_add(obj, key, NULL) < 0 ? -ENOMEM : 0;
-        return plan_json_string(obj, key, format_timestamp(buf, sizeof buf, t));
+
+        plan_json_string(j, key, t == 0 ? NULL : format_timestamp(buf, sizeof buf, t));
 }
 
-static int plan_json_int(json_object *obj, const char *key, int64_t v) {
-        return plan_json_add(obj, key, json_object_new_int64(v));
+static void plan_json_int(PlanJson *j, const char *key, int64_t v) {
+        plan_json_key(j, key);
+        fprintf(j->f, "%" PRId64, v);
 }
 
-static int plan_json_uint(json_object *obj, const char *key, uint64_t v) {
-        return plan_json_add(obj, key, json_object_new_uint64(v));
+static void plan_json_uint(PlanJson *j, const char *key, uint64_t v) {
+        plan_json_key(j, key);
+        fprintf(j->f, "%" PRIu64, v);
 }
 
-static int plan_json_bool(json_object *obj, const char *key, bool v) {
-        return plan_json_add(obj, key, json_object_new_boolean(v));
+static void plan_json_bool(PlanJson *j, const char *key, bool v) {
+        plan_json_key(j, key);
+        fputs(v ? "true" : "false", j->f);
 }
 
-/* The protection names of a bit mask. */
-static json_object *plan_json_protections(unsigned prot) {
-        json_object *arr = json_object_new_array();
-        if (!arr)
-                return NULL;
-        for (unsigned i = 0; i < _PROT_MAX; i++)
-                if (prot & (1u << i))
-                        if (plan_json_push(arr, json_object_new_string(
-                                                        protection_to_string((Protection)(1u << i)))) < 0) {
-                                json_object_put(arr);
-                                return NULL;
-                        }
-        return arr;
+/* An array of the names of the bits set in mask (name(bit) for bit i). */
+static void plan_json_names(PlanJson *j, const char *key, unsigned mask, unsigned n,
+                            const char *(*name)(unsigned i)) {
+        plan_json_key(j, key);
+        plan_json_open(j, '[');
+        for (unsigned i = 0; i < n; i++)
+                if (mask & (1u << i)) {
+                        plan_json_next(j);
+                        plan_json_value_string(j, name(i));
+                }
+        plan_json_close(j, ']');
 }
 
-/* The live flags of a session as an array of names. */
-static json_object *plan_json_live(unsigned live) {
+static const char *plan_protection_name(unsigned i) {
+        return protection_to_string((Protection)(1u << i));
+}
+
+static const char *plan_live_name(unsigned i) {
         static const char *const names[] = { "registry", "claim", "lock", "recent", "unknown" };
-        json_object *arr = json_object_new_array();
-        if (!arr)
-                return NULL;
-        for (unsigned i = 0; i < ELEMENTSOF(names); i++)
-                if (live & (1u << i))
-                        if (plan_json_push(arr, json_object_new_string(names[i])) < 0) {
-                                json_object_put(arr);
-                                return NULL;
-                        }
-        return arr;
+        return names[i];
 }
 
 /* Verdict fields shared by sessions and orphans. */
-static int plan_json_verdict(json_object *o, const Verdict *vd) {
-        int r;
-
-        r = plan_json_string(o, "verb", verb_to_string(vd->verb));
-        if (r >= 0)
-                r = plan_json_string(o, "rule", vd->rule);
-        if (r >= 0)
-                r = plan_json_string(o, "reason", vd->reason);
-        if (r >= 0)
-                r = plan_json_add(o, "protections", plan_json_protections(vd->protections));
-        return r;
+static void plan_json_verdict(PlanJson *j, const Verdict *vd) {
+        plan_json_string(j, "verb", verb_to_string(vd->verb));
+        plan_json_string(j, "rule", vd->rule);
+        plan_json_string(j, "reason", vd->reason);
+        plan_json_names(j, "protections", vd->protections, _PROT_MAX, plan_protection_name);
 }
 
 /* One session object. */
-static int plan_json_session(const Plan *p, const PlanItem *it, json_object **ret) {
+static void plan_json_session(PlanJson *j, const Plan *p, const PlanItem *it) {
         const Session *s = &p->inv->sessions[it->index];
-        json_object *o = json_object_new_object();
-        int r;
 
-        if (!o)
-                return -ENOMEM;
-        r = plan_json_string(o, "id", s->id);
-        if (r >= 0)
-                r = plan_json_string(o, "state", session_state_to_string(s->state));
-        if (r >= 0)
-                r = plan_json_verdict(o, it->verdict);
-        if (r >= 0)
-                r = plan_json_int(o, "rank", it->verdict->rank);
-        if (r >= 0)
-                r = plan_json_string(o, "owner", owner_status_to_string(s->owner));
-        if (r >= 0)
-                r = plan_json_string(o, "owner_reason", s->owner_reason);
-        if (r >= 0)
-                r = plan_json_string(o, "project_dir", s->project_dir);
-        if (r >= 0)
-                r = plan_json_uint(o, "bytes", s->bytes);
-        if (r >= 0)
-                r = plan_json_uint(o, "bytes_allocated", s->bytes_alloc);
-        if (r >= 0)
-                r = plan_json_uint(o, "transcript_bytes", s->transcript_bytes);
-        if (r >= 0)
-                r = plan_json_time(o, "last_activity", s->last_activity);
-        if (r >= 0)
-                r = plan_json_int(o, "idle_ms", MAX(p->now - s->last_activity, (msec_t)0));
-        if (r >= 0)
-                r = plan_json_time(o, "last_record", s->last_record);
-        if (r >= 0)
-                r = plan_json_time(o, "first_record", s->first_record);
-        if (r >= 0)
-                r = plan_json_time(o, "mtime", s->mtime);
-        if (r >= 0)
-                r = plan_json_bool(o, "future_clamped", s->future_clamped);
-        if (r >= 0)
-                r = plan_json_bool(o, "empty", s->empty);
-        if (r >= 0)
-                r = plan_json_string(o, "title", s->title);
-        if (r >= 0)
-                r = plan_json_bool(o, "title_manual", s->title && s->title_manual);
-        if (r >= 0)
-                r = plan_json_bool(o, "pinned", s->pinned);
-        if (r >= 0)
-                r = plan_json_bool(o, "grouped", s->grouped);
-        if (r >= 0)
-                r = plan_json_int(o, "scheduled_tasks", s->n_tasks);
-        if (r >= 0)
-                r = plan_json_bool(o, "live_worktree", s->live_worktree);
-        if (r >= 0)
-                r = plan_json_add(o, "live", plan_json_live(s->live));
-        if (r >= 0)
-                r = plan_json_string(o, "live_reason", s->live_reason);
-        if (r < 0) {
-                json_object_put(o);
-                return r;
-        }
-        *ret = o;
-        return 0;
+        plan_json_next(j);
+        plan_json_open(j, '{');
+        plan_json_string(j, "id", s->id);
+        plan_json_string(j, "state", session_state_to_string(s->state));
+        plan_json_verdict(j, it->verdict);
+        plan_json_int(j, "rank", it->verdict->rank);
+        plan_json_string(j, "owner", owner_status_to_string(s->owner));
+        plan_json_string(j, "owner_reason", s->owner_reason);
+        plan_json_string(j, "project_dir", s->project_dir);
+        plan_json_uint(j, "bytes", s->bytes);
+        plan_json_uint(j, "bytes_allocated", s->bytes_alloc);
+        plan_json_uint(j, "transcript_bytes", s->transcript_bytes);
+        plan_json_time(j, "last_activity", s->last_activity);
+        plan_json_int(j, "idle_ms", MAX(p->now - s->last_activity, (msec_t)0));
+        plan_json_time(j, "last_record", s->last_record);
+        plan_json_time(j, "first_record", s->first_record);
+        plan_json_time(j, "mtime", s->mtime);
+        plan_json_bool(j, "future_clamped", s->future_clamped);
+        plan_json_bool(j, "empty", s->empty);
+        plan_json_string(j, "title", s->title);
+        plan_json_bool(j, "title_manual", s->title && s->title_manual);
+        plan_json_bool(j, "pinned", s->pinned);
+        plan_json_bool(j, "grouped", s->grouped);
+        plan_json_int(j, "scheduled_tasks", s->n_tasks);
+        plan_json_bool(j, "live_worktree", s->live_worktree);
+        plan_json_names(j, "live", s->live, 5, plan_live_name);
+        plan_json_string(j, "live_reason", s->live_reason);
+        plan_json_close(j, '}');
 }
 
 /* One orphan object. */
-static int plan_json_orphan(const Plan *p, const PlanItem *it, json_object **ret) {
+static void plan_json_orphan(PlanJson *j, const Plan *p, const PlanItem *it) {
         const Orphan *or = &p->inv->orphans[it->index];
-        json_object *o = json_object_new_object();
-        int r;
 
-        if (!o)
-                return -ENOMEM;
-        r = plan_json_int(o, "tree", (int64_t)or->tree);
-        if (r >= 0)
-                r = plan_json_string(o, "kind", orphan_kind_to_string(or->kind));
-        if (r >= 0)
-                r = plan_json_string(o, "name", or->name);
-        if (r >= 0)
-                r = plan_json_string(o, "project_dir", or->project_dir);
-        if (r >= 0)
-                r = plan_json_verdict(o, it->verdict);
-        if (r >= 0)
-                r = plan_json_uint(o, "bytes", or->bytes);
-        if (r >= 0)
-                r = plan_json_uint(o, "bytes_allocated", or->bytes_alloc);
-        if (r >= 0)
-                r = plan_json_time(o, "mtime", or->mtime);
-        if (r >= 0)
-                r = plan_json_int(o, "idle_ms", MAX(p->now - or->mtime, (msec_t)0));
-        if (r < 0) {
-                json_object_put(o);
-                return r;
-        }
-        *ret = o;
-        return 0;
+        plan_json_next(j);
+        plan_json_open(j, '{');
+        plan_json_int(j, "tree", (int64_t)or->tree);
+        plan_json_string(j, "kind", orphan_kind_to_string(or->kind));
+        plan_json_string(j, "name", or->name);
+        plan_json_string(j, "project_dir", or->project_dir);
+        plan_json_verdict(j, it->verdict);
+        plan_json_uint(j, "bytes", or->bytes);
+        plan_json_uint(j, "bytes_allocated", or->bytes_alloc);
+        plan_json_time(j, "mtime", or->mtime);
+        plan_json_int(j, "idle_ms", MAX(p->now - or->mtime, (msec_t)0));
+        plan_json_close(j, '}');
 }
 
 /* A project object for the items [k, e) of one group (sessions only). */
-static int plan_json_project(const Plan *p, size_t k, size_t e, json_object **ret) {
+static void plan_json_project(PlanJson *j, const Plan *p, size_t k, size_t e) {
         const PlanItem *first = &p->items[k];
         const Session *s = &p->inv->sessions[first->index];
-        json_object *o = json_object_new_object(), *arr = NULL;
         uint64_t bytes = 0, alloc = 0;
         bool verified;
-        int r;
 
-        if (!o)
-                return -ENOMEM;
         (void)plan_item_group(p, first, &verified);
-        r = plan_json_int(o, "tree", (int64_t)s->tree);
-        if (r >= 0)
-                r = plan_json_bool(o, "verified", verified);
-        if (r >= 0)
-                r = plan_json_string(o, "project", verified ? s->cwd : NULL);
-        if (r >= 0)
-                r = plan_json_string(o, "project_dir", s->project_dir);
-        if (r >= 0)
-                r = plan_json_string(o, "hash", verified ? s->hash : NULL);
-        if (r >= 0) {
-                arr = json_object_new_array();
-                r = plan_json_add(o, "sessions", arr);
+        plan_json_next(j);
+        plan_json_open(j, '{');
+        plan_json_int(j, "tree", (int64_t)s->tree);
+        plan_json_bool(j, "verified", verified);
+        plan_json_string(j, "project", verified ? s->cwd : NULL);
+        plan_json_string(j, "project_dir", s->project_dir);
+        plan_json_string(j, "hash", verified ? s->hash : NULL);
+        plan_json_key(j, "sessions");
+        plan_json_open(j, '[');
+        for (size_t i = k; i < e; i++) {
+                bytes += p->inv->sessions[p->items[i].index].bytes;
+                alloc += p->inv->sessions[p->items[i].index].bytes_alloc;
+                plan_json_session(j, p, &p->items[i]);
         }
-        for (size_t j = k; r >= 0 && j < e; j++) {
-                json_object *so = NULL;
-                bytes += p->inv->sessions[p->items[j].index].bytes;
-                alloc += p->inv->sessions[p->items[j].index].bytes_alloc;
-                r = plan_json_session(p, &p->items[j], &so);
-                if (r >= 0)
-                        r = plan_json_push(arr, so);
-        }
-        if (r >= 0)
-                r = plan_json_uint(o, "bytes", bytes);
-        if (r >= 0)
-                r = plan_json_uint(o, "bytes_allocated", alloc);
-        if (r < 0) {
-                json_object_put(o);
-                return r;
-        }
-        *ret = o;
-        return 0;
+        plan_json_close(j, ']');
+        plan_json_uint(j, "bytes", bytes);
+        plan_json_uint(j, "bytes_allocated", alloc);
+        plan_json_close(j, '}');
 }
 
-static int plan_json_trees(const Plan *p, json_object *root) {
-        json_object *arr = json_object_new_array();
-        int r = plan_json_add(root, "trees", arr);
-
-        for (size_t t = 0; r >= 0 && t < p->inv->n_trees; t++) {
+static void plan_json_trees(PlanJson *j, const Plan *p) {
+        plan_json_key(j, "trees");
+        plan_json_open(j, '[');
+        for (size_t t = 0; t < p->inv->n_trees; t++) {
                 const Tree *tr = &p->inv->trees[t];
-                json_object *o = json_object_new_object();
-                r = plan_json_push(arr, o);
-                if (r >= 0)
-                        r = plan_json_string(o, "global_dir", tr->global_dir);
-                if (r >= 0)
-                        r = plan_json_string(o, "runtime_dir", tr->runtime_dir);
-                if (r >= 0)
-                        r = plan_json_string(o, "user", tr->user);
-                if (r >= 0 && tr->fs_known)
-                        r = plan_json_uint(o, "fs_size", tr->fs_size);
-                if (r >= 0 && tr->fs_known)
-                        r = plan_json_uint(o, "fs_avail", tr->fs_avail);
+                plan_json_next(j);
+                plan_json_open(j, '{');
+                plan_json_string(j, "global_dir", tr->global_dir);
+                plan_json_string(j, "runtime_dir", tr->runtime_dir);
+                plan_json_string(j, "user", tr->user);
+                if (tr->fs_known) {
+                        plan_json_uint(j, "fs_size", tr->fs_size);
+                        plan_json_uint(j, "fs_avail", tr->fs_avail);
+                }
+                plan_json_close(j, '}');
         }
-        return r;
+        plan_json_close(j, ']');
 }
 
-/* obj[key] = {"count": 0, "bytes": 0, "bytes_allocated": 0} unless present. */
-static int plan_json_counter(json_object *obj, const char *key, json_object **ret) {
-        json_object *c = NULL;
-        int r;
+/* One summary counter: a name (borrowed) and its totals. */
+typedef struct PlanCounter {
+        const char *name;
+        int64_t count;
+        uint64_t bytes, alloc;
+} PlanCounter;
 
-        if (json_object_object_get_ex(obj, key, &c)) {
-                *ret = c;
-                return 0;
-        }
-        c = json_object_new_object();
-        r = plan_json_add(obj, key, c);
-        if (r >= 0)
-                r = plan_json_int(c, "count", 0);
-        if (r >= 0)
-                r = plan_json_uint(c, "bytes", 0);
-        if (r >= 0)
-                r = plan_json_uint(c, "bytes_allocated", 0);
-        if (r < 0)
-                return r;
-        *ret = c;
+typedef struct PlanCounters {
+        PlanCounter *v;
+        size_t n, alloc;
+} PlanCounters;
+
+/* The counter of name, added (zero) at the end when absent: the order of first appearance. */
+static PlanCounter *plan_counter(PlanCounters *c, const char *name) {
+        for (size_t i = c->n; i > 0; i--)
+                if (streq(c->v[i - 1].name, name))
+                        return &c->v[i - 1];
+        if (greedy_realloc((void **)&c->v, &c->alloc, c->n + 1, sizeof(PlanCounter)) < 0)
+                return NULL;
+        c->v[c->n] = (PlanCounter){ .name = name };
+        return &c->v[c->n++];
+}
+
+/* Count one item of bytes/alloc under name. */
+static int plan_count(PlanCounters *c, const char *name, uint64_t bytes, uint64_t alloc) {
+        PlanCounter *x = plan_counter(c, name);
+
+        if (!x)
+                return -ENOMEM;
+        x->count++;
+        x->bytes += bytes;
+        x->alloc += alloc;
         return 0;
 }
 
-/* Count one item of bytes/alloc in obj[key]. */
-static int plan_json_count(json_object *obj, const char *key, uint64_t bytes, uint64_t alloc) {
-        json_object *c, *n, *b, *a;
-        int r;
-
-        r = plan_json_counter(obj, key, &c);
-        if (r < 0)
-                return r;
-        if (!json_object_object_get_ex(c, "count", &n) ||
-            !json_object_object_get_ex(c, "bytes", &b) ||
-            !json_object_object_get_ex(c, "bytes_allocated", &a))
-                return -EINVAL;
-        json_object_set_int64(n, json_object_get_int64(n) + 1);
-        json_object_set_uint64(b, json_object_get_uint64(b) + bytes);
-        json_object_set_uint64(a, json_object_get_uint64(a) + alloc);
-        return 0;
+static void plan_json_counters(PlanJson *j, const char *key, const PlanCounters *c) {
+        plan_json_key(j, key);
+        plan_json_open(j, '{');
+        for (size_t i = 0; i < c->n; i++) {
+                plan_json_key(j, c->v[i].name);
+                plan_json_open(j, '{');
+                plan_json_int(j, "count", c->v[i].count);
+                plan_json_uint(j, "bytes", c->v[i].bytes);
+                plan_json_uint(j, "bytes_allocated", c->v[i].alloc);
+                plan_json_close(j, '}');
+        }
+        plan_json_close(j, '}');
 }
 
 /* Summary: per verb, per rule (archive/delete only), protections that won, orphans per verb. */
-static int plan_json_summary(const Plan *p, json_object *root) {
-        json_object *sum = json_object_new_object(), *verbs, *rules, *prots, *orph, *c;
-        int r = plan_json_add(root, "summary", sum);
+static int plan_json_summary(PlanJson *j, const Plan *p) {
+        PlanCounters sets[4] = {}; /* verbs, rules, protections, orphans */
+        static const char *const keys[4] = { "verbs", "rules", "protections", "orphans" };
+        int r = 0;
 
-        if (r < 0)
-                return r;
-        verbs = json_object_new_object();
-        rules = json_object_new_object();
-        prots = json_object_new_object();
-        orph = json_object_new_object();
-        r = plan_json_add(sum, "verbs", verbs);
-        if (r >= 0)
-                r = plan_json_add(sum, "rules", rules);
-        if (r >= 0)
-                r = plan_json_add(sum, "protections", prots);
-        if (r >= 0)
-                r = plan_json_add(sum, "orphans", orph);
-        for (Verb v = 0; r >= 0 && v < _VERB_MAX; v++) {
-                r = plan_json_counter(verbs, verb_to_string(v), &c);
-                if (r >= 0)
-                        r = plan_json_counter(orph, verb_to_string(v), &c);
-        }
+        for (Verb v = 0; r >= 0 && v < _VERB_MAX; v++)
+                if (!plan_counter(&sets[0], verb_to_string(v)) ||
+                    !plan_counter(&sets[3], verb_to_string(v)))
+                        r = -ENOMEM;
         for (size_t k = 0; r >= 0 && k < p->n_items; k++) {
                 const PlanItem *it = &p->items[k];
                 const Verdict *vd = it->verdict;
@@ -523,81 +488,76 @@ static int plan_json_summary(const Plan *p, json_object *root) {
 
                 if (it->is_orphan) {
                         const Orphan *o = &p->inv->orphans[it->index];
-                        r = plan_json_count(orph, verb_to_string(vd->verb), o->bytes,
-                                            o->bytes_alloc);
+                        r = plan_count(&sets[3], verb_to_string(vd->verb), o->bytes,
+                                       o->bytes_alloc);
                         continue;
                 }
                 b = p->inv->sessions[it->index].bytes;
                 a = p->inv->sessions[it->index].bytes_alloc;
-                r = plan_json_count(verbs, verb_to_string(vd->verb), b, a);
+                r = plan_count(&sets[0], verb_to_string(vd->verb), b, a);
                 if (r >= 0 && (vd->verb == VERB_ARCHIVE || vd->verb == VERB_DELETE))
-                        r = plan_json_count(rules, vd->rule, b, a);
-                for (unsigned i = 0; r >= 0 && i < _PROT_MAX; i++)
-                        if (vd->rule && streq(vd->rule, protection_to_string((Protection)(1u << i))))
-                                r = plan_json_count(prots, vd->rule, b, a);
+                        r = plan_count(&sets[1], vd->rule, b, a);
+                for (unsigned i = 0; r >= 0 && vd->rule && i < _PROT_MAX; i++)
+                        if (streq(vd->rule, protection_to_string((Protection)(1u << i))))
+                                r = plan_count(&sets[2], vd->rule, b, a);
         }
+        if (r >= 0) {
+                plan_json_key(j, "summary");
+                plan_json_open(j, '{');
+                for (size_t i = 0; i < ELEMENTSOF(sets); i++)
+                        plan_json_counters(j, keys[i], &sets[i]);
+                plan_json_close(j, '}');
+        }
+        for (size_t i = 0; i < ELEMENTSOF(sets); i++)
+                free(sets[i].v);
         return r;
 }
 
 int plan_render_json(const Plan *p, FILE *f) {
-        json_object *root = json_object_new_object(), *projects = NULL, *orphans = NULL;
+        PlanJson j = { .f = f };
         char buf[FORMAT_TIMESTAMP_MAX];
-        const char *out;
         int r;
 
-        if (!root)
-                return -ENOMEM;
-        r = plan_json_int(root, "version", PLAN_JSON_VERSION);
-        if (r >= 0)
-                r = plan_json_string(root, "now", format_timestamp(buf, sizeof buf, p->now));
-        if (r >= 0)
-                r = plan_json_int(root, "now_ms", p->now);
-        if (r >= 0)
-                r = plan_json_trees(p, root);
-        if (r >= 0) {
-                projects = json_object_new_array();
-                r = plan_json_add(root, "projects", projects);
-        }
-        if (r >= 0) {
-                orphans = json_object_new_array();
-                r = plan_json_add(root, "orphans", orphans);
-        }
-        for (size_t k = 0; r >= 0 && k < p->n_items;) {
-                json_object *o = NULL;
+        plan_json_open(&j, '{');
+        plan_json_int(&j, "version", PLAN_JSON_VERSION);
+        plan_json_string(&j, "now", format_timestamp(buf, sizeof buf, p->now));
+        plan_json_int(&j, "now_ms", p->now);
+        plan_json_trees(&j, p);
+
+        plan_json_key(&j, "projects");
+        plan_json_open(&j, '[');
+        for (size_t k = 0; k < p->n_items;) {
                 size_t e = k + 1;
+                bool v0, v1;
+                const char *g0;
 
                 if (p->items[k].is_orphan) {
-                        r = plan_json_orphan(p, &p->items[k], &o);
-                        if (r >= 0)
-                                r = plan_json_push(orphans, o);
-                        k = e;
+                        k++;
                         continue;
                 }
-                bool v0, v1;
-                const char *g0 = plan_item_group(p, &p->items[k], &v0);
+                g0 = plan_item_group(p, &p->items[k], &v0);
                 while (e < p->n_items && !p->items[e].is_orphan &&
                        plan_item_tree(p, &p->items[e]) == plan_item_tree(p, &p->items[k]) &&
                        streq(plan_item_group(p, &p->items[e], &v1), g0) && v1 == v0)
                         e++;
-                r = plan_json_project(p, k, e, &o);
-                if (r >= 0)
-                        r = plan_json_push(projects, o);
+                plan_json_project(&j, p, k, e);
                 k = e;
         }
-        if (r >= 0)
-                r = plan_json_summary(p, root);
-        if (r < 0) {
-                json_object_put(root);
+        plan_json_close(&j, ']');
+
+        plan_json_key(&j, "orphans");
+        plan_json_open(&j, '[');
+        for (size_t k = 0; k < p->n_items; k++)
+                if (p->items[k].is_orphan)
+                        plan_json_orphan(&j, p, &p->items[k]);
+        plan_json_close(&j, ']');
+
+        r = plan_json_summary(&j, p);
+        if (r < 0)
                 return r;
-        }
-        out = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
-                                                           JSON_C_TO_STRING_SPACED |
-                                                           JSON_C_TO_STRING_NOSLASHESCAPE);
-        if (!out) {
-                json_object_put(root);
-                return -ENOMEM;
-        }
-        r = fputs(out, f) < 0 || fputc('\n', f) == EOF ? -EIO : 0;
-        json_object_put(root);
-        return r;
+        plan_json_close(&j, '}');
+        fputc('\n', f);
+        if (j.error < 0)
+                return j.error;
+        return fflush(f) == EOF || ferror(f) ? -EIO : 0;
 }

@@ -497,6 +497,48 @@ static void test_plan_render_json_empty(void **state) {
         plan_free(p);
 }
 
+/* The streamed text has json-c's own layout: parsing it and printing the tree with the same
+ * flags gives the same bytes (escapes, empty arrays, nesting, a foreign tree's nulls). */
+static void test_plan_render_json_layout_is_json_c(void **state) {
+        static const char *const titles[] = {
+                "tab\there \"q\" back\\slash /path\x01\x1f\x7f",
+                "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xff",
+                "only back\\slash",
+                "only \"quotes\"",
+                "",
+        };
+        Fixture f;
+        Plan *p;
+        _cleanup_free_ char *out = NULL;
+        json_object *root;
+        const char *again;
+        (void)state;
+
+        for (size_t i = 0; i < ELEMENTSOF(titles) + 1; i++) {
+                if (i < ELEMENTSOF(titles)) {
+                        fx_scene(&f);
+                        f.s[6].title = (char *)titles[i];
+                        f.s[2].live_reason = (char *)titles[i];
+                } else
+                        fx_init(&f); /* nothing at all */
+                p = fx_plan(&f);
+                out = render_json(p);
+                root = json_tokener_parse(out);
+                assert_non_null(root);
+                again = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+                                                                     JSON_C_TO_STRING_SPACED |
+                                                                     JSON_C_TO_STRING_NOSLASHESCAPE);
+                assert_non_null(again);
+                assert_int_equal(strlen(out), strlen(again) + 1);
+                assert_memory_equal(out, again, strlen(again));
+                assert_int_equal(out[strlen(again)], '\n');
+                json_object_put(root);
+                plan_free(p);
+                free(out);
+                out = NULL;
+        }
+}
+
 static char *render_status(const Inventory *inv, unsigned cols) {
         RenderOptions o = { .columns = cols };
         char *buf = NULL;
@@ -581,6 +623,7 @@ int main(void) {
                 cmocka_unit_test(test_plan_render_json_round_trip),
                 cmocka_unit_test(test_plan_render_json_invalid_utf8),
                 cmocka_unit_test(test_plan_render_json_empty),
+                cmocka_unit_test(test_plan_render_json_layout_is_json_c),
                 cmocka_unit_test(test_plan_render_status_largest_first),
                 cmocka_unit_test(test_plan_render_status_empty),
                 cmocka_unit_test(test_plan_clean_string),
