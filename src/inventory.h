@@ -137,6 +137,11 @@ typedef struct Inventory {
          * absent, inventory_find() falls back to a linear search. */
         size_t *by_id;
         size_t n_by_id;
+        /* One copy of each distinct project_dir, cwd and owner_reason of the sessions (most are
+         * shared by a whole project): an open-addressed set, alloc_strings a power of two. The
+         * sessions point into it; inventory_free() releases it. */
+        char **strings;
+        size_t n_strings, alloc_strings;
 } Inventory;
 
 int inventory_new(Inventory **ret);
@@ -145,7 +150,8 @@ static inline void inventory_freep(Inventory **p) {
         inventory_free(*p);
 }
 
-/* Append records; the inventory takes ownership of the strings inside (on success and failure). */
+/* Append records; the inventory takes ownership of the strings inside (on success and failure).
+ * A session's project_dir, cwd and owner_reason are replaced by the inventory's shared copies. */
 int inventory_add_tree(Inventory *inv, Tree *t, size_t *ret_index);
 int inventory_add_session(Inventory *inv, Session *s);
 int inventory_add_orphan(Inventory *inv, Orphan *o);

@@ -677,13 +677,13 @@ static int live_lock_eval(const LiveProbe *p, json_object *o, char **ret_reason)
 
 /* The writer lock R/tmp/session-writer-locks/<id>.lock. */
 static int live_check_lock(const LiveProbe *p, Session *s) {
-        _cleanup_free_ char *name = strprintf("%s.lock", s->id), *why = NULL;
+        _cleanup_free_ char *why = NULL;
+        char name[SESSION_ID_MAX + sizeof(".lock")];
         const char *key = name;
         json_object *o = NULL;
         int r;
 
-        if (!name)
-                return -ENOMEM;
+        (void)snprintf(name, sizeof(name), "%s.lock", s->id);
         if (p->locks_problem)
                 return live_add(s, LIVE_UNKNOWN, p->locks_problem);
         if (p->n_locks == 0 ||

@@ -35,8 +35,44 @@ static int owner_sanitizes_to(const char *path, const char *project_dir) {
         return streq(san, project_dir);
 }
 
+void owner_cache_done(OwnerCache *c) {
+        free(c->cwd);
+        free(c->project_dir);
+        *c = (OwnerCache){};
+}
+
+/* Point the cache at (cwd, project_dir): its hash computed, the sanitize test not yet. */
+static int owner_cache_fill(OwnerCache *c, const char *cwd, const char *project_dir) {
+        char *a, *b;
+        int r;
+
+        if (c->cwd && streq(c->cwd, cwd) && streq(c->project_dir, project_dir))
+                return 0;
+        owner_cache_done(c);
+        r = qwen_project_hash(cwd, c->hash);
+        if (r < 0)
+                return r;
+        a = strdup(cwd);
+        b = strdup(project_dir);
+        if (!a || !b) {
+                free(a);
+                free(b);
+                return -ENOMEM;
+        }
+        c->cwd = a;
+        c->project_dir = b;
+        c->sanitizes = -1;
+        return 0;
+}
+
 int owner_check_claims(Session *s, const HeadInfo *head, const char *why, const char *project_dir,
                        const ClaimSet *claims) {
+        return owner_check_cached(s, head, why, project_dir, claims, NULL);
+}
+
+int owner_check_cached(Session *s, const HeadInfo *head, const char *why, const char *project_dir,
+                       const ClaimSet *claims, OwnerCache *cache) {
+        _cleanup_(owner_cache_done) OwnerCache local = {};
         _cleanup_free_ char *root = NULL, *san = NULL;
         size_t first, end;
         int r;
@@ -44,6 +80,8 @@ int owner_check_claims(Session *s, const HeadInfo *head, const char *why, const 
         s->owner = OWNER_UNVERIFIED;
         if (!head)
                 return owner_set(s, OWNER_UNVERIFIED, strdup(why ? why : "unreadable"));
+        if (!cache)
+                cache = &local;
 
         /* cwd and hash whenever the first record has a cwd, even when the id check fails */
         if (head->cwd) {
@@ -52,9 +90,10 @@ int owner_check_claims(Session *s, const HeadInfo *head, const char *why, const 
                         return -ENOMEM;
                 free(s->cwd);
                 s->cwd = c;
-                r = qwen_project_hash(head->cwd, s->hash);
+                r = owner_cache_fill(cache, head->cwd, project_dir);
                 if (r < 0)
                         return r;
+                memcpy(s->hash, cache->hash, sizeof(s->hash));
         }
         if (!head->session_id)
                 return owner_set(s, OWNER_UNVERIFIED, strdup("first record has no sessionId"));
@@ -66,10 +105,13 @@ int owner_check_claims(Session *s, const HeadInfo *head, const char *why, const 
         if (!head->cwd)
                 return owner_set(s, OWNER_UNVERIFIED, strdup("first record has no cwd"));
 
-        r = owner_sanitizes_to(head->cwd, project_dir);
-        if (r < 0)
-                return r;
-        if (r > 0)
+        if (cache->sanitizes < 0) {
+                r = owner_sanitizes_to(head->cwd, project_dir);
+                if (r < 0)
+                        return r;
+                cache->sanitizes = r;
+        }
+        if (cache->sanitizes > 0)
                 return owner_set(s, OWNER_OK, strdup("cwd matches the project directory"));
 
         errno = 0;

@@ -14,3 +14,17 @@ int owner_check(Session *s, const HeadInfo *head, const char *why, const char *p
 /* owner_check() with the claims of chats/ already loaded (the scan reads each chats/ once). */
 int owner_check_claims(Session *s, const HeadInfo *head, const char *why, const char *project_dir,
                        const ClaimSet *claims);
+
+/* What owner_check_cached() remembers of the last cwd it met (the sessions of a project mostly
+ * share one): its project hash and whether it sanitizes to the project directory. */
+typedef struct OwnerCache {
+        char *cwd;          /* NULL: empty */
+        char *project_dir;  /* the directory the sanitize test was made against */
+        char hash[PROJECT_HASH_LEN + 1];
+        int sanitizes;      /* 1, 0, or -1 when not computed yet */
+} OwnerCache;
+void owner_cache_done(OwnerCache *c);
+
+/* owner_check_claims() reusing cache (may be NULL) for the hash and the sanitizeCwd() test. */
+int owner_check_cached(Session *s, const HeadInfo *head, const char *why, const char *project_dir,
+                       const ClaimSet *claims, OwnerCache *cache);

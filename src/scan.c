@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -84,6 +85,7 @@ typedef struct ScanNames {
 typedef struct ScanEntry {
         char *name;
         char id[SESSION_ID_MAX + 1];
+        unsigned char type; /* readdir's d_type (DT_UNKNOWN when the filesystem does not say) */
 } ScanEntry;
 
 typedef struct ScanEntries {
@@ -110,6 +112,7 @@ typedef struct ScanProject {
         ScanNames chats_other, archive_other;
         ClaimSet claims;
         ScanAggs subagents;
+        OwnerCache owner; /* the last cwd's hash and sanitizeCwd() test */
         json_object *org; /* session-organization.v1.json "sessions" (borrowed from org_root) */
         json_object *org_root;
 } ScanProject;
@@ -370,35 +373,58 @@ static void scan_copy_done(ScanCopy *c) {
         *c = (ScanCopy){};
 }
 
+/* Open a transcript that readdir() called a regular file: openat (O_NOFOLLOW, O_NONBLOCK) and
+ * fstat the fd, one syscall less than fstatat first. The fd when it is a regular file on the
+ * tree's filesystem, else -errno and the caller takes the checked path for the exact problem. */
+static int scan_copy_open_fast(const ScanCtx *ctx, int dfd, const char *name, struct stat *ret_st) {
+        int fd;
+
+        fd = scan_openat(dfd, name, O_RDONLY);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, ret_st) < 0 || !S_ISREG(ret_st->st_mode) || ret_st->st_dev != ctx->dev) {
+                safe_close(fd);
+                return -EBADF;
+        }
+        return fd;
+}
+
 /* Stat, open and read the head and tail of one transcript copy. Only -ENOMEM is an error;
  * everything else becomes c->problem. */
-static int scan_copy_read(ScanCtx *ctx, int dfd, const char *name, ScanCopy *c) {
+static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, ScanCopy *c) {
         _cleanup_close_ int fd = -EBADF;
+        const char *name = e->name;
         struct stat st, fst;
         int r;
 
-        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-                c->problem = strprintf("cannot stat: %s", strerror(errno));
-                return c->problem ? 0 : -ENOMEM;
-        }
-        scan_fileid_from_stat(&c->id, &st);
-        if (!S_ISREG(st.st_mode)) {
-                c->problem = strprintf("not a regular file (%s)", scan_type_name(st.st_mode));
-                return c->problem ? 0 : -ENOMEM;
-        }
-        if (st.st_dev != ctx->dev) {
-                c->problem = strdup("on another filesystem");
-                return c->problem ? 0 : -ENOMEM;
-        }
-        fd = scan_openat(dfd, name, O_RDONLY);
+        if (e->type == DT_REG)
+                fd = scan_copy_open_fast(ctx, dfd, name, &fst);
         if (fd < 0) {
-                c->problem = strprintf("cannot open: %s", strerror(-fd));
-                return c->problem ? 0 : -ENOMEM;
-        }
-        if (fstat(fd, &fst) < 0 || !S_ISREG(fst.st_mode) || fst.st_dev != st.st_dev ||
-            fst.st_ino != st.st_ino) {
-                c->problem = strdup("changed during scan");
-                return c->problem ? 0 : -ENOMEM;
+                /* not known to be a regular file: stat it first, never open anything else */
+                if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                        c->problem = strprintf("cannot stat: %s", strerror(errno));
+                        return c->problem ? 0 : -ENOMEM;
+                }
+                scan_fileid_from_stat(&c->id, &st);
+                if (!S_ISREG(st.st_mode)) {
+                        c->problem = strprintf("not a regular file (%s)",
+                                               scan_type_name(st.st_mode));
+                        return c->problem ? 0 : -ENOMEM;
+                }
+                if (st.st_dev != ctx->dev) {
+                        c->problem = strdup("on another filesystem");
+                        return c->problem ? 0 : -ENOMEM;
+                }
+                fd = scan_openat(dfd, name, O_RDONLY);
+                if (fd < 0) {
+                        c->problem = strprintf("cannot open: %s", strerror(-fd));
+                        return c->problem ? 0 : -ENOMEM;
+                }
+                if (fstat(fd, &fst) < 0 || !S_ISREG(fst.st_mode) || fst.st_dev != st.st_dev ||
+                    fst.st_ino != st.st_ino) {
+                        c->problem = strdup("changed during scan");
+                        return c->problem ? 0 : -ENOMEM;
+                }
         }
         scan_fileid_from_stat(&c->id, &fst);
         c->regular = true;
@@ -454,10 +480,12 @@ static int scan_sidecars(const ScanCtx *ctx, Session *s, int dfd, const ScanName
                          const char *id) {
         static const char *const suffixes[] = { ".worktree.json", ".pr.json", ".ledger.jsonl" };
 
+        if (dfd < 0 || names->n == 0)
+                return 0;
         for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
-                _cleanup_free_ char *n = strprintf("%s%s", id, suffixes[i]);
-                if (!n)
-                        return -ENOMEM;
+                char n[SESSION_ID_MAX + sizeof(".worktree.json")];
+
+                (void)snprintf(n, sizeof(n), "%s%s", id, suffixes[i]);
                 scan_add_sidecar(ctx, s, dfd, names, n);
                 if (i == 0 && !s->live_worktree)
                         s->live_worktree = scan_worktree_live(dfd, names, n);
@@ -635,9 +663,9 @@ static int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
         s.project_dir = strdup(p->name);
         if (!s.project_dir)
                 return -ENOMEM;
-        if (act && (r = scan_copy_read(ctx, p->chats_fd, act->name, &ca)) < 0)
+        if (act && (r = scan_copy_read(ctx, p->chats_fd, act, &ca)) < 0)
                 goto fail;
-        if (arc && (r = scan_copy_read(ctx, p->archive_fd, arc->name, &cr)) < 0)
+        if (arc && (r = scan_copy_read(ctx, p->archive_fd, arc, &cr)) < 0)
                 goto fail;
         s.active = ca.id;
         s.archived = cr.id;
@@ -647,8 +675,8 @@ static int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
                 s.owner = OWNER_UNVERIFIED;
                 s.owner_reason = TAKE_PTR(primary->problem);
         } else {
-                r = owner_check_claims(&s, primary->head_ok ? &primary->head : NULL,
-                                       primary->head_why, p->name, &p->claims);
+                r = owner_check_cached(&s, primary->head_ok ? &primary->head : NULL,
+                                       primary->head_why, p->name, &p->claims, &p->owner);
                 if (r < 0)
                         goto fail;
         }
@@ -731,7 +759,7 @@ static int scan_list_chats(int dfd, ScanEntries *e, ScanNames *other, ClaimSet *
                         continue;
                 n++;
                 if (qwen_session_file_name(de->d_name, id)) {
-                        ScanEntry x = {};
+                        ScanEntry x = { .type = de->d_type };
                         memcpy(x.id, id, sizeof(x.id));
                         x.name = strdup(de->d_name);
                         if (!x.name ||
@@ -869,6 +897,7 @@ static void scan_project_done(ScanProject *p) {
         scan_names_done(&p->archive_other);
         live_claims_done(&p->claims);
         scan_aggs_done(&p->subagents);
+        owner_cache_done(&p->owner);
         json_object_put(p->org_root);
 }
 

@@ -1082,6 +1082,91 @@ static void test_fixture_build_and_snapshot(void **state) {
         assert_string_not_equal(s1, s2);
 }
 
+/* Equal project_dir, cwd and owner_reason strings are shared, distinct ones kept apart, and all
+ * of them freed once (ASan checks the frees) across many set resizes. */
+static void test_inventory_add_session_interns_strings(void **state) {
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        char id[SESSION_ID_MAX + 1], buf[64];
+        (void)state;
+
+        assert_int_equal(inventory_new(&inv), 0);
+        for (int i = 0; i < 3000; i++) {
+                Session s = { .tree = 0 };
+                (void)snprintf(id, sizeof(id), "%08x-0000-4000-8000-%012x", i, i);
+                memcpy(s.id, id, sizeof(s.id));
+                (void)snprintf(buf, sizeof(buf), "-p-%d", i % 700);
+                s.project_dir = strdup(buf);
+                (void)snprintf(buf, sizeof(buf), "/p/%d", i % 700);
+                s.cwd = i % 5 == 0 ? NULL : strdup(buf);
+                s.owner_reason = strdup(i % 2 ? "cwd matches the project directory" : "other");
+                s.title = strdup("a title");
+                assert_int_equal(inventory_add_session(inv, &s), 0);
+                assert_null(s.project_dir); /* moved */
+        }
+        assert_int_equal(inv->n_sessions, 3000);
+        assert_int_equal(inv->n_strings, 700 + 560 + 2); /* no cwd where i % 5 == 0, so 140 never */
+        for (size_t i = 0; i < inv->n_sessions; i++) {
+                const Session *s = &inv->sessions[i], *o = &inv->sessions[(i + 700) % 2800];
+                (void)snprintf(buf, sizeof(buf), "-p-%zu", i % 700);
+                assert_string_equal(s->project_dir, buf);
+                assert_ptr_equal(s->project_dir, o->project_dir);
+                assert_ptr_not_equal(s->project_dir, inv->sessions[(i + 1) % 3000].project_dir);
+                if (i % 5 == 0)
+                        assert_null(s->cwd);
+                else {
+                        (void)snprintf(buf, sizeof(buf), "/p/%zu", i % 700);
+                        assert_string_equal(s->cwd, buf);
+                }
+                assert_string_equal(s->owner_reason,
+                                    i % 2 ? "cwd matches the project directory" : "other");
+                assert_ptr_equal(s->owner_reason, inv->sessions[(i + 2) % 3000].owner_reason);
+                assert_ptr_not_equal(s->title, inv->sessions[(i + 1) % 3000].title);
+        }
+}
+
+/* The cache gives the same verdicts and hashes as the uncached check, also when the cwd or the
+ * project directory changes between calls. */
+static void test_owner_check_cached_matches_uncached(void **state) {
+        /* sha256 hex of the cwd strings (python3 hashlib) */
+#define HA "b068a6cef8334eebe19e2f82e1599894124d282d70224287abc4327dcc812316"
+#define HB "6294551d7d0fa129dbc0086a2cfc13e1d19caf1480e6def1ccb1c04fb40be1ec"
+#define HW "0bd02e8d3108bf9f1f7171490f1e9003c6ed787b82ce2a64d1f6caa0b3ec9686"
+        static const struct {
+                const char *cwd, *project_dir, *hash;
+        } cases[] = {
+                { "/srv/a", "-srv-a", HA }, { "/srv/a", "-srv-a", HA }, { "/srv/a", "-srv-b", HA },
+                { "/srv/b", "-srv-a", HB }, { "/srv/b", "-srv-b", HB }, { "/srv/a", "-srv-a", HA },
+                { "/srv/a/.qwen/worktrees/x", "-srv-a", HW },           { "/srv/a", "-srv-a", HA },
+        };
+#undef HA
+#undef HB
+#undef HW
+        _cleanup_(owner_cache_done) OwnerCache cache = {};
+        ClaimSet claims = {};
+        (void)state;
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                Session a = { .id = "c7bab6d3-4d35-4ebb-b856-81c884008a1e" }, b = a;
+                HeadInfo h = { .session_id = (char *)"c7bab6d3-4d35-4ebb-b856-81c884008a1e",
+                               .cwd = (char *)cases[i].cwd };
+
+                assert_int_equal(owner_check_claims(&a, &h, NULL, cases[i].project_dir, &claims), 0);
+                assert_int_equal(owner_check_cached(&b, &h, NULL, cases[i].project_dir, &claims,
+                                                    &cache),
+                                 0);
+                assert_int_equal(a.owner, b.owner);
+                assert_string_equal(a.owner_reason, b.owner_reason);
+                assert_string_equal(a.hash, b.hash);
+                assert_string_equal(b.hash, cases[i].hash);
+                assert_int_equal(b.owner, strstr(cases[i].cwd, "worktrees") ? OWNER_WORKTREE :
+                                          streq(cases[i].cwd + 5, cases[i].project_dir + 5) ?
+                                                                     OWNER_OK :
+                                                                     OWNER_FOREIGN);
+                session_done(&a);
+                session_done(&b);
+        }
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_corpus, teardown_corpus)
 
 int main(void) {
@@ -1113,6 +1198,8 @@ int main(void) {
                 T(test_roots_resolve_settings_runtime_dir),
                 cmocka_unit_test(test_inventory_find_case_insensitive_indexed),
                 cmocka_unit_test(test_inventory_to_string),
+                cmocka_unit_test(test_inventory_add_session_interns_strings),
+                cmocka_unit_test(test_owner_check_cached_matches_uncached),
                 T(test_fixture_build_and_snapshot),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
