@@ -199,6 +199,8 @@ static int inventory_strcasecmp(const char *a, const char *b) {
 
 /* NULL sorts before any string */
 static int inventory_strcmp_null(const char *a, const char *b) {
+        if (a == b) /* shared copies, or both NULL */
+                return 0;
         if (!a || !b)
                 return (a != NULL) - (b != NULL);
         return strcmp(a, b);

@@ -78,7 +78,7 @@ static int plan_cmp(const void *x, const void *y, void *userdata) {
         gb = plan_item_group(p, b, &vb);
         if (va != vb)
                 return va ? -1 : 1;
-        c = strcmp(ga, gb);
+        c = ga == gb ? 0 : strcmp(ga, gb); /* the inventory shares equal strings */
         if (c != 0)
                 return c;
         c = plan_verb_order(plan_item_verb(a)) - plan_verb_order(plan_item_verb(b));

@@ -278,7 +278,7 @@ static int policy_cmp_group(const void *x, const void *y, void *userdata) {
 
         if (a->tree != b->tree)
                 return a->tree < b->tree ? -1 : 1;
-        c = strcmp(a->cwd, b->cwd);
+        c = a->cwd == b->cwd ? 0 : strcmp(a->cwd, b->cwd); /* shared copies (inventory.h) */
         if (c != 0)
                 return c;
         c = policy_cmp_age(a, b);

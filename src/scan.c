@@ -482,10 +482,13 @@ static int scan_sidecars(const ScanCtx *ctx, Session *s, int dfd, const ScanName
 
         if (dfd < 0 || names->n == 0)
                 return 0;
-        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
-                char n[SESSION_ID_MAX + sizeof(".worktree.json")];
+        char n[SESSION_ID_MAX + sizeof(".worktree.json")];
+        size_t k = strnlen(id, SESSION_ID_MAX);
 
-                (void)snprintf(n, sizeof(n), "%s%s", id, suffixes[i]);
+        memcpy(n, id, k);
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+                /* every suffix fits: the longest sized the buffer */
+                memcpy(n + k, suffixes[i], strlen(suffixes[i]) + 1);
                 scan_add_sidecar(ctx, s, dfd, names, n);
                 if (i == 0 && !s->live_worktree)
                         s->live_worktree = scan_worktree_live(dfd, names, n);
