@@ -38,10 +38,11 @@ void session_done(Session *s) {
                 return;
         free(s->project_dir);
         free(s->cwd);
+        free(s->hash);
         free(s->owner_reason);
         free(s->title);
         free(s->live_reason);
-        s->project_dir = s->cwd = s->owner_reason = s->title = s->live_reason = NULL;
+        s->project_dir = s->cwd = s->hash = s->owner_reason = s->title = s->live_reason = NULL;
 }
 
 void orphan_done(Orphan *o) {
@@ -59,8 +60,8 @@ Inventory *inventory_free(Inventory *inv) {
                 tree_done(&inv->trees[i]);
         for (size_t i = 0; i < inv->n_sessions; i++) {
                 Session *s = &inv->sessions[i];
-                /* project_dir, cwd and owner_reason belong to inv->strings */
-                s->project_dir = s->cwd = s->owner_reason = NULL;
+                /* project_dir, cwd, hash and owner_reason belong to inv->strings */
+                s->project_dir = s->cwd = s->hash = s->owner_reason = NULL;
                 session_done(s);
         }
         for (size_t i = 0; i < inv->alloc_strings; i++)
@@ -154,13 +155,14 @@ int inventory_add_session(Inventory *inv, Session *s) {
         r = greedy_realloc((void **)&inv->sessions, &inv->alloc_sessions, inv->n_sessions + 1,
                            sizeof(Session));
         if (r >= 0)
-                r = inventory_strings_reserve(inv, 3);
+                r = inventory_strings_reserve(inv, 4);
         if (r < 0) {
                 session_done(s);
                 return r;
         }
         inventory_intern(inv, &s->project_dir);
         inventory_intern(inv, &s->cwd);
+        inventory_intern(inv, &s->hash);
         inventory_intern(inv, &s->owner_reason);
         inv->sessions[inv->n_sessions++] = *s;
         *s = (Session){};

@@ -65,16 +65,28 @@ typedef enum LiveFlags {
         LIVE_UNKNOWN = 1 << 4,   /* a signal could not be evaluated: treated as live */
 } LiveFlags;
 
+/* Fields ordered to leave little padding (100k sessions live in memory at once). */
 typedef struct Session {
         char id[SESSION_ID_MAX + 1]; /* as in the file name */
+        bool future_clamped;   /* mtime or last record was in the future */
+        bool empty;            /* 0-byte transcript */
+        bool tail_incomplete;  /* last line has no '\n' (possibly being written) */
+        bool title_manual;    /* titleSource manual or absent */
+        bool pinned;          /* session-organization: pinnedAt */
+        bool grouped;         /* session-organization: groupId or color */
+        bool live_worktree;   /* <id>.worktree.json whose worktreePath exists */
+        bool has_telemetry;   /* at least one ui_telemetry record (salvage has work); NOT set
+                               * by the scan (it would need a full read): usage.c decides */
+        SessionState state;
+        OwnerStatus owner;
+        unsigned n_tasks;     /* scheduled tasks bound to it in tmp/<hash>/scheduled_tasks.json */
+        unsigned live;        /* LiveFlags */
         size_t tree;                 /* index into Inventory.trees */
         char *project_dir;           /* directory name under projects/ */
         char *cwd;                   /* first record's cwd; NULL when unverified */
-        char hash[PROJECT_HASH_LEN + 1]; /* sha256(cwd) hex; "" when no cwd */
-        SessionState state;
+        char *hash;                  /* sha256(cwd) hex (PROJECT_HASH_LEN); NULL when no cwd */
         FileId active;   /* chats/<id>.jsonl, .present when it exists */
         FileId archived; /* chats/archive/<id>.jsonl */
-        OwnerStatus owner;
         char *owner_reason; /* why unverified/foreign, or how ownership was proven */
 
         /* bytes, st_size and allocated (st_blocks*512), transcript(s) + sidecars +
@@ -89,20 +101,8 @@ typedef struct Session {
         msec_t last_record;    /* last record's timestamp (0 if unknown) */
         msec_t first_record;   /* first record's timestamp (0 if unknown) */
         msec_t last_activity;  /* max(mtime, last_record), clamped to now */
-        bool future_clamped;   /* mtime or last record was in the future */
-        bool empty;            /* 0-byte transcript */
-        bool tail_incomplete;  /* last line has no '\n' (possibly being written) */
 
         char *title;          /* last custom_title, NULL if none */
-        bool title_manual;    /* titleSource manual or absent */
-        bool pinned;          /* session-organization: pinnedAt */
-        bool grouped;         /* session-organization: groupId or color */
-        unsigned n_tasks;     /* scheduled tasks bound to it in tmp/<hash>/scheduled_tasks.json */
-        bool live_worktree;   /* <id>.worktree.json whose worktreePath exists */
-        bool has_telemetry;   /* at least one ui_telemetry record (salvage has work); NOT set
-                               * by the scan (it would need a full read): usage.c decides */
-
-        unsigned live;        /* LiveFlags */
         char *live_reason;    /* e.g. "runtime claim pid 4242 alive" */
 } Session;
 
@@ -137,7 +137,7 @@ typedef struct Inventory {
          * absent, inventory_find() falls back to a linear search. */
         size_t *by_id;
         size_t n_by_id;
-        /* One copy of each distinct project_dir, cwd and owner_reason of the sessions (most are
+        /* One copy of each distinct project_dir, cwd, hash and owner_reason of the sessions (most are
          * shared by a whole project): an open-addressed set, alloc_strings a power of two. The
          * sessions point into it; inventory_free() releases it. */
         char **strings;
@@ -151,7 +151,8 @@ static inline void inventory_freep(Inventory **p) {
 }
 
 /* Append records; the inventory takes ownership of the strings inside (on success and failure).
- * A session's project_dir, cwd and owner_reason are replaced by the inventory's shared copies. */
+ * A session's project_dir, cwd, hash and owner_reason are replaced by the inventory's shared
+ * copies. */
 int inventory_add_tree(Inventory *inv, Tree *t, size_t *ret_index);
 int inventory_add_session(Inventory *inv, Session *s);
 int inventory_add_orphan(Inventory *inv, Orphan *o);

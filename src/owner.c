@@ -85,15 +85,22 @@ int owner_check_cached(Session *s, const HeadInfo *head, const char *why, const 
 
         /* cwd and hash whenever the first record has a cwd, even when the id check fails */
         if (head->cwd) {
-                char *c = strdup(head->cwd);
-                if (!c)
-                        return -ENOMEM;
-                free(s->cwd);
-                s->cwd = c;
+                char *c, *h;
+
                 r = owner_cache_fill(cache, head->cwd, project_dir);
                 if (r < 0)
                         return r;
-                memcpy(s->hash, cache->hash, sizeof(s->hash));
+                c = strdup(head->cwd);
+                h = strdup(cache->hash);
+                if (!c || !h) {
+                        free(c);
+                        free(h);
+                        return -ENOMEM;
+                }
+                free(s->cwd);
+                free(s->hash);
+                s->cwd = c;
+                s->hash = h;
         }
         if (!head->session_id)
                 return owner_set(s, OWNER_UNVERIFIED, strdup("first record has no sessionId"));

@@ -554,7 +554,7 @@ static int scan_session_tasks(ScanCtx *c, Session *s) {
         size_t lo = 0, hi = c->n_tasks;
         int r;
 
-        if (!s->hash[0])
+        if (!s->hash || strlen(s->hash) != PROJECT_HASH_LEN)
                 return 0;
         memcpy(key.hash, s->hash, sizeof(key.hash));
         t = c->n_tasks > 0 ? bsearch(&key, c->tasks, c->n_tasks, sizeof(ScanTasks),

@@ -524,7 +524,7 @@ static void test_scan_hostile_entries_reasons(void **state) {
                             "eaf4e3b21d9e4dffefffe05513fa8b1769d6422c03e7c712252f377e0f53310b");
         assert_string_equal(find(fx, ID_MIGRATED)->cwd, "/srv/demo/old-place");
         assert_null(find(fx, ID_NOCWD)->cwd);
-        assert_string_equal(find(fx, ID_NOCWD)->hash, "");
+        assert_null(find(fx, ID_NOCWD)->hash);
         /* the 0-byte transcript */
         assert_true(find(fx, ID_EMPTY)->empty);
         assert_true(find(fx, ID_EMPTY)->active.present);

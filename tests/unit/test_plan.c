@@ -53,7 +53,7 @@ static Session *fx_add(Fixture *f, const char *cwd, unsigned n, Verb verb, const
         snprintf(s->id, sizeof s->id, "%08x-0000-4000-8000-000000000000", n);
         s->cwd = (char *)cwd;
         s->project_dir = (char *)(cwd && streq(cwd, "/p/b") ? "-p-b" : "-p-a");
-        strcpy(s->hash, "ab12");
+        s->hash = (char *)"ab12";
         s->owner = cwd ? OWNER_OK : OWNER_UNVERIFIED;
         s->bytes = bytes;
         s->bytes_alloc = bytes + 100;
