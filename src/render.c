@@ -31,10 +31,34 @@ static size_t render_width(const char *s) {
 
 /* Print s (cleaned for the terminal) in at most width columns, cut with "…", padded when asked
  * (right-aligned when right). */
+static void render_pad(FILE *f, size_t n) {
+        static const char spaces[] = "                                ";
+
+        while (n > 0) {
+                size_t k = MIN(n, sizeof(spaces) - 1);
+                fwrite(spaces, 1, k, f);
+                n -= k;
+        }
+}
+
 static int render_field(FILE *f, const char *s, size_t width, bool pad, bool right) {
-        _cleanup_free_ char *c = plan_clean_string(s, /* for_terminal= */ true);
+        _cleanup_free_ char *c = NULL;
+        const char *q = s ?: "";
         size_t w, cut = 0, cols = 0;
 
+        /* fast path: printable ASCII that fits needs no cleaning and no copy */
+        while ((unsigned char)*q >= 0x20 && (unsigned char)*q < 0x7f)
+                q++;
+        if (*q == '\0' && (size_t)(q - (s ?: "")) <= width) {
+                w = (size_t)(q - (s ?: ""));
+                if (pad && right)
+                        render_pad(f, width - w);
+                fwrite(s ?: "", 1, w, f);
+                if (pad && !right)
+                        render_pad(f, width - w);
+                return 0;
+        }
+        c = plan_clean_string(s, /* for_terminal= */ true);
         if (!c)
                 return -ENOMEM;
         w = render_width(c);
