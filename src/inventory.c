@@ -132,12 +132,18 @@ static int inventory_strings_reserve(Inventory *inv, size_t n) {
         return 0;
 }
 
-/* Replace the owned string *p by the set's copy of it (adding it when new). Needs room. */
-static void inventory_intern(Inventory *inv, char **p) {
+/* Replace the owned string *p by the set's copy of it (adding it when new). Needs room. prev: the
+ * same field of the previous session (a shared copy or NULL), the usual match. */
+static void inventory_intern(Inventory *inv, char **p, char *prev) {
         char **slot;
 
         if (!*p)
                 return;
+        if (prev && streq(prev, *p)) {
+                free(*p);
+                *p = prev;
+                return;
+        }
         slot = inventory_str_slot(inv->strings, inv->alloc_strings, *p);
         if (*slot) {
                 if (*slot != *p)
@@ -160,10 +166,11 @@ int inventory_add_session(Inventory *inv, Session *s) {
                 session_done(s);
                 return r;
         }
-        inventory_intern(inv, &s->project_dir);
-        inventory_intern(inv, &s->cwd);
-        inventory_intern(inv, &s->hash);
-        inventory_intern(inv, &s->owner_reason);
+        const Session *prev = inv->n_sessions > 0 ? &inv->sessions[inv->n_sessions - 1] : NULL;
+        inventory_intern(inv, &s->project_dir, prev ? prev->project_dir : NULL);
+        inventory_intern(inv, &s->cwd, prev ? prev->cwd : NULL);
+        inventory_intern(inv, &s->hash, prev ? prev->hash : NULL);
+        inventory_intern(inv, &s->owner_reason, prev ? prev->owner_reason : NULL);
         inv->sessions[inv->n_sessions++] = *s;
         *s = (Session){};
         /* the index no longer covers every session */
@@ -226,9 +233,24 @@ static int inventory_cmp_session(const void *pa, const void *pb) {
 /* The index is built by sorting (tree, id, index) keys, so no comparator needs the array. */
 typedef struct IndexKey {
         size_t tree;
+        uint64_t prefix; /* the first 8 bytes of the id, ASCII-lowered, big-endian: same order */
         const char *id;
         size_t index;
 } IndexKey;
+
+/* The first 8 bytes of s (NUL-padded) lowered, as a number that sorts like the bytes. */
+static uint64_t inventory_id_prefix(const char *s) {
+        uint64_t v = 0;
+        size_t i = 0;
+
+        for (; i < 8 && s[i]; i++) {
+                unsigned char x = (unsigned char)s[i];
+                if (x >= 'A' && x <= 'Z')
+                        x = (unsigned char)(x - 'A' + 'a');
+                v = (v << 8) | x;
+        }
+        return v << (8 * (8 - i));
+}
 
 static int inventory_cmp_key(const void *pa, const void *pb) {
         const IndexKey *a = pa, *b = pb;
@@ -236,6 +258,8 @@ static int inventory_cmp_key(const void *pa, const void *pb) {
 
         if (a->tree != b->tree)
                 return a->tree < b->tree ? -1 : 1;
+        if (a->prefix != b->prefix)
+                return a->prefix < b->prefix ? -1 : 1;
         c = inventory_strcasecmp(a->id, b->id);
         if (c != 0)
                 return c;
@@ -257,7 +281,10 @@ int inventory_index(Inventory *inv) {
                 return -ENOMEM;
         }
         for (size_t i = 0; i < inv->n_sessions; i++)
-                keys[i] = (IndexKey){ inv->sessions[i].tree, inv->sessions[i].id, i };
+                keys[i] = (IndexKey){ .tree = inv->sessions[i].tree,
+                                      .prefix = inventory_id_prefix(inv->sessions[i].id),
+                                      .id = inv->sessions[i].id,
+                                      .index = i };
         qsort(keys, inv->n_sessions, sizeof(IndexKey), inventory_cmp_key);
         for (size_t i = 0; i < inv->n_sessions; i++)
                 by_id[i] = keys[i].index;

@@ -681,9 +681,11 @@ static int live_check_lock(const LiveProbe *p, Session *s) {
         char name[SESSION_ID_MAX + sizeof(".lock")];
         const char *key = name;
         json_object *o = NULL;
+        size_t k = strnlen(s->id, SESSION_ID_MAX);
         int r;
 
-        (void)snprintf(name, sizeof(name), "%s.lock", s->id);
+        memcpy(name, s->id, k);
+        memcpy(name + k, ".lock", sizeof(".lock"));
         if (p->locks_problem)
                 return live_add(s, LIVE_UNKNOWN, p->locks_problem);
         if (p->n_locks == 0 ||

@@ -90,6 +90,71 @@ static int plan_cmp(const void *x, const void *y, void *userdata) {
         return a->index < b->index ? -1 : a->index > b->index ? 1 : 0;
 }
 
+/* plan_cmp()'s fields of one item, gathered once so the sort does not chase pointers. */
+typedef struct PlanKey {
+        const char *group;
+        const char *name;
+        uint32_t item; /* position in the unsorted items: same order as the index within a kind */
+        uint32_t tree;
+        uint8_t orphan, verified, verb;
+} PlanKey;
+
+static int plan_cmp_key(const void *x, const void *y) {
+        const PlanKey *a = x, *b = y;
+        int c;
+
+        if (a->tree != b->tree)
+                return a->tree < b->tree ? -1 : 1;
+        if (a->orphan != b->orphan)
+                return a->orphan ? 1 : -1;
+        if (a->verified != b->verified)
+                return a->verified ? -1 : 1;
+        c = a->group == b->group ? 0 : strcmp(a->group, b->group);
+        if (c != 0)
+                return c;
+        if (a->verb != b->verb)
+                return a->verb < b->verb ? -1 : 1;
+        c = a->name == b->name ? 0 : strcmp(a->name, b->name);
+        if (c != 0)
+                return c;
+        return a->item < b->item ? -1 : a->item > b->item ? 1 : 0;
+}
+
+/* Sort p->items in plan_cmp() order through compact keys; plain qsort_r() when they do not fit
+ * (or memory is short). */
+static void plan_sort(Plan *p) {
+        _cleanup_free_ PlanKey *keys = NULL;
+        PlanItem *sorted = NULL;
+        size_t max_tree = 0;
+
+        for (size_t i = 0; i < p->n_items; i++)
+                max_tree = MAX(max_tree, plan_item_tree(p, &p->items[i]));
+        if (p->n_items > UINT32_MAX || max_tree > UINT32_MAX ||
+            !(keys = calloc(p->n_items ?: 1, sizeof(PlanKey))) ||
+            !(sorted = calloc(p->n_items ?: 1, sizeof(PlanItem)))) {
+                qsort_r(p->items, p->n_items, sizeof(PlanItem), plan_cmp, p);
+                return;
+        }
+        for (size_t i = 0; i < p->n_items; i++) {
+                const PlanItem *it = &p->items[i];
+                bool verified;
+                keys[i] = (PlanKey){
+                        .group = plan_item_group(p, it, &verified),
+                        .name = plan_item_name(p, it),
+                        .item = (uint32_t)i,
+                        .tree = (uint32_t)plan_item_tree(p, it),
+                        .orphan = it->is_orphan,
+                        .verified = verified,
+                        .verb = (uint8_t)plan_verb_order(plan_item_verb(it)),
+                };
+        }
+        qsort(keys, p->n_items, sizeof(PlanKey), plan_cmp_key);
+        for (size_t i = 0; i < p->n_items; i++)
+                sorted[i] = p->items[keys[i].item];
+        free(p->items);
+        p->items = sorted;
+}
+
 int plan_build(const Inventory *inv, Verdicts **verdicts, msec_t now, Plan **ret) {
         _cleanup_(plan_freep) Plan *p = NULL;
         size_t n;
@@ -115,7 +180,7 @@ int plan_build(const Inventory *inv, Verdicts **verdicts, msec_t now, Plan **ret
                 p->items[p->n_items++] = (PlanItem){ .is_orphan = true,
                                                      .index = i,
                                                      .verdict = &p->verdicts->orphans[i] };
-        qsort_r(p->items, p->n_items, sizeof(PlanItem), plan_cmp, p);
+        plan_sort(p);
         *ret = TAKE_PTR(p);
         return 0;
 }

@@ -525,6 +525,7 @@ static int policy_tree(PolicyRun *run, size_t t, size_t *idx) {
         uint64_t total = 0, deleted = 0;
         char a[FORMAT_BYTES_MAX], b[32], c[32];
         _cleanup_free_ char *reason = NULL;
+        bool sorted = false;
         size_t n = 0;
         int r;
 
@@ -544,8 +545,7 @@ static int policy_tree(PolicyRun *run, size_t t, size_t *idx) {
                 if (run->v->orphans[i].verb == VERB_DELETE)
                         deleted += policy_size(run, o->bytes, o->bytes_alloc);
         }
-        qsort_r(idx, n, sizeof(size_t), policy_cmp_oldest, (void *)run->inv);
-
+        /* idx is put in age order only when a cap walks it (most runs have none in effect) */
         if (tl->max_size > 0 && total > tl->max_size) {
                 uint64_t target = tl->low_watermark > 0 && tl->low_watermark < tl->max_size
                                           ? tl->low_watermark
@@ -558,6 +558,8 @@ static int policy_tree(PolicyRun *run, size_t t, size_t *idx) {
                                    policy_format_limit(c, sizeof c, target));
                 if (!reason)
                         return -ENOMEM;
+                qsort_r(idx, n, sizeof(size_t), policy_cmp_oldest, (void *)run->inv);
+                sorted = true;
                 r = policy_tree_walk(run, idx, n, "tree-max-size", reason, &projected, target,
                                      /* up= */ false, /* alloc= */ false);
                 if (r < 0)
@@ -593,6 +595,8 @@ static int policy_tree(PolicyRun *run, size_t t, size_t *idx) {
                                            policy_format_limit(b, sizeof b, floor_bytes));
                 if (!reason)
                         return -ENOMEM;
+                if (!sorted)
+                        qsort_r(idx, n, sizeof(size_t), policy_cmp_oldest, (void *)run->inv);
                 r = policy_tree_walk(run, idx, n, "keep-free", reason, &freed,
                                      floor_bytes - tree->fs_avail, /* up= */ true,
                                      /* alloc= */ true);

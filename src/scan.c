@@ -43,6 +43,8 @@ typedef struct ScanAgg {
 typedef struct ScanAggs {
         ScanAgg *v;
         size_t n, alloc;
+        uint64_t *bits;  /* a one-hash Bloom filter of the names (most lookups miss), or NULL */
+        size_t n_bits;   /* a power of two */
 } ScanAggs;
 
 /* Candidate orphans, decided when every tree is in the inventory. */
@@ -224,6 +226,7 @@ static void scan_aggs_done(ScanAggs *a) {
         for (size_t i = 0; i < a->n; i++)
                 scan_agg_done(&a->v[i]);
         free(a->v);
+        free(a->bits);
         *a = (ScanAggs){};
 }
 
@@ -231,11 +234,43 @@ static int scan_cmp_agg(const void *a, const void *b) {
         return strcmp(((const ScanAgg *)a)->name, ((const ScanAgg *)b)->name);
 }
 
+/* FNV-1a of a name. */
+static uint64_t scan_name_hash(const char *s) {
+        uint64_t h = UINT64_C(14695981039346656037);
+
+        for (; *s; s++)
+                h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
+        return h ^ (h >> 29);
+}
+
+/* Build the filter of a->v's names (16 bits a name); without memory there is none. */
+static void scan_aggs_filter(ScanAggs *a) {
+        size_t n = 64;
+
+        free(a->bits);
+        a->bits = NULL;
+        while (n < 16 * a->n)
+                n *= 2;
+        a->bits = calloc(n / 64, sizeof(uint64_t));
+        if (!a->bits)
+                return;
+        a->n_bits = n;
+        for (size_t i = 0; i < a->n; i++) {
+                size_t b = (size_t)scan_name_hash(a->v[i].name) & (n - 1);
+                a->bits[b / 64] |= UINT64_C(1) << (b % 64);
+        }
+}
+
 static const ScanAgg *scan_aggs_find(const ScanAggs *a, const char *name) {
         ScanAgg key = { .name = (char *)name };
 
         if (a->n == 0)
                 return NULL;
+        if (a->bits) {
+                size_t b = (size_t)scan_name_hash(name) & (a->n_bits - 1);
+                if (!(a->bits[b / 64] & (UINT64_C(1) << (b % 64))))
+                        return NULL;
+        }
         return bsearch(&key, a->v, a->n, sizeof(ScanAgg), scan_cmp_agg);
 }
 
@@ -331,6 +366,8 @@ static int scan_collect_aggs(int dfd, dev_t dev, bool only_ids, ScanAggs *aggs) 
         closedir(d);
         if (aggs->n > 1)
                 qsort(aggs->v, aggs->n, sizeof(ScanAgg), scan_cmp_agg);
+        if (aggs->n > 0)
+                scan_aggs_filter(aggs);
         return r;
 }
 
