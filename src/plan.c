@@ -540,6 +540,8 @@ static void plan_json_counters(PlanJson *j, const char *key, const PlanCounters 
 static int plan_json_summary(PlanJson *j, const Plan *p) {
         PlanCounters sets[4] = {}; /* verbs, rules, protections, orphans */
         static const char *const keys[4] = { "verbs", "rules", "protections", "orphans" };
+        const char *last_rule = NULL;
+        bool last_is_prot = false;
         int r = 0;
 
         for (Verb v = 0; r >= 0 && v < _VERB_MAX; v++)
@@ -562,9 +564,16 @@ static int plan_json_summary(PlanJson *j, const Plan *p) {
                 r = plan_count(&sets[0], verb_to_string(vd->verb), b, a);
                 if (r >= 0 && (vd->verb == VERB_ARCHIVE || vd->verb == VERB_DELETE))
                         r = plan_count(&sets[1], vd->rule, b, a);
-                for (unsigned i = 0; r >= 0 && vd->rule && i < _PROT_MAX; i++)
-                        if (streq(vd->rule, protection_to_string((Protection)(1u << i))))
-                                r = plan_count(&sets[2], vd->rule, b, a);
+                /* rules are static strings: look each distinct pointer up once */
+                if (vd->rule != last_rule) {
+                        last_rule = vd->rule;
+                        last_is_prot = false;
+                        for (unsigned i = 0; last_rule && i < _PROT_MAX && !last_is_prot; i++)
+                                last_is_prot = streq(last_rule,
+                                                     protection_to_string((Protection)(1u << i)));
+                }
+                if (r >= 0 && last_is_prot)
+                        r = plan_count(&sets[2], vd->rule, b, a);
         }
         if (r >= 0) {
                 plan_json_key(j, "summary");

@@ -82,7 +82,19 @@ typedef struct PolicyRun {
         size_t n_order;
         PolicyGroup *groups;
         size_t n_groups;
+        /* format_duration_exact() of the last limit formatted (limits repeat per session) */
+        msec_t exact_v;
+        char exact_s[FORMAT_DURATION_MAX];
 } PolicyRun;
+
+/* format_duration_exact(v), remembered for the next call with the same v. */
+static const char *policy_exact(PolicyRun *run, msec_t v) {
+        if (!run->exact_s[0] || run->exact_v != v) {
+                format_duration_exact(run->exact_s, sizeof run->exact_s, v);
+                run->exact_v = v;
+        }
+        return run->exact_s;
+}
 
 static const char *const verb_table[_VERB_MAX] = {
         [VERB_KEEP] = "keep",
@@ -343,7 +355,7 @@ static int policy_build_groups(PolicyRun *run) {
 static int policy_project_age_count(PolicyRun *run, const PolicyGroup *g) {
         const Policy *p = g->pol;
         Verb verb = p->action == POLICY_ACTION_DELETE ? VERB_DELETE : VERB_ARCHIVE;
-        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
+        char a[FORMAT_DURATION_MAX];
         unsigned rank = 0;
         int r;
 
@@ -359,7 +371,7 @@ static int policy_project_age_count(PolicyRun *run, const PolicyGroup *g) {
                 if (p->max_age > 0 && run->info[i].idle > p->max_age) {
                         r = policy_select(run, i, verb, "max-age", "idle %s > max-age %s",
                                           format_duration(a, sizeof a, run->info[i].idle),
-                                          format_duration_exact(b, sizeof b, p->max_age));
+                                          policy_exact(run, p->max_age));
                         if (r < 0)
                                 return r;
                 }
@@ -655,7 +667,7 @@ static int policy_finish(PolicyRun *run, size_t i) {
         PolicyInfo *in = &run->info[i];
         Verdict *vd = &run->v->sessions[i];
         const Policy *p = in->pol;
-        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
+        char a[FORMAT_DURATION_MAX];
         bool selected = in->sel_verb != VERB_KEEP;
 
         if (vd->protections & PROT_SKIP_MASK) {
@@ -684,7 +696,7 @@ static int policy_finish(PolicyRun *run, size_t i) {
                 else if (p->max_age > 0)
                         vd->reason = strprintf("idle %s <= max-age %s",
                                                format_duration(a, sizeof a, in->idle),
-                                               format_duration_exact(b, sizeof b, p->max_age));
+                                               policy_exact(run, p->max_age));
                 else
                         vd->reason = strdup("no rule applies");
         }

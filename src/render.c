@@ -232,7 +232,8 @@ static int render_summary(const Plan *p, unsigned cols, FILE *f) {
         uint64_t n[_VERB_MAX] = {}, b[_VERB_MAX] = {}, on[_VERB_MAX] = {}, ob[_VERB_MAX] = {};
         const char *rules[64];
         uint64_t rn[64] = {}, rb[64] = {};
-        unsigned pn[_PROT_MAX] = {};
+        unsigned pn[_PROT_MAX] = {}, last_prot = _PROT_MAX;
+        const char *last_rule = NULL;
         size_t n_rules = 0;
         char sz[FORMAT_BYTES_MAX], ts[FORMAT_TIMESTAMP_MAX];
         _cleanup_(strbuf_done) StrBuf sb = {};
@@ -266,10 +267,18 @@ static int render_summary(const Plan *p, unsigned cols, FILE *f) {
                                 rb[j] += bytes;
                         }
                 }
-                for (unsigned i = 0; i < _PROT_MAX; i++)
-                        if (it->verdict->rule &&
-                            streq(it->verdict->rule, protection_to_string((Protection)(1u << i))))
-                                pn[i]++;
+                /* rules are static strings: look each distinct pointer up once */
+                if (it->verdict->rule != last_rule) {
+                        last_rule = it->verdict->rule;
+                        last_prot = _PROT_MAX;
+                        for (unsigned i = 0; last_rule && i < _PROT_MAX; i++)
+                                if (streq(last_rule, protection_to_string((Protection)(1u << i)))) {
+                                        last_prot = i;
+                                        break;
+                                }
+                }
+                if (last_prot < _PROT_MAX)
+                        pn[last_prot]++;
         }
 
         fprintf(f, "Summary (dry run at %s, nothing was changed):\n",
