@@ -262,18 +262,42 @@ typedef struct PlanJson {
         unsigned depth;
         bool had[PLAN_JSON_DEPTH]; /* the open container at each depth has a member already */
         int error;                 /* first -errno (only -ENOMEM; I/O errors via ferror()) */
+        size_t len;                /* bytes in buf, not yet written to f */
+        char buf[64 * 1024];
 } PlanJson;
+
+/* Append n bytes of text (through buf: a few stdio calls instead of one per token). */
+static void plan_json_write(PlanJson *j, const char *s, size_t n) {
+        if (n > sizeof(j->buf) - j->len) {
+                fwrite(j->buf, 1, j->len, j->f);
+                j->len = 0;
+                if (n > sizeof(j->buf)) {
+                        fwrite(s, 1, n, j->f);
+                        return;
+                }
+        }
+        memcpy(j->buf + j->len, s, n);
+        j->len += n;
+}
+
+static void plan_json_puts(PlanJson *j, const char *s) {
+        plan_json_write(j, s, strlen(s));
+}
+
+static void plan_json_putc(PlanJson *j, char c) {
+        plan_json_write(j, &c, 1);
+}
 
 static void plan_json_indent(PlanJson *j, unsigned depth) {
         static const char spaces[] = "                                ";
 
-        fwrite(spaces, 1, MIN(2 * (size_t)depth, sizeof(spaces) - 1), j->f);
+        plan_json_write(j, spaces, MIN(2 * (size_t)depth, sizeof(spaces) - 1));
 }
 
 /* Separator and indentation before a member or element of the open container. */
 static void plan_json_next(PlanJson *j) {
         if (j->had[j->depth])
-                fputs(",\n", j->f);
+                plan_json_puts(j, ",\n");
         j->had[j->depth] = true;
         plan_json_indent(j, j->depth);
 }
@@ -281,24 +305,24 @@ static void plan_json_next(PlanJson *j) {
 /* "key": (keys are plain ASCII literals: nothing to escape) */
 static void plan_json_key(PlanJson *j, const char *key) {
         plan_json_next(j);
-        fputc('"', j->f);
-        fputs(key, j->f);
-        fputs("\": ", j->f);
+        plan_json_putc(j, '"');
+        plan_json_puts(j, key);
+        plan_json_puts(j, "\": ");
 }
 
 static void plan_json_open(PlanJson *j, char c) {
         assert(j->depth + 1 < PLAN_JSON_DEPTH);
-        fputc(c, j->f);
-        fputc('\n', j->f);
+        plan_json_putc(j, c);
+        plan_json_putc(j, '\n');
         j->had[++j->depth] = false;
 }
 
 static void plan_json_close(PlanJson *j, char c) {
         if (j->had[j->depth])
-                fputc('\n', j->f);
+                plan_json_putc(j, '\n');
         j->depth--;
         plan_json_indent(j, j->depth);
-        fputc(c, j->f);
+        plan_json_putc(j, c);
 }
 
 /* A JSON string from possibly invalid UTF-8 (json-c's escaping); null for NULL. */
@@ -309,23 +333,23 @@ static void plan_json_value_string(PlanJson *j, const char *s) {
         const char *out;
 
         if (!s) {
-                fputs("null", j->f);
+                plan_json_puts(j, "null");
                 return;
         }
         /* fast path: printable ASCII with nothing to escape */
         while (*q >= 0x20 && *q < 0x7f && *q != '"' && *q != '\\')
                 q++;
         if (*q == '\0') {
-                fputc('"', j->f);
-                fwrite(s, 1, (size_t)((const char *)q - s), j->f);
-                fputc('"', j->f);
+                plan_json_putc(j, '"');
+                plan_json_write(j, s, (size_t)((const char *)q - s));
+                plan_json_putc(j, '"');
                 return;
         }
         clean = plan_clean_string(s, /* for_terminal= */ false);
         v = clean ? json_object_new_string(clean) : NULL;
         out = v ? json_object_to_json_string_ext(v, PLAN_JSON_FLAGS) : NULL;
         if (out)
-                fputs(out, j->f);
+                plan_json_puts(j, out);
         else if (j->error == 0)
                 j->error = -ENOMEM;
         json_object_put(v);
@@ -343,19 +367,32 @@ static void plan_json_time(PlanJson *j, const char *key, msec_t t) {
         plan_json_string(j, key, t == 0 ? NULL : format_timestamp(buf, sizeof buf, t));
 }
 
+/* Decimal digits of v (what printf's %PRIu64 gives), preceded by '-' when neg. */
+static void plan_json_digits(PlanJson *j, uint64_t v, bool neg) {
+        char buf[24], *p = buf + sizeof(buf);
+
+        do
+                *--p = (char)('0' + v % 10);
+        while ((v /= 10) > 0);
+        if (neg)
+                *--p = '-';
+        plan_json_write(j, p, (size_t)(buf + sizeof(buf) - p));
+}
+
 static void plan_json_int(PlanJson *j, const char *key, int64_t v) {
         plan_json_key(j, key);
-        fprintf(j->f, "%" PRId64, v);
+        /* the magnitude of INT64_MIN as an unsigned number */
+        plan_json_digits(j, v < 0 ? -(uint64_t)v : (uint64_t)v, v < 0);
 }
 
 static void plan_json_uint(PlanJson *j, const char *key, uint64_t v) {
         plan_json_key(j, key);
-        fprintf(j->f, "%" PRIu64, v);
+        plan_json_digits(j, v, false);
 }
 
 static void plan_json_bool(PlanJson *j, const char *key, bool v) {
         plan_json_key(j, key);
-        fputs(v ? "true" : "false", j->f);
+        plan_json_puts(j, v ? "true" : "false");
 }
 
 /* An array of the names of the bits set in mask (name(bit) for bit i). */
@@ -630,7 +667,8 @@ int plan_render_json(const Plan *p, FILE *f) {
         if (r < 0)
                 return r;
         plan_json_close(&j, '}');
-        fputc('\n', f);
+        plan_json_putc(&j, '\n');
+        fwrite(j.buf, 1, j.len, f);
         if (j.error < 0)
                 return j.error;
         return fflush(f) == EOF || ferror(f) ? -EIO : 0;

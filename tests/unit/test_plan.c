@@ -1,6 +1,7 @@
 /* test_plan.c: plan order, text rendering width, JSON round trip, status ordering. */
 #include "autoconf.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -514,11 +515,31 @@ static void test_plan_render_json_layout_is_json_c(void **state) {
         const char *again;
         (void)state;
 
-        for (size_t i = 0; i < ELEMENTSOF(titles) + 1; i++) {
-                if (i < ELEMENTSOF(titles)) {
+        _cleanup_free_ char *huge = malloc(150001), *huge_esc = malloc(150001);
+
+        /* longer than the writer's 64 KiB buffer, plain and with escapes */
+        assert_non_null(huge);
+        assert_non_null(huge_esc);
+        memset(huge, 'x', 150000);
+        huge[150000] = '\0';
+        for (size_t i = 0; i < 150000; i++)
+                huge_esc[i] = i % 3 ? 'y' : '"';
+        huge_esc[150000] = '\0';
+        for (size_t i = 0; i < ELEMENTSOF(titles) + 3; i++) {
+                if (i < ELEMENTSOF(titles) + 2) {
                         fx_scene(&f);
-                        f.s[6].title = (char *)titles[i];
-                        f.s[2].live_reason = (char *)titles[i];
+                        f.s[6].title = (char *)(i < ELEMENTSOF(titles) ? titles[i] :
+                                                i == ELEMENTSOF(titles) ? huge :
+                                                                          huge_esc);
+                        f.s[2].live_reason = (char *)(i < ELEMENTSOF(titles) ? titles[i] : "x");
+                        /* number extremes (digits written by hand, not printf) */
+                        f.s[6].bytes = UINT64_MAX;
+                        f.s[6].bytes_alloc = 0;
+                        f.s[2].bytes = UINT64_C(10000000000000000000);
+                        f.vs[6].rank = UINT_MAX;
+                        f.trees[0].fs_known = true;
+                        f.trees[0].fs_size = UINT64_MAX - 1;
+                        f.trees[0].fs_avail = 9;
                 } else
                         fx_init(&f); /* nothing at all */
                 p = fx_plan(&f);
