@@ -293,8 +293,33 @@ int inventory_index(Inventory *inv) {
         return 0;
 }
 
+/* Are the sessions in blocks of one (tree, project_dir) each, the blocks in ascending order (as
+ * the scan adds them)? Then sorting each block sorts the whole. */
+static bool inventory_blocks_ordered(const Inventory *inv) {
+        for (size_t i = 1; i < inv->n_sessions; i++) {
+                const Session *a = &inv->sessions[i - 1], *b = &inv->sessions[i];
+                int c = a->tree != b->tree ? (a->tree < b->tree ? -1 : 1)
+                                           : inventory_strcmp_null(a->project_dir, b->project_dir);
+                if (c > 0)
+                        return false;
+        }
+        return true;
+}
+
 void inventory_sort(Inventory *inv) {
-        if (inv->n_sessions > 1)
+        if (inv->n_sessions > 1 && inventory_blocks_ordered(inv)) {
+                for (size_t k = 0, e; k < inv->n_sessions; k = e) {
+                        const Session *first = &inv->sessions[k];
+                        for (e = k + 1; e < inv->n_sessions && inv->sessions[e].tree == first->tree &&
+                                        inventory_strcmp_null(inv->sessions[e].project_dir,
+                                                              first->project_dir) == 0;
+                             e++)
+                                ;
+                        if (e - k > 1)
+                                qsort(inv->sessions + k, e - k, sizeof(Session),
+                                      inventory_cmp_session);
+                }
+        } else if (inv->n_sessions > 1)
                 qsort(inv->sessions, inv->n_sessions, sizeof(Session), inventory_cmp_session);
         /* ENOMEM leaves no index: inventory_find() then searches linearly */
         (void)inventory_index(inv);

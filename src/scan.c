@@ -1010,6 +1010,7 @@ static int scan_tree(ScanCtx *ctx) {
         Tree *t = &ctx->inv->trees[ctx->tree];
         _cleanup_close_ int rfd = -EBADF, gfd = -EBADF, hfd = -EBADF, pfd = -EBADF;
         _cleanup_(live_probe_freep) LiveProbe *probe = NULL;
+        _cleanup_(scan_names_done) ScanNames names = {};
         struct stat st;
         struct statvfs sv;
         DIR *d;
@@ -1060,13 +1061,21 @@ static int scan_tree(ScanCtx *ctx) {
                 while ((de = readdir(d))) {
                         if (streq(de->d_name, ".") || streq(de->d_name, ".."))
                                 continue;
-                        r = scan_project(ctx, pfd, de->d_name);
+                        r = scan_names_add(&names, de->d_name);
                         if (r < 0)
                                 break;
                 }
                 closedir(d);
                 if (r < 0)
                         return r;
+                /* in name order: the sessions arrive nearly sorted (see inventory_sort()) */
+                if (names.n > 1)
+                        qsort(names.v, names.n, sizeof(char *), scan_cmp_str);
+                for (size_t i = 0; i < names.n; i++) {
+                        r = scan_project(ctx, pfd, names.v[i]);
+                        if (r < 0)
+                                return r;
+                }
         } else if (pfd != -ENOENT)
                 log_debug("'%s/projects': %s, skipped", t->runtime_dir, strerror(-pfd));
 
