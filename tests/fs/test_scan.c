@@ -1124,6 +1124,56 @@ static void test_inventory_add_session_interns_strings(void **state) {
         }
 }
 
+/* Sessions arriving in ordered project blocks (the scan's order) end up exactly as a full sort
+ * puts them: by tree, project_dir, cwd (none first), id; also when a block recurs later. */
+static void test_inventory_sort_blocks(void **state) {
+        static const struct {
+                size_t tree;
+                const char *project, *cwd, *id;
+        } in[] = {
+                { 0, "-a", "/a", "cc" }, { 0, "-a", NULL, "bb" }, { 0, "-a", "/a", "aa" },
+                { 0, "-a", "/0", "zz" }, { 0, "-b", "/b", "bb" }, { 0, "-b", "/b", "Ab" },
+                { 1, "-a", "/a", "bb" }, { 1, "-a", "/a", "aa" }, { 1, "-c", "/c", "x" },
+        };
+        static const unsigned want[] = { 1, 3, 2, 0, 5, 4, 7, 6, 8 };
+        (void)state;
+
+        for (unsigned pass = 0; pass < 2; pass++) {
+                _cleanup_(inventory_freep) Inventory *inv = NULL;
+
+                assert_int_equal(inventory_new(&inv), 0);
+                for (size_t i = 0; i < ELEMENTSOF(in); i++) {
+                        Session s = { .tree = in[i].tree };
+                        strcpy(s.id, in[i].id);
+                        s.project_dir = strdup(in[i].project);
+                        s.cwd = in[i].cwd ? strdup(in[i].cwd) : NULL;
+                        assert_int_equal(inventory_add_session(inv, &s), 0);
+                }
+                if (pass == 1) {
+                        /* a block out of order: the whole array is sorted instead */
+                        Session t = { .tree = 0, .id = "dd" };
+                        t.project_dir = strdup("-a");
+                        assert_int_equal(inventory_add_session(inv, &t), 0);
+                }
+                inventory_sort(inv);
+                if (pass == 0) {
+                        for (size_t i = 0; i < ELEMENTSOF(want); i++) {
+                                const Session *s = &inv->sessions[i];
+                                assert_string_equal(s->id, in[want[i]].id);
+                                assert_int_equal(s->tree, in[want[i]].tree);
+                                assert_string_equal(s->project_dir, in[want[i]].project);
+                        }
+                        continue;
+                }
+                /* tree 0, -a: no cwd (bb, dd), /0 (zz), /a (aa, cc), then as before */
+                assert_int_equal(inv->n_sessions, ELEMENTSOF(in) + 1);
+                static const char *const ids[] = { "bb", "dd", "zz", "aa", "cc", "Ab",
+                                                   "bb", "aa", "bb", "x" };
+                for (size_t i = 0; i < ELEMENTSOF(ids); i++)
+                        assert_string_equal(inv->sessions[i].id, ids[i]);
+        }
+}
+
 /* The cache gives the same verdicts and hashes as the uncached check, also when the cwd or the
  * project directory changes between calls. */
 static void test_owner_check_cached_matches_uncached(void **state) {
@@ -1199,6 +1249,7 @@ int main(void) {
                 cmocka_unit_test(test_inventory_find_case_insensitive_indexed),
                 cmocka_unit_test(test_inventory_to_string),
                 cmocka_unit_test(test_inventory_add_session_interns_strings),
+                cmocka_unit_test(test_inventory_sort_blocks),
                 cmocka_unit_test(test_owner_check_cached_matches_uncached),
                 T(test_fixture_build_and_snapshot),
         };
