@@ -211,15 +211,18 @@ static int journal_append_pair(StrBuf *b, const char *key, const char *v) {
 
 typedef int (*JournalFieldFn)(void *userdata, const char *key, const char *value);
 
+/* The entry's syslog priority: its own, else the event's default. */
+static int journal_entry_priority(const JournalEntry *e) {
+        return e->priority > 0 && e->priority <= 7 ? e->priority : journal_priority_table[e->event];
+}
+
 /* Call fn for every field of e, in a fixed order. Stops at the first error. */
 static int journal_foreach_field(const JournalEntry *e, const char *run_id, JournalFieldFn fn,
                                  void *userdata) {
         char prio[4], bytes[24], err[16];
         int r;
 
-        int p = e->priority > 0 && e->priority <= 7 ? e->priority
-                                                    : journal_priority_table[e->event];
-        snprintf(prio, sizeof prio, "%d", p);
+        snprintf(prio, sizeof prio, "%d", journal_entry_priority(e));
         snprintf(bytes, sizeof bytes, "%" PRIu64, e->bytes);
         snprintf(err, sizeof err, "%d", e->error);
 
@@ -331,6 +334,14 @@ static int journal_write_all(int fd, const char *s, size_t n) {
         return 0;
 }
 
+/* Entries less severe than this are not written to stderr (--quiet under cron: only failures
+ * reach the mail). The journal and --log-file always get every entry. */
+static int journal_stderr_max_priority = LOG_DEBUG;
+
+void journal_set_stderr_max_priority(int priority) {
+        journal_stderr_max_priority = priority;
+}
+
 int journal_log(const JournalEntry *e) {
         _cleanup_free_ char *line = NULL;
         _cleanup_free_ char *nl = NULL;
@@ -339,6 +350,9 @@ int journal_log(const JournalEntry *e) {
                 return -EINVAL;
         if (journal_state.target == JOURNAL_TARGET_JOURNAL)
                 return journal_send(e);
+        if (journal_state.target == JOURNAL_TARGET_STDERR &&
+            journal_entry_priority(e) > journal_stderr_max_priority)
+                return 0;
 
         line = journal_format_line(e, journal_state.run_id);
         if (!line)

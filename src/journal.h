@@ -61,5 +61,8 @@ JournalTarget journal_get_target(void);
 /* Format e as the one-line key=value form used for stderr and files (without '\n').
  * Returns a malloc'ed string or NULL on ENOMEM. run_id may be NULL. */
 char *journal_format_line(const JournalEntry *e, const char *run_id);
+/* With the stderr target, drop entries less severe than priority (syslog level; --quiet sets
+ * LOG_WARNING so that cron mails only failures). The journal and files get everything. */
+void journal_set_stderr_max_priority(int priority);
 /* A fresh random run id (32 hex + NUL). */
 int journal_new_run_id(char ret[33]);

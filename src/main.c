@@ -369,7 +369,9 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         int r;
 
         r = scan_all(inv, &so);
-        if (r < 0)
+        if (r == -ENOENT)
+                log_info("a Qwen tree does not exist (nothing to do there)");
+        else if (r < 0)
                 log_warning_errno(r, "some trees could not be scanned");
 
         if (arg_command == CMD_STATUS)
@@ -411,6 +413,8 @@ static int main_open_journal(void) {
                                  arg_log_file, run_id);
         if (r < 0)
                 return log_error_errno(r, "cannot open the action log");
+        if (arg_quiet)
+                journal_set_stderr_max_priority(4 /* LOG_WARNING */);
         return 0;
 }
 

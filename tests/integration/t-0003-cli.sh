@@ -70,4 +70,16 @@ if command -v flock >/dev/null; then
         grep -qi "another qgc" "$T/err" || fail "no clear message when locked"
         wait
 fi
+# --quiet (cron): silent on success, even when the action log falls back to stderr; on a
+# failure, the failed actions and a summary, and exit 1
+q=$(make_tree quiet)
+expect_rc 0 --quiet --log-target stderr --root "$q" --now 2027-04-01T00:00:00Z -c "$QGC_TESTDATA/integration/apply.conf"
+[ ! -s "$T/out" ] && [ ! -s "$T/err" ] || { cat "$T/out" "$T/err"; fail "--quiet printed something on success"; }
+ls "$q"/projects/*/chats/archive/*.jsonl >/dev/null 2>&1 || fail "--quiet run did nothing"
+q2=$(make_tree quietfail)
+rm "$q2/usage_record.jsonl" && mkdir "$q2/usage_record.jsonl"   # salvage cannot be written
+expect_rc 1 --quiet --log-target stderr --root "$q2" --now 2027-04-01T00:00:00Z -c "$QGC_TESTDATA/integration/apply.conf"
+grep -q "QGC_ACTION=failed" "$T/err" || { cat "$T/err"; fail "--quiet hid the failures"; }
+grep -q "failed [1-9]" "$T/out" "$T/err" || fail "no summary on failure"
+grep -q "QGC_ACTION=archived\|QGC_ACTION=run-start" "$T/err" && fail "--quiet printed successful actions"
 pass "command line"
