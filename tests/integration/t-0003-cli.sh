@@ -64,11 +64,17 @@ expect_rc 0 --dry-run --root "$tree" -c "$QGC_TESTDATA/integration/empty.conf" -
 # one qgc per tree: a held lock makes a real run exit 75
 if command -v flock >/dev/null; then
         : > "$tree/.qgc.lock"
-        flock "$tree/.qgc.lock" sleep 5 &
-        sleep 0.5
+        flock "$tree/.qgc.lock" sleep 60 &
+        holder=$!
+        i=0   # wait until the holder really has the lock (no fixed sleep: CI may be slow)
+        while flock -n "$tree/.qgc.lock" true; do
+                i=$((i + 1)); [ $i -lt 300 ] || fail "the test could not take the lock"
+                sleep 0.1
+        done
         expect_rc 75 --root "$tree" -c "$QGC_TESTDATA/integration/empty.conf"
         grep -qi "another qgc" "$T/err" || fail "no clear message when locked"
-        wait
+        kill "$holder" 2>/dev/null || true
+        wait "$holder" 2>/dev/null || true
 fi
 # --quiet (cron): silent on success, even when the action log falls back to stderr; on a
 # failure, the failed actions and a summary, and exit 1
