@@ -64,7 +64,7 @@ expect_rc 0 --dry-run --root "$tree" -c "$QGC_TESTDATA/integration/empty.conf" -
 # one qgc per tree: a held lock makes a real run exit 75
 if command -v flock >/dev/null; then
         : > "$tree/.qgc.lock"
-        flock -o "$tree/.qgc.lock" sleep 60 &   # -o: the lock dies with flock, not with sleep
+        flock -o "$tree/.qgc.lock" sleep 20 &   # -o: the lock dies with flock, not with sleep
         holder=$!
         i=0   # wait until the holder really has the lock (no fixed sleep: CI may be slow)
         while flock -n "$tree/.qgc.lock" true; do
