@@ -264,15 +264,11 @@ int fs_exists(int dfd, const char *name) {
         return errno == ENOENT ? 0 : -errno;
 }
 
-int fs_read_file(int dfd, const char *name, size_t max, char **ret, size_t *ret_size) {
-        _cleanup_close_ int fd = -EBADF;
+int fs_read_fd(int fd, size_t max, char **ret, size_t *ret_size) {
         _cleanup_free_ char *buf = NULL;
         struct stat st;
         size_t n = 0;
 
-        fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
         if (fstat(fd, &st) < 0)
                 return -errno;
         if (!S_ISREG(st.st_mode))
@@ -297,6 +293,15 @@ int fs_read_file(int dfd, const char *name, size_t max, char **ret, size_t *ret_
         *ret = TAKE_PTR(buf);
         *ret_size = n;
         return 0;
+}
+
+int fs_read_file(int dfd, const char *name, size_t max, char **ret, size_t *ret_size) {
+        _cleanup_close_ int fd = -EBADF;
+
+        fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        return fs_read_fd(fd, max, ret, ret_size);
 }
 
 int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mode_t mode) {

@@ -37,8 +37,10 @@ int fs_unlink(int dfd, const char *name, int flags);
 int fs_fsync(int fd);
 /* does (dfd, name) exist (lstat)? 1 yes, 0 no, -errno */
 int fs_exists(int dfd, const char *name);
-/* read a whole regular file (dfd, name), no-follow, at most max bytes (-EFBIG beyond).
- * *ret is NUL-terminated; *ret_size its length. */
+/* read the whole regular file open at fd (by pread), at most max bytes (-EFBIG beyond; not a
+ * regular file: -EBADFD). *ret is NUL-terminated; *ret_size its length. */
+int fs_read_fd(int fd, size_t max, char **ret, size_t *ret_size);
+/* the same for (dfd, name), opened no-follow and non-blocking. */
 int fs_read_file(int dfd, const char *name, size_t max, char **ret, size_t *ret_size);
 /* write data to (dfd, name) atomically: a temp file in dfd, fsync, rename over name, fsync
  * dfd. mode for a new file. */

@@ -21,6 +21,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "live.h"
 #include "log.h"
 #include "macro.h"
@@ -149,33 +150,15 @@ int scan_read_json_at(int dfd, const char *name, size_t max, json_object **ret) 
         _cleanup_free_ char *buf = NULL;
         json_tokener *tok;
         json_object *o;
-        struct stat st;
         size_t len = 0;
+        int r;
 
-        fd = scan_openat(dfd, name, O_RDONLY);
+        fd = scan_openat(dfd, name, O_RDONLY); /* O_NOATIME where permitted: a dry run reads */
         if (fd < 0)
                 return fd;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EBADF;
-        if ((uint64_t)st.st_size > max)
-                return -EFBIG;
-        buf = malloc((size_t)st.st_size + 1);
-        if (!buf)
-                return -ENOMEM;
-        while (len < (size_t)st.st_size) {
-                ssize_t k = pread(fd, buf + len, (size_t)st.st_size - len, (off_t)len);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
-                len += (size_t)k;
-        }
-        buf[len] = 0;
+        r = fs_read_fd(fd, max, &buf, &len);
+        if (r < 0)
+                return r;
         tok = json_tokener_new();
         if (!tok)
                 return -ENOMEM;

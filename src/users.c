@@ -92,7 +92,7 @@ static int users_check_component(const struct stat *st, uid_t uid, const char *p
 typedef struct PathWalk {
         StrBuf canon;     /* symlink-free path of fd, "" for / */
         int fd;           /* O_PATH fd of the directory reached so far */
-        char *todo;       /* what is left to resolve, from off */
+        char *rest;       /* the part of the path still to resolve, from off */
         size_t off;
         unsigned n_links;
         uid_t uid;
@@ -101,8 +101,8 @@ typedef struct PathWalk {
 static void users_walk_done(PathWalk *w) {
         strbuf_done(&w->canon);
         w->fd = safe_close(w->fd);
-        free(w->todo);
-        w->todo = NULL;
+        free(w->rest);
+        w->rest = NULL;
 }
 
 /* Go back to /, as for an absolute symlink target. */
@@ -147,11 +147,11 @@ static int users_walk_link(PathWalk *w, const char *name, const char *cur, char 
         if (len < 0)
                 return users_reason(ret_reason, -errno, "cannot read symlink '%s': %m", cur);
         target[len] = '\0';
-        n = strprintf("%s/%s", target, w->todo + w->off);
+        n = strprintf("%s/%s", target, w->rest + w->off);
         if (!n)
                 return -ENOMEM;
-        free(w->todo);
-        w->todo = n;
+        free(w->rest);
+        w->rest = n;
         w->off = 0;
         return target[0] == '/' ? users_walk_restart(w) : 0;
 }
@@ -182,12 +182,12 @@ static int users_walk_step(PathWalk *w, char **ret_reason) {
         size_t len;
         int r;
 
-        while (w->todo[w->off] == '/')
+        while (w->rest[w->off] == '/')
                 w->off++;
-        if (w->todo[w->off] == '\0')
+        if (w->rest[w->off] == '\0')
                 return 0;
-        len = strcspn(w->todo + w->off, "/");
-        name = strndup(w->todo + w->off, len);
+        len = strcspn(w->rest + w->off, "/");
+        name = strndup(w->rest + w->off, len);
         if (!name)
                 return -ENOMEM;
         w->off += len;
@@ -224,8 +224,8 @@ int users_check_tree_path(const char *path, uid_t uid, char **ret_canonical, cha
         if (!path || path[0] != '/')
                 return users_reason(ret_reason, -EINVAL, "'%s' is not an absolute path",
                                     path ? path : "(null)");
-        w.todo = strdup(path);
-        if (!w.todo)
+        w.rest = strdup(path);
+        if (!w.rest)
                 return -ENOMEM;
         r = users_walk_restart(&w);
         if (r < 0)
