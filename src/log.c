@@ -24,13 +24,16 @@ int log_internal(LogLevel level, int error, const char *fmt, ...) {
         if (level <= log_max_level) {
                 va_list ap;
 
+                /* one line at a time, also when the scan's threads log */
+                flockfile(stderr);
                 fputs("qgc: ", stderr);
                 va_start(ap, fmt);
                 vfprintf(stderr, fmt, ap);
                 va_end(ap);
                 if (e != 0)
-                        fprintf(stderr, ": %s", strerror(e));
+                        fprintf(stderr, ": %s", strerrordesc_np(e) ?: "unknown error");
                 fputc('\n', stderr);
+                funlockfile(stderr);
         }
         return -e;
 }

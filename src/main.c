@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <pwd.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,9 @@ typedef enum Command {
         CMD_RESTORE,
 } Command;
 
+#define MAIN_JOBS_MAX 64
+#define MAIN_JOBS_DEFAULT_MAX 4
+
 static Command arg_command = CMD_RUN;
 static bool arg_dry_run = false;
 static bool arg_json = false;
@@ -43,6 +47,7 @@ static bool arg_explain = false;
 static bool arg_all_users = false;
 static bool arg_quiet = false;
 static int arg_verbose = 0;
+static unsigned arg_jobs = 0; /* 0: main_default_jobs() */
 static const char *arg_config = NULL;
 static char **arg_roots = NULL;
 static size_t arg_n_roots = 0;
@@ -72,6 +77,7 @@ static void main_help(void) {
                "      --log-target T     auto, journal or stderr (default auto)\n"
                "      --log-file FILE    write the action log to FILE\n"
                "      --random-delay D   sleep a random time up to D first (e.g. 30min)\n"
+               "      --jobs N           scan with N threads (default: CPUs, at most 4)\n"
                "  -q, --quiet            print nothing on success\n"
                "  -v, --verbose          more diagnostics (twice: debug)\n"
                "  -h, --help             this help\n"
@@ -86,6 +92,7 @@ enum {
         OPT_LOG_FILE,
         OPT_EXPLAIN,
         OPT_RANDOM_DELAY,
+        OPT_JOBS,
 };
 
 static int main_parse_argv(int argc, char *argv[]) {
@@ -101,6 +108,7 @@ static int main_parse_argv(int argc, char *argv[]) {
                 { "log-file", required_argument, NULL, OPT_LOG_FILE },
                 { "explain", no_argument, NULL, OPT_EXPLAIN },
                 { "random-delay", required_argument, NULL, OPT_RANDOM_DELAY },
+                { "jobs", required_argument, NULL, OPT_JOBS },
                 { "quiet", no_argument, NULL, 'q' },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
@@ -163,6 +171,21 @@ static int main_parse_argv(int argc, char *argv[]) {
                                 log_error("--random-delay '%s': %s", optarg, why);
                                 return -EINVAL;
                         }
+                        break;
+                }
+                case OPT_JOBS: {
+                        char *end = NULL;
+                        unsigned long v;
+
+                        errno = 0;
+                        v = strtoul(optarg, &end, 10);
+                        if (errno != 0 || !end || *end || end == optarg || optarg[0] == '-' ||
+                            v < 1 || v > MAIN_JOBS_MAX) {
+                                log_error("--jobs '%s': not a number from 1 to %u", optarg,
+                                          MAIN_JOBS_MAX);
+                                return -EINVAL;
+                        }
+                        arg_jobs = (unsigned)v;
                         break;
                 }
                 case 'q':
@@ -359,12 +382,25 @@ static int main_exit_code(int r) {
         }
 }
 
+/* The scan's threads when --jobs is not given: the CPUs this process may run on, at most
+ * MAIN_JOBS_DEFAULT_MAX (the scan is bound by memory and the disk beyond that). */
+static unsigned main_default_jobs(void) {
+        cpu_set_t set;
+        int n;
+
+        if (sched_getaffinity(0, sizeof(set), &set) < 0)
+                return 1;
+        n = CPU_COUNT(&set);
+        return (unsigned)MAX(1, MIN(n, MAIN_JOBS_DEFAULT_MAX));
+}
+
 /* Scan, decide and either render or execute, for the trees in inv. */
 static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         _cleanup_(verdicts_freep) Verdicts *verdicts = NULL;
         _cleanup_(plan_freep) Plan *plan = NULL;
         RenderOptions ro = { .columns = main_columns(), .show_keep = true };
-        ScanOptions so = { .now = now, .no_atime = true };
+        ScanOptions so = { .now = now, .no_atime = true,
+                           .jobs = arg_jobs > 0 ? arg_jobs : main_default_jobs() };
         PolicyOptions po = { .force = arg_force };
         int r;
 

@@ -1359,20 +1359,14 @@ static int record_head_line_quick(const char *line, size_t len, HeadInfo *ret) {
         return 1;
 }
 
-/* The common case of record_read_head(): the first record is on a complete line within the first
- * RECORD_HEAD_QUICK bytes. Lines are taken in order exactly as the full reader takes them.
+/* The common case of record_read_head(): the first record is on a complete line of buf[0..k),
+ * the file's first k bytes. Lines are taken in order exactly as the full reader takes them.
  * Returns 1 when decided (*ret filled), 0 when the full reader must decide, or -ENOMEM. */
-static int record_head_quick(int fd, HeadInfo *ret) {
-        char buf[RECORD_HEAD_QUICK];
-        const char *p = buf, *end, *nl;
+static int record_head_in_buf(const char *buf, size_t k, HeadInfo *ret) {
+        const char *p = buf, *end = buf + k, *nl;
         json_object *first = NULL;
-        ssize_t k;
         int r;
 
-        k = record_pread(fd, buf, sizeof(buf), 0);
-        if (k <= 0)
-                return 0;
-        end = buf + k;
         while ((nl = memchr(p, '\n', (size_t)(end - p)))) {
                 r = record_head_line_quick(p, (size_t)(nl - p), ret);
                 if (r != 0)
@@ -1393,7 +1387,7 @@ static int record_head_quick(int fd, HeadInfo *ret) {
 /* readFirstMaintainableRecord(): read 64 KiB at a time; lines are trimmed and parsed tolerantly
  * until one yields an object; a pending line without newline longer than 1 Mi UTF-16 units
  * stops the read. */
-int record_read_head(int fd, HeadInfo *ret, const char **ret_why) {
+static int record_read_head_full(int fd, HeadInfo *ret, const char **ret_why) {
         _cleanup_free_ char *buf = NULL;
         json_object *first = NULL;
         const size_t max_cap = 4 * RECORD_HEAD_MAX + RECORD_HEAD_CHUNK;
@@ -1403,13 +1397,6 @@ int record_read_head(int fd, HeadInfo *ret, const char **ret_why) {
         const char *why = NULL;
         int r;
 
-        assert(ret);
-        r = record_head_quick(fd, ret);
-        if (r != 0) {
-                if (r < 0 && ret_why)
-                        *ret_why = "out of memory";
-                return r < 0 ? r : 0;
-        }
         buf = malloc(cap);
         if (!buf)
                 return -ENOMEM;
@@ -1495,6 +1482,26 @@ finish:
         if (r < 0 && ret_why)
                 *ret_why = why ? why : "cannot parse the first record";
         return r < 0 ? r : 0;
+}
+
+/* record_head_in_buf() on the first RECORD_HEAD_QUICK bytes, else the full reader. */
+static int record_read_head_from(int fd, char *buf, size_t k, HeadInfo *ret, const char **ret_why) {
+        int r = record_head_in_buf(buf, k, ret);
+
+        if (r == 0)
+                return record_read_head_full(fd, ret, ret_why);
+        if (r < 0 && ret_why)
+                *ret_why = "out of memory";
+        return r < 0 ? r : 0;
+}
+
+int record_read_head(int fd, HeadInfo *ret, const char **ret_why) {
+        char buf[RECORD_HEAD_QUICK];
+        ssize_t k;
+
+        assert(ret);
+        k = record_pread(fd, buf, sizeof(buf), 0);
+        return record_read_head_from(fd, buf, k > 0 ? (size_t)k : 0, ret, ret_why);
 }
 
 /* ------------------------------------------------------------------ tail */
@@ -1765,16 +1772,49 @@ static int record_pread_full(int fd, char *buf, size_t n, uint64_t off, size_t *
         return 0;
 }
 
-/* Last activity from the complete lines of the last RECORD_TAIL_WINDOW bytes; the title as
- * Qwen's readSessionTitleInfoFromFile() finds it: a text scan of the whole tail window, then
- * (when the tail has none and the file is larger) of the head window's complete lines. */
+/* The tail window buf[0..got), the file's bytes from offset start: the last activity from its
+ * complete lines (a partial first line skipped when start > 0), whether the file ends mid-line, and
+ * the title as Qwen's readSessionTitleInfoFromFile() finds it in the whole window. Returns 1 with
+ * *ret_title set, 0 without a title, or -ENOMEM. */
+static int record_tail_window(const char *buf, size_t got, uint64_t start, TailInfo *ret,
+                              char **ret_title, TitleSource *ret_source) {
+        TailScan s = {};
+        const char *p = buf;
+        int r;
+
+        if (start > 0) {
+                const char *nl = memchr(buf, '\n', got);
+                p = nl ? nl + 1 : buf + got;
+        }
+        r = record_tail_times(p, got - (size_t)(p - buf), &s);
+        if (r < 0)
+                return r;
+        ret->last_timestamp = s.last_timestamp;
+        ret->incomplete = got == 0 || buf[got - 1] != '\n';
+        return record_title_scan(buf, got, ret_title, ret_source);
+}
+
+/* The title of the head window buf[0..got) (the file's first bytes): its complete lines only. */
+static int record_head_window_title(const char *buf, size_t got, char **ret_title,
+                                    TitleSource *ret_source) {
+        const char *nl = got > 0 ? memrchr(buf, '\n', got) : NULL;
+
+        return record_title_scan(buf, nl ? (size_t)(nl - buf) + 1 : 0, ret_title, ret_source);
+}
+
+/* An empty title is no title (and, found in the tail, hides any in the head). */
+static void record_tail_take_title(TailInfo *ret, char **title, TitleSource source) {
+        if (*title && **title) {
+                ret->title = TAKE_PTR(*title);
+                ret->title_source = source;
+        }
+}
+
 int record_read_tail(int fd, uint64_t size, TailInfo *ret) {
         _cleanup_free_ char *buf = NULL, *title = NULL;
-        TailScan s = {};
         TitleSource source = TITLE_NONE;
         uint64_t start = size > RECORD_TAIL_WINDOW ? size - RECORD_TAIL_WINDOW : 0;
         size_t got = 0;
-        const char *p;
         int r;
 
         assert(ret);
@@ -1786,40 +1826,69 @@ int record_read_tail(int fd, uint64_t size, TailInfo *ret) {
                 return -ENOMEM;
 
         r = record_pread_full(fd, buf, (size_t)(size - start), start, &got);
-        if (r < 0)
-                return r;
-        p = buf;
-        if (start > 0) {
-                const char *nl = memchr(buf, '\n', got);
-                p = nl ? nl + 1 : buf + got;
-        }
-        r = record_tail_times(p, got - (size_t)(p - buf), &s);
-        if (r < 0)
-                return r;
-        ret->incomplete = got == 0 || buf[got - 1] != '\n';
-
-        r = record_title_scan(buf, got, &title, &source);
-        if (r < 0)
-                return r;
+        if (r >= 0)
+                r = record_tail_window(buf, got, start, ret, &title, &source);
         if (r == 0 && start > 0) {
-                size_t hgot = 0;
-                const char *nl;
-
-                r = record_pread_full(fd, buf, RECORD_TAIL_WINDOW, 0, &hgot);
-                if (r < 0)
-                        return r;
-                /* only the complete lines of the head window */
-                nl = hgot > 0 ? memrchr(buf, '\n', hgot) : NULL;
-                r = record_title_scan(buf, nl ? (size_t)(nl - buf) + 1 : 0, &title, &source);
-                if (r < 0)
-                        return r;
+                r = record_pread_full(fd, buf, RECORD_TAIL_WINDOW, 0, &got);
+                if (r >= 0)
+                        r = record_head_window_title(buf, got, &title, &source);
         }
-
-        ret->last_timestamp = s.last_timestamp;
-        /* an empty title is no title (and, found in the tail, hides any in the head) */
-        if (title && *title) {
-                ret->title = TAKE_PTR(title);
-                ret->title_source = source;
+        if (r < 0) {
+                *ret = (TailInfo){};
+                return r;
         }
+        record_tail_take_title(ret, &title, source);
         return 0;
+}
+
+int record_read_ends(int fd, uint64_t size, char *scratch, RecordEnds *ret) {
+        _cleanup_free_ char *title = NULL;
+        TitleSource source = TITLE_NONE;
+        char *head = scratch, *tail = scratch + RECORD_TAIL_WINDOW;
+        size_t hgot = 0, got = 0;
+        bool have_head = false;
+        int r;
+
+        assert(scratch);
+        assert(ret);
+        *ret = (RecordEnds){ .tail_r = -ENODATA };
+        if (size == 0) {
+                /* nothing to read at the end; the head reader says what the file holds now */
+                ret->head_r = record_read_head(fd, &ret->head, &ret->head_why);
+                return ret->head_r == -ENOMEM ? -ENOMEM : 0;
+        }
+        if (size <= RECORD_TAIL_WINDOW) {
+                /* one read for both ends */
+                r = record_pread_full(fd, head, (size_t)size, 0, &hgot);
+                if (r >= 0) {
+                        have_head = true;
+                        r = record_tail_window(head, hgot, 0, &ret->tail, &title, &source);
+                }
+        } else {
+                uint64_t start = size - RECORD_TAIL_WINDOW;
+
+                r = record_pread_full(fd, tail, RECORD_TAIL_WINDOW, start, &got);
+                if (r >= 0)
+                        r = record_tail_window(tail, got, start, &ret->tail, &title, &source);
+                if (r == 0) {
+                        /* no title in the tail: the head window, which holds the first record */
+                        r = record_pread_full(fd, head, RECORD_TAIL_WINDOW, 0, &hgot);
+                        if (r >= 0) {
+                                have_head = true;
+                                r = record_head_window_title(head, hgot, &title, &source);
+                        }
+                }
+        }
+        if (r < 0) {
+                tail_info_done(&ret->tail);
+                ret->tail_r = r;
+        } else {
+                record_tail_take_title(&ret->tail, &title, source);
+                ret->tail_r = 0;
+        }
+        if (have_head)
+                ret->head_r = record_read_head_from(fd, head, hgot, &ret->head, &ret->head_why);
+        else
+                ret->head_r = record_read_head(fd, &ret->head, &ret->head_why);
+        return ret->head_r == -ENOMEM || ret->tail_r == -ENOMEM ? -ENOMEM : 0;
 }

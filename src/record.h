@@ -51,6 +51,22 @@ void tail_info_done(TailInfo *t);
  * empty title is none. */
 int record_read_tail(int fd, uint64_t size, TailInfo *ret);
 
+/* record_read_head() and record_read_tail() of one file in as few reads as possible, with the
+ * same results: a file of at most RECORD_TAIL_WINDOW bytes is read once for both; a larger one
+ * reads its tail window, then its head window when the tail has no title (the first record then
+ * comes from that window too), else the head alone. scratch holds 2 * RECORD_TAIL_WINDOW bytes.
+ * head_r and tail_r are what the two functions return (tail_r -ENODATA when size is 0: not read).
+ * Returns -ENOMEM when either ran out of memory, else 0. */
+typedef struct RecordEnds {
+        HeadInfo head;
+        int head_r;
+        const char *head_why;
+        TailInfo tail;
+        int tail_r;
+} RecordEnds;
+#define RECORD_ENDS_SCRATCH (2 * RECORD_TAIL_WINDOW)
+int record_read_ends(int fd, uint64_t size, char *scratch, RecordEnds *ret);
+
 /* Tolerant parse of one line, as Qwen's parseLineTolerant: the line is trimmed like JS trim();
  * the whole line as JSON when it is an object (other values give nothing); else split into
  * balanced top-level {...} fragments. cb (may be NULL) is called once per object, which it

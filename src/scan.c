@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -64,6 +65,21 @@ typedef struct ScanTasks {
         bool malformed; /* unreadable: every session of the hash counts as bound */
 } ScanTasks;
 
+typedef struct ScanPendings {
+        ScanPending *v;
+        size_t n, alloc;
+} ScanPendings;
+
+/* What scanning one project gave: moved into the inventory in project (name) order, so the
+ * result does not depend on which thread scanned which project. */
+typedef struct ScanOut {
+        Session *sessions;
+        size_t n_sessions, alloc_sessions;
+        Orphan *orphans;
+        size_t n_orphans, alloc_orphans;
+        ScanPendings pending;
+} ScanOut;
+
 typedef struct ScanCtx {
         Inventory *inv;
         const ScanOptions *o;
@@ -74,8 +90,9 @@ typedef struct ScanCtx {
         ScanAggs history;  /* G/file-history/<x>, sorted by name */
         ScanTasks *tasks;  /* sorted by hash */
         size_t n_tasks, alloc_tasks;
-        ScanPending *pending;
-        size_t n_pending, alloc_pending;
+        ScanPendings pending; /* of every tree, decided by scan_orphans() */
+        char *scratch;     /* RECORD_ENDS_SCRATCH bytes for record_read_ends() */
+        ScanOut *out;      /* the project being scanned: where its sessions go */
 } ScanCtx;
 
 /* A sorted list of names (sidecar presence tests without a syscall). */
@@ -354,8 +371,9 @@ static int scan_collect_aggs(int dfd, dev_t dev, bool only_ids, ScanAggs *aggs) 
         return r;
 }
 
-/* Hand the aggregates over to the pending-orphan list. */
-static int scan_pend_aggs(ScanCtx *c, OrphanKind kind, const char *project_dir, ScanAggs *aggs) {
+/* Hand the aggregates over to a pending-orphan list. */
+static int scan_pend_aggs(const ScanCtx *c, ScanPendings *to, OrphanKind kind,
+                          const char *project_dir, ScanAggs *aggs) {
         for (size_t i = 0; i < aggs->n; i++) {
                 ScanPending p = { .kind = kind, .tree = c->tree };
                 if (project_dir) {
@@ -363,17 +381,90 @@ static int scan_pend_aggs(ScanCtx *c, OrphanKind kind, const char *project_dir, 
                         if (!p.project_dir)
                                 return -ENOMEM;
                 }
-                if (greedy_realloc((void **)&c->pending, &c->alloc_pending, c->n_pending + 1,
-                                   sizeof(ScanPending)) < 0) {
+                if (greedy_realloc((void **)&to->v, &to->alloc, to->n + 1, sizeof(ScanPending)) <
+                    0) {
                         free(p.project_dir);
                         return -ENOMEM;
                 }
                 p.agg = aggs->v[i];
                 aggs->v[i] = (ScanAgg){};
-                c->pending[c->n_pending++] = p;
+                to->v[to->n++] = p;
         }
         scan_aggs_done(aggs);
         return 0;
+}
+
+static void scan_pendings_done(ScanPendings *p) {
+        for (size_t i = 0; i < p->n; i++) {
+                free(p->v[i].project_dir);
+                scan_agg_done(&p->v[i].agg);
+        }
+        free(p->v);
+        *p = (ScanPendings){};
+}
+
+static int scan_out_add_session(ScanOut *out, Session *s) {
+        if (greedy_realloc((void **)&out->sessions, &out->alloc_sessions, out->n_sessions + 1,
+                           sizeof(Session)) < 0) {
+                session_done(s);
+                return -ENOMEM;
+        }
+        out->sessions[out->n_sessions++] = *s;
+        *s = (Session){};
+        return 0;
+}
+
+static int scan_out_add_orphan(ScanOut *out, Orphan *o) {
+        if (greedy_realloc((void **)&out->orphans, &out->alloc_orphans, out->n_orphans + 1,
+                           sizeof(Orphan)) < 0) {
+                orphan_done(o);
+                return -ENOMEM;
+        }
+        out->orphans[out->n_orphans++] = *o;
+        *o = (Orphan){};
+        return 0;
+}
+
+static void scan_out_done(ScanOut *out) {
+        for (size_t i = 0; i < out->n_sessions; i++)
+                session_done(&out->sessions[i]);
+        free(out->sessions);
+        for (size_t i = 0; i < out->n_orphans; i++)
+                orphan_done(&out->orphans[i]);
+        free(out->orphans);
+        scan_pendings_done(&out->pending);
+        *out = (ScanOut){};
+}
+
+/* Move a project's results into the inventory and the tree's pending list; out is emptied. */
+static int scan_out_merge(ScanCtx *c, ScanOut *out) {
+        int r = 0;
+
+        for (size_t i = 0; i < out->n_sessions; i++)
+                if (r >= 0)
+                        r = inventory_add_session(c->inv, &out->sessions[i]);
+                else
+                        session_done(&out->sessions[i]);
+        out->n_sessions = 0;
+        for (size_t i = 0; i < out->n_orphans; i++)
+                if (r >= 0)
+                        r = inventory_add_orphan(c->inv, &out->orphans[i]);
+                else
+                        orphan_done(&out->orphans[i]);
+        out->n_orphans = 0;
+        if (r >= 0 && out->pending.n > 0) {
+                if (greedy_realloc((void **)&c->pending.v, &c->pending.alloc,
+                                   c->pending.n + out->pending.n, sizeof(ScanPending)) < 0)
+                        r = -ENOMEM;
+                else {
+                        memcpy(c->pending.v + c->pending.n, out->pending.v,
+                               out->pending.n * sizeof(ScanPending));
+                        c->pending.n += out->pending.n;
+                        out->pending.n = 0;
+                }
+        }
+        scan_out_done(out);
+        return r;
 }
 
 static const char *scan_type_name(mode_t m) {
@@ -415,6 +506,7 @@ static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, ScanCopy *c
         _cleanup_close_ int fd = -EBADF;
         const char *name = e->name;
         struct stat st, fst;
+        RecordEnds ends;
         int r;
 
         if (e->type == DT_REG)
@@ -448,18 +540,16 @@ static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, ScanCopy *c
         }
         scan_fileid_from_stat(&c->id, &fst);
         c->regular = true;
-        r = record_read_head(fd, &c->head, &c->head_why);
+        r = record_read_ends(fd, (uint64_t)fst.st_size, ctx->scratch, &ends);
+        c->head = ends.head;
+        c->tail = ends.tail;
         if (r == -ENOMEM)
                 return r;
-        c->head_ok = r >= 0;
+        c->head_ok = ends.head_r >= 0;
+        c->head_why = ends.head_why;
         if (!c->head_ok && !c->head_why)
                 c->head_why = "first record unreadable";
-        if (fst.st_size > 0) {
-                r = record_read_tail(fd, (uint64_t)fst.st_size, &c->tail);
-                if (r == -ENOMEM)
-                        return r;
-                c->tail_ok = r >= 0;
-        }
+        c->tail_ok = ends.tail_r >= 0;
         return 0;
 }
 
@@ -738,7 +828,7 @@ static int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
                 s.live |= LIVE_UNKNOWN;
                 s.live_reason = strdup("liveness probe unavailable");
         }
-        return inventory_add_session(ctx->inv, &s);
+        return scan_out_add_session(ctx->out, &s);
 fail:
         session_done(&s);
         return r;
@@ -860,7 +950,7 @@ static int scan_empty_project(ScanCtx *ctx, int projects_fd, const char *name, m
                 orphan_done(&o);
                 return -ENOMEM;
         }
-        return inventory_add_orphan(ctx->inv, &o);
+        return scan_out_add_orphan(ctx->out, &o);
 }
 
 /* Walk chats/ (and archive/) of a project and add its sessions; counts entries for emptiness. */
@@ -975,7 +1065,7 @@ static int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
         r = scan_project_chats(ctx, &p, pfd, &chats_empty);
         if (r < 0)
                 goto finish;
-        r = scan_pend_aggs(ctx, ORPHAN_SUBAGENTS, name, &p.subagents);
+        r = scan_pend_aggs(ctx, &ctx->out->pending, ORPHAN_SUBAGENTS, name, &p.subagents);
         if (r < 0)
                 goto finish;
         if (n_entries == 0 || (n_entries == 1 && has_chats && chats_empty)) {
@@ -985,6 +1075,150 @@ static int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
         }
 finish:
         scan_project_done(&p);
+        return r;
+}
+
+static void scan_tasks_done(ScanCtx *c) {
+        for (size_t i = 0; i < c->n_tasks; i++) {
+                for (size_t k = 0; k < c->tasks[i].n; k++)
+                        free(c->tasks[i].ids[k]);
+                free(c->tasks[i].ids);
+        }
+        free(c->tasks);
+        c->tasks = NULL;
+        c->n_tasks = c->alloc_tasks = 0;
+}
+
+/* The projects of one tree, scanned by ctx->o->jobs threads. Each thread takes the next project
+ * name, scans it with its own ScanCtx (own scratch buffer and task cache; the tree's context,
+ * history, probe and options are shared and only read) into that project's ScanOut. The calling
+ * thread is one of them and also moves finished projects into the inventory, in name order. */
+typedef struct ScanPool {
+        ScanCtx *base;
+        char *const *names;
+        size_t n;
+        int projects_fd;
+        ScanOut *outs;
+        bool *done;
+        size_t next;   /* the next project to take */
+        size_t merged; /* projects before this one are in the inventory (the caller's) */
+        int error;     /* the first error: no more projects are taken */
+        pthread_mutex_t lock;
+} ScanPool;
+
+typedef struct ScanWorker {
+        ScanPool *pool;
+        ScanCtx ctx;
+        pthread_t thread;
+        int r;
+} ScanWorker;
+
+/* Move the finished prefix of the projects into the inventory (the caller's thread only). */
+static int scan_pool_merge(ScanPool *pool) {
+        for (;;) {
+                size_t i = pool->merged;
+                bool ready;
+                int r;
+
+                pthread_mutex_lock(&pool->lock);
+                ready = i < pool->n && pool->done[i];
+                pthread_mutex_unlock(&pool->lock);
+                if (!ready)
+                        return 0;
+                r = scan_out_merge(pool->base, &pool->outs[i]);
+                pool->merged = i + 1;
+                if (r < 0)
+                        return r;
+        }
+}
+
+static int scan_pool_work(ScanPool *pool, ScanCtx *ctx, bool merge) {
+        for (;;) {
+                size_t i;
+                int r;
+
+                pthread_mutex_lock(&pool->lock);
+                if (pool->error < 0 || pool->next >= pool->n) {
+                        pthread_mutex_unlock(&pool->lock);
+                        return 0;
+                }
+                i = pool->next++;
+                pthread_mutex_unlock(&pool->lock);
+
+                ctx->out = &pool->outs[i];
+                r = scan_project(ctx, pool->projects_fd, pool->names[i]);
+                ctx->out = NULL;
+                pthread_mutex_lock(&pool->lock);
+                pool->done[i] = true;
+                if (r < 0 && pool->error == 0)
+                        pool->error = r;
+                pthread_mutex_unlock(&pool->lock);
+                if (merge && (r = scan_pool_merge(pool)) < 0) {
+                        pthread_mutex_lock(&pool->lock);
+                        if (pool->error == 0)
+                                pool->error = r;
+                        pthread_mutex_unlock(&pool->lock);
+                }
+        }
+}
+
+static void *scan_worker_main(void *userdata) {
+        ScanWorker *w = userdata;
+
+        w->r = scan_pool_work(w->pool, &w->ctx, /* merge= */ false);
+        return NULL;
+}
+
+/* Scan the named projects of ctx's tree with up to ctx->o->jobs threads. */
+static int scan_projects(ScanCtx *ctx, int projects_fd, char *const *names, size_t n) {
+        ScanPool pool = { .base = ctx, .names = names, .n = n, .projects_fd = projects_fd };
+        _cleanup_free_ ScanWorker *workers = NULL;
+        size_t n_workers = 0, want;
+        int r;
+
+        want = ctx->o->jobs > 1 ? MIN((size_t)ctx->o->jobs, n) : 1;
+        pool.outs = calloc(MAX(n, (size_t)1), sizeof(ScanOut));
+        pool.done = calloc(MAX(n, (size_t)1), sizeof(bool));
+        if (!pool.outs || !pool.done) {
+                free(pool.outs);
+                free(pool.done);
+                return -ENOMEM;
+        }
+        pthread_mutex_init(&pool.lock, NULL);
+        if (want > 1)
+                workers = calloc(want - 1, sizeof(ScanWorker));
+        for (size_t k = 0; workers && k < want - 1; k++) {
+                ScanWorker *w = &workers[k];
+
+                w->pool = &pool;
+                w->ctx = (ScanCtx){ .inv = ctx->inv, .o = ctx->o, .tree = ctx->tree,
+                                    .dev = ctx->dev, .tmp_fd = ctx->tmp_fd, .probe = ctx->probe,
+                                    .history = ctx->history };
+                w->ctx.scratch = malloc(RECORD_ENDS_SCRATCH);
+                if (!w->ctx.scratch)
+                        break;
+                /* a thread that cannot be started is simply one fewer */
+                if (pthread_create(&w->thread, NULL, scan_worker_main, w) != 0) {
+                        free(w->ctx.scratch);
+                        break;
+                }
+                n_workers++;
+        }
+        r = scan_pool_work(&pool, ctx, /* merge= */ true);
+        for (size_t k = 0; k < n_workers; k++) {
+                pthread_join(workers[k].thread, NULL);
+                free(workers[k].ctx.scratch);
+                scan_tasks_done(&workers[k].ctx);
+        }
+        if (r >= 0)
+                r = scan_pool_merge(&pool);
+        if (r >= 0 && pool.error < 0)
+                r = pool.error;
+        for (size_t i = 0; i < n; i++)
+                scan_out_done(&pool.outs[i]);
+        pthread_mutex_destroy(&pool.lock);
+        free(pool.outs);
+        free(pool.done);
         return r;
 }
 
@@ -1054,16 +1288,14 @@ static int scan_tree(ScanCtx *ctx) {
                 /* in name order: the sessions arrive nearly sorted (see inventory_sort()) */
                 if (names.n > 1)
                         qsort(names.v, names.n, sizeof(char *), scan_cmp_str);
-                for (size_t i = 0; i < names.n; i++) {
-                        r = scan_project(ctx, pfd, names.v[i]);
-                        if (r < 0)
-                                return r;
-                }
+                r = scan_projects(ctx, pfd, names.v, names.n);
+                if (r < 0)
+                        return r;
         } else if (pfd != -ENOENT)
                 log_debug("'%s/projects': %s, skipped", t->runtime_dir, strerror(-pfd));
 
         ctx->probe = NULL;
-        return scan_pend_aggs(ctx, ORPHAN_FILE_HISTORY, NULL, &ctx->history);
+        return scan_pend_aggs(ctx, &ctx->pending, ORPHAN_FILE_HISTORY, NULL, &ctx->history);
 }
 
 /* Reset per-tree state. */
@@ -1071,29 +1303,22 @@ static void scan_ctx_tree_done(ScanCtx *c) {
         c->tmp_fd = safe_close(c->tmp_fd);
         c->probe = NULL;
         scan_aggs_done(&c->history);
-        for (size_t i = 0; i < c->n_tasks; i++) {
-                for (size_t k = 0; k < c->tasks[i].n; k++)
-                        free(c->tasks[i].ids[k]);
-                free(c->tasks[i].ids);
-        }
-        free(c->tasks);
-        c->tasks = NULL;
-        c->n_tasks = c->alloc_tasks = 0;
+        scan_tasks_done(c);
 }
 
 /* Turn pending directories whose id has no transcript in any tree into orphans. */
 static int scan_orphans(ScanCtx *c) {
         int r;
 
-        if (c->n_pending == 0)
+        if (c->pending.n == 0)
                 return 0;
         if (!c->inv->by_id || c->inv->n_by_id != c->inv->n_sessions) {
                 r = inventory_index(c->inv);
                 if (r < 0)
                         return r;
         }
-        for (size_t i = 0; i < c->n_pending; i++) {
-                ScanPending *p = &c->pending[i];
+        for (size_t i = 0; i < c->pending.n; i++) {
+                ScanPending *p = &c->pending.v[i];
                 Orphan o;
 
                 if (inventory_find(c->inv, SIZE_MAX, p->agg.name))
@@ -1117,8 +1342,12 @@ static int scan_orphans(ScanCtx *c) {
 
 int scan_all(Inventory *inv, const ScanOptions *o) {
         ScanCtx c = { .inv = inv, .o = o, .tmp_fd = -EBADF };
+        _cleanup_free_ char *scratch = malloc(RECORD_ENDS_SCRATCH);
         int r = 0, k;
 
+        if (!scratch)
+                return -ENOMEM;
+        c.scratch = scratch;
         for (size_t i = 0; i < inv->n_trees; i++) {
                 c.tree = i;
                 k = scan_tree(&c);
@@ -1138,10 +1367,6 @@ int scan_all(Inventory *inv, const ScanOptions *o) {
         if (k < 0)
                 r = k;
 finish:
-        for (size_t i = 0; i < c.n_pending; i++) {
-                free(c.pending[i].project_dir);
-                scan_agg_done(&c.pending[i].agg);
-        }
-        free(c.pending);
+        scan_pendings_done(&c.pending);
         return r;
 }

@@ -633,6 +633,81 @@ static void test_scan_orphans(void **state) {
                 assert_true(seen[i]);
 }
 
+/* The scan's threads change nothing: the same inventory, in the same order, with 1 and 4 jobs
+ * over a tree of many projects (hostile entries, orphans and empty projects included). */
+static void scan_fx_jobs(Fx *fx, unsigned jobs, Inventory **ret) {
+        ScanOptions o = { .now = INT64_C(1796083200000), .no_atime = true, .jobs = jobs };
+        Tree t = {};
+
+        assert_int_equal(inventory_new(ret), 0);
+        assert_int_equal(roots_from_dir(fx->qwen, &t), 0);
+        assert_int_equal(inventory_add_tree(*ret, &t, NULL), 0);
+        assert_int_equal(scan_all(*ret, &o), 0);
+}
+
+static bool same_str(const char *a, const char *b) {
+        return (!a && !b) || (a && b && streq(a, b));
+}
+
+static void assert_same_inventory(const Inventory *a, const Inventory *b) {
+        assert_int_equal(a->n_sessions, b->n_sessions);
+        for (size_t i = 0; i < a->n_sessions; i++) {
+                const Session *x = &a->sessions[i], *y = &b->sessions[i];
+                assert_string_equal(x->id, y->id);
+                assert_true(same_str(x->project_dir, y->project_dir));
+                assert_true(same_str(x->cwd, y->cwd));
+                assert_true(same_str(x->owner_reason, y->owner_reason));
+                assert_true(same_str(x->title, y->title));
+                assert_int_equal(x->owner, y->owner);
+                assert_int_equal(x->state, y->state);
+                assert_int_equal(x->bytes, y->bytes);
+                assert_int_equal(x->first_record, y->first_record);
+                assert_int_equal(x->last_record, y->last_record);
+                assert_int_equal(x->live, y->live);
+        }
+        assert_int_equal(a->n_orphans, b->n_orphans);
+        for (size_t i = 0; i < a->n_orphans; i++) {
+                assert_int_equal(a->orphans[i].kind, b->orphans[i].kind);
+                assert_string_equal(a->orphans[i].name, b->orphans[i].name);
+                assert_true(same_str(a->orphans[i].project_dir, b->orphans[i].project_dir));
+                assert_int_equal(a->orphans[i].bytes, b->orphans[i].bytes);
+        }
+}
+
+static void test_scan_jobs_same_inventory(void **state) {
+        Fx *fx = *state;
+        _cleanup_(inventory_freep) Inventory *one = NULL, *four = NULL, *again = NULL;
+        size_t verified = 0;
+
+        plant_hostile(fx);
+        for (unsigned p = 0; p < 40; p++)
+                for (unsigned k = 0; k < 1 + p % 4; k++) {
+                        _cleanup_free_ char *rel = strprintf(
+                                "q/projects/-srv-p%02u/chats/%s00000000-0000-4000-8000-0000000%02u%03u.jsonl",
+                                p, k == 3 ? "archive/" : "", p, k);
+                        _cleanup_free_ char *id = strprintf("00000000-0000-4000-8000-0000000%02u%03u", p, k);
+                        _cleanup_free_ char *cwd = strprintf("/srv/p%02u", p);
+                        assert_non_null(rel);
+                        write_record(fx, rel, id, p % 7 == 3 ? "/elsewhere" : cwd);
+                }
+        for (unsigned p = 0; p < 5; p++) {
+                _cleanup_free_ char *empty = strprintf("q/projects/-srv-empty%u/chats", p);
+                _cleanup_free_ char *sub = strprintf("q/projects/-srv-p%02u/subagents/00000000-0000-4000-8000-99999999900%u/a.jsonl", p, p);
+                assert_int_equal(fixture_mkdir(fx->root, empty), 0);
+                assert_int_equal(fixture_write_size(fx->root, sub, 10 + p), 0);
+        }
+        scan_fx_jobs(fx, 1, &one);
+        scan_fx_jobs(fx, 4, &four);
+        scan_fx_jobs(fx, 4, &again);
+        assert_true(one->n_sessions > 100);
+        assert_true(one->n_orphans >= 10);
+        for (size_t i = 0; i < one->n_sessions; i++)
+                verified += one->sessions[i].owner == OWNER_OK;
+        assert_true(verified > 80);
+        assert_same_inventory(one, four);
+        assert_same_inventory(one, again);
+}
+
 static void test_scan_orphans_across_trees(void **state) {
         Fx *fx = *state;
         ScanOptions o = { .now = now_msec() };
@@ -1234,6 +1309,7 @@ int main(void) {
                 T(test_scan_conflict_both_copies),
                 T(test_scan_orphans),
                 T(test_scan_orphans_across_trees),
+                T(test_scan_jobs_same_inventory),
                 T(test_scan_missing_root_is_error_others_scanned),
                 T(test_scan_live_registry_own_pid),
                 T(test_scan_live_registry_other_namespace_unknown),

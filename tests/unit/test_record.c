@@ -835,6 +835,112 @@ static void test_record_read_tail_qwen_title_golden(void **state) {
         assert_true(n >= 17);
 }
 
+/* ---- record_read_ends(): the same results as record_read_head() + record_read_tail() */
+
+static void strbuf_add_filler(StrBuf *b, size_t target) {
+        /* user records of about 1000 bytes until the text is about target bytes long */
+        while (b->len + 1100 < target) {
+                assert_int_equal(strbuf_printf(b, "{\"type\":\"user\",\"timestamp\":\"2026-11-29T00:00:%02zuZ\",\"message\":\"", b->len % 60), 0);
+                for (size_t k = 0; k < 950; k++)
+                        assert_int_equal(strbuf_printf(b, "%c", 'a' + (int)(k % 26)), 0);
+                assert_int_equal(strbuf_printf(b, "\"}\n"), 0);
+        }
+        while (b->len + 1 < target)
+                assert_int_equal(strbuf_printf(b, " "), 0);
+        if (b->len < target)
+                assert_int_equal(strbuf_printf(b, "\n"), 0);
+}
+
+static bool streq_ptr(const char *a, const char *b) {
+        return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static void assert_ends_match(const char *text, size_t n, char *scratch) {
+        _cleanup_close_ int fd = mkfile(text, n);
+        HeadInfo h = {};
+        TailInfo t = {};
+        RecordEnds e;
+        const char *why = NULL;
+        int hr, tr = -ENODATA;
+
+        hr = record_read_head(fd, &h, &why);
+        if (n > 0)
+                tr = record_read_tail(fd, n, &t);
+        assert_int_equal(record_read_ends(fd, n, scratch, &e), 0);
+        assert_int_equal(e.head_r, hr);
+        if (hr < 0)
+                assert_string_equal(e.head_why, why);
+        else {
+                assert_true(streq_ptr(e.head.session_id, h.session_id));
+                assert_true(streq_ptr(e.head.cwd, h.cwd));
+                assert_int_equal(e.head.timestamp, h.timestamp);
+        }
+        assert_int_equal(e.tail_r < 0, tr < 0);
+        if (tr >= 0) {
+                assert_int_equal(e.tail.last_timestamp, t.last_timestamp);
+                assert_true(streq_ptr(e.tail.title, t.title));
+                assert_int_equal(e.tail.title_source, t.title_source);
+                assert_int_equal(e.tail.incomplete, t.incomplete);
+        }
+        head_info_done(&h);
+        tail_info_done(&t);
+        head_info_done(&e.head);
+        tail_info_done(&e.tail);
+}
+
+static void test_record_read_ends_matches_head_and_tail(void **state) {
+        static const char *const firsts[] = {
+                "",
+                "{\"sessionId\":\"s1\",\"cwd\":\"/w\",\"timestamp\":\"2026-11-28T00:00:00Z\"}\n",
+                "\n  \nnot json\n{\"sessionId\":\"s2\",\"cwd\":\"/w\"}{\"x\":1}\n",
+                "garbage without an object\n",
+                "LONG", /* a first record longer than the quick look and than the window */
+                "HUGE",
+        };
+        static const size_t sizes[] = { 0, 3000, 30000, 65535, 65536, 65537, 70000, 140000 };
+        static const char *const titles[] = { NULL, "head", "tail", "empty-tail", "both", "edge" };
+        _cleanup_free_ char *scratch = malloc(RECORD_ENDS_SCRATCH);
+        size_t cases = 0;
+
+        (void)state;
+        assert_non_null(scratch);
+        for (size_t f = 0; f < ELEMENTSOF(firsts); f++)
+                for (size_t z = 0; z < ELEMENTSOF(sizes); z++)
+                        for (size_t ti = 0; ti < ELEMENTSOF(titles); ti++)
+                                for (int complete = 0; complete < 2; complete++) {
+                                        _cleanup_(strbuf_done) StrBuf b = {};
+                                        const char *tt = titles[ti];
+
+                                        if (streq(firsts[f], "LONG") || streq(firsts[f], "HUGE")) {
+                                                size_t len = streq(firsts[f], "LONG") ? 6000 : 80000;
+                                                assert_int_equal(strbuf_printf(&b, "{\"sessionId\":\"s3\",\"cwd\":\"/w\",\"pad\":\""), 0);
+                                                for (size_t k = 0; k < len; k++)
+                                                        assert_int_equal(strbuf_printf(&b, "p"), 0);
+                                                assert_int_equal(strbuf_printf(&b, "\"}\n"), 0);
+                                        } else
+                                                assert_int_equal(strbuf_printf(&b, "%s", firsts[f]), 0);
+                                        if (tt && (streq(tt, "head") || streq(tt, "both")))
+                                                assert_int_equal(strbuf_printf(&b, TITLE("Head", "")), 0);
+                                        if (tt && streq(tt, "edge")) {
+                                                /* a title line that the tail window cuts */
+                                                strbuf_add_filler(&b, sizes[z] > 65536 + 40 ? sizes[z] - 65536 - 40 : 0);
+                                                assert_int_equal(strbuf_printf(&b, TITLE("Edge", "")), 0);
+                                        }
+                                        strbuf_add_filler(&b, sizes[z] > 300 ? sizes[z] - 300 : 0);
+                                        if (tt && (streq(tt, "tail") || streq(tt, "both")))
+                                                assert_int_equal(strbuf_printf(&b, TITLE("Tail", ",\"titleSource\":\"auto\"")), 0);
+                                        if (tt && streq(tt, "empty-tail"))
+                                                assert_int_equal(strbuf_printf(&b, TITLE("", "")), 0);
+                                        assert_int_equal(strbuf_printf(&b, "{\"timestamp\":\"2026-11-30T00:00:09Z\"}%s",
+                                                                       complete ? "\n" : ""), 0);
+                                        assert_ends_match(b.buf ? b.buf : "", b.len, scratch);
+                                        cases++;
+                                }
+        /* and the empty file */
+        assert_ends_match("", 0, scratch);
+        assert_true(cases > 500);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_record_parse_line_table),
@@ -868,6 +974,7 @@ int main(void) {
                 cmocka_unit_test(test_record_read_tail_title_in_head_window),
                 cmocka_unit_test(test_record_read_tail_title_in_partial_first_line),
                 cmocka_unit_test(test_record_read_tail_qwen_title_golden),
+                cmocka_unit_test(test_record_read_ends_matches_head_and_tail),
         };
         setenv("TZ", "UTC", 1);
         tzset();
