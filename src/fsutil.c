@@ -22,6 +22,30 @@
 /* Deepest directory nesting fs_rm_rf_at() descends into. */
 #define FS_RM_RF_MAX_DEPTH 128
 
+int fs_dir_next(FsDir *d, const char **ret_name, unsigned char *ret_type) {
+        for (;;) {
+                const struct dirent64 *de;
+
+                if (d->pos >= d->len) {
+                        ssize_t k = getdents64(d->fd, d->buf, sizeof(d->buf));
+                        if (k < 0)
+                                return -errno;
+                        if (k == 0)
+                                return 0;
+                        d->len = (size_t)k;
+                        d->pos = 0;
+                }
+                de = (const struct dirent64 *)(const void *)(d->buf + d->pos);
+                d->pos += de->d_reclen;
+                if (de->d_name[0] == '.' &&
+                    (de->d_name[1] == 0 || (de->d_name[1] == '.' && de->d_name[2] == 0)))
+                        continue;
+                *ret_name = de->d_name;
+                *ret_type = de->d_type;
+                return 1;
+        }
+}
+
 int fs_open_dir(int dfd, const char *name) {
         int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         return fd < 0 ? -errno : fd;

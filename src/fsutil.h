@@ -9,6 +9,23 @@
 
 #include "inventory.h"
 
+/* A listing of a directory fd by getdents64(2): no dup(), fcntl() or fstat() as fdopendir()
+ * costs, and the fd stays the caller's. The fd must be at offset 0 (freshly opened) and is read
+ * to its end. */
+#define FS_DIR_BUF 16384
+typedef struct FsDir {
+        int fd;
+        size_t pos, len;
+        char buf[FS_DIR_BUF] __attribute__((aligned(8)));
+} FsDir;
+static inline void fs_dir_init(FsDir *d, int fd) {
+        d->fd = fd;
+        d->pos = d->len = 0;
+}
+/* The next entry other than "." and "..": 1 with *ret_name (valid until the next call) and
+ * *ret_type (a DT_* value, DT_UNKNOWN when the filesystem does not say), 0 at the end, -errno. */
+int fs_dir_next(FsDir *d, const char **ret_name, unsigned char *ret_type);
+
 /* open a directory below dfd without following symlinks: O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC */
 int fs_open_dir(int dfd, const char *name);
 /* open a slash-separated relative path component by component (each O_NOFOLLOW), checking

@@ -114,6 +114,8 @@ int record_json_capture(const char *s, size_t n, bool validate, const JsonCaptur
 /* memmem() tuned for scanning large texts for a rare needle (vector prefilter on three of its
  * bytes): the first occurrence of needle[0..m) in text[0..n), or NULL. */
 const char *record_memmem(const char *text, size_t n, const char *needle, size_t m);
+/* record_memmem() without the AVX2 path (tests compare both with memmem()). */
+const char *record_memmem_portable(const char *text, size_t n, const char *needle, size_t m);
 /* String.prototype.trim() on UTF-8: adjusts *s and *n. */
 void record_js_trim(const char **s, size_t *n);
 /* A record's "timestamp" string as msec; 0 when absent, not a string or unparseable. */

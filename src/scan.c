@@ -78,6 +78,7 @@ typedef struct ScanOut {
         Orphan *orphans;
         size_t n_orphans, alloc_orphans;
         ScanPendings pending;
+        int r; /* scan_project()'s result: a failure ends the tree's scan there */
 } ScanOut;
 
 typedef struct ScanCtx {
@@ -276,26 +277,18 @@ static const ScanAgg *scan_aggs_find(const ScanAggs *a, const char *name) {
 
 /* Sum sizes and the newest mtime below directory dfd (same filesystem, no symlinks followed). */
 static int scan_dir_sum(int dfd, dev_t dev, unsigned depth, ScanAgg *agg) {
-        _cleanup_close_ int fd2 = -EBADF;
-        DIR *d;
-        struct dirent *de;
+        FsDir d;
+        const char *name;
+        unsigned char type;
         int r = 0;
 
         if (depth > SCAN_DEPTH_MAX)
                 return 0;
-        fd2 = dup(dfd);
-        if (fd2 < 0)
-                return -errno;
-        d = fdopendir(fd2);
-        if (!d)
-                return -errno;
-        fd2 = -EBADF;
-        while ((de = readdir(d))) {
+        fs_dir_init(&d, dfd);
+        while (fs_dir_next(&d, &name, &type) > 0) {
                 struct stat st;
 
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                         continue; /* vanished */
                 if (st.st_dev != dev)
                         continue; /* a mount point: not ours to count */
@@ -303,8 +296,7 @@ static int scan_dir_sum(int dfd, dev_t dev, unsigned depth, ScanAgg *agg) {
                 agg->bytes_alloc += (uint64_t)st.st_blocks * 512;
                 agg->mtime = MAX(agg->mtime, scan_ts_msec(&st.st_mtim));
                 if (S_ISDIR(st.st_mode)) {
-                        _cleanup_close_ int sub = scan_openat(dfd, de->d_name,
-                                                              O_RDONLY | O_DIRECTORY);
+                        _cleanup_close_ int sub = scan_openat(dfd, name, O_RDONLY | O_DIRECTORY);
                         if (sub < 0)
                                 continue;
                         r = scan_dir_sum(sub, dev, depth + 1, agg);
@@ -313,31 +305,25 @@ static int scan_dir_sum(int dfd, dev_t dev, unsigned depth, ScanAgg *agg) {
                         r = 0;
                 }
         }
-        closedir(d);
         return r;
 }
 
 /* Totals of every subdirectory of dfd into aggs (sorted by name). only_ids: skip names that are
  * not valid session ids. */
 static int scan_collect_aggs(int dfd, dev_t dev, bool only_ids, ScanAggs *aggs) {
-        _cleanup_close_ int fd2 = dup(dfd);
-        DIR *d;
-        struct dirent *de;
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        struct { const char *d_name; } de_, *de = &de_;
+        unsigned char type;
         int r = 0;
 
-        if (fd2 < 0)
-                return -errno;
-        d = fdopendir(fd2);
         if (!d)
-                return -errno;
-        fd2 = -EBADF;
-        while ((de = readdir(d))) {
+                return -ENOMEM;
+        fs_dir_init(d, dfd);
+        while (fs_dir_next(d, &de->d_name, &type) > 0) {
                 _cleanup_close_ int sub = -EBADF;
                 struct stat st;
                 ScanAgg a = {};
 
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
                 if (only_ids && !qwen_session_id_valid(de->d_name))
                         continue;
                 if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
@@ -363,7 +349,6 @@ static int scan_collect_aggs(int dfd, dev_t dev, bool only_ids, ScanAggs *aggs) 
                 }
                 aggs->v[aggs->n++] = a;
         }
-        closedir(d);
         if (aggs->n > 1)
                 qsort(aggs->v, aggs->n, sizeof(ScanAgg), scan_cmp_agg);
         if (aggs->n > 0)
@@ -853,23 +838,17 @@ static int scan_cmp_entry(const void *a, const void *b) {
  * says whether an "archive" directory was seen. */
 static int scan_list_chats(int dfd, ScanEntries *e, ScanNames *other, ClaimSet *claims,
                            size_t *ret_n_entries) {
-        _cleanup_close_ int fd2 = dup(dfd);
-        DIR *d;
-        struct dirent *de;
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        struct { const char *d_name; unsigned char d_type; } de_, *de = &de_;
         size_t n = 0;
-        int r = 0;
+        int r = 0, k;
 
-        if (fd2 < 0)
-                return -errno;
-        d = fdopendir(fd2);
         if (!d)
-                return -errno;
-        fd2 = -EBADF;
-        while ((de = readdir(d))) {
+                return -ENOMEM;
+        fs_dir_init(d, dfd);
+        while ((k = fs_dir_next(d, &de->d_name, &de->d_type)) > 0) {
                 char id[SESSION_ID_MAX + 1];
 
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
                 n++;
                 if (qwen_session_file_name(de->d_name, id)) {
                         ScanEntry x = { .type = de->d_type };
@@ -894,9 +873,10 @@ static int scan_list_chats(int dfd, ScanEntries *e, ScanNames *other, ClaimSet *
                                 break;
                 }
         }
-        closedir(d);
         if (r < 0)
                 return r;
+        if (k < 0)
+                return k;
         if (e->n > 1)
                 qsort(e->v, e->n, sizeof(ScanEntry), scan_cmp_entry);
         if (other->n > 1)
@@ -1018,13 +998,14 @@ static void scan_project_done(ScanProject *p) {
 static int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
         ScanProject p = { .name = name, .chats_fd = -EBADF, .archive_fd = -EBADF };
         _cleanup_close_ int pfd = -EBADF, sfd = -EBADF;
-        DIR *d;
-        struct dirent *de;
+        FsDir *d;
+        const char *dname;
+        unsigned char dtype;
         size_t n_entries = 0;
         bool has_chats = false, chats_empty = false;
         msec_t newest = 0;
         struct stat st;
-        int r = 0, fd2;
+        int r = 0;
 
         pfd = scan_open_subdir(projects_fd, name, ctx->dev, NULL);
         if (pfd < 0) {
@@ -1032,22 +1013,18 @@ static int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
                         log_debug("projects/%s: %s, skipped", name, strerror(-pfd));
                 return 0;
         }
-        fd2 = dup(pfd);
-        if (fd2 < 0)
-                return -errno;
-        d = fdopendir(fd2);
-        if (!d) {
-                safe_close(fd2);
-                return -errno;
-        }
-        while ((de = readdir(d))) {
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
+        d = malloc(sizeof(FsDir));
+        if (!d)
+                return -ENOMEM;
+        fs_dir_init(d, pfd);
+        while ((r = fs_dir_next(d, &dname, &dtype)) > 0) {
                 n_entries++;
-                if (streq(de->d_name, "chats"))
+                if (streq(dname, "chats"))
                         has_chats = true;
         }
-        closedir(d);
+        free(d);
+        if (r < 0)
+                return r;
 
         if (scan_read_json_at(pfd, "session-organization.v1.json", SCAN_JSON_MAX, &p.org_root) ==
             0) {
@@ -1125,8 +1102,11 @@ static int scan_pool_merge(ScanPool *pool) {
                 pthread_mutex_unlock(&pool->lock);
                 if (!ready)
                         return 0;
-                r = scan_out_merge(pool->base, &pool->outs[i]);
-                pool->merged = i + 1;
+                /* as the serial scan: what the failed project added is kept, nothing after it */
+                r = pool->outs[i].r;
+                if (scan_out_merge(pool->base, &pool->outs[i]) < 0)
+                        r = -ENOMEM;
+                pool->merged = r < 0 ? pool->n : i + 1;
                 if (r < 0)
                         return r;
         }
@@ -1147,6 +1127,7 @@ static int scan_pool_work(ScanPool *pool, ScanCtx *ctx, bool merge) {
 
                 ctx->out = &pool->outs[i];
                 r = scan_project(ctx, pool->projects_fd, pool->names[i]);
+                pool->outs[i].r = r;
                 ctx->out = NULL;
                 pthread_mutex_lock(&pool->lock);
                 pool->done[i] = true;
@@ -1230,9 +1211,7 @@ static int scan_tree(ScanCtx *ctx) {
         _cleanup_(scan_names_done) ScanNames names = {};
         struct stat st;
         struct statvfs sv;
-        DIR *d;
-        struct dirent *de;
-        int r = 0, fd2;
+        int r = 0;
 
         /* the configured root itself may be a symlink (e.g. ~/.qwen on another disk) */
         rfd = open(t->runtime_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
@@ -1268,21 +1247,18 @@ static int scan_tree(ScanCtx *ctx) {
         ctx->tmp_fd = scan_open_subdir(rfd, "tmp", ctx->dev, NULL);
         pfd = scan_open_subdir(rfd, "projects", ctx->dev, NULL);
         if (pfd >= 0) {
-                fd2 = dup(pfd);
-                d = fd2 >= 0 ? fdopendir(fd2) : NULL;
-                if (!d) {
-                        r = -errno;
-                        safe_close(fd2);
-                        return r;
-                }
-                while ((de = readdir(d))) {
-                        if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                                continue;
-                        r = scan_names_add(&names, de->d_name);
+                _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+                const char *name;
+                unsigned char type;
+
+                if (!d)
+                        return -ENOMEM;
+                fs_dir_init(d, pfd);
+                while ((r = fs_dir_next(d, &name, &type)) > 0) {
+                        r = scan_names_add(&names, name);
                         if (r < 0)
                                 break;
                 }
-                closedir(d);
                 if (r < 0)
                         return r;
                 /* in name order: the sessions arrive nearly sorted (see inventory_sort()) */
