@@ -3,7 +3,11 @@
  * read its first 4 KiB. Prints "files N bytes B read R". This is the least any correct scan must do:
  * qgc also needs each session's size/mtime and its first record.
  *
- * Build: cc -O2 -o floor floor.c         Usage: floor ROOT...   (ROOT = a Qwen dir, like ~/.qwen)
+ * With --title it reads instead the windows Qwen Code's title rule reads (the last 64 KiB, and
+ * the first 64 KiB when the tail has no "customTitle"), found with glibc memmem(): the least I/O
+ * any scan that decides "titled by a person" exactly as Qwen does must do.
+ *
+ * Build: cc -O2 -o floor floor.c     Usage: floor [--title] ROOT...   (ROOT = a Qwen dir, ~/.qwen)
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -19,6 +23,26 @@
 typedef struct Totals {
         uint64_t files, bytes, read;
 } Totals;
+
+static int title_windows; /* --title */
+
+/* --title: the bytes Qwen's title rule reads (readSessionTitleInfoFromFile): the last 64 KiB
+ * (the whole file when smaller), searched for "customTitle"; when the tail has none and the
+ * file is larger, the first 64 KiB too. No parsing: the least work that rule needs. */
+static void read_title_windows(int fd, uint64_t size, Totals *t) {
+        static char win[65536];
+        uint64_t start = size > sizeof win ? size - sizeof win : 0;
+        ssize_t k = pread(fd, win, (size_t) (size - start), (off_t) start);
+
+        if (k <= 0)
+                return;
+        t->read += (uint64_t) k;
+        if (memmem(win, (size_t) k, "\"customTitle\"", 13) || start == 0)
+                return;
+        k = pread(fd, win, sizeof win, 0);
+        if (k > 0)
+                t->read += (uint64_t) k;
+}
 
 /* True if name ends in ".jsonl". */
 static int is_jsonl(const char *name) {
@@ -54,12 +78,16 @@ static void walk_chats(int dfd, int is_archive, Totals *t) {
                 int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
                 if (fd < 0)
                         continue;
-                ssize_t k = read(fd, buf, sizeof buf);
+                if (title_windows)
+                        read_title_windows(fd, (uint64_t) st.st_size, t);
+                else {
+                        ssize_t k = read(fd, buf, sizeof buf);
+                        if (k > 0)
+                                t->read += (uint64_t) k;
+                }
                 close(fd);
                 t->files++;
                 t->bytes += (uint64_t) st.st_size;
-                if (k > 0)
-                        t->read += (uint64_t) k;
         }
         closedir(d);
 }
@@ -92,11 +120,17 @@ static int walk_root(const char *root, Totals *t) {
 int main(int argc, char *argv[]) {
         Totals t = {};
         int r = 0;
-        if (argc < 2) {
-                fprintf(stderr, "Usage: floor ROOT...\n");
+        int first = 1;
+
+        if (argc > 1 && strcmp(argv[1], "--title") == 0) {
+                title_windows = 1;
+                first = 2;
+        }
+        if (argc <= first) {
+                fprintf(stderr, "Usage: floor [--title] ROOT...\n");
                 return 2;
         }
-        for (int i = 1; i < argc; i++)
+        for (int i = first; i < argc; i++)
                 if (walk_root(argv[i], &t) < 0)
                         r = 1;
         printf("files %" PRIu64 " bytes %" PRIu64 " read %" PRIu64 "\n", t.files, t.bytes, t.read);

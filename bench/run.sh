@@ -108,7 +108,7 @@ if [ -n "$NODE" ] && command -v npm >/dev/null; then
 fi
 
 # ------------------------------------------------------------------ measuring
-declare -A MED MIN MAX RSS RCS NOTE N
+declare -A MED MIN MAX RSS RCS NOTE N CPU
 ROWS=()
 
 # stats FILE: median min max of the numbers in FILE (one per line).
@@ -135,6 +135,8 @@ run_once() {
         echo "$(( t1 - t0 ))" | awk '{ printf "%.6f\n", $1 / 1e9 }' >>"$WORK/t.$name"
         if [ -n "$TIME_BIN" ]; then
                 awk -F': ' '/Maximum resident set size/ { print $2 }' "$WORK/time.$name" >>"$WORK/r.$name"
+                awk -F': ' '/User time \(seconds\)|System time \(seconds\)/ { c += $2 } END { printf "%.3f\n", c }' \
+                        "$WORK/time.$name" >>"$WORK/c.$name"
         fi
         return $rc
 }
@@ -145,6 +147,7 @@ record() {
         s=$(stats "$WORK/t.$name")
         read -r MED[$name] MIN[$name] MAX[$name] <<<"$s"
         RSS[$name]=$( [ -s "$WORK/r.$name" ] && sort -n "$WORK/r.$name" | tail -1 || echo null)
+        CPU[$name]=$( [ -s "$WORK/c.$name" ] && stats "$WORK/c.$name" | awk '{ print $1 }' || echo nan)
         N[$name]="$units"
         NOTE[$name]="$note"
         ROWS+=("$name")
@@ -154,9 +157,9 @@ record() {
 measure() {
         local name="$1" reps="$2" units="$3" i rc=0
         shift 3
-        : >"$WORK/t.$name"; : >"$WORK/r.$name"
+        : >"$WORK/t.$name"; : >"$WORK/r.$name"; : >"$WORK/c.$name"
         "$@" >/dev/null 2>&1
-        : >"$WORK/t.$name"; : >"$WORK/r.$name"
+        : >"$WORK/t.$name"; : >"$WORK/r.$name"; : >"$WORK/c.$name"
         for (( i = 0; i < reps; i++ )); do
                 run_once "$name" "$@" || rc=$?
         done
@@ -166,7 +169,7 @@ measure() {
 
 # skip NAME WHY: a row that could not be measured.
 skip() {
-        MED[$1]=nan; MIN[$1]=nan; MAX[$1]=nan; RSS[$1]=null; RCS[$1]=null; N[$1]="${3:-}"; NOTE[$1]="$2"
+        MED[$1]=nan; MIN[$1]=nan; MAX[$1]=nan; RSS[$1]=null; RCS[$1]=null; CPU[$1]=nan; N[$1]="${3:-}"; NOTE[$1]="$2"
         ROWS+=("$1")
         echo "  $1: $2"
 }
@@ -201,6 +204,8 @@ fi
 if want b; then
         log "(b) floor walk"
         measure floor "$REPS" "$TOTAL" "$BIN/floor" "${ROOTS[@]}"
+        log "(b') title floor: the windows Qwen's title rule reads"
+        measure floor_title "$REPS" "$TOTAL" "$BIN/floor" --title "${ROOTS[@]}"
 fi
 
 # (a) qgc --dry-run
@@ -211,9 +216,12 @@ if want a; then
                         "${QGC_ROOTS[@]}" --now "@$NOW_EPOCH" --log-target stderr
                 measure qgc_dry_json "$REPS" "$TOTAL" "$QGC" --dry-run --json -c "$HERE/policies/archive.conf" \
                         "${QGC_ROOTS[@]}" --now "@$NOW_EPOCH" --log-target stderr
+                measure qgc_dry_1job "$REPS" "$TOTAL" "$QGC" --dry-run --jobs 1 -c "$HERE/policies/archive.conf" \
+                        "${QGC_ROOTS[@]}" --now "@$NOW_EPOCH" --log-target stderr
         else
                 skip qgc_dry "not available: no executable qgc at $QGC" "$TOTAL"
                 skip qgc_dry_json "not available: no executable qgc at $QGC" "$TOTAL"
+                skip qgc_dry_1job "not available: no executable qgc at $QGC" "$TOTAL"
         fi
 fi
 
@@ -332,10 +340,10 @@ num() { case "$1" in ''|nan|null) return 1 ;; *) return 0 ;; esac; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "nan"; else printf "%.3f", a / b }'; }
 mbps() { awk -v bytes="$1" -v s="$2" 'BEGIN { if (s + 0 == 0) print "nan"; else printf "%.1f", bytes / 1e6 / s }'; }
 
-printf '\n%-18s %10s %10s %10s %10s %10s  %s\n' row units median_s min_s max_s rss_mib note
+printf '\n%-18s %10s %10s %10s %10s %8s %10s  %s\n' row units median_s min_s max_s cpu_s rss_mib note
 for r in "${ROWS[@]}"; do
         rss_mib=$( num "${RSS[$r]}" && awk -v k="${RSS[$r]}" 'BEGIN { printf "%.1f", k / 1024 }' || echo -)
-        printf '%-18s %10s %10s %10s %10s %10s  %s\n' "$r" "${N[$r]}" "${MED[$r]}" "${MIN[$r]}" "${MAX[$r]}" "$rss_mib" "${NOTE[$r]}"
+        printf '%-18s %10s %10s %10s %10s %8s %10s  %s\n' "$r" "${N[$r]}" "${MED[$r]}" "${MIN[$r]}" "${MAX[$r]}" "${CPU[$r]:-nan}" "$rss_mib" "${NOTE[$r]}"
 done
 
 TARGETS=()
@@ -355,6 +363,12 @@ v=nan; num "$(med qgc_dry)" && num "$(med floor)" && v=$(ratio "$(med qgc_dry)" 
 target dry_run_vs_floor "$v" "<=" 2.0 "qgc --dry-run wall / floor wall"
 v=nan; num "$(med qgc_dry_json)" && num "$(med floor)" && v=$(ratio "$(med qgc_dry_json)" "$(med floor)")
 target dry_run_json_vs_floor "$v" "<=" 2.0 "qgc --dry-run --json wall / floor wall"
+v=nan; num "$(med qgc_dry_1job)" && num "$(med floor)" && v=$(ratio "$(med qgc_dry_1job)" "$(med floor)")
+target dry_run_1job_vs_floor "$v" "<=" 2.0 "qgc --dry-run --jobs 1 wall / floor wall (one thread each)"
+echo "  for scale (no target): title floor / floor $(num "$(med floor_title)" && num "$(med floor)" && ratio "$(med floor_title)" "$(med floor)" || echo nan)," \
+        "qgc --dry-run / title floor $(num "$(med qgc_dry)" && num "$(med floor_title)" && ratio "$(med qgc_dry)" "$(med floor_title)" || echo nan)," \
+        "qgc --dry-run --jobs 1 / title floor $(num "$(med qgc_dry_1job)" && num "$(med floor_title)" && ratio "$(med qgc_dry_1job)" "$(med floor_title)" || echo nan)," \
+        "CPU s qgc --dry-run / floor $(num "${CPU[qgc_dry]:-nan}" && num "${CPU[floor]:-nan}" && ratio "${CPU[qgc_dry]}" "${CPU[floor]}" || echo nan)"
 v=nan; num "$(med qwen_list)" && num "$(med qgc_dry)" && v=$(ratio "$(med qwen_list)" "$(med qgc_dry)")
 target qwen_list_vs_dry_run "$v" ">=" 30 "Qwen listSessions wall / qgc --dry-run wall"
 QGC_MBPS=nan; QWEN_MBPS=nan; WC_MBPS=nan
@@ -397,11 +411,12 @@ OUTJSON="$HERE/results/$(date -u +%Y%m%dT%H%M%SZ)-$(hostname -s 2>/dev/null || h
                 "$USERS" "${TREE_BYTES:-0}" "$REPS" "$SLOW_REPS" "$SEED"
         sep=""
         for r in "${ROWS[@]}"; do
-                printf '%s    {"name":"%s","units":%s,"median_s":%s,"min_s":%s,"max_s":%s,"peak_rss_kib":%s,"status":%s,"note":"%s"}' \
+                printf '%s    {"name":"%s","units":%s,"median_s":%s,"min_s":%s,"max_s":%s,"cpu_s":%s,"peak_rss_kib":%s,"status":%s,"note":"%s"}' \
                         "$sep" "$r" "$(num "${N[$r]}" && echo "${N[$r]}" || echo null)" \
                         "$(num "${MED[$r]}" && echo "${MED[$r]}" || echo null)" \
                         "$(num "${MIN[$r]}" && echo "${MIN[$r]}" || echo null)" \
                         "$(num "${MAX[$r]}" && echo "${MAX[$r]}" || echo null)" \
+                        "$(num "${CPU[$r]:-nan}" && echo "${CPU[$r]}" || echo null)" \
                         "${RSS[$r]:-null}" "${RCS[$r]:-null}" "$(printf '%s' "${NOTE[$r]}" | tr -d '"\\')"
                 sep=$',\n'
         done
