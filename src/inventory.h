@@ -72,6 +72,8 @@ typedef struct Session {
         bool empty;            /* 0-byte transcript */
         bool tail_incomplete;  /* last line has no '\n' (possibly being written) */
         bool title_manual;    /* titleSource manual or absent */
+        bool title_unread;    /* the scan skipped the title windows: no rule could select it
+                               * (TitleNeed); title is then NULL whatever the file holds */
         bool pinned;          /* session-organization: pinnedAt */
         bool grouped;         /* session-organization: groupId or color */
         bool live_worktree;   /* <id>.worktree.json whose worktreePath exists */
@@ -105,6 +107,17 @@ typedef struct Session {
         char *title;          /* last custom_title, NULL if none */
         char *live_reason;    /* e.g. "runtime claim pid 4242 alive" */
 } Session;
+
+/* Which transcripts the scan reads the title windows of (policy_title_need() fills it). The
+ * title only matters for "titled by a person", a protection of sessions that some rule selects,
+ * and for the JSON plan. A session whose newest transcript mtime says it is idle for at most
+ * the threshold of its state cannot be selected by max-age (its idle is at most now - mtime),
+ * so its title is not read when no count, size or tree rule could select it either. */
+typedef struct TitleNeed {
+        bool all;               /* read every title (JSON plan, count/size/tree rules) */
+        msec_t active_idle;     /* active copies idle for longer need it; MSEC_INFINITY: none */
+        msec_t archived_idle;   /* the same for archived copies */
+} TitleNeed;
 
 typedef enum OrphanKind {
         ORPHAN_FILE_HISTORY,   /* G/file-history/<id>/ with no transcript in any tree */

@@ -402,8 +402,12 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         ScanOptions so = { .now = now, .no_atime = true,
                            .jobs = arg_jobs > 0 ? arg_jobs : main_default_jobs() };
         PolicyOptions po = { .force = arg_force };
+        TitleNeed titles;
         int r;
 
+        /* only the JSON plan shows titles; the rules need them only where they could act */
+        policy_title_need(cfg, arg_dry_run && arg_json, &titles);
+        so.titles = &titles;
         r = scan_all(inv, &so);
         if (r == -ENOENT)
                 log_info("a Qwen tree does not exist (nothing to do there)");

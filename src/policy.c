@@ -661,6 +661,28 @@ static const char *policy_first_protection(unsigned prot) {
         return "none";
 }
 
+static void policy_title_need_one(const Policy *p, TitleNeed *t) {
+        if (!p->keep_titled)
+                return;
+        if (p->max_sessions > 0 || p->max_size > 0 || p->archive_max_size > 0)
+                t->all = true;
+        if (p->max_age > 0)
+                t->active_idle = MIN(t->active_idle, p->max_age);
+        if (p->archive_max_age > 0)
+                t->archived_idle = MIN(t->archived_idle, p->archive_max_age);
+}
+
+void policy_title_need(const Config *cfg, bool json, TitleNeed *ret) {
+        TitleNeed t = { .all = json, .active_idle = MSEC_INFINITY, .archived_idle = MSEC_INFINITY };
+
+        policy_title_need_one(&cfg->defaults, &t);
+        for (size_t i = 0; i < cfg->n_projects; i++)
+                policy_title_need_one(&cfg->projects[i].policy, &t);
+        if (cfg->tree.max_size > 0 || cfg->tree.keep_free.is_set)
+                t.all = true;
+        *ret = t;
+}
+
 /* Turn the selections and protections of session i into its verdict. */
 static int policy_finish(PolicyRun *run, size_t i) {
         const Session *s = &run->inv->sessions[i];
@@ -676,6 +698,15 @@ static int policy_finish(PolicyRun *run, size_t i) {
                 vd->reason = selected ? strprintf("%s (would %s: %s)", in->skip_reason,
                                                   verb_to_string(in->sel_verb), in->sel_reason)
                                       : TAKE_PTR(in->skip_reason);
+        } else if (selected && p->keep_titled && s->title_unread) {
+                /* the scan judged no rule could select it and left its title unread: never act
+                 * without knowing whether a person titled it (cannot happen with the TitleNeed
+                 * of policy_title_need(); a safety net) */
+                vd->verb = VERB_SKIP;
+                vd->protections |= PROT_UNVERIFIED;
+                vd->rule = protection_to_string(PROT_UNVERIFIED);
+                vd->reason = strprintf("unverified: title not read (would %s: %s)",
+                                       verb_to_string(in->sel_verb), in->sel_reason);
         } else if (selected && (vd->protections & PROT_KEEP_MASK)) {
                 _cleanup_free_ char *d = policy_keep_description(run, i);
                 if (!d)

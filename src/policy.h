@@ -55,6 +55,11 @@ typedef struct PolicyOptions {
 
 int policy_evaluate(const Inventory *inv, const Config *cfg, msec_t now, const PolicyOptions *opts,
                     Verdicts **ret);
+/* What the scan must read for policy_evaluate() to decide exactly as with every title read:
+ * all when json (the plan lists every title) or when any policy with keep-titled has a count or
+ * size rule (max-sessions, max-size, archive-max-size) or a tree cap is set; else the smallest
+ * max-age (active) and archive-max-age (archived) among policies with keep-titled. */
+void policy_title_need(const Config *cfg, bool json, TitleNeed *ret);
 Verdicts *verdicts_free(Verdicts *v);
 static inline void verdicts_freep(Verdicts **p) {
         verdicts_free(*p);

@@ -25,6 +25,8 @@
 #define RECORD_READ_CHUNK (1024 * 1024)
 #define RECORD_HEAD_CHUNK (64 * 1024) /* readFirstMaintainableRecord reads 64 KiB at a time */
 #define RECORD_HEAD_QUICK 4096         /* first look: a first record rarely needs more */
+#define RECORD_TAIL_SMALL 4096         /* last activity without the title: a last line rarely needs more */
+#define RECORD_NOTITLE_ONE_READ (16 * 1024) /* up to this size one read is cheaper than two */
 #define RECORD_TITLE_MARK "\"subtype\":\"custom_title\""
 
 /* ------------------------------------------------------------------ JSON.parse grammar */
@@ -1892,7 +1894,67 @@ int record_read_tail(int fd, uint64_t size, TailInfo *ret) {
         return 0;
 }
 
-int record_read_ends(int fd, uint64_t size, char *scratch, RecordEnds *ret) {
+/* record_read_ends() without the title: the last activity from a small tail window when one of
+ * its complete lines has a timestamp (the full window's search would stop at the same line), else
+ * from the full window; the head from RECORD_HEAD_QUICK bytes. A file of at most
+ * RECORD_NOTITLE_ONE_READ bytes is read once for both. */
+static int record_read_ends_notitle(int fd, uint64_t size, char *scratch, RecordEnds *ret) {
+        char *head = scratch, *tail = scratch + RECORD_TAIL_WINDOW;
+        uint64_t start;
+        size_t hgot = 0, got = 0, n;
+        TailScan ts = {};
+        const char *p, *nl;
+        int r;
+
+        if (size <= RECORD_NOTITLE_ONE_READ) {
+                r = record_pread_full(fd, head, (size_t)size, 0, &hgot);
+                if (r >= 0)
+                        r = record_tail_times(head, hgot, &ts);
+                if (r < 0)
+                        ret->tail_r = r;
+                else {
+                        ret->tail.last_timestamp = ts.last_timestamp;
+                        ret->tail.incomplete = hgot == 0 || head[hgot - 1] != '\n';
+                        ret->tail_r = 0;
+                }
+                ret->head_r = r >= 0 ? record_read_head_from(fd, head, hgot, &ret->head, &ret->head_why)
+                                     : record_read_head(fd, &ret->head, &ret->head_why);
+                return ret->head_r == -ENOMEM || ret->tail_r == -ENOMEM ? -ENOMEM : 0;
+        }
+
+        n = RECORD_TAIL_SMALL;
+        start = size - n;
+        r = record_pread_full(fd, tail, n, start, &got);
+        if (r >= 0) {
+                nl = memchr(tail, '\n', got);
+                p = nl ? nl + 1 : tail + got;
+                r = record_tail_times(p, got - (size_t)(p - tail), &ts);
+        }
+        if (r >= 0 && ts.last_timestamp == 0 && size > RECORD_TAIL_SMALL) {
+                /* no complete line of the small window has a timestamp: the full window */
+                start = size > RECORD_TAIL_WINDOW ? size - RECORD_TAIL_WINDOW : 0;
+                r = record_pread_full(fd, tail, (size_t)(size - start), start, &got);
+                if (r >= 0) {
+                        p = tail;
+                        if (start > 0) {
+                                nl = memchr(tail, '\n', got);
+                                p = nl ? nl + 1 : tail + got;
+                        }
+                        r = record_tail_times(p, got - (size_t)(p - tail), &ts);
+                }
+        }
+        if (r < 0)
+                ret->tail_r = r;
+        else {
+                ret->tail.last_timestamp = ts.last_timestamp;
+                ret->tail.incomplete = got == 0 || tail[got - 1] != '\n';
+                ret->tail_r = 0;
+        }
+        ret->head_r = record_read_head(fd, &ret->head, &ret->head_why);
+        return ret->head_r == -ENOMEM || ret->tail_r == -ENOMEM ? -ENOMEM : 0;
+}
+
+int record_read_ends(int fd, uint64_t size, bool want_title, char *scratch, RecordEnds *ret) {
         _cleanup_free_ char *title = NULL;
         TitleSource source = TITLE_NONE;
         char *head = scratch, *tail = scratch + RECORD_TAIL_WINDOW;
@@ -1908,6 +1970,8 @@ int record_read_ends(int fd, uint64_t size, char *scratch, RecordEnds *ret) {
                 ret->head_r = record_read_head(fd, &ret->head, &ret->head_why);
                 return ret->head_r == -ENOMEM ? -ENOMEM : 0;
         }
+        if (!want_title)
+                return record_read_ends_notitle(fd, size, scratch, ret);
         if (size <= RECORD_TAIL_WINDOW) {
                 /* one read for both ends */
                 r = record_pread_full(fd, head, (size_t)size, 0, &hgot);

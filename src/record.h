@@ -56,6 +56,8 @@ int record_read_tail(int fd, uint64_t size, TailInfo *ret);
  * reads its tail window, then its head window when the tail has no title (the first record then
  * comes from that window too), else the head alone. scratch holds 2 * RECORD_TAIL_WINDOW bytes.
  * head_r and tail_r are what the two functions return (tail_r -ENODATA when size is 0: not read).
+ * Without want_title the title windows are not read (tail.title stays NULL): last_timestamp and
+ * incomplete come from a small tail window when that decides them, head from its first bytes.
  * Returns -ENOMEM when either ran out of memory, else 0. */
 typedef struct RecordEnds {
         HeadInfo head;
@@ -65,7 +67,7 @@ typedef struct RecordEnds {
         int tail_r;
 } RecordEnds;
 #define RECORD_ENDS_SCRATCH (2 * RECORD_TAIL_WINDOW)
-int record_read_ends(int fd, uint64_t size, char *scratch, RecordEnds *ret);
+int record_read_ends(int fd, uint64_t size, bool want_title, char *scratch, RecordEnds *ret);
 
 /* Tolerant parse of one line, as Qwen's parseLineTolerant: the line is trimmed like JS trim();
  * the whole line as JSON when it is an object (other values give nothing); else split into

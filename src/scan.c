@@ -124,6 +124,7 @@ typedef struct ScanCopy {
         const char *head_why;
         TailInfo tail;
         bool tail_ok;
+        bool title_unread; /* the title windows were not read (scan_want_title()) */
 } ScanCopy;
 
 /* One project directory while it is scanned. */
@@ -485,9 +486,23 @@ static int scan_copy_open_fast(const ScanCtx *ctx, int dfd, const char *name, st
         return fd;
 }
 
-/* Stat, open and read the head and tail of one transcript copy. Only -ENOMEM is an error;
- * everything else becomes c->problem. */
-static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, ScanCopy *c) {
+/* Does the plan need the title of a copy with this stat (see TitleNeed)? Conservative: policy
+ * selects by max-age when idle > limit, and idle <= now - mtime. */
+static bool scan_want_title(const ScanCtx *ctx, const struct stat *st, bool archived) {
+        const TitleNeed *t = ctx->o->titles;
+        msec_t limit;
+
+        if (!t || t->all)
+                return true;
+        limit = archived ? t->archived_idle : t->active_idle;
+        return limit != MSEC_INFINITY && ctx->o->now - scan_ts_msec(&st->st_mtim) >= limit;
+}
+
+/* Stat, open and read the head and tail of one transcript copy (the title only when
+ * want_title or scan_want_title() says so). Only -ENOMEM is an error; everything else becomes
+ * c->problem. */
+static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, bool archived,
+                          bool want_title, ScanCopy *c) {
         _cleanup_close_ int fd = -EBADF;
         const char *name = e->name;
         struct stat st, fst;
@@ -525,7 +540,9 @@ static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, ScanCopy *c
         }
         scan_fileid_from_stat(&c->id, &fst);
         c->regular = true;
-        r = record_read_ends(fd, (uint64_t)fst.st_size, ctx->scratch, &ends);
+        want_title = want_title || scan_want_title(ctx, &fst, archived);
+        c->title_unread = !want_title;
+        r = record_read_ends(fd, (uint64_t)fst.st_size, want_title, ctx->scratch, &ends);
         c->head = ends.head;
         c->tail = ends.tail;
         if (r == -ENOMEM)
@@ -733,6 +750,8 @@ static void scan_session_times(ScanCtx *ctx, Session *s, const ScanCopy *primary
         s->tail_incomplete = primary->tail_ok && primary->tail.incomplete;
         for (size_t i = 0; i < 2 && !s->title; i++) {
                 const ScanCopy *c = copies[i];
+                if (c && c->tail_ok && c->title_unread)
+                        s->title_unread = true;
                 if (c && c->tail_ok && c->tail.title) {
                         s->title = strdup(c->tail.title);
                         s->title_manual = c->tail.title_source == TITLE_MANUAL;
@@ -761,9 +780,10 @@ static int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
         s.project_dir = strdup(p->name);
         if (!s.project_dir)
                 return -ENOMEM;
-        if (act && (r = scan_copy_read(ctx, p->chats_fd, act, &ca)) < 0)
+        /* a conflict is skipped whatever the rules say; its titles are read all the same */
+        if (act && (r = scan_copy_read(ctx, p->chats_fd, act, false, arc != NULL, &ca)) < 0)
                 goto fail;
-        if (arc && (r = scan_copy_read(ctx, p->archive_fd, arc, &cr)) < 0)
+        if (arc && (r = scan_copy_read(ctx, p->archive_fd, arc, true, act != NULL, &cr)) < 0)
                 goto fail;
         s.active = ca.id;
         s.archived = cr.id;

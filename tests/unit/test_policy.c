@@ -844,6 +844,79 @@ static void test_policy_strings(void **state) {
                 assert_non_null(protection_to_string((Protection)(1u << i)));
 }
 
+/* The scan leaves titles unread only where no rule could select the session. */
+static void test_policy_title_need(void **state) {
+        Config c = {};
+        ProjectOverride po[1] = {};
+        TitleNeed t;
+
+        (void)state;
+        c.defaults = (Policy)POL(.max_age = 90 * D, .keep_titled = true);
+        policy_title_need(&c, false, &t);
+        assert_false(t.all);
+        assert_int_equal(t.active_idle, 90 * D);
+        assert_int_equal(t.archived_idle, MSEC_INFINITY);
+        policy_title_need(&c, true, &t); /* JSON lists every title */
+        assert_true(t.all);
+
+        /* an override with a shorter max-age and an archive tier lowers the thresholds */
+        po[0].policy = (Policy)POL(.max_age = 10 * D, .archive_max_age = 30 * D, .keep_titled = true);
+        c.projects = po;
+        c.n_projects = 1;
+        policy_title_need(&c, false, &t);
+        assert_false(t.all);
+        assert_int_equal(t.active_idle, 10 * D);
+        assert_int_equal(t.archived_idle, 30 * D);
+
+        /* without keep-titled a title decides nothing */
+        po[0].policy.keep_titled = false;
+        c.defaults.keep_titled = false;
+        policy_title_need(&c, false, &t);
+        assert_false(t.all);
+        assert_int_equal(t.active_idle, MSEC_INFINITY);
+        assert_int_equal(t.archived_idle, MSEC_INFINITY);
+
+        /* count and size rules, and tree caps, depend on other sessions: every title */
+        static const Policy all[] = { POL(.max_sessions = 5, .keep_titled = true),
+                                      POL(.max_size = MB, .keep_titled = true),
+                                      POL(.archive_max_size = MB, .keep_titled = true) };
+        for (size_t i = 0; i < ELEMENTSOF(all); i++) {
+                c.defaults = all[i];
+                policy_title_need(&c, false, &t);
+                assert_true(t.all);
+        }
+        c.defaults = (Policy)POL(.max_age = 90 * D, .keep_titled = true);
+        c.tree.keep_free = (SizeSpec){ .is_set = true, .bytes = GB };
+        policy_title_need(&c, false, &t);
+        assert_true(t.all);
+        c.tree.keep_free = (SizeSpec){};
+        c.tree.max_size = GB;
+        policy_title_need(&c, false, &t);
+        assert_true(t.all);
+}
+
+/* The safety net: a selected session whose title was not read is skipped, never acted on. */
+static void test_policy_title_unread_selected_is_skipped(void **state) {
+        Fixture f;
+        Session *s;
+
+        (void)state;
+        fx_init(&f, (Policy)POL(.max_age = 90 * D, .keep_titled = true));
+        s = fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, KB);
+        s->title_unread = true;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 10 * D, KB)->title_unread = true; /* not selected */
+        fx_eval(&f, false);
+        assert_int_equal(f.v->sessions[0].verb, VERB_SKIP);
+        assert_non_null(strstr(f.v->sessions[0].reason, "title not read (would archive"));
+        assert_int_equal(f.v->sessions[1].verb, VERB_KEEP);
+        assert_string_equal(f.v->sessions[1].rule, "none");
+        /* without keep-titled the title does not matter */
+        f.cfg.defaults.keep_titled = false;
+        fx_eval(&f, false);
+        assert_int_equal(f.v->sessions[0].verb, VERB_ARCHIVE);
+        fx_done(&f);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_policy_rules_table),
@@ -866,6 +939,8 @@ int main(void) {
                 cmocka_unit_test(test_policy_override_picks_other_action),
                 cmocka_unit_test(test_policy_bad_arguments),
                 cmocka_unit_test(test_policy_strings),
+                cmocka_unit_test(test_policy_title_need),
+                cmocka_unit_test(test_policy_title_unread_selected_is_skipped),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

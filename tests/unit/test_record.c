@@ -868,26 +868,33 @@ static void assert_ends_match(const char *text, size_t n, char *scratch) {
         hr = record_read_head(fd, &h, &why);
         if (n > 0)
                 tr = record_read_tail(fd, n, &t);
-        assert_int_equal(record_read_ends(fd, n, scratch, &e), 0);
-        assert_int_equal(e.head_r, hr);
-        if (hr < 0)
-                assert_string_equal(e.head_why, why);
-        else {
-                assert_true(streq_ptr(e.head.session_id, h.session_id));
-                assert_true(streq_ptr(e.head.cwd, h.cwd));
-                assert_int_equal(e.head.timestamp, h.timestamp);
-        }
-        assert_int_equal(e.tail_r < 0, tr < 0);
-        if (tr >= 0) {
-                assert_int_equal(e.tail.last_timestamp, t.last_timestamp);
-                assert_true(streq_ptr(e.tail.title, t.title));
-                assert_int_equal(e.tail.title_source, t.title_source);
-                assert_int_equal(e.tail.incomplete, t.incomplete);
+        for (int want_title = 0; want_title < 2; want_title++) {
+                assert_int_equal(record_read_ends(fd, n, want_title, scratch, &e), 0);
+                assert_int_equal(e.head_r, hr);
+                if (hr < 0)
+                        assert_string_equal(e.head_why, why);
+                else {
+                        assert_true(streq_ptr(e.head.session_id, h.session_id));
+                        assert_true(streq_ptr(e.head.cwd, h.cwd));
+                        assert_int_equal(e.head.timestamp, h.timestamp);
+                }
+                assert_int_equal(e.tail_r < 0, tr < 0);
+                if (tr >= 0) {
+                        assert_int_equal(e.tail.last_timestamp, t.last_timestamp);
+                        assert_int_equal(e.tail.incomplete, t.incomplete);
+                        if (want_title) {
+                                assert_true(streq_ptr(e.tail.title, t.title));
+                                assert_int_equal(e.tail.title_source, t.title_source);
+                        } else {
+                                assert_null(e.tail.title);
+                                assert_int_equal(e.tail.title_source, TITLE_NONE);
+                        }
+                }
+                head_info_done(&e.head);
+                tail_info_done(&e.tail);
         }
         head_info_done(&h);
         tail_info_done(&t);
-        head_info_done(&e.head);
-        tail_info_done(&e.tail);
 }
 
 static void test_record_read_ends_matches_head_and_tail(void **state) {
@@ -933,8 +940,22 @@ static void test_record_read_ends_matches_head_and_tail(void **state) {
                                                 assert_int_equal(strbuf_printf(&b, TITLE("Tail", ",\"titleSource\":\"auto\"")), 0);
                                         if (tt && streq(tt, "empty-tail"))
                                                 assert_int_equal(strbuf_printf(&b, TITLE("", "")), 0);
-                                        assert_int_equal(strbuf_printf(&b, "{\"timestamp\":\"2026-11-30T00:00:09Z\"}%s",
-                                                                       complete ? "\n" : ""), 0);
+                                        if (z % 3 == 1) {
+                                                /* a last line longer than the small tail window */
+                                                assert_int_equal(strbuf_printf(&b, "{\"timestamp\":\"2026-11-30T00:00:08Z\",\"pad\":\""), 0);
+                                                for (size_t k = 0; k < 5000; k++)
+                                                        assert_int_equal(strbuf_printf(&b, "q"), 0);
+                                                assert_int_equal(strbuf_printf(&b, "\"}\n"), 0);
+                                        }
+                                        if (z % 3 == 2)
+                                                /* trailing lines without a timestamp */
+                                                for (size_t k = 0; k < 60; k++)
+                                                        assert_int_equal(strbuf_printf(&b, "{\"type\":\"x\",\"n\":%zu,\"pad\":\"%080zu\"}\n", k, k), 0);
+                                        if (ti % 2 == 0 || z % 3 != 2)
+                                                assert_int_equal(strbuf_printf(&b, "{\"timestamp\":\"2026-11-30T00:00:09Z\"}%s",
+                                                                               complete ? "\n" : ""), 0);
+                                        else if (!complete)
+                                                assert_int_equal(strbuf_printf(&b, "{\"type\":\"x\""), 0);
                                         assert_ends_match(b.buf ? b.buf : "", b.len, scratch);
                                         cases++;
                                 }
