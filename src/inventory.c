@@ -295,6 +295,13 @@ int inventory_index(Inventory *inv) {
 
 /* Are the sessions in blocks of one (tree, project_dir) each, the blocks in ascending order (as
  * the scan adds them)? Then sorting each block sorts the whole. */
+static bool inventory_block_sorted(const Session *v, size_t n) {
+        for (size_t i = 1; i < n; i++)
+                if (inventory_cmp_session(&v[i - 1], &v[i]) > 0)
+                        return false;
+        return true;
+}
+
 static bool inventory_blocks_ordered(const Inventory *inv) {
         for (size_t i = 1; i < inv->n_sessions; i++) {
                 const Session *a = &inv->sessions[i - 1], *b = &inv->sessions[i];
@@ -315,7 +322,8 @@ void inventory_sort(Inventory *inv) {
                                                               first->project_dir) == 0;
                              e++)
                                 ;
-                        if (e - k > 1)
+                        /* a project's sessions arrive in id order: most blocks need no sort */
+                        if (e - k > 1 && !inventory_block_sorted(inv->sessions + k, e - k))
                                 qsort(inv->sessions + k, e - k, sizeof(Session),
                                       inventory_cmp_session);
                 }

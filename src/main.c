@@ -7,6 +7,7 @@
 #include <pwd.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -414,6 +415,8 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         else if (r < 0)
                 log_warning_errno(r, "some trees could not be scanned");
 
+        /* the scan's threads are gone: stdout needs no locking per character from here on */
+        __fsetlocking(stdout, FSETLOCKING_BYCALLER);
         if (arg_command == CMD_STATUS)
                 return plan_render_status(inv, now, &ro, stdout);
         if (arg_command == CMD_RESTORE)

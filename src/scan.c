@@ -426,11 +426,19 @@ static void scan_out_done(ScanOut *out) {
 static int scan_out_merge(ScanCtx *c, ScanOut *out) {
         int r = 0;
 
-        for (size_t i = 0; i < out->n_sessions; i++)
+        for (size_t i = 0; i < out->n_sessions; i++) {
+                Session *s = &out->sessions[i];
+                const ScanAgg *agg = scan_aggs_find(&c->history, s->id);
+
+                if (agg) {
+                        s->bytes += agg->bytes;
+                        s->bytes_alloc += agg->bytes_alloc;
+                }
                 if (r >= 0)
-                        r = inventory_add_session(c->inv, &out->sessions[i]);
+                        r = inventory_add_session(c->inv, s);
                 else
-                        session_done(&out->sessions[i]);
+                        session_done(s);
+        }
         out->n_sessions = 0;
         for (size_t i = 0; i < out->n_orphans; i++)
                 if (r >= 0)
@@ -812,10 +820,7 @@ static int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
                         s.bytes += p->claims.claims[i].id.size;
                         s.bytes_alloc += p->claims.claims[i].id.blocks;
                 }
-        if ((agg = scan_aggs_find(&ctx->history, s.id))) {
-                s.bytes += agg->bytes;
-                s.bytes_alloc += agg->bytes_alloc;
-        }
+        /* G/file-history/<id>/ is added by scan_out_merge(): it may still be being listed */
         if ((agg = scan_aggs_find(&p->subagents, s.id))) {
                 s.bytes += agg->bytes;
                 s.bytes_alloc += agg->bytes_alloc;
@@ -1170,8 +1175,11 @@ static void *scan_worker_main(void *userdata) {
         return NULL;
 }
 
-/* Scan the named projects of ctx's tree with up to ctx->o->jobs threads. */
-static int scan_projects(ScanCtx *ctx, int projects_fd, char *const *names, size_t n) {
+/* Scan the named projects of ctx's tree with up to ctx->o->jobs threads. The calling thread
+ * first lists G/file-history (history_fd, when >= 0, on history_dev) into ctx->history, which
+ * only merging needs, while the other threads already scan projects. */
+static int scan_projects(ScanCtx *ctx, int projects_fd, char *const *names, size_t n,
+                         int history_fd, dev_t history_dev) {
         ScanPool pool = { .base = ctx, .names = names, .n = n, .projects_fd = projects_fd };
         _cleanup_free_ ScanWorker *workers = NULL;
         size_t n_workers = 0, want;
@@ -1193,8 +1201,7 @@ static int scan_projects(ScanCtx *ctx, int projects_fd, char *const *names, size
 
                 w->pool = &pool;
                 w->ctx = (ScanCtx){ .inv = ctx->inv, .o = ctx->o, .tree = ctx->tree,
-                                    .dev = ctx->dev, .tmp_fd = ctx->tmp_fd, .probe = ctx->probe,
-                                    .history = ctx->history };
+                                    .dev = ctx->dev, .tmp_fd = ctx->tmp_fd, .probe = ctx->probe };
                 w->ctx.scratch = malloc(RECORD_ENDS_SCRATCH);
                 if (!w->ctx.scratch)
                         break;
@@ -1205,7 +1212,15 @@ static int scan_projects(ScanCtx *ctx, int projects_fd, char *const *names, size
                 }
                 n_workers++;
         }
-        r = scan_pool_work(&pool, ctx, /* merge= */ true);
+        r = history_fd >= 0 ? scan_collect_aggs(history_fd, history_dev, /* only_ids= */ true,
+                                                &ctx->history)
+                            : 0;
+        if (r < 0) {
+                pthread_mutex_lock(&pool.lock);
+                pool.error = r; /* the workers take no more projects */
+                pthread_mutex_unlock(&pool.lock);
+        } else
+                r = scan_pool_work(&pool, ctx, /* merge= */ true);
         for (size_t k = 0; k < n_workers; k++) {
                 pthread_join(workers[k].thread, NULL);
                 free(workers[k].ctx.scratch);
@@ -1231,6 +1246,7 @@ static int scan_tree(ScanCtx *ctx) {
         _cleanup_(scan_names_done) ScanNames names = {};
         struct stat st;
         struct statvfs sv;
+        dev_t hdev = 0;
         int r = 0;
 
         /* the configured root itself may be a symlink (e.g. ~/.qwen on another disk) */
@@ -1252,16 +1268,11 @@ static int scan_tree(ScanCtx *ctx) {
                 return r;
         ctx->probe = probe;
 
-        /* G/file-history/<id>/, on G's own filesystem */
+        /* G/file-history/<id>/, on G's own filesystem (listed by scan_projects()) */
         gfd = open(t->global_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
         if (gfd >= 0 && fstat(gfd, &st) == 0) {
-                hfd = scan_open_subdir(gfd, "file-history", st.st_dev, NULL);
-                if (hfd >= 0) {
-                        r = scan_collect_aggs(hfd, st.st_dev, /* only_ids= */ true,
-                                              &ctx->history);
-                        if (r < 0)
-                                return r;
-                }
+                hdev = st.st_dev;
+                hfd = scan_open_subdir(gfd, "file-history", hdev, NULL);
         }
 
         ctx->tmp_fd = scan_open_subdir(rfd, "tmp", ctx->dev, NULL);
@@ -1284,11 +1295,18 @@ static int scan_tree(ScanCtx *ctx) {
                 /* in name order: the sessions arrive nearly sorted (see inventory_sort()) */
                 if (names.n > 1)
                         qsort(names.v, names.n, sizeof(char *), scan_cmp_str);
-                r = scan_projects(ctx, pfd, names.v, names.n);
+                r = scan_projects(ctx, pfd, names.v, names.n, hfd, hdev);
                 if (r < 0)
                         return r;
-        } else if (pfd != -ENOENT)
-                log_debug("'%s/projects': %s, skipped", t->runtime_dir, strerror(-pfd));
+        } else {
+                if (pfd != -ENOENT)
+                        log_debug("'%s/projects': %s, skipped", t->runtime_dir, strerror(-pfd));
+                if (hfd >= 0) {
+                        r = scan_collect_aggs(hfd, hdev, /* only_ids= */ true, &ctx->history);
+                        if (r < 0)
+                                return r;
+                }
+        }
 
         ctx->probe = NULL;
         return scan_pend_aggs(ctx, &ctx->pending, ORPHAN_FILE_HISTORY, NULL, &ctx->history);
