@@ -21,6 +21,10 @@
 #include "qwen.h"
 #include "record.h"
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
+
 #define RECORD_JSON_MAX_DEPTH 1000 /* json-c frees recursively; deeper input is refused */
 #define RECORD_READ_CHUNK (1024 * 1024)
 #define RECORD_HEAD_CHUNK (64 * 1024) /* readFirstMaintainableRecord reads 64 KiB at a time */
@@ -1608,38 +1612,35 @@ static const char *record_memmem_check(const char *text, size_t n, const char *n
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-typedef uint8_t RecordVec32 __attribute__((vector_size(32)));
-typedef uint64_t RecordVec4x64 __attribute__((vector_size(32)));
-
-/* The AVX2 form of record_memmem()'s block loop: 64 positions at a time. */
+/* The AVX2 form of record_memmem()'s block loop: 64 positions at a time, one vptest per block. */
 __attribute__((target("avx2"))) static const char *record_memmem_avx2(const char *text, size_t n,
                                                                       const char *needle,
                                                                       size_t m, size_t a,
                                                                       size_t b, size_t c) {
-        RecordVec32 va, vb, vc, x[6];
+        const __m256i va = _mm256_set1_epi8(needle[a]), vb = _mm256_set1_epi8(needle[b]),
+                      vc = _mm256_set1_epi8(needle[c]);
         size_t i = 0;
 
-        for (size_t k = 0; k < sizeof(va); k++) {
-                va[k] = (uint8_t)needle[a];
-                vb[k] = (uint8_t)needle[b];
-                vc[k] = (uint8_t)needle[c];
-        }
         /* candidate starts are 0..n-m; a block reads up to text[i + c + 63] < text[n] */
         for (; i + 64 <= n - m + 1; i += 64) {
-                RecordVec4x64 any;
+                const char *t = text + i;
+                __m256i x0, x1, any;
                 const char *hit;
 
-                memcpy(&x[0], text + i + a, 32);
-                memcpy(&x[1], text + i + b, 32);
-                memcpy(&x[2], text + i + c, 32);
-                memcpy(&x[3], text + i + 32 + a, 32);
-                memcpy(&x[4], text + i + 32 + b, 32);
-                memcpy(&x[5], text + i + 32 + c, 32);
-                any = (RecordVec4x64)(((x[0] == va) & (x[1] == vb) & (x[2] == vc)) |
-                                      ((x[3] == va) & (x[4] == vb) & (x[5] == vc)));
-                if (__builtin_expect(!(any[0] | any[1] | any[2] | any[3]), 1))
+                x0 = _mm256_and_si256(
+                        _mm256_and_si256(
+                                _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(t + a)), va),
+                                _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(t + b)), vb)),
+                        _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(t + c)), vc));
+                x1 = _mm256_and_si256(
+                        _mm256_and_si256(
+                                _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(t + 32 + a)), va),
+                                _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(t + 32 + b)), vb)),
+                        _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(t + 32 + c)), vc));
+                any = _mm256_or_si256(x0, x1);
+                if (__builtin_expect(_mm256_testz_si256(any, any), 1))
                         continue;
-                hit = record_memmem_check(text + i, 64, needle, m, a);
+                hit = record_memmem_check(t, 64, needle, m, a);
                 if (hit)
                         return hit;
         }
