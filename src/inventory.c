@@ -329,8 +329,9 @@ void inventory_sort(Inventory *inv) {
                 }
         } else if (inv->n_sessions > 1)
                 qsort(inv->sessions, inv->n_sessions, sizeof(Session), inventory_cmp_session);
-        /* ENOMEM leaves no index: inventory_find() then searches linearly */
-        (void)inventory_index(inv);
+        /* the order changed: an index would point at the wrong sessions */
+        inv->by_id = inventory_mfree(inv->by_id);
+        inv->n_by_id = 0;
 }
 
 /* Binary search of the index for (tree, id): the first match, or NULL. */

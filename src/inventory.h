@@ -146,7 +146,7 @@ typedef struct Inventory {
         size_t n_orphans;
         size_t alloc_trees, alloc_sessions, alloc_orphans;
         /* Lookup index for inventory_find(): session indices sorted by (tree, id ignoring case),
-         * built by inventory_sort()/inventory_index(), dropped by inventory_add_session(). When
+         * built by inventory_index(), dropped by inventory_add_session() and inventory_sort(). When
          * absent, inventory_find() falls back to a linear search. */
         size_t *by_id;
         size_t n_by_id;
@@ -172,10 +172,10 @@ int inventory_add_orphan(Inventory *inv, Orphan *o);
 
 /* Sort sessions by (tree, project_dir, cwd, id) for stable output. */
 void inventory_sort(Inventory *inv);
-/* Build the lookup index of inventory_find() (inventory_sort() does it too). 0 or -ENOMEM. */
+/* Build the lookup index of inventory_find(). 0 or -ENOMEM. */
 int inventory_index(Inventory *inv);
 /* Find a session by id (case-insensitive) in a tree; NULL if absent. O(log n) after
- * inventory_sort()/inventory_index(), linear otherwise. tree == SIZE_MAX: in any tree. */
+ * inventory_index(), linear otherwise. tree == SIZE_MAX: in any tree. */
 const Session *inventory_find(const Inventory *inv, size_t tree, const char *id);
 
 void session_done(Session *s);

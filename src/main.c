@@ -404,12 +404,16 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
                            .jobs = arg_jobs > 0 ? arg_jobs : main_default_jobs() };
         PolicyOptions po = { .force = arg_force };
         TitleNeed titles;
+        double t0;
         int r;
 
         /* only the JSON plan shows titles; the rules need them only where they could act */
         policy_title_need(cfg, arg_dry_run && arg_json, &titles);
         so.titles = &titles;
+        t0 = mono_sec();
         r = scan_all(inv, &so);
+        log_debug("scan: %zu sessions, %zu orphans in %.3f s (%u jobs)", inv->n_sessions,
+                  inv->n_orphans, mono_sec() - t0, so.jobs);
         if (r == -ENOENT)
                 log_info("a Qwen tree does not exist (nothing to do there)");
         else if (r < 0)
@@ -422,15 +426,23 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         if (arg_command == CMD_RESTORE)
                 return actions_restore(inv, arg_restore_id);
 
+        t0 = mono_sec();
         r = policy_evaluate(inv, cfg, now, &po, &verdicts);
         if (r < 0)
                 return log_error_errno(r, "policy evaluation failed");
+        log_debug("policy: %.3f s", mono_sec() - t0);
+        t0 = mono_sec();
         r = plan_build(inv, &verdicts, now, &plan);
         if (r < 0)
                 return log_error_errno(r, "cannot build the plan");
+        log_debug("plan: %.3f s", mono_sec() - t0);
 
-        if (arg_dry_run)
-                return arg_json ? plan_render_json(plan, stdout) : plan_render_text(plan, &ro, stdout);
+        if (arg_dry_run) {
+                t0 = mono_sec();
+                r = arg_json ? plan_render_json(plan, stdout) : plan_render_text(plan, &ro, stdout);
+                log_debug("render: %.3f s", mono_sec() - t0);
+                return r;
+        }
 
         ActionStats st = {};
         r = actions_execute(plan, &st);

@@ -120,6 +120,23 @@ static int plan_cmp_key(const void *x, const void *y) {
         return a->item < b->item ? -1 : a->item > b->item ? 1 : 0;
 }
 
+/* plan_cmp_key() for sort_by_runs(), and its span key: (tree, orphan, verified, group). */
+static int plan_cmp_key_r(const void *x, const void *y, void *userdata) {
+        return plan_cmp_key(x, y);
+}
+
+static int plan_cmp_key_group(const void *x, const void *y, void *userdata) {
+        const PlanKey *a = x, *b = y;
+
+        if (a->tree != b->tree)
+                return a->tree < b->tree ? -1 : 1;
+        if (a->orphan != b->orphan)
+                return a->orphan ? 1 : -1;
+        if (a->verified != b->verified)
+                return a->verified ? -1 : 1;
+        return a->group == b->group ? 0 : strcmp(a->group, b->group);
+}
+
 /* Sort p->items in plan_cmp() order through compact keys; plain qsort_r() when they do not fit
  * (or memory is short). */
 static void plan_sort(Plan *p) {
@@ -148,7 +165,10 @@ static void plan_sort(Plan *p) {
                         .verb = (uint8_t)plan_verb_order(plan_item_verb(it)),
                 };
         }
-        qsort(keys, p->n_items, sizeof(PlanKey), plan_cmp_key);
+        /* items come in inventory order, a project's sessions together: sort each run */
+        if (sort_by_runs(keys, p->n_items, sizeof(PlanKey), plan_cmp_key_group, plan_cmp_key_r,
+                         NULL) != 1)
+                qsort(keys, p->n_items, sizeof(PlanKey), plan_cmp_key);
         for (size_t i = 0; i < p->n_items; i++)
                 sorted[i] = p->items[keys[i].item];
         free(p->items);

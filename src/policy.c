@@ -316,10 +316,21 @@ static int policy_cmp_oldest(const void *x, const void *y, void *userdata) {
         return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
 }
 
+/* The span key of policy_cmp_group(): (tree, cwd). */
+static int policy_cmp_project(const void *x, const void *y, void *userdata) {
+        const Inventory *inv = userdata;
+        const Session *a = &inv->sessions[*(const size_t *)x], *b = &inv->sessions[*(const size_t *)y];
+
+        if (a->tree != b->tree)
+                return a->tree < b->tree ? -1 : 1;
+        return a->cwd == b->cwd ? 0 : strcmp(a->cwd, b->cwd);
+}
+
 /* Group the verified sessions per project (tree, cwd). */
 static int policy_build_groups(PolicyRun *run) {
         const Inventory *inv = run->inv;
         size_t n = 0;
+        int r;
 
         run->order = calloc(inv->n_sessions ?: 1, sizeof(size_t));
         run->groups = calloc(inv->n_sessions ?: 1, sizeof(PolicyGroup));
@@ -330,7 +341,13 @@ static int policy_build_groups(PolicyRun *run) {
                     policy_is_verified(&inv->sessions[i]))
                         run->order[n++] = i;
         run->n_order = n;
-        qsort_r(run->order, n, sizeof(size_t), policy_cmp_group, (void *)inv);
+        /* the inventory keeps a project's sessions together (inventory_sort()) */
+        r = sort_by_runs(run->order, n, sizeof(size_t), policy_cmp_project, policy_cmp_group,
+                         (void *)inv);
+        if (r < 0)
+                return r;
+        if (r == 0) /* a project in two places of the inventory: the plain sort */
+                qsort_r(run->order, n, sizeof(size_t), policy_cmp_group, (void *)inv);
 
         for (size_t k = 0; k < n;) {
                 const Session *s = &inv->sessions[run->order[k]];

@@ -1247,6 +1247,7 @@ static int scan_tree(ScanCtx *ctx) {
         struct stat st;
         struct statvfs sv;
         dev_t hdev = 0;
+        double t0;
         int r = 0;
 
         /* the configured root itself may be a symlink (e.g. ~/.qwen on another disk) */
@@ -1295,7 +1296,9 @@ static int scan_tree(ScanCtx *ctx) {
                 /* in name order: the sessions arrive nearly sorted (see inventory_sort()) */
                 if (names.n > 1)
                         qsort(names.v, names.n, sizeof(char *), scan_cmp_str);
+                t0 = mono_sec();
                 r = scan_projects(ctx, pfd, names.v, names.n, hfd, hdev);
+                log_debug("'%s': %zu projects in %.3f s", t->runtime_dir, names.n, mono_sec() - t0);
                 if (r < 0)
                         return r;
         } else {
@@ -1321,21 +1324,51 @@ static void scan_ctx_tree_done(ScanCtx *c) {
 }
 
 /* Turn pending directories whose id has no transcript in any tree into orphans. */
+/* FNV-1a of an id with ASCII letters lowered (ids compare ignoring case). */
+static uint64_t scan_id_hash(const char *s) {
+        uint64_t h = UINT64_C(14695981039346656037);
+
+        for (; *s; s++) {
+                unsigned char x = (unsigned char)*s;
+                if (x >= 'A' && x <= 'Z')
+                        x = (unsigned char)(x - 'A' + 'a');
+                h = (h ^ x) * UINT64_C(1099511628211);
+        }
+        return h;
+}
+
 static int scan_orphans(ScanCtx *c) {
+        const Inventory *inv = c->inv;
+        _cleanup_free_ size_t *slots = NULL;
+        size_t cap = 16, mask;
         int r;
 
         if (c->pending.n == 0)
                 return 0;
-        if (!c->inv->by_id || c->inv->n_by_id != c->inv->n_sessions) {
-                r = inventory_index(c->inv);
-                if (r < 0)
-                        return r;
+        /* the ids of every session of every tree, in an open-addressed set */
+        while (cap < 2 * inv->n_sessions)
+                cap *= 2;
+        mask = cap - 1;
+        slots = malloc(cap * sizeof(size_t));
+        if (!slots)
+                return -ENOMEM;
+        for (size_t k = 0; k < cap; k++)
+                slots[k] = SIZE_MAX;
+        for (size_t i = 0; i < inv->n_sessions; i++) {
+                size_t k = (size_t)scan_id_hash(inv->sessions[i].id) & mask;
+                while (slots[k] != SIZE_MAX)
+                        k = (k + 1) & mask;
+                slots[k] = i;
         }
         for (size_t i = 0; i < c->pending.n; i++) {
                 ScanPending *p = &c->pending.v[i];
+                size_t k = (size_t)scan_id_hash(p->agg.name) & mask;
+                bool found = false;
                 Orphan o;
 
-                if (inventory_find(c->inv, SIZE_MAX, p->agg.name))
+                for (; !found && slots[k] != SIZE_MAX; k = (k + 1) & mask)
+                        found = qwen_session_id_equal(inv->sessions[slots[k]].id, p->agg.name);
+                if (found)
                         continue;
                 o = (Orphan){
                         .kind = p->kind,
@@ -1357,6 +1390,7 @@ static int scan_orphans(ScanCtx *c) {
 int scan_all(Inventory *inv, const ScanOptions *o) {
         ScanCtx c = { .inv = inv, .o = o, .tmp_fd = -EBADF };
         _cleanup_free_ char *scratch = malloc(RECORD_ENDS_SCRATCH);
+        double t0;
         int r = 0, k;
 
         if (!scratch)
@@ -1376,8 +1410,10 @@ int scan_all(Inventory *inv, const ScanOptions *o) {
                                 r = k;
                 }
         }
+        t0 = mono_sec();
         inventory_sort(inv); /* also builds the index scan_orphans() looks ids up in */
         k = scan_orphans(&c);
+        log_debug("scan: sorted and found orphans in %.3f s", mono_sec() - t0);
         if (k < 0)
                 r = k;
 finish:

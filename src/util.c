@@ -386,6 +386,13 @@ char *format_timestamp(char *buf, size_t n, msec_t t) {
         return buf;
 }
 
+double mono_sec(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 msec_t now_msec(void) {
         struct timespec ts;
         (void)clock_gettime(CLOCK_REALTIME, &ts);
@@ -477,4 +484,54 @@ char *path_join(const char *a, const char *b) {
         while (*b == '/')
                 b++;
         return strprintf("%.*s/%s", (int)la, a, b);
+}
+
+typedef struct SortSpan {
+        size_t start, n;
+} SortSpan;
+
+typedef struct SortSpanCtx {
+        const char *base;
+        size_t size;
+        int (*span_cmp)(const void *, const void *, void *);
+        void *userdata;
+} SortSpanCtx;
+
+static int sort_span_cmp(const void *x, const void *y, void *userdata) {
+        const SortSpanCtx *c = userdata;
+        return c->span_cmp(c->base + ((const SortSpan *)x)->start * c->size,
+                           c->base + ((const SortSpan *)y)->start * c->size, c->userdata);
+}
+
+int sort_by_runs(void *base, size_t n, size_t size,
+                 int (*span_cmp)(const void *, const void *, void *),
+                 int (*cmp)(const void *, const void *, void *), void *userdata) {
+        _cleanup_free_ SortSpan *spans = NULL;
+        _cleanup_free_ char *sorted = NULL;
+        SortSpanCtx c = { .base = base, .size = size, .span_cmp = span_cmp, .userdata = userdata };
+        size_t n_spans = 0, k = 0;
+        char *b = base;
+
+        if (n < 2)
+                return 1;
+        spans = calloc(n, sizeof(SortSpan));
+        sorted = malloc(n * size);
+        if (!spans || !sorted)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                if (i == 0 || span_cmp(b + (i - 1) * size, b + i * size, userdata) != 0)
+                        spans[n_spans++] = (SortSpan){ .start = i };
+                spans[n_spans - 1].n++;
+        }
+        qsort_r(spans, n_spans, sizeof(SortSpan), sort_span_cmp, &c);
+        for (size_t j = 1; j < n_spans; j++)
+                if (sort_span_cmp(&spans[j - 1], &spans[j], &c) == 0)
+                        return 0;
+        for (size_t j = 0; j < n_spans; j++) {
+                qsort_r(b + spans[j].start * size, spans[j].n, size, cmp, userdata);
+                memcpy(sorted + k * size, b + spans[j].start * size, spans[j].n * size);
+                k += spans[j].n;
+        }
+        memcpy(base, sorted, n * size);
+        return 1;
 }

@@ -43,6 +43,7 @@ char *format_timestamp(char *buf, size_t n, msec_t t);            /* "2026-11-30
 
 /* Clock: the only place qgc reads the wall clock (main.c calls it once). */
 msec_t now_msec(void);
+double mono_sec(void); /* CLOCK_MONOTONIC in seconds, for the phase times of -vv */
 
 /* Simple growable string buffer. */
 typedef struct StrBuf {
@@ -69,3 +70,12 @@ char *path_join(const char *a, const char *b);
 
 /* Generic growable array helper: ensure *p has room for need elements of size sz. */
 int greedy_realloc(void **p, size_t *allocated, size_t need, size_t sz);
+
+/* qsort_r() for arrays that hold runs of elements with equal span keys (span_cmp() == 0), each
+ * key in one run only, as a scan leaves them: the runs are put in span_cmp() order and each is
+ * sorted with cmp (which must order by the span key first), the same order as qsort_r() with
+ * cmp, with small sorts instead of one of the whole. Returns 1 when sorted, 0 when a key has
+ * two runs (nothing was changed: sort the whole), -ENOMEM. */
+int sort_by_runs(void *base, size_t n, size_t size,
+                 int (*span_cmp)(const void *, const void *, void *),
+                 int (*cmp)(const void *, const void *, void *), void *userdata);

@@ -1087,7 +1087,10 @@ static void test_inventory_find_case_insensitive_indexed(void **state) {
         }
         /* linear before the index */
         assert_non_null(inventory_find(inv, 0, "0000000A-0000-4000-8000-00000000000A"));
+        assert_int_equal(inventory_index(inv), 0);
         inventory_sort(inv);
+        assert_null(inv->by_id); /* sorting moves sessions: the index is dropped */
+        assert_int_equal(inventory_index(inv), 0);
         assert_int_equal(inv->n_by_id, 1000);
         for (int i = 0; i < 1000; i++) {
                 const Session *s;

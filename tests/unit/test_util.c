@@ -397,6 +397,67 @@ static void test_strdup_or_null(void **state) {
         assert_string_equal(s, "x");
 }
 
+/* sort_by_runs(): the order of qsort_r() when each span key has one run; 0 and nothing changed
+ * when a key has two. */
+typedef struct RunItem {
+        unsigned key, value, seq;
+} RunItem;
+
+static int run_span_cmp(const void *x, const void *y, void *userdata) {
+        const RunItem *a = x, *b = y;
+        (void)userdata;
+        return a->key < b->key ? -1 : a->key > b->key;
+}
+
+static int run_cmp(const void *x, const void *y, void *userdata) {
+        const RunItem *a = x, *b = y;
+        int c = run_span_cmp(x, y, userdata);
+        if (c != 0)
+                return c;
+        if (a->value != b->value)
+                return a->value > b->value ? -1 : 1; /* descending, like "newest first" */
+        return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static void test_sort_by_runs(void **state) {
+        unsigned seed = 7;
+
+        (void)state;
+        for (int round = 0; round < 200; round++) {
+                RunItem a[300], b[300], orig[300];
+                size_t n = 0, n_runs = 1 + (size_t)(rand_r(&seed) % 40);
+                unsigned keys[40];
+
+                /* distinct keys in a random order, each one run of random length */
+                for (size_t r = 0; r < n_runs; r++) {
+                        bool dup;
+                        do {
+                                keys[r] = (unsigned)(rand_r(&seed) % 1000);
+                                dup = false;
+                                for (size_t q = 0; q < r; q++)
+                                        dup = dup || keys[q] == keys[r];
+                        } while (dup);
+                        for (size_t k = (size_t)(rand_r(&seed) % 7); k > 0 && n < 300; k--, n++)
+                                a[n] = (RunItem){ keys[r], (unsigned)(rand_r(&seed) % 5), (unsigned)n };
+                }
+                memcpy(b, a, n * sizeof(RunItem));
+                memcpy(orig, a, n * sizeof(RunItem));
+                assert_int_equal(sort_by_runs(a, n, sizeof(RunItem), run_span_cmp, run_cmp, NULL), 1);
+                qsort_r(b, n, sizeof(RunItem), run_cmp, NULL);
+                assert_memory_equal(a, b, n * sizeof(RunItem));
+                /* a key in two places: refused, untouched */
+                if (n >= 3 && orig[0].key != orig[1].key) {
+                        memcpy(a, orig, n * sizeof(RunItem));
+                        a[n - 1].key = a[0].key;
+                        if (a[n - 2].key != a[0].key) {
+                                memcpy(b, a, n * sizeof(RunItem));
+                                assert_int_equal(sort_by_runs(a, n, sizeof(RunItem), run_span_cmp, run_cmp, NULL), 0);
+                                assert_memory_equal(a, b, n * sizeof(RunItem));
+                        }
+                }
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_parse_duration_table),
@@ -416,6 +477,7 @@ int main(void) {
                 cmocka_unit_test(test_strbuf_steal_empty_is_empty_string),
                 cmocka_unit_test(test_greedy_realloc_overflow),
                 cmocka_unit_test(test_strdup_or_null),
+                cmocka_unit_test(test_sort_by_runs),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
