@@ -171,19 +171,21 @@ static bool policy_deleting(const PolicyRun *run, size_t i) {
         return run->info[i].sel_verb == VERB_DELETE && policy_going(run, i);
 }
 
-/* A rule selects session i. The first rule wins, except that a deletion replaces an archive. */
-_printf_(5, 6) static int policy_select(PolicyRun *run, size_t i, Verb verb, const char *rule,
-                                        const char *fmt, ...) {
-        PolicyInfo *in = &run->info[i];
-        va_list ap;
-        char *s = NULL;
+/* Would a rule selecting session i with verb win? The first rule wins, except that a deletion
+ * replaces an archive. */
+static bool policy_would_select(const PolicyRun *run, size_t i, Verb verb) {
+        const PolicyInfo *in = &run->info[i];
+        return !(in->sel_verb == VERB_DELETE || (in->sel_verb == VERB_ARCHIVE && verb != VERB_DELETE));
+}
 
-        if (in->sel_verb == VERB_DELETE || (in->sel_verb == VERB_ARCHIVE && verb != VERB_DELETE))
+/* A rule selects session i with the reason s (taken; NULL means out of memory). */
+static int policy_select_reason(PolicyRun *run, size_t i, Verb verb, const char *rule, char *s) {
+        PolicyInfo *in = &run->info[i];
+
+        if (!policy_would_select(run, i, verb)) {
+                free(s);
                 return 0;
-        va_start(ap, fmt);
-        if (vasprintf(&s, fmt, ap) < 0)
-                s = NULL;
-        va_end(ap);
+        }
         if (!s)
                 return -ENOMEM;
         if (in->sel_verb == VERB_ARCHIVE) {
@@ -197,6 +199,21 @@ _printf_(5, 6) static int policy_select(PolicyRun *run, size_t i, Verb verb, con
         in->sel_verb = verb;
         in->sel_rule = rule;
         return 1;
+}
+
+/* A rule selects session i, the reason formatted. */
+_printf_(5, 6) static int policy_select(PolicyRun *run, size_t i, Verb verb, const char *rule,
+                                        const char *fmt, ...) {
+        va_list ap;
+        char *s = NULL;
+
+        if (!policy_would_select(run, i, verb))
+                return 0;
+        va_start(ap, fmt);
+        if (vasprintf(&s, fmt, ap) < 0)
+                s = NULL;
+        va_end(ap);
+        return policy_select_reason(run, i, verb, rule, s);
 }
 
 /* Skip-class protections of session i and the reason for the first of them. */
@@ -385,10 +402,13 @@ static int policy_project_age_count(PolicyRun *run, const PolicyGroup *g) {
                 vd->rank = ++rank;
                 if (p->keep_latest > 0 && rank <= p->keep_latest)
                         vd->protections |= PROT_LATEST;
-                if (p->max_age > 0 && run->info[i].idle > p->max_age) {
-                        r = policy_select(run, i, verb, "max-age", "idle %s > max-age %s",
-                                          format_duration(a, sizeof a, run->info[i].idle),
-                                          policy_exact(run, p->max_age));
+                if (p->max_age > 0 && run->info[i].idle > p->max_age &&
+                    policy_would_select(run, i, verb)) {
+                        /* the most common reason: joined, not printf'd */
+                        r = policy_select_reason(
+                                run, i, verb, "max-age",
+                                strjoin("idle ", format_duration(a, sizeof a, run->info[i].idle),
+                                        " > max-age ", policy_exact(run, p->max_age), NULL));
                         if (r < 0)
                                 return r;
                 }
@@ -712,8 +732,9 @@ static int policy_finish(PolicyRun *run, size_t i) {
         if (vd->protections & PROT_SKIP_MASK) {
                 vd->verb = VERB_SKIP;
                 vd->rule = policy_first_protection(vd->protections & PROT_SKIP_MASK);
-                vd->reason = selected ? strprintf("%s (would %s: %s)", in->skip_reason,
-                                                  verb_to_string(in->sel_verb), in->sel_reason)
+                vd->reason = selected ? strjoin(in->skip_reason, " (would ",
+                                                verb_to_string(in->sel_verb), ": ",
+                                                in->sel_reason, ")", NULL)
                                       : TAKE_PTR(in->skip_reason);
         } else if (selected && p->keep_titled && s->title_unread) {
                 /* the scan judged no rule could select it and left its title unread: never act
@@ -730,8 +751,8 @@ static int policy_finish(PolicyRun *run, size_t i) {
                         return -ENOMEM;
                 vd->verb = VERB_KEEP;
                 vd->rule = policy_first_protection(vd->protections & PROT_KEEP_MASK);
-                vd->reason = strprintf("%s (would %s: %s)", d, verb_to_string(in->sel_verb),
-                                       in->sel_reason);
+                vd->reason = strjoin(d, " (would ", verb_to_string(in->sel_verb), ": ",
+                                     in->sel_reason, ")", NULL);
         } else if (selected) {
                 vd->verb = in->sel_verb;
                 vd->rule = in->sel_rule;
@@ -742,9 +763,8 @@ static int policy_finish(PolicyRun *run, size_t i) {
                 if (s->state == SESSION_ARCHIVED)
                         vd->reason = strdup("archived");
                 else if (p->max_age > 0)
-                        vd->reason = strprintf("idle %s <= max-age %s",
-                                               format_duration(a, sizeof a, in->idle),
-                                               policy_exact(run, p->max_age));
+                        vd->reason = strjoin("idle ", format_duration(a, sizeof a, in->idle),
+                                             " <= max-age ", policy_exact(run, p->max_age), NULL);
                 else
                         vd->reason = strdup("no rule applies");
         }

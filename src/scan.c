@@ -312,13 +312,11 @@ static int scan_dir_sum(int dfd, dev_t dev, unsigned depth, ScanAgg *agg) {
 /* Totals of every subdirectory of dfd into aggs (sorted by name). only_ids: skip names that are
  * not valid session ids. */
 static int scan_collect_aggs(int dfd, dev_t dev, bool only_ids, ScanAggs *aggs) {
-        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        FsDir dir, *d = &dir; /* on the stack: a large malloc per listing costs more */
         struct { const char *d_name; } de_, *de = &de_;
         unsigned char type;
         int r = 0;
 
-        if (!d)
-                return -ENOMEM;
         fs_dir_init(d, dfd);
         while (fs_dir_next(d, &de->d_name, &type) > 0) {
                 _cleanup_close_ int sub = -EBADF;
@@ -863,13 +861,11 @@ static int scan_cmp_entry(const void *a, const void *b) {
  * says whether an "archive" directory was seen. */
 static int scan_list_chats(int dfd, ScanEntries *e, ScanNames *other, ClaimSet *claims,
                            size_t *ret_n_entries) {
-        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        FsDir dir, *d = &dir;
         struct { const char *d_name; unsigned char d_type; } de_, *de = &de_;
         size_t n = 0;
         int r = 0, k;
 
-        if (!d)
-                return -ENOMEM;
         fs_dir_init(d, dfd);
         while ((k = fs_dir_next(d, &de->d_name, &de->d_type)) > 0) {
                 char id[SESSION_ID_MAX + 1];
@@ -1023,7 +1019,7 @@ static void scan_project_done(ScanProject *p) {
 static int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
         ScanProject p = { .name = name, .chats_fd = -EBADF, .archive_fd = -EBADF };
         _cleanup_close_ int pfd = -EBADF, sfd = -EBADF;
-        FsDir *d;
+        FsDir dir, *d = &dir;
         const char *dname;
         unsigned char dtype;
         size_t n_entries = 0;
@@ -1038,16 +1034,12 @@ static int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
                         log_debug("projects/%s: %s, skipped", name, strerror(-pfd));
                 return 0;
         }
-        d = malloc(sizeof(FsDir));
-        if (!d)
-                return -ENOMEM;
         fs_dir_init(d, pfd);
         while ((r = fs_dir_next(d, &dname, &dtype)) > 0) {
                 n_entries++;
                 if (streq(dname, "chats"))
                         has_chats = true;
         }
-        free(d);
         if (r < 0)
                 return r;
 

@@ -290,14 +290,47 @@ int parse_timestamp(const char *s, msec_t *ret) {
         return 0;
 }
 
+/* A bounded writer for the format_*() functions: what snprintf() would write, without stdio. */
+typedef struct Fmt {
+        char *p;
+        size_t left; /* room including the NUL */
+} Fmt;
+
+static void fmt_str(Fmt *f, const char *s) {
+        for (; *s && f->left > 1; f->left--)
+                *f->p++ = *s++;
+}
+
+static void fmt_u64(Fmt *f, uint64_t v) {
+        char d[20];
+        size_t k = 0;
+
+        do
+                d[k++] = (char)('0' + v % 10);
+        while ((v /= 10) > 0);
+        while (k > 0 && f->left > 1) {
+                *f->p++ = d[--k];
+                f->left--;
+        }
+}
+
+static char *fmt_end(Fmt *f, char *buf) {
+        if (f->left > 0)
+                *f->p = '\0';
+        return buf;
+}
+
 char *format_bytes(char *buf, size_t n, uint64_t bytes) {
         static const char suffixes[] = "KMGTPE";
         unsigned shift = 10;
         size_t i = 0;
+        Fmt f = { buf, n };
+        char suffix[2] = "";
 
         if (bytes < 1024) {
-                snprintf(buf, n, "%" PRIu64 "B", bytes);
-                return buf;
+                fmt_u64(&f, bytes);
+                fmt_str(&f, "B");
+                return fmt_end(&f, buf);
         }
         /* integers only: a double would round UINT64_MAX up to 16E */
         while (i + 1 < sizeof(suffixes) - 1 && (bytes >> shift) >= 1024) {
@@ -305,13 +338,15 @@ char *format_bytes(char *buf, size_t n, uint64_t bytes) {
                 i++;
         }
         uint64_t whole = bytes >> shift;
+        suffix[0] = suffixes[i];
+        fmt_u64(&f, whole);
         if (whole < 10) {
                 uint64_t rem = bytes & ((UINT64_C(1) << shift) - 1);
-                snprintf(buf, n, "%" PRIu64 ".%" PRIu64 "%c", whole, (rem * 10) >> shift,
-                         suffixes[i]);
-        } else
-                snprintf(buf, n, "%" PRIu64 "%c", whole, suffixes[i]);
-        return buf;
+                fmt_str(&f, ".");
+                fmt_u64(&f, (rem * 10) >> shift);
+        }
+        fmt_str(&f, suffix);
+        return fmt_end(&f, buf);
 }
 
 char *format_size_exact(char *buf, size_t n, uint64_t bytes) {
@@ -329,20 +364,26 @@ char *format_size_exact(char *buf, size_t n, uint64_t bytes) {
 }
 
 char *format_duration(char *buf, size_t n, msec_t d) {
-        const char *sign = "";
+        Fmt f = { buf, n };
+
         if (d < 0) {
-                sign = "-";
+                fmt_str(&f, "-");
                 d = d == INT64_MIN ? INT64_MAX : -d;
         }
-        if (d >= 2 * MSEC_PER_DAY)
-                snprintf(buf, n, "%s%" PRId64 "d", sign, d / MSEC_PER_DAY);
-        else if (d >= 2 * MSEC_PER_HOUR)
-                snprintf(buf, n, "%s%" PRId64 "h", sign, d / MSEC_PER_HOUR);
-        else if (d >= 2 * MSEC_PER_MIN)
-                snprintf(buf, n, "%s%" PRId64 "min", sign, d / MSEC_PER_MIN);
-        else
-                snprintf(buf, n, "%s%" PRId64 "s", sign, d / MSEC_PER_SEC);
-        return buf;
+        if (d >= 2 * MSEC_PER_DAY) {
+                fmt_u64(&f, (uint64_t)(d / MSEC_PER_DAY));
+                fmt_str(&f, "d");
+        } else if (d >= 2 * MSEC_PER_HOUR) {
+                fmt_u64(&f, (uint64_t)(d / MSEC_PER_HOUR));
+                fmt_str(&f, "h");
+        } else if (d >= 2 * MSEC_PER_MIN) {
+                fmt_u64(&f, (uint64_t)(d / MSEC_PER_MIN));
+                fmt_str(&f, "min");
+        } else {
+                fmt_u64(&f, (uint64_t)(d / MSEC_PER_SEC));
+                fmt_str(&f, "s");
+        }
+        return fmt_end(&f, buf);
 }
 
 char *format_duration_exact(char *buf, size_t n, msec_t d) {
@@ -460,6 +501,30 @@ char *strbuf_steal(StrBuf *b) {
         s = b->buf;
         *b = (StrBuf){};
         return s;
+}
+
+char *strjoin(const char *s, ...) {
+        va_list ap;
+        size_t n = 0;
+        char *r, *p;
+
+        va_start(ap, s);
+        for (const char *x = s; x; x = va_arg(ap, const char *))
+                n += strlen(x);
+        va_end(ap);
+        r = malloc(n + 1);
+        if (!r)
+                return NULL;
+        p = r;
+        va_start(ap, s);
+        for (const char *x = s; x; x = va_arg(ap, const char *)) {
+                size_t k = strlen(x);
+                memcpy(p, x, k);
+                p += k;
+        }
+        va_end(ap);
+        *p = '\0';
+        return r;
 }
 
 char *strprintf(const char *fmt, ...) {

@@ -62,6 +62,8 @@ char *strbuf_steal(StrBuf *b); /* returns buf (NUL-terminated, never NULL on suc
 
 /* asprintf that returns NULL on failure instead of an undefined pointer. */
 char *strprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The concatenation of the strings up to a NULL, or NULL when out of memory. */
+char *strjoin(const char *s, ...) __attribute__((sentinel));
 /* strdup accepting NULL */
 char *strdup_or_null(const char *s);
 

@@ -837,6 +837,48 @@ static void test_record_read_tail_qwen_title_golden(void **state) {
         assert_true(n >= 17);
 }
 
+/* The scanner's validation (record_json_members with validate) accepts exactly what the full
+ * parser accepts, on long strings with specials (quotes, backslashes, raw control bytes, escapes,
+ * UTF-8) at every distance from the 32- and 8-byte blocks of the fast paths. */
+static void test_record_json_validate_long_strings(void **state) {
+        static const char *const pieces[] = { "a", "b", "é", "\\n", "\\\"", "\\\\", "\\u00e9",
+                                              "\\x", "\\u12", "\n", "\t", "\x01", "\x1f", " ",
+                                              "~", "\x7f" };
+        static const char *const keys[] = { "k" };
+        unsigned seed = 11;
+        size_t agree_ok = 0, agree_bad = 0;
+
+        (void)state;
+        for (int round = 0; round < 20000; round++) {
+                char text[1200];
+                size_t n = 0, len = (size_t)(rand_r(&seed) % 300);
+                JsonSpan span;
+                json_object *o = NULL;
+                int a, b;
+
+                n += (size_t)snprintf(text, sizeof text, "{\"k\":\"");
+                for (size_t k = 0; k < len && n < 1100; k++) {
+                        /* mostly plain text, now and then a special piece */
+                        const char *piece = rand_r(&seed) % 40 ? "x" : pieces[rand_r(&seed) % ELEMENTSOF(pieces)];
+                        size_t m = strlen(piece);
+                        memcpy(text + n, piece, m);
+                        n += m;
+                }
+                n += (size_t)snprintf(text + n, sizeof text - n, "\",\"z\":1}");
+                a = record_json_members(text, n, true, keys, 1, &span) >= 0;
+                b = record_json_parse(text, n, &o) >= 0;
+                json_object_put(o);
+                if (a != b)
+                        fail_msg("validator %d, parser %d on %.*s", a, b, (int)n, text);
+                if (a)
+                        agree_ok++;
+                else
+                        agree_bad++;
+        }
+        assert_true(agree_ok > 1000);
+        assert_true(agree_bad > 1000);
+}
+
 /* ---- record_read_ends(): the same results as record_read_head() + record_read_tail() */
 
 static void strbuf_add_filler(StrBuf *b, size_t target) {
@@ -998,6 +1040,7 @@ int main(void) {
                 cmocka_unit_test(test_record_read_tail_title_in_partial_first_line),
                 cmocka_unit_test(test_record_read_tail_qwen_title_golden),
                 cmocka_unit_test(test_record_read_ends_matches_head_and_tail),
+                cmocka_unit_test(test_record_json_validate_long_strings),
         };
         setenv("TZ", "UTC", 1);
         tzset();

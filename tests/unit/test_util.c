@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -397,6 +398,75 @@ static void test_strdup_or_null(void **state) {
         assert_string_equal(s, "x");
 }
 
+/* The stdio-free format_bytes()/format_duration() write what the snprintf() forms wrote, also
+ * into short buffers. */
+static void ref_bytes(char *buf, size_t n, uint64_t bytes) {
+        static const char suffixes[] = "KMGTPE";
+        unsigned shift = 10;
+        size_t i = 0;
+
+        if (bytes < 1024) {
+                snprintf(buf, n, "%" PRIu64 "B", bytes);
+                return;
+        }
+        while (i + 1 < sizeof(suffixes) - 1 && (bytes >> shift) >= 1024) {
+                shift += 10;
+                i++;
+        }
+        uint64_t whole = bytes >> shift;
+        if (whole < 10)
+                snprintf(buf, n, "%" PRIu64 ".%" PRIu64 "%c", whole,
+                         ((bytes & ((UINT64_C(1) << shift) - 1)) * 10) >> shift, suffixes[i]);
+        else
+                snprintf(buf, n, "%" PRIu64 "%c", whole, suffixes[i]);
+}
+
+static void ref_duration(char *buf, size_t n, msec_t d) {
+        const char *sign = "";
+        if (d < 0) {
+                sign = "-";
+                d = d == INT64_MIN ? INT64_MAX : -d;
+        }
+        if (d >= 2 * MSEC_PER_DAY)
+                snprintf(buf, n, "%s%" PRId64 "d", sign, d / MSEC_PER_DAY);
+        else if (d >= 2 * MSEC_PER_HOUR)
+                snprintf(buf, n, "%s%" PRId64 "h", sign, d / MSEC_PER_HOUR);
+        else if (d >= 2 * MSEC_PER_MIN)
+                snprintf(buf, n, "%s%" PRId64 "min", sign, d / MSEC_PER_MIN);
+        else
+                snprintf(buf, n, "%s%" PRId64 "s", sign, d / MSEC_PER_SEC);
+}
+
+static void test_format_matches_snprintf(void **state) {
+        unsigned seed = 3;
+
+        (void)state;
+        for (int round = 0; round < 20000; round++) {
+                uint64_t v = ((uint64_t)rand_r(&seed) << 33) ^ ((uint64_t)rand_r(&seed) << 11) ^
+                             (uint64_t)rand_r(&seed);
+                size_t n = (size_t)(rand_r(&seed) % 24);
+                char a[32], b[32];
+                msec_t d;
+
+                v >>= rand_r(&seed) % 64;
+                if (round == 0)
+                        v = UINT64_MAX;
+                memset(a, 'x', sizeof a);
+                memset(b, 'x', sizeof b);
+                format_bytes(a, n, v);
+                ref_bytes(b, n, v);
+                assert_memory_equal(a, b, sizeof a);
+                memset(a, 'x', sizeof a);
+                memset(b, 'x', sizeof b);
+                d = (msec_t)(v >> 1) * (round % 2 ? -1 : 1);
+                if (round == 2)
+                        d = INT64_MIN;
+                format_duration(a, n, d);
+                ref_duration(b, n, d);
+                assert_memory_equal(a, b, sizeof a);
+        }
+}
+
 /* sort_by_runs(): the order of qsort_r() when each span key has one run; 0 and nothing changed
  * when a key has two. */
 typedef struct RunItem {
@@ -478,6 +548,7 @@ int main(void) {
                 cmocka_unit_test(test_greedy_realloc_overflow),
                 cmocka_unit_test(test_strdup_or_null),
                 cmocka_unit_test(test_sort_by_runs),
+                cmocka_unit_test(test_format_matches_snprintf),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
