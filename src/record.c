@@ -1363,6 +1363,22 @@ static int record_span_timestamp(const JsonSpan *sp, msec_t *ret) {
         int r;
 
         *ret = 0;
+        if (sp->s && sp->n >= 2 && sp->n < 64 && sp->s[0] == '"' && !memchr(sp->s, '\\', sp->n)) {
+                /* the usual short ASCII string: no copy on the heap */
+                char buf[64];
+                bool ascii = true;
+
+                for (size_t i = 1; i + 1 < sp->n && ascii; i++)
+                        ascii = (unsigned char)sp->s[i] < 0x80;
+                if (ascii) {
+                        memcpy(buf, sp->s + 1, sp->n - 2);
+                        buf[sp->n - 2] = '\0';
+                        /* cut at a NUL like strndup */
+                        if (record_parse_time(buf, &t) >= 0)
+                                *ret = t;
+                        return 0;
+                }
+        }
         r = record_span_string(sp, &v);
         if (r <= 0)
                 return r;
