@@ -184,33 +184,94 @@ static int render_header(const Plan *p, size_t k, size_t e, unsigned cols, FILE 
         return r;
 }
 
+/* A row assembled in memory and written with one fwrite() (rows are most of the output). */
+typedef struct RenderLine {
+        FILE *f;
+        size_t len;
+        char buf[2048];
+} RenderLine;
+
+static void render_line_flush(RenderLine *l) {
+        if (l->len > 0)
+                fwrite(l->buf, 1, l->len, l->f);
+        l->len = 0;
+}
+
+static void render_line_put(RenderLine *l, const char *s, size_t n) {
+        if (l->len + n > sizeof(l->buf)) {
+                render_line_flush(l);
+                if (n > sizeof(l->buf)) {
+                        fwrite(s, 1, n, l->f);
+                        return;
+                }
+        }
+        memcpy(l->buf + l->len, s, n);
+        l->len += n;
+}
+
+static void render_line_pad(RenderLine *l, size_t n) {
+        static const char spaces[] = "                                ";
+
+        while (n > 0) {
+                size_t k = MIN(n, sizeof(spaces) - 1);
+                render_line_put(l, spaces, k);
+                n -= k;
+        }
+}
+
+/* render_field() into the line: printable ASCII that fits is copied here, anything else goes
+ * through render_field() itself. */
+static int render_line_field(RenderLine *l, const char *s, size_t width, bool pad, bool right) {
+        const char *q = s ?: "";
+        size_t w;
+
+        while ((unsigned char)*q >= 0x20 && (unsigned char)*q < 0x7f)
+                q++;
+        w = (size_t)(q - (s ?: ""));
+        if (*q != '\0' || w > width) {
+                render_line_flush(l);
+                return render_field(l->f, s, width, pad, right);
+        }
+        if (pad && right)
+                render_line_pad(l, width - w);
+        render_line_put(l, s ?: "", w);
+        if (pad && !right)
+                render_line_pad(l, width - w);
+        return 0;
+}
+
 /* One row: SESSION VERB IDLE SIZE REASON. */
 static int render_row(const Plan *p, const PlanItem *it, size_t reason_w, FILE *f) {
         char idle_s[FORMAT_DURATION_MAX], size_s[FORMAT_BYTES_MAX];
+        RenderLine l;
         uint64_t bytes;
         msec_t idle;
         int r;
 
+        l.f = f;
+        l.len = 0;
         render_item_size(p, it, &bytes, &idle);
-        fputs("  ", f);
-        r = render_field(f, it->is_orphan ? p->inv->orphans[it->index].name
-                                          : p->inv->sessions[it->index].id,
-                         RENDER_ID_WIDTH, true, false);
-        fputc(' ', f);
+        render_line_put(&l, "  ", 2);
+        r = render_line_field(&l, it->is_orphan ? p->inv->orphans[it->index].name
+                                                : p->inv->sessions[it->index].id,
+                              RENDER_ID_WIDTH, true, false);
+        render_line_put(&l, " ", 1);
         if (r >= 0)
-                r = render_field(f, render_verb(plan_item_verb(it)), RENDER_VERB_WIDTH, true, false);
-        fputc(' ', f);
+                r = render_line_field(&l, render_verb(plan_item_verb(it)), RENDER_VERB_WIDTH, true,
+                                      false);
+        render_line_put(&l, " ", 1);
         if (r >= 0)
-                r = render_field(f, format_duration(idle_s, sizeof idle_s, idle), RENDER_NUM_WIDTH,
-                                 true, true);
-        fputc(' ', f);
+                r = render_line_field(&l, format_duration(idle_s, sizeof idle_s, idle),
+                                      RENDER_NUM_WIDTH, true, true);
+        render_line_put(&l, " ", 1);
         if (r >= 0)
-                r = render_field(f, format_bytes(size_s, sizeof size_s, bytes), RENDER_NUM_WIDTH,
-                                 true, true);
-        fputs("  ", f);
+                r = render_line_field(&l, format_bytes(size_s, sizeof size_s, bytes),
+                                      RENDER_NUM_WIDTH, true, true);
+        render_line_put(&l, "  ", 2);
         if (r >= 0)
-                r = render_field(f, it->verdict->reason ?: "", reason_w, false, false);
-        fputc('\n', f);
+                r = render_line_field(&l, it->verdict->reason ?: "", reason_w, false, false);
+        render_line_put(&l, "\n", 1);
+        render_line_flush(&l);
         return r;
 }
 
