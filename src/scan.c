@@ -33,6 +33,7 @@
 
 #define SCAN_JSON_MAX (16 * 1024 * 1024) /* organisation and task files */
 #define SCAN_DEPTH_MAX 32                /* in file-history/<id>/ and subagents/<id>/ */
+#define SCAN_THREAD_STACK (8 * 1024 * 1024) /* SCAN_DEPTH_MAX FsDirs are 0.5 MiB */
 
 /* A directory's totals: file-history/<id>/ or subagents/<id>/. */
 typedef struct ScanAgg {
@@ -1174,6 +1175,8 @@ static int scan_projects(ScanCtx *ctx, int projects_fd, char *const *names, size
                          int history_fd, dev_t history_dev) {
         ScanPool pool = { .base = ctx, .names = names, .n = n, .projects_fd = projects_fd };
         _cleanup_free_ ScanWorker *workers = NULL;
+        pthread_attr_t attr;
+        bool have_attr = false;
         size_t n_workers = 0, want;
         int r;
 
@@ -1186,8 +1189,15 @@ static int scan_projects(ScanCtx *ctx, int projects_fd, char *const *names, size
                 return -ENOMEM;
         }
         pthread_mutex_init(&pool.lock, NULL);
-        if (want > 1)
+        if (want > 1) {
                 workers = calloc(want - 1, sizeof(ScanWorker));
+                /* a known stack, whatever RLIMIT_STACK says: directory sums recurse up to
+                 * SCAN_DEPTH_MAX levels of an FsDir each */
+                if (pthread_attr_init(&attr) == 0) {
+                        have_attr = true;
+                        (void)pthread_attr_setstacksize(&attr, SCAN_THREAD_STACK);
+                }
+        }
         for (size_t k = 0; workers && k < want - 1; k++) {
                 ScanWorker *w = &workers[k];
 
@@ -1198,12 +1208,14 @@ static int scan_projects(ScanCtx *ctx, int projects_fd, char *const *names, size
                 if (!w->ctx.scratch)
                         break;
                 /* a thread that cannot be started is simply one fewer */
-                if (pthread_create(&w->thread, NULL, scan_worker_main, w) != 0) {
+                if (pthread_create(&w->thread, have_attr ? &attr : NULL, scan_worker_main, w) != 0) {
                         free(w->ctx.scratch);
                         break;
                 }
                 n_workers++;
         }
+        if (have_attr)
+                pthread_attr_destroy(&attr);
         r = history_fd >= 0 ? scan_collect_aggs(history_fd, history_dev, /* only_ids= */ true,
                                                 &ctx->history)
                             : 0;
