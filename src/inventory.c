@@ -293,8 +293,7 @@ int inventory_index(Inventory *inv) {
         return 0;
 }
 
-/* Are the sessions in blocks of one (tree, project_dir) each, the blocks in ascending order (as
- * the scan adds them)? Then sorting each block sorts the whole. */
+/* Is a block already in inventory_cmp_session() order? */
 static bool inventory_block_sorted(const Session *v, size_t n) {
         for (size_t i = 1; i < n; i++)
                 if (inventory_cmp_session(&v[i - 1], &v[i]) > 0)
@@ -302,6 +301,8 @@ static bool inventory_block_sorted(const Session *v, size_t n) {
         return true;
 }
 
+/* Are the sessions in blocks of one (tree, project_dir) each, the blocks in ascending order (as
+ * the scan adds them)? Then sorting each block sorts the whole. */
 static bool inventory_blocks_ordered(const Inventory *inv) {
         for (size_t i = 1; i < inv->n_sessions; i++) {
                 const Session *a = &inv->sessions[i - 1], *b = &inv->sessions[i];

@@ -35,6 +35,8 @@ typedef struct Tree {
         uint64_t fs_size;    /* statvfs of runtime_dir: total bytes */
         uint64_t fs_avail;   /* bytes available to unprivileged users */
         bool fs_known;
+        bool incomplete;     /* some directory could not be listed: its sessions are missing, so
+                              * tree caps and orphans are not decided for it */
 } Tree;
 
 typedef enum SessionState {

@@ -31,7 +31,11 @@ int log_internal(LogLevel level, int error, const char *fmt, ...) {
                 vfprintf(stderr, fmt, ap);
                 va_end(ap);
                 if (e != 0)
+#ifdef HAVE_STRERRORDESC_NP
                         fprintf(stderr, ": %s", strerrordesc_np(e) ?: "unknown error");
+#else
+                        fprintf(stderr, ": %s", strerror(e));
+#endif
                 fputc('\n', stderr);
                 funlockfile(stderr);
         }

@@ -361,9 +361,7 @@ static int policy_build_groups(PolicyRun *run) {
         /* the inventory keeps a project's sessions together (inventory_sort()) */
         r = sort_by_runs(run->order, n, sizeof(size_t), policy_cmp_project, policy_cmp_group,
                          (void *)inv);
-        if (r < 0)
-                return r;
-        if (r == 0) /* a project in two places of the inventory: the plain sort */
+        if (r <= 0) /* a project in two places of the inventory, or short of memory */
                 qsort_r(run->order, n, sizeof(size_t), policy_cmp_group, (void *)inv);
 
         for (size_t k = 0; k < n;) {
@@ -578,6 +576,9 @@ static int policy_tree(PolicyRun *run, size_t t, size_t *idx) {
         size_t n = 0;
         int r;
 
+        /* a tree that was not fully listed: its total and its oldest sessions are unknown */
+        if (tree->incomplete)
+                return 0;
         for (size_t i = 0; i < run->inv->n_sessions; i++) {
                 if (run->inv->sessions[i].tree != t)
                         continue;

@@ -41,6 +41,8 @@ typedef struct ScanAgg {
         FileId dir;
         uint64_t bytes, bytes_alloc;
         msec_t mtime; /* newest mtime inside (the directory's own included) */
+        bool incomplete; /* some directory inside could not be listed: sizes and mtime are
+                          * lower bounds */
 } ScanAgg;
 
 typedef struct ScanAggs {
@@ -48,6 +50,7 @@ typedef struct ScanAggs {
         size_t n, alloc;
         uint64_t *bits;  /* a one-hash Bloom filter of the names (most lookups miss), or NULL */
         size_t n_bits;   /* a power of two */
+        bool incomplete; /* the directory could not be listed to its end: names may be missing */
 } ScanAggs;
 
 /* Candidate orphans, decided when every tree is in the inventory. */
@@ -80,6 +83,7 @@ typedef struct ScanOut {
         size_t n_orphans, alloc_orphans;
         ScanPendings pending;
         int r; /* scan_project()'s result: a failure ends the tree's scan there */
+        bool incomplete; /* a directory of the project could not be listed: project skipped */
 } ScanOut;
 
 typedef struct ScanCtx {
@@ -282,12 +286,12 @@ static int scan_dir_sum(int dfd, dev_t dev, unsigned depth, ScanAgg *agg) {
         FsDir d;
         const char *name;
         unsigned char type;
-        int r = 0;
+        int r = 0, k;
 
         if (depth > SCAN_DEPTH_MAX)
                 return 0;
         fs_dir_init(&d, dfd);
-        while (fs_dir_next(&d, &name, &type) > 0) {
+        while ((k = fs_dir_next(&d, &name, &type)) > 0) {
                 struct stat st;
 
                 if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -303,10 +307,12 @@ static int scan_dir_sum(int dfd, dev_t dev, unsigned depth, ScanAgg *agg) {
                                 continue;
                         r = scan_dir_sum(sub, dev, depth + 1, agg);
                         if (r == -ENOMEM)
-                                break;
+                                return r;
                         r = 0;
                 }
         }
+        if (k < 0 && k != -ENOENT) /* ENOENT: removed meanwhile, nothing left to count */
+                agg->incomplete = true;
         return r;
 }
 
@@ -316,10 +322,10 @@ static int scan_collect_aggs(int dfd, dev_t dev, bool only_ids, ScanAggs *aggs) 
         FsDir dir, *d = &dir; /* on the stack: a large malloc per listing costs more */
         struct { const char *d_name; } de_, *de = &de_;
         unsigned char type;
-        int r = 0;
+        int r = 0, k = 0;
 
         fs_dir_init(d, dfd);
-        while (fs_dir_next(d, &de->d_name, &type) > 0) {
+        while ((k = fs_dir_next(d, &de->d_name, &type)) > 0) {
                 _cleanup_close_ int sub = -EBADF;
                 struct stat st;
                 ScanAgg a = {};
@@ -349,6 +355,8 @@ static int scan_collect_aggs(int dfd, dev_t dev, bool only_ids, ScanAggs *aggs) 
                 }
                 aggs->v[aggs->n++] = a;
         }
+        if (k < 0 && k != -ENOENT)
+                aggs->incomplete = true;
         if (aggs->n > 1)
                 qsort(aggs->v, aggs->n, sizeof(ScanAgg), scan_cmp_agg);
         if (aggs->n > 0)
@@ -361,6 +369,10 @@ static int scan_pend_aggs(const ScanCtx *c, ScanPendings *to, OrphanKind kind,
                           const char *project_dir, ScanAggs *aggs) {
         for (size_t i = 0; i < aggs->n; i++) {
                 ScanPending p = { .kind = kind, .tree = c->tree };
+
+                /* what could not be listed in full is never an orphan candidate */
+                if (aggs->v[i].incomplete)
+                        continue;
                 if (project_dir) {
                         p.project_dir = strdup(project_dir);
                         if (!p.project_dir)
@@ -424,6 +436,9 @@ static void scan_out_done(ScanOut *out) {
 /* Move a project's results into the inventory and the tree's pending list; out is emptied. */
 static int scan_out_merge(ScanCtx *c, ScanOut *out) {
         int r = 0;
+
+        if (out->incomplete)
+                c->inv->trees[c->tree].incomplete = true;
 
         for (size_t i = 0; i < out->n_sessions; i++) {
                 Session *s = &out->sessions[i];
@@ -733,8 +748,8 @@ static void scan_session_org(const ScanProject *p, Session *s) {
 }
 
 /* Fill the fields that come from a copy's content. */
-static void scan_session_times(ScanCtx *ctx, Session *s, const ScanCopy *primary,
-                               const ScanCopy *other) {
+static int scan_session_times(ScanCtx *ctx, Session *s, const ScanCopy *primary,
+                              const ScanCopy *other) {
         const ScanCopy *copies[2] = { primary, other };
 
         for (size_t i = 0; i < 2; i++) {
@@ -757,10 +772,15 @@ static void scan_session_times(ScanCtx *ctx, Session *s, const ScanCopy *primary
         s->tail_incomplete = primary->tail_ok && primary->tail.incomplete;
         for (size_t i = 0; i < 2 && !s->title; i++) {
                 const ScanCopy *c = copies[i];
-                if (c && c->tail_ok && c->title_unread)
+                /* a title not read, or a tail that could not be read: whether a person titled
+                 * it is unknown, and the policy never acts on such a session */
+                if (c && ((c->tail_ok && c->title_unread) ||
+                          (c->regular && !c->tail_ok && c->id.size > 0)))
                         s->title_unread = true;
                 if (c && c->tail_ok && c->tail.title) {
                         s->title = strdup(c->tail.title);
+                        if (!s->title)
+                                return -ENOMEM;
                         s->title_manual = c->tail.title_source == TITLE_MANUAL;
                 }
         }
@@ -769,6 +789,7 @@ static void scan_session_times(ScanCtx *ctx, Session *s, const ScanCopy *primary
                 s->future_clamped = true;
                 s->last_activity = MIN(s->last_activity, ctx->o->now);
         }
+        return 0;
 }
 
 /* Build and add the Session of one id (active name, archived name, or both). */
@@ -805,7 +826,9 @@ static int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
                 if (r < 0)
                         goto fail;
         }
-        scan_session_times(ctx, &s, primary, act && arc ? &cr : NULL);
+        r = scan_session_times(ctx, &s, primary, act && arc ? &cr : NULL);
+        if (r < 0)
+                goto fail;
 
         /* sidecars of each copy, claims for the id, file-history and subagents */
         if (act && (r = scan_sidecars(ctx, &s, p->chats_fd, &p->chats_other, act->id)) < 0)
@@ -836,6 +859,14 @@ static int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
         } else {
                 s.live |= LIVE_UNKNOWN;
                 s.live_reason = strdup("liveness probe unavailable");
+        }
+        if (p->subagents.incomplete || (agg && agg->incomplete)) {
+                /* a recent subagent write may be missing from last_write: count it as in use */
+                s.live |= LIVE_UNKNOWN;
+                if (!s.live_reason && !(s.live_reason = strdup("subagents/ could not be listed"))) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
         }
         return scan_out_add_session(ctx->out, &s);
 fail:
@@ -955,7 +986,23 @@ static int scan_empty_project(ScanCtx *ctx, int projects_fd, const char *name, m
         return scan_out_add_orphan(ctx->out, &o);
 }
 
-/* Walk chats/ (and archive/) of a project and add its sessions; counts entries for emptiness. */
+/* A directory of project name could not be listed (error r): -ENOMEM stays an error; else the
+ * project is skipped (1): none of its sessions, no orphan candidates, and, unless it was simply
+ * removed meanwhile (ENOENT), the tree is marked incomplete. */
+static int scan_project_unlisted(ScanCtx *ctx, const char *name, const char *what, int r) {
+        if (r == -ENOMEM)
+                return r;
+        if (r != -ENOENT) {
+                log_warning_errno(r, "projects/%s/%s: cannot be listed, project skipped (no tree "
+                                     "caps or orphans for this tree in this run)",
+                                  name, what);
+                ctx->out->incomplete = true;
+        }
+        return 1;
+}
+
+/* Walk chats/ (and archive/) of a project and add its sessions; counts entries for emptiness.
+ * Returns 0, 1 when the project was skipped (scan_project_unlisted()), or -ENOMEM. */
 static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_empty) {
         _cleanup_(scan_entries_done) ScanEntries act = {}, arc = {};
         size_t n_chats = 0, n_archive = 0, i = 0, j = 0;
@@ -974,7 +1021,7 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
         }
         r = scan_list_chats(p->chats_fd, &act, &p->chats_other, &p->claims, &n_chats);
         if (r < 0)
-                return r;
+                return scan_project_unlisted(ctx, p->name, "chats/", r);
         live_claims_sort(&p->claims);
         if (scan_names_has(&p->chats_other, "archive")) {
                 p->archive_fd = scan_open_subdir(p->chats_fd, "archive", ctx->dev, NULL);
@@ -982,7 +1029,7 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
                         r = scan_list_chats(p->archive_fd, &arc, &p->archive_other, NULL,
                                             &n_archive);
                         if (r < 0)
-                                return r;
+                                return scan_project_unlisted(ctx, p->name, "chats/archive/", r);
                         *ret_empty = n_chats == 1 && n_archive == 0;
                 } else
                         log_debug("projects/%s/chats/archive: %s, skipped", p->name,
@@ -1042,7 +1089,7 @@ static int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
                         has_chats = true;
         }
         if (r < 0)
-                return r;
+                return scan_project_unlisted(ctx, name, "", r) < 0 ? -ENOMEM : 0;
 
         if (scan_read_json_at(pfd, "session-organization.v1.json", SCAN_JSON_MAX, &p.org_root) ==
             0) {
@@ -1058,8 +1105,11 @@ static int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
                         goto finish;
         }
         r = scan_project_chats(ctx, &p, pfd, &chats_empty);
-        if (r < 0)
+        if (r != 0) {
+                if (r > 0)
+                        r = 0; /* skipped: its subagents/ are no orphan candidates */
                 goto finish;
+        }
         r = scan_pend_aggs(ctx, &ctx->out->pending, ORPHAN_SUBAGENTS, name, &p.subagents);
         if (r < 0)
                 goto finish;
@@ -1097,7 +1147,8 @@ typedef struct ScanPool {
         bool *done;
         size_t next;   /* the next project to take */
         size_t merged; /* projects before this one are in the inventory (the caller's) */
-        int error;     /* the first error: no more projects are taken */
+        int error;     /* the first error in time: no more projects are taken */
+        int merge_error; /* the first error in name order, where merging stopped (the caller's) */
         pthread_mutex_t lock;
 } ScanPool;
 
@@ -1125,8 +1176,10 @@ static int scan_pool_merge(ScanPool *pool) {
                 if (scan_out_merge(pool->base, &pool->outs[i]) < 0)
                         r = -ENOMEM;
                 pool->merged = r < 0 ? pool->n : i + 1;
-                if (r < 0)
+                if (r < 0) {
+                        pool->merge_error = r;
                         return r;
+                }
         }
 }
 
@@ -1232,7 +1285,10 @@ static int scan_projects(ScanCtx *ctx, int projects_fd, char *const *names, size
         }
         if (r >= 0)
                 r = scan_pool_merge(&pool);
-        if (r >= 0 && pool.error < 0)
+        /* as with one thread: the error of the first failed project in name order */
+        if (pool.merge_error < 0)
+                r = pool.merge_error;
+        else if (r >= 0 && pool.error < 0)
                 r = pool.error;
         for (size_t i = 0; i < n; i++)
                 scan_out_done(&pool.outs[i]);
@@ -1327,7 +1383,6 @@ static void scan_ctx_tree_done(ScanCtx *c) {
         scan_tasks_done(c);
 }
 
-/* Turn pending directories whose id has no transcript in any tree into orphans. */
 /* FNV-1a of an id with ASCII letters lowered (ids compare ignoring case). */
 static uint64_t scan_id_hash(const char *s) {
         uint64_t h = UINT64_C(14695981039346656037);
@@ -1341,6 +1396,7 @@ static uint64_t scan_id_hash(const char *s) {
         return h;
 }
 
+/* Turn pending directories whose id has no transcript in any tree into orphans. */
 static int scan_orphans(ScanCtx *c) {
         const Inventory *inv = c->inv;
         _cleanup_free_ size_t *slots = NULL;
@@ -1349,6 +1405,13 @@ static int scan_orphans(ScanCtx *c) {
 
         if (c->pending.n == 0)
                 return 0;
+        /* a session id may be missing: a directory would look like an orphan of it */
+        for (size_t t = 0; t < inv->n_trees; t++)
+                if (inv->trees[t].incomplete) {
+                        log_notice("orphans are not decided in this run: '%s' was not fully "
+                                   "listed", inv->trees[t].runtime_dir);
+                        return 0;
+                }
         /* the ids of every session of every tree, in an open-addressed set */
         while (cap < 2 * inv->n_sessions)
                 cap *= 2;
@@ -1415,7 +1478,7 @@ int scan_all(Inventory *inv, const ScanOptions *o) {
                 }
         }
         t0 = mono_sec();
-        inventory_sort(inv); /* also builds the index scan_orphans() looks ids up in */
+        inventory_sort(inv);
         k = scan_orphans(&c);
         log_debug("scan: sorted and found orphans in %.3f s", mono_sec() - t0);
         if (k < 0)

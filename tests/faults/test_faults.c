@@ -34,6 +34,8 @@ typedef struct Faults {
         char mount_on_open[128];       /* openat(O_DIRECTORY) of this name first mounts a tmpfs */
         char mount_path[PATH_MAX];     /* ... here (in a private mount namespace) */
         bool fake_journal_socket;
+        int getdents_err;          /* getdents64() of a directory whose path ends in ... */
+        char getdents_match[128];  /* ... this fails with getdents_err */
         StrBuf sent; /* sd_journal_sendv() fields, one per line, entries separated by "--\n" */
         unsigned n_sent;
 } Faults;
@@ -49,6 +51,8 @@ int __real_stat(const char *path, struct stat *st);
 int __real_linkat(int a, const char *b, int c, const char *d, int flags);
 int __real_openat(int dfd, const char *name, int flags, ...);
 
+ssize_t __real_getdents64(int fd, void *buf, size_t n);
+ssize_t __wrap_getdents64(int fd, void *buf, size_t n);
 ssize_t __wrap_write(int fd, const void *buf, size_t n);
 int __wrap_fsync(int fd);
 int __wrap_renameat(int a, const char *b, int c, const char *d);
@@ -66,6 +70,24 @@ static bool fd_is_usage(int fd) {
         snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
         k = readlink(link, target, sizeof target - 1);
         return k > 0 && strstr(target, "usage_record.jsonl") != NULL;
+}
+
+/* getdents64() fails for the directory named by getdents_match (a path suffix). */
+ssize_t __wrap_getdents64(int fd, void *buf, size_t n) {
+        if (faults.getdents_err) {
+                char link[64], target[PATH_MAX] = {};
+                size_t lt, lm = strlen(faults.getdents_match);
+                ssize_t k;
+
+                snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+                k = readlink(link, target, sizeof target - 1);
+                lt = k > 0 ? (size_t)k : 0;
+                if (lt >= lm && strcmp(target + lt - lm, faults.getdents_match) == 0) {
+                        errno = faults.getdents_err;
+                        return -1;
+                }
+        }
+        return __real_getdents64(fd, buf, n);
 }
 
 /* A Qwen writer: open by path, append one record, close. */
@@ -710,6 +732,99 @@ static const char *sent_field(const char *key) {
         return val;
 }
 
+/* ---------------------------------------------------------------- listing errors */
+
+static Inventory *scan_with_jobs(const char *qwen, unsigned jobs) {
+        Inventory *inv = NULL;
+        Tree t = {};
+        ScanOptions so = { .now = now_msec(), .no_atime = true, .jobs = jobs };
+
+        assert_int_equal(inventory_new(&inv), 0);
+        assert_int_equal(roots_from_dir(qwen, &t), 0);
+        assert_int_equal(inventory_add_tree(inv, &t, NULL), 0);
+        assert_true(scan_all(inv, &so) >= 0);
+        return inv;
+}
+
+static size_t count_project(const Inventory *inv, const char *project_dir) {
+        size_t n = 0;
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                n += streq(inv->sessions[i].project_dir, project_dir);
+        return n;
+}
+
+/* A chats/ that cannot be listed (EIO): that project is skipped, the rest is scanned, and the
+ * tree is incomplete, so no orphan is decided (a planted orphan file-history stays unjudged) and
+ * the tree caps do nothing, whatever --jobs. */
+static void test_faults_listing_eio_skips_project_and_orphans(void **state) {
+        T *t = *state;
+
+        assert_int_equal(fixture_write_size(t->qwen, "file-history/00000000-0000-4000-8000-00000000dead/x@v1", 10),
+                         0);
+        for (unsigned jobs = 1; jobs <= 4; jobs += 3) {
+                _cleanup_(inventory_freep) Inventory *inv = NULL;
+                _cleanup_(verdicts_freep) Verdicts *v = NULL;
+                Config cfg = {};
+                PolicyOptions po = {};
+
+                faults.getdents_err = EIO;
+                snprintf(faults.getdents_match, sizeof faults.getdents_match, "%s",
+                         "/projects/-srv-demo-webapp/chats");
+                inv = scan_with_jobs(t->qwen, jobs);
+                faults.getdents_err = 0;
+                assert_true(inv->trees[0].incomplete);
+                assert_int_equal(count_project(inv, "-srv-demo-webapp"), 0);
+                assert_true(count_project(inv, "-srv-demo-api-server") > 0);
+                assert_int_equal(inv->n_orphans, 0);
+                /* a free-space floor no filesystem meets would delete: not on an incomplete tree */
+                assert_int_equal(config_init_default(&cfg), 0);
+                cfg.tree.keep_free = (SizeSpec){ .is_set = true, .is_percent = true, .percent = 100 };
+                assert_int_equal(policy_evaluate(inv, &cfg, now_msec(), &po, &v), 0);
+                for (size_t i = 0; i < v->n_sessions; i++)
+                        assert_null(strstr(v->sessions[i].reason, "keep-free"));
+                config_done(&cfg);
+        }
+        /* without the fault: the project is back and the orphan is found */
+        _cleanup_(inventory_freep) Inventory *ok = scan_with_jobs(t->qwen, 2);
+        assert_false(ok->trees[0].incomplete);
+        assert_true(count_project(ok, "-srv-demo-webapp") > 0);
+        assert_true(ok->n_orphans >= 1);
+}
+
+/* A project removed during the scan (ENOENT from getdents64): skipped quietly, the tree stays
+ * complete. */
+static void test_faults_listing_enoent_is_vanished(void **state) {
+        T *t = *state;
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+
+        faults.getdents_err = ENOENT;
+        snprintf(faults.getdents_match, sizeof faults.getdents_match, "%s",
+                 "/projects/-srv-demo-api-server");
+        inv = scan_with_jobs(t->qwen, 2);
+        faults.getdents_err = 0;
+        assert_false(inv->trees[0].incomplete);
+        assert_int_equal(count_project(inv, "-srv-demo-api-server"), 0);
+        assert_true(count_project(inv, "-srv-demo-webapp") > 0);
+}
+
+/* A subagents/<id>/ that cannot be listed may hide a recent write: that session counts as in
+ * use, and the directory is no orphan candidate. */
+static void test_faults_subagents_unlisted_means_in_use(void **state) {
+        T *t = *state;
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        const Session *s;
+
+        faults.getdents_err = EIO;
+        snprintf(faults.getdents_match, sizeof faults.getdents_match, "%s",
+                 "/subagents/dd3dc65a-7d32-4843-a56c-9eef3a13391d");
+        inv = scan_with_jobs(t->qwen, 1);
+        faults.getdents_err = 0;
+        s = inventory_find(inv, 0, "dd3dc65a-7d32-4843-a56c-9eef3a13391d");
+        assert_non_null(s);
+        assert_true(s->live & LIVE_UNKNOWN);
+        assert_non_null(s->live_reason);
+}
+
 static void test_journal_sendv_carries_fields(void **state) {
         JournalEntry e = {
                 .event = JOURNAL_FAILED,
@@ -906,6 +1021,11 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_faults_ledger_append_during_merge_not_lost, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_faults_concurrent_writer_never_loses_records, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_listing_eio_skips_project_and_orphans, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_faults_listing_enoent_is_vanished, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_subagents_unlisted_means_in_use, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(test_journal_sendv_carries_fields, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_journal_sendv_omits_unset_fields, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_journal_without_socket_falls_back, setup, teardown),
