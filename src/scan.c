@@ -6,12 +6,12 @@
  * a dry run leaves atimes alone). Each directory is listed once: sidecars, runtime claims,
  * subagents/, G/file-history/, session-organization.v1.json and tmp/<hash>/scheduled_tasks.json
  * are read once per directory, project or hash and looked up per session, so the cost is
- * O(n log n) in the number of sessions with one head and one tail read per transcript. */
+ * O(n log n) in the number of sessions with one head and one tail read per transcript.
+ * Directory totals and orphans are in scanaggs.c, the threads that scan projects in scanpool.c. */
 #include "autoconf.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <pthread.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -30,76 +30,11 @@
 #include "qwen.h"
 #include "record.h"
 #include "scan.h"
+#include "scan-int.h"
 
 #define SCAN_JSON_MAX (16 * 1024 * 1024) /* organisation and task files */
-#define SCAN_DEPTH_MAX 32                /* in file-history/<id>/ and subagents/<id>/ */
-#define SCAN_THREAD_STACK (8 * 1024 * 1024) /* SCAN_DEPTH_MAX FsDirs are 0.5 MiB */
 
-/* A directory's totals: file-history/<id>/ or subagents/<id>/. */
-typedef struct ScanAgg {
-        char *name;
-        FileId dir;
-        uint64_t bytes, bytes_alloc;
-        msec_t mtime; /* newest mtime inside (the directory's own included) */
-        bool incomplete; /* some directory inside could not be listed: sizes and mtime are
-                          * lower bounds */
-} ScanAgg;
 
-typedef struct ScanAggs {
-        ScanAgg *v;
-        size_t n, alloc;
-        uint64_t *bits;  /* a one-hash Bloom filter of the names (most lookups miss), or NULL */
-        size_t n_bits;   /* a power of two */
-        bool incomplete; /* the directory could not be listed to its end: names may be missing */
-} ScanAggs;
-
-/* Candidate orphans, decided when every tree is in the inventory. */
-typedef struct ScanPending {
-        OrphanKind kind;
-        size_t tree;
-        char *project_dir;
-        ScanAgg agg;
-} ScanPending;
-
-/* Scheduled tasks of one tmp/<hash>/: the bound session ids. */
-typedef struct ScanTasks {
-        char hash[PROJECT_HASH_LEN + 1];
-        char **ids;
-        size_t n;
-        bool malformed; /* unreadable: every session of the hash counts as bound */
-} ScanTasks;
-
-typedef struct ScanPendings {
-        ScanPending *v;
-        size_t n, alloc;
-} ScanPendings;
-
-/* What scanning one project gave: moved into the inventory in project (name) order, so the
- * result does not depend on which thread scanned which project. */
-typedef struct ScanOut {
-        Session *sessions;
-        size_t n_sessions, alloc_sessions;
-        Orphan *orphans;
-        size_t n_orphans, alloc_orphans;
-        ScanPendings pending;
-        int r; /* scan_project()'s result: a failure ends the tree's scan there */
-        bool incomplete; /* a directory of the project could not be listed: project skipped */
-} ScanOut;
-
-typedef struct ScanCtx {
-        Inventory *inv;
-        const ScanOptions *o;
-        size_t tree;
-        dev_t dev;         /* of R */
-        int tmp_fd;        /* R/tmp or -EBADF */
-        LiveProbe *probe;
-        ScanAggs history;  /* G/file-history/<x>, sorted by name */
-        ScanTasks *tasks;  /* sorted by hash */
-        size_t n_tasks, alloc_tasks;
-        ScanPendings pending; /* of every tree, decided by scan_orphans() */
-        char *scratch;     /* RECORD_ENDS_SCRATCH bytes for record_read_ends() */
-        ScanOut *out;      /* the project being scanned: where its sessions go */
-} ScanCtx;
 
 /* A sorted list of names (sidecar presence tests without a syscall). */
 typedef struct ScanNames {
@@ -143,10 +78,6 @@ typedef struct ScanProject {
         json_object *org; /* session-organization.v1.json "sessions" (borrowed from org_root) */
         json_object *org_root;
 } ScanProject;
-
-static msec_t scan_ts_msec(const struct timespec *ts) {
-        return (msec_t)ts->tv_sec * 1000 + ts->tv_nsec / 1000000;
-}
 
 void scan_fileid_from_stat(FileId *id, const struct stat *st) {
         *id = (FileId){
@@ -222,257 +153,6 @@ static void scan_names_done(ScanNames *n) {
 
 static bool scan_names_has(const ScanNames *n, const char *name) {
         return n->n > 0 && bsearch(&name, n->v, n->n, sizeof(char *), scan_cmp_str);
-}
-
-static void scan_agg_done(ScanAgg *a) {
-        free(a->name);
-        a->name = NULL;
-}
-
-static void scan_aggs_done(ScanAggs *a) {
-        for (size_t i = 0; i < a->n; i++)
-                scan_agg_done(&a->v[i]);
-        free(a->v);
-        free(a->bits);
-        *a = (ScanAggs){};
-}
-
-static int scan_cmp_agg(const void *a, const void *b) {
-        return strcmp(((const ScanAgg *)a)->name, ((const ScanAgg *)b)->name);
-}
-
-/* FNV-1a of a name. */
-static uint64_t scan_name_hash(const char *s) {
-        uint64_t h = UINT64_C(14695981039346656037);
-
-        for (; *s; s++)
-                h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-        return h ^ (h >> 29);
-}
-
-/* Build the filter of a->v's names (16 bits a name); without memory there is none. */
-static void scan_aggs_filter(ScanAggs *a) {
-        size_t n = 64;
-
-        free(a->bits);
-        a->bits = NULL;
-        while (n < 16 * a->n)
-                n *= 2;
-        a->bits = calloc(n / 64, sizeof(uint64_t));
-        if (!a->bits)
-                return;
-        a->n_bits = n;
-        for (size_t i = 0; i < a->n; i++) {
-                size_t b = (size_t)scan_name_hash(a->v[i].name) & (n - 1);
-                a->bits[b / 64] |= UINT64_C(1) << (b % 64);
-        }
-}
-
-static const ScanAgg *scan_aggs_find(const ScanAggs *a, const char *name) {
-        ScanAgg key = { .name = (char *)name };
-
-        if (a->n == 0)
-                return NULL;
-        if (a->bits) {
-                size_t b = (size_t)scan_name_hash(name) & (a->n_bits - 1);
-                if (!(a->bits[b / 64] & (UINT64_C(1) << (b % 64))))
-                        return NULL;
-        }
-        return bsearch(&key, a->v, a->n, sizeof(ScanAgg), scan_cmp_agg);
-}
-
-/* Sum sizes and the newest mtime below directory dfd (same filesystem, no symlinks followed). */
-static int scan_dir_sum(int dfd, dev_t dev, unsigned depth, ScanAgg *agg) {
-        FsDir d;
-        const char *name;
-        unsigned char type;
-        int r = 0, k;
-
-        if (depth > SCAN_DEPTH_MAX)
-                return 0;
-        fs_dir_init(&d, dfd);
-        while ((k = fs_dir_next(&d, &name, &type)) > 0) {
-                struct stat st;
-
-                if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                        continue; /* vanished */
-                if (st.st_dev != dev)
-                        continue; /* a mount point: not ours to count */
-                agg->bytes += (uint64_t)st.st_size;
-                agg->bytes_alloc += (uint64_t)st.st_blocks * 512;
-                agg->mtime = MAX(agg->mtime, scan_ts_msec(&st.st_mtim));
-                if (S_ISDIR(st.st_mode)) {
-                        _cleanup_close_ int sub = scan_openat(dfd, name, O_RDONLY | O_DIRECTORY);
-                        if (sub < 0)
-                                continue;
-                        r = scan_dir_sum(sub, dev, depth + 1, agg);
-                        if (r == -ENOMEM)
-                                return r;
-                        r = 0;
-                }
-        }
-        if (k < 0 && k != -ENOENT) /* ENOENT: removed meanwhile, nothing left to count */
-                agg->incomplete = true;
-        return r;
-}
-
-/* Totals of every subdirectory of dfd into aggs (sorted by name). only_ids: skip names that are
- * not valid session ids. */
-static int scan_collect_aggs(int dfd, dev_t dev, bool only_ids, ScanAggs *aggs) {
-        FsDir dir, *d = &dir; /* on the stack: a large malloc per listing costs more */
-        struct { const char *d_name; } de_, *de = &de_;
-        unsigned char type;
-        int r = 0, k = 0;
-
-        fs_dir_init(d, dfd);
-        while ((k = fs_dir_next(d, &de->d_name, &type)) > 0) {
-                _cleanup_close_ int sub = -EBADF;
-                struct stat st;
-                ScanAgg a = {};
-
-                if (only_ids && !qwen_session_id_valid(de->d_name))
-                        continue;
-                if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-                    !S_ISDIR(st.st_mode) || st.st_dev != dev)
-                        continue;
-                sub = scan_openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY);
-                if (sub < 0)
-                        continue;
-                scan_fileid_from_stat(&a.dir, &st);
-                a.bytes = (uint64_t)st.st_size;
-                a.bytes_alloc = (uint64_t)st.st_blocks * 512;
-                a.mtime = scan_ts_msec(&st.st_mtim);
-                r = scan_dir_sum(sub, dev, 1, &a);
-                if (r < 0)
-                        break;
-                a.name = strdup(de->d_name);
-                if (!a.name ||
-                    greedy_realloc((void **)&aggs->v, &aggs->alloc, aggs->n + 1, sizeof(ScanAgg)) <
-                            0) {
-                        free(a.name);
-                        r = -ENOMEM;
-                        break;
-                }
-                aggs->v[aggs->n++] = a;
-        }
-        if (k < 0 && k != -ENOENT)
-                aggs->incomplete = true;
-        if (aggs->n > 1)
-                qsort(aggs->v, aggs->n, sizeof(ScanAgg), scan_cmp_agg);
-        if (aggs->n > 0)
-                scan_aggs_filter(aggs);
-        return r;
-}
-
-/* Hand the aggregates over to a pending-orphan list. */
-static int scan_pend_aggs(const ScanCtx *c, ScanPendings *to, OrphanKind kind,
-                          const char *project_dir, ScanAggs *aggs) {
-        for (size_t i = 0; i < aggs->n; i++) {
-                ScanPending p = { .kind = kind, .tree = c->tree };
-
-                /* what could not be listed in full is never an orphan candidate */
-                if (aggs->v[i].incomplete)
-                        continue;
-                if (project_dir) {
-                        p.project_dir = strdup(project_dir);
-                        if (!p.project_dir)
-                                return -ENOMEM;
-                }
-                if (greedy_realloc((void **)&to->v, &to->alloc, to->n + 1, sizeof(ScanPending)) <
-                    0) {
-                        free(p.project_dir);
-                        return -ENOMEM;
-                }
-                p.agg = aggs->v[i];
-                aggs->v[i] = (ScanAgg){};
-                to->v[to->n++] = p;
-        }
-        scan_aggs_done(aggs);
-        return 0;
-}
-
-static void scan_pendings_done(ScanPendings *p) {
-        for (size_t i = 0; i < p->n; i++) {
-                free(p->v[i].project_dir);
-                scan_agg_done(&p->v[i].agg);
-        }
-        free(p->v);
-        *p = (ScanPendings){};
-}
-
-static int scan_out_add_session(ScanOut *out, Session *s) {
-        if (greedy_realloc((void **)&out->sessions, &out->alloc_sessions, out->n_sessions + 1,
-                           sizeof(Session)) < 0) {
-                session_done(s);
-                return -ENOMEM;
-        }
-        out->sessions[out->n_sessions++] = *s;
-        *s = (Session){};
-        return 0;
-}
-
-static int scan_out_add_orphan(ScanOut *out, Orphan *o) {
-        if (greedy_realloc((void **)&out->orphans, &out->alloc_orphans, out->n_orphans + 1,
-                           sizeof(Orphan)) < 0) {
-                orphan_done(o);
-                return -ENOMEM;
-        }
-        out->orphans[out->n_orphans++] = *o;
-        *o = (Orphan){};
-        return 0;
-}
-
-static void scan_out_done(ScanOut *out) {
-        for (size_t i = 0; i < out->n_sessions; i++)
-                session_done(&out->sessions[i]);
-        free(out->sessions);
-        for (size_t i = 0; i < out->n_orphans; i++)
-                orphan_done(&out->orphans[i]);
-        free(out->orphans);
-        scan_pendings_done(&out->pending);
-        *out = (ScanOut){};
-}
-
-/* Move a project's results into the inventory and the tree's pending list; out is emptied. */
-static int scan_out_merge(ScanCtx *c, ScanOut *out) {
-        int r = 0;
-
-        if (out->incomplete)
-                c->inv->trees[c->tree].incomplete = true;
-
-        for (size_t i = 0; i < out->n_sessions; i++) {
-                Session *s = &out->sessions[i];
-                const ScanAgg *agg = scan_aggs_find(&c->history, s->id);
-
-                if (agg) {
-                        s->bytes += agg->bytes;
-                        s->bytes_alloc += agg->bytes_alloc;
-                }
-                if (r >= 0)
-                        r = inventory_add_session(c->inv, s);
-                else
-                        session_done(s);
-        }
-        out->n_sessions = 0;
-        for (size_t i = 0; i < out->n_orphans; i++)
-                if (r >= 0)
-                        r = inventory_add_orphan(c->inv, &out->orphans[i]);
-                else
-                        orphan_done(&out->orphans[i]);
-        out->n_orphans = 0;
-        if (r >= 0 && out->pending.n > 0) {
-                if (greedy_realloc((void **)&c->pending.v, &c->pending.alloc,
-                                   c->pending.n + out->pending.n, sizeof(ScanPending)) < 0)
-                        r = -ENOMEM;
-                else {
-                        memcpy(c->pending.v + c->pending.n, out->pending.v,
-                               out->pending.n * sizeof(ScanPending));
-                        c->pending.n += out->pending.n;
-                        out->pending.n = 0;
-                }
-        }
-        scan_out_done(out);
-        return r;
 }
 
 static const char *scan_type_name(mode_t m) {
@@ -1064,7 +744,7 @@ static void scan_project_done(ScanProject *p) {
 }
 
 /* Scan one projects/<name>/ directory. */
-static int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
+int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
         ScanProject p = { .name = name, .chats_fd = -EBADF, .archive_fd = -EBADF };
         _cleanup_close_ int pfd = -EBADF, sfd = -EBADF;
         FsDir dir, *d = &dir;
@@ -1123,7 +803,7 @@ finish:
         return r;
 }
 
-static void scan_tasks_done(ScanCtx *c) {
+void scan_tasks_done(ScanCtx *c) {
         for (size_t i = 0; i < c->n_tasks; i++) {
                 for (size_t k = 0; k < c->tasks[i].n; k++)
                         free(c->tasks[i].ids[k]);
@@ -1132,170 +812,6 @@ static void scan_tasks_done(ScanCtx *c) {
         free(c->tasks);
         c->tasks = NULL;
         c->n_tasks = c->alloc_tasks = 0;
-}
-
-/* The projects of one tree, scanned by ctx->o->jobs threads. Each thread takes the next project
- * name, scans it with its own ScanCtx (own scratch buffer and task cache; the tree's context,
- * history, probe and options are shared and only read) into that project's ScanOut. The calling
- * thread is one of them and also moves finished projects into the inventory, in name order. */
-typedef struct ScanPool {
-        ScanCtx *base;
-        char *const *names;
-        size_t n;
-        int projects_fd;
-        ScanOut *outs;
-        bool *done;
-        size_t next;   /* the next project to take */
-        size_t merged; /* projects before this one are in the inventory (the caller's) */
-        int error;     /* the first error in time: no more projects are taken */
-        int merge_error; /* the first error in name order, where merging stopped (the caller's) */
-        pthread_mutex_t lock;
-} ScanPool;
-
-typedef struct ScanWorker {
-        ScanPool *pool;
-        ScanCtx ctx;
-        pthread_t thread;
-        int r;
-} ScanWorker;
-
-/* Move the finished prefix of the projects into the inventory (the caller's thread only). */
-static int scan_pool_merge(ScanPool *pool) {
-        for (;;) {
-                size_t i = pool->merged;
-                bool ready;
-                int r;
-
-                pthread_mutex_lock(&pool->lock);
-                ready = i < pool->n && pool->done[i];
-                pthread_mutex_unlock(&pool->lock);
-                if (!ready)
-                        return 0;
-                /* as the serial scan: what the failed project added is kept, nothing after it */
-                r = pool->outs[i].r;
-                if (scan_out_merge(pool->base, &pool->outs[i]) < 0)
-                        r = -ENOMEM;
-                pool->merged = r < 0 ? pool->n : i + 1;
-                if (r < 0) {
-                        pool->merge_error = r;
-                        return r;
-                }
-        }
-}
-
-static int scan_pool_work(ScanPool *pool, ScanCtx *ctx, bool merge) {
-        for (;;) {
-                size_t i;
-                int r;
-
-                pthread_mutex_lock(&pool->lock);
-                if (pool->error < 0 || pool->next >= pool->n) {
-                        pthread_mutex_unlock(&pool->lock);
-                        return 0;
-                }
-                i = pool->next++;
-                pthread_mutex_unlock(&pool->lock);
-
-                ctx->out = &pool->outs[i];
-                r = scan_project(ctx, pool->projects_fd, pool->names[i]);
-                pool->outs[i].r = r;
-                ctx->out = NULL;
-                pthread_mutex_lock(&pool->lock);
-                pool->done[i] = true;
-                if (r < 0 && pool->error == 0)
-                        pool->error = r;
-                pthread_mutex_unlock(&pool->lock);
-                if (merge && (r = scan_pool_merge(pool)) < 0) {
-                        pthread_mutex_lock(&pool->lock);
-                        if (pool->error == 0)
-                                pool->error = r;
-                        pthread_mutex_unlock(&pool->lock);
-                }
-        }
-}
-
-static void *scan_worker_main(void *userdata) {
-        ScanWorker *w = userdata;
-
-        w->r = scan_pool_work(w->pool, &w->ctx, /* merge= */ false);
-        return NULL;
-}
-
-/* Scan the named projects of ctx's tree with up to ctx->o->jobs threads. The calling thread
- * first lists G/file-history (history_fd, when >= 0, on history_dev) into ctx->history, which
- * only merging needs, while the other threads already scan projects. */
-static int scan_projects(ScanCtx *ctx, int projects_fd, char *const *names, size_t n,
-                         int history_fd, dev_t history_dev) {
-        ScanPool pool = { .base = ctx, .names = names, .n = n, .projects_fd = projects_fd };
-        _cleanup_free_ ScanWorker *workers = NULL;
-        pthread_attr_t attr;
-        bool have_attr = false;
-        size_t n_workers = 0, want;
-        int r;
-
-        want = ctx->o->jobs > 1 ? MIN((size_t)ctx->o->jobs, n) : 1;
-        pool.outs = calloc(MAX(n, (size_t)1), sizeof(ScanOut));
-        pool.done = calloc(MAX(n, (size_t)1), sizeof(bool));
-        if (!pool.outs || !pool.done) {
-                free(pool.outs);
-                free(pool.done);
-                return -ENOMEM;
-        }
-        pthread_mutex_init(&pool.lock, NULL);
-        if (want > 1) {
-                workers = calloc(want - 1, sizeof(ScanWorker));
-                /* a known stack, whatever RLIMIT_STACK says: directory sums recurse up to
-                 * SCAN_DEPTH_MAX levels of an FsDir each */
-                if (pthread_attr_init(&attr) == 0) {
-                        have_attr = true;
-                        (void)pthread_attr_setstacksize(&attr, SCAN_THREAD_STACK);
-                }
-        }
-        for (size_t k = 0; workers && k < want - 1; k++) {
-                ScanWorker *w = &workers[k];
-
-                w->pool = &pool;
-                w->ctx = (ScanCtx){ .inv = ctx->inv, .o = ctx->o, .tree = ctx->tree,
-                                    .dev = ctx->dev, .tmp_fd = ctx->tmp_fd, .probe = ctx->probe };
-                w->ctx.scratch = malloc(RECORD_ENDS_SCRATCH);
-                if (!w->ctx.scratch)
-                        break;
-                /* a thread that cannot be started is simply one fewer */
-                if (pthread_create(&w->thread, have_attr ? &attr : NULL, scan_worker_main, w) != 0) {
-                        free(w->ctx.scratch);
-                        break;
-                }
-                n_workers++;
-        }
-        if (have_attr)
-                pthread_attr_destroy(&attr);
-        r = history_fd >= 0 ? scan_collect_aggs(history_fd, history_dev, /* only_ids= */ true,
-                                                &ctx->history)
-                            : 0;
-        if (r < 0) {
-                pthread_mutex_lock(&pool.lock);
-                pool.error = r; /* the workers take no more projects */
-                pthread_mutex_unlock(&pool.lock);
-        } else
-                r = scan_pool_work(&pool, ctx, /* merge= */ true);
-        for (size_t k = 0; k < n_workers; k++) {
-                pthread_join(workers[k].thread, NULL);
-                free(workers[k].ctx.scratch);
-                scan_tasks_done(&workers[k].ctx);
-        }
-        if (r >= 0)
-                r = scan_pool_merge(&pool);
-        /* as with one thread: the error of the first failed project in name order */
-        if (pool.merge_error < 0)
-                r = pool.merge_error;
-        else if (r >= 0 && pool.error < 0)
-                r = pool.error;
-        for (size_t i = 0; i < n; i++)
-                scan_out_done(&pool.outs[i]);
-        pthread_mutex_destroy(&pool.lock);
-        free(pool.outs);
-        free(pool.done);
-        return r;
 }
 
 /* Open a tree's roots, fill Tree.dev and filesystem sizes, and walk projects/. */
@@ -1381,77 +897,6 @@ static void scan_ctx_tree_done(ScanCtx *c) {
         c->probe = NULL;
         scan_aggs_done(&c->history);
         scan_tasks_done(c);
-}
-
-/* FNV-1a of an id with ASCII letters lowered (ids compare ignoring case). */
-static uint64_t scan_id_hash(const char *s) {
-        uint64_t h = UINT64_C(14695981039346656037);
-
-        for (; *s; s++) {
-                unsigned char x = (unsigned char)*s;
-                if (x >= 'A' && x <= 'Z')
-                        x = (unsigned char)(x - 'A' + 'a');
-                h = (h ^ x) * UINT64_C(1099511628211);
-        }
-        return h;
-}
-
-/* Turn pending directories whose id has no transcript in any tree into orphans. */
-static int scan_orphans(ScanCtx *c) {
-        const Inventory *inv = c->inv;
-        _cleanup_free_ size_t *slots = NULL;
-        size_t cap = 16, mask;
-        int r;
-
-        if (c->pending.n == 0)
-                return 0;
-        /* a session id may be missing: a directory would look like an orphan of it */
-        for (size_t t = 0; t < inv->n_trees; t++)
-                if (inv->trees[t].incomplete) {
-                        log_notice("orphans are not decided in this run: '%s' was not fully "
-                                   "listed", inv->trees[t].runtime_dir);
-                        return 0;
-                }
-        /* the ids of every session of every tree, in an open-addressed set */
-        while (cap < 2 * inv->n_sessions)
-                cap *= 2;
-        mask = cap - 1;
-        slots = malloc(cap * sizeof(size_t));
-        if (!slots)
-                return -ENOMEM;
-        for (size_t k = 0; k < cap; k++)
-                slots[k] = SIZE_MAX;
-        for (size_t i = 0; i < inv->n_sessions; i++) {
-                size_t k = (size_t)scan_id_hash(inv->sessions[i].id) & mask;
-                while (slots[k] != SIZE_MAX)
-                        k = (k + 1) & mask;
-                slots[k] = i;
-        }
-        for (size_t i = 0; i < c->pending.n; i++) {
-                ScanPending *p = &c->pending.v[i];
-                size_t k = (size_t)scan_id_hash(p->agg.name) & mask;
-                bool found = false;
-                Orphan o;
-
-                for (; !found && slots[k] != SIZE_MAX; k = (k + 1) & mask)
-                        found = qwen_session_id_equal(inv->sessions[slots[k]].id, p->agg.name);
-                if (found)
-                        continue;
-                o = (Orphan){
-                        .kind = p->kind,
-                        .tree = p->tree,
-                        .project_dir = TAKE_PTR(p->project_dir),
-                        .name = TAKE_PTR(p->agg.name),
-                        .dir = p->agg.dir,
-                        .bytes = p->agg.bytes,
-                        .bytes_alloc = p->agg.bytes_alloc,
-                        .mtime = p->agg.mtime,
-                };
-                r = inventory_add_orphan(c->inv, &o);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
 }
 
 int scan_all(Inventory *inv, const ScanOptions *o) {

@@ -1,0 +1,107 @@
+/* scan-int.h: what scan.c, scanaggs.c (directory totals and orphans) and scanpool.c (the
+ * threads that scan a tree's projects) share. Not an interface: only these three include it. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "inventory.h"
+#include "live.h"
+#include "scan.h"
+#include "util.h"
+
+#define SCAN_DEPTH_MAX 32                   /* in file-history/<id>/ and subagents/<id>/ */
+#define SCAN_THREAD_STACK (8 * 1024 * 1024) /* SCAN_DEPTH_MAX FsDirs are 0.5 MiB */
+
+/* A directory's totals: file-history/<id>/ or subagents/<id>/. */
+typedef struct ScanAgg {
+        char *name;
+        FileId dir;
+        uint64_t bytes, bytes_alloc;
+        msec_t mtime; /* newest mtime inside (the directory's own included) */
+        bool incomplete; /* some directory inside could not be listed: sizes and mtime are
+                          * lower bounds */
+} ScanAgg;
+
+typedef struct ScanAggs {
+        ScanAgg *v;
+        size_t n, alloc;
+        uint64_t *bits;  /* a one-hash Bloom filter of the names (most lookups miss), or NULL */
+        size_t n_bits;   /* a power of two */
+        bool incomplete; /* the directory could not be listed to its end: names may be missing */
+} ScanAggs;
+
+/* Candidate orphans, decided when every tree is in the inventory. */
+typedef struct ScanPending {
+        OrphanKind kind;
+        size_t tree;
+        char *project_dir;
+        ScanAgg agg;
+} ScanPending;
+
+/* Scheduled tasks of one tmp/<hash>/: the bound session ids. */
+typedef struct ScanTasks {
+        char hash[PROJECT_HASH_LEN + 1];
+        char **ids;
+        size_t n;
+        bool malformed; /* unreadable: every session of the hash counts as bound */
+} ScanTasks;
+
+typedef struct ScanPendings {
+        ScanPending *v;
+        size_t n, alloc;
+} ScanPendings;
+
+/* What scanning one project gave: moved into the inventory in project (name) order, so the
+ * result does not depend on which thread scanned which project. */
+typedef struct ScanOut {
+        Session *sessions;
+        size_t n_sessions, alloc_sessions;
+        Orphan *orphans;
+        size_t n_orphans, alloc_orphans;
+        ScanPendings pending;
+        int r; /* scan_project()'s result: a failure ends the tree's scan there */
+        bool incomplete; /* a directory of the project could not be listed: project skipped */
+} ScanOut;
+
+typedef struct ScanCtx {
+        Inventory *inv;
+        const ScanOptions *o;
+        size_t tree;
+        dev_t dev;         /* of R */
+        int tmp_fd;        /* R/tmp or -EBADF */
+        LiveProbe *probe;
+        ScanAggs history;  /* G/file-history/<x>, sorted by name */
+        ScanTasks *tasks;  /* sorted by hash */
+        size_t n_tasks, alloc_tasks;
+        ScanPendings pending; /* of every tree, decided by scan_orphans() */
+        char *scratch;     /* RECORD_ENDS_SCRATCH bytes for record_read_ends() */
+        ScanOut *out;      /* the project being scanned: where its sessions go */
+} ScanCtx;
+
+static inline msec_t scan_ts_msec(const struct timespec *ts) {
+        return (msec_t)ts->tv_sec * 1000 + ts->tv_nsec / 1000000;
+}
+
+/* scanaggs.c */
+void scan_aggs_done(ScanAggs *a);
+const ScanAgg *scan_aggs_find(const ScanAggs *a, const char *name);
+int scan_dir_sum(int dfd, dev_t dev, unsigned depth, ScanAgg *agg);
+int scan_collect_aggs(int dfd, dev_t dev, bool only_ids, ScanAggs *aggs);
+int scan_pend_aggs(const ScanCtx *c, ScanPendings *to, OrphanKind kind, const char *project_dir,
+                   ScanAggs *aggs);
+void scan_pendings_done(ScanPendings *p);
+int scan_orphans(ScanCtx *c);
+
+/* scanpool.c */
+int scan_out_add_session(ScanOut *out, Session *s);
+int scan_out_add_orphan(ScanOut *out, Orphan *o);
+int scan_projects(ScanCtx *ctx, int projects_fd, char *const *names, size_t n, int history_fd,
+                  dev_t history_dev);
+
+/* scan.c */
+int scan_project(ScanCtx *ctx, int projects_fd, const char *name);
+void scan_tasks_done(ScanCtx *c);

@@ -1,0 +1,263 @@
+/* scanaggs.c: totals of directories that belong to sessions by name (file-history/<id>/,
+ * subagents/<id>/) and the orphan decision: such a directory whose id has no transcript in any
+ * tree. A directory that could not be listed in full is never an orphan candidate. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fsutil.h"
+#include "log.h"
+#include "macro.h"
+#include "qwen.h"
+#include "scan-int.h"
+
+static void scan_agg_done(ScanAgg *a) {
+        free(a->name);
+        a->name = NULL;
+}
+
+void scan_aggs_done(ScanAggs *a) {
+        for (size_t i = 0; i < a->n; i++)
+                scan_agg_done(&a->v[i]);
+        free(a->v);
+        free(a->bits);
+        *a = (ScanAggs){};
+}
+
+static int scan_cmp_agg(const void *a, const void *b) {
+        return strcmp(((const ScanAgg *)a)->name, ((const ScanAgg *)b)->name);
+}
+
+/* FNV-1a of a name. */
+static uint64_t scan_name_hash(const char *s) {
+        uint64_t h = UINT64_C(14695981039346656037);
+
+        for (; *s; s++)
+                h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
+        return h ^ (h >> 29);
+}
+
+/* Build the filter of a->v's names (16 bits a name); without memory there is none. */
+static void scan_aggs_filter(ScanAggs *a) {
+        size_t n = 64;
+
+        free(a->bits);
+        a->bits = NULL;
+        while (n < 16 * a->n)
+                n *= 2;
+        a->bits = calloc(n / 64, sizeof(uint64_t));
+        if (!a->bits)
+                return;
+        a->n_bits = n;
+        for (size_t i = 0; i < a->n; i++) {
+                size_t b = (size_t)scan_name_hash(a->v[i].name) & (n - 1);
+                a->bits[b / 64] |= UINT64_C(1) << (b % 64);
+        }
+}
+
+const ScanAgg *scan_aggs_find(const ScanAggs *a, const char *name) {
+        ScanAgg key = { .name = (char *)name };
+
+        if (a->n == 0)
+                return NULL;
+        if (a->bits) {
+                size_t b = (size_t)scan_name_hash(name) & (a->n_bits - 1);
+                if (!(a->bits[b / 64] & (UINT64_C(1) << (b % 64))))
+                        return NULL;
+        }
+        return bsearch(&key, a->v, a->n, sizeof(ScanAgg), scan_cmp_agg);
+}
+
+/* Sum sizes and the newest mtime below directory dfd (same filesystem, no symlinks followed). */
+int scan_dir_sum(int dfd, dev_t dev, unsigned depth, ScanAgg *agg) {
+        FsDir d;
+        const char *name;
+        unsigned char type;
+        int r = 0, k;
+
+        if (depth > SCAN_DEPTH_MAX)
+                return 0;
+        fs_dir_init(&d, dfd);
+        while ((k = fs_dir_next(&d, &name, &type)) > 0) {
+                struct stat st;
+
+                if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue; /* vanished */
+                if (st.st_dev != dev)
+                        continue; /* a mount point: not ours to count */
+                agg->bytes += (uint64_t)st.st_size;
+                agg->bytes_alloc += (uint64_t)st.st_blocks * 512;
+                agg->mtime = MAX(agg->mtime, scan_ts_msec(&st.st_mtim));
+                if (S_ISDIR(st.st_mode)) {
+                        _cleanup_close_ int sub = scan_openat(dfd, name, O_RDONLY | O_DIRECTORY);
+                        if (sub < 0)
+                                continue;
+                        r = scan_dir_sum(sub, dev, depth + 1, agg);
+                        if (r == -ENOMEM)
+                                return r;
+                        r = 0;
+                }
+        }
+        if (k < 0 && k != -ENOENT) /* ENOENT: removed meanwhile, nothing left to count */
+                agg->incomplete = true;
+        return r;
+}
+
+/* Totals of every subdirectory of dfd into aggs (sorted by name). only_ids: skip names that are
+ * not valid session ids. */
+int scan_collect_aggs(int dfd, dev_t dev, bool only_ids, ScanAggs *aggs) {
+        FsDir dir, *d = &dir; /* on the stack: a large malloc per listing costs more */
+        struct { const char *d_name; } de_, *de = &de_;
+        unsigned char type;
+        int r = 0, k = 0;
+
+        fs_dir_init(d, dfd);
+        while ((k = fs_dir_next(d, &de->d_name, &type)) > 0) {
+                _cleanup_close_ int sub = -EBADF;
+                struct stat st;
+                ScanAgg a = {};
+
+                if (only_ids && !qwen_session_id_valid(de->d_name))
+                        continue;
+                if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    !S_ISDIR(st.st_mode) || st.st_dev != dev)
+                        continue;
+                sub = scan_openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY);
+                if (sub < 0)
+                        continue;
+                scan_fileid_from_stat(&a.dir, &st);
+                a.bytes = (uint64_t)st.st_size;
+                a.bytes_alloc = (uint64_t)st.st_blocks * 512;
+                a.mtime = scan_ts_msec(&st.st_mtim);
+                r = scan_dir_sum(sub, dev, 1, &a);
+                if (r < 0)
+                        break;
+                a.name = strdup(de->d_name);
+                if (!a.name ||
+                    greedy_realloc((void **)&aggs->v, &aggs->alloc, aggs->n + 1, sizeof(ScanAgg)) <
+                            0) {
+                        free(a.name);
+                        r = -ENOMEM;
+                        break;
+                }
+                aggs->v[aggs->n++] = a;
+        }
+        if (k < 0 && k != -ENOENT)
+                aggs->incomplete = true;
+        if (aggs->n > 1)
+                qsort(aggs->v, aggs->n, sizeof(ScanAgg), scan_cmp_agg);
+        if (aggs->n > 0)
+                scan_aggs_filter(aggs);
+        return r;
+}
+
+/* Hand the aggregates over to a pending-orphan list. */
+int scan_pend_aggs(const ScanCtx *c, ScanPendings *to, OrphanKind kind,
+                          const char *project_dir, ScanAggs *aggs) {
+        for (size_t i = 0; i < aggs->n; i++) {
+                ScanPending p = { .kind = kind, .tree = c->tree };
+
+                /* what could not be listed in full is never an orphan candidate */
+                if (aggs->v[i].incomplete)
+                        continue;
+                if (project_dir) {
+                        p.project_dir = strdup(project_dir);
+                        if (!p.project_dir)
+                                return -ENOMEM;
+                }
+                if (greedy_realloc((void **)&to->v, &to->alloc, to->n + 1, sizeof(ScanPending)) <
+                    0) {
+                        free(p.project_dir);
+                        return -ENOMEM;
+                }
+                p.agg = aggs->v[i];
+                aggs->v[i] = (ScanAgg){};
+                to->v[to->n++] = p;
+        }
+        scan_aggs_done(aggs);
+        return 0;
+}
+
+void scan_pendings_done(ScanPendings *p) {
+        for (size_t i = 0; i < p->n; i++) {
+                free(p->v[i].project_dir);
+                scan_agg_done(&p->v[i].agg);
+        }
+        free(p->v);
+        *p = (ScanPendings){};
+}
+
+/* FNV-1a of an id with ASCII letters lowered (ids compare ignoring case). */
+static uint64_t scan_id_hash(const char *s) {
+        uint64_t h = UINT64_C(14695981039346656037);
+
+        for (; *s; s++) {
+                unsigned char x = (unsigned char)*s;
+                if (x >= 'A' && x <= 'Z')
+                        x = (unsigned char)(x - 'A' + 'a');
+                h = (h ^ x) * UINT64_C(1099511628211);
+        }
+        return h;
+}
+
+/* Turn pending directories whose id has no transcript in any tree into orphans. */
+int scan_orphans(ScanCtx *c) {
+        const Inventory *inv = c->inv;
+        _cleanup_free_ size_t *slots = NULL;
+        size_t cap = 16, mask;
+        int r;
+
+        if (c->pending.n == 0)
+                return 0;
+        /* a session id may be missing: a directory would look like an orphan of it */
+        for (size_t t = 0; t < inv->n_trees; t++)
+                if (inv->trees[t].incomplete) {
+                        log_notice("orphans are not decided in this run: '%s' was not fully "
+                                   "listed", inv->trees[t].runtime_dir);
+                        return 0;
+                }
+        /* the ids of every session of every tree, in an open-addressed set */
+        while (cap < 2 * inv->n_sessions)
+                cap *= 2;
+        mask = cap - 1;
+        slots = malloc(cap * sizeof(size_t));
+        if (!slots)
+                return -ENOMEM;
+        for (size_t k = 0; k < cap; k++)
+                slots[k] = SIZE_MAX;
+        for (size_t i = 0; i < inv->n_sessions; i++) {
+                size_t k = (size_t)scan_id_hash(inv->sessions[i].id) & mask;
+                while (slots[k] != SIZE_MAX)
+                        k = (k + 1) & mask;
+                slots[k] = i;
+        }
+        for (size_t i = 0; i < c->pending.n; i++) {
+                ScanPending *p = &c->pending.v[i];
+                size_t k = (size_t)scan_id_hash(p->agg.name) & mask;
+                bool found = false;
+                Orphan o;
+
+                for (; !found && slots[k] != SIZE_MAX; k = (k + 1) & mask)
+                        found = qwen_session_id_equal(inv->sessions[slots[k]].id, p->agg.name);
+                if (found)
+                        continue;
+                o = (Orphan){
+                        .kind = p->kind,
+                        .tree = p->tree,
+                        .project_dir = TAKE_PTR(p->project_dir),
+                        .name = TAKE_PTR(p->agg.name),
+                        .dir = p->agg.dir,
+                        .bytes = p->agg.bytes,
+                        .bytes_alloc = p->agg.bytes_alloc,
+                        .mtime = p->agg.mtime,
+                };
+                r = inventory_add_orphan(c->inv, &o);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
