@@ -1115,17 +1115,24 @@ static int record_pread_full(int fd, char *buf, size_t n, uint64_t off, size_t *
  * complete lines (a partial first line skipped when start > 0), whether the file ends mid-line, and
  * the title as Qwen's readSessionTitleInfoFromFile() finds it in the whole window. Returns 1 with
  * *ret_title set, 0 without a title, or -ENOMEM. */
-static int record_tail_window(const char *buf, size_t got, uint64_t start, TailInfo *ret,
-                              char **ret_title, TitleSource *ret_source) {
-        TailScan s = {};
+/* record_tail_times() of a window buf[0..got) read from offset start: its first line counts
+ * only when the window starts the file (else it is a cut line). */
+static int record_window_times(const char *buf, size_t got, uint64_t start, TailScan *s) {
         const char *p = buf;
-        int r;
 
         if (start > 0) {
                 const char *nl = memchr(buf, '\n', got);
                 p = nl ? nl + 1 : buf + got;
         }
-        r = record_tail_times(p, got - (size_t)(p - buf), &s);
+        return record_tail_times(p, got - (size_t)(p - buf), s);
+}
+
+static int record_tail_window(const char *buf, size_t got, uint64_t start, TailInfo *ret,
+                              char **ret_title, TitleSource *ret_source) {
+        TailScan s = {};
+        int r;
+
+        r = record_window_times(buf, got, start, &s);
         if (r < 0)
                 return r;
         ret->last_timestamp = s.last_timestamp;
@@ -1189,7 +1196,6 @@ static int record_read_ends_notitle(int fd, uint64_t size, char *scratch, Record
         uint64_t start;
         size_t hgot = 0, got = 0, n;
         TailScan ts = {};
-        const char *p, *nl;
         int r;
 
         if (size <= RECORD_NOTITLE_ONE_READ) {
@@ -1211,23 +1217,14 @@ static int record_read_ends_notitle(int fd, uint64_t size, char *scratch, Record
         n = RECORD_TAIL_SMALL;
         start = size - n;
         r = record_pread_full(fd, tail, n, start, &got);
-        if (r >= 0) {
-                nl = memchr(tail, '\n', got);
-                p = nl ? nl + 1 : tail + got;
-                r = record_tail_times(p, got - (size_t)(p - tail), &ts);
-        }
+        if (r >= 0)
+                r = record_window_times(tail, got, start, &ts);
         if (r >= 0 && ts.last_timestamp == 0 && size > RECORD_TAIL_SMALL) {
                 /* no complete line of the small window has a timestamp: the full window */
                 start = size > RECORD_TAIL_WINDOW ? size - RECORD_TAIL_WINDOW : 0;
                 r = record_pread_full(fd, tail, (size_t)(size - start), start, &got);
-                if (r >= 0) {
-                        p = tail;
-                        if (start > 0) {
-                                nl = memchr(tail, '\n', got);
-                                p = nl ? nl + 1 : tail + got;
-                        }
-                        r = record_tail_times(p, got - (size_t)(p - tail), &ts);
-                }
+                if (r >= 0)
+                        r = record_window_times(tail, got, start, &ts);
         }
         if (r < 0)
                 ret->tail_r = r;
