@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -693,4 +696,60 @@ int fixture_snapshot(const char *root, const char *rel, char **ret) {
 
 int fixture_snapshot_full(const char *root, const char *rel, char **ret) {
         return fixture_snapshot_impl(root, rel, true, ret);
+}
+
+/* Write s to an existing file (a /proc map), in one write. */
+static int write_proc(const char *path, const char *s) {
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        ssize_t k;
+
+        if (fd < 0)
+                return -errno;
+        k = write(fd, s, strlen(s));
+        close(fd);
+        return k == (ssize_t)strlen(s) ? 0 : -EIO;
+}
+
+/* Enter a private mount namespace (a user namespace too when not root). 0, or -errno. */
+int fixture_enter_mount_namespace(void) {
+        uid_t uid = geteuid();
+        gid_t gid = getegid();
+
+        if (uid == 0) {
+                if (unshare(CLONE_NEWNS) < 0)
+                        return -errno;
+        } else {
+                char map[64];
+                if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+                        return -errno;
+                if (write_proc("/proc/self/setgroups", "deny") < 0)
+                        return -EPERM;
+                snprintf(map, sizeof map, "0 %u 1", (unsigned)uid);
+                if (write_proc("/proc/self/uid_map", map) < 0)
+                        return -EPERM;
+                snprintf(map, sizeof map, "0 %u 1", (unsigned)gid);
+                if (write_proc("/proc/self/gid_map", map) < 0)
+                        return -EPERM;
+        }
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return -errno;
+        return 0;
+}
+
+/* Probe in a child: a private mount namespace and a tmpfs mounted in it. */
+bool fixture_can_mount(void) {
+        char dir[] = "/tmp/qgc-mnt-probe-XXXXXX";
+        int status = 0;
+        pid_t pid;
+
+        if (!mkdtemp(dir))
+                return false;
+        pid = fork();
+        if (pid == 0)
+                _exit(fixture_enter_mount_namespace() < 0 ||
+                              mount("tmpfs", dir, "tmpfs", 0, "mode=0755") < 0 ? 1 : 0);
+        if (pid > 0 && waitpid(pid, &status, 0) != pid)
+                status = 1;
+        (void)rmdir(dir);
+        return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }

@@ -89,3 +89,11 @@ int fixture_rm_rf(const char *path);
  * snapshots with streq to prove that a run changed nothing (atimes included). *ret is malloc'ed. */
 int fixture_snapshot(const char *root, const char *rel, char **ret);
 int fixture_snapshot_full(const char *root, const char *rel, char **ret);
+
+/* Enter a private mount namespace (a user namespace too when not root), with "/" made private
+ * so nothing mounted leaks out. 0, or -errno. Call it in a forked child. */
+int fixture_enter_mount_namespace(void);
+/* Can this process mount in a private namespace (false in a plain container or chroot)? Forks a
+ * probe. Tests call it FIRST and skip() before any _cleanup_ allocation: cmocka's skip() jumps
+ * out of the test, past the cleanups. */
+bool fixture_can_mount(void);

@@ -528,49 +528,14 @@ static void test_actions_same_size_rewrite_after_scan_skips(void **state) {
         assert_int_equal(body[before.st_size - 2], 'X');
 }
 
-/* Write s to an existing file (a /proc map), in one write. */
-static int write_proc(const char *path, const char *s) {
-        int fd = open(path, O_WRONLY | O_CLOEXEC);
-        ssize_t k;
-
-        if (fd < 0)
-                return -errno;
-        k = write(fd, s, strlen(s));
-        close(fd);
-        return k == (ssize_t)strlen(s) ? 0 : -EIO;
-}
-
-/* Enter a private mount namespace (a user namespace too when not root). 0, or -errno. */
-static int enter_mount_namespace(void) {
-        uid_t uid = geteuid();
-        gid_t gid = getegid();
-
-        if (uid == 0) {
-                if (unshare(CLONE_NEWNS) < 0)
-                        return -errno;
-        } else {
-                char map[64];
-                if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
-                        return -errno;
-                if (write_proc("/proc/self/setgroups", "deny") < 0)
-                        return -EPERM;
-                snprintf(map, sizeof map, "0 %u 1", (unsigned)uid);
-                if (write_proc("/proc/self/uid_map", map) < 0)
-                        return -EPERM;
-                snprintf(map, sizeof map, "0 %u 1", (unsigned)gid);
-                if (write_proc("/proc/self/gid_map", map) < 0)
-                        return -EPERM;
-        }
-        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-                return -errno;
-        return 0;
-}
-
 /* Deleting a session removes G/file-history/<id>/ by fd on G's filesystem: a mount there (an
  * admin's bind mount of shared data) is never emptied. Runs in a child with its own mount
  * namespace; skipped where namespaces are not available. */
 static void test_actions_delete_never_crosses_into_mount(void **state) {
         T *t = *state;
+
+        if (!fixture_can_mount())
+                skip(); /* before any allocation: skip() does not run _cleanup_ */
         _cleanup_free_ char *mnt = fixture_path(t->qwen, "file-history/" S_TEXT);
         int status = 0;
         pid_t pid;
@@ -581,7 +546,7 @@ static void test_actions_delete_never_crosses_into_mount(void **state) {
         if (pid == 0) {
                 ApplyPick picks[] = { { S_TEXT, VERB_DELETE }, {} };
                 ActionStats st = {};
-                if (enter_mount_namespace() < 0 || mount("tmpfs", mnt, "tmpfs", 0, "mode=0755") < 0)
+                if (fixture_enter_mount_namespace() < 0 || mount("tmpfs", mnt, "tmpfs", 0, "mode=0755") < 0)
                         _exit(77);
                 if (fixture_write(mnt, "shared.txt", "not this session's") < 0)
                         _exit(2);
