@@ -54,6 +54,7 @@ static char **arg_roots = NULL;
 static size_t arg_n_roots = 0;
 static const char *arg_now = NULL;
 static msec_t arg_now_msec = 0;
+static msec_t real_now_msec = 0; /* the wall clock, read once in main_run() */
 static const char *arg_log_target = "auto";
 static const char *arg_log_file = NULL;
 static const char *arg_restore_id = NULL;
@@ -402,7 +403,7 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         RenderOptions ro = { .columns = main_columns(), .show_keep = true };
         ScanOptions so = { .now = now, .no_atime = true,
                            .jobs = arg_jobs > 0 ? arg_jobs : main_default_jobs() };
-        PolicyOptions po = { .force = arg_force };
+        PolicyOptions po = { .force = arg_force, .real_now = real_now_msec };
         TitleNeed titles;
         double t0;
         int r;
@@ -533,7 +534,8 @@ static int main_run(void) {
         }
 
         /* the clock is read once, after any random delay */
-        now = arg_now ? arg_now_msec : now_msec();
+        real_now_msec = now_msec();
+        now = arg_now ? arg_now_msec : real_now_msec;
 
         if (arg_all_users) {
                 /* Open the action log as root, before the drop: a root-owned --log-file could not

@@ -75,7 +75,8 @@ typedef struct PolicyGroup {
 typedef struct PolicyRun {
         const Inventory *inv;
         const Config *cfg;
-        msec_t now;
+        msec_t now;      /* the policy's ages: --now when given */
+        msec_t real_now; /* liveness graces: always the real clock */
         Verdicts *v;
         PolicyInfo *info;
         size_t *order; /* verified sessions by (tree, cwd, newest first, id) */
@@ -221,7 +222,8 @@ static int policy_skip_protections(PolicyRun *run, size_t i) {
         const Session *s = &run->inv->sessions[i];
         PolicyInfo *in = &run->info[i];
         Verdict *vd = &run->v->sessions[i];
-        msec_t since = run->now - policy_last_write(s);
+        /* the real clock: --now forecasts ages, it never makes a fresh write look idle */
+        msec_t since = run->real_now - policy_last_write(s);
         char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX], flags[64];
         unsigned live = s->live;
         char *why = NULL;
@@ -513,7 +515,9 @@ static int policy_orphans(PolicyRun *run) {
         for (size_t i = 0; i < run->inv->n_orphans; i++) {
                 const Orphan *o = &run->inv->orphans[i];
                 Verdict *vd = &run->v->orphans[i];
-                msec_t idle = MAX(run->now - o->mtime, (msec_t)0);
+                /* the age the rule sees (--now), but never older than it really is: an orphan
+                 * written a minute ago is not reclaimed by a forecast clock */
+                msec_t idle = MAX(MIN(run->now, run->real_now) - o->mtime, (msec_t)0);
                 const char *what = o->kind >= 0 && o->kind < _ORPHAN_KIND_MAX
                                            ? orphan_what[o->kind]
                                            : "orphan";
@@ -878,7 +882,8 @@ int policy_evaluate(const Inventory *inv, const Config *cfg, msec_t now, const P
                     Verdicts **ret) {
         _cleanup_(verdicts_freep) Verdicts *v = NULL;
         _cleanup_free_ size_t *idx = NULL;
-        PolicyRun run = { .inv = inv, .cfg = cfg, .now = now };
+        PolicyRun run = { .inv = inv, .cfg = cfg, .now = now,
+                          .real_now = opts && opts->real_now > 0 ? opts->real_now : now };
         int r;
 
         if (!inv || !cfg || !ret)

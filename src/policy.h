@@ -51,6 +51,8 @@ typedef struct Verdicts {
 
 typedef struct PolicyOptions {
         bool force; /* ignore the blast-radius limit */
+        msec_t real_now; /* the real clock, for min-idle and orphan graces (0: the same as now).
+                          * `now` may be a forecast (--now); liveness never is. */
 } PolicyOptions;
 
 int policy_evaluate(const Inventory *inv, const Config *cfg, msec_t now, const PolicyOptions *opts,

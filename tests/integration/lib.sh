@@ -32,8 +32,9 @@ for f in glob.glob(os.path.join(tree, "projects/*/chats/*.runtime.json")):
     open(f, "w").write(text + " " * max(0, 511 - len(text)) + "\n")
 PY
         # a checkout gives every file the time of the checkout: pin them, so that ages and
-        # ranks (and the golden plans) do not depend on when the tests run
-        find "$T/$1" -exec touch -h -d 2026-11-30T06:00:00Z {} +
+        # ranks (and the golden plans) do not depend on when the tests run. A month before the
+        # corpus was written: real runs measure min-idle with the real clock, whatever --now says
+        find "$T/$1" -exec touch -h -d 2026-11-01T00:00:00Z {} +
         echo "$T/$1"
 }
 

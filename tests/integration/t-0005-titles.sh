@@ -24,7 +24,7 @@ YOUNG_MANUAL=c7bab6d3-4d35-4ebb-b856-81c884008a1e  # webapp, made young below
 title "$CHATS/$OLD_MANUAL.jsonl" "Keep me" manual
 title "$API/$OLD_AUTO.jsonl" "Auto named" auto
 title "$CHATS/$YOUNG_MANUAL.jsonl" "Young" manual
-find "$tree" -exec touch -h -d 2026-11-30T06:00:00Z {} +
+find "$tree" -exec touch -h -d 2026-11-01T00:00:00Z {} +
 touch -d 2027-03-31T00:00:00Z "$CHATS/$YOUNG_MANUAL.jsonl"
 
 for conf in "$QGC_TESTDATA/integration/empty.conf" "$QGC_TESTDATA/integration/titles.conf"; do

@@ -29,6 +29,8 @@ for u in $USERS; do
         chmod 755 "$h"
         mkdir "$h/.qwen"
         cp -a "$QGC_TESTDATA/corpus/tree/." "$h/.qwen/"
+        # written long ago: a real run measures min-idle with the real clock, not --now
+        find "$h/.qwen" -exec touch -h -d 2026-11-01T00:00:00Z {} +
         chown -R "$u:$(id -gn "$u")" "$h/.qwen"
         chmod -R u+w,go-w "$h/.qwen"
 done

@@ -707,6 +707,40 @@ static void test_policy_blast_radius_falls_back_to_archive(void **state) {
         fx_done(&f);
 }
 
+/* --now forecasts the ages, never liveness: min-idle and the orphan grace are measured with the
+ * real clock, so a run "as of 2040" does not touch what was written an hour ago (issue 9). */
+static void test_policy_forecast_clock_keeps_liveness_real(void **state) {
+        const msec_t real = NOW - 3650 * D; /* --now is ten years ahead of the real clock */
+        PolicyOptions o = { .real_now = real };
+        Fixture f;
+        Session *s;
+        (void)state;
+
+        fx_init(&f, (Policy)POL(.max_age = 90 * D, .orphan_min_age = 30 * D));
+        s = fx_add(&f, "/p/a", SESSION_ACTIVE, 3650 * D, 1);
+        s->last_write = real - 3 * H; /* written three hours ago, really */
+        s = fx_add(&f, "/p/a", SESSION_ACTIVE, 3650 * D, 1);
+        s->last_write = real - 2 * D; /* idle for two days, really: the forecast may act */
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 1 * D, 1); /* the newest: keep-latest */
+        f.o[0] = (Orphan){ .kind = ORPHAN_FILE_HISTORY,
+                           .name = (char *)"00000000-0000-4000-8000-00000000000a",
+                           .mtime = real - 1 * H, .bytes = 10 };
+        f.o[1] = (Orphan){ .kind = ORPHAN_FILE_HISTORY,
+                           .name = (char *)"00000000-0000-4000-8000-00000000000b",
+                           .mtime = real - 31 * D, .bytes = 10 };
+        f.inv.n_orphans = 2;
+        assert_int_equal(policy_evaluate(&f.inv, &f.cfg, NOW, &o, &f.v), 0);
+        assert_int_equal(f.v->sessions[0].verb, VERB_SKIP);
+        assert_true(f.v->sessions[0].protections & PROT_LIVE);
+        assert_string_equal(f.v->sessions[0].reason,
+                            "in use: written 3h ago < min-idle 1d (would archive: idle 3650d > "
+                            "max-age 90d)");
+        assert_int_equal(f.v->sessions[1].verb, VERB_ARCHIVE);
+        assert_int_equal(f.v->orphans[0].verb, VERB_KEEP);
+        assert_int_equal(f.v->orphans[1].verb, VERB_DELETE);
+        fx_done(&f);
+}
+
 static void test_policy_orphans_age(void **state) {
         static const struct {
                 msec_t idle;
@@ -925,6 +959,7 @@ int main(void) {
                 cmocka_unit_test(test_policy_rank_ties_broken_by_records),
                 cmocka_unit_test(test_policy_future_mtime_is_clamped),
                 cmocka_unit_test(test_policy_min_idle_cutoff),
+                cmocka_unit_test(test_policy_forecast_clock_keeps_liveness_real),
                 cmocka_unit_test(test_policy_each_protection_beats_each_rule),
                 cmocka_unit_test(test_policy_protection_reasons),
                 cmocka_unit_test(test_policy_protected_bytes_do_not_count_as_freed),
