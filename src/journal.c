@@ -22,6 +22,7 @@
 #include <systemd/sd-journal.h>
 
 #include "journal.h"
+#include "text.h"
 #include "macro.h"
 #include "util.h"
 
@@ -177,12 +178,13 @@ static bool journal_needs_quotes(const char *v) {
         if (!*v)
                 return true;
         for (const unsigned char *p = (const unsigned char *)v; *p; p++)
-                if (*p <= ' ' || *p == '"' || *p == '\\' || *p == '=' || *p == 0x7f)
+                if (*p <= ' ' || *p == '"' || *p == '\\' || *p == '=' || *p >= 0x7f)
                         return true;
         return false;
 }
 
-/* Append " KEY=value" (value quoted and escaped when needed). */
+/* Append " KEY=value" (value quoted and cleaned by text_clean_append() when needed: no control,
+ * C1 or bidi character of a session's cwd reaches the log raw). */
 static int journal_append_pair(StrBuf *b, const char *key, const char *v) {
         int r;
 
@@ -192,18 +194,8 @@ static int journal_append_pair(StrBuf *b, const char *key, const char *v) {
         if (!journal_needs_quotes(v))
                 return strbuf_append(b, v, strlen(v));
         r = strbuf_append(b, "\"", 1);
-        for (const unsigned char *p = (const unsigned char *)v; r >= 0 && *p; p++) {
-                if (*p == '"' || *p == '\\')
-                        r = strbuf_printf(b, "\\%c", *p);
-                else if (*p == '\n')
-                        r = strbuf_append(b, "\\n", 2);
-                else if (*p == '\t')
-                        r = strbuf_append(b, "\\t", 2);
-                else if (*p < ' ' || *p == 0x7f)
-                        r = strbuf_printf(b, "\\x%02x", *p);
-                else
-                        r = strbuf_append(b, (const char *)p, 1);
-        }
+        if (r >= 0)
+                r = text_clean_append(b, v, strlen(v), TEXT_QUOTED);
         if (r >= 0)
                 r = strbuf_append(b, "\"", 1);
         return r;

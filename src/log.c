@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "log.h"
+#include "macro.h"
+#include "text.h"
 
 static LogLevel log_max_level = LOG_LEVEL_NOTICE;
 
@@ -22,14 +24,23 @@ int log_internal(LogLevel level, int error, const char *fmt, ...) {
         int e = error < 0 ? -error : error;
 
         if (level <= log_max_level) {
+                _cleanup_free_ char *msg = NULL, *clean = NULL;
                 va_list ap;
+                int n;
+
+                va_start(ap, fmt);
+                n = vasprintf(&msg, fmt, ap);
+                va_end(ap);
+                if (n < 0)
+                        msg = NULL;
+                /* paths, ids and values in messages come from other users' files: cleaned,
+                 * the whole message one terminal line */
+                clean = text_clean(msg ?: "(out of memory)", TEXT_TERMINAL);
 
                 /* one line at a time, also when the scan's threads log */
                 flockfile(stderr);
                 fputs("qgc: ", stderr);
-                va_start(ap, fmt);
-                vfprintf(stderr, fmt, ap);
-                va_end(ap);
+                fputs(clean ?: "(out of memory)", stderr);
                 if (e != 0)
 #ifdef HAVE_STRERRORDESC_NP
                         fprintf(stderr, ": %s", strerrordesc_np(e) ?: "unknown error");

@@ -27,6 +27,7 @@
 #include "policy.h"
 #include "roots.h"
 #include "scan.h"
+#include "text.h"
 #include "users.h"
 #include "util.h"
 
@@ -263,9 +264,31 @@ static char *main_user_config_path(void) {
         return NULL;
 }
 
+/* Config errors echo what a file said: in --all-users mode a user's file, shown on root's
+ * terminal. Cleaned (text.h). */
 static void main_print_config_errors(const ConfigErrors *errs) {
-        for (size_t i = 0; i < errs->n; i++)
-                fprintf(stderr, "%s\n", errs->msgs[i]);
+        for (size_t i = 0; i < errs->n; i++) {
+                (void)text_fputs_terminal(errs->msgs[i], strlen(errs->msgs[i]), stderr);
+                fputc('\n', stderr);
+        }
+}
+
+/* check-config --explain, cleaned for the terminal like everything else that prints values
+ * from policy files. */
+static int main_explain(const Config *cfg) {
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        int r;
+
+        if (!f)
+                return -ENOMEM;
+        r = config_explain(cfg, f);
+        if (fclose(f) != 0 && r >= 0)
+                r = -ENOMEM;
+        if (r < 0)
+                return r;
+        return text_fputs_terminal(buf, len, stdout);
 }
 
 /* Load the policy: -c FILE only, else the system file then the user's file, else built-ins. */
@@ -517,7 +540,7 @@ static int main_run(void) {
                 return EX_CONFIG;
         if (arg_command == CMD_CHECK_CONFIG) {
                 if (arg_explain)
-                        return config_explain(&cfg, stdout) < 0 ? 1 : 0;
+                        return main_explain(&cfg) < 0 ? 1 : 0;
                 if (!arg_quiet)
                         printf("configuration OK\n");
                 return 0;

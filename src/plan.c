@@ -11,6 +11,7 @@
 
 #include "macro.h"
 #include "plan.h"
+#include "text.h"
 
 static bool plan_session_verified(const Session *s) {
         return s->cwd && (s->owner == OWNER_OK || s->owner == OWNER_WORKTREE ||
@@ -214,60 +215,8 @@ Plan *plan_free(Plan *p) {
         return NULL;
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
-static size_t plan_utf8_len(const unsigned char *s) {
-        unsigned c = s[0];
-        size_t n;
-        unsigned cp;
-
-        if (c < 0x80)
-                return 1;
-        if (c >= 0xc2 && c <= 0xdf)
-                n = 2, cp = c & 0x1f;
-        else if (c >= 0xe0 && c <= 0xef)
-                n = 3, cp = c & 0x0f;
-        else if (c >= 0xf0 && c <= 0xf4)
-                n = 4, cp = c & 0x07;
-        else
-                return 0;
-        for (size_t i = 1; i < n; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (s[i] & 0x3f);
-        }
-        if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-            (cp >= 0xd800 && cp <= 0xdfff))
-                return 0;
-        return n;
-}
-
 char *plan_clean_string(const char *s, bool for_terminal) {
-        _cleanup_(strbuf_done) StrBuf sb = {};
-        const unsigned char *u = (const unsigned char *)(s ?: "");
-        const unsigned char *q = u;
-
-        /* fast path: printable ASCII needs no cleaning */
-        while (*q >= 0x20 && *q < 0x7f)
-                q++;
-        if (*q == '\0')
-                return strdup((const char *)u);
-        while (*u) {
-                size_t n = plan_utf8_len(u);
-                int r;
-
-                if (n == 0) {
-                        r = strbuf_append(&sb, "\xef\xbf\xbd", 3);
-                        n = 1;
-                } else if (for_terminal &&
-                           (*u < 0x20 || *u == 0x7f || (n == 2 && u[0] == 0xc2 && u[1] < 0xa0)))
-                        r = strbuf_append(&sb, "?", 1);
-                else
-                        r = strbuf_append(&sb, (const char *)u, n);
-                if (r < 0)
-                        return NULL;
-                u += n;
-        }
-        return strbuf_steal(&sb);
+        return text_clean(s, for_terminal ? TEXT_TERMINAL : TEXT_JSON);
 }
 
 /* The JSON text is written as it is built, in exactly the layout json-c gives with
@@ -347,7 +296,7 @@ static void plan_json_close(PlanJson *j, char c) {
 
 /* A JSON string from possibly invalid UTF-8 (json-c's escaping); null for NULL. */
 static void plan_json_value_string(PlanJson *j, const char *s) {
-        _cleanup_free_ char *clean = NULL;
+        _cleanup_free_ char *clean = NULL, *escaped = NULL;
         const unsigned char *q = (const unsigned char *)s;
         json_object *v;
         const char *out;
@@ -368,8 +317,10 @@ static void plan_json_value_string(PlanJson *j, const char *s) {
         clean = plan_clean_string(s, /* for_terminal= */ false);
         v = clean ? json_object_new_string(clean) : NULL;
         out = v ? json_object_to_json_string_ext(v, PLAN_JSON_FLAGS) : NULL;
-        if (out)
-                plan_json_puts(j, out);
+        /* json-c leaves DEL, C1 and the bidi controls raw: they are \u escapes here too */
+        escaped = out ? text_json_escape_controls(out) : NULL;
+        if (escaped)
+                plan_json_puts(j, escaped);
         else if (j->error == 0)
                 j->error = -ENOMEM;
         json_object_put(v);

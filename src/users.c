@@ -25,6 +25,7 @@
 #include "macro.h"
 #include "roots.h"
 #include "users.h"
+#include "text.h"
 #include "util.h"
 
 #define USERS_SYMLINK_MAX 40
@@ -519,8 +520,11 @@ static int users_child_config(const Config *sys, const UserCand *u, Config *ret)
                                 config_done(ret);
                 }
         }
-        for (size_t i = 0; i < errs.n; i++)
-                fprintf(stderr, "%s\n", errs.msgs[i]);
+        /* the user's own file, echoed on root's terminal: cleaned (text.h) */
+        for (size_t i = 0; i < errs.n; i++) {
+                (void)text_fputs_terminal(errs.msgs[i], strlen(errs.msgs[i]), stderr);
+                fputc('\n', stderr);
+        }
         return r;
 }
 

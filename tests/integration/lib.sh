@@ -6,7 +6,7 @@ set -eu
 : "${QGC_TESTDATA:?QGC_TESTDATA must name tests/data}"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/qgc-test.XXXXXX")
-cleanup() { chmod -R u+w "$T" 2>/dev/null || true; rm -rf "$T"; }
+cleanup() { [ -n "${KEEP_T:-}" ] && return; chmod -R u+w "$T" 2>/dev/null || true; rm -rf "$T"; }
 trap cleanup EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -17,6 +17,7 @@
 #include "inventory.h"
 #include "macro.h"
 #include "plan.h"
+#include "text.h"
 #include "policy.h"
 
 #define D MSEC_PER_DAY
@@ -503,6 +504,7 @@ static void test_plan_render_json_empty(void **state) {
 static void test_plan_render_json_layout_is_json_c(void **state) {
         static const char *const titles[] = {
                 "tab\there \"q\" back\\slash /path\x01\x1f\x7f",
+                "csi \xc2\x9b" "2J osc \xc2\x9d" "52;c;x\x07 rlo \xe2\x80\xae lri \xe2\x81\xa6 \xc2\xa0ok",
                 "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xff",
                 "only back\\slash",
                 "only \"quotes\"",
@@ -512,7 +514,7 @@ static void test_plan_render_json_layout_is_json_c(void **state) {
         Plan *p;
         _cleanup_free_ char *out = NULL;
         json_object *root;
-        const char *again;
+        char *again;
         (void)state;
 
         _cleanup_free_ char *huge = malloc(150001), *huge_esc = malloc(150001);
@@ -544,15 +546,24 @@ static void test_plan_render_json_layout_is_json_c(void **state) {
                         fx_init(&f); /* nothing at all */
                 p = fx_plan(&f);
                 out = render_json(p);
+                /* no control reaches the JSON raw: DEL, C1 and bidi controls are \u escapes */
+                assert_null(strchr(out, 0x7f));
+                assert_null(strstr(out, "\xc2\x9b"));
+                assert_null(strstr(out, "\xc2\x9d"));
+                assert_null(strstr(out, "\xe2\x80\xae"));
+                assert_null(strstr(out, "\xe2\x81\xa6"));
+                assert_true(i != 1 || strstr(out, "\\u009b2J osc \\u009d52;c;x\\u0007 rlo \\u202e"));
                 root = json_tokener_parse(out);
                 assert_non_null(root);
-                again = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
-                                                                     JSON_C_TO_STRING_SPACED |
-                                                                     JSON_C_TO_STRING_NOSLASHESCAPE);
+                /* json-c's layout, with the controls json-c leaves raw escaped (text.h) */
+                again = text_json_escape_controls(json_object_to_json_string_ext(
+                        root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                      JSON_C_TO_STRING_NOSLASHESCAPE));
                 assert_non_null(again);
                 assert_int_equal(strlen(out), strlen(again) + 1);
                 assert_memory_equal(out, again, strlen(again));
                 assert_int_equal(out[strlen(again)], '\n');
+                free(again);
                 json_object_put(root);
                 plan_free(p);
                 free(out);

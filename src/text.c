@@ -1,0 +1,166 @@
+/* text.c: the one cleaning of text for terminals, text logs and JSON (see text.h). */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "text.h"
+
+size_t text_utf8_char(const unsigned char *s, size_t n, uint32_t *ret_cp) {
+        uint32_t cp;
+        size_t len;
+
+        if (n == 0)
+                return 0;
+        if (s[0] < 0x80) {
+                *ret_cp = s[0];
+                return 1;
+        }
+        if (s[0] >= 0xc2 && s[0] <= 0xdf)
+                len = 2, cp = s[0] & 0x1f;
+        else if (s[0] >= 0xe0 && s[0] <= 0xef)
+                len = 3, cp = s[0] & 0x0f;
+        else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+                len = 4, cp = s[0] & 0x07;
+        else
+                return 0;
+        if (len > n)
+                return 0;
+        for (size_t i = 1; i < len; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = (cp << 6) | (s[i] & 0x3f);
+        }
+        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+            (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        *ret_cp = cp;
+        return len;
+}
+
+bool text_is_control(uint32_t cp) {
+        return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x061c || cp == 0x200e ||
+               cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+/* Is the byte plain printable ASCII that every style keeps as it is? */
+static bool text_plain(unsigned char c, TextStyle style) {
+        return c >= 0x20 && c < 0x7f && !(style == TEXT_QUOTED && (c == '"' || c == '\\'));
+}
+
+bool text_needs_cleaning(const char *s, size_t n, TextStyle style) {
+        const unsigned char *u = (const unsigned char *)s;
+
+        for (size_t i = 0; i < n;) {
+                uint32_t cp;
+                size_t k;
+
+                if (text_plain(u[i], style)) {
+                        i++;
+                        continue;
+                }
+                k = text_utf8_char(u + i, n - i, &cp);
+                if (k == 0 || (style != TEXT_JSON && text_is_control(cp)) ||
+                    (style == TEXT_QUOTED && (cp == '"' || cp == '\\')))
+                        return true;
+                i += k;
+        }
+        return false;
+}
+
+int text_clean_append(StrBuf *b, const char *s, size_t n, TextStyle style) {
+        const unsigned char *u = (const unsigned char *)s;
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < n;) {
+                size_t run = i, k;
+                uint32_t cp;
+
+                while (run < n && text_plain(u[run], style))
+                        run++;
+                if (run > i) {
+                        r = strbuf_append(b, s + i, run - i);
+                        i = run;
+                        continue;
+                }
+                k = text_utf8_char(u + i, n - i, &cp);
+                if (k == 0) {
+                        r = style == TEXT_QUOTED ? strbuf_printf(b, "\\x%02x", u[i])
+                                                 : strbuf_append(b, "\xef\xbf\xbd", 3);
+                        k = 1;
+                } else if (style == TEXT_QUOTED && (cp == '"' || cp == '\\'))
+                        r = strbuf_printf(b, "\\%c", (char)cp);
+                else if (style == TEXT_JSON || !text_is_control(cp))
+                        r = strbuf_append(b, s + i, k);
+                else if (style == TEXT_TERMINAL)
+                        r = strbuf_append(b, "?", 1);
+                else if (cp == '\n')
+                        r = strbuf_append(b, "\\n", 2);
+                else if (cp == '\t')
+                        r = strbuf_append(b, "\\t", 2);
+                else if (cp < 0x80)
+                        r = strbuf_printf(b, "\\x%02x", (unsigned)cp);
+                else
+                        r = strbuf_printf(b, "\\u%04x", (unsigned)cp);
+                i += k;
+        }
+        return r < 0 ? -ENOMEM : 0;
+}
+
+char *text_clean(const char *s, TextStyle style) {
+        _cleanup_(strbuf_done) StrBuf b = {};
+        size_t n = strlen(s ?: "");
+
+        if (!text_needs_cleaning(s ?: "", n, style))
+                return strdup(s ?: "");
+        if (text_clean_append(&b, s, n, style) < 0)
+                return NULL;
+        return strbuf_steal(&b);
+}
+
+int text_fputs_terminal(const char *s, size_t n, FILE *f) {
+        _cleanup_(strbuf_done) StrBuf b = {};
+
+        for (size_t i = 0; i < n;) {
+                const char *nl = memchr(s + i, '\n', n - i);
+                size_t len = nl ? (size_t)(nl - (s + i)) : n - i;
+
+                if (text_clean_append(&b, s + i, len, TEXT_TERMINAL) < 0)
+                        return -ENOMEM;
+                if (nl && strbuf_append(&b, "\n", 1) < 0)
+                        return -ENOMEM;
+                i += len + (nl ? 1 : 0);
+        }
+        if (b.len > 0 && fwrite(b.buf, 1, b.len, f) != b.len)
+                return -EIO;
+        return 0;
+}
+
+char *text_json_escape_controls(const char *json) {
+        _cleanup_(strbuf_done) StrBuf b = {};
+        const unsigned char *u = (const unsigned char *)json;
+        size_t n = strlen(json), done = 0;
+
+        for (size_t i = 0; i < n;) {
+                uint32_t cp = 0;
+                size_t k = u[i] < 0x7f ? 1 : text_utf8_char(u + i, n - i, &cp);
+
+                if (k == 0)
+                        k = 1; /* not UTF-8: kept as it is (callers pass clean text) */
+                else if (u[i] >= 0x7f && text_is_control(cp)) {
+                        if (strbuf_append(&b, json + done, i - done) < 0 ||
+                            strbuf_printf(&b, "\\u%04x", (unsigned)cp) < 0)
+                                return NULL;
+                        done = i + k;
+                }
+                i += k;
+        }
+        if (done == 0)
+                return strdup(json);
+        if (strbuf_append(&b, json + done, n - done) < 0)
+                return NULL;
+        return strbuf_steal(&b);
+}

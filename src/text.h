@@ -1,0 +1,48 @@
+/* text.h: the one cleaning of text that reaches a terminal, a text log or JSON.
+ *
+ * Session files, cwd values, project names and users' policy files are written by others; in
+ * --all-users mode, by every user of the machine. Nothing of theirs reaches root's terminal or a
+ * log raw: a control character could move the cursor, clear the screen, set the clipboard
+ * (OSC 52) or reorder what is shown (bidi overrides). "Control" here is:
+ *   - C0 (U+0000-U+001F), DEL (U+007F) and C1 (U+0080-U+009F: CSI, OSC, ... as one code point);
+ *   - the bidi controls: U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069.
+ * Bytes that are not well-formed UTF-8 are replaced too (U+FFFD), so no C1 byte passes alone. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "util.h"
+
+typedef enum TextStyle {
+        /* a terminal line: each control becomes '?', like ls -q (plan, status, diagnostics) */
+        TEXT_TERMINAL,
+        /* the inside of a quoted log value: '"' and '\' are escaped, a control becomes \n, \t,
+         * \xNN (below U+0080) or \uNNNN, an ill-formed byte \xNN: nothing is lost, nothing
+         * acts on a terminal, and the line stays one line */
+        TEXT_QUOTED,
+        /* text that json-c will quote: ill-formed bytes become U+FFFD, everything else is kept
+         * (json-c escapes C0; text_json_escape_controls() escapes the rest) */
+        TEXT_JSON,
+} TextStyle;
+
+/* The length (1-4) of the well-formed UTF-8 character at s (at most n bytes), with its code
+ * point in *ret_cp; 0 when the bytes at s are not one (n == 0, a stray continuation byte, an
+ * overlong form, a surrogate, a cut sequence). */
+size_t text_utf8_char(const unsigned char *s, size_t n, uint32_t *ret_cp);
+/* Is cp a control (C0, DEL, C1 or a bidi control)? */
+bool text_is_control(uint32_t cp);
+/* Would text_clean() change s (of n bytes)? false for printable ASCII and clean UTF-8. */
+bool text_needs_cleaning(const char *s, size_t n, TextStyle style);
+/* Append n bytes of s to b, cleaned in style. 0 or -ENOMEM. */
+int text_clean_append(StrBuf *b, const char *s, size_t n, TextStyle style);
+/* A cleaned copy of the NUL-terminated s (NULL is ""), malloc'ed; NULL on ENOMEM. */
+char *text_clean(const char *s, TextStyle style);
+/* Write s (of n bytes) to f cleaned for the terminal, keeping its '\n' line breaks. */
+int text_fputs_terminal(const char *s, size_t n, FILE *f);
+/* JSON text as json-c wrote it, with every control json-c leaves raw (DEL, C1, the bidi
+ * controls) written as \uNNNN. The input must be JSON with well-formed UTF-8 (a raw control
+ * can only be inside a string there). Malloc'ed; NULL on ENOMEM. */
+char *text_json_escape_controls(const char *json);
