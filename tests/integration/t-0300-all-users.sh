@@ -203,6 +203,20 @@ bad=$(find "$B" ! -user "${P}b" -printf '%p (%u)\n' | head -n 5)
 [ -z "$bad" ] || fail "bob's tree has foreign files after evil's run: $bad"
 pass "hostile symlinks caused no change outside the user's own tree"
 
+# --- a user's own policy file with terminal controls (OSC 52, CSI, U+202E): its error reaches
+# root's terminal cleaned
+mkdir -p "$T/home/${P}e/.config/qgc"
+printf 'defaults = { max-age = "EVILVAL\033]52;c;aGk=\007\033[2J\302\233\342\200\256"; };\n' \
+        > "$T/home/${P}e/.config/qgc/qgc.conf"
+chown -R "${P}e" "$T/home/${P}e/.config"
+set +e
+qgc_root --all-users --dry-run --now "$NOW" > "$T/evilconf.out" 2> "$T/evilconf.err"
+set -e
+python3 "$QGC_TESTDATA/../integration/nocontrols.py" "$T/evilconf.err" EVILVAL "qgc.conf:1" ||
+        fail "a user's policy file put control characters on root's terminal"
+rm -rf "$T/home/${P}e/.config"
+pass "a user's hostile policy value is echoed cleaned"
+
 # --- --quiet: nothing for the users whose run succeeded; failures still reported
 set +e
 qgc_root --all-users --quiet --now "$NOW" --log-target stderr > "$T/quiet.out" 2> "$T/quiet.err"
