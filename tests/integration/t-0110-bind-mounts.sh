@@ -10,7 +10,8 @@
 # then a dry run, `qgc status`, a delete run (with orphan reclaim) and an archive run are made.
 # Each must leave the bind sources exactly as they were (names, types, sizes, mtimes, contents),
 # the mounts mounted, and no size sum may count the mounted bytes. A removal stopped by a mount
-# point is reported, not passed off as done. Needs root and mount namespaces; otherwise SKIP.
+# point is reported, not passed off as done. All of it twice: with openat2, and with the
+# fallback walk (QGC_TEST_NO_OPENAT2=1). Needs root and mount namespaces; otherwise SKIP.
 if [ "${QGC_T0110_IN_NS:-}" != 1 ]; then
         [ "$(id -u)" = 0 ] || { echo "SKIP: needs root (mount --bind)" >&2; exit 77; }
         command -v unshare >/dev/null 2>&1 || { echo "SKIP: no unshare" >&2; exit 77; }
@@ -173,4 +174,8 @@ still_mounted "$tree"
 [ -e "$tree/projects/-srv-demo-webapp/chats/archive/$SA.jsonl" ] || bad "$SA not archived"
 
 [ $nbad -eq 0 ] || fail "$nbad checks failed"
+# once more without openat2: the walk that tests each directory for a mount root
+if [ -z "${QGC_TEST_NO_OPENAT2:-}" ]; then
+        QGC_TEST_NO_OPENAT2=1 sh "$0" || fail "without openat2 (QGC_TEST_NO_OPENAT2=1)"
+fi
 pass "bind mounts of the tree's own filesystem are never entered, counted or emptied"
