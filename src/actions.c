@@ -105,30 +105,26 @@ static int actions_open_trees(ActionsContext *c) {
         for (size_t i = 0; i < c->inv->n_trees; i++) {
                 const Tree *tr = &c->inv->trees[i];
                 ActionsTree *t = &c->trees[i];
-                struct stat st;
+                FsRoot root = FS_ROOT_NULL;
                 int r;
 
                 t->global_fd = t->runtime_fd = -EBADF;
                 r = usage_index_new(&t->usage);
                 if (r < 0)
                         return r;
-                r = fs_open_root(tr->runtime_dir, tr->dev);
+                r = fs_root_open(tr->runtime_dir, tr->dev, &root);
                 if (r < 0) {
                         t->error = r;
                         continue;
                 }
-                t->runtime_fd = r;
-                r = fs_open_root(tr->global_dir, 0);
+                t->runtime_fd = TAKE_FD(root.fd);
+                r = fs_root_open(tr->global_dir, 0, &root);
                 if (r < 0) {
                         t->error = r;
                         continue;
                 }
-                t->global_fd = r;
-                if (fstat(t->global_fd, &st) < 0) {
-                        t->error = -errno;
-                        continue;
-                }
-                t->global_dev = st.st_dev;
+                t->global_fd = TAKE_FD(root.fd);
+                t->global_dev = root.dev;
                 r = live_probe_new(tr, &t->probe);
                 if (r < 0)
                         t->error = r;
