@@ -238,7 +238,8 @@ static int fs_openat_walk(int dfd, const char *path, int flags, mode_t mode) {
 
 int fs_openat(int dfd, const char *path, int flags, mode_t mode) {
         flags |= O_NOFOLLOW | O_CLOEXEC;
-        if (!(flags & (O_CREAT | O_TMPFILE)))
+        /* openat2 wants no mode without O_CREAT or O_TMPFILE (which includes O_DIRECTORY) */
+        if (!(flags & O_CREAT) && (flags & O_TMPFILE) != O_TMPFILE)
                 mode = 0;
         if (fs_path_refused(path))
                 return -EPERM; /* never climb out of the tree, never start at / */
