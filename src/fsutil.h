@@ -57,8 +57,8 @@ int fs_open_dir(int dfd, const char *name);
 /* open a slash-separated relative directory path with fs_openat(), and check that it is on dev
  * (when dev != 0). */
 int fs_open_path(int dfd, const char *relpath, dev_t dev);
-/* lstat (dfd, name) by statx: *ret_st (may be NULL) and, when ret_mount is not NULL, whether it
- * is the root of a mount (STATX_ATTR_MOUNT_ROOT, else a mount id other than dfd's, else another
+/* lstat (dfd, name), name one component, by statx: *ret_st (may be NULL) and, when ret_mount is
+ * not NULL, whether it is the root of a mount (STATX_ATTR_MOUNT_ROOT, else a mount id other than dfd's, else another
  * st_dev). 0 or -errno. */
 int fs_statat(int dfd, const char *name, struct stat *ret_st, bool *ret_mount);
 /* is (dfd, name) a mount point (as fs_statat())? 1 yes, 0 no, -errno */
