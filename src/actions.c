@@ -105,30 +105,26 @@ static int actions_open_trees(ActionsContext *c) {
         for (size_t i = 0; i < c->inv->n_trees; i++) {
                 const Tree *tr = &c->inv->trees[i];
                 ActionsTree *t = &c->trees[i];
-                struct stat st;
+                FsRoot root = FS_ROOT_NULL;
                 int r;
 
                 t->global_fd = t->runtime_fd = -EBADF;
                 r = usage_index_new(&t->usage);
                 if (r < 0)
                         return r;
-                r = fs_open_root(tr->runtime_dir, tr->dev);
+                r = fs_root_open(tr->runtime_dir, tr->dev, &root);
                 if (r < 0) {
                         t->error = r;
                         continue;
                 }
-                t->runtime_fd = r;
-                r = fs_open_root(tr->global_dir, 0);
+                t->runtime_fd = TAKE_FD(root.fd);
+                r = fs_root_open(tr->global_dir, 0, &root);
                 if (r < 0) {
                         t->error = r;
                         continue;
                 }
-                t->global_fd = r;
-                if (fstat(t->global_fd, &st) < 0) {
-                        t->error = -errno;
-                        continue;
-                }
-                t->global_dev = st.st_dev;
+                t->global_fd = TAKE_FD(root.fd);
+                t->global_dev = root.dev;
                 r = live_probe_new(tr, &t->probe);
                 if (r < 0)
                         t->error = r;
@@ -232,9 +228,9 @@ static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Sessio
         _cleanup_free_ char *line = NULL;
         int r;
 
-        fd = openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        fd = fs_openat(dir_fd, name, O_RDONLY | O_NONBLOCK, 0);
         if (fd < 0)
-                return errno == ENOENT || errno == ELOOP ? -ESTALE : -errno;
+                return fd == -ENOENT || fd == -ELOOP ? -ESTALE : fd;
         r = fs_check_identity_fd(fd, fid);
         if (r <= 0)
                 return r < 0 ? r : -ESTALE;
@@ -340,32 +336,29 @@ static bool actions_is_claim_name(const char *name, const char *id) {
 /* Remove the dead runtime claims of a session whose transcripts are gone. */
 static int actions_remove_claims(ActionsContext *c, int chats_fd, const char *id) {
         _cleanup_free_ char *t = strprintf("%s.jsonl", id);
-        DIR *d;
-        struct dirent *de;
-        int fd, r = 0;
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        _cleanup_close_ int fd = -EBADF;
+        const char *name;
+        unsigned char type;
+        int r = 0, k;
 
-        if (!t)
+        if (!t || !d)
                 return -ENOMEM;
         if (fs_exists(chats_fd, t) != 0)
                 return 0; /* a transcript exists: claims prove its ownership */
-        fd = fcntl(chats_fd, F_DUPFD_CLOEXEC, 3);
+        fd = fs_open_dir(chats_fd, "."); /* its own offset: chats_fd may have been read */
         if (fd < 0)
-                return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return -errno;
-        }
-        rewinddir(d); /* a dup shares its offset with chats_fd, which others may have read */
-        while ((de = readdir(d))) {
-                if (!actions_is_claim_name(de->d_name, id) ||
-                    !actions_claim_names(chats_fd, de->d_name, id))
+                return fd;
+        fs_dir_init(d, fd);
+        while ((k = fs_dir_next(d, &name, &type)) > 0) {
+                if (!actions_is_claim_name(name, id) || !actions_claim_names(chats_fd, name, id))
                         continue;
-                int k = actions_unlink_benign(c, chats_fd, de->d_name, 0);
+                k = actions_unlink_benign(c, chats_fd, name, 0);
                 if (k < 0 && r == 0)
                         r = k;
         }
-        closedir(d);
+        if (k < 0 && r == 0)
+                r = k;
         return r;
 }
 
@@ -502,7 +495,8 @@ static int actions_delete(ActionsContext *c, const ActionsTree *t, const Session
         }
         r = actions_delete_rest(c, t, s, chats_fd, archive_fd);
         if (r < 0)
-                *ret_why = "transcript removed, but not everything else";
+                *ret_why = r == -EBUSY ? "transcript removed; kept: a mount point inside"
+                                       : "transcript removed, but not everything else";
         return r;
 }
 
@@ -512,10 +506,11 @@ static int actions_archive(ActionsContext *c, const Session *s, int chats_fd, in
         int r;
 
         if (*archive_fd < 0) {
-                if (mkdirat(chats_fd, "archive", 0700) < 0) {
-                        if (errno != EEXIST) {
+                r = fs_mkdirat(chats_fd, "archive", 0700);
+                if (r < 0) {
+                        if (r != -EEXIST) {
                                 *ret_why = "cannot create chats/archive/";
-                                return -errno;
+                                return r;
                         }
                 } else
                         actions_step(c, "archive/");

@@ -1,5 +1,12 @@
-/* fsutil.c: safe filesystem primitives by (dirfd, name). Nothing here follows a symlink in
- * the managed tree or crosses onto another filesystem. */
+/* fsutil.c: the safe-filesystem layer: every open, listing, removal and rename of a path inside
+ * a managed tree goes through here. Nothing here follows a symlink in the tree or crosses a
+ * mount point: not another filesystem (st_dev) and not a bind mount of the same filesystem,
+ * whose st_dev is the tree's own. Opens use openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+ * RESOLVE_NO_XDEV); where openat2 is missing (ENOSYS, or EPERM under a seccomp filter) a walk
+ * component by component with O_NOFOLLOW and a mount-point test of each directory
+ * (STATX_ATTR_MOUNT_ROOT, else the mount id) does the same. Invariant: a directory fd obtained
+ * here is on the mount of the fd it was opened from, so every fd below a FsRoot is on the root's
+ * mount, and "a different mount than the parent" is "a different mount than the root". */
 #include "autoconf.h"
 
 #include <dirent.h>
@@ -9,7 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
+#ifdef HAVE_LINUX_OPENAT2_H
+#include <linux/openat2.h>
+#endif
 
 #include "fsutil.h"
 #include "macro.h"
@@ -19,8 +31,50 @@
 #define RENAME_NOREPLACE (1 << 0)
 #endif
 
+#ifndef HAVE_LINUX_OPENAT2_H
+struct open_how {
+        uint64_t flags;
+        uint64_t mode;
+        uint64_t resolve;
+};
+#define RESOLVE_NO_XDEV 0x01
+#define RESOLVE_NO_MAGICLINKS 0x02
+#define RESOLVE_NO_SYMLINKS 0x04
+#define RESOLVE_BENEATH 0x08
+#endif
+#ifndef SYS_openat2
+#define SYS_openat2 437 /* the same number on every architecture */
+#endif
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x00001000U
+#endif
+#ifndef STATX_ATTR_MOUNT_ROOT
+#define STATX_ATTR_MOUNT_ROOT 0x00002000
+#endif
+
 /* Deepest directory nesting fs_rm_rf_at() descends into. */
 #define FS_RM_RF_MAX_DEPTH 128
+
+/* Is openat2(2) used? -1 not decided yet (QGC_TEST_NO_OPENAT2 is read once), 0 no (the kernel
+ * said ENOSYS, or a test forces the fallback walk), 1 yes. Written with atomics: the scan's
+ * threads share it. */
+static int fs_openat2_state = -1;
+
+void fs_test_force_walk(bool force) {
+        __atomic_store_n(&fs_openat2_state, force ? 0 : 1, __ATOMIC_RELAXED);
+}
+
+static bool fs_use_openat2(void) {
+        int v = __atomic_load_n(&fs_openat2_state, __ATOMIC_RELAXED);
+        const char *e;
+
+        if (v >= 0)
+                return v;
+        e = getenv("QGC_TEST_NO_OPENAT2");
+        v = e && *e && !streq(e, "0") ? 0 : 1;
+        __atomic_store_n(&fs_openat2_state, v, __ATOMIC_RELAXED);
+        return v;
+}
 
 int fs_dir_next(FsDir *d, const char **ret_name, unsigned char *ret_type) {
         for (;;) {
@@ -46,38 +100,194 @@ int fs_dir_next(FsDir *d, const char **ret_name, unsigned char *ret_type) {
         }
 }
 
-int fs_open_dir(int dfd, const char *name) {
-        int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        return fd < 0 ? -errno : fd;
+/* statx(dfd, name) without following a final symlink or automounting. */
+static int fs_statx(int dfd, const char *name, int flags, struct statx *ret) {
+        if (statx(dfd, name, flags | AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
+                  STATX_BASIC_STATS | STATX_MNT_ID, ret) < 0)
+                return -errno;
+        return 0;
 }
 
-int fs_open_path(int dfd, const char *relpath, dev_t dev) {
-        _cleanup_free_ char *copy = strdup(relpath);
+/* The struct stat of a statx result (the fields qgc reads). */
+static void fs_stat_from_statx(struct stat *st, const struct statx *sx) {
+        *st = (struct stat){
+                .st_dev = makedev(sx->stx_dev_major, sx->stx_dev_minor),
+                .st_ino = sx->stx_ino,
+                .st_mode = sx->stx_mode,
+                .st_nlink = sx->stx_nlink,
+                .st_uid = sx->stx_uid,
+                .st_gid = sx->stx_gid,
+                .st_rdev = makedev(sx->stx_rdev_major, sx->stx_rdev_minor),
+                .st_size = (off_t)sx->stx_size,
+                .st_blksize = (blksize_t)sx->stx_blksize,
+                .st_blocks = (blkcnt_t)sx->stx_blocks,
+                .st_atim = { sx->stx_atime.tv_sec, sx->stx_atime.tv_nsec },
+                .st_mtim = { sx->stx_mtime.tv_sec, sx->stx_mtime.tv_nsec },
+                .st_ctim = { sx->stx_ctime.tv_sec, sx->stx_ctime.tv_nsec },
+        };
+}
+
+/* Is sx (an entry of directory dfd) the root of a mount? STATX_ATTR_MOUNT_ROOT where the kernel
+ * reports it (5.8+), else a mount id other than dfd's, else (before 5.8) another st_dev. */
+static int fs_statx_is_mount_root(int dfd, const struct statx *sx) {
+        struct statx parent;
+        int r;
+
+        if (sx->stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
+                return !!(sx->stx_attributes & STATX_ATTR_MOUNT_ROOT);
+        r = fs_statx(dfd, "", AT_EMPTY_PATH, &parent);
+        if (r < 0)
+                return r;
+        if ((sx->stx_mask & STATX_MNT_ID) && (parent.stx_mask & STATX_MNT_ID))
+                return sx->stx_mnt_id != parent.stx_mnt_id;
+        return sx->stx_dev_major != parent.stx_dev_major ||
+               sx->stx_dev_minor != parent.stx_dev_minor;
+}
+
+int fs_statat(int dfd, const char *name, struct stat *ret_st, bool *ret_mount) {
+        struct statx sx;
+        int r;
+
+        r = fs_statx(dfd, name, 0, &sx);
+        if (r < 0)
+                return r;
+        if (ret_mount) {
+                r = fs_statx_is_mount_root(dfd, &sx);
+                if (r < 0)
+                        return r;
+                *ret_mount = r > 0;
+        }
+        if (ret_st)
+                fs_stat_from_statx(ret_st, &sx);
+        return 0;
+}
+
+int fs_is_mount_point_at(int dfd, const char *name) {
+        bool m = false;
+        int r = fs_statat(dfd, name, NULL, &m);
+
+        return r < 0 ? r : m;
+}
+
+/* Is the path refused before any lookup: empty, absolute, or with a ".." component? */
+static bool fs_path_refused(const char *path) {
+        if (!path || !*path || path[0] == '/')
+                return true;
+        for (const char *p = path; *p;) {
+                size_t n = strcspn(p, "/");
+                if (n == 2 && p[0] == '.' && p[1] == '.')
+                        return true;
+                p += n;
+                p += strspn(p, "/");
+        }
+        return false;
+}
+
+/* The fallback of fs_openat(): one component at a time, each O_NOFOLLOW, each directory (and
+ * the final object) tested for being a mount root. Errors as openat2's: -ELOOP for a symlink,
+ * -EXDEV for a mount crossing. */
+static int fs_openat_walk(int dfd, const char *path, int flags, mode_t mode) {
+        _cleanup_free_ char *copy = strdup(path);
         _cleanup_close_ int cur = -EBADF;
-        char *save = NULL;
-        struct stat st;
+        char *save = NULL, *c, *next;
+        int at = dfd;
 
         if (!copy)
                 return -ENOMEM;
-        cur = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
-        if (cur < 0)
-                return -errno;
-        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-                if (streq(c, "."))
-                        continue;
-                if (streq(c, ".."))
-                        return -EPERM; /* never climb out of the tree */
-                int fd = fs_open_dir(cur, c);
-                if (fd < 0)
-                        return fd;
-                safe_close(cur);
-                cur = fd;
-                if (fstat(cur, &st) < 0)
+        c = strtok_r(copy, "/", &save);
+        while (c && streq(c, "."))
+                c = strtok_r(NULL, "/", &save);
+        if (!c) /* "." or "./": the directory itself */
+                c = (char *)".";
+        for (; c; c = next) {
+                _cleanup_close_ int fd = -EBADF;
+                struct statx sx;
+                int r;
+
+                next = strtok_r(NULL, "/", &save);
+                while (next && streq(next, "."))
+                        next = strtok_r(NULL, "/", &save);
+                if (next)
+                        fd = openat(at, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                else
+                        fd = openat(at, c, flags, mode);
+                if (fd < 0) {
+                        /* a symlink on the way is ENOTDIR here (O_DIRECTORY): ELOOP, as openat2
+                         * says; the final component fails as openat() does */
+                        if (next && errno == ENOTDIR && fs_statx(at, c, 0, &sx) >= 0 &&
+                            S_ISLNK(sx.stx_mode))
+                                return -ELOOP;
                         return -errno;
-                if (dev != 0 && st.st_dev != dev)
-                        return -EXDEV;
+                }
+                if (!streq(c, ".")) {
+                        r = fs_statx(fd, "", AT_EMPTY_PATH, &sx);
+                        if (r < 0)
+                                return r;
+                        r = fs_statx_is_mount_root(at, &sx);
+                        if (r < 0)
+                                return r;
+                        if (r > 0)
+                                return -EXDEV;
+                }
+                safe_close(cur);
+                cur = TAKE_FD(fd);
+                at = cur;
         }
         return TAKE_FD(cur);
+}
+
+int fs_openat(int dfd, const char *path, int flags, mode_t mode) {
+        flags |= O_NOFOLLOW | O_CLOEXEC;
+        /* openat2 wants no mode without O_CREAT or O_TMPFILE (which includes O_DIRECTORY) */
+        if (!(flags & O_CREAT) && (flags & O_TMPFILE) != O_TMPFILE)
+                mode = 0;
+        if (fs_path_refused(path))
+                return -EPERM; /* never climb out of the tree, never start at / */
+        if (fs_use_openat2()) {
+                struct open_how how = {
+                        .flags = (uint64_t)flags,
+                        .mode = mode,
+                        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV |
+                                   RESOLVE_NO_MAGICLINKS,
+                };
+                for (int attempt = 0; attempt < 3; attempt++) {
+                        long fd = syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+                        if (fd >= 0)
+                                return (int)fd;
+                        if (errno == EAGAIN) /* a rename raced the lookup: try again */
+                                continue;
+                        if (errno == ENOSYS) {
+                                __atomic_store_n(&fs_openat2_state, 0, __ATOMIC_RELAXED);
+                                break;
+                        }
+                        /* EPERM: a seccomp filter refusing openat2 (or O_NOATIME refused:
+                         * the walk says so again); E2BIG/EINVAL: an older openat2 */
+                        if (errno != EPERM && errno != E2BIG && errno != EINVAL)
+                                return -errno;
+                        break;
+                }
+        }
+        return fs_openat_walk(dfd, path, flags, mode);
+}
+
+int fs_open_dir(int dfd, const char *name) {
+        return fs_openat(dfd, name, O_RDONLY | O_DIRECTORY, 0);
+}
+
+int fs_open_path(int dfd, const char *relpath, dev_t dev) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        fd = fs_openat(dfd, relpath, O_RDONLY | O_DIRECTORY, 0);
+        if (fd < 0)
+                return fd;
+        if (dev != 0) {
+                if (fstat(fd, &st) < 0)
+                        return -errno;
+                if (st.st_dev != dev)
+                        return -EXDEV;
+        }
+        return TAKE_FD(fd);
 }
 
 int fs_open_root(const char *path, dev_t dev) {
@@ -100,6 +310,34 @@ int fs_open_root(const char *path, dev_t dev) {
         if (dev != 0 && st.st_dev != dev)
                 return -EXDEV;
         return TAKE_FD(fd);
+}
+
+int fs_root_open(const char *path, dev_t dev, FsRoot *ret) {
+        _cleanup_close_ int fd = fs_open_root(path, dev);
+        struct statx sx;
+        int r;
+
+        if (fd < 0)
+                return fd;
+        r = fs_statx(fd, "", AT_EMPTY_PATH, &sx);
+        if (r < 0)
+                return r;
+        *ret = (FsRoot){
+                .dev = makedev(sx.stx_dev_major, sx.stx_dev_minor),
+                .mnt_id = sx.stx_mask & STATX_MNT_ID ? sx.stx_mnt_id : 0,
+        };
+        ret->fd = TAKE_FD(fd);
+        return 0;
+}
+
+void fs_root_done(FsRoot *r) {
+        r->fd = safe_close(r->fd);
+}
+
+int fs_mkdirat(int dfd, const char *name, mode_t mode) {
+        if (fs_path_refused(name) || strchr(name, '/'))
+                return -EPERM;
+        return mkdirat(dfd, name, mode) < 0 ? -errno : 0;
 }
 
 void fs_fileid_from_stat(FileId *id, const struct stat *st) {
@@ -142,67 +380,159 @@ int fs_check_identity_fd(int fd, const FileId *id) {
         return fs_identity_matches(&st, id);
 }
 
-/* Empty the open directory fd (consumed), recursively, staying on dev. */
-static int fs_rm_rf_children(int fd, dev_t dev, unsigned depth, uint64_t *bytes) {
-        DIR *d;
-        struct dirent *de;
-        int r = 0;
+/* One directory of fs_rm_rf_at()'s walk: its listing, its name in the parent (NULL for the
+ * top), and what kept it from being removed. */
+typedef struct FsRmFrame {
+        FsDir *dir; /* owns dir->fd */
+        char *name;
+        bool kept;   /* a mount point inside stays, so this directory stays too */
+        bool failed; /* something inside could not be removed */
+} FsRmFrame;
 
-        if (depth > FS_RM_RF_MAX_DEPTH) {
+static void fs_rm_frame_done(FsRmFrame *f) {
+        if (f->dir)
+                safe_close(f->dir->fd);
+        free(f->dir);
+        free(f->name);
+        *f = (FsRmFrame){};
+}
+
+/* Push directory fd (consumed), named name in the frame below, on the stack. */
+static int fs_rm_push(FsRmFrame **stack, size_t *n, size_t *alloc, int fd, const char *name) {
+        FsRmFrame f = {};
+
+        f.dir = malloc(sizeof(FsDir));
+        f.name = name ? strdup(name) : NULL;
+        if (!f.dir || (name && !f.name) ||
+            greedy_realloc((void **)stack, alloc, *n + 1, sizeof(FsRmFrame)) < 0) {
+                free(f.dir);
+                free(f.name);
                 safe_close(fd);
-                return -ELOOP;
+                return -ENOMEM;
         }
-        d = fdopendir(fd);
-        if (!d) {
-                r = -errno;
-                safe_close(fd);
+        fs_dir_init(f.dir, fd);
+        (*stack)[(*n)++] = f;
+        return 0;
+}
+
+/* Handle one entry of directory top: unlink a file, or open a directory to push (*ret_sub).
+ * A mount point (a bind mount of the same filesystem too) or another filesystem marks top kept
+ * and is never entered. 0 or -errno (top->failed is set by the caller). */
+static int fs_rm_entry(FsRmFrame *top, const char *name, dev_t dev, size_t depth,
+                       uint64_t *bytes, int *ret_sub) {
+        int fd = top->dir->fd, sub;
+        struct stat st, sst;
+        bool mount = false;
+        int r;
+
+        *ret_sub = -EBADF;
+        r = fs_statat(fd, name, &st, &mount);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
                 return r;
+        if (mount || st.st_dev != dev) {
+                top->kept = true; /* never descend, never unlink a mount point */
+                return 0;
         }
-        while ((errno = 0, de = readdir(d))) {
-                struct stat st;
-                int k = 0;
+        if (!S_ISDIR(st.st_mode)) {
+                if (unlinkat(fd, name, 0) < 0) {
+                        if (errno == ENOENT)
+                                return 0;
+                        if (errno == EBUSY) { /* mounted on since the statx */
+                                top->kept = true;
+                                return 0;
+                        }
+                        return -errno;
+                }
+                if (bytes && S_ISREG(st.st_mode))
+                        *bytes += (uint64_t)st.st_size;
+                return 0;
+        }
+        if (depth >= FS_RM_RF_MAX_DEPTH)
+                return -ELOOP;
+        sub = fs_open_dir(fd, name);
+        if (sub == -ENOENT)
+                return 0;
+        if (sub == -EXDEV) { /* a mount appeared since the statx */
+                top->kept = true;
+                return 0;
+        }
+        if (sub < 0)
+                return sub;
+        if (fstat(sub, &sst) < 0 || sst.st_dev != dev || sst.st_ino != st.st_ino) {
+                /* not the directory checked: a mount appeared there */
+                safe_close(sub);
+                top->kept = true;
+                return 0;
+        }
+        *ret_sub = sub;
+        return 0;
+}
 
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-                        if (errno != ENOENT && r == 0)
-                                r = -errno;
+/* Remove the directory fd (consumed; named name in dfd) and everything below it, iteratively:
+ * an explicit stack of open directories, no recursion. Returns 0, -EBUSY when a mount point was
+ * kept (with every directory above it), or the first other -errno. */
+static int fs_rm_rf_fd(int dfd, const char *name, int fd, dev_t dev, uint64_t *bytes) {
+        _cleanup_free_ FsRmFrame *stack = NULL;
+        size_t n = 0, alloc = 0;
+        bool kept = false;
+        int r = 0, k;
+
+        k = fs_rm_push(&stack, &n, &alloc, fd, NULL);
+        if (k < 0)
+                return k;
+        while (n > 0) {
+                FsRmFrame *top = &stack[n - 1];
+                const char *ename;
+                unsigned char type;
+                int sub = -EBADF;
+
+                k = fs_dir_next(top->dir, &ename, &type);
+                if (k > 0) {
+                        k = fs_rm_entry(top, ename, dev, n, bytes, &sub);
+                        if (k >= 0 && sub >= 0)
+                                k = fs_rm_push(&stack, &n, &alloc, sub, ename);
+                        if (k < 0) {
+                                top = &stack[n - 1];
+                                top->failed = true;
+                                if (r == 0)
+                                        r = k;
+                                if (k == -ENOMEM)
+                                        break;
+                        }
                         continue;
                 }
-                if (S_ISDIR(st.st_mode)) {
-                        if (st.st_dev != dev) {
-                                k = -EXDEV; /* a mount point: never descend */
-                        } else {
-                                struct stat sst;
-                                int sub = openat(dirfd(d), de->d_name,
-                                                 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                                if (sub < 0)
-                                        k = errno == ENOENT ? 0 : -errno;
-                                else if (fstat(sub, &sst) < 0 || sst.st_dev != dev ||
-                                         sst.st_ino != st.st_ino) {
-                                        /* not the directory checked: a mount appeared there */
-                                        safe_close(sub);
-                                        k = -EXDEV;
-                                } else {
-                                        k = fs_rm_rf_children(sub, dev, depth + 1, bytes);
-                                        if (k >= 0 && unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0 &&
-                                            errno != ENOENT)
-                                                k = -errno;
+                if (k < 0) {
+                        top->failed = true;
+                        if (r == 0)
+                                r = k;
+                }
+                /* listed to its end: remove it unless something stays inside */
+                int parent = n >= 2 ? stack[n - 2].dir->fd : dfd;
+                const char *pname = n >= 2 ? top->name : name;
+                if (!top->kept && !top->failed) {
+                        if (unlinkat(parent, pname, AT_REMOVEDIR) < 0 && errno != ENOENT) {
+                                if (errno == EBUSY)
+                                        top->kept = true;
+                                else {
+                                        top->failed = true;
+                                        if (r == 0)
+                                                r = -errno;
                                 }
                         }
-                } else {
-                        if (unlinkat(dirfd(d), de->d_name, 0) < 0)
-                                k = errno == ENOENT ? 0 : -errno;
-                        else if (bytes && S_ISREG(st.st_mode))
-                                *bytes += (uint64_t)st.st_size;
                 }
-                if (k < 0 && r == 0)
-                        r = k;
+                if (n >= 2) {
+                        stack[n - 2].kept |= top->kept;
+                        stack[n - 2].failed |= top->failed;
+                } else
+                        kept = top->kept;
+                fs_rm_frame_done(top);
+                n--;
         }
-        if (errno != 0 && r == 0)
-                r = -errno;
-        closedir(d);
-        return r;
+        while (n > 0)
+                fs_rm_frame_done(&stack[--n]);
+        return r < 0 ? r : kept ? -EBUSY : 0;
 }
 
 int fs_rm_rf_at(int dfd, const char *name, dev_t dev, uint64_t *ret_bytes) {
@@ -210,12 +540,13 @@ int fs_rm_rf_at(int dfd, const char *name, dev_t dev, uint64_t *ret_bytes) {
         struct stat st;
         int fd, r;
 
+        if (ret_bytes)
+                *ret_bytes = 0;
         fd = fs_open_dir(dfd, name);
-        if (fd == -ENOENT) {
-                if (ret_bytes)
-                        *ret_bytes = 0;
+        if (fd == -ENOENT)
                 return 0;
-        }
+        if (fd == -EXDEV)
+                return -EBUSY; /* the directory itself is a mount point: kept */
         if (fd < 0)
                 return fd;
         if (fstat(fd, &st) < 0) {
@@ -225,14 +556,12 @@ int fs_rm_rf_at(int dfd, const char *name, dev_t dev, uint64_t *ret_bytes) {
         }
         if (dev != 0 && st.st_dev != dev) {
                 safe_close(fd);
-                return -EXDEV;
+                return -EBUSY;
         }
-        r = fs_rm_rf_children(fd, st.st_dev, 0, &bytes);
-        if (r >= 0 && unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
-                r = -errno;
+        r = fs_rm_rf_fd(dfd, name, fd, st.st_dev, &bytes);
         if (ret_bytes)
                 *ret_bytes = bytes;
-        return r < 0 ? r : 0;
+        return r;
 }
 
 /* The target of a refused move exists: when it is the source's very inode (a move interrupted
@@ -322,9 +651,9 @@ int fs_read_fd(int fd, size_t max, char **ret, size_t *ret_size) {
 int fs_read_file(int dfd, const char *name, size_t max, char **ret, size_t *ret_size) {
         _cleanup_close_ int fd = -EBADF;
 
-        fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        fd = fs_openat(dfd, name, O_RDONLY | O_NONBLOCK, 0);
         if (fd < 0)
-                return -errno;
+                return fd;
         return fs_read_fd(fd, max, ret, ret_size);
 }
 
@@ -340,9 +669,9 @@ int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mo
         /* A leftover of a crashed run has this fixed name (we hold the tree lock). */
         if (unlinkat(dfd, tmp, 0) < 0 && errno != ENOENT)
                 return -errno;
-        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        fd = fs_openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, mode);
         if (fd < 0)
-                return -errno;
+                return fd;
         while (done < size) {
                 ssize_t k = write(fd, p + done, size - done);
                 if (k < 0 && errno == EINTR)

@@ -1,9 +1,13 @@
-/* fsutil.h: safe filesystem primitives by (dirfd, name): no-follow opens, identity checks,
- * fd-based recursive removal that never follows a symlink or leaves the filesystem. */
+/* fsutil.h: the safe-filesystem layer, by (dirfd, name): the only code that opens, lists,
+ * creates, renames or removes paths inside a managed tree. Opens never follow a symlink, never
+ * climb above their dirfd and never cross a mount point, a same-filesystem bind mount included
+ * (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_XDEV, or a checked walk without it);
+ * the removal is iterative and stops at every mount point. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <errno.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -26,11 +30,41 @@ static inline void fs_dir_init(FsDir *d, int fd) {
  * *ret_type (a DT_* value, DT_UNKNOWN when the filesystem does not say), 0 at the end, -errno. */
 int fs_dir_next(FsDir *d, const char **ret_name, unsigned char *ret_type);
 
-/* open a directory below dfd without following symlinks: O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC */
+/* A tree root, opened once (fs_root_open()) and passed down: its fd, device and mount id (0
+ * when the kernel does not report one). Every fd this module opens below it is on its mount. */
+typedef struct FsRoot {
+        int fd;
+        dev_t dev;
+        uint64_t mnt_id;
+} FsRoot;
+#define FS_ROOT_NULL ((FsRoot){ .fd = -EBADF })
+/* open root path (as fs_open_root()) into *ret with its device and mount id. 0 or -errno. */
+int fs_root_open(const char *path, dev_t dev, FsRoot *ret);
+/* close the root's fd; the FsRoot may be done again. */
+void fs_root_done(FsRoot *r);
+
+/* open relpath below dfd: openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV), or
+ * where the kernel (or a seccomp filter) refuses openat2, a walk component by component with
+ * O_NOFOLLOW that tests each step for a mount root. O_NOFOLLOW|O_CLOEXEC are added to flags;
+ * mode is for O_CREAT. -ELOOP for a symlink component, -EXDEV for a mount crossing (a bind
+ * mount of the same filesystem too), -EPERM for an absolute path or a ".." component. */
+int fs_openat(int dfd, const char *relpath, int flags, mode_t mode);
+/* the tests' seam: force (or stop forcing) the fallback walk; also QGC_TEST_NO_OPENAT2=1 in the
+ * environment, read at the first open. */
+void fs_test_force_walk(bool force);
+/* open a directory below dfd: fs_openat(dfd, name, O_RDONLY|O_DIRECTORY). */
 int fs_open_dir(int dfd, const char *name);
-/* open a slash-separated relative path component by component (each O_NOFOLLOW), checking
- * every directory stays on dev (when dev != 0). */
+/* open a slash-separated relative directory path with fs_openat(), and check that it is on dev
+ * (when dev != 0). */
 int fs_open_path(int dfd, const char *relpath, dev_t dev);
+/* lstat (dfd, name), name one component, by statx: *ret_st (may be NULL) and, when ret_mount is
+ * not NULL, whether it is the root of a mount (STATX_ATTR_MOUNT_ROOT, else a mount id other than dfd's, else another
+ * st_dev). 0 or -errno. */
+int fs_statat(int dfd, const char *name, struct stat *ret_st, bool *ret_mount);
+/* is (dfd, name) a mount point (as fs_statat())? 1 yes, 0 no, -errno */
+int fs_is_mount_point_at(int dfd, const char *name);
+/* mkdirat(dfd, name, mode) of a single component, 0 or -errno. */
+int fs_mkdirat(int dfd, const char *name, mode_t mode);
 /* open a configured root: an absolute or cwd-relative directory path, which may be a symlink
  * (as the scan allows) if the caller or root owns it (-EPERM otherwise). When dev != 0 the
  * directory must be on that filesystem (-EXDEV otherwise). */
@@ -40,8 +74,11 @@ void fs_fileid_from_stat(FileId *id, const struct stat *st);
 int fs_check_identity(int dfd, const char *name, const FileId *id);
 /* does the open fd have identity id (dev, ino, size, mtime, ctime)? 1 yes, 0 no, -errno */
 int fs_check_identity_fd(int fd, const FileId *id);
-/* remove directory (dfd, name) recursively by fd; never follows symlinks, never crosses dev.
- * ENOENT is success. Returns bytes freed via ret_bytes (may be NULL). */
+/* remove directory (dfd, name) and everything below it by fd, iteratively (systemd's rm_rf
+ * rule): never follows a symlink and never enters a mount point, a bind mount of the same
+ * filesystem included; such a mount point stays, with every directory above it, and the
+ * result is -EBUSY ("kept: mount point"). The directory must be on dev when dev != 0 (else
+ * -EBUSY too). ENOENT is success. Returns bytes freed via ret_bytes (may be NULL). */
 int fs_rm_rf_at(int dfd, const char *name, dev_t dev, uint64_t *ret_bytes);
 /* rename (olddfd, oldname) to (newdfd, newname) refusing to replace an existing target
  * (-EEXIST). Uses renameat2(RENAME_NOREPLACE), or where the filesystem lacks it linkat() then

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "live.h"
 #include "log.h"
 #include "macro.h"
@@ -247,10 +248,13 @@ static int live_cmp_reg(const void *a, const void *b) {
 /* Load G/sessions/ into p->reg, sorted by session id ignoring case. */
 static int live_probe_load_registry(LiveProbe *p, const char *global_dir) {
         _cleanup_close_ int gfd = -EBADF, sfd = -EBADF;
-        DIR *d;
-        struct dirent *de;
-        int r = 0;
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        const char *name;
+        unsigned char type;
+        int r = 0, k;
 
+        if (!d)
+                return -ENOMEM;
         gfd = open(global_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (gfd < 0)
                 return errno == ENOENT ? 0 : -errno;
@@ -259,20 +263,17 @@ static int live_probe_load_registry(LiveProbe *p, const char *global_dir) {
                 return 0;
         if (sfd < 0)
                 return sfd;
-        d = fdopendir(sfd);
-        if (!d)
-                return -errno;
-        sfd = -EBADF; /* owned by d */
-        while ((de = readdir(d))) {
+        fs_dir_init(d, sfd);
+        while ((k = fs_dir_next(d, &name, &type)) > 0) {
                 json_object *o = NULL;
                 const char *sid;
-                int64_t pid = live_registry_name_pid(de->d_name);
+                int64_t pid = live_registry_name_pid(name);
                 LiveRegEntry e = {};
 
                 if (pid < 0)
                         continue;
-                if (scan_read_json_at(dirfd(d), de->d_name, LIVE_JSON_MAX, &o) < 0) {
-                        log_debug("registry '%s': unreadable, ignored", de->d_name);
+                if (scan_read_json_at(sfd, name, LIVE_JSON_MAX, &o) < 0) {
+                        log_debug("registry '%s': unreadable, ignored", name);
                         continue;
                 }
                 sid = live_json_string(o, "sessionId");
@@ -293,7 +294,8 @@ static int live_probe_load_registry(LiveProbe *p, const char *global_dir) {
                 }
                 p->reg[p->n_reg++] = e;
         }
-        closedir(d);
+        if (k < 0 && r == 0)
+                r = k;
         if (p->n_reg > 1)
                 qsort(p->reg, p->n_reg, sizeof(LiveRegEntry), live_cmp_reg);
         return r;
@@ -306,10 +308,13 @@ static int live_cmp_name(const void *a, const void *b) {
 /* Open R/tmp/session-writer-locks and list its *.lock names. */
 static int live_probe_load_locks(LiveProbe *p, const char *runtime_dir) {
         _cleanup_close_ int rfd = -EBADF, tfd = -EBADF, lfd2 = -EBADF;
-        DIR *d;
-        struct dirent *de;
-        int r = 0;
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        const char *name;
+        unsigned char type;
+        int r = 0, k;
 
+        if (!d)
+                return -ENOMEM;
         rfd = open(runtime_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (rfd < 0)
                 return errno == ENOENT ? 0 : -errno;
@@ -328,19 +333,16 @@ static int live_probe_load_locks(LiveProbe *p, const char *runtime_dir) {
                 p->locks_fd = -EBADF;
                 return r;
         }
-        lfd2 = dup(p->locks_fd);
+        lfd2 = fs_open_dir(p->locks_fd, "."); /* its own offset: locks_fd is kept */
         if (lfd2 < 0)
-                return -errno;
-        d = fdopendir(lfd2);
-        if (!d)
-                return -errno;
-        lfd2 = -EBADF;
-        while ((de = readdir(d))) {
-                size_t n = strlen(de->d_name);
+                return lfd2;
+        fs_dir_init(d, lfd2);
+        while ((k = fs_dir_next(d, &name, &type)) > 0) {
+                size_t n = strlen(name);
                 char *s;
-                if (n < 6 || !streq(de->d_name + n - 5, ".lock"))
+                if (n < 6 || !streq(name + n - 5, ".lock"))
                         continue;
-                s = strdup(de->d_name);
+                s = strdup(name);
                 if (!s || greedy_realloc((void **)&p->locks, &p->alloc_locks, p->n_locks + 1,
                                          sizeof(char *)) < 0) {
                         free(s);
@@ -349,7 +351,8 @@ static int live_probe_load_locks(LiveProbe *p, const char *runtime_dir) {
                 }
                 p->locks[p->n_locks++] = s;
         }
-        closedir(d);
+        if (k < 0 && r == 0)
+                r = k;
         if (p->n_locks > 1)
                 qsort(p->locks, p->n_locks, sizeof(char *), live_cmp_name);
         return r;
@@ -458,27 +461,25 @@ int live_claims_add(ClaimSet *set, int chats_fd, const char *name) {
 }
 
 int live_claims_load(ClaimSet *set, int chats_fd) {
-        _cleanup_close_ int fd2 = dup(chats_fd);
-        DIR *d;
-        struct dirent *de;
-        int r = 0;
+        _cleanup_close_ int fd2 = fs_open_dir(chats_fd, "."); /* its own offset */
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        const char *name;
+        unsigned char type;
+        int r = 0, k;
 
         if (fd2 < 0)
-                return -errno;
-        d = fdopendir(fd2);
+                return fd2;
         if (!d)
-                return -errno;
-        fd2 = -EBADF;
-        rewinddir(d);
-        while ((de = readdir(d))) {
-                if (!live_is_claim_name(de->d_name))
+                return -ENOMEM;
+        fs_dir_init(d, fd2);
+        while ((k = fs_dir_next(d, &name, &type)) > 0) {
+                if (!live_is_claim_name(name))
                         continue;
-                r = live_claims_add(set, chats_fd, de->d_name);
+                r = live_claims_add(set, chats_fd, name);
                 if (r < 0)
                         break;
         }
-        closedir(d);
-        return r;
+        return r < 0 ? r : k;
 }
 
 void live_claims_done(ClaimSet *set) {

@@ -21,9 +21,9 @@ int lock_tree(const char *global_dir) {
         dfd = fs_open_root(global_dir, 0);
         if (dfd < 0)
                 return dfd; /* -ENOENT: no tree, nothing to do */
-        fd = openat(dfd, ".qgc.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        fd = fs_openat(dfd, ".qgc.lock", O_RDWR | O_CREAT, 0600);
         if (fd < 0)
-                return -errno;
+                return fd;
         if (fstat(fd, &st) < 0)
                 return -errno;
         if (!S_ISREG(st.st_mode))

@@ -44,12 +44,13 @@ static bool orphans_dir_has_transcript(int dfd, const char *sub, const char *tna
         return false;
 }
 
-/* Open project directory name of projects_fd for reading; a symlinked project is followed, as
- * Qwen does (O_NOFOLLOW|O_DIRECTORY on a symlink gives ENOTDIR). fd or -errno. */
+/* Open project directory name of projects_fd for reading; a symlinked or mounted project is
+ * followed, as Qwen does: this only looks for a transcript, to keep an id's directories, and
+ * the one openat() of the tree that may follow. fd or -errno. */
 static int orphans_open_project(int projects_fd, const char *name) {
         int fd = fs_open_dir(projects_fd, name);
 
-        if (fd != -ELOOP && fd != -ENOTDIR)
+        if (fd != -ELOOP && fd != -ENOTDIR && fd != -EXDEV)
                 return fd;
         fd = openat(projects_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
         return fd < 0 ? -errno : fd;
@@ -57,27 +58,25 @@ static int orphans_open_project(int projects_fd, const char *name) {
 
 /* Is there a transcript for tname below one runtime root? Fails closed (true). */
 static bool orphans_transcript_in_root(int runtime_fd, const char *tname) {
-        struct dirent *de;
-        DIR *d;
-        int fd;
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        _cleanup_close_ int fd = -EBADF;
+        const char *name;
+        unsigned char type;
         bool found = false;
+        int k = 0;
 
-        if (runtime_fd < 0)
+        if (runtime_fd < 0 || !d)
                 return true;
         fd = fs_open_dir(runtime_fd, "projects");
         if (fd == -ENOENT)
                 return false;
         if (fd < 0)
                 return true;
-        d = fdopendir(fd);
-        if (!d) {
-                safe_close(fd);
-                return true;
-        }
-        while (!found && (de = readdir(d))) {
-                if (de->d_name[0] == '.')
+        fs_dir_init(d, fd);
+        while (!found && (k = fs_dir_next(d, &name, &type)) > 0) {
+                if (name[0] == '.')
                         continue;
-                _cleanup_close_ int pfd = orphans_open_project(dirfd(d), de->d_name);
+                _cleanup_close_ int pfd = orphans_open_project(fd, name);
                 _cleanup_close_ int cfd = pfd >= 0 ? fs_open_dir(pfd, "chats") : -EBADF;
                 if (pfd == -ENOTDIR || pfd == -ELOOP || pfd == -ENOENT || cfd == -ENOENT)
                         continue;
@@ -87,8 +86,7 @@ static bool orphans_transcript_in_root(int runtime_fd, const char *tname) {
                         found = orphans_dir_has_transcript(cfd, NULL, tname) ||
                                 orphans_dir_has_transcript(cfd, "archive", tname);
         }
-        closedir(d);
-        return found;
+        return found || k < 0; /* not listed to its end: cannot tell */
 }
 
 bool orphans_transcript_anywhere(const int *runtime_fds, size_t n, const char *id) {
@@ -168,7 +166,7 @@ int orphans_reclaim(const Orphan *o, int root_fd, const char *rel, dev_t dev,
                         orphans_step(step, userdata, o->name);
         }
         if (r < 0) {
-                *ret_why = "cannot remove";
+                *ret_why = r == -EBUSY ? "kept: a mount point inside" : "cannot remove";
                 return r;
         }
         *ret_why = NULL;

@@ -1,12 +1,13 @@
 /* scan.c: the read-only walk of Qwen trees into the Inventory.
  *
- * Per tree: R/projects/<p>/chats/ and chats/archive/ through directory fds (openat with
- * O_NOFOLLOW, fstatat with AT_SYMLINK_NOFOLLOW), never leaving the filesystem of R, never
- * following a symlink, never blocking on a FIFO and never writing (O_NOATIME when permitted, so
- * a dry run leaves atimes alone). Each directory is listed once: sidecars, runtime claims,
- * subagents/, G/file-history/, session-organization.v1.json and tmp/<hash>/scheduled_tasks.json
- * are read once per directory, project or hash and looked up per session, so the cost is
- * O(n log n) in the number of sessions with one head and one tail read per transcript.
+ * Per tree: R/projects/<p>/chats/ and chats/archive/ through directory fds (fsutil.c's
+ * fs_openat() and fs_statat()), never leaving the filesystem of R or entering a mount point (a
+ * bind mount of the same filesystem included), never following a symlink, never blocking on
+ * a FIFO and never writing (O_NOATIME when permitted, so a dry run leaves atimes alone). Each
+ * directory is listed once: sidecars, runtime claims, subagents/, G/file-history/,
+ * session-organization.v1.json and tmp/<hash>/scheduled_tasks.json are read once per
+ * directory, project or hash and looked up per session, so the cost is O(n log n) in the
+ * number of sessions with one head and one tail read per transcript.
  * Directory totals and orphans are in scanaggs.c, the threads that scan projects in scanpool.c. */
 #include "autoconf.h"
 
@@ -92,12 +93,13 @@ void scan_fileid_from_stat(FileId *id, const struct stat *st) {
 }
 
 int scan_openat(int dfd, const char *name, int flags) {
-        int base = flags | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, fd;
+        int base = flags | O_NONBLOCK | O_NOCTTY, fd;
 
-        fd = openat(dfd, name, base | O_NOATIME);
-        if (fd < 0 && errno == EPERM) /* O_NOATIME needs ownership or CAP_FOWNER */
-                fd = openat(dfd, name, base);
-        return fd < 0 ? -errno : fd;
+        /* fs_openat(): no symlink, no mount crossing (a bind mount of the same filesystem too) */
+        fd = fs_openat(dfd, name, base | O_NOATIME, 0);
+        if (fd == -EPERM) /* O_NOATIME needs ownership or CAP_FOWNER */
+                fd = fs_openat(dfd, name, base, 0);
+        return fd;
 }
 
 int scan_read_json_at(int dfd, const char *name, size_t max, json_object **ret) {
@@ -261,11 +263,12 @@ static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, bool archiv
 static void scan_add_sidecar(const ScanCtx *ctx, Session *s, int dfd, const ScanNames *names,
                              const char *name) {
         struct stat st;
+        bool mount = false;
 
         if (dfd < 0 || !scan_names_has(names, name))
                 return;
-        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
-            st.st_dev != ctx->dev)
+        if (fs_statat(dfd, name, &st, &mount) < 0 || !S_ISREG(st.st_mode) ||
+            st.st_dev != ctx->dev || mount)
                 return;
         s->bytes += (uint64_t)st.st_size;
         s->bytes_alloc += (uint64_t)st.st_blocks * 512;
@@ -619,18 +622,21 @@ static int scan_list_chats(int dfd, ScanEntries *e, ScanNames *other, ClaimSet *
 }
 
 /* Open a subdirectory (dfd, name) on dev, without following a symlink. -ENOENT when absent,
- * -ELOOP for a symlink, -ENOTDIR, -EXDEV for another filesystem. */
+ * -ELOOP for a symlink, -ENOTDIR, -EXDEV for another filesystem or any mount point (a bind
+ * mount of the same filesystem too). */
 static int scan_open_subdir(int dfd, const char *name, dev_t dev, struct stat *ret_st) {
         struct stat st;
+        bool mount = false;
         int fd;
 
-        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return -errno;
+        fd = fs_statat(dfd, name, &st, &mount);
+        if (fd < 0)
+                return fd;
         if (S_ISLNK(st.st_mode))
                 return -ELOOP;
         if (!S_ISDIR(st.st_mode))
                 return -ENOTDIR;
-        if (st.st_dev != dev)
+        if (st.st_dev != dev || mount)
                 return -EXDEV;
         fd = scan_openat(dfd, name, O_RDONLY | O_DIRECTORY);
         if (fd >= 0 && ret_st)

@@ -72,7 +72,7 @@ const ScanAgg *scan_aggs_find(const ScanAggs *a, const char *name) {
         return bsearch(&key, a->v, a->n, sizeof(ScanAgg), scan_cmp_agg);
 }
 
-/* Sum sizes and the newest mtime below directory dfd (same filesystem, no symlinks followed). */
+/* Sum sizes and the newest mtime below directory dfd (same mount, no symlinks followed). */
 int scan_dir_sum(int dfd, dev_t dev, unsigned depth, ScanAgg *agg) {
         FsDir d;
         const char *name;
@@ -84,11 +84,12 @@ int scan_dir_sum(int dfd, dev_t dev, unsigned depth, ScanAgg *agg) {
         fs_dir_init(&d, dfd);
         while ((k = fs_dir_next(&d, &name, &type)) > 0) {
                 struct stat st;
+                bool mount = false;
 
-                if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                if (fs_statat(dfd, name, &st, &mount) < 0)
                         continue; /* vanished */
-                if (st.st_dev != dev)
-                        continue; /* a mount point: not ours to count */
+                if (st.st_dev != dev || mount)
+                        continue; /* a mount point (a bind mount too): not ours to count */
                 agg->bytes += (uint64_t)st.st_size;
                 agg->bytes_alloc += (uint64_t)st.st_blocks * 512;
                 agg->mtime = MAX(agg->mtime, scan_ts_msec(&st.st_mtim));
@@ -120,11 +121,12 @@ int scan_collect_aggs(int dfd, dev_t dev, bool only_ids, ScanAggs *aggs) {
                 _cleanup_close_ int sub = -EBADF;
                 struct stat st;
                 ScanAgg a = {};
+                bool mount = false;
 
                 if (only_ids && !qwen_session_id_valid(de->d_name))
                         continue;
-                if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-                    !S_ISDIR(st.st_mode) || st.st_dev != dev)
+                if (fs_statat(dfd, de->d_name, &st, &mount) < 0 || !S_ISDIR(st.st_mode) ||
+                    st.st_dev != dev || mount)
                         continue;
                 sub = scan_openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY);
                 if (sub < 0)

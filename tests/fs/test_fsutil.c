@@ -1,0 +1,288 @@
+/* test_fsutil.c: the safe-filesystem layer on real directories, each test in both modes:
+ * openat2(RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_XDEV) and the fallback walk
+ * (fs_test_force_walk()). A symlink component, "..", an absolute path and a mount crossing (a
+ * bind mount of the same filesystem, whose st_dev is the parent's) are refused; the removal
+ * keeps every mount point. Mount tests run in a forked child with its own mount namespace and
+ * are skipped (before any cleanup allocation) where there is none. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+#include "fsutil.h"
+#include "macro.h"
+
+static const bool modes[] = { false, true }; /* force the walk? */
+
+static const char *mode_name(bool walk) {
+        return walk ? "walk" : "openat2";
+}
+
+static int setup(void **state) {
+        char *root = NULL;
+
+        if (fixture_new(&root) < 0)
+                return -1;
+        *state = root;
+        return 0;
+}
+
+static int teardown(void **state) {
+        fs_test_force_walk(false);
+        fixture_free(*state);
+        return 0;
+}
+
+/* Can this process make a private mount namespace (root only: bind mounts need it)? Tried in a
+ * child, so the test process itself stays where it is. */
+static bool can_mount_namespace(void) {
+        int status = 0;
+        pid_t pid;
+
+        if (geteuid() != 0)
+                return false;
+        pid = fork();
+        if (pid < 0)
+                return false;
+        if (pid == 0)
+                _exit(unshare(CLONE_NEWNS) < 0 ||
+                                      mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ?
+                              77 :
+                              0);
+        return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* In a forked child: a private mount namespace, then src bind-mounted on dst. 0 or -errno. */
+static int child_bind(const char *src, const char *dst) {
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return -errno;
+        return mount(src, dst, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
+}
+
+static void test_fs_openat_refuses_symlink_component(void **state) {
+        const char *root = *state;
+        _cleanup_free_ char *outside = fixture_path(root, "outside");
+        _cleanup_close_ int dfd = -EBADF;
+
+        assert_int_equal(fixture_write(root, "outside/x/f", "outside\n"), 0);
+        assert_int_equal(fixture_mkdir(root, "in/d"), 0);
+        assert_int_equal(fixture_write(root, "in/d/f", "inside\n"), 0);
+        assert_int_equal(fixture_symlink(root, "in/link", outside), 0);
+        assert_int_equal(fixture_symlink(root, "in/flink", "d/f"), 0);
+        dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(dfd >= 0);
+        for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
+                fs_test_force_walk(modes[i]);
+                print_message("mode %s\n", mode_name(modes[i]));
+                /* a symlink on the way, to a directory or to a file */
+                assert_int_equal(fs_openat(dfd, "in/link/x", O_RDONLY | O_DIRECTORY, 0), -ELOOP);
+                assert_int_equal(fs_openat(dfd, "in/link/x/f", O_RDONLY, 0), -ELOOP);
+                assert_int_equal(fs_open_path(dfd, "in/link/x", 0), -ELOOP);
+                /* a final symlink is never opened (openat's errno for it) */
+                assert_int_equal(fs_openat(dfd, "in/flink", O_RDONLY, 0), -ELOOP);
+                int r = fs_openat(dfd, "in/link", O_RDONLY | O_DIRECTORY, 0);
+                assert_true(r == -ENOTDIR || r == -ELOOP);
+                /* the plain path works */
+                int fd = fs_openat(dfd, "in/d/f", O_RDONLY, 0);
+                assert_true(fd >= 0);
+                close(fd);
+                fd = fs_openat(dfd, "./in//d/", O_RDONLY | O_DIRECTORY, 0);
+                assert_true(fd >= 0);
+                close(fd);
+        }
+}
+
+static void test_fs_openat_refuses_dotdot_and_absolute(void **state) {
+        const char *root = *state;
+        _cleanup_close_ int dfd = -EBADF;
+
+        assert_int_equal(fixture_write(root, "outside/f", "outside\n"), 0);
+        assert_int_equal(fixture_mkdir(root, "in/d"), 0);
+        dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(dfd >= 0);
+        _cleanup_close_ int in = fs_open_dir(dfd, "in");
+        assert_true(in >= 0);
+        for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
+                fs_test_force_walk(modes[i]);
+                print_message("mode %s\n", mode_name(modes[i]));
+                assert_int_equal(fs_openat(in, "../outside/f", O_RDONLY, 0), -EPERM);
+                assert_int_equal(fs_openat(in, "d/../../outside", O_RDONLY | O_DIRECTORY, 0),
+                                 -EPERM);
+                assert_int_equal(fs_openat(in, "d/..", O_RDONLY | O_DIRECTORY, 0), -EPERM);
+                assert_int_equal(fs_openat(in, "..", O_RDONLY | O_DIRECTORY, 0), -EPERM);
+                assert_int_equal(fs_openat(in, "/etc/passwd", O_RDONLY, 0), -EPERM);
+                assert_int_equal(fs_openat(in, "", O_RDONLY, 0), -EPERM);
+                assert_int_equal(fs_open_path(in, "d/..", 0), -EPERM);
+                /* a name that only starts with dots is a name */
+                assert_int_equal(fixture_write(root, "in/..x", "ok\n"), 0);
+                int fd = fs_openat(in, "..x", O_RDONLY, 0);
+                assert_true(fd >= 0);
+                close(fd);
+                /* creating below the dirfd works, and never through a symlink */
+                fd = fs_openat(in, "d/new", O_WRONLY | O_CREAT | O_EXCL, 0600);
+                assert_true(fd >= 0);
+                close(fd);
+                assert_int_equal(unlinkat(in, "d/new", 0), 0);
+        }
+}
+
+/* A bind mount of the same filesystem (st_dev equal) is a mount crossing for fs_openat(),
+ * fs_open_path() and fs_statat(), in both modes. */
+static void test_fs_openat_refuses_same_fs_bind_mount(void **state) {
+        if (!can_mount_namespace())
+                skip(); /* before any cleanup allocation: a skip jumps past them */
+        const char *root = *state;
+        _cleanup_free_ char *src = fixture_path(root, "outside/src");
+        _cleanup_free_ char *dst = fixture_path(root, "in/d/mnt");
+        int status = 0;
+        pid_t pid;
+
+        assert_int_equal(fixture_write(root, "outside/src/secret", "not the tree's\n"), 0);
+        assert_int_equal(fixture_mkdir(root, "in/d/mnt"), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                int dfd, fd;
+                struct stat a, b;
+                bool m = false;
+
+                if (child_bind(src, dst) < 0)
+                        _exit(77);
+                dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (dfd < 0 || stat(src, &a) < 0 || stat(root, &b) < 0 || a.st_dev != b.st_dev)
+                        _exit(2); /* the point: the same st_dev */
+                for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
+                        fs_test_force_walk(modes[i]);
+                        if (fs_openat(dfd, "in/d/mnt", O_RDONLY | O_DIRECTORY, 0) != -EXDEV)
+                                _exit(10 + (int)i);
+                        if (fs_openat(dfd, "in/d/mnt/secret", O_RDONLY, 0) != -EXDEV)
+                                _exit(20 + (int)i);
+                        if (fs_open_path(dfd, "in/d/mnt", 0) != -EXDEV)
+                                _exit(30 + (int)i);
+                        fd = fs_open_path(dfd, "in/d", 0);
+                        if (fd < 0 || fs_open_dir(fd, "mnt") != -EXDEV)
+                                _exit(40 + (int)i);
+                        if (fs_statat(fd, "mnt", NULL, &m) < 0 || !m ||
+                            fs_is_mount_point_at(fd, "mnt") != 1 ||
+                            fs_is_mount_point_at(dfd, "in") != 0)
+                                _exit(50 + (int)i);
+                        close(fd);
+                }
+                _exit(0);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        if (WEXITSTATUS(status) != 0)
+                fail_msg("child failed at check %d (tens: which check, units: 0 openat2, 1 walk)",
+                         WEXITSTATUS(status));
+}
+
+/* fs_rm_rf_at() never enters a same-filesystem bind mount: the mount point and every directory
+ * above it stay, everything else goes, the result says so (-EBUSY), in both modes. */
+static void test_fs_rm_rf_at_keeps_same_fs_bind_mount(void **state) {
+        if (!can_mount_namespace())
+                skip(); /* before any cleanup allocation */
+        const char *root = *state;
+        _cleanup_free_ char *src = fixture_path(root, "outside/src");
+        _cleanup_free_ char *dst = fixture_path(root, "victim/a/sub");
+        int status = 0;
+        pid_t pid;
+
+        assert_int_equal(fixture_write(root, "outside/src/secret", "not the tree's\n"), 0);
+        assert_int_equal(fixture_write(root, "outside/src/deeper/more", "neither\n"), 0);
+        for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
+                assert_int_equal(fixture_write(root, "victim/a/own", "12345"), 0);
+                assert_int_equal(fixture_write(root, "victim/b/own", "123"), 0);
+                assert_int_equal(fixture_mkdir(root, "victim/a/sub"), 0);
+                pid = fork();
+                assert_true(pid >= 0);
+                if (pid == 0) {
+                        uint64_t bytes = 0;
+                        int dfd, r;
+
+                        if (child_bind(src, dst) < 0)
+                                _exit(77);
+                        fs_test_force_walk(modes[i]);
+                        dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        if (dfd < 0)
+                                _exit(2);
+                        r = fs_rm_rf_at(dfd, "victim", 0, &bytes);
+                        if (r != -EBUSY)
+                                _exit(3);
+                        if (bytes != 8)
+                                _exit(4);
+                        if (!fixture_exists(src, "secret") || !fixture_exists(src, "deeper/more"))
+                                _exit(5);
+                        if (fixture_exists(root, "victim/a/own") || fixture_exists(root, "victim/b"))
+                                _exit(6);
+                        if (fs_is_mount_point_at(dfd, "victim/a/sub") != 1)
+                                _exit(7);
+                        /* and a mount point as the directory itself is kept whole */
+                        if (fs_rm_rf_at(dfd, "victim/a/sub", 0, NULL) != -EBUSY ||
+                            !fixture_exists(src, "secret"))
+                                _exit(8);
+                        _exit(0);
+                }
+                assert_int_equal(waitpid(pid, &status, 0), pid);
+                assert_true(WIFEXITED(status));
+                if (WEXITSTATUS(status) != 0)
+                        fail_msg("mode %s: child failed at check %d", mode_name(modes[i]),
+                                 WEXITSTATUS(status));
+                /* outside the child's namespace: the mount is gone, the tree's own is removed */
+                assert_true(fixture_exists(root, "outside/src/secret"));
+                assert_true(fixture_exists(root, "victim/a/sub"));
+        }
+}
+
+/* The removal is iterative: a tree deeper than any recursion we would allow goes whole (up to
+ * the depth limit), and past it the error is reported with nothing outside touched. */
+static void test_fs_rm_rf_at_deep_tree(void **state) {
+        const char *root = *state;
+        _cleanup_close_ int dfd = -EBADF;
+        char rel[4096] = "deep";
+        uint64_t bytes = 0;
+
+        for (int i = 0; i < 100; i++)
+                strcat(rel, "/d");
+        assert_int_equal(fixture_write(root, rel, "x"), 0);
+        assert_int_equal(fixture_write(root, "deep/top", "yy"), 0);
+        dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(dfd >= 0);
+        for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
+                fs_test_force_walk(modes[i]);
+                assert_int_equal(fixture_write(root, rel, "x"), 0);
+                assert_int_equal(fixture_write(root, "deep/top", "yy"), 0);
+                assert_int_equal(fs_rm_rf_at(dfd, "deep", 0, &bytes), 0);
+                assert_int_equal(bytes, 3);
+                assert_false(fixture_exists(root, "deep"));
+        }
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_fs_openat_refuses_symlink_component, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_fs_openat_refuses_dotdot_and_absolute, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_fs_openat_refuses_same_fs_bind_mount, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_fs_rm_rf_at_keeps_same_fs_bind_mount, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_fs_rm_rf_at_deep_tree, setup, teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
