@@ -64,7 +64,7 @@ setup() {
                 "$tree/file-history/$ORPH/sub" "$W/subagents/$ORPH/x"
         echo "the session's own" > "$W/subagents/$SA/own.txt"
         echo "the orphan's own" > "$tree/file-history/$ORPH/own.txt"
-        touch -d 2026-11-30T06:00:00Z "$W/subagents/$SA/own.txt" "$tree/file-history/$ORPH/own.txt" \
+        touch -d 2026-11-01T00:00:00Z "$W/subagents/$SA/own.txt" "$tree/file-history/$ORPH/own.txt" \
                 "$tree/file-history/$FH/sub" "$W/subagents/$SA/x" "$tree/file-history/$ORPH/sub" \
                 "$W/subagents/$ORPH/x" "$tree/file-history/$ORPH" "$W/subagents/$ORPH" \
                 "$W/subagents/$SA" "$tree/file-history/$FH" "$W/subagents"
