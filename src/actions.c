@@ -6,13 +6,21 @@
  *   - salvage: the usage line is appended and fsynced BEFORE any transcript goes, and skipped
  *     when usage_record.jsonl already has a line for the session, so a rerun never duplicates;
  *   - archive: see archive.c (sidecars first, transcript last, every move a rename);
- *   - delete: transcript(s) first (Qwen's newer removeSession order), then sidecars in both
+ *   - delete: first a pending marker, G/.qgc/pending/<id>.<hash> (recover.c), written durably
+ *     (temp file, fsync, rename, fsync) and naming every file the delete is about to remove with
+ *     its identity; then the transcript (Qwen's newer removeSession order), then sidecars in both
  *     places, file-history/<id>/, subagents/<id>/, debug/<id>.txt, plans/<id>.md and dead
- *     runtime claims. After a crash between these steps the session is gone; file-history and
- *     subagents left behind become orphans that a later run reclaims after the grace period,
- *     while a leftover sidecar, debug log, plan or claim stays (qgc acts only on what a plan
- *     names). Removing a claim only after the transcript keeps ownership evidence while it
- *     matters.
+ *     runtime claims; last the marker. A crash before the transcript goes leaves the session
+ *     whole (and maybe the marker or its temp file: the next run's recovery pass sees the
+ *     transcript and drops them). A crash after it leaves the marker as proof: the recovery pass
+ *     at the start of the next real run removes every listed file that still has its recorded
+ *     identity, then the marker. Removing a claim only after the transcript keeps ownership
+ *     evidence while it matters;
+ *   - temporary files (".<name>.qgc-tmp" of a merge or a marker) left by a crash are removed by
+ *     the recovery pass, under the tree lock that every writer of them holds;
+ *   - restore: archive.c's move in the other direction, a plan step like the others.
+ * The executor owns the run's resources: actions_run() takes every tree lock and opens the
+ * action log; nothing is executed or journalled without them.
  *
  * Test hook: with QGC_TEST_CRASH_AFTER_STEP=N in the environment, the process _exit(99)s right
  * after its Nth mutating step (tests/faults/test_faults.c). */
