@@ -1074,8 +1074,7 @@ static int actions_lock_trees(const Inventory *inv, int **ret_fds) {
         return 0;
 }
 
-/* The action log of this run, with a fresh run id. */
-static int actions_open_log(const ActionsRunOptions *o) {
+int actions_open_log(const ActionsRunOptions *o) {
         char run_id[33];
         int r;
 

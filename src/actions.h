@@ -28,6 +28,10 @@ typedef struct ActionsRunOptions {
  * one; nothing done), open the action log, actions_execute(), close both. */
 int actions_run(const Plan *p, const ActionsRunOptions *o, ActionStats *ret_stats);
 
+/* Open the action log of a run (a fresh run id). actions_run() calls it; only the --all-users
+ * parent calls it itself, before its children drop privileges and run (log_is_open). */
+int actions_open_log(const ActionsRunOptions *o);
+
 /* Execute the plan with the action log already open (-EBADF when it is not) and the locks
  * held: first the recovery steps (recover.h), then every ARCHIVE/DELETE item (sessions and
  * orphans): re-check identity and liveness, salvage usage, archive by rename or delete by

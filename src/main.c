@@ -487,11 +487,8 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         r = actions_run(plan, &ao, &st);
         if (r < 0)
                 return r;
-        if (plan->is_restore) {
-                if (r == 0)
-                        log_info("restored session %s", arg_restore_id);
+        if (plan->is_restore)
                 return r;
-        }
         if (!arg_quiet || r > 0) {
                 printf("qgc: archived %u, deleted %u, orphans reclaimed %u, skipped %u, failed %u",
                        st.n_archived, st.n_deleted, st.n_orphans, st.n_skipped, st.n_failed);
@@ -505,25 +502,6 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
 /* --all-users: runs in each user's child, after the privilege drop. */
 static int main_user_cb(Inventory *inv, const Config *cfg, void *userdata) {
         return main_run_trees(inv, cfg, *(const msec_t *)userdata);
-}
-
-/* --all-users: the action log, opened by root before the drop (a root-owned --log-file could
- * not be opened by the users' children) with one run id for every user. Only for a real run:
- * the children's executors write to it. */
-static int main_open_parent_log(void) {
-        char run_id[33];
-        int r;
-
-        r = journal_new_run_id(run_id);
-        if (r >= 0)
-                r = journal_open(arg_log_file ? JOURNAL_TARGET_FILE
-                                              : journal_target_from_string(arg_log_target),
-                                 arg_log_file, run_id);
-        if (r < 0)
-                return log_error_errno(r, "cannot open the action log");
-        if (arg_quiet)
-                journal_set_stderr_max_priority(4 /* LOG_WARNING */);
-        return 0;
 }
 
 static int main_run(void) {
@@ -558,7 +536,15 @@ static int main_run(void) {
 
         if (arg_all_users) {
                 if (!arg_dry_run && arg_command != CMD_STATUS) {
-                        r = main_open_parent_log();
+                        /* the action log is opened by root, before the drop: a root-owned
+                         * --log-file could not be opened by the users' children, and one run id
+                         * covers every user; each child's executor writes to it */
+                        ActionsRunOptions ao = {
+                                .log_target = journal_target_from_string(arg_log_target),
+                                .log_file = arg_log_file,
+                                .quiet = arg_quiet,
+                        };
+                        r = actions_open_log(&ao);
                         if (r < 0)
                                 return 1;
                         journal_from_parent = true;

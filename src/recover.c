@@ -31,8 +31,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
-
 #include "fsutil.h"
 #include "log.h"
 #include "macro.h"

@@ -70,6 +70,10 @@ for f in restore1 restore2; do
 done
 grep -qi "not archived" "$T/restore3.out" "$T/restore3.err" || fail "no reason for refusing an active session"
 grep -q "would archive\|would delete" "$T/n.out" || fail "the dry run plans nothing"
+# the recovery pass is part of the plan: shown by the dry run, in text and JSON
+grep -q "recover: would remove a stale temporary file" "$T/n.out" || { cat "$T/n.out"; fail "no recover row"; }
+grep -q "\.$ARCH.ledger.jsonl.qgc-tmp" "$T/n.out" || fail "the recover row does not name the file"
+grep -q '"kind": "remove-temporary"' "$T/json.out" || fail "no recover step in the JSON plan"
 
 # and the real restore still works, takes the lock and journals
 run_qgc --root "$tree" -c "$CONF" --log-file "$LOG" restore "$ARCH" || fail "restore failed"
@@ -77,4 +81,8 @@ run_qgc --root "$tree" -c "$CONF" --log-file "$LOG" restore "$ARCH" || fail "res
 [ -f "$tree/projects/-srv-demo-scratch/chats/$ARCH.pr.json" ] || fail "restore left the sidecar"
 grep -q "QGC_ACTION=restored" "$LOG" || fail "the restore was not journalled"
 [ -e "$tree/.qgc.lock" ] || fail "the restore took no lock"
+# a real run executes the recovery step first, and journals it
+run_qgc --root "$tree" -c "$QGC_TESTDATA/integration/empty.conf" --log-file "$LOG" > /dev/null || fail "real run failed"
+[ ! -e "$tree/projects/-srv-demo-scratch/chats/archive/.$ARCH.ledger.jsonl.qgc-tmp" ] || fail "the stale temporary file stayed"
+grep -q "QGC_ACTION=recovered" "$LOG" || fail "the recovery was not journalled"
 pass "dry runs of every command change nothing"
