@@ -42,6 +42,7 @@ dry n -n $common || fail "qgc -n failed"
 dry json -n --json $common || fail "qgc -n --json failed"
 dry restore1 -n $common restore "$ARCH" || { cat "$T/restore1.err"; fail "qgc -n restore failed"; }
 dry restore2 $common restore -n "$ARCH" || { cat "$T/restore2.err"; fail "qgc restore -n failed"; }
+dry restorejson -n --json $common restore "$ARCH" || fail "qgc -n --json restore failed"
 dry restore3 --dry-run $common restore "$ACTIVE" && fail "dry restore of an active session succeeded"
 dry status status --root "$tree" --now "$NOW" -c "$CONF" || fail "status failed"
 dry cc check-config -c "$CONF" || fail "check-config failed"
@@ -69,6 +70,16 @@ for f in restore1 restore2; do
         grep -q "$ARCH.pr.json" "$T/$f.out" || { cat "$T/$f.out"; fail "$f: sidecar not shown"; }
 done
 grep -qi "not archived" "$T/restore3.out" "$T/restore3.err" || fail "no reason for refusing an active session"
+python3 - "$T/restorejson.out" "$ARCH" <<'PY' || fail "the JSON restore plan is wrong"
+import json, sys
+plan, arch = json.load(open(sys.argv[1])), sys.argv[2]
+(st,) = plan["restore"]
+assert st["session"] == arch and st["verb"] == "restore", st
+moves = {(p["from"].split("/chats/")[1], p["to"].split("/chats/")[1]) for p in st["paths"]}
+assert moves == {(f"archive/{arch}.jsonl", f"{arch}.jsonl"),
+                 (f"archive/{arch}.pr.json", f"{arch}.pr.json")}, moves
+assert "projects" not in plan, "a restore plan has no policy part"
+PY
 grep -q "would archive\|would delete" "$T/n.out" || fail "the dry run plans nothing"
 # the recovery pass is part of the plan: shown by the dry run, in text and JSON
 grep -q "recover: would remove a stale temporary file" "$T/n.out" || { cat "$T/n.out"; fail "no recover row"; }
