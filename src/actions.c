@@ -966,8 +966,8 @@ static void actions_recover(ActionsContext *c, const PlanStep *st) {
                 actions_report_recover(c, st, path, JOURNAL_FAILED, why, -r);
                 return;
         }
-        _cleanup_free_ char *n = strprintf("%d file(s) of the session removed", r);
-        actions_report_recover(c, st, path, JOURNAL_RECOVERED, n, 0);
+        _cleanup_free_ char *n = why ? NULL : strprintf("%d file(s) of the session removed", r);
+        actions_report_recover(c, st, path, JOURNAL_RECOVERED, why ?: n, 0);
 }
 
 /* Run every step of kind restore (true) or recovery (false). */

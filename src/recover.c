@@ -517,7 +517,9 @@ int recover_finish_delete(int global_fd, dev_t global_dev, int runtime_fd, dev_t
                 *ret_why = "cannot tell whether a transcript exists";
                 return r;
         }
-        if (r == 0) {
+        if (r > 0)
+                *ret_why = "a transcript of the session exists: only the marker removed";
+        else {
                 n = recover_apply(&rt, &m, /* execute= */ true, step, userdata, NULL);
                 if (n < 0) {
                         *ret_why = "some files of the session could not be removed";

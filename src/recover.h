@@ -62,8 +62,9 @@ int recover_scan(Plan *p);
 
 /* Execute a RECOVER_DELETE step: when no transcript of the session exists, remove every file the
  * marker lists that still has its recorded identity, then the marker. When a transcript exists
- * (the delete never began, or a new copy appeared), only the marker goes. Returns the number of
- * files removed, or -errno (*ret_why set); the marker stays when something could not be removed. */
+ * (the delete never began, or a new copy appeared), only the marker goes (and *ret_why says so).
+ * Returns the number of files removed, or -errno (*ret_why set; -ESTALE: the marker is not the
+ * one the plan saw); the marker stays when something could not be removed. */
 int recover_finish_delete(int global_fd, dev_t global_dev, int runtime_fd, dev_t runtime_dev,
                           const PlanStep *st, RecoverStepFn step, void *userdata,
                           const char **ret_why);

@@ -730,6 +730,7 @@ static void test_recover_marker_with_transcript_drops_only_the_marker(void **sta
         const char *const files[] = { "T:" P_API "/" S_TEXT ".jsonl", P_API "/" S_TEXT ".pr.json",
                                       NULL };
         ActionStats st = {};
+        _cleanup_free_ char *lg = NULL;
 
         assert_int_equal(fixture_write(t->qwen, P_API "/" S_TEXT ".pr.json", "{\"prs\":[]}\n"), 0);
         recover_plant_marker(t->qwen, S_TEXT, "-srv-demo-api-server", files);
@@ -738,6 +739,8 @@ static void test_recover_marker_with_transcript_drops_only_the_marker(void **sta
         assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
         assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".pr.json"));
         assert_int_equal(pending_count(t->qwen), 0);
+        lg = read_rel(t->root, "journal.log");
+        assert_non_null(strstr(lg, "transcript of the session exists"));
 }
 
 static void test_recover_marker_parse_refuses_other_paths(void **state) {
