@@ -6,13 +6,21 @@
  *   - salvage: the usage line is appended and fsynced BEFORE any transcript goes, and skipped
  *     when usage_record.jsonl already has a line for the session, so a rerun never duplicates;
  *   - archive: see archive.c (sidecars first, transcript last, every move a rename);
- *   - delete: transcript(s) first (Qwen's newer removeSession order), then sidecars in both
+ *   - delete: first a pending marker, G/.qgc/pending/<id>.<hash> (recover.c), written durably
+ *     (temp file, fsync, rename, fsync) and naming every file the delete is about to remove with
+ *     its identity; then the transcript (Qwen's newer removeSession order), then sidecars in both
  *     places, file-history/<id>/, subagents/<id>/, debug/<id>.txt, plans/<id>.md and dead
- *     runtime claims. After a crash between these steps the session is gone; file-history and
- *     subagents left behind become orphans that a later run reclaims after the grace period,
- *     while a leftover sidecar, debug log, plan or claim stays (qgc acts only on what a plan
- *     names). Removing a claim only after the transcript keeps ownership evidence while it
- *     matters.
+ *     runtime claims; last the marker. A crash before the transcript goes leaves the session
+ *     whole (and maybe the marker or its temp file: the next run's recovery pass sees the
+ *     transcript and drops them). A crash after it leaves the marker as proof: the recovery pass
+ *     at the start of the next real run removes every listed file that still has its recorded
+ *     identity, then the marker. Removing a claim only after the transcript keeps ownership
+ *     evidence while it matters;
+ *   - temporary files (".<name>.qgc-tmp" of a merge or a marker) left by a crash are removed by
+ *     the recovery pass, under the tree lock that every writer of them holds;
+ *   - restore: archive.c's move in the other direction, a plan step like the others.
+ * The executor owns the run's resources: actions_run() takes every tree lock and opens the
+ * action log; nothing is executed or journalled without them.
  *
  * Test hook: with QGC_TEST_CRASH_AFTER_STEP=N in the environment, the process _exit(99)s right
  * after its Nth mutating step (tests/faults/test_faults.c). */
@@ -34,9 +42,12 @@
 #include "fsutil.h"
 #include "journal.h"
 #include "live.h"
+#include "lock.h"
 #include "log.h"
 #include "orphans.h"
 #include "macro.h"
+#include "recover.h"
+#include "restore.h"
 #include "usage.h"
 #include "usageidx.h"
 #include "util.h"
@@ -59,6 +70,7 @@ typedef struct ActionsContext {
         unsigned crash_after; /* QGC_TEST_CRASH_AFTER_STEP, 0 = off */
         unsigned n_steps;
         bool failed;
+        int first_error; /* of a restore step: what actions_restore() returns */
 } ActionsContext;
 
 /* Outcome of one action, for the journal and the stats. */
@@ -439,6 +451,113 @@ static int actions_delete_rest(ActionsContext *c, const ActionsTree *t, const Se
         return r;
 }
 
+/* Note (dfd, name) in the marker as rel when it exists (of type is_dir). */
+static int actions_mark_file(RecoverMarker *m, int dfd, bool in_global, const char *rel,
+                             const char *name, bool is_dir, bool is_transcript) {
+        struct stat st;
+
+        if (dfd < 0 || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return 0;
+        if (is_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+                return 0;
+        return recover_marker_add(m, in_global, rel, &st, is_transcript);
+}
+
+/* Note the file (below the root, on dev) dir/name in the marker when it exists. */
+static int actions_mark_in(RecoverMarker *m, int root_fd, dev_t dev, bool in_global,
+                           const char *dir, const char *name, bool is_dir) {
+        _cleanup_close_ int fd = fs_open_path(root_fd, dir, dev);
+        _cleanup_free_ char *rel = strprintf("%s/%s", dir, name);
+
+        if (!rel)
+                return -ENOMEM;
+        return fd < 0 ? 0 : actions_mark_file(m, fd, in_global, rel, name, is_dir, false);
+}
+
+/* Note the runtime claims naming session id in chats/ (rel chats) in the marker. */
+static int actions_mark_claims(RecoverMarker *m, int chats_fd, const char *chats, const char *id) {
+        DIR *d;
+        struct dirent *de;
+        int fd, r = 0;
+
+        fd = fcntl(chats_fd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return -errno;
+        }
+        rewinddir(d);
+        while (r >= 0 && (de = readdir(d))) {
+                _cleanup_free_ char *rel = NULL;
+
+                if (!actions_is_claim_name(de->d_name, id) ||
+                    !actions_claim_names(chats_fd, de->d_name, id))
+                        continue;
+                rel = strprintf("%s/%s", chats, de->d_name);
+                r = rel ? actions_mark_file(m, chats_fd, false, rel, de->d_name, false, false)
+                        : -ENOMEM;
+        }
+        closedir(d);
+        return r;
+}
+
+/* Write the pending-delete marker of s (recover.h): every file the delete is about to remove,
+ * with its identity now. *ret_name: the marker's name. */
+static int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Session *s,
+                               int chats_fd, int archive_fd, char **ret_name) {
+        static const char *const exts[] = { "jsonl", "worktree.json", "pr.json", "ledger.jsonl" };
+        const Tree *tr = &c->inv->trees[s->tree];
+        _cleanup_(recover_marker_done) RecoverMarker m = {
+                .session = strdup(s->id), .project_dir = strdup(s->project_dir)
+        };
+        _cleanup_free_ char *chats = strprintf("projects/%s/chats", s->project_dir);
+        _cleanup_free_ char *sub = strprintf("projects/%s/subagents", s->project_dir);
+        _cleanup_free_ char *dbg = strprintf("%s.txt", s->id);
+        _cleanup_free_ char *plan = strprintf("%s.md", s->id);
+        int r = 0;
+
+        if (!m.session || !m.project_dir || !chats || !sub || !dbg || !plan)
+                return -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(exts); i++) {
+                _cleanup_free_ char *n = strprintf("%s.%s", s->id, exts[i]);
+                _cleanup_free_ char *a = strprintf("%s/%s", chats, n);
+                _cleanup_free_ char *b = strprintf("%s/archive/%s", chats, n);
+                if (!n || !a || !b)
+                        return -ENOMEM;
+                r = actions_mark_file(&m, chats_fd, false, a, n, false, i == 0);
+                if (r >= 0)
+                        r = actions_mark_file(&m, archive_fd, false, b, n, false, i == 0);
+        }
+        if (r >= 0)
+                r = actions_mark_in(&m, t->global_fd, t->global_dev, true, "file-history", s->id,
+                                    true);
+        if (r >= 0)
+                r = actions_mark_in(&m, t->runtime_fd, tr->dev, false, sub, s->id, true);
+        if (r >= 0)
+                r = actions_mark_in(&m, t->runtime_fd, tr->dev, false, "debug", dbg, false);
+        if (r >= 0)
+                r = actions_mark_in(&m, t->global_fd, t->global_dev, true, "plans", plan, false);
+        if (r >= 0)
+                r = actions_mark_claims(&m, chats_fd, chats, s->id);
+        if (r < 0)
+                return r;
+        return recover_marker_write(t->global_fd, t->global_dev, &m, actions_step, c, ret_name);
+}
+
+/* The delete completed (or never began): its marker goes. A failure only leaves work for the
+ * recovery pass, which then finds the transcript or nothing left to remove. */
+static void actions_unmark_delete(ActionsContext *c, const ActionsTree *t, const char *marker) {
+        int r;
+
+        if (!marker)
+                return;
+        r = recover_marker_remove(t->global_fd, t->global_dev, marker, actions_step, c);
+        if (r < 0)
+                log_warning_errno(r, "cannot remove the pending-delete marker '%s'", marker);
+}
+
 /* Does chats/<name> (in_archive: chats/archive/<name>) exist now? 1 yes, 0 no, -errno. */
 static int actions_copy_exists(int chats_fd, const char *name, bool in_archive) {
         _cleanup_close_ int afd = in_archive ? fs_open_dir(chats_fd, "archive") : -EBADF;
@@ -454,6 +573,7 @@ static int actions_copy_exists(int chats_fd, const char *name, bool in_archive) 
 static int actions_delete(ActionsContext *c, const ActionsTree *t, const Session *s, int chats_fd,
                           int archive_fd, int dir_fd, const FileId *fid, const char **ret_why) {
         _cleanup_free_ char *name = strprintf("%s.jsonl", s->id);
+        _cleanup_free_ char *marker = NULL;
         int r;
 
         if (!name)
@@ -470,9 +590,16 @@ static int actions_delete(ActionsContext *c, const ActionsTree *t, const Session
                 *ret_why = "a copy in the other place appeared since the scan (conflict)";
                 return r < 0 ? r : -EEXIST;
         }
+        /* the proof for the recovery pass, should the run die before the delete completes */
+        r = actions_mark_delete(c, t, s, chats_fd, archive_fd, &marker);
+        if (r < 0) {
+                *ret_why = "cannot write the pending-delete marker";
+                return r;
+        }
         r = fs_unlink(dir_fd, name, 0);
         if (r < 0) {
                 *ret_why = r == -ENOENT ? "vanished" : "cannot remove the transcript";
+                actions_unmark_delete(c, t, marker);
                 return r;
         }
         actions_step(c, name);
@@ -491,13 +618,18 @@ static int actions_delete(ActionsContext *c, const ActionsTree *t, const Session
                             s->id);
                 if (r < 0)
                         *ret_why = "transcript removed, but whether a copy appeared is unknown";
+                else
+                        actions_unmark_delete(c, t, marker);
                 return r < 0 ? r : 0;
         }
         r = actions_delete_rest(c, t, s, chats_fd, archive_fd);
-        if (r < 0)
+        if (r < 0) {
                 *ret_why = r == -EBUSY ? "transcript removed; kept: a mount point inside"
                                        : "transcript removed, but not everything else";
-        return r;
+                return r; /* the marker stays: the next run's recovery pass retries */
+        }
+        actions_unmark_delete(c, t, marker);
+        return 0;
 }
 
 /* Archive a session: chats/<id>.jsonl and sidecars into chats/archive/. */
@@ -711,48 +843,6 @@ static void actions_journal_run(const ActionsContext *c, bool start, size_t n_pl
         (void)journal_log(&e);
 }
 
-int actions_execute(const Plan *p, ActionStats *ret_stats) {
-        ActionStats stats = {};
-        ActionsContext c = {
-                .inv = p->inv,
-                .stats = &stats,
-                .crash_after = actions_crash_hook(),
-        };
-        size_t n_planned = 0;
-        int r;
-
-        for (size_t i = 0; i < p->n_items; i++) {
-                Verb verb = p->items[i].verdict->verb;
-                n_planned += verb == VERB_ARCHIVE || verb == VERB_DELETE;
-        }
-        r = actions_open_trees(&c);
-        if (r < 0)
-                return r;
-        actions_journal_run(&c, /* start= */ true, n_planned);
-
-        for (size_t i = 0; i < p->n_items; i++) {
-                const PlanItem *it = &p->items[i];
-                const Verdict *v = it->verdict;
-
-                if (v->verb != VERB_ARCHIVE && v->verb != VERB_DELETE)
-                        continue;
-                if (it->is_orphan) {
-                        if (v->verb == VERB_DELETE && it->index < p->inv->n_orphans)
-                                (void)actions_orphan(&c, &p->inv->orphans[it->index], v);
-                } else if (it->index < p->inv->n_sessions)
-                        (void)actions_session(&c, &p->inv->sessions[it->index], v);
-        }
-
-        actions_journal_run(&c, /* start= */ false, n_planned);
-        for (size_t i = 0; i < p->inv->n_trees; i++)
-                actions_tree_done(&c.trees[i]);
-        free(c.trees);
-        free(c.runtime_fds);
-        if (ret_stats)
-                *ret_stats = stats;
-        return c.failed ? 1 : 0;
-}
-
 /* Restore one archived session of one tree. 0 done, -errno (logged and journalled). */
 static int actions_restore_one(ActionsContext *c, const Session *s) {
         const Tree *tr = &c->inv->trees[s->tree];
@@ -802,33 +892,228 @@ static int actions_restore_one(ActionsContext *c, const Session *s) {
         return 0;
 }
 
-int actions_restore(const Inventory *inv, const char *id) {
+/* Journal a recovery step and count it. */
+static void actions_report_recover(ActionsContext *c, const PlanStep *st, const char *path,
+                                   JournalEvent ev, const char *reason, int error) {
+        const char *what = st->kind == PLAN_STEP_RECOVER_DELETE
+                                   ? "finished the interrupted delete of session"
+                                   : "removed the stale temporary file";
+        _cleanup_free_ char *msg = NULL;
+
+        if (ev == JOURNAL_RECOVERED)
+                msg = st->kind == PLAN_STEP_RECOVER_DELETE
+                              ? strprintf("%s %s (%s)", what, st->session_id,
+                                          reason ? reason : "marker removed")
+                              : strprintf("%s '%s'", what, path);
+        else
+                msg = strprintf("recovery failed for '%s': %s%s%s", path, reason ? reason : "",
+                                error ? ": " : "", error ? strerror(error) : "");
+        JournalEntry e = {
+                .event = ev,
+                .message = msg,
+                .session = st->session_id,
+                .path = path,
+                .rule = "recover",
+                .reason = reason,
+                .user = c->inv->trees[st->tree].user,
+                .error = error,
+        };
+        (void)journal_log(&e);
+        if (ev == JOURNAL_RECOVERED)
+                c->stats->n_recovered++;
+        else if (ev == JOURNAL_FAILED) {
+                c->stats->n_failed++;
+                c->failed = true;
+        }
+}
+
+/* Execute one recovery step (recover.c) under the tree lock. */
+static void actions_recover(ActionsContext *c, const PlanStep *st) {
+        const Tree *tr = &c->inv->trees[st->tree];
+        const ActionsTree *t = &c->trees[st->tree];
+        _cleanup_free_ char *path = strprintf("%s/%s/%s",
+                                              st->in_global ? tr->global_dir : tr->runtime_dir,
+                                              st->dir, st->name);
+        const char *why = NULL;
+        int r;
+
+        if (t->error < 0) {
+                actions_report_recover(c, st, path, JOURNAL_FAILED, "cannot open the tree",
+                                       -t->error);
+                return;
+        }
+        if (st->kind == PLAN_STEP_RECOVER_TEMP) {
+                r = recover_remove_temp(st->in_global ? t->global_fd : t->runtime_fd,
+                                        st->in_global ? t->global_dev : tr->dev, st, actions_step,
+                                        c);
+                if (r < 0)
+                        actions_report_recover(c, st, path, JOURNAL_FAILED,
+                                               "cannot remove the temporary file", -r);
+                else if (r > 0)
+                        actions_report_recover(c, st, path, JOURNAL_RECOVERED, NULL, 0);
+                return;
+        }
+        r = recover_finish_delete(t->global_fd, t->global_dev, t->runtime_fd, tr->dev, st,
+                                  actions_step, c, &why);
+        if (r == -ESTALE)
+                return; /* the marker was replaced or removed since the scan: not ours to judge */
+        if (r < 0) {
+                actions_report_recover(c, st, path, JOURNAL_FAILED, why, -r);
+                return;
+        }
+        _cleanup_free_ char *n = why ? NULL : strprintf("%d file(s) of the session removed", r);
+        actions_report_recover(c, st, path, JOURNAL_RECOVERED, why ?: n, 0);
+}
+
+/* Run every step of kind restore (true) or recovery (false). */
+static void actions_steps(ActionsContext *c, const Plan *p, bool restore) {
+        for (size_t i = 0; i < p->n_steps; i++) {
+                const PlanStep *st = &p->steps[i];
+
+                if ((st->kind == PLAN_STEP_RESTORE) != restore || st->tree >= c->inv->n_trees)
+                        continue;
+                if (restore) {
+                        int r = st->session < c->inv->n_sessions
+                                        ? actions_restore_one(c, &c->inv->sessions[st->session])
+                                        : -EINVAL;
+                        if (r < 0) {
+                                c->failed = true;
+                                if (c->first_error == 0)
+                                        c->first_error = r;
+                        } else
+                                c->stats->n_restored++;
+                } else
+                        actions_recover(c, st);
+        }
+}
+
+static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_first_error) {
         ActionStats stats = {};
         ActionsContext c = {
-                .inv = inv,
+                .inv = p->inv,
                 .stats = &stats,
                 .crash_after = actions_crash_hook(),
         };
-        unsigned n_found = 0;
-        int r, ret = 0;
+        size_t n_planned = 0;
+        int r;
 
+        if (!journal_is_open())
+                return -EBADF; /* every action is journalled: nothing runs without the log */
+        for (size_t i = 0; i < p->n_items; i++) {
+                Verb verb = p->items[i].verdict->verb;
+                n_planned += verb == VERB_ARCHIVE || verb == VERB_DELETE;
+        }
+        n_planned += p->n_steps;
         r = actions_open_trees(&c);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < inv->n_trees; i++) {
-                const Session *s = inventory_find(inv, i, id);
-                if (!s)
+        actions_journal_run(&c, /* start= */ true, n_planned);
+
+        /* first what an interrupted run left behind (style.md 2.2), then the policy's actions */
+        actions_steps(&c, p, /* restore= */ false);
+        for (size_t i = 0; i < p->n_items; i++) {
+                const PlanItem *it = &p->items[i];
+                const Verdict *v = it->verdict;
+
+                if (v->verb != VERB_ARCHIVE && v->verb != VERB_DELETE)
                         continue;
-                n_found++;
-                r = actions_restore_one(&c, s);
-                if (r < 0 && ret == 0)
-                        ret = r;
+                if (it->is_orphan) {
+                        if (v->verb == VERB_DELETE && it->index < p->inv->n_orphans)
+                                (void)actions_orphan(&c, &p->inv->orphans[it->index], v);
+                } else if (it->index < p->inv->n_sessions)
+                        (void)actions_session(&c, &p->inv->sessions[it->index], v);
         }
-        for (size_t i = 0; i < inv->n_trees; i++)
+        actions_steps(&c, p, /* restore= */ true);
+
+        actions_journal_run(&c, /* start= */ false, n_planned);
+        for (size_t i = 0; i < p->inv->n_trees; i++)
                 actions_tree_done(&c.trees[i]);
         free(c.trees);
         free(c.runtime_fds);
-        if (n_found == 0)
-                return log_error_errno(-ENOENT, "no session %s in any tree", id);
-        return ret;
+        if (ret_stats)
+                *ret_stats = stats;
+        if (ret_first_error)
+                *ret_first_error = c.first_error;
+        return c.failed ? 1 : 0;
+}
+
+int actions_execute(const Plan *p, ActionStats *ret_stats) {
+        return actions_execute_full(p, ret_stats, NULL);
+}
+
+/* Take the lock of every tree of inv; *ret_fds holds them (-EBADF where there is no tree). */
+static int actions_lock_trees(const Inventory *inv, int **ret_fds) {
+        _cleanup_free_ int *fds = calloc(inv->n_trees ? inv->n_trees : 1, sizeof(int));
+
+        if (!fds)
+                return -ENOMEM;
+        for (size_t i = 0; i < inv->n_trees; i++) {
+                int r = lock_tree(inv->trees[i].global_dir);
+
+                fds[i] = -EBADF;
+                if (r == -ENOENT)
+                        continue; /* no tree there: nothing to lock, nothing to do */
+                if (r < 0) {
+                        for (size_t j = 0; j < i; j++)
+                                safe_close(fds[j]);
+                        if (r == -EWOULDBLOCK)
+                                log_error("another qgc is working on '%s'; try again later",
+                                          inv->trees[i].global_dir);
+                        else
+                                log_error_errno(r, "cannot lock '%s'", inv->trees[i].global_dir);
+                        return r;
+                }
+                fds[i] = r;
+        }
+        *ret_fds = TAKE_PTR(fds);
+        return 0;
+}
+
+int actions_open_log(const ActionsRunOptions *o) {
+        char run_id[33];
+        int r;
+
+        r = journal_new_run_id(run_id);
+        if (r >= 0)
+                r = journal_open(o->log_file ? JOURNAL_TARGET_FILE : o->log_target, o->log_file,
+                                 run_id);
+        if (r < 0)
+                return log_error_errno(r, "cannot open the action log");
+        if (o->quiet)
+                journal_set_stderr_max_priority(4 /* LOG_WARNING */);
+        return 0;
+}
+
+int actions_run(const Plan *p, const ActionsRunOptions *o, ActionStats *ret_stats) {
+        _cleanup_free_ int *lock_fds = NULL;
+        int r;
+
+        r = actions_lock_trees(p->inv, &lock_fds);
+        if (r < 0)
+                return r;
+        if (!o->log_is_open)
+                r = actions_open_log(o);
+        if (r >= 0) {
+                r = actions_execute(p, ret_stats);
+                if (!o->log_is_open)
+                        journal_close();
+        }
+        for (size_t i = 0; i < p->inv->n_trees; i++)
+                safe_close(lock_fds[i]);
+        return r;
+}
+
+int actions_restore(const Inventory *inv, const char *id) {
+        _cleanup_(plan_freep) Plan *p = NULL;
+        int r, first = 0;
+
+        r = restore_plan(inv, id, now_msec(), &p);
+        if (r == -ENOENT)
+                return log_error_errno(r, "no session %s in any tree", id);
+        if (r < 0)
+                return r;
+        r = actions_execute_full(p, NULL, &first);
+        if (r < 0)
+                return r;
+        return first < 0 ? first : r;
 }

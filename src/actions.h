@@ -7,16 +7,39 @@
 
 #include "plan.h"
 
+#include "journal.h"
+
 typedef struct ActionStats {
         unsigned n_archived, n_deleted, n_skipped, n_failed, n_orphans, n_salvaged;
+        unsigned n_restored, n_recovered;
         uint64_t bytes_archived, bytes_deleted, bytes_orphans;
 } ActionStats;
 
-/* Execute every ARCHIVE/DELETE item of the plan (sessions and orphans): re-check identity and
- * liveness, salvage usage, archive by rename or delete by unlinkat, journal each outcome.
- * A failed action does not stop the run. Returns 0 when all succeeded (or were skipped for
- * safety), 1 when some failed, -errno on a fatal error. */
+/* How a real run opens its action log. */
+typedef struct ActionsRunOptions {
+        JournalTarget log_target;
+        const char *log_file;   /* the FILE target when set */
+        bool quiet;             /* the stderr target shows warnings and worse only */
+        bool log_is_open;       /* --all-users: the root parent opened the action log before it
+                                 * dropped privileges; use that one and leave it open */
+} ActionsRunOptions;
+
+/* A real run of the plan p: take the lock of every tree (-EWOULDBLOCK when another qgc holds
+ * one; nothing done), open the action log, actions_execute(), close both. */
+int actions_run(const Plan *p, const ActionsRunOptions *o, ActionStats *ret_stats);
+
+/* Open the action log of a run (a fresh run id). actions_run() calls it; only the --all-users
+ * parent calls it itself, before its children drop privileges and run (log_is_open). */
+int actions_open_log(const ActionsRunOptions *o);
+
+/* Execute the plan with the action log already open (-EBADF when it is not) and the locks
+ * held: first the recovery steps (recover.h), then every ARCHIVE/DELETE item (sessions and
+ * orphans): re-check identity and liveness, salvage usage, archive by rename or delete by
+ * unlinkat; then the restore steps. Each outcome is journalled; a failed action does not stop
+ * the run. Returns 0 when all succeeded (or were skipped for safety), 1 when some failed,
+ * -errno on a fatal error. */
 int actions_execute(const Plan *p, ActionStats *ret_stats);
 
-/* qgc restore ID: move an archived session (and sidecars) back into chats/. */
+/* qgc restore ID through its plan (restore.h) with the action log already open: move an
+ * archived session (and sidecars) back into chats/. 0, -ENOENT (no such session), 1 failed. */
 int actions_restore(const Inventory *inv, const char *id);

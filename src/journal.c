@@ -34,7 +34,7 @@ static struct {
         JournalTarget target;
         int fd; /* FILE target */
         char run_id[33];
-} journal_state = { .target = JOURNAL_TARGET_STDERR, .fd = -EBADF };
+} journal_state = { .target = _JOURNAL_TARGET_INVALID, .fd = -EBADF }; /* closed */
 
 static const char *const journal_target_table[_JOURNAL_TARGET_MAX] = {
         [JOURNAL_TARGET_AUTO] = "auto",
@@ -53,6 +53,7 @@ static const char *const journal_event_table[_JOURNAL_EVENT_MAX] = {
         [JOURNAL_FAILED] = "failed",
         [JOURNAL_ORPHAN_RECLAIMED] = "orphan-reclaimed",
         [JOURNAL_SALVAGED] = "salvaged",
+        [JOURNAL_RECOVERED] = "recovered",
 };
 
 /* Made once with `systemd-id128 new`; explained in systemd/qgc.catalog. Never change them. */
@@ -66,6 +67,7 @@ static const char *const journal_message_id_table[_JOURNAL_EVENT_MAX] = {
         [JOURNAL_FAILED] = "0f4eb6757d0b48799ced0ebf4404607f",
         [JOURNAL_ORPHAN_RECLAIMED] = "2a4edf6fbf86489a83691f5330acbb1c",
         [JOURNAL_SALVAGED] = "8d8faafe2c18497fb8ddcd021f1b7965",
+        [JOURNAL_RECOVERED] = "22da4ba8837a4227a41ebfbe66fee1c8",
 };
 
 static const int journal_priority_table[_JOURNAL_EVENT_MAX] = {
@@ -78,6 +80,7 @@ static const int journal_priority_table[_JOURNAL_EVENT_MAX] = {
         [JOURNAL_FAILED] = LOG_ERR,
         [JOURNAL_ORPHAN_RECLAIMED] = LOG_INFO,
         [JOURNAL_SALVAGED] = LOG_INFO,
+        [JOURNAL_RECOVERED] = LOG_NOTICE,
 };
 
 const char *journal_event_to_string(JournalEvent e) {
@@ -170,7 +173,11 @@ int journal_open(JournalTarget target, const char *path, const char *run_id) {
 
 void journal_close(void) {
         journal_state.fd = safe_close(journal_state.fd);
-        journal_state.target = JOURNAL_TARGET_STDERR;
+        journal_state.target = _JOURNAL_TARGET_INVALID;
+}
+
+bool journal_is_open(void) {
+        return journal_state.target >= 0;
 }
 
 /* Does value need quoting in a key=value line? */
@@ -340,6 +347,8 @@ int journal_log(const JournalEntry *e) {
 
         if (!e || e->event < 0 || e->event >= _JOURNAL_EVENT_MAX)
                 return -EINVAL;
+        if (!journal_is_open())
+                return -EBADF; /* no default: only an opened action log is written */
         if (journal_state.target == JOURNAL_TARGET_JOURNAL)
                 return journal_send(e);
         if (journal_state.target == JOURNAL_TARGET_STDERR &&

@@ -26,6 +26,7 @@ typedef enum JournalEvent {
         JOURNAL_FAILED,
         JOURNAL_ORPHAN_RECLAIMED,
         JOURNAL_SALVAGED,
+        JOURNAL_RECOVERED,
         _JOURNAL_EVENT_MAX,
         _JOURNAL_EVENT_INVALID = -22,
 } JournalEvent;
@@ -48,9 +49,13 @@ typedef struct JournalEntry {
 } JournalEntry;
 
 /* Choose the target; for FILE, path names the log file (opened O_APPEND). run_id is a 32-hex id
- * shared by every entry of this run (QGC_RUN=). Returns 0 or -errno. */
+ * shared by every entry of this run (QGC_RUN=). Returns 0 or -errno.
+ * There is no default: until journal_open() and after journal_close(), journal_log() writes
+ * nothing and returns -EBADF. Only the executor opens it (actions_run()), or, for --all-users,
+ * the root parent before its children run the executor. */
 int journal_open(JournalTarget target, const char *path, const char *run_id);
 void journal_close(void);
+bool journal_is_open(void);
 int journal_log(const JournalEntry *e);
 
 const char *journal_event_to_string(JournalEvent e); /* QGC_ACTION= value */

@@ -20,11 +20,12 @@
 #include "config.h"
 #include "inventory.h"
 #include "journal.h"
-#include "lock.h"
 #include "log.h"
 #include "macro.h"
 #include "plan.h"
 #include "policy.h"
+#include "recover.h"
+#include "restore.h"
 #include "roots.h"
 #include "scan.h"
 #include "text.h"
@@ -232,7 +233,7 @@ static int main_parse_argv(int argc, char *argv[]) {
                 log_error("unexpected argument '%s' (try --help)", argv[optind]);
                 return -EINVAL;
         }
-        if (arg_json && !(arg_dry_run && arg_command == CMD_RUN)) {
+        if (arg_json && !(arg_dry_run && (arg_command == CMD_RUN || arg_command == CMD_RESTORE))) {
                 log_error("--json goes with --dry-run");
                 return -EINVAL;
         }
@@ -419,14 +420,61 @@ static unsigned main_default_jobs(void) {
         return (unsigned)MAX(1, MIN(n, MAIN_JOBS_DEFAULT_MAX));
 }
 
-/* Scan, decide and either render or execute, for the trees in inv. */
-static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
+/* The plan of this command: the restore plan, or the policy's plan with the recovery steps of
+ * an interrupted run in front. Read-only. */
+static int main_build_plan(Inventory *inv, const Config *cfg, msec_t now, Plan **ret) {
         _cleanup_(verdicts_freep) Verdicts *verdicts = NULL;
+        _cleanup_(plan_freep) Plan *plan = NULL;
+        PolicyOptions po = { .force = arg_force };
+        double t0;
+        int r;
+
+        if (arg_command == CMD_RESTORE) {
+                r = restore_plan(inv, arg_restore_id, now, ret);
+                if (r == -ENOENT)
+                        return log_error_errno(r, "no session %s in any tree", arg_restore_id);
+                return r < 0 ? log_error_errno(r, "cannot plan the restore") : 0;
+        }
+        t0 = mono_sec();
+        r = policy_evaluate(inv, cfg, now, &po, &verdicts);
+        if (r < 0)
+                return log_error_errno(r, "policy evaluation failed");
+        log_debug("policy: %.3f s", mono_sec() - t0);
+        t0 = mono_sec();
+        r = plan_build(inv, &verdicts, now, &plan);
+        if (r < 0)
+                return log_error_errno(r, "cannot build the plan");
+        r = recover_scan(plan);
+        if (r < 0)
+                return log_error_errno(r, "cannot look for leftovers of an interrupted run");
+        log_debug("plan: %.3f s", mono_sec() - t0);
+        *ret = TAKE_PTR(plan);
+        return 0;
+}
+
+/* Does the restore plan refuse some session? (reported like a failed action: exit 1) */
+static bool main_plan_refuses(const Plan *p) {
+        for (size_t i = 0; i < p->n_steps; i++)
+                if (p->steps[i].why && p->steps[i].kind == PLAN_STEP_RESTORE)
+                        return true;
+        return false;
+}
+
+/* Scan, build the plan, then the one fork: render it (dry run) or execute it (the executor
+ * takes the locks and opens the action log). */
+static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         _cleanup_(plan_freep) Plan *plan = NULL;
         RenderOptions ro = { .columns = main_columns(), .show_keep = true };
         ScanOptions so = { .now = now, .no_atime = true,
                            .jobs = arg_jobs > 0 ? arg_jobs : main_default_jobs() };
         PolicyOptions po = { .force = arg_force, .real_now = real_now_msec };
+        ActionsRunOptions ao = {
+                .log_target = journal_target_from_string(arg_log_target),
+                .log_file = arg_log_file,
+                .quiet = arg_quiet,
+                .log_is_open = journal_from_parent,
+        };
+        ActionStats st = {};
         TitleNeed titles;
         double t0;
         int r;
@@ -447,86 +495,38 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         __fsetlocking(stdout, FSETLOCKING_BYCALLER);
         if (arg_command == CMD_STATUS)
                 return plan_render_status(inv, now, &ro, stdout);
-        if (arg_command == CMD_RESTORE)
-                return actions_restore(inv, arg_restore_id);
 
-        t0 = mono_sec();
-        r = policy_evaluate(inv, cfg, now, &po, &verdicts);
+        r = main_build_plan(inv, cfg, now, &plan);
         if (r < 0)
-                return log_error_errno(r, "policy evaluation failed");
-        log_debug("policy: %.3f s", mono_sec() - t0);
-        t0 = mono_sec();
-        r = plan_build(inv, &verdicts, now, &plan);
-        if (r < 0)
-                return log_error_errno(r, "cannot build the plan");
-        log_debug("plan: %.3f s", mono_sec() - t0);
+                return r;
 
         if (arg_dry_run) {
                 t0 = mono_sec();
                 r = arg_json ? plan_render_json(plan, stdout) : plan_render_text(plan, &ro, stdout);
                 log_debug("render: %.3f s", mono_sec() - t0);
+                if (r >= 0 && plan->is_restore && main_plan_refuses(plan))
+                        r = 1;
                 return r;
         }
 
-        ActionStats st = {};
-        r = actions_execute(plan, &st);
+        r = actions_run(plan, &ao, &st);
         if (r < 0)
                 return r;
-        if (!arg_quiet || r > 0)
-                printf("qgc: archived %u, deleted %u, orphans reclaimed %u, skipped %u, failed %u\n",
+        if (plan->is_restore)
+                return r;
+        if (!arg_quiet || r > 0) {
+                printf("qgc: archived %u, deleted %u, orphans reclaimed %u, skipped %u, failed %u",
                        st.n_archived, st.n_deleted, st.n_orphans, st.n_skipped, st.n_failed);
+                if (st.n_recovered > 0)
+                        printf(", recovered %u", st.n_recovered);
+                putchar('\n');
+        }
         return r;
-}
-
-static int main_run_inventory(Inventory *inv, const Config *cfg, msec_t now);
-
-/* The action log (journal, stderr or --log-file) with a fresh run id. */
-static int main_open_journal(void) {
-        char run_id[33];
-        int r;
-
-        r = journal_new_run_id(run_id);
-        if (r >= 0)
-                r = journal_open(arg_log_file ? JOURNAL_TARGET_FILE
-                                              : journal_target_from_string(arg_log_target),
-                                 arg_log_file, run_id);
-        if (r < 0)
-                return log_error_errno(r, "cannot open the action log");
-        if (arg_quiet)
-                journal_set_stderr_max_priority(4 /* LOG_WARNING */);
-        return 0;
 }
 
 /* --all-users: runs in each user's child, after the privilege drop. */
 static int main_user_cb(Inventory *inv, const Config *cfg, void *userdata) {
-        return main_run_inventory(inv, cfg, *(const msec_t *)userdata);
-}
-
-/* A real run takes each tree's lock first; a dry run, status and check-config take none. */
-static int main_lock_trees(const Inventory *inv, int **ret_fds) {
-        _cleanup_free_ int *fds = calloc(inv->n_trees ? inv->n_trees : 1, sizeof(int));
-        if (!fds)
-                return -ENOMEM;
-        for (size_t i = 0; i < inv->n_trees; i++) {
-                fds[i] = lock_tree(inv->trees[i].global_dir);
-                if (fds[i] == -EWOULDBLOCK) {
-                        log_error("another qgc is working on '%s'; try again later",
-                                  inv->trees[i].global_dir);
-                        for (size_t j = 0; j < i; j++)
-                                safe_close(fds[j]);
-                        return -EWOULDBLOCK;
-                }
-                if (fds[i] == -ENOENT)
-                        continue; /* no tree there: nothing to lock, nothing to do */
-                if (fds[i] < 0) {
-                        int r = fds[i];
-                        for (size_t j = 0; j < i; j++)
-                                safe_close(fds[j]);
-                        return log_error_errno(r, "cannot lock '%s'", inv->trees[i].global_dir);
-                }
-        }
-        *ret_fds = TAKE_PTR(fds);
-        return 0;
+        return main_run_trees(inv, cfg, *(const msec_t *)userdata);
 }
 
 static int main_run(void) {
@@ -561,10 +561,16 @@ static int main_run(void) {
         now = arg_now ? arg_now_msec : real_now_msec;
 
         if (arg_all_users) {
-                /* Open the action log as root, before the drop: a root-owned --log-file could not
-                 * be opened by the users' children, and one run id covers every user. */
-                if (!arg_dry_run && arg_command == CMD_RUN) {
-                        r = main_open_journal();
+                if (!arg_dry_run && arg_command != CMD_STATUS) {
+                        /* the action log is opened by root, before the drop: a root-owned
+                         * --log-file could not be opened by the users' children, and one run id
+                         * covers every user; each child's executor writes to it */
+                        ActionsRunOptions ao = {
+                                .log_target = journal_target_from_string(arg_log_target),
+                                .log_file = arg_log_file,
+                                .quiet = arg_quiet,
+                        };
+                        r = actions_open_log(&ao);
                         if (r < 0)
                                 return 1;
                         journal_from_parent = true;
@@ -581,38 +587,8 @@ static int main_run(void) {
         r = main_add_trees(inv);
         if (r < 0)
                 return main_exit_code(r);
-        r = main_run_inventory(inv, &cfg, now);
+        r = main_run_trees(inv, &cfg, now);
         return r < 0 ? main_exit_code(r) : r;
-}
-
-/* Lock (real runs), open the action log, scan, decide, render or execute. 0, 1 or -errno. */
-static int main_run_inventory(Inventory *inv, const Config *cfg, msec_t now) {
-        _cleanup_free_ int *lock_fds = NULL;
-        bool mutating = !arg_dry_run && (arg_command == CMD_RUN || arg_command == CMD_RESTORE);
-        int r;
-
-        if (mutating) {
-                r = main_lock_trees(inv, &lock_fds);
-                if (r < 0)
-                        return r;
-                if (!journal_from_parent) {
-                        r = main_open_journal();
-                        if (r < 0) {
-                                for (size_t i = 0; i < inv->n_trees; i++)
-                                        safe_close(lock_fds[i]);
-                                return r;
-                        }
-                }
-        }
-
-        r = main_run_trees(inv, cfg, now);
-        if (mutating) {
-                if (!journal_from_parent)
-                        journal_close();
-                for (size_t i = 0; i < inv->n_trees; i++)
-                        safe_close(lock_fds[i]);
-        }
-        return r;
 }
 
 int main(int argc, char *argv[]) {

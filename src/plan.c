@@ -206,9 +206,80 @@ int plan_build(const Inventory *inv, Verdicts **verdicts, msec_t now, Plan **ret
         return 0;
 }
 
+int plan_new_steps(const Inventory *inv, msec_t now, Plan **ret) {
+        Plan *p;
+
+        if (!inv || !ret)
+                return -EINVAL;
+        p = calloc(1, sizeof(Plan));
+        if (!p)
+                return -ENOMEM;
+        p->inv = inv;
+        p->now = now;
+        p->is_restore = true;
+        *ret = p;
+        return 0;
+}
+
+static const char *const plan_step_kind_table[_PLAN_STEP_KIND_MAX] = {
+        [PLAN_STEP_RECOVER_DELETE] = "finish-delete",
+        [PLAN_STEP_RECOVER_TEMP] = "remove-temporary",
+        [PLAN_STEP_RESTORE] = "restore",
+};
+
+const char *plan_step_kind_to_string(PlanStepKind k) {
+        if (k < 0 || k >= _PLAN_STEP_KIND_MAX)
+                return NULL;
+        return plan_step_kind_table[k];
+}
+
+void plan_step_done(PlanStep *step) {
+        if (!step)
+                return;
+        for (size_t i = 0; i < step->n_paths; i++) {
+                free(step->paths[i].from);
+                free(step->paths[i].to);
+        }
+        free(step->paths);
+        free(step->session_id);
+        free(step->dir);
+        free(step->name);
+        free(step->why);
+        *step = (PlanStep){};
+}
+
+int plan_step_add_path(PlanStep *step, const char *from, const char *to) {
+        PlanPath *n = realloc(step->paths, (step->n_paths + 1) * sizeof(PlanPath));
+        char *f = strdup(from ?: ""), *t = to ? strdup(to) : NULL;
+
+        if (n)
+                step->paths = n;
+        if (!n || !f || (to && !t)) {
+                free(f);
+                free(t);
+                return -ENOMEM;
+        }
+        step->paths[step->n_paths++] = (PlanPath){ .from = f, .to = t };
+        return 0;
+}
+
+int plan_add_step(Plan *p, PlanStep *step) {
+        if (greedy_realloc((void **)&p->steps, &p->n_steps_alloc, p->n_steps + 1,
+                           sizeof(PlanStep)) < 0) {
+                plan_step_done(step);
+                return -ENOMEM;
+        }
+        p->steps[p->n_steps++] = *step;
+        *step = (PlanStep){};
+        return 0;
+}
+
 Plan *plan_free(Plan *p) {
         if (!p)
                 return NULL;
+        for (size_t i = 0; i < p->n_steps; i++)
+                plan_step_done(&p->steps[i]);
+        free(p->steps);
         verdicts_free(p->verdicts);
         free(p->items);
         free(p);
@@ -595,6 +666,47 @@ static int plan_json_summary(PlanJson *j, const Plan *p) {
         return r;
 }
 
+/* The steps of one group (restore: restore steps; else recovery steps) as an array under key;
+ * nothing at all when there are none, so plans without them keep their exact form. */
+static void plan_json_steps(PlanJson *j, const Plan *p, const char *key, bool restore) {
+        bool any = false;
+
+        for (size_t i = 0; i < p->n_steps; i++) {
+                const PlanStep *st = &p->steps[i];
+
+                if ((st->kind == PLAN_STEP_RESTORE) != restore)
+                        continue;
+                if (!any) {
+                        plan_json_key(j, key);
+                        plan_json_open(j, '[');
+                        any = true;
+                }
+                plan_json_next(j);
+                plan_json_open(j, '{');
+                plan_json_int(j, "tree", (int64_t)st->tree);
+                plan_json_string(j, "kind", plan_step_kind_to_string(st->kind));
+                plan_json_string(j, "session", st->session_id);
+                if (restore) {
+                        plan_json_string(j, "verb", st->why ? "refused" : "restore");
+                        plan_json_string(j, "reason", st->why);
+                }
+                plan_json_key(j, "paths");
+                plan_json_open(j, '[');
+                for (size_t k = 0; k < st->n_paths; k++) {
+                        plan_json_next(j);
+                        plan_json_open(j, '{');
+                        plan_json_string(j, "from", st->paths[k].from);
+                        if (st->paths[k].to)
+                                plan_json_string(j, "to", st->paths[k].to);
+                        plan_json_close(j, '}');
+                }
+                plan_json_close(j, ']');
+                plan_json_close(j, '}');
+        }
+        if (any)
+                plan_json_close(j, ']');
+}
+
 int plan_render_json(const Plan *p, FILE *f) {
         PlanJson j = { .f = f };
         char buf[FORMAT_TIMESTAMP_MAX];
@@ -605,6 +717,16 @@ int plan_render_json(const Plan *p, FILE *f) {
         plan_json_string(&j, "now", format_timestamp(buf, sizeof buf, p->now));
         plan_json_int(&j, "now_ms", p->now);
         plan_json_trees(&j, p);
+        if (p->is_restore) {
+                plan_json_steps(&j, p, "restore", /* restore= */ true);
+                plan_json_close(&j, '}');
+                plan_json_putc(&j, '\n');
+                fwrite(j.buf, 1, j.len, f);
+                if (j.error < 0)
+                        return j.error;
+                return fflush(f) == EOF || ferror(f) ? -EIO : 0;
+        }
+        plan_json_steps(&j, p, "recover", /* restore= */ false);
 
         plan_json_key(&j, "projects");
         plan_json_open(&j, '[');

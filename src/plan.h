@@ -15,13 +15,46 @@ typedef struct PlanItem {
         const Verdict *verdict; /* borrowed from the plan's Verdicts */
 } PlanItem;
 
+/* An action that is not a policy verdict: qgc restore, and the recovery pass (recover.h). */
+typedef enum PlanStepKind {
+        PLAN_STEP_RECOVER_DELETE, /* finish a delete that a pending marker proves */
+        PLAN_STEP_RECOVER_TEMP,   /* remove a stale temporary file of qgc's own */
+        PLAN_STEP_RESTORE,        /* move an archived session back into chats/ */
+        _PLAN_STEP_KIND_MAX,
+        _PLAN_STEP_KIND_INVALID = -22,
+} PlanStepKind;
+
+/* One file a step moves or removes, for display (absolute paths; to is NULL for a removal). */
+typedef struct PlanPath {
+        char *from;
+        char *to;
+} PlanPath;
+
+typedef struct PlanStep {
+        PlanStepKind kind;
+        size_t tree;
+        size_t session;     /* RESTORE: index into inv->sessions */
+        char *session_id;   /* RESTORE, RECOVER_DELETE */
+        char *dir;          /* RECOVER_*: directory of name, relative to the tree's root */
+        bool in_global;     /* ... the root being G (else R) */
+        char *name;         /* RECOVER_TEMP: the file; RECOVER_DELETE: the marker (in dir) */
+        FileId id;          /* scan-time identity of dir/name */
+        char *why;          /* RESTORE: why it cannot be done, NULL when it can */
+        PlanPath *paths;    /* what would move or go, as seen when the plan was built */
+        size_t n_paths;
+} PlanStep;
+
 typedef struct Plan {
         const Inventory *inv; /* borrowed */
-        Verdicts *verdicts;   /* owned */
+        Verdicts *verdicts;   /* owned; NULL in a restore plan */
         msec_t now;
         PlanItem *items;      /* every session and orphan, in execution/display order:
                                * tree, project, then verb (delete, archive, skip, keep), then id */
         size_t n_items;
+        PlanStep *steps;      /* executed in order: recovery steps before the items, restore
+                               * steps after them */
+        size_t n_steps, n_steps_alloc;
+        bool is_restore;      /* the plan of `qgc restore ID`: steps only */
 } Plan;
 
 /* The display group of an item: a verified session's cwd, else its project directory name
@@ -36,6 +69,14 @@ char *plan_clean_string(const char *s, bool for_terminal);
 
 /* Takes ownership of *verdicts (sets it to NULL). */
 int plan_build(const Inventory *inv, Verdicts **verdicts, msec_t now, Plan **ret);
+/* An empty plan of steps only (qgc restore; restore.h fills it). */
+int plan_new_steps(const Inventory *inv, msec_t now, Plan **ret);
+/* Append a step; the plan takes every pointer in *step (also on failure). */
+int plan_add_step(Plan *p, PlanStep *step);
+/* Add a display path to a step (copies from and to; to may be NULL). */
+int plan_step_add_path(PlanStep *step, const char *from, const char *to);
+void plan_step_done(PlanStep *step);
+const char *plan_step_kind_to_string(PlanStepKind k);
 Plan *plan_free(Plan *p);
 static inline void plan_freep(Plan **p) {
         plan_free(*p);
@@ -47,6 +88,8 @@ typedef struct RenderOptions {
 } RenderOptions;
 
 int plan_render_text(const Plan *p, const RenderOptions *o, FILE *f);
+/* The steps of the plan as text ("would restore ...", "recover: would ..."); nothing when none. */
+int plan_render_steps_text(const Plan *p, FILE *f);
 /* One JSON document, schema in doc/plan-schema.md (PLAN_JSON_VERSION). */
 #define PLAN_JSON_VERSION 1
 int plan_render_json(const Plan *p, FILE *f);

@@ -371,6 +371,57 @@ static int render_summary(const Plan *p, unsigned cols, FILE *f) {
         return r;
 }
 
+/* One path of a step, cleaned for the terminal. */
+static int render_step_path(const PlanPath *pp, FILE *f) {
+        _cleanup_free_ char *from = plan_clean_string(pp->from, /* for_terminal= */ true);
+        _cleanup_free_ char *to = pp->to ? plan_clean_string(pp->to, true) : NULL;
+
+        if (!from || (pp->to && !to))
+                return -ENOMEM;
+        if (to)
+                fprintf(f, "    '%s' -> '%s'\n", from, to);
+        else
+                fprintf(f, "    remove '%s'\n", from);
+        return 0;
+}
+
+int plan_render_steps_text(const Plan *p, FILE *f) {
+        for (size_t i = 0; i < p->n_steps; i++) {
+                const PlanStep *st = &p->steps[i];
+                _cleanup_free_ char *id = plan_clean_string(st->session_id, true);
+                _cleanup_free_ char *why = st->why ? plan_clean_string(st->why, true) : NULL;
+                int r;
+
+                if (!id || (st->why && !why))
+                        return -ENOMEM;
+                switch (st->kind) {
+                case PLAN_STEP_RESTORE:
+                        if (why)
+                                fprintf(f, "cannot restore session %s: %s\n", id, why);
+                        else
+                                fprintf(f, "would restore session %s:\n", id);
+                        break;
+                case PLAN_STEP_RECOVER_DELETE:
+                        fprintf(f, "recover: would finish the interrupted delete of session %s:\n",
+                                id);
+                        break;
+                case PLAN_STEP_RECOVER_TEMP:
+                        fputs("recover: would remove a stale temporary file of qgc:\n", f);
+                        break;
+                default:
+                        continue;
+                }
+                for (size_t k = 0; k < st->n_paths; k++) {
+                        r = render_step_path(&st->paths[k], f);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        if (p->n_steps > 0 && !p->is_restore)
+                fputc('\n', f);
+        return 0;
+}
+
 int plan_render_text(const Plan *p, const RenderOptions *o, FILE *f) {
         unsigned cols = render_columns(o);
         size_t reason_w = render_reason_width(cols);
@@ -378,6 +429,9 @@ int plan_render_text(const Plan *p, const RenderOptions *o, FILE *f) {
         size_t last_tree = SIZE_MAX;
         int r;
 
+        r = plan_render_steps_text(p, f);
+        if (r < 0 || p->is_restore)
+                return r;
         if (p->inv->n_sessions == 0 && p->inv->n_orphans == 0)
                 return render_nothing(p->inv, f);
 

@@ -3,6 +3,7 @@
  * appending during the run, and the journal's fields through a wrapped sd_journal_sendv(). */
 #include "autoconf.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
@@ -522,7 +523,61 @@ static void crash_plant(const char *qwen) {
         assert_int_equal(fixture_write(qwen, P_API "/" S_TEXT ".ledger.jsonl", "new\n"), 0);
         assert_int_equal(fixture_write(qwen, P_API "/archive/" S_TEXT ".ledger.jsonl", "old"), 0);
         assert_int_equal(fixture_write(qwen, P_WEB "/" S_DEBUG ".pr.json", "{\"prs\":[]}\n"), 0);
+        assert_int_equal(fixture_write(qwen, P_WEB "/" S_DEBUG ".ledger.jsonl", "l\n"), 0);
         assert_int_equal(fixture_write(qwen, "plans/" S_DEBUG ".md", "plan\n"), 0);
+        assert_int_equal(fixture_write(qwen, P_NOTES "/" S_KILLED ".pr.json", "{\"prs\":[]}\n"), 0);
+}
+
+/* Is a temporary file of qgc (".*.qgc-tmp") anywhere below dir? Its path in *ret_path. */
+static bool crash_find_temp(const char *dir, char **ret_path) {
+        DIR *d = opendir(dir);
+        struct dirent *de;
+        bool found = false;
+
+        if (!d)
+                return false;
+        while (!found && (de = readdir(d))) {
+                _cleanup_free_ char *p = NULL;
+                size_t n = strlen(de->d_name);
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                p = strprintf("%s/%s", dir, de->d_name);
+                assert_non_null(p);
+                if (n > 9 && de->d_name[0] == '.' && streq(de->d_name + n - 8, ".qgc-tmp")) {
+                        *ret_path = TAKE_PTR(p);
+                        found = true;
+                } else if (de->d_type == DT_DIR)
+                        found = crash_find_temp(p, ret_path);
+        }
+        closedir(d);
+        return found;
+}
+
+/* Nothing of a deleted session, no temporary file and no pending marker is left. */
+static void crash_check_leftovers(const char *qwen, unsigned n) {
+        static const char *const gone[] = {
+                P_NOTES "/" S_KILLED ".jsonl",       P_NOTES "/" S_KILLED ".pr.json",
+                "file-history/" S_KILLED,            P_WEB "/" S_DEBUG ".jsonl",
+                P_WEB "/" S_DEBUG ".pr.json",        P_WEB "/" S_DEBUG ".ledger.jsonl",
+                "plans/" S_DEBUG ".md",              "debug/" S_DEBUG ".txt",
+        };
+        _cleanup_free_ char *pending = fixture_path(qwen, ".qgc/pending");
+        _cleanup_free_ char *tmp = NULL;
+        DIR *d;
+        struct dirent *de;
+
+        for (size_t i = 0; i < ELEMENTSOF(gone); i++)
+                if (fixture_exists(qwen, gone[i]))
+                        fail_msg("step %u: '%s' of a deleted session left behind", n, gone[i]);
+        if (crash_find_temp(qwen, &tmp))
+                fail_msg("step %u: temporary file '%s' left behind", n, tmp);
+        d = opendir(pending);
+        while (d && (de = readdir(d)))
+                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                        fail_msg("step %u: pending marker '%s' left behind", n, de->d_name);
+        if (d)
+                closedir(d);
 }
 
 /* The invariants after a crash and a normal rerun. */
@@ -559,6 +614,7 @@ static void crash_check(const char *qwen, unsigned n) {
         if (fixture_exists(qwen, P_API "/" S_FORK ".jsonl") ||
             !fixture_exists(qwen, P_API "/archive/" S_FORK ".jsonl"))
                 fail_msg("step %u: %s not archived after the rerun", n, S_FORK);
+        crash_check_leftovers(qwen, n);
 }
 
 static void test_faults_crash_after_every_step_then_rerun(void **state) {

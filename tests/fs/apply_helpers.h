@@ -23,6 +23,7 @@
 #include "inventory.h"
 #include "plan.h"
 #include "policy.h"
+#include "recover.h"
 #include "roots.h"
 #include "scan.h"
 #include "util.h"
@@ -61,6 +62,11 @@ static inline void apply_run_done(ApplyRun *a) {
         a->verdicts = verdicts_free(a->verdicts);
         free(a->plan.items);
         a->plan.items = NULL;
+        for (size_t i = 0; i < a->plan.n_steps; i++)
+                plan_step_done(&a->plan.steps[i]);
+        free(a->plan.steps);
+        a->plan.steps = NULL;
+        a->plan.n_steps = 0;
         a->inv = inventory_free(a->inv);
 }
 
@@ -138,6 +144,12 @@ static inline int apply_prepare(const char *qwen, const ApplyPick *picks, ApplyR
         a.plan.inv = a.inv;
         a.plan.verdicts = a.verdicts;
         a.plan.n_items = n;
+        /* the leftovers of an interrupted run go first, as in a real run */
+        r = recover_scan(&a.plan);
+        if (r < 0) {
+                apply_run_done(&a);
+                return r;
+        }
         *ret = a;
         return 0;
 }

@@ -3,6 +3,7 @@
  * restore, orphans; plus the lock, fd-based removal and the sidecar merges. */
 #include "autoconf.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/file.h>
@@ -14,6 +15,7 @@
 #include "fsutil.h"
 #include "journal.h"
 #include "lock.h"
+#include "recover.h"
 
 typedef struct T {
         char *root;
@@ -615,6 +617,156 @@ static void test_actions_restore_unknown_id_fails(void **state) {
         assert_true(actions_restore(inv, S_TEXT) < 0); /* active: nothing to restore */
 }
 
+/* ---------------------------------------------------------------- recovery pass */
+
+/* Write a pending marker for session id of project pd (as a delete does before its first step),
+ * listing the files rels (root G when prefixed "G:", transcripts when prefixed "T:"). */
+static void recover_plant_marker(const char *qwen, const char *id, const char *pd,
+                                 const char *const *rels) {
+        _cleanup_(recover_marker_done) RecoverMarker m = { .session = strdup(id),
+                                                           .project_dir = strdup(pd) };
+        _cleanup_close_ int gfd = open(qwen, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_free_ char *name = NULL;
+        struct stat st;
+
+        assert_true(gfd >= 0);
+        for (const char *const *r = rels; *r; r++) {
+                bool g = strncmp(*r, "G:", 2) == 0, tr = strncmp(*r, "T:", 2) == 0;
+                const char *rp = g || tr ? *r + 2 : *r;
+                _cleanup_free_ char *path = fixture_path(qwen, rp);
+                assert_int_equal(lstat(path, &st), 0);
+                assert_int_equal(recover_marker_add(&m, g, rp, &st, tr), 0);
+        }
+        assert_int_equal(fstat(gfd, &st), 0);
+        assert_int_equal(recover_marker_write(gfd, st.st_dev, &m, NULL, NULL, &name), 0);
+        assert_non_null(name);
+}
+
+static int pending_count(const char *qwen) {
+        _cleanup_free_ char *p = fixture_path(qwen, RECOVER_PENDING_DIR);
+        DIR *d = opendir(p);
+        struct dirent *de;
+        int n = 0;
+
+        while (d && (de = readdir(d)))
+                n += de->d_name[0] != '.';
+        if (d)
+                closedir(d);
+        return n;
+}
+
+static void test_recover_finishes_interrupted_delete(void **state) {
+        T *t = *state;
+        const char *const files[] = {
+                "T:" P_WEB "/" S_DEBUG ".jsonl", P_WEB "/" S_DEBUG ".pr.json",
+                P_WEB "/" S_DEBUG ".ledger.jsonl", "debug/" S_DEBUG ".txt", "G:plans/" S_DEBUG ".md",
+                NULL,
+        };
+        ActionStats st = {};
+        _cleanup_free_ char *lg = NULL;
+
+        assert_int_equal(fixture_write(t->qwen, P_WEB "/" S_DEBUG ".pr.json", "{\"prs\":[]}\n"), 0);
+        assert_int_equal(fixture_write(t->qwen, P_WEB "/" S_DEBUG ".ledger.jsonl", "a\n"), 0);
+        assert_int_equal(fixture_write(t->qwen, "plans/" S_DEBUG ".md", "plan\n"), 0);
+        recover_plant_marker(t->qwen, S_DEBUG, "-srv-demo-webapp", files);
+        assert_int_equal(pending_count(t->qwen), 1);
+        /* the run died right after the transcript went; a writer appended to the ledger since */
+        _cleanup_free_ char *tp = fixture_path(t->qwen, P_WEB "/" S_DEBUG ".jsonl");
+        assert_int_equal(unlink(tp), 0);
+        assert_int_equal(fixture_append(t->qwen, P_WEB "/" S_DEBUG ".ledger.jsonl", "b\n"), 0);
+
+        assert_int_equal(apply_execute(t->qwen, NULL, &st), 0);
+        assert_int_equal(st.n_recovered, 1);
+        assert_false(fixture_exists(t->qwen, P_WEB "/" S_DEBUG ".pr.json"));
+        assert_false(fixture_exists(t->qwen, "debug/" S_DEBUG ".txt"));
+        assert_false(fixture_exists(t->qwen, "plans/" S_DEBUG ".md"));
+        assert_true(fixture_exists(t->qwen, P_WEB "/" S_DEBUG ".ledger.jsonl")); /* changed: kept */
+        assert_int_equal(pending_count(t->qwen), 0);
+        lg = read_rel(t->root, "journal.log");
+        assert_non_null(strstr(lg, "QGC_ACTION=recovered QGC_SESSION=" S_DEBUG));
+
+        /* a rerun has nothing left to recover */
+        assert_int_equal(apply_execute(t->qwen, NULL, &st), 0);
+        assert_int_equal(st.n_recovered, 0);
+}
+
+static void test_recover_marker_with_transcript_drops_only_the_marker(void **state) {
+        T *t = *state;
+        const char *const files[] = { "T:" P_API "/" S_TEXT ".jsonl", P_API "/" S_TEXT ".pr.json",
+                                      NULL };
+        ActionStats st = {};
+        _cleanup_free_ char *lg = NULL;
+
+        assert_int_equal(fixture_write(t->qwen, P_API "/" S_TEXT ".pr.json", "{\"prs\":[]}\n"), 0);
+        recover_plant_marker(t->qwen, S_TEXT, "-srv-demo-api-server", files);
+        assert_int_equal(apply_execute(t->qwen, NULL, &st), 0);
+        assert_int_equal(st.n_recovered, 1);
+        assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
+        assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".pr.json"));
+        assert_int_equal(pending_count(t->qwen), 0);
+        lg = read_rel(t->root, "journal.log");
+        assert_non_null(strstr(lg, "transcript of the session exists"));
+}
+
+static void test_recover_marker_parse_refuses_other_paths(void **state) {
+        static const char *const bad[] = {
+                "T R 1 2 3 4 5 usage_record.jsonl",
+                "f R 1 2 3 4 5 projects/p/chats/../../../etc/passwd",
+                "f R 1 2 3 4 5 projects/other/chats/" S_TEXT ".pr.json",
+                "f G 1 2 3 4 5 projects/p/chats/" S_TEXT ".pr.json",
+                "d G 1 2 3 4 5 file-history",
+                "f R 1 2 3 4 5 projects/p/chats/" S_TEXT ".9x.runtime.json",
+                "x R 1 2 3 4 5 projects/p/chats/" S_TEXT ".pr.json",
+        };
+        RecoverMarker m = {};
+        (void)state;
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                _cleanup_free_ char *text = strprintf("qgc-pending-delete 1\nsession " S_TEXT
+                                                      "\nproject p\n%s\n", bad[i]);
+                if (recover_marker_parse(text, &m) != -EBADMSG)
+                        fail_msg("accepted: %s", bad[i]);
+        }
+        assert_int_equal(recover_marker_parse("qgc-pending-delete 1\nsession ..\nproject p\n"
+                                              "f R 1 2 3 4 5 projects/p/chats/...pr.json\n", &m),
+                         -EBADMSG);
+        assert_int_equal(recover_marker_parse("qgc-pending-delete 1\nsession " S_TEXT "\nproject p\n"
+                                              "f R 1 2 3 4 5 projects/p/chats/archive/" S_TEXT
+                                              ".ledger.jsonl\n"
+                                              "f R 1 2 3 4 5 projects/p/chats/" S_TEXT
+                                              ".123.runtime.json\n"
+                                              "d R 1 2 3 4 5 projects/p/subagents/" S_TEXT "\n"
+                                              "d G 1 2 3 4 5 file-history/" S_TEXT "\n", &m),
+                         0);
+        assert_int_equal(m.n_files, 4);
+        recover_marker_done(&m);
+}
+
+static void test_recover_stale_temp_files_removed(void **state) {
+        T *t = *state;
+        ActionStats st = {};
+        _cleanup_free_ char *target = fixture_path(t->root, "outside");
+
+        assert_int_equal(fixture_write(t->qwen, P_API "/." S_TEXT ".pr.json.qgc-tmp", "x"), 0);
+        assert_int_equal(fixture_write(t->qwen, P_SCRATCH "/archive/." S_ARCH ".ledger.jsonl.qgc-tmp", "x"), 0);
+        assert_int_equal(fixture_write(t->qwen, RECOVER_PENDING_DIR "/.m.qgc-tmp", "x"), 0);
+        /* not ours: another name, a symlink, a directory */
+        assert_int_equal(fixture_write(t->qwen, P_API "/.keep.tmp", "x"), 0);
+        assert_int_equal(fixture_write(t->root, "outside", "keep"), 0);
+        assert_int_equal(fixture_symlink(t->qwen, P_API "/.link.qgc-tmp", target), 0);
+        assert_int_equal(fixture_mkdir(t->qwen, P_API "/.dir.qgc-tmp"), 0);
+
+        assert_int_equal(apply_execute(t->qwen, NULL, &st), 0);
+        assert_int_equal(st.n_recovered, 3);
+        assert_false(fixture_exists(t->qwen, P_API "/." S_TEXT ".pr.json.qgc-tmp"));
+        assert_false(fixture_exists(t->qwen, P_SCRATCH "/archive/." S_ARCH ".ledger.jsonl.qgc-tmp"));
+        assert_false(fixture_exists(t->qwen, RECOVER_PENDING_DIR "/.m.qgc-tmp"));
+        assert_true(fixture_exists(t->qwen, P_API "/.keep.tmp"));
+        assert_true(fixture_exists(t->qwen, P_API "/.link.qgc-tmp"));
+        assert_true(fixture_exists(t->qwen, P_API "/.dir.qgc-tmp"));
+        assert_true(fixture_exists(t->root, "outside"));
+}
+
 /* ---------------------------------------------------------------- orphans */
 
 #define ORPHAN_ID "0badf00d-0000-4000-8000-000000000001"
@@ -898,6 +1050,10 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_actions_restore_moves_session_back, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_restore_refused_with_active_copy, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_restore_unknown_id_fails, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_recover_finishes_interrupted_delete, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_recover_marker_with_transcript_drops_only_the_marker, setup, teardown),
+                cmocka_unit_test(test_recover_marker_parse_refuses_other_paths),
+                cmocka_unit_test_setup_teardown(test_recover_stale_temp_files_removed, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_orphan_file_history_reclaimed, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_orphan_with_new_transcript_skipped, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_orphan_with_transcript_in_symlinked_project_skipped,

@@ -77,6 +77,7 @@ ids = {  # fixed forever, see src/journal.c and systemd/qgc.catalog
     "failed": "0f4eb6757d0b48799ced0ebf4404607f",
     "orphan-reclaimed": "2a4edf6fbf86489a83691f5330acbb1c",
     "salvaged": "8d8faafe2c18497fb8ddcd021f1b7965",
+    "recovered": "22da4ba8837a4227a41ebfbe66fee1c8",
 }
 assert entries, "no qgc entries in the journal"
 runs = {e.get("QGC_RUN") for e in entries}
@@ -151,7 +152,7 @@ ids = {json.loads(l)["MESSAGE_ID"] for l in open(sys.argv[1]) if l.strip()}
 listed = {l.split()[0] for l in open(sys.argv[2]) if l.strip()}
 missing = ids - listed
 assert not missing, missing
-assert len(listed) == 9, listed
+assert len(listed) == 10, listed
 PY
 fi
 pass "journal entries read back with journalctl"

@@ -1,0 +1,734 @@
+/* recover.c: finds and finishes what an interrupted run left behind, with proof, never a guess.
+ *
+ * Half-done deletes. A delete removes the transcript first and the session's other files
+ * (sidecars in chats/ and chats/archive/, file-history/<id>/, subagents/<id>/, debug/<id>.txt,
+ * plans/<id>.md, dead runtime claims) after it. Once the transcript is gone the scan no longer
+ * sees the session, so a crash in between would leave those files forever. Before its first
+ * step the delete therefore writes a pending marker, G/.qgc/pending/<id>.<hash>, durably (temp
+ * file, fsync, rename, fsync): the session, its project and every file it is about to remove
+ * with its identity (dev, inode, size, mtime, ctime; dev and inode for directories). The
+ * marker goes when the delete completes. The recovery pass of the next real run reads every
+ * marker: while a transcript of the session exists (the delete never began, or a new copy
+ * appeared) it only drops the marker; otherwise it removes each listed file that still has its
+ * recorded identity, and then the marker. A file that changed is left alone. A marker can only
+ * name the files a delete of its session removes (recover_marker_parse() checks every path).
+ *
+ * Temporary files. Every file qgc writes atomically goes through ".<name>.qgc-tmp" in the
+ * target's directory (fs_write_atomic(), the marker itself): chats/, chats/archive/ and
+ * G/.qgc/pending/. The pass lists those directories and plans the removal of every regular file
+ * of that name owned by the tree's user. The executor removes them only under the tree lock,
+ * which every writer of such a file holds, and only if they still have their scan identity. */
+#include "autoconf.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "log.h"
+#include "macro.h"
+#include "recover.h"
+#include "scan.h"
+#include "util.h"
+
+#define RECOVER_MARKER_MAGIC "qgc-pending-delete 1"
+#define RECOVER_MARKER_MAX (1024U * 1024)
+
+static void recover_step(RecoverStepFn step, void *userdata, const char *what) {
+        if (step)
+                step(userdata, what);
+}
+
+void recover_marker_done(RecoverMarker *m) {
+        if (!m)
+                return;
+        for (size_t i = 0; i < m->n_files; i++)
+                free(m->files[i].rel);
+        free(m->files);
+        free(m->session);
+        free(m->project_dir);
+        *m = (RecoverMarker){};
+}
+
+static int recover_marker_push(RecoverMarker *m, const RecoverFile *f) {
+        RecoverFile *n = realloc(m->files, (m->n_files + 1) * sizeof(RecoverFile));
+        char *rel = strdup(f->rel);
+
+        if (n)
+                m->files = n;
+        if (!n || !rel) {
+                free(rel);
+                return -ENOMEM;
+        }
+        m->files[m->n_files] = *f;
+        m->files[m->n_files++].rel = rel;
+        return 0;
+}
+
+int recover_marker_add(RecoverMarker *m, bool in_global, const char *rel, const struct stat *st,
+                       bool is_transcript) {
+        RecoverFile f = {
+                .in_global = in_global,
+                .is_dir = S_ISDIR(st->st_mode),
+                .is_transcript = is_transcript,
+                .rel = (char *)rel,
+        };
+
+        fs_fileid_from_stat(&f.id, st);
+        return recover_marker_push(m, &f);
+}
+
+char *recover_marker_format(const RecoverMarker *m) {
+        StrBuf b = {};
+        int r;
+
+        r = strbuf_printf(&b, "%s\nsession %s\nproject %s\n", RECOVER_MARKER_MAGIC, m->session,
+                          m->project_dir);
+        for (size_t i = 0; r >= 0 && i < m->n_files; i++) {
+                const RecoverFile *f = &m->files[i];
+                r = strbuf_printf(&b, "%c %c %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64
+                                      " %" PRId64 " %s\n",
+                                  f->is_transcript ? 'T' : f->is_dir ? 'd' : 'f',
+                                  f->in_global ? 'G' : 'R', (uint64_t)f->id.dev,
+                                  (uint64_t)f->id.ino, f->id.size, f->id.mtime_ns, f->id.ctime_ns,
+                                  f->rel);
+        }
+        if (r < 0) {
+                strbuf_done(&b);
+                return NULL;
+        }
+        return strbuf_steal(&b);
+}
+
+/* A single path component that is safe to build paths from. */
+static bool recover_component_ok(const char *s) {
+        return s && *s && !streq(s, ".") && !streq(s, "..") && !strpbrk(s, "/\n");
+}
+
+/* "<id>.runtime.json" or "<id>.<pid>.runtime.json" (a Qwen runtime claim of session id). */
+static bool recover_is_claim_name(const char *name, const char *id) {
+        size_t l = strlen(id);
+        const char *p;
+
+        if (strncasecmp(name, id, l) != 0 || name[l] != '.')
+                return false;
+        p = name + l + 1;
+        if (streq(p, "runtime.json"))
+                return true;
+        if (*p < '0' || *p > '9')
+                return false;
+        while (*p >= '0' && *p <= '9')
+                p++;
+        return streq(p, ".runtime.json");
+}
+
+/* Is f one of the files a delete of session id in project pd removes? The whole proof that a
+ * marker names nothing else. */
+static bool recover_file_allowed(const char *id, const char *pd, const RecoverFile *f) {
+        static const char *const exts[] = { "worktree.json", "pr.json", "ledger.jsonl" };
+        _cleanup_free_ char *chats = strprintf("projects/%s/chats/", pd);
+        char buf[1024];
+        size_t lc;
+
+        if (!chats)
+                return false;
+        lc = strlen(chats);
+        if (f->is_transcript) {
+                if (f->in_global || f->is_dir)
+                        return false;
+                snprintf(buf, sizeof buf, "%s%s.jsonl", chats, id);
+                if (streq(f->rel, buf))
+                        return true;
+                snprintf(buf, sizeof buf, "%sarchive/%s.jsonl", chats, id);
+                return streq(f->rel, buf);
+        }
+        if (f->is_dir) {
+                snprintf(buf, sizeof buf, "%s/%s", f->in_global ? "file-history" : "", id);
+                if (f->in_global)
+                        return streq(f->rel, buf);
+                snprintf(buf, sizeof buf, "projects/%s/subagents/%s", pd, id);
+                return streq(f->rel, buf);
+        }
+        if (f->in_global) {
+                snprintf(buf, sizeof buf, "plans/%s.md", id);
+                return streq(f->rel, buf);
+        }
+        snprintf(buf, sizeof buf, "debug/%s.txt", id);
+        if (streq(f->rel, buf))
+                return true;
+        for (size_t i = 0; i < ELEMENTSOF(exts); i++) {
+                snprintf(buf, sizeof buf, "%s%s.%s", chats, id, exts[i]);
+                if (streq(f->rel, buf))
+                        return true;
+                snprintf(buf, sizeof buf, "%sarchive/%s.%s", chats, id, exts[i]);
+                if (streq(f->rel, buf))
+                        return true;
+        }
+        return strncmp(f->rel, chats, lc) == 0 && !strchr(f->rel + lc, '/') &&
+               recover_is_claim_name(f->rel + lc, id);
+}
+
+/* Parse one file line of a marker into f (f->rel points into line). */
+static int recover_parse_file(char *line, RecoverFile *f) {
+        char kind, root;
+        uint64_t dev, ino, size;
+        int64_t mtime, ctime;
+        int n = -1;
+
+        if (sscanf(line, "%c %c %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNd64 " %" SCNd64 " %n",
+                   &kind, &root, &dev, &ino, &size, &mtime, &ctime, &n) != 7 ||
+            n <= 0 || !strchr("Tfd", kind) || !strchr("GR", root))
+                return -EBADMSG;
+        *f = (RecoverFile){
+                .in_global = root == 'G',
+                .is_dir = kind == 'd',
+                .is_transcript = kind == 'T',
+                .rel = line + n,
+                .id = { .present = true, .dev = (dev_t)dev, .ino = (ino_t)ino, .size = size,
+                        .mtime_ns = mtime, .ctime_ns = ctime },
+        };
+        if (!*f->rel || f->rel[0] == '/' || strstr(f->rel, ".."))
+                return -EBADMSG;
+        return 0;
+}
+
+/* "<key><value>": a copy of value in *ret. */
+static int recover_parse_value(const char *line, const char *key, char **ret) {
+        size_t l = strlen(key);
+
+        if (strncmp(line, key, l) != 0)
+                return -EBADMSG;
+        *ret = strdup(line + l);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int recover_marker_parse(const char *text, RecoverMarker *ret) {
+        _cleanup_free_ char *copy = strdup(text ?: "");
+        RecoverMarker m = {};
+        char *save = NULL, *line;
+        unsigned n = 0;
+        int r = 0;
+
+        if (!copy)
+                return -ENOMEM;
+        for (line = strtok_r(copy, "\n", &save); line && r >= 0;
+             line = strtok_r(NULL, "\n", &save), n++) {
+                RecoverFile f;
+
+                if (n == 0)
+                        r = streq(line, RECOVER_MARKER_MAGIC) ? 0 : -EBADMSG;
+                else if (n == 1)
+                        r = recover_parse_value(line, "session ", &m.session);
+                else if (n == 2)
+                        r = recover_parse_value(line, "project ", &m.project_dir);
+                else if ((r = recover_parse_file(line, &f)) >= 0) {
+                        if (!recover_component_ok(m.session) ||
+                            !recover_component_ok(m.project_dir) ||
+                            !recover_file_allowed(m.session, m.project_dir, &f))
+                                r = -EBADMSG;
+                        else
+                                r = recover_marker_push(&m, &f);
+                }
+        }
+        if (r >= 0 && (n < 3 || !m.session || !m.project_dir))
+                r = -EBADMSG;
+        if (r < 0) {
+                recover_marker_done(&m);
+                return r;
+        }
+        *ret = m;
+        return 0;
+}
+
+/* The marker's file name: the session id and a hash of the project (one id may be in two). */
+static char *recover_marker_name(const RecoverMarker *m) {
+        uint64_t h = 0xcbf29ce484222325ULL;
+
+        for (const unsigned char *p = (const unsigned char *)m->project_dir; *p; p++)
+                h = (h ^ *p) * 0x100000001b3ULL;
+        return strprintf("%s.%016" PRIx64, m->session, h);
+}
+
+/* mkdirat(dfd, name) unless it exists, then open it (on dev). */
+static int recover_mkdir_open(int dfd, const char *name, dev_t dev, RecoverStepFn step,
+                              void *userdata) {
+        int r = fs_mkdirat(dfd, name, 0700);
+
+        if (r >= 0)
+                recover_step(step, userdata, name);
+        else if (r != -EEXIST)
+                return r;
+        return fs_open_path(dfd, name, dev);
+}
+
+/* Write all of s to fd. */
+static int recover_write_all(int fd, const char *s, size_t n) {
+        while (n > 0) {
+                ssize_t k = write(fd, s, n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return k < 0 ? -errno : -EIO;
+                s += k;
+                n -= (size_t)k;
+        }
+        return 0;
+}
+
+int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMarker *m,
+                         RecoverStepFn step, void *userdata, char **ret_name) {
+        _cleanup_free_ char *text = recover_marker_format(m), *name = recover_marker_name(m);
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_close_ int state_fd = -EBADF, dir_fd = -EBADF, fd = -EBADF;
+        int r;
+
+        if (!text || !name || !(tmp = strprintf(".%s%s", name, RECOVER_TEMP_SUFFIX)))
+                return -ENOMEM;
+        state_fd = recover_mkdir_open(global_fd, RECOVER_STATE_DIR, global_dev, step, userdata);
+        if (state_fd < 0)
+                return state_fd;
+        dir_fd = recover_mkdir_open(state_fd, "pending", global_dev, step, userdata);
+        if (dir_fd < 0)
+                return dir_fd;
+        r = fs_unlink(dir_fd, tmp, 0);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        fd = fs_openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return fd;
+        r = recover_write_all(fd, text, strlen(text));
+        if (r >= 0)
+                r = fs_fsync(fd);
+        if (r < 0) {
+                (void)fs_unlink(dir_fd, tmp, 0);
+                return r;
+        }
+        recover_step(step, userdata, tmp);
+        /* one name to another in a directory opened beneath the tree: nothing is resolved */
+        if (renameat(dir_fd, tmp, dir_fd, name) < 0) {
+                r = -errno;
+                (void)fs_unlink(dir_fd, tmp, 0);
+                return r;
+        }
+        recover_step(step, userdata, name);
+        r = fs_fsync(dir_fd);
+        if (r < 0)
+                return r;
+        *ret_name = TAKE_PTR(name);
+        return 0;
+}
+
+int recover_marker_remove(int global_fd, dev_t global_dev, const char *name, RecoverStepFn step,
+                          void *userdata) {
+        _cleanup_close_ int dir_fd = fs_open_path(global_fd, RECOVER_PENDING_DIR, global_dev);
+        int r;
+
+        if (dir_fd == -ENOENT)
+                return 0;
+        if (dir_fd < 0)
+                return dir_fd;
+        r = fs_unlink(dir_fd, name, 0);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        recover_step(step, userdata, name);
+        return fs_fsync(dir_fd);
+}
+
+bool recover_is_temp_name(const char *name) {
+        size_t n = strlen(name), ls = strlen(RECOVER_TEMP_SUFFIX);
+
+        return name[0] == '.' && n > ls + 1 && streq(name + n - ls, RECOVER_TEMP_SUFFIX);
+}
+
+/* ---------------------------------------------------------------- a tree's two roots */
+
+typedef struct RecoverRoots {
+        const Tree *tree;
+        int global_fd, runtime_fd;
+        dev_t global_dev, runtime_dev;
+} RecoverRoots;
+
+static int recover_root_fd(const RecoverRoots *rt, bool in_global, dev_t *ret_dev) {
+        *ret_dev = in_global ? rt->global_dev : rt->runtime_dev;
+        return in_global ? rt->global_fd : rt->runtime_fd;
+}
+
+static char *recover_abs(const RecoverRoots *rt, bool in_global, const char *rel) {
+        return strprintf("%s/%s", in_global ? rt->tree->global_dir : rt->tree->runtime_dir, rel);
+}
+
+/* Open the parent directory of rel (below its root) and point *ret_base at the last component. */
+static int recover_open_parent(const RecoverRoots *rt, bool in_global, const char *rel,
+                               const char **ret_base) {
+        _cleanup_free_ char *dir = strdup(rel);
+        char *slash;
+        dev_t dev;
+        int root = recover_root_fd(rt, in_global, &dev);
+
+        if (!dir)
+                return -ENOMEM;
+        slash = strrchr(dir, '/');
+        if (!slash) {
+                int fd = fcntl(root, F_DUPFD_CLOEXEC, 3);
+                *ret_base = rel;
+                return fd < 0 ? -errno : fd;
+        }
+        *slash = 0;
+        *ret_base = rel + (slash - dir) + 1;
+        return fs_open_path(root, dir, dev);
+}
+
+/* Does a transcript of the marker's session exist now (in chats/ or chats/archive/)? */
+static int recover_transcript_exists(const RecoverRoots *rt, const RecoverMarker *m) {
+        for (int archived = 0; archived < 2; archived++) {
+                _cleanup_free_ char *rel = strprintf("projects/%s/chats/%s%s.jsonl",
+                                                     m->project_dir, archived ? "archive/" : "",
+                                                     m->session);
+                _cleanup_close_ int fd = -EBADF;
+                const char *base;
+                int r;
+
+                if (!rel)
+                        return -ENOMEM;
+                fd = recover_open_parent(rt, false, rel, &base);
+                if (fd == -ENOENT)
+                        continue;
+                if (fd < 0)
+                        return fd;
+                r = fs_exists(fd, base);
+                if (r != 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Does (fd, base) still have the identity recorded in f? 1 yes, 0 no or gone, -errno. */
+static int recover_file_matches(int fd, const char *base, const RecoverFile *f) {
+        struct stat st;
+
+        if (!f->is_dir)
+                return fs_check_identity(fd, base, &f->id);
+        if (fstatat(fd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        return S_ISDIR(st.st_mode) && st.st_dev == f->id.dev && st.st_ino == f->id.ino;
+}
+
+/* The files of the marker that a recovery removes (matching ones, transcripts never): listed
+ * in disp when given, removed when execute. Returns the count, or -errno. */
+static int recover_apply(const RecoverRoots *rt, const RecoverMarker *m, bool execute,
+                         RecoverStepFn step, void *userdata, PlanStep *disp) {
+        int n = 0, ret = 0;
+
+        for (size_t i = 0; i < m->n_files; i++) {
+                const RecoverFile *f = &m->files[i];
+                _cleanup_close_ int fd = -EBADF;
+                const char *base;
+                dev_t dev;
+                int r;
+
+                if (f->is_transcript)
+                        continue;
+                (void)recover_root_fd(rt, f->in_global, &dev);
+                fd = recover_open_parent(rt, f->in_global, f->rel, &base);
+                if (fd == -ENOENT)
+                        continue;
+                if (fd < 0) {
+                        ret = ret ?: fd;
+                        continue;
+                }
+                r = recover_file_matches(fd, base, f);
+                if (r <= 0) {
+                        if (r == 0)
+                                log_debug("recover: '%s' is gone or changed, left alone", f->rel);
+                        ret = ret ?: r;
+                        continue;
+                }
+                if (disp) {
+                        _cleanup_free_ char *abs = recover_abs(rt, f->in_global, f->rel);
+                        r = abs ? plan_step_add_path(disp, abs, NULL) : -ENOMEM;
+                        if (r < 0)
+                                return r;
+                }
+                if (execute) {
+                        r = f->is_dir ? fs_rm_rf_at(fd, base, dev, NULL) : fs_unlink(fd, base, 0);
+                        if (r < 0 && r != -ENOENT) {
+                                ret = ret ?: r;
+                                continue;
+                        }
+                        recover_step(step, userdata, base);
+                }
+                n++;
+        }
+        return ret < 0 ? ret : n;
+}
+
+/* Read and parse the marker (dir_fd, name); its identity in *ret_id. */
+static int recover_read_marker(int dir_fd, const char *name, RecoverMarker *ret, FileId *ret_id) {
+        _cleanup_close_ int fd = scan_openat(dir_fd, name, O_RDONLY);
+        _cleanup_free_ char *text = NULL;
+        struct stat st;
+        size_t n;
+        int r;
+
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EBADMSG;
+        fs_fileid_from_stat(ret_id, &st);
+        r = fs_read_fd(fd, RECOVER_MARKER_MAX, &text, &n);
+        if (r < 0)
+                return r;
+        return recover_marker_parse(text, ret);
+}
+
+int recover_finish_delete(int global_fd, dev_t global_dev, int runtime_fd, dev_t runtime_dev,
+                          const PlanStep *st, RecoverStepFn step, void *userdata,
+                          const char **ret_why) {
+        RecoverRoots rt = { .global_fd = global_fd, .runtime_fd = runtime_fd,
+                            .global_dev = global_dev, .runtime_dev = runtime_dev };
+        _cleanup_(recover_marker_done) RecoverMarker m = {};
+        _cleanup_close_ int dir_fd = fs_open_path(global_fd, st->dir, global_dev);
+        FileId id;
+        int r, n = 0;
+
+        if (dir_fd < 0) {
+                *ret_why = "cannot open the pending directory";
+                return dir_fd;
+        }
+        r = fs_check_identity(dir_fd, st->name, &st->id);
+        if (r <= 0) {
+                *ret_why = "the marker changed since the scan";
+                return r < 0 ? r : -ESTALE;
+        }
+        r = recover_read_marker(dir_fd, st->name, &m, &id);
+        if (r < 0) {
+                *ret_why = "cannot read the marker";
+                return r;
+        }
+        r = recover_transcript_exists(&rt, &m);
+        if (r < 0) {
+                *ret_why = "cannot tell whether a transcript exists";
+                return r;
+        }
+        if (r > 0)
+                *ret_why = "a transcript of the session exists: only the marker removed";
+        else {
+                n = recover_apply(&rt, &m, /* execute= */ true, step, userdata, NULL);
+                if (n < 0) {
+                        *ret_why = "some files of the session could not be removed";
+                        return n;
+                }
+        }
+        r = recover_marker_remove(global_fd, global_dev, st->name, step, userdata);
+        if (r < 0) {
+                *ret_why = "cannot remove the marker";
+                return r;
+        }
+        return n;
+}
+
+int recover_remove_temp(int root_fd, dev_t dev, const PlanStep *st, RecoverStepFn step,
+                        void *userdata) {
+        _cleanup_close_ int fd = fs_open_path(root_fd, st->dir, dev);
+        int r;
+
+        if (fd == -ENOENT)
+                return 0;
+        if (fd < 0)
+                return fd;
+        r = fs_check_identity(fd, st->name, &st->id);
+        if (r <= 0)
+                return r;
+        r = fs_unlink(fd, st->name, 0);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        recover_step(step, userdata, st->name);
+        return 1;
+}
+
+/* ---------------------------------------------------------------- the scan */
+
+/* Open the directory rel below dfd for listing: every component no-follow and on dev, the last
+ * one with O_NOATIME where permitted (a dry run must not change an atime). */
+static int recover_open_list(int dfd, const char *rel, dev_t dev) {
+        _cleanup_free_ char *copy = strdup(rel);
+        _cleanup_close_ int cur = -EBADF;
+        char *save = NULL;
+
+        if (!copy)
+                return -ENOMEM;
+        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+                struct stat st;
+                int fd = scan_openat(cur >= 0 ? cur : dfd, c, O_RDONLY | O_DIRECTORY);
+
+                if (fd < 0)
+                        return fd;
+                safe_close(cur);
+                cur = fd;
+                if (fstat(cur, &st) < 0)
+                        return -errno;
+                if (dev != 0 && st.st_dev != dev)
+                        return -EXDEV;
+        }
+        return cur < 0 ? -EINVAL : TAKE_FD(cur);
+}
+
+/* Plan a RECOVER_DELETE step for the marker (dir_fd, name). */
+static int recover_scan_marker(Plan *p, size_t t, const RecoverRoots *rt, int dir_fd,
+                               const char *name) {
+        _cleanup_(recover_marker_done) RecoverMarker m = {};
+        _cleanup_free_ char *mpath = NULL;
+        PlanStep st = { .kind = PLAN_STEP_RECOVER_DELETE, .tree = t, .in_global = true };
+        int r;
+
+        r = recover_read_marker(dir_fd, name, &m, &st.id);
+        if (r < 0) {
+                log_warning_errno(r, "'%s/%s/%s': not a pending marker of qgc, skipping",
+                                  rt->tree->global_dir, RECOVER_PENDING_DIR, name);
+                return 0;
+        }
+        st.session_id = strdup(m.session);
+        st.dir = strdup(RECOVER_PENDING_DIR);
+        st.name = strdup(name);
+        mpath = strprintf("%s/%s/%s", rt->tree->global_dir, RECOVER_PENDING_DIR, name);
+        if (!st.session_id || !st.dir || !st.name || !mpath) {
+                plan_step_done(&st);
+                return -ENOMEM;
+        }
+        r = recover_transcript_exists(rt, &m);
+        if (r > 0)
+                st.why = strdup("a transcript of the session exists: only the marker goes");
+        else if (r == 0)
+                r = recover_apply(rt, &m, /* execute= */ false, NULL, NULL, &st);
+        if (r >= 0)
+                r = plan_step_add_path(&st, mpath, NULL);
+        if (r < 0 && r != -ENOMEM)
+                log_debug("recover: marker '%s': %s", name, strerror(-r));
+        if (r == -ENOMEM) {
+                plan_step_done(&st);
+                return r;
+        }
+        return plan_add_step(p, &st);
+}
+
+/* Plan the removal of the temporary files of qgc in the directory rel (below the root). */
+static int recover_scan_dir(Plan *p, size_t t, const RecoverRoots *rt, bool in_global,
+                            const char *rel) {
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        _cleanup_close_ int fd = -EBADF;
+        const char *name;
+        unsigned char type;
+        dev_t dev;
+        int root = recover_root_fd(rt, in_global, &dev), r, n = 0;
+
+        if (!d)
+                return -ENOMEM;
+        fd = recover_open_list(root, rel, dev);
+        if (fd < 0)
+                return fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP || fd == -EXDEV ? 0 : fd;
+        fs_dir_init(d, fd);
+        while ((r = fs_dir_next(d, &name, &type)) > 0) {
+                struct stat sb;
+
+                if (in_global && streq(rel, RECOVER_PENDING_DIR) && name[0] != '.') {
+                        r = recover_scan_marker(p, t, rt, fd, name);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                if (!recover_is_temp_name(name) || (type != DT_REG && type != DT_UNKNOWN))
+                        continue;
+                if (fstatat(fd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode) ||
+                    sb.st_uid != rt->tree->uid || sb.st_dev != dev)
+                        continue;
+                PlanStep st = { .kind = PLAN_STEP_RECOVER_TEMP, .tree = t, .in_global = in_global,
+                                .dir = strdup(rel), .name = strdup(name) };
+                _cleanup_free_ char *abs = strprintf("%s/%s/%s", in_global ? rt->tree->global_dir
+                                                                           : rt->tree->runtime_dir,
+                                                     rel, name);
+                fs_fileid_from_stat(&st.id, &sb);
+                if (!st.dir || !st.name || !abs || plan_step_add_path(&st, abs, NULL) < 0) {
+                        plan_step_done(&st);
+                        return -ENOMEM;
+                }
+                r = plan_add_step(p, &st);
+                if (r < 0)
+                        return r;
+                n++;
+        }
+        return r < 0 ? r : n;
+}
+
+/* Every chats/ and chats/archive/ of the tree's projects. */
+static int recover_scan_projects(Plan *p, size_t t, const RecoverRoots *rt) {
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        _cleanup_close_ int fd = -EBADF;
+        const char *name;
+        unsigned char type;
+        int r;
+
+        if (!d)
+                return -ENOMEM;
+        fd = recover_open_list(rt->runtime_fd, "projects", rt->runtime_dev);
+        if (fd < 0)
+                return fd == -ENOENT ? 0 : fd;
+        fs_dir_init(d, fd);
+        while ((r = fs_dir_next(d, &name, &type)) > 0) {
+                if (type != DT_DIR && type != DT_UNKNOWN)
+                        continue;
+                for (int archived = 0; archived < 2; archived++) {
+                        _cleanup_free_ char *rel = strprintf("projects/%s/chats%s", name,
+                                                             archived ? "/archive" : "");
+                        int k = rel ? recover_scan_dir(p, t, rt, false, rel) : -ENOMEM;
+                        if (k == -ENOMEM)
+                                return k;
+                        if (k < 0)
+                                log_debug("recover: cannot list '%s': %s", rel, strerror(-k));
+                }
+        }
+        return r;
+}
+
+int recover_scan(Plan *p) {
+        const Inventory *inv = p->inv;
+        size_t before = p->n_steps;
+
+        for (size_t t = 0; t < inv->n_trees; t++) {
+                const Tree *tr = &inv->trees[t];
+                _cleanup_close_ int gfd = fs_open_root(tr->global_dir, 0);
+                _cleanup_close_ int rfd = fs_open_root(tr->runtime_dir, tr->dev);
+                RecoverRoots rt = { .tree = tr, .global_fd = gfd, .runtime_fd = rfd };
+                struct stat st;
+                int r;
+
+                if (gfd < 0 || rfd < 0 || fstat(gfd, &st) < 0)
+                        continue; /* no tree there: nothing was left behind */
+                rt.global_dev = st.st_dev;
+                if (fstat(rfd, &st) < 0)
+                        continue;
+                rt.runtime_dev = st.st_dev;
+                r = recover_scan_dir(p, t, &rt, true, RECOVER_PENDING_DIR);
+                if (r == -ENOMEM)
+                        return r;
+                r = recover_scan_projects(p, t, &rt);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        log_debug("recover: cannot list the projects of '%s': %s",
+                                  tr->runtime_dir, strerror(-r));
+        }
+        return (int)(p->n_steps - before);
+}

@@ -1,0 +1,74 @@
+/* recover.h: the leftovers of an interrupted run, found before the policy's actions and
+ * executed first by the executor (style.md 2.2): half-done deletes, proven by a pending marker
+ * that the delete wrote before its first step, and qgc's own stale temporary files. */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/stat.h>
+
+#include "plan.h"
+
+/* Where the pending-delete markers live, relative to G (next to G/.qgc.lock). */
+#define RECOVER_STATE_DIR ".qgc"
+#define RECOVER_PENDING_DIR ".qgc/pending"
+/* The suffix of every temporary file qgc writes (".<name>.qgc-tmp", fs_write_atomic()). */
+#define RECOVER_TEMP_SUFFIX ".qgc-tmp"
+
+/* Called after every mutating step, like ArchiveStepFn. */
+typedef void (*RecoverStepFn)(void *userdata, const char *step);
+
+/* One file (or directory) of a session that a delete removes, with its identity then. */
+typedef struct RecoverFile {
+        bool in_global;     /* rel is relative to G (else to R) */
+        bool is_dir;        /* file-history/<id>, subagents/<id>: compared by dev and inode */
+        bool is_transcript; /* the transcript: while it exists the delete has not begun */
+        char *rel;
+        FileId id;
+} RecoverFile;
+
+/* The pending marker of one delete: which session, and every file of it that the delete will
+ * remove, as they were just before its first step. */
+typedef struct RecoverMarker {
+        char *session;
+        char *project_dir;
+        RecoverFile *files;
+        size_t n_files;
+} RecoverMarker;
+
+void recover_marker_done(RecoverMarker *m);
+/* Note (root, rel) with the identity in st. */
+int recover_marker_add(RecoverMarker *m, bool in_global, const char *rel, const struct stat *st,
+                       bool is_transcript);
+/* The marker as text, and back. Parsing refuses (-EBADMSG) any path that is not one of the
+ * files a delete of that session removes, so a marker can never name anything else. */
+char *recover_marker_format(const RecoverMarker *m);
+int recover_marker_parse(const char *text, RecoverMarker *ret);
+/* Write the marker durably to G/.qgc/pending/ (temp file, fsync, rename, fsync), creating the
+ * directories; *ret_name is its name there. step is called after each change. */
+int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMarker *m,
+                         RecoverStepFn step, void *userdata, char **ret_name);
+/* Remove the marker name (ENOENT is success). */
+int recover_marker_remove(int global_fd, dev_t global_dev, const char *name, RecoverStepFn step,
+                          void *userdata);
+
+/* Is name one of qgc's temporary files (".<x>.qgc-tmp")? */
+bool recover_is_temp_name(const char *name);
+
+/* Add the recovery steps of every tree of p->inv to p: one RECOVER_DELETE per pending marker,
+ * one RECOVER_TEMP per temporary file of qgc's (right name, a regular file owned by the tree's
+ * user) in G/.qgc/pending/ and in every chats/ and chats/archive/. Read-only (directories are
+ * listed with O_NOATIME where permitted). Returns the number of steps added or -errno. */
+int recover_scan(Plan *p);
+
+/* Execute a RECOVER_DELETE step: when no transcript of the session exists, remove every file the
+ * marker lists that still has its recorded identity, then the marker. When a transcript exists
+ * (the delete never began, or a new copy appeared), only the marker goes (and *ret_why says so).
+ * Returns the number of files removed, or -errno (*ret_why set; -ESTALE: the marker is not the
+ * one the plan saw); the marker stays when something could not be removed. */
+int recover_finish_delete(int global_fd, dev_t global_dev, int runtime_fd, dev_t runtime_dev,
+                          const PlanStep *st, RecoverStepFn step, void *userdata,
+                          const char **ret_why);
+/* Execute a RECOVER_TEMP step: unlink the file if it still has its scan-time identity. 1 removed,
+ * 0 gone or changed (left alone), -errno. The caller holds the tree lock: no other qgc runs. */
+int recover_remove_temp(int root_fd, dev_t dev, const PlanStep *st, RecoverStepFn step,
+                        void *userdata);

@@ -1,0 +1,9 @@
+/* restore.h: the plan of `qgc restore ID`: every archived copy of the session, whether it can
+ * move back, and the files that would move with it. Read-only; actions.c executes the plan. */
+#pragma once
+
+#include "plan.h"
+
+/* A plan of RESTORE steps for session id in every tree of inv (one per tree that has it; a step
+ * that cannot be done carries its reason in why). -ENOENT when no tree has the session. */
+int restore_plan(const Inventory *inv, const char *id, msec_t now, Plan **ret);
