@@ -425,7 +425,7 @@ static unsigned main_default_jobs(void) {
 static int main_build_plan(Inventory *inv, const Config *cfg, msec_t now, Plan **ret) {
         _cleanup_(verdicts_freep) Verdicts *verdicts = NULL;
         _cleanup_(plan_freep) Plan *plan = NULL;
-        PolicyOptions po = { .force = arg_force };
+        PolicyOptions po = { .force = arg_force, .real_now = real_now_msec };
         double t0;
         int r;
 
@@ -467,7 +467,6 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         RenderOptions ro = { .columns = main_columns(), .show_keep = true };
         ScanOptions so = { .now = now, .no_atime = true,
                            .jobs = arg_jobs > 0 ? arg_jobs : main_default_jobs() };
-        PolicyOptions po = { .force = arg_force, .real_now = real_now_msec };
         ActionsRunOptions ao = {
                 .log_target = journal_target_from_string(arg_log_target),
                 .log_file = arg_log_file,
