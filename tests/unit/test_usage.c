@@ -19,6 +19,7 @@
 
 #include "macro.h"
 #include "usage.h"
+#include "usageidx.h"
 #include "util.h"
 
 static char *testdata_path(const char *rel) {
