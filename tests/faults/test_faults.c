@@ -14,12 +14,16 @@
 #include "../fs/apply_helpers.h"
 #include "fsutil.h"
 #include "journal.h"
+#include "usage.h"
+#include "usageidx.h"
 
 /* ---------------------------------------------------------------- the seams */
 
 /* What to break, set by each test (reset in setup). */
 typedef struct Faults {
         int write_err;      /* write() to usage_record.jsonl fails with this errno */
+        size_t write_short; /* ... or writes only this many bytes (a full disk), and then */
+        int write_short_err; /* ... returns this errno instead of the count, when set */
         int fsync_err;      /* fsync() of usage_record.jsonl */
         int rename_err;     /* renameat/renameat2 whose old name equals rename_match */
         char rename_match[128];
@@ -104,6 +108,14 @@ ssize_t __wrap_write(int fd, const void *buf, size_t n) {
         if (faults.write_err && fd_is_usage(fd)) {
                 errno = faults.write_err;
                 return -1;
+        }
+        if (faults.write_short && faults.write_short < n && fd_is_usage(fd)) {
+                ssize_t k = __real_write(fd, buf, faults.write_short);
+                if (k >= 0 && faults.write_short_err) {
+                        errno = faults.write_short_err;
+                        return -1;
+                }
+                return k;
         }
         return __real_write(fd, buf, n);
 }
@@ -307,6 +319,84 @@ static void test_faults_usage_write_eio_keeps_archive_candidate(void **state) {
 static void test_faults_usage_fsync_eio_keeps_session(void **state) {
         faults.fsync_err = EIO;
         check_salvage_failure_keeps_session(*state, VERB_DELETE, EIO);
+}
+
+/* A line Qwen's reader returns: the exact reader finds the session's record. */
+static int usage_readable(T *t, const char *id) {
+        _cleanup_close_ int g = open(t->qwen, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(g >= 0);
+        return usage_has_session(g, id);
+}
+
+/* A full disk: write() places the first bytes of the line only (then returns the short count,
+ * or an error). The fragment must not stay as a partial line (the next append, qgc's or Qwen's,
+ * would be glued to it and lost): the session is kept, the bytes are blanked in place, and the
+ * next run writes one readable line. */
+static void check_short_write(T *t, int err) {
+        ApplyPick picks[] = { { S_KILLED, VERB_DELETE }, {} };
+        ActionStats st = {};
+        _cleanup_free_ char *before = read_rel(t->qwen, "usage_record.jsonl");
+        _cleanup_free_ char *log = NULL, *after = NULL, *want = strprintf("ERRNO=%d", ENOSPC);
+        size_t nb = strlen(before);
+
+        faults.write_short = 100;
+        faults.write_short_err = err;
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 1);
+        assert_int_equal(st.n_failed, 1);
+        assert_int_equal(st.n_deleted, 0);
+        assert_true(fixture_exists(t->qwen, P_NOTES "/" S_KILLED ".jsonl"));
+        log = read_rel(t->root, "journal.log");
+        assert_non_null(strstr(log, "cannot salvage the usage record; session kept"));
+        assert_non_null(strstr(log, want));
+        after = read_rel(t->qwen, "usage_record.jsonl");
+        assert_int_equal(strlen(after), nb + 100);
+        assert_memory_equal(after, before, nb);
+        for (size_t i = nb; i < nb + 99; i++)
+                assert_int_equal(after[i], ' ');
+        assert_int_equal(after[nb + 99], '\n');
+        assert_int_equal(usage_readable(t, S_KILLED), 0);
+
+        /* space again: one readable line */
+        faults.write_short = 0;
+        faults.write_short_err = 0;
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_deleted, 1);
+        assert_int_equal(apply_usage_lines(t->qwen, S_KILLED), 1);
+        assert_int_equal(usage_readable(t, S_KILLED), 1);
+}
+
+static void test_faults_usage_short_write_undone_keeps_session(void **state) {
+        check_short_write(*state, 0);
+}
+
+static void test_faults_usage_short_write_error_undone_keeps_session(void **state) {
+        check_short_write(*state, ENOSPC);
+}
+
+/* Qwen died mid-append: the file ends in a partial line. The salvaged line starts a fresh line,
+ * so Qwen's reader (and qgc's) return it. */
+static void test_faults_usage_append_after_partial_line_readable(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_KILLED, VERB_DELETE }, {} };
+        ActionStats st = {};
+        _cleanup_free_ char *p = fixture_path(t->qwen, "usage_record.jsonl");
+        _cleanup_free_ char *golden = apply_golden_record(S_KILLED), *after = NULL;
+        _cleanup_free_ char *want = golden ? strprintf("\n%s", golden) : NULL;
+        static const char frag[] = "{\"version\":1,\"sessionId\":\"cut-short\",\"timestamp\":17";
+        FILE *f = fopen(p, "a");
+
+        assert_non_null(f);
+        assert_non_null(want);
+        fputs(frag, f);
+        assert_int_equal(fclose(f), 0);
+
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_deleted, 1);
+        assert_int_equal(usage_readable(t, S_KILLED), 1);
+        after = read_rel(t->qwen, "usage_record.jsonl");
+        assert_true(strlen(after) > strlen(want));
+        assert_string_equal(after + strlen(after) - strlen(want), want);
+        assert_non_null(strstr(after, frag));
 }
 
 /* ---------------------------------------------------------------- rename and unlink failures */
@@ -1006,6 +1096,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_faults_usage_write_enospc_keeps_session, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_usage_write_eio_keeps_archive_candidate, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_usage_fsync_eio_keeps_session, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_usage_short_write_undone_keeps_session, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_usage_short_write_error_undone_keeps_session, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_usage_append_after_partial_line_readable, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_rename_eio_then_rerun_completes, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_sidecar_rename_eio_leaves_transcript, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_unlink_eio_keeps_transcript_and_one_usage_line, setup, teardown),
