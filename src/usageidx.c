@@ -522,7 +522,7 @@ int usage_append(int global_fd, const char *line) {
         if (fstat(rfd, &rst) < 0)
                 return -errno;
         if (rst.st_dev != st.st_dev || rst.st_ino != st.st_ino)
-                return -ESTALE; /* replaced meanwhile */
+                return -EAGAIN; /* replaced meanwhile: not "changed since scan" */
 
         /* Qwen or qgc may have died mid-append: start on a fresh line, or the record would be
          * glued to the fragment and unreadable (Qwen's reader drops the glued line). */
