@@ -58,6 +58,9 @@ unshare -m true 2>/dev/null || skip "part 2 (full disk): no mount namespaces her
 
 MNT=$T/mnt
 mkdir -p "$MNT"
+unshare -m sh -c "mount --make-rprivate / 2>/dev/null; mount -t tmpfs qgc-probe '$MNT' && umount '$MNT'" 2>/dev/null ||
+        skip "part 2 (full disk): cannot mount a tmpfs in a private mount namespace here"
+
 tree=$(make_tree full)
 qwen_usage "$tree" "$T/full.before.json"
 cp "$tree/usage_record.jsonl" "$T/full.usage-before"
