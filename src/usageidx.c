@@ -245,6 +245,12 @@ static int usageidx_pending(UsageIndex *idx, const char *id, bool *ret_v1) {
         return r;
 }
 
+/* Open the file for reading: never through a symlink, never blocking (a FIFO), errno set. */
+static int usageidx_open_read(int global_fd) {
+        return openat(global_fd, USAGE_FILE,
+                      O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+}
+
 /* Bring the index up to date with the file: 1 indexed, 0 no file, 2 fallback (lines too long:
  * use the slow reader), -errno. */
 static int usageidx_update(UsageIndex *idx, int global_fd) {
@@ -254,7 +260,7 @@ static int usageidx_update(UsageIndex *idx, int global_fd) {
 
         if (idx->fallback)
                 return 2;
-        fd = openat(global_fd, USAGE_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        fd = usageidx_open_read(global_fd);
         if (fd < 0) {
                 if (errno != ENOENT)
                         return -errno;
@@ -339,7 +345,8 @@ static int usage_has_line_cb(const char *line, size_t len, bool truncated, void 
 
                 /* Only a line naming the id, or using escapes that could spell it, can match;
                  * a v1 record is looked for until one is found. */
-                if (!h->has_v1 || (h->id && (memmem(p, n, h->id, h->id_len) || memchr(p, '\\', n)))) {
+                if (!h->has_v1 ||
+                    (h->id && (memmem(p, n, h->id, h->id_len) || memchr(p, '\\', n)))) {
                         int r = record_parse_line(p, n, usage_has_cb, h);
                         if (r < 0)
                                 return r;
@@ -354,8 +361,7 @@ static int usage_scan_file(int global_fd, HasSession *h) {
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
 
-        fd = openat(global_fd, USAGE_FILE,
-                    O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        fd = usageidx_open_read(global_fd);
         if (fd < 0)
                 return errno == ENOENT ? 0 : -errno;
         if (fstat(fd, &st) < 0)
@@ -516,7 +522,7 @@ int usage_append(int global_fd, const char *line) {
                 return -EBADFD;
         /* a second, read-only handle on the same file, to look at the last byte and to read our
          * line back */
-        rfd = openat(global_fd, USAGE_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        rfd = usageidx_open_read(global_fd);
         if (rfd < 0)
                 return -errno;
         if (fstat(rfd, &rst) < 0)
@@ -681,15 +687,11 @@ static int usageidx_rebuild_lines(int global_fd, StrBuf *out) {
 
         r = usageidx_open_dir(global_fd, "projects", &pfd);
         if (r != 0)
-                return r > 0 ? 0 : r;
-        r = usageidx_list(pfd, &projects, &n_projects);
+                return r > 0 ? 0 : r; /* Qwen: no projects/, nothing to rebuild */
+        r = fcntl(pfd, F_DUPFD_CLOEXEC, 3); /* the listing takes its fd over */
+        r = r < 0 ? -errno : usageidx_list(r, &projects, &n_projects);
         if (r < 0)
-                return r;
-        pfd = openat(global_fd, "projects", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (pfd < 0) {
-                r = -errno;
                 goto finish;
-        }
         for (size_t i = 0; i < n_projects && r >= 0; i++) {
                 _cleanup_close_ int proj_fd = -EBADF, chats_fd = -EBADF;
                 char **files = NULL;
@@ -751,8 +753,8 @@ static int usageidx_rebuild_lines(int global_fd, StrBuf *out) {
                 if (r > 0)
                         r = 0; /* skipped, as Qwen does */
         }
-        safe_close(pfd);
 finish:
+        safe_close(pfd);
         usageidx_names_free(projects, n_projects);
         usageidx_clear(&seen);
         return r < 0 ? r : 0;
@@ -802,7 +804,7 @@ static int usageidx_freeze_once(int global_fd, const StrBuf *lines) {
         char last = '\n';
         int r;
 
-        ofd = openat(global_fd, USAGE_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        ofd = usageidx_open_read(global_fd);
         if (ofd < 0 && errno != ENOENT)
                 return -errno;
         if (ofd >= 0) {
