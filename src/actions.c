@@ -263,8 +263,17 @@ static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Sessio
                 r = usage_history_freeze(t->usage, t->global_fd);
                 if (r < 0)
                         return r;
-                if (r > 0)
+                if (r > 0) {
                         actions_step(c, "usage_record.jsonl (Qwen's rebuilt history)");
+                        JournalEntry e = {
+                                .event = JOURNAL_SALVAGED,
+                                .message = "usage_record.jsonl had no version-1 record: wrote the "
+                                           "usage history Qwen rebuilds from the transcripts, "
+                                           "so that its totals stay as they are",
+                                .user = c->inv->trees[s->tree].user,
+                        };
+                        (void)journal_log(&e);
+                }
         }
         r = usage_index_has(t->usage, t->global_fd, s->id);
         if (r < 0)
