@@ -7,7 +7,8 @@
  *     and skipped when usage_record.jsonl already has a line for the session, so a rerun never
  *     duplicates; a short write is undone (usageidx.c) and the session kept. Before the first
  *     line into a file with no v1 record, the history Qwen would rebuild is written (one rename;
- *     a crash before it leaves only .usage_record.jsonl.qgc-tmp, removed by the next run);
+ *     a crash before it leaves only .usage_record.jsonl.qgc-tmp, which the next rebuild
+ *     replaces: the file still has no v1 record then);
  *   - archive: see archive.c (sidecars first, transcript last, every move a rename);
  *   - delete: transcript(s) first (Qwen's newer removeSession order), then sidecars in both
  *     places, file-history/<id>/, subagents/<id>/, debug/<id>.txt, plans/<id>.md and dead
