@@ -3,8 +3,12 @@
  * tree's filesystem, after checking that the target is still what the scan saw.
  *
  * Crash safety, per session (each step atomic; `qgc` run again completes or repeats it):
- *   - salvage: the usage line is appended and fsynced BEFORE any transcript goes, and skipped
- *     when usage_record.jsonl already has a line for the session, so a rerun never duplicates;
+ *   - salvage: the usage line is appended, fsynced and read back BEFORE any transcript goes,
+ *     and skipped when usage_record.jsonl already has a line for the session, so a rerun never
+ *     duplicates; a short write is undone (usageidx.c) and the session kept. Before the first
+ *     line into a file with no v1 record, the history Qwen would rebuild is written (one rename;
+ *     a crash before it leaves only .usage_record.jsonl.qgc-tmp, which the next rebuild
+ *     replaces: the file still has no v1 record then);
  *   - archive: see archive.c (sidecars first, transcript last, every move a rename);
  *   - delete: first a pending marker, G/.qgc/pending/<id>.<hash> (recover.c), written durably
  *     (temp file, fsync, rename, fsync) and naming every file the delete is about to remove with
@@ -238,7 +242,7 @@ static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Sessio
                            const char *name, const FileId *fid) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *line = NULL;
-        int r;
+        int r, v1;
 
         fd = fs_openat(dir_fd, name, O_RDONLY | O_NONBLOCK, 0);
         if (fd < 0)
@@ -250,7 +254,10 @@ static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Sessio
         r = usage_index_has(t->usage, t->global_fd, s->id);
         if (r < 0)
                 return r; /* cannot tell whether a line exists: never risk a duplicate */
-        if (r > 0)
+        v1 = usage_index_has_v1(t->usage, t->global_fd);
+        if (v1 < 0)
+                return v1;
+        if (r > 0 && v1 > 0)
                 return 0;
 
         r = usage_build_record(fd, &line);
@@ -258,6 +265,30 @@ static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Sessio
                 return r;
         if (!line)
                 return 0; /* no telemetry: Qwen writes nothing either */
+
+        /* While the file has no v1 record Qwen rebuilds its totals from the transcripts: keep
+         * them as they are now before this one goes (usageidx.h). */
+        if (v1 == 0) {
+                r = usage_history_freeze(t->usage, t->global_fd);
+                if (r < 0)
+                        return r;
+                if (r > 0) {
+                        actions_step(c, "usage_record.jsonl (Qwen's rebuilt history)");
+                        JournalEntry e = {
+                                .event = JOURNAL_SALVAGED,
+                                .message = "usage_record.jsonl had no version-1 record: wrote the "
+                                           "usage history Qwen rebuilds from the transcripts, "
+                                           "so that its totals stay as they are",
+                                .user = c->inv->trees[s->tree].user,
+                        };
+                        (void)journal_log(&e);
+                }
+        }
+        r = usage_index_has(t->usage, t->global_fd, s->id);
+        if (r < 0)
+                return r;
+        if (r > 0)
+                return 0;
 
         /* Qwen dedupes on the first record's sessionId, which may differ from the file name in
          * case: check that one too. */

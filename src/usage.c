@@ -1,6 +1,7 @@
 /* usage.c: usage salvage. Replays a transcript's ui_telemetry events into the line Qwen Code's
  * pre-delete salvage writes to usage_record.jsonl (summarizeTranscript, UiTelemetryService,
- * metricsToUsageRecord in Qwen 0.24), and appends it.
+ * metricsToUsageRecord in Qwen 0.24). Writing the line is usageidx.c's job, the one owner of
+ * usage_record.jsonl.
  *
  * Qwen does this in JavaScript, so the arithmetic is JavaScript's: fields are added with "+="
  * whatever their type (a missing one gives NaN, serialized as null; a string turns the sum into
@@ -27,7 +28,6 @@
 #include "record.h"
 #include "usage.h"
 
-#define USAGE_FILE "usage_record.jsonl"
 #define USAGE_MAX_LINE (16 * 1024 * 1024) /* longer lines cannot be salvaged exactly */
 #define USAGE_STR_MAX (8 * 1024 * 1024)   /* budget for sums that JavaScript turned into strings */
 #define USAGE_BACK_WINDOW (64 * 1024)
@@ -1431,7 +1431,7 @@ fail:
 }
 
 /* summarizeTranscript() + metricsToUsageRecord(), streaming the transcript at fd. */
-int usage_build_record(int fd, char **ret_line) {
+int usage_summarize(int fd, char **ret_line, char **ret_key) {
         Salvage s = {};
         json_object *last = NULL, *sid, *ts, *project;
         bool present, has_project;
@@ -1439,17 +1439,38 @@ int usage_build_record(int fd, char **ret_line) {
         int r;
 
         assert(ret_line);
+        *ret_line = NULL;
+        if (ret_key)
+                *ret_key = NULL;
         r = record_for_each_line_at(fd, USAGE_MAX_LINE, usage_line_cb, &s);
         if (r < 0)
                 goto finish;
-        /* Nothing to write: no records, a falsy sessionId, no telemetry, or a replay that throws.
-         */
+        /* No summary at all: no records, a falsy sessionId, or a replay that throws (the
+         * rebuild's try/catch skips the file before it remembers the id). */
         sid = s.first ? usage_get(s.first, "sessionId", &present) : NULL;
-        if (!s.first || !usage_js_truthy(sid, present) || !s.has_events || s.threw) {
-                *ret_line = NULL;
+        if (!s.first || !usage_js_truthy(sid, present) || s.threw) {
                 r = 0;
                 goto finish;
         }
+        if (ret_key && !json_object_is_type(sid, json_type_object) &&
+            !json_object_is_type(sid, json_type_array)) {
+                /* a Set of ids compares strings, numbers and booleans by value (SameValueZero,
+                 * which their JSON text reproduces: -0 prints as 0); objects never match */
+                StrBuf k = {};
+                if (usage_json_value(&k, sid) < 0) {
+                        strbuf_done(&k);
+                        r = -ENOMEM;
+                        goto finish;
+                }
+                *ret_key = strbuf_steal(&k);
+                if (!*ret_key) {
+                        r = -ENOMEM;
+                        goto finish;
+                }
+        }
+        r = 1;
+        if (!s.has_events)
+                goto finish; /* a summary without a record */
 
         /* The end is the last record within the bytes streamed (a writer may append more
          * meanwhile); an unreadable over-long last line leaves it unknown. */
@@ -1460,141 +1481,30 @@ int usage_build_record(int fd, char **ret_line) {
         r = usage_last_record(fd, s.end, &last);
         if (r < 0)
                 goto finish;
+        r = 1;
         ts = usage_get(s.first, "timestamp", &present);
         start = usage_js_date(ts, present);
         ts = last ? usage_get(last, "timestamp", &present) : NULL;
         end = last ? usage_js_date(ts, present) : NAN;
-        if (isnan(start) || isnan(end)) {
-                *ret_line = NULL;
-                r = 0;
+        if (isnan(start) || isnan(end))
                 goto finish;
-        }
         project = usage_get(s.first, "cwd", &has_project);
         r = usage_render(&s, sid, project, has_project, start, end, ret_line);
+        if (r >= 0)
+                r = 1;
 finish:
+        if (r < 0 && ret_key) {
+                free(*ret_key);
+                *ret_key = NULL;
+        }
         json_object_put(last);
         usage_salvage_done(&s);
         return r;
 }
 
-/* ------------------------------------------------------------------ usage_record.jsonl */
-
-typedef struct HasSession {
-        const char *id;
-        size_t id_len;
-        bool found;
-} HasSession;
-
-static int usage_has_cb(json_object *obj, void *userdata) {
-        HasSession *h = userdata;
-        json_object *v;
-
-        if (json_object_object_get_ex(obj, "sessionId", &v) &&
-            json_object_is_type(v, json_type_string) &&
-            (size_t)json_object_get_string_len(v) == h->id_len &&
-            memcmp(json_object_get_string(v), h->id, h->id_len) == 0)
-                h->found = true;
-        return 0;
-}
-
-static int usage_has_line_cb(const char *line, size_t len, bool truncated, void *userdata) {
-        HasSession *h = userdata;
-        const char *p = line, *end = line + len;
-
-        if (h->found)
-                return 0;
-        if (truncated)
-                /* cannot be parsed in bounded memory; refuse to guess when it names the id */
-                return memmem(line, len, h->id, h->id_len) ? -E2BIG : 0;
-        while (p <= end) {
-                const char *cr = memchr(p, '\r', (size_t)(end - p));
-                const char *e = cr ? cr : end;
-                size_t n = (size_t)(e - p);
-
-                /* Only a line naming the id, or using escapes that could spell it, can match. */
-                if (memmem(p, n, h->id, h->id_len) || memchr(p, '\\', n)) {
-                        int r = record_parse_line(p, n, usage_has_cb, h);
-                        if (r < 0)
-                                return r;
-                }
-                p = e + 1;
-        }
-        return 0;
-}
-
-/* Is there a line in G/usage_record.jsonl whose sessionId is id? */
-int usage_has_session(int global_fd, const char *id) {
-        _cleanup_close_ int fd = -EBADF;
-        HasSession h = { .id = id };
-        struct stat st;
-        int r;
-
-        if (!id || !*id)
-                return -EINVAL;
-        h.id_len = strlen(id);
-        fd = openat(global_fd, USAGE_FILE,
-                    O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-        if (fd < 0)
-                return errno == ENOENT ? 0 : -errno;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EBADFD;
-        r = record_for_each_line(fd, USAGE_MAX_LINE, usage_has_line_cb, &h);
-        if (r < 0)
-                return r;
-        return h.found;
-}
-
-/* Append one line with a single write() on an O_APPEND fd, then fsync. */
-int usage_append(int global_fd, const char *line) {
-        _cleanup_close_ int fd = -EBADF;
-        const char *nl;
-        bool created = false;
-        struct stat st;
-        size_t len;
-        ssize_t k;
-
-        if (!line)
-                return -EINVAL;
-        len = strlen(line);
-        nl = memchr(line, '\n', len);
-        if (len < 2 || !nl || nl != line + len - 1)
-                return -EINVAL; /* exactly one complete line */
-
-        fd = openat(global_fd, USAGE_FILE,
-                    O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-        if (fd < 0 && errno == ENOENT) {
-                fd = openat(global_fd, USAGE_FILE,
-                            O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW |
-                                    O_NOCTTY,
-                            0600);
-                created = fd >= 0;
-                if (fd < 0 && errno == EEXIST) /* lost a race with another writer */
-                        fd = openat(global_fd, USAGE_FILE,
-                                    O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
-                                            O_NOCTTY);
-        }
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EBADFD;
-
-        k = write(fd, line, len);
-        if (k < 0)
-                return -errno;
-        if ((size_t)k != len)
-                return -EIO;
-        if (fsync(fd) < 0)
-                return -errno;
-        /* a new file's directory entry must be durable too */
-        if (created && fsync(global_fd) < 0)
-                return -errno;
-        if (close(TAKE_FD(fd)) < 0 && errno != EINTR)
-                return -errno;
-        return 0;
+int usage_build_record(int fd, char **ret_line) {
+        int r = usage_summarize(fd, ret_line, NULL);
+        return r < 0 ? r : 0;
 }
 
 /* The sessionId string of a built record line. */

@@ -1,5 +1,6 @@
 /* usage.h: usage salvage. Replays a transcript's ui_telemetry events into the exact
- * usage_record.jsonl line Qwen Code's pre-delete salvage writes, and appends it safely. */
+ * usage_record.jsonl line Qwen Code's summarizeTranscript() makes. This module never touches
+ * usage_record.jsonl itself: usageidx.c is its one reader and writer. */
 #pragma once
 
 #include <stdbool.h>
@@ -10,15 +11,13 @@
  * Returns 0 or -errno. */
 int usage_build_record(int fd, char **ret_line);
 
-/* Does G/usage_record.jsonl (opened relative to global_fd) already have a line whose sessionId
- * equals id (tolerant parse)? Returns 1 yes, 0 no (also when the file does not exist), -errno
- * when it exists but cannot be read. */
-int usage_has_session(int global_fd, const char *id);
-
-/* Append line (one complete line ending in '\n') to G/usage_record.jsonl with a single write on
- * an O_APPEND fd, then fsync. Creates the file 0600 if needed. Returns 0 or -errno (a short write
- * is -EIO). */
-int usage_append(int global_fd, const char *line);
+/* summarizeTranscript() as Qwen's usage rebuild (rebuildFromSessionJsonl) sees it. Returns 0
+ * when Qwen gets no summary (no records, a falsy sessionId, a replay that throws: the rebuild
+ * skips the file without remembering the id), 1 when it gets one: *ret_line is then the record
+ * line or NULL (no telemetry, unparseable times), and *ret_key (when ret_key is not NULL) the
+ * JSON text of the first record's sessionId, the key under which the rebuild dedupes (first file
+ * wins), or NULL for an object or array id, which never equals another. -errno on errors. */
+int usage_summarize(int fd, char **ret_line, char **ret_key);
 
 /* The "sessionId" string of a record line built by usage_build_record() (Qwen dedupes on the
  * first record's sessionId, which may differ in case from the file name). Returns 0 with a new

@@ -1,6 +1,14 @@
-/* usageidx.c: an incremental index of the session ids in G/usage_record.jsonl. */
+/* usageidx.c: the one owner of G/usage_record.jsonl. Everything qgc reads from or writes to
+ * that file is here: the incremental index of its session ids (and whether it has a version-1
+ * record, the test Qwen's loadUsageHistory makes), the exact slow reader, the append of a
+ * salvaged line, and the one-time write of the history Qwen would rebuild from transcripts.
+ *
+ * Qwen appends to the file without a lock (jsonl writeLineSync: O_APPEND, fsync), so qgc never
+ * rewrites bytes that are not its own, with one exception documented at usage_history_freeze().
+ */
 #include "autoconf.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -12,13 +20,15 @@
 
 #include <json-c/json.h>
 
+#include "fsutil.h"
 #include "macro.h"
 #include "record.h"
 #include "usage.h"
 #include "usageidx.h"
 #include "util.h"
 
-#define USAGEIDX_FILE "usage_record.jsonl"
+#define USAGE_FILE "usage_record.jsonl"
+#define USAGE_MAX_LINE (16 * 1024 * 1024) /* the exact reader's bound, as for transcripts */
 #define USAGEIDX_CHUNK (256 * 1024)
 #define USAGEIDX_MAX_LINE (4 * 1024 * 1024) /* longer lines: fall back to the exact slow path */
 
@@ -30,6 +40,8 @@ struct UsageIndex {
         uint64_t consumed; /* every complete line before this offset is in the set */
         bool valid;        /* dev/ino/consumed describe the file */
         bool fallback;     /* a line was too long to index: ask usage_has_session() */
+        bool has_v1;       /* a complete line before consumed holds a record with version 1 */
+        bool rebuild_empty; /* usage_history_freeze() found nothing to write in this run */
         char *pending;     /* the unterminated last line seen, parsed but not consumed */
 };
 
@@ -53,7 +65,7 @@ static void usageidx_clear(UsageIndex *idx) {
         idx->slots = NULL;
         idx->n_slots = idx->n_ids = 0;
         idx->consumed = 0;
-        idx->valid = idx->fallback = false;
+        idx->valid = idx->fallback = idx->has_v1 = false;
         idx->pending = usageidx_free_str(idx->pending);
 }
 
@@ -117,10 +129,23 @@ static int usageidx_add(UsageIndex *idx, const char *id, size_t n) {
         return 0;
 }
 
+/* Qwen's loadUsageHistory keeps records with version === 1 (a JSON number equal to 1). */
+static bool usageidx_is_v1(json_object *obj) {
+        json_object *v;
+
+        if (!json_object_object_get_ex(obj, "version", &v))
+                return false;
+        if (json_object_is_type(v, json_type_int))
+                return json_object_get_int64(v) == 1;
+        return json_object_is_type(v, json_type_double) && json_object_get_double(v) == 1.0;
+}
+
 static int usageidx_object_cb(struct json_object *obj, void *userdata) {
         UsageIndex *idx = userdata;
         json_object *v;
 
+        if (usageidx_is_v1(obj))
+                idx->has_v1 = true;
         if (!json_object_object_get_ex(obj, "sessionId", &v) ||
             !json_object_is_type(v, json_type_string))
                 return 0;
@@ -201,30 +226,41 @@ static int usageidx_refresh(UsageIndex *idx, int fd, uint64_t size) {
         return 0;
 }
 
-/* Does the unterminated last line name id? */
-static int usageidx_pending_has(UsageIndex *idx, const char *id) {
+/* The unterminated last line, parsed on its own: does it name id (NULL: any), has it v1? */
+static int usageidx_pending(UsageIndex *idx, const char *id, bool *ret_v1) {
         UsageIndex tmp = {};
         int r;
 
+        if (ret_v1)
+                *ret_v1 = false;
         if (!idx->pending)
                 return 0;
         r = usageidx_line(&tmp, idx->pending, strlen(idx->pending));
-        if (r >= 0)
-                r = usageidx_contains(&tmp, id);
+        if (r >= 0) {
+                r = id ? usageidx_contains(&tmp, id) : 0;
+                if (ret_v1)
+                        *ret_v1 = tmp.has_v1;
+        }
         usageidx_clear(&tmp);
         return r;
 }
 
-int usage_index_has(UsageIndex *idx, int global_fd, const char *id) {
+/* Open the file for reading: never through a symlink, never blocking (a FIFO), errno set. */
+static int usageidx_open_read(int global_fd) {
+        return openat(global_fd, USAGE_FILE,
+                      O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+}
+
+/* Bring the index up to date with the file: 1 indexed, 0 no file, 2 fallback (lines too long:
+ * use the slow reader), -errno. */
+static int usageidx_update(UsageIndex *idx, int global_fd) {
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
         int r;
 
-        if (!id || !*id)
-                return -EINVAL;
         if (idx->fallback)
-                return usage_has_session(global_fd, id);
-        fd = openat(global_fd, USAGEIDX_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+                return 2;
+        fd = usageidx_open_read(global_fd);
         if (fd < 0) {
                 if (errno != ENOENT)
                         return -errno;
@@ -237,7 +273,9 @@ int usage_index_has(UsageIndex *idx, int global_fd, const char *id) {
                 return -EBADFD;
         if (!idx->valid || idx->dev != st.st_dev || idx->ino != st.st_ino ||
             (uint64_t)st.st_size < idx->consumed) {
+                bool empty = idx->rebuild_empty;
                 usageidx_clear(idx);
+                idx->rebuild_empty = empty;
                 idx->dev = st.st_dev;
                 idx->ino = st.st_ino;
                 idx->valid = true;
@@ -247,9 +285,622 @@ int usage_index_has(UsageIndex *idx, int global_fd, const char *id) {
                 usageidx_clear(idx); /* start over next time */
                 return r;
         }
-        if (idx->fallback)
+        return idx->fallback ? 2 : 1;
+}
+
+int usage_index_has(UsageIndex *idx, int global_fd, const char *id) {
+        int r;
+
+        if (!id || !*id)
+                return -EINVAL;
+        r = usageidx_update(idx, global_fd);
+        if (r <= 0)
+                return r;
+        if (r == 2)
                 return usage_has_session(global_fd, id);
         if (usageidx_contains(idx, id))
                 return 1;
-        return usageidx_pending_has(idx, id);
+        return usageidx_pending(idx, id, NULL);
+}
+
+/* ------------------------------------------------------------------ the exact slow reader */
+
+typedef struct HasSession {
+        const char *id; /* NULL: only look for a v1 record */
+        size_t id_len;
+        bool found;
+        bool has_v1;
+        bool truncated; /* a line too long to parse */
+} HasSession;
+
+static int usage_has_cb(json_object *obj, void *userdata) {
+        HasSession *h = userdata;
+        json_object *v;
+
+        if (usageidx_is_v1(obj))
+                h->has_v1 = true;
+        if (h->id && json_object_object_get_ex(obj, "sessionId", &v) &&
+            json_object_is_type(v, json_type_string) &&
+            (size_t)json_object_get_string_len(v) == h->id_len &&
+            memcmp(json_object_get_string(v), h->id, h->id_len) == 0)
+                h->found = true;
+        return 0;
+}
+
+static int usage_has_line_cb(const char *line, size_t len, bool truncated, void *userdata) {
+        HasSession *h = userdata;
+        const char *p = line, *end = line + len;
+
+        if (h->found && h->has_v1)
+                return 0;
+        if (truncated) {
+                h->truncated = true;
+                /* cannot be parsed in bounded memory; refuse to guess when it names the id */
+                return h->id && !h->found && memmem(line, len, h->id, h->id_len) ? -E2BIG : 0;
+        }
+        while (p <= end) {
+                const char *cr = memchr(p, '\r', (size_t)(end - p));
+                const char *e = cr ? cr : end;
+                size_t n = (size_t)(e - p);
+
+                /* Only a line naming the id, or using escapes that could spell it, can match;
+                 * a v1 record is looked for until one is found. */
+                if (!h->has_v1 ||
+                    (h->id && (memmem(p, n, h->id, h->id_len) || memchr(p, '\\', n)))) {
+                        int r = record_parse_line(p, n, usage_has_cb, h);
+                        if (r < 0)
+                                return r;
+                }
+                p = e + 1;
+        }
+        return 0;
+}
+
+/* Read the whole file: does a line name id, is there a v1 record? 0, or -errno. */
+static int usage_scan_file(int global_fd, HasSession *h) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        fd = usageidx_open_read(global_fd);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
+        return record_for_each_line(fd, USAGE_MAX_LINE, usage_has_line_cb, h);
+}
+
+/* Is there a line in G/usage_record.jsonl whose sessionId is id? */
+int usage_has_session(int global_fd, const char *id) {
+        HasSession h = { .id = id };
+        int r;
+
+        if (!id || !*id)
+                return -EINVAL;
+        h.id_len = strlen(id);
+        r = usage_scan_file(global_fd, &h);
+        if (r < 0)
+                return r;
+        return h.found;
+}
+
+int usage_index_has_v1(UsageIndex *idx, int global_fd) {
+        HasSession h = {};
+        bool v1 = false;
+        int r;
+
+        r = usageidx_update(idx, global_fd);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return 0;
+        if (r == 1) {
+                if (idx->has_v1)
+                        return 1;
+                r = usageidx_pending(idx, NULL, &v1);
+                return r < 0 ? r : v1;
+        }
+        r = usage_scan_file(global_fd, &h);
+        if (r < 0)
+                return r;
+        if (!h.has_v1 && h.truncated)
+                return -E2BIG; /* a v1 record may hide in a line too long to read */
+        return h.has_v1;
+}
+
+/* ------------------------------------------------------------------ appending */
+
+static int usageidx_pread_all(int fd, void *buf, size_t n, uint64_t off) {
+        size_t got = 0;
+
+        while (got < n) {
+                ssize_t k = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        return -EIO; /* shorter than expected */
+                got += (size_t)k;
+        }
+        return 0;
+}
+
+/* Are the n bytes at off exactly buf? 1 yes, 0 no, -errno. */
+static int usageidx_bytes_are(int fd, uint64_t off, const char *buf, size_t n) {
+        _cleanup_free_ char *got = malloc(MAX(n, (size_t)1));
+        int r;
+
+        if (!got)
+                return -ENOMEM;
+        r = usageidx_pread_all(fd, got, n, off);
+        if (r == -EIO)
+                return 0;
+        if (r < 0)
+                return r;
+        return memcmp(got, buf, n) == 0;
+}
+
+/* Undo the n bytes of a failed append at [off, off + n), which are ours: O_APPEND placed them
+ * atomically, so no other writer's bytes are in that range. They are overwritten in place with
+ * blanks ending in '\n': a blank line, which Qwen's reader and ours skip. Unlike truncating
+ * the file this is safe while Qwen appends unlocked: a line Qwen appended after our fragment
+ * (even glued to it) stays whole, and now starts on a fresh line. Only when the overwrite itself
+ * fails is the file truncated, and only while it still ends exactly where our bytes end. */
+static int usageidx_undo(int fd, uint64_t off, size_t n) {
+        _cleanup_free_ char *blank = NULL;
+        struct stat st;
+        int flags, r = 0;
+
+        if (n == 0)
+                return 0;
+        blank = malloc(n);
+        if (!blank)
+                return -ENOMEM;
+        memset(blank, ' ', n - 1);
+        blank[n - 1] = '\n';
+        flags = fcntl(fd, F_GETFL);
+        if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_APPEND) < 0)
+                r = -errno; /* pwrite() on an O_APPEND fd would append */
+        for (size_t done = 0; r == 0 && done < n;) {
+                ssize_t k = pwrite(fd, blank + done, n - done, (off_t)(off + done));
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        r = k < 0 ? -errno : -EIO;
+                else
+                        done += (size_t)k;
+        }
+        if (r < 0) {
+                if (fstat(fd, &st) < 0 || (uint64_t)st.st_size != off + n)
+                        return r;
+                if (ftruncate(fd, (off_t)off) < 0)
+                        return -errno;
+        }
+        return fsync(fd) < 0 ? -errno : 0;
+}
+
+/* Append one line on a fresh line with a single write() on an O_APPEND fd, fsync, and read it
+ * back. */
+int usage_append(int global_fd, const char *line) {
+        _cleanup_close_ int fd = -EBADF, rfd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        const char *nl;
+        bool created = false, fresh = true;
+        struct stat st, rst;
+        size_t len, n;
+        off_t pos0, pos;
+        ssize_t k;
+        int r;
+
+        if (!line)
+                return -EINVAL;
+        len = strlen(line);
+        nl = memchr(line, '\n', len);
+        if (len < 2 || !nl || nl != line + len - 1)
+                return -EINVAL; /* exactly one complete line */
+
+        fd = openat(global_fd, USAGE_FILE,
+                    O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0 && errno == ENOENT) {
+                fd = openat(global_fd, USAGE_FILE,
+                            O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW |
+                                    O_NOCTTY,
+                            0600);
+                created = fd >= 0;
+                if (fd < 0 && errno == EEXIST) /* lost a race with another writer */
+                        fd = openat(global_fd, USAGE_FILE,
+                                    O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
+                                            O_NOCTTY);
+        }
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
+        /* a second, read-only handle on the same file, to look at the last byte and to read our
+         * line back */
+        rfd = usageidx_open_read(global_fd);
+        if (rfd < 0)
+                return -errno;
+        if (fstat(rfd, &rst) < 0)
+                return -errno;
+        if (rst.st_dev != st.st_dev || rst.st_ino != st.st_ino)
+                return -EAGAIN; /* replaced meanwhile: not "changed since scan" */
+
+        /* Qwen or qgc may have died mid-append: start on a fresh line, or the record would be
+         * glued to the fragment and unreadable (Qwen's reader drops the glued line). */
+        pos0 = lseek(fd, 0, SEEK_END);
+        if (pos0 < 0)
+                return -errno;
+        if (pos0 > 0) {
+                char c;
+                r = usageidx_pread_all(rfd, &c, 1, (uint64_t)pos0 - 1);
+                if (r < 0)
+                        return r;
+                fresh = c == '\n';
+        }
+        n = len + !fresh;
+        buf = malloc(n);
+        if (!buf)
+                return -ENOMEM;
+        if (!fresh)
+                buf[0] = '\n';
+        memcpy(buf + !fresh, line, len);
+
+        k = write(fd, buf, n);
+        r = k < 0 ? -errno : 0;
+        /* with O_APPEND the offset is now the end of the bytes this write() placed */
+        pos = lseek(fd, 0, SEEK_CUR);
+        if (pos < 0)
+                return r < 0 ? r : -errno;
+        if (k >= 0 && (size_t)k == n) {
+                /* durable, then readable: our bytes at our offset, starting a line */
+                if (fsync(fd) < 0)
+                        return -errno;
+                if ((uint64_t)pos < len)
+                        return -EIO;
+                r = usageidx_bytes_are(rfd, (uint64_t)pos - len, line, len);
+                if (r > 0 && (uint64_t)pos > len)
+                        r = usageidx_bytes_are(rfd, (uint64_t)pos - len - 1, "\n", 1);
+                if (r <= 0)
+                        return r < 0 ? r : -EIO; /* not a readable line: keep the session */
+                if (created && fsync(global_fd) < 0)
+                        return -errno; /* a new file's directory entry must be durable too */
+                if (close(TAKE_FD(fd)) < 0 && errno != EINTR)
+                        return -errno;
+                return 0;
+        }
+
+        /* A short write (full disk: the bytes that fit are in the file), or an error. Find our
+         * bytes and undo them. A short write ends at pos; after an error, bytes can only be
+         * ours if the file grew from pos0 by at most n and holds a prefix of our buffer. */
+        uint64_t start;
+        size_t m;
+        if (k >= 0) {
+                m = (size_t)k;
+                start = (uint64_t)pos - m;
+        } else if (pos > pos0 && (uint64_t)(pos - pos0) <= n) {
+                m = (size_t)(pos - pos0);
+                start = (uint64_t)pos0;
+        } else
+                return r; /* nothing of ours was written */
+        int q = usageidx_bytes_are(rfd, start, buf, m);
+        if (q > 0)
+                q = usageidx_undo(fd, start, m);
+        else if (q == 0)
+                q = -EIO; /* not ours after all: leave the file alone */
+        if (q < 0)
+                return q;
+        return r < 0 ? r : -ENOSPC; /* a short regular-file write means the disk is full */
+}
+
+/* ------------------------------------------------------------------ the rebuilt history */
+
+#define USAGE_TMP "." USAGE_FILE ".qgc-tmp"
+
+static int usageidx_strcmp(const void *a, const void *b) {
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void usageidx_names_free(char **names, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+}
+
+/* The entry names of directory fd (taken over), sorted by bytes as Node's readdirSync (libuv's
+ * scandir sorts with strcmp). */
+static int usageidx_list(int fd, char ***ret, size_t *ret_n) {
+        char **names = NULL;
+        size_t n = 0, cap = 0;
+        struct dirent *de;
+        DIR *d = fdopendir(fd);
+
+        if (!d) {
+                safe_close(fd);
+                return -errno;
+        }
+        errno = 0;
+        while ((de = readdir(d))) {
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (n == cap) {
+                        char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(char *));
+                        if (!nn)
+                                goto oom;
+                        names = nn;
+                }
+                names[n] = strdup(de->d_name);
+                if (!names[n])
+                        goto oom;
+                n++;
+                errno = 0;
+        }
+        if (errno != 0) {
+                int r = -errno;
+                closedir(d);
+                usageidx_names_free(names, n);
+                return r;
+        }
+        closedir(d);
+        if (n > 1)
+                qsort(names, n, sizeof(char *), usageidx_strcmp);
+        *ret = names;
+        *ret_n = n;
+        return 0;
+oom:
+        closedir(d);
+        usageidx_names_free(names, n);
+        return -ENOMEM;
+}
+
+static bool usageidx_ends_with(const char *s, const char *suffix) {
+        size_t a = strlen(s), b = strlen(suffix);
+        return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}
+
+/* Open directory name below dfd as Qwen's readdirSync would reach it. 0 with *ret, 1 when Qwen
+ * skips it (absent, not a directory), -ELOOP for a symlink (Qwen follows it, qgc never does, so
+ * the rebuild could not be reproduced), other -errno. */
+static int usageidx_open_dir(int dfd, const char *name, int *ret) {
+        int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+
+        if (fd >= 0) {
+                *ret = fd;
+                return 0;
+        }
+        if (errno == ENOENT || errno == ENOTDIR)
+                return 1;
+        return -errno;
+}
+
+/* rebuildFromSessionJsonl() over G/projects/<dir>/chats/<file>.jsonl: the lines Qwen would
+ * write, appended to out. */
+static int usageidx_rebuild_lines(int global_fd, StrBuf *out) {
+        UsageIndex seen = {}; /* the rebuild's Set of first-record sessionIds */
+        char **projects = NULL;
+        size_t n_projects = 0;
+        int pfd = -EBADF, r;
+
+        r = usageidx_open_dir(global_fd, "projects", &pfd);
+        if (r != 0)
+                return r > 0 ? 0 : r; /* Qwen: no projects/, nothing to rebuild */
+        r = fcntl(pfd, F_DUPFD_CLOEXEC, 3); /* the listing takes its fd over */
+        r = r < 0 ? -errno : usageidx_list(r, &projects, &n_projects);
+        if (r < 0)
+                goto finish;
+        for (size_t i = 0; i < n_projects && r >= 0; i++) {
+                _cleanup_close_ int proj_fd = -EBADF, chats_fd = -EBADF;
+                char **files = NULL;
+                size_t n_files = 0;
+                int cfd;
+
+                r = usageidx_open_dir(pfd, projects[i], &proj_fd);
+                if (r != 0)
+                        goto next_project;
+                r = usageidx_open_dir(proj_fd, "chats", &chats_fd);
+                if (r != 0)
+                        goto next_project;
+                cfd = fcntl(chats_fd, F_DUPFD_CLOEXEC, 3);
+                if (cfd < 0) {
+                        r = -errno;
+                        goto next_project;
+                }
+                r = usageidx_list(cfd, &files, &n_files);
+                for (size_t j = 0; j < n_files && r >= 0; j++) {
+                        _cleanup_close_ int fd = -EBADF;
+                        _cleanup_free_ char *line = NULL, *key = NULL;
+                        struct stat st;
+
+                        if (!usageidx_ends_with(files[j], ".jsonl") ||
+                            usageidx_ends_with(files[j], ".ledger.jsonl"))
+                                continue;
+                        if (fstatat(chats_fd, files[j], &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                                if (errno != ENOENT)
+                                        r = -errno;
+                                continue;
+                        }
+                        if (S_ISLNK(st.st_mode)) {
+                                r = -ELOOP; /* Qwen's statSync follows it */
+                                break;
+                        }
+                        if (!S_ISREG(st.st_mode))
+                                continue;
+                        fd = openat(chats_fd, files[j],
+                                    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+                        if (fd < 0) {
+                                if (errno != ENOENT)
+                                        r = -errno;
+                                continue;
+                        }
+                        r = usage_summarize(fd, &line, &key);
+                        if (r <= 0)
+                                continue;
+                        if (key && usageidx_contains(&seen, key)) {
+                                r = 0;
+                                continue; /* an earlier file had this sessionId */
+                        }
+                        if (key)
+                                r = usageidx_add(&seen, key, strlen(key));
+                        if (r >= 0 && line)
+                                r = strbuf_append(out, line, strlen(line));
+                }
+                usageidx_names_free(files, n_files);
+        next_project:
+                if (r > 0)
+                        r = 0; /* skipped, as Qwen does */
+        }
+finish:
+        safe_close(pfd);
+        usageidx_names_free(projects, n_projects);
+        usageidx_clear(&seen);
+        return r < 0 ? r : 0;
+}
+
+static int usageidx_write_all(int fd, const char *p, size_t n) {
+        while (n > 0) {
+                ssize_t k = write(fd, p, n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        return -EIO;
+                p += k;
+                n -= (size_t)k;
+        }
+        return 0;
+}
+
+/* Copy [from, to) of src to the end of dst. */
+static int usageidx_copy(int src, uint64_t from, uint64_t to, int dst, char *last) {
+        char buf[64 * 1024];
+
+        while (from < to) {
+                size_t want = (size_t)MIN((uint64_t)sizeof(buf), to - from);
+                ssize_t k = pread(src, buf, want, (off_t)from);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        return -EIO;
+                int r = usageidx_write_all(dst, buf, (size_t)k);
+                if (r < 0)
+                        return r;
+                *last = buf[k - 1];
+                from += (uint64_t)k;
+        }
+        return 0;
+}
+
+/* One attempt: 1 installed, 0 nothing to write, -EAGAIN the file changed meanwhile, -errno. */
+static int usageidx_freeze_once(int global_fd, const StrBuf *lines) {
+        _cleanup_close_ int ofd = -EBADF, tfd = -EBADF;
+        struct stat ost = {}, st;
+        char last = '\n';
+        int r;
+
+        ofd = usageidx_open_read(global_fd);
+        if (ofd < 0 && errno != ENOENT)
+                return -errno;
+        if (ofd >= 0) {
+                if (fstat(ofd, &ost) < 0)
+                        return -errno;
+                if (!S_ISREG(ost.st_mode))
+                        return -EBADFD;
+        }
+        /* a leftover of a crashed run has this fixed name (we hold the tree lock) */
+        if (unlinkat(global_fd, USAGE_TMP, 0) < 0 && errno != ENOENT)
+                return -errno;
+        tfd = openat(global_fd, USAGE_TMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                     0600);
+        if (tfd < 0)
+                return -errno;
+        /* the file's bytes so far stay as they are (none is a v1 record), then a fresh line */
+        r = ofd >= 0 ? usageidx_copy(ofd, 0, (uint64_t)ost.st_size, tfd, &last) : 0;
+        if (r >= 0 && last != '\n')
+                r = usageidx_write_all(tfd, "\n", 1);
+        if (r >= 0)
+                r = usageidx_write_all(tfd, lines->buf, lines->len);
+        if (r >= 0 && ofd >= 0 && fchmod(tfd, ost.st_mode & 07777) < 0)
+                r = -errno;
+        if (r >= 0 && fsync(tfd) < 0)
+                r = -errno;
+        if (r < 0)
+                goto fail;
+
+        if (ofd < 0) {
+                /* no file: install ours unless a writer created one meanwhile */
+                r = fs_rename_noreplace(global_fd, USAGE_TMP, global_fd, USAGE_FILE);
+                if (r == -EEXIST)
+                        r = -EAGAIN;
+                if (r < 0)
+                        goto fail;
+        } else {
+                /* replace it only while it is still the file we copied */
+                if (fstatat(global_fd, USAGE_FILE, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                        r = errno == ENOENT ? -EAGAIN : -errno;
+                        goto fail;
+                }
+                if (st.st_dev != ost.st_dev || st.st_ino != ost.st_ino ||
+                    st.st_size != ost.st_size) {
+                        r = -EAGAIN;
+                        goto fail;
+                }
+                if (renameat(global_fd, USAGE_TMP, global_fd, USAGE_FILE) < 0) {
+                        r = -errno;
+                        goto fail;
+                }
+                /* A Qwen writer that opened the old file just before the rename appends there:
+                 * carry such bytes over (on a fresh line of their own). */
+                if (fstat(ofd, &st) == 0 && st.st_size > ost.st_size) {
+                        _cleanup_close_ int afd = openat(global_fd, USAGE_FILE,
+                                                         O_WRONLY | O_APPEND | O_CLOEXEC |
+                                                                 O_NOFOLLOW | O_NONBLOCK);
+                        if (afd < 0)
+                                return -errno;
+                        r = usageidx_copy(ofd, (uint64_t)ost.st_size, (uint64_t)st.st_size, afd,
+                                          &last);
+                        if (r >= 0 && last != '\n')
+                                r = usageidx_write_all(afd, "\n", 1);
+                        if (r >= 0 && fsync(afd) < 0)
+                                r = -errno;
+                        if (r < 0)
+                                return r;
+                }
+        }
+        if (fsync(global_fd) < 0)
+                return -errno;
+        return 1;
+fail:
+        (void)unlinkat(global_fd, USAGE_TMP, 0);
+        return r;
+}
+
+int usage_history_freeze(UsageIndex *idx, int global_fd) {
+        StrBuf lines = {};
+        int r;
+
+        r = usage_index_has_v1(idx, global_fd);
+        if (r != 0)
+                return r < 0 ? r : 0;
+        if (idx->rebuild_empty)
+                return 0;
+        r = usageidx_rebuild_lines(global_fd, &lines);
+        if (r >= 0 && lines.len == 0) {
+                idx->rebuild_empty = true; /* nothing Qwen would count: nothing to keep */
+                r = 0;
+        } else if (r >= 0) {
+                for (int attempt = 0; attempt < 3; attempt++) {
+                        r = usageidx_freeze_once(global_fd, &lines);
+                        if (r != -EAGAIN)
+                                break;
+                }
+        }
+        strbuf_done(&lines);
+        return r;
 }

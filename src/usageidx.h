@@ -1,6 +1,7 @@
-/* usageidx.h: which sessions already have a line in G/usage_record.jsonl, read once per run.
- * usage_has_session() reads the whole file per call, which made a run that salvages n sessions
- * cost O(n * file size); the index reads each byte once and then only what was appended since. */
+/* usageidx.h: the one owner of G/usage_record.jsonl (reads and writes). Which sessions already
+ * have a line, read once per run: usage_has_session() reads the whole file per call, which made a
+ * run that salvages n sessions cost O(n * file size); the index reads each byte once and then
+ * only what was appended since. */
 #pragma once
 
 typedef struct UsageIndex UsageIndex;
@@ -15,5 +16,33 @@ static inline void usage_index_freep(UsageIndex **p) {
  * Same answer as usage_has_session(): 1 yes, 0 no (also when the file does not exist), -errno
  * when it cannot be read. Reads only bytes appended since the previous call; starts over when the
  * file was replaced or shrank; falls back to usage_has_session() for a file with lines too long
- * to index. */
+ * to index. A record after a partial line (a writer died mid-append) counts, as for Qwen. */
 int usage_index_has(UsageIndex *idx, int global_fd, const char *id);
+
+/* Does the file have a record with version 1, the test Qwen's loadUsageHistory makes before it
+ * trusts the file instead of rebuilding from transcripts? 1, 0 (also no file), -errno. */
+int usage_index_has_v1(UsageIndex *idx, int global_fd);
+
+/* The exact, slow reader: does a tolerantly parsed line have sessionId id? 1 yes, 0 no (also when
+ * the file does not exist), -errno when it exists but cannot be read. */
+int usage_has_session(int global_fd, const char *id);
+
+/* Append line (one complete line ending in '\n') to G/usage_record.jsonl with a single write on
+ * an O_APPEND fd, then fsync, then read back. Creates the file 0600 if needed. When the file does
+ * not end in '\n' (a writer died mid-append) the write starts with one, so the record starts a
+ * line. Returns 0 only when the line is durably in the file and starts a line. A short write (a
+ * full disk) is undone in place, see usageidx_undo(), and gives -ENOSPC; other -errno. */
+int usage_append(int global_fd, const char *line);
+
+/* Qwen's usage totals must not change because qgc writes a line. While the file has no v1 record
+ * (absent, empty, only other lines: trees of Qwen 0.12 to 0.15, or never opened /stats), Qwen's
+ * loadUsageHistory rebuilds the history from G/projects/<dir>/chats/<file>.jsonl on every call;
+ * once qgc appends a salvaged line it reads only the file, and every other session would drop
+ * out of /stats. So before the first line qgc writes to such a file, call this: it writes the
+ * history Qwen would rebuild now (rebuildFromSessionJsonl: projects and files in byte order,
+ * "*.jsonl" but not "*.ledger.jsonl", regular files, not chats/archive/, first sessionId wins),
+ * exactly what Qwen itself persists on its first /stats, after the file's own bytes, in one
+ * step (temporary file, fsync, rename). A symlink on the way (Qwen follows it, qgc never does)
+ * or an unreadable transcript fails closed. Returns 1 written, 0 not needed (a v1 record exists,
+ * or nothing to write), -errno. */
+int usage_history_freeze(UsageIndex *idx, int global_fd);

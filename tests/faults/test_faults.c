@@ -15,12 +15,17 @@
 #include "../fs/apply_helpers.h"
 #include "fsutil.h"
 #include "journal.h"
+#include "usage.h"
+#include "usageidx.h"
 
 /* ---------------------------------------------------------------- the seams */
 
 /* What to break, set by each test (reset in setup). */
 typedef struct Faults {
         int write_err;      /* write() to usage_record.jsonl fails with this errno */
+        size_t write_short; /* ... or writes only this many bytes (a full disk), and then */
+        int write_short_err; /* ... returns this errno instead of the count, when set */
+        char append_after_short[PATH_MAX]; /* a Qwen writer appends a line here right then */
         int fsync_err;      /* fsync() of usage_record.jsonl */
         int rename_err;     /* renameat/renameat2 whose old name equals rename_match */
         char rename_match[128];
@@ -105,6 +110,24 @@ ssize_t __wrap_write(int fd, const void *buf, size_t n) {
         if (faults.write_err && fd_is_usage(fd)) {
                 errno = faults.write_err;
                 return -1;
+        }
+        if (faults.write_short && faults.write_short < n && fd_is_usage(fd)) {
+                ssize_t k = __real_write(fd, buf, faults.write_short);
+                if (faults.append_after_short[0]) {
+                        /* Qwen's writeLineSync: open by path, O_APPEND, one line, no lock */
+                        static const char rec[] = "{\"version\":1,\"sessionId\":\"qwen-raced\"}\n";
+                        int w = open(faults.append_after_short, O_WRONLY | O_APPEND | O_CLOEXEC);
+                        if (w >= 0) {
+                                (void)__real_write(w, rec, sizeof rec - 1);
+                                close(w);
+                        }
+                        faults.append_after_short[0] = 0;
+                }
+                if (k >= 0 && faults.write_short_err) {
+                        errno = faults.write_short_err;
+                        return -1;
+                }
+                return k;
         }
         return __real_write(fd, buf, n);
 }
@@ -308,6 +331,115 @@ static void test_faults_usage_write_eio_keeps_archive_candidate(void **state) {
 static void test_faults_usage_fsync_eio_keeps_session(void **state) {
         faults.fsync_err = EIO;
         check_salvage_failure_keeps_session(*state, VERB_DELETE, EIO);
+}
+
+/* TREE/usage_record.jsonl in a static buffer (for unlinkat). */
+static const char *strprintf_tmp_usage(const char *tree) {
+        static char buf[PATH_MAX];
+        snprintf(buf, sizeof buf, "%s/usage_record.jsonl", tree);
+        return buf;
+}
+
+/* A line Qwen's reader returns: the exact reader finds the session's record. */
+static int usage_readable(T *t, const char *id) {
+        _cleanup_close_ int g = open(t->qwen, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(g >= 0);
+        return usage_has_session(g, id);
+}
+
+/* A full disk: write() places the first bytes of the line only (then returns the short count,
+ * or an error). The fragment must not stay as a partial line (the next append, qgc's or Qwen's,
+ * would be glued to it and lost): the session is kept, the bytes are blanked in place, and the
+ * next run writes one readable line. */
+static void check_short_write(T *t, int err) {
+        ApplyPick picks[] = { { S_KILLED, VERB_DELETE }, {} };
+        ActionStats st = {};
+        _cleanup_free_ char *before = read_rel(t->qwen, "usage_record.jsonl");
+        _cleanup_free_ char *log = NULL, *after = NULL, *want = strprintf("ERRNO=%d", ENOSPC);
+        size_t nb = strlen(before);
+
+        faults.write_short = 100;
+        faults.write_short_err = err;
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 1);
+        assert_int_equal(st.n_failed, 1);
+        assert_int_equal(st.n_deleted, 0);
+        assert_true(fixture_exists(t->qwen, P_NOTES "/" S_KILLED ".jsonl"));
+        log = read_rel(t->root, "journal.log");
+        assert_non_null(strstr(log, "cannot salvage the usage record; session kept"));
+        assert_non_null(strstr(log, want));
+        after = read_rel(t->qwen, "usage_record.jsonl");
+        assert_int_equal(strlen(after), nb + 100);
+        assert_memory_equal(after, before, nb);
+        for (size_t i = nb; i < nb + 99; i++)
+                assert_int_equal(after[i], ' ');
+        assert_int_equal(after[nb + 99], '\n');
+        assert_int_equal(usage_readable(t, S_KILLED), 0);
+
+        /* space again: one readable line */
+        faults.write_short = 0;
+        faults.write_short_err = 0;
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_deleted, 1);
+        assert_int_equal(apply_usage_lines(t->qwen, S_KILLED), 1);
+        assert_int_equal(usage_readable(t, S_KILLED), 1);
+}
+
+static void test_faults_usage_short_write_undone_keeps_session(void **state) {
+        check_short_write(*state, 0);
+}
+
+static void test_faults_usage_short_write_error_undone_keeps_session(void **state) {
+        check_short_write(*state, ENOSPC);
+}
+
+/* Qwen appends its own line (unlocked) between qgc's short write and its undo: truncating the
+ * file back would cut Qwen's line off, leaving the fragment would glue it. Blanking our bytes in
+ * place keeps Qwen's line whole and on a line of its own. */
+static void test_faults_usage_short_write_undo_keeps_racing_qwen_line(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_KILLED, VERB_DELETE }, {} };
+        ActionStats st = {};
+        _cleanup_free_ char *p = fixture_path(t->qwen, "usage_record.jsonl");
+
+        faults.write_short = 100;
+        snprintf(faults.append_after_short, sizeof faults.append_after_short, "%s", p);
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 1);
+        assert_int_equal(st.n_failed, 1);
+        assert_true(fixture_exists(t->qwen, P_NOTES "/" S_KILLED ".jsonl"));
+        assert_int_equal(usage_readable(t, "qwen-raced"), 1);
+        assert_int_equal(usage_readable(t, S_KILLED), 0);
+
+        faults.write_short = 0;
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(usage_readable(t, S_KILLED), 1);
+        assert_int_equal(usage_readable(t, "qwen-raced"), 1);
+        assert_int_equal(apply_usage_lines(t->qwen, S_KILLED), 1);
+}
+
+/* Qwen died mid-append: the file ends in a partial line. The salvaged line starts a fresh line,
+ * so Qwen's reader (and qgc's) return it. */
+static void test_faults_usage_append_after_partial_line_readable(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_KILLED, VERB_DELETE }, {} };
+        ActionStats st = {};
+        _cleanup_free_ char *p = fixture_path(t->qwen, "usage_record.jsonl");
+        _cleanup_free_ char *golden = apply_golden_record(S_KILLED), *after = NULL;
+        _cleanup_free_ char *want = golden ? strprintf("\n%s", golden) : NULL;
+        static const char frag[] = "{\"version\":1,\"sessionId\":\"cut-short\",\"timestamp\":17";
+        FILE *f = fopen(p, "a");
+
+        assert_non_null(f);
+        assert_non_null(want);
+        fputs(frag, f);
+        assert_int_equal(fclose(f), 0);
+
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_deleted, 1);
+        assert_int_equal(usage_readable(t, S_KILLED), 1);
+        after = read_rel(t->qwen, "usage_record.jsonl");
+        assert_true(strlen(after) > strlen(want));
+        assert_string_equal(after + strlen(after) - strlen(want), want);
+        assert_non_null(strstr(after, frag));
 }
 
 /* ---------------------------------------------------------------- rename and unlink failures */
@@ -652,6 +784,63 @@ static void test_faults_crash_after_every_step_then_rerun(void **state) {
         }
         assert_true(n > 10); /* the plan has many steps; all were crashed after */
         assert_true(n < 200);
+}
+
+/* A tree without usage_record.jsonl (Qwen 0.12 to 0.15, or /stats never opened): the first
+ * salvage writes the history Qwen would rebuild, in one step. A crash after any step, then a
+ * rerun, ends with the very file an uninterrupted run writes, and no temporary file. */
+static const ApplyPick nofile_picks[] = {
+        { S_KILLED, VERB_DELETE }, { S_WEB, VERB_ARCHIVE }, { S_ARCH, VERB_DELETE }, {},
+};
+
+static void test_faults_crash_without_usage_file_then_rerun(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *want = NULL;
+        _cleanup_free_ char *ref = fixture_path(t->root, "ref");
+        ActionStats st = {};
+        unsigned n;
+
+        assert_int_equal(fixture_copy_tree(t->qwen, t->root, "ref"), 0);
+        assert_int_equal(unlinkat(AT_FDCWD, strprintf_tmp_usage(ref), 0), 0);
+        assert_int_equal(apply_execute(ref, nofile_picks, &st), 0);
+        want = read_rel(ref, "usage_record.jsonl");
+        assert_int_equal(apply_usage_lines(ref, S_ARCH), 1); /* archived: not in the rebuild */
+        assert_int_equal(apply_usage_lines(ref, S_KILLED), 1);
+        assert_int_equal(apply_usage_lines(ref, S_WEB), 1);
+
+        for (n = 1; n < 100; n++) {
+                _cleanup_free_ char *dir = strprintf("nofile%u", n);
+                _cleanup_free_ char *qwen = fixture_path(t->root, dir);
+                _cleanup_free_ char *got = NULL;
+                int status = 0;
+                pid_t pid;
+
+                assert_int_equal(fixture_copy_tree(t->qwen, t->root, dir), 0);
+                assert_int_equal(unlinkat(AT_FDCWD, strprintf_tmp_usage(qwen), 0), 0);
+                pid = fork();
+                assert_true(pid >= 0);
+                if (pid == 0) {
+                        char v[16];
+                        snprintf(v, sizeof v, "%u", n);
+                        setenv("QGC_TEST_CRASH_AFTER_STEP", v, 1);
+                        _exit(apply_execute(qwen, nofile_picks, &st) == 0 ? 0 : 1);
+                }
+                assert_int_equal(waitpid(pid, &status, 0), pid);
+                assert_true(WIFEXITED(status));
+                if (WEXITSTATUS(status) != 99) {
+                        assert_int_equal(WEXITSTATUS(status), 0);
+                        break;
+                }
+                assert_true(apply_execute(qwen, nofile_picks, &st) >= 0);
+                assert_int_equal(st.n_failed, 0);
+                got = read_rel(qwen, "usage_record.jsonl");
+                if (!streq(got, want))
+                        fail_msg("step %u: usage_record.jsonl differs from an uninterrupted run", n);
+                assert_false(fixture_exists(qwen, ".usage_record.jsonl.qgc-tmp"));
+                assert_int_equal(fixture_rm_rf(qwen), 0);
+        }
+        assert_true(n > 3);
+        assert_true(n < 100);
 }
 
 /* ---------------------------------------------------------------- a writer during the run */
@@ -1067,6 +1256,11 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_faults_usage_write_enospc_keeps_session, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_usage_write_eio_keeps_archive_candidate, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_usage_fsync_eio_keeps_session, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_usage_short_write_undone_keeps_session, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_usage_short_write_error_undone_keeps_session, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_usage_append_after_partial_line_readable, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_usage_short_write_undo_keeps_racing_qwen_line, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_crash_without_usage_file_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_rename_eio_then_rerun_completes, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_sidecar_rename_eio_leaves_transcript, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_unlink_eio_keeps_transcript_and_one_usage_line, setup, teardown),

@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "macro.h"
 #include "usage.h"
 #include "usageidx.h"
+#include "util.h"
 
 typedef struct T {
         char *root;
@@ -127,6 +129,130 @@ static void test_usage_index_huge_line_falls_back(void **state) {
         check(t, "nobody", 0);
 }
 
+/* A record after a partial line (a writer died mid-append) is seen, and qgc's own append after
+ * such a fragment is seen too (it starts a fresh line). */
+static void test_usage_index_sees_line_after_fragment(void **state) {
+        T *t = *state;
+        write_usage(t, "w", "{\"version\":1,\"sessionId\":\"one\"}\n{\"version\":1,\"sessionId\":\"cu");
+        check(t, "one", 1);
+        check(t, "cu", 0);
+        write_usage(t, "a", "\n{\"version\":1,\"sessionId\":\"qwen\"}\n{\"version\":1,\"sessionId\":\"cut");
+        check(t, "qwen", 1);
+        assert_int_equal(usage_append(t->fd, "{\"version\":1,\"sessionId\":\"qgc\"}\n"), 0);
+        check(t, "qgc", 1);
+        check(t, "cut", 0);
+        check(t, "one", 1);
+}
+
+static void test_usage_index_has_v1(void **state) {
+        T *t = *state;
+        assert_int_equal(usage_index_has_v1(t->idx, t->fd), 0); /* no file */
+        write_usage(t, "w", "");
+        assert_int_equal(usage_index_has_v1(t->idx, t->fd), 0);
+        write_usage(t, "a", "{\"version\":2,\"sessionId\":\"a\"}\n{\"version\":\"1\"}\nnot json\n");
+        assert_int_equal(usage_index_has_v1(t->idx, t->fd), 0);
+        write_usage(t, "a", "{\"version\":1,\"sessionId\":\"b\"");
+        assert_int_equal(usage_index_has_v1(t->idx, t->fd), 0); /* a partial line */
+        write_usage(t, "a", "}");
+        assert_int_equal(usage_index_has_v1(t->idx, t->fd), 1); /* complete, unterminated */
+        write_usage(t, "w", "{\"version\":1.0}\n");
+        assert_int_equal(usage_index_has_v1(t->idx, t->fd), 1);
+}
+
+/* ---- usage_history_freeze: Qwen's rebuild, written once */
+
+#define FZ_PROJ "projects/-srv-demo-webapp/chats/"
+#define FZ_WEB "aefd2a51-f2fc-4eed-a29c-91292bb022bf"
+#define FZ_DEBUG "c7bab6d3-4d35-4ebb-b856-81c884008a1e"
+
+static char *corpus_transcript(const char *rel) {
+        char *buf = NULL;
+        assert_int_equal(fixture_read(fixture_testdata("corpus/tree"), rel, &buf, NULL), 0);
+        return buf;
+}
+
+/* The record usage_build_record() makes of transcript rel under the test root. */
+static char *record_of(T *t, const char *rel) {
+        _cleanup_free_ char *p = fixture_path(t->root, rel);
+        _cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC);
+        char *line = NULL;
+        assert_true(fd >= 0);
+        assert_int_equal(usage_build_record(fd, &line), 0);
+        assert_non_null(line);
+        return line;
+}
+
+static void freeze_tree(T *t) {
+        _cleanup_free_ char *web = corpus_transcript(FZ_PROJ FZ_WEB ".jsonl");
+        _cleanup_free_ char *dbg = corpus_transcript(FZ_PROJ FZ_DEBUG ".jsonl");
+        _cleanup_free_ char *arch = corpus_transcript(
+                "projects/-srv-demo-scratch/chats/archive/1a914264-8e49-442e-bc79-1cb2de9eae0c.jsonl");
+
+        assert_int_equal(fixture_mkdir(t->root, FZ_PROJ "archive"), 0);
+        assert_int_equal(fixture_mkdir(t->root, "projects/a-file-not-a-dir-parent"), 0);
+        assert_int_equal(fixture_write(t->root, "projects/zz-not-a-dir", "x"), 0);
+        assert_int_equal(fixture_write(t->root, FZ_PROJ FZ_WEB ".jsonl", web), 0);
+        assert_int_equal(fixture_write(t->root, FZ_PROJ FZ_DEBUG ".jsonl", dbg), 0);
+        /* the same session again under another name: the first file (in byte order) wins */
+        assert_int_equal(fixture_write(t->root, FZ_PROJ "zz-copy.jsonl", web), 0);
+        /* not read by Qwen's rebuild: the archive, ledgers, other names */
+        assert_int_equal(fixture_write(t->root, FZ_PROJ "archive/" "1a914264.jsonl", arch), 0);
+        assert_int_equal(fixture_write(t->root, FZ_PROJ "x.ledger.jsonl", arch), 0);
+        assert_int_equal(fixture_write(t->root, FZ_PROJ "x.json", arch), 0);
+        assert_int_equal(fixture_write(t->root, FZ_PROJ "empty.jsonl", ""), 0);
+}
+
+static void test_usage_history_freeze_writes_qwens_rebuild(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *a = NULL, *b = NULL, *got = NULL, *want = NULL;
+
+        freeze_tree(t);
+        a = record_of(t, FZ_PROJ FZ_WEB ".jsonl");
+        b = record_of(t, FZ_PROJ FZ_DEBUG ".jsonl");
+        want = strprintf("%s%s", a, b);
+        assert_int_equal(usage_history_freeze(t->idx, t->fd), 1);
+        assert_int_equal(fixture_read(t->root, "usage_record.jsonl", &got, NULL), 0);
+        assert_string_equal(got, want);
+        assert_false(fixture_exists(t->root, ".usage_record.jsonl.qgc-tmp"));
+        /* the file has v1 records now: nothing more to do */
+        assert_int_equal(usage_index_has_v1(t->idx, t->fd), 1);
+        assert_int_equal(usage_history_freeze(t->idx, t->fd), 0);
+        check(t, FZ_WEB, 1);
+}
+
+static void test_usage_history_freeze_keeps_the_files_bytes(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *a = NULL, *b = NULL, *got = NULL, *want = NULL;
+
+        freeze_tree(t);
+        write_usage(t, "w", "{\"version\":2,\"sessionId\":\"v2\"}\n{\"version\":1,\"sessi");
+        a = record_of(t, FZ_PROJ FZ_WEB ".jsonl");
+        b = record_of(t, FZ_PROJ FZ_DEBUG ".jsonl");
+        want = strprintf("{\"version\":2,\"sessionId\":\"v2\"}\n{\"version\":1,\"sessi\n%s%s", a, b);
+        assert_int_equal(usage_history_freeze(t->idx, t->fd), 1);
+        assert_int_equal(fixture_read(t->root, "usage_record.jsonl", &got, NULL), 0);
+        assert_string_equal(got, want);
+}
+
+static void test_usage_history_freeze_nothing_to_write(void **state) {
+        T *t = *state;
+        assert_int_equal(usage_history_freeze(t->idx, t->fd), 0); /* no projects/ */
+        assert_int_equal(fixture_write(t->root, "projects/p/chats/empty.jsonl", ""), 0);
+        assert_int_equal(usage_history_freeze(t->idx, t->fd), 0);
+        assert_false(fixture_exists(t->root, "usage_record.jsonl"));
+}
+
+/* Qwen's rebuild follows symlinks, qgc does not: it cannot reproduce the totals, so it fails
+ * closed and writes nothing. */
+static void test_usage_history_freeze_refuses_symlinks(void **state) {
+        T *t = *state;
+        freeze_tree(t);
+        assert_int_equal(fixture_symlink(t->root, FZ_PROJ "link.jsonl", FZ_WEB ".jsonl"), 0);
+        assert_int_equal(usage_history_freeze(t->idx, t->fd), -ELOOP);
+        assert_false(fixture_exists(t->root, "usage_record.jsonl"));
+        assert_false(fixture_exists(t->root, ".usage_record.jsonl.qgc-tmp"));
+}
+
 static void test_usage_index_corpus_agrees(void **state) {
         T *t = *state;
         _cleanup_free_ char *src = fixture_path(fixture_testdata("corpus/tree"), "usage_record.jsonl");
@@ -167,6 +293,12 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_usage_index_escaped_ids_and_crlf, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_usage_index_huge_line_falls_back, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_usage_index_corpus_agrees, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_usage_index_sees_line_after_fragment, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_usage_index_has_v1, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_usage_history_freeze_writes_qwens_rebuild, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_usage_history_freeze_keeps_the_files_bytes, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_usage_history_freeze_nothing_to_write, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_usage_history_freeze_refuses_symlinks, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 
 #include "macro.h"
 #include "usage.h"
+#include "usageidx.h"
 #include "util.h"
 
 static char *testdata_path(const char *rel) {
@@ -304,6 +305,36 @@ static void test_usage_append_refuses_symlink_and_fifo(void **state) {
         tmpdir_done(&t);
 }
 
+/* Qwen (or qgc) died mid-append: the file ends in a partial line. The appended record starts a
+ * fresh line, so Qwen's reader returns it (glued to the fragment, it would be lost). */
+static void test_usage_append_after_partial_line(void **state) {
+        TmpDir t;
+        struct stat st;
+        _cleanup_free_ char *a = NULL;
+        static const char frag[] = "{\"version\":1,\"sessionId\":\"cut\",\"mod";
+
+        (void)state;
+        tmpdir_new(&t);
+        _cleanup_close_ int fd = openat(t.fd, "usage_record.jsonl",
+                                        O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, frag, strlen(frag)), (ssize_t)strlen(frag));
+        assert_int_equal(usage_append(t.fd, "{\"version\":1,\"sessionId\":\"s1\"}\n"), 0);
+        a = read_usage_file(&t, &st);
+        assert_string_equal(a, "{\"version\":1,\"sessionId\":\"cut\",\"mod\n"
+                               "{\"version\":1,\"sessionId\":\"s1\"}\n");
+        assert_int_equal(usage_has_session(t.fd, "s1"), 1);
+        assert_int_equal(usage_has_session(t.fd, "cut"), 0);
+        /* a file ending in '\n' gets no empty line */
+        assert_int_equal(usage_append(t.fd, "{\"version\":1,\"sessionId\":\"s2\"}\n"), 0);
+        free(a);
+        a = read_usage_file(&t, &st);
+        assert_string_equal(a, "{\"version\":1,\"sessionId\":\"cut\",\"mod\n"
+                               "{\"version\":1,\"sessionId\":\"s1\"}\n"
+                               "{\"version\":1,\"sessionId\":\"s2\"}\n");
+        tmpdir_done(&t);
+}
+
 /* ---- a large transcript, streamed */
 
 /* Under ASan, freed blocks sit in a quarantine that grows with the number of allocations; keep
@@ -545,6 +576,7 @@ int main(void) {
                 cmocka_unit_test(test_usage_append_creates_and_appends),
                 cmocka_unit_test(test_usage_append_refuses_bad_lines),
                 cmocka_unit_test(test_usage_append_refuses_symlink_and_fifo),
+                cmocka_unit_test(test_usage_append_after_partial_line),
                 cmocka_unit_test(test_usage_build_record_large_transcript_bounded),
                 cmocka_unit_test(test_usage_build_record_long_last_line),
                 cmocka_unit_test(test_usage_build_record_over_long_lines),

@@ -1,0 +1,64 @@
+#!/bin/sh
+# Qwen's /stats totals do not change when qgc archives or deletes (issue 9, item 8). Qwen Code's
+# own loadUsageHistory and aggregateUsage read each tree before and after a real run: every
+# session Qwen counted is still counted with the same record, and the only sessions that may
+# appear are ones the run removed that Qwen did not count yet (their salvaged line, as Qwen's
+# own removeSession writes it). Trees: the corpus (a 0.24.4 tree with usage_record.jsonl), the
+# corpus without its usage file, and a tree written by Qwen Code 0.15.10, which writes no usage
+# file (tests/data/qwen015). Needs node and npm (SKIP otherwise).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/qwen-npm.sh"
+
+NOW=2027-04-01T00:00:00Z
+
+# plan_ids PLAN.json: the sessions the plan archives or deletes, comma-separated.
+plan_ids() {
+        python3 - "$1" <<'PY'
+import json, sys
+plan = json.load(open(sys.argv[1]))
+print(",".join(s["id"] for p in plan["projects"] for s in p["sessions"]
+               if s["verb"] in ("archive", "delete")))
+PY
+}
+
+# check_run TREE NAME CONF: a real run on TREE, Qwen's totals before and after compared.
+check_run() {
+        tree=$1 name=$2 conf=$3
+        qwen_usage "$tree" "$T/$name.before.json"
+        cp "$tree/usage_record.jsonl" "$T/$name.usage-before" 2>/dev/null || rm -f "$T/$name.usage-before"
+        run_qgc --dry-run --json --root "$tree" --now "$NOW" -c "$conf" > "$T/$name.plan.json" || fail "$name: dry run"
+        ids=$(plan_ids "$T/$name.plan.json")
+        [ -n "$ids" ] || fail "$name: the plan acts on nothing: the test would prove nothing"
+        run_qgc --root "$tree" --now "$NOW" -c "$conf" > "$T/$name.out" 2>&1 || { cat "$T/$name.out"; fail "$name: real run"; }
+        qwen_usage "$tree" "$T/$name.after.json"
+        python3 "$QGC_SRCDIR/tests/integration/usage-compare.py" "$T/$name.before.json" "$T/$name.after.json" \
+                "$T/$name.usage-before" "$tree/usage_record.jsonl" "$name" --allow-added "$ids" ||
+                fail "$name: Qwen's /stats changed"
+        "$NPMDIR/qwen-check.sh" "$tree" > "$T/$name.check.txt" 2>&1 ||
+                { cat "$T/$name.check.txt"; fail "$name: Qwen cannot read what qgc left"; }
+        # a rerun changes nothing more
+        cp "$tree/usage_record.jsonl" "$T/$name.usage-1" 2>/dev/null || :
+        run_qgc --root "$tree" --now "$NOW" -c "$conf" > /dev/null 2>&1 || :
+        if [ -e "$T/$name.usage-1" ]; then
+                cmp -s "$T/$name.usage-1" "$tree/usage_record.jsonl" || fail "$name: a rerun changed usage_record.jsonl"
+        fi
+}
+
+# qwen015_tree NAME: a copy of the Qwen 0.15.10 tree, its times pinned past the liveness grace.
+qwen015_tree() {
+        mkdir -p "$T/$1"
+        cp -a "$QGC_TESTDATA/qwen015/tree/." "$T/$1/"
+        chmod -R u+w "$T/$1"
+        find "$T/$1" -exec touch -h -d 2026-09-01T00:00:00Z {} +
+        echo "$T/$1"
+}
+
+for run in archive delete; do
+        conf="$QGC_TESTDATA/integration/usage-$run.conf"
+        check_run "$(make_tree corpus-$run)" "corpus-$run" "$conf"
+        tree=$(make_tree nofile-$run)
+        rm "$tree/usage_record.jsonl"
+        check_run "$tree" "nofile-$run" "$conf"
+        check_run "$(qwen015_tree qwen015-$run)" "qwen015-$run" "$conf"
+done
+pass "no session Qwen's /stats counted is lost or changed by qgc's archive and delete runs"
