@@ -45,6 +45,18 @@ struct UsageIndex {
         char *pending;     /* the unterminated last line seen, parsed but not consumed */
 };
 
+/* openat() through the safe-filesystem layer (fs_openat(): no symlink, no mount crossing, a
+ * bind-mounted usage file included), with openat()'s convention: -1 and errno. */
+static int usageidx_openat(int dfd, const char *name, int flags, mode_t mode) {
+        int fd = fs_openat(dfd, name, flags, mode);
+
+        if (fd < 0) {
+                errno = -fd;
+                return -1;
+        }
+        return fd;
+}
+
 static char *usageidx_free_str(char *s) {
         free(s);
         return NULL;
@@ -247,8 +259,8 @@ static int usageidx_pending(UsageIndex *idx, const char *id, bool *ret_v1) {
 
 /* Open the file for reading: never through a symlink, never blocking (a FIFO), errno set. */
 static int usageidx_open_read(int global_fd) {
-        return openat(global_fd, USAGE_FILE,
-                      O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        return usageidx_openat(global_fd, USAGE_FILE,
+                      O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0);
 }
 
 /* Bring the index up to date with the file: 1 indexed, 0 no file, 2 fallback (lines too long:
@@ -501,18 +513,18 @@ int usage_append(int global_fd, const char *line) {
         if (len < 2 || !nl || nl != line + len - 1)
                 return -EINVAL; /* exactly one complete line */
 
-        fd = openat(global_fd, USAGE_FILE,
-                    O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        fd = usageidx_openat(global_fd, USAGE_FILE,
+                    O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0);
         if (fd < 0 && errno == ENOENT) {
-                fd = openat(global_fd, USAGE_FILE,
+                fd = usageidx_openat(global_fd, USAGE_FILE,
                             O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW |
                                     O_NOCTTY,
                             0600);
                 created = fd >= 0;
                 if (fd < 0 && errno == EEXIST) /* lost a race with another writer */
-                        fd = openat(global_fd, USAGE_FILE,
+                        fd = usageidx_openat(global_fd, USAGE_FILE,
                                     O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
-                                            O_NOCTTY);
+                                            O_NOCTTY, 0);
         }
         if (fd < 0)
                 return -errno;
@@ -666,7 +678,8 @@ static bool usageidx_ends_with(const char *s, const char *suffix) {
  * skips it (absent, not a directory), -ELOOP for a symlink (Qwen follows it, qgc never does, so
  * the rebuild could not be reproduced), other -errno. */
 static int usageidx_open_dir(int dfd, const char *name, int *ret) {
-        int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        int fd = usageidx_openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+                                 0);
 
         if (fd >= 0) {
                 *ret = fd;
@@ -729,8 +742,8 @@ static int usageidx_rebuild_lines(int global_fd, StrBuf *out) {
                         }
                         if (!S_ISREG(st.st_mode))
                                 continue;
-                        fd = openat(chats_fd, files[j],
-                                    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+                        fd = usageidx_openat(chats_fd, files[j],
+                                    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0);
                         if (fd < 0) {
                                 if (errno != ENOENT)
                                         r = -errno;
@@ -816,7 +829,7 @@ static int usageidx_freeze_once(int global_fd, const StrBuf *lines) {
         /* a leftover of a crashed run has this fixed name (we hold the tree lock) */
         if (unlinkat(global_fd, USAGE_TMP, 0) < 0 && errno != ENOENT)
                 return -errno;
-        tfd = openat(global_fd, USAGE_TMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+        tfd = usageidx_openat(global_fd, USAGE_TMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                      0600);
         if (tfd < 0)
                 return -errno;
@@ -858,9 +871,9 @@ static int usageidx_freeze_once(int global_fd, const StrBuf *lines) {
                 /* A Qwen writer that opened the old file just before the rename appends there:
                  * carry such bytes over (on a fresh line of their own). */
                 if (fstat(ofd, &st) == 0 && st.st_size > ost.st_size) {
-                        _cleanup_close_ int afd = openat(global_fd, USAGE_FILE,
+                        _cleanup_close_ int afd = usageidx_openat(global_fd, USAGE_FILE,
                                                          O_WRONLY | O_APPEND | O_CLOEXEC |
-                                                                 O_NOFOLLOW | O_NONBLOCK);
+                                                                 O_NOFOLLOW | O_NONBLOCK, 0);
                         if (afd < 0)
                                 return -errno;
                         r = usageidx_copy(ofd, (uint64_t)ost.st_size, (uint64_t)st.st_size, afd,

@@ -7,6 +7,7 @@
 #   (b) projects/<p>/subagents/<id>/x   of a session the delete run deletes,
 #   (c) projects/-srv-demo-api-server   a whole project (its real directory moved out),
 #   (d) file-history/<orphan>/sub and projects/<p>/subagents/<orphan>/x, orphans to reclaim,
+#   (e) a file over usage_record.jsonl (in a tree of its own),
 # then a dry run, `qgc status`, a delete run (with orphan reclaim) and an archive run are made.
 # Each must leave the bind sources exactly as they were (names, types, sizes, mtimes, contents),
 # the mounts mounted, and no size sum may count the mounted bytes. A removal stopped by a mount
@@ -172,6 +173,25 @@ listing > "$T/after"
 diff -u "$T/before" "$T/after" || bad "the archive run changed files outside the tree"
 still_mounted "$tree"
 [ -e "$tree/projects/-srv-demo-webapp/chats/archive/$SA.jsonl" ] || bad "$SA not archived"
+
+# ---- (e) a file of the tree's filesystem bind-mounted over usage_record.jsonl: the salvage
+# never appends to it, and no session goes without its usage line
+tree=$(make_tree usg)
+cp "$tree/usage_record.jsonl" "$T/outside/usage-usg.jsonl"
+mount --bind "$T/outside/usage-usg.jsonl" "$tree/usage_record.jsonl"
+listing > "$T/before"
+set +e
+timeout 60 "$QGC" --root "$tree" --now "$NOW" -c "$T/delete.conf" --log-file "$T/usg.log" \
+        > "$T/usg.out" 2>&1
+rc=$?
+set -e
+[ $rc -lt 124 ] || fail "the usage run crashed (rc=$rc)"
+listing > "$T/after"
+diff -u "$T/before" "$T/after" || bad "a bind-mounted usage_record.jsonl was written to"
+mountpoint -q "$tree/usage_record.jsonl" || bad "usage_record.jsonl is no longer mounted"
+[ -e "$tree/projects/-srv-demo-my-notes/chats/$FH.jsonl" ] ||
+        bad "$FH was deleted although its usage could not be salvaged"
+grep -q "salvage" "$T/usg.log" || bad "no salvage failure in the action log"
 
 [ $nbad -eq 0 ] || fail "$nbad checks failed"
 # once more without openat2: the walk that tests each directory for a mount root
