@@ -100,7 +100,8 @@ typedef struct Config {
         bool allow_user_files;   /* users' own qgc.conf may tighten the system policy */
         char **user_dirs;        /* extra locations holding users' homes/trees (--all-users) */
         size_t n_user_dirs;
-        char **files;            /* files loaded, in order */
+        char **files;            /* files loaded, in order, each followed by its includes */
+        char **files_from;       /* per file: "file:line" of its @include; NULL for a main file */
         size_t n_files;
         char *origin_allow_user_files, *origin_user_dirs;
 } Config;
