@@ -1184,9 +1184,10 @@ static void test_config_include_refused(void **state) {
                 const IncludeCase *t = &cases[i];
                 _cleanup_(config_done) Config c = {};
                 _cleanup_(config_errors_done) ConfigErrors e = {};
-                _cleanup_free_ char *m = test_write(d, "main.conf", t->main), *prefix = NULL;
+                _cleanup_free_ char *prefix = NULL;
                 int r;
 
+                free(test_write(d, "main.conf", t->main));
                 prefix = strprintf("%s/%s:%u: ", d, t->at, t->line);
                 r = test_load_main(d, &c, &e);
                 if (r != -EINVAL || !test_has_msg(&e, prefix, t->needle)) {
