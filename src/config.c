@@ -543,18 +543,16 @@ static int config_get_count(const config_setting_t *s, const char *key, const ch
                 return config_error_expected(errs, loc, key,
                                          allow_off ? "an integer or \"off\"" : "an integer", s);
         r = config_get_exact(s, key, loc, &v, errs);
-        if (r == -ERANGE || (r >= 0 && (v < 0 || (uint64_t)v < min || (uint64_t)v > max))) {
-                if (!(r >= 0 && v == 0 && allow_off))
-                        return config_error(errs, loc,
-                                            "%s: %s is out of range (%" PRIu64 " to %" PRIu64 ")",
-                                            key, config_raw(s), min, max);
-        }
-        if (r < 0)
+        if (r < 0 && r != -ERANGE)
                 return r;
-        if (v == 0 && allow_off)
+        if (r >= 0 && v == 0 && allow_off)
                 return config_error(errs, loc,
                                     "%s: a zero limit is ambiguous (%s); write \"off\" to disable it",
                                     key, config_raw(s));
+        if (r == -ERANGE || v < 0 || (uint64_t)v < min || (uint64_t)v > max)
+                return config_error(errs, loc,
+                                    "%s: %s is out of range (%" PRIu64 " to %" PRIu64 ")", key,
+                                    config_raw(s), min, max);
         *ret = (uint64_t)v;
         return 0;
 }
