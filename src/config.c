@@ -16,13 +16,13 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "conftext.h"
 #include "macro.h"
 #include "util.h"
 
 #define CONFIG_BUILTIN "built-in default"
 #define CONFIG_DURATION_MAX (INT64_C(36500) * MSEC_PER_DAY) /* 100 years */
 #define CONFIG_COUNT_MAX UINT64_C(1000000000)
-#define CONFIG_FILE_MAX (4 * 1024 * 1024)
 
 typedef enum ConfigValueType {
         CONFIG_VALUE_ACTION,
@@ -197,6 +197,8 @@ static void config_override_done(ProjectOverride *o) {
 }
 
 static void config_strv_free(char **v, size_t n) {
+        if (!v)
+                return;
         for (size_t i = 0; i < n; i++)
                 free(v[i]);
         free(v);
@@ -215,6 +217,7 @@ void config_done(Config *c) {
         free(c->tree.origin_count);
         config_strv_free(c->user_dirs, c->n_user_dirs);
         config_strv_free(c->files, c->n_files);
+        config_strv_free(c->files_from, c->n_files);
         free(c->origin_allow_user_files);
         free(c->origin_user_dirs);
         *c = (Config){};
@@ -255,12 +258,13 @@ oom:
         return -ENOMEM;
 }
 
+/* Copy n strings (NULL entries, or all of them when src is NULL, stay NULL). */
 static int config_strv_copy(char **src, size_t n, char ***ret) {
         char **v = calloc(n ? n : 1, sizeof(char *));
         if (!v)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
-                if (!(v[i] = strdup(src[i]))) {
+                if (src && src[i] && !(v[i] = strdup(src[i]))) {
                         config_strv_free(v, i);
                         return -ENOMEM;
                 }
@@ -296,6 +300,11 @@ int config_copy(const Config *src, Config *ret) {
         if (ok)
                 c.n_user_dirs = src->n_user_dirs;
         ok = ok && config_strv_copy(src->files, src->n_files, &c.files) >= 0;
+        if (ok && config_strv_copy(src->files_from, src->n_files, &c.files_from) < 0) {
+                config_strv_free(c.files, src->n_files);
+                c.files = NULL;
+                ok = false;
+        }
         if (ok)
                 c.n_files = src->n_files;
         if (ok && src->n_projects > 0) {
@@ -423,15 +432,58 @@ static const char *config_type_name(int type) {
         }
 }
 
-/* "file:line" of a setting; `name` when libconfig knows no file (a buffer). */
-static char *config_setting_loc(const config_setting_t *s, const char *name) {
-        const char *f = config_setting_source_file(s);
-        return strprintf("%s:%u", f ? f : name, config_setting_source_line(s));
+/* The literal of a scalar setting exactly as written (numbers, booleans), paired with it by
+ * config_pair_values(); NULL for strings and groups. */
+static const char *config_raw(const config_setting_t *s) {
+        const ConfToken *t = config_setting_get_hook(s);
+        return t ? t->raw : NULL;
+}
+
+/* "an integer (4294967297)", "a string (\"x\")", "a list": the type and the value as given,
+ * for messages. NULL on ENOMEM. */
+static char *config_describe(const config_setting_t *s) {
+        int type = config_setting_type(s);
+        const char *raw = config_raw(s);
+
+        if (type == CONFIG_TYPE_STRING)
+                return strprintf("a string (\"%s\")", config_setting_get_string(s));
+        if (raw)
+                return strprintf("%s (%s)", config_type_name(type), raw);
+        return strdup(config_type_name(type));
+}
+
+/* Append "loc: <key>: expected <what>, got <s described>". */
+static int config_error_expected(ConfigErrors *errs, const char *loc, const char *key,
+                             const char *what, const config_setting_t *s) {
+        _cleanup_free_ char *got = config_describe(s);
+
+        if (!got)
+                return -ENOMEM;
+        return config_error(errs, loc, "%s: expected %s, got %s", key, what, got);
+}
+
+/* The exact value of an integer setting, from its literal: libconfig 1.5 reads 4294967297 as
+ * 1 and 0x100000000 as 0, so its own value is not trusted. -ERANGE when the literal does not
+ * fit in 64 bits; -EINVAL (with an error appended) when the literal is unknown. */
+static int config_get_exact(const config_setting_t *s, const char *key, const char *loc,
+                            long long *ret, ConfigErrors *errs) {
+        const char *raw = config_raw(s);
+        int r;
+
+        r = raw ? conftext_integer(raw, ret) : -EINVAL;
+        if (r == -EINVAL)
+                return config_error(errs, loc, "%s: cannot tell the value as written", key);
+        return r;
 }
 
 static bool config_is_off(const config_setting_t *s) {
         return config_setting_type(s) == CONFIG_TYPE_STRING &&
                streq(config_setting_get_string(s), "off");
+}
+
+static bool config_is_number(const config_setting_t *s) {
+        return config_setting_type(s) == CONFIG_TYPE_INT ||
+               config_setting_type(s) == CONFIG_TYPE_INT64;
 }
 
 /* A duration string ("90d") or "off", within the key's bounds. */
@@ -442,14 +494,16 @@ static int config_get_duration(const config_setting_t *s, const char *key, const
         const char *why = NULL, *v;
         msec_t d;
 
-        if (config_setting_type(s) == CONFIG_TYPE_INT || config_setting_type(s) == CONFIG_TYPE_INT64)
+        if (config_is_number(s)) {
+                const char *raw = config_raw(s) ? config_raw(s) : "?";
+                bool plain = raw[strspn(raw, "0123456789")] == '\0' && strlen(raw) <= 6;
                 return config_error(errs, loc,
-                                    "%s: expected a duration string with a unit such as \"%lldd\", "
-                                    "got a bare number",
-                                    key, (long long)config_setting_get_int64(s));
+                                    "%s: expected a duration string with a unit such as \"%sd\", "
+                                    "got a bare number (%s)",
+                                    key, plain ? raw : "90", raw);
+        }
         if (config_setting_type(s) != CONFIG_TYPE_STRING)
-                return config_error(errs, loc, "%s: expected a duration string such as \"90d\", got %s",
-                                    key, config_type_name(config_setting_type(s)));
+                return config_error_expected(errs, loc, key, "a duration string such as \"90d\"", s);
         v = config_setting_get_string(s);
         if (streq(v, "off")) {
                 if (off == CONFIG_OFF_NO)
@@ -461,8 +515,9 @@ static int config_get_duration(const config_setting_t *s, const char *key, const
                 return config_error(errs, loc, "%s: invalid duration \"%s\": %s", key, v, why);
         if (d == 0 && off != CONFIG_OFF_NO)
                 return config_error(errs, loc,
-                                    "%s: a zero limit is ambiguous; write \"off\" to disable it",
-                                    key);
+                                    "%s: a zero limit is ambiguous (\"%s\"); write \"off\" to "
+                                    "disable it",
+                                    key, v);
         if (d < min)
                 return config_error(errs, loc, "%s: %s is too short (at least %s)", key, v,
                                     format_duration_exact(buf, sizeof buf, min));
@@ -473,28 +528,31 @@ static int config_get_duration(const config_setting_t *s, const char *key, const
         return 0;
 }
 
-/* An integer count, or "off" when allowed. */
+/* An integer count, or "off" when allowed; checked on the literal, not libconfig's value. */
 static int config_get_count(const config_setting_t *s, const char *key, const char *loc,
                             bool allow_off, uint64_t min, uint64_t max, uint64_t *ret,
                             ConfigErrors *errs) {
-        long long v;
+        long long v = 0;
+        int r;
 
         if (allow_off && config_is_off(s)) {
                 *ret = 0;
                 return 0;
         }
-        if (config_setting_type(s) != CONFIG_TYPE_INT && config_setting_type(s) != CONFIG_TYPE_INT64)
-                return config_error(errs, loc, "%s: expected an integer%s, got %s", key,
-                                    allow_off ? " or \"off\"" : "",
-                                    config_type_name(config_setting_type(s)));
-        v = config_setting_get_int64(s);
-        if (v == 0 && allow_off)
+        if (!config_is_number(s))
+                return config_error_expected(errs, loc, key,
+                                         allow_off ? "an integer or \"off\"" : "an integer", s);
+        r = config_get_exact(s, key, loc, &v, errs);
+        if (r < 0 && r != -ERANGE)
+                return r;
+        if (r >= 0 && v == 0 && allow_off)
                 return config_error(errs, loc,
-                                    "%s: a zero limit is ambiguous; write \"off\" to disable it",
-                                    key);
-        if (v < 0 || (uint64_t)v < min || (uint64_t)v > max)
-                return config_error(errs, loc, "%s: %lld is out of range (%" PRIu64 " to %" PRIu64 ")",
-                                    key, v, min, max);
+                                    "%s: a zero limit is ambiguous (%s); write \"off\" to disable it",
+                                    key, config_raw(s));
+        if (r == -ERANGE || v < 0 || (uint64_t)v < min || (uint64_t)v > max)
+                return config_error(errs, loc,
+                                    "%s: %s is out of range (%" PRIu64 " to %" PRIu64 ")", key,
+                                    config_raw(s), min, max);
         *ret = (uint64_t)v;
         return 0;
 }
@@ -505,14 +563,13 @@ static int config_get_size(const config_setting_t *s, const char *key, const cha
         const char *why = NULL, *v;
         SizeSpec sz;
 
-        if (config_setting_type(s) == CONFIG_TYPE_INT || config_setting_type(s) == CONFIG_TYPE_INT64)
+        if (config_is_number(s))
                 return config_error(errs, loc,
                                     "%s: expected a size string with a unit such as \"5G\", got a "
-                                    "bare number",
-                                    key);
+                                    "bare number (%s)",
+                                    key, config_raw(s) ? config_raw(s) : "?");
         if (config_setting_type(s) != CONFIG_TYPE_STRING)
-                return config_error(errs, loc, "%s: expected a size string such as \"5G\", got %s",
-                                    key, config_type_name(config_setting_type(s)));
+                return config_error_expected(errs, loc, key, "a size string such as \"5G\"", s);
         v = config_setting_get_string(s);
         if (streq(v, "off")) {
                 *ret = (SizeSpec){};
@@ -520,10 +577,16 @@ static int config_get_size(const config_setting_t *s, const char *key, const cha
         }
         if (parse_size(v, allow_percent, &sz, &why) < 0)
                 return config_error(errs, loc, "%s: invalid size \"%s\": %s", key, v, why);
+        if (sz.is_percent && strchr(v, '.'))
+                return config_error(errs, loc,
+                                    "%s: invalid size \"%s\": fractional percentages are not "
+                                    "supported (write a whole number such as \"10%%\")",
+                                    key, v);
         if ((sz.is_percent && sz.percent <= 0) || (!sz.is_percent && sz.bytes == 0))
                 return config_error(errs, loc,
-                                    "%s: a zero limit is ambiguous; write \"off\" to disable it",
-                                    key);
+                                    "%s: a zero limit is ambiguous (\"%s\"); write \"off\" to "
+                                    "disable it",
+                                    key, v);
         if (v[strspn(v, "0123456789")] == '\0') /* "500": bytes, or a forgotten "M"? */
                 return config_error(errs, loc,
                                     "%s: invalid size \"%s\": missing unit (K, M, G or T; B for "
@@ -537,11 +600,11 @@ static int config_get_bool(const config_setting_t *s, const char *key, const cha
                            ConfigErrors *errs) {
         if (config_setting_type(s) == CONFIG_TYPE_STRING)
                 return config_error(errs, loc,
-                                    "%s: expected true or false (without quotes), got a string",
-                                    key);
+                                    "%s: expected true or false (without quotes), got a string "
+                                    "(\"%s\")",
+                                    key, config_setting_get_string(s));
         if (config_setting_type(s) != CONFIG_TYPE_BOOL)
-                return config_error(errs, loc, "%s: expected true or false, got %s", key,
-                                    config_type_name(config_setting_type(s)));
+                return config_error_expected(errs, loc, key, "true or false", s);
         *ret = config_setting_get_bool(s);
         return 0;
 }
@@ -549,41 +612,59 @@ static int config_get_bool(const config_setting_t *s, const char *key, const cha
 /* A percentage: 50, 12.5, "50%" or "off"; (0, 100]. */
 static int config_get_percent(const config_setting_t *s, const char *key, const char *loc,
                               double *ret, ConfigErrors *errs) {
+        _cleanup_free_ char *quoted = NULL;
+        const char *shown = config_raw(s);
+        long long v;
         double d;
+        int r;
 
         switch (config_setting_type(s)) {
         case CONFIG_TYPE_INT:
         case CONFIG_TYPE_INT64:
-                d = (double)config_setting_get_int64(s);
+                r = config_get_exact(s, key, loc, &v, errs);
+                if (r == -ERANGE)
+                        return config_error(errs, loc,
+                                            "%s: %s is out of range (more than 0, at most 100)",
+                                            key, shown);
+                if (r < 0)
+                        return r;
+                d = (double)v;
                 break;
         case CONFIG_TYPE_FLOAT:
                 d = config_setting_get_float(s);
                 break;
         case CONFIG_TYPE_STRING: {
-                const char *v = config_setting_get_string(s), *why = NULL;
+                const char *why = NULL;
                 SizeSpec sz;
-                if (streq(v, "off")) {
+
+                shown = config_setting_get_string(s);
+                if (streq(shown, "off")) {
                         *ret = 0;
                         return 0;
                 }
-                if (!strchr(v, '%') || parse_size(v, /* allow_percent= */ true, &sz, &why) < 0)
+                if (!strchr(shown, '%') ||
+                    parse_size(shown, /* allow_percent= */ true, &sz, &why) < 0)
                         return config_error(errs, loc,
                                             "%s: invalid percentage \"%s\" (write 50, 12.5 or \"off\")",
-                                            key, v);
+                                            key, shown);
                 d = sz.percent;
+                shown = quoted = strprintf("\"%s\"", shown);
+                if (!quoted)
+                        return -ENOMEM;
                 break;
         }
         default:
-                return config_error(errs, loc, "%s: expected a percentage, got %s", key,
-                                    config_type_name(config_setting_type(s)));
+                return config_error_expected(errs, loc, key, "a percentage", s);
         }
+        if (!shown)
+                return config_error(errs, loc, "%s: cannot tell the value as written", key);
         if (d == 0)
                 return config_error(errs, loc,
-                                    "%s: a zero limit is ambiguous; write \"off\" to disable it",
-                                    key);
+                                    "%s: a zero limit is ambiguous (%s); write \"off\" to disable it",
+                                    key, shown);
         if (!(d > 0 && d <= 100))
-                return config_error(errs, loc, "%s: %g is out of range (more than 0, at most 100)",
-                                    key, d);
+                return config_error(errs, loc, "%s: %s is out of range (more than 0, at most 100)",
+                                    key, shown);
         *ret = d;
         return 0;
 }
@@ -593,9 +674,12 @@ static int config_get_enum(const config_setting_t *s, const char *key, const cha
                            const char *const *names, size_t n, int *ret, ConfigErrors *errs) {
         const char *v;
 
-        if (config_setting_type(s) != CONFIG_TYPE_STRING)
-                return config_error(errs, loc, "%s: expected \"%s\" or \"%s\", got %s", key,
-                                    names[0], names[1], config_type_name(config_setting_type(s)));
+        if (config_setting_type(s) != CONFIG_TYPE_STRING) {
+                _cleanup_free_ char *what = strprintf("\"%s\" or \"%s\"", names[0], names[1]);
+                if (!what)
+                        return -ENOMEM;
+                return config_error_expected(errs, loc, key, what, s);
+        }
         v = config_setting_get_string(s);
         for (size_t i = 0; i < n; i++)
                 if (streq(v, names[i])) {
@@ -794,12 +878,21 @@ const Policy *config_policy_for(const Config *c, const char *project_path) {
 typedef struct ConfigParse {
         Config *c;
         const char *name; /* the file name, or the buffer's label */
+        const ConfText *src; /* the text parsed, with its includes and line map */
         bool allow_admin;
         ConfigErrors *errs;
         size_t *seen;     /* indexes of c->projects configured by this file */
         char **seen_loc;  /* and where */
         size_t n_seen, alloc_seen, alloc_loc;
 } ConfigParse;
+
+/* "file:line" of a setting, through the line map (the text may hold several files). */
+static char *config_loc(const ConfigParse *cp, const config_setting_t *s) {
+        return conftext_loc(cp->src, config_setting_source_line(s));
+}
+
+/* Was origin ("file:line") set by one of the files of this parse? */
+static bool config_parse_owns(const ConfigParse *cp, const char *origin);
 
 /* Parse every key of a policy group (defaults or a project block) into p, o and *mask. */
 static int config_parse_policy_group(ConfigParse *cp, const config_setting_t *g, const char *where,
@@ -814,7 +907,7 @@ static int config_parse_policy_group(ConfigParse *cp, const config_setting_t *g,
         for (int i = 0; i < n; i++) {
                 const config_setting_t *s = config_setting_get_elem(g, (unsigned)i);
                 const char *name = config_setting_name(s);
-                _cleanup_free_ char *loc = config_setting_loc(s, cp->name);
+                _cleanup_free_ char *loc = config_loc(cp, s);
                 int k, r;
 
                 if (!loc)
@@ -849,7 +942,7 @@ static int config_parse_tree(ConfigParse *cp, const config_setting_t *g) {
         for (int i = 0; i < n; i++) {
                 const config_setting_t *s = config_setting_get_elem(g, (unsigned)i);
                 const char *name = config_setting_name(s);
-                _cleanup_free_ char *loc = config_setting_loc(s, cp->name);
+                _cleanup_free_ char *loc = config_loc(cp, s);
                 char **origin = NULL;
                 SizeSpec sz;
                 int r = 0, v;
@@ -874,8 +967,8 @@ static int config_parse_tree(ConfigParse *cp, const config_setting_t *g) {
                         r = config_get_size(s, name, loc, /* allow_percent= */ true, &sz, cp->errs);
                         if (r >= 0 && sz.is_percent && sz.percent >= 100)
                                 r = config_error(cp->errs, loc,
-                                                 "keep-free: %g%% is out of range (below 100%%)",
-                                                 sz.percent);
+                                                 "keep-free: %s is out of range (below 100%%)",
+                                                 config_setting_get_string(s));
                         if (r >= 0) {
                                 t->keep_free = sz;
                                 origin = &t->origin_keep_free;
@@ -907,7 +1000,7 @@ static int config_parse_admin(ConfigParse *cp, const config_setting_t *g) {
         for (int i = 0; i < n; i++) {
                 const config_setting_t *s = config_setting_get_elem(g, (unsigned)i);
                 const char *name = config_setting_name(s);
-                _cleanup_free_ char *loc = config_setting_loc(s, cp->name);
+                _cleanup_free_ char *loc = config_loc(cp, s);
                 int r = 0;
 
                 if (!loc)
@@ -924,10 +1017,9 @@ static int config_parse_admin(ConfigParse *cp, const config_setting_t *g) {
                         bool bad = false;
 
                         if (!config_setting_is_list(s) && !config_setting_is_array(s)) {
-                                r = config_error(cp->errs, loc,
-                                                 "user-dirs: expected a list of paths such as "
-                                                 "( \"/srv/home\" ), got %s",
-                                                 config_type_name(config_setting_type(s)));
+                                r = config_error_expected(cp->errs, loc, "user-dirs",
+                                                      "a list of paths such as ( \"/srv/home\" )",
+                                                      s);
                                 if (r == -ENOMEM)
                                         return r;
                                 continue;
@@ -939,10 +1031,12 @@ static int config_parse_admin(ConfigParse *cp, const config_setting_t *g) {
                                 const config_setting_t *e = config_setting_get_elem(s, (unsigned)j);
                                 const char *d = config_setting_get_string(e);
                                 if (!d || d[0] != '/') {
-                                        r = config_error(cp->errs, loc,
-                                                         "user-dirs: entry %d is not an absolute "
-                                                         "path",
-                                                         j + 1);
+                                        _cleanup_free_ char *got = config_describe(e);
+                                        r = got ? config_error(cp->errs, loc,
+                                                               "user-dirs: entry %d, %s, is not "
+                                                               "an absolute path",
+                                                               j + 1, got)
+                                                : -ENOMEM;
                                         bad = true;
                                 } else if (!(v[j] = strdup(d)))
                                         r = -ENOMEM;
@@ -981,8 +1075,7 @@ static int config_project_pattern(const config_setting_t *g, const char *loc, Co
         if (!s)
                 return config_error(errs, loc, "project block without a path");
         if (config_setting_type(s) != CONFIG_TYPE_STRING)
-                return config_error(errs, loc, "path: expected a string, got %s",
-                                    config_type_name(config_setting_type(s)));
+                return config_error_expected(errs, loc, "path", "a string", s);
         v = config_setting_get_string(s);
         if (v[0] != '/' && v[0] != '*')
                 return config_error(errs, loc,
@@ -1018,7 +1111,7 @@ static int config_parse_seen(ConfigParse *cp, size_t idx, const char *loc) {
 
 static int config_parse_project(ConfigParse *cp, const config_setting_t *g) {
         Config *c = cp->c;
-        _cleanup_free_ char *loc = config_setting_loc(g, cp->name), *pattern = NULL,
+        _cleanup_free_ char *loc = config_loc(cp, g), *pattern = NULL,
                             *where = NULL;
         PolicyOrigin o = {};
         Policy p = c->defaults;
@@ -1059,12 +1152,15 @@ static int config_parse_project(ConfigParse *cp, const config_setting_t *g) {
                         r = -ENOMEM;
                         goto finish;
                 }
+                const char *file;
+                unsigned line;
+
+                conftext_where(cp->src, config_setting_source_line(g), &file, &line);
                 po = &c->projects[c->n_projects++];
                 *po = (ProjectOverride){ .pattern = TAKE_PTR(pattern), .policy = c->defaults,
-                                         .line = config_setting_source_line(g) };
+                                         .line = (int)line };
                 po->is_glob = config_pattern_is_glob(po->pattern);
-                po->file = strdup(config_setting_source_file(g) ? config_setting_source_file(g)
-                                                                : cp->name);
+                po->file = strdup(file);
                 if (!po->file) {
                         r = -ENOMEM;
                         goto finish;
@@ -1091,7 +1187,7 @@ static int config_parse_projects(ConfigParse *cp, const config_setting_t *l) {
         int n = config_setting_length(l);
 
         if (!config_setting_is_list(l)) {
-                _cleanup_free_ char *loc = config_setting_loc(l, cp->name);
+                _cleanup_free_ char *loc = config_loc(cp, l);
                 if (!loc)
                         return -ENOMEM;
                 int r = config_error(cp->errs, loc,
@@ -1129,12 +1225,27 @@ static bool config_origin_in(const char *origin, const char *name) {
         return origin && strneq(origin, name, l) && origin[l] == ':';
 }
 
+/* Is origin in one of n files? */
+static bool config_origin_in_files(const char *origin, char *const *files, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (config_origin_in(origin, files[i]))
+                        return true;
+        return false;
+}
+
+static bool config_parse_owns(const ConfigParse *cp, const char *origin) {
+        for (size_t i = 0; i < cp->src->n_files; i++)
+                if (config_origin_in(origin, cp->src->files[i].path))
+                        return true;
+        return false;
+}
+
 /* Report "a > b" for keys ka, kb of a policy, at the line of whichever this file set. */
 static int config_check_pair(ConfigParse *cp, const Policy *p, const PolicyOrigin *o,
                              const char *ctx, PolicyKey ka, PolicyKey kb, const char *relation) {
         char va[32], vb[32];
         const char *oa = o->where[ka], *ob = o->where[kb];
-        const char *loc = config_origin_in(ob, cp->name) ? ob : config_origin_in(oa, cp->name) ? oa : ob;
+        const char *loc = config_parse_owns(cp, ob) ? ob : config_parse_owns(cp, oa) ? oa : ob;
 
         return config_error(cp->errs, loc, "%s%s %s (%s) is %s %s %s (%s)", ctx,
                             config_keys[ka].name, config_format_value(&config_keys[ka], p, va, sizeof va),
@@ -1180,7 +1291,7 @@ static int config_check_tree(ConfigParse *cp) {
 
         if (t->low_watermark == 0)
                 return 0;
-        loc = config_origin_in(t->origin_low_watermark, cp->name) ? t->origin_low_watermark
+        loc = config_parse_owns(cp, t->origin_low_watermark) ? t->origin_low_watermark
                                                                   : t->origin_max_size;
         if (t->max_size == 0)
                 r = config_error(cp->errs, loc,
@@ -1224,7 +1335,7 @@ static int config_apply_root(ConfigParse *cp, const config_setting_t *root) {
         for (int i = 0; i < n; i++) {
                 const config_setting_t *s = config_setting_get_elem(root, (unsigned)i);
                 const char *name = config_setting_name(s);
-                _cleanup_free_ char *loc = config_setting_loc(s, cp->name);
+                _cleanup_free_ char *loc = config_loc(cp, s);
 
                 if (!loc)
                         return -ENOMEM;
@@ -1256,32 +1367,115 @@ static int config_apply_root(ConfigParse *cp, const config_setting_t *root) {
         return 0;
 }
 
-/* Parse text and apply it on top of *c. */
-static int config_apply_text(Config *c, const char *text, const char *name, const char *include_dir,
-                             bool allow_admin, ConfigErrors *errs) {
-        ConfigParse cp = { .c = c, .name = name, .allow_admin = allow_admin, .errs = errs };
-        size_t n_before = errs->n;
+/* Pair every scalar setting, in document order, with the literal the scanner saw (as the
+ * setting's hook). A setting libconfig read from a file of its own, a kind that differs, or a
+ * count that differs means the two scanners disagree: -EBADMSG, and the file is refused. */
+static int config_pair_values(config_setting_t *s, const ConfText *src, size_t *i) {
+        int type = config_setting_type(s);
+        const ConfToken *t;
+        long long v;
+        bool ok;
+
+        if (config_setting_source_file(s))
+                return -EBADMSG; /* libconfig opened an include itself: never */
+        if (type == CONFIG_TYPE_GROUP || type == CONFIG_TYPE_LIST || type == CONFIG_TYPE_ARRAY) {
+                int n = config_setting_length(s);
+                for (int j = 0; j < n; j++) {
+                        int r = config_pair_values(config_setting_get_elem(s, (unsigned)j), src, i);
+                        if (r < 0)
+                                return r;
+                }
+                return 0;
+        }
+        if (*i >= src->n_tokens)
+                return -EBADMSG;
+        t = &src->tokens[(*i)++];
+        switch (type) {
+        case CONFIG_TYPE_INT:
+        case CONFIG_TYPE_INT64:
+                ok = t->kind == CONF_TOKEN_INTEGER && t->raw &&
+                     conftext_integer(t->raw, &v) != -EINVAL;
+                /* where libconfig cannot go wrong, it must agree */
+                if (ok && conftext_integer(t->raw, &v) >= 0 && v >= INT32_MIN && v <= INT32_MAX)
+                        ok = v == config_setting_get_int64(s);
+                break;
+        case CONFIG_TYPE_FLOAT:
+                ok = t->kind == CONF_TOKEN_FLOAT;
+                break;
+        case CONFIG_TYPE_STRING:
+                ok = t->kind == CONF_TOKEN_STRING;
+                break;
+        case CONFIG_TYPE_BOOL:
+                ok = t->kind == CONF_TOKEN_BOOL;
+                break;
+        default:
+                ok = false;
+        }
+        if (!ok)
+                return -EBADMSG;
+        config_setting_set_hook(s, (void *)t);
+        return 0;
+}
+
+/* Record the files of src in c->files, in order. */
+static int config_add_files(Config *c, const ConfText *src) {
+        size_t n = c->n_files + src->n_files;
+        char **files, **from;
+
+        files = realloc(c->files, MAX(n, (size_t)1) * sizeof(char *));
+        if (!files)
+                return -ENOMEM;
+        c->files = files;
+        from = realloc(c->files_from, MAX(n, (size_t)1) * sizeof(char *));
+        if (!from)
+                return -ENOMEM;
+        c->files_from = from;
+        for (size_t i = 0; i < src->n_files; i++) {
+                char *f = strdup(src->files[i].path);
+                char *w = strdup_or_null(src->files[i].included_at);
+
+                if (!f || (src->files[i].included_at && !w)) {
+                        free(f);
+                        free(w);
+                        return -ENOMEM;
+                }
+                c->files[c->n_files] = f;
+                c->files_from[c->n_files++] = w;
+        }
+        return 0;
+}
+
+/* Parse src (a file with its includes expanded) and apply it on top of *c. */
+static int config_apply_text(Config *c, const ConfText *src, bool allow_admin, ConfigErrors *errs) {
+        ConfigParse cp = { .c = c, .name = src->files[0].path, .src = src,
+                           .allow_admin = allow_admin, .errs = errs };
+        size_t n_before = errs->n, n_paired = 0;
         config_t cf;
-        char *dup;
         int r;
 
-        dup = strdup(name);
-        if (!dup || greedy_realloc((void **)&c->files, &(size_t){ c->n_files }, c->n_files + 1,
-                                   sizeof(char *)) < 0) {
-                free(dup);
-                return -ENOMEM;
-        }
-        c->files[c->n_files++] = dup;
+        r = config_add_files(c, src);
+        if (r < 0)
+                return r;
 
+        /* no include directory: qgc expanded every @include, libconfig opens nothing */
         config_init(&cf);
-        if (include_dir)
-                config_set_include_dir(&cf, include_dir);
-        if (!config_read_string(&cf, text)) {
-                const char *f = config_error_file(&cf);
-                r = config_errors_add(errs, "%s:%d: %s", f ? f : name, config_error_line(&cf),
-                                      config_error_text(&cf));
+        if (!config_read_string(&cf, src->text)) {
+                _cleanup_free_ char *loc = conftext_loc(src, (unsigned)MAX(config_error_line(&cf), 0));
+                r = loc ? config_errors_add(errs, "%s: %s", loc, config_error_text(&cf)) : -ENOMEM;
                 config_destroy(&cf);
-                return r < 0 ? r : -EINVAL;
+                return r < 0 ? -ENOMEM : -EINVAL;
+        }
+        r = config_pair_values(config_root_setting(&cf), src, &n_paired);
+        if (r >= 0 && n_paired != src->n_tokens)
+                r = -EBADMSG;
+        if (r < 0) {
+                config_destroy(&cf);
+                return config_errors_add(errs,
+                                         "%s: cannot match the values read with the text; "
+                                         "refusing the file",
+                                         cp.name) < 0
+                               ? -ENOMEM
+                               : -EINVAL;
         }
         r = config_apply_root(&cp, config_root_setting(&cf));
         /* every string was copied out above: libconfig's memory goes now */
@@ -1300,82 +1494,23 @@ static int config_apply_text(Config *c, const char *text, const char *name, cons
 }
 
 int config_parse_string(Config *c, const char *text, const char *name, ConfigErrors *errs) {
-        return config_apply_text(c, text, name ? name : "<string>", NULL, c->n_files == 0, errs);
-}
+        _cleanup_(conftext_done) ConfText src = {};
+        int r;
 
-/* Read a whole file (bounded; /dev/null and pipes too). -ENOENT silently; other problems
- * appended to errs. */
-static int config_read_text(const char *path, ConfigErrors *errs, char **ret) {
-        _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *buf = NULL;
-        struct stat st;
-        size_t len = 0;
-        int e;
-
-        /* O_NONBLOCK: opening a FIFO without a writer must not hang */
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-        if (fd < 0) {
-                e = errno;
-                if (e == ENOENT)
-                        return -ENOENT;
-                goto fail;
-        }
-        if (fstat(fd, &st) < 0) {
-                e = errno;
-                goto fail;
-        }
-        if (S_ISDIR(st.st_mode)) {
-                e = EISDIR;
-                goto fail;
-        }
-        if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
-                e = errno;
-                goto fail;
-        }
-        buf = malloc(CONFIG_FILE_MAX + 1);
-        if (!buf)
-                return -ENOMEM;
-        for (;;) {
-                ssize_t n = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0) {
-                        e = errno;
-                        goto fail;
-                }
-                if (n == 0)
-                        break;
-                len += (size_t)n;
-                if (len > CONFIG_FILE_MAX)
-                        return config_errors_add(errs, "%s: larger than %d bytes", path,
-                                                 CONFIG_FILE_MAX) < 0
-                                       ? -ENOMEM
-                                       : -EINVAL;
-        }
-        buf[len] = '\0';
-        if (strlen(buf) != len)
-                return config_errors_add(errs, "%s: contains a NUL byte", path) < 0 ? -ENOMEM
-                                                                                     : -EINVAL;
-        *ret = TAKE_PTR(buf);
-        return 0;
-fail:
-        return config_errors_add(errs, "%s: cannot read: %s", path, strerror(e)) < 0 ? -ENOMEM
-                                                                                       : -EINVAL;
+        r = conftext_from_string(&src, text, name ? name : "<string>", errs);
+        if (r < 0)
+                return r;
+        return config_apply_text(c, &src, c->n_files == 0, errs);
 }
 
 static int config_load(Config *c, const char *path, bool allow_admin, ConfigErrors *errs) {
-        _cleanup_free_ char *text = NULL, *dir = NULL;
-        const char *slash;
+        _cleanup_(conftext_done) ConfText src = {};
         int r;
 
-        r = config_read_text(path, errs, &text);
+        r = conftext_load(&src, path, errs);
         if (r < 0)
                 return r;
-        slash = strrchr(path, '/');
-        dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-        if (!dir)
-                return -ENOMEM;
-        return config_apply_text(c, text, path, dir, allow_admin, errs);
+        return config_apply_text(c, &src, allow_admin, errs);
 }
 
 int config_load_file(Config *c, const char *path, ConfigErrors *errs) {
@@ -1411,7 +1546,12 @@ int config_explain(const Config *c, FILE *f) {
                 fputs(" none (built-in defaults only)", f);
         for (size_t i = 0; i < c->n_files; i++)
                 fprintf(f, " %s", c->files[i]);
-        fputs("\n\ndefaults:\n", f);
+        fputc('\n', f);
+        /* every file pulled in, in the order read, with the @include that did it */
+        for (size_t i = 0; c->files_from && i < c->n_files; i++)
+                if (c->files_from[i])
+                        fprintf(f, "        %s included from %s\n", c->files[i], c->files_from[i]);
+        fputs("\ndefaults:\n", f);
         config_explain_policy(&c->defaults, &c->defaults_origin, ~0u, false, f);
 
         if (!t->keep_free.is_set)
@@ -1562,8 +1702,8 @@ static void config_bound_for(const Config *system, const ProjectOverride *po, Co
 
 /* Clamp every key of p looser than the bound; warn at the value's origin. */
 static int config_clamp_policy(Policy *p, PolicyOrigin *o, unsigned *mask, const ConfigBound *b,
-                               const char *ctx, const char *user_file, const char *fallback_loc,
-                               ConfigErrors *errs) {
+                               const char *ctx, char *const *user_files, size_t n_user_files,
+                               const char *fallback_loc, ConfigErrors *errs) {
         for (size_t k = 0; k < _POLICY_KEY_MAX; k++) {
                 const ConfigKeyInfo *ki = &config_keys[k];
                 char vu[32], va[32];
@@ -1573,7 +1713,8 @@ static int config_clamp_policy(Policy *p, PolicyOrigin *o, unsigned *mask, const
                 if (!config_key_looser(ki, p, &b->policy))
                         continue;
                 /* point at the user's line; a value the user did not write is blamed on the block */
-                loc = config_origin_in(o->where[k], user_file) ? o->where[k] : fallback_loc;
+                loc = config_origin_in_files(o->where[k], user_files, n_user_files) ? o->where[k]
+                                                                                   : fallback_loc;
                 config_format_value(ki, p, vu, sizeof vu);
                 config_format_value(ki, &b->policy, va, sizeof va);
                 if (config_errors_add(errs,
@@ -1647,13 +1788,17 @@ static int config_clamp_tree(TreeLimits *t, const TreeLimits *a, const char *use
         return 0;
 }
 
-/* Clamp the layered user config m to the system's limits, key by key. */
-static int config_clamp(Config *m, const Config *system, const char *user_file, ConfigErrors *errs) {
+/* Clamp the layered user config m to the system's limits, key by key. The user's file and its
+ * includes are m->files from first_user_file on. */
+static int config_clamp(Config *m, const Config *system, const char *user_file,
+                        size_t first_user_file, ConfigErrors *errs) {
+        char *const *ufiles = m->files + first_user_file;
+        size_t n_ufiles = m->n_files - first_user_file;
         ConfigBound b;
         int r;
 
         config_bound_from(&b, &system->defaults, &system->defaults_origin);
-        r = config_clamp_policy(&m->defaults, &m->defaults_origin, NULL, &b, "", user_file,
+        r = config_clamp_policy(&m->defaults, &m->defaults_origin, NULL, &b, "", ufiles, n_ufiles,
                                 user_file, errs);
         if (r < 0)
                 return r;
@@ -1668,8 +1813,8 @@ static int config_clamp(Config *m, const Config *system, const char *user_file, 
                 if (!ctx || !loc)
                         return -ENOMEM;
                 config_bound_for(system, po, &b);
-                r = config_clamp_policy(&po->policy, &po->origin, &po->set_mask, &b, ctx, user_file,
-                                        loc, errs);
+                r = config_clamp_policy(&po->policy, &po->origin, &po->set_mask, &b, ctx, ufiles,
+                                        n_ufiles, loc, errs);
                 if (r < 0)
                         return r;
         }
@@ -1679,6 +1824,7 @@ static int config_clamp(Config *m, const Config *system, const char *user_file, 
 int config_merge_user(Config *merged, const Config *system, const char *user_file,
                       ConfigErrors *errs) {
         Config m = {};
+        size_t first;
         int r;
 
         r = config_copy(system, &m);
@@ -1688,13 +1834,14 @@ int config_merge_user(Config *merged, const Config *system, const char *user_fil
                 *merged = m;
                 return 0;
         }
+        first = m.n_files;
         r = config_load_user_file(&m, user_file, errs);
         if (r == -ENOENT) { /* nothing was applied */
                 *merged = m;
                 return 0;
         }
         if (r >= 0)
-                r = config_clamp(&m, system, user_file, errs);
+                r = config_clamp(&m, system, user_file, first, errs);
         if (r < 0) {
                 config_done(&m);
                 return r;

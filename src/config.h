@@ -100,7 +100,8 @@ typedef struct Config {
         bool allow_user_files;   /* users' own qgc.conf may tighten the system policy */
         char **user_dirs;        /* extra locations holding users' homes/trees (--all-users) */
         size_t n_user_dirs;
-        char **files;            /* files loaded, in order */
+        char **files;            /* files loaded, in order, each followed by its includes */
+        char **files_from;       /* per file: "file:line" of its @include; NULL for a main file */
         size_t n_files;
         char *origin_allow_user_files, *origin_user_dirs;
 } Config;
@@ -122,7 +123,9 @@ void config_done(Config *c);
 
 /* Apply a file's (or buffer's) settings on top of *c. Every problem is appended to *errs as
  * "name:line: message"; returns -EINVAL when any error was found (then *c must not be used),
- * -ENOENT when the file does not exist, 0 on success. `name` labels the buffer in messages. */
+ * -ENOENT when the file does not exist, 0 on success. `name` labels the buffer in messages.
+ * `@include` lines are expanded first through the bounded reader (conftext.h); the files read
+ * are appended to c->files, each include with the "file:line" that pulled it in. */
 int config_parse_string(Config *c, const char *text, const char *name, ConfigErrors *errs);
 int config_load_file(Config *c, const char *path, ConfigErrors *errs);
 /* The `admin` group is honoured only in the system file, which config_load_file() and

@@ -51,6 +51,10 @@ int parse_duration(const char *s, msec_t *ret, const char **ret_why) {
                 if (errno == ERANGE)
                         goto range;
                 p = end;
+                if (*p == '.') {
+                        why = "fractional durations are not supported (write 36h, not 1.5d)";
+                        goto invalid;
+                }
                 while (*p == ' ')
                         p++;
                 if (*p == 'm' && !isalpha((unsigned char)p[1])) {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -872,6 +873,355 @@ static void test_config_etc_example_matches_builtin(void **state) {
                 assert_non_null(strstr(text, more[i]));
 }
 
+/* ------------------------------------------------------------------ numbers out of range */
+
+typedef struct RangeCase {
+        const char *group; /* "defaults", "tree", "admin" or "projects" */
+        const char *key;
+        const char *value; /* as written in the file */
+        const char *echo;  /* what the message must contain: the value as given */
+} RangeCase;
+
+/* Every numeric key with values that do not fit it: each is an error at the value's line that
+ * names the key and echoes the value exactly as written. libconfig 1.5 reads a plain integer
+ * modulo 2^32 (4294967297 as 1, 4294967296 as 0), so these once passed or echoed a wrong
+ * number. */
+static void test_config_parse_string_numbers_out_of_range(void **state) {
+#define COUNT_CASES(g, k)                                                                          \
+        { g, k, "4294967297", "4294967297" }, { g, k, "4294967296", "4294967296" },                \
+        { g, k, "2147483648", "2147483648" }, { g, k, "9223372036854775807", "9223372036854775807" }, \
+        { g, k, "9223372036854775808", "9223372036854775808" },                                    \
+        { g, k, "99999999999999999999", "99999999999999999999" }, { g, k, "-1", "-1" },            \
+        { g, k, "-4294967295", "-4294967295" }, { g, k, "4294967297L", "4294967297L" },            \
+        { g, k, "9223372036854775807L", "9223372036854775807L" },                                  \
+        { g, k, "99999999999999999999L", "99999999999999999999L" },                                \
+        { g, k, "-9223372036854775809L", "-9223372036854775809L" },                                \
+        { g, k, "0x100000001", "0x100000001" }, { g, k, "0xFFFFFFFF", "0xFFFFFFFF" },              \
+        { g, k, "0x1FFFFFFFFFFFFFFFFL", "0x1FFFFFFFFFFFFFFFFL" }, { g, k, "2.5", "2.5" },          \
+        { g, k, "1e3", "1e3" }, { g, k, "\"0.5%\"", "\"0.5%\"" }, { g, k, "\"12\"", "\"12\"" }
+#define DURATION_CASES(g, k)                                                                       \
+        { g, k, "4294967297", "4294967297" }, { g, k, "4294967297L", "4294967297L" },              \
+        { g, k, "-1", "-1" }, { g, k, "0x100000001", "0x100000001" }, { g, k, "2.5", "2.5" },      \
+        { g, k, "\"1.5d\"", "\"1.5d\"" }, { g, k, "\"0.5h\"", "\"0.5h\"" },                        \
+        { g, k, "\"-1d\"", "\"-1d\"" }, { g, k, "\"36501d\"", "36501d" },                          \
+        { g, k, "\"9999999999999999999999d\"", "9999999999999999999999d" },                        \
+        { g, k, "\"4294967297w\"", "4294967297w" }, { g, k, "\"10%\"", "\"10%\"" }
+#define SIZE_CASES(g, k)                                                                           \
+        { g, k, "4294967297", "4294967297" }, { g, k, "4294967296L", "4294967296L" },              \
+        { g, k, "-1", "-1" }, { g, k, "0x100000001", "0x100000001" }, { g, k, "2.5", "2.5" },      \
+        { g, k, "\"1.5G\"", "\"1.5G\"" }, { g, k, "\"0.5T\"", "\"0.5T\"" },                        \
+        { g, k, "\"-1G\"", "\"-1G\"" }, { g, k, "\"16777216T\"", "\"16777216T\"" },               \
+        { g, k, "\"99999999999999999999B\"", "\"99999999999999999999B\"" }
+        static const RangeCase cases[] = {
+                COUNT_CASES("defaults", "max-sessions"),
+                COUNT_CASES("defaults", "keep-latest"),
+                COUNT_CASES("defaults", "max-deletions"),
+                COUNT_CASES("projects", "max-sessions"),
+                COUNT_CASES("projects", "keep-latest"),
+                DURATION_CASES("defaults", "max-age"),
+                DURATION_CASES("defaults", "min-age"),
+                DURATION_CASES("defaults", "min-idle"),
+                DURATION_CASES("defaults", "archive-max-age"),
+                DURATION_CASES("defaults", "orphan-min-age"),
+                DURATION_CASES("projects", "max-age"),
+                SIZE_CASES("defaults", "max-size"),
+                SIZE_CASES("defaults", "archive-max-size"),
+                SIZE_CASES("projects", "archive-max-size"),
+                SIZE_CASES("tree", "max-size"),
+                SIZE_CASES("tree", "low-watermark"),
+                SIZE_CASES("tree", "keep-free"),
+                { "defaults", "max-sessions", "\"4294967297\"", "\"4294967297\"" },
+                { "defaults", "max-sessions", "true", "true" },
+                /* percentages: a fraction is fine for max-deletions-percent, not for keep-free */
+                { "defaults", "max-deletions-percent", "4294967346", "4294967346" },
+                { "defaults", "max-deletions-percent", "4294967296", "4294967296" },
+                { "defaults", "max-deletions-percent", "4294967346L", "4294967346L" },
+                { "defaults", "max-deletions-percent", "0x100000032", "0x100000032" },
+                { "defaults", "max-deletions-percent", "9223372036854775807", "9223372036854775807" },
+                { "defaults", "max-deletions-percent", "18446744073709551666",
+                  "18446744073709551666" },
+                { "defaults", "max-deletions-percent", "-1", "-1" },
+                { "defaults", "max-deletions-percent", "-0.5", "-0.5" },
+                { "defaults", "max-deletions-percent", "100.5", "100.5" },
+                { "defaults", "max-deletions-percent", "1e400", "1e400" },
+                { "defaults", "max-deletions-percent", "\"150%\"", "\"150%\"" },
+                { "defaults", "max-deletions-percent", "\"-5%\"", "\"-5%\"" },
+                { "projects", "max-deletions-percent", "4294967346", "4294967346" },
+                { "tree", "keep-free", "\"0.5%\"", "\"0.5%\"" },
+                { "tree", "keep-free", "\"10.0%\"", "\"10.0%\"" },
+                { "tree", "keep-free", "\"99.9%\"", "\"99.9%\"" },
+                { "tree", "keep-free", "\"100%\"", "100%" },
+                { "tree", "keep-free", "\"150%\"", "\"150%\"" },
+                { "tree", "keep-free", "\"-10%\"", "\"-10%\"" },
+                { "admin", "allow-user-files", "4294967297", "4294967297" },
+                { "admin", "allow-user-files", "0x100000001", "0x100000001" },
+        };
+#undef COUNT_CASES
+#undef DURATION_CASES
+#undef SIZE_CASES
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const RangeCase *t = &cases[i];
+                _cleanup_(config_done) Config c = {};
+                _cleanup_(config_errors_done) ConfigErrors e = {};
+                _cleanup_free_ char *text = NULL, *needle = NULL;
+                bool found = false;
+                int r;
+
+                if (streq(t->group, "projects"))
+                        text = strprintf("projects = ( { path = \"/p\";\n  %s = %s;\n} );\n", t->key,
+                                         t->value);
+                else
+                        text = strprintf("%s = {\n  %s = %s;\n};\n", t->group, t->key, t->value);
+                needle = strprintf("%s: ", t->key);
+                assert_non_null(text);
+                assert_non_null(needle);
+                r = test_parse(&c, text, &e);
+                for (size_t j = 0; j < e.n; j++)
+                        found = found || (strneq(e.msgs[j], "t.conf:2: ", 10) &&
+                                          strstr(e.msgs[j], needle) && strstr(e.msgs[j], t->echo));
+                if (r != -EINVAL || !found) {
+                        test_dump(&e);
+                        fail_msg("case %zu: %s %s = %s: got %d, want an error at t.conf:2 naming "
+                                 "the key and echoing %s",
+                                 i, t->group, t->key, t->value, r, t->echo);
+                }
+        }
+}
+
+/* Values at the edges that do fit are still taken, with their exact value. */
+static void test_config_parse_string_numbers_in_range(void **state) {
+        _cleanup_(config_done) Config c = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        assert_int_equal(test_parse(&c,
+                                    "defaults = { max-sessions = 1000000000; keep-latest = 0x10;"
+                                    " max-deletions = 7L; max-deletions-percent = 0x64; };\n"
+                                    "tree = { keep-free = \"99%\"; };",
+                                    &e),
+                         0);
+        assert_int_equal(c.defaults.max_sessions, 1000000000);
+        assert_int_equal(c.defaults.keep_latest, 16);
+        assert_int_equal(c.defaults.max_deletions, 7);
+        assert_true(c.defaults.max_deletions_percent == 100);
+        assert_true(c.tree.keep_free.is_percent && c.tree.keep_free.percent == 99);
+}
+
+/* ------------------------------------------------------------------ @include */
+
+/* A fresh directory for include tests; removed by test_rmdir(). */
+static char *test_mkdir(void) {
+        const char *tmp = getenv("TMPDIR");
+        char *d = strprintf("%s/qgc-inc.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+
+        assert_non_null(d);
+        assert_non_null(mkdtemp(d));
+        return d;
+}
+
+static void test_rmdir(char **d) {
+        if (*d) {
+                _cleanup_free_ char *cmd = strprintf("rm -rf '%s'", *d);
+                if (cmd)
+                        (void)!system(cmd);
+                free(*d);
+        }
+}
+
+/* Write dir/name with text; returns the path. */
+static char *test_write(const char *dir, const char *name, const char *text) {
+        char *p = strprintf("%s/%s", dir, name);
+        FILE *f;
+
+        assert_non_null(p);
+        f = fopen(p, "we");
+        assert_non_null(f);
+        assert_true(fputs(text, f) >= 0);
+        assert_int_equal(fclose(f), 0);
+        return p;
+}
+
+/* Load dir/main.conf on top of the defaults. */
+static int test_load_main(const char *dir, Config *c, ConfigErrors *e) {
+        _cleanup_free_ char *p = strprintf("%s/main.conf", dir);
+
+        assert_int_equal(config_init_default(c), 0);
+        return config_load_file(c, p, e);
+}
+
+/* An included file's text takes the directive's place; a relative path is taken from the
+ * including file's directory; errors inside an included file carry its own file:line. */
+static void test_config_include_nested_file_line(void **state) {
+        _cleanup_(test_rmdir) char *d = test_mkdir();
+        _cleanup_free_ char *m = NULL, *a = NULL, *b = NULL, *sub = strprintf("%s/sub", d);
+        _cleanup_free_ char *where = NULL;
+        _cleanup_(config_done) Config c = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        assert_int_equal(mkdir(sub, 0700), 0);
+        m = test_write(d, "main.conf",
+                       "defaults = {\n  max-age = \"30d\";\n  @include \"sub/a.conf\" # more\n"
+                       "  min-age = \"1d\";\n};\n");
+        a = test_write(sub, "a.conf", "# a\nkeep-latest = 2;\n@include \"b.conf\"\n");
+        b = test_write(sub, "b.conf", "\nmax-sessions = 7;"); /* no final newline */
+        assert_int_equal(test_load_main(d, &c, &e), 0);
+        assert_int_equal(c.defaults.max_age, 30 * MSEC_PER_DAY);
+        assert_int_equal(c.defaults.min_age, MSEC_PER_DAY);
+        assert_int_equal(c.defaults.keep_latest, 2);
+        assert_int_equal(c.defaults.max_sessions, 7);
+        where = strprintf("%s/sub/b.conf:2", d);
+        assert_string_equal(c.defaults_origin.where[POLICY_KEY_MAX_SESSIONS], where);
+        free(where);
+        where = strprintf("%s/main.conf:4", d);
+        assert_string_equal(c.defaults_origin.where[POLICY_KEY_MIN_AGE], where);
+        assert_int_equal(c.n_files, 3);
+        assert_string_equal(c.files[0], m);
+        assert_string_equal(c.files[1], a);
+        assert_string_equal(c.files[2], b);
+        assert_null(c.files_from[0]);
+        free(where);
+        where = strprintf("%s:3", m);
+        assert_string_equal(c.files_from[1], where);
+
+        /* an error inside the innermost file, and one after the includes, each at its line */
+        config_done(&c);
+        config_errors_done(&e);
+        free(b);
+        b = test_write(sub, "b.conf", "\nmax-sessions = 4294967297;\n");
+        free(m);
+        m = test_write(d, "main.conf", "defaults = {\n  @include \"sub/a.conf\"\n  min-age = 5;\n};\n");
+        assert_int_equal(test_load_main(d, &c, &e), -EINVAL);
+        free(where);
+        where = strprintf("%s:2: ", b);
+        assert_msg(&e, where, "max-sessions: 4294967297 is out of range");
+        free(where);
+        where = strprintf("%s:3: ", m);
+        assert_msg(&e, where, "min-age: expected a duration string");
+}
+
+/* --explain lists the main file and each include, in order, with where it was included. */
+static void test_config_include_explain_lists_files(void **state) {
+        _cleanup_(test_rmdir) char *d = test_mkdir();
+        _cleanup_free_ char *m = NULL, *a = NULL, *b = NULL, *out = NULL, *line = NULL;
+        _cleanup_(config_done) Config c = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+        size_t n = 0;
+        FILE *f;
+
+        m = test_write(d, "main.conf", "@include \"a.conf\"\n@include \"b.conf\"\n");
+        a = test_write(d, "a.conf", "defaults = { max-age = \"20d\"; };\n");
+        b = test_write(d, "b.conf", "tree = { max-size = \"5G\"; };\n");
+        assert_int_equal(test_load_main(d, &c, &e), 0);
+        f = open_memstream(&out, &n);
+        assert_non_null(f);
+        assert_int_equal(config_explain(&c, f), 0);
+        assert_int_equal(fclose(f), 0);
+        line = strprintf("files: %s %s %s\n", m, a, b);
+        assert_non_null(strstr(out, line));
+        free(line);
+        line = strprintf("%s included from %s:1\n", a, m);
+        assert_non_null(strstr(out, line));
+        free(line);
+        line = strprintf("%s included from %s:2\n", b, m);
+        assert_non_null(strstr(out, line));
+        assert_true(strstr(out, a) < strstr(out, b));
+}
+
+typedef struct IncludeCase {
+        const char *name;
+        const char *main;   /* main.conf */
+        const char *needle; /* in the error at <at>:<line> */
+        const char *at;
+        unsigned line;
+} IncludeCase;
+
+/* Includes that are refused, quickly and at the directive's file:line: a FIFO (never opened for
+ * reading), a device, a directory, a missing file, a cycle, too deep, an oversized file, and
+ * malformed directives. */
+static void test_config_include_refused(void **state) {
+        _cleanup_(test_rmdir) char *d = test_mkdir();
+        _cleanup_free_ char *fifo = strprintf("%s/fifo", d), *dir = strprintf("%s/dir", d);
+        _cleanup_free_ char *big = strprintf("%s/big.conf", d);
+        static const IncludeCase cases[] = {
+                { "fifo", "defaults = {\n@include \"fifo\"\n};\n", "not a regular file", "main.conf", 2 },
+                { "device", "@include \"/dev/zero\"\n", "not a regular file", "main.conf", 1 },
+                { "/dev/null", "@include \"/dev/null\"\n", "not a regular file", "main.conf", 1 },
+                { "directory", "\n@include \"dir\"\n", "Is a directory", "main.conf", 2 },
+                { "missing", "@include \"nope.conf\"\n", "No such file", "main.conf", 1 },
+                { "self", "@include \"main.conf\"\n", "include cycle", "main.conf", 1 },
+                { "cycle", "@include \"cyc1.conf\"\n", "include cycle", "cyc2.conf", 2 },
+                { "deep", "@include \"d1.conf\"\n", "nested too deep", "d10.conf", 1 },
+                { "oversized", "@include \"big.conf\"\n", "larger than 4194304 bytes", "main.conf", 1 },
+                { "empty path", "@include \"\"\n", "empty path", "main.conf", 1 },
+                { "text after", "@include \"ok.conf\" defaults = {};\n", "only a comment", "main.conf", 1 },
+                { "unterminated", "@include \"ok.conf\n", "unterminated", "main.conf", 1 },
+                { "unterminated comment", "@include \"opencomment.conf\"\n", "unterminated comment",
+                  "opencomment.conf", 2 },
+        };
+        FILE *f;
+
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        assert_int_equal(mkdir(dir, 0700), 0);
+        free(test_write(d, "ok.conf", ""));
+        free(test_write(d, "cyc1.conf", "@include \"cyc2.conf\"\n"));
+        free(test_write(d, "cyc2.conf", "# back to the first\n@include \"cyc1.conf\"\n"));
+        free(test_write(d, "opencomment.conf", "/* no end\n"));
+        for (int i = 1; i <= 12; i++) {
+                _cleanup_free_ char *name = strprintf("d%d.conf", i);
+                _cleanup_free_ char *text = strprintf("@include \"d%d.conf\"\n", i + 1);
+                free(test_write(d, name, text));
+        }
+        free(test_write(d, "d13.conf", ""));
+        f = fopen(big, "we");
+        assert_non_null(f);
+        for (int i = 0; i < 4 * 1024 + 1; i++)
+                for (int j = 0; j < 1024 / 16; j++)
+                        assert_true(fputs("# padding......\n", f) >= 0);
+        assert_int_equal(fclose(f), 0);
+
+        alarm(20); /* a FIFO opened for reading would block: fail instead of hanging */
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const IncludeCase *t = &cases[i];
+                _cleanup_(config_done) Config c = {};
+                _cleanup_(config_errors_done) ConfigErrors e = {};
+                _cleanup_free_ char *prefix = NULL;
+                int r;
+
+                free(test_write(d, "main.conf", t->main));
+                prefix = strprintf("%s/%s:%u: ", d, t->at, t->line);
+                r = test_load_main(d, &c, &e);
+                if (r != -EINVAL || !test_has_msg(&e, prefix, t->needle)) {
+                        test_dump(&e);
+                        fail_msg("%s: got %d, want an error \"%s...%s\"", t->name, r, prefix,
+                                 t->needle);
+                }
+        }
+        alarm(0);
+}
+
+/* What is not a directive is not expanded: an @include inside a comment or a string, or with
+ * text before it on the line (a syntax error, as libconfig has it). */
+static void test_config_include_only_at_line_start(void **state) {
+        _cleanup_(test_rmdir) char *d = test_mkdir();
+        _cleanup_(config_done) Config c = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+        _cleanup_free_ char *m = NULL, *prefix = NULL;
+
+        free(test_write(d, "x.conf", "defaults = { max-age = \"1d\"; };\n"));
+        m = test_write(d, "main.conf",
+                       "/*\n@include \"x.conf\"\n*/\n# @include \"x.conf\"\n"
+                       "projects = ( { path = \"/a\n@include \\\"x.conf\\\"\"; } );\n");
+        assert_int_equal(test_load_main(d, &c, &e), 0);
+        assert_int_equal(c.n_files, 1);
+        assert_int_equal(c.defaults.max_age, 90 * MSEC_PER_DAY);
+        config_done(&c);
+        free(m);
+        m = test_write(d, "main.conf", "defaults = {}; @include \"x.conf\"\n");
+        assert_int_equal(test_load_main(d, &c, &e), -EINVAL);
+        prefix = strprintf("%s:1: ", m);
+        assert_msg(&e, prefix, "syntax error");
+}
+
 /* qgc.conf(5) documents every key. */
 static void test_config_man_page_documents_every_key(void **state) {
         const char *src = getenv("QGC_SRCDIR");
@@ -940,6 +1290,12 @@ int main(void) {
                 cmocka_unit_test(test_config_merge_user_admin_group_refused),
                 cmocka_unit_test(test_config_merge_user_contradiction_is_error),
                 cmocka_unit_test(test_config_etc_example_matches_builtin),
+                cmocka_unit_test(test_config_parse_string_numbers_out_of_range),
+                cmocka_unit_test(test_config_parse_string_numbers_in_range),
+                cmocka_unit_test(test_config_include_nested_file_line),
+                cmocka_unit_test(test_config_include_explain_lists_files),
+                cmocka_unit_test(test_config_include_refused),
+                cmocka_unit_test(test_config_include_only_at_line_start),
                 cmocka_unit_test(test_config_man_page_documents_every_key),
                 cmocka_unit_test(test_policy_strings),
         };

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t-0006-now: --now forecasts ages, never liveness. A real run "as of" a date far ahead archives
+# t-0008-now: --now forecasts ages, never liveness. A real run "as of" a date far ahead archives
 # or deletes what has aged by then, but never a session (or orphan) written within min-idle by
 # the real clock: on trees of Qwen 0.12-0.15 (no registry, no runtime claims) the mtime grace is
 # the only sign that a session is in use.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t-0007-escapes: text from session files and policy files reaches no terminal and no text log
+# t-0009-escapes: text from session files and policy files reaches no terminal and no text log
 # raw. A table of hostile strings (an ESC clear-screen, an OSC 52 clipboard write, C1 CSI and OSC,
 # DEL, BEL, the bidi overrides U+202E and U+2066-U+2069) is planted in a session's cwd (an owned
 # session that a run deletes, and a foreign one whose reason quotes it), a title, a project
