@@ -1503,22 +1503,27 @@ int config_parse_string(Config *c, const char *text, const char *name, ConfigErr
         return config_apply_text(c, &src, c->n_files == 0, errs);
 }
 
-static int config_load(Config *c, const char *path, bool allow_admin, ConfigErrors *errs) {
+static int config_load(Config *c, const char *path, bool allow_admin, bool regular_only,
+                       ConfigErrors *errs) {
         _cleanup_(conftext_done) ConfText src = {};
         int r;
 
-        r = conftext_load(&src, path, errs);
+        r = conftext_load(&src, path, regular_only, errs);
         if (r < 0)
                 return r;
         return config_apply_text(c, &src, allow_admin, errs);
 }
 
 int config_load_file(Config *c, const char *path, ConfigErrors *errs) {
-        return config_load(c, path, c->n_files == 0, errs);
+        return config_load(c, path, c->n_files == 0, /* regular_only= */ false, errs);
+}
+
+int config_load_system_file(Config *c, const char *path, ConfigErrors *errs) {
+        return config_load(c, path, c->n_files == 0, /* regular_only= */ true, errs);
 }
 
 int config_load_user_file(Config *c, const char *path, ConfigErrors *errs) {
-        return config_load(c, path, /* allow_admin= */ false, errs);
+        return config_load(c, path, /* allow_admin= */ false, /* regular_only= */ true, errs);
 }
 
 /* ------------------------------------------------------------------ explain */

@@ -128,10 +128,13 @@ void config_done(Config *c);
  * are appended to c->files, each include with the "file:line" that pulled it in. */
 int config_parse_string(Config *c, const char *text, const char *name, ConfigErrors *errs);
 int config_load_file(Config *c, const char *path, ConfigErrors *errs);
+/* The same for the system file, which must be a regular file (a FIFO is refused, not read). */
+int config_load_system_file(Config *c, const char *path, ConfigErrors *errs);
 /* The `admin` group is honoured only in the system file, which config_load_file() and
  * config_parse_string() take to be the first file applied on top of the built-in default (the
  * system file, or the single -c file). config_load_user_file() refuses `admin` whatever the
- * order, for the user's $XDG_CONFIG_HOME/qgc/qgc.conf. */
+ * order, for the user's $XDG_CONFIG_HOME/qgc/qgc.conf, and anything but a regular file (in root
+ * mode a user's FIFO must not hang the run). */
 int config_load_user_file(Config *c, const char *path, ConfigErrors *errs);
 
 /* Deep copy of src into *ret (which need not be initialized). 0 or -ENOMEM. */

@@ -535,14 +535,15 @@ static int conftext_expand(ConfText *ret, const char *text, size_t len, const ch
         return 0;
 }
 
-int conftext_load(ConfText *ret, const char *path, ConfigErrors *errs) {
+int conftext_load(ConfText *ret, const char *path, bool regular_only, ConfigErrors *errs) {
         _cleanup_free_ char *text = NULL;
         const char *why = NULL;
         struct stat st;
         size_t len;
         int r;
 
-        r = conftext_read(path, /* is_include= */ false, CONFTEXT_SIZE_MAX, &text, &len, &st, &why);
+        r = conftext_read(path, /* is_include= */ regular_only, CONFTEXT_SIZE_MAX, &text, &len, &st,
+                          &why);
         if (r == -ENOENT || r == -ENOMEM)
                 return r;
         if (r == -EFBIG)

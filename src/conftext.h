@@ -59,10 +59,12 @@ typedef struct ConfText {
 
 void conftext_done(ConfText *t);
 
-/* Read the file at path (bounded; like the main file always was: a pipe or /dev/null too, not a
- * directory) and expand its includes. -ENOENT silently when path does not exist; -EINVAL with
- * every problem appended to errs as "file:line: message" (or "file: message"); -ENOMEM. */
-int conftext_load(ConfText *ret, const char *path, ConfigErrors *errs);
+/* Read the file at path (bounded; not a directory) and expand its includes. With regular_only
+ * anything but a regular file is refused before it is read (the system file and users' files:
+ * a FIFO there must not hang a run); without it a pipe is read too (an operator's -c FILE, such
+ * as -c /dev/stdin). -ENOENT silently when path does not exist; -EINVAL with every problem
+ * appended to errs as "file:line: message" (or "file: message"); -ENOMEM. */
+int conftext_load(ConfText *ret, const char *path, bool regular_only, ConfigErrors *errs);
 /* The same for a buffer labelled name; its relative includes resolve against the current
  * directory. */
 int conftext_from_string(ConfText *ret, const char *text, const char *name, ConfigErrors *errs);

@@ -315,7 +315,7 @@ static int main_load_config(Config *cfg) {
         const char *sys = getenv("QGC_SYSTEM_CONFIG");
         if (!sys)
                 sys = CONFIG_SYSTEM_FILE;
-        r = config_load_file(cfg, sys, &errs);
+        r = config_load_system_file(cfg, sys, &errs);
         if (r < 0 && r != -ENOENT) {
                 main_print_config_errors(&errs);
                 return -EINVAL;

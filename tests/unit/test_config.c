@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1199,6 +1200,37 @@ static void test_config_include_refused(void **state) {
         alarm(0);
 }
 
+/* The system file and a user's own file must be regular files: a FIFO with a writer that never
+ * writes (a user's in root mode) would hang the run. -c FILE may still be a pipe. */
+static void test_config_user_and_system_file_fifo_refused(void **state) {
+        _cleanup_(test_rmdir) char *d = test_mkdir();
+        _cleanup_free_ char *fifo = strprintf("%s/qgc.conf", d);
+        int wfd;
+        (void)state;
+
+        assert_int_equal(mkfifo(fifo, 0600), 0);
+        /* a writer that never writes: reading the FIFO would block for ever */
+        wfd = open(fifo, O_RDWR | O_CLOEXEC);
+        assert_true(wfd >= 0);
+        alarm(20);
+        {
+                _cleanup_(config_done) Config c = {};
+                _cleanup_(config_errors_done) ConfigErrors e = {};
+                assert_int_equal(config_init_default(&c), 0);
+                assert_int_equal(config_load_user_file(&c, fifo, &e), -EINVAL);
+                assert_true(test_has_msg(&e, fifo, "not a regular file"));
+        }
+        {
+                _cleanup_(config_done) Config c = {};
+                _cleanup_(config_errors_done) ConfigErrors e = {};
+                assert_int_equal(config_init_default(&c), 0);
+                assert_int_equal(config_load_system_file(&c, fifo, &e), -EINVAL);
+                assert_true(test_has_msg(&e, fifo, "not a regular file"));
+        }
+        alarm(0);
+        close(wfd);
+}
+
 /* What is not a directive is not expanded: an @include inside a comment or a string, or with
  * text before it on the line (a syntax error, as libconfig has it). */
 static void test_config_include_only_at_line_start(void **state) {
@@ -1295,6 +1327,7 @@ int main(void) {
                 cmocka_unit_test(test_config_include_nested_file_line),
                 cmocka_unit_test(test_config_include_explain_lists_files),
                 cmocka_unit_test(test_config_include_refused),
+                cmocka_unit_test(test_config_user_and_system_file_fifo_refused),
                 cmocka_unit_test(test_config_include_only_at_line_start),
                 cmocka_unit_test(test_config_man_page_documents_every_key),
                 cmocka_unit_test(test_policy_strings),
