@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,7 +15,9 @@
 
 #include "erase.h"
 #include "fsutil.h"
+#include "live.h"
 #include "macro.h"
+#include "qwen.h"
 #include "sha256.h"
 #include "util.h"
 
@@ -497,4 +501,149 @@ int erase_logs_rows(int dir_fd, const char *id, EraseStepFn step, void *userdata
 
 int erase_org_entry(int dir_fd, const char *id, EraseStepFn step, void *userdata) {
         return erase_edit(dir_fd, ERASE_ORG_FILE, erase_splice_org, id, step, userdata);
+}
+
+/* Sessions of the tree of s that belong to the project of s: the same projects/ directory (the
+ * organisation file) or the same hash (logs.json). */
+static bool erase_same_project(const Session *a, const Session *s) {
+        return a->tree == s->tree &&
+               ((a->project_dir && s->project_dir && streq(a->project_dir, s->project_dir)) ||
+                (a->hash && s->hash && streq(a->hash, s->hash)));
+}
+
+typedef struct EraseProject {
+        const Inventory *inv;
+        const Session *s;
+} EraseProject;
+
+/* live_project_busy()'s filter: is id a session of this tree found only in other projects? */
+static bool erase_elsewhere(const char *id, void *userdata) {
+        const EraseProject *p = userdata;
+        bool other = false;
+
+        for (size_t i = 0; i < p->inv->n_sessions; i++) {
+                const Session *a = &p->inv->sessions[i];
+                if (a->tree != p->s->tree || !qwen_session_id_equal(a->id, id))
+                        continue;
+                if (erase_same_project(a, p->s))
+                        return false;
+                other = true;
+        }
+        return other;
+}
+
+static int erase_why(char **ret_why, int r, const char *fmt, ...) _printf_(3, 4);
+static int erase_why(char **ret_why, int r, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        if (vasprintf(ret_why, fmt, ap) < 0)
+                *ret_why = NULL;
+        va_end(ap);
+        return *ret_why ? r : -ENOMEM;
+}
+
+/* What an edit's error means for the session: -EAGAIN (not now, with a reason) or -errno. */
+static int erase_failed(char **ret_why, int r, const char *file) {
+        switch (r) {
+        case -EAGAIN:
+                return erase_why(ret_why, -EAGAIN, "%s changed while qgc edited it", file);
+        case -EBADMSG:
+                return erase_why(ret_why, -EAGAIN, "%s is not what Qwen Code writes", file);
+        case -EFBIG:
+                return erase_why(ret_why, -EAGAIN, "%s is larger than qgc edits", file);
+        case -ELOOP:
+        case -EXDEV:
+                return erase_why(ret_why, -EAGAIN, "%s is a symlink or a mount point", file);
+        default:
+                return erase_why(ret_why, r, "cannot edit %s", file);
+        }
+}
+
+/* Does (dir_fd, name) hold something of id (by splice)? 1 yes or unknown, 0 no (or no file). */
+static int erase_file_has(int root_fd, dev_t dev, const char *dir, const char *name,
+                          EraseSpliceFn splice, const char *id) {
+        _cleanup_close_ int fd = dir ? fs_open_path(root_fd, dir, dev) : -ENOENT;
+        _cleanup_free_ char *text = NULL, *out = NULL;
+        struct stat st;
+        size_t n, n_out;
+        unsigned k = 0;
+        int r;
+
+        if (fd == -ENOENT)
+                return 0;
+        if (fd < 0)
+                return 1;
+        r = erase_read(fd, name, &st, &text, &n);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return 1; /* the edit reports it */
+        r = splice(text, n, id, &out, &n_out, &k);
+        return r < 0 || k > 0;
+}
+
+/* Does a shared file hold rows or an entry of s? 1 yes (or cannot tell), 0 no. */
+static int erase_session_has_shared(const Session *s, int runtime_fd, dev_t dev, const char *tmp,
+                                    const char *pdir) {
+        return erase_file_has(runtime_fd, dev, tmp, ERASE_LOGS_FILE, erase_splice_logs, s->id) ||
+               erase_file_has(runtime_fd, dev, pdir, ERASE_ORG_FILE, erase_splice_org, s->id);
+}
+
+int erase_session_shared(const Inventory *inv, const Session *s, int runtime_fd, dev_t dev,
+                         int chats_fd, EraseStepFn step, void *userdata, EraseDone *ret,
+                         char **ret_why) {
+        EraseProject proj = { .inv = inv, .s = s };
+        _cleanup_free_ char *busy = NULL;
+        _cleanup_free_ char *tmp = s->hash ? strprintf("tmp/%s", s->hash) : NULL;
+        _cleanup_free_ char *pdir = strprintf("projects/%s", s->project_dir);
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        *ret = (EraseDone){};
+        if (!pdir || (s->hash && !tmp))
+                return -ENOMEM;
+        /* nothing of the session in either file: no edit, no reason to wait for the project */
+        r = erase_session_has_shared(s, runtime_fd, dev, tmp, pdir);
+        if (r == 0)
+                return 0;
+        for (size_t i = 0; i < inv->n_sessions; i++) {
+                const Session *a = &inv->sessions[i];
+                if (a != s && a->live && erase_same_project(a, s))
+                        return erase_why(ret_why, -EAGAIN,
+                                         "session %s of the project is in use: its shared files "
+                                         "are not edited now",
+                                         a->id);
+        }
+        r = live_project_busy(&inv->trees[s->tree], chats_fd, erase_elsewhere, &proj, &busy);
+        if (r < 0)
+                return erase_why(ret_why, r, "cannot tell whether a Qwen process of the project is live");
+        if (r > 0)
+                return erase_why(ret_why, -EAGAIN,
+                                 "a Qwen process of the project may be live (%s): its shared "
+                                 "files are not edited now",
+                                 busy);
+
+        if (tmp) {
+                fd = fs_open_path(runtime_fd, tmp, dev);
+                if (fd < 0 && fd != -ENOENT)
+                        return erase_failed(ret_why, fd, "tmp/<hash>/");
+                if (fd >= 0) {
+                        r = erase_logs_rows(fd, s->id, step, userdata);
+                        if (r < 0)
+                                return erase_failed(ret_why, r, ERASE_LOGS_FILE);
+                        ret->log_rows = (unsigned)r;
+                }
+                fd = safe_close(fd);
+        }
+        fd = fs_open_path(runtime_fd, pdir, dev);
+        if (fd < 0 && fd != -ENOENT)
+                return erase_failed(ret_why, fd, "the project directory");
+        if (fd >= 0) {
+                r = erase_org_entry(fd, s->id, step, userdata);
+                if (r < 0)
+                        return erase_failed(ret_why, r, ERASE_ORG_FILE);
+                ret->org_entries = (unsigned)r;
+        }
+        return 0;
 }

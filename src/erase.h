@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "inventory.h"
+
 #define ERASE_LOGS_FILE "logs.json"
 #define ERASE_ORG_FILE "session-organization.v1.json"
 #define ERASE_REVIEW_DIR "workflows/generated/review"
@@ -42,6 +44,22 @@ int erase_count_logs(const char *text, size_t n, const char *id, unsigned *ret_c
  * written), -EBADMSG when it is not what Qwen writes, -EFBIG past ERASE_FILE_MAX, -errno. */
 int erase_logs_rows(int dir_fd, const char *id, EraseStepFn step, void *userdata);
 int erase_org_entry(int dir_fd, const char *id, EraseStepFn step, void *userdata);
+
+/* What erase_session_shared() removed. */
+typedef struct EraseDone {
+        unsigned log_rows;    /* rows of tmp/<hash>/logs.json */
+        unsigned org_entries; /* entries of projects/<dir>/session-organization.v1.json */
+} EraseDone;
+
+/* The shared-file part of deleting session s of inv (its transcript still there): first proof
+ * that no Qwen process of its project is live (the scan's liveness of every session of the same
+ * project directory or hash, then live_project_busy() afresh), then its rows out of
+ * tmp/<hash>/logs.json, then its entry out of session-organization.v1.json. 0 with *ret filled;
+ * -EAGAIN when it cannot be done now (*ret_why says why; *ret counts what was already done, the
+ * rest untouched: a later run completes it); other -errno (*ret_why set). */
+int erase_session_shared(const Inventory *inv, const Session *s, int runtime_fd, dev_t dev,
+                         int chats_fd, EraseStepFn step, void *userdata, EraseDone *ret,
+                         char **ret_why);
 
 /* Qwen's reviewSessionDirName(id): sanitizeFilenameComponent(id) + "-" + sha256(id)[0..8). */
 char *erase_review_dir_name(const char *id);

@@ -2,7 +2,7 @@
  *
  * Half-done deletes. A delete removes the transcript first and the session's other files
  * (sidecars in chats/ and chats/archive/, file-history/<id>/, subagents/<id>/, debug/<id>.txt,
- * plans/<id>.md, dead runtime claims) after it. Once the transcript is gone the scan no longer
+ * plans/<id>.md, workflows/generated/review/<id>-<hash>/, dead runtime claims) after it. Once the transcript is gone the scan no longer
  * sees the session, so a crash in between would leave those files forever. Before its first
  * step the delete therefore writes a pending marker, G/.qgc/pending/<id>.<hash>, durably (temp
  * file, fsync, rename, fsync): the session, its project and every file it is about to remove
@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "erase.h"
 #include "fsutil.h"
 #include "log.h"
 #include "macro.h"
@@ -154,7 +155,12 @@ static bool recover_file_allowed(const char *id, const char *pd, const RecoverFi
                 if (f->in_global)
                         return streq(f->rel, buf);
                 snprintf(buf, sizeof buf, "projects/%s/subagents/%s", pd, id);
-                return streq(f->rel, buf);
+                if (streq(f->rel, buf))
+                        return true;
+                _cleanup_free_ char *rname = erase_review_dir_name(id);
+                snprintf(buf, sizeof buf, "projects/%s/" ERASE_REVIEW_DIR "/%s", pd,
+                         rname ? rname : "");
+                return rname && streq(f->rel, buf);
         }
         if (f->in_global) {
                 snprintf(buf, sizeof buf, "plans/%s.md", id);
