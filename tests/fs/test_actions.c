@@ -902,6 +902,10 @@ static void test_recover_stale_temp_files_removed(void **state) {
         assert_int_equal(fixture_write(t->qwen, P_API "/." S_TEXT ".pr.json.qgc-tmp", "x"), 0);
         assert_int_equal(fixture_write(t->qwen, P_SCRATCH "/archive/." S_ARCH ".ledger.jsonl.qgc-tmp", "x"), 0);
         assert_int_equal(fixture_write(t->qwen, RECOVER_PENDING_DIR "/.m.qgc-tmp", "x"), 0);
+        /* a shared-file edit killed before its rename (erase.c) */
+        assert_int_equal(fixture_write(t->qwen, H_MY_NOTES "/.logs.json.qgc-tmp", "x"), 0);
+        assert_int_equal(fixture_write(t->qwen, "projects/-srv-demo-my-notes/"
+                                                ".session-organization.v1.json.qgc-tmp", "x"), 0);
         /* not ours: another name, a symlink, a directory */
         assert_int_equal(fixture_write(t->qwen, P_API "/.keep.tmp", "x"), 0);
         assert_int_equal(fixture_write(t->root, "outside", "keep"), 0);
@@ -909,7 +913,10 @@ static void test_recover_stale_temp_files_removed(void **state) {
         assert_int_equal(fixture_mkdir(t->qwen, P_API "/.dir.qgc-tmp"), 0);
 
         assert_int_equal(apply_execute(t->qwen, NULL, &st), 0);
-        assert_int_equal(st.n_recovered, 3);
+        assert_int_equal(st.n_recovered, 5);
+        assert_false(fixture_exists(t->qwen, H_MY_NOTES "/.logs.json.qgc-tmp"));
+        assert_false(fixture_exists(t->qwen, "projects/-srv-demo-my-notes/"
+                                             ".session-organization.v1.json.qgc-tmp"));
         assert_false(fixture_exists(t->qwen, P_API "/." S_TEXT ".pr.json.qgc-tmp"));
         assert_false(fixture_exists(t->qwen, P_SCRATCH "/archive/." S_ARCH ".ledger.jsonl.qgc-tmp"));
         assert_false(fixture_exists(t->qwen, RECOVER_PENDING_DIR "/.m.qgc-tmp"));
