@@ -246,11 +246,13 @@ static void test_actions_archive_copy_appearing_after_scan_skips(void **state) {
 
 /* S_FH's project with rows and entries of it and of others; the corpus claims made dead. */
 static void plant_shared(T *t) {
+        _cleanup_free_ char *org = fixture_path(t->qwen, ORG_PATH);
+
         assert_int_equal(apply_plant_dead_claim(t->qwen, P_NOTES, S_FH, false), 0);
         assert_int_equal(apply_plant_dead_claim(t->qwen, P_NOTES, S_KILLED, false), 0);
         assert_int_equal(fixture_write(t->qwen, H_MY_NOTES "/logs.json", LOGS_BEFORE), 0);
         assert_int_equal(fixture_write(t->qwen, ORG_PATH, ORG_BEFORE), 0);
-        assert_int_equal(chmod(fixture_path(t->qwen, ORG_PATH), 0640), 0);
+        assert_int_equal(chmod(org, 0640), 0);
         /* reviewSessionDirName(): "<id>-" + sha256(id)[0..8) */
         assert_int_equal(fixture_write(t->qwen, REVIEW S_FH "-55ce4f4d/review.js", "x"), 0);
         assert_int_equal(fixture_write(t->qwen, REVIEW "no-session/review.js", "y"), 0);
@@ -260,6 +262,7 @@ static void test_actions_delete_erases_shared_rows(void **state) {
         T *t = *state;
         ApplyPick picks[] = { { S_FH, VERB_DELETE }, {} };
         _cleanup_free_ char *logs = NULL, *org = NULL, *log = NULL;
+        _cleanup_free_ char *org_path = fixture_path(t->qwen, ORG_PATH);
         ActionStats st = {};
         struct stat sb;
 
@@ -271,7 +274,7 @@ static void test_actions_delete_erases_shared_rows(void **state) {
         assert_string_equal(logs, LOGS_AFTER);
         org = read_rel(t->qwen, ORG_PATH);
         assert_string_equal(org, ORG_AFTER);
-        assert_int_equal(stat(fixture_path(t->qwen, ORG_PATH), &sb), 0);
+        assert_int_equal(stat(org_path, &sb), 0);
         assert_int_equal(sb.st_mode & 07777, 0640);
         assert_false(fixture_exists(t->qwen, REVIEW S_FH "-55ce4f4d"));
         assert_true(fixture_exists(t->qwen, REVIEW "no-session/review.js"));
