@@ -8,9 +8,13 @@
  *   - archive: see archive.c (sidecars first, transcript last, every move a rename);
  *   - delete: first a pending marker, G/.qgc/pending/<id>.<hash> (recover.c), written durably
  *     (temp file, fsync, rename, fsync) and naming every file the delete is about to remove with
- *     its identity; then the transcript (Qwen's newer removeSession order), then sidecars in both
- *     places, file-history/<id>/, subagents/<id>/, debug/<id>.txt, plans/<id>.md and dead
- *     runtime claims; last the marker. A crash before the transcript goes leaves the session
+ *     its identity; then its rows and entry in the files Qwen shares (erase.h: logs.json,
+ *     session-organization.v1.json), each an atomic rename, or, when that cannot be done now,
+ *     nothing at all (the marker goes, the session stays whole for a later run); then the
+ *     transcript (Qwen's newer removeSession order), then sidecars in both places,
+ *     file-history/<id>/, subagents/<id>/, debug/<id>.txt, plans/<id>.md, the review scripts
+ *     and dead runtime claims; last the marker. A crash after a shared-file edit and before the
+ *     transcript goes leaves a whole session without those rows: the next run deletes it again. A crash before the transcript goes leaves the session
  *     whole (and maybe the marker or its temp file: the next run's recovery pass sees the
  *     transcript and drops them). A crash after it leaves the marker as proof: the recovery pass
  *     at the start of the next real run removes every listed file that still has its recorded
