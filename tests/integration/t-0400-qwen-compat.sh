@@ -38,6 +38,9 @@ cwds=$(python3 -c 'import json,sys; print(",".join(json.load(open(sys.argv[1]))[
 cp -a "$tree" "$T/seeded"
 "$NPMDIR/qwen-check.sh" "$tree" > "$T/before.txt" 2>&1 || { cat "$T/before.txt"; fail "Qwen cannot read the pristine corpus"; }
 run_qgc --dry-run --json --root "$tree" --now "$NOW" -c "$CONF" > "$T/plan.json" || fail "dry run"
+run_qgc --dry-run --root "$tree" --now "$NOW" -c "$CONF" > "$T/plan.txt" || fail "dry run (text)"
+grep -q '^ *also: 3 prompt history rows (logs.json), its organization entry, its review scripts$' \
+        "$T/plan.txt" || { cat "$T/plan.txt"; fail "the text plan does not show what a delete also removes"; }
 run_qgc --root "$tree" --now "$NOW" -c "$CONF" --log-file "$T/actions.log" > /dev/null || fail "real run"
 
 # every session qgc archived or deleted must have a usage line Qwen reads (when it had telemetry)
