@@ -12,9 +12,13 @@
  *   - archive: see archive.c (sidecars first, transcript last, every move a rename);
  *   - delete: first a pending marker, G/.qgc/pending/<id>.<hash> (recover.c), written durably
  *     (temp file, fsync, rename, fsync) and naming every file the delete is about to remove with
- *     its identity; then the transcript (Qwen's newer removeSession order), then sidecars in both
- *     places, file-history/<id>/, subagents/<id>/, debug/<id>.txt, plans/<id>.md and dead
- *     runtime claims; last the marker. A crash before the transcript goes leaves the session
+ *     its identity; then its rows and entry in the files Qwen shares (erase.h: logs.json,
+ *     session-organization.v1.json), each an atomic rename, or, when that cannot be done now,
+ *     nothing at all (the marker goes, the session stays whole for a later run); then the
+ *     transcript (Qwen's newer removeSession order), then sidecars in both places,
+ *     file-history/<id>/, subagents/<id>/, debug/<id>.txt, plans/<id>.md, the review scripts
+ *     and dead runtime claims; last the marker. A crash after a shared-file edit and before the
+ *     transcript goes leaves a whole session without those rows: the next run deletes it again. A crash before the transcript goes leaves the session
  *     whole (and maybe the marker or its temp file: the next run's recovery pass sees the
  *     transcript and drops them). A crash after it leaves the marker as proof: the recovery pass
  *     at the start of the next real run removes every listed file that still has its recorded
@@ -43,6 +47,7 @@
 
 #include "actions.h"
 #include "archive.h"
+#include "erase.h"
 #include "fsutil.h"
 #include "journal.h"
 #include "live.h"
@@ -75,6 +80,7 @@ typedef struct ActionsContext {
         unsigned n_steps;
         bool failed;
         int first_error; /* of a restore step: what actions_restore() returns */
+        char *why; /* an allocated reason of the current session's outcome */
 } ActionsContext;
 
 /* Outcome of one action, for the journal and the stats. */
@@ -447,9 +453,11 @@ static int actions_delete_rest(ActionsContext *c, const ActionsTree *t, const Se
         _cleanup_free_ char *proj_sub = strprintf("projects/%s/subagents", s->project_dir);
         _cleanup_free_ char *dbg = strprintf("%s.txt", s->id);
         _cleanup_free_ char *plan = strprintf("%s.md", s->id);
+        _cleanup_free_ char *review = strprintf("projects/%s/" ERASE_REVIEW_DIR, s->project_dir);
+        _cleanup_free_ char *rname = erase_review_dir_name(s->id);
         int r = 0, k;
 
-        if (!proj || !proj_sub || !dbg || !plan)
+        if (!proj || !proj_sub || !dbg || !plan || !review || !rname)
                 return -ENOMEM;
         for (size_t i = 0; i < ELEMENTSOF(sidecars); i++) {
                 _cleanup_free_ char *n = strprintf("%s.%s", s->id, sidecars[i]);
@@ -474,6 +482,9 @@ static int actions_delete_rest(ActionsContext *c, const ActionsTree *t, const Se
         if (k < 0 && r == 0)
                 r = k;
         k = actions_remove_file_in(c, t->global_fd, "plans", plan, t->global_dev);
+        if (k < 0 && r == 0)
+                r = k;
+        k = actions_remove_dir_in(c, t->runtime_fd, review, rname, tr->dev);
         if (k < 0 && r == 0)
                 r = k;
         k = actions_remove_claims(c, chats_fd, s->id);
@@ -547,9 +558,11 @@ static int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Se
         _cleanup_free_ char *sub = strprintf("projects/%s/subagents", s->project_dir);
         _cleanup_free_ char *dbg = strprintf("%s.txt", s->id);
         _cleanup_free_ char *plan = strprintf("%s.md", s->id);
+        _cleanup_free_ char *review = strprintf("projects/%s/" ERASE_REVIEW_DIR, s->project_dir);
+        _cleanup_free_ char *rname = erase_review_dir_name(s->id);
         int r = 0;
 
-        if (!m.session || !m.project_dir || !chats || !sub || !dbg || !plan)
+        if (!m.session || !m.project_dir || !chats || !sub || !dbg || !plan || !review || !rname)
                 return -ENOMEM;
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(exts); i++) {
                 _cleanup_free_ char *n = strprintf("%s.%s", s->id, exts[i]);
@@ -570,6 +583,8 @@ static int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Se
                 r = actions_mark_in(&m, t->runtime_fd, tr->dev, false, "debug", dbg, false);
         if (r >= 0)
                 r = actions_mark_in(&m, t->global_fd, t->global_dev, true, "plans", plan, false);
+        if (r >= 0)
+                r = actions_mark_in(&m, t->runtime_fd, tr->dev, false, review, rname, true);
         if (r >= 0)
                 r = actions_mark_claims(&m, chats_fd, chats, s->id);
         if (r < 0)
@@ -600,6 +615,53 @@ static int actions_copy_exists(int chats_fd, const char *name, bool in_archive) 
         return afd < 0 ? afd : fs_exists(afd, name);
 }
 
+/* Journal one edit of a shared file (counts, never content). */
+static void actions_report_erased(ActionsContext *c, const Session *s, const char *dir,
+                                  const char *file, unsigned n, const char *what) {
+        const Tree *tr = &c->inv->trees[s->tree];
+        _cleanup_free_ char *path = strprintf("%s/%s/%s", tr->runtime_dir, dir, file);
+        _cleanup_free_ char *msg = strprintf("removed %u %s of session %s from '%s'", n, what,
+                                             s->id, path ? path : file);
+        _cleanup_free_ char *extra = strprintf("QGC_ERASED=%u\n", n);
+        JournalEntry e = {
+                .event = JOURNAL_ERASED,
+                .message = msg,
+                .session = s->id,
+                .project = actions_project(s),
+                .path = path,
+                .user = tr->user,
+                .extra = extra,
+        };
+
+        if (n == 0)
+                return;
+        if (journal_log(&e) < 0)
+                log_warning("cannot write the action log entry for session %s", s->id);
+        c->stats->n_erased += n;
+}
+
+/* Remove the session's rows and entries from the files Qwen shares (erase.h). -EAGAIN: not now
+ * (the session stays, *ret_why says why). */
+static int actions_erase_shared(ActionsContext *c, const ActionsTree *t, const Session *s,
+                                int chats_fd, const char **ret_why) {
+        _cleanup_free_ char *tmp = strprintf("tmp/%s", s->hash ? s->hash : "");
+        _cleanup_free_ char *pdir = strprintf("projects/%s", s->project_dir);
+        EraseDone done = {};
+        int r;
+
+        free(c->why);
+        c->why = NULL;
+        r = erase_session_shared(c->inv, s, t->runtime_fd, c->inv->trees[s->tree].dev, chats_fd,
+                                 actions_step, c, &done, &c->why);
+        actions_report_erased(c, s, tmp ? tmp : "tmp", ERASE_LOGS_FILE, done.log_rows,
+                              "prompt history row(s)");
+        actions_report_erased(c, s, pdir ? pdir : "projects", ERASE_ORG_FILE, done.org_entries,
+                              "organization entry(ies)");
+        if (r < 0)
+                *ret_why = c->why ? c->why : "cannot edit the files Qwen shares between sessions";
+        return r;
+}
+
 /* Delete a session: its transcript (re-checked), then everything else that is its alone. */
 static int actions_delete(ActionsContext *c, const ActionsTree *t, const Session *s, int chats_fd,
                           int archive_fd, int dir_fd, const FileId *fid, const char **ret_why) {
@@ -625,6 +687,13 @@ static int actions_delete(ActionsContext *c, const ActionsTree *t, const Session
         r = actions_mark_delete(c, t, s, chats_fd, archive_fd, &marker);
         if (r < 0) {
                 *ret_why = "cannot write the pending-delete marker";
+                return r;
+        }
+        /* what Qwen's own delete paths remove from shared files goes first: when it cannot,
+         * nothing is removed and a later run retries the whole delete (erase.h) */
+        r = actions_erase_shared(c, t, s, chats_fd, ret_why);
+        if (r < 0) {
+                actions_unmark_delete(c, t, marker);
                 return r;
         }
         r = fs_unlink(dir_fd, name, 0);
@@ -756,6 +825,8 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                 r = actions_delete(c, t, s, chats_fd, archive_fd, dir_fd, fid, &why);
         if (r == -ESTALE)
                 return actions_report_session(c, s, v, JOURNAL_SKIPPED, "changed since scan", 0);
+        if (r == -EAGAIN && why) /* a shared file cannot be edited now: kept, retried later */
+                return actions_report_session(c, s, v, JOURNAL_SKIPPED, why, 0);
         if (r == -EEXIST && why && strstr(why, "(conflict)"))
                 return actions_report_session(c, s, v, JOURNAL_SKIPPED, why, 0); /* appeared */
         if (r < 0)
@@ -1059,6 +1130,7 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
         actions_journal_run(&c, /* start= */ false, n_planned);
         for (size_t i = 0; i < p->inv->n_trees; i++)
                 actions_tree_done(&c.trees[i]);
+        free(c.why);
         free(c.trees);
         free(c.runtime_fds);
         if (ret_stats)

@@ -84,6 +84,9 @@ typedef struct Session {
         SessionState state;
         OwnerStatus owner;
         unsigned n_tasks;     /* scheduled tasks bound to it in tmp/<hash>/scheduled_tasks.json */
+        unsigned n_log_rows;  /* its rows in tmp/<hash>/logs.json (prompt history) */
+        bool org_entry;       /* it has an entry in session-organization.v1.json */
+        bool review_dir;      /* workflows/generated/review/<id>-<hash>/ exists */
         unsigned live;        /* LiveFlags */
         size_t tree;                 /* index into Inventory.trees */
         char *project_dir;           /* directory name under projects/ */

@@ -54,6 +54,7 @@ static const char *const journal_event_table[_JOURNAL_EVENT_MAX] = {
         [JOURNAL_ORPHAN_RECLAIMED] = "orphan-reclaimed",
         [JOURNAL_SALVAGED] = "salvaged",
         [JOURNAL_RECOVERED] = "recovered",
+        [JOURNAL_ERASED] = "erased",
 };
 
 /* Made once with `systemd-id128 new`; explained in systemd/qgc.catalog. Never change them. */
@@ -68,6 +69,7 @@ static const char *const journal_message_id_table[_JOURNAL_EVENT_MAX] = {
         [JOURNAL_ORPHAN_RECLAIMED] = "2a4edf6fbf86489a83691f5330acbb1c",
         [JOURNAL_SALVAGED] = "8d8faafe2c18497fb8ddcd021f1b7965",
         [JOURNAL_RECOVERED] = "22da4ba8837a4227a41ebfbe66fee1c8",
+        [JOURNAL_ERASED] = "d45f8cd6b5864b6e93ddd4537003c5d0",
 };
 
 static const int journal_priority_table[_JOURNAL_EVENT_MAX] = {
@@ -81,6 +83,7 @@ static const int journal_priority_table[_JOURNAL_EVENT_MAX] = {
         [JOURNAL_ORPHAN_RECLAIMED] = LOG_INFO,
         [JOURNAL_SALVAGED] = LOG_INFO,
         [JOURNAL_RECOVERED] = LOG_NOTICE,
+        [JOURNAL_ERASED] = LOG_INFO,
 };
 
 const char *journal_event_to_string(JournalEvent e) {

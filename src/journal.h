@@ -27,6 +27,7 @@ typedef enum JournalEvent {
         JOURNAL_ORPHAN_RECLAIMED,
         JOURNAL_SALVAGED,
         JOURNAL_RECOVERED,
+        JOURNAL_ERASED, /* a deleted session's rows left a shared file (erase.h) */
         _JOURNAL_EVENT_MAX,
         _JOURNAL_EVENT_INVALID = -22,
 } JournalEvent;

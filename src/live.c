@@ -771,3 +771,86 @@ int live_check(const LiveProbe *p, Session *s, int chats_fd) {
         }
         return live_check_claims(fresh, s, &claims);
 }
+
+/* Evaluate the signals of id (registry, claims, lock) on a scratch session: 1 live, 0 not. */
+static int live_busy_id(const LiveProbe *p, const ClaimSet *claims, const char *id,
+                        char **ret_reason) {
+        Session s = {};
+        int r;
+
+        snprintf(s.id, sizeof s.id, "%s", id);
+        r = live_check_claims(p, &s, claims);
+        if (r < 0) {
+                free(s.live_reason);
+                return r;
+        }
+        if (s.live == 0) {
+                free(s.live_reason);
+                return 0;
+        }
+        *ret_reason = s.live_reason ? strprintf("session %s: %s", s.id, s.live_reason)
+                                    : strprintf("session %s in use", s.id);
+        free(s.live_reason);
+        return *ret_reason ? 1 : -ENOMEM;
+}
+
+int live_project_busy(const Tree *t, int chats_fd, bool (*elsewhere)(const char *id, void *userdata),
+                      void *userdata, char **ret_reason) {
+        _cleanup_(live_claims_done) ClaimSet claims = {};
+        _cleanup_(live_probe_freep) LiveProbe *p = NULL;
+        int r;
+
+        r = live_probe_new(t, &p);
+        if (r < 0)
+                return r;
+        if (p->registry_problem || p->locks_problem) {
+                *ret_reason = strdup(p->registry_problem ?: p->locks_problem);
+                return *ret_reason ? 1 : -ENOMEM;
+        }
+        if (chats_fd >= 0) {
+                r = live_claims_load(&claims, chats_fd);
+                if (r < 0) {
+                        *ret_reason = strdup("runtime claims unreadable");
+                        return *ret_reason ? 1 : -ENOMEM;
+                }
+        }
+        for (size_t i = 0; i < p->n_reg; i++) {
+                if (p->reg[i].flags == 0 || elsewhere(p->reg[i].session_id, userdata))
+                        continue;
+                r = live_busy_id(p, &claims, p->reg[i].session_id, ret_reason);
+                if (r != 0)
+                        return r;
+        }
+        for (size_t i = 0; i < claims.n; i++) {
+                const RuntimeClaim *c = &claims.claims[i];
+                char id[SESSION_ID_MAX + 1];
+                size_t k;
+
+                if (c->malformed || !c->session_id) {
+                        *ret_reason = strprintf("runtime claim '%s' unreadable", c->file);
+                        return *ret_reason ? 1 : -ENOMEM;
+                }
+                k = strcspn(c->session_id, "");
+                snprintf(id, sizeof id, "%.*s", (int)MIN(k, (size_t)SESSION_ID_MAX),
+                         c->session_id);
+                if (elsewhere(id, userdata))
+                        continue;
+                r = live_busy_id(p, &claims, id, ret_reason);
+                if (r != 0)
+                        return r;
+        }
+        for (size_t i = 0; i < p->n_locks; i++) {
+                char id[SESSION_ID_MAX + 1];
+                size_t k = strlen(p->locks[i]) - strlen(".lock");
+
+                if (k > SESSION_ID_MAX)
+                        continue; /* not a session's lock name */
+                snprintf(id, sizeof id, "%.*s", (int)k, p->locks[i]);
+                if (elsewhere(id, userdata))
+                        continue;
+                r = live_busy_id(p, &claims, id, ret_reason);
+                if (r != 0)
+                        return r;
+        }
+        return 0;
+}

@@ -63,3 +63,11 @@ int live_check_claims(const LiveProbe *p, Session *s, const ClaimSet *claims);
 /* Start ticks (field 22 of /proc/<pid>/stat) of a live, non-zombie pid: 1 alive (ticks set),
  * 0 dead (ESRCH or zombie), -errno when it cannot be told. */
 int live_pid_start(int64_t pid, uint64_t *ret_ticks);
+
+/* May a Qwen process be writing the files a project shares between its sessions (logs.json,
+ * session-organization.v1.json)? Read afresh: every live or undecidable registry record, runtime
+ * claim of the project's chats_fd and writer lock counts, unless elsewhere(id, userdata) says
+ * its session belongs to another project (an unknown id counts: a new process has no transcript
+ * yet). 1 with *ret_reason, 0 when none, -errno. */
+int live_project_busy(const Tree *t, int chats_fd, bool (*elsewhere)(const char *id, void *userdata),
+                      void *userdata, char **ret_reason);

@@ -498,6 +498,16 @@ static void plan_json_session(PlanJson *j, const Plan *p, const PlanItem *it) {
         plan_json_bool(j, "live_worktree", s->live_worktree);
         plan_json_names(j, "live", s->live, 5, plan_live_name);
         plan_json_string(j, "live_reason", s->live_reason);
+        /* a delete also removes these from the files Qwen shares (erase.h); only where there is
+         * something, so the plan of other sessions keeps its layout */
+        if (it->verdict->verb == VERB_DELETE && (s->n_log_rows || s->org_entry || s->review_dir)) {
+                plan_json_key(j, "also_removes");
+                plan_json_open(j, '{');
+                plan_json_int(j, "prompt_history_rows", s->n_log_rows);
+                plan_json_bool(j, "organization_entry", s->org_entry);
+                plan_json_bool(j, "review_scripts", s->review_dir);
+                plan_json_close(j, '}');
+        }
         plan_json_close(j, '}');
 }
 

@@ -162,10 +162,18 @@ static uint64_t policy_size(const PolicyRun *run, uint64_t bytes, uint64_t bytes
         return run->cfg->tree.count_allocated ? bytes_alloc : bytes;
 }
 
+/* Qwen's daemon deletes a session's bound tasks under its cron lock; qgc never edits
+ * scheduled_tasks.json, so a session bound to a task is never deleted, even with keep-scheduled
+ * off (which then only lets it be archived): the task would point at nothing. */
+static bool policy_tasks_block(const PolicyRun *run, size_t i) {
+        return run->info[i].sel_verb == VERB_DELETE && run->inv->sessions[i].n_tasks > 0;
+}
+
 /* Whether a selected session really goes (no protection blocks it). */
 static bool policy_going(const PolicyRun *run, size_t i) {
         return run->info[i].sel_verb != VERB_KEEP &&
-               !(run->v->sessions[i].protections & PROT_BLOCK_MASK);
+               !(run->v->sessions[i].protections & PROT_BLOCK_MASK) &&
+               !policy_tasks_block(run, i);
 }
 
 static bool policy_deleting(const PolicyRun *run, size_t i) {
@@ -758,6 +766,13 @@ static int policy_finish(PolicyRun *run, size_t i) {
                 vd->rule = policy_first_protection(vd->protections & PROT_KEEP_MASK);
                 vd->reason = strjoin(d, " (would ", verb_to_string(in->sel_verb), ": ",
                                      in->sel_reason, ")", NULL);
+        } else if (selected && policy_tasks_block(run, i)) {
+                vd->verb = VERB_KEEP;
+                vd->protections |= PROT_SCHEDULED;
+                vd->rule = protection_to_string(PROT_SCHEDULED);
+                vd->reason = strprintf("bound to %u scheduled task%s, which qgc does not remove "
+                                       "(would delete: %s)",
+                                       s->n_tasks, s->n_tasks == 1 ? "" : "s", in->sel_reason);
         } else if (selected) {
                 vd->verb = in->sel_verb;
                 vd->rule = in->sel_rule;

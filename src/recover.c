@@ -2,7 +2,7 @@
  *
  * Half-done deletes. A delete removes the transcript first and the session's other files
  * (sidecars in chats/ and chats/archive/, file-history/<id>/, subagents/<id>/, debug/<id>.txt,
- * plans/<id>.md, dead runtime claims) after it. Once the transcript is gone the scan no longer
+ * plans/<id>.md, workflows/generated/review/<id>-<hash>/, dead runtime claims) after it. Once the transcript is gone the scan no longer
  * sees the session, so a crash in between would leave those files forever. Before its first
  * step the delete therefore writes a pending marker, G/.qgc/pending/<id>.<hash>, durably (temp
  * file, fsync, rename, fsync): the session, its project and every file it is about to remove
@@ -14,9 +14,9 @@
  * name the files a delete of its session removes (recover_marker_parse() checks every path).
  *
  * Temporary files. Every file qgc writes atomically goes through ".<name>.qgc-tmp" in the
- * target's directory (fs_write_atomic(), the marker itself): chats/, chats/archive/ and
- * G/.qgc/pending/. The pass lists those directories and plans the removal of every regular file
- * of that name owned by the tree's user. The executor removes them only under the tree lock,
+ * target's directory (fs_write_atomic(), the marker itself, erase.c's edits): chats/,
+ * chats/archive/, G/.qgc/pending/, projects/<dir>/ and tmp/<hash>/. The pass lists those
+ * directories and plans the removal of every regular file of that name owned by the tree's user. The executor removes them only under the tree lock,
  * which every writer of such a file holds, and only if they still have their scan identity. */
 #include "autoconf.h"
 
@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "erase.h"
 #include "fsutil.h"
 #include "log.h"
 #include "macro.h"
@@ -154,7 +155,12 @@ static bool recover_file_allowed(const char *id, const char *pd, const RecoverFi
                 if (f->in_global)
                         return streq(f->rel, buf);
                 snprintf(buf, sizeof buf, "projects/%s/subagents/%s", pd, id);
-                return streq(f->rel, buf);
+                if (streq(f->rel, buf))
+                        return true;
+                _cleanup_free_ char *rname = erase_review_dir_name(id);
+                snprintf(buf, sizeof buf, "projects/%s/" ERASE_REVIEW_DIR "/%s", pd,
+                         rname ? rname : "");
+                return rname && streq(f->rel, buf);
         }
         if (f->in_global) {
                 snprintf(buf, sizeof buf, "plans/%s.md", id);
@@ -672,8 +678,9 @@ static int recover_scan_dir(Plan *p, size_t t, const RecoverRoots *rt, bool in_g
         return r < 0 ? r : n;
 }
 
-/* Every chats/ and chats/archive/ of the tree's projects. */
-static int recover_scan_projects(Plan *p, size_t t, const RecoverRoots *rt) {
+/* Every chats/ and chats/archive/ of the tree's projects, and the project directories themselves
+ * (session-organization.v1.json, erase.h); with tmp: every tmp/<hash>/ (logs.json). */
+static int recover_scan_projects(Plan *p, size_t t, const RecoverRoots *rt, bool tmp) {
         _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
         _cleanup_close_ int fd = -EBADF;
         const char *name;
@@ -682,16 +689,17 @@ static int recover_scan_projects(Plan *p, size_t t, const RecoverRoots *rt) {
 
         if (!d)
                 return -ENOMEM;
-        fd = recover_open_list(rt->runtime_fd, "projects", rt->runtime_dev);
+        fd = recover_open_list(rt->runtime_fd, tmp ? "tmp" : "projects", rt->runtime_dev);
         if (fd < 0)
                 return fd == -ENOENT ? 0 : fd;
         fs_dir_init(d, fd);
         while ((r = fs_dir_next(d, &name, &type)) > 0) {
                 if (type != DT_DIR && type != DT_UNKNOWN)
                         continue;
-                for (int archived = 0; archived < 2; archived++) {
-                        _cleanup_free_ char *rel = strprintf("projects/%s/chats%s", name,
-                                                             archived ? "/archive" : "");
+                for (int i = 0; i < (tmp ? 1 : 3); i++) {
+                        static const char *const sub[] = { "", "/chats", "/chats/archive" };
+                        _cleanup_free_ char *rel = strprintf("%s/%s%s", tmp ? "tmp" : "projects",
+                                                             name, sub[i]);
                         int k = rel ? recover_scan_dir(p, t, rt, false, rel) : -ENOMEM;
                         if (k == -ENOMEM)
                                 return k;
@@ -723,7 +731,11 @@ int recover_scan(Plan *p) {
                 r = recover_scan_dir(p, t, &rt, true, RECOVER_PENDING_DIR);
                 if (r == -ENOMEM)
                         return r;
-                r = recover_scan_projects(p, t, &rt);
+                r = recover_scan_projects(p, t, &rt, /* tmp= */ false);
+                if (r == -ENOMEM)
+                        return r;
+                if (r >= 0)
+                        r = recover_scan_projects(p, t, &rt, /* tmp= */ true);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)

@@ -56,7 +56,7 @@ bool recover_is_temp_name(const char *name);
 
 /* Add the recovery steps of every tree of p->inv to p: one RECOVER_DELETE per pending marker,
  * one RECOVER_TEMP per temporary file of qgc's (right name, a regular file owned by the tree's
- * user) in G/.qgc/pending/ and in every chats/ and chats/archive/. Read-only (directories are
+ * user) in G/.qgc/pending/, every projects/<dir>/, chats/, chats/archive/ and tmp/<hash>/. Read-only (directories are
  * listed with O_NOATIME where permitted). Returns the number of steps added or -errno. */
 int recover_scan(Plan *p);
 

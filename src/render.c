@@ -240,6 +240,33 @@ static int render_line_field(RenderLine *l, const char *s, size_t width, bool pa
         return 0;
 }
 
+/* Under a delete row, what the delete also removes from the files Qwen shares (erase.h); no
+ * line when there is nothing, so other plans keep their layout. */
+static int render_also_row(const Session *s, size_t reason_w, FILE *f) {
+        _cleanup_(strbuf_done) StrBuf sb = {};
+        size_t indent = 2 + RENDER_ID_WIDTH + 1 + RENDER_VERB_WIDTH + 1 + RENDER_NUM_WIDTH + 1 +
+                        RENDER_NUM_WIDTH + 2;
+        int r = 0;
+
+        if (s->n_log_rows == 0 && !s->org_entry && !s->review_dir)
+                return 0;
+        r = strbuf_printf(&sb, "also:");
+        if (r >= 0 && s->n_log_rows > 0)
+                r = strbuf_printf(&sb, " %u prompt history row%s (logs.json)%s", s->n_log_rows,
+                                  s->n_log_rows == 1 ? "" : "s",
+                                  s->org_entry || s->review_dir ? "," : "");
+        if (r >= 0 && s->org_entry)
+                r = strbuf_printf(&sb, " its organization entry%s", s->review_dir ? "," : "");
+        if (r >= 0 && s->review_dir)
+                r = strbuf_printf(&sb, " its review scripts");
+        if (r < 0)
+                return r;
+        fprintf(f, "%*s", (int)indent, "");
+        r = render_field(f, sb.buf, reason_w, false, false);
+        fputc('\n', f);
+        return r;
+}
+
 /* One row: SESSION VERB IDLE SIZE REASON. */
 static int render_row(const Plan *p, const PlanItem *it, size_t reason_w, FILE *f) {
         char idle_s[FORMAT_DURATION_MAX], size_s[FORMAT_BYTES_MAX];
@@ -272,6 +299,8 @@ static int render_row(const Plan *p, const PlanItem *it, size_t reason_w, FILE *
                 r = render_line_field(&l, it->verdict->reason ?: "", reason_w, false, false);
         render_line_put(&l, "\n", 1);
         render_line_flush(&l);
+        if (r >= 0 && !it->is_orphan && plan_item_verb(it) == VERB_DELETE)
+                r = render_also_row(&p->inv->sessions[it->index], reason_w, f);
         return r;
 }
 

@@ -48,6 +48,8 @@ typedef struct ScanTasks {
         char **ids;
         size_t n;
         bool malformed; /* unreadable: every session of the hash counts as bound */
+        char **log_ids; /* sessionId of every row of tmp/<hash>/logs.json (erase.h) */
+        size_t n_log;
 } ScanTasks;
 
 typedef struct ScanPendings {

@@ -5,7 +5,7 @@
  * bind mount of the same filesystem included), never following a symlink, never blocking on
  * a FIFO and never writing (O_NOATIME when permitted, so a dry run leaves atimes alone). Each
  * directory is listed once: sidecars, runtime claims, subagents/, G/file-history/,
- * session-organization.v1.json and tmp/<hash>/scheduled_tasks.json are read once per
+ * session-organization.v1.json and tmp/<hash>/{scheduled_tasks,logs}.json are read once per
  * directory, project or hash and looked up per session, so the cost is O(n log n) in the
  * number of sessions with one head and one tail read per transcript.
  * Directory totals and orphans are in scanaggs.c, the threads that scan projects in scanpool.c. */
@@ -23,6 +23,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "erase.h"
 #include "fsutil.h"
 #include "live.h"
 #include "log.h"
@@ -78,6 +79,7 @@ typedef struct ScanProject {
         OwnerCache owner; /* the last cwd's hash and sanitizeCwd() test */
         json_object *org; /* session-organization.v1.json "sessions" (borrowed from org_root) */
         json_object *org_root;
+        int review_fd; /* workflows/generated/review/, -EBADF when absent */
 } ScanProject;
 
 void scan_fileid_from_stat(FileId *id, const struct stat *st) {
@@ -317,6 +319,52 @@ static int scan_cmp_tasks(const void *a, const void *b) {
         return strcmp(((const ScanTasks *)a)->hash, ((const ScanTasks *)b)->hash);
 }
 
+static void scan_tasks_free(ScanTasks *t) {
+        for (size_t k = 0; k < t->n; k++)
+                free(t->ids[k]);
+        free(t->ids);
+        for (size_t k = 0; k < t->n_log; k++)
+                free(t->log_ids[k]);
+        free(t->log_ids);
+}
+
+/* Read the sessionId of every row of tmp/<hash>/logs.json (Qwen's prompt history), for the
+ * plan's preview of a delete; an unreadable file previews nothing (the delete reports it). */
+static int scan_logs_load(int hfd, ScanTasks *t) {
+        json_object *o = NULL;
+        size_t n;
+        int r;
+
+        r = scan_read_json_at(hfd, ERASE_LOGS_FILE, SCAN_JSON_MAX, &o);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || !json_object_is_type(o, json_type_array)) {
+                json_object_put(o);
+                return 0;
+        }
+        n = json_object_array_length(o);
+        t->log_ids = calloc(n + 1, sizeof(char *));
+        if (!t->log_ids) {
+                json_object_put(o);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++) {
+                json_object *row = json_object_array_get_idx(o, i), *sid = NULL;
+                if (!json_object_is_type(row, json_type_object) ||
+                    !json_object_object_get_ex(row, "sessionId", &sid) ||
+                    !json_object_is_type(sid, json_type_string))
+                        continue;
+                t->log_ids[t->n_log] = strdup(json_object_get_string(sid));
+                if (!t->log_ids[t->n_log]) {
+                        json_object_put(o);
+                        return -ENOMEM;
+                }
+                t->n_log++;
+        }
+        json_object_put(o);
+        return 0;
+}
+
 /* Read tmp/<hash>/scheduled_tasks.json (a JSON array of tasks, optional "sessionId"). */
 static int scan_tasks_load(ScanCtx *c, const char *hash, ScanTasks *t) {
         _cleanup_close_ int hfd = -EBADF;
@@ -329,6 +377,9 @@ static int scan_tasks_load(ScanCtx *c, const char *hash, ScanTasks *t) {
         hfd = scan_openat(c->tmp_fd, hash, O_RDONLY | O_DIRECTORY);
         if (hfd < 0)
                 return 0;
+        r = scan_logs_load(hfd, t);
+        if (r < 0)
+                return r;
         r = scan_read_json_at(hfd, "scheduled_tasks.json", SCAN_JSON_MAX, &o);
         if (r == -ENOENT)
                 return 0;
@@ -380,17 +431,13 @@ static int scan_session_tasks(ScanCtx *c, Session *s) {
         if (!t) {
                 r = scan_tasks_load(c, s->hash, &key);
                 if (r < 0) {
-                        for (size_t i = 0; i < key.n; i++)
-                                free(key.ids[i]);
-                        free(key.ids);
+                        scan_tasks_free(&key);
                         return r;
                 }
                 r = greedy_realloc((void **)&c->tasks, &c->alloc_tasks, c->n_tasks + 1,
                                    sizeof(ScanTasks));
                 if (r < 0) {
-                        for (size_t i = 0; i < key.n; i++)
-                                free(key.ids[i]);
-                        free(key.ids);
+                        scan_tasks_free(&key);
                         return r;
                 }
                 while (lo < hi) {
@@ -405,6 +452,8 @@ static int scan_session_tasks(ScanCtx *c, Session *s) {
                 c->n_tasks++;
                 t = &c->tasks[lo];
         }
+        for (size_t i = 0; i < t->n_log; i++)
+                s->n_log_rows += streq(t->log_ids[i], s->id); /* Qwen compares exactly */
         if (t->malformed) {
                 s->n_tasks = MAX(s->n_tasks, 1u);
                 return 0;
@@ -419,6 +468,13 @@ static int scan_session_tasks(ScanCtx *c, Session *s) {
 static void scan_session_org(const ScanProject *p, Session *s) {
         json_object *e = NULL, *v = NULL;
 
+        if (p->review_fd >= 0) {
+                _cleanup_free_ char *n = erase_review_dir_name(s->id);
+                struct stat st;
+                s->review_dir = n && fstatat(p->review_fd, n, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                                S_ISDIR(st.st_mode);
+        }
+        s->org_entry = p->org && json_object_object_get_ex(p->org, s->id, &e);
         if (!p->org || !json_object_object_get_ex(p->org, s->id, &e) ||
             !json_object_is_type(e, json_type_object))
                 return;
@@ -747,11 +803,13 @@ static void scan_project_done(ScanProject *p) {
         scan_aggs_done(&p->subagents);
         owner_cache_done(&p->owner);
         json_object_put(p->org_root);
+        safe_close(p->review_fd);
 }
 
 /* Scan one projects/<name>/ directory. */
 int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
-        ScanProject p = { .name = name, .chats_fd = -EBADF, .archive_fd = -EBADF };
+        ScanProject p = { .name = name, .chats_fd = -EBADF, .archive_fd = -EBADF,
+                          .review_fd = -EBADF };
         _cleanup_close_ int pfd = -EBADF, sfd = -EBADF;
         FsDir dir, *d = &dir;
         const char *dname;
@@ -784,6 +842,7 @@ int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
                     json_object_is_type(v, json_type_object))
                         p.org = v;
         }
+        p.review_fd = scan_openat(pfd, ERASE_REVIEW_DIR, O_RDONLY | O_DIRECTORY);
         sfd = scan_open_subdir(pfd, "subagents", ctx->dev, NULL);
         if (sfd >= 0) {
                 r = scan_collect_aggs(sfd, ctx->dev, /* only_ids= */ true, &p.subagents);
@@ -810,11 +869,8 @@ finish:
 }
 
 void scan_tasks_done(ScanCtx *c) {
-        for (size_t i = 0; i < c->n_tasks; i++) {
-                for (size_t k = 0; k < c->tasks[i].n; k++)
-                        free(c->tasks[i].ids[k]);
-                free(c->tasks[i].ids);
-        }
+        for (size_t i = 0; i < c->n_tasks; i++)
+                scan_tasks_free(&c->tasks[i]);
         free(c->tasks);
         c->tasks = NULL;
         c->n_tasks = c->alloc_tasks = 0;

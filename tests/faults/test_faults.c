@@ -644,6 +644,17 @@ static const ApplyPick crash_picks[] = {
         { S_DEBUG, VERB_DELETE }, {},
 };
 
+#define S_OTHER "0f0f0f0f-0000-4000-8000-000000000001" /* rows of a session qgc keeps */
+#define CRASH_LOGS "tmp/11d49a2f32962e314f5cb4f3f570f88518b63142c539da679cdac945f5e20491/logs.json"
+#define CRASH_ROW(id)                                                                              \
+        "{\n    \"sessionId\": \"" id "\",\n    \"messageId\": 0,\n    \"type\": \"user\",\n"   \
+        "    \"message\": \"m\",\n    \"timestamp\": \"2026-11-30T03:53:45.606Z\"\n  }"
+#define CRASH_ORG "projects/-srv-demo-my-notes/session-organization.v1.json"
+#define CRASH_ORG_HEAD "{\n  \"schemaVersion\": 1,\n  \"groups\": [],\n  \"sessions\": {\n    "
+#define CRASH_ORG_ENTRY(id) "\"" id "\": {\n      \"groupId\": null,\n      \"updatedAt\": \"x\"\n    }"
+#define CRASH_REVIEW                                                                               \
+        "projects/-srv-demo-my-notes/workflows/generated/review/" S_KILLED "-1ce98656"
+
 static void crash_plant(const char *qwen) {
         assert_int_equal(fixture_write(qwen, P_API "/" S_TEXT ".worktree.json", "{}\n"), 0);
         assert_int_equal(fixture_write(qwen, P_API "/" S_TEXT ".pr.json",
@@ -658,6 +669,12 @@ static void crash_plant(const char *qwen) {
         assert_int_equal(fixture_write(qwen, P_WEB "/" S_DEBUG ".ledger.jsonl", "l\n"), 0);
         assert_int_equal(fixture_write(qwen, "plans/" S_DEBUG ".md", "plan\n"), 0);
         assert_int_equal(fixture_write(qwen, P_NOTES "/" S_KILLED ".pr.json", "{\"prs\":[]}\n"), 0);
+        /* what a complete delete removes from the files Qwen shares (erase.h) */
+        assert_int_equal(fixture_write(qwen, CRASH_LOGS, "[\n  " CRASH_ROW(S_KILLED) ",\n  "
+                                       CRASH_ROW(S_OTHER) "\n]"), 0);
+        assert_int_equal(fixture_write(qwen, CRASH_ORG, CRASH_ORG_HEAD CRASH_ORG_ENTRY(S_KILLED)
+                                       ",\n    " CRASH_ORG_ENTRY(S_FH) "\n  }\n}"), 0);
+        assert_int_equal(fixture_write(qwen, CRASH_REVIEW "/s.js", "x"), 0);
 }
 
 /* Is a temporary file of qgc (".*.qgc-tmp") anywhere below dir? Its path in *ret_path. */
@@ -724,6 +741,14 @@ static void crash_check(const char *qwen, unsigned n) {
                         fail_msg("step %u: %d usage lines for %s", n, k, S_KILLED);
         } else if (k != 1)
                 fail_msg("step %u: %s gone with %d usage lines", n, S_KILLED, k);
+        /* the shared files: no row or entry of the deleted session, every other one intact */
+        _cleanup_free_ char *logs = read_rel(qwen, CRASH_LOGS), *org = read_rel(qwen, CRASH_ORG);
+        if (!streq(logs, "[\n  " CRASH_ROW(S_OTHER) "\n]"))
+                fail_msg("step %u: logs.json is '%s'", n, logs);
+        if (!streq(org, CRASH_ORG_HEAD CRASH_ORG_ENTRY(S_FH) "\n  }\n}"))
+                fail_msg("step %u: session-organization.v1.json is '%s'", n, org);
+        if (fixture_exists(qwen, CRASH_REVIEW))
+                fail_msg("step %u: review scripts of %s left behind", n, S_KILLED);
         for (size_t i = 0; i < ELEMENTSOF(had_line); i++)
                 if (apply_usage_lines(qwen, had_line[i]) != (streq(had_line[i], S_API) ? 2 : streq(had_line[i], S_WEB) ? 3 : 1))
                         fail_msg("step %u: usage lines of %s changed", n, had_line[i]);

@@ -12,6 +12,7 @@
 
 #include "apply_helpers.h"
 #include "archive.h"
+#include "erase.h"
 #include "fsutil.h"
 #include "journal.h"
 #include "lock.h"
@@ -218,6 +219,160 @@ static void test_actions_archive_copy_appearing_after_scan_skips(void **state) {
         assert_int_equal(st.n_skipped, 1);
         assert_int_equal(st.n_archived, 0);
         assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
+}
+
+/* ---------------------------------------------------------------- shared files (erase.h) */
+
+#define H_MY_NOTES "tmp/0abffe37f073d36d80c510d5f743de88c5e662836e083873d836377fc088d59a"
+#define S_OTHER "0f0f0f0f-0000-4000-8000-000000000001" /* rows of a session qgc keeps */
+#define LOGS_ROW(id, m, msg)                                                                       \
+        "{\n    \"sessionId\": \"" id "\",\n    \"messageId\": " #m ",\n    \"type\": \"user\",\n" \
+        "    \"message\": \"" msg "\",\n    \"timestamp\": \"2026-11-30T03:53:27.728Z\"\n  }"
+#define LOGS_BEFORE                                                                                \
+        "[\n  " LOGS_ROW(S_FH, 0, "secret one") ",\n  " LOGS_ROW(S_OTHER, 0, "kept \\u00e9") ",\n  " \
+        LOGS_ROW(S_FH, 1, "secret two") ",\n  " LOGS_ROW(S_OTHER, 1, "kept two") "\n]"
+#define LOGS_AFTER "[\n  " LOGS_ROW(S_OTHER, 0, "kept \\u00e9") ",\n  " LOGS_ROW(S_OTHER, 1, "kept two") "\n]"
+#define ORG_ENTRY(id, extra)                                                                       \
+        "\"" id "\": {\n      \"groupId\": null,\n" extra                                         \
+        "      \"updatedAt\": \"2026-11-30T00:00:00.000Z\"\n    }"
+#define ORG_HEAD "{\n  \"schemaVersion\": 1,\n  \"groups\": [],\n  \"sessions\": {\n    "
+#define ORG_BEFORE                                                                                 \
+        ORG_HEAD ORG_ENTRY(S_KILLED, "      \"pinnedAt\": \"2026-11-30T00:00:00.000Z\",\n")       \
+        ",\n    " ORG_ENTRY(S_FH, "") "\n  }\n}"
+#define ORG_AFTER                                                                                  \
+        ORG_HEAD ORG_ENTRY(S_KILLED, "      \"pinnedAt\": \"2026-11-30T00:00:00.000Z\",\n") "\n  }\n}"
+#define ORG_PATH "projects/-srv-demo-my-notes/session-organization.v1.json"
+#define REVIEW "projects/-srv-demo-my-notes/workflows/generated/review/"
+
+/* S_FH's project with rows and entries of it and of others; the corpus claims made dead. */
+static void plant_shared(T *t) {
+        _cleanup_free_ char *org = fixture_path(t->qwen, ORG_PATH);
+
+        assert_int_equal(apply_plant_dead_claim(t->qwen, P_NOTES, S_FH, false), 0);
+        assert_int_equal(apply_plant_dead_claim(t->qwen, P_NOTES, S_KILLED, false), 0);
+        assert_int_equal(fixture_write(t->qwen, H_MY_NOTES "/logs.json", LOGS_BEFORE), 0);
+        assert_int_equal(fixture_write(t->qwen, ORG_PATH, ORG_BEFORE), 0);
+        assert_int_equal(chmod(org, 0640), 0);
+        /* reviewSessionDirName(): "<id>-" + sha256(id)[0..8) */
+        assert_int_equal(fixture_write(t->qwen, REVIEW S_FH "-55ce4f4d/review.js", "x"), 0);
+        assert_int_equal(fixture_write(t->qwen, REVIEW "no-session/review.js", "y"), 0);
+}
+
+static void test_actions_delete_erases_shared_rows(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_FH, VERB_DELETE }, {} };
+        _cleanup_free_ char *logs = NULL, *org = NULL, *log = NULL;
+        _cleanup_free_ char *org_path = fixture_path(t->qwen, ORG_PATH);
+        ActionStats st = {};
+        struct stat sb;
+
+        plant_shared(t);
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_deleted, 1);
+        assert_int_equal(st.n_erased, 3);
+        logs = read_rel(t->qwen, H_MY_NOTES "/logs.json");
+        assert_string_equal(logs, LOGS_AFTER);
+        org = read_rel(t->qwen, ORG_PATH);
+        assert_string_equal(org, ORG_AFTER);
+        assert_int_equal(stat(org_path, &sb), 0);
+        assert_int_equal(sb.st_mode & 07777, 0640);
+        assert_false(fixture_exists(t->qwen, REVIEW S_FH "-55ce4f4d"));
+        assert_true(fixture_exists(t->qwen, REVIEW "no-session/review.js"));
+        assert_false(fixture_exists(t->qwen, H_MY_NOTES "/.logs.json.qgc-tmp"));
+        log = read_rel(t->root, "journal.log");
+        assert_non_null(strstr(log, "QGC_ACTION=erased"));
+        assert_non_null(strstr(log, "QGC_ERASED=2"));
+        assert_non_null(strstr(log, "QGC_ERASED=1"));
+        assert_null(strstr(log, "secret"));
+
+        /* an archive leaves them alone */
+        memset(&st, 0, sizeof st);
+        ApplyPick arch[] = { { S_KILLED, VERB_ARCHIVE }, {} };
+        assert_int_equal(apply_execute(t->qwen, arch, &st), 0);
+        assert_int_equal(st.n_archived, 1);
+        assert_int_equal(st.n_erased, 0);
+        free(org);
+        org = read_rel(t->qwen, ORG_PATH);
+        assert_string_equal(org, ORG_AFTER);
+}
+
+/* Qwen appends a prompt row while qgc edits: the edit is dropped, the session kept whole (its
+ * marker gone), no row lost; the next run completes the erasure and keeps the new row. */
+#define LOGS_RACED                                                                                 \
+        "[\n  " LOGS_ROW(S_FH, 0, "secret one") ",\n  " LOGS_ROW(S_OTHER, 0, "kept \\u00e9") ",\n  " \
+        LOGS_ROW(S_FH, 1, "secret two") ",\n  " LOGS_ROW(S_OTHER, 1, "kept two") ",\n  "           \
+        LOGS_ROW(S_OTHER, 2, "typed meanwhile") "\n]"
+static void erase_race_hook(void *userdata, const char *name) {
+        T *t = userdata;
+        _cleanup_free_ char *tmp = fixture_path(t->qwen, H_MY_NOTES "/logs.json.tmp-qwen");
+        _cleanup_free_ char *dst = fixture_path(t->qwen, H_MY_NOTES "/logs.json");
+
+        if (!streq(name, "logs.json"))
+                return;
+        /* as Qwen's atomicWriteFile: a temp file renamed over it */
+        assert_int_equal(fixture_write(t->qwen, H_MY_NOTES "/logs.json.tmp-qwen", LOGS_RACED), 0);
+        assert_int_equal(rename(tmp, dst), 0);
+}
+
+static void test_actions_erase_concurrent_write_skips(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_FH, VERB_DELETE }, {} };
+        _cleanup_free_ char *logs = NULL, *org = NULL, *log = NULL;
+        ActionStats st = {};
+
+        plant_shared(t);
+        erase_test_set_hook(erase_race_hook, t);
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        erase_test_set_hook(NULL, NULL);
+        assert_int_equal(st.n_deleted, 0);
+        assert_int_equal(st.n_skipped, 1);
+        assert_int_equal(st.n_erased, 0);
+        logs = read_rel(t->qwen, H_MY_NOTES "/logs.json");
+        assert_string_equal(logs, LOGS_RACED);
+        org = read_rel(t->qwen, ORG_PATH);
+        assert_string_equal(org, ORG_BEFORE);
+        assert_true(fixture_exists(t->qwen, P_NOTES "/" S_FH ".jsonl"));
+        assert_true(fixture_exists(t->qwen, "file-history/" S_FH));
+        assert_true(fixture_exists(t->qwen, REVIEW S_FH "-55ce4f4d/review.js"));
+        assert_false(fixture_exists(t->qwen, H_MY_NOTES "/.logs.json.qgc-tmp"));
+        log = read_rel(t->root, "journal.log");
+        assert_non_null(strstr(log, "logs.json changed while qgc edited it"));
+
+        /* nothing pending: the next run deletes it whole and keeps the new row */
+        memset(&st, 0, sizeof st);
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_deleted, 1);
+        assert_int_equal(st.n_recovered, 0);
+        free(logs);
+        logs = read_rel(t->qwen, H_MY_NOTES "/logs.json");
+        assert_string_equal(logs, "[\n  " LOGS_ROW(S_OTHER, 0, "kept \\u00e9") ",\n  "
+                                  LOGS_ROW(S_OTHER, 1, "kept two") ",\n  "
+                                  LOGS_ROW(S_OTHER, 2, "typed meanwhile") "\n]");
+}
+
+/* Another session of the project is live: the shared files are not edited, the session stays. */
+static void test_actions_erase_waits_for_live_project(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_FH, VERB_DELETE }, {} };
+        _cleanup_free_ char *logs = NULL, *log = NULL, *body = NULL;
+        char host[256] = "localhost";
+        ActionStats st = {};
+
+        plant_shared(t);
+        (void)gethostname(host, sizeof host - 1);
+        /* a brand-new process of the project: a live claim for a session with no transcript */
+        body = strprintf("{\"schema_version\":1,\"pid\":%d,\"session_id\":\"%s\",\"work_dir\":"
+                         "\"/srv/demo/my-notes\",\"hostname\":\"%s\",\"started_at\":1.5}\n",
+                         (int)getpid(), S_OTHER, host);
+        assert_int_equal(fixture_write(t->qwen, P_NOTES "/" S_OTHER ".runtime.json", body), 0);
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_deleted, 0);
+        assert_int_equal(st.n_skipped, 1);
+        logs = read_rel(t->qwen, H_MY_NOTES "/logs.json");
+        assert_string_equal(logs, LOGS_BEFORE);
+        assert_true(fixture_exists(t->qwen, P_NOTES "/" S_FH ".jsonl"));
+        log = read_rel(t->root, "journal.log");
+        assert_non_null(strstr(log, "a Qwen process of the project may be live"));
 }
 
 /* ---------------------------------------------------------------- delete */
@@ -750,6 +905,10 @@ static void test_recover_stale_temp_files_removed(void **state) {
         assert_int_equal(fixture_write(t->qwen, P_API "/." S_TEXT ".pr.json.qgc-tmp", "x"), 0);
         assert_int_equal(fixture_write(t->qwen, P_SCRATCH "/archive/." S_ARCH ".ledger.jsonl.qgc-tmp", "x"), 0);
         assert_int_equal(fixture_write(t->qwen, RECOVER_PENDING_DIR "/.m.qgc-tmp", "x"), 0);
+        /* a shared-file edit killed before its rename (erase.c) */
+        assert_int_equal(fixture_write(t->qwen, H_MY_NOTES "/.logs.json.qgc-tmp", "x"), 0);
+        assert_int_equal(fixture_write(t->qwen, "projects/-srv-demo-my-notes/"
+                                                ".session-organization.v1.json.qgc-tmp", "x"), 0);
         /* not ours: another name, a symlink, a directory */
         assert_int_equal(fixture_write(t->qwen, P_API "/.keep.tmp", "x"), 0);
         assert_int_equal(fixture_write(t->root, "outside", "keep"), 0);
@@ -757,7 +916,10 @@ static void test_recover_stale_temp_files_removed(void **state) {
         assert_int_equal(fixture_mkdir(t->qwen, P_API "/.dir.qgc-tmp"), 0);
 
         assert_int_equal(apply_execute(t->qwen, NULL, &st), 0);
-        assert_int_equal(st.n_recovered, 3);
+        assert_int_equal(st.n_recovered, 5);
+        assert_false(fixture_exists(t->qwen, H_MY_NOTES "/.logs.json.qgc-tmp"));
+        assert_false(fixture_exists(t->qwen, "projects/-srv-demo-my-notes/"
+                                             ".session-organization.v1.json.qgc-tmp"));
         assert_false(fixture_exists(t->qwen, P_API "/." S_TEXT ".pr.json.qgc-tmp"));
         assert_false(fixture_exists(t->qwen, P_SCRATCH "/archive/." S_ARCH ".ledger.jsonl.qgc-tmp"));
         assert_false(fixture_exists(t->qwen, RECOVER_PENDING_DIR "/.m.qgc-tmp"));
@@ -1035,6 +1197,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_actions_conflict_left_alone, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_archive_copy_appearing_after_scan_skips, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_removes_exactly_the_named_files, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_delete_erases_shared_rows, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_erase_concurrent_write_skips, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_erase_waits_for_live_project, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_archived_session, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_with_copy_appearing_after_scan_skips, setup,
                                                 teardown),

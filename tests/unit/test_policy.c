@@ -516,6 +516,42 @@ static void test_policy_each_protection_beats_each_rule(void **state) {
         }
 }
 
+/* keep-scheduled off: a session bound to a task may be archived, never deleted (qgc does not
+ * remove Qwen's scheduled tasks); a size walk goes on to the next session. */
+static void test_policy_scheduled_never_deleted(void **state) {
+        Fixture f;
+        (void)state;
+
+        fx_init(&f, (Policy)POL(.max_age = 90 * D, .keep_scheduled = false));
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 121 * D, 1)->n_tasks = 1;
+        fx_eval(&f, false);
+        assert_int_equal(f.v->sessions[0].verb, VERB_ARCHIVE);
+        fx_done(&f);
+
+        fx_init(&f, (Policy)POL(.max_age = 90 * D, .action = POLICY_ACTION_DELETE, .keep_scheduled = false));
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 121 * D, 1)->n_tasks = 1;
+        fx_eval(&f, false);
+        assert_int_equal(f.v->sessions[0].verb, VERB_KEEP);
+        assert_string_equal(f.v->sessions[0].rule, "scheduled");
+        assert_true(f.v->sessions[0].protections & PROT_SCHEDULED);
+        assert_string_equal(f.v->sessions[0].reason,
+                            "bound to 1 scheduled task, which qgc does not remove (would delete: "
+                            "idle 121d > max-age 90d)");
+        fx_done(&f);
+
+        /* tree max-size: the bound oldest stays, the next oldest goes instead */
+        fx_init(&f, (Policy)POL(.keep_scheduled = false));
+        f.cfg.tree.max_size = 150;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 300 * D, 100)->n_tasks = 2;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 200 * D, 100);
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 1 * D, 10);
+        fx_eval(&f, false);
+        assert_int_equal(f.v->sessions[0].verb, VERB_KEEP);
+        assert_int_equal(f.v->sessions[1].verb, VERB_DELETE);
+        assert_int_equal(f.v->sessions[2].verb, VERB_KEEP);
+        fx_done(&f);
+}
+
 static void test_policy_protection_reasons(void **state) {
         Fixture f;
         (void)state;
@@ -962,6 +998,7 @@ int main(void) {
                 cmocka_unit_test(test_policy_forecast_clock_keeps_liveness_real),
                 cmocka_unit_test(test_policy_each_protection_beats_each_rule),
                 cmocka_unit_test(test_policy_protection_reasons),
+                cmocka_unit_test(test_policy_scheduled_never_deleted),
                 cmocka_unit_test(test_policy_protected_bytes_do_not_count_as_freed),
                 cmocka_unit_test(test_policy_min_age_uses_mtime_when_first_record_unknown),
                 cmocka_unit_test(test_policy_blast_radius),

@@ -1,0 +1,69 @@
+/* erase.h: the parts of a session that live in files Qwen shares between sessions, and how a
+ * delete removes them as Qwen's own delete paths do: rows of R/tmp/<hash>/logs.json (the TUI's
+ * /delete, PR #11769: Logger.removeSessionsMessages), the entry of
+ * R/projects/<dir>/session-organization.v1.json (SessionOrganizationService.removeSession), and
+ * the directory R/projects/<dir>/workflows/generated/review/<reviewSessionDirName(id)>/.
+ *
+ * Both JSON files are written by Qwen as JSON.stringify(value, null, 2), with no trailing
+ * newline. An edit keeps every other byte: it splices the removed elements out of their
+ * container and rebuilds only the container's framing in that format, so a kept row or entry
+ * stays byte-identical. The write is a temp file in the same directory (mode and owner of the
+ * original), fsync, a re-read that must find the file exactly as it was read (else -EAGAIN and
+ * nothing is written), rename, fsync of the directory. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "inventory.h"
+
+#define ERASE_LOGS_FILE "logs.json"
+#define ERASE_ORG_FILE "session-organization.v1.json"
+#define ERASE_REVIEW_DIR "workflows/generated/review"
+/* The largest shared file qgc edits (Qwen reads each whole; a larger one is reported). */
+#define ERASE_FILE_MAX (64U * 1024 * 1024)
+
+/* Called after every mutating step (the executor's crash hook). */
+typedef void (*EraseStepFn)(void *userdata, const char *step);
+
+/* Remove every element of the top-level array text[0..n) that is an object whose "sessionId"
+ * is id (exactly, as Qwen compares). *ret (NUL-terminated, length *ret_size) is the new text
+ * when *ret_removed > 0, NULL otherwise. -EBADMSG when text is not a JSON array. */
+int erase_splice_logs(const char *text, size_t n, const char *id, char **ret, size_t *ret_size,
+                      unsigned *ret_removed);
+/* Remove the member id (every duplicate) of the object "sessions" of the top-level object
+ * text[0..n). The same contract; no "sessions" object means nothing to remove. */
+int erase_splice_org(const char *text, size_t n, const char *id, char **ret, size_t *ret_size,
+                     unsigned *ret_removed);
+/* Count the rows of id in a logs.json text (the plan's preview). -EBADMSG as above. */
+int erase_count_logs(const char *text, size_t n, const char *id, unsigned *ret_count);
+
+/* Edit (dir_fd, name) with the splice for id. Returns the number of rows/entries removed (0: no
+ * file, or nothing of id in it), -EAGAIN when the file changed while it was edited (nothing
+ * written), -EBADMSG when it is not what Qwen writes, -EFBIG past ERASE_FILE_MAX, -errno. */
+int erase_logs_rows(int dir_fd, const char *id, EraseStepFn step, void *userdata);
+int erase_org_entry(int dir_fd, const char *id, EraseStepFn step, void *userdata);
+
+/* What erase_session_shared() removed. */
+typedef struct EraseDone {
+        unsigned log_rows;    /* rows of tmp/<hash>/logs.json */
+        unsigned org_entries; /* entries of projects/<dir>/session-organization.v1.json */
+} EraseDone;
+
+/* The shared-file part of deleting session s of inv (its transcript still there): first proof
+ * that no Qwen process of its project is live (the scan's liveness of every session of the same
+ * project directory or hash, then live_project_busy() afresh), then its rows out of
+ * tmp/<hash>/logs.json, then its entry out of session-organization.v1.json. 0 with *ret filled;
+ * -EAGAIN when it cannot be done now (*ret_why says why; *ret counts what was already done, the
+ * rest untouched: a later run completes it); other -errno (*ret_why set). */
+int erase_session_shared(const Inventory *inv, const Session *s, int runtime_fd, dev_t dev,
+                         int chats_fd, EraseStepFn step, void *userdata, EraseDone *ret,
+                         char **ret_why);
+
+/* Qwen's reviewSessionDirName(id): sanitizeFilenameComponent(id) + "-" + sha256(id)[0..8). */
+char *erase_review_dir_name(const char *id);
+
+/* The tests' seam: called with the file's name after the temp file is written and before the
+ * re-read (a concurrent writer goes there). NULL turns it off. */
+void erase_test_set_hook(void (*hook)(void *userdata, const char *name), void *userdata);
