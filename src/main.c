@@ -23,6 +23,7 @@
 #include "lock.h"
 #include "log.h"
 #include "macro.h"
+#include "metrics.h"
 #include "plan.h"
 #include "policy.h"
 #include "roots.h"
@@ -61,6 +62,7 @@ static const char *arg_log_file = NULL;
 static const char *arg_restore_id = NULL;
 static msec_t arg_random_delay = 0;
 static bool journal_from_parent = false; /* --all-users: the parent opened the action log */
+static const char *arg_metrics_file = NULL; /* metrics.c */
 
 static void main_help(void) {
         printf("Usage: qgc [OPTIONS]                 apply the retention policy\n"
@@ -81,6 +83,7 @@ static void main_help(void) {
                "      --log-file FILE    write the action log to FILE\n"
                "      --random-delay D   sleep a random time up to D first (e.g. 30min)\n"
                "      --jobs N           scan with N threads (default: CPUs, at most 4)\n"
+               "      --metrics-file F   write the run's metrics for node_exporter to F\n"
                "  -q, --quiet            print nothing on success\n"
                "  -v, --verbose          more diagnostics (twice: debug)\n"
                "  -h, --help             this help\n"
@@ -96,6 +99,7 @@ enum {
         OPT_EXPLAIN,
         OPT_RANDOM_DELAY,
         OPT_JOBS,
+        OPT_METRICS_FILE,
 };
 
 static int main_parse_argv(int argc, char *argv[]) {
@@ -112,6 +116,7 @@ static int main_parse_argv(int argc, char *argv[]) {
                 { "explain", no_argument, NULL, OPT_EXPLAIN },
                 { "random-delay", required_argument, NULL, OPT_RANDOM_DELAY },
                 { "jobs", required_argument, NULL, OPT_JOBS },
+                { "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
                 { "quiet", no_argument, NULL, 'q' },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
@@ -191,6 +196,9 @@ static int main_parse_argv(int argc, char *argv[]) {
                         arg_jobs = (unsigned)v;
                         break;
                 }
+                case OPT_METRICS_FILE:
+                        arg_metrics_file = optarg;
+                        break;
                 case 'q':
                         arg_quiet = true;
                         break;
@@ -243,6 +251,15 @@ static int main_parse_argv(int argc, char *argv[]) {
         if (arg_all_users && arg_n_roots > 0) {
                 log_error("--all-users and --root exclude each other");
                 return -EINVAL;
+        }
+        /* metrics (metrics.c): the shared buffer is opened before any fork */
+        if (arg_metrics_file) {
+                if (arg_dry_run || arg_command != CMD_RUN) {
+                        log_error("--metrics-file goes with a real run");
+                        return -EINVAL;
+                }
+                if (metrics_init(arg_metrics_file) < 0)
+                        return -EINVAL;
         }
         if (arg_quiet)
                 log_set_max_level(LOG_LEVEL_WARNING);
@@ -472,6 +489,7 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         r = actions_execute(plan, &st);
         if (r < 0)
                 return r;
+        metrics_record(plan, &st, cfg); /* metrics.c; no-op without --metrics-file */
         if (!arg_quiet || r > 0)
                 printf("qgc: archived %u, deleted %u, orphans reclaimed %u, skipped %u, failed %u\n",
                        st.n_archived, st.n_deleted, st.n_orphans, st.n_skipped, st.n_failed);
@@ -624,6 +642,7 @@ int main(int argc, char *argv[]) {
                 return r < 0 ? EX_USAGE : 0;
         }
         r = main_run();
+        (void)metrics_finish(r); /* metrics.c; no-op without --metrics-file */
         free(arg_roots);
         return r;
 }
