@@ -7,7 +7,9 @@
 #     its owner only, sessions archived; the timer, once enabled, is in `systemctl list-timers`;
 #   - the user service, under a lingering user's own manager: Result=success, journal entries;
 #   - an invalid policy file: the unit fails with exit status 78 and the file:line error is in
-#     `journalctl -u qgc`.
+#     `journalctl -u qgc`;
+#   - with doc/fleet.md's drop-in (--metrics-file), the textfile has one series per user and
+#     passes promcheck.py; after the invalid policy it says exit code 78.
 # SKIP (77) without root, systemd-nspawn or debootstrap, when the base root cannot be made, or
 # for a build whose prefix is neither /usr nor /usr/local (distcheck's: units out of systemd's
 # search path, binary under /tmp which the hardened service cannot see).
@@ -71,7 +73,14 @@ tree /root root
 tree /home/qgcuser qgcuser
 before_root=$(archived /root) before_user=$(archived /home/qgcuser)
 
-# --- the system service, as the timer starts it
+# --- the system service, as the timer starts it, with the metrics drop-in of doc/fleet.md
+mkdir -p /var/lib/prometheus/node-exporter /etc/systemd/system/qgc.service.d
+cat >/etc/systemd/system/qgc.service.d/metrics.conf <<IN
+[Service]
+ExecStart=
+ExecStart=$prefix/bin/qgc --all-users --quiet --metrics-file /var/lib/prometheus/node-exporter/qgc.prom
+ReadWritePaths=/var/lib/prometheus/node-exporter
+IN
 systemctl daemon-reload
 systemctl start qgc.service && ok "systemctl start qgc.service" || bad "systemctl start qgc.service failed"
 res=$(systemctl show -P Result qgc.service) st=$(systemctl show -P ExecMainStatus qgc.service)
@@ -83,6 +92,7 @@ for u in root qgcuser; do
         [ "$n" -gt 0 ] && ok "journal: $n archive entries with QGC_USER=$u from qgc.service" ||
                 bad "journal: no archive entries with QGC_USER=$u from qgc.service"
 done
+cp -p /var/lib/prometheus/node-exporter/qgc.prom /root/metrics-ok.prom || bad "qgc.service wrote no metrics file"
 after_root=$(archived /root) after_user=$(archived /home/qgcuser)
 [ "$after_root" -gt "$before_root" ] && ok "root's tree: $before_root -> $after_root archived" ||
         bad "root's tree: nothing archived ($before_root -> $after_root)"
@@ -130,6 +140,7 @@ journalctl --sync
 journalctl -u qgc.service --no-pager -o cat | grep -q '^/etc/qgc/qgc.conf:2: max-age: invalid duration' &&
         ok "journalctl -u qgc: /etc/qgc/qgc.conf:2: max-age: invalid duration" ||
         { journalctl -u qgc.service --no-pager -o cat | tail -5; bad "no file:line error in journalctl -u qgc"; }
+cp -p /var/lib/prometheus/node-exporter/qgc.prom /root/metrics-failed.prom
 exit $((n_fail > 0))
 CHECK
 sed -i "s|@prefix@|$prefix|" "$T/check"
@@ -140,4 +151,18 @@ t3=$(date +%s)
 cat "$R/root/boot-check.out"
 echo "base: $((t1 - t0)) s, setup: $((t2 - t1)) s, boot + checks + poweroff: $((t3 - t2)) s"
 [ "$(cat "$R/root/boot-check.rc")" = 0 ] || fail "checks failed inside the container"
+if command -v python3 >/dev/null 2>&1; then
+        PC="$QGC_TESTDATA/../integration/promcheck.py"
+        [ "$(stat -c %a "$R/root/metrics-ok.prom")" = 644 ] || fail "the metrics file's mode is not 644 (UMask=0077)"
+        python3 "$PC" "$R/root/metrics-ok.prom" 'qgc_last_run_exit_code==0' \
+                'qgc_last_run_actions{user="root",outcome="archived"}>0' \
+                'qgc_last_run_actions{user="qgcuser",outcome="archived"}>0' \
+                'qgc_tree_size_bytes{user="root",tree="/root/.qwen"}>0' \
+                'qgc_tree_size_bytes{user="qgcuser",tree="/home/qgcuser/.qwen"}>0' \
+                'qgc_filesystem_avail_bytes{user="qgcuser"}>0' ||
+                { cat "$R/root/metrics-ok.prom"; fail "the system service's metrics"; }
+        python3 "$PC" "$R/root/metrics-failed.prom" 'qgc_last_run_exit_code==78' ||
+                fail "the failed run's metrics"
+        echo "ok: metrics from qgc.service: one series per user; exit code 78 after the invalid policy"
+fi
 pass "the units under a real systemd (nspawn boot)"
