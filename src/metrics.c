@@ -52,7 +52,8 @@ static const MetricFamily families[] = {
           "skipped, failed)." },
         { "qgc_sessions", "Sessions in the last run's plan, by verb and by the rule that decided." },
         { "qgc_held_back_sessions",
-          "Sessions a rule selected but a protection kept in the last run, by protection." },
+          "Sessions a rule selected but a protection kept, or the deletion limit postponed "
+          "(blast-radius), in the last run." },
         { "qgc_tree_size_bytes",
           "Allocated bytes of a Qwen tree's sessions and orphans after the last run's planned "
           "deletions." },
@@ -179,7 +180,11 @@ static int metrics_record_buf(StrBuf *b, const Plan *p, const ActionStats *st, c
                                           vd && vd->rule ? vd->rule : "none");
                         if (r < 0)
                                 return r;
-                        if (v == VERB_KEEP && vd && vd->rule && !streq(vd->rule, "none")) {
+                        /* held back: a rule selected it and a protection kept it, or the
+                         * per-run deletion limit (blast-radius) postponed it */
+                        if (vd && vd->rule &&
+                            ((v == VERB_KEEP && !streq(vd->rule, "none")) ||
+                             (v == VERB_SKIP && (vd->protections & PROT_BLAST)))) {
                                 r = metrics_count(&held, &n_held, &a_held, vd->rule, "");
                                 if (r < 0)
                                         return r;

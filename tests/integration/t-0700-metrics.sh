@@ -93,4 +93,30 @@ rc=$?
 set -e
 [ $rc = 64 ] || fail "--metrics-file with --dry-run: exit $rc, not 64"
 pass "an unwritable file warns; --dry-run refuses --metrics-file"
+
+# deletions: freed bytes, and the sessions the per-run deletion limit held back
+tree2=$(make_tree tree2)
+cat >"$T/delete.conf" <<'CONF'
+defaults = {
+        action = "delete";
+        max-age = "12h";
+        min-age = "1h";
+        max-deletions = 1;
+};
+CONF
+timeout 60 "$QGC" -c "$T/delete.conf" --root "$tree2" --log-target stderr --quiet \
+        --metrics-file "$M" 2>"$T/err" || { cat "$T/err"; fail "the deleting run failed"; }
+python3 "$PC" "$M" 'qgc_last_run_actions{outcome="deleted"}==1' 'qgc_last_run_freed_bytes>0' \
+        'qgc_held_back_sessions{protection="blast-radius"}>0' \
+        'qgc_sessions{verb="skip",rule="blast-radius"}>0' || { cat "$M"; fail "the deleting run's metrics"; }
+pass "deletions: freed bytes; the deletion limit's held-back sessions"
+
+# doc/fleet.md has a query for every event of the catalog
+if [ -f "$QGC_TESTDATA/../../doc/fleet.md" ]; then
+        for id in $(sed -n 's/^-- \([0-9a-f]\{32\}\)$/\1/p' "$QGC_TESTDATA/../../systemd/qgc.catalog"); do
+                grep -q "journalctl MESSAGE_ID=$id" "$QGC_TESTDATA/../../doc/fleet.md" ||
+                        fail "doc/fleet.md has no query for MESSAGE_ID=$id"
+        done
+        pass "doc/fleet.md: a journalctl MESSAGE_ID= query for every catalog entry"
+fi
 exit 0
