@@ -10,8 +10,8 @@
 #     `journalctl -u qgc`;
 #   - with doc/fleet.md's drop-in (--metrics-file), the textfile has one series per user and
 #     passes promcheck.py; after the invalid policy it says exit code 78.
-# SKIP (77) without root, systemd-nspawn or debootstrap, when the base root cannot be made, or
-# for a build whose prefix is neither /usr nor /usr/local (distcheck's: units out of systemd's
+# SKIP (77) without root, systemd-nspawn or debootstrap, when the base root cannot be made, for
+# a sanitizer build, or for a build whose prefix is neither /usr nor /usr/local (distcheck's: units out of systemd's
 # search path, binary under /tmp which the hardened service cannot see).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/nspawn.sh"
@@ -26,6 +26,8 @@ case $prefix in
 /usr | /usr/local) ;;
 *) skip "the build's prefix is $prefix, not /usr or /usr/local" ;;
 esac
+[ -z "$(sed -n 's/^SAN_FLAGS = //p' "$QGC_BUILDDIR/Makefile")" ] ||
+        skip "a sanitizer build (its runtime and shadow memory do not belong in the hardened unit)"
 t0=$(date +%s)
 base=$(nspawn_base) || skip "cannot make the Debian 12 base root (debootstrap; see /var/tmp/qgc-nspawn-base-*.log)"
 t1=$(date +%s)
