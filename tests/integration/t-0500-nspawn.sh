@@ -11,8 +11,8 @@
 #   - with doc/fleet.md's drop-in (--metrics-file), the textfile has one series per user and
 #     passes promcheck.py; after the invalid policy it says exit code 78.
 # SKIP (77) without root, systemd-nspawn or debootstrap, when the base root cannot be made, for
-# a sanitizer build, or for a build whose prefix is neither /usr nor /usr/local (distcheck's: units out of systemd's
-# search path, binary under /tmp which the hardened service cannot see).
+# a sanitizer build, or for a build whose prefix is neither /usr nor /usr/local (distcheck's:
+# units out of systemd's search path, binary under /tmp which the hardened service cannot see).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/nspawn.sh"
 : "${QGC_BUILDDIR:?}"
