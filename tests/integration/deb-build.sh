@@ -1,11 +1,12 @@
 #!/bin/sh
-# deb-build.sh SRCDIR OUTDIR: build the Debian package (dpkg-buildpackage -us -uc -b) from a copy
-# of SRCDIR, then run lintian on it. OUTDIR gets the .deb files, build.log and lintian.txt.
+# deb-build.sh SRCDIR OUTDIR [VERSION]: build the Debian package (dpkg-buildpackage -us -uc -b)
+# from a copy of SRCDIR, then run lintian on it. OUTDIR gets the .deb files, build.log and
+# lintian.txt. VERSION, if given, is a new debian/changelog entry in the copy (for upgrade tests).
 # Exit 0 when it built with no lintian error, 1 otherwise, 77 when dpkg-buildpackage or
 # debhelper are missing. DEB_BUILD_OPTIONS passes through (nocheck skips dh_auto_test).
 # Used by .ci/run and by t-0510-deb.sh.
 set -eu
-src=$1 out=$2
+src=$1 out=$2 version=${3:-}
 command -v dpkg-buildpackage >/dev/null 2>&1 || { echo "deb-build: no dpkg-buildpackage" >&2; exit 77; }
 command -v dh >/dev/null 2>&1 || { echo "deb-build: no debhelper" >&2; exit 77; }
 dpkg-checkbuilddeps "$src/debian/control" >/dev/null 2>&1 ||
@@ -22,6 +23,14 @@ tar -C "$src" -cf - --exclude=./.git --exclude='./_build' --exclude='./build*' \
         --exclude='*.o' --exclude='*.a' --exclude=./config.status --exclude=./config.log \
         --exclude=./Makefile . | tar -C "$work/qgc" -xf -
 chmod -R u+w "$work/qgc"
+if [ -n "$version" ]; then
+        {
+                printf 'qgc (%s) unstable; urgency=medium\n\n  * Rebuild for an upgrade test.\n\n' "$version"
+                printf ' -- %s  %s\n\n' "$(dpkg-parsechangelog -l "$work/qgc/debian/changelog" -S Maintainer)" \
+                        "$(date -R -d @"$(($(dpkg-parsechangelog -l "$work/qgc/debian/changelog" -S Timestamp) + 86400))")"
+                cat "$work/qgc/debian/changelog"
+        } >"$work/changelog" && mv "$work/changelog" "$work/qgc/debian/changelog"
+fi
 start=$(date +%s)
 if ! (cd "$work/qgc" && dpkg-buildpackage -us -uc -b) >"$out/build.log" 2>&1; then
         tail -40 "$out/build.log" >&2

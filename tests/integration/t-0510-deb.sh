@@ -4,7 +4,8 @@
 # Debian 12 root (nspawn.sh) and, inside: install (the system timer enabled and active, the
 # user timer not enabled for anyone, the catalog in journalctl's database through systemd's
 # trigger, the conffiles, the cron line inert while the timer runs and live when it does not),
-# upgrade over it to a newer version (a changed conffile kept, the timer still enabled),
+# upgrade over it to a rebuild with a higher version (a changed conffile kept, the timer still
+# enabled),
 # remove (timer stopped, binary gone, conffiles kept, cron line inert) and purge (nothing left).
 # SKIP (77) without root, nspawn, debootstrap or the package tools, or for a sanitizer build.
 . "$(dirname "$0")/lib.sh"
@@ -18,6 +19,7 @@ done
 [ -z "$(sed -n 's/^SAN_FLAGS = //p' "$QGC_BUILDDIR/Makefile")" ] ||
         skip "a sanitizer build (the package is built without; tested from the plain build)"
 
+# The package and a rebuild of it with a higher version (in next/), for the upgrade.
 debs=${QGC_DEB_DIR:-}
 if [ -z "$debs" ]; then
         debs="$T/debs"
@@ -29,6 +31,14 @@ fi
 deb=$(ls "$debs"/qgc_*_*.deb 2>/dev/null | head -1)
 [ -n "$deb" ] || fail "no qgc_*.deb in $debs"
 v1=$(dpkg-deb -f "$deb" Version)
+if [ ! -d "$debs/next" ]; then
+        DEB_BUILD_OPTIONS=nocheck sh "$(dirname "$0")/deb-build.sh" "$QGC_SRCDIR" "$debs/next" "$v1+upgradetest1" ||
+                fail "the rebuild as $v1+upgradetest1 failed"
+fi
+deb2=$(ls "$debs"/next/qgc_*_*.deb 2>/dev/null | head -1)
+[ -n "$deb2" ] || fail "no qgc_*.deb in $debs/next"
+v2=$(dpkg-deb -f "$deb2" Version)
+dpkg --compare-versions "$v2" gt "$v1" || fail "next/ holds $v2, not newer than $v1"
 
 # What the package enables, read from the package itself.
 dpkg-deb -e "$deb" "$T/ctrl"
@@ -45,19 +55,13 @@ grep -q "deb-systemd-invoke stop 'qgc.timer'" "$T/ctrl/prerm" || fail "prerm doe
 grep -qx '/etc/qgc/qgc.conf' "$T/ctrl/conffiles" || fail "/etc/qgc/qgc.conf is not a conffile"
 pass "the package enables and starts qgc.timer only; the user units are not enabled"
 
-# A newer version of the same package, for the upgrade: same files, a bumped version.
-dpkg-deb -R "$deb" "$T/v2"
-v2="$v1+upgradetest1"
-sed -i "s/^Version: .*/Version: $v2/" "$T/v2/DEBIAN/control"
-dpkg-deb -b "$T/v2" "$T/qgc_v2.deb" >/dev/null || fail "cannot repack the package as $v2"
-
 base=$(nspawn_base) || skip "cannot make the Debian 12 base root (debootstrap)"
 R=$(mktemp -d /var/tmp/qgc-nspawn.XXXXXX)
 trap 'rm -rf "$R" "$R.console"; cleanup' EXIT
 trap 'exit 99' INT TERM HUP
 cp -a "$base/." "$R/"
 cp "$deb" "$R/root/qgc_v1.deb"
-cp "$T/qgc_v2.deb" "$R/root/qgc_v2.deb"
+cp "$deb2" "$R/root/qgc_v2.deb"
 mkdir -p "$R/root/stub"
 printf '#!/bin/sh\ntouch /root/cron-ran\n' > "$R/root/stub/qgc"
 chmod 755 "$R/root/stub/qgc"
