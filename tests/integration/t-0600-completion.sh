@@ -3,7 +3,8 @@
 # (COMP_WORDS, COMP_CWORD): commands, every long option of `qgc --help` and no other, -c files,
 # -r directories, --log-target values, archived session ids after `restore` (from ~/.qwen,
 # $QWEN_HOME or the -r directories); with and without the bash-completion library. The zsh
-# completion parses and offers the same options. SKIP (77) without bash.
+# completion parses, offers the same options and (with _arguments and _describe stubbed) the
+# commands and archived ids. SKIP (77) without bash.
 . "$(dirname "$0")/lib.sh"
 : "${QGC_SRCDIR:?}"
 command -v bash >/dev/null 2>&1 || skip "bash is not installed"
@@ -83,6 +84,22 @@ if command -v zsh >/dev/null 2>&1; then
                 grep -q -- "$o" "$Z" || fail "_qgc does not offer $o"
         done
         head -1 "$Z" | grep -qx '#compdef qgc' || fail "_qgc has no #compdef line"
-        pass "zsh completion parses and offers every option of qgc --help"
+        # the states, with _arguments and _describe stubbed: what _qgc offers in each
+        zstate() { # STATE LINE1 OPT_R: the candidates _qgc hands to _describe
+                (cd "$T/cwd" && HOME="$T/home" QWEN_HOME= QWEN_RUNTIME_DIR= zsh -f -c '
+                        st=$1 l1=$2 r=$3 z=$4
+                        # _arguments fills _qgc'"'"'s own opt_args, as the real one does
+                        _arguments() { state=$st; line=($l1); [[ -n $r ]] && opt_args[-r]=$r; return 1 }
+                        _describe() { print -l -- ${(P)${@[-1]}} }
+                        words=($l1 ""); CURRENT=2
+                        source $z' zsh "$1" "$2" "$3" "$Z" | sed 's/:.*//' | sort | tr '\n' ' ' | sed 's/ $//')
+        }
+        got=$(zstate command qgc "")
+        [ "$got" = "check-config restore run status" ] || fail "zsh commands: got '$got'"
+        got=$(zstate args restore "")
+        [ "$got" = "$ids" ] || fail "zsh restore ids: got '$got'"
+        got=$(zstate args restore "$other")
+        [ "$got" = "2b000000-0000-4000-8000-000000000000" ] || fail "zsh restore ids with -r: got '$got'"
+        pass "zsh completion parses, offers every option of qgc --help, the commands and archived ids"
 fi
 exit 0
