@@ -22,6 +22,7 @@
 #include "journal.h"
 #include "log.h"
 #include "macro.h"
+#include "metrics.h"
 #include "plan.h"
 #include "policy.h"
 #include "recover.h"
@@ -62,6 +63,7 @@ static const char *arg_log_file = NULL;
 static const char *arg_restore_id = NULL;
 static msec_t arg_random_delay = 0;
 static bool journal_from_parent = false; /* --all-users: the parent opened the action log */
+static const char *arg_metrics_file = NULL; /* metrics.c */
 
 static void main_help(void) {
         printf("Usage: qgc [OPTIONS]                 apply the retention policy\n"
@@ -82,6 +84,7 @@ static void main_help(void) {
                "      --log-file FILE    write the action log to FILE\n"
                "      --random-delay D   sleep a random time up to D first (e.g. 30min)\n"
                "      --jobs N           scan with N threads (default: CPUs, at most 4)\n"
+               "      --metrics-file F   write the run's metrics for node_exporter to F\n"
                "  -q, --quiet            print nothing on success\n"
                "  -v, --verbose          more diagnostics (twice: debug)\n"
                "  -h, --help             this help\n"
@@ -97,6 +100,7 @@ enum {
         OPT_EXPLAIN,
         OPT_RANDOM_DELAY,
         OPT_JOBS,
+        OPT_METRICS_FILE,
 };
 
 static int main_parse_argv(int argc, char *argv[]) {
@@ -113,6 +117,7 @@ static int main_parse_argv(int argc, char *argv[]) {
                 { "explain", no_argument, NULL, OPT_EXPLAIN },
                 { "random-delay", required_argument, NULL, OPT_RANDOM_DELAY },
                 { "jobs", required_argument, NULL, OPT_JOBS },
+                { "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
                 { "quiet", no_argument, NULL, 'q' },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
@@ -192,6 +197,9 @@ static int main_parse_argv(int argc, char *argv[]) {
                         arg_jobs = (unsigned)v;
                         break;
                 }
+                case OPT_METRICS_FILE:
+                        arg_metrics_file = optarg;
+                        break;
                 case 'q':
                         arg_quiet = true;
                         break;
@@ -244,6 +252,15 @@ static int main_parse_argv(int argc, char *argv[]) {
         if (arg_all_users && arg_n_roots > 0) {
                 log_error("--all-users and --root exclude each other");
                 return -EINVAL;
+        }
+        /* metrics (metrics.c): the shared buffer is opened before any fork */
+        if (arg_metrics_file) {
+                if (arg_dry_run || arg_command != CMD_RUN) {
+                        log_error("--metrics-file goes with a real run");
+                        return -EINVAL;
+                }
+                if (metrics_init(arg_metrics_file) < 0)
+                        return -EINVAL;
         }
         if (arg_quiet)
                 log_set_max_level(LOG_LEVEL_WARNING);
@@ -511,6 +528,7 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         r = actions_run(plan, &ao, &st);
         if (r < 0)
                 return r;
+        metrics_record(plan, &st, cfg); /* metrics.c; no-op without --metrics-file */
         if (plan->is_restore)
                 return r;
         if (!arg_quiet || r > 0) {
@@ -599,6 +617,7 @@ int main(int argc, char *argv[]) {
                 return r < 0 ? EX_USAGE : 0;
         }
         r = main_run();
+        (void)metrics_finish(r); /* metrics.c; no-op without --metrics-file */
         free(arg_roots);
         return r;
 }

@@ -17,6 +17,8 @@ for f in "$prefix/bin/qgc" "$sysconfdir/qgc/qgc.conf" "$sysconfdir/cron.d/qgc" \
 done
 find "$D" -name qgc.catalog | grep -q . || fail "journal catalog not installed"
 find "$D" -path '*systemd/user/qgc.timer' | grep -q . || fail "user timer not installed"
+find "$D" -path '*/bash-completion/completions/qgc' | grep -q . || fail "bash completion not installed"
+find "$D" -path '*/zsh/vendor-completions/_qgc' | grep -q . || fail "zsh completion not installed"
 grep -q "^ExecStart=$prefix/bin/qgc " "$D$unitdir/qgc.service" || fail "service does not run the installed binary"
 "$D$prefix/bin/qgc" check-config -c "$D$sysconfdir/qgc/qgc.conf" >/dev/null || fail "installed qgc.conf does not parse"
 make -s -C "$QGC_BUILDDIR" uninstall DESTDIR="$T/dest" > "$T/uninstall.log" 2>&1 || fail "make uninstall failed"

@@ -1,0 +1,30 @@
+/* metrics.h: --metrics-file: the last run's numbers for node_exporter's textfile collector, in
+ * the Prometheus text exposition format (0.0.4), written atomically at the end of the run.
+ * In root mode each user's child records its own numbers (label user=) into a buffer shared
+ * across fork (a memfd opened before any child exists); the parent writes the file. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "actions.h"
+#include "config.h"
+#include "plan.h"
+
+/* Remember path and open the shared buffer; call while parsing options, before any fork.
+ * 0 or -errno (logged). */
+int metrics_init(const char *path);
+bool metrics_enabled(void);
+
+/* In the process that executed the plan (a user's child in --all-users): append this run's
+ * numbers for its user: plan verdicts per verb and rule, held-back sessions, action outcomes and
+ * bytes, each tree's size and filesystem, the tree caps of cfg. No-op when not enabled. */
+void metrics_record(const Plan *p, const ActionStats *st, const Config *cfg);
+
+/* Write the file: what was recorded, plus the run's timestamp, duration and exit code. Temp file
+ * in the same directory, fsync, mode 0644 (node_exporter reads it), rename, fsync the directory.
+ * No-op when not enabled. 0 or -errno (logged; the run's exit code is not changed). */
+int metrics_finish(int exit_code);
+
+/* Internal, for tests: render the exposition text from recorded lines ("family\tsample\n"). */
+char *metrics_render(const char *records, size_t len, double timestamp, double duration,
+                     int exit_code);

@@ -1,0 +1,140 @@
+#!/bin/sh
+# t-0510-deb: the Debian package's life cycle under a real systemd. Builds the package (or takes
+# the .deb files in $QGC_DEB_DIR), checks what its maintainer scripts enable, then boots a
+# Debian 12 root (nspawn.sh) and, inside: install (the system timer enabled and active, the
+# user timer not enabled for anyone, the catalog in journalctl's database through systemd's
+# trigger, the conffiles, the cron line inert while the timer runs and live when it does not),
+# upgrade over it to a rebuild with a higher version (a changed conffile kept, the timer still
+# enabled),
+# remove (timer stopped, binary gone, conffiles kept, cron line inert) and purge (nothing left).
+# SKIP (77) without root, nspawn, debootstrap or the package tools, or for a sanitizer build.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/nspawn.sh"
+: "${QGC_BUILDDIR:?}" "${QGC_SRCDIR:?}"
+
+[ "$(id -u)" = 0 ] || skip "needs root (systemd-nspawn)"
+for c in systemd-nspawn debootstrap dpkg-deb; do
+        command -v $c >/dev/null 2>&1 || skip "$c is not installed"
+done
+[ -z "$(sed -n 's/^SAN_FLAGS = //p' "$QGC_BUILDDIR/Makefile")" ] ||
+        skip "a sanitizer build (the package is built without; tested from the plain build)"
+
+# The package and a rebuild of it with a higher version (in next/), for the upgrade.
+debs=${QGC_DEB_DIR:-}
+if [ -z "$debs" ]; then
+        debs="$T/debs"
+        rc=0
+        DEB_BUILD_OPTIONS=nocheck sh "$(dirname "$0")/deb-build.sh" "$QGC_SRCDIR" "$debs" || rc=$?
+        [ $rc = 77 ] && skip "cannot build the package here (dpkg-buildpackage, debhelper or build dependencies)"
+        [ $rc = 0 ] || fail "the package build failed"
+fi
+deb=$(ls "$debs"/qgc_*_*.deb 2>/dev/null | head -1)
+[ -n "$deb" ] || fail "no qgc_*.deb in $debs"
+v1=$(dpkg-deb -f "$deb" Version)
+if [ ! -d "$debs/next" ]; then
+        DEB_BUILD_OPTIONS=nocheck sh "$(dirname "$0")/deb-build.sh" "$QGC_SRCDIR" "$debs/next" "$v1+upgradetest1" ||
+                fail "the rebuild as $v1+upgradetest1 failed"
+fi
+deb2=$(ls "$debs"/next/qgc_*_*.deb 2>/dev/null | head -1)
+[ -n "$deb2" ] || fail "no qgc_*.deb in $debs/next"
+v2=$(dpkg-deb -f "$deb2" Version)
+dpkg --compare-versions "$v2" gt "$v1" || fail "next/ holds $v2, not newer than $v1"
+
+# What the package enables, read from the package itself.
+dpkg-deb -e "$deb" "$T/ctrl"
+dpkg-deb -c "$deb" > "$T/files"
+grep -q ' \./lib/systemd/system/qgc\.timer$' "$T/files" || fail "qgc.timer is not in /lib/systemd/system"
+grep -q ' \./usr/lib/systemd/user/qgc\.timer$' "$T/files" || fail "the user timer is not installed"
+! grep -q 'wants/' "$T/files" || fail "the package ships a .wants symlink: $(grep wants/ "$T/files")"
+grep -q "deb-systemd-helper enable 'qgc.timer'" "$T/ctrl/postinst" || fail "postinst does not enable qgc.timer"
+grep -q "deb-systemd-invoke \$_dh_action 'qgc.timer'" "$T/ctrl/postinst" || fail "postinst does not start qgc.timer"
+! grep -q -- '--user' "$T/ctrl/postinst" "$T/ctrl/postrm" "$T/ctrl/prerm" ||
+        fail "a maintainer script touches the user units (enabled for every user?)"
+! grep -q "qgc.service" "$T/ctrl/postinst" || fail "postinst starts or restarts qgc.service (a collection at install)"
+grep -q "deb-systemd-invoke stop 'qgc.timer'" "$T/ctrl/prerm" || fail "prerm does not stop qgc.timer"
+grep -qx '/etc/qgc/qgc.conf' "$T/ctrl/conffiles" || fail "/etc/qgc/qgc.conf is not a conffile"
+pass "the package enables and starts qgc.timer only; the user units are not enabled"
+
+base=$(nspawn_base) || skip "cannot make the Debian 12 base root (debootstrap)"
+R=$(mktemp -d /var/tmp/qgc-nspawn.XXXXXX)
+trap 'rm -rf "$R" "$R.console"; cleanup' EXIT
+trap 'exit 99' INT TERM HUP
+cp -a "$base/." "$R/"
+cp "$deb" "$R/root/qgc_v1.deb"
+cp "$deb2" "$R/root/qgc_v2.deb"
+mkdir -p "$R/root/stub"
+printf '#!/bin/sh\ntouch /root/cron-ran\n' > "$R/root/stub/qgc"
+chmod 755 "$R/root/stub/qgc"
+
+cat >"$T/check" <<'CHECK'
+#!/bin/bash
+set -u
+n_fail=0
+ok() { echo "ok: $*"; }
+bad() { echo "not ok: $*"; n_fail=$((n_fail + 1)); }
+export DEBIAN_FRONTEND=noninteractive
+# cron_runs: does the cron line start qgc now? (a stub qgc, first in PATH, leaves a mark)
+cron_runs() {
+        local line cmd
+        line=$(grep -E '^[0-9*]' /etc/cron.d/qgc | head -1)
+        cmd=$(echo "$line" | awk '{ $1 = $2 = $3 = $4 = $5 = $6 = ""; print }')
+        rm -f /root/cron-ran
+        PATH=/root/stub:/usr/sbin:/usr/bin:/sbin:/bin sh -c "$cmd" >/dev/null 2>&1
+        [ -e /root/cron-ran ]
+}
+
+# --- install
+dpkg -i /root/qgc_v1.deb >/root/dpkg.log 2>&1 && ok "dpkg -i (install)" || { cat /root/dpkg.log; bad "dpkg -i failed"; }
+[ "$(systemctl is-enabled qgc.timer)" = enabled ] && ok "qgc.timer enabled" || bad "qgc.timer is $(systemctl is-enabled qgc.timer)"
+systemctl -q is-active qgc.timer && ok "qgc.timer active" || bad "qgc.timer not active"
+systemctl list-timers --all --no-pager | grep -q 'qgc\.timer' && ok "list-timers lists qgc.timer" || bad "qgc.timer not in list-timers"
+[ "$(systemctl show -P ActiveState qgc.service)" = inactive ] && [ -z "$(journalctl -q -u qgc.service -o cat)" ] &&
+        ok "qgc.service did not run at install" || bad "qgc.service ran at install"
+[ ! -e /etc/systemd/user/timers.target.wants/qgc.timer ] && ! ls /etc/systemd/user/*.wants/qgc.* >/dev/null 2>&1 &&
+        ok "no user unit enabled globally" || bad "a user unit is enabled for every user: $(ls /etc/systemd/user/*.wants/)"
+[ "$(systemctl --global is-enabled qgc.timer 2>&1)" = disabled ] && ok "systemctl --global is-enabled qgc.timer: disabled" ||
+        bad "systemctl --global is-enabled qgc.timer: $(systemctl --global is-enabled qgc.timer 2>&1)"
+journalctl --list-catalog 2>/dev/null | grep -qi 'caec719ed545467d92482f1a66e06938.*qgc run started' &&
+        ok "the journal catalog knows qgc's messages (systemd's dpkg trigger)" || bad "qgc's catalog entries are not in journalctl --list-catalog"
+for f in /usr/bin/qgc /usr/share/man/man8/qgc.8.gz /usr/share/man/man5/qgc.conf.5.gz \
+         /usr/share/bash-completion/completions/qgc /usr/share/zsh/vendor-completions/_qgc; do
+        [ -e "$f" ] || bad "not installed: $f"
+done
+qgc check-config -c /etc/qgc/qgc.conf >/dev/null && ok "qgc check-config on the packaged qgc.conf" || bad "the packaged qgc.conf does not parse"
+cron_runs && bad "the cron line starts qgc while qgc.timer is active" || ok "cron line inert while qgc.timer is active"
+systemctl stop qgc.timer
+cron_runs && ok "cron line starts qgc when qgc.timer is not active" || bad "the cron line does not start qgc without the timer"
+systemctl start qgc.timer
+
+# --- upgrade, with a locally changed conffile
+echo '# changed by the admin' >> /etc/qgc/qgc.conf
+dpkg -i /root/qgc_v2.deb >/root/dpkg.log 2>&1 && ok "dpkg -i (upgrade to $(dpkg-query -W -f='${Version}' qgc))" || { cat /root/dpkg.log; bad "upgrade failed"; }
+grep -q '^# changed by the admin' /etc/qgc/qgc.conf && ok "upgrade kept the changed conffile" || bad "upgrade lost the admin's change"
+[ "$(systemctl is-enabled qgc.timer)" = enabled ] && systemctl -q is-active qgc.timer &&
+        ok "qgc.timer enabled and active after the upgrade" || bad "qgc.timer after the upgrade: $(systemctl is-enabled qgc.timer), $(systemctl is-active qgc.timer)"
+[ "$(systemctl show -P ActiveState qgc.service)" = inactive ] && [ -z "$(journalctl -q -u qgc.service -o cat)" ] &&
+        ok "qgc.service did not run at the upgrade" || bad "qgc.service ran at the upgrade"
+
+# --- remove
+dpkg -r qgc >/root/dpkg.log 2>&1 && ok "dpkg -r" || { cat /root/dpkg.log; bad "dpkg -r failed"; }
+systemctl -q is-active qgc.timer && bad "qgc.timer still active after removal" || ok "qgc.timer stopped by removal"
+systemctl list-timers --no-pager | grep -q "qgc\.timer" && bad "qgc.timer still scheduled after removal" || ok "qgc.timer no longer scheduled (list-timers)"
+[ ! -e /usr/bin/qgc ] && [ ! -e /lib/systemd/system/qgc.timer ] && ok "binary and units removed" || bad "files left after removal"
+[ -f /etc/qgc/qgc.conf ] && [ -f /etc/cron.d/qgc ] && ok "conffiles kept after removal" || bad "conffiles gone after removal"
+PATH=/usr/sbin:/usr/bin:/sbin:/bin sh -c "$(grep -E '^[0-9*]' /etc/cron.d/qgc | awk '{ $1 = $2 = $3 = $4 = $5 = $6 = ""; print }')" >/root/cron.out 2>&1
+[ ! -s /root/cron.out ] && ok "the removed package's cron line is silent" || bad "the cron line prints (cron would mail): $(cat /root/cron.out)"
+
+# --- purge
+dpkg -P qgc >/root/dpkg.log 2>&1 && ok "dpkg -P" || { cat /root/dpkg.log; bad "dpkg -P failed"; }
+left=$(ls -d /etc/qgc /etc/cron.d/qgc /etc/systemd/system/timers.target.wants/qgc.timer /var/lib/systemd/deb-systemd-helper-enabled/qgc.timer.dsh-also 2>/dev/null)
+[ -z "$left" ] && ok "purge left nothing" || bad "purge left: $left"
+dpkg-query -W qgc >/dev/null 2>&1 && bad "dpkg still knows qgc" || ok "dpkg no longer knows qgc"
+exit $((n_fail > 0))
+CHECK
+t0=$(date +%s)
+nspawn_boot "$R" "$T/check" || { tail -30 "$R.console"; fail "systemd-nspawn failed"; }
+[ -f "$R/root/boot-check.rc" ] || { tail -30 "$R.console"; fail "the container did not run the check"; }
+cat "$R/root/boot-check.out"
+echo "boot + install/upgrade/remove/purge + poweroff: $(($(date +%s) - t0)) s"
+[ "$(cat "$R/root/boot-check.rc")" = 0 ] || fail "checks failed inside the container"
+pass "install, upgrade, remove and purge of $v1 (upgrade to $v2) under a real systemd"

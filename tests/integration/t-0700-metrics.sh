@@ -1,0 +1,122 @@
+#!/bin/sh
+# t-0700-metrics: --metrics-file writes node_exporter textfile metrics that pass promcheck.py
+# (the exposition format: sample grammar, HELP and TYPE for every family, no duplicate series,
+# Prometheus naming); the numbers match the run's summary; the file is replaced by rename with
+# mode 0644 whatever the umask, no temporary file is left; an invalid policy gives exit code 78
+# in the file; a metrics file that cannot be written is a warning that does not change the exit
+# status; --metrics-file with --dry-run is a usage error. Root mode (one series per user) is
+# checked under a real systemd by t-0500-nspawn.sh. The checker itself rejects broken files.
+. "$(dirname "$0")/lib.sh"
+command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
+PC="$QGC_TESTDATA/../integration/promcheck.py"
+
+# the checker can fail
+cat >"$T/broken.prom" <<'PROM'
+# HELP qgc_a_total A counter.
+# TYPE qgc_a_total gauge
+qgc_a_total{user="x"} 1
+qgc_a_total{user="x"} 2
+qgc_b 1
+qgc_c{user="unterminated} 1
+PROM
+python3 "$PC" "$T/broken.prom" 2>"$T/broken.err" && fail "promcheck accepted a broken file"
+for e in "_total on a gauge" "duplicate series" "qgc_b: no HELP" "qgc_b: no TYPE" "not a sample line"; do
+        grep -q "$e" "$T/broken.err" || { cat "$T/broken.err"; fail "promcheck missed: $e"; }
+done
+
+tree=$(make_tree tree)
+cat >"$T/policy.conf" <<'CONF'
+defaults = {
+        action = "archive";
+        max-age = "12h";
+        min-age = "1h";
+};
+tree = {
+        max-size = "1G";
+        keep-free = "1%";
+};
+CONF
+mkdir "$T/textfile"
+M="$T/textfile/qgc.prom"
+n_sessions=$(ls "$tree"/projects/*/chats/*.jsonl "$tree"/projects/*/chats/archive/*.jsonl | wc -l)
+
+(umask 077; timeout 60 "$QGC" -c "$T/policy.conf" --root "$tree" --log-target stderr \
+        --metrics-file "$M" >"$T/out" 2>"$T/err") || { cat "$T/err"; fail "the run failed"; }
+archived=$(sed -n 's/^qgc: archived \([0-9]*\),.*/\1/p' "$T/out")
+[ "${archived:-0}" -gt 0 ] || { cat "$T/out"; fail "the run archived nothing"; }
+python3 "$PC" "$M" \
+        'qgc_last_run_exit_code==0' 'qgc_last_run_timestamp_seconds>1700000000' \
+        'qgc_last_run_duration_seconds>=0' \
+        "qgc_last_run_actions{outcome=\"archived\"}==$archived" \
+        'qgc_last_run_actions{outcome="failed"}==0' 'qgc_last_run_archived_bytes>0' \
+        'qgc_last_run_freed_bytes==0' \
+        "qgc_sessions==$n_sessions" "qgc_sessions{verb=\"archive\",rule=\"max-age\"}==$archived" \
+        'qgc_held_back_sessions{protection="keep-latest"}>0' \
+        "qgc_tree_size_bytes{tree=\"$tree\"}>0" "qgc_filesystem_size_bytes{tree=\"$tree\"}>0" \
+        "qgc_filesystem_avail_bytes{tree=\"$tree\"}>0" \
+        'qgc_policy_tree_max_size_bytes==1073741824' 'qgc_policy_keep_free_bytes>0' \
+        "qgc_sessions{user=\"$(id -un)\"}?" || { cat "$M"; fail "the metrics file"; }
+[ "$(stat -c %a "$M")" = 644 ] || fail "mode $(stat -c %a "$M"), not 644, under umask 077"
+[ "$(ls "$T/textfile")" = qgc.prom ] || fail "left in the directory: $(ls "$T/textfile")"
+pass "a run's metrics: the format, the numbers of its summary, mode 0644"
+
+# replaced by rename: a new inode, never the old file rewritten in place
+ino=$(stat -c %i "$M")
+timeout 60 "$QGC" -c "$T/policy.conf" --root "$tree" --log-target stderr --quiet \
+        --metrics-file "$M" 2>"$T/err" || { cat "$T/err"; fail "the second run failed"; }
+[ "$(stat -c %i "$M")" != "$ino" ] || fail "the metrics file was rewritten in place"
+python3 "$PC" "$M" 'qgc_last_run_actions{outcome="archived"}==0' 'qgc_last_run_exit_code==0' ||
+        fail "the second run's metrics"
+pass "the file is replaced by rename"
+
+# an invalid policy: nothing done, exit 78 in the file
+printf 'defaults = {\n        max-age = "soon";\n};\n' >"$T/bad.conf"
+set +e
+timeout 60 "$QGC" -c "$T/bad.conf" --root "$tree" --metrics-file "$M" 2>"$T/err"
+rc=$?
+set -e
+[ $rc = 78 ] || fail "invalid policy: exit $rc"
+python3 "$PC" "$M" 'qgc_last_run_exit_code==78' 'qgc_sessions!' || { cat "$M"; fail "invalid policy's metrics"; }
+pass "an invalid policy: qgc_last_run_exit_code 78"
+
+# a file that cannot be written: a warning, the exit status of the run
+set +e
+timeout 60 "$QGC" -c "$T/policy.conf" --root "$tree" --log-target stderr --quiet \
+        --metrics-file "$T/no/such/dir/qgc.prom" 2>"$T/err"
+rc=$?
+set -e
+[ $rc = 0 ] || { cat "$T/err"; fail "an unwritable metrics file changed the exit status to $rc"; }
+grep -q -- '--metrics-file' "$T/err" || fail "no warning about the metrics file"
+set +e
+"$QGC" --dry-run --root "$tree" --metrics-file "$M" >/dev/null 2>"$T/err"
+rc=$?
+set -e
+[ $rc = 64 ] || fail "--metrics-file with --dry-run: exit $rc, not 64"
+pass "an unwritable file warns; --dry-run refuses --metrics-file"
+
+# deletions: freed bytes, and the sessions the per-run deletion limit held back
+tree2=$(make_tree tree2)
+cat >"$T/delete.conf" <<'CONF'
+defaults = {
+        action = "delete";
+        max-age = "12h";
+        min-age = "1h";
+        max-deletions = 1;
+};
+CONF
+timeout 60 "$QGC" -c "$T/delete.conf" --root "$tree2" --log-target stderr --quiet \
+        --metrics-file "$M" 2>"$T/err" || { cat "$T/err"; fail "the deleting run failed"; }
+python3 "$PC" "$M" 'qgc_last_run_actions{outcome="deleted"}==1' 'qgc_last_run_freed_bytes>0' \
+        'qgc_held_back_sessions{protection="blast-radius"}>0' \
+        'qgc_sessions{verb="skip",rule="blast-radius"}>0' || { cat "$M"; fail "the deleting run's metrics"; }
+pass "deletions: freed bytes; the deletion limit's held-back sessions"
+
+# doc/fleet.md has a query for every event of the catalog
+if [ -f "$QGC_TESTDATA/../../doc/fleet.md" ]; then
+        for id in $(sed -n 's/^-- \([0-9a-f]\{32\}\)$/\1/p' "$QGC_TESTDATA/../../systemd/qgc.catalog"); do
+                grep -q "journalctl MESSAGE_ID=$id" "$QGC_TESTDATA/../../doc/fleet.md" ||
+                        fail "doc/fleet.md has no query for MESSAGE_ID=$id"
+        done
+        pass "doc/fleet.md: a journalctl MESSAGE_ID= query for every catalog entry"
+fi
+exit 0
