@@ -70,6 +70,10 @@ static void main_help(void) {
                "       qgc check-config [--explain]  validate the policy file(s)\n"
                "       qgc restore SESSION_ID        move an archived session back\n"
                "\n"
+               "Archiving moves a session to chats/archive/ on the same disk: it frees no\n"
+               "space. Only deletions (action = \"delete\", archive-max-age, the tree caps)\n"
+               "free space.\n"
+               "\n"
                "Options:\n"
                "  -n, --dry-run          print the exact plan with a reason per session\n"
                "  -j, --json             print the plan as JSON\n"
@@ -460,6 +464,35 @@ static bool main_plan_refuses(const Plan *p) {
         return false;
 }
 
+/* The line after a real run: what happened, space freed and moved to the archive apart
+ * (archiving frees nothing); then, even under --quiet (cron mails it), the warning when the
+ * deletion limits held sessions back. */
+static int main_report_run(const Plan *plan, const ActionStats *st, int r) {
+        char fs[FORMAT_BYTES_MAX], as[FORMAT_BYTES_MAX];
+        _cleanup_free_ char *warning = NULL;
+        PlanHeldBack h;
+
+        if (!arg_quiet || r > 0) {
+                printf("qgc: archived %u (%s moved to the archive), deleted %u, orphans reclaimed "
+                       "%u, skipped %u, failed %u",
+                       st->n_archived, format_bytes(as, sizeof as, st->bytes_archived),
+                       st->n_deleted, st->n_orphans, st->n_skipped, st->n_failed);
+                if (st->n_recovered > 0)
+                        printf(", recovered %u", st->n_recovered);
+                printf("; freed %s\n",
+                       format_bytes(fs, sizeof fs, st->bytes_deleted + st->bytes_orphans));
+        }
+        plan_held_back(plan, &h);
+        if (h.n > 0) {
+                warning = plan_held_back_warning(&h);
+                if (!warning)
+                        return -ENOMEM;
+                fflush(stdout);
+                log_warning("warning: %s (use --force, or raise the limit)", warning);
+        }
+        return r;
+}
+
 /* Scan, build the plan, then the one fork: render it (dry run) or execute it (the executor
  * takes the locks and opens the action log). */
 static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
@@ -513,14 +546,7 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
                 return r;
         if (plan->is_restore)
                 return r;
-        if (!arg_quiet || r > 0) {
-                printf("qgc: archived %u, deleted %u, orphans reclaimed %u, skipped %u, failed %u",
-                       st.n_archived, st.n_deleted, st.n_orphans, st.n_skipped, st.n_failed);
-                if (st.n_recovered > 0)
-                        printf(", recovered %u", st.n_recovered);
-                putchar('\n');
-        }
-        return r;
+        return main_report_run(plan, &st, r);
 }
 
 /* --all-users: runs in each user's child, after the privilege drop. */

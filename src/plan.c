@@ -39,6 +39,38 @@ Verb plan_item_verb(const PlanItem *it) {
         return it->verdict ? it->verdict->verb : VERB_KEEP;
 }
 
+void plan_held_back(const Plan *p, PlanHeldBack *ret) {
+        PlanHeldBack h = {};
+
+        for (size_t k = 0; k < p->n_items; k++) {
+                const PlanItem *it = &p->items[k];
+                const Verdict *vd = it->verdict;
+
+                if (it->is_orphan || !vd || !vd->held_by)
+                        continue;
+                h.n++;
+                h.bytes += p->inv->sessions[it->index].bytes;
+                if (!h.limit)
+                        h.limit = vd->held_by;
+                else if (!streq(h.limit, vd->held_by))
+                        h.limit = "max-deletions and max-deletions-percent";
+                if (vd->held_rule &&
+                    (streq(vd->held_rule, "tree-max-size") || streq(vd->held_rule, "keep-free")))
+                        h.tree_cap = true;
+        }
+        *ret = h;
+}
+
+char *plan_held_back_warning(const PlanHeldBack *h) {
+        char sz[FORMAT_BYTES_MAX];
+
+        if (h->n == 0)
+                return NULL;
+        return strprintf("%s not met: %zu session%s (%s) held back by %s",
+                         h->tree_cap ? "tree cap" : "policy", h->n, h->n == 1 ? "" : "s",
+                         format_bytes(sz, sizeof sz, h->bytes), h->limit ?: "max-deletions");
+}
+
 /* Display order of verbs: what changes first. */
 static int plan_verb_order(Verb v) {
         switch (v) {

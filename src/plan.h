@@ -67,6 +67,19 @@ Verb plan_item_verb(const PlanItem *it);
  * control characters with '?'. NULL on ENOMEM; NULL in, "" out. */
 char *plan_clean_string(const char *s, bool for_terminal);
 
+/* What the deletion limits (max-deletions, max-deletions-percent) hold back in a plan: sessions
+ * a rule would delete that stay (skipped) or are archived instead. */
+typedef struct PlanHeldBack {
+        size_t n;
+        uint64_t bytes;
+        bool tree_cap;     /* a tree cap (tree max-size, keep-free) wanted one of them gone */
+        const char *limit; /* the limit(s) that held them back (static) */
+} PlanHeldBack;
+void plan_held_back(const Plan *p, PlanHeldBack *ret);
+/* "tree cap not met: 3 sessions (12K) held back by max-deletions" ("policy not met: ..." when
+ * no tree cap is involved); malloc'ed; NULL when nothing is held back or on ENOMEM. */
+char *plan_held_back_warning(const PlanHeldBack *h);
+
 /* Takes ownership of *verdicts (sets it to NULL). */
 int plan_build(const Inventory *inv, Verdicts **verdicts, msec_t now, Plan **ret);
 /* An empty plan of steps only (qgc restore; restore.h fills it). */

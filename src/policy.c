@@ -803,6 +803,7 @@ static int policy_blast(PolicyRun *run, const PolicyOptions *opts) {
                 const Policy *p = in->pol;
                 Verdict *vd = &run->v->sessions[i];
                 _cleanup_free_ char *limit = NULL;
+                const char *held_by = "max-deletions";
                 char *why;
 
                 if (g == SIZE_MAX)
@@ -813,25 +814,28 @@ static int policy_blast(PolicyRun *run, const PolicyOptions *opts) {
                         limit = strprintf("%" PRIu64 " per run in this project", p->max_deletions);
                 else if (p->max_deletions_percent > 0 &&
                          (double)(per_group[g] + 1) >
-                                 p->max_deletions_percent * (double)group_size[g] / 100.0)
+                                 p->max_deletions_percent * (double)group_size[g] / 100.0) {
                         limit = strprintf("%g%% of the project's %zu sessions per run",
                                           p->max_deletions_percent, group_size[g]);
-                else {
+                        held_by = "max-deletions-percent";
+                } else {
                         n_global++;
                         per_group[g]++;
                         continue;
                 }
                 if (!limit)
                         return -ENOMEM;
+                vd->held_by = held_by;
+                vd->held_rule = vd->rule;
                 if (in->fallback_reason) {
                         /* a disk cap wanted it deleted, a project rule archives it anyway */
-                        why = strprintf("%s (deletion limit reached: %s; use --force)",
-                                        in->fallback_reason, limit);
+                        why = strprintf("%s (held back by %s: %s; use --force)",
+                                        in->fallback_reason, held_by, limit);
                         vd->verb = VERB_ARCHIVE;
                         vd->rule = in->fallback_rule;
                 } else {
-                        why = strprintf("deletion limit reached (%s; use --force); would delete: %s",
-                                        limit, vd->reason);
+                        why = strprintf("held back by %s (%s; use --force); would delete: %s",
+                                        held_by, limit, vd->reason);
                         vd->verb = VERB_SKIP;
                         vd->rule = protection_to_string(PROT_BLAST);
                 }

@@ -40,6 +40,9 @@ typedef struct Verdict {
         char *reason;         /* owned: "idle 121d > max-age 90d" */
         unsigned protections; /* every protection that applies to the session */
         unsigned rank;        /* 1 = newest in its project (active sessions), 0 = n/a */
+        const char *held_by;  /* static: the deletion limit that held the session back
+                               * ("max-deletions", "max-deletions-percent"), else NULL */
+        const char *held_rule; /* static: the rule whose deletion was held back, else NULL */
 } Verdict;
 
 typedef struct Verdicts {

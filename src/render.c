@@ -353,6 +353,11 @@ static int render_summary(const Plan *p, unsigned cols, FILE *f) {
                 fprintf(f, "  orphans: would delete %" PRIu64 " (%s), keep %" PRIu64 "\n",
                         on[VERB_DELETE], format_bytes(sz, sizeof sz, ob[VERB_DELETE]),
                         on[VERB_KEEP]);
+        /* archiving is a rename on the same disk: only deletions free space */
+        fprintf(f, "  would free %8s (deletions and orphans)\n",
+                format_bytes(sz, sizeof sz, b[VERB_DELETE] + ob[VERB_DELETE]));
+        fprintf(f, "  would move %8s to the archive (frees no space)\n",
+                format_bytes(sz, sizeof sz, b[VERB_ARCHIVE]));
         if (n_rules > 0) {
                 fputs("  by rule:\n", f);
                 for (size_t j = 0; j < n_rules; j++)
@@ -368,6 +373,18 @@ static int render_summary(const Plan *p, unsigned cols, FILE *f) {
         fputs("  protections fired: ", f);
         r = render_field(f, sb.len ? sb.buf : "none", cols > 22 ? cols - 22 : 8, false, false);
         fputc('\n', f);
+        if (r >= 0) {
+                PlanHeldBack h;
+                _cleanup_free_ char *w = NULL;
+
+                plan_held_back(p, &h);
+                if (h.n > 0) {
+                        w = plan_held_back_warning(&h);
+                        if (!w)
+                                return -ENOMEM;
+                        fprintf(f, "  warning: %s\n", w);
+                }
+        }
         return r;
 }
 
@@ -553,6 +570,38 @@ static int render_use_collect(const Inventory *inv, RenderUse **ret, size_t *ret
         return 0;
 }
 
+/* The archive's size (it frees no space: a rename on the same disk) and the free space of each
+ * tree's file system. */
+static int render_status_space(const Inventory *inv, FILE *f) {
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
+        uint64_t archived = 0;
+        size_t n_archived = 0;
+
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                if (inv->sessions[i].state == SESSION_ARCHIVED) {
+                        n_archived++;
+                        archived += inv->sessions[i].bytes_alloc;
+                }
+        fprintf(f, "archive: %zu session%s, %s (archiving frees no space)\n", n_archived,
+                n_archived == 1 ? "" : "s", format_bytes(a, sizeof a, archived));
+        for (size_t t = 0; t < inv->n_trees; t++) {
+                const Tree *tr = &inv->trees[t];
+
+                if (!tr->fs_known)
+                        continue;
+                fprintf(f, "file system: %s free of %s", format_bytes(a, sizeof a, tr->fs_avail),
+                        format_bytes(b, sizeof b, tr->fs_size));
+                if (inv->n_trees > 1) {
+                        _cleanup_free_ char *c = plan_clean_string(tr->runtime_dir, true);
+                        if (!c)
+                                return -ENOMEM;
+                        fprintf(f, " (%s)", c);
+                }
+                fputc('\n', f);
+        }
+        return 0;
+}
+
 int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o, FILE *f) {
         _cleanup_free_ RenderUse *u = NULL;
         unsigned cols = render_columns(o);
@@ -622,6 +671,9 @@ int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o,
         }
         fprintf(f, "total: %zu project%s, %zu session%s, %s on disk\n", n, n == 1 ? "" : "s",
                 inv->n_sessions, inv->n_sessions == 1 ? "" : "s", format_bytes(d, sizeof d, total));
+        r = render_status_space(inv, f);
+        if (r < 0)
+                return r;
         if (inv->n_orphans > 0) {
                 uint64_t ob = 0;
                 for (size_t i = 0; i < inv->n_orphans; i++)

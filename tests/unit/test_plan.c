@@ -311,7 +311,53 @@ static void test_plan_render_text_summary(void **state) {
         assert_non_null(strstr(out, "    tree-max-size          1 session      3.9K\n"));
         assert_non_null(strstr(out, "protections fired: live 1, pinned 1, unverified 1"));
         assert_non_null(strstr(out, "orphans: would delete 1 (500B), keep 0"));
+        /* archiving frees nothing: freed and moved are two lines, never one sum (issue 11) */
+        assert_non_null(strstr(out, "  would free     4.3K (deletions and orphans)\n"));
+        assert_non_null(strstr(out, "  would move     2.9K to the archive (frees no space)\n"));
+        assert_null(strstr(out, "warning:"));
         plan_free(p);
+}
+
+/* Sessions the deletion limit holds back: skipped with the limit as reason, counted, and the
+ * summary warns that the tree cap is not met (issue 11). */
+static void test_plan_held_back_warning(void **state) {
+        Fixture f;
+        Plan *p;
+        PlanHeldBack h;
+        _cleanup_free_ char *out = NULL, *w = NULL;
+        (void)state;
+
+        fx_scene(&f);
+        fx_add(&f, "/p/a", 8, VERB_SKIP, "blast-radius",
+               "held back by max-deletions (1 per run; use --force); would delete: tree 52G > "
+               "max-size 50G, shrinking to 40G (disk caps delete)",
+               300 * D, 2048);
+        f.vs[8].protections = PROT_BLAST;
+        f.vs[8].held_by = "max-deletions";
+        f.vs[8].held_rule = "tree-max-size";
+        fx_add(&f, "/p/b", 9, VERB_SKIP, "blast-radius",
+               "held back by max-deletions (1 per run; use --force); would delete: idle 300d > "
+               "max-age 90d",
+               300 * D, 1024);
+        f.vs[9].protections = PROT_BLAST;
+        f.vs[9].held_by = "max-deletions";
+        f.vs[9].held_rule = "max-age";
+        p = fx_plan(&f);
+        plan_held_back(p, &h);
+        assert_int_equal(h.n, 2);
+        assert_int_equal(h.bytes, 3072);
+        assert_true(h.tree_cap);
+        w = plan_held_back_warning(&h);
+        assert_string_equal(w, "tree cap not met: 2 sessions (3.0K) held back by max-deletions");
+        out = render(plan_render_text, p, 100, true);
+        assert_non_null(strstr(out, "  warning: tree cap not met: 2 sessions (3.0K) held back by "
+                                    "max-deletions\n"));
+        plan_free(p);
+        free(w);
+        h.tree_cap = false;
+        h.n = 1;
+        w = plan_held_back_warning(&h);
+        assert_string_equal(w, "policy not met: 1 session (3.0K) held back by max-deletions");
 }
 
 static void test_plan_render_text_hide_keep(void **state) {
@@ -649,6 +695,7 @@ int main(void) {
                 cmocka_unit_test(test_plan_render_text_fits_width),
                 cmocka_unit_test(test_plan_render_text_golden),
                 cmocka_unit_test(test_plan_render_text_summary),
+                cmocka_unit_test(test_plan_held_back_warning),
                 cmocka_unit_test(test_plan_render_text_hide_keep),
                 cmocka_unit_test(test_plan_render_text_hostile_strings),
                 cmocka_unit_test(test_plan_render_text_empty),

@@ -629,9 +629,12 @@ static void test_policy_blast_radius(void **state) {
         assert_string_equal(f.v->sessions[0].rule, "blast-radius");
         assert_true(f.v->sessions[0].protections & PROT_BLAST);
         assert_string_equal(f.v->sessions[0].reason,
-                            "deletion limit reached (2 per run; use --force); would delete: idle "
+                            "held back by max-deletions (2 per run; use --force); would delete: idle "
                             "100d > max-age 90d");
         assert_false(f.v->sessions[3].protections & PROT_BLAST);
+        assert_string_equal(f.v->sessions[0].held_by, "max-deletions");
+        assert_string_equal(f.v->sessions[0].held_rule, "max-age");
+        assert_null(f.v->sessions[3].held_by);
 
         fx_eval(&f, true);
         fx_verbs(&f, got);
@@ -666,6 +669,7 @@ static void test_policy_blast_radius_across_projects_and_percent(void **state) {
         fx_verbs(&f, got);
         assert_string_equal(got, "SSDD");
         assert_non_null(strstr(f.v->sessions[0].reason, "50% of the project's 4 sessions"));
+        assert_string_equal(f.v->sessions[0].held_by, "max-deletions-percent");
         fx_eval(&f, true);
         fx_verbs(&f, got);
         assert_string_equal(got, "DDDD");
@@ -699,8 +703,9 @@ static void test_policy_blast_radius_falls_back_to_archive(void **state) {
         assert_string_equal(f.v->sessions[1].rule, "max-age");
         assert_true(f.v->sessions[1].protections & PROT_BLAST);
         assert_string_equal(f.v->sessions[1].reason,
-                            "idle 101d > max-age 90d (deletion limit reached: 1 per run; use --force)");
+                            "idle 101d > max-age 90d (held back by max-deletions: 1 per run; use --force)");
         assert_false(f.v->sessions[0].protections & PROT_BLAST);
+        assert_string_equal(f.v->sessions[1].held_rule, "tree-max-size");
         fx_eval(&f, true);
         fx_verbs(&f, got);
         assert_string_equal(got, "ADD");
