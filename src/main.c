@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <pwd.h>
 #include <sched.h>
 #include <stdio.h>
@@ -47,6 +49,7 @@ static bool arg_dry_run = false;
 static bool arg_json = false;
 static bool arg_force = false;
 static bool arg_explain = false;
+static bool arg_changes = false;
 static bool arg_all_users = false;
 static bool arg_quiet = false;
 static int arg_verbose = 0;
@@ -77,6 +80,8 @@ static void main_help(void) {
                "Options:\n"
                "  -n, --dry-run          print the exact plan with a reason per session\n"
                "  -j, --json             print the plan as JSON\n"
+               "      --changes          print only what changes, one line per session\n"
+               "                         naming its project (implies --dry-run)\n"
                "  -c, --config FILE      read only this policy file\n"
                "  -r, --root DIR         a Qwen data directory (like ~/.qwen); repeatable\n"
                "      --all-users        root only: every user's trees, each as its user\n"
@@ -101,6 +106,7 @@ enum {
         OPT_EXPLAIN,
         OPT_RANDOM_DELAY,
         OPT_JOBS,
+        OPT_CHANGES,
 };
 
 static int main_parse_argv(int argc, char *argv[]) {
@@ -117,6 +123,7 @@ static int main_parse_argv(int argc, char *argv[]) {
                 { "explain", no_argument, NULL, OPT_EXPLAIN },
                 { "random-delay", required_argument, NULL, OPT_RANDOM_DELAY },
                 { "jobs", required_argument, NULL, OPT_JOBS },
+                { "changes", no_argument, NULL, OPT_CHANGES },
                 { "quiet", no_argument, NULL, 'q' },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
@@ -172,6 +179,10 @@ static int main_parse_argv(int argc, char *argv[]) {
                         break;
                 case OPT_EXPLAIN:
                         arg_explain = true;
+                        break;
+                case OPT_CHANGES:
+                        arg_changes = true;
+                        arg_dry_run = true; /* a view of the plan: never a run */
                         break;
                 case OPT_RANDOM_DELAY: {
                         const char *why = NULL;
@@ -239,6 +250,10 @@ static int main_parse_argv(int argc, char *argv[]) {
         }
         if (arg_json && !(arg_dry_run && (arg_command == CMD_RUN || arg_command == CMD_RESTORE))) {
                 log_error("--json goes with --dry-run");
+                return -EINVAL;
+        }
+        if (arg_changes && (arg_json || arg_command != CMD_RUN)) {
+                log_error("--changes is a text view of the plan: not with --json or a command");
                 return -EINVAL;
         }
         if (arg_explain && arg_command != CMD_CHECK_CONFIG) {
@@ -497,7 +512,8 @@ static int main_report_run(const Plan *plan, const ActionStats *st, int r) {
  * takes the locks and opens the action log). */
 static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         _cleanup_(plan_freep) Plan *plan = NULL;
-        RenderOptions ro = { .columns = main_columns(), .show_keep = true };
+        RenderOptions ro = { .columns = main_columns(), .show_keep = true,
+                             .changes = arg_changes };
         ScanOptions so = { .now = now, .no_atime = true,
                            .jobs = arg_jobs > 0 ? arg_jobs : main_default_jobs() };
         ActionsRunOptions ao = {
@@ -617,7 +633,14 @@ static int main_run(void) {
 }
 
 int main(int argc, char *argv[]) {
+        const char *codeset;
         int r;
+
+        /* display widths (wcwidth) and whether the terminal takes UTF-8 come from the locale;
+         * everything else stays "C" (numbers, messages) */
+        (void)setlocale(LC_CTYPE, "");
+        codeset = nl_langinfo(CODESET);
+        text_set_terminal_utf8(codeset && (streq(codeset, "UTF-8") || streq(codeset, "utf8")));
 
         r = main_parse_argv(argc, argv);
         if (r <= 0) {

@@ -98,6 +98,8 @@ static inline void plan_freep(Plan **p) {
 typedef struct RenderOptions {
         unsigned columns;   /* terminal width; 0 = 100 */
         bool show_keep;     /* list kept sessions too (default true for dry-run) */
+        bool changes;       /* --changes: one line per session that is not kept, naming its
+                             * project, the most idle first within a project */
 } RenderOptions;
 
 int plan_render_text(const Plan *p, const RenderOptions *o, FILE *f);
