@@ -166,11 +166,14 @@ static int actions_report_session(ActionsContext *c, const Session *s, const Ver
         const char *verb = journal_event_to_string(ev);
 
         if (ev == JOURNAL_SKIPPED || ev == JOURNAL_FAILED)
-                msg = strprintf("%s %s of session %s in %s: %s%s%s",
+                msg = strprintf("%s %s of session %s in %s ('%s'): %s%s%s",
                                 ev == JOURNAL_SKIPPED ? "skipped" : "failed",
-                                v->verb == VERB_ARCHIVE ? "archive" : "delete", s->id,
-                                actions_project(s), reason ? reason : "",
-                                error ? ": " : "", error ? strerror(error) : "");
+                                v && v->rule && streq(v->rule, "restore") ? "restore"
+                                : v && v->verb == VERB_ARCHIVE            ? "archive"
+                                                                          : "delete",
+                                s->id, actions_project(s), path ? path : "?",
+                                reason ? reason : "", error ? ": " : "",
+                                error ? strerror(error) : "");
         else
                 msg = strprintf("%s session %s in %s (%s)", verb, s->id, actions_project(s),
                                 v && v->reason ? v->reason : "");
@@ -924,7 +927,8 @@ static int actions_restore_one(ActionsContext *c, const Session *s) {
         else if (s->owner == OWNER_FOREIGN || s->owner == OWNER_UNVERIFIED)
                 why = "ownership not proven";
         if (why) {
-                log_error("cannot restore session %s: %s", s->id, why);
+                log_error("restore: cannot restore session %s in '%s/projects/%s/chats': %s",
+                          s->id, tr->runtime_dir, s->project_dir, why);
                 (void)actions_report_session(c, s, &v, JOURNAL_FAILED, why, 0);
                 return -EEXIST;
         }
@@ -943,7 +947,8 @@ static int actions_restore_one(ActionsContext *c, const Session *s) {
         if (r < 0) {
                 if (!why)
                         why = "cannot open the session's directories";
-                log_error("cannot restore session %s: %s%s%s", s->id, why, ": ", strerror(-r));
+                log_error("restore: cannot restore session %s from '%s/%s/archive': %s: %s",
+                          s->id, tr->runtime_dir, rel, why, strerror(-r));
                 (void)actions_report_session(c, s, &v, JOURNAL_FAILED, why, -r);
                 return r;
         }

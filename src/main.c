@@ -63,6 +63,7 @@ static msec_t real_now_msec = 0; /* the wall clock, read once in main_run() */
 static const char *arg_log_target = "auto";
 static const char *arg_log_file = NULL;
 static const char *arg_restore_id = NULL;
+static const char *arg_restore_project = NULL;
 static msec_t arg_random_delay = 0;
 static bool journal_from_parent = false; /* --all-users: the parent opened the action log */
 
@@ -71,7 +72,9 @@ static void main_help(void) {
                "       qgc --dry-run [--json]        print the plan, change nothing\n"
                "       qgc status                    disk use per project\n"
                "       qgc check-config [--explain]  validate the policy file(s)\n"
-               "       qgc restore SESSION_ID        move an archived session back\n"
+               "       qgc restore SESSION_ID        move an archived session back (a unique\n"
+               "                                     prefix of the id is enough)\n"
+               "       qgc restore --project PATH    ... every archived session of a project\n"
                "\n"
                "Archiving moves a session to chats/archive/ on the same disk: it frees no\n"
                "space. Only deletions (action = \"delete\", archive-max-age, the tree caps)\n"
@@ -107,6 +110,7 @@ enum {
         OPT_RANDOM_DELAY,
         OPT_JOBS,
         OPT_CHANGES,
+        OPT_PROJECT,
 };
 
 static int main_parse_argv(int argc, char *argv[]) {
@@ -124,6 +128,7 @@ static int main_parse_argv(int argc, char *argv[]) {
                 { "random-delay", required_argument, NULL, OPT_RANDOM_DELAY },
                 { "jobs", required_argument, NULL, OPT_JOBS },
                 { "changes", no_argument, NULL, OPT_CHANGES },
+                { "project", required_argument, NULL, OPT_PROJECT },
                 { "quiet", no_argument, NULL, 'q' },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
@@ -180,6 +185,9 @@ static int main_parse_argv(int argc, char *argv[]) {
                 case OPT_EXPLAIN:
                         arg_explain = true;
                         break;
+                case OPT_PROJECT:
+                        arg_restore_project = optarg;
+                        break;
                 case OPT_CHANGES:
                         arg_changes = true;
                         arg_dry_run = true; /* a view of the plan: never a run */
@@ -232,11 +240,12 @@ static int main_parse_argv(int argc, char *argv[]) {
                         arg_command = CMD_CHECK_CONFIG;
                 else if (streq(verb, "restore")) {
                         arg_command = CMD_RESTORE;
-                        if (optind >= argc) {
-                                log_error("restore: missing SESSION_ID");
+                        if (optind < argc && !arg_restore_project)
+                                arg_restore_id = argv[optind++];
+                        else if (!arg_restore_project) {
+                                log_error("restore: missing SESSION_ID (or --project PATH)");
                                 return -EINVAL;
                         }
-                        arg_restore_id = argv[optind++];
                 } else if (streq(verb, "run"))
                         arg_command = CMD_RUN;
                 else {
@@ -250,6 +259,10 @@ static int main_parse_argv(int argc, char *argv[]) {
         }
         if (arg_json && !(arg_dry_run && (arg_command == CMD_RUN || arg_command == CMD_RESTORE))) {
                 log_error("--json goes with --dry-run");
+                return -EINVAL;
+        }
+        if (arg_restore_project && arg_command != CMD_RESTORE) {
+                log_error("--project goes with restore");
                 return -EINVAL;
         }
         if (arg_changes && (arg_json || arg_command != CMD_RUN)) {
@@ -439,6 +452,70 @@ static unsigned main_default_jobs(void) {
         return (unsigned)MAX(1, MIN(n, MAIN_JOBS_DEFAULT_MAX));
 }
 
+/* The trees of inv, "A, B", for messages. */
+static char *main_tree_list(const Inventory *inv) {
+        _cleanup_(strbuf_done) StrBuf sb = {};
+
+        for (size_t t = 0; t < inv->n_trees; t++)
+                if (strbuf_printf(&sb, "%s'%s'", t > 0 ? ", " : "", inv->trees[t].runtime_dir) < 0)
+                        return NULL;
+        return sb.buf ? strbuf_steal(&sb) : strdup("no tree");
+}
+
+/* The plan of qgc restore: a session by its id or a unique prefix of it, or every archived
+ * session of --project PATH. Errors say "restore" and name the trees looked in. */
+static int main_restore_plan(const Inventory *inv, msec_t now, Plan **ret) {
+        _cleanup_free_ char *trees = main_tree_list(inv);
+        const char *id = NULL, *other = NULL;
+        int r;
+
+        if (!trees)
+                return -ENOMEM;
+        if (arg_restore_project) {
+                r = restore_plan_project(inv, arg_restore_project, now, ret);
+                if (r == -ENOENT) {
+                        log_error("restore: project '%s' has no archived session in %s",
+                                  arg_restore_project, trees);
+                        return r;
+                }
+                return r < 0 ? log_error_errno(r, "restore: cannot plan it") : 0;
+        }
+        r = restore_resolve(inv, arg_restore_id, &id, &other);
+        if (r == -ENOTUNIQ) {
+                log_error("restore: '%s' names more than one session (%s, %s, ...); give more "
+                          "of the id",
+                          arg_restore_id, id, other);
+                return -EINVAL;
+        }
+        if (r == -ENOENT) {
+                log_error("restore: no session '%s' in %s", arg_restore_id, trees);
+                return r;
+        }
+        r = restore_plan(inv, id, now, ret);
+        if (r == -ENOENT) /* cannot happen: resolved above */
+                log_error("restore: no session '%s' in %s", id, trees);
+        return r < 0 ? (r == -ENOENT ? r : log_error_errno(r, "restore: cannot plan it")) : 0;
+}
+
+/* After a real restore: one line per session moved back (not under --quiet). */
+static void main_report_restore(const Plan *plan) {
+        for (size_t i = 0; i < plan->n_steps; i++) {
+                const PlanStep *st = &plan->steps[i];
+                _cleanup_free_ char *to = NULL;
+                char *slash;
+
+                if (st->kind != PLAN_STEP_RESTORE || st->why || st->n_paths == 0)
+                        continue;
+                to = plan_clean_string(st->paths[0].to, /* for_terminal= */ true);
+                if (!to)
+                        continue;
+                slash = strrchr(to, '/');
+                if (slash)
+                        *slash = '\0';
+                printf("qgc: restored session %s into %s\n", st->session_id, to);
+        }
+}
+
 /* The plan of this command: the restore plan, or the policy's plan with the recovery steps of
  * an interrupted run in front. Read-only. */
 static int main_build_plan(Inventory *inv, const Config *cfg, msec_t now, Plan **ret) {
@@ -448,12 +525,8 @@ static int main_build_plan(Inventory *inv, const Config *cfg, msec_t now, Plan *
         double t0;
         int r;
 
-        if (arg_command == CMD_RESTORE) {
-                r = restore_plan(inv, arg_restore_id, now, ret);
-                if (r == -ENOENT)
-                        return log_error_errno(r, "no session %s in any tree", arg_restore_id);
-                return r < 0 ? log_error_errno(r, "cannot plan the restore") : 0;
-        }
+        if (arg_command == CMD_RESTORE)
+                return main_restore_plan(inv, now, ret);
         t0 = mono_sec();
         r = policy_evaluate(inv, cfg, now, &po, &verdicts);
         if (r < 0)
@@ -560,8 +633,11 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         r = actions_run(plan, &ao, &st);
         if (r < 0)
                 return r;
-        if (plan->is_restore)
+        if (plan->is_restore) {
+                if (r == 0 && !arg_quiet)
+                        main_report_restore(plan);
                 return r;
+        }
         return main_report_run(plan, &st, r);
 }
 

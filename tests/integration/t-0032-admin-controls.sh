@@ -1,0 +1,39 @@
+#!/bin/sh
+# Admin controls (issue 11): restore by prefix and by project, with errors that say "restore"
+# and name the path; bad arguments that name what is wrong; per-project protect; drop-ins.
+. "$(dirname "$0")/lib.sh"
+NOW=2027-04-01T00:00:00Z
+export QGC_SYSTEM_CONFIG="$T/no-system.conf"
+
+expect_rc() { # expect_rc RC ARGS...
+        want=$1; shift
+        set +e; timeout 60 "$QGC" "$@" > "$T/out" 2> "$T/err"; rc=$?; set -e
+        [ "$rc" = "$want" ] || { cat "$T/out" "$T/err"; fail "qgc $*: exit $rc, expected $want"; }
+}
+
+# --- restore: a unique prefix, --project, one line on success, "restore" and the path on failure
+r=$(make_tree restore)
+expect_rc 0 --root "$r" --now $NOW -c "$QGC_TESTDATA/integration/apply.conf" --log-file "$T/log"
+[ -f "$r/projects/-srv-demo-webapp/chats/archive/dd3dc65a-7d32-4843-a56c-9eef3a13391d.jsonl" ] || fail "setup: dd3dc65a not archived"
+expect_rc 0 -n restore --root "$r" dd3dc65a
+grep -q "^would restore session dd3dc65a-7d32-4843-a56c-9eef3a13391d:" "$T/out" || { cat "$T/out"; fail "restore -n by prefix"; }
+expect_rc 0 restore --root "$r" dd3d --log-file "$T/log"
+[ "$(wc -l < "$T/out")" = 1 ] && grep -q "^qgc: restored session dd3dc65a-7d32-4843-a56c-9eef3a13391d into $r/projects/-srv-demo-webapp/chats$" "$T/out" || { cat "$T/out"; fail "restore: not one line on success"; }
+[ -f "$r/projects/-srv-demo-webapp/chats/dd3dc65a-7d32-4843-a56c-9eef3a13391d.jsonl" ] || fail "restore by prefix did not restore"
+expect_rc 1 restore --root "$r" dd3dc65a --log-file "$T/log"
+grep -q "restore: cannot restore session dd3dc65a-.* in '$r/projects/-srv-demo-webapp/chats': not archived" "$T/err" || { cat "$T/err"; fail "restore failure: no 'restore' or no path"; }
+tail -2 "$T/log" | grep -q "failed restore of session dd3dc65a-.*('$r/projects/-srv-demo-webapp/chats/dd3dc65a-" || { tail -2 "$T/log"; fail "journal: a failed restore is not called a restore"; }
+grep -q "failed delete" "$T/log" && fail "journal: a restore logged as a delete"
+expect_rc 1 restore --root "$r" nosuch
+grep -q "restore: no session 'nosuch' in '$r'" "$T/err" || { cat "$T/err"; fail "restore typo: no path named"; }
+f=$(make_tree fresh)
+expect_rc 64 -n restore --root "$f" 6
+grep -q "restore: '6' names more than one session" "$T/err" || { cat "$T/err"; fail "ambiguous prefix not refused"; }
+expect_rc 0 -n restore --root "$r" --project /srv/demo/scratch
+grep -q "^would restore session 1a914264-" "$T/out" || { cat "$T/out"; fail "restore --project -n"; }
+expect_rc 0 restore --root "$r" --project /srv/demo/webapp
+grep -q "^qgc: restored session aefd2a51-" "$T/out" || { cat "$T/out"; fail "restore --project"; }
+expect_rc 1 restore --root "$r" --project /srv/demo/nope
+grep -q "restore: project '/srv/demo/nope' has no archived session in '$r'" "$T/err" || { cat "$T/err"; fail "restore --project: no path named"; }
+expect_rc 64 --project /srv/demo/webapp --root "$r"
+pass "admin controls"
