@@ -692,7 +692,12 @@ static int main_run(void) {
                                 return 1;
                         journal_from_parent = true;
                 }
-                r = users_run_all(&cfg, main_user_cb, &now);
+                r = users_run_all(&cfg, main_user_cb, &now,
+                                  &(const UsersOutput){
+                                          .json = arg_dry_run && arg_json,
+                                          .headers = !arg_json && !arg_quiet &&
+                                                     arg_command != CMD_CHECK_CONFIG,
+                                  });
                 if (journal_from_parent)
                         journal_close();
                 return r < 0 ? main_exit_code(r) : r;

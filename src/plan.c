@@ -739,6 +739,17 @@ static void plan_json_steps(PlanJson *j, const Plan *p, const char *key, bool re
                 plan_json_close(j, ']');
 }
 
+int plan_render_json_string(const char *s, FILE *f) {
+        _cleanup_free_ PlanJson *j = calloc(1, sizeof(PlanJson));
+
+        if (!j)
+                return -ENOMEM;
+        j->f = f;
+        plan_json_value_string(j, s);
+        fwrite(j->buf, 1, j->len, f);
+        return j->error;
+}
+
 int plan_render_json(const Plan *p, FILE *f) {
         PlanJson j = { .f = f };
         char buf[FORMAT_TIMESTAMP_MAX];

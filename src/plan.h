@@ -108,5 +108,8 @@ int plan_render_steps_text(const Plan *p, FILE *f);
 /* One JSON document, schema in doc/plan-schema.md (PLAN_JSON_VERSION). */
 #define PLAN_JSON_VERSION 1
 int plan_render_json(const Plan *p, FILE *f);
+/* s as a JSON string (quoted, escaped and cleaned as in the plan); for the --all-users
+ * document that wraps each user's plan. */
+int plan_render_json_string(const char *s, FILE *f);
 /* qgc status: per-project disk use, largest first, with a bar. */
 int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o, FILE *f);

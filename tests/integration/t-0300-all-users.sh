@@ -136,19 +136,26 @@ qgc_root --all-users --dry-run --now "$NOW" > "$T/dry.out" 2>&1 || { cat "$T/dry
 listing "$A" > "$T/a.after-dry"
 qgc_root --all-users --dry-run --json --now "$NOW" > "$T/dry.json" 2> "$T/dry.err" ||
         { cat "$T/dry.err"; fail "dry run --json"; }
-python3 - "$T/dry.json" "$P" <<'PY' || fail "--all-users --dry-run --json is not one JSON plan per user"
+python3 - "$T/dry.json" "$P" <<'PY' || fail "--all-users --dry-run --json is not one JSON document with a plan per user"
 import json, sys
-text, users, dec, i = open(sys.argv[1]).read(), set(), json.JSONDecoder(), 0
-while True:
-    while i < len(text) and text[i].isspace():
-        i += 1
-    if i == len(text):
-        break
-    doc, i = dec.raw_decode(text, i)
-    users |= {t["user"] for t in doc["trees"]}
+doc = json.load(open(sys.argv[1]))          # one document (issue 11), not plans back to back
+assert doc["version"] == 1, doc.keys()
+users = {}
+for u in doc["users"]:
+    users[u["user"]] = u
+    if u["plan"] is not None:
+        assert u["status"] == "ok", u
+        assert {t["user"] for t in u["plan"]["trees"]} == {u["user"]}, u["plan"]["trees"]
+    else:
+        assert u["status"] in ("skipped", "failed") and u.get("reason"), u
 want = {sys.argv[2] + c for c in "abe"}
-assert want <= users, f"plans for {sorted(users)}, want {sorted(want)}"
+planned = {n for n, u in users.items() if u["plan"] is not None}
+assert want <= planned, f"plans for {sorted(planned)}, want {sorted(want)}"
 PY
+# the text plan names each user
+for u in a b e; do
+        grep -q "^user $P$u:$" "$T/dry.out" || { cat "$T/dry.out"; fail "the text plan has no header for $P$u"; }
+done
 cmp -s "$T/a.before" "$T/a.after-dry" || fail "--all-users --dry-run changed ${P}a's tree"
 
 # --- the real run
