@@ -1145,6 +1145,10 @@ int actions_open_log(const ActionsRunOptions *o) {
         if (r >= 0)
                 r = journal_open(o->log_file ? JOURNAL_TARGET_FILE : o->log_target, o->log_file,
                                  run_id);
+        if (r < 0 && o->log_file)
+                return log_error_errno(r == -EBADFD ? -EINVAL : r,
+                                       "--log-file '%s': cannot open the action log%s", o->log_file,
+                                       r == -EBADFD ? " (not a regular file)" : "");
         if (r < 0)
                 return log_error_errno(r, "cannot open the action log");
         if (o->quiet)

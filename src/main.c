@@ -59,6 +59,8 @@ static char **arg_roots = NULL;
 static size_t arg_n_roots = 0;
 static const char *arg_now = NULL;
 static msec_t arg_now_msec = 0;
+static msec_t arg_now_rel = 0;      /* --now +D / -D: relative to the real clock */
+static bool arg_now_is_rel = false;
 static msec_t real_now_msec = 0; /* the wall clock, read once in main_run() */
 static const char *arg_log_target = "auto";
 static const char *arg_log_file = NULL;
@@ -88,7 +90,8 @@ static void main_help(void) {
                "  -c, --config FILE      read only this policy file\n"
                "  -r, --root DIR         a Qwen data directory (like ~/.qwen); repeatable\n"
                "      --all-users        root only: every user's trees, each as its user\n"
-               "      --now TIME         pretend it is TIME (ISO 8601 or @epoch)\n"
+               "      --now TIME         pretend it is TIME: ISO 8601 (no zone: local time),\n"
+               "                         @epoch, or +7d / -12h from now\n"
                "      --force            ignore the per-run deletion limit\n"
                "      --log-target T     auto, journal or stderr (default auto)\n"
                "      --log-file FILE    write the action log to FILE\n"
@@ -112,6 +115,43 @@ enum {
         OPT_CHANGES,
         OPT_PROJECT,
 };
+
+/* --now: "+7d"/"-12h" (from the real clock, applied when it is read), "@epoch", or ISO 8601;
+ * a date or time without a zone (Z, +hh:mm) is local time, as with journalctl --since. */
+static int main_parse_now(const char *s) {
+        const char *why = NULL, *t;
+        struct tm tm = {};
+        msec_t v, ms;
+        time_t secs;
+
+        if (s[0] == '+' || s[0] == '-') {
+                if (parse_duration(s + 1, &v, &why) < 0 || v == MSEC_INFINITY)
+                        return -EINVAL;
+                arg_now_rel = s[0] == '-' ? -v : v;
+                arg_now_is_rel = true;
+                return 0;
+        }
+        if (parse_timestamp(s, &v) < 0)
+                return -EINVAL;
+        arg_now_is_rel = false;
+        arg_now_msec = v;
+        if (s[0] == '@')
+                return 0;
+        /* a zone is a Z or a sign after the time (the date's own '-' come before it) */
+        t = strpbrk(s, "Tt ");
+        if (t && strpbrk(t, "Zz+-"))
+                return 0;
+        secs = (time_t)(v >= 0 ? v / 1000 : (v - 999) / 1000);
+        ms = v - (msec_t)secs * 1000;
+        if (!gmtime_r(&secs, &tm))
+                return -EINVAL;
+        tm.tm_isdst = -1;
+        secs = mktime(&tm);
+        if (secs == (time_t)-1)
+                return -EINVAL;
+        arg_now_msec = (msec_t)secs * 1000 + ms;
+        return 0;
+}
 
 static int main_parse_argv(int argc, char *argv[]) {
         static const struct option options[] = {
@@ -160,9 +200,10 @@ static int main_parse_argv(int argc, char *argv[]) {
                         arg_all_users = true;
                         break;
                 case OPT_NOW:
-                        if (parse_timestamp(optarg, &arg_now_msec) < 0) {
-                                log_error("--now '%s': expected ISO 8601 (2027-01-01T00:00:00Z) "
-                                          "or @epoch",
+                        if (main_parse_now(optarg) < 0) {
+                                log_error("--now '%s': expected ISO 8601 (2027-01-01T00:00:00Z; "
+                                          "without a zone: local time), @epoch, or +D/-D "
+                                          "from now (+7d)",
                                           optarg);
                                 return -EINVAL;
                         }
@@ -387,6 +428,15 @@ static int main_add_trees(Inventory *inv) {
         if (arg_n_roots > 0) {
                 for (size_t i = 0; i < arg_n_roots; i++) {
                         Tree t = {};
+                        struct stat st;
+
+                        /* a typo is an error, not "no sessions found" (exit 66, EX_NOINPUT) */
+                        if (stat(arg_roots[i], &st) < 0)
+                                return log_error_errno(-errno, "--root '%s'", arg_roots[i]),
+                                       -ENOENT;
+                        if (!S_ISDIR(st.st_mode))
+                                return log_error("--root '%s': not a directory", arg_roots[i]),
+                                       -ENOENT;
                         r = roots_from_dir(arg_roots[i], &t);
                         if (r < 0)
                                 return log_error_errno(r, "--root '%s'", arg_roots[i]);
@@ -652,6 +702,12 @@ static int main_run(void) {
         msec_t now;
         int r;
 
+        if (arg_all_users && geteuid() != 0) {
+                /* refused before anything is read: EX_NOPERM (77), not a usage error */
+                log_error("--all-users needs root (it runs each user's trees as that user); run "
+                          "it as root, or without --all-users for your own trees");
+                return EX_NOPERM;
+        }
         r = main_load_config(&cfg);
         if (r < 0)
                 return EX_CONFIG;
@@ -675,7 +731,7 @@ static int main_run(void) {
 
         /* the clock is read once, after any random delay */
         real_now_msec = now_msec();
-        now = arg_now ? arg_now_msec : real_now_msec;
+        now = !arg_now ? real_now_msec : arg_now_is_rel ? real_now_msec + arg_now_rel : arg_now_msec;
 
         if (arg_all_users) {
                 if (!arg_dry_run && arg_command != CMD_STATUS) {
@@ -707,6 +763,8 @@ static int main_run(void) {
         if (r < 0)
                 return log_error_errno(r, "out of memory"), 1;
         r = main_add_trees(inv);
+        if (r == -ENOENT)
+                return EX_NOINPUT;
         if (r < 0)
                 return main_exit_code(r);
         r = main_run_trees(inv, &cfg, now);

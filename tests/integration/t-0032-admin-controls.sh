@@ -36,4 +36,34 @@ grep -q "^qgc: restored session aefd2a51-" "$T/out" || { cat "$T/out"; fail "res
 expect_rc 1 restore --root "$r" --project /srv/demo/nope
 grep -q "restore: project '/srv/demo/nope' has no archived session in '$r'" "$T/err" || { cat "$T/err"; fail "restore --project: no path named"; }
 expect_rc 64 --project /srv/demo/webapp --root "$r"
+# --- bad arguments name what is wrong
+expect_rc 66 --dry-run --root "$T/no/such/dir"
+grep -q -- "--root '$T/no/such/dir'" "$T/err" || { cat "$T/err"; fail "-r DIR: the path is not named"; }
+grep -q "no sessions found" "$T/out" && fail "-r DIR that does not exist: 'no sessions found'"
+expect_rc 1 --root "$f" -c "$QGC_TESTDATA/integration/empty.conf" --log-file "$T/no/such/log"
+grep -q -- "--log-file '$T/no/such/log'" "$T/err" || { cat "$T/err"; fail "--log-file: the path is not named"; }
+if [ "$(id -u)" = 0 ]; then
+        set +e; runuser -u nobody -- "$QGC" --all-users --dry-run > "$T/out" 2> "$T/err"; rc=$?; set -e
+else
+        set +e; "$QGC" --all-users --dry-run > "$T/out" 2> "$T/err"; rc=$?; set -e
+fi
+[ $rc = 77 ] || { cat "$T/err"; fail "--all-users as a normal user: exit $rc, expected 77"; }
+grep -q "needs root" "$T/err" || fail "--all-users as a normal user: no reason"
+
+# --- --now: +7d from the real clock; a time without a zone is local time
+expect_rc 0 --dry-run --json --root "$f" -c "$QGC_TESTDATA/integration/empty.conf" --now +7d
+python3 - "$T/out" <<'PY' || fail "--now +7d is not a week from now"
+import json, sys, time
+now = json.load(open(sys.argv[1]))["now_ms"] / 1000
+assert abs(now - (time.time() + 7 * 86400)) < 120, now
+PY
+expect_rc 64 --dry-run --root "$f" --now +7x
+if [ -e /usr/share/zoneinfo/America/New_York ]; then
+        TZ=America/New_York expect_rc 0 --dry-run --json --root "$f" -c "$QGC_TESTDATA/integration/empty.conf" --now 2027-01-01
+        grep -q '"now": "2027-01-01T05:00:00Z"' "$T/out" || fail "--now DATE without a zone is not local time"
+        TZ=America/New_York expect_rc 0 --dry-run --json --root "$f" -c "$QGC_TESTDATA/integration/empty.conf" --now "2027-07-01 12:30"
+        grep -q '"now": "2027-07-01T16:30:00Z"' "$T/out" || fail "--now TIME without a zone is not local time (DST)"
+fi
+TZ=America/New_York expect_rc 0 --dry-run --json --root "$f" -c "$QGC_TESTDATA/integration/empty.conf" --now 2027-01-01T00:00:00Z
+grep -q '"now": "2027-01-01T00:00:00Z"' "$T/out" || fail "--now with Z is not UTC"
 pass "admin controls"
