@@ -277,12 +277,18 @@ static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Sessio
                 if (r < 0)
                         return r;
                 if (r > 0) {
+                        _cleanup_free_ char *msg = strprintf(
+                                "usage_record.jsonl had no version-1 record: wrote the usage "
+                                "history Qwen rebuilds from the transcripts before session %s "
+                                "goes, so that its totals stay as they are",
+                                s->id);
                         actions_step(c, "usage_record.jsonl (Qwen's rebuilt history)");
                         JournalEntry e = {
                                 .event = JOURNAL_SALVAGED,
-                                .message = "usage_record.jsonl had no version-1 record: wrote the "
-                                           "usage history Qwen rebuilds from the transcripts, "
-                                           "so that its totals stay as they are",
+                                .message = msg ?: "usage_record.jsonl: wrote Qwen's rebuilt "
+                                                  "usage history",
+                                .session = s->id,
+                                .project = actions_project(s),
                                 .user = c->inv->trees[s->tree].user,
                         };
                         (void)journal_log(&e);
@@ -322,9 +328,12 @@ static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Sessio
         actions_step(c, "usage_record.jsonl");
         c->stats->n_salvaged++;
 
+        _cleanup_free_ char *msg = strprintf("salvaged the usage record of session %s before "
+                                             "its transcript goes",
+                                             s->id);
         JournalEntry e = {
                 .event = JOURNAL_SALVAGED,
-                .message = "salvaged the usage record before the transcript goes",
+                .message = msg ?: "salvaged the usage record before the transcript goes",
                 .session = s->id,
                 .project = actions_project(s),
                 .user = c->inv->trees[s->tree].user,

@@ -28,6 +28,30 @@ f = dict(re.findall(r'(QGC_[A-Z_]+)=([0-9]+)\b', line))
 assert int(f["QGC_BYTES"]) == int(f["QGC_FREED_BYTES"]) + int(f["QGC_ARCHIVED_BYTES"]), f
 PY
 
+# every "salvaged" entry names its session (field and message); the catalog shows the session
+python3 - "$T/log" <<'PY' || fail "a salvaged entry does not name its session"
+import re, sys
+n = 0
+for line in open(sys.argv[1]):
+    if "QGC_ACTION=salvaged" not in line:
+        continue
+    n += 1
+    m = re.search(r'QGC_SESSION=([0-9a-fA-F-]{36})', line)
+    assert m, line
+    assert m.group(1) in line.split("MESSAGE_ID=")[0], line
+assert n > 0, "no salvaged entry: the test proves nothing"
+PY
+python3 - "$QGC_SRCDIR/systemd/qgc.catalog" <<'PY' || fail "the catalog does not substitute @QGC_SESSION@"
+import re, sys
+entries = re.split(r'^-- ', open(sys.argv[1]).read(), flags=re.M)[1:]
+for e in entries:
+    mid, body = e.split("\n", 1)
+    if "run started" in body or "run finished" in body:
+        continue
+    assert "@QGC_SESSION@" in body or "@QGC_PATH@" in body, mid
+    assert not re.search(r'QGC_SESSION=(?!@)', body), mid   # named, not pointed at
+PY
+
 # status: the file system's free space and the archive's size
 expect_rc 0 status --root "$a"
 grep -q "^archive: [1-9][0-9]* sessions\?, [0-9.]*[KMG] (archiving frees no space)$" "$T/out" || { cat "$T/out"; fail "status: no archive size"; }
