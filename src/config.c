@@ -95,6 +95,8 @@ static const ConfigKeyInfo config_keys[_POLICY_KEY_MAX] = {
             max_deletions_percent, CONFIG_OFF_ZERO, 0, 100, CONFIG_TIGHTEN_LIMIT),
         KEY(POLICY_KEY_ORPHAN_MIN_AGE, "orphan-min-age", CONFIG_VALUE_DURATION, orphan_min_age,
             CONFIG_OFF_INFINITY, MSEC_PER_HOUR, CONFIG_DURATION_MAX, CONFIG_TIGHTEN_LESS),
+        KEY(POLICY_KEY_PROTECT, "protect", CONFIG_VALUE_BOOL, protect, CONFIG_OFF_NO, 0, 1,
+            CONFIG_TIGHTEN_BOOL),
 };
 
 static const char *const config_top_names[] = { "defaults", "tree", "projects", "admin" };
@@ -1597,6 +1599,10 @@ int config_explain(const Config *c, FILE *f) {
                 const ProjectOverride *o = &c->projects[i];
                 fprintf(f, "\nproject '%s' (%s, %s:%d):\n", o->pattern,
                         o->is_glob ? "glob" : "exact", o->file ? o->file : "?", o->line);
+                if (o->policy.protect)
+                        fputs("        # protected: no rule touches this project (its own rules, "
+                              "the tree caps, the reclaim of its orphans)\n",
+                              f);
                 config_explain_policy(&o->policy, &o->origin, o->set_mask, true, f);
         }
         if (c->n_projects > 0)

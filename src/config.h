@@ -42,6 +42,7 @@ typedef enum PolicyKey {
         POLICY_KEY_MAX_DELETIONS,
         POLICY_KEY_MAX_DELETIONS_PERCENT,
         POLICY_KEY_ORPHAN_MIN_AGE,
+        POLICY_KEY_PROTECT,
         _POLICY_KEY_MAX,
         _POLICY_KEY_INVALID = -22,
 } PolicyKey;
@@ -65,6 +66,8 @@ typedef struct Policy {
         double max_deletions_percent; /* at most P% of a project's sessions deleted per run; 0 = off */
         msec_t orphan_min_age;      /* orphans (file-history, subagents, empty projects) older go;
                                      * MSEC_INFINITY = never */
+        bool protect;               /* no rule touches the project: not its own rules, not the
+                                     * tree caps, not the reclaim of its orphans */
 } Policy;
 
 /* Where a value came from, for check-config --explain: "built-in default" or "file:line". */

@@ -29,7 +29,8 @@ typedef enum Protection {
         PROT_FOREIGN = 1 << 8,    /* belongs to another project */
         PROT_CONFLICT = 1 << 9,   /* active and archived copies both exist */
         PROT_BLAST = 1 << 10,     /* blast-radius limit reached (use --force) */
-        _PROT_MAX = 11,
+        PROT_PROTECT = 1 << 11,   /* its project has protect = true: no rule touches it */
+        _PROT_MAX = 12,
 } Protection;
 
 typedef struct Verdict {

@@ -66,4 +66,20 @@ if [ -e /usr/share/zoneinfo/America/New_York ]; then
 fi
 TZ=America/New_York expect_rc 0 --dry-run --json --root "$f" -c "$QGC_TESTDATA/integration/empty.conf" --now 2027-01-01T00:00:00Z
 grep -q '"now": "2027-01-01T00:00:00Z"' "$T/out" || fail "--now with Z is not UTC"
+# --- protect = true: nothing touches the project, tree caps included; --explain shows it
+p=$(make_tree protect)
+cat > "$T/protect.conf" <<'CONF'
+defaults = { action = "delete"; max-age = "30d"; keep-latest = 0; max-deletions = "off";
+             max-deletions-percent = "off"; };
+tree = { max-size = "1K"; };
+projects = ( { path = "/srv/demo/webapp"; protect = true; } );
+CONF
+expect_rc 0 --changes --root "$p" --now $NOW -c "$T/protect.conf"
+grep -q "/srv/demo/webapp" "$T/out" && { cat "$T/out"; fail "protect: a change in the protected project"; }
+grep -q "would delete .*/srv/demo/api-server" "$T/out" || { cat "$T/out"; fail "protect: the test proves nothing"; }
+expect_rc 0 --dry-run --root "$p" --now $NOW -c "$T/protect.conf"
+grep -q "keep .*protected project (protect = true) (would delete: " "$T/out" || { cat "$T/out"; fail "protect: no reason in the plan"; }
+expect_rc 0 check-config --explain -c "$T/protect.conf"
+grep -q "# protected: no rule touches this project" "$T/out" || { cat "$T/out"; fail "--explain does not show protect"; }
+grep -q "protect *true" "$T/out" || fail "--explain: no protect value"
 pass "admin controls"
