@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <libconfig.h>
@@ -1522,6 +1523,60 @@ int config_load_file(Config *c, const char *path, ConfigErrors *errs) {
 
 int config_load_system_file(Config *c, const char *path, ConfigErrors *errs) {
         return config_load(c, path, c->n_files == 0, /* regular_only= */ true, errs);
+}
+
+static int config_cmp_names(const void *a, const void *b) {
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Free a NULL-terminated array of strings (for _cleanup_). */
+static void config_names_freep(char ***p) {
+        for (char **q = *p; q && *q; q++)
+                free(*q);
+        free(*p);
+}
+
+int config_load_dropins(Config *c, const char *dir, ConfigErrors *errs) {
+        _cleanup_(config_names_freep) char **names = NULL;
+        size_t n = 0, alloc = 0;
+        DIR *d;
+        struct dirent *de;
+        int r = 0, applied = 0;
+
+        d = opendir(dir);
+        if (!d)
+                return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+        while ((de = readdir(d))) {
+                size_t len = strlen(de->d_name);
+
+                if (de->d_name[0] == '.' || len <= 5 || !streq(de->d_name + len - 5, ".conf"))
+                        continue;
+                if (greedy_realloc((void **)&names, &alloc, n + 2, sizeof(char *)) < 0 ||
+                    !(names[n] = strdup(de->d_name))) {
+                        closedir(d);
+                        return -ENOMEM;
+                }
+                names[++n] = NULL;
+        }
+        closedir(d);
+        if (n == 0)
+                return 0;
+        qsort(names, n, sizeof(char *), config_cmp_names);
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *path = path_join(dir, names[i]);
+                int k;
+
+                if (!path)
+                        return -ENOMEM;
+                k = config_load(c, path, /* allow_admin= */ true, /* regular_only= */ true, errs);
+                if (k == -ENOENT)
+                        continue; /* removed meanwhile */
+                if (k < 0 && r >= 0)
+                        r = k;
+                else if (k >= 0)
+                        applied++;
+        }
+        return r < 0 ? r : applied;
 }
 
 int config_load_user_file(Config *c, const char *path, ConfigErrors *errs) {

@@ -140,6 +140,12 @@ int config_load_system_file(Config *c, const char *path, ConfigErrors *errs);
  * mode a user's FIFO must not hang the run). */
 int config_load_user_file(Config *c, const char *path, ConfigErrors *errs);
 
+/* The admin's drop-ins: every "*.conf" in dir (conf.d in the system file's directory),
+ * applied after the system file in lexical (strcmp) order, each a regular file, with `admin`
+ * allowed. Returns the number of files applied, 0 when dir does not exist, -EINVAL on errors
+ * (in *errs), -ENOMEM. */
+int config_load_dropins(Config *c, const char *dir, ConfigErrors *errs);
+
 /* Deep copy of src into *ret (which need not be initialized). 0 or -ENOMEM. */
 int config_copy(const Config *src, Config *ret);
 

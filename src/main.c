@@ -365,6 +365,15 @@ static int main_explain(const Config *cfg) {
         return text_fputs_terminal(buf, len, stdout);
 }
 
+/* The drop-in directory of the system file: its directory + "/conf.d". */
+static char *main_dropin_dir(const char *system_file) {
+        const char *slash = strrchr(system_file, '/');
+        _cleanup_free_ char *dir = slash ? strndup(system_file, (size_t)(slash - system_file))
+                                         : strdup(".");
+
+        return dir ? path_join(*dir ? dir : "/", "conf.d") : NULL;
+}
+
 /* Load the policy: -c FILE only, else the system file then the user's file, else built-ins. */
 static int main_load_config(Config *cfg) {
         _cleanup_(config_errors_done) ConfigErrors errs = {};
@@ -394,6 +403,18 @@ static int main_load_config(Config *cfg) {
                 return -EINVAL;
         }
         bool have_system = r >= 0;
+        /* the admin's drop-ins, "*.conf" in conf.d/ next to the system file, lexical order */
+        _cleanup_free_ char *dropins = main_dropin_dir(sys);
+        if (!dropins)
+                return -ENOMEM;
+        r = config_load_dropins(cfg, dropins, &errs);
+        if (r < 0) {
+                main_print_config_errors(&errs);
+                if (r != -EINVAL)
+                        log_error_errno(r, "cannot read '%s'", dropins);
+                return -EINVAL;
+        }
+        have_system = have_system || r > 0;
         if (arg_all_users)
                 return 0; /* each user's own file is merged in that user's child (users.c) */
         _cleanup_free_ char *user = main_user_config_path();

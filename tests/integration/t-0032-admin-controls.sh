@@ -82,4 +82,18 @@ grep -q "keep .*protected project (protect = true) (would delete: " "$T/out" || 
 expect_rc 0 check-config --explain -c "$T/protect.conf"
 grep -q "# protected: no rule touches this project" "$T/out" || { cat "$T/out"; fail "--explain does not show protect"; }
 grep -q "protect *true" "$T/out" || fail "--explain: no protect value"
+# --- drop-ins: conf.d/*.conf next to the system file, after it, in lexical order, listed
+mkdir -p "$T/etc/conf.d"
+printf 'defaults = { max-age = "100d"; };\n' > "$T/etc/qgc.conf"
+printf 'defaults = { max-age = "50d"; keep-latest = 3; };\n' > "$T/etc/conf.d/20-b.conf"
+printf 'defaults = { max-age = "70d"; };\nadmin = { allow-user-files = false; };\n' > "$T/etc/conf.d/10-a.conf"
+printf 'defaults = { max-age = "1d"; };\n' > "$T/etc/conf.d/30-c.conf.disabled"
+QGC_SYSTEM_CONFIG="$T/etc/qgc.conf" XDG_CONFIG_HOME="$T/noxdg" expect_rc 0 check-config --explain
+grep -q "^files: $T/etc/qgc.conf $T/etc/conf.d/10-a.conf $T/etc/conf.d/20-b.conf$" "$T/out" || { cat "$T/out"; fail "--explain does not list the drop-ins in order"; }
+grep -q "max-age *50d *$T/etc/conf.d/20-b.conf:1" "$T/out" || { cat "$T/out"; fail "the last drop-in does not win"; }
+grep -q "allow-user-files *false" "$T/out" || fail "admin settings refused in a drop-in"
+grep -q "30-c" "$T/out" && fail "a file not ending in .conf was read"
+printf 'defaults = { max-age = "50q"; };\n' > "$T/etc/conf.d/40-bad.conf"
+QGC_SYSTEM_CONFIG="$T/etc/qgc.conf" XDG_CONFIG_HOME="$T/noxdg" expect_rc 78 check-config
+grep -q "$T/etc/conf.d/40-bad.conf:1:" "$T/err" || { cat "$T/err"; fail "a drop-in error has no file:line"; }
 pass "admin controls"
