@@ -1622,9 +1622,7 @@ int config_explain(const Config *c, FILE *f) {
                 snprintf(kf, sizeof kf, "%g%%", t->keep_free.percent);
         else
                 format_size_exact(kf, sizeof kf, t->keep_free.bytes);
-        fputs("\ntree:  # disk caps always delete, whatever action says (archiving frees no "
-              "space)\n",
-              f);
+        fputs("\ntree:  # disk caps always delete (action does not apply)\n", f);
         fprintf(f, "        %-22s %-10s %s\n", "max-size",
                 t->max_size ? format_size_exact(a, sizeof a, t->max_size) : "off",
                 t->origin_max_size ? t->origin_max_size : "?");

@@ -76,7 +76,7 @@ static void main_help(void) {
                "       qgc check-config [--explain]  validate the policy file(s)\n"
                "       qgc restore SESSION_ID        move an archived session back (a unique\n"
                "                                     prefix of the id is enough)\n"
-               "       qgc restore --project PATH    ... every archived session of a project\n"
+               "       qgc restore --project PATH    restore every archived session of a project\n"
                "\n"
                "Archiving moves a session to chats/archive/ on the same disk: it frees no\n"
                "space. Only deletions (action = \"delete\", archive-max-age, the tree caps)\n"
