@@ -436,7 +436,8 @@ static int main_load_config(Config *cfg) {
                 main_print_config_errors(&errs);
                 return r == -ENOMEM ? r : -EINVAL;
         }
-        main_print_config_errors(&errs); /* warnings about clamped values */
+        if (!arg_quiet) /* warnings about clamped values; cron would mail them on every run */
+                main_print_config_errors(&errs);
         config_done(cfg);
         *cfg = merged;
         return 0;

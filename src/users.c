@@ -527,8 +527,10 @@ static int users_child_config(const Config *sys, const UserCand *u, Config *ret)
                                 config_done(ret);
                 }
         }
-        /* the user's own file, echoed on root's terminal: cleaned (text.h) */
-        for (size_t i = 0; i < errs.n; i++) {
+        /* the user's own file, echoed on root's terminal: cleaned (text.h). Clamping warnings
+         * (r >= 0) are not printed under --quiet: cron would mail them on every run */
+        for (size_t i = 0; (r < 0 || log_get_max_level() >= LOG_LEVEL_NOTICE) && i < errs.n;
+             i++) {
                 (void)text_fputs_terminal(errs.msgs[i], strlen(errs.msgs[i]), stderr);
                 fputc('\n', stderr);
         }

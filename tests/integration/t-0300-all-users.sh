@@ -230,6 +230,8 @@ qgc_root --all-users --quiet --now "$NOW" --log-target stderr > "$T/quiet.out" 2
 rc=$?
 set -e
 ! grep -q "${P}[ab]: ok" "$T/quiet.out" "$T/quiet.err" || fail "--quiet printed per-user ok lines"
+# bob's clamped max-age is said without --quiet (above), not mailed by cron every day (issue 11)
+! grep -q "${P}b/.config/qgc/qgc.conf.*warning" "$T/quiet.err" || fail "--quiet printed a user's clamping warning"
 if [ $rc -eq 0 ]; then
         [ ! -s "$T/quiet.out" ] || { cat "$T/quiet.out"; fail "--quiet printed on success"; }
 else
