@@ -642,6 +642,15 @@ static int main_report_run(const Plan *plan, const ActionStats *st, int r) {
                 printf("; freed %s\n",
                        format_bytes(fs, sizeof fs, st->bytes_deleted + st->bytes_orphans));
         }
+        /* an interactive run: where each action is recorded */
+        if (!arg_quiet && isatty(STDOUT_FILENO)) {
+                _cleanup_free_ char *c = arg_log_file ? text_clean(arg_log_file, TEXT_TERMINAL)
+                                                      : NULL;
+                if (c)
+                        printf("qgc: every action is in %s\n", c);
+                else if (!streq(arg_log_target, "stderr") && journal_available())
+                        printf("qgc: every action is in the journal: journalctl -t qgc\n");
+        }
         plan_held_back(plan, &h);
         if (h.n > 0) {
                 warning = plan_held_back_warning(&h);

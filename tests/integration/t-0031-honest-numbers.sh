@@ -52,6 +52,16 @@ for e in entries:
     assert not re.search(r'QGC_SESSION=(?!@)', body), mid   # named, not pointed at
 PY
 
+# an interactive real run says where its actions are recorded
+if command -v script >/dev/null; then
+        ia=$(make_tree interactive)
+        script -qec "exec '$QGC' --root '$ia' --now $NOW -c '$QGC_TESTDATA/integration/apply.conf' --log-file '$T/ilog'" /dev/null < /dev/null > "$T/iout" 2>&1 ||
+                { cat "$T/iout"; fail "interactive run"; }
+        grep -q "^qgc: archived [1-9].*; freed " "$T/iout" || { cat "$T/iout"; fail "interactive run: no counts"; }
+        grep -q "^qgc: every action is in $T/ilog" "$T/iout" || { cat "$T/iout"; fail "interactive run: no hint where the actions are"; }
+fi
+grep -q "every action is in" "$T/out" && fail "a piped run printed the interactive hint"
+
 # status: the file system's free space and the archive's size
 expect_rc 0 status --root "$a"
 grep -q "^archive: [1-9][0-9]* sessions\?, [0-9.]*[KMG] (archiving frees no space)$" "$T/out" || { cat "$T/out"; fail "status: no archive size"; }
