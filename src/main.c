@@ -72,7 +72,7 @@ static bool journal_from_parent = false; /* --all-users: the parent opened the a
 static void main_help(void) {
         printf("Usage: qgc [OPTIONS]                 apply the retention policy\n"
                "       qgc --dry-run [--json]        print the plan, change nothing\n"
-               "       qgc status                    disk use per project\n"
+               "       qgc status [--json]           disk use per project\n"
                "       qgc check-config [--explain]  validate the policy file(s)\n"
                "       qgc restore SESSION_ID        move an archived session back (a unique\n"
                "                                     prefix of the id is enough)\n"
@@ -298,8 +298,9 @@ static int main_parse_argv(int argc, char *argv[]) {
                 log_error("unexpected argument '%s' (try --help)", argv[optind]);
                 return -EINVAL;
         }
-        if (arg_json && !(arg_dry_run && (arg_command == CMD_RUN || arg_command == CMD_RESTORE))) {
-                log_error("--json goes with --dry-run");
+        if (arg_json && arg_command != CMD_STATUS &&
+            !(arg_dry_run && (arg_command == CMD_RUN || arg_command == CMD_RESTORE))) {
+                log_error("--json goes with --dry-run or status");
                 return -EINVAL;
         }
         if (arg_restore_project && arg_command != CMD_RESTORE) {
@@ -696,7 +697,8 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         /* the scan's threads are gone: stdout needs no locking per character from here on */
         __fsetlocking(stdout, FSETLOCKING_BYCALLER);
         if (arg_command == CMD_STATUS)
-                return plan_render_status(inv, now, &ro, stdout);
+                return arg_json ? plan_render_status_json(inv, now, stdout)
+                                : plan_render_status(inv, now, &ro, stdout);
 
         r = main_build_plan(inv, cfg, now, &plan);
         if (r < 0)
@@ -781,7 +783,7 @@ static int main_run(void) {
                 }
                 r = users_run_all(&cfg, main_user_cb, &now,
                                   &(const UsersOutput){
-                                          .json = arg_dry_run && arg_json,
+                                          .json = arg_json, /* a plan or status each */
                                           .headers = !arg_json && !arg_quiet &&
                                                      arg_command != CMD_CHECK_CONFIG,
                                   });

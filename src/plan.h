@@ -111,5 +111,19 @@ int plan_render_json(const Plan *p, FILE *f);
 /* s as a JSON string (quoted, escaped and cleaned as in the plan); for the --all-users
  * document that wraps each user's plan. */
 int plan_render_json_string(const char *s, FILE *f);
+/* Disk use of one project for qgc status. */
+typedef struct PlanUse {
+        size_t tree;
+        const char *group;  /* the cwd of a verified project, else its directory name */
+        bool verified;
+        const char *project_dir;
+        unsigned n_active, n_archived;
+        uint64_t bytes, bytes_alloc;
+        msec_t oldest, newest; /* last activity */
+} PlanUse;
+/* Aggregate the inventory per (tree, project), largest first within each tree. */
+int plan_status_collect(const Inventory *inv, PlanUse **ret, size_t *ret_n);
+/* qgc status --json: one document (schema in doc/plan-schema.md, "Status"). */
+int plan_render_status_json(const Inventory *inv, msec_t now, FILE *f);
 /* qgc status: per-project disk use, largest first, with a bar. */
 int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o, FILE *f);

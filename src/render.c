@@ -765,95 +765,8 @@ int plan_render_text(const Plan *p, const RenderOptions *o, FILE *f) {
         return render_summary(p, lay.cols, f);
 }
 
-/* Disk use of one project for qgc status. */
-typedef struct RenderUse {
-        size_t tree;
-        const char *group;
-        bool verified;
-        unsigned n_active, n_archived;
-        uint64_t bytes, bytes_alloc;
-        msec_t oldest, newest;
-} RenderUse;
-
-/* Largest first, then tree and name. */
-static int render_use_cmp(const void *x, const void *y) {
-        const RenderUse *a = x, *b = y;
-        if (a->tree != b->tree)
-                return a->tree < b->tree ? -1 : 1;
-        if (a->bytes_alloc != b->bytes_alloc)
-                return a->bytes_alloc > b->bytes_alloc ? -1 : 1;
-        if (a->bytes != b->bytes)
-                return a->bytes > b->bytes ? -1 : 1;
-        if (a->verified != b->verified)
-                return a->verified ? -1 : 1;
-        return strcmp(a->group, b->group);
-}
-
-static bool render_session_verified(const Session *s) {
-        return s->cwd && (s->owner == OWNER_OK || s->owner == OWNER_WORKTREE ||
-                          s->owner == OWNER_CLAIM);
-}
-
-static const char *render_session_group(const Session *s) {
-        return render_session_verified(s) ? s->cwd : (s->project_dir ?: "");
-}
-
-/* Sessions by tree, verified first, project. */
-static int render_session_cmp(const void *x, const void *y, void *userdata) {
-        const Inventory *inv = userdata;
-        const Session *a = &inv->sessions[*(const size_t *)x], *b = &inv->sessions[*(const size_t *)y];
-        bool va = render_session_verified(a), vb = render_session_verified(b);
-
-        if (a->tree != b->tree)
-                return a->tree < b->tree ? -1 : 1;
-        if (va != vb)
-                return va ? -1 : 1;
-        return strcmp(render_session_group(a), render_session_group(b));
-}
-
-/* Aggregate the inventory per (tree, project), largest first within each tree. */
-static int render_use_collect(const Inventory *inv, RenderUse **ret, size_t *ret_n) {
-        _cleanup_free_ RenderUse *u = calloc(inv->n_sessions ?: 1, sizeof(RenderUse));
-        _cleanup_free_ size_t *idx = calloc(inv->n_sessions ?: 1, sizeof(size_t));
-        size_t n = 0;
-
-        if (!u || !idx)
-                return -ENOMEM;
-        for (size_t i = 0; i < inv->n_sessions; i++)
-                idx[i] = i;
-        qsort_r(idx, inv->n_sessions, sizeof(size_t), render_session_cmp, (void *)inv);
-        for (size_t k = 0; k < inv->n_sessions; k++) {
-                const Session *s = &inv->sessions[idx[k]];
-                bool verified = render_session_verified(s);
-                const char *g = render_session_group(s);
-                RenderUse *cur = n > 0 ? &u[n - 1] : NULL;
-
-                if (!cur || cur->tree != s->tree || cur->verified != verified ||
-                    !streq(cur->group, g)) {
-                        cur = &u[n++];
-                        *cur = (RenderUse){ .tree = s->tree,
-                                            .group = g,
-                                            .verified = verified,
-                                            .oldest = s->last_activity,
-                                            .newest = s->last_activity };
-                }
-                if (s->state == SESSION_ARCHIVED)
-                        cur->n_archived++;
-                else
-                        cur->n_active++;
-                cur->bytes += s->bytes;
-                cur->bytes_alloc += s->bytes_alloc;
-                cur->oldest = MIN(cur->oldest, s->last_activity);
-                cur->newest = MAX(cur->newest, s->last_activity);
-        }
-        qsort(u, n, sizeof(RenderUse), render_use_cmp);
-        *ret = TAKE_PTR(u);
-        *ret_n = n;
-        return 0;
-}
-
 /* The display width of the widest project label of the status table (at least "PROJECT"). */
-static size_t render_use_width(const RenderUse *u, size_t n) {
+static size_t render_use_width(const PlanUse *u, size_t n) {
         size_t w = strlen("PROJECT");
 
         for (size_t j = 0; j < n; j++) {
@@ -902,7 +815,7 @@ static int render_status_space(const Inventory *inv, FILE *f) {
 }
 
 int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o, FILE *f) {
-        _cleanup_free_ RenderUse *u = NULL;
+        _cleanup_free_ PlanUse *u = NULL;
         unsigned cols = render_columns(o);
         /* PROJECT ACTIVE ARCHIVED DISK OLDEST NEWEST BAR */
         size_t fixed = 1 + 6 + 1 + 8 + 1 + 6 + 1 + 6 + 1 + 6 + 2, bar_w, proj_w; /* 39 */
@@ -914,7 +827,7 @@ int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o,
 
         if (inv->n_sessions == 0)
                 return render_nothing(inv, f);
-        r = render_use_collect(inv, &u, &n);
+        r = plan_status_collect(inv, &u, &n);
         if (r < 0)
                 return r;
         for (size_t j = 0; j < n; j++) {

@@ -17,7 +17,15 @@ expect_rc 64 frobnicate
 expect_rc 64 --dry-run --root "$tree" --now yesterday
 expect_rc 64 --explain
 expect_rc 64 --json --root "$tree"
-expect_rc 64 status --json --root "$tree"
+expect_rc 0 status --json --root "$tree"     # qgc(8) promises status [-j] (issue 11)
+python3 - "$T/out" <<'PY' || fail "status --json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["version"] == 1 and d["trees"] and d["projects"], d.keys()
+assert sum(p["active"] + p["archived"] for p in d["projects"]) == d["total"]["sessions"], d["total"]
+assert "fs_avail" in d["trees"][0] and "archived_bytes_allocated" in d["trees"][0], d["trees"][0]
+PY
+expect_rc 64 check-config --json
 expect_rc 64 restore
 
 # config errors: every error reported as file:line, exit 78, nothing done
