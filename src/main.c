@@ -57,6 +57,8 @@ static unsigned arg_jobs = 0; /* 0: main_default_jobs() */
 static const char *arg_config = NULL;
 static char **arg_roots = NULL;
 static size_t arg_n_roots = 0;
+static char **arg_users = NULL; /* --user NAME (repeatable): implies --all-users */
+static size_t arg_n_users = 0;
 static const char *arg_now = NULL;
 static msec_t arg_now_msec = 0;
 static msec_t arg_now_rel = 0;      /* --now +D / -D: relative to the real clock */
@@ -90,6 +92,7 @@ static void main_help(void) {
                "  -c, --config FILE      read only this policy file\n"
                "  -r, --root DIR         a Qwen data directory (like ~/.qwen); repeatable\n"
                "      --all-users        root only: every user's trees, each as its user\n"
+               "      --user NAME        root only: as --all-users, for NAME only; repeatable\n"
                "      --now TIME         pretend it is TIME: ISO 8601 (no zone: local time),\n"
                "                         @epoch, or +7d / -12h from now\n"
                "      --force            ignore the per-run deletion limit\n"
@@ -114,6 +117,7 @@ enum {
         OPT_JOBS,
         OPT_CHANGES,
         OPT_PROJECT,
+        OPT_USER,
 };
 
 /* --now: "+7d"/"-12h" (from the real clock, applied when it is read), "@epoch", or ISO 8601;
@@ -169,6 +173,7 @@ static int main_parse_argv(int argc, char *argv[]) {
                 { "jobs", required_argument, NULL, OPT_JOBS },
                 { "changes", no_argument, NULL, OPT_CHANGES },
                 { "project", required_argument, NULL, OPT_PROJECT },
+                { "user", required_argument, NULL, OPT_USER },
                 { "quiet", no_argument, NULL, 'q' },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
@@ -199,6 +204,15 @@ static int main_parse_argv(int argc, char *argv[]) {
                 case OPT_ALL_USERS:
                         arg_all_users = true;
                         break;
+                case OPT_USER: {
+                        char **n = realloc(arg_users, (arg_n_users + 1) * sizeof(char *));
+                        if (!n)
+                                return -ENOMEM;
+                        arg_users = n;
+                        arg_users[arg_n_users++] = optarg;
+                        arg_all_users = true; /* root mode, for the named users only */
+                        break;
+                }
                 case OPT_NOW:
                         if (main_parse_now(optarg) < 0) {
                                 log_error("--now '%s': expected ISO 8601 (2027-01-01T00:00:00Z; "
@@ -316,7 +330,7 @@ static int main_parse_argv(int argc, char *argv[]) {
                 return -EINVAL;
         }
         if (arg_all_users && arg_n_roots > 0) {
-                log_error("--all-users and --root exclude each other");
+                log_error("--all-users (or --user) and --root exclude each other");
                 return -EINVAL;
         }
         if (arg_quiet)
@@ -786,6 +800,8 @@ static int main_run(void) {
                                           .json = arg_json, /* a plan or status each */
                                           .headers = !arg_json && !arg_quiet &&
                                                      arg_command != CMD_CHECK_CONFIG,
+                                          .only = arg_users,
+                                          .n_only = arg_n_users,
                                   });
                 if (journal_from_parent)
                         journal_close();
@@ -817,9 +833,11 @@ int main(int argc, char *argv[]) {
         r = main_parse_argv(argc, argv);
         if (r <= 0) {
                 free(arg_roots);
+                free(arg_users);
                 return r < 0 ? EX_USAGE : 0;
         }
         r = main_run();
         free(arg_roots);
+        free(arg_users);
         return r;
 }

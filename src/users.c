@@ -762,6 +762,16 @@ static int users_filter_homes(UserCand *u, UserTally *tally) {
         return (int)k;
 }
 
+/* Is name one of the --user names (or are there none)? */
+static bool users_wanted(const UsersOutput *out, const char *name) {
+        if (!out || out->n_only == 0)
+                return true;
+        for (size_t k = 0; k < out->n_only; k++)
+                if (streq(out->only[k], name))
+                        return true;
+        return false;
+}
+
 int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata,
                   const UsersOutput *out) {
         _cleanup_(users_list_done) UserList users = {};
@@ -787,6 +797,8 @@ int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata,
         if (out && out->json)
                 fputs("{\n  \"version\": 1,\n  \"users\": [\n", stdout);
         for (size_t i = 0; i < users.n; i++) {
+                if (!users_wanted(out, users.c[i].name))
+                        continue;
                 r = users_filter_homes(&users.c[i], &tally);
                 if (r < 0)
                         return log_error_errno(r, "out of memory");
@@ -800,6 +812,16 @@ int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata,
         if (out && out->json) {
                 fputs(tally.n_json > 0 ? "\n  ]\n}\n" : "  ]\n}\n", stdout);
                 fflush(stdout);
+        }
+        /* a --user that names nobody with a home to look into is an error, not silence */
+        for (size_t k = 0; out && k < out->n_only; k++) {
+                bool found = false;
+                for (size_t i = 0; i < users.n && !found; i++)
+                        found = streq(users.c[i].name, out->only[k]);
+                if (!found) {
+                        log_error("--user '%s': no such user with a home", out->only[k]);
+                        tally.n_failed++;
+                }
         }
 
         /* On stderr: stdout carries the children's plans (one JSON document each with --json).

@@ -22,6 +22,8 @@ typedef struct UsersOutput {
         bool json;    /* one JSON document: {"version": 1, "users": [{"user": NAME, "plan":
                        * <the child's plan or null>, "status": ..., "reason": ...}, ...]} */
         bool headers; /* a "user NAME:" line before each user's text output */
+        char **only;  /* --user NAME...: only these users (NULL: every user) */
+        size_t n_only;
 } UsersOutput;
 
 int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata,

@@ -152,6 +152,16 @@ want = {sys.argv[2] + c for c in "abe"}
 planned = {n for n, u in users.items() if u["plan"] is not None}
 assert want <= planned, f"plans for {sorted(planned)}, want {sorted(want)}"
 PY
+# --user NAME: that user only (repeatable); a name nobody has is an error
+qgc_root --user "${P}a" --user "${P}b" --dry-run --json --now "$NOW" > "$T/one.json" 2> "$T/one.err" ||
+        { cat "$T/one.err"; fail "--user --dry-run --json"; }
+python3 - "$T/one.json" "$P" <<'PY' || fail "--user did not limit the run to the named users"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert sorted(u["user"] for u in doc["users"]) == [sys.argv[2] + "a", sys.argv[2] + "b"], doc["users"]
+PY
+set +e; qgc_root --user "${P}nosuch" --dry-run --now "$NOW" > "$T/nosuch.out" 2> "$T/nosuch.err"; rc=$?; set -e
+[ $rc = 1 ] && grep -q -- "--user '${P}nosuch'" "$T/nosuch.err" || { cat "$T/nosuch.err"; fail "--user with an unknown name: exit $rc"; }
 # the text plan names each user
 for u in a b e; do
         grep -q "^user $P$u:$" "$T/dry.out" || { cat "$T/dry.out"; fail "the text plan has no header for $P$u"; }
