@@ -1256,14 +1256,30 @@ static int config_check_pair(ConfigParse *cp, const Policy *p, const PolicyOrigi
                             config_format_value(&config_keys[kb], p, vb, sizeof vb), ob);
 }
 
+/* The position in c->files of the file an origin ("file:line") names; -1 when none. */
+static ssize_t config_origin_rank(const Config *c, const char *origin) {
+        const char *colon = strrchr(origin, ':');
+        size_t len = colon ? (size_t)(colon - origin) : strlen(origin);
+
+        for (size_t i = c->n_files; i > 0; i--)
+                if (strlen(c->files[i - 1]) == len && strneq(c->files[i - 1], origin, len))
+                        return (ssize_t)(i - 1);
+        return -1;
+}
+
 /* Rules that contradict each other within one effective policy. Only pairs touching `mask`
  * are reported, so a contradiction in the defaults is not repeated for every project. A grace
- * (min-age, min-idle) longer than a limit is reported only when a file wrote both: the
- * built-in grace simply wins over a short limit ("max-age 1d" alone is valid). */
+ * (min-age, min-idle, keep-latest) longer than a limit is reported only when a file wrote both
+ * and the grace comes from the same file as the limit or a later one: a grace of an earlier
+ * layer (the built-in default, the system file, a drop-in) simply wins over a short limit of a
+ * later one, so "max-age 1d" is valid alone and under the shipped /etc/qgc/qgc.conf alike,
+ * which writes the built-in values (issue 11). */
 static int config_check_policy(ConfigParse *cp, const Policy *p, const PolicyOrigin *o,
                                unsigned mask, const char *ctx) {
 #define WRITTEN(k) (o->where[k] && !streq(o->where[k], CONFIG_BUILTIN))
-#define TOUCHES(a, b) ((mask & ((1u << (a)) | (1u << (b)))) && WRITTEN(a) && WRITTEN(b))
+#define TOUCHES(a, b)                                                                              \
+        ((mask & ((1u << (a)) | (1u << (b)))) && WRITTEN(a) && WRITTEN(b) &&                      \
+         config_origin_rank(cp->c, o->where[a]) >= config_origin_rank(cp->c, o->where[b]))
         int r = 0;
 
         if (p->max_age > 0 && p->min_age > p->max_age && TOUCHES(POLICY_KEY_MIN_AGE, POLICY_KEY_MAX_AGE))
