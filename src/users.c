@@ -65,7 +65,6 @@ typedef struct UserTally {
  * prints its plan): the JSON document holds "plan": null for the others. */
 #define USERS_RAN_MARK '\x01'
 
-
 /* Store a formatted reason in *ret (when ret is not NULL) and return r. */
 _printf_(3, 4) static int users_reason(char **ret, int r, const char *fmt, ...) {
         va_list ap;
@@ -657,6 +656,7 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
                 int r = -errno;
                 safe_close(pfd[0]);
                 safe_close(pfd[1]);
+                users_output_after(out, /* ran= */ false, "failed", "fork failed");
                 return log_error_errno(r, "fork");
         }
         if (pid == 0) {
