@@ -37,6 +37,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -171,11 +172,14 @@ static int actions_report_session(ActionsContext *c, const Session *s, const Ver
         const char *verb = journal_event_to_string(ev);
 
         if (ev == JOURNAL_SKIPPED || ev == JOURNAL_FAILED)
-                msg = strprintf("%s %s of session %s in %s: %s%s%s",
+                msg = strprintf("%s %s of session %s in %s ('%s'): %s%s%s",
                                 ev == JOURNAL_SKIPPED ? "skipped" : "failed",
-                                v->verb == VERB_ARCHIVE ? "archive" : "delete", s->id,
-                                actions_project(s), reason ? reason : "",
-                                error ? ": " : "", error ? strerror(error) : "");
+                                v && v->rule && streq(v->rule, "restore") ? "restore"
+                                : v && v->verb == VERB_ARCHIVE            ? "archive"
+                                                                          : "delete",
+                                s->id, actions_project(s), path ? path : "?",
+                                reason ? reason : "", error ? ": " : "",
+                                error ? strerror(error) : "");
         else
                 msg = strprintf("%s session %s in %s (%s)", verb, s->id, actions_project(s),
                                 v && v->reason ? v->reason : "");
@@ -279,12 +283,18 @@ static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Sessio
                 if (r < 0)
                         return r;
                 if (r > 0) {
+                        _cleanup_free_ char *msg = strprintf(
+                                "usage_record.jsonl had no version-1 record: wrote the usage "
+                                "history Qwen rebuilds from the transcripts before session %s "
+                                "goes, so that its totals stay as they are",
+                                s->id);
                         actions_step(c, "usage_record.jsonl (Qwen's rebuilt history)");
                         JournalEntry e = {
                                 .event = JOURNAL_SALVAGED,
-                                .message = "usage_record.jsonl had no version-1 record: wrote the "
-                                           "usage history Qwen rebuilds from the transcripts, "
-                                           "so that its totals stay as they are",
+                                .message = msg ?: "usage_record.jsonl: wrote Qwen's rebuilt "
+                                                  "usage history",
+                                .session = s->id,
+                                .project = actions_project(s),
                                 .user = c->inv->trees[s->tree].user,
                         };
                         (void)journal_log(&e);
@@ -324,9 +334,12 @@ static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Sessio
         actions_step(c, "usage_record.jsonl");
         c->stats->n_salvaged++;
 
+        _cleanup_free_ char *msg = strprintf("salvaged the usage record of session %s before "
+                                             "its transcript goes",
+                                             s->id);
         JournalEntry e = {
                 .event = JOURNAL_SALVAGED,
-                .message = "salvaged the usage record before the transcript goes",
+                .message = msg ?: "salvaged the usage record before the transcript goes",
                 .session = s->id,
                 .project = actions_project(s),
                 .user = c->inv->trees[s->tree].user,
@@ -918,25 +931,55 @@ static int actions_orphan(ActionsContext *c, const Orphan *o, const Verdict *v) 
         return actions_report_orphan(c, o, v, JOURNAL_ORPHAN_RECLAIMED, path, NULL, 0);
 }
 
-static void actions_journal_run(const ActionsContext *c, bool start, size_t n_planned) {
+/* Journal every session the deletion limits held back as skipped, with the limit as its reason
+ * (the executor never sees them: their verdict is SKIP, or ARCHIVE instead of DELETE). */
+static void actions_report_held_back(ActionsContext *c, const Plan *p) {
+        for (size_t i = 0; i < p->n_items; i++) {
+                const PlanItem *it = &p->items[i];
+
+                if (it->is_orphan || !it->verdict->held_by || it->verdict->verb != VERB_SKIP ||
+                    it->index >= p->inv->n_sessions)
+                        continue;
+                (void)actions_report_session(c, &p->inv->sessions[it->index], it->verdict,
+                                             JOURNAL_SKIPPED, it->verdict->reason, 0);
+        }
+}
+
+/* The run-start entry, or the summary: counts, bytes freed (deletions and orphans) and moved to
+ * the archive (which frees nothing), and the warning when deletion limits held work back. */
+static void actions_journal_run(const ActionsContext *c, const Plan *p, bool start,
+                                size_t n_planned) {
         const ActionStats *st = c->stats;
-        _cleanup_free_ char *msg = NULL, *extra = NULL;
+        _cleanup_free_ char *msg = NULL, *extra = NULL, *warning = NULL;
+        char freed_s[FORMAT_BYTES_MAX], archived_s[FORMAT_BYTES_MAX];
+        uint64_t freed = st->bytes_deleted + st->bytes_orphans;
+        PlanHeldBack h = {};
 
         if (start)
                 msg = strprintf("qgc run started: %zu actions planned", n_planned);
         else {
-                msg = strprintf("qgc run finished: archived %u, deleted %u, orphans reclaimed %u, "
-                                "skipped %u, failed %u",
-                                st->n_archived, st->n_deleted, st->n_orphans, st->n_skipped,
-                                st->n_failed);
+                plan_held_back(p, &h);
+                warning = plan_held_back_warning(&h);
+                msg = strprintf("qgc run finished: archived %u (%s moved to the archive), deleted "
+                                "%u, orphans reclaimed %u, skipped %u, failed %u; freed %s%s%s",
+                                st->n_archived, format_bytes(archived_s, sizeof archived_s,
+                                                             st->bytes_archived),
+                                st->n_deleted, st->n_orphans, st->n_skipped, st->n_failed,
+                                format_bytes(freed_s, sizeof freed_s, freed),
+                                warning ? "; warning: " : "", warning ?: "");
                 extra = strprintf("QGC_ARCHIVED=%u\nQGC_DELETED=%u\nQGC_ORPHANS=%u\n"
-                                  "QGC_SKIPPED=%u\nQGC_FAILED=%u\nQGC_SALVAGED=%u\n",
+                                  "QGC_SKIPPED=%u\nQGC_FAILED=%u\nQGC_SALVAGED=%u\n"
+                                  "QGC_FREED_BYTES=%" PRIu64 "\nQGC_ARCHIVED_BYTES=%" PRIu64
+                                  "\nQGC_HELD_BACK=%zu\nQGC_HELD_BACK_BYTES=%" PRIu64 "\n%s%s%s",
                                   st->n_archived, st->n_deleted, st->n_orphans, st->n_skipped,
-                                  st->n_failed, st->n_salvaged);
+                                  st->n_failed, st->n_salvaged, freed, st->bytes_archived, h.n,
+                                  h.bytes, warning ? "QGC_WARNING=" : "", warning ?: "",
+                                  warning ? "\n" : "");
         }
         JournalEntry e = {
                 .event = start ? JOURNAL_RUN_START : JOURNAL_RUN_SUMMARY,
                 .message = msg,
+                /* unchanged meaning: archived + deleted + reclaimed (see QGC_FREED_BYTES) */
                 .bytes = st->bytes_archived + st->bytes_deleted + st->bytes_orphans,
                 .has_bytes = !start,
                 .extra = extra,
@@ -964,7 +1007,8 @@ static int actions_restore_one(ActionsContext *c, const Session *s) {
         else if (s->owner == OWNER_FOREIGN || s->owner == OWNER_UNVERIFIED)
                 why = "ownership not proven";
         if (why) {
-                log_error("cannot restore session %s: %s", s->id, why);
+                log_error("restore: cannot restore session %s in '%s/projects/%s/chats': %s",
+                          s->id, tr->runtime_dir, s->project_dir, why);
                 (void)actions_report_session(c, s, &v, JOURNAL_FAILED, why, 0);
                 return -EEXIST;
         }
@@ -983,7 +1027,8 @@ static int actions_restore_one(ActionsContext *c, const Session *s) {
         if (r < 0) {
                 if (!why)
                         why = "cannot open the session's directories";
-                log_error("cannot restore session %s: %s%s%s", s->id, why, ": ", strerror(-r));
+                log_error("restore: cannot restore session %s from '%s/%s/archive': %s: %s",
+                          s->id, tr->runtime_dir, rel, why, strerror(-r));
                 (void)actions_report_session(c, s, &v, JOURNAL_FAILED, why, -r);
                 return r;
         }
@@ -1109,7 +1154,7 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
         r = actions_open_trees(&c);
         if (r < 0)
                 return r;
-        actions_journal_run(&c, /* start= */ true, n_planned);
+        actions_journal_run(&c, p, /* start= */ true, n_planned);
 
         /* first what an interrupted run left behind (style.md 2.2), then the policy's actions */
         actions_steps(&c, p, /* restore= */ false);
@@ -1127,7 +1172,8 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
         }
         actions_steps(&c, p, /* restore= */ true);
 
-        actions_journal_run(&c, /* start= */ false, n_planned);
+        actions_report_held_back(&c, p);
+        actions_journal_run(&c, p, /* start= */ false, n_planned);
         for (size_t i = 0; i < p->inv->n_trees; i++)
                 actions_tree_done(&c.trees[i]);
         free(c.why);
@@ -1180,6 +1226,10 @@ int actions_open_log(const ActionsRunOptions *o) {
         if (r >= 0)
                 r = journal_open(o->log_file ? JOURNAL_TARGET_FILE : o->log_target, o->log_file,
                                  run_id);
+        if (r < 0 && o->log_file)
+                return log_error_errno(r == -EBADFD ? -EINVAL : r,
+                                       "--log-file '%s': cannot open the action log%s", o->log_file,
+                                       r == -EBADFD ? " (not a regular file)" : "");
         if (r < 0)
                 return log_error_errno(r, "cannot open the action log");
         if (o->quiet)

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <libconfig.h>
@@ -95,6 +96,8 @@ static const ConfigKeyInfo config_keys[_POLICY_KEY_MAX] = {
             max_deletions_percent, CONFIG_OFF_ZERO, 0, 100, CONFIG_TIGHTEN_LIMIT),
         KEY(POLICY_KEY_ORPHAN_MIN_AGE, "orphan-min-age", CONFIG_VALUE_DURATION, orphan_min_age,
             CONFIG_OFF_INFINITY, MSEC_PER_HOUR, CONFIG_DURATION_MAX, CONFIG_TIGHTEN_LESS),
+        KEY(POLICY_KEY_PROTECT, "protect", CONFIG_VALUE_BOOL, protect, CONFIG_OFF_NO, 0, 1,
+            CONFIG_TIGHTEN_BOOL),
 };
 
 static const char *const config_top_names[] = { "defaults", "tree", "projects", "admin" };
@@ -1253,14 +1256,30 @@ static int config_check_pair(ConfigParse *cp, const Policy *p, const PolicyOrigi
                             config_format_value(&config_keys[kb], p, vb, sizeof vb), ob);
 }
 
+/* The position in c->files of the file an origin ("file:line") names; -1 when none. */
+static ssize_t config_origin_rank(const Config *c, const char *origin) {
+        const char *colon = strrchr(origin, ':');
+        size_t len = colon ? (size_t)(colon - origin) : strlen(origin);
+
+        for (size_t i = c->n_files; i > 0; i--)
+                if (strlen(c->files[i - 1]) == len && strneq(c->files[i - 1], origin, len))
+                        return (ssize_t)(i - 1);
+        return -1;
+}
+
 /* Rules that contradict each other within one effective policy. Only pairs touching `mask`
  * are reported, so a contradiction in the defaults is not repeated for every project. A grace
- * (min-age, min-idle) longer than a limit is reported only when a file wrote both: the
- * built-in grace simply wins over a short limit ("max-age 1d" alone is valid). */
+ * (min-age, min-idle, keep-latest) longer than a limit is reported only when a file wrote both
+ * and the grace comes from the same file as the limit or a later one: a grace of an earlier
+ * layer (the built-in default, the system file, a drop-in) simply wins over a short limit of a
+ * later one, so "max-age 1d" is valid alone and under the shipped /etc/qgc/qgc.conf alike,
+ * which writes the built-in values (issue 11). */
 static int config_check_policy(ConfigParse *cp, const Policy *p, const PolicyOrigin *o,
                                unsigned mask, const char *ctx) {
 #define WRITTEN(k) (o->where[k] && !streq(o->where[k], CONFIG_BUILTIN))
-#define TOUCHES(a, b) ((mask & ((1u << (a)) | (1u << (b)))) && WRITTEN(a) && WRITTEN(b))
+#define TOUCHES(a, b)                                                                              \
+        ((mask & ((1u << (a)) | (1u << (b)))) && WRITTEN(a) && WRITTEN(b) &&                      \
+         config_origin_rank(cp->c, o->where[a]) >= config_origin_rank(cp->c, o->where[b]))
         int r = 0;
 
         if (p->max_age > 0 && p->min_age > p->max_age && TOUCHES(POLICY_KEY_MIN_AGE, POLICY_KEY_MAX_AGE))
@@ -1522,6 +1541,60 @@ int config_load_system_file(Config *c, const char *path, ConfigErrors *errs) {
         return config_load(c, path, c->n_files == 0, /* regular_only= */ true, errs);
 }
 
+static int config_cmp_names(const void *a, const void *b) {
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Free a NULL-terminated array of strings (for _cleanup_). */
+static void config_names_freep(char ***p) {
+        for (char **q = *p; q && *q; q++)
+                free(*q);
+        free(*p);
+}
+
+int config_load_dropins(Config *c, const char *dir, ConfigErrors *errs) {
+        _cleanup_(config_names_freep) char **names = NULL;
+        size_t n = 0, alloc = 0;
+        DIR *d;
+        struct dirent *de;
+        int r = 0, applied = 0;
+
+        d = opendir(dir);
+        if (!d)
+                return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+        while ((de = readdir(d))) {
+                size_t len = strlen(de->d_name);
+
+                if (de->d_name[0] == '.' || len <= 5 || !streq(de->d_name + len - 5, ".conf"))
+                        continue;
+                if (greedy_realloc((void **)&names, &alloc, n + 2, sizeof(char *)) < 0 ||
+                    !(names[n] = strdup(de->d_name))) {
+                        closedir(d);
+                        return -ENOMEM;
+                }
+                names[++n] = NULL;
+        }
+        closedir(d);
+        if (n == 0)
+                return 0;
+        qsort(names, n, sizeof(char *), config_cmp_names);
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *path = path_join(dir, names[i]);
+                int k;
+
+                if (!path)
+                        return -ENOMEM;
+                k = config_load(c, path, /* allow_admin= */ true, /* regular_only= */ true, errs);
+                if (k == -ENOENT)
+                        continue; /* removed meanwhile */
+                if (k < 0 && r >= 0)
+                        r = k;
+                else if (k >= 0)
+                        applied++;
+        }
+        return r < 0 ? r : applied;
+}
+
 int config_load_user_file(Config *c, const char *path, ConfigErrors *errs) {
         return config_load(c, path, /* allow_admin= */ false, /* regular_only= */ true, errs);
 }
@@ -1565,7 +1638,7 @@ int config_explain(const Config *c, FILE *f) {
                 snprintf(kf, sizeof kf, "%g%%", t->keep_free.percent);
         else
                 format_size_exact(kf, sizeof kf, t->keep_free.bytes);
-        fputs("\ntree:\n", f);
+        fputs("\ntree:  # disk caps always delete (action does not apply)\n", f);
         fprintf(f, "        %-22s %-10s %s\n", "max-size",
                 t->max_size ? format_size_exact(a, sizeof a, t->max_size) : "off",
                 t->origin_max_size ? t->origin_max_size : "?");
@@ -1595,6 +1668,10 @@ int config_explain(const Config *c, FILE *f) {
                 const ProjectOverride *o = &c->projects[i];
                 fprintf(f, "\nproject '%s' (%s, %s:%d):\n", o->pattern,
                         o->is_glob ? "glob" : "exact", o->file ? o->file : "?", o->line);
+                if (o->policy.protect)
+                        fputs("        # protected: no rule touches this project (its own rules, "
+                              "the tree caps, the reclaim of its orphans)\n",
+                              f);
                 config_explain_policy(&o->policy, &o->origin, o->set_mask, true, f);
         }
         if (c->n_projects > 0)

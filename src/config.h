@@ -42,6 +42,7 @@ typedef enum PolicyKey {
         POLICY_KEY_MAX_DELETIONS,
         POLICY_KEY_MAX_DELETIONS_PERCENT,
         POLICY_KEY_ORPHAN_MIN_AGE,
+        POLICY_KEY_PROTECT,
         _POLICY_KEY_MAX,
         _POLICY_KEY_INVALID = -22,
 } PolicyKey;
@@ -65,6 +66,8 @@ typedef struct Policy {
         double max_deletions_percent; /* at most P% of a project's sessions deleted per run; 0 = off */
         msec_t orphan_min_age;      /* orphans (file-history, subagents, empty projects) older go;
                                      * MSEC_INFINITY = never */
+        bool protect;               /* no rule touches the project: not its own rules, not the
+                                     * tree caps, not the reclaim of its orphans */
 } Policy;
 
 /* Where a value came from, for check-config --explain: "built-in default" or "file:line". */
@@ -136,6 +139,12 @@ int config_load_system_file(Config *c, const char *path, ConfigErrors *errs);
  * order, for the user's $XDG_CONFIG_HOME/qgc/qgc.conf, and anything but a regular file (in root
  * mode a user's FIFO must not hang the run). */
 int config_load_user_file(Config *c, const char *path, ConfigErrors *errs);
+
+/* The admin's drop-ins: every "*.conf" in dir (conf.d in the system file's directory),
+ * applied after the system file in lexical (strcmp) order, each a regular file, with `admin`
+ * allowed. Returns the number of files applied, 0 when dir does not exist, -EINVAL on errors
+ * (in *errs), -ENOMEM. */
+int config_load_dropins(Config *c, const char *dir, ConfigErrors *errs);
 
 /* Deep copy of src into *ret (which need not be initialized). 0 or -ENOMEM. */
 int config_copy(const Config *src, Config *ret);

@@ -129,6 +129,10 @@ static bool journal_socket_exists(void) {
         return stat(JOURNAL_SOCKET, &st) >= 0 && S_ISSOCK(st.st_mode);
 }
 
+bool journal_available(void) {
+        return journal_socket_exists();
+}
+
 int journal_open(JournalTarget target, const char *path, const char *run_id) {
         journal_close();
 

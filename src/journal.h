@@ -62,6 +62,8 @@ int journal_log(const JournalEntry *e);
 const char *journal_event_to_string(JournalEvent e); /* QGC_ACTION= value */
 const char *journal_event_message_id(JournalEvent e); /* MESSAGE_ID= (32 hex) */
 JournalTarget journal_target_from_string(const char *s);
+/* Does a systemd-journald listen (its socket exists)? What the auto target picks. */
+bool journal_available(void);
 /* The target journal_open() chose (AUTO resolved), for messages and tests. */
 JournalTarget journal_get_target(void);
 /* Format e as the one-line key=value form used for stderr and files (without '\n').

@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <pwd.h>
 #include <sched.h>
 #include <stdio.h>
@@ -48,6 +50,7 @@ static bool arg_dry_run = false;
 static bool arg_json = false;
 static bool arg_force = false;
 static bool arg_explain = false;
+static bool arg_changes = false;
 static bool arg_all_users = false;
 static bool arg_quiet = false;
 static int arg_verbose = 0;
@@ -55,12 +58,17 @@ static unsigned arg_jobs = 0; /* 0: main_default_jobs() */
 static const char *arg_config = NULL;
 static char **arg_roots = NULL;
 static size_t arg_n_roots = 0;
+static char **arg_users = NULL; /* --user NAME (repeatable): implies --all-users */
+static size_t arg_n_users = 0;
 static const char *arg_now = NULL;
 static msec_t arg_now_msec = 0;
+static msec_t arg_now_rel = 0;      /* --now +D / -D: relative to the real clock */
+static bool arg_now_is_rel = false;
 static msec_t real_now_msec = 0; /* the wall clock, read once in main_run() */
 static const char *arg_log_target = "auto";
 static const char *arg_log_file = NULL;
 static const char *arg_restore_id = NULL;
+static const char *arg_restore_project = NULL;
 static msec_t arg_random_delay = 0;
 static bool journal_from_parent = false; /* --all-users: the parent opened the action log */
 static const char *arg_metrics_file = NULL; /* metrics.c */
@@ -68,17 +76,27 @@ static const char *arg_metrics_file = NULL; /* metrics.c */
 static void main_help(void) {
         printf("Usage: qgc [OPTIONS]                 apply the retention policy\n"
                "       qgc --dry-run [--json]        print the plan, change nothing\n"
-               "       qgc status                    disk use per project\n"
+               "       qgc status [--json]           disk use per project\n"
                "       qgc check-config [--explain]  validate the policy file(s)\n"
-               "       qgc restore SESSION_ID        move an archived session back\n"
+               "       qgc restore SESSION_ID        move an archived session back (a unique\n"
+               "                                     prefix of the id is enough)\n"
+               "       qgc restore --project PATH    restore every archived session of a project\n"
+               "\n"
+               "Archiving moves a session to chats/archive/ on the same disk: it frees no\n"
+               "space. Only deletions (action = \"delete\", archive-max-age, the tree caps)\n"
+               "free space.\n"
                "\n"
                "Options:\n"
                "  -n, --dry-run          print the exact plan with a reason per session\n"
                "  -j, --json             print the plan as JSON\n"
+               "      --changes          print only what changes, one line per session\n"
+               "                         naming its project (implies --dry-run)\n"
                "  -c, --config FILE      read only this policy file\n"
                "  -r, --root DIR         a Qwen data directory (like ~/.qwen); repeatable\n"
                "      --all-users        root only: every user's trees, each as its user\n"
-               "      --now TIME         pretend it is TIME (ISO 8601 or @epoch)\n"
+               "      --user NAME        root only: as --all-users, for NAME only; repeatable\n"
+               "      --now TIME         pretend it is TIME: ISO 8601 (no zone: local time),\n"
+               "                         @epoch, or +7d / -12h from now\n"
                "      --force            ignore the per-run deletion limit\n"
                "      --log-target T     auto, journal or stderr (default auto)\n"
                "      --log-file FILE    write the action log to FILE\n"
@@ -101,7 +119,47 @@ enum {
         OPT_RANDOM_DELAY,
         OPT_JOBS,
         OPT_METRICS_FILE,
+        OPT_CHANGES,
+        OPT_PROJECT,
+        OPT_USER,
 };
+
+/* --now: "+7d"/"-12h" (from the real clock, applied when it is read), "@epoch", or ISO 8601;
+ * a date or time without a zone (Z, +hh:mm) is local time, as with journalctl --since. */
+static int main_parse_now(const char *s) {
+        const char *why = NULL, *t;
+        struct tm tm = {};
+        msec_t v, ms;
+        time_t secs;
+
+        if (s[0] == '+' || s[0] == '-') {
+                if (parse_duration(s + 1, &v, &why) < 0 || v == MSEC_INFINITY)
+                        return -EINVAL;
+                arg_now_rel = s[0] == '-' ? -v : v;
+                arg_now_is_rel = true;
+                return 0;
+        }
+        if (parse_timestamp(s, &v) < 0)
+                return -EINVAL;
+        arg_now_is_rel = false;
+        arg_now_msec = v;
+        if (s[0] == '@')
+                return 0;
+        /* a zone is a Z or a sign after the time (the date's own '-' come before it) */
+        t = strpbrk(s, "Tt ");
+        if (t && strpbrk(t, "Zz+-"))
+                return 0;
+        secs = (time_t)(v >= 0 ? v / 1000 : (v - 999) / 1000);
+        ms = v - (msec_t)secs * 1000;
+        if (!gmtime_r(&secs, &tm))
+                return -EINVAL;
+        tm.tm_isdst = -1;
+        secs = mktime(&tm);
+        if (secs == (time_t)-1)
+                return -EINVAL;
+        arg_now_msec = (msec_t)secs * 1000 + ms;
+        return 0;
+}
 
 static int main_parse_argv(int argc, char *argv[]) {
         static const struct option options[] = {
@@ -118,6 +176,9 @@ static int main_parse_argv(int argc, char *argv[]) {
                 { "random-delay", required_argument, NULL, OPT_RANDOM_DELAY },
                 { "jobs", required_argument, NULL, OPT_JOBS },
                 { "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
+                { "changes", no_argument, NULL, OPT_CHANGES },
+                { "project", required_argument, NULL, OPT_PROJECT },
+                { "user", required_argument, NULL, OPT_USER },
                 { "quiet", no_argument, NULL, 'q' },
                 { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
@@ -148,10 +209,20 @@ static int main_parse_argv(int argc, char *argv[]) {
                 case OPT_ALL_USERS:
                         arg_all_users = true;
                         break;
+                case OPT_USER: {
+                        char **n = realloc(arg_users, (arg_n_users + 1) * sizeof(char *));
+                        if (!n)
+                                return -ENOMEM;
+                        arg_users = n;
+                        arg_users[arg_n_users++] = optarg;
+                        arg_all_users = true; /* root mode, for the named users only */
+                        break;
+                }
                 case OPT_NOW:
-                        if (parse_timestamp(optarg, &arg_now_msec) < 0) {
-                                log_error("--now '%s': expected ISO 8601 (2027-01-01T00:00:00Z) "
-                                          "or @epoch",
+                        if (main_parse_now(optarg) < 0) {
+                                log_error("--now '%s': expected ISO 8601 (2027-01-01T00:00:00Z; "
+                                          "without a zone: local time), @epoch, or +D/-D "
+                                          "from now (+7d)",
                                           optarg);
                                 return -EINVAL;
                         }
@@ -173,6 +244,13 @@ static int main_parse_argv(int argc, char *argv[]) {
                         break;
                 case OPT_EXPLAIN:
                         arg_explain = true;
+                        break;
+                case OPT_PROJECT:
+                        arg_restore_project = optarg;
+                        break;
+                case OPT_CHANGES:
+                        arg_changes = true;
+                        arg_dry_run = true; /* a view of the plan: never a run */
                         break;
                 case OPT_RANDOM_DELAY: {
                         const char *why = NULL;
@@ -225,11 +303,12 @@ static int main_parse_argv(int argc, char *argv[]) {
                         arg_command = CMD_CHECK_CONFIG;
                 else if (streq(verb, "restore")) {
                         arg_command = CMD_RESTORE;
-                        if (optind >= argc) {
-                                log_error("restore: missing SESSION_ID");
+                        if (optind < argc && !arg_restore_project)
+                                arg_restore_id = argv[optind++];
+                        else if (!arg_restore_project) {
+                                log_error("restore: missing SESSION_ID (or --project PATH)");
                                 return -EINVAL;
                         }
-                        arg_restore_id = argv[optind++];
                 } else if (streq(verb, "run"))
                         arg_command = CMD_RUN;
                 else {
@@ -241,8 +320,17 @@ static int main_parse_argv(int argc, char *argv[]) {
                 log_error("unexpected argument '%s' (try --help)", argv[optind]);
                 return -EINVAL;
         }
-        if (arg_json && !(arg_dry_run && (arg_command == CMD_RUN || arg_command == CMD_RESTORE))) {
-                log_error("--json goes with --dry-run");
+        if (arg_json && arg_command != CMD_STATUS &&
+            !(arg_dry_run && (arg_command == CMD_RUN || arg_command == CMD_RESTORE))) {
+                log_error("--json goes with --dry-run or status");
+                return -EINVAL;
+        }
+        if (arg_restore_project && arg_command != CMD_RESTORE) {
+                log_error("--project goes with restore");
+                return -EINVAL;
+        }
+        if (arg_changes && (arg_json || arg_command != CMD_RUN)) {
+                log_error("--changes is a text view of the plan: not with --json or a command");
                 return -EINVAL;
         }
         if (arg_explain && arg_command != CMD_CHECK_CONFIG) {
@@ -250,7 +338,7 @@ static int main_parse_argv(int argc, char *argv[]) {
                 return -EINVAL;
         }
         if (arg_all_users && arg_n_roots > 0) {
-                log_error("--all-users and --root exclude each other");
+                log_error("--all-users (or --user) and --root exclude each other");
                 return -EINVAL;
         }
         /* metrics (metrics.c): the shared buffer is opened before any fork */
@@ -309,6 +397,15 @@ static int main_explain(const Config *cfg) {
         return text_fputs_terminal(buf, len, stdout);
 }
 
+/* The drop-in directory of the system file: its directory + "/conf.d". */
+static char *main_dropin_dir(const char *system_file) {
+        const char *slash = strrchr(system_file, '/');
+        _cleanup_free_ char *dir = slash ? strndup(system_file, (size_t)(slash - system_file))
+                                         : strdup(".");
+
+        return dir ? path_join(*dir ? dir : "/", "conf.d") : NULL;
+}
+
 /* Load the policy: -c FILE only, else the system file then the user's file, else built-ins. */
 static int main_load_config(Config *cfg) {
         _cleanup_(config_errors_done) ConfigErrors errs = {};
@@ -338,6 +435,18 @@ static int main_load_config(Config *cfg) {
                 return -EINVAL;
         }
         bool have_system = r >= 0;
+        /* the admin's drop-ins, "*.conf" in conf.d/ next to the system file, lexical order */
+        _cleanup_free_ char *dropins = main_dropin_dir(sys);
+        if (!dropins)
+                return -ENOMEM;
+        r = config_load_dropins(cfg, dropins, &errs);
+        if (r < 0) {
+                main_print_config_errors(&errs);
+                if (r != -EINVAL)
+                        log_error_errno(r, "cannot read '%s'", dropins);
+                return -EINVAL;
+        }
+        have_system = have_system || r > 0;
         if (arg_all_users)
                 return 0; /* each user's own file is merged in that user's child (users.c) */
         _cleanup_free_ char *user = main_user_config_path();
@@ -359,7 +468,8 @@ static int main_load_config(Config *cfg) {
                 main_print_config_errors(&errs);
                 return r == -ENOMEM ? r : -EINVAL;
         }
-        main_print_config_errors(&errs); /* warnings about clamped values */
+        if (!arg_quiet) /* warnings about clamped values; cron would mail them on every run */
+                main_print_config_errors(&errs);
         config_done(cfg);
         *cfg = merged;
         return 0;
@@ -372,6 +482,15 @@ static int main_add_trees(Inventory *inv) {
         if (arg_n_roots > 0) {
                 for (size_t i = 0; i < arg_n_roots; i++) {
                         Tree t = {};
+                        struct stat st;
+
+                        /* a typo is an error, not "no sessions found" (exit 66, EX_NOINPUT) */
+                        if (stat(arg_roots[i], &st) < 0)
+                                return log_error_errno(-errno, "--root '%s'", arg_roots[i]),
+                                       -ENOENT;
+                        if (!S_ISDIR(st.st_mode))
+                                return log_error("--root '%s': not a directory", arg_roots[i]),
+                                       -ENOENT;
                         r = roots_from_dir(arg_roots[i], &t);
                         if (r < 0)
                                 return log_error_errno(r, "--root '%s'", arg_roots[i]);
@@ -437,6 +556,70 @@ static unsigned main_default_jobs(void) {
         return (unsigned)MAX(1, MIN(n, MAIN_JOBS_DEFAULT_MAX));
 }
 
+/* The trees of inv, "A, B", for messages. */
+static char *main_tree_list(const Inventory *inv) {
+        _cleanup_(strbuf_done) StrBuf sb = {};
+
+        for (size_t t = 0; t < inv->n_trees; t++)
+                if (strbuf_printf(&sb, "%s'%s'", t > 0 ? ", " : "", inv->trees[t].runtime_dir) < 0)
+                        return NULL;
+        return sb.buf ? strbuf_steal(&sb) : strdup("no tree");
+}
+
+/* The plan of qgc restore: a session by its id or a unique prefix of it, or every archived
+ * session of --project PATH. Errors say "restore" and name the trees looked in. */
+static int main_restore_plan(const Inventory *inv, msec_t now, Plan **ret) {
+        _cleanup_free_ char *trees = main_tree_list(inv);
+        const char *id = NULL, *other = NULL;
+        int r;
+
+        if (!trees)
+                return -ENOMEM;
+        if (arg_restore_project) {
+                r = restore_plan_project(inv, arg_restore_project, now, ret);
+                if (r == -ENOENT) {
+                        log_error("restore: project '%s' has no archived session in %s",
+                                  arg_restore_project, trees);
+                        return r;
+                }
+                return r < 0 ? log_error_errno(r, "restore: cannot plan it") : 0;
+        }
+        r = restore_resolve(inv, arg_restore_id, &id, &other);
+        if (r == -ENOTUNIQ) {
+                log_error("restore: '%s' names more than one session (%s, %s, ...); give more "
+                          "of the id",
+                          arg_restore_id, id, other);
+                return -EINVAL;
+        }
+        if (r == -ENOENT) {
+                log_error("restore: no session '%s' in %s", arg_restore_id, trees);
+                return r;
+        }
+        r = restore_plan(inv, id, now, ret);
+        if (r == -ENOENT) /* cannot happen: resolved above */
+                log_error("restore: no session '%s' in %s", id, trees);
+        return r < 0 ? (r == -ENOENT ? r : log_error_errno(r, "restore: cannot plan it")) : 0;
+}
+
+/* After a real restore: one line per session moved back (not under --quiet). */
+static void main_report_restore(const Plan *plan) {
+        for (size_t i = 0; i < plan->n_steps; i++) {
+                const PlanStep *st = &plan->steps[i];
+                _cleanup_free_ char *to = NULL;
+                char *slash;
+
+                if (st->kind != PLAN_STEP_RESTORE || st->why || st->n_paths == 0)
+                        continue;
+                to = plan_clean_string(st->paths[0].to, /* for_terminal= */ true);
+                if (!to)
+                        continue;
+                slash = strrchr(to, '/');
+                if (slash)
+                        *slash = '\0';
+                printf("qgc: restored session %s into %s\n", st->session_id, to);
+        }
+}
+
 /* The plan of this command: the restore plan, or the policy's plan with the recovery steps of
  * an interrupted run in front. Read-only. */
 static int main_build_plan(Inventory *inv, const Config *cfg, msec_t now, Plan **ret) {
@@ -446,12 +629,8 @@ static int main_build_plan(Inventory *inv, const Config *cfg, msec_t now, Plan *
         double t0;
         int r;
 
-        if (arg_command == CMD_RESTORE) {
-                r = restore_plan(inv, arg_restore_id, now, ret);
-                if (r == -ENOENT)
-                        return log_error_errno(r, "no session %s in any tree", arg_restore_id);
-                return r < 0 ? log_error_errno(r, "cannot plan the restore") : 0;
-        }
+        if (arg_command == CMD_RESTORE)
+                return main_restore_plan(inv, now, ret);
         t0 = mono_sec();
         r = policy_evaluate(inv, cfg, now, &po, &verdicts);
         if (r < 0)
@@ -477,11 +656,50 @@ static bool main_plan_refuses(const Plan *p) {
         return false;
 }
 
+/* The line after a real run: what happened, space freed and moved to the archive apart
+ * (archiving frees nothing); then, even under --quiet (cron mails it), the warning when the
+ * deletion limits held sessions back. */
+static int main_report_run(const Plan *plan, const ActionStats *st, int r) {
+        char fs[FORMAT_BYTES_MAX], as[FORMAT_BYTES_MAX];
+        _cleanup_free_ char *warning = NULL;
+        PlanHeldBack h;
+
+        if (!arg_quiet || r > 0) {
+                printf("qgc: archived %u (%s moved to the archive), deleted %u, orphans reclaimed "
+                       "%u, skipped %u, failed %u",
+                       st->n_archived, format_bytes(as, sizeof as, st->bytes_archived),
+                       st->n_deleted, st->n_orphans, st->n_skipped, st->n_failed);
+                if (st->n_recovered > 0)
+                        printf(", recovered %u", st->n_recovered);
+                printf("; freed %s\n",
+                       format_bytes(fs, sizeof fs, st->bytes_deleted + st->bytes_orphans));
+        }
+        /* an interactive run: where each action is recorded */
+        if (!arg_quiet && isatty(STDOUT_FILENO)) {
+                _cleanup_free_ char *c = arg_log_file ? text_clean(arg_log_file, TEXT_TERMINAL)
+                                                      : NULL;
+                if (c)
+                        printf("qgc: every action is in %s\n", c);
+                else if (!streq(arg_log_target, "stderr") && journal_available())
+                        printf("qgc: every action is in the journal: journalctl -t qgc\n");
+        }
+        plan_held_back(plan, &h);
+        if (h.n > 0) {
+                warning = plan_held_back_warning(&h);
+                if (!warning)
+                        return -ENOMEM;
+                fflush(stdout);
+                log_warning("warning: %s (use --force, or raise the limit)", warning);
+        }
+        return r;
+}
+
 /* Scan, build the plan, then the one fork: render it (dry run) or execute it (the executor
  * takes the locks and opens the action log). */
 static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         _cleanup_(plan_freep) Plan *plan = NULL;
-        RenderOptions ro = { .columns = main_columns(), .show_keep = true };
+        RenderOptions ro = { .columns = main_columns(), .show_keep = true,
+                             .changes = arg_changes };
         ScanOptions so = { .now = now, .no_atime = true,
                            .jobs = arg_jobs > 0 ? arg_jobs : main_default_jobs() };
         ActionsRunOptions ao = {
@@ -510,7 +728,8 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         /* the scan's threads are gone: stdout needs no locking per character from here on */
         __fsetlocking(stdout, FSETLOCKING_BYCALLER);
         if (arg_command == CMD_STATUS)
-                return plan_render_status(inv, now, &ro, stdout);
+                return arg_json ? plan_render_status_json(inv, now, stdout)
+                                : plan_render_status(inv, now, &ro, stdout);
 
         r = main_build_plan(inv, cfg, now, &plan);
         if (r < 0)
@@ -529,16 +748,12 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         if (r < 0)
                 return r;
         metrics_record(plan, &st, cfg); /* metrics.c; no-op without --metrics-file */
-        if (plan->is_restore)
+        if (plan->is_restore) {
+                if (r == 0 && !arg_quiet)
+                        main_report_restore(plan);
                 return r;
-        if (!arg_quiet || r > 0) {
-                printf("qgc: archived %u, deleted %u, orphans reclaimed %u, skipped %u, failed %u",
-                       st.n_archived, st.n_deleted, st.n_orphans, st.n_skipped, st.n_failed);
-                if (st.n_recovered > 0)
-                        printf(", recovered %u", st.n_recovered);
-                putchar('\n');
         }
-        return r;
+        return main_report_run(plan, &st, r);
 }
 
 /* --all-users: runs in each user's child, after the privilege drop. */
@@ -552,6 +767,12 @@ static int main_run(void) {
         msec_t now;
         int r;
 
+        if (arg_all_users && geteuid() != 0) {
+                /* refused before anything is read: EX_NOPERM (77), not a usage error */
+                log_error("--all-users needs root (it runs each user's trees as that user); run "
+                          "it as root, or without --all-users for your own trees");
+                return EX_NOPERM;
+        }
         r = main_load_config(&cfg);
         if (r < 0)
                 return EX_CONFIG;
@@ -575,7 +796,7 @@ static int main_run(void) {
 
         /* the clock is read once, after any random delay */
         real_now_msec = now_msec();
-        now = arg_now ? arg_now_msec : real_now_msec;
+        now = !arg_now ? real_now_msec : arg_now_is_rel ? real_now_msec + arg_now_rel : arg_now_msec;
 
         if (arg_all_users) {
                 if (!arg_dry_run && arg_command != CMD_STATUS) {
@@ -592,7 +813,14 @@ static int main_run(void) {
                                 return 1;
                         journal_from_parent = true;
                 }
-                r = users_run_all(&cfg, main_user_cb, &now);
+                r = users_run_all(&cfg, main_user_cb, &now,
+                                  &(const UsersOutput){
+                                          .json = arg_json, /* a plan or status each */
+                                          .headers = !arg_json && !arg_quiet &&
+                                                     arg_command != CMD_CHECK_CONFIG,
+                                          .only = arg_users,
+                                          .n_only = arg_n_users,
+                                  });
                 if (journal_from_parent)
                         journal_close();
                 return r < 0 ? main_exit_code(r) : r;
@@ -602,6 +830,8 @@ static int main_run(void) {
         if (r < 0)
                 return log_error_errno(r, "out of memory"), 1;
         r = main_add_trees(inv);
+        if (r == -ENOENT)
+                return EX_NOINPUT;
         if (r < 0)
                 return main_exit_code(r);
         r = main_run_trees(inv, &cfg, now);
@@ -609,15 +839,24 @@ static int main_run(void) {
 }
 
 int main(int argc, char *argv[]) {
+        const char *codeset;
         int r;
+
+        /* display widths (wcwidth) and whether the terminal takes UTF-8 come from the locale;
+         * everything else stays "C" (numbers, messages) */
+        (void)setlocale(LC_CTYPE, "");
+        codeset = nl_langinfo(CODESET);
+        text_set_terminal_utf8(codeset && (streq(codeset, "UTF-8") || streq(codeset, "utf8")));
 
         r = main_parse_argv(argc, argv);
         if (r <= 0) {
                 free(arg_roots);
+                free(arg_users);
                 return r < 0 ? EX_USAGE : 0;
         }
         r = main_run();
         (void)metrics_finish(r); /* metrics.c; no-op without --metrics-file */
         free(arg_roots);
+        free(arg_users);
         return r;
 }

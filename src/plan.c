@@ -39,6 +39,38 @@ Verb plan_item_verb(const PlanItem *it) {
         return it->verdict ? it->verdict->verb : VERB_KEEP;
 }
 
+void plan_held_back(const Plan *p, PlanHeldBack *ret) {
+        PlanHeldBack h = {};
+
+        for (size_t k = 0; k < p->n_items; k++) {
+                const PlanItem *it = &p->items[k];
+                const Verdict *vd = it->verdict;
+
+                if (it->is_orphan || !vd || !vd->held_by)
+                        continue;
+                h.n++;
+                h.bytes += p->inv->sessions[it->index].bytes;
+                if (!h.limit)
+                        h.limit = vd->held_by;
+                else if (!streq(h.limit, vd->held_by))
+                        h.limit = "max-deletions and max-deletions-percent";
+                if (vd->held_rule &&
+                    (streq(vd->held_rule, "tree-max-size") || streq(vd->held_rule, "keep-free")))
+                        h.tree_cap = true;
+        }
+        *ret = h;
+}
+
+char *plan_held_back_warning(const PlanHeldBack *h) {
+        char sz[FORMAT_BYTES_MAX];
+
+        if (h->n == 0)
+                return NULL;
+        return strprintf("%s not met: %zu session%s (%s) held back by %s",
+                         h->tree_cap ? "tree cap" : "policy", h->n, h->n == 1 ? "" : "s",
+                         format_bytes(sz, sizeof sz, h->bytes), h->limit ?: "max-deletions");
+}
+
 /* Display order of verbs: what changes first. */
 static int plan_verb_order(Verb v) {
         switch (v) {
@@ -288,6 +320,83 @@ Plan *plan_free(Plan *p) {
 
 char *plan_clean_string(const char *s, bool for_terminal) {
         return text_clean(s, for_terminal ? TEXT_TERMINAL : TEXT_JSON);
+}
+
+/* ---- qgc status: disk use per project */
+
+
+/* Largest first, then tree and name. */
+static int plan_use_cmp(const void *x, const void *y) {
+        const PlanUse *a = x, *b = y;
+        if (a->tree != b->tree)
+                return a->tree < b->tree ? -1 : 1;
+        if (a->bytes_alloc != b->bytes_alloc)
+                return a->bytes_alloc > b->bytes_alloc ? -1 : 1;
+        if (a->bytes != b->bytes)
+                return a->bytes > b->bytes ? -1 : 1;
+        if (a->verified != b->verified)
+                return a->verified ? -1 : 1;
+        return strcmp(a->group, b->group);
+}
+
+
+static const char *plan_session_group(const Session *s) {
+        return plan_session_verified(s) ? s->cwd : (s->project_dir ?: "");
+}
+
+/* Sessions by tree, verified first, project. */
+static int plan_session_cmp(const void *x, const void *y, void *userdata) {
+        const Inventory *inv = userdata;
+        const Session *a = &inv->sessions[*(const size_t *)x], *b = &inv->sessions[*(const size_t *)y];
+        bool va = plan_session_verified(a), vb = plan_session_verified(b);
+
+        if (a->tree != b->tree)
+                return a->tree < b->tree ? -1 : 1;
+        if (va != vb)
+                return va ? -1 : 1;
+        return strcmp(plan_session_group(a), plan_session_group(b));
+}
+
+/* Aggregate the inventory per (tree, project), largest first within each tree. */
+int plan_status_collect(const Inventory *inv, PlanUse **ret, size_t *ret_n) {
+        _cleanup_free_ PlanUse *u = calloc(inv->n_sessions ?: 1, sizeof(PlanUse));
+        _cleanup_free_ size_t *idx = calloc(inv->n_sessions ?: 1, sizeof(size_t));
+        size_t n = 0;
+
+        if (!u || !idx)
+                return -ENOMEM;
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                idx[i] = i;
+        qsort_r(idx, inv->n_sessions, sizeof(size_t), plan_session_cmp, (void *)inv);
+        for (size_t k = 0; k < inv->n_sessions; k++) {
+                const Session *s = &inv->sessions[idx[k]];
+                bool verified = plan_session_verified(s);
+                const char *g = plan_session_group(s);
+                PlanUse *cur = n > 0 ? &u[n - 1] : NULL;
+
+                if (!cur || cur->tree != s->tree || cur->verified != verified ||
+                    !streq(cur->group, g)) {
+                        cur = &u[n++];
+                        *cur = (PlanUse){ .tree = s->tree,
+                                          .group = g,
+                                          .verified = verified,
+                                          .project_dir = s->project_dir,
+                                          .oldest = s->last_activity,
+                                          .newest = s->last_activity };
+                }
+                if (s->state == SESSION_ARCHIVED)
+                        cur->n_archived++;
+                else
+                        cur->n_active++;
+                cur->bytes += s->bytes;
+                cur->bytes_alloc += s->bytes_alloc;
+                cur->oldest = MIN(cur->oldest, s->last_activity);
+                cur->newest = MAX(cur->newest, s->last_activity);
+        }
+        qsort(u, n, sizeof(PlanUse), plan_use_cmp);
+        *ret = TAKE_PTR(u);
+        *ret_n = n;
+        return 0;
 }
 
 /* The JSON text is written as it is built, in exactly the layout json-c gives with
@@ -717,6 +826,17 @@ static void plan_json_steps(PlanJson *j, const Plan *p, const char *key, bool re
                 plan_json_close(j, ']');
 }
 
+int plan_render_json_string(const char *s, FILE *f) {
+        _cleanup_free_ PlanJson *j = calloc(1, sizeof(PlanJson));
+
+        if (!j)
+                return -ENOMEM;
+        j->f = f;
+        plan_json_value_string(j, s);
+        fwrite(j->buf, 1, j->len, f);
+        return j->error;
+}
+
 int plan_render_json(const Plan *p, FILE *f) {
         PlanJson j = { .f = f };
         char buf[FORMAT_TIMESTAMP_MAX];
@@ -774,5 +894,93 @@ int plan_render_json(const Plan *p, FILE *f) {
         fwrite(j.buf, 1, j.len, f);
         if (j.error < 0)
                 return j.error;
+        return fflush(f) == EOF || ferror(f) ? -EIO : 0;
+}
+
+/* The trees of inv, as in the plan. */
+static void plan_json_inv_trees(PlanJson *j, const Inventory *inv) {
+        plan_json_key(j, "trees");
+        plan_json_open(j, '[');
+        for (size_t t = 0; t < inv->n_trees; t++) {
+                const Tree *tr = &inv->trees[t];
+                uint64_t archived = 0;
+                size_t n_archived = 0;
+
+                for (size_t i = 0; i < inv->n_sessions; i++)
+                        if (inv->sessions[i].tree == t &&
+                            inv->sessions[i].state == SESSION_ARCHIVED) {
+                                n_archived++;
+                                archived += inv->sessions[i].bytes_alloc;
+                        }
+                plan_json_next(j);
+                plan_json_open(j, '{');
+                plan_json_string(j, "global_dir", tr->global_dir);
+                plan_json_string(j, "runtime_dir", tr->runtime_dir);
+                plan_json_string(j, "user", tr->user);
+                if (tr->fs_known) {
+                        plan_json_uint(j, "fs_size", tr->fs_size);
+                        plan_json_uint(j, "fs_avail", tr->fs_avail);
+                }
+                /* archiving is a rename on the same disk: this space is not free */
+                plan_json_uint(j, "archived_sessions", n_archived);
+                plan_json_uint(j, "archived_bytes_allocated", archived);
+                plan_json_close(j, '}');
+        }
+        plan_json_close(j, ']');
+}
+
+int plan_render_status_json(const Inventory *inv, msec_t now, FILE *f) {
+        _cleanup_free_ PlanJson *j = calloc(1, sizeof(PlanJson));
+        _cleanup_free_ PlanUse *u = NULL;
+        char buf[FORMAT_TIMESTAMP_MAX];
+        uint64_t total = 0, ob = 0;
+        size_t n = 0;
+        int r;
+
+        if (!j)
+                return -ENOMEM;
+        r = plan_status_collect(inv, &u, &n);
+        if (r < 0)
+                return r;
+        j->f = f;
+        plan_json_open(j, '{');
+        plan_json_int(j, "version", PLAN_JSON_VERSION);
+        plan_json_string(j, "now", format_timestamp(buf, sizeof buf, now));
+        plan_json_int(j, "now_ms", now);
+        plan_json_inv_trees(j, inv);
+        plan_json_key(j, "projects");
+        plan_json_open(j, '[');
+        for (size_t k = 0; k < n; k++) {
+                total += u[k].bytes_alloc;
+                plan_json_next(j);
+                plan_json_open(j, '{');
+                plan_json_int(j, "tree", (int64_t)u[k].tree);
+                plan_json_bool(j, "verified", u[k].verified);
+                plan_json_string(j, "project", u[k].verified ? u[k].group : NULL);
+                plan_json_string(j, "project_dir", u[k].project_dir);
+                plan_json_uint(j, "active", u[k].n_active);
+                plan_json_uint(j, "archived", u[k].n_archived);
+                plan_json_uint(j, "bytes", u[k].bytes);
+                plan_json_uint(j, "bytes_allocated", u[k].bytes_alloc);
+                plan_json_time(j, "oldest_activity", u[k].oldest);
+                plan_json_time(j, "newest_activity", u[k].newest);
+                plan_json_close(j, '}');
+        }
+        plan_json_close(j, ']');
+        for (size_t i = 0; i < inv->n_orphans; i++)
+                ob += inv->orphans[i].bytes_alloc;
+        plan_json_key(j, "total");
+        plan_json_open(j, '{');
+        plan_json_uint(j, "projects", n);
+        plan_json_uint(j, "sessions", inv->n_sessions);
+        plan_json_uint(j, "bytes_allocated", total);
+        plan_json_uint(j, "orphans", inv->n_orphans);
+        plan_json_uint(j, "orphans_bytes_allocated", ob);
+        plan_json_close(j, '}');
+        plan_json_close(j, '}');
+        plan_json_putc(j, '\n');
+        fwrite(j->buf, 1, j->len, f);
+        if (j->error < 0)
+                return j->error;
         return fflush(f) == EOF || ferror(f) ? -EIO : 0;
 }

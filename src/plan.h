@@ -67,6 +67,19 @@ Verb plan_item_verb(const PlanItem *it);
  * control characters with '?'. NULL on ENOMEM; NULL in, "" out. */
 char *plan_clean_string(const char *s, bool for_terminal);
 
+/* What the deletion limits (max-deletions, max-deletions-percent) hold back in a plan: sessions
+ * a rule would delete that stay (skipped) or are archived instead. */
+typedef struct PlanHeldBack {
+        size_t n;
+        uint64_t bytes;
+        bool tree_cap;     /* a tree cap (tree max-size, keep-free) wanted one of them gone */
+        const char *limit; /* the limit(s) that held them back (static) */
+} PlanHeldBack;
+void plan_held_back(const Plan *p, PlanHeldBack *ret);
+/* "tree cap not met: 3 sessions (12K) held back by max-deletions" ("policy not met: ..." when
+ * no tree cap is involved); malloc'ed; NULL when nothing is held back or on ENOMEM. */
+char *plan_held_back_warning(const PlanHeldBack *h);
+
 /* Takes ownership of *verdicts (sets it to NULL). */
 int plan_build(const Inventory *inv, Verdicts **verdicts, msec_t now, Plan **ret);
 /* An empty plan of steps only (qgc restore; restore.h fills it). */
@@ -85,6 +98,8 @@ static inline void plan_freep(Plan **p) {
 typedef struct RenderOptions {
         unsigned columns;   /* terminal width; 0 = 100 */
         bool show_keep;     /* list kept sessions too (default true for dry-run) */
+        bool changes;       /* --changes: one line per session that is not kept, naming its
+                             * project, the most idle first within a project */
 } RenderOptions;
 
 int plan_render_text(const Plan *p, const RenderOptions *o, FILE *f);
@@ -93,5 +108,22 @@ int plan_render_steps_text(const Plan *p, FILE *f);
 /* One JSON document, schema in doc/plan-schema.md (PLAN_JSON_VERSION). */
 #define PLAN_JSON_VERSION 1
 int plan_render_json(const Plan *p, FILE *f);
+/* s as a JSON string (quoted, escaped and cleaned as in the plan); for the --all-users
+ * document that wraps each user's plan. */
+int plan_render_json_string(const char *s, FILE *f);
+/* Disk use of one project for qgc status. */
+typedef struct PlanUse {
+        size_t tree;
+        const char *group;  /* the cwd of a verified project, else its directory name */
+        bool verified;
+        const char *project_dir;
+        unsigned n_active, n_archived;
+        uint64_t bytes, bytes_alloc;
+        msec_t oldest, newest; /* last activity */
+} PlanUse;
+/* Aggregate the inventory per (tree, project), largest first within each tree. */
+int plan_status_collect(const Inventory *inv, PlanUse **ret, size_t *ret_n);
+/* qgc status --json: one document (schema in doc/plan-schema.md, "Status"). */
+int plan_render_status_json(const Inventory *inv, msec_t now, FILE *f);
 /* qgc status: per-project disk use, largest first, with a bar. */
 int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o, FILE *f);

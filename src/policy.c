@@ -43,10 +43,12 @@
 
 #include "macro.h"
 #include "policy.h"
+#include "qwen.h"
 
 #define PROT_SKIP_MASK (PROT_UNVERIFIED | PROT_FOREIGN | PROT_CONFLICT | PROT_LIVE)
 #define PROT_KEEP_MASK                                                                             \
-        (PROT_MIN_AGE | PROT_PINNED | PROT_TITLED | PROT_SCHEDULED | PROT_WORKTREE | PROT_LATEST)
+        (PROT_PROTECT | PROT_MIN_AGE | PROT_PINNED | PROT_TITLED | PROT_SCHEDULED | PROT_WORKTREE | \
+         PROT_LATEST)
 #define PROT_BLOCK_MASK (PROT_SKIP_MASK | PROT_KEEP_MASK)
 
 /* Per-session working state of one evaluation. */
@@ -112,7 +114,7 @@ const char *verb_to_string(Verb v) {
 
 static const char *const protection_table[_PROT_MAX] = {
         "live",     "pinned",  "titled",     "scheduled", "worktree",     "keep-latest",
-        "min-age",  "unverified", "foreign", "conflict",  "blast-radius",
+        "min-age",  "unverified", "foreign", "conflict",  "blast-radius", "protect",
 };
 
 const char *protection_to_string(Protection p) {
@@ -285,6 +287,8 @@ static void policy_keep_protections(PolicyRun *run, size_t i) {
         Verdict *vd = &run->v->sessions[i];
         msec_t born = s->first_record > 0 ? s->first_record : s->mtime;
 
+        if (p->protect)
+                vd->protections |= PROT_PROTECT;
         if (p->min_age > 0 && run->now - born < p->min_age)
                 vd->protections |= PROT_MIN_AGE;
         if (p->keep_pinned && (s->pinned || s->grouped))
@@ -515,6 +519,30 @@ static const char *const orphan_what[_ORPHAN_KIND_MAX] = {
         [ORPHAN_EMPTY_PROJECT] = "empty project directory",
 };
 
+/* Does orphan o belong to a project with protect = true? Its project directory is that of a
+ * protected session of its tree, or the sanitized path of an exact protected project. */
+static bool policy_orphan_protected(const PolicyRun *run, const Orphan *o) {
+        if (!o->project_dir || !o->project_dir[0])
+                return false; /* file-history: the session is gone, its project unknown */
+        for (size_t i = 0; i < run->inv->n_sessions; i++) {
+                const Session *s = &run->inv->sessions[i];
+                if (s->tree == o->tree && run->info[i].pol->protect && s->project_dir &&
+                    streq(s->project_dir, o->project_dir) && policy_is_verified(s))
+                        return true;
+        }
+        for (size_t k = 0; k < run->cfg->n_projects; k++) {
+                const ProjectOverride *po = &run->cfg->projects[k];
+                _cleanup_free_ char *dir = NULL;
+
+                if (!po->policy.protect || po->is_glob)
+                        continue;
+                dir = qwen_sanitize_cwd(po->pattern);
+                if (dir && streq(dir, o->project_dir))
+                        return true;
+        }
+        return false;
+}
+
 /* Orphans older than orphan-min-age (idle = now - newest mtime inside) are reclaimed. */
 static int policy_orphans(PolicyRun *run) {
         const Policy *p = &run->cfg->defaults;
@@ -532,7 +560,12 @@ static int policy_orphans(PolicyRun *run) {
 
                 format_duration(a, sizeof a, idle);
                 format_duration_exact(b, sizeof b, p->orphan_min_age);
-                if (p->orphan_min_age != MSEC_INFINITY && idle > p->orphan_min_age) {
+                if (policy_orphan_protected(run, o)) {
+                        vd->verb = VERB_KEEP;
+                        vd->rule = protection_to_string(PROT_PROTECT);
+                        vd->protections |= PROT_PROTECT;
+                        vd->reason = strprintf("%s, protected project (protect = true)", what);
+                } else if (p->orphan_min_age != MSEC_INFINITY && idle > p->orphan_min_age) {
                         vd->verb = VERB_DELETE;
                         vd->rule = "orphan";
                         vd->reason = strprintf("%s, idle %s > %s", what, a, b);
@@ -678,6 +711,8 @@ static char *policy_keep_description(const PolicyRun *run, size_t i) {
         _cleanup_(strbuf_done) StrBuf sb = {};
         int r = 0;
 
+        if (vd->protections & PROT_PROTECT)
+                r |= strbuf_printf(&sb, "%sprotected project (protect = true)", sb.len ? ", " : "");
         if (vd->protections & PROT_MIN_AGE)
                 r |= strbuf_printf(&sb, "%sage %s < min-age %s", sb.len ? ", " : "",
                                    format_duration(a, sizeof a, MAX(run->now - born, (msec_t)0)),
@@ -702,7 +737,7 @@ static char *policy_keep_description(const PolicyRun *run, size_t i) {
 /* The winning protection of a mask, in priority order. */
 static const char *policy_first_protection(unsigned prot) {
         static const Protection order[] = { PROT_UNVERIFIED, PROT_FOREIGN, PROT_CONFLICT,
-                                            PROT_LIVE,       PROT_MIN_AGE, PROT_PINNED,
+                                            PROT_LIVE,       PROT_PROTECT, PROT_MIN_AGE, PROT_PINNED,
                                             PROT_TITLED,     PROT_SCHEDULED, PROT_WORKTREE,
                                             PROT_LATEST,     PROT_BLAST };
         for (size_t k = 0; k < ELEMENTSOF(order); k++)
@@ -818,6 +853,7 @@ static int policy_blast(PolicyRun *run, const PolicyOptions *opts) {
                 const Policy *p = in->pol;
                 Verdict *vd = &run->v->sessions[i];
                 _cleanup_free_ char *limit = NULL;
+                const char *held_by = "max-deletions";
                 char *why;
 
                 if (g == SIZE_MAX)
@@ -828,25 +864,28 @@ static int policy_blast(PolicyRun *run, const PolicyOptions *opts) {
                         limit = strprintf("%" PRIu64 " per run in this project", p->max_deletions);
                 else if (p->max_deletions_percent > 0 &&
                          (double)(per_group[g] + 1) >
-                                 p->max_deletions_percent * (double)group_size[g] / 100.0)
+                                 p->max_deletions_percent * (double)group_size[g] / 100.0) {
                         limit = strprintf("%g%% of the project's %zu sessions per run",
                                           p->max_deletions_percent, group_size[g]);
-                else {
+                        held_by = "max-deletions-percent";
+                } else {
                         n_global++;
                         per_group[g]++;
                         continue;
                 }
                 if (!limit)
                         return -ENOMEM;
+                vd->held_by = held_by;
+                vd->held_rule = vd->rule;
                 if (in->fallback_reason) {
                         /* a disk cap wanted it deleted, a project rule archives it anyway */
-                        why = strprintf("%s (deletion limit reached: %s; use --force)",
-                                        in->fallback_reason, limit);
+                        why = strprintf("%s (held back by %s: %s; use --force)",
+                                        in->fallback_reason, held_by, limit);
                         vd->verb = VERB_ARCHIVE;
                         vd->rule = in->fallback_rule;
                 } else {
-                        why = strprintf("deletion limit reached (%s; use --force); would delete: %s",
-                                        limit, vd->reason);
+                        why = strprintf("held back by %s (%s; use --force); would delete: %s",
+                                        held_by, limit, vd->reason);
                         vd->verb = VERB_SKIP;
                         vd->rule = protection_to_string(PROT_BLAST);
                 }

@@ -29,7 +29,8 @@ typedef enum Protection {
         PROT_FOREIGN = 1 << 8,    /* belongs to another project */
         PROT_CONFLICT = 1 << 9,   /* active and archived copies both exist */
         PROT_BLAST = 1 << 10,     /* blast-radius limit reached (use --force) */
-        _PROT_MAX = 11,
+        PROT_PROTECT = 1 << 11,   /* its project has protect = true: no rule touches it */
+        _PROT_MAX = 12,
 } Protection;
 
 typedef struct Verdict {
@@ -40,6 +41,9 @@ typedef struct Verdict {
         char *reason;         /* owned: "idle 121d > max-age 90d" */
         unsigned protections; /* every protection that applies to the session */
         unsigned rank;        /* 1 = newest in its project (active sessions), 0 = n/a */
+        const char *held_by;  /* static: the deletion limit that held the session back
+                               * ("max-deletions", "max-deletions-percent"), else NULL */
+        const char *held_rule; /* static: the rule whose deletion was held back, else NULL */
 } Verdict;
 
 typedef struct Verdicts {

@@ -1,5 +1,7 @@
-/* render.c: the human renderings of a plan (qgc --dry-run) and of disk use (qgc status).
- * Every line fits RenderOptions.columns: long fields are cut with "…". */
+/* render.c: the human renderings of a plan (qgc --dry-run, --changes) and of disk use
+ * (qgc status). Widths are display columns (text_width(): wcwidth). A reason or a header that
+ * does not fit wraps onto indented lines, never cut; only the status table cuts its project
+ * column (with text_ellipsis()). Sessions are shown by a short id (render_id_widths()). */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -9,28 +11,20 @@
 
 #include "macro.h"
 #include "plan.h"
+#include "text.h"
 
-#define RENDER_ID_WIDTH 36
+#define RENDER_ID_MIN 8      /* short ids: the first 8 characters, more when needed */
+#define RENDER_ID_MAX 36     /* a whole session id */
 #define RENDER_VERB_WIDTH 13 /* "would archive" */
 #define RENDER_NUM_WIDTH 6
-#define RENDER_MIN_REASON 12
+#define RENDER_MIN_REASON 24 /* below this the reason goes to its own lines */
+#define RENDER_OWN_INDENT 6  /* ... indented this much */
 #define RENDER_BAR_WIDTH 20
 
 static unsigned render_columns(const RenderOptions *o) {
         return o && o->columns > 0 ? o->columns : 100;
 }
 
-/* Display columns of a clean UTF-8 string (one per code point). */
-static size_t render_width(const char *s) {
-        size_t w = 0;
-        for (; *s; s++)
-                if (((unsigned char)*s & 0xc0) != 0x80)
-                        w++;
-        return w;
-}
-
-/* Print s (cleaned for the terminal) in at most width columns, cut with "…", padded when asked
- * (right-aligned when right). */
 static void render_pad(FILE *f, size_t n) {
         static const char spaces[] = "                                ";
 
@@ -41,10 +35,13 @@ static void render_pad(FILE *f, size_t n) {
         }
 }
 
+/* Print s (cleaned for the terminal) in at most width columns, cut with an ellipsis, padded when
+ * asked (right-aligned when right). Only for table cells that may be cut (status). */
 static int render_field(FILE *f, const char *s, size_t width, bool pad, bool right) {
         _cleanup_free_ char *c = NULL;
         const char *q = s ?: "";
-        size_t w, cut = 0, cols = 0;
+        size_t w, cols, ell_w;
+        const char *ell;
 
         /* fast path: printable ASCII that fits needs no cleaning and no copy */
         while ((unsigned char)*q >= 0x20 && (unsigned char)*q < 0x7f)
@@ -61,26 +58,77 @@ static int render_field(FILE *f, const char *s, size_t width, bool pad, bool rig
         c = plan_clean_string(s, /* for_terminal= */ true);
         if (!c)
                 return -ENOMEM;
-        w = render_width(c);
+        w = text_width(c, strlen(c));
         if (w > width) {
-                /* keep width-1 columns, then the ellipsis */
-                while (c[cut] && cols < (width > 0 ? width - 1 : 0)) {
-                        cut++;
-                        while (((unsigned char)c[cut] & 0xc0) == 0x80)
-                                cut++;
-                        cols++;
+                ell = text_ellipsis(&ell_w);
+                if (width < ell_w) {
+                        render_pad(f, pad ? width : 0);
+                        return 0;
                 }
-                c[cut] = '\0';
-                fputs(c, f);
-                if (width > 0)
-                        fputs("…", f);
+                fwrite(c, 1, text_fit(c, strlen(c), width - ell_w, &cols), f);
+                fputs(ell, f);
+                if (pad)
+                        render_pad(f, width - ell_w - cols);
                 return 0;
         }
         if (pad && right)
-                fprintf(f, "%*s", (int)(width - w), "");
+                render_pad(f, width - w);
         fputs(c, f);
         if (pad && !right)
-                fprintf(f, "%*s", (int)(width - w), "");
+                render_pad(f, width - w);
+        return 0;
+}
+
+/* Write the clean text c wrapped: its first line in first_w columns (the caller already wrote
+ * what stands before it), each further line indented by indent and at most width columns.
+ * Breaks at a space; a word longer than a line is broken at the width. Never cuts; ends the
+ * last line with '\n'. */
+static void render_wrap_clean(FILE *f, const char *c, size_t first_w, size_t indent,
+                              size_t width) {
+        size_t n = strlen(c), avail = first_w;
+        bool first = true;
+
+        width = MAX(width, (size_t)1);
+        while (n > 0) {
+                size_t fit = text_fit(c, n, avail, NULL), cut = fit, skip = 0;
+
+                if (fit < n) {
+                        /* break at the last space within what fits, else in the word */
+                        for (size_t i = fit; i > 0; i--)
+                                if (c[i] == ' ') {
+                                        cut = i;
+                                        break;
+                                }
+                        if (cut == 0 && fit == 0 && !first) {
+                                /* not one character fits a whole line: write one anyway */
+                                uint32_t cp;
+                                cut = text_utf8_char((const unsigned char *)c, n, &cp) ?: 1;
+                        }
+                        while (cut + skip < n && c[cut + skip] == ' ')
+                                skip++;
+                }
+                fwrite(c, 1, cut, f);
+                c += cut + skip;
+                n -= cut + skip;
+                fputc('\n', f);
+                if (n > 0)
+                        render_pad(f, indent);
+                first = false;
+                avail = width;
+        }
+}
+
+/* render_wrap_clean() of s cleaned for the terminal; an empty s ends the line. */
+static int render_wrap(FILE *f, const char *s, size_t first_w, size_t indent, size_t width) {
+        _cleanup_free_ char *c = plan_clean_string(s, /* for_terminal= */ true);
+
+        if (!c)
+                return -ENOMEM;
+        if (!*c) {
+                fputc('\n', f);
+                return 0;
+        }
+        render_wrap_clean(f, c, first_w, indent, width);
         return 0;
 }
 
@@ -179,9 +227,7 @@ static int render_header(const Plan *p, size_t k, size_t e, unsigned cols, FILE 
                 r = strbuf_printf(&sb, "; skip %" PRIu64, n[VERB_SKIP]);
         if (r < 0)
                 return -ENOMEM;
-        r = render_field(f, sb.buf, cols, /* pad= */ false, /* right= */ false);
-        fputc('\n', f);
-        return r;
+        return render_wrap(f, sb.buf, cols, /* indent= */ 4, cols > 4 ? cols - 4 : 1);
 }
 
 /* A row assembled in memory and written with one fwrite() (rows are most of the output). */
@@ -219,33 +265,102 @@ static void render_line_pad(RenderLine *l, size_t n) {
         }
 }
 
-/* render_field() into the line: printable ASCII that fits is copied here, anything else goes
- * through render_field() itself. */
-static int render_line_field(RenderLine *l, const char *s, size_t width, bool pad, bool right) {
+/* Put s into the line in width columns, padded (right-aligned when right); s must fit (ids,
+ * verbs, numbers). */
+static int render_line_cell(RenderLine *l, const char *s, size_t width, bool right) {
+        _cleanup_free_ char *c = NULL;
         const char *q = s ?: "";
         size_t w;
 
         while ((unsigned char)*q >= 0x20 && (unsigned char)*q < 0x7f)
                 q++;
-        w = (size_t)(q - (s ?: ""));
-        if (*q != '\0' || w > width) {
-                render_line_flush(l);
-                return render_field(l->f, s, width, pad, right);
-        }
-        if (pad && right)
+        if (*q != '\0') {
+                c = plan_clean_string(s, /* for_terminal= */ true);
+                if (!c)
+                        return -ENOMEM;
+                s = c;
+                w = text_width(c, strlen(c));
+        } else
+                w = (size_t)(q - (s ?: ""));
+        if (right && w < width)
                 render_line_pad(l, width - w);
-        render_line_put(l, s ?: "", w);
-        if (pad && !right)
+        render_line_put(l, s ?: "", strlen(s ?: ""));
+        if (!right && w < width)
                 render_line_pad(l, width - w);
         return 0;
 }
 
-/* Under a delete row, what the delete also removes from the files Qwen shares (erase.h); no
- * line when there is nothing, so other plans keep their layout. */
-static int render_also_row(const Session *s, size_t reason_w, FILE *f) {
+/* The layout of the session tables. */
+typedef struct RenderLayout {
+        unsigned cols;
+        size_t *id_w;   /* per tree: the short id width */
+        size_t id_cur;  /* of the table being printed */
+        size_t reason_w; /* 0: reasons go on their own lines */
+} RenderLayout;
+
+static size_t render_fixed_width(size_t id_w) {
+        return 2 + id_w + 1 + RENDER_VERB_WIDTH + 1 + RENDER_NUM_WIDTH + 1 + RENDER_NUM_WIDTH + 2;
+}
+
+static void render_layout_tree(RenderLayout *lay, size_t tree) {
+        size_t fixed = render_fixed_width(lay->id_w[tree]);
+
+        lay->id_cur = lay->id_w[tree];
+        lay->reason_w = lay->cols >= fixed + RENDER_MIN_REASON ? lay->cols - fixed : 0;
+}
+
+/* The reason after the row's fixed cells: on the row when it fits; wrapped in the reason
+ * column when that is wide enough; else on its own lines, indented. Never cut. */
+static int render_reason(RenderLine *l, const char *reason, const RenderLayout *lay,
+                         size_t fixed) {
+        const char *q = reason ?: "";
+        size_t own_w = lay->cols > RENDER_OWN_INDENT + 20 ? lay->cols - RENDER_OWN_INDENT : 20;
+
+        while ((unsigned char)*q >= 0x20 && (unsigned char)*q < 0x7f)
+                q++;
+        if (*q == '\0' && (size_t)(q - (reason ?: "")) <= lay->reason_w) {
+                render_line_put(l, "  ", 2);
+                render_line_put(l, reason ?: "", (size_t)(q - (reason ?: "")));
+                render_line_put(l, "\n", 1);
+                render_line_flush(l);
+                return 0;
+        }
+        if (lay->reason_w > 0) {
+                render_line_put(l, "  ", 2);
+                render_line_flush(l);
+                return render_wrap(l->f, reason, lay->reason_w, fixed, lay->reason_w);
+        }
+        render_line_put(l, "\n", 1);
+        render_line_flush(l);
+        if (!reason || !*reason)
+                return 0;
+        render_pad(l->f, RENDER_OWN_INDENT);
+        return render_wrap(l->f, reason, own_w, RENDER_OWN_INDENT, own_w);
+}
+
+/* The id column of an item: its short id; an orphan that is not a session's (an empty project
+ * directory) by its whole name. */
+static const char *render_item_id(const Plan *p, const PlanItem *it, size_t *ret_len) {
+        const char *id;
+
+        if (it->is_orphan) {
+                const Orphan *o = &p->inv->orphans[it->index];
+                id = o->name ?: "";
+                *ret_len = o->kind == ORPHAN_EMPTY_PROJECT ? strlen(id) : 0;
+        } else {
+                id = p->inv->sessions[it->index].id;
+                *ret_len = 0;
+        }
+        return id;
+}
+
+/* One row: SESSION VERB IDLE SIZE REASON. */
+/* Under a delete row, what the delete also removes from the files Qwen shares (erase.h), in the
+ * reason column (or on its own indented lines, as reasons go); no line when there is nothing, so
+ * other plans keep their layout. */
+static int render_also_row(const Session *s, const RenderLayout *lay, size_t fixed, FILE *f) {
         _cleanup_(strbuf_done) StrBuf sb = {};
-        size_t indent = 2 + RENDER_ID_WIDTH + 1 + RENDER_VERB_WIDTH + 1 + RENDER_NUM_WIDTH + 1 +
-                        RENDER_NUM_WIDTH + 2;
+        size_t own_w = lay->cols > RENDER_OWN_INDENT + 20 ? lay->cols - RENDER_OWN_INDENT : 20;
         int r = 0;
 
         if (s->n_log_rows == 0 && !s->org_entry && !s->review_dir)
@@ -261,60 +376,110 @@ static int render_also_row(const Session *s, size_t reason_w, FILE *f) {
                 r = strbuf_printf(&sb, " its review scripts");
         if (r < 0)
                 return r;
-        fprintf(f, "%*s", (int)indent, "");
-        r = render_field(f, sb.buf, reason_w, false, false);
-        fputc('\n', f);
-        return r;
+        if (lay->reason_w > 0) {
+                render_pad(f, fixed);
+                return render_wrap(f, sb.buf, lay->reason_w, fixed, lay->reason_w);
+        }
+        render_pad(f, RENDER_OWN_INDENT);
+        return render_wrap(f, sb.buf, own_w, RENDER_OWN_INDENT, own_w);
 }
 
-/* One row: SESSION VERB IDLE SIZE REASON. */
-static int render_row(const Plan *p, const PlanItem *it, size_t reason_w, FILE *f) {
+static int render_row(const Plan *p, const PlanItem *it, const RenderLayout *lay, FILE *f) {
         char idle_s[FORMAT_DURATION_MAX], size_s[FORMAT_BYTES_MAX];
+        _cleanup_free_ char *id = NULL;
         RenderLine l;
         uint64_t bytes;
         msec_t idle;
+        size_t whole, id_w = lay->id_cur;
+        const char *full = render_item_id(p, it, &whole);
         int r;
 
         l.f = f;
         l.len = 0;
+        id = whole > 0 ? strdup(full) : strndup(full, id_w);
+        if (!id)
+                return -ENOMEM;
         render_item_size(p, it, &bytes, &idle);
         render_line_put(&l, "  ", 2);
-        r = render_line_field(&l, it->is_orphan ? p->inv->orphans[it->index].name
-                                                : p->inv->sessions[it->index].id,
-                              RENDER_ID_WIDTH, true, false);
+        r = render_line_cell(&l, id, id_w, false);
         render_line_put(&l, " ", 1);
         if (r >= 0)
-                r = render_line_field(&l, render_verb(plan_item_verb(it)), RENDER_VERB_WIDTH, true,
-                                      false);
+                r = render_line_cell(&l, render_verb(plan_item_verb(it)), RENDER_VERB_WIDTH, false);
         render_line_put(&l, " ", 1);
         if (r >= 0)
-                r = render_line_field(&l, format_duration(idle_s, sizeof idle_s, idle),
-                                      RENDER_NUM_WIDTH, true, true);
+                r = render_line_cell(&l, format_duration(idle_s, sizeof idle_s, idle),
+                                     RENDER_NUM_WIDTH, true);
         render_line_put(&l, " ", 1);
         if (r >= 0)
-                r = render_line_field(&l, format_bytes(size_s, sizeof size_s, bytes),
-                                      RENDER_NUM_WIDTH, true, true);
-        render_line_put(&l, "  ", 2);
-        if (r >= 0)
-                r = render_line_field(&l, it->verdict->reason ?: "", reason_w, false, false);
-        render_line_put(&l, "\n", 1);
-        render_line_flush(&l);
+                r = render_line_cell(&l, format_bytes(size_s, sizeof size_s, bytes),
+                                     RENDER_NUM_WIDTH, true);
+        if (r < 0)
+                return r;
+        if (whole > id_w) {
+                /* a long orphan name: the reason on its own lines */
+                RenderLayout own = *lay;
+                own.reason_w = 0;
+                return render_reason(&l, it->verdict->reason, &own, 0);
+        }
+        r = render_reason(&l, it->verdict->reason, lay, render_fixed_width(id_w));
         if (r >= 0 && !it->is_orphan && plan_item_verb(it) == VERB_DELETE)
-                r = render_also_row(&p->inv->sessions[it->index], reason_w, f);
+                r = render_also_row(&p->inv->sessions[it->index], lay, render_fixed_width(id_w),
+                                    f);
         return r;
 }
 
-static size_t render_reason_width(unsigned cols) {
-        size_t fixed = 2 + RENDER_ID_WIDTH + 1 + RENDER_VERB_WIDTH + 1 + RENDER_NUM_WIDTH + 1 +
-                       RENDER_NUM_WIDTH + 2;
-        return cols > fixed + RENDER_MIN_REASON ? cols - fixed : RENDER_MIN_REASON;
+/* Column titles. */
+static void render_titles(const RenderLayout *lay, FILE *f) {
+        fprintf(f, "  %-*s %-*s %*s %*s%s\n", (int)lay->id_cur, "SESSION", RENDER_VERB_WIDTH,
+                "VERB", RENDER_NUM_WIDTH, "IDLE", RENDER_NUM_WIDTH, "SIZE",
+                lay->reason_w > 0 ? "  REASON" : "");
 }
 
-/* Column titles. */
-static void render_titles(size_t reason_w, FILE *f) {
-        fprintf(f, "  %-*s %-*s %*s %*s  %s\n", RENDER_ID_WIDTH, "SESSION", RENDER_VERB_WIDTH,
-                "VERB", RENDER_NUM_WIDTH, "IDLE", RENDER_NUM_WIDTH, "SIZE",
-                reason_w >= 6 ? "REASON" : "");
+/* A session id and its tree, for the short id widths. */
+typedef struct RenderId {
+        size_t tree;
+        const char *id;
+} RenderId;
+
+static int render_id_cmp(const void *x, const void *y) {
+        const RenderId *a = x, *b = y;
+
+        if (a->tree != b->tree)
+                return a->tree < b->tree ? -1 : 1;
+        return strcmp(a->id, b->id);
+}
+
+/* Per tree, the fewest leading characters of the ids (at least RENDER_ID_MIN) that tell every
+ * session of the tree apart (and the orphans named by a session id). ret[t]; malloc'ed. */
+static int render_id_widths(const Inventory *inv, size_t **ret) {
+        _cleanup_free_ RenderId *ids = calloc(inv->n_sessions + inv->n_orphans + 1,
+                                              sizeof(RenderId));
+        _cleanup_free_ size_t *w = calloc(inv->n_trees + 1, sizeof(size_t));
+        size_t n = 0;
+
+        if (!ids || !w)
+                return -ENOMEM;
+        for (size_t t = 0; t <= inv->n_trees; t++)
+                w[t] = RENDER_ID_MIN;
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                ids[n++] = (RenderId){ inv->sessions[i].tree, inv->sessions[i].id };
+        for (size_t i = 0; i < inv->n_orphans; i++)
+                if (inv->orphans[i].kind != ORPHAN_EMPTY_PROJECT && inv->orphans[i].name)
+                        ids[n++] = (RenderId){ inv->orphans[i].tree, inv->orphans[i].name };
+        qsort(ids, n, sizeof(RenderId), render_id_cmp);
+        for (size_t k = 1; k < n; k++) {
+                const char *a = ids[k - 1].id, *b = ids[k].id;
+                size_t c = 0;
+
+                if (ids[k - 1].tree != ids[k].tree || streq(a, b))
+                        continue; /* an active and an archived copy are one session */
+                while (a[c] && a[c] == b[c])
+                        c++;
+                if (ids[k].tree < inv->n_trees)
+                        w[ids[k].tree] = MAX(w[ids[k].tree], MIN(c + 1, (size_t)RENDER_ID_MAX));
+        }
+        *ret = TAKE_PTR(w);
+        return 0;
 }
 
 /* The summary: sessions and bytes per verb, per rule, and the protections that fired. */
@@ -371,7 +536,7 @@ static int render_summary(const Plan *p, unsigned cols, FILE *f) {
                         pn[last_prot]++;
         }
 
-        fprintf(f, "Summary (dry run at %s, nothing was changed):\n",
+        fprintf(f, "Summary (dry run at %s; nothing changed):\n",
                 format_timestamp(ts, sizeof ts, p->now));
         static const Verb order[] = { VERB_DELETE, VERB_ARCHIVE, VERB_SKIP, VERB_KEEP };
         for (size_t i = 0; i < ELEMENTSOF(order); i++)
@@ -382,6 +547,11 @@ static int render_summary(const Plan *p, unsigned cols, FILE *f) {
                 fprintf(f, "  orphans: would delete %" PRIu64 " (%s), keep %" PRIu64 "\n",
                         on[VERB_DELETE], format_bytes(sz, sizeof sz, ob[VERB_DELETE]),
                         on[VERB_KEEP]);
+        /* archiving is a rename on the same disk: only deletions free space */
+        fprintf(f, "  would free %8s (deletions and orphans)\n",
+                format_bytes(sz, sizeof sz, b[VERB_DELETE] + ob[VERB_DELETE]));
+        fprintf(f, "  would move %8s to the archive (frees no space)\n",
+                format_bytes(sz, sizeof sz, b[VERB_ARCHIVE]));
         if (n_rules > 0) {
                 fputs("  by rule:\n", f);
                 for (size_t j = 0; j < n_rules; j++)
@@ -395,8 +565,20 @@ static int render_summary(const Plan *p, unsigned cols, FILE *f) {
         if (r < 0)
                 return -ENOMEM;
         fputs("  protections fired: ", f);
-        r = render_field(f, sb.len ? sb.buf : "none", cols > 22 ? cols - 22 : 8, false, false);
-        fputc('\n', f);
+        r = render_wrap(f, sb.len ? sb.buf : "none", cols > 22 ? cols - 22 : 8, 4,
+                        cols > 4 ? cols - 4 : 1);
+        if (r >= 0) {
+                PlanHeldBack h;
+                _cleanup_free_ char *w = NULL;
+
+                plan_held_back(p, &h);
+                if (h.n > 0) {
+                        w = plan_held_back_warning(&h);
+                        if (!w)
+                                return -ENOMEM;
+                        fprintf(f, "  warning: %s\n", w);
+                }
+        }
         return r;
 }
 
@@ -451,18 +633,17 @@ int plan_render_steps_text(const Plan *p, FILE *f) {
         return 0;
 }
 
-int plan_render_text(const Plan *p, const RenderOptions *o, FILE *f) {
-        unsigned cols = render_columns(o);
-        size_t reason_w = render_reason_width(cols);
+/* "tree DIR" before the tables of a tree, when there are several. */
+static int render_tree_line(const Plan *p, size_t tree, unsigned cols, FILE *f) {
+        fputs("tree ", f);
+        return render_wrap(f, p->inv->trees[tree].runtime_dir, cols > 5 ? cols - 5 : 1, 4,
+                           cols > 4 ? cols - 4 : 1);
+}
+
+static int render_tables(const Plan *p, const RenderOptions *o, RenderLayout *lay, FILE *f) {
         bool show_keep = o ? o->show_keep : true;
         size_t last_tree = SIZE_MAX;
         int r;
-
-        r = plan_render_steps_text(p, f);
-        if (r < 0 || p->is_restore)
-                return r;
-        if (p->inv->n_sessions == 0 && p->inv->n_orphans == 0)
-                return render_nothing(p->inv, f);
 
         for (size_t k = 0; k < p->n_items;) {
                 size_t e = k + 1, tree = render_item_tree(p, &p->items[k]);
@@ -470,120 +651,204 @@ int plan_render_text(const Plan *p, const RenderOptions *o, FILE *f) {
                 while (e < p->n_items && render_same_group(p, &p->items[k], &p->items[e]))
                         e++;
                 if (tree != last_tree && p->inv->n_trees > 1 && tree < p->inv->n_trees) {
-                        fputs("tree ", f);
-                        r = render_field(f, p->inv->trees[tree].runtime_dir, cols > 5 ? cols - 5 : 1,
-                                         false, false);
+                        r = render_tree_line(p, tree, lay->cols, f);
                         if (r < 0)
                                 return r;
-                        fputc('\n', f);
                 }
                 last_tree = tree;
-                r = render_header(p, k, e, cols, f);
+                render_layout_tree(lay, MIN(tree, p->inv->n_trees));
+                r = render_header(p, k, e, lay->cols, f);
                 if (r < 0)
                         return r;
-                render_titles(reason_w, f);
+                render_titles(lay, f);
                 for (size_t j = k; j < e; j++) {
                         if (!show_keep && plan_item_verb(&p->items[j]) == VERB_KEEP)
                                 continue;
-                        r = render_row(p, &p->items[j], reason_w, f);
+                        r = render_row(p, &p->items[j], lay, f);
                         if (r < 0)
                                 return r;
                 }
                 fputc('\n', f);
                 k = e;
         }
-        return render_summary(p, cols, f);
+        return 0;
 }
 
-/* Disk use of one project for qgc status. */
-typedef struct RenderUse {
-        size_t tree;
-        const char *group;
+/* Most idle first, then id: the order of --changes within a project. */
+static int render_idle_cmp(const void *x, const void *y, void *userdata) {
+        const Plan *p = userdata;
+        const PlanItem *a = &p->items[*(const size_t *)x], *b = &p->items[*(const size_t *)y];
+        uint64_t ba, bb;
+        msec_t ia, ib;
+        size_t la, lb;
+
+        render_item_size(p, a, &ba, &ia);
+        render_item_size(p, b, &bb, &ib);
+        if (ia != ib)
+                return ia > ib ? -1 : 1;
+        return strcmp(render_item_id(p, a, &la), render_item_id(p, b, &lb));
+}
+
+/* One line of --changes: VERB SESSION IDLE SIZE PROJECT REASON; the project is never cut (grep
+ * finds every change of a project), the reason wraps onto its own lines when it does not fit. */
+static int render_change(const Plan *p, const PlanItem *it, const RenderLayout *lay, FILE *f) {
+        char idle_s[FORMAT_DURATION_MAX], size_s[FORMAT_BYTES_MAX];
+        _cleanup_free_ char *id = NULL, *proj = NULL, *reason = NULL;
         bool verified;
-        unsigned n_active, n_archived;
-        uint64_t bytes, bytes_alloc;
-        msec_t oldest, newest;
-} RenderUse;
+        const char *g = plan_item_group(p, it, &verified);
+        size_t whole, used, rw, own_w;
+        const char *full = render_item_id(p, it, &whole);
+        uint64_t bytes;
+        msec_t idle;
 
-/* Largest first, then tree and name. */
-static int render_use_cmp(const void *x, const void *y) {
-        const RenderUse *a = x, *b = y;
-        if (a->tree != b->tree)
-                return a->tree < b->tree ? -1 : 1;
-        if (a->bytes_alloc != b->bytes_alloc)
-                return a->bytes_alloc > b->bytes_alloc ? -1 : 1;
-        if (a->bytes != b->bytes)
-                return a->bytes > b->bytes ? -1 : 1;
-        if (a->verified != b->verified)
-                return a->verified ? -1 : 1;
-        return strcmp(a->group, b->group);
-}
-
-static bool render_session_verified(const Session *s) {
-        return s->cwd && (s->owner == OWNER_OK || s->owner == OWNER_WORKTREE ||
-                          s->owner == OWNER_CLAIM);
-}
-
-static const char *render_session_group(const Session *s) {
-        return render_session_verified(s) ? s->cwd : (s->project_dir ?: "");
-}
-
-/* Sessions by tree, verified first, project. */
-static int render_session_cmp(const void *x, const void *y, void *userdata) {
-        const Inventory *inv = userdata;
-        const Session *a = &inv->sessions[*(const size_t *)x], *b = &inv->sessions[*(const size_t *)y];
-        bool va = render_session_verified(a), vb = render_session_verified(b);
-
-        if (a->tree != b->tree)
-                return a->tree < b->tree ? -1 : 1;
-        if (va != vb)
-                return va ? -1 : 1;
-        return strcmp(render_session_group(a), render_session_group(b));
-}
-
-/* Aggregate the inventory per (tree, project), largest first within each tree. */
-static int render_use_collect(const Inventory *inv, RenderUse **ret, size_t *ret_n) {
-        _cleanup_free_ RenderUse *u = calloc(inv->n_sessions ?: 1, sizeof(RenderUse));
-        _cleanup_free_ size_t *idx = calloc(inv->n_sessions ?: 1, sizeof(size_t));
-        size_t n = 0;
-
-        if (!u || !idx)
+        render_item_size(p, it, &bytes, &idle);
+        id = whole > 0 ? plan_clean_string(full, true) : strndup(full, lay->id_cur);
+        proj = it->is_orphan ? (*g ? strprintf("projects/%s", g) : strdup("file-history"))
+               : verified    ? plan_clean_string(g, true)
+                             : strprintf("projects/%s", g);
+        reason = plan_clean_string(it->verdict->reason, true);
+        if (!id || !proj || !reason)
                 return -ENOMEM;
-        for (size_t i = 0; i < inv->n_sessions; i++)
-                idx[i] = i;
-        qsort_r(idx, inv->n_sessions, sizeof(size_t), render_session_cmp, (void *)inv);
-        for (size_t k = 0; k < inv->n_sessions; k++) {
-                const Session *s = &inv->sessions[idx[k]];
-                bool verified = render_session_verified(s);
-                const char *g = render_session_group(s);
-                RenderUse *cur = n > 0 ? &u[n - 1] : NULL;
-
-                if (!cur || cur->tree != s->tree || cur->verified != verified ||
-                    !streq(cur->group, g)) {
-                        cur = &u[n++];
-                        *cur = (RenderUse){ .tree = s->tree,
-                                            .group = g,
-                                            .verified = verified,
-                                            .oldest = s->last_activity,
-                                            .newest = s->last_activity };
-                }
-                if (s->state == SESSION_ARCHIVED)
-                        cur->n_archived++;
-                else
-                        cur->n_active++;
-                cur->bytes += s->bytes;
-                cur->bytes_alloc += s->bytes_alloc;
-                cur->oldest = MIN(cur->oldest, s->last_activity);
-                cur->newest = MAX(cur->newest, s->last_activity);
+        if (!verified) {
+                char *c = plan_clean_string(proj, true);
+                if (!c)
+                        return -ENOMEM;
+                free(proj);
+                proj = c;
         }
-        qsort(u, n, sizeof(RenderUse), render_use_cmp);
-        *ret = TAKE_PTR(u);
-        *ret_n = n;
+        fprintf(f, "%-*s %-*s %*s %*s  %s", RENDER_VERB_WIDTH, render_verb(plan_item_verb(it)),
+                (int)lay->id_cur, id, RENDER_NUM_WIDTH,
+                format_duration(idle_s, sizeof idle_s, idle), RENDER_NUM_WIDTH,
+                format_bytes(size_s, sizeof size_s, bytes), proj);
+        used = RENDER_VERB_WIDTH + 1 + MAX(lay->id_cur, text_width(id, strlen(id))) + 1 +
+               RENDER_NUM_WIDTH + 1 + RENDER_NUM_WIDTH + 2 + text_width(proj, strlen(proj)) + 2;
+        rw = text_width(reason, strlen(reason));
+        if (used + rw <= lay->cols) {
+                fprintf(f, "  %s\n", reason);
+                return 0;
+        }
+        fputc('\n', f);
+        own_w = lay->cols > RENDER_OWN_INDENT + 20 ? lay->cols - RENDER_OWN_INDENT : 20;
+        render_pad(f, RENDER_OWN_INDENT);
+        render_wrap_clean(f, reason, own_w, RENDER_OWN_INDENT, own_w);
+        return 0;
+}
+
+/* --changes: only what is not kept, one line per session naming its project, the most idle
+ * first within a project. */
+static int render_changes(const Plan *p, RenderLayout *lay, FILE *f) {
+        _cleanup_free_ size_t *idx = calloc(p->n_items + 1, sizeof(size_t));
+        size_t last_tree = SIZE_MAX;
+        bool any = false;
+        int r;
+
+        if (!idx)
+                return -ENOMEM;
+        for (size_t k = 0; k < p->n_items;) {
+                size_t e = k + 1, n = 0, tree = render_item_tree(p, &p->items[k]);
+
+                while (e < p->n_items && render_same_group(p, &p->items[k], &p->items[e]))
+                        e++;
+                for (size_t j = k; j < e; j++)
+                        if (plan_item_verb(&p->items[j]) != VERB_KEEP)
+                                idx[n++] = j;
+                qsort_r(idx, n, sizeof(size_t), render_idle_cmp, (void *)p);
+                if (n > 0 && tree != last_tree && p->inv->n_trees > 1 && tree < p->inv->n_trees) {
+                        r = render_tree_line(p, tree, lay->cols, f);
+                        if (r < 0)
+                                return r;
+                        last_tree = tree;
+                }
+                render_layout_tree(lay, MIN(tree, p->inv->n_trees));
+                for (size_t j = 0; j < n; j++) {
+                        if (!any)
+                                fprintf(f, "%-*s %-*s %*s %*s  %s\n", RENDER_VERB_WIDTH, "VERB",
+                                        (int)lay->id_cur, "SESSION", RENDER_NUM_WIDTH, "IDLE",
+                                        RENDER_NUM_WIDTH, "SIZE", "PROJECT  REASON");
+                        any = true;
+                        r = render_change(p, &p->items[idx[j]], lay, f);
+                        if (r < 0)
+                                return r;
+                }
+                k = e;
+        }
+        if (!any)
+                fputs("no changes: every session is kept\n", f);
+        fputc('\n', f);
+        return 0;
+}
+
+int plan_render_text(const Plan *p, const RenderOptions *o, FILE *f) {
+        _cleanup_free_ size_t *id_w = NULL;
+        RenderLayout lay = { .cols = render_columns(o) };
+        int r;
+
+        r = plan_render_steps_text(p, f);
+        if (r < 0 || p->is_restore)
+                return r;
+        if (p->inv->n_sessions == 0 && p->inv->n_orphans == 0)
+                return render_nothing(p->inv, f);
+        r = render_id_widths(p->inv, &id_w);
+        if (r < 0)
+                return r;
+        lay.id_w = id_w;
+        r = o && o->changes ? render_changes(p, &lay, f) : render_tables(p, o, &lay, f);
+        if (r < 0)
+                return r;
+        return render_summary(p, lay.cols, f);
+}
+
+/* The display width of the widest project label of the status table (at least "PROJECT"). */
+static size_t render_use_width(const PlanUse *u, size_t n) {
+        size_t w = strlen("PROJECT");
+
+        for (size_t j = 0; j < n; j++) {
+                _cleanup_free_ char *c = u[j].verified
+                                                 ? plan_clean_string(u[j].group, true)
+                                                 : strprintf("(unverified) projects/%s",
+                                                             u[j].group);
+                _cleanup_free_ char *cc = c ? plan_clean_string(c, true) : NULL;
+
+                if (cc)
+                        w = MAX(w, text_width(cc, strlen(cc)));
+        }
+        return w;
+}
+
+/* The archive's size (it frees no space: a rename on the same disk) and the free space of each
+ * tree's file system. */
+static int render_status_space(const Inventory *inv, FILE *f) {
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
+        uint64_t archived = 0;
+        size_t n_archived = 0;
+
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                if (inv->sessions[i].state == SESSION_ARCHIVED) {
+                        n_archived++;
+                        archived += inv->sessions[i].bytes_alloc;
+                }
+        fprintf(f, "archive: %zu session%s, %s (archiving frees no space)\n", n_archived,
+                n_archived == 1 ? "" : "s", format_bytes(a, sizeof a, archived));
+        for (size_t t = 0; t < inv->n_trees; t++) {
+                const Tree *tr = &inv->trees[t];
+
+                if (!tr->fs_known)
+                        continue;
+                fprintf(f, "file system: %s free of %s", format_bytes(a, sizeof a, tr->fs_avail),
+                        format_bytes(b, sizeof b, tr->fs_size));
+                if (inv->n_trees > 1) {
+                        _cleanup_free_ char *c = plan_clean_string(tr->runtime_dir, true);
+                        if (!c)
+                                return -ENOMEM;
+                        fprintf(f, " (%s)", c);
+                }
+                fputc('\n', f);
+        }
         return 0;
 }
 
 int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o, FILE *f) {
-        _cleanup_free_ RenderUse *u = NULL;
+        _cleanup_free_ PlanUse *u = NULL;
         unsigned cols = render_columns(o);
         /* PROJECT ACTIVE ARCHIVED DISK OLDEST NEWEST BAR */
         size_t fixed = 1 + 6 + 1 + 8 + 1 + 6 + 1 + 6 + 1 + 6 + 2, bar_w, proj_w; /* 39 */
@@ -595,7 +860,7 @@ int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o,
 
         if (inv->n_sessions == 0)
                 return render_nothing(inv, f);
-        r = render_use_collect(inv, &u, &n);
+        r = plan_status_collect(inv, &u, &n);
         if (r < 0)
                 return r;
         for (size_t j = 0; j < n; j++) {
@@ -606,6 +871,10 @@ int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o,
                 : cols >= fixed + 20 + 5              ? cols - fixed - 20
                                                       : 0;
         proj_w = cols > fixed + bar_w + 10 ? cols - fixed - bar_w : 10;
+        /* no wider than the widest project (a pipe has "1000 columns": systemctl's way) */
+        proj_w = MIN(proj_w, render_use_width(u, n));
+        if (bar_w < RENDER_BAR_WIDTH && cols >= fixed + proj_w + 5)
+                bar_w = MIN((size_t)RENDER_BAR_WIDTH, cols - fixed - proj_w);
 
         for (size_t j = 0; j < n; j++) {
                 size_t len = 0;
@@ -651,6 +920,9 @@ int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o,
         }
         fprintf(f, "total: %zu project%s, %zu session%s, %s on disk\n", n, n == 1 ? "" : "s",
                 inv->n_sessions, inv->n_sessions == 1 ? "" : "s", format_bytes(d, sizeof d, total));
+        r = render_status_space(inv, f);
+        if (r < 0)
+                return r;
         if (inv->n_orphans > 0) {
                 uint64_t ob = 0;
                 for (size_t i = 0; i < inv->n_orphans; i++)

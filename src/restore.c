@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "fsutil.h"
@@ -62,6 +63,84 @@ static int restore_paths(const Tree *tr, const Session *s, PlanStep *st) {
         return 0;
 }
 
+int restore_resolve(const Inventory *inv, const char *prefix, const char **ret_id,
+                    const char **ret_other) {
+        size_t n = strlen(prefix);
+        const char *found = NULL;
+
+        if (n == 0)
+                return -ENOENT;
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                if (strcasecmp(inv->sessions[i].id, prefix) == 0) {
+                        *ret_id = inv->sessions[i].id;
+                        return 0;
+                }
+        for (size_t i = 0; i < inv->n_sessions; i++) {
+                const char *id = inv->sessions[i].id;
+
+                if (strncasecmp(id, prefix, n) != 0 || (found && strcasecmp(found, id) == 0))
+                        continue;
+                if (found) {
+                        *ret_id = found;
+                        *ret_other = id;
+                        return -ENOTUNIQ;
+                }
+                found = id;
+        }
+        if (!found)
+                return -ENOENT;
+        *ret_id = found;
+        return 0;
+}
+
+/* Add the RESTORE step of session s (of tree t) to p. */
+static int restore_add(Plan *p, const Inventory *inv, size_t t, const Session *s) {
+        const char *why = restore_refusal(s);
+        PlanStep st = {
+                .kind = PLAN_STEP_RESTORE,
+                .tree = t,
+                .session = (size_t)(s - inv->sessions),
+                .session_id = strdup(s->id),
+                .why = why ? strdup(why) : NULL,
+                .id = s->archived,
+        };
+        int r;
+
+        if (!st.session_id || (why && !st.why)) {
+                plan_step_done(&st);
+                return -ENOMEM;
+        }
+        r = why ? 0 : restore_paths(&inv->trees[t], s, &st);
+        if (r < 0) {
+                plan_step_done(&st);
+                return r;
+        }
+        return plan_add_step(p, &st);
+}
+
+int restore_plan_project(const Inventory *inv, const char *project, msec_t now, Plan **ret) {
+        _cleanup_(plan_freep) Plan *p = NULL;
+        int r;
+
+        r = plan_new_steps(inv, now, &p);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < inv->n_sessions; i++) {
+                const Session *s = &inv->sessions[i];
+
+                if (s->state != SESSION_ARCHIVED || !s->cwd || !streq(s->cwd, project) ||
+                    restore_refusal(s))
+                        continue;
+                r = restore_add(p, inv, s->tree, s);
+                if (r < 0)
+                        return r;
+        }
+        if (p->n_steps == 0)
+                return -ENOENT;
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
 int restore_plan(const Inventory *inv, const char *id, msec_t now, Plan **ret) {
         _cleanup_(plan_freep) Plan *p = NULL;
         int r;
@@ -71,30 +150,10 @@ int restore_plan(const Inventory *inv, const char *id, msec_t now, Plan **ret) {
                 return r;
         for (size_t t = 0; t < inv->n_trees; t++) {
                 const Session *s = inventory_find(inv, t, id);
-                const char *why;
-                PlanStep st = {};
 
                 if (!s)
                         continue;
-                why = restore_refusal(s);
-                st = (PlanStep){
-                        .kind = PLAN_STEP_RESTORE,
-                        .tree = t,
-                        .session = (size_t)(s - inv->sessions),
-                        .session_id = strdup(s->id),
-                        .why = why ? strdup(why) : NULL,
-                        .id = s->archived,
-                };
-                if (!st.session_id || (why && !st.why)) {
-                        plan_step_done(&st);
-                        return -ENOMEM;
-                }
-                r = why ? 0 : restore_paths(&inv->trees[t], s, &st);
-                if (r < 0) {
-                        plan_step_done(&st);
-                        return r;
-                }
-                r = plan_add_step(p, &st);
+                r = restore_add(p, inv, t, s);
                 if (r < 0)
                         return r;
         }

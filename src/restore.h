@@ -7,3 +7,12 @@
 /* A plan of RESTORE steps for session id in every tree of inv (one per tree that has it; a step
  * that cannot be done carries its reason in why). -ENOENT when no tree has the session. */
 int restore_plan(const Inventory *inv, const char *id, msec_t now, Plan **ret);
+
+/* The one session id that prefix names in inv: the session with exactly that id (case ignored),
+ * else the only id that starts with prefix. 0 with *ret_id borrowed from inv; -ENOENT when none;
+ * -ENOTUNIQ when several ids start with it (two of them in *ret_id and *ret_other). */
+int restore_resolve(const Inventory *inv, const char *prefix, const char **ret_id,
+                    const char **ret_other);
+/* A plan of RESTORE steps for every archived session of the project whose directory (cwd) is
+ * project, in every tree. -ENOENT when the project has no archived session. */
+int restore_plan_project(const Inventory *inv, const char *project, msec_t now, Plan **ret);

@@ -5,9 +5,68 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "macro.h"
 #include "text.h"
+
+/* Set once by main (from the locale) before any output; read-only afterwards, also by the
+ * scan's threads. */
+static bool text_utf8_terminal = true;
+
+void text_set_terminal_utf8(bool utf8) {
+        text_utf8_terminal = utf8;
+}
+
+bool text_terminal_utf8(void) {
+        return text_utf8_terminal;
+}
+
+const char *text_ellipsis(size_t *ret_width) {
+        if (ret_width)
+                *ret_width = text_utf8_terminal ? 1 : 3;
+        return text_utf8_terminal ? "\xe2\x80\xa6" : "...";
+}
+
+/* Columns of one code point on the terminal. */
+static size_t text_cp_width(uint32_t cp) {
+        int w;
+
+        if (cp >= 0x20 && cp < 0x7f)
+                return 1;
+        w = wcwidth((wchar_t)cp);
+        return w < 0 ? 1 : (size_t)w;
+}
+
+size_t text_fit(const char *s, size_t n, size_t max_cols, size_t *ret_cols) {
+        const unsigned char *u = (const unsigned char *)s;
+        size_t i = 0, cols = 0;
+
+        while (i < n) {
+                uint32_t cp = 0;
+                size_t k = u[i] < 0x80 ? 1 : text_utf8_char(u + i, n - i, &cp), w;
+
+                if (k == 0)
+                        k = 1, cp = '?';
+                else if (u[i] < 0x80)
+                        cp = u[i];
+                w = text_cp_width(cp);
+                if (cols + w > max_cols)
+                        break;
+                cols += w;
+                i += k;
+        }
+        if (ret_cols)
+                *ret_cols = cols;
+        return i;
+}
+
+size_t text_width(const char *s, size_t n) {
+        size_t cols;
+
+        (void)text_fit(s, n, SIZE_MAX, &cols);
+        return cols;
+}
 
 size_t text_utf8_char(const unsigned char *s, size_t n, uint32_t *ret_cp) {
         uint32_t cp;
@@ -64,7 +123,8 @@ bool text_needs_cleaning(const char *s, size_t n, TextStyle style) {
                 }
                 k = text_utf8_char(u + i, n - i, &cp);
                 if (k == 0 || (style != TEXT_JSON && text_is_control(cp)) ||
-                    (style == TEXT_QUOTED && (cp == '"' || cp == '\\')))
+                    (style == TEXT_QUOTED && (cp == '"' || cp == '\\')) ||
+                    (style == TEXT_TERMINAL && !text_utf8_terminal && cp >= 0x80))
                         return true;
                 i += k;
         }
@@ -89,9 +149,15 @@ int text_clean_append(StrBuf *b, const char *s, size_t n, TextStyle style) {
                 k = text_utf8_char(u + i, n - i, &cp);
                 if (k == 0) {
                         r = style == TEXT_QUOTED ? strbuf_printf(b, "\\x%02x", u[i])
-                                                 : strbuf_append(b, "\xef\xbf\xbd", 3);
+                            : style == TEXT_TERMINAL && !text_utf8_terminal
+                                    ? strbuf_append(b, "?", 1)
+                                    : strbuf_append(b, "\xef\xbf\xbd", 3);
                         k = 1;
-                } else if (style == TEXT_QUOTED && (cp == '"' || cp == '\\'))
+                } else if (style == TEXT_TERMINAL && !text_utf8_terminal && cp >= 0x80 &&
+                           !text_is_control(cp))
+                        r = cp > 0xffff ? strbuf_printf(b, "\\U%08x", (unsigned)cp)
+                                        : strbuf_printf(b, "\\u%04x", (unsigned)cp);
+                else if (style == TEXT_QUOTED && (cp == '"' || cp == '\\'))
                         r = strbuf_printf(b, "\\%c", (char)cp);
                 else if (style == TEXT_JSON || !text_is_control(cp))
                         r = strbuf_append(b, s + i, k);

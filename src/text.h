@@ -17,7 +17,10 @@
 #include "util.h"
 
 typedef enum TextStyle {
-        /* a terminal line: each control becomes '?', like ls -q (plan, status, diagnostics) */
+        /* a terminal line: each control becomes '?', like ls -q (plan, status, diagnostics);
+         * when the terminal is not UTF-8 (text_set_terminal_utf8(false): a C or Latin-1
+         * locale), every other non-ASCII character becomes \uNNNN (\UNNNNNNNN above the BMP)
+         * and an ill-formed byte '?', so the line is ASCII */
         TEXT_TERMINAL,
         /* the inside of a quoted log value: '"' and '\' are escaped, a control becomes \n, \t,
          * \xNN (below U+0080) or \uNNNN, an ill-formed byte \xNN: nothing is lost, nothing
@@ -27,6 +30,19 @@ typedef enum TextStyle {
          * (json-c escapes C0; text_json_escape_controls() escapes the rest) */
         TEXT_JSON,
 } TextStyle;
+
+/* Whether TEXT_TERMINAL may write UTF-8: main sets it from the LC_CTYPE codeset, after
+ * setlocale(LC_CTYPE, ""). The default (true) is for tests. */
+void text_set_terminal_utf8(bool utf8);
+bool text_terminal_utf8(void);
+/* "…" on a UTF-8 terminal, else "..." (with its width in *ret_width, may be NULL). */
+const char *text_ellipsis(size_t *ret_width);
+/* The display columns of n bytes of s, cleaned text (wcwidth() of each code point: 2 for CJK
+ * and most emoji, 0 for combining marks; 1 for a code point wcwidth() does not know). */
+size_t text_width(const char *s, size_t n);
+/* The byte length of the longest start of s (n bytes) that fits in max_cols columns, never
+ * cutting a character; its width in *ret_cols (may be NULL). */
+size_t text_fit(const char *s, size_t n, size_t max_cols, size_t *ret_cols);
 
 /* The length (1-4) of the well-formed UTF-8 character at s (at most n bytes), with its code
  * point in *ret_cp; 0 when the bytes at s are not one (n == 0, a stray continuation byte, an

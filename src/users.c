@@ -23,6 +23,7 @@
 
 #include "log.h"
 #include "macro.h"
+#include "plan.h"
 #include "roots.h"
 #include "users.h"
 #include "text.h"
@@ -57,7 +58,12 @@ typedef struct UserList {
 
 typedef struct UserTally {
         unsigned n_ok, n_failed, n_skipped;
+        unsigned n_json; /* users in the JSON document so far */
 } UserTally;
+
+/* The first byte a child writes on its reason pipe when it goes on to run the pipeline (and so
+ * prints its plan): the JSON document holds "plan": null for the others. */
+#define USERS_RAN_MARK '\x01'
 
 /* Store a formatted reason in *ret (when ret is not NULL) and return r. */
 _printf_(3, 4) static int users_reason(char **ret, int r, const char *fmt, ...) {
@@ -520,8 +526,10 @@ static int users_child_config(const Config *sys, const UserCand *u, Config *ret)
                                 config_done(ret);
                 }
         }
-        /* the user's own file, echoed on root's terminal: cleaned (text.h) */
-        for (size_t i = 0; i < errs.n; i++) {
+        /* the user's own file, echoed on root's terminal: cleaned (text.h). Clamping warnings
+         * (r >= 0) are not printed under --quiet: cron would mail them on every run */
+        for (size_t i = 0; (r < 0 || log_get_max_level() >= LOG_LEVEL_NOTICE) && i < errs.n;
+             i++) {
                 (void)text_fputs_terminal(errs.msgs[i], strlen(errs.msgs[i]), stderr);
                 fputc('\n', stderr);
         }
@@ -559,6 +567,7 @@ _Noreturn static void users_child(const UserCand *u, const Config *sys, users_ru
                 code = USERS_EXIT_CONFIG;
                 goto finish;
         }
+        (void)!write(pipe_fd, (char[]){ USERS_RAN_MARK }, 1);
         pipe_fd = safe_close(pipe_fd);
         free(reason);
         reason = NULL;
@@ -601,21 +610,53 @@ static char *users_read_reason(int fd) {
         return len > 0 ? strdup(buf) : NULL;
 }
 
+/* Before a child's output: its element of the JSON document up to "plan": , or its text
+ * header. */
+static void users_output_before(const UserCand *u, const UsersOutput *out, UserTally *tally) {
+        if (out && out->json) {
+                fputs(tally->n_json++ > 0 ? ",\n    {\n      \"user\": " : "    {\n      \"user\": ",
+                      stdout);
+                (void)plan_render_json_string(u->name, stdout);
+                fputs(",\n      \"plan\": ", stdout);
+        } else if (out && out->headers) {
+                _cleanup_free_ char *c = text_clean(u->name, TEXT_TERMINAL);
+                printf("user %s:\n", c ?: "?");
+        }
+}
+
+/* After it: the end of its element (null when it printed no plan), status and reason. */
+static void users_output_after(const UsersOutput *out, bool ran, const char *status,
+                               const char *reason) {
+        if (!out || !out->json)
+                return;
+        if (!ran)
+                fputs("null", stdout);
+        printf(",\n      \"status\": \"%s\"", status);
+        if (reason) {
+                fputs(",\n      \"reason\": ", stdout);
+                (void)plan_render_json_string(reason, stdout);
+        }
+        fputs("\n    }", stdout);
+}
+
 /* Fork a child for u, wait for it, and count the outcome. */
 static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, void *userdata,
-                         UserTally *tally) {
+                         UserTally *tally, const UsersOutput *out) {
         _cleanup_free_ char *reason = NULL;
         int pfd[2], status;
+        bool ran = false;
         pid_t pid;
 
         if (pipe2(pfd, O_CLOEXEC) < 0)
                 return log_error_errno(-errno, "pipe");
+        users_output_before(u, out, tally);
         fflush(NULL);
         pid = fork();
         if (pid < 0) {
                 int r = -errno;
                 safe_close(pfd[0]);
                 safe_close(pfd[1]);
+                users_output_after(out, /* ran= */ false, "failed", "fork failed");
                 return log_error_errno(r, "fork");
         }
         if (pid == 0) {
@@ -625,15 +666,29 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
         safe_close(pfd[1]);
         reason = users_read_reason(pfd[0]);
         safe_close(pfd[0]);
+        if (reason && reason[0] == USERS_RAN_MARK) {
+                ran = true;
+                free(reason);
+                reason = NULL;
+        }
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR)
                         return log_error_errno(-errno, "waitpid");
+        fflush(stdout);
 
         if (WIFSIGNALED(status)) {
                 tally->n_failed++;
                 log_error("%s: failed: killed by signal %d", u->name, WTERMSIG(status));
+                users_output_after(out, ran, "failed", "killed by a signal");
                 return 0;
         }
+        users_output_after(out, ran,
+                           WEXITSTATUS(status) == USERS_EXIT_OK        ? "ok"
+                           : WEXITSTATUS(status) == USERS_EXIT_SKIPPED ||
+                                           WEXITSTATUS(status) == USERS_EXIT_LOCKED
+                                   ? "skipped"
+                                   : "failed",
+                           reason);
         switch (WEXITSTATUS(status)) {
         case USERS_EXIT_OK:
                 tally->n_ok++;
@@ -707,7 +762,18 @@ static int users_filter_homes(UserCand *u, UserTally *tally) {
         return (int)k;
 }
 
-int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata) {
+/* Is name one of the --user names (or are there none)? */
+static bool users_wanted(const UsersOutput *out, const char *name) {
+        if (!out || out->n_only == 0)
+                return true;
+        for (size_t k = 0; k < out->n_only; k++)
+                if (streq(out->only[k], name))
+                        return true;
+        return false;
+}
+
+int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata,
+                  const UsersOutput *out) {
         _cleanup_(users_list_done) UserList users = {};
         UserTally tally = {};
         unsigned n_candidates = 0;
@@ -728,16 +794,34 @@ int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata) {
                         return log_error_errno(r, "out of memory");
         }
 
+        if (out && out->json)
+                fputs("{\n  \"version\": 1,\n  \"users\": [\n", stdout);
         for (size_t i = 0; i < users.n; i++) {
+                if (!users_wanted(out, users.c[i].name))
+                        continue;
                 r = users_filter_homes(&users.c[i], &tally);
                 if (r < 0)
                         return log_error_errno(r, "out of memory");
                 if (r == 0)
                         continue;
                 n_candidates++;
-                r = users_run_one(&users.c[i], system_cfg, cb, userdata, &tally);
+                r = users_run_one(&users.c[i], system_cfg, cb, userdata, &tally, out);
                 if (r < 0)
                         return r;
+        }
+        if (out && out->json) {
+                fputs(tally.n_json > 0 ? "\n  ]\n}\n" : "  ]\n}\n", stdout);
+                fflush(stdout);
+        }
+        /* a --user that names nobody with a home to look into is an error, not silence */
+        for (size_t k = 0; out && k < out->n_only; k++) {
+                bool found = false;
+                for (size_t i = 0; i < users.n && !found; i++)
+                        found = streq(users.c[i].name, out->only[k]);
+                if (!found) {
+                        log_error("--user '%s': no such user with a home", out->only[k]);
+                        tally.n_failed++;
+                }
         }
 
         /* On stderr: stdout carries the children's plans (one JSON document each with --json).

@@ -17,7 +17,17 @@ typedef int (*users_run_cb)(Inventory *inv, const Config *cfg, void *userdata);
  * user (initgroups, setresgid, setresuid, verify root cannot be regained), resolve the user's
  * trees, merge configs, call cb, exit with its result. Returns 0 when every user's run
  * succeeded, 1 when some failed, -errno on a fatal error (e.g. not root: -EPERM). */
-int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata);
+/* What the parent writes around each child's output on stdout. */
+typedef struct UsersOutput {
+        bool json;    /* one JSON document: {"version": 1, "users": [{"user": NAME, "plan":
+                       * <the child's plan or null>, "status": ..., "reason": ...}, ...]} */
+        bool headers; /* a "user NAME:" line before each user's text output */
+        char **only;  /* --user NAME...: only these users (NULL: every user) */
+        size_t n_only;
+} UsersOutput;
+
+int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata,
+                  const UsersOutput *out);
 
 /* Walk `path` from / down without trusting anything a third party could change: every
  * component (directories and symlinks, which are followed) must be owned by root or `uid`, no

@@ -17,7 +17,15 @@ expect_rc 64 frobnicate
 expect_rc 64 --dry-run --root "$tree" --now yesterday
 expect_rc 64 --explain
 expect_rc 64 --json --root "$tree"
-expect_rc 64 status --json --root "$tree"
+expect_rc 0 status --json --root "$tree"     # qgc(8) promises status [-j] (issue 11)
+python3 - "$T/out" <<'PY' || fail "status --json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["version"] == 1 and d["trees"] and d["projects"], d.keys()
+assert sum(p["active"] + p["archived"] for p in d["projects"]) == d["total"]["sessions"], d["total"]
+assert "fs_avail" in d["trees"][0] and "archived_bytes_allocated" in d["trees"][0], d["trees"][0]
+PY
+expect_rc 64 check-config --json
 expect_rc 64 restore
 
 # config errors: every error reported as file:line, exit 78, nothing done
@@ -88,4 +96,75 @@ expect_rc 1 --quiet --log-target stderr --root "$q2" --now 2027-04-01T00:00:00Z 
 grep -q "QGC_ACTION=failed" "$T/err" || { cat "$T/err"; fail "--quiet hid the failures"; }
 grep -q "failed [1-9]" "$T/out" "$T/err" || fail "no summary on failure"
 grep -q "QGC_ACTION=archived\|QGC_ACTION=run-start" "$T/err" && fail "--quiet printed successful actions"
+# The output table (issue 11): each command at 80 and 60 columns, in the C and a UTF-8 locale,
+# through a pipe (COLUMNS set) and on a pseudo-terminal (script, stty cols). Every line fits
+# (where the row says so), nothing is cut ("…" or "..."), C output is ASCII, and the expected
+# text is there. A row: NAME FIT EXPECT ARGS..., EXPECT a Python regex on the whole output.
+ran=$(make_tree ran)
+run_qgc --root "$ran" --now 2027-04-01T00:00:00Z -c "$QGC_TESTDATA/integration/apply.conf" --log-file "$T/ran.log" > /dev/null
+E="$QGC_TESTDATA/integration/empty.conf"
+A="$QGC_TESTDATA/integration/apply.conf"
+utf8=$(locale -a 2>/dev/null | grep -i -m1 '^c\.utf-\?8$' || true)
+have_script=$(command -v script || true)
+table_row() { # NAME FIT EXPECT ARGS...
+        name=$1 fit=$2 expect=$3; shift 3
+        for cols in 80 60; do
+                for loc in C ${utf8:+"$utf8"}; do
+                        for mode in pipe ${have_script:+pty}; do
+                                out="$T/tab.$name.$cols.$loc.$mode"
+                                if [ $mode = pipe ]; then
+                                        set +e
+                                        COLUMNS=$cols LC_ALL=$loc timeout 60 "$QGC" "$@" > "$out" 2> "$out.err"
+                                        rc=$?; set -e
+                                else
+                                        cmd="stty cols $cols rows 50; exec env -u COLUMNS LC_ALL=$loc"
+                                        for a in "$QGC" "$@"; do cmd="$cmd '$a'"; done
+                                        set +e
+                                        script -qec "$cmd" /dev/null < /dev/null > "$out.raw" 2> "$out.err"
+                                        rc=$?; set -e
+                                        tr -d '\r' < "$out.raw" > "$out"
+                                fi
+                                [ $rc = 0 ] || { cat "$out" "$out.err"; fail "table $name ($cols cols, $loc, $mode): exit $rc"; }
+                                python3 - "$out" "$cols" "$loc" "$fit" "$expect" <<'PY' || fail "table $name ($cols columns, $loc, $mode): see above"
+import re, sys, unicodedata
+path, cols, loc, fit, expect = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+raw = open(path, "rb").read()
+if loc == "C" and any(b >= 0x80 for b in raw):
+    print(f"{path}: non-ASCII output in the C locale"); sys.exit(1)
+text = raw.decode("utf-8")
+def width(s):
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+               for c in s)
+for line in text.split("\n"):
+    if fit == "fit" and width(line) > cols:
+        print(f"{path}: wider than {cols}: {line!r}"); sys.exit(1)
+if "\u2026" in text or re.search(r"[^.]\.\.\.(\s|$)", text):
+    print(f"{path}: something was cut: {text}"); sys.exit(1)
+flat = re.sub(r"\n {3,}", " ", text)    # wrapped reasons (indented past the rows) read whole
+if not re.search(expect, flat, re.M):
+    print(f"{path}: {expect!r} not in:\n{text}"); sys.exit(1)
+PY
+                        done
+                done
+        done
+}
+table_row plan fit '^  [0-9a-f]{8} would delete +121d +[0-9.]+K +idle 121d > max-age 90d$' \
+        --dry-run --root "$tree" --now 2027-04-01T00:00:00Z -c "$A"
+table_row keep fit 'rank 1 <= keep-latest 1 \(would archive: idle 121d > max-age 90d\)' \
+        --dry-run --root "$tree" --now 2027-04-01T00:00:00Z -c "$A"
+table_row summary fit '^  would move +[0-9.]+K to the archive \(frees no space\)$' \
+        --dry-run --root "$tree" --now 2027-04-01T00:00:00Z -c "$A"
+table_row changes fit '^would archive [0-9a-f]{8} +121d +[0-9.]+K  /srv/demo/webapp' \
+        --changes --root "$tree" --now 2027-04-01T00:00:00Z -c "$A"
+table_row status fit '^/srv/demo/webapp +3 +0 ' status --root "$tree"
+table_row status-archive fit '^archive: [0-9]+ sessions?, [0-9.]+K \(archiving frees no space\)$' \
+        status --root "$ran"
+table_row restore nofit '^would restore session dd3dc65a-7d32-4843-a56c-9eef3a13391d:' \
+        -n restore dd3dc65a --root "$ran"
+table_row explain nofit '^tree:  # disk caps always delete' check-config --explain -c "$A"
+table_row help nofit '^Usage: qgc' --help
+# piped without COLUMNS: whole lines, and status sized to its content (not ~1,000 columns)
+run_qgc status --root "$tree" > "$T/status.pipe"
+awk 'length > 100 { bad = 1 } END { exit bad }' "$T/status.pipe" || { cat "$T/status.pipe"; fail "piped status is padded wide"; }
+grep -q "  $" "$T/status.pipe" && fail "piped status has trailing padding"
 pass "command line"

@@ -136,19 +136,36 @@ qgc_root --all-users --dry-run --now "$NOW" > "$T/dry.out" 2>&1 || { cat "$T/dry
 listing "$A" > "$T/a.after-dry"
 qgc_root --all-users --dry-run --json --now "$NOW" > "$T/dry.json" 2> "$T/dry.err" ||
         { cat "$T/dry.err"; fail "dry run --json"; }
-python3 - "$T/dry.json" "$P" <<'PY' || fail "--all-users --dry-run --json is not one JSON plan per user"
+python3 - "$T/dry.json" "$P" <<'PY' || fail "--all-users --dry-run --json is not one JSON document with a plan per user"
 import json, sys
-text, users, dec, i = open(sys.argv[1]).read(), set(), json.JSONDecoder(), 0
-while True:
-    while i < len(text) and text[i].isspace():
-        i += 1
-    if i == len(text):
-        break
-    doc, i = dec.raw_decode(text, i)
-    users |= {t["user"] for t in doc["trees"]}
+doc = json.load(open(sys.argv[1]))          # one document (issue 11), not plans back to back
+assert doc["version"] == 1, doc.keys()
+users = {}
+for u in doc["users"]:
+    users[u["user"]] = u
+    if u["plan"] is not None:
+        assert u["status"] == "ok", u
+        assert {t["user"] for t in u["plan"]["trees"]} == {u["user"]}, u["plan"]["trees"]
+    else:
+        assert u["status"] in ("skipped", "failed") and u.get("reason"), u
 want = {sys.argv[2] + c for c in "abe"}
-assert want <= users, f"plans for {sorted(users)}, want {sorted(want)}"
+planned = {n for n, u in users.items() if u["plan"] is not None}
+assert want <= planned, f"plans for {sorted(planned)}, want {sorted(want)}"
 PY
+# --user NAME: that user only (repeatable); a name nobody has is an error
+qgc_root --user "${P}a" --user "${P}b" --dry-run --json --now "$NOW" > "$T/one.json" 2> "$T/one.err" ||
+        { cat "$T/one.err"; fail "--user --dry-run --json"; }
+python3 - "$T/one.json" "$P" <<'PY' || fail "--user did not limit the run to the named users"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert sorted(u["user"] for u in doc["users"]) == [sys.argv[2] + "a", sys.argv[2] + "b"], doc["users"]
+PY
+set +e; qgc_root --user "${P}nosuch" --dry-run --now "$NOW" > "$T/nosuch.out" 2> "$T/nosuch.err"; rc=$?; set -e
+[ $rc = 1 ] && grep -q -- "--user '${P}nosuch'" "$T/nosuch.err" || { cat "$T/nosuch.err"; fail "--user with an unknown name: exit $rc"; }
+# the text plan names each user
+for u in a b e; do
+        grep -q "^user $P$u:$" "$T/dry.out" || { cat "$T/dry.out"; fail "the text plan has no header for $P$u"; }
+done
 cmp -s "$T/a.before" "$T/a.after-dry" || fail "--all-users --dry-run changed ${P}a's tree"
 
 # --- the real run
@@ -223,6 +240,8 @@ qgc_root --all-users --quiet --now "$NOW" --log-target stderr > "$T/quiet.out" 2
 rc=$?
 set -e
 ! grep -q "${P}[ab]: ok" "$T/quiet.out" "$T/quiet.err" || fail "--quiet printed per-user ok lines"
+# bob's clamped max-age is said without --quiet (above), not mailed by cron every day (issue 11)
+! grep -q "${P}b/.config/qgc/qgc.conf.*warning" "$T/quiet.err" || fail "--quiet printed a user's clamping warning"
 if [ $rc -eq 0 ]; then
         [ ! -s "$T/quiet.out" ] || { cat "$T/quiet.out"; fail "--quiet printed on success"; }
 else

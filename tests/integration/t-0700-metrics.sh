@@ -42,7 +42,7 @@ n_sessions=$(ls "$tree"/projects/*/chats/*.jsonl "$tree"/projects/*/chats/archiv
 
 (umask 077; timeout 60 "$QGC" -c "$T/policy.conf" --root "$tree" --log-target stderr \
         --metrics-file "$M" >"$T/out" 2>"$T/err") || { cat "$T/err"; fail "the run failed"; }
-archived=$(sed -n 's/^qgc: archived \([0-9]*\),.*/\1/p' "$T/out")
+archived=$(sed -n 's/^qgc: archived \([0-9]*\)[ ,].*/\1/p' "$T/out")
 [ "${archived:-0}" -gt 0 ] || { cat "$T/out"; fail "the run archived nothing"; }
 python3 "$PC" "$M" \
         'qgc_last_run_exit_code==0' 'qgc_last_run_timestamp_seconds>1700000000' \

@@ -819,6 +819,22 @@ static void test_config_merge_user_admin_group_refused(void **state) {
 }
 
 /* A user's file that contradicts the system's values it inherits is an error, not a clamp. */
+/* A grace of an earlier file wins over a shorter limit of a later one, as the built-in grace
+ * does: the shipped /etc/qgc/qgc.conf (which writes min-age 3d) under a user's max-age 2d is
+ * as valid as that user file alone (issue 11). The reverse order is still an error. */
+static void test_config_layering_earlier_grace_wins(void **state) {
+        _cleanup_(config_done) Config c = {}, alone = {};
+        _cleanup_(config_errors_done) ConfigErrors e = {};
+
+        assert_int_equal(test_parse(&c, "defaults = { min-age = \"3d\"; };", &e), 0);
+        assert_int_equal(config_parse_string(&c, "defaults = { max-age = \"2d\"; };", "u.conf", &e), 0);
+        assert_int_equal(e.n, 0);
+        assert_int_equal(config_init_default(&alone), 0);
+        assert_int_equal(config_parse_string(&alone, "defaults = { max-age = \"2d\"; };", "u.conf", &e), 0);
+        assert_int_equal(c.defaults.min_age, alone.defaults.min_age);
+        assert_int_equal(c.defaults.max_age, alone.defaults.max_age);
+}
+
 static void test_config_merge_user_contradiction_is_error(void **state) {
         _cleanup_(config_done) Config s = {}, m = {};
         _cleanup_(config_errors_done) ConfigErrors e = {};
@@ -1321,6 +1337,7 @@ int main(void) {
                 cmocka_unit_test(test_config_merge_user_missing_file),
                 cmocka_unit_test(test_config_merge_user_admin_group_refused),
                 cmocka_unit_test(test_config_merge_user_contradiction_is_error),
+                cmocka_unit_test(test_config_layering_earlier_grace_wins),
                 cmocka_unit_test(test_config_etc_example_matches_builtin),
                 cmocka_unit_test(test_config_parse_string_numbers_out_of_range),
                 cmocka_unit_test(test_config_parse_string_numbers_in_range),

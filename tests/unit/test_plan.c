@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <json-c/json.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,13 +209,39 @@ static char *render(int (*fn)(const Plan *, const RenderOptions *, FILE *), cons
         return buf;
 }
 
-/* Display columns of a line (UTF-8 code points). */
+/* Display columns of a line (wcwidth, as the renderer measures). */
 static size_t line_width(const char *s, size_t n) {
-        size_t w = 0;
-        for (size_t i = 0; i < n; i++)
-                if (((unsigned char)s[i] & 0xc0) != 0x80)
-                        w++;
-        return w;
+        return text_width(s, n);
+}
+
+/* The text with every line break and the indentation after it folded into one space: a
+ * wrapped reason reads whole again. */
+static char *unwrap(const char *s) {
+        char *o = malloc(strlen(s) + 1), *q = o;
+        assert_non_null(o);
+        for (; *s; s++) {
+                if (*s == '\n') {
+                        while (s[1] == ' ')
+                                s++;
+                        *q++ = ' ';
+                } else
+                        *q++ = *s;
+        }
+        *q = '\0';
+        return o;
+}
+
+static char *render_status(const Inventory *inv, unsigned cols);
+
+static char *render_changes(const Plan *p, unsigned cols) {
+        RenderOptions o = { .columns = cols, .show_keep = true, .changes = true };
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        assert_non_null(f);
+        assert_int_equal(plan_render_text(p, &o, f), 0);
+        assert_int_equal(fclose(f), 0);
+        return buf;
 }
 
 static void assert_lines_fit(const char *out, unsigned cols) {
@@ -229,30 +256,143 @@ static void assert_lines_fit(const char *out, unsigned cols) {
         }
 }
 
+/* At every width each line fits, a long reason wraps and is never cut, and sessions show by
+ * their short ids (issue 11: at 80 columns every reason was cut, at 60 it was gone). */
 static void test_plan_render_text_fits_width(void **state) {
-        static const unsigned widths[] = { 80, 100, 132, 200 };
+        static const unsigned widths[] = { 60, 80, 100, 132, 200 };
+        static const char long_reason[] =
+                "a very long reason that goes on and on and on and on and on and on and on and on "
+                "and on and on and on and on and on and on and on and on the-end";
         Fixture f;
         Plan *p;
         (void)state;
 
         fx_scene(&f);
-        f.vs[3].reason = (char *)"a very long reason that goes on and on and on and on and on and on "
-                                 "and on and on and on and on and on and on and on and on and on";
+        f.vs[3].reason = (char *)long_reason;
         p = fx_plan(&f);
         for (size_t w = 0; w < ELEMENTSOF(widths); w++) {
                 _cleanup_free_ char *out = render(plan_render_text, p, widths[w], true);
+                _cleanup_free_ char *flat = unwrap(out);
                 assert_lines_fit(out, widths[w]);
-                if (widths[w] <= 132)
-                        assert_non_null(strstr(out, "…"));
-                /* full ids, tense, human sizes and ages */
-                assert_non_null(strstr(out, "00000004-0000-4000-8000-000000000000"));
-                assert_non_null(strstr(out, "would delete"));
+                assert_null(strstr(out, "\xe2\x80\xa6")); /* nothing cut */
+                assert_null(strstr(out, "..."));
+                assert_non_null(strstr(flat, long_reason));
+                assert_non_null(strstr(flat, "in use: runtime claim pid 42 alive"));
+                /* short ids, tense, human sizes and ages */
+                assert_non_null(strstr(out, "  00000004 would delete"));
+                assert_null(strstr(out, "00000004-0000"));
                 assert_non_null(strstr(out, "would archive"));
                 assert_non_null(strstr(out, "121d"));
                 assert_non_null(strstr(out, "2.9K")); /* 3000 bytes */
-                assert_non_null(strstr(out, "/p/a  [projects/-p-a]"));
-                assert_non_null(strstr(out, "REASON"));
+                assert_non_null(strstr(flat, "/p/a [projects/-p-a]") ?: strstr(flat, "/p/a  [projects/-p-a]"));
+                if (widths[w] >= 80)
+                        assert_non_null(strstr(out, "REASON"));
+                if (widths[w] <= 60) /* the reason column is too narrow: own lines */
+                        assert_non_null(strstr(out, "00000005 skip            100d    10B\n      in use: "));
         }
+        plan_free(p);
+}
+
+/* A short id is 8 characters, longer when two sessions of a tree share them; a copy of the same
+ * session (active and archived) does not count. */
+static void test_plan_render_text_short_ids(void **state) {
+        Fixture f;
+        Plan *p;
+        _cleanup_free_ char *out = NULL;
+        (void)state;
+
+        fx_init(&f);
+        fx_add(&f, "/p/a", 1, VERB_KEEP, "none", "kept", 2 * D, 1000);
+        fx_add(&f, "/p/a", 2, VERB_KEEP, "none", "kept", 2 * D, 1000);
+        snprintf(f.s[0].id, sizeof f.s[0].id, "abcdef12-3456-4000-8000-000000000001");
+        snprintf(f.s[1].id, sizeof f.s[1].id, "abcdef12-3457-4000-8000-000000000002");
+        fx_add(&f, "/p/b", 3, VERB_KEEP, "none", "kept", 2 * D, 1000);
+        fx_add(&f, "/p/b", 3, VERB_KEEP, "none", "kept", 2 * D, 1000)->state = SESSION_ARCHIVED;
+        p = fx_plan(&f);
+        out = render(plan_render_text, p, 80, true);
+        assert_non_null(strstr(out, "  abcdef12-3456 keep"));
+        assert_non_null(strstr(out, "  abcdef12-3457 keep"));
+        assert_non_null(strstr(out, "  00000003-0000 keep")); /* the width is the tree's */
+        plan_free(p);
+        free(out);
+
+        fx_init(&f);
+        fx_add(&f, "/p/a", 1, VERB_KEEP, "none", "kept", 2 * D, 1000);
+        fx_add(&f, "/p/a", 1, VERB_KEEP, "none", "kept", 2 * D, 1000)->state = SESSION_ARCHIVED;
+        fx_add(&f, "/p/a", 2, VERB_KEEP, "none", "kept", 2 * D, 1000);
+        p = fx_plan(&f);
+        out = render(plan_render_text, p, 80, true);
+        assert_non_null(strstr(out, "  00000001 keep"));
+        plan_free(p);
+}
+
+/* Widths are display columns: a CJK or emoji project lines up; under a non-UTF-8 locale the
+ * output is ASCII ("..." and escapes). */
+static void test_plan_render_text_wide_and_ascii(void **state) {
+        Fixture f;
+        Plan *p;
+        _cleanup_free_ char *out = NULL, *ascii = NULL, *st = NULL, *st2 = NULL;
+        (void)state;
+
+        if (!setlocale(LC_CTYPE, "C.UTF-8"))
+                skip();
+        fx_scene(&f);
+        f.s[1].cwd = (char *)"/p/\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e-\xf0\x9f\x9a\x80"; /* 日本語-🚀 */
+        f.vs[1].reason = (char *)"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e";
+        p = fx_plan(&f);
+        out = render(plan_render_text, p, 60, true);
+        assert_lines_fit(out, 60);
+        st = render_status(&f.inv, 60);
+        assert_lines_fit(st, 60);
+        /* the project column: the CJK row's counts start where the others' do */
+        {
+                const char *a = strstr(st, "\n/p/a"), *j = strstr(st, "\n/p/\xe6\x97\xa5");
+                const char *ea, *ej;
+                assert_non_null(a);
+                assert_non_null(j);
+                ea = strchr(a + 1, '\n');
+                ej = strchr(j + 1, '\n');
+                assert_int_equal(text_width(a + 1, (size_t)(ea - a - 1)),
+                                 text_width(j + 1, (size_t)(ej - j - 1)));
+        }
+        text_set_terminal_utf8(false);
+        ascii = render(plan_render_text, p, 60, true);
+        st2 = render_status(&f.inv, 50);
+        text_set_terminal_utf8(true);
+        (void)setlocale(LC_CTYPE, "C");
+        for (const char *q = ascii; *q; q++)
+                assert_true((unsigned char)*q < 0x80);
+        for (const char *q = st2; *q; q++)
+                assert_true((unsigned char)*q < 0x80);
+        assert_non_null(strstr(ascii, "/p/\\u65e5\\u672c\\u8a9e-\\U0001f680"));
+        assert_non_null(strstr(st2, "...")); /* the status project column is cut in ASCII */
+        plan_free(p);
+}
+
+/* --changes: only what is not kept, each line naming its project, the most idle first. */
+static void test_plan_render_text_changes(void **state) {
+        Fixture f;
+        Plan *p;
+        _cleanup_free_ char *out = NULL, *narrow = NULL;
+        const char *a, *b;
+        (void)state;
+
+        fx_scene(&f);
+        p = fx_plan(&f);
+        out = render_changes(p, 200);
+        assert_null(strstr(out, "00000002")); /* kept */
+        assert_null(strstr(out, "00000007"));
+        assert_non_null(strstr(out, "would delete  00000004   200d   3.9K  /p/a  tree 52G"));
+        assert_non_null(strstr(out, "skip          00000006    24h     0B  projects/-p-a  unverified"));
+        a = strstr(out, "would archive 00000003   121d");
+        b = strstr(out, "would archive 00000000   100d");
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_true(a < b); /* most idle first */
+        assert_non_null(strstr(out, "Summary (dry run"));
+        narrow = render_changes(p, 60);
+        assert_lines_fit(narrow, 60);
+        assert_non_null(strstr(narrow, "would delete  00000004   200d   3.9K  /p/a\n      tree 52G"));
         plan_free(p);
 }
 
@@ -311,7 +451,53 @@ static void test_plan_render_text_summary(void **state) {
         assert_non_null(strstr(out, "    tree-max-size          1 session      3.9K\n"));
         assert_non_null(strstr(out, "protections fired: live 1, pinned 1, unverified 1"));
         assert_non_null(strstr(out, "orphans: would delete 1 (500B), keep 0"));
+        /* archiving frees nothing: freed and moved are two lines, never one sum (issue 11) */
+        assert_non_null(strstr(out, "  would free     4.3K (deletions and orphans)\n"));
+        assert_non_null(strstr(out, "  would move     2.9K to the archive (frees no space)\n"));
+        assert_null(strstr(out, "warning:"));
         plan_free(p);
+}
+
+/* Sessions the deletion limit holds back: skipped with the limit as reason, counted, and the
+ * summary warns that the tree cap is not met (issue 11). */
+static void test_plan_held_back_warning(void **state) {
+        Fixture f;
+        Plan *p;
+        PlanHeldBack h;
+        _cleanup_free_ char *out = NULL, *w = NULL;
+        (void)state;
+
+        fx_scene(&f);
+        fx_add(&f, "/p/a", 8, VERB_SKIP, "blast-radius",
+               "held back by max-deletions (1 per run; use --force); would delete: tree 52G > "
+               "max-size 50G, shrinking to 40G (disk caps delete)",
+               300 * D, 2048);
+        f.vs[8].protections = PROT_BLAST;
+        f.vs[8].held_by = "max-deletions";
+        f.vs[8].held_rule = "tree-max-size";
+        fx_add(&f, "/p/b", 9, VERB_SKIP, "blast-radius",
+               "held back by max-deletions (1 per run; use --force); would delete: idle 300d > "
+               "max-age 90d",
+               300 * D, 1024);
+        f.vs[9].protections = PROT_BLAST;
+        f.vs[9].held_by = "max-deletions";
+        f.vs[9].held_rule = "max-age";
+        p = fx_plan(&f);
+        plan_held_back(p, &h);
+        assert_int_equal(h.n, 2);
+        assert_int_equal(h.bytes, 3072);
+        assert_true(h.tree_cap);
+        w = plan_held_back_warning(&h);
+        assert_string_equal(w, "tree cap not met: 2 sessions (3.0K) held back by max-deletions");
+        out = render(plan_render_text, p, 100, true);
+        assert_non_null(strstr(out, "  warning: tree cap not met: 2 sessions (3.0K) held back by "
+                                    "max-deletions\n"));
+        plan_free(p);
+        free(w);
+        h.tree_cap = false;
+        h.n = 1;
+        w = plan_held_back_warning(&h);
+        assert_string_equal(w, "policy not met: 1 session (3.0K) held back by max-deletions");
 }
 
 static void test_plan_render_text_hide_keep(void **state) {
@@ -324,9 +510,9 @@ static void test_plan_render_text_hide_keep(void **state) {
         p = fx_plan(&f);
         all = render(plan_render_text, p, 120, true);
         some = render(plan_render_text, p, 120, false);
-        assert_non_null(strstr(all, "00000002-0000-4000-8000-000000000000"));
-        assert_null(strstr(some, "00000002-0000-4000-8000-000000000000"));
-        assert_non_null(strstr(some, "00000003-0000-4000-8000-000000000000"));
+        assert_non_null(strstr(all, "  00000002 keep"));
+        assert_null(strstr(some, "00000002"));
+        assert_non_null(strstr(some, "  00000003 would archive"));
         plan_free(p);
 }
 
@@ -647,8 +833,12 @@ int main(void) {
                 cmocka_unit_test(test_plan_build_stable_across_input_order),
                 cmocka_unit_test(test_plan_build_rejects_mismatch),
                 cmocka_unit_test(test_plan_render_text_fits_width),
+                cmocka_unit_test(test_plan_render_text_short_ids),
+                cmocka_unit_test(test_plan_render_text_wide_and_ascii),
+                cmocka_unit_test(test_plan_render_text_changes),
                 cmocka_unit_test(test_plan_render_text_golden),
                 cmocka_unit_test(test_plan_render_text_summary),
+                cmocka_unit_test(test_plan_held_back_warning),
                 cmocka_unit_test(test_plan_render_text_hide_keep),
                 cmocka_unit_test(test_plan_render_text_hostile_strings),
                 cmocka_unit_test(test_plan_render_text_empty),

@@ -665,9 +665,12 @@ static void test_policy_blast_radius(void **state) {
         assert_string_equal(f.v->sessions[0].rule, "blast-radius");
         assert_true(f.v->sessions[0].protections & PROT_BLAST);
         assert_string_equal(f.v->sessions[0].reason,
-                            "deletion limit reached (2 per run; use --force); would delete: idle "
+                            "held back by max-deletions (2 per run; use --force); would delete: idle "
                             "100d > max-age 90d");
         assert_false(f.v->sessions[3].protections & PROT_BLAST);
+        assert_string_equal(f.v->sessions[0].held_by, "max-deletions");
+        assert_string_equal(f.v->sessions[0].held_rule, "max-age");
+        assert_null(f.v->sessions[3].held_by);
 
         fx_eval(&f, true);
         fx_verbs(&f, got);
@@ -702,6 +705,7 @@ static void test_policy_blast_radius_across_projects_and_percent(void **state) {
         fx_verbs(&f, got);
         assert_string_equal(got, "SSDD");
         assert_non_null(strstr(f.v->sessions[0].reason, "50% of the project's 4 sessions"));
+        assert_string_equal(f.v->sessions[0].held_by, "max-deletions-percent");
         fx_eval(&f, true);
         fx_verbs(&f, got);
         assert_string_equal(got, "DDDD");
@@ -735,11 +739,54 @@ static void test_policy_blast_radius_falls_back_to_archive(void **state) {
         assert_string_equal(f.v->sessions[1].rule, "max-age");
         assert_true(f.v->sessions[1].protections & PROT_BLAST);
         assert_string_equal(f.v->sessions[1].reason,
-                            "idle 101d > max-age 90d (deletion limit reached: 1 per run; use --force)");
+                            "idle 101d > max-age 90d (held back by max-deletions: 1 per run; use --force)");
         assert_false(f.v->sessions[0].protections & PROT_BLAST);
+        assert_string_equal(f.v->sessions[1].held_rule, "tree-max-size");
         fx_eval(&f, true);
         fx_verbs(&f, got);
         assert_string_equal(got, "ADD");
+        fx_done(&f);
+}
+
+/* protect = true: no rule touches the project, not its own rules, not the tree caps (which take
+ * from the other projects instead), not the reclaim of its orphans (issue 11). */
+static void test_policy_protect_project(void **state) {
+        Fixture f;
+        char got[MAX_S + 1];
+        ProjectOverride po = {
+                .pattern = (char *)"/p/keep",
+                .set_mask = 1u << POLICY_KEY_PROTECT,
+                .policy = POL(.action = POLICY_ACTION_DELETE, .max_age = 30 * D, .protect = true),
+        };
+        (void)state;
+
+        fx_init(&f, (Policy)POL(.action = POLICY_ACTION_DELETE, .max_age = 30 * D,
+                                .orphan_min_age = D));
+        f.cfg.projects = &po;
+        f.cfg.n_projects = 1;
+        f.cfg.tree.max_size = 10;
+        fx_add(&f, "/p/keep", SESSION_ACTIVE, 400 * D, 10)->project_dir = (char *)"-p-keep";
+        fx_add(&f, "/p/keep", SESSION_ARCHIVED, 500 * D, 10)->project_dir = (char *)"-p-keep";
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 5 * D, 10);
+        f.o[0] = (Orphan){ .kind = ORPHAN_SUBAGENTS, .tree = 0, .name = (char *)"x",
+                           .project_dir = (char *)"-p-keep", .mtime = NOW - 100 * D };
+        f.o[1] = (Orphan){ .kind = ORPHAN_EMPTY_PROJECT, .tree = 0, .name = (char *)"-p-keep",
+                           .project_dir = (char *)"-p-keep", .mtime = NOW - 100 * D };
+        f.o[2] = (Orphan){ .kind = ORPHAN_SUBAGENTS, .tree = 0, .name = (char *)"y",
+                           .project_dir = (char *)"-p-a", .mtime = NOW - 100 * D };
+        f.inv.n_orphans = 3;
+        fx_eval(&f, true);
+        fx_verbs(&f, got);
+        /* the tree cap passes over the protected sessions, oldest first, to /p/a */
+        assert_string_equal(got, "KKD");
+        assert_string_equal(f.v->sessions[0].rule, "protect");
+        assert_true(f.v->sessions[0].protections & PROT_PROTECT);
+        assert_non_null(strstr(f.v->sessions[0].reason, "protected project (protect = true)"));
+        assert_string_equal(f.v->sessions[1].rule, "protect");
+        assert_int_equal(f.v->orphans[0].verb, VERB_KEEP);
+        assert_int_equal(f.v->orphans[1].verb, VERB_KEEP);
+        assert_non_null(strstr(f.v->orphans[1].reason, "protect = true"));
+        assert_int_equal(f.v->orphans[2].verb, VERB_DELETE);
         fx_done(&f);
 }
 
@@ -1004,6 +1051,7 @@ int main(void) {
                 cmocka_unit_test(test_policy_blast_radius),
                 cmocka_unit_test(test_policy_blast_radius_across_projects_and_percent),
                 cmocka_unit_test(test_policy_blast_radius_falls_back_to_archive),
+                cmocka_unit_test(test_policy_protect_project),
                 cmocka_unit_test(test_policy_orphans_age),
                 cmocka_unit_test(test_policy_orphan_deletion_counts_for_disk_caps),
                 cmocka_unit_test(test_policy_count_allocated_or_apparent),
