@@ -103,7 +103,7 @@ static const ConfigKeyInfo config_keys[_POLICY_KEY_MAX] = {
 static const char *const config_top_names[] = { "defaults", "tree", "projects", "admin" };
 static const char *const config_tree_names[] = { "max-size", "low-watermark", "keep-free",
                                                  "count" };
-static const char *const config_admin_names[] = { "allow-user-files", "user-dirs" };
+static const char *const config_admin_names[] = { "allow-user-files", "user-dirs", "metrics-file" };
 static const char *const policy_action_table[_POLICY_ACTION_MAX] = {
         [POLICY_ACTION_ARCHIVE] = "archive",
         [POLICY_ACTION_DELETE] = "delete",
@@ -223,6 +223,8 @@ void config_done(Config *c) {
         config_strv_free(c->files_from, c->n_files);
         free(c->origin_allow_user_files);
         free(c->origin_user_dirs);
+        free(c->metrics_file);
+        free(c->origin_metrics_file);
         *c = (Config){};
 }
 
@@ -298,6 +300,8 @@ int config_copy(const Config *src, Config *ret) {
         c.tree.origin_count = strdup_or_null(src->tree.origin_count);
         c.origin_allow_user_files = strdup_or_null(src->origin_allow_user_files);
         c.origin_user_dirs = strdup_or_null(src->origin_user_dirs);
+        c.metrics_file = strdup_or_null(src->metrics_file);
+        c.origin_metrics_file = strdup_or_null(src->origin_metrics_file);
         ok = ok && config_origin_copy(&src->defaults_origin, &c.defaults_origin) >= 0;
         ok = ok && config_strv_copy(src->user_dirs, src->n_user_dirs, &c.user_dirs) >= 0;
         if (ok)
@@ -331,7 +335,9 @@ int config_copy(const Config *src, Config *ret) {
             (src->tree.origin_keep_free && !c.tree.origin_keep_free) ||
             (src->tree.origin_count && !c.tree.origin_count) ||
             (src->origin_allow_user_files && !c.origin_allow_user_files) ||
-            (src->origin_user_dirs && !c.origin_user_dirs)) {
+            (src->origin_user_dirs && !c.origin_user_dirs) ||
+            (src->metrics_file && !c.metrics_file) ||
+            (src->origin_metrics_file && !c.origin_metrics_file)) {
                 config_done(&c);
                 return -ENOMEM;
         }
@@ -1057,6 +1063,23 @@ static int config_parse_admin(ConfigParse *cp, const config_setting_t *g) {
                         c->n_user_dirs = (size_t)m;
                         free(c->origin_user_dirs);
                         c->origin_user_dirs = TAKE_PTR(loc);
+                } else if (streq(name, "metrics-file")) {
+                        const char *v = config_setting_get_string(s);
+                        if (!v || v[0] != '/') {
+                                r = config_error_expected(cp->errs, loc, "metrics-file",
+                                                          "an absolute path such as \"/var/lib/"
+                                                          "prometheus/node-exporter/qgc.prom\"",
+                                                          s);
+                                if (r == -ENOMEM)
+                                        return r;
+                                continue;
+                        }
+                        free(c->metrics_file);
+                        c->metrics_file = strdup(v);
+                        if (!c->metrics_file)
+                                return -ENOMEM;
+                        free(c->origin_metrics_file);
+                        c->origin_metrics_file = TAKE_PTR(loc);
                 } else
                         r = config_unknown(cp->errs, loc, name, "admin", config_admin_names,
                                            ELEMENTSOF(config_admin_names));
@@ -1663,6 +1686,9 @@ int config_explain(const Config *c, FILE *f) {
         fprintf(f, "        %-22s %-10s %s\n", "user-dirs", dirs.buf ? dirs.buf : "none",
                 c->origin_user_dirs ? c->origin_user_dirs : "?");
         strbuf_done(&dirs);
+        fprintf(f, "        %-22s %-10s %s\n", "metrics-file",
+                c->metrics_file ? c->metrics_file : "none",
+                c->origin_metrics_file ? c->origin_metrics_file : CONFIG_BUILTIN);
 
         for (size_t i = 0; i < c->n_projects; i++) {
                 const ProjectOverride *o = &c->projects[i];

@@ -106,7 +106,8 @@ typedef struct Config {
         char **files;            /* files loaded, in order, each followed by its includes */
         char **files_from;       /* per file: "file:line" of its @include; NULL for a main file */
         size_t n_files;
-        char *origin_allow_user_files, *origin_user_dirs;
+        char *metrics_file;      /* admin: node_exporter textfile of each real run, or NULL */
+        char *origin_allow_user_files, *origin_user_dirs, *origin_metrics_file;
 } Config;
 
 /* A list of "file:line: message" errors. */

@@ -776,6 +776,11 @@ static int main_run(void) {
         r = main_load_config(&cfg);
         if (r < 0)
                 return EX_CONFIG;
+        /* the admin's metrics-file (system file only) for root's real runs, as the system timer
+         * makes them; --metrics-file wins. Before any fork, as metrics_init() needs. */
+        if (!arg_metrics_file && cfg.metrics_file && geteuid() == 0 && !arg_dry_run &&
+            arg_command == CMD_RUN && metrics_init(cfg.metrics_file) < 0)
+                return 1;
         if (arg_command == CMD_CHECK_CONFIG) {
                 if (arg_explain)
                         return main_explain(&cfg) < 0 ? 1 : 0;

@@ -111,6 +111,27 @@ python3 "$PC" "$M" 'qgc_last_run_actions{outcome="deleted"}==1' 'qgc_last_run_fr
         'qgc_sessions{verb="skip",rule="blast-radius"}>0' || { cat "$M"; fail "the deleting run's metrics"; }
 pass "deletions: freed bytes; the deletion limit's held-back sessions"
 
+# the admin's key: admin.metrics-file in the system file, for root's real runs (the timer's)
+if [ "$(id -u)" = 0 ]; then
+        tree3=$(make_tree tree3)
+        M3="$T/textfile/key.prom"
+        printf 'defaults = { max-age = "12h"; min-age = "1h"; };\nadmin = { metrics-file = "%s"; };\n' \
+                "$M3" > "$T/system.conf"
+        QGC_SYSTEM_CONFIG="$T/system.conf" HOME="$T" timeout 60 "$QGC" --root "$tree3" \
+                --log-target stderr --quiet 2>"$T/err" || { cat "$T/err"; fail "the run with the key failed"; }
+        python3 "$PC" "$M3" 'qgc_last_run_exit_code==0' || { cat "$M3"; fail "metrics-file key"; }
+        QGC_SYSTEM_CONFIG="$T/system.conf" HOME="$T" timeout 60 "$QGC" check-config --explain |
+                grep -q "metrics-file .*key.prom" || fail "--explain does not show metrics-file"
+        printf 'admin = { metrics-file = "relative.prom"; };\n' > "$T/bad-key.conf"
+        set +e
+        timeout 60 "$QGC" -c "$T/bad-key.conf" check-config 2>"$T/err"
+        rc=$?
+        set -e
+        [ $rc = 78 ] && grep -q "bad-key.conf:1: .*metrics-file" "$T/err" ||
+                { cat "$T/err"; fail "a relative metrics-file: exit $rc"; }
+        pass "admin.metrics-file: the system file's key writes the metrics of root's runs"
+fi
+
 # doc/fleet.md has a query for every event of the catalog
 if [ -f "$QGC_TESTDATA/../../doc/fleet.md" ]; then
         for id in $(sed -n 's/^-- \([0-9a-f]\{32\}\)$/\1/p' "$QGC_TESTDATA/../../systemd/qgc.catalog"); do
