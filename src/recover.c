@@ -631,20 +631,19 @@ static int recover_scan_marker(Plan *p, size_t t, const RecoverRoots *rt, int di
 }
 
 /* Plan the removal of the temporary files of qgc in the directory rel (below the root). */
-static int recover_scan_dir(Plan *p, size_t t, const RecoverRoots *rt, bool in_global,
-                            const char *rel) {
+/* List the directory open at fd (rel below the tree's root; freshly opened, read to its end,
+ * the caller's): plan the markers (in the pending dir) and qgc's stale temporary files. */
+static int recover_scan_dir_fd(Plan *p, size_t t, const RecoverRoots *rt, bool in_global,
+                               const char *rel, int fd) {
         _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
-        _cleanup_close_ int fd = -EBADF;
         const char *name;
         unsigned char type;
         dev_t dev;
-        int root = recover_root_fd(rt, in_global, &dev), r, n = 0;
+        int r, n = 0;
 
+        (void)recover_root_fd(rt, in_global, &dev);
         if (!d)
                 return -ENOMEM;
-        fd = recover_open_list(root, rel, dev);
-        if (fd < 0)
-                return fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP || fd == -EXDEV ? 0 : fd;
         fs_dir_init(d, fd);
         while ((r = fs_dir_next(d, &name, &type)) > 0) {
                 struct stat sb;
@@ -678,6 +677,19 @@ static int recover_scan_dir(Plan *p, size_t t, const RecoverRoots *rt, bool in_g
         return r < 0 ? r : n;
 }
 
+/* recover_scan_dir_fd() of the directory rel below the tree's root (absent: nothing). */
+static int recover_scan_dir(Plan *p, size_t t, const RecoverRoots *rt, bool in_global,
+                            const char *rel) {
+        _cleanup_close_ int fd = -EBADF;
+        dev_t dev;
+        int root = recover_root_fd(rt, in_global, &dev);
+
+        fd = recover_open_list(root, rel, dev);
+        if (fd < 0)
+                return fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP || fd == -EXDEV ? 0 : fd;
+        return recover_scan_dir_fd(p, t, rt, in_global, rel, fd);
+}
+
 /* Every chats/ and chats/archive/ of the tree's projects, and the project directories themselves
  * (session-organization.v1.json, erase.h); with tmp: every tmp/<hash>/ (logs.json). */
 static int recover_scan_projects(Plan *p, size_t t, const RecoverRoots *rt, bool tmp) {
@@ -694,13 +706,31 @@ static int recover_scan_projects(Plan *p, size_t t, const RecoverRoots *rt, bool
                 return fd == -ENOENT ? 0 : fd;
         fs_dir_init(d, fd);
         while ((r = fs_dir_next(d, &name, &type)) > 0) {
+                /* each directory opened once, relative to its parent (no path walked again) */
+                _cleanup_close_ int d0 = -EBADF, d1 = -EBADF, d2 = -EBADF;
+                int *dfd[3] = { &d0, &d1, &d2 };
+                static const char *const sub[] = { "", "/chats", "/chats/archive" };
+                static const char *const comp[] = { NULL, "chats", "archive" };
+
                 if (type != DT_DIR && type != DT_UNKNOWN)
                         continue;
                 for (int i = 0; i < (tmp ? 1 : 3); i++) {
-                        static const char *const sub[] = { "", "/chats", "/chats/archive" };
                         _cleanup_free_ char *rel = strprintf("%s/%s%s", tmp ? "tmp" : "projects",
                                                              name, sub[i]);
-                        int k = rel ? recover_scan_dir(p, t, rt, false, rel) : -ENOMEM;
+                        int k;
+
+                        if (!rel)
+                                return -ENOMEM;
+                        *dfd[i] = scan_openat(i == 0 ? fd : *dfd[i - 1], i == 0 ? name : comp[i],
+                                              O_RDONLY | O_DIRECTORY);
+                        if (*dfd[i] < 0) {
+                                k = *dfd[i];
+                                if (k != -ENOENT && k != -ENOTDIR && k != -ELOOP && k != -EXDEV)
+                                        log_debug("recover: cannot list '%s': %s", rel,
+                                                  strerror(-k));
+                                break;
+                        }
+                        k = recover_scan_dir_fd(p, t, rt, false, rel, *dfd[i]);
                         if (k == -ENOMEM)
                                 return k;
                         if (k < 0)
