@@ -18,6 +18,7 @@
 
 #include "actions.h"
 #include "config.h"
+#include "hygiene.h"
 #include "inventory.h"
 #include "journal.h"
 #include "log.h"
@@ -481,6 +482,7 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         /* only the JSON plan shows titles; the rules need them only where they could act */
         policy_title_need(cfg, arg_dry_run && arg_json, &titles);
         so.titles = &titles;
+        so.hygiene = hygiene_need(&cfg->defaults);
         t0 = mono_sec();
         r = scan_all(inv, &so);
         log_debug("scan: %zu sessions, %zu orphans in %.3f s (%u jobs)", inv->n_sessions,
