@@ -30,6 +30,7 @@
 #include "roots.h"
 #include "scan.h"
 #include "text.h"
+#include "treesize.h"
 #include "users.h"
 #include "util.h"
 
@@ -234,8 +235,9 @@ static int main_parse_argv(int argc, char *argv[]) {
                 log_error("unexpected argument '%s' (try --help)", argv[optind]);
                 return -EINVAL;
         }
-        if (arg_json && !(arg_dry_run && (arg_command == CMD_RUN || arg_command == CMD_RESTORE))) {
-                log_error("--json goes with --dry-run");
+        if (arg_json && !(arg_dry_run && (arg_command == CMD_RUN || arg_command == CMD_RESTORE)) &&
+            arg_command != CMD_STATUS) {
+                log_error("--json goes with --dry-run or status");
                 return -EINVAL;
         }
         if (arg_explain && arg_command != CMD_CHECK_CONFIG) {
@@ -494,8 +496,12 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
 
         /* the scan's threads are gone: stdout needs no locking per character from here on */
         __fsetlocking(stdout, FSETLOCKING_BYCALLER);
-        if (arg_command == CMD_STATUS)
-                return plan_render_status(inv, now, &ro, stdout);
+        if (arg_command == CMD_STATUS) {
+                /* below the per-project table: every byte of each tree by kind (treesize.h);
+                 * --json prints that breakdown alone */
+                r = arg_json ? 0 : plan_render_status(inv, now, &ro, stdout);
+                return r < 0 ? r : treesize_render(inv, cfg->tree.count_allocated, arg_json, stdout);
+        }
 
         r = main_build_plan(inv, cfg, now, &plan);
         if (r < 0)
