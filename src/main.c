@@ -74,7 +74,7 @@ static void main_help(void) {
                "\n"
                "Options:\n"
                "  -n, --dry-run          print the exact plan with a reason per session\n"
-               "  -j, --json             print the plan as JSON\n"
+               "  -j, --json             print the plan (status: the breakdown by kind) as JSON\n"
                "  -c, --config FILE      read only this policy file\n"
                "  -r, --root DIR         a Qwen data directory (like ~/.qwen); repeatable\n"
                "      --all-users        root only: every user's trees, each as its user\n"

@@ -376,9 +376,9 @@ static int ts_render_text(const Inventory *inv, size_t t, const TreeSize *s, boo
         }
         fprintf(f, "  %-22s %7s %9s %9s\n", "total", "", format_bytes(a, sizeof a, s->total_bytes),
                 format_bytes(b, sizeof b, s->total_alloc));
-        fprintf(f, "  total: %" PRIu64 " bytes apparent, %" PRIu64 " bytes on disk (%s counted by "
-                   "tree.count)%s\n",
-                s->total_bytes, s->total_alloc, allocated ? "on disk" : "apparent",
+        fprintf(f, "  total: %" PRIu64 " bytes apparent, %" PRIu64 " bytes on disk (tree.count: "
+                   "%s)%s\n",
+                s->total_bytes, s->total_alloc, allocated ? "allocated" : "apparent",
                 s->incomplete ? "; incomplete: a mount point or an unlistable directory inside" :
                                 "");
         for (size_t i = 0; i < s->n_unknown; i++) {

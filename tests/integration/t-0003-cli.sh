@@ -17,7 +17,11 @@ expect_rc 64 frobnicate
 expect_rc 64 --dry-run --root "$tree" --now yesterday
 expect_rc 64 --explain
 expect_rc 64 --json --root "$tree"
-expect_rc 64 status --json --root "$tree"
+expect_rc 64 check-config --json
+# status --json is the breakdown by kind (treesize.h), one JSON document
+run_qgc status --json --root "$tree" > "$T/status.json" || fail "status --json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["version"] == 1 and d["trees"]' "$T/status.json" ||
+        fail "status --json is not the breakdown"
 expect_rc 64 restore
 
 # config errors: every error reported as file:line, exit 78, nothing done
