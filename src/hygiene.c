@@ -529,6 +529,12 @@ int hygiene_reclaim(const Orphan *o, int root_fd, dev_t dev, const int *runtime_
         r = fs_check_identity(dfd, o->name, &o->dir);
         if (r <= 0)
                 return r;
+        if (dev == 0) { /* the walks below stay on the filesystem of the item's directory */
+                struct stat st;
+                if (fstat(dfd, &st) < 0)
+                        return -errno;
+                dev = st.st_dev;
+        }
 
         if (o->kind == ORPHAN_DEBUG_LOG || o->kind == ORPHAN_PLAN) {
                 char id[SESSION_ID_MAX + 1] = {};
