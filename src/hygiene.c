@@ -20,6 +20,7 @@
 
 #include "fsutil.h"
 #include "hygiene.h"
+#include "live.h"
 #include "log.h"
 #include "macro.h"
 #include "qwen.h"
@@ -198,6 +199,23 @@ static bool hygiene_tasks_empty(int hfd) {
         return empty;
 }
 
+/* Is tmp/<hash>/scheduled_tasks.lock ({"pid":N,"sessionId":...,"lockId":...}, Qwen's cron
+ * lock) held by a live process, or can that not be told (malformed, /proc unreadable)? A clean
+ * exit leaves the file behind (layout §13): a dead pid makes it a leftover. */
+static bool hygiene_lock_live(int hfd) {
+        json_object *o = NULL, *pid = NULL;
+        uint64_t ticks;
+        bool live = true;
+
+        if (scan_read_json_at(hfd, "scheduled_tasks.lock", 64 * 1024, &o) < 0)
+                return true;
+        if (json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, "pid", &pid) &&
+            json_object_is_type(pid, json_type_int) && json_object_get_int64(pid) > 0)
+                live = live_pid_start(json_object_get_int64(pid), &ticks) != 0;
+        json_object_put(o);
+        return live;
+}
+
 /* Classify every entry of tmp/<hash>/ (open at hfd). */
 static int hygiene_tmp_classify(int hfd, dev_t dev, HygieneTmp *ret) {
         FsDir d;
@@ -231,7 +249,8 @@ static int hygiene_tmp_classify(int hfd, dev_t dev, HygieneTmp *ret) {
                         continue;
                 }
                 if (streq(name, "scheduled_tasks.lock")) {
-                        ret->why = "a scheduled-task lock";
+                        if (!reg || hygiene_lock_live(hfd))
+                                ret->why = "a scheduled-task lock of a live process";
                         continue;
                 }
                 if (streq(name, "scheduled_tasks.json") && reg) {

@@ -32,7 +32,8 @@ int hygiene_scan(Inventory *inv, unsigned need);
 
 /* Reclaim hygiene item o below root_fd (R, or G for ORPHAN_PLAN; on dev when dev != 0): the
  * identity the scan saw, for debug and plans no transcript for the id in any runtime root now,
- * for a stale tmp/<hash>/ still nothing unknown, no task or lock and nothing newer inside; then
+ * for a stale tmp/<hash>/ still nothing unknown, no task, no lock of a live process and nothing
+ * newer inside; then
  * unlink (files) or fs_rm_rf_at() (the directory). 1 reclaimed, 0 skipped, -errno failed, both
  * with *ret_why a static reason. */
 int hygiene_reclaim(const Orphan *o, int root_fd, dev_t dev, const int *runtime_fds,

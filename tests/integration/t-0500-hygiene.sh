@@ -15,7 +15,8 @@ OLD=$(( $(date +%s) - 10 * 86400 ))   # 10 days: past every key below
 sha() { printf '%s' "$1" | sha256sum | cut -c1-64; }
 H_GONE=$(sha /tmp/gone-1)     # no session, only known names: goes whole
 H_UNK=$(sha /tmp/gone-2)      # no session, an unknown file inside: stays
-H_LOCK=$(sha /tmp/gone-3)     # no session, a scheduled-task lock (live sidecar): stays
+H_LOCK=$(sha /tmp/gone-3)     # no session, a scheduled-task lock of a live process: stays
+H_DEAD=$(sha /tmp/gone-6)     # no session, the lock a clean exit left (dead pid): goes
 H_TASKS=$(sha /tmp/gone-4)    # no session, a scheduled task: stays
 H_YOUNG=$(sha /tmp/gone-5)    # no session, written today: stays
 H_LEG=$(sha /tmp/legacy-01)   # Qwen <= 0.1 files: not stale while legacy chats are there
@@ -47,8 +48,9 @@ gone old  dir  tmp/$H_GONE                                no session, every name
 kept old  file tmp/$H_UNK/mystery.bin                     unknown name next to known ones
 kept old  file tmp/$H_UNK/logs.json                       ... keeps the whole directory
 gone old  file tmp/$H_UNK/tool-results/call_9.txt         ... but its old tool results go
-kept old  file tmp/$H_LOCK/scheduled_tasks.lock           a task lock: a live sidecar
+kept old  file tmp/$H_LOCK/scheduled_tasks.lock           a live process's task lock: a live sidecar
 kept old  file tmp/$H_LOCK/logs.json                      ... keeps the directory
+gone old  dir  tmp/$H_DEAD                                the lock of a dead process is a leftover
 kept old  file tmp/$H_TASKS/scheduled_tasks.json          a scheduled task keeps it
 kept young file tmp/$H_YOUNG/logs.json                    written today
 gone old  file debug/$ORPH.txt                            debug log, no transcript
@@ -87,6 +89,11 @@ plant() {
         echo '[]' > "$1/tmp/$H_GONE/scheduled_tasks.json"
         rm -rf "$1/tmp/$H_GONE/x"
         echo '[{"id":"t1","cron":"* * * * *","prompt":"p"}]' > "$1/tmp/$H_TASKS/scheduled_tasks.json"
+        # this test's shell is alive; a pid that just exited is not
+        printf '{"pid":%s,"sessionId":"x","lockId":"a"}' $$ > "$1/tmp/$H_LOCK/scheduled_tasks.lock"
+        rm -rf "$1/tmp/$H_DEAD/x"
+        printf '{"pid":%s,"sessionId":"x","lockId":"b"}' "$(sh -c 'echo $$')" > "$1/tmp/$H_DEAD/scheduled_tasks.lock"
+        echo '[]' > "$1/tmp/$H_DEAD/logs.json"
         # ages: everything old first, then the young rows touched now
         find "$1/tmp" "$1/debug" "$1/plans" -exec touch -h -d "@$OLD" {} +
         while read -r want age type path why; do
