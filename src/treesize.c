@@ -197,21 +197,49 @@ TreeKind treesize_classify(const char *rel) {
         return TREE_KIND_UNKNOWN;
 }
 
-/* Hard-linked inodes seen (nlink > 1): counted once, as du does. */
+/* Hard-linked inodes seen (nlink > 1; file-history forks link their backups): counted once, as
+ * du does. An open-addressed set, cap a power of two, at most half full. */
+typedef struct TsInode {
+        dev_t dev;
+        ino_t ino;
+        bool used;
+} TsInode;
+
 typedef struct TsInodes {
-        struct { dev_t dev; ino_t ino; } *v;
-        size_t n, alloc;
+        TsInode *v;
+        size_t n, cap;
 } TsInodes;
 
+static size_t ts_inode_slot(const TsInode *v, size_t cap, dev_t dev, ino_t ino) {
+        size_t k = (size_t)(((uint64_t)ino * UINT64_C(0x9e3779b97f4a7c15)) ^ (uint64_t)dev) &
+                   (cap - 1);
+
+        while (v[k].used && !(v[k].dev == dev && v[k].ino == ino))
+                k = (k + 1) & (cap - 1);
+        return k;
+}
+
+/* Seen before? (else remembered; without memory, counted again: a larger total, never a crash) */
 static bool ts_inode_seen(TsInodes *s, const struct stat *st) {
-        for (size_t i = 0; i < s->n; i++)
-                if (s->v[i].dev == st->st_dev && s->v[i].ino == st->st_ino)
-                        return true;
-        if (greedy_realloc((void **)&s->v, &s->alloc, s->n + 1, sizeof(s->v[0])) >= 0) {
-                s->v[s->n].dev = st->st_dev;
-                s->v[s->n].ino = st->st_ino;
-                s->n++;
+        size_t k;
+
+        if (2 * (s->n + 1) > s->cap) {
+                size_t cap = s->cap ? 2 * s->cap : 64;
+                TsInode *v = calloc(cap, sizeof(TsInode));
+                if (!v)
+                        return false;
+                for (size_t i = 0; i < s->cap; i++)
+                        if (s->v[i].used)
+                                v[ts_inode_slot(v, cap, s->v[i].dev, s->v[i].ino)] = s->v[i];
+                free(s->v);
+                s->v = v;
+                s->cap = cap;
         }
+        k = ts_inode_slot(s->v, s->cap, st->st_dev, st->st_ino);
+        if (s->v[k].used)
+                return true;
+        s->v[k] = (TsInode){ .dev = st->st_dev, .ino = st->st_ino, .used = true };
+        s->n++;
         return false;
 }
 
@@ -219,6 +247,8 @@ typedef struct TsWalk {
         TreeSize *size;
         TsInodes inodes;
         dev_t dev;
+        dev_t skip_dev; /* the other root, when it lies inside this one: measured on its own */
+        ino_t skip_ino;
         char path[TREESIZE_PATH_MAX];
 } TsWalk;
 
@@ -275,6 +305,8 @@ static int ts_walk(TsWalk *w, int dfd, size_t len, unsigned depth) {
                 }
                 if (S_ISDIR(st.st_mode)) {
                         _cleanup_close_ int sub = -EBADF;
+                        if (st.st_dev == w->skip_dev && st.st_ino == w->skip_ino)
+                                continue;
                         r = ts_count(w, TREE_KIND_DIRS, &st, w->path);
                         if (r < 0)
                                 return r;
@@ -300,8 +332,9 @@ static int ts_walk(TsWalk *w, int dfd, size_t len, unsigned depth) {
         return 0;
 }
 
-/* Measure one root directory (the root's own size counted as a directory). */
-static int ts_measure_root(TreeSize *s, const char *path, dev_t dev) {
+/* Measure one root directory (the root's own size counted as a directory); a directory with
+ * identity skip (the other root) is neither counted nor entered. */
+static int ts_measure_root(TreeSize *s, const char *path, dev_t dev, const struct stat *skip) {
         _cleanup_close_ int rfd = fs_open_root(path, dev), fd = -EBADF;
         TsWalk *w;
         struct stat st;
@@ -320,6 +353,10 @@ static int ts_measure_root(TreeSize *s, const char *path, dev_t dev) {
                 return -ENOMEM;
         w->size = s;
         w->dev = st.st_dev;
+        if (skip) {
+                w->skip_dev = skip->st_dev;
+                w->skip_ino = skip->st_ino;
+        }
         r = ts_count(w, TREE_KIND_DIRS, &st, "");
         if (r >= 0)
                 r = ts_walk(w, fd, 0, 0);
@@ -335,14 +372,19 @@ void treesize_done(TreeSize *s) {
 }
 
 int treesize_measure(const Tree *t, TreeSize *ret) {
+        bool two = t->global_dir && !streq(t->global_dir, t->runtime_dir);
+        struct stat rs, gs;
         int r;
 
         *ret = (TreeSize){};
-        r = ts_measure_root(ret, t->runtime_dir, 0);
+        /* R inside G (or G inside R): each is walked once, the inner one on its own */
+        two = two && stat(t->runtime_dir, &rs) == 0 && stat(t->global_dir, &gs) == 0 &&
+              !(rs.st_dev == gs.st_dev && rs.st_ino == gs.st_ino);
+        r = ts_measure_root(ret, t->runtime_dir, 0, two ? &gs : NULL);
         if (r < 0)
-                return r == -ENOMEM ? r : r;
-        if (t->global_dir && !streq(t->global_dir, t->runtime_dir)) {
-                r = ts_measure_root(ret, t->global_dir, 0);
+                return r;
+        if (two) {
+                r = ts_measure_root(ret, t->global_dir, 0, &rs);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0 && r != -ENOENT)

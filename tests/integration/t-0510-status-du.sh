@@ -2,7 +2,7 @@
 # qgc status accounts for every byte (issue 12): the total of its breakdown by kind equals what
 # du says of the tree, apparent (du -b) and allocated (du -B1), on the corpus (Qwen 0.24.4), on a
 # tree written by Qwen 0.15, and on the corpus with unknown files, a hard link and Qwen <= 0.1
-# legacy files planted. Unknown files are counted as unknown and named; the text form keeps the
+# legacy files planted, and with a runtime root inside the global one. Unknown files are counted as unknown and named; the text form keeps the
 # per-project table above the breakdown; a status run changes nothing.
 . "$(dirname "$0")/lib.sh"
 
@@ -54,6 +54,20 @@ k = t["kinds"]
 assert k["unknown"]["files"] == 2, k["unknown"]          # blob (linked twice: once), notes.txt
 assert k["legacy"]["files"] == 2, k["legacy"]
 assert any("stray-dir/blob" in p for p in t["unknown_shown"]), t["unknown_shown"]
+PY
+
+# a runtime root inside the global one (QWEN_RUNTIME_DIR=$QWEN_HOME/rt): each byte once
+g=$(make_tree global)
+mkdir "$g/rt"
+cp -a "$QGC_TESTDATA/qwen015/tree/." "$g/rt/"
+echo 'defaults = { };' > "$T/empty.conf"
+QGC_SYSTEM_CONFIG="$T/empty.conf" QWEN_HOME="$g" QWEN_RUNTIME_DIR="$g/rt" HOME="$T" \
+        run_qgc status --json > "$T/nested.json" || bad "status --json (nested roots)"
+python3 - "$T/nested.json" "$(du -s -b "$g" | cut -f1)" "$(du -s -B1 "$g" | cut -f1)" <<'PY' || bad "nested roots: status and du differ"
+import json, sys
+t = json.load(open(sys.argv[1]))["trees"][0]
+print(f"nested: status {t['total']['bytes']} / {t['total']['allocated']}, du {sys.argv[2]} / {sys.argv[3]}")
+sys.exit(0 if (t["total"]["bytes"], t["total"]["allocated"]) == (int(sys.argv[2]), int(sys.argv[3])) else 1)
 PY
 
 # the text form: the per-project table first, then the breakdown with du's exact totals
