@@ -531,8 +531,9 @@ int treesize_render(const Inventory *inv, bool allocated, bool json, FILE *f) {
                 treesize_done(&s);
         }
         if (json && r >= 0)
-                fprintf(f, "%s\n", json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
-                                                                         JSON_C_TO_STRING_NOSLASHESCAPE));
+                fprintf(f, "%s\n",
+                        json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+                                                                    JSON_C_TO_STRING_NOSLASHESCAPE));
         json_object_put(doc);
         return r;
 }

@@ -12,7 +12,8 @@
 #include "inventory.h"
 
 typedef enum TreeKind {
-        TREE_KIND_SESSIONS,     /* projects/<p>/chats/: transcripts, sidecars, claims; organisation */
+        TREE_KIND_SESSIONS,     /* projects/<p>/chats/: transcripts, sidecars, claims; and
+                                 * projects/<p>/session-organization.v1.json */
         TREE_KIND_ARCHIVE,      /* projects/<p>/chats/archive/ */
         TREE_KIND_FILE_HISTORY, /* G/file-history/ */
         TREE_KIND_SUBAGENTS,    /* projects/<p>/subagents/ */

@@ -39,7 +39,8 @@ static void test_treesize_classify_table(void **state) {
                 const char *path;
                 TreeKind want;
         } table[] = {
-                { "projects/-p/chats/aefd2a51-f2fc-4eed-a29c-91292bb022bf.jsonl", TREE_KIND_SESSIONS },
+                { "projects/-p/chats/aefd2a51-f2fc-4eed-a29c-91292bb022bf.jsonl",
+                  TREE_KIND_SESSIONS },
                 { "projects/-p/chats/aefd2a51-f2fc-4eed-a29c-91292bb022bf.runtime.json",
                   TREE_KIND_SESSIONS },
                 { "projects/-p/chats/aefd2a51-f2fc-4eed-a29c-91292bb022bf.4242.runtime.json",
@@ -252,7 +253,8 @@ static void test_hygiene_reclaim_guards(void **state) {
                 case CHANGE_SYMLINK: {
                         _cleanup_free_ char *p = fixture_path(fx->qwen, table[i].plant);
                         assert_int_equal(unlink(p), 0);
-                        assert_int_equal(fixture_symlink(fx->qwen, table[i].plant, "/etc/hostname"), 0);
+                        assert_int_equal(fixture_symlink(fx->qwen, table[i].plant, "/etc/hostname"),
+                                         0);
                         break;
                 }
                 case CHANGE_REMOVE: {
