@@ -22,6 +22,7 @@
 #include "hygiene.h"
 #include "inventory.h"
 #include "macro.h"
+#include "policy.h"
 #include "roots.h"
 #include "scan.h"
 #include "treesize.h"
@@ -121,6 +122,82 @@ static void test_hygiene_keys_default_off(void **state) {
                          -EINVAL);
         config_done(&c);
         config_errors_done(&e);
+}
+
+/* ------------------------------------------------------------------ policy */
+
+/* Each hygiene kind is decided by its own key: older than the key goes (rule = the key), younger
+ * or equal stays, "off" keeps; a forecast clock (--now) never ages an item past the real one. */
+static void test_hygiene_policy_table(void **state) {
+        static const struct {
+                OrphanKind kind;
+                int64_t age_h;      /* by the real clock */
+                int64_t forecast_h; /* --now this far past the real clock */
+                const char *conf;
+                Verb want;
+                const char *rule, *reason;
+        } table[] = {
+                { ORPHAN_TOOL_RESULT, 25, 0, "tool-results-max-age = \"1d\";", VERB_DELETE,
+                  "tool-results-max-age", "tool result (Qwen removes them after 24h), idle" },
+                { ORPHAN_TOOL_RESULT, 23, 0, "tool-results-max-age = \"1d\";", VERB_KEEP, "none",
+                  "<= tool-results-max-age 1d" },
+                { ORPHAN_TOOL_RESULT, 2, 72, "tool-results-max-age = \"1d\";", VERB_KEEP, "none",
+                  "<= tool-results-max-age 1d" },
+                { ORPHAN_TOOL_RESULT, 999, 0, "", VERB_KEEP, "none", "(tool-results-max-age off)" },
+                { ORPHAN_TMP_PROJECT, 49, 0, "stale-tmp-min-age = \"2d\";", VERB_DELETE,
+                  "stale-tmp-min-age", "no session left" },
+                { ORPHAN_TMP_PROJECT, 47, 0, "stale-tmp-min-age = \"2d\";", VERB_KEEP, "none",
+                  "<= stale-tmp-min-age 2d" },
+                { ORPHAN_DEBUG_LOG, 30, 0, "debug-plans-min-age = \"1d\";", VERB_DELETE,
+                  "debug-plans-min-age", "debug log, no transcript" },
+                { ORPHAN_PLAN, 30, 0, "debug-plans-min-age = \"1d\";", VERB_DELETE,
+                  "debug-plans-min-age", "plan file, no transcript" },
+                { ORPHAN_PLAN, 30, 0, "orphan-min-age = \"1h\";", VERB_KEEP, "none",
+                  "(debug-plans-min-age off)" },
+                { ORPHAN_LEGACY, 24 * 31, 0, "legacy-max-age = \"30d\";", VERB_DELETE,
+                  "legacy-max-age", "legacy (Qwen <= 0.1)" },
+                { ORPHAN_LEGACY, 24 * 29, 0, "legacy-max-age = \"30d\";", VERB_KEEP, "none",
+                  "<= legacy-max-age 30d" },
+                /* the key of one kind does not act on another */
+                { ORPHAN_FILE_HISTORY, 24 * 31, 0,
+                  "legacy-max-age = \"1d\"; orphan-min-age = \"off\";", VERB_KEEP, "none",
+                  "(orphan-min-age off)" },
+        };
+        const msec_t real = 1796000000000;
+
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_(inventory_freep) Inventory *inv = NULL;
+                _cleanup_(verdicts_freep) Verdicts *v = NULL;
+                _cleanup_free_ char *text = strprintf("defaults = { %s };", table[i].conf);
+                PolicyOptions po = { .real_now = real };
+                ConfigErrors e = {};
+                Config c;
+                Tree t = { .runtime_dir = strdup("/q"), .global_dir = strdup("/q") };
+                Orphan o = { .kind = table[i].kind, .project_dir = strdup("tmp/x"),
+                             .name = strdup("f"), .bytes = 10,
+                             .mtime = real - table[i].age_h * 3600 * 1000 };
+
+                print_message("  case %zu\n", i);
+                assert_non_null(text);
+                assert_int_equal(config_init_default(&c), 0);
+                assert_int_equal(config_parse_string(&c, text, "t.conf", &e), 0);
+                assert_int_equal(inventory_new(&inv), 0);
+                assert_int_equal(inventory_add_tree(inv, &t, NULL), 0);
+                assert_int_equal(inventory_add_orphan(inv, &o), 0);
+                assert_int_equal(policy_evaluate(inv, &c, real + table[i].forecast_h * 3600 * 1000,
+                                                 &po, &v),
+                                 0);
+                if (v->orphans[0].verb != table[i].want ||
+                    !strstr(v->orphans[0].reason, table[i].reason))
+                        print_error("case %zu: %s %s '%s'\n", i, verb_to_string(v->orphans[0].verb),
+                                    v->orphans[0].rule, v->orphans[0].reason);
+                assert_int_equal(v->orphans[0].verb, table[i].want);
+                assert_string_equal(v->orphans[0].rule, table[i].rule);
+                assert_non_null(strstr(v->orphans[0].reason, table[i].reason));
+                config_done(&c);
+                config_errors_done(&e);
+        }
 }
 
 /* ------------------------------------------------------------------ reclaim guards */
@@ -366,6 +443,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_treesize_classify_table),
                 cmocka_unit_test(test_hygiene_keys_default_off),
+                cmocka_unit_test(test_hygiene_policy_table),
                 cmocka_unit_test_setup_teardown(test_hygiene_reclaim_guards, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_hygiene_scan_unknown_keeps_tmp, setup,
                                                 teardown),
