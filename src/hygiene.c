@@ -534,6 +534,57 @@ int hygiene_scan(Inventory *inv, unsigned need) {
         return 0;
 }
 
+static bool hygiene_streq_ptr(const char *a, const char *b) {
+        return a == b || (a && b && streq(a, b));
+}
+
+/* A temporary directory by the OS's own places, absolute, with no "." or ".." component. */
+static bool hygiene_temp_path(const char *p) {
+        if (!strneq(p, "/tmp/", 5) && !strneq(p, "/var/tmp/", 9))
+                return false;
+        return !strstr(p, "/./") && !strstr(p, "/../") && !hygiene_endswith(p, "/.") &&
+               !hygiene_endswith(p, "/..");
+}
+
+int hygiene_stale_projects(const Inventory *inv, size_t t, size_t *ret_stale, size_t *ret_projects,
+                           uint64_t *ret_bytes) {
+        size_t stale = 0, projects = 0;
+        uint64_t bytes = 0;
+
+        /* the inventory is sorted by (tree, project_dir, ...): a project's sessions are a run */
+        for (size_t i = 0, j; i < inv->n_sessions; i = j) {
+                const Session *s = &inv->sessions[i];
+                bool ok = true;
+                uint64_t b = 0;
+
+                for (j = i; j < inv->n_sessions && inv->sessions[j].tree == s->tree &&
+                            hygiene_streq_ptr(inv->sessions[j].project_dir, s->project_dir);
+                     j++) {
+                        const Session *x = &inv->sessions[j];
+                        struct stat st;
+
+                        b += x->bytes;
+                        if (!ok)
+                                continue;
+                        ok = x->owner == OWNER_OK && x->state != SESSION_CONFLICT && x->live == 0 &&
+                             x->cwd && hygiene_temp_path(x->cwd) &&
+                             /* outside the tree: a plain lstat proves only absence */
+                             lstat(x->cwd, &st) < 0 && errno == ENOENT;
+                }
+                if (s->tree != t)
+                        continue;
+                projects++;
+                if (ok) {
+                        stale++;
+                        bytes += b;
+                }
+        }
+        *ret_stale = stale;
+        *ret_projects = projects;
+        *ret_bytes = bytes;
+        return 0;
+}
+
 int hygiene_reclaim(const Orphan *o, int root_fd, dev_t dev, const int *runtime_fds,
                     size_t n_runtime, OrphansStepFn step, void *userdata, const char **ret_why) {
         _cleanup_close_ int dfd = -EBADF;

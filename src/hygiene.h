@@ -30,6 +30,14 @@ unsigned hygiene_need(const Policy *p);
  * session of the tree has no proven cwd (its hash is unknown). 0 or -ENOMEM. */
 int hygiene_scan(Inventory *inv, unsigned need);
 
+/* Stale project entries of tree t (issue #7906, upstream PR #9110): projects/<dir>/ whose every
+ * session is verified (its first record's cwd sanitises to <dir>), not in conflict, not live,
+ * and whose cwd is a temporary directory (/tmp/..., /var/tmp/...) that no longer exists. Only
+ * counted, for qgc status: qgc removes no project entry (no marker, no 24 h wait yet). A cwd that
+ * exists again, or any other cwd, keeps the project out. 0 or -ENOMEM. */
+int hygiene_stale_projects(const Inventory *inv, size_t t, size_t *ret_stale, size_t *ret_projects,
+                           uint64_t *ret_bytes);
+
 /* Reclaim hygiene item o below root_fd (R, or G for ORPHAN_PLAN; on dev when dev != 0): the
  * identity the scan saw, for debug and plans no transcript for the id in any runtime root now,
  * for a stale tmp/<hash>/ still nothing unknown, no task, no lock of a live process and nothing

@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "fsutil.h"
+#include "hygiene.h"
 #include "macro.h"
 #include "plan.h"
 #include "qwen.h"
@@ -398,8 +399,10 @@ static int ts_render_text(const Inventory *inv, size_t t, const TreeSize *s, boo
         const Tree *tr = &inv->trees[t];
         char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
         _cleanup_free_ char *rd = plan_clean_string(tr->runtime_dir, true);
+        size_t n_stale, n_projects;
+        uint64_t stale_bytes;
 
-        if (!rd)
+        if (!rd || hygiene_stale_projects(inv, t, &n_stale, &n_projects, &stale_bytes) < 0)
                 return -ENOMEM;
         fprintf(f, "\nby kind, %s", rd);
         if (tr->global_dir && !streq(tr->global_dir, tr->runtime_dir)) {
@@ -432,6 +435,10 @@ static int ts_render_text(const Inventory *inv, size_t t, const TreeSize *s, boo
         if (s->files[TREE_KIND_UNKNOWN] > s->n_unknown)
                 fprintf(f, "  unknown: ... %" PRIu64 " more\n",
                         s->files[TREE_KIND_UNKNOWN] - s->n_unknown);
+        if (n_stale > 0)
+                fprintf(f, "  stale project entries: %zu of %zu (%s): every cwd a temporary "
+                           "directory that no longer exists (reported, not removed)\n",
+                        n_stale, n_projects, format_bytes(a, sizeof a, stale_bytes));
         return 0;
 }
 
@@ -452,7 +459,9 @@ static json_object *ts_json_tree(const Inventory *inv, size_t t, const TreeSize 
                                  bool allocated) {
         json_object *o = json_object_new_object(), *kinds = json_object_new_object(),
                     *unk = json_object_new_array(), *tot = json_object_new_object();
-        int r = 0;
+        size_t n_stale = 0, n_projects = 0;
+        uint64_t stale_bytes = 0;
+        int r = hygiene_stale_projects(inv, t, &n_stale, &n_projects, &stale_bytes);
 
         if (!o || !kinds || !unk || !tot) {
                 json_object_put(o);
@@ -487,6 +496,7 @@ static json_object *ts_json_tree(const Inventory *inv, size_t t, const TreeSize 
         r = r >= 0 ? ts_json_add(o, "kinds", kinds) : (json_object_put(kinds), r);
         r = r >= 0 ? ts_json_add(o, "total", tot) : (json_object_put(tot), r);
         r = r >= 0 ? ts_json_add(o, "incomplete", json_object_new_boolean(s->incomplete)) : r;
+        r = r >= 0 ? ts_json_add(o, "stale_projects", json_object_new_int64((int64_t)n_stale)) : r;
         r = r >= 0 ? ts_json_add(o, "unknown_shown", unk) : (json_object_put(unk), r);
         if (r < 0) {
                 json_object_put(o);

@@ -5,7 +5,8 @@
 # hash that is a session's, an id that has a transcript (active or archived), a tree with a
 # session of unproven cwd. The dry run must plan exactly the removals of the table, each with its
 # rule and reason; the real run must do exactly that and journal each; with the keys at their
-# defaults ("off") nothing outside sessions is planned or touched.
+# defaults ("off") nothing outside sessions is planned or touched. Stale project entries (every
+# cwd a vanished temporary directory) are counted by status and never removed.
 . "$(dirname "$0")/lib.sh"
 
 nbad=0
@@ -178,6 +179,39 @@ touch -h -d "@$OLD" "$tree/projects/-srv-demo-x/chats/0c0ffee0-1234-4abc-8def-01
 run_qgc --root "$tree" -c "$T/on.conf" --log-file "$T/actions-unsure.log" > /dev/null 2>&1 || fail "run (unsure)"
 [ -d "$tree/tmp/$H_GONE" ] || bad "unsure: tmp/<hash>/ removed although a session's cwd is unknown"
 [ ! -e "$tree/tmp/$H_SESS/tool-results/call_1.txt" ] || bad "unsure: the tool-results rule does not depend on sessions"
+
+# 4. stale project entries (every cwd a temporary directory that no longer exists) are reported
+#    by status, never removed; a cwd that exists again keeps its project out of the count
+tree=$(make_tree stale)
+gone=/tmp/qgc-t0500-gone-$$
+back="$T/../qgc-t0500-back-$$"
+back=$(cd "$(dirname "$back")" && pwd)/$(basename "$back")
+case $back in /tmp/*) ;; *) back=/tmp/qgc-t0500-back-$$ ;; esac
+rm -rf "$gone"
+mkdir -p "$back"
+trap 'rm -rf "$back"; cleanup' EXIT
+transcript() { # CWD ID
+        dir="$tree/projects/$(printf '%s' "$1" | sed 's/[^A-Za-z0-9]/-/g')/chats"
+        mkdir -p "$dir"
+        printf '{"uuid":"u1","parentUuid":null,"sessionId":"%s","timestamp":"2026-10-01T00:00:00.000Z","type":"user","cwd":"%s","version":"0.24.4","message":{"role":"user","parts":[{"text":"hi"}]}}\n' \
+                "$2" "$1" > "$dir/$2.jsonl"
+        touch -d "@$OLD" "$dir/$2.jsonl"
+}
+transcript "$gone" 0c0ffee0-1234-4abc-8def-0123456789b1
+transcript "$gone" 0c0ffee0-1234-4abc-8def-0123456789b2
+transcript "$back" 0c0ffee0-1234-4abc-8def-0123456789b3
+run_qgc status --json --root "$tree" > "$T/stale.json" || fail "status --json (stale)"
+python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["trees"][0]; sys.exit(0 if t["stale_projects"] == 1 else 1)' "$T/stale.json" ||
+        bad "stale projects: want 1 (the vanished /tmp cwd; not the one that exists again): $(grep stale_projects "$T/stale.json")"
+run_qgc status --root "$tree" > "$T/stale.txt" || fail "status (stale)"
+grep -q "stale project entries: 1 of 6 " "$T/stale.txt" || bad "status text: $(grep "stale project" "$T/stale.txt")"
+rm -rf "$back"   # now both are gone: two stale entries
+run_qgc status --json --root "$tree" > "$T/stale2.json" || fail "status --json (stale, 2)"
+python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["trees"][0]; sys.exit(0 if t["stale_projects"] == 2 else 1)' "$T/stale2.json" ||
+        bad "stale projects: want 2 once the other cwd is gone too"
+run_qgc --root "$tree" -c "$T/on.conf" --log-file "$T/actions-stale.log" > /dev/null || fail "run (stale)"
+[ -f "$tree/projects/$(printf '%s' "$gone" | sed 's/[^A-Za-z0-9]/-/g')/chats/0c0ffee0-1234-4abc-8def-0123456789b1.jsonl" ] ||
+        bad "a stale project entry was removed: qgc only reports them"
 
 [ $nbad -eq 0 ] || fail "$nbad checks failed"
 pass "hygiene rules act on the table exactly, guards hold, defaults touch nothing"
