@@ -54,6 +54,7 @@
 #include "live.h"
 #include "lock.h"
 #include "log.h"
+#include "hygiene.h"
 #include "orphans.h"
 #include "macro.h"
 #include "recover.h"
@@ -864,7 +865,8 @@ static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdi
         JournalEntry e = {
                 .event = ev,
                 .message = msg,
-                .session = o->kind == ORPHAN_EMPTY_PROJECT ? NULL : o->name,
+                .session = o->kind == ORPHAN_FILE_HISTORY || o->kind == ORPHAN_SUBAGENTS ? o->name
+                                                                                        : NULL,
                 .project = o->project_dir,
                 .path = path,
                 .rule = v ? v->rule : NULL,
@@ -914,7 +916,15 @@ static int actions_orphan(ActionsContext *c, const Orphan *o, const Verdict *v) 
                 root_fd = t->runtime_fd;
                 break;
         default:
-                return 0;
+                if (!hygiene_kind(o->kind))
+                        return 0;
+                /* hygiene (hygiene.h): project_dir is the directory below R, or G for plans */
+                rel = strdup(o->project_dir ?: "");
+                root_fd = o->kind == ORPHAN_PLAN ? t->global_fd : t->runtime_fd;
+                dev = o->kind == ORPHAN_PLAN ? t->global_dev : dev;
+                path = strprintf("%s/%s/%s", o->kind == ORPHAN_PLAN ? tr->global_dir : tr->runtime_dir,
+                                 rel ? rel : "", o->name);
+                break;
         }
         if (!rel || !path)
                 return actions_report_orphan(c, o, v, JOURNAL_FAILED, o->name, "out of memory",
@@ -922,8 +932,12 @@ static int actions_orphan(ActionsContext *c, const Orphan *o, const Verdict *v) 
         if (t->error < 0)
                 return actions_report_orphan(c, o, v, JOURNAL_FAILED, path, "cannot open the tree",
                                              -t->error);
-        r = orphans_reclaim(o, root_fd, rel, dev, c->runtime_fds, c->inv->n_trees, actions_step, c,
-                            &why);
+        if (hygiene_kind(o->kind))
+                r = hygiene_reclaim(o, root_fd, dev, c->runtime_fds, c->inv->n_trees, actions_step,
+                                    c, &why);
+        else
+                r = orphans_reclaim(o, root_fd, rel, dev, c->runtime_fds, c->inv->n_trees,
+                                    actions_step, c, &why);
         if (r == 0)
                 return actions_report_orphan(c, o, v, JOURNAL_SKIPPED, path, why, 0);
         if (r < 0)

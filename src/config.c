@@ -98,6 +98,17 @@ static const ConfigKeyInfo config_keys[_POLICY_KEY_MAX] = {
             CONFIG_OFF_INFINITY, MSEC_PER_HOUR, CONFIG_DURATION_MAX, CONFIG_TIGHTEN_LESS),
         KEY(POLICY_KEY_PROTECT, "protect", CONFIG_VALUE_BOOL, protect, CONFIG_OFF_NO, 0, 1,
             CONFIG_TIGHTEN_BOOL),
+        KEY(POLICY_KEY_TOOL_RESULTS_MAX_AGE, "tool-results-max-age", CONFIG_VALUE_DURATION,
+            tool_results_max_age, CONFIG_OFF_INFINITY, MSEC_PER_DAY, CONFIG_DURATION_MAX,
+            CONFIG_TIGHTEN_LESS),
+        KEY(POLICY_KEY_STALE_TMP_MIN_AGE, "stale-tmp-min-age", CONFIG_VALUE_DURATION,
+            stale_tmp_min_age, CONFIG_OFF_INFINITY, MSEC_PER_DAY, CONFIG_DURATION_MAX,
+            CONFIG_TIGHTEN_LESS),
+        KEY(POLICY_KEY_DEBUG_PLANS_MIN_AGE, "debug-plans-min-age", CONFIG_VALUE_DURATION,
+            debug_plans_min_age, CONFIG_OFF_INFINITY, MSEC_PER_DAY, CONFIG_DURATION_MAX,
+            CONFIG_TIGHTEN_LESS),
+        KEY(POLICY_KEY_LEGACY_MAX_AGE, "legacy-max-age", CONFIG_VALUE_DURATION, legacy_max_age,
+            CONFIG_OFF_INFINITY, MSEC_PER_DAY, CONFIG_DURATION_MAX, CONFIG_TIGHTEN_LESS),
 };
 
 static const char *const config_top_names[] = { "defaults", "tree", "projects", "admin" };
@@ -243,6 +254,10 @@ int config_init_default(Config *c) {
                         .max_deletions = 100,
                         .max_deletions_percent = 50,
                         .orphan_min_age = 30 * MSEC_PER_DAY,
+                        .tool_results_max_age = MSEC_INFINITY,
+                        .stale_tmp_min_age = MSEC_INFINITY,
+                        .debug_plans_min_age = MSEC_INFINITY,
+                        .legacy_max_age = MSEC_INFINITY,
                 },
                 .tree = { .count_allocated = true },
                 .allow_user_files = true,

@@ -43,6 +43,10 @@ typedef enum PolicyKey {
         POLICY_KEY_MAX_DELETIONS_PERCENT,
         POLICY_KEY_ORPHAN_MIN_AGE,
         POLICY_KEY_PROTECT,
+        POLICY_KEY_TOOL_RESULTS_MAX_AGE,
+        POLICY_KEY_STALE_TMP_MIN_AGE,
+        POLICY_KEY_DEBUG_PLANS_MIN_AGE,
+        POLICY_KEY_LEGACY_MAX_AGE,
         _POLICY_KEY_MAX,
         _POLICY_KEY_INVALID = -22,
 } PolicyKey;
@@ -68,6 +72,11 @@ typedef struct Policy {
                                      * MSEC_INFINITY = never */
         bool protect;               /* no rule touches the project: not its own rules, not the
                                      * tree caps, not the reclaim of its orphans */
+        /* tree hygiene (hygiene.h), tree-wide like orphan-min-age; MSEC_INFINITY = never */
+        msec_t tool_results_max_age; /* tmp/<hash>/tool-results/ files and *.output older go */
+        msec_t stale_tmp_min_age;    /* tmp/<hash>/ of no session, nothing newer inside */
+        msec_t debug_plans_min_age;  /* debug/<id>.txt, plans/<id>.md with no transcript */
+        msec_t legacy_max_age;       /* Qwen <= 0.1 chats/session-*.json and checkpoints */
 } Policy;
 
 /* Where a value came from, for check-config --explain: "built-in default" or "file:line". */

@@ -409,6 +409,11 @@ static const char *const orphan_kind_table[_ORPHAN_KIND_MAX] = {
         [ORPHAN_FILE_HISTORY] = "file-history",
         [ORPHAN_SUBAGENTS] = "subagents",
         [ORPHAN_EMPTY_PROJECT] = "empty-project",
+        [ORPHAN_TOOL_RESULT] = "tool-result",
+        [ORPHAN_TMP_PROJECT] = "stale-tmp",
+        [ORPHAN_DEBUG_LOG] = "debug-log",
+        [ORPHAN_PLAN] = "plan",
+        [ORPHAN_LEGACY] = "legacy",
 };
 
 const char *orphan_kind_to_string(OrphanKind k) {

@@ -128,6 +128,13 @@ typedef enum OrphanKind {
         ORPHAN_FILE_HISTORY,   /* G/file-history/<id>/ with no transcript in any tree */
         ORPHAN_SUBAGENTS,      /* R/projects/<p>/subagents/<id>/ with no transcript */
         ORPHAN_EMPTY_PROJECT,  /* R/projects/<p>/ holding nothing but empty chats/ dirs */
+        /* tree hygiene (hygiene.h), looked for only when their policy key is on; project_dir
+         * is then the entry's directory relative to its root (R, or G for plans) */
+        ORPHAN_TOOL_RESULT,    /* R/tmp/<hash>/tool-results/<f>, R/tmp/<hash>/<f>.output */
+        ORPHAN_TMP_PROJECT,    /* R/tmp/<hash>/ of no session in any state, all of it understood */
+        ORPHAN_DEBUG_LOG,      /* R/debug/<id>.txt with no transcript for <id> */
+        ORPHAN_PLAN,           /* G/plans/<id>.md with no transcript for <id> */
+        ORPHAN_LEGACY,         /* Qwen <= 0.1: R/tmp/<hash>/chats/session-*.json, checkpoint*.json */
         _ORPHAN_KIND_MAX,
         _ORPHAN_KIND_INVALID = -22,
 } OrphanKind;
@@ -135,8 +142,9 @@ typedef enum OrphanKind {
 typedef struct Orphan {
         OrphanKind kind;
         size_t tree;
-        char *project_dir; /* for SUBAGENTS and EMPTY_PROJECT, NULL for FILE_HISTORY */
-        char *name;        /* session id, or the project dir name */
+        char *project_dir; /* for SUBAGENTS and EMPTY_PROJECT, NULL for FILE_HISTORY; the
+                            * directory (relative to its root) for the hygiene kinds */
+        char *name;        /* session id, the project dir name, or the hygiene entry's name */
         FileId dir;        /* identity of the directory itself */
         uint64_t bytes, bytes_alloc;
         msec_t mtime;      /* newest mtime inside */

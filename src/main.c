@@ -18,8 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "actions.h"
 #include "config.h"
+#include "hygiene.h"
 #include "inventory.h"
 #include "journal.h"
 #include "log.h"
@@ -32,6 +35,7 @@
 #include "roots.h"
 #include "scan.h"
 #include "text.h"
+#include "treesize.h"
 #include "users.h"
 #include "util.h"
 
@@ -88,7 +92,7 @@ static void main_help(void) {
                "\n"
                "Options:\n"
                "  -n, --dry-run          print the exact plan with a reason per session\n"
-               "  -j, --json             print the plan as JSON\n"
+               "  -j, --json             print the plan (status: disk use) as JSON\n"
                "      --changes          print only what changes, one line per session\n"
                "                         naming its project (implies --dry-run)\n"
                "  -c, --config FILE      read only this policy file\n"
@@ -694,6 +698,44 @@ static int main_report_run(const Plan *plan, const ActionStats *st, int r) {
         return r;
 }
 
+/* status --json: the per-project document (plan_render_status_json()) with the breakdown of
+ * every byte by kind (treesize.h) as its "breakdown" member; one JSON document. */
+static int main_status_json(const Inventory *inv, msec_t now, const Config *cfg) {
+        _cleanup_free_ char *buf = NULL, *out = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        json_object *doc = NULL, *trees = NULL;
+        int r;
+
+        if (!f)
+                return -ENOMEM;
+        r = plan_render_status_json(inv, now, f);
+        if (fclose(f) != 0 && r >= 0)
+                r = -ENOMEM;
+        if (r < 0)
+                return r;
+        doc = json_tokener_parse(buf);
+        if (!doc)
+                return -EINVAL;
+        r = treesize_json_trees(inv, cfg->tree.count_allocated, &trees);
+        if (r >= 0 && json_object_object_add(doc, "breakdown", trees) < 0) {
+                json_object_put(trees);
+                r = -ENOMEM;
+        }
+        if (r >= 0) {
+                /* the layout of qgc's JSON (json-c's), with the controls it leaves raw escaped */
+                out = text_json_escape_controls(json_object_to_json_string_ext(
+                        doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+                                     JSON_C_TO_STRING_NOSLASHESCAPE));
+                if (!out)
+                        r = -ENOMEM;
+                else
+                        printf("%s\n", out);
+        }
+        json_object_put(doc);
+        return r;
+}
+
 /* Scan, build the plan, then the one fork: render it (dry run) or execute it (the executor
  * takes the locks and opens the action log). */
 static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
@@ -716,6 +758,7 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         /* only the JSON plan shows titles; the rules need them only where they could act */
         policy_title_need(cfg, arg_dry_run && arg_json, &titles);
         so.titles = &titles;
+        so.hygiene = hygiene_need(&cfg->defaults);
         t0 = mono_sec();
         r = scan_all(inv, &so);
         log_debug("scan: %zu sessions, %zu orphans in %.3f s (%u jobs)", inv->n_sessions,
@@ -727,9 +770,13 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
 
         /* the scan's threads are gone: stdout needs no locking per character from here on */
         __fsetlocking(stdout, FSETLOCKING_BYCALLER);
-        if (arg_command == CMD_STATUS)
-                return arg_json ? plan_render_status_json(inv, now, stdout)
-                                : plan_render_status(inv, now, &ro, stdout);
+        if (arg_command == CMD_STATUS) {
+                /* below the per-project table: every byte of each tree by kind (treesize.h) */
+                if (arg_json)
+                        return main_status_json(inv, now, cfg);
+                r = plan_render_status(inv, now, &ro, stdout);
+                return r < 0 ? r : treesize_render(inv, cfg->tree.count_allocated, false, stdout);
+        }
 
         r = main_build_plan(inv, cfg, now, &plan);
         if (r < 0)

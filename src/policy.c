@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hygiene.h"
 #include "macro.h"
 #include "policy.h"
 #include "qwen.h"
@@ -554,28 +555,30 @@ static int policy_orphans(PolicyRun *run) {
                 /* the age the rule sees (--now), but never older than it really is: an orphan
                  * written a minute ago is not reclaimed by a forecast clock */
                 msec_t idle = MAX(MIN(run->now, run->real_now) - o->mtime, (msec_t)0);
-                const char *what = o->kind >= 0 && o->kind < _ORPHAN_KIND_MAX
+                const char *what = o->kind >= 0 && o->kind < _ORPHAN_KIND_MAX && orphan_what[o->kind]
                                            ? orphan_what[o->kind]
-                                           : "orphan";
+                                           : hygiene_what(o->kind);
+                const char *key;
+                /* hygiene kinds have a key each (hygiene.h), the others orphan-min-age */
+                msec_t limit = hygiene_limit(p, o->kind, &key);
 
                 format_duration(a, sizeof a, idle);
-                format_duration_exact(b, sizeof b, p->orphan_min_age);
+                format_duration_exact(b, sizeof b, limit);
                 if (policy_orphan_protected(run, o)) {
                         vd->verb = VERB_KEEP;
                         vd->rule = protection_to_string(PROT_PROTECT);
                         vd->protections |= PROT_PROTECT;
                         vd->reason = strprintf("%s, protected project (protect = true)", what);
-                } else if (p->orphan_min_age != MSEC_INFINITY && idle > p->orphan_min_age) {
+                } else if (limit != MSEC_INFINITY && idle > limit) {
                         vd->verb = VERB_DELETE;
-                        vd->rule = "orphan";
+                        vd->rule = hygiene_kind(o->kind) ? key : "orphan";
                         vd->reason = strprintf("%s, idle %s > %s", what, a, b);
                 } else {
                         vd->verb = VERB_KEEP;
                         vd->rule = "none";
-                        vd->reason = p->orphan_min_age != MSEC_INFINITY
-                                             ? strprintf("%s, idle %s <= orphan-min-age %s", what,
-                                                         a, b)
-                                             : strprintf("%s (orphan-min-age off)", what);
+                        vd->reason = limit != MSEC_INFINITY
+                                             ? strprintf("%s, idle %s <= %s %s", what, a, key, b)
+                                             : strprintf("%s (%s off)", what, key);
                 }
                 if (!vd->reason)
                         return -ENOMEM;

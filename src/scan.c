@@ -25,6 +25,7 @@
 
 #include "erase.h"
 #include "fsutil.h"
+#include "hygiene.h"
 #include "live.h"
 #include "log.h"
 #include "macro.h"
@@ -987,6 +988,8 @@ int scan_all(Inventory *inv, const ScanOptions *o) {
         t0 = mono_sec();
         inventory_sort(inv);
         k = scan_orphans(&c);
+        if (k >= 0)
+                k = hygiene_scan(inv, o->hygiene);
         log_debug("scan: sorted and found orphans in %.3f s", mono_sec() - t0);
         if (k < 0)
                 r = k;

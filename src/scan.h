@@ -11,6 +11,7 @@ typedef struct ScanOptions {
         const TitleNeed *titles; /* whose title windows to read; NULL: every transcript's */
         unsigned jobs;       /* threads that scan the projects of a tree; 0 and 1: the caller's
                               * thread alone. The result does not depend on it. */
+        unsigned hygiene;    /* hygiene kinds to look for (hygiene_need()); 0: none */
 } ScanOptions;
 
 /* Scan every tree already in inv (inv->trees), then inventory orphans across all trees

@@ -24,6 +24,8 @@ d = json.load(open(sys.argv[1]))
 assert d["version"] == 1 and d["trees"] and d["projects"], d.keys()
 assert sum(p["active"] + p["archived"] for p in d["projects"]) == d["total"]["sessions"], d["total"]
 assert "fs_avail" in d["trees"][0] and "archived_bytes_allocated" in d["trees"][0], d["trees"][0]
+# and the breakdown by kind (treesize.h)
+assert d["breakdown"] and d["breakdown"][0]["kinds"] and d["breakdown"][0]["total"], d.get("breakdown")
 PY
 expect_rc 64 check-config --json
 expect_rc 64 restore

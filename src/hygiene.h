@@ -1,0 +1,48 @@
+/* hygiene.h: tree hygiene outside sessions, as orphan kinds of the inventory (inventory.h):
+ * tool-results and *.output files (Qwen's own 24 h rule), tmp/<hash>/ directories of no session,
+ * debug/<id>.txt and plans/<id>.md with no transcript, and the legacy (Qwen <= 0.1) chat and
+ * checkpoint files. Each kind has its own policy key (config.h), "off" by default; the scan
+ * looks for a kind only when its key is on. What this module does not recognise it never
+ * touches: a tmp/<hash>/ holding an unknown name is no candidate (qgc status counts it as
+ * unknown, treesize.h). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "inventory.h"
+#include "orphans.h"
+
+/* Is k one of the hygiene kinds (ORPHAN_TOOL_RESULT .. ORPHAN_LEGACY)? */
+bool hygiene_kind(OrphanKind k);
+/* The limit p sets for hygiene kind k (MSEC_INFINITY: off) and, in *ret_key, the key's name. */
+msec_t hygiene_limit(const Policy *p, OrphanKind k, const char **ret_key);
+/* What an item of kind k is, for the plan's reason ("tool result older than Qwen keeps it"). */
+const char *hygiene_what(OrphanKind k);
+/* The kinds the policy p can act on: bit (1u << kind) for each whose key is on. */
+unsigned hygiene_need(const Policy *p);
+
+/* Add the hygiene items of the kinds in need (hygiene_need()) of every tree of inv; runs after
+ * the sessions of every tree are in inv. Items that depend on "no session" (stale tmp, debug,
+ * plans) are not looked for when a tree was not listed in full; a stale tmp/<hash>/ not when a
+ * session of the tree has no proven cwd (its hash is unknown). 0 or -ENOMEM. */
+int hygiene_scan(Inventory *inv, unsigned need);
+
+/* Stale project entries of tree t (issue #7906, upstream PR #9110): projects/<dir>/ whose every
+ * session is verified (its first record's cwd sanitises to <dir>), not in conflict, not live,
+ * and whose cwd is a temporary directory (/tmp/..., /var/tmp/...) that no longer exists. Only
+ * counted, for qgc status: qgc removes no project entry (no marker, no 24 h wait yet). A cwd that
+ * exists again, or any other cwd, keeps the project out. 0 or -ENOMEM. */
+int hygiene_stale_projects(const Inventory *inv, size_t t, size_t *ret_stale, size_t *ret_projects,
+                           uint64_t *ret_bytes);
+
+/* Reclaim hygiene item o below root_fd (R, or G for ORPHAN_PLAN; on dev when dev != 0): the
+ * identity the scan saw, for debug and plans no transcript for the id in any runtime root now,
+ * for a stale tmp/<hash>/ still nothing unknown, no task, no lock of a live process and nothing
+ * newer inside; then
+ * unlink (files) or fs_rm_rf_at() (the directory). 1 reclaimed, 0 skipped, -errno failed, both
+ * with *ret_why a static reason. */
+int hygiene_reclaim(const Orphan *o, int root_fd, dev_t dev, const int *runtime_fds,
+                    size_t n_runtime, OrphansStepFn step, void *userdata, const char **ret_why);

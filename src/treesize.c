@@ -1,0 +1,576 @@
+/* treesize.c: every byte of a tree by kind (treesize.h). The names come from Qwen Code's
+ * storage layout (../shared/docs/qwen-layout.md §1-§3, §13, §14); a name this file does not know
+ * is "unknown", counted and shown, never guessed at. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "fsutil.h"
+#include "hygiene.h"
+#include "macro.h"
+#include "plan.h"
+#include "qwen.h"
+#include "scan.h"
+#include "treesize.h"
+#include "util.h"
+
+#define TREESIZE_DEPTH_MAX 64
+#define TREESIZE_PATH_MAX 8192
+
+static const char *const tree_kind_table[_TREE_KIND_MAX] = {
+        [TREE_KIND_SESSIONS] = "active sessions",
+        [TREE_KIND_ARCHIVE] = "archive",
+        [TREE_KIND_FILE_HISTORY] = "file-history",
+        [TREE_KIND_SUBAGENTS] = "subagents",
+        [TREE_KIND_LOGS] = "logs, prompt history",
+        [TREE_KIND_TOOL_RESULTS] = "tool-results",
+        [TREE_KIND_WORKFLOWS] = "workflows",
+        [TREE_KIND_LEGACY] = "legacy (Qwen <= 0.1)",
+        [TREE_KIND_USAGE] = "usage files",
+        [TREE_KIND_STATE] = "settings, other state",
+        [TREE_KIND_UNKNOWN] = "unknown",
+        [TREE_KIND_DIRS] = "directories",
+};
+
+static const char *const tree_kind_keys[_TREE_KIND_MAX] = {
+        [TREE_KIND_SESSIONS] = "sessions",       [TREE_KIND_ARCHIVE] = "archive",
+        [TREE_KIND_FILE_HISTORY] = "file-history", [TREE_KIND_SUBAGENTS] = "subagents",
+        [TREE_KIND_LOGS] = "logs",               [TREE_KIND_TOOL_RESULTS] = "tool-results",
+        [TREE_KIND_WORKFLOWS] = "workflows",     [TREE_KIND_LEGACY] = "legacy",
+        [TREE_KIND_USAGE] = "usage",             [TREE_KIND_STATE] = "state",
+        [TREE_KIND_UNKNOWN] = "unknown",         [TREE_KIND_DIRS] = "directories",
+};
+
+const char *tree_kind_to_string(TreeKind k) {
+        return k >= 0 && k < _TREE_KIND_MAX ? tree_kind_table[k] : NULL;
+}
+
+const char *tree_kind_key(TreeKind k) {
+        return k >= 0 && k < _TREE_KIND_MAX ? tree_kind_keys[k] : NULL;
+}
+
+static bool ts_endswith(const char *s, size_t n, const char *suffix) {
+        size_t b = strlen(suffix);
+        return n >= b && memcmp(s + n - b, suffix, b) == 0;
+}
+
+/* component i of rel (not NUL-terminated: *ret_n is its length); false when there is none */
+static bool ts_component(const char *rel, unsigned i, const char **ret, size_t *ret_n) {
+        const char *p = rel;
+
+        for (; i > 0; i--) {
+                p = strchr(p, '/');
+                if (!p)
+                        return false;
+                p++;
+        }
+        *ret = p;
+        *ret_n = strcspn(p, "/");
+        return true;
+}
+
+static bool ts_is(const char *c, size_t n, const char *name) {
+        return strlen(name) == n && memcmp(c, name, n) == 0;
+}
+
+/* Files Qwen writes at the top of G or R (layout §1, §13; Qwen 0.12 to 0.24). */
+static const char *const ts_top_state[] = {
+        "settings.json", "settings.json.orig", "sessions", "ide", "memory.md", "memories",
+        "memory", "installation_id", "user_id", "tip_history.json", "output-language.md",
+        "extensions", "extension-store", "artifacts", "commands", "agents", "skills", "plans",
+        "QWEN.md", "oauth_creds.json", "google_accounts.json", "mcp-oauth-tokens.json",
+        "accounts.json", "trustedFolders.json", "bin", "todos", ".env", "worktrees",
+        "insights", "skills-state.json", "hooks",
+};
+
+/* Known per-session names in chats/: <id>.jsonl and <id>.<what>.json(l), Qwen's own staging
+ * files .<id>.<op>.tmp. */
+static bool ts_chats_name(const char *c, size_t n) {
+        size_t k = 0;
+
+        if (n > 5 && c[0] == '.' && ts_endswith(c, n, ".tmp"))
+                return true;
+        while (k < n && ((c[k] >= '0' && c[k] <= '9') || (c[k] >= 'a' && c[k] <= 'f') ||
+                         (c[k] >= 'A' && c[k] <= 'F') || c[k] == '-'))
+                k++;
+        return k >= 32 && k <= 36 && k < n && c[k] == '.' &&
+               (ts_endswith(c, n, ".json") || ts_endswith(c, n, ".jsonl"));
+}
+
+static bool ts_is_hash(const char *c, size_t n) {
+        if (n != PROJECT_HASH_LEN)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((c[i] >= '0' && c[i] <= '9') || (c[i] >= 'a' && c[i] <= 'f')))
+                        return false;
+        return true;
+}
+
+static TreeKind ts_classify_tmp(const char *rel) {
+        const char *c;
+        size_t n;
+        bool deeper;
+
+        if (!ts_component(rel, 1, &c, &n))
+                return TREE_KIND_UNKNOWN;
+        if (ts_is(c, n, "session-writer-locks"))
+                return TREE_KIND_STATE;
+        if (!ts_is_hash(c, n) || !ts_component(rel, 2, &c, &n))
+                return TREE_KIND_UNKNOWN;
+        deeper = c[n] == '/';
+        if (ts_is(c, n, "tool-results") && deeper)
+                return TREE_KIND_TOOL_RESULTS;
+        if (ts_is(c, n, "chats") && deeper)
+                return TREE_KIND_LEGACY;
+        if (ts_is(c, n, "checkpoints") && deeper)
+                return TREE_KIND_STATE;
+        if (deeper)
+                return TREE_KIND_UNKNOWN;
+        if (ts_endswith(c, n, ".output"))
+                return TREE_KIND_TOOL_RESULTS;
+        if (ts_is(c, n, "logs.json") || ts_is(c, n, "shell_history"))
+                return TREE_KIND_LOGS;
+        if (ts_is(c, n, "checkpoint.json") ||
+            (n > 16 && memcmp(c, "checkpoint-", 11) == 0 && ts_endswith(c, n, ".json")))
+                return TREE_KIND_LEGACY;
+        if (ts_is(c, n, "scheduled_tasks.json") || ts_is(c, n, "scheduled_tasks.lock"))
+                return TREE_KIND_STATE;
+        return TREE_KIND_UNKNOWN;
+}
+
+static TreeKind ts_classify_project(const char *rel) {
+        const char *c;
+        size_t n;
+        bool deeper;
+
+        if (!ts_component(rel, 2, &c, &n))
+                return TREE_KIND_UNKNOWN; /* a file directly in projects/ */
+        deeper = c[n] == '/';
+        if (ts_is(c, n, "chats") && deeper) {
+                if (!ts_component(rel, 3, &c, &n))
+                        return TREE_KIND_UNKNOWN;
+                if (ts_is(c, n, "archive") && c[n] == '/')
+                        return TREE_KIND_ARCHIVE;
+                return c[n] != '/' && ts_chats_name(c, n) ? TREE_KIND_SESSIONS : TREE_KIND_UNKNOWN;
+        }
+        if (ts_is(c, n, "subagents") && deeper)
+                return TREE_KIND_SUBAGENTS;
+        if (ts_is(c, n, "workflows") && deeper)
+                return TREE_KIND_WORKFLOWS;
+        if (ts_is(c, n, "session-organization.v1.json") && !deeper)
+                return TREE_KIND_SESSIONS;
+        if ((ts_is(c, n, "memory") && deeper) ||
+            (!deeper && (ts_is(c, n, "meta.json") || ts_is(c, n, "extract-cursor.json"))))
+                return TREE_KIND_STATE;
+        return TREE_KIND_UNKNOWN;
+}
+
+TreeKind treesize_classify(const char *rel) {
+        const char *c;
+        size_t n;
+
+        if (!ts_component(rel, 0, &c, &n) || n == 0)
+                return TREE_KIND_UNKNOWN;
+        if (ts_is(c, n, "projects"))
+                return ts_classify_project(rel);
+        if (ts_is(c, n, "tmp"))
+                return ts_classify_tmp(rel);
+        if (ts_is(c, n, "file-history") && c[n] == '/')
+                return TREE_KIND_FILE_HISTORY;
+        if (ts_is(c, n, "debug") && c[n] == '/')
+                return TREE_KIND_LOGS;
+        if ((ts_is(c, n, "usage") && c[n] == '/') || ts_is(c, n, "usage_record.jsonl"))
+                return TREE_KIND_USAGE;
+        /* Qwen's OpenAI logging writes these markers at the top (seen in 0.24.4 trees) */
+        if (c[n] == '\0' && n > 21 && memcmp(c, ".openai-logs-cleanup-", 21) == 0)
+                return TREE_KIND_STATE;
+        for (size_t i = 0; i < ELEMENTSOF(ts_top_state); i++)
+                if (ts_is(c, n, ts_top_state[i]))
+                        return TREE_KIND_STATE;
+        return TREE_KIND_UNKNOWN;
+}
+
+/* Hard-linked inodes seen (nlink > 1; file-history forks link their backups): counted once, as
+ * du does. An open-addressed set, cap a power of two, at most half full. */
+typedef struct TsInode {
+        dev_t dev;
+        ino_t ino;
+        bool used;
+} TsInode;
+
+typedef struct TsInodes {
+        TsInode *v;
+        size_t n, cap;
+} TsInodes;
+
+static size_t ts_inode_slot(const TsInode *v, size_t cap, dev_t dev, ino_t ino) {
+        size_t k = (size_t)(((uint64_t)ino * UINT64_C(0x9e3779b97f4a7c15)) ^ (uint64_t)dev) &
+                   (cap - 1);
+
+        while (v[k].used && !(v[k].dev == dev && v[k].ino == ino))
+                k = (k + 1) & (cap - 1);
+        return k;
+}
+
+/* Seen before? (else remembered; without memory, counted again: a larger total, never a crash) */
+static bool ts_inode_seen(TsInodes *s, const struct stat *st) {
+        size_t k;
+
+        if (2 * (s->n + 1) > s->cap) {
+                size_t cap = s->cap ? 2 * s->cap : 64;
+                TsInode *v = calloc(cap, sizeof(TsInode));
+                if (!v)
+                        return false;
+                for (size_t i = 0; i < s->cap; i++)
+                        if (s->v[i].used)
+                                v[ts_inode_slot(v, cap, s->v[i].dev, s->v[i].ino)] = s->v[i];
+                free(s->v);
+                s->v = v;
+                s->cap = cap;
+        }
+        k = ts_inode_slot(s->v, s->cap, st->st_dev, st->st_ino);
+        if (s->v[k].used)
+                return true;
+        s->v[k] = (TsInode){ .dev = st->st_dev, .ino = st->st_ino, .used = true };
+        s->n++;
+        return false;
+}
+
+typedef struct TsWalk {
+        TreeSize *size;
+        TsInodes inodes;
+        dev_t dev;
+        dev_t skip_dev; /* the other root, when it lies inside this one: measured on its own */
+        ino_t skip_ino;
+        char path[TREESIZE_PATH_MAX];
+} TsWalk;
+
+static int ts_count(TsWalk *w, TreeKind k, const struct stat *st, const char *rel) {
+        TreeSize *s = w->size;
+
+        if (st->st_nlink > 1 && !S_ISDIR(st->st_mode) && ts_inode_seen(&w->inodes, st))
+                return 0;
+        s->files[k]++;
+        s->bytes[k] += (uint64_t)st->st_size;
+        s->alloc[k] += (uint64_t)st->st_blocks * 512;
+        s->total_bytes += (uint64_t)st->st_size;
+        s->total_alloc += (uint64_t)st->st_blocks * 512;
+        if (k == TREE_KIND_UNKNOWN && s->n_unknown < TREESIZE_UNKNOWN_SHOWN) {
+                s->unknown[s->n_unknown] = strdup(rel);
+                if (!s->unknown[s->n_unknown])
+                        return -ENOMEM;
+                s->n_unknown++;
+        }
+        return 0;
+}
+
+/* Walk directory dfd, whose path relative to the root is w->path[0..len). */
+static int ts_walk(TsWalk *w, int dfd, size_t len, unsigned depth) {
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        const char *name;
+        unsigned char type;
+        int k, r;
+
+        if (!d)
+                return -ENOMEM;
+        if (depth > TREESIZE_DEPTH_MAX) {
+                w->size->incomplete = true;
+                return 0;
+        }
+        fs_dir_init(d, dfd);
+        while ((k = fs_dir_next(d, &name, &type)) > 0) {
+                size_t nl = strlen(name), l2 = len + (len > 0) + nl;
+                struct stat st;
+                bool mount = false;
+
+                if (l2 + 1 > sizeof(w->path)) {
+                        w->size->incomplete = true;
+                        continue;
+                }
+                if (len > 0)
+                        w->path[len] = '/';
+                memcpy(w->path + len + (len > 0), name, nl + 1);
+                if (fs_statat(dfd, name, &st, &mount) < 0)
+                        continue; /* vanished */
+                if (st.st_dev != w->dev || mount) {
+                        w->size->incomplete = true; /* du would count what is mounted there */
+                        continue;
+                }
+                if (S_ISDIR(st.st_mode)) {
+                        _cleanup_close_ int sub = -EBADF;
+                        if (st.st_dev == w->skip_dev && st.st_ino == w->skip_ino)
+                                continue;
+                        r = ts_count(w, TREE_KIND_DIRS, &st, w->path);
+                        if (r < 0)
+                                return r;
+                        sub = scan_openat(dfd, name, O_RDONLY | O_DIRECTORY);
+                        if (sub < 0) {
+                                w->size->incomplete = true;
+                                continue;
+                        }
+                        r = ts_walk(w, sub, l2, depth + 1);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                r = ts_count(w, treesize_classify(w->path), &st, w->path);
+                if (r < 0)
+                        return r;
+        }
+        if (k < 0) {
+                if (k == -ENOMEM)
+                        return k;
+                w->size->incomplete = true;
+        }
+        return 0;
+}
+
+/* Measure one root directory (the root's own size counted as a directory); a directory with
+ * identity skip (the other root) is neither counted nor entered. */
+static int ts_measure_root(TreeSize *s, const char *path, dev_t dev, const struct stat *skip) {
+        _cleanup_close_ int rfd = fs_open_root(path, dev), fd = -EBADF;
+        TsWalk *w;
+        struct stat st;
+        int r;
+
+        if (rfd < 0)
+                return rfd;
+        /* listed with O_NOATIME where permitted, as the scan lists: status changes no atime */
+        fd = scan_openat(rfd, ".", O_RDONLY | O_DIRECTORY);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        w = calloc(1, sizeof(TsWalk));
+        if (!w)
+                return -ENOMEM;
+        w->size = s;
+        w->dev = st.st_dev;
+        if (skip) {
+                w->skip_dev = skip->st_dev;
+                w->skip_ino = skip->st_ino;
+        }
+        r = ts_count(w, TREE_KIND_DIRS, &st, "");
+        if (r >= 0)
+                r = ts_walk(w, fd, 0, 0);
+        free(w->inodes.v);
+        free(w);
+        return r;
+}
+
+void treesize_done(TreeSize *s) {
+        for (size_t i = 0; i < s->n_unknown; i++)
+                free(s->unknown[i]);
+        *s = (TreeSize){};
+}
+
+int treesize_measure(const Tree *t, TreeSize *ret) {
+        bool two = t->global_dir && !streq(t->global_dir, t->runtime_dir);
+        struct stat rs, gs;
+        int r;
+
+        *ret = (TreeSize){};
+        /* R inside G (or G inside R): each is walked once, the inner one on its own */
+        two = two && stat(t->runtime_dir, &rs) == 0 && stat(t->global_dir, &gs) == 0 &&
+              !(rs.st_dev == gs.st_dev && rs.st_ino == gs.st_ino);
+        r = ts_measure_root(ret, t->runtime_dir, 0, two ? &gs : NULL);
+        if (r < 0)
+                return r;
+        if (two) {
+                r = ts_measure_root(ret, t->global_dir, 0, &rs);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 && r != -ENOENT)
+                        ret->incomplete = true;
+        }
+        return 0;
+}
+
+static int ts_render_text(const Inventory *inv, size_t t, const TreeSize *s, bool allocated,
+                          FILE *f) {
+        const Tree *tr = &inv->trees[t];
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
+        _cleanup_free_ char *rd = plan_clean_string(tr->runtime_dir, true);
+        size_t n_stale, n_projects;
+        uint64_t stale_bytes;
+
+        if (!rd || hygiene_stale_projects(inv, t, &n_stale, &n_projects, &stale_bytes) < 0)
+                return -ENOMEM;
+        fprintf(f, "\nby kind, %s", rd);
+        if (tr->global_dir && !streq(tr->global_dir, tr->runtime_dir)) {
+                _cleanup_free_ char *gd = plan_clean_string(tr->global_dir, true);
+                if (!gd)
+                        return -ENOMEM;
+                fprintf(f, " and %s", gd);
+        }
+        fprintf(f, ":\n  %-22s %7s %9s %9s\n", "KIND", "FILES", "APPARENT", "DISK");
+        for (TreeKind k = 0; k < _TREE_KIND_MAX; k++) {
+                if (s->files[k] == 0 && k != TREE_KIND_UNKNOWN)
+                        continue;
+                fprintf(f, "  %-22s %7" PRIu64 " %9s %9s\n", tree_kind_to_string(k), s->files[k],
+                        format_bytes(a, sizeof a, s->bytes[k]),
+                        format_bytes(b, sizeof b, s->alloc[k]));
+        }
+        fprintf(f, "  %-22s %7s %9s %9s\n", "total", "", format_bytes(a, sizeof a, s->total_bytes),
+                format_bytes(b, sizeof b, s->total_alloc));
+        /* exact bytes, as du -b and du -B1 print them; short lines (60 columns) */
+        fprintf(f, "  bytes: %" PRIu64 " apparent, %" PRIu64 " on disk\n  (caps count %s)\n",
+                s->total_bytes, s->total_alloc, allocated ? "allocated" : "apparent");
+        if (s->incomplete)
+                fputs("  incomplete: a mount point or an unlistable\n  directory inside\n", f);
+        for (size_t i = 0; i < s->n_unknown; i++) {
+                _cleanup_free_ char *p = plan_clean_string(s->unknown[i], true);
+                if (!p)
+                        return -ENOMEM;
+                fprintf(f, "  unknown: %s\n", p);
+        }
+        if (s->files[TREE_KIND_UNKNOWN] > s->n_unknown)
+                fprintf(f, "  unknown: ... %" PRIu64 " more\n",
+                        s->files[TREE_KIND_UNKNOWN] - s->n_unknown);
+        if (n_stale > 0)
+                fprintf(f, "  stale project entries: %zu of %zu (%s): every cwd a temporary "
+                           "directory that no longer exists (reported, not removed)\n",
+                        n_stale, n_projects, format_bytes(a, sizeof a, stale_bytes));
+        return 0;
+}
+
+static json_object *ts_json_str(const char *s) {
+        _cleanup_free_ char *c = plan_clean_string(s, false);
+        return c ? json_object_new_string(c) : NULL;
+}
+
+static int ts_json_add(json_object *o, const char *key, json_object *v) {
+        if (!v || json_object_object_add(o, key, v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static json_object *ts_json_tree(const Inventory *inv, size_t t, const TreeSize *s,
+                                 bool allocated) {
+        json_object *o = json_object_new_object(), *kinds = json_object_new_object(),
+                    *unk = json_object_new_array(), *tot = json_object_new_object();
+        size_t n_stale = 0, n_projects = 0;
+        uint64_t stale_bytes = 0;
+        int r = hygiene_stale_projects(inv, t, &n_stale, &n_projects, &stale_bytes);
+
+        if (!o || !kinds || !unk || !tot) {
+                json_object_put(o);
+                json_object_put(kinds);
+                json_object_put(unk);
+                json_object_put(tot);
+                return NULL;
+        }
+        for (TreeKind k = 0; r >= 0 && k < _TREE_KIND_MAX; k++) {
+                json_object *e = json_object_new_object();
+                r = ts_json_add(kinds, tree_kind_key(k), e);
+                if (r >= 0)
+                        r = ts_json_add(e, "files", json_object_new_int64((int64_t)s->files[k]));
+                if (r >= 0)
+                        r = ts_json_add(e, "bytes", json_object_new_int64((int64_t)s->bytes[k]));
+                if (r >= 0)
+                        r = ts_json_add(e, "allocated",
+                                        json_object_new_int64((int64_t)s->alloc[k]));
+        }
+        for (size_t i = 0; r >= 0 && i < s->n_unknown; i++)
+                if (json_object_array_add(unk, ts_json_str(s->unknown[i])) < 0)
+                        r = -ENOMEM;
+        if (r >= 0)
+                r = ts_json_add(tot, "bytes", json_object_new_int64((int64_t)s->total_bytes));
+        if (r >= 0)
+                r = ts_json_add(tot, "allocated", json_object_new_int64((int64_t)s->total_alloc));
+        r = r >= 0 ? ts_json_add(o, "runtime_dir", ts_json_str(inv->trees[t].runtime_dir)) : r;
+        r = r >= 0 ? ts_json_add(o, "global_dir", ts_json_str(inv->trees[t].global_dir ?: "")) : r;
+        r = r >= 0 ? ts_json_add(o, "count", json_object_new_string(allocated ? "allocated"
+                                                                               : "apparent"))
+                   : r;
+        r = r >= 0 ? ts_json_add(o, "kinds", kinds) : (json_object_put(kinds), r);
+        r = r >= 0 ? ts_json_add(o, "total", tot) : (json_object_put(tot), r);
+        r = r >= 0 ? ts_json_add(o, "incomplete", json_object_new_boolean(s->incomplete)) : r;
+        r = r >= 0 ? ts_json_add(o, "stale_projects", json_object_new_int64((int64_t)n_stale)) : r;
+        r = r >= 0 ? ts_json_add(o, "unknown_shown", unk) : (json_object_put(unk), r);
+        if (r < 0) {
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
+}
+
+int treesize_json_trees(const Inventory *inv, bool allocated, json_object **ret) {
+        json_object *trees = json_object_new_array();
+        int r = 0;
+
+        if (!trees)
+                return -ENOMEM;
+        for (size_t t = 0; r >= 0 && t < inv->n_trees; t++) {
+                TreeSize s;
+                int k = treesize_measure(&inv->trees[t], &s);
+
+                if (k == -ENOMEM) {
+                        r = k;
+                        break;
+                }
+                if (k >= 0) {
+                        json_object *o = ts_json_tree(inv, t, &s, allocated);
+                        if (!o || json_object_array_add(trees, o) < 0) {
+                                json_object_put(o);
+                                r = -ENOMEM;
+                        }
+                }
+                treesize_done(&s); /* k < 0: no such tree, plan_render_status() said so */
+        }
+        if (r < 0) {
+                json_object_put(trees);
+                return r;
+        }
+        *ret = trees;
+        return 0;
+}
+
+int treesize_render(const Inventory *inv, bool allocated, bool json, FILE *f) {
+        json_object *doc = NULL, *trees = NULL;
+        int r = 0;
+
+        if (json) {
+                r = treesize_json_trees(inv, allocated, &trees);
+                if (r < 0)
+                        return r;
+                doc = json_object_new_object();
+                if (!doc) {
+                        json_object_put(trees);
+                        return -ENOMEM;
+                }
+                if (ts_json_add(doc, "version", json_object_new_int(1)) < 0 ||
+                    json_object_object_add(doc, "trees", trees) < 0) {
+                        json_object_put(doc);
+                        return -ENOMEM;
+                }
+                fprintf(f, "%s\n",
+                        json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+                                                                    JSON_C_TO_STRING_NOSLASHESCAPE));
+                json_object_put(doc);
+                return 0;
+        }
+        for (size_t t = 0; r >= 0 && t < inv->n_trees; t++) {
+                TreeSize s;
+                int k = treesize_measure(&inv->trees[t], &s);
+
+                if (k == -ENOMEM) {
+                        r = k;
+                        break;
+                }
+                if (k >= 0)
+                        r = ts_render_text(inv, t, &s, allocated, f);
+                treesize_done(&s);
+        }
+        return r;
+}

@@ -1,0 +1,62 @@
+/* treesize.h: where every byte of a Qwen tree goes, by kind, for qgc status. A walk of the
+ * tree's roots (R, and G when it is elsewhere) through the safe-filesystem layer, counting
+ * every file once (hard links once, as du does) and every directory's own size, so the total
+ * is what `du --apparent-size` (or du's allocated blocks) says of the tree. A mount point
+ * inside is not entered and makes the measure incomplete. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "inventory.h"
+
+typedef enum TreeKind {
+        TREE_KIND_SESSIONS,     /* projects/<p>/chats/: transcripts, sidecars, claims; and
+                                 * projects/<p>/session-organization.v1.json */
+        TREE_KIND_ARCHIVE,      /* projects/<p>/chats/archive/ */
+        TREE_KIND_FILE_HISTORY, /* G/file-history/ */
+        TREE_KIND_SUBAGENTS,    /* projects/<p>/subagents/ */
+        TREE_KIND_LOGS,         /* tmp/<hash>/logs.json, shell_history; debug/ */
+        TREE_KIND_TOOL_RESULTS, /* tmp/<hash>/tool-results/, tmp/<hash>/<f>.output */
+        TREE_KIND_WORKFLOWS,    /* projects/<p>/workflows/ */
+        TREE_KIND_LEGACY,       /* Qwen <= 0.1: tmp/<hash>/chats/, tmp/<hash>/checkpoint*.json */
+        TREE_KIND_USAGE,        /* usage_record.jsonl, usage/ */
+        TREE_KIND_STATE,        /* other files Qwen writes: settings, memory, plans, registry,
+                                 * locks, scheduled tasks, checkpoints/, extensions, ... */
+        TREE_KIND_UNKNOWN,      /* anything qgc does not recognise (never touched) */
+        TREE_KIND_DIRS,         /* the directories themselves */
+        _TREE_KIND_MAX,
+        _TREE_KIND_INVALID = -22,
+} TreeKind;
+
+#define TREESIZE_UNKNOWN_SHOWN 5
+
+typedef struct TreeSize {
+        uint64_t files[_TREE_KIND_MAX];
+        uint64_t bytes[_TREE_KIND_MAX];  /* st_size */
+        uint64_t alloc[_TREE_KIND_MAX];  /* st_blocks * 512 */
+        uint64_t total_bytes, total_alloc;
+        bool incomplete;                 /* a mount point, an unlistable directory, too deep */
+        char *unknown[TREESIZE_UNKNOWN_SHOWN]; /* the first unknown paths (relative) */
+        size_t n_unknown;
+} TreeSize;
+
+const char *tree_kind_to_string(TreeKind k); /* "active sessions", ... */
+const char *tree_kind_key(TreeKind k);       /* "sessions", ... (JSON) */
+/* The kind of a file (not a directory: those are TREE_KIND_DIRS) at relpath, relative to
+ * the tree's root (R or G). Pure. */
+TreeKind treesize_classify(const char *relpath);
+
+/* Measure tree t (its roots as configured). 0 or -errno (the runtime root cannot be opened);
+ * -ENOMEM. */
+int treesize_measure(const Tree *t, TreeSize *ret);
+void treesize_done(TreeSize *s);
+
+/* qgc status: the breakdown of every tree of inv, below the per-project table; json: one JSON
+ * document instead. allocated: which measure the total is compared with first (tree.count). */
+int treesize_render(const Inventory *inv, bool allocated, bool json, FILE *f);
+/* The breakdown of every tree as a json-c array (one object per tree that exists), in *ret
+ * (the caller's). 0 or -errno. */
+struct json_object;
+int treesize_json_trees(const Inventory *inv, bool allocated, struct json_object **ret);

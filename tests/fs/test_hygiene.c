@@ -1,0 +1,454 @@
+/* test_hygiene.c: the tree hygiene kinds (hygiene.h) and the byte accounting of qgc status
+ * (treesize.h): the classification table, the keys, and the guards the executor re-checks
+ * between the scan and the removal (a file rewritten or replaced, a transcript that appears,
+ * a write inside a stale tmp/<hash>/, a lock that appears, a file already gone). */
+#include "autoconf.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "fixture.h"
+#include "fsutil.h"
+#include "hygiene.h"
+#include "inventory.h"
+#include "macro.h"
+#include "policy.h"
+#include "roots.h"
+#include "scan.h"
+#include "treesize.h"
+#include "util.h"
+
+#define H64(c) c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c
+#define H_GONE H64("e")
+#define ORPH "0c0ffee0-1234-4abc-8def-0123456789ab"
+#define DAY 86400
+
+/* ------------------------------------------------------------------ classification */
+
+static void test_treesize_classify_table(void **state) {
+        static const struct {
+                const char *path;
+                TreeKind want;
+        } table[] = {
+                { "projects/-p/chats/aefd2a51-f2fc-4eed-a29c-91292bb022bf.jsonl",
+                  TREE_KIND_SESSIONS },
+                { "projects/-p/chats/aefd2a51-f2fc-4eed-a29c-91292bb022bf.runtime.json",
+                  TREE_KIND_SESSIONS },
+                { "projects/-p/chats/aefd2a51-f2fc-4eed-a29c-91292bb022bf.4242.runtime.json",
+                  TREE_KIND_SESSIONS },
+                { "projects/-p/chats/.aefd2a51-f2fc-4eed-a29c-91292bb022bf.archive.tmp",
+                  TREE_KIND_SESSIONS },
+                { "projects/-p/chats/notes.txt", TREE_KIND_UNKNOWN },
+                { "projects/-p/chats/sub/x.jsonl", TREE_KIND_UNKNOWN },
+                { "projects/-p/chats/archive/aefd2a51-f2fc-4eed-a29c-91292bb022bf.jsonl",
+                  TREE_KIND_ARCHIVE },
+                { "projects/-p/session-organization.v1.json", TREE_KIND_SESSIONS },
+                { "projects/-p/subagents/x/agent-1.jsonl", TREE_KIND_SUBAGENTS },
+                { "projects/-p/workflows/generated/review/x/a.sh", TREE_KIND_WORKFLOWS },
+                { "projects/-p/memory/MEMORY.md", TREE_KIND_STATE },
+                { "projects/-p/meta.json", TREE_KIND_STATE },
+                { "projects/-p/other.json", TREE_KIND_UNKNOWN },
+                { "projects/stray", TREE_KIND_UNKNOWN },
+                { "file-history/x/abc@v1", TREE_KIND_FILE_HISTORY },
+                { "file-history", TREE_KIND_UNKNOWN },
+                { "tmp/" H_GONE "/tool-results/call.txt", TREE_KIND_TOOL_RESULTS },
+                { "tmp/" H_GONE "/run_shell.output", TREE_KIND_TOOL_RESULTS },
+                { "tmp/" H_GONE "/logs.json", TREE_KIND_LOGS },
+                { "tmp/" H_GONE "/shell_history", TREE_KIND_LOGS },
+                { "tmp/" H_GONE "/chats/session-2025-01-01T00-00-abcd1234.json", TREE_KIND_LEGACY },
+                { "tmp/" H_GONE "/checkpoint-tag.json", TREE_KIND_LEGACY },
+                { "tmp/" H_GONE "/checkpoint.json", TREE_KIND_LEGACY },
+                { "tmp/" H_GONE "/checkpoints/x", TREE_KIND_STATE },
+                { "tmp/" H_GONE "/scheduled_tasks.json", TREE_KIND_STATE },
+                { "tmp/" H_GONE "/mystery", TREE_KIND_UNKNOWN },
+                { "tmp/" H_GONE "/logs.json/x", TREE_KIND_UNKNOWN },
+                { "tmp/ABC/logs.json", TREE_KIND_UNKNOWN },
+                { "tmp/session-writer-locks/x.lock", TREE_KIND_STATE },
+                { "debug/" ORPH ".txt", TREE_KIND_LOGS },
+                { "debug/latest", TREE_KIND_LOGS },
+                { "usage_record.jsonl", TREE_KIND_USAGE },
+                { "usage/token-usage-2026-11.jsonl", TREE_KIND_USAGE },
+                { "settings.json", TREE_KIND_STATE },
+                { "plans/" ORPH ".md", TREE_KIND_STATE },
+                { "sessions/8887.json", TREE_KIND_STATE },
+                { ".openai-logs-cleanup-5a56f9675f33529e", TREE_KIND_STATE },
+                { "stray-dir/blob.bin", TREE_KIND_UNKNOWN },
+                { "", TREE_KIND_UNKNOWN },
+        };
+
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                TreeKind k = treesize_classify(table[i].path);
+                if (k != table[i].want)
+                        print_error("%s: %s, want %s\n", table[i].path, tree_kind_to_string(k),
+                                    tree_kind_to_string(table[i].want));
+                assert_int_equal(k, table[i].want);
+        }
+}
+
+/* ------------------------------------------------------------------ keys */
+
+static void test_hygiene_keys_default_off(void **state) {
+        Config c;
+        ConfigErrors e = {};
+
+        (void)state;
+        assert_int_equal(config_init_default(&c), 0);
+        assert_int_equal(hygiene_need(&c.defaults), 0u);
+        assert_int_equal(config_parse_string(&c,
+                                             "defaults = { tool-results-max-age = \"1d\"; "
+                                             "legacy-max-age = \"30d\"; };",
+                                             "t.conf", &e),
+                         0);
+        assert_int_equal(hygiene_need(&c.defaults),
+                         (1u << ORPHAN_TOOL_RESULT) | (1u << ORPHAN_LEGACY));
+        config_done(&c);
+        config_errors_done(&e);
+
+        /* never more eager than Qwen's own 24 h */
+        assert_int_equal(config_init_default(&c), 0);
+        assert_int_equal(config_parse_string(&c, "defaults = { tool-results-max-age = \"1h\"; };",
+                                             "t.conf", &e),
+                         -EINVAL);
+        config_done(&c);
+        config_errors_done(&e);
+}
+
+/* ------------------------------------------------------------------ policy */
+
+/* Each hygiene kind is decided by its own key: older than the key goes (rule = the key), younger
+ * or equal stays, "off" keeps; a forecast clock (--now) never ages an item past the real one. */
+static void test_hygiene_policy_table(void **state) {
+        static const struct {
+                OrphanKind kind;
+                int64_t age_h;      /* by the real clock */
+                int64_t forecast_h; /* --now this far past the real clock */
+                const char *conf;
+                Verb want;
+                const char *rule, *reason;
+        } table[] = {
+                { ORPHAN_TOOL_RESULT, 25, 0, "tool-results-max-age = \"1d\";", VERB_DELETE,
+                  "tool-results-max-age", "tool result (Qwen removes them after 24h), idle" },
+                { ORPHAN_TOOL_RESULT, 23, 0, "tool-results-max-age = \"1d\";", VERB_KEEP, "none",
+                  "<= tool-results-max-age 1d" },
+                { ORPHAN_TOOL_RESULT, 2, 72, "tool-results-max-age = \"1d\";", VERB_KEEP, "none",
+                  "<= tool-results-max-age 1d" },
+                { ORPHAN_TOOL_RESULT, 999, 0, "", VERB_KEEP, "none", "(tool-results-max-age off)" },
+                { ORPHAN_TMP_PROJECT, 49, 0, "stale-tmp-min-age = \"2d\";", VERB_DELETE,
+                  "stale-tmp-min-age", "no session left" },
+                { ORPHAN_TMP_PROJECT, 47, 0, "stale-tmp-min-age = \"2d\";", VERB_KEEP, "none",
+                  "<= stale-tmp-min-age 2d" },
+                { ORPHAN_DEBUG_LOG, 30, 0, "debug-plans-min-age = \"1d\";", VERB_DELETE,
+                  "debug-plans-min-age", "debug log, no transcript" },
+                { ORPHAN_PLAN, 30, 0, "debug-plans-min-age = \"1d\";", VERB_DELETE,
+                  "debug-plans-min-age", "plan file, no transcript" },
+                { ORPHAN_PLAN, 30, 0, "orphan-min-age = \"1h\";", VERB_KEEP, "none",
+                  "(debug-plans-min-age off)" },
+                { ORPHAN_LEGACY, 24 * 31, 0, "legacy-max-age = \"30d\";", VERB_DELETE,
+                  "legacy-max-age", "legacy (Qwen <= 0.1)" },
+                { ORPHAN_LEGACY, 24 * 29, 0, "legacy-max-age = \"30d\";", VERB_KEEP, "none",
+                  "<= legacy-max-age 30d" },
+                /* the key of one kind does not act on another */
+                { ORPHAN_FILE_HISTORY, 24 * 31, 0,
+                  "legacy-max-age = \"1d\"; orphan-min-age = \"off\";", VERB_KEEP, "none",
+                  "(orphan-min-age off)" },
+        };
+        const msec_t real = 1796000000000;
+
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_(inventory_freep) Inventory *inv = NULL;
+                _cleanup_(verdicts_freep) Verdicts *v = NULL;
+                _cleanup_free_ char *text = strprintf("defaults = { %s };", table[i].conf);
+                PolicyOptions po = { .real_now = real };
+                ConfigErrors e = {};
+                Config c;
+                Tree t = { .runtime_dir = strdup("/q"), .global_dir = strdup("/q") };
+                Orphan o = { .kind = table[i].kind, .project_dir = strdup("tmp/x"),
+                             .name = strdup("f"), .bytes = 10,
+                             .mtime = real - table[i].age_h * 3600 * 1000 };
+
+                print_message("  case %zu\n", i);
+                assert_non_null(text);
+                assert_int_equal(config_init_default(&c), 0);
+                assert_int_equal(config_parse_string(&c, text, "t.conf", &e), 0);
+                assert_int_equal(inventory_new(&inv), 0);
+                assert_int_equal(inventory_add_tree(inv, &t, NULL), 0);
+                assert_int_equal(inventory_add_orphan(inv, &o), 0);
+                assert_int_equal(policy_evaluate(inv, &c, real + table[i].forecast_h * 3600 * 1000,
+                                                 &po, &v),
+                                 0);
+                if (v->orphans[0].verb != table[i].want ||
+                    !strstr(v->orphans[0].reason, table[i].reason))
+                        print_error("case %zu: %s %s '%s'\n", i, verb_to_string(v->orphans[0].verb),
+                                    v->orphans[0].rule, v->orphans[0].reason);
+                assert_int_equal(v->orphans[0].verb, table[i].want);
+                assert_string_equal(v->orphans[0].rule, table[i].rule);
+                assert_non_null(strstr(v->orphans[0].reason, table[i].reason));
+                config_done(&c);
+                config_errors_done(&e);
+        }
+}
+
+/* ------------------------------------------------------------------ reclaim guards */
+
+typedef struct Fx {
+        char *root;
+        char *qwen;
+        Inventory *inv;
+} Fx;
+
+static int setup(void **state) {
+        Fx *fx = calloc(1, sizeof(Fx));
+
+        if (!fx || fixture_new(&fx->root) < 0)
+                return -1;
+        if (fixture_copy_tree(fixture_testdata("corpus/tree"), fx->root, "q") < 0)
+                return -1;
+        fx->qwen = fixture_path(fx->root, "q");
+        *state = fx;
+        return fx->qwen ? 0 : -1;
+}
+
+static int teardown(void **state) {
+        Fx *fx = *state;
+
+        inventory_free(fx->inv);
+        free(fx->qwen);
+        fixture_free(fx->root);
+        free(fx);
+        return 0;
+}
+
+/* Scan with the hygiene kinds of need (bits 1u << kind) looked for. */
+static void scan_fx(Fx *fx, unsigned need) {
+        ScanOptions o = { .now = now_msec(), .no_atime = true, .hygiene = need };
+        Tree t = {};
+
+        fx->inv = inventory_free(fx->inv);
+        assert_int_equal(inventory_new(&fx->inv), 0);
+        assert_int_equal(roots_from_dir(fx->qwen, &t), 0);
+        assert_int_equal(inventory_add_tree(fx->inv, &t, NULL), 0);
+        assert_int_equal(scan_all(fx->inv, &o), 0);
+}
+
+static const Orphan *find_orphan(const Fx *fx, OrphanKind kind, const char *name) {
+        for (size_t i = 0; i < fx->inv->n_orphans; i++)
+                if (fx->inv->orphans[i].kind == kind && streq(fx->inv->orphans[i].name, name))
+                        return &fx->inv->orphans[i];
+        return NULL;
+}
+
+typedef enum Change {
+        CHANGE_NONE,
+        CHANGE_APPEND,     /* the file is written again */
+        CHANGE_SYMLINK,    /* the file is replaced by a symlink */
+        CHANGE_REMOVE,     /* someone (Qwen's own cleanup) was first */
+        CHANGE_TRANSCRIPT, /* a transcript for the id appears */
+        CHANGE_ARCHIVED,   /* an archived transcript for the id appears */
+        CHANGE_INSIDE,     /* a file inside the stale directory is written */
+        CHANGE_LOCK,       /* a scheduled-task lock appears in the stale directory */
+} Change;
+
+static void test_hygiene_reclaim_guards(void **state) {
+        static const struct {
+                const char *plant;  /* relative to the tree, planted 10 days old */
+                OrphanKind kind;
+                const char *name;   /* the item's name */
+                Change change;      /* made between the scan and the reclaim */
+                int want;           /* hygiene_reclaim()'s result */
+                const char *why;    /* its reason (substring), NULL when reclaimed */
+                const char *check;  /* exists afterwards when want <= 0, else gone */
+        } table[] = {
+                { "tmp/" H_GONE "/tool-results/a.txt", ORPHAN_TOOL_RESULT, "a.txt", CHANGE_NONE, 1,
+                  NULL, "tmp/" H_GONE "/tool-results/a.txt" },
+                { "tmp/" H_GONE "/tool-results/b.txt", ORPHAN_TOOL_RESULT, "b.txt", CHANGE_APPEND,
+                  0, "changed since scan", "tmp/" H_GONE "/tool-results/b.txt" },
+                { "tmp/" H_GONE "/tool-results/c.txt", ORPHAN_TOOL_RESULT, "c.txt", CHANGE_SYMLINK,
+                  0, "changed since scan", "tmp/" H_GONE "/tool-results/c.txt" },
+                { "tmp/" H_GONE "/d.output", ORPHAN_TOOL_RESULT, "d.output", CHANGE_REMOVE, 0,
+                  "changed since scan", NULL },
+                { "debug/" ORPH ".txt", ORPHAN_DEBUG_LOG, ORPH ".txt", CHANGE_TRANSCRIPT, 0,
+                  "a transcript for this id exists now", "debug/" ORPH ".txt" },
+                { "plans/" ORPH ".md", ORPHAN_PLAN, ORPH ".md", CHANGE_ARCHIVED, 0,
+                  "a transcript for this id exists now", "plans/" ORPH ".md" },
+                { "plans/" ORPH ".md", ORPHAN_PLAN, ORPH ".md", CHANGE_NONE, 1, NULL,
+                  "plans/" ORPH ".md" },
+                { "tmp/" H_GONE "/logs.json", ORPHAN_TMP_PROJECT, H_GONE, CHANGE_INSIDE, 0,
+                  "written since scan", "tmp/" H_GONE "/logs.json" },
+                { "tmp/" H_GONE "/logs.json", ORPHAN_TMP_PROJECT, H_GONE, CHANGE_LOCK, 0,
+                  "changed since scan", "tmp/" H_GONE "/logs.json" },
+                { "tmp/" H_GONE "/logs.json", ORPHAN_TMP_PROJECT, H_GONE, CHANGE_NONE, 1, NULL,
+                  "tmp/" H_GONE },
+        };
+        Fx *fx = *state;
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_close_ int rfd = -EBADF, gfd = -EBADF;
+                const char *why = "unset";
+                const Orphan *o;
+                int r, rt[1];
+
+                print_message("  case %zu: %s\n", i, table[i].plant);
+                /* a fresh tree per case */
+                assert_int_equal(teardown(state), 0);
+                assert_int_equal(setup(state), 0);
+                fx = *state;
+                assert_int_equal(fixture_write(fx->qwen, table[i].plant, "old data\n"), 0);
+                if (table[i].kind == ORPHAN_TMP_PROJECT || table[i].kind == ORPHAN_TOOL_RESULT) {
+                        assert_int_equal(fixture_age(fx->qwen, table[i].plant, 10 * DAY), 0);
+                        assert_int_equal(fixture_age(fx->qwen, "tmp/" H_GONE, 10 * DAY), 0);
+                        if (table[i].kind == ORPHAN_TOOL_RESULT &&
+                            fixture_exists(fx->qwen, "tmp/" H_GONE "/tool-results"))
+                                assert_int_equal(fixture_age(fx->qwen, "tmp/" H_GONE "/tool-results",
+                                                             10 * DAY),
+                                                 0);
+                } else
+                        assert_int_equal(fixture_age(fx->qwen, table[i].plant, 10 * DAY), 0);
+                /* only the case's kind: a tmp/<hash>/ of no session would otherwise be one
+                 * stale-tmp item, its tool results no items of their own */
+                scan_fx(fx, 1u << table[i].kind);
+                o = find_orphan(fx, table[i].kind, table[i].name);
+                assert_non_null(o);
+
+                switch (table[i].change) {
+                case CHANGE_NONE:
+                        break;
+                case CHANGE_APPEND:
+                        assert_int_equal(fixture_append(fx->qwen, table[i].plant, "more\n"), 0);
+                        break;
+                case CHANGE_SYMLINK: {
+                        _cleanup_free_ char *p = fixture_path(fx->qwen, table[i].plant);
+                        assert_int_equal(unlink(p), 0);
+                        assert_int_equal(fixture_symlink(fx->qwen, table[i].plant, "/etc/hostname"),
+                                         0);
+                        break;
+                }
+                case CHANGE_REMOVE: {
+                        _cleanup_free_ char *p = fixture_path(fx->qwen, table[i].plant);
+                        assert_int_equal(unlink(p), 0);
+                        break;
+                }
+                case CHANGE_TRANSCRIPT:
+                        assert_int_equal(fixture_write(fx->qwen,
+                                                       "projects/-srv-demo-webapp/chats/" ORPH ".jsonl",
+                                                       "{}\n"),
+                                         0);
+                        break;
+                case CHANGE_ARCHIVED:
+                        assert_int_equal(fixture_write(fx->qwen,
+                                                       "projects/-srv-demo-scratch/chats/archive/" ORPH
+                                                       ".jsonl",
+                                                       "{}\n"),
+                                         0);
+                        break;
+                case CHANGE_INSIDE:
+                        /* a write inside: the directory's own identity does not change */
+                        assert_int_equal(fixture_append(fx->qwen, table[i].plant, "row\n"), 0);
+                        break;
+                case CHANGE_LOCK:
+                        assert_int_equal(fixture_write(fx->qwen,
+                                                       "tmp/" H_GONE "/scheduled_tasks.lock", "1"),
+                                         0);
+                        break;
+                }
+
+                rfd = fs_open_root(fx->qwen, 0);
+                assert_true(rfd >= 0);
+                gfd = fs_open_root(fx->qwen, 0);
+                rt[0] = rfd;
+                r = hygiene_reclaim(o, o->kind == ORPHAN_PLAN ? gfd : rfd, 0, rt, 1, NULL, NULL,
+                                    &why);
+                if (r != table[i].want || (table[i].why && (!why || !strstr(why, table[i].why))))
+                        print_error("case %zu: %d (%s), want %d (%s)\n", i, r, why ?: "-",
+                                    table[i].want, table[i].why ?: "-");
+                assert_int_equal(r, table[i].want);
+                if (table[i].why)
+                        assert_non_null(strstr(why, table[i].why));
+                else
+                        assert_null(why);
+                if (table[i].check)
+                        assert_true(fixture_exists(fx->qwen, table[i].check) == (table[i].want <= 0));
+        }
+}
+
+/* An unknown name in a tmp/<hash>/ of no session: no stale-tmp item, and its tool results are
+ * still items of their own. */
+static void test_hygiene_scan_unknown_keeps_tmp(void **state) {
+        Fx *fx = *state;
+
+        assert_int_equal(fixture_write(fx->qwen, "tmp/" H_GONE "/logs.json", "[]"), 0);
+        assert_int_equal(fixture_write(fx->qwen, "tmp/" H_GONE "/mystery.bin", "?"), 0);
+        assert_int_equal(fixture_write(fx->qwen, "tmp/" H_GONE "/tool-results/t.txt", "r"), 0);
+        scan_fx(fx, ~0u);
+        assert_null(find_orphan(fx, ORPHAN_TMP_PROJECT, H_GONE));
+        assert_non_null(find_orphan(fx, ORPHAN_TOOL_RESULT, "t.txt"));
+        assert_null(find_orphan(fx, ORPHAN_TOOL_RESULT, "mystery.bin"));
+        /* the corpus's own tmp/<hash>/ directories all belong to sessions */
+        for (size_t i = 0; i < fx->inv->n_orphans; i++)
+                assert_true(fx->inv->orphans[i].kind != ORPHAN_TMP_PROJECT);
+}
+
+/* Nothing is looked for with the keys off. */
+static void test_hygiene_scan_need_zero(void **state) {
+        Fx *fx = *state;
+        ScanOptions o = { .now = now_msec(), .no_atime = true };
+        Tree t = {};
+
+        assert_int_equal(fixture_write(fx->qwen, "tmp/" H_GONE "/logs.json", "[]"), 0);
+        assert_int_equal(fixture_write(fx->qwen, "plans/" ORPH ".md", "p"), 0);
+        fx->inv = inventory_free(fx->inv);
+        assert_int_equal(inventory_new(&fx->inv), 0);
+        assert_int_equal(roots_from_dir(fx->qwen, &t), 0);
+        assert_int_equal(inventory_add_tree(fx->inv, &t, NULL), 0);
+        assert_int_equal(scan_all(fx->inv, &o), 0);
+        for (size_t i = 0; i < fx->inv->n_orphans; i++)
+                assert_false(hygiene_kind(fx->inv->orphans[i].kind));
+}
+
+/* The measure of the corpus: totals equal the kinds' sum, nothing unknown. */
+static void test_treesize_corpus(void **state) {
+        Fx *fx = *state;
+        TreeSize s;
+        Tree t = {};
+        uint64_t b = 0, a = 0;
+
+        assert_int_equal(roots_from_dir(fx->qwen, &t), 0);
+        assert_int_equal(treesize_measure(&t, &s), 0);
+        for (TreeKind k = 0; k < _TREE_KIND_MAX; k++) {
+                b += s.bytes[k];
+                a += s.alloc[k];
+        }
+        assert_int_equal(b, s.total_bytes);
+        assert_int_equal(a, s.total_alloc);
+        assert_int_equal(s.files[TREE_KIND_UNKNOWN], 0);
+        assert_true(s.files[TREE_KIND_SESSIONS] > 0);
+        assert_true(s.files[TREE_KIND_ARCHIVE] > 0);
+        assert_false(s.incomplete);
+        treesize_done(&s);
+        tree_done(&t);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_treesize_classify_table),
+                cmocka_unit_test(test_hygiene_keys_default_off),
+                cmocka_unit_test(test_hygiene_policy_table),
+                cmocka_unit_test_setup_teardown(test_hygiene_reclaim_guards, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_hygiene_scan_unknown_keeps_tmp, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_hygiene_scan_need_zero, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_treesize_corpus, setup, teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
