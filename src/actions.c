@@ -37,6 +37,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -75,7 +76,45 @@ typedef struct ActionsContext {
         unsigned n_steps;
         bool failed;
         int first_error; /* of a restore step: what actions_restore() returns */
+        struct ActionsBatch *batch;
 } ActionsContext;
+
+/* The group commit (actions_batch_*()): sessions of one tree are prepared (checked, their usage
+ * line built) one by one into a batch; then the batch's lines are appended with one write,
+ * fsync and read-back, its pending-delete markers written with one flush, its transcripts and
+ * sidecars removed or moved, and every touched directory fsynced once. A batch closes at
+ * ACTIONS_BATCH_MAX sessions or ACTIONS_BATCH_MSEC of preparing, whichever comes first. */
+#define ACTIONS_BATCH_MAX 256U
+#define ACTIONS_BATCH_MSEC 10U
+#define ACTIONS_BATCH_DIRS 64U /* chats/ (+ archive/) directories held open by one batch */
+
+typedef struct ActionsBatchDir {
+        const char *project_dir;
+        int chats_fd, archive_fd;
+        bool sync_chats, sync_archive; /* changed: fsync before any outcome is reported */
+} ActionsBatchDir;
+
+typedef struct ActionsBatchItem {
+        const Session *s;
+        const Verdict *v;
+        size_t dir;
+        char *line; /* the usage line to append first, or NULL */
+        char *sid;  /* the line's sessionId */
+        char *marker; /* the pending-delete marker's name, once written */
+        RecoverMarker mk;
+        bool done;  /* outcome reported */
+        bool removed; /* delete: the transcript is gone */
+        int error;
+        const char *why;
+} ActionsBatchItem;
+
+typedef struct ActionsBatch {
+        size_t tree;
+        size_t n, n_dirs, max;
+        uint64_t started_ns;
+        ActionsBatchItem items[ACTIONS_BATCH_MAX];
+        ActionsBatchDir dirs[ACTIONS_BATCH_DIRS];
+} ActionsBatch;
 
 /* Outcome of one action, for the journal and the stats. */
 typedef enum ActionsOutcome {
@@ -236,10 +275,22 @@ static int actions_is_live(const ActionsTree *t, const Session *s, int chats_fd,
         return 1;
 }
 
-/* Salvage the usage of the transcript (dir_fd, name) before it goes. 0 done (written, present
- * already, or nothing to salvage), -ESTALE changed since scan, other -errno: fail closed. */
+/* Is a usage line for id waiting in the current batch? */
+static bool actions_batch_has_line(const ActionsContext *c, const char *id) {
+        const ActionsBatch *b = c->batch;
+
+        for (size_t i = 0; b && i < b->n; i++)
+                if (b->items[i].line && (streq(b->items[i].s->id, id) || streq(b->items[i].sid, id)))
+                        return true;
+        return false;
+}
+
+/* The usage line to salvage from the transcript (dir_fd, name) before it goes, into *ret_line
+ * (NULL: present already, in the file or in the batch, or nothing to salvage) and its
+ * sessionId into *ret_sid; the batch appends it (actions_batch_commit()). 0, -ESTALE changed
+ * since scan, other -errno: fail closed. */
 static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, int dir_fd,
-                           const char *name, const FileId *fid) {
+                           const char *name, const FileId *fid, char **ret_line, char **ret_sid) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *line = NULL;
         int r, v1;
@@ -287,7 +338,7 @@ static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Sessio
         r = usage_index_has(t->usage, t->global_fd, s->id);
         if (r < 0)
                 return r;
-        if (r > 0)
+        if (r > 0 || actions_batch_has_line(c, s->id))
                 return 0;
 
         /* Qwen dedupes on the first record's sessionId, which may differ from the file name in
@@ -300,32 +351,17 @@ static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Sessio
                 r = usage_index_has(t->usage, t->global_fd, sid);
                 if (r < 0)
                         return r;
-                if (r > 0)
+                if (r > 0 || actions_batch_has_line(c, sid))
                         return 0;
         }
 
-        /* the record covers the file as it was: it must not have grown meanwhile */
+        /* the record covers the file as it was: it must not have grown meanwhile (checked by
+         * name again just before the batch's append) */
         r = fs_check_identity_fd(fd, fid);
         if (r <= 0)
                 return r < 0 ? r : -ESTALE;
-        r = fs_check_identity(dir_fd, name, fid);
-        if (r <= 0)
-                return r < 0 ? r : -ESTALE;
-
-        r = usage_append(t->global_fd, line);
-        if (r < 0)
-                return r;
-        actions_step(c, "usage_record.jsonl");
-        c->stats->n_salvaged++;
-
-        JournalEntry e = {
-                .event = JOURNAL_SALVAGED,
-                .message = "salvaged the usage record before the transcript goes",
-                .session = s->id,
-                .project = actions_project(s),
-                .user = c->inv->trees[s->tree].user,
-        };
-        (void)journal_log(&e);
+        *ret_line = TAKE_PTR(line);
+        *ret_sid = TAKE_PTR(sid);
         return 0;
 }
 
@@ -534,10 +570,10 @@ static int actions_mark_claims(RecoverMarker *m, int chats_fd, const char *chats
         return r;
 }
 
-/* Write the pending-delete marker of s (recover.h): every file the delete is about to remove,
- * with its identity now. *ret_name: the marker's name. */
+/* The pending-delete marker of s (recover.h): every file the delete is about to remove, with its
+ * identity now. Written with the others of its batch (recover_markers_write()). */
 static int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Session *s,
-                               int chats_fd, int archive_fd, char **ret_name) {
+                               int chats_fd, int archive_fd, RecoverMarker *ret) {
         static const char *const exts[] = { "jsonl", "worktree.json", "pr.json", "ledger.jsonl" };
         const Tree *tr = &c->inv->trees[s->tree];
         _cleanup_(recover_marker_done) RecoverMarker m = {
@@ -574,19 +610,9 @@ static int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Se
                 r = actions_mark_claims(&m, chats_fd, chats, s->id);
         if (r < 0)
                 return r;
-        return recover_marker_write(t->global_fd, t->global_dev, &m, actions_step, c, ret_name);
-}
-
-/* The delete completed (or never began): its marker goes. A failure only leaves work for the
- * recovery pass, which then finds the transcript or nothing left to remove. */
-static void actions_unmark_delete(ActionsContext *c, const ActionsTree *t, const char *marker) {
-        int r;
-
-        if (!marker)
-                return;
-        r = recover_marker_remove(t->global_fd, t->global_dev, marker, actions_step, c);
-        if (r < 0)
-                log_warning_errno(r, "cannot remove the pending-delete marker '%s'", marker);
+        *ret = m;
+        m = (RecoverMarker){};
+        return 0;
 }
 
 /* Does chats/<name> (in_archive: chats/archive/<name>) exist now? 1 yes, 0 no, -errno. */
@@ -600,92 +626,406 @@ static int actions_copy_exists(int chats_fd, const char *name, bool in_archive) 
         return afd < 0 ? afd : fs_exists(afd, name);
 }
 
-/* Delete a session: its transcript (re-checked), then everything else that is its alone. */
-static int actions_delete(ActionsContext *c, const ActionsTree *t, const Session *s, int chats_fd,
-                          int archive_fd, int dir_fd, const FileId *fid, const char **ret_why) {
-        _cleanup_free_ char *name = strprintf("%s.jsonl", s->id);
-        _cleanup_free_ char *marker = NULL;
+/* ------------------------------------------------------------------ the group commit */
+
+static uint64_t actions_now_ns(void) {
+        struct timespec ts;
+
+        (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static unsigned actions_batch_max(void) {
+        const char *e = getenv("QGC_TEST_BATCH_SESSIONS");
+        char *end = NULL;
+        unsigned long n;
+
+        if (!e || !*e)
+                return ACTIONS_BATCH_MAX;
+        n = strtoul(e, &end, 10);
+        return end && *end == 0 && n >= 1 && n <= ACTIONS_BATCH_MAX ? (unsigned)n
+                                                                       : ACTIONS_BATCH_MAX;
+}
+
+/* The transcript of item i: its directory fd and name. */
+static int actions_batch_dir_fd(const ActionsBatch *b, const ActionsBatchItem *it) {
+        const ActionsBatchDir *d = &b->dirs[it->dir];
+
+        return it->s->state == SESSION_ARCHIVED ? d->archive_fd : d->chats_fd;
+}
+
+static const FileId *actions_fid(const Session *s) {
+        return s->state == SESSION_ARCHIVED ? &s->archived : &s->active;
+}
+
+/* Report item it once. */
+static void actions_batch_report(ActionsContext *c, ActionsBatchItem *it, JournalEvent ev,
+                                 const char *why, int error) {
+        if (it->done)
+                return;
+        it->done = true;
+        (void)actions_report_session(c, it->s, it->v, ev, why, error);
+}
+
+/* Report a failure of a step: -ESTALE and conflicts are skips, the rest failures. */
+static void actions_batch_fail(ActionsContext *c, ActionsBatchItem *it, int r, const char *why) {
+        if (r == -ESTALE)
+                actions_batch_report(c, it, JOURNAL_SKIPPED, "changed since scan", 0);
+        else if (r == -EEXIST && why && strstr(why, "(conflict)"))
+                actions_batch_report(c, it, JOURNAL_SKIPPED, why, 0);
+        else
+                actions_batch_report(c, it, JOURNAL_FAILED, why, -r);
+}
+
+/* 1: the usage lines of the batch, one write, one fsync, read back; a session whose transcript
+ * changed since its line was built is skipped (before the append). */
+static void actions_batch_salvage(ActionsContext *c, ActionsBatch *b, const ActionsTree *t) {
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0, n = 0;
         int r;
 
-        if (!name)
-                return -ENOMEM;
-        r = fs_check_identity(dir_fd, name, fid);
-        if (r <= 0) {
-                *ret_why = "changed since scan";
-                return r < 0 ? r : -ESTALE;
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                _cleanup_free_ char *name = NULL;
+
+                if (!it->line || it->done)
+                        continue;
+                name = strprintf("%s.jsonl", it->s->id);
+                r = name ? fs_check_identity(actions_batch_dir_fd(b, it), name,
+                                             actions_fid(it->s))
+                         : -ENOMEM;
+                if (r == 0)
+                        actions_batch_report(c, it, JOURNAL_SKIPPED, "changed since scan", 0);
+                else if (r < 0)
+                        actions_batch_report(c, it, JOURNAL_FAILED,
+                                             "cannot salvage the usage record; session kept", -r);
+                else {
+                        char *nb = realloc(buf, len + strlen(it->line) + 1);
+                        if (!nb) {
+                                actions_batch_report(c, it, JOURNAL_FAILED, "out of memory",
+                                                     ENOMEM);
+                                continue;
+                        }
+                        buf = nb;
+                        memcpy(buf + len, it->line, strlen(it->line) + 1);
+                        len += strlen(it->line);
+                        n++;
+                }
         }
-        /* a copy in the other place since the scan (a TUI recreating chats/<id>.jsonl by path, a
-         * restore) is a conflict, and the id's sidecars and file-history are in use again */
-        r = actions_copy_exists(chats_fd, name, s->state != SESSION_ARCHIVED);
-        if (r != 0) {
-                *ret_why = "a copy in the other place appeared since the scan (conflict)";
-                return r < 0 ? r : -EEXIST;
+        if (n == 0)
+                return;
+        r = usage_append_lines(t->global_fd, buf, len);
+        if (r >= 0)
+                actions_step(c, "usage_record.jsonl");
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+
+                if (!it->line || it->done)
+                        continue;
+                if (r < 0) {
+                        actions_batch_report(c, it, JOURNAL_FAILED,
+                                             "cannot salvage the usage record; session kept", -r);
+                        continue;
+                }
+                c->stats->n_salvaged++;
+                JournalEntry e = {
+                        .event = JOURNAL_SALVAGED,
+                        .message = "salvaged the usage record before the transcript goes",
+                        .session = it->s->id,
+                        .project = actions_project(it->s),
+                        .user = c->inv->trees[it->s->tree].user,
+                };
+                (void)journal_log(&e);
         }
-        /* the proof for the recovery pass, should the run die before the delete completes */
-        r = actions_mark_delete(c, t, s, chats_fd, archive_fd, &marker);
-        if (r < 0) {
-                *ret_why = "cannot write the pending-delete marker";
-                return r;
+}
+
+/* 2: the pending-delete markers of the batch's deletes, written with one flush. */
+static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const ActionsTree *t) {
+        _cleanup_free_ const RecoverMarker **m = calloc(b->n ? b->n : 1, sizeof(*m));
+        _cleanup_free_ char **names = calloc(b->n ? b->n : 1, sizeof(char *));
+        _cleanup_free_ size_t *idx = calloc(b->n ? b->n : 1, sizeof(size_t));
+        size_t n = 0;
+        int r;
+
+        if (!m || !names || !idx) {
+                for (size_t i = 0; i < b->n; i++)
+                        if (b->items[i].v->verb == VERB_DELETE)
+                                actions_batch_report(c, &b->items[i], JOURNAL_FAILED,
+                                                     "out of memory", ENOMEM);
+                return;
         }
-        r = fs_unlink(dir_fd, name, 0);
-        if (r < 0) {
-                *ret_why = r == -ENOENT ? "vanished" : "cannot remove the transcript";
-                actions_unmark_delete(c, t, marker);
-                return r;
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                const ActionsBatchDir *d = &b->dirs[it->dir];
+                _cleanup_free_ char *name = NULL;
+
+                if (it->done || it->v->verb != VERB_DELETE)
+                        continue;
+                name = strprintf("%s.jsonl", it->s->id);
+                if (!name) {
+                        actions_batch_report(c, it, JOURNAL_FAILED, "out of memory", ENOMEM);
+                        continue;
+                }
+                r = fs_check_identity(actions_batch_dir_fd(b, it), name, actions_fid(it->s));
+                if (r <= 0) {
+                        actions_batch_fail(c, it, r < 0 ? r : -ESTALE, "changed since scan");
+                        continue;
+                }
+                /* a copy in the other place since the scan (a TUI recreating chats/<id>.jsonl by
+                 * path, a restore) is a conflict, and the id's sidecars and file-history are in
+                 * use again */
+                r = actions_copy_exists(d->chats_fd, name, it->s->state != SESSION_ARCHIVED);
+                if (r != 0) {
+                        actions_batch_fail(c, it, r < 0 ? r : -EEXIST,
+                                           "a copy in the other place appeared since the scan "
+                                           "(conflict)");
+                        continue;
+                }
+                r = actions_mark_delete(c, t, it->s, d->chats_fd, d->archive_fd, &it->mk);
+                if (r < 0) {
+                        actions_batch_report(c, it, JOURNAL_FAILED,
+                                             "cannot write the pending-delete marker", -r);
+                        continue;
+                }
+                m[n] = &it->mk;
+                idx[n++] = i;
         }
-        actions_step(c, name);
-        r = fs_fsync(dir_fd);
-        if (r < 0) {
-                *ret_why = "removed, but fsync of chats/ failed";
-                return r;
-        }
-        /* the same race just after the unlink: what is left belongs to the new copy */
-        r = actions_copy_exists(chats_fd, name, false);
-        if (r == 0)
-                r = actions_copy_exists(chats_fd, name, true);
-        if (r != 0) {
-                log_warning("session %s: a transcript appeared as it was deleted; its sidecars "
-                            "and file-history are kept",
-                            s->id);
+        if (n == 0)
+                return;
+        /* the proof for the recovery pass, should the run die before the deletes complete */
+        r = recover_markers_write(t->global_fd, t->global_dev, m, n, actions_step, c, names);
+        for (size_t j = 0; j < n; j++) {
+                ActionsBatchItem *it = &b->items[idx[j]];
+
                 if (r < 0)
-                        *ret_why = "transcript removed, but whether a copy appeared is unknown";
+                        actions_batch_report(c, it, JOURNAL_FAILED,
+                                             "cannot write the pending-delete marker", -r);
                 else
-                        actions_unmark_delete(c, t, marker);
-                return r < 0 ? r : 0;
+                        it->marker = names[j];
         }
-        r = actions_delete_rest(c, t, s, chats_fd, archive_fd);
+}
+
+/* chats/archive/ of dir d, created when missing. */
+static int actions_batch_archive_dir(ActionsContext *c, ActionsBatchDir *d, const char **ret_why) {
+        int r;
+
+        if (d->archive_fd >= 0)
+                return 0;
+        r = fs_mkdirat(d->chats_fd, "archive", 0700);
         if (r < 0) {
-                *ret_why = r == -EBUSY ? "transcript removed; kept: a mount point inside"
-                                       : "transcript removed, but not everything else";
-                return r; /* the marker stays: the next run's recovery pass retries */
+                if (r != -EEXIST) {
+                        *ret_why = "cannot create chats/archive/";
+                        return r;
+                }
+        } else {
+                actions_step(c, "archive/");
+                d->sync_chats = true;
         }
-        actions_unmark_delete(c, t, marker);
+        r = fs_open_dir(d->chats_fd, "archive");
+        if (r < 0) {
+                *ret_why = "cannot open chats/archive/";
+                return r;
+        }
+        d->archive_fd = r;
         return 0;
 }
 
-/* Archive a session: chats/<id>.jsonl and sidecars into chats/archive/. */
-static int actions_archive(ActionsContext *c, const Session *s, int chats_fd, int *archive_fd,
-                           const char **ret_why) {
+/* 3: every move and every transcript unlink of the batch (identity re-checked before each);
+ * then 4: one fsync per touched directory. */
+static void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                ActionsBatchDir *d = &b->dirs[it->dir];
+                _cleanup_free_ char *name = strprintf("%s.jsonl", it->s->id);
+                const char *why = NULL;
+                int dir_fd, r;
+
+                if (it->done)
+                        continue;
+                if (!name) {
+                        actions_batch_report(c, it, JOURNAL_FAILED, "out of memory", ENOMEM);
+                        continue;
+                }
+                if (it->v->verb == VERB_ARCHIVE) {
+                        r = actions_batch_archive_dir(c, d, &why);
+                        if (r >= 0)
+                                r = archive_move_nosync(d->chats_fd, d->archive_fd, it->s->id,
+                                                        &it->s->active, /* to_archive= */ true,
+                                                        actions_step, c, &why);
+                        if (r < 0) {
+                                actions_batch_fail(c, it, r, why);
+                                continue;
+                        }
+                        d->sync_chats = d->sync_archive = true;
+                        continue;
+                }
+                dir_fd = actions_batch_dir_fd(b, it);
+                r = fs_check_identity(dir_fd, name, actions_fid(it->s));
+                if (r <= 0) {
+                        actions_batch_fail(c, it, r < 0 ? r : -ESTALE, "changed since scan");
+                        continue;
+                }
+                r = fs_unlink(dir_fd, name, 0);
+                if (r < 0) {
+                        actions_batch_report(c, it, JOURNAL_FAILED,
+                                             r == -ENOENT ? "vanished"
+                                                          : "cannot remove the transcript",
+                                             -r);
+                        continue;
+                }
+                actions_step(c, name);
+                it->removed = true;
+                if (it->s->state == SESSION_ARCHIVED)
+                        d->sync_archive = true;
+                else
+                        d->sync_chats = true;
+        }
+        for (size_t j = 0; j < b->n_dirs; j++) {
+                ActionsBatchDir *d = &b->dirs[j];
+                int r = 0;
+
+                if (d->sync_chats)
+                        r = fs_fsync(d->chats_fd);
+                if (r >= 0 && d->sync_archive)
+                        r = fs_fsync(d->archive_fd);
+                if (r >= 0)
+                        continue;
+                for (size_t i = 0; i < b->n; i++)
+                        if (b->items[i].dir == j && !b->items[i].done)
+                                actions_batch_report(
+                                        c, &b->items[i], JOURNAL_FAILED,
+                                        b->items[i].v->verb == VERB_ARCHIVE
+                                                ? "moved, but fsync of the directories failed"
+                                                : "removed, but fsync of chats/ failed",
+                                        -r);
+        }
+}
+
+/* 5: what else of each deleted session is its alone; then the markers of the finished deletes
+ * go (one fsync), and every outcome is reported. */
+static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const ActionsTree *t) {
+        _cleanup_free_ char **done = calloc(b->n ? b->n : 1, sizeof(char *));
+        size_t n = 0;
         int r;
 
-        if (*archive_fd < 0) {
-                r = fs_mkdirat(chats_fd, "archive", 0700);
-                if (r < 0) {
-                        if (r != -EEXIST) {
-                                *ret_why = "cannot create chats/archive/";
-                                return r;
-                        }
-                } else
-                        actions_step(c, "archive/");
-                r = fs_open_dir(chats_fd, "archive");
-                if (r < 0) {
-                        *ret_why = "cannot open chats/archive/";
-                        return r;
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                ActionsBatchDir *d = &b->dirs[it->dir];
+                _cleanup_free_ char *name = strprintf("%s.jsonl", it->s->id);
+
+                if (it->v->verb != VERB_DELETE || !it->marker)
+                        continue;
+                if (!it->removed) {
+                        if (done)
+                                done[n++] = it->marker; /* never began: the marker goes */
+                        continue;
                 }
-                *archive_fd = r;
+                if (it->done)
+                        continue; /* the marker stays: the next run's recovery pass retries */
+                /* the same race just after the unlink: what is left belongs to the new copy */
+                r = name ? actions_copy_exists(d->chats_fd, name, false) : -ENOMEM;
+                if (r == 0)
+                        r = actions_copy_exists(d->chats_fd, name, true);
+                if (r != 0) {
+                        log_warning("session %s: a transcript appeared as it was deleted; its "
+                                    "sidecars and file-history are kept",
+                                    it->s->id);
+                        if (r < 0)
+                                actions_batch_report(c, it, JOURNAL_FAILED,
+                                                     "transcript removed, but whether a copy "
+                                                     "appeared is unknown",
+                                                     -r);
+                        else if (done)
+                                done[n++] = it->marker;
+                        continue;
+                }
+                r = actions_delete_rest(c, t, it->s, d->chats_fd, d->archive_fd);
+                if (r < 0) {
+                        actions_batch_report(c, it,  JOURNAL_FAILED,
+                                             r == -EBUSY
+                                                     ? "transcript removed; kept: a mount point inside"
+                                                     : "transcript removed, but not everything else",
+                                             -r);
+                        continue; /* the marker stays: the next run's recovery pass retries */
+                }
+                if (done)
+                        done[n++] = it->marker;
         }
-        return archive_move(chats_fd, *archive_fd, s->id, &s->active, /* to_archive= */ true,
-                            actions_step, c, ret_why);
+        if (n > 0) {
+                r = recover_markers_remove(t->global_fd, t->global_dev, done, n, actions_step, c);
+                if (r < 0)
+                        log_warning_errno(r, "cannot remove the pending-delete markers");
+        }
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+
+                actions_batch_report(c, it,
+                                     it->v->verb == VERB_ARCHIVE ? JOURNAL_ARCHIVED
+                                                                 : JOURNAL_DELETED,
+                                     NULL, 0);
+        }
+}
+
+/* Run the batch's steps in order, then empty it. */
+static void actions_batch_commit(ActionsContext *c) {
+        ActionsBatch *b = c->batch;
+
+        if (!b || b->n == 0)
+                return;
+        actions_batch_salvage(c, b, &c->trees[b->tree]);
+        actions_batch_mark(c, b, &c->trees[b->tree]);
+        actions_batch_move(c, b);
+        actions_batch_finish(c, b, &c->trees[b->tree]);
+
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                free(it->line);
+                free(it->sid);
+                free(it->marker);
+                recover_marker_done(&it->mk);
+        }
+        for (size_t j = 0; j < b->n_dirs; j++) {
+                safe_close(b->dirs[j].chats_fd);
+                safe_close(b->dirs[j].archive_fd);
+        }
+        b->n = b->n_dirs = 0;
+}
+
+/* The batch's directory entry for s's chats/, opened on first use. Index, or -errno (*ret_why). */
+static int actions_batch_dir(ActionsContext *c, const ActionsTree *t, const Session *s,
+                             const char **ret_why) {
+        ActionsBatch *b = c->batch;
+        const Tree *tr = &c->inv->trees[s->tree];
+        _cleanup_free_ char *rel = NULL;
+        _cleanup_close_ int chats_fd = -EBADF;
+        int archive_fd;
+
+        for (size_t j = b->n_dirs; j > 0; j--)
+                if (streq(b->dirs[j - 1].project_dir, s->project_dir))
+                        return (int)(j - 1);
+        if (b->n_dirs == ACTIONS_BATCH_DIRS)
+                actions_batch_commit(c);
+        rel = strprintf("projects/%s/chats", s->project_dir);
+        if (!rel) {
+                *ret_why = "out of memory";
+                return -ENOMEM;
+        }
+        chats_fd = fs_open_path(t->runtime_fd, rel, tr->dev);
+        if (chats_fd < 0) {
+                *ret_why = "changed since scan (chats/ cannot be opened)";
+                return -ESTALE;
+        }
+        archive_fd = fs_open_dir(chats_fd, "archive");
+        if (archive_fd < 0 && archive_fd != -ENOENT) {
+                *ret_why = "cannot open chats/archive/";
+                return archive_fd;
+        }
+        b->dirs[b->n_dirs] = (ActionsBatchDir){
+                .project_dir = s->project_dir,
+                .chats_fd = TAKE_FD(chats_fd),
+                .archive_fd = archive_fd,
+        };
+        return (int)b->n_dirs++;
 }
 
 /* Why a session the plan names must still not be touched, or NULL. */
@@ -699,36 +1039,34 @@ static const char *actions_refusal(const Session *s, const Verdict *v) {
         return NULL;
 }
 
-/* Execute one ARCHIVE or DELETE item for a session. */
+/* Check one ARCHIVE or DELETE item for a session and build its usage line into the batch; the
+ * batch does the rest (actions_batch_commit()). */
 static int actions_session(ActionsContext *c, const Session *s, const Verdict *v) {
-        const Tree *tr = &c->inv->trees[s->tree];
         const ActionsTree *t = &c->trees[s->tree];
-        _cleanup_free_ char *rel = strprintf("projects/%s/chats", s->project_dir);
+        ActionsBatch *b = c->batch;
         _cleanup_free_ char *name = strprintf("%s.jsonl", s->id);
-        _cleanup_free_ char *live = NULL;
-        _cleanup_close_ int chats_fd = -EBADF, archive_fd = -EBADF;
+        _cleanup_free_ char *live = NULL, *line = NULL, *sid = NULL;
         const char *why = actions_refusal(s, v);
-        bool archived = s->state == SESSION_ARCHIVED;
-        const FileId *fid = archived ? &s->archived : &s->active;
-        int dir_fd, r;
+        const FileId *fid = actions_fid(s);
+        int dir_fd, k, r;
 
         if (why)
                 return actions_report_session(c, s, v, JOURNAL_SKIPPED, why, 0);
-        if (!rel || !name)
+        if (!name)
                 return actions_report_session(c, s, v, JOURNAL_FAILED, "out of memory", ENOMEM);
         if (t->error < 0)
                 return actions_report_session(c, s, v, JOURNAL_FAILED, "cannot open the tree",
                                               -t->error);
+        if (b->n > 0 && b->tree != s->tree)
+                actions_batch_commit(c);
+        b->tree = s->tree;
 
-        chats_fd = fs_open_path(t->runtime_fd, rel, tr->dev);
-        if (chats_fd < 0)
-                return actions_report_session(c, s, v, JOURNAL_SKIPPED,
-                                              "changed since scan (chats/ cannot be opened)", 0);
-        archive_fd = fs_open_dir(chats_fd, "archive");
-        if (archive_fd < 0 && archive_fd != -ENOENT)
-                return actions_report_session(c, s, v, JOURNAL_FAILED,
-                                              "cannot open chats/archive/", -archive_fd);
-        dir_fd = archived ? archive_fd : chats_fd;
+        k = actions_batch_dir(c, t, s, &why);
+        if (k < 0)
+                return actions_report_session(c, s, v,
+                                              k == -ESTALE ? JOURNAL_SKIPPED : JOURNAL_FAILED, why,
+                                              k == -ESTALE ? 0 : -k);
+        dir_fd = s->state == SESSION_ARCHIVED ? b->dirs[k].archive_fd : b->dirs[k].chats_fd;
         if (dir_fd < 0)
                 return actions_report_session(c, s, v, JOURNAL_SKIPPED, "changed since scan", 0);
 
@@ -736,33 +1074,29 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
         if (r <= 0)
                 return actions_report_session(c, s, v, r < 0 ? JOURNAL_FAILED : JOURNAL_SKIPPED,
                                               "changed since scan", r < 0 ? -r : 0);
-        r = actions_is_live(t, s, chats_fd, &live);
+        r = actions_is_live(t, s, b->dirs[k].chats_fd, &live);
         if (r != 0) {
                 _cleanup_free_ char *m = r > 0 ? strprintf("in use since scan: %s", live) : NULL;
                 return actions_report_session(c, s, v, JOURNAL_SKIPPED,
                                               m ? m : "liveness cannot be checked", 0);
         }
 
-        r = actions_salvage(c, t, s, dir_fd, name, fid);
+        r = actions_salvage(c, t, s, dir_fd, name, fid, &line, &sid);
         if (r == -ESTALE)
                 return actions_report_session(c, s, v, JOURNAL_SKIPPED, "changed since scan", 0);
         if (r < 0)
                 return actions_report_session(c, s, v, JOURNAL_FAILED,
                                               "cannot salvage the usage record; session kept", -r);
 
-        if (v->verb == VERB_ARCHIVE)
-                r = actions_archive(c, s, chats_fd, &archive_fd, &why);
-        else
-                r = actions_delete(c, t, s, chats_fd, archive_fd, dir_fd, fid, &why);
-        if (r == -ESTALE)
-                return actions_report_session(c, s, v, JOURNAL_SKIPPED, "changed since scan", 0);
-        if (r == -EEXIST && why && strstr(why, "(conflict)"))
-                return actions_report_session(c, s, v, JOURNAL_SKIPPED, why, 0); /* appeared */
-        if (r < 0)
-                return actions_report_session(c, s, v, JOURNAL_FAILED, why, -r);
-        return actions_report_session(c, s, v,
-                                      v->verb == VERB_ARCHIVE ? JOURNAL_ARCHIVED : JOURNAL_DELETED,
-                                      NULL, 0);
+        if (b->n == 0)
+                b->started_ns = actions_now_ns();
+        b->items[b->n++] = (ActionsBatchItem){
+                .s = s, .v = v, .dir = (size_t)k, .line = TAKE_PTR(line), .sid = TAKE_PTR(sid),
+        };
+        if (b->n >= b->max ||
+            actions_now_ns() - b->started_ns >= ACTIONS_BATCH_MSEC * 1000000ULL)
+                actions_batch_commit(c);
+        return 0;
 }
 
 /* Journal an orphan outcome and count it. */
@@ -1035,9 +1369,15 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
                 n_planned += verb == VERB_ARCHIVE || verb == VERB_DELETE;
         }
         n_planned += p->n_steps;
+        c.batch = calloc(1, sizeof(ActionsBatch));
+        if (!c.batch)
+                return -ENOMEM;
+        c.batch->max = actions_batch_max();
         r = actions_open_trees(&c);
-        if (r < 0)
+        if (r < 0) {
+                free(c.batch);
                 return r;
+        }
         actions_journal_run(&c, /* start= */ true, n_planned);
 
         /* first what an interrupted run left behind (style.md 2.2), then the policy's actions */
@@ -1049,11 +1389,15 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
                 if (v->verb != VERB_ARCHIVE && v->verb != VERB_DELETE)
                         continue;
                 if (it->is_orphan) {
+                        actions_batch_commit(&c);
                         if (v->verb == VERB_DELETE && it->index < p->inv->n_orphans)
                                 (void)actions_orphan(&c, &p->inv->orphans[it->index], v);
                 } else if (it->index < p->inv->n_sessions)
                         (void)actions_session(&c, &p->inv->sessions[it->index], v);
         }
+        actions_batch_commit(&c);
+        free(c.batch);
+        c.batch = NULL;
         actions_steps(&c, p, /* restore= */ true);
 
         actions_journal_run(&c, /* start= */ false, n_planned);

@@ -325,6 +325,125 @@ int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMarker *m
         return 0;
 }
 
+/* The group commit of n markers: every temp file written, one syncfs() for all their contents,
+ * each renamed to its name, one fsync of the directory. All or nothing: on failure the temp
+ * files and the markers renamed so far are removed again (a marker whose transcript still exists
+ * would only be dropped by the recovery pass anyway). */
+int recover_markers_write(int global_fd, dev_t global_dev, const RecoverMarker *const *m,
+                          size_t n, RecoverStepFn step, void *userdata, char **ret_names) {
+        _cleanup_close_ int state_fd = -EBADF, dir_fd = -EBADF;
+        char **names = calloc(n ? n : 1, sizeof(char *));
+        size_t n_tmp = 0, n_renamed = 0;
+        int r = 0;
+
+        if (!names)
+                return -ENOMEM;
+        state_fd = recover_mkdir_open(global_fd, RECOVER_STATE_DIR, global_dev, step, userdata);
+        if (state_fd < 0) {
+                free(names);
+                return state_fd;
+        }
+        dir_fd = recover_mkdir_open(state_fd, "pending", global_dev, step, userdata);
+        if (dir_fd < 0) {
+                free(names);
+                return dir_fd;
+        }
+        for (; r >= 0 && n_tmp < n; n_tmp++) {
+                _cleanup_free_ char *text = recover_marker_format(m[n_tmp]), *tmp = NULL;
+                _cleanup_close_ int fd = -EBADF;
+
+                names[n_tmp] = recover_marker_name(m[n_tmp]);
+                if (!text || !names[n_tmp] ||
+                    !(tmp = strprintf(".%s%s", names[n_tmp], RECOVER_TEMP_SUFFIX))) {
+                        r = -ENOMEM;
+                        break;
+                }
+                r = fs_unlink(dir_fd, tmp, 0);
+                if (r < 0 && r != -ENOENT)
+                        break;
+                fd = fs_openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+                r = fd < 0 ? fd : recover_write_all(fd, text, strlen(text));
+                if (r < 0) {
+                        (void)fs_unlink(dir_fd, tmp, 0);
+                        break;
+                }
+                recover_step(step, userdata, tmp);
+        }
+        /* one flush makes every temp file's content durable before any of them gets its name */
+        if (r >= 0 && syncfs(dir_fd) < 0)
+                r = -errno;
+        for (; r >= 0 && n_renamed < n; n_renamed++) {
+                _cleanup_free_ char *tmp = strprintf(".%s%s", names[n_renamed],
+                                                     RECOVER_TEMP_SUFFIX);
+                if (!tmp)
+                        r = -ENOMEM;
+                /* one name to another in a directory opened beneath the tree */
+                else if (renameat(dir_fd, tmp, dir_fd, names[n_renamed]) < 0)
+                        r = -errno;
+                else
+                        recover_step(step, userdata, names[n_renamed]);
+                if (r < 0)
+                        break;
+        }
+        if (r >= 0)
+                r = fs_fsync(dir_fd);
+        if (r < 0) {
+                for (size_t i = 0; i < n_tmp; i++) {
+                        _cleanup_free_ char *tmp = names[i] ? strprintf(".%s%s", names[i],
+                                                                       RECOVER_TEMP_SUFFIX)
+                                                            : NULL;
+                        if (tmp && i >= n_renamed)
+                                (void)fs_unlink(dir_fd, tmp, 0);
+                        else if (names[i] && i < n_renamed)
+                                (void)fs_unlink(dir_fd, names[i], 0);
+                }
+                for (size_t i = 0; i < n; i++)
+                        free(names[i]);
+                free(names);
+                return r;
+        }
+        for (size_t i = 0; i < n; i++)
+                ret_names[i] = names[i];
+        free(names);
+        return 0;
+}
+
+/* Remove n markers, then one fsync of the directory (a marker that comes back after a power
+ * loss names files that are gone: the recovery pass only drops it). */
+int recover_markers_remove(int global_fd, dev_t global_dev, char *const *names, size_t n,
+                           RecoverStepFn step, void *userdata) {
+        _cleanup_close_ int dir_fd = fs_open_path(global_fd, RECOVER_PENDING_DIR, global_dev);
+        int r = 0;
+        bool any = false;
+
+        if (dir_fd == -ENOENT)
+                return 0;
+        if (dir_fd < 0)
+                return dir_fd;
+        for (size_t i = 0; i < n; i++) {
+                int k;
+
+                if (!names[i])
+                        continue;
+                k = fs_unlink(dir_fd, names[i], 0);
+                if (k == -ENOENT)
+                        continue;
+                if (k < 0) {
+                        if (r == 0)
+                                r = k;
+                        continue;
+                }
+                any = true;
+                recover_step(step, userdata, names[i]);
+        }
+        if (any) {
+                int k = fs_fsync(dir_fd);
+                if (r == 0)
+                        r = k;
+        }
+        return r;
+}
+
 int recover_marker_remove(int global_fd, dev_t global_dev, const char *name, RecoverStepFn step,
                           void *userdata) {
         _cleanup_close_ int dir_fd = fs_open_path(global_fd, RECOVER_PENDING_DIR, global_dev);

@@ -496,15 +496,8 @@ static int usageidx_undo(int fd, uint64_t off, size_t n) {
 /* Append one line on a fresh line with a single write() on an O_APPEND fd, fsync, and read it
  * back. */
 int usage_append(int global_fd, const char *line) {
-        _cleanup_close_ int fd = -EBADF, rfd = -EBADF;
-        _cleanup_free_ char *buf = NULL;
+        size_t len;
         const char *nl;
-        bool created = false, fresh = true;
-        struct stat st, rst;
-        size_t len, n;
-        off_t pos0, pos;
-        ssize_t k;
-        int r;
 
         if (!line)
                 return -EINVAL;
@@ -512,6 +505,23 @@ int usage_append(int global_fd, const char *line) {
         nl = memchr(line, '\n', len);
         if (len < 2 || !nl || nl != line + len - 1)
                 return -EINVAL; /* exactly one complete line */
+        return usage_append_lines(global_fd, line, len);
+}
+
+/* The group commit: lines (complete, none empty) with one write(), one fsync, one read-back. */
+int usage_append_lines(int global_fd, const char *line, size_t len) {
+        _cleanup_close_ int fd = -EBADF, rfd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        bool created = false, fresh = true;
+        struct stat st, rst;
+        size_t n;
+        off_t pos0, pos;
+        ssize_t k;
+        int r;
+
+        if (!line || len < 2 || line[len - 1] != '\n' || line[0] == '\n' || memchr(line, 0, len) ||
+            memmem(line, len, "\n\n", 2))
+                return -EINVAL; /* complete lines, none empty */
 
         fd = usageidx_openat(global_fd, USAGE_FILE,
                     O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0);
