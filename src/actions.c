@@ -83,9 +83,12 @@ typedef struct ActionsContext {
  * line built) one by one into a batch; then the batch's lines are appended with one write,
  * fsync and read-back, its pending-delete markers written with one flush, its transcripts and
  * sidecars removed or moved, and every touched directory fsynced once. A batch closes at
- * ACTIONS_BATCH_MAX sessions or ACTIONS_BATCH_MSEC of preparing, whichever comes first. */
+ * ACTIONS_BATCH_MAX sessions or a few ms of preparing, whichever comes first: ACTIONS_BATCH_MSEC,
+ * or 4 times what the previous batch's usage and marker flushes took (up to
+ * ACTIONS_BATCH_MSEC_MAX), so that flushes stay a small part of the run on a slow disk. */
 #define ACTIONS_BATCH_MAX 256U
 #define ACTIONS_BATCH_MSEC 10U
+#define ACTIONS_BATCH_MSEC_MAX 100U
 #define ACTIONS_BATCH_DIRS 64U /* chats/ (+ archive/) directories held open by one batch */
 
 typedef struct ActionsBatchDir {
@@ -100,7 +103,7 @@ typedef struct ActionsBatchItem {
         size_t dir;
         char *line; /* the usage line to append first, or NULL */
         char *sid;  /* the line's sessionId */
-        char *marker; /* the pending-delete marker's name, once written */
+        bool marked; /* in the batch's pending-delete marker */
         RecoverMarker mk;
         bool done;  /* outcome reported */
         bool removed; /* delete: the transcript is gone */
@@ -112,6 +115,8 @@ typedef struct ActionsBatch {
         size_t tree;
         size_t n, n_dirs, max;
         uint64_t started_ns;
+        uint64_t window_ns; /* how long the next batch may prepare */
+        char *marker; /* the name of the file of the batch's pending-delete markers */
         ActionsBatchItem items[ACTIONS_BATCH_MAX];
         ActionsBatchDir dirs[ACTIONS_BATCH_DIRS];
 } ActionsBatch;
@@ -741,13 +746,12 @@ static void actions_batch_salvage(ActionsContext *c, ActionsBatch *b, const Acti
 
 /* 2: the pending-delete markers of the batch's deletes, written with one flush. */
 static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const ActionsTree *t) {
-        _cleanup_free_ const RecoverMarker **m = calloc(b->n ? b->n : 1, sizeof(*m));
-        _cleanup_free_ char **names = calloc(b->n ? b->n : 1, sizeof(char *));
+        _cleanup_free_ RecoverMarker **m = calloc(b->n ? b->n : 1, sizeof(*m));
         _cleanup_free_ size_t *idx = calloc(b->n ? b->n : 1, sizeof(size_t));
         size_t n = 0;
         int r;
 
-        if (!m || !names || !idx) {
+        if (!m || !idx) {
                 for (size_t i = 0; i < b->n; i++)
                         if (b->items[i].v->verb == VERB_DELETE)
                                 actions_batch_report(c, &b->items[i], JOURNAL_FAILED,
@@ -793,7 +797,8 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
         if (n == 0)
                 return;
         /* the proof for the recovery pass, should the run die before the deletes complete */
-        r = recover_markers_write(t->global_fd, t->global_dev, m, n, actions_step, c, names);
+        r = recover_markers_write(t->global_fd, t->global_dev, m, n, actions_step, c,
+                                  &b->marker);
         for (size_t j = 0; j < n; j++) {
                 ActionsBatchItem *it = &b->items[idx[j]];
 
@@ -801,7 +806,7 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
                         actions_batch_report(c, it, JOURNAL_FAILED,
                                              "cannot write the pending-delete marker", -r);
                 else
-                        it->marker = names[j];
+                        it->marked = true;
         }
 }
 
@@ -901,11 +906,11 @@ static void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
         }
 }
 
-/* 5: what else of each deleted session is its alone; then the markers of the finished deletes
- * go (one fsync), and every outcome is reported. */
+/* 5: what else of each deleted session is its alone; then the batch's marker goes when every
+ * delete it covers is complete or never began (else the next run's recovery pass finishes
+ * them), and every outcome is reported. */
 static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const ActionsTree *t) {
-        _cleanup_free_ char **done = calloc(b->n ? b->n : 1, sizeof(char *));
-        size_t n = 0;
+        bool keep_marker = false;
         int r;
 
         for (size_t i = 0; i < b->n; i++) {
@@ -913,15 +918,12 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                 ActionsBatchDir *d = &b->dirs[it->dir];
                 _cleanup_free_ char *name = strprintf("%s.jsonl", it->s->id);
 
-                if (it->v->verb != VERB_DELETE || !it->marker)
-                        continue;
-                if (!it->removed) {
-                        if (done)
-                                done[n++] = it->marker; /* never began: the marker goes */
+                if (it->v->verb != VERB_DELETE || !it->marked || !it->removed)
+                        continue; /* never began: nothing for the marker to finish */
+                if (it->done) {
+                        keep_marker = true; /* the next run's recovery pass retries */
                         continue;
                 }
-                if (it->done)
-                        continue; /* the marker stays: the next run's recovery pass retries */
                 /* the same race just after the unlink: what is left belongs to the new copy */
                 r = name ? actions_copy_exists(d->chats_fd, name, false) : -ENOMEM;
                 if (r == 0)
@@ -930,31 +932,30 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                         log_warning("session %s: a transcript appeared as it was deleted; its "
                                     "sidecars and file-history are kept",
                                     it->s->id);
-                        if (r < 0)
+                        if (r < 0) {
+                                keep_marker = true;
                                 actions_batch_report(c, it, JOURNAL_FAILED,
                                                      "transcript removed, but whether a copy "
                                                      "appeared is unknown",
                                                      -r);
-                        else if (done)
-                                done[n++] = it->marker;
+                        }
                         continue;
                 }
                 r = actions_delete_rest(c, t, it->s, d->chats_fd, d->archive_fd);
                 if (r < 0) {
-                        actions_batch_report(c, it,  JOURNAL_FAILED,
+                        keep_marker = true; /* the next run's recovery pass retries */
+                        actions_batch_report(c, it, JOURNAL_FAILED,
                                              r == -EBUSY
                                                      ? "transcript removed; kept: a mount point inside"
                                                      : "transcript removed, but not everything else",
                                              -r);
-                        continue; /* the marker stays: the next run's recovery pass retries */
                 }
-                if (done)
-                        done[n++] = it->marker;
         }
-        if (n > 0) {
-                r = recover_markers_remove(t->global_fd, t->global_dev, done, n, actions_step, c);
+        if (b->marker && !keep_marker) {
+                r = recover_marker_remove(t->global_fd, t->global_dev, b->marker, actions_step, c);
                 if (r < 0)
-                        log_warning_errno(r, "cannot remove the pending-delete markers");
+                        log_warning_errno(r, "cannot remove the pending-delete marker '%s'",
+                                          b->marker);
         }
         for (size_t i = 0; i < b->n; i++) {
                 ActionsBatchItem *it = &b->items[i];
@@ -970,24 +971,39 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
 static void actions_batch_commit(ActionsContext *c) {
         ActionsBatch *b = c->batch;
 
+        uint64_t t0, t1, t2, t3;
+
         if (!b || b->n == 0)
                 return;
+        t0 = actions_now_ns();
         actions_batch_salvage(c, b, &c->trees[b->tree]);
         actions_batch_mark(c, b, &c->trees[b->tree]);
+        t1 = actions_now_ns();
         actions_batch_move(c, b);
+        t2 = actions_now_ns();
         actions_batch_finish(c, b, &c->trees[b->tree]);
+        t3 = actions_now_ns();
+        /* the next batch prepares for at least 4 times what this one's flushes took, so that
+         * they stay a small part of the run however slow the disk is */
+        b->window_ns = MIN(MAX(4 * (t1 - t0), ACTIONS_BATCH_MSEC * 1000000ULL),
+                           ACTIONS_BATCH_MSEC_MAX * 1000000ULL);
+        log_debug("batch of %zu sessions: prepared in %.1f ms, usage+markers %.1f ms, moves %.1f "
+                  "ms, rest %.1f ms",
+                  b->n, (double)(t0 - b->started_ns) / 1e6, (double)(t1 - t0) / 1e6,
+                  (double)(t2 - t1) / 1e6, (double)(t3 - t2) / 1e6);
 
         for (size_t i = 0; i < b->n; i++) {
                 ActionsBatchItem *it = &b->items[i];
                 free(it->line);
                 free(it->sid);
-                free(it->marker);
                 recover_marker_done(&it->mk);
         }
         for (size_t j = 0; j < b->n_dirs; j++) {
                 safe_close(b->dirs[j].chats_fd);
                 safe_close(b->dirs[j].archive_fd);
         }
+        free(b->marker);
+        b->marker = NULL;
         b->n = b->n_dirs = 0;
 }
 
@@ -1094,7 +1110,7 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                 .s = s, .v = v, .dir = (size_t)k, .line = TAKE_PTR(line), .sid = TAKE_PTR(sid),
         };
         if (b->n >= b->max ||
-            actions_now_ns() - b->started_ns >= ACTIONS_BATCH_MSEC * 1000000ULL)
+            actions_now_ns() - b->started_ns >= MAX(b->window_ns, ACTIONS_BATCH_MSEC * 1000000ULL))
                 actions_batch_commit(c);
         return 0;
 }

@@ -39,7 +39,7 @@
 #include "util.h"
 
 #define RECOVER_MARKER_MAGIC "qgc-pending-delete 1"
-#define RECOVER_MARKER_MAX (1024U * 1024)
+#define RECOVER_MARKER_MAX (64U * 1024 * 1024) /* a batch of markers */
 
 static void recover_step(RecoverStepFn step, void *userdata, const char *what) {
         if (step)
@@ -49,6 +49,10 @@ static void recover_step(RecoverStepFn step, void *userdata, const char *what) {
 void recover_marker_done(RecoverMarker *m) {
         if (!m)
                 return;
+        if (m->next) {
+                recover_marker_done(m->next);
+                free(m->next);
+        }
         for (size_t i = 0; i < m->n_files; i++)
                 free(m->files[i].rel);
         free(m->files);
@@ -87,8 +91,9 @@ int recover_marker_add(RecoverMarker *m, bool in_global, const char *rel, const 
 
 char *recover_marker_format(const RecoverMarker *m) {
         StrBuf b = {};
-        int r;
+        int r = 0;
 
+        for (; m && r >= 0; m = m->next) {
         r = strbuf_printf(&b, "%s\nsession %s\nproject %s\n", RECOVER_MARKER_MAGIC, m->session,
                           m->project_dir);
         for (size_t i = 0; r >= 0 && i < m->n_files; i++) {
@@ -99,6 +104,7 @@ char *recover_marker_format(const RecoverMarker *m) {
                                   f->in_global ? 'G' : 'R', (uint64_t)f->id.dev,
                                   (uint64_t)f->id.ino, f->id.size, f->id.mtime_ns, f->id.ctime_ns,
                                   f->rel);
+        }
         }
         if (r < 0) {
                 strbuf_done(&b);
@@ -212,12 +218,29 @@ static int recover_parse_value(const char *line, const char *key, char **ret) {
 int recover_marker_parse(const char *text, RecoverMarker *ret) {
         _cleanup_free_ char *copy = strdup(text ?: "");
         RecoverMarker m = {};
-        char *save = NULL, *line;
+        char *save = NULL, *line, *more;
         unsigned n = 0;
         int r = 0;
 
         if (!copy)
                 return -ENOMEM;
+        /* the markers of a batch, one after the other (recover_markers_write()) */
+        more = strstr(copy, "\n" RECOVER_MARKER_MAGIC "\n");
+        if (more) {
+                _cleanup_free_ char *tail = strdup(more + 1);
+
+                more[1] = 0;
+                m.next = calloc(1, sizeof(RecoverMarker));
+                if (!tail || !m.next) {
+                        free(m.next);
+                        return -ENOMEM;
+                }
+                r = recover_marker_parse(tail, m.next);
+                if (r < 0) {
+                        free(m.next);
+                        return r;
+                }
+        }
         for (line = strtok_r(copy, "\n", &save); line && r >= 0;
              line = strtok_r(NULL, "\n", &save), n++) {
                 RecoverFile f;
@@ -325,123 +348,24 @@ int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMarker *m
         return 0;
 }
 
-/* The group commit of n markers: every temp file written, one syncfs() for all their contents,
- * each renamed to its name, one fsync of the directory. All or nothing: on failure the temp
- * files and the markers renamed so far are removed again (a marker whose transcript still exists
- * would only be dropped by the recovery pass anyway). */
-int recover_markers_write(int global_fd, dev_t global_dev, const RecoverMarker *const *m,
-                          size_t n, RecoverStepFn step, void *userdata, char **ret_names) {
-        _cleanup_close_ int state_fd = -EBADF, dir_fd = -EBADF;
-        char **names = calloc(n ? n : 1, sizeof(char *));
-        size_t n_tmp = 0, n_renamed = 0;
-        int r = 0;
+/* The group commit of n markers: one file holding all of them, written like one marker. */
+int recover_markers_write(int global_fd, dev_t global_dev, RecoverMarker *const *m, size_t n,
+                          RecoverStepFn step, void *userdata, char **ret_name) {
+        _cleanup_free_ char *name = NULL;
+        int r;
 
-        if (!names)
-                return -ENOMEM;
-        state_fd = recover_mkdir_open(global_fd, RECOVER_STATE_DIR, global_dev, step, userdata);
-        if (state_fd < 0) {
-                free(names);
-                return state_fd;
-        }
-        dir_fd = recover_mkdir_open(state_fd, "pending", global_dev, step, userdata);
-        if (dir_fd < 0) {
-                free(names);
-                return dir_fd;
-        }
-        for (; r >= 0 && n_tmp < n; n_tmp++) {
-                _cleanup_free_ char *text = recover_marker_format(m[n_tmp]), *tmp = NULL;
-                _cleanup_close_ int fd = -EBADF;
-
-                names[n_tmp] = recover_marker_name(m[n_tmp]);
-                if (!text || !names[n_tmp] ||
-                    !(tmp = strprintf(".%s%s", names[n_tmp], RECOVER_TEMP_SUFFIX))) {
-                        r = -ENOMEM;
-                        break;
-                }
-                r = fs_unlink(dir_fd, tmp, 0);
-                if (r < 0 && r != -ENOENT)
-                        break;
-                fd = fs_openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-                r = fd < 0 ? fd : recover_write_all(fd, text, strlen(text));
-                if (r < 0) {
-                        (void)fs_unlink(dir_fd, tmp, 0);
-                        break;
-                }
-                recover_step(step, userdata, tmp);
-        }
-        /* one flush makes every temp file's content durable before any of them gets its name */
-        if (r >= 0 && syncfs(dir_fd) < 0)
-                r = -errno;
-        for (; r >= 0 && n_renamed < n; n_renamed++) {
-                _cleanup_free_ char *tmp = strprintf(".%s%s", names[n_renamed],
-                                                     RECOVER_TEMP_SUFFIX);
-                if (!tmp)
-                        r = -ENOMEM;
-                /* one name to another in a directory opened beneath the tree */
-                else if (renameat(dir_fd, tmp, dir_fd, names[n_renamed]) < 0)
-                        r = -errno;
-                else
-                        recover_step(step, userdata, names[n_renamed]);
-                if (r < 0)
-                        break;
-        }
-        if (r >= 0)
-                r = fs_fsync(dir_fd);
-        if (r < 0) {
-                for (size_t i = 0; i < n_tmp; i++) {
-                        _cleanup_free_ char *tmp = names[i] ? strprintf(".%s%s", names[i],
-                                                                       RECOVER_TEMP_SUFFIX)
-                                                            : NULL;
-                        if (tmp && i >= n_renamed)
-                                (void)fs_unlink(dir_fd, tmp, 0);
-                        else if (names[i] && i < n_renamed)
-                                (void)fs_unlink(dir_fd, names[i], 0);
-                }
-                for (size_t i = 0; i < n; i++)
-                        free(names[i]);
-                free(names);
-                return r;
-        }
+        if (n == 0)
+                return -EINVAL;
+        for (size_t i = 0; i + 1 < n; i++)
+                m[i]->next = m[i + 1];
+        m[n - 1]->next = NULL;
+        r = recover_marker_write(global_fd, global_dev, m[0], step, userdata, &name);
         for (size_t i = 0; i < n; i++)
-                ret_names[i] = names[i];
-        free(names);
+                m[i]->next = NULL;
+        if (r < 0)
+                return r;
+        *ret_name = TAKE_PTR(name);
         return 0;
-}
-
-/* Remove n markers, then one fsync of the directory (a marker that comes back after a power
- * loss names files that are gone: the recovery pass only drops it). */
-int recover_markers_remove(int global_fd, dev_t global_dev, char *const *names, size_t n,
-                           RecoverStepFn step, void *userdata) {
-        _cleanup_close_ int dir_fd = fs_open_path(global_fd, RECOVER_PENDING_DIR, global_dev);
-        int r = 0;
-        bool any = false;
-
-        if (dir_fd == -ENOENT)
-                return 0;
-        if (dir_fd < 0)
-                return dir_fd;
-        for (size_t i = 0; i < n; i++) {
-                int k;
-
-                if (!names[i])
-                        continue;
-                k = fs_unlink(dir_fd, names[i], 0);
-                if (k == -ENOENT)
-                        continue;
-                if (k < 0) {
-                        if (r == 0)
-                                r = k;
-                        continue;
-                }
-                any = true;
-                recover_step(step, userdata, names[i]);
-        }
-        if (any) {
-                int k = fs_fsync(dir_fd);
-                if (r == 0)
-                        r = k;
-        }
-        return r;
 }
 
 int recover_marker_remove(int global_fd, dev_t global_dev, const char *name, RecoverStepFn step,
@@ -635,19 +559,27 @@ int recover_finish_delete(int global_fd, dev_t global_dev, int runtime_fd, dev_t
                 *ret_why = "cannot read the marker";
                 return r;
         }
-        r = recover_transcript_exists(&rt, &m);
-        if (r < 0) {
-                *ret_why = "cannot tell whether a transcript exists";
-                return r;
-        }
-        if (r > 0)
-                *ret_why = "a transcript of the session exists: only the marker removed";
-        else {
-                n = recover_apply(&rt, &m, /* execute= */ true, step, userdata, NULL);
-                if (n < 0) {
-                        *ret_why = "some files of the session could not be removed";
-                        return n;
+        /* every marker of the file (a batch's file holds several) */
+        for (const RecoverMarker *x = &m; x; x = x->next) {
+                int k;
+
+                r = recover_transcript_exists(&rt, x);
+                if (r < 0) {
+                        *ret_why = "cannot tell whether a transcript exists";
+                        return r;
                 }
+                if (r > 0) {
+                        if (!m.next)
+                                *ret_why = "a transcript of the session exists: only the marker "
+                                           "removed";
+                        continue;
+                }
+                k = recover_apply(&rt, x, /* execute= */ true, step, userdata, NULL);
+                if (k < 0) {
+                        *ret_why = "some files of the session could not be removed";
+                        return k;
+                }
+                n += k;
         }
         r = recover_marker_remove(global_fd, global_dev, st->name, step, userdata);
         if (r < 0) {
@@ -727,11 +659,15 @@ static int recover_scan_marker(Plan *p, size_t t, const RecoverRoots *rt, int di
                 plan_step_done(&st);
                 return -ENOMEM;
         }
-        r = recover_transcript_exists(rt, &m);
-        if (r > 0)
-                st.why = strdup("a transcript of the session exists: only the marker goes");
-        else if (r == 0)
-                r = recover_apply(rt, &m, /* execute= */ false, NULL, NULL, &st);
+        for (const RecoverMarker *x = &m; x && r >= 0; x = x->next) {
+                r = recover_transcript_exists(rt, x);
+                if (r > 0 && !m.next)
+                        st.why = strdup("a transcript of the session exists: only the marker goes");
+                else if (r == 0)
+                        r = recover_apply(rt, x, /* execute= */ false, NULL, NULL, &st);
+                if (r > 0)
+                        r = 0;
+        }
         if (r >= 0)
                 r = plan_step_add_path(&st, mpath, NULL);
         if (r < 0 && r != -ENOMEM)
