@@ -44,6 +44,7 @@ typedef struct Faults {
         char getdents_match[128];  /* ... this fails with getdents_err */
         StrBuf sent; /* sd_journal_sendv() fields, one per line, entries separated by "--\n" */
         unsigned n_sent;
+        unsigned n_fsync; /* fsync() calls, of any file */
 } Faults;
 
 static Faults faults;
@@ -133,6 +134,7 @@ ssize_t __wrap_write(int fd, const void *buf, size_t n) {
 }
 
 int __wrap_fsync(int fd) {
+        faults.n_fsync++;
         if (fd_is_usage(fd)) {
                 if (faults.fsync_err) {
                         errno = faults.fsync_err;
@@ -749,12 +751,20 @@ static void crash_check(const char *qwen, unsigned n) {
         crash_check_leftovers(qwen, n);
 }
 
-static void test_faults_crash_after_every_step_then_rerun(void **state) {
-        T *t = *state;
+/* At the moment of the crash: a deleted session's transcript never went before its usage line. */
+static void crash_check_salvaged_first(const char *qwen, unsigned n) {
+        if (!fixture_exists(qwen, P_NOTES "/" S_KILLED ".jsonl") &&
+            apply_usage_lines(qwen, S_KILLED) != 1)
+                fail_msg("step %u: the transcript of %s went before its usage line", n, S_KILLED);
+}
+
+/* Crash after every step N, check what the crash left, rerun, check. batch: sessions per group
+ * commit (QGC_TEST_BATCH_SESSIONS; NULL: the default, every picked session in one batch). */
+static void crash_every_step(T *t, const char *batch) {
         unsigned n;
 
         for (n = 1; n < 200; n++) {
-                _cleanup_free_ char *dir = strprintf("run%u", n);
+                _cleanup_free_ char *dir = strprintf("run%s-%u", batch ? batch : "", n);
                 _cleanup_free_ char *qwen = fixture_path(t->root, dir);
                 ActionStats st = {};
                 int status = 0;
@@ -768,6 +778,8 @@ static void test_faults_crash_after_every_step_then_rerun(void **state) {
                         char v[16];
                         snprintf(v, sizeof v, "%u", n);
                         setenv("QGC_TEST_CRASH_AFTER_STEP", v, 1);
+                        if (batch)
+                                setenv("QGC_TEST_BATCH_SESSIONS", batch, 1);
                         _exit(apply_execute(qwen, crash_picks, &st) == 0 ? 0 : 1);
                 }
                 assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -777,6 +789,7 @@ static void test_faults_crash_after_every_step_then_rerun(void **state) {
                         assert_int_equal(WEXITSTATUS(status), 0);
                         break;
                 }
+                crash_check_salvaged_first(qwen, n);
                 assert_true(apply_execute(qwen, crash_picks, &st) >= 0);
                 assert_int_equal(st.n_failed, 0);
                 crash_check(qwen, n);
@@ -784,6 +797,36 @@ static void test_faults_crash_after_every_step_then_rerun(void **state) {
         }
         assert_true(n > 10); /* the plan has many steps; all were crashed after */
         assert_true(n < 200);
+}
+
+static void test_faults_crash_after_every_step_then_rerun(void **state) {
+        crash_every_step(*state, NULL);
+}
+
+/* The same with batches of one and of two sessions: a crash between two group commits, and
+ * inside the second. */
+static void test_faults_crash_after_every_step_batches_then_rerun(void **state) {
+        crash_every_step(*state, "1");
+        crash_every_step(*state, "2");
+        crash_every_step(*state, "3");
+}
+
+/* Group commit: the fsyncs of a run do not grow with its sessions. The four sessions of
+ * crash_picks (two deletes, two archives, in three projects) take one fsync of
+ * usage_record.jsonl, two for the batch's marker file, one per touched directory (four), one
+ * for the marker's removal, and two per sidecar merge (temp file and directory: the .pr.json
+ * and .ledger.jsonl of S_TEXT): 12. Before group commit it was 20. */
+static void test_faults_group_commit_fsyncs_per_batch(void **state) {
+        T *t = *state;
+        ActionStats st = {};
+
+        crash_plant(t->qwen);
+        faults.n_fsync = 0;
+        assert_int_equal(apply_execute(t->qwen, crash_picks, &st), 0);
+        assert_int_equal(st.n_deleted + st.n_archived, 4);
+        if (faults.n_fsync > 12)
+                fail_msg("%u fsync calls for one batch of 4 sessions in 3 projects",
+                         faults.n_fsync);
 }
 
 /* A tree without usage_record.jsonl (Qwen 0.12 to 0.15, or /stats never opened): the first
@@ -1271,6 +1314,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_fs_rm_rf_at_mount_appearing_is_not_emptied, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_then_rerun, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_batches_then_rerun, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_group_commit_fsyncs_per_batch, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_after_salvage_skip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_during_archive_skip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_ledger_append_during_merge_not_lost, setup,
