@@ -815,7 +815,7 @@ static void test_faults_crash_after_every_step_batches_then_rerun(void **state) 
  * crash_picks (two deletes, two archives, in three projects) take one fsync of
  * usage_record.jsonl, two for the batch's marker file, one per touched directory (four), one
  * for the marker's removal, and two per sidecar merge (temp file and directory: the .pr.json
- * and .ledger.jsonl of S_TEXT): 12. Before group commit it was 20. */
+ * and .ledger.jsonl of S_TEXT): 12. Before group commit it was 17. */
 static void test_faults_group_commit_fsyncs_per_batch(void **state) {
         T *t = *state;
         ActionStats st = {};
