@@ -2,6 +2,16 @@
  * unlinkat() or renameat() relative to a directory fd opened without following symlinks, on the
  * tree's filesystem, after checking that the target is still what the scan saw.
  *
+ * Group commit: sessions are not carried out one by one but in batches (see ActionsBatch below):
+ * each session of a batch is checked (identity, liveness) and its usage line built; then, for
+ * the whole batch, (1) the usage lines are appended with one write(), one fsync and a read-back
+ * (a session whose transcript changed since its line was built is dropped first); (2) every
+ * delete's pending marker goes into one file, written durably; (3) the transcripts and sidecars
+ * are removed or moved, each transcript's identity re-checked just before; (4) each touched
+ * directory is fsynced once; (5) the deletes' other files go, then the batch's marker. No
+ * transcript goes before its usage line is durable. The states a crash can leave are those
+ * below, for every session of the batch at once.
+ *
  * Crash safety, per session (each step atomic; `qgc` run again completes or repeats it):
  *   - salvage: the usage line is appended, fsynced and read back BEFORE any transcript goes,
  *     and skipped when usage_record.jsonl already has a line for the session, so a rerun never
@@ -10,9 +20,10 @@
  *     a crash before it leaves only .usage_record.jsonl.qgc-tmp, which the next rebuild
  *     replaces: the file still has no v1 record then);
  *   - archive: see archive.c (sidecars first, transcript last, every move a rename);
- *   - delete: first a pending marker, G/.qgc/pending/<id>.<hash> (recover.c), written durably
- *     (temp file, fsync, rename, fsync) and naming every file the delete is about to remove with
- *     its identity; then the transcript (Qwen's newer removeSession order), then sidecars in both
+ *   - delete: first a pending marker, G/.qgc/pending/<id>.<hash> (recover.c; one file holds the
+ *     markers of a whole batch, named after its first session), written durably (temp file,
+ *     fsync, rename, fsync) and naming every file the delete is about to remove with its
+ *     identity; then the transcript (Qwen's newer removeSession order), then sidecars in both
  *     places, file-history/<id>/, subagents/<id>/, debug/<id>.txt, plans/<id>.md and dead
  *     runtime claims; last the marker. A crash before the transcript goes leaves the session
  *     whole (and maybe the marker or its temp file: the next run's recovery pass sees the
@@ -284,9 +295,12 @@ static int actions_is_live(const ActionsTree *t, const Session *s, int chats_fd,
 static bool actions_batch_has_line(const ActionsContext *c, const char *id) {
         const ActionsBatch *b = c->batch;
 
-        for (size_t i = 0; b && i < b->n; i++)
-                if (b->items[i].line && (streq(b->items[i].s->id, id) || streq(b->items[i].sid, id)))
+        for (size_t i = 0; b && i < b->n; i++) {
+                const ActionsBatchItem *it = &b->items[i];
+
+                if (it->line && (streq(it->s->id, id) || streq(it->sid, id)))
                         return true;
+        }
         return false;
 }
 
@@ -944,11 +958,11 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                 r = actions_delete_rest(c, t, it->s, d->chats_fd, d->archive_fd);
                 if (r < 0) {
                         keep_marker = true; /* the next run's recovery pass retries */
-                        actions_batch_report(c, it, JOURNAL_FAILED,
-                                             r == -EBUSY
-                                                     ? "transcript removed; kept: a mount point inside"
-                                                     : "transcript removed, but not everything else",
-                                             -r);
+                        actions_batch_report(
+                                c, it, JOURNAL_FAILED,
+                                r == -EBUSY ? "transcript removed; kept: a mount point inside"
+                                            : "transcript removed, but not everything else",
+                                -r);
                 }
         }
         if (b->marker && !keep_marker) {

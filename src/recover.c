@@ -7,11 +7,14 @@
  * step the delete therefore writes a pending marker, G/.qgc/pending/<id>.<hash>, durably (temp
  * file, fsync, rename, fsync): the session, its project and every file it is about to remove
  * with its identity (dev, inode, size, mtime, ctime; dev and inode for directories). The
- * marker goes when the delete completes. The recovery pass of the next real run reads every
- * marker: while a transcript of the session exists (the delete never began, or a new copy
- * appeared) it only drops the marker; otherwise it removes each listed file that still has its
- * recorded identity, and then the marker. A file that changed is left alone. A marker can only
- * name the files a delete of its session removes (recover_marker_parse() checks every path).
+ * marker goes when the delete completes. The executor's group commit writes the markers of a batch
+ * of deletes into one such file, one marker after the other; the recovery pass finishes every
+ * marker of a file, and the file goes when all of them are done. The recovery pass of the next
+ * real run reads every marker: while a transcript of the session exists (the delete never began,
+ * or a new copy appeared) it only drops the marker; otherwise it removes each listed file that
+ * still has its recorded identity, and then the marker. A file that changed is left alone. A
+ * marker can only name the files a delete of its session removes (recover_marker_parse() checks
+ * every path).
  *
  * Temporary files. Every file qgc writes atomically goes through ".<name>.qgc-tmp" in the
  * target's directory (fs_write_atomic(), the marker itself): chats/, chats/archive/ and

@@ -59,8 +59,9 @@ static char *make_jsonl(size_t n) {
         StrBuf b = {};
 
         for (unsigned i = 0; b.len < n; i++)
-                assert_true(strbuf_printf(&b, "{\"uuid\":\"%08x\",\"type\":\"assistant\",\"message\":"
-                                              "{\"parts\":[{\"text\":\"line %u of a session\"}]}}\n",
+                assert_true(strbuf_printf(&b,
+                                          "{\"uuid\":\"%08x\",\"type\":\"assistant\","
+                                          "\"message\":{\"parts\":[{\"text\":\"line %u\"}]}}\n",
                                           i * 2654435761U, i) >= 0);
         return strbuf_steal(&b);
 }
