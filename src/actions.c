@@ -269,28 +269,6 @@ static int actions_report_session(ActionsContext *c, const Session *s, const Ver
         return 0;
 }
 
-/* Is the session in use now? Re-runs the liveness probe on a copy. 1 live, 0 not, -errno. */
-static int actions_is_live(const ActionsTree *t, const Session *s, int chats_fd,
-                           char **ret_reason) {
-        Session copy = *s;
-        int r;
-
-        copy.live = 0;
-        copy.live_reason = NULL;
-        r = live_check(t->probe, &copy, chats_fd);
-        if (r < 0) {
-                free(copy.live_reason);
-                return r;
-        }
-        /* LIVE_RECENT came from the scan's clock; identity covers later writes. */
-        if ((copy.live & ~(unsigned)LIVE_RECENT) == 0) {
-                free(copy.live_reason);
-                return 0;
-        }
-        *ret_reason = copy.live_reason ? copy.live_reason : strdup("in use");
-        return 1;
-}
-
 /* Is a usage line for id waiting in the current batch? */
 static bool actions_batch_has_line(const ActionsContext *c, const char *id) {
         const ActionsBatch *b = c->batch;
@@ -696,6 +674,60 @@ static void actions_batch_fail(ActionsContext *c, ActionsBatchItem *it, int r, c
                 actions_batch_report(c, it, JOURNAL_FAILED, why, -r);
 }
 
+/* 0: the liveness re-check of every session of the batch, just before its first step, with the
+ * registry, locks and each directory's runtime claims read once for the batch. */
+static void actions_batch_live(ActionsContext *c, ActionsBatch *b) {
+        _cleanup_(live_probe_freep) LiveProbe *fresh = NULL;
+        ClaimSet *claims = calloc(b->n_dirs ? b->n_dirs : 1, sizeof(ClaimSet));
+        int *loaded = calloc(b->n_dirs ? b->n_dirs : 1, sizeof(int));
+        int r;
+
+        r = claims && loaded ? live_probe_new(&c->inv->trees[b->tree], &fresh) : -ENOMEM;
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                Session copy;
+                int k;
+
+                if (it->done)
+                        continue;
+                if (r < 0) {
+                        actions_batch_report(c, it, JOURNAL_SKIPPED, "liveness cannot be checked",
+                                             0);
+                        continue;
+                }
+                if (loaded[it->dir] == 0) {
+                        k = live_claims_load(&claims[it->dir], b->dirs[it->dir].chats_fd);
+                        live_claims_sort(&claims[it->dir]);
+                        loaded[it->dir] = k == -ENOMEM ? -ENOMEM : k < 0 ? -EIO : 1;
+                }
+                copy = *it->s;
+                copy.live = 0;
+                copy.live_reason = NULL;
+                if (loaded[it->dir] == -EIO) {
+                        actions_batch_report(c, it, JOURNAL_SKIPPED,
+                                             "in use since scan: runtime claims unreadable", 0);
+                        continue;
+                }
+                k = loaded[it->dir] == -ENOMEM ? -ENOMEM
+                                                : live_check_claims(fresh, &copy, &claims[it->dir]);
+                /* LIVE_RECENT came from the scan's clock; identity covers later writes */
+                if (k < 0)
+                        actions_batch_report(c, it, JOURNAL_SKIPPED, "liveness cannot be checked",
+                                             0);
+                else if ((copy.live & ~(unsigned)LIVE_RECENT) != 0) {
+                        _cleanup_free_ char *m = strprintf("in use since scan: %s",
+                                                           copy.live_reason ?: "in use");
+                        actions_batch_report(c, it, JOURNAL_SKIPPED,
+                                             m ?: "in use since scan", 0);
+                }
+                free(copy.live_reason);
+        }
+        for (size_t j = 0; claims && j < b->n_dirs; j++)
+                live_claims_done(&claims[j]);
+        free(claims);
+        free(loaded);
+}
+
 /* 1: the usage lines of the batch, one write, one fsync, read back; a session whose transcript
  * changed since its line was built is skipped (before the append). */
 static void actions_batch_salvage(ActionsContext *c, ActionsBatch *b, const ActionsTree *t) {
@@ -990,6 +1022,7 @@ static void actions_batch_commit(ActionsContext *c) {
         if (!b || b->n == 0)
                 return;
         t0 = actions_now_ns();
+        actions_batch_live(c, b);
         actions_batch_salvage(c, b, &c->trees[b->tree]);
         actions_batch_mark(c, b, &c->trees[b->tree]);
         t1 = actions_now_ns();
@@ -1075,7 +1108,7 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
         const ActionsTree *t = &c->trees[s->tree];
         ActionsBatch *b = c->batch;
         _cleanup_free_ char *name = strprintf("%s.jsonl", s->id);
-        _cleanup_free_ char *live = NULL, *line = NULL, *sid = NULL;
+        _cleanup_free_ char *line = NULL, *sid = NULL;
         const char *why = actions_refusal(s, v);
         const FileId *fid = actions_fid(s);
         int dir_fd, k, r;
@@ -1104,13 +1137,7 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
         if (r <= 0)
                 return actions_report_session(c, s, v, r < 0 ? JOURNAL_FAILED : JOURNAL_SKIPPED,
                                               "changed since scan", r < 0 ? -r : 0);
-        r = actions_is_live(t, s, b->dirs[k].chats_fd, &live);
-        if (r != 0) {
-                _cleanup_free_ char *m = r > 0 ? strprintf("in use since scan: %s", live) : NULL;
-                return actions_report_session(c, s, v, JOURNAL_SKIPPED,
-                                              m ? m : "liveness cannot be checked", 0);
-        }
-
+        /* liveness: re-checked for the whole batch just before its first step */
         r = actions_salvage(c, t, s, dir_fd, name, fid, &line, &sid);
         if (r == -ESTALE)
                 return actions_report_session(c, s, v, JOURNAL_SKIPPED, "changed since scan", 0);
