@@ -114,6 +114,8 @@ typedef struct ActionsBatchItem {
         size_t dir;
         char *line; /* the usage line to append first, or NULL */
         char *sid;  /* the line's sessionId */
+        ssize_t dep; /* no line of its own: the item whose line has its sessionId, or -1 */
+        bool appended; /* its line is durably in usage_record.jsonl */
         bool marked; /* in the batch's pending-delete marker */
         RecoverMarker mk;
         bool done;  /* outcome reported */
@@ -269,15 +271,18 @@ static int actions_report_session(ActionsContext *c, const Session *s, const Ver
         return 0;
 }
 
-/* Is a usage line for id waiting in the current batch? */
-static bool actions_batch_has_line(const ActionsContext *c, const char *id) {
+/* Is a usage line for id waiting in the current batch? Then the session's own line is that one:
+ * *ret_dep is its item (the session is kept if that line is not written). */
+static bool actions_batch_has_line(const ActionsContext *c, const char *id, ssize_t *ret_dep) {
         const ActionsBatch *b = c->batch;
 
         for (size_t i = 0; b && i < b->n; i++) {
                 const ActionsBatchItem *it = &b->items[i];
 
-                if (it->line && (streq(it->s->id, id) || streq(it->sid, id)))
+                if (it->line && (streq(it->s->id, id) || streq(it->sid, id))) {
+                        *ret_dep = (ssize_t)i;
                         return true;
+                }
         }
         return false;
 }
@@ -287,7 +292,8 @@ static bool actions_batch_has_line(const ActionsContext *c, const char *id) {
  * sessionId into *ret_sid; the batch appends it (actions_batch_commit()). 0, -ESTALE changed
  * since scan, other -errno: fail closed. */
 static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, int dir_fd,
-                           const char *name, const FileId *fid, char **ret_line, char **ret_sid) {
+                           const char *name, const FileId *fid, char **ret_line, char **ret_sid,
+                           ssize_t *ret_dep) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *line = NULL;
         int r, v1;
@@ -335,7 +341,7 @@ static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Sessio
         r = usage_index_has(t->usage, t->global_fd, s->id);
         if (r < 0)
                 return r;
-        if (r > 0 || actions_batch_has_line(c, s->id))
+        if (r > 0 || actions_batch_has_line(c, s->id, ret_dep))
                 return 0;
 
         /* Qwen dedupes on the first record's sessionId, which may differ from the file name in
@@ -348,7 +354,7 @@ static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Sessio
                 r = usage_index_has(t->usage, t->global_fd, sid);
                 if (r < 0)
                         return r;
-                if (r > 0 || actions_batch_has_line(c, sid))
+                if (r > 0 || actions_batch_has_line(c, sid, ret_dep))
                         return 0;
         }
 
@@ -763,10 +769,11 @@ static void actions_batch_salvage(ActionsContext *c, ActionsBatch *b, const Acti
                         n++;
                 }
         }
-        if (n == 0)
-                return;
-        r = usage_append_lines(t->global_fd, buf, len);
-        if (r >= 0)
+        if (n > 0)
+                r = usage_append_lines(t->global_fd, buf, len);
+        else
+                r = 0;
+        if (r >= 0 && n > 0)
                 actions_step(c, "usage_record.jsonl");
         for (size_t i = 0; i < b->n; i++) {
                 ActionsBatchItem *it = &b->items[i];
@@ -779,6 +786,7 @@ static void actions_batch_salvage(ActionsContext *c, ActionsBatch *b, const Acti
                         continue;
                 }
                 c->stats->n_salvaged++;
+                it->appended = true;
                 JournalEntry e = {
                         .event = JOURNAL_SALVAGED,
                         .message = "salvaged the usage record before the transcript goes",
@@ -787,6 +795,17 @@ static void actions_batch_salvage(ActionsContext *c, ActionsBatch *b, const Acti
                         .user = c->inv->trees[it->s->tree].user,
                 };
                 (void)journal_log(&e);
+        }
+        /* a session that shares another's line goes only when that line was written */
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+
+                if (it->done || it->line || it->dep < 0 || b->items[it->dep].appended)
+                        continue;
+                actions_batch_report(c, it, JOURNAL_SKIPPED,
+                                     "the usage line it shares with another file was not written; "
+                                     "session kept",
+                                     0);
         }
 }
 
@@ -1138,7 +1157,8 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                 return actions_report_session(c, s, v, r < 0 ? JOURNAL_FAILED : JOURNAL_SKIPPED,
                                               "changed since scan", r < 0 ? -r : 0);
         /* liveness: re-checked for the whole batch just before its first step */
-        r = actions_salvage(c, t, s, dir_fd, name, fid, &line, &sid);
+        ssize_t dep = -1;
+        r = actions_salvage(c, t, s, dir_fd, name, fid, &line, &sid, &dep);
         if (r == -ESTALE)
                 return actions_report_session(c, s, v, JOURNAL_SKIPPED, "changed since scan", 0);
         if (r < 0)
@@ -1149,6 +1169,7 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                 b->started_ns = actions_now_ns();
         b->items[b->n++] = (ActionsBatchItem){
                 .s = s, .v = v, .dir = (size_t)k, .line = TAKE_PTR(line), .sid = TAKE_PTR(sid),
+                .dep = dep,
         };
         if (b->n >= b->max ||
             actions_now_ns() - b->started_ns >= MAX(b->window_ns, ACTIONS_BATCH_MSEC * 1000000ULL))
