@@ -53,7 +53,10 @@ int sha256_final(Sha256 *h, char ret[SHA256_HEX_LEN + 1]) {
         unsigned char md[EVP_MAX_MD_SIZE];
         unsigned md_len = 0;
 
-        if (EVP_DigestFinal_ex(h->ctx, md, &md_len) != 1 || md_len != SHA256_HEX_LEN / 2)
+        int r = EVP_DigestFinal_ex(h->ctx, md, &md_len) == 1 && md_len == SHA256_HEX_LEN / 2;
+
+        sha256_free(h);
+        if (!r)
                 return -EIO;
         for (unsigned i = 0; i < md_len; i++) {
                 ret[2 * i] = hex[md[i] >> 4];

@@ -130,14 +130,14 @@ static void test_cold_corrupt_file_refused(void **state) {
 /* Never replaces: an existing compressed copy, or an existing target on restore. */
 static void test_cold_never_replaces(void **state) {
         T *t = *state;
+        _cleanup_free_ char *zp = fixture_path(t->root, "archive/" COLD_DIR "/b.jsonl.zst");
 
         assert_int_equal(fixture_write(t->root, "archive/b.jsonl", "x\n"), 0);
         assert_int_equal(fixture_write(t->root, "archive/" COLD_DIR "/b.jsonl.zst", "junk"), 0);
         assert_int_equal(cold_compress(t->dir_fd, "b.jsonl", t->cold_fd, 3, NULL, NULL, NULL, NULL),
                          -EEXIST);
         assert_true(fixture_exists(t->root, "archive/b.jsonl"));
-        assert_int_equal(fixture_rm_rf(fixture_path(t->root, "archive/" COLD_DIR "/b.jsonl.zst")),
-                         0);
+        assert_int_equal(fixture_rm_rf(zp), 0);
         assert_int_equal(cold_compress(t->dir_fd, "b.jsonl", t->cold_fd, 3, NULL, NULL, NULL, NULL),
                          0);
         assert_int_equal(fixture_write(t->root, "archive/b.jsonl", "new\n"), 0);
