@@ -829,6 +829,33 @@ static void test_faults_group_commit_fsyncs_per_batch(void **state) {
                          faults.n_fsync);
 }
 
+/* Two files of one session (ids differing in case: Qwen dedupes usage on the first record's
+ * sessionId) in one batch: the second shares the first's usage line. When that line cannot be
+ * written both stay; once it can, both go with exactly one line. */
+static void test_faults_batch_shared_usage_line_failure_keeps_both(void **state) {
+        T *t = *state;
+        static const char *upper = "6DCFB8C0-951C-475B-9CA1-0D8837BEAD38";
+        _cleanup_free_ char *src = read_rel(t->qwen, P_NOTES "/" S_KILLED ".jsonl");
+        _cleanup_free_ char *rel = strprintf(P_NOTES "/%s.jsonl", upper);
+        ApplyPick picks[] = { { S_KILLED, VERB_DELETE }, { upper, VERB_DELETE }, {} };
+        ActionStats st = {};
+
+        assert_int_equal(fixture_write(t->qwen, rel, src), 0);
+        faults.write_err = ENOSPC;
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 1);
+        assert_int_equal(st.n_deleted, 0);
+        assert_true(fixture_exists(t->qwen, P_NOTES "/" S_KILLED ".jsonl"));
+        assert_true(fixture_exists(t->qwen, rel));
+        assert_int_equal(apply_usage_lines(t->qwen, S_KILLED), 0);
+
+        faults.write_err = 0;
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_deleted, 2);
+        assert_false(fixture_exists(t->qwen, P_NOTES "/" S_KILLED ".jsonl"));
+        assert_false(fixture_exists(t->qwen, rel));
+        assert_int_equal(apply_usage_lines(t->qwen, S_KILLED), 1);
+}
+
 /* A tree without usage_record.jsonl (Qwen 0.12 to 0.15, or /stats never opened): the first
  * salvage writes the history Qwen would rebuild, in one step. A crash after any step, then a
  * rerun, ends with the very file an uninterrupted run writes, and no temporary file. */
@@ -1316,6 +1343,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_batches_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_group_commit_fsyncs_per_batch, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_batch_shared_usage_line_failure_keeps_both, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_after_salvage_skip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_during_archive_skip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_ledger_append_during_merge_not_lost, setup,
