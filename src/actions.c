@@ -88,6 +88,10 @@ typedef struct ActionsContext {
         bool failed;
         int first_error; /* of a restore step: what actions_restore() returns */
         struct ActionsBatch *batch;
+        /* the runtime claim names of the chats/ being worked on, listed once per batch (NULL:
+         * list the directory) */
+        char **claim_names;
+        size_t n_claim_names;
 } ActionsContext;
 
 /* The group commit (actions_batch_*()): sessions of one tree are prepared (checked, their usage
@@ -106,6 +110,9 @@ typedef struct ActionsBatchDir {
         const char *project_dir;
         int chats_fd, archive_fd;
         bool sync_chats, sync_archive; /* changed: fsync before any outcome is reported */
+        char **claims; /* names of the runtime claims in chats/, listed once (claims_listed) */
+        size_t n_claims;
+        bool claims_listed;
 } ActionsBatchDir;
 
 typedef struct ActionsBatchItem {
@@ -428,6 +435,16 @@ static int actions_remove_claims(ActionsContext *c, int chats_fd, const char *id
                 return -ENOMEM;
         if (fs_exists(chats_fd, t) != 0)
                 return 0; /* a transcript exists: claims prove its ownership */
+        for (size_t i = 0; c->claim_names && i < c->n_claim_names; i++) {
+                name = c->claim_names[i];
+                if (!actions_is_claim_name(name, id) || !actions_claim_names(chats_fd, name, id))
+                        continue;
+                k = actions_unlink_benign(c, chats_fd, name, 0);
+                if (k < 0 && r == 0)
+                        r = k;
+        }
+        if (c->claim_names)
+                return r;
         fd = fs_open_dir(chats_fd, "."); /* its own offset: chats_fd may have been read */
         if (fd < 0)
                 return fd;
@@ -544,11 +561,26 @@ static int actions_mark_in(RecoverMarker *m, int root_fd, dev_t dev, bool in_glo
         return fd < 0 ? 0 : actions_mark_file(m, fd, in_global, rel, name, is_dir, false);
 }
 
-/* Note the runtime claims naming session id in chats/ (rel chats) in the marker. */
-static int actions_mark_claims(RecoverMarker *m, int chats_fd, const char *chats, const char *id) {
+/* Note the runtime claims naming session id in chats/ (rel chats) in the marker; names: the
+ * claim names of chats/ when listed already (n of them), else NULL. */
+static int actions_mark_claims(RecoverMarker *m, int chats_fd, const char *chats, const char *id,
+                               char *const *names, size_t n) {
         DIR *d;
         struct dirent *de;
         int fd, r = 0;
+
+        for (size_t i = 0; names && r >= 0 && i < n; i++) {
+                _cleanup_free_ char *rel = NULL;
+
+                if (!actions_is_claim_name(names[i], id) ||
+                    !actions_claim_names(chats_fd, names[i], id))
+                        continue;
+                rel = strprintf("%s/%s", chats, names[i]);
+                r = rel ? actions_mark_file(m, chats_fd, false, rel, names[i], false, false)
+                        : -ENOMEM;
+        }
+        if (names)
+                return r;
 
         fd = fcntl(chats_fd, F_DUPFD_CLOEXEC, 3);
         if (fd < 0)
@@ -610,7 +642,8 @@ static int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Se
         if (r >= 0)
                 r = actions_mark_in(&m, t->global_fd, t->global_dev, true, "plans", plan, false);
         if (r >= 0)
-                r = actions_mark_claims(&m, chats_fd, chats, s->id);
+                r = actions_mark_claims(&m, chats_fd, chats, s->id, c->claim_names,
+                                        c->n_claim_names);
         if (r < 0)
                 return r;
         *ret = m;
@@ -809,6 +842,53 @@ static void actions_batch_salvage(ActionsContext *c, ActionsBatch *b, const Acti
         }
 }
 
+/* Point the context at the runtime claim names of d's chats/, listing it on first use (on
+ * failure the context says "not listed", and the callers list the directory themselves). */
+static void actions_batch_claims(ActionsContext *c, ActionsBatchDir *d) {
+        _cleanup_free_ FsDir *dir = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        const char *name;
+        unsigned char type;
+        int k;
+
+        c->claim_names = NULL;
+        c->n_claim_names = 0;
+        if (!d->claims_listed) {
+                dir = malloc(sizeof(FsDir));
+                fd = dir ? fs_open_dir(d->chats_fd, ".") : -ENOMEM;
+                if (fd < 0)
+                        return;
+                fs_dir_init(dir, fd);
+                while ((k = fs_dir_next(dir, &name, &type)) > 0) {
+                        char **n;
+
+                        if (!live_is_claim_name(name))
+                                continue;
+                        n = realloc(d->claims, (d->n_claims + 1) * sizeof(char *));
+                        if (n)
+                                d->claims = n;
+                        if (!n || !(d->claims[d->n_claims] = strdup(name))) {
+                                k = -ENOMEM;
+                                break;
+                        }
+                        d->n_claims++;
+                }
+                if (k < 0) {
+                        for (size_t i = 0; i < d->n_claims; i++)
+                                free(d->claims[i]);
+                        free(d->claims);
+                        d->claims = NULL;
+                        d->n_claims = 0;
+                        return;
+                }
+                d->claims_listed = true;
+        }
+        static char *none[1];
+        /* never NULL once listed, even with no claims */
+        c->claim_names = d->claims ? d->claims : none;
+        c->n_claim_names = d->n_claims;
+}
+
 /* 2: the pending-delete markers of the batch's deletes, written with one flush. */
 static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const ActionsTree *t) {
         _cleanup_free_ RecoverMarker **m = calloc(b->n ? b->n : 1, sizeof(*m));
@@ -825,7 +905,7 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
         }
         for (size_t i = 0; i < b->n; i++) {
                 ActionsBatchItem *it = &b->items[i];
-                const ActionsBatchDir *d = &b->dirs[it->dir];
+                ActionsBatchDir *d = &b->dirs[it->dir];
                 _cleanup_free_ char *name = NULL;
 
                 if (it->done || it->v->verb != VERB_DELETE)
@@ -850,7 +930,9 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
                                            "(conflict)");
                         continue;
                 }
+                actions_batch_claims(c, d);
                 r = actions_mark_delete(c, t, it->s, d->chats_fd, d->archive_fd, &it->mk);
+                c->claim_names = NULL;
                 if (r < 0) {
                         actions_batch_report(c, it, JOURNAL_FAILED,
                                              "cannot write the pending-delete marker", -r);
@@ -1006,7 +1088,9 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                         }
                         continue;
                 }
+                actions_batch_claims(c, d);
                 r = actions_delete_rest(c, t, it->s, d->chats_fd, d->archive_fd);
+                c->claim_names = NULL;
                 if (r < 0) {
                         keep_marker = true; /* the next run's recovery pass retries */
                         actions_batch_report(
@@ -1067,6 +1151,9 @@ static void actions_batch_commit(ActionsContext *c) {
         for (size_t j = 0; j < b->n_dirs; j++) {
                 safe_close(b->dirs[j].chats_fd);
                 safe_close(b->dirs[j].archive_fd);
+                for (size_t i = 0; i < b->dirs[j].n_claims; i++)
+                        free(b->dirs[j].claims[i]);
+                free(b->dirs[j].claims);
         }
         free(b->marker);
         b->marker = NULL;
