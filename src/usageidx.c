@@ -43,6 +43,7 @@ struct UsageIndex {
         bool has_v1;       /* a complete line before consumed holds a record with version 1 */
         bool rebuild_empty; /* usage_history_freeze() found nothing to write in this run */
         char *pending;     /* the unterminated last line seen, parsed but not consumed */
+        uint64_t size_seen; /* the file's size at the last refresh */
 };
 
 /* openat() through the safe-filesystem layer (fs_openat(): no symlink, no mount crossing, a
@@ -272,6 +273,12 @@ static int usageidx_update(UsageIndex *idx, int global_fd) {
 
         if (idx->fallback)
                 return 2;
+        /* unchanged since the last refresh (one stat of one name below G, never followed):
+         * nothing to read. Anything else goes through the safe open below. */
+        if (idx->valid && fstatat(global_fd, USAGE_FILE, &st, AT_SYMLINK_NOFOLLOW) >= 0 &&
+            S_ISREG(st.st_mode) && st.st_dev == idx->dev && st.st_ino == idx->ino &&
+            (uint64_t)st.st_size == idx->size_seen)
+                return 1;
         fd = usageidx_open_read(global_fd);
         if (fd < 0) {
                 if (errno != ENOENT)
@@ -297,6 +304,7 @@ static int usageidx_update(UsageIndex *idx, int global_fd) {
                 usageidx_clear(idx); /* start over next time */
                 return r;
         }
+        idx->size_seen = (uint64_t)st.st_size;
         return idx->fallback ? 2 : 1;
 }
 
