@@ -127,8 +127,6 @@ typedef struct ActionsBatchItem {
         RecoverMarker mk;
         bool done;  /* outcome reported */
         bool removed; /* delete: the transcript is gone */
-        int error;
-        const char *why;
 } ActionsBatchItem;
 
 typedef struct ActionsBatch {
