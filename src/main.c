@@ -26,6 +26,7 @@
 #include "policy.h"
 #include "recover.h"
 #include "restore.h"
+#include "show.h"
 #include "roots.h"
 #include "scan.h"
 #include "text.h"
@@ -37,6 +38,7 @@ typedef enum Command {
         CMD_STATUS,
         CMD_CHECK_CONFIG,
         CMD_RESTORE,
+        CMD_SHOW,
 } Command;
 
 #define MAIN_JOBS_MAX 64
@@ -69,6 +71,7 @@ static void main_help(void) {
                "       qgc status                    disk use per project\n"
                "       qgc check-config [--explain]  validate the policy file(s)\n"
                "       qgc restore SESSION_ID        move an archived session back\n"
+               "       qgc show SESSION_ID           write a session's transcript to stdout\n"
                "\n"
                "Options:\n"
                "  -n, --dry-run          print the exact plan with a reason per session\n"
@@ -222,6 +225,13 @@ static int main_parse_argv(int argc, char *argv[]) {
                                 return -EINVAL;
                         }
                         arg_restore_id = argv[optind++];
+                } else if (streq(verb, "show")) {
+                        arg_command = CMD_SHOW;
+                        if (optind >= argc) {
+                                log_error("show: missing SESSION_ID");
+                                return -EINVAL;
+                        }
+                        arg_restore_id = argv[optind++]; /* the session named, as for restore */
                 } else if (streq(verb, "run"))
                         arg_command = CMD_RUN;
                 else {
@@ -494,6 +504,12 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         __fsetlocking(stdout, FSETLOCKING_BYCALLER);
         if (arg_command == CMD_STATUS)
                 return plan_render_status(inv, now, &ro, stdout);
+        if (arg_command == CMD_SHOW) {
+                r = show_session(inv, arg_restore_id, STDOUT_FILENO);
+                if (r == -ENOENT)
+                        return log_error_errno(r, "no session %s in any tree", arg_restore_id), 1;
+                return r < 0 ? log_error_errno(r, "cannot show session %s", arg_restore_id), 1 : 0;
+        }
 
         r = main_build_plan(inv, cfg, now, &plan);
         if (r < 0)
@@ -560,7 +576,7 @@ static int main_run(void) {
         now = arg_now ? arg_now_msec : real_now_msec;
 
         if (arg_all_users) {
-                if (!arg_dry_run && arg_command != CMD_STATUS) {
+                if (!arg_dry_run && arg_command != CMD_STATUS && arg_command != CMD_SHOW) {
                         /* the action log is opened by root, before the drop: a root-owned
                          * --log-file could not be opened by the users' children, and one run id
                          * covers every user; each child's executor writes to it */
