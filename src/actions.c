@@ -44,6 +44,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -55,6 +56,7 @@
 
 #include "actions.h"
 #include "archive.h"
+#include "cold.h"
 #include "fsutil.h"
 #include "journal.h"
 #include "live.h"
@@ -1420,6 +1422,77 @@ static int actions_restore_one(ActionsContext *c, const Session *s) {
         return 0;
 }
 
+/* Restore a session compressed in the cold tier (restore.c's step without an inventory session):
+ * decompress its sidecars, then its transcript, into chats/archive/ (cold_decompress(): checked,
+ * never replacing; a rerun after a kill completes it). 0, -errno (logged and journalled). */
+static int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
+        static const char *const exts[] = { "worktree.json", "pr.json", "ledger.jsonl", "jsonl" };
+        const Tree *tr = &c->inv->trees[st->tree];
+        const ActionsTree *t = &c->trees[st->tree];
+        size_t l = strlen(st->dir), lc = strlen("/" COLD_DIR);
+        _cleanup_free_ char *arel = l > lc ? strndup(st->dir, l - lc) : NULL;
+        _cleanup_free_ char *path = NULL, *msg = NULL, *extra = NULL;
+        _cleanup_close_ int cfd = -EBADF, afd = -EBADF;
+        const char *why = st->why;
+        uint64_t in = 0, out = 0;
+        int r = why ? -EEXIST : t->error;
+
+        if (r >= 0 && !arel)
+                r = -ENOMEM;
+        if (r >= 0) {
+                cfd = fs_open_path(t->runtime_fd, st->dir, tr->dev);
+                afd = cfd < 0 ? cfd : fs_open_path(t->runtime_fd, arel, tr->dev);
+                r = afd;
+                if (r < 0)
+                        why = "cannot open the session's directories";
+        }
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(exts); i++) {
+                _cleanup_free_ char *n = strprintf("%s.%s", st->name, exts[i]);
+                ColdResult res = {};
+
+                r = n ? cold_decompress(cfd, n, afd, actions_step, c, &res) : -ENOMEM;
+                if (r == -ENOENT && i + 1 < ELEMENTSOF(exts)) {
+                        r = 0; /* no such sidecar */
+                        continue;
+                }
+                if (r < 0)
+                        why = r == -EEXIST ? "an uncompressed copy exists (conflict)"
+                              : r == -EBADMSG ? "the compressed file does not match its checksum"
+                                              : "cannot decompress";
+                in += res.bytes_in;
+                out += res.bytes_out;
+        }
+        path = strprintf("%s/%s/%s.jsonl", tr->runtime_dir, arel ? arel : st->dir, st->name);
+        if (r < 0) {
+                log_error("cannot restore session %s: %s: %s", st->session_id, why,
+                          strerror(-r));
+                msg = strprintf("failed restore of compressed session %s: %s", st->session_id,
+                                why);
+        } else {
+                log_info("restored compressed session %s into %s/%s", st->session_id,
+                         tr->runtime_dir, arel);
+                msg = strprintf("restored compressed session %s into chats/archive/ (%" PRIu64
+                                " bytes from %" PRIu64 " compressed)",
+                                st->session_id, in, out);
+                extra = strprintf("QGC_COMPRESSED_BYTES=%" PRIu64 "\n", out);
+        }
+        JournalEntry e = {
+                .event = r < 0 ? JOURNAL_FAILED : JOURNAL_RESTORED,
+                .message = msg,
+                .session = st->session_id,
+                .path = path,
+                .rule = "restore",
+                .reason = r < 0 ? why : "qgc restore",
+                .bytes = in,
+                .has_bytes = r >= 0,
+                .user = tr->user,
+                .error = r < 0 ? -r : 0,
+                .extra = extra,
+        };
+        (void)journal_log(&e);
+        return r;
+}
+
 /* Journal a recovery step and count it. */
 static void actions_report_recover(ActionsContext *c, const PlanStep *st, const char *path,
                                    JournalEvent ev, const char *reason, int error) {
@@ -1503,6 +1576,8 @@ static void actions_steps(ActionsContext *c, const Plan *p, bool restore) {
                 if (restore) {
                         int r = st->session < c->inv->n_sessions
                                         ? actions_restore_one(c, &c->inv->sessions[st->session])
+                                : st->session == SIZE_MAX && st->dir && st->name
+                                        ? actions_restore_cold(c, st)
                                         : -EINVAL;
                         if (r < 0) {
                                 c->failed = true;

@@ -317,8 +317,37 @@ int cold_decompress(int cold_fd, const char *name, int dst_fd, ColdStepFn step, 
         if (r < 0)
                 return r;
         r = fs_exists(dst_fd, name);
-        if (r != 0)
-                return r < 0 ? r : -EEXIST;
+        if (r < 0)
+                return r;
+        if (r > 0) {
+                /* a restore interrupted after the rename: the target is exactly the original */
+                _cleanup_close_ int tfd = fs_openat(dst_fd, name, O_RDONLY | O_NONBLOCK, 0);
+                Sha256 *h = sha256_new();
+                char buf[64 * 1024];
+                ssize_t k = 0;
+
+                r = tfd < 0 ? tfd : h ? 0 : -ENOMEM;
+                while (r >= 0 && (k = read(tfd, buf, sizeof buf)) > 0) {
+                        size += (uint64_t)k;
+                        r = sha256_update(h, buf, (size_t)k);
+                }
+                if (r >= 0 && k < 0)
+                        r = -errno;
+                if (r >= 0) {
+                        r = sha256_final(h, got);
+                        h = NULL;
+                }
+                sha256_free(h);
+                if (r < 0 || size != want_size || !streq(got, want))
+                        return -EEXIST;
+                r = fs_unlink(cold_fd, z, 0);
+                if (r < 0 && r != -ENOENT)
+                        return r;
+                cold_step(step, userdata, z);
+                if (ret)
+                        *ret = (ColdResult){ .bytes_in = size, .bytes_out = (uint64_t)st.st_size };
+                return fs_fsync(cold_fd);
+        }
         (void)fs_unlink(dst_fd, tmp, 0);
         out = fs_openat(dst_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (out < 0)

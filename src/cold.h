@@ -36,7 +36,9 @@ int cold_compress(int dir_fd, const char *name, int cold_fd, int level, const Fi
 
 /* Decompress (cold_fd, name.zst) into (dst_fd, name), never replacing: a temp file, checked
  * against the recorded SHA-256 and size, fsynced, its mtime set, renamed; then the .zst goes.
- * 0, -EEXIST (the target exists), -EBADMSG (the content does not match), -errno. */
+ * A target that exists already with exactly the recorded content (a run killed after the rename)
+ * only makes the .zst go. 0, -EEXIST (another target exists), -EBADMSG (the content does not
+ * match), -errno. */
 int cold_decompress(int cold_fd, const char *name, int dst_fd, ColdStepFn step, void *userdata,
                     ColdResult *ret);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cold.h"
 #include "fsutil.h"
 #include "macro.h"
 #include "restore.h"
@@ -62,6 +63,84 @@ static int restore_paths(const Tree *tr, const Session *s, PlanStep *st) {
         return 0;
 }
 
+/* A session compressed in the cold tier of tree t (cold.h; the scan does not list those): one
+ * RESTORE step with no inventory session (session = SIZE_MAX), dir = its .qgc-cold directory
+ * relative to the runtime root, name = the id, the .zst files to decompress into
+ * chats/archive/ as paths. 1 added, 0 none, -errno. */
+static int restore_cold_step(const Inventory *inv, size_t t, const char *id, Plan *p) {
+        static const char *const exts[] = { "worktree.json", "pr.json", "ledger.jsonl", "jsonl" };
+        const Tree *tr = &inv->trees[t];
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        _cleanup_close_ int root_fd = -EBADF, pfd = -EBADF;
+        _cleanup_free_ char *tname = strprintf("%s.jsonl%s", id, COLD_SUFFIX);
+        const char *proj;
+        unsigned char type;
+
+        if (!d || !tname)
+                return -ENOMEM;
+        if (strchr(id, '/') || streq(id, ".") || streq(id, ".."))
+                return 0;
+        root_fd = fs_open_root(tr->runtime_dir, tr->dev);
+        if (root_fd < 0)
+                return 0;
+        pfd = fs_open_path(root_fd, "projects", tr->dev);
+        if (pfd < 0)
+                return 0;
+        fs_dir_init(d, pfd);
+        while (fs_dir_next(d, &proj, &type) > 0) {
+                _cleanup_free_ char *rel = strprintf("projects/%s/chats/archive/" COLD_DIR, proj);
+                _cleanup_free_ char *arel = strprintf("projects/%s/chats/archive", proj);
+                _cleanup_close_ int cfd = -EBADF, afd = -EBADF;
+                struct stat sb;
+                int r;
+
+                if (!rel || !arel)
+                        return -ENOMEM;
+                cfd = fs_open_path(root_fd, rel, tr->dev);
+                if (cfd < 0 || fstatat(cfd, tname, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    !S_ISREG(sb.st_mode))
+                        continue;
+                afd = fs_open_path(root_fd, arel, tr->dev);
+                PlanStep st = {
+                        .kind = PLAN_STEP_RESTORE,
+                        .tree = t,
+                        .session = SIZE_MAX,
+                        .session_id = strdup(id),
+                        .dir = strdup(rel),
+                        .name = strdup(id),
+                };
+                if (!st.session_id || !st.dir || !st.name) {
+                        plan_step_done(&st);
+                        return -ENOMEM;
+                }
+                for (size_t i = 0; i < ELEMENTSOF(exts); i++) {
+                        _cleanup_free_ char *n = strprintf("%s.%s", id, exts[i]);
+                        _cleanup_free_ char *zn = strprintf("%s.%s%s", id, exts[i], COLD_SUFFIX);
+                        _cleanup_free_ char *from = NULL, *to = NULL;
+
+                        if (!n || !zn) {
+                                plan_step_done(&st);
+                                return -ENOMEM;
+                        }
+                        if (fstatat(cfd, zn, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode))
+                                continue;
+                        if (!st.why && afd >= 0 && fs_exists(afd, n) > 0)
+                                st.why = strdup("an uncompressed copy exists in chats/archive/ "
+                                                "(conflict)");
+                        from = strprintf("%s/%s/%s", tr->runtime_dir, rel, zn);
+                        to = strprintf("%s/%s/%s", tr->runtime_dir, arel, n);
+                        r = from && to ? plan_step_add_path(&st, from, to) : -ENOMEM;
+                        if (r < 0) {
+                                plan_step_done(&st);
+                                return r;
+                        }
+                }
+                r = plan_add_step(p, &st);
+                return r < 0 ? r : 1;
+        }
+        return 0;
+}
+
 int restore_plan(const Inventory *inv, const char *id, msec_t now, Plan **ret) {
         _cleanup_(plan_freep) Plan *p = NULL;
         int r;
@@ -95,6 +174,12 @@ int restore_plan(const Inventory *inv, const char *id, msec_t now, Plan **ret) {
                         return r;
                 }
                 r = plan_add_step(p, &st);
+                if (r < 0)
+                        return r;
+        }
+        /* not in any tree's listing: compressed in a cold tier? */
+        for (size_t t = 0; p->n_steps == 0 && t < inv->n_trees; t++) {
+                r = restore_cold_step(inv, t, id, p);
                 if (r < 0)
                         return r;
         }

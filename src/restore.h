@@ -5,5 +5,7 @@
 #include "plan.h"
 
 /* A plan of RESTORE steps for session id in every tree of inv (one per tree that has it; a step
- * that cannot be done carries its reason in why). -ENOENT when no tree has the session. */
+ * that cannot be done carries its reason in why). A session no tree lists but one has compressed
+ * in its cold tier (cold.h) gets one step that decompresses it into chats/archive/ (session =
+ * SIZE_MAX, dir = the .qgc-cold directory, name = the id). -ENOENT when no tree has it. */
 int restore_plan(const Inventory *inv, const char *id, msec_t now, Plan **ret);

@@ -144,6 +144,10 @@ static void test_cold_never_replaces(void **state) {
         assert_int_equal(cold_decompress(t->cold_fd, "b.jsonl", t->dir_fd, NULL, NULL, NULL),
                          -EEXIST);
         assert_true(fixture_exists(t->root, "archive/" COLD_DIR "/b.jsonl.zst"));
+        /* the target is exactly the original (a restore killed after its rename): the .zst goes */
+        assert_int_equal(fixture_write(t->root, "archive/b.jsonl", "x\n"), 0);
+        assert_int_equal(cold_decompress(t->cold_fd, "b.jsonl", t->dir_fd, NULL, NULL, NULL), 0);
+        assert_false(fixture_exists(t->root, "archive/" COLD_DIR "/b.jsonl.zst"));
 }
 
 /* A file that changed since the caller saw it (expect) is left alone. */
