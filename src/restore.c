@@ -90,17 +90,20 @@ static int restore_cold_step(const Inventory *inv, size_t t, const char *id, Pla
         while (fs_dir_next(d, &proj, &type) > 0) {
                 _cleanup_free_ char *rel = strprintf("projects/%s/chats/archive/" COLD_DIR, proj);
                 _cleanup_free_ char *arel = strprintf("projects/%s/chats/archive", proj);
+                _cleanup_free_ char *crel = strprintf("projects/%s/chats", proj);
                 _cleanup_close_ int cfd = -EBADF, afd = -EBADF;
                 struct stat sb;
                 int r;
 
-                if (!rel || !arel)
+                if (!rel || !arel || !crel)
                         return -ENOMEM;
                 cfd = fs_open_path(root_fd, rel, tr->dev);
                 if (cfd < 0 || fstatat(cfd, tname, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
                     !S_ISREG(sb.st_mode))
                         continue;
                 afd = fs_open_path(root_fd, arel, tr->dev);
+                _cleanup_close_ int chats_fd = afd >= 0 ? fs_open_path(root_fd, crel, tr->dev)
+                                                        : -EBADF;
                 PlanStep st = {
                         .kind = PLAN_STEP_RESTORE,
                         .tree = t,
@@ -124,9 +127,12 @@ static int restore_cold_step(const Inventory *inv, size_t t, const char *id, Pla
                         }
                         if (fstatat(cfd, zn, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode))
                                 continue;
-                        if (!st.why && afd >= 0 && fs_exists(afd, n) > 0)
-                                st.why = strdup("an uncompressed copy exists in chats/archive/ "
-                                                "(conflict)");
+                        /* a copy already in chats/archive/ is the end of an interrupted restore
+                         * when it matches (cold_decompress() checks), else a conflict then; an
+                         * active transcript is a conflict now */
+                        if (!st.why && i + 1 == ELEMENTSOF(exts) && chats_fd >= 0 &&
+                            fs_exists(chats_fd, n) > 0)
+                                st.why = strdup("an active copy exists (conflict)");
                         from = strprintf("%s/%s/%s", tr->runtime_dir, rel, zn);
                         to = strprintf("%s/%s/%s", tr->runtime_dir, arel, n);
                         r = from && to ? plan_step_add_path(&st, from, to) : -ENOMEM;
@@ -153,7 +159,12 @@ int restore_plan(const Inventory *inv, const char *id, msec_t now, Plan **ret) {
                 const char *why;
                 PlanStep st = {};
 
-                if (!s)
+                /* compressed in the cold tier: decompressed back (which also finishes a restore
+                 * killed after the transcript was back but before its .zst went) */
+                r = restore_cold_step(inv, t, id, p);
+                if (r < 0)
+                        return r;
+                if (r > 0 || !s)
                         continue;
                 why = restore_refusal(s);
                 st = (PlanStep){
@@ -174,12 +185,6 @@ int restore_plan(const Inventory *inv, const char *id, msec_t now, Plan **ret) {
                         return r;
                 }
                 r = plan_add_step(p, &st);
-                if (r < 0)
-                        return r;
-        }
-        /* not in any tree's listing: compressed in a cold tier? */
-        for (size_t t = 0; p->n_steps == 0 && t < inv->n_trees; t++) {
-                r = restore_cold_step(inv, t, id, p);
                 if (r < 0)
                         return r;
         }

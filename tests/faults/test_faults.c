@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 
 #include "../fs/apply_helpers.h"
+#include "cold.h"
 #include "fsutil.h"
 #include "journal.h"
 #include "usage.h"
@@ -856,6 +857,100 @@ static void test_faults_batch_shared_usage_line_failure_keeps_both(void **state)
         assert_int_equal(apply_usage_lines(t->qwen, S_KILLED), 1);
 }
 
+/* ---------------------------------------------------------------- the cold tier */
+
+static long long mtime_ns_rel(const char *root, const char *rel) {
+        _cleanup_free_ char *p = fixture_path(root, rel);
+        struct stat st;
+
+        assert_int_equal(stat(p, &st), 0);
+        return (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+}
+
+/* Compress the archived session S_ARCH (transcript and a .pr.json) into its cold tier. */
+static void cold_plant(const char *qwen) {
+        _cleanup_free_ char *a = fixture_path(qwen, P_SCRATCH "/archive");
+        _cleanup_free_ char *cold = fixture_path(qwen, P_SCRATCH "/archive/" COLD_DIR);
+        int afd, cfd;
+
+        assert_int_equal(mkdir(cold, 0700), 0);
+        afd = open(a, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        cfd = open(cold, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(afd >= 0 && cfd >= 0);
+        assert_int_equal(cold_compress(afd, S_ARCH ".pr.json", cfd, 3, NULL, NULL, NULL, NULL), 0);
+        assert_int_equal(cold_compress(afd, S_ARCH ".jsonl", cfd, 3, NULL, NULL, NULL, NULL), 0);
+        close(afd);
+        close(cfd);
+}
+
+/* qgc restore of a compressed session, killed after every step and run again: the transcript
+ * and its sidecar come back byte for byte with their mtimes, no .zst and no temporary file is
+ * left. */
+static void test_faults_cold_restore_crash_after_every_step_then_rerun(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *body = NULL, *pr = NULL;
+        long long mt, mt_pr;
+        unsigned n;
+
+        assert_int_equal(fixture_write(t->qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json",
+                                       "{\"prs\":[]}\n"),
+                         0);
+        body = read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
+        pr = read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json");
+        mt = mtime_ns_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
+        mt_pr = mtime_ns_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json");
+        cold_plant(t->qwen);
+        assert_false(fixture_exists(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl"));
+
+        for (n = 1; n < 50; n++) {
+                _cleanup_free_ char *dir = strprintf("cold%u", n);
+                _cleanup_free_ char *qwen = fixture_path(t->root, dir);
+                _cleanup_free_ char *got = NULL, *got_pr = NULL, *tmp = NULL;
+                int status = 0;
+                pid_t pid;
+
+                assert_int_equal(fixture_copy_tree(t->qwen, t->root, dir), 0);
+                pid = fork();
+                assert_true(pid >= 0);
+                if (pid == 0) {
+                        Inventory *inv = NULL;
+                        char v[16];
+                        snprintf(v, sizeof v, "%u", n);
+                        setenv("QGC_TEST_CRASH_AFTER_STEP", v, 1);
+                        if (apply_scan(qwen, &inv) < 0)
+                                _exit(2);
+                        _exit(actions_restore(inv, S_ARCH) == 0 ? 0 : 1);
+                }
+                assert_int_equal(waitpid(pid, &status, 0), pid);
+                assert_true(WIFEXITED(status));
+                if (WEXITSTATUS(status) != 99) {
+                        assert_int_equal(WEXITSTATUS(status), 0);
+                        assert_int_equal(fixture_rm_rf(qwen), 0);
+                        break;
+                }
+                _cleanup_(inventory_freep) Inventory *inv = NULL;
+                assert_int_equal(apply_scan(qwen, &inv), 0);
+                /* the rerun: a restore again when the transcript is still compressed; else
+                 * (killed after the transcript's own step) the session is archived already */
+                if (fixture_exists(qwen, P_SCRATCH "/archive/" COLD_DIR "/" S_ARCH ".jsonl.zst"))
+                        assert_int_equal(actions_restore(inv, S_ARCH), 0);
+                got = read_rel(qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
+                got_pr = read_rel(qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json");
+                if (!streq(got, body) || !streq(got_pr, pr))
+                        fail_msg("step %u: restored content differs", n);
+                if (mtime_ns_rel(qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl") != mt ||
+                    mtime_ns_rel(qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json") != mt_pr)
+                        fail_msg("step %u: restored mtime differs", n);
+                if (fixture_exists(qwen, P_SCRATCH "/archive/" COLD_DIR "/" S_ARCH ".pr.json.zst"))
+                        fail_msg("step %u: a compressed sidecar left behind", n);
+                if (crash_find_temp(qwen, &tmp))
+                        fail_msg("step %u: temporary file '%s' left behind", n, tmp);
+                assert_int_equal(fixture_rm_rf(qwen), 0);
+        }
+        assert_true(n > 3);
+        assert_true(n < 50);
+}
+
 /* A tree without usage_record.jsonl (Qwen 0.12 to 0.15, or /stats never opened): the first
  * salvage writes the history Qwen would rebuild, in one step. A crash after any step, then a
  * rerun, ends with the very file an uninterrupted run writes, and no temporary file. */
@@ -1344,6 +1439,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_batches_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_group_commit_fsyncs_per_batch, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_batch_shared_usage_line_failure_keeps_both, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_cold_restore_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_after_salvage_skip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_during_archive_skip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_ledger_append_during_merge_not_lost, setup,
