@@ -14,6 +14,7 @@
 #include "fsutil.h"
 #include "macro.h"
 #include "restore.h"
+#include "scan.h"
 #include "util.h"
 
 /* Why the session cannot be restored, or NULL. */
@@ -75,6 +76,7 @@ static int restore_cold_step(const Inventory *inv, size_t t, const char *id, Pla
         _cleanup_free_ char *tname = strprintf("%s.jsonl%s", id, COLD_SUFFIX);
         const char *proj;
         unsigned char type;
+        struct stat sb;
 
         if (!d || !tname)
                 return -ENOMEM;
@@ -83,8 +85,9 @@ static int restore_cold_step(const Inventory *inv, size_t t, const char *id, Pla
         root_fd = fs_open_root(tr->runtime_dir, tr->dev);
         if (root_fd < 0)
                 return 0;
-        pfd = fs_open_path(root_fd, "projects", tr->dev);
-        if (pfd < 0)
+        /* listed with O_NOATIME where permitted, like the scan: a dry run changes no atime */
+        pfd = scan_openat(root_fd, "projects", O_RDONLY | O_DIRECTORY);
+        if (pfd < 0 || fstat(pfd, &sb) < 0 || sb.st_dev != tr->dev)
                 return 0;
         fs_dir_init(d, pfd);
         while (fs_dir_next(d, &proj, &type) > 0) {
@@ -92,7 +95,6 @@ static int restore_cold_step(const Inventory *inv, size_t t, const char *id, Pla
                 _cleanup_free_ char *arel = strprintf("projects/%s/chats/archive", proj);
                 _cleanup_free_ char *crel = strprintf("projects/%s/chats", proj);
                 _cleanup_close_ int cfd = -EBADF, afd = -EBADF;
-                struct stat sb;
                 int r;
 
                 if (!rel || !arel || !crel)

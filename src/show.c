@@ -7,11 +7,13 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cold.h"
 #include "fsutil.h"
 #include "macro.h"
+#include "scan.h"
 #include "show.h"
 #include "util.h"
 
@@ -69,6 +71,7 @@ static int show_cold(const Tree *tr, const char *id, int out_fd) {
         FsRoot root = FS_ROOT_NULL;
         const char *p;
         unsigned char type;
+        struct stat sb;
         int r;
 
         if (!name || !d)
@@ -76,7 +79,12 @@ static int show_cold(const Tree *tr, const char *id, int out_fd) {
         r = fs_root_open(tr->runtime_dir, tr->dev, &root);
         if (r < 0)
                 return r;
-        pfd = fs_open_path(root.fd, "projects", tr->dev);
+        /* listed with O_NOATIME where permitted, like the scan: showing changes no atime */
+        pfd = scan_openat(root.fd, "projects", O_RDONLY | O_DIRECTORY);
+        if (pfd >= 0 && (fstat(pfd, &sb) < 0 || sb.st_dev != tr->dev)) {
+                safe_close(pfd);
+                pfd = -EXDEV;
+        }
         if (pfd < 0) {
                 fs_root_done(&root);
                 return pfd;
