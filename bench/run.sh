@@ -79,6 +79,7 @@ mkdir -p "$BIN"
 CC="${CC:-cc}"
 $CC -O2 -o "$BIN/gen-tree" "$HERE/gen-tree.c" -lm || die "cannot build gen-tree"
 $CC -O2 -o "$BIN/floor" "$HERE/floor.c" || die "cannot build floor"
+$CC -O2 -o "$BIN/baseline" "$HERE/baseline.c" || die "cannot build baseline"
 
 QGC_OK=0
 if [ -x "$QGC" ]; then QGC="$(cd "$(dirname "$QGC")" && pwd)/$(basename "$QGC")"; QGC_OK=1; fi
@@ -314,14 +315,23 @@ if want e; then
                         --max-age-days 400 --pin-pct 0 --title-pct 0 --now "$NOW_EPOCH" "$base" >/dev/null || die "gen-tree failed"
                 for kind in archive delete; do
                         name="real_${kind}_$n"
-                        : >"$WORK/t.$name"; : >"$WORK/r.$name"
-                        acted=0; rc=0
+                        bname="base_${kind}_$n"
+                        : >"$WORK/t.$name"; : >"$WORK/r.$name"; : >"$WORK/t.$bname"; : >"$WORK/r.$bname"
+                        acted=0; bacted=0; rc=0
+                        # the baseline and qgc in turn, each on its own fresh, warm copy, so that
+                        # their ratio is measured side by side under the same load
                         for (( i = 0; i < REAL_REPS; i++ )); do
                                 copy="$WORK/copy"
                                 rm -rf "$copy"
                                 cp -a "$base" "$copy"
                                 warm "$copy"
                                 before_a=$(count_active "$copy"); before_all=$(count_all "$copy")
+                                run_once "$bname" "$BIN/baseline" "$kind" "$copy" || true
+                                if [ "$kind" = archive ]; then bacted=$(( before_a - $(count_active "$copy") ))
+                                else bacted=$(( before_all - $(count_all "$copy") )); fi
+                                rm -rf "$copy"
+                                cp -a "$base" "$copy"
+                                warm "$copy"
                                 run_once "$name" "$QGC" -c "$HERE/policies/$kind.conf" --root "$copy" \
                                         --now "@$NOW_EPOCH" --force --log-target stderr || rc=$?
                                 if [ "$kind" = archive ]; then acted=$(( before_a - $(count_active "$copy") ))
@@ -330,6 +340,8 @@ if want e; then
                         done
                         RCS[$name]=$rc
                         record "$name" "$acted" "$([ "$rc" = 0 ] || echo "exit status $rc; see $WORK/err.$name; ")sessions acted on: $acted of $n"
+                        RCS[$bname]=0
+                        record "$bname" "$bacted" "baseline.c $kind (no fsync, no checks): transcripts acted on: $bacted of $n"
                 done
                 rm -rf "$base"
         done
@@ -396,6 +408,10 @@ for kind in archive delete; do
         done
         v=nan; [ -n "$first" ] && [ "$first" != "$last" ] && v=$(ratio "$last" "$first")
         target "linear_${kind}" "$v" "<=" 1.5 "us/session at the largest size / at the smallest"
+        for n in $REAL_SIZES; do
+                v=nan; num "$(med "real_${kind}_$n")" && num "$(med "base_${kind}_$n")" && v=$(ratio "$(med "real_${kind}_$n")" "$(med "base_${kind}_$n")")
+                target "real_${kind}_vs_base_$n" "$v" "<=" 2.0 "qgc real $kind run / baseline ($( [ "$kind" = delete ] && echo 'cat + rm' || echo 'read + rename into chats/archive/')) of the same files, $n sessions"
+        done
 done
 
 # ------------------------------------------------------------------ JSON

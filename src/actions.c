@@ -2,6 +2,16 @@
  * unlinkat() or renameat() relative to a directory fd opened without following symlinks, on the
  * tree's filesystem, after checking that the target is still what the scan saw.
  *
+ * Group commit: sessions are not carried out one by one but in batches (see ActionsBatch below):
+ * each session of a batch is checked (identity, liveness) and its usage line built; then, for
+ * the whole batch, (1) the usage lines are appended with one write(), one fsync and a read-back
+ * (a session whose transcript changed since its line was built is dropped first); (2) every
+ * delete's pending marker goes into one file, written durably; (3) the transcripts and sidecars
+ * are removed or moved, each transcript's identity re-checked just before; (4) each touched
+ * directory is fsynced once; (5) the deletes' other files go, then the batch's marker. No
+ * transcript goes before its usage line is durable. The states a crash can leave are those
+ * below, for every session of the batch at once.
+ *
  * Crash safety, per session (each step atomic; `qgc` run again completes or repeats it):
  *   - salvage: the usage line is appended, fsynced and read back BEFORE any transcript goes,
  *     and skipped when usage_record.jsonl already has a line for the session, so a rerun never
@@ -10,15 +20,16 @@
  *     a crash before it leaves only .usage_record.jsonl.qgc-tmp, which the next rebuild
  *     replaces: the file still has no v1 record then);
  *   - archive: see archive.c (sidecars first, transcript last, every move a rename);
- *   - delete: first a pending marker, G/.qgc/pending/<id>.<hash> (recover.c), written durably
- *     (temp file, fsync, rename, fsync) and naming every file the delete is about to remove with
- *     its identity; then its rows and entry in the files Qwen shares (erase.h: logs.json,
+ *   - delete: first a pending marker, G/.qgc/pending/<id>.<hash> (recover.c; one file holds the
+ *     markers of a whole batch, named after its first session), written durably (temp file,
+ *     fsync, rename, fsync) and naming every file the delete is about to remove with its
+ *     identity; then its rows and entry in the files Qwen shares (erase.h: logs.json,
  *     session-organization.v1.json), each an atomic rename, or, when that cannot be done now,
- *     nothing at all (the marker goes, the session stays whole for a later run); then the
- *     transcript (Qwen's newer removeSession order), then sidecars in both places,
- *     file-history/<id>/, subagents/<id>/, debug/<id>.txt, plans/<id>.md, the review scripts
- *     and dead runtime claims; last the marker. A crash after a shared-file edit and before the
- *     transcript goes leaves a whole session without those rows: the next run deletes it again. A crash before the transcript goes leaves the session
+ *     nothing of the session (it stays whole; the recovery pass finds its
+ *     transcript and drops only its marker); then the transcript (Qwen's newer removeSession
+ *     order), then sidecars in both places, file-history/<id>/, subagents/<id>/,
+ *     debug/<id>.txt, plans/<id>.md, the review scripts and dead
+ *     runtime claims; last the marker. A crash before the transcript goes leaves the session
  *     whole (and maybe the marker or its temp file: the next run's recovery pass sees the
  *     transcript and drops them). A crash after it leaves the marker as proof: the recovery pass
  *     at the start of the next real run removes every listed file that still has its recorded
@@ -42,6 +53,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -49,6 +61,7 @@
 #include "actions.h"
 #include "archive.h"
 #include "erase.h"
+#include "cold.h"
 #include "fsutil.h"
 #include "journal.h"
 #include "live.h"
@@ -83,7 +96,57 @@ typedef struct ActionsContext {
         bool failed;
         int first_error; /* of a restore step: what actions_restore() returns */
         char *why; /* an allocated reason of the current session's outcome */
+        struct ActionsBatch *batch;
+        /* the runtime claim names of the chats/ being worked on, listed once per batch (NULL:
+         * list the directory) */
+        char **claim_names;
+        size_t n_claim_names;
 } ActionsContext;
+
+/* The group commit (actions_batch_*()): sessions of one tree are prepared (checked, their usage
+ * line built) one by one into a batch; then the batch's lines are appended with one write,
+ * fsync and read-back, its pending-delete markers written with one flush, its transcripts and
+ * sidecars removed or moved, and every touched directory fsynced once. A batch closes at
+ * ACTIONS_BATCH_MAX sessions or a few ms of preparing, whichever comes first: ACTIONS_BATCH_MSEC,
+ * or 4 times what the previous batch's usage and marker flushes took (up to
+ * ACTIONS_BATCH_MSEC_MAX), so that flushes stay a small part of the run on a slow disk. */
+#define ACTIONS_BATCH_MAX 256U
+#define ACTIONS_BATCH_MSEC 10U
+#define ACTIONS_BATCH_MSEC_MAX 100U
+#define ACTIONS_BATCH_DIRS 64U /* chats/ (+ archive/) directories held open by one batch */
+
+typedef struct ActionsBatchDir {
+        const char *project_dir;
+        int chats_fd, archive_fd;
+        bool sync_chats, sync_archive; /* changed: fsync before any outcome is reported */
+        char **claims; /* names of the runtime claims in chats/, listed once (claims_listed) */
+        size_t n_claims;
+        bool claims_listed;
+} ActionsBatchDir;
+
+typedef struct ActionsBatchItem {
+        const Session *s;
+        const Verdict *v;
+        size_t dir;
+        char *line; /* the usage line to append first, or NULL */
+        char *sid;  /* the line's sessionId */
+        ssize_t dep; /* no line of its own: the item whose line has its sessionId, or -1 */
+        bool appended; /* its line is durably in usage_record.jsonl */
+        bool marked; /* in the batch's pending-delete marker */
+        RecoverMarker mk;
+        bool done;  /* outcome reported */
+        bool removed; /* delete: the transcript is gone */
+} ActionsBatchItem;
+
+typedef struct ActionsBatch {
+        size_t tree;
+        size_t n, n_dirs, max;
+        uint64_t started_ns;
+        uint64_t window_ns; /* how long the next batch may prepare */
+        char *marker; /* the name of the file of the batch's pending-delete markers */
+        ActionsBatchItem items[ACTIONS_BATCH_MAX];
+        ActionsBatchDir dirs[ACTIONS_BATCH_DIRS];
+} ActionsBatch;
 
 /* Outcome of one action, for the journal and the stats. */
 typedef enum ActionsOutcome {
@@ -225,32 +288,29 @@ static int actions_report_session(ActionsContext *c, const Session *s, const Ver
         return 0;
 }
 
-/* Is the session in use now? Re-runs the liveness probe on a copy. 1 live, 0 not, -errno. */
-static int actions_is_live(const ActionsTree *t, const Session *s, int chats_fd,
-                           char **ret_reason) {
-        Session copy = *s;
-        int r;
+/* Is a usage line for id waiting in the current batch? Then the session's own line is that one:
+ * *ret_dep is its item (the session is kept if that line is not written). */
+static bool actions_batch_has_line(const ActionsContext *c, const char *id, ssize_t *ret_dep) {
+        const ActionsBatch *b = c->batch;
 
-        copy.live = 0;
-        copy.live_reason = NULL;
-        r = live_check(t->probe, &copy, chats_fd);
-        if (r < 0) {
-                free(copy.live_reason);
-                return r;
+        for (size_t i = 0; b && i < b->n; i++) {
+                const ActionsBatchItem *it = &b->items[i];
+
+                if (it->line && (streq(it->s->id, id) || streq(it->sid, id))) {
+                        *ret_dep = (ssize_t)i;
+                        return true;
+                }
         }
-        /* LIVE_RECENT came from the scan's clock; identity covers later writes. */
-        if ((copy.live & ~(unsigned)LIVE_RECENT) == 0) {
-                free(copy.live_reason);
-                return 0;
-        }
-        *ret_reason = copy.live_reason ? copy.live_reason : strdup("in use");
-        return 1;
+        return false;
 }
 
-/* Salvage the usage of the transcript (dir_fd, name) before it goes. 0 done (written, present
- * already, or nothing to salvage), -ESTALE changed since scan, other -errno: fail closed. */
+/* The usage line to salvage from the transcript (dir_fd, name) before it goes, into *ret_line
+ * (NULL: present already, in the file or in the batch, or nothing to salvage) and its
+ * sessionId into *ret_sid; the batch appends it (actions_batch_commit()). 0, -ESTALE changed
+ * since scan, other -errno: fail closed. */
 static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, int dir_fd,
-                           const char *name, const FileId *fid) {
+                           const char *name, const FileId *fid, char **ret_line, char **ret_sid,
+                           ssize_t *ret_dep) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *line = NULL;
         int r, v1;
@@ -304,7 +364,7 @@ static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Sessio
         r = usage_index_has(t->usage, t->global_fd, s->id);
         if (r < 0)
                 return r;
-        if (r > 0)
+        if (r > 0 || actions_batch_has_line(c, s->id, ret_dep))
                 return 0;
 
         /* Qwen dedupes on the first record's sessionId, which may differ from the file name in
@@ -317,35 +377,17 @@ static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Sessio
                 r = usage_index_has(t->usage, t->global_fd, sid);
                 if (r < 0)
                         return r;
-                if (r > 0)
+                if (r > 0 || actions_batch_has_line(c, sid, ret_dep))
                         return 0;
         }
 
-        /* the record covers the file as it was: it must not have grown meanwhile */
+        /* the record covers the file as it was: it must not have grown meanwhile (checked by
+         * name again just before the batch's append) */
         r = fs_check_identity_fd(fd, fid);
         if (r <= 0)
                 return r < 0 ? r : -ESTALE;
-        r = fs_check_identity(dir_fd, name, fid);
-        if (r <= 0)
-                return r < 0 ? r : -ESTALE;
-
-        r = usage_append(t->global_fd, line);
-        if (r < 0)
-                return r;
-        actions_step(c, "usage_record.jsonl");
-        c->stats->n_salvaged++;
-
-        _cleanup_free_ char *msg = strprintf("salvaged the usage record of session %s before "
-                                             "its transcript goes",
-                                             s->id);
-        JournalEntry e = {
-                .event = JOURNAL_SALVAGED,
-                .message = msg ?: "salvaged the usage record before the transcript goes",
-                .session = s->id,
-                .project = actions_project(s),
-                .user = c->inv->trees[s->tree].user,
-        };
-        (void)journal_log(&e);
+        *ret_line = TAKE_PTR(line);
+        *ret_sid = TAKE_PTR(sid);
         return 0;
 }
 
@@ -409,6 +451,16 @@ static int actions_remove_claims(ActionsContext *c, int chats_fd, const char *id
                 return -ENOMEM;
         if (fs_exists(chats_fd, t) != 0)
                 return 0; /* a transcript exists: claims prove its ownership */
+        for (size_t i = 0; c->claim_names && i < c->n_claim_names; i++) {
+                name = c->claim_names[i];
+                if (!actions_is_claim_name(name, id) || !actions_claim_names(chats_fd, name, id))
+                        continue;
+                k = actions_unlink_benign(c, chats_fd, name, 0);
+                if (k < 0 && r == 0)
+                        r = k;
+        }
+        if (c->claim_names)
+                return r;
         fd = fs_open_dir(chats_fd, "."); /* its own offset: chats_fd may have been read */
         if (fd < 0)
                 return fd;
@@ -530,11 +582,26 @@ static int actions_mark_in(RecoverMarker *m, int root_fd, dev_t dev, bool in_glo
         return fd < 0 ? 0 : actions_mark_file(m, fd, in_global, rel, name, is_dir, false);
 }
 
-/* Note the runtime claims naming session id in chats/ (rel chats) in the marker. */
-static int actions_mark_claims(RecoverMarker *m, int chats_fd, const char *chats, const char *id) {
+/* Note the runtime claims naming session id in chats/ (rel chats) in the marker; names: the
+ * claim names of chats/ when listed already (n of them), else NULL. */
+static int actions_mark_claims(RecoverMarker *m, int chats_fd, const char *chats, const char *id,
+                               char *const *names, size_t n) {
         DIR *d;
         struct dirent *de;
         int fd, r = 0;
+
+        for (size_t i = 0; names && r >= 0 && i < n; i++) {
+                _cleanup_free_ char *rel = NULL;
+
+                if (!actions_is_claim_name(names[i], id) ||
+                    !actions_claim_names(chats_fd, names[i], id))
+                        continue;
+                rel = strprintf("%s/%s", chats, names[i]);
+                r = rel ? actions_mark_file(m, chats_fd, false, rel, names[i], false, false)
+                        : -ENOMEM;
+        }
+        if (names)
+                return r;
 
         fd = fcntl(chats_fd, F_DUPFD_CLOEXEC, 3);
         if (fd < 0)
@@ -559,10 +626,10 @@ static int actions_mark_claims(RecoverMarker *m, int chats_fd, const char *chats
         return r;
 }
 
-/* Write the pending-delete marker of s (recover.h): every file the delete is about to remove,
- * with its identity now. *ret_name: the marker's name. */
+/* The pending-delete marker of s (recover.h): every file the delete is about to remove, with its
+ * identity now. Written with the others of its batch (recover_markers_write()). */
 static int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Session *s,
-                               int chats_fd, int archive_fd, char **ret_name) {
+                               int chats_fd, int archive_fd, RecoverMarker *ret) {
         static const char *const exts[] = { "jsonl", "worktree.json", "pr.json", "ledger.jsonl" };
         const Tree *tr = &c->inv->trees[s->tree];
         _cleanup_(recover_marker_done) RecoverMarker m = {
@@ -600,22 +667,13 @@ static int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Se
         if (r >= 0)
                 r = actions_mark_in(&m, t->runtime_fd, tr->dev, false, review, rname, true);
         if (r >= 0)
-                r = actions_mark_claims(&m, chats_fd, chats, s->id);
+                r = actions_mark_claims(&m, chats_fd, chats, s->id, c->claim_names,
+                                        c->n_claim_names);
         if (r < 0)
                 return r;
-        return recover_marker_write(t->global_fd, t->global_dev, &m, actions_step, c, ret_name);
-}
-
-/* The delete completed (or never began): its marker goes. A failure only leaves work for the
- * recovery pass, which then finds the transcript or nothing left to remove. */
-static void actions_unmark_delete(ActionsContext *c, const ActionsTree *t, const char *marker) {
-        int r;
-
-        if (!marker)
-                return;
-        r = recover_marker_remove(t->global_fd, t->global_dev, marker, actions_step, c);
-        if (r < 0)
-                log_warning_errno(r, "cannot remove the pending-delete marker '%s'", marker);
+        *ret = m;
+        m = (RecoverMarker){};
+        return 0;
 }
 
 /* Does chats/<name> (in_archive: chats/archive/<name>) exist now? 1 yes, 0 no, -errno. */
@@ -652,6 +710,7 @@ static void actions_report_erased(ActionsContext *c, const Session *s, const cha
         if (journal_log(&e) < 0)
                 log_warning("cannot write the action log entry for session %s", s->id);
         c->stats->n_erased += n;
+        c->stats->n_erased_files++;
 }
 
 /* Remove the session's rows and entries from the files Qwen shares (erase.h). -EAGAIN: not now
@@ -676,99 +735,563 @@ static int actions_erase_shared(ActionsContext *c, const ActionsTree *t, const S
         return r;
 }
 
-/* Delete a session: its transcript (re-checked), then everything else that is its alone. */
-static int actions_delete(ActionsContext *c, const ActionsTree *t, const Session *s, int chats_fd,
-                          int archive_fd, int dir_fd, const FileId *fid, const char **ret_why) {
-        _cleanup_free_ char *name = strprintf("%s.jsonl", s->id);
-        _cleanup_free_ char *marker = NULL;
+/* ------------------------------------------------------------------ the group commit */
+
+static uint64_t actions_now_ns(void) {
+        struct timespec ts;
+
+        (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static unsigned actions_batch_max(void) {
+        const char *e = getenv("QGC_TEST_BATCH_SESSIONS");
+        char *end = NULL;
+        unsigned long n;
+
+        if (!e || !*e)
+                return ACTIONS_BATCH_MAX;
+        n = strtoul(e, &end, 10);
+        return end && *end == 0 && n >= 1 && n <= ACTIONS_BATCH_MAX ? (unsigned)n
+                                                                       : ACTIONS_BATCH_MAX;
+}
+
+/* The transcript of item i: its directory fd and name. */
+static int actions_batch_dir_fd(const ActionsBatch *b, const ActionsBatchItem *it) {
+        const ActionsBatchDir *d = &b->dirs[it->dir];
+
+        return it->s->state == SESSION_ARCHIVED ? d->archive_fd : d->chats_fd;
+}
+
+static const FileId *actions_fid(const Session *s) {
+        return s->state == SESSION_ARCHIVED ? &s->archived : &s->active;
+}
+
+/* Report item it once. */
+static void actions_batch_report(ActionsContext *c, ActionsBatchItem *it, JournalEvent ev,
+                                 const char *why, int error) {
+        if (it->done)
+                return;
+        it->done = true;
+        (void)actions_report_session(c, it->s, it->v, ev, why, error);
+}
+
+/* Report a failure of a step: -ESTALE and conflicts are skips, the rest failures. */
+static void actions_batch_fail(ActionsContext *c, ActionsBatchItem *it, int r, const char *why) {
+        if (r == -ESTALE)
+                actions_batch_report(c, it, JOURNAL_SKIPPED, "changed since scan", 0);
+        else if (r == -EEXIST && why && strstr(why, "(conflict)"))
+                actions_batch_report(c, it, JOURNAL_SKIPPED, why, 0);
+        else
+                actions_batch_report(c, it, JOURNAL_FAILED, why, -r);
+}
+
+/* 0: the liveness re-check of every session of the batch, just before its first step, with the
+ * registry, locks and each directory's runtime claims read once for the batch. */
+static void actions_batch_live(ActionsContext *c, ActionsBatch *b) {
+        _cleanup_(live_probe_freep) LiveProbe *fresh = NULL;
+        ClaimSet *claims = calloc(b->n_dirs ? b->n_dirs : 1, sizeof(ClaimSet));
+        int *loaded = calloc(b->n_dirs ? b->n_dirs : 1, sizeof(int));
         int r;
 
-        if (!name)
-                return -ENOMEM;
-        r = fs_check_identity(dir_fd, name, fid);
-        if (r <= 0) {
-                *ret_why = "changed since scan";
-                return r < 0 ? r : -ESTALE;
+        r = claims && loaded ? live_probe_new(&c->inv->trees[b->tree], &fresh) : -ENOMEM;
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                Session copy;
+                int k;
+
+                if (it->done)
+                        continue;
+                if (r < 0) {
+                        actions_batch_report(c, it, JOURNAL_SKIPPED, "liveness cannot be checked",
+                                             0);
+                        continue;
+                }
+                if (loaded[it->dir] == 0) {
+                        k = live_claims_load(&claims[it->dir], b->dirs[it->dir].chats_fd);
+                        live_claims_sort(&claims[it->dir]);
+                        loaded[it->dir] = k == -ENOMEM ? -ENOMEM : k < 0 ? -EIO : 1;
+                }
+                copy = *it->s;
+                copy.live = 0;
+                copy.live_reason = NULL;
+                if (loaded[it->dir] == -EIO) {
+                        actions_batch_report(c, it, JOURNAL_SKIPPED,
+                                             "in use since scan: runtime claims unreadable", 0);
+                        continue;
+                }
+                k = loaded[it->dir] == -ENOMEM ? -ENOMEM
+                                                : live_check_claims(fresh, &copy, &claims[it->dir]);
+                /* LIVE_RECENT came from the scan's clock; identity covers later writes */
+                if (k < 0)
+                        actions_batch_report(c, it, JOURNAL_SKIPPED, "liveness cannot be checked",
+                                             0);
+                else if ((copy.live & ~(unsigned)LIVE_RECENT) != 0) {
+                        _cleanup_free_ char *m = strprintf("in use since scan: %s",
+                                                           copy.live_reason ?: "in use");
+                        actions_batch_report(c, it, JOURNAL_SKIPPED,
+                                             m ?: "in use since scan", 0);
+                }
+                free(copy.live_reason);
         }
-        /* a copy in the other place since the scan (a TUI recreating chats/<id>.jsonl by path, a
-         * restore) is a conflict, and the id's sidecars and file-history are in use again */
-        r = actions_copy_exists(chats_fd, name, s->state != SESSION_ARCHIVED);
-        if (r != 0) {
-                *ret_why = "a copy in the other place appeared since the scan (conflict)";
-                return r < 0 ? r : -EEXIST;
+        for (size_t j = 0; claims && j < b->n_dirs; j++)
+                live_claims_done(&claims[j]);
+        free(claims);
+        free(loaded);
+}
+
+/* 1: the usage lines of the batch, one write, one fsync, read back; a session whose transcript
+ * changed since its line was built is skipped (before the append). */
+static void actions_batch_salvage(ActionsContext *c, ActionsBatch *b, const ActionsTree *t) {
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0, n = 0;
+        int r;
+
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                _cleanup_free_ char *name = NULL;
+
+                if (!it->line || it->done)
+                        continue;
+                name = strprintf("%s.jsonl", it->s->id);
+                r = name ? fs_check_identity(actions_batch_dir_fd(b, it), name,
+                                             actions_fid(it->s))
+                         : -ENOMEM;
+                if (r == 0)
+                        actions_batch_report(c, it, JOURNAL_SKIPPED, "changed since scan", 0);
+                else if (r < 0)
+                        actions_batch_report(c, it, JOURNAL_FAILED,
+                                             "cannot salvage the usage record; session kept", -r);
+                else {
+                        char *nb = realloc(buf, len + strlen(it->line) + 1);
+                        if (!nb) {
+                                actions_batch_report(c, it, JOURNAL_FAILED, "out of memory",
+                                                     ENOMEM);
+                                continue;
+                        }
+                        buf = nb;
+                        memcpy(buf + len, it->line, strlen(it->line) + 1);
+                        len += strlen(it->line);
+                        n++;
+                }
         }
-        /* the proof for the recovery pass, should the run die before the delete completes */
-        r = actions_mark_delete(c, t, s, chats_fd, archive_fd, &marker);
-        if (r < 0) {
-                *ret_why = "cannot write the pending-delete marker";
-                return r;
+        if (n > 0)
+                r = usage_append_lines(t->global_fd, buf, len);
+        else
+                r = 0;
+        if (r >= 0 && n > 0)
+                actions_step(c, "usage_record.jsonl");
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+
+                if (!it->line || it->done)
+                        continue;
+                if (r < 0) {
+                        actions_batch_report(c, it, JOURNAL_FAILED,
+                                             "cannot salvage the usage record; session kept", -r);
+                        continue;
+                }
+                c->stats->n_salvaged++;
+                it->appended = true;
+                _cleanup_free_ char *msg = strprintf("salvaged the usage record of session %s "
+                                                     "before its transcript goes",
+                                                     it->s->id);
+                JournalEntry e = {
+                        .event = JOURNAL_SALVAGED,
+                        .message = msg ?: "salvaged the usage record before the transcript goes",
+                        .session = it->s->id,
+                        .project = actions_project(it->s),
+                        .user = c->inv->trees[it->s->tree].user,
+                };
+                (void)journal_log(&e);
         }
-        /* what Qwen's own delete paths remove from shared files goes first: when it cannot,
-         * nothing is removed and a later run retries the whole delete (erase.h) */
-        r = actions_erase_shared(c, t, s, chats_fd, ret_why);
-        if (r < 0) {
-                actions_unmark_delete(c, t, marker);
-                return r;
+        /* a session that shares another's line goes only when that line was written */
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+
+                if (it->done || it->line || it->dep < 0 || b->items[it->dep].appended)
+                        continue;
+                actions_batch_report(c, it, JOURNAL_SKIPPED,
+                                     "the usage line it shares with another file was not written; "
+                                     "session kept",
+                                     0);
         }
-        r = fs_unlink(dir_fd, name, 0);
-        if (r < 0) {
-                *ret_why = r == -ENOENT ? "vanished" : "cannot remove the transcript";
-                actions_unmark_delete(c, t, marker);
-                return r;
+}
+
+/* Point the context at the runtime claim names of d's chats/, listing it on first use (on
+ * failure the context says "not listed", and the callers list the directory themselves). */
+static void actions_batch_claims(ActionsContext *c, ActionsBatchDir *d) {
+        _cleanup_free_ FsDir *dir = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        const char *name;
+        unsigned char type;
+        int k;
+
+        c->claim_names = NULL;
+        c->n_claim_names = 0;
+        if (!d->claims_listed) {
+                dir = malloc(sizeof(FsDir));
+                fd = dir ? fs_open_dir(d->chats_fd, ".") : -ENOMEM;
+                if (fd < 0)
+                        return;
+                fs_dir_init(dir, fd);
+                while ((k = fs_dir_next(dir, &name, &type)) > 0) {
+                        char **n;
+
+                        if (!live_is_claim_name(name))
+                                continue;
+                        n = realloc(d->claims, (d->n_claims + 1) * sizeof(char *));
+                        if (n)
+                                d->claims = n;
+                        if (!n || !(d->claims[d->n_claims] = strdup(name))) {
+                                k = -ENOMEM;
+                                break;
+                        }
+                        d->n_claims++;
+                }
+                if (k < 0) {
+                        for (size_t i = 0; i < d->n_claims; i++)
+                                free(d->claims[i]);
+                        free(d->claims);
+                        d->claims = NULL;
+                        d->n_claims = 0;
+                        return;
+                }
+                d->claims_listed = true;
         }
-        actions_step(c, name);
-        r = fs_fsync(dir_fd);
-        if (r < 0) {
-                *ret_why = "removed, but fsync of chats/ failed";
-                return r;
+        static char *none[1];
+        /* never NULL once listed, even with no claims */
+        c->claim_names = d->claims ? d->claims : none;
+        c->n_claim_names = d->n_claims;
+}
+
+/* 2: the pending-delete markers of the batch's deletes, written with one flush. */
+static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const ActionsTree *t) {
+        _cleanup_free_ RecoverMarker **m = calloc(b->n ? b->n : 1, sizeof(*m));
+        _cleanup_free_ size_t *idx = calloc(b->n ? b->n : 1, sizeof(size_t));
+        size_t n = 0;
+        int r;
+
+        if (!m || !idx) {
+                for (size_t i = 0; i < b->n; i++)
+                        if (b->items[i].v->verb == VERB_DELETE)
+                                actions_batch_report(c, &b->items[i], JOURNAL_FAILED,
+                                                     "out of memory", ENOMEM);
+                return;
         }
-        /* the same race just after the unlink: what is left belongs to the new copy */
-        r = actions_copy_exists(chats_fd, name, false);
-        if (r == 0)
-                r = actions_copy_exists(chats_fd, name, true);
-        if (r != 0) {
-                log_warning("session %s: a transcript appeared as it was deleted; its sidecars "
-                            "and file-history are kept",
-                            s->id);
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                ActionsBatchDir *d = &b->dirs[it->dir];
+                _cleanup_free_ char *name = NULL;
+
+                if (it->done || it->v->verb != VERB_DELETE)
+                        continue;
+                name = strprintf("%s.jsonl", it->s->id);
+                if (!name) {
+                        actions_batch_report(c, it, JOURNAL_FAILED, "out of memory", ENOMEM);
+                        continue;
+                }
+                r = fs_check_identity(actions_batch_dir_fd(b, it), name, actions_fid(it->s));
+                if (r <= 0) {
+                        actions_batch_fail(c, it, r < 0 ? r : -ESTALE, "changed since scan");
+                        continue;
+                }
+                /* a copy in the other place since the scan (a TUI recreating chats/<id>.jsonl by
+                 * path, a restore) is a conflict, and the id's sidecars and file-history are in
+                 * use again */
+                r = actions_copy_exists(d->chats_fd, name, it->s->state != SESSION_ARCHIVED);
+                if (r != 0) {
+                        actions_batch_fail(c, it, r < 0 ? r : -EEXIST,
+                                           "a copy in the other place appeared since the scan "
+                                           "(conflict)");
+                        continue;
+                }
+                actions_batch_claims(c, d);
+                r = actions_mark_delete(c, t, it->s, d->chats_fd, d->archive_fd, &it->mk);
+                c->claim_names = NULL;
+                if (r < 0) {
+                        actions_batch_report(c, it, JOURNAL_FAILED,
+                                             "cannot write the pending-delete marker", -r);
+                        continue;
+                }
+                m[n] = &it->mk;
+                idx[n++] = i;
+        }
+        if (n == 0)
+                return;
+        /* the proof for the recovery pass, should the run die before the deletes complete */
+        r = recover_markers_write(t->global_fd, t->global_dev, m, n, actions_step, c,
+                                  &b->marker);
+        for (size_t j = 0; j < n; j++) {
+                ActionsBatchItem *it = &b->items[idx[j]];
+
                 if (r < 0)
-                        *ret_why = "transcript removed, but whether a copy appeared is unknown";
+                        actions_batch_report(c, it, JOURNAL_FAILED,
+                                             "cannot write the pending-delete marker", -r);
                 else
-                        actions_unmark_delete(c, t, marker);
-                return r < 0 ? r : 0;
+                        it->marked = true;
         }
-        r = actions_delete_rest(c, t, s, chats_fd, archive_fd);
+}
+
+/* 2b: what Qwen's own delete paths remove from the files it shares (erase.h), for every delete of
+ * the batch whose marker is written: when it cannot be done now, nothing of that session goes
+ * (it is skipped with the reason; a later run retries the whole delete). */
+static void actions_batch_erase(ActionsContext *c, ActionsBatch *b, const ActionsTree *t) {
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                const char *why = NULL;
+                int r;
+
+                if (it->done || it->v->verb != VERB_DELETE || !it->marked)
+                        continue;
+                r = actions_erase_shared(c, t, it->s, b->dirs[it->dir].chats_fd, &why);
+                if (r == -EAGAIN && why)
+                        actions_batch_report(c, it, JOURNAL_SKIPPED, why, 0);
+                else if (r < 0)
+                        actions_batch_report(c, it, JOURNAL_FAILED,
+                                             why ?: "cannot edit the files Qwen shares", -r);
+        }
+}
+
+/* chats/archive/ of dir d, created when missing. */
+static int actions_batch_archive_dir(ActionsContext *c, ActionsBatchDir *d, const char **ret_why) {
+        int r;
+
+        if (d->archive_fd >= 0)
+                return 0;
+        r = fs_mkdirat(d->chats_fd, "archive", 0700);
         if (r < 0) {
-                *ret_why = r == -EBUSY ? "transcript removed; kept: a mount point inside"
-                                       : "transcript removed, but not everything else";
-                return r; /* the marker stays: the next run's recovery pass retries */
+                if (r != -EEXIST) {
+                        *ret_why = "cannot create chats/archive/";
+                        return r;
+                }
+        } else {
+                actions_step(c, "archive/");
+                d->sync_chats = true;
         }
-        actions_unmark_delete(c, t, marker);
+        r = fs_open_dir(d->chats_fd, "archive");
+        if (r < 0) {
+                *ret_why = "cannot open chats/archive/";
+                return r;
+        }
+        d->archive_fd = r;
         return 0;
 }
 
-/* Archive a session: chats/<id>.jsonl and sidecars into chats/archive/. */
-static int actions_archive(ActionsContext *c, const Session *s, int chats_fd, int *archive_fd,
-                           const char **ret_why) {
+/* 3: every move and every transcript unlink of the batch (identity re-checked before each);
+ * then 4: one fsync per touched directory. */
+static void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                ActionsBatchDir *d = &b->dirs[it->dir];
+                _cleanup_free_ char *name = strprintf("%s.jsonl", it->s->id);
+                const char *why = NULL;
+                int dir_fd, r;
+
+                if (it->done)
+                        continue;
+                if (!name) {
+                        actions_batch_report(c, it, JOURNAL_FAILED, "out of memory", ENOMEM);
+                        continue;
+                }
+                if (it->v->verb == VERB_ARCHIVE) {
+                        r = actions_batch_archive_dir(c, d, &why);
+                        if (r >= 0)
+                                r = archive_move_nosync(d->chats_fd, d->archive_fd, it->s->id,
+                                                        &it->s->active, /* to_archive= */ true,
+                                                        actions_step, c, &why);
+                        if (r < 0) {
+                                actions_batch_fail(c, it, r, why);
+                                continue;
+                        }
+                        d->sync_chats = d->sync_archive = true;
+                        continue;
+                }
+                dir_fd = actions_batch_dir_fd(b, it);
+                r = fs_check_identity(dir_fd, name, actions_fid(it->s));
+                if (r <= 0) {
+                        actions_batch_fail(c, it, r < 0 ? r : -ESTALE, "changed since scan");
+                        continue;
+                }
+                r = fs_unlink(dir_fd, name, 0);
+                if (r < 0) {
+                        actions_batch_report(c, it, JOURNAL_FAILED,
+                                             r == -ENOENT ? "vanished"
+                                                          : "cannot remove the transcript",
+                                             -r);
+                        continue;
+                }
+                actions_step(c, name);
+                it->removed = true;
+                if (it->s->state == SESSION_ARCHIVED)
+                        d->sync_archive = true;
+                else
+                        d->sync_chats = true;
+        }
+        for (size_t j = 0; j < b->n_dirs; j++) {
+                ActionsBatchDir *d = &b->dirs[j];
+                int r = 0;
+
+                if (d->sync_chats)
+                        r = fs_fsync(d->chats_fd);
+                if (r >= 0 && d->sync_archive)
+                        r = fs_fsync(d->archive_fd);
+                if (r >= 0)
+                        continue;
+                for (size_t i = 0; i < b->n; i++)
+                        if (b->items[i].dir == j && !b->items[i].done)
+                                actions_batch_report(
+                                        c, &b->items[i], JOURNAL_FAILED,
+                                        b->items[i].v->verb == VERB_ARCHIVE
+                                                ? "moved, but fsync of the directories failed"
+                                                : "removed, but fsync of chats/ failed",
+                                        -r);
+        }
+}
+
+/* 5: what else of each deleted session is its alone; then the batch's marker goes when every
+ * delete it covers is complete or never began (else the next run's recovery pass finishes
+ * them), and every outcome is reported. */
+static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const ActionsTree *t) {
+        bool keep_marker = false;
         int r;
 
-        if (*archive_fd < 0) {
-                r = fs_mkdirat(chats_fd, "archive", 0700);
-                if (r < 0) {
-                        if (r != -EEXIST) {
-                                *ret_why = "cannot create chats/archive/";
-                                return r;
-                        }
-                } else
-                        actions_step(c, "archive/");
-                r = fs_open_dir(chats_fd, "archive");
-                if (r < 0) {
-                        *ret_why = "cannot open chats/archive/";
-                        return r;
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                ActionsBatchDir *d = &b->dirs[it->dir];
+                _cleanup_free_ char *name = strprintf("%s.jsonl", it->s->id);
+
+                if (it->v->verb != VERB_DELETE || !it->marked || !it->removed)
+                        continue; /* never began: nothing for the marker to finish */
+                if (it->done) {
+                        keep_marker = true; /* the next run's recovery pass retries */
+                        continue;
                 }
-                *archive_fd = r;
+                /* the same race just after the unlink: what is left belongs to the new copy */
+                r = name ? actions_copy_exists(d->chats_fd, name, false) : -ENOMEM;
+                if (r == 0)
+                        r = actions_copy_exists(d->chats_fd, name, true);
+                if (r != 0) {
+                        log_warning("session %s: a transcript appeared as it was deleted; its "
+                                    "sidecars and file-history are kept",
+                                    it->s->id);
+                        if (r < 0) {
+                                keep_marker = true;
+                                actions_batch_report(c, it, JOURNAL_FAILED,
+                                                     "transcript removed, but whether a copy "
+                                                     "appeared is unknown",
+                                                     -r);
+                        }
+                        continue;
+                }
+                actions_batch_claims(c, d);
+                r = actions_delete_rest(c, t, it->s, d->chats_fd, d->archive_fd);
+                c->claim_names = NULL;
+                if (r < 0) {
+                        keep_marker = true; /* the next run's recovery pass retries */
+                        actions_batch_report(
+                                c, it, JOURNAL_FAILED,
+                                r == -EBUSY ? "transcript removed; kept: a mount point inside"
+                                            : "transcript removed, but not everything else",
+                                -r);
+                }
         }
-        return archive_move(chats_fd, *archive_fd, s->id, &s->active, /* to_archive= */ true,
-                            actions_step, c, ret_why);
+        if (b->marker && !keep_marker) {
+                r = recover_marker_remove(t->global_fd, t->global_dev, b->marker, actions_step, c);
+                if (r < 0)
+                        log_warning_errno(r, "cannot remove the pending-delete marker '%s'",
+                                          b->marker);
+        }
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+
+                actions_batch_report(c, it,
+                                     it->v->verb == VERB_ARCHIVE ? JOURNAL_ARCHIVED
+                                                                 : JOURNAL_DELETED,
+                                     NULL, 0);
+        }
+}
+
+/* Run the batch's steps in order, then empty it. */
+static void actions_batch_commit(ActionsContext *c) {
+        ActionsBatch *b = c->batch;
+
+        uint64_t t0, t1, t2, t3;
+
+        if (!b || b->n == 0)
+                return;
+        t0 = actions_now_ns();
+        actions_batch_live(c, b);
+        actions_batch_salvage(c, b, &c->trees[b->tree]);
+        actions_batch_mark(c, b, &c->trees[b->tree]);
+        actions_batch_erase(c, b, &c->trees[b->tree]);
+        t1 = actions_now_ns();
+        actions_batch_move(c, b);
+        t2 = actions_now_ns();
+        actions_batch_finish(c, b, &c->trees[b->tree]);
+        t3 = actions_now_ns();
+        /* the next batch prepares for at least 4 times what this one's flushes took, so that
+         * they stay a small part of the run however slow the disk is */
+        b->window_ns = MIN(MAX(4 * (t1 - t0), ACTIONS_BATCH_MSEC * 1000000ULL),
+                           ACTIONS_BATCH_MSEC_MAX * 1000000ULL);
+        log_debug("batch of %zu sessions: prepared in %.1f ms, usage+markers %.1f ms, moves %.1f "
+                  "ms, rest %.1f ms",
+                  b->n, (double)(t0 - b->started_ns) / 1e6, (double)(t1 - t0) / 1e6,
+                  (double)(t2 - t1) / 1e6, (double)(t3 - t2) / 1e6);
+
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                free(it->line);
+                free(it->sid);
+                recover_marker_done(&it->mk);
+        }
+        for (size_t j = 0; j < b->n_dirs; j++) {
+                safe_close(b->dirs[j].chats_fd);
+                safe_close(b->dirs[j].archive_fd);
+                for (size_t i = 0; i < b->dirs[j].n_claims; i++)
+                        free(b->dirs[j].claims[i]);
+                free(b->dirs[j].claims);
+        }
+        free(b->marker);
+        b->marker = NULL;
+        b->n = b->n_dirs = 0;
+}
+
+/* The batch's directory entry for s's chats/, opened on first use. Index, or -errno (*ret_why). */
+static int actions_batch_dir(ActionsContext *c, const ActionsTree *t, const Session *s,
+                             const char **ret_why) {
+        ActionsBatch *b = c->batch;
+        const Tree *tr = &c->inv->trees[s->tree];
+        _cleanup_free_ char *rel = NULL;
+        _cleanup_close_ int chats_fd = -EBADF;
+        int archive_fd;
+
+        for (size_t j = b->n_dirs; j > 0; j--)
+                if (streq(b->dirs[j - 1].project_dir, s->project_dir))
+                        return (int)(j - 1);
+        if (b->n_dirs == ACTIONS_BATCH_DIRS)
+                actions_batch_commit(c);
+        rel = strprintf("projects/%s/chats", s->project_dir);
+        if (!rel) {
+                *ret_why = "out of memory";
+                return -ENOMEM;
+        }
+        chats_fd = fs_open_path(t->runtime_fd, rel, tr->dev);
+        if (chats_fd < 0) {
+                *ret_why = "changed since scan (chats/ cannot be opened)";
+                return -ESTALE;
+        }
+        archive_fd = fs_open_dir(chats_fd, "archive");
+        if (archive_fd < 0 && archive_fd != -ENOENT) {
+                *ret_why = "cannot open chats/archive/";
+                return archive_fd;
+        }
+        b->dirs[b->n_dirs] = (ActionsBatchDir){
+                .project_dir = s->project_dir,
+                .chats_fd = TAKE_FD(chats_fd),
+                .archive_fd = archive_fd,
+        };
+        return (int)b->n_dirs++;
 }
 
 /* Why a session the plan names must still not be touched, or NULL. */
@@ -782,36 +1305,34 @@ static const char *actions_refusal(const Session *s, const Verdict *v) {
         return NULL;
 }
 
-/* Execute one ARCHIVE or DELETE item for a session. */
+/* Check one ARCHIVE or DELETE item for a session and build its usage line into the batch; the
+ * batch does the rest (actions_batch_commit()). */
 static int actions_session(ActionsContext *c, const Session *s, const Verdict *v) {
-        const Tree *tr = &c->inv->trees[s->tree];
         const ActionsTree *t = &c->trees[s->tree];
-        _cleanup_free_ char *rel = strprintf("projects/%s/chats", s->project_dir);
+        ActionsBatch *b = c->batch;
         _cleanup_free_ char *name = strprintf("%s.jsonl", s->id);
-        _cleanup_free_ char *live = NULL;
-        _cleanup_close_ int chats_fd = -EBADF, archive_fd = -EBADF;
+        _cleanup_free_ char *line = NULL, *sid = NULL;
         const char *why = actions_refusal(s, v);
-        bool archived = s->state == SESSION_ARCHIVED;
-        const FileId *fid = archived ? &s->archived : &s->active;
-        int dir_fd, r;
+        const FileId *fid = actions_fid(s);
+        int dir_fd, k, r;
 
         if (why)
                 return actions_report_session(c, s, v, JOURNAL_SKIPPED, why, 0);
-        if (!rel || !name)
+        if (!name)
                 return actions_report_session(c, s, v, JOURNAL_FAILED, "out of memory", ENOMEM);
         if (t->error < 0)
                 return actions_report_session(c, s, v, JOURNAL_FAILED, "cannot open the tree",
                                               -t->error);
+        if (b->n > 0 && b->tree != s->tree)
+                actions_batch_commit(c);
+        b->tree = s->tree;
 
-        chats_fd = fs_open_path(t->runtime_fd, rel, tr->dev);
-        if (chats_fd < 0)
-                return actions_report_session(c, s, v, JOURNAL_SKIPPED,
-                                              "changed since scan (chats/ cannot be opened)", 0);
-        archive_fd = fs_open_dir(chats_fd, "archive");
-        if (archive_fd < 0 && archive_fd != -ENOENT)
-                return actions_report_session(c, s, v, JOURNAL_FAILED,
-                                              "cannot open chats/archive/", -archive_fd);
-        dir_fd = archived ? archive_fd : chats_fd;
+        k = actions_batch_dir(c, t, s, &why);
+        if (k < 0)
+                return actions_report_session(c, s, v,
+                                              k == -ESTALE ? JOURNAL_SKIPPED : JOURNAL_FAILED, why,
+                                              k == -ESTALE ? 0 : -k);
+        dir_fd = s->state == SESSION_ARCHIVED ? b->dirs[k].archive_fd : b->dirs[k].chats_fd;
         if (dir_fd < 0)
                 return actions_report_session(c, s, v, JOURNAL_SKIPPED, "changed since scan", 0);
 
@@ -819,35 +1340,25 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
         if (r <= 0)
                 return actions_report_session(c, s, v, r < 0 ? JOURNAL_FAILED : JOURNAL_SKIPPED,
                                               "changed since scan", r < 0 ? -r : 0);
-        r = actions_is_live(t, s, chats_fd, &live);
-        if (r != 0) {
-                _cleanup_free_ char *m = r > 0 ? strprintf("in use since scan: %s", live) : NULL;
-                return actions_report_session(c, s, v, JOURNAL_SKIPPED,
-                                              m ? m : "liveness cannot be checked", 0);
-        }
-
-        r = actions_salvage(c, t, s, dir_fd, name, fid);
+        /* liveness: re-checked for the whole batch just before its first step */
+        ssize_t dep = -1;
+        r = actions_salvage(c, t, s, dir_fd, name, fid, &line, &sid, &dep);
         if (r == -ESTALE)
                 return actions_report_session(c, s, v, JOURNAL_SKIPPED, "changed since scan", 0);
         if (r < 0)
                 return actions_report_session(c, s, v, JOURNAL_FAILED,
                                               "cannot salvage the usage record; session kept", -r);
 
-        if (v->verb == VERB_ARCHIVE)
-                r = actions_archive(c, s, chats_fd, &archive_fd, &why);
-        else
-                r = actions_delete(c, t, s, chats_fd, archive_fd, dir_fd, fid, &why);
-        if (r == -ESTALE)
-                return actions_report_session(c, s, v, JOURNAL_SKIPPED, "changed since scan", 0);
-        if (r == -EAGAIN && why) /* a shared file cannot be edited now: kept, retried later */
-                return actions_report_session(c, s, v, JOURNAL_SKIPPED, why, 0);
-        if (r == -EEXIST && why && strstr(why, "(conflict)"))
-                return actions_report_session(c, s, v, JOURNAL_SKIPPED, why, 0); /* appeared */
-        if (r < 0)
-                return actions_report_session(c, s, v, JOURNAL_FAILED, why, -r);
-        return actions_report_session(c, s, v,
-                                      v->verb == VERB_ARCHIVE ? JOURNAL_ARCHIVED : JOURNAL_DELETED,
-                                      NULL, 0);
+        if (b->n == 0)
+                b->started_ns = actions_now_ns();
+        b->items[b->n++] = (ActionsBatchItem){
+                .s = s, .v = v, .dir = (size_t)k, .line = TAKE_PTR(line), .sid = TAKE_PTR(sid),
+                .dep = dep,
+        };
+        if (b->n >= b->max ||
+            actions_now_ns() - b->started_ns >= MAX(b->window_ns, ACTIONS_BATCH_MSEC * 1000000ULL))
+                actions_batch_commit(c);
+        return 0;
 }
 
 /* Journal an orphan outcome and count it. */
@@ -1053,6 +1564,77 @@ static int actions_restore_one(ActionsContext *c, const Session *s) {
         return 0;
 }
 
+/* Restore a session compressed in the cold tier (restore.c's step without an inventory session):
+ * decompress its sidecars, then its transcript, into chats/archive/ (cold_decompress(): checked,
+ * never replacing; a rerun after a kill completes it). 0, -errno (logged and journalled). */
+static int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
+        static const char *const exts[] = { "worktree.json", "pr.json", "ledger.jsonl", "jsonl" };
+        const Tree *tr = &c->inv->trees[st->tree];
+        const ActionsTree *t = &c->trees[st->tree];
+        size_t l = strlen(st->dir), lc = strlen("/" COLD_DIR);
+        _cleanup_free_ char *arel = l > lc ? strndup(st->dir, l - lc) : NULL;
+        _cleanup_free_ char *path = NULL, *msg = NULL, *extra = NULL;
+        _cleanup_close_ int cfd = -EBADF, afd = -EBADF;
+        const char *why = st->why;
+        uint64_t in = 0, out = 0;
+        int r = why ? -EEXIST : t->error;
+
+        if (r >= 0 && !arel)
+                r = -ENOMEM;
+        if (r >= 0) {
+                cfd = fs_open_path(t->runtime_fd, st->dir, tr->dev);
+                afd = cfd < 0 ? cfd : fs_open_path(t->runtime_fd, arel, tr->dev);
+                r = afd;
+                if (r < 0)
+                        why = "cannot open the session's directories";
+        }
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(exts); i++) {
+                _cleanup_free_ char *n = strprintf("%s.%s", st->name, exts[i]);
+                ColdResult res = {};
+
+                r = n ? cold_decompress(cfd, n, afd, actions_step, c, &res) : -ENOMEM;
+                if (r == -ENOENT && i + 1 < ELEMENTSOF(exts)) {
+                        r = 0; /* no such sidecar */
+                        continue;
+                }
+                if (r < 0)
+                        why = r == -EEXIST ? "an uncompressed copy exists (conflict)"
+                              : r == -EBADMSG ? "the compressed file does not match its checksum"
+                                              : "cannot decompress";
+                in += res.bytes_in;
+                out += res.bytes_out;
+        }
+        path = strprintf("%s/%s/%s.jsonl", tr->runtime_dir, arel ? arel : st->dir, st->name);
+        if (r < 0) {
+                log_error("cannot restore session %s: %s: %s", st->session_id, why,
+                          strerror(-r));
+                msg = strprintf("failed restore of compressed session %s: %s", st->session_id,
+                                why);
+        } else {
+                log_info("restored compressed session %s into %s/%s", st->session_id,
+                         tr->runtime_dir, arel);
+                msg = strprintf("restored compressed session %s into chats/archive/ (%" PRIu64
+                                " bytes from %" PRIu64 " compressed)",
+                                st->session_id, in, out);
+                extra = strprintf("QGC_COMPRESSED_BYTES=%" PRIu64 "\n", out);
+        }
+        JournalEntry e = {
+                .event = r < 0 ? JOURNAL_FAILED : JOURNAL_RESTORED,
+                .message = msg,
+                .session = st->session_id,
+                .path = path,
+                .rule = "restore",
+                .reason = r < 0 ? why : "qgc restore",
+                .bytes = in,
+                .has_bytes = r >= 0,
+                .user = tr->user,
+                .error = r < 0 ? -r : 0,
+                .extra = extra,
+        };
+        (void)journal_log(&e);
+        return r;
+}
+
 /* Journal a recovery step and count it. */
 static void actions_report_recover(ActionsContext *c, const PlanStep *st, const char *path,
                                    JournalEvent ev, const char *reason, int error) {
@@ -1136,6 +1718,8 @@ static void actions_steps(ActionsContext *c, const Plan *p, bool restore) {
                 if (restore) {
                         int r = st->session < c->inv->n_sessions
                                         ? actions_restore_one(c, &c->inv->sessions[st->session])
+                                : st->session == SIZE_MAX && st->dir && st->name
+                                        ? actions_restore_cold(c, st)
                                         : -EINVAL;
                         if (r < 0) {
                                 c->failed = true;
@@ -1165,9 +1749,15 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
                 n_planned += verb == VERB_ARCHIVE || verb == VERB_DELETE;
         }
         n_planned += p->n_steps;
+        c.batch = calloc(1, sizeof(ActionsBatch));
+        if (!c.batch)
+                return -ENOMEM;
+        c.batch->max = actions_batch_max();
         r = actions_open_trees(&c);
-        if (r < 0)
+        if (r < 0) {
+                free(c.batch);
                 return r;
+        }
         actions_journal_run(&c, p, /* start= */ true, n_planned);
 
         /* first what an interrupted run left behind (style.md 2.2), then the policy's actions */
@@ -1179,11 +1769,15 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
                 if (v->verb != VERB_ARCHIVE && v->verb != VERB_DELETE)
                         continue;
                 if (it->is_orphan) {
+                        actions_batch_commit(&c);
                         if (v->verb == VERB_DELETE && it->index < p->inv->n_orphans)
                                 (void)actions_orphan(&c, &p->inv->orphans[it->index], v);
                 } else if (it->index < p->inv->n_sessions)
                         (void)actions_session(&c, &p->inv->sessions[it->index], v);
         }
+        actions_batch_commit(&c);
+        free(c.batch);
+        c.batch = NULL;
         actions_steps(&c, p, /* restore= */ true);
 
         actions_report_held_back(&c, p);

@@ -13,6 +13,7 @@ typedef struct ActionStats {
         unsigned n_archived, n_deleted, n_skipped, n_failed, n_orphans, n_salvaged;
         unsigned n_restored, n_recovered;
         unsigned n_erased; /* rows and entries removed from files Qwen shares (erase.h) */
+        unsigned n_erased_files; /* files Qwen shares that were edited */
         uint64_t bytes_archived, bytes_deleted, bytes_orphans;
 } ActionStats;
 

@@ -9,7 +9,7 @@
  *      unlinks the source, so lines are never appended twice); a merged source is unlinked only
  *      if it is still what was read (else -ESTALE: a writer appended, nothing is lost);
  *   5. the transcript renamed (never replaces), after a last identity check;
- *   6. both directories fsynced.
+ *   6. both directories fsynced (archive_move_nosync(): by the caller, once for a batch).
  * Until step 5 the session is where it was, with some sidecars already at the target: Qwen's
  * delete removes sidecars in both places, and the next run moves the rest. When a step fails
  * (or the transcript changed meanwhile), the plainly renamed sidecars are renamed back. */
@@ -306,8 +306,9 @@ static int archive_preflight(int src_fd, int dst_fd, const char *id, const FileI
         return 0;
 }
 
-int archive_move(int src_fd, int dst_fd, const char *id, const FileId *expect, bool to_archive,
-                 ArchiveStepFn step, void *userdata, const char **ret_why) {
+static int archive_move_full(int src_fd, int dst_fd, const char *id, const FileId *expect,
+                             bool to_archive, bool sync, ArchiveStepFn step, void *userdata,
+                             const char **ret_why) {
         _cleanup_free_ char *t = strprintf("%s.jsonl", id);
         _cleanup_free_ char *w = strprintf("%s.worktree.json", id);
         _cleanup_free_ char *p = strprintf("%s.pr.json", id);
@@ -363,6 +364,8 @@ int archive_move(int src_fd, int dst_fd, const char *id, const FileId *expect, b
                 goto rollback;
         }
         archive_step(step, userdata, t);
+        if (!sync)
+                return 0;
 
         r = fs_fsync(dst_fd);
         if (r >= 0)
@@ -379,4 +382,17 @@ rollback:
                 if (renamed[i] && fs_rename_noreplace(dst_fd, names[i], src_fd, names[i]) >= 0)
                         archive_step(step, userdata, names[i]);
         return r;
+}
+
+int archive_move(int src_fd, int dst_fd, const char *id, const FileId *expect, bool to_archive,
+                 ArchiveStepFn step, void *userdata, const char **ret_why) {
+        return archive_move_full(src_fd, dst_fd, id, expect, to_archive, /* sync= */ true, step,
+                                 userdata, ret_why);
+}
+
+int archive_move_nosync(int src_fd, int dst_fd, const char *id, const FileId *expect,
+                        bool to_archive, ArchiveStepFn step, void *userdata,
+                        const char **ret_why) {
+        return archive_move_full(src_fd, dst_fd, id, expect, to_archive, /* sync= */ false, step,
+                                 userdata, ret_why);
 }

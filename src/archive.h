@@ -23,6 +23,12 @@ typedef void (*ArchiveStepFn)(void *userdata, const char *step);
 int archive_move(int src_fd, int dst_fd, const char *id, const FileId *expect, bool to_archive,
                  ArchiveStepFn step, void *userdata, const char **ret_why);
 
+/* archive_move() without step 6: the caller fsyncs both directories, once for every session of
+ * a batch it moved (the executor's group commit), before it reports any of them moved. */
+int archive_move_nosync(int src_fd, int dst_fd, const char *id, const FileId *expect,
+                        bool to_archive, ArchiveStepFn step, void *userdata,
+                        const char **ret_why);
+
 /* Merge two .pr.json documents ({"prs": [...]} or a single {number, url, createdAt}) by PR
  * number, the fresher createdAt winning (incoming on ties), ordered by createdAt, capped.
  * Returns the new document (malloc'ed, ending in '\n') or -EBADMSG. */

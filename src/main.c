@@ -32,6 +32,7 @@
 #include "policy.h"
 #include "recover.h"
 #include "restore.h"
+#include "show.h"
 #include "roots.h"
 #include "scan.h"
 #include "text.h"
@@ -44,6 +45,7 @@ typedef enum Command {
         CMD_STATUS,
         CMD_CHECK_CONFIG,
         CMD_RESTORE,
+        CMD_SHOW,
 } Command;
 
 #define MAIN_JOBS_MAX 64
@@ -85,6 +87,7 @@ static void main_help(void) {
                "       qgc restore SESSION_ID        move an archived session back (a unique\n"
                "                                     prefix of the id is enough)\n"
                "       qgc restore --project PATH    restore every archived session of a project\n"
+               "       qgc show SESSION_ID           write a session's transcript to stdout\n"
                "\n"
                "Archiving moves a session to chats/archive/ on the same disk: it frees no\n"
                "space. Only deletions (action = \"delete\", archive-max-age, the tree caps)\n"
@@ -313,6 +316,13 @@ static int main_parse_argv(int argc, char *argv[]) {
                                 log_error("restore: missing SESSION_ID (or --project PATH)");
                                 return -EINVAL;
                         }
+                } else if (streq(verb, "show")) {
+                        arg_command = CMD_SHOW;
+                        if (optind >= argc) {
+                                log_error("show: missing SESSION_ID");
+                                return -EINVAL;
+                        }
+                        arg_restore_id = argv[optind++]; /* the session named, as for restore */
                 } else if (streq(verb, "run"))
                         arg_command = CMD_RUN;
                 else {
@@ -595,13 +605,11 @@ static int main_restore_plan(const Inventory *inv, msec_t now, Plan **ret) {
                           arg_restore_id, id, other);
                 return -EINVAL;
         }
-        if (r == -ENOENT) {
-                log_error("restore: no session '%s' in %s", arg_restore_id, trees);
-                return r;
-        }
+        if (r == -ENOENT)
+                id = arg_restore_id; /* not listed by the scan: maybe in the cold tier (whole id) */
         r = restore_plan(inv, id, now, ret);
-        if (r == -ENOENT) /* cannot happen: resolved above */
-                log_error("restore: no session '%s' in %s", id, trees);
+        if (r == -ENOENT)
+                log_error("restore: no session '%s' in %s", arg_restore_id, trees);
         return r < 0 ? (r == -ENOENT ? r : log_error_errno(r, "restore: cannot plan it")) : 0;
 }
 
@@ -777,6 +785,12 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
                 r = plan_render_status(inv, now, &ro, stdout);
                 return r < 0 ? r : treesize_render(inv, cfg->tree.count_allocated, false, stdout);
         }
+        if (arg_command == CMD_SHOW) {
+                r = show_session(inv, arg_restore_id, STDOUT_FILENO);
+                if (r == -ENOENT)
+                        return log_error_errno(r, "no session %s in any tree", arg_restore_id), 1;
+                return r < 0 ? log_error_errno(r, "cannot show session %s", arg_restore_id), 1 : 0;
+        }
 
         r = main_build_plan(inv, cfg, now, &plan);
         if (r < 0)
@@ -851,7 +865,7 @@ static int main_run(void) {
         now = !arg_now ? real_now_msec : arg_now_is_rel ? real_now_msec + arg_now_rel : arg_now_msec;
 
         if (arg_all_users) {
-                if (!arg_dry_run && arg_command != CMD_STATUS) {
+                if (!arg_dry_run && arg_command != CMD_STATUS && arg_command != CMD_SHOW) {
                         /* the action log is opened by root, before the drop: a root-owned
                          * --log-file could not be opened by the users' children, and one run id
                          * covers every user; each child's executor writes to it */

@@ -7,11 +7,14 @@
  * step the delete therefore writes a pending marker, G/.qgc/pending/<id>.<hash>, durably (temp
  * file, fsync, rename, fsync): the session, its project and every file it is about to remove
  * with its identity (dev, inode, size, mtime, ctime; dev and inode for directories). The
- * marker goes when the delete completes. The recovery pass of the next real run reads every
- * marker: while a transcript of the session exists (the delete never began, or a new copy
- * appeared) it only drops the marker; otherwise it removes each listed file that still has its
- * recorded identity, and then the marker. A file that changed is left alone. A marker can only
- * name the files a delete of its session removes (recover_marker_parse() checks every path).
+ * marker goes when the delete completes. The executor's group commit writes the markers of a batch
+ * of deletes into one such file, one marker after the other; the recovery pass finishes every
+ * marker of a file, and the file goes when all of them are done. The recovery pass of the next
+ * real run reads every marker: while a transcript of the session exists (the delete never began,
+ * or a new copy appeared) it only drops the marker; otherwise it removes each listed file that
+ * still has its recorded identity, and then the marker. A file that changed is left alone. A
+ * marker can only name the files a delete of its session removes (recover_marker_parse() checks
+ * every path).
  *
  * Temporary files. Every file qgc writes atomically goes through ".<name>.qgc-tmp" in the
  * target's directory (fs_write_atomic(), the marker itself, erase.c's edits): chats/,
@@ -40,7 +43,7 @@
 #include "util.h"
 
 #define RECOVER_MARKER_MAGIC "qgc-pending-delete 1"
-#define RECOVER_MARKER_MAX (1024U * 1024)
+#define RECOVER_MARKER_MAX (64U * 1024 * 1024) /* a batch of markers */
 
 static void recover_step(RecoverStepFn step, void *userdata, const char *what) {
         if (step)
@@ -50,6 +53,10 @@ static void recover_step(RecoverStepFn step, void *userdata, const char *what) {
 void recover_marker_done(RecoverMarker *m) {
         if (!m)
                 return;
+        if (m->next) {
+                recover_marker_done(m->next);
+                free(m->next);
+        }
         for (size_t i = 0; i < m->n_files; i++)
                 free(m->files[i].rel);
         free(m->files);
@@ -88,8 +95,9 @@ int recover_marker_add(RecoverMarker *m, bool in_global, const char *rel, const 
 
 char *recover_marker_format(const RecoverMarker *m) {
         StrBuf b = {};
-        int r;
+        int r = 0;
 
+        for (; m && r >= 0; m = m->next) {
         r = strbuf_printf(&b, "%s\nsession %s\nproject %s\n", RECOVER_MARKER_MAGIC, m->session,
                           m->project_dir);
         for (size_t i = 0; r >= 0 && i < m->n_files; i++) {
@@ -100,6 +108,7 @@ char *recover_marker_format(const RecoverMarker *m) {
                                   f->in_global ? 'G' : 'R', (uint64_t)f->id.dev,
                                   (uint64_t)f->id.ino, f->id.size, f->id.mtime_ns, f->id.ctime_ns,
                                   f->rel);
+        }
         }
         if (r < 0) {
                 strbuf_done(&b);
@@ -218,12 +227,29 @@ static int recover_parse_value(const char *line, const char *key, char **ret) {
 int recover_marker_parse(const char *text, RecoverMarker *ret) {
         _cleanup_free_ char *copy = strdup(text ?: "");
         RecoverMarker m = {};
-        char *save = NULL, *line;
+        char *save = NULL, *line, *more;
         unsigned n = 0;
         int r = 0;
 
         if (!copy)
                 return -ENOMEM;
+        /* the markers of a batch, one after the other (recover_markers_write()) */
+        more = strstr(copy, "\n" RECOVER_MARKER_MAGIC "\n");
+        if (more) {
+                _cleanup_free_ char *tail = strdup(more + 1);
+
+                more[1] = 0;
+                m.next = calloc(1, sizeof(RecoverMarker));
+                if (!tail || !m.next) {
+                        free(m.next);
+                        return -ENOMEM;
+                }
+                r = recover_marker_parse(tail, m.next);
+                if (r < 0) {
+                        free(m.next);
+                        return r;
+                }
+        }
         for (line = strtok_r(copy, "\n", &save); line && r >= 0;
              line = strtok_r(NULL, "\n", &save), n++) {
                 RecoverFile f;
@@ -325,6 +351,26 @@ int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMarker *m
         }
         recover_step(step, userdata, name);
         r = fs_fsync(dir_fd);
+        if (r < 0)
+                return r;
+        *ret_name = TAKE_PTR(name);
+        return 0;
+}
+
+/* The group commit of n markers: one file holding all of them, written like one marker. */
+int recover_markers_write(int global_fd, dev_t global_dev, RecoverMarker *const *m, size_t n,
+                          RecoverStepFn step, void *userdata, char **ret_name) {
+        _cleanup_free_ char *name = NULL;
+        int r;
+
+        if (n == 0)
+                return -EINVAL;
+        for (size_t i = 0; i + 1 < n; i++)
+                m[i]->next = m[i + 1];
+        m[n - 1]->next = NULL;
+        r = recover_marker_write(global_fd, global_dev, m[0], step, userdata, &name);
+        for (size_t i = 0; i < n; i++)
+                m[i]->next = NULL;
         if (r < 0)
                 return r;
         *ret_name = TAKE_PTR(name);
@@ -522,19 +568,27 @@ int recover_finish_delete(int global_fd, dev_t global_dev, int runtime_fd, dev_t
                 *ret_why = "cannot read the marker";
                 return r;
         }
-        r = recover_transcript_exists(&rt, &m);
-        if (r < 0) {
-                *ret_why = "cannot tell whether a transcript exists";
-                return r;
-        }
-        if (r > 0)
-                *ret_why = "a transcript of the session exists: only the marker removed";
-        else {
-                n = recover_apply(&rt, &m, /* execute= */ true, step, userdata, NULL);
-                if (n < 0) {
-                        *ret_why = "some files of the session could not be removed";
-                        return n;
+        /* every marker of the file (a batch's file holds several) */
+        for (const RecoverMarker *x = &m; x; x = x->next) {
+                int k;
+
+                r = recover_transcript_exists(&rt, x);
+                if (r < 0) {
+                        *ret_why = "cannot tell whether a transcript exists";
+                        return r;
                 }
+                if (r > 0) {
+                        if (!m.next)
+                                *ret_why = "a transcript of the session exists: only the marker "
+                                           "removed";
+                        continue;
+                }
+                k = recover_apply(&rt, x, /* execute= */ true, step, userdata, NULL);
+                if (k < 0) {
+                        *ret_why = "some files of the session could not be removed";
+                        return k;
+                }
+                n += k;
         }
         r = recover_marker_remove(global_fd, global_dev, st->name, step, userdata);
         if (r < 0) {
@@ -614,11 +668,15 @@ static int recover_scan_marker(Plan *p, size_t t, const RecoverRoots *rt, int di
                 plan_step_done(&st);
                 return -ENOMEM;
         }
-        r = recover_transcript_exists(rt, &m);
-        if (r > 0)
-                st.why = strdup("a transcript of the session exists: only the marker goes");
-        else if (r == 0)
-                r = recover_apply(rt, &m, /* execute= */ false, NULL, NULL, &st);
+        for (const RecoverMarker *x = &m; x && r >= 0; x = x->next) {
+                r = recover_transcript_exists(rt, x);
+                if (r > 0 && !m.next)
+                        st.why = strdup("a transcript of the session exists: only the marker goes");
+                else if (r == 0)
+                        r = recover_apply(rt, x, /* execute= */ false, NULL, NULL, &st);
+                if (r > 0)
+                        r = 0;
+        }
         if (r >= 0)
                 r = plan_step_add_path(&st, mpath, NULL);
         if (r < 0 && r != -ENOMEM)

@@ -33,6 +33,7 @@ typedef struct RecoverMarker {
         char *project_dir;
         RecoverFile *files;
         size_t n_files;
+        struct RecoverMarker *next; /* the next marker of a batch's file, or NULL */
 } RecoverMarker;
 
 void recover_marker_done(RecoverMarker *m);
@@ -47,6 +48,11 @@ int recover_marker_parse(const char *text, RecoverMarker *ret);
  * directories; *ret_name is its name there. step is called after each change. */
 int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMarker *m,
                          RecoverStepFn step, void *userdata, char **ret_name);
+/* The markers of a batch of deletes (the executor's group commit) in one file, written like one
+ * marker (one create, one fsync, one rename, one fsync). The recovery pass handles every marker
+ * of such a file; the file goes when the whole batch is done. *ret_name: its name. */
+int recover_markers_write(int global_fd, dev_t global_dev, RecoverMarker *const *m, size_t n,
+                          RecoverStepFn step, void *userdata, char **ret_name);
 /* Remove the marker name (ENOENT is success). */
 int recover_marker_remove(int global_fd, dev_t global_dev, const char *name, RecoverStepFn step,
                           void *userdata);

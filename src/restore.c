@@ -11,9 +11,11 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "cold.h"
 #include "fsutil.h"
 #include "macro.h"
 #include "restore.h"
+#include "scan.h"
 #include "util.h"
 
 /* Why the session cannot be restored, or NULL. */
@@ -141,6 +143,91 @@ int restore_plan_project(const Inventory *inv, const char *project, msec_t now, 
         return 0;
 }
 
+/* A session compressed in the cold tier of tree t (cold.h; the scan does not list those): one
+ * RESTORE step with no inventory session (session = SIZE_MAX), dir = its .qgc-cold directory
+ * relative to the runtime root, name = the id, the .zst files to decompress into
+ * chats/archive/ as paths. 1 added, 0 none, -errno. */
+static int restore_cold_step(const Inventory *inv, size_t t, const char *id, Plan *p) {
+        static const char *const exts[] = { "worktree.json", "pr.json", "ledger.jsonl", "jsonl" };
+        const Tree *tr = &inv->trees[t];
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        _cleanup_close_ int root_fd = -EBADF, pfd = -EBADF;
+        _cleanup_free_ char *tname = strprintf("%s.jsonl%s", id, COLD_SUFFIX);
+        const char *proj;
+        unsigned char type;
+        struct stat sb;
+
+        if (!d || !tname)
+                return -ENOMEM;
+        if (strchr(id, '/') || streq(id, ".") || streq(id, ".."))
+                return 0;
+        root_fd = fs_open_root(tr->runtime_dir, tr->dev);
+        if (root_fd < 0)
+                return 0;
+        /* listed with O_NOATIME where permitted, like the scan: a dry run changes no atime */
+        pfd = scan_openat(root_fd, "projects", O_RDONLY | O_DIRECTORY);
+        if (pfd < 0 || fstat(pfd, &sb) < 0 || sb.st_dev != tr->dev)
+                return 0;
+        fs_dir_init(d, pfd);
+        while (fs_dir_next(d, &proj, &type) > 0) {
+                _cleanup_free_ char *rel = strprintf("projects/%s/chats/archive/" COLD_DIR, proj);
+                _cleanup_free_ char *arel = strprintf("projects/%s/chats/archive", proj);
+                _cleanup_free_ char *crel = strprintf("projects/%s/chats", proj);
+                _cleanup_close_ int cfd = -EBADF, afd = -EBADF;
+                int r;
+
+                if (!rel || !arel || !crel)
+                        return -ENOMEM;
+                cfd = fs_open_path(root_fd, rel, tr->dev);
+                if (cfd < 0 || fstatat(cfd, tname, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    !S_ISREG(sb.st_mode))
+                        continue;
+                afd = fs_open_path(root_fd, arel, tr->dev);
+                _cleanup_close_ int chats_fd = afd >= 0 ? fs_open_path(root_fd, crel, tr->dev)
+                                                        : -EBADF;
+                PlanStep st = {
+                        .kind = PLAN_STEP_RESTORE,
+                        .tree = t,
+                        .session = SIZE_MAX,
+                        .session_id = strdup(id),
+                        .dir = strdup(rel),
+                        .name = strdup(id),
+                };
+                if (!st.session_id || !st.dir || !st.name) {
+                        plan_step_done(&st);
+                        return -ENOMEM;
+                }
+                for (size_t i = 0; i < ELEMENTSOF(exts); i++) {
+                        _cleanup_free_ char *n = strprintf("%s.%s", id, exts[i]);
+                        _cleanup_free_ char *zn = strprintf("%s.%s%s", id, exts[i], COLD_SUFFIX);
+                        _cleanup_free_ char *from = NULL, *to = NULL;
+
+                        if (!n || !zn) {
+                                plan_step_done(&st);
+                                return -ENOMEM;
+                        }
+                        if (fstatat(cfd, zn, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode))
+                                continue;
+                        /* a copy already in chats/archive/ is the end of an interrupted restore
+                         * when it matches (cold_decompress() checks), else a conflict then; an
+                         * active transcript is a conflict now */
+                        if (!st.why && i + 1 == ELEMENTSOF(exts) && chats_fd >= 0 &&
+                            fs_exists(chats_fd, n) > 0)
+                                st.why = strdup("an active copy exists (conflict)");
+                        from = strprintf("%s/%s/%s", tr->runtime_dir, rel, zn);
+                        to = strprintf("%s/%s/%s", tr->runtime_dir, arel, n);
+                        r = from && to ? plan_step_add_path(&st, from, to) : -ENOMEM;
+                        if (r < 0) {
+                                plan_step_done(&st);
+                                return r;
+                        }
+                }
+                r = plan_add_step(p, &st);
+                return r < 0 ? r : 1;
+        }
+        return 0;
+}
+
 int restore_plan(const Inventory *inv, const char *id, msec_t now, Plan **ret) {
         _cleanup_(plan_freep) Plan *p = NULL;
         int r;
@@ -151,7 +238,12 @@ int restore_plan(const Inventory *inv, const char *id, msec_t now, Plan **ret) {
         for (size_t t = 0; t < inv->n_trees; t++) {
                 const Session *s = inventory_find(inv, t, id);
 
-                if (!s)
+                /* compressed in the cold tier: decompressed back (which also finishes a restore
+                 * killed after the transcript was back but before its .zst went) */
+                r = restore_cold_step(inv, t, id, p);
+                if (r < 0)
+                        return r;
+                if (r > 0 || !s)
                         continue;
                 r = restore_add(p, inv, t, s);
                 if (r < 0)

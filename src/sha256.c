@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <openssl/evp.h>
 
 #include "sha256.h"
@@ -24,4 +25,50 @@ int sha256_hex(const void *data, size_t len, char ret[SHA256_HEX_LEN + 1]) {
         }
         ret[SHA256_HEX_LEN] = '\0';
         return 0;
+}
+
+struct Sha256 {
+        EVP_MD_CTX *ctx;
+};
+
+Sha256 *sha256_new(void) {
+        Sha256 *h = calloc(1, sizeof(Sha256));
+
+        if (!h)
+                return NULL;
+        h->ctx = EVP_MD_CTX_new();
+        if (!h->ctx || EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1) {
+                sha256_free(h);
+                return NULL;
+        }
+        return h;
+}
+
+int sha256_update(Sha256 *h, const void *data, size_t len) {
+        return len == 0 || EVP_DigestUpdate(h->ctx, data, len) == 1 ? 0 : -EIO;
+}
+
+int sha256_final(Sha256 *h, char ret[SHA256_HEX_LEN + 1]) {
+        static const char hex[] = "0123456789abcdef";
+        unsigned char md[EVP_MAX_MD_SIZE];
+        unsigned md_len = 0;
+
+        int r = EVP_DigestFinal_ex(h->ctx, md, &md_len) == 1 && md_len == SHA256_HEX_LEN / 2;
+
+        sha256_free(h);
+        if (!r)
+                return -EIO;
+        for (unsigned i = 0; i < md_len; i++) {
+                ret[2 * i] = hex[md[i] >> 4];
+                ret[2 * i + 1] = hex[md[i] & 0xf];
+        }
+        ret[SHA256_HEX_LEN] = '\0';
+        return 0;
+}
+
+void sha256_free(Sha256 *h) {
+        if (!h)
+                return;
+        EVP_MD_CTX_free(h->ctx);
+        free(h);
 }

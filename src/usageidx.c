@@ -43,6 +43,7 @@ struct UsageIndex {
         bool has_v1;       /* a complete line before consumed holds a record with version 1 */
         bool rebuild_empty; /* usage_history_freeze() found nothing to write in this run */
         char *pending;     /* the unterminated last line seen, parsed but not consumed */
+        uint64_t size_seen; /* the file's size at the last refresh */
 };
 
 /* openat() through the safe-filesystem layer (fs_openat(): no symlink, no mount crossing, a
@@ -272,6 +273,12 @@ static int usageidx_update(UsageIndex *idx, int global_fd) {
 
         if (idx->fallback)
                 return 2;
+        /* unchanged since the last refresh (one stat of one name below G, never followed):
+         * nothing to read. Anything else goes through the safe open below. */
+        if (idx->valid && fstatat(global_fd, USAGE_FILE, &st, AT_SYMLINK_NOFOLLOW) >= 0 &&
+            S_ISREG(st.st_mode) && st.st_dev == idx->dev && st.st_ino == idx->ino &&
+            (uint64_t)st.st_size == idx->size_seen)
+                return 1;
         fd = usageidx_open_read(global_fd);
         if (fd < 0) {
                 if (errno != ENOENT)
@@ -297,6 +304,7 @@ static int usageidx_update(UsageIndex *idx, int global_fd) {
                 usageidx_clear(idx); /* start over next time */
                 return r;
         }
+        idx->size_seen = (uint64_t)st.st_size;
         return idx->fallback ? 2 : 1;
 }
 
@@ -496,15 +504,8 @@ static int usageidx_undo(int fd, uint64_t off, size_t n) {
 /* Append one line on a fresh line with a single write() on an O_APPEND fd, fsync, and read it
  * back. */
 int usage_append(int global_fd, const char *line) {
-        _cleanup_close_ int fd = -EBADF, rfd = -EBADF;
-        _cleanup_free_ char *buf = NULL;
+        size_t len;
         const char *nl;
-        bool created = false, fresh = true;
-        struct stat st, rst;
-        size_t len, n;
-        off_t pos0, pos;
-        ssize_t k;
-        int r;
 
         if (!line)
                 return -EINVAL;
@@ -512,6 +513,23 @@ int usage_append(int global_fd, const char *line) {
         nl = memchr(line, '\n', len);
         if (len < 2 || !nl || nl != line + len - 1)
                 return -EINVAL; /* exactly one complete line */
+        return usage_append_lines(global_fd, line, len);
+}
+
+/* The group commit: lines (complete, none empty) with one write(), one fsync, one read-back. */
+int usage_append_lines(int global_fd, const char *line, size_t len) {
+        _cleanup_close_ int fd = -EBADF, rfd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        bool created = false, fresh = true;
+        struct stat st, rst;
+        size_t n;
+        off_t pos0, pos;
+        ssize_t k;
+        int r;
+
+        if (!line || len < 2 || line[len - 1] != '\n' || line[0] == '\n' || memchr(line, 0, len) ||
+            memmem(line, len, "\n\n", 2))
+                return -EINVAL; /* complete lines, none empty */
 
         fd = usageidx_openat(global_fd, USAGE_FILE,
                     O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0);

@@ -34,6 +34,11 @@ int usage_has_session(int global_fd, const char *id);
  * full disk) is undone in place, see usageidx_undo(), and gives -ENOSPC; other -errno. */
 int usage_append(int global_fd, const char *line);
 
+/* The same for len bytes of complete, non-empty lines (a batch of salvaged records, executor's
+ * group commit): one write(), one fsync, every byte read back; all or nothing (a short write is
+ * undone as above). */
+int usage_append_lines(int global_fd, const char *lines, size_t len);
+
 /* Qwen's usage totals must not change because qgc writes a line. While the file has no v1 record
  * (absent, empty, only other lines: trees of Qwen 0.12 to 0.15, or never opened /stats), Qwen's
  * loadUsageHistory rebuilds the history from G/projects/<dir>/chats/<file>.jsonl on every call;

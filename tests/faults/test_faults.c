@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 
 #include "../fs/apply_helpers.h"
+#include "cold.h"
 #include "fsutil.h"
 #include "journal.h"
 #include "usage.h"
@@ -44,6 +45,7 @@ typedef struct Faults {
         char getdents_match[128];  /* ... this fails with getdents_err */
         StrBuf sent; /* sd_journal_sendv() fields, one per line, entries separated by "--\n" */
         unsigned n_sent;
+        unsigned n_fsync; /* fsync() calls, of any file */
 } Faults;
 
 static Faults faults;
@@ -133,6 +135,7 @@ ssize_t __wrap_write(int fd, const void *buf, size_t n) {
 }
 
 int __wrap_fsync(int fd) {
+        faults.n_fsync++;
         if (fd_is_usage(fd)) {
                 if (faults.fsync_err) {
                         errno = faults.fsync_err;
@@ -774,12 +777,20 @@ static void crash_check(const char *qwen, unsigned n) {
         crash_check_leftovers(qwen, n);
 }
 
-static void test_faults_crash_after_every_step_then_rerun(void **state) {
-        T *t = *state;
+/* At the moment of the crash: a deleted session's transcript never went before its usage line. */
+static void crash_check_salvaged_first(const char *qwen, unsigned n) {
+        if (!fixture_exists(qwen, P_NOTES "/" S_KILLED ".jsonl") &&
+            apply_usage_lines(qwen, S_KILLED) != 1)
+                fail_msg("step %u: the transcript of %s went before its usage line", n, S_KILLED);
+}
+
+/* Crash after every step N, check what the crash left, rerun, check. batch: sessions per group
+ * commit (QGC_TEST_BATCH_SESSIONS; NULL: the default, every picked session in one batch). */
+static void crash_every_step(T *t, const char *batch) {
         unsigned n;
 
         for (n = 1; n < 200; n++) {
-                _cleanup_free_ char *dir = strprintf("run%u", n);
+                _cleanup_free_ char *dir = strprintf("run%s-%u", batch ? batch : "", n);
                 _cleanup_free_ char *qwen = fixture_path(t->root, dir);
                 ActionStats st = {};
                 int status = 0;
@@ -793,6 +804,8 @@ static void test_faults_crash_after_every_step_then_rerun(void **state) {
                         char v[16];
                         snprintf(v, sizeof v, "%u", n);
                         setenv("QGC_TEST_CRASH_AFTER_STEP", v, 1);
+                        if (batch)
+                                setenv("QGC_TEST_BATCH_SESSIONS", batch, 1);
                         _exit(apply_execute(qwen, crash_picks, &st) == 0 ? 0 : 1);
                 }
                 assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -802,6 +815,7 @@ static void test_faults_crash_after_every_step_then_rerun(void **state) {
                         assert_int_equal(WEXITSTATUS(status), 0);
                         break;
                 }
+                crash_check_salvaged_first(qwen, n);
                 assert_true(apply_execute(qwen, crash_picks, &st) >= 0);
                 assert_int_equal(st.n_failed, 0);
                 crash_check(qwen, n);
@@ -809,6 +823,159 @@ static void test_faults_crash_after_every_step_then_rerun(void **state) {
         }
         assert_true(n > 10); /* the plan has many steps; all were crashed after */
         assert_true(n < 200);
+}
+
+static void test_faults_crash_after_every_step_then_rerun(void **state) {
+        crash_every_step(*state, NULL);
+}
+
+/* The same with batches of one and of two sessions: a crash between two group commits, and
+ * inside the second. */
+static void test_faults_crash_after_every_step_batches_then_rerun(void **state) {
+        crash_every_step(*state, "1");
+        crash_every_step(*state, "2");
+        crash_every_step(*state, "3");
+}
+
+/* Group commit: the fsyncs of a run do not grow with its sessions. The four sessions of
+ * crash_picks (two deletes, two archives, in three projects) take one fsync of
+ * usage_record.jsonl, two for the batch's marker file, one per touched directory (four), one
+ * for the marker's removal, and two per sidecar merge (temp file and directory: the .pr.json
+ * and .ledger.jsonl of S_TEXT): 12. Before group commit it was 17. */
+static void test_faults_group_commit_fsyncs_per_batch(void **state) {
+        T *t = *state;
+        ActionStats st = {};
+
+        crash_plant(t->qwen);
+        faults.n_fsync = 0;
+        assert_int_equal(apply_execute(t->qwen, crash_picks, &st), 0);
+        assert_int_equal(st.n_deleted + st.n_archived, 4);
+        /* plus two per shared file a delete edits (erase.h: temp file and directory) */
+        if (faults.n_fsync > 12 + 2 * st.n_erased_files)
+                fail_msg("%u fsync calls for one batch of 4 sessions in 3 projects (%u shared "
+                         "files edited)",
+                         faults.n_fsync, st.n_erased_files);
+}
+
+/* Two files of one session (ids differing in case: Qwen dedupes usage on the first record's
+ * sessionId) in one batch: the second shares the first's usage line. When that line cannot be
+ * written both stay; once it can, both go with exactly one line. */
+static void test_faults_batch_shared_usage_line_failure_keeps_both(void **state) {
+        T *t = *state;
+        static const char *upper = "6DCFB8C0-951C-475B-9CA1-0D8837BEAD38";
+        _cleanup_free_ char *src = read_rel(t->qwen, P_NOTES "/" S_KILLED ".jsonl");
+        _cleanup_free_ char *rel = strprintf(P_NOTES "/%s.jsonl", upper);
+        ApplyPick picks[] = { { S_KILLED, VERB_DELETE }, { upper, VERB_DELETE }, {} };
+        ActionStats st = {};
+
+        assert_int_equal(fixture_write(t->qwen, rel, src), 0);
+        faults.write_err = ENOSPC;
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 1);
+        assert_int_equal(st.n_deleted, 0);
+        assert_true(fixture_exists(t->qwen, P_NOTES "/" S_KILLED ".jsonl"));
+        assert_true(fixture_exists(t->qwen, rel));
+        assert_int_equal(apply_usage_lines(t->qwen, S_KILLED), 0);
+
+        faults.write_err = 0;
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_deleted, 2);
+        assert_false(fixture_exists(t->qwen, P_NOTES "/" S_KILLED ".jsonl"));
+        assert_false(fixture_exists(t->qwen, rel));
+        assert_int_equal(apply_usage_lines(t->qwen, S_KILLED), 1);
+}
+
+/* ---------------------------------------------------------------- the cold tier */
+
+static long long mtime_ns_rel(const char *root, const char *rel) {
+        _cleanup_free_ char *p = fixture_path(root, rel);
+        struct stat st;
+
+        assert_int_equal(stat(p, &st), 0);
+        return (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+}
+
+/* Compress the archived session S_ARCH (transcript and a .pr.json) into its cold tier. */
+static void cold_plant(const char *qwen) {
+        _cleanup_free_ char *a = fixture_path(qwen, P_SCRATCH "/archive");
+        _cleanup_free_ char *cold = fixture_path(qwen, P_SCRATCH "/archive/" COLD_DIR);
+        int afd, cfd;
+
+        assert_int_equal(mkdir(cold, 0700), 0);
+        afd = open(a, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        cfd = open(cold, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(afd >= 0 && cfd >= 0);
+        assert_int_equal(cold_compress(afd, S_ARCH ".pr.json", cfd, 3, NULL, NULL, NULL, NULL), 0);
+        assert_int_equal(cold_compress(afd, S_ARCH ".jsonl", cfd, 3, NULL, NULL, NULL, NULL), 0);
+        close(afd);
+        close(cfd);
+}
+
+/* qgc restore of a compressed session, killed after every step and run again: the transcript
+ * and its sidecar come back byte for byte with their mtimes, no .zst and no temporary file is
+ * left. */
+static void test_faults_cold_restore_crash_after_every_step_then_rerun(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *body = NULL, *pr = NULL;
+        long long mt, mt_pr;
+        unsigned n;
+
+        assert_int_equal(fixture_write(t->qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json",
+                                       "{\"prs\":[]}\n"),
+                         0);
+        body = read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
+        pr = read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json");
+        mt = mtime_ns_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
+        mt_pr = mtime_ns_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json");
+        cold_plant(t->qwen);
+        assert_false(fixture_exists(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl"));
+
+        for (n = 1; n < 50; n++) {
+                _cleanup_free_ char *dir = strprintf("cold%u", n);
+                _cleanup_free_ char *qwen = fixture_path(t->root, dir);
+                _cleanup_free_ char *got = NULL, *got_pr = NULL, *tmp = NULL;
+                int status = 0;
+                pid_t pid;
+
+                assert_int_equal(fixture_copy_tree(t->qwen, t->root, dir), 0);
+                pid = fork();
+                assert_true(pid >= 0);
+                if (pid == 0) {
+                        Inventory *inv = NULL;
+                        char v[16];
+                        snprintf(v, sizeof v, "%u", n);
+                        setenv("QGC_TEST_CRASH_AFTER_STEP", v, 1);
+                        if (apply_scan(qwen, &inv) < 0)
+                                _exit(2);
+                        _exit(actions_restore(inv, S_ARCH) == 0 ? 0 : 1);
+                }
+                assert_int_equal(waitpid(pid, &status, 0), pid);
+                assert_true(WIFEXITED(status));
+                if (WEXITSTATUS(status) != 99) {
+                        assert_int_equal(WEXITSTATUS(status), 0);
+                        assert_int_equal(fixture_rm_rf(qwen), 0);
+                        break;
+                }
+                _cleanup_(inventory_freep) Inventory *inv = NULL;
+                assert_int_equal(apply_scan(qwen, &inv), 0);
+                /* the rerun: a restore again when the transcript is still compressed; else
+                 * (killed after the transcript's own step) the session is archived already */
+                if (fixture_exists(qwen, P_SCRATCH "/archive/" COLD_DIR "/" S_ARCH ".jsonl.zst"))
+                        assert_int_equal(actions_restore(inv, S_ARCH), 0);
+                got = read_rel(qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
+                got_pr = read_rel(qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json");
+                if (!streq(got, body) || !streq(got_pr, pr))
+                        fail_msg("step %u: restored content differs", n);
+                if (mtime_ns_rel(qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl") != mt ||
+                    mtime_ns_rel(qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json") != mt_pr)
+                        fail_msg("step %u: restored mtime differs", n);
+                if (fixture_exists(qwen, P_SCRATCH "/archive/" COLD_DIR "/" S_ARCH ".pr.json.zst"))
+                        fail_msg("step %u: a compressed sidecar left behind", n);
+                if (crash_find_temp(qwen, &tmp))
+                        fail_msg("step %u: temporary file '%s' left behind", n, tmp);
+                assert_int_equal(fixture_rm_rf(qwen), 0);
+        }
+        assert_true(n > 3);
+        assert_true(n < 50);
 }
 
 /* A tree without usage_record.jsonl (Qwen 0.12 to 0.15, or /stats never opened): the first
@@ -1296,6 +1463,10 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_fs_rm_rf_at_mount_appearing_is_not_emptied, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_then_rerun, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_batches_then_rerun, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_group_commit_fsyncs_per_batch, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_batch_shared_usage_line_failure_keeps_both, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_cold_restore_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_after_salvage_skip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_during_archive_skip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_ledger_append_during_merge_not_lost, setup,

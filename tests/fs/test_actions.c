@@ -897,6 +897,42 @@ static void test_recover_marker_parse_refuses_other_paths(void **state) {
         recover_marker_done(&m);
 }
 
+/* A batch's marker file holds several markers one after the other: each parsed with its own
+ * session's path rules, and one bad path anywhere refuses the whole file. */
+static void test_recover_batch_marker_parse(void **state) {
+        const char *two = "qgc-pending-delete 1\nsession " S_TEXT "\nproject p\n"
+                          "T R 1 2 3 4 5 projects/p/chats/" S_TEXT ".jsonl\n"
+                          "qgc-pending-delete 1\nsession " S_KILLED "\nproject q\n"
+                          "T R 1 2 3 4 5 projects/q/chats/archive/" S_KILLED ".jsonl\n"
+                          "d G 1 2 3 4 5 file-history/" S_KILLED "\n";
+        RecoverMarker m = {};
+        _cleanup_free_ char *again = NULL;
+        (void)state;
+
+        assert_int_equal(recover_marker_parse(two, &m), 0);
+        assert_string_equal(m.session, S_TEXT);
+        assert_int_equal(m.n_files, 1);
+        assert_non_null(m.next);
+        assert_string_equal(m.next->session, S_KILLED);
+        assert_string_equal(m.next->project_dir, "q");
+        assert_int_equal(m.next->n_files, 2);
+        assert_null(m.next->next);
+        again = recover_marker_format(&m);
+        assert_string_equal(again, two);
+        recover_marker_done(&m);
+
+        /* the second marker names a file of the first's session: refused whole */
+        assert_int_equal(recover_marker_parse("qgc-pending-delete 1\nsession " S_TEXT
+                                              "\nproject p\n"
+                                              "T R 1 2 3 4 5 projects/p/chats/" S_TEXT ".jsonl\n"
+                                              "qgc-pending-delete 1\nsession " S_KILLED
+                                              "\nproject q\n"
+                                              "f R 1 2 3 4 5 projects/p/chats/" S_TEXT
+                                              ".pr.json\n",
+                                              &m),
+                         -EBADMSG);
+}
+
 static void test_recover_stale_temp_files_removed(void **state) {
         T *t = *state;
         ActionStats st = {};
@@ -1216,6 +1252,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_actions_restore_refused_with_active_copy, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_restore_unknown_id_fails, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_recover_finishes_interrupted_delete, setup, teardown),
+                cmocka_unit_test(test_recover_batch_marker_parse),
                 cmocka_unit_test_setup_teardown(test_recover_marker_with_transcript_drops_only_the_marker, setup, teardown),
                 cmocka_unit_test(test_recover_marker_parse_refuses_other_paths),
                 cmocka_unit_test_setup_teardown(test_recover_stale_temp_files_removed, setup, teardown),

@@ -1,0 +1,124 @@
+/* show.c: `qgc show ID` (show.h): finds the session's transcript, in the inventory (active,
+ * archived) or in the cold tier of any project (chats/archive/.qgc-cold/<id>.jsonl.zst: the
+ * scan does not list those), and copies it to stdout through the safe-filesystem layer. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cold.h"
+#include "fsutil.h"
+#include "macro.h"
+#include "scan.h"
+#include "show.h"
+#include "util.h"
+
+static int show_copy_fd(int fd, int out_fd) {
+        char buf[64 * 1024];
+
+        for (;;) {
+                ssize_t k = read(fd, buf, sizeof buf);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        return 0;
+                for (ssize_t done = 0; done < k;) {
+                        ssize_t w = write(out_fd, buf + done, (size_t)(k - done));
+                        if (w < 0 && errno == EINTR)
+                                continue;
+                        if (w <= 0)
+                                return w < 0 ? -errno : -EIO;
+                        done += w;
+                }
+        }
+}
+
+/* The inventory's copy of s in tree tr. */
+static int show_copy(const Tree *tr, const Session *s, int out_fd) {
+        _cleanup_free_ char *rel = strprintf("projects/%s/chats%s", s->project_dir,
+                                             s->state == SESSION_ARCHIVED ? "/archive" : "");
+        _cleanup_free_ char *name = strprintf("%s.jsonl", s->id);
+        _cleanup_close_ int dir = -EBADF, fd = -EBADF;
+        FsRoot root = FS_ROOT_NULL;
+        int r;
+
+        if (!rel || !name)
+                return -ENOMEM;
+        r = fs_root_open(tr->runtime_dir, tr->dev, &root);
+        if (r < 0)
+                return r;
+        dir = fs_open_path(root.fd, rel, tr->dev);
+        fs_root_done(&root);
+        if (dir < 0)
+                return dir;
+        fd = fs_openat(dir, name, O_RDONLY | O_NONBLOCK, 0);
+        if (fd < 0)
+                return fd;
+        return show_copy_fd(fd, out_fd);
+}
+
+/* The cold tier's copy of id in any project of tree tr: -ENOENT when none. */
+static int show_cold(const Tree *tr, const char *id, int out_fd) {
+        _cleanup_free_ char *name = strprintf("%s.jsonl", id);
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        _cleanup_close_ int pfd = -EBADF;
+        FsRoot root = FS_ROOT_NULL;
+        const char *p;
+        unsigned char type;
+        struct stat sb;
+        int r;
+
+        if (!name || !d)
+                return -ENOMEM;
+        r = fs_root_open(tr->runtime_dir, tr->dev, &root);
+        if (r < 0)
+                return r;
+        /* listed with O_NOATIME where permitted, like the scan: showing changes no atime */
+        pfd = scan_openat(root.fd, "projects", O_RDONLY | O_DIRECTORY);
+        if (pfd >= 0 && (fstat(pfd, &sb) < 0 || sb.st_dev != tr->dev)) {
+                safe_close(pfd);
+                pfd = -EXDEV;
+        }
+        if (pfd < 0) {
+                fs_root_done(&root);
+                return pfd;
+        }
+        fs_dir_init(d, pfd);
+        r = -ENOENT;
+        while (r == -ENOENT && fs_dir_next(d, &p, &type) > 0) {
+                _cleanup_free_ char *rel = strprintf("projects/%s/chats/archive/" COLD_DIR, p);
+                _cleanup_close_ int cfd = -EBADF;
+
+                if (!rel) {
+                        r = -ENOMEM;
+                        break;
+                }
+                cfd = fs_open_path(root.fd, rel, tr->dev);
+                if (cfd < 0)
+                        continue; /* no cold tier in that project */
+                r = cold_cat(cfd, name, out_fd);
+        }
+        fs_root_done(&root);
+        return r;
+}
+
+int show_session(const Inventory *inv, const char *id, int out_fd) {
+        int r = -ENOENT;
+
+        if (!id || !*id || strchr(id, '/') || streq(id, ".") || streq(id, ".."))
+                return -EINVAL;
+        for (size_t t = 0; t < inv->n_trees; t++) {
+                const Session *s = inventory_find(inv, t, id);
+                if (s)
+                        return show_copy(&inv->trees[t], s, out_fd);
+        }
+        for (size_t t = 0; r == -ENOENT && t < inv->n_trees; t++)
+                r = show_cold(&inv->trees[t], id, out_fd);
+        return r;
+}

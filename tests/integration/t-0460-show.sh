@@ -1,0 +1,67 @@
+#!/bin/sh
+# qgc show ID writes a session's transcript to stdout byte for byte: active, archived, and
+# compressed in the cold tier (chats/archive/.qgc-cold/<id>.jsonl.zst, the original gone); an
+# unknown id and a compressed file that does not match its recorded SHA-256 exit 1. qgc restore
+# brings a compressed session back into chats/archive/ byte for byte with its mtime, and refuses
+# a compressed file that does not match.
+# Needs the zstd command for the compressed case (SKIP without it).
+. "$(dirname "$0")/lib.sh"
+tree=$(make_tree tree)
+chats="$tree/projects/-srv-demo-scratch/chats"
+arch=1a914264-8e49-442e-bc79-1cb2de9eae0c
+act=$(cd "$chats" && ls *.jsonl | head -1)
+act=${act%.jsonl}
+
+run_qgc show "$act" --root "$tree" > "$T/act.out" || fail "show of an active session"
+cmp "$T/act.out" "$chats/$act.jsonl" || fail "show of an active session differs"
+run_qgc show "$arch" --root "$tree" > "$T/arch.out" || fail "show of an archived session"
+cmp "$T/arch.out" "$chats/archive/$arch.jsonl" || fail "show of an archived session differs"
+run_qgc show 00000000-0000-0000-0000-000000000000 --root "$tree" > /dev/null 2>&1 &&
+        fail "show of an unknown session succeeded"
+
+command -v zstd >/dev/null || skip "zstd not installed (the compressed case)"
+# make_cold: compress the archived transcript into the cold tier's format (src/cold.h: a zstd
+# frame, then a skippable frame with SHA-256 and size; the original's mtime), original removed
+make_cold() {
+        mkdir -p "$chats/archive/.qgc-cold"
+        python3 - "$chats/archive/$arch.jsonl" "$chats/archive/.qgc-cold/$arch.jsonl.zst" <<'PY' || fail "cannot write the compressed file"
+import hashlib, os, struct, subprocess, sys
+src, dst = sys.argv[1], sys.argv[2]
+data = open(src, "rb").read()
+z = subprocess.run(["zstd", "-q", "-3", "--check", "-c", src], check=True, capture_output=True).stdout
+payload = b"qgc-cold 1 %s %020d\n" % (hashlib.sha256(data).hexdigest().encode(), len(data))
+open(dst, "wb").write(z + struct.pack("<II", 0x184D2A5E, len(payload)) + payload)
+st = os.stat(src)
+os.utime(dst, ns=(st.st_atime_ns, st.st_mtime_ns))
+PY
+        rm "$chats/archive/$arch.jsonl"
+}
+mtime() { python3 -c 'import os, sys; print(os.stat(sys.argv[1]).st_mtime_ns)' "$1"; }
+cp -p "$chats/archive/$arch.jsonl" "$T/orig.jsonl"
+make_cold
+run_qgc show "$arch" --root "$tree" > "$T/cold.out" || fail "show of a compressed session"
+cmp "$T/cold.out" "$T/orig.jsonl" || fail "show of a compressed session differs"
+
+# qgc restore: the plan, then back into chats/archive/ byte for byte, with its mtime
+run_qgc -n restore "$arch" --root "$tree" > "$T/plan.txt" || fail "restore -n of a compressed session"
+grep -q "would restore session $arch" "$T/plan.txt" || { cat "$T/plan.txt"; fail "no restore plan"; }
+[ -f "$chats/archive/.qgc-cold/$arch.jsonl.zst" ] || fail "restore -n changed something"
+run_qgc restore "$arch" --root "$tree" --log-file "$T/actions.log" > /dev/null || fail "restore of a compressed session"
+cmp "$chats/archive/$arch.jsonl" "$T/orig.jsonl" || fail "the restored transcript differs"
+[ "$(mtime "$chats/archive/$arch.jsonl")" = "$(mtime "$T/orig.jsonl")" ] || fail "the restored transcript has another mtime"
+[ ! -e "$chats/archive/.qgc-cold/$arch.jsonl.zst" ] || fail "the compressed file is still there"
+grep -q "QGC_ACTION=restored" "$T/actions.log" || { cat "$T/actions.log"; fail "restore not journalled"; }
+
+# a compressed file whose content does not match the recorded SHA-256: neither shown nor restored
+make_cold
+python3 - "$chats/archive/.qgc-cold/$arch.jsonl.zst" <<'PY'
+import sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+b[-30] = ord("0") if b[-30] != ord("0") else ord("1")  # a digit of the recorded SHA-256
+open(p, "wb").write(bytes(b))
+PY
+run_qgc show "$arch" --root "$tree" > /dev/null 2>&1 && fail "a mismatching compressed file was shown as good"
+run_qgc restore "$arch" --root "$tree" --log-file "$T/actions.log" > /dev/null 2>&1 && fail "a mismatching compressed file was restored"
+[ ! -e "$chats/archive/$arch.jsonl" ] || fail "a mismatching compressed file left a transcript"
+pass "qgc show and restore: active, archived and compressed transcripts byte for byte (mtime kept); unknown and corrupt refused"
