@@ -1732,8 +1732,40 @@ static void actions_steps(ActionsContext *c, const Plan *p, bool restore) {
         }
 }
 
-static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_first_error) {
+/* Progress of a long real run on a terminal: "done/total sessions, bytes" on one line of stderr,
+ * rewritten at most every 200 ms from half a second on, erased at the end. */
+typedef struct ActionsProgress {
+        bool on;
+        size_t total, done;
+        double started, shown;
+        bool printed;
+} ActionsProgress;
+
+static void actions_progress(ActionsProgress *pr, const ActionStats *st, bool end) {
+        char b[FORMAT_BYTES_MAX];
+        double now;
+
+        if (!pr->on)
+                return;
+        if (end) {
+                if (pr->printed)
+                        fputs("\r\033[K", stderr);
+                return;
+        }
+        now = mono_sec();
+        if (now - pr->started < 0.5 || now - pr->shown < 0.2)
+                return;
+        pr->shown = now;
+        pr->printed = true;
+        fprintf(stderr, "\rqgc: %zu/%zu sessions, %s\033[K", pr->done, pr->total,
+                format_bytes(b, sizeof b, st->bytes_deleted + st->bytes_archived));
+        fflush(stderr);
+}
+
+static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_first_error,
+                                bool progress) {
         ActionStats stats = {};
+        ActionsProgress pr = { .on = progress, .started = mono_sec() };
         ActionsContext c = {
                 .inv = p->inv,
                 .stats = &stats,
@@ -1748,6 +1780,7 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
                 Verb verb = p->items[i].verdict->verb;
                 n_planned += verb == VERB_ARCHIVE || verb == VERB_DELETE;
         }
+        pr.total = n_planned;
         n_planned += p->n_steps;
         c.batch = calloc(1, sizeof(ActionsBatch));
         if (!c.batch)
@@ -1774,8 +1807,11 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
                                 (void)actions_orphan(&c, &p->inv->orphans[it->index], v);
                 } else if (it->index < p->inv->n_sessions)
                         (void)actions_session(&c, &p->inv->sessions[it->index], v);
+                pr.done++;
+                actions_progress(&pr, &stats, false);
         }
         actions_batch_commit(&c);
+        actions_progress(&pr, &stats, true);
         free(c.batch);
         c.batch = NULL;
         actions_steps(&c, p, /* restore= */ true);
@@ -1795,7 +1831,7 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
 }
 
 int actions_execute(const Plan *p, ActionStats *ret_stats) {
-        return actions_execute_full(p, ret_stats, NULL);
+        return actions_execute_full(p, ret_stats, NULL, false);
 }
 
 /* Take the lock of every tree of inv; *ret_fds holds them (-EBADF where there is no tree). */
@@ -1855,7 +1891,11 @@ int actions_run(const Plan *p, const ActionsRunOptions *o, ActionStats *ret_stat
         if (!o->log_is_open)
                 r = actions_open_log(o);
         if (r >= 0) {
-                r = actions_execute(p, ret_stats);
+                /* progress only for a person watching: a terminal, not --quiet, and not mixed
+                 * into the action log on that terminal */
+                bool progress = !o->quiet && isatty(STDERR_FILENO) &&
+                                journal_get_target() != JOURNAL_TARGET_STDERR;
+                r = actions_execute_full(p, ret_stats, NULL, progress);
                 if (!o->log_is_open)
                         journal_close();
         }
@@ -1873,7 +1913,7 @@ int actions_restore(const Inventory *inv, const char *id) {
                 return log_error_errno(r, "no session %s in any tree", id);
         if (r < 0)
                 return r;
-        r = actions_execute_full(p, NULL, &first);
+        r = actions_execute_full(p, NULL, &first, false);
         if (r < 0)
                 return r;
         return first < 0 ? first : r;
