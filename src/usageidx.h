@@ -4,6 +4,8 @@
  * only what was appended since. */
 #pragma once
 
+#include <stddef.h>
+
 typedef struct UsageIndex UsageIndex;
 
 int usage_index_new(UsageIndex **ret);
