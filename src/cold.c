@@ -29,19 +29,6 @@ static void cold_step(ColdStepFn step, void *userdata, const char *what) {
                 step(userdata, what);
 }
 
-static int cold_write_all(int fd, const void *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        return k < 0 ? -errno : -EIO;
-                p = (const char *)p + k;
-                n -= (size_t)k;
-        }
-        return 0;
-}
-
 static void cold_put_le32(unsigned char *p, uint32_t v) {
         for (int i = 0; i < 4; i++)
                 p[i] = (unsigned char)(v >> (8 * i));
@@ -88,7 +75,7 @@ static int cold_compress_fd(int src_fd, int dst_fd, int level, char sha[65], uin
                                 r = -EIO;
                                 break;
                         }
-                        r = cold_write_all(dst_fd, out, ob.pos);
+                        r = write_all(dst_fd, out, ob.pos);
                         finished = last ? left == 0 : ib.pos == ib.size;
                 }
         }
@@ -145,7 +132,7 @@ static int cold_decompress_fd(int src_fd, int out_fd, char sha[65], uint64_t *re
                         size += ob.pos;
                         r = sha256_update(h, out, ob.pos);
                         if (r >= 0 && out_fd >= 0)
-                                r = cold_write_all(out_fd, out, ob.pos);
+                                r = write_all(out_fd, out, ob.pos);
                 }
                 if (r < 0)
                         break;
@@ -248,7 +235,7 @@ int cold_compress(int dir_fd, const char *name, int cold_fd, int level, const Fi
                 cold_put_le32(trailer, COLD_SKIP_MAGIC);
                 cold_put_le32(trailer + 4, COLD_TRAILER_PAYLOAD);
                 memcpy(trailer + 8, payload, COLD_TRAILER_PAYLOAD);
-                r = cold_write_all(out, trailer, sizeof trailer);
+                r = write_all(out, trailer, sizeof trailer);
         }
         if (r >= 0 && fsync(out) < 0)
                 r = -errno;

@@ -415,20 +415,6 @@ static int erase_read(int dir_fd, const char *name, struct stat *ret_st, char **
         return fs_read_fd(fd, ERASE_FILE_MAX, ret, ret_size);
 }
 
-static int erase_write_all(int fd, const char *p, size_t size) {
-        size_t done = 0;
-
-        while (done < size) {
-                ssize_t k = write(fd, p + done, size - done);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        return k < 0 ? -errno : -EIO;
-                done += (size_t)k;
-        }
-        return 0;
-}
-
 /* The edit of erase.h: splice, temp file with the original's mode and owner, fsync, re-read and
  * compare, rename, fsync the directory. */
 static int erase_edit(int dir_fd, const char *name, EraseSpliceFn splice, const char *id,
@@ -459,7 +445,7 @@ static int erase_edit(int dir_fd, const char *name, EraseSpliceFn splice, const 
         fd = fs_openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
         if (fd < 0)
                 return fd;
-        r = erase_write_all(fd, new, n_new);
+        r = write_all(fd, new, n_new);
         if (r >= 0 && (st.st_uid != geteuid() || st.st_gid != getegid()) &&
             fchown(fd, st.st_uid, st.st_gid) < 0)
                 r = -errno;

@@ -326,20 +326,6 @@ static int journal_send(const JournalEntry *e) {
         return r;
 }
 
-/* Write the whole buffer to fd (one write() for the usual short line). */
-static int journal_write_all(int fd, const char *s, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, s, n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        return k < 0 ? -errno : -EIO;
-                s += k;
-                n -= (size_t)k;
-        }
-        return 0;
-}
-
 /* Entries less severe than this are not written to stderr (--quiet under cron: only failures
  * reach the mail). The journal and --log-file always get every entry. */
 static int journal_stderr_max_priority = LOG_DEBUG;
@@ -369,7 +355,7 @@ int journal_log(const JournalEntry *e) {
         if (!nl)
                 return -ENOMEM;
         if (journal_state.target == JOURNAL_TARGET_FILE)
-                return journal_write_all(journal_state.fd, nl, strlen(nl));
+                return write_all(journal_state.fd, nl, strlen(nl));
         fflush(stderr);
-        return journal_write_all(STDERR_FILENO, nl, strlen(nl));
+        return write_all(STDERR_FILENO, nl, strlen(nl));
 }

@@ -300,20 +300,6 @@ static int recover_mkdir_open(int dfd, const char *name, dev_t dev, RecoverStepF
         return fs_open_path(dfd, name, dev);
 }
 
-/* Write all of s to fd. */
-static int recover_write_all(int fd, const char *s, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, s, n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        return k < 0 ? -errno : -EIO;
-                s += k;
-                n -= (size_t)k;
-        }
-        return 0;
-}
-
 int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMarker *m,
                          RecoverStepFn step, void *userdata, char **ret_name) {
         _cleanup_free_ char *text = recover_marker_format(m), *name = recover_marker_name(m);
@@ -335,7 +321,7 @@ int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMarker *m
         fd = fs_openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (fd < 0)
                 return fd;
-        r = recover_write_all(fd, text, strlen(text));
+        r = write_all(fd, text, strlen(text));
         if (r >= 0)
                 r = fs_fsync(fd);
         if (r < 0) {

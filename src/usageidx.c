@@ -791,21 +791,6 @@ finish:
         return r < 0 ? r : 0;
 }
 
-static int usageidx_write_all(int fd, const char *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        return -EIO;
-                p += k;
-                n -= (size_t)k;
-        }
-        return 0;
-}
-
 /* Copy [from, to) of src to the end of dst. */
 static int usageidx_copy(int src, uint64_t from, uint64_t to, int dst, char *last) {
         char buf[64 * 1024];
@@ -819,7 +804,7 @@ static int usageidx_copy(int src, uint64_t from, uint64_t to, int dst, char *las
                         return -errno;
                 if (k == 0)
                         return -EIO;
-                int r = usageidx_write_all(dst, buf, (size_t)k);
+                int r = write_all(dst, buf, (size_t)k);
                 if (r < 0)
                         return r;
                 *last = buf[k - 1];
@@ -854,9 +839,9 @@ static int usageidx_freeze_once(int global_fd, const StrBuf *lines) {
         /* the file's bytes so far stay as they are (none is a v1 record), then a fresh line */
         r = ofd >= 0 ? usageidx_copy(ofd, 0, (uint64_t)ost.st_size, tfd, &last) : 0;
         if (r >= 0 && last != '\n')
-                r = usageidx_write_all(tfd, "\n", 1);
+                r = write_all(tfd, "\n", 1);
         if (r >= 0)
-                r = usageidx_write_all(tfd, lines->buf, lines->len);
+                r = write_all(tfd, lines->buf, lines->len);
         if (r >= 0 && ofd >= 0 && fchmod(tfd, ost.st_mode & 07777) < 0)
                 r = -errno;
         if (r >= 0 && fsync(tfd) < 0)
@@ -897,7 +882,7 @@ static int usageidx_freeze_once(int global_fd, const StrBuf *lines) {
                         r = usageidx_copy(ofd, (uint64_t)ost.st_size, (uint64_t)st.st_size, afd,
                                           &last);
                         if (r >= 0 && last != '\n')
-                                r = usageidx_write_all(afd, "\n", 1);
+                                r = write_all(afd, "\n", 1);
                         if (r >= 0 && fsync(afd) < 0)
                                 r = -errno;
                         if (r < 0)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "macro.h"
@@ -603,4 +604,19 @@ int sort_by_runs(void *base, size_t n, size_t size,
         }
         memcpy(base, sorted, n * size);
         return 1;
+}
+
+int write_all(int fd, const void *buf, size_t n) {
+        const char *p = buf;
+
+        while (n > 0) {
+                ssize_t k = write(fd, p, n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return k < 0 ? -errno : -EIO;
+                p += k;
+                n -= (size_t)k;
+        }
+        return 0;
 }

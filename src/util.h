@@ -60,6 +60,10 @@ int strbuf_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf,
 void strbuf_done(StrBuf *b);
 char *strbuf_steal(StrBuf *b); /* returns buf (NUL-terminated, never NULL on success), resets */
 
+/* write(2) all n bytes of buf to fd, again after EINTR and short writes. 0 or -errno (-EIO when
+ * write returns 0). */
+int write_all(int fd, const void *buf, size_t n);
+
 /* asprintf that returns NULL on failure instead of an undefined pointer. */
 char *strprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The concatenation of the strings up to a NULL, or NULL when out of memory. */
