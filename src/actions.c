@@ -421,23 +421,6 @@ static bool actions_claim_names(int dfd, const char *name, const char *id) {
         return match;
 }
 
-/* Is name "<id>.runtime.json" or "<id>.<pid>.runtime.json"? */
-static bool actions_is_claim_name(const char *name, const char *id) {
-        size_t l = strlen(id);
-        const char *p;
-
-        if (strncasecmp(name, id, l) != 0 || name[l] != '.')
-                return false;
-        p = name + l + 1;
-        if (streq(p, "runtime.json"))
-                return true;
-        if (*p < '0' || *p > '9')
-                return false;
-        while (*p >= '0' && *p <= '9')
-                p++;
-        return streq(p, ".runtime.json");
-}
-
 /* Remove the dead runtime claims of a session whose transcripts are gone. */
 static int actions_remove_claims(ActionsContext *c, int chats_fd, const char *id) {
         _cleanup_free_ char *t = strprintf("%s.jsonl", id);
@@ -453,7 +436,7 @@ static int actions_remove_claims(ActionsContext *c, int chats_fd, const char *id
                 return 0; /* a transcript exists: claims prove its ownership */
         for (size_t i = 0; c->claim_names && i < c->n_claim_names; i++) {
                 name = c->claim_names[i];
-                if (!actions_is_claim_name(name, id) || !actions_claim_names(chats_fd, name, id))
+                if (!live_is_claim_of(name, id) || !actions_claim_names(chats_fd, name, id))
                         continue;
                 k = actions_unlink_benign(c, chats_fd, name, 0);
                 if (k < 0 && r == 0)
@@ -466,7 +449,7 @@ static int actions_remove_claims(ActionsContext *c, int chats_fd, const char *id
                 return fd;
         fs_dir_init(d, fd);
         while ((k = fs_dir_next(d, &name, &type)) > 0) {
-                if (!actions_is_claim_name(name, id) || !actions_claim_names(chats_fd, name, id))
+                if (!live_is_claim_of(name, id) || !actions_claim_names(chats_fd, name, id))
                         continue;
                 k = actions_unlink_benign(c, chats_fd, name, 0);
                 if (k < 0 && r == 0)
@@ -593,7 +576,7 @@ static int actions_mark_claims(RecoverMarker *m, int chats_fd, const char *chats
         for (size_t i = 0; names && r >= 0 && i < n; i++) {
                 _cleanup_free_ char *rel = NULL;
 
-                if (!actions_is_claim_name(names[i], id) ||
+                if (!live_is_claim_of(names[i], id) ||
                     !actions_claim_names(chats_fd, names[i], id))
                         continue;
                 rel = strprintf("%s/%s", chats, names[i]);
@@ -615,7 +598,7 @@ static int actions_mark_claims(RecoverMarker *m, int chats_fd, const char *chats
         while (r >= 0 && (de = readdir(d))) {
                 _cleanup_free_ char *rel = NULL;
 
-                if (!actions_is_claim_name(de->d_name, id) ||
+                if (!live_is_claim_of(de->d_name, id) ||
                     !actions_claim_names(chats_fd, de->d_name, id))
                         continue;
                 rel = strprintf("%s/%s", chats, de->d_name);

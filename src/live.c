@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -410,6 +411,22 @@ LiveProbe *live_probe_free(LiveProbe *p) {
         safe_close(p->locks_fd);
         free(p);
         return NULL;
+}
+
+bool live_is_claim_of(const char *name, const char *id) {
+        size_t l = strlen(id);
+        const char *p;
+
+        if (strncasecmp(name, id, l) != 0 || name[l] != '.')
+                return false;
+        p = name + l + 1;
+        if (streq(p, "runtime.json"))
+                return true;
+        if (*p < '0' || *p > '9')
+                return false;
+        while (*p >= '0' && *p <= '9')
+                p++;
+        return streq(p, ".runtime.json");
 }
 
 bool live_is_claim_name(const char *name) {

@@ -41,6 +41,9 @@ typedef struct ClaimSet {
 
 /* Does the name look like a runtime claim ("*.runtime.json", as Qwen's readRuntimeStatusClaims)? */
 bool live_is_claim_name(const char *name);
+/* Is name "<id>.runtime.json" or "<id>.<pid>.runtime.json", a claim of session id (case
+ * ignored in the id, as Qwen's ids are compared)? */
+bool live_is_claim_of(const char *name, const char *id);
 /* Read (chats_fd, name) no-follow, non-blocking, bounded, and append it to set (malformed ones
  * too). Only -ENOMEM is returned as an error. */
 int live_claims_add(ClaimSet *set, int chats_fd, const char *name);

@@ -36,6 +36,7 @@
 
 #include "erase.h"
 #include "fsutil.h"
+#include "live.h"
 #include "log.h"
 #include "macro.h"
 #include "recover.h"
@@ -122,23 +123,6 @@ static bool recover_component_ok(const char *s) {
         return s && *s && !streq(s, ".") && !streq(s, "..") && !strpbrk(s, "/\n");
 }
 
-/* "<id>.runtime.json" or "<id>.<pid>.runtime.json" (a Qwen runtime claim of session id). */
-static bool recover_is_claim_name(const char *name, const char *id) {
-        size_t l = strlen(id);
-        const char *p;
-
-        if (strncasecmp(name, id, l) != 0 || name[l] != '.')
-                return false;
-        p = name + l + 1;
-        if (streq(p, "runtime.json"))
-                return true;
-        if (*p < '0' || *p > '9')
-                return false;
-        while (*p >= '0' && *p <= '9')
-                p++;
-        return streq(p, ".runtime.json");
-}
-
 /* Is f one of the files a delete of session id in project pd removes? The whole proof that a
  * marker names nothing else. */
 static bool recover_file_allowed(const char *id, const char *pd, const RecoverFile *f) {
@@ -187,7 +171,7 @@ static bool recover_file_allowed(const char *id, const char *pd, const RecoverFi
                         return true;
         }
         return strncmp(f->rel, chats, lc) == 0 && !strchr(f->rel + lc, '/') &&
-               recover_is_claim_name(f->rel + lc, id);
+               live_is_claim_of(f->rel + lc, id);
 }
 
 /* Parse one file line of a marker into f (f->rel points into line). */
