@@ -26,6 +26,16 @@ CONF="$QGC_TESTDATA/integration/apply.conf"
 # The plan first: what the journal must report.
 run_qgc --dry-run --json --root "$tree" --now "$NOW" -c "$CONF" > "$T/plan.json" || fail "dry run"
 
+# The catalog, compiled into a database of our own, for journalctl -x inside the namespace.
+CATDB=""
+if [ -n "${QGC_SRCDIR:-}" ] && [ -f "$QGC_SRCDIR/systemd/qgc.catalog" ] &&
+   [ -d /var/lib/systemd/catalog ]; then
+        mkdir -p "$T/catroot/usr/lib/systemd/catalog" "$T/catroot/var/lib/systemd/catalog"
+        cp "$QGC_SRCDIR/systemd/qgc.catalog" "$T/catroot/usr/lib/systemd/catalog/"
+        journalctl --root="$T/catroot" --update-catalog || fail "journalctl rejects qgc.catalog"
+        CATDB="$T/catroot/var/lib/systemd/catalog"
+fi
+
 cat > "$T/inner.sh" <<'EOF'
 set -eu
 mkdir -p /run/systemd /run/log
@@ -47,10 +57,15 @@ echo $? >"$T/rc"
 set -e
 journalctl --sync >/dev/null 2>&1 || sleep 1
 journalctl -o json --no-pager SYSLOG_IDENTIFIER=qgc >"$T/entries.json"
+if [ -n "$CATDB" ]; then
+        # journalctl -x explains each entry from the catalog, its @FIELD@s filled in
+        mount --bind "$CATDB" /var/lib/systemd/catalog
+        journalctl -x --no-pager SYSLOG_IDENTIFIER=qgc QGC_ACTION=archived >"$T/explained.txt" 2>&1
+fi
 kill $jpid
 wait $jpid 2>/dev/null || true
 EOF
-export T tree NOW CONF QGC JOURNALD
+export T tree NOW CONF QGC JOURNALD CATDB
 set +e
 unshare -m --propagation private sh "$T/inner.sh"
 rc=$?
@@ -155,5 +170,20 @@ missing = ids - listed
 assert not missing, missing
 assert len(listed) == 11, listed
 PY
+fi
+# journalctl -x shows the catalog's text with the session, project and rule of the entry
+if [ -n "$CATDB" ]; then
+        python3 - "$T/entries.json" "$T/explained.txt" <<'PY' || fail "journalctl -x does not name the session"
+import json, sys
+arch = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+arch = [e for e in arch if e.get("QGC_ACTION") == "archived"]
+assert arch, "no archived entry"
+text = open(sys.argv[2], encoding="utf-8", errors="replace").read()
+for e in arch:
+    want = "qgc moved the session %s of project %s" % (e["QGC_SESSION"], e["QGC_PROJECT"])
+    assert want in " ".join(text.split()), (want, text[:2000])
+    assert "@QGC_" not in text, "an @FIELD@ was not substituted"
+PY
+        pass "journalctl -x explains an archived entry with its session and project"
 fi
 pass "journal entries read back with journalctl"
