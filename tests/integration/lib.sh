@@ -13,6 +13,18 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
 pass() { echo "PASS: $*"; }
 
+# have_pty: can script(1) give a command a pseudo-terminal here? (Not in a chroot without
+# /dev/pts, nor where script is missing.)
+have_pty() { command -v script >/dev/null 2>&1 && script -qec true /dev/null </dev/null >/dev/null 2>&1; }
+# part_skipped WHY: a part of this test cannot run here. The test goes on with the rest, and
+# finish() then ends it with SKIP (77), never PASS: a skipped part is not a passed one.
+parts_skipped=""
+part_skipped() { echo "SKIP (part): $*" >&2; parts_skipped="$parts_skipped; $*"; }
+finish() {
+        [ -z "$parts_skipped" ] || { echo "SKIP: parts not run here$parts_skipped" >&2; exit 77; }
+        exit 0
+}
+
 # make_tree NAME: a fresh copy of the corpus tree at $T/NAME, printed.
 make_tree() {
         mkdir -p "$T/$1"

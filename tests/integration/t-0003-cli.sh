@@ -107,7 +107,9 @@ run_qgc --root "$ran" --now 2027-04-01T00:00:00Z -c "$QGC_TESTDATA/integration/a
 E="$QGC_TESTDATA/integration/empty.conf"
 A="$QGC_TESTDATA/integration/apply.conf"
 utf8=$(locale -a 2>/dev/null | grep -i -m1 '^c\.utf-\?8$' || true)
-have_script=$(command -v script || true)
+have_script=$(have_pty && echo yes || true)
+[ -n "$have_script" ] || part_skipped "the pseudo-terminal cases (no pty here)"
+[ -n "$utf8" ] || part_skipped "the UTF-8 locale cases (no C.UTF-8 locale)"
 table_row() { # NAME FIT EXPECT ARGS...
         name=$1 fit=$2 expect=$3; shift 3
         for cols in 80 60; do
@@ -170,3 +172,4 @@ run_qgc status --root "$tree" > "$T/status.pipe"
 awk 'length > 100 { bad = 1 } END { exit bad }' "$T/status.pipe" || { cat "$T/status.pipe"; fail "piped status is padded wide"; }
 grep -q "  $" "$T/status.pipe" && fail "piped status has trailing padding"
 pass "command line"
+finish

@@ -4,7 +4,7 @@
 # stderr is not a terminal, none under --quiet (issue 11). The terminal is script(1)'s pty.
 . "$(dirname "$0")/lib.sh"
 
-command -v script >/dev/null 2>&1 || skip "script(1) is missing"
+have_pty || skip "no pseudo-terminal here (script(1) missing, or no /dev/pts)"
 command -v cc >/dev/null 2>&1 || skip "no C compiler for the tree generator"
 cc -O2 -o "$T/gen-tree" "$QGC_SRCDIR/bench/gen-tree.c" -lm || fail "cannot build gen-tree"
 # sessions 30 to 400 days old (min-idle and every grace long past by the real clock)
