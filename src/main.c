@@ -786,7 +786,19 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
                 return r < 0 ? r : treesize_render(inv, cfg->tree.count_allocated, false, stdout);
         }
         if (arg_command == CMD_SHOW) {
-                r = show_session(inv, arg_restore_id, STDOUT_FILENO);
+                const char *id = arg_restore_id, *other = NULL;
+
+                /* a unique prefix, as for restore; a whole id may be in the cold tier only */
+                r = restore_resolve(inv, arg_restore_id, &id, &other);
+                if (r == -ENOTUNIQ) {
+                        log_error("show: '%s' names more than one session (%s, %s, ...); give "
+                                  "more of the id",
+                                  arg_restore_id, id, other);
+                        return 64;
+                }
+                if (r == -ENOENT)
+                        id = arg_restore_id;
+                r = show_session(inv, id, STDOUT_FILENO);
                 if (r == -ENOENT)
                         return log_error_errno(r, "no session %s in any tree", arg_restore_id), 1;
                 return r < 0 ? log_error_errno(r, "cannot show session %s", arg_restore_id), 1 : 0;

@@ -18,6 +18,14 @@ run_qgc show "$arch" --root "$tree" > "$T/arch.out" || fail "show of an archived
 cmp "$T/arch.out" "$chats/archive/$arch.jsonl" || fail "show of an archived session differs"
 run_qgc show 00000000-0000-0000-0000-000000000000 --root "$tree" > /dev/null 2>&1 &&
         fail "show of an unknown session succeeded"
+# a unique prefix will do, as for restore (issue 11); an ambiguous one is a usage error
+run_qgc show "$(echo "$act" | cut -c1-8)" --root "$tree" > "$T/prefix.out" || fail "show by prefix"
+cmp "$T/prefix.out" "$chats/$act.jsonl" || fail "show by prefix differs"
+set +e
+timeout 60 "$QGC" show 6 --root "$tree" > /dev/null 2>&1
+rc=$?
+set -e
+[ $rc = 64 ] || fail "show of an ambiguous prefix: exit $rc, expected 64"
 
 command -v zstd >/dev/null || skip "zstd not installed (the compressed case)"
 # make_cold: compress the archived transcript into the cold tier's format (src/cold.h: a zstd
