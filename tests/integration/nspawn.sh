@@ -2,6 +2,7 @@
 # nspawn.sh: boot a Debian 12 root with systemd as PID 1 (systemd-nspawn --boot) and run a script
 # inside once the system is up. Adapted from the team's nspawn-boot tool; sourced by t-05xx tests.
 #   nspawn_base           make (once) and print the cached base root; exit 77 when it cannot
+#   nspawn_usable BASE    can nspawn run here (not in a container or chroot)? 0 yes
 #   nspawn_boot ROOT SCRIPT
 #                         boot ROOT (a fresh copy of the base, prepared by the caller), run SCRIPT
 #                         as a unit of the boot (after multi-user.target), power off; SCRIPT's
@@ -36,6 +37,14 @@ nspawn_base() {
                 ) || return 77
         fi
         echo "$base"
+}
+
+# nspawn_usable BASE: can systemd-nspawn run a container here at all? Not inside a plain
+# container or a chroot (no CAP_SYS_ADMIN, no cgroup hierarchy): the boot tests SKIP there. The
+# probe runs /bin/true in the base, read-only, and involves nothing of qgc's.
+nspawn_usable() {
+        timeout 60 systemd-nspawn -q --read-only --register=no --keep-unit -D "$1" /bin/true \
+                >/dev/null 2>&1 </dev/null
 }
 
 nspawn_boot() {

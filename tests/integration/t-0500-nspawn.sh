@@ -30,6 +30,8 @@ esac
         skip "a sanitizer build (its runtime and shadow memory do not belong in the hardened unit)"
 t0=$(date +%s)
 base=$(nspawn_base) || skip "cannot make the Debian 12 base root (debootstrap; see /var/tmp/qgc-nspawn-base-*.log)"
+nspawn_usable "$base" ||
+        skip "systemd-nspawn cannot run a container here (a container or chroot: no CAP_SYS_ADMIN or cgroups)"
 t1=$(date +%s)
 
 R=$(mktemp -d /var/tmp/qgc-nspawn.XXXXXX)

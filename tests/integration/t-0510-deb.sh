@@ -56,6 +56,8 @@ grep -qx '/etc/qgc/qgc.conf' "$T/ctrl/conffiles" || fail "/etc/qgc/qgc.conf is n
 pass "the package enables and starts qgc.timer only; the user units are not enabled"
 
 base=$(nspawn_base) || skip "cannot make the Debian 12 base root (debootstrap)"
+nspawn_usable "$base" ||
+        skip "systemd-nspawn cannot run a container here (a container or chroot: no CAP_SYS_ADMIN or cgroups)"
 R=$(mktemp -d /var/tmp/qgc-nspawn.XXXXXX)
 trap 'rm -rf "$R" "$R.console"; cleanup' EXIT
 trap 'exit 99' INT TERM HUP
