@@ -18,6 +18,21 @@ run_qgc show "$arch" --root "$tree" > "$T/arch.out" || fail "show of an archived
 cmp "$T/arch.out" "$chats/archive/$arch.jsonl" || fail "show of an archived session differs"
 run_qgc show 00000000-0000-0000-0000-000000000000 --root "$tree" > /dev/null 2>&1 &&
         fail "show of an unknown session succeeded"
+# on a terminal the transcript goes through the one cleaner: JSON leaves C1 controls and the bidi
+# overrides raw (JSON.stringify escapes only C0), and a model's output may hold them
+printf '{"type":"system","sessionId":"%s","text":"EVILSHOW \302\2332J \342\200\256gpj.exe"}\n' "$act" \
+        >> "$chats/$act.jsonl"
+run_qgc show "$act" --root "$tree" > "$T/raw.out" || fail "show after the append"
+cmp "$T/raw.out" "$chats/$act.jsonl" || fail "piped show is not byte for byte"
+if have_pty; then
+        script -qec "'$QGC' show '$act' --root '$tree'" /dev/null < /dev/null > "$T/tty.out" ||
+                fail "show on a terminal"
+        tr -d '\r' < "$T/tty.out" > "$T/tty.txt"
+        python3 "$QGC_TESTDATA/../integration/nocontrols.py" "$T/tty.txt" EVILSHOW ||
+                fail "show put control characters on the terminal"
+else
+        part_skipped "show on a terminal (no pseudo-terminal here)"
+fi
 # a unique prefix will do, as for restore (issue 11); an ambiguous one is a usage error
 run_qgc show "$(echo "$act" | cut -c1-8)" --root "$tree" > "$T/prefix.out" || fail "show by prefix"
 cmp "$T/prefix.out" "$chats/$act.jsonl" || fail "show by prefix differs"
@@ -73,3 +88,4 @@ run_qgc show "$arch" --root "$tree" > /dev/null 2>&1 && fail "a mismatching comp
 run_qgc restore "$arch" --root "$tree" --log-file "$T/actions.log" > /dev/null 2>&1 && fail "a mismatching compressed file was restored"
 [ ! -e "$chats/archive/$arch.jsonl" ] || fail "a mismatching compressed file left a transcript"
 pass "qgc show and restore: active, archived and compressed transcripts byte for byte (mtime kept); unknown and corrupt refused"
+finish
