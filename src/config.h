@@ -7,6 +7,8 @@
  *   admin = { allow-user-files = true; user-dirs = ( "/srv/home" ); };  # system file only
  *
  * A limit written "off" is stored as 0 (orphan-min-age "off" as MSEC_INFINITY: never).
+ * Every key, its type, bounds and default are in the key table (config-table.c); the files
+ * behind this interface are listed in config-int.h.
  */
 #pragma once
 
@@ -184,6 +186,7 @@ const ProjectOverride *config_override_for(const Config *c, const char *project_
 /* check-config --explain: print the effective policy and each value's origin. */
 int config_explain(const Config *c, FILE *f);
 
+/* The words of the action key and the names of the policy keys (config-table.c). */
 const char *policy_action_to_string(PolicyAction a);
 PolicyAction policy_action_from_string(const char *s);
 const char *policy_key_to_string(PolicyKey k);
