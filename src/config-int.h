@@ -121,6 +121,8 @@ size_t config_key_names(ConfigScope scope, const char *extra, const char **names
 /* The value of key k: base is a Policy for policy keys, the Config for the others. */
 void *config_key_ptr(const ConfigKeyInfo *k, void *base);
 const void *config_key_ptr_const(const ConfigKeyInfo *k, const void *base);
+/* A CONFIG_VALUE_PATH_LIST's count, in the Config base. */
+size_t *config_key_count(const ConfigKeyInfo *k, void *base);
 /* Where key k's origin is kept: in o for policy keys, in c for the others. */
 char **config_key_origin(const ConfigKeyInfo *k, Config *c, PolicyOrigin *o);
 /* A CHOICE value's word index; durations, counts, sizes and bools as a number. */

@@ -164,7 +164,8 @@ static int config_clamp_tree(Config *m, const Config *system, const char *user_f
                         if (config_errors_add(errs,
                                               "%s: warning: tree %s %s keeps more than the system "
                                               "policy allows (%s, %s); using it",
-                                              loc, k->name, config_key_format_buf(k, m, x, sizeof x),
+                                              loc, k->name,
+                                              config_key_format_buf(k, m, x, sizeof x),
                                               config_key_format_buf(k, system, y, sizeof y),
                                               ao) < 0 ||
                             config_set_str(uo, ao) < 0)
@@ -211,7 +212,8 @@ static int config_clamp_tree(Config *m, const Config *system, const char *user_f
                         if (config_errors_add(errs,
                                               "%s: warning: tree %s \"%s\" keeps more than the "
                                               "system policy allows (\"%s\", %s); using it",
-                                              loc, k->name, config_key_format_buf(k, m, x, sizeof x),
+                                              loc, k->name,
+                                              config_key_format_buf(k, m, x, sizeof x),
                                               config_key_format_buf(k, system, y, sizeof y),
                                               ao) < 0 ||
                             config_set_str(uo, ao) < 0)

@@ -22,6 +22,8 @@ static const char *const policy_action_table[_POLICY_ACTION_MAX] = {
 };
 static const char *const config_count_words[] = { "apparent", "allocated" };
 
+_Static_assert(_POLICY_KEY_MAX <= 32, "a project block's set_mask has one bit per policy key");
+
 const char *const config_top_names[4] = { "defaults", "tree", "projects", "admin" };
 
 const ConfigScopeInfo config_scopes[_CONFIG_SCOPE_MAX] = {
@@ -41,7 +43,7 @@ const ConfigScopeInfo config_scopes[_CONFIG_SCOPE_MAX] = {
                 .min = lo, .max = hi, .tighten = tt, .def = (uint64_t)(d), .help = h, __VA_ARGS__ }
 /* A tree or admin key: the same with its Config field and origin. */
 #define CKEY(k, s, n, t, field, origin, o, lo, hi, tt, d, h, ...)                                 \
-        [k] = { .name = n, .scope = s, .type = t, .offset = offsetof(Config, field),                \
+        [k] = { .name = n, .scope = s, .type = t, .offset = offsetof(Config, field),               \
                 .size = FIELD_SIZE(Config, field), .origin_offset = offsetof(Config, origin),      \
                 .off = o, .min = lo, .max = hi, .tighten = tt, .def = (uint64_t)(d), .help = h,    \
                 __VA_ARGS__ }
@@ -132,7 +134,8 @@ const ConfigKeyInfo config_keys[_CONFIG_KEY_MAX] = {
         /* admin = { ... } */
         CKEY(CONFIG_KEY_ALLOW_USER_FILES, CONFIG_SCOPE_ADMIN, "allow-user-files",
              CONFIG_VALUE_BOOL, allow_user_files, origin_allow_user_files, CONFIG_OFF_NO, 0, 1,
-             CONFIG_TIGHTEN_SYSTEM, true, "users' own qgc.conf apply in root mode (tightening only)"),
+             CONFIG_TIGHTEN_SYSTEM, true,
+             "users' own qgc.conf apply in root mode (tightening only)"),
         CKEY(CONFIG_KEY_USER_DIRS, CONFIG_SCOPE_ADMIN, "user-dirs", CONFIG_VALUE_PATH_LIST,
              user_dirs, origin_user_dirs, CONFIG_OFF_NO, 0, 0, CONFIG_TIGHTEN_SYSTEM, 0,
              "directories holding homes the user database does not list",
@@ -186,6 +189,10 @@ void *config_key_ptr(const ConfigKeyInfo *k, void *base) {
 
 const void *config_key_ptr_const(const ConfigKeyInfo *k, const void *base) {
         return (const uint8_t *)base + k->offset;
+}
+
+size_t *config_key_count(const ConfigKeyInfo *k, void *base) {
+        return (size_t *)(void *)((uint8_t *)base + k->offset_n);
 }
 
 char **config_key_origin(const ConfigKeyInfo *k, Config *c, PolicyOrigin *o) {
@@ -323,7 +330,7 @@ char *config_key_format(const ConfigKeyInfo *k, const void *base) {
         }
         if (k->type == CONFIG_VALUE_PATH_LIST) {
                 char *const *v = *(char *const *const *)config_key_ptr_const(k, base);
-                size_t n = *(const size_t *)(const void *)((const uint8_t *)base + k->offset_n);
+                size_t n = *config_key_count(k, (void *)base);
                 StrBuf b = {};
 
                 for (size_t i = 0; i < n; i++)

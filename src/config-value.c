@@ -298,7 +298,7 @@ static int config_get_enum(const config_setting_t *s, const char *key, const cha
 static int config_get_path_list(const ConfigKeyInfo *k, const config_setting_t *s,
                                 const char *loc, void *base, ConfigErrors *errs) {
         char ***list = config_key_ptr(k, base);
-        size_t *count = (size_t *)(void *)((uint8_t *)base + k->offset_n);
+        size_t *count = config_key_count(k, base);
         int m = config_setting_length(s), r = 0;
         char **v;
         bool bad = false;
@@ -318,7 +318,8 @@ static int config_get_path_list(const ConfigKeyInfo *k, const config_setting_t *
                 const char *d = config_setting_get_string(e);
                 if (!d || d[0] != '/') {
                         _cleanup_free_ char *got = config_describe(e);
-                        r = got ? config_error(errs, loc, "%s: entry %d, %s, is not an absolute path",
+                        r = got ? config_error(errs, loc,
+                                               "%s: entry %d, %s, is not an absolute path",
                                                k->name, j + 1, got)
                                 : -ENOMEM;
                         bad = true;

@@ -105,8 +105,7 @@ void config_done(Config *c) {
                 if (k->type == CONFIG_VALUE_PATH)
                         free(*(char **)config_key_ptr(k, c));
                 else if (k->type == CONFIG_VALUE_PATH_LIST)
-                        config_strv_free(*(char ***)config_key_ptr(k, c),
-                                         *(size_t *)(void *)((uint8_t *)c + k->offset_n));
+                        config_strv_free(*(char ***)config_key_ptr(k, c), *config_key_count(k, c));
         }
         config_strv_free(c->files, c->n_files);
         config_strv_free(c->files_from, c->n_files);
@@ -120,7 +119,9 @@ int config_init_default(Config *c) {
 
                 config_key_set_default(k, k->scope == CONFIG_SCOPE_POLICY ? (void *)&c->defaults
                                                                           : (void *)c);
-                if (config_set_str(config_key_origin(k, c, &c->defaults_origin), CONFIG_BUILTIN) < 0) {
+                char **origin = config_key_origin(k, c, &c->defaults_origin);
+
+                if (config_set_str(origin, CONFIG_BUILTIN) < 0) {
                         config_done(c);
                         return -ENOMEM;
                 }
@@ -176,12 +177,12 @@ int config_copy(const Config *src, Config *ret) {
                         *dv = strdup_or_null(v);
                         ok = *dv || !v;
                 } else if (ok && k->type == CONFIG_VALUE_PATH_LIST) {
-                        size_t n = *(const size_t *)(const void *)((const uint8_t *)src + k->offset_n);
+                        size_t n = *config_key_count(k, (Config *)src);
 
                         ok = config_strv_copy(*(char **const *)config_key_ptr_const(k, src), n,
                                               config_key_ptr(k, &c)) >= 0;
                         if (ok)
-                                *(size_t *)(void *)((uint8_t *)&c + k->offset_n) = n;
+                                *config_key_count(k, &c) = n;
                 }
         }
         ok = ok && config_strv_copy(src->files, src->n_files, &c.files) >= 0;

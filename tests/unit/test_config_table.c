@@ -107,9 +107,10 @@ static void test_every_key_parses_its_default(void **state) {
                         got = config_key_format(k, test_base(k, &c, project));
                         want = config_key_format(k, &def);
                         assert_string_equal(got, want);
-                        if (k->type != CONFIG_VALUE_PATH_LIST &&
-                            memcmp(config_key_ptr_const(k, test_base(k, &c, project)),
-                                   config_key_ptr_const(k, test_base(k, &def, false)), k->size) != 0)
+                        const void *vc = config_key_ptr_const(k, test_base(k, &c, project));
+                        const void *vd = config_key_ptr_const(k, test_base(k, &def, false));
+
+                        if (k->type != CONFIG_VALUE_PATH_LIST && memcmp(vc, vd, k->size) != 0)
                                 fail_msg("%s: \"%s\" parses to another value", k->name, lit);
                         if (project)
                                 assert_string_equal(c.projects[0].origin.where[i], "t.conf:1");
@@ -310,7 +311,8 @@ static void test_unknown_key_refused(void **state) {
 
                         assert_int_equal(test_parse(&c, text, &e), -EINVAL);
                         assert_int_equal(e.n, 1);
-                        assert_non_null(strstr(e.msgs[0], "t.conf:1: unknown key 'no-such-key' in "));
+                        assert_non_null(
+                                strstr(e.msgs[0], "t.conf:1: unknown key 'no-such-key' in "));
                 }
         for (size_t i = 0; i < _CONFIG_KEY_MAX; i++)
                 for (size_t s = 0; s < _CONFIG_SCOPE_MAX; s++) {
