@@ -91,6 +91,8 @@ typedef struct ConfigKeyInfo {
         uint64_t def;         /* the built-in default: msec, count, bytes, bool, word index or
                                * percent; 0 for "off" and "none" */
         const char *example;  /* paths: an example for messages */
+        const char *arg;      /* qgc.conf(5)'s name for the value, when not the type's
+                               * ("duration", "count", ...) */
         const char *help;     /* one line */
 } ConfigKeyInfo;
 

@@ -348,6 +348,9 @@ char *config_key_format(const ConfigKeyInfo *k, const void *base) {
 char *config_key_synopsis(const ConfigKeyInfo *k) {
         const char *off = k->off == CONFIG_OFF_NO ? "" : " | Qo off Qc";
 
+        if (k->arg)
+                return strprintf("Ar %s%s", k->arg, off);
+
         switch (k->type) {
         case CONFIG_VALUE_CHOICE: {
                 StrBuf b = {};
