@@ -109,6 +109,9 @@ static const ConfigKeyInfo config_keys[_POLICY_KEY_MAX] = {
             CONFIG_TIGHTEN_LESS),
         KEY(POLICY_KEY_LEGACY_MAX_AGE, "legacy-max-age", CONFIG_VALUE_DURATION, legacy_max_age,
             CONFIG_OFF_INFINITY, MSEC_PER_DAY, CONFIG_DURATION_MAX, CONFIG_TIGHTEN_LESS),
+        KEY(POLICY_KEY_STALE_PROJECT_MIN_AGE, "stale-project-min-age", CONFIG_VALUE_DURATION,
+            stale_project_min_age, CONFIG_OFF_INFINITY, MSEC_PER_DAY, CONFIG_DURATION_MAX,
+            CONFIG_TIGHTEN_LESS),
 };
 
 static const char *const config_top_names[] = { "defaults", "tree", "projects", "admin" };
@@ -258,6 +261,7 @@ int config_init_default(Config *c) {
                         .stale_tmp_min_age = MSEC_INFINITY,
                         .debug_plans_min_age = MSEC_INFINITY,
                         .legacy_max_age = MSEC_INFINITY,
+                        .stale_project_min_age = MSEC_INFINITY,
                 },
                 .tree = { .count_allocated = true },
                 .allow_user_files = true,
