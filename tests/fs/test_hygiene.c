@@ -53,6 +53,7 @@ static void test_treesize_classify_table(void **state) {
                 { "projects/-p/chats/archive/aefd2a51-f2fc-4eed-a29c-91292bb022bf.jsonl",
                   TREE_KIND_ARCHIVE },
                 { "projects/-p/session-organization.v1.json", TREE_KIND_SESSIONS },
+                { "projects/-p/.qwen-orphan-since", TREE_KIND_SESSIONS },
                 { "projects/-p/subagents/x/agent-1.jsonl", TREE_KIND_SUBAGENTS },
                 { "projects/-p/workflows/generated/review/x/a.sh", TREE_KIND_WORKFLOWS },
                 { "projects/-p/memory/MEMORY.md", TREE_KIND_STATE },

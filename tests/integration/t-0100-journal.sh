@@ -169,7 +169,7 @@ ids = {json.loads(l)["MESSAGE_ID"] for l in open(sys.argv[1]) if l.strip()}
 listed = {l.split()[0] for l in open(sys.argv[2]) if l.strip()}
 missing = ids - listed
 assert not missing, missing
-assert len(listed) == 11, listed
+assert len(listed) == 12, listed
 PY
 fi
 # journalctl -x shows the catalog's text with the session, project and rule of the entry
