@@ -1156,10 +1156,10 @@ static int hygiene_stale_examine(HygieneStale *h, int pfd) {
                 const Session *s = &h->inv->sessions[i];
                 if (s->owner != OWNER_OK || !s->cwd)
                         r = hygiene_stale_keep(h, "a session of unproven cwd (%.8s)", s->id);
-                else if (s->state != SESSION_ACTIVE)
-                        r = hygiene_stale_keep(h, "archived sessions stay (archiving is retention)");
                 else
                         r = hygiene_stale_cwd(h, s->cwd);
+                if (r >= 0 && s->state != SESSION_ACTIVE)
+                        r = hygiene_stale_keep(h, "archived sessions stay (archiving is retention)");
                 if (r < 0)
                         return r;
         }
@@ -1239,13 +1239,14 @@ static int hygiene_scan_stale(Inventory *inv, size_t t, int rfd, dev_t dev) {
                 if (efd < 0)
                         continue;
                 marked = fs_statat(efd, HYGIENE_STALE_MARKER, &mst, &mount) == 0;
-                if (!marked && !hygiene_stale_all_temp(inv, h.first, h.end))
+                /* an entry with no session may still record cwds (sidecars, claims: #7906) */
+                if (!marked && h.end > h.first && !hygiene_stale_all_temp(inv, h.first, h.end))
                         continue; /* not a candidate: not listed */
                 r = hygiene_stale_examine(&h, efd);
                 if (r < 0)
                         return r;
-                if (!marked && h.cwd_back)
-                        continue; /* a temporary directory in use: nothing to say */
+                if (!marked && (h.cwd_back || !h.cwds.buf || !h.cwds.buf[0]))
+                        continue; /* a temporary directory in use, or nothing recorded */
                 fs_fileid_from_stat(&o.dir, &st);
                 o.bytes = (uint64_t)st.st_size + h.bytes;
                 o.bytes_alloc = (uint64_t)st.st_blocks * 512 + h.bytes_alloc;
@@ -1385,9 +1386,11 @@ int hygiene_stale_decide(const Inventory *inv, size_t oi, const Policy *p, msec_
                                          strprintf("stale project entry (cwd %s gone), marked %s "
                                                    "ago <= %s %s", cwd, a, key, b));
         r = hygiene_stale_set(vd, VERB_DELETE, key,
-                              strprintf("stale project entry (cwd %s gone), marked %s ago > %s; "
-                                        "its %zu session%s deleted first", cwd, a, b, n,
-                                        n == 1 ? "" : "s"));
+                              n > 0 ? strprintf("stale project entry (cwd %s gone), marked %s ago "
+                                                "> %s; its %zu session%s deleted first",
+                                                cwd, a, b, n, n == 1 ? "" : "s")
+                                    : strprintf("stale project entry (cwd %s gone, no session), "
+                                                "marked %s ago > %s", cwd, a, b));
         if (r < 0)
                 return r;
         for (size_t i = 0; i < inv->n_sessions; i++) {

@@ -201,6 +201,90 @@ static void test_hygiene_policy_table(void **state) {
         }
 }
 
+/* The stale-project rule as a table (pure): the marker and its wait, the guards of PR #9110 (a
+ * live or pinned session, something unknown inside, a recent write, a cwd that exists again),
+ * the deletion limits; when the entry goes, its session goes by the same rule. */
+static void test_hygiene_stale_policy_table(void **state) {
+        static const struct {
+                int64_t marker_h;  /* marker age; -1: no marker */
+                int64_t files_h;   /* newest file inside */
+                const char *why;   /* what the scan found that keeps it */
+                bool cwd_back, pinned, live, force;
+                Verb want;
+                int mark;
+                const char *reason;
+                Verb want_session;
+        } table[] = {
+                { -1, 48, NULL, false, false, false, true, VERB_KEEP, 1, "would mark it", VERB_KEEP },
+                { 23, 48, NULL, false, false, false, true, VERB_KEEP, 0, "marked 23h ago <= stale-project-min-age 1d", VERB_KEEP },
+                { 25, 48, NULL, false, false, false, true, VERB_DELETE, 0, "marked 25h ago > 1d", VERB_DELETE },
+                { 25, 48, NULL, false, true, false, true, VERB_KEEP, 0, "is pinned", VERB_KEEP },
+                { 25, 48, NULL, false, false, true, true, VERB_KEEP, 0, "is live", VERB_SKIP },
+                { 25, 2, NULL, false, false, false, true, VERB_KEEP, 0, "a file written 2h ago", VERB_KEEP },
+                { -1, 2, NULL, false, false, false, true, VERB_KEEP, 0, "a file written 2h ago", VERB_KEEP },
+                { 25, 48, "an entry qgc does not know: memory", false, false, false, true, VERB_KEEP, 0,
+                  "kept: an entry qgc does not know: memory", VERB_KEEP },
+                { 25, 48, "a recorded cwd exists: /tmp/x", true, false, false, true, VERB_KEEP, -1,
+                  "would remove its mark", VERB_KEEP },
+                { -1, 48, "a recorded cwd exists: /tmp/x", true, false, false, true, VERB_KEEP, 0,
+                  "no longer stale", VERB_KEEP },
+                /* max-deletions-percent 50 of one session holds it back: the entry waits */
+                { 25, 48, NULL, false, false, false, false, VERB_KEEP, 0, "held back", VERB_SKIP },
+        };
+        const msec_t real = 1796000000000, H = 3600 * 1000;
+
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_(inventory_freep) Inventory *inv = NULL;
+                _cleanup_(verdicts_freep) Verdicts *v = NULL;
+                PolicyOptions po = { .real_now = real, .force = table[i].force };
+                ConfigErrors e = {};
+                Config c;
+                Tree t = { .runtime_dir = strdup("/q"), .global_dir = strdup("/q") };
+                Session s = { .id = ORPH, .project_dir = strdup("-tmp-x"), .cwd = strdup("/tmp/x"),
+                              .owner = OWNER_OK, .state = SESSION_ACTIVE,
+                              .pinned = table[i].pinned, .live = table[i].live ? LIVE_CLAIM : 0,
+                              .mtime = real - 30 * 24 * H, .last_write = real - 30 * 24 * H,
+                              .last_activity = real - 30 * 24 * H,
+                              .first_record = real - 30 * 24 * H, .bytes = 100 };
+                Orphan o = { .kind = ORPHAN_STALE_PROJECT, .project_dir = strdup("projects"),
+                             .name = strdup("-tmp-x"), .cwds = strdup("/tmp/x\n"), .bytes = 10,
+                             .mtime = real - table[i].files_h * H, .cwd_back = table[i].cwd_back,
+                             .stale_why = table[i].why ? strdup(table[i].why) : NULL };
+
+                if (table[i].marker_h >= 0) {
+                        o.marker.present = true;
+                        o.marker.mtime_ns = (real - table[i].marker_h * H) * 1000000;
+                }
+                print_message("  case %zu\n", i);
+                assert_int_equal(config_init_default(&c), 0);
+                assert_int_equal(config_parse_string(&c, "defaults = { max-age = \"off\"; "
+                                                         "stale-project-min-age = \"1d\"; };",
+                                                     "t.conf", &e),
+                                 0);
+                assert_int_equal(inventory_new(&inv), 0);
+                assert_int_equal(inventory_add_tree(inv, &t, NULL), 0);
+                assert_int_equal(inventory_add_session(inv, &s), 0);
+                assert_int_equal(inventory_add_orphan(inv, &o), 0);
+                assert_int_equal(policy_evaluate(inv, &c, real, &po, &v), 0);
+                if (v->orphans[0].verb != table[i].want || v->orphans[0].mark != table[i].mark ||
+                    !strstr(v->orphans[0].reason, table[i].reason) ||
+                    v->sessions[0].verb != table[i].want_session)
+                        print_error("case %zu: %s mark %d '%s'; session %s '%s'\n", i,
+                                    verb_to_string(v->orphans[0].verb), v->orphans[0].mark,
+                                    v->orphans[0].reason, verb_to_string(v->sessions[0].verb),
+                                    v->sessions[0].reason);
+                assert_int_equal(v->orphans[0].verb, table[i].want);
+                assert_int_equal(v->orphans[0].mark, table[i].mark);
+                assert_non_null(strstr(v->orphans[0].reason, table[i].reason));
+                assert_int_equal(v->sessions[0].verb, table[i].want_session);
+                if (table[i].want == VERB_DELETE)
+                        assert_string_equal(v->sessions[0].rule, "stale-project-min-age");
+                config_done(&c);
+                config_errors_done(&e);
+        }
+}
+
 /* ------------------------------------------------------------------ reclaim guards */
 
 typedef struct Fx {
@@ -445,6 +529,7 @@ int main(void) {
                 cmocka_unit_test(test_treesize_classify_table),
                 cmocka_unit_test(test_hygiene_keys_default_off),
                 cmocka_unit_test(test_hygiene_policy_table),
+                cmocka_unit_test(test_hygiene_stale_policy_table),
                 cmocka_unit_test_setup_teardown(test_hygiene_reclaim_guards, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_hygiene_scan_unknown_keeps_tmp, setup,
                                                 teardown),

@@ -38,7 +38,7 @@ EOF2
 
 tree=$(make_tree stale)
 GONE=$BASE/gone; BACK=$BASE/back; UNK=$BASE/unknown; LIVE=$BASE/live; YOUNG=$BASE/young
-PIN=$BASE/pinned; ARCH=$BASE/archived
+PIN=$BASE/pinned; ARCH=$BASE/archived; WT=$BASE/worktree; BIG=$BASE/big
 transcript "$tree" "$GONE"; G1=$id; transcript "$tree" "$GONE"; G2=$id
 # a line after the first with another (vanished, temporary) cwd: it is recorded too
 printf '{"uuid":"u3","parentUuid":"u2","sessionId":"%s","timestamp":"2026-10-01T00:00:02.000Z","type":"user","cwd":"%s/sub","version":"0.24.4","message":{"role":"user","parts":[{"text":"cd"}]}}\n' "$G2" "$GONE" \
@@ -58,6 +58,14 @@ printf '{\n  "version": 1,\n  "groups": {},\n  "sessions": {\n    "%s": {\n     
 transcript "$tree" "$ARCH"; A=$id
 mkdir -p "$tree/projects/$(san "$ARCH")/chats/archive"
 mv "$tree/projects/$(san "$ARCH")/chats/$A.jsonl" "$tree/projects/$(san "$ARCH")/chats/archive/"
+# no session at all, only a worktree sidecar naming a vanished temporary path (issue #7906)
+mkdir -p "$tree/projects/$(san "$WT")/chats"
+printf '{"slug":"s","worktreePath":"%s/wt","worktreeBranch":"b","originalCwd":"/srv/x"}' "$WT" \
+        > "$tree/projects/$(san "$WT")/chats/0c0ffee0-1234-4abc-8def-0000000000ff.worktree.json"
+# a transcript over 8M is not read whole: incomplete evidence keeps the entry
+transcript "$tree" "$BIG"
+python3 -c 'import sys; f=open(sys.argv[1],"a"); [f.write("{\"type\":\"user\",\"cwd\":\"%s\",\"pad\":\"%s\"}\n" % (sys.argv[2], "x"*1000)) for _ in range(9000)]' \
+        "$tree/projects/$(san "$BIG")/chats/$id.jsonl" "$BIG"
 mkdir -p "$BACK"    # exists: not stale
 find "$tree/projects" -path "*qgc-t0540*" -exec touch -h -d "@$OLD" {} +
 touch "$tree/projects/$(san "$YOUNG")/chats/"*.jsonl
@@ -71,6 +79,8 @@ $LIVE   none kept  a live runtime claim
 $YOUNG  none kept  a transcript written today
 $PIN    none kept  a pinned session
 $ARCH   none kept  an archived session
+$WT     mark gone  no session, a worktree sidecar's vanished temporary path
+$BIG    none kept  a transcript over 8M
 EOF2
 
 # 0. the key off: nothing planned, marked or removed
@@ -96,7 +106,7 @@ for line in open(sys.argv[2]):
     if first == "mark":
         if not o or o["mark"] != "write" or o["verb"] != "keep" or "would mark" not in o["reason"]:
             print("want a mark:", cwd, o); ok = False
-        elif set(o["cwds"]) != {cwd, cwd + "/sub"}:
+        elif name.endswith("-gone") and set(o["cwds"]) != {cwd, cwd + "/sub"}:
             print("recorded cwds:", o["cwds"]); ok = False
     elif o is not None and (o["mark"] is not None or o["verb"] != "keep"):
         print("want no mark:", cwd, o); ok = False
@@ -106,7 +116,7 @@ for name, o in items.items():
     if "back" in name:
         print("a project whose cwd exists, without a marker, is listed:", o); ok = False
 want = {"unknown": "does not know: memory", "live": "may be live", "young": "is live: in use",
-        "pinned": "is pinned", "archived": "archived sessions stay"}
+        "pinned": "is pinned", "archived": "archived sessions stay", "big": "over 8M"}
 for k, w in want.items():
     o = [x for n, x in items.items() if n.endswith("-" + k)]
     if not o or w not in o[0]["reason"]:
@@ -123,7 +133,8 @@ M="$tree/projects/$(san "$GONE")/.qwen-orphan-since"
 grep -qx "$GONE" "$M" || bad "the marker does not record the cwd: $(cat "$M" 2>/dev/null)"
 [ -f "$tree/projects/$(san "$GONE")/chats/$G1.jsonl" ] || bad "a session went on first sight"
 grep -q "QGC_ACTION=stale-mark" "$T/run1.log" || bad "the marker write is not journalled"
-for c in "$BACK" "$UNK" "$LIVE" "$YOUNG" "$PIN" "$ARCH"; do
+[ -f "$tree/projects/$(san "$WT")/.qwen-orphan-since" ] || bad "the sidecar-only entry is not marked"
+for c in "$BACK" "$UNK" "$LIVE" "$YOUNG" "$PIN" "$ARCH" "$BIG"; do
         [ ! -e "$tree/projects/$(san "$c")/.qwen-orphan-since" ] || bad "$c: marked"
 done
 # a second run the same day: marked 0s ago, nothing more
@@ -131,7 +142,7 @@ run_qgc --root "$tree" -c "$T/on.conf" --log-file "$T/run2.log" > /dev/null || f
 [ -f "$tree/projects/$(san "$GONE")/chats/$G1.jsonl" ] || bad "removed before the wait"
 
 # 3. the wait is over: its sessions are deleted (usage salvaged), then the entry
-touch -d "@$OLD" "$M"
+touch -d "@$OLD" "$M" "$tree/projects/$(san "$WT")/.qwen-orphan-since"
 # an entry whose cwd came back while marked: the marker goes
 cp "$M" "$tree/projects/$(san "$BACK")/.qwen-orphan-since"
 touch -d "@$OLD" "$tree/projects/$(san "$BACK")/.qwen-orphan-since"
@@ -148,8 +159,11 @@ done
 [ ! -e "$tree/projects/$(san "$BACK")/.qwen-orphan-since" ] || bad "the marker of an entry whose cwd exists stayed"
 grep -q "QGC_ACTION=stale-mark.*removed the stale mark" "$T/run3.log" || grep -q "removed the stale mark" "$T/run3.log" || bad "the unmark is not journalled"
 while read -r cwd first later why; do
-        [ "$later" = kept ] || continue
-        [ -d "$tree/projects/$(san "$cwd")" ] || bad "$cwd went ($why)"
+        if [ "$later" = kept ]; then
+                [ -d "$tree/projects/$(san "$cwd")" ] || bad "$cwd went ($why)"
+        else
+                [ ! -e "$tree/projects/$(san "$cwd")" ] || bad "$cwd stayed ($why)"
+        fi
 done < "$T/table"
 # nothing more to do
 run_qgc --dry-run --json --root "$tree" -c "$T/on.conf" --force > "$T/plan4.json" || fail "dry run 4"
