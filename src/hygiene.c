@@ -837,7 +837,9 @@ static int hygiene_stale_chats(HygieneStale *h, int cfd) {
                 struct stat st;
 
                 r = hygiene_stale_stat(h, cfd, name, &st);
-                if (r <= 0)
+                if (r < 0)
+                        return r;
+                if (r == 0)
                         continue;
                 hygiene_stale_count(h, &st, true);
                 if (S_ISDIR(st.st_mode) && streq(name, "archive")) {
@@ -926,7 +928,9 @@ static int hygiene_stale_subagents(HygieneStale *h, int sfd) {
                 int m;
 
                 r = hygiene_stale_stat(h, sfd, name, &st);
-                if (r <= 0)
+                if (r < 0)
+                        return r;
+                if (r == 0)
                         continue;
                 hygiene_stale_count(h, &st, true);
                 if (!S_ISDIR(st.st_mode) || !qwen_session_id_valid(name)) {
@@ -947,7 +951,9 @@ static int hygiene_stale_subagents(HygieneStale *h, int sfd) {
                         struct stat est;
 
                         r = hygiene_stale_stat(h, ifd, en, &est);
-                        if (r <= 0)
+                        if (r < 0)
+                                return r;
+                        if (r == 0)
                                 continue;
                         hygiene_stale_count(h, &est, true);
                         if (!S_ISREG(est.st_mode) || !hygiene_is_agent_file(en))
@@ -995,7 +1001,9 @@ static int hygiene_stale_workflows(HygieneStale *h, int wfd) {
                         struct stat st;
 
                         r = hygiene_stale_stat(h, dfd, name, &st);
-                        if (r <= 0)
+                        if (r < 0)
+                                return r;
+                        if (r == 0)
                                 continue;
                         hygiene_stale_count(h, &st, true);
                         if (lvl < ELEMENTSOF(path) && S_ISDIR(st.st_mode) && streq(name, path[lvl]))
@@ -1073,7 +1081,9 @@ static int hygiene_stale_walk(HygieneStale *h, int pfd) {
                 struct stat st;
 
                 r = hygiene_stale_stat(h, pfd, name, &st);
-                if (r <= 0)
+                if (r < 0)
+                        return r;
+                if (r == 0)
                         continue;
                 if (streq(name, HYGIENE_STALE_MARKER) && S_ISREG(st.st_mode)) {
                         fs_fileid_from_stat(&h->marker, &st);
@@ -1281,11 +1291,11 @@ static bool hygiene_stale_member(const Orphan *o, const Session *s) {
         return s->tree == o->tree && s->project_dir && o->name && streq(s->project_dir, o->name);
 }
 
-/* A session protection that keeps a stale entry: the person's and the liveness ones (age and
- * rank do not apply: the marker's wait is this rule's age). */
+/* A session protection that keeps a stale entry: the person's, the liveness ones and min-age
+ * ("never touched"); keep-latest does not apply (the entry goes whole). */
 #define HYGIENE_STALE_BLOCK                                                                        \
         (PROT_LIVE | PROT_UNVERIFIED | PROT_FOREIGN | PROT_CONFLICT | PROT_PROTECT | PROT_PINNED | \
-         PROT_TITLED | PROT_SCHEDULED | PROT_WORKTREE)
+         PROT_TITLED | PROT_SCHEDULED | PROT_WORKTREE | PROT_MIN_AGE)
 
 static int hygiene_stale_set(Verdict *vd, Verb verb, const char *rule, char *reason) {
         free(vd->reason);
@@ -1350,6 +1360,12 @@ int hygiene_stale_decide(const Inventory *inv, size_t oi, const Policy *p, msec_
                 if (!hygiene_stale_member(o, s))
                         continue;
                 n++;
+                if (p->keep_titled && s->title_unread)
+                        /* policy_title_need() reads every title with this key on: a net */
+                        return hygiene_stale_set(vd, VERB_KEEP, "none",
+                                                 strprintf("stale project entry (cwd %s gone), "
+                                                           "kept: session %.8s: title not read",
+                                                           cwd, s->id));
                 if ((sv->protections & HYGIENE_STALE_BLOCK) || s->n_tasks > 0) {
                         unsigned prot = sv->protections & HYGIENE_STALE_BLOCK;
                         const char *what = "bound to a scheduled task";
@@ -1361,7 +1377,7 @@ int hygiene_stale_decide(const Inventory *inv, size_t oi, const Policy *p, msec_
                                 }
                         return hygiene_stale_set(vd, VERB_KEEP, "none",
                                                  strprintf("stale project entry (cwd %s gone), "
-                                                           "kept: session %.8s is %s%s%s",
+                                                           "kept by session %.8s (%s%s%s)",
                                                            cwd, s->id, what,
                                                            sv->verb == VERB_SKIP ? ": " : "",
                                                            sv->verb == VERB_SKIP ? sv->reason : ""));
@@ -1403,7 +1419,7 @@ int hygiene_stale_decide(const Inventory *inv, size_t oi, const Policy *p, msec_
                                                 "> %s %s", cwd, a, key, b));
                 if (r < 0)
                         return r;
-                sv->protections &= ~(unsigned)(PROT_LATEST | PROT_MIN_AGE);
+                sv->protections &= ~(unsigned)PROT_LATEST;
         }
         return 0;
 }

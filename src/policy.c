@@ -790,6 +790,8 @@ void policy_title_need(const Config *cfg, bool json, TitleNeed *ret) {
                 policy_title_need_one(&cfg->projects[i].policy, &t);
         if (cfg->tree.max_size > 0 || cfg->tree.keep_free.is_set)
                 t.all = true;
+        if (cfg->defaults.stale_project_min_age != MSEC_INFINITY)
+                t.all = true; /* a stale entry's sessions go whatever their age (hygiene.h) */
         *ret = t;
 }
 

@@ -214,22 +214,26 @@ static void test_hygiene_stale_policy_table(void **state) {
                 int mark;
                 const char *reason;
                 Verb want_session;
+                bool young_session; /* born a day ago (< min-age 3d) */
         } table[] = {
-                { -1, 48, NULL, false, false, false, true, VERB_KEEP, 1, "would mark it", VERB_KEEP },
-                { 23, 48, NULL, false, false, false, true, VERB_KEEP, 0, "marked 23h ago <= stale-project-min-age 1d", VERB_KEEP },
-                { 25, 48, NULL, false, false, false, true, VERB_DELETE, 0, "marked 25h ago > 1d", VERB_DELETE },
-                { 25, 48, NULL, false, true, false, true, VERB_KEEP, 0, "is pinned", VERB_KEEP },
-                { 25, 48, NULL, false, false, true, true, VERB_KEEP, 0, "is live", VERB_SKIP },
-                { 25, 2, NULL, false, false, false, true, VERB_KEEP, 0, "a file written 2h ago", VERB_KEEP },
-                { -1, 2, NULL, false, false, false, true, VERB_KEEP, 0, "a file written 2h ago", VERB_KEEP },
+                { -1, 48, NULL, false, false, false, true, VERB_KEEP, 1, "would mark it", VERB_KEEP, false },
+                { 23, 48, NULL, false, false, false, true, VERB_KEEP, 0, "marked 23h ago <= stale-project-min-age 1d", VERB_KEEP, false },
+                { 25, 48, NULL, false, false, false, true, VERB_DELETE, 0, "marked 25h ago > 1d", VERB_DELETE, false },
+                { 25, 48, NULL, false, true, false, true, VERB_KEEP, 0, "(pinned)", VERB_KEEP, false },
+                { 25, 48, NULL, false, false, true, true, VERB_KEEP, 0, "(live: ", VERB_SKIP, false },
+                /* min-age: a session younger is never touched, whatever the rule */
+                { 25, 48, NULL, false, false, false, true, VERB_KEEP, 0, "(min-age)", VERB_KEEP,
+                  true },
+                { 25, 2, NULL, false, false, false, true, VERB_KEEP, 0, "a file written 2h ago", VERB_KEEP, false },
+                { -1, 2, NULL, false, false, false, true, VERB_KEEP, 0, "a file written 2h ago", VERB_KEEP, false },
                 { 25, 48, "an entry qgc does not know: memory", false, false, false, true, VERB_KEEP, 0,
-                  "kept: an entry qgc does not know: memory", VERB_KEEP },
+                  "kept: an entry qgc does not know: memory", VERB_KEEP, false },
                 { 25, 48, "a recorded cwd exists: /tmp/x", true, false, false, true, VERB_KEEP, -1,
-                  "would remove its mark", VERB_KEEP },
+                  "would remove its mark", VERB_KEEP, false },
                 { -1, 48, "a recorded cwd exists: /tmp/x", true, false, false, true, VERB_KEEP, 0,
-                  "no longer stale", VERB_KEEP },
+                  "no longer stale", VERB_KEEP, false },
                 /* max-deletions-percent 50 of one session holds it back: the entry waits */
-                { 25, 48, NULL, false, false, false, false, VERB_KEEP, 0, "held back", VERB_SKIP },
+                { 25, 48, NULL, false, false, false, false, VERB_KEEP, 0, "held back", VERB_SKIP, false },
         };
         const msec_t real = 1796000000000, H = 3600 * 1000;
 
@@ -246,7 +250,8 @@ static void test_hygiene_stale_policy_table(void **state) {
                               .pinned = table[i].pinned, .live = table[i].live ? LIVE_CLAIM : 0,
                               .mtime = real - 30 * 24 * H, .last_write = real - 30 * 24 * H,
                               .last_activity = real - 30 * 24 * H,
-                              .first_record = real - 30 * 24 * H, .bytes = 100 };
+                              .first_record = real - (table[i].young_session ? 24 : 30 * 24) * H,
+                              .bytes = 100 };
                 Orphan o = { .kind = ORPHAN_STALE_PROJECT, .project_dir = strdup("projects"),
                              .name = strdup("-tmp-x"), .cwds = strdup("/tmp/x\n"), .bytes = 10,
                              .mtime = real - table[i].files_h * H, .cwd_back = table[i].cwd_back,

@@ -115,8 +115,8 @@ for line in open(sys.argv[2]):
 for name, o in items.items():
     if "back" in name:
         print("a project whose cwd exists, without a marker, is listed:", o); ok = False
-want = {"unknown": "does not know: memory", "live": "may be live", "young": "is live: in use",
-        "pinned": "is pinned", "archived": "archived sessions stay", "big": "over 8M"}
+want = {"unknown": "does not know: memory", "live": "may be live", "young": "(live: in use",
+        "pinned": "(pinned)", "archived": "archived sessions stay", "big": "over 8M"}
 for k, w in want.items():
     o = [x for n, x in items.items() if n.endswith("-" + k)]
     if not o or w not in o[0]["reason"]:
