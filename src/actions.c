@@ -1361,7 +1361,8 @@ static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdi
                 .message = msg,
                 .session = o->kind == ORPHAN_FILE_HISTORY || o->kind == ORPHAN_SUBAGENTS ? o->name
                                                                                         : NULL,
-                .project = o->project_dir,
+                /* a stale project entry is a project: its directory's name */
+                .project = o->kind == ORPHAN_STALE_PROJECT ? o->name : o->project_dir,
                 .path = path,
                 .rule = v ? v->rule : NULL,
                 .reason = ev == JOURNAL_ORPHAN_RECLAIMED ? (v ? v->reason : NULL) : reason,

@@ -824,6 +824,19 @@ static const Session *hygiene_stale_session(const HygieneStale *h, const char *i
         return s && s->project_dir && streq(s->project_dir, h->dir) ? s : NULL;
 }
 
+/* Is chats/<name> a file of a session of this entry (its transcript or a sidecar), counted in
+ * the session's bytes? */
+static bool hygiene_stale_owned(const HygieneStale *h, const char *name) {
+        static const char *const suffixes[] = { ".jsonl", ".worktree.json", ".pr.json",
+                                                ".ledger.jsonl" };
+        char id[SESSION_ID_MAX + 1];
+
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++)
+                if (hygiene_stale_id(name, suffixes[i], id))
+                        return hygiene_stale_session(h, id) != NULL;
+        return false;
+}
+
 /* chats/ (cfd). */
 static int hygiene_stale_chats(HygieneStale *h, int cfd) {
         FsDir d;
@@ -842,6 +855,11 @@ static int hygiene_stale_chats(HygieneStale *h, int cfd) {
                 if (r == 0)
                         continue;
                 hygiene_stale_count(h, &st, true);
+                if (S_ISREG(st.st_mode) && hygiene_stale_owned(h, name)) {
+                        /* a session's file: its bytes are the session's (no double count) */
+                        h->bytes -= (uint64_t)st.st_size;
+                        h->bytes_alloc -= (uint64_t)st.st_blocks * 512;
+                }
                 if (S_ISDIR(st.st_mode) && streq(name, "archive")) {
                         _cleanup_close_ int afd = scan_openat(cfd, name, O_RDONLY | O_DIRECTORY);
                         FsDir a;
@@ -925,6 +943,7 @@ static int hygiene_stale_subagents(HygieneStale *h, int sfd) {
                 FsDir e;
                 const char *en;
                 unsigned char et;
+                bool owned;
                 int m;
 
                 r = hygiene_stale_stat(h, sfd, name, &st);
@@ -932,7 +951,9 @@ static int hygiene_stale_subagents(HygieneStale *h, int sfd) {
                         return r;
                 if (r == 0)
                         continue;
-                hygiene_stale_count(h, &st, true);
+                owned = S_ISDIR(st.st_mode) && hygiene_stale_session(h, name) != NULL;
+                if (!owned) /* else the session's bytes (no double count) */
+                        hygiene_stale_count(h, &st, true);
                 if (!S_ISDIR(st.st_mode) || !qwen_session_id_valid(name)) {
                         r = hygiene_stale_keep(h, "an entry qgc does not know: subagents/%s", name);
                         if (r < 0)
@@ -956,6 +977,10 @@ static int hygiene_stale_subagents(HygieneStale *h, int sfd) {
                         if (r == 0)
                                 continue;
                         hygiene_stale_count(h, &est, true);
+                        if (owned) { /* the session's bytes (no double count) */
+                                h->bytes -= (uint64_t)est.st_size;
+                                h->bytes_alloc -= (uint64_t)est.st_blocks * 512;
+                        }
                         if (!S_ISREG(est.st_mode) || !hygiene_is_agent_file(en))
                                 r = hygiene_stale_keep(h, "an entry qgc does not know: "
                                                           "subagents/%s/%s", name, en);

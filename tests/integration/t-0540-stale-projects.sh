@@ -148,9 +148,22 @@ cp "$M" "$tree/projects/$(san "$BACK")/.qwen-orphan-since"
 touch -d "@$OLD" "$tree/projects/$(san "$BACK")/.qwen-orphan-since"
 run_qgc --dry-run --root "$tree" -c "$T/on.conf" --force > "$T/plan3.txt" || fail "dry run 3"
 grep -q "would remove its mark" "$T/plan3.txt" || bad "no unmark planned for the entry whose cwd exists"
+# its bytes are counted once: the entry's own plus its sessions' are what du says of it
+run_qgc --dry-run --json --root "$tree" -c "$T/on.conf" --force > "$T/plan3.json" || fail "dry run 3 (json)"
+python3 - "$T/plan3.json" "$(san "$GONE")" "$(du -s -b "$tree/projects/$(san "$GONE")" | cut -f1)" <<'PY' ||
+import json, sys
+plan, name, du = json.load(open(sys.argv[1])), sys.argv[2], int(sys.argv[3])
+o = [x for x in plan["orphans"] if x["kind"] == "stale-project" and x["name"] == name][0]
+s = sum(x["bytes"] for p in plan["projects"] for x in p["sessions"] if x["project_dir"] == name)
+assert o["verb"] == "delete", o
+print("entry", o["bytes"], "sessions", s, "du", du)
+sys.exit(0 if o["bytes"] + s == du else 1)
+PY
+        bad "the entry's bytes and its sessions' do not add up to du (counted twice?)"
 run_qgc --root "$tree" -c "$T/on.conf" --force --log-file "$T/run3.log" > /dev/null || fail "third run"
 [ ! -e "$tree/projects/$(san "$GONE")" ] || { ls -laR "$tree/projects/$(san "$GONE")"; cat "$T/run3.log"; bad "the stale entry is still there"; }
-grep -q "QGC_ACTION=orphan-reclaimed.*QGC_RULE=stale-project-min-age" "$T/run3.log" || bad "its removal is not journalled"
+grep -q "QGC_ACTION=orphan-reclaimed QGC_PROJECT=$(san "$GONE") .*QGC_RULE=stale-project-min-age" "$T/run3.log" ||
+        { grep orphan-reclaimed "$T/run3.log"; bad "its removal is not journalled with its project"; }
 n_del=$(grep -c "QGC_ACTION=deleted.*QGC_RULE=stale-project-min-age" "$T/run3.log" || true)
 [ "$n_del" -eq 2 ] || bad "$n_del sessions deleted by the rule, want 2"
 for id in "$G1" "$G2"; do
