@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -472,6 +473,144 @@ static void test_hygiene_reclaim_guards(void **state) {
         }
 }
 
+
+/* A stale project entry (hygiene_stale_act()): between the scan and the removal, a recorded cwd
+ * that exists again, something unknown, a transcript or a new marker keep it; else it goes. The
+ * marker is written (with the recorded cwds) and removed by identity. */
+#define STALE_DIR "-tmp-qgc-fs-stale"
+typedef enum StaleChange {
+        STALE_NONE,
+        STALE_CWD_BACK,   /* the recorded cwd exists again */
+        STALE_UNKNOWN,    /* a file qgc does not know appears */
+        STALE_TRANSCRIPT, /* a transcript appears (a session starts) */
+        STALE_REMARKED,   /* the marker is replaced */
+} StaleChange;
+
+static void test_hygiene_stale_act_guards(void **state) {
+        static const struct {
+                StaleChange change;
+                int want;
+                const char *why;
+        } table[] = {
+                { STALE_NONE, 1, NULL },
+                { STALE_CWD_BACK, 0, "a recorded cwd exists again" },
+                { STALE_UNKNOWN, 0, "something new inside" },
+                { STALE_TRANSCRIPT, 0, "a session of it is still there" },
+                { STALE_REMARKED, 0, "its mark changed" },
+        };
+        char cwd[128], wt[160], body[256];
+        Fx *fx = *state;
+
+        snprintf(cwd, sizeof cwd, "/tmp/qgc-fs-stale-%ld", (long)getpid());
+        snprintf(wt, sizeof wt, "%s/wt", cwd);
+        snprintf(body, sizeof body, "{\"worktreePath\":\"%s/wt\"}", cwd);
+        (void)rmdir(cwd);
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_close_ int rfd = -EBADF;
+                _cleanup_free_ char *marker = NULL;
+                const char *why = "unset";
+                const Orphan *o;
+                int r;
+
+                print_message("  case %zu\n", i);
+                assert_int_equal(teardown(state), 0);
+                assert_int_equal(setup(state), 0);
+                fx = *state;
+                assert_int_equal(fixture_write(fx->qwen, "projects/" STALE_DIR "/chats/" ORPH
+                                                         ".worktree.json", body), 0);
+                assert_int_equal(fixture_write(fx->qwen, "projects/" STALE_DIR "/"
+                                                         HYGIENE_STALE_MARKER, ""), 0);
+                assert_int_equal(fixture_age(fx->qwen, "projects/" STALE_DIR "/chats/" ORPH
+                                                       ".worktree.json", 10 * DAY), 0);
+                assert_int_equal(fixture_age(fx->qwen, "projects/" STALE_DIR "/" HYGIENE_STALE_MARKER,
+                                             10 * DAY), 0);
+                scan_fx(fx, 1u << ORPHAN_STALE_PROJECT);
+                o = find_orphan(fx, ORPHAN_STALE_PROJECT, STALE_DIR);
+                assert_non_null(o);
+                if (!o)
+                        return;
+                if (o->stale_why)
+                        print_error("kept by the scan: %s\n", o->stale_why);
+                assert_null(o->stale_why);
+                assert_true(o->marker.present);
+                switch (table[i].change) {
+                case STALE_NONE:
+                        break;
+                case STALE_CWD_BACK:
+                        assert_int_equal(mkdir(cwd, 0700), 0);
+                        assert_int_equal(mkdir(wt, 0700), 0);
+                        break;
+                case STALE_UNKNOWN:
+                        assert_int_equal(fixture_write(fx->qwen, "projects/" STALE_DIR "/notes.md",
+                                                       "mine\n"), 0);
+                        break;
+                case STALE_TRANSCRIPT:
+                        assert_int_equal(fixture_write(fx->qwen, "projects/" STALE_DIR "/chats/"
+                                                                 ORPH ".jsonl", "{}\n"), 0);
+                        break;
+                case STALE_REMARKED:
+                        marker = fixture_path(fx->qwen, "projects/" STALE_DIR "/" HYGIENE_STALE_MARKER);
+                        assert_int_equal(unlink(marker), 0);
+                        assert_int_equal(fixture_write(fx->qwen, "projects/" STALE_DIR "/"
+                                                                 HYGIENE_STALE_MARKER, ""), 0);
+                        break;
+                }
+                rfd = fs_open_root(fx->qwen, 0);
+                assert_true(rfd >= 0);
+                r = hygiene_stale_act(fx->inv, o, 0, /* remove= */ true, rfd,
+                                      fx->inv->trees[0].dev, NULL, NULL, &why);
+                (void)rmdir(wt);
+                (void)rmdir(cwd);
+                if (r != table[i].want || (table[i].why && (!why || !strstr(why, table[i].why))))
+                        print_error("case %zu: %d '%s'\n", i, r, why ?: "(null)");
+                assert_int_equal(r, table[i].want);
+                if (table[i].why)
+                        assert_non_null(strstr(why, table[i].why));
+                assert_int_equal(fixture_exists(fx->qwen, "projects/" STALE_DIR), r <= 0);
+        }
+
+        /* the marker: written once (never replaced) with the recorded cwds, removed by identity */
+        {
+                _cleanup_close_ int rfd = -EBADF;
+                _cleanup_free_ char *text = NULL, *want = strprintf("%s/wt\n", cwd);
+                const char *why = "unset";
+                size_t len = 0;
+                const Orphan *o;
+
+                assert_int_equal(teardown(state), 0);
+                assert_int_equal(setup(state), 0);
+                fx = *state;
+                assert_int_equal(fixture_write(fx->qwen, "projects/" STALE_DIR "/chats/" ORPH
+                                                         ".worktree.json", body), 0);
+                scan_fx(fx, 1u << ORPHAN_STALE_PROJECT);
+                o = find_orphan(fx, ORPHAN_STALE_PROJECT, STALE_DIR);
+                assert_non_null(o);
+                if (!o)
+                        return;
+                assert_false(o->marker.present);
+                rfd = fs_open_root(fx->qwen, 0);
+                assert_true(rfd >= 0);
+                assert_int_equal(hygiene_stale_act(fx->inv, o, 1, false, rfd, fx->inv->trees[0].dev,
+                                                   NULL, NULL, &why), 1);
+                assert_int_equal(fixture_read(fx->qwen, "projects/" STALE_DIR "/"
+                                                        HYGIENE_STALE_MARKER, &text, &len), 0);
+                assert_string_equal(text, want);
+                /* a second write does not replace it */
+                assert_int_equal(hygiene_stale_act(fx->inv, o, 1, false, rfd, fx->inv->trees[0].dev,
+                                                   NULL, NULL, &why), 0);
+                scan_fx(fx, 1u << ORPHAN_STALE_PROJECT);
+                o = find_orphan(fx, ORPHAN_STALE_PROJECT, STALE_DIR);
+                assert_non_null(o);
+                if (!o)
+                        return;
+                assert_true(o->marker.present);
+                assert_int_equal(hygiene_stale_act(fx->inv, o, -1, false, rfd, fx->inv->trees[0].dev,
+                                                   NULL, NULL, &why), 1);
+                assert_false(fixture_exists(fx->qwen, "projects/" STALE_DIR "/" HYGIENE_STALE_MARKER));
+                assert_true(fixture_exists(fx->qwen, "projects/" STALE_DIR "/chats"));
+        }
+}
+
 /* An unknown name in a tmp/<hash>/ of no session: no stale-tmp item, and its tool results are
  * still items of their own. */
 static void test_hygiene_scan_unknown_keeps_tmp(void **state) {
@@ -536,6 +675,7 @@ int main(void) {
                 cmocka_unit_test(test_hygiene_policy_table),
                 cmocka_unit_test(test_hygiene_stale_policy_table),
                 cmocka_unit_test_setup_teardown(test_hygiene_reclaim_guards, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_hygiene_stale_act_guards, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_hygiene_scan_unknown_keeps_tmp, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_hygiene_scan_need_zero, setup, teardown),
