@@ -1406,7 +1406,9 @@ static int actions_stale_mark(ActionsContext *c, const Orphan *o, const Verdict 
                 .project = o->name,
                 .path = path,
                 .rule = v->rule,
-                .reason = v->reason,
+                /* what happened, not the plan's "would" */
+                .reason = v->mark > 0 ? "every recorded cwd is a vanished temporary directory"
+                                      : o->stale_why ?: "a recorded cwd exists again",
                 .user = c->inv->trees[o->tree].user,
         };
         (void)journal_log(&e);
