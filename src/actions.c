@@ -1361,7 +1361,8 @@ static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdi
                 .message = msg,
                 .session = o->kind == ORPHAN_FILE_HISTORY || o->kind == ORPHAN_SUBAGENTS ? o->name
                                                                                         : NULL,
-                .project = o->project_dir,
+                /* a stale project entry is a project: its directory's name */
+                .project = o->kind == ORPHAN_STALE_PROJECT ? o->name : o->project_dir,
                 .path = path,
                 .rule = v ? v->rule : NULL,
                 .reason = ev == JOURNAL_ORPHAN_RECLAIMED ? (v ? v->reason : NULL) : reason,
@@ -1380,6 +1381,37 @@ static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdi
                 c->stats->n_failed++;
                 c->failed = true;
         }
+        return 0;
+}
+
+/* Write or remove a stale project entry's marker (hygiene.h) and journal it. */
+static int actions_stale_mark(ActionsContext *c, const Orphan *o, const Verdict *v,
+                              const char *path) {
+        const ActionsTree *t = &c->trees[o->tree];
+        _cleanup_free_ char *msg = NULL;
+        const char *why = NULL;
+        int r = t->error < 0 ? t->error
+                             : hygiene_stale_act(c->inv, o, v->mark, /* remove= */ false,
+                                                 t->runtime_fd, c->inv->trees[o->tree].dev,
+                                                 actions_step, c, &why);
+
+        if (r <= 0)
+                return actions_report_orphan(c, o, v, r == 0 ? JOURNAL_SKIPPED : JOURNAL_FAILED,
+                                             path, why ?: "cannot open the tree", -r);
+        msg = strprintf(v->mark > 0 ? "marked stale project entry '%s'"
+                                    : "removed the stale mark of project entry '%s'", path);
+        JournalEntry e = {
+                .event = JOURNAL_STALE_MARK,
+                .message = msg,
+                .project = o->name,
+                .path = path,
+                .rule = v->rule,
+                /* what happened, not the plan's "would" */
+                .reason = v->mark > 0 ? "every recorded cwd is a vanished temporary directory"
+                                      : o->stale_why ?: "a recorded cwd exists again",
+                .user = c->inv->trees[o->tree].user,
+        };
+        (void)journal_log(&e);
         return 0;
 }
 
@@ -1426,7 +1458,12 @@ static int actions_orphan(ActionsContext *c, const Orphan *o, const Verdict *v) 
         if (t->error < 0)
                 return actions_report_orphan(c, o, v, JOURNAL_FAILED, path, "cannot open the tree",
                                              -t->error);
-        if (hygiene_kind(o->kind))
+        if (o->kind == ORPHAN_STALE_PROJECT && v->verb != VERB_DELETE)
+                return actions_stale_mark(c, o, v, path);
+        if (o->kind == ORPHAN_STALE_PROJECT)
+                r = hygiene_stale_act(c->inv, o, 0, /* remove= */ true, root_fd, dev, actions_step,
+                                      c, &why);
+        else if (hygiene_kind(o->kind))
                 r = hygiene_reclaim(o, root_fd, dev, c->runtime_fds, c->inv->n_trees, actions_step,
                                     c, &why);
         else
@@ -1761,7 +1798,8 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
                 return -EBADF; /* every action is journalled: nothing runs without the log */
         for (size_t i = 0; i < p->n_items; i++) {
                 Verb verb = p->items[i].verdict->verb;
-                n_planned += verb == VERB_ARCHIVE || verb == VERB_DELETE;
+                n_planned += verb == VERB_ARCHIVE || verb == VERB_DELETE ||
+                             p->items[i].verdict->mark != 0;
         }
         pr.total = n_planned;
         n_planned += p->n_steps;
@@ -1782,11 +1820,11 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
                 const PlanItem *it = &p->items[i];
                 const Verdict *v = it->verdict;
 
-                if (v->verb != VERB_ARCHIVE && v->verb != VERB_DELETE)
+                if (v->verb != VERB_ARCHIVE && v->verb != VERB_DELETE && v->mark == 0)
                         continue;
                 if (it->is_orphan) {
                         actions_batch_commit(&c);
-                        if (v->verb == VERB_DELETE && it->index < p->inv->n_orphans)
+                        if ((v->verb == VERB_DELETE || v->mark != 0) && it->index < p->inv->n_orphans)
                                 (void)actions_orphan(&c, &p->inv->orphans[it->index], v);
                 } else if (it->index < p->inv->n_sessions)
                         (void)actions_session(&c, &p->inv->sessions[it->index], v);

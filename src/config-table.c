@@ -115,6 +115,10 @@ const ConfigKeyInfo config_keys[_CONFIG_KEY_MAX] = {
         KEY(POLICY_KEY_LEGACY_MAX_AGE, "legacy-max-age", CONFIG_VALUE_DURATION, legacy_max_age,
             CONFIG_OFF_INFINITY, MSEC_PER_DAY, CONFIG_DURATION_MAX, CONFIG_TIGHTEN_LESS,
             MSEC_INFINITY, "Qwen 0.1's chats/session-*.json and checkpoints older go"),
+        KEY(POLICY_KEY_STALE_PROJECT_MIN_AGE, "stale-project-min-age", CONFIG_VALUE_DURATION,
+            stale_project_min_age, CONFIG_OFF_INFINITY, MSEC_PER_DAY, CONFIG_DURATION_MAX,
+            CONFIG_TIGHTEN_LESS, MSEC_INFINITY,
+            "projects/<dir>/ of vanished temporary cwds, marked that long ago, goes"),
 
         /* tree = { ... } */
         CKEY(CONFIG_KEY_TREE_MAX_SIZE, CONFIG_SCOPE_TREE, "max-size", CONFIG_VALUE_SIZE,

@@ -49,6 +49,7 @@ typedef enum PolicyKey {
         POLICY_KEY_STALE_TMP_MIN_AGE,
         POLICY_KEY_DEBUG_PLANS_MIN_AGE,
         POLICY_KEY_LEGACY_MAX_AGE,
+        POLICY_KEY_STALE_PROJECT_MIN_AGE,
         _POLICY_KEY_MAX,
         _POLICY_KEY_INVALID = -22,
 } PolicyKey;
@@ -79,6 +80,8 @@ typedef struct Policy {
         msec_t stale_tmp_min_age;    /* tmp/<hash>/ of no session, nothing newer inside */
         msec_t debug_plans_min_age;  /* debug/<id>.txt, plans/<id>.md with no transcript */
         msec_t legacy_max_age;       /* Qwen <= 0.1 chats/session-*.json and checkpoints */
+        msec_t stale_project_min_age; /* projects/<p>/ of vanished temporary cwds: marked that
+                                       * long ago and nothing newer inside */
 } Policy;
 
 /* Where a value came from, for check-config --explain: "built-in default" or "file:line". */

@@ -4,7 +4,9 @@
  * checkpoint files. Each kind has its own policy key (config.h), "off" by default; the scan
  * looks for a kind only when its key is on. What this module does not recognise it never
  * touches: a tmp/<hash>/ holding an unknown name is no candidate (qgc status counts it as
- * unknown, treesize.h). */
+ * unknown, treesize.h). Stale project entries (every recorded cwd a vanished temporary directory,
+ * upstream PR #9110) are marked first and go a stale-project-min-age later, their sessions
+ * through the normal delete (see hygiene.c). */
 #pragma once
 
 #include <stdbool.h>
@@ -14,6 +16,10 @@
 #include "config.h"
 #include "inventory.h"
 #include "orphans.h"
+#include "policy.h"
+
+/* Where upstream (PR #9110) keeps the time an entry was first seen stale: its mtime. */
+#define HYGIENE_STALE_MARKER ".qwen-orphan-since"
 
 /* Is k one of the hygiene kinds (ORPHAN_TOOL_RESULT .. ORPHAN_LEGACY)? */
 bool hygiene_kind(OrphanKind k);
@@ -37,6 +43,22 @@ int hygiene_scan(Inventory *inv, unsigned need);
  * exists again, or any other cwd, keeps the project out. 0 or -ENOMEM. */
 int hygiene_stale_projects(const Inventory *inv, size_t t, size_t *ret_stale, size_t *ret_projects,
                            uint64_t *ret_bytes);
+
+/* The verdict of stale project entry inv->orphans[oi] (pure; now: the rule's clock, never later
+ * than the real one). Before the deletion limits: keep (with the reason, and v->mark to write or
+ * remove its marker) or delete, and then every session of the entry is deleted by this rule
+ * (usage salvaged first, as every delete). is_protected: its project has protect = true. With
+ * after_limits: an entry some of whose sessions the limits held back is kept. 0 or -ENOMEM. */
+int hygiene_stale_decide(const Inventory *inv, size_t oi, const Policy *p, msec_t now,
+                         bool is_protected, bool after_limits, Verdicts *v);
+
+/* Carry out a stale project entry's verdict below root_fd (R, on dev): mark > 0 writes its
+ * marker, mark < 0 removes it (the identity the scan saw), remove (a delete verdict) removes the
+ * entry once everything the scan found still holds afresh (no transcript left, nothing unknown,
+ * no cwd back, the same marker, nothing newer, no live Qwen process of the project). 1 done, 0
+ * skipped, -errno failed, with *ret_why. */
+int hygiene_stale_act(const Inventory *inv, const Orphan *o, int mark, bool remove, int root_fd,
+                      dev_t dev, OrphansStepFn step, void *userdata, const char **ret_why);
 
 /* Reclaim hygiene item o below root_fd (R, or G for ORPHAN_PLAN; on dev when dev != 0): the
  * identity the scan saw, for debug and plans no transcript for the id in any runtime root now,

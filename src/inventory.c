@@ -50,7 +50,9 @@ void orphan_done(Orphan *o) {
                 return;
         free(o->project_dir);
         free(o->name);
-        o->project_dir = o->name = NULL;
+        free(o->cwds);
+        free(o->stale_why);
+        o->project_dir = o->name = o->cwds = o->stale_why = NULL;
 }
 
 Inventory *inventory_free(Inventory *inv) {
@@ -414,6 +416,7 @@ static const char *const orphan_kind_table[_ORPHAN_KIND_MAX] = {
         [ORPHAN_DEBUG_LOG] = "debug-log",
         [ORPHAN_PLAN] = "plan",
         [ORPHAN_LEGACY] = "legacy",
+        [ORPHAN_STALE_PROJECT] = "stale-project",
 };
 
 const char *orphan_kind_to_string(OrphanKind k) {

@@ -135,6 +135,8 @@ typedef enum OrphanKind {
         ORPHAN_DEBUG_LOG,      /* R/debug/<id>.txt with no transcript for <id> */
         ORPHAN_PLAN,           /* G/plans/<id>.md with no transcript for <id> */
         ORPHAN_LEGACY,         /* Qwen <= 0.1: R/tmp/<hash>/chats/session-*.json, checkpoint*.json */
+        ORPHAN_STALE_PROJECT,  /* R/projects/<p>/ whose every recorded cwd is a vanished temporary
+                                * directory (upstream PR #9110); project_dir is "projects" */
         _ORPHAN_KIND_MAX,
         _ORPHAN_KIND_INVALID = -22,
 } OrphanKind;
@@ -148,6 +150,11 @@ typedef struct Orphan {
         FileId dir;        /* identity of the directory itself */
         uint64_t bytes, bytes_alloc;
         msec_t mtime;      /* newest mtime inside */
+        /* ORPHAN_STALE_PROJECT only (hygiene.h): what the scan found */
+        FileId marker;         /* projects/<p>/.qwen-orphan-since, .present when it exists */
+        char *stale_why;       /* why it cannot go, NULL when only its age decides */
+        bool cwd_back;         /* a recorded cwd exists (again): the mark is cancelled */
+        char *cwds;            /* its recorded cwds, each ending in '\n' */
 } Orphan;
 
 typedef struct Inventory {

@@ -55,6 +55,7 @@ static const char *const journal_event_table[_JOURNAL_EVENT_MAX] = {
         [JOURNAL_SALVAGED] = "salvaged",
         [JOURNAL_RECOVERED] = "recovered",
         [JOURNAL_ERASED] = "erased",
+        [JOURNAL_STALE_MARK] = "stale-mark",
 };
 
 /* Made once with `systemd-id128 new`; explained in systemd/qgc.catalog. Never change them. */
@@ -70,6 +71,7 @@ static const char *const journal_message_id_table[_JOURNAL_EVENT_MAX] = {
         [JOURNAL_SALVAGED] = "8d8faafe2c18497fb8ddcd021f1b7965",
         [JOURNAL_RECOVERED] = "22da4ba8837a4227a41ebfbe66fee1c8",
         [JOURNAL_ERASED] = "d45f8cd6b5864b6e93ddd4537003c5d0",
+        [JOURNAL_STALE_MARK] = "bcf6b548b5bc4312ab27749a5b685795",
 };
 
 static const int journal_priority_table[_JOURNAL_EVENT_MAX] = {
@@ -84,6 +86,7 @@ static const int journal_priority_table[_JOURNAL_EVENT_MAX] = {
         [JOURNAL_SALVAGED] = LOG_INFO,
         [JOURNAL_RECOVERED] = LOG_NOTICE,
         [JOURNAL_ERASED] = LOG_INFO,
+        [JOURNAL_STALE_MARK] = LOG_INFO,
 };
 
 const char *journal_event_to_string(JournalEvent e) {

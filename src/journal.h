@@ -28,6 +28,7 @@ typedef enum JournalEvent {
         JOURNAL_SALVAGED,
         JOURNAL_RECOVERED,
         JOURNAL_ERASED, /* a deleted session's rows left a shared file (erase.h) */
+        JOURNAL_STALE_MARK, /* a stale project entry's marker written or removed (hygiene.h) */
         _JOURNAL_EVENT_MAX,
         _JOURNAL_EVENT_INVALID = -22,
 } JournalEvent;

@@ -635,6 +635,26 @@ static void plan_json_orphan(PlanJson *j, const Plan *p, const PlanItem *it) {
         plan_json_uint(j, "bytes_allocated", or->bytes_alloc);
         plan_json_time(j, "mtime", or->mtime);
         plan_json_int(j, "idle_ms", MAX(p->now - or->mtime, (msec_t)0));
+        if (or->kind == ORPHAN_STALE_PROJECT) {
+                /* only this kind has them, so the other orphans keep their layout */
+                const char *c = or->cwds ?: "";
+
+                plan_json_string(j, "mark", it->verdict->mark > 0   ? "write"
+                                            : it->verdict->mark < 0 ? "remove"
+                                                                    : NULL);
+                plan_json_time(j, "marked", or->marker.present ? or->marker.mtime_ns / 1000000 : 0);
+                plan_json_string(j, "kept_because", or->stale_why);
+                plan_json_key(j, "cwds");
+                plan_json_open(j, '[');
+                while (*c) {
+                        size_t n = strcspn(c, "\n");
+                        _cleanup_free_ char *one = strndup(c, n);
+                        plan_json_next(j);
+                        plan_json_value_string(j, one ?: "");
+                        c += n + (c[n] == '\n');
+                }
+                plan_json_close(j, ']');
+        }
         plan_json_close(j, '}');
 }
 

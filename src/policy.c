@@ -562,6 +562,9 @@ static int policy_orphans(PolicyRun *run) {
                 /* hygiene kinds have a key each (hygiene.h), the others orphan-min-age */
                 msec_t limit = hygiene_limit(p, o->kind, &key);
 
+                if (o->kind == ORPHAN_STALE_PROJECT)
+                        continue; /* policy_stale_projects(), once every session is decided */
+
                 format_duration(a, sizeof a, idle);
                 format_duration_exact(b, sizeof b, limit);
                 if (policy_orphan_protected(run, o)) {
@@ -582,6 +585,25 @@ static int policy_orphans(PolicyRun *run) {
                 }
                 if (!vd->reason)
                         return -ENOMEM;
+        }
+        return 0;
+}
+
+/* Stale project entries (hygiene.h), which depend on their sessions' verdicts: after them and
+ * before the deletion limits, then again after the limits. */
+static int policy_stale_projects(PolicyRun *run, bool after_limits) {
+        for (size_t i = 0; i < run->inv->n_orphans; i++) {
+                const Orphan *o = &run->inv->orphans[i];
+                Orphan dir = { .tree = o->tree, .project_dir = o->name };
+                int r;
+
+                if (o->kind != ORPHAN_STALE_PROJECT)
+                        continue;
+                r = hygiene_stale_decide(run->inv, i, &run->cfg->defaults,
+                                         MIN(run->now, run->real_now),
+                                         policy_orphan_protected(run, &dir), after_limits, run->v);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -768,6 +790,8 @@ void policy_title_need(const Config *cfg, bool json, TitleNeed *ret) {
                 policy_title_need_one(&cfg->projects[i].policy, &t);
         if (cfg->tree.max_size > 0 || cfg->tree.keep_free.is_set)
                 t.all = true;
+        if (cfg->defaults.stale_project_min_age != MSEC_INFINITY)
+                t.all = true; /* a stale entry's sessions go whatever their age (hygiene.h) */
         *ret = t;
 }
 
@@ -974,7 +998,11 @@ int policy_evaluate(const Inventory *inv, const Config *cfg, msec_t now, const P
         for (size_t i = 0; r >= 0 && i < inv->n_sessions; i++)
                 r = policy_finish(&run, i);
         if (r >= 0)
+                r = policy_stale_projects(&run, /* after_limits= */ false);
+        if (r >= 0)
                 r = policy_blast(&run, opts);
+        if (r >= 0)
+                r = policy_stale_projects(&run, /* after_limits= */ true);
         policy_run_done(&run);
         if (r < 0)
                 return r;

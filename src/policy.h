@@ -44,6 +44,8 @@ typedef struct Verdict {
         const char *held_by;  /* static: the deletion limit that held the session back
                                * ("max-deletions", "max-deletions-percent"), else NULL */
         const char *held_rule; /* static: the rule whose deletion was held back, else NULL */
+        int mark;             /* ORPHAN_STALE_PROJECT (hygiene.h): 1 write its marker, -1 remove
+                               * it, 0 neither */
 } Verdict;
 
 typedef struct Verdicts {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hygiene.h"
 #include "macro.h"
 #include "plan.h"
 #include "text.h"
@@ -354,6 +355,21 @@ static const char *render_item_id(const Plan *p, const PlanItem *it, size_t *ret
         return id;
 }
 
+/* A hygiene item's path relative to its root (R, or G for plans), so that an admin can tell
+ * which tmp/<hash>/ or project it is: "tmp/<hash>/x.output"; NULL (and *ret_oom false) for
+ * other items. Raw: the cells clean it (text.c). */
+static char *render_hygiene_path(const Plan *p, const PlanItem *it, bool *ret_oom) {
+        const Orphan *o = it->is_orphan ? &p->inv->orphans[it->index] : NULL;
+        char *s;
+
+        *ret_oom = false;
+        if (!o || !hygiene_kind(o->kind))
+                return NULL;
+        s = strprintf("%s/%s", o->project_dir ?: "", o->name ?: "");
+        *ret_oom = !s;
+        return s;
+}
+
 /* One row: SESSION VERB IDLE SIZE REASON. */
 /* Under a delete row, what the delete also removes from the files Qwen shares (erase.h), in the
  * reason column (or on its own indented lines, as reasons go); no line when there is nothing, so
@@ -386,14 +402,22 @@ static int render_also_row(const Session *s, const RenderLayout *lay, size_t fix
 
 static int render_row(const Plan *p, const PlanItem *it, const RenderLayout *lay, FILE *f) {
         char idle_s[FORMAT_DURATION_MAX], size_s[FORMAT_BYTES_MAX];
-        _cleanup_free_ char *id = NULL;
+        _cleanup_free_ char *id = NULL, *hpath = NULL;
         RenderLine l;
         uint64_t bytes;
         msec_t idle;
         size_t whole, id_w = lay->id_cur;
         const char *full = render_item_id(p, it, &whole);
+        bool oom;
         int r;
 
+        hpath = render_hygiene_path(p, it, &oom);
+        if (oom)
+                return -ENOMEM;
+        if (hpath) {
+                full = hpath;
+                whole = strlen(hpath);
+        }
         l.f = f;
         l.len = 0;
         id = whole > 0 ? strdup(full) : strndup(full, id_w);
@@ -702,10 +726,13 @@ static int render_change(const Plan *p, const PlanItem *it, const RenderLayout *
         msec_t idle;
 
         render_item_size(p, it, &bytes, &idle);
+        if (it->is_orphan && hygiene_kind(p->inv->orphans[it->index].kind))
+                whole = strlen(full); /* its name, and its directory as the project */
         id = whole > 0 ? plan_clean_string(full, true) : strndup(full, lay->id_cur);
-        proj = it->is_orphan ? (*g ? strprintf("projects/%s", g) : strdup("file-history"))
-               : verified    ? plan_clean_string(g, true)
-                             : strprintf("projects/%s", g);
+        proj = it->is_orphan && hygiene_kind(p->inv->orphans[it->index].kind) ? strdup(g)
+               : it->is_orphan ? (*g ? strprintf("projects/%s", g) : strdup("file-history"))
+               : verified      ? plan_clean_string(g, true)
+                               : strprintf("projects/%s", g);
         reason = plan_clean_string(it->verdict->reason, true);
         if (!id || !proj || !reason)
                 return -ENOMEM;
@@ -750,7 +777,8 @@ static int render_changes(const Plan *p, RenderLayout *lay, FILE *f) {
                 while (e < p->n_items && render_same_group(p, &p->items[k], &p->items[e]))
                         e++;
                 for (size_t j = k; j < e; j++)
-                        if (plan_item_verb(&p->items[j]) != VERB_KEEP)
+                        if (plan_item_verb(&p->items[j]) != VERB_KEEP ||
+                            p->items[j].verdict->mark != 0) /* a stale entry's marker */
                                 idx[n++] = j;
                 qsort_r(idx, n, sizeof(size_t), render_idle_cmp, (void *)p);
                 if (n > 0 && tree != last_tree && p->inv->n_trees > 1 && tree < p->inv->n_trees) {

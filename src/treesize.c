@@ -165,7 +165,8 @@ static TreeKind ts_classify_project(const char *rel) {
                 return TREE_KIND_SUBAGENTS;
         if (ts_is(c, n, "workflows") && deeper)
                 return TREE_KIND_WORKFLOWS;
-        if (ts_is(c, n, "session-organization.v1.json") && !deeper)
+        if ((ts_is(c, n, "session-organization.v1.json") ||
+             ts_is(c, n, ".qwen-orphan-since")) && !deeper) /* the stale-entry marker, hygiene.h */
                 return TREE_KIND_SESSIONS;
         if ((ts_is(c, n, "memory") && deeper) ||
             (!deeper && (ts_is(c, n, "meta.json") || ts_is(c, n, "extract-cursor.json"))))

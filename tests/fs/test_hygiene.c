@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -53,6 +54,7 @@ static void test_treesize_classify_table(void **state) {
                 { "projects/-p/chats/archive/aefd2a51-f2fc-4eed-a29c-91292bb022bf.jsonl",
                   TREE_KIND_ARCHIVE },
                 { "projects/-p/session-organization.v1.json", TREE_KIND_SESSIONS },
+                { "projects/-p/.qwen-orphan-since", TREE_KIND_SESSIONS },
                 { "projects/-p/subagents/x/agent-1.jsonl", TREE_KIND_SUBAGENTS },
                 { "projects/-p/workflows/generated/review/x/a.sh", TREE_KIND_WORKFLOWS },
                 { "projects/-p/memory/MEMORY.md", TREE_KIND_STATE },
@@ -195,6 +197,95 @@ static void test_hygiene_policy_table(void **state) {
                 assert_int_equal(v->orphans[0].verb, table[i].want);
                 assert_string_equal(v->orphans[0].rule, table[i].rule);
                 assert_non_null(strstr(v->orphans[0].reason, table[i].reason));
+                config_done(&c);
+                config_errors_done(&e);
+        }
+}
+
+/* The stale-project rule as a table (pure): the marker and its wait, the guards of PR #9110 (a
+ * live or pinned session, something unknown inside, a recent write, a cwd that exists again),
+ * the deletion limits; when the entry goes, its session goes by the same rule. */
+static void test_hygiene_stale_policy_table(void **state) {
+        static const struct {
+                int64_t marker_h;  /* marker age; -1: no marker */
+                int64_t files_h;   /* newest file inside */
+                const char *why;   /* what the scan found that keeps it */
+                bool cwd_back, pinned, live, force;
+                Verb want;
+                int mark;
+                const char *reason;
+                Verb want_session;
+                bool young_session; /* born a day ago (< min-age 3d) */
+        } table[] = {
+                { -1, 48, NULL, false, false, false, true, VERB_KEEP, 1, "would mark it", VERB_KEEP, false },
+                { 23, 48, NULL, false, false, false, true, VERB_KEEP, 0, "marked 23h ago <= stale-project-min-age 1d", VERB_KEEP, false },
+                { 25, 48, NULL, false, false, false, true, VERB_DELETE, 0, "marked 25h ago > 1d", VERB_DELETE, false },
+                { 25, 48, NULL, false, true, false, true, VERB_KEEP, 0, "(pinned)", VERB_KEEP, false },
+                { 25, 48, NULL, false, false, true, true, VERB_KEEP, 0, "(live: ", VERB_SKIP, false },
+                /* min-age: a session younger is never touched, whatever the rule */
+                { 25, 48, NULL, false, false, false, true, VERB_KEEP, 0, "(min-age)", VERB_KEEP,
+                  true },
+                { 25, 2, NULL, false, false, false, true, VERB_KEEP, 0, "a file written 2h ago", VERB_KEEP, false },
+                { -1, 2, NULL, false, false, false, true, VERB_KEEP, 0, "a file written 2h ago", VERB_KEEP, false },
+                { 25, 48, "an entry qgc does not know: memory", false, false, false, true, VERB_KEEP, 0,
+                  "kept: an entry qgc does not know: memory", VERB_KEEP, false },
+                { 25, 48, "a recorded cwd exists: /tmp/x", true, false, false, true, VERB_KEEP, -1,
+                  "would remove its mark", VERB_KEEP, false },
+                { -1, 48, "a recorded cwd exists: /tmp/x", true, false, false, true, VERB_KEEP, 0,
+                  "no longer stale", VERB_KEEP, false },
+                /* max-deletions-percent 50 of one session holds it back: the entry waits */
+                { 25, 48, NULL, false, false, false, false, VERB_KEEP, 0, "held back", VERB_SKIP, false },
+        };
+        const msec_t real = 1796000000000, H = 3600 * 1000;
+
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_(inventory_freep) Inventory *inv = NULL;
+                _cleanup_(verdicts_freep) Verdicts *v = NULL;
+                PolicyOptions po = { .real_now = real, .force = table[i].force };
+                ConfigErrors e = {};
+                Config c;
+                Tree t = { .runtime_dir = strdup("/q"), .global_dir = strdup("/q") };
+                Session s = { .id = ORPH, .project_dir = strdup("-tmp-x"), .cwd = strdup("/tmp/x"),
+                              .owner = OWNER_OK, .state = SESSION_ACTIVE,
+                              .pinned = table[i].pinned, .live = table[i].live ? LIVE_CLAIM : 0,
+                              .mtime = real - 30 * 24 * H, .last_write = real - 30 * 24 * H,
+                              .last_activity = real - 30 * 24 * H,
+                              .first_record = real - (table[i].young_session ? 24 : 30 * 24) * H,
+                              .bytes = 100 };
+                Orphan o = { .kind = ORPHAN_STALE_PROJECT, .project_dir = strdup("projects"),
+                             .name = strdup("-tmp-x"), .cwds = strdup("/tmp/x\n"), .bytes = 10,
+                             .mtime = real - table[i].files_h * H, .cwd_back = table[i].cwd_back,
+                             .stale_why = table[i].why ? strdup(table[i].why) : NULL };
+
+                if (table[i].marker_h >= 0) {
+                        o.marker.present = true;
+                        o.marker.mtime_ns = (real - table[i].marker_h * H) * 1000000;
+                }
+                print_message("  case %zu\n", i);
+                assert_int_equal(config_init_default(&c), 0);
+                assert_int_equal(config_parse_string(&c, "defaults = { max-age = \"off\"; "
+                                                         "stale-project-min-age = \"1d\"; };",
+                                                     "t.conf", &e),
+                                 0);
+                assert_int_equal(inventory_new(&inv), 0);
+                assert_int_equal(inventory_add_tree(inv, &t, NULL), 0);
+                assert_int_equal(inventory_add_session(inv, &s), 0);
+                assert_int_equal(inventory_add_orphan(inv, &o), 0);
+                assert_int_equal(policy_evaluate(inv, &c, real, &po, &v), 0);
+                if (v->orphans[0].verb != table[i].want || v->orphans[0].mark != table[i].mark ||
+                    !strstr(v->orphans[0].reason, table[i].reason) ||
+                    v->sessions[0].verb != table[i].want_session)
+                        print_error("case %zu: %s mark %d '%s'; session %s '%s'\n", i,
+                                    verb_to_string(v->orphans[0].verb), v->orphans[0].mark,
+                                    v->orphans[0].reason, verb_to_string(v->sessions[0].verb),
+                                    v->sessions[0].reason);
+                assert_int_equal(v->orphans[0].verb, table[i].want);
+                assert_int_equal(v->orphans[0].mark, table[i].mark);
+                assert_non_null(strstr(v->orphans[0].reason, table[i].reason));
+                assert_int_equal(v->sessions[0].verb, table[i].want_session);
+                if (table[i].want == VERB_DELETE)
+                        assert_string_equal(v->sessions[0].rule, "stale-project-min-age");
                 config_done(&c);
                 config_errors_done(&e);
         }
@@ -382,6 +473,144 @@ static void test_hygiene_reclaim_guards(void **state) {
         }
 }
 
+
+/* A stale project entry (hygiene_stale_act()): between the scan and the removal, a recorded cwd
+ * that exists again, something unknown, a transcript or a new marker keep it; else it goes. The
+ * marker is written (with the recorded cwds) and removed by identity. */
+#define STALE_DIR "-tmp-qgc-fs-stale"
+typedef enum StaleChange {
+        STALE_NONE,
+        STALE_CWD_BACK,   /* the recorded cwd exists again */
+        STALE_UNKNOWN,    /* a file qgc does not know appears */
+        STALE_TRANSCRIPT, /* a transcript appears (a session starts) */
+        STALE_REMARKED,   /* the marker is replaced */
+} StaleChange;
+
+static void test_hygiene_stale_act_guards(void **state) {
+        static const struct {
+                StaleChange change;
+                int want;
+                const char *why;
+        } table[] = {
+                { STALE_NONE, 1, NULL },
+                { STALE_CWD_BACK, 0, "a recorded cwd exists again" },
+                { STALE_UNKNOWN, 0, "something new inside" },
+                { STALE_TRANSCRIPT, 0, "a session of it is still there" },
+                { STALE_REMARKED, 0, "its mark changed" },
+        };
+        char cwd[128], wt[160], body[256];
+        Fx *fx = *state;
+
+        snprintf(cwd, sizeof cwd, "/tmp/qgc-fs-stale-%ld", (long)getpid());
+        snprintf(wt, sizeof wt, "%s/wt", cwd);
+        snprintf(body, sizeof body, "{\"worktreePath\":\"%s/wt\"}", cwd);
+        (void)rmdir(cwd);
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_close_ int rfd = -EBADF;
+                _cleanup_free_ char *marker = NULL;
+                const char *why = "unset";
+                const Orphan *o;
+                int r;
+
+                print_message("  case %zu\n", i);
+                assert_int_equal(teardown(state), 0);
+                assert_int_equal(setup(state), 0);
+                fx = *state;
+                assert_int_equal(fixture_write(fx->qwen, "projects/" STALE_DIR "/chats/" ORPH
+                                                         ".worktree.json", body), 0);
+                assert_int_equal(fixture_write(fx->qwen, "projects/" STALE_DIR "/"
+                                                         HYGIENE_STALE_MARKER, ""), 0);
+                assert_int_equal(fixture_age(fx->qwen, "projects/" STALE_DIR "/chats/" ORPH
+                                                       ".worktree.json", 10 * DAY), 0);
+                assert_int_equal(fixture_age(fx->qwen, "projects/" STALE_DIR "/" HYGIENE_STALE_MARKER,
+                                             10 * DAY), 0);
+                scan_fx(fx, 1u << ORPHAN_STALE_PROJECT);
+                o = find_orphan(fx, ORPHAN_STALE_PROJECT, STALE_DIR);
+                assert_non_null(o);
+                if (!o)
+                        return;
+                if (o->stale_why)
+                        print_error("kept by the scan: %s\n", o->stale_why);
+                assert_null(o->stale_why);
+                assert_true(o->marker.present);
+                switch (table[i].change) {
+                case STALE_NONE:
+                        break;
+                case STALE_CWD_BACK:
+                        assert_int_equal(mkdir(cwd, 0700), 0);
+                        assert_int_equal(mkdir(wt, 0700), 0);
+                        break;
+                case STALE_UNKNOWN:
+                        assert_int_equal(fixture_write(fx->qwen, "projects/" STALE_DIR "/notes.md",
+                                                       "mine\n"), 0);
+                        break;
+                case STALE_TRANSCRIPT:
+                        assert_int_equal(fixture_write(fx->qwen, "projects/" STALE_DIR "/chats/"
+                                                                 ORPH ".jsonl", "{}\n"), 0);
+                        break;
+                case STALE_REMARKED:
+                        marker = fixture_path(fx->qwen, "projects/" STALE_DIR "/" HYGIENE_STALE_MARKER);
+                        assert_int_equal(unlink(marker), 0);
+                        assert_int_equal(fixture_write(fx->qwen, "projects/" STALE_DIR "/"
+                                                                 HYGIENE_STALE_MARKER, ""), 0);
+                        break;
+                }
+                rfd = fs_open_root(fx->qwen, 0);
+                assert_true(rfd >= 0);
+                r = hygiene_stale_act(fx->inv, o, 0, /* remove= */ true, rfd,
+                                      fx->inv->trees[0].dev, NULL, NULL, &why);
+                (void)rmdir(wt);
+                (void)rmdir(cwd);
+                if (r != table[i].want || (table[i].why && (!why || !strstr(why, table[i].why))))
+                        print_error("case %zu: %d '%s'\n", i, r, why ?: "(null)");
+                assert_int_equal(r, table[i].want);
+                if (table[i].why)
+                        assert_non_null(strstr(why, table[i].why));
+                assert_int_equal(fixture_exists(fx->qwen, "projects/" STALE_DIR), r <= 0);
+        }
+
+        /* the marker: written once (never replaced) with the recorded cwds, removed by identity */
+        {
+                _cleanup_close_ int rfd = -EBADF;
+                _cleanup_free_ char *text = NULL, *want = strprintf("%s/wt\n", cwd);
+                const char *why = "unset";
+                size_t len = 0;
+                const Orphan *o;
+
+                assert_int_equal(teardown(state), 0);
+                assert_int_equal(setup(state), 0);
+                fx = *state;
+                assert_int_equal(fixture_write(fx->qwen, "projects/" STALE_DIR "/chats/" ORPH
+                                                         ".worktree.json", body), 0);
+                scan_fx(fx, 1u << ORPHAN_STALE_PROJECT);
+                o = find_orphan(fx, ORPHAN_STALE_PROJECT, STALE_DIR);
+                assert_non_null(o);
+                if (!o)
+                        return;
+                assert_false(o->marker.present);
+                rfd = fs_open_root(fx->qwen, 0);
+                assert_true(rfd >= 0);
+                assert_int_equal(hygiene_stale_act(fx->inv, o, 1, false, rfd, fx->inv->trees[0].dev,
+                                                   NULL, NULL, &why), 1);
+                assert_int_equal(fixture_read(fx->qwen, "projects/" STALE_DIR "/"
+                                                        HYGIENE_STALE_MARKER, &text, &len), 0);
+                assert_string_equal(text, want);
+                /* a second write does not replace it */
+                assert_int_equal(hygiene_stale_act(fx->inv, o, 1, false, rfd, fx->inv->trees[0].dev,
+                                                   NULL, NULL, &why), 0);
+                scan_fx(fx, 1u << ORPHAN_STALE_PROJECT);
+                o = find_orphan(fx, ORPHAN_STALE_PROJECT, STALE_DIR);
+                assert_non_null(o);
+                if (!o)
+                        return;
+                assert_true(o->marker.present);
+                assert_int_equal(hygiene_stale_act(fx->inv, o, -1, false, rfd, fx->inv->trees[0].dev,
+                                                   NULL, NULL, &why), 1);
+                assert_false(fixture_exists(fx->qwen, "projects/" STALE_DIR "/" HYGIENE_STALE_MARKER));
+                assert_true(fixture_exists(fx->qwen, "projects/" STALE_DIR "/chats"));
+        }
+}
+
 /* An unknown name in a tmp/<hash>/ of no session: no stale-tmp item, and its tool results are
  * still items of their own. */
 static void test_hygiene_scan_unknown_keeps_tmp(void **state) {
@@ -444,7 +673,9 @@ int main(void) {
                 cmocka_unit_test(test_treesize_classify_table),
                 cmocka_unit_test(test_hygiene_keys_default_off),
                 cmocka_unit_test(test_hygiene_policy_table),
+                cmocka_unit_test(test_hygiene_stale_policy_table),
                 cmocka_unit_test_setup_teardown(test_hygiene_reclaim_guards, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_hygiene_stale_act_guards, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_hygiene_scan_unknown_keeps_tmp, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_hygiene_scan_need_zero, setup, teardown),

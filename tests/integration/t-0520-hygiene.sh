@@ -145,6 +145,13 @@ PY
 run_qgc --dry-run --root "$tree" -c "$T/on.conf" > "$T/plan.txt" || fail "text dry run"
 grep -q "tool result (Qwen removes them after 24h), idle" "$T/plan.txt" || bad "no tool-result reason in the text plan"
 grep -q "tmp/<hash>/ of a project with no session left" "$T/plan.txt" || bad "no stale-tmp reason"
+# each row names its item by its path in the tree (which tmp/<hash>/ it is), in --changes too
+grep -q "^  tmp/$H_SESS/tool-results/call_1.txt " "$T/plan.txt" || bad "the text plan does not name tmp/<hash>/tool-results/call_1.txt"
+grep -q "^  tmp/$H_GONE " "$T/plan.txt" || bad "the text plan does not name tmp/$H_GONE"
+run_qgc --changes --root "$tree" -c "$T/on.conf" > "$T/changes.txt" || fail "--changes"
+grep -q " call_1.txt .* tmp/$H_SESS/tool-results  tool result" "$T/changes.txt" ||
+        { cat "$T/changes.txt"; bad "--changes does not name the item's directory"; }
+grep -q "projects/tmp/" "$T/changes.txt" && bad "--changes calls tmp/ a project"
 
 run_qgc --root "$tree" -c "$T/on.conf" --log-file "$T/actions.log" > "$T/run.out" ||
         { cat "$T/run.out" "$T/actions.log"; fail "real run failed"; }

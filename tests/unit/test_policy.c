@@ -37,7 +37,8 @@
 #define POL(...)                                                                                   \
         {                                                                                          \
                 .action = POLICY_ACTION_ARCHIVE, .min_idle = 24 * H,                               \
-                .orphan_min_age = MSEC_INFINITY, __VA_ARGS__                                       \
+                .orphan_min_age = MSEC_INFINITY, .stale_project_min_age = MSEC_INFINITY,           \
+                __VA_ARGS__                                                                        \
         }
 
 typedef struct Fixture {
