@@ -1,5 +1,7 @@
 /* cold.c: the compressed cold tier (cold.h): zstd streams of archived sessions' files, each
- * verified by decompressing it and comparing SHA-256 and size before the original goes. */
+ * verified by decompressing it and comparing SHA-256 and size before the original goes; the
+ * table of every dictionary qgc shipped (src/colddict/); ColdCtx, the reused zstd contexts and
+ * buffers. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -12,6 +14,7 @@
 #include <unistd.h>
 
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "cold.h"
 #include "macro.h"
@@ -23,6 +26,41 @@
 #define COLD_SKIP_MAGIC 0x184D2A5EU
 #define COLD_TRAILER_PAYLOAD (9 + 2 + 64 + 1 + 20 + 1)
 #define COLD_TRAILER (8 + COLD_TRAILER_PAYLOAD)
+
+#include "colddict/dict-1.inc"
+
+/* Every dictionary qgc ever shipped (cold.h): never remove or change an entry. */
+typedef struct ColdDict {
+        unsigned version;
+        uint32_t id; /* its zstd dictionary ID, as in the frame header */
+        const unsigned char *data;
+        size_t size;
+} ColdDict;
+
+static const ColdDict cold_dicts[] = {
+        { 1, 0x71676301U, cold_dict_1, sizeof cold_dict_1 },
+};
+
+struct ColdCtx {
+        int level;
+        unsigned dict; /* the version compressed with, COLD_DICT_NONE for none */
+        ZSTD_CCtx *cc;
+        ZSTD_CDict *cdict; /* made on the first compression */
+        ZSTD_DCtx *dc;
+        ZSTD_DDict *ddicts[ELEMENTSOF(cold_dicts)]; /* made on first use */
+        char *in;   /* COLD_CHUNK: the original, read */
+        char *out;  /* ZSTD_CStreamOutSize() + COLD_TRAILER: compressed, to write */
+        char *din;  /* ZSTD_DStreamInSize(): compressed, read back */
+        char *dout; /* ZSTD_DStreamOutSize(): decompressed */
+        size_t out_size, din_size, dout_size;
+};
+
+static const ColdDict *cold_dict_by_version(unsigned version) {
+        for (size_t i = 0; i < ELEMENTSOF(cold_dicts); i++)
+                if (cold_dicts[i].version == version)
+                        return &cold_dicts[i];
+        return NULL;
+}
 
 static void cold_step(ColdStepFn step, void *userdata, const char *what) {
         if (step)
@@ -38,77 +76,200 @@ static uint32_t cold_get_le32(const unsigned char *p) {
         return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-/* Stream src_fd through zstd into dst_fd; SHA-256 and size of the input. */
-static int cold_compress_fd(int src_fd, int dst_fd, int level, char sha[65], uint64_t *ret_size) {
-        ZSTD_CCtx *cc = ZSTD_createCCtx();
-        Sha256 *h = sha256_new();
-        char *in = malloc(COLD_CHUNK), *out = malloc(ZSTD_CStreamOutSize());
-        uint64_t size = 0;
-        int r = 0;
+ColdCtx *cold_ctx_free(ColdCtx *c) {
+        if (!c)
+                return NULL;
+        ZSTD_freeCCtx(c->cc);
+        ZSTD_freeCDict(c->cdict);
+        ZSTD_freeDCtx(c->dc);
+        for (size_t i = 0; i < ELEMENTSOF(c->ddicts); i++)
+                ZSTD_freeDDict(c->ddicts[i]);
+        free(c->in);
+        free(c->out);
+        free(c->din);
+        free(c->dout);
+        free(c);
+        return NULL;
+}
 
-        if (!cc || !h || !in || !out) {
-                r = -ENOMEM;
-                goto done;
+int cold_ctx_new(int level, unsigned dict, ColdCtx **ret) {
+        _cleanup_(cold_ctx_freep) ColdCtx *c = NULL;
+
+        if (level < 1 || level > ZSTD_maxCLevel())
+                return -EINVAL;
+        if (dict != COLD_DICT_NONE && !cold_dict_by_version(dict))
+                return -EINVAL;
+        c = calloc(1, sizeof *c);
+        if (!c)
+                return -ENOMEM;
+        c->level = level;
+        c->dict = dict;
+        c->out_size = ZSTD_CStreamOutSize() + COLD_TRAILER;
+        c->din_size = ZSTD_DStreamInSize();
+        c->dout_size = ZSTD_DStreamOutSize();
+        c->cc = ZSTD_createCCtx();
+        c->dc = ZSTD_createDCtx();
+        c->in = malloc(COLD_CHUNK);
+        c->out = malloc(c->out_size);
+        c->din = malloc(c->din_size);
+        c->dout = malloc(c->dout_size);
+        if (!c->cc || !c->dc || !c->in || !c->out || !c->din || !c->dout)
+                return -ENOMEM;
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+/* The context cold_compress() and the others use: one per thread, kept for the next call.
+ * level 0: any (decompression). */
+static _Thread_local ColdCtx *cold_default_ctx;
+
+static int cold_default(int level, ColdCtx **ret) {
+        ColdCtx *c = cold_default_ctx;
+        int r;
+
+        if (c && level != 0 && c->level != level) {
+                c->cdict = (ZSTD_freeCDict(c->cdict), NULL);
+                c->level = level;
         }
-        if (ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, level)) ||
-            ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1))) {
-                r = -EINVAL;
-                goto done;
+        if (!c) {
+                r = cold_ctx_new(level ? level : COLD_LEVEL_DEFAULT, COLD_DICT_CURRENT, &c);
+                if (r < 0)
+                        return r;
+                cold_default_ctx = c;
         }
+        *ret = c;
+        return 0;
+}
+
+/* Ready c->cc for a new frame of src_size bytes. */
+static int cold_cc_start(ColdCtx *c, uint64_t src_size) {
+        ZSTD_CCtx *cc = c->cc;
+
+        if (c->dict != COLD_DICT_NONE && !c->cdict) {
+                const ColdDict *d = cold_dict_by_version(c->dict);
+                c->cdict = d ? ZSTD_createCDict(d->data, d->size, c->level) : NULL;
+                if (!c->cdict)
+                        return -ENOMEM;
+        }
+        if (ZSTD_isError(ZSTD_CCtx_reset(cc, ZSTD_reset_session_and_parameters)) ||
+            ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, c->level)) ||
+            ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1)) ||
+            (c->cdict && ZSTD_isError(ZSTD_CCtx_refCDict(cc, c->cdict))) ||
+            ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(cc, src_size)))
+                return -EINVAL;
+        return 0;
+}
+
+static void cold_trailer(unsigned char t[COLD_TRAILER], const char sha[65], uint64_t size) {
+        char payload[COLD_TRAILER_PAYLOAD + 1];
+
+        snprintf(payload, sizeof payload, "qgc-cold 1 %s %020" PRIu64 "\n", sha, size);
+        cold_put_le32(t, COLD_SKIP_MAGIC);
+        cold_put_le32(t + 4, COLD_TRAILER_PAYLOAD);
+        memcpy(t + 8, payload, COLD_TRAILER_PAYLOAD);
+}
+
+/* Stream the src_size bytes of src_fd through zstd into dst_fd, then the trailer; the input is
+ * read once, and hashed while it is read. SHA-256 of the input into sha; the bytes written into
+ * *ret_out. -ESTALE when the file is shorter than src_size (it changed). */
+static int cold_compress_fd(ColdCtx *c, int src_fd, uint64_t src_size, int dst_fd, char sha[65],
+                            uint64_t *ret_out) {
+        Sha256 *h = NULL;
+        uint64_t size = 0, written = 0;
+        int r;
+
+        r = cold_cc_start(c, src_size);
+        if (r < 0)
+                return r;
+        h = sha256_new();
+        if (!h)
+                return -ENOMEM;
         for (bool last = false; !last && r >= 0;) {
-                ssize_t k = read(src_fd, in, COLD_CHUNK);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0) {
-                        r = -errno;
-                        break;
+                /* a whole chunk (so a file up to COLD_CHUNK is all in c->in) */
+                size_t want = (size_t)MIN((uint64_t)COLD_CHUNK, src_size - size), got = 0;
+                while (r >= 0 && got < want) {
+                        ssize_t k = read(src_fd, c->in + got, want - got);
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        if (k < 0)
+                                r = -errno;
+                        else if (k == 0)
+                                r = -ESTALE; /* shorter than it was */
+                        else
+                                got += (size_t)k;
                 }
-                last = k == 0;
-                size += (uint64_t)k;
-                r = sha256_update(h, in, (size_t)k);
-                ZSTD_inBuffer ib = { in, (size_t)k, 0 };
+                if (r < 0)
+                        break;
+                size += got;
+                last = size == src_size;
+                r = sha256_update(h, c->in, got);
+                if (r >= 0 && last) {
+                        r = sha256_final(h, sha);
+                        h = NULL;
+                }
+                ZSTD_inBuffer ib = { c->in, got, 0 };
                 for (bool finished = false; r >= 0 && !finished;) {
-                        ZSTD_outBuffer ob = { out, ZSTD_CStreamOutSize(), 0 };
-                        size_t left = ZSTD_compressStream2(cc, &ob, &ib,
+                        ZSTD_outBuffer ob = { c->out, c->out_size - COLD_TRAILER, 0 };
+                        size_t left = ZSTD_compressStream2(c->cc, &ob, &ib,
                                                            last ? ZSTD_e_end : ZSTD_e_continue);
                         if (ZSTD_isError(left)) {
-                                r = -EIO;
+                                r = ZSTD_getErrorCode(left) == ZSTD_error_srcSize_wrong ? -ESTALE
+                                                                                        : -EIO;
                                 break;
                         }
-                        r = write_all(dst_fd, out, ob.pos);
                         finished = last ? left == 0 : ib.pos == ib.size;
+                        if (finished && last) {
+                                /* the trailer goes out with the frame's end: one write */
+                                cold_trailer((unsigned char *)c->out + ob.pos, sha, size);
+                                ob.pos += COLD_TRAILER;
+                        }
+                        r = write_all(dst_fd, c->out, ob.pos);
+                        written += ob.pos;
                 }
         }
-        if (r >= 0)
-                r = sha256_final(h, sha);
-        else
-                sha256_free(h);
-        h = NULL;
-        *ret_size = size;
-done:
         sha256_free(h);
-        ZSTD_freeCCtx(cc);
-        free(in);
-        free(out);
+        *ret_out = written;
         return r;
 }
 
+/* The decompression context ready for the frame that starts with head (head_len bytes): the
+ * dictionary its header names, or none. -EPROTONOSUPPORT for a dictionary qgc does not have. */
+static int cold_dc_start(ColdCtx *c, const void *head, size_t head_len) {
+        unsigned id = ZSTD_getDictID_fromFrame(head, head_len);
+        ZSTD_DDict *dd = NULL;
+
+        if (id != 0) {
+                size_t i;
+                for (i = 0; i < ELEMENTSOF(cold_dicts) && cold_dicts[i].id != id; i++)
+                        ;
+                if (i == ELEMENTSOF(cold_dicts))
+                        return -EPROTONOSUPPORT;
+                if (!c->ddicts[i])
+                        c->ddicts[i] = ZSTD_createDDict(cold_dicts[i].data, cold_dicts[i].size);
+                dd = c->ddicts[i];
+                if (!dd)
+                        return -ENOMEM;
+        }
+        if (ZSTD_isError(ZSTD_DCtx_reset(c->dc, ZSTD_reset_session_only)) ||
+            ZSTD_isError(ZSTD_DCtx_refDDict(c->dc, dd)))
+                return -EINVAL;
+        return 0;
+}
+
 /* Decompress the whole of src_fd (from offset 0) into out_fd (-1: nowhere); SHA-256 and size of
- * the output. The trailing skippable frame is skipped by zstd itself. */
-static int cold_decompress_fd(int src_fd, int out_fd, char sha[65], uint64_t *ret_size) {
-        ZSTD_DCtx *dc = ZSTD_createDCtx();
-        Sha256 *h = sha256_new();
-        char *in = malloc(ZSTD_DStreamInSize()), *out = malloc(ZSTD_DStreamOutSize());
+ * the output, hashed as it streams by (no buffer of the whole). With expect, the output is
+ * compared with those expect_len bytes instead of hashed (sha is not set; -EBADMSG when it
+ * differs or is longer): the verification of a file whose original is still in c->in. The
+ * trailing skippable frame is skipped by zstd itself. */
+static int cold_decompress_fd(ColdCtx *c, int src_fd, int out_fd, const char *expect,
+                              size_t expect_len, char sha[65], uint64_t *ret_size) {
+        Sha256 *h = expect ? NULL : sha256_new();
         uint64_t size = 0, off = 0;
         size_t hint = 1;
-        int r = 0;
+        int r = h || expect ? 0 : -ENOMEM;
 
-        if (!dc || !h || !in || !out) {
-                r = -ENOMEM;
-                goto done;
-        }
-        for (;;) {
-                ssize_t k = pread(src_fd, in, ZSTD_DStreamInSize(), (off_t)off);
+        while (r >= 0) {
+                ssize_t k = pread(src_fd, c->din, c->din_size, (off_t)off);
                 if (k < 0 && errno == EINTR)
                         continue;
                 if (k < 0) {
@@ -119,35 +280,36 @@ static int cold_decompress_fd(int src_fd, int out_fd, char sha[65], uint64_t *re
                         r = hint == 0 ? 0 : -EBADMSG; /* truncated */
                         break;
                 }
+                if (off == 0)
+                        r = cold_dc_start(c, c->din, (size_t)k);
                 off += (uint64_t)k;
-                ZSTD_inBuffer ib = { in, (size_t)k, 0 };
+                ZSTD_inBuffer ib = { c->din, (size_t)k, 0 };
                 for (bool full = true; r >= 0 && (ib.pos < ib.size || full);) {
-                        ZSTD_outBuffer ob = { out, ZSTD_DStreamOutSize(), 0 };
-                        hint = ZSTD_decompressStream(dc, &ob, &ib);
+                        ZSTD_outBuffer ob = { c->dout, c->dout_size, 0 };
+                        hint = ZSTD_decompressStream(c->dc, &ob, &ib);
                         if (ZSTD_isError(hint)) {
                                 r = -EBADMSG;
                                 break;
                         }
                         full = ob.pos == ob.size;
+                        if (expect)
+                                r = ob.pos <= expect_len - size &&
+                                                    memcmp(expect + size, c->dout, ob.pos) == 0
+                                            ? 0
+                                            : -EBADMSG;
+                        else
+                                r = sha256_update(h, c->dout, ob.pos);
                         size += ob.pos;
-                        r = sha256_update(h, out, ob.pos);
                         if (r >= 0 && out_fd >= 0)
-                                r = write_all(out_fd, out, ob.pos);
+                                r = write_all(out_fd, c->dout, ob.pos);
                 }
-                if (r < 0)
-                        break;
         }
-        if (r >= 0)
+        if (r >= 0 && h) {
                 r = sha256_final(h, sha);
-        else
-                sha256_free(h);
-        h = NULL;
-        *ret_size = size;
-done:
+                h = NULL;
+        }
         sha256_free(h);
-        ZSTD_freeDCtx(dc);
-        free(in);
-        free(out);
+        *ret_size = size;
         return r;
 }
 
@@ -193,22 +355,54 @@ int cold_info(int cold_fd, const char *name, uint64_t *ret_size, char ret_sha[65
         return cold_read_trailer(fd, ret_size, ret_sha);
 }
 
-int cold_compress(int dir_fd, const char *name, int cold_fd, int level, const FileId *expect,
-                  ColdStepFn step, void *userdata, ColdResult *ret) {
+int cold_remove_original(int dir_fd, const char *name, int cold_fd, const FileId *id,
+                         ColdStepFn step, void *userdata) {
+        int r;
+
+        /* the original goes only if it is still what was compressed */
+        r = fs_check_identity(dir_fd, name, id);
+        if (r <= 0) {
+                _cleanup_free_ char *z = strprintf("%s%s", name, COLD_SUFFIX);
+                if (z && fs_unlink(cold_fd, z, 0) >= 0)
+                        cold_step(step, userdata, z);
+                return r < 0 ? r : -ESTALE;
+        }
+        r = fs_unlink(dir_fd, name, 0);
+        if (r < 0)
+                return r;
+        cold_step(step, userdata, name);
+        return 0;
+}
+
+int cold_batch_commit(int cold_fd, const char *name, ColdStepFn step, void *userdata) {
+        _cleanup_free_ char *z = strprintf("%s%s", name, COLD_SUFFIX);
+        _cleanup_free_ char *tmp = z ? cold_tmp_name(z) : NULL;
+        int r;
+
+        if (!z || !tmp)
+                return -ENOMEM;
+        r = fs_rename_noreplace(cold_fd, tmp, cold_fd, z);
+        if (r < 0) {
+                (void)fs_unlink(cold_fd, tmp, 0);
+                return r;
+        }
+        cold_step(step, userdata, z);
+        return 0;
+}
+
+int cold_ctx_compress(ColdCtx *c, int dir_fd, const char *name, int cold_fd, const FileId *expect,
+                      unsigned flags, ColdStepFn step, void *userdata, ColdResult *ret) {
         _cleanup_free_ char *z = strprintf("%s%s", name, COLD_SUFFIX);
         _cleanup_free_ char *tmp = z ? cold_tmp_name(z) : NULL;
         _cleanup_close_ int fd = -EBADF, out = -EBADF;
-        char sha[65], sha2[65], payload[COLD_TRAILER_PAYLOAD + 1];
-        unsigned char trailer[COLD_TRAILER];
-        uint64_t size = 0, size2 = 0;
-        struct stat st, st_out;
+        char sha[65], sha2[65];
+        uint64_t size = (uint64_t)-1, written = 0;
+        struct stat st;
         FileId before;
         int r;
 
         if (!z || !tmp)
                 return -ENOMEM;
-        if (level < 1 || level > ZSTD_maxCLevel())
-                return -EINVAL;
         fd = fs_openat(dir_fd, name, O_RDONLY | O_NONBLOCK, 0);
         if (fd < 0)
                 return fd == -ENOENT || fd == -ELOOP ? -ESTALE : fd;
@@ -225,60 +419,69 @@ int cold_compress(int dir_fd, const char *name, int cold_fd, int level, const Fi
         r = fs_exists(cold_fd, z);
         if (r != 0)
                 return r < 0 ? r : -EEXIST;
-        (void)fs_unlink(cold_fd, tmp, 0); /* a crashed run's, under the tree lock */
         out = fs_openat(cold_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (out == -EEXIST) {
+                (void)fs_unlink(cold_fd, tmp, 0); /* a crashed run's, under the tree lock */
+                out = fs_openat(cold_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        }
         if (out < 0)
                 return out;
-        r = cold_compress_fd(fd, out, level, sha, &size);
-        if (r >= 0) {
-                snprintf(payload, sizeof payload, "qgc-cold 1 %s %020" PRIu64 "\n", sha, size);
-                cold_put_le32(trailer, COLD_SKIP_MAGIC);
-                cold_put_le32(trailer + 4, COLD_TRAILER_PAYLOAD);
-                memcpy(trailer + 8, payload, COLD_TRAILER_PAYLOAD);
-                r = write_all(out, trailer, sizeof trailer);
-        }
-        if (r >= 0 && fsync(out) < 0)
+        r = cold_compress_fd(c, fd, (uint64_t)st.st_size, out, sha, &written);
+        if (r >= 0 && !(flags & COLD_BATCH) && fsync(out) < 0)
                 r = -errno;
-        /* verified by decompressing what is on disk, before the original may go */
-        if (r >= 0)
-                r = cold_decompress_fd(out, -1, sha2, &size2);
-        if (r >= 0 && (size2 != size || !streq(sha, sha2) || size != (uint64_t)st.st_size))
-                r = -EBADMSG;
+        /* verified by decompressing what is on disk, before the original may go: compared with
+         * the original's bytes when it was read in one piece, else with its SHA-256 */
+        if (r >= 0) {
+                bool whole = (uint64_t)st.st_size <= COLD_CHUNK;
+                r = cold_decompress_fd(c, out, -1, whole ? c->in : NULL, (size_t)st.st_size,
+                                       sha2, &size);
+                if (r >= 0 && (size != (uint64_t)st.st_size || (!whole && !streq(sha, sha2))))
+                        r = -EBADMSG;
+        }
+        if (r >= 0) {
+                r = fs_check_identity_fd(fd, &before); /* changed while it was read */
+                if (r == 0)
+                        r = -ESTALE;
+        }
         if (r >= 0) {
                 struct timespec ts[2] = { st.st_atim, st.st_mtim };
                 if (futimens(out, ts) < 0)
                         r = -errno;
         }
-        if (r >= 0 && fstat(out, &st_out) < 0)
-                r = -errno;
-        if (r >= 0)
+        if (r >= 0 && !(flags & COLD_BATCH))
                 r = fs_rename_noreplace(cold_fd, tmp, cold_fd, z);
         if (r < 0) {
                 (void)fs_unlink(cold_fd, tmp, 0);
                 return r;
         }
+        if (ret)
+                *ret = (ColdResult){ .bytes_in = size, .bytes_out = written, .original = before };
+        if (flags & COLD_BATCH)
+                return 0; /* the caller: syncfs(), cold_batch_commit(), ... */
         cold_step(step, userdata, z);
         r = fs_fsync(cold_fd);
         if (r < 0)
                 return r;
-        /* the original goes only if it is still what was compressed */
-        r = fs_check_identity_fd(fd, &before);
-        if (r > 0)
-                r = fs_check_identity(dir_fd, name, &before);
-        if (r <= 0) {
-                (void)fs_unlink(cold_fd, z, 0);
-                return r < 0 ? r : -ESTALE;
+        r = cold_remove_original(dir_fd, name, cold_fd, &before, step, userdata);
+        if (r < 0) {
+                if (ret)
+                        *ret = (ColdResult){};
+                return r;
         }
-        r = fs_unlink(dir_fd, name, 0);
+        return fs_fsync(dir_fd);
+}
+
+int cold_compress(int dir_fd, const char *name, int cold_fd, int level, const FileId *expect,
+                  ColdStepFn step, void *userdata, ColdResult *ret) {
+        ColdCtx *c = NULL;
+        int r;
+
+        if (level < 1 || level > ZSTD_maxCLevel())
+                return -EINVAL;
+        r = cold_default(level, &c);
         if (r < 0)
                 return r;
-        cold_step(step, userdata, name);
-        r = fs_fsync(dir_fd);
-        if (r < 0)
-                return r;
-        if (ret)
-                *ret = (ColdResult){ .bytes_in = size, .bytes_out = (uint64_t)st_out.st_size };
-        return 0;
+        return cold_ctx_compress(c, dir_fd, name, cold_fd, expect, 0, step, userdata, ret);
 }
 
 int cold_decompress(int cold_fd, const char *name, int dst_fd, ColdStepFn step, void *userdata,
@@ -286,6 +489,7 @@ int cold_decompress(int cold_fd, const char *name, int dst_fd, ColdStepFn step, 
         _cleanup_free_ char *z = strprintf("%s%s", name, COLD_SUFFIX);
         _cleanup_free_ char *tmp = cold_tmp_name(name);
         _cleanup_close_ int fd = -EBADF, out = -EBADF;
+        ColdCtx *c = NULL;
         char want[65], got[65];
         uint64_t want_size = 0, size = 0;
         struct stat st;
@@ -339,7 +543,9 @@ int cold_decompress(int cold_fd, const char *name, int dst_fd, ColdStepFn step, 
         out = fs_openat(dst_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (out < 0)
                 return out;
-        r = cold_decompress_fd(fd, out, got, &size);
+        r = cold_default(0, &c);
+        if (r >= 0)
+                r = cold_decompress_fd(c, fd, out, NULL, 0, got, &size);
         if (r >= 0 && (size != want_size || !streq(got, want)))
                 r = -EBADMSG;
         if (r >= 0 && fsync(out) < 0)
@@ -371,6 +577,7 @@ int cold_decompress(int cold_fd, const char *name, int dst_fd, ColdStepFn step, 
 int cold_cat(int cold_fd, const char *name, int out_fd) {
         _cleanup_free_ char *z = strprintf("%s%s", name, COLD_SUFFIX);
         _cleanup_close_ int fd = -EBADF;
+        ColdCtx *c = NULL;
         char want[65], got[65];
         uint64_t want_size = 0, size = 0;
         int r;
@@ -383,7 +590,9 @@ int cold_cat(int cold_fd, const char *name, int out_fd) {
         r = cold_read_trailer(fd, &want_size, want);
         if (r < 0)
                 return r;
-        r = cold_decompress_fd(fd, out_fd, got, &size);
+        r = cold_default(0, &c);
+        if (r >= 0)
+                r = cold_decompress_fd(c, fd, out_fd, NULL, 0, got, &size);
         if (r < 0)
                 return r;
         return size == want_size && streq(got, want) ? 0 : -EBADMSG;

@@ -5,7 +5,19 @@
  * followed by a skippable frame that records the SHA-256 and the size of the original; its
  * mtime is the original's. The original is removed only after the compressed file is written,
  * fsynced, decompressed again and found to have the same SHA-256 and size, and renamed into
- * place. Decompression checks the same before the restored file gets its name. */
+ * place. Decompression checks the same before the restored file gets its name.
+ *
+ * Dictionaries. The frame is compressed with a zstd dictionary compiled into qgc (small
+ * transcripts share most of their bytes: record keys, Qwen's telemetry, tool names), and the
+ * zstd frame header names it by its dictionary ID; a frame without an ID (every file of qgc
+ * before dictionaries, tests/data/cold) is plain zstd. The dictionaries are versioned
+ * (src/colddict/dict-N.zdict, made by the committed, reproducible src/colddict/train.sh N, ID
+ * 0x716763NN): a later qgc must restore every file an earlier one wrote, so a dictionary once
+ * shipped is never changed or removed, only a new version added and made COLD_DICT_CURRENT.
+ * A file naming a dictionary this qgc lacks (written by a newer qgc) is refused with
+ * -EPROTONOSUPPORT and kept. Chosen over dictionaries stored in the tree: nothing next to the
+ * cold files can be lost, removed while referenced, or differ between trees, and restoring
+ * needs only the one .zst. The skippable frame is unchanged ("qgc-cold 1"). */
 #pragma once
 
 #include <stdbool.h>
@@ -17,33 +29,78 @@
 #define COLD_DIR ".qgc-cold"
 #define COLD_SUFFIX ".zst"
 #define COLD_LEVEL_DEFAULT 3
+/* The dictionary versions: none (plain zstd), and the one cold_compress() writes. */
+#define COLD_DICT_NONE 0U
+#define COLD_DICT_CURRENT 1U
 
 typedef struct ColdResult {
         uint64_t bytes_in;  /* the original's size */
         uint64_t bytes_out; /* the compressed file's size */
+        FileId original;    /* cold_ctx_compress(): the original's identity when it was read */
 } ColdResult;
 
 /* Called after every mutating step, like ArchiveStepFn. */
 typedef void (*ColdStepFn)(void *userdata, const char *step);
 
-/* Compress the regular file (dir_fd, name) into (cold_fd, name.zst) at level (1-19), then remove
- * the original (and fsync dir_fd) if it still has the identity it had when read (expect, when
- * not NULL, must match too). 0; -EEXIST: a compressed copy exists (nothing done); -ESTALE: the
+/* Compress the regular file (dir_fd, name) into (cold_fd, name.zst) at level (1-19) with the
+ * dictionary COLD_DICT_CURRENT, then remove the original (and fsync dir_fd) if it still has the
+ * identity it had when read (expect, when not NULL, must match too). 0; -EEXIST: a compressed copy exists (nothing done); -ESTALE: the
  * original changed (the compressed copy is removed again, the original stays); -EBADMSG: the
  * verification failed (nothing removed); other -errno. */
 int cold_compress(int dir_fd, const char *name, int cold_fd, int level, const FileId *expect,
                   ColdStepFn step, void *userdata, ColdResult *ret);
 
+/* A context for many files: zstd's compression and decompression contexts, the digested
+ * dictionaries and the buffers, made once and reused (cold_compress() and the others use one
+ * per thread of their own). Not shared between threads. level 1..19 (-EINVAL otherwise), dict
+ * COLD_DICT_NONE or a shipped version (COLD_DICT_CURRENT; -EINVAL for an unknown one). */
+typedef struct ColdCtx ColdCtx;
+int cold_ctx_new(int level, unsigned dict, ColdCtx **ret);
+ColdCtx *cold_ctx_free(ColdCtx *c);
+static inline void cold_ctx_freep(ColdCtx **c) {
+        cold_ctx_free(*c);
+}
+
+/* cold_ctx_compress() flags. COLD_BATCH: the first step of a batched compression, where the
+ * caller makes the batch durable with a few syncs instead of three fsyncs per file. The
+ * compressed file is written and verified under its temporary name (.<name>.zst.qgc-tmp in
+ * cold_fd), with the original's mtime, but not fsynced nor renamed, and the original stays.
+ * Then, for the whole batch, in this order:
+ *   1. syncfs() of the cold directories' filesystem (the temporary files' data is durable);
+ *   2. cold_batch_commit() of each file (renamed into place, never replacing);
+ *   3. fsync() of each cold directory (the new names are durable);
+ *   4. cold_remove_original() of each file;
+ *   5. fsync() of each original's directory.
+ * A kill before 2 leaves temporary files only (the next cold_ctx_compress() of that name
+ * replaces its own), after 2 complete, durable .zst files next to their originals. */
+#define COLD_BATCH (1U << 0)
+
+/* cold_compress() with c's level and dictionary, and flags. ret->original is set. */
+int cold_ctx_compress(ColdCtx *c, int dir_fd, const char *name, int cold_fd, const FileId *expect,
+                      unsigned flags, ColdStepFn step, void *userdata, ColdResult *ret);
+
+/* Step 2 of COLD_BATCH: rename (cold_fd, .name.zst.qgc-tmp) to name.zst, never replacing
+ * (-EEXIST; the temporary file is removed on every error). No fsync. */
+int cold_batch_commit(int cold_fd, const char *name, ColdStepFn step, void *userdata);
+
+/* Step 4 of COLD_BATCH: unlink (dir_fd, name) if it still has the identity id it had when it
+ * was compressed (ColdResult.original; no fsync); if it changed, (cold_fd, name.zst) goes
+ * instead and the result is -ESTALE. */
+int cold_remove_original(int dir_fd, const char *name, int cold_fd, const FileId *id,
+                         ColdStepFn step, void *userdata);
+
 /* Decompress (cold_fd, name.zst) into (dst_fd, name), never replacing: a temp file, checked
  * against the recorded SHA-256 and size, fsynced, its mtime set, renamed; then the .zst goes.
  * A target that exists already with exactly the recorded content (a run killed after the rename)
  * only makes the .zst go. 0, -EEXIST (another target exists), -EBADMSG (the content does not
- * match), -errno. */
+ * match), -EPROTONOSUPPORT (compressed with a dictionary this qgc does not have), -errno. On
+ * every error the .zst stays. */
 int cold_decompress(int cold_fd, const char *name, int dst_fd, ColdStepFn step, void *userdata,
                     ColdResult *ret);
 
 /* Write the original content of (cold_fd, name.zst) to out_fd, checked against its SHA-256 at
- * the end (-EBADMSG after the bytes were written when it does not match). */
+ * the end (-EBADMSG after the bytes were written when it does not match; -EPROTONOSUPPORT
+ * before any byte for a dictionary this qgc does not have). */
 int cold_cat(int cold_fd, const char *name, int out_fd);
 
 /* The original size and SHA-256 recorded in (cold_fd, name.zst). */

@@ -1,5 +1,7 @@
 /* test_cold: the compressed cold tier (src/cold.c) on real files: byte-identical and
- * mtime-identical round trips, verification before anything is removed. */
+ * mtime-identical round trips (with the dictionary and without, empty, bigger than every
+ * buffer, many files through one ColdCtx), verification before anything is removed, the
+ * batched protocol, files of earlier qgc versions (tests/data/cold), a dictionary qgc lacks. */
 #include "autoconf.h"
 
 #include <stdarg.h>
@@ -15,6 +17,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <zstd.h>
 
 #include "cold.h"
 #include "fixture.h"
@@ -186,6 +190,245 @@ static void test_cold_cat(void **state) {
         assert_memory_equal(got, data, len);
 }
 
+#define DICT_1_ID 0x71676301U /* src/colddict/train.sh 1 */
+#define CHUNK (1U << 20)      /* cold.c's read buffer */
+
+/* The zstd dictionary ID in the frame header of (archive/.qgc-cold/name.zst). */
+static unsigned frame_dict_id(T *t, const char *name) {
+        _cleanup_free_ char *rel = strprintf("archive/" COLD_DIR "/%s" COLD_SUFFIX, name);
+        _cleanup_free_ char *z = NULL;
+        size_t len = 0;
+
+        assert_int_equal(fixture_read(t->root, rel, &z, &len), 0);
+        return ZSTD_getDictID_fromFrame(z, len);
+}
+
+/* Compress name through c (cold_compress() when c is NULL), restore it, compare bytes and mtime. */
+static void roundtrip_data(T *t, ColdCtx *c, const char *name, const char *data, size_t n,
+                           unsigned want_dict_id) {
+        _cleanup_free_ char *rel = strprintf("archive/%s", name), *back = NULL;
+        _cleanup_free_ char *zrel = strprintf("archive/" COLD_DIR "/%s" COLD_SUFFIX, name);
+        ColdResult res = {};
+        size_t len = 0;
+        struct stat st;
+        _cleanup_free_ char *p = fixture_path(t->root, rel);
+
+        assert_int_equal(fixture_write_bytes(t->root, rel, data, n), 0);
+        assert_int_equal(fixture_set_times(t->root, rel, 1600000000, 1700000000), 0);
+        if (c)
+                assert_int_equal(cold_ctx_compress(c, t->dir_fd, name, t->cold_fd, NULL, 0, NULL,
+                                                   NULL, &res),
+                                 0);
+        else
+                assert_int_equal(cold_compress(t->dir_fd, name, t->cold_fd, 3, NULL, NULL, NULL,
+                                               &res),
+                                 0);
+        assert_int_equal(res.bytes_in, n);
+        assert_false(fixture_exists(t->root, rel));
+        assert_int_equal(frame_dict_id(t, name), want_dict_id);
+        assert_int_equal(cold_decompress(t->cold_fd, name, t->dir_fd, NULL, NULL, NULL), 0);
+        assert_false(fixture_exists(t->root, zrel));
+        assert_int_equal(fixture_read(t->root, rel, &back, &len), 0);
+        assert_int_equal(len, n);
+        if (n > 0)
+                assert_memory_equal(back, data, n);
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(st.st_mtim.tv_sec, 1700000000);
+        assert_int_equal(unlink(p), 0);
+}
+
+/* Bytes that do not compress (so the compressed stream is bigger than zstd's output buffer). */
+static char *make_noise(size_t n) {
+        char *b = malloc(n ? n : 1);
+        uint64_t x = 88172645463325252ULL;
+
+        assert_non_null(b);
+        for (size_t i = 0; i < n; i++) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                b[i] = (char)(x >> 24);
+        }
+        return b;
+}
+
+/* cold_compress() writes dictionary 1's frames (the ID in the zstd header), and restores them. */
+static void test_cold_dictionary_roundtrip(void **state) {
+        T *t = *state;
+        static const size_t sizes[] = { 0, 1, 100, 5000, 300 * 1000, CHUNK - 1, CHUNK, CHUNK + 1,
+                                        5 * CHUNK + 17 };
+
+        for (size_t i = 0; i < ELEMENTSOF(sizes); i++) {
+                _cleanup_free_ char *data = make_jsonl(sizes[i]);
+                /* make_jsonl() ends at a line end past n: cut to exactly n */
+                roundtrip_data(t, NULL, "d.jsonl", data, sizes[i], DICT_1_ID);
+        }
+}
+
+/* The same without a dictionary (the format before dictionaries), and noise bigger than every
+ * buffer, through one context reused for every file. */
+static void test_cold_ctx_reused_with_and_without_dictionary(void **state) {
+        T *t = *state;
+        _cleanup_(cold_ctx_freep) ColdCtx *plain = NULL, *dict = NULL;
+        _cleanup_free_ char *noise = make_noise(3 * CHUNK + 5);
+        static const size_t sizes[] = { 0, 7, 70000, CHUNK, 2 * CHUNK + 3, 40 };
+
+        assert_int_equal(cold_ctx_new(3, 99, &plain), -EINVAL);
+        assert_int_equal(cold_ctx_new(0, COLD_DICT_NONE, &plain), -EINVAL);
+        assert_int_equal(cold_ctx_new(3, COLD_DICT_NONE, &plain), 0);
+        assert_int_equal(cold_ctx_new(1, COLD_DICT_CURRENT, &dict), 0);
+        for (size_t i = 0; i < ELEMENTSOF(sizes); i++) {
+                _cleanup_free_ char *data = make_jsonl(sizes[i]);
+                roundtrip_data(t, plain, "p.jsonl", data, sizes[i], 0);
+                roundtrip_data(t, dict, "q.jsonl", data, sizes[i], DICT_1_ID);
+        }
+        roundtrip_data(t, plain, "n.jsonl", noise, 3 * CHUNK + 5, 0);
+        roundtrip_data(t, dict, "n.jsonl", noise, 3 * CHUNK + 5, DICT_1_ID);
+        roundtrip_data(t, dict, "m.jsonl", noise, CHUNK, DICT_1_ID);
+}
+
+/* A real transcript (the corpus's, 8926 bytes) compresses to well under what plain zstd at the
+ * same level gave (tests/data/cold/old-format.jsonl.zst: 2047 bytes with the trailer). */
+static void test_cold_dictionary_ratio(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *dir = strdup(fixture_testdata("cold")), *data = NULL;
+        ColdResult res = {};
+        size_t len = 0;
+
+        assert_non_null(dir);
+        assert_int_equal(fixture_read(dir, "old-format.jsonl", &data, &len), 0);
+        assert_int_equal(fixture_write_bytes(t->root, "archive/r.jsonl", data, len), 0);
+        assert_int_equal(cold_compress(t->dir_fd, "r.jsonl", t->cold_fd, 3, NULL, NULL, NULL,
+                                       &res),
+                         0);
+        assert_int_equal(res.bytes_in, 8926);
+        assert_true(res.bytes_out < 2047 * 9 / 10);
+        assert_int_equal(cold_decompress(t->cold_fd, "r.jsonl", t->dir_fd, NULL, NULL, NULL), 0);
+}
+
+/* Files written by qgc before dictionaries (tests/data/cold) restore and cat byte-identical. */
+static void test_cold_old_format_fixture(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *dir = strdup(fixture_testdata("cold"));
+        static const char *const names[] = { "old-format.jsonl", "old-format-empty.jsonl" };
+
+        assert_non_null(dir);
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                _cleanup_free_ char *want = NULL, *z = NULL, *got = NULL, *cat = NULL;
+                _cleanup_free_ char *zname = strprintf("%s" COLD_SUFFIX, names[i]);
+                _cleanup_free_ char *zrel = strprintf("archive/" COLD_DIR "/%s", zname);
+                _cleanup_free_ char *rel = strprintf("archive/%s", names[i]);
+                size_t wlen = 0, zlen = 0, glen = 0;
+                uint64_t size = 0;
+                char sha[65];
+                int fd;
+
+                assert_int_equal(fixture_read(dir, names[i], &want, &wlen), 0);
+                assert_int_equal(fixture_read(dir, zname, &z, &zlen), 0);
+                assert_int_equal(fixture_write_bytes(t->root, zrel, z, zlen), 0);
+                assert_int_equal(cold_info(t->cold_fd, names[i], &size, sha), 0);
+                assert_int_equal(size, wlen);
+                fd = openat(t->dir_fd, "cat.out", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+                assert_true(fd >= 0);
+                assert_int_equal(cold_cat(t->cold_fd, names[i], fd), 0);
+                close(fd);
+                assert_int_equal(fixture_read(t->root, "archive/cat.out", &cat, &glen), 0);
+                assert_int_equal(glen, wlen);
+                assert_memory_equal(cat, want, wlen);
+                assert_int_equal(cold_decompress(t->cold_fd, names[i], t->dir_fd, NULL, NULL, NULL),
+                                 0);
+                assert_false(fixture_exists(t->root, zrel));
+                assert_int_equal(fixture_read(t->root, rel, &got, &glen), 0);
+                assert_int_equal(glen, wlen);
+                assert_memory_equal(got, want, wlen);
+        }
+}
+
+/* A file naming a dictionary this qgc does not have (a newer qgc's) is refused and kept. */
+static void test_cold_unknown_dictionary_kept(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *data = make_jsonl(20000), *z = NULL;
+        const char *zrel = "archive/" COLD_DIR "/u.jsonl.zst";
+        size_t len = 0, at;
+        int fd;
+
+        assert_int_equal(fixture_write(t->root, "archive/u.jsonl", data), 0);
+        assert_int_equal(cold_compress(t->dir_fd, "u.jsonl", t->cold_fd, 3, NULL, NULL, NULL, NULL),
+                         0);
+        assert_int_equal(fixture_read(t->root, zrel, &z, &len), 0);
+        /* the 4-byte dictionary ID follows the magic and the frame header descriptor (byte 4:
+         * Dictionary_ID_flag 3, Single_Segment_flag off: one window descriptor byte) */
+        assert_int_equal((unsigned char)z[4] & 3, 3);
+        at = 4 + 1 + (((unsigned char)z[4] & 0x20) ? 0 : 1);
+        assert_int_equal(z[at] | z[at + 1] << 8 | z[at + 2] << 16 | z[at + 3] << 24,
+                         (int)DICT_1_ID);
+        z[at] = 0x7f; /* 0x7167637f: not a dictionary qgc has */
+        assert_int_equal(fixture_write_bytes(t->root, zrel, z, len), 0);
+        assert_int_equal(cold_decompress(t->cold_fd, "u.jsonl", t->dir_fd, NULL, NULL, NULL),
+                         -EPROTONOSUPPORT);
+        assert_true(fixture_exists(t->root, zrel));
+        assert_false(fixture_exists(t->root, "archive/u.jsonl"));
+        assert_false(fixture_exists(t->root, "archive/.u.jsonl.qgc-tmp"));
+        fd = openat(t->dir_fd, "cat.out", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(cold_cat(t->cold_fd, "u.jsonl", fd), -EPROTONOSUPPORT);
+        close(fd);
+}
+
+/* COLD_BATCH: nothing visible but a temporary file until the caller commits; the original goes
+ * only by cold_remove_original(), and not when it changed (then the .zst goes). */
+static void test_cold_batch(void **state) {
+        T *t = *state;
+        _cleanup_(cold_ctx_freep) ColdCtx *c = NULL;
+        _cleanup_free_ char *a = make_jsonl(30000), *b = make_jsonl(100), *back = NULL;
+        ColdResult ra = {}, rb = {};
+        size_t len = 0;
+
+        assert_int_equal(cold_ctx_new(COLD_LEVEL_DEFAULT, COLD_DICT_CURRENT, &c), 0);
+        assert_int_equal(fixture_write(t->root, "archive/a.jsonl", a), 0);
+        assert_int_equal(fixture_write(t->root, "archive/b.jsonl", b), 0);
+        assert_int_equal(cold_ctx_compress(c, t->dir_fd, "a.jsonl", t->cold_fd, NULL, COLD_BATCH,
+                                           NULL, NULL, &ra),
+                         0);
+        assert_int_equal(cold_ctx_compress(c, t->dir_fd, "b.jsonl", t->cold_fd, NULL, COLD_BATCH,
+                                           NULL, NULL, &rb),
+                         0);
+        assert_true(fixture_exists(t->root, "archive/a.jsonl"));
+        assert_false(fixture_exists(t->root, "archive/" COLD_DIR "/a.jsonl.zst"));
+        assert_true(fixture_exists(t->root, "archive/" COLD_DIR "/.a.jsonl.zst.qgc-tmp"));
+        /* a kill here: the next compression of that name replaces the temporary file */
+        assert_int_equal(syncfs(t->cold_fd), 0);
+        assert_int_equal(cold_batch_commit(t->cold_fd, "a.jsonl", NULL, NULL), 0);
+        assert_int_equal(cold_batch_commit(t->cold_fd, "b.jsonl", NULL, NULL), 0);
+        assert_false(fixture_exists(t->root, "archive/" COLD_DIR "/.a.jsonl.zst.qgc-tmp"));
+        assert_true(fixture_exists(t->root, "archive/" COLD_DIR "/a.jsonl.zst"));
+        assert_int_equal(fsync(t->cold_fd), 0);
+        assert_int_equal(fixture_append(t->root, "archive/b.jsonl", "more\n"), 0);
+        assert_int_equal(cold_remove_original(t->dir_fd, "a.jsonl", t->cold_fd, &ra.original,
+                                              NULL, NULL),
+                         0);
+        assert_int_equal(cold_remove_original(t->dir_fd, "b.jsonl", t->cold_fd, &rb.original,
+                                              NULL, NULL),
+                         -ESTALE);
+        assert_false(fixture_exists(t->root, "archive/a.jsonl"));
+        assert_true(fixture_exists(t->root, "archive/b.jsonl"));
+        assert_false(fixture_exists(t->root, "archive/" COLD_DIR "/b.jsonl.zst"));
+        assert_int_equal(cold_decompress(t->cold_fd, "a.jsonl", t->dir_fd, NULL, NULL, NULL), 0);
+        assert_int_equal(fixture_read(t->root, "archive/a.jsonl", &back, &len), 0);
+        assert_int_equal(len, strlen(a));
+        assert_memory_equal(back, a, len);
+
+        /* a temporary file left by a killed batch does not block the next compression */
+        assert_int_equal(cold_ctx_compress(c, t->dir_fd, "a.jsonl", t->cold_fd, NULL, COLD_BATCH,
+                                           NULL, NULL, &ra),
+                         0);
+        assert_int_equal(cold_ctx_compress(c, t->dir_fd, "a.jsonl", t->cold_fd, NULL, 0, NULL,
+                                           NULL, &ra),
+                         0);
+        assert_false(fixture_exists(t->root, "archive/a.jsonl"));
+        assert_false(fixture_exists(t->root, "archive/" COLD_DIR "/.a.jsonl.zst.qgc-tmp"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_cold_roundtrip_byte_and_mtime_identical, setup,
@@ -194,6 +437,14 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_cold_never_replaces, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cold_changed_original_kept, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cold_cat, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cold_dictionary_roundtrip, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cold_ctx_reused_with_and_without_dictionary,
+                                                setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cold_dictionary_ratio, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cold_old_format_fixture, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cold_unknown_dictionary_kept, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_cold_batch, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
