@@ -2,13 +2,14 @@
 # bench/run.sh: qgc's performance benchmark (issue 5). See bench/README.md.
 #
 #   bench/run.sh [--full] [--reps N] [--slow-reps N] [--real-reps N] [--users N]
-#                [--qgc PATH] [--work DIR] [--keep] [--only a,b,c,d,e] [--no-1g]
-#                [--real-sizes 1000,10000] [--seed N]
+#                [--qgc PATH] [--work DIR] [--keep] [--only a,b,c,d,e,f] [--no-1g]
+#                [--real-sizes 1000,10000] [--seed N] [--cold-reps N] [--cold-dir DIR]
 #
 # Env: QGC (qgc binary; default ../qgc next to bench/), QGC_SALVAGE (a command run as
 # "$QGC_SALVAGE FILE" that salvages usage from FILE and nothing else; row skipped when unset),
 # QWEN_NODE (node binary for Qwen's code), CC (default cc). Without QGC_SALVAGE the runner builds
-# bench/qgc-salvage.c against QGC_BUILD/libqgc.a (QGC_BUILD defaults to qgc's directory).
+# bench/qgc-salvage.c against QGC_BUILD/libqgc.a (QGC_BUILD defaults to qgc's directory); (f)
+# builds bench/qgc-cold.c the same way. --cold-dir: where (f) copies its trees (default: WORK).
 set -u
 set -o pipefail
 
@@ -20,7 +21,9 @@ SLOW_REPS=2
 REAL_REPS=1
 USERS=1
 KEEP=0
-ONLY="a,b,c,d,e"
+ONLY="a,b,c,d,e,f"
+COLD_REPS=3
+COLD_DIR=""
 BIG1G=1
 QGC="${QGC:-$HERE/../qgc}"
 QGC_SALVAGE="${QGC_SALVAGE:-}"
@@ -43,7 +46,9 @@ while [ $# -gt 0 ]; do
         --no-1g) BIG1G=0 ;;
         --real-sizes) REAL_SIZES_ARG="$2"; shift ;;
         --seed) SEED="$2"; shift ;;
-        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+        --cold-reps) COLD_REPS="$2"; shift ;;
+        --cold-dir) COLD_DIR="$2"; shift ;;
+        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
         *) die "unknown argument $1 (see --help)" ;;
         esac
         shift
@@ -86,13 +91,23 @@ if [ -x "$QGC" ]; then QGC="$(cd "$(dirname "$QGC")" && pwd)/$(basename "$QGC")"
 # Without QGC_SALVAGE, build bench/qgc-salvage.c against the libqgc.a of qgc's build dir.
 QGC_BUILD="${QGC_BUILD:-$(dirname "$QGC")}"
 if [ -z "$QGC_SALVAGE" ] && [ -f "$QGC_BUILD/libqgc.a" ] && [ -f "$QGC_BUILD/Makefile" ]; then
-        QLIBS=$(awk '/^(JSONC|LIBCONFIG|LIBCRYPTO|LIBSYSTEMD)_LIBS =|^LIBS =/ { sub(/^[A-Z_]+ = ?/, ""); printf "%s ", $0 }' "$QGC_BUILD/Makefile")
+        QLIBS=$(awk '/^(JSONC|LIBCONFIG|LIBCRYPTO|LIBSYSTEMD|ZSTD)_LIBS =|^LIBS =/ { sub(/^[A-Z_]+ = ?/, ""); printf "%s ", $0 }' "$QGC_BUILD/Makefile")
         # shellcheck disable=SC2086
         if $CC -O2 -I"$HERE/../src" -I"$QGC_BUILD" -o "$BIN/qgc-salvage" "$HERE/qgc-salvage.c" \
                 "$QGC_BUILD/libqgc.a" $QLIBS 2>"$WORK/qgc-salvage.log"; then
                 QGC_SALVAGE="$BIN/qgc-salvage"
         else
                 echo "run.sh: cannot build qgc-salvage against $QGC_BUILD/libqgc.a (see $WORK/qgc-salvage.log)" >&2
+        fi
+fi
+QGC_COLD=""
+if [ -f "$QGC_BUILD/libqgc.a" ] && [ -f "$QGC_BUILD/Makefile" ]; then
+        # shellcheck disable=SC2086
+        if $CC -O2 -I"$HERE/../src" -I"$QGC_BUILD" -o "$BIN/qgc-cold" "$HERE/qgc-cold.c" \
+                "$QGC_BUILD/libqgc.a" $QLIBS 2>"$WORK/qgc-cold.log"; then
+                QGC_COLD="$BIN/qgc-cold"
+        else
+                echo "run.sh: cannot build qgc-cold against $QGC_BUILD/libqgc.a (see $WORK/qgc-cold.log)" >&2
         fi
 fi
 NODE=""
@@ -347,6 +362,95 @@ if want e; then
         done
 fi
 
+# (f) the cold tier (issue 14): ratio and throughput of compressing transcripts, qgc's cold tier
+# (bench/qgc-cold.c: cold_ctx_compress() with its verification) with the dictionary and without,
+# batched (COLD_BATCH: one syncfs and one fsync per directory) and per file (three fsyncs per
+# file), and plain `zstd -3 --check --rm` of the same files; then a restore of qgc's, compared
+# byte for byte and by mtime with the original. Each on its own fresh, warm copy, in turn.
+# Trees: the corpus's 12 real transcripts (copied 200 times, so the CPU time is measurable; the
+# ratio is the same as of one copy) and a gen-tree tree of 5000 sessions (issue 14's).
+declare -A COLD_RATIO COLD_MBCPU COLD_MBWALL COLD_MBUSER COLD_IDENT
+# cold_parse NAME: qgc-cold's line in $WORK/out.NAME -> per-rep files of ratio and MB/s
+cold_parse() {
+        awk '{ for (i = 1; i < NF; i += 2) v[$i] = $(i + 1) }
+             END { print v["ratio"] > "'"$WORK/cr.$1"'"; print v["mb_per_s_cpu"] > "'"$WORK/cc.$1"'"
+                   print v["mb_per_s_wall"] > "'"$WORK/cw.$1"'"; print v["mb_per_s_user"] > "'"$WORK/cu.$1"'" }' "$WORK/out.$1"
+        cat "$WORK/cr.$1" >>"$WORK/cr_all.$1"; cat "$WORK/cc.$1" >>"$WORK/cc_all.$1"
+        cat "$WORK/cw.$1" >>"$WORK/cw_all.$1"; cat "$WORK/cu.$1" >>"$WORK/cu_all.$1"
+}
+cold_dirs() { find "$1" -type d \( -name chats -o -name archive \) -not -path '*/.qgc-cold*' | sort; }
+cold_fresh() { rm -rf "$2"; cp -a "$1" "$2"; warm "$2"; }
+if want f; then
+        if [ -z "$QGC_COLD" ]; then
+                skip cold "not available: no libqgc.a in $QGC_BUILD to build qgc-cold against"
+        else
+                CW="${COLD_DIR:-$WORK}/qgc-cold-bench.$$"
+                mkdir -p "$CW/src" || die "cannot create $CW"
+                log "(f) cold tier: trees in $CW"
+                for k in $(seq -w 1 200); do
+                        mkdir -p "$CW/src/corpus/c$k"
+                        (cd "$HERE/../tests/data/corpus/tree" && find projects -path '*/chats/*.jsonl' -type f |
+                                xargs cp -a --parents -t "$CW/src/corpus/c$k") || die "cannot copy the corpus"
+                done
+                "$BIN/gen-tree" --seed "$SEED" --projects 100 --sessions 50 --min-age-days 120 --max-age-days 400 \
+                        --pin-pct 0 --title-pct 0 --now "$NOW_EPOCH" "$CW/src/bench" >/dev/null || die "gen-tree failed"
+                for tree in corpus bench; do
+                        for v in dict nodict zstd dict_perfile; do
+                                name="cold_${v}_$tree"
+                                : >"$WORK/t.$name"; : >"$WORK/r.$name"; : >"$WORK/c.$name"
+                                reps=$COLD_REPS; [ "$v" = dict_perfile ] && reps=1
+                                rc=0
+                                for (( i = 0; i < reps; i++ )); do
+                                        cold_fresh "$CW/src/$tree" "$CW/copy"
+                                        case $v in
+                                        dict) run_once "$name" "$QGC_COLD" --batch $(cold_dirs "$CW/copy") || rc=$? ;;
+                                        nodict) run_once "$name" "$QGC_COLD" --batch --dict none $(cold_dirs "$CW/copy") || rc=$? ;;
+                                        dict_perfile) run_once "$name" "$QGC_COLD" $(cold_dirs "$CW/copy") || rc=$? ;;
+                                        zstd)
+                                                find "$CW/copy" -name '*.jsonl' -type f | sort >"$WORK/zstd.list"
+                                                in=$(xargs -a "$WORK/zstd.list" -d '\n' stat -c %s | awk '{ s += $1 } END { print s }')
+                                                run_once "$name" xargs -a "$WORK/zstd.list" -d '\n' zstd -3 -q --check --rm || rc=$?
+                                                out=$(find "$CW/copy" -name '*.jsonl.zst' -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
+                                                w=$(tail -1 "$WORK/t.$name"); c=$(tail -1 "$WORK/c.$name" 2>/dev/null || echo nan)
+                                                awk -v i="$in" -v o="$out" -v c="$c" -v w="$w" 'BEGIN {
+                                                        printf "bytes_in %d bytes_out %d ratio %.3f mb_per_s_cpu %.1f mb_per_s_wall %.1f mb_per_s_user nan\n",
+                                                                i, o, o ? i / o : 0, c ? i / 1e6 / c : 0, w ? i / 1e6 / w : 0 }' >"$WORK/out.$name"
+                                                ;;
+                                        esac
+                                        cold_parse "$name"
+                                        if [ "$v" = dict ] && [ "$i" = 0 ]; then
+                                                # the restore, checked byte for byte and by mtime
+                                                rname="cold_restore_$tree"
+                                                : >"$WORK/t.$rname"; : >"$WORK/r.$rname"; : >"$WORK/c.$rname"
+                                                run_once "$rname" "$QGC_COLD" --restore $(cold_dirs "$CW/copy") || rc=$?
+                                                cold_parse "$rname"
+                                                find "$CW/copy" -name .qgc-cold -type d -empty -delete
+                                                if diff -r "$CW/src/$tree" "$CW/copy" >/dev/null &&
+                                                   [ "$(cd "$CW/src/$tree" && find . -type f -printf '%P %T@ %s\n' | sort | md5sum)" = \
+                                                     "$(cd "$CW/copy" && find . -type f -printf '%P %T@ %s\n' | sort | md5sum)" ]; then
+                                                        COLD_IDENT[$tree]=1
+                                                else
+                                                        COLD_IDENT[$tree]=0
+                                                fi
+                                                RCS[$rname]=0
+                                                record "$rname" "$(awk '{ for (i = 1; i < NF; i += 2) if ($i == "bytes_in") print $(i + 1) }' "$WORK/out.$rname")" \
+                                                        "qgc-cold --restore; byte- and mtime-identical: ${COLD_IDENT[$tree]}"
+                                        fi
+                                done
+                                RCS[$name]=$rc
+                                COLD_RATIO[$name]=$(stats "$WORK/cr_all.$name" | awk '{ print $1 }')
+                                COLD_MBCPU[$name]=$(stats "$WORK/cc_all.$name" | awk '{ print $1 }')
+                                COLD_MBWALL[$name]=$(stats "$WORK/cw_all.$name" | awk '{ print $1 }')
+                                COLD_MBUSER[$name]=$(stats "$WORK/cu_all.$name" | awk '{ print $1 }')
+                                record "$name" "$(awk '{ for (i = 1; i < NF; i += 2) if ($i == "bytes_in") print $(i + 1) }' "$WORK/out.$name" | grep . || echo null)" \
+                                        "$([ "$rc" = 0 ] || echo "exit status $rc; see $WORK/err.$name; ")ratio ${COLD_RATIO[$name]}, MB/s CPU ${COLD_MBCPU[$name]} (user only ${COLD_MBUSER[$name]}), MB/s wall ${COLD_MBWALL[$name]}"
+                                echo "  $name: ratio ${COLD_RATIO[$name]}, MB/s CPU ${COLD_MBCPU[$name]}, user ${COLD_MBUSER[$name]}, wall ${COLD_MBWALL[$name]}" >&2
+                        done
+                done
+                rm -rf "$CW"
+        fi
+fi
+
 # ------------------------------------------------------------------ report
 num() { case "$1" in ''|nan|null) return 1 ;; *) return 0 ;; esac; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "nan"; else printf "%.3f", a / b }'; }
@@ -413,6 +517,14 @@ for kind in archive delete; do
                 target "real_${kind}_vs_base_$n" "$v" "<=" 2.0 "qgc real $kind run / baseline ($( [ "$kind" = delete ] && echo 'cat + rm' || echo 'read + rename into chats/archive/')) of the same files, $n sessions"
         done
 done
+
+if want f; then
+        for tree in corpus bench; do
+                target "cold_ratio_$tree" "${COLD_RATIO[cold_dict_$tree]:-nan}" ">=" 8 "cold tier compression ratio (bytes in / .zst bytes with trailer), level 3 + dictionary, $tree (level 3 without: ${COLD_RATIO[cold_nodict_$tree]:-nan}; zstd -3: ${COLD_RATIO[cold_zstd_$tree]:-nan})"
+                target "cold_mbps_cpu_$tree" "${COLD_MBCPU[cold_dict_$tree]:-nan}" ">=" 200 "cold tier compress MB/s per CPU second (user + system), verified, batched, $tree (user only ${COLD_MBUSER[cold_dict_$tree]:-nan}; wall ${COLD_MBWALL[cold_dict_$tree]:-nan}; without dictionary ${COLD_MBCPU[cold_nodict_$tree]:-nan}; zstd -3 --rm ${COLD_MBCPU[cold_zstd_$tree]:-nan})"
+                target "cold_restore_identical_$tree" "${COLD_IDENT[$tree]:-nan}" ">=" 1 "restore byte- and mtime-identical (1 yes, 0 no), $tree"
+        done
+fi
 
 # ------------------------------------------------------------------ JSON
 mkdir -p "$HERE/results"
