@@ -347,6 +347,31 @@ static int cold_read_trailer(int fd, uint64_t *ret_size, char sha[65]) {
         return errno || !end || *end ? -EBADMSG : 0;
 }
 
+/* SHA-256 and size of what fd reads from its current offset to its end. */
+static int cold_hash_fd(int fd, char sha[65], uint64_t *ret_size) {
+        Sha256 *h = sha256_new();
+        char buf[64 * 1024];
+        uint64_t size = 0;
+        ssize_t k = 0;
+        int r = h ? 0 : -ENOMEM;
+
+        while (r >= 0 && ((k = read(fd, buf, sizeof buf)) > 0 || (k < 0 && errno == EINTR))) {
+                if (k < 0)
+                        continue;
+                size += (uint64_t)k;
+                r = sha256_update(h, buf, (size_t)k);
+        }
+        if (r >= 0 && k < 0)
+                r = -errno;
+        if (r >= 0) {
+                r = sha256_final(h, sha);
+                h = NULL;
+        }
+        sha256_free(h);
+        *ret_size = size;
+        return r;
+}
+
 static char *cold_tmp_name(const char *name) {
         return strprintf(".%s.qgc-tmp", name);
 }
@@ -492,6 +517,52 @@ int cold_compress(int dir_fd, const char *name, int cold_fd, int level, const Fi
         return cold_ctx_compress(c, dir_fd, name, cold_fd, expect, 0, step, userdata, ret);
 }
 
+int cold_resolve(int dir_fd, const char *name, int cold_fd, ColdStepFn step, void *userdata) {
+        _cleanup_free_ char *z = strprintf("%s%s", name, COLD_SUFFIX);
+        _cleanup_close_ int zfd = -EBADF, fd = -EBADF;
+        ColdCtx *c = NULL;
+        char want[65], zsha[65], osha[65];
+        uint64_t want_size = 0, zsize = 0, osize = 0;
+        struct stat st;
+        FileId id;
+        int r;
+
+        if (!z)
+                return -ENOMEM;
+        zfd = fs_openat(cold_fd, z, O_RDONLY | O_NONBLOCK, 0);
+        if (zfd < 0)
+                return zfd;
+        r = cold_read_trailer(zfd, &want_size, want);
+        if (r >= 0)
+                r = cold_default(0, &c);
+        if (r >= 0)
+                r = cold_decompress_fd(c, zfd, UINT64_MAX, -1, NULL, 0, zsha, &zsize);
+        if (r >= 0 && (zsize != want_size || !streq(zsha, want)))
+                r = -EBADMSG;
+        if (r < 0)
+                return r == -EPROTONOSUPPORT ? r : -EBADMSG;
+        fd = fs_openat(dir_fd, name, O_RDONLY | O_NONBLOCK, 0);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -ESTALE;
+        fs_fileid_from_stat(&id, &st);
+        r = cold_hash_fd(fd, osha, &osize);
+        if (r < 0)
+                return r;
+        if (osize != want_size || !streq(osha, want))
+                return -ESTALE;
+        r = fs_check_identity_fd(fd, &id);
+        if (r <= 0)
+                return r < 0 ? r : -ESTALE;
+        r = cold_remove_original(dir_fd, name, cold_fd, &id, step, userdata);
+        if (r < 0)
+                return r;
+        return fs_fsync(dir_fd);
+}
+
 int cold_decompress(int cold_fd, const char *name, int dst_fd, ColdStepFn step, void *userdata,
                     ColdResult *ret) {
         _cleanup_free_ char *z = strprintf("%s%s", name, COLD_SUFFIX);
@@ -521,22 +592,8 @@ int cold_decompress(int cold_fd, const char *name, int dst_fd, ColdStepFn step, 
         if (r > 0) {
                 /* a restore interrupted after the rename: the target is exactly the original */
                 _cleanup_close_ int tfd = fs_openat(dst_fd, name, O_RDONLY | O_NONBLOCK, 0);
-                Sha256 *h = sha256_new();
-                char buf[64 * 1024];
-                ssize_t k = 0;
 
-                r = tfd < 0 ? tfd : h ? 0 : -ENOMEM;
-                while (r >= 0 && (k = read(tfd, buf, sizeof buf)) > 0) {
-                        size += (uint64_t)k;
-                        r = sha256_update(h, buf, (size_t)k);
-                }
-                if (r >= 0 && k < 0)
-                        r = -errno;
-                if (r >= 0) {
-                        r = sha256_final(h, got);
-                        h = NULL;
-                }
-                sha256_free(h);
+                r = tfd < 0 ? tfd : cold_hash_fd(tfd, got, &size);
                 if (r < 0 || size != want_size || !streq(got, want))
                         return -EEXIST;
                 r = fs_unlink(cold_fd, z, 0);

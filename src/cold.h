@@ -89,6 +89,13 @@ int cold_batch_commit(int cold_fd, const char *name, ColdStepFn step, void *user
 int cold_remove_original(int dir_fd, const char *name, int cold_fd, const FileId *id,
                          ColdStepFn step, void *userdata);
 
+/* Finish a compression killed after its .zst got its name and before the original went (both
+ * exist; cold_compress() says -EEXIST): when (cold_fd, name.zst) decompresses to what its
+ * trailer records and the original (dir_fd, name) has exactly that content, the original goes
+ * (then dir_fd is fsynced). Else both stay: -EBADMSG (the .zst does not match its record),
+ * -ESTALE (the original differs: it changed since), -EPROTONOSUPPORT, -errno. */
+int cold_resolve(int dir_fd, const char *name, int cold_fd, ColdStepFn step, void *userdata);
+
 /* Decompress (cold_fd, name.zst) into (dst_fd, name), never replacing: a temp file, checked
  * against the recorded SHA-256 and size, fsynced, its mtime set, renamed; then the .zst goes.
  * A target that exists already with exactly the recorded content (a run killed after the rename)

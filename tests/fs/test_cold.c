@@ -429,6 +429,47 @@ static void test_cold_batch(void **state) {
         assert_false(fixture_exists(t->root, "archive/" COLD_DIR "/.a.jsonl.zst.qgc-tmp"));
 }
 
+/* A run killed after the .zst got its name, before the original went: cold_resolve() removes the
+ * original when both hold the same content, and keeps both otherwise. */
+static void test_cold_resolve(void **state) {
+        T *t = *state;
+        _cleanup_(cold_ctx_freep) ColdCtx *c = NULL;
+        _cleanup_free_ char *a = make_jsonl(40000), *z = NULL;
+        const char *zrel = "archive/" COLD_DIR "/e.jsonl.zst";
+        ColdResult res = {};
+        size_t len = 0;
+
+        assert_int_equal(cold_ctx_new(COLD_LEVEL_DEFAULT, COLD_DICT_CURRENT, &c), 0);
+        assert_int_equal(fixture_write(t->root, "archive/e.jsonl", a), 0);
+        assert_int_equal(cold_ctx_compress(c, t->dir_fd, "e.jsonl", t->cold_fd, NULL, COLD_BATCH,
+                                           NULL, NULL, &res),
+                         0);
+        assert_int_equal(cold_batch_commit(t->cold_fd, "e.jsonl", NULL, NULL), 0);
+        /* killed here */
+        assert_int_equal(cold_compress(t->dir_fd, "e.jsonl", t->cold_fd, 3, NULL, NULL, NULL, NULL),
+                         -EEXIST);
+        /* the original changed since: both stay */
+        assert_int_equal(fixture_append(t->root, "archive/e.jsonl", "x\n"), 0);
+        assert_int_equal(cold_resolve(t->dir_fd, "e.jsonl", t->cold_fd, NULL, NULL), -ESTALE);
+        assert_true(fixture_exists(t->root, "archive/e.jsonl"));
+        assert_true(fixture_exists(t->root, zrel));
+        /* the same content: the original goes, the .zst restores it */
+        assert_int_equal(fixture_write(t->root, "archive/e.jsonl", a), 0);
+        assert_int_equal(cold_resolve(t->dir_fd, "e.jsonl", t->cold_fd, NULL, NULL), 0);
+        assert_false(fixture_exists(t->root, "archive/e.jsonl"));
+        assert_int_equal(cold_decompress(t->cold_fd, "e.jsonl", t->dir_fd, NULL, NULL, NULL), 0);
+        /* a .zst that does not match its record: both stay */
+        assert_int_equal(cold_compress(t->dir_fd, "e.jsonl", t->cold_fd, 3, NULL, NULL, NULL, NULL),
+                         0);
+        assert_int_equal(fixture_write(t->root, "archive/e.jsonl", a), 0);
+        assert_int_equal(fixture_read(t->root, zrel, &z, &len), 0);
+        z[len / 3] ^= 0x10;
+        assert_int_equal(fixture_write_bytes(t->root, zrel, z, len), 0);
+        assert_int_equal(cold_resolve(t->dir_fd, "e.jsonl", t->cold_fd, NULL, NULL), -EBADMSG);
+        assert_true(fixture_exists(t->root, "archive/e.jsonl"));
+        assert_true(fixture_exists(t->root, zrel));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_cold_roundtrip_byte_and_mtime_identical, setup,
@@ -445,6 +486,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_cold_unknown_dictionary_kept, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_cold_batch, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cold_resolve, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
