@@ -487,21 +487,19 @@ int cold_ctx_compress(ColdCtx *c, int dir_fd, const char *name, int cold_fd, con
                 (void)fs_unlink(cold_fd, tmp, 0);
                 return r;
         }
+        if (!(flags & COLD_BATCH)) {
+                cold_step(step, userdata, z);
+                r = fs_fsync(cold_fd);
+                if (r >= 0)
+                        r = cold_remove_original(dir_fd, name, cold_fd, &before, step, userdata);
+                if (r >= 0)
+                        r = fs_fsync(dir_fd);
+                if (r < 0)
+                        return r;
+        } /* else the caller: syncfs(), cold_batch_commit(), ... (cold.h) */
         if (ret)
                 *ret = (ColdResult){ .bytes_in = size, .bytes_out = written, .original = before };
-        if (flags & COLD_BATCH)
-                return 0; /* the caller: syncfs(), cold_batch_commit(), ... */
-        cold_step(step, userdata, z);
-        r = fs_fsync(cold_fd);
-        if (r < 0)
-                return r;
-        r = cold_remove_original(dir_fd, name, cold_fd, &before, step, userdata);
-        if (r < 0) {
-                if (ret)
-                        *ret = (ColdResult){};
-                return r;
-        }
-        return fs_fsync(dir_fd);
+        return 0;
 }
 
 int cold_compress(int dir_fd, const char *name, int cold_fd, int level, const FileId *expect,
@@ -540,7 +538,7 @@ int cold_resolve(int dir_fd, const char *name, int cold_fd, ColdStepFn step, voi
         if (r >= 0 && (zsize != want_size || !streq(zsha, want)))
                 r = -EBADMSG;
         if (r < 0)
-                return r == -EPROTONOSUPPORT ? r : -EBADMSG;
+                return r;
         fd = fs_openat(dir_fd, name, O_RDONLY | O_NONBLOCK, 0);
         if (fd < 0)
                 return fd;
