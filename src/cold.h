@@ -4,8 +4,10 @@
  * is invisible to Qwen until it is restored. The file is one zstd frame (content checksum on)
  * followed by a skippable frame that records the SHA-256 and the size of the original; its
  * mtime is the original's. The original is removed only after the compressed file is written,
- * fsynced, decompressed again and found to have the same SHA-256 and size, and renamed into
- * place. Decompression checks the same before the restored file gets its name.
+ * fsynced, decompressed again and found to have the same content (compared byte for byte with
+ * the bytes read when the original fits the 1 MiB read buffer, else by SHA-256) and size, and
+ * renamed into place. Decompression checks the SHA-256 and size before the restored file gets
+ * its name.
  *
  * Dictionaries. The frame is compressed with a zstd dictionary compiled into qgc (small
  * transcripts share most of their bytes: record keys, Qwen's telemetry, tool names), and the
