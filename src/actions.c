@@ -1181,14 +1181,16 @@ static void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
                 else
                         d->sync_chats = true;
         }
+        /* the touched directories, fsynced at once (fs_fsync_many()) */
+        int fds[2 * ACTIONS_BATCH_DIRS], errs[2 * ACTIONS_BATCH_DIRS];
         for (size_t j = 0; j < b->n_dirs; j++) {
-                ActionsBatchDir *d = &b->dirs[j];
-                int r = 0;
+                fds[2 * j] = b->dirs[j].sync_chats ? b->dirs[j].chats_fd : -EBADF;
+                fds[2 * j + 1] = b->dirs[j].sync_archive ? b->dirs[j].archive_fd : -EBADF;
+        }
+        fs_fsync_many(fds, 2 * b->n_dirs, errs);
+        for (size_t j = 0; j < b->n_dirs; j++) {
+                int r = errs[2 * j] < 0 ? errs[2 * j] : errs[2 * j + 1];
 
-                if (d->sync_chats)
-                        r = fs_fsync(d->chats_fd);
-                if (r >= 0 && d->sync_archive)
-                        r = fs_fsync(d->archive_fd);
                 if (r >= 0)
                         continue;
                 for (size_t i = 0; i < b->n; i++)

@@ -136,7 +136,7 @@ ssize_t __wrap_write(int fd, const void *buf, size_t n) {
 }
 
 int __wrap_fsync(int fd) {
-        faults.n_fsync++;
+        __atomic_fetch_add(&faults.n_fsync, 1, __ATOMIC_RELAXED); /* fs_fsync_many() threads */
         if (fd_is_usage(fd)) {
                 if (faults.fsync_err) {
                         errno = faults.fsync_err;
