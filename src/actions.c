@@ -1071,7 +1071,10 @@ static int actions_strcmpp(const void *a, const void *b) {
 
 /* List d's chats/ for the ids that have an archive sidecar there (archive.h), once, after the
  * batch's liveness check: a session without one is moved by archive_move_bare_nosync(), without
- * a lookup per sidecar. */
+ * a lookup per sidecar. A sidecar written between the listing and the move (only a live session
+ * writes one, and the batch just checked that none is live) stays in chats/ beside the archived
+ * transcript, as one written just after the move would: Qwen's delete and qgc's remove
+ * sidecars in both places. */
 static void actions_batch_sidecars(ActionsBatchDir *d) {
         static const char *const exts[] = { ".worktree.json", ".pr.json", ".ledger.jsonl" };
         _cleanup_free_ FsDir *dir = NULL;
