@@ -49,8 +49,7 @@ typedef enum Command {
 } Command;
 
 #define MAIN_JOBS_MAX 64
-#define MAIN_JOBS_DEFAULT_MIN 4
-#define MAIN_JOBS_DEFAULT_MAX 8
+#define MAIN_JOBS_DEFAULT_MAX 4
 
 static Command arg_command = CMD_RUN;
 static bool arg_dry_run = false;
@@ -109,7 +108,7 @@ static void main_help(void) {
                "      --log-target T     auto, journal or stderr (default auto)\n"
                "      --log-file FILE    write the action log to FILE\n"
                "      --random-delay D   sleep a random time up to D first (e.g. 30min)\n"
-               "      --jobs N           scan with N threads (default: twice the CPUs, 4 to 8)\n"
+               "      --jobs N           scan with N threads (default: CPUs, at most 4)\n"
                "      --metrics-file F   write the run's metrics for node_exporter to F\n"
                "  -q, --quiet            print nothing on success\n"
                "  -v, --verbose          more diagnostics (twice: debug)\n"
@@ -559,11 +558,8 @@ static int main_exit_code(int r) {
         }
 }
 
-/* The scan's threads when --jobs is not given: twice the CPUs this process may run on, from
- * MAIN_JOBS_DEFAULT_MIN to MAIN_JOBS_DEFAULT_MAX. A scan of a cold page cache waits for the disk
- * file by file, so threads beyond the CPUs keep more reads in flight (issue 14: on 2 CPUs, 2
- * threads took 1.4 x the floor walk's time with the caches dropped, 4 threads 0.7 x, 8 threads
- * 0.46 x); beyond that the scan is bound by memory and the disk. */
+/* The scan's threads when --jobs is not given: the CPUs this process may run on, at most
+ * MAIN_JOBS_DEFAULT_MAX (the scan is bound by memory and the disk beyond that). */
 static unsigned main_default_jobs(void) {
         cpu_set_t set;
         int n;
@@ -571,7 +567,7 @@ static unsigned main_default_jobs(void) {
         if (sched_getaffinity(0, sizeof(set), &set) < 0)
                 return 1;
         n = CPU_COUNT(&set);
-        return (unsigned)MAX(MAIN_JOBS_DEFAULT_MIN, MIN(2 * MAX(n, 1), MAIN_JOBS_DEFAULT_MAX));
+        return (unsigned)MAX(1, MIN(n, MAIN_JOBS_DEFAULT_MAX));
 }
 
 /* The trees of inv, "A, B", for messages. */

@@ -28,14 +28,6 @@ assert "fs_avail" in d["trees"][0] and "archived_bytes_allocated" in d["trees"][
 assert d["breakdown"] and d["breakdown"][0]["kinds"] and d["breakdown"][0]["total"], d.get("breakdown")
 PY
 expect_rc 64 check-config --json
-# the scan's default threads: twice the CPUs, 4 to 8 (a cold cache's reads wait for the disk)
-expect_rc 0 -vv --dry-run --root "$tree" --now @1796083200
-jobs=$(sed -n 's/.*scan: .* (\([0-9]*\) jobs)$/\1/p' "$T/err")
-cpus=$(nproc)
-want=$(( 2 * cpus < 4 ? 4 : 2 * cpus > 8 ? 8 : 2 * cpus ))
-[ "$jobs" = "$want" ] || fail "default --jobs is '$jobs' on $cpus CPUs, expected $want"
-expect_rc 0 -vv --dry-run --jobs 3 --root "$tree" --now @1796083200
-grep -q "scan: .* (3 jobs)$" "$T/err" || fail "--jobs 3 not used"
 expect_rc 64 restore
 
 # config errors: every error reported as file:line, exit 78, nothing done
