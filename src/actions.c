@@ -1116,7 +1116,8 @@ static void actions_batch_sidecars(ActionsBatchDir *d) {
                 d->sidecars_listed = k;
                 return;
         }
-        qsort(d->sidecar_ids, d->n_sidecar_ids, sizeof(char *), actions_strcmpp);
+        if (d->n_sidecar_ids > 1)
+                qsort(d->sidecar_ids, d->n_sidecar_ids, sizeof(char *), actions_strcmpp);
         d->sidecars_listed = 1;
 }
 
