@@ -2,7 +2,7 @@
 # bench/run.sh: qgc's performance benchmark (issue 5). See bench/README.md.
 #
 #   bench/run.sh [--full] [--reps N] [--slow-reps N] [--real-reps N] [--users N]
-#                [--qgc PATH] [--work DIR] [--keep] [--only a,b,c,d,e,f] [--no-1g]
+#                [--qgc PATH] [--work DIR] [--keep] [--only a,b,c,d,e,f,g] [--no-1g]
 #                [--real-sizes 1000,10000] [--seed N] [--cold-reps N] [--cold-dir DIR]
 #
 # Env: QGC (qgc binary; default ../qgc next to bench/), QGC_SALVAGE (a command run as
@@ -21,7 +21,7 @@ SLOW_REPS=2
 REAL_REPS=1
 USERS=1
 KEEP=0
-ONLY="a,b,c,d,e,f"
+ONLY="a,b,c,d,e,f,g"
 COLD_REPS=3
 COLD_DIR=""
 BIG1G=1
@@ -204,7 +204,7 @@ log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
 TREE="$WORK/tree"
 ROOTS=()
 QGC_ROOTS=()
-if want a || want b || want c; then
+if want a || want b || want c || want g; then
         log "generating $TOTAL sessions in $(( PROJECTS * USERS )) projects ($USERS user(s)) into $TREE"
         "$BIN/gen-tree" --seed "$SEED" --users "$USERS" --projects "$PROJECTS" --sessions "$SESSIONS" \
                 --min-age-days 1 --now "$NOW_EPOCH" --manifest "$WORK/tree.manifest" "$TREE" >"$WORK/gen.out" || die "gen-tree failed"
@@ -238,6 +238,35 @@ if want a; then
                 skip qgc_dry "not available: no executable qgc at $QGC" "$TOTAL"
                 skip qgc_dry_json "not available: no executable qgc at $QGC" "$TOTAL"
                 skip qgc_dry_1job "not available: no executable qgc at $QGC" "$TOTAL"
+        fi
+fi
+
+# (g) cold page cache: the floor walk and qgc --dry-run in turn, each right after the page cache
+# (and dentries and inodes) were dropped, so that both read the tree from the disk
+drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+if want g; then
+        if [ "$QGC_OK" != 1 ]; then
+                skip floor_cold "not available: no executable qgc at $QGC" "$TOTAL"
+                skip qgc_dry_cold "not available: no executable qgc at $QGC" "$TOTAL"
+        elif ! [ -w /proc/sys/vm/drop_caches ] || ! drop_caches 2>/dev/null; then
+                skip floor_cold "not available: /proc/sys/vm/drop_caches is not writable (root only)" "$TOTAL"
+                skip qgc_dry_cold "not available: /proc/sys/vm/drop_caches is not writable (root only)" "$TOTAL"
+        else
+                log "(g) cold cache: floor and qgc --dry-run in turn, caches dropped before each ($REPS reps)"
+                for n in floor_cold qgc_dry_cold; do : >"$WORK/t.$n"; : >"$WORK/r.$n"; : >"$WORK/c.$n"; done
+                rc_f=0; rc_q=0
+                for (( i = 0; i < REPS; i++ )); do
+                        drop_caches
+                        run_once floor_cold "$BIN/floor" "${ROOTS[@]}" || rc_f=$?
+                        drop_caches
+                        run_once qgc_dry_cold "$QGC" --dry-run -c "$HERE/policies/archive.conf" \
+                                "${QGC_ROOTS[@]}" --now "@$NOW_EPOCH" --log-target stderr || rc_q=$?
+                done
+                RCS[floor_cold]=$rc_f
+                record floor_cold "$TOTAL" "caches dropped before each run$([ "$rc_f" = 0 ] || echo "; exit status $rc_f")"
+                RCS[qgc_dry_cold]=$rc_q
+                record qgc_dry_cold "$TOTAL" "caches dropped before each run, in turn with floor_cold$([ "$rc_q" = 0 ] || echo "; exit status $rc_q")"
+                warm "${ROOTS[@]}"
         fi
 fi
 
@@ -481,6 +510,10 @@ v=nan; num "$(med qgc_dry_json)" && num "$(med floor)" && v=$(ratio "$(med qgc_d
 target dry_run_json_vs_floor "$v" "<=" 2.0 "qgc --dry-run --json wall / floor wall"
 v=nan; num "$(med qgc_dry_1job)" && num "$(med floor)" && v=$(ratio "$(med qgc_dry_1job)" "$(med floor)")
 target dry_run_1job_vs_floor "$v" "<=" 2.0 "qgc --dry-run --jobs 1 wall / floor wall (one thread each)"
+v=nan; num "$(med qgc_dry_json)" && num "$(med floor_title)" && v=$(ratio "$(med qgc_dry_json)" "$(med floor_title)")
+target dry_run_json_vs_title_floor "$v" "<=" 1.3 "qgc --dry-run --json wall / title floor wall (issue 14)"
+v=nan; num "$(med qgc_dry_cold)" && num "$(med floor_cold)" && v=$(ratio "$(med qgc_dry_cold)" "$(med floor_cold)")
+target dry_run_cold_vs_floor_cold "$v" "<=" 1.0 "qgc --dry-run wall / floor wall, caches dropped before each (issue 14)"
 echo "  for scale (no target): title floor / floor $(num "$(med floor_title)" && num "$(med floor)" && ratio "$(med floor_title)" "$(med floor)" || echo nan)," \
         "qgc --dry-run / title floor $(num "$(med qgc_dry)" && num "$(med floor_title)" && ratio "$(med qgc_dry)" "$(med floor_title)" || echo nan)," \
         "qgc --dry-run --jobs 1 / title floor $(num "$(med qgc_dry_1job)" && num "$(med floor_title)" && ratio "$(med qgc_dry_1job)" "$(med floor_title)" || echo nan)," \

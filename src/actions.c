@@ -122,6 +122,9 @@ typedef struct ActionsBatchDir {
         char **claims; /* names of the runtime claims in chats/, listed once (claims_listed) */
         size_t n_claims;
         bool claims_listed;
+        char **sidecar_ids; /* sorted ids with a sidecar in chats/, listed before the moves */
+        size_t n_sidecar_ids;
+        int sidecars_listed; /* 1 listed, 0 not yet, -errno could not be listed */
 } ActionsBatchDir;
 
 typedef struct ActionsBatchItem {
@@ -315,13 +318,7 @@ static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Sessio
         _cleanup_free_ char *line = NULL;
         int r, v1;
 
-        fd = fs_openat(dir_fd, name, O_RDONLY | O_NONBLOCK, 0);
-        if (fd < 0)
-                return fd == -ENOENT || fd == -ELOOP ? -ESTALE : fd;
-        r = fs_check_identity_fd(fd, fid);
-        if (r <= 0)
-                return r < 0 ? r : -ESTALE;
-
+        /* a line there already (the caller checked the transcript's identity): nothing to read */
         r = usage_index_has(t->usage, t->global_fd, s->id);
         if (r < 0)
                 return r; /* cannot tell whether a line exists: never risk a duplicate */
@@ -330,6 +327,13 @@ static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Sessio
                 return v1;
         if (r > 0 && v1 > 0)
                 return 0;
+
+        fd = fs_openat(dir_fd, name, O_RDONLY | O_NONBLOCK, 0);
+        if (fd < 0)
+                return fd == -ENOENT || fd == -ELOOP ? -ESTALE : fd;
+        r = fs_check_identity_fd(fd, fid);
+        if (r <= 0)
+                return r < 0 ? r : -ESTALE;
 
         r = usage_build_record(fd, &line);
         if (r < 0)
@@ -1061,6 +1065,70 @@ static int actions_batch_archive_dir(ActionsContext *c, ActionsBatchDir *d, cons
         return 0;
 }
 
+static int actions_strcmpp(const void *a, const void *b) {
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* List d's chats/ for the ids that have an archive sidecar there (archive.h), once, after the
+ * batch's liveness check: a session without one is moved by archive_move_bare_nosync(), without
+ * a lookup per sidecar. A sidecar written between the listing and the move (only a live session
+ * writes one, and the batch just checked that none is live) stays in chats/ beside the archived
+ * transcript, as one written just after the move would: Qwen's delete and qgc's remove
+ * sidecars in both places. */
+static void actions_batch_sidecars(ActionsBatchDir *d) {
+        static const char *const exts[] = { ".worktree.json", ".pr.json", ".ledger.jsonl" };
+        _cleanup_free_ FsDir *dir = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        const char *name;
+        unsigned char type;
+        int k;
+
+        if (d->sidecars_listed != 0)
+                return;
+        dir = malloc(sizeof(FsDir));
+        fd = dir ? fs_open_dir(d->chats_fd, ".") : -ENOMEM;
+        if (fd < 0) {
+                d->sidecars_listed = fd;
+                return;
+        }
+        fs_dir_init(dir, fd);
+        while ((k = fs_dir_next(dir, &name, &type)) > 0) {
+                size_t len = strlen(name);
+
+                for (size_t i = 0; i < ELEMENTSOF(exts); i++) {
+                        size_t el = strlen(exts[i]);
+                        char **n;
+
+                        if (len <= el || !streq(name + len - el, exts[i]))
+                                continue;
+                        n = realloc(d->sidecar_ids, (d->n_sidecar_ids + 1) * sizeof(char *));
+                        if (n)
+                                d->sidecar_ids = n;
+                        if (!n || !(d->sidecar_ids[d->n_sidecar_ids] = strndup(name, len - el))) {
+                                d->sidecars_listed = -ENOMEM;
+                                return;
+                        }
+                        d->n_sidecar_ids++;
+                        break;
+                }
+        }
+        if (k < 0) {
+                d->sidecars_listed = k;
+                return;
+        }
+        if (d->n_sidecar_ids > 1)
+                qsort(d->sidecar_ids, d->n_sidecar_ids, sizeof(char *), actions_strcmpp);
+        d->sidecars_listed = 1;
+}
+
+/* Did the listing of d's chats/ see no sidecar of id? (false when it could not be listed) */
+static bool actions_batch_no_sidecars(const ActionsBatchDir *d, const char *id) {
+        if (d->sidecars_listed != 1)
+                return false;
+        return !d->sidecar_ids || !bsearch(&id, d->sidecar_ids, d->n_sidecar_ids, sizeof(char *),
+                                           actions_strcmpp);
+}
+
 /* 3: every move and every transcript unlink of the batch (identity re-checked before each);
  * then 4: one fsync per touched directory. */
 static void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
@@ -1080,6 +1148,12 @@ static void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
                 if (it->v->verb == VERB_ARCHIVE) {
                         r = actions_batch_archive_dir(c, d, &why);
                         if (r >= 0)
+                                actions_batch_sidecars(d);
+                        if (r >= 0 && actions_batch_no_sidecars(d, it->s->id))
+                                r = archive_move_bare_nosync(d->chats_fd, d->archive_fd,
+                                                             it->s->id, &it->s->active,
+                                                             actions_step, c, &why);
+                        else if (r >= 0)
                                 r = archive_move_nosync(d->chats_fd, d->archive_fd, it->s->id,
                                                         &it->s->active, /* to_archive= */ true,
                                                         actions_step, c, &why);
@@ -1111,14 +1185,16 @@ static void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
                 else
                         d->sync_chats = true;
         }
+        /* the touched directories, fsynced at once (fs_fsync_many()) */
+        int fds[2 * ACTIONS_BATCH_DIRS], errs[2 * ACTIONS_BATCH_DIRS];
         for (size_t j = 0; j < b->n_dirs; j++) {
-                ActionsBatchDir *d = &b->dirs[j];
-                int r = 0;
+                fds[2 * j] = b->dirs[j].sync_chats ? b->dirs[j].chats_fd : -EBADF;
+                fds[2 * j + 1] = b->dirs[j].sync_archive ? b->dirs[j].archive_fd : -EBADF;
+        }
+        fs_fsync_many(fds, 2 * b->n_dirs, errs);
+        for (size_t j = 0; j < b->n_dirs; j++) {
+                int r = errs[2 * j] < 0 ? errs[2 * j] : errs[2 * j + 1];
 
-                if (d->sync_chats)
-                        r = fs_fsync(d->chats_fd);
-                if (r >= 0 && d->sync_archive)
-                        r = fs_fsync(d->archive_fd);
                 if (r >= 0)
                         continue;
                 for (size_t i = 0; i < b->n; i++)
@@ -1234,6 +1310,9 @@ static void actions_batch_commit(ActionsContext *c) {
                 for (size_t i = 0; i < b->dirs[j].n_claims; i++)
                         free(b->dirs[j].claims[i]);
                 free(b->dirs[j].claims);
+                for (size_t i = 0; i < b->dirs[j].n_sidecar_ids; i++)
+                        free(b->dirs[j].sidecar_ids[i]);
+                free(b->dirs[j].sidecar_ids);
         }
         free(b->marker);
         b->marker = NULL;

@@ -390,6 +390,32 @@ int archive_move(int src_fd, int dst_fd, const char *id, const FileId *expect, b
                                  userdata, ret_why);
 }
 
+int archive_move_bare_nosync(int src_fd, int dst_fd, const char *id, const FileId *expect,
+                             ArchiveStepFn step, void *userdata, const char **ret_why) {
+        _cleanup_free_ char *t = strprintf("%s.jsonl", id);
+        int r;
+
+        if (!t)
+                return -ENOMEM;
+        /* steps 2-4 have nothing to move, so the pre-flight checks are step 5's own: the last
+         * identity check, then a rename that never replaces (in archive_preflight()'s order) */
+        r = fs_check_identity(src_fd, t, expect);
+        if (r == 0) {
+                *ret_why = "changed since scan";
+                return -ESTALE;
+        }
+        if (r < 0)
+                return r;
+        r = fs_rename_noreplace(src_fd, t, dst_fd, t);
+        if (r < 0) {
+                *ret_why = r == -EEXIST ? "target transcript exists (conflict)"
+                                        : "cannot rename the transcript";
+                return r;
+        }
+        archive_step(step, userdata, t);
+        return 0;
+}
+
 int archive_move_nosync(int src_fd, int dst_fd, const char *id, const FileId *expect,
                         bool to_archive, ArchiveStepFn step, void *userdata,
                         const char **ret_why) {

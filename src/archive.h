@@ -29,6 +29,13 @@ int archive_move_nosync(int src_fd, int dst_fd, const char *id, const FileId *ex
                         bool to_archive, ArchiveStepFn step, void *userdata,
                         const char **ret_why);
 
+/* archive_move_nosync() of a session whose src_fd holds none of the three sidecars (the caller
+ * listed the directory after the liveness check): the identity check against expect (not
+ * NULL), then the transcript's rename, which never replaces. The same errors and *ret_why
+ * (not NULL) as archive_move_nosync() for such a session, without its lookups of sidecars. */
+int archive_move_bare_nosync(int src_fd, int dst_fd, const char *id, const FileId *expect,
+                             ArchiveStepFn step, void *userdata, const char **ret_why);
+
 /* Merge two .pr.json documents ({"prs": [...]} or a single {number, url, createdAt}) by PR
  * number, the fresher createdAt winning (incoming on ties), ordered by createdAt, capped.
  * Returns the new document (malloc'ed, ending in '\n') or -EBADMSG. */

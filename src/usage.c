@@ -16,6 +16,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
@@ -66,6 +67,11 @@ static int usage_js_number(StrBuf *b, double v) {
                         return -ENOMEM;
                 v = -v;
         }
+        /* an integer below 2^53 (token counts, milliseconds): its decimal digits are the
+         * shortest that round-trip, which the search below would find with up to 17 snprintf()
+         * and strtod() calls */
+        if (v < 9007199254740992.0 && v == (double)(uint64_t)v)
+                return strbuf_printf(b, "%" PRIu64, (uint64_t)v);
         for (prec = 1; prec <= 17; prec++) {
                 snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, v);
                 if (strtod(tmp, NULL) == v)

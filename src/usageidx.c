@@ -168,6 +168,47 @@ static int usageidx_object_cb(struct json_object *obj, void *userdata) {
         return usageidx_add(idx, json_object_get_string(v), (size_t)json_object_get_string_len(v));
 }
 
+/* The common case of one piece of a line, without building the record: the whole piece is one
+ * valid JSON object. Only its "version" and "sessionId" values are parsed (last occurrence, as
+ * JSON.parse and record_parse_line()), with the same checks as usageidx_object_cb(). 1 done,
+ * 0 not an object (the tolerant parse decides), -ENOMEM. */
+static int usageidx_piece_fast(UsageIndex *idx, const char *p, size_t n) {
+        static const char *const keys[] = { "version", "sessionId" };
+        JsonSpan spans[2];
+        json_object *v = NULL;
+        int r;
+
+        if (record_json_members(p, n, /* validate= */ true, keys, 2, spans) < 0)
+                return 0;
+        if (spans[0].s) {
+                r = record_json_parse(spans[0].s, spans[0].n, &v);
+                if (r < 0)
+                        return r == -ENOMEM ? r : 0;
+                if (v && (json_object_is_type(v, json_type_int) ? json_object_get_int64(v) == 1
+                          : json_object_is_type(v, json_type_double) &&
+                                  json_object_get_double(v) == 1.0))
+                        idx->has_v1 = true;
+                if (v)
+                        json_object_put(v);
+                v = NULL;
+        }
+        if (!spans[1].s || spans[1].s[0] != '"')
+                return 1;
+        r = record_json_parse(spans[1].s, spans[1].n, &v);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        /* ids with a NUL byte cannot match a C-string id; skip them */
+        if (v && json_object_is_type(v, json_type_string) &&
+            !memchr(json_object_get_string(v), '\0', (size_t)json_object_get_string_len(v)))
+                r = usageidx_add(idx, json_object_get_string(v),
+                                 (size_t)json_object_get_string_len(v));
+        else
+                r = 0;
+        if (v)
+                json_object_put(v);
+        return r < 0 ? r : 1;
+}
+
 /* One line (without '\n'), split at '\r' like usage_has_session() does. */
 static int usageidx_line(UsageIndex *idx, const char *line, size_t len) {
         const char *p = line, *end = line + len;
@@ -175,7 +216,9 @@ static int usageidx_line(UsageIndex *idx, const char *line, size_t len) {
         while (p <= end) {
                 const char *cr = memchr(p, '\r', (size_t)(end - p));
                 const char *e = cr ? cr : end;
-                int r = record_parse_line(p, (size_t)(e - p), usageidx_object_cb, idx);
+                int r = usageidx_piece_fast(idx, p, (size_t)(e - p));
+                if (r == 0)
+                        r = record_parse_line(p, (size_t)(e - p), usageidx_object_cb, idx);
                 if (r < 0)
                         return r;
                 p = e + 1;

@@ -46,6 +46,7 @@ typedef struct Faults {
         StrBuf sent; /* sd_journal_sendv() fields, one per line, entries separated by "--\n" */
         unsigned n_sent;
         unsigned n_fsync; /* fsync() calls, of any file */
+        unsigned n_rename; /* renameat() and renameat2() calls */
 } Faults;
 
 static Faults faults;
@@ -135,7 +136,7 @@ ssize_t __wrap_write(int fd, const void *buf, size_t n) {
 }
 
 int __wrap_fsync(int fd) {
-        faults.n_fsync++;
+        __atomic_fetch_add(&faults.n_fsync, 1, __ATOMIC_RELAXED); /* fs_fsync_many() threads */
         if (fd_is_usage(fd)) {
                 if (faults.fsync_err) {
                         errno = faults.fsync_err;
@@ -173,6 +174,7 @@ static bool rename_fails(const char *old) {
 }
 
 int __wrap_renameat(int a, const char *b, int c, const char *d) {
+        faults.n_rename++;
         if (rename_fails(b)) {
                 errno = faults.rename_err;
                 return -1;
@@ -182,6 +184,7 @@ int __wrap_renameat(int a, const char *b, int c, const char *d) {
 }
 
 int __wrap_renameat2(int a, const char *b, int c, const char *d, unsigned flags) {
+        faults.n_rename++;
         if (rename_fails(b)) {
                 errno = faults.rename_err;
                 return -1;
@@ -857,6 +860,32 @@ static void test_faults_group_commit_fsyncs_per_batch(void **state) {
                          faults.n_fsync, st.n_erased_files);
 }
 
+/* Archiving a session without sidecars is one rename: the executor lists each chats/ once per
+ * batch instead of trying to rename three sidecars that are not there (issue 14); a session
+ * with sidecars still takes them along. */
+static void test_faults_archive_without_sidecars_one_rename(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_FORK, VERB_ARCHIVE }, { S_WEB, VERB_ARCHIVE }, {} };
+        ApplyPick with[] = { { S_TEXT, VERB_ARCHIVE }, {} };
+        ActionStats st = {};
+
+        faults.n_rename = 0;
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_archived, 2);
+        assert_true(fixture_exists(t->qwen, P_API "/archive/" S_FORK ".jsonl"));
+        assert_true(fixture_exists(t->qwen, P_WEB "/archive/" S_WEB ".jsonl"));
+        if (faults.n_rename != 2)
+                fail_msg("%u renames to archive 2 sessions without sidecars", faults.n_rename);
+
+        assert_int_equal(fixture_write(t->qwen, P_API "/" S_TEXT ".worktree.json", "{}\n"), 0);
+        st = (ActionStats){};
+        assert_int_equal(apply_execute(t->qwen, with, &st), 0);
+        assert_int_equal(st.n_archived, 1);
+        assert_true(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".jsonl"));
+        assert_true(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".worktree.json"));
+        assert_false(fixture_exists(t->qwen, P_API "/" S_TEXT ".worktree.json"));
+}
+
 /* Two files of one session (ids differing in case: Qwen dedupes usage on the first record's
  * sessionId) in one batch: the second shares the first's usage line. When that line cannot be
  * written both stay; once it can, both go with exactly one line. */
@@ -1466,6 +1495,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_batches_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_group_commit_fsyncs_per_batch, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_batch_shared_usage_line_failure_keeps_both, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_archive_without_sidecars_one_rename, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_cold_restore_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_after_salvage_skip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_during_archive_skip, setup, teardown),

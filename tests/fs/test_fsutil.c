@@ -272,6 +272,32 @@ static void test_fs_rm_rf_at_deep_tree(void **state) {
         }
 }
 
+/* fs_fsync_many(): every fd gets its own result, in place, from however many threads; a
+ * negative fd is skipped with 0, a closed one reports -EBADF. */
+static void test_fs_fsync_many_results_in_place(void **state) {
+        const char *root = *state;
+        int fds[20], ret[20];
+
+        for (size_t i = 0; i < ELEMENTSOF(fds); i++) {
+                ret[i] = 1;
+                if (i % 5 == 3)
+                        fds[i] = -EBADF;
+                else if (i % 5 == 4)
+                        fds[i] = 1000 + (int)i; /* not open */
+                else {
+                        fds[i] = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        assert_true(fds[i] >= 0);
+                }
+        }
+        fs_fsync_many(fds, ELEMENTSOF(fds), ret);
+        for (size_t i = 0; i < ELEMENTSOF(fds); i++) {
+                assert_int_equal(ret[i], i % 5 == 4 ? -EBADF : 0);
+                if (fds[i] >= 0 && fds[i] < 1000)
+                        close(fds[i]);
+        }
+        fs_fsync_many(fds, 0, ret);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_fs_openat_refuses_symlink_component, setup,
@@ -283,6 +309,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_fs_rm_rf_at_keeps_same_fs_bind_mount, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_fs_rm_rf_at_deep_tree, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fs_fsync_many_results_in_place, setup,
+                                                teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -114,6 +114,37 @@ static void test_usage_index_escaped_ids_and_crlf(void **state) {
         check(t, "def", 1);
 }
 
+/* The index reads a line that is one valid object without building it (only "version" and
+ * "sessionId" are parsed); on hostile lines it agrees with the exact reader: the last of
+ * duplicate keys, ids nested in other members, invalid UTF-8, a BOM, non-string ids. */
+static void test_usage_index_fast_lines_agree(void **state) {
+        T *t = *state;
+        write_usage(t, "w",
+                    "{\"sessionId\":\"dup-first\",\"sessionId\":\"dup-last\"}\n"
+                    "{\"x\":{\"sessionId\":\"nested\"},\"sessionId\":\"outer\"}\n"
+                    "{\"sessionId\":\"bad\xff\xfeutf\"}\n"
+                    "\xef\xbb\xbf{\"sessionId\":\"bom\"}\n"
+                    "{\"sessionId\":42}\n"
+                    "  {\"sessionId\" : \"spaced\" }  \n"
+                    "{\"sessionId\":\"frag-a\"} junk {\"sessionId\":\"frag-b\"}\n"
+                    "{\"sessionId\":\"nul\\u0000id\"}\n"
+                    "{\"version\":1e0,\"sessionId\":\"\\u00e9t\\u00e9\"}\n");
+        check(t, "dup-first", 0);
+        check(t, "dup-last", 1);
+        check(t, "nested", 0);
+        check(t, "outer", 1);
+        check(t, "bad\xef\xbf\xbd\xef\xbf\xbdutf", 1);
+        check(t, "bad\xff\xfeutf", 0);
+        check(t, "bom", 1);
+        check(t, "42", 0);
+        check(t, "spaced", 1);
+        check(t, "frag-a", 1);
+        check(t, "frag-b", 1);
+        check(t, "nul", 0);
+        check(t, "\xc3\xa9t\xc3\xa9", 1);
+        assert_int_equal(usage_index_has_v1(t->idx, t->fd), 1);
+}
+
 static void test_usage_index_huge_line_falls_back(void **state) {
         T *t = *state;
         size_t n = 5 * 1024 * 1024;
@@ -291,6 +322,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_usage_index_unterminated_last_line, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_usage_index_file_replaced_starts_over, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_usage_index_escaped_ids_and_crlf, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_usage_index_fast_lines_agree, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_usage_index_huge_line_falls_back, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_usage_index_corpus_agrees, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_usage_index_sees_line_after_fragment, setup, teardown),
