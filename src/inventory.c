@@ -66,9 +66,7 @@ Inventory *inventory_free(Inventory *inv) {
                 s->project_dir = s->cwd = s->hash = s->owner_reason = NULL;
                 session_done(s);
         }
-        for (size_t i = 0; i < inv->alloc_strings; i++)
-                free(inv->strings[i]);
-        free(inv->strings);
+        hashmap_done(&inv->strings, free);
         for (size_t i = 0; i < inv->n_orphans; i++)
                 orphan_done(&inv->orphans[i]);
         free(inv->trees);
@@ -95,49 +93,11 @@ int inventory_add_tree(Inventory *inv, Tree *t, size_t *ret_index) {
         return 0;
 }
 
-/* FNV-1a of a string. */
-static size_t inventory_str_hash(const char *s) {
-        uint64_t h = UINT64_C(14695981039346656037);
-
-        for (; *s; s++)
-                h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-        return (size_t)(h ^ (h >> 32));
-}
-
-/* The slot of s in the string set: where it is, or the empty one where it would go. */
-static char **inventory_str_slot(char **v, size_t alloc, const char *s) {
-        size_t i = inventory_str_hash(s) & (alloc - 1);
-
-        while (v[i] && !streq(v[i], s))
-                i = (i + 1) & (alloc - 1);
-        return &v[i];
-}
-
-/* Room in the string set for n more strings (load at most one half). 0 or -ENOMEM. */
-static int inventory_strings_reserve(Inventory *inv, size_t n) {
-        size_t alloc = MAX(inv->alloc_strings, (size_t)64);
-        char **v;
-
-        while ((inv->n_strings + n) * 2 > alloc)
-                alloc *= 2;
-        if (alloc == inv->alloc_strings)
-                return 0;
-        v = calloc(alloc, sizeof(char *));
-        if (!v)
-                return -ENOMEM;
-        for (size_t i = 0; i < inv->alloc_strings; i++)
-                if (inv->strings[i])
-                        *inventory_str_slot(v, alloc, inv->strings[i]) = inv->strings[i];
-        free(inv->strings);
-        inv->strings = v;
-        inv->alloc_strings = alloc;
-        return 0;
-}
-
 /* Replace the owned string *p by the set's copy of it (adding it when new). Needs room. prev: the
  * same field of the previous session (a shared copy or NULL), the usual match. */
 static void inventory_intern(Inventory *inv, char **p, char *prev) {
-        char **slot;
+        HashSlot *slot;
+        uint64_t h;
 
         if (!*p)
                 return;
@@ -146,15 +106,14 @@ static void inventory_intern(Inventory *inv, char **p, char *prev) {
                 *p = prev;
                 return;
         }
-        slot = inventory_str_slot(inv->strings, inv->alloc_strings, *p);
-        if (*slot) {
-                if (*slot != *p)
+        h = hash_string(*p);
+        slot = hashmap_slot(&inv->strings, h, hashmap_eq_string, *p);
+        if (slot->entry) {
+                if (slot->entry != *p)
                         free(*p);
-        } else {
-                *slot = *p;
-                inv->n_strings++;
-        }
-        *p = *slot;
+        } else
+                hashmap_fill(&inv->strings, slot, h, *p);
+        *p = slot->entry;
 }
 
 int inventory_add_session(Inventory *inv, Session *s) {
@@ -163,7 +122,7 @@ int inventory_add_session(Inventory *inv, Session *s) {
         r = greedy_realloc((void **)&inv->sessions, &inv->alloc_sessions, inv->n_sessions + 1,
                            sizeof(Session));
         if (r >= 0)
-                r = inventory_strings_reserve(inv, 4);
+                r = hashmap_reserve(&inv->strings, 4);
         if (r < 0) {
                 session_done(s);
                 return r;

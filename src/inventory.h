@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "hashmap.h"
 #include "util.h"
 
 #define SESSION_ID_MAX 36
@@ -171,10 +172,9 @@ typedef struct Inventory {
         size_t *by_id;
         size_t n_by_id;
         /* One copy of each distinct project_dir, cwd, hash and owner_reason of the sessions (most are
-         * shared by a whole project): an open-addressed set, alloc_strings a power of two. The
-         * sessions point into it; inventory_free() releases it. */
-        char **strings;
-        size_t n_strings, alloc_strings;
+         * shared by a whole project): a set of C strings (hashmap.h). The sessions point into it;
+         * inventory_free() releases it. */
+        Hashmap strings;
 } Inventory;
 
 int inventory_new(Inventory **ret);

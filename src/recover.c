@@ -36,6 +36,7 @@
 
 #include "erase.h"
 #include "fsutil.h"
+#include "hashmap.h"
 #include "live.h"
 #include "log.h"
 #include "macro.h"
@@ -263,13 +264,10 @@ int recover_marker_parse(const char *text, RecoverMarker *ret) {
         return 0;
 }
 
-/* The marker's file name: the session id and a hash of the project (one id may be in two). */
+/* The marker's file name: the session id and a hash of the project (one id may be in two).
+ * On disk: a marker written by an earlier run has this name, so the hash never changes. */
 static char *recover_marker_name(const RecoverMarker *m) {
-        uint64_t h = 0xcbf29ce484222325ULL;
-
-        for (const unsigned char *p = (const unsigned char *)m->project_dir; *p; p++)
-                h = (h ^ *p) * 0x100000001b3ULL;
-        return strprintf("%s.%016" PRIx64, m->session, h);
+        return strprintf("%s.%016" PRIx64, m->session, hash_string(m->project_dir));
 }
 
 /* mkdirat(dfd, name) unless it exists, then open it (on dev). */

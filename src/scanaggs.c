@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "fsutil.h"
+#include "hashmap.h"
 #include "log.h"
 #include "macro.h"
 #include "qwen.h"
@@ -32,15 +33,6 @@ static int scan_cmp_agg(const void *a, const void *b) {
         return strcmp(((const ScanAgg *)a)->name, ((const ScanAgg *)b)->name);
 }
 
-/* FNV-1a of a name. */
-static uint64_t scan_name_hash(const char *s) {
-        uint64_t h = UINT64_C(14695981039346656037);
-
-        for (; *s; s++)
-                h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-        return h ^ (h >> 29);
-}
-
 /* Build the filter of a->v's names (16 bits a name); without memory there is none. */
 static void scan_aggs_filter(ScanAggs *a) {
         size_t n = 64;
@@ -54,7 +46,7 @@ static void scan_aggs_filter(ScanAggs *a) {
                 return;
         a->n_bits = n;
         for (size_t i = 0; i < a->n; i++) {
-                size_t b = (size_t)scan_name_hash(a->v[i].name) & (n - 1);
+                size_t b = (size_t)hash_fold(hash_string(a->v[i].name)) & (n - 1);
                 a->bits[b / 64] |= UINT64_C(1) << (b % 64);
         }
 }
@@ -65,7 +57,7 @@ const ScanAgg *scan_aggs_find(const ScanAggs *a, const char *name) {
         if (a->n == 0)
                 return NULL;
         if (a->bits) {
-                size_t b = (size_t)scan_name_hash(name) & (a->n_bits - 1);
+                size_t b = (size_t)hash_fold(hash_string(name)) & (a->n_bits - 1);
                 if (!(a->bits[b / 64] & (UINT64_C(1) << (b % 64))))
                         return NULL;
         }
@@ -193,24 +185,22 @@ void scan_pendings_done(ScanPendings *p) {
         *p = (ScanPendings){};
 }
 
-/* FNV-1a of an id with ASCII letters lowered (ids compare ignoring case). */
-static uint64_t scan_id_hash(const char *s) {
-        uint64_t h = UINT64_C(14695981039346656037);
+typedef struct ScanIdKey {
+        const Inventory *inv;
+        const char *id;
+} ScanIdKey;
 
-        for (; *s; s++) {
-                unsigned char x = (unsigned char)*s;
-                if (x >= 'A' && x <= 'Z')
-                        x = (unsigned char)(x - 'A' + 'a');
-                h = (h ^ x) * UINT64_C(1099511628211);
-        }
-        return h;
+/* entry: a session's index + 1 */
+static bool scan_id_eq(const void *entry, const void *key) {
+        const ScanIdKey *k = key;
+
+        return qwen_session_id_equal(k->inv->sessions[(uintptr_t)entry - 1].id, k->id);
 }
 
 /* Turn pending directories whose id has no transcript in any tree into orphans. */
 int scan_orphans(ScanCtx *c) {
         const Inventory *inv = c->inv;
-        _cleanup_free_ size_t *slots = NULL;
-        size_t cap = 16, mask;
+        _cleanup_(hashmap_donep) Hashmap ids = {};
         int r;
 
         if (c->pending.n == 0)
@@ -222,30 +212,17 @@ int scan_orphans(ScanCtx *c) {
                                    "listed", inv->trees[t].runtime_dir);
                         return 0;
                 }
-        /* the ids of every session of every tree, in an open-addressed set */
-        while (cap < 2 * inv->n_sessions)
-                cap *= 2;
-        mask = cap - 1;
-        slots = malloc(cap * sizeof(size_t));
-        if (!slots)
-                return -ENOMEM;
-        for (size_t k = 0; k < cap; k++)
-                slots[k] = SIZE_MAX;
-        for (size_t i = 0; i < inv->n_sessions; i++) {
-                size_t k = (size_t)scan_id_hash(inv->sessions[i].id) & mask;
-                while (slots[k] != SIZE_MAX)
-                        k = (k + 1) & mask;
-                slots[k] = i;
-        }
-        for (size_t i = 0; i < c->pending.n; i++) {
+        /* the ids of every session of every tree, ignoring ASCII case */
+        r = hashmap_reserve(&ids, inv->n_sessions);
+        for (size_t i = 0; r >= 0 && i < inv->n_sessions; i++)
+                r = hashmap_put(&ids, hash_string_ascii_lower(inv->sessions[i].id),
+                                (void *)(uintptr_t)(i + 1));
+        for (size_t i = 0; r >= 0 && i < c->pending.n; i++) {
                 ScanPending *p = &c->pending.v[i];
-                size_t k = (size_t)scan_id_hash(p->agg.name) & mask;
-                bool found = false;
+                ScanIdKey key = { inv, p->agg.name };
                 Orphan o;
 
-                for (; !found && slots[k] != SIZE_MAX; k = (k + 1) & mask)
-                        found = qwen_session_id_equal(inv->sessions[slots[k]].id, p->agg.name);
-                if (found)
+                if (hashmap_get(&ids, hash_string_ascii_lower(p->agg.name), scan_id_eq, &key))
                         continue;
                 o = (Orphan){
                         .kind = p->kind,
@@ -258,8 +235,6 @@ int scan_orphans(ScanCtx *c) {
                         .mtime = p->agg.mtime,
                 };
                 r = inventory_add_orphan(c->inv, &o);
-                if (r < 0)
-                        return r;
         }
-        return 0;
+        return r < 0 ? r : 0;
 }

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hashmap.h"
 #include "macro.h"
 #include "record.h"
 #include "usage.h"
@@ -454,54 +455,32 @@ typedef struct ToolStats {
         JsVal duration;
 } ToolStats;
 
-/* Insertion-ordered string map with an open-addressing index. */
+/* Insertion-ordered string map; index: k + 1 of each name (hashmap.h). */
 typedef struct NameMap {
         char **names;
         size_t *lens;
         void **values;
         size_t n, cap;
-        size_t *slots; /* index + 1, 0 empty */
-        size_t n_slots;
+        Hashmap index;
 } NameMap;
 
-static uint64_t usage_hash(const char *s, size_t n) {
-        uint64_t h = UINT64_C(1469598103934665603);
+typedef struct NameKey {
+        const NameMap *m;
+        const char *s;
+        size_t n;
+} NameKey;
 
-        for (size_t i = 0; i < n; i++) {
-                h ^= (unsigned char)s[i];
-                h *= UINT64_C(1099511628211);
-        }
-        return h;
+static bool usage_map_eq(const void *entry, const void *key) {
+        const NameKey *k = key;
+        size_t i = (uintptr_t)entry - 1;
+
+        return k->m->lens[i] == k->n && memcmp(k->m->names[i], k->s, k->n) == 0;
 }
 
 static void *usage_map_get(const NameMap *m, const char *s, size_t n) {
-        if (m->n_slots == 0)
-                return NULL;
-        for (size_t i = (size_t)usage_hash(s, n) & (m->n_slots - 1);;
-             i = (i + 1) & (m->n_slots - 1)) {
-                size_t k = m->slots[i];
-                if (k == 0)
-                        return NULL;
-                if (m->lens[k - 1] == n && memcmp(m->names[k - 1], s, n) == 0)
-                        return m->values[k - 1];
-        }
-}
+        void *e = hashmap_get(&m->index, hash_bytes(s, n), usage_map_eq, &(NameKey){ m, s, n });
 
-static int usage_map_reindex(NameMap *m, size_t n_slots) {
-        size_t *slots = calloc(n_slots, sizeof(size_t));
-
-        if (!slots)
-                return -ENOMEM;
-        for (size_t k = 0; k < m->n; k++) {
-                size_t i = (size_t)usage_hash(m->names[k], m->lens[k]) & (n_slots - 1);
-                while (slots[i])
-                        i = (i + 1) & (n_slots - 1);
-                slots[i] = k + 1;
-        }
-        free(m->slots);
-        m->slots = slots;
-        m->n_slots = n_slots;
-        return 0;
+        return e ? m->values[(uintptr_t)e - 1] : NULL;
 }
 
 /* Add name (not present yet) with value (taken over). */
@@ -530,15 +509,7 @@ static int usage_map_add(NameMap *m, const char *s, size_t n, void *value) {
         m->lens[m->n] = n;
         m->values[m->n] = value;
         m->n++;
-        if (m->n * 2 > m->n_slots)
-                return usage_map_reindex(m, m->n_slots ? m->n_slots * 2 : 16);
-        {
-                size_t i = (size_t)usage_hash(s, n) & (m->n_slots - 1);
-                while (m->slots[i])
-                        i = (i + 1) & (m->n_slots - 1);
-                m->slots[i] = m->n;
-        }
-        return 0;
+        return hashmap_put(&m->index, hash_bytes(s, n), (void *)(uintptr_t)m->n);
 }
 
 static void usage_map_done(NameMap *m, void (*free_value)(void *)) {
@@ -549,7 +520,7 @@ static void usage_map_done(NameMap *m, void (*free_value)(void *)) {
         free(m->names);
         free(m->lens);
         free(m->values);
-        free(m->slots);
+        hashmap_done(&m->index, NULL);
         *m = (NameMap){};
 }
 

@@ -21,6 +21,7 @@
 #include <json-c/json.h>
 
 #include "fsutil.h"
+#include "hashmap.h"
 #include "macro.h"
 #include "record.h"
 #include "usage.h"
@@ -33,8 +34,7 @@
 #define USAGEIDX_MAX_LINE (4 * 1024 * 1024) /* longer lines: fall back to the exact slow path */
 
 struct UsageIndex {
-        char **slots; /* open addressing set of ids (exact bytes, as Qwen compares them) */
-        size_t n_slots, n_ids;
+        Hashmap ids; /* the set of ids (C strings: exact bytes, as Qwen compares them) */
         dev_t dev;
         ino_t ino;
         uint64_t consumed; /* every complete line before this offset is in the set */
@@ -72,11 +72,7 @@ int usage_index_new(UsageIndex **ret) {
 }
 
 static void usageidx_clear(UsageIndex *idx) {
-        for (size_t i = 0; i < idx->n_slots; i++)
-                free(idx->slots[i]);
-        free(idx->slots);
-        idx->slots = NULL;
-        idx->n_slots = idx->n_ids = 0;
+        hashmap_done(&idx->ids, free);
         idx->consumed = 0;
         idx->valid = idx->fallback = idx->has_v1 = false;
         idx->pending = usageidx_free_str(idx->pending);
@@ -90,55 +86,27 @@ UsageIndex *usage_index_free(UsageIndex *idx) {
         return NULL;
 }
 
-/* FNV-1a over the id's bytes. */
-static size_t usageidx_hash(const char *s, size_t n) {
-        uint64_t h = UINT64_C(1469598103934665603);
-        for (size_t i = 0; i < n; i++) {
-                h ^= (unsigned char)s[i];
-                h *= UINT64_C(1099511628211);
-        }
-        return (size_t)h;
-}
-
 static bool usageidx_contains(const UsageIndex *idx, const char *id) {
-        size_t n = strlen(id);
-        if (idx->n_slots == 0)
-                return false;
-        for (size_t i = usageidx_hash(id, n) & (idx->n_slots - 1);; i = (i + 1) & (idx->n_slots - 1)) {
-                if (!idx->slots[i])
-                        return false;
-                if (streq(idx->slots[i], id))
-                        return true;
-        }
+        return hashmap_get(&idx->ids, hash_string(id), hashmap_eq_string, id);
 }
 
-static int usageidx_add(UsageIndex *idx, const char *id, size_t n) {
-        if ((idx->n_ids + 1) * 2 > idx->n_slots) {
-                size_t m = idx->n_slots ? idx->n_slots * 2 : 64;
-                char **s = calloc(m, sizeof(char *));
-                if (!s)
-                        return -ENOMEM;
-                for (size_t i = 0; i < idx->n_slots; i++) {
-                        char *v = idx->slots[i];
-                        if (!v)
-                                continue;
-                        size_t j = usageidx_hash(v, strlen(v)) & (m - 1);
-                        while (s[j])
-                                j = (j + 1) & (m - 1);
-                        s[j] = v;
-                }
-                free(idx->slots);
-                idx->slots = s;
-                idx->n_slots = m;
-        }
-        size_t i = usageidx_hash(id, n) & (idx->n_slots - 1);
-        for (; idx->slots[i]; i = (i + 1) & (idx->n_slots - 1))
-                if (strlen(idx->slots[i]) == n && memcmp(idx->slots[i], id, n) == 0)
-                        return 0;
-        idx->slots[i] = strndup(id, n);
-        if (!idx->slots[i])
+/* Add id (a C string) unless it is there. */
+static int usageidx_add(UsageIndex *idx, const char *id) {
+        uint64_t h = hash_string(id);
+        HashSlot *slot;
+        char *copy;
+        int r;
+
+        r = hashmap_reserve(&idx->ids, 1);
+        if (r < 0)
+                return r;
+        slot = hashmap_slot(&idx->ids, h, hashmap_eq_string, id);
+        if (slot->entry)
+                return 0;
+        copy = strdup(id);
+        if (!copy)
                 return -ENOMEM;
-        idx->n_ids++;
+        hashmap_fill(&idx->ids, slot, h, copy);
         return 0;
 }
 
@@ -165,7 +133,7 @@ static int usageidx_object_cb(struct json_object *obj, void *userdata) {
         /* ids with a NUL byte cannot match a C-string id; skip them */
         if (memchr(json_object_get_string(v), '\0', (size_t)json_object_get_string_len(v)))
                 return 0;
-        return usageidx_add(idx, json_object_get_string(v), (size_t)json_object_get_string_len(v));
+        return usageidx_add(idx, json_object_get_string(v));
 }
 
 /* The common case of one piece of a line, without building the record: the whole piece is one
@@ -200,8 +168,7 @@ static int usageidx_piece_fast(UsageIndex *idx, const char *p, size_t n) {
         /* ids with a NUL byte cannot match a C-string id; skip them */
         if (v && json_object_is_type(v, json_type_string) &&
             !memchr(json_object_get_string(v), '\0', (size_t)json_object_get_string_len(v)))
-                r = usageidx_add(idx, json_object_get_string(v),
-                                 (size_t)json_object_get_string_len(v));
+                r = usageidx_add(idx, json_object_get_string(v));
         else
                 r = 0;
         if (v)
@@ -818,7 +785,7 @@ static int usageidx_rebuild_lines(int global_fd, StrBuf *out) {
                                 continue; /* an earlier file had this sessionId */
                         }
                         if (key)
-                                r = usageidx_add(&seen, key, strlen(key));
+                                r = usageidx_add(&seen, key);
                         if (r >= 0 && line)
                                 r = strbuf_append(out, line, strlen(line));
                 }

@@ -1182,7 +1182,7 @@ static void test_inventory_add_session_interns_strings(void **state) {
                 assert_null(s.project_dir); /* moved */
         }
         assert_int_equal(inv->n_sessions, 3000);
-        assert_int_equal(inv->n_strings, 700 + 560 + 2); /* no cwd where i % 5 == 0, so 140 never */
+        assert_int_equal(inv->strings.n, 700 + 560 + 2); /* no cwd where i % 5 == 0, so 140 never */
         for (size_t i = 0; i < inv->n_sessions; i++) {
                 const Session *s = &inv->sessions[i], *o = &inv->sessions[(i + 700) % 2800];
                 (void)snprintf(buf, sizeof(buf), "-p-%zu", i % 700);
