@@ -9,6 +9,7 @@
 
 #include "inventory.h"
 #include "macro.h"
+#include "strtable.h"
 
 static void *inventory_mfree(void *p) {
         free(p);
@@ -346,11 +347,7 @@ static const char *const session_state_table[_SESSION_STATE_MAX] = {
         [SESSION_CONFLICT] = "conflict",
 };
 
-const char *session_state_to_string(SessionState s) {
-        if ((int)s < 0 || s >= _SESSION_STATE_MAX)
-                return NULL;
-        return session_state_table[s];
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(session_state, SessionState);
 
 static const char *const owner_status_table[_OWNER_STATUS_MAX] = {
         [OWNER_OK] = "ok",
@@ -360,11 +357,7 @@ static const char *const owner_status_table[_OWNER_STATUS_MAX] = {
         [OWNER_UNVERIFIED] = "unverified",
 };
 
-const char *owner_status_to_string(OwnerStatus s) {
-        if ((int)s < 0 || s >= _OWNER_STATUS_MAX)
-                return NULL;
-        return owner_status_table[s];
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(owner_status, OwnerStatus);
 
 static const char *const orphan_kind_table[_ORPHAN_KIND_MAX] = {
         [ORPHAN_FILE_HISTORY] = "file-history",
@@ -378,11 +371,7 @@ static const char *const orphan_kind_table[_ORPHAN_KIND_MAX] = {
         [ORPHAN_STALE_PROJECT] = "stale-project",
 };
 
-const char *orphan_kind_to_string(OrphanKind k) {
-        if ((int)k < 0 || k >= _ORPHAN_KIND_MAX)
-                return NULL;
-        return orphan_kind_table[k];
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(orphan_kind, OrphanKind);
 
 static const char *const live_flag_names[] = {
         "registry", "claim", "lock", "recent", "unknown",

@@ -24,6 +24,7 @@
 #include "journal.h"
 #include "text.h"
 #include "macro.h"
+#include "strtable.h"
 #include "util.h"
 
 #define JOURNAL_SOCKET "/run/systemd/journal/socket"
@@ -89,26 +90,11 @@ static const int journal_priority_table[_JOURNAL_EVENT_MAX] = {
         [JOURNAL_STALE_MARK] = LOG_INFO,
 };
 
-const char *journal_event_to_string(JournalEvent e) {
-        if (e < 0 || e >= _JOURNAL_EVENT_MAX)
-                return NULL;
-        return journal_event_table[e];
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(journal_event, JournalEvent);
 
-const char *journal_event_message_id(JournalEvent e) {
-        if (e < 0 || e >= _JOURNAL_EVENT_MAX)
-                return NULL;
-        return journal_message_id_table[e];
-}
+DEFINE_STRING_TABLE_TO_STRING_FUNC(journal_event_message_id, journal_message_id_table, JournalEvent);
 
-JournalTarget journal_target_from_string(const char *s) {
-        if (!s)
-                return _JOURNAL_TARGET_INVALID;
-        for (int i = 0; i < _JOURNAL_TARGET_MAX; i++)
-                if (streq(journal_target_table[i], s))
-                        return (JournalTarget)i;
-        return _JOURNAL_TARGET_INVALID;
-}
+DEFINE_STRING_TABLE_LOOKUP_FROM_STRING(journal_target, JournalTarget);
 
 JournalTarget journal_get_target(void) {
         return journal_state.target;

@@ -16,6 +16,7 @@
 #include "fsutil.h"
 #include "hygiene.h"
 #include "macro.h"
+#include "strtable.h"
 #include "plan.h"
 #include "qwen.h"
 #include "scan.h"
@@ -40,7 +41,7 @@ static const char *const tree_kind_table[_TREE_KIND_MAX] = {
         [TREE_KIND_DIRS] = "directories",
 };
 
-static const char *const tree_kind_keys[_TREE_KIND_MAX] = {
+static const char *const tree_kind_key_table[_TREE_KIND_MAX] = {
         [TREE_KIND_SESSIONS] = "sessions",       [TREE_KIND_ARCHIVE] = "archive",
         [TREE_KIND_FILE_HISTORY] = "file-history", [TREE_KIND_SUBAGENTS] = "subagents",
         [TREE_KIND_LOGS] = "logs",               [TREE_KIND_TOOL_RESULTS] = "tool-results",
@@ -49,13 +50,9 @@ static const char *const tree_kind_keys[_TREE_KIND_MAX] = {
         [TREE_KIND_UNKNOWN] = "unknown",         [TREE_KIND_DIRS] = "directories",
 };
 
-const char *tree_kind_to_string(TreeKind k) {
-        return k >= 0 && k < _TREE_KIND_MAX ? tree_kind_table[k] : NULL;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(tree_kind, TreeKind);
 
-const char *tree_kind_key(TreeKind k) {
-        return k >= 0 && k < _TREE_KIND_MAX ? tree_kind_keys[k] : NULL;
-}
+DEFINE_STRING_TABLE_TO_STRING_FUNC(tree_kind_key, tree_kind_key_table, TreeKind);
 
 static bool ts_endswith(const char *s, size_t n, const char *suffix) {
         size_t b = strlen(suffix);
