@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "macro.h"
-#include "qwen.h"
 #include "record.h"
+#include "utf8.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -61,28 +61,8 @@ static int record_json_hex4(const char *p, const char *end, uint32_t *ret) {
 
 static int record_json_put_cp(StrBuf *b, uint32_t cp) {
         char u[4];
-        size_t n;
 
-        if (cp < 0x80) {
-                u[0] = (char)cp;
-                n = 1;
-        } else if (cp < 0x800) {
-                u[0] = (char)(0xc0 | (cp >> 6));
-                u[1] = (char)(0x80 | (cp & 0x3f));
-                n = 2;
-        } else if (cp < 0x10000) {
-                u[0] = (char)(0xe0 | (cp >> 12));
-                u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-                u[2] = (char)(0x80 | (cp & 0x3f));
-                n = 3;
-        } else {
-                u[0] = (char)(0xf0 | (cp >> 18));
-                u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-                u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-                u[3] = (char)(0x80 | (cp & 0x3f));
-                n = 4;
-        }
-        return strbuf_append(b, u, n);
+        return strbuf_append(b, u, utf8_encode(cp, u));
 }
 
 /* Decode one \u escape (p after the backslash-u), pairing surrogates; a lone surrogate becomes
@@ -137,7 +117,7 @@ static int record_json_string(JsonParser *j) {
                         return -EBADMSG;
                 if (c >= 0x80) {
                         uint32_t cp;
-                        size_t k = qwen_utf8_next(j->p, (size_t)(j->end - j->p), &cp);
+                        size_t k = utf8_next(j->p, (size_t)(j->end - j->p), &cp);
                         bool valid = !(cp == 0xfffd && !(k == 3 && c == 0xef));
 
                         if (strbuf_append(&j->scratch, valid ? j->p : "\xef\xbf\xbd",

@@ -10,6 +10,7 @@
 #include "macro.h"
 #include "qwen.h"
 #include "sha256.h"
+#include "utf8.h"
 
 #define SESSION_ID_MIN 32
 #define QWEN_WORKTREE_MARK "/.qwen/worktrees/"
@@ -69,57 +70,6 @@ bool qwen_session_id_equal(const char *a, const char *b) {
         }
 }
 
-/* Decode one code point from s (n > 0 bytes) as Node's UTF-8 decoder does: an invalid sequence
- * yields U+FFFD and consumes its maximal subpart (at least one byte). Returns bytes consumed. */
-size_t qwen_utf8_next(const char *s, size_t n, uint32_t *ret_cp) {
-        const unsigned char *p = (const unsigned char *)s;
-        unsigned char lo = 0x80, hi = 0xbf;
-        size_t need, i;
-        uint32_t cp;
-
-        if (n == 0) {
-                *ret_cp = 0xfffd;
-                return 0;
-        }
-        if (p[0] < 0x80) {
-                *ret_cp = p[0];
-                return 1;
-        }
-        if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-                need = 1;
-                cp = p[0] & 0x1f;
-        } else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-                need = 2;
-                cp = p[0] & 0x0f;
-                if (p[0] == 0xe0)
-                        lo = 0xa0;
-                else if (p[0] == 0xed)
-                        hi = 0x9f;
-        } else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-                need = 3;
-                cp = p[0] & 0x07;
-                if (p[0] == 0xf0)
-                        lo = 0x90;
-                else if (p[0] == 0xf4)
-                        hi = 0x8f;
-        } else {
-                *ret_cp = 0xfffd;
-                return 1;
-        }
-
-        for (i = 1; i <= need; i++) {
-                if (i >= n || p[i] < lo || p[i] > hi) {
-                        *ret_cp = 0xfffd;
-                        return i;
-                }
-                cp = (cp << 6) | (p[i] & 0x3f);
-                lo = 0x80;
-                hi = 0xbf;
-        }
-        *ret_cp = cp;
-        return need + 1;
-}
-
 /* sanitizeCwd(): each UTF-16 code unit outside [A-Za-z0-9] becomes '-' (two for a code point
  * outside the BMP). */
 char *qwen_sanitize_cwd(const char *cwd) {
@@ -137,7 +87,7 @@ char *qwen_sanitize_cwd(const char *cwd) {
                 return NULL;
         while (i < n) {
                 uint32_t cp;
-                size_t k = qwen_utf8_next(cwd + i, n - i, &cp);
+                size_t k = utf8_next(cwd + i, n - i, &cp);
 
                 i += k;
                 if ((cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') ||
@@ -153,39 +103,6 @@ char *qwen_sanitize_cwd(const char *cwd) {
         return out;
 }
 
-/* The UTF-8 encoding of the JavaScript string Node decodes from s: invalid subparts become
- * EF BF BD. Returns a new string (NULL on ENOMEM) and its length. */
-char *qwen_utf8_normalize(const char *s, size_t n, size_t *ret_len) {
-        size_t i = 0, o = 0;
-        char *out;
-
-        /* Worst case: every byte becomes three. */
-        if (n > (SIZE_MAX - 1) / 3) {
-                errno = ENOMEM;
-                return NULL;
-        }
-        out = malloc(n * 3 + 1);
-        if (!out)
-                return NULL;
-        while (i < n) {
-                uint32_t cp;
-                size_t k = qwen_utf8_next(s + i, n - i, &cp);
-
-                if (cp == 0xfffd && !(k == 3 && (unsigned char)s[i] == 0xef)) {
-                        memcpy(out + o, "\xef\xbf\xbd", 3);
-                        o += 3;
-                } else {
-                        memcpy(out + o, s + i, k);
-                        o += k;
-                }
-                i += k;
-        }
-        out[o] = '\0';
-        if (ret_len)
-                *ret_len = o;
-        return out;
-}
-
 /* getProjectHash(): sha256 hex of the UTF-8 encoding of the (JavaScript) string. */
 int qwen_project_hash(const char *cwd, char ret[PROJECT_HASH_LEN + 1]) {
         _cleanup_free_ char *norm = NULL;
@@ -193,7 +110,7 @@ int qwen_project_hash(const char *cwd, char ret[PROJECT_HASH_LEN + 1]) {
 
         if (!cwd)
                 return -EINVAL;
-        norm = qwen_utf8_normalize(cwd, strlen(cwd), &len);
+        norm = utf8_node_normalize(cwd, strlen(cwd), &len);
         if (!norm)
                 return -ENOMEM;
         return sha256_hex(norm, len, ret);

@@ -26,9 +26,3 @@ int qwen_project_hash(const char *cwd, char ret[PROJECT_HASH_LEN + 1]);
  * Returns a new string, or NULL when cwd is not a worktree path (or on ENOMEM: check errno). */
 char *qwen_worktree_root(const char *cwd);
 
-/* Decode one code point from s (n > 0 bytes) as Node's UTF-8 decoder does: an invalid sequence
- * gives U+FFFD and consumes its maximal subpart (at least one byte). Returns bytes consumed. */
-size_t qwen_utf8_next(const char *s, size_t n, uint32_t *ret_cp);
-/* The UTF-8 encoding of the string Node decodes from s[0..n): invalid subparts become U+FFFD.
- * Returns a new NUL-terminated string (NULL on ENOMEM) and its length in *ret_len. */
-char *qwen_utf8_normalize(const char *s, size_t n, size_t *ret_len);

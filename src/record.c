@@ -20,6 +20,7 @@
 #include "macro.h"
 #include "qwen.h"
 #include "record.h"
+#include "utf8.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -490,31 +491,6 @@ static int record_take_first(json_object *obj, void *userdata) {
         return 0;
 }
 
-/* UTF-16 code units Node would hold for the complete UTF-8 sequences of s[0..n); *ret_held is
- * the length of an incomplete trailing sequence the streaming decoder keeps back. */
-static size_t record_utf16_units(const char *s, size_t n, size_t *ret_held) {
-        size_t i = 0, units = 0;
-
-        *ret_held = 0;
-        while (i < n) {
-                uint32_t cp;
-                size_t k = qwen_utf8_next(s + i, n - i, &cp);
-
-                if (cp == 0xfffd && i + k == n && k < 4) {
-                        /* Possibly a sequence cut by the read: is it a valid prefix? */
-                        unsigned char c = (unsigned char)s[i];
-                        size_t need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 1;
-                        if (need > k && c >= 0xc2 && c <= 0xf4) {
-                                *ret_held = k;
-                                break;
-                        }
-                }
-                units += cp >= 0x10000 ? 2 : 1;
-                i += k;
-        }
-        return units;
-}
-
 /* Whether the pending line would count as "starts with {" or blank after trimStart(). */
 static bool record_head_prefix_is_record(const char *s, size_t n) {
         const char *p = s;
@@ -739,7 +715,7 @@ static int record_read_head_full(int fd, HeadInfo *ret, const char **ret_why) {
 
                 /* units <= bytes, so only a pending line over 1 MiB of bytes needs counting */
                 if (len > RECORD_HEAD_MAX && !memchr(buf, '\n', len) &&
-                    record_utf16_units(buf, len, &held) > RECORD_HEAD_MAX) {
+                    utf8_utf16_units(buf, len, &held) > RECORD_HEAD_MAX) {
                         if (record_head_prefix_is_record(buf, len)) {
                                 why = "first line longer than 1 MiB";
                                 r = -E2BIG;
@@ -1050,7 +1026,7 @@ static char *record_title_unescape(const char *raw, size_t n) {
                 }
                 json_object_put(o);
         }
-        return qwen_utf8_normalize(raw, n, NULL);
+        return utf8_node_normalize(raw, n, NULL);
 }
 
 /* extractLastJsonStringFields(text, "customTitle", ["titleSource"], '"subtype":"custom_title"'):

@@ -103,7 +103,7 @@ static void render_wrap_clean(FILE *f, const char *c, size_t first_w, size_t ind
                         if (cut == 0 && fit == 0 && !first) {
                                 /* not one character fits a whole line: write one anyway */
                                 uint32_t cp;
-                                cut = text_utf8_char((const unsigned char *)c, n, &cp) ?: 1;
+                                cut = utf8_decode(c, n, &cp) ?: 1;
                         }
                         while (cut + skip < n && c[cut + skip] == ' ')
                                 skip++;

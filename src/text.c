@@ -44,7 +44,7 @@ size_t text_fit(const char *s, size_t n, size_t max_cols, size_t *ret_cols) {
 
         while (i < n) {
                 uint32_t cp = 0;
-                size_t k = u[i] < 0x80 ? 1 : text_utf8_char(u + i, n - i, &cp), w;
+                size_t k = u[i] < 0x80 ? 1 : utf8_decode((const char *)u + i, n - i, &cp), w;
 
                 if (k == 0)
                         k = 1, cp = '?';
@@ -68,38 +68,6 @@ size_t text_width(const char *s, size_t n) {
         return cols;
 }
 
-size_t text_utf8_char(const unsigned char *s, size_t n, uint32_t *ret_cp) {
-        uint32_t cp;
-        size_t len;
-
-        if (n == 0)
-                return 0;
-        if (s[0] < 0x80) {
-                *ret_cp = s[0];
-                return 1;
-        }
-        if (s[0] >= 0xc2 && s[0] <= 0xdf)
-                len = 2, cp = s[0] & 0x1f;
-        else if (s[0] >= 0xe0 && s[0] <= 0xef)
-                len = 3, cp = s[0] & 0x0f;
-        else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-                len = 4, cp = s[0] & 0x07;
-        else
-                return 0;
-        if (len > n)
-                return 0;
-        for (size_t i = 1; i < len; i++) {
-                if ((s[i] & 0xc0) != 0x80)
-                        return 0;
-                cp = (cp << 6) | (s[i] & 0x3f);
-        }
-        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-            (cp >= 0xd800 && cp <= 0xdfff))
-                return 0;
-        *ret_cp = cp;
-        return len;
-}
-
 bool text_is_control(uint32_t cp) {
         return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x061c || cp == 0x200e ||
                cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
@@ -121,7 +89,7 @@ bool text_needs_cleaning(const char *s, size_t n, TextStyle style) {
                         i++;
                         continue;
                 }
-                k = text_utf8_char(u + i, n - i, &cp);
+                k = utf8_decode((const char *)u + i, n - i, &cp);
                 if (k == 0 || (style != TEXT_JSON && text_is_control(cp)) ||
                     (style == TEXT_QUOTED && (cp == '"' || cp == '\\')) ||
                     (style == TEXT_TERMINAL && !text_utf8_terminal && cp >= 0x80))
@@ -146,7 +114,7 @@ int text_clean_append(StrBuf *b, const char *s, size_t n, TextStyle style) {
                         i = run;
                         continue;
                 }
-                k = text_utf8_char(u + i, n - i, &cp);
+                k = utf8_decode((const char *)u + i, n - i, &cp);
                 if (k == 0) {
                         r = style == TEXT_QUOTED ? strbuf_printf(b, "\\x%02x", u[i])
                             : style == TEXT_TERMINAL && !text_utf8_terminal
@@ -212,7 +180,7 @@ char *text_json_escape_controls(const char *json) {
 
         for (size_t i = 0; i < n;) {
                 uint32_t cp = 0;
-                size_t k = u[i] < 0x7f ? 1 : text_utf8_char(u + i, n - i, &cp);
+                size_t k = u[i] < 0x7f ? 1 : utf8_decode((const char *)u + i, n - i, &cp);
 
                 if (k == 0)
                         k = 1; /* not UTF-8: kept as it is (callers pass clean text) */

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "utf8.h"
 #include "util.h"
 
 typedef enum TextStyle {
@@ -44,10 +45,6 @@ size_t text_width(const char *s, size_t n);
  * cutting a character; its width in *ret_cols (may be NULL). */
 size_t text_fit(const char *s, size_t n, size_t max_cols, size_t *ret_cols);
 
-/* The length (1-4) of the well-formed UTF-8 character at s (at most n bytes), with its code
- * point in *ret_cp; 0 when the bytes at s are not one (n == 0, a stray continuation byte, an
- * overlong form, a surrogate, a cut sequence). */
-size_t text_utf8_char(const unsigned char *s, size_t n, uint32_t *ret_cp);
 /* Is cp a control (C0, DEL, C1 or a bidi control)? */
 bool text_is_control(uint32_t cp);
 /* Would text_clean() change s (of n bytes)? false for printable ASCII and clean UTF-8. */
