@@ -25,6 +25,7 @@
 #include "hygiene.h"
 #include "inventory.h"
 #include "journal.h"
+#include "js.h"
 #include "log.h"
 #include "macro.h"
 #include "metrics.h"

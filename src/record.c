@@ -19,6 +19,7 @@
 
 #include "macro.h"
 #include "qwen.h"
+#include "js.h"
 #include "record.h"
 #include "utf8.h"
 
@@ -35,65 +36,6 @@
 #define RECORD_TITLE_MARK "\"subtype\":\"custom_title\""
 
 /* ------------------------------------------------------------------ tolerant lines */
-
-/* Length of the JavaScript whitespace or line terminator starting at s, 0 if none. */
-static size_t record_js_space_at(const unsigned char *s, size_t n) {
-        if (n == 0)
-                return 0;
-        switch (s[0]) {
-        case ' ':
-        case '\t':
-        case '\n':
-        case '\v':
-        case '\f':
-        case '\r':
-                return 1;
-        case 0xc2:
-                return n >= 2 && s[1] == 0xa0 ? 2 : 0; /* U+00A0 */
-        case 0xe1:
-                return n >= 3 && s[1] == 0x9a && s[2] == 0x80 ? 3 : 0; /* U+1680 */
-        case 0xe2:
-                if (n < 3)
-                        return 0;
-                if (s[1] == 0x80 && ((s[2] >= 0x80 && s[2] <= 0x8a) || s[2] == 0xa8 ||
-                                     s[2] == 0xa9 || s[2] == 0xaf))
-                        return 3; /* U+2000..200A, U+2028, U+2029, U+202F */
-                if (s[1] == 0x81 && s[2] == 0x9f)
-                        return 3; /* U+205F */
-                return 0;
-        case 0xe3:
-                return n >= 3 && s[1] == 0x80 && s[2] == 0x80 ? 3 : 0; /* U+3000 */
-        case 0xef:
-                return n >= 3 && s[1] == 0xbb && s[2] == 0xbf ? 3 : 0; /* U+FEFF */
-        default:
-                return 0;
-        }
-}
-
-/* String.prototype.trim() on UTF-8 bytes: adjusts *s and *n. */
-void record_js_trim(const char **s, size_t *n) {
-        const unsigned char *p = (const unsigned char *)*s;
-        size_t len = *n, k;
-
-        while ((k = record_js_space_at(p, len)) > 0) {
-                p += k;
-                len -= k;
-        }
-        while (len > 0) {
-                size_t back = 0;
-                /* whitespace sequences are 1, 2 or 3 bytes long */
-                for (size_t w = 1; w <= 3 && w <= len; w++)
-                        if (record_js_space_at(p + len - w, w) == w) {
-                                back = w;
-                                break;
-                        }
-                if (back == 0)
-                        break;
-                len -= back;
-        }
-        *s = (const char *)p;
-        *n = len;
-}
 
 static int record_emit(json_object *obj, record_object_cb cb, void *userdata) {
         int r = cb ? cb(obj, userdata) : 0;
@@ -164,7 +106,7 @@ int record_parse_line(const char *line, size_t len, record_object_cb cb, void *u
         json_object *obj = NULL;
         int r;
 
-        record_js_trim(&line, &len);
+        js_trim(&line, &len);
         if (len == 0)
                 return 0;
         r = record_json_parse(line, len, &obj);
@@ -305,147 +247,6 @@ int record_for_each_line(int fd, size_t max_line, record_line_cb cb, void *userd
         return record_for_each_line_at(fd, max_line, cb ? record_line_adapter : NULL, &a);
 }
 
-/* ------------------------------------------------------------------ time */
-
-static bool record_is_digit(char c) {
-        return c >= '0' && c <= '9';
-}
-
-static bool record_digits(const char *s, size_t n, int *ret) {
-        int v = 0;
-
-        for (size_t i = 0; i < n; i++) {
-                if (!record_is_digit(s[i]))
-                        return false;
-                v = v * 10 + (s[i] - '0');
-        }
-        *ret = v;
-        return true;
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (month 1..12, any day: it rolls over). */
-static int64_t record_days_from_civil(int64_t y, int m, int d) {
-        int64_t era, yoe, doy, doe;
-
-        y -= m <= 2;
-        era = (y >= 0 ? y : y - 399) / 400;
-        yoe = y - era * 400;
-        doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-        doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-        return era * 146097 + doe - 719468;
-}
-
-/* Offset of local time from UTC, in ms, at the local wall-clock time t (ms as if UTC). */
-static int64_t record_local_offset(int64_t t) {
-        time_t guess = (time_t)(t / 1000);
-        struct tm tm;
-
-        if (!localtime_r(&guess, &tm))
-                return 0;
-        guess = (time_t)(t / 1000 - tm.tm_gmtoff);
-        if (!localtime_r(&guess, &tm))
-                return 0;
-        return (int64_t)tm.tm_gmtoff * 1000;
-}
-
-/* Date.parse() for the ISO 8601 forms V8 accepts: YYYY[-MM[-DD]], +YYYYYY/-YYYYYY, then
- * optionally T (or t or space) HH:mm[:ss[.f+]] and Z, z, +HH:mm or +HHmm. Date-only forms are
- * UTC, date-times without a zone local time. Day 1..31 rolls over like V8 ("02-30" is March).
- * Returns 0, or -EINVAL where Date.parse gives NaN. */
-int record_parse_time(const char *s, msec_t *ret) {
-        const char *p = s;
-        int64_t year, t;
-        int v, month = 1, day = 1, hour = 0, min = 0, sec = 0, ms = 0;
-        bool has_time = false, has_zone = false;
-        int64_t zone_ms = 0;
-
-        if (!s)
-                return -EINVAL;
-        if (*p == '+' || *p == '-') {
-                bool neg = *p == '-';
-                if (!record_digits(p + 1, 6, &v))
-                        return -EINVAL;
-                if (neg && v == 0)
-                        return -EINVAL;
-                year = neg ? -v : v;
-                p += 7;
-        } else {
-                if (!record_digits(p, 4, &v))
-                        return -EINVAL;
-                year = v;
-                p += 4;
-        }
-        if (*p == '-') {
-                if (!record_digits(p + 1, 2, &month) || month < 1 || month > 12)
-                        return -EINVAL;
-                p += 3;
-                if (*p == '-') {
-                        if (!record_digits(p + 1, 2, &day) || day < 1 || day > 31)
-                                return -EINVAL;
-                        p += 3;
-                }
-        }
-        if (*p == 'T' || *p == 't' || (*p == ' ' && p[1] != '\0')) {
-                has_time = true;
-                p++;
-                if (!record_digits(p, 2, &hour) || p[2] != ':' || !record_digits(p + 3, 2, &min))
-                        return -EINVAL;
-                p += 5;
-                if (*p == ':') {
-                        if (!record_digits(p + 1, 2, &sec))
-                                return -EINVAL;
-                        p += 3;
-                        if (*p == '.') {
-                                int nd = 0;
-                                p++;
-                                if (!record_is_digit(*p))
-                                        return -EINVAL;
-                                for (; record_is_digit(*p); p++, nd++)
-                                        if (nd < 3)
-                                                ms = ms * 10 + (*p - '0');
-                                for (; nd < 3; nd++)
-                                        ms *= 10;
-                        }
-                }
-                if (hour > 24 || min > 59 || sec > 59 || (hour == 24 && (min || sec || ms)))
-                        return -EINVAL;
-                if (*p == 'Z' || *p == 'z') {
-                        has_zone = true;
-                        p++;
-                } else if (*p == '+' || *p == '-') {
-                        int zh, zm;
-                        int sign = *p == '-' ? -1 : 1;
-
-                        p++;
-                        if (!record_digits(p, 2, &zh))
-                                return -EINVAL;
-                        p += 2;
-                        if (*p == ':')
-                                p++;
-                        if (!record_digits(p, 2, &zm))
-                                return -EINVAL;
-                        p += 2;
-                        if (zh > 23 || zm > 59)
-                                return -EINVAL;
-                        has_zone = true;
-                        zone_ms = sign * ((int64_t)zh * 60 + zm) * 60000;
-                }
-        }
-        if (*p != '\0')
-                return -EINVAL;
-
-        t = record_days_from_civil(year, month, day) * MSEC_PER_DAY + hour * MSEC_PER_HOUR +
-            min * MSEC_PER_MIN + sec * MSEC_PER_SEC + ms;
-        if (has_zone)
-                t -= zone_ms;
-        else if (has_time)
-                t -= record_local_offset(t);
-        if (t > INT64_C(8640000000000000) || t < -INT64_C(8640000000000000))
-                return -EINVAL;
-        *ret = t;
-        return 0;
-}
-
 /* ------------------------------------------------------------------ head */
 
 void head_info_done(HeadInfo *h) {
@@ -478,7 +279,7 @@ msec_t record_timestamp(json_object *obj) {
         if (!json_object_object_get_ex(obj, "timestamp", &v) ||
             !json_object_is_type(v, json_type_string))
                 return 0;
-        if (record_parse_time(json_object_get_string(v), &t) < 0)
+        if (js_date_parse(json_object_get_string(v), &t) < 0)
                 return 0;
         return t;
 }
@@ -496,7 +297,7 @@ static bool record_head_prefix_is_record(const char *s, size_t n) {
         const char *p = s;
         size_t len = n, k;
 
-        while ((k = record_js_space_at((const unsigned char *)p, len)) > 0) {
+        while ((k = js_space_at((const unsigned char *)p, len)) > 0) {
                 p += k;
                 len -= k;
         }
@@ -590,7 +391,7 @@ static int record_span_timestamp(const JsonSpan *sp, msec_t *ret) {
                         memcpy(buf, sp->s + 1, sp->n - 2);
                         buf[sp->n - 2] = '\0';
                         /* cut at a NUL like strndup */
-                        if (record_parse_time(buf, &t) >= 0)
+                        if (js_date_parse(buf, &t) >= 0)
                                 *ret = t;
                         return 0;
                 }
@@ -598,7 +399,7 @@ static int record_span_timestamp(const JsonSpan *sp, msec_t *ret) {
         r = record_span_string(sp, &v);
         if (r <= 0)
                 return r;
-        if (record_parse_time(v, &t) >= 0)
+        if (js_date_parse(v, &t) >= 0)
                 *ret = t;
         return 0;
 }
@@ -612,7 +413,7 @@ static int record_head_line_quick(const char *line, size_t len, HeadInfo *ret) {
         HeadInfo h = {};
         int r;
 
-        record_js_trim(&line, &len);
+        js_trim(&line, &len);
         if (len == 0 || *line != '{')
                 return 0;
         if (record_json_members(line, len, /* validate= */ true, keys, ELEMENTSOF(keys), spans) < 0)
@@ -806,7 +607,7 @@ static int record_tail_line_time(const char *line, size_t len, msec_t *ret) {
         int r;
 
         *ret = 0;
-        record_js_trim(&p, &n);
+        js_trim(&p, &n);
         if (n == 0)
                 return 0;
         if (*p == '{' && record_json_members(p, n, /* validate= */ true, keys, 1, &span) >= 0)

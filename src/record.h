@@ -118,11 +118,5 @@ int record_json_capture(const char *s, size_t n, bool validate, const JsonCaptur
 const char *record_memmem(const char *text, size_t n, const char *needle, size_t m);
 /* record_memmem() without the AVX2 path (tests compare both with memmem()). */
 const char *record_memmem_portable(const char *text, size_t n, const char *needle, size_t m);
-/* String.prototype.trim() on UTF-8: adjusts *s and *n. */
-void record_js_trim(const char **s, size_t *n);
 /* A record's "timestamp" string as msec; 0 when absent, not a string or unparseable. */
 msec_t record_timestamp(struct json_object *obj);
-
-/* ISO 8601 timestamp string to msec with V8's Date.parse() semantics for ISO forms (date-only is
- * UTC, date-time without zone is local time, day 1..31 rolls over). -EINVAL where JS gives NaN. */
-int record_parse_time(const char *s, msec_t *ret);

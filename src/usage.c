@@ -16,7 +16,6 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
@@ -26,6 +25,7 @@
 #include <unistd.h>
 
 #include "hashmap.h"
+#include "js.h"
 #include "macro.h"
 #include "record.h"
 #include "usage.h"
@@ -36,412 +36,6 @@
 #define USAGE_MARK "ui_telemetry"
 
 #define usage_puts(b, lit) strbuf_append((b), (lit), strlen(lit))
-
-/* ------------------------------------------------------------------ JavaScript values */
-
-/* A number, or a string once JavaScript's "+" concatenated one in. */
-typedef struct JsVal {
-        bool is_str;
-        double num;
-        StrBuf str;
-} JsVal;
-
-static void usage_jsval_done(JsVal *v) {
-        strbuf_done(&v->str);
-        *v = (JsVal){};
-}
-
-/* Number::toString(10): shortest round-trip digits, JavaScript's fixed/exponent rules. */
-static int usage_js_number(StrBuf *b, double v) {
-        char tmp[40], digits[24];
-        int prec, exp10, nd = 0, n;
-        const char *p;
-
-        if (isnan(v))
-                return usage_puts(b, "NaN");
-        if (isinf(v))
-                return v > 0 ? usage_puts(b, "Infinity") : usage_puts(b, "-Infinity");
-        if (v == 0)
-                return usage_puts(b, "0");
-        if (v < 0) {
-                if (usage_puts(b, "-") < 0)
-                        return -ENOMEM;
-                v = -v;
-        }
-        /* an integer below 2^53 (token counts, milliseconds): its decimal digits are the
-         * shortest that round-trip, which the search below would find with up to 17 snprintf()
-         * and strtod() calls */
-        if (v < 9007199254740992.0 && v == (double)(uint64_t)v)
-                return strbuf_printf(b, "%" PRIu64, (uint64_t)v);
-        for (prec = 1; prec <= 17; prec++) {
-                snprintf(tmp, sizeof(tmp), "%.*e", prec - 1, v);
-                if (strtod(tmp, NULL) == v)
-                        break;
-        }
-        /* tmp is d[.ddd]e[+-]XX */
-        for (p = tmp; *p && *p != 'e'; p++)
-                if (*p >= '0' && *p <= '9')
-                        digits[nd++] = *p;
-        exp10 = atoi(p + 1);
-        while (nd > 1 && digits[nd - 1] == '0')
-                nd--;
-        digits[nd] = '\0';
-        n = exp10 + 1; /* position of the decimal point */
-
-        if (nd <= n && n <= 21) {
-                if (strbuf_append(b, digits, (size_t)nd) < 0)
-                        return -ENOMEM;
-                for (int i = nd; i < n; i++)
-                        if (usage_puts(b, "0") < 0)
-                                return -ENOMEM;
-                return 0;
-        }
-        if (0 < n && n <= 21)
-                return strbuf_printf(b, "%.*s.%s", n, digits, digits + n);
-        if (-6 < n && n <= 0) {
-                if (usage_puts(b, "0.") < 0)
-                        return -ENOMEM;
-                for (int i = n; i < 0; i++)
-                        if (usage_puts(b, "0") < 0)
-                                return -ENOMEM;
-                return strbuf_append(b, digits, (size_t)nd);
-        }
-        if (nd == 1)
-                return strbuf_printf(b, "%ce%c%d", digits[0], n - 1 >= 0 ? '+' : '-', abs(n - 1));
-        return strbuf_printf(b, "%c.%se%c%d", digits[0], digits + 1, n - 1 >= 0 ? '+' : '-',
-                             abs(n - 1));
-}
-
-static double usage_json_number(json_object *v) {
-        return json_object_is_type(v, json_type_int) ? (double)json_object_get_int64(v)
-                                                     : json_object_get_double(v);
-}
-
-static bool usage_is_number(json_object *v) {
-        return json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double);
-}
-
-/* ToString() of a JSON value; present=false is undefined. */
-static int usage_js_tostring(StrBuf *b, json_object *v, bool present) {
-        if (!present)
-                return usage_puts(b, "undefined");
-        switch (json_object_get_type(v)) {
-        case json_type_null:
-                return usage_puts(b, "null");
-        case json_type_boolean:
-                return json_object_get_boolean(v) ? usage_puts(b, "true") : usage_puts(b, "false");
-        case json_type_int:
-        case json_type_double:
-                return usage_js_number(b, usage_json_number(v));
-        case json_type_string:
-                return strbuf_append(b, json_object_get_string(v),
-                                     (size_t)json_object_get_string_len(v));
-        case json_type_object:
-                return usage_puts(b, "[object Object]");
-        case json_type_array: {
-                /* Array.prototype.join(","): null and undefined elements are empty. */
-                size_t n = json_object_array_length(v);
-                for (size_t i = 0; i < n; i++) {
-                        json_object *e = json_object_array_get_idx(v, i);
-                        if (i > 0 && usage_puts(b, ",") < 0)
-                                return -ENOMEM;
-                        if (e && usage_js_tostring(b, e, true) < 0)
-                                return -ENOMEM;
-                }
-                return 0;
-        }
-        }
-        return 0;
-}
-
-/* JavaScript truthiness of a JSON value (absent is undefined). */
-static bool usage_js_truthy(json_object *v, bool present) {
-        if (!present)
-                return false;
-        switch (json_object_get_type(v)) {
-        case json_type_null:
-                return false;
-        case json_type_boolean:
-                return json_object_get_boolean(v);
-        case json_type_int:
-        case json_type_double: {
-                double d = usage_json_number(v);
-                return d != 0 && !isnan(d);
-        }
-        case json_type_string:
-                return json_object_get_string_len(v) > 0;
-        default:
-                return true;
-        }
-}
-
-static bool usage_jsval_truthy(const JsVal *v) {
-        return v->is_str ? v->str.len > 0 : (v->num != 0 && !isnan(v->num));
-}
-
-/* Turn a numeric accumulator into its string form before concatenating. */
-static int usage_jsval_to_str(JsVal *acc) {
-        if (acc->is_str)
-                return 0;
-        acc->str.len = 0;
-        if (usage_js_number(&acc->str, acc->num) < 0)
-                return -ENOMEM;
-        acc->is_str = true;
-        return 0;
-}
-
-/* acc += v (v a JSON value or, present=false, undefined), with JavaScript's "+". */
-static int usage_jsval_add_json(JsVal *acc, json_object *v, bool present) {
-        if (!acc->is_str) {
-                if (!present) {
-                        acc->num = NAN;
-                        return 0;
-                }
-                switch (json_object_get_type(v)) {
-                case json_type_null:
-                        return 0;
-                case json_type_boolean:
-                        acc->num += json_object_get_boolean(v) ? 1 : 0;
-                        return 0;
-                case json_type_int:
-                case json_type_double:
-                        acc->num += usage_json_number(v);
-                        return 0;
-                default: /* string, object, array: ToPrimitive gives a string */
-                        break;
-                }
-                if (usage_jsval_to_str(acc) < 0)
-                        return -ENOMEM;
-        }
-        return usage_js_tostring(&acc->str, v, present);
-}
-
-/* a += b for two accumulators. */
-static int usage_jsval_add(JsVal *a, const JsVal *b) {
-        if (!a->is_str && !b->is_str) {
-                a->num += b->num;
-                return 0;
-        }
-        if (usage_jsval_to_str(a) < 0)
-                return -ENOMEM;
-        if (b->is_str)
-                return strbuf_append(&a->str, b->str.buf ? b->str.buf : "", b->str.len);
-        return usage_js_number(&a->str, b->num);
-}
-
-static int usage_jsval_copy(JsVal *dst, const JsVal *src) {
-        *dst = (JsVal){ .num = src->num };
-        if (!src->is_str)
-                return 0;
-        dst->is_str = true;
-        return strbuf_append(&dst->str, src->str.buf ? src->str.buf : "", src->str.len);
-}
-
-/* JSON.stringify() of a string. */
-static int usage_json_string(StrBuf *b, const char *s, size_t n) {
-        size_t run = 0;
-
-        if (usage_puts(b, "\"") < 0)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                unsigned char c = (unsigned char)s[i];
-                char esc[8];
-                const char *e = NULL;
-
-                if (c >= 0x20 && c != '"' && c != '\\')
-                        continue;
-                if (strbuf_append(b, s + run, i - run) < 0)
-                        return -ENOMEM;
-                switch (c) {
-                case '"':
-                        e = "\\\"";
-                        break;
-                case '\\':
-                        e = "\\\\";
-                        break;
-                case '\b':
-                        e = "\\b";
-                        break;
-                case '\f':
-                        e = "\\f";
-                        break;
-                case '\n':
-                        e = "\\n";
-                        break;
-                case '\r':
-                        e = "\\r";
-                        break;
-                case '\t':
-                        e = "\\t";
-                        break;
-                default:
-                        snprintf(esc, sizeof(esc), "\\u%04x", c);
-                        e = esc;
-                }
-                if (strbuf_append(b, e, strlen(e)) < 0)
-                        return -ENOMEM;
-                run = i + 1;
-        }
-        if (strbuf_append(b, s + run, n - run) < 0)
-                return -ENOMEM;
-        return usage_puts(b, "\"");
-}
-
-/* JSON.stringify() of an accumulator: NaN and infinities are null. */
-static int usage_jsval_json(StrBuf *b, const JsVal *v) {
-        if (v->is_str)
-                return usage_json_string(b, v->str.buf ? v->str.buf : "", v->str.len);
-        if (!isfinite(v->num))
-                return usage_puts(b, "null");
-        return usage_js_number(b, v->num);
-}
-
-static int usage_json_num(StrBuf *b, double d) {
-        JsVal v = { .num = d };
-        return usage_jsval_json(b, &v);
-}
-
-/* An array index as a property key ("0".."4294967294", canonical): such keys enumerate first,
- * in numeric order. Returns the index or -1. */
-static int64_t usage_array_index(const char *s, size_t n) {
-        int64_t v = 0;
-
-        if (n == 0 || n > 10 || (n > 1 && s[0] == '0'))
-                return -1;
-        for (size_t i = 0; i < n; i++) {
-                if (s[i] < '0' || s[i] > '9')
-                        return -1;
-                v = v * 10 + (s[i] - '0');
-        }
-        return v <= INT64_C(4294967294) ? v : -1;
-}
-
-/* Property order of an object: array indexes ascending, then the others in insertion order. */
-typedef struct KeyOrder {
-        int64_t index;
-        size_t pos;
-} KeyOrder;
-
-static int usage_key_order_cmp(const void *a, const void *b) {
-        const KeyOrder *x = a, *y = b;
-
-        if ((x->index >= 0) != (y->index >= 0))
-                return x->index >= 0 ? -1 : 1;
-        if (x->index >= 0)
-                return x->index < y->index ? -1 : x->index > y->index;
-        return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
-static int usage_key_order(const char *const *names, const size_t *lens, size_t n, size_t **ret) {
-        _cleanup_free_ KeyOrder *k = NULL;
-        size_t *order;
-
-        k = calloc(MAX(n, (size_t)1), sizeof(KeyOrder));
-        order = calloc(MAX(n, (size_t)1), sizeof(size_t));
-        if (!k || !order) {
-                free(order);
-                return -ENOMEM;
-        }
-        for (size_t i = 0; i < n; i++)
-                k[i] = (KeyOrder){ .index = usage_array_index(names[i], lens[i]), .pos = i };
-        qsort(k, n, sizeof(KeyOrder), usage_key_order_cmp);
-        for (size_t i = 0; i < n; i++)
-                order[i] = k[i].pos;
-        *ret = order;
-        return 0;
-}
-
-/* JSON.stringify() of any parsed JSON value (sessionId and project are copied as they are). */
-static int usage_json_value(StrBuf *b, json_object *v) {
-        switch (json_object_get_type(v)) {
-        case json_type_null:
-                return usage_puts(b, "null");
-        case json_type_boolean:
-                return json_object_get_boolean(v) ? usage_puts(b, "true") : usage_puts(b, "false");
-        case json_type_int:
-        case json_type_double:
-                return usage_json_num(b, usage_json_number(v));
-        case json_type_string:
-                return usage_json_string(b, json_object_get_string(v),
-                                         (size_t)json_object_get_string_len(v));
-        case json_type_array: {
-                size_t n = json_object_array_length(v);
-                if (usage_puts(b, "[") < 0)
-                        return -ENOMEM;
-                for (size_t i = 0; i < n; i++) {
-                        if (i > 0 && usage_puts(b, ",") < 0)
-                                return -ENOMEM;
-                        if (usage_json_value(b, json_object_array_get_idx(v, i)) < 0)
-                                return -ENOMEM;
-                }
-                return usage_puts(b, "]");
-        }
-        case json_type_object: {
-                size_t n = (size_t)json_object_object_length(v), i = 0;
-                _cleanup_free_ const char **names = calloc(MAX(n, (size_t)1), sizeof(char *));
-                _cleanup_free_ size_t *lens = calloc(MAX(n, (size_t)1), sizeof(size_t));
-                _cleanup_free_ json_object **vals =
-                        calloc(MAX(n, (size_t)1), sizeof(json_object *));
-                _cleanup_free_ size_t *order = NULL;
-
-                if (!names || !lens || !vals)
-                        return -ENOMEM;
-                json_object_object_foreach(v, key, val) {
-                        names[i] = key;
-                        lens[i] = strlen(key);
-                        vals[i++] = val;
-                }
-                if (usage_key_order(names, lens, n, &order) < 0)
-                        return -ENOMEM;
-                if (usage_puts(b, "{") < 0)
-                        return -ENOMEM;
-                for (i = 0; i < n; i++) {
-                        size_t k = order[i];
-                        if (i > 0 && usage_puts(b, ",") < 0)
-                                return -ENOMEM;
-                        if (usage_json_string(b, names[k], lens[k]) < 0 || usage_puts(b, ":") < 0 ||
-                            usage_json_value(b, vals[k]) < 0)
-                                return -ENOMEM;
-                }
-                return usage_puts(b, "}");
-        }
-        }
-        return 0;
-}
-
-/* new Date(v).getTime() for a JSON value: NaN when JavaScript gives NaN. */
-static double usage_js_date(json_object *v, bool present) {
-        msec_t t;
-
-        if (!present)
-                return NAN;
-        switch (json_object_get_type(v)) {
-        case json_type_null:
-                return 0;
-        case json_type_boolean:
-                return json_object_get_boolean(v) ? 1 : 0;
-        case json_type_int:
-        case json_type_double: {
-                double d = usage_json_number(v);
-                if (!isfinite(d) || fabs(d) > 8.64e15)
-                        return NAN;
-                return trunc(d) + 0.0;
-        }
-        case json_type_string:
-                return record_parse_time(json_object_get_string(v), &t) < 0 ? NAN : (double)t;
-        case json_type_array: {
-                StrBuf s = {};
-                double r = NAN;
-                if (usage_js_tostring(&s, v, true) >= 0 &&
-                    record_parse_time(s.buf ? s.buf : "", &t) >= 0)
-                        r = (double)t;
-                strbuf_done(&s);
-                return r;
-        }
-        default: /* "[object Object]" */
-                return NAN;
-        }
-}
 
 /* ------------------------------------------------------------------ named counters */
 
@@ -529,12 +123,12 @@ static void usage_model_free(void *p) {
 
         if (!s)
                 return;
-        usage_jsval_done(&s->latency);
-        usage_jsval_done(&s->prompt);
-        usage_jsval_done(&s->candidates);
-        usage_jsval_done(&s->total);
-        usage_jsval_done(&s->cached);
-        usage_jsval_done(&s->thoughts);
+        js_val_done(&s->latency);
+        js_val_done(&s->prompt);
+        js_val_done(&s->candidates);
+        js_val_done(&s->total);
+        js_val_done(&s->cached);
+        js_val_done(&s->thoughts);
         free(s);
 }
 
@@ -543,7 +137,7 @@ static void usage_tool_free(void *p) {
 
         if (!s)
                 return;
-        usage_jsval_done(&s->duration);
+        js_val_done(&s->duration);
         free(s);
 }
 
@@ -579,8 +173,8 @@ static void usage_salvage_done(Salvage *s) {
         json_object_put(s->first);
         usage_map_done(&s->models, usage_model_free);
         usage_map_done(&s->tools, usage_tool_free);
-        usage_jsval_done(&s->lines_added);
-        usage_jsval_done(&s->lines_removed);
+        js_val_done(&s->lines_added);
+        js_val_done(&s->lines_removed);
         strbuf_done(&s->key);
 }
 
@@ -692,7 +286,7 @@ static int usage_jsval_add_num(JsVal *acc, double d) {
                 acc->num += d;
                 return 0;
         }
-        return usage_js_number(&acc->str, d);
+        return js_number_append(&acc->str, d);
 }
 
 /* acc += member (obj[key], or the text sp when sp is set). */
@@ -707,7 +301,7 @@ static int usage_add_member(JsVal *acc, json_object *obj, const JsonSpan *sp, co
         else {
                 r = usage_member_json(obj, sp, key, &v, &present, &owned);
                 if (r >= 0)
-                        r = usage_jsval_add_json(acc, v, present);
+                        r = js_val_add_json(acc, v, present);
                 json_object_put(owned);
         }
         if (r < 0)
@@ -759,7 +353,7 @@ static int usage_field_truthy(const UsageEvent *ev, size_t k, bool *ret) {
         r = usage_member_json(ev->obj, ev->spans ? &ev->spans[k] : NULL, usage_event_keys[k], &v,
                               &present, &owned);
         if (r >= 0)
-                *ret = usage_js_truthy(v, present);
+                *ret = js_truthy(v, present);
         json_object_put(owned);
         return r;
 }
@@ -816,7 +410,7 @@ static int usage_event_key(Salvage *s, const UsageEvent *ev, size_t k) {
         r = usage_member_json(ev->obj, ev->spans ? &ev->spans[k] : NULL, usage_event_keys[k], &v,
                               &present, &owned);
         if (r >= 0)
-                r = usage_js_tostring(&s->key, v, present);
+                r = js_tostring_append(&s->key, v, present);
         json_object_put(owned);
         return r;
 }
@@ -882,14 +476,14 @@ static int usage_api_event(Salvage *s, const UsageEvent *ev, bool is_error) {
                         json_object *o = NULL;
                         if (record_json_parse(sp->s, sp->n, &o) < 0)
                                 return -ENOMEM;
-                        ttft = usage_json_number(o);
+                        ttft = js_json_number(o);
                         json_object_put(o);
                 }
         } else {
                 json_object *v = usage_get(ev->obj, "ttft_ms", &present);
-                if (!present || !usage_is_number(v))
+                if (!present || !js_json_is_number(v))
                         return 0;
-                ttft = usage_json_number(v);
+                ttft = js_json_number(v);
         }
         if (!isfinite(ttft) || ttft < 0)
                 return 0;
@@ -1017,7 +611,7 @@ static int usage_record_cb(json_object *obj, void *userdata) {
         if (!present || !json_object_is_type(payload, json_type_object))
                 return 0;
         ev = usage_get(payload, "uiEvent", &present);
-        if (!usage_js_truthy(ev, present))
+        if (!js_truthy(ev, present))
                 return 0;
         s->has_events = true;
         if (!json_object_is_type(ev, json_type_object))
@@ -1060,7 +654,7 @@ static int usage_fast_line(Salvage *s, const char *p, size_t n) {
         const UsageEvent event = { .spans = ev, .meta = meta };
         int r;
 
-        record_js_trim(&p, &n);
+        js_trim(&p, &n);
         if (n == 0)
                 return 1;
         /* nested spans stay unset unless their parents were objects */
@@ -1270,7 +864,7 @@ static int usage_render_models(StrBuf *b, Salvage *s) {
         _cleanup_free_ size_t *order = NULL;
         int r;
 
-        r = usage_key_order((const char *const *)s->models.names, s->models.lens, s->models.n,
+        r = js_key_order((const char *const *)s->models.names, s->models.lens, s->models.n,
                             &order);
         if (r < 0)
                 return r;
@@ -1282,46 +876,46 @@ static int usage_render_models(StrBuf *b, Salvage *s) {
                 JsVal total = {};
 
                 /* totalTokens: tokens.total || prompt + candidates + thoughts */
-                if (usage_jsval_truthy(&m->total))
-                        r = usage_jsval_copy(&total, &m->total);
-                else if ((r = usage_jsval_copy(&total, &m->prompt)) >= 0 &&
-                         (r = usage_jsval_add(&total, &m->candidates)) >= 0)
-                        r = usage_jsval_add(&total, &m->thoughts);
+                if (js_val_truthy(&m->total))
+                        r = js_val_copy(&total, &m->total);
+                else if ((r = js_val_copy(&total, &m->prompt)) >= 0 &&
+                         (r = js_val_add(&total, &m->candidates)) >= 0)
+                        r = js_val_add(&total, &m->thoughts);
                 if (r >= 0 && i > 0)
                         r = usage_puts(b, ",");
                 if (r >= 0)
-                        r = usage_json_string(b, s->models.names[k], s->models.lens[k]);
+                        r = js_stringify_string(b, s->models.names[k], s->models.lens[k]);
                 if (r >= 0)
                         r = usage_puts(b, ":{\"requests\":");
                 if (r >= 0)
-                        r = usage_json_num(b, m->requests);
+                        r = js_stringify_number(b, m->requests);
                 if (r >= 0)
                         r = usage_puts(b, ",\"inputTokens\":");
                 if (r >= 0)
-                        r = usage_jsval_json(b, &m->prompt);
+                        r = js_stringify_val(b, &m->prompt);
                 if (r >= 0)
                         r = usage_puts(b, ",\"outputTokens\":");
                 if (r >= 0)
-                        r = usage_jsval_json(b, &m->candidates);
+                        r = js_stringify_val(b, &m->candidates);
                 if (r >= 0)
                         r = usage_puts(b, ",\"cachedTokens\":");
                 if (r >= 0)
-                        r = usage_jsval_json(b, &m->cached);
+                        r = js_stringify_val(b, &m->cached);
                 if (r >= 0)
                         r = usage_puts(b, ",\"thoughtsTokens\":");
                 if (r >= 0)
-                        r = usage_jsval_json(b, &m->thoughts);
+                        r = js_stringify_val(b, &m->thoughts);
                 if (r >= 0)
                         r = usage_puts(b, ",\"totalTokens\":");
                 if (r >= 0)
-                        r = usage_jsval_json(b, &total);
+                        r = js_stringify_val(b, &total);
                 if (r >= 0)
                         r = usage_puts(b, ",\"totalLatencyMs\":");
                 if (r >= 0)
-                        r = usage_jsval_json(b, &m->latency);
+                        r = js_stringify_val(b, &m->latency);
                 if (r >= 0)
                         r = usage_puts(b, "}");
-                usage_jsval_done(&total);
+                js_val_done(&total);
                 if (r < 0)
                         return r;
         }
@@ -1332,25 +926,25 @@ static int usage_render_tools(StrBuf *b, Salvage *s) {
         _cleanup_free_ size_t *order = NULL;
         int r;
 
-        r = usage_key_order((const char *const *)s->tools.names, s->tools.lens, s->tools.n, &order);
+        r = js_key_order((const char *const *)s->tools.names, s->tools.lens, s->tools.n, &order);
         if (r < 0)
                 return r;
         if (usage_puts(b, "\"tools\":{\"totalCalls\":") < 0 ||
-            usage_json_num(b, s->total_calls) < 0 || usage_puts(b, ",\"totalSuccess\":") < 0 ||
-            usage_json_num(b, s->total_success) < 0 || usage_puts(b, ",\"totalFail\":") < 0 ||
-            usage_json_num(b, s->total_fail) < 0 || usage_puts(b, ",\"byName\":{") < 0)
+            js_stringify_number(b, s->total_calls) < 0 || usage_puts(b, ",\"totalSuccess\":") < 0 ||
+            js_stringify_number(b, s->total_success) < 0 || usage_puts(b, ",\"totalFail\":") < 0 ||
+            js_stringify_number(b, s->total_fail) < 0 || usage_puts(b, ",\"byName\":{") < 0)
                 return -ENOMEM;
         for (size_t i = 0; i < s->tools.n; i++) {
                 size_t k = order[i];
                 ToolStats *t = s->tools.values[k];
 
                 if ((i > 0 && usage_puts(b, ",") < 0) ||
-                    usage_json_string(b, s->tools.names[k], s->tools.lens[k]) < 0 ||
-                    usage_puts(b, ":{\"count\":") < 0 || usage_json_num(b, t->count) < 0 ||
-                    usage_puts(b, ",\"success\":") < 0 || usage_json_num(b, t->success) < 0 ||
-                    usage_puts(b, ",\"fail\":") < 0 || usage_json_num(b, t->fail) < 0 ||
+                    js_stringify_string(b, s->tools.names[k], s->tools.lens[k]) < 0 ||
+                    usage_puts(b, ":{\"count\":") < 0 || js_stringify_number(b, t->count) < 0 ||
+                    usage_puts(b, ",\"success\":") < 0 || js_stringify_number(b, t->success) < 0 ||
+                    usage_puts(b, ",\"fail\":") < 0 || js_stringify_number(b, t->fail) < 0 ||
                     usage_puts(b, ",\"totalDurationMs\":") < 0 ||
-                    usage_jsval_json(b, &t->duration) < 0 || usage_puts(b, "}") < 0)
+                    js_stringify_val(b, &t->duration) < 0 || usage_puts(b, "}") < 0)
                         return -ENOMEM;
         }
         return usage_puts(b, "}}");
@@ -1364,21 +958,21 @@ static int usage_render(Salvage *s, json_object *session_id, json_object *projec
         int r = 0;
 
         for (size_t k = 0; k < s->models.n && r >= 0; k++)
-                r = usage_jsval_add(&latency, &((ModelStats *)s->models.values[k])->latency);
+                r = js_val_add(&latency, &((ModelStats *)s->models.values[k])->latency);
         if (r < 0)
                 goto fail;
 
         if (usage_puts(&b, "{\"version\":1,\"sessionId\":") < 0 ||
-            usage_json_value(&b, session_id) < 0 || usage_puts(&b, ",\"timestamp\":") < 0 ||
-            usage_json_num(&b, end) < 0 || usage_puts(&b, ",\"startTime\":") < 0 ||
-            usage_json_num(&b, start) < 0)
+            js_stringify(&b, session_id) < 0 || usage_puts(&b, ",\"timestamp\":") < 0 ||
+            js_stringify_number(&b, end) < 0 || usage_puts(&b, ",\"startTime\":") < 0 ||
+            js_stringify_number(&b, start) < 0)
                 goto oom;
         /* JSON.stringify drops an undefined project (no cwd in the first record) */
         if (has_project &&
-            (usage_puts(&b, ",\"project\":") < 0 || usage_json_value(&b, project) < 0))
+            (usage_puts(&b, ",\"project\":") < 0 || js_stringify(&b, project) < 0))
                 goto oom;
-        if (usage_puts(&b, ",\"durationMs\":") < 0 || usage_json_num(&b, end - start) < 0 ||
-            usage_puts(&b, ",\"totalLatencyMs\":") < 0 || usage_jsval_json(&b, &latency) < 0 ||
+        if (usage_puts(&b, ",\"durationMs\":") < 0 || js_stringify_number(&b, end - start) < 0 ||
+            usage_puts(&b, ",\"totalLatencyMs\":") < 0 || js_stringify_val(&b, &latency) < 0 ||
             usage_puts(&b, ",") < 0)
                 goto oom;
         r = usage_render_models(&b, s);
@@ -1390,19 +984,19 @@ static int usage_render(Salvage *s, json_object *session_id, json_object *projec
         if (r < 0)
                 goto fail;
         if (usage_puts(&b, ",\"files\":{\"linesAdded\":") < 0 ||
-            usage_jsval_json(&b, &s->lines_added) < 0 || usage_puts(&b, ",\"linesRemoved\":") < 0 ||
-            usage_jsval_json(&b, &s->lines_removed) < 0 ||
+            js_stringify_val(&b, &s->lines_added) < 0 || usage_puts(&b, ",\"linesRemoved\":") < 0 ||
+            js_stringify_val(&b, &s->lines_removed) < 0 ||
             /* skills never reach transcripts: always the initial, empty metrics */
             usage_puts(&b, "},\"skills\":{\"totalCalls\":0,\"totalSuccess\":0,\"totalFail\":0,"
                            "\"byName\":{}}}\n") < 0)
                 goto oom;
-        usage_jsval_done(&latency);
+        js_val_done(&latency);
         *ret = strbuf_steal(&b);
         return 0;
 oom:
         r = -ENOMEM;
 fail:
-        usage_jsval_done(&latency);
+        js_val_done(&latency);
         strbuf_done(&b);
         return r;
 }
@@ -1425,7 +1019,7 @@ int usage_summarize(int fd, char **ret_line, char **ret_key) {
         /* No summary at all: no records, a falsy sessionId, or a replay that throws (the
          * rebuild's try/catch skips the file before it remembers the id). */
         sid = s.first ? usage_get(s.first, "sessionId", &present) : NULL;
-        if (!s.first || !usage_js_truthy(sid, present) || s.threw) {
+        if (!s.first || !js_truthy(sid, present) || s.threw) {
                 r = 0;
                 goto finish;
         }
@@ -1434,7 +1028,7 @@ int usage_summarize(int fd, char **ret_line, char **ret_key) {
                 /* a Set of ids compares strings, numbers and booleans by value (SameValueZero,
                  * which their JSON text reproduces: -0 prints as 0); objects never match */
                 StrBuf k = {};
-                if (usage_json_value(&k, sid) < 0) {
+                if (js_stringify(&k, sid) < 0) {
                         strbuf_done(&k);
                         r = -ENOMEM;
                         goto finish;
@@ -1460,9 +1054,9 @@ int usage_summarize(int fd, char **ret_line, char **ret_key) {
                 goto finish;
         r = 1;
         ts = usage_get(s.first, "timestamp", &present);
-        start = usage_js_date(ts, present);
+        start = js_date_from_json(ts, present);
         ts = last ? usage_get(last, "timestamp", &present) : NULL;
-        end = last ? usage_js_date(ts, present) : NAN;
+        end = last ? js_date_from_json(ts, present) : NAN;
         if (isnan(start) || isnan(end))
                 goto finish;
         project = usage_get(s.first, "cwd", &has_project);

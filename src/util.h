@@ -27,8 +27,6 @@ typedef struct SizeSpec {
 int parse_duration(const char *s, msec_t *ret, const char **ret_why);
 /* "5G", "512M", "100K", "1T", "123" (bytes), "10%" when allow_percent. 1024-based. */
 int parse_size(const char *s, bool allow_percent, SizeSpec *ret, const char **ret_why);
-/* ISO 8601 ("2027-01-01T00:00:00Z", with fraction and +hh:mm offsets) or "@epoch-seconds". */
-int parse_timestamp(const char *s, msec_t *ret);
 
 /* Human renderings into caller buffers; return buf. */
 #define FORMAT_BYTES_MAX 16

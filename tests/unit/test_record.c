@@ -164,90 +164,6 @@ static void test_record_json_parse_numbers(void **state) {
         assert_int_equal(record_json_parse("tru", 3, &o), -EBADMSG);
 }
 
-static void test_record_js_trim_unicode_spaces(void **state) {
-        const char *s = "\xe3\x80\x80\xe2\x80\xa8 x \xe2\x80\x89\xef\xbb\xbf";
-        size_t n = strlen(s);
-
-        (void)state;
-        record_js_trim(&s, &n);
-        assert_int_equal(n, 1);
-        assert_int_equal(s[0], 'x');
-}
-
-static void test_record_parse_time_table(void **state) {
-        static const struct {
-                const char *s;
-                int r;
-                msec_t want; /* values from node's Date.parse() */
-        } cases[] = {
-                { "2026-11-30T06:10:39.123Z", 0, INT64_C(1796019039123) },
-                { "2026-11-30T06:10:39.1234567Z", 0, INT64_C(1796019039123) },
-                { "2026-11-30T06:10:39.1Z", 0, INT64_C(1796019039100) },
-                { "2026-11-30T06:10:39Z", 0, INT64_C(1796019039000) },
-                { "2026-11-30T06:10Z", 0, INT64_C(1796019000000) },
-                { "2026-11-30", 0, INT64_C(1795996800000) },
-                { "2026-11", 0, INT64_C(1793491200000) },
-                { "2026", 0, INT64_C(1767225600000) },
-                { "+002026-11-30T00:00:00Z", 0, INT64_C(1795996800000) },
-                { "2026-11-30T24:00:00Z", 0, INT64_C(1796083200000) },
-                { "2026-02-30T00:00:00Z", 0, INT64_C(1772409600000) }, /* rolls over */
-                { "2026-11-30t06:10:39z", 0, INT64_C(1796019039000) },
-                { "2026-11-30T06:10:39+01:00", 0, INT64_C(1796015439000) },
-                { "2026-11-30T06:10:39+0100", 0, INT64_C(1796015439000) },
-                { "2026-11-30 06:10:39Z", 0, INT64_C(1796019039000) },
-                { "1970-01-01T00:00:00.000Z", 0, 0 },
-                { "1969-12-31T23:59:59.999Z", 0, -1 },
-                { "2026-11-30T24:00:01Z", -EINVAL, 0 },
-                { "2026-13-01T00:00:00Z", -EINVAL, 0 },
-                { "2026-11-32T00:00:00Z", -EINVAL, 0 },
-                { "2026-00-10T00:00:00Z", -EINVAL, 0 },
-                { "2026-11-00T00:00:00Z", -EINVAL, 0 },
-                { " 2026-11-30T06:10:39Z", -EINVAL, 0 },
-                { "2026-11-30T06:10:39Z ", -EINVAL, 0 },
-                { "2026-11-30T6:10:39Z", -EINVAL, 0 },
-                { "-000000-01-01T00:00:00Z", -EINVAL, 0 },
-                { "2026-11-30T06:10:60Z", -EINVAL, 0 },
-                { "2026-11-30T06:60:00Z", -EINVAL, 0 },
-                { "2026-11-30T06:10:39.Z", -EINVAL, 0 },
-                { "+275760-09-13T00:00:00.001Z", -EINVAL, 0 }, /* past TimeClip */
-                { "", -EINVAL, 0 },
-                { "yesterday", -EINVAL, 0 },
-        };
-
-        (void)state;
-        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                msec_t t = 0;
-                int r = record_parse_time(cases[i].s, &t);
-
-                if (r != cases[i].r || (r == 0 && t != cases[i].want))
-                        print_error("case %s: r=%d t=%lld\n", cases[i].s, r, (long long)t);
-                assert_int_equal(r, cases[i].r);
-                if (r == 0)
-                        assert_int_equal(t, cases[i].want);
-        }
-        assert_int_equal(record_parse_time(NULL, &(msec_t){ 0 }), -EINVAL);
-}
-
-static void test_record_parse_time_local_without_zone(void **state) {
-        msec_t t = 0;
-        const char *old = getenv("TZ");
-        _cleanup_free_ char *saved = old ? strdup(old) : NULL;
-
-        (void)state;
-        setenv("TZ", "XXX-2", 1); /* UTC+2 */
-        tzset();
-        assert_int_equal(record_parse_time("2026-11-30T06:10:39", &t), 0);
-        assert_int_equal(t, INT64_C(1796019039000) - 2 * MSEC_PER_HOUR);
-        /* date-only forms stay UTC */
-        assert_int_equal(record_parse_time("2026-11-30", &t), 0);
-        assert_int_equal(t, INT64_C(1795996800000));
-        if (saved)
-                setenv("TZ", saved, 1);
-        else
-                unsetenv("TZ");
-        tzset();
-}
-
 /* ---- streaming */
 
 typedef struct Lines {
@@ -1012,9 +928,6 @@ int main(void) {
                 cmocka_unit_test(test_record_parse_line_cb_error_stops),
                 cmocka_unit_test(test_record_parse_line_deep_nesting_refused),
                 cmocka_unit_test(test_record_json_parse_numbers),
-                cmocka_unit_test(test_record_js_trim_unicode_spaces),
-                cmocka_unit_test(test_record_parse_time_table),
-                cmocka_unit_test(test_record_parse_time_local_without_zone),
                 cmocka_unit_test(test_record_for_each_line_basic),
                 cmocka_unit_test(test_record_for_each_line_empty_file),
                 cmocka_unit_test(test_record_for_each_line_long_lines_truncated),
