@@ -186,6 +186,14 @@ int js_val_add_json(JsVal *acc, json_object *v, bool present) {
         return js_tostring_append(&acc->str, v, present);
 }
 
+int js_val_add_number(JsVal *acc, double d) {
+        if (!acc->is_str) {
+                acc->num += d;
+                return 0;
+        }
+        return js_number_append(&acc->str, d);
+}
+
 /* a += b for two accumulators. */
 int js_val_add(JsVal *a, const JsVal *b) {
         if (!a->is_str && !b->is_str) {

@@ -28,6 +28,8 @@ int js_val_copy(JsVal *dst, const JsVal *src);
 bool js_val_truthy(const JsVal *v);
 /* acc += v (a JSON value or, present=false, undefined) with JavaScript's "+". 0 or -ENOMEM. */
 int js_val_add_json(JsVal *acc, json_object *v, bool present);
+/* acc += d. 0 or -ENOMEM. */
+int js_val_add_number(JsVal *acc, double d);
 /* a += b. 0 or -ENOMEM. */
 int js_val_add(JsVal *a, const JsVal *b);
 

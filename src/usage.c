@@ -280,15 +280,6 @@ static int usage_member_json(json_object *obj, const JsonSpan *sp, const char *k
         return 0;
 }
 
-/* acc += a number, with JavaScript's "+". */
-static int usage_jsval_add_num(JsVal *acc, double d) {
-        if (!acc->is_str) {
-                acc->num += d;
-                return 0;
-        }
-        return js_number_append(&acc->str, d);
-}
-
 /* acc += member (obj[key], or the text sp when sp is set). */
 static int usage_add_member(JsVal *acc, json_object *obj, const JsonSpan *sp, const char *key) {
         json_object *v, *owned;
@@ -297,7 +288,7 @@ static int usage_add_member(JsVal *acc, json_object *obj, const JsonSpan *sp, co
         int r;
 
         if (sp && usage_span_is_number(sp) && usage_span_number(sp, &d))
-                r = usage_jsval_add_num(acc, d);
+                r = js_val_add_number(acc, d);
         else {
                 r = usage_member_json(obj, sp, key, &v, &present, &owned);
                 if (r >= 0)

@@ -1,0 +1,505 @@
+/* recordtail.c: the end of a transcript: its last activity (the last record with a timestamp),
+ * whether it ends mid-line, and its title as Qwen's readSessionTitleInfoFromFile() finds it (a
+ * text scan of the last 64 KiB, then the first), with both ends read in as few preads as
+ * possible (record_read_ends(), the scan's reader). record_memmem() is the title scan's search. */
+#include "autoconf.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "js.h"
+#include "macro.h"
+#include "record-int.h"
+#include "utf8.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define RECORD_HAVE_AVX2 1 /* AVX2 loops, used when the CPU has it */
+#endif
+
+#define RECORD_TAIL_SMALL 4096         /* last activity without the title: a last line rarely needs more */
+#define RECORD_NOTITLE_ONE_READ (16 * 1024) /* up to this size one read is cheaper than two */
+#define RECORD_TITLE_MARK "\"subtype\":\"custom_title\""
+
+void tail_info_done(TailInfo *t) {
+        if (!t)
+                return;
+        free(t->title);
+        *t = (TailInfo){};
+}
+
+typedef struct TailScan {
+        msec_t last_timestamp;
+} TailScan;
+
+static int record_tail_object(json_object *obj, void *userdata) {
+        TailScan *s = userdata;
+        msec_t t = record_timestamp(obj);
+
+        if (t != 0)
+                s->last_timestamp = t;
+        return 0;
+}
+
+/* The last parseable "timestamp" among the records of one line, 0 if none. A line that is one
+ * valid JSON object is read without building it; anything else goes through the tolerant
+ * parser. */
+static int record_tail_line_time(const char *line, size_t len, msec_t *ret) {
+        static const char *const keys[] = { "timestamp" };
+        JsonSpan span;
+        TailScan s = {};
+        const char *p = line;
+        size_t n = len;
+        int r;
+
+        *ret = 0;
+        js_trim(&p, &n);
+        if (n == 0)
+                return 0;
+        if (*p == '{' && record_json_members(p, n, /* validate= */ true, keys, 1, &span) >= 0)
+                return record_span_timestamp(&span, ret);
+        r = record_parse_line(line, len, record_tail_object, &s);
+        if (r < 0)
+                return r;
+        *ret = s.last_timestamp;
+        return 0;
+}
+
+/* The timestamp of the last record in the lines of buf[0..n) (split at '\n', the last one
+ * without): the lines are looked at from the end until one has a record with a timestamp. */
+static int record_tail_times(const char *buf, size_t n, TailScan *s) {
+        const char *e = buf + n;
+
+        for (;;) {
+                const char *nl = memrchr(buf, '\n', (size_t)(e - buf));
+                const char *b = nl ? nl + 1 : buf;
+                msec_t t;
+                int r;
+
+                r = record_tail_line_time(b, (size_t)(e - b), &t);
+                if (r < 0)
+                        return r;
+                if (t != 0) {
+                        s->last_timestamp = t;
+                        return 0;
+                }
+                if (!nl)
+                        return 0;
+                e = nl;
+        }
+}
+
+typedef struct TitleMatch {
+        size_t key, value, value_end, next;
+} TitleMatch;
+
+typedef uint8_t RecordVec16 __attribute__((vector_size(16)));
+typedef uint64_t RecordVec2x64 __attribute__((vector_size(16)));
+
+static RecordVec16 record_vec_load(const char *p) {
+        RecordVec16 v;
+
+        memcpy(&v, p, sizeof(v));
+        return v;
+}
+
+static RecordVec16 record_vec_splat(char c) {
+        RecordVec16 v;
+
+        for (size_t k = 0; k < sizeof(v); k++)
+                v[k] = (uint8_t)c;
+        return v;
+}
+
+/* The first of the n candidate starts at text where needle (m bytes) is. */
+static const char *record_memmem_check(const char *text, size_t n, const char *needle, size_t m,
+                                       size_t a) {
+        for (size_t k = 0; k < n; k++)
+                if (text[k + a] == needle[a] && memcmp(text + k, needle, m) == 0)
+                        return text + k;
+        return NULL;
+}
+
+#ifdef RECORD_HAVE_AVX2
+/* The AVX2 form of record_memmem()'s block loop: 64 positions at a time, one vptest per block. */
+__attribute__((target("avx2"))) static const char *record_memmem_avx2(const char *text, size_t n,
+                                                                      const char *needle,
+                                                                      size_t m, size_t a,
+                                                                      size_t b, size_t c) {
+        const __m256i va = _mm256_set1_epi8(needle[a]), vb = _mm256_set1_epi8(needle[b]),
+                      vc = _mm256_set1_epi8(needle[c]);
+        size_t i = 0;
+
+        /* candidate starts are 0..n-m; a block reads up to text[i + c + 63] < text[n] */
+        for (; i + 64 <= n - m + 1; i += 64) {
+                const char *t = text + i;
+                __m256i x0, x1, any;
+                const char *hit;
+
+                x0 = _mm256_and_si256(
+                        _mm256_and_si256(
+                                _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(t + a)), va),
+                                _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(t + b)), vb)),
+                        _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(t + c)), vc));
+                x1 = _mm256_and_si256(
+                        _mm256_and_si256(
+                                _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(t + 32 + a)), va),
+                                _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(t + 32 + b)), vb)),
+                        _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(t + 32 + c)), vc));
+                any = _mm256_or_si256(x0, x1);
+                if (__builtin_expect(_mm256_testz_si256(any, any), 1))
+                        continue;
+                hit = record_memmem_check(t, 64, needle, m, a);
+                if (hit)
+                        return hit;
+        }
+        return record_memmem_check(text + i, n - m + 1 - i, needle, m, a);
+}
+#endif
+
+/* memmem() for scans of large texts: 32 positions at a time (64 with AVX2), comparing three bytes
+ * of the needle (first, middle and last, quotes excluded) before the whole of it. */
+const char *record_memmem(const char *text, size_t n, const char *needle, size_t m) {
+#ifdef RECORD_HAVE_AVX2
+        if (m >= 4 && n >= m && __builtin_cpu_supports("avx2")) {
+                size_t a = needle[0] == '"' ? 1 : 0, c = needle[m - 1] == '"' ? m - 2 : m - 1;
+                return record_memmem_avx2(text, n, needle, m, a, (a + c) / 2, c);
+        }
+#endif
+        return record_memmem_portable(text, n, needle, m);
+}
+
+const char *record_memmem_portable(const char *text, size_t n, const char *needle, size_t m) {
+        size_t a, b, c, i = 0;
+        RecordVec16 va, vb, vc;
+
+        if (m < 4 || n < m)
+                return m <= n ? memmem(text, n, needle, m) : NULL;
+        a = needle[0] == '"' ? 1 : 0;
+        c = needle[m - 1] == '"' ? m - 2 : m - 1;
+        b = (a + c) / 2;
+        va = record_vec_splat(needle[a]);
+        vb = record_vec_splat(needle[b]);
+        vc = record_vec_splat(needle[c]);
+        /* candidate starts are 0..n-m; a block reads up to text[i + c + 31] < text[n] */
+        for (; i + 32 <= n - m + 1; i += 32) {
+                RecordVec2x64 any;
+                const char *hit;
+
+                any = (RecordVec2x64)(((record_vec_load(text + i + a) == va) &
+                                       (record_vec_load(text + i + b) == vb) &
+                                       (record_vec_load(text + i + c) == vc)) |
+                                      ((record_vec_load(text + i + 16 + a) == va) &
+                                       (record_vec_load(text + i + 16 + b) == vb) &
+                                       (record_vec_load(text + i + 16 + c) == vc)));
+                if (__builtin_expect(!(any[0] | any[1]), 1))
+                        continue;
+                hit = record_memmem_check(text + i, 32, needle, m, a);
+                if (hit)
+                        return hit;
+        }
+        return record_memmem_check(text + i, n - m + 1 - i, needle, m, a);
+}
+
+static const char *record_memmem_from(const char *text, size_t n, size_t from, const char *needle) {
+        return from > n ? NULL : record_memmem(text + from, n - from, needle, strlen(needle));
+}
+
+/* findNextJsonStringField(): "key" [ \t]* : [ \t]* "value" with the value on one line. */
+static bool record_title_find(const char *text, size_t n, const char *quoted_key, size_t from,
+                              TitleMatch *ret) {
+        const char *k = record_memmem_from(text, n, from, quoted_key);
+
+        while (k) {
+                size_t key = (size_t)(k - text), i = key + strlen(quoted_key), v;
+                bool retry = false;
+
+                while (i < n && (text[i] == ' ' || text[i] == '\t'))
+                        i++;
+                if (i >= n || text[i] != ':') {
+                        k = record_memmem_from(text, n, key + 1, quoted_key);
+                        continue;
+                }
+                i++;
+                while (i < n && (text[i] == ' ' || text[i] == '\t'))
+                        i++;
+                if (i >= n || text[i] != '"') {
+                        k = record_memmem_from(text, n, key + 1, quoted_key);
+                        continue;
+                }
+                for (v = i + 1; v < n; v++) {
+                        if (text[v] == '\n' || text[v] == '\r') {
+                                retry = true;
+                                break;
+                        }
+                        if (text[v] == '\\') {
+                                if (v + 1 >= n || text[v + 1] == '\n' || text[v + 1] == '\r') {
+                                        retry = true;
+                                        break;
+                                }
+                                v++;
+                                continue;
+                        }
+                        if (text[v] == '"') {
+                                *ret = (TitleMatch){ key, i + 1, v, v + 1 };
+                                return true;
+                        }
+                }
+                if (!retry)
+                        return false; /* the value runs to the end of the text */
+                k = record_memmem_from(text, n, key + 1, quoted_key);
+        }
+        return false;
+}
+
+/* unescapeJsonString(): JSON-decode the raw value when it has escapes, else (or when that
+ * fails) keep it; as a JavaScript string, invalid UTF-8 reads as U+FFFD. */
+static char *record_title_unescape(const char *raw, size_t n) {
+        _cleanup_free_ char *quoted = NULL;
+        json_object *o = NULL;
+        char *r;
+
+        if (memchr(raw, '\\', n)) {
+                quoted = malloc(n + 2);
+                if (!quoted)
+                        return NULL;
+                quoted[0] = '"';
+                memcpy(quoted + 1, raw, n);
+                quoted[n + 1] = '"';
+                if (record_json_parse(quoted, n + 2, &o) >= 0 && json_object_is_type(o, json_type_string)) {
+                        r = strndup(json_object_get_string(o), (size_t)json_object_get_string_len(o));
+                        json_object_put(o);
+                        return r;
+                }
+                json_object_put(o);
+        }
+        return utf8_node_normalize(raw, n, NULL);
+}
+
+/* extractLastJsonStringFields(text, "customTitle", ["titleSource"], '"subtype":"custom_title"'):
+ * the last customTitle value on a line carrying the marker, and the first titleSource of that
+ * line. Returns 1 with *ret_title set (possibly ""), 0 when there is none, or -ENOMEM. */
+static int record_title_scan(const char *text, size_t n, char **ret_title, TitleSource *ret_source) {
+        TitleMatch m, best = {}, src;
+        bool found = false;
+        size_t from = 0, line_start = 0, line_end = 0;
+        char *title;
+
+        while (record_title_find(text, n, "\"customTitle\"", from, &m)) {
+                const char *eol = memchr(text + m.key, '\n', n - m.key);
+                size_t ls = m.key, le = eol ? (size_t)(eol - text) : n;
+
+                from = m.next;
+                while (ls > 0 && text[ls - 1] != '\n')
+                        ls--;
+                if (!record_memmem(text + ls, le - ls, RECORD_TITLE_MARK, strlen(RECORD_TITLE_MARK)))
+                        continue;
+                best = m;
+                line_start = ls;
+                line_end = le;
+                found = true;
+        }
+        if (!found)
+                return 0;
+        title = record_title_unescape(text + best.value, best.value_end - best.value);
+        if (!title)
+                return -ENOMEM;
+        *ret_source = TITLE_MANUAL; /* absent or unknown: legacy, a person's */
+        if (record_title_find(text + line_start, line_end - line_start, "\"titleSource\"", 0, &src)) {
+                _cleanup_free_ char *v = record_title_unescape(text + line_start + src.value,
+                                                               src.value_end - src.value);
+                if (!v) {
+                        free(title);
+                        return -ENOMEM;
+                }
+                if (streq(v, "auto"))
+                        *ret_source = TITLE_AUTO;
+        }
+        *ret_title = title;
+        return 1;
+}
+
+/* The tail window buf[0..got), the file's bytes from offset start: the last activity from its
+ * complete lines (a partial first line skipped when start > 0), whether the file ends mid-line, and
+ * the title as Qwen's readSessionTitleInfoFromFile() finds it in the whole window. Returns 1 with
+ * *ret_title set, 0 without a title, or -ENOMEM. */
+/* record_tail_times() of a window buf[0..got) read from offset start: its first line counts
+ * only when the window starts the file (else it is a cut line). */
+static int record_window_times(const char *buf, size_t got, uint64_t start, TailScan *s) {
+        const char *p = buf;
+
+        if (start > 0) {
+                const char *nl = memchr(buf, '\n', got);
+                p = nl ? nl + 1 : buf + got;
+        }
+        return record_tail_times(p, got - (size_t)(p - buf), s);
+}
+
+static int record_tail_window(const char *buf, size_t got, uint64_t start, TailInfo *ret,
+                              char **ret_title, TitleSource *ret_source) {
+        TailScan s = {};
+        int r;
+
+        r = record_window_times(buf, got, start, &s);
+        if (r < 0)
+                return r;
+        ret->last_timestamp = s.last_timestamp;
+        ret->incomplete = got == 0 || buf[got - 1] != '\n';
+        return record_title_scan(buf, got, ret_title, ret_source);
+}
+
+/* The title of the head window buf[0..got) (the file's first bytes): its complete lines only. */
+static int record_head_window_title(const char *buf, size_t got, char **ret_title,
+                                    TitleSource *ret_source) {
+        const char *nl = got > 0 ? memrchr(buf, '\n', got) : NULL;
+
+        return record_title_scan(buf, nl ? (size_t)(nl - buf) + 1 : 0, ret_title, ret_source);
+}
+
+/* An empty title is no title (and, found in the tail, hides any in the head). */
+static void record_tail_take_title(TailInfo *ret, char **title, TitleSource source) {
+        if (*title && **title) {
+                ret->title = TAKE_PTR(*title);
+                ret->title_source = source;
+        }
+}
+
+int record_read_tail(int fd, uint64_t size, TailInfo *ret) {
+        _cleanup_free_ char *buf = NULL, *title = NULL;
+        TitleSource source = TITLE_NONE;
+        uint64_t start = size > RECORD_TAIL_WINDOW ? size - RECORD_TAIL_WINDOW : 0;
+        size_t got = 0;
+        int r;
+
+        assert(ret);
+        *ret = (TailInfo){};
+        if (size == 0)
+                return 0;
+        buf = malloc((size_t)MIN(size, (uint64_t)RECORD_TAIL_WINDOW));
+        if (!buf)
+                return -ENOMEM;
+
+        r = record_pread_full(fd, buf, (size_t)(size - start), start, &got);
+        if (r >= 0)
+                r = record_tail_window(buf, got, start, ret, &title, &source);
+        if (r == 0 && start > 0) {
+                r = record_pread_full(fd, buf, RECORD_TAIL_WINDOW, 0, &got);
+                if (r >= 0)
+                        r = record_head_window_title(buf, got, &title, &source);
+        }
+        if (r < 0) {
+                *ret = (TailInfo){};
+                return r;
+        }
+        record_tail_take_title(ret, &title, source);
+        return 0;
+}
+
+/* record_read_ends() without the title: the last activity from a small tail window when one of
+ * its complete lines has a timestamp (the full window's search would stop at the same line), else
+ * from the full window; the head from RECORD_HEAD_QUICK bytes. A file of at most
+ * RECORD_NOTITLE_ONE_READ bytes is read once for both. */
+static int record_read_ends_notitle(int fd, uint64_t size, char *scratch, RecordEnds *ret) {
+        char *head = scratch, *tail = scratch + RECORD_TAIL_WINDOW;
+        uint64_t start;
+        size_t hgot = 0, got = 0, n;
+        TailScan ts = {};
+        int r;
+
+        if (size <= RECORD_NOTITLE_ONE_READ) {
+                r = record_pread_full(fd, head, (size_t)size, 0, &hgot);
+                if (r >= 0)
+                        r = record_tail_times(head, hgot, &ts);
+                if (r < 0)
+                        ret->tail_r = r;
+                else {
+                        ret->tail.last_timestamp = ts.last_timestamp;
+                        ret->tail.incomplete = hgot == 0 || head[hgot - 1] != '\n';
+                        ret->tail_r = 0;
+                }
+                ret->head_r = r >= 0 ? record_read_head_from(fd, head, hgot, &ret->head, &ret->head_why)
+                                     : record_read_head(fd, &ret->head, &ret->head_why);
+                return ret->head_r == -ENOMEM || ret->tail_r == -ENOMEM ? -ENOMEM : 0;
+        }
+
+        n = RECORD_TAIL_SMALL;
+        start = size - n;
+        r = record_pread_full(fd, tail, n, start, &got);
+        if (r >= 0)
+                r = record_window_times(tail, got, start, &ts);
+        if (r >= 0 && ts.last_timestamp == 0 && size > RECORD_TAIL_SMALL) {
+                /* no complete line of the small window has a timestamp: the full window */
+                start = size > RECORD_TAIL_WINDOW ? size - RECORD_TAIL_WINDOW : 0;
+                r = record_pread_full(fd, tail, (size_t)(size - start), start, &got);
+                if (r >= 0)
+                        r = record_window_times(tail, got, start, &ts);
+        }
+        if (r < 0)
+                ret->tail_r = r;
+        else {
+                ret->tail.last_timestamp = ts.last_timestamp;
+                ret->tail.incomplete = got == 0 || tail[got - 1] != '\n';
+                ret->tail_r = 0;
+        }
+        ret->head_r = record_read_head(fd, &ret->head, &ret->head_why);
+        return ret->head_r == -ENOMEM || ret->tail_r == -ENOMEM ? -ENOMEM : 0;
+}
+
+int record_read_ends(int fd, uint64_t size, bool want_title, char *scratch, RecordEnds *ret) {
+        _cleanup_free_ char *title = NULL;
+        TitleSource source = TITLE_NONE;
+        char *head = scratch, *tail = scratch + RECORD_TAIL_WINDOW;
+        size_t hgot = 0, got = 0;
+        bool have_head = false;
+        int r;
+
+        assert(scratch);
+        assert(ret);
+        *ret = (RecordEnds){ .tail_r = -ENODATA };
+        if (size == 0) {
+                /* nothing to read at the end; the head reader says what the file holds now */
+                ret->head_r = record_read_head(fd, &ret->head, &ret->head_why);
+                return ret->head_r == -ENOMEM ? -ENOMEM : 0;
+        }
+        if (!want_title)
+                return record_read_ends_notitle(fd, size, scratch, ret);
+        if (size <= RECORD_TAIL_WINDOW) {
+                /* one read for both ends */
+                r = record_pread_full(fd, head, (size_t)size, 0, &hgot);
+                if (r >= 0) {
+                        have_head = true;
+                        r = record_tail_window(head, hgot, 0, &ret->tail, &title, &source);
+                }
+        } else {
+                uint64_t start = size - RECORD_TAIL_WINDOW;
+
+                r = record_pread_full(fd, tail, RECORD_TAIL_WINDOW, start, &got);
+                if (r >= 0)
+                        r = record_tail_window(tail, got, start, &ret->tail, &title, &source);
+                if (r == 0) {
+                        /* no title in the tail: the head window, which holds the first record */
+                        r = record_pread_full(fd, head, RECORD_TAIL_WINDOW, 0, &hgot);
+                        if (r >= 0) {
+                                have_head = true;
+                                r = record_head_window_title(head, hgot, &title, &source);
+                        }
+                }
+        }
+        if (r < 0) {
+                tail_info_done(&ret->tail);
+                ret->tail_r = r;
+        } else {
+                record_tail_take_title(&ret->tail, &title, source);
+                ret->tail_r = 0;
+        }
+        if (have_head)
+                ret->head_r = record_read_head_from(fd, head, hgot, &ret->head, &ret->head_why);
+        else
+                ret->head_r = record_read_head(fd, &ret->head, &ret->head_why);
+        return ret->head_r == -ENOMEM || ret->tail_r == -ENOMEM ? -ENOMEM : 0;
+}
