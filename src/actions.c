@@ -246,7 +246,7 @@ static int actions_report_session(ActionsContext *c, const Session *s, const Ver
                                                                           : "delete",
                                 s->id, actions_project(s), path ? path : "?",
                                 reason ? reason : "", error ? ": " : "",
-                                error ? strerror(error) : "");
+                                error ? errno_to_string(error) : "");
         else
                 msg = strprintf("%s session %s in %s (%s)", verb, s->id, actions_project(s),
                                 v && v->reason ? v->reason : "");
@@ -1434,7 +1434,7 @@ static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdi
                 msg = strprintf("%s orphan %s '%s': %s%s%s",
                                 ev == JOURNAL_SKIPPED ? "skipped" : "failed to reclaim",
                                 orphan_kind_to_string(o->kind), path, reason ? reason : "",
-                                error ? ": " : "", error ? strerror(error) : "");
+                                error ? ": " : "", error ? errno_to_string(error) : "");
         JournalEntry e = {
                 .event = ev,
                 .message = msg,
@@ -1652,7 +1652,7 @@ static int actions_restore_one(ActionsContext *c, const Session *s) {
                 if (!why)
                         why = "cannot open the session's directories";
                 log_error("restore: cannot restore session %s from '%s/%s/archive': %s: %s",
-                          s->id, tr->runtime_dir, rel, why, strerror(-r));
+                          s->id, tr->runtime_dir, rel, why, errno_to_string(-r));
                 (void)actions_report_session(c, s, &v, JOURNAL_FAILED, why, -r);
                 return r;
         }
@@ -1706,7 +1706,7 @@ static int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
         path = strprintf("%s/%s/%s.jsonl", tr->runtime_dir, arel ? arel : st->dir, st->name);
         if (r < 0) {
                 log_error("cannot restore session %s: %s: %s", st->session_id, why,
-                          strerror(-r));
+                          errno_to_string(-r));
                 msg = strprintf("failed restore of compressed session %s: %s", st->session_id,
                                 why);
         } else {
@@ -1749,7 +1749,7 @@ static void actions_report_recover(ActionsContext *c, const PlanStep *st, const 
                               : strprintf("%s '%s'", what, path);
         else
                 msg = strprintf("recovery failed for '%s': %s%s%s", path, reason ? reason : "",
-                                error ? ": " : "", error ? strerror(error) : "");
+                                error ? ": " : "", error ? errno_to_string(error) : "");
         JournalEntry e = {
                 .event = ev,
                 .message = msg,

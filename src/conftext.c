@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "conftext.h"
+#include "log.h"
 #include "macro.h"
 #include "util.h"
 
@@ -287,7 +288,7 @@ static int conftext_include_error(ConfLex *lx, const char *loc, const char *arg,
         if (r == -ENOMEM)
                 return r;
         if (!why)
-                why = r == -EFBIG ? "too large" : strerror(-r);
+                why = r == -EFBIG ? "too large" : errno_to_string(-r);
         if (streq(arg, path))
                 r = config_errors_add(lx->errs, "%s: @include \"%s\": %s", loc, arg, why);
         else
@@ -553,7 +554,7 @@ int conftext_load(ConfText *ret, const char *path, bool regular_only, ConfigErro
         if (r < 0 && why)
                 return config_errors_add(errs, "%s: %s", path, why) < 0 ? -ENOMEM : -EINVAL;
         if (r < 0)
-                return config_errors_add(errs, "%s: cannot read: %s", path, strerror(-r)) < 0
+                return config_errors_add(errs, "%s: cannot read: %s", path, errno_to_string(-r)) < 0
                                ? -ENOMEM
                                : -EINVAL;
         /* a pipe has no identity worth comparing; a regular file does */

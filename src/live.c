@@ -376,7 +376,7 @@ int live_probe_new(const Tree *t, LiveProbe **ret) {
                 return live_probe_free(p), r;
         if (r < 0) {
                 p->registry_problem = strprintf("registry '%s/sessions' unreadable: %s",
-                                                t->global_dir, strerror(-r));
+                                                t->global_dir, errno_to_string(-r));
                 if (!p->registry_problem)
                         return live_probe_free(p), -ENOMEM;
         }
@@ -385,7 +385,7 @@ int live_probe_new(const Tree *t, LiveProbe **ret) {
                 return live_probe_free(p), r;
         if (r < 0) {
                 p->locks_problem = strprintf("writer locks in '%s/tmp' unreadable: %s",
-                                             t->runtime_dir, strerror(-r));
+                                             t->runtime_dir, errno_to_string(-r));
                 if (!p->locks_problem)
                         return live_probe_free(p), -ENOMEM;
         }

@@ -20,6 +20,16 @@ LogLevel log_get_max_level(void) {
         return log_max_level;
 }
 
+const char *errno_to_string(int e) {
+#ifdef HAVE_STRERRORDESC_NP
+        return strerrordesc_np(e) ?: "unknown error";
+#else
+        static _Thread_local char buf[128];
+
+        return strerror_r(e, buf, sizeof buf); /* the GNU form: a static string or buf */
+#endif
+}
+
 int log_internal(LogLevel level, int error, const char *fmt, ...) {
         int e = error < 0 ? -error : error;
 
@@ -42,11 +52,7 @@ int log_internal(LogLevel level, int error, const char *fmt, ...) {
                 fputs("qgc: ", stderr);
                 fputs(clean ?: "(out of memory)", stderr);
                 if (e != 0)
-#ifdef HAVE_STRERRORDESC_NP
-                        fprintf(stderr, ": %s", strerrordesc_np(e) ?: "unknown error");
-#else
-                        fprintf(stderr, ": %s", strerror(e));
-#endif
+                        fprintf(stderr, ": %s", errno_to_string(e));
                 fputc('\n', stderr);
                 funlockfile(stderr);
         }

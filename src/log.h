@@ -12,6 +12,11 @@ typedef enum LogLevel {
         LOG_LEVEL_DEBUG = 7,
 } LogLevel;
 
+/* The text of errno value e (positive) for a message. Safe in the scan's threads, unlike
+ * strerror(): glibc's strerrordesc_np() (a constant string), else strerror_r() into a
+ * per-thread buffer. The only way qgc turns an errno into text. */
+const char *errno_to_string(int e);
+
 void log_set_max_level(LogLevel l);
 LogLevel log_get_max_level(void);
 

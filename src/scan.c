@@ -221,7 +221,7 @@ static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, bool archiv
         if (fd < 0) {
                 /* not known to be a regular file: stat it first, never open anything else */
                 if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-                        c->problem = strprintf("cannot stat: %s", strerror(errno));
+                        c->problem = strprintf("cannot stat: %s", errno_to_string(errno));
                         return c->problem ? 0 : -ENOMEM;
                 }
                 scan_fileid_from_stat(&c->id, &st);
@@ -236,7 +236,7 @@ static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, bool archiv
                 }
                 fd = scan_openat(dfd, name, O_RDONLY);
                 if (fd < 0) {
-                        c->problem = strprintf("cannot open: %s", strerror(-fd));
+                        c->problem = strprintf("cannot open: %s", errno_to_string(-fd));
                         return c->problem ? 0 : -ENOMEM;
                 }
                 if (fstat(fd, &fst) < 0 || !S_ISREG(fst.st_mode) || fst.st_dev != st.st_dev ||
@@ -759,7 +759,7 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
                 return 0;
         }
         if (p->chats_fd < 0) {
-                log_debug("projects/%s/chats: %s, skipped", p->name, strerror(-p->chats_fd));
+                log_debug("projects/%s/chats: %s, skipped", p->name, errno_to_string(-p->chats_fd));
                 return 0;
         }
         r = scan_list_chats(p->chats_fd, &act, &p->chats_other, &p->claims, &n_chats);
@@ -776,7 +776,7 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
                         *ret_empty = n_chats == 1 && n_archive == 0;
                 } else
                         log_debug("projects/%s/chats/archive: %s, skipped", p->name,
-                                  strerror(-p->archive_fd));
+                                  errno_to_string(-p->archive_fd));
         } else
                 *ret_empty = n_chats == 0;
 
@@ -824,7 +824,7 @@ int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
         pfd = scan_open_subdir(projects_fd, name, ctx->dev, NULL);
         if (pfd < 0) {
                 if (pfd != -ENOTDIR)
-                        log_debug("projects/%s: %s, skipped", name, strerror(-pfd));
+                        log_debug("projects/%s: %s, skipped", name, errno_to_string(-pfd));
                 return 0;
         }
         fs_dir_init(d, pfd);
@@ -942,7 +942,7 @@ static int scan_tree(ScanCtx *ctx) {
                         return r;
         } else {
                 if (pfd != -ENOENT)
-                        log_debug("'%s/projects': %s, skipped", t->runtime_dir, strerror(-pfd));
+                        log_debug("'%s/projects': %s, skipped", t->runtime_dir, errno_to_string(-pfd));
                 if (hfd >= 0) {
                         r = scan_collect_aggs(hfd, hdev, /* only_ids= */ true, &ctx->history);
                         if (r < 0)

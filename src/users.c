@@ -749,7 +749,7 @@ static int users_filter_homes(UserCand *u, UserTally *tally) {
                 }
                 r = users_check_tree_path(g, u->uid, NULL, &why);
                 if (r < 0) {
-                        log_warning("%s: skipped: %s", u->name, why ? why : strerror(-r));
+                        log_warning("%s: skipped: %s", u->name, why ? why : errno_to_string(-r));
                         skipped = true;
                         free(u->homes[i]);
                         continue;
