@@ -41,8 +41,8 @@
  * The executor owns the run's resources: actions_run() takes every tree lock and opens the
  * action log; nothing is executed or journalled without them.
  *
- * Test hook: with QGC_TEST_CRASH_AFTER_STEP=N in the environment, the process _exit(99)s right
- * after its Nth mutating step (tests/faults/test_faults.c). */
+ * Test seam: test_seam_set_crash_after_step(N) (testseam.h; tests only, no environment variable)
+ * makes the process _exit(99) right after its Nth mutating step (tests/faults/test_faults.c). */
 #include "autoconf.h"
 
 #include <dirent.h>
@@ -72,6 +72,7 @@
 #include "macro.h"
 #include "recover.h"
 #include "restore.h"
+#include "testseam.h"
 #include "usage.h"
 #include "usageidx.h"
 #include "util.h"
@@ -91,7 +92,7 @@ typedef struct ActionsContext {
         ActionStats *stats;
         ActionsTree *trees;
         int *runtime_fds; /* trees[i].runtime_fd, for orphans_transcript_anywhere() */
-        unsigned crash_after; /* QGC_TEST_CRASH_AFTER_STEP, 0 = off */
+        unsigned crash_after; /* test_seam_crash_after_step(), 0 = off */
         unsigned n_steps;
         bool failed;
         int first_error; /* of a restore step: what actions_restore() returns */
@@ -166,17 +167,6 @@ static void actions_step(void *userdata, const char *what) {
         log_debug("step %u: %s", c->n_steps, what);
         if (c->crash_after > 0 && c->n_steps >= c->crash_after)
                 _exit(99);
-}
-
-static unsigned actions_crash_hook(void) {
-        const char *e = getenv("QGC_TEST_CRASH_AFTER_STEP");
-        char *end = NULL;
-        unsigned long n;
-
-        if (!e || !*e)
-                return 0;
-        n = strtoul(e, &end, 10);
-        return end && *end == 0 && n < 1000000 ? (unsigned)n : 0;
 }
 
 static void actions_tree_done(ActionsTree *t) {
@@ -1868,7 +1858,7 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
         ActionsContext c = {
                 .inv = p->inv,
                 .stats = &stats,
-                .crash_after = actions_crash_hook(),
+                .crash_after = test_seam_crash_after_step(),
         };
         size_t n_planned = 0;
         int r;

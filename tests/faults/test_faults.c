@@ -16,6 +16,7 @@
 #include "cold.h"
 #include "fsutil.h"
 #include "journal.h"
+#include "testseam.h"
 #include "usage.h"
 #include "usageidx.h"
 
@@ -804,9 +805,7 @@ static void crash_every_step(T *t, const char *batch) {
                 pid = fork();
                 assert_true(pid >= 0);
                 if (pid == 0) {
-                        char v[16];
-                        snprintf(v, sizeof v, "%u", n);
-                        setenv("QGC_TEST_CRASH_AFTER_STEP", v, 1);
+                        test_seam_set_crash_after_step(n);
                         if (batch)
                                 setenv("QGC_TEST_BATCH_SESSIONS", batch, 1);
                         _exit(apply_execute(qwen, crash_picks, &st) == 0 ? 0 : 1);
@@ -970,9 +969,7 @@ static void test_faults_cold_restore_crash_after_every_step_then_rerun(void **st
                 assert_true(pid >= 0);
                 if (pid == 0) {
                         Inventory *inv = NULL;
-                        char v[16];
-                        snprintf(v, sizeof v, "%u", n);
-                        setenv("QGC_TEST_CRASH_AFTER_STEP", v, 1);
+                        test_seam_set_crash_after_step(n);
                         if (apply_scan(qwen, &inv) < 0)
                                 _exit(2);
                         _exit(actions_restore(inv, S_ARCH) == 0 ? 0 : 1);
@@ -1041,9 +1038,7 @@ static void test_faults_crash_without_usage_file_then_rerun(void **state) {
                 pid = fork();
                 assert_true(pid >= 0);
                 if (pid == 0) {
-                        char v[16];
-                        snprintf(v, sizeof v, "%u", n);
-                        setenv("QGC_TEST_CRASH_AFTER_STEP", v, 1);
+                        test_seam_set_crash_after_step(n);
                         _exit(apply_execute(qwen, nofile_picks, &st) == 0 ? 0 : 1);
                 }
                 assert_int_equal(waitpid(pid, &status, 0), pid);

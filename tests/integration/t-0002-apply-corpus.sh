@@ -77,3 +77,14 @@ grep -q "QGC_ACTION=restored" "$T/restore.log" || fail "restore not journalled"
 set +e; "$QGC" restore "$A" --root "$tree" -c "$CONF" --log-file "$T/restore2.log" 2>/dev/null; rc=$?; set -e
 [ $rc -ne 0 ] || fail "restoring a session that is not archived succeeded"
 pass "real run matches the dry run; the rerun is a no-op; restore works"
+
+# The crash seam is the tests' own (testseam.h): the environment variable that once made the
+# executor _exit(99) after step N does nothing to the installed binary.
+tree2=$(make_tree crashenv)
+set +e
+QGC_TEST_CRASH_AFTER_STEP=1 "$QGC" --root "$tree2" --now "$NOW" -c "$CONF" --log-file "$T/crashenv.log" >/dev/null 2>&1
+rc=$?
+set -e
+[ $rc -ne 99 ] || fail "QGC_TEST_CRASH_AFTER_STEP still crashes the binary"
+[ $rc -eq 0 ] || fail "the run with QGC_TEST_CRASH_AFTER_STEP set failed ($rc)"
+pass "no environment variable crashes the executor"

@@ -1,0 +1,14 @@
+/* testseam.c: the values of the test seams (testseam.h). */
+#include "autoconf.h"
+
+#include "testseam.h"
+
+static unsigned crash_after_step;
+
+void test_seam_set_crash_after_step(unsigned n) {
+        crash_after_step = n;
+}
+
+unsigned test_seam_crash_after_step(void) {
+        return crash_after_step;
+}

@@ -1,0 +1,11 @@
+/* testseam.h: the library's test seams. Each is a setting only a test program sets (the cmocka
+ * programs link libqgc.a and call the setter); none is read from the environment or a file, so
+ * nothing outside a test can turn one on in the installed qgc. */
+#pragma once
+
+/* Crash after a mutating step: with n > 0, the executor (actions.c) calls _exit(99) right after
+ * its nth mutating step (usage append, rename, unlink, mkdir, directory removal). 0: off, the
+ * default. tests/faults/test_faults.c sets it in a forked child, crashes after every step and
+ * checks that a rerun completes the work. */
+void test_seam_set_crash_after_step(unsigned n);
+unsigned test_seam_crash_after_step(void);
