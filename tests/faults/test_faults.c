@@ -292,15 +292,6 @@ static int teardown(void **state) {
         return 0;
 }
 
-static char *read_rel(const char *root, const char *r) {
-        char *buf = NULL;
-        int k = fixture_read(root, r, &buf, NULL);
-
-        if (k < 0 || !buf)
-                fail_msg("cannot read %s: %s", r, strerror(-k));
-        return buf;
-}
-
 /* ---------------------------------------------------------------- salvage failures */
 
 static void check_salvage_failure_keeps_session(T *t, Verb verb, int err) {
@@ -314,7 +305,7 @@ static void check_salvage_failure_keeps_session(T *t, Verb verb, int err) {
         assert_true(fixture_exists(t->qwen, P_NOTES "/" S_KILLED ".jsonl"));
         assert_false(fixture_exists(t->qwen, P_NOTES "/archive/" S_KILLED ".jsonl"));
         assert_true(fixture_exists(t->qwen, "file-history/" S_KILLED));
-        log = read_rel(t->root, "journal.log");
+        log = test_read_rel(t->root, "journal.log");
         assert_non_null(strstr(log, "QGC_ACTION=failed"));
         assert_non_null(strstr(log, want));
 
@@ -361,7 +352,7 @@ static int usage_readable(T *t, const char *id) {
 static void check_short_write(T *t, int err) {
         ApplyPick picks[] = { { S_KILLED, VERB_DELETE }, {} };
         ActionStats st = {};
-        _cleanup_free_ char *before = read_rel(t->qwen, "usage_record.jsonl");
+        _cleanup_free_ char *before = test_read_rel(t->qwen, "usage_record.jsonl");
         _cleanup_free_ char *log = NULL, *after = NULL, *want = strprintf("ERRNO=%d", ENOSPC);
         size_t nb = strlen(before);
 
@@ -371,10 +362,10 @@ static void check_short_write(T *t, int err) {
         assert_int_equal(st.n_failed, 1);
         assert_int_equal(st.n_deleted, 0);
         assert_true(fixture_exists(t->qwen, P_NOTES "/" S_KILLED ".jsonl"));
-        log = read_rel(t->root, "journal.log");
+        log = test_read_rel(t->root, "journal.log");
         assert_non_null(strstr(log, "cannot salvage the usage record; session kept"));
         assert_non_null(strstr(log, want));
-        after = read_rel(t->qwen, "usage_record.jsonl");
+        after = test_read_rel(t->qwen, "usage_record.jsonl");
         assert_int_equal(strlen(after), nb + 100);
         assert_memory_equal(after, before, nb);
         for (size_t i = nb; i < nb + 99; i++)
@@ -443,7 +434,7 @@ static void test_faults_usage_append_after_partial_line_readable(void **state) {
         assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
         assert_int_equal(st.n_deleted, 1);
         assert_int_equal(usage_readable(t, S_KILLED), 1);
-        after = read_rel(t->qwen, "usage_record.jsonl");
+        after = test_read_rel(t->qwen, "usage_record.jsonl");
         assert_true(strlen(after) > strlen(want));
         assert_string_equal(after + strlen(after) - strlen(want), want);
         assert_non_null(strstr(after, frag));
@@ -479,7 +470,7 @@ static void test_faults_rename_eio_then_rerun_completes(void **state) {
         assert_false(fixture_exists(t->qwen, P_API "/" S_TEXT ".worktree.json"));
         assert_false(fixture_exists(t->qwen, P_API "/" S_TEXT ".ledger.jsonl"));
         assert_true(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".worktree.json"));
-        lg = read_rel(t->qwen, P_API "/archive/" S_TEXT ".ledger.jsonl");
+        lg = test_read_rel(t->qwen, P_API "/archive/" S_TEXT ".ledger.jsonl");
         assert_string_equal(lg, "old\nnew\n");
 }
 
@@ -544,15 +535,15 @@ static void test_fs_rename_noreplace_fallback_never_replaces(void **state) {
         assert_int_equal(fixture_write(t->root, "a.jsonl", "moving\n"), 0);
         snprintf(faults.appear_before_install, sizeof faults.appear_before_install, "%s", target);
         assert_int_equal(fs_rename_noreplace(dfd, "a.jsonl", dfd, "b.jsonl"), -EEXIST);
-        b = read_rel(t->root, "b.jsonl");
+        b = test_read_rel(t->root, "b.jsonl");
         assert_non_null(strstr(b, "appeared"));
-        a = read_rel(t->root, "a.jsonl");
+        a = test_read_rel(t->root, "a.jsonl");
         assert_string_equal(a, "moving\n");
 
         /* no race: the move happens, the old name goes */
         assert_int_equal(fs_rename_noreplace(dfd, "a.jsonl", dfd, "c.jsonl"), 0);
         assert_false(fixture_exists(t->root, "a.jsonl"));
-        c = read_rel(t->root, "c.jsonl");
+        c = test_read_rel(t->root, "c.jsonl");
         assert_string_equal(c, "moving\n");
 
         /* a move interrupted between link and unlink (two names, one inode) completes */
@@ -574,7 +565,7 @@ static void test_fs_rename_noreplace_fallback_never_replaces(void **state) {
         assert_false(fixture_exists(t->root, "d.jsonl"));
         assert_int_equal(fs_rename_noreplace(dfd, "f.jsonl", dfd, "e.jsonl"), -EEXIST);
         assert_true(fixture_exists(t->root, "f.jsonl"));
-        _cleanup_free_ char *e = read_rel(t->root, "e.jsonl");
+        _cleanup_free_ char *e = test_read_rel(t->root, "e.jsonl");
         assert_string_equal(e, "other\n");
 }
 
@@ -749,7 +740,7 @@ static void crash_check(const char *qwen, unsigned n) {
         } else if (k != 1)
                 fail_msg("step %u: %s gone with %d usage lines", n, S_KILLED, k);
         /* the shared files: no row or entry of the deleted session, every other one intact */
-        _cleanup_free_ char *logs = read_rel(qwen, CRASH_LOGS), *org = read_rel(qwen, CRASH_ORG);
+        _cleanup_free_ char *logs = test_read_rel(qwen, CRASH_LOGS), *org = test_read_rel(qwen, CRASH_ORG);
         if (!streq(logs, "[\n  " CRASH_ROW(S_OTHER) "\n]"))
                 fail_msg("step %u: logs.json is '%s'", n, logs);
         if (!streq(org, CRASH_ORG_HEAD CRASH_ORG_ENTRY(S_FH) "\n  }\n}"))
@@ -769,10 +760,10 @@ static void crash_check(const char *qwen, unsigned n) {
             fixture_exists(qwen, P_API "/" S_TEXT ".ledger.jsonl"))
                 fail_msg("step %u: half-moved sidecars of %s", n, S_TEXT);
         assert_true(fixture_exists(qwen, P_API "/archive/" S_TEXT ".worktree.json"));
-        lg = read_rel(qwen, P_API "/archive/" S_TEXT ".ledger.jsonl");
+        lg = test_read_rel(qwen, P_API "/archive/" S_TEXT ".ledger.jsonl");
         if (!streq(lg, "old\nnew\n"))
                 fail_msg("step %u: ledger is '%s'", n, lg);
-        pr = read_rel(qwen, P_API "/archive/" S_TEXT ".pr.json");
+        pr = test_read_rel(qwen, P_API "/archive/" S_TEXT ".pr.json");
         assert_non_null(strstr(pr, "\"number\": 1"));
         assert_non_null(strstr(pr, "\"number\": 2"));
         if (fixture_exists(qwen, P_API "/" S_FORK ".jsonl") ||
@@ -891,7 +882,7 @@ static void test_faults_archive_without_sidecars_one_rename(void **state) {
 static void test_faults_batch_shared_usage_line_failure_keeps_both(void **state) {
         T *t = *state;
         static const char *upper = "6DCFB8C0-951C-475B-9CA1-0D8837BEAD38";
-        _cleanup_free_ char *src = read_rel(t->qwen, P_NOTES "/" S_KILLED ".jsonl");
+        _cleanup_free_ char *src = test_read_rel(t->qwen, P_NOTES "/" S_KILLED ".jsonl");
         _cleanup_free_ char *rel = strprintf(P_NOTES "/%s.jsonl", upper);
         ApplyPick picks[] = { { S_KILLED, VERB_DELETE }, { upper, VERB_DELETE }, {} };
         ActionStats st = {};
@@ -950,8 +941,8 @@ static void test_faults_cold_restore_crash_after_every_step_then_rerun(void **st
         assert_int_equal(fixture_write(t->qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json",
                                        "{\"prs\":[]}\n"),
                          0);
-        body = read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
-        pr = read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json");
+        body = test_read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
+        pr = test_read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json");
         mt = mtime_ns_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
         mt_pr = mtime_ns_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json");
         cold_plant(t->qwen);
@@ -987,8 +978,8 @@ static void test_faults_cold_restore_crash_after_every_step_then_rerun(void **st
                  * (killed after the transcript's own step) the session is archived already */
                 if (fixture_exists(qwen, P_SCRATCH "/archive/" COLD_DIR "/" S_ARCH ".jsonl.zst"))
                         assert_int_equal(actions_restore(inv, S_ARCH), 0);
-                got = read_rel(qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
-                got_pr = read_rel(qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json");
+                got = test_read_rel(qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
+                got_pr = test_read_rel(qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json");
                 if (!streq(got, body) || !streq(got_pr, pr))
                         fail_msg("step %u: restored content differs", n);
                 if (mtime_ns_rel(qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl") != mt ||
@@ -1021,7 +1012,7 @@ static void test_faults_crash_without_usage_file_then_rerun(void **state) {
         assert_int_equal(fixture_copy_tree(t->qwen, t->root, "ref"), 0);
         assert_int_equal(unlinkat(AT_FDCWD, strprintf_tmp_usage(ref), 0), 0);
         assert_int_equal(apply_execute(ref, nofile_picks, &st), 0);
-        want = read_rel(ref, "usage_record.jsonl");
+        want = test_read_rel(ref, "usage_record.jsonl");
         assert_int_equal(apply_usage_lines(ref, S_ARCH), 1); /* archived: not in the rebuild */
         assert_int_equal(apply_usage_lines(ref, S_KILLED), 1);
         assert_int_equal(apply_usage_lines(ref, S_WEB), 1);
@@ -1049,7 +1040,7 @@ static void test_faults_crash_without_usage_file_then_rerun(void **state) {
                 }
                 assert_true(apply_execute(qwen, nofile_picks, &st) >= 0);
                 assert_int_equal(st.n_failed, 0);
-                got = read_rel(qwen, "usage_record.jsonl");
+                got = test_read_rel(qwen, "usage_record.jsonl");
                 if (!streq(got, want))
                         fail_msg("step %u: usage_record.jsonl differs from an uninterrupted run", n);
                 assert_false(fixture_exists(qwen, ".usage_record.jsonl.qgc-tmp"));
@@ -1072,7 +1063,7 @@ static void test_faults_writer_appends_after_salvage_skip(void **state) {
         assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
         assert_int_equal(st.n_skipped, 1);
         assert_int_equal(st.n_deleted, 0);
-        body = read_rel(t->qwen, P_NOTES "/" S_KILLED ".jsonl");
+        body = test_read_rel(t->qwen, P_NOTES "/" S_KILLED ".jsonl");
         assert_non_null(strstr(body, "written during the run"));
 }
 
@@ -1092,7 +1083,7 @@ static void test_faults_writer_appends_during_archive_skip(void **state) {
         /* the live session keeps its worktree sidecar beside it */
         assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".worktree.json"));
         assert_false(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".worktree.json"));
-        body = read_rel(t->qwen, P_API "/" S_TEXT ".jsonl");
+        body = test_read_rel(t->qwen, P_API "/" S_TEXT ".jsonl");
         assert_non_null(strstr(body, "written during the run"));
 }
 
@@ -1124,8 +1115,8 @@ static void test_faults_ledger_append_during_merge_not_lost(void **state) {
         assert_true(apply_execute(t->qwen, picks, &st) >= 0);
         assert_int_equal(faults.append_on_rename[0], 0); /* the writer ran */
         if (fixture_exists(t->qwen, P_API "/" S_TEXT ".ledger.jsonl"))
-                a = read_rel(t->qwen, P_API "/" S_TEXT ".ledger.jsonl");
-        b = read_rel(t->qwen, P_API "/archive/" S_TEXT ".ledger.jsonl");
+                a = test_read_rel(t->qwen, P_API "/" S_TEXT ".ledger.jsonl");
+        b = test_read_rel(t->qwen, P_API "/archive/" S_TEXT ".ledger.jsonl");
         if (!(a && strstr(a, "written during the run")) && !strstr(b, "written during the run"))
                 fail_msg("the ledger line appended during the merge was lost");
         assert_non_null(strstr(b, "old\nnew\n"));
@@ -1393,7 +1384,7 @@ static void test_journal_file_target_appends_lines(void **state) {
         e.session = "s2";
         assert_int_equal(journal_log(&e), 0);
         journal_close();
-        body = read_rel(t->root, "other.log");
+        body = test_read_rel(t->root, "other.log");
         assert_non_null(strstr(body, "earlier\nMESSAGE=deleted "));
         assert_non_null(strstr(body, "QGC_SESSION=s1 QGC_BYTES=0 QGC_RUN=0123456789abcdef0123456789abcdef\n"));
         assert_non_null(strstr(body, "QGC_SESSION=s2 "));
@@ -1415,7 +1406,7 @@ static void test_journal_file_target_refuses_symlink_and_fifo(void **state) {
         JournalEntry e = { .event = JOURNAL_DELETED, .session = "s1" };
         (void)journal_log(&e);
         journal_close();
-        body = read_rel(t->root, "victim.conf");
+        body = test_read_rel(t->root, "victim.conf");
         assert_string_equal(body, "root:x:0:0\n");
 
         assert_int_equal(fixture_mkfifo(t->root, "fifo.log"), 0);

@@ -19,6 +19,7 @@
 
 #include "actions.h"
 #include "fixture.h"
+#include "testdata.h"
 #include "macro.h"
 #include "inventory.h"
 #include "plan.h"

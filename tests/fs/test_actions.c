@@ -61,15 +61,6 @@ static ino_t inode_of(const char *root, const char *r) {
         return st.st_ino;
 }
 
-static char *read_rel(const char *root, const char *r) {
-        char *buf = NULL;
-        int k = fixture_read(root, r, &buf, NULL);
-
-        if (k < 0 || !buf)
-                fail_msg("cannot read %s: %s", r, strerror(-k));
-        return buf;
-}
-
 /* Snapshot lines without atimes (reading a file is allowed to bump it), directories reduced to
  * their path (their mtimes change when entries go). */
 static char *snapshot_no_atime(const char *root) {
@@ -147,12 +138,12 @@ static void test_actions_archive_moves_transcript_and_sidecars(void **state) {
         assert_true(fixture_exists(t->qwen, wt_a));
         assert_false(fixture_exists(t->qwen, pr));
         assert_false(fixture_exists(t->qwen, lg));
-        prm = read_rel(t->qwen, pr_a);
+        prm = test_read_rel(t->qwen, pr_a);
         assert_non_null(strstr(prm, "\"number\": 1"));
         assert_non_null(strstr(prm, "u2-new")); /* fresher binding of PR 2 wins */
         assert_null(strstr(prm, "u2-old"));
         assert_true(strstr(prm, "u1") < strstr(prm, "u2-new")); /* ordered by createdAt */
-        lgm = read_rel(t->qwen, lg_a);
+        lgm = test_read_rel(t->qwen, lg_a);
         assert_string_equal(lgm, "{\"n\":\"old\"}\n{\"n\":\"new\"}\n"); /* sealed, appended */
         /* the runtime claim stays where it was */
         jl = snapshot_no_atime(t->qwen);
@@ -190,7 +181,7 @@ static void test_actions_conflict_left_alone(void **state) {
         T *t = *state;
         _cleanup_free_ char *tr = rel(P_API, S_TEXT, ".jsonl");
         _cleanup_free_ char *tr_a = rel(P_API "/archive", S_TEXT, ".jsonl");
-        _cleanup_free_ char *body = read_rel(t->qwen, tr);
+        _cleanup_free_ char *body = test_read_rel(t->qwen, tr);
         _cleanup_free_ char *before = NULL, *after = NULL;
         ApplyPick picks[] = { { S_TEXT, VERB_DELETE }, {} };
         ActionStats st = {};
@@ -207,7 +198,7 @@ static void test_actions_conflict_left_alone(void **state) {
 static void test_actions_archive_copy_appearing_after_scan_skips(void **state) {
         T *t = *state;
         ApplyPick picks[] = { { S_TEXT, VERB_ARCHIVE }, {} };
-        _cleanup_free_ char *body = read_rel(t->qwen, P_API "/" S_TEXT ".jsonl");
+        _cleanup_free_ char *body = test_read_rel(t->qwen, P_API "/" S_TEXT ".jsonl");
         ApplyRun a = {};
         ActionStats st = {};
 
@@ -270,16 +261,16 @@ static void test_actions_delete_erases_shared_rows(void **state) {
         assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
         assert_int_equal(st.n_deleted, 1);
         assert_int_equal(st.n_erased, 3);
-        logs = read_rel(t->qwen, H_MY_NOTES "/logs.json");
+        logs = test_read_rel(t->qwen, H_MY_NOTES "/logs.json");
         assert_string_equal(logs, LOGS_AFTER);
-        org = read_rel(t->qwen, ORG_PATH);
+        org = test_read_rel(t->qwen, ORG_PATH);
         assert_string_equal(org, ORG_AFTER);
         assert_int_equal(stat(org_path, &sb), 0);
         assert_int_equal(sb.st_mode & 07777, 0640);
         assert_false(fixture_exists(t->qwen, REVIEW S_FH "-55ce4f4d"));
         assert_true(fixture_exists(t->qwen, REVIEW "no-session/review.js"));
         assert_false(fixture_exists(t->qwen, H_MY_NOTES "/.logs.json.qgc-tmp"));
-        log = read_rel(t->root, "journal.log");
+        log = test_read_rel(t->root, "journal.log");
         assert_non_null(strstr(log, "QGC_ACTION=erased"));
         assert_non_null(strstr(log, "QGC_ERASED=2"));
         assert_non_null(strstr(log, "QGC_ERASED=1"));
@@ -292,7 +283,7 @@ static void test_actions_delete_erases_shared_rows(void **state) {
         assert_int_equal(st.n_archived, 1);
         assert_int_equal(st.n_erased, 0);
         free(org);
-        org = read_rel(t->qwen, ORG_PATH);
+        org = test_read_rel(t->qwen, ORG_PATH);
         assert_string_equal(org, ORG_AFTER);
 }
 
@@ -327,15 +318,15 @@ static void test_actions_erase_concurrent_write_skips(void **state) {
         assert_int_equal(st.n_deleted, 0);
         assert_int_equal(st.n_skipped, 1);
         assert_int_equal(st.n_erased, 0);
-        logs = read_rel(t->qwen, H_MY_NOTES "/logs.json");
+        logs = test_read_rel(t->qwen, H_MY_NOTES "/logs.json");
         assert_string_equal(logs, LOGS_RACED);
-        org = read_rel(t->qwen, ORG_PATH);
+        org = test_read_rel(t->qwen, ORG_PATH);
         assert_string_equal(org, ORG_BEFORE);
         assert_true(fixture_exists(t->qwen, P_NOTES "/" S_FH ".jsonl"));
         assert_true(fixture_exists(t->qwen, "file-history/" S_FH));
         assert_true(fixture_exists(t->qwen, REVIEW S_FH "-55ce4f4d/review.js"));
         assert_false(fixture_exists(t->qwen, H_MY_NOTES "/.logs.json.qgc-tmp"));
-        log = read_rel(t->root, "journal.log");
+        log = test_read_rel(t->root, "journal.log");
         assert_non_null(strstr(log, "logs.json changed while qgc edited it"));
 
         /* nothing pending: the next run deletes it whole and keeps the new row */
@@ -344,7 +335,7 @@ static void test_actions_erase_concurrent_write_skips(void **state) {
         assert_int_equal(st.n_deleted, 1);
         assert_int_equal(st.n_recovered, 0);
         free(logs);
-        logs = read_rel(t->qwen, H_MY_NOTES "/logs.json");
+        logs = test_read_rel(t->qwen, H_MY_NOTES "/logs.json");
         assert_string_equal(logs, "[\n  " LOGS_ROW(S_OTHER, 0, "kept \\u00e9") ",\n  "
                                   LOGS_ROW(S_OTHER, 1, "kept two") ",\n  "
                                   LOGS_ROW(S_OTHER, 2, "typed meanwhile") "\n]");
@@ -368,10 +359,10 @@ static void test_actions_erase_waits_for_live_project(void **state) {
         assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
         assert_int_equal(st.n_deleted, 0);
         assert_int_equal(st.n_skipped, 1);
-        logs = read_rel(t->qwen, H_MY_NOTES "/logs.json");
+        logs = test_read_rel(t->qwen, H_MY_NOTES "/logs.json");
         assert_string_equal(logs, LOGS_BEFORE);
         assert_true(fixture_exists(t->qwen, P_NOTES "/" S_FH ".jsonl"));
-        log = read_rel(t->root, "journal.log");
+        log = test_read_rel(t->root, "journal.log");
         assert_non_null(strstr(log, "a Qwen process of the project may be live"));
 }
 
@@ -436,7 +427,7 @@ static void test_actions_delete_removes_exactly_the_named_files(void **state) {
                 l = nl + 1;
         }
         assert_int_equal(apply_usage_lines(t->qwen, S_DEBUG), 1); /* had one: no second */
-        log = read_rel(t->root, "journal.log");
+        log = test_read_rel(t->root, "journal.log");
         assert_non_null(strstr(log, "QGC_ACTION=deleted"));
         assert_non_null(strstr(log, "QGC_SESSION=" S_DEBUG));
         assert_non_null(strstr(log, "QGC_RUN=0123456789abcdef0123456789abcdef"));
@@ -516,7 +507,7 @@ static void test_actions_delete_salvages_golden_record_once(void **state) {
         assert_int_equal(st.n_salvaged, 1);
         assert_false(fixture_exists(t->qwen, P_NOTES "/" S_KILLED ".jsonl"));
         assert_false(fixture_exists(t->qwen, "file-history/" S_KILLED));
-        usage = read_rel(t->qwen, "usage_record.jsonl");
+        usage = test_read_rel(t->qwen, "usage_record.jsonl");
         last = last_line(usage);
         assert_string_equal(last, golden);
         assert_int_equal(apply_usage_lines(t->qwen, S_KILLED), 1);
@@ -567,7 +558,7 @@ static void test_actions_archive_salvages_and_rerun_never_duplicates(void **stat
         assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
         assert_int_equal(st.n_archived, 1);
         assert_int_equal(st.n_salvaged, 1);
-        usage = read_rel(t->qwen, "usage_record.jsonl");
+        usage = test_read_rel(t->qwen, "usage_record.jsonl");
         last = last_line(usage);
         assert_string_equal(last, golden);
 
@@ -603,7 +594,7 @@ static void test_actions_append_after_scan_skips(void **state) {
         assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
         assert_true(fixture_exists(t->qwen, P_API "/" S_FORK ".jsonl"));
         assert_false(fixture_exists(t->qwen, P_API "/archive"));
-        log = read_rel(t->root, "journal.log");
+        log = test_read_rel(t->root, "journal.log");
         assert_non_null(strstr(log, "QGC_ACTION=skipped"));
         assert_non_null(strstr(log, "QGC_REASON=\"changed since scan\""));
 }
@@ -611,7 +602,7 @@ static void test_actions_append_after_scan_skips(void **state) {
 static void test_actions_replaced_after_scan_skips(void **state) {
         T *t = *state;
         ApplyPick picks[] = { { S_TEXT, VERB_DELETE }, {} };
-        _cleanup_free_ char *body = read_rel(t->qwen, P_API "/" S_TEXT ".jsonl");
+        _cleanup_free_ char *body = test_read_rel(t->qwen, P_API "/" S_TEXT ".jsonl");
         ApplyRun a = {};
         ActionStats st = {};
 
@@ -644,7 +635,7 @@ static void test_actions_liveness_after_scan_skips(void **state) {
         assert_int_equal(st.n_deleted, 0);
         assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
         assert_true(fixture_exists(t->qwen, "tmp/session-writer-locks/" S_TEXT ".lock"));
-        log = read_rel(t->root, "journal.log");
+        log = test_read_rel(t->root, "journal.log");
         assert_non_null(strstr(log, "in use since scan"));
 }
 
@@ -681,7 +672,7 @@ static void test_actions_same_size_rewrite_after_scan_skips(void **state) {
         apply_run_done(&a);
         assert_int_equal(st.n_skipped, 1);
         assert_int_equal(st.n_deleted, 0);
-        body = read_rel(t->qwen, P_API "/" S_TEXT ".jsonl");
+        body = test_read_rel(t->qwen, P_API "/" S_TEXT ".jsonl");
         assert_int_equal(body[before.st_size - 2], 'X');
 }
 
@@ -745,14 +736,14 @@ static void test_actions_restore_moves_session_back(void **state) {
         assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".worktree.json"));
         assert_false(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".worktree.json"));
         assert_false(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".ledger.jsonl"));
-        lg = read_rel(t->qwen, P_API "/" S_TEXT ".ledger.jsonl");
+        lg = test_read_rel(t->qwen, P_API "/" S_TEXT ".ledger.jsonl");
         assert_string_equal(lg, "{\"a\":1}\n{\"b\":2}\n");
 }
 
 static void test_actions_restore_refused_with_active_copy(void **state) {
         T *t = *state;
         _cleanup_(inventory_freep) Inventory *inv = NULL;
-        _cleanup_free_ char *body = read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
+        _cleanup_free_ char *body = test_read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
         _cleanup_free_ char *before = NULL, *after = NULL;
 
         assert_int_equal(fixture_write(t->qwen, P_SCRATCH "/" S_ARCH ".jsonl", body), 0);
@@ -837,7 +828,7 @@ static void test_recover_finishes_interrupted_delete(void **state) {
         assert_false(fixture_exists(t->qwen, "plans/" S_DEBUG ".md"));
         assert_true(fixture_exists(t->qwen, P_WEB "/" S_DEBUG ".ledger.jsonl")); /* changed: kept */
         assert_int_equal(pending_count(t->qwen), 0);
-        lg = read_rel(t->root, "journal.log");
+        lg = test_read_rel(t->root, "journal.log");
         assert_non_null(strstr(lg, "QGC_ACTION=recovered QGC_SESSION=" S_DEBUG));
 
         /* a rerun has nothing left to recover */
@@ -859,7 +850,7 @@ static void test_recover_marker_with_transcript_drops_only_the_marker(void **sta
         assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
         assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".pr.json"));
         assert_int_equal(pending_count(t->qwen), 0);
-        lg = read_rel(t->root, "journal.log");
+        lg = test_read_rel(t->root, "journal.log");
         assert_non_null(strstr(lg, "transcript of the session exists"));
 }
 

@@ -18,33 +18,15 @@
 
 #include "config.h"
 #include "macro.h"
+#include "testdata.h"
 #include "util.h"
 
-/* A path under $QGC_TESTDATA/config (set by make check). */
+/* A path under tests/data/config. */
 static char *test_data(const char *name) {
-        const char *d = getenv("QGC_TESTDATA");
-        char *p;
+        _cleanup_free_ char *rel = strprintf("config/%s", name);
 
-        if (!d)
-                fail_msg("QGC_TESTDATA is not set (run through make check)");
-        p = strprintf("%s/config/%s", d, name);
-        assert_non_null(p);
-        return p;
-}
-
-/* Read a whole text file. */
-static char *test_read(const char *path) {
-        FILE *f = fopen(path, "re");
-        StrBuf b = {};
-        char buf[4096];
-        size_t n;
-
-        if (!f)
-                fail_msg("cannot open %s", path);
-        while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-                assert_int_equal(strbuf_append(&b, buf, n), 0);
-        fclose(f);
-        return strbuf_steal(&b);
+        assert_non_null(rel);
+        return test_data_path(rel);
 }
 
 /* Is there a message starting with "<prefix>" and containing `needle`? */

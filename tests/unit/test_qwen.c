@@ -14,24 +14,13 @@
 #include <string.h>
 
 #include "macro.h"
+#include "testdata.h"
 #include "qwen.h"
 #include "sha256.h"
 
-static char *testdata_path(const char *rel) {
-        const char *d = getenv("QGC_TESTDATA");
-        char *p;
-
-        if (!d)
-                print_error("QGC_TESTDATA is not set (run through make check)\n");
-        assert_non_null(d);
-        p = strprintf("%s/%s", d, rel);
-        assert_non_null(p);
-        return p;
-}
-
 /* Every row of golden/paths.tsv: cwd (a JSON string), sanitizeCwd, getProjectHash. */
 static void test_qwen_golden_paths(void **state) {
-        _cleanup_free_ char *path = testdata_path("corpus/golden/paths.tsv");
+        _cleanup_free_ char *path = test_data_path("corpus/golden/paths.tsv");
         _cleanup_fclose_ FILE *f = fopen(path, "re");
         _cleanup_free_ char *line = NULL;
         size_t cap = 0;

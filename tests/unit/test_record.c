@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "testdata.h"
 #include "record.h"
 #include "util.h"
 
@@ -412,7 +413,6 @@ static void test_record_read_head_counts_utf16_units(void **state) {
 
 /* Every case of tests/data/record against Qwen's own readFirstMaintainableRecord(). */
 static void test_record_read_head_qwen_golden(void **state) {
-        const char *d = getenv("QGC_TESTDATA");
         _cleanup_free_ char *golden = NULL;
         _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ char *line = NULL;
@@ -420,11 +420,7 @@ static void test_record_read_head_qwen_golden(void **state) {
         unsigned n = 0;
 
         (void)state;
-        if (!d)
-                print_error("QGC_TESTDATA is not set (run through make check)\n");
-        assert_non_null(d);
-        golden = strprintf("%s/record/golden.jsonl", d);
-        assert_non_null(golden);
+        golden = test_data_path("record/golden.jsonl");
         f = fopen(golden, "re");
         assert_non_null(f);
         while (getline(&line, &cap, f) > 0) {
@@ -446,7 +442,7 @@ static void test_record_read_head_qwen_golden(void **state) {
                 if (json_object_object_get_ex(g, "cwd", &v) && v)
                         want_cwd = json_object_get_string(v);
 
-                path = strprintf("%s/record/cases/%s.jsonl", d, name);
+                path = strprintf("%s/cases/%s.jsonl", fixture_testdata("record"), name);
                 assert_non_null(path);
                 fd = open(path, O_RDONLY | O_CLOEXEC);
                 assert_true(fd >= 0);
@@ -701,7 +697,6 @@ static void test_record_read_tail_title_in_partial_first_line(void **state) {
 
 /* Every case of tests/data/record/titles against Qwen's readSessionTitleInfoFromFile(). */
 static void test_record_read_tail_qwen_title_golden(void **state) {
-        const char *d = getenv("QGC_TESTDATA");
         _cleanup_free_ char *golden = NULL;
         _cleanup_fclose_ FILE *f = NULL;
         _cleanup_free_ char *line = NULL;
@@ -709,9 +704,7 @@ static void test_record_read_tail_qwen_title_golden(void **state) {
         unsigned n = 0;
 
         (void)state;
-        assert_non_null(d);
-        golden = strprintf("%s/record/titles-golden.jsonl", d);
-        assert_non_null(golden);
+        golden = test_data_path("record/titles-golden.jsonl");
         f = fopen(golden, "re");
         assert_non_null(f);
         while (getline(&line, &cap, f) > 0) {
@@ -729,7 +722,7 @@ static void test_record_read_tail_qwen_title_golden(void **state) {
                         want = json_object_get_string(v);
                 if (json_object_object_get_ex(g, "source", &v) && v)
                         source = json_object_get_string(v);
-                path = strprintf("%s/record/titles/%s.jsonl", d, name);
+                path = strprintf("%s/titles/%s.jsonl", fixture_testdata("record"), name);
                 assert_non_null(path);
                 fd = open(path, O_RDONLY | O_CLOEXEC);
                 assert_true(fd >= 0);

@@ -18,21 +18,10 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "testdata.h"
 #include "usage.h"
 #include "usageidx.h"
 #include "util.h"
-
-static char *testdata_path(const char *rel) {
-        const char *d = getenv("QGC_TESTDATA");
-        char *p;
-
-        if (!d)
-                print_error("QGC_TESTDATA is not set (run through make check)\n");
-        assert_non_null(d);
-        p = strprintf("%s/%s", d, rel);
-        assert_non_null(p);
-        return p;
-}
 
 /* From a golden line {"<k>":"<name>","record":<record>}, the name and the record's text exactly
  * as JSON.stringify wrote it. */
@@ -92,7 +81,7 @@ static bool check_record(const char *path, const char *name, const char *want) {
 
 static unsigned check_golden_file(const char *golden_rel, const char *key, const char *dir_rel,
                                   const char *suffix, unsigned *ret_nulls) {
-        _cleanup_free_ char *golden = testdata_path(golden_rel);
+        _cleanup_free_ char *golden = test_data_path(golden_rel);
         _cleanup_fclose_ FILE *f = fopen(golden, "re");
         _cleanup_free_ char *line = NULL;
         size_t cap = 0;
@@ -106,7 +95,7 @@ static unsigned check_golden_file(const char *golden_rel, const char *key, const
                 golden_split(line, key, &name, &want);
                 rel = strprintf("%s/%s%s", dir_rel, name, suffix);
                 assert_non_null(rel);
-                path = testdata_path(rel);
+                path = test_data_path(rel);
                 if (!check_record(path, name, want))
                         bad++;
                 nulls += streq(want, "null");
@@ -145,7 +134,7 @@ static int open_dir(const char *path) {
 }
 
 static void test_usage_has_session_corpus(void **state) {
-        _cleanup_free_ char *tree = testdata_path("corpus/tree");
+        _cleanup_free_ char *tree = test_data_path("corpus/tree");
         _cleanup_close_ int g = open_dir(tree);
 
         (void)state;
@@ -369,7 +358,7 @@ static int64_t get_path_int(json_object *o, const char *const *path) {
 
 static void test_usage_build_record_large_transcript_bounded(void **state) {
         static const char rel[] = "corpus/tree/projects/-srv-demo-api-server/chats/122b1556-a4f5-48b6-9bf1-eae6bac23f87.jsonl";
-        _cleanup_free_ char *path = testdata_path(rel);
+        _cleanup_free_ char *path = test_data_path(rel);
         _cleanup_fclose_ FILE *f = fopen(path, "re");
         _cleanup_free_ char *first = NULL, *line = NULL;
         StrBuf body = {};

@@ -1,0 +1,14 @@
+/* testdata.h: what every test program needs from the test data and files, in one place: the
+ * path of an entry of tests/data and whole-file readers that fail the test (cmocka) when the
+ * file cannot be read. Link tests/common/testdata.c and fixture.c ($(TEST_COMMON)). */
+#pragma once
+
+#include "fixture.h"
+
+/* $QGC_TESTDATA/rel (set by make check; else $QGC_SRCDIR/tests/data, else ./tests/data),
+ * malloc'ed. */
+char *test_data_path(const char *rel);
+/* The whole of root/rel, NUL-terminated (rel NULL: root is the file). */
+char *test_read_rel(const char *root, const char *rel);
+/* The whole file at path, NUL-terminated. */
+char *test_read(const char *path);
