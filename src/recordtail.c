@@ -16,6 +16,7 @@
 #include "macro.h"
 #include "record-int.h"
 #include "utf8.h"
+#include "vec.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -98,23 +99,6 @@ typedef struct TitleMatch {
         size_t key, value, value_end, next;
 } TitleMatch;
 
-typedef uint8_t RecordVec16 __attribute__((vector_size(16)));
-typedef uint64_t RecordVec2x64 __attribute__((vector_size(16)));
-
-static RecordVec16 record_vec_load(const char *p) {
-        RecordVec16 v;
-
-        memcpy(&v, p, sizeof(v));
-        return v;
-}
-
-static RecordVec16 record_vec_splat(char c) {
-        RecordVec16 v;
-
-        for (size_t k = 0; k < sizeof(v); k++)
-                v[k] = (uint8_t)c;
-        return v;
-}
 
 /* The first of the n candidate starts at text where needle (m bytes) is. */
 static const char *record_memmem_check(const char *text, size_t n, const char *needle, size_t m,
@@ -176,27 +160,27 @@ const char *record_memmem(const char *text, size_t n, const char *needle, size_t
 
 const char *record_memmem_portable(const char *text, size_t n, const char *needle, size_t m) {
         size_t a, b, c, i = 0;
-        RecordVec16 va, vb, vc;
+        Vec16 va, vb, vc;
 
         if (m < 4 || n < m)
                 return m <= n ? memmem(text, n, needle, m) : NULL;
         a = needle[0] == '"' ? 1 : 0;
         c = needle[m - 1] == '"' ? m - 2 : m - 1;
         b = (a + c) / 2;
-        va = record_vec_splat(needle[a]);
-        vb = record_vec_splat(needle[b]);
-        vc = record_vec_splat(needle[c]);
+        va = vec16_splat(needle[a]);
+        vb = vec16_splat(needle[b]);
+        vc = vec16_splat(needle[c]);
         /* candidate starts are 0..n-m; a block reads up to text[i + c + 31] < text[n] */
         for (; i + 32 <= n - m + 1; i += 32) {
-                RecordVec2x64 any;
+                Vec2x64 any;
                 const char *hit;
 
-                any = (RecordVec2x64)(((record_vec_load(text + i + a) == va) &
-                                       (record_vec_load(text + i + b) == vb) &
-                                       (record_vec_load(text + i + c) == vc)) |
-                                      ((record_vec_load(text + i + 16 + a) == va) &
-                                       (record_vec_load(text + i + 16 + b) == vb) &
-                                       (record_vec_load(text + i + 16 + c) == vc)));
+                any = (Vec2x64)(((vec16_load(text + i + a) == va) &
+                                       (vec16_load(text + i + b) == vb) &
+                                       (vec16_load(text + i + c) == vc)) |
+                                      ((vec16_load(text + i + 16 + a) == va) &
+                                       (vec16_load(text + i + 16 + b) == vb) &
+                                       (vec16_load(text + i + 16 + c) == vc)));
                 if (__builtin_expect(!(any[0] | any[1]), 1))
                         continue;
                 hit = record_memmem_check(text + i, 32, needle, m, a);

@@ -20,6 +20,7 @@
 #include "record.h"
 #include "usage-int.h"
 #include "usage.h"
+#include "vec.h"
 
 #define USAGE_MAX_LINE (16 * 1024 * 1024) /* longer lines cannot be salvaged exactly */
 #define USAGE_BACK_WINDOW (64 * 1024)
@@ -92,23 +93,6 @@ static int usage_fast_line(Salvage *s, const char *p, size_t n) {
         return r < 0 ? r : 1;
 }
 
-typedef uint8_t UsageVec16 __attribute__((vector_size(16)));
-
-static UsageVec16 usage_vec_load(const char *p) {
-        UsageVec16 v;
-
-        memcpy(&v, p, sizeof(v));
-        return v;
-}
-
-static UsageVec16 usage_vec_splat(char c) {
-        UsageVec16 v;
-
-        for (size_t k = 0; k < sizeof(v); k++)
-                v[k] = (uint8_t)c;
-        return v;
-}
-
 /* Does "ui_telemetry", or a \u escape that could spell one of its letters, start at p[i]? Each
  * of its letters (0x5f..0x79) escaped is "\u005f".."\u0079", so that is "\u00" and a 5, 6 or 7
  * (other escapes cannot make letters). */
@@ -122,18 +106,18 @@ static bool usage_mark_at(const char *p, size_t n, size_t i) {
 /* Can p[0..n) hold a ui_telemetry record? One pass for both spellings: 16 positions at a time,
  * "ui...y" or "\u.0" there before the exact check. */
 static bool usage_may_hold_event(const char *p, size_t n) {
-        const UsageVec16 u = usage_vec_splat('u'), i1 = usage_vec_splat('i'),
-                         y = usage_vec_splat('y'), bs = usage_vec_splat('\\'),
-                         zero = usage_vec_splat('0');
+        const Vec16 u = vec16_splat('u'), i1 = vec16_splat('i'),
+                         y = vec16_splat('y'), bs = vec16_splat('\\'),
+                         zero = vec16_splat('0');
         size_t i = 0;
 
         /* a block reads up to p[i + 11 + 15] */
         for (; n >= 27 && i <= n - 27; i += 16) {
-                UsageVec16 x0 = usage_vec_load(p + i), x1 = usage_vec_load(p + i + 1),
-                           x3 = usage_vec_load(p + i + 3), x11 = usage_vec_load(p + i + 11), e;
+                Vec16 x0 = vec16_load(p + i), x1 = vec16_load(p + i + 1),
+                           x3 = vec16_load(p + i + 3), x11 = vec16_load(p + i + 11), e;
                 uint64_t lo, hi;
 
-                e = (UsageVec16)(((x0 == u) & (x1 == i1) & (x11 == y)) |
+                e = (Vec16)(((x0 == u) & (x1 == i1) & (x11 == y)) |
                                  ((x0 == bs) & (x1 == u) & (x3 == zero)));
                 memcpy(&lo, &e, 8);
                 memcpy(&hi, (const char *)&e + 8, 8);
