@@ -1,5 +1,5 @@
 /* qgc-salvage.c: qgc's usage salvage alone, for the benchmark's salvage rows. For each FILE it
- * runs usage_build_record() (src/usage.c, linked from a build dir's libqgc.a) and prints the
+ * runs usage_build_record() (src/usagerecord.c, linked from a build dir's libqgc.a) and prints the
  * usage_record.jsonl line qgc would append, or "null". Writes nothing else.
  *
  * Build (run.sh does this): cc -O2 -I SRC -o qgc-salvage qgc-salvage.c BUILD/libqgc.a LIBS

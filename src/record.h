@@ -1,5 +1,7 @@
-/* record.h: bounded, tolerant reading of Qwen JSONL records. The only module (with usage.c) that
- * parses transcripts. Reads by pread on an fd the caller opened; never seeks a shared offset. */
+/* record.h: bounded, tolerant reading of Qwen JSONL records: lines (record.c), the first record
+ * (recordhead.c), the last activity and title (recordtail.c), JSON.parse's grammar (json.c). The
+ * only module (with the usage salvage) that parses transcripts. Reads by pread on an fd the
+ * caller opened; never seeks a shared offset. */
 #pragma once
 
 #include <stdbool.h>
