@@ -19,6 +19,7 @@
 #include "config-int.h"
 #include "config.h"
 #include "macro.h"
+#include "testdata.h"
 #include "util.h"
 
 static void test_dump(const ConfigErrors *e) {
@@ -370,21 +371,6 @@ static void test_explain_shows_every_key(void **state) {
                         fail_msg("--explain does not show %s = %s in %s\n%s", k->name, v,
                                  config_scopes[k->scope].group, out);
         }
-}
-
-/* Read a whole file. */
-static char *test_read(const char *path) {
-        FILE *f = fopen(path, "re");
-        StrBuf b = {};
-        char buf[4096];
-        size_t n;
-
-        if (!f)
-                fail_msg("cannot open %s", path);
-        while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-                assert_int_equal(strbuf_append(&b, buf, n), 0);
-        fclose(f);
-        return strbuf_steal(&b);
 }
 
 static char *test_man_page(void) {
