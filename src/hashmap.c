@@ -7,13 +7,16 @@
 
 #include "hashmap.h"
 
-uint64_t hash_bytes(const void *p, size_t n) {
+uint64_t hash_bytes_more(uint64_t h, const void *p, size_t n) {
         const unsigned char *s = p;
-        uint64_t h = HASH_FNV1A_OFFSET;
 
         for (size_t i = 0; i < n; i++)
                 h = (h ^ s[i]) * HASH_FNV1A_PRIME;
         return h;
+}
+
+uint64_t hash_bytes(const void *p, size_t n) {
+        return hash_bytes_more(HASH_FNV1A_OFFSET, p, n);
 }
 
 uint64_t hash_string(const char *s) {

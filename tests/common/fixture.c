@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "fixture.h"
+#include "hashmap.h"
 #include "macro.h"
 #include "util.h"
 
@@ -550,17 +551,6 @@ int fixture_rm_rf(const char *path) {
         return r;
 }
 
-/* FNV-1a 64 over bytes */
-static uint64_t fixture_fnv(uint64_t h, const void *p, size_t n) {
-        const unsigned char *c = p;
-
-        for (size_t i = 0; i < n; i++) {
-                h ^= c[i];
-                h *= UINT64_C(0x100000001b3);
-        }
-        return h;
-}
-
 typedef struct SnapLines {
         char **v;
         size_t n, alloc;
@@ -577,7 +567,7 @@ static int fixture_snapshot_dir(int dfd, const char *prefix, bool dir_atime, Sna
 static int fixture_snapshot_entry(int dfd, const char *name, const char *rel, bool dir_atime,
                                   SnapLines *out) {
         struct stat st;
-        uint64_t h = UINT64_C(0xcbf29ce484222325);
+        uint64_t h = HASH_FNV1A_OFFSET;
         int64_t atime_ns;
         char *line;
         int r;
@@ -592,7 +582,7 @@ static int fixture_snapshot_entry(int dfd, const char *name, const char *rel, bo
                 if (fd < 0)
                         return fd;
                 while ((k = read(fd, buf, sizeof(buf))) > 0)
-                        h = fixture_fnv(h, buf, (size_t)k);
+                        h = hash_bytes_more(h, buf, (size_t)k);
                 if (k < 0)
                         return -errno;
         } else if (S_ISLNK(st.st_mode)) {
@@ -600,7 +590,7 @@ static int fixture_snapshot_entry(int dfd, const char *name, const char *rel, bo
                 ssize_t k = readlinkat(dfd, name, target, sizeof(target));
                 if (k < 0)
                         return -errno;
-                h = fixture_fnv(h, target, (size_t)k);
+                h = hash_bytes_more(h, target, (size_t)k);
                 atime_ns = 0; /* readlink itself bumps it */
         } else if (S_ISDIR(st.st_mode) && !dir_atime)
                 atime_ns = 0;

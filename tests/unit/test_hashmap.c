@@ -27,6 +27,8 @@ static void test_fnv1a_vectors(void **state) {
         assert_true(hash_bytes("foobar", 6) == hash_string("foobar"));
         assert_true(hash_bytes("a\0b", 3) != hash_string("a"));
         assert_true(hash_bytes(NULL, 0) == HASH_FNV1A_OFFSET);
+        /* in pieces as in one */
+        assert_true(hash_bytes_more(hash_bytes("foo", 3), "bar", 3) == hash_string("foobar"));
 }
 
 static void test_fnv1a_ascii_lower(void **state) {
