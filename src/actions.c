@@ -64,6 +64,7 @@
 #include "cold.h"
 #include "fsutil.h"
 #include "journal.h"
+#include "json.h"
 #include "live.h"
 #include "lock.h"
 #include "log.h"
@@ -399,19 +400,15 @@ static int actions_unlink_benign(ActionsContext *c, int dfd, const char *name, i
 
 /* Does the runtime claim (dfd, name) name session id? */
 static bool actions_claim_names(int dfd, const char *name, const char *id) {
-        _cleanup_free_ char *buf = NULL;
-        json_object *doc, *sid;
-        size_t n;
-        bool match = false;
+        json_object *doc = NULL;
+        const char *sid;
+        bool match;
 
-        if (fs_read_file(dfd, name, 1024 * 1024, &buf, &n) < 0)
+        if (json_read_input(dfd, name, JSON_INPUT_CLAIM, &doc) < 0)
                 return false;
-        doc = json_tokener_parse(buf);
-        if (doc && json_object_object_get_ex(doc, "session_id", &sid) &&
-            json_object_is_type(sid, json_type_string))
-                match = strcasecmp(json_object_get_string(sid), id) == 0;
-        if (doc)
-                json_object_put(doc);
+        sid = json_get_string(doc, "session_id");
+        match = sid && strcasecmp(sid, id) == 0;
+        json_object_put(doc);
         return match;
 }
 
@@ -430,7 +427,7 @@ static int actions_remove_claims(ActionsContext *c, int chats_fd, const char *id
                 return 0; /* a transcript exists: claims prove its ownership */
         for (size_t i = 0; c->claim_names && i < c->n_claim_names; i++) {
                 name = c->claim_names[i];
-                if (!live_is_claim_of(name, id) || !actions_claim_names(chats_fd, name, id))
+                if (!claims_is_claim_of(name, id) || !actions_claim_names(chats_fd, name, id))
                         continue;
                 k = actions_unlink_benign(c, chats_fd, name, 0);
                 if (k < 0 && r == 0)
@@ -443,7 +440,7 @@ static int actions_remove_claims(ActionsContext *c, int chats_fd, const char *id
                 return fd;
         fs_dir_init(d, fd);
         while ((k = fs_dir_next(d, &name, &type)) > 0) {
-                if (!live_is_claim_of(name, id) || !actions_claim_names(chats_fd, name, id))
+                if (!claims_is_claim_of(name, id) || !actions_claim_names(chats_fd, name, id))
                         continue;
                 k = actions_unlink_benign(c, chats_fd, name, 0);
                 if (k < 0 && r == 0)
@@ -570,7 +567,7 @@ static int actions_mark_claims(RecoverMarker *m, int chats_fd, const char *chats
         for (size_t i = 0; names && r >= 0 && i < n; i++) {
                 _cleanup_free_ char *rel = NULL;
 
-                if (!live_is_claim_of(names[i], id) ||
+                if (!claims_is_claim_of(names[i], id) ||
                     !actions_claim_names(chats_fd, names[i], id))
                         continue;
                 rel = strprintf("%s/%s", chats, names[i]);
@@ -592,7 +589,7 @@ static int actions_mark_claims(RecoverMarker *m, int chats_fd, const char *chats
         while (r >= 0 && (de = readdir(d))) {
                 _cleanup_free_ char *rel = NULL;
 
-                if (!live_is_claim_of(de->d_name, id) ||
+                if (!claims_is_claim_of(de->d_name, id) ||
                     !actions_claim_names(chats_fd, de->d_name, id))
                         continue;
                 rel = strprintf("%s/%s", chats, de->d_name);
@@ -785,8 +782,8 @@ static void actions_batch_live(ActionsContext *c, ActionsBatch *b) {
                         continue;
                 }
                 if (loaded[it->dir] == 0) {
-                        k = live_claims_load(&claims[it->dir], b->dirs[it->dir].chats_fd);
-                        live_claims_sort(&claims[it->dir]);
+                        k = claims_load(&claims[it->dir], b->dirs[it->dir].chats_fd);
+                        claims_sort(&claims[it->dir]);
                         loaded[it->dir] = k == -ENOMEM ? -ENOMEM : k < 0 ? -EIO : 1;
                 }
                 copy = *it->s;
@@ -812,7 +809,7 @@ static void actions_batch_live(ActionsContext *c, ActionsBatch *b) {
                 free(copy.live_reason);
         }
         for (size_t j = 0; claims && j < b->n_dirs; j++)
-                live_claims_done(&claims[j]);
+                claims_done(&claims[j]);
         free(claims);
         free(loaded);
 }
@@ -915,7 +912,7 @@ static void actions_batch_claims(ActionsContext *c, ActionsBatchDir *d) {
                 while ((k = fs_dir_next(dir, &name, &type)) > 0) {
                         char **n;
 
-                        if (!live_is_claim_name(name))
+                        if (!claims_is_claim_name(name))
                                 continue;
                         n = realloc(d->claims, (d->n_claims + 1) * sizeof(char *));
                         if (n)

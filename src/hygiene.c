@@ -903,10 +903,10 @@ static int hygiene_stale_chats(HygieneStale *h, int cfd) {
                 } else if (S_ISREG(st.st_mode) && (hygiene_stale_id(name, ".pr.json", id) ||
                                                    hygiene_stale_id(name, ".ledger.jsonl", id)))
                         r = 0;
-                else if (S_ISREG(st.st_mode) && live_is_claim_name(name)) {
-                        _cleanup_(live_claims_done) ClaimSet set = {};
+                else if (S_ISREG(st.st_mode) && claims_is_claim_name(name)) {
+                        _cleanup_(claims_done) ClaimSet set = {};
 
-                        r = live_claims_add(&set, cfd, name);
+                        r = claims_add(&set, cfd, name);
                         if (r >= 0 && set.n == 1 && !set.claims[0].malformed &&
                             set.claims[0].work_dir)
                                 r = hygiene_stale_cwd(h, set.claims[0].work_dir);

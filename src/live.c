@@ -25,14 +25,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsread.h"
 #include "fsutil.h"
+#include "json.h"
 #include "live.h"
 #include "log.h"
 #include "macro.h"
 #include "qwen.h"
-#include "scan.h"
-
-#define LIVE_JSON_MAX (1024 * 1024)
 
 typedef struct LiveRegEntry {
         char *session_id;
@@ -161,44 +160,10 @@ static int64_t live_registry_name_pid(const char *name) {
         return streq(c, ".json") ? pid : -1;
 }
 
-static bool live_json_get(json_object *o, const char *key, json_type type, json_object **ret) {
-        json_object *v = NULL;
-
-        if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, type))
-                return false;
-        *ret = v;
-        return true;
-}
-
-static const char *live_json_string(json_object *o, const char *key) {
-        json_object *v;
-        return live_json_get(o, key, json_type_string, &v) ? json_object_get_string(v) : NULL;
-}
-
-/* An integer member (json int, or a double with an integral value); false when absent. */
-static bool live_json_int(json_object *o, const char *key, int64_t *ret) {
-        json_object *v = NULL;
-
-        if (!o || !json_object_object_get_ex(o, key, &v) || !v)
-                return false;
-        if (json_object_is_type(v, json_type_int)) {
-                *ret = json_object_get_int64(v);
-                return true;
-        }
-        if (json_object_is_type(v, json_type_double)) {
-                double d = json_object_get_double(v);
-                if (d != (double)(int64_t)d)
-                        return false;
-                *ret = (int64_t)d;
-                return true;
-        }
-        return false;
-}
-
 /* Decide one registry record: flags and reason. */
 static int live_registry_eval(const LiveProbe *p, int64_t name_pid, json_object *o,
                               unsigned *ret_flags, char **ret_reason) {
-        const char *proc_start = live_json_string(o, "procStart");
+        const char *proc_start = json_get_string(o, "procStart");
         int64_t schema = 1, pid = 0, pidns = 0;
         unsigned long long ticks;
         uint64_t now_ticks;
@@ -212,15 +177,15 @@ static int live_registry_eval(const LiveProbe *p, int64_t name_pid, json_object 
                 return *ret_reason ? 0 : -ENOMEM;                                                  \
         } while (0)
 
-        if (live_json_int(o, "schemaVersion", &schema) && schema > 1)
+        if (json_get_int(o, "schemaVersion", &schema) && schema > 1)
                 LIVE_VERDICT(LIVE_UNKNOWN, "registry record %" PRId64 ".json has schema %" PRId64,
                              name_pid, schema);
-        if (!live_json_int(o, "pid", &pid) || pid != name_pid)
+        if (!json_get_int(o, "pid", &pid) || pid != name_pid)
                 LIVE_VERDICT(LIVE_UNKNOWN, "registry record %" PRId64 ".json: pid does not match",
                              name_pid);
         if (!p->boot_known || !p->pidns_known)
                 LIVE_VERDICT(LIVE_UNKNOWN, "registry pid %" PRId64 ": /proc unreadable", pid);
-        if (!live_json_int(o, "pidNs", &pidns) || (uint64_t)pidns != p->pidns)
+        if (!json_get_int(o, "pidNs", &pidns) || (uint64_t)pidns != p->pidns)
                 LIVE_VERDICT(LIVE_UNKNOWN, "registry pid %" PRId64 " in another pid namespace",
                              pid);
         colon = proc_start ? strrchr(proc_start, ':') : NULL;
@@ -259,7 +224,7 @@ static int live_probe_load_registry(LiveProbe *p, const char *global_dir) {
         gfd = open(global_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (gfd < 0)
                 return errno == ENOENT ? 0 : -errno;
-        sfd = scan_openat(gfd, "sessions", O_RDONLY | O_DIRECTORY);
+        sfd = fs_open_noatime(gfd, "sessions", O_RDONLY | O_DIRECTORY);
         if (sfd == -ENOENT)
                 return 0;
         if (sfd < 0)
@@ -273,11 +238,11 @@ static int live_probe_load_registry(LiveProbe *p, const char *global_dir) {
 
                 if (pid < 0)
                         continue;
-                if (scan_read_json_at(sfd, name, LIVE_JSON_MAX, &o) < 0) {
+                if (json_read_input(sfd, name, JSON_INPUT_REGISTRY, &o) < 0) {
                         log_debug("registry '%s': unreadable, ignored", name);
                         continue;
                 }
-                sid = live_json_string(o, "sessionId");
+                sid = json_get_string(o, "sessionId");
                 if (!sid) {
                         json_object_put(o);
                         continue;
@@ -319,12 +284,12 @@ static int live_probe_load_locks(LiveProbe *p, const char *runtime_dir) {
         rfd = open(runtime_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (rfd < 0)
                 return errno == ENOENT ? 0 : -errno;
-        tfd = scan_openat(rfd, "tmp", O_RDONLY | O_DIRECTORY);
+        tfd = fs_open_noatime(rfd, "tmp", O_RDONLY | O_DIRECTORY);
         if (tfd == -ENOENT)
                 return 0;
         if (tfd < 0)
                 return tfd;
-        p->locks_fd = scan_openat(tfd, "session-writer-locks", O_RDONLY | O_DIRECTORY);
+        p->locks_fd = fs_open_noatime(tfd, "session-writer-locks", O_RDONLY | O_DIRECTORY);
         if (p->locks_fd == -ENOENT) {
                 p->locks_fd = -EBADF;
                 return 0;
@@ -413,181 +378,6 @@ LiveProbe *live_probe_free(LiveProbe *p) {
         return NULL;
 }
 
-bool live_is_claim_of(const char *name, const char *id) {
-        size_t l = strlen(id);
-        const char *p;
-
-        if (strncasecmp(name, id, l) != 0 || name[l] != '.')
-                return false;
-        p = name + l + 1;
-        if (streq(p, "runtime.json"))
-                return true;
-        if (*p < '0' || *p > '9')
-                return false;
-        while (*p >= '0' && *p <= '9')
-                p++;
-        return streq(p, ".runtime.json");
-}
-
-bool live_is_claim_name(const char *name) {
-        size_t n = strlen(name), k = strlen(".runtime.json");
-        return n > k && streq(name + n - k, ".runtime.json");
-}
-
-int live_claims_add(ClaimSet *set, int chats_fd, const char *name) {
-        json_object *o = NULL;
-        RuntimeClaim c = {};
-        struct stat st;
-        const char *s;
-        int r;
-
-        c.file = strdup(name);
-        if (!c.file)
-                return -ENOMEM;
-        if (fstatat(chats_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
-                scan_fileid_from_stat(&c.id, &st);
-        r = scan_read_json_at(chats_fd, name, LIVE_JSON_MAX, &o);
-        if (r == -ENOMEM) {
-                free(c.file);
-                return r;
-        }
-        if (r < 0 || !json_object_is_type(o, json_type_object))
-                c.malformed = true;
-        else {
-                if ((s = live_json_string(o, "session_id")))
-                        c.session_id = strdup(s);
-                if ((s = live_json_string(o, "work_dir")))
-                        c.work_dir = strdup(s);
-                if ((s = live_json_string(o, "hostname")))
-                        c.hostname = strdup(s);
-                (void)live_json_int(o, "pid", &c.pid);
-                if (!c.session_id)
-                        c.malformed = true;
-        }
-        json_object_put(o);
-        r = greedy_realloc((void **)&set->claims, &set->alloc, set->n + 1, sizeof(RuntimeClaim));
-        if (r < 0) {
-                free(c.file);
-                free(c.session_id);
-                free(c.work_dir);
-                free(c.hostname);
-                return r;
-        }
-        set->claims[set->n++] = c;
-        return 0;
-}
-
-int live_claims_load(ClaimSet *set, int chats_fd) {
-        _cleanup_close_ int fd2 = fs_open_dir(chats_fd, "."); /* its own offset */
-        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
-        const char *name;
-        unsigned char type;
-        int r = 0, k;
-
-        if (fd2 < 0)
-                return fd2;
-        if (!d)
-                return -ENOMEM;
-        fs_dir_init(d, fd2);
-        while ((k = fs_dir_next(d, &name, &type)) > 0) {
-                if (!live_is_claim_name(name))
-                        continue;
-                r = live_claims_add(set, chats_fd, name);
-                if (r < 0)
-                        break;
-        }
-        return r < 0 ? r : k;
-}
-
-void live_claims_done(ClaimSet *set) {
-        for (size_t i = 0; i < set->n; i++) {
-                free(set->claims[i].file);
-                free(set->claims[i].session_id);
-                free(set->claims[i].work_dir);
-                free(set->claims[i].hostname);
-        }
-        free(set->claims);
-        *set = (ClaimSet){};
-}
-
-bool live_claim_matches(const RuntimeClaim *c, const char *id) {
-        size_t n = strlen(id);
-
-        if (c->session_id)
-                return live_strcasecmp(c->session_id, id) == 0;
-        /* malformed: tie it to a session by its name, <id>.runtime.json or <id>.<pid>... */
-        for (size_t i = 0; i < n; i++)
-                if (tolower((unsigned char)c->file[i]) != tolower((unsigned char)id[i]))
-                        return false;
-        return c->file[n] == '.';
-}
-
-/* The id a claim names, as a (pointer, length) key: session_id, or the file name up to its
- * first '.' when malformed. */
-static const char *live_claim_key(const RuntimeClaim *c, size_t *ret_len) {
-        if (c->session_id) {
-                *ret_len = strlen(c->session_id);
-                return c->session_id;
-        }
-        *ret_len = strcspn(c->file, ".");
-        return c->file;
-}
-
-/* Case-insensitive compare of two (pointer, length) keys. */
-static int live_key_cmp2(const char *a, size_t an, const char *b, size_t bn) {
-        for (size_t i = 0;; i++) {
-                int x = i < an ? tolower((unsigned char)a[i]) : 0;
-                int y = i < bn ? tolower((unsigned char)b[i]) : 0;
-                if (x != y || x == 0)
-                        return x - y;
-        }
-}
-
-/* Case-insensitive compare of a key (a, an) with the NUL-terminated b. */
-static int live_key_cmp(const char *a, size_t an, const char *b) {
-        return live_key_cmp2(a, an, b, strlen(b));
-}
-
-static int live_cmp_claims(const void *pa, const void *pb) {
-        size_t an, bn;
-        const char *ak = live_claim_key(pa, &an), *bk = live_claim_key(pb, &bn);
-
-        return live_key_cmp2(ak, an, bk, bn);
-}
-
-void live_claims_sort(ClaimSet *set) {
-        if (set->n > 1)
-                qsort(set->claims, set->n, sizeof(RuntimeClaim), live_cmp_claims);
-        set->sorted = true;
-}
-
-void live_claims_range(const ClaimSet *set, const char *id, size_t *ret_first, size_t *ret_end) {
-        size_t lo = 0, hi, end;
-
-        if (!set || !set->sorted) {
-                *ret_first = 0;
-                *ret_end = set ? set->n : 0;
-                return;
-        }
-        hi = set->n;
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2, kn;
-                const char *k = live_claim_key(&set->claims[mid], &kn);
-                if (live_key_cmp(k, kn, id) < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        for (end = lo; end < set->n; end++) {
-                size_t kn;
-                const char *k = live_claim_key(&set->claims[end], &kn);
-                if (live_key_cmp(k, kn, id) != 0)
-                        break;
-        }
-        *ret_first = lo;
-        *ret_end = end;
-}
-
 /* Add flag and a reason to s. */
 static int live_add(Session *s, unsigned flag, const char *reason) {
         char *n;
@@ -628,9 +418,9 @@ static int live_check_claim(const LiveProbe *p, Session *s, const RuntimeClaim *
 
 /* The writer lock verdict for an open lock record. NULL reason: stale. */
 static int live_lock_eval(const LiveProbe *p, json_object *o, char **ret_reason) {
-        const char *state = live_json_string(o, "state");
-        const char *host = live_json_string(o, "hostname");
-        const char *psi = live_json_string(o, "process_start_identity");
+        const char *state = json_get_string(o, "state");
+        const char *host = json_get_string(o, "hostname");
+        const char *psi = json_get_string(o, "process_start_identity");
         json_object *ns = NULL;
         int64_t pid = 0;
         uint64_t now_ticks;
@@ -656,7 +446,7 @@ static int live_lock_eval(const LiveProbe *p, json_object *o, char **ret_reason)
                 LIVE_LOCKED("writer lock malformed");
         if (!host || !streq(host, p->hostname))
                 LIVE_LOCKED("writer lock held on host '%s'", host ? host : "(none)");
-        if (!live_json_int(o, "pid", &pid) || pid <= 0)
+        if (!json_get_int(o, "pid", &pid) || pid <= 0)
                 LIVE_LOCKED("writer lock malformed");
         if (!psi || !strneq(psi, "linux:", 6) || !p->boot_known)
                 LIVE_LOCKED("writer lock pid %" PRId64 ": start identity not checkable", pid);
@@ -709,7 +499,7 @@ static int live_check_lock(const LiveProbe *p, Session *s) {
         if (p->n_locks == 0 ||
             !bsearch(&key, p->locks, p->n_locks, sizeof(char *), live_cmp_name))
                 return 0;
-        r = scan_read_json_at(p->locks_fd, name, LIVE_JSON_MAX, &o);
+        r = json_read_input(p->locks_fd, name, JSON_INPUT_WRITER_LOCK, &o);
         if (r == -ENOENT)
                 return 0; /* released since the listing */
         if (r == -ENOMEM)
@@ -754,9 +544,9 @@ int live_check_claims(const LiveProbe *p, Session *s, const ClaimSet *claims) {
                 if (r < 0)
                         return r;
         }
-        live_claims_range(claims, s->id, &first, &end);
+        claims_range(claims, s->id, &first, &end);
         for (size_t i = first; i < end; i++) {
-                if (!live_claim_matches(&claims->claims[i], s->id))
+                if (!claims_match(&claims->claims[i], s->id))
                         continue;
                 r = live_check_claim(p, s, &claims->claims[i]);
                 if (r < 0)
@@ -766,7 +556,7 @@ int live_check_claims(const LiveProbe *p, Session *s, const ClaimSet *claims) {
 }
 
 int live_check(const LiveProbe *p, Session *s, int chats_fd) {
-        _cleanup_(live_claims_done) ClaimSet claims = {};
+        _cleanup_(claims_done) ClaimSet claims = {};
         _cleanup_(live_probe_freep) LiveProbe *fresh = NULL;
         Tree t = { .global_dir = p->global_dir, .runtime_dir = p->runtime_dir };
         int r;
@@ -777,7 +567,7 @@ int live_check(const LiveProbe *p, Session *s, int chats_fd) {
                 return r;
 
         if (chats_fd >= 0) {
-                r = live_claims_load(&claims, chats_fd);
+                r = claims_load(&claims, chats_fd);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0) {
@@ -813,7 +603,7 @@ static int live_busy_id(const LiveProbe *p, const ClaimSet *claims, const char *
 
 int live_project_busy(const Tree *t, int chats_fd, bool (*elsewhere)(const char *id, void *userdata),
                       void *userdata, char **ret_reason) {
-        _cleanup_(live_claims_done) ClaimSet claims = {};
+        _cleanup_(claims_done) ClaimSet claims = {};
         _cleanup_(live_probe_freep) LiveProbe *p = NULL;
         int r;
 
@@ -825,7 +615,7 @@ int live_project_busy(const Tree *t, int chats_fd, bool (*elsewhere)(const char 
                 return *ret_reason ? 1 : -ENOMEM;
         }
         if (chats_fd >= 0) {
-                r = live_claims_load(&claims, chats_fd);
+                r = claims_load(&claims, chats_fd);
                 if (r < 0) {
                         *ret_reason = strdup("runtime claims unreadable");
                         return *ret_reason ? 1 : -ENOMEM;

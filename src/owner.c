@@ -134,7 +134,7 @@ int owner_check_cached(Session *s, const HeadInfo *head, const char *why, const 
                                          strprintf("worktree of '%s'", root));
         }
 
-        live_claims_range(claims, s->id, &first, &end);
+        claims_range(claims, s->id, &first, &end);
         for (size_t i = first; i < end; i++) {
                 const RuntimeClaim *c = &claims->claims[i];
                 if (c->malformed || !c->session_id || !c->work_dir ||
@@ -158,11 +158,11 @@ int owner_check_cached(Session *s, const HeadInfo *head, const char *why, const 
 
 int owner_check(Session *s, const HeadInfo *head, const char *why, const char *project_dir,
                 int chats_fd) {
-        _cleanup_(live_claims_done) ClaimSet claims = {};
+        _cleanup_(claims_done) ClaimSet claims = {};
         int r;
 
         if (chats_fd >= 0 && head) {
-                r = live_claims_load(&claims, chats_fd);
+                r = claims_load(&claims, chats_fd);
                 if (r == -ENOMEM)
                         return r;
                 /* unreadable claims vouch for nothing */

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "inventory.h"
-#include "live.h"
+#include "claims.h"
 #include "record.h"
 
 /* Decide s->owner/owner_reason/cwd/hash from the parsed head of the transcript (head may be NULL

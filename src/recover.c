@@ -34,14 +34,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "claims.h"
 #include "erase.h"
+#include "fsread.h"
 #include "fsutil.h"
 #include "hashmap.h"
-#include "live.h"
 #include "log.h"
 #include "macro.h"
 #include "recover.h"
-#include "scan.h"
 #include "util.h"
 
 #define RECOVER_MARKER_MAGIC "qgc-pending-delete 1"
@@ -172,7 +172,7 @@ static bool recover_file_allowed(const char *id, const char *pd, const RecoverFi
                         return true;
         }
         return strncmp(f->rel, chats, lc) == 0 && !strchr(f->rel + lc, '/') &&
-               live_is_claim_of(f->rel + lc, id);
+               claims_is_claim_of(f->rel + lc, id);
 }
 
 /* Parse one file line of a marker into f (f->rel points into line). */
@@ -493,7 +493,7 @@ static int recover_apply(const RecoverRoots *rt, const RecoverMarker *m, bool ex
 
 /* Read and parse the marker (dir_fd, name); its identity in *ret_id. */
 static int recover_read_marker(int dir_fd, const char *name, RecoverMarker *ret, FileId *ret_id) {
-        _cleanup_close_ int fd = scan_openat(dir_fd, name, O_RDONLY);
+        _cleanup_close_ int fd = fs_open_noatime(dir_fd, name, O_RDONLY);
         _cleanup_free_ char *text = NULL;
         struct stat st;
         size_t n;
@@ -600,7 +600,7 @@ static int recover_open_list(int dfd, const char *rel, dev_t dev) {
                 return -ENOMEM;
         for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
                 struct stat st;
-                int fd = scan_openat(cur >= 0 ? cur : dfd, c, O_RDONLY | O_DIRECTORY);
+                int fd = fs_open_noatime(cur >= 0 ? cur : dfd, c, O_RDONLY | O_DIRECTORY);
 
                 if (fd < 0)
                         return fd;
@@ -747,8 +747,8 @@ static int recover_scan_projects(Plan *p, size_t t, const RecoverRoots *rt, bool
 
                         if (!rel)
                                 return -ENOMEM;
-                        *dfd[i] = scan_openat(i == 0 ? fd : *dfd[i - 1], i == 0 ? name : comp[i],
-                                              O_RDONLY | O_DIRECTORY);
+                        *dfd[i] = fs_open_noatime(i == 0 ? fd : *dfd[i - 1],
+                                                  i == 0 ? name : comp[i], O_RDONLY | O_DIRECTORY);
                         if (*dfd[i] < 0) {
                                 k = *dfd[i];
                                 if (k != -ENOENT && k != -ENOTDIR && k != -ELOOP && k != -EXDEV)

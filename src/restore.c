@@ -12,10 +12,10 @@
 #include <sys/stat.h>
 
 #include "cold.h"
+#include "fsread.h"
 #include "fsutil.h"
 #include "macro.h"
 #include "restore.h"
-#include "scan.h"
 #include "util.h"
 
 /* Why the session cannot be restored, or NULL. */
@@ -165,7 +165,7 @@ static int restore_cold_step(const Inventory *inv, size_t t, const char *id, Pla
         if (root_fd < 0)
                 return 0;
         /* listed with O_NOATIME where permitted, like the scan: a dry run changes no atime */
-        pfd = scan_openat(root_fd, "projects", O_RDONLY | O_DIRECTORY);
+        pfd = fs_open_noatime(root_fd, "projects", O_RDONLY | O_DIRECTORY);
         if (pfd < 0 || fstat(pfd, &sb) < 0 || sb.st_dev != tr->dev)
                 return 0;
         fs_dir_init(d, pfd);

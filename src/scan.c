@@ -24,8 +24,10 @@
 #include <unistd.h>
 
 #include "erase.h"
+#include "fsread.h"
 #include "fsutil.h"
 #include "hygiene.h"
+#include "json.h"
 #include "live.h"
 #include "log.h"
 #include "macro.h"
@@ -35,7 +37,6 @@
 #include "scan.h"
 #include "scan-int.h"
 
-#define SCAN_JSON_MAX (16 * 1024 * 1024) /* organisation and task files */
 
 
 
@@ -82,57 +83,6 @@ typedef struct ScanProject {
         json_object *org_root;
         int review_fd; /* workflows/generated/review/, -EBADF when absent */
 } ScanProject;
-
-void scan_fileid_from_stat(FileId *id, const struct stat *st) {
-        *id = (FileId){
-                .present = true,
-                .dev = st->st_dev,
-                .ino = st->st_ino,
-                .size = (uint64_t)st->st_size,
-                .blocks = (uint64_t)st->st_blocks * 512,
-                .mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
-                .ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec,
-        };
-}
-
-int scan_openat(int dfd, const char *name, int flags) {
-        int base = flags | O_NONBLOCK | O_NOCTTY, fd;
-
-        /* fs_openat(): no symlink, no mount crossing (a bind mount of the same filesystem too) */
-        fd = fs_openat(dfd, name, base | O_NOATIME, 0);
-        if (fd == -EPERM) /* O_NOATIME needs ownership or CAP_FOWNER */
-                fd = fs_openat(dfd, name, base, 0);
-        return fd;
-}
-
-int scan_read_json_at(int dfd, const char *name, size_t max, json_object **ret) {
-        _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *buf = NULL;
-        json_tokener *tok;
-        json_object *o;
-        size_t len = 0;
-        int r;
-
-        fd = scan_openat(dfd, name, O_RDONLY); /* O_NOATIME where permitted: a dry run reads */
-        if (fd < 0)
-                return fd;
-        r = fs_read_fd(fd, max, &buf, &len);
-        if (r < 0)
-                return r;
-        tok = json_tokener_new();
-        if (!tok)
-                return -ENOMEM;
-        o = json_tokener_parse_ex(tok, buf, (int)len);
-        if (json_tokener_get_error(tok) != json_tokener_success) {
-                json_object_put(o);
-                o = NULL;
-        }
-        json_tokener_free(tok);
-        if (!o)
-                return -EBADMSG;
-        *ret = o;
-        return 0;
-}
 
 static int scan_cmp_str(const void *a, const void *b) {
         return strcmp(*(char *const *)a, *(char *const *)b);
@@ -183,7 +133,7 @@ static void scan_copy_done(ScanCopy *c) {
 static int scan_copy_open_fast(const ScanCtx *ctx, int dfd, const char *name, struct stat *ret_st) {
         int fd;
 
-        fd = scan_openat(dfd, name, O_RDONLY);
+        fd = fs_open_noatime(dfd, name, O_RDONLY);
         if (fd < 0)
                 return fd;
         if (fstat(fd, ret_st) < 0 || !S_ISREG(ret_st->st_mode) || ret_st->st_dev != ctx->dev) {
@@ -224,7 +174,7 @@ static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, bool archiv
                         c->problem = strprintf("cannot stat: %s", errno_to_string(errno));
                         return c->problem ? 0 : -ENOMEM;
                 }
-                scan_fileid_from_stat(&c->id, &st);
+                fs_fileid_from_stat(&c->id, &st);
                 if (!S_ISREG(st.st_mode)) {
                         c->problem = strprintf("not a regular file (%s)",
                                                scan_type_name(st.st_mode));
@@ -234,7 +184,7 @@ static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, bool archiv
                         c->problem = strdup("on another filesystem");
                         return c->problem ? 0 : -ENOMEM;
                 }
-                fd = scan_openat(dfd, name, O_RDONLY);
+                fd = fs_open_noatime(dfd, name, O_RDONLY);
                 if (fd < 0) {
                         c->problem = strprintf("cannot open: %s", errno_to_string(-fd));
                         return c->problem ? 0 : -ENOMEM;
@@ -245,7 +195,7 @@ static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, bool archiv
                         return c->problem ? 0 : -ENOMEM;
                 }
         }
-        scan_fileid_from_stat(&c->id, &fst);
+        fs_fileid_from_stat(&c->id, &fst);
         c->regular = true;
         want_title = want_title || scan_want_title(ctx, &fst, archived);
         c->title_unread = !want_title;
@@ -285,7 +235,7 @@ static bool scan_worktree_live(int dfd, const ScanNames *names, const char *name
 
         if (dfd < 0 || !scan_names_has(names, name))
                 return false;
-        if (scan_read_json_at(dfd, name, 1024 * 1024, &o) < 0)
+        if (json_read_input(dfd, name, JSON_INPUT_WORKTREE, &o) < 0)
                 return false;
         if (json_object_object_get_ex(o, "worktreePath", &v) &&
             json_object_is_type(v, json_type_string) && json_object_get_string(v)[0] == '/')
@@ -336,7 +286,7 @@ static int scan_logs_load(int hfd, ScanTasks *t) {
         size_t n;
         int r;
 
-        r = scan_read_json_at(hfd, ERASE_LOGS_FILE, SCAN_JSON_MAX, &o);
+        r = json_read_input(hfd, ERASE_LOGS_FILE, JSON_INPUT_LOGS, &o);
         if (r == -ENOMEM)
                 return r;
         if (r < 0 || !json_object_is_type(o, json_type_array)) {
@@ -375,13 +325,13 @@ static int scan_tasks_load(ScanCtx *c, const char *hash, ScanTasks *t) {
 
         if (c->tmp_fd < 0)
                 return 0;
-        hfd = scan_openat(c->tmp_fd, hash, O_RDONLY | O_DIRECTORY);
+        hfd = fs_open_noatime(c->tmp_fd, hash, O_RDONLY | O_DIRECTORY);
         if (hfd < 0)
                 return 0;
         r = scan_logs_load(hfd, t);
         if (r < 0)
                 return r;
-        r = scan_read_json_at(hfd, "scheduled_tasks.json", SCAN_JSON_MAX, &o);
+        r = json_read_input(hfd, "scheduled_tasks.json", JSON_INPUT_TASKS, &o);
         if (r == -ENOENT)
                 return 0;
         if (r == -ENOMEM)
@@ -575,10 +525,10 @@ static int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
                 goto fail;
         if (arc && (r = scan_sidecars(ctx, &s, p->archive_fd, &p->archive_other, arc->id)) < 0)
                 goto fail;
-        live_claims_range(&p->claims, s.id, &first, &end);
+        claims_range(&p->claims, s.id, &first, &end);
         for (size_t i = first; i < end; i++)
                 if (p->claims.claims[i].id.present &&
-                    live_claim_matches(&p->claims.claims[i], s.id)) {
+                    claims_match(&p->claims.claims[i], s.id)) {
                         s.bytes += p->claims.claims[i].id.size;
                         s.bytes_alloc += p->claims.claims[i].id.blocks;
                 }
@@ -660,8 +610,8 @@ static int scan_list_chats(int dfd, ScanEntries *e, ScanNames *other, ClaimSet *
                 r = scan_names_add(other, de->d_name);
                 if (r < 0)
                         break;
-                if (claims && live_is_claim_name(de->d_name)) {
-                        r = live_claims_add(claims, dfd, de->d_name);
+                if (claims && claims_is_claim_name(de->d_name)) {
+                        r = claims_add(claims, dfd, de->d_name);
                         if (r < 0)
                                 break;
                 }
@@ -695,7 +645,7 @@ static int scan_open_subdir(int dfd, const char *name, dev_t dev, struct stat *r
                 return -ENOTDIR;
         if (st.st_dev != dev || mount)
                 return -EXDEV;
-        fd = scan_openat(dfd, name, O_RDONLY | O_DIRECTORY);
+        fd = fs_open_noatime(dfd, name, O_RDONLY | O_DIRECTORY);
         if (fd >= 0 && ret_st)
                 *ret_st = st;
         return fd;
@@ -710,11 +660,11 @@ static int scan_empty_project(ScanCtx *ctx, int projects_fd, const char *name, m
 
         if (fstatat(projects_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return 0;
-        scan_fileid_from_stat(&o.dir, &st);
+        fs_fileid_from_stat(&o.dir, &st);
         a.bytes = (uint64_t)st.st_size;
         a.bytes_alloc = (uint64_t)st.st_blocks * 512;
         a.mtime = MAX(newest, scan_ts_msec(&st.st_mtim));
-        pfd = scan_openat(projects_fd, name, O_RDONLY | O_DIRECTORY);
+        pfd = fs_open_noatime(projects_fd, name, O_RDONLY | O_DIRECTORY);
         if (pfd >= 0 && scan_dir_sum(pfd, ctx->dev, 1, &a) == -ENOMEM)
                 return -ENOMEM;
         o.bytes = a.bytes;
@@ -765,7 +715,7 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
         r = scan_list_chats(p->chats_fd, &act, &p->chats_other, &p->claims, &n_chats);
         if (r < 0)
                 return scan_project_unlisted(ctx, p->name, "chats/", r);
-        live_claims_sort(&p->claims);
+        claims_sort(&p->claims);
         if (scan_names_has(&p->chats_other, "archive")) {
                 p->archive_fd = scan_open_subdir(p->chats_fd, "archive", ctx->dev, NULL);
                 if (p->archive_fd >= 0) {
@@ -800,7 +750,7 @@ static void scan_project_done(ScanProject *p) {
         safe_close(p->archive_fd);
         scan_names_done(&p->chats_other);
         scan_names_done(&p->archive_other);
-        live_claims_done(&p->claims);
+        claims_done(&p->claims);
         scan_aggs_done(&p->subagents);
         owner_cache_done(&p->owner);
         json_object_put(p->org_root);
@@ -836,14 +786,14 @@ int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
         if (r < 0)
                 return scan_project_unlisted(ctx, name, "", r) < 0 ? -ENOMEM : 0;
 
-        if (scan_read_json_at(pfd, "session-organization.v1.json", SCAN_JSON_MAX, &p.org_root) ==
-            0) {
+        if (json_read_input(pfd, "session-organization.v1.json", JSON_INPUT_ORGANIZATION,
+                            &p.org_root) == 0) {
                 json_object *v = NULL;
                 if (json_object_object_get_ex(p.org_root, "sessions", &v) &&
                     json_object_is_type(v, json_type_object))
                         p.org = v;
         }
-        p.review_fd = scan_openat(pfd, ERASE_REVIEW_DIR, O_RDONLY | O_DIRECTORY);
+        p.review_fd = fs_open_noatime(pfd, ERASE_REVIEW_DIR, O_RDONLY | O_DIRECTORY);
         sfd = scan_open_subdir(pfd, "subagents", ctx->dev, NULL);
         if (sfd >= 0) {
                 r = scan_collect_aggs(sfd, ctx->dev, /* only_ids= */ true, &p.subagents);

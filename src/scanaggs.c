@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fsread.h"
 #include "fsutil.h"
 #include "hashmap.h"
 #include "log.h"
@@ -86,7 +87,8 @@ int scan_dir_sum(int dfd, dev_t dev, unsigned depth, ScanAgg *agg) {
                 agg->bytes_alloc += (uint64_t)st.st_blocks * 512;
                 agg->mtime = MAX(agg->mtime, scan_ts_msec(&st.st_mtim));
                 if (S_ISDIR(st.st_mode)) {
-                        _cleanup_close_ int sub = scan_openat(dfd, name, O_RDONLY | O_DIRECTORY);
+                        _cleanup_close_ int sub =
+                                fs_open_noatime(dfd, name, O_RDONLY | O_DIRECTORY);
                         if (sub < 0)
                                 continue;
                         r = scan_dir_sum(sub, dev, depth + 1, agg);
@@ -120,10 +122,10 @@ int scan_collect_aggs(int dfd, dev_t dev, bool only_ids, ScanAggs *aggs) {
                 if (fs_statat(dfd, de->d_name, &st, &mount) < 0 || !S_ISDIR(st.st_mode) ||
                     st.st_dev != dev || mount)
                         continue;
-                sub = scan_openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY);
+                sub = fs_open_noatime(dfd, de->d_name, O_RDONLY | O_DIRECTORY);
                 if (sub < 0)
                         continue;
-                scan_fileid_from_stat(&a.dir, &st);
+                fs_fileid_from_stat(&a.dir, &st);
                 a.bytes = (uint64_t)st.st_size;
                 a.bytes_alloc = (uint64_t)st.st_blocks * 512;
                 a.mtime = scan_ts_msec(&st.st_mtim);

@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "cold.h"
+#include "fsread.h"
 #include "fsutil.h"
 #include "macro.h"
-#include "scan.h"
 #include "show.h"
 #include "util.h"
 
@@ -80,7 +80,7 @@ static int show_cold(const Tree *tr, const char *id, int out_fd) {
         if (r < 0)
                 return r;
         /* listed with O_NOATIME where permitted, like the scan: showing changes no atime */
-        pfd = scan_openat(root.fd, "projects", O_RDONLY | O_DIRECTORY);
+        pfd = fs_open_noatime(root.fd, "projects", O_RDONLY | O_DIRECTORY);
         if (pfd >= 0 && (fstat(pfd, &sb) < 0 || sb.st_dev != tr->dev)) {
                 safe_close(pfd);
                 pfd = -EXDEV;

@@ -13,13 +13,13 @@
 
 #include <json-c/json.h>
 
+#include "fsread.h"
 #include "fsutil.h"
 #include "hygiene.h"
 #include "macro.h"
 #include "strtable.h"
 #include "plan.h"
 #include "qwen.h"
-#include "scan.h"
 #include "treesize.h"
 #include "util.h"
 
@@ -309,7 +309,7 @@ static int ts_walk(TsWalk *w, int dfd, size_t len, unsigned depth) {
                         r = ts_count(w, TREE_KIND_DIRS, &st, w->path);
                         if (r < 0)
                                 return r;
-                        sub = scan_openat(dfd, name, O_RDONLY | O_DIRECTORY);
+                        sub = fs_open_noatime(dfd, name, O_RDONLY | O_DIRECTORY);
                         if (sub < 0) {
                                 w->size->incomplete = true;
                                 continue;
@@ -342,7 +342,7 @@ static int ts_measure_root(TreeSize *s, const char *path, dev_t dev, const struc
         if (rfd < 0)
                 return rfd;
         /* listed with O_NOATIME where permitted, as the scan lists: status changes no atime */
-        fd = scan_openat(rfd, ".", O_RDONLY | O_DIRECTORY);
+        fd = fs_open_noatime(rfd, ".", O_RDONLY | O_DIRECTORY);
         if (fd < 0)
                 return fd;
         if (fstat(fd, &st) < 0)

@@ -935,9 +935,9 @@ static void test_live_check_rereads_registry_and_claims(void **state) {
 }
 
 
-static void test_live_claims_sorted_range(void **state) {
+static void test_claims_sorted_range(void **state) {
         Fx *fx = *state;
-        _cleanup_(live_claims_done) ClaimSet set = {};
+        _cleanup_(claims_done) ClaimSet set = {};
         _cleanup_free_ char *dir = fixture_path(fx->root, "claims");
         _cleanup_close_ int dfd = -EBADF;
         static const char *const ids[] = { "cccccccc-0000-4000-8000-000000000003",
@@ -959,19 +959,19 @@ static void test_live_claims_sorted_range(void **state) {
                          0);
         dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         assert_true(dfd >= 0);
-        assert_int_equal(live_claims_load(&set, dfd), 0);
+        assert_int_equal(claims_load(&set, dfd), 0);
         assert_int_equal(set.n, 10);
-        live_claims_sort(&set);
+        claims_sort(&set);
         for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
-                live_claims_range(&set, ids[i], &first, &end);
+                claims_range(&set, ids[i], &first, &end);
                 hits = 0;
                 for (size_t j = first; j < end; j++)
-                        if (live_claim_matches(&set.claims[j], ids[i]))
+                        if (claims_match(&set.claims[j], ids[i]))
                                 hits++;
                 assert_int_equal(hits, i == 2 ? 4 : 3);
                 assert_int_equal(end - first, hits);
         }
-        live_claims_range(&set, "dddddddd-0000-4000-8000-000000000004", &first, &end);
+        claims_range(&set, "dddddddd-0000-4000-8000-000000000004", &first, &end);
         assert_int_equal(end, first);
 }
 
@@ -1320,7 +1320,7 @@ int main(void) {
                 T(test_scan_live_writer_locks),
                 T(test_scan_last_write_from_subagents),
                 T(test_live_check_rereads_registry_and_claims),
-                T(test_live_claims_sorted_range),
+                T(test_claims_sorted_range),
                 cmocka_unit_test(test_roots_resolve_default),
                 cmocka_unit_test(test_roots_resolve_env_expansion),
                 cmocka_unit_test(test_roots_resolve_relative_against_cwd),

@@ -1,0 +1,64 @@
+/* json.h: reading a small JSON file of a tree in the dialect of the Qwen code that reads it.
+ * json.c is the grammar (JSON.parse's: record_json_parse() builds, record_json_capture() and
+ * record_json_members() capture or validate; declared in record.h for the transcript readers);
+ * jsonfile.c reads a file through fsread.h's safe open and holds the one table that says which
+ * dialect each input is read in. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct json_object;
+
+typedef enum JsonDialect {
+        /* ECMAScript JSON.parse of the file read as UTF-8 (Node's fs.readFile(f, 'utf8')):
+         * record_json_parse(). No NaN, comments, single quotes, raw controls, BOM or trailing
+         * bytes. */
+        JSON_DIALECT_PARSE,
+        /* json-c's tokener: also accepts NaN/Infinity, comments, single quotes, raw control
+         * characters and bytes after the value. Only where Qwen's reader is not known and the
+         * lenient reading is the one that keeps more. */
+        JSON_DIALECT_LENIENT,
+        _JSON_DIALECT_MAX,
+} JsonDialect;
+
+/* Every JSON file of a Qwen tree that qgc reads for evidence (the transcripts and usage file are
+ * JSONL, read by record.c and usage.c with JSON_DIALECT_PARSE's grammar). */
+typedef enum JsonInput {
+        JSON_INPUT_REGISTRY,     /* G/sessions/<pid>[-<8hex>].json */
+        JSON_INPUT_CLAIM,        /* chats/<id>[.<pid>].runtime.json */
+        JSON_INPUT_WRITER_LOCK,  /* R/tmp/session-writer-locks/<id>.lock */
+        JSON_INPUT_TASKS,        /* R/tmp/<hash>/scheduled_tasks.json */
+        JSON_INPUT_TASKS_LOCK,   /* R/tmp/<hash>/scheduled_tasks.lock */
+        JSON_INPUT_ORGANIZATION, /* projects/<p>/session-organization.v1.json */
+        JSON_INPUT_LOGS,         /* R/tmp/<hash>/logs.json */
+        JSON_INPUT_WORKTREE,     /* chats/<id>.worktree.json */
+        _JSON_INPUT_MAX,
+} JsonInput;
+
+typedef struct JsonInputInfo {
+        const char *file;    /* the file, for messages and docs */
+        JsonDialect dialect; /* how Qwen reads it */
+        size_t max;          /* larger files are not read (-EFBIG) */
+        const char *qwen;    /* Qwen's reader, and what it does on a parse error */
+        const char *qgc;     /* what qgc does when the file does not parse */
+} JsonInputInfo;
+
+/* The table row of an input (never NULL for a valid input). */
+const JsonInputInfo *json_input_info(JsonInput input);
+const char *json_dialect_to_string(JsonDialect d);
+
+/* Read (dfd, name) with fs_open_noatime() (no-follow, non-blocking, O_NOATIME where permitted),
+ * regular files only (-EBADFD), at most max bytes (-EFBIG), and parse the whole text in dialect:
+ * 0 with *ret (owned by the caller), -EBADMSG when it does not parse or is JSON null, -ENOMEM,
+ * or the open's -errno (-ENOENT, -ELOOP, ...). */
+int json_read_file(int dfd, const char *name, size_t max, JsonDialect dialect,
+                   struct json_object **ret);
+/* json_read_file() with the dialect and size limit of input's table row. */
+int json_read_input(int dfd, const char *name, JsonInput input, struct json_object **ret);
+
+/* The string member key of object o, or NULL (absent, not a string, o not an object). */
+const char *json_get_string(struct json_object *o, const char *key);
+/* An integer member (a json int, or a double with an integral value): true with *ret. */
+bool json_get_int(struct json_object *o, const char *key, int64_t *ret);

@@ -1,0 +1,188 @@
+/* jsonfile.c: json_read_file() and the one table of JSON inputs (json.h): which dialect each
+ * file of a Qwen tree is read in, chosen from the Qwen code that reads it. The rule: where Qwen
+ * reads a file with JSON.parse, qgc reads it with the same grammar, so that qgc sees exactly
+ * the evidence Qwen sees; what a file that does not parse means is decided by its reader, always
+ * towards keeping when Qwen's own reading would be uncertain. */
+#include "autoconf.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "fsread.h"
+#include "fsutil.h"
+#include "json.h"
+#include "macro.h"
+#include "record.h"
+
+#define MIB (1024 * 1024)
+
+static const JsonInputInfo json_inputs[_JSON_INPUT_MAX] = {
+        [JSON_INPUT_REGISTRY] = {
+                .file = "G/sessions/<pid>.json",
+                .dialect = JSON_DIALECT_PARSE,
+                .max = MIB,
+                .qwen = "JSON.parse; a record that does not parse is skipped (never swept)",
+                .qgc = "the record is ignored (a live process rewrites its record by rename)",
+        },
+        [JSON_INPUT_CLAIM] = {
+                .file = "chats/<id>.runtime.json",
+                .dialect = JSON_DIALECT_PARSE,
+                .max = MIB,
+                .qwen = "runtimeStatus.ts readRuntimeStatus(): JSON.parse, null on error; "
+                        "readRuntimeStatusClaims() then reports 'incomplete' and "
+                        "hasActiveRuntimeStatusClaimSync() keeps the project",
+                .qgc = "malformed claim: liveness unknown, the session is kept",
+        },
+        [JSON_INPUT_WRITER_LOCK] = {
+                .file = "R/tmp/session-writer-locks/<id>.lock",
+                .dialect = JSON_DIALECT_PARSE,
+                .max = MIB,
+                .qwen = "session-writer-lease.ts: JSON.parse; 'malformed' after retries, never "
+                        "reclaimed",
+                .qgc = "the lock counts as held: the session is kept",
+        },
+        [JSON_INPUT_TASKS] = {
+                .file = "R/tmp/<hash>/scheduled_tasks.json",
+                .dialect = JSON_DIALECT_PARSE,
+                .max = 16 * MIB,
+                .qwen = "cronTasksFile.ts readCronTasks(): JSON.parse; throws on a parse error or "
+                        "a non-array, refusing to treat the file as an empty schedule",
+                .qgc = "every session of the hash is bound to a task: kept",
+        },
+        [JSON_INPUT_TASKS_LOCK] = {
+                .file = "R/tmp/<hash>/scheduled_tasks.lock",
+                .dialect = JSON_DIALECT_PARSE,
+                .max = 64 * 1024,
+                .qwen = "cronTasksLock.ts: JSON.parse of the holder record",
+                .qgc = "the lock counts as held: the directory is no stale-tmp candidate",
+        },
+        [JSON_INPUT_ORGANIZATION] = {
+                .file = "projects/<p>/session-organization.v1.json",
+                .dialect = JSON_DIALECT_PARSE,
+                .max = 16 * MIB,
+                .qwen = "session-organization-service.ts readStore(): JSON.parse; any error "
+                        "reads as an empty store (the next write replaces the file)",
+                .qgc = "no session of the project is organised (as Qwen shows it)",
+        },
+        [JSON_INPUT_LOGS] = {
+                .file = "R/tmp/<hash>/logs.json",
+                .dialect = JSON_DIALECT_PARSE,
+                .max = 16 * MIB,
+                .qwen = "logger.ts _readLogFile(): JSON.parse; a SyntaxError backs the file up "
+                        "and starts empty",
+                .qgc = "the plan previews no prompt-history rows (the delete's own edit reports "
+                       "the file)",
+        },
+        [JSON_INPUT_WORKTREE] = {
+                .file = "chats/<id>.worktree.json",
+                .dialect = JSON_DIALECT_LENIENT,
+                .max = MIB,
+                .qwen = "not checked against Qwen's reader",
+                .qgc = "no live worktree is known from it; the lenient grammar finds a "
+                       "worktreePath in more files, so it keeps more",
+        },
+};
+
+const JsonInputInfo *json_input_info(JsonInput input) {
+        assert(input >= 0 && input < _JSON_INPUT_MAX);
+        return &json_inputs[input];
+}
+
+const char *json_dialect_to_string(JsonDialect d) {
+        static const char *const names[_JSON_DIALECT_MAX] = {
+                [JSON_DIALECT_PARSE] = "JSON.parse",
+                [JSON_DIALECT_LENIENT] = "json-c",
+        };
+        return d >= 0 && d < _JSON_DIALECT_MAX ? names[d] : NULL;
+}
+
+static int json_parse_lenient(const char *buf, size_t len, json_object **ret) {
+        json_tokener *tok = json_tokener_new();
+        json_object *o;
+
+        if (!tok)
+                return -ENOMEM;
+        o = json_tokener_parse_ex(tok, buf, (int)len);
+        if (json_tokener_get_error(tok) != json_tokener_success) {
+                json_object_put(o);
+                o = NULL;
+        }
+        json_tokener_free(tok);
+        if (!o)
+                return -EBADMSG;
+        *ret = o;
+        return 0;
+}
+
+int json_read_file(int dfd, const char *name, size_t max, JsonDialect dialect, json_object **ret) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        json_object *o = NULL;
+        size_t len = 0;
+        int r;
+
+        if (max > INT32_MAX)
+                return -EINVAL;
+        fd = fs_open_noatime(dfd, name, O_RDONLY); /* a dry run reads: atimes stay */
+        if (fd < 0)
+                return fd;
+        r = fs_read_fd(fd, max, &buf, &len);
+        if (r < 0)
+                return r;
+        switch (dialect) {
+        case JSON_DIALECT_PARSE:
+                r = record_json_parse(buf, len, &o);
+                if (r == -E2BIG)
+                        r = -EFBIG;
+                break;
+        case JSON_DIALECT_LENIENT:
+                r = json_parse_lenient(buf, len, &o);
+                break;
+        default:
+                return -EINVAL;
+        }
+        if (r < 0)
+                return r;
+        if (!o) /* JSON null: no reader wants one */
+                return -EBADMSG;
+        *ret = o;
+        return 0;
+}
+
+int json_read_input(int dfd, const char *name, JsonInput input, json_object **ret) {
+        const JsonInputInfo *i = json_input_info(input);
+
+        return json_read_file(dfd, name, i->max, i->dialect, ret);
+}
+
+const char *json_get_string(json_object *o, const char *key) {
+        json_object *v = NULL;
+
+        if (!o || !json_object_object_get_ex(o, key, &v) ||
+            !json_object_is_type(v, json_type_string))
+                return NULL;
+        return json_object_get_string(v);
+}
+
+bool json_get_int(json_object *o, const char *key, int64_t *ret) {
+        json_object *v = NULL;
+
+        if (!o || !json_object_object_get_ex(o, key, &v) || !v)
+                return false;
+        if (json_object_is_type(v, json_type_int)) {
+                *ret = json_object_get_int64(v);
+                return true;
+        }
+        if (json_object_is_type(v, json_type_double)) {
+                double d = json_object_get_double(v);
+                if (d != (double)(int64_t)d)
+                        return false;
+                *ret = (int64_t)d;
+                return true;
+        }
+        return false;
+}
