@@ -763,12 +763,12 @@ static void actions_batch_fail(ActionsContext *c, ActionsBatchItem *it, int r, c
 /* 0: the liveness re-check of every session of the batch, just before its first step, with the
  * registry, locks and each directory's runtime claims read once for the batch. */
 static void actions_batch_live(ActionsContext *c, ActionsBatch *b) {
-        _cleanup_(live_probe_freep) LiveProbe *fresh = NULL;
+        LiveProbe *fresh = c->trees[b->tree].probe; /* the tree's, refreshed by what changed */
         ClaimSet *claims = calloc(b->n_dirs ? b->n_dirs : 1, sizeof(ClaimSet));
         int *loaded = calloc(b->n_dirs ? b->n_dirs : 1, sizeof(int));
         int r;
 
-        r = claims && loaded ? live_probe_new(&c->inv->trees[b->tree], &fresh) : -ENOMEM;
+        r = !claims || !loaded ? -ENOMEM : fresh ? live_probe_refresh(fresh) : -EIO;
         for (size_t i = 0; i < b->n; i++) {
                 ActionsBatchItem *it = &b->items[i];
                 Session copy;

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fsread.h"
@@ -34,10 +35,20 @@
 #include "qwen.h"
 
 typedef struct LiveRegEntry {
-        char *session_id;
-        unsigned flags; /* LIVE_REGISTRY, LIVE_UNKNOWN or 0 (provably dead) */
+        char *session_id; /* NULL: no record of a session (unreadable, no "sessionId") */
+        unsigned flags;   /* LIVE_REGISTRY, LIVE_UNKNOWN or 0 (provably dead) */
         char *reason;
+        char *name;       /* the file in G/sessions/ */
+        FileId id;        /* its identity when read; not present: read again at a refresh */
 } LiveRegEntry;
+
+/* A directory as it was listed: when it still has this identity, its listing is still true. */
+typedef struct LiveDirStamp {
+        bool valid; /* false: list again (never listed, or changed within a second of listing) */
+        dev_t dev;
+        ino_t ino;
+        int64_t mtime_ns, ctime_ns;
+} LiveDirStamp;
 
 struct LiveProbe {
         char *global_dir, *runtime_dir; /* for live_check()'s fresh reload */
@@ -47,9 +58,12 @@ struct LiveProbe {
         bool pidns_known;
         char hostname[HOST_NAME_MAX + 1];
 
-        LiveRegEntry *reg;
+        LiveRegEntry *reg;      /* sorted by session id, records without one last */
         size_t n_reg, alloc_reg;
         char *registry_problem; /* G/sessions exists but could not be listed */
+        LiveDirStamp reg_stamp;
+        unsigned reg_reads;     /* registry records read and parsed (live_probe_reads()) */
+        LiveDirStamp locks_stamp;
 
         int locks_fd;           /* R/tmp/session-writer-locks, -EBADF when absent */
         char **locks;           /* sorted names in it */
@@ -206,64 +220,195 @@ static int live_registry_eval(const LiveProbe *p, int64_t name_pid, json_object 
 #undef LIVE_VERDICT
 }
 
-static int live_cmp_reg(const void *a, const void *b) {
-        return live_strcasecmp(((const LiveRegEntry *)a)->session_id,
-                               ((const LiveRegEntry *)b)->session_id);
+/* Registry order: by session id ignoring case, records without one last. */
+static int live_reg_cmp_id(const LiveRegEntry *e, const char *id) {
+        if (!e->session_id)
+                return 1;
+        return live_strcasecmp(e->session_id, id);
 }
 
-/* Load G/sessions/ into p->reg, sorted by session id ignoring case. */
-static int live_probe_load_registry(LiveProbe *p, const char *global_dir) {
+static int live_cmp_reg(const void *a, const void *b) {
+        const LiveRegEntry *x = a, *y = b;
+
+        if (!y->session_id)
+                return x->session_id ? -1 : 0;
+        return live_reg_cmp_id(x, y->session_id);
+}
+
+static int live_cmp_reg_ptr_name(const void *a, const void *b) {
+        return strcmp((*(LiveRegEntry *const *)a)->name, (*(LiveRegEntry *const *)b)->name);
+}
+
+static void live_reg_entry_done(LiveRegEntry *e) {
+        free(e->session_id);
+        free(e->reason);
+        free(e->name);
+        *e = (LiveRegEntry){};
+}
+
+static int64_t live_ns(const struct timespec *t) {
+        return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
+/* Stamp the directory open at fd before listing it. A directory changed within the last second
+ * gets no valid stamp: a change in the same tick of the filesystem's clock would not show. */
+static void live_dir_stamp(int fd, LiveDirStamp *ret) {
+        struct timespec now;
+        struct stat st;
+
+        *ret = (LiveDirStamp){};
+        if (fstat(fd, &st) < 0 || clock_gettime(CLOCK_REALTIME, &now) < 0)
+                return;
+        /* adding, removing or renaming an entry sets mtime (and ctime) to the current time */
+        if (live_ns(&st.st_mtim) > live_ns(&now) - 1000000000)
+                return;
+        *ret = (LiveDirStamp){ .valid = true, .dev = st.st_dev, .ino = st.st_ino,
+                               .mtime_ns = live_ns(&st.st_mtim),
+                               .ctime_ns = live_ns(&st.st_ctim) };
+}
+
+static bool live_dir_unchanged(int fd, const LiveDirStamp *stamp) {
+        struct stat st;
+
+        return stamp->valid && fstat(fd, &st) == 0 && st.st_dev == stamp->dev &&
+               st.st_ino == stamp->ino && live_ns(&st.st_mtim) == stamp->mtime_ns &&
+               live_ns(&st.st_ctim) == stamp->ctime_ns;
+}
+
+static bool live_fileid_same(const FileId *a, const FileId *b) {
+        return a->present && b->present && a->dev == b->dev && a->ino == b->ino &&
+               a->size == b->size && a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
+}
+
+static int live_fileid_at(int dfd, const char *name, FileId *ret) {
+        struct stat st;
+
+        *ret = (FileId){};
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        fs_fileid_from_stat(ret, &st);
+        return 0;
+}
+
+/* Read and decide one registry record (sfd, name) into e. */
+static int live_registry_read(LiveProbe *p, int sfd, const char *name, int64_t pid,
+                              LiveRegEntry *e) {
+        json_object *o = NULL;
+        const char *sid;
+        FileId after;
+        int r;
+
+        e->name = strdup(name);
+        if (!e->name)
+                return -ENOMEM;
+        (void)live_fileid_at(sfd, name, &e->id);
+        p->reg_reads++;
+        r = json_read_input(sfd, name, JSON_INPUT_REGISTRY, &o);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                log_debug("registry '%s': unreadable, ignored", name);
+        sid = r < 0 ? NULL : json_get_string(o, "sessionId");
+        if (sid) {
+                e->session_id = strdup(sid);
+                r = e->session_id ? live_registry_eval(p, pid, o, &e->flags, &e->reason) : -ENOMEM;
+        } else
+                r = 0;
+        json_object_put(o);
+        /* replaced while it was read: what was read is not known to be that identity's */
+        if (live_fileid_at(sfd, name, &after) < 0 || !live_fileid_same(&e->id, &after))
+                e->id.present = false;
+        return r;
+}
+
+/* (Re)load G/sessions/ into p->reg, sorted by session id ignoring case. A record whose file has
+ * the identity it had when it was read last is not read again, and a directory unchanged since
+ * its last listing is not listed again (live_probe_refresh()). */
+static int live_probe_load_registry(LiveProbe *p) {
         _cleanup_close_ int gfd = -EBADF, sfd = -EBADF;
-        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        _cleanup_free_ FsDir *d = NULL;
+        _cleanup_free_ LiveRegEntry **by_name = NULL;
+        LiveRegEntry *old = p->reg, *reg = NULL;
+        size_t n_old = p->n_reg, n = 0, alloc = 0;
+        LiveDirStamp stamp;
         const char *name;
         unsigned char type;
         int r = 0, k;
 
-        if (!d)
-                return -ENOMEM;
-        gfd = open(global_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (gfd < 0)
-                return errno == ENOENT ? 0 : -errno;
-        sfd = fs_open_noatime(gfd, "sessions", O_RDONLY | O_DIRECTORY);
-        if (sfd == -ENOENT)
-                return 0;
-        if (sfd < 0)
+        gfd = open(p->global_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (gfd < 0 && errno != ENOENT)
+                return -errno;
+        sfd = gfd < 0 ? -ENOENT : fs_open_noatime(gfd, "sessions", O_RDONLY | O_DIRECTORY);
+        if (sfd < 0 && sfd != -ENOENT)
                 return sfd;
-        fs_dir_init(d, sfd);
-        while ((k = fs_dir_next(d, &name, &type)) > 0) {
-                json_object *o = NULL;
-                const char *sid;
-                int64_t pid = live_registry_name_pid(name);
-                LiveRegEntry e = {};
+        if (sfd >= 0 && live_dir_unchanged(sfd, &p->reg_stamp))
+                return 0;
+        p->reg = NULL;
+        p->n_reg = p->alloc_reg = 0;
+        p->reg_stamp = (LiveDirStamp){};
+        if (sfd >= 0) {
+                live_dir_stamp(sfd, &stamp);
+                d = malloc(sizeof(FsDir));
+                by_name = calloc(n_old ? n_old : 1, sizeof(LiveRegEntry *));
+                if (!d || !by_name) {
+                        r = -ENOMEM;
+                        goto finish;
+                }
+                for (size_t i = 0; i < n_old; i++)
+                        by_name[i] = &old[i];
+                if (n_old > 1)
+                        qsort(by_name, n_old, sizeof(LiveRegEntry *), live_cmp_reg_ptr_name);
+                fs_dir_init(d, sfd);
+                while ((k = fs_dir_next(d, &name, &type)) > 0) {
+                        int64_t pid = live_registry_name_pid(name);
+                        LiveRegEntry key = { .name = (char *)name }, *kp = &key, **hit;
+                        LiveRegEntry e = {};
+                        FileId now;
 
-                if (pid < 0)
-                        continue;
-                if (json_read_input(sfd, name, JSON_INPUT_REGISTRY, &o) < 0) {
-                        log_debug("registry '%s': unreadable, ignored", name);
-                        continue;
+                        if (pid < 0)
+                                continue;
+                        hit = n_old ? bsearch(&kp, by_name, n_old, sizeof(LiveRegEntry *),
+                                              live_cmp_reg_ptr_name)
+                                    : NULL;
+                        if (hit && live_fileid_at(sfd, name, &now) == 0 &&
+                            live_fileid_same(&(*hit)->id, &now)) {
+                                /* unchanged: its verdict stands (the old entry keeps its
+                                 * name, which the bisection still needs) */
+                                e = **hit;
+                                e.name = strdup(name);
+                                if (!e.name) {
+                                        r = -ENOMEM;
+                                        break;
+                                }
+                                (*hit)->session_id = (*hit)->reason = NULL;
+                        } else {
+                                r = live_registry_read(p, sfd, name, pid, &e);
+                                if (r < 0) {
+                                        live_reg_entry_done(&e);
+                                        break;
+                                }
+                        }
+                        r = greedy_realloc((void **)&reg, &alloc, n + 1, sizeof(LiveRegEntry));
+                        if (r < 0) {
+                                live_reg_entry_done(&e);
+                                break;
+                        }
+                        reg[n++] = e;
                 }
-                sid = json_get_string(o, "sessionId");
-                if (!sid) {
-                        json_object_put(o);
-                        continue;
-                }
-                e.session_id = strdup(sid);
-                r = e.session_id ? live_registry_eval(p, pid, o, &e.flags, &e.reason) : -ENOMEM;
-                json_object_put(o);
-                if (r >= 0)
-                        r = greedy_realloc((void **)&p->reg, &p->alloc_reg, p->n_reg + 1,
-                                           sizeof(LiveRegEntry));
-                if (r < 0) {
-                        free(e.session_id);
-                        free(e.reason);
-                        break;
-                }
-                p->reg[p->n_reg++] = e;
+                if (k < 0 && r == 0)
+                        r = k;
+                if (r == 0)
+                        p->reg_stamp = stamp;
         }
-        if (k < 0 && r == 0)
-                r = k;
-        if (p->n_reg > 1)
-                qsort(p->reg, p->n_reg, sizeof(LiveRegEntry), live_cmp_reg);
+finish:
+        for (size_t i = 0; i < n_old; i++)
+                live_reg_entry_done(&old[i]);
+        free(old);
+        if (n > 1)
+                qsort(reg, n, sizeof(LiveRegEntry), live_cmp_reg);
+        p->reg = reg;
+        p->n_reg = n;
+        p->alloc_reg = alloc;
         return r;
 }
 
@@ -271,34 +416,46 @@ static int live_cmp_name(const void *a, const void *b) {
         return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Open R/tmp/session-writer-locks and list its *.lock names. */
-static int live_probe_load_locks(LiveProbe *p, const char *runtime_dir) {
-        _cleanup_close_ int rfd = -EBADF, tfd = -EBADF, lfd2 = -EBADF;
-        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+static void live_probe_locks_clear(LiveProbe *p) {
+        for (size_t i = 0; i < p->n_locks; i++)
+                free(p->locks[i]);
+        free(p->locks);
+        p->locks = NULL;
+        p->n_locks = p->alloc_locks = 0;
+        p->locks_fd = safe_close(p->locks_fd);
+        p->locks_stamp = (LiveDirStamp){};
+}
+
+/* Open R/tmp/session-writer-locks and list its *.lock names, unless it is the directory listed
+ * last time and unchanged since. */
+static int live_probe_load_locks(LiveProbe *p) {
+        _cleanup_close_ int rfd = -EBADF, tfd = -EBADF, lfd = -EBADF, lfd2 = -EBADF;
+        _cleanup_free_ FsDir *d = NULL;
+        LiveDirStamp stamp;
         const char *name;
         unsigned char type;
         int r = 0, k;
 
+        rfd = open(p->runtime_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (rfd < 0 && errno != ENOENT)
+                return -errno;
+        tfd = rfd < 0 ? -ENOENT : fs_open_noatime(rfd, "tmp", O_RDONLY | O_DIRECTORY);
+        if (tfd < 0 && tfd != -ENOENT)
+                return tfd;
+        lfd = tfd < 0 ? -ENOENT
+                      : fs_open_noatime(tfd, "session-writer-locks", O_RDONLY | O_DIRECTORY);
+        if (lfd < 0 && lfd != -ENOENT)
+                return lfd;
+        if (lfd >= 0 && p->locks_fd >= 0 && live_dir_unchanged(lfd, &p->locks_stamp))
+                return 0;
+        live_probe_locks_clear(p);
+        if (lfd < 0)
+                return 0;
+        live_dir_stamp(lfd, &stamp);
+        p->locks_fd = TAKE_FD(lfd);
+        d = malloc(sizeof(FsDir));
         if (!d)
                 return -ENOMEM;
-        rfd = open(runtime_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (rfd < 0)
-                return errno == ENOENT ? 0 : -errno;
-        tfd = fs_open_noatime(rfd, "tmp", O_RDONLY | O_DIRECTORY);
-        if (tfd == -ENOENT)
-                return 0;
-        if (tfd < 0)
-                return tfd;
-        p->locks_fd = fs_open_noatime(tfd, "session-writer-locks", O_RDONLY | O_DIRECTORY);
-        if (p->locks_fd == -ENOENT) {
-                p->locks_fd = -EBADF;
-                return 0;
-        }
-        if (p->locks_fd < 0) {
-                r = p->locks_fd;
-                p->locks_fd = -EBADF;
-                return r;
-        }
         lfd2 = fs_open_dir(p->locks_fd, "."); /* its own offset: locks_fd is kept */
         if (lfd2 < 0)
                 return lfd2;
@@ -321,7 +478,37 @@ static int live_probe_load_locks(LiveProbe *p, const char *runtime_dir) {
                 r = k;
         if (p->n_locks > 1)
                 qsort(p->locks, p->n_locks, sizeof(char *), live_cmp_name);
+        if (r == 0)
+                p->locks_stamp = stamp;
         return r;
+}
+
+/* Load, or bring up to date, the registry and the writer locks' listing. */
+static int live_probe_load(LiveProbe *p) {
+        int r;
+
+        free(p->registry_problem);
+        free(p->locks_problem);
+        p->registry_problem = p->locks_problem = NULL;
+        r = live_probe_load_registry(p);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                p->registry_problem = strprintf("registry '%s/sessions' unreadable: %s",
+                                                p->global_dir, errno_to_string(-r));
+                if (!p->registry_problem)
+                        return -ENOMEM;
+        }
+        r = live_probe_load_locks(p);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                p->locks_problem = strprintf("writer locks in '%s/tmp' unreadable: %s",
+                                             p->runtime_dir, errno_to_string(-r));
+                if (!p->locks_problem)
+                        return -ENOMEM;
+        }
+        return 0;
 }
 
 int live_probe_new(const Tree *t, LiveProbe **ret) {
@@ -336,44 +523,32 @@ int live_probe_new(const Tree *t, LiveProbe **ret) {
         if (!p->global_dir || !p->runtime_dir)
                 return live_probe_free(p), -ENOMEM;
         live_probe_host(p);
-        r = live_probe_load_registry(p, t->global_dir);
-        if (r == -ENOMEM)
+        r = live_probe_load(p);
+        if (r < 0)
                 return live_probe_free(p), r;
-        if (r < 0) {
-                p->registry_problem = strprintf("registry '%s/sessions' unreadable: %s",
-                                                t->global_dir, errno_to_string(-r));
-                if (!p->registry_problem)
-                        return live_probe_free(p), -ENOMEM;
-        }
-        r = live_probe_load_locks(p, t->runtime_dir);
-        if (r == -ENOMEM)
-                return live_probe_free(p), r;
-        if (r < 0) {
-                p->locks_problem = strprintf("writer locks in '%s/tmp' unreadable: %s",
-                                             t->runtime_dir, errno_to_string(-r));
-                if (!p->locks_problem)
-                        return live_probe_free(p), -ENOMEM;
-        }
         *ret = p;
         return 0;
+}
+
+int live_probe_refresh(LiveProbe *p) {
+        return live_probe_load(p);
+}
+
+unsigned live_probe_reads(const LiveProbe *p) {
+        return p->reg_reads;
 }
 
 LiveProbe *live_probe_free(LiveProbe *p) {
         if (!p)
                 return NULL;
-        for (size_t i = 0; i < p->n_reg; i++) {
-                free(p->reg[i].session_id);
-                free(p->reg[i].reason);
-        }
+        for (size_t i = 0; i < p->n_reg; i++)
+                live_reg_entry_done(&p->reg[i]);
         free(p->reg);
-        for (size_t i = 0; i < p->n_locks; i++)
-                free(p->locks[i]);
-        free(p->locks);
+        live_probe_locks_clear(p);
         free(p->registry_problem);
         free(p->locks_problem);
         free(p->global_dir);
         free(p->runtime_dir);
-        safe_close(p->locks_fd);
         free(p);
         return NULL;
 }
@@ -527,14 +702,14 @@ int live_check_claims(const LiveProbe *p, Session *s, const ClaimSet *claims) {
         end = p->n_reg;
         while (first < end) {
                 size_t mid = first + (end - first) / 2;
-                if (live_strcasecmp(p->reg[mid].session_id, s->id) < 0)
+                if (live_reg_cmp_id(&p->reg[mid], s->id) < 0)
                         first = mid + 1;
                 else
                         end = mid;
         }
         for (size_t i = first; i < p->n_reg; i++) {
                 const LiveRegEntry *e = &p->reg[i];
-                if (live_strcasecmp(e->session_id, s->id) != 0)
+                if (live_reg_cmp_id(e, s->id) != 0)
                         break;
                 if (e->flags == 0) {
                         log_debug("session %s: %s", s->id, e->reason);

@@ -17,6 +17,14 @@ static inline void live_probe_freep(LiveProbe **p) {
         live_probe_free(*p);
 }
 
+/* Bring p up to date for a re-check: the registry and the writer locks' directory are listed
+ * again only when they changed since they were listed (or within a second of it), and only the
+ * registry records whose file changed are read again (a verdict of an unchanged record stands:
+ * a dead or reused pid does not come back, and a live one still keeps its session). */
+int live_probe_refresh(LiveProbe *p);
+/* How many registry records p has read and parsed since it was made (tests). */
+unsigned live_probe_reads(const LiveProbe *p);
+
 /* Set s->live and s->live_reason from the registry, claims in chats_fd and the writer lock, all
  * read afresh (for the executor's re-check; p supplies the tree's directories). */
 int live_check(const LiveProbe *p, Session *s, int chats_fd);

@@ -935,7 +935,73 @@ static void test_live_check_rereads_registry_and_claims(void **state) {
 }
 
 
-static void test_claims_sorted_range(void **state) {
+/* The executor's probe is refreshed, not remade: an unchanged registry is not read again, a
+ * replaced record is, and only that one. */
+static void test_live_probe_refresh_reads_only_changes(void **state) {
+        Fx *fx = *state;
+        _cleanup_(live_probe_freep) LiveProbe *probe = NULL;
+        _cleanup_free_ char *sessions = fixture_path(fx->root, "q/sessions");
+        _cleanup_free_ char *rec = NULL, *rel = NULL, *from = NULL, *to = NULL;
+        const char *id_a = "aaaaaaaa-0000-4000-8000-00000000000a";
+        const char *id_b = "bbbbbbbb-0000-4000-8000-00000000000b";
+        struct timespec old[2] = { { .tv_sec = 1700000000 }, { .tv_sec = 1700000000 } };
+        Session s = {};
+        unsigned n0;
+        char ps[128];
+
+        scan_fx(fx);
+        own_proc_start(ps, sizeof(ps));
+        rec = strprintf("{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
+                        ",\"sessionId\":\"%s\"}",
+                        (int)getpid(), ps, own_pidns(), id_a);
+        rel = strprintf("q/sessions/%d.json", (int)getpid());
+        assert_int_equal(fixture_write(fx->root, rel, rec), 0);
+        assert_int_equal(fixture_write(fx->root, "q/sessions/2147483646.json", "{\"pid\":1}"), 0);
+        assert_int_equal(fixture_write(fx->root, "q/sessions/2147483645.json", "not json"), 0);
+        assert_int_equal(utimensat(AT_FDCWD, sessions, old, 0), 0);
+
+        assert_int_equal(live_probe_new(&fx->inv->trees[0], &probe), 0);
+        n0 = live_probe_reads(probe); /* the fixture's records and these three */
+        assert_true(n0 >= 3);
+        snprintf(s.id, sizeof s.id, "%s", id_a);
+        assert_int_equal(live_check_claims(probe, &s, NULL), 0);
+        assert_int_equal(s.live, LIVE_REGISTRY);
+        session_done(&s);
+        s = (Session){};
+
+        /* nothing changed: nothing is read */
+        for (int i = 0; i < 3; i++)
+                assert_int_equal(live_probe_refresh(probe), 0);
+        assert_int_equal(live_probe_reads(probe), n0);
+
+        /* /clear: Qwen rewrites the record by rename; that record alone is read again */
+        free(rec);
+        rec = strprintf("{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
+                        ",\"sessionId\":\"%s\"}",
+                        (int)getpid(), ps, own_pidns(), id_b);
+        assert_int_equal(fixture_write(fx->root, "q/sessions/tmp-record", rec), 0);
+        from = fixture_path(fx->root, "q/sessions/tmp-record");
+        to = fixture_path(fx->root, rel);
+        assert_int_equal(rename(from, to), 0);
+        assert_int_equal(live_probe_refresh(probe), 0);
+        assert_int_equal(live_probe_reads(probe), n0 + 1);
+        snprintf(s.id, sizeof s.id, "%s", id_a);
+        assert_int_equal(live_check_claims(probe, &s, NULL), 0);
+        assert_int_equal(s.live, 0);
+        session_done(&s);
+        s = (Session){};
+        snprintf(s.id, sizeof s.id, "%s", id_b);
+        assert_int_equal(live_check_claims(probe, &s, NULL), 0);
+        assert_int_equal(s.live, LIVE_REGISTRY);
+        session_done(&s);
+        s = (Session){};
+
+        /* listed again (the directory changed within the last second), nothing read again */
+        assert_int_equal(live_probe_refresh(probe), 0);
+        assert_int_equal(live_probe_reads(probe), n0 + 1);
+}
+
+static void test_live_claims_sorted_range(void **state) {
         Fx *fx = *state;
         _cleanup_(claims_done) ClaimSet set = {};
         _cleanup_free_ char *dir = fixture_path(fx->root, "claims");
@@ -1320,7 +1386,8 @@ int main(void) {
                 T(test_scan_live_writer_locks),
                 T(test_scan_last_write_from_subagents),
                 T(test_live_check_rereads_registry_and_claims),
-                T(test_claims_sorted_range),
+                T(test_live_claims_sorted_range),
+                T(test_live_probe_refresh_reads_only_changes),
                 cmocka_unit_test(test_roots_resolve_default),
                 cmocka_unit_test(test_roots_resolve_env_expansion),
                 cmocka_unit_test(test_roots_resolve_relative_against_cwd),
