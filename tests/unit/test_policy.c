@@ -1035,6 +1035,96 @@ static void test_policy_title_unread_selected_is_skipped(void **state) {
         fx_done(&f);
 }
 
+/* Boundaries the whole-plan golden alone caught: each limit exactly at its value, and one
+ * millisecond past it. Every cutoff is strict (policy.c): the value itself stays. */
+static void test_policy_boundary_min_age_at_cutoff(void **state) {
+        Fixture f;
+        Session *s;
+        char verbs[MAX_S + 1];
+        (void)state;
+
+        fx_init(&f, (Policy)POL(.max_sessions = 1, .min_age = 7 * D));
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 1 * D, 1);
+        s = fx_add(&f, "/p/a", SESSION_ACTIVE, 2 * D, 1);
+        s->first_record = NOW - 7 * D; /* age == min-age: old enough */
+        s = fx_add(&f, "/p/a", SESSION_ACTIVE, 3 * D, 1);
+        s->first_record = NOW - 7 * D + 1; /* a millisecond younger: protected */
+        fx_eval(&f, false);
+        fx_verbs(&f, verbs);
+        assert_string_equal(verbs, "KAK");
+        assert_false(f.v->sessions[1].protections & PROT_MIN_AGE);
+        assert_true(f.v->sessions[2].protections & PROT_MIN_AGE);
+        assert_string_equal(f.v->sessions[2].rule, "min-age");
+        fx_done(&f);
+}
+
+static void test_policy_boundary_keep_latest_at_limit(void **state) {
+        Fixture f;
+        char verbs[MAX_S + 1];
+        (void)state;
+
+        fx_init(&f, (Policy)POL(.max_age = 10 * D, .keep_latest = 2));
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 20 * D, 1);
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 21 * D, 1); /* rank 2 == keep-latest: kept */
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 22 * D, 1); /* rank 3: archived */
+        fx_eval(&f, false);
+        fx_verbs(&f, verbs);
+        assert_string_equal(verbs, "KKA");
+        assert_int_equal(f.v->sessions[1].rank, 2);
+        assert_true(f.v->sessions[1].protections & PROT_LATEST);
+        assert_false(f.v->sessions[2].protections & PROT_LATEST);
+        fx_done(&f);
+}
+
+static void test_policy_boundary_max_age_at_limit(void **state) {
+        Fixture f;
+        char verbs[MAX_S + 1];
+        (void)state;
+
+        fx_init(&f, (Policy)POL(.max_age = 90 * D));
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 90 * D, 1);     /* idle == max-age: stays */
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 90 * D + 1, 1); /* past it: archived */
+        fx_eval(&f, false);
+        fx_verbs(&f, verbs);
+        assert_string_equal(verbs, "KA");
+        assert_string_equal(f.v->sessions[1].rule, "max-age");
+        fx_done(&f);
+}
+
+static void test_policy_boundary_archive_max_age_at_limit(void **state) {
+        Fixture f;
+        char verbs[MAX_S + 1];
+        (void)state;
+
+        fx_init(&f, (Policy)POL(.archive_max_age = 30 * D));
+        fx_add(&f, "/p/a", SESSION_ARCHIVED, 30 * D, 1);     /* at the limit: stays */
+        fx_add(&f, "/p/a", SESSION_ARCHIVED, 30 * D + 1, 1); /* past it: deleted */
+        fx_eval(&f, false);
+        fx_verbs(&f, verbs);
+        assert_string_equal(verbs, "KD");
+        fx_done(&f);
+}
+
+/* The grace period before a session counts as idle (min-idle): exactly at it the session is no
+ * longer in use, a millisecond short of it it is. */
+static void test_policy_boundary_min_idle_grace_at_edge(void **state) {
+        Fixture f;
+        Session *s;
+        char verbs[MAX_S + 1];
+        (void)state;
+
+        fx_init(&f, (Policy)POL(.max_age = 90 * D, .min_idle = 10 * 60 * 1000));
+        s = fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, 1);
+        s->last_write = NOW - 10 * 60 * 1000;
+        s = fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, 1);
+        s->last_write = NOW - 10 * 60 * 1000 + 1;
+        fx_eval(&f, false);
+        fx_verbs(&f, verbs);
+        assert_string_equal(verbs, "AS");
+        assert_true(f.v->sessions[1].protections & PROT_LIVE);
+        fx_done(&f);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_policy_rules_table),
@@ -1062,6 +1152,11 @@ int main(void) {
                 cmocka_unit_test(test_policy_strings),
                 cmocka_unit_test(test_policy_title_need),
                 cmocka_unit_test(test_policy_title_unread_selected_is_skipped),
+                cmocka_unit_test(test_policy_boundary_min_age_at_cutoff),
+                cmocka_unit_test(test_policy_boundary_keep_latest_at_limit),
+                cmocka_unit_test(test_policy_boundary_max_age_at_limit),
+                cmocka_unit_test(test_policy_boundary_archive_max_age_at_limit),
+                cmocka_unit_test(test_policy_boundary_min_idle_grace_at_edge),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
