@@ -13,13 +13,12 @@ struct json_object;
 
 typedef enum JsonDialect {
         /* ECMAScript JSON.parse of the file read as UTF-8 (Node's fs.readFile(f, 'utf8')):
-         * record_json_parse(). No NaN, comments, single quotes, raw controls, BOM or trailing
-         * bytes. */
+         * record_json_parse(). No NaN, comments, single quotes, raw controls, BOM or bytes after
+         * the value (json-c's tokener, which qgc used before, accepts all of them). Every input
+         * of the table is read so: Qwen reads each with JSON.parse. The one other dialect qgc
+         * reads is settings.json's (comments stripped, then JSON.parse), still json-c's in
+         * roots.c. */
         JSON_DIALECT_PARSE,
-        /* json-c's tokener: also accepts NaN/Infinity, comments, single quotes, raw control
-         * characters and bytes after the value. Only where Qwen's reader is not known and the
-         * lenient reading is the one that keeps more. */
-        JSON_DIALECT_LENIENT,
         _JSON_DIALECT_MAX,
 } JsonDialect;
 

@@ -79,11 +79,12 @@ static const JsonInputInfo json_inputs[_JSON_INPUT_MAX] = {
         },
         [JSON_INPUT_WORKTREE] = {
                 .file = "chats/<id>.worktree.json",
-                .dialect = JSON_DIALECT_LENIENT,
+                .dialect = JSON_DIALECT_PARSE,
                 .max = MIB,
-                .qwen = "not checked against Qwen's reader",
-                .qgc = "no live worktree is known from it; the lenient grammar finds a "
-                       "worktreePath in more files, so it keeps more",
+                .qwen = "worktreeSessionService.ts readWorktreeSession(): JSON.parse; invalid "
+                        "JSON reads as no worktree session (older versions threw)",
+                .qgc = "the scan knows no live worktree from it (as Qwen); the stale-project "
+                       "check keeps the project",
         },
 };
 
@@ -95,27 +96,8 @@ const JsonInputInfo *json_input_info(JsonInput input) {
 const char *json_dialect_to_string(JsonDialect d) {
         static const char *const names[_JSON_DIALECT_MAX] = {
                 [JSON_DIALECT_PARSE] = "JSON.parse",
-                [JSON_DIALECT_LENIENT] = "json-c",
         };
         return d >= 0 && d < _JSON_DIALECT_MAX ? names[d] : NULL;
-}
-
-static int json_parse_lenient(const char *buf, size_t len, json_object **ret) {
-        json_tokener *tok = json_tokener_new();
-        json_object *o;
-
-        if (!tok)
-                return -ENOMEM;
-        o = json_tokener_parse_ex(tok, buf, (int)len);
-        if (json_tokener_get_error(tok) != json_tokener_success) {
-                json_object_put(o);
-                o = NULL;
-        }
-        json_tokener_free(tok);
-        if (!o)
-                return -EBADMSG;
-        *ret = o;
-        return 0;
 }
 
 int json_read_file(int dfd, const char *name, size_t max, JsonDialect dialect, json_object **ret) {
@@ -138,9 +120,6 @@ int json_read_file(int dfd, const char *name, size_t max, JsonDialect dialect, j
                 r = record_json_parse(buf, len, &o);
                 if (r == -E2BIG)
                         r = -EFBIG;
-                break;
-        case JSON_DIALECT_LENIENT:
-                r = json_parse_lenient(buf, len, &o);
                 break;
         default:
                 return -EINVAL;

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <json-c/json.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -23,6 +24,7 @@
 
 #include "fixture.h"
 #include "inventory.h"
+#include "json.h"
 #include "live.h"
 #include "macro.h"
 #include "owner.h"
@@ -826,6 +828,86 @@ static void test_scan_live_claims(void **state) {
         assert_int_equal(find(fx, "df25afd1-db41-477e-87bb-98d273af1115")->live, 0);
 }
 
+/* json.h: every input of the table is read as Qwen reads it, with JSON.parse's grammar. json-c's
+ * tokener, which read them before, took each of these texts; JSON.parse throws on all of them. */
+static void test_json_inputs_read_as_json_parse(void **state) {
+        static const char *const refused[] = {
+                "{\"pid\":1} trailing",  "{\"pid\":NaN}",         "{'pid':1}",
+                "{\"pid\":1 /* c */}",   "\xef\xbb\xbf{\"pid\":1}", "{\"s\":\"a\tb\"}",
+                "null",                  "",                      "{\"pid\":1}}",
+        };
+        Fx *fx = *state;
+        _cleanup_free_ char *dir = fixture_path(fx->root, "json");
+        _cleanup_close_ int dfd = -EBADF;
+        json_object *o = NULL;
+        char big[70 * 1024];
+
+        for (JsonInput i = 0; i < _JSON_INPUT_MAX; i++) {
+                const JsonInputInfo *info = json_input_info(i);
+                assert_int_equal(info->dialect, JSON_DIALECT_PARSE);
+                assert_non_null(info->file);
+                assert_non_null(info->qwen);
+                assert_non_null(info->qgc);
+                assert_true(info->max >= 64 * 1024);
+        }
+        assert_string_equal(json_dialect_to_string(JSON_DIALECT_PARSE), "JSON.parse");
+
+        assert_int_equal(fixture_write(fx->root, "json/ok", " {\"pid\":1,\"pid\":2}\n"), 0);
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(dfd >= 0);
+        assert_int_equal(json_read_input(dfd, "ok", JSON_INPUT_CLAIM, &o), 0);
+        assert_int_equal(json_object_get_int64(json_object_object_get(o, "pid")), 2);
+        json_object_put(o);
+        o = NULL;
+        for (size_t k = 0; k < ELEMENTSOF(refused); k++) {
+                assert_int_equal(fixture_write(fx->root, "json/bad", refused[k]), 0);
+                for (JsonInput i = 0; i < _JSON_INPUT_MAX; i++)
+                        if (json_read_input(dfd, "bad", i, &o) != -EBADMSG) {
+                                print_error("'%s' as %s: not refused\n", refused[k],
+                                            json_input_info(i)->file);
+                                fail();
+                        }
+        }
+        assert_int_equal(symlinkat("ok", dfd, "link"), 0);
+        assert_int_equal(json_read_input(dfd, "link", JSON_INPUT_REGISTRY, &o), -ELOOP);
+        assert_int_equal(json_read_input(dfd, "none", JSON_INPUT_REGISTRY, &o), -ENOENT);
+        memset(big, ' ', sizeof big);
+        big[sizeof big - 3] = '{';
+        big[sizeof big - 2] = '}';
+        big[sizeof big - 1] = 0;
+        assert_int_equal(fixture_write(fx->root, "json/big", big), 0);
+        assert_int_equal(json_read_input(dfd, "big", JSON_INPUT_TASKS_LOCK, &o), -EFBIG);
+        assert_int_equal(json_read_input(dfd, "big", JSON_INPUT_TASKS, &o), 0);
+        json_object_put(o);
+}
+
+/* What the grammar changes for liveness: a dead claim json-c read past its trailing bytes keeps
+ * its session now (Qwen cannot read it: 'incomplete'), and a task file JSON.parse refuses binds
+ * every session of its hash. */
+static void test_scan_json_parse_keeps_what_qwen_cannot_read(void **state) {
+        Fx *fx = *state;
+        const char *hash = "eaf4e3b21d9e4dffefffe05513fa8b1769d6422c03e7c712252f377e0f53310b";
+        _cleanup_free_ char *tasks = strprintf("q/tmp/%s/scheduled_tasks.json", hash);
+        _cleanup_free_ char *claim = strprintf(
+                "{\"schema_version\":1,\"pid\":%d,\"session_id\":"
+                "\"df25afd1-db41-477e-87bb-98d273af1115\",\"work_dir\":\"/srv/demo/my-notes\","
+                "\"hostname\":\"%s\",\"started_at\":1796010821.8} x",
+                (int)dead_pid(), own_hostname());
+
+        claims_dead_here(fx);
+        scan_fx(fx);
+        assert_int_equal(find(fx, "df25afd1-db41-477e-87bb-98d273af1115")->live, 0);
+        assert_int_equal(fixture_write(fx->root,
+                                       "q/projects/-srv-demo-my-notes/chats/"
+                                       "df25afd1-db41-477e-87bb-98d273af1115.runtime.json",
+                                       claim),
+                         0);
+        assert_int_equal(fixture_write(fx->root, tasks, "[{\"id\":\"c\"}] x"), 0);
+        scan_fx(fx);
+        assert_int_equal(find(fx, "df25afd1-db41-477e-87bb-98d273af1115")->live, LIVE_UNKNOWN);
+        assert_int_equal(find(fx, "47406782-cafc-46f6-a948-02f7b5b53f92")->n_tasks, 1);
+}
+
 static void test_scan_live_writer_locks(void **state) {
         Fx *fx = *state;
         char ps[128];
@@ -1383,6 +1465,8 @@ int main(void) {
                 T(test_scan_live_registry_own_pid),
                 T(test_scan_live_registry_other_namespace_unknown),
                 T(test_scan_live_claims),
+                T(test_json_inputs_read_as_json_parse),
+                T(test_scan_json_parse_keeps_what_qwen_cannot_read),
                 T(test_scan_live_writer_locks),
                 T(test_scan_last_write_from_subagents),
                 T(test_live_check_rereads_registry_and_claims),
