@@ -1116,18 +1116,25 @@ static bool actions_batch_no_sidecars(const ActionsBatchDir *d, const char *id) 
                                            actions_strcmpp);
 }
 
-/* 3: every move and every transcript unlink of the batch (identity re-checked before each);
- * then 4: one fsync per touched directory. */
+/* 3: every move of the batch, one fsync per directory they touched; then every transcript
+ * unlink (identity re-checked before each), and 4: one fsync per directory they touched. */
+static void actions_batch_move_sync(ActionsContext *c, ActionsBatch *b, bool moves);
+
 static void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
-        for (size_t i = 0; i < b->n; i++) {
-                ActionsBatchItem *it = &b->items[i];
+        /* two passes: the moves, their directories' fsyncs, then the unlinks, so that no name a
+         * move added is lost in a crash that keeps a later unlink (tests/faults' fsync audit) */
+        for (size_t k = 0; k < 2 * b->n; k++) {
+                ActionsBatchItem *it = &b->items[k % b->n];
                 ActionsBatchDir *d = &b->dirs[it->dir];
-                _cleanup_free_ char *name = strprintf("%s.jsonl", it->s->id);
+                _cleanup_free_ char *name = NULL;
                 const char *why = NULL;
                 int dir_fd, r;
 
-                if (it->done)
+                if (k == b->n)
+                        actions_batch_move_sync(c, b, /* moves= */ true);
+                if (it->done || (it->v->verb == VERB_ARCHIVE) != (k < b->n))
                         continue;
+                name = strprintf("%s.jsonl", it->s->id);
                 if (!name) {
                         actions_batch_report(c, it, JOURNAL_FAILED, "out of memory", ENOMEM);
                         continue;
@@ -1172,8 +1179,14 @@ static void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
                 else
                         d->sync_chats = true;
         }
+        actions_batch_move_sync(c, b, /* moves= */ false);
+}
+
+/* One fsync per directory the moves (or the unlinks) touched. */
+static void actions_batch_move_sync(ActionsContext *c, ActionsBatch *b, bool moves) {
         /* the touched directories, fsynced at once (fs_fsync_many()) */
         int fds[2 * ACTIONS_BATCH_DIRS], errs[2 * ACTIONS_BATCH_DIRS];
+
         for (size_t j = 0; j < b->n_dirs; j++) {
                 fds[2 * j] = b->dirs[j].sync_chats ? b->dirs[j].chats_fd : -EBADF;
                 fds[2 * j + 1] = b->dirs[j].sync_archive ? b->dirs[j].archive_fd : -EBADF;
@@ -1182,10 +1195,12 @@ static void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
         for (size_t j = 0; j < b->n_dirs; j++) {
                 int r = errs[2 * j] < 0 ? errs[2 * j] : errs[2 * j + 1];
 
+                b->dirs[j].sync_chats = b->dirs[j].sync_archive = false;
                 if (r >= 0)
                         continue;
                 for (size_t i = 0; i < b->n; i++)
-                        if (b->items[i].dir == j && !b->items[i].done)
+                        if (b->items[i].dir == j && !b->items[i].done &&
+                            (b->items[i].v->verb == VERB_ARCHIVE) == moves)
                                 actions_batch_report(
                                         c, &b->items[i], JOURNAL_FAILED,
                                         b->items[i].v->verb == VERB_ARCHIVE

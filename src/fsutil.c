@@ -574,6 +574,9 @@ static int fs_rename_complete_link(int olddfd, const char *oldname, const struct
         if (fstatat(newdfd, newname, &b, AT_SYMLINK_NOFOLLOW) < 0 || b.st_dev != a->st_dev ||
             b.st_ino != a->st_ino || S_ISDIR(a->st_mode))
                 return -EEXIST;
+        /* the new name is durable before the old one goes (a crash in between keeps both) */
+        if (fsync(newdfd) < 0)
+                return -errno;
         return unlinkat(olddfd, oldname, 0) < 0 ? -errno : 0;
 }
 
@@ -599,6 +602,8 @@ int fs_rename_noreplace(int olddfd, const char *oldname, int newdfd, const char 
                 return errno == EEXIST
                                ? fs_rename_complete_link(olddfd, oldname, &a, newdfd, newname)
                                : -errno;
+        if (fsync(newdfd) < 0) /* as in fs_rename_complete_link() */
+                return -errno;
         return unlinkat(olddfd, oldname, 0) < 0 ? -errno : 0;
 }
 

@@ -270,14 +270,19 @@ static char *recover_marker_name(const RecoverMarker *m) {
         return strprintf("%s.%016" PRIx64, m->session, hash_string(m->project_dir));
 }
 
-/* mkdirat(dfd, name) unless it exists, then open it (on dev). */
+/* mkdirat(dfd, name) unless it exists, then open it (on dev). A new directory's name is made
+ * durable (fsync of dfd) before anything is put in it: a marker in a directory a crash forgets
+ * would be lost with it. */
 static int recover_mkdir_open(int dfd, const char *name, dev_t dev, RecoverStepFn step,
                               void *userdata) {
         int r = fs_mkdirat(dfd, name, 0700);
 
-        if (r >= 0)
+        if (r >= 0) {
                 recover_step(step, userdata, name);
-        else if (r != -EEXIST)
+                r = fs_fsync(dfd);
+                if (r < 0)
+                        return r;
+        } else if (r != -EEXIST)
                 return r;
         return fs_open_path(dfd, name, dev);
 }

@@ -1,11 +1,14 @@
 /* test_faults.c: the executor under injected failures (ld --wrap of write, fsync, renameat,
  * renameat2, unlinkat), a crash after every mutating step followed by a normal rerun, a writer
- * appending during the run, and the journal's fields through a wrapped sd_journal_sendv(). */
+ * appending during the run, the directory fsync audit of every executor run (a name the executor
+ * adds is fsynced in its directory before its next unlink), and the journal's fields through a
+ * wrapped sd_journal_sendv(). */
 #include "autoconf.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <sys/mount.h>
@@ -48,9 +51,127 @@ typedef struct Faults {
         unsigned n_sent;
         unsigned n_fsync; /* fsync() calls, of any file */
         unsigned n_rename; /* renameat() and renameat2() calls */
+        char drop_dir_fsync[128]; /* fsync() of a directory whose path ends in this is skipped
+                                   * (returns 0, syncs nothing): the audit must notice */
 } Faults;
 
 static Faults faults;
+
+/* The directory fsync audit. Every entry the code under test adds to a directory (a file it
+ * creates, a link, a rename's new name, a mkdir) must be made durable by an fsync of that
+ * directory before the next destructive step (an unlinkat of anything else): a crash in between
+ * could otherwise keep the destruction and lose the addition it relied on. (A rename's old name
+ * is not audited: a crash that keeps it leaves a second name, which recover.c completes.) The
+ * wrappers below record such directories by (dev, ino), fsync() of a directory clears them,
+ * unlinkat() checks; teardown() fails a test that broke the rule. Removing the entry one just
+ * added (undoing a temporary file) is no destructive step, nor is an unlinkat that removes
+ * nothing. Only the executor is audited (the fixtures make trees without fsyncs), and only opens
+ * through the wrapped openat() are seen: a test that wants every create runs with
+ * fs_test_force_walk(true) (openat2 is a raw syscall). A crashed child's findings die with it. */
+#define AUDIT_MAX 256
+typedef struct AuditEntry {
+        dev_t dev;
+        ino_t ino;
+        char name[NAME_MAX + 1]; /* the entry added */
+        char dir[PATH_MAX];      /* the directory, for the message */
+        const char *how;
+} AuditEntry;
+static pthread_mutex_t audit_lock = PTHREAD_MUTEX_INITIALIZER; /* fs_fsync_many()'s threads */
+static struct {
+        bool armed; /* inside the executor (actions_execute(), actions_restore()) */
+        AuditEntry e[AUDIT_MAX];
+        size_t n;
+        unsigned n_checked;    /* destructive steps checked */
+        char violation[2 * PATH_MAX + 256]; /* the first one */
+} audit;
+
+static void audit_fd_path(int fd, char *buf, size_t n) {
+        char p[64];
+        ssize_t k;
+
+        if (fd == AT_FDCWD) {
+                snprintf(buf, n, ".");
+                return;
+        }
+        snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+        k = readlink(p, buf, n - 1);
+        buf[k < 0 ? 0 : k] = 0;
+}
+
+/* The directory of (dfd, name) and the last component of name: 0, or -1 when it is gone. */
+static int audit_dir_of(int dfd, const char *name, struct stat *ret_st, char *dir, size_t n,
+                        const char **ret_base) {
+        const char *slash = strrchr(name, '/');
+        char part[PATH_MAX];
+
+        audit_fd_path(dfd, dir, n);
+        if (!slash) {
+                *ret_base = name;
+                return dfd == AT_FDCWD ? stat(".", ret_st) : fstat(dfd, ret_st);
+        }
+        snprintf(part, sizeof part, "%.*s", (int)(slash - name), name);
+        *ret_base = slash + 1;
+        if ((size_t)snprintf(dir + strlen(dir), n - strlen(dir), "/%s", part) >= n)
+                return -1;
+        return fstatat(dfd, slash == name ? "/" : part, ret_st, 0);
+}
+
+static void audit_added(int dfd, const char *name, const char *how) {
+        AuditEntry e = { .how = how };
+        const char *base;
+        struct stat st;
+
+        if (!audit.armed || audit_dir_of(dfd, name, &st, e.dir, sizeof e.dir, &base) < 0)
+                return;
+        e.dev = st.st_dev;
+        e.ino = st.st_ino;
+        snprintf(e.name, sizeof e.name, "%s", base);
+        pthread_mutex_lock(&audit_lock);
+        if (audit.n < AUDIT_MAX)
+                audit.e[audit.n++] = e;
+        pthread_mutex_unlock(&audit_lock);
+}
+
+static void audit_synced(int fd) {
+        struct stat st;
+        size_t k = 0;
+
+        if (fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))
+                return;
+        pthread_mutex_lock(&audit_lock);
+        for (size_t i = 0; i < audit.n; i++)
+                if (audit.e[i].dev != st.st_dev || audit.e[i].ino != st.st_ino)
+                        audit.e[k++] = audit.e[i];
+        audit.n = k;
+        pthread_mutex_unlock(&audit_lock);
+}
+
+static void audit_destroys(int dfd, const char *name) {
+        char dir[PATH_MAX];
+        const char *base;
+        struct stat st;
+        size_t k = 0;
+
+        if (!audit.armed || audit_dir_of(dfd, name, &st, dir, sizeof dir, &base) < 0)
+                return;
+        pthread_mutex_lock(&audit_lock);
+        /* removing an entry one added and has not made durable undoes it: no destruction */
+        for (size_t i = 0; i < audit.n; i++)
+                if (audit.e[i].dev != st.st_dev || audit.e[i].ino != st.st_ino ||
+                    !streq(audit.e[i].name, base))
+                        audit.e[k++] = audit.e[i];
+        if (k != audit.n)
+                audit.n = k;
+        else {
+                audit.n_checked++;
+                if (audit.n > 0 && !audit.violation[0])
+                        snprintf(audit.violation, sizeof audit.violation,
+                                 "unlinkat of %.1000s/%.255s while %.1000s/%.255s (%s) was not "
+                                 "fsynced in its directory",
+                                 dir, base, audit.e[0].dir, audit.e[0].name, audit.e[0].how);
+        }
+        pthread_mutex_unlock(&audit_lock);
+}
 
 ssize_t __real_write(int fd, const void *buf, size_t n);
 int __real_fsync(int fd);
@@ -138,6 +259,18 @@ ssize_t __wrap_write(int fd, const void *buf, size_t n) {
 
 int __wrap_fsync(int fd) {
         __atomic_fetch_add(&faults.n_fsync, 1, __ATOMIC_RELAXED); /* fs_fsync_many() threads */
+        if (faults.drop_dir_fsync[0]) {
+                char path[PATH_MAX];
+                size_t n, m = strlen(faults.drop_dir_fsync);
+                struct stat st;
+
+                audit_fd_path(fd, path, sizeof path);
+                n = strlen(path);
+                if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && n >= m &&
+                    streq(path + n - m, faults.drop_dir_fsync))
+                        return 0; /* "forgotten": nothing synced, nothing cleared */
+        }
+        audit_synced(fd);
         if (fd_is_usage(fd)) {
                 if (faults.fsync_err) {
                         errno = faults.fsync_err;
@@ -181,7 +314,10 @@ int __wrap_renameat(int a, const char *b, int c, const char *d) {
                 return -1;
         }
         writer_appears();
-        return __real_renameat(a, b, c, d);
+        if (__real_renameat(a, b, c, d) < 0)
+                return -1;
+        audit_added(c, d, "renamed to");
+        return 0;
 }
 
 int __wrap_renameat2(int a, const char *b, int c, const char *d, unsigned flags) {
@@ -194,12 +330,27 @@ int __wrap_renameat2(int a, const char *b, int c, const char *d, unsigned flags)
                 errno = EINVAL;
                 return -1;
         }
-        return __real_renameat2(a, b, c, d, flags);
+        if (__real_renameat2(a, b, c, d, flags) < 0)
+                return -1;
+        audit_added(c, d, "renamed to");
+        return 0;
 }
 
 int __wrap_linkat(int a, const char *b, int c, const char *d, int flags) {
         writer_appears();
-        return __real_linkat(a, b, c, d, flags);
+        if (__real_linkat(a, b, c, d, flags) < 0)
+                return -1;
+        audit_added(c, d, "linked");
+        return 0;
+}
+
+int __real_mkdirat(int dfd, const char *name, mode_t mode);
+int __wrap_mkdirat(int dfd, const char *name, mode_t mode);
+int __wrap_mkdirat(int dfd, const char *name, mode_t mode) {
+        if (__real_mkdirat(dfd, name, mode) < 0)
+                return -1;
+        audit_added(dfd, name, "made");
+        return 0;
 }
 
 int __wrap_openat(int dfd, const char *name, int flags, ...) {
@@ -219,6 +370,15 @@ int __wrap_openat(int dfd, const char *name, int flags, ...) {
                 if (fixture_write(faults.mount_path, "shared.txt", "not ours") < 0)
                         _exit(2);
         }
+        if (flags & O_CREAT) {
+                struct stat st;
+                bool existed = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+                int fd = __real_openat(dfd, name, flags, mode);
+
+                if (fd >= 0 && !existed)
+                        audit_added(dfd, name, "created");
+                return fd;
+        }
         return __real_openat(dfd, name, flags, mode);
 }
 
@@ -227,7 +387,32 @@ int __wrap_unlinkat(int dfd, const char *name, int flags) {
                 errno = faults.unlink_err;
                 return -1;
         }
-        return __real_unlinkat(dfd, name, flags);
+        if (__real_unlinkat(dfd, name, flags) < 0)
+                return -1;
+        audit_destroys(dfd, name);
+        return 0;
+}
+
+int __real_actions_execute(const Plan *p, ActionStats *ret_stats);
+int __wrap_actions_execute(const Plan *p, ActionStats *ret_stats);
+int __wrap_actions_execute(const Plan *p, ActionStats *ret_stats) {
+        int r;
+
+        audit.armed = true;
+        r = __real_actions_execute(p, ret_stats);
+        audit.armed = false;
+        return r;
+}
+
+int __real_actions_restore(const Inventory *inv, const char *id);
+int __wrap_actions_restore(const Inventory *inv, const char *id);
+int __wrap_actions_restore(const Inventory *inv, const char *id) {
+        int r;
+
+        audit.armed = true;
+        r = __real_actions_restore(inv, id);
+        audit.armed = false;
+        return r;
 }
 
 int __wrap_stat(const char *path, struct stat *st) {
@@ -262,6 +447,9 @@ static int setup(void **state) {
 
         strbuf_done(&faults.sent);
         faults = (Faults){};
+        audit.n = 0;
+        audit.n_checked = 0;
+        audit.violation[0] = 0;
         if (!t || fixture_new(&t->root) < 0)
                 return -1;
         if (fixture_copy_tree(fixture_testdata("corpus/tree"), t->root, "qwen") < 0)
@@ -276,20 +464,24 @@ static int setup(void **state) {
         _cleanup_free_ char *r = fixture_path(t->qwen, "sessions/8887.json");
         if (unlink(c) < 0 || unlink(r) < 0)
                 return -1;
+        audit.n = 0; /* what the fixture made is not the code under test's */
         *state = t;
         return 0;
 }
 
 static int teardown(void **state) {
         T *t = *state;
+        bool broken = audit.violation[0] != 0;
 
+        if (broken)
+                print_error("directory fsync audit: %s\n", audit.violation);
         journal_close();
         strbuf_done(&faults.sent);
         faults = (Faults){};
         free(t->qwen);
         fixture_free(t->root);
         free(t);
-        return 0;
+        return broken ? -1 : 0;
 }
 
 /* ---------------------------------------------------------------- salvage failures */
@@ -843,8 +1035,10 @@ static void test_faults_group_commit_fsyncs_per_batch(void **state) {
         faults.n_fsync = 0;
         assert_int_equal(apply_execute(t->qwen, crash_picks, &st), 0);
         assert_int_equal(st.n_deleted + st.n_archived, 4);
-        /* plus two per shared file a delete edits (erase.h: temp file and directory) */
-        if (faults.n_fsync > 12 + 2 * st.n_erased_files)
+        /* plus two per shared file a delete edits (erase.h: temp file and directory), and the
+         * first run's two directories (.qgc/, .qgc/pending/: their names durable before a
+         * marker goes in) */
+        if (faults.n_fsync > 12 + 2 + 2 * st.n_erased_files)
                 fail_msg("%u fsync calls for one batch of 4 sessions in 3 projects (%u shared "
                          "files edited)",
                          faults.n_fsync, st.n_erased_files);
@@ -874,6 +1068,37 @@ static void test_faults_archive_without_sidecars_one_rename(void **state) {
         assert_true(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".jsonl"));
         assert_true(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".worktree.json"));
         assert_false(fixture_exists(t->qwen, P_API "/" S_TEXT ".worktree.json"));
+}
+
+/* The directory fsync audit on a whole batch (moves, sidecars, markers, deletes, shared-file
+ * edits), with every open through the wrapped openat() (the walk, not openat2): every name the
+ * executor adds is fsynced in its directory before its next unlink. */
+static void test_faults_fsync_audit_whole_batch(void **state) {
+        T *t = *state;
+        ActionStats st = {};
+
+        crash_plant(t->qwen);
+        fs_test_force_walk(true);
+        assert_int_equal(apply_execute(t->qwen, crash_picks, &st), 0);
+        fs_test_force_walk(false);
+        assert_int_equal(st.n_deleted + st.n_archived, 4);
+        assert_true(audit.n_checked > 4); /* the transcripts' unlinks and more were checked */
+        if (audit.violation[0])
+                fail_msg("%s", audit.violation);
+}
+
+/* ... and the audit can fail: with the fsync of chats/archive/ "forgotten" (the one that makes
+ * the moves durable before the batch's unlinks), the first unlink after a move is caught. */
+static void test_faults_fsync_audit_catches_a_missing_fsync(void **state) {
+        T *t = *state;
+        ActionStats st = {};
+
+        crash_plant(t->qwen);
+        snprintf(faults.drop_dir_fsync, sizeof faults.drop_dir_fsync, "/chats/archive");
+        assert_int_equal(apply_execute(t->qwen, crash_picks, &st), 0);
+        assert_non_null(strstr(audit.violation, "/chats/archive/"));
+        assert_non_null(strstr(audit.violation, "(renamed to) was not fsynced"));
+        audit.violation[0] = 0; /* expected: the test passes */
 }
 
 /* Two files of one session (ids differing in case: Qwen dedupes usage on the first record's
@@ -1480,6 +1705,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_batches_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_group_commit_fsyncs_per_batch, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_fsync_audit_whole_batch, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_fsync_audit_catches_a_missing_fsync, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(test_faults_batch_shared_usage_line_failure_keeps_both, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_archive_without_sidecars_one_rename, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_cold_restore_crash_after_every_step_then_rerun, setup, teardown),
