@@ -19,6 +19,7 @@
 #include "cold.h"
 #include "fsutil.h"
 #include "journal.h"
+#include "live.h"
 #include "testseam.h"
 #include "usage.h"
 #include "usageidx.h"
@@ -391,6 +392,17 @@ int __wrap_unlinkat(int dfd, const char *name, int flags) {
                 return -1;
         audit_destroys(dfd, name);
         return 0;
+}
+
+/* Liveness probes an executor run makes (one per tree: the re-check before each batch refreshes
+ * it, it does not make another). */
+static unsigned n_executor_probes;
+int __real_live_probe_new(const Tree *t, LiveProbe **ret);
+int __wrap_live_probe_new(const Tree *t, LiveProbe **ret);
+int __wrap_live_probe_new(const Tree *t, LiveProbe **ret) {
+        if (audit.armed)
+                n_executor_probes++;
+        return __real_live_probe_new(t, ret);
 }
 
 int __real_actions_execute(const Plan *p, ActionStats *ret_stats);
@@ -1101,6 +1113,21 @@ static void test_faults_fsync_audit_catches_a_missing_fsync(void **state) {
         audit.violation[0] = 0; /* expected: the test passes */
 }
 
+/* The executor loads the registry once per tree and refreshes it before each batch's re-check:
+ * four batches of one session make one probe, not five. */
+static void test_faults_executor_probe_once_per_tree(void **state) {
+        T *t = *state;
+        ActionStats st = {};
+
+        crash_plant(t->qwen);
+        n_executor_probes = 0;
+        setenv("QGC_TEST_BATCH_SESSIONS", "1", 1);
+        assert_int_equal(apply_execute(t->qwen, crash_picks, &st), 0);
+        unsetenv("QGC_TEST_BATCH_SESSIONS");
+        assert_int_equal(st.n_deleted + st.n_archived, 4);
+        assert_int_equal(n_executor_probes, 1);
+}
+
 /* Two files of one session (ids differing in case: Qwen dedupes usage on the first record's
  * sessionId) in one batch: the second shares the first's usage line. When that line cannot be
  * written both stay; once it can, both go with exactly one line. */
@@ -1706,6 +1733,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_batches_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_group_commit_fsyncs_per_batch, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_fsync_audit_whole_batch, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_executor_probe_once_per_tree, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(test_faults_fsync_audit_catches_a_missing_fsync, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_faults_batch_shared_usage_line_failure_keeps_both, setup, teardown),
