@@ -7,10 +7,12 @@
  * the whole batch, (1) the usage lines are appended with one write(), one fsync and a read-back
  * (a session whose transcript changed since its line was built is dropped first); (2) every
  * delete's pending marker goes into one file, written durably; (3) the transcripts and sidecars
- * are removed or moved, each transcript's identity re-checked just before; (4) each touched
- * directory is fsynced once; (5) the deletes' other files go, then the batch's marker. No
- * transcript goes before its usage line is durable. The states a crash can leave are those
- * below, for every session of the batch at once.
+ * are moved, then removed, each transcript's identity re-checked just before; (4) the
+ * directories the moves touched are fsynced before the first removal, those the removals
+ * touched after the last; (5) the deletes' other files go, then the batch's marker. No
+ * transcript goes before its usage line is durable, and no name qgc added is undurable when
+ * anything is removed (tests/faults' directory fsync audit). The states a crash can leave are
+ * those below, for every session of the batch at once.
  *
  * Crash safety, per session (each step atomic; `qgc` run again completes or repeats it):
  *   - salvage: the usage line is appended, fsynced and read back BEFORE any transcript goes,
