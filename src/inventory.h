@@ -87,6 +87,8 @@ typedef struct Session {
         unsigned n_tasks;     /* scheduled tasks bound to it in tmp/<hash>/scheduled_tasks.json */
         unsigned n_log_rows;  /* its rows in tmp/<hash>/logs.json (prompt history) */
         bool org_entry;       /* it has an entry in session-organization.v1.json */
+        bool org_unreadable;  /* its project's session-organization.v1.json exists but cannot be
+                               * read or parsed: its pins and groups are unknown */
         bool review_dir;      /* workflows/generated/review/<id>-<hash>/ exists */
         unsigned live;        /* LiveFlags */
         size_t tree;                 /* index into Inventory.trees */

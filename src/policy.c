@@ -292,7 +292,7 @@ static void policy_keep_protections(PolicyRun *run, size_t i) {
                 vd->protections |= PROT_PROTECT;
         if (p->min_age > 0 && run->now - born < p->min_age)
                 vd->protections |= PROT_MIN_AGE;
-        if (p->keep_pinned && (s->pinned || s->grouped))
+        if (p->keep_pinned && (s->pinned || s->grouped || s->org_unreadable))
                 vd->protections |= PROT_PINNED;
         if (p->keep_titled && s->title && s->title_manual)
                 vd->protections |= PROT_TITLED;
@@ -743,7 +743,11 @@ static char *policy_keep_description(const PolicyRun *run, size_t i) {
                                    format_duration(a, sizeof a, MAX(run->now - born, (msec_t)0)),
                                    format_duration_exact(b, sizeof b, p->min_age));
         if (vd->protections & PROT_PINNED)
-                r |= strbuf_printf(&sb, "%s%s", sb.len ? ", " : "", s->pinned ? "pinned" : "grouped");
+                r |= strbuf_printf(&sb, "%s%s", sb.len ? ", " : "",
+                                   s->pinned    ? "pinned"
+                                   : s->grouped ? "grouped"
+                                                : "pins unknown (session-organization.v1.json "
+                                                  "unreadable)");
         if (vd->protections & PROT_TITLED)
                 r |= strbuf_printf(&sb, "%stitled by a person", sb.len ? ", " : "");
         if (vd->protections & PROT_SCHEDULED)

@@ -81,6 +81,7 @@ typedef struct ScanProject {
         OwnerCache owner; /* the last cwd's hash and sanitizeCwd() test */
         json_object *org; /* session-organization.v1.json "sessions" (borrowed from org_root) */
         json_object *org_root;
+        bool org_unreadable; /* the organization file exists and does not parse */
         int review_fd; /* workflows/generated/review/, -EBADF when absent */
 } ScanProject;
 
@@ -425,6 +426,7 @@ static void scan_session_org(const ScanProject *p, Session *s) {
                 s->review_dir = n && fstatat(p->review_fd, n, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
                                 S_ISDIR(st.st_mode);
         }
+        s->org_unreadable = p->org_unreadable;
         s->org_entry = p->org && json_object_object_get_ex(p->org, s->id, &e);
         if (!p->org || !json_object_object_get_ex(p->org, s->id, &e) ||
             !json_object_is_type(e, json_type_object))
@@ -786,13 +788,23 @@ int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
         if (r < 0)
                 return scan_project_unlisted(ctx, name, "", r) < 0 ? -ENOMEM : 0;
 
-        if (json_read_input(pfd, "session-organization.v1.json", JSON_INPUT_ORGANIZATION,
-                            &p.org_root) == 0) {
+        r = json_read_input(pfd, "session-organization.v1.json", JSON_INPUT_ORGANIZATION,
+                            &p.org_root);
+        if (r == 0) {
                 json_object *v = NULL;
                 if (json_object_object_get_ex(p.org_root, "sessions", &v) &&
                     json_object_is_type(v, json_type_object))
                         p.org = v;
+        } else if (r == -ENOMEM)
+                goto finish;
+        else if (r != -ENOENT) {
+                /* Qwen reads it as an empty store, but the person may have pinned sessions in
+                 * it: what cannot be read is not proof that nothing is pinned */
+                p.org_unreadable = true;
+                log_notice("projects/%s/session-organization.v1.json: cannot be read (%s); its "
+                           "sessions count as pinned", name, errno_to_string(-r));
         }
+        r = 0;
         p.review_fd = fs_open_noatime(pfd, ERASE_REVIEW_DIR, O_RDONLY | O_DIRECTORY);
         sfd = scan_open_subdir(pfd, "subagents", ctx->dev, NULL);
         if (sfd >= 0) {

@@ -334,6 +334,23 @@ static void test_scan_organisation_pinned_grouped(void **state) {
         assert_false(find(fx, "dd3dc65a-7d32-4843-a56c-9eef3a13391d")->pinned);
         assert_true(find(fx, "dd3dc65a-7d32-4843-a56c-9eef3a13391d")->grouped);
         assert_false(find(fx, "6fae7d01-a2f7-4d92-839b-10504c3c7925")->pinned);
+        assert_false(find(fx, "aefd2a51-f2fc-4eed-a29c-91292bb022bf")->org_unreadable);
+
+        /* json-c read this (a value, then more text); JSON.parse does not: Qwen shows no pin,
+         * but the pins the person set may be in it, so every session of the project counts as
+         * pinned (pins unknown) */
+        assert_int_equal(
+                fixture_write(fx->root, WEBAPP "/session-organization.v1.json",
+                              "{\"schemaVersion\":1,\"groups\":[],\"sessions\":{"
+                              "\"aefd2a51-f2fc-4eed-a29c-91292bb022bf\":{\"groupId\":null,"
+                              "\"pinnedAt\":1796010000000,\"updatedAt\":1}}} x"),
+                0);
+        scan_fx(fx);
+        assert_false(find(fx, "aefd2a51-f2fc-4eed-a29c-91292bb022bf")->pinned);
+        assert_true(find(fx, "aefd2a51-f2fc-4eed-a29c-91292bb022bf")->org_unreadable);
+        assert_true(find(fx, "c7bab6d3-4d35-4ebb-b856-81c884008a1e")->org_unreadable);
+        /* another project's sessions are not affected */
+        assert_false(find(fx, "6fae7d01-a2f7-4d92-839b-10504c3c7925")->org_unreadable);
 }
 
 static void test_scan_worktree_sidecar_live(void **state) {

@@ -346,6 +346,7 @@ static void test_policy_min_idle_cutoff(void **state) {
 enum {
         PR_PINNED,
         PR_GROUPED,
+        PR_ORG_UNREADABLE,
         PR_TITLED,
         PR_SCHEDULED,
         PR_WORKTREE,
@@ -364,6 +365,7 @@ static const struct {
 } prot_cases[_PR_MAX] = {
         [PR_PINNED] = { "pinned", PROT_PINNED, VERB_KEEP },
         [PR_GROUPED] = { "pinned", PROT_PINNED, VERB_KEEP },
+        [PR_ORG_UNREADABLE] = { "pinned", PROT_PINNED, VERB_KEEP },
         [PR_TITLED] = { "titled", PROT_TITLED, VERB_KEEP },
         [PR_SCHEDULED] = { "scheduled", PROT_SCHEDULED, VERB_KEEP },
         [PR_WORKTREE] = { "worktree", PROT_WORKTREE, VERB_KEEP },
@@ -436,6 +438,10 @@ static void prot_apply(Fixture *f, int pr) {
         case PR_GROUPED:
                 p->keep_pinned = true;
                 s->grouped = true;
+                break;
+        case PR_ORG_UNREADABLE:
+                p->keep_pinned = true;
+                s->org_unreadable = true;
                 break;
         case PR_TITLED:
                 p->keep_titled = true;
@@ -563,6 +569,24 @@ static void test_policy_protection_reasons(void **state) {
         fx_eval(&f, false);
         assert_string_equal(f.v->sessions[0].reason,
                             "pinned (would archive: idle 121d > max-age 90d)");
+        fx_done(&f);
+
+        fx_init(&f, (Policy)POL(.max_age = 90 * D));
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 121 * D, 1);
+        prot_apply(&f, PR_ORG_UNREADABLE);
+        fx_eval(&f, false);
+        assert_string_equal(f.v->sessions[0].reason,
+                            "pins unknown (session-organization.v1.json unreadable) (would "
+                            "archive: idle 121d > max-age 90d)");
+        fx_done(&f);
+
+        /* keep-pinned = false: the person said pins do not matter */
+        fx_init(&f, (Policy)POL(.max_age = 90 * D));
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 121 * D, 1);
+        prot_apply(&f, PR_ORG_UNREADABLE);
+        f.cfg.defaults.keep_pinned = false;
+        fx_eval(&f, false);
+        assert_int_equal(f.v->sessions[0].verb, VERB_ARCHIVE);
         fx_done(&f);
 
         fx_init(&f, (Policy)POL(.max_age = 90 * D));
