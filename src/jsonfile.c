@@ -66,7 +66,8 @@ static const JsonInputInfo json_inputs[_JSON_INPUT_MAX] = {
                 .max = 16 * MIB,
                 .qwen = "session-organization-service.ts readStore(): JSON.parse; any error "
                         "reads as an empty store (the next write replaces the file)",
-                .qgc = "no session of the project is organised (as Qwen shows it)",
+                .qgc = "pins unknown: every session of the project counts as pinned "
+                       "(keep-pinned)",
         },
         [JSON_INPUT_LOGS] = {
                 .file = "R/tmp/<hash>/logs.json",
@@ -83,8 +84,8 @@ static const JsonInputInfo json_inputs[_JSON_INPUT_MAX] = {
                 .max = MIB,
                 .qwen = "worktreeSessionService.ts readWorktreeSession(): JSON.parse; invalid "
                         "JSON reads as no worktree session (older versions threw)",
-                .qgc = "the scan knows no live worktree from it (as Qwen); the stale-project "
-                       "check keeps the project",
+                .qgc = "a worktree may be in use: the session counts as having a live worktree "
+                       "(keep-worktree), and the stale-project check keeps the project",
         },
 };
 

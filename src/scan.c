@@ -233,11 +233,16 @@ static bool scan_worktree_live(int dfd, const ScanNames *names, const char *name
         json_object *o = NULL, *v = NULL;
         struct stat st;
         bool live = false;
+        int r;
 
         if (dfd < 0 || !scan_names_has(names, name))
                 return false;
-        if (json_read_input(dfd, name, JSON_INPUT_WORKTREE, &o) < 0)
+        r = json_read_input(dfd, name, JSON_INPUT_WORKTREE, &o);
+        if (r == -ENOENT)
                 return false;
+        if (r < 0)
+                /* it exists and cannot be read: a worktree may be in use (kept, not proven) */
+                return true;
         if (json_object_object_get_ex(o, "worktreePath", &v) &&
             json_object_is_type(v, json_type_string) && json_object_get_string(v)[0] == '/')
                 /* outside the tree: a plain stat by path is fine (it only proves existence) */

@@ -380,6 +380,16 @@ static void test_scan_worktree_sidecar_live(void **state) {
         scan_fx(fx);
         assert_true(find(fx, "c7bab6d3-4d35-4ebb-b856-81c884008a1e")->live_worktree);
         assert_false(find(fx, "aefd2a51-f2fc-4eed-a29c-91292bb022bf")->live_worktree);
+
+        /* a sidecar that does not parse (json-c read this one) cannot prove that no worktree is
+         * in use: the session counts as having one */
+        assert_int_equal(fixture_write(fx->root,
+                                       WEBAPP "/chats/aefd2a51-f2fc-4eed-a29c-91292bb022bf"
+                                              ".worktree.json",
+                                       "{\"worktreePath\":\"/nonexistent/qgc/wt\"} x"),
+                         0);
+        scan_fx(fx);
+        assert_true(find(fx, "aefd2a51-f2fc-4eed-a29c-91292bb022bf")->live_worktree);
 }
 
 static void test_scan_dry_run_keeps_atimes(void **state) {
