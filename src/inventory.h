@@ -95,6 +95,10 @@ typedef struct Session {
         char *hash;                  /* sha256(cwd) hex (PROJECT_HASH_LEN); NULL when no cwd */
         FileId active;   /* chats/<id>.jsonl, .present when it exists */
         FileId archived; /* chats/archive/<id>.jsonl */
+        FileId cold;     /* chats/archive/.qgc-cold/<id>.jsonl.zst (cold.h): with neither copy
+                          * above, an archived session in its compressed state */
+        uint64_t cold_bytes; /* st_size of its .zst files (transcript and sidecars) */
+        uint64_t cold_orig;  /* the sizes of their originals, as recorded in them */
         char *owner_reason; /* why unverified/foreign, or how ownership was proven */
 
         /* bytes, st_size and allocated (st_blocks*512), transcript(s) + sidecars +
@@ -201,6 +205,12 @@ const Session *inventory_find(const Inventory *inv, size_t tree, const char *id)
 void session_done(Session *s);
 void orphan_done(Orphan *o);
 void tree_done(Tree *t);
+
+/* An archived session whose transcript is compressed in the cold tier (and has no
+ * uncompressed copy). */
+static inline bool session_is_cold(const Session *s) {
+        return s->state == SESSION_ARCHIVED && s->cold.present && !s->archived.present;
+}
 
 const char *session_state_to_string(SessionState s);
 const char *owner_status_to_string(OwnerStatus s);

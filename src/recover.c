@@ -34,6 +34,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cold.h"
 #include "erase.h"
 #include "fsutil.h"
 #include "hashmap.h"
@@ -407,12 +408,15 @@ static int recover_open_parent(const RecoverRoots *rt, bool in_global, const cha
         return fs_open_path(root, dir, dev);
 }
 
-/* Does a transcript of the marker's session exist now (in chats/ or chats/archive/)? */
+/* Does a transcript of the marker's session exist now (in chats/, chats/archive/ or compressed
+ * in its cold tier)? */
 static int recover_transcript_exists(const RecoverRoots *rt, const RecoverMarker *m) {
-        for (int archived = 0; archived < 2; archived++) {
-                _cleanup_free_ char *rel = strprintf("projects/%s/chats/%s%s.jsonl",
-                                                     m->project_dir, archived ? "archive/" : "",
-                                                     m->session);
+        static const char *const where[] = { "", "archive/", "archive/" COLD_DIR "/" };
+
+        for (size_t w = 0; w < ELEMENTSOF(where); w++) {
+                _cleanup_free_ char *rel = strprintf("projects/%s/chats/%s%s.jsonl%s",
+                                                     m->project_dir, where[w], m->session,
+                                                     w == 2 ? COLD_SUFFIX : "");
                 _cleanup_close_ int fd = -EBADF;
                 const char *base;
                 int r;
