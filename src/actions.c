@@ -37,7 +37,10 @@
  *     evidence while it matters;
  *   - temporary files (".<name>.qgc-tmp" of a merge or a marker) left by a crash are removed by
  *     the recovery pass, under the tree lock that every writer of them holds;
- *   - restore: archive.c's move in the other direction, a plan step like the others.
+ *   - restore: archive.c's move in the other direction, a plan step like the others;
+ *   - compress: like a delete for the usage line (the transcript leaves Qwen's view), then
+ *     coldstep.h's two halves around one fsync per cold directory; a rerun finds a .zst with
+ *     its original's content and only removes the original.
  * The executor owns the run's resources: actions_run() takes every tree lock and opens the
  * action log; nothing is executed or journalled without them.
  *
@@ -62,6 +65,7 @@
 #include "archive.h"
 #include "erase.h"
 #include "cold.h"
+#include "coldstep.h"
 #include "fsutil.h"
 #include "journal.h"
 #include "live.h"
@@ -120,6 +124,8 @@ typedef struct ActionsBatchDir {
         const char *project_dir;
         int chats_fd, archive_fd;
         bool sync_chats, sync_archive; /* changed: fsync before any outcome is reported */
+        int cold_fd; /* chats/archive/.qgc-cold/, opened by the first compression */
+        bool sync_cold;
         char **claims; /* names of the runtime claims in chats/, listed once (claims_listed) */
         size_t n_claims;
         bool claims_listed;
@@ -140,6 +146,7 @@ typedef struct ActionsBatchItem {
         RecoverMarker mk;
         bool done;  /* outcome reported */
         bool removed; /* delete: the transcript is gone */
+        ColdStep *cold; /* compress: what its first half placed */
 } ActionsBatchItem;
 
 typedef struct ActionsBatch {
@@ -233,6 +240,7 @@ static int actions_report_session(ActionsContext *c, const Session *s, const Ver
                                 ev == JOURNAL_SKIPPED ? "skipped" : "failed",
                                 v && v->rule && streq(v->rule, "restore") ? "restore"
                                 : v && v->verb == VERB_ARCHIVE            ? "archive"
+                                : v && v->verb == VERB_COMPRESS           ? "compress"
                                                                           : "delete",
                                 s->id, actions_project(s), path ? path : "?",
                                 reason ? reason : "", error ? ": " : "",
@@ -1119,9 +1127,108 @@ static bool actions_batch_no_sidecars(const ActionsBatchDir *d, const char *id) 
                                            actions_strcmpp);
 }
 
+/* 3a: the compressions of the batch (coldstep.h): every file compressed, verified and in
+ * place, one fsync per cold directory, then the originals go (chats/archive/ is fsynced with
+ * the other directories in 4). */
+static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                ActionsBatchDir *d = &b->dirs[it->dir];
+                const char *why = "cannot create chats/archive/" COLD_DIR "/";
+                bool created = false;
+                int r = 0;
+
+                if (it->done || it->v->verb != VERB_COMPRESS)
+                        continue;
+                if (d->cold_fd < 0) {
+                        r = d->archive_fd < 0 ? -ESTALE
+                                              : cold_step_open_dir(d->archive_fd, &created,
+                                                                   actions_step, c);
+                        if (r >= 0)
+                                d->cold_fd = r;
+                        /* the new directory is durable before anything is moved into it */
+                        if (r >= 0 && created)
+                                r = fs_fsync(d->archive_fd);
+                }
+                if (r >= 0)
+                        r = (it->cold = calloc(1, sizeof(ColdStep))) ? 0 : -ENOMEM;
+                if (r >= 0)
+                        r = cold_step_begin(d->archive_fd, d->cold_fd, it->s->id,
+                                            &it->s->archived, it->v->compress_level, actions_step,
+                                            c, it->cold, &why);
+                if (r < 0) {
+                        actions_batch_fail(c, it, r, why);
+                        continue;
+                }
+                d->sync_cold = true;
+        }
+        for (size_t j = 0; j < b->n_dirs; j++) {
+                ActionsBatchDir *d = &b->dirs[j];
+                int r = d->sync_cold ? fs_fsync(d->cold_fd) : 0;
+
+                for (size_t i = 0; r < 0 && i < b->n; i++)
+                        if (b->items[i].dir == j && b->items[i].v->verb == VERB_COMPRESS)
+                                actions_batch_report(c, &b->items[i], JOURNAL_FAILED,
+                                                     "compressed, but fsync of the cold tier "
+                                                     "failed; the originals stay",
+                                                     -r);
+        }
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                ActionsBatchDir *d = &b->dirs[it->dir];
+                const char *why = NULL;
+                int r;
+
+                if (it->done || it->v->verb != VERB_COMPRESS)
+                        continue;
+                r = cold_step_end(d->archive_fd, d->cold_fd, it->cold, actions_step, c, &why);
+                d->sync_archive = true;
+                if (r < 0)
+                        actions_batch_fail(c, it, r, why);
+        }
+}
+
+/* Journal a compression with both sizes, and count it. */
+static void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it) {
+        const Session *s = it->s;
+        const Tree *tr = &c->inv->trees[s->tree];
+        uint64_t in = it->cold ? it->cold->bytes_in : 0, out = it->cold ? it->cold->bytes_out : 0;
+        _cleanup_free_ char *path = strprintf("%s/projects/%s/chats/archive/" COLD_DIR
+                                              "/%s.jsonl" COLD_SUFFIX,
+                                              tr->runtime_dir, s->project_dir, s->id);
+        _cleanup_free_ char *msg = strprintf("compressed session %s in %s (%s): %" PRIu64
+                                             " bytes into %" PRIu64,
+                                             s->id, actions_project(s),
+                                             it->v->reason ? it->v->reason : "", in, out);
+        _cleanup_free_ char *extra = strprintf("QGC_ORIGINAL_BYTES=%" PRIu64
+                                               "\nQGC_COMPRESSED_BYTES=%" PRIu64 "\n",
+                                               in, out);
+        JournalEntry e = {
+                .event = JOURNAL_COMPRESSED,
+                .message = msg,
+                .session = s->id,
+                .project = actions_project(s),
+                .path = path,
+                .rule = it->v->rule,
+                .reason = it->v->reason,
+                .bytes = in,
+                .has_bytes = true,
+                .user = tr->user,
+                .extra = extra,
+        };
+
+        it->done = true;
+        if (journal_log(&e) < 0)
+                log_warning("cannot write the action log entry for session %s", s->id);
+        c->stats->n_compressed++;
+        c->stats->bytes_compressed_in += in;
+        c->stats->bytes_compressed_out += out;
+}
+
 /* 3: every move and every transcript unlink of the batch (identity re-checked before each);
  * then 4: one fsync per touched directory. */
 static void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
+        actions_batch_compress(c, b);
         for (size_t i = 0; i < b->n; i++) {
                 ActionsBatchItem *it = &b->items[i];
                 ActionsBatchDir *d = &b->dirs[it->dir];
@@ -1129,7 +1236,7 @@ static void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
                 const char *why = NULL;
                 int dir_fd, r;
 
-                if (it->done)
+                if (it->done || it->v->verb == VERB_COMPRESS)
                         continue;
                 if (!name) {
                         actions_batch_report(c, it, JOURNAL_FAILED, "out of memory", ENOMEM);
@@ -1193,6 +1300,8 @@ static void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
                                         c, &b->items[i], JOURNAL_FAILED,
                                         b->items[i].v->verb == VERB_ARCHIVE
                                                 ? "moved, but fsync of the directories failed"
+                                        : b->items[i].v->verb == VERB_COMPRESS
+                                                ? "compressed, but fsync of chats/archive/ failed"
                                                 : "removed, but fsync of chats/ failed",
                                         -r);
         }
@@ -1254,6 +1363,10 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
         for (size_t i = 0; i < b->n; i++) {
                 ActionsBatchItem *it = &b->items[i];
 
+                if (it->v->verb == VERB_COMPRESS && !it->done) {
+                        actions_batch_compressed(c, it);
+                        continue;
+                }
                 actions_batch_report(c, it,
                                      it->v->verb == VERB_ARCHIVE ? JOURNAL_ARCHIVED
                                                                  : JOURNAL_DELETED,
@@ -1293,10 +1406,14 @@ static void actions_batch_commit(ActionsContext *c) {
                 free(it->line);
                 free(it->sid);
                 recover_marker_done(&it->mk);
+                if (it->cold)
+                        cold_step_done(it->cold);
+                free(it->cold);
         }
         for (size_t j = 0; j < b->n_dirs; j++) {
                 safe_close(b->dirs[j].chats_fd);
                 safe_close(b->dirs[j].archive_fd);
+                safe_close(b->dirs[j].cold_fd);
                 for (size_t i = 0; i < b->dirs[j].n_claims; i++)
                         free(b->dirs[j].claims[i]);
                 free(b->dirs[j].claims);
@@ -1342,6 +1459,7 @@ static int actions_batch_dir(ActionsContext *c, const ActionsTree *t, const Sess
                 .project_dir = s->project_dir,
                 .chats_fd = TAKE_FD(chats_fd),
                 .archive_fd = archive_fd,
+                .cold_fd = -EBADF,
         };
         return (int)b->n_dirs++;
 }
@@ -1354,6 +1472,8 @@ static const char *actions_refusal(const Session *s, const Verdict *v) {
                 return "ownership not proven";
         if (v->verb == VERB_ARCHIVE && s->state != SESSION_ACTIVE)
                 return "not an active session";
+        if (v->verb == VERB_COMPRESS && (s->state != SESSION_ARCHIVED || !s->archived.present))
+                return "not an uncompressed archived session";
         return NULL;
 }
 
@@ -1589,6 +1709,14 @@ static void actions_journal_run(const ActionsContext *c, const Plan *p, bool sta
                                   st->n_failed, st->n_salvaged, freed, st->bytes_archived, h.n,
                                   h.bytes, warning ? "QGC_WARNING=" : "", warning ?: "",
                                   warning ? "\n" : "");
+                if (extra && st->n_compressed > 0) {
+                        char *x = strprintf("%sQGC_COMPRESSED=%u\nQGC_ORIGINAL_BYTES=%" PRIu64
+                                            "\nQGC_COMPRESSED_BYTES=%" PRIu64 "\n",
+                                            extra, st->n_compressed, st->bytes_compressed_in,
+                                            st->bytes_compressed_out);
+                        free(extra);
+                        extra = x;
+                }
         }
         JournalEntry e = {
                 .event = start ? JOURNAL_RUN_START : JOURNAL_RUN_SUMMARY,
@@ -1867,7 +1995,7 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
                 return -EBADF; /* every action is journalled: nothing runs without the log */
         for (size_t i = 0; i < p->n_items; i++) {
                 Verb verb = p->items[i].verdict->verb;
-                n_planned += verb == VERB_ARCHIVE || verb == VERB_DELETE ||
+                n_planned += verb == VERB_ARCHIVE || verb == VERB_DELETE || verb == VERB_COMPRESS ||
                              p->items[i].verdict->mark != 0;
         }
         pr.total = n_planned;
@@ -1889,7 +2017,8 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
                 const PlanItem *it = &p->items[i];
                 const Verdict *v = it->verdict;
 
-                if (v->verb != VERB_ARCHIVE && v->verb != VERB_DELETE && v->mark == 0)
+                if (v->verb != VERB_ARCHIVE && v->verb != VERB_DELETE && v->verb != VERB_COMPRESS &&
+                    v->mark == 0)
                         continue;
                 if (it->is_orphan) {
                         actions_batch_commit(&c);
