@@ -332,8 +332,12 @@ static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Sessio
         r = fs_check_identity_fd(fd, fid);
         if (r <= 0)
                 return r < 0 ? r : -ESTALE;
+        /* a compressed transcript: salvaged from its content, checked against its SHA-256 */
+        _cleanup_close_ int ufd = session_is_cold(s) ? cold_step_memfd(dir_fd, s->id) : -EBADF;
+        if (session_is_cold(s) && ufd < 0)
+                return ufd;
 
-        r = usage_build_record(fd, &line);
+        r = usage_build_record(ufd >= 0 ? ufd : fd, &line);
         if (r < 0)
                 return r;
         if (!line)
@@ -510,6 +514,17 @@ static int actions_delete_rest(ActionsContext *c, const ActionsTree *t, const Se
 
         if (!proj || !proj_sub || !dbg || !plan || !review || !rname)
                 return -ENOMEM;
+        if (session_is_cold(s)) {
+                _cleanup_close_ int cfd = archive_fd >= 0 ? fs_open_dir(archive_fd, COLD_DIR)
+                                                          : -EBADF;
+                for (size_t i = 0; cfd >= 0 && i < ELEMENTSOF(sidecars); i++) {
+                        _cleanup_free_ char *z = strprintf("%s.%s" COLD_SUFFIX, s->id,
+                                                           sidecars[i]);
+                        k = z ? actions_unlink_benign(c, cfd, z, 0) : -ENOMEM;
+                        if (k < 0 && r == 0)
+                                r = k;
+                }
+        }
         for (size_t i = 0; i < ELEMENTSOF(sidecars); i++) {
                 _cleanup_free_ char *n = strprintf("%s.%s", s->id, sidecars[i]);
                 if (!n)
@@ -640,6 +655,18 @@ static int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Se
                 if (r >= 0)
                         r = actions_mark_file(&m, archive_fd, false, b, n, false, i == 0);
         }
+        if (r >= 0 && session_is_cold(s)) {
+                _cleanup_close_ int cfd = archive_fd >= 0 ? fs_open_dir(archive_fd, COLD_DIR)
+                                                          : -EBADF;
+                for (size_t i = 0; r >= 0 && cfd >= 0 && i < ELEMENTSOF(exts); i++) {
+                        _cleanup_free_ char *z = strprintf("%s.%s" COLD_SUFFIX, s->id, exts[i]);
+                        _cleanup_free_ char *rz = z ? strprintf("%s/archive/" COLD_DIR "/%s",
+                                                                chats, z)
+                                                    : NULL;
+                        r = rz ? actions_mark_file(&m, cfd, false, rz, z, false, i == 0)
+                               : -ENOMEM;
+                }
+        }
         if (r >= 0)
                 r = actions_mark_in(&m, t->global_fd, t->global_dev, true, "file-history", s->id,
                                     true);
@@ -745,11 +772,20 @@ static unsigned actions_batch_max(void) {
 static int actions_batch_dir_fd(const ActionsBatch *b, const ActionsBatchItem *it) {
         const ActionsBatchDir *d = &b->dirs[it->dir];
 
+        if (session_is_cold(it->s))
+                return d->cold_fd;
         return it->s->state == SESSION_ARCHIVED ? d->archive_fd : d->chats_fd;
 }
 
 static const FileId *actions_fid(const Session *s) {
+        if (session_is_cold(s))
+                return &s->cold;
         return s->state == SESSION_ARCHIVED ? &s->archived : &s->active;
+}
+
+/* The transcript's name: <id>.jsonl, or <id>.jsonl.zst in the cold tier. */
+static char *actions_tname(const Session *s) {
+        return strprintf("%s.jsonl%s", s->id, session_is_cold(s) ? COLD_SUFFIX : "");
 }
 
 /* Report item it once. */
@@ -838,7 +874,7 @@ static void actions_batch_salvage(ActionsContext *c, ActionsBatch *b, const Acti
 
                 if (!it->line || it->done)
                         continue;
-                name = strprintf("%s.jsonl", it->s->id);
+                name = actions_tname(it->s);
                 r = name ? fs_check_identity(actions_batch_dir_fd(b, it), name,
                                              actions_fid(it->s))
                          : -ENOMEM;
@@ -971,7 +1007,7 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
 
                 if (it->done || it->v->verb != VERB_DELETE)
                         continue;
-                name = strprintf("%s.jsonl", it->s->id);
+                name = actions_tname(it->s);
                 if (!name) {
                         actions_batch_report(c, it, JOURNAL_FAILED, "out of memory", ENOMEM);
                         continue;
@@ -984,7 +1020,14 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
                 /* a copy in the other place since the scan (a TUI recreating chats/<id>.jsonl by
                  * path, a restore) is a conflict, and the id's sidecars and file-history are in
                  * use again */
-                r = actions_copy_exists(d->chats_fd, name, it->s->state != SESSION_ARCHIVED);
+                if (session_is_cold(it->s)) {
+                        /* compressed: a copy in chats/ or chats/archive/ is one */
+                        _cleanup_free_ char *plain = strprintf("%s.jsonl", it->s->id);
+                        r = plain ? actions_copy_exists(d->chats_fd, plain, false) : -ENOMEM;
+                        if (r == 0)
+                                r = actions_copy_exists(d->chats_fd, plain, true);
+                } else
+                        r = actions_copy_exists(d->chats_fd, name, it->s->state != SESSION_ARCHIVED);
                 if (r != 0) {
                         actions_batch_fail(c, it, r < 0 ? r : -EEXIST,
                                            "a copy in the other place appeared since the scan "
@@ -1154,8 +1197,10 @@ static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
                         r = (it->cold = calloc(1, sizeof(ColdStep))) ? 0 : -ENOMEM;
                 if (r >= 0)
                         r = cold_step_begin(d->archive_fd, d->cold_fd, it->s->id,
-                                            &it->s->archived, it->v->compress_level, actions_step,
-                                            c, it->cold, &why);
+                                            &it->s->archived,
+                                            it->v->compress_level > 0 ? it->v->compress_level
+                                                                      : COLD_LEVEL_DEFAULT,
+                                            actions_step, c, it->cold, &why);
                 if (r < 0) {
                         actions_batch_fail(c, it, r, why);
                         continue;
@@ -1165,6 +1210,8 @@ static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
         for (size_t j = 0; j < b->n_dirs; j++) {
                 ActionsBatchDir *d = &b->dirs[j];
                 int r = d->sync_cold ? fs_fsync(d->cold_fd) : 0;
+
+                d->sync_cold = false;
 
                 for (size_t i = 0; r < 0 && i < b->n; i++)
                         if (b->items[i].dir == j && b->items[i].v->verb == VERB_COMPRESS)
@@ -1232,7 +1279,7 @@ static void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
         for (size_t i = 0; i < b->n; i++) {
                 ActionsBatchItem *it = &b->items[i];
                 ActionsBatchDir *d = &b->dirs[it->dir];
-                _cleanup_free_ char *name = strprintf("%s.jsonl", it->s->id);
+                _cleanup_free_ char *name = actions_tname(it->s);
                 const char *why = NULL;
                 int dir_fd, r;
 
@@ -1277,20 +1324,24 @@ static void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
                 }
                 actions_step(c, name);
                 it->removed = true;
-                if (it->s->state == SESSION_ARCHIVED)
+                if (session_is_cold(it->s))
+                        d->sync_cold = true;
+                else if (it->s->state == SESSION_ARCHIVED)
                         d->sync_archive = true;
                 else
                         d->sync_chats = true;
         }
         /* the touched directories, fsynced at once (fs_fsync_many()) */
-        int fds[2 * ACTIONS_BATCH_DIRS], errs[2 * ACTIONS_BATCH_DIRS];
+        int fds[3 * ACTIONS_BATCH_DIRS], errs[3 * ACTIONS_BATCH_DIRS];
         for (size_t j = 0; j < b->n_dirs; j++) {
-                fds[2 * j] = b->dirs[j].sync_chats ? b->dirs[j].chats_fd : -EBADF;
-                fds[2 * j + 1] = b->dirs[j].sync_archive ? b->dirs[j].archive_fd : -EBADF;
+                fds[3 * j] = b->dirs[j].sync_chats ? b->dirs[j].chats_fd : -EBADF;
+                fds[3 * j + 1] = b->dirs[j].sync_archive ? b->dirs[j].archive_fd : -EBADF;
+                fds[3 * j + 2] = b->dirs[j].sync_cold ? b->dirs[j].cold_fd : -EBADF;
         }
-        fs_fsync_many(fds, 2 * b->n_dirs, errs);
+        fs_fsync_many(fds, 3 * b->n_dirs, errs);
         for (size_t j = 0; j < b->n_dirs; j++) {
-                int r = errs[2 * j] < 0 ? errs[2 * j] : errs[2 * j + 1];
+                int r = errs[3 * j] < 0 ? errs[3 * j] : errs[3 * j + 1] < 0 ? errs[3 * j + 1]
+                                                                            : errs[3 * j + 2];
 
                 if (r >= 0)
                         continue;
@@ -1482,7 +1533,7 @@ static const char *actions_refusal(const Session *s, const Verdict *v) {
 static int actions_session(ActionsContext *c, const Session *s, const Verdict *v) {
         const ActionsTree *t = &c->trees[s->tree];
         ActionsBatch *b = c->batch;
-        _cleanup_free_ char *name = strprintf("%s.jsonl", s->id);
+        _cleanup_free_ char *name = actions_tname(s);
         _cleanup_free_ char *line = NULL, *sid = NULL;
         const char *why = actions_refusal(s, v);
         const FileId *fid = actions_fid(s);
@@ -1505,6 +1556,11 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                                               k == -ESTALE ? JOURNAL_SKIPPED : JOURNAL_FAILED, why,
                                               k == -ESTALE ? 0 : -k);
         dir_fd = s->state == SESSION_ARCHIVED ? b->dirs[k].archive_fd : b->dirs[k].chats_fd;
+        if (session_is_cold(s) && dir_fd >= 0) {
+                if (b->dirs[k].cold_fd < 0)
+                        b->dirs[k].cold_fd = fs_open_dir(dir_fd, COLD_DIR);
+                dir_fd = b->dirs[k].cold_fd;
+        }
         if (dir_fd < 0)
                 return actions_report_session(c, s, v, JOURNAL_SKIPPED, "changed since scan", 0);
 

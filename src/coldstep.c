@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -158,4 +159,20 @@ int cold_step_end(int archive_fd, int cold_fd, ColdStep *st, ColdStepFn step, vo
                 }
         }
         return 0;
+}
+
+int cold_step_memfd(int cold_fd, const char *id) {
+        _cleanup_free_ char *n = strprintf("%s.jsonl", id);
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        if (!n)
+                return -ENOMEM;
+        fd = memfd_create("qgc-cold", MFD_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = cold_cat(cold_fd, n, fd);
+        if (r < 0)
+                return r;
+        return TAKE_FD(fd);
 }

@@ -45,3 +45,7 @@ int cold_step_end(int archive_fd, int cold_fd, ColdStep *st, ColdStepFn step, vo
                   const char **ret_why);
 
 void cold_step_done(ColdStep *st);
+
+/* The transcript of compressed session id in cold_fd, decompressed into a memfd and checked
+ * against its SHA-256 (what a delete salvages its usage from). fd or -errno. */
+int cold_step_memfd(int cold_fd, const char *id);

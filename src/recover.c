@@ -143,6 +143,11 @@ static bool recover_file_allowed(const char *id, const char *pd, const RecoverFi
                 if (streq(f->rel, buf))
                         return true;
                 snprintf(buf, sizeof buf, "%sarchive/%s.jsonl", chats, id);
+                if (streq(f->rel, buf))
+                        return true;
+                /* a compressed session's (cold.h) */
+                snprintf(buf, sizeof buf, "%sarchive/" COLD_DIR "/%s.jsonl" COLD_SUFFIX, chats,
+                         id);
                 return streq(f->rel, buf);
         }
         if (f->is_dir) {
@@ -169,6 +174,10 @@ static bool recover_file_allowed(const char *id, const char *pd, const RecoverFi
                 if (streq(f->rel, buf))
                         return true;
                 snprintf(buf, sizeof buf, "%sarchive/%s.%s", chats, id, exts[i]);
+                if (streq(f->rel, buf))
+                        return true;
+                snprintf(buf, sizeof buf, "%sarchive/" COLD_DIR "/%s.%s" COLD_SUFFIX, chats, id,
+                         exts[i]);
                 if (streq(f->rel, buf))
                         return true;
         }
