@@ -1145,6 +1145,48 @@ static void test_faults_cold_compress_crash_after_every_step_then_rerun(void **s
         assert_true(n < 100);
 }
 
+/* The scan lists a compressed session as archived in its compressed state, its ownership proven
+ * from the decompressed first record, its age from the recorded mtime; its file-history/<id>/
+ * is no orphan. A .zst that is not in qgc's format is unverified (never acted on), and its
+ * file-history is no orphan either. */
+static void test_faults_cold_scan_compressed_session(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *a = fixture_path(t->qwen, P_NOTES "/archive");
+        _cleanup_free_ char *cold = fixture_path(t->qwen, COLD_NOTES);
+        _cleanup_free_ char *from = fixture_path(t->qwen, P_NOTES "/" S_FH ".jsonl");
+        _cleanup_free_ char *to = fixture_path(t->qwen, P_NOTES "/archive/" S_FH ".jsonl");
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        long long mt = mtime_ns_rel(t->qwen, P_NOTES "/" S_FH ".jsonl");
+        const Session *s;
+        int afd, cfd;
+
+        assert_int_equal(fixture_mkdir(t->qwen, P_NOTES "/archive"), 0);
+        assert_int_equal(rename(from, to), 0);
+        assert_int_equal(mkdir(cold, 0700), 0);
+        afd = open(a, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        cfd = open(cold, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(afd >= 0 && cfd >= 0);
+        assert_int_equal(cold_compress(afd, S_FH ".jsonl", cfd, 3, NULL, NULL, NULL, NULL), 0);
+        close(afd);
+        close(cfd);
+        assert_int_equal(fixture_write(t->qwen, COLD_NOTES "/" S_KILLED ".jsonl.zst", "junk"), 0);
+        assert_int_equal(fixture_write(t->qwen, "file-history/" S_KILLED "/x", "x"), 0);
+        assert_int_equal(apply_scan(t->qwen, &inv), 0);
+        assert_non_null(s = inventory_find(inv, 0, S_FH));
+        assert_int_equal(s->state, SESSION_ARCHIVED);
+        assert_true(session_is_cold(s));
+        assert_int_equal(s->owner, OWNER_OK);
+        assert_int_equal(s->mtime, mt / 1000000);
+        assert_true(s->cold_bytes > 0 && s->cold_bytes < s->cold_orig);
+        /* the junk beside the active S_KILLED makes it a conflict: never touched */
+        assert_non_null(s = inventory_find(inv, 0, S_KILLED));
+        assert_int_equal(s->state, SESSION_CONFLICT);
+        for (size_t i = 0; i < inv->n_orphans; i++)
+                if (inv->orphans[i].name && (streq(inv->orphans[i].name, S_FH) ||
+                                             streq(inv->orphans[i].name, S_KILLED)))
+                        fail_msg("file-history of %s taken for an orphan", inv->orphans[i].name);
+}
+
 /* A tree without usage_record.jsonl (Qwen 0.12 to 0.15, or /stats never opened): the first
  * salvage writes the history Qwen would rebuild, in one step. A crash after any step, then a
  * rerun, ends with the very file an uninterrupted run writes, and no temporary file. */
@@ -1634,6 +1676,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_faults_archive_without_sidecars_one_rename, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_cold_restore_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_cold_compress_crash_after_every_step_then_rerun, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_cold_scan_compressed_session, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_after_salvage_skip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_during_archive_skip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_ledger_append_during_merge_not_lost, setup,
