@@ -778,8 +778,6 @@ static int actions_batch_dir_fd(const ActionsBatch *b, const ActionsBatchItem *i
 }
 
 static const FileId *actions_fid(const Session *s) {
-        if (session_is_cold(s))
-                return &s->cold;
         return s->state == SESSION_ARCHIVED ? &s->archived : &s->active;
 }
 
@@ -1523,7 +1521,7 @@ static const char *actions_refusal(const Session *s, const Verdict *v) {
                 return "ownership not proven";
         if (v->verb == VERB_ARCHIVE && s->state != SESSION_ACTIVE)
                 return "not an active session";
-        if (v->verb == VERB_COMPRESS && (s->state != SESSION_ARCHIVED || !s->archived.present))
+        if (v->verb == VERB_COMPRESS && (s->state != SESSION_ARCHIVED || session_is_cold(s)))
                 return "not an uncompressed archived session";
         return NULL;
 }

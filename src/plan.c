@@ -610,7 +610,7 @@ static void plan_json_session(PlanJson *j, const Plan *p, const PlanItem *it) {
         plan_json_names(j, "live", s->live, 5, plan_live_name);
         plan_json_string(j, "live_reason", s->live_reason);
         /* its files in the cold tier (cold.h); only where there are some */
-        if (s->cold.present) {
+        if (s->cold || s->cold_copy) {
                 plan_json_key(j, "compressed");
                 plan_json_open(j, '{');
                 plan_json_uint(j, "bytes", s->cold_bytes);

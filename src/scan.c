@@ -666,8 +666,9 @@ static int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
                         scan_fileid_from_stat(&cc.id, &st);
         }
         s.active = ca.id;
-        s.archived = cr.id;
-        s.cold = cc.id;
+        s.archived = act || arc ? cr.id : cc.id;
+        s.cold = !act && !arc;
+        s.cold_copy = (act || arc) && cc.id.present;
         primary = act ? &ca : arc ? &cr : &cc;
 
         if (primary->problem) {

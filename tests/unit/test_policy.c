@@ -764,7 +764,7 @@ static void test_policy_compress_after(void **state) {
         fx_add(&f, "/p/a", SESSION_ARCHIVED, 30 * D + 1, 10); /* compressed */
         fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, 10);      /* not archived */
         s = fx_add(&f, "/p/a", SESSION_ARCHIVED, 100 * D, 10); /* compressed already */
-        s->cold.present = true;
+        s->cold = true;
         s->pinned = true;
         fx_add(&f, "/p/a", SESSION_ARCHIVED, 100 * D, 10)->pinned = true;
         f.cfg.defaults.keep_pinned = true;
@@ -784,7 +784,7 @@ static void test_policy_compress_after(void **state) {
                                 .archive_max_age = 90 * D, .max_deletions = 1));
         fx_add(&f, "/p/a", SESSION_ARCHIVED, 200 * D, 10);
         fx_add(&f, "/p/a", SESSION_ARCHIVED, 100 * D, 10);
-        fx_add(&f, "/p/a", SESSION_ARCHIVED, 300 * D, 10)->cold.present = true;
+        fx_add(&f, "/p/a", SESSION_ARCHIVED, 300 * D, 10)->cold = true;
         fx_eval(&f, false);
         fx_verbs(&f, got);
         assert_string_equal(got, "CCD");
