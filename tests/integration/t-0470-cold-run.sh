@@ -88,6 +88,15 @@ c = json.load(open(sys.argv[1]))["total"]["compressed"]
 assert c["sessions"] == 12 and 0 < c["bytes"] < c["original_bytes"], c
 PY
 
+# status still accounts for every byte: its total equals du, the cold tier counted as archive
+du_b=$(du -s -b "$tree" | cut -f1)
+python3 - "$T/status.json" "$du_b" <<'PY' || fail "status and du -b differ with a cold tier"
+import json, sys
+t = json.load(open(sys.argv[1]))["breakdown"][0]
+assert t["total"]["bytes"] == int(sys.argv[2]), (t["total"], sys.argv[2])
+assert not [p for p in t.get("unknown_shown", []) if ".qgc-cold" in p], t["unknown_shown"]
+PY
+
 # 5. show and restore of a session a run compressed: byte for byte, with its mtime
 o="$orig/projects/-srv-demo-my-notes/chats/$FH.jsonl"
 run_qgc show "$FH" --root "$tree" -c "$T/c.conf" > "$T/show.out" || fail "show"
