@@ -115,8 +115,8 @@ static int orphans_rmdir(int dfd, const char *name, OrphansStepFn step, void *us
         return 0;
 }
 
-/* Remove an empty project directory: empty chats/archive/, chats/, subagents/, then itself;
- * never recursively. */
+/* Remove an empty project directory: an empty cold tier (chats/archive/.qgc-cold/), empty
+ * chats/archive/, chats/, subagents/, then itself; never recursively. */
 static int orphans_remove_empty_project(int projects_fd, const char *name, OrphansStepFn step,
                                         void *userdata) {
         _cleanup_close_ int pfd = fs_open_dir(projects_fd, name);
@@ -126,6 +126,10 @@ static int orphans_remove_empty_project(int projects_fd, const char *name, Orpha
                 return pfd;
         _cleanup_close_ int cfd = fs_open_dir(pfd, "chats");
         if (cfd >= 0) {
+                _cleanup_close_ int afd = fs_open_dir(cfd, "archive");
+                r = afd >= 0 ? orphans_rmdir(afd, COLD_DIR, step, userdata) : 0;
+                if (r < 0 && r != -ENOTDIR)
+                        return r;
                 r = orphans_rmdir(cfd, "archive", step, userdata);
                 if (r < 0)
                         return r;

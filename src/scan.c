@@ -953,6 +953,9 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
                                         return scan_project_unlisted(
                                                 ctx, p->name, "chats/archive/" COLD_DIR "/",
                                                 r == -ENOENT ? -EIO : r);
+                                /* an empty cold tier (all its sessions gone) is no content */
+                                if (n_archive == 1 && cold.n == 0 && p->cold_other.n == 0)
+                                        *ret_empty = n_chats == 1;
                         }
                 } else
                         log_debug("projects/%s/chats/archive: %s, skipped", p->name,

@@ -137,4 +137,14 @@ grep "\"sessionId\":\"$FH2\"" "$tree/usage_record.jsonl" > "$T/line.cold" || fai
 grep "\"sessionId\":\"$FH2\"" "$ref/usage_record.jsonl" > "$T/line.ref" || fail "reference: no usage line"
 [ "$(wc -l < "$T/line.cold")" = 1 ] || fail "more than one usage line"
 cmp -s "$T/line.cold" "$T/line.ref" || { diff "$T/line.ref" "$T/line.cold"; fail "the salvaged line differs"; }
+# 7. a project whose compressed sessions are all gone is an empty project (its empty cold tier
+# no content), reclaimed like any other
+s="$tree/projects/-srv-demo-scratch"
+[ -d "$s/chats/archive/.qgc-cold" ] && [ -z "$(ls -A "$s/chats/archive/.qgc-cold")" ] || fail "scratch: no empty cold tier"
+find "$s" -exec touch -h -d 2026-11-01T00:00:00Z {} +
+cat > "$T/o.conf" <<'CONF'
+defaults = { max-age = "off"; orphan-min-age = "1h"; };
+CONF
+run_qgc --now "$NOW" --root "$tree" -c "$T/o.conf" > "$T/orph.out" 2>&1 || { cat "$T/orph.out"; fail "orphan run"; }
+[ ! -e "$s" ] || { cat "$T/orph.out"; fail "the empty project with an empty cold tier stayed"; }
 pass "compress-after: planned, compressed and journalled with both sizes; compressed sessions keep their file-history, show in status, restore byte for byte, and are deleted with their usage salvaged"
