@@ -39,8 +39,9 @@
  *     the recovery pass, under the tree lock that every writer of them holds;
  *   - restore: archive.c's move in the other direction, a plan step like the others;
  *   - compress: like a delete for the usage line (the transcript leaves Qwen's view), then
- *     coldstep.h's two halves around one fsync per cold directory; a rerun finds a .zst with
- *     its original's content and only removes the original.
+ *     coldstep.h's steps (cold.h's COLD_BATCH: one syncfs and one fsync per cold directory per
+ *     batch); a rerun finds a .zst beside its original and removes the original only when it
+ *     has exactly the recorded content.
  * The executor owns the run's resources: actions_run() takes every tree lock and opens the
  * action log; nothing is executed or journalled without them.
  *
@@ -1168,19 +1169,24 @@ static bool actions_batch_no_sidecars(const ActionsBatchDir *d, const char *id) 
                                            actions_strcmpp);
 }
 
-/* 3a: the compressions of the batch (coldstep.h): every file compressed, verified and in
- * place, one fsync per cold directory, then the originals go (chats/archive/ is fsynced with
- * the other directories in 4). */
+/* 3a: the compressions of the batch (coldstep.h, cold.h's COLD_BATCH): every file compressed
+ * and verified under its temporary name, one syncfs(), each renamed into place, one fsync per
+ * cold directory, then the originals go (chats/archive/ is fsynced with the other directories
+ * in 4). */
 static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
+        _cleanup_(cold_ctx_freep) ColdCtx *ctx = NULL;
+        int level = 0, sync_fd = -EBADF, r;
+
         for (size_t i = 0; i < b->n; i++) {
                 ActionsBatchItem *it = &b->items[i];
                 ActionsBatchDir *d = &b->dirs[it->dir];
                 const char *why = "cannot create chats/archive/" COLD_DIR "/";
+                int want = it->v->compress_level > 0 ? it->v->compress_level : COLD_LEVEL_DEFAULT;
                 bool created = false;
-                int r = 0;
 
                 if (it->done || it->v->verb != VERB_COMPRESS)
                         continue;
+                r = 0;
                 if (d->cold_fd < 0) {
                         r = d->archive_fd < 0 ? -ESTALE
                                               : cold_step_open_dir(d->archive_fd, &created,
@@ -1191,45 +1197,65 @@ static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
                         if (r >= 0 && created)
                                 r = fs_fsync(d->archive_fd);
                 }
+                if (r >= 0 && (!ctx || level != want)) {
+                        ctx = cold_ctx_free(ctx);
+                        level = want;
+                        why = "cannot set up zstd";
+                        r = cold_ctx_new(level, COLD_DICT_CURRENT, &ctx);
+                }
                 if (r >= 0)
                         r = (it->cold = calloc(1, sizeof(ColdStep))) ? 0 : -ENOMEM;
                 if (r >= 0)
-                        r = cold_step_begin(d->archive_fd, d->cold_fd, it->s->id,
-                                            &it->s->archived,
-                                            it->v->compress_level > 0 ? it->v->compress_level
-                                                                      : COLD_LEVEL_DEFAULT,
-                                            actions_step, c, it->cold, &why);
+                        r = cold_step_begin(ctx, d->archive_fd, d->cold_fd, it->s->id,
+                                            &it->s->archived, actions_step, c, it->cold, &why);
                 if (r < 0) {
                         actions_batch_fail(c, it, r, why);
                         continue;
                 }
                 d->sync_cold = true;
+                sync_fd = d->cold_fd;
+        }
+        if (sync_fd < 0)
+                return;
+        /* the temporary files' data, for the whole batch (one tree: one filesystem) */
+        r = syncfs(sync_fd) < 0 ? -errno : 0;
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                const char *why = NULL;
+                int k;
+
+                if (it->done || it->v->verb != VERB_COMPRESS)
+                        continue;
+                k = r < 0 ? r
+                          : cold_step_commit(b->dirs[it->dir].cold_fd, it->cold, actions_step, c,
+                                             &why);
+                if (k < 0)
+                        actions_batch_fail(c, it, k, why ?: "cannot sync the compressed files");
         }
         for (size_t j = 0; j < b->n_dirs; j++) {
                 ActionsBatchDir *d = &b->dirs[j];
-                int r = d->sync_cold ? fs_fsync(d->cold_fd) : 0;
+                int k = d->sync_cold ? fs_fsync(d->cold_fd) : 0;
 
                 d->sync_cold = false;
-
-                for (size_t i = 0; r < 0 && i < b->n; i++)
+                for (size_t i = 0; k < 0 && i < b->n; i++)
                         if (b->items[i].dir == j && b->items[i].v->verb == VERB_COMPRESS)
                                 actions_batch_report(c, &b->items[i], JOURNAL_FAILED,
                                                      "compressed, but fsync of the cold tier "
                                                      "failed; the originals stay",
-                                                     -r);
+                                                     -k);
         }
         for (size_t i = 0; i < b->n; i++) {
                 ActionsBatchItem *it = &b->items[i];
                 ActionsBatchDir *d = &b->dirs[it->dir];
                 const char *why = NULL;
-                int r;
+                int k;
 
                 if (it->done || it->v->verb != VERB_COMPRESS)
                         continue;
-                r = cold_step_end(d->archive_fd, d->cold_fd, it->cold, actions_step, c, &why);
+                k = cold_step_end(d->archive_fd, d->cold_fd, it->cold, actions_step, c, &why);
                 d->sync_archive = true;
-                if (r < 0)
-                        actions_batch_fail(c, it, r, why);
+                if (k < 0)
+                        actions_batch_fail(c, it, k, why);
         }
 }
 

@@ -1,15 +1,18 @@
 /* coldstep.h: the executor's compress step (VERB_COMPRESS): an archived session's sidecars and
- * transcript into the cold tier (cold.h), in two halves so that the group commit (actions.c)
- * fsyncs each directory once per batch:
- *   cold_step_begin()  every file compressed, fsynced, verified and renamed into
- *                      chats/archive/.qgc-cold/ (the originals all stay);
- *   (the caller fsyncs the cold directory)
- *   cold_step_end()    the originals go, sidecars first, the transcript last, each only if it
- *                      still has the identity it had when it was compressed;
- *   (the caller fsyncs chats/archive/).
- * A crash anywhere leaves every file either uncompressed, or compressed with its original still
- * there (a rerun finds the .zst with the original's content and only removes the original), or
- * compressed alone: nothing is ever only in a file that is not durable and verified. */
+ * transcript into the cold tier (cold.h), in cold.h's COLD_BATCH steps so that the group commit
+ * (actions.c) makes a whole batch durable with one syncfs() and one fsync per directory:
+ *   cold_step_begin()   every file compressed and verified under its temporary name (the
+ *                       originals all stay);
+ *   (the caller: syncfs() of the tree's filesystem)
+ *   cold_step_commit()  each renamed into place;
+ *   (the caller: fsync() of each cold directory)
+ *   cold_step_end()     the originals go, sidecars first, the transcript last, each only if it
+ *                       still has the identity it had when it was compressed;
+ *   (the caller: fsync() of chats/archive/).
+ * A crash leaves temporary files (the rerun's compression replaces its own), or complete,
+ * durable .zst files beside their originals (the rerun finds them, -EEXIST, and removes an
+ * original only when it has exactly the recorded content: cold_resolve()), or the session
+ * compressed. */
 #pragma once
 
 #include <stdbool.h>
@@ -23,6 +26,7 @@
 typedef struct ColdStep {
         char *names[COLD_STEP_FILES]; /* in chats/archive/, the transcript last */
         FileId orig[COLD_STEP_FILES];
+        bool resolve[COLD_STEP_FILES]; /* its .zst existed already: cold_resolve() at the end */
         size_t n;
         uint64_t bytes_in, bytes_out; /* originals, compressed files */
 } ColdStep;
@@ -31,16 +35,20 @@ typedef struct ColdStep {
  * and the caller fsyncs archive_fd before any original goes. fd or -errno. */
 int cold_step_open_dir(int archive_fd, bool *ret_created, ColdStepFn step, void *userdata);
 
-/* The first half for session id, whose transcript must still be `transcript`. A .zst that
- * exists already with exactly the original's content (SHA-256 and size) counts as written.
- * 0; -ESTALE the transcript changed; -EEXIST a .zst with other content exists (*ret_why says
- * "(conflict)"); -EBADMSG the verification failed; other -errno. The files this call placed stay
- * on failure (a rerun uses them). */
-int cold_step_begin(int archive_fd, int cold_fd, const char *id, const FileId *transcript,
-                    int level, ColdStepFn step, void *userdata, ColdStep *st, const char **ret_why);
+/* The first step for session id, whose transcript must still be `transcript`, with ctx (its
+ * level and dictionary). 0; -ESTALE the transcript changed; -EBADMSG the verification failed;
+ * other -errno (*ret_why says what). */
+int cold_step_begin(ColdCtx *ctx, int archive_fd, int cold_fd, const char *id,
+                    const FileId *transcript, ColdStepFn step, void *userdata, ColdStep *st,
+                    const char **ret_why);
 
-/* The second half, after cold_fd was fsynced. 0 or -errno (-ESTALE: an original changed; its
- * .zst was removed again and it stays). */
+/* The second, after the syncfs(): each temporary file gets its name. */
+int cold_step_commit(int cold_fd, ColdStep *st, ColdStepFn step, void *userdata,
+                     const char **ret_why);
+
+/* The last, after the cold directory's fsync: the originals go. 0 or -errno (-ESTALE: an
+ * original changed; its .zst was removed again and it stays; -EEXIST: a .zst with other
+ * content than its original's, "(conflict)"). */
 int cold_step_end(int archive_fd, int cold_fd, ColdStep *st, ColdStepFn step, void *userdata,
                   const char **ret_why);
 
