@@ -664,7 +664,7 @@ int cold_cat(int cold_fd, const char *name, int out_fd) {
 int cold_cat_head(int cold_fd, const char *name, int out_fd, uint64_t max, bool *ret_whole) {
         _cleanup_free_ char *z = strprintf("%s%s", name, COLD_SUFFIX);
         _cleanup_close_ int fd = -EBADF;
-        ColdCtx *c = NULL;
+        _cleanup_(cold_ctx_freep) ColdCtx *c = NULL;
         uint64_t off = 0, done = 0;
         size_t hint = 1;
         int r;
@@ -674,7 +674,9 @@ int cold_cat_head(int cold_fd, const char *name, int out_fd, uint64_t max, bool 
         fd = fs_openat(cold_fd, z, O_RDONLY | O_NONBLOCK, 0);
         if (fd < 0)
                 return fd;
-        r = cold_default(0, &c);
+        /* a context of its own, not the thread's cold_default(): the scan's threads end, and
+         * their thread-local context would be lost with them */
+        r = cold_ctx_new(COLD_LEVEL_DEFAULT, COLD_DICT_NONE, &c);
         /* the first frame only (the trailer is a skippable frame after it) */
         while (r >= 0 && hint != 0 && done < max) {
                 ssize_t k = pread(fd, c->din, c->din_size, (off_t)off);
