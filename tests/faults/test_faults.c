@@ -1059,8 +1059,8 @@ static void test_faults_cold_compress_crash_after_every_step_then_rerun(void **s
         unsigned n;
 
         cold_run_plant(t->qwen);
-        body = read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
-        pr = read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json");
+        body = test_read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
+        pr = test_read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json");
         mt = mtime_ns_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
         /* an uninterrupted run: the reference */
         ref = fixture_path(t->root, "ref");
@@ -1085,9 +1085,7 @@ static void test_faults_cold_compress_crash_after_every_step_then_rerun(void **s
                 pid = fork();
                 assert_true(pid >= 0);
                 if (pid == 0) {
-                        char v[16];
-                        snprintf(v, sizeof v, "%u", n);
-                        setenv("QGC_TEST_CRASH_AFTER_STEP", v, 1);
+                        test_seam_set_crash_after_step(n);
                         _exit(apply_execute(qwen, cold_picks, &st) == 0 ? 0 : 1);
                 }
                 assert_int_equal(waitpid(pid, &status, 0), pid);
