@@ -290,7 +290,7 @@ static int scan_cold_read(ScanCtx *ctx, int cold_fd, const ScanEntry *e, bool wa
         fd = scan_openat(cold_fd, e->name, O_RDONLY);
         if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != ctx->dev) {
                 c->problem = strprintf("compressed transcript: cannot open: %s",
-                                       fd < 0 ? strerror(-fd) : "not a regular file");
+                                       fd < 0 ? errno_to_string(-fd) : "not a regular file");
                 return c->problem ? 0 : -ENOMEM;
         }
         scan_fileid_from_stat(&c->id, &st);
@@ -310,7 +310,7 @@ static int scan_cold_read(ScanCtx *ctx, int cold_fd, const ScanEntry *e, bool wa
                 r = -errno;
         if (r < 0 || mfd < 0) {
                 c->problem = strprintf("compressed transcript unreadable: %s",
-                                       strerror(-(r < 0 ? r : mfd)));
+                                       errno_to_string(-(r < 0 ? r : mfd)));
                 return c->problem ? 0 : -ENOMEM;
         }
         c->regular = true;
