@@ -39,7 +39,11 @@
  *     evidence while it matters;
  *   - temporary files (".<name>.qgc-tmp" of a merge or a marker) left by a crash are removed by
  *     the recovery pass, under the tree lock that every writer of them holds;
- *   - restore: archive.c's move in the other direction, a plan step like the others.
+ *   - restore: archive.c's move in the other direction, a plan step like the others;
+ *   - compress: like a delete for the usage line (the transcript leaves Qwen's view), then
+ *     coldstep.h's steps (cold.h's COLD_BATCH: one syncfs and one fsync per cold directory per
+ *     batch); a rerun finds a .zst beside its original and removes the original only when it
+ *     has exactly the recorded content.
  * The executor owns the run's resources: actions_run() takes every tree lock and opens the
  * action log; nothing is executed or journalled without them.
  *
@@ -64,6 +68,7 @@
 #include "archive.h"
 #include "erase.h"
 #include "cold.h"
+#include "coldstep.h"
 #include "fsutil.h"
 #include "journal.h"
 #include "json.h"
@@ -123,6 +128,8 @@ typedef struct ActionsBatchDir {
         const char *project_dir;
         int chats_fd, archive_fd;
         bool sync_chats, sync_archive; /* changed: fsync before any outcome is reported */
+        int cold_fd; /* chats/archive/.qgc-cold/, opened by the first compression */
+        bool sync_cold;
         char **claims; /* names of the runtime claims in chats/, listed once (claims_listed) */
         size_t n_claims;
         bool claims_listed;
@@ -143,6 +150,7 @@ typedef struct ActionsBatchItem {
         RecoverMarker mk;
         bool done;  /* outcome reported */
         bool removed; /* delete: the transcript is gone */
+        ColdStep *cold; /* compress: what its first half placed */
 } ActionsBatchItem;
 
 typedef struct ActionsBatch {
@@ -236,6 +244,7 @@ static int actions_report_session(ActionsContext *c, const Session *s, const Ver
                                 ev == JOURNAL_SKIPPED ? "skipped" : "failed",
                                 v && v->rule && streq(v->rule, "restore") ? "restore"
                                 : v && v->verb == VERB_ARCHIVE            ? "archive"
+                                : v && v->verb == VERB_COMPRESS           ? "compress"
                                                                           : "delete",
                                 s->id, actions_project(s), path ? path : "?",
                                 reason ? reason : "", error ? ": " : "",
@@ -327,8 +336,12 @@ static int actions_salvage(ActionsContext *c, const ActionsTree *t, const Sessio
         r = fs_check_identity_fd(fd, fid);
         if (r <= 0)
                 return r < 0 ? r : -ESTALE;
+        /* a compressed transcript: salvaged from its content, checked against its SHA-256 */
+        _cleanup_close_ int ufd = session_is_cold(s) ? cold_step_memfd(dir_fd, s->id) : -EBADF;
+        if (session_is_cold(s) && ufd < 0)
+                return ufd;
 
-        r = usage_build_record(fd, &line);
+        r = usage_build_record(ufd >= 0 ? ufd : fd, &line);
         if (r < 0)
                 return r;
         if (!line)
@@ -501,6 +514,17 @@ static int actions_delete_rest(ActionsContext *c, const ActionsTree *t, const Se
 
         if (!proj || !proj_sub || !dbg || !plan || !review || !rname)
                 return -ENOMEM;
+        if (session_is_cold(s)) {
+                _cleanup_close_ int cfd = archive_fd >= 0 ? fs_open_dir(archive_fd, COLD_DIR)
+                                                          : -EBADF;
+                for (size_t i = 0; cfd >= 0 && i < ELEMENTSOF(sidecars); i++) {
+                        _cleanup_free_ char *z = strprintf("%s.%s" COLD_SUFFIX, s->id,
+                                                           sidecars[i]);
+                        k = z ? actions_unlink_benign(c, cfd, z, 0) : -ENOMEM;
+                        if (k < 0 && r == 0)
+                                r = k;
+                }
+        }
         for (size_t i = 0; i < ELEMENTSOF(sidecars); i++) {
                 _cleanup_free_ char *n = strprintf("%s.%s", s->id, sidecars[i]);
                 if (!n)
@@ -631,6 +655,18 @@ static int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Se
                 if (r >= 0)
                         r = actions_mark_file(&m, archive_fd, false, b, n, false, i == 0);
         }
+        if (r >= 0 && session_is_cold(s)) {
+                _cleanup_close_ int cfd = archive_fd >= 0 ? fs_open_dir(archive_fd, COLD_DIR)
+                                                          : -EBADF;
+                for (size_t i = 0; r >= 0 && cfd >= 0 && i < ELEMENTSOF(exts); i++) {
+                        _cleanup_free_ char *z = strprintf("%s.%s" COLD_SUFFIX, s->id, exts[i]);
+                        _cleanup_free_ char *rz = z ? strprintf("%s/archive/" COLD_DIR "/%s",
+                                                                chats, z)
+                                                    : NULL;
+                        r = rz ? actions_mark_file(&m, cfd, false, rz, z, false, i == 0)
+                               : -ENOMEM;
+                }
+        }
         if (r >= 0)
                 r = actions_mark_in(&m, t->global_fd, t->global_dev, true, "file-history", s->id,
                                     true);
@@ -736,11 +772,18 @@ static unsigned actions_batch_max(void) {
 static int actions_batch_dir_fd(const ActionsBatch *b, const ActionsBatchItem *it) {
         const ActionsBatchDir *d = &b->dirs[it->dir];
 
+        if (session_is_cold(it->s))
+                return d->cold_fd;
         return it->s->state == SESSION_ARCHIVED ? d->archive_fd : d->chats_fd;
 }
 
 static const FileId *actions_fid(const Session *s) {
         return s->state == SESSION_ARCHIVED ? &s->archived : &s->active;
+}
+
+/* The transcript's name: <id>.jsonl, or <id>.jsonl.zst in the cold tier. */
+static char *actions_tname(const Session *s) {
+        return strprintf("%s.jsonl%s", s->id, session_is_cold(s) ? COLD_SUFFIX : "");
 }
 
 /* Report item it once. */
@@ -829,7 +872,7 @@ static void actions_batch_salvage(ActionsContext *c, ActionsBatch *b, const Acti
 
                 if (!it->line || it->done)
                         continue;
-                name = strprintf("%s.jsonl", it->s->id);
+                name = actions_tname(it->s);
                 r = name ? fs_check_identity(actions_batch_dir_fd(b, it), name,
                                              actions_fid(it->s))
                          : -ENOMEM;
@@ -962,7 +1005,7 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
 
                 if (it->done || it->v->verb != VERB_DELETE)
                         continue;
-                name = strprintf("%s.jsonl", it->s->id);
+                name = actions_tname(it->s);
                 if (!name) {
                         actions_batch_report(c, it, JOURNAL_FAILED, "out of memory", ENOMEM);
                         continue;
@@ -975,7 +1018,14 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
                 /* a copy in the other place since the scan (a TUI recreating chats/<id>.jsonl by
                  * path, a restore) is a conflict, and the id's sidecars and file-history are in
                  * use again */
-                r = actions_copy_exists(d->chats_fd, name, it->s->state != SESSION_ARCHIVED);
+                if (session_is_cold(it->s)) {
+                        /* compressed: a copy in chats/ or chats/archive/ is one */
+                        _cleanup_free_ char *plain = strprintf("%s.jsonl", it->s->id);
+                        r = plain ? actions_copy_exists(d->chats_fd, plain, false) : -ENOMEM;
+                        if (r == 0)
+                                r = actions_copy_exists(d->chats_fd, plain, true);
+                } else
+                        r = actions_copy_exists(d->chats_fd, name, it->s->state != SESSION_ARCHIVED);
                 if (r != 0) {
                         actions_batch_fail(c, it, r < 0 ? r : -EEXIST,
                                            "a copy in the other place appeared since the scan "
@@ -1118,13 +1168,142 @@ static bool actions_batch_no_sidecars(const ActionsBatchDir *d, const char *id) 
                                            actions_strcmpp);
 }
 
+/* 3a: the compressions of the batch (coldstep.h, cold.h's COLD_BATCH): every file compressed
+ * and verified under its temporary name, one syncfs(), each renamed into place, one fsync per
+ * cold directory, then the originals go (chats/archive/ is fsynced with the other directories
+ * in 4). */
+static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
+        _cleanup_(cold_ctx_freep) ColdCtx *ctx = NULL;
+        int level = 0, sync_fd = -EBADF, r;
+
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                ActionsBatchDir *d = &b->dirs[it->dir];
+                const char *why = "cannot create chats/archive/" COLD_DIR "/";
+                int want = it->v->compress_level > 0 ? it->v->compress_level : COLD_LEVEL_DEFAULT;
+                bool created = false;
+
+                if (it->done || it->v->verb != VERB_COMPRESS)
+                        continue;
+                r = 0;
+                if (d->cold_fd < 0) {
+                        r = d->archive_fd < 0 ? -ESTALE
+                                              : cold_step_open_dir(d->archive_fd, &created,
+                                                                   actions_step, c);
+                        if (r >= 0)
+                                d->cold_fd = r;
+                        /* the new directory is durable before anything is moved into it */
+                        if (r >= 0 && created)
+                                r = fs_fsync(d->archive_fd);
+                }
+                if (r >= 0 && (!ctx || level != want)) {
+                        ctx = cold_ctx_free(ctx);
+                        level = want;
+                        why = "cannot set up zstd";
+                        r = cold_ctx_new(level, COLD_DICT_CURRENT, &ctx);
+                }
+                if (r >= 0)
+                        r = (it->cold = calloc(1, sizeof(ColdStep))) ? 0 : -ENOMEM;
+                if (r >= 0)
+                        r = cold_step_begin(ctx, d->archive_fd, d->cold_fd, it->s->id,
+                                            &it->s->archived, actions_step, c, it->cold, &why);
+                if (r < 0) {
+                        actions_batch_fail(c, it, r, why);
+                        continue;
+                }
+                d->sync_cold = true;
+                sync_fd = d->cold_fd;
+        }
+        if (sync_fd < 0)
+                return;
+        /* the temporary files' data, for the whole batch (one tree: one filesystem) */
+        r = syncfs(sync_fd) < 0 ? -errno : 0;
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                const char *why = NULL;
+                int k;
+
+                if (it->done || it->v->verb != VERB_COMPRESS)
+                        continue;
+                k = r < 0 ? r
+                          : cold_step_commit(b->dirs[it->dir].cold_fd, it->cold, actions_step, c,
+                                             &why);
+                if (k < 0)
+                        actions_batch_fail(c, it, k, why ?: "cannot sync the compressed files");
+        }
+        for (size_t j = 0; j < b->n_dirs; j++) {
+                ActionsBatchDir *d = &b->dirs[j];
+                int k = d->sync_cold ? fs_fsync(d->cold_fd) : 0;
+
+                d->sync_cold = false;
+                for (size_t i = 0; k < 0 && i < b->n; i++)
+                        if (b->items[i].dir == j && b->items[i].v->verb == VERB_COMPRESS)
+                                actions_batch_report(c, &b->items[i], JOURNAL_FAILED,
+                                                     "compressed, but fsync of the cold tier "
+                                                     "failed; the originals stay",
+                                                     -k);
+        }
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                ActionsBatchDir *d = &b->dirs[it->dir];
+                const char *why = NULL;
+                int k;
+
+                if (it->done || it->v->verb != VERB_COMPRESS)
+                        continue;
+                k = cold_step_end(d->archive_fd, d->cold_fd, it->cold, actions_step, c, &why);
+                d->sync_archive = true;
+                if (k < 0)
+                        actions_batch_fail(c, it, k, why);
+        }
+}
+
+/* Journal a compression with both sizes, and count it. */
+static void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it) {
+        const Session *s = it->s;
+        const Tree *tr = &c->inv->trees[s->tree];
+        uint64_t in = it->cold ? it->cold->bytes_in : 0, out = it->cold ? it->cold->bytes_out : 0;
+        _cleanup_free_ char *path = strprintf("%s/projects/%s/chats/archive/" COLD_DIR
+                                              "/%s.jsonl" COLD_SUFFIX,
+                                              tr->runtime_dir, s->project_dir, s->id);
+        _cleanup_free_ char *msg = strprintf("compressed session %s in %s (%s): %" PRIu64
+                                             " bytes into %" PRIu64,
+                                             s->id, actions_project(s),
+                                             it->v->reason ? it->v->reason : "", in, out);
+        _cleanup_free_ char *extra = strprintf("QGC_ORIGINAL_BYTES=%" PRIu64
+                                               "\nQGC_COMPRESSED_BYTES=%" PRIu64 "\n",
+                                               in, out);
+        JournalEntry e = {
+                .event = JOURNAL_COMPRESSED,
+                .message = msg,
+                .session = s->id,
+                .project = actions_project(s),
+                .path = path,
+                .rule = it->v->rule,
+                .reason = it->v->reason,
+                .bytes = in,
+                .has_bytes = true,
+                .user = tr->user,
+                .extra = extra,
+        };
+
+        it->done = true;
+        if (journal_log(&e) < 0)
+                log_warning("cannot write the action log entry for session %s", s->id);
+        c->stats->n_compressed++;
+        c->stats->bytes_compressed_in += in;
+        c->stats->bytes_compressed_out += out;
+}
+
 /* 3: every move of the batch, one fsync per directory they touched; then every transcript
  * unlink (identity re-checked before each), and 4: one fsync per directory they touched. */
 static void actions_batch_move_sync(ActionsContext *c, ActionsBatch *b, bool moves);
 
 static void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
-        /* two passes: the moves, their directories' fsyncs, then the unlinks, so that no name a
-         * move added is lost in a crash that keeps a later unlink (tests/faults' fsync audit) */
+        /* first the compressions, each complete with its own fsyncs (3a); then two passes: the
+         * moves, their directories' fsyncs, then the unlinks, so that no name a move added is
+         * lost in a crash that keeps a later unlink (tests/faults' fsync audit) */
+        actions_batch_compress(c, b);
         for (size_t k = 0; k < 2 * b->n; k++) {
                 ActionsBatchItem *it = &b->items[k % b->n];
                 ActionsBatchDir *d = &b->dirs[it->dir];
@@ -1134,9 +1313,10 @@ static void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
 
                 if (k == b->n)
                         actions_batch_move_sync(c, b, /* moves= */ true);
-                if (it->done || (it->v->verb == VERB_ARCHIVE) != (k < b->n))
+                if (it->done || it->v->verb == VERB_COMPRESS ||
+                    (it->v->verb == VERB_ARCHIVE) != (k < b->n))
                         continue;
-                name = strprintf("%s.jsonl", it->s->id);
+                name = actions_tname(it->s);
                 if (!name) {
                         actions_batch_report(c, it, JOURNAL_FAILED, "out of memory", ENOMEM);
                         continue;
@@ -1176,7 +1356,9 @@ static void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
                 }
                 actions_step(c, name);
                 it->removed = true;
-                if (it->s->state == SESSION_ARCHIVED)
+                if (session_is_cold(it->s))
+                        d->sync_cold = true;
+                else if (it->s->state == SESSION_ARCHIVED)
                         d->sync_archive = true;
                 else
                         d->sync_chats = true;
@@ -1187,26 +1369,32 @@ static void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
 /* One fsync per directory the moves (or the unlinks) touched. */
 static void actions_batch_move_sync(ActionsContext *c, ActionsBatch *b, bool moves) {
         /* the touched directories, fsynced at once (fs_fsync_many()) */
-        int fds[2 * ACTIONS_BATCH_DIRS], errs[2 * ACTIONS_BATCH_DIRS];
+        int fds[3 * ACTIONS_BATCH_DIRS], errs[3 * ACTIONS_BATCH_DIRS];
 
         for (size_t j = 0; j < b->n_dirs; j++) {
-                fds[2 * j] = b->dirs[j].sync_chats ? b->dirs[j].chats_fd : -EBADF;
-                fds[2 * j + 1] = b->dirs[j].sync_archive ? b->dirs[j].archive_fd : -EBADF;
+                fds[3 * j] = b->dirs[j].sync_chats ? b->dirs[j].chats_fd : -EBADF;
+                fds[3 * j + 1] = b->dirs[j].sync_archive ? b->dirs[j].archive_fd : -EBADF;
+                fds[3 * j + 2] = b->dirs[j].sync_cold ? b->dirs[j].cold_fd : -EBADF;
         }
-        fs_fsync_many(fds, 2 * b->n_dirs, errs);
+        fs_fsync_many(fds, 3 * b->n_dirs, errs);
         for (size_t j = 0; j < b->n_dirs; j++) {
-                int r = errs[2 * j] < 0 ? errs[2 * j] : errs[2 * j + 1];
+                int r = errs[3 * j] < 0 ? errs[3 * j] : errs[3 * j + 1] < 0 ? errs[3 * j + 1]
+                                                                            : errs[3 * j + 2];
 
-                b->dirs[j].sync_chats = b->dirs[j].sync_archive = false;
+                b->dirs[j].sync_chats = b->dirs[j].sync_archive = b->dirs[j].sync_cold = false;
                 if (r >= 0)
                         continue;
+                /* a compression's chats/archive/ is synced with the moves */
                 for (size_t i = 0; i < b->n; i++)
                         if (b->items[i].dir == j && !b->items[i].done &&
-                            (b->items[i].v->verb == VERB_ARCHIVE) == moves)
+                            (b->items[i].v->verb == VERB_ARCHIVE ||
+                             b->items[i].v->verb == VERB_COMPRESS) == moves)
                                 actions_batch_report(
                                         c, &b->items[i], JOURNAL_FAILED,
                                         b->items[i].v->verb == VERB_ARCHIVE
                                                 ? "moved, but fsync of the directories failed"
+                                        : b->items[i].v->verb == VERB_COMPRESS
+                                                ? "compressed, but fsync of chats/archive/ failed"
                                                 : "removed, but fsync of chats/ failed",
                                         -r);
         }
@@ -1268,6 +1456,10 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
         for (size_t i = 0; i < b->n; i++) {
                 ActionsBatchItem *it = &b->items[i];
 
+                if (it->v->verb == VERB_COMPRESS && !it->done) {
+                        actions_batch_compressed(c, it);
+                        continue;
+                }
                 actions_batch_report(c, it,
                                      it->v->verb == VERB_ARCHIVE ? JOURNAL_ARCHIVED
                                                                  : JOURNAL_DELETED,
@@ -1307,10 +1499,14 @@ static void actions_batch_commit(ActionsContext *c) {
                 free(it->line);
                 free(it->sid);
                 recover_marker_done(&it->mk);
+                if (it->cold)
+                        cold_step_done(it->cold);
+                free(it->cold);
         }
         for (size_t j = 0; j < b->n_dirs; j++) {
                 safe_close(b->dirs[j].chats_fd);
                 safe_close(b->dirs[j].archive_fd);
+                safe_close(b->dirs[j].cold_fd);
                 for (size_t i = 0; i < b->dirs[j].n_claims; i++)
                         free(b->dirs[j].claims[i]);
                 free(b->dirs[j].claims);
@@ -1356,6 +1552,7 @@ static int actions_batch_dir(ActionsContext *c, const ActionsTree *t, const Sess
                 .project_dir = s->project_dir,
                 .chats_fd = TAKE_FD(chats_fd),
                 .archive_fd = archive_fd,
+                .cold_fd = -EBADF,
         };
         return (int)b->n_dirs++;
 }
@@ -1368,6 +1565,8 @@ static const char *actions_refusal(const Session *s, const Verdict *v) {
                 return "ownership not proven";
         if (v->verb == VERB_ARCHIVE && s->state != SESSION_ACTIVE)
                 return "not an active session";
+        if (v->verb == VERB_COMPRESS && (s->state != SESSION_ARCHIVED || session_is_cold(s)))
+                return "not an uncompressed archived session";
         return NULL;
 }
 
@@ -1376,7 +1575,7 @@ static const char *actions_refusal(const Session *s, const Verdict *v) {
 static int actions_session(ActionsContext *c, const Session *s, const Verdict *v) {
         const ActionsTree *t = &c->trees[s->tree];
         ActionsBatch *b = c->batch;
-        _cleanup_free_ char *name = strprintf("%s.jsonl", s->id);
+        _cleanup_free_ char *name = actions_tname(s);
         _cleanup_free_ char *line = NULL, *sid = NULL;
         const char *why = actions_refusal(s, v);
         const FileId *fid = actions_fid(s);
@@ -1399,6 +1598,11 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                                               k == -ESTALE ? JOURNAL_SKIPPED : JOURNAL_FAILED, why,
                                               k == -ESTALE ? 0 : -k);
         dir_fd = s->state == SESSION_ARCHIVED ? b->dirs[k].archive_fd : b->dirs[k].chats_fd;
+        if (session_is_cold(s) && dir_fd >= 0) {
+                if (b->dirs[k].cold_fd < 0)
+                        b->dirs[k].cold_fd = fs_open_dir(dir_fd, COLD_DIR);
+                dir_fd = b->dirs[k].cold_fd;
+        }
         if (dir_fd < 0)
                 return actions_report_session(c, s, v, JOURNAL_SKIPPED, "changed since scan", 0);
 
@@ -1603,6 +1807,14 @@ static void actions_journal_run(const ActionsContext *c, const Plan *p, bool sta
                                   st->n_failed, st->n_salvaged, freed, st->bytes_archived, h.n,
                                   h.bytes, warning ? "QGC_WARNING=" : "", warning ?: "",
                                   warning ? "\n" : "");
+                if (extra && st->n_compressed > 0) {
+                        char *x = strprintf("%sQGC_COMPRESSED=%u\nQGC_ORIGINAL_BYTES=%" PRIu64
+                                            "\nQGC_COMPRESSED_BYTES=%" PRIu64 "\n",
+                                            extra, st->n_compressed, st->bytes_compressed_in,
+                                            st->bytes_compressed_out);
+                        free(extra);
+                        extra = x;
+                }
         }
         JournalEntry e = {
                 .event = start ? JOURNAL_RUN_START : JOURNAL_RUN_SUMMARY,
@@ -1881,7 +2093,7 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
                 return -EBADF; /* every action is journalled: nothing runs without the log */
         for (size_t i = 0; i < p->n_items; i++) {
                 Verb verb = p->items[i].verdict->verb;
-                n_planned += verb == VERB_ARCHIVE || verb == VERB_DELETE ||
+                n_planned += verb == VERB_ARCHIVE || verb == VERB_DELETE || verb == VERB_COMPRESS ||
                              p->items[i].verdict->mark != 0;
         }
         pr.total = n_planned;
@@ -1903,7 +2115,8 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
                 const PlanItem *it = &p->items[i];
                 const Verdict *v = it->verdict;
 
-                if (v->verb != VERB_ARCHIVE && v->verb != VERB_DELETE && v->mark == 0)
+                if (v->verb != VERB_ARCHIVE && v->verb != VERB_DELETE && v->verb != VERB_COMPRESS &&
+                    v->mark == 0)
                         continue;
                 if (it->is_orphan) {
                         actions_batch_commit(&c);

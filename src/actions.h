@@ -15,6 +15,8 @@ typedef struct ActionStats {
         unsigned n_erased; /* rows and entries removed from files Qwen shares (erase.h) */
         unsigned n_erased_files; /* files Qwen shares that were edited */
         uint64_t bytes_archived, bytes_deleted, bytes_orphans;
+        unsigned n_compressed; /* sessions compressed into the cold tier (coldstep.h) */
+        uint64_t bytes_compressed_in, bytes_compressed_out; /* their originals, compressed */
 } ActionStats;
 
 /* How a real run opens its action log. */

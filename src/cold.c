@@ -660,3 +660,51 @@ int cold_cat(int cold_fd, const char *name, int out_fd) {
                 return r;
         return size == want_size && streq(got, want) ? 0 : -EBADMSG;
 }
+
+int cold_cat_head(int cold_fd, const char *name, int out_fd, uint64_t max, bool *ret_whole) {
+        _cleanup_free_ char *z = strprintf("%s%s", name, COLD_SUFFIX);
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_(cold_ctx_freep) ColdCtx *c = NULL;
+        uint64_t off = 0, done = 0;
+        size_t hint = 1;
+        int r;
+
+        if (!z)
+                return -ENOMEM;
+        fd = fs_openat(cold_fd, z, O_RDONLY | O_NONBLOCK, 0);
+        if (fd < 0)
+                return fd;
+        /* a context of its own, not the thread's cold_default(): the scan's threads end, and
+         * their thread-local context would be lost with them */
+        r = cold_ctx_new(COLD_LEVEL_DEFAULT, COLD_DICT_NONE, &c);
+        /* the first frame only (the trailer is a skippable frame after it) */
+        while (r >= 0 && hint != 0 && done < max) {
+                ssize_t k = pread(fd, c->din, c->din_size, (off_t)off);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0) {
+                        r = k < 0 ? -errno : -EBADMSG;
+                        break;
+                }
+                if (off == 0)
+                        r = cold_dc_start(c, c->din, (size_t)k);
+                ZSTD_inBuffer ib = { c->din, (size_t)k, 0 };
+                for (bool full = true;
+                     r >= 0 && hint != 0 && done < max && (ib.pos < ib.size || full);) {
+                        ZSTD_outBuffer ob = { c->dout, c->dout_size, 0 };
+                        hint = ZSTD_decompressStream(c->dc, &ob, &ib);
+                        if (ZSTD_isError(hint)) {
+                                r = -EBADMSG;
+                                break;
+                        }
+                        full = ob.pos == ob.size;
+                        size_t n = (size_t)MIN((uint64_t)ob.pos, max - done);
+                        r = write_all(out_fd, c->dout, n);
+                        done += n;
+                }
+                off += ib.pos;
+        }
+        if (r >= 0 && ret_whole)
+                *ret_whole = hint == 0;
+        return r;
+}

@@ -119,6 +119,12 @@ const ConfigKeyInfo config_keys[_CONFIG_KEY_MAX] = {
             stale_project_min_age, CONFIG_OFF_INFINITY, MSEC_PER_DAY, CONFIG_DURATION_MAX,
             CONFIG_TIGHTEN_LESS, MSEC_INFINITY,
             "projects/<dir>/ of vanished temporary cwds, marked that long ago, goes"),
+        KEY(POLICY_KEY_COMPRESS_AFTER, "compress-after", CONFIG_VALUE_DURATION, compress_after,
+            CONFIG_OFF_ZERO, MSEC_PER_HOUR, CONFIG_DURATION_MAX, CONFIG_TIGHTEN_LIMIT, 0,
+            "an archived session idle longer is compressed into the cold tier"),
+        KEY(POLICY_KEY_COMPRESS_LEVEL, "compress-level", CONFIG_VALUE_COUNT, compress_level,
+            CONFIG_OFF_NO, 1, 19, CONFIG_TIGHTEN_LESS, 3, "the zstd level of compress-after",
+            .arg = "level"),
 
         /* tree = { ... } */
         CKEY(CONFIG_KEY_TREE_MAX_SIZE, CONFIG_SCOPE_TREE, "max-size", CONFIG_VALUE_SIZE,

@@ -50,6 +50,8 @@ typedef enum PolicyKey {
         POLICY_KEY_DEBUG_PLANS_MIN_AGE,
         POLICY_KEY_LEGACY_MAX_AGE,
         POLICY_KEY_STALE_PROJECT_MIN_AGE,
+        POLICY_KEY_COMPRESS_AFTER,
+        POLICY_KEY_COMPRESS_LEVEL,
         _POLICY_KEY_MAX,
         _POLICY_KEY_INVALID = -22,
 } PolicyKey;
@@ -82,6 +84,9 @@ typedef struct Policy {
         msec_t legacy_max_age;       /* Qwen <= 0.1 chats/session-*.json and checkpoints */
         msec_t stale_project_min_age; /* projects/<p>/ of vanished temporary cwds: marked that
                                        * long ago and nothing newer inside */
+        msec_t compress_after;       /* archived sessions idle longer are compressed (cold.h);
+                                      * 0 = never */
+        uint64_t compress_level;     /* their zstd level, 1..19 */
 } Policy;
 
 /* Where a value came from, for check-config --explain: "built-in default" or "file:line". */

@@ -82,6 +82,10 @@ typedef struct Session {
         bool live_worktree;   /* <id>.worktree.json whose worktreePath exists */
         bool has_telemetry;   /* at least one ui_telemetry record (salvage has work); NOT set
                                * by the scan (it would need a full read): usage.c decides */
+        bool cold;            /* archived in its compressed state (cold.h): the transcript is
+                               * chats/archive/.qgc-cold/<id>.jsonl.zst alone */
+        bool cold_copy;       /* a .zst of the transcript beside an uncompressed copy (a compress
+                               * or a restore that was cut short) */
         SessionState state;
         OwnerStatus owner;
         unsigned n_tasks;     /* scheduled tasks bound to it in tmp/<hash>/scheduled_tasks.json */
@@ -96,7 +100,10 @@ typedef struct Session {
         char *cwd;                   /* first record's cwd; NULL when unverified */
         char *hash;                  /* sha256(cwd) hex (PROJECT_HASH_LEN); NULL when no cwd */
         FileId active;   /* chats/<id>.jsonl, .present when it exists */
-        FileId archived; /* chats/archive/<id>.jsonl */
+        FileId archived; /* chats/archive/<id>.jsonl; of a compressed session (cold), its
+                          * chats/archive/.qgc-cold/<id>.jsonl.zst */
+        uint64_t cold_bytes; /* st_size of its .zst files (transcript and sidecars) */
+        uint64_t cold_orig;  /* the sizes of their originals, as recorded in them */
         char *owner_reason; /* why unverified/foreign, or how ownership was proven */
 
         /* bytes, st_size and allocated (st_blocks*512), transcript(s) + sidecars +
@@ -203,6 +210,12 @@ const Session *inventory_find(const Inventory *inv, size_t tree, const char *id)
 void session_done(Session *s);
 void orphan_done(Orphan *o);
 void tree_done(Tree *t);
+
+/* An archived session whose transcript is compressed in the cold tier (and has no
+ * uncompressed copy). */
+static inline bool session_is_cold(const Session *s) {
+        return s->state == SESSION_ARCHIVED && s->cold;
+}
 
 const char *session_state_to_string(SessionState s);
 const char *owner_status_to_string(OwnerStatus s);

@@ -57,6 +57,7 @@ static const char *const journal_event_table[_JOURNAL_EVENT_MAX] = {
         [JOURNAL_RECOVERED] = "recovered",
         [JOURNAL_ERASED] = "erased",
         [JOURNAL_STALE_MARK] = "stale-mark",
+        [JOURNAL_COMPRESSED] = "compressed",
 };
 
 /* Made once with `systemd-id128 new`; explained in systemd/qgc.catalog. Never change them. */
@@ -73,6 +74,7 @@ static const char *const journal_message_id_table[_JOURNAL_EVENT_MAX] = {
         [JOURNAL_RECOVERED] = "22da4ba8837a4227a41ebfbe66fee1c8",
         [JOURNAL_ERASED] = "d45f8cd6b5864b6e93ddd4537003c5d0",
         [JOURNAL_STALE_MARK] = "bcf6b548b5bc4312ab27749a5b685795",
+        [JOURNAL_COMPRESSED] = "54e2dc3abdde422d96118aded2e0acdb",
 };
 
 static const int journal_priority_table[_JOURNAL_EVENT_MAX] = {
@@ -88,6 +90,7 @@ static const int journal_priority_table[_JOURNAL_EVENT_MAX] = {
         [JOURNAL_RECOVERED] = LOG_NOTICE,
         [JOURNAL_ERASED] = LOG_INFO,
         [JOURNAL_STALE_MARK] = LOG_INFO,
+        [JOURNAL_COMPRESSED] = LOG_INFO,
 };
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(journal_event, JournalEvent);

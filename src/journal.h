@@ -29,6 +29,7 @@ typedef enum JournalEvent {
         JOURNAL_RECOVERED,
         JOURNAL_ERASED, /* a deleted session's rows left a shared file (erase.h) */
         JOURNAL_STALE_MARK, /* a stale project entry's marker written or removed (hygiene.h) */
+        JOURNAL_COMPRESSED, /* an archived session went into the cold tier (cold.h) */
         _JOURNAL_EVENT_MAX,
         _JOURNAL_EVENT_INVALID = -22,
 } JournalEvent;

@@ -684,6 +684,12 @@ static int main_report_run(const Plan *plan, const ActionStats *st, int r) {
                        st->n_deleted, st->n_orphans, st->n_skipped, st->n_failed);
                 if (st->n_recovered > 0)
                         printf(", recovered %u", st->n_recovered);
+                if (st->n_compressed > 0) {
+                        char ci[FORMAT_BYTES_MAX], co[FORMAT_BYTES_MAX];
+                        printf(", compressed %u (%s into %s)", st->n_compressed,
+                               format_bytes(ci, sizeof ci, st->bytes_compressed_in),
+                               format_bytes(co, sizeof co, st->bytes_compressed_out));
+                }
                 printf("; freed %s\n",
                        format_bytes(fs, sizeof fs, st->bytes_deleted + st->bytes_orphans));
         }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cold.h"
 #include "fsutil.h"
 #include "macro.h"
 #include "orphans.h"
@@ -21,7 +22,7 @@ static void orphans_step(OrphansStepFn step, void *userdata, const char *what) {
                 step(userdata, what);
 }
 
-/* Does a chats/ or chats/archive/ directory hold <id>.jsonl? Ids are written in lower case;
+/* Does a chats/, chats/archive/ or cold tier directory hold <id>.jsonl (<id>.jsonl.zst)? Ids are written in lower case;
  * the name as given, lower- and upper-cased are tried (one fstatat each, no listing, so many
  * orphans stay cheap). Fails closed (true) when it cannot tell. */
 static bool orphans_dir_has_transcript(int dfd, const char *sub, const char *tname) {
@@ -35,7 +36,7 @@ static bool orphans_dir_has_transcript(int dfd, const char *sub, const char *tna
                 return true;
         for (char *p = lower; *p; p++)
                 *p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
-        for (char *p = upper; *p && !streq(p, ".jsonl"); p++)
+        for (char *p = upper; *p && !strneq(p, ".jsonl", 6); p++)
                 *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p);
         const char *names[] = { tname, lower, upper };
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
@@ -58,6 +59,7 @@ static int orphans_open_project(int projects_fd, const char *name) {
 
 /* Is there a transcript for tname below one runtime root? Fails closed (true). */
 static bool orphans_transcript_in_root(int runtime_fd, const char *tname) {
+        _cleanup_free_ char *ztname = strprintf("%s" COLD_SUFFIX, tname);
         _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
         _cleanup_close_ int fd = -EBADF;
         const char *name;
@@ -65,7 +67,7 @@ static bool orphans_transcript_in_root(int runtime_fd, const char *tname) {
         bool found = false;
         int k = 0;
 
-        if (runtime_fd < 0 || !d)
+        if (runtime_fd < 0 || !d || !ztname)
                 return true;
         fd = fs_open_dir(runtime_fd, "projects");
         if (fd == -ENOENT)
@@ -84,7 +86,8 @@ static bool orphans_transcript_in_root(int runtime_fd, const char *tname) {
                         found = true;
                 else
                         found = orphans_dir_has_transcript(cfd, NULL, tname) ||
-                                orphans_dir_has_transcript(cfd, "archive", tname);
+                                orphans_dir_has_transcript(cfd, "archive", tname) ||
+                                orphans_dir_has_transcript(cfd, "archive/" COLD_DIR, ztname);
         }
         return found || k < 0; /* not listed to its end: cannot tell */
 }
@@ -112,8 +115,8 @@ static int orphans_rmdir(int dfd, const char *name, OrphansStepFn step, void *us
         return 0;
 }
 
-/* Remove an empty project directory: empty chats/archive/, chats/, subagents/, then itself;
- * never recursively. */
+/* Remove an empty project directory: an empty cold tier (chats/archive/.qgc-cold/), empty
+ * chats/archive/, chats/, subagents/, then itself; never recursively. */
 static int orphans_remove_empty_project(int projects_fd, const char *name, OrphansStepFn step,
                                         void *userdata) {
         _cleanup_close_ int pfd = fs_open_dir(projects_fd, name);
@@ -123,6 +126,10 @@ static int orphans_remove_empty_project(int projects_fd, const char *name, Orpha
                 return pfd;
         _cleanup_close_ int cfd = fs_open_dir(pfd, "chats");
         if (cfd >= 0) {
+                _cleanup_close_ int afd = fs_open_dir(cfd, "archive");
+                r = afd >= 0 ? orphans_rmdir(afd, COLD_DIR, step, userdata) : 0;
+                if (r < 0 && r != -ENOTDIR)
+                        return r;
                 r = orphans_rmdir(cfd, "archive", step, userdata);
                 if (r < 0)
                         return r;

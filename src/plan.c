@@ -78,10 +78,12 @@ static int plan_verb_order(Verb v) {
                 return 0;
         case VERB_ARCHIVE:
                 return 1;
-        case VERB_SKIP:
+        case VERB_COMPRESS:
                 return 2;
-        default:
+        case VERB_SKIP:
                 return 3;
+        default:
+                return 4;
         }
 }
 
@@ -607,6 +609,15 @@ static void plan_json_session(PlanJson *j, const Plan *p, const PlanItem *it) {
         plan_json_bool(j, "live_worktree", s->live_worktree);
         plan_json_names(j, "live", s->live, 5, plan_live_name);
         plan_json_string(j, "live_reason", s->live_reason);
+        /* its files in the cold tier (cold.h); only where there are some */
+        if (s->cold || s->cold_copy) {
+                plan_json_key(j, "compressed");
+                plan_json_open(j, '{');
+                plan_json_uint(j, "bytes", s->cold_bytes);
+                plan_json_uint(j, "original_bytes", s->cold_orig);
+                plan_json_uint(j, "saved_bytes", s->cold_orig - MIN(s->cold_bytes, s->cold_orig));
+                plan_json_close(j, '}');
+        }
         /* a delete also removes these from the files Qwen shares (erase.h); only where there is
          * something, so the plan of other sessions keeps its layout */
         if (it->verdict->verb == VERB_DELETE && (s->n_log_rows || s->org_entry || s->review_dir)) {
@@ -762,8 +773,11 @@ static int plan_json_summary(PlanJson *j, const Plan *p) {
         bool last_is_prot = false;
         int r = 0;
 
+        /* compress is counted only when a plan has one (plans without keep their form) */
         for (Verb v = 0; r >= 0 && v < _VERB_MAX; v++)
-                if (!plan_counter(&sets[0], verb_to_string(v)) ||
+                if (v == VERB_COMPRESS)
+                        continue;
+                else if (!plan_counter(&sets[0], verb_to_string(v)) ||
                     !plan_counter(&sets[3], verb_to_string(v)))
                         r = -ENOMEM;
         for (size_t k = 0; r >= 0 && k < p->n_items; k++) {
@@ -780,7 +794,8 @@ static int plan_json_summary(PlanJson *j, const Plan *p) {
                 b = p->inv->sessions[it->index].bytes;
                 a = p->inv->sessions[it->index].bytes_alloc;
                 r = plan_count(&sets[0], verb_to_string(vd->verb), b, a);
-                if (r >= 0 && (vd->verb == VERB_ARCHIVE || vd->verb == VERB_DELETE))
+                if (r >= 0 && (vd->verb == VERB_ARCHIVE || vd->verb == VERB_DELETE ||
+                               vd->verb == VERB_COMPRESS))
                         r = plan_count(&sets[1], vd->rule, b, a);
                 /* rules are static strings: look each distinct pointer up once */
                 if (vd->rule != last_rule) {
@@ -996,6 +1011,23 @@ int plan_render_status_json(const Inventory *inv, msec_t now, FILE *f) {
         plan_json_uint(j, "bytes_allocated", total);
         plan_json_uint(j, "orphans", inv->n_orphans);
         plan_json_uint(j, "orphans_bytes_allocated", ob);
+        /* the cold tier (cold.h), only where there is one */
+        uint64_t n_cold = 0, cold = 0, orig = 0;
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                if (session_is_cold(&inv->sessions[i])) {
+                        n_cold++;
+                        cold += inv->sessions[i].cold_bytes;
+                        orig += inv->sessions[i].cold_orig;
+                }
+        if (n_cold > 0) {
+                plan_json_key(j, "compressed");
+                plan_json_open(j, '{');
+                plan_json_uint(j, "sessions", n_cold);
+                plan_json_uint(j, "bytes", cold);
+                plan_json_uint(j, "original_bytes", orig);
+                plan_json_uint(j, "saved_bytes", orig - MIN(cold, orig));
+                plan_json_close(j, '}');
+        }
         plan_json_close(j, '}');
         plan_json_close(j, '}');
         plan_json_putc(j, '\n');

@@ -14,7 +14,10 @@
  *      newest = 1), max-size (oldest first until the active total is at or below the cap).
  *      Every selected session gets the project's `action`. Cutoffs are strict: idle == max-age,
  *      a count == limit and a total == cap all stay.
- *   3. Archive tier on ARCHIVED sessions: archive-max-age and archive-max-size delete.
+ *   3. Archive tier on ARCHIVED sessions, compressed ones (cold.h) included: archive-max-age
+ *      and archive-max-size delete; then compress-after compresses an archived session that is
+ *      not compressed yet (a deletion wins; held back by the blast radius it falls back to the
+ *      compression).
  *   4. Orphans: idle (now - mtime) > orphan-min-age deletes; MSEC_INFINITY ("off") never.
  *   5. Disk caps per tree (tree max-size with its low watermark, keep-free). Archiving is a
  *      rename on the same filesystem and frees nothing, so DISK CAPS ALWAYS DELETE, whatever
@@ -63,6 +66,7 @@ typedef struct PolicyInfo {
         char *sel_reason;
         const char *fallback_rule; /* an archive a disk cap upgraded to a deletion */
         char *fallback_reason;
+        Verb fallback_verb;        /* VERB_ARCHIVE, or VERB_COMPRESS */
         char *skip_reason;   /* for skip-class protections */
 } PolicyInfo;
 
@@ -105,6 +109,7 @@ static const char *const verb_table[_VERB_MAX] = {
         [VERB_ARCHIVE] = "archive",
         [VERB_DELETE] = "delete",
         [VERB_SKIP] = "skip",
+        [VERB_COMPRESS] = "compress",
 };
 
 const char *verb_to_string(Verb v) {
@@ -184,10 +189,12 @@ static bool policy_deleting(const PolicyRun *run, size_t i) {
 }
 
 /* Would a rule selecting session i with verb win? The first rule wins, except that a deletion
- * replaces an archive. */
+ * replaces an archive or a compression. */
 static bool policy_would_select(const PolicyRun *run, size_t i, Verb verb) {
         const PolicyInfo *in = &run->info[i];
-        return !(in->sel_verb == VERB_DELETE || (in->sel_verb == VERB_ARCHIVE && verb != VERB_DELETE));
+        return !(in->sel_verb == VERB_DELETE ||
+                 ((in->sel_verb == VERB_ARCHIVE || in->sel_verb == VERB_COMPRESS) &&
+                  verb != VERB_DELETE));
 }
 
 /* A rule selects session i with the reason s (taken; NULL means out of memory). */
@@ -200,11 +207,12 @@ static int policy_select_reason(PolicyRun *run, size_t i, Verb verb, const char 
         }
         if (!s)
                 return -ENOMEM;
-        if (in->sel_verb == VERB_ARCHIVE) {
-                /* kept so the blast radius can fall back to the archive */
+        if (in->sel_verb == VERB_ARCHIVE || in->sel_verb == VERB_COMPRESS) {
+                /* kept so the blast radius can fall back to the archive (compression) */
                 free(in->fallback_reason);
                 in->fallback_reason = in->sel_reason;
                 in->fallback_rule = in->sel_rule;
+                in->fallback_verb = in->sel_verb;
         } else
                 free(in->sel_reason);
         in->sel_reason = s;
@@ -495,6 +503,41 @@ static int policy_archive_age(PolicyRun *run, const PolicyGroup *g) {
         return 0;
 }
 
+/* Cold tier: archived sessions idle beyond compress-after that are not compressed yet are
+ * compressed. One a rule deletes keeps the compression as its fallback (policy_blast()). */
+static int policy_compress(PolicyRun *run, const PolicyGroup *g) {
+        const Policy *p = g->pol;
+        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
+
+        if (p->compress_after <= 0)
+                return 0;
+        for (size_t k = 0; k < g->n_members; k++) {
+                size_t i = g->members[k];
+                const Session *s = &run->inv->sessions[i];
+                PolicyInfo *in = &run->info[i];
+                char *why;
+
+                if (s->state != SESSION_ARCHIVED || session_is_cold(s) ||
+                    in->idle <= p->compress_after)
+                        continue;
+                run->v->sessions[i].compress_level = (int)p->compress_level;
+                why = strprintf("archived, idle %s > compress-after %s",
+                                format_duration(a, sizeof a, in->idle),
+                                format_duration_exact(b, sizeof b, p->compress_after));
+                if (!why)
+                        return -ENOMEM;
+                if (in->sel_verb == VERB_DELETE && !in->fallback_reason) {
+                        in->fallback_reason = why;
+                        in->fallback_rule = "compress-after";
+                        in->fallback_verb = VERB_COMPRESS;
+                        continue;
+                }
+                if (policy_select_reason(run, i, VERB_COMPRESS, "compress-after", why) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 /* All project-level rules of one project. */
 static int policy_project(PolicyRun *run, const PolicyGroup *g) {
         Verb verb = g->pol->action == POLICY_ACTION_DELETE ? VERB_DELETE : VERB_ARCHIVE;
@@ -510,8 +553,11 @@ static int policy_project(PolicyRun *run, const PolicyGroup *g) {
         r = policy_archive_age(run, g);
         if (r < 0)
                 return r;
-        return policy_project_shrink(run, g, SESSION_ARCHIVED, g->pol->archive_max_size,
-                                     VERB_DELETE, "archive-max-size", "archive");
+        r = policy_project_shrink(run, g, SESSION_ARCHIVED, g->pol->archive_max_size, VERB_DELETE,
+                                  "archive-max-size", "archive");
+        if (r < 0)
+                return r;
+        return policy_compress(run, g);
 }
 
 static const char *const orphan_what[_ORPHAN_KIND_MAX] = {
@@ -784,6 +830,8 @@ static void policy_title_need_one(const Policy *p, TitleNeed *t) {
                 t->active_idle = MIN(t->active_idle, p->max_age);
         if (p->archive_max_age > 0)
                 t->archived_idle = MIN(t->archived_idle, p->archive_max_age);
+        if (p->compress_after > 0)
+                t->archived_idle = MIN(t->archived_idle, p->compress_after);
 }
 
 void policy_title_need(const Config *cfg, bool json, TitleNeed *ret) {
@@ -846,7 +894,9 @@ static int policy_finish(PolicyRun *run, size_t i) {
         } else {
                 vd->verb = VERB_KEEP;
                 vd->rule = "none";
-                if (s->state == SESSION_ARCHIVED)
+                if (session_is_cold(s))
+                        vd->reason = strdup("archived, compressed");
+                else if (s->state == SESSION_ARCHIVED)
                         vd->reason = strdup("archived");
                 else if (p->max_age > 0)
                         vd->reason = strjoin("idle ", format_duration(a, sizeof a, in->idle),
@@ -912,7 +962,7 @@ static int policy_blast(PolicyRun *run, const PolicyOptions *opts) {
                         /* a disk cap wanted it deleted, a project rule archives it anyway */
                         why = strprintf("%s (held back by %s: %s; use --force)",
                                         in->fallback_reason, held_by, limit);
-                        vd->verb = VERB_ARCHIVE;
+                        vd->verb = in->fallback_verb;
                         vd->rule = in->fallback_rule;
                 } else {
                         why = strprintf("held back by %s (%s; use --force); would delete: %s",

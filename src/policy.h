@@ -12,6 +12,7 @@ typedef enum Verb {
         VERB_ARCHIVE, /* move to chats/archive/ */
         VERB_DELETE,  /* remove with sidecars (or reclaim an orphan) */
         VERB_SKIP,    /* cannot be acted on safely: in use, unverified, foreign, conflict, limit */
+        VERB_COMPRESS, /* an archived session into the cold tier (cold.h) */
         _VERB_MAX,
         _VERB_INVALID = -22,
 } Verb;
@@ -37,6 +38,7 @@ typedef struct Verdict {
         Verb verb;
         const char *rule;     /* static: "max-age", "max-sessions", "max-size", "tree-max-size",
                                * "keep-free", "archive-max-age", "archive-max-size", "orphan",
+                               * "compress-after",
                                * or the protection that won ("pinned", "live", ...), or "none" */
         char *reason;         /* owned: "idle 121d > max-age 90d" */
         unsigned protections; /* every protection that applies to the session */
@@ -46,6 +48,7 @@ typedef struct Verdict {
         const char *held_rule; /* static: the rule whose deletion was held back, else NULL */
         int mark;             /* ORPHAN_STALE_PROJECT (hygiene.h): 1 write its marker, -1 remove
                                * it, 0 neither */
+        int compress_level;    /* VERB_COMPRESS: the zstd level (compress-level) */
 } Verdict;
 
 typedef struct Verdicts {
@@ -73,5 +76,5 @@ static inline void verdicts_freep(Verdicts **p) {
         verdicts_free(*p);
 }
 
-const char *verb_to_string(Verb v);          /* "keep", "archive", "delete", "skip" */
+const char *verb_to_string(Verb v); /* "keep", "archive", "delete", "skip", "compress" */
 const char *protection_to_string(Protection p); /* "live", "pinned", ... (one bit) */

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "claims.h"
+#include "cold.h"
 #include "erase.h"
 #include "fsread.h"
 #include "fsutil.h"
@@ -142,6 +143,11 @@ static bool recover_file_allowed(const char *id, const char *pd, const RecoverFi
                 if (streq(f->rel, buf))
                         return true;
                 snprintf(buf, sizeof buf, "%sarchive/%s.jsonl", chats, id);
+                if (streq(f->rel, buf))
+                        return true;
+                /* a compressed session's (cold.h) */
+                snprintf(buf, sizeof buf, "%sarchive/" COLD_DIR "/%s.jsonl" COLD_SUFFIX, chats,
+                         id);
                 return streq(f->rel, buf);
         }
         if (f->is_dir) {
@@ -168,6 +174,10 @@ static bool recover_file_allowed(const char *id, const char *pd, const RecoverFi
                 if (streq(f->rel, buf))
                         return true;
                 snprintf(buf, sizeof buf, "%sarchive/%s.%s", chats, id, exts[i]);
+                if (streq(f->rel, buf))
+                        return true;
+                snprintf(buf, sizeof buf, "%sarchive/" COLD_DIR "/%s.%s" COLD_SUFFIX, chats, id,
+                         exts[i]);
                 if (streq(f->rel, buf))
                         return true;
         }
@@ -412,12 +422,15 @@ static int recover_open_parent(const RecoverRoots *rt, bool in_global, const cha
         return fs_open_path(root, dir, dev);
 }
 
-/* Does a transcript of the marker's session exist now (in chats/ or chats/archive/)? */
+/* Does a transcript of the marker's session exist now (in chats/, chats/archive/ or compressed
+ * in its cold tier)? */
 static int recover_transcript_exists(const RecoverRoots *rt, const RecoverMarker *m) {
-        for (int archived = 0; archived < 2; archived++) {
-                _cleanup_free_ char *rel = strprintf("projects/%s/chats/%s%s.jsonl",
-                                                     m->project_dir, archived ? "archive/" : "",
-                                                     m->session);
+        static const char *const where[] = { "", "archive/", "archive/" COLD_DIR "/" };
+
+        for (size_t w = 0; w < ELEMENTSOF(where); w++) {
+                _cleanup_free_ char *rel = strprintf("projects/%s/chats/%s%s.jsonl%s",
+                                                     m->project_dir, where[w], m->session,
+                                                     w == 2 ? COLD_SUFFIX : "");
                 _cleanup_close_ int fd = -EBADF;
                 const char *base;
                 int r;

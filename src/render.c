@@ -17,6 +17,9 @@
 #define RENDER_ID_MIN 8      /* short ids: the first 8 characters, more when needed */
 #define RENDER_ID_MAX 36     /* a whole session id */
 #define RENDER_VERB_WIDTH 13 /* "would archive" */
+/* The verb column: one wider in a plan that compresses ("would compress"), so that plans
+ * without it keep their layout. Set by plan_render_text() (render_verb_width_for()). */
+static int render_verb_w = RENDER_VERB_WIDTH;
 #define RENDER_NUM_WIDTH 6
 #define RENDER_MIN_REASON 24 /* below this the reason goes to its own lines */
 #define RENDER_OWN_INDENT 6  /* ... indented this much */
@@ -141,6 +144,8 @@ static const char *render_verb(Verb v) {
                 return "would delete";
         case VERB_SKIP:
                 return "skip";
+        case VERB_COMPRESS:
+                return "would compress";
         default:
                 return "keep";
         }
@@ -224,6 +229,9 @@ static int render_header(const Plan *p, size_t k, size_t e, unsigned cols, FILE 
         if (r >= 0 && n[VERB_ARCHIVE] > 0)
                 r = strbuf_printf(&sb, "; would archive %" PRIu64 " (%s)", n[VERB_ARCHIVE],
                                   format_bytes(sz2, sizeof sz2, b[VERB_ARCHIVE]));
+        if (r >= 0 && n[VERB_COMPRESS] > 0)
+                r = strbuf_printf(&sb, "; would compress %" PRIu64 " (%s)", n[VERB_COMPRESS],
+                                  format_bytes(sz2, sizeof sz2, b[VERB_COMPRESS]));
         if (r >= 0 && n[VERB_SKIP] > 0)
                 r = strbuf_printf(&sb, "; skip %" PRIu64, n[VERB_SKIP]);
         if (r < 0)
@@ -300,7 +308,8 @@ typedef struct RenderLayout {
 } RenderLayout;
 
 static size_t render_fixed_width(size_t id_w) {
-        return 2 + id_w + 1 + RENDER_VERB_WIDTH + 1 + RENDER_NUM_WIDTH + 1 + RENDER_NUM_WIDTH + 2;
+        return 2 + id_w + 1 + (size_t)render_verb_w + 1 + RENDER_NUM_WIDTH + 1 + RENDER_NUM_WIDTH +
+               2;
 }
 
 static void render_layout_tree(RenderLayout *lay, size_t tree) {
@@ -428,7 +437,8 @@ static int render_row(const Plan *p, const PlanItem *it, const RenderLayout *lay
         r = render_line_cell(&l, id, id_w, false);
         render_line_put(&l, " ", 1);
         if (r >= 0)
-                r = render_line_cell(&l, render_verb(plan_item_verb(it)), RENDER_VERB_WIDTH, false);
+                r = render_line_cell(&l, render_verb(plan_item_verb(it)), (size_t)render_verb_w,
+                                     false);
         render_line_put(&l, " ", 1);
         if (r >= 0)
                 r = render_line_cell(&l, format_duration(idle_s, sizeof idle_s, idle),
@@ -454,7 +464,7 @@ static int render_row(const Plan *p, const PlanItem *it, const RenderLayout *lay
 
 /* Column titles. */
 static void render_titles(const RenderLayout *lay, FILE *f) {
-        fprintf(f, "  %-*s %-*s %*s %*s%s\n", (int)lay->id_cur, "SESSION", RENDER_VERB_WIDTH,
+        fprintf(f, "  %-*s %-*s %*s %*s%s\n", (int)lay->id_cur, "SESSION", render_verb_w,
                 "VERB", RENDER_NUM_WIDTH, "IDLE", RENDER_NUM_WIDTH, "SIZE",
                 lay->reason_w > 0 ? "  REASON" : "");
 }
@@ -510,7 +520,7 @@ static int render_id_widths(const Inventory *inv, size_t **ret) {
 static int render_summary(const Plan *p, unsigned cols, FILE *f) {
         uint64_t n[_VERB_MAX] = {}, b[_VERB_MAX] = {}, on[_VERB_MAX] = {}, ob[_VERB_MAX] = {};
         const char *rules[64];
-        uint64_t rn[64] = {}, rb[64] = {};
+        uint64_t rn[64] = {}, rb[64] = {}, n_cold = 0, cold_bytes = 0, cold_orig = 0;
         unsigned pn[_PROT_MAX] = {}, last_prot = _PROT_MAX;
         const char *last_rule = NULL;
         size_t n_rules = 0;
@@ -534,7 +544,13 @@ static int render_summary(const Plan *p, unsigned cols, FILE *f) {
                 }
                 n[v]++;
                 b[v] += bytes;
-                if ((v == VERB_ARCHIVE || v == VERB_DELETE) && it->verdict->rule) {
+                if (!it->is_orphan && session_is_cold(&p->inv->sessions[it->index])) {
+                        n_cold++;
+                        cold_bytes += p->inv->sessions[it->index].cold_bytes;
+                        cold_orig += p->inv->sessions[it->index].cold_orig;
+                }
+                if ((v == VERB_ARCHIVE || v == VERB_DELETE || v == VERB_COMPRESS) &&
+                    it->verdict->rule) {
                         size_t j;
                         for (j = 0; j < n_rules; j++)
                                 if (streq(rules[j], it->verdict->rule))
@@ -562,11 +578,13 @@ static int render_summary(const Plan *p, unsigned cols, FILE *f) {
 
         fprintf(f, "Summary (dry run at %s; nothing changed):\n",
                 format_timestamp(ts, sizeof ts, p->now));
-        static const Verb order[] = { VERB_DELETE, VERB_ARCHIVE, VERB_SKIP, VERB_KEEP };
+        static const Verb order[] = { VERB_DELETE, VERB_ARCHIVE, VERB_COMPRESS, VERB_SKIP,
+                                      VERB_KEEP };
         for (size_t i = 0; i < ELEMENTSOF(order); i++)
-                fprintf(f, "  %-13s %6" PRIu64 " session%s %8s\n", render_verb(order[i]),
-                        n[order[i]], n[order[i]] == 1 ? " " : "s",
-                        format_bytes(sz, sizeof sz, b[order[i]]));
+                if (order[i] != VERB_COMPRESS || n[order[i]] > 0)
+                        fprintf(f, "  %-*s %6" PRIu64 " session%s %8s\n", render_verb_w,
+                                render_verb(order[i]), n[order[i]], n[order[i]] == 1 ? " " : "s",
+                                format_bytes(sz, sizeof sz, b[order[i]]));
         if (p->inv->n_orphans > 0)
                 fprintf(f, "  orphans: would delete %" PRIu64 " (%s), keep %" PRIu64 "\n",
                         on[VERB_DELETE], format_bytes(sz, sizeof sz, ob[VERB_DELETE]),
@@ -576,6 +594,16 @@ static int render_summary(const Plan *p, unsigned cols, FILE *f) {
                 format_bytes(sz, sizeof sz, b[VERB_DELETE] + ob[VERB_DELETE]));
         fprintf(f, "  would move %8s to the archive (frees no space)\n",
                 format_bytes(sz, sizeof sz, b[VERB_ARCHIVE]));
+        if (n[VERB_COMPRESS] > 0)
+                fprintf(f, "  would compress %s into the cold tier (zstd; frees most of it)\n",
+                        format_bytes(sz, sizeof sz, b[VERB_COMPRESS]));
+        if (n_cold > 0) {
+                char sz2[FORMAT_BYTES_MAX], sz3[FORMAT_BYTES_MAX];
+                fprintf(f, "  compressed: %" PRIu64 " session%s, %s (of %s; %s saved)\n", n_cold,
+                        n_cold == 1 ? "" : "s", format_bytes(sz, sizeof sz, cold_bytes),
+                        format_bytes(sz2, sizeof sz2, cold_orig),
+                        format_bytes(sz3, sizeof sz3, cold_orig - MIN(cold_bytes, cold_orig)));
+        }
         if (n_rules > 0) {
                 fputs("  by rule:\n", f);
                 for (size_t j = 0; j < n_rules; j++)
@@ -743,11 +771,11 @@ static int render_change(const Plan *p, const PlanItem *it, const RenderLayout *
                 free(proj);
                 proj = c;
         }
-        fprintf(f, "%-*s %-*s %*s %*s  %s", RENDER_VERB_WIDTH, render_verb(plan_item_verb(it)),
+        fprintf(f, "%-*s %-*s %*s %*s  %s", render_verb_w, render_verb(plan_item_verb(it)),
                 (int)lay->id_cur, id, RENDER_NUM_WIDTH,
                 format_duration(idle_s, sizeof idle_s, idle), RENDER_NUM_WIDTH,
                 format_bytes(size_s, sizeof size_s, bytes), proj);
-        used = RENDER_VERB_WIDTH + 1 + MAX(lay->id_cur, text_width(id, strlen(id))) + 1 +
+        used = (size_t)render_verb_w + 1 + MAX(lay->id_cur, text_width(id, strlen(id))) + 1 +
                RENDER_NUM_WIDTH + 1 + RENDER_NUM_WIDTH + 2 + text_width(proj, strlen(proj)) + 2;
         rw = text_width(reason, strlen(reason));
         if (used + rw <= lay->cols) {
@@ -790,7 +818,7 @@ static int render_changes(const Plan *p, RenderLayout *lay, FILE *f) {
                 render_layout_tree(lay, MIN(tree, p->inv->n_trees));
                 for (size_t j = 0; j < n; j++) {
                         if (!any)
-                                fprintf(f, "%-*s %-*s %*s %*s  %s\n", RENDER_VERB_WIDTH, "VERB",
+                                fprintf(f, "%-*s %-*s %*s %*s  %s\n", render_verb_w, "VERB",
                                         (int)lay->id_cur, "SESSION", RENDER_NUM_WIDTH, "IDLE",
                                         RENDER_NUM_WIDTH, "SIZE", "PROJECT  REASON");
                         any = true;
@@ -809,6 +837,11 @@ static int render_changes(const Plan *p, RenderLayout *lay, FILE *f) {
 int plan_render_text(const Plan *p, const RenderOptions *o, FILE *f) {
         _cleanup_free_ size_t *id_w = NULL;
         RenderLayout lay = { .cols = render_columns(o) };
+
+        render_verb_w = RENDER_VERB_WIDTH;
+        for (size_t k = 0; k < p->n_items; k++)
+                if (plan_item_verb(&p->items[k]) == VERB_COMPRESS)
+                        render_verb_w = (int)strlen("would compress");
         int r;
 
         r = plan_render_steps_text(p, f);
@@ -857,6 +890,21 @@ static int render_status_space(const Inventory *inv, FILE *f) {
                 }
         fprintf(f, "archive: %zu session%s, %s (archiving frees no space)\n", n_archived,
                 n_archived == 1 ? "" : "s", format_bytes(a, sizeof a, archived));
+        /* the cold tier, where there is one: compressed bytes and the space saved */
+        uint64_t cold = 0, orig = 0;
+        size_t n_cold = 0;
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                if (session_is_cold(&inv->sessions[i])) {
+                        n_cold++;
+                        cold += inv->sessions[i].cold_bytes;
+                        orig += inv->sessions[i].cold_orig;
+                }
+        if (n_cold > 0) {
+                char c[FORMAT_BYTES_MAX];
+                fprintf(f, "compressed: %zu of them, %s (of %s; %s saved)\n", n_cold,
+                        format_bytes(a, sizeof a, cold), format_bytes(b, sizeof b, orig),
+                        format_bytes(c, sizeof c, orig - MIN(cold, orig)));
+        }
         for (size_t t = 0; t < inv->n_trees; t++) {
                 const Tree *tr = &inv->trees[t];
 

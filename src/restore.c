@@ -120,6 +120,8 @@ static int restore_add(Plan *p, const Inventory *inv, size_t t, const Session *s
         return plan_add_step(p, &st);
 }
 
+static int restore_cold_step(const Inventory *inv, size_t t, const char *id, Plan *p);
+
 int restore_plan_project(const Inventory *inv, const char *project, msec_t now, Plan **ret) {
         _cleanup_(plan_freep) Plan *p = NULL;
         int r;
@@ -133,7 +135,9 @@ int restore_plan_project(const Inventory *inv, const char *project, msec_t now, 
                 if (s->state != SESSION_ARCHIVED || !s->cwd || !streq(s->cwd, project) ||
                     restore_refusal(s))
                         continue;
-                r = restore_add(p, inv, s->tree, s);
+                /* compressed: decompressed back into chats/archive/ (restore_cold_step()) */
+                r = session_is_cold(s) ? restore_cold_step(inv, s->tree, s->id, p)
+                                       : restore_add(p, inv, s->tree, s);
                 if (r < 0)
                         return r;
         }
@@ -143,7 +147,7 @@ int restore_plan_project(const Inventory *inv, const char *project, msec_t now, 
         return 0;
 }
 
-/* A session compressed in the cold tier of tree t (cold.h; the scan does not list those): one
+/* A session compressed in the cold tier of tree t (cold.h; the scan lists it archived): one
  * RESTORE step with no inventory session (session = SIZE_MAX), dir = its .qgc-cold directory
  * relative to the runtime root, name = the id, the .zst files to decompress into
  * chats/archive/ as paths. 1 added, 0 none, -errno. */
@@ -243,7 +247,7 @@ int restore_plan(const Inventory *inv, const char *id, msec_t now, Plan **ret) {
                 r = restore_cold_step(inv, t, id, p);
                 if (r < 0)
                         return r;
-                if (r > 0 || !s)
+                if (r > 0 || !s || session_is_cold(s))
                         continue;
                 r = restore_add(p, inv, t, s);
                 if (r < 0)

@@ -15,14 +15,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "cold.h"
 #include "erase.h"
 #include "fsread.h"
 #include "fsutil.h"
@@ -37,6 +40,9 @@
 #include "scan.h"
 #include "scan-int.h"
 
+/* What the scan decompresses of a cold transcript whose title it does not need: its first
+ * record (Qwen reads at most 1 Mi UTF-16 units of the first line, at most 3 bytes each). */
+#define SCAN_COLD_HEAD (4 * RECORD_HEAD_MAX + RECORD_TAIL_WINDOW)
 
 
 
@@ -69,13 +75,15 @@ typedef struct ScanCopy {
         TailInfo tail;
         bool tail_ok;
         bool title_unread; /* the title windows were not read (scan_want_title()) */
+        uint64_t cold_orig; /* a cold copy: the original's size */
 } ScanCopy;
 
 /* One project directory while it is scanned. */
 typedef struct ScanProject {
         const char *name;
         int chats_fd, archive_fd;
-        ScanNames chats_other, archive_other;
+        int cold_fd; /* chats/archive/.qgc-cold/ (cold.h), -EBADF when absent */
+        ScanNames chats_other, archive_other, cold_other;
         ClaimSet claims;
         ScanAggs subagents;
         OwnerCache owner; /* the last cwd's hash and sanitizeCwd() test */
@@ -211,6 +219,99 @@ static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, bool archiv
                 c->head_why = "first record unreadable";
         c->tail_ok = ends.tail_r >= 0;
         return 0;
+}
+
+/* Read a compressed transcript of the cold tier, chats/archive/.qgc-cold/<id>.jsonl.zst, like
+ * scan_copy_read(): its identity is the .zst's (whose mtime is the original's), its first record
+ * comes from its decompressed start, its tail and title too when the title is wanted (the whole
+ * content is then decompressed) or the content is short. Ownership is proven from the content
+ * as for any transcript; what cannot be read stays unverified. Only -ENOMEM is an error. */
+static int scan_cold_read(ScanCtx *ctx, int cold_fd, const ScanEntry *e, bool want_title,
+                          ScanCopy *c) {
+        _cleanup_close_ int fd = -EBADF, mfd = -EBADF;
+        _cleanup_free_ char *base = strndup(e->name, strlen(e->name) - strlen(COLD_SUFFIX));
+        char sha[65];
+        struct stat st, mst;
+        bool whole = false;
+        RecordEnds ends;
+        int r;
+
+        if (!base)
+                return -ENOMEM;
+        fd = scan_openat(cold_fd, e->name, O_RDONLY);
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != ctx->dev) {
+                c->problem = strprintf("compressed transcript: cannot open: %s",
+                                       fd < 0 ? errno_to_string(-fd) : "not a regular file");
+                return c->problem ? 0 : -ENOMEM;
+        }
+        fs_fileid_from_stat(&c->id, &st);
+        r = cold_info(cold_fd, base, &c->cold_orig, sha);
+        if (r == -ENOMEM)
+                return r;
+        want_title = want_title || scan_want_title(ctx, &st, /* archived= */ true);
+        mfd = r < 0 ? r : memfd_create("qgc-cold", MFD_CLOEXEC);
+        if (mfd == -1)
+                mfd = -errno;
+        if (mfd >= 0)
+                r = cold_cat_head(cold_fd, base, mfd, want_title ? UINT64_MAX : SCAN_COLD_HEAD,
+                                  &whole);
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0 && fstat(mfd, &mst) < 0)
+                r = -errno;
+        if (r < 0 || mfd < 0) {
+                c->problem = strprintf("compressed transcript unreadable: %s",
+                                       errno_to_string(-(r < 0 ? r : mfd)));
+                return c->problem ? 0 : -ENOMEM;
+        }
+        c->regular = true;
+        if (whole) {
+                c->title_unread = !want_title;
+                r = record_read_ends(mfd, (uint64_t)mst.st_size, want_title, ctx->scratch, &ends);
+                c->head = ends.head;
+                c->tail = ends.tail;
+                if (r == -ENOMEM)
+                        return r;
+                c->head_ok = ends.head_r >= 0;
+                c->head_why = ends.head_why;
+                c->tail_ok = ends.tail_r >= 0;
+        } else {
+                /* the first record only: the tail (last activity, title) stays unread */
+                r = record_read_head(mfd, &c->head, &c->head_why);
+                if (r == -ENOMEM)
+                        return r;
+                c->head_ok = r >= 0;
+        }
+        if (!c->head_ok && !c->head_why)
+                c->head_why = "first record unreadable";
+        return 0;
+}
+
+/* The compressed sidecars of session s in the cold tier (<id>.<ext>.zst), and the sizes of the
+ * cold copy: a cold worktree sidecar is not read, and counts as a live worktree (kept). */
+static void scan_cold_sidecars(const ScanCtx *ctx, Session *s, const ScanProject *p) {
+        static const char *const exts[] = { "worktree.json", "pr.json", "ledger.jsonl" };
+        char sha[65];
+
+        for (size_t i = 0; p->cold_fd >= 0 && i < ELEMENTSOF(exts); i++) {
+                _cleanup_free_ char *n = strprintf("%s.%s", s->id, exts[i]);
+                _cleanup_free_ char *z = n ? strprintf("%s" COLD_SUFFIX, n) : NULL;
+                uint64_t orig = 0;
+                struct stat st;
+                bool mount = false;
+
+                if (!z || !scan_names_has(&p->cold_other, z) ||
+                    fs_statat(p->cold_fd, z, &st, &mount) < 0 || !S_ISREG(st.st_mode) ||
+                    st.st_dev != ctx->dev || mount)
+                        continue;
+                s->bytes += (uint64_t)st.st_size;
+                s->bytes_alloc += (uint64_t)st.st_blocks * 512;
+                s->cold_bytes += (uint64_t)st.st_size;
+                if (cold_info(p->cold_fd, n, &orig, sha) >= 0)
+                        s->cold_orig += orig;
+                if (i == 0)
+                        s->live_worktree = true;
+        }
 }
 
 /* Size of a regular sidecar (dfd, name) listed in names, added to s. */
@@ -491,17 +592,18 @@ static int scan_session_times(ScanCtx *ctx, Session *s, const ScanCopy *primary,
 
 /* Build and add the Session of one id (active name, archived name, or both). */
 static int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
-                        const ScanEntry *arc) {
-        _cleanup_(scan_copy_done) ScanCopy ca = {}, cr = {};
+                        const ScanEntry *arc, const ScanEntry *cold) {
+        _cleanup_(scan_copy_done) ScanCopy ca = {}, cr = {}, cc = {};
         ScanCopy *primary;
         size_t first, end;
         Session s = {};
         const ScanAgg *agg;
         int r;
 
-        memcpy(s.id, act ? act->id : arc->id, sizeof(s.id));
+        memcpy(s.id, act ? act->id : arc ? arc->id : cold->id, sizeof(s.id));
         s.tree = ctx->tree;
-        s.state = act && arc ? SESSION_CONFLICT : act ? SESSION_ACTIVE : SESSION_ARCHIVED;
+        /* a compressed copy next to an active one is a conflict too (restored by hand?) */
+        s.state = act && (arc || cold) ? SESSION_CONFLICT : act ? SESSION_ACTIVE : SESSION_ARCHIVED;
         s.project_dir = strdup(p->name);
         if (!s.project_dir)
                 return -ENOMEM;
@@ -510,9 +612,21 @@ static int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
                 goto fail;
         if (arc && (r = scan_copy_read(ctx, p->archive_fd, arc, true, act != NULL, &cr)) < 0)
                 goto fail;
+        if (cold && !act && !arc && (r = scan_cold_read(ctx, p->cold_fd, cold, false, &cc)) < 0)
+                goto fail;
+        if (cold && (act || arc)) {
+                /* beside an uncompressed copy (a compress or restore that was cut short): the
+                 * uncompressed copy is the session, the .zst only counted */
+                struct stat st;
+                if (fstatat(p->cold_fd, cold->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    S_ISREG(st.st_mode))
+                        fs_fileid_from_stat(&cc.id, &st);
+        }
         s.active = ca.id;
-        s.archived = cr.id;
-        primary = act ? &ca : &cr;
+        s.archived = act || arc ? cr.id : cc.id;
+        s.cold = !act && !arc;
+        s.cold_copy = (act || arc) && cc.id.present;
+        primary = act ? &ca : arc ? &cr : &cc;
 
         if (primary->problem) {
                 s.owner = OWNER_UNVERIFIED;
@@ -526,6 +640,15 @@ static int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
         r = scan_session_times(ctx, &s, primary, act && arc ? &cr : NULL);
         if (r < 0)
                 goto fail;
+        if (cc.id.present) {
+                if (primary != &cc) {
+                        s.bytes += cc.id.size;
+                        s.bytes_alloc += cc.id.blocks;
+                }
+                s.cold_bytes += cc.id.size;
+                s.cold_orig += cc.cold_orig;
+                scan_cold_sidecars(ctx, &s, p);
+        }
 
         /* sidecars of each copy, claims for the id, file-history and subagents */
         if (act && (r = scan_sidecars(ctx, &s, p->chats_fd, &p->chats_other, act->id)) < 0)
@@ -635,6 +758,51 @@ static int scan_list_chats(int dfd, ScanEntries *e, ScanNames *other, ClaimSet *
         return 0;
 }
 
+/* List chats/archive/.qgc-cold/: <id>.jsonl.zst transcripts into e (name: the .zst), every
+ * other name into other. */
+static int scan_list_cold(int dfd, ScanEntries *e, ScanNames *other) {
+        FsDir dir, *d = &dir;
+        const char *name;
+        unsigned char type;
+        int r = 0, k;
+
+        fs_dir_init(d, dfd);
+        while ((k = fs_dir_next(d, &name, &type)) > 0) {
+                size_t l = strlen(name), ls = strlen(COLD_SUFFIX);
+                char base[NAME_MAX + 1], id[SESSION_ID_MAX + 1];
+
+                if (l > ls && l < sizeof base && streq(name + l - ls, COLD_SUFFIX)) {
+                        memcpy(base, name, l - ls);
+                        base[l - ls] = 0;
+                        if (qwen_session_file_name(base, id)) {
+                                ScanEntry x = { .type = type };
+                                memcpy(x.id, id, sizeof(x.id));
+                                x.name = strdup(name);
+                                if (!x.name || greedy_realloc((void **)&e->v, &e->alloc, e->n + 1,
+                                                              sizeof(ScanEntry)) < 0) {
+                                        free(x.name);
+                                        r = -ENOMEM;
+                                        break;
+                                }
+                                e->v[e->n++] = x;
+                                continue;
+                        }
+                }
+                r = scan_names_add(other, name);
+                if (r < 0)
+                        break;
+        }
+        if (r < 0)
+                return r;
+        if (k < 0)
+                return k;
+        if (e->n > 1)
+                qsort(e->v, e->n, sizeof(ScanEntry), scan_cmp_entry);
+        if (other->n > 1)
+                qsort(other->v, other->n, sizeof(char *), scan_cmp_str);
+        return 0;
+}
+
 /* Open a subdirectory (dfd, name) on dev, without following a symlink. -ENOENT when absent,
  * -ELOOP for a symlink, -ENOTDIR, -EXDEV for another filesystem or any mount point (a bind
  * mount of the same filesystem too). */
@@ -704,8 +872,8 @@ static int scan_project_unlisted(ScanCtx *ctx, const char *name, const char *wha
 /* Walk chats/ (and archive/) of a project and add its sessions; counts entries for emptiness.
  * Returns 0, 1 when the project was skipped (scan_project_unlisted()), or -ENOMEM. */
 static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_empty) {
-        _cleanup_(scan_entries_done) ScanEntries act = {}, arc = {};
-        size_t n_chats = 0, n_archive = 0, i = 0, j = 0;
+        _cleanup_(scan_entries_done) ScanEntries act = {}, arc = {}, cold = {};
+        size_t n_chats = 0, n_archive = 0, i = 0, j = 0, l = 0;
         struct stat st;
         int r;
 
@@ -731,21 +899,45 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
                         if (r < 0)
                                 return scan_project_unlisted(ctx, p->name, "chats/archive/", r);
                         *ret_empty = n_chats == 1 && n_archive == 0;
+                        if (scan_names_has(&p->archive_other, COLD_DIR)) {
+                                p->cold_fd = scan_open_subdir(p->archive_fd, COLD_DIR, ctx->dev,
+                                                              NULL);
+                                r = p->cold_fd;
+                                if (r >= 0)
+                                        r = scan_list_cold(p->cold_fd, &cold, &p->cold_other);
+                                /* its sessions' other files would look like orphans */
+                                if (r < 0)
+                                        return scan_project_unlisted(
+                                                ctx, p->name, "chats/archive/" COLD_DIR "/",
+                                                r == -ENOENT ? -EIO : r);
+                                /* an empty cold tier (all its sessions gone) is no content */
+                                if (n_archive == 1 && cold.n == 0 && p->cold_other.n == 0)
+                                        *ret_empty = n_chats == 1;
+                        }
                 } else
                         log_debug("projects/%s/chats/archive: %s, skipped", p->name,
                                   errno_to_string(-p->archive_fd));
         } else
                 *ret_empty = n_chats == 0;
 
-        /* merge the two sorted lists: an id in both is a conflict */
-        while (i < act.n || j < arc.n) {
-                int c = i >= act.n ? 1 : j >= arc.n ? -1 : strcasecmp(act.v[i].id, arc.v[j].id);
-                if (c == 0)
-                        r = scan_session(ctx, p, &act.v[i++], &arc.v[j++]);
-                else if (c < 0)
-                        r = scan_session(ctx, p, &act.v[i++], NULL);
-                else
-                        r = scan_session(ctx, p, NULL, &arc.v[j++]);
+        /* merge the sorted lists: an id in chats/ and in an archive is a conflict */
+        while (i < act.n || j < arc.n || l < cold.n) {
+                const char *id = NULL;
+                const ScanEntry *a = NULL, *b = NULL, *z = NULL;
+
+                if (i < act.n)
+                        id = act.v[i].id;
+                if (j < arc.n && (!id || strcasecmp(arc.v[j].id, id) < 0))
+                        id = arc.v[j].id;
+                if (l < cold.n && (!id || strcasecmp(cold.v[l].id, id) < 0))
+                        id = cold.v[l].id;
+                if (i < act.n && strcasecmp(act.v[i].id, id) == 0)
+                        a = &act.v[i++];
+                if (j < arc.n && strcasecmp(arc.v[j].id, id) == 0)
+                        b = &arc.v[j++];
+                if (l < cold.n && strcasecmp(cold.v[l].id, id) == 0)
+                        z = &cold.v[l++];
+                r = scan_session(ctx, p, a, b, z);
                 if (r < 0)
                         return r;
         }
@@ -755,8 +947,10 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
 static void scan_project_done(ScanProject *p) {
         safe_close(p->chats_fd);
         safe_close(p->archive_fd);
+        safe_close(p->cold_fd);
         scan_names_done(&p->chats_other);
         scan_names_done(&p->archive_other);
+        scan_names_done(&p->cold_other);
         claims_done(&p->claims);
         scan_aggs_done(&p->subagents);
         owner_cache_done(&p->owner);
@@ -767,7 +961,7 @@ static void scan_project_done(ScanProject *p) {
 /* Scan one projects/<name>/ directory. */
 int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
         ScanProject p = { .name = name, .chats_fd = -EBADF, .archive_fd = -EBADF,
-                          .review_fd = -EBADF };
+                          .cold_fd = -EBADF, .review_fd = -EBADF };
         _cleanup_close_ int pfd = -EBADF, sfd = -EBADF;
         FsDir dir, *d = &dir;
         const char *dname;

@@ -115,7 +115,7 @@ int show_session(const Inventory *inv, const char *id, int out_fd) {
                 return -EINVAL;
         for (size_t t = 0; t < inv->n_trees; t++) {
                 const Session *s = inventory_find(inv, t, id);
-                if (s)
+                if (s && !session_is_cold(s))
                         return show_copy(&inv->trees[t], s, out_fd);
         }
         for (size_t t = 0; r == -ENOENT && t < inv->n_trees; t++)

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -1247,6 +1248,195 @@ static void test_faults_cold_restore_crash_after_every_step_then_rerun(void **st
         assert_true(n < 50);
 }
 
+/* The compressed content of (qwen, rel.zst) in the cold tier, checked (cold_cat()). */
+static char *cold_read_rel(const char *qwen, const char *dir, const char *name) {
+        _cleanup_free_ char *d = fixture_path(qwen, dir);
+        _cleanup_close_ int dfd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int mfd = memfd_create("t", MFD_CLOEXEC);
+        struct stat st;
+        char *buf;
+
+        assert_true(dfd >= 0 && mfd >= 0);
+        if (cold_cat(dfd, name, mfd) < 0)
+                return NULL;
+        assert_int_equal(fstat(mfd, &st), 0);
+        buf = calloc(1, (size_t)st.st_size + 1);
+        assert_non_null(buf);
+        assert_int_equal(pread(mfd, buf, (size_t)st.st_size, 0), st.st_size);
+        return buf;
+}
+
+#define COLD_SCRATCH P_SCRATCH "/archive/" COLD_DIR
+#define COLD_NOTES P_NOTES "/archive/" COLD_DIR
+
+/* A run that compresses the archived S_ARCH (transcript and a .pr.json) and deletes the
+ * compressed S_NOTES (transcript and a .ledger.jsonl, its usage salvaged from the decompressed
+ * transcript), killed after every step and run again: S_ARCH ends compressed alone, each file
+ * byte for byte with its mtime, S_NOTES gone with exactly the usage lines of an uninterrupted
+ * run; a crash never leaves a transcript only in a file that does not verify; no temporary
+ * file, no pending marker. */
+static const ApplyPick cold_picks[] = { { S_ARCH, VERB_COMPRESS }, { S_NOTES, VERB_DELETE }, {} };
+
+static void cold_run_plant(const char *qwen) {
+        _cleanup_free_ char *a = fixture_path(qwen, P_NOTES "/archive");
+        _cleanup_free_ char *cold = fixture_path(qwen, COLD_NOTES);
+        _cleanup_free_ char *from = fixture_path(qwen, P_NOTES "/" S_NOTES ".jsonl");
+        _cleanup_free_ char *to = fixture_path(qwen, P_NOTES "/archive/" S_NOTES ".jsonl");
+        int afd, cfd;
+
+        assert_int_equal(fixture_write(qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json",
+                                       "{\"prs\":[]}\n"),
+                         0);
+        assert_int_equal(fixture_write(qwen, P_NOTES "/archive/" S_NOTES ".ledger.jsonl", "l\n"),
+                         0);
+        assert_int_equal(rename(from, to), 0);
+        assert_int_equal(mkdir(cold, 0700), 0);
+        afd = open(a, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        cfd = open(cold, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(afd >= 0 && cfd >= 0);
+        assert_int_equal(cold_compress(afd, S_NOTES ".ledger.jsonl", cfd, 3, NULL, NULL, NULL,
+                                       NULL),
+                         0);
+        assert_int_equal(cold_compress(afd, S_NOTES ".jsonl", cfd, 3, NULL, NULL, NULL, NULL), 0);
+        close(afd);
+        close(cfd);
+}
+
+static void test_faults_cold_compress_crash_after_every_step_then_rerun(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *body = NULL, *pr = NULL, *ref = NULL;
+        ActionStats st = {};
+        long long mt;
+        int lines_arch, lines_notes;
+        unsigned n;
+
+        cold_run_plant(t->qwen);
+        body = test_read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
+        pr = test_read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json");
+        mt = mtime_ns_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
+        /* an uninterrupted run: the reference */
+        ref = fixture_path(t->root, "ref");
+        assert_int_equal(fixture_copy_tree(t->qwen, t->root, "ref"), 0);
+        assert_int_equal(apply_execute(ref, cold_picks, &st), 0);
+        assert_int_equal(st.n_compressed, 1);
+        assert_int_equal(st.n_deleted, 1);
+        lines_arch = apply_usage_lines(ref, S_ARCH);
+        lines_notes = apply_usage_lines(ref, S_NOTES);
+        assert_int_equal(lines_notes, 1); /* salvaged from the compressed transcript */
+        assert_false(fixture_exists(ref, P_SCRATCH "/archive/" S_ARCH ".jsonl"));
+        assert_int_equal(mtime_ns_rel(ref, COLD_SCRATCH "/" S_ARCH ".jsonl.zst"), mt);
+
+        for (n = 1; n < 100; n++) {
+                _cleanup_free_ char *dir = strprintf("crash%u", n);
+                _cleanup_free_ char *qwen = fixture_path(t->root, dir);
+                _cleanup_free_ char *got = NULL, *got_pr = NULL, *tmp = NULL;
+                int status = 0;
+                pid_t pid;
+
+                assert_int_equal(fixture_copy_tree(t->qwen, t->root, dir), 0);
+                pid = fork();
+                assert_true(pid >= 0);
+                if (pid == 0) {
+                        test_seam_set_crash_after_step(n);
+                        _exit(apply_execute(qwen, cold_picks, &st) == 0 ? 0 : 1);
+                }
+                assert_int_equal(waitpid(pid, &status, 0), pid);
+                assert_true(WIFEXITED(status));
+                if (WEXITSTATUS(status) != 99) {
+                        assert_int_equal(WEXITSTATUS(status), 0);
+                        assert_int_equal(fixture_rm_rf(qwen), 0);
+                        break;
+                }
+                /* at the crash: the transcript is uncompressed, or its .zst verifies */
+                if (!fixture_exists(qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl")) {
+                        got = cold_read_rel(qwen, COLD_SCRATCH, S_ARCH ".jsonl");
+                        if (!got || !streq(got, body))
+                                fail_msg("step %u: transcript gone before its .zst was complete",
+                                         n);
+                        free(got);
+                        got = NULL;
+                }
+                if (!fixture_exists(qwen, COLD_NOTES "/" S_NOTES ".jsonl.zst") &&
+                    apply_usage_lines(qwen, S_NOTES) != 1)
+                        fail_msg("step %u: %s went before its usage line", n, S_NOTES);
+                st = (ActionStats){};
+                assert_true(apply_execute(qwen, cold_picks, &st) >= 0);
+                assert_int_equal(st.n_failed, 0);
+
+                if (fixture_exists(qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl") ||
+                    fixture_exists(qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json"))
+                        fail_msg("step %u: an original of %s left beside its .zst", n, S_ARCH);
+                got = cold_read_rel(qwen, COLD_SCRATCH, S_ARCH ".jsonl");
+                got_pr = cold_read_rel(qwen, COLD_SCRATCH, S_ARCH ".pr.json");
+                if (!got || !got_pr || !streq(got, body) || !streq(got_pr, pr))
+                        fail_msg("step %u: compressed content differs", n);
+                if (mtime_ns_rel(qwen, COLD_SCRATCH "/" S_ARCH ".jsonl.zst") != mt)
+                        fail_msg("step %u: compressed mtime differs", n);
+                if (apply_usage_lines(qwen, S_ARCH) != lines_arch ||
+                    apply_usage_lines(qwen, S_NOTES) != lines_notes)
+                        fail_msg("step %u: usage lines differ from an uninterrupted run", n);
+                if (fixture_exists(qwen, COLD_NOTES "/" S_NOTES ".jsonl.zst") ||
+                    fixture_exists(qwen, COLD_NOTES "/" S_NOTES ".ledger.jsonl.zst"))
+                        fail_msg("step %u: a file of the deleted %s left behind", n, S_NOTES);
+                if (crash_find_temp(qwen, &tmp))
+                        fail_msg("step %u: temporary file '%s' left behind", n, tmp);
+                _cleanup_free_ char *pending = fixture_path(qwen, ".qgc/pending");
+                DIR *pd = opendir(pending);
+                struct dirent *de;
+                while (pd && (de = readdir(pd)))
+                        if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                                fail_msg("step %u: pending marker '%s' left behind", n,
+                                         de->d_name);
+                if (pd)
+                        closedir(pd);
+                assert_int_equal(fixture_rm_rf(qwen), 0);
+        }
+        assert_true(n > 5);
+        assert_true(n < 100);
+}
+
+/* The scan lists a compressed session as archived in its compressed state, its ownership proven
+ * from the decompressed first record, its age from the recorded mtime; its file-history/<id>/
+ * is no orphan. A .zst that is not in qgc's format is unverified (never acted on), and its
+ * file-history is no orphan either. */
+static void test_faults_cold_scan_compressed_session(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *a = fixture_path(t->qwen, P_NOTES "/archive");
+        _cleanup_free_ char *cold = fixture_path(t->qwen, COLD_NOTES);
+        _cleanup_free_ char *from = fixture_path(t->qwen, P_NOTES "/" S_FH ".jsonl");
+        _cleanup_free_ char *to = fixture_path(t->qwen, P_NOTES "/archive/" S_FH ".jsonl");
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        long long mt = mtime_ns_rel(t->qwen, P_NOTES "/" S_FH ".jsonl");
+        const Session *s;
+        int afd, cfd;
+
+        assert_int_equal(fixture_mkdir(t->qwen, P_NOTES "/archive"), 0);
+        assert_int_equal(rename(from, to), 0);
+        assert_int_equal(mkdir(cold, 0700), 0);
+        afd = open(a, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        cfd = open(cold, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(afd >= 0 && cfd >= 0);
+        assert_int_equal(cold_compress(afd, S_FH ".jsonl", cfd, 3, NULL, NULL, NULL, NULL), 0);
+        close(afd);
+        close(cfd);
+        assert_int_equal(fixture_write(t->qwen, COLD_NOTES "/" S_KILLED ".jsonl.zst", "junk"), 0);
+        assert_int_equal(fixture_write(t->qwen, "file-history/" S_KILLED "/x", "x"), 0);
+        assert_int_equal(apply_scan(t->qwen, &inv), 0);
+        assert_non_null(s = inventory_find(inv, 0, S_FH));
+        assert_int_equal(s->state, SESSION_ARCHIVED);
+        assert_true(session_is_cold(s));
+        assert_int_equal(s->owner, OWNER_OK);
+        assert_int_equal(s->mtime, mt / 1000000);
+        assert_true(s->cold_bytes > 0 && s->cold_bytes < s->cold_orig);
+        /* the junk beside the active S_KILLED makes it a conflict: never touched */
+        assert_non_null(s = inventory_find(inv, 0, S_KILLED));
+        assert_int_equal(s->state, SESSION_CONFLICT);
+        for (size_t i = 0; i < inv->n_orphans; i++)
+                if (inv->orphans[i].name && (streq(inv->orphans[i].name, S_FH) ||
+                                             streq(inv->orphans[i].name, S_KILLED)))
+                        fail_msg("file-history of %s taken for an orphan", inv->orphans[i].name);
+}
+
 /* A tree without usage_record.jsonl (Qwen 0.12 to 0.15, or /stats never opened): the first
  * salvage writes the history Qwen would rebuild, in one step. A crash after any step, then a
  * rerun, ends with the very file an uninterrupted run writes, and no temporary file. */
@@ -1740,6 +1930,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_faults_batch_shared_usage_line_failure_keeps_both, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_archive_without_sidecars_one_rename, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_cold_restore_crash_after_every_step_then_rerun, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_cold_compress_crash_after_every_step_then_rerun, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_cold_scan_compressed_session, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_after_salvage_skip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_during_archive_skip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_ledger_append_during_merge_not_lost, setup,

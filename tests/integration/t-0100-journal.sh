@@ -95,6 +95,7 @@ ids = {  # fixed forever, see src/journal.c and systemd/qgc.catalog
     "recovered": "22da4ba8837a4227a41ebfbe66fee1c8",
     "erased": "d45f8cd6b5864b6e93ddd4537003c5d0",
     "stale-mark": "bcf6b548b5bc4312ab27749a5b685795",
+    "compressed": "54e2dc3abdde422d96118aded2e0acdb",
 }
 assert entries, "no qgc entries in the journal"
 runs = {e.get("QGC_RUN") for e in entries}
@@ -169,7 +170,7 @@ ids = {json.loads(l)["MESSAGE_ID"] for l in open(sys.argv[1]) if l.strip()}
 listed = {l.split()[0] for l in open(sys.argv[2]) if l.strip()}
 missing = ids - listed
 assert not missing, missing
-assert len(listed) == 12, listed
+assert len(listed) == 13, listed
 PY
 fi
 # journalctl -x shows the catalog's text with the session, project and rule of the entry

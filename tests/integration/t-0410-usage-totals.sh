@@ -9,7 +9,9 @@
 # as many messages as before. Trees: every committed one, the corpus (a 0.24.4 tree with
 # usage_record.jsonl) and each tests/data/qwen0NN/tree written by an older Qwen Code (0.12.0 and
 # 0.15.10 write no usage file; 0.21.10 and 0.23.4 do), plus each tree that has a usage file
-# without it (Qwen rebuilds /stats from the transcripts). Needs node and npm (SKIP otherwise).
+# without it (Qwen rebuilds /stats from the transcripts). The compress runs (compress-after) take
+# each tree after an archive run: Qwen's totals stay, it lists and loads every session kept or
+# archived and none compressed. Needs node and npm (SKIP otherwise).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/qwen-npm.sh"
 
@@ -21,7 +23,7 @@ plan_ids() {
 import json, sys
 plan = json.load(open(sys.argv[1]))
 print(",".join(s["id"] for p in plan["projects"] for s in p["sessions"]
-               if s["verb"] in ("archive", "delete")))
+               if s["verb"] in ("archive", "delete", "compress")))
 PY
 }
 
@@ -65,18 +67,31 @@ old_tree() {
 
 olds=$(cd "$QGC_TESTDATA" && ls -d qwen0*/tree | sed 's|/tree$||')
 [ "$(echo $olds | wc -w)" -ge 4 ] || fail "the older Qwen trees are missing from $QGC_TESTDATA: $olds"
-for run in archive delete; do
+# prepare RUN TREE: the compress runs start from a tree an archive run left (not checked here)
+prepare() {
+        [ "$1" = compress ] || return 0
+        run_qgc --root "$2" --now "$NOW" -c "$QGC_TESTDATA/integration/usage-archive.conf" \
+                > "$T/prepare.out" 2>&1 || { cat "$T/prepare.out"; fail "archive run before compress"; }
+}
+
+for run in archive delete compress; do
         conf="$QGC_TESTDATA/integration/usage-$run.conf"
-        check_run "$(make_tree corpus-$run)" "corpus-$run" "$conf"
+        tree=$(make_tree corpus-$run)
+        prepare $run "$tree"
+        check_run "$tree" "corpus-$run" "$conf"
         tree=$(make_tree nofile-$run)
         rm "$tree/usage_record.jsonl"
+        prepare $run "$tree"
         check_run "$tree" "nofile-$run" "$conf"
         for d in $olds; do
-                check_run "$(old_tree $d-$run $d)" "$d-$run" "$conf"
+                tree=$(old_tree $d-$run $d)
+                prepare $run "$tree"
+                check_run "$tree" "$d-$run" "$conf"
                 [ -e "$QGC_TESTDATA/$d/tree/usage_record.jsonl" ] || continue
                 tree=$(old_tree $d-nofile-$run $d)
                 rm "$tree/usage_record.jsonl"
+                prepare $run "$tree"
                 check_run "$tree" "$d-nofile-$run" "$conf"
         done
 done
-pass "no session Qwen's /stats counted is lost or changed by qgc's archive and delete runs, and Qwen lists and loads every session kept or archived (corpus, $(echo $olds))"
+pass "no session Qwen's /stats counted is lost or changed by qgc's archive, delete and compress runs, and Qwen lists and loads every session kept or archived (corpus, $(echo $olds))"

@@ -102,7 +102,7 @@ static void fx_done(Fixture *f) {
 }
 
 static char verb_char(Verb v) {
-        return "KADS"[v];
+        return "KADSC"[v];
 }
 
 /* The verbs of all sessions as a string such as "KKA". */
@@ -773,6 +773,58 @@ static void test_policy_blast_radius_falls_back_to_archive(void **state) {
         fx_done(&f);
 }
 
+/* compress-after (the cold tier): an archived session idle past it is compressed, at the
+ * project's level; an active one is not, nor one compressed already, nor one a protection
+ * holds; archive-max-age deletes compressed sessions like other archived ones, and a deletion
+ * the blast radius holds back falls back to the compression. */
+static void test_policy_compress_after(void **state) {
+        Fixture f;
+        char got[MAX_S + 1];
+        Session *s;
+        (void)state;
+
+        fx_init(&f, (Policy)POL(.compress_after = 30 * D, .compress_level = 7));
+        fx_add(&f, "/p/a", SESSION_ARCHIVED, 30 * D, 10);     /* at the limit: stays */
+        fx_add(&f, "/p/a", SESSION_ARCHIVED, 30 * D + 1, 10); /* compressed */
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, 10);      /* not archived */
+        s = fx_add(&f, "/p/a", SESSION_ARCHIVED, 100 * D, 10); /* compressed already */
+        s->cold = true;
+        s->pinned = true;
+        fx_add(&f, "/p/a", SESSION_ARCHIVED, 100 * D, 10)->pinned = true;
+        f.cfg.defaults.keep_pinned = true;
+        fx_eval(&f, false);
+        fx_verbs(&f, got);
+        assert_string_equal(got, "KCKKK");
+        assert_string_equal(f.v->sessions[1].rule, "compress-after");
+        assert_string_equal(f.v->sessions[1].reason, "archived, idle 30d > compress-after 30d");
+        assert_int_equal(f.v->sessions[1].compress_level, 7);
+        assert_string_equal(f.v->sessions[3].reason, "archived, compressed");
+        assert_string_equal(f.v->sessions[4].rule, "pinned");
+        fx_done(&f);
+
+        /* archive-max-age wins over the compression, for compressed sessions too; held back,
+         * the deletion falls back to the compression */
+        fx_init(&f, (Policy)POL(.compress_after = 30 * D, .compress_level = 3,
+                                .archive_max_age = 90 * D, .max_deletions = 1));
+        fx_add(&f, "/p/a", SESSION_ARCHIVED, 200 * D, 10);
+        fx_add(&f, "/p/a", SESSION_ARCHIVED, 100 * D, 10);
+        fx_add(&f, "/p/a", SESSION_ARCHIVED, 300 * D, 10)->cold = true;
+        fx_eval(&f, false);
+        fx_verbs(&f, got);
+        assert_string_equal(got, "CCD");
+        assert_string_equal(f.v->sessions[2].rule, "archive-max-age");
+        for (size_t i = 0; i < 2; i++) {
+                assert_string_equal(f.v->sessions[i].rule, "compress-after");
+                assert_true(f.v->sessions[i].protections & PROT_BLAST);
+                assert_int_equal(f.v->sessions[i].compress_level, 3);
+                assert_non_null(strstr(f.v->sessions[i].reason, "held back by max-deletions"));
+        }
+        fx_eval(&f, true);
+        fx_verbs(&f, got);
+        assert_string_equal(got, "DDD");
+        fx_done(&f);
+}
+
 /* protect = true: no rule touches the project, not its own rules, not the tree caps (which take
  * from the other projects instead), not the reclaim of its orphans (issue 11). */
 static void test_policy_protect_project(void **state) {
@@ -1166,6 +1218,7 @@ int main(void) {
                 cmocka_unit_test(test_policy_blast_radius),
                 cmocka_unit_test(test_policy_blast_radius_across_projects_and_percent),
                 cmocka_unit_test(test_policy_blast_radius_falls_back_to_archive),
+                cmocka_unit_test(test_policy_compress_after),
                 cmocka_unit_test(test_policy_protect_project),
                 cmocka_unit_test(test_policy_orphans_age),
                 cmocka_unit_test(test_policy_orphan_deletion_counts_for_disk_caps),
