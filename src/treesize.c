@@ -434,8 +434,9 @@ static int ts_render_text(const Inventory *inv, size_t t, const TreeSize *s, boo
                 fprintf(f, "  unknown: ... %" PRIu64 " more\n",
                         s->files[TREE_KIND_UNKNOWN] - s->n_unknown);
         if (n_stale > 0)
-                fprintf(f, "  stale project entries: %zu of %zu (%s): every cwd a temporary "
-                           "directory that no longer exists (reported, not removed)\n",
+                fprintf(f, "  stale project entries: %zu of %zu (%s): every session's cwd a "
+                           "temporary directory that no longer exists (candidates; the plan of "
+                           "stale-project-min-age checks every recorded cwd and its guards)\n",
                         n_stale, n_projects, format_bytes(a, sizeof a, stale_bytes));
         return 0;
 }
