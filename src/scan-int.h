@@ -1,15 +1,20 @@
-/* scan-int.h: what scan.c, scanaggs.c (directory totals and orphans) and scanpool.c (the
- * threads that scan a tree's projects) share. Not an interface: only these three include it. */
+/* scan-int.h: what scan.c, scan-session.c (one session's reading), scanaggs.c (directory totals
+ * and orphans) and scanpool.c (the threads that scan a tree's projects) share. Not an interface:
+ * only these four include it. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <json-c/json.h>
 #include <time.h>
 
+#include "claims.h"
 #include "inventory.h"
 #include "live.h"
+#include "owner.h"
+#include "record.h"
 #include "scan.h"
 #include "util.h"
 
@@ -84,6 +89,53 @@ typedef struct ScanCtx {
         ScanOut *out;      /* the project being scanned: where its sessions go */
 } ScanCtx;
 
+/* A sorted list of names (sidecar presence tests without a syscall). */
+typedef struct ScanNames {
+        char **v;
+        size_t n, alloc;
+} ScanNames;
+
+/* A transcript file of a session: the name and its directory. */
+typedef struct ScanEntry {
+        char *name;
+        char id[SESSION_ID_MAX + 1];
+        unsigned char type; /* readdir's d_type (DT_UNKNOWN when the filesystem does not say) */
+} ScanEntry;
+
+typedef struct ScanEntries {
+        ScanEntry *v;
+        size_t n, alloc;
+} ScanEntries;
+
+/* What reading one copy of a transcript gave. */
+typedef struct ScanCopy {
+        FileId id;
+        bool regular;   /* readable regular file on the tree's filesystem */
+        char *problem;  /* why it cannot be verified, NULL if fine */
+        HeadInfo head;
+        bool head_ok;
+        const char *head_why;
+        TailInfo tail;
+        bool tail_ok;
+        bool title_unread; /* the title windows were not read (scan_want_title()) */
+        uint64_t cold_orig; /* a cold copy: the original's size */
+} ScanCopy;
+
+/* One project directory while it is scanned. */
+typedef struct ScanProject {
+        const char *name;
+        int chats_fd, archive_fd;
+        int cold_fd; /* chats/archive/.qgc-cold/ (cold.h), -EBADF when absent */
+        ScanNames chats_other, archive_other, cold_other;
+        ClaimSet claims;
+        ScanAggs subagents;
+        OwnerCache owner; /* the last cwd's hash and sanitizeCwd() test */
+        json_object *org; /* session-organization.v1.json "sessions" (borrowed from org_root) */
+        json_object *org_root;
+        bool org_unreadable; /* the organization file exists and does not parse */
+        int review_fd; /* workflows/generated/review/, -EBADF when absent */
+} ScanProject;
+
 static inline msec_t scan_ts_msec(const struct timespec *ts) {
         return (msec_t)ts->tv_sec * 1000 + ts->tv_nsec / 1000000;
 }
@@ -106,4 +158,9 @@ int scan_projects(ScanCtx *ctx, int projects_fd, char *const *names, size_t n, i
 
 /* scan.c */
 int scan_project(ScanCtx *ctx, int projects_fd, const char *name);
+bool scan_names_has(const ScanNames *n, const char *name);
+
+/* scan-session.c */
+int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act, const ScanEntry *arc,
+                 const ScanEntry *cold);
 void scan_tasks_done(ScanCtx *c);

@@ -1,0 +1,622 @@
+/* scan-session.c: one session of a project while the scan walks it (scan.c lists the
+ * directories): each copy of its transcript read (head, tail, the title where the plan needs it;
+ * a cold copy decompressed), its sidecars, its scheduled tasks and prompt-history rows
+ * (tmp/<hash>/, read once per hash), its organization entry, its times, and the Session built
+ * from them and added to the project's ScanOut. */
+#include "autoconf.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "cold.h"
+#include "erase.h"
+#include "fsread.h"
+#include "fsutil.h"
+#include "hygiene.h"
+#include "json.h"
+#include "live.h"
+#include "log.h"
+#include "macro.h"
+#include "owner.h"
+#include "qwen.h"
+#include "record.h"
+#include "scan.h"
+#include "scan-int.h"
+
+/* What the scan decompresses of a cold transcript whose title it does not need: its first
+ * record (Qwen reads at most 1 Mi UTF-16 units of the first line, at most 3 bytes each). */
+#define SCAN_COLD_HEAD (4 * RECORD_HEAD_MAX + RECORD_TAIL_WINDOW)
+
+static const char *scan_type_name(mode_t m) {
+        return S_ISLNK(m)  ? "symlink" :
+               S_ISDIR(m)  ? "directory" :
+               S_ISFIFO(m) ? "fifo" :
+               S_ISSOCK(m) ? "socket" :
+               S_ISCHR(m)  ? "character device" :
+               S_ISBLK(m)  ? "block device" :
+                             "unknown type";
+}
+
+static void scan_copy_done(ScanCopy *c) {
+        free(c->problem);
+        head_info_done(&c->head);
+        tail_info_done(&c->tail);
+        *c = (ScanCopy){};
+}
+
+/* Open a transcript that readdir() called a regular file: openat (O_NOFOLLOW, O_NONBLOCK) and
+ * fstat the fd, one syscall less than fstatat first. The fd when it is a regular file on the
+ * tree's filesystem, else -errno and the caller takes the checked path for the exact problem. */
+static int scan_copy_open_fast(const ScanCtx *ctx, int dfd, const char *name, struct stat *ret_st) {
+        int fd;
+
+        fd = fs_open_noatime(dfd, name, O_RDONLY);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, ret_st) < 0 || !S_ISREG(ret_st->st_mode) || ret_st->st_dev != ctx->dev) {
+                safe_close(fd);
+                return -EBADF;
+        }
+        return fd;
+}
+
+/* Does the plan need the title of a copy with this stat (see TitleNeed)? Conservative: policy
+ * selects by max-age when idle > limit, and idle <= now - mtime. */
+static bool scan_want_title(const ScanCtx *ctx, const struct stat *st, bool archived) {
+        const TitleNeed *t = ctx->o->titles;
+        msec_t limit;
+
+        if (!t || t->all)
+                return true;
+        limit = archived ? t->archived_idle : t->active_idle;
+        return limit != MSEC_INFINITY && ctx->o->now - scan_ts_msec(&st->st_mtim) >= limit;
+}
+
+/* Stat, open and read the head and tail of one transcript copy (the title only when
+ * want_title or scan_want_title() says so). Only -ENOMEM is an error; everything else becomes
+ * c->problem. */
+static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, bool archived,
+                          bool want_title, ScanCopy *c) {
+        _cleanup_close_ int fd = -EBADF;
+        const char *name = e->name;
+        struct stat st, fst;
+        RecordEnds ends;
+        int r;
+
+        if (e->type == DT_REG)
+                fd = scan_copy_open_fast(ctx, dfd, name, &fst);
+        if (fd < 0) {
+                /* not known to be a regular file: stat it first, never open anything else */
+                if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                        c->problem = strprintf("cannot stat: %s", errno_to_string(errno));
+                        return c->problem ? 0 : -ENOMEM;
+                }
+                fs_fileid_from_stat(&c->id, &st);
+                if (!S_ISREG(st.st_mode)) {
+                        c->problem = strprintf("not a regular file (%s)",
+                                               scan_type_name(st.st_mode));
+                        return c->problem ? 0 : -ENOMEM;
+                }
+                if (st.st_dev != ctx->dev) {
+                        c->problem = strdup("on another filesystem");
+                        return c->problem ? 0 : -ENOMEM;
+                }
+                fd = fs_open_noatime(dfd, name, O_RDONLY);
+                if (fd < 0) {
+                        c->problem = strprintf("cannot open: %s", errno_to_string(-fd));
+                        return c->problem ? 0 : -ENOMEM;
+                }
+                if (fstat(fd, &fst) < 0 || !S_ISREG(fst.st_mode) || fst.st_dev != st.st_dev ||
+                    fst.st_ino != st.st_ino) {
+                        c->problem = strdup("changed during scan");
+                        return c->problem ? 0 : -ENOMEM;
+                }
+        }
+        fs_fileid_from_stat(&c->id, &fst);
+        c->regular = true;
+        want_title = want_title || scan_want_title(ctx, &fst, archived);
+        c->title_unread = !want_title;
+        r = record_read_ends(fd, (uint64_t)fst.st_size, want_title, ctx->scratch, &ends);
+        c->head = ends.head;
+        c->tail = ends.tail;
+        if (r == -ENOMEM)
+                return r;
+        c->head_ok = ends.head_r >= 0;
+        c->head_why = ends.head_why;
+        if (!c->head_ok && !c->head_why)
+                c->head_why = "first record unreadable";
+        c->tail_ok = ends.tail_r >= 0;
+        return 0;
+}
+
+/* Read a compressed transcript of the cold tier, chats/archive/.qgc-cold/<id>.jsonl.zst, like
+ * scan_copy_read(): its identity is the .zst's (whose mtime is the original's), its first record
+ * comes from its decompressed start, its tail and title too when the title is wanted (the whole
+ * content is then decompressed) or the content is short. Ownership is proven from the content
+ * as for any transcript; what cannot be read stays unverified. Only -ENOMEM is an error. */
+static int scan_cold_read(ScanCtx *ctx, int cold_fd, const ScanEntry *e, bool want_title,
+                          ScanCopy *c) {
+        _cleanup_close_ int fd = -EBADF, mfd = -EBADF;
+        _cleanup_free_ char *base = strndup(e->name, strlen(e->name) - strlen(COLD_SUFFIX));
+        char sha[65];
+        struct stat st, mst;
+        bool whole = false;
+        RecordEnds ends;
+        int r;
+
+        if (!base)
+                return -ENOMEM;
+        fd = scan_openat(cold_fd, e->name, O_RDONLY);
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != ctx->dev) {
+                c->problem = strprintf("compressed transcript: cannot open: %s",
+                                       fd < 0 ? errno_to_string(-fd) : "not a regular file");
+                return c->problem ? 0 : -ENOMEM;
+        }
+        fs_fileid_from_stat(&c->id, &st);
+        r = cold_info(cold_fd, base, &c->cold_orig, sha);
+        if (r == -ENOMEM)
+                return r;
+        want_title = want_title || scan_want_title(ctx, &st, /* archived= */ true);
+        mfd = r < 0 ? r : memfd_create("qgc-cold", MFD_CLOEXEC);
+        if (mfd == -1)
+                mfd = -errno;
+        if (mfd >= 0)
+                r = cold_cat_head(cold_fd, base, mfd, want_title ? UINT64_MAX : SCAN_COLD_HEAD,
+                                  &whole);
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0 && fstat(mfd, &mst) < 0)
+                r = -errno;
+        if (r < 0 || mfd < 0) {
+                c->problem = strprintf("compressed transcript unreadable: %s",
+                                       errno_to_string(-(r < 0 ? r : mfd)));
+                return c->problem ? 0 : -ENOMEM;
+        }
+        c->regular = true;
+        if (whole) {
+                c->title_unread = !want_title;
+                r = record_read_ends(mfd, (uint64_t)mst.st_size, want_title, ctx->scratch, &ends);
+                c->head = ends.head;
+                c->tail = ends.tail;
+                if (r == -ENOMEM)
+                        return r;
+                c->head_ok = ends.head_r >= 0;
+                c->head_why = ends.head_why;
+                c->tail_ok = ends.tail_r >= 0;
+        } else {
+                /* the first record only: the tail (last activity, title) stays unread */
+                r = record_read_head(mfd, &c->head, &c->head_why);
+                if (r == -ENOMEM)
+                        return r;
+                c->head_ok = r >= 0;
+        }
+        if (!c->head_ok && !c->head_why)
+                c->head_why = "first record unreadable";
+        return 0;
+}
+
+/* The compressed sidecars of session s in the cold tier (<id>.<ext>.zst), and the sizes of the
+ * cold copy: a cold worktree sidecar is not read, and counts as a live worktree (kept). */
+static void scan_cold_sidecars(const ScanCtx *ctx, Session *s, const ScanProject *p) {
+        static const char *const exts[] = { "worktree.json", "pr.json", "ledger.jsonl" };
+        char sha[65];
+
+        for (size_t i = 0; p->cold_fd >= 0 && i < ELEMENTSOF(exts); i++) {
+                _cleanup_free_ char *n = strprintf("%s.%s", s->id, exts[i]);
+                _cleanup_free_ char *z = n ? strprintf("%s" COLD_SUFFIX, n) : NULL;
+                uint64_t orig = 0;
+                struct stat st;
+                bool mount = false;
+
+                if (!z || !scan_names_has(&p->cold_other, z) ||
+                    fs_statat(p->cold_fd, z, &st, &mount) < 0 || !S_ISREG(st.st_mode) ||
+                    st.st_dev != ctx->dev || mount)
+                        continue;
+                s->bytes += (uint64_t)st.st_size;
+                s->bytes_alloc += (uint64_t)st.st_blocks * 512;
+                s->cold_bytes += (uint64_t)st.st_size;
+                if (cold_info(p->cold_fd, n, &orig, sha) >= 0)
+                        s->cold_orig += orig;
+                if (i == 0)
+                        s->live_worktree = true;
+        }
+}
+
+/* Size of a regular sidecar (dfd, name) listed in names, added to s. */
+static void scan_add_sidecar(const ScanCtx *ctx, Session *s, int dfd, const ScanNames *names,
+                             const char *name) {
+        struct stat st;
+        bool mount = false;
+
+        if (dfd < 0 || !scan_names_has(names, name))
+                return;
+        if (fs_statat(dfd, name, &st, &mount) < 0 || !S_ISREG(st.st_mode) ||
+            st.st_dev != ctx->dev || mount)
+                return;
+        s->bytes += (uint64_t)st.st_size;
+        s->bytes_alloc += (uint64_t)st.st_blocks * 512;
+}
+
+/* <id>.worktree.json whose worktreePath exists. */
+static bool scan_worktree_live(int dfd, const ScanNames *names, const char *name) {
+        json_object *o = NULL, *v = NULL;
+        struct stat st;
+        bool live = false;
+        int r;
+
+        if (dfd < 0 || !scan_names_has(names, name))
+                return false;
+        r = json_read_input(dfd, name, JSON_INPUT_WORKTREE, &o);
+        if (r == -ENOENT)
+                return false;
+        if (r < 0)
+                /* it exists and cannot be read: a worktree may be in use (kept, not proven) */
+                return true;
+        if (json_object_object_get_ex(o, "worktreePath", &v) &&
+            json_object_is_type(v, json_type_string) && json_object_get_string(v)[0] == '/')
+                /* outside the tree: a plain stat by path is fine (it only proves existence) */
+                live = stat(json_object_get_string(v), &st) == 0;
+        json_object_put(o);
+        return live;
+}
+
+/* Sidecars of one copy named <id>.*: worktree, PR, ledger. */
+static int scan_sidecars(const ScanCtx *ctx, Session *s, int dfd, const ScanNames *names,
+                         const char *id) {
+        static const char *const suffixes[] = { ".worktree.json", ".pr.json", ".ledger.jsonl" };
+
+        if (dfd < 0 || names->n == 0)
+                return 0;
+        char n[SESSION_ID_MAX + sizeof(".worktree.json")];
+        size_t k = strnlen(id, SESSION_ID_MAX);
+
+        memcpy(n, id, k);
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+                /* every suffix fits: the longest sized the buffer */
+                memcpy(n + k, suffixes[i], strlen(suffixes[i]) + 1);
+                scan_add_sidecar(ctx, s, dfd, names, n);
+                if (i == 0 && !s->live_worktree)
+                        s->live_worktree = scan_worktree_live(dfd, names, n);
+        }
+        return 0;
+}
+
+static int scan_cmp_tasks(const void *a, const void *b) {
+        return strcmp(((const ScanTasks *)a)->hash, ((const ScanTasks *)b)->hash);
+}
+
+static void scan_tasks_free(ScanTasks *t) {
+        for (size_t k = 0; k < t->n; k++)
+                free(t->ids[k]);
+        free(t->ids);
+        for (size_t k = 0; k < t->n_log; k++)
+                free(t->log_ids[k]);
+        free(t->log_ids);
+}
+
+/* Read the sessionId of every row of tmp/<hash>/logs.json (Qwen's prompt history), for the
+ * plan's preview of a delete; an unreadable file previews nothing (the delete reports it). */
+static int scan_logs_load(int hfd, ScanTasks *t) {
+        json_object *o = NULL;
+        size_t n;
+        int r;
+
+        r = json_read_input(hfd, ERASE_LOGS_FILE, JSON_INPUT_LOGS, &o);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || !json_object_is_type(o, json_type_array)) {
+                json_object_put(o);
+                return 0;
+        }
+        n = json_object_array_length(o);
+        t->log_ids = calloc(n + 1, sizeof(char *));
+        if (!t->log_ids) {
+                json_object_put(o);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++) {
+                json_object *row = json_object_array_get_idx(o, i), *sid = NULL;
+                if (!json_object_is_type(row, json_type_object) ||
+                    !json_object_object_get_ex(row, "sessionId", &sid) ||
+                    !json_object_is_type(sid, json_type_string))
+                        continue;
+                t->log_ids[t->n_log] = strdup(json_object_get_string(sid));
+                if (!t->log_ids[t->n_log]) {
+                        json_object_put(o);
+                        return -ENOMEM;
+                }
+                t->n_log++;
+        }
+        json_object_put(o);
+        return 0;
+}
+
+/* Read tmp/<hash>/scheduled_tasks.json (a JSON array of tasks, optional "sessionId"). */
+static int scan_tasks_load(ScanCtx *c, const char *hash, ScanTasks *t) {
+        _cleanup_close_ int hfd = -EBADF;
+        json_object *o = NULL;
+        size_t n;
+        int r;
+
+        if (c->tmp_fd < 0)
+                return 0;
+        hfd = fs_open_noatime(c->tmp_fd, hash, O_RDONLY | O_DIRECTORY);
+        if (hfd < 0)
+                return 0;
+        r = scan_logs_load(hfd, t);
+        if (r < 0)
+                return r;
+        r = json_read_input(hfd, "scheduled_tasks.json", JSON_INPUT_TASKS, &o);
+        if (r == -ENOENT)
+                return 0;
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || !json_object_is_type(o, json_type_array)) {
+                /* Qwen refuses such a file too; we cannot tell which session it binds */
+                log_debug("tmp/%s/scheduled_tasks.json unreadable: every session of it is bound",
+                          hash);
+                json_object_put(o);
+                t->malformed = true;
+                return 0;
+        }
+        n = json_object_array_length(o);
+        t->ids = calloc(n + 1, sizeof(char *));
+        if (!t->ids) {
+                json_object_put(o);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++) {
+                json_object *task = json_object_array_get_idx(o, i), *sid = NULL;
+                if (!json_object_is_type(task, json_type_object) ||
+                    !json_object_object_get_ex(task, "sessionId", &sid) ||
+                    !json_object_is_type(sid, json_type_string))
+                        continue;
+                t->ids[t->n] = strdup(json_object_get_string(sid));
+                if (!t->ids[t->n]) {
+                        json_object_put(o);
+                        return -ENOMEM;
+                }
+                t->n++;
+        }
+        json_object_put(o);
+        return 0;
+}
+
+/* Tasks bound to session s (by its hash), reading each tmp/<hash>/ once. */
+static int scan_session_tasks(ScanCtx *c, Session *s) {
+        ScanTasks key = {}, *t;
+        size_t lo = 0, hi = c->n_tasks;
+        int r;
+
+        if (!s->hash || strlen(s->hash) != PROJECT_HASH_LEN)
+                return 0;
+        memcpy(key.hash, s->hash, sizeof(key.hash));
+        t = c->n_tasks > 0 ? bsearch(&key, c->tasks, c->n_tasks, sizeof(ScanTasks),
+                                     scan_cmp_tasks) :
+                             NULL;
+        if (!t) {
+                r = scan_tasks_load(c, s->hash, &key);
+                if (r < 0) {
+                        scan_tasks_free(&key);
+                        return r;
+                }
+                r = greedy_realloc((void **)&c->tasks, &c->alloc_tasks, c->n_tasks + 1,
+                                   sizeof(ScanTasks));
+                if (r < 0) {
+                        scan_tasks_free(&key);
+                        return r;
+                }
+                while (lo < hi) {
+                        size_t mid = lo + (hi - lo) / 2;
+                        if (strcmp(c->tasks[mid].hash, key.hash) < 0)
+                                lo = mid + 1;
+                        else
+                                hi = mid;
+                }
+                memmove(c->tasks + lo + 1, c->tasks + lo, (c->n_tasks - lo) * sizeof(ScanTasks));
+                c->tasks[lo] = key;
+                c->n_tasks++;
+                t = &c->tasks[lo];
+        }
+        for (size_t i = 0; i < t->n_log; i++)
+                s->n_log_rows += streq(t->log_ids[i], s->id); /* Qwen compares exactly */
+        if (t->malformed) {
+                s->n_tasks = MAX(s->n_tasks, 1u);
+                return 0;
+        }
+        for (size_t i = 0; i < t->n; i++)
+                if (qwen_session_id_equal(t->ids[i], s->id))
+                        s->n_tasks++;
+        return 0;
+}
+
+/* Pinned / grouped from session-organization.v1.json's sessions.<id>. */
+static void scan_session_org(const ScanProject *p, Session *s) {
+        json_object *e = NULL, *v = NULL;
+
+        if (p->review_fd >= 0) {
+                _cleanup_free_ char *n = erase_review_dir_name(s->id);
+                struct stat st;
+                s->review_dir = n && fstatat(p->review_fd, n, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                                S_ISDIR(st.st_mode);
+        }
+        s->org_unreadable = p->org_unreadable;
+        s->org_entry = p->org && json_object_object_get_ex(p->org, s->id, &e);
+        if (!p->org || !json_object_object_get_ex(p->org, s->id, &e) ||
+            !json_object_is_type(e, json_type_object))
+                return;
+        s->pinned = json_object_object_get_ex(e, "pinnedAt", &v) && v &&
+                    !json_object_is_type(v, json_type_null);
+        s->grouped = (json_object_object_get_ex(e, "groupId", &v) && v &&
+                      !json_object_is_type(v, json_type_null)) ||
+                     (json_object_object_get_ex(e, "color", &v) && v &&
+                      !json_object_is_type(v, json_type_null));
+}
+
+/* Fill the fields that come from a copy's content. */
+static int scan_session_times(ScanCtx *ctx, Session *s, const ScanCopy *primary,
+                              const ScanCopy *other) {
+        const ScanCopy *copies[2] = { primary, other };
+
+        for (size_t i = 0; i < 2; i++) {
+                const ScanCopy *c = copies[i];
+                if (!c || !c->id.present)
+                        continue;
+                if (c->regular) {
+                        s->transcript_bytes += c->id.size;
+                        s->bytes += c->id.size;
+                        s->bytes_alloc += c->id.blocks;
+                }
+                s->mtime = MAX(s->mtime, (msec_t)(c->id.mtime_ns / 1000000));
+                if (c->tail_ok)
+                        s->last_record = MAX(s->last_record, c->tail.last_timestamp);
+        }
+        s->last_write = s->mtime;
+        if (primary->head_ok)
+                s->first_record = primary->head.timestamp;
+        s->empty = primary->regular && primary->id.size == 0;
+        s->tail_incomplete = primary->tail_ok && primary->tail.incomplete;
+        for (size_t i = 0; i < 2 && !s->title; i++) {
+                const ScanCopy *c = copies[i];
+                /* a title not read, or a tail that could not be read: whether a person titled
+                 * it is unknown, and the policy never acts on such a session */
+                if (c && ((c->tail_ok && c->title_unread) ||
+                          (c->regular && !c->tail_ok && c->id.size > 0)))
+                        s->title_unread = true;
+                if (c && c->tail_ok && c->tail.title) {
+                        s->title = strdup(c->tail.title);
+                        if (!s->title)
+                                return -ENOMEM;
+                        s->title_manual = c->tail.title_source == TITLE_MANUAL;
+                }
+        }
+        s->last_activity = MAX(s->mtime, s->last_record);
+        if (s->mtime > ctx->o->now || s->last_record > ctx->o->now) {
+                s->future_clamped = true;
+                s->last_activity = MIN(s->last_activity, ctx->o->now);
+        }
+        return 0;
+}
+
+/* Build and add the Session of one id (active name, archived name, or both). */
+int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
+                 const ScanEntry *arc, const ScanEntry *cold) {
+        _cleanup_(scan_copy_done) ScanCopy ca = {}, cr = {}, cc = {};
+        ScanCopy *primary;
+        size_t first, end;
+        Session s = {};
+        const ScanAgg *agg;
+        int r;
+
+        memcpy(s.id, act ? act->id : arc ? arc->id : cold->id, sizeof(s.id));
+        s.tree = ctx->tree;
+        /* a compressed copy next to an active one is a conflict too (restored by hand?) */
+        s.state = act && (arc || cold) ? SESSION_CONFLICT : act ? SESSION_ACTIVE : SESSION_ARCHIVED;
+        s.project_dir = strdup(p->name);
+        if (!s.project_dir)
+                return -ENOMEM;
+        /* a conflict is skipped whatever the rules say; its titles are read all the same */
+        if (act && (r = scan_copy_read(ctx, p->chats_fd, act, false, arc != NULL, &ca)) < 0)
+                goto fail;
+        if (arc && (r = scan_copy_read(ctx, p->archive_fd, arc, true, act != NULL, &cr)) < 0)
+                goto fail;
+        if (cold && !act && !arc && (r = scan_cold_read(ctx, p->cold_fd, cold, false, &cc)) < 0)
+                goto fail;
+        if (cold && (act || arc)) {
+                /* beside an uncompressed copy (a compress or restore that was cut short): the
+                 * uncompressed copy is the session, the .zst only counted */
+                struct stat st;
+                if (fstatat(p->cold_fd, cold->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    S_ISREG(st.st_mode))
+                        fs_fileid_from_stat(&cc.id, &st);
+        }
+        s.active = ca.id;
+        s.archived = act || arc ? cr.id : cc.id;
+        s.cold = !act && !arc;
+        s.cold_copy = (act || arc) && cc.id.present;
+        primary = act ? &ca : arc ? &cr : &cc;
+
+        if (primary->problem) {
+                s.owner = OWNER_UNVERIFIED;
+                s.owner_reason = TAKE_PTR(primary->problem);
+        } else {
+                r = owner_check_cached(&s, primary->head_ok ? &primary->head : NULL,
+                                       primary->head_why, p->name, &p->claims, &p->owner);
+                if (r < 0)
+                        goto fail;
+        }
+        r = scan_session_times(ctx, &s, primary, act && arc ? &cr : NULL);
+        if (r < 0)
+                goto fail;
+        if (cc.id.present) {
+                if (primary != &cc) {
+                        s.bytes += cc.id.size;
+                        s.bytes_alloc += cc.id.blocks;
+                }
+                s.cold_bytes += cc.id.size;
+                s.cold_orig += cc.cold_orig;
+                scan_cold_sidecars(ctx, &s, p);
+        }
+
+        /* sidecars of each copy, claims for the id, file-history and subagents */
+        if (act && (r = scan_sidecars(ctx, &s, p->chats_fd, &p->chats_other, act->id)) < 0)
+                goto fail;
+        if (arc && (r = scan_sidecars(ctx, &s, p->archive_fd, &p->archive_other, arc->id)) < 0)
+                goto fail;
+        claims_range(&p->claims, s.id, &first, &end);
+        for (size_t i = first; i < end; i++)
+                if (p->claims.claims[i].id.present &&
+                    claims_match(&p->claims.claims[i], s.id)) {
+                        s.bytes += p->claims.claims[i].id.size;
+                        s.bytes_alloc += p->claims.claims[i].id.blocks;
+                }
+        /* G/file-history/<id>/ is added by scan_out_merge(): it may still be being listed */
+        if ((agg = scan_aggs_find(&p->subagents, s.id))) {
+                s.bytes += agg->bytes;
+                s.bytes_alloc += agg->bytes_alloc;
+                s.last_write = MAX(s.last_write, agg->mtime);
+        }
+        scan_session_org(p, &s);
+        r = scan_session_tasks(ctx, &s);
+        if (r < 0)
+                goto fail;
+        if (ctx->probe) {
+                r = live_check_claims(ctx->probe, &s, &p->claims);
+                if (r < 0)
+                        goto fail;
+        } else {
+                s.live |= LIVE_UNKNOWN;
+                s.live_reason = strdup("liveness probe unavailable");
+        }
+        if (p->subagents.incomplete || (agg && agg->incomplete)) {
+                /* a recent subagent write may be missing from last_write: count it as in use */
+                s.live |= LIVE_UNKNOWN;
+                if (!s.live_reason && !(s.live_reason = strdup("subagents/ could not be listed"))) {
+                        r = -ENOMEM;
+                        goto fail;
+                }
+        }
+        return scan_out_add_session(ctx->out, &s);
+fail:
+        session_done(&s);
+        return r;
+}
+
+void scan_tasks_done(ScanCtx *c) {
+        for (size_t i = 0; i < c->n_tasks; i++)
+                scan_tasks_free(&c->tasks[i]);
+        free(c->tasks);
+        c->tasks = NULL;
+        c->n_tasks = c->alloc_tasks = 0;
+}
