@@ -33,7 +33,11 @@
  *      (defaults), the project's own max-deletions, or max-deletions-percent of the project's
  *      sessions, the newest excess becomes SKIP with PROT_BLAST, unless opts->force. A session
  *      that a project rule archives and a disk cap upgraded to a deletion falls back to the
- *      archive instead. Orphan reclaims do not count: they are leftovers, not sessions. */
+ *      archive instead. Orphan reclaims do not count: they are leftovers, not sessions.
+ *
+ * This file runs the evaluation (protections, project rules, archive and cold tiers, orphans,
+ * stale projects); the disk caps and the blast radius are in policy-caps.c, the verb and
+ * protection names and the rendering of verdicts and their reasons in policy-reason.c. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -47,56 +51,11 @@
 #include "hygiene.h"
 #include "macro.h"
 #include "policy.h"
+#include "policy-int.h"
 #include "qwen.h"
 
-#define PROT_SKIP_MASK (PROT_UNVERIFIED | PROT_FOREIGN | PROT_CONFLICT | PROT_LIVE)
-#define PROT_KEEP_MASK                                                                             \
-        (PROT_PROTECT | PROT_MIN_AGE | PROT_PINNED | PROT_TITLED | PROT_SCHEDULED | PROT_WORKTREE | \
-         PROT_LATEST)
-#define PROT_BLOCK_MASK (PROT_SKIP_MASK | PROT_KEEP_MASK)
-
-/* Per-session working state of one evaluation. */
-typedef struct PolicyInfo {
-        const Policy *pol;
-        msec_t idle;         /* now - last_activity, never negative */
-        uint64_t size;       /* bytes counted by size caps (allocated or apparent) */
-        size_t group;        /* index into PolicyRun.groups, SIZE_MAX when not verified */
-        Verb sel_verb;       /* what a rule selected; VERB_KEEP = nothing */
-        const char *sel_rule;
-        char *sel_reason;
-        const char *fallback_rule; /* an archive a disk cap upgraded to a deletion */
-        char *fallback_reason;
-        Verb fallback_verb;        /* VERB_ARCHIVE, or VERB_COMPRESS */
-        char *skip_reason;   /* for skip-class protections */
-} PolicyInfo;
-
-/* The verified sessions of one project (tree, cwd), newest first. */
-typedef struct PolicyGroup {
-        size_t tree;
-        const char *cwd;
-        const Policy *pol;
-        const size_t *members;
-        size_t n_members;
-} PolicyGroup;
-
-typedef struct PolicyRun {
-        const Inventory *inv;
-        const Config *cfg;
-        msec_t now;      /* the policy's ages: --now when given */
-        msec_t real_now; /* liveness graces: always the real clock */
-        Verdicts *v;
-        PolicyInfo *info;
-        size_t *order; /* verified sessions by (tree, cwd, newest first, id) */
-        size_t n_order;
-        PolicyGroup *groups;
-        size_t n_groups;
-        /* format_duration_exact() of the last limit formatted (limits repeat per session) */
-        msec_t exact_v;
-        char exact_s[FORMAT_DURATION_MAX];
-} PolicyRun;
-
 /* format_duration_exact(v), remembered for the next call with the same v. */
-static const char *policy_exact(PolicyRun *run, msec_t v) {
+const char *policy_exact(PolicyRun *run, msec_t v) {
         if (!run->exact_s[0] || run->exact_v != v) {
                 format_duration_exact(run->exact_s, sizeof run->exact_s, v);
                 run->exact_v = v;
@@ -104,31 +63,6 @@ static const char *policy_exact(PolicyRun *run, msec_t v) {
         return run->exact_s;
 }
 
-static const char *const verb_table[_VERB_MAX] = {
-        [VERB_KEEP] = "keep",
-        [VERB_ARCHIVE] = "archive",
-        [VERB_DELETE] = "delete",
-        [VERB_SKIP] = "skip",
-        [VERB_COMPRESS] = "compress",
-};
-
-const char *verb_to_string(Verb v) {
-        if (v < 0 || v >= _VERB_MAX)
-                return NULL;
-        return verb_table[v];
-}
-
-static const char *const protection_table[_PROT_MAX] = {
-        "live",     "pinned",  "titled",     "scheduled", "worktree",     "keep-latest",
-        "min-age",  "unverified", "foreign", "conflict",  "blast-radius", "protect",
-};
-
-const char *protection_to_string(Protection p) {
-        for (unsigned i = 0; i < _PROT_MAX; i++)
-                if ((unsigned)p == 1u << i)
-                        return protection_table[i];
-        return NULL;
-}
 
 Verdicts *verdicts_free(Verdicts *v) {
         if (!v)
@@ -143,19 +77,6 @@ Verdicts *verdicts_free(Verdicts *v) {
         return NULL;
 }
 
-/* A limit as configured: "5G" rather than "5.0G" when it is a whole number of units. */
-static char *policy_format_limit(char *buf, size_t n, uint64_t bytes) {
-        static const char suffixes[] = "TGMK";
-        for (unsigned i = 0; i < 4; i++) {
-                uint64_t f = UINT64_C(1) << (10 * (4 - i));
-                if (bytes >= f && bytes % f == 0) {
-                        snprintf(buf, n, "%" PRIu64 "%c", bytes / f, suffixes[i]);
-                        return buf;
-                }
-        }
-        return format_bytes(buf, n, bytes);
-}
-
 static bool policy_is_verified(const Session *s) {
         return s->cwd && (s->owner == OWNER_OK || s->owner == OWNER_WORKTREE ||
                           s->owner == OWNER_CLAIM);
@@ -166,14 +87,14 @@ static msec_t policy_last_write(const Session *s) {
         return s->last_write > 0 ? s->last_write : s->mtime;
 }
 
-static uint64_t policy_size(const PolicyRun *run, uint64_t bytes, uint64_t bytes_alloc) {
+uint64_t policy_size(const PolicyRun *run, uint64_t bytes, uint64_t bytes_alloc) {
         return run->cfg->tree.count_allocated ? bytes_alloc : bytes;
 }
 
 /* Qwen's daemon deletes a session's bound tasks under its cron lock; qgc never edits
  * scheduled_tasks.json, so a session bound to a task is never deleted, even with keep-scheduled
  * off (which then only lets it be archived): the task would point at nothing. */
-static bool policy_tasks_block(const PolicyRun *run, size_t i) {
+bool policy_tasks_block(const PolicyRun *run, size_t i) {
         return run->info[i].sel_verb == VERB_DELETE && run->inv->sessions[i].n_tasks > 0;
 }
 
@@ -184,7 +105,7 @@ static bool policy_going(const PolicyRun *run, size_t i) {
                !policy_tasks_block(run, i);
 }
 
-static bool policy_deleting(const PolicyRun *run, size_t i) {
+bool policy_deleting(const PolicyRun *run, size_t i) {
         return run->info[i].sel_verb == VERB_DELETE && policy_going(run, i);
 }
 
@@ -222,8 +143,8 @@ static int policy_select_reason(PolicyRun *run, size_t i, Verb verb, const char 
 }
 
 /* A rule selects session i, the reason formatted. */
-_printf_(5, 6) static int policy_select(PolicyRun *run, size_t i, Verb verb, const char *rule,
-                                        const char *fmt, ...) {
+_printf_(5, 6) int policy_select(PolicyRun *run, size_t i, Verb verb, const char *rule,
+                                 const char *fmt, ...) {
         va_list ap;
         char *s = NULL;
 
@@ -340,7 +261,7 @@ static int policy_cmp_group(const void *x, const void *y, void *userdata) {
 }
 
 /* Oldest first, then id: the order size walks and the blast radius consume sessions. */
-static int policy_cmp_oldest(const void *x, const void *y, void *userdata) {
+int policy_cmp_oldest(const void *x, const void *y, void *userdata) {
         const Inventory *inv = userdata;
         const Session *a = &inv->sessions[*(const size_t *)x], *b = &inv->sessions[*(const size_t *)y];
         int c;
@@ -654,173 +575,6 @@ static int policy_stale_projects(PolicyRun *run, bool after_limits) {
         return 0;
 }
 
-/* Delete oldest first across the tree until `enough` says so; disk caps always delete. */
-static int policy_tree_walk(PolicyRun *run, const size_t *idx, size_t n, const char *rule,
-                            const char *reason, uint64_t *progress, uint64_t goal, bool up,
-                            bool alloc) {
-        int r;
-
-        for (size_t k = 0; k < n; k++) {
-                size_t i = idx[k];
-                const Session *s = &run->inv->sessions[i];
-                if (up ? *progress >= goal : *progress <= goal)
-                        break;
-                if (policy_deleting(run, i))
-                        continue;
-                r = policy_select(run, i, VERB_DELETE, rule, "%s", reason);
-                if (r < 0)
-                        return r;
-                if (policy_deleting(run, i)) {
-                        uint64_t sz = alloc ? s->bytes_alloc : run->info[i].size;
-                        if (up)
-                                *progress += sz;
-                        else
-                                *progress -= MIN(sz, *progress);
-                }
-        }
-        return 0;
-}
-
-/* Tree max-size (to the low watermark) and keep-free for tree t. */
-static int policy_tree(PolicyRun *run, size_t t, size_t *idx) {
-        const TreeLimits *tl = &run->cfg->tree;
-        const Tree *tree = &run->inv->trees[t];
-        uint64_t total = 0, deleted = 0;
-        char a[FORMAT_BYTES_MAX], b[32], c[32];
-        _cleanup_free_ char *reason = NULL;
-        bool sorted = false;
-        size_t n = 0;
-        int r;
-
-        /* a tree that was not fully listed: its total and its oldest sessions are unknown */
-        if (tree->incomplete)
-                return 0;
-        for (size_t i = 0; i < run->inv->n_sessions; i++) {
-                if (run->inv->sessions[i].tree != t)
-                        continue;
-                idx[n++] = i;
-                total += run->info[i].size;
-                if (policy_deleting(run, i))
-                        deleted += run->info[i].size;
-        }
-        for (size_t i = 0; i < run->inv->n_orphans; i++) {
-                const Orphan *o = &run->inv->orphans[i];
-                if (o->tree != t)
-                        continue;
-                total += policy_size(run, o->bytes, o->bytes_alloc);
-                if (run->v->orphans[i].verb == VERB_DELETE)
-                        deleted += policy_size(run, o->bytes, o->bytes_alloc);
-        }
-        /* idx is put in age order only when a cap walks it (most runs have none in effect) */
-        if (tl->max_size > 0 && total > tl->max_size) {
-                uint64_t target = tl->low_watermark > 0 && tl->low_watermark < tl->max_size
-                                          ? tl->low_watermark
-                                          : tl->max_size;
-                uint64_t projected = total - MIN(deleted, total);
-
-                reason = strprintf("tree %s > max-size %s, shrinking to %s (disk caps delete)",
-                                   format_bytes(a, sizeof a, total),
-                                   policy_format_limit(b, sizeof b, tl->max_size),
-                                   policy_format_limit(c, sizeof c, target));
-                if (!reason)
-                        return -ENOMEM;
-                qsort_r(idx, n, sizeof(size_t), policy_cmp_oldest, (void *)run->inv);
-                sorted = true;
-                r = policy_tree_walk(run, idx, n, "tree-max-size", reason, &projected, target,
-                                     /* up= */ false, /* alloc= */ false);
-                if (r < 0)
-                        return r;
-                free(reason);
-                reason = NULL;
-        }
-
-        if (tl->keep_free.is_set && tree->fs_known) {
-                uint64_t floor_bytes = tl->keep_free.is_percent
-                                               ? (uint64_t)floor((double)tree->fs_size *
-                                                                 tl->keep_free.percent / 100.0)
-                                               : tl->keep_free.bytes;
-                uint64_t freed = 0;
-
-                if (tree->fs_avail >= floor_bytes)
-                        return 0;
-                for (size_t k = 0; k < n; k++)
-                        if (policy_deleting(run, idx[k]))
-                                freed += run->inv->sessions[idx[k]].bytes_alloc;
-                for (size_t i = 0; i < run->inv->n_orphans; i++)
-                        if (run->inv->orphans[i].tree == t &&
-                            run->v->orphans[i].verb == VERB_DELETE)
-                                freed += run->inv->orphans[i].bytes_alloc;
-                if (tl->keep_free.is_percent)
-                        reason = strprintf("free %s < keep-free %g%% (%s) (disk caps delete)",
-                                           format_bytes(a, sizeof a, tree->fs_avail),
-                                           tl->keep_free.percent,
-                                           format_bytes(b, sizeof b, floor_bytes));
-                else
-                        reason = strprintf("free %s < keep-free %s (disk caps delete)",
-                                           format_bytes(a, sizeof a, tree->fs_avail),
-                                           policy_format_limit(b, sizeof b, floor_bytes));
-                if (!reason)
-                        return -ENOMEM;
-                if (!sorted)
-                        qsort_r(idx, n, sizeof(size_t), policy_cmp_oldest, (void *)run->inv);
-                r = policy_tree_walk(run, idx, n, "keep-free", reason, &freed,
-                                     floor_bytes - tree->fs_avail, /* up= */ true,
-                                     /* alloc= */ true);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
-}
-
-/* Keep-class description for a KEEP verdict that a protection won. */
-static char *policy_keep_description(const PolicyRun *run, size_t i) {
-        const Session *s = &run->inv->sessions[i];
-        const Verdict *vd = &run->v->sessions[i];
-        const Policy *p = run->info[i].pol;
-        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
-        msec_t born = s->first_record > 0 ? s->first_record : s->mtime;
-        _cleanup_(strbuf_done) StrBuf sb = {};
-        int r = 0;
-
-        if (vd->protections & PROT_PROTECT)
-                r |= strbuf_printf(&sb, "%sprotected project (protect = true)", sb.len ? ", " : "");
-        if (vd->protections & PROT_MIN_AGE)
-                r |= strbuf_printf(&sb, "%sage %s < min-age %s", sb.len ? ", " : "",
-                                   format_duration(a, sizeof a, MAX(run->now - born, (msec_t)0)),
-                                   format_duration_exact(b, sizeof b, p->min_age));
-        if (vd->protections & PROT_PINNED)
-                r |= strbuf_printf(&sb, "%s%s", sb.len ? ", " : "",
-                                   s->pinned    ? "pinned"
-                                   : s->grouped ? "grouped"
-                                                : "pins unknown (session-organization.v1.json "
-                                                  "unreadable)");
-        if (vd->protections & PROT_TITLED)
-                r |= strbuf_printf(&sb, "%stitled by a person", sb.len ? ", " : "");
-        if (vd->protections & PROT_SCHEDULED)
-                r |= strbuf_printf(&sb, "%sbound to %u scheduled task%s", sb.len ? ", " : "",
-                                   s->n_tasks, s->n_tasks == 1 ? "" : "s");
-        if (vd->protections & PROT_WORKTREE)
-                r |= strbuf_printf(&sb, "%slive worktree", sb.len ? ", " : "");
-        if (vd->protections & PROT_LATEST)
-                r |= strbuf_printf(&sb, "%srank %u <= keep-latest %" PRIu64, sb.len ? ", " : "",
-                                   vd->rank, p->keep_latest);
-        if (r < 0)
-                return NULL;
-        return strbuf_steal(&sb);
-}
-
-/* The winning protection of a mask, in priority order. */
-static const char *policy_first_protection(unsigned prot) {
-        static const Protection order[] = { PROT_UNVERIFIED, PROT_FOREIGN, PROT_CONFLICT,
-                                            PROT_LIVE,       PROT_PROTECT, PROT_MIN_AGE, PROT_PINNED,
-                                            PROT_TITLED,     PROT_SCHEDULED, PROT_WORKTREE,
-                                            PROT_LATEST,     PROT_BLAST };
-        for (size_t k = 0; k < ELEMENTSOF(order); k++)
-                if (prot & order[k])
-                        return protection_to_string(order[k]);
-        return "none";
-}
-
 static void policy_title_need_one(const Policy *p, TitleNeed *t) {
         if (!p->keep_titled)
                 return;
@@ -845,138 +599,6 @@ void policy_title_need(const Config *cfg, bool json, TitleNeed *ret) {
         if (cfg->defaults.stale_project_min_age != MSEC_INFINITY)
                 t.all = true; /* a stale entry's sessions go whatever their age (hygiene.h) */
         *ret = t;
-}
-
-/* Turn the selections and protections of session i into its verdict. */
-static int policy_finish(PolicyRun *run, size_t i) {
-        const Session *s = &run->inv->sessions[i];
-        PolicyInfo *in = &run->info[i];
-        Verdict *vd = &run->v->sessions[i];
-        const Policy *p = in->pol;
-        char a[FORMAT_DURATION_MAX];
-        bool selected = in->sel_verb != VERB_KEEP;
-
-        if (vd->protections & PROT_SKIP_MASK) {
-                vd->verb = VERB_SKIP;
-                vd->rule = policy_first_protection(vd->protections & PROT_SKIP_MASK);
-                vd->reason = selected ? strjoin(in->skip_reason, " (would ",
-                                                verb_to_string(in->sel_verb), ": ",
-                                                in->sel_reason, ")", NULL)
-                                      : TAKE_PTR(in->skip_reason);
-        } else if (selected && p->keep_titled && s->title_unread) {
-                /* the scan judged no rule could select it and left its title unread: never act
-                 * without knowing whether a person titled it (cannot happen with the TitleNeed
-                 * of policy_title_need(); a safety net) */
-                vd->verb = VERB_SKIP;
-                vd->protections |= PROT_UNVERIFIED;
-                vd->rule = protection_to_string(PROT_UNVERIFIED);
-                vd->reason = strprintf("unverified: title not read (would %s: %s)",
-                                       verb_to_string(in->sel_verb), in->sel_reason);
-        } else if (selected && (vd->protections & PROT_KEEP_MASK)) {
-                _cleanup_free_ char *d = policy_keep_description(run, i);
-                if (!d)
-                        return -ENOMEM;
-                vd->verb = VERB_KEEP;
-                vd->rule = policy_first_protection(vd->protections & PROT_KEEP_MASK);
-                vd->reason = strjoin(d, " (would ", verb_to_string(in->sel_verb), ": ",
-                                     in->sel_reason, ")", NULL);
-        } else if (selected && policy_tasks_block(run, i)) {
-                vd->verb = VERB_KEEP;
-                vd->protections |= PROT_SCHEDULED;
-                vd->rule = protection_to_string(PROT_SCHEDULED);
-                vd->reason = strprintf("bound to %u scheduled task%s, which qgc does not remove "
-                                       "(would delete: %s)",
-                                       s->n_tasks, s->n_tasks == 1 ? "" : "s", in->sel_reason);
-        } else if (selected) {
-                vd->verb = in->sel_verb;
-                vd->rule = in->sel_rule;
-                vd->reason = TAKE_PTR(in->sel_reason);
-        } else {
-                vd->verb = VERB_KEEP;
-                vd->rule = "none";
-                if (session_is_cold(s))
-                        vd->reason = strdup("archived, compressed");
-                else if (s->state == SESSION_ARCHIVED)
-                        vd->reason = strdup("archived");
-                else if (p->max_age > 0)
-                        vd->reason = strjoin("idle ", format_duration(a, sizeof a, in->idle),
-                                             " <= max-age ", policy_exact(run, p->max_age), NULL);
-                else
-                        vd->reason = strdup("no rule applies");
-        }
-        return vd->reason ? 0 : -ENOMEM;
-}
-
-/* Blast radius: the newest deletions beyond the run's and the projects' limits are skipped. */
-static int policy_blast(PolicyRun *run, const PolicyOptions *opts) {
-        const Inventory *inv = run->inv;
-        uint64_t global = run->cfg->defaults.max_deletions, n_global = 0;
-        _cleanup_free_ size_t *idx = NULL, *per_group = NULL, *group_size = NULL;
-        size_t n = 0;
-
-        if (opts && opts->force)
-                return 0;
-        idx = calloc(inv->n_sessions ?: 1, sizeof(size_t));
-        per_group = calloc(run->n_groups ?: 1, sizeof(size_t));
-        group_size = calloc(run->n_groups ?: 1, sizeof(size_t));
-        if (!idx || !per_group || !group_size)
-                return -ENOMEM;
-        for (size_t g = 0; g < run->n_groups; g++)
-                group_size[g] = run->groups[g].n_members;
-        for (size_t i = 0; i < inv->n_sessions; i++)
-                if (run->v->sessions[i].verb == VERB_DELETE)
-                        idx[n++] = i;
-        qsort_r(idx, n, sizeof(size_t), policy_cmp_oldest, (void *)inv);
-
-        for (size_t k = 0; k < n; k++) {
-                size_t i = idx[k], g = run->info[i].group;
-                PolicyInfo *in = &run->info[i];
-                const Policy *p = in->pol;
-                Verdict *vd = &run->v->sessions[i];
-                _cleanup_free_ char *limit = NULL;
-                const char *held_by = "max-deletions";
-                char *why;
-
-                if (g == SIZE_MAX)
-                        continue; /* cannot happen: unverified sessions are skipped */
-                if (global > 0 && n_global >= global)
-                        limit = strprintf("%" PRIu64 " per run", global);
-                else if (p->max_deletions > 0 && per_group[g] >= p->max_deletions)
-                        limit = strprintf("%" PRIu64 " per run in this project", p->max_deletions);
-                else if (p->max_deletions_percent > 0 &&
-                         (double)(per_group[g] + 1) >
-                                 p->max_deletions_percent * (double)group_size[g] / 100.0) {
-                        limit = strprintf("%g%% of the project's %zu sessions per run",
-                                          p->max_deletions_percent, group_size[g]);
-                        held_by = "max-deletions-percent";
-                } else {
-                        n_global++;
-                        per_group[g]++;
-                        continue;
-                }
-                if (!limit)
-                        return -ENOMEM;
-                vd->held_by = held_by;
-                vd->held_rule = vd->rule;
-                if (in->fallback_reason) {
-                        /* a disk cap wanted it deleted, a project rule archives it anyway */
-                        why = strprintf("%s (held back by %s: %s; use --force)",
-                                        in->fallback_reason, held_by, limit);
-                        vd->verb = in->fallback_verb;
-                        vd->rule = in->fallback_rule;
-                } else {
-                        why = strprintf("held back by %s (%s; use --force); would delete: %s",
-                                        held_by, limit, vd->reason);
-                        vd->verb = VERB_SKIP;
-                        vd->rule = protection_to_string(PROT_BLAST);
-                }
-                if (!why)
-                        return -ENOMEM;
-                free(vd->reason);
-                vd->reason = why;
-                vd->protections |= PROT_BLAST;
-        }
-        return 0;
 }
 
 static void policy_run_done(PolicyRun *run) {

@@ -1036,6 +1036,26 @@ static void test_policy_strings(void **state) {
         assert_null(protection_to_string(PROT_LIVE | PROT_PINNED));
         for (unsigned i = 0; i < _PROT_MAX; i++)
                 assert_non_null(protection_to_string((Protection)(1u << i)));
+        /* the whole tables (strtable.h since issue 10: the same strings, the same NULLs) */
+        static const char *const verbs[] = { "keep", "archive", "delete", "skip", "compress" };
+        for (unsigned i = 0; i < ELEMENTSOF(verbs); i++)
+                assert_string_equal(verb_to_string((Verb)i), verbs[i]);
+        assert_null(verb_to_string((Verb)-1));
+        assert_null(verb_to_string(_VERB_INVALID));
+        static const struct { Protection p; const char *s; } prots[] = {
+                { PROT_LIVE, "live" },          { PROT_PINNED, "pinned" },
+                { PROT_TITLED, "titled" },      { PROT_SCHEDULED, "scheduled" },
+                { PROT_WORKTREE, "worktree" },  { PROT_LATEST, "keep-latest" },
+                { PROT_MIN_AGE, "min-age" },    { PROT_UNVERIFIED, "unverified" },
+                { PROT_FOREIGN, "foreign" },    { PROT_CONFLICT, "conflict" },
+                { PROT_BLAST, "blast-radius" }, { PROT_PROTECT, "protect" },
+        };
+        for (unsigned i = 0; i < ELEMENTSOF(prots); i++)
+                assert_string_equal(protection_to_string(prots[i].p), prots[i].s);
+        assert_null(protection_to_string((Protection)0));
+        assert_null(protection_to_string((Protection)(1u << _PROT_MAX)));
+        assert_null(protection_to_string((Protection)(1u << 31)));
+        assert_null(protection_to_string((Protection)-1));
 }
 
 /* The scan leaves titles unread only where no rule could select the session. */

@@ -1,0 +1,78 @@
+/* policy-int.h: what policy.c (the evaluation), policy-caps.c (disk caps, blast radius) and
+ * policy-reason.c (names, verdicts and their reasons) share. Not an interface: only these three
+ * include it. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "inventory.h"
+#include "macro.h"
+#include "policy.h"
+#include "util.h"
+
+
+#define PROT_SKIP_MASK (PROT_UNVERIFIED | PROT_FOREIGN | PROT_CONFLICT | PROT_LIVE)
+#define PROT_KEEP_MASK                                                                             \
+        (PROT_PROTECT | PROT_MIN_AGE | PROT_PINNED | PROT_TITLED | PROT_SCHEDULED | PROT_WORKTREE | \
+         PROT_LATEST)
+#define PROT_BLOCK_MASK (PROT_SKIP_MASK | PROT_KEEP_MASK)
+
+/* Per-session working state of one evaluation. */
+typedef struct PolicyInfo {
+        const Policy *pol;
+        msec_t idle;         /* now - last_activity, never negative */
+        uint64_t size;       /* bytes counted by size caps (allocated or apparent) */
+        size_t group;        /* index into PolicyRun.groups, SIZE_MAX when not verified */
+        Verb sel_verb;       /* what a rule selected; VERB_KEEP = nothing */
+        const char *sel_rule;
+        char *sel_reason;
+        const char *fallback_rule; /* an archive a disk cap upgraded to a deletion */
+        char *fallback_reason;
+        Verb fallback_verb;        /* VERB_ARCHIVE, or VERB_COMPRESS */
+        char *skip_reason;   /* for skip-class protections */
+} PolicyInfo;
+
+/* The verified sessions of one project (tree, cwd), newest first. */
+typedef struct PolicyGroup {
+        size_t tree;
+        const char *cwd;
+        const Policy *pol;
+        const size_t *members;
+        size_t n_members;
+} PolicyGroup;
+
+typedef struct PolicyRun {
+        const Inventory *inv;
+        const Config *cfg;
+        msec_t now;      /* the policy's ages: --now when given */
+        msec_t real_now; /* liveness graces: always the real clock */
+        Verdicts *v;
+        PolicyInfo *info;
+        size_t *order; /* verified sessions by (tree, cwd, newest first, id) */
+        size_t n_order;
+        PolicyGroup *groups;
+        size_t n_groups;
+        /* format_duration_exact() of the last limit formatted (limits repeat per session) */
+        msec_t exact_v;
+        char exact_s[FORMAT_DURATION_MAX];
+} PolicyRun;
+
+/* policy.c */
+const char *policy_exact(PolicyRun *run, msec_t v);
+uint64_t policy_size(const PolicyRun *run, uint64_t bytes, uint64_t bytes_alloc);
+bool policy_tasks_block(const PolicyRun *run, size_t i);
+bool policy_deleting(const PolicyRun *run, size_t i);
+_printf_(5, 6) int policy_select(PolicyRun *run, size_t i, Verb verb, const char *rule,
+                                 const char *fmt, ...);
+int policy_cmp_oldest(const void *x, const void *y, void *userdata);
+
+/* policy-caps.c */
+int policy_tree(PolicyRun *run, size_t t, size_t *idx);
+int policy_blast(PolicyRun *run, const PolicyOptions *opts);
+
+/* policy-reason.c */
+char *policy_format_limit(char *buf, size_t n, uint64_t bytes);
+int policy_finish(PolicyRun *run, size_t i);
