@@ -1,0 +1,486 @@
+/* actions-erase.c: what the executor does for one session before and around its removal: its
+ * usage line (salvage, skipped when usage_record.jsonl or the batch already has one), the files
+ * of a delete besides the transcript (sidecars in both places, file-history/, subagents/,
+ * debug/, plans/, review scripts, dead runtime claims), its pending-delete marker (which files,
+ * with their identity), and its rows in the files Qwen shares (erase.h). The crash-safety order
+ * is described at the top of actions.c. */
+#include "autoconf.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include <json-c/json.h>
+
+#include "archive.h"
+#include "erase.h"
+#include "cold.h"
+#include "fsutil.h"
+#include "journal.h"
+#include "json.h"
+#include "log.h"
+#include "macro.h"
+#include "recover.h"
+#include "usage.h"
+#include "usageidx.h"
+#include "util.h"
+
+#include "actions-int.h"
+
+/* Is a usage line for id waiting in the current batch? Then the session's own line is that one:
+ * *ret_dep is its item (the session is kept if that line is not written). */
+static bool actions_batch_has_line(const ActionsContext *c, const char *id, ssize_t *ret_dep) {
+        const ActionsBatch *b = c->batch;
+
+        for (size_t i = 0; b && i < b->n; i++) {
+                const ActionsBatchItem *it = &b->items[i];
+
+                if (it->line && (streq(it->s->id, id) || streq(it->sid, id))) {
+                        *ret_dep = (ssize_t)i;
+                        return true;
+                }
+        }
+        return false;
+}
+
+/* The usage line to salvage from the transcript (dir_fd, name) before it goes, into *ret_line
+ * (NULL: present already, in the file or in the batch, or nothing to salvage) and its
+ * sessionId into *ret_sid; the batch appends it (actions_batch_commit()). 0, -ESTALE changed
+ * since scan, other -errno: fail closed. */
+int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, int dir_fd,
+                    const char *name, const FileId *fid, char **ret_line, char **ret_sid,
+                    ssize_t *ret_dep) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *line = NULL;
+        int r, v1;
+
+        /* a line there already (the caller checked the transcript's identity): nothing to read */
+        r = usage_index_has(t->usage, t->global_fd, s->id);
+        if (r < 0)
+                return r; /* cannot tell whether a line exists: never risk a duplicate */
+        v1 = usage_index_has_v1(t->usage, t->global_fd);
+        if (v1 < 0)
+                return v1;
+        if (r > 0 && v1 > 0)
+                return 0;
+
+        fd = fs_openat(dir_fd, name, O_RDONLY | O_NONBLOCK, 0);
+        if (fd < 0)
+                return fd == -ENOENT || fd == -ELOOP ? -ESTALE : fd;
+        r = fs_check_identity_fd(fd, fid);
+        if (r <= 0)
+                return r < 0 ? r : -ESTALE;
+        /* a compressed transcript: salvaged from its content, checked against its SHA-256 */
+        _cleanup_close_ int ufd = session_is_cold(s) ? cold_step_memfd(dir_fd, s->id) : -EBADF;
+        if (session_is_cold(s) && ufd < 0)
+                return ufd;
+
+        r = usage_build_record(ufd >= 0 ? ufd : fd, &line);
+        if (r < 0)
+                return r;
+        if (!line)
+                return 0; /* no telemetry: Qwen writes nothing either */
+
+        /* While the file has no v1 record Qwen rebuilds its totals from the transcripts: keep
+         * them as they are now before this one goes (usageidx.h). */
+        if (v1 == 0) {
+                r = usage_history_freeze(t->usage, t->global_fd);
+                if (r < 0)
+                        return r;
+                if (r > 0) {
+                        _cleanup_free_ char *msg = strprintf(
+                                "usage_record.jsonl had no version-1 record: wrote the usage "
+                                "history Qwen rebuilds from the transcripts before session %s "
+                                "goes, so that its totals stay as they are",
+                                s->id);
+                        actions_step(c, "usage_record.jsonl (Qwen's rebuilt history)");
+                        JournalEntry e = {
+                                .event = JOURNAL_SALVAGED,
+                                .message = msg ?: "usage_record.jsonl: wrote Qwen's rebuilt "
+                                                  "usage history",
+                                .session = s->id,
+                                .project = actions_project(s),
+                                .user = c->inv->trees[s->tree].user,
+                        };
+                        (void)journal_log(&e);
+                }
+        }
+        r = usage_index_has(t->usage, t->global_fd, s->id);
+        if (r < 0)
+                return r;
+        if (r > 0 || actions_batch_has_line(c, s->id, ret_dep))
+                return 0;
+
+        /* Qwen dedupes on the first record's sessionId, which may differ from the file name in
+         * case: check that one too. */
+        _cleanup_free_ char *sid = NULL;
+        r = usage_line_session_id(line, &sid);
+        if (r < 0)
+                return r;
+        if (!streq(sid, s->id)) {
+                r = usage_index_has(t->usage, t->global_fd, sid);
+                if (r < 0)
+                        return r;
+                if (r > 0 || actions_batch_has_line(c, sid, ret_dep))
+                        return 0;
+        }
+
+        /* the record covers the file as it was: it must not have grown meanwhile (checked by
+         * name again just before the batch's append) */
+        r = fs_check_identity_fd(fd, fid);
+        if (r <= 0)
+                return r < 0 ? r : -ESTALE;
+        *ret_line = TAKE_PTR(line);
+        *ret_sid = TAKE_PTR(sid);
+        return 0;
+}
+
+/* Unlink (dfd, name), ENOENT being a benign race. */
+static int actions_unlink_benign(ActionsContext *c, int dfd, const char *name, int flags) {
+        int r = fs_unlink(dfd, name, flags);
+
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        actions_step(c, name);
+        return 0;
+}
+
+/* Does the runtime claim (dfd, name) name session id? */
+static bool actions_claim_names(int dfd, const char *name, const char *id) {
+        json_object *doc = NULL;
+        const char *sid;
+        bool match;
+
+        if (json_read_input(dfd, name, JSON_INPUT_CLAIM, &doc) < 0)
+                return false;
+        sid = json_get_string(doc, "session_id");
+        match = sid && strcasecmp(sid, id) == 0;
+        json_object_put(doc);
+        return match;
+}
+
+/* Remove the dead runtime claims of a session whose transcripts are gone. */
+static int actions_remove_claims(ActionsContext *c, int chats_fd, const char *id) {
+        _cleanup_free_ char *t = strprintf("%s.jsonl", id);
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        _cleanup_close_ int fd = -EBADF;
+        const char *name;
+        unsigned char type;
+        int r = 0, k;
+
+        if (!t || !d)
+                return -ENOMEM;
+        if (fs_exists(chats_fd, t) != 0)
+                return 0; /* a transcript exists: claims prove its ownership */
+        for (size_t i = 0; c->claim_names && i < c->n_claim_names; i++) {
+                name = c->claim_names[i];
+                if (!claims_is_claim_of(name, id) || !actions_claim_names(chats_fd, name, id))
+                        continue;
+                k = actions_unlink_benign(c, chats_fd, name, 0);
+                if (k < 0 && r == 0)
+                        r = k;
+        }
+        if (c->claim_names)
+                return r;
+        fd = fs_open_dir(chats_fd, "."); /* its own offset: chats_fd may have been read */
+        if (fd < 0)
+                return fd;
+        fs_dir_init(d, fd);
+        while ((k = fs_dir_next(d, &name, &type)) > 0) {
+                if (!claims_is_claim_of(name, id) || !actions_claim_names(chats_fd, name, id))
+                        continue;
+                k = actions_unlink_benign(c, chats_fd, name, 0);
+                if (k < 0 && r == 0)
+                        r = k;
+        }
+        if (k < 0 && r == 0)
+                r = k;
+        return r;
+}
+
+/* Remove (dfd, rel/name) as a regular file, ENOENT benign. */
+static int actions_remove_file_in(ActionsContext *c, int root_fd, const char *rel, const char *name,
+                                  dev_t dev) {
+        _cleanup_close_ int fd = fs_open_path(root_fd, rel, dev);
+
+        if (fd == -ENOENT)
+                return 0;
+        if (fd < 0)
+                return fd;
+        return actions_unlink_benign(c, fd, name, 0);
+}
+
+/* Remove directory (root_fd, rel/name) recursively by fd, ENOENT benign. */
+static int actions_remove_dir_in(ActionsContext *c, int root_fd, const char *rel, const char *name,
+                                 dev_t dev) {
+        _cleanup_close_ int fd = fs_open_path(root_fd, rel, dev);
+        uint64_t bytes = 0;
+        int r;
+
+        if (fd == -ENOENT)
+                return 0;
+        if (fd < 0)
+                return fd;
+        r = fs_exists(fd, name);
+        if (r <= 0)
+                return r;
+        r = fs_rm_rf_at(fd, name, dev, &bytes);
+        if (r < 0)
+                return r;
+        actions_step(c, name);
+        return 0;
+}
+
+/* Everything but the transcript, in removeSession's order, then what Qwen leaves behind. */
+int actions_delete_rest(ActionsContext *c, const ActionsTree *t, const Session *s,
+                        int chats_fd, int archive_fd) {
+        static const char *const sidecars[] = { "worktree.json", "pr.json", "ledger.jsonl" };
+        const Tree *tr = &c->inv->trees[s->tree];
+        _cleanup_free_ char *proj = strprintf("projects/%s", s->project_dir);
+        _cleanup_free_ char *proj_sub = strprintf("projects/%s/subagents", s->project_dir);
+        _cleanup_free_ char *dbg = strprintf("%s.txt", s->id);
+        _cleanup_free_ char *plan = strprintf("%s.md", s->id);
+        _cleanup_free_ char *review = strprintf("projects/%s/" ERASE_REVIEW_DIR, s->project_dir);
+        _cleanup_free_ char *rname = erase_review_dir_name(s->id);
+        int r = 0, k;
+
+        if (!proj || !proj_sub || !dbg || !plan || !review || !rname)
+                return -ENOMEM;
+        if (session_is_cold(s)) {
+                _cleanup_close_ int cfd = archive_fd >= 0 ? fs_open_dir(archive_fd, COLD_DIR)
+                                                          : -EBADF;
+                for (size_t i = 0; cfd >= 0 && i < ELEMENTSOF(sidecars); i++) {
+                        _cleanup_free_ char *z = strprintf("%s.%s" COLD_SUFFIX, s->id,
+                                                           sidecars[i]);
+                        k = z ? actions_unlink_benign(c, cfd, z, 0) : -ENOMEM;
+                        if (k < 0 && r == 0)
+                                r = k;
+                }
+        }
+        for (size_t i = 0; i < ELEMENTSOF(sidecars); i++) {
+                _cleanup_free_ char *n = strprintf("%s.%s", s->id, sidecars[i]);
+                if (!n)
+                        return -ENOMEM;
+                k = actions_unlink_benign(c, chats_fd, n, 0);
+                if (k < 0 && r == 0)
+                        r = k;
+                if (archive_fd >= 0) {
+                        k = actions_unlink_benign(c, archive_fd, n, 0);
+                        if (k < 0 && r == 0)
+                                r = k;
+                }
+        }
+        k = actions_remove_dir_in(c, t->global_fd, "file-history", s->id, t->global_dev);
+        if (k < 0 && r == 0)
+                r = k;
+        k = actions_remove_dir_in(c, t->runtime_fd, proj_sub, s->id, tr->dev);
+        if (k < 0 && r == 0)
+                r = k;
+        k = actions_remove_file_in(c, t->runtime_fd, "debug", dbg, tr->dev);
+        if (k < 0 && r == 0)
+                r = k;
+        k = actions_remove_file_in(c, t->global_fd, "plans", plan, t->global_dev);
+        if (k < 0 && r == 0)
+                r = k;
+        k = actions_remove_dir_in(c, t->runtime_fd, review, rname, tr->dev);
+        if (k < 0 && r == 0)
+                r = k;
+        k = actions_remove_claims(c, chats_fd, s->id);
+        if (k < 0 && r == 0)
+                r = k;
+        return r;
+}
+
+/* Note (dfd, name) in the marker as rel when it exists (of type is_dir). */
+static int actions_mark_file(RecoverMarker *m, int dfd, bool in_global, const char *rel,
+                             const char *name, bool is_dir, bool is_transcript) {
+        struct stat st;
+
+        if (dfd < 0 || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return 0;
+        if (is_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+                return 0;
+        return recover_marker_add(m, in_global, rel, &st, is_transcript);
+}
+
+/* Note the file (below the root, on dev) dir/name in the marker when it exists. */
+static int actions_mark_in(RecoverMarker *m, int root_fd, dev_t dev, bool in_global,
+                           const char *dir, const char *name, bool is_dir) {
+        _cleanup_close_ int fd = fs_open_path(root_fd, dir, dev);
+        _cleanup_free_ char *rel = strprintf("%s/%s", dir, name);
+
+        if (!rel)
+                return -ENOMEM;
+        return fd < 0 ? 0 : actions_mark_file(m, fd, in_global, rel, name, is_dir, false);
+}
+
+/* Note the runtime claims naming session id in chats/ (rel chats) in the marker; names: the
+ * claim names of chats/ when listed already (n of them), else NULL. */
+static int actions_mark_claims(RecoverMarker *m, int chats_fd, const char *chats, const char *id,
+                               char *const *names, size_t n) {
+        DIR *d;
+        struct dirent *de;
+        int fd, r = 0;
+
+        for (size_t i = 0; names && r >= 0 && i < n; i++) {
+                _cleanup_free_ char *rel = NULL;
+
+                if (!claims_is_claim_of(names[i], id) ||
+                    !actions_claim_names(chats_fd, names[i], id))
+                        continue;
+                rel = strprintf("%s/%s", chats, names[i]);
+                r = rel ? actions_mark_file(m, chats_fd, false, rel, names[i], false, false)
+                        : -ENOMEM;
+        }
+        if (names)
+                return r;
+
+        fd = fcntl(chats_fd, F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+                return -errno;
+        d = fdopendir(fd);
+        if (!d) {
+                safe_close(fd);
+                return -errno;
+        }
+        rewinddir(d);
+        while (r >= 0 && (de = readdir(d))) {
+                _cleanup_free_ char *rel = NULL;
+
+                if (!claims_is_claim_of(de->d_name, id) ||
+                    !actions_claim_names(chats_fd, de->d_name, id))
+                        continue;
+                rel = strprintf("%s/%s", chats, de->d_name);
+                r = rel ? actions_mark_file(m, chats_fd, false, rel, de->d_name, false, false)
+                        : -ENOMEM;
+        }
+        closedir(d);
+        return r;
+}
+
+/* The pending-delete marker of s (recover.h): every file the delete is about to remove, with its
+ * identity now. Written with the others of its batch (recover_markers_write()). */
+int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Session *s,
+                        int chats_fd, int archive_fd, RecoverMarker *ret) {
+        static const char *const exts[] = { "jsonl", "worktree.json", "pr.json", "ledger.jsonl" };
+        const Tree *tr = &c->inv->trees[s->tree];
+        _cleanup_(recover_marker_done) RecoverMarker m = {
+                .session = strdup(s->id), .project_dir = strdup(s->project_dir)
+        };
+        _cleanup_free_ char *chats = strprintf("projects/%s/chats", s->project_dir);
+        _cleanup_free_ char *sub = strprintf("projects/%s/subagents", s->project_dir);
+        _cleanup_free_ char *dbg = strprintf("%s.txt", s->id);
+        _cleanup_free_ char *plan = strprintf("%s.md", s->id);
+        _cleanup_free_ char *review = strprintf("projects/%s/" ERASE_REVIEW_DIR, s->project_dir);
+        _cleanup_free_ char *rname = erase_review_dir_name(s->id);
+        int r = 0;
+
+        if (!m.session || !m.project_dir || !chats || !sub || !dbg || !plan || !review || !rname)
+                return -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(exts); i++) {
+                _cleanup_free_ char *n = strprintf("%s.%s", s->id, exts[i]);
+                _cleanup_free_ char *a = strprintf("%s/%s", chats, n);
+                _cleanup_free_ char *b = strprintf("%s/archive/%s", chats, n);
+                if (!n || !a || !b)
+                        return -ENOMEM;
+                r = actions_mark_file(&m, chats_fd, false, a, n, false, i == 0);
+                if (r >= 0)
+                        r = actions_mark_file(&m, archive_fd, false, b, n, false, i == 0);
+        }
+        if (r >= 0 && session_is_cold(s)) {
+                _cleanup_close_ int cfd = archive_fd >= 0 ? fs_open_dir(archive_fd, COLD_DIR)
+                                                          : -EBADF;
+                for (size_t i = 0; r >= 0 && cfd >= 0 && i < ELEMENTSOF(exts); i++) {
+                        _cleanup_free_ char *z = strprintf("%s.%s" COLD_SUFFIX, s->id, exts[i]);
+                        _cleanup_free_ char *rz = z ? strprintf("%s/archive/" COLD_DIR "/%s",
+                                                                chats, z)
+                                                    : NULL;
+                        r = rz ? actions_mark_file(&m, cfd, false, rz, z, false, i == 0)
+                               : -ENOMEM;
+                }
+        }
+        if (r >= 0)
+                r = actions_mark_in(&m, t->global_fd, t->global_dev, true, "file-history", s->id,
+                                    true);
+        if (r >= 0)
+                r = actions_mark_in(&m, t->runtime_fd, tr->dev, false, sub, s->id, true);
+        if (r >= 0)
+                r = actions_mark_in(&m, t->runtime_fd, tr->dev, false, "debug", dbg, false);
+        if (r >= 0)
+                r = actions_mark_in(&m, t->global_fd, t->global_dev, true, "plans", plan, false);
+        if (r >= 0)
+                r = actions_mark_in(&m, t->runtime_fd, tr->dev, false, review, rname, true);
+        if (r >= 0)
+                r = actions_mark_claims(&m, chats_fd, chats, s->id, c->claim_names,
+                                        c->n_claim_names);
+        if (r < 0)
+                return r;
+        *ret = m;
+        m = (RecoverMarker){};
+        return 0;
+}
+
+/* Does chats/<name> (in_archive: chats/archive/<name>) exist now? 1 yes, 0 no, -errno. */
+int actions_copy_exists(int chats_fd, const char *name, bool in_archive) {
+        _cleanup_close_ int afd = in_archive ? fs_open_dir(chats_fd, "archive") : -EBADF;
+
+        if (!in_archive)
+                return fs_exists(chats_fd, name);
+        if (afd == -ENOENT)
+                return 0;
+        return afd < 0 ? afd : fs_exists(afd, name);
+}
+
+/* Journal one edit of a shared file (counts, never content). */
+static void actions_report_erased(ActionsContext *c, const Session *s, const char *dir,
+                                  const char *file, unsigned n, const char *what) {
+        const Tree *tr = &c->inv->trees[s->tree];
+        _cleanup_free_ char *path = strprintf("%s/%s/%s", tr->runtime_dir, dir, file);
+        _cleanup_free_ char *msg = strprintf("removed %u %s of session %s from '%s'", n, what,
+                                             s->id, path ? path : file);
+        _cleanup_free_ char *extra = strprintf("QGC_ERASED=%u\n", n);
+        JournalEntry e = {
+                .event = JOURNAL_ERASED,
+                .message = msg,
+                .session = s->id,
+                .project = actions_project(s),
+                .path = path,
+                .user = tr->user,
+                .extra = extra,
+        };
+
+        if (n == 0)
+                return;
+        if (journal_log(&e) < 0)
+                log_warning("cannot write the action log entry for session %s", s->id);
+        c->stats->n_erased += n;
+        c->stats->n_erased_files++;
+}
+
+/* Remove the session's rows and entries from the files Qwen shares (erase.h). -EAGAIN: not now
+ * (the session stays, *ret_why says why). */
+int actions_erase_shared(ActionsContext *c, const ActionsTree *t, const Session *s,
+                         int chats_fd, const char **ret_why) {
+        _cleanup_free_ char *tmp = strprintf("tmp/%s", s->hash ? s->hash : "");
+        _cleanup_free_ char *pdir = strprintf("projects/%s", s->project_dir);
+        EraseDone done = {};
+        int r;
+
+        free(c->why);
+        c->why = NULL;
+        r = erase_session_shared(c->inv, s, t->runtime_fd, c->inv->trees[s->tree].dev, chats_fd,
+                                 actions_step, c, &done, &c->why);
+        actions_report_erased(c, s, tmp ? tmp : "tmp", ERASE_LOGS_FILE, done.log_rows,
+                              "prompt history row(s)");
+        actions_report_erased(c, s, pdir ? pdir : "projects", ERASE_ORG_FILE, done.org_entries,
+                              "organization entry(ies)");
+        if (r < 0)
+                *ret_why = c->why ? c->why : "cannot edit the files Qwen shares between sessions";
+        return r;
+}

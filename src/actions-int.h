@@ -1,0 +1,144 @@
+/* actions-int.h: what the executor's files (actions.c, actions-erase.c, actions-batch.c,
+ * actions-move.c, actions-orphan.c, actions-restore.c) share, and nobody else uses. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "actions.h"
+#include "coldstep.h"
+#include "journal.h"
+#include "live.h"
+#include "orphans.h"
+#include "recover.h"
+#include "usageidx.h"
+
+/* Open directories and the liveness probe of one tree, for the length of a run. */
+typedef struct ActionsTree {
+        int global_fd;  /* G */
+        int runtime_fd; /* R */
+        dev_t global_dev; /* st_dev of G: removals below G never leave it */
+        LiveProbe *probe;
+        UsageIndex *usage; /* ids with a line in usage_record.jsonl, read incrementally */
+        int error; /* why the tree cannot be acted on (negative errno), 0 when usable */
+} ActionsTree;
+
+typedef struct ActionsContext {
+        const Inventory *inv;
+        ActionStats *stats;
+        ActionsTree *trees;
+        int *runtime_fds; /* trees[i].runtime_fd, for orphans_transcript_anywhere() */
+        unsigned crash_after; /* test_seam_crash_after_step(), 0 = off */
+        unsigned n_steps;
+        bool failed;
+        int first_error; /* of a restore step: what actions_restore() returns */
+        char *why; /* an allocated reason of the current session's outcome */
+        struct ActionsBatch *batch;
+        /* the runtime claim names of the chats/ being worked on, listed once per batch (NULL:
+         * list the directory) */
+        char **claim_names;
+        size_t n_claim_names;
+} ActionsContext;
+
+/* The group commit (actions_batch_*()): sessions of one tree are prepared (checked, their usage
+ * line built) one by one into a batch; then the batch's lines are appended with one write,
+ * fsync and read-back, its pending-delete markers written with one flush, its transcripts and
+ * sidecars removed or moved, and every touched directory fsynced once. A batch closes at
+ * ACTIONS_BATCH_MAX sessions or a few ms of preparing, whichever comes first: ACTIONS_BATCH_MSEC,
+ * or 4 times what the previous batch's usage and marker flushes took (up to
+ * ACTIONS_BATCH_MSEC_MAX), so that flushes stay a small part of the run on a slow disk. */
+#define ACTIONS_BATCH_MAX 256U
+#define ACTIONS_BATCH_MSEC 10U
+#define ACTIONS_BATCH_MSEC_MAX 100U
+#define ACTIONS_BATCH_DIRS 64U /* chats/ (+ archive/) directories held open by one batch */
+
+typedef struct ActionsBatchDir {
+        const char *project_dir;
+        int chats_fd, archive_fd;
+        bool sync_chats, sync_archive; /* changed: fsync before any outcome is reported */
+        int cold_fd; /* chats/archive/.qgc-cold/, opened by the first compression */
+        bool sync_cold;
+        char **claims; /* names of the runtime claims in chats/, listed once (claims_listed) */
+        size_t n_claims;
+        bool claims_listed;
+        char **sidecar_ids; /* sorted ids with a sidecar in chats/, listed before the moves */
+        size_t n_sidecar_ids;
+        int sidecars_listed; /* 1 listed, 0 not yet, -errno could not be listed */
+} ActionsBatchDir;
+
+typedef struct ActionsBatchItem {
+        const Session *s;
+        const Verdict *v;
+        size_t dir;
+        char *line; /* the usage line to append first, or NULL */
+        char *sid;  /* the line's sessionId */
+        ssize_t dep; /* no line of its own: the item whose line has its sessionId, or -1 */
+        bool appended; /* its line is durably in usage_record.jsonl */
+        bool marked; /* in the batch's pending-delete marker */
+        RecoverMarker mk;
+        bool done;  /* outcome reported */
+        bool removed; /* delete: the transcript is gone */
+        ColdStep *cold; /* compress: what its first half placed */
+} ActionsBatchItem;
+
+typedef struct ActionsBatch {
+        size_t tree;
+        size_t n, n_dirs, max;
+        uint64_t started_ns;
+        uint64_t window_ns; /* how long the next batch may prepare */
+        char *marker; /* the name of the file of the batch's pending-delete markers */
+        ActionsBatchItem items[ACTIONS_BATCH_MAX];
+        ActionsBatchDir dirs[ACTIONS_BATCH_DIRS];
+} ActionsBatch;
+
+/* Outcome of one action, for the journal and the stats. */
+typedef enum ActionsOutcome {
+        ACTIONS_DONE,
+        ACTIONS_SKIPPED,
+        ACTIONS_FAILED,
+} ActionsOutcome;
+
+/* actions.c */
+void actions_step(void *userdata, const char *what);
+const char *actions_project(const Session *s);
+int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v,
+                            JournalEvent ev, const char *reason, int error);
+
+/* actions-erase.c */
+int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, int dir_fd,
+                    const char *name, const FileId *fid, char **ret_line, char **ret_sid,
+                    ssize_t *ret_dep);
+int actions_delete_rest(ActionsContext *c, const ActionsTree *t, const Session *s,
+                        int chats_fd, int archive_fd);
+int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Session *s,
+                        int chats_fd, int archive_fd, RecoverMarker *ret);
+int actions_copy_exists(int chats_fd, const char *name, bool in_archive);
+int actions_erase_shared(ActionsContext *c, const ActionsTree *t, const Session *s,
+                         int chats_fd, const char **ret_why);
+
+/* actions-batch.c */
+uint64_t actions_now_ns(void);
+unsigned actions_batch_max(void);
+int actions_batch_dir_fd(const ActionsBatch *b, const ActionsBatchItem *it);
+const FileId *actions_fid(const Session *s);
+char *actions_tname(const Session *s);
+void actions_batch_report(ActionsContext *c, ActionsBatchItem *it, JournalEvent ev,
+                          const char *why, int error);
+void actions_batch_fail(ActionsContext *c, ActionsBatchItem *it, int r, const char *why);
+void actions_batch_commit(ActionsContext *c);
+int actions_batch_dir(ActionsContext *c, const ActionsTree *t, const Session *s,
+                      const char **ret_why);
+
+/* actions-move.c */
+void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it);
+void actions_batch_move(ActionsContext *c, ActionsBatch *b);
+
+/* actions-orphan.c */
+int actions_orphan(ActionsContext *c, const Orphan *o, const Verdict *v);
+
+/* actions-restore.c */
+int actions_restore_one(ActionsContext *c, const Session *s);
+int actions_restore_cold(ActionsContext *c, const PlanStep *st);
+void actions_recover(ActionsContext *c, const PlanStep *st);

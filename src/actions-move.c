@@ -1,0 +1,342 @@
+/* actions-move.c: the renames of a batch: archive moves (chats/ listed once per batch for its
+ * sidecars), the compress step (coldstep.h, cold.h's COLD_BATCH order), and the fsync of every
+ * directory the moves or unlinks touched. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "archive.h"
+#include "cold.h"
+#include "coldstep.h"
+#include "fsutil.h"
+#include "journal.h"
+#include "log.h"
+#include "macro.h"
+#include "util.h"
+
+#include "actions-int.h"
+
+/* chats/archive/ of dir d, created when missing. */
+static int actions_batch_archive_dir(ActionsContext *c, ActionsBatchDir *d, const char **ret_why) {
+        int r;
+
+        if (d->archive_fd >= 0)
+                return 0;
+        r = fs_mkdirat(d->chats_fd, "archive", 0700);
+        if (r < 0) {
+                if (r != -EEXIST) {
+                        *ret_why = "cannot create chats/archive/";
+                        return r;
+                }
+        } else {
+                actions_step(c, "archive/");
+                d->sync_chats = true;
+        }
+        r = fs_open_dir(d->chats_fd, "archive");
+        if (r < 0) {
+                *ret_why = "cannot open chats/archive/";
+                return r;
+        }
+        d->archive_fd = r;
+        return 0;
+}
+
+static int actions_strcmpp(const void *a, const void *b) {
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* List d's chats/ for the ids that have an archive sidecar there (archive.h), once, after the
+ * batch's liveness check: a session without one is moved by archive_move_bare_nosync(), without
+ * a lookup per sidecar. A sidecar written between the listing and the move (only a live session
+ * writes one, and the batch just checked that none is live) stays in chats/ beside the archived
+ * transcript, as one written just after the move would: Qwen's delete and qgc's remove
+ * sidecars in both places. */
+static void actions_batch_sidecars(ActionsBatchDir *d) {
+        static const char *const exts[] = { ".worktree.json", ".pr.json", ".ledger.jsonl" };
+        _cleanup_free_ FsDir *dir = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        const char *name;
+        unsigned char type;
+        int k;
+
+        if (d->sidecars_listed != 0)
+                return;
+        dir = malloc(sizeof(FsDir));
+        fd = dir ? fs_open_dir(d->chats_fd, ".") : -ENOMEM;
+        if (fd < 0) {
+                d->sidecars_listed = fd;
+                return;
+        }
+        fs_dir_init(dir, fd);
+        while ((k = fs_dir_next(dir, &name, &type)) > 0) {
+                size_t len = strlen(name);
+
+                for (size_t i = 0; i < ELEMENTSOF(exts); i++) {
+                        size_t el = strlen(exts[i]);
+                        char **n;
+
+                        if (len <= el || !streq(name + len - el, exts[i]))
+                                continue;
+                        n = realloc(d->sidecar_ids, (d->n_sidecar_ids + 1) * sizeof(char *));
+                        if (n)
+                                d->sidecar_ids = n;
+                        if (!n || !(d->sidecar_ids[d->n_sidecar_ids] = strndup(name, len - el))) {
+                                d->sidecars_listed = -ENOMEM;
+                                return;
+                        }
+                        d->n_sidecar_ids++;
+                        break;
+                }
+        }
+        if (k < 0) {
+                d->sidecars_listed = k;
+                return;
+        }
+        if (d->n_sidecar_ids > 1)
+                qsort(d->sidecar_ids, d->n_sidecar_ids, sizeof(char *), actions_strcmpp);
+        d->sidecars_listed = 1;
+}
+
+/* Did the listing of d's chats/ see no sidecar of id? (false when it could not be listed) */
+static bool actions_batch_no_sidecars(const ActionsBatchDir *d, const char *id) {
+        if (d->sidecars_listed != 1)
+                return false;
+        return !d->sidecar_ids || !bsearch(&id, d->sidecar_ids, d->n_sidecar_ids, sizeof(char *),
+                                           actions_strcmpp);
+}
+
+/* 3a: the compressions of the batch (coldstep.h, cold.h's COLD_BATCH): every file compressed
+ * and verified under its temporary name, one syncfs(), each renamed into place, one fsync per
+ * cold directory, then the originals go (chats/archive/ is fsynced with the other directories
+ * in 4). */
+static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
+        _cleanup_(cold_ctx_freep) ColdCtx *ctx = NULL;
+        int level = 0, sync_fd = -EBADF, r;
+
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                ActionsBatchDir *d = &b->dirs[it->dir];
+                const char *why = "cannot create chats/archive/" COLD_DIR "/";
+                int want = it->v->compress_level > 0 ? it->v->compress_level : COLD_LEVEL_DEFAULT;
+                bool created = false;
+
+                if (it->done || it->v->verb != VERB_COMPRESS)
+                        continue;
+                r = 0;
+                if (d->cold_fd < 0) {
+                        r = d->archive_fd < 0 ? -ESTALE
+                                              : cold_step_open_dir(d->archive_fd, &created,
+                                                                   actions_step, c);
+                        if (r >= 0)
+                                d->cold_fd = r;
+                        /* the new directory is durable before anything is moved into it */
+                        if (r >= 0 && created)
+                                r = fs_fsync(d->archive_fd);
+                }
+                if (r >= 0 && (!ctx || level != want)) {
+                        ctx = cold_ctx_free(ctx);
+                        level = want;
+                        why = "cannot set up zstd";
+                        r = cold_ctx_new(level, COLD_DICT_CURRENT, &ctx);
+                }
+                if (r >= 0)
+                        r = (it->cold = calloc(1, sizeof(ColdStep))) ? 0 : -ENOMEM;
+                if (r >= 0)
+                        r = cold_step_begin(ctx, d->archive_fd, d->cold_fd, it->s->id,
+                                            &it->s->archived, actions_step, c, it->cold, &why);
+                if (r < 0) {
+                        actions_batch_fail(c, it, r, why);
+                        continue;
+                }
+                d->sync_cold = true;
+                sync_fd = d->cold_fd;
+        }
+        if (sync_fd < 0)
+                return;
+        /* the temporary files' data, for the whole batch (one tree: one filesystem) */
+        r = syncfs(sync_fd) < 0 ? -errno : 0;
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                const char *why = NULL;
+                int k;
+
+                if (it->done || it->v->verb != VERB_COMPRESS)
+                        continue;
+                k = r < 0 ? r
+                          : cold_step_commit(b->dirs[it->dir].cold_fd, it->cold, actions_step, c,
+                                             &why);
+                if (k < 0)
+                        actions_batch_fail(c, it, k, why ?: "cannot sync the compressed files");
+        }
+        for (size_t j = 0; j < b->n_dirs; j++) {
+                ActionsBatchDir *d = &b->dirs[j];
+                int k = d->sync_cold ? fs_fsync(d->cold_fd) : 0;
+
+                d->sync_cold = false;
+                for (size_t i = 0; k < 0 && i < b->n; i++)
+                        if (b->items[i].dir == j && b->items[i].v->verb == VERB_COMPRESS)
+                                actions_batch_report(c, &b->items[i], JOURNAL_FAILED,
+                                                     "compressed, but fsync of the cold tier "
+                                                     "failed; the originals stay",
+                                                     -k);
+        }
+        for (size_t i = 0; i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                ActionsBatchDir *d = &b->dirs[it->dir];
+                const char *why = NULL;
+                int k;
+
+                if (it->done || it->v->verb != VERB_COMPRESS)
+                        continue;
+                k = cold_step_end(d->archive_fd, d->cold_fd, it->cold, actions_step, c, &why);
+                d->sync_archive = true;
+                if (k < 0)
+                        actions_batch_fail(c, it, k, why);
+        }
+}
+
+/* Journal a compression with both sizes, and count it. */
+void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it) {
+        const Session *s = it->s;
+        const Tree *tr = &c->inv->trees[s->tree];
+        uint64_t in = it->cold ? it->cold->bytes_in : 0, out = it->cold ? it->cold->bytes_out : 0;
+        _cleanup_free_ char *path = strprintf("%s/projects/%s/chats/archive/" COLD_DIR
+                                              "/%s.jsonl" COLD_SUFFIX,
+                                              tr->runtime_dir, s->project_dir, s->id);
+        _cleanup_free_ char *msg = strprintf("compressed session %s in %s (%s): %" PRIu64
+                                             " bytes into %" PRIu64,
+                                             s->id, actions_project(s),
+                                             it->v->reason ? it->v->reason : "", in, out);
+        _cleanup_free_ char *extra = strprintf("QGC_ORIGINAL_BYTES=%" PRIu64
+                                               "\nQGC_COMPRESSED_BYTES=%" PRIu64 "\n",
+                                               in, out);
+        JournalEntry e = {
+                .event = JOURNAL_COMPRESSED,
+                .message = msg,
+                .session = s->id,
+                .project = actions_project(s),
+                .path = path,
+                .rule = it->v->rule,
+                .reason = it->v->reason,
+                .bytes = in,
+                .has_bytes = true,
+                .user = tr->user,
+                .extra = extra,
+        };
+
+        it->done = true;
+        if (journal_log(&e) < 0)
+                log_warning("cannot write the action log entry for session %s", s->id);
+        c->stats->n_compressed++;
+        c->stats->bytes_compressed_in += in;
+        c->stats->bytes_compressed_out += out;
+}
+
+/* 3: every move of the batch, one fsync per directory they touched; then every transcript
+ * unlink (identity re-checked before each), and 4: one fsync per directory they touched. */
+static void actions_batch_move_sync(ActionsContext *c, ActionsBatch *b, bool moves);
+
+void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
+        /* first the compressions, each complete with its own fsyncs (3a); then two passes: the
+         * moves, their directories' fsyncs, then the unlinks, so that no name a move added is
+         * lost in a crash that keeps a later unlink (tests/faults' fsync audit) */
+        actions_batch_compress(c, b);
+        for (size_t k = 0; k < 2 * b->n; k++) {
+                ActionsBatchItem *it = &b->items[k % b->n];
+                ActionsBatchDir *d = &b->dirs[it->dir];
+                _cleanup_free_ char *name = NULL;
+                const char *why = NULL;
+                int dir_fd, r;
+
+                if (k == b->n)
+                        actions_batch_move_sync(c, b, /* moves= */ true);
+                if (it->done || it->v->verb == VERB_COMPRESS ||
+                    (it->v->verb == VERB_ARCHIVE) != (k < b->n))
+                        continue;
+                name = actions_tname(it->s);
+                if (!name) {
+                        actions_batch_report(c, it, JOURNAL_FAILED, "out of memory", ENOMEM);
+                        continue;
+                }
+                if (it->v->verb == VERB_ARCHIVE) {
+                        r = actions_batch_archive_dir(c, d, &why);
+                        if (r >= 0)
+                                actions_batch_sidecars(d);
+                        if (r >= 0 && actions_batch_no_sidecars(d, it->s->id))
+                                r = archive_move_bare_nosync(d->chats_fd, d->archive_fd,
+                                                             it->s->id, &it->s->active,
+                                                             actions_step, c, &why);
+                        else if (r >= 0)
+                                r = archive_move_nosync(d->chats_fd, d->archive_fd, it->s->id,
+                                                        &it->s->active, /* to_archive= */ true,
+                                                        actions_step, c, &why);
+                        if (r < 0) {
+                                actions_batch_fail(c, it, r, why);
+                                continue;
+                        }
+                        d->sync_chats = d->sync_archive = true;
+                        continue;
+                }
+                dir_fd = actions_batch_dir_fd(b, it);
+                r = fs_check_identity(dir_fd, name, actions_fid(it->s));
+                if (r <= 0) {
+                        actions_batch_fail(c, it, r < 0 ? r : -ESTALE, "changed since scan");
+                        continue;
+                }
+                r = fs_unlink(dir_fd, name, 0);
+                if (r < 0) {
+                        actions_batch_report(c, it, JOURNAL_FAILED,
+                                             r == -ENOENT ? "vanished"
+                                                          : "cannot remove the transcript",
+                                             -r);
+                        continue;
+                }
+                actions_step(c, name);
+                it->removed = true;
+                if (session_is_cold(it->s))
+                        d->sync_cold = true;
+                else if (it->s->state == SESSION_ARCHIVED)
+                        d->sync_archive = true;
+                else
+                        d->sync_chats = true;
+        }
+        actions_batch_move_sync(c, b, /* moves= */ false);
+}
+
+/* One fsync per directory the moves (or the unlinks) touched. */
+static void actions_batch_move_sync(ActionsContext *c, ActionsBatch *b, bool moves) {
+        /* the touched directories, fsynced at once (fs_fsync_many()) */
+        int fds[3 * ACTIONS_BATCH_DIRS], errs[3 * ACTIONS_BATCH_DIRS];
+
+        for (size_t j = 0; j < b->n_dirs; j++) {
+                fds[3 * j] = b->dirs[j].sync_chats ? b->dirs[j].chats_fd : -EBADF;
+                fds[3 * j + 1] = b->dirs[j].sync_archive ? b->dirs[j].archive_fd : -EBADF;
+                fds[3 * j + 2] = b->dirs[j].sync_cold ? b->dirs[j].cold_fd : -EBADF;
+        }
+        fs_fsync_many(fds, 3 * b->n_dirs, errs);
+        for (size_t j = 0; j < b->n_dirs; j++) {
+                int r = errs[3 * j] < 0 ? errs[3 * j] : errs[3 * j + 1] < 0 ? errs[3 * j + 1]
+                                                                            : errs[3 * j + 2];
+
+                b->dirs[j].sync_chats = b->dirs[j].sync_archive = b->dirs[j].sync_cold = false;
+                if (r >= 0)
+                        continue;
+                /* a compression's chats/archive/ is synced with the moves */
+                for (size_t i = 0; i < b->n; i++)
+                        if (b->items[i].dir == j && !b->items[i].done &&
+                            (b->items[i].v->verb == VERB_ARCHIVE ||
+                             b->items[i].v->verb == VERB_COMPRESS) == moves)
+                                actions_batch_report(
+                                        c, &b->items[i], JOURNAL_FAILED,
+                                        b->items[i].v->verb == VERB_ARCHIVE
+                                                ? "moved, but fsync of the directories failed"
+                                        : b->items[i].v->verb == VERB_COMPRESS
+                                                ? "compressed, but fsync of chats/archive/ failed"
+                                                : "removed, but fsync of chats/ failed",
+                                        -r);
+        }
+}

@@ -1,0 +1,147 @@
+/* actions-orphan.c: the executor's orphan step: reclaiming what the hygiene scan found
+ * (hygiene_reclaim()), the stale-project marker, and journalling each orphan outcome. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "journal.h"
+#include "log.h"
+#include "hygiene.h"
+#include "orphans.h"
+#include "macro.h"
+#include "util.h"
+
+#include "actions-int.h"
+
+/* Journal an orphan outcome and count it. */
+static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdict *v,
+                                  JournalEvent ev, const char *path, const char *reason, int error) {
+        _cleanup_free_ char *msg = NULL;
+
+        if (ev == JOURNAL_ORPHAN_RECLAIMED)
+                msg = strprintf("reclaimed orphan %s '%s'", orphan_kind_to_string(o->kind), path);
+        else
+                msg = strprintf("%s orphan %s '%s': %s%s%s",
+                                ev == JOURNAL_SKIPPED ? "skipped" : "failed to reclaim",
+                                orphan_kind_to_string(o->kind), path, reason ? reason : "",
+                                error ? ": " : "", error ? errno_to_string(error) : "");
+        JournalEntry e = {
+                .event = ev,
+                .message = msg,
+                .session = o->kind == ORPHAN_FILE_HISTORY || o->kind == ORPHAN_SUBAGENTS ? o->name
+                                                                                        : NULL,
+                /* a stale project entry is a project: its directory's name */
+                .project = o->kind == ORPHAN_STALE_PROJECT ? o->name : o->project_dir,
+                .path = path,
+                .rule = v ? v->rule : NULL,
+                .reason = ev == JOURNAL_ORPHAN_RECLAIMED ? (v ? v->reason : NULL) : reason,
+                .bytes = o->bytes,
+                .has_bytes = ev == JOURNAL_ORPHAN_RECLAIMED,
+                .user = c->inv->trees[o->tree].user,
+                .error = error,
+        };
+        (void)journal_log(&e);
+        if (ev == JOURNAL_ORPHAN_RECLAIMED) {
+                c->stats->n_orphans++;
+                c->stats->bytes_orphans += o->bytes;
+        } else if (ev == JOURNAL_SKIPPED)
+                c->stats->n_skipped++;
+        else {
+                c->stats->n_failed++;
+                c->failed = true;
+        }
+        return 0;
+}
+
+/* Write or remove a stale project entry's marker (hygiene.h) and journal it. */
+static int actions_stale_mark(ActionsContext *c, const Orphan *o, const Verdict *v,
+                              const char *path) {
+        const ActionsTree *t = &c->trees[o->tree];
+        _cleanup_free_ char *msg = NULL;
+        const char *why = NULL;
+        int r = t->error < 0 ? t->error
+                             : hygiene_stale_act(c->inv, o, v->mark, /* remove= */ false,
+                                                 t->runtime_fd, c->inv->trees[o->tree].dev,
+                                                 actions_step, c, &why);
+
+        if (r <= 0)
+                return actions_report_orphan(c, o, v, r == 0 ? JOURNAL_SKIPPED : JOURNAL_FAILED,
+                                             path, why ?: "cannot open the tree", -r);
+        msg = strprintf(v->mark > 0 ? "marked stale project entry '%s'"
+                                    : "removed the stale mark of project entry '%s'", path);
+        JournalEntry e = {
+                .event = JOURNAL_STALE_MARK,
+                .message = msg,
+                .project = o->name,
+                .path = path,
+                .rule = v->rule,
+                /* what happened, not the plan's "would" */
+                .reason = v->mark > 0 ? "every recorded cwd is a vanished temporary directory"
+                                      : o->stale_why ?: "a recorded cwd exists again",
+                .user = c->inv->trees[o->tree].user,
+        };
+        (void)journal_log(&e);
+        return 0;
+}
+
+/* Reclaim one orphan (orphans.c), journal and count the outcome. */
+int actions_orphan(ActionsContext *c, const Orphan *o, const Verdict *v) {
+        const Tree *tr = &c->inv->trees[o->tree];
+        const ActionsTree *t = &c->trees[o->tree];
+        _cleanup_free_ char *rel = NULL, *path = NULL;
+        const char *why = NULL;
+        int root_fd, r;
+        dev_t dev = tr->dev;
+
+        switch (o->kind) {
+        case ORPHAN_FILE_HISTORY:
+                rel = strdup("file-history");
+                path = strprintf("%s/file-history/%s", tr->global_dir, o->name);
+                root_fd = t->global_fd;
+                dev = t->global_dev;
+                break;
+        case ORPHAN_SUBAGENTS:
+                rel = strprintf("projects/%s/subagents", o->project_dir);
+                path = strprintf("%s/%s/%s", tr->runtime_dir, rel ? rel : "", o->name);
+                root_fd = t->runtime_fd;
+                break;
+        case ORPHAN_EMPTY_PROJECT:
+                rel = strdup("projects");
+                path = strprintf("%s/projects/%s", tr->runtime_dir, o->name);
+                root_fd = t->runtime_fd;
+                break;
+        default:
+                if (!hygiene_kind(o->kind))
+                        return 0;
+                /* hygiene (hygiene.h): project_dir is the directory below R, or G for plans */
+                rel = strdup(o->project_dir ?: "");
+                root_fd = o->kind == ORPHAN_PLAN ? t->global_fd : t->runtime_fd;
+                dev = o->kind == ORPHAN_PLAN ? t->global_dev : dev;
+                path = strprintf("%s/%s/%s", o->kind == ORPHAN_PLAN ? tr->global_dir : tr->runtime_dir,
+                                 rel ? rel : "", o->name);
+                break;
+        }
+        if (!rel || !path)
+                return actions_report_orphan(c, o, v, JOURNAL_FAILED, o->name, "out of memory",
+                                             ENOMEM);
+        if (t->error < 0)
+                return actions_report_orphan(c, o, v, JOURNAL_FAILED, path, "cannot open the tree",
+                                             -t->error);
+        if (o->kind == ORPHAN_STALE_PROJECT && v->verb != VERB_DELETE)
+                return actions_stale_mark(c, o, v, path);
+        if (o->kind == ORPHAN_STALE_PROJECT)
+                r = hygiene_stale_act(c->inv, o, 0, /* remove= */ true, root_fd, dev, actions_step,
+                                      c, &why);
+        else if (hygiene_kind(o->kind))
+                r = hygiene_reclaim(o, root_fd, dev, c->runtime_fds, c->inv->n_trees, actions_step,
+                                    c, &why);
+        else
+                r = orphans_reclaim(o, root_fd, rel, dev, c->runtime_fds, c->inv->n_trees,
+                                    actions_step, c, &why);
+        if (r == 0)
+                return actions_report_orphan(c, o, v, JOURNAL_SKIPPED, path, why, 0);
+        if (r < 0)
+                return actions_report_orphan(c, o, v, JOURNAL_FAILED, path, why, -r);
+        return actions_report_orphan(c, o, v, JOURNAL_ORPHAN_RECLAIMED, path, NULL, 0);
+}

@@ -1,0 +1,214 @@
+/* actions-restore.c: the executor's restore steps (an archived session back to chats/, a
+ * compressed one from the cold tier) and the recovery steps of recover.c's plan, each journalled
+ * and counted. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "archive.h"
+#include "cold.h"
+#include "fsutil.h"
+#include "journal.h"
+#include "log.h"
+#include "macro.h"
+#include "recover.h"
+#include "util.h"
+
+#include "actions-int.h"
+
+/* Restore one archived session of one tree. 0 done, -errno (logged and journalled). */
+int actions_restore_one(ActionsContext *c, const Session *s) {
+        const Tree *tr = &c->inv->trees[s->tree];
+        const ActionsTree *t = &c->trees[s->tree];
+        _cleanup_free_ char *rel = strprintf("projects/%s/chats", s->project_dir);
+        _cleanup_close_ int chats_fd = -EBADF, archive_fd = -EBADF;
+        const char *why = NULL;
+        Verdict v = { .verb = VERB_KEEP, .rule = "restore", .reason = (char *)"qgc restore" };
+        int r;
+
+        if (!rel)
+                return -ENOMEM;
+        if (s->state == SESSION_CONFLICT)
+                why = "an active copy exists (conflict)";
+        else if (s->state != SESSION_ARCHIVED)
+                why = "not archived";
+        else if (s->owner == OWNER_FOREIGN || s->owner == OWNER_UNVERIFIED)
+                why = "ownership not proven";
+        if (why) {
+                log_error("restore: cannot restore session %s in '%s/projects/%s/chats': %s",
+                          s->id, tr->runtime_dir, s->project_dir, why);
+                (void)actions_report_session(c, s, &v, JOURNAL_FAILED, why, 0);
+                return -EEXIST;
+        }
+        r = t->error;
+        if (r >= 0) {
+                chats_fd = fs_open_path(t->runtime_fd, rel, tr->dev);
+                r = chats_fd;
+        }
+        if (r >= 0) {
+                archive_fd = fs_open_dir(chats_fd, "archive");
+                r = archive_fd;
+        }
+        if (r >= 0)
+                r = archive_move(archive_fd, chats_fd, s->id, &s->archived, /* to_archive= */ false,
+                                 actions_step, c, &why);
+        if (r < 0) {
+                if (!why)
+                        why = "cannot open the session's directories";
+                log_error("restore: cannot restore session %s from '%s/%s/archive': %s: %s",
+                          s->id, tr->runtime_dir, rel, why, errno_to_string(-r));
+                (void)actions_report_session(c, s, &v, JOURNAL_FAILED, why, -r);
+                return r;
+        }
+        Session moved = *s;
+        moved.state = SESSION_ACTIVE;
+        (void)actions_report_session(c, &moved, &v, JOURNAL_RESTORED, NULL, 0);
+        log_info("restored session %s into %s/%s", s->id, tr->runtime_dir, rel);
+        return 0;
+}
+
+/* Restore a session compressed in the cold tier (restore.c's step without an inventory session):
+ * decompress its sidecars, then its transcript, into chats/archive/ (cold_decompress(): checked,
+ * never replacing; a rerun after a kill completes it). 0, -errno (logged and journalled). */
+int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
+        static const char *const exts[] = { "worktree.json", "pr.json", "ledger.jsonl", "jsonl" };
+        const Tree *tr = &c->inv->trees[st->tree];
+        const ActionsTree *t = &c->trees[st->tree];
+        size_t l = strlen(st->dir), lc = strlen("/" COLD_DIR);
+        _cleanup_free_ char *arel = l > lc ? strndup(st->dir, l - lc) : NULL;
+        _cleanup_free_ char *path = NULL, *msg = NULL, *extra = NULL;
+        _cleanup_close_ int cfd = -EBADF, afd = -EBADF;
+        const char *why = st->why;
+        uint64_t in = 0, out = 0;
+        int r = why ? -EEXIST : t->error;
+
+        if (r >= 0 && !arel)
+                r = -ENOMEM;
+        if (r >= 0) {
+                cfd = fs_open_path(t->runtime_fd, st->dir, tr->dev);
+                afd = cfd < 0 ? cfd : fs_open_path(t->runtime_fd, arel, tr->dev);
+                r = afd;
+                if (r < 0)
+                        why = "cannot open the session's directories";
+        }
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(exts); i++) {
+                _cleanup_free_ char *n = strprintf("%s.%s", st->name, exts[i]);
+                ColdResult res = {};
+
+                r = n ? cold_decompress(cfd, n, afd, actions_step, c, &res) : -ENOMEM;
+                if (r == -ENOENT && i + 1 < ELEMENTSOF(exts)) {
+                        r = 0; /* no such sidecar */
+                        continue;
+                }
+                if (r < 0)
+                        why = r == -EEXIST ? "an uncompressed copy exists (conflict)"
+                              : r == -EBADMSG ? "the compressed file does not match its checksum"
+                                              : "cannot decompress";
+                in += res.bytes_in;
+                out += res.bytes_out;
+        }
+        path = strprintf("%s/%s/%s.jsonl", tr->runtime_dir, arel ? arel : st->dir, st->name);
+        if (r < 0) {
+                log_error("cannot restore session %s: %s: %s", st->session_id, why,
+                          errno_to_string(-r));
+                msg = strprintf("failed restore of compressed session %s: %s", st->session_id,
+                                why);
+        } else {
+                log_info("restored compressed session %s into %s/%s", st->session_id,
+                         tr->runtime_dir, arel);
+                msg = strprintf("restored compressed session %s into chats/archive/ (%" PRIu64
+                                " bytes from %" PRIu64 " compressed)",
+                                st->session_id, in, out);
+                extra = strprintf("QGC_COMPRESSED_BYTES=%" PRIu64 "\n", out);
+        }
+        JournalEntry e = {
+                .event = r < 0 ? JOURNAL_FAILED : JOURNAL_RESTORED,
+                .message = msg,
+                .session = st->session_id,
+                .path = path,
+                .rule = "restore",
+                .reason = r < 0 ? why : "qgc restore",
+                .bytes = in,
+                .has_bytes = r >= 0,
+                .user = tr->user,
+                .error = r < 0 ? -r : 0,
+                .extra = extra,
+        };
+        (void)journal_log(&e);
+        return r;
+}
+
+/* Journal a recovery step and count it. */
+static void actions_report_recover(ActionsContext *c, const PlanStep *st, const char *path,
+                                   JournalEvent ev, const char *reason, int error) {
+        const char *what = st->kind == PLAN_STEP_RECOVER_DELETE
+                                   ? "finished the interrupted delete of session"
+                                   : "removed the stale temporary file";
+        _cleanup_free_ char *msg = NULL;
+
+        if (ev == JOURNAL_RECOVERED)
+                msg = st->kind == PLAN_STEP_RECOVER_DELETE
+                              ? strprintf("%s %s (%s)", what, st->session_id,
+                                          reason ? reason : "marker removed")
+                              : strprintf("%s '%s'", what, path);
+        else
+                msg = strprintf("recovery failed for '%s': %s%s%s", path, reason ? reason : "",
+                                error ? ": " : "", error ? errno_to_string(error) : "");
+        JournalEntry e = {
+                .event = ev,
+                .message = msg,
+                .session = st->session_id,
+                .path = path,
+                .rule = "recover",
+                .reason = reason,
+                .user = c->inv->trees[st->tree].user,
+                .error = error,
+        };
+        (void)journal_log(&e);
+        if (ev == JOURNAL_RECOVERED)
+                c->stats->n_recovered++;
+        else if (ev == JOURNAL_FAILED) {
+                c->stats->n_failed++;
+                c->failed = true;
+        }
+}
+
+/* Execute one recovery step (recover.c) under the tree lock. */
+void actions_recover(ActionsContext *c, const PlanStep *st) {
+        const Tree *tr = &c->inv->trees[st->tree];
+        const ActionsTree *t = &c->trees[st->tree];
+        _cleanup_free_ char *path = strprintf("%s/%s/%s",
+                                              st->in_global ? tr->global_dir : tr->runtime_dir,
+                                              st->dir, st->name);
+        const char *why = NULL;
+        int r;
+
+        if (t->error < 0) {
+                actions_report_recover(c, st, path, JOURNAL_FAILED, "cannot open the tree",
+                                       -t->error);
+                return;
+        }
+        if (st->kind == PLAN_STEP_RECOVER_TEMP) {
+                r = recover_remove_temp(st->in_global ? t->global_fd : t->runtime_fd,
+                                        st->in_global ? t->global_dev : tr->dev, st, actions_step,
+                                        c);
+                if (r < 0)
+                        actions_report_recover(c, st, path, JOURNAL_FAILED,
+                                               "cannot remove the temporary file", -r);
+                else if (r > 0)
+                        actions_report_recover(c, st, path, JOURNAL_RECOVERED, NULL, 0);
+                return;
+        }
+        r = recover_finish_delete(t->global_fd, t->global_dev, t->runtime_fd, tr->dev, st,
+                                  actions_step, c, &why);
+        if (r == -ESTALE)
+                return; /* the marker was replaced or removed since the scan: not ours to judge */
+        if (r < 0) {
+                actions_report_recover(c, st, path, JOURNAL_FAILED, why, -r);
+                return;
+        }
+        _cleanup_free_ char *n = why ? NULL : strprintf("%d file(s) of the session removed", r);
+        actions_report_recover(c, st, path, JOURNAL_RECOVERED, why ?: n, 0);
+}
