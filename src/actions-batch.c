@@ -1,8 +1,8 @@
-/* actions-batch.c: the group commit (ActionsBatch, actions-int.h): a batch's liveness re-check,
- * its usage lines (one write, fsync, read-back), its pending-delete markers (one file), the
- * unlinks, the deletes' other files and the batch's marker, and the batch's directories.
- * Moves and compression of a batch are actions-move.c. The order and why: the top of
- * actions.c. */
+/* actions-batch.c: the group commit (ActionsBatch, actions-int.h): a batch's directories and its
+ * steps in order (actions_batch_commit()): the liveness re-check, the usage lines (one write,
+ * fsync, read-back), the pending-delete markers (one file), the rows of the files Qwen shares,
+ * and last the deletes' other files and the batch's marker. The moves, transcript unlinks and
+ * compression of a batch are actions-move.c; the order and why: the top of actions.c. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -354,6 +354,7 @@ static void actions_batch_erase(ActionsContext *c, ActionsBatch *b, const Action
                                              why ?: "cannot edit the files Qwen shares", -r);
         }
 }
+
 /* 5: what else of each deleted session is its alone; then the batch's marker goes when every
  * delete it covers is complete or never began (else the next run's recovery pass finishes
  * them), and every outcome is reported. */

@@ -1,6 +1,7 @@
-/* actions-move.c: the renames of a batch: archive moves (chats/ listed once per batch for its
- * sidecars), the compress step (coldstep.h, cold.h's COLD_BATCH order), and the fsync of every
- * directory the moves or unlinks touched. */
+/* actions-move.c: steps 3 and 4 of the group commit (actions-batch.c): a batch's archive moves
+ * (chats/ listed once per batch for its sidecars), its compress step (coldstep.h, cold.h's
+ * COLD_BATCH order), its transcript unlinks (identity re-checked before each), and one fsync of
+ * every directory the moves or the unlinks touched. */
 #include "autoconf.h"
 
 #include <errno.h>
