@@ -1,6 +1,6 @@
 /* orphans.h: reclaiming what no session owns any more: G/file-history/<id>/ and
  * projects/<dir>/subagents/<id>/ with no transcript for <id> in any tree, and empty
- * projects/<dir>/. The mechanics only; the executor (actions.c) journals and counts. */
+ * projects/<dir>/. The mechanics only; the executor (actions-orphan.c) journals and counts. */
 #pragma once
 
 #include <stdbool.h>
