@@ -305,23 +305,13 @@ static void scan_tasks_free(ScanTasks *t) {
         free(t->log_ids);
 }
 
-/* Read the sessionId of every row of tmp/<hash>/logs.json (Qwen's prompt history), for the
- * plan's preview of a delete; an unreadable file previews nothing (the delete reports it). */
-static int scan_logs_load(int hfd, ScanTasks *t) {
-        json_object *o = NULL;
-        size_t n;
-        int r;
+/* The string "sessionId" of every object of the JSON array o, into a new array (*ret, *ret_n);
+ * o is released. */
+static int scan_array_session_ids(json_object *o, char ***ret, size_t *ret_n) {
+        size_t n = json_object_array_length(o);
 
-        r = json_read_input(hfd, ERASE_LOGS_FILE, JSON_INPUT_LOGS, &o);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0 || !json_object_is_type(o, json_type_array)) {
-                json_object_put(o);
-                return 0;
-        }
-        n = json_object_array_length(o);
-        t->log_ids = calloc(n + 1, sizeof(char *));
-        if (!t->log_ids) {
+        *ret = calloc(n + 1, sizeof(char *));
+        if (!*ret) {
                 json_object_put(o);
                 return -ENOMEM;
         }
@@ -331,22 +321,37 @@ static int scan_logs_load(int hfd, ScanTasks *t) {
                     !json_object_object_get_ex(row, "sessionId", &sid) ||
                     !json_object_is_type(sid, json_type_string))
                         continue;
-                t->log_ids[t->n_log] = strdup(json_object_get_string(sid));
-                if (!t->log_ids[t->n_log]) {
+                (*ret)[*ret_n] = strdup(json_object_get_string(sid));
+                if (!(*ret)[*ret_n]) {
                         json_object_put(o);
                         return -ENOMEM;
                 }
-                t->n_log++;
+                (*ret_n)++;
         }
         json_object_put(o);
         return 0;
+}
+
+/* Read the sessionId of every row of tmp/<hash>/logs.json (Qwen's prompt history), for the
+ * plan's preview of a delete; an unreadable file previews nothing (the delete reports it). */
+static int scan_logs_load(int hfd, ScanTasks *t) {
+        json_object *o = NULL;
+        int r;
+
+        r = json_read_input(hfd, ERASE_LOGS_FILE, JSON_INPUT_LOGS, &o);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || !json_object_is_type(o, json_type_array)) {
+                json_object_put(o);
+                return 0;
+        }
+        return scan_array_session_ids(o, &t->log_ids, &t->n_log);
 }
 
 /* Read tmp/<hash>/scheduled_tasks.json (a JSON array of tasks, optional "sessionId"). */
 static int scan_tasks_load(ScanCtx *c, const char *hash, ScanTasks *t) {
         _cleanup_close_ int hfd = -EBADF;
         json_object *o = NULL;
-        size_t n;
         int r;
 
         if (c->tmp_fd < 0)
@@ -370,27 +375,7 @@ static int scan_tasks_load(ScanCtx *c, const char *hash, ScanTasks *t) {
                 t->malformed = true;
                 return 0;
         }
-        n = json_object_array_length(o);
-        t->ids = calloc(n + 1, sizeof(char *));
-        if (!t->ids) {
-                json_object_put(o);
-                return -ENOMEM;
-        }
-        for (size_t i = 0; i < n; i++) {
-                json_object *task = json_object_array_get_idx(o, i), *sid = NULL;
-                if (!json_object_is_type(task, json_type_object) ||
-                    !json_object_object_get_ex(task, "sessionId", &sid) ||
-                    !json_object_is_type(sid, json_type_string))
-                        continue;
-                t->ids[t->n] = strdup(json_object_get_string(sid));
-                if (!t->ids[t->n]) {
-                        json_object_put(o);
-                        return -ENOMEM;
-                }
-                t->n++;
-        }
-        json_object_put(o);
-        return 0;
+        return scan_array_session_ids(o, &t->ids, &t->n);
 }
 
 /* Tasks bound to session s (by its hash), reading each tmp/<hash>/ once. */
