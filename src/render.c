@@ -1,7 +1,9 @@
-/* render.c: the human renderings of a plan (qgc --dry-run, --changes) and of disk use
- * (qgc status). Widths are display columns (text_width(): wcwidth). A reason or a header that
- * does not fit wraps onto indented lines, never cut; only the status table cuts its project
- * column (with text_ellipsis()). Sessions are shown by a short id (render_id_widths()). */
+/* render.c: the text plan (qgc --dry-run, --changes): its tables, rows and change list, and the
+ * cell and wrapping helpers the other text renderings share (render-int.h); the summary and the
+ * steps are render-summary.c, qgc status is render-status.c. Widths are display columns
+ * (text_width(): wcwidth). A reason or a header that does not fit wraps onto indented lines,
+ * never cut; only the status table cuts its project column (with text_ellipsis()). Sessions are
+ * shown by a short id (render_id_widths()). */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -12,6 +14,7 @@
 #include "hygiene.h"
 #include "macro.h"
 #include "plan.h"
+#include "render-int.h"
 #include "text.h"
 
 #define RENDER_ID_MIN 8      /* short ids: the first 8 characters, more when needed */
@@ -19,13 +22,12 @@
 #define RENDER_VERB_WIDTH 13 /* "would archive" */
 /* The verb column: one wider in a plan that compresses ("would compress"), so that plans
  * without it keep their layout. Set by plan_render_text() (render_verb_width_for()). */
-static int render_verb_w = RENDER_VERB_WIDTH;
+int render_verb_w = RENDER_VERB_WIDTH;
 #define RENDER_NUM_WIDTH 6
 #define RENDER_MIN_REASON 24 /* below this the reason goes to its own lines */
 #define RENDER_OWN_INDENT 6  /* ... indented this much */
-#define RENDER_BAR_WIDTH 20
 
-static unsigned render_columns(const RenderOptions *o) {
+unsigned render_columns(const RenderOptions *o) {
         return o && o->columns > 0 ? o->columns : 100;
 }
 
@@ -41,7 +43,7 @@ static void render_pad(FILE *f, size_t n) {
 
 /* Print s (cleaned for the terminal) in at most width columns, cut with an ellipsis, padded when
  * asked (right-aligned when right). Only for table cells that may be cut (status). */
-static int render_field(FILE *f, const char *s, size_t width, bool pad, bool right) {
+int render_field(FILE *f, const char *s, size_t width, bool pad, bool right) {
         _cleanup_free_ char *c = NULL;
         const char *q = s ?: "";
         size_t w, cols, ell_w;
@@ -123,7 +125,7 @@ static void render_wrap_clean(FILE *f, const char *c, size_t first_w, size_t ind
 }
 
 /* render_wrap_clean() of s cleaned for the terminal; an empty s ends the line. */
-static int render_wrap(FILE *f, const char *s, size_t first_w, size_t indent, size_t width) {
+int render_wrap(FILE *f, const char *s, size_t first_w, size_t indent, size_t width) {
         _cleanup_free_ char *c = plan_clean_string(s, /* for_terminal= */ true);
 
         if (!c)
@@ -136,7 +138,7 @@ static int render_wrap(FILE *f, const char *s, size_t first_w, size_t indent, si
         return 0;
 }
 
-static const char *render_verb(Verb v) {
+const char *render_verb(Verb v) {
         switch (v) {
         case VERB_ARCHIVE:
                 return "would archive";
@@ -152,7 +154,7 @@ static const char *render_verb(Verb v) {
 }
 
 /* "no sessions found in A, B" */
-static int render_nothing(const Inventory *inv, FILE *f) {
+int render_nothing(const Inventory *inv, FILE *f) {
         fputs("no sessions found in ", f);
         if (inv->n_trees == 0)
                 fputs("(no Qwen trees)", f);
@@ -181,7 +183,7 @@ static bool render_same_group(const Plan *p, const PlanItem *a, const PlanItem *
         return streq(plan_item_group(p, a, &va), plan_item_group(p, b, &vb)) && va == vb;
 }
 
-static void render_item_size(const Plan *p, const PlanItem *it, uint64_t *bytes, msec_t *idle) {
+void render_item_size(const Plan *p, const PlanItem *it, uint64_t *bytes, msec_t *idle) {
         if (it->is_orphan) {
                 const Orphan *o = &p->inv->orphans[it->index];
                 *bytes = o->bytes;
@@ -516,175 +518,6 @@ static int render_id_widths(const Inventory *inv, size_t **ret) {
         return 0;
 }
 
-/* The summary: sessions and bytes per verb, per rule, and the protections that fired. */
-static int render_summary(const Plan *p, unsigned cols, FILE *f) {
-        uint64_t n[_VERB_MAX] = {}, b[_VERB_MAX] = {}, on[_VERB_MAX] = {}, ob[_VERB_MAX] = {};
-        const char *rules[64];
-        uint64_t rn[64] = {}, rb[64] = {}, n_cold = 0, cold_bytes = 0, cold_orig = 0;
-        unsigned pn[_PROT_MAX] = {}, last_prot = _PROT_MAX;
-        const char *last_rule = NULL;
-        size_t n_rules = 0;
-        char sz[FORMAT_BYTES_MAX], ts[FORMAT_TIMESTAMP_MAX];
-        _cleanup_(strbuf_done) StrBuf sb = {};
-        int r = 0;
-
-        for (size_t k = 0; k < p->n_items; k++) {
-                const PlanItem *it = &p->items[k];
-                Verb v = plan_item_verb(it);
-                uint64_t bytes;
-                msec_t idle;
-
-                if (v < 0 || v >= _VERB_MAX)
-                        continue;
-                render_item_size(p, it, &bytes, &idle);
-                if (it->is_orphan) {
-                        on[v]++;
-                        ob[v] += bytes;
-                        continue;
-                }
-                n[v]++;
-                b[v] += bytes;
-                if (!it->is_orphan && session_is_cold(&p->inv->sessions[it->index])) {
-                        n_cold++;
-                        cold_bytes += p->inv->sessions[it->index].cold_bytes;
-                        cold_orig += p->inv->sessions[it->index].cold_orig;
-                }
-                if ((v == VERB_ARCHIVE || v == VERB_DELETE || v == VERB_COMPRESS) &&
-                    it->verdict->rule) {
-                        size_t j;
-                        for (j = 0; j < n_rules; j++)
-                                if (streq(rules[j], it->verdict->rule))
-                                        break;
-                        if (j == n_rules && n_rules < ELEMENTSOF(rules))
-                                rules[n_rules++] = it->verdict->rule;
-                        if (j < n_rules) {
-                                rn[j]++;
-                                rb[j] += bytes;
-                        }
-                }
-                /* rules are static strings: look each distinct pointer up once */
-                if (it->verdict->rule != last_rule) {
-                        last_rule = it->verdict->rule;
-                        last_prot = _PROT_MAX;
-                        for (unsigned i = 0; last_rule && i < _PROT_MAX; i++)
-                                if (streq(last_rule, protection_to_string((Protection)(1u << i)))) {
-                                        last_prot = i;
-                                        break;
-                                }
-                }
-                if (last_prot < _PROT_MAX)
-                        pn[last_prot]++;
-        }
-
-        fprintf(f, "Summary (dry run at %s; nothing changed):\n",
-                format_timestamp(ts, sizeof ts, p->now));
-        static const Verb order[] = { VERB_DELETE, VERB_ARCHIVE, VERB_COMPRESS, VERB_SKIP,
-                                      VERB_KEEP };
-        for (size_t i = 0; i < ELEMENTSOF(order); i++)
-                if (order[i] != VERB_COMPRESS || n[order[i]] > 0)
-                        fprintf(f, "  %-*s %6" PRIu64 " session%s %8s\n", render_verb_w,
-                                render_verb(order[i]), n[order[i]], n[order[i]] == 1 ? " " : "s",
-                                format_bytes(sz, sizeof sz, b[order[i]]));
-        if (p->inv->n_orphans > 0)
-                fprintf(f, "  orphans: would delete %" PRIu64 " (%s), keep %" PRIu64 "\n",
-                        on[VERB_DELETE], format_bytes(sz, sizeof sz, ob[VERB_DELETE]),
-                        on[VERB_KEEP]);
-        /* archiving is a rename on the same disk: only deletions free space */
-        fprintf(f, "  would free %8s (deletions and orphans)\n",
-                format_bytes(sz, sizeof sz, b[VERB_DELETE] + ob[VERB_DELETE]));
-        fprintf(f, "  would move %8s to the archive (frees no space)\n",
-                format_bytes(sz, sizeof sz, b[VERB_ARCHIVE]));
-        if (n[VERB_COMPRESS] > 0)
-                fprintf(f, "  would compress %s into the cold tier (zstd; frees most of it)\n",
-                        format_bytes(sz, sizeof sz, b[VERB_COMPRESS]));
-        if (n_cold > 0) {
-                char sz2[FORMAT_BYTES_MAX], sz3[FORMAT_BYTES_MAX];
-                fprintf(f, "  compressed: %" PRIu64 " session%s, %s (of %s; %s saved)\n", n_cold,
-                        n_cold == 1 ? "" : "s", format_bytes(sz, sizeof sz, cold_bytes),
-                        format_bytes(sz2, sizeof sz2, cold_orig),
-                        format_bytes(sz3, sizeof sz3, cold_orig - MIN(cold_bytes, cold_orig)));
-        }
-        if (n_rules > 0) {
-                fputs("  by rule:\n", f);
-                for (size_t j = 0; j < n_rules; j++)
-                        fprintf(f, "    %-17s %6" PRIu64 " session%s %8s\n", rules[j], rn[j],
-                                rn[j] == 1 ? " " : "s", format_bytes(sz, sizeof sz, rb[j]));
-        }
-        for (unsigned i = 0; r >= 0 && i < _PROT_MAX; i++)
-                if (pn[i] > 0)
-                        r = strbuf_printf(&sb, "%s%s %u", sb.len ? ", " : "",
-                                          protection_to_string((Protection)(1u << i)), pn[i]);
-        if (r < 0)
-                return -ENOMEM;
-        fputs("  protections fired: ", f);
-        r = render_wrap(f, sb.len ? sb.buf : "none", cols > 22 ? cols - 22 : 8, 4,
-                        cols > 4 ? cols - 4 : 1);
-        if (r >= 0) {
-                PlanHeldBack h;
-                _cleanup_free_ char *w = NULL;
-
-                plan_held_back(p, &h);
-                if (h.n > 0) {
-                        w = plan_held_back_warning(&h);
-                        if (!w)
-                                return -ENOMEM;
-                        fprintf(f, "  warning: %s\n", w);
-                }
-        }
-        return r;
-}
-
-/* One path of a step, cleaned for the terminal. */
-static int render_step_path(const PlanPath *pp, FILE *f) {
-        _cleanup_free_ char *from = plan_clean_string(pp->from, /* for_terminal= */ true);
-        _cleanup_free_ char *to = pp->to ? plan_clean_string(pp->to, true) : NULL;
-
-        if (!from || (pp->to && !to))
-                return -ENOMEM;
-        if (to)
-                fprintf(f, "    '%s' -> '%s'\n", from, to);
-        else
-                fprintf(f, "    remove '%s'\n", from);
-        return 0;
-}
-
-int plan_render_steps_text(const Plan *p, FILE *f) {
-        for (size_t i = 0; i < p->n_steps; i++) {
-                const PlanStep *st = &p->steps[i];
-                _cleanup_free_ char *id = plan_clean_string(st->session_id, true);
-                _cleanup_free_ char *why = st->why ? plan_clean_string(st->why, true) : NULL;
-                int r;
-
-                if (!id || (st->why && !why))
-                        return -ENOMEM;
-                switch (st->kind) {
-                case PLAN_STEP_RESTORE:
-                        if (why)
-                                fprintf(f, "cannot restore session %s: %s\n", id, why);
-                        else
-                                fprintf(f, "would restore session %s:\n", id);
-                        break;
-                case PLAN_STEP_RECOVER_DELETE:
-                        fprintf(f, "recover: would finish the interrupted delete of session %s:\n",
-                                id);
-                        break;
-                case PLAN_STEP_RECOVER_TEMP:
-                        fputs("recover: would remove a stale temporary file of qgc:\n", f);
-                        break;
-                default:
-                        continue;
-                }
-                for (size_t k = 0; k < st->n_paths; k++) {
-                        r = render_step_path(&st->paths[k], f);
-                        if (r < 0)
-                                return r;
-                }
-        }
-        if (p->n_steps > 0 && !p->is_restore)
-                fputc('\n', f);
-        return 0;
-}
-
 /* "tree DIR" before the tables of a tree, when there are several. */
 static int render_tree_line(const Plan *p, size_t tree, unsigned cols, FILE *f) {
         fputs("tree ", f);
@@ -857,154 +690,4 @@ int plan_render_text(const Plan *p, const RenderOptions *o, FILE *f) {
         if (r < 0)
                 return r;
         return render_summary(p, lay.cols, f);
-}
-
-/* The display width of the widest project label of the status table (at least "PROJECT"). */
-static size_t render_use_width(const PlanUse *u, size_t n) {
-        size_t w = strlen("PROJECT");
-
-        for (size_t j = 0; j < n; j++) {
-                _cleanup_free_ char *c = u[j].verified
-                                                 ? plan_clean_string(u[j].group, true)
-                                                 : strprintf("(unverified) projects/%s",
-                                                             u[j].group);
-                _cleanup_free_ char *cc = c ? plan_clean_string(c, true) : NULL;
-
-                if (cc)
-                        w = MAX(w, text_width(cc, strlen(cc)));
-        }
-        return w;
-}
-
-/* The archive's size (it frees no space: a rename on the same disk) and the free space of each
- * tree's file system. */
-static int render_status_space(const Inventory *inv, FILE *f) {
-        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
-        uint64_t archived = 0;
-        size_t n_archived = 0;
-
-        for (size_t i = 0; i < inv->n_sessions; i++)
-                if (inv->sessions[i].state == SESSION_ARCHIVED) {
-                        n_archived++;
-                        archived += inv->sessions[i].bytes_alloc;
-                }
-        fprintf(f, "archive: %zu session%s, %s (archiving frees no space)\n", n_archived,
-                n_archived == 1 ? "" : "s", format_bytes(a, sizeof a, archived));
-        /* the cold tier, where there is one: compressed bytes and the space saved */
-        uint64_t cold = 0, orig = 0;
-        size_t n_cold = 0;
-        for (size_t i = 0; i < inv->n_sessions; i++)
-                if (session_is_cold(&inv->sessions[i])) {
-                        n_cold++;
-                        cold += inv->sessions[i].cold_bytes;
-                        orig += inv->sessions[i].cold_orig;
-                }
-        if (n_cold > 0) {
-                char c[FORMAT_BYTES_MAX];
-                fprintf(f, "compressed: %zu of them, %s (of %s; %s saved)\n", n_cold,
-                        format_bytes(a, sizeof a, cold), format_bytes(b, sizeof b, orig),
-                        format_bytes(c, sizeof c, orig - MIN(cold, orig)));
-        }
-        for (size_t t = 0; t < inv->n_trees; t++) {
-                const Tree *tr = &inv->trees[t];
-
-                if (!tr->fs_known)
-                        continue;
-                fprintf(f, "file system: %s free of %s", format_bytes(a, sizeof a, tr->fs_avail),
-                        format_bytes(b, sizeof b, tr->fs_size));
-                if (inv->n_trees > 1) {
-                        _cleanup_free_ char *c = plan_clean_string(tr->runtime_dir, true);
-                        if (!c)
-                                return -ENOMEM;
-                        fprintf(f, " (%s)", c);
-                }
-                fputc('\n', f);
-        }
-        return 0;
-}
-
-int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o, FILE *f) {
-        _cleanup_free_ PlanUse *u = NULL;
-        unsigned cols = render_columns(o);
-        /* PROJECT ACTIVE ARCHIVED DISK OLDEST NEWEST BAR */
-        size_t fixed = 1 + 6 + 1 + 8 + 1 + 6 + 1 + 6 + 1 + 6 + 2, bar_w, proj_w; /* 39 */
-        uint64_t max = 0, total = 0;
-        size_t n = 0, last_tree = SIZE_MAX;
-        char d[FORMAT_BYTES_MAX], old_s[FORMAT_DURATION_MAX], new_s[FORMAT_DURATION_MAX];
-        char bar[RENDER_BAR_WIDTH + 1];
-        int r;
-
-        if (inv->n_sessions == 0)
-                return render_nothing(inv, f);
-        r = plan_status_collect(inv, &u, &n);
-        if (r < 0)
-                return r;
-        for (size_t j = 0; j < n; j++) {
-                max = MAX(max, u[j].bytes_alloc);
-                total += u[j].bytes_alloc;
-        }
-        bar_w = cols >= fixed + 20 + RENDER_BAR_WIDTH ? RENDER_BAR_WIDTH
-                : cols >= fixed + 20 + 5              ? cols - fixed - 20
-                                                      : 0;
-        proj_w = cols > fixed + bar_w + 10 ? cols - fixed - bar_w : 10;
-        /* no wider than the widest project (a pipe has "1000 columns": systemctl's way) */
-        proj_w = MIN(proj_w, render_use_width(u, n));
-        if (bar_w < RENDER_BAR_WIDTH && cols >= fixed + proj_w + 5)
-                bar_w = MIN((size_t)RENDER_BAR_WIDTH, cols - fixed - proj_w);
-
-        for (size_t j = 0; j < n; j++) {
-                size_t len = 0;
-
-                if (u[j].tree != last_tree) {
-                        if (inv->n_trees > 1 && u[j].tree < inv->n_trees) {
-                                fputs("tree ", f);
-                                r = render_field(f, inv->trees[u[j].tree].runtime_dir,
-                                                 cols > 5 ? cols - 5 : 1, false, false);
-                                if (r < 0)
-                                        return r;
-                                fputc('\n', f);
-                        }
-                        r = render_field(f, "PROJECT", proj_w, true, false);
-                        if (r < 0)
-                                return r;
-                        fprintf(f, " %6s %8s %6s %6s %6s%s\n", "ACTIVE", "ARCHIVED", "DISK",
-                                "OLDEST", "NEWEST", bar_w > 0 ? "  USE" : "");
-                        last_tree = u[j].tree;
-                }
-                if (max > 0 && bar_w > 0) {
-                        len = (size_t)((double)u[j].bytes_alloc * (double)bar_w / (double)max + 0.5);
-                        if (len == 0 && u[j].bytes_alloc > 0)
-                                len = 1;
-                }
-                memset(bar, '#', len);
-                bar[len] = '\0';
-                if (u[j].verified)
-                        r = render_field(f, u[j].group, proj_w, true, false);
-                else {
-                        _cleanup_free_ char *label = strprintf("(unverified) projects/%s", u[j].group);
-                        if (!label)
-                                return -ENOMEM;
-                        r = render_field(f, label, proj_w, true, false);
-                }
-                if (r < 0)
-                        return r;
-                fprintf(f, " %6u %8u %6s %6s %6s%s%s\n", u[j].n_active, u[j].n_archived,
-                        format_bytes(d, sizeof d, u[j].bytes_alloc),
-                        format_duration(old_s, sizeof old_s, MAX(now - u[j].oldest, (msec_t)0)),
-                        format_duration(new_s, sizeof new_s, MAX(now - u[j].newest, (msec_t)0)),
-                        bar_w > 0 ? "  " : "", bar);
-        }
-        fprintf(f, "total: %zu project%s, %zu session%s, %s on disk\n", n, n == 1 ? "" : "s",
-                inv->n_sessions, inv->n_sessions == 1 ? "" : "s", format_bytes(d, sizeof d, total));
-        r = render_status_space(inv, f);
-        if (r < 0)
-                return r;
-        if (inv->n_orphans > 0) {
-                uint64_t ob = 0;
-                for (size_t i = 0; i < inv->n_orphans; i++)
-                        ob += inv->orphans[i].bytes_alloc;
-                fprintf(f, "orphans: %zu (%s) with no transcript\n", inv->n_orphans,
-                        format_bytes(d, sizeof d, ob));
-        }
-        return 0;
 }

@@ -1,0 +1,166 @@
+/* render-status.c: qgc status's text: disk use per project (a table with bars, the only
+ * rendering that cuts a cell: its project column, with text_ellipsis()), the archive's size and
+ * each tree's free space. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "plan.h"
+#include "render-int.h"
+#include "text.h"
+
+#define RENDER_BAR_WIDTH 20
+
+/* The display width of the widest project label of the status table (at least "PROJECT"). */
+static size_t render_use_width(const PlanUse *u, size_t n) {
+        size_t w = strlen("PROJECT");
+
+        for (size_t j = 0; j < n; j++) {
+                _cleanup_free_ char *c = u[j].verified
+                                                 ? plan_clean_string(u[j].group, true)
+                                                 : strprintf("(unverified) projects/%s",
+                                                             u[j].group);
+                _cleanup_free_ char *cc = c ? plan_clean_string(c, true) : NULL;
+
+                if (cc)
+                        w = MAX(w, text_width(cc, strlen(cc)));
+        }
+        return w;
+}
+
+/* The archive's size (it frees no space: a rename on the same disk) and the free space of each
+ * tree's file system. */
+static int render_status_space(const Inventory *inv, FILE *f) {
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
+        uint64_t archived = 0;
+        size_t n_archived = 0;
+
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                if (inv->sessions[i].state == SESSION_ARCHIVED) {
+                        n_archived++;
+                        archived += inv->sessions[i].bytes_alloc;
+                }
+        fprintf(f, "archive: %zu session%s, %s (archiving frees no space)\n", n_archived,
+                n_archived == 1 ? "" : "s", format_bytes(a, sizeof a, archived));
+        /* the cold tier, where there is one: compressed bytes and the space saved */
+        uint64_t cold = 0, orig = 0;
+        size_t n_cold = 0;
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                if (session_is_cold(&inv->sessions[i])) {
+                        n_cold++;
+                        cold += inv->sessions[i].cold_bytes;
+                        orig += inv->sessions[i].cold_orig;
+                }
+        if (n_cold > 0) {
+                char c[FORMAT_BYTES_MAX];
+                fprintf(f, "compressed: %zu of them, %s (of %s; %s saved)\n", n_cold,
+                        format_bytes(a, sizeof a, cold), format_bytes(b, sizeof b, orig),
+                        format_bytes(c, sizeof c, orig - MIN(cold, orig)));
+        }
+        for (size_t t = 0; t < inv->n_trees; t++) {
+                const Tree *tr = &inv->trees[t];
+
+                if (!tr->fs_known)
+                        continue;
+                fprintf(f, "file system: %s free of %s", format_bytes(a, sizeof a, tr->fs_avail),
+                        format_bytes(b, sizeof b, tr->fs_size));
+                if (inv->n_trees > 1) {
+                        _cleanup_free_ char *c = plan_clean_string(tr->runtime_dir, true);
+                        if (!c)
+                                return -ENOMEM;
+                        fprintf(f, " (%s)", c);
+                }
+                fputc('\n', f);
+        }
+        return 0;
+}
+
+int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o, FILE *f) {
+        _cleanup_free_ PlanUse *u = NULL;
+        unsigned cols = render_columns(o);
+        /* PROJECT ACTIVE ARCHIVED DISK OLDEST NEWEST BAR */
+        size_t fixed = 1 + 6 + 1 + 8 + 1 + 6 + 1 + 6 + 1 + 6 + 2, bar_w, proj_w; /* 39 */
+        uint64_t max = 0, total = 0;
+        size_t n = 0, last_tree = SIZE_MAX;
+        char d[FORMAT_BYTES_MAX], old_s[FORMAT_DURATION_MAX], new_s[FORMAT_DURATION_MAX];
+        char bar[RENDER_BAR_WIDTH + 1];
+        int r;
+
+        if (inv->n_sessions == 0)
+                return render_nothing(inv, f);
+        r = plan_status_collect(inv, &u, &n);
+        if (r < 0)
+                return r;
+        for (size_t j = 0; j < n; j++) {
+                max = MAX(max, u[j].bytes_alloc);
+                total += u[j].bytes_alloc;
+        }
+        bar_w = cols >= fixed + 20 + RENDER_BAR_WIDTH ? RENDER_BAR_WIDTH
+                : cols >= fixed + 20 + 5              ? cols - fixed - 20
+                                                      : 0;
+        proj_w = cols > fixed + bar_w + 10 ? cols - fixed - bar_w : 10;
+        /* no wider than the widest project (a pipe has "1000 columns": systemctl's way) */
+        proj_w = MIN(proj_w, render_use_width(u, n));
+        if (bar_w < RENDER_BAR_WIDTH && cols >= fixed + proj_w + 5)
+                bar_w = MIN((size_t)RENDER_BAR_WIDTH, cols - fixed - proj_w);
+
+        for (size_t j = 0; j < n; j++) {
+                size_t len = 0;
+
+                if (u[j].tree != last_tree) {
+                        if (inv->n_trees > 1 && u[j].tree < inv->n_trees) {
+                                fputs("tree ", f);
+                                r = render_field(f, inv->trees[u[j].tree].runtime_dir,
+                                                 cols > 5 ? cols - 5 : 1, false, false);
+                                if (r < 0)
+                                        return r;
+                                fputc('\n', f);
+                        }
+                        r = render_field(f, "PROJECT", proj_w, true, false);
+                        if (r < 0)
+                                return r;
+                        fprintf(f, " %6s %8s %6s %6s %6s%s\n", "ACTIVE", "ARCHIVED", "DISK",
+                                "OLDEST", "NEWEST", bar_w > 0 ? "  USE" : "");
+                        last_tree = u[j].tree;
+                }
+                if (max > 0 && bar_w > 0) {
+                        len = (size_t)((double)u[j].bytes_alloc * (double)bar_w / (double)max + 0.5);
+                        if (len == 0 && u[j].bytes_alloc > 0)
+                                len = 1;
+                }
+                memset(bar, '#', len);
+                bar[len] = '\0';
+                if (u[j].verified)
+                        r = render_field(f, u[j].group, proj_w, true, false);
+                else {
+                        _cleanup_free_ char *label = strprintf("(unverified) projects/%s", u[j].group);
+                        if (!label)
+                                return -ENOMEM;
+                        r = render_field(f, label, proj_w, true, false);
+                }
+                if (r < 0)
+                        return r;
+                fprintf(f, " %6u %8u %6s %6s %6s%s%s\n", u[j].n_active, u[j].n_archived,
+                        format_bytes(d, sizeof d, u[j].bytes_alloc),
+                        format_duration(old_s, sizeof old_s, MAX(now - u[j].oldest, (msec_t)0)),
+                        format_duration(new_s, sizeof new_s, MAX(now - u[j].newest, (msec_t)0)),
+                        bar_w > 0 ? "  " : "", bar);
+        }
+        fprintf(f, "total: %zu project%s, %zu session%s, %s on disk\n", n, n == 1 ? "" : "s",
+                inv->n_sessions, inv->n_sessions == 1 ? "" : "s", format_bytes(d, sizeof d, total));
+        r = render_status_space(inv, f);
+        if (r < 0)
+                return r;
+        if (inv->n_orphans > 0) {
+                uint64_t ob = 0;
+                for (size_t i = 0; i < inv->n_orphans; i++)
+                        ob += inv->orphans[i].bytes_alloc;
+                fprintf(f, "orphans: %zu (%s) with no transcript\n", inv->n_orphans,
+                        format_bytes(d, sizeof d, ob));
+        }
+        return 0;
+}

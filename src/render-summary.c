@@ -1,0 +1,182 @@
+/* render-summary.c: the text plan's summary (sessions and bytes per verb, per rule, the
+ * protections that fired) and the text of the steps in front of a plan (recovery, restore). */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "plan.h"
+#include "render-int.h"
+#include "text.h"
+
+/* The summary: sessions and bytes per verb, per rule, and the protections that fired. */
+int render_summary(const Plan *p, unsigned cols, FILE *f) {
+        uint64_t n[_VERB_MAX] = {}, b[_VERB_MAX] = {}, on[_VERB_MAX] = {}, ob[_VERB_MAX] = {};
+        const char *rules[64];
+        uint64_t rn[64] = {}, rb[64] = {}, n_cold = 0, cold_bytes = 0, cold_orig = 0;
+        unsigned pn[_PROT_MAX] = {}, last_prot = _PROT_MAX;
+        const char *last_rule = NULL;
+        size_t n_rules = 0;
+        char sz[FORMAT_BYTES_MAX], ts[FORMAT_TIMESTAMP_MAX];
+        _cleanup_(strbuf_done) StrBuf sb = {};
+        int r = 0;
+
+        for (size_t k = 0; k < p->n_items; k++) {
+                const PlanItem *it = &p->items[k];
+                Verb v = plan_item_verb(it);
+                uint64_t bytes;
+                msec_t idle;
+
+                if (v < 0 || v >= _VERB_MAX)
+                        continue;
+                render_item_size(p, it, &bytes, &idle);
+                if (it->is_orphan) {
+                        on[v]++;
+                        ob[v] += bytes;
+                        continue;
+                }
+                n[v]++;
+                b[v] += bytes;
+                if (!it->is_orphan && session_is_cold(&p->inv->sessions[it->index])) {
+                        n_cold++;
+                        cold_bytes += p->inv->sessions[it->index].cold_bytes;
+                        cold_orig += p->inv->sessions[it->index].cold_orig;
+                }
+                if ((v == VERB_ARCHIVE || v == VERB_DELETE || v == VERB_COMPRESS) &&
+                    it->verdict->rule) {
+                        size_t j;
+                        for (j = 0; j < n_rules; j++)
+                                if (streq(rules[j], it->verdict->rule))
+                                        break;
+                        if (j == n_rules && n_rules < ELEMENTSOF(rules))
+                                rules[n_rules++] = it->verdict->rule;
+                        if (j < n_rules) {
+                                rn[j]++;
+                                rb[j] += bytes;
+                        }
+                }
+                /* rules are static strings: look each distinct pointer up once */
+                if (it->verdict->rule != last_rule) {
+                        last_rule = it->verdict->rule;
+                        last_prot = _PROT_MAX;
+                        for (unsigned i = 0; last_rule && i < _PROT_MAX; i++)
+                                if (streq(last_rule, protection_to_string((Protection)(1u << i)))) {
+                                        last_prot = i;
+                                        break;
+                                }
+                }
+                if (last_prot < _PROT_MAX)
+                        pn[last_prot]++;
+        }
+
+        fprintf(f, "Summary (dry run at %s; nothing changed):\n",
+                format_timestamp(ts, sizeof ts, p->now));
+        static const Verb order[] = { VERB_DELETE, VERB_ARCHIVE, VERB_COMPRESS, VERB_SKIP,
+                                      VERB_KEEP };
+        for (size_t i = 0; i < ELEMENTSOF(order); i++)
+                if (order[i] != VERB_COMPRESS || n[order[i]] > 0)
+                        fprintf(f, "  %-*s %6" PRIu64 " session%s %8s\n", render_verb_w,
+                                render_verb(order[i]), n[order[i]], n[order[i]] == 1 ? " " : "s",
+                                format_bytes(sz, sizeof sz, b[order[i]]));
+        if (p->inv->n_orphans > 0)
+                fprintf(f, "  orphans: would delete %" PRIu64 " (%s), keep %" PRIu64 "\n",
+                        on[VERB_DELETE], format_bytes(sz, sizeof sz, ob[VERB_DELETE]),
+                        on[VERB_KEEP]);
+        /* archiving is a rename on the same disk: only deletions free space */
+        fprintf(f, "  would free %8s (deletions and orphans)\n",
+                format_bytes(sz, sizeof sz, b[VERB_DELETE] + ob[VERB_DELETE]));
+        fprintf(f, "  would move %8s to the archive (frees no space)\n",
+                format_bytes(sz, sizeof sz, b[VERB_ARCHIVE]));
+        if (n[VERB_COMPRESS] > 0)
+                fprintf(f, "  would compress %s into the cold tier (zstd; frees most of it)\n",
+                        format_bytes(sz, sizeof sz, b[VERB_COMPRESS]));
+        if (n_cold > 0) {
+                char sz2[FORMAT_BYTES_MAX], sz3[FORMAT_BYTES_MAX];
+                fprintf(f, "  compressed: %" PRIu64 " session%s, %s (of %s; %s saved)\n", n_cold,
+                        n_cold == 1 ? "" : "s", format_bytes(sz, sizeof sz, cold_bytes),
+                        format_bytes(sz2, sizeof sz2, cold_orig),
+                        format_bytes(sz3, sizeof sz3, cold_orig - MIN(cold_bytes, cold_orig)));
+        }
+        if (n_rules > 0) {
+                fputs("  by rule:\n", f);
+                for (size_t j = 0; j < n_rules; j++)
+                        fprintf(f, "    %-17s %6" PRIu64 " session%s %8s\n", rules[j], rn[j],
+                                rn[j] == 1 ? " " : "s", format_bytes(sz, sizeof sz, rb[j]));
+        }
+        for (unsigned i = 0; r >= 0 && i < _PROT_MAX; i++)
+                if (pn[i] > 0)
+                        r = strbuf_printf(&sb, "%s%s %u", sb.len ? ", " : "",
+                                          protection_to_string((Protection)(1u << i)), pn[i]);
+        if (r < 0)
+                return -ENOMEM;
+        fputs("  protections fired: ", f);
+        r = render_wrap(f, sb.len ? sb.buf : "none", cols > 22 ? cols - 22 : 8, 4,
+                        cols > 4 ? cols - 4 : 1);
+        if (r >= 0) {
+                PlanHeldBack h;
+                _cleanup_free_ char *w = NULL;
+
+                plan_held_back(p, &h);
+                if (h.n > 0) {
+                        w = plan_held_back_warning(&h);
+                        if (!w)
+                                return -ENOMEM;
+                        fprintf(f, "  warning: %s\n", w);
+                }
+        }
+        return r;
+}
+
+/* One path of a step, cleaned for the terminal. */
+static int render_step_path(const PlanPath *pp, FILE *f) {
+        _cleanup_free_ char *from = plan_clean_string(pp->from, /* for_terminal= */ true);
+        _cleanup_free_ char *to = pp->to ? plan_clean_string(pp->to, true) : NULL;
+
+        if (!from || (pp->to && !to))
+                return -ENOMEM;
+        if (to)
+                fprintf(f, "    '%s' -> '%s'\n", from, to);
+        else
+                fprintf(f, "    remove '%s'\n", from);
+        return 0;
+}
+
+int plan_render_steps_text(const Plan *p, FILE *f) {
+        for (size_t i = 0; i < p->n_steps; i++) {
+                const PlanStep *st = &p->steps[i];
+                _cleanup_free_ char *id = plan_clean_string(st->session_id, true);
+                _cleanup_free_ char *why = st->why ? plan_clean_string(st->why, true) : NULL;
+                int r;
+
+                if (!id || (st->why && !why))
+                        return -ENOMEM;
+                switch (st->kind) {
+                case PLAN_STEP_RESTORE:
+                        if (why)
+                                fprintf(f, "cannot restore session %s: %s\n", id, why);
+                        else
+                                fprintf(f, "would restore session %s:\n", id);
+                        break;
+                case PLAN_STEP_RECOVER_DELETE:
+                        fprintf(f, "recover: would finish the interrupted delete of session %s:\n",
+                                id);
+                        break;
+                case PLAN_STEP_RECOVER_TEMP:
+                        fputs("recover: would remove a stale temporary file of qgc:\n", f);
+                        break;
+                default:
+                        continue;
+                }
+                for (size_t k = 0; k < st->n_paths; k++) {
+                        r = render_step_path(&st->paths[k], f);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        if (p->n_steps > 0 && !p->is_restore)
+                fputc('\n', f);
+        return 0;
+}
