@@ -212,9 +212,10 @@ void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it) {
                                              " bytes into %" PRIu64,
                                              s->id, actions_project(s),
                                              it->v->reason ? it->v->reason : "", in, out);
-        _cleanup_free_ char *extra = strprintf("QGC_ORIGINAL_BYTES=%" PRIu64
-                                               "\nQGC_COMPRESSED_BYTES=%" PRIu64 "\n",
-                                               in, out);
+        const JournalField fields[] = {
+                JOURNAL_FIELD_U64("QGC_ORIGINAL_BYTES", in),
+                JOURNAL_FIELD_U64("QGC_COMPRESSED_BYTES", out),
+        };
         JournalEntry e = {
                 .event = JOURNAL_COMPRESSED,
                 .message = msg,
@@ -226,7 +227,8 @@ void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it) {
                 .bytes = in,
                 .has_bytes = true,
                 .user = tr->user,
-                .extra = extra,
+                .fields = fields,
+                .n_fields = ELEMENTSOF(fields),
         };
 
         it->done = true;

@@ -78,7 +78,7 @@ int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
         const ActionsTree *t = &c->trees[st->tree];
         size_t l = strlen(st->dir), lc = strlen("/" COLD_DIR);
         _cleanup_free_ char *arel = l > lc ? strndup(st->dir, l - lc) : NULL;
-        _cleanup_free_ char *path = NULL, *msg = NULL, *extra = NULL;
+        _cleanup_free_ char *path = NULL, *msg = NULL;
         _cleanup_close_ int cfd = -EBADF, afd = -EBADF;
         const char *why = st->why;
         uint64_t in = 0, out = 0;
@@ -121,7 +121,6 @@ int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
                 msg = strprintf("restored compressed session %s into chats/archive/ (%" PRIu64
                                 " bytes from %" PRIu64 " compressed)",
                                 st->session_id, in, out);
-                extra = strprintf("QGC_COMPRESSED_BYTES=%" PRIu64 "\n", out);
         }
         JournalEntry e = {
                 .event = r < 0 ? JOURNAL_FAILED : JOURNAL_RESTORED,
@@ -134,7 +133,9 @@ int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
                 .has_bytes = r >= 0,
                 .user = tr->user,
                 .error = r < 0 ? -r : 0,
-                .extra = extra,
+                .fields = (const JournalField[]){
+                        JOURNAL_FIELD_U64("QGC_COMPRESSED_BYTES", out) },
+                .n_fields = r < 0 ? 0 : 1,
         };
         (void)journal_log(&e);
         return r;

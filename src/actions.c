@@ -294,7 +294,7 @@ static void actions_report_held_back(ActionsContext *c, const Plan *p) {
 static void actions_journal_run(const ActionsContext *c, const Plan *p, bool start,
                                 size_t n_planned) {
         const ActionStats *st = c->stats;
-        _cleanup_free_ char *msg = NULL, *extra = NULL, *warning = NULL;
+        _cleanup_free_ char *msg = NULL, *warning = NULL;
         char freed_s[FORMAT_BYTES_MAX], archived_s[FORMAT_BYTES_MAX];
         uint64_t freed = st->bytes_deleted + st->bytes_orphans;
         PlanHeldBack h = {};
@@ -311,30 +311,33 @@ static void actions_journal_run(const ActionsContext *c, const Plan *p, bool sta
                                 st->n_deleted, st->n_orphans, st->n_skipped, st->n_failed,
                                 format_bytes(freed_s, sizeof freed_s, freed),
                                 warning ? "; warning: " : "", warning ?: "");
-                extra = strprintf("QGC_ARCHIVED=%u\nQGC_DELETED=%u\nQGC_ORPHANS=%u\n"
-                                  "QGC_SKIPPED=%u\nQGC_FAILED=%u\nQGC_SALVAGED=%u\n"
-                                  "QGC_FREED_BYTES=%" PRIu64 "\nQGC_ARCHIVED_BYTES=%" PRIu64
-                                  "\nQGC_HELD_BACK=%zu\nQGC_HELD_BACK_BYTES=%" PRIu64 "\n%s%s%s",
-                                  st->n_archived, st->n_deleted, st->n_orphans, st->n_skipped,
-                                  st->n_failed, st->n_salvaged, freed, st->bytes_archived, h.n,
-                                  h.bytes, warning ? "QGC_WARNING=" : "", warning ?: "",
-                                  warning ? "\n" : "");
-                if (extra && st->n_compressed > 0) {
-                        char *x = strprintf("%sQGC_COMPRESSED=%u\nQGC_ORIGINAL_BYTES=%" PRIu64
-                                            "\nQGC_COMPRESSED_BYTES=%" PRIu64 "\n",
-                                            extra, st->n_compressed, st->bytes_compressed_in,
-                                            st->bytes_compressed_out);
-                        free(extra);
-                        extra = x;
-                }
         }
+        /* the summary's counters; the compression's only when something was compressed */
+        const JournalField fields[] = {
+                JOURNAL_FIELD_U64("QGC_ARCHIVED", st->n_archived),
+                JOURNAL_FIELD_U64("QGC_DELETED", st->n_deleted),
+                JOURNAL_FIELD_U64("QGC_ORPHANS", st->n_orphans),
+                JOURNAL_FIELD_U64("QGC_SKIPPED", st->n_skipped),
+                JOURNAL_FIELD_U64("QGC_FAILED", st->n_failed),
+                JOURNAL_FIELD_U64("QGC_SALVAGED", st->n_salvaged),
+                JOURNAL_FIELD_U64("QGC_FREED_BYTES", freed),
+                JOURNAL_FIELD_U64("QGC_ARCHIVED_BYTES", st->bytes_archived),
+                JOURNAL_FIELD_U64("QGC_HELD_BACK", h.n),
+                JOURNAL_FIELD_U64("QGC_HELD_BACK_BYTES", h.bytes),
+                JOURNAL_FIELD_STR("QGC_WARNING", warning),
+                JOURNAL_FIELD_U64("QGC_COMPRESSED", st->n_compressed),
+                JOURNAL_FIELD_U64("QGC_ORIGINAL_BYTES", st->bytes_compressed_in),
+                JOURNAL_FIELD_U64("QGC_COMPRESSED_BYTES", st->bytes_compressed_out),
+        };
         JournalEntry e = {
                 .event = start ? JOURNAL_RUN_START : JOURNAL_RUN_SUMMARY,
                 .message = msg,
                 /* unchanged meaning: archived + deleted + reclaimed (see QGC_FREED_BYTES) */
                 .bytes = st->bytes_archived + st->bytes_deleted + st->bytes_orphans,
                 .has_bytes = !start,
-                .extra = extra,
+                .fields = start ? NULL : fields,
+                .n_fields = start ? 0 : st->n_compressed > 0 ? ELEMENTSOF(fields)
+                                                             : ELEMENTSOF(fields) - 3,
                 .priority = !start && st->n_failed > 0 ? 4 /* warning */ : 0,
         };
         (void)journal_log(&e);

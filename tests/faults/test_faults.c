@@ -1737,7 +1737,10 @@ static void test_journal_sendv_carries_fields(void **state) {
                 .has_bytes = true,
                 .user = "alice",
                 .error = ENOSPC,
-                .extra = "QGC_EXTRA=1\n",
+                .fields = (const JournalField[]){ JOURNAL_FIELD_U64("QGC_EXTRA", 1),
+                                                  JOURNAL_FIELD_STR("QGC_NOTE", "a b=c"),
+                                                  JOURNAL_FIELD_STR("QGC_UNSET", NULL) },
+                .n_fields = 3,
         };
         (void)state;
         faults.fake_journal_socket = true;
@@ -1759,6 +1762,8 @@ static void test_journal_sendv_carries_fields(void **state) {
         assert_string_equal(sent_field("QGC_RUN"), "00112233445566778899aabbccddeeff");
         assert_string_equal(sent_field("ERRNO"), "28");
         assert_string_equal(sent_field("QGC_EXTRA"), "1");
+        assert_string_equal(sent_field("QGC_NOTE"), "a b=c"); /* as it is: no quoting */
+        assert_null(sent_field("QGC_UNSET"));
         assert_null(sent_field("CODE_FILE")); /* SD_JOURNAL_SUPPRESS_LOCATION */
         journal_close();
 }
