@@ -39,7 +39,7 @@ int actions_restore_one(ActionsContext *c, const Session *s) {
         if (why) {
                 log_error("restore: cannot restore session %s in '%s/projects/%s/chats': %s",
                           s->id, tr->runtime_dir, s->project_dir, why);
-                (void)actions_report_session(c, s, &v, JOURNAL_FAILED, why, 0);
+                (void)actions_report_session(c, s, &v, ACTIONS_FAILED, why, 0);
                 return -EEXIST;
         }
         r = t->error;
@@ -59,12 +59,12 @@ int actions_restore_one(ActionsContext *c, const Session *s) {
                         why = "cannot open the session's directories";
                 log_error("restore: cannot restore session %s from '%s/%s/archive': %s: %s",
                           s->id, tr->runtime_dir, rel, why, errno_to_string(-r));
-                (void)actions_report_session(c, s, &v, JOURNAL_FAILED, why, -r);
+                (void)actions_report_session(c, s, &v, ACTIONS_FAILED, why, -r);
                 return r;
         }
         Session moved = *s;
         moved.state = SESSION_ACTIVE;
-        (void)actions_report_session(c, &moved, &v, JOURNAL_RESTORED, NULL, 0);
+        (void)actions_report_session(c, &moved, &v, ACTIONS_DONE, NULL, 0);
         log_info("restored session %s into %s/%s", s->id, tr->runtime_dir, rel);
         return 0;
 }
