@@ -18,6 +18,7 @@
 #include "log.h"
 #include "macro.h"
 #include "recover.h"
+#include "testseam.h"
 #include "usageidx.h"
 #include "util.h"
 
@@ -32,16 +33,11 @@ uint64_t actions_now_ns(void) {
         return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* Sessions per batch: ACTIONS_BATCH_MAX, or the tests' cap (testseam.h; never the environment). */
 unsigned actions_batch_max(void) {
-        const char *e = getenv("QGC_TEST_BATCH_SESSIONS");
-        char *end = NULL;
-        unsigned long n;
+        unsigned n = test_seam_batch_sessions();
 
-        if (!e || !*e)
-                return ACTIONS_BATCH_MAX;
-        n = strtoul(e, &end, 10);
-        return end && *end == 0 && n >= 1 && n <= ACTIONS_BATCH_MAX ? (unsigned)n
-                                                                       : ACTIONS_BATCH_MAX;
+        return n >= 1 && n <= ACTIONS_BATCH_MAX ? n : ACTIONS_BATCH_MAX;
 }
 
 /* The transcript of item i: its directory fd and name. */
