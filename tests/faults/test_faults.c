@@ -1804,6 +1804,29 @@ static void test_journal_sendv_carries_fields(void **state) {
         journal_close();
 }
 
+/* More fields than one entry takes, or a name journald refuses: an error, and nothing sent. */
+static void test_journal_sendv_refuses_bad_fields(void **state) {
+        JournalField f[40];
+        JournalEntry e = { .event = JOURNAL_RUN_SUMMARY, .fields = f, .n_fields = ELEMENTSOF(f) };
+        unsigned n;
+
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(f); i++)
+                f[i] = (JournalField)JOURNAL_FIELD_U64("QGC_N", i);
+        faults.fake_journal_socket = true;
+        assert_int_equal(journal_open(JOURNAL_TARGET_JOURNAL, NULL, NULL), 0);
+        n = faults.n_sent;
+        assert_int_equal(journal_log(&e), -E2BIG);
+        f[0] = (JournalField)JOURNAL_FIELD_STR("qgc_lower", "x");
+        e.n_fields = 1;
+        assert_int_equal(journal_log(&e), -EINVAL);
+        assert_int_equal(faults.n_sent, n);
+        e.n_fields = 0;
+        assert_int_equal(journal_log(&e), 0);
+        assert_int_equal(faults.n_sent, n + 1);
+        journal_close();
+}
+
 static void test_journal_sendv_omits_unset_fields(void **state) {
         JournalEntry e = { .event = JOURNAL_ARCHIVED, .session = S_TEXT };
         (void)state;
@@ -1988,6 +2011,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_journal_sendv_omits_unset_fields, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_journal_without_socket_falls_back, setup, teardown),
                 cmocka_unit_test(test_journal_format_line_quotes_and_escapes),
+                cmocka_unit_test(test_journal_sendv_refuses_bad_fields),
                 cmocka_unit_test_setup_teardown(test_journal_file_target_appends_lines, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_journal_file_target_refuses_symlink_and_fifo, setup,
                                                 teardown),
