@@ -52,8 +52,8 @@ static void test_journal_summary_fields(void **state) {
 
         (void)state;
         assert_non_null(l);
-        assert_string_equal(l, "MESSAGE=\"qgc run finished\" MESSAGE_ID=7b3ba3048f994cb7b8b1a09ee54cb397 "
-                               "PRIORITY=5 SYSLOG_IDENTIFIER=qgc QGC_ACTION=run-summary "
+        assert_string_equal(l, "MESSAGE=\"qgc run finished\" "
+                               "MESSAGE_ID=7b3ba3048f994cb7b8b1a09ee54cb397 PRIORITY=5 SYSLOG_IDENTIFIER=qgc QGC_ACTION=run-summary "
                                "QGC_BYTES=7 QGC_RUN=" RUN " QGC_ARCHIVED=3 QGC_DELETED=2 "
                                "QGC_ORPHANS=0 QGC_SKIPPED=1 QGC_FAILED=0 QGC_SALVAGED=2 "
                                "QGC_FREED_BYTES=4096 QGC_ARCHIVED_BYTES=18446744073709551615 "
