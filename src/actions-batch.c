@@ -18,6 +18,7 @@
 #include "log.h"
 #include "macro.h"
 #include "recover.h"
+#include "testseam.h"
 #include "usageidx.h"
 #include "util.h"
 
@@ -32,16 +33,11 @@ uint64_t actions_now_ns(void) {
         return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* Sessions per batch: ACTIONS_BATCH_MAX, or the tests' cap (testseam.h; never the environment). */
 unsigned actions_batch_max(void) {
-        const char *e = getenv("QGC_TEST_BATCH_SESSIONS");
-        char *end = NULL;
-        unsigned long n;
+        unsigned n = test_seam_batch_sessions();
 
-        if (!e || !*e)
-                return ACTIONS_BATCH_MAX;
-        n = strtoul(e, &end, 10);
-        return end && *end == 0 && n >= 1 && n <= ACTIONS_BATCH_MAX ? (unsigned)n
-                                                                       : ACTIONS_BATCH_MAX;
+        return n >= 1 && n <= ACTIONS_BATCH_MAX ? n : ACTIONS_BATCH_MAX;
 }
 
 /* The transcript of item i: its directory fd and name. */
@@ -63,22 +59,22 @@ char *actions_tname(const Session *s) {
 }
 
 /* Report item it once. */
-void actions_batch_report(ActionsContext *c, ActionsBatchItem *it, JournalEvent ev,
+void actions_batch_report(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o,
                           const char *why, int error) {
         if (it->done)
                 return;
         it->done = true;
-        (void)actions_report_session(c, it->s, it->v, ev, why, error);
+        (void)actions_report_session(c, it->s, it->v, o, why, error);
 }
 
-/* Report a failure of a step: -ESTALE and conflicts are skips, the rest failures. */
-void actions_batch_fail(ActionsContext *c, ActionsBatchItem *it, int r, const char *why) {
-        if (r == -ESTALE)
-                actions_batch_report(c, it, JOURNAL_SKIPPED, "changed since scan", 0);
-        else if (r == -EEXIST && why && strstr(why, "(conflict)"))
-                actions_batch_report(c, it, JOURNAL_SKIPPED, why, 0);
-        else
-                actions_batch_report(c, it, JOURNAL_FAILED, why, -r);
+/* Report the step of it that returned r < 0 with why, as o (actions_outcome_errno(r), or what
+ * the step knows, a conflict): a skip carries no errno, and a file that changed since the scan
+ * is reported as that, whichever check of the step found it. */
+void actions_batch_fail(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o, int r,
+                        const char *why) {
+        if (o == ACTIONS_SKIPPED_CHANGED)
+                why = "changed since scan";
+        actions_batch_report(c, it, o, why, o == ACTIONS_FAILED ? -r : 0);
 }
 
 /* 0: the liveness re-check of every session of the batch, just before its first step, with the
@@ -98,8 +94,8 @@ static void actions_batch_live(ActionsContext *c, ActionsBatch *b) {
                 if (it->done)
                         continue;
                 if (r < 0) {
-                        actions_batch_report(c, it, JOURNAL_SKIPPED, "liveness cannot be checked",
-                                             0);
+                        actions_batch_report(c, it, ACTIONS_SKIPPED_LIVE,
+                                             "liveness cannot be checked", 0);
                         continue;
                 }
                 if (loaded[it->dir] == 0) {
@@ -111,7 +107,7 @@ static void actions_batch_live(ActionsContext *c, ActionsBatch *b) {
                 copy.live = 0;
                 copy.live_reason = NULL;
                 if (loaded[it->dir] == -EIO) {
-                        actions_batch_report(c, it, JOURNAL_SKIPPED,
+                        actions_batch_report(c, it, ACTIONS_SKIPPED_LIVE,
                                              "in use since scan: runtime claims unreadable", 0);
                         continue;
                 }
@@ -119,12 +115,12 @@ static void actions_batch_live(ActionsContext *c, ActionsBatch *b) {
                                                 : live_check_claims(fresh, &copy, &claims[it->dir]);
                 /* LIVE_RECENT came from the scan's clock; identity covers later writes */
                 if (k < 0)
-                        actions_batch_report(c, it, JOURNAL_SKIPPED, "liveness cannot be checked",
-                                             0);
+                        actions_batch_report(c, it, ACTIONS_SKIPPED_LIVE,
+                                             "liveness cannot be checked", 0);
                 else if ((copy.live & ~(unsigned)LIVE_RECENT) != 0) {
                         _cleanup_free_ char *m = strprintf("in use since scan: %s",
                                                            copy.live_reason ?: "in use");
-                        actions_batch_report(c, it, JOURNAL_SKIPPED,
+                        actions_batch_report(c, it, ACTIONS_SKIPPED_LIVE,
                                              m ?: "in use since scan", 0);
                 }
                 free(copy.live_reason);
@@ -153,14 +149,15 @@ static void actions_batch_salvage(ActionsContext *c, ActionsBatch *b, const Acti
                                              actions_fid(it->s))
                          : -ENOMEM;
                 if (r == 0)
-                        actions_batch_report(c, it, JOURNAL_SKIPPED, "changed since scan", 0);
+                        actions_batch_report(c, it, ACTIONS_SKIPPED_CHANGED, "changed since scan",
+                                             0);
                 else if (r < 0)
-                        actions_batch_report(c, it, JOURNAL_FAILED,
+                        actions_batch_report(c, it, ACTIONS_FAILED,
                                              "cannot salvage the usage record; session kept", -r);
                 else {
                         char *nb = realloc(buf, len + strlen(it->line) + 1);
                         if (!nb) {
-                                actions_batch_report(c, it, JOURNAL_FAILED, "out of memory",
+                                actions_batch_report(c, it, ACTIONS_FAILED, "out of memory",
                                                      ENOMEM);
                                 continue;
                         }
@@ -182,7 +179,7 @@ static void actions_batch_salvage(ActionsContext *c, ActionsBatch *b, const Acti
                 if (!it->line || it->done)
                         continue;
                 if (r < 0) {
-                        actions_batch_report(c, it, JOURNAL_FAILED,
+                        actions_batch_report(c, it, ACTIONS_FAILED,
                                              "cannot salvage the usage record; session kept", -r);
                         continue;
                 }
@@ -206,7 +203,7 @@ static void actions_batch_salvage(ActionsContext *c, ActionsBatch *b, const Acti
 
                 if (it->done || it->line || it->dep < 0 || b->items[it->dep].appended)
                         continue;
-                actions_batch_report(c, it, JOURNAL_SKIPPED,
+                actions_batch_report(c, it, ACTIONS_SKIPPED_NOT_NOW,
                                      "the usage line it shares with another file was not written; "
                                      "session kept",
                                      0);
@@ -270,7 +267,7 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
         if (!m || !idx) {
                 for (size_t i = 0; i < b->n; i++)
                         if (b->items[i].v->verb == VERB_DELETE)
-                                actions_batch_report(c, &b->items[i], JOURNAL_FAILED,
+                                actions_batch_report(c, &b->items[i], ACTIONS_FAILED,
                                                      "out of memory", ENOMEM);
                 return;
         }
@@ -283,12 +280,13 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
                         continue;
                 name = actions_tname(it->s);
                 if (!name) {
-                        actions_batch_report(c, it, JOURNAL_FAILED, "out of memory", ENOMEM);
+                        actions_batch_report(c, it, ACTIONS_FAILED, "out of memory", ENOMEM);
                         continue;
                 }
                 r = fs_check_identity(actions_batch_dir_fd(b, it), name, actions_fid(it->s));
                 if (r <= 0) {
-                        actions_batch_fail(c, it, r < 0 ? r : -ESTALE, "changed since scan");
+                        actions_batch_fail(c, it, actions_outcome_errno(r < 0 ? r : -ESTALE), r,
+                                           "changed since scan");
                         continue;
                 }
                 /* a copy in the other place since the scan (a TUI recreating chats/<id>.jsonl by
@@ -303,16 +301,18 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
                 } else
                         r = actions_copy_exists(d->chats_fd, name, it->s->state != SESSION_ARCHIVED);
                 if (r != 0) {
-                        actions_batch_fail(c, it, r < 0 ? r : -EEXIST,
-                                           "a copy in the other place appeared since the scan "
-                                           "(conflict)");
+                        actions_batch_fail(c, it,
+                                           r > 0 ? ACTIONS_SKIPPED_CONFLICT
+                                                 : actions_outcome_errno(r),
+                                           r, "a copy in the other place appeared since the scan "
+                                              "(conflict)");
                         continue;
                 }
                 actions_batch_claims(c, d);
                 r = actions_mark_delete(c, t, it->s, d->chats_fd, d->archive_fd, &it->mk);
                 c->claim_names = NULL;
                 if (r < 0) {
-                        actions_batch_report(c, it, JOURNAL_FAILED,
+                        actions_batch_report(c, it, ACTIONS_FAILED,
                                              "cannot write the pending-delete marker", -r);
                         continue;
                 }
@@ -328,7 +328,7 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
                 ActionsBatchItem *it = &b->items[idx[j]];
 
                 if (r < 0)
-                        actions_batch_report(c, it, JOURNAL_FAILED,
+                        actions_batch_report(c, it, ACTIONS_FAILED,
                                              "cannot write the pending-delete marker", -r);
                 else
                         it->marked = true;
@@ -348,9 +348,9 @@ static void actions_batch_erase(ActionsContext *c, ActionsBatch *b, const Action
                         continue;
                 r = actions_erase_shared(c, t, it->s, b->dirs[it->dir].chats_fd, &why);
                 if (r == -EAGAIN && why)
-                        actions_batch_report(c, it, JOURNAL_SKIPPED, why, 0);
+                        actions_batch_report(c, it, ACTIONS_SKIPPED_NOT_NOW, why, 0);
                 else if (r < 0)
-                        actions_batch_report(c, it, JOURNAL_FAILED,
+                        actions_batch_report(c, it, ACTIONS_FAILED,
                                              why ?: "cannot edit the files Qwen shares", -r);
         }
 }
@@ -383,7 +383,7 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                                     it->s->id);
                         if (r < 0) {
                                 keep_marker = true;
-                                actions_batch_report(c, it, JOURNAL_FAILED,
+                                actions_batch_report(c, it, ACTIONS_FAILED,
                                                      "transcript removed, but whether a copy "
                                                      "appeared is unknown",
                                                      -r);
@@ -396,7 +396,7 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                 if (r < 0) {
                         keep_marker = true; /* the next run's recovery pass retries */
                         actions_batch_report(
-                                c, it, JOURNAL_FAILED,
+                                c, it, ACTIONS_FAILED,
                                 r == -EBUSY ? "transcript removed; kept: a mount point inside"
                                             : "transcript removed, but not everything else",
                                 -r);
@@ -415,10 +415,7 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                         actions_batch_compressed(c, it);
                         continue;
                 }
-                actions_batch_report(c, it,
-                                     it->v->verb == VERB_ARCHIVE ? JOURNAL_ARCHIVED
-                                                                 : JOURNAL_DELETED,
-                                     NULL, 0);
+                actions_batch_report(c, it, ACTIONS_DONE, NULL, 0);
         }
 }
 

@@ -444,7 +444,7 @@ static void actions_report_erased(ActionsContext *c, const Session *s, const cha
         _cleanup_free_ char *path = strprintf("%s/%s/%s", tr->runtime_dir, dir, file);
         _cleanup_free_ char *msg = strprintf("removed %u %s of session %s from '%s'", n, what,
                                              s->id, path ? path : file);
-        _cleanup_free_ char *extra = strprintf("QGC_ERASED=%u\n", n);
+        const JournalField fields[] = { JOURNAL_FIELD_U64("QGC_ERASED", n) };
         JournalEntry e = {
                 .event = JOURNAL_ERASED,
                 .message = msg,
@@ -452,7 +452,8 @@ static void actions_report_erased(ActionsContext *c, const Session *s, const cha
                 .project = actions_project(s),
                 .path = path,
                 .user = tr->user,
-                .extra = extra,
+                .fields = fields,
+                .n_fields = ELEMENTSOF(fields),
         };
 
         if (n == 0)

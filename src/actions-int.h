@@ -93,18 +93,34 @@ typedef struct ActionsBatch {
         ActionsBatchDir dirs[ACTIONS_BATCH_DIRS];
 } ActionsBatch;
 
-/* Outcome of one action, for the journal and the stats. */
+/* What became of one action (a session's archive, delete, compress or restore; an orphan): each
+ * step says which, and actions_outcome_event() alone maps it to the journal event (the done
+ * event is the action's own: archived, deleted, restored, orphan-reclaimed). The reason that
+ * goes with it is the step's text, unchanged. */
 typedef enum ActionsOutcome {
         ACTIONS_DONE,
-        ACTIONS_SKIPPED,
+        ACTIONS_SKIPPED_CHANGED,  /* a file is not what the scan saw ("changed since scan") */
+        ACTIONS_SKIPPED_CONFLICT, /* a copy in the other place (or a .zst with other content) */
+        ACTIONS_SKIPPED_LIVE,     /* in use since the scan, or liveness cannot be checked */
+        ACTIONS_SKIPPED_REFUSED,  /* the verdict no longer holds (ownership, state), or the
+                                   * deletion limits held it back */
+        ACTIONS_SKIPPED_NOT_NOW,  /* a check of the step said not now: a file Qwen shares cannot
+                                   * be edited, the usage line it shares was not written, an
+                                   * orphan's own re-check */
         ACTIONS_FAILED,
+        _ACTIONS_OUTCOME_MAX,
+        _ACTIONS_OUTCOME_INVALID = -22,
 } ActionsOutcome;
 
 /* actions.c */
+JournalEvent actions_outcome_event(ActionsOutcome o, JournalEvent done);
+/* The outcome of a step that returned r: done, -ESTALE (a file changed since the scan) a skip,
+ * any other -errno a failure. A step that knows better (a conflict) says so itself. */
+ActionsOutcome actions_outcome_errno(int r);
 void actions_step(void *userdata, const char *what);
 const char *actions_project(const Session *s);
 int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v,
-                            JournalEvent ev, const char *reason, int error);
+                           ActionsOutcome o, const char *reason, int error);
 
 /* actions-erase.c */
 int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, int dir_fd,
@@ -124,9 +140,10 @@ unsigned actions_batch_max(void);
 int actions_batch_dir_fd(const ActionsBatch *b, const ActionsBatchItem *it);
 const FileId *actions_fid(const Session *s);
 char *actions_tname(const Session *s);
-void actions_batch_report(ActionsContext *c, ActionsBatchItem *it, JournalEvent ev,
+void actions_batch_report(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o,
                           const char *why, int error);
-void actions_batch_fail(ActionsContext *c, ActionsBatchItem *it, int r, const char *why);
+void actions_batch_fail(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o, int r,
+                        const char *why);
 void actions_batch_commit(ActionsContext *c);
 int actions_batch_dir(ActionsContext *c, const ActionsTree *t, const Session *s,
                       const char **ret_why);

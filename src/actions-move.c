@@ -150,7 +150,7 @@ static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
                         r = cold_step_begin(ctx, d->archive_fd, d->cold_fd, it->s->id,
                                             &it->s->archived, actions_step, c, it->cold, &why);
                 if (r < 0) {
-                        actions_batch_fail(c, it, r, why);
+                        actions_batch_fail(c, it, actions_outcome_errno(r), r, why);
                         continue;
                 }
                 d->sync_cold = true;
@@ -170,8 +170,12 @@ static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
                 k = r < 0 ? r
                           : cold_step_commit(b->dirs[it->dir].cold_fd, it->cold, actions_step, c,
                                              &why);
+                /* -EEXIST: a compressed copy appeared (coldstep.h) */
                 if (k < 0)
-                        actions_batch_fail(c, it, k, why ?: "cannot sync the compressed files");
+                        actions_batch_fail(c, it,
+                                           k == -EEXIST && why ? ACTIONS_SKIPPED_CONFLICT
+                                                               : actions_outcome_errno(k),
+                                           k, why ?: "cannot sync the compressed files");
         }
         for (size_t j = 0; j < b->n_dirs; j++) {
                 ActionsBatchDir *d = &b->dirs[j];
@@ -180,7 +184,7 @@ static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
                 d->sync_cold = false;
                 for (size_t i = 0; k < 0 && i < b->n; i++)
                         if (b->items[i].dir == j && b->items[i].v->verb == VERB_COMPRESS)
-                                actions_batch_report(c, &b->items[i], JOURNAL_FAILED,
+                                actions_batch_report(c, &b->items[i], ACTIONS_FAILED,
                                                      "compressed, but fsync of the cold tier "
                                                      "failed; the originals stay",
                                                      -k);
@@ -195,8 +199,12 @@ static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
                         continue;
                 k = cold_step_end(d->archive_fd, d->cold_fd, it->cold, actions_step, c, &why);
                 d->sync_archive = true;
+                /* -EEXIST: a .zst with other content than its original's (coldstep.h) */
                 if (k < 0)
-                        actions_batch_fail(c, it, k, why);
+                        actions_batch_fail(c, it,
+                                           k == -EEXIST ? ACTIONS_SKIPPED_CONFLICT
+                                                        : actions_outcome_errno(k),
+                                           k, why);
         }
 }
 
@@ -212,9 +220,10 @@ void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it) {
                                              " bytes into %" PRIu64,
                                              s->id, actions_project(s),
                                              it->v->reason ? it->v->reason : "", in, out);
-        _cleanup_free_ char *extra = strprintf("QGC_ORIGINAL_BYTES=%" PRIu64
-                                               "\nQGC_COMPRESSED_BYTES=%" PRIu64 "\n",
-                                               in, out);
+        const JournalField fields[] = {
+                JOURNAL_FIELD_U64("QGC_ORIGINAL_BYTES", in),
+                JOURNAL_FIELD_U64("QGC_COMPRESSED_BYTES", out),
+        };
         JournalEntry e = {
                 .event = JOURNAL_COMPRESSED,
                 .message = msg,
@@ -226,7 +235,8 @@ void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it) {
                 .bytes = in,
                 .has_bytes = true,
                 .user = tr->user,
-                .extra = extra,
+                .fields = fields,
+                .n_fields = ELEMENTSOF(fields),
         };
 
         it->done = true;
@@ -260,7 +270,7 @@ void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
                         continue;
                 name = actions_tname(it->s);
                 if (!name) {
-                        actions_batch_report(c, it, JOURNAL_FAILED, "out of memory", ENOMEM);
+                        actions_batch_report(c, it, ACTIONS_FAILED, "out of memory", ENOMEM);
                         continue;
                 }
                 if (it->v->verb == VERB_ARCHIVE) {
@@ -276,7 +286,11 @@ void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
                                                         &it->s->active, /* to_archive= */ true,
                                                         actions_step, c, &why);
                         if (r < 0) {
-                                actions_batch_fail(c, it, r, why);
+                                actions_batch_fail(c, it,
+                                                   r == -EEXIST && why == archive_why_conflict
+                                                           ? ACTIONS_SKIPPED_CONFLICT
+                                                           : actions_outcome_errno(r),
+                                                   r, why);
                                 continue;
                         }
                         d->sync_chats = d->sync_archive = true;
@@ -285,12 +299,13 @@ void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
                 dir_fd = actions_batch_dir_fd(b, it);
                 r = fs_check_identity(dir_fd, name, actions_fid(it->s));
                 if (r <= 0) {
-                        actions_batch_fail(c, it, r < 0 ? r : -ESTALE, "changed since scan");
+                        actions_batch_fail(c, it, actions_outcome_errno(r < 0 ? r : -ESTALE), r,
+                                           "changed since scan");
                         continue;
                 }
                 r = fs_unlink(dir_fd, name, 0);
                 if (r < 0) {
-                        actions_batch_report(c, it, JOURNAL_FAILED,
+                        actions_batch_report(c, it, ACTIONS_FAILED,
                                              r == -ENOENT ? "vanished"
                                                           : "cannot remove the transcript",
                                              -r);
@@ -332,7 +347,7 @@ static void actions_batch_move_sync(ActionsContext *c, ActionsBatch *b, bool mov
                             (b->items[i].v->verb == VERB_ARCHIVE ||
                              b->items[i].v->verb == VERB_COMPRESS) == moves)
                                 actions_batch_report(
-                                        c, &b->items[i], JOURNAL_FAILED,
+                                        c, &b->items[i], ACTIONS_FAILED,
                                         b->items[i].v->verb == VERB_ARCHIVE
                                                 ? "moved, but fsync of the directories failed"
                                         : b->items[i].v->verb == VERB_COMPRESS

@@ -16,7 +16,9 @@
 
 /* Journal an orphan outcome and count it. */
 static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdict *v,
-                                  JournalEvent ev, const char *path, const char *reason, int error) {
+                                 ActionsOutcome oc, const char *path, const char *reason,
+                                 int error) {
+        JournalEvent ev = actions_outcome_event(oc, JOURNAL_ORPHAN_RECLAIMED);
         _cleanup_free_ char *msg = NULL;
 
         if (ev == JOURNAL_ORPHAN_RECLAIMED)
@@ -66,7 +68,8 @@ static int actions_stale_mark(ActionsContext *c, const Orphan *o, const Verdict 
                                                  actions_step, c, &why);
 
         if (r <= 0)
-                return actions_report_orphan(c, o, v, r == 0 ? JOURNAL_SKIPPED : JOURNAL_FAILED,
+                return actions_report_orphan(c, o, v,
+                                             r == 0 ? ACTIONS_SKIPPED_NOT_NOW : ACTIONS_FAILED,
                                              path, why ?: "cannot open the tree", -r);
         msg = strprintf(v->mark > 0 ? "marked stale project entry '%s'"
                                     : "removed the stale mark of project entry '%s'", path);
@@ -123,10 +126,10 @@ int actions_orphan(ActionsContext *c, const Orphan *o, const Verdict *v) {
                 break;
         }
         if (!rel || !path)
-                return actions_report_orphan(c, o, v, JOURNAL_FAILED, o->name, "out of memory",
+                return actions_report_orphan(c, o, v, ACTIONS_FAILED, o->name, "out of memory",
                                              ENOMEM);
         if (t->error < 0)
-                return actions_report_orphan(c, o, v, JOURNAL_FAILED, path, "cannot open the tree",
+                return actions_report_orphan(c, o, v, ACTIONS_FAILED, path, "cannot open the tree",
                                              -t->error);
         if (o->kind == ORPHAN_STALE_PROJECT && v->verb != VERB_DELETE)
                 return actions_stale_mark(c, o, v, path);
@@ -140,8 +143,8 @@ int actions_orphan(ActionsContext *c, const Orphan *o, const Verdict *v) {
                 r = orphans_reclaim(o, root_fd, rel, dev, c->runtime_fds, c->inv->n_trees,
                                     actions_step, c, &why);
         if (r == 0)
-                return actions_report_orphan(c, o, v, JOURNAL_SKIPPED, path, why, 0);
+                return actions_report_orphan(c, o, v, ACTIONS_SKIPPED_NOT_NOW, path, why, 0);
         if (r < 0)
-                return actions_report_orphan(c, o, v, JOURNAL_FAILED, path, why, -r);
-        return actions_report_orphan(c, o, v, JOURNAL_ORPHAN_RECLAIMED, path, NULL, 0);
+                return actions_report_orphan(c, o, v, ACTIONS_FAILED, path, why, -r);
+        return actions_report_orphan(c, o, v, ACTIONS_DONE, path, NULL, 0);
 }

@@ -39,7 +39,7 @@ int actions_restore_one(ActionsContext *c, const Session *s) {
         if (why) {
                 log_error("restore: cannot restore session %s in '%s/projects/%s/chats': %s",
                           s->id, tr->runtime_dir, s->project_dir, why);
-                (void)actions_report_session(c, s, &v, JOURNAL_FAILED, why, 0);
+                (void)actions_report_session(c, s, &v, ACTIONS_FAILED, why, 0);
                 return -EEXIST;
         }
         r = t->error;
@@ -59,12 +59,12 @@ int actions_restore_one(ActionsContext *c, const Session *s) {
                         why = "cannot open the session's directories";
                 log_error("restore: cannot restore session %s from '%s/%s/archive': %s: %s",
                           s->id, tr->runtime_dir, rel, why, errno_to_string(-r));
-                (void)actions_report_session(c, s, &v, JOURNAL_FAILED, why, -r);
+                (void)actions_report_session(c, s, &v, ACTIONS_FAILED, why, -r);
                 return r;
         }
         Session moved = *s;
         moved.state = SESSION_ACTIVE;
-        (void)actions_report_session(c, &moved, &v, JOURNAL_RESTORED, NULL, 0);
+        (void)actions_report_session(c, &moved, &v, ACTIONS_DONE, NULL, 0);
         log_info("restored session %s into %s/%s", s->id, tr->runtime_dir, rel);
         return 0;
 }
@@ -78,7 +78,7 @@ int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
         const ActionsTree *t = &c->trees[st->tree];
         size_t l = strlen(st->dir), lc = strlen("/" COLD_DIR);
         _cleanup_free_ char *arel = l > lc ? strndup(st->dir, l - lc) : NULL;
-        _cleanup_free_ char *path = NULL, *msg = NULL, *extra = NULL;
+        _cleanup_free_ char *path = NULL, *msg = NULL;
         _cleanup_close_ int cfd = -EBADF, afd = -EBADF;
         const char *why = st->why;
         uint64_t in = 0, out = 0;
@@ -121,7 +121,6 @@ int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
                 msg = strprintf("restored compressed session %s into chats/archive/ (%" PRIu64
                                 " bytes from %" PRIu64 " compressed)",
                                 st->session_id, in, out);
-                extra = strprintf("QGC_COMPRESSED_BYTES=%" PRIu64 "\n", out);
         }
         JournalEntry e = {
                 .event = r < 0 ? JOURNAL_FAILED : JOURNAL_RESTORED,
@@ -134,7 +133,9 @@ int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
                 .has_bytes = r >= 0,
                 .user = tr->user,
                 .error = r < 0 ? -r : 0,
-                .extra = extra,
+                .fields = (const JournalField[]){
+                        JOURNAL_FIELD_U64("QGC_COMPRESSED_BYTES", out) },
+                .n_fields = r < 0 ? 0 : 1,
         };
         (void)journal_log(&e);
         return r;

@@ -137,9 +137,41 @@ const char *actions_project(const Session *s) {
         return s->cwd ? s->cwd : s->project_dir;
 }
 
+/* The one map from an outcome to its journal event; done is the action's own event. */
+JournalEvent actions_outcome_event(ActionsOutcome o, JournalEvent done) {
+        switch (o) {
+        case ACTIONS_DONE:
+                return done;
+        case ACTIONS_SKIPPED_CHANGED:
+        case ACTIONS_SKIPPED_CONFLICT:
+        case ACTIONS_SKIPPED_LIVE:
+        case ACTIONS_SKIPPED_REFUSED:
+        case ACTIONS_SKIPPED_NOT_NOW:
+                return JOURNAL_SKIPPED;
+        default:
+                return JOURNAL_FAILED;
+        }
+}
+
+ActionsOutcome actions_outcome_errno(int r) {
+        return r >= 0 ? ACTIONS_DONE : r == -ESTALE ? ACTIONS_SKIPPED_CHANGED : ACTIONS_FAILED;
+}
+
+/* The event of a session action that was done: what its verdict asked for. */
+static JournalEvent actions_done_event(const Verdict *v) {
+        if (v && v->rule && streq(v->rule, "restore"))
+                return JOURNAL_RESTORED;
+        if (v && v->verb == VERB_ARCHIVE)
+                return JOURNAL_ARCHIVED;
+        if (v && v->verb == VERB_COMPRESS)
+                return JOURNAL_COMPRESSED;
+        return JOURNAL_DELETED;
+}
+
 /* Journal one session outcome and count it. */
 int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v,
-                            JournalEvent ev, const char *reason, int error) {
+                           ActionsOutcome o, const char *reason, int error) {
+        JournalEvent ev = actions_outcome_event(o, actions_done_event(v));
         const Tree *tr = &c->inv->trees[s->tree];
         bool archived = s->state == SESSION_ARCHIVED || ev == JOURNAL_ARCHIVED;
         _cleanup_free_ char *path = strprintf("%s/projects/%s/chats/%s%s.jsonl", tr->runtime_dir,
@@ -227,11 +259,15 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
         int dir_fd, k, r;
 
         if (why)
-                return actions_report_session(c, s, v, JOURNAL_SKIPPED, why, 0);
+                return actions_report_session(c, s, v,
+                                              s->state == SESSION_CONFLICT
+                                                      ? ACTIONS_SKIPPED_CONFLICT
+                                                      : ACTIONS_SKIPPED_REFUSED,
+                                              why, 0);
         if (!name)
-                return actions_report_session(c, s, v, JOURNAL_FAILED, "out of memory", ENOMEM);
+                return actions_report_session(c, s, v, ACTIONS_FAILED, "out of memory", ENOMEM);
         if (t->error < 0)
-                return actions_report_session(c, s, v, JOURNAL_FAILED, "cannot open the tree",
+                return actions_report_session(c, s, v, ACTIONS_FAILED, "cannot open the tree",
                                               -t->error);
         if (b->n > 0 && b->tree != s->tree)
                 actions_batch_commit(c);
@@ -239,8 +275,7 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
 
         k = actions_batch_dir(c, t, s, &why);
         if (k < 0)
-                return actions_report_session(c, s, v,
-                                              k == -ESTALE ? JOURNAL_SKIPPED : JOURNAL_FAILED, why,
+                return actions_report_session(c, s, v, actions_outcome_errno(k), why,
                                               k == -ESTALE ? 0 : -k);
         dir_fd = s->state == SESSION_ARCHIVED ? b->dirs[k].archive_fd : b->dirs[k].chats_fd;
         if (session_is_cold(s) && dir_fd >= 0) {
@@ -249,19 +284,22 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                 dir_fd = b->dirs[k].cold_fd;
         }
         if (dir_fd < 0)
-                return actions_report_session(c, s, v, JOURNAL_SKIPPED, "changed since scan", 0);
+                return actions_report_session(c, s, v, ACTIONS_SKIPPED_CHANGED,
+                                              "changed since scan", 0);
 
         r = fs_check_identity(dir_fd, name, fid);
         if (r <= 0)
-                return actions_report_session(c, s, v, r < 0 ? JOURNAL_FAILED : JOURNAL_SKIPPED,
+                return actions_report_session(c, s, v,
+                                              r < 0 ? ACTIONS_FAILED : ACTIONS_SKIPPED_CHANGED,
                                               "changed since scan", r < 0 ? -r : 0);
         /* liveness: re-checked for the whole batch just before its first step */
         ssize_t dep = -1;
         r = actions_salvage(c, t, s, dir_fd, name, fid, &line, &sid, &dep);
         if (r == -ESTALE)
-                return actions_report_session(c, s, v, JOURNAL_SKIPPED, "changed since scan", 0);
+                return actions_report_session(c, s, v, ACTIONS_SKIPPED_CHANGED,
+                                              "changed since scan", 0);
         if (r < 0)
-                return actions_report_session(c, s, v, JOURNAL_FAILED,
+                return actions_report_session(c, s, v, ACTIONS_FAILED,
                                               "cannot salvage the usage record; session kept", -r);
 
         if (b->n == 0)
@@ -285,7 +323,7 @@ static void actions_report_held_back(ActionsContext *c, const Plan *p) {
                     it->index >= p->inv->n_sessions)
                         continue;
                 (void)actions_report_session(c, &p->inv->sessions[it->index], it->verdict,
-                                             JOURNAL_SKIPPED, it->verdict->reason, 0);
+                                             ACTIONS_SKIPPED_REFUSED, it->verdict->reason, 0);
         }
 }
 
@@ -294,7 +332,7 @@ static void actions_report_held_back(ActionsContext *c, const Plan *p) {
 static void actions_journal_run(const ActionsContext *c, const Plan *p, bool start,
                                 size_t n_planned) {
         const ActionStats *st = c->stats;
-        _cleanup_free_ char *msg = NULL, *extra = NULL, *warning = NULL;
+        _cleanup_free_ char *msg = NULL, *warning = NULL;
         char freed_s[FORMAT_BYTES_MAX], archived_s[FORMAT_BYTES_MAX];
         uint64_t freed = st->bytes_deleted + st->bytes_orphans;
         PlanHeldBack h = {};
@@ -311,30 +349,33 @@ static void actions_journal_run(const ActionsContext *c, const Plan *p, bool sta
                                 st->n_deleted, st->n_orphans, st->n_skipped, st->n_failed,
                                 format_bytes(freed_s, sizeof freed_s, freed),
                                 warning ? "; warning: " : "", warning ?: "");
-                extra = strprintf("QGC_ARCHIVED=%u\nQGC_DELETED=%u\nQGC_ORPHANS=%u\n"
-                                  "QGC_SKIPPED=%u\nQGC_FAILED=%u\nQGC_SALVAGED=%u\n"
-                                  "QGC_FREED_BYTES=%" PRIu64 "\nQGC_ARCHIVED_BYTES=%" PRIu64
-                                  "\nQGC_HELD_BACK=%zu\nQGC_HELD_BACK_BYTES=%" PRIu64 "\n%s%s%s",
-                                  st->n_archived, st->n_deleted, st->n_orphans, st->n_skipped,
-                                  st->n_failed, st->n_salvaged, freed, st->bytes_archived, h.n,
-                                  h.bytes, warning ? "QGC_WARNING=" : "", warning ?: "",
-                                  warning ? "\n" : "");
-                if (extra && st->n_compressed > 0) {
-                        char *x = strprintf("%sQGC_COMPRESSED=%u\nQGC_ORIGINAL_BYTES=%" PRIu64
-                                            "\nQGC_COMPRESSED_BYTES=%" PRIu64 "\n",
-                                            extra, st->n_compressed, st->bytes_compressed_in,
-                                            st->bytes_compressed_out);
-                        free(extra);
-                        extra = x;
-                }
         }
+        /* the summary's counters; the compression's only when something was compressed */
+        const JournalField fields[] = {
+                JOURNAL_FIELD_U64("QGC_ARCHIVED", st->n_archived),
+                JOURNAL_FIELD_U64("QGC_DELETED", st->n_deleted),
+                JOURNAL_FIELD_U64("QGC_ORPHANS", st->n_orphans),
+                JOURNAL_FIELD_U64("QGC_SKIPPED", st->n_skipped),
+                JOURNAL_FIELD_U64("QGC_FAILED", st->n_failed),
+                JOURNAL_FIELD_U64("QGC_SALVAGED", st->n_salvaged),
+                JOURNAL_FIELD_U64("QGC_FREED_BYTES", freed),
+                JOURNAL_FIELD_U64("QGC_ARCHIVED_BYTES", st->bytes_archived),
+                JOURNAL_FIELD_U64("QGC_HELD_BACK", h.n),
+                JOURNAL_FIELD_U64("QGC_HELD_BACK_BYTES", h.bytes),
+                JOURNAL_FIELD_STR("QGC_WARNING", warning),
+                JOURNAL_FIELD_U64("QGC_COMPRESSED", st->n_compressed),
+                JOURNAL_FIELD_U64("QGC_ORIGINAL_BYTES", st->bytes_compressed_in),
+                JOURNAL_FIELD_U64("QGC_COMPRESSED_BYTES", st->bytes_compressed_out),
+        };
         JournalEntry e = {
                 .event = start ? JOURNAL_RUN_START : JOURNAL_RUN_SUMMARY,
                 .message = msg,
                 /* unchanged meaning: archived + deleted + reclaimed (see QGC_FREED_BYTES) */
                 .bytes = st->bytes_archived + st->bytes_deleted + st->bytes_orphans,
                 .has_bytes = !start,
-                .extra = extra,
+                .fields = start ? NULL : fields,
+                .n_fields = start ? 0 : st->n_compressed > 0 ? ELEMENTSOF(fields)
+                                                             : ELEMENTSOF(fields) - 3,
                 .priority = !start && st->n_failed > 0 ? 4 /* warning */ : 0,
         };
         (void)journal_log(&e);

@@ -261,6 +261,8 @@ static bool archive_both_exist(int src_fd, int dst_fd, const char *name) {
         return a.st_dev != b.st_dev || a.st_ino != b.st_ino;
 }
 
+const char archive_why_conflict[] = "target transcript exists (conflict)";
+
 /* Everything that would make the move fail, checked before anything changes. */
 static int archive_preflight(int src_fd, int dst_fd, const char *id, const FileId *expect,
                              const char **ret_why) {
@@ -286,7 +288,7 @@ static int archive_preflight(int src_fd, int dst_fd, const char *id, const FileI
         }
         r = fs_exists(dst_fd, t);
         if (r != 0) {
-                *ret_why = "target transcript exists (conflict)";
+                *ret_why = archive_why_conflict;
                 return r < 0 ? r : -EEXIST;
         }
         if (archive_both_exist(src_fd, dst_fd, w)) {
@@ -359,7 +361,7 @@ static int archive_move_full(int src_fd, int dst_fd, const char *id, const FileI
         }
         r = fs_rename_noreplace(src_fd, t, dst_fd, t);
         if (r < 0) {
-                *ret_why = r == -EEXIST ? "target transcript exists (conflict)"
+                *ret_why = r == -EEXIST ? archive_why_conflict
                                         : "cannot rename the transcript";
                 goto rollback;
         }
@@ -408,7 +410,7 @@ int archive_move_bare_nosync(int src_fd, int dst_fd, const char *id, const FileI
                 return r;
         r = fs_rename_noreplace(src_fd, t, dst_fd, t);
         if (r < 0) {
-                *ret_why = r == -EEXIST ? "target transcript exists (conflict)"
+                *ret_why = r == -EEXIST ? archive_why_conflict
                                         : "cannot rename the transcript";
                 return r;
         }

@@ -19,7 +19,9 @@ typedef void (*ArchiveStepFn)(void *userdata, const char *step);
  * -ESTALE (the renamed sidecars put back) when a merged sidecar was written to meanwhile.
  * Refuses before changing anything: -ESTALE when the transcript is not `expect` (may be NULL),
  * -EEXIST when the target transcript or both .worktree.json exist, -EBADMSG when a .pr.json to
- * merge is not valid. *ret_why (may be NULL) gets a static explanation on failure. */
+ * merge is not valid. *ret_why (may be NULL) gets a static explanation on failure:
+ * archive_why_conflict itself when the target transcript exists (a conflict, not a failure). */
+extern const char archive_why_conflict[];
 int archive_move(int src_fd, int dst_fd, const char *id, const FileId *expect, bool to_archive,
                  ArchiveStepFn step, void *userdata, const char **ret_why);
 

@@ -56,25 +56,17 @@ struct open_how {
 /* Deepest directory nesting fs_rm_rf_at() descends into. */
 #define FS_RM_RF_MAX_DEPTH 128
 
-/* Is openat2(2) used? -1 not decided yet (QGC_TEST_NO_OPENAT2 is read once), 0 no (the kernel
- * said ENOSYS, or a test forces the fallback walk), 1 yes. Written with atomics: the scan's
+/* Is openat2(2) used? 1 yes (until the kernel says ENOSYS), 0 no (the kernel said ENOSYS, or a
+ * test forces the fallback walk: fs_test_force_walk()). Written with atomics: the scan's
  * threads share it. */
-static int fs_openat2_state = -1;
+static int fs_openat2_state = 1;
 
 void fs_test_force_walk(bool force) {
         __atomic_store_n(&fs_openat2_state, force ? 0 : 1, __ATOMIC_RELAXED);
 }
 
 static bool fs_use_openat2(void) {
-        int v = __atomic_load_n(&fs_openat2_state, __ATOMIC_RELAXED);
-        const char *e;
-
-        if (v >= 0)
-                return v;
-        e = getenv("QGC_TEST_NO_OPENAT2");
-        v = e && *e && !streq(e, "0") ? 0 : 1;
-        __atomic_store_n(&fs_openat2_state, v, __ATOMIC_RELAXED);
-        return v;
+        return __atomic_load_n(&fs_openat2_state, __ATOMIC_RELAXED) != 0;
 }
 
 int fs_dir_next(FsDir *d, const char **ret_name, unsigned char *ret_type) {

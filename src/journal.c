@@ -214,7 +214,21 @@ static int journal_entry_priority(const JournalEntry *e) {
         return e->priority > 0 && e->priority <= 7 ? e->priority : journal_priority_table[e->event];
 }
 
-/* Call fn for every field of e, in a fixed order. Stops at the first error. */
+/* Is name a field name journald takes (and one the line format needs no quoting for)? Upper-case
+ * letters, digits and '_', not starting with '_' (journald's trusted fields) or a digit. */
+static bool journal_field_name_valid(const char *name) {
+        size_t n = 0;
+
+        if (!name || !*name || *name == '_' || (*name >= '0' && *name <= '9'))
+                return false;
+        for (const char *p = name; *p; p++, n++)
+                if (!((*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+                        return false;
+        return n <= 64;
+}
+
+/* Call fn for every field of e, in a fixed order: the fixed fields, then e->fields. Stops at the
+ * first error (-EINVAL for an invalid field name). */
 static int journal_foreach_field(const JournalEntry *e, const char *run_id, JournalFieldFn fn,
                                  void *userdata) {
         char prio[4], bytes[24], err[16];
@@ -250,20 +264,25 @@ static int journal_foreach_field(const JournalEntry *e, const char *run_id, Jour
                         return r;
         }
 
-        /* extra: "KEY=value\n" lines */
-        for (const char *l = e->extra; l && *l;) {
-                const char *nl = strchrnul(l, '\n');
-                const char *eq = memchr(l, '=', (size_t)(nl - l));
-                if (eq && eq > l) {
-                        _cleanup_free_ char *k = strndup(l, (size_t)(eq - l));
-                        _cleanup_free_ char *v = strndup(eq + 1, (size_t)(nl - eq - 1));
-                        if (!k || !v)
-                                return -ENOMEM;
-                        r = fn(userdata, k, v);
-                        if (r < 0)
-                                return r;
-                }
-                l = *nl ? nl + 1 : nl;
+        for (size_t i = 0; i < e->n_fields; i++) {
+                const JournalField *f = &e->fields[i];
+                char num[24];
+                const char *v;
+
+                if (!journal_field_name_valid(f->name))
+                        return -EINVAL;
+                if (f->type == JOURNAL_FIELD_UINT64) {
+                        snprintf(num, sizeof num, "%" PRIu64, f->u64);
+                        v = num;
+                } else if (f->type == JOURNAL_FIELD_STRING)
+                        v = f->string;
+                else
+                        return -EINVAL;
+                if (!v)
+                        continue;
+                r = fn(userdata, f->name, v);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -272,16 +291,25 @@ static int journal_line_field(void *userdata, const char *key, const char *value
         return journal_append_pair(userdata, key, value);
 }
 
-char *journal_format_line(const JournalEntry *e, const char *run_id) {
+static int journal_format_line_full(const JournalEntry *e, const char *run_id, char **ret) {
         StrBuf b = {};
+        int r;
 
         if (!e || e->event < 0 || e->event >= _JOURNAL_EVENT_MAX)
-                return NULL;
-        if (journal_foreach_field(e, run_id, journal_line_field, &b) < 0) {
+                return -EINVAL;
+        r = journal_foreach_field(e, run_id, journal_line_field, &b);
+        if (r < 0) {
                 strbuf_done(&b);
-                return NULL;
+                return r;
         }
-        return strbuf_steal(&b);
+        *ret = strbuf_steal(&b);
+        return *ret ? 0 : -ENOMEM;
+}
+
+char *journal_format_line(const JournalEntry *e, const char *run_id) {
+        char *line = NULL;
+
+        return journal_format_line_full(e, run_id, &line) < 0 ? NULL : line;
 }
 
 typedef struct JournalIov {
@@ -329,6 +357,7 @@ void journal_set_stderr_max_priority(int priority) {
 int journal_log(const JournalEntry *e) {
         _cleanup_free_ char *line = NULL;
         _cleanup_free_ char *nl = NULL;
+        int r;
 
         if (!e || e->event < 0 || e->event >= _JOURNAL_EVENT_MAX)
                 return -EINVAL;
@@ -340,9 +369,9 @@ int journal_log(const JournalEntry *e) {
             journal_entry_priority(e) > journal_stderr_max_priority)
                 return 0;
 
-        line = journal_format_line(e, journal_state.run_id);
-        if (!line)
-                return -ENOMEM;
+        r = journal_format_line_full(e, journal_state.run_id, &line);
+        if (r < 0)
+                return r;
         nl = strprintf("%s\n", line);
         if (!nl)
                 return -ENOMEM;

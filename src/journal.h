@@ -34,6 +34,26 @@ typedef enum JournalEvent {
         _JOURNAL_EVENT_INVALID = -22,
 } JournalEvent;
 
+/* A field of an entry beyond the fixed ones (the run summary's counters, a compression's sizes):
+ * a name by journald's rules (A-Z, 0-9 and '_', not first, at most 64 characters) and a number
+ * or a string. A string field whose value is NULL is left out, like an unset fixed field. */
+typedef enum JournalFieldType {
+        JOURNAL_FIELD_UINT64,
+        JOURNAL_FIELD_STRING,
+} JournalFieldType;
+
+typedef struct JournalField {
+        const char *name;
+        JournalFieldType type;
+        union {
+                uint64_t u64;
+                const char *string;
+        };
+} JournalField;
+
+#define JOURNAL_FIELD_U64(n, v) { .name = (n), .type = JOURNAL_FIELD_UINT64, .u64 = (v) }
+#define JOURNAL_FIELD_STR(n, v) { .name = (n), .type = JOURNAL_FIELD_STRING, .string = (v) }
+
 typedef struct JournalEntry {
         JournalEvent event;
         const char *message;  /* MESSAGE= */
@@ -46,7 +66,8 @@ typedef struct JournalEntry {
         bool has_bytes;
         const char *user;     /* QGC_USER= */
         int error;            /* ERRNO= when != 0 (positive errno) */
-        const char *extra;    /* additional "KEY=value\n" lines (summary counters), may be NULL */
+        const JournalField *fields; /* more fields, after the fixed ones, in this order */
+        size_t n_fields;
         int priority;         /* PRIORITY= (syslog level 1..7); 0 = the event's default
                                * (qgc never logs at emerg) */
 } JournalEntry;
@@ -59,6 +80,8 @@ typedef struct JournalEntry {
 int journal_open(JournalTarget target, const char *path, const char *run_id);
 void journal_close(void);
 bool journal_is_open(void);
+/* 0, or -errno: -EBADF not open, -EINVAL an invalid event or field name, -E2BIG too many fields
+ * for one journald entry. */
 int journal_log(const JournalEntry *e);
 
 const char *journal_event_to_string(JournalEvent e); /* QGC_ACTION= value */
@@ -69,7 +92,8 @@ bool journal_available(void);
 /* The target journal_open() chose (AUTO resolved), for messages and tests. */
 JournalTarget journal_get_target(void);
 /* Format e as the one-line key=value form used for stderr and files (without '\n').
- * Returns a malloc'ed string or NULL on ENOMEM. run_id may be NULL. */
+ * Returns a malloc'ed string or NULL (ENOMEM, an invalid event or field name). run_id may be
+ * NULL. */
 char *journal_format_line(const JournalEntry *e, const char *run_id);
 /* With the stderr target, drop entries less severe than priority (syslog level; --quiet sets
  * LOG_WARNING so that cron mails only failures). The journal and files get everything. */

@@ -47,9 +47,14 @@ static const MetricFamily families[] = {
         { "qgc_last_run_archived_bytes", "Bytes of the sessions the last run archived." },
         { "qgc_last_run_freed_bytes",
           "Bytes the last run freed: deleted sessions and reclaimed orphans." },
+        { "qgc_last_run_compressed_original_bytes",
+          "Bytes of the archived sessions the last run compressed into the cold tier, before "
+          "compression." },
+        { "qgc_last_run_compressed_bytes",
+          "Bytes of the compressed files the last run wrote for them." },
         { "qgc_last_run_actions",
-          "Outcomes of the last run's actions (archived, deleted, orphans_reclaimed, salvaged, "
-          "skipped, failed)." },
+          "Outcomes of the last run's actions (archived, deleted, compressed, orphans_reclaimed, "
+          "salvaged, skipped, failed)." },
         { "qgc_sessions", "Sessions in the last run's plan, by verb and by the rule that decided." },
         { "qgc_held_back_sessions",
           "Sessions a rule selected but a protection kept, or the deletion limit postponed "
@@ -198,11 +203,18 @@ static int metrics_record_buf(StrBuf *b, const Plan *p, const ActionStats *st, c
         if (r >= 0)
                 r = metrics_line(b, "qgc_last_run_freed_bytes",
                                  st->bytes_deleted + st->bytes_orphans, "user", user, NULL);
+        if (r >= 0)
+                r = metrics_line(b, "qgc_last_run_compressed_original_bytes",
+                                 st->bytes_compressed_in, "user", user, NULL);
+        if (r >= 0)
+                r = metrics_line(b, "qgc_last_run_compressed_bytes", st->bytes_compressed_out,
+                                 "user", user, NULL);
         const struct {
                 const char *outcome;
                 unsigned n;
         } outcomes[] = {
                 { "archived", st->n_archived }, { "deleted", st->n_deleted },
+                { "compressed", st->n_compressed },
                 { "orphans_reclaimed", st->n_orphans }, { "salvaged", st->n_salvaged },
                 { "skipped", st->n_skipped },   { "failed", st->n_failed },
         };

@@ -17,7 +17,8 @@ bool metrics_enabled(void);
 
 /* In the process that executed the plan (a user's child in --all-users): append this run's
  * numbers for its user: plan verdicts per verb and rule, held-back sessions, action outcomes and
- * bytes, each tree's size and filesystem, the tree caps of cfg. No-op when not enabled. */
+ * bytes (archived, freed, compressed: before and after), each tree's size and filesystem, the
+ * tree caps of cfg. No-op when not enabled. */
 void metrics_record(const Plan *p, const ActionStats *st, const Config *cfg);
 
 /* Write the file: what was recorded, plus the run's timestamp, duration and exit code. Temp file

@@ -4,6 +4,7 @@
 #include "testseam.h"
 
 static unsigned crash_after_step;
+static unsigned batch_sessions;
 
 void test_seam_set_crash_after_step(unsigned n) {
         crash_after_step = n;
@@ -11,4 +12,12 @@ void test_seam_set_crash_after_step(unsigned n) {
 
 unsigned test_seam_crash_after_step(void) {
         return crash_after_step;
+}
+
+void test_seam_set_batch_sessions(unsigned n) {
+        batch_sessions = n;
+}
+
+unsigned test_seam_batch_sessions(void) {
+        return batch_sessions;
 }

@@ -9,3 +9,9 @@
  * checks that a rerun completes the work. */
 void test_seam_set_crash_after_step(unsigned n);
 unsigned test_seam_crash_after_step(void);
+
+/* Cap the executor's group commit (actions-batch.c) at n sessions per batch, 1 up to
+ * ACTIONS_BATCH_MAX; 0 (the default) or any other value: no cap but the executor's own.
+ * tests/faults crashes after every step with batches of 1, 2, 3 and the default. */
+void test_seam_set_batch_sessions(unsigned n);
+unsigned test_seam_batch_sessions(void);

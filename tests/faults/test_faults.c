@@ -406,6 +406,19 @@ int __wrap_live_probe_new(const Tree *t, LiveProbe **ret) {
         return __real_live_probe_new(t, ret);
 }
 
+/* The QGC_TEST_* variables the library asked getenv() for (ld --wrap=getenv sees qgc's own calls,
+ * not libc's): a test seam is a setter (testseam.h), never the environment. */
+static char test_getenv_names[512];
+char *__real_getenv(const char *name);
+char *__wrap_getenv(const char *name);
+char *__wrap_getenv(const char *name) {
+        size_t l = strlen(test_getenv_names);
+
+        if (name && strncmp(name, "QGC_TEST_", 9) == 0)
+                snprintf(test_getenv_names + l, sizeof test_getenv_names - l, "%s ", name);
+        return __real_getenv(name);
+}
+
 int __real_actions_execute(const Plan *p, ActionStats *ret_stats);
 int __wrap_actions_execute(const Plan *p, ActionStats *ret_stats);
 int __wrap_actions_execute(const Plan *p, ActionStats *ret_stats) {
@@ -985,7 +998,8 @@ static void crash_check_salvaged_first(const char *qwen, unsigned n) {
 }
 
 /* Crash after every step N, check what the crash left, rerun, check. batch: sessions per group
- * commit (QGC_TEST_BATCH_SESSIONS; NULL: the default, every picked session in one batch). */
+ * commit (test_seam_set_batch_sessions(); NULL: the default, every picked session in one
+ * batch). */
 static void crash_every_step(T *t, const char *batch) {
         unsigned n;
 
@@ -1003,7 +1017,7 @@ static void crash_every_step(T *t, const char *batch) {
                 if (pid == 0) {
                         test_seam_set_crash_after_step(n);
                         if (batch)
-                                setenv("QGC_TEST_BATCH_SESSIONS", batch, 1);
+                                test_seam_set_batch_sessions((unsigned)atoi(batch));
                         _exit(apply_execute(qwen, crash_picks, &st) == 0 ? 0 : 1);
                 }
                 assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -1122,11 +1136,33 @@ static void test_faults_executor_probe_once_per_tree(void **state) {
 
         crash_plant(t->qwen);
         n_executor_probes = 0;
-        setenv("QGC_TEST_BATCH_SESSIONS", "1", 1);
+        test_seam_set_batch_sessions(1);
         assert_int_equal(apply_execute(t->qwen, crash_picks, &st), 0);
-        unsetenv("QGC_TEST_BATCH_SESSIONS");
+        test_seam_set_batch_sessions(0);
         assert_int_equal(st.n_deleted + st.n_archived, 4);
         assert_int_equal(n_executor_probes, 1);
+}
+
+/* No test seam is read from the environment: with every QGC_TEST_ variable qgc ever read set
+ * (the batch cap, the walk without openat2, the crash), a scan and a real run read none of them
+ * and run whole. */
+static void test_faults_no_test_environment(void **state) {
+        T *t = *state;
+        ActionStats st = {};
+
+        crash_plant(t->qwen);
+        setenv("QGC_TEST_BATCH_SESSIONS", "1", 1);
+        setenv("QGC_TEST_NO_OPENAT2", "1", 1);
+        setenv("QGC_TEST_CRASH_AFTER_STEP", "1", 1);
+        test_getenv_names[0] = 0;
+        assert_int_equal(apply_execute(t->qwen, crash_picks, &st), 0);
+        unsetenv("QGC_TEST_BATCH_SESSIONS");
+        unsetenv("QGC_TEST_NO_OPENAT2");
+        unsetenv("QGC_TEST_CRASH_AFTER_STEP");
+        if (test_getenv_names[0])
+                fail_msg("the library read %s", test_getenv_names);
+        assert_int_equal(st.n_deleted + st.n_archived, 4);
+        assert_int_equal(st.n_failed, 0);
 }
 
 /* Two files of one session (ids differing in case: Qwen dedupes usage on the first record's
@@ -1737,7 +1773,10 @@ static void test_journal_sendv_carries_fields(void **state) {
                 .has_bytes = true,
                 .user = "alice",
                 .error = ENOSPC,
-                .extra = "QGC_EXTRA=1\n",
+                .fields = (const JournalField[]){ JOURNAL_FIELD_U64("QGC_EXTRA", 1),
+                                                  JOURNAL_FIELD_STR("QGC_NOTE", "a b=c"),
+                                                  JOURNAL_FIELD_STR("QGC_UNSET", NULL) },
+                .n_fields = 3,
         };
         (void)state;
         faults.fake_journal_socket = true;
@@ -1759,7 +1798,32 @@ static void test_journal_sendv_carries_fields(void **state) {
         assert_string_equal(sent_field("QGC_RUN"), "00112233445566778899aabbccddeeff");
         assert_string_equal(sent_field("ERRNO"), "28");
         assert_string_equal(sent_field("QGC_EXTRA"), "1");
+        assert_string_equal(sent_field("QGC_NOTE"), "a b=c"); /* as it is: no quoting */
+        assert_null(sent_field("QGC_UNSET"));
         assert_null(sent_field("CODE_FILE")); /* SD_JOURNAL_SUPPRESS_LOCATION */
+        journal_close();
+}
+
+/* More fields than one entry takes, or a name journald refuses: an error, and nothing sent. */
+static void test_journal_sendv_refuses_bad_fields(void **state) {
+        JournalField f[40];
+        JournalEntry e = { .event = JOURNAL_RUN_SUMMARY, .fields = f, .n_fields = ELEMENTSOF(f) };
+        unsigned n;
+
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(f); i++)
+                f[i] = (JournalField)JOURNAL_FIELD_U64("QGC_N", i);
+        faults.fake_journal_socket = true;
+        assert_int_equal(journal_open(JOURNAL_TARGET_JOURNAL, NULL, NULL), 0);
+        n = faults.n_sent;
+        assert_int_equal(journal_log(&e), -E2BIG);
+        f[0] = (JournalField)JOURNAL_FIELD_STR("qgc_lower", "x");
+        e.n_fields = 1;
+        assert_int_equal(journal_log(&e), -EINVAL);
+        assert_int_equal(faults.n_sent, n);
+        e.n_fields = 0;
+        assert_int_equal(journal_log(&e), 0);
+        assert_int_equal(faults.n_sent, n + 1);
         journal_close();
 }
 
@@ -1923,6 +1987,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_batches_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_group_commit_fsyncs_per_batch, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_fsync_audit_whole_batch, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_no_test_environment, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_executor_probe_once_per_tree, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_faults_fsync_audit_catches_a_missing_fsync, setup,
@@ -1946,6 +2011,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_journal_sendv_omits_unset_fields, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_journal_without_socket_falls_back, setup, teardown),
                 cmocka_unit_test(test_journal_format_line_quotes_and_escapes),
+                cmocka_unit_test(test_journal_sendv_refuses_bad_fields),
                 cmocka_unit_test_setup_teardown(test_journal_file_target_appends_lines, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_journal_file_target_refuses_symlink_and_fifo, setup,
                                                 teardown),

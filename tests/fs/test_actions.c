@@ -491,6 +491,48 @@ static void test_actions_delete_with_copy_appearing_after_scan_skips(void **stat
         assert_true(fixture_exists(t->qwen, "file-history/" S_ARCH "/f@v1"));
 }
 
+/* The executor's outcome of an archive move that finds something in the way is the step's, not
+ * its text's: a transcript appearing in chats/archive/ after the scan is a conflict (skipped,
+ * no errno); both copies of the .worktree.json sidecar, also -EEXIST, are a failure. */
+static void test_actions_archive_conflict_skips_sidecar_clash_fails(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_TEXT, VERB_ARCHIVE }, {} };
+        _cleanup_free_ char *log = NULL;
+        ApplyRun a = {};
+        ActionStats st = {};
+
+        assert_int_equal(apply_prepare(t->qwen, picks, &a), 0);
+        assert_int_equal(fixture_write(t->qwen, P_API "/archive/" S_TEXT ".jsonl", "{}\n"), 0);
+        assert_int_equal(actions_execute(&a.plan, &st), 0);
+        apply_run_done(&a);
+        assert_int_equal(st.n_archived, 0);
+        assert_int_equal(st.n_skipped, 1);
+        assert_int_equal(st.n_failed, 0);
+        assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
+        log = test_read_rel(t->root, "journal.log");
+        assert_non_null(strstr(log, "QGC_ACTION=skipped "));
+        assert_non_null(strstr(log, "): target transcript exists (conflict)\" "));
+        assert_null(strstr(log, "ERRNO="));
+
+        _cleanup_free_ char *copy = fixture_path(t->qwen, P_API "/archive/" S_TEXT ".jsonl");
+        assert_int_equal(unlink(copy), 0);
+        assert_int_equal(apply_prepare(t->qwen, picks, &a), 0);
+        assert_int_equal(fixture_write(t->qwen, P_API "/" S_TEXT ".worktree.json", "{}\n"), 0);
+        assert_int_equal(fixture_write(t->qwen, P_API "/archive/" S_TEXT ".worktree.json", "{}\n"),
+                         0);
+        st = (ActionStats){};
+        assert_int_equal(actions_execute(&a.plan, &st), 1);
+        apply_run_done(&a);
+        assert_int_equal(st.n_skipped, 0);
+        assert_int_equal(st.n_failed, 1);
+        free(log);
+        log = test_read_rel(t->root, "journal.log");
+        assert_non_null(strstr(log, "QGC_ACTION=failed "));
+        assert_non_null(strstr(log, "): both copies of the .worktree.json sidecar exist: File "
+                                    "exists\" "));
+        assert_non_null(strstr(log, " ERRNO=17"));
+}
+
 static void test_actions_delete_salvages_golden_record_once(void **state) {
         T *t = *state;
         _cleanup_free_ char *golden = apply_golden_record(S_KILLED);
@@ -1222,6 +1264,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_actions_archive_moves_transcript_and_sidecars, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_archive_worktree_collision_refused, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_conflict_left_alone, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_archive_conflict_skips_sidecar_clash_fails,
+                                                setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_archive_copy_appearing_after_scan_skips, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_removes_exactly_the_named_files, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_erases_shared_rows, setup, teardown),

@@ -6,6 +6,8 @@
 # in the file; a metrics file that cannot be written is a warning that does not change the exit
 # status; --metrics-file with --dry-run is a usage error. Root mode (one series per user) is
 # checked under a real systemd by t-0500-nspawn.sh. The checker itself rejects broken files.
+# A compressing run (compress-after) gives the sessions compressed and their bytes before and
+# after, the sums of its journal entries.
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
 PC="$QGC_TESTDATA/../integration/promcheck.py"
@@ -110,6 +112,29 @@ python3 "$PC" "$M" 'qgc_last_run_actions{outcome="deleted"}==1' 'qgc_last_run_fr
         'qgc_held_back_sessions{protection="blast-radius"}>0' \
         'qgc_sessions{verb="skip",rule="blast-radius"}>0' || { cat "$M"; fail "the deleting run's metrics"; }
 pass "deletions: freed bytes; the deletion limit's held-back sessions"
+
+# compression (compress-after, the cold tier): sessions compressed, their bytes before and after,
+# the same numbers as the journal's entry of each compression
+tree4=$(make_tree tree4)
+cat >"$T/compress.conf" <<'CONF'
+defaults = { action = "archive"; max-age = "90d"; compress-after = "90d"; keep-latest = 0;
+             max-deletions-percent = 100; };
+CONF
+timeout 60 "$QGC" -c "$T/compress.conf" --root "$tree4" --now 2027-04-01T00:00:00Z \
+        --log-file "$T/compress.log" --quiet --metrics-file "$M" 2>"$T/err" ||
+        { cat "$T/err"; fail "the compressing run failed"; }
+n_comp=$(grep -c "QGC_ACTION=compressed " "$T/compress.log" || true)
+[ "$n_comp" -gt 0 ] || { cat "$T/compress.log"; fail "the run compressed nothing"; }
+orig_b=$(sed -n 's/.*QGC_ACTION=compressed .* QGC_ORIGINAL_BYTES=\([0-9]*\) .*/\1/p' "$T/compress.log" |
+        awk '{ s += $1 } END { print s }')
+comp_b=$(sed -n 's/.*QGC_ACTION=compressed .* QGC_COMPRESSED_BYTES=\([0-9]*\).*/\1/p' "$T/compress.log" |
+        awk '{ s += $1 } END { print s }')
+python3 "$PC" "$M" "qgc_last_run_actions{outcome=\"compressed\"}==$n_comp" \
+        "qgc_last_run_compressed_original_bytes==$orig_b" "qgc_last_run_compressed_bytes==$comp_b" \
+        'qgc_last_run_compressed_bytes>0' 'qgc_last_run_exit_code==0' ||
+        { cat "$M"; fail "the compressing run's metrics ($n_comp, $orig_b, $comp_b)"; }
+python3 "$PC" "$T/textfile/qgc.prom" >/dev/null || fail "promcheck"
+pass "compression: sessions compressed, bytes before and after, as journalled"
 
 # the admin's key: admin.metrics-file in the system file, for root's real runs (the timer's)
 if [ "$(id -u)" = 0 ]; then
