@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "log.h"
 #include "macro.h"
@@ -328,6 +329,44 @@ static void test_strdup_or_null(void **state) {
         assert_string_equal(s, "x");
 }
 
+static int sign(int x) {
+        return (x > 0) - (x < 0);
+}
+
+/* Ids compare ignoring ASCII case only, bytes as unsigned, like strcmp() otherwise. */
+static void test_ascii_strcasecmp(void **state) {
+        assert_int_equal(ascii_strcasecmp("0A1B-c2d3", "0a1b-C2D3"), 0);
+        assert_int_equal(ascii_strcasecmp("", ""), 0);
+        assert_true(ascii_strcasecmp("abc", "ABD") < 0);
+        assert_true(ascii_strcasecmp("ABD", "abc") > 0);
+        assert_true(ascii_strcasecmp("ab", "ABC") < 0); /* a prefix first */
+        assert_true(ascii_strcasecmp("ABC", "ab") > 0);
+        /* '_' (0x5f) sorts before 'a' after folding, as strcasecmp() in the C locale */
+        assert_true(ascii_strcasecmp("_", "A") < 0);
+        /* no locale: only A-Z fold; bytes past ASCII compare as unsigned */
+        assert_true(ascii_strcasecmp("\xc9", "\xe9") < 0);
+        assert_true(ascii_strcasecmp("\xc9", "z") > 0);
+        /* the same signs as the C library's in the C locale, over a table */
+        static const char *const w[] = { "", "a", "A", "b", "ab", "aB", "a-", "A_", "0", "9f",
+                                         "F0", "f", "\x80", "~", "abc-DEF", "ABC-def1" };
+        for (size_t i = 0; i < ELEMENTSOF(w); i++)
+                for (size_t j = 0; j < ELEMENTSOF(w); j++) {
+                        size_t li = strlen(w[i]), lj = strlen(w[j]);
+
+                        assert_int_equal(sign(ascii_strcasecmp(w[i], w[j])),
+                                         sign(strcasecmp(w[i], w[j])));
+                        assert_int_equal(sign(ascii_strcasecmp_n(w[i], li, w[j], lj)),
+                                         sign(strcasecmp(w[i], w[j])));
+                        for (size_t n = 0; n < 4; n++)
+                                assert_int_equal(sign(ascii_strncasecmp(w[i], w[j], n)),
+                                                 sign(strncasecmp(w[i], w[j], n)));
+                }
+        /* a key ends at its length, not at a NUL */
+        assert_int_equal(ascii_strcasecmp_n("ABCdef", 3, "abc", 3), 0);
+        assert_true(ascii_strcasecmp_n("ABCdef", 4, "abc", 3) > 0);
+        assert_true(ascii_strcasecmp_n("abc.x", 3, "ABCD", 4) < 0);
+}
+
 /* The stdio-free format_bytes()/format_duration() write what the snprintf() forms wrote, also
  * into short buffers. */
 static void ref_bytes(char *buf, size_t n, uint64_t bytes) {
@@ -540,6 +579,7 @@ int main(void) {
                 cmocka_unit_test(test_strbuf_steal_empty_is_empty_string),
                 cmocka_unit_test(test_greedy_realloc_overflow),
                 cmocka_unit_test(test_strdup_or_null),
+                cmocka_unit_test(test_ascii_strcasecmp),
                 cmocka_unit_test(test_sort_by_runs),
                 cmocka_unit_test(test_format_matches_snprintf),
                 cmocka_unit_test(test_text_clean_table),
