@@ -4,18 +4,10 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include "util.h"
-
 #define JSON_MAX_DEPTH 1000 /* json-c frees recursively; deeper input is refused */
-
-/* json.c's parser state (json-scan.c's number scan borrows its p and end). */
-typedef struct JsonParser {
-        const char *p, *end;
-        unsigned depth;
-        StrBuf scratch;
-} JsonParser;
 
 /* Four hex digits at p (before end) as a number. */
 static inline int json_parse_hex4(const char *p, const char *end, uint32_t *ret) {
@@ -41,4 +33,40 @@ static inline int json_parse_hex4(const char *p, const char *end, uint32_t *ret)
 
 static inline bool json_is_digit(char c) {
         return c >= '0' && c <= '9';
+}
+
+/* The end of the JSON number at p: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, or NULL when
+ * none starts there. *ret_integral: it has neither a fraction nor an exponent. */
+static inline const char *json_number_end(const char *p, const char *end, bool *ret_integral) {
+        bool integral = true;
+
+        if (p < end && *p == '-')
+                p++;
+        if (p >= end || !json_is_digit(*p))
+                return NULL;
+        if (*p == '0')
+                p++;
+        else
+                while (p < end && json_is_digit(*p))
+                        p++;
+        if (p < end && *p == '.') {
+                integral = false;
+                p++;
+                if (p >= end || !json_is_digit(*p))
+                        return NULL;
+                while (p < end && json_is_digit(*p))
+                        p++;
+        }
+        if (p < end && (*p == 'e' || *p == 'E')) {
+                integral = false;
+                p++;
+                if (p < end && (*p == '+' || *p == '-'))
+                        p++;
+                if (p >= end || !json_is_digit(*p))
+                        return NULL;
+                while (p < end && json_is_digit(*p))
+                        p++;
+        }
+        *ret_integral = integral;
+        return p;
 }

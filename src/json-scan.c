@@ -132,35 +132,12 @@ static int json_scan_string(JsonScan *j, bool validate, bool *ret_escaped) {
 }
 
 static int json_scan_number(JsonScan *j) {
-        JsonParser jp = { .p = j->p, .end = j->end };
+        bool integral;
+        const char *e = json_number_end(j->p, j->end, &integral);
 
-        /* same grammar as json_parse_number(), without building anything */
-        if (jp.p < jp.end && *jp.p == '-')
-                jp.p++;
-        if (jp.p >= jp.end || !json_is_digit(*jp.p))
+        if (!e)
                 return -EBADMSG;
-        if (*jp.p == '0')
-                jp.p++;
-        else
-                while (jp.p < jp.end && json_is_digit(*jp.p))
-                        jp.p++;
-        if (jp.p < jp.end && *jp.p == '.') {
-                jp.p++;
-                if (jp.p >= jp.end || !json_is_digit(*jp.p))
-                        return -EBADMSG;
-                while (jp.p < jp.end && json_is_digit(*jp.p))
-                        jp.p++;
-        }
-        if (jp.p < jp.end && (*jp.p == 'e' || *jp.p == 'E')) {
-                jp.p++;
-                if (jp.p < jp.end && (*jp.p == '+' || *jp.p == '-'))
-                        jp.p++;
-                if (jp.p >= jp.end || !json_is_digit(*jp.p))
-                        return -EBADMSG;
-                while (jp.p < jp.end && json_is_digit(*jp.p))
-                        jp.p++;
-        }
-        j->p = jp.p;
+        j->p = e;
         return 0;
 }
 

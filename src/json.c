@@ -16,6 +16,12 @@
 #include "util.h"
 #include "utf8.h"
 
+typedef struct JsonParser {
+        const char *p, *end;
+        unsigned depth;
+        StrBuf scratch;
+} JsonParser;
+
 static int json_parse_value(JsonParser *j, json_object **ret);
 
 static void json_parse_ws(JsonParser *j) {
@@ -139,38 +145,14 @@ static int json_parse_string(JsonParser *j) {
 
 /* JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
 static int json_parse_number(JsonParser *j, json_object **ret) {
-        const char *s = j->p;
-        bool integral = true;
+        const char *s = j->p, *e;
+        bool integral;
         json_object *o;
 
-        if (j->p < j->end && *j->p == '-')
-                j->p++;
-        if (j->p >= j->end || !json_is_digit(*j->p))
+        e = json_number_end(j->p, j->end, &integral);
+        if (!e)
                 return -EBADMSG;
-        if (*j->p == '0')
-                j->p++;
-        else
-                while (j->p < j->end && json_is_digit(*j->p))
-                        j->p++;
-        if (j->p < j->end && *j->p == '.') {
-                integral = false;
-                j->p++;
-                if (j->p >= j->end || !json_is_digit(*j->p))
-                        return -EBADMSG;
-                while (j->p < j->end && json_is_digit(*j->p))
-                        j->p++;
-        }
-        if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
-                integral = false;
-                j->p++;
-                if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
-                        j->p++;
-                if (j->p >= j->end || !json_is_digit(*j->p))
-                        return -EBADMSG;
-                while (j->p < j->end && json_is_digit(*j->p))
-                        j->p++;
-        }
-
+        j->p = e;
         j->scratch.len = 0;
         if (strbuf_append(&j->scratch, s, (size_t)(j->p - s)) < 0)
                 return -ENOMEM;
