@@ -175,6 +175,34 @@ static int json_parse_literal(JsonParser *j, const char *word, size_t n) {
         return 0;
 }
 
+/* After a container's opening bracket or a ',' (j->p on it): skip it and the whitespace; 0 when
+ * the closing bracket follows (consumed: the container ends), 1 when a value follows. */
+static int json_parse_open(JsonParser *j, char close) {
+        j->p++;
+        json_parse_ws(j);
+        if (j->p < j->end && *j->p == close) {
+                j->p++;
+                return 0;
+        }
+        return 1;
+}
+
+/* After a member or element: 1 at a ',' (consumed, with the whitespace after it: another value
+ * follows), 0 at the closing bracket (consumed), else -EBADMSG. */
+static int json_parse_next(JsonParser *j, char close) {
+        json_parse_ws(j);
+        if (j->p < j->end && *j->p == ',') {
+                j->p++;
+                json_parse_ws(j);
+                return 1;
+        }
+        if (j->p < j->end && *j->p == close) {
+                j->p++;
+                return 0;
+        }
+        return -EBADMSG;
+}
+
 static int json_parse_object(JsonParser *j, json_object **ret) {
         json_object *obj;
         int r;
@@ -182,10 +210,7 @@ static int json_parse_object(JsonParser *j, json_object **ret) {
         obj = json_object_new_object();
         if (!obj)
                 return -ENOMEM;
-        j->p++;
-        json_parse_ws(j);
-        if (j->p < j->end && *j->p == '}') {
-                j->p++;
+        if (json_parse_open(j, '}') == 0) {
                 *ret = obj;
                 return 0;
         }
@@ -221,19 +246,13 @@ static int json_parse_object(JsonParser *j, json_object **ret) {
                         r = -ENOMEM;
                         goto fail;
                 }
-                json_parse_ws(j);
-                if (j->p < j->end && *j->p == ',') {
-                        j->p++;
-                        json_parse_ws(j);
-                        continue;
-                }
-                if (j->p < j->end && *j->p == '}') {
-                        j->p++;
+                r = json_parse_next(j, '}');
+                if (r < 0)
+                        goto fail;
+                if (r == 0) {
                         *ret = obj;
                         return 0;
                 }
-                r = -EBADMSG;
-                goto fail;
         }
 fail:
         json_object_put(obj);
@@ -247,10 +266,7 @@ static int json_parse_array(JsonParser *j, json_object **ret) {
         arr = json_object_new_array();
         if (!arr)
                 return -ENOMEM;
-        j->p++;
-        json_parse_ws(j);
-        if (j->p < j->end && *j->p == ']') {
-                j->p++;
+        if (json_parse_open(j, ']') == 0) {
                 *ret = arr;
                 return 0;
         }
@@ -265,19 +281,13 @@ static int json_parse_array(JsonParser *j, json_object **ret) {
                         r = -ENOMEM;
                         goto fail;
                 }
-                json_parse_ws(j);
-                if (j->p < j->end && *j->p == ',') {
-                        j->p++;
-                        json_parse_ws(j);
-                        continue;
-                }
-                if (j->p < j->end && *j->p == ']') {
-                        j->p++;
+                r = json_parse_next(j, ']');
+                if (r < 0)
+                        goto fail;
+                if (r == 0) {
                         *ret = arr;
                         return 0;
                 }
-                r = -EBADMSG;
-                goto fail;
         }
 fail:
         json_object_put(arr);
