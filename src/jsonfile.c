@@ -16,7 +16,6 @@
 #include "fsutil.h"
 #include "json.h"
 #include "macro.h"
-#include "record.h"
 
 #define MIB (1024 * 1024)
 

@@ -1,4 +1,5 @@
-/* test_util.c: units (durations, sizes, timestamps), their renderings and string helpers. */
+/* test_util.c: units (durations, sizes, timestamps), their renderings and string helpers, and
+ * log.c's errno_to_string(). */
 #include "autoconf.h"
 
 #include <stdarg.h>
@@ -16,7 +17,6 @@
 
 #include "log.h"
 #include "macro.h"
-#include "text.h"
 #include "util.h"
 
 typedef struct DurationCase {
@@ -497,52 +497,6 @@ static void test_sort_by_runs(void **state) {
         }
 }
 
-/* text_clean(): every control (C0, DEL, C1, bidi) in each style, and ill-formed UTF-8. */
-static void test_text_clean_table(void **state) {
-        static const struct {
-                const char *in, *terminal, *quoted, *json;
-        } cases[] = {
-                { "plain /path ok", "plain /path ok", "plain /path ok", "plain /path ok" },
-                { "esc\x1b[2J", "esc?[2J", "esc\\x1b[2J", "esc\x1b[2J" },
-                { "osc\x1b]52;c;aGk=\x07", "osc?]52;c;aGk=?", "osc\\x1b]52;c;aGk=\\x07",
-                  "osc\x1b]52;c;aGk=\x07" },
-                { "c1 \xc2\x9b" "2J \xc2\x9d", "c1 ?2J ?", "c1 \\u009b2J \\u009d", "c1 \xc2\x9b" "2J \xc2\x9d" },
-                { "del\x7f nl\n tab\t", "del? nl? tab?", "del\\x7f nl\\n tab\\t", "del\x7f nl\n tab\t" },
-                { "rlo\xe2\x80\xae lre\xe2\x80\xaa lri\xe2\x81\xa6 pdi\xe2\x81\xa9 rlm\xe2\x80\x8f alm\xd8\x9c",
-                  "rlo? lre? lri? pdi? rlm? alm?",
-                  "rlo\\u202e lre\\u202a lri\\u2066 pdi\\u2069 rlm\\u200f alm\\u061c",
-                  "rlo\xe2\x80\xae lre\xe2\x80\xaa lri\xe2\x81\xa6 pdi\xe2\x81\xa9 rlm\xe2\x80\x8f alm\xd8\x9c" },
-                { "bad \xff\xc2 end \xe2\x80", "bad \xef\xbf\xbd\xef\xbf\xbd end \xef\xbf\xbd\xef\xbf\xbd",
-                  "bad \\xff\\xc2 end \\xe2\\x80", "bad \xef\xbf\xbd\xef\xbf\xbd end \xef\xbf\xbd\xef\xbf\xbd" },
-                { "keep caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80 nbsp\xc2\xa0 zwj\xe2\x80\x8d",
-                  "keep caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80 nbsp\xc2\xa0 zwj\xe2\x80\x8d",
-                  "keep caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80 nbsp\xc2\xa0 zwj\xe2\x80\x8d",
-                  "keep caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80 nbsp\xc2\xa0 zwj\xe2\x80\x8d" },
-                { "q\"b\\s", "q\"b\\s", "q\\\"b\\\\s", "q\"b\\s" },
-                { "surrogate \xed\xa0\x80 overlong \xc0\xaf", "surrogate \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd overlong \xef\xbf\xbd\xef\xbf\xbd",
-                  "surrogate \\xed\\xa0\\x80 overlong \\xc0\\xaf", "surrogate \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd overlong \xef\xbf\xbd\xef\xbf\xbd" },
-        };
-        (void)state;
-
-        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                const char *want[] = { cases[i].terminal, cases[i].quoted, cases[i].json };
-                for (TextStyle st = TEXT_TERMINAL; st <= TEXT_JSON; st++) {
-                        _cleanup_free_ char *got = text_clean(cases[i].in, st);
-                        assert_non_null(got);
-                        if (!streq(got, want[st])) {
-                                print_error("case %zu style %d: got '%s' want '%s'\n", i, (int)st,
-                                            got, want[st]);
-                                fail();
-                        }
-                }
-        }
-        _cleanup_free_ char *null = text_clean(NULL, TEXT_TERMINAL);
-        assert_string_equal(null, "");
-        /* JSON text: DEL, C1 and bidi controls json-c leaves raw become \u escapes */
-        _cleanup_free_ char *j = text_json_escape_controls("{\"a\": \"x\x7f\xc2\x9b\xe2\x80\xae\xc2\xa0\"}");
-        assert_string_equal(j, "{\"a\": \"x\\u007f\\u009b\\u202e\xc2\xa0\"}");
-}
-
 /* errno_to_string() (thread-safe) says what strerror() said for every errno glibc knows, so
  * moving the scan's messages to it changed no byte of them. */
 static void test_errno_to_string_matches_strerror(void **state) {
@@ -582,7 +536,6 @@ int main(void) {
                 cmocka_unit_test(test_ascii_strcasecmp),
                 cmocka_unit_test(test_sort_by_runs),
                 cmocka_unit_test(test_format_matches_snprintf),
-                cmocka_unit_test(test_text_clean_table),
                 cmocka_unit_test(test_errno_to_string_matches_strerror),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
