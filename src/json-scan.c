@@ -320,7 +320,7 @@ static int json_scan_members(JsonScan *j, bool validate, const JsonCapture *cap)
         }
 }
 
-/* Capture member spans of the object text s[0..n) in one pass (see record.h). */
+/* Capture member spans of the object text s[0..n) in one pass (see json.h). */
 int json_capture(const char *s, size_t n, bool validate, const JsonCapture *cap) {
         JsonScan j = { .p = s, .end = s + n };
         int r;
