@@ -160,7 +160,7 @@ static bool actions_claim_names(int dfd, const char *name, const char *id) {
         if (json_read_input(dfd, name, JSON_INPUT_CLAIM, &doc) < 0)
                 return false;
         sid = json_get_string(doc, "session_id");
-        match = sid && strcasecmp(sid, id) == 0;
+        match = sid && ascii_strcasecmp(sid, id) == 0;
         json_object_put(doc);
         return match;
 }

@@ -4,13 +4,11 @@
  * claims of one session id in a sorted set. Deciding whether a claim is active is live.c's. */
 #include "autoconf.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 
 #include "claims.h"
@@ -20,20 +18,11 @@
 #include "macro.h"
 #include "util.h"
 
-/* ASCII case-insensitive compare for ids (Qwen's ids are compared ignoring case). */
-static int id_strcasecmp(const char *a, const char *b) {
-        for (;; a++, b++) {
-                int x = tolower((unsigned char)*a), y = tolower((unsigned char)*b);
-                if (x != y || x == 0)
-                        return x - y;
-        }
-}
-
 bool claims_is_claim_of(const char *name, const char *id) {
         size_t l = strlen(id);
         const char *p;
 
-        if (strncasecmp(name, id, l) != 0 || name[l] != '.')
+        if (ascii_strncasecmp(name, id, l) != 0 || name[l] != '.')
                 return false;
         p = name + l + 1;
         if (streq(p, "runtime.json"))
@@ -130,12 +119,9 @@ bool claims_match(const RuntimeClaim *c, const char *id) {
         size_t n = strlen(id);
 
         if (c->session_id)
-                return id_strcasecmp(c->session_id, id) == 0;
+                return ascii_strcasecmp(c->session_id, id) == 0;
         /* malformed: tie it to a session by its name, <id>.runtime.json or <id>.<pid>... */
-        for (size_t i = 0; i < n; i++)
-                if (tolower((unsigned char)c->file[i]) != tolower((unsigned char)id[i]))
-                        return false;
-        return c->file[n] == '.';
+        return ascii_strncasecmp(c->file, id, n) == 0 && c->file[n] == '.';
 }
 
 /* The id a claim names, as a (pointer, length) key: session_id, or the file name up to its
@@ -149,26 +135,16 @@ static const char *claims_key(const RuntimeClaim *c, size_t *ret_len) {
         return c->file;
 }
 
-/* Case-insensitive compare of two (pointer, length) keys. */
-static int claims_key_cmp2(const char *a, size_t an, const char *b, size_t bn) {
-        for (size_t i = 0;; i++) {
-                int x = i < an ? tolower((unsigned char)a[i]) : 0;
-                int y = i < bn ? tolower((unsigned char)b[i]) : 0;
-                if (x != y || x == 0)
-                        return x - y;
-        }
-}
-
 /* Case-insensitive compare of a key (a, an) with the NUL-terminated b. */
 static int claims_key_cmp(const char *a, size_t an, const char *b) {
-        return claims_key_cmp2(a, an, b, strlen(b));
+        return ascii_strcasecmp_n(a, an, b, strlen(b));
 }
 
 static int claims_cmp(const void *pa, const void *pb) {
         size_t an, bn;
         const char *ak = claims_key(pa, &an), *bk = claims_key(pb, &bn);
 
-        return claims_key_cmp2(ak, an, bk, bn);
+        return ascii_strcasecmp_n(ak, an, bk, bn);
 }
 
 void claims_sort(ClaimSet *set) {

@@ -159,19 +159,24 @@ static int config_clamp_tree(Config *m, const Config *system, const char *user_f
                 loc = *uo ? *uo : user_file;
                 switch (k->tighten) {
                 case CONFIG_TIGHTEN_LIMIT:
+                case CONFIG_TIGHTEN_CHOICE: {
+                        /* a choice's values are quoted in the warning */
+                        const char *q = k->tighten == CONFIG_TIGHTEN_CHOICE ? "\"" : "";
+
                         if (!config_key_looser(k, m, system))
                                 break;
                         if (config_errors_add(errs,
-                                              "%s: warning: tree %s %s keeps more than the system "
-                                              "policy allows (%s, %s); using it",
+                                              "%s: warning: tree %s %s%s%s keeps more than the "
+                                              "system policy allows (%s%s%s, %s); using it",
                                               loc, k->name,
-                                              config_key_format_buf(k, m, x, sizeof x),
-                                              config_key_format_buf(k, system, y, sizeof y),
+                                              q, config_key_format_buf(k, m, x, sizeof x), q,
+                                              q, config_key_format_buf(k, system, y, sizeof y), q,
                                               ao) < 0 ||
                             config_set_str(uo, ao) < 0)
                                 return -ENOMEM;
                         memcpy(config_key_ptr(k, m), config_key_ptr_const(k, system), k->size);
                         break;
+                }
                 case CONFIG_TIGHTEN_WATERMARK: {
                         /* watermarks compare as effective values (0 = the max-size) */
                         uint64_t low_u = t->low_watermark ? t->low_watermark : t->max_size;
@@ -206,20 +211,6 @@ static int config_clamp_tree(Config *m, const Config *system, const char *user_f
                                 return -ENOMEM;
                         break;
                 }
-                case CONFIG_TIGHTEN_CHOICE:
-                        if (!config_key_looser(k, m, system))
-                                break;
-                        if (config_errors_add(errs,
-                                              "%s: warning: tree %s \"%s\" keeps more than the "
-                                              "system policy allows (\"%s\", %s); using it",
-                                              loc, k->name,
-                                              config_key_format_buf(k, m, x, sizeof x),
-                                              config_key_format_buf(k, system, y, sizeof y),
-                                              ao) < 0 ||
-                            config_set_str(uo, ao) < 0)
-                                return -ENOMEM;
-                        memcpy(config_key_ptr(k, m), config_key_ptr_const(k, system), k->size);
-                        break;
                 case CONFIG_TIGHTEN_LESS:
                 case CONFIG_TIGHTEN_BOOL:
                 case CONFIG_TIGHTEN_SYSTEM:

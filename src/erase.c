@@ -61,8 +61,15 @@ static int erase_skip_string(EraseText *t) {
 
 static int erase_skip_value(EraseText *t, unsigned depth);
 
-/* Skip a container whose opening character is at pos. */
-static int erase_skip_container(EraseText *t, unsigned depth) {
+/* One element of a container: its whole span [start, end) (for a member from its key), and the
+ * span of its value. */
+typedef struct EraseElem {
+        size_t start, end, value;
+} EraseElem;
+
+/* Walk the container whose opening character is at t->pos, nested depth deep; t->pos ends past
+ * its closing character. With e (not NULL) its elements are appended to *e (*n of *alloc). */
+static int erase_container(EraseText *t, unsigned depth, EraseElem **e, size_t *n, size_t *alloc) {
         char close = t->s[t->pos] == '{' ? '}' : ']';
         bool object = close == '}';
         int r;
@@ -76,6 +83,8 @@ static int erase_skip_container(EraseText *t, unsigned depth) {
                 return 0;
         }
         for (;;) {
+                EraseElem x = { .start = t->pos };
+
                 if (object) {
                         r = erase_skip_string(t);
                         if (r < 0)
@@ -86,9 +95,17 @@ static int erase_skip_container(EraseText *t, unsigned depth) {
                         t->pos++;
                         erase_ws(t);
                 }
+                x.value = t->pos;
                 r = erase_skip_value(t, depth + 1);
                 if (r < 0)
                         return r;
+                x.end = t->pos;
+                if (e) {
+                        r = greedy_realloc((void **)e, alloc, *n + 1, sizeof(EraseElem));
+                        if (r < 0)
+                                return r;
+                        (*e)[(*n)++] = x;
+                }
                 erase_ws(t);
                 if (t->pos >= t->n)
                         return -EBADMSG;
@@ -113,7 +130,7 @@ static int erase_skip_value(EraseText *t, unsigned depth) {
                 return erase_skip_string(t);
         case '{':
         case '[':
-                return erase_skip_container(t, depth);
+                return erase_container(t, depth, NULL, NULL, NULL);
         case 't':
         case 'f':
         case 'n': {
@@ -134,64 +151,18 @@ static int erase_skip_value(EraseText *t, unsigned depth) {
         }
 }
 
-/* One element of a container: its whole span [start, end) (for a member from its key), and the
- * span of its value. */
-typedef struct EraseElem {
-        size_t start, end, value;
-} EraseElem;
-
 /* List the elements of the container whose opening character is at t->pos; t->pos ends past
  * its closing character. */
 static int erase_elements(EraseText *t, EraseElem **ret, size_t *ret_n) {
         _cleanup_free_ EraseElem *e = NULL;
         size_t n = 0, alloc = 0;
-        bool object;
         int r;
 
         if (t->pos >= t->n || (t->s[t->pos] != '{' && t->s[t->pos] != '['))
                 return -EBADMSG;
-        object = t->s[t->pos] == '{';
-        t->pos++;
-        erase_ws(t);
-        if (t->pos < t->n && t->s[t->pos] == (object ? '}' : ']')) {
-                t->pos++;
-                goto done;
-        }
-        for (;;) {
-                EraseElem x = { .start = t->pos };
-
-                if (object) {
-                        r = erase_skip_string(t);
-                        if (r < 0)
-                                return r;
-                        erase_ws(t);
-                        if (t->pos >= t->n || t->s[t->pos] != ':')
-                                return -EBADMSG;
-                        t->pos++;
-                        erase_ws(t);
-                }
-                x.value = t->pos;
-                r = erase_skip_value(t, 1);
-                if (r < 0)
-                        return r;
-                x.end = t->pos;
-                r = greedy_realloc((void **)&e, &alloc, n + 1, sizeof(EraseElem));
-                if (r < 0)
-                        return r;
-                e[n++] = x;
-                erase_ws(t);
-                if (t->pos >= t->n)
-                        return -EBADMSG;
-                if (t->s[t->pos] == (object ? '}' : ']')) {
-                        t->pos++;
-                        break;
-                }
-                if (t->s[t->pos] != ',')
-                        return -EBADMSG;
-                t->pos++;
-                erase_ws(t);
-        }
-done:
+        r = erase_container(t, 0, &e, &n, &alloc);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(e);
         *ret_n = n;
         return 0;

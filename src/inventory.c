@@ -155,19 +155,6 @@ int inventory_add_orphan(Inventory *inv, Orphan *o) {
         return 0;
 }
 
-/* ASCII case-insensitive strcmp (ids are ASCII; no locale). */
-static int inventory_strcasecmp(const char *a, const char *b) {
-        for (;; a++, b++) {
-                unsigned char x = (unsigned char)*a, y = (unsigned char)*b;
-                if (x >= 'A' && x <= 'Z')
-                        x = (unsigned char)(x - 'A' + 'a');
-                if (y >= 'A' && y <= 'Z')
-                        y = (unsigned char)(y - 'A' + 'a');
-                if (x != y || x == 0)
-                        return (int)x - (int)y;
-        }
-}
-
 /* NULL sorts before any string */
 static int inventory_strcmp_null(const char *a, const char *b) {
         if (a == b) /* shared copies, or both NULL */
@@ -222,7 +209,7 @@ static int inventory_cmp_key(const void *pa, const void *pb) {
                 return a->tree < b->tree ? -1 : 1;
         if (a->prefix != b->prefix)
                 return a->prefix < b->prefix ? -1 : 1;
-        c = inventory_strcasecmp(a->id, b->id);
+        c = ascii_strcasecmp(a->id, b->id);
         if (c != 0)
                 return c;
         return a->index < b->index ? -1 : a->index > b->index;
@@ -304,7 +291,7 @@ static const Session *inventory_find_indexed(const Inventory *inv, size_t tree, 
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
                 const Session *s = &inv->sessions[inv->by_id[mid]];
-                int c = s->tree != tree ? (s->tree < tree ? -1 : 1) : inventory_strcasecmp(s->id, id);
+                int c = s->tree != tree ? (s->tree < tree ? -1 : 1) : ascii_strcasecmp(s->id, id);
                 if (c < 0)
                         lo = mid + 1;
                 else
@@ -312,7 +299,7 @@ static const Session *inventory_find_indexed(const Inventory *inv, size_t tree, 
         }
         if (lo < inv->n_by_id) {
                 const Session *s = &inv->sessions[inv->by_id[lo]];
-                if (s->tree == tree && inventory_strcasecmp(s->id, id) == 0)
+                if (s->tree == tree && ascii_strcasecmp(s->id, id) == 0)
                         return s;
         }
         return NULL;
@@ -335,7 +322,7 @@ const Session *inventory_find(const Inventory *inv, size_t tree, const char *id)
         }
         for (size_t i = 0; i < inv->n_sessions; i++) {
                 const Session *s = &inv->sessions[i];
-                if ((tree == SIZE_MAX || s->tree == tree) && inventory_strcasecmp(s->id, id) == 0)
+                if ((tree == SIZE_MAX || s->tree == tree) && ascii_strcasecmp(s->id, id) == 0)
                         return s;
         }
         return NULL;

@@ -1,9 +1,7 @@
-/* json.c: JSON.parse's grammar for Qwen records (record.h): record_json_parse() builds json-c
- * objects exactly when JSON.parse would accept the text (json-c alone is more lenient: NaN,
- * single quotes, raw control characters, clamped integers); numbers become doubles (int64 when
- * small integers). record_json_capture()/record_json_members() walk the same grammar without
- * building anything, validating and returning the text spans of wanted members: the fast path of
- * the head and tail readers. */
+/* json.c: JSON.parse's grammar (json.h): json_parse() builds json-c objects exactly when
+ * JSON.parse would accept the text (json-c alone is more lenient: NaN, single quotes, raw
+ * control characters, clamped integers); numbers become doubles (int64 when small integers).
+ * json-scan.c walks the same grammar without building anything. */
 #include "autoconf.h"
 
 #include <assert.h>
@@ -13,17 +11,10 @@
 #include <string.h>
 
 #include "macro.h"
-#include "record.h"
+#include "json.h"
+#include "json-int.h"
+#include "util.h"
 #include "utf8.h"
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#define RECORD_HAVE_AVX2 1 /* AVX2 loops, used when the CPU has it */
-#endif
-
-#define RECORD_JSON_MAX_DEPTH 1000 /* json-c frees recursively; deeper input is refused */
-
-/* ------------------------------------------------------------------ JSON.parse grammar */
 
 typedef struct JsonParser {
         const char *p, *end;
@@ -31,35 +22,14 @@ typedef struct JsonParser {
         StrBuf scratch;
 } JsonParser;
 
-static int record_json_value(JsonParser *j, json_object **ret);
+static int json_parse_value(JsonParser *j, json_object **ret);
 
-static void record_json_ws(JsonParser *j) {
+static void json_parse_ws(JsonParser *j) {
         while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
                 j->p++;
 }
 
-static int record_json_hex4(const char *p, const char *end, uint32_t *ret) {
-        uint32_t v = 0;
-
-        if (end - p < 4)
-                return -EBADMSG;
-        for (int i = 0; i < 4; i++) {
-                char c = p[i];
-                v <<= 4;
-                if (c >= '0' && c <= '9')
-                        v |= (uint32_t)(c - '0');
-                else if (c >= 'a' && c <= 'f')
-                        v |= (uint32_t)(c - 'a' + 10);
-                else if (c >= 'A' && c <= 'F')
-                        v |= (uint32_t)(c - 'A' + 10);
-                else
-                        return -EBADMSG;
-        }
-        *ret = v;
-        return 0;
-}
-
-static int record_json_put_cp(StrBuf *b, uint32_t cp) {
+static int json_parse_put_cp(StrBuf *b, uint32_t cp) {
         char u[4];
 
         return strbuf_append(b, u, utf8_encode(cp, u));
@@ -67,10 +37,10 @@ static int record_json_put_cp(StrBuf *b, uint32_t cp) {
 
 /* Decode one \u escape (p after the backslash-u), pairing surrogates; a lone surrogate becomes
  * U+FFFD, as Node does when the string is later encoded. */
-static int record_json_unicode(JsonParser *j, uint32_t *ret) {
+static int json_parse_unicode(JsonParser *j, uint32_t *ret) {
         uint32_t hi, lo;
 
-        if (record_json_hex4(j->p, j->end, &hi) < 0)
+        if (json_parse_hex4(j->p, j->end, &hi) < 0)
                 return -EBADMSG;
         j->p += 4;
         if (hi >= 0xdc00 && hi <= 0xdfff) {
@@ -82,7 +52,7 @@ static int record_json_unicode(JsonParser *j, uint32_t *ret) {
                 return 0;
         }
         if (j->end - j->p >= 6 && j->p[0] == '\\' && j->p[1] == 'u' &&
-            record_json_hex4(j->p + 2, j->end, &lo) == 0 && lo >= 0xdc00 && lo <= 0xdfff) {
+            json_parse_hex4(j->p + 2, j->end, &lo) == 0 && lo >= 0xdc00 && lo <= 0xdfff) {
                 j->p += 6;
                 *ret = 0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00);
                 return 0;
@@ -92,7 +62,7 @@ static int record_json_unicode(JsonParser *j, uint32_t *ret) {
 }
 
 /* Parse a string (j->p at the opening quote) into j->scratch. */
-static int record_json_string(JsonParser *j) {
+static int json_parse_string(JsonParser *j) {
         j->scratch.len = 0;
         if (strbuf_append(&j->scratch, "", 0) < 0)
                 return -ENOMEM;
@@ -161,9 +131,9 @@ static int record_json_string(JsonParser *j) {
                         break;
                 case 'u': {
                         uint32_t cp;
-                        if (record_json_unicode(j, &cp) < 0)
+                        if (json_parse_unicode(j, &cp) < 0)
                                 return -EBADMSG;
-                        if (record_json_put_cp(&j->scratch, cp) < 0)
+                        if (json_parse_put_cp(&j->scratch, cp) < 0)
                                 return -ENOMEM;
                         break;
                 }
@@ -173,44 +143,16 @@ static int record_json_string(JsonParser *j) {
         }
 }
 
-static bool record_is_digit(char c) {
-        return c >= '0' && c <= '9';
-}
-
 /* JSON number: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
-static int record_json_number(JsonParser *j, json_object **ret) {
-        const char *s = j->p;
-        bool integral = true;
+static int json_parse_number(JsonParser *j, json_object **ret) {
+        const char *s = j->p, *e;
+        bool integral;
         json_object *o;
 
-        if (j->p < j->end && *j->p == '-')
-                j->p++;
-        if (j->p >= j->end || !record_is_digit(*j->p))
+        e = json_number_end(j->p, j->end, &integral);
+        if (!e)
                 return -EBADMSG;
-        if (*j->p == '0')
-                j->p++;
-        else
-                while (j->p < j->end && record_is_digit(*j->p))
-                        j->p++;
-        if (j->p < j->end && *j->p == '.') {
-                integral = false;
-                j->p++;
-                if (j->p >= j->end || !record_is_digit(*j->p))
-                        return -EBADMSG;
-                while (j->p < j->end && record_is_digit(*j->p))
-                        j->p++;
-        }
-        if (j->p < j->end && (*j->p == 'e' || *j->p == 'E')) {
-                integral = false;
-                j->p++;
-                if (j->p < j->end && (*j->p == '+' || *j->p == '-'))
-                        j->p++;
-                if (j->p >= j->end || !record_is_digit(*j->p))
-                        return -EBADMSG;
-                while (j->p < j->end && record_is_digit(*j->p))
-                        j->p++;
-        }
-
+        j->p = e;
         j->scratch.len = 0;
         if (strbuf_append(&j->scratch, s, (size_t)(j->p - s)) < 0)
                 return -ENOMEM;
@@ -226,24 +168,49 @@ static int record_json_number(JsonParser *j, json_object **ret) {
         return 0;
 }
 
-static int record_json_literal(JsonParser *j, const char *word, size_t n) {
+static int json_parse_literal(JsonParser *j, const char *word, size_t n) {
         if ((size_t)(j->end - j->p) < n || memcmp(j->p, word, n) != 0)
                 return -EBADMSG;
         j->p += n;
         return 0;
 }
 
-static int record_json_object(JsonParser *j, json_object **ret) {
+/* After a container's opening bracket or a ',' (j->p on it): skip it and the whitespace; 0 when
+ * the closing bracket follows (consumed: the container ends), 1 when a value follows. */
+static int json_parse_open(JsonParser *j, char close) {
+        j->p++;
+        json_parse_ws(j);
+        if (j->p < j->end && *j->p == close) {
+                j->p++;
+                return 0;
+        }
+        return 1;
+}
+
+/* After a member or element: 1 at a ',' (consumed, with the whitespace after it: another value
+ * follows), 0 at the closing bracket (consumed), else -EBADMSG. */
+static int json_parse_next(JsonParser *j, char close) {
+        json_parse_ws(j);
+        if (j->p < j->end && *j->p == ',') {
+                j->p++;
+                json_parse_ws(j);
+                return 1;
+        }
+        if (j->p < j->end && *j->p == close) {
+                j->p++;
+                return 0;
+        }
+        return -EBADMSG;
+}
+
+static int json_parse_object(JsonParser *j, json_object **ret) {
         json_object *obj;
         int r;
 
         obj = json_object_new_object();
         if (!obj)
                 return -ENOMEM;
-        j->p++;
-        record_json_ws(j);
-        if (j->p < j->end && *j->p == '}') {
-                j->p++;
+        if (json_parse_open(j, '}') == 0) {
                 *ret = obj;
                 return 0;
         }
@@ -255,7 +222,7 @@ static int record_json_object(JsonParser *j, json_object **ret) {
                         r = -EBADMSG;
                         goto fail;
                 }
-                r = record_json_string(j);
+                r = json_parse_string(j);
                 if (r < 0)
                         goto fail;
                 key = strdup(j->scratch.buf);
@@ -263,14 +230,14 @@ static int record_json_object(JsonParser *j, json_object **ret) {
                         r = -ENOMEM;
                         goto fail;
                 }
-                record_json_ws(j);
+                json_parse_ws(j);
                 if (j->p >= j->end || *j->p != ':') {
                         r = -EBADMSG;
                         goto fail;
                 }
                 j->p++;
-                record_json_ws(j);
-                r = record_json_value(j, &val);
+                json_parse_ws(j);
+                r = json_parse_value(j, &val);
                 if (r < 0)
                         goto fail;
                 /* A repeated key keeps its first position and takes the last value, as in JS. */
@@ -279,43 +246,34 @@ static int record_json_object(JsonParser *j, json_object **ret) {
                         r = -ENOMEM;
                         goto fail;
                 }
-                record_json_ws(j);
-                if (j->p < j->end && *j->p == ',') {
-                        j->p++;
-                        record_json_ws(j);
-                        continue;
-                }
-                if (j->p < j->end && *j->p == '}') {
-                        j->p++;
+                r = json_parse_next(j, '}');
+                if (r < 0)
+                        goto fail;
+                if (r == 0) {
                         *ret = obj;
                         return 0;
                 }
-                r = -EBADMSG;
-                goto fail;
         }
 fail:
         json_object_put(obj);
         return r;
 }
 
-static int record_json_array(JsonParser *j, json_object **ret) {
+static int json_parse_array(JsonParser *j, json_object **ret) {
         json_object *arr;
         int r;
 
         arr = json_object_new_array();
         if (!arr)
                 return -ENOMEM;
-        j->p++;
-        record_json_ws(j);
-        if (j->p < j->end && *j->p == ']') {
-                j->p++;
+        if (json_parse_open(j, ']') == 0) {
                 *ret = arr;
                 return 0;
         }
         for (;;) {
                 json_object *val = NULL;
 
-                r = record_json_value(j, &val);
+                r = json_parse_value(j, &val);
                 if (r < 0)
                         goto fail;
                 if (json_object_array_add(arr, val) < 0) {
@@ -323,19 +281,13 @@ static int record_json_array(JsonParser *j, json_object **ret) {
                         r = -ENOMEM;
                         goto fail;
                 }
-                record_json_ws(j);
-                if (j->p < j->end && *j->p == ',') {
-                        j->p++;
-                        record_json_ws(j);
-                        continue;
-                }
-                if (j->p < j->end && *j->p == ']') {
-                        j->p++;
+                r = json_parse_next(j, ']');
+                if (r < 0)
+                        goto fail;
+                if (r == 0) {
                         *ret = arr;
                         return 0;
                 }
-                r = -EBADMSG;
-                goto fail;
         }
 fail:
         json_object_put(arr);
@@ -343,7 +295,7 @@ fail:
 }
 
 /* Parse one value at j->p. JSON null is returned as NULL (json-c's representation). */
-static int record_json_value(JsonParser *j, json_object **ret) {
+static int json_parse_value(JsonParser *j, json_object **ret) {
         int r;
 
         if (j->p >= j->end)
@@ -351,15 +303,15 @@ static int record_json_value(JsonParser *j, json_object **ret) {
         switch (*j->p) {
         case '{':
         case '[':
-                if (j->depth >= RECORD_JSON_MAX_DEPTH)
+                if (j->depth >= JSON_MAX_DEPTH)
                         return -EBADMSG;
                 j->depth++;
-                r = *j->p == '{' ? record_json_object(j, ret) : record_json_array(j, ret);
+                r = *j->p == '{' ? json_parse_object(j, ret) : json_parse_array(j, ret);
                 j->depth--;
                 return r;
         case '"': {
                 json_object *o;
-                r = record_json_string(j);
+                r = json_parse_string(j);
                 if (r < 0)
                         return r;
                 o = json_object_new_string_len(j->scratch.buf,
@@ -370,41 +322,41 @@ static int record_json_value(JsonParser *j, json_object **ret) {
                 return 0;
         }
         case 't':
-                r = record_json_literal(j, "true", 4);
+                r = json_parse_literal(j, "true", 4);
                 if (r < 0)
                         return r;
                 *ret = json_object_new_boolean(1);
                 return *ret ? 0 : -ENOMEM;
         case 'f':
-                r = record_json_literal(j, "false", 5);
+                r = json_parse_literal(j, "false", 5);
                 if (r < 0)
                         return r;
                 *ret = json_object_new_boolean(0);
                 return *ret ? 0 : -ENOMEM;
         case 'n':
-                r = record_json_literal(j, "null", 4);
+                r = json_parse_literal(j, "null", 4);
                 if (r < 0)
                         return r;
                 *ret = NULL;
                 return 0;
         default:
-                return record_json_number(j, ret);
+                return json_parse_number(j, ret);
         }
 }
 
 /* JSON.parse(s): the whole text must be one value with optional JSON whitespace around it.
  * Returns 0 (null gives *ret == NULL), -EBADMSG or -ENOMEM. */
-int record_json_parse(const char *s, size_t n, json_object **ret) {
+int json_parse(const char *s, size_t n, json_object **ret) {
         JsonParser j = { .p = s, .end = s + n };
         json_object *v = NULL;
         int r;
 
         if (n > INT32_MAX)
                 return -E2BIG;
-        record_json_ws(&j);
-        r = record_json_value(&j, &v);
+        json_parse_ws(&j);
+        r = json_parse_value(&j, &v);
         if (r >= 0) {
-                record_json_ws(&j);
+                json_parse_ws(&j);
                 if (j.p != j.end) {
                         json_object_put(v);
                         r = -EBADMSG;
@@ -415,353 +367,4 @@ int record_json_parse(const char *s, size_t n, json_object **ret) {
                 return r;
         *ret = v;
         return 0;
-}
-
-/* ------------------------------------------------------------------ scanning without building */
-
-typedef struct JsonScan {
-        const char *p, *end;
-        unsigned depth;
-} JsonScan;
-
-static int record_scan_value(JsonScan *j, bool validate);
-
-/* Does any byte of the 8-byte word need a look: '"', '\\' or a control character? */
-static inline uint64_t record_word_special(uint64_t x) {
-        const uint64_t ones = UINT64_C(0x0101010101010101), highs = UINT64_C(0x8080808080808080);
-        uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
-
-        /* the lowest flagged byte is exact (borrows only flag bytes above a real hit) */
-        return (((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs;
-}
-
-#ifdef RECORD_HAVE_AVX2
-/* The first byte of [p, end) that is '"', '\\' or a control character, 32 bytes at a time; a
- * pointer less than 32 bytes before end when there is none before that. */
-__attribute__((target("avx2"))) static const char *record_skip_plain_avx2(const char *p,
-                                                                          const char *end) {
-        const __m256i quote = _mm256_set1_epi8('"'), bslash = _mm256_set1_epi8('\\'),
-                      space = _mm256_set1_epi8(0x20);
-
-        for (; end - p >= 32; p += 32) {
-                __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)p);
-                /* unsigned x < 0x20 <=> max(x, 0x20) != x */
-                __m256i ctl = _mm256_xor_si256(_mm256_max_epu8(x, space), x);
-                __m256i hit = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(x, quote),
-                                                              _mm256_cmpeq_epi8(x, bslash)),
-                                              _mm256_xor_si256(_mm256_cmpeq_epi8(ctl, _mm256_setzero_si256()),
-                                                               _mm256_set1_epi8(-1)));
-                unsigned m = (unsigned)_mm256_movemask_epi8(hit);
-                if (m)
-                        return p + __builtin_ctz(m);
-        }
-        return p;
-}
-#endif
-
-/* A string at j->p (the opening quote); with validate, JSON.parse's rules for its content. */
-static int record_scan_string(JsonScan *j, bool validate, bool *ret_escaped) {
-        if (ret_escaped)
-                *ret_escaped = false;
-        j->p++;
-        while (j->p < j->end) {
-                unsigned char c;
-                uint64_t w;
-
-#ifdef RECORD_HAVE_AVX2
-                /* long runs of plain bytes (message text) 32 at a time */
-                if (j->end - j->p >= 64 && __builtin_cpu_supports("avx2"))
-                        j->p = record_skip_plain_avx2(j->p, j->end);
-#endif
-                /* eight plain bytes at a time */
-                while (j->end - j->p >= 8) {
-                        uint64_t m;
-
-                        memcpy(&w, j->p, 8);
-                        m = record_word_special(w);
-                        if (m) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-                                j->p += __builtin_ctzll(m) / 8; /* to the first special byte */
-#endif
-                                break;
-                        }
-                        j->p += 8;
-                }
-                if (j->p >= j->end)
-                        break;
-                c = (unsigned char)*j->p;
-
-                if (c == '"') {
-                        j->p++;
-                        return 0;
-                }
-                if (c == '\\') {
-                        if (j->end - j->p < 2)
-                                return -EBADMSG;
-                        if (ret_escaped)
-                                *ret_escaped = true;
-                        if (validate) {
-                                uint32_t cp;
-                                switch (j->p[1]) {
-                                case '"':
-                                case '\\':
-                                case '/':
-                                case 'b':
-                                case 'f':
-                                case 'n':
-                                case 'r':
-                                case 't':
-                                        break;
-                                case 'u':
-                                        if (record_json_hex4(j->p + 2, j->end, &cp) < 0)
-                                                return -EBADMSG;
-                                        j->p += 4;
-                                        break;
-                                default:
-                                        return -EBADMSG;
-                                }
-                        }
-                        j->p += 2;
-                        continue;
-                }
-                if (validate && c < 0x20)
-                        return -EBADMSG;
-                j->p++;
-        }
-        return -EBADMSG;
-}
-
-static int record_scan_number(JsonScan *j) {
-        JsonParser jp = { .p = j->p, .end = j->end };
-
-        /* same grammar as record_json_number(), without building anything */
-        if (jp.p < jp.end && *jp.p == '-')
-                jp.p++;
-        if (jp.p >= jp.end || !record_is_digit(*jp.p))
-                return -EBADMSG;
-        if (*jp.p == '0')
-                jp.p++;
-        else
-                while (jp.p < jp.end && record_is_digit(*jp.p))
-                        jp.p++;
-        if (jp.p < jp.end && *jp.p == '.') {
-                jp.p++;
-                if (jp.p >= jp.end || !record_is_digit(*jp.p))
-                        return -EBADMSG;
-                while (jp.p < jp.end && record_is_digit(*jp.p))
-                        jp.p++;
-        }
-        if (jp.p < jp.end && (*jp.p == 'e' || *jp.p == 'E')) {
-                jp.p++;
-                if (jp.p < jp.end && (*jp.p == '+' || *jp.p == '-'))
-                        jp.p++;
-                if (jp.p >= jp.end || !record_is_digit(*jp.p))
-                        return -EBADMSG;
-                while (jp.p < jp.end && record_is_digit(*jp.p))
-                        jp.p++;
-        }
-        j->p = jp.p;
-        return 0;
-}
-
-static inline void record_scan_ws(JsonScan *j) {
-        /* the common case: no whitespace (every structural character is above ' ') */
-        if (j->p < j->end && (unsigned char)*j->p > ' ')
-                return;
-        while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
-                j->p++;
-}
-
-/* Skip (and with validate, check) a container's members up to its closing bracket. */
-static int record_scan_container(JsonScan *j, bool validate) {
-        char close = *j->p == '{' ? '}' : ']';
-        bool is_object = close == '}';
-        int r;
-
-        if (j->depth >= RECORD_JSON_MAX_DEPTH)
-                return -EBADMSG;
-        j->depth++;
-        j->p++;
-        record_scan_ws(j);
-        if (j->p < j->end && *j->p == close) {
-                j->p++;
-                j->depth--;
-                return 0;
-        }
-        for (;;) {
-                if (is_object) {
-                        if (j->p >= j->end || *j->p != '"')
-                                return -EBADMSG;
-                        r = record_scan_string(j, validate, NULL);
-                        if (r < 0)
-                                return r;
-                        record_scan_ws(j);
-                        if (j->p >= j->end || *j->p != ':')
-                                return -EBADMSG;
-                        j->p++;
-                        record_scan_ws(j);
-                }
-                r = record_scan_value(j, validate);
-                if (r < 0)
-                        return r;
-                record_scan_ws(j);
-                if (j->p < j->end && *j->p == ',') {
-                        j->p++;
-                        record_scan_ws(j);
-                        continue;
-                }
-                if (j->p < j->end && *j->p == close) {
-                        j->p++;
-                        j->depth--;
-                        return 0;
-                }
-                return -EBADMSG;
-        }
-}
-
-static int record_scan_value(JsonScan *j, bool validate) {
-        if (j->p >= j->end)
-                return -EBADMSG;
-        switch (*j->p) {
-        case '{':
-        case '[':
-                return record_scan_container(j, validate);
-        case '"':
-                return record_scan_string(j, validate, NULL);
-        case 't':
-        case 'f':
-        case 'n': {
-                const char *w = *j->p == 't' ? "true" : *j->p == 'f' ? "false" : "null";
-                size_t n = strlen(w);
-                if ((size_t)(j->end - j->p) < n || memcmp(j->p, w, n) != 0)
-                        return -EBADMSG;
-                j->p += n;
-                return 0;
-        }
-        default:
-                return record_scan_number(j);
-        }
-}
-
-/* Does the raw key (between quotes, escapes undecoded) equal want (want_n bytes)? */
-static bool record_key_equal(const char *raw, size_t n, const char *want, size_t want_n) {
-        json_object *k = NULL;
-        bool eq;
-
-        if (n == want_n && memcmp(raw, want, n) == 0)
-                return true;
-        if (n < want_n || !memchr(raw, '\\', n))
-                return false;
-        /* escaped key: decode it (raw - 1 .. raw + n + 1 is the quoted string) */
-        if (record_json_parse(raw - 1, n + 2, &k) < 0)
-                return false;
-        eq = (size_t)json_object_get_string_len(k) == want_n &&
-             memcmp(json_object_get_string(k), want, want_n) == 0;
-        json_object_put(k);
-        return eq;
-}
-
-/* Scan the object at j->p ('{'), recording the spans cap asks for (recursing into captured
- * objects that have a child capture). */
-static int record_scan_members(JsonScan *j, bool validate, const JsonCapture *cap) {
-        size_t key_lens[32];
-        uint64_t len_mask = 0; /* bit n: a wanted key of n < 64 bytes */
-        int r;
-
-        assert(cap->n_keys <= ELEMENTSOF(key_lens));
-        for (size_t i = 0; i < cap->n_keys; i++) {
-                cap->spans[i] = (JsonSpan){};
-                key_lens[i] = strlen(cap->keys[i]);
-                len_mask |= key_lens[i] < 64 ? UINT64_C(1) << key_lens[i] : 0;
-        }
-        if (j->depth >= RECORD_JSON_MAX_DEPTH)
-                return -EBADMSG;
-        j->depth++;
-        j->p++;
-        record_scan_ws(j);
-        if (j->p < j->end && *j->p == '}') {
-                j->p++;
-                j->depth--;
-                return 0;
-        }
-        for (;;) {
-                const char *key, *val;
-                size_t key_n, hit = SIZE_MAX;
-                bool escaped;
-
-                if (j->p >= j->end || *j->p != '"')
-                        return -EBADMSG;
-                key = j->p + 1;
-                r = record_scan_string(j, validate, &escaped);
-                if (r < 0)
-                        return r;
-                key_n = (size_t)(j->p - 1 - key);
-                record_scan_ws(j);
-                if (j->p >= j->end || *j->p != ':')
-                        return -EBADMSG;
-                j->p++;
-                record_scan_ws(j);
-                val = j->p;
-                if (escaped) {
-                        for (size_t i = 0; i < cap->n_keys; i++)
-                                if (record_key_equal(key, key_n, cap->keys[i], key_lens[i]))
-                                        hit = i;
-                } else if (key_n >= 64 || (len_mask & (UINT64_C(1) << key_n)))
-                        /* no escapes: the raw key is the key */
-                        for (size_t i = 0; i < cap->n_keys; i++)
-                                if (key_n == key_lens[i] &&
-                                    (key_n == 0 || (key[0] == cap->keys[i][0] &&
-                                                    memcmp(key, cap->keys[i], key_n) == 0)))
-                                        hit = i;
-                if (hit != SIZE_MAX && cap->children && cap->children[hit] && j->p < j->end &&
-                    *j->p == '{')
-                        r = record_scan_members(j, validate, cap->children[hit]);
-                else {
-                        r = record_scan_value(j, validate);
-                        /* a later duplicate that is not an object hides the earlier one's members
-                         */
-                        if (hit != SIZE_MAX && cap->children && cap->children[hit])
-                                for (size_t i = 0; i < cap->children[hit]->n_keys; i++)
-                                        cap->children[hit]->spans[i] = (JsonSpan){};
-                }
-                if (r < 0)
-                        return r;
-                if (hit != SIZE_MAX)
-                        cap->spans[hit] = (JsonSpan){ .s = val, .n = (size_t)(j->p - val) };
-                record_scan_ws(j);
-                if (j->p < j->end && *j->p == ',') {
-                        j->p++;
-                        record_scan_ws(j);
-                        continue;
-                }
-                if (j->p < j->end && *j->p == '}') {
-                        j->p++;
-                        j->depth--;
-                        return 0;
-                }
-                return -EBADMSG;
-        }
-}
-
-/* Capture member spans of the object text s[0..n) in one pass (see record.h). */
-int record_json_capture(const char *s, size_t n, bool validate, const JsonCapture *cap) {
-        JsonScan j = { .p = s, .end = s + n };
-        int r;
-
-        record_scan_ws(&j);
-        if (j.p >= j.end || *j.p != '{')
-                return -EBADMSG;
-        r = record_scan_members(&j, validate, cap);
-        if (r < 0)
-                return r;
-        record_scan_ws(&j);
-        return j.p == j.end ? 0 : -EBADMSG;
-}
-
-/* record_json_capture() for one level of keys. */
-int record_json_members(const char *s, size_t n, bool validate, const char *const *keys,
-                        size_t n_keys, JsonSpan *spans) {
-        JsonCapture cap = { .keys = keys, .n_keys = n_keys, .spans = spans };
-
-        return record_json_capture(s, n, validate, &cap);
 }

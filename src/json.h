@@ -1,6 +1,6 @@
-/* json.h: reading a small JSON file of a tree in the dialect of the Qwen code that reads it.
- * json.c is the grammar (JSON.parse's: record_json_parse() builds, record_json_capture() and
- * record_json_members() capture or validate; declared in record.h for the transcript readers);
+/* json.h: JSON.parse's grammar, and reading a small JSON file of a tree in the dialect of the
+ * Qwen code that reads it. json.c builds (json_parse()), json-scan.c captures or validates
+ * without building (json_capture(), json_members(): the fast path of the transcript readers);
  * jsonfile.c reads a file through fsread.h's safe open and holds the one table that says which
  * dialect each input is read in. */
 #pragma once
@@ -11,9 +11,36 @@
 
 struct json_object;
 
+/* JSON.parse() of exactly s[0..n) (JSON whitespace around the value allowed): stricter than
+ * json-c (no NaN, comments, single quotes, raw control characters); invalid UTF-8 in strings
+ * becomes U+FFFD as in Node; numbers are int64 when small integers, else doubles; JSON null is
+ * *ret == NULL. Nesting deeper than 1000 is refused. Returns 0, -EBADMSG or -ENOMEM. */
+int json_parse(const char *s, size_t n, struct json_object **ret);
+/* A value's text inside a JSON document. */
+typedef struct JsonSpan {
+        const char *s;
+        size_t n;
+} JsonSpan;
+/* The members of the object text s[0..n) (JSON whitespace around allowed), without building
+ * anything: spans[i] is the text of the value of key keys[i] (last occurrence wins, as in
+ * JSON.parse; .s NULL when absent). With validate the whole text is checked with exactly
+ * json_parse()'s grammar and limits; without, it must be valid already. Returns 0, or
+ * -EBADMSG when the text is invalid or not an object. */
+int json_members(const char *s, size_t n, bool validate, const char *const *keys,
+                        size_t n_keys, JsonSpan *spans);
+/* The same, descending in one pass: children[i] (when set) captures inside the object value of
+ * keys[i]; its spans describe the last occurrence (all unset when that one is not an object). */
+typedef struct JsonCapture {
+        const char *const *keys;
+        size_t n_keys; /* at most 32 */
+        JsonSpan *spans;
+        const struct JsonCapture *const *children; /* NULL, or n_keys entries (each may be NULL) */
+} JsonCapture;
+int json_capture(const char *s, size_t n, bool validate, const JsonCapture *cap);
+
 typedef enum JsonDialect {
         /* ECMAScript JSON.parse of the file read as UTF-8 (Node's fs.readFile(f, 'utf8')):
-         * record_json_parse(). No NaN, comments, single quotes, raw controls, BOM or bytes after
+         * json_parse(). No NaN, comments, single quotes, raw controls, BOM or bytes after
          * the value (json-c's tokener, which qgc used before, accepts all of them). Every input
          * of the table is read so: Qwen reads each with JSON.parse. The one other dialect qgc
          * reads is settings.json's (comments stripped, then JSON.parse), still json-c's in

@@ -16,7 +16,6 @@
 #include "fsutil.h"
 #include "json.h"
 #include "macro.h"
-#include "record.h"
 
 #define MIB (1024 * 1024)
 
@@ -118,7 +117,7 @@ int json_read_file(int dfd, const char *name, size_t max, JsonDialect dialect, j
                 return r;
         switch (dialect) {
         case JSON_DIALECT_PARSE:
-                r = record_json_parse(buf, len, &o);
+                r = json_parse(buf, len, &o);
                 if (r == -E2BIG)
                         r = -EFBIG;
                 break;

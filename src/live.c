@@ -71,15 +71,6 @@ struct LiveProbe {
         char *locks_problem;
 };
 
-/* ASCII case-insensitive compare for ids. */
-static int live_strcasecmp(const char *a, const char *b) {
-        for (;; a++, b++) {
-                int x = tolower((unsigned char)*a), y = tolower((unsigned char)*b);
-                if (x != y || x == 0)
-                        return x - y;
-        }
-}
-
 /* Read a small text file by absolute path (for /proc); NUL-terminated into buf. */
 static int live_read_small(const char *path, char *buf, size_t n) {
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -224,7 +215,7 @@ static int live_registry_eval(const LiveProbe *p, int64_t name_pid, json_object 
 static int live_reg_cmp_id(const LiveRegEntry *e, const char *id) {
         if (!e->session_id)
                 return 1;
-        return live_strcasecmp(e->session_id, id);
+        return ascii_strcasecmp(e->session_id, id);
 }
 
 static int live_cmp_reg(const void *a, const void *b) {

@@ -55,19 +55,7 @@ bool qwen_session_id_valid(const char *id) {
 
 /* ASCII case-insensitive equality of two ids (NULL equals nothing). */
 bool qwen_session_id_equal(const char *a, const char *b) {
-        if (!a || !b)
-                return false;
-        for (;; a++, b++) {
-                char x = *a, y = *b;
-                if (x >= 'A' && x <= 'Z')
-                        x = (char)(x - 'A' + 'a');
-                if (y >= 'A' && y <= 'Z')
-                        y = (char)(y - 'A' + 'a');
-                if (x != y)
-                        return false;
-                if (x == '\0')
-                        return true;
-        }
+        return a && b && ascii_strcasecmp(a, b) == 0;
 }
 
 /* sanitizeCwd(): each UTF-16 code unit outside [A-Za-z0-9] becomes '-' (two for a code point

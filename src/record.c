@@ -5,8 +5,8 @@
  * subpart), each line is trimmed with String.prototype.trim() and handed to JSON.parse(), and a
  * line that fails is split into balanced top-level {...} fragments (jsonl-utils.ts,
  * parseLineTolerant). json-c alone is more lenient than JSON.parse (NaN, single quotes, raw
- * control characters, clamped integers), so json.c carries a small parser with JSON.parse's
- * grammar (and a scanner that validates and captures members without building anything).
+ * control characters, clamped integers), so json.h has a small parser with JSON.parse's grammar
+ * (json.c; json-scan.c validates and captures members without building anything).
  * The two ends of a transcript (first record, last activity, title) are recordhead.c and
  * recordtail.c. */
 #include "autoconf.h"
@@ -73,7 +73,7 @@ static int record_recover_fragments(const char *s, size_t n, record_object_cb cb
                         if (depth == 0 && start != SIZE_MAX) {
                                 json_object *obj = NULL;
 
-                                r = record_json_parse(s + start, i + 1 - start, &obj);
+                                r = json_parse(s + start, i + 1 - start, &obj);
                                 if (r == -ENOMEM)
                                         return r;
                                 start = SIZE_MAX;
@@ -100,7 +100,7 @@ int record_parse_line(const char *line, size_t len, record_object_cb cb, void *u
         js_trim(&line, &len);
         if (len == 0)
                 return 0;
-        r = record_json_parse(line, len, &obj);
+        r = json_parse(line, len, &obj);
         if (r == -ENOMEM)
                 return r;
         if (r >= 0) {
@@ -265,7 +265,7 @@ msec_t record_timestamp(json_object *obj) {
         return t;
 }
 
-/* A string member's value (span from record_json_capture()) decoded as JSON.parse would: 1 with
+/* A string member's value (span from json_capture()) decoded as JSON.parse would: 1 with
  * *ret a new string (cut at a NUL like strndup), 0 when absent or not a string, or -ENOMEM. */
 int record_span_string(const JsonSpan *sp, char **ret) {
         json_object *o = NULL;
@@ -284,7 +284,7 @@ int record_span_string(const JsonSpan *sp, char **ret) {
                         return *ret ? 1 : -ENOMEM;
                 }
         }
-        r = record_json_parse(sp->s, sp->n, &o);
+        r = json_parse(sp->s, sp->n, &o);
         if (r < 0)
                 return r == -ENOMEM ? r : 0; /* cannot happen on a validated span */
         if (!json_object_is_type(o, json_type_string)) {

@@ -1,6 +1,6 @@
 /* record.h: bounded, tolerant reading of Qwen JSONL records: lines (record.c), the first record
- * (recordhead.c), the last activity and title (recordtail.c), JSON.parse's grammar (json.c). The
- * only module (with the usage salvage) that parses transcripts. Reads by pread on an fd the
+ * (recordhead.c), the last activity and title (recordtail.c), with JSON.parse's grammar (json.h).
+ * The only module (with the usage salvage) that parses transcripts. Reads by pread on an fd the
  * caller opened; never seeks a shared offset. */
 #pragma once
 
@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "json.h"
 #include "util.h"
 
 struct json_object;
@@ -89,32 +90,19 @@ typedef int (*record_line_at_cb)(const char *line, size_t len, uint64_t offset, 
                                  void *userdata);
 int record_for_each_line_at(int fd, size_t max_line, record_line_at_cb cb, void *userdata);
 
-/* JSON.parse() of exactly s[0..n) (JSON whitespace around the value allowed): stricter than
- * json-c (no NaN, comments, single quotes, raw control characters); invalid UTF-8 in strings
- * becomes U+FFFD as in Node; numbers are int64 when small integers, else doubles; JSON null is
- * *ret == NULL. Nesting deeper than 1000 is refused. Returns 0, -EBADMSG or -ENOMEM. */
-int record_json_parse(const char *s, size_t n, struct json_object **ret);
-/* A value's text inside a JSON document. */
-typedef struct JsonSpan {
-        const char *s;
-        size_t n;
-} JsonSpan;
-/* The members of the object text s[0..n) (JSON whitespace around allowed), without building
- * anything: spans[i] is the text of the value of key keys[i] (last occurrence wins, as in
- * JSON.parse; .s NULL when absent). With validate the whole text is checked with exactly
- * record_json_parse()'s grammar and limits; without, it must be valid already. Returns 0, or
- * -EBADMSG when the text is invalid or not an object. */
-int record_json_members(const char *s, size_t n, bool validate, const char *const *keys,
-                        size_t n_keys, JsonSpan *spans);
-/* The same, descending in one pass: children[i] (when set) captures inside the object value of
- * keys[i]; its spans describe the last occurrence (all unset when that one is not an object). */
-typedef struct JsonCapture {
-        const char *const *keys;
-        size_t n_keys; /* at most 32 */
-        JsonSpan *spans;
-        const struct JsonCapture *const *children; /* NULL, or n_keys entries (each may be NULL) */
-} JsonCapture;
-int record_json_capture(const char *s, size_t n, bool validate, const JsonCapture *cap);
+/* The grammar's old names (JSON.parse's grammar is json.h's), for the callers in usage*.c until
+ * they take json.h's names. */
+static inline int record_json_parse(const char *s, size_t n, struct json_object **ret) {
+        return json_parse(s, n, ret);
+}
+static inline int record_json_members(const char *s, size_t n, bool validate,
+                                      const char *const *keys, size_t n_keys, JsonSpan *spans) {
+        return json_members(s, n, validate, keys, n_keys, spans);
+}
+static inline int record_json_capture(const char *s, size_t n, bool validate,
+                                      const JsonCapture *cap) {
+        return json_capture(s, n, validate, cap);
+}
 /* memmem() tuned for scanning large texts for a rare needle (vector prefilter on three of its
  * bytes): the first occurrence of needle[0..m) in text[0..n), or NULL. */
 const char *record_memmem(const char *text, size_t n, const char *needle, size_t m);

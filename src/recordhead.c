@@ -110,7 +110,7 @@ static int record_head_line_quick(const char *line, size_t len, HeadInfo *ret) {
         js_trim(&line, &len);
         if (len == 0 || *line != '{')
                 return 0;
-        if (record_json_members(line, len, /* validate= */ true, keys, ELEMENTSOF(keys), spans) < 0)
+        if (json_members(line, len, /* validate= */ true, keys, ELEMENTSOF(keys), spans) < 0)
                 return 0;
         if ((r = record_span_string(&spans[0], &h.session_id)) < 0 ||
             (r = record_span_string(&spans[1], &h.cwd)) < 0 ||

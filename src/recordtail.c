@@ -62,7 +62,7 @@ static int record_tail_line_time(const char *line, size_t len, msec_t *ret) {
         js_trim(&p, &n);
         if (n == 0)
                 return 0;
-        if (*p == '{' && record_json_members(p, n, /* validate= */ true, keys, 1, &span) >= 0)
+        if (*p == '{' && json_members(p, n, /* validate= */ true, keys, 1, &span) >= 0)
                 return record_span_timestamp(&span, ret);
         r = record_parse_line(line, len, record_tail_object, &s);
         if (r < 0)
@@ -255,7 +255,7 @@ static char *record_title_unescape(const char *raw, size_t n) {
                 quoted[0] = '"';
                 memcpy(quoted + 1, raw, n);
                 quoted[n + 1] = '"';
-                if (record_json_parse(quoted, n + 2, &o) >= 0 && json_object_is_type(o, json_type_string)) {
+                if (json_parse(quoted, n + 2, &o) >= 0 && json_object_is_type(o, json_type_string)) {
                         r = strndup(json_object_get_string(o), (size_t)json_object_get_string_len(o));
                         json_object_put(o);
                         return r;

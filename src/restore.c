@@ -73,14 +73,14 @@ int restore_resolve(const Inventory *inv, const char *prefix, const char **ret_i
         if (n == 0)
                 return -ENOENT;
         for (size_t i = 0; i < inv->n_sessions; i++)
-                if (strcasecmp(inv->sessions[i].id, prefix) == 0) {
+                if (ascii_strcasecmp(inv->sessions[i].id, prefix) == 0) {
                         *ret_id = inv->sessions[i].id;
                         return 0;
                 }
         for (size_t i = 0; i < inv->n_sessions; i++) {
                 const char *id = inv->sessions[i].id;
 
-                if (strncasecmp(id, prefix, n) != 0 || (found && strcasecmp(found, id) == 0))
+                if (ascii_strncasecmp(id, prefix, n) != 0 || (found && ascii_strcasecmp(found, id) == 0))
                         continue;
                 if (found) {
                         *ret_id = found;

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -78,7 +77,7 @@ static void scan_entries_done(ScanEntries *e) {
 /* Case-insensitive order of ids (ties by exact id). */
 static int scan_cmp_entry(const void *a, const void *b) {
         const ScanEntry *x = a, *y = b;
-        int c = strcasecmp(x->id, y->id);
+        int c = ascii_strcasecmp(x->id, y->id);
         return c != 0 ? c : strcmp(x->id, y->id);
 }
 
@@ -301,15 +300,15 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
 
                 if (i < act.n)
                         id = act.v[i].id;
-                if (j < arc.n && (!id || strcasecmp(arc.v[j].id, id) < 0))
+                if (j < arc.n && (!id || ascii_strcasecmp(arc.v[j].id, id) < 0))
                         id = arc.v[j].id;
-                if (l < cold.n && (!id || strcasecmp(cold.v[l].id, id) < 0))
+                if (l < cold.n && (!id || ascii_strcasecmp(cold.v[l].id, id) < 0))
                         id = cold.v[l].id;
-                if (i < act.n && strcasecmp(act.v[i].id, id) == 0)
+                if (i < act.n && ascii_strcasecmp(act.v[i].id, id) == 0)
                         a = &act.v[i++];
-                if (j < arc.n && strcasecmp(arc.v[j].id, id) == 0)
+                if (j < arc.n && ascii_strcasecmp(arc.v[j].id, id) == 0)
                         b = &arc.v[j++];
-                if (l < cold.n && strcasecmp(cold.v[l].id, id) == 0)
+                if (l < cold.n && ascii_strcasecmp(cold.v[l].id, id) == 0)
                         z = &cold.v[l++];
                 r = scan_session(ctx, p, a, b, z);
                 if (r < 0)

@@ -7,9 +7,19 @@
 
 #include "sha256.h"
 
+/* The digest md (SHA256_HEX_LEN / 2 bytes) as 64 lower-case hex digits plus a NUL. */
+static void sha256_to_hex(const unsigned char *md, char ret[SHA256_HEX_LEN + 1]) {
+        static const char hex[] = "0123456789abcdef";
+
+        for (unsigned i = 0; i < SHA256_HEX_LEN / 2; i++) {
+                ret[2 * i] = hex[md[i] >> 4];
+                ret[2 * i + 1] = hex[md[i] & 0xf];
+        }
+        ret[SHA256_HEX_LEN] = '\0';
+}
+
 /* Hash len bytes of data and write 64 lower-case hex digits plus a NUL into ret. */
 int sha256_hex(const void *data, size_t len, char ret[SHA256_HEX_LEN + 1]) {
-        static const char hex[] = "0123456789abcdef";
         unsigned char md[EVP_MAX_MD_SIZE];
         unsigned md_len = 0;
 
@@ -18,12 +28,7 @@ int sha256_hex(const void *data, size_t len, char ret[SHA256_HEX_LEN + 1]) {
         if (EVP_Digest(data ? data : "", len, md, &md_len, EVP_sha256(), NULL) != 1 ||
             md_len != SHA256_HEX_LEN / 2)
                 return -EIO;
-
-        for (unsigned i = 0; i < md_len; i++) {
-                ret[2 * i] = hex[md[i] >> 4];
-                ret[2 * i + 1] = hex[md[i] & 0xf];
-        }
-        ret[SHA256_HEX_LEN] = '\0';
+        sha256_to_hex(md, ret);
         return 0;
 }
 
@@ -49,7 +54,6 @@ int sha256_update(Sha256 *h, const void *data, size_t len) {
 }
 
 int sha256_final(Sha256 *h, char ret[SHA256_HEX_LEN + 1]) {
-        static const char hex[] = "0123456789abcdef";
         unsigned char md[EVP_MAX_MD_SIZE];
         unsigned md_len = 0;
 
@@ -58,11 +62,7 @@ int sha256_final(Sha256 *h, char ret[SHA256_HEX_LEN + 1]) {
         sha256_free(h);
         if (!r)
                 return -EIO;
-        for (unsigned i = 0; i < md_len; i++) {
-                ret[2 * i] = hex[md[i] >> 4];
-                ret[2 * i + 1] = hex[md[i] & 0xf];
-        }
-        ret[SHA256_HEX_LEN] = '\0';
+        sha256_to_hex(md, ret);
         return 0;
 }
 

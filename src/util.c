@@ -447,6 +447,34 @@ char *strdup_or_null(const char *s) {
         return s ? strdup(s) : NULL;
 }
 
+static inline unsigned char ascii_lower(unsigned char c) {
+        return c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : c;
+}
+
+int ascii_strncasecmp(const char *a, const char *b, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                unsigned char x = ascii_lower((unsigned char)a[i]);
+                unsigned char y = ascii_lower((unsigned char)b[i]);
+                if (x != y || x == 0)
+                        return (int)x - (int)y;
+        }
+        return 0;
+}
+
+int ascii_strcasecmp(const char *a, const char *b) {
+        return ascii_strncasecmp(a, b, SIZE_MAX);
+}
+
+int ascii_strcasecmp_n(const char *a, size_t an, const char *b, size_t bn) {
+        for (size_t i = 0; i < an && i < bn; i++) {
+                unsigned char x = ascii_lower((unsigned char)a[i]);
+                unsigned char y = ascii_lower((unsigned char)b[i]);
+                if (x != y)
+                        return (int)x - (int)y;
+        }
+        return an < bn ? -1 : an > bn;
+}
+
 char *path_join(const char *a, const char *b) {
         size_t la = strlen(a);
         while (la > 0 && a[la - 1] == '/')

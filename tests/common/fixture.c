@@ -101,6 +101,20 @@ int fixture_mkdir(const char *root, const char *rel) {
         return fixture_mkdir_parents(p, true);
 }
 
+/* root/rel in *ret (malloc'ed), its parent directories made. */
+static int fixture_new_path(const char *root, const char *rel, char **ret) {
+        _cleanup_free_ char *p = fixture_path(root, rel);
+        int r;
+
+        if (!p)
+                return -ENOMEM;
+        r = fixture_mkdir_parents(p, false);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
 /* Write all of buf to fd. */
 static int fixture_write_all(int fd, const void *buf, size_t n) {
         const char *q = buf;
@@ -120,12 +134,10 @@ static int fixture_write_all(int fd, const void *buf, size_t n) {
 
 /* Open root/rel for writing with flags, creating parents. */
 static int fixture_open_write(const char *root, const char *rel, int flags) {
-        _cleanup_free_ char *p = fixture_path(root, rel);
+        _cleanup_free_ char *p = NULL;
         int fd, r;
 
-        if (!p)
-                return -ENOMEM;
-        r = fixture_mkdir_parents(p, false);
+        r = fixture_new_path(root, rel, &p);
         if (r < 0)
                 return r;
         fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | flags, 0644);
@@ -211,24 +223,18 @@ int fixture_read(const char *root, const char *rel, char **ret, size_t *ret_len)
 }
 
 int fixture_symlink(const char *root, const char *rel, const char *target) {
-        _cleanup_free_ char *p = fixture_path(root, rel);
-        int r;
+        _cleanup_free_ char *p = NULL;
+        int r = fixture_new_path(root, rel, &p);
 
-        if (!p)
-                return -ENOMEM;
-        r = fixture_mkdir_parents(p, false);
         if (r < 0)
                 return r;
         return symlink(target, p) < 0 ? -errno : 0;
 }
 
 int fixture_mkfifo(const char *root, const char *rel) {
-        _cleanup_free_ char *p = fixture_path(root, rel);
-        int r;
+        _cleanup_free_ char *p = NULL;
+        int r = fixture_new_path(root, rel, &p);
 
-        if (!p)
-                return -ENOMEM;
-        r = fixture_mkdir_parents(p, false);
         if (r < 0)
                 return r;
         return mkfifo(p, 0644) < 0 ? -errno : 0;
@@ -393,25 +399,43 @@ static int fixture_copy_file(int sfd, int dfd, const char *name, mode_t mode) {
         return 0;
 }
 
+/* A listing of directory dfd (which stays open), or NULL with errno. */
+static DIR *fixture_opendir_fd(int dfd) {
+        int fd = dup(dfd);
+        DIR *d;
+
+        if (fd < 0)
+                return NULL;
+        d = fdopendir(fd);
+        if (!d) {
+                int e = errno;
+                close(fd);
+                errno = e;
+        }
+        return d;
+}
+
+/* The next entry of d but "." and "..", or NULL at the end. */
+static struct dirent *fixture_readdir(DIR *d) {
+        struct dirent *de;
+
+        while ((de = readdir(d)) && (streq(de->d_name, ".") || streq(de->d_name, "..")))
+                ;
+        return de;
+}
+
 /* Copy the contents of directory sfd into directory dfd. */
 static int fixture_copy_dir_fd(int sfd, int dfd) {
-        _cleanup_close_ int sfd2 = dup(sfd);
-        DIR *d;
+        DIR *d = fixture_opendir_fd(sfd);
         struct dirent *de;
         int r = 0;
 
-        if (sfd2 < 0)
-                return -errno;
-        d = fdopendir(sfd2);
         if (!d)
                 return -errno;
-        sfd2 = -EBADF;
-        while ((de = readdir(d))) {
+        while ((de = fixture_readdir(d))) {
                 struct stat st;
                 struct timespec ts[2];
 
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
                 if (fstatat(sfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
                         r = -errno;
                         break;
@@ -498,22 +522,15 @@ int fixture_copy_tree(const char *src, const char *root, const char *reldst) {
 
 /* Remove everything inside directory dfd. */
 static int fixture_rm_children(int dfd) {
-        _cleanup_close_ int fd2 = dup(dfd);
-        DIR *d;
+        DIR *d = fixture_opendir_fd(dfd);
         struct dirent *de;
         int r = 0;
 
-        if (fd2 < 0)
-                return -errno;
-        d = fdopendir(fd2);
         if (!d)
                 return -errno;
-        fd2 = -EBADF;
-        while ((de = readdir(d))) {
+        while ((de = fixture_readdir(d))) {
                 struct stat st;
 
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
                 if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                         continue;
                 if (S_ISDIR(st.st_mode)) {
@@ -617,21 +634,15 @@ static int fixture_snapshot_entry(int dfd, const char *name, const char *rel, bo
 }
 
 static int fixture_snapshot_dir(int dfd, const char *prefix, bool dir_atime, SnapLines *out) {
-        _cleanup_close_ int fd2 = dup(dfd);
-        DIR *d;
+        DIR *d = fixture_opendir_fd(dfd);
         struct dirent *de;
         int r = 0;
 
-        if (fd2 < 0)
-                return -errno;
-        d = fdopendir(fd2);
         if (!d)
                 return -errno;
-        fd2 = -EBADF;
-        while ((de = readdir(d))) {
+        while ((de = fixture_readdir(d))) {
                 _cleanup_free_ char *rel = NULL;
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
+
                 rel = *prefix ? path_join(prefix, de->d_name) : strdup(de->d_name);
                 if (!rel) {
                         r = -ENOMEM;

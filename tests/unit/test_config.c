@@ -699,8 +699,12 @@ static void test_config_merge_user_clamps_to_system(void **state) {
                 _cleanup_free_ char *l16 = strprintf("%s:16: warning: ", u);
                 assert_msg(&e, l4, "max-age 90d keeps more than the system policy allows (max-age 30d");
                 assert_msg(&e, l6, "keep-titled true");
-                assert_msg(&e, l10, "tree max-size off");
-                assert_msg(&e, l11, "tree count \"apparent\"");
+                /* the whole text of a limit's and of a choice's warning */
+                assert_msg(&e, l10, "tree max-size off keeps more than the system policy allows "
+                                    "(20G, ");
+                assert_msg(&e, l10, "/system.cfg:12); using it");
+                assert_msg(&e, l11, "tree count \"apparent\" keeps more than the system policy "
+                                    "allows (\"allocated\", built-in default); using it");
                 assert_msg(&e, l14, "project '/srv/big': max-size 40G");
                 assert_msg(&e, l15, "project '/srv/scratch/mine/*': max-age 10d");
                 assert_msg(&e, l15, "project '/srv/scratch/mine/*': min-age 1d");

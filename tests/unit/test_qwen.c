@@ -108,16 +108,6 @@ static void test_qwen_project_hash_invalid_utf8_hashes_replacement(void **state)
         assert_int_equal(qwen_project_hash(NULL, a), -EINVAL);
 }
 
-static void test_sha256_hex_known_vectors(void **state) {
-        char h[SHA256_HEX_LEN + 1];
-
-        (void)state;
-        assert_int_equal(sha256_hex("", 0, h), 0);
-        assert_string_equal(h, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-        assert_int_equal(sha256_hex("abc", 3, h), 0);
-        assert_string_equal(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-}
-
 static void test_qwen_session_file_name_pattern(void **state) {
         static const struct {
                 const char *name;
@@ -212,7 +202,6 @@ int main(void) {
                 cmocka_unit_test(test_qwen_golden_paths),
                 cmocka_unit_test(test_qwen_sanitize_cwd_invalid_utf8),
                 cmocka_unit_test(test_qwen_project_hash_invalid_utf8_hashes_replacement),
-                cmocka_unit_test(test_sha256_hex_known_vectors),
                 cmocka_unit_test(test_qwen_session_file_name_pattern),
                 cmocka_unit_test(test_qwen_session_id_valid_bounds),
                 cmocka_unit_test(test_qwen_session_id_equal_ignores_ascii_case),

@@ -146,7 +146,7 @@ static void test_record_json_parse_numbers(void **state) {
         const char *s = "{\"big\":99999999999999999999,\"inf\":1e400,\"neg\":-12,\"f\":0.5}";
 
         (void)state;
-        assert_int_equal(record_json_parse(s, strlen(s), &o), 0);
+        assert_int_equal(json_parse(s, strlen(s), &o), 0);
         assert_true(json_object_object_get_ex(o, "big", &v));
         assert_true(json_object_get_double(v) == 1e20);
         assert_true(json_object_object_get_ex(o, "inf", &v));
@@ -158,11 +158,11 @@ static void test_record_json_parse_numbers(void **state) {
         json_object_put(o);
 
         o = (json_object *)1;
-        assert_int_equal(record_json_parse(" null ", 6, &o), 0);
+        assert_int_equal(json_parse(" null ", 6, &o), 0);
         assert_null(o);
-        assert_int_equal(record_json_parse("-", 1, &o), -EBADMSG);
-        assert_int_equal(record_json_parse("", 0, &o), -EBADMSG);
-        assert_int_equal(record_json_parse("tru", 3, &o), -EBADMSG);
+        assert_int_equal(json_parse("-", 1, &o), -EBADMSG);
+        assert_int_equal(json_parse("", 0, &o), -EBADMSG);
+        assert_int_equal(json_parse("tru", 3, &o), -EBADMSG);
 }
 
 /* ---- streaming */
@@ -746,7 +746,7 @@ static void test_record_read_tail_qwen_title_golden(void **state) {
         assert_true(n >= 17);
 }
 
-/* The scanner's validation (record_json_members with validate) accepts exactly what the full
+/* The scanner's validation (json_members with validate) accepts exactly what the full
  * parser accepts, on long strings with specials (quotes, backslashes, raw control bytes, escapes,
  * UTF-8) at every distance from the 32- and 8-byte blocks of the fast paths. */
 static void test_record_json_validate_long_strings(void **state) {
@@ -774,8 +774,8 @@ static void test_record_json_validate_long_strings(void **state) {
                         n += m;
                 }
                 n += (size_t)snprintf(text + n, sizeof text - n, "\",\"z\":1}");
-                a = record_json_members(text, n, true, keys, 1, &span) >= 0;
-                b = record_json_parse(text, n, &o) >= 0;
+                a = json_members(text, n, true, keys, 1, &span) >= 0;
+                b = json_parse(text, n, &o) >= 0;
                 json_object_put(o);
                 if (a != b)
                         fail_msg("validator %d, parser %d on %.*s", a, b, (int)n, text);

@@ -1,4 +1,5 @@
-/* test_util.c: units (durations, sizes, timestamps), their renderings and string helpers. */
+/* test_util.c: units (durations, sizes, timestamps), their renderings and string helpers, and
+ * log.c's errno_to_string(). */
 #include "autoconf.h"
 
 #include <stdarg.h>
@@ -12,10 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "log.h"
 #include "macro.h"
-#include "text.h"
 #include "util.h"
 
 typedef struct DurationCase {
@@ -328,6 +329,44 @@ static void test_strdup_or_null(void **state) {
         assert_string_equal(s, "x");
 }
 
+static int sign(int x) {
+        return (x > 0) - (x < 0);
+}
+
+/* Ids compare ignoring ASCII case only, bytes as unsigned, like strcmp() otherwise. */
+static void test_ascii_strcasecmp(void **state) {
+        assert_int_equal(ascii_strcasecmp("0A1B-c2d3", "0a1b-C2D3"), 0);
+        assert_int_equal(ascii_strcasecmp("", ""), 0);
+        assert_true(ascii_strcasecmp("abc", "ABD") < 0);
+        assert_true(ascii_strcasecmp("ABD", "abc") > 0);
+        assert_true(ascii_strcasecmp("ab", "ABC") < 0); /* a prefix first */
+        assert_true(ascii_strcasecmp("ABC", "ab") > 0);
+        /* '_' (0x5f) sorts before 'a' after folding, as strcasecmp() in the C locale */
+        assert_true(ascii_strcasecmp("_", "A") < 0);
+        /* no locale: only A-Z fold; bytes past ASCII compare as unsigned */
+        assert_true(ascii_strcasecmp("\xc9", "\xe9") < 0);
+        assert_true(ascii_strcasecmp("\xc9", "z") > 0);
+        /* the same signs as the C library's in the C locale, over a table */
+        static const char *const w[] = { "", "a", "A", "b", "ab", "aB", "a-", "A_", "0", "9f",
+                                         "F0", "f", "\x80", "~", "abc-DEF", "ABC-def1" };
+        for (size_t i = 0; i < ELEMENTSOF(w); i++)
+                for (size_t j = 0; j < ELEMENTSOF(w); j++) {
+                        size_t li = strlen(w[i]), lj = strlen(w[j]);
+
+                        assert_int_equal(sign(ascii_strcasecmp(w[i], w[j])),
+                                         sign(strcasecmp(w[i], w[j])));
+                        assert_int_equal(sign(ascii_strcasecmp_n(w[i], li, w[j], lj)),
+                                         sign(strcasecmp(w[i], w[j])));
+                        for (size_t n = 0; n < 4; n++)
+                                assert_int_equal(sign(ascii_strncasecmp(w[i], w[j], n)),
+                                                 sign(strncasecmp(w[i], w[j], n)));
+                }
+        /* a key ends at its length, not at a NUL */
+        assert_int_equal(ascii_strcasecmp_n("ABCdef", 3, "abc", 3), 0);
+        assert_true(ascii_strcasecmp_n("ABCdef", 4, "abc", 3) > 0);
+        assert_true(ascii_strcasecmp_n("abc.x", 3, "ABCD", 4) < 0);
+}
+
 /* The stdio-free format_bytes()/format_duration() write what the snprintf() forms wrote, also
  * into short buffers. */
 static void ref_bytes(char *buf, size_t n, uint64_t bytes) {
@@ -458,52 +497,6 @@ static void test_sort_by_runs(void **state) {
         }
 }
 
-/* text_clean(): every control (C0, DEL, C1, bidi) in each style, and ill-formed UTF-8. */
-static void test_text_clean_table(void **state) {
-        static const struct {
-                const char *in, *terminal, *quoted, *json;
-        } cases[] = {
-                { "plain /path ok", "plain /path ok", "plain /path ok", "plain /path ok" },
-                { "esc\x1b[2J", "esc?[2J", "esc\\x1b[2J", "esc\x1b[2J" },
-                { "osc\x1b]52;c;aGk=\x07", "osc?]52;c;aGk=?", "osc\\x1b]52;c;aGk=\\x07",
-                  "osc\x1b]52;c;aGk=\x07" },
-                { "c1 \xc2\x9b" "2J \xc2\x9d", "c1 ?2J ?", "c1 \\u009b2J \\u009d", "c1 \xc2\x9b" "2J \xc2\x9d" },
-                { "del\x7f nl\n tab\t", "del? nl? tab?", "del\\x7f nl\\n tab\\t", "del\x7f nl\n tab\t" },
-                { "rlo\xe2\x80\xae lre\xe2\x80\xaa lri\xe2\x81\xa6 pdi\xe2\x81\xa9 rlm\xe2\x80\x8f alm\xd8\x9c",
-                  "rlo? lre? lri? pdi? rlm? alm?",
-                  "rlo\\u202e lre\\u202a lri\\u2066 pdi\\u2069 rlm\\u200f alm\\u061c",
-                  "rlo\xe2\x80\xae lre\xe2\x80\xaa lri\xe2\x81\xa6 pdi\xe2\x81\xa9 rlm\xe2\x80\x8f alm\xd8\x9c" },
-                { "bad \xff\xc2 end \xe2\x80", "bad \xef\xbf\xbd\xef\xbf\xbd end \xef\xbf\xbd\xef\xbf\xbd",
-                  "bad \\xff\\xc2 end \\xe2\\x80", "bad \xef\xbf\xbd\xef\xbf\xbd end \xef\xbf\xbd\xef\xbf\xbd" },
-                { "keep caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80 nbsp\xc2\xa0 zwj\xe2\x80\x8d",
-                  "keep caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80 nbsp\xc2\xa0 zwj\xe2\x80\x8d",
-                  "keep caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80 nbsp\xc2\xa0 zwj\xe2\x80\x8d",
-                  "keep caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80 nbsp\xc2\xa0 zwj\xe2\x80\x8d" },
-                { "q\"b\\s", "q\"b\\s", "q\\\"b\\\\s", "q\"b\\s" },
-                { "surrogate \xed\xa0\x80 overlong \xc0\xaf", "surrogate \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd overlong \xef\xbf\xbd\xef\xbf\xbd",
-                  "surrogate \\xed\\xa0\\x80 overlong \\xc0\\xaf", "surrogate \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd overlong \xef\xbf\xbd\xef\xbf\xbd" },
-        };
-        (void)state;
-
-        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                const char *want[] = { cases[i].terminal, cases[i].quoted, cases[i].json };
-                for (TextStyle st = TEXT_TERMINAL; st <= TEXT_JSON; st++) {
-                        _cleanup_free_ char *got = text_clean(cases[i].in, st);
-                        assert_non_null(got);
-                        if (!streq(got, want[st])) {
-                                print_error("case %zu style %d: got '%s' want '%s'\n", i, (int)st,
-                                            got, want[st]);
-                                fail();
-                        }
-                }
-        }
-        _cleanup_free_ char *null = text_clean(NULL, TEXT_TERMINAL);
-        assert_string_equal(null, "");
-        /* JSON text: DEL, C1 and bidi controls json-c leaves raw become \u escapes */
-        _cleanup_free_ char *j = text_json_escape_controls("{\"a\": \"x\x7f\xc2\x9b\xe2\x80\xae\xc2\xa0\"}");
-        assert_string_equal(j, "{\"a\": \"x\\u007f\\u009b\\u202e\xc2\xa0\"}");
-}
-
 /* errno_to_string() (thread-safe) says what strerror() said for every errno glibc knows, so
  * moving the scan's messages to it changed no byte of them. */
 static void test_errno_to_string_matches_strerror(void **state) {
@@ -540,9 +533,9 @@ int main(void) {
                 cmocka_unit_test(test_strbuf_steal_empty_is_empty_string),
                 cmocka_unit_test(test_greedy_realloc_overflow),
                 cmocka_unit_test(test_strdup_or_null),
+                cmocka_unit_test(test_ascii_strcasecmp),
                 cmocka_unit_test(test_sort_by_runs),
                 cmocka_unit_test(test_format_matches_snprintf),
-                cmocka_unit_test(test_text_clean_table),
                 cmocka_unit_test(test_errno_to_string_matches_strerror),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,351 @@
+/* recover-marker.c: the pending-delete marker of recover.c's design (see there): its text and
+ * parse, the proof that it names only files a delete of its session removes
+ * (recover_file_allowed()), its durable write (one marker, or a batch's markers in one file) and
+ * its removal. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "claims.h"
+#include "cold.h"
+#include "erase.h"
+#include "fsutil.h"
+#include "hashmap.h"
+#include "macro.h"
+#include "recover.h"
+#include "recover-int.h"
+#include "util.h"
+
+#define RECOVER_MARKER_MAGIC "qgc-pending-delete 1"
+
+void recover_marker_done(RecoverMarker *m) {
+        if (!m)
+                return;
+        if (m->next) {
+                recover_marker_done(m->next);
+                free(m->next);
+        }
+        for (size_t i = 0; i < m->n_files; i++)
+                free(m->files[i].rel);
+        free(m->files);
+        free(m->session);
+        free(m->project_dir);
+        *m = (RecoverMarker){};
+}
+
+static int recover_marker_push(RecoverMarker *m, const RecoverFile *f) {
+        RecoverFile *n = realloc(m->files, (m->n_files + 1) * sizeof(RecoverFile));
+        char *rel = strdup(f->rel);
+
+        if (n)
+                m->files = n;
+        if (!n || !rel) {
+                free(rel);
+                return -ENOMEM;
+        }
+        m->files[m->n_files] = *f;
+        m->files[m->n_files++].rel = rel;
+        return 0;
+}
+
+int recover_marker_add(RecoverMarker *m, bool in_global, const char *rel, const struct stat *st,
+                       bool is_transcript) {
+        RecoverFile f = {
+                .in_global = in_global,
+                .is_dir = S_ISDIR(st->st_mode),
+                .is_transcript = is_transcript,
+                .rel = (char *)rel,
+        };
+
+        fs_fileid_from_stat(&f.id, st);
+        return recover_marker_push(m, &f);
+}
+
+char *recover_marker_format(const RecoverMarker *m) {
+        StrBuf b = {};
+        int r = 0;
+
+        for (; m && r >= 0; m = m->next) {
+        r = strbuf_printf(&b, "%s\nsession %s\nproject %s\n", RECOVER_MARKER_MAGIC, m->session,
+                          m->project_dir);
+        for (size_t i = 0; r >= 0 && i < m->n_files; i++) {
+                const RecoverFile *f = &m->files[i];
+                r = strbuf_printf(&b, "%c %c %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64
+                                      " %" PRId64 " %s\n",
+                                  f->is_transcript ? 'T' : f->is_dir ? 'd' : 'f',
+                                  f->in_global ? 'G' : 'R', (uint64_t)f->id.dev,
+                                  (uint64_t)f->id.ino, f->id.size, f->id.mtime_ns, f->id.ctime_ns,
+                                  f->rel);
+        }
+        }
+        if (r < 0) {
+                strbuf_done(&b);
+                return NULL;
+        }
+        return strbuf_steal(&b);
+}
+
+/* A single path component that is safe to build paths from. */
+static bool recover_component_ok(const char *s) {
+        return s && *s && !streq(s, ".") && !streq(s, "..") && !strpbrk(s, "/\n");
+}
+
+/* Is f one of the files a delete of session id in project pd removes? The whole proof that a
+ * marker names nothing else. */
+static bool recover_file_allowed(const char *id, const char *pd, const RecoverFile *f) {
+        static const char *const exts[] = { "worktree.json", "pr.json", "ledger.jsonl" };
+        _cleanup_free_ char *chats = strprintf("projects/%s/chats/", pd);
+        char buf[1024];
+        size_t lc;
+
+        if (!chats)
+                return false;
+        lc = strlen(chats);
+        if (f->is_transcript) {
+                if (f->in_global || f->is_dir)
+                        return false;
+                snprintf(buf, sizeof buf, "%s%s.jsonl", chats, id);
+                if (streq(f->rel, buf))
+                        return true;
+                snprintf(buf, sizeof buf, "%sarchive/%s.jsonl", chats, id);
+                if (streq(f->rel, buf))
+                        return true;
+                /* a compressed session's (cold.h) */
+                snprintf(buf, sizeof buf, "%sarchive/" COLD_DIR "/%s.jsonl" COLD_SUFFIX, chats,
+                         id);
+                return streq(f->rel, buf);
+        }
+        if (f->is_dir) {
+                snprintf(buf, sizeof buf, "%s/%s", f->in_global ? "file-history" : "", id);
+                if (f->in_global)
+                        return streq(f->rel, buf);
+                snprintf(buf, sizeof buf, "projects/%s/subagents/%s", pd, id);
+                if (streq(f->rel, buf))
+                        return true;
+                _cleanup_free_ char *rname = erase_review_dir_name(id);
+                snprintf(buf, sizeof buf, "projects/%s/" ERASE_REVIEW_DIR "/%s", pd,
+                         rname ? rname : "");
+                return rname && streq(f->rel, buf);
+        }
+        if (f->in_global) {
+                snprintf(buf, sizeof buf, "plans/%s.md", id);
+                return streq(f->rel, buf);
+        }
+        snprintf(buf, sizeof buf, "debug/%s.txt", id);
+        if (streq(f->rel, buf))
+                return true;
+        for (size_t i = 0; i < ELEMENTSOF(exts); i++) {
+                snprintf(buf, sizeof buf, "%s%s.%s", chats, id, exts[i]);
+                if (streq(f->rel, buf))
+                        return true;
+                snprintf(buf, sizeof buf, "%sarchive/%s.%s", chats, id, exts[i]);
+                if (streq(f->rel, buf))
+                        return true;
+                snprintf(buf, sizeof buf, "%sarchive/" COLD_DIR "/%s.%s" COLD_SUFFIX, chats, id,
+                         exts[i]);
+                if (streq(f->rel, buf))
+                        return true;
+        }
+        return strncmp(f->rel, chats, lc) == 0 && !strchr(f->rel + lc, '/') &&
+               claims_is_claim_of(f->rel + lc, id);
+}
+
+/* Parse one file line of a marker into f (f->rel points into line). */
+static int recover_parse_file(char *line, RecoverFile *f) {
+        char kind, root;
+        uint64_t dev, ino, size;
+        int64_t mtime, ctime;
+        int n = -1;
+
+        if (sscanf(line, "%c %c %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNd64 " %" SCNd64 " %n",
+                   &kind, &root, &dev, &ino, &size, &mtime, &ctime, &n) != 7 ||
+            n <= 0 || !strchr("Tfd", kind) || !strchr("GR", root))
+                return -EBADMSG;
+        *f = (RecoverFile){
+                .in_global = root == 'G',
+                .is_dir = kind == 'd',
+                .is_transcript = kind == 'T',
+                .rel = line + n,
+                .id = { .present = true, .dev = (dev_t)dev, .ino = (ino_t)ino, .size = size,
+                        .mtime_ns = mtime, .ctime_ns = ctime },
+        };
+        if (!*f->rel || f->rel[0] == '/' || strstr(f->rel, ".."))
+                return -EBADMSG;
+        return 0;
+}
+
+/* "<key><value>": a copy of value in *ret. */
+static int recover_parse_value(const char *line, const char *key, char **ret) {
+        size_t l = strlen(key);
+
+        if (strncmp(line, key, l) != 0)
+                return -EBADMSG;
+        *ret = strdup(line + l);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int recover_marker_parse(const char *text, RecoverMarker *ret) {
+        _cleanup_free_ char *copy = strdup(text ?: "");
+        RecoverMarker m = {};
+        char *save = NULL, *line, *more;
+        unsigned n = 0;
+        int r = 0;
+
+        if (!copy)
+                return -ENOMEM;
+        /* the markers of a batch, one after the other (recover_markers_write()) */
+        more = strstr(copy, "\n" RECOVER_MARKER_MAGIC "\n");
+        if (more) {
+                _cleanup_free_ char *tail = strdup(more + 1);
+
+                more[1] = 0;
+                m.next = calloc(1, sizeof(RecoverMarker));
+                if (!tail || !m.next) {
+                        free(m.next);
+                        return -ENOMEM;
+                }
+                r = recover_marker_parse(tail, m.next);
+                if (r < 0) {
+                        free(m.next);
+                        return r;
+                }
+        }
+        for (line = strtok_r(copy, "\n", &save); line && r >= 0;
+             line = strtok_r(NULL, "\n", &save), n++) {
+                RecoverFile f;
+
+                if (n == 0)
+                        r = streq(line, RECOVER_MARKER_MAGIC) ? 0 : -EBADMSG;
+                else if (n == 1)
+                        r = recover_parse_value(line, "session ", &m.session);
+                else if (n == 2)
+                        r = recover_parse_value(line, "project ", &m.project_dir);
+                else if ((r = recover_parse_file(line, &f)) >= 0) {
+                        if (!recover_component_ok(m.session) ||
+                            !recover_component_ok(m.project_dir) ||
+                            !recover_file_allowed(m.session, m.project_dir, &f))
+                                r = -EBADMSG;
+                        else
+                                r = recover_marker_push(&m, &f);
+                }
+        }
+        if (r >= 0 && (n < 3 || !m.session || !m.project_dir))
+                r = -EBADMSG;
+        if (r < 0) {
+                recover_marker_done(&m);
+                return r;
+        }
+        *ret = m;
+        return 0;
+}
+
+/* The marker's file name: the session id and a hash of the project (one id may be in two).
+ * On disk: a marker written by an earlier run has this name, so the hash never changes. */
+static char *recover_marker_name(const RecoverMarker *m) {
+        return strprintf("%s.%016" PRIx64, m->session, hash_string(m->project_dir));
+}
+
+/* mkdirat(dfd, name) unless it exists, then open it (on dev). A new directory's name is made
+ * durable (fsync of dfd) before anything is put in it: a marker in a directory a crash forgets
+ * would be lost with it. */
+static int recover_mkdir_open(int dfd, const char *name, dev_t dev, RecoverStepFn step,
+                              void *userdata) {
+        int r = fs_mkdirat(dfd, name, 0700);
+
+        if (r >= 0) {
+                recover_step(step, userdata, name);
+                r = fs_fsync(dfd);
+                if (r < 0)
+                        return r;
+        } else if (r != -EEXIST)
+                return r;
+        return fs_open_path(dfd, name, dev);
+}
+
+int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMarker *m,
+                         RecoverStepFn step, void *userdata, char **ret_name) {
+        _cleanup_free_ char *text = recover_marker_format(m), *name = recover_marker_name(m);
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_close_ int state_fd = -EBADF, dir_fd = -EBADF, fd = -EBADF;
+        int r;
+
+        if (!text || !name || !(tmp = strprintf(".%s%s", name, RECOVER_TEMP_SUFFIX)))
+                return -ENOMEM;
+        state_fd = recover_mkdir_open(global_fd, RECOVER_STATE_DIR, global_dev, step, userdata);
+        if (state_fd < 0)
+                return state_fd;
+        dir_fd = recover_mkdir_open(state_fd, "pending", global_dev, step, userdata);
+        if (dir_fd < 0)
+                return dir_fd;
+        r = fs_unlink(dir_fd, tmp, 0);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        fd = fs_openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return fd;
+        r = write_all(fd, text, strlen(text));
+        if (r >= 0)
+                r = fs_fsync(fd);
+        if (r < 0) {
+                (void)fs_unlink(dir_fd, tmp, 0);
+                return r;
+        }
+        recover_step(step, userdata, tmp);
+        /* one name to another in a directory opened beneath the tree: nothing is resolved */
+        if (renameat(dir_fd, tmp, dir_fd, name) < 0) {
+                r = -errno;
+                (void)fs_unlink(dir_fd, tmp, 0);
+                return r;
+        }
+        recover_step(step, userdata, name);
+        r = fs_fsync(dir_fd);
+        if (r < 0)
+                return r;
+        *ret_name = TAKE_PTR(name);
+        return 0;
+}
+
+/* The group commit of n markers: one file holding all of them, written like one marker. */
+int recover_markers_write(int global_fd, dev_t global_dev, RecoverMarker *const *m, size_t n,
+                          RecoverStepFn step, void *userdata, char **ret_name) {
+        _cleanup_free_ char *name = NULL;
+        int r;
+
+        if (n == 0)
+                return -EINVAL;
+        for (size_t i = 0; i + 1 < n; i++)
+                m[i]->next = m[i + 1];
+        m[n - 1]->next = NULL;
+        r = recover_marker_write(global_fd, global_dev, m[0], step, userdata, &name);
+        for (size_t i = 0; i < n; i++)
+                m[i]->next = NULL;
+        if (r < 0)
+                return r;
+        *ret_name = TAKE_PTR(name);
+        return 0;
+}
+
+int recover_marker_remove(int global_fd, dev_t global_dev, const char *name, RecoverStepFn step,
+                          void *userdata) {
+        _cleanup_close_ int dir_fd = fs_open_path(global_fd, RECOVER_PENDING_DIR, global_dev);
+        int r;
+
+        if (dir_fd == -ENOENT)
+                return 0;
+        if (dir_fd < 0)
+                return dir_fd;
+        r = fs_unlink(dir_fd, name, 0);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        recover_step(step, userdata, name);
+        return fs_fsync(dir_fd);
+}
