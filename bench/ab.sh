@@ -10,6 +10,8 @@
 # own fresh, warm copy, in turn. Prints per row the median wall and CPU seconds of each binary
 # and NEW / OLD; checks that the two dry runs' plans are identical (the JSON plan but for
 # fs_avail) and that the real runs leave identical trees (file names and sizes).
+# The trees have no runtime claims (--runtime-pct 0): a generated claim pid that happens to be a
+# live process would make a session live in one run and not the other.
 # Needs a C compiler, /usr/bin/time; root is not needed. Not part of make check.
 set -euo pipefail
 
@@ -65,7 +67,7 @@ report() {
 TREE=$WORK/tree
 rm -rf "$TREE" "$WORK"/t.* "$WORK"/copy-*
 echo "ab.sh: generating $SESSIONS sessions" >&2
-"$WORK/bin/gen-tree" --seed $SEED --projects $((SESSIONS / 50)) --sessions 50 --min-age-days 1 \
+"$WORK/bin/gen-tree" --seed $SEED --projects $((SESSIONS / 50)) --sessions 50 --min-age-days 1 --runtime-pct 0 \
         --now $NOW_EPOCH "$TREE" >/dev/null || die "gen-tree failed"
 warm "$TREE"
 DRY=(-c "$HERE/policies/archive.conf" --root "$TREE" --now @$NOW_EPOCH --log-target stderr --dry-run)
@@ -94,7 +96,7 @@ rm -rf "$TREE"
 BASE=$WORK/real
 echo "ab.sh: generating $REAL sessions for the real runs" >&2
 "$WORK/bin/gen-tree" --seed $SEED --projects $((REAL / 50)) --sessions 50 --min-age-days 120 \
-        --max-age-days 400 --pin-pct 0 --title-pct 0 --now $NOW_EPOCH "$BASE" >/dev/null || die "gen-tree failed"
+        --max-age-days 400 --pin-pct 0 --title-pct 0 --runtime-pct 0 --now $NOW_EPOCH "$BASE" >/dev/null || die "gen-tree failed"
 listing() { (cd "$1" && find . -path ./.qgc -prune -o -printf '%P %s\n' | grep -v -e usage_record -e '^\.qgc' | sort); }
 for kind in archive delete; do
         for ((i = 0; i < REAL_REPS; i++)); do
