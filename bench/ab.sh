@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
         --sessions) SESSIONS=$2; shift 2 ;;
         --real) REAL=$2; shift 2 ;;
         --work) WORK=$2; shift 2 ;;
-        -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         --*) die "unknown option $1" ;;
         *) break ;;
         esac
