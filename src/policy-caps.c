@@ -8,21 +8,16 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "macro.h"
 #include "policy.h"
 #include "policy-int.h"
 
 /* Delete oldest first across the tree until `enough` says so; disk caps always delete. */
-static int policy_tree_walk(PolicyRun *run, const size_t *idx, size_t n, const char *rule,
-                            const char *reason, uint64_t *progress, uint64_t goal, bool up,
-                            bool alloc) {
-        int r;
-
+static void policy_tree_walk(PolicyRun *run, const size_t *idx, size_t n, const char *rule,
+                             const Measure *m, uint64_t *progress, uint64_t goal, bool up,
+                             bool alloc) {
         for (size_t k = 0; k < n; k++) {
                 size_t i = idx[k];
                 const Session *s = &run->inv->sessions[i];
@@ -30,9 +25,7 @@ static int policy_tree_walk(PolicyRun *run, const size_t *idx, size_t n, const c
                         break;
                 if (policy_deleting(run, i))
                         continue;
-                r = policy_select(run, i, VERB_DELETE, rule, "%s", reason);
-                if (r < 0)
-                        return r;
+                (void)policy_select(run, i, VERB_DELETE, rule, m);
                 if (policy_deleting(run, i)) {
                         uint64_t sz = alloc ? s->bytes_alloc : run->info[i].size;
                         if (up)
@@ -41,7 +34,6 @@ static int policy_tree_walk(PolicyRun *run, const size_t *idx, size_t n, const c
                                 *progress -= MIN(sz, *progress);
                 }
         }
-        return 0;
 }
 
 /* Tree max-size (to the low watermark) and keep-free for tree t. */
@@ -49,11 +41,8 @@ int policy_tree(PolicyRun *run, size_t t, size_t *idx) {
         const TreeLimits *tl = &run->cfg->tree;
         const Tree *tree = &run->inv->trees[t];
         uint64_t total = 0, deleted = 0;
-        char a[FORMAT_BYTES_MAX], b[32], c[32];
-        _cleanup_free_ char *reason = NULL;
         bool sorted = false;
         size_t n = 0;
-        int r;
 
         /* a tree that was not fully listed: its total and its oldest sessions are unknown */
         if (tree->incomplete)
@@ -80,21 +69,16 @@ int policy_tree(PolicyRun *run, size_t t, size_t *idx) {
                                           ? tl->low_watermark
                                           : tl->max_size;
                 uint64_t projected = total - MIN(deleted, total);
+                Measure m = { .kind = MEASURE_BYTES,
+                              .key = "max-size",
+                              .measured = (int64_t)total,
+                              .limit = (int64_t)tl->max_size,
+                              .target = (int64_t)target };
 
-                reason = strprintf("tree %s > max-size %s, shrinking to %s (disk caps delete)",
-                                   format_bytes(a, sizeof a, total),
-                                   policy_format_limit(b, sizeof b, tl->max_size),
-                                   policy_format_limit(c, sizeof c, target));
-                if (!reason)
-                        return -ENOMEM;
                 qsort_r(idx, n, sizeof(size_t), policy_cmp_oldest, (void *)run->inv);
                 sorted = true;
-                r = policy_tree_walk(run, idx, n, "tree-max-size", reason, &projected, target,
-                                     /* up= */ false, /* alloc= */ false);
-                if (r < 0)
-                        return r;
-                free(reason);
-                reason = NULL;
+                policy_tree_walk(run, idx, n, "tree-max-size", &m, &projected, target,
+                                 /* up= */ false, /* alloc= */ false);
         }
 
         if (tl->keep_free.is_set && tree->fs_known) {
@@ -113,24 +97,17 @@ int policy_tree(PolicyRun *run, size_t t, size_t *idx) {
                         if (run->inv->orphans[i].tree == t &&
                             run->v->orphans[i].verb == VERB_DELETE)
                                 freed += run->inv->orphans[i].bytes_alloc;
-                if (tl->keep_free.is_percent)
-                        reason = strprintf("free %s < keep-free %g%% (%s) (disk caps delete)",
-                                           format_bytes(a, sizeof a, tree->fs_avail),
-                                           tl->keep_free.percent,
-                                           format_bytes(b, sizeof b, floor_bytes));
-                else
-                        reason = strprintf("free %s < keep-free %s (disk caps delete)",
-                                           format_bytes(a, sizeof a, tree->fs_avail),
-                                           policy_format_limit(b, sizeof b, floor_bytes));
-                if (!reason)
-                        return -ENOMEM;
+                Measure m = { .kind = MEASURE_BYTES,
+                              .key = "keep-free",
+                              .measured = (int64_t)tree->fs_avail,
+                              .limit = (int64_t)floor_bytes,
+                              .percent = tl->keep_free.is_percent ? tl->keep_free.percent : 0 };
+
                 if (!sorted)
                         qsort_r(idx, n, sizeof(size_t), policy_cmp_oldest, (void *)run->inv);
-                r = policy_tree_walk(run, idx, n, "keep-free", reason, &freed,
-                                     floor_bytes - tree->fs_avail, /* up= */ true,
-                                     /* alloc= */ true);
-                if (r < 0)
-                        return r;
+                policy_tree_walk(run, idx, n, "keep-free", &m, &freed,
+                                 floor_bytes - tree->fs_avail, /* up= */ true,
+                                 /* alloc= */ true);
         }
         return 0;
 }
@@ -161,47 +138,41 @@ int policy_blast(PolicyRun *run, const PolicyOptions *opts) {
                 PolicyInfo *in = &run->info[i];
                 const Policy *p = in->pol;
                 Verdict *vd = &run->v->sessions[i];
-                _cleanup_free_ char *limit = NULL;
-                const char *held_by = "max-deletions";
-                char *why;
 
                 if (g == SIZE_MAX)
                         continue; /* cannot happen: unverified sessions are skipped */
-                if (global > 0 && n_global >= global)
-                        limit = strprintf("%" PRIu64 " per run", global);
-                else if (p->max_deletions > 0 && per_group[g] >= p->max_deletions)
-                        limit = strprintf("%" PRIu64 " per run in this project", p->max_deletions);
-                else if (p->max_deletions_percent > 0 &&
-                         (double)(per_group[g] + 1) >
-                                 p->max_deletions_percent * (double)group_size[g] / 100.0) {
-                        limit = strprintf("%g%% of the project's %zu sessions per run",
-                                          p->max_deletions_percent, group_size[g]);
-                        held_by = "max-deletions-percent";
+                if (global > 0 && n_global >= global) {
+                        vd->held_by = "max-deletions";
+                        vd->held_limit = global;
+                } else if (p->max_deletions > 0 && per_group[g] >= p->max_deletions) {
+                        vd->held_by = "max-deletions";
+                        vd->held_limit = p->max_deletions;
+                        vd->held_project = true;
+                } else if (p->max_deletions_percent > 0 &&
+                           (double)(per_group[g] + 1) >
+                                   p->max_deletions_percent * (double)group_size[g] / 100.0) {
+                        vd->held_by = "max-deletions-percent";
+                        vd->held_limit = group_size[g];
+                        vd->held_percent = p->max_deletions_percent;
                 } else {
                         n_global++;
                         per_group[g]++;
                         continue;
                 }
-                if (!limit)
-                        return -ENOMEM;
-                vd->held_by = held_by;
                 vd->held_rule = vd->rule;
-                if (in->fallback_reason) {
+                if (in->fallback_rule) {
                         /* a disk cap wanted it deleted, a project rule archives it anyway */
-                        why = strprintf("%s (held back by %s: %s; use --force)",
-                                        in->fallback_reason, held_by, limit);
                         vd->verb = in->fallback_verb;
                         vd->rule = in->fallback_rule;
+                        vd->measure = in->fallback;
                 } else {
-                        why = strprintf("held back by %s (%s; use --force); would delete: %s",
-                                        held_by, limit, vd->reason);
+                        /* skipped: what it blocked is the deletion (measure stays the rule's) */
                         vd->verb = VERB_SKIP;
                         vd->rule = protection_to_string(PROT_BLAST);
+                        vd->blocked_by = PROT_BLAST;
+                        vd->blocked_verb = VERB_DELETE;
+                        vd->blocked_rule = vd->held_rule;
                 }
-                if (!why)
-                        return -ENOMEM;
-                free(vd->reason);
-                vd->reason = why;
                 vd->protections |= PROT_BLAST;
         }
         return 0;

@@ -54,23 +54,13 @@
 #include "policy-int.h"
 #include "qwen.h"
 
-/* format_duration_exact(v), remembered for the next call with the same v. */
-const char *policy_exact(PolicyRun *run, msec_t v) {
-        if (!run->exact_s[0] || run->exact_v != v) {
-                format_duration_exact(run->exact_s, sizeof run->exact_s, v);
-                run->exact_v = v;
-        }
-        return run->exact_s;
-}
-
-
 Verdicts *verdicts_free(Verdicts *v) {
         if (!v)
                 return NULL;
         for (size_t i = 0; i < v->n_sessions; i++)
-                free(v->sessions[i].reason);
+                free(v->sessions[i].fact);
         for (size_t i = 0; i < v->n_orphans; i++)
-                free(v->orphans[i].reason);
+                free(v->orphans[i].fact);
         free(v->sessions);
         free(v->orphans);
         free(v);
@@ -118,96 +108,62 @@ static bool policy_would_select(const PolicyRun *run, size_t i, Verb verb) {
                   verb != VERB_DELETE));
 }
 
-/* A rule selects session i with the reason s (taken; NULL means out of memory). */
-static int policy_select_reason(PolicyRun *run, size_t i, Verb verb, const char *rule, char *s) {
+/* A rule selects session i with what it measured; false when an earlier selection wins. */
+bool policy_select(PolicyRun *run, size_t i, Verb verb, const char *rule, const Measure *m) {
         PolicyInfo *in = &run->info[i];
 
-        if (!policy_would_select(run, i, verb)) {
-                free(s);
-                return 0;
-        }
-        if (!s)
-                return -ENOMEM;
+        if (!policy_would_select(run, i, verb))
+                return false;
         if (in->sel_verb == VERB_ARCHIVE || in->sel_verb == VERB_COMPRESS) {
                 /* kept so the blast radius can fall back to the archive (compression) */
-                free(in->fallback_reason);
-                in->fallback_reason = in->sel_reason;
+                in->fallback = in->sel;
                 in->fallback_rule = in->sel_rule;
                 in->fallback_verb = in->sel_verb;
-        } else
-                free(in->sel_reason);
-        in->sel_reason = s;
+        }
+        in->sel = *m;
         in->sel_verb = verb;
         in->sel_rule = rule;
-        return 1;
+        return true;
 }
 
-/* A rule selects session i, the reason formatted. */
-_printf_(5, 6) int policy_select(PolicyRun *run, size_t i, Verb verb, const char *rule,
-                                 const char *fmt, ...) {
-        va_list ap;
-        char *s = NULL;
-
-        if (!policy_would_select(run, i, verb))
-                return 0;
-        va_start(ap, fmt);
-        if (vasprintf(&s, fmt, ap) < 0)
-                s = NULL;
-        va_end(ap);
-        return policy_select_reason(run, i, verb, rule, s);
+bool policy_age_selects(msec_t limit, msec_t idle) {
+        return limit > 0 && limit != MSEC_INFINITY && idle > limit;
 }
 
-/* Skip-class protections of session i and the reason for the first of them. */
-static int policy_skip_protections(PolicyRun *run, size_t i) {
+int verdict_set_fact(Verdict *vd, Verb verb, const char *rule, char *fact) {
+        if (!fact)
+                return -ENOMEM;
+        free(vd->fact);
+        vd->verb = verb;
+        vd->rule = rule;
+        vd->fact = fact;
+        vd->measure = (Measure){};
+        vd->blocked_by = 0;
+        vd->blocked_verb = VERB_KEEP;
+        vd->blocked_rule = NULL;
+        return 0;
+}
+
+/* Skip-class protections of session i, and the facts of a write within min-idle. */
+static void policy_skip_protections(PolicyRun *run, size_t i) {
         const Session *s = &run->inv->sessions[i];
         PolicyInfo *in = &run->info[i];
         Verdict *vd = &run->v->sessions[i];
         /* the real clock: --now forecasts ages, it never makes a fresh write look idle */
         msec_t since = run->real_now - policy_last_write(s);
-        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX], flags[64];
-        unsigned live = s->live;
-        char *why = NULL;
 
+        vd->since_write = since;
+        vd->min_idle = in->pol->min_idle;
         if (since < in->pol->min_idle)
-                live |= LIVE_RECENT;
+                vd->flags |= VERDICT_RECENT_WRITE;
         if (s->owner == OWNER_UNVERIFIED || (!s->cwd && s->owner != OWNER_FOREIGN))
                 vd->protections |= PROT_UNVERIFIED;
         if (s->owner == OWNER_FOREIGN)
                 vd->protections |= PROT_FOREIGN;
         if (s->state == SESSION_CONFLICT)
                 vd->protections |= PROT_CONFLICT;
-        if (live)
+        if (s->live || (vd->flags & VERDICT_RECENT_WRITE))
                 vd->protections |= PROT_LIVE;
-
-        if (vd->protections & PROT_UNVERIFIED) {
-                const char *r = s->owner_reason ?: "ownership not proven";
-                why = strneq(r, "unverified", 10) ? strdup(r) : strprintf("unverified: %s", r);
-        } else if (vd->protections & PROT_FOREIGN) {
-                if (s->owner_reason)
-                        why = strneq(s->owner_reason, "foreign", 7)
-                                      ? strdup(s->owner_reason)
-                                      : strprintf("foreign: %s", s->owner_reason);
-                else
-                        why = strprintf("foreign: cwd %s does not belong to projects/%s", s->cwd,
-                                        s->project_dir ?: "?");
-        } else if (vd->protections & PROT_CONFLICT)
-                why = strdup("in both chats/ and chats/archive/");
-        else if (live & ~(unsigned)LIVE_RECENT)
-                why = s->live_reason ? strprintf("in use: %s", s->live_reason)
-                                     : strprintf("in use: %s",
-                                                 live_flags_to_string(flags, sizeof flags, live));
-        else if (live)
-                why = since < 0 ? strprintf("in use: written %s in the future",
-                                            format_duration(a, sizeof a, -since))
-                                : strprintf("in use: written %s ago < min-idle %s",
-                                            format_duration(a, sizeof a, since),
-                                            format_duration_exact(b, sizeof b, in->pol->min_idle));
-        else
-                return 0;
-        if (!why)
-                return -ENOMEM;
-        in->skip_reason = why;
-        return 0;
 }
 
 /* Keep-class protections that do not depend on the project's ranking. */
@@ -217,6 +173,8 @@ static void policy_keep_protections(PolicyRun *run, size_t i) {
         Verdict *vd = &run->v->sessions[i];
         msec_t born = s->first_record > 0 ? s->first_record : s->mtime;
 
+        vd->age = MAX(run->now - born, (msec_t)0);
+        vd->min_age = p->min_age;
         if (p->protect)
                 vd->protections |= PROT_PROTECT;
         if (p->min_age > 0 && run->now - born < p->min_age)
@@ -328,12 +286,10 @@ static int policy_build_groups(PolicyRun *run) {
 }
 
 /* Ranks, keep-latest, max-age and max-sessions on a project's active sessions. */
-static int policy_project_age_count(PolicyRun *run, const PolicyGroup *g) {
+static void policy_project_age_count(PolicyRun *run, const PolicyGroup *g) {
         const Policy *p = g->pol;
         Verb verb = p->action == POLICY_ACTION_DELETE ? VERB_DELETE : VERB_ARCHIVE;
-        char a[FORMAT_DURATION_MAX];
         unsigned rank = 0;
-        int r;
 
         for (size_t k = 0; k < g->n_members; k++) {
                 size_t i = g->members[k];
@@ -342,43 +298,36 @@ static int policy_project_age_count(PolicyRun *run, const PolicyGroup *g) {
                 if (run->inv->sessions[i].state != SESSION_ACTIVE)
                         continue;
                 vd->rank = ++rank;
+                vd->keep_latest = p->keep_latest;
                 if (p->keep_latest > 0 && rank <= p->keep_latest)
                         vd->protections |= PROT_LATEST;
-                if (p->max_age > 0 && run->info[i].idle > p->max_age &&
-                    policy_would_select(run, i, verb)) {
-                        /* the most common reason: joined, not printf'd */
-                        r = policy_select_reason(
-                                run, i, verb, "max-age",
-                                strjoin("idle ", format_duration(a, sizeof a, run->info[i].idle),
-                                        " > max-age ", policy_exact(run, p->max_age), NULL));
-                        if (r < 0)
-                                return r;
-                }
-                if (p->max_sessions > 0 && rank > p->max_sessions) {
-                        r = policy_select(run, i, verb, "max-sessions",
-                                          "rank %u > max-sessions %" PRIu64, rank,
-                                          p->max_sessions);
-                        if (r < 0)
-                                return r;
-                }
+                if (policy_age_selects(p->max_age, run->info[i].idle))
+                        (void)policy_select(run, i, verb, "max-age",
+                                            &(Measure){ .kind = MEASURE_AGE,
+                                                        .key = "max-age",
+                                                        .measured = run->info[i].idle,
+                                                        .limit = p->max_age });
+                if (p->max_sessions > 0 && rank > p->max_sessions)
+                        (void)policy_select(run, i, verb, "max-sessions",
+                                            &(Measure){ .kind = MEASURE_RANK,
+                                                        .key = "max-sessions",
+                                                        .measured = rank,
+                                                        .limit = (int64_t)p->max_sessions });
         }
-        return 0;
 }
 
 /* Shrink the sessions of one state in a project, oldest first, until at or below cap. */
-static int policy_project_shrink(PolicyRun *run, const PolicyGroup *g, SessionState state,
-                                 uint64_t cap, Verb verb, const char *rule, const char *what) {
+static void policy_project_shrink(PolicyRun *run, const PolicyGroup *g, SessionState state,
+                                  uint64_t cap, Verb verb, const char *rule) {
         uint64_t total = 0, projected;
-        char a[FORMAT_BYTES_MAX], b[32];
-        int r;
 
         if (cap == 0)
-                return 0;
+                return;
         for (size_t k = 0; k < g->n_members; k++)
                 if (run->inv->sessions[g->members[k]].state == state)
                         total += run->info[g->members[k]].size;
         if (total <= cap)
-                return 0;
+                return;
         projected = total;
         for (size_t k = 0; k < g->n_members; k++) {
                 size_t i = g->members[k];
@@ -390,102 +339,70 @@ static int policy_project_shrink(PolicyRun *run, const PolicyGroup *g, SessionSt
                 size_t i = g->members[k - 1];
                 if (run->inv->sessions[i].state != state || policy_going(run, i))
                         continue;
-                r = policy_select(run, i, verb, rule, "%s %s > %s %s", what,
-                                  format_bytes(a, sizeof a, total), rule,
-                                  policy_format_limit(b, sizeof b, cap));
-                if (r < 0)
-                        return r;
+                (void)policy_select(run, i, verb, rule,
+                                    &(Measure){ .kind = MEASURE_BYTES,
+                                                .key = rule,
+                                                .measured = (int64_t)total,
+                                                .limit = (int64_t)cap });
                 if (policy_going(run, i))
                         projected -= run->info[i].size;
         }
-        return 0;
 }
 
 /* Archive tier: archived sessions idle beyond archive-max-age are deleted. */
-static int policy_archive_age(PolicyRun *run, const PolicyGroup *g) {
+static void policy_archive_age(PolicyRun *run, const PolicyGroup *g) {
         const Policy *p = g->pol;
-        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
-        int r;
 
-        if (p->archive_max_age <= 0)
-                return 0;
         for (size_t k = 0; k < g->n_members; k++) {
                 size_t i = g->members[k];
                 if (run->inv->sessions[i].state != SESSION_ARCHIVED ||
-                    run->info[i].idle <= p->archive_max_age)
+                    !policy_age_selects(p->archive_max_age, run->info[i].idle))
                         continue;
-                r = policy_select(run, i, VERB_DELETE, "archive-max-age",
-                                  "archived, idle %s > archive-max-age %s",
-                                  format_duration(a, sizeof a, run->info[i].idle),
-                                  format_duration_exact(b, sizeof b, p->archive_max_age));
-                if (r < 0)
-                        return r;
+                (void)policy_select(run, i, VERB_DELETE, "archive-max-age",
+                                    &(Measure){ .kind = MEASURE_AGE,
+                                                .key = "archive-max-age",
+                                                .measured = run->info[i].idle,
+                                                .limit = p->archive_max_age });
         }
-        return 0;
 }
 
 /* Cold tier: archived sessions idle beyond compress-after that are not compressed yet are
  * compressed. One a rule deletes keeps the compression as its fallback (policy_blast()). */
-static int policy_compress(PolicyRun *run, const PolicyGroup *g) {
+static void policy_compress(PolicyRun *run, const PolicyGroup *g) {
         const Policy *p = g->pol;
-        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
 
-        if (p->compress_after <= 0)
-                return 0;
         for (size_t k = 0; k < g->n_members; k++) {
                 size_t i = g->members[k];
                 const Session *s = &run->inv->sessions[i];
                 PolicyInfo *in = &run->info[i];
-                char *why;
+                Measure m = { .kind = MEASURE_AGE, .key = "compress-after", .measured = in->idle,
+                              .limit = p->compress_after };
 
                 if (s->state != SESSION_ARCHIVED || session_is_cold(s) ||
-                    in->idle <= p->compress_after)
+                    !policy_age_selects(p->compress_after, in->idle))
                         continue;
                 run->v->sessions[i].compress_level = (int)p->compress_level;
-                why = strprintf("archived, idle %s > compress-after %s",
-                                format_duration(a, sizeof a, in->idle),
-                                format_duration_exact(b, sizeof b, p->compress_after));
-                if (!why)
-                        return -ENOMEM;
-                if (in->sel_verb == VERB_DELETE && !in->fallback_reason) {
-                        in->fallback_reason = why;
+                if (in->sel_verb == VERB_DELETE && !in->fallback_rule) {
+                        in->fallback = m;
                         in->fallback_rule = "compress-after";
                         in->fallback_verb = VERB_COMPRESS;
                         continue;
                 }
-                if (policy_select_reason(run, i, VERB_COMPRESS, "compress-after", why) < 0)
-                        return -ENOMEM;
+                (void)policy_select(run, i, VERB_COMPRESS, "compress-after", &m);
         }
-        return 0;
 }
 
 /* All project-level rules of one project. */
-static int policy_project(PolicyRun *run, const PolicyGroup *g) {
+static void policy_project(PolicyRun *run, const PolicyGroup *g) {
         Verb verb = g->pol->action == POLICY_ACTION_DELETE ? VERB_DELETE : VERB_ARCHIVE;
-        int r;
 
-        r = policy_project_age_count(run, g);
-        if (r < 0)
-                return r;
-        r = policy_project_shrink(run, g, SESSION_ACTIVE, g->pol->max_size, verb, "max-size",
-                                  "project");
-        if (r < 0)
-                return r;
-        r = policy_archive_age(run, g);
-        if (r < 0)
-                return r;
-        r = policy_project_shrink(run, g, SESSION_ARCHIVED, g->pol->archive_max_size, VERB_DELETE,
-                                  "archive-max-size", "archive");
-        if (r < 0)
-                return r;
-        return policy_compress(run, g);
+        policy_project_age_count(run, g);
+        policy_project_shrink(run, g, SESSION_ACTIVE, g->pol->max_size, verb, "max-size");
+        policy_archive_age(run, g);
+        policy_project_shrink(run, g, SESSION_ARCHIVED, g->pol->archive_max_size, VERB_DELETE,
+                              "archive-max-size");
+        policy_compress(run, g);
 }
-
-static const char *const orphan_what[_ORPHAN_KIND_MAX] = {
-        [ORPHAN_FILE_HISTORY] = "orphan file-history, no transcript",
-        [ORPHAN_SUBAGENTS] = "orphan subagents, no transcript",
-        [ORPHAN_EMPTY_PROJECT] = "empty project directory",
-};
 
 /* Does orphan o belong to a project with protect = true? Its project directory is that of a
  * protected session of its tree, or the sanitized path of an exact protected project. */
@@ -512,9 +429,8 @@ static bool policy_orphan_protected(const PolicyRun *run, const Orphan *o) {
 }
 
 /* Orphans older than orphan-min-age (idle = now - newest mtime inside) are reclaimed. */
-static int policy_orphans(PolicyRun *run) {
+static void policy_orphans(PolicyRun *run) {
         const Policy *p = &run->cfg->defaults;
-        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
 
         for (size_t i = 0; i < run->inv->n_orphans; i++) {
                 const Orphan *o = &run->inv->orphans[i];
@@ -522,9 +438,6 @@ static int policy_orphans(PolicyRun *run) {
                 /* the age the rule sees (--now), but never older than it really is: an orphan
                  * written a minute ago is not reclaimed by a forecast clock */
                 msec_t idle = MAX(MIN(run->now, run->real_now) - o->mtime, (msec_t)0);
-                const char *what = o->kind >= 0 && o->kind < _ORPHAN_KIND_MAX && orphan_what[o->kind]
-                                           ? orphan_what[o->kind]
-                                           : hygiene_what(o->kind);
                 const char *key;
                 /* hygiene kinds have a key each (hygiene.h), the others orphan-min-age */
                 msec_t limit = hygiene_limit(p, o->kind, &key);
@@ -532,28 +445,21 @@ static int policy_orphans(PolicyRun *run) {
                 if (o->kind == ORPHAN_STALE_PROJECT)
                         continue; /* policy_stale_projects(), once every session is decided */
 
-                format_duration(a, sizeof a, idle);
-                format_duration_exact(b, sizeof b, limit);
+                vd->measure = (Measure){ .kind = MEASURE_AGE, .key = key, .measured = idle,
+                                         .limit = limit };
                 if (policy_orphan_protected(run, o)) {
                         vd->verb = VERB_KEEP;
                         vd->rule = protection_to_string(PROT_PROTECT);
                         vd->protections |= PROT_PROTECT;
-                        vd->reason = strprintf("%s, protected project (protect = true)", what);
+                        vd->blocked_by = PROT_PROTECT;
                 } else if (limit != MSEC_INFINITY && idle > limit) {
                         vd->verb = VERB_DELETE;
                         vd->rule = hygiene_kind(o->kind) ? key : "orphan";
-                        vd->reason = strprintf("%s, idle %s > %s", what, a, b);
                 } else {
                         vd->verb = VERB_KEEP;
                         vd->rule = "none";
-                        vd->reason = limit != MSEC_INFINITY
-                                             ? strprintf("%s, idle %s <= %s %s", what, a, key, b)
-                                             : strprintf("%s (%s off)", what, key);
                 }
-                if (!vd->reason)
-                        return -ENOMEM;
         }
-        return 0;
 }
 
 /* Stale project entries (hygiene.h), which depend on their sessions' verdicts: after them and
@@ -602,23 +508,16 @@ void policy_title_need(const Config *cfg, bool json, TitleNeed *ret) {
 }
 
 static void policy_run_done(PolicyRun *run) {
-        if (run->info)
-                for (size_t i = 0; i < run->inv->n_sessions; i++) {
-                        free(run->info[i].sel_reason);
-                        free(run->info[i].fallback_reason);
-                        free(run->info[i].skip_reason);
-                }
         free(run->info);
         free(run->order);
         free(run->groups);
 }
 
 /* Per-session set-up: effective policy, idle time, counted size, protections. */
-static int policy_prepare(PolicyRun *run) {
+static void policy_prepare(PolicyRun *run) {
         for (size_t i = 0; i < run->inv->n_sessions; i++) {
                 const Session *s = &run->inv->sessions[i];
                 PolicyInfo *in = &run->info[i];
-                int r;
 
                 in->pol = config_policy_for(run->cfg, policy_is_verified(s) ? s->cwd : NULL);
                 if (!in->pol)
@@ -627,12 +526,9 @@ static int policy_prepare(PolicyRun *run) {
                 in->size = policy_size(run, s->bytes, s->bytes_alloc);
                 in->group = SIZE_MAX;
                 in->sel_verb = VERB_KEEP;
-                r = policy_skip_protections(run, i);
-                if (r < 0)
-                        return r;
+                policy_skip_protections(run, i);
                 policy_keep_protections(run, i);
         }
-        return 0;
 }
 
 int policy_evaluate(const Inventory *inv, const Config *cfg, msec_t now, const PolicyOptions *opts,
@@ -662,17 +558,16 @@ int policy_evaluate(const Inventory *inv, const Config *cfg, msec_t now, const P
                 return -ENOMEM;
         }
 
-        r = policy_prepare(&run);
-        if (r >= 0)
-                r = policy_build_groups(&run);
+        policy_prepare(&run);
+        r = policy_build_groups(&run);
         for (size_t g = 0; r >= 0 && g < run.n_groups; g++)
-                r = policy_project(&run, &run.groups[g]);
+                policy_project(&run, &run.groups[g]);
         if (r >= 0)
-                r = policy_orphans(&run);
+                policy_orphans(&run);
         for (size_t t = 0; r >= 0 && t < inv->n_trees; t++)
                 r = policy_tree(&run, t, idx);
         for (size_t i = 0; r >= 0 && i < inv->n_sessions; i++)
-                r = policy_finish(&run, i);
+                policy_finish(&run, i);
         if (r >= 0)
                 r = policy_stale_projects(&run, /* after_limits= */ false);
         if (r >= 0)

@@ -533,8 +533,7 @@ int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
         primary = act ? &ca : arc ? &cr : &cc;
 
         if (primary->problem) {
-                s.owner = OWNER_UNVERIFIED;
-                s.owner_reason = TAKE_PTR(primary->problem);
+                owner_set_unreadable(&s, TAKE_PTR(primary->problem));
         } else {
                 r = owner_check_cached(&s, primary->head_ok ? &primary->head : NULL,
                                        primary->head_why, p->name, &p->claims, &p->owner);

@@ -28,6 +28,7 @@
 #include "live.h"
 #include "macro.h"
 #include "owner.h"
+#include "reason.h"
 #include "roots.h"
 #include "scan.h"
 #include "util.h"
@@ -104,6 +105,17 @@ static const Session *find(const Fx *fx, const char *id) {
 }
 
 /* Hash of cwd from golden/paths.tsv (Qwen's own getProjectHash), or NULL. */
+/* The owner reason of s as the plan shows it (reason.h), NULL when no check ran; valid until
+ * the next call. */
+static const char *owner_text(const Session *s) {
+        static char *last = NULL;
+
+        free(last);
+        last = NULL;
+        assert_int_equal(owner_reason(s, &last), 0);
+        return last;
+}
+
 static char *golden_hash(const char *cwd) {
         _cleanup_free_ char *data = NULL;
         char *line, *save = NULL;
@@ -215,7 +227,7 @@ static void test_scan_corpus_every_session_owned(void **state) {
                 _cleanup_free_ char *hash = golden_hash(corpus_sessions[i].cwd);
 
                 print_message("  %s %s %s\n", s->id, owner_status_to_string(s->owner),
-                              s->owner_reason ? s->owner_reason : "");
+                              owner_text(s) ?: "");
                 assert_int_equal(s->owner, OWNER_OK);
                 assert_int_equal(s->state, corpus_sessions[i].state);
                 assert_string_equal(s->project_dir, corpus_sessions[i].project);
@@ -539,10 +551,10 @@ static void test_scan_hostile_entries_reasons(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(hostile_cases); i++) {
                 const Session *s = find(fx, hostile_cases[i].id);
                 print_message("  %s %s: %s\n", s->id, owner_status_to_string(s->owner),
-                              s->owner_reason ? s->owner_reason : "(null)");
+                              owner_text(s) ?: "(null)");
                 assert_int_equal(s->owner, hostile_cases[i].owner);
-                assert_non_null(s->owner_reason);
-                assert_non_null(strstr(s->owner_reason, hostile_cases[i].reason));
+                assert_non_null(owner_text(s));
+                assert_non_null(strstr(owner_text(s), hostile_cases[i].reason));
                 assert_string_equal(s->project_dir, "-srv-demo-webapp");
         }
         /* the transcript name keeps its case; lookups ignore it */
@@ -685,7 +697,9 @@ static void assert_same_inventory(const Inventory *a, const Inventory *b) {
                 assert_string_equal(x->id, y->id);
                 assert_true(same_str(x->project_dir, y->project_dir));
                 assert_true(same_str(x->cwd, y->cwd));
-                assert_true(same_str(x->owner_reason, y->owner_reason));
+                assert_int_equal(x->owner_cause, y->owner_cause);
+                assert_true(same_str(x->owner_detail, y->owner_detail));
+                assert_true(same_str(x->owner_dir, y->owner_dir));
                 assert_true(same_str(x->title, y->title));
                 assert_int_equal(x->owner, y->owner);
                 assert_int_equal(x->state, y->state);
@@ -1039,7 +1053,7 @@ static void test_live_check_rereads_registry_and_claims(void **state) {
         /* no head: unverified with the caller's reason */
         assert_int_equal(owner_check(&s, NULL, "empty transcript", "-srv-demo-webapp", cfd), 0);
         assert_int_equal(s.owner, OWNER_UNVERIFIED);
-        assert_string_equal(s.owner_reason, "empty transcript");
+        assert_string_equal(owner_text(&s), "empty transcript");
         session_done(&s);
 }
 
@@ -1335,7 +1349,7 @@ static void test_fixture_build_and_snapshot(void **state) {
         assert_string_not_equal(s1, s2);
 }
 
-/* Equal project_dir, cwd and owner_reason strings are shared, distinct ones kept apart, and all
+/* Equal project_dir, cwd and owner_detail strings are shared, distinct ones kept apart, and all
  * of them freed once (ASan checks the frees) across many set resizes. */
 static void test_inventory_add_session_interns_strings(void **state) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
@@ -1351,7 +1365,7 @@ static void test_inventory_add_session_interns_strings(void **state) {
                 s.project_dir = strdup(buf);
                 (void)snprintf(buf, sizeof(buf), "/p/%d", i % 700);
                 s.cwd = i % 5 == 0 ? NULL : strdup(buf);
-                s.owner_reason = strdup(i % 2 ? "cwd matches the project directory" : "other");
+                s.owner_detail = strdup(i % 2 ? "cwd matches the project directory" : "other");
                 s.title = strdup("a title");
                 assert_int_equal(inventory_add_session(inv, &s), 0);
                 assert_null(s.project_dir); /* moved */
@@ -1370,9 +1384,9 @@ static void test_inventory_add_session_interns_strings(void **state) {
                         (void)snprintf(buf, sizeof(buf), "/p/%zu", i % 700);
                         assert_string_equal(s->cwd, buf);
                 }
-                assert_string_equal(s->owner_reason,
+                assert_string_equal(s->owner_detail,
                                     i % 2 ? "cwd matches the project directory" : "other");
-                assert_ptr_equal(s->owner_reason, inv->sessions[(i + 2) % 3000].owner_reason);
+                assert_ptr_equal(s->owner_detail, inv->sessions[(i + 2) % 3000].owner_detail);
                 assert_ptr_not_equal(s->title, inv->sessions[(i + 1) % 3000].title);
         }
 }
@@ -1458,7 +1472,9 @@ static void test_owner_check_cached_matches_uncached(void **state) {
                                                     &cache),
                                  0);
                 assert_int_equal(a.owner, b.owner);
-                assert_string_equal(a.owner_reason, b.owner_reason);
+                assert_int_equal(a.owner_cause, b.owner_cause);
+                assert_true(same_str(a.owner_detail, b.owner_detail));
+                assert_true(same_str(a.owner_dir, b.owner_dir));
                 assert_string_equal(a.hash, b.hash);
                 assert_string_equal(b.hash, cases[i].hash);
                 assert_int_equal(b.owner, strstr(cases[i].cwd, "worktrees") ? OWNER_WORKTREE :

@@ -16,6 +16,7 @@
 #include "inventory.h"
 #include "macro.h"
 #include "policy.h"
+#include "reason.h"
 
 /* Table literals: POL() sets defaults that cases override, and specs leave zero fields out. */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -48,6 +49,8 @@ typedef struct Fixture {
         Inventory inv;
         Config cfg;
         Verdicts *v;
+        char *rs[MAX_S]; /* reasons rendered by fx_reason() */
+        char *ro[4];
 } Fixture;
 
 static void fx_init(Fixture *f, Policy pol) {
@@ -84,6 +87,34 @@ static Session *fx_add(Fixture *f, const char *cwd, SessionState state, msec_t i
         return s;
 }
 
+/* The reason of session i's verdict, rendered at the edge (reason.h); the fixture keeps it. */
+static const char *fx_reason(Fixture *f, size_t i) {
+        assert_true(i < MAX_S && i < f->v->n_sessions);
+        free(f->rs[i]);
+        f->rs[i] = verdict_reason(&f->v->sessions[i], &f->inv.sessions[i]);
+        assert_non_null(f->rs[i]);
+        return f->rs[i];
+}
+
+static const char *fx_oreason(Fixture *f, size_t i) {
+        assert_true(i < ELEMENTSOF(f->ro) && i < f->v->n_orphans);
+        free(f->ro[i]);
+        f->ro[i] = verdict_orphan_reason(&f->v->orphans[i], &f->inv.orphans[i]);
+        assert_non_null(f->ro[i]);
+        return f->ro[i];
+}
+
+static void fx_free_reasons(Fixture *f) {
+        for (size_t i = 0; i < ELEMENTSOF(f->rs); i++) {
+                free(f->rs[i]);
+                f->rs[i] = NULL;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(f->ro); i++) {
+                free(f->ro[i]);
+                f->ro[i] = NULL;
+        }
+}
+
 static void fx_eval(Fixture *f, bool force) {
         PolicyOptions o = { .force = force };
         f->v = verdicts_free(f->v);
@@ -92,12 +123,13 @@ static void fx_eval(Fixture *f, bool force) {
         assert_int_equal(f->v->n_sessions, f->inv.n_sessions);
         assert_int_equal(f->v->n_orphans, f->inv.n_orphans);
         for (size_t i = 0; i < f->v->n_sessions; i++) {
-                assert_non_null(f->v->sessions[i].reason);
+                assert_non_null(fx_reason(f, i));
                 assert_non_null(f->v->sessions[i].rule);
         }
 }
 
 static void fx_done(Fixture *f) {
+        fx_free_reasons(f);
         f->v = verdicts_free(f->v);
 }
 
@@ -223,11 +255,11 @@ static void test_policy_rules_table(void **state) {
                 fx_eval(&f, false);
                 fx_verbs(&f, got);
                 if (!streq(got, rc->expect) || !streq(f.v->sessions[rc->ri].rule, rc->rule) ||
-                    (rc->reason && !strstr(f.v->sessions[rc->ri].reason, rc->reason))) {
+                    (rc->reason && !strstr(fx_reason(&f, rc->ri), rc->reason))) {
                         print_error("case '%s': verbs %s (want %s), rule %s (want %s), reason '%s'"
                                     " (want '%s')\n",
                                     rc->name, got, rc->expect, f.v->sessions[rc->ri].rule,
-                                    rc->rule, f.v->sessions[rc->ri].reason,
+                                    rc->rule, fx_reason(&f, rc->ri),
                                     rc->reason ?: "");
                         fx_done(&f);
                         fail();
@@ -306,7 +338,7 @@ static void test_policy_future_mtime_is_clamped(void **state) {
         fx_eval(&f, false);
         assert_int_equal(f.v->sessions[0].verb, VERB_SKIP);
         assert_string_equal(f.v->sessions[0].rule, "live");
-        assert_non_null(strstr(f.v->sessions[0].reason, "in the future"));
+        assert_non_null(strstr(fx_reason(&f, 0), "in the future"));
         fx_done(&f);
 
         /* an unclamped future last_activity counts as idle 0, never as negative idle */
@@ -315,7 +347,7 @@ static void test_policy_future_mtime_is_clamped(void **state) {
         s->mtime = s->last_write = NOW - 100 * D; /* only the last record claims the future */
         fx_eval(&f, false);
         assert_int_equal(f.v->sessions[0].verb, VERB_KEEP);
-        assert_string_equal(f.v->sessions[0].reason, "idle 0s <= max-age 90d");
+        assert_string_equal(fx_reason(&f, 0), "idle 0s <= max-age 90d");
         fx_done(&f);
 }
 
@@ -334,7 +366,7 @@ static void test_policy_min_idle_cutoff(void **state) {
         fx_eval(&f, false);
         assert_int_equal(f.v->sessions[0].verb, VERB_SKIP);
         assert_true(f.v->sessions[0].protections & PROT_LIVE);
-        assert_string_equal(f.v->sessions[0].reason,
+        assert_string_equal(fx_reason(&f, 0),
                             "in use: written 3h ago < min-idle 1d (would archive: idle 100d > "
                             "max-age 90d)");
         assert_int_equal(f.v->sessions[1].verb, VERB_ARCHIVE);
@@ -469,13 +501,15 @@ static void prot_apply(Fixture *f, int pr) {
                 break;
         case PR_UNVERIFIED:
                 s->owner = OWNER_UNVERIFIED;
+                s->owner_cause = OWNER_CAUSE_UNREADABLE;
                 s->cwd = NULL;
-                s->owner_reason = (char *)"first line is not JSON";
+                s->owner_detail = (char *)"first line is not JSON";
                 break;
         case PR_FOREIGN:
                 s->owner = OWNER_FOREIGN;
+                s->owner_cause = OWNER_CAUSE_FOREIGN;
                 s->cwd = (char *)"/x";
-                s->owner_reason = (char *)"cwd /x belongs to projects/-x";
+                s->owner_dir = (char *)"-x";
                 break;
         }
 }
@@ -507,15 +541,15 @@ static void test_policy_each_protection_beats_each_rule(void **state) {
                         v = &f.v->sessions[0];
                         if (v->verb != prot_cases[pr].verb || !streq(v->rule, prot_cases[pr].name) ||
                             !(v->protections & prot_cases[pr].bit) ||
-                            (pr != PR_UNVERIFIED && pr != PR_FOREIGN && !strstr(v->reason, "(would ")) ||
+                            (pr != PR_UNVERIFIED && pr != PR_FOREIGN && !strstr(fx_reason(&f, 0), "(would ")) ||
                             (pr != PR_UNVERIFIED && pr != PR_FOREIGN &&
-                             !strstr(v->reason, ru == RU_TREE_MAX_SIZE || ru == RU_KEEP_FREE ||
+                             !strstr(fx_reason(&f, 0), ru == RU_TREE_MAX_SIZE || ru == RU_KEEP_FREE ||
                                                                 ru >= RU_ARCHIVE_MAX_AGE
                                                         ? "would delete"
                                                         : "would archive"))) {
                                 print_error("protection %s vs rule %s: verb %s rule %s reason '%s'\n",
                                             prot_cases[pr].name, rule_names[ru],
-                                            verb_to_string(v->verb), v->rule, v->reason);
+                                            verb_to_string(v->verb), v->rule, fx_reason(&f, 0));
                                 fail();
                         }
                         fx_done(&f);
@@ -541,7 +575,7 @@ static void test_policy_scheduled_never_deleted(void **state) {
         assert_int_equal(f.v->sessions[0].verb, VERB_KEEP);
         assert_string_equal(f.v->sessions[0].rule, "scheduled");
         assert_true(f.v->sessions[0].protections & PROT_SCHEDULED);
-        assert_string_equal(f.v->sessions[0].reason,
+        assert_string_equal(fx_reason(&f, 0),
                             "bound to 1 scheduled task, which qgc does not remove (would delete: "
                             "idle 121d > max-age 90d)");
         fx_done(&f);
@@ -567,7 +601,7 @@ static void test_policy_protection_reasons(void **state) {
         fx_add(&f, "/p/a", SESSION_ACTIVE, 121 * D, 1);
         prot_apply(&f, PR_PINNED);
         fx_eval(&f, false);
-        assert_string_equal(f.v->sessions[0].reason,
+        assert_string_equal(fx_reason(&f, 0),
                             "pinned (would archive: idle 121d > max-age 90d)");
         fx_done(&f);
 
@@ -575,7 +609,7 @@ static void test_policy_protection_reasons(void **state) {
         fx_add(&f, "/p/a", SESSION_ACTIVE, 121 * D, 1);
         prot_apply(&f, PR_ORG_UNREADABLE);
         fx_eval(&f, false);
-        assert_string_equal(f.v->sessions[0].reason,
+        assert_string_equal(fx_reason(&f, 0),
                             "pins unknown (session-organization.v1.json unreadable) (would "
                             "archive: idle 121d > max-age 90d)");
         fx_done(&f);
@@ -594,14 +628,15 @@ static void test_policy_protection_reasons(void **state) {
         prot_apply(&f, PR_UNVERIFIED);
         fx_eval(&f, false);
         assert_int_equal(f.v->sessions[0].verb, VERB_SKIP);
-        assert_string_equal(f.v->sessions[0].reason, "unverified: first line is not JSON");
+        assert_string_equal(fx_reason(&f, 0), "unverified: first line is not JSON");
         fx_done(&f);
 
         fx_init(&f, (Policy)POL(.max_age = 90 * D));
         fx_add(&f, "/p/a", SESSION_ACTIVE, 121 * D, 1);
         prot_apply(&f, PR_FOREIGN);
         fx_eval(&f, false);
-        assert_string_equal(f.v->sessions[0].reason, "foreign: cwd /x belongs to projects/-x");
+        assert_string_equal(fx_reason(&f, 0),
+                            "foreign: cwd '/x' belongs to project directory '-x'");
         fx_done(&f);
 
         fx_init(&f, (Policy)POL(.max_age = 90 * D));
@@ -609,7 +644,7 @@ static void test_policy_protection_reasons(void **state) {
         fx_eval(&f, false);
         assert_int_equal(f.v->sessions[0].verb, VERB_SKIP);
         assert_string_equal(f.v->sessions[0].rule, "conflict");
-        assert_string_equal(f.v->sessions[0].reason, "in both chats/ and chats/archive/");
+        assert_string_equal(fx_reason(&f, 0), "in both chats/ and chats/archive/");
         fx_done(&f);
 
         /* all applicable bits are recorded, the first keep-class protection names the rule */
@@ -621,7 +656,7 @@ static void test_policy_protection_reasons(void **state) {
         fx_eval(&f, false);
         assert_int_equal(f.v->sessions[0].protections, PROT_TITLED | PROT_SCHEDULED | PROT_LATEST);
         assert_string_equal(f.v->sessions[0].rule, "titled");
-        assert_string_equal(f.v->sessions[0].reason,
+        assert_string_equal(fx_reason(&f, 0),
                             "titled by a person, bound to 2 scheduled tasks, rank 1 <= keep-latest 5 "
                             "(would archive: idle 121d > max-age 90d)");
         fx_done(&f);
@@ -670,7 +705,7 @@ static void test_policy_min_age_uses_mtime_when_first_record_unknown(void **stat
         fx_eval(&f, false);
         assert_int_equal(f.v->sessions[1].verb, VERB_KEEP);
         assert_string_equal(f.v->sessions[1].rule, "min-age");
-        assert_non_null(strstr(f.v->sessions[1].reason, "age 3d < min-age 1w"));
+        assert_non_null(strstr(fx_reason(&f, 1), "age 3d < min-age 1w"));
         assert_int_equal(f.v->sessions[2].verb, VERB_ARCHIVE);
         fx_done(&f);
 }
@@ -689,7 +724,7 @@ static void test_policy_blast_radius(void **state) {
         assert_string_equal(got, "SSDD"); /* the two oldest go, the newest excess waits */
         assert_string_equal(f.v->sessions[0].rule, "blast-radius");
         assert_true(f.v->sessions[0].protections & PROT_BLAST);
-        assert_string_equal(f.v->sessions[0].reason,
+        assert_string_equal(fx_reason(&f, 0),
                             "held back by max-deletions (2 per run; use --force); would delete: idle "
                             "100d > max-age 90d");
         assert_false(f.v->sessions[3].protections & PROT_BLAST);
@@ -729,7 +764,7 @@ static void test_policy_blast_radius_across_projects_and_percent(void **state) {
         fx_eval(&f, false);
         fx_verbs(&f, got);
         assert_string_equal(got, "SSDD");
-        assert_non_null(strstr(f.v->sessions[0].reason, "50% of the project's 4 sessions"));
+        assert_non_null(strstr(fx_reason(&f, 0), "50% of the project's 4 sessions"));
         assert_string_equal(f.v->sessions[0].held_by, "max-deletions-percent");
         fx_eval(&f, true);
         fx_verbs(&f, got);
@@ -763,7 +798,7 @@ static void test_policy_blast_radius_falls_back_to_archive(void **state) {
         assert_string_equal(f.v->sessions[2].rule, "tree-max-size");
         assert_string_equal(f.v->sessions[1].rule, "max-age");
         assert_true(f.v->sessions[1].protections & PROT_BLAST);
-        assert_string_equal(f.v->sessions[1].reason,
+        assert_string_equal(fx_reason(&f, 1),
                             "idle 101d > max-age 90d (held back by max-deletions: 1 per run; use --force)");
         assert_false(f.v->sessions[0].protections & PROT_BLAST);
         assert_string_equal(f.v->sessions[1].held_rule, "tree-max-size");
@@ -796,9 +831,9 @@ static void test_policy_compress_after(void **state) {
         fx_verbs(&f, got);
         assert_string_equal(got, "KCKKK");
         assert_string_equal(f.v->sessions[1].rule, "compress-after");
-        assert_string_equal(f.v->sessions[1].reason, "archived, idle 30d > compress-after 30d");
+        assert_string_equal(fx_reason(&f, 1), "archived, idle 30d > compress-after 30d");
         assert_int_equal(f.v->sessions[1].compress_level, 7);
-        assert_string_equal(f.v->sessions[3].reason, "archived, compressed");
+        assert_string_equal(fx_reason(&f, 3), "archived, compressed");
         assert_string_equal(f.v->sessions[4].rule, "pinned");
         fx_done(&f);
 
@@ -817,7 +852,7 @@ static void test_policy_compress_after(void **state) {
                 assert_string_equal(f.v->sessions[i].rule, "compress-after");
                 assert_true(f.v->sessions[i].protections & PROT_BLAST);
                 assert_int_equal(f.v->sessions[i].compress_level, 3);
-                assert_non_null(strstr(f.v->sessions[i].reason, "held back by max-deletions"));
+                assert_non_null(strstr(fx_reason(&f, i), "held back by max-deletions"));
         }
         fx_eval(&f, true);
         fx_verbs(&f, got);
@@ -858,11 +893,11 @@ static void test_policy_protect_project(void **state) {
         assert_string_equal(got, "KKD");
         assert_string_equal(f.v->sessions[0].rule, "protect");
         assert_true(f.v->sessions[0].protections & PROT_PROTECT);
-        assert_non_null(strstr(f.v->sessions[0].reason, "protected project (protect = true)"));
+        assert_non_null(strstr(fx_reason(&f, 0), "protected project (protect = true)"));
         assert_string_equal(f.v->sessions[1].rule, "protect");
         assert_int_equal(f.v->orphans[0].verb, VERB_KEEP);
         assert_int_equal(f.v->orphans[1].verb, VERB_KEEP);
-        assert_non_null(strstr(f.v->orphans[1].reason, "protect = true"));
+        assert_non_null(strstr(fx_oreason(&f, 1), "protect = true"));
         assert_int_equal(f.v->orphans[2].verb, VERB_DELETE);
         fx_done(&f);
 }
@@ -892,7 +927,7 @@ static void test_policy_forecast_clock_keeps_liveness_real(void **state) {
         assert_int_equal(policy_evaluate(&f.inv, &f.cfg, NOW, &o, &f.v), 0);
         assert_int_equal(f.v->sessions[0].verb, VERB_SKIP);
         assert_true(f.v->sessions[0].protections & PROT_LIVE);
-        assert_string_equal(f.v->sessions[0].reason,
+        assert_string_equal(fx_reason(&f, 0),
                             "in use: written 3h ago < min-idle 1d (would archive: idle 3650d > "
                             "max-age 90d)");
         assert_int_equal(f.v->sessions[1].verb, VERB_ARCHIVE);
@@ -920,11 +955,11 @@ static void test_policy_orphans_age(void **state) {
                 f.inv.n_orphans = 1;
                 fx_eval(&f, false);
                 if (f.v->orphans[0].verb != cases[c].verb) {
-                        print_error("orphan case %zu: %s\n", c, f.v->orphans[0].reason);
+                        print_error("orphan case %zu: %s\n", c, fx_oreason(&f, 0));
                         fail();
                 }
                 if (c == 3)
-                        assert_string_equal(f.v->orphans[0].reason,
+                        assert_string_equal(fx_oreason(&f, 0),
                                             "orphan file-history, no transcript, idle 40d > 30d");
                 fx_done(&f);
         }
@@ -1007,7 +1042,7 @@ static void test_policy_override_picks_other_action(void **state) {
         fx_add(&f, "/p/scratch", SESSION_ACTIVE, 100 * D, 1);
         fx_eval(&f, false);
         assert_int_equal(f.v->sessions[0].verb, VERB_DELETE);
-        assert_string_equal(f.v->sessions[0].reason, "idle 10d > max-age 1w");
+        assert_string_equal(fx_reason(&f, 0), "idle 10d > max-age 1w");
         assert_int_equal(f.v->sessions[1].verb, VERB_KEEP);
         assert_int_equal(f.v->sessions[2].verb, VERB_ARCHIVE);
         assert_int_equal(f.v->sessions[3].verb, VERB_DELETE);
@@ -1121,7 +1156,7 @@ static void test_policy_title_unread_selected_is_skipped(void **state) {
         fx_add(&f, "/p/a", SESSION_ACTIVE, 10 * D, KB)->title_unread = true; /* not selected */
         fx_eval(&f, false);
         assert_int_equal(f.v->sessions[0].verb, VERB_SKIP);
-        assert_non_null(strstr(f.v->sessions[0].reason, "title not read (would archive"));
+        assert_non_null(strstr(fx_reason(&f, 0), "title not read (would archive"));
         assert_int_equal(f.v->sessions[1].verb, VERB_KEEP);
         assert_string_equal(f.v->sessions[1].rule, "none");
         /* without keep-titled the title does not matter */
