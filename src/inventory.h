@@ -199,8 +199,8 @@ typedef struct Inventory {
         size_t *by_id;
         size_t n_by_id;
         /* One copy of each distinct project_dir, cwd, hash, owner_detail and owner_dir of the
-         * sessions (most are shared by a whole project): a set of C strings (hashmap.h). The sessions point into it;
-         * inventory_free() releases it. */
+         * sessions (most are shared by a whole project): a set of C strings (hashmap.h). The
+         * sessions point into it; inventory_free() releases it. */
         Hashmap strings;
 } Inventory;
 

@@ -167,8 +167,8 @@ static char *reason_skip(const Verdict *v, const Session *s) {
                         return NULL;
                 if (owner)
                         return strprintf("foreign: %s", owner);
-                return strprintf("foreign: cwd %s does not belong to projects/%s", s->cwd ?: "(null)",
-                                 s->project_dir ?: "?");
+                return strprintf("foreign: cwd %s does not belong to projects/%s",
+                                 s->cwd ?: "(null)", s->project_dir ?: "?");
         case PROT_CONFLICT:
                 return strdup("in both chats/ and chats/archive/");
         case PROT_LIVE:
@@ -307,7 +307,8 @@ char *verdict_orphan_reason(const Verdict *v, const Orphan *o) {
         if (v->blocked_by == PROT_PROTECT)
                 return strprintf("%s, protected project (protect = true)", what);
         if (v->verb == VERB_DELETE)
-                return strprintf("%s, idle %s > %s", what, format_duration(a, sizeof a, m->measured),
+                return strprintf("%s, idle %s > %s", what,
+                                 format_duration(a, sizeof a, m->measured),
                                  format_duration_exact(b, sizeof b, m->limit));
         if (m->limit != MSEC_INFINITY)
                 return strprintf("%s, idle %s <= %s %s", what,

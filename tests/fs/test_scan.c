@@ -28,6 +28,7 @@
 #include "live.h"
 #include "macro.h"
 #include "owner.h"
+#include "policy.h"
 #include "reason.h"
 #include "roots.h"
 #include "scan.h"
@@ -104,7 +105,6 @@ static const Session *find(const Fx *fx, const char *id) {
         return s;
 }
 
-/* Hash of cwd from golden/paths.tsv (Qwen's own getProjectHash), or NULL. */
 /* The owner reason of s as the plan shows it (reason.h), NULL when no check ran; valid until
  * the next call. */
 static const char *owner_text(const Session *s) {
@@ -116,6 +116,7 @@ static const char *owner_text(const Session *s) {
         return last;
 }
 
+/* Hash of cwd from golden/paths.tsv (Qwen's own getProjectHash), or NULL. */
 static char *golden_hash(const char *cwd) {
         _cleanup_free_ char *data = NULL;
         char *line, *save = NULL;
@@ -1486,6 +1487,38 @@ static void test_owner_check_cached_matches_uncached(void **state) {
         }
 }
 
+/* The scan reads a title exactly where a rule could select the session, by the policy's own
+ * test (policy_age_selects()): at now - mtime == max-age no rule selects it (its idle is at most
+ * now - mtime), so its title stays unread; a millisecond later it is read. */
+static void test_scan_title_read_where_the_policy_could_select(void **state) {
+        Fx *fx = *state;
+        const msec_t limit = 90 * MSEC_PER_DAY, m = INT64_C(1790000000000);
+        TitleNeed need = { .active_idle = limit, .archived_idle = MSEC_INFINITY };
+        const struct timespec ts[2] = { { .tv_sec = m / 1000 }, { .tv_sec = m / 1000 } };
+        _cleanup_free_ char *path =
+                fixture_path(fx->root, "q/projects/-srv-demo-my-notes/chats/"
+                                       "be0b1e35-4600-44b4-aba9-84b6d4d12748.jsonl");
+
+        assert_non_null(path);
+        assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
+        for (msec_t k = 0; k < 2; k++) {
+                ScanOptions o = { .now = m + limit + k, .no_atime = true, .titles = &need };
+                Tree t = {};
+                const Session *s;
+
+                fx->inv = inventory_free(fx->inv);
+                assert_int_equal(inventory_new(&fx->inv), 0);
+                assert_int_equal(roots_from_dir(fx->qwen, &t), 0);
+                assert_int_equal(inventory_add_tree(fx->inv, &t, NULL), 0);
+                assert_int_equal(scan_all(fx->inv, &o), 0);
+                s = find(fx, "be0b1e35-4600-44b4-aba9-84b6d4d12748");
+                assert_int_equal(s->state, SESSION_ACTIVE);
+                assert_int_equal(s->mtime, m);
+                assert_int_equal(policy_age_selects(limit, o.now - s->mtime), k == 1);
+                assert_int_equal(s->title_unread, k == 0);
+        }
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup_corpus, teardown_corpus)
 
 int main(void) {
@@ -1501,6 +1534,7 @@ int main(void) {
                 T(test_scan_hostile_entries_reasons),
                 T(test_scan_hostile_symlinked_chats_not_followed),
                 T(test_scan_conflict_both_copies),
+                T(test_scan_title_read_where_the_policy_could_select),
                 T(test_scan_orphans),
                 T(test_scan_orphans_across_trees),
                 T(test_scan_jobs_same_inventory),
