@@ -103,13 +103,13 @@ typedef struct Session {
                                * or a restore that was cut short) */
         SessionState state;
         OwnerStatus owner;
-        OwnerCause owner_cause;
         unsigned n_tasks;     /* scheduled tasks bound to it in tmp/<hash>/scheduled_tasks.json */
         unsigned n_log_rows;  /* its rows in tmp/<hash>/logs.json (prompt history) */
         bool org_entry;       /* it has an entry in session-organization.v1.json */
         bool org_unreadable;  /* its project's session-organization.v1.json exists but cannot be
                                * read or parsed: its pins and groups are unknown */
         bool review_dir;      /* workflows/generated/review/<id>-<hash>/ exists */
+        uint8_t owner_cause;  /* OwnerCause (a byte: it fills padding) */
         unsigned live;        /* LiveFlags */
         size_t tree;                 /* index into Inventory.trees */
         char *project_dir;           /* directory name under projects/ */

@@ -14,10 +14,13 @@
 #include "policy.h"
 #include "policy-int.h"
 
-/* Delete oldest first across the tree until `enough` says so; disk caps always delete. */
-static void policy_tree_walk(PolicyRun *run, const size_t *idx, size_t n, const char *rule,
-                             const Measure *m, uint64_t *progress, uint64_t goal, bool up,
-                             bool alloc) {
+/* Delete oldest first across the tree until `enough` says so; disk caps always delete. A
+ * selected session's facts get the cap's target (tree max-size) or percent (keep-free). */
+static int policy_tree_walk(PolicyRun *run, const size_t *idx, size_t n, const char *rule,
+                            const Measure *m, const VerdictFacts *cap, uint64_t *progress,
+                            uint64_t goal, bool up, bool alloc) {
+        int r;
+
         for (size_t k = 0; k < n; k++) {
                 size_t i = idx[k];
                 const Session *s = &run->inv->sessions[i];
@@ -25,7 +28,17 @@ static void policy_tree_walk(PolicyRun *run, const size_t *idx, size_t n, const 
                         break;
                 if (policy_deleting(run, i))
                         continue;
-                (void)policy_select(run, i, VERB_DELETE, rule, m);
+                r = policy_select(run, i, VERB_DELETE, rule, m);
+                if (r < 0)
+                        return r;
+                if (r > 0) {
+                        VerdictFacts *f = policy_facts(&run->v->sessions[i]);
+
+                        if (!f)
+                                return -ENOMEM;
+                        f->target = cap->target;
+                        f->percent = cap->percent;
+                }
                 if (policy_deleting(run, i)) {
                         uint64_t sz = alloc ? s->bytes_alloc : run->info[i].size;
                         if (up)
@@ -34,6 +47,7 @@ static void policy_tree_walk(PolicyRun *run, const size_t *idx, size_t n, const 
                                 *progress -= MIN(sz, *progress);
                 }
         }
+        return 0;
 }
 
 /* Tree max-size (to the low watermark) and keep-free for tree t. */
@@ -43,6 +57,7 @@ int policy_tree(PolicyRun *run, size_t t, size_t *idx) {
         uint64_t total = 0, deleted = 0;
         bool sorted = false;
         size_t n = 0;
+        int r;
 
         /* a tree that was not fully listed: its total and its oldest sessions are unknown */
         if (tree->incomplete)
@@ -72,13 +87,15 @@ int policy_tree(PolicyRun *run, size_t t, size_t *idx) {
                 Measure m = { .kind = MEASURE_BYTES,
                               .key = "max-size",
                               .measured = (int64_t)total,
-                              .limit = (int64_t)tl->max_size,
-                              .target = (int64_t)target };
+                              .limit = (int64_t)tl->max_size };
 
                 qsort_r(idx, n, sizeof(size_t), policy_cmp_oldest, (void *)run->inv);
                 sorted = true;
-                policy_tree_walk(run, idx, n, "tree-max-size", &m, &projected, target,
-                                 /* up= */ false, /* alloc= */ false);
+                r = policy_tree_walk(run, idx, n, "tree-max-size", &m,
+                                     &(VerdictFacts){ .target = (int64_t)target }, &projected,
+                                     target, /* up= */ false, /* alloc= */ false);
+                if (r < 0)
+                        return r;
         }
 
         if (tl->keep_free.is_set && tree->fs_known) {
@@ -100,14 +117,17 @@ int policy_tree(PolicyRun *run, size_t t, size_t *idx) {
                 Measure m = { .kind = MEASURE_BYTES,
                               .key = "keep-free",
                               .measured = (int64_t)tree->fs_avail,
-                              .limit = (int64_t)floor_bytes,
-                              .percent = tl->keep_free.is_percent ? tl->keep_free.percent : 0 };
+                              .limit = (int64_t)floor_bytes };
+                VerdictFacts cap = { .percent = tl->keep_free.is_percent ? tl->keep_free.percent
+                                                                         : 0 };
 
                 if (!sorted)
                         qsort_r(idx, n, sizeof(size_t), policy_cmp_oldest, (void *)run->inv);
-                policy_tree_walk(run, idx, n, "keep-free", &m, &freed,
-                                 floor_bytes - tree->fs_avail, /* up= */ true,
-                                 /* alloc= */ true);
+                r = policy_tree_walk(run, idx, n, "keep-free", &m, &cap, &freed,
+                                     floor_bytes - tree->fs_avail, /* up= */ true,
+                                     /* alloc= */ true);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -138,33 +158,39 @@ int policy_blast(PolicyRun *run, const PolicyOptions *opts) {
                 PolicyInfo *in = &run->info[i];
                 const Policy *p = in->pol;
                 Verdict *vd = &run->v->sessions[i];
+                VerdictFacts held = {};
 
                 if (g == SIZE_MAX)
                         continue; /* cannot happen: unverified sessions are skipped */
                 if (global > 0 && n_global >= global) {
                         vd->held_by = "max-deletions";
-                        vd->held_limit = global;
+                        held.held_limit = global;
                 } else if (p->max_deletions > 0 && per_group[g] >= p->max_deletions) {
                         vd->held_by = "max-deletions";
-                        vd->held_limit = p->max_deletions;
-                        vd->held_project = true;
+                        held.held_limit = p->max_deletions;
+                        held.held_project = true;
                 } else if (p->max_deletions_percent > 0 &&
                            (double)(per_group[g] + 1) >
                                    p->max_deletions_percent * (double)group_size[g] / 100.0) {
                         vd->held_by = "max-deletions-percent";
-                        vd->held_limit = group_size[g];
-                        vd->held_percent = p->max_deletions_percent;
+                        held.held_limit = group_size[g];
+                        held.held_percent = p->max_deletions_percent;
                 } else {
                         n_global++;
                         per_group[g]++;
                         continue;
                 }
+                if (!policy_facts(vd))
+                        return -ENOMEM;
+                vd->facts->held_limit = held.held_limit;
+                vd->facts->held_percent = held.held_percent;
+                vd->facts->held_project = held.held_project;
                 vd->held_rule = vd->rule;
-                if (in->fallback_rule) {
+                if (vd->facts->fallback_rule) {
                         /* a disk cap wanted it deleted, a project rule archives it anyway */
-                        vd->verb = in->fallback_verb;
-                        vd->rule = in->fallback_rule;
-                        vd->measure = in->fallback;
+                        vd->verb = vd->facts->fallback_verb;
+                        vd->rule = vd->facts->fallback_rule;
+                        vd->measure = vd->facts->fallback;
                 } else {
                         /* skipped: what it blocked is the deletion (measure stays the rule's) */
                         vd->verb = VERB_SKIP;

@@ -27,12 +27,10 @@ typedef struct PolicyInfo {
         msec_t idle;         /* now - last_activity, never negative */
         uint64_t size;       /* bytes counted by size caps (allocated or apparent) */
         size_t group;        /* index into PolicyRun.groups, SIZE_MAX when not verified */
-        Verb sel_verb;       /* what a rule selected; VERB_KEEP = nothing */
-        const char *sel_rule;
-        Measure sel;         /* what sel_rule measured */
-        const char *fallback_rule; /* an archive a disk cap upgraded to a deletion, else NULL */
-        Measure fallback;
-        Verb fallback_verb;        /* VERB_ARCHIVE, or VERB_COMPRESS */
+        Verb sel_verb;       /* what a rule selected, VERB_KEEP = nothing; until
+                              * policy_finish() the verdict's rule and measure are that rule's,
+                              * and its facts->fallback_rule an archive (compression) a deletion
+                              * replaced */
 } PolicyInfo;
 
 /* The verified sessions of one project (tree, cwd), newest first. */
@@ -58,10 +56,11 @@ typedef struct PolicyRun {
 } PolicyRun;
 
 /* policy.c */
+VerdictFacts *policy_facts(Verdict *vd);
 uint64_t policy_size(const PolicyRun *run, uint64_t bytes, uint64_t bytes_alloc);
 bool policy_tasks_block(const PolicyRun *run, size_t i);
 bool policy_deleting(const PolicyRun *run, size_t i);
-bool policy_select(PolicyRun *run, size_t i, Verb verb, const char *rule, const Measure *m);
+int policy_select(PolicyRun *run, size_t i, Verb verb, const char *rule, const Measure *m);
 int policy_cmp_oldest(const void *x, const void *y, void *userdata);
 
 /* policy-caps.c */
@@ -69,4 +68,4 @@ int policy_tree(PolicyRun *run, size_t t, size_t *idx);
 int policy_blast(PolicyRun *run, const PolicyOptions *opts);
 
 /* policy-reason.c */
-void policy_finish(PolicyRun *run, size_t i);
+int policy_finish(PolicyRun *run, size_t i);

@@ -56,18 +56,50 @@ static Protection policy_first_protection(unsigned prot) {
         return 0;
 }
 
-/* A protection p won over what a rule selected (nothing when sel_verb is VERB_KEEP). */
+/* A protection p won over what a rule selected (nothing when sel_verb is VERB_KEEP; the
+ * verdict's measure is the selecting rule's). */
 static void policy_block(Verdict *vd, const PolicyInfo *in, Verb verb, Protection p) {
+        vd->blocked_rule = in->sel_verb != VERB_KEEP ? vd->rule : NULL;
+        vd->blocked_verb = in->sel_verb;
+        vd->blocked_by = p;
         vd->verb = verb;
         vd->rule = protection_to_string(p);
-        vd->blocked_by = p;
-        vd->blocked_verb = in->sel_verb;
-        vd->blocked_rule = in->sel_verb != VERB_KEEP ? in->sel_rule : NULL;
-        vd->measure = in->sel_verb != VERB_KEEP ? in->sel : (Measure){};
+        if (in->sel_verb == VERB_KEEP)
+                vd->measure = (Measure){};
 }
 
-/* Turn the selections and protections of session i into its verdict. */
-void policy_finish(PolicyRun *run, size_t i) {
+/* The facts a protection's reason quotes: a write within min-idle (skip-class), min-age and
+ * keep-latest (keep-class, all of them are listed). 0 or -ENOMEM. */
+static int policy_block_facts(PolicyRun *run, size_t i) {
+        const Session *s = &run->inv->sessions[i];
+        const Policy *p = run->info[i].pol;
+        Verdict *vd = &run->v->sessions[i];
+        VerdictFacts *f;
+
+        if (!(vd->flags & VERDICT_RECENT_WRITE) &&
+            !(vd->verb == VERB_KEEP && (vd->protections & (PROT_MIN_AGE | PROT_LATEST))))
+                return 0;
+        f = policy_facts(vd);
+        if (!f)
+                return -ENOMEM;
+        if (vd->flags & VERDICT_RECENT_WRITE) {
+                /* the real clock, as policy_skip_protections() measured it */
+                f->since_write = run->real_now - (s->last_write > 0 ? s->last_write : s->mtime);
+                f->min_idle = p->min_idle;
+        }
+        if (vd->protections & PROT_MIN_AGE) {
+                msec_t born = s->first_record > 0 ? s->first_record : s->mtime;
+
+                f->age = MAX(run->now - born, (msec_t)0);
+                f->min_age = p->min_age;
+        }
+        if (vd->protections & PROT_LATEST)
+                f->keep_latest = p->keep_latest;
+        return 0;
+}
+
+/* Turn the selections and protections of session i into its verdict. 0 or -ENOMEM. */
+int policy_finish(PolicyRun *run, size_t i) {
         const Session *s = &run->inv->sessions[i];
         PolicyInfo *in = &run->info[i];
         Verdict *vd = &run->v->sessions[i];
@@ -93,9 +125,7 @@ void policy_finish(PolicyRun *run, size_t i) {
                 vd->flags |= VERDICT_TASKS_HELD;
                 policy_block(vd, in, VERB_KEEP, PROT_SCHEDULED);
         } else if (selected) {
-                vd->verb = in->sel_verb;
-                vd->rule = in->sel_rule;
-                vd->measure = in->sel;
+                vd->verb = in->sel_verb; /* rule and measure: the selecting rule's */
         } else {
                 vd->verb = VERB_KEEP;
                 vd->rule = "none";
@@ -106,4 +136,5 @@ void policy_finish(PolicyRun *run, size_t i) {
                                                  .measured = in->idle,
                                                  .limit = p->max_age };
         }
+        return policy_block_facts(run, i);
 }

@@ -26,8 +26,9 @@
  *      every orphan; only unprotected deletions reduce the projection. keep-free counts
  *      allocated bytes (that is what frees disk space); tree max-size counts allocated or
  *      apparent bytes per tree.count-allocated.
- *   6. A protected session a rule selected is KEEP (or SKIP) with a reason naming the
- *      protection and what it blocked: "pinned (would archive: idle 121d > max-age 90d)".
+ *   6. A protected session a rule selected is KEEP (or SKIP) with blocked_by naming the
+ *      protection and blocked_verb, blocked_rule and the measure what it blocked (rendered
+ *      "pinned (would archive: idle 121d > max-age 90d)" by reason.c).
  *      A protected session does not count as freed, so size walks continue to the next one.
  *   7. Blast radius: deletions are allowed oldest first; past max-deletions for the run
  *      (defaults), the project's own max-deletions, or max-deletions-percent of the project's
@@ -35,9 +36,13 @@
  *      that a project rule archives and a disk cap upgraded to a deletion falls back to the
  *      archive instead. Orphan reclaims do not count: they are leftovers, not sessions.
  *
+ * Verdicts are data (policy.h: rule, Measure, blocked_by, held_by); no text is made here and
+ * nothing here reads any: the reasons are rendered at the edge (reason.c).
+ *
  * This file runs the evaluation (protections, project rules, archive and cold tiers, orphans,
- * stale projects); the disk caps and the blast radius are in policy-caps.c, the verb and
- * protection names and the rendering of verdicts and their reasons in policy-reason.c. */
+ * stale projects) and owns policy_age_selects(), the one age test (the scan's title need calls
+ * it); the disk caps and the blast radius are in policy-caps.c, the verb and protection names
+ * and which protection wins in policy-reason.c. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -57,10 +62,14 @@
 Verdicts *verdicts_free(Verdicts *v) {
         if (!v)
                 return NULL;
-        for (size_t i = 0; i < v->n_sessions; i++)
+        for (size_t i = 0; i < v->n_sessions; i++) {
+                free(v->sessions[i].facts);
                 free(v->sessions[i].fact);
-        for (size_t i = 0; i < v->n_orphans; i++)
+        }
+        for (size_t i = 0; i < v->n_orphans; i++) {
+                free(v->orphans[i].facts);
                 free(v->orphans[i].fact);
+        }
         free(v->sessions);
         free(v->orphans);
         free(v);
@@ -108,22 +117,33 @@ static bool policy_would_select(const PolicyRun *run, size_t i, Verb verb) {
                   verb != VERB_DELETE));
 }
 
-/* A rule selects session i with what it measured; false when an earlier selection wins. */
-bool policy_select(PolicyRun *run, size_t i, Verb verb, const char *rule, const Measure *m) {
+/* A rule selects session i with what it measured (into the verdict's measure): 1, 0 when an
+ * earlier selection wins, or -ENOMEM. */
+int policy_select(PolicyRun *run, size_t i, Verb verb, const char *rule, const Measure *m) {
         PolicyInfo *in = &run->info[i];
+        Verdict *vd = &run->v->sessions[i];
 
         if (!policy_would_select(run, i, verb))
-                return false;
+                return 0;
         if (in->sel_verb == VERB_ARCHIVE || in->sel_verb == VERB_COMPRESS) {
                 /* kept so the blast radius can fall back to the archive (compression) */
-                in->fallback = in->sel;
-                in->fallback_rule = in->sel_rule;
-                in->fallback_verb = in->sel_verb;
+                if (!policy_facts(vd))
+                        return -ENOMEM;
+                vd->facts->fallback = vd->measure;
+                vd->facts->fallback_rule = vd->rule;
+                vd->facts->fallback_verb = in->sel_verb;
         }
-        in->sel = *m;
+        vd->measure = *m;
+        vd->rule = rule;
         in->sel_verb = verb;
-        in->sel_rule = rule;
-        return true;
+        return 1;
+}
+
+/* The verdict's facts beyond its measure, allocated on first use; NULL on ENOMEM. */
+VerdictFacts *policy_facts(Verdict *vd) {
+        if (!vd->facts)
+                vd->facts = calloc(1, sizeof(VerdictFacts));
+        return vd->facts;
 }
 
 bool policy_age_selects(msec_t limit, msec_t idle) {
@@ -152,8 +172,6 @@ static void policy_skip_protections(PolicyRun *run, size_t i) {
         /* the real clock: --now forecasts ages, it never makes a fresh write look idle */
         msec_t since = run->real_now - policy_last_write(s);
 
-        vd->since_write = since;
-        vd->min_idle = in->pol->min_idle;
         if (since < in->pol->min_idle)
                 vd->flags |= VERDICT_RECENT_WRITE;
         if (s->owner == OWNER_UNVERIFIED || (!s->cwd && s->owner != OWNER_FOREIGN))
@@ -173,8 +191,6 @@ static void policy_keep_protections(PolicyRun *run, size_t i) {
         Verdict *vd = &run->v->sessions[i];
         msec_t born = s->first_record > 0 ? s->first_record : s->mtime;
 
-        vd->age = MAX(run->now - born, (msec_t)0);
-        vd->min_age = p->min_age;
         if (p->protect)
                 vd->protections |= PROT_PROTECT;
         if (p->min_age > 0 && run->now - born < p->min_age)
@@ -286,10 +302,11 @@ static int policy_build_groups(PolicyRun *run) {
 }
 
 /* Ranks, keep-latest, max-age and max-sessions on a project's active sessions. */
-static void policy_project_age_count(PolicyRun *run, const PolicyGroup *g) {
+static int policy_project_age_count(PolicyRun *run, const PolicyGroup *g) {
         const Policy *p = g->pol;
         Verb verb = p->action == POLICY_ACTION_DELETE ? VERB_DELETE : VERB_ARCHIVE;
         unsigned rank = 0;
+        int r = 0;
 
         for (size_t k = 0; k < g->n_members; k++) {
                 size_t i = g->members[k];
@@ -298,36 +315,39 @@ static void policy_project_age_count(PolicyRun *run, const PolicyGroup *g) {
                 if (run->inv->sessions[i].state != SESSION_ACTIVE)
                         continue;
                 vd->rank = ++rank;
-                vd->keep_latest = p->keep_latest;
                 if (p->keep_latest > 0 && rank <= p->keep_latest)
                         vd->protections |= PROT_LATEST;
                 if (policy_age_selects(p->max_age, run->info[i].idle))
-                        (void)policy_select(run, i, verb, "max-age",
-                                            &(Measure){ .kind = MEASURE_AGE,
-                                                        .key = "max-age",
-                                                        .measured = run->info[i].idle,
-                                                        .limit = p->max_age });
-                if (p->max_sessions > 0 && rank > p->max_sessions)
-                        (void)policy_select(run, i, verb, "max-sessions",
-                                            &(Measure){ .kind = MEASURE_RANK,
-                                                        .key = "max-sessions",
-                                                        .measured = rank,
-                                                        .limit = (int64_t)p->max_sessions });
+                        r = policy_select(run, i, verb, "max-age",
+                                          &(Measure){ .kind = MEASURE_AGE,
+                                                      .key = "max-age",
+                                                      .measured = run->info[i].idle,
+                                                      .limit = p->max_age });
+                if (r >= 0 && p->max_sessions > 0 && rank > p->max_sessions)
+                        r = policy_select(run, i, verb, "max-sessions",
+                                          &(Measure){ .kind = MEASURE_RANK,
+                                                      .key = "max-sessions",
+                                                      .measured = rank,
+                                                      .limit = (int64_t)p->max_sessions });
+                if (r < 0)
+                        return r;
         }
+        return 0;
 }
 
 /* Shrink the sessions of one state in a project, oldest first, until at or below cap. */
-static void policy_project_shrink(PolicyRun *run, const PolicyGroup *g, SessionState state,
-                                  uint64_t cap, Verb verb, const char *rule) {
+static int policy_project_shrink(PolicyRun *run, const PolicyGroup *g, SessionState state,
+                                 uint64_t cap, Verb verb, const char *rule) {
         uint64_t total = 0, projected;
+        int r;
 
         if (cap == 0)
-                return;
+                return 0;
         for (size_t k = 0; k < g->n_members; k++)
                 if (run->inv->sessions[g->members[k]].state == state)
                         total += run->info[g->members[k]].size;
         if (total <= cap)
-                return;
+                return 0;
         projected = total;
         for (size_t k = 0; k < g->n_members; k++) {
                 size_t i = g->members[k];
@@ -339,36 +359,43 @@ static void policy_project_shrink(PolicyRun *run, const PolicyGroup *g, SessionS
                 size_t i = g->members[k - 1];
                 if (run->inv->sessions[i].state != state || policy_going(run, i))
                         continue;
-                (void)policy_select(run, i, verb, rule,
-                                    &(Measure){ .kind = MEASURE_BYTES,
-                                                .key = rule,
-                                                .measured = (int64_t)total,
-                                                .limit = (int64_t)cap });
+                r = policy_select(run, i, verb, rule,
+                                  &(Measure){ .kind = MEASURE_BYTES,
+                                              .key = rule,
+                                              .measured = (int64_t)total,
+                                              .limit = (int64_t)cap });
+                if (r < 0)
+                        return r;
                 if (policy_going(run, i))
                         projected -= run->info[i].size;
         }
+        return 0;
 }
 
 /* Archive tier: archived sessions idle beyond archive-max-age are deleted. */
-static void policy_archive_age(PolicyRun *run, const PolicyGroup *g) {
+static int policy_archive_age(PolicyRun *run, const PolicyGroup *g) {
         const Policy *p = g->pol;
+        int r;
 
         for (size_t k = 0; k < g->n_members; k++) {
                 size_t i = g->members[k];
                 if (run->inv->sessions[i].state != SESSION_ARCHIVED ||
                     !policy_age_selects(p->archive_max_age, run->info[i].idle))
                         continue;
-                (void)policy_select(run, i, VERB_DELETE, "archive-max-age",
-                                    &(Measure){ .kind = MEASURE_AGE,
-                                                .key = "archive-max-age",
-                                                .measured = run->info[i].idle,
-                                                .limit = p->archive_max_age });
+                r = policy_select(run, i, VERB_DELETE, "archive-max-age",
+                                  &(Measure){ .kind = MEASURE_AGE,
+                                              .key = "archive-max-age",
+                                              .measured = run->info[i].idle,
+                                              .limit = p->archive_max_age });
+                if (r < 0)
+                        return r;
         }
+        return 0;
 }
 
 /* Cold tier: archived sessions idle beyond compress-after that are not compressed yet are
  * compressed. One a rule deletes keeps the compression as its fallback (policy_blast()). */
-static void policy_compress(PolicyRun *run, const PolicyGroup *g) {
+static int policy_compress(PolicyRun *run, const PolicyGroup *g) {
         const Policy *p = g->pol;
 
         for (size_t k = 0; k < g->n_members; k++) {
@@ -382,26 +409,41 @@ static void policy_compress(PolicyRun *run, const PolicyGroup *g) {
                     !policy_age_selects(p->compress_after, in->idle))
                         continue;
                 run->v->sessions[i].compress_level = (int)p->compress_level;
-                if (in->sel_verb == VERB_DELETE && !in->fallback_rule) {
-                        in->fallback = m;
-                        in->fallback_rule = "compress-after";
-                        in->fallback_verb = VERB_COMPRESS;
+                if (in->sel_verb == VERB_DELETE) {
+                        VerdictFacts *f = policy_facts(&run->v->sessions[i]);
+
+                        if (!f)
+                                return -ENOMEM;
+                        if (!f->fallback_rule) {
+                                f->fallback = m;
+                                f->fallback_rule = "compress-after";
+                                f->fallback_verb = VERB_COMPRESS;
+                        }
                         continue;
                 }
-                (void)policy_select(run, i, VERB_COMPRESS, "compress-after", &m);
+                if (policy_select(run, i, VERB_COMPRESS, "compress-after", &m) < 0)
+                        return -ENOMEM;
         }
+        return 0;
 }
 
 /* All project-level rules of one project. */
-static void policy_project(PolicyRun *run, const PolicyGroup *g) {
+static int policy_project(PolicyRun *run, const PolicyGroup *g) {
         Verb verb = g->pol->action == POLICY_ACTION_DELETE ? VERB_DELETE : VERB_ARCHIVE;
+        int r;
 
-        policy_project_age_count(run, g);
-        policy_project_shrink(run, g, SESSION_ACTIVE, g->pol->max_size, verb, "max-size");
-        policy_archive_age(run, g);
-        policy_project_shrink(run, g, SESSION_ARCHIVED, g->pol->archive_max_size, VERB_DELETE,
-                              "archive-max-size");
-        policy_compress(run, g);
+        r = policy_project_age_count(run, g);
+        if (r >= 0)
+                r = policy_project_shrink(run, g, SESSION_ACTIVE, g->pol->max_size, verb,
+                                          "max-size");
+        if (r >= 0)
+                r = policy_archive_age(run, g);
+        if (r >= 0)
+                r = policy_project_shrink(run, g, SESSION_ARCHIVED, g->pol->archive_max_size,
+                                          VERB_DELETE, "archive-max-size");
+        if (r >= 0)
+                r = policy_compress(run, g);
+        return r;
 }
 
 /* Does orphan o belong to a project with protect = true? Its project directory is that of a
@@ -561,13 +603,13 @@ int policy_evaluate(const Inventory *inv, const Config *cfg, msec_t now, const P
         policy_prepare(&run);
         r = policy_build_groups(&run);
         for (size_t g = 0; r >= 0 && g < run.n_groups; g++)
-                policy_project(&run, &run.groups[g]);
+                r = policy_project(&run, &run.groups[g]);
         if (r >= 0)
                 policy_orphans(&run);
         for (size_t t = 0; r >= 0 && t < inv->n_trees; t++)
                 r = policy_tree(&run, t, idx);
         for (size_t i = 0; r >= 0 && i < inv->n_sessions; i++)
-                policy_finish(&run, i);
+                r = policy_finish(&run, i);
         if (r >= 0)
                 r = policy_stale_projects(&run, /* after_limits= */ false);
         if (r >= 0)

@@ -1,5 +1,6 @@
 /* policy.h: pure retention decisions. Inventory + Config + now -> one Verdict per session and
- * per orphan. No I/O, no clock. */
+ * per orphan: structured (rule, Measure, blocked_by, held_by), never prose; reason.h renders
+ * the text. No I/O, no clock. */
 #pragma once
 
 #include <stdbool.h>
@@ -47,13 +48,11 @@ typedef enum MeasureKind {
 } MeasureKind;
 
 typedef struct Measure {
-        MeasureKind kind;
-        const char *key;  /* static: the policy key of the limit ("max-age", "keep-free", ...) */
         int64_t measured; /* ms, bytes (below 2^63), a count or a rank */
         int64_t limit;    /* the key's value (keep-free: in bytes); MSEC_INFINITY: an age key
                            * that is off */
-        int64_t target;   /* tree-max-size: the total it shrinks to (the low watermark) */
-        double percent;   /* keep-free given in percent of the filesystem, else 0 */
+        const char *key;  /* static: the policy key of the limit ("max-age", "keep-free", ...) */
+        MeasureKind kind;
 } Measure;
 
 /* Verdict.flags: which form a protection's outcome takes. */
@@ -65,13 +64,34 @@ typedef enum VerdictFlags {
                                         * scheduled tasks, kept whatever keep-scheduled says */
 } VerdictFlags;
 
+/* What a verdict quotes beyond its rule's measure. Only a verdict that needs them has them
+ * (Verdict.facts): 100k verdicts stay small. */
+typedef struct VerdictFacts {
+        msec_t age;           /* PROT_MIN_AGE: its age (now - first record) ... */
+        msec_t min_age;       /* ... and min-age */
+        msec_t since_write;   /* VERDICT_RECENT_WRITE: real now - its last write (< 0: in the
+                               * future) ... */
+        msec_t min_idle;      /* ... and min-idle */
+        uint64_t keep_latest; /* PROT_LATEST: the keep-latest its rank is within */
+        uint64_t held_limit;  /* held_by max-deletions: the limit; max-deletions-percent: the
+                               * number of the project's sessions */
+        double held_percent;  /* held_by max-deletions-percent */
+        bool held_project;    /* held_by max-deletions: the project's own limit, not the run's */
+        int64_t target;       /* a tree-max-size measure: the total it shrinks to */
+        double percent;       /* a keep-free measure given in percent of the filesystem, else 0 */
+        /* the policy's scratch: the archive (compression) a deletion replaced, for the blast
+         * radius to fall back to */
+        const char *fallback_rule; /* NULL: none */
+        Verb fallback_verb;
+        Measure fallback;
+} VerdictFacts;
+
 /* A decision and the facts it was made from; no prose. The reason text is rendered from these
  * (and the session's or orphan's own facts) by reason.h, at the edge: the plan's renderings and
  * the journal. */
 typedef struct Verdict {
         Verb verb;
-        Verb blocked_verb;    /* what blocked_by blocked: the verb a rule selected; VERB_KEEP when
-                               * no rule selected it */
+        unsigned protections; /* every protection that applies to the session */
         const char *rule;     /* static: "max-age", "max-sessions", "max-size", "tree-max-size",
                                * "keep-free", "archive-max-age", "archive-max-size", "orphan",
                                * "compress-after",
@@ -81,26 +101,20 @@ typedef struct Verdict {
                                * blocked_rule when a protection won, of held_rule when the
                                * deletion limits skip it; rule "none": idle vs max-age (or
                                * nothing) */
-        unsigned protections; /* every protection that applies to the session */
-        Protection blocked_by; /* the protection that won (and names `rule`), 0 when none did */
-        unsigned flags;       /* VerdictFlags */
+        /* three small fields in one word (100k verdicts live at once) */
+        Protection blocked_by : 16; /* the protection that won (and names `rule`), 0 when none
+                                     * did */
+        Verb blocked_verb : 8; /* what blocked_by blocked: the verb a rule selected; VERB_KEEP
+                                * when no rule selected it */
+        unsigned flags : 8;   /* VerdictFlags */
         unsigned rank;        /* 1 = newest in its project (active sessions), 0 = n/a */
-        msec_t age;           /* PROT_MIN_AGE: its age (now - first record) ... */
-        msec_t min_age;       /* ... and min-age */
-        msec_t since_write;   /* VERDICT_RECENT_WRITE: real now - its last write (< 0: in the
-                               * future) ... */
-        msec_t min_idle;      /* ... and min-idle */
-        uint64_t keep_latest; /* PROT_LATEST: the keep-latest its rank is within */
         const char *held_by;  /* static: the deletion limit that held the session back
                                * ("max-deletions", "max-deletions-percent"), else NULL */
         const char *held_rule; /* static: the rule whose deletion was held back, else NULL */
-        uint64_t held_limit;  /* max-deletions: the limit; max-deletions-percent: the number of
-                               * the project's sessions */
-        double held_percent;  /* max-deletions-percent */
-        bool held_project;    /* max-deletions: the project's own limit, not the run's */
         int mark;             /* ORPHAN_STALE_PROJECT (hygiene.h): 1 write its marker, -1 remove
                                * it, 0 neither */
         int compress_level;    /* VERB_COMPRESS: the zstd level (compress-level) */
+        VerdictFacts *facts;  /* owned; NULL when it quotes nothing beyond its measure */
         char *fact;           /* owned: the whole reason where it is a fact found outside the
                                * policy's rules (a stale project entry, qgc restore), else NULL */
 } Verdict;

@@ -26,6 +26,9 @@
 #include "reason.h"
 #include "util.h"
 
+/* What a verdict without facts quotes: zeros. */
+static const VerdictFacts no_facts;
+
 char *reason_format_limit(char *buf, size_t n, uint64_t bytes) {
         static const char suffixes[] = "TGMK";
         for (unsigned i = 0; i < 4; i++) {
@@ -63,8 +66,9 @@ static const struct {
         { "keep-free", FORM_FREE },
 };
 
-/* What rule selected, from its measure: "idle 121d > max-age 90d". */
-static char *reason_rule(const char *rule, const Measure *m) {
+/* What rule selected, from its measure (and the verdict's facts f, may be NULL): "idle 121d >
+ * max-age 90d". */
+static char *reason_rule(const char *rule, const Measure *m, const VerdictFacts *f) {
         char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX], c[32];
 
         for (size_t k = 0; rule && k < ELEMENTSOF(reason_forms); k++) {
@@ -94,13 +98,14 @@ static char *reason_rule(const char *rule, const Measure *m) {
                                          "delete)",
                                          format_bytes(a, sizeof a, (uint64_t)m->measured),
                                          reason_format_limit(b, sizeof b, (uint64_t)m->limit),
-                                         reason_format_limit(c, sizeof c, (uint64_t)m->target));
+                                         reason_format_limit(c, sizeof c,
+                                                             (uint64_t)(f ? f->target : 0)));
                 case FORM_FREE:
-                        if (m->percent > 0)
+                        if (f && f->percent > 0)
                                 return strprintf("free %s < keep-free %g%% (%s) (disk caps "
                                                  "delete)",
                                                  format_bytes(a, sizeof a, (uint64_t)m->measured),
-                                                 m->percent,
+                                                 f->percent,
                                                  format_bytes(b, sizeof b, (uint64_t)m->limit));
                         return strprintf("free %s < keep-free %s (disk caps delete)",
                                          format_bytes(a, sizeof a, (uint64_t)m->measured),
@@ -153,6 +158,7 @@ int owner_reason(const Session *s, char **ret) {
 
 /* Why a skip-class protection (v->blocked_by) holds the session. */
 static char *reason_skip(const Verdict *v, const Session *s) {
+        const VerdictFacts *f = v->facts ?: &no_facts;
         char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX], flags[64];
         _cleanup_free_ char *owner = NULL;
         unsigned live;
@@ -178,12 +184,12 @@ static char *reason_skip(const Verdict *v, const Session *s) {
                                          s->live_reason ?: live_flags_to_string(flags,
                                                                                 sizeof flags,
                                                                                 live));
-                if (v->since_write < 0)
+                if (f->since_write < 0)
                         return strprintf("in use: written %s in the future",
-                                         format_duration(a, sizeof a, -v->since_write));
+                                         format_duration(a, sizeof a, -f->since_write));
                 return strprintf("in use: written %s ago < min-idle %s",
-                                 format_duration(a, sizeof a, v->since_write),
-                                 format_duration_exact(b, sizeof b, v->min_idle));
+                                 format_duration(a, sizeof a, f->since_write),
+                                 format_duration_exact(b, sizeof b, f->min_idle));
         default:
                 return strdup(protection_to_string(v->blocked_by) ?: "");
         }
@@ -191,6 +197,7 @@ static char *reason_skip(const Verdict *v, const Session *s) {
 
 /* Every keep-class protection of the session, in the order of their bits. */
 static char *reason_keep(const Verdict *v, const Session *s) {
+        const VerdictFacts *f = v->facts ?: &no_facts;
         char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
         _cleanup_(strbuf_done) StrBuf sb = {};
         int r = 0;
@@ -199,8 +206,8 @@ static char *reason_keep(const Verdict *v, const Session *s) {
                 r |= strbuf_printf(&sb, "%sprotected project (protect = true)", sb.len ? ", " : "");
         if (v->protections & PROT_MIN_AGE)
                 r |= strbuf_printf(&sb, "%sage %s < min-age %s", sb.len ? ", " : "",
-                                   format_duration(a, sizeof a, v->age),
-                                   format_duration_exact(b, sizeof b, v->min_age));
+                                   format_duration(a, sizeof a, f->age),
+                                   format_duration_exact(b, sizeof b, f->min_age));
         if (v->protections & PROT_PINNED)
                 r |= strbuf_printf(&sb, "%s%s", sb.len ? ", " : "",
                                    s->pinned    ? "pinned"
@@ -216,7 +223,7 @@ static char *reason_keep(const Verdict *v, const Session *s) {
                 r |= strbuf_printf(&sb, "%slive worktree", sb.len ? ", " : "");
         if (v->protections & PROT_LATEST)
                 r |= strbuf_printf(&sb, "%srank %u <= keep-latest %" PRIu64, sb.len ? ", " : "",
-                                   v->rank, v->keep_latest);
+                                   v->rank, f->keep_latest);
         if (r < 0)
                 return NULL;
         return strbuf_steal(&sb);
@@ -228,7 +235,7 @@ static char *reason_blocked(const Verdict *v, const Session *s) {
         const char *would = verb_to_string(v->blocked_verb);
 
         if (v->blocked_verb != VERB_KEEP) {
-                sel = reason_rule(v->blocked_rule, &v->measure);
+                sel = reason_rule(v->blocked_rule, &v->measure, v->facts);
                 if (!sel)
                         return NULL;
         }
@@ -246,22 +253,23 @@ static char *reason_blocked(const Verdict *v, const Session *s) {
 
 /* Held back by a deletion limit: skipped, or the archive (compression) it falls back to. */
 static char *reason_held(const Verdict *v) {
+        const VerdictFacts *f = v->facts ?: &no_facts;
         _cleanup_free_ char *inner = NULL;
         char limit[96];
 
         if (streq(v->held_by, "max-deletions-percent"))
                 snprintf(limit, sizeof limit, "%g%% of the project's %" PRIu64 " sessions per run",
-                         v->held_percent, v->held_limit);
+                         f->held_percent, f->held_limit);
         else
-                snprintf(limit, sizeof limit, "%" PRIu64 " per run%s", v->held_limit,
-                         v->held_project ? " in this project" : "");
+                snprintf(limit, sizeof limit, "%" PRIu64 " per run%s", f->held_limit,
+                         f->held_project ? " in this project" : "");
         if (v->verb != VERB_SKIP) {
-                inner = reason_rule(v->rule, &v->measure);
+                inner = reason_rule(v->rule, &v->measure, v->facts);
                 return inner ? strprintf("%s (held back by %s: %s; use --force)", inner,
                                          v->held_by, limit)
                              : NULL;
         }
-        inner = v->fact ? strdup(v->fact) : reason_rule(v->held_rule, &v->measure);
+        inner = v->fact ? strdup(v->fact) : reason_rule(v->held_rule, &v->measure, v->facts);
         return inner ? strprintf("held back by %s (%s; use --force); would delete: %s",
                                  v->held_by, limit, inner)
                      : NULL;
@@ -277,7 +285,7 @@ char *verdict_reason(const Verdict *v, const Session *s) {
         if (v->blocked_by)
                 return reason_blocked(v, s);
         if (v->verb != VERB_KEEP)
-                return reason_rule(v->rule, &v->measure);
+                return reason_rule(v->rule, &v->measure, v->facts);
         if (session_is_cold(s))
                 return strdup("archived, compressed");
         if (s->state == SESSION_ARCHIVED)

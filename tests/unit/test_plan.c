@@ -81,6 +81,11 @@ static Verdicts *fx_verdicts(const Fixture *f) {
         for (size_t i = 0; i < v->n_sessions; i++) {
                 v->sessions[i] = f->vs[i];
                 v->sessions[i].fact = f->vs[i].fact ? strdup(f->vs[i].fact) : NULL;
+                if (f->vs[i].facts) {
+                        v->sessions[i].facts = malloc(sizeof(VerdictFacts));
+                        assert_non_null(v->sessions[i].facts);
+                        *v->sessions[i].facts = *f->vs[i].facts;
+                }
         }
         for (size_t i = 0; i < v->n_orphans; i++) {
                 v->orphans[i] = f->vo[i];
@@ -467,20 +472,21 @@ static void test_plan_held_back_warning(void **state) {
 
         fx_scene(&f);
         /* structured verdicts, as the policy makes them: the reason is rendered */
+        VerdictFacts facts8 = { .held_limit = 1, .target = 40 * (INT64_C(1) << 30) },
+                     facts9 = { .held_limit = 1 };
         fx_add(&f, "/p/a", 8, VERB_SKIP, "blast-radius", NULL, 300 * D, 2048);
         f.vs[8].protections = PROT_BLAST;
         f.vs[8].held_by = "max-deletions";
         f.vs[8].held_rule = "tree-max-size";
-        f.vs[8].held_limit = 1;
+        f.vs[8].facts = &facts8;
         f.vs[8].measure = (Measure){ .kind = MEASURE_BYTES, .key = "max-size",
                                      .measured = 52 * (INT64_C(1) << 30),
-                                     .limit = 50 * (INT64_C(1) << 30),
-                                     .target = 40 * (INT64_C(1) << 30) };
+                                     .limit = 50 * (INT64_C(1) << 30) };
         fx_add(&f, "/p/b", 9, VERB_SKIP, "blast-radius", NULL, 300 * D, 1024);
         f.vs[9].protections = PROT_BLAST;
         f.vs[9].held_by = "max-deletions";
         f.vs[9].held_rule = "max-age";
-        f.vs[9].held_limit = 1;
+        f.vs[9].facts = &facts9;
         f.vs[9].measure = (Measure){ .kind = MEASURE_AGE, .key = "max-age", .measured = 300 * D,
                                      .limit = 90 * D };
         p = fx_plan(&f);

@@ -1351,8 +1351,11 @@ static void test_policy_measures_table(void **state) {
                         assert_string_equal(v->measure.key, mc->key);
                         assert_int_equal(v->measure.measured, mc->measured);
                         assert_int_equal(v->measure.limit, mc->limit);
-                        assert_int_equal(v->measure.target, mc->target);
-                        assert_true(v->measure.percent == mc->percent);
+                        if (mc->target || mc->percent) {
+                                assert_non_null(v->facts);
+                                assert_int_equal(v->facts->target, mc->target);
+                                assert_true(v->facts->percent == mc->percent);
+                        }
                 }
                 assert_int_equal(v->blocked_by, 0);
                 assert_null(v->held_by);
@@ -1404,18 +1407,17 @@ static void test_policy_blocked_by_each_protection(void **state) {
                                 assert_true(v->measure.kind != MEASURE_NONE);
                         }
                         if (pr == PR_MIN_AGE) {
-                                assert_int_equal(v->age, 2 * D);
-                                assert_int_equal(v->min_age, 7 * D);
+                                assert_non_null(v->facts);
+                                assert_int_equal(v->facts->age, 2 * D);
+                                assert_int_equal(v->facts->min_age, 7 * D);
                         }
                         if (pr == PR_LATEST) {
+                                assert_non_null(v->facts);
                                 assert_int_equal(v->rank, 2);
-                                assert_int_equal(v->keep_latest, 5);
+                                assert_int_equal(v->facts->keep_latest, 5);
                         }
-                        if (pr == PR_LIVE) {
+                        if (pr == PR_LIVE) /* a live claim, no recent write: nothing to quote */
                                 assert_false(v->flags & VERDICT_RECENT_WRITE);
-                                assert_int_equal(v->since_write, 200 * D);
-                                assert_int_equal(v->min_idle, 24 * H);
-                        }
                         fx_done(&f);
                 }
 }
@@ -1440,8 +1442,9 @@ static void test_policy_structured_live_title_tasks(void **state) {
         assert_int_equal(v->verb, VERB_SKIP);
         assert_int_equal(v->blocked_by, PROT_LIVE);
         assert_true(v->flags & VERDICT_RECENT_WRITE);
-        assert_int_equal(v->since_write, 10 * 60 * 1000 - 1);
-        assert_int_equal(v->min_idle, 10 * 60 * 1000);
+        assert_non_null(v->facts);
+        assert_int_equal(v->facts->since_write, 10 * 60 * 1000 - 1);
+        assert_int_equal(v->facts->min_idle, 10 * 60 * 1000);
         assert_int_equal(v->blocked_verb, VERB_ARCHIVE);
         assert_string_equal(v->blocked_rule, "max-age");
         assert_int_equal(v->measure.measured, 100 * D);
@@ -1451,7 +1454,8 @@ static void test_policy_structured_live_title_tasks(void **state) {
         assert_int_equal(v->blocked_by, 0);
         v = &f.v->sessions[2];
         assert_int_equal(v->blocked_by, PROT_LIVE);
-        assert_int_equal(v->since_write, -5 * 60 * 1000);
+        assert_non_null(v->facts);
+        assert_int_equal(v->facts->since_write, -5 * 60 * 1000);
         assert_string_equal(fx_reason(&f, 2),
                             "in use: written 5min in the future (would archive: idle 100d > "
                             "max-age 90d)");
@@ -1505,8 +1509,9 @@ static void test_policy_structured_held_back(void **state) {
         assert_string_equal(v->blocked_rule, "max-age");
         assert_string_equal(v->held_by, "max-deletions");
         assert_string_equal(v->held_rule, "max-age");
-        assert_int_equal(v->held_limit, 1);
-        assert_false(v->held_project);
+        assert_non_null(v->facts);
+        assert_int_equal(v->facts->held_limit, 1);
+        assert_false(v->facts->held_project);
         assert_int_equal(v->measure.kind, MEASURE_AGE);
         assert_int_equal(v->measure.measured, 100 * D);
         assert_string_equal(fx_reason(&f, 1),
@@ -1527,8 +1532,9 @@ static void test_policy_structured_held_back(void **state) {
                 fx_eval(&f, false);
                 v = &f.v->sessions[1];
                 assert_string_equal(v->held_by, "max-deletions");
-                assert_int_equal(v->held_limit, 1);
-                assert_true(v->held_project);
+                assert_non_null(v->facts);
+                assert_int_equal(v->facts->held_limit, 1);
+                assert_true(v->facts->held_project);
                 assert_non_null(strstr(fx_reason(&f, 1), "(1 per run in this project;"));
                 fx_done(&f);
         }
@@ -1541,8 +1547,9 @@ static void test_policy_structured_held_back(void **state) {
         fx_eval(&f, false);
         v = &f.v->sessions[2];
         assert_string_equal(v->held_by, "max-deletions-percent");
-        assert_int_equal(v->held_limit, 4);
-        assert_true(v->held_percent == 50);
+        assert_non_null(v->facts);
+        assert_int_equal(v->facts->held_limit, 4);
+        assert_true(v->facts->held_percent == 50);
         fx_done(&f);
 
         /* a disk cap's deletion held back falls back to the project rule's archive */

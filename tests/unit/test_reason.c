@@ -29,6 +29,18 @@
 #define AGE(k, m, l) { .kind = MEASURE_AGE, .key = (k), .measured = (m), .limit = (l) }
 #define BYTES(k, m, l) { .kind = MEASURE_BYTES, .key = (k), .measured = (m), .limit = (l) }
 
+/* The facts the verdicts below quote beyond their measure */
+static VerdictFacts f_tree = { .target = 40 * G };
+static VerdictFacts f_free = { .percent = 10 };
+static VerdictFacts f_keep = { .age = 3 * D, .min_age = 7 * D, .keep_latest = 5 };
+static VerdictFacts f_recent = { .since_write = H, .min_idle = D };
+static VerdictFacts f_recent3 = { .since_write = 3 * H, .min_idle = D };
+static VerdictFacts f_future = { .since_write = -2 * H, .min_idle = D };
+static VerdictFacts f_held5 = { .held_limit = 5 };
+static VerdictFacts f_held2p = { .held_limit = 2, .held_project = true };
+static VerdictFacts f_held_pct = { .held_limit = 4, .held_percent = 50 };
+static VerdictFacts f_held1 = { .held_limit = 1 };
+
 typedef struct ReasonCase {
         const char *name;
         Verdict v;
@@ -64,15 +76,16 @@ static const ReasonCase cases[] = {
         { "tree-max-size",
           { .verb = VERB_DELETE, .rule = "tree-max-size",
             .measure = { .kind = MEASURE_BYTES, .key = "max-size", .measured = 52 * G,
-                         .limit = 50 * G, .target = 40 * G } },
+                         .limit = 50 * G },
+            .facts = &f_tree },
           {}, "tree 52G > max-size 50G, shrinking to 40G (disk caps delete)" },
         { "keep-free bytes",
           { .verb = VERB_DELETE, .rule = "keep-free", .measure = BYTES("keep-free", 99, 100) },
           {}, "free 99B < keep-free 100B (disk caps delete)" },
         { "keep-free percent",
           { .verb = VERB_DELETE, .rule = "keep-free",
-            .measure = { .kind = MEASURE_BYTES, .key = "keep-free", .measured = 90, .limit = 100,
-                         .percent = 10 } },
+            .measure = { .kind = MEASURE_BYTES, .key = "keep-free", .measured = 90, .limit = 100 },
+            .facts = &f_free },
           {}, "free 90B < keep-free 10% (100B) (disk caps delete)" },
 
         /* nothing selected it */
@@ -104,8 +117,7 @@ static const ReasonCase cases[] = {
             .protections = PROT_PROTECT | PROT_MIN_AGE | PROT_PINNED | PROT_TITLED |
                            PROT_SCHEDULED | PROT_WORKTREE | PROT_LATEST,
             .blocked_by = PROT_PROTECT, .blocked_verb = VERB_DELETE, .blocked_rule = "keep-free",
-            .measure = BYTES("keep-free", 99, 100), .age = 3 * D, .min_age = 7 * D, .rank = 2,
-            .keep_latest = 5 },
+            .measure = BYTES("keep-free", 99, 100), .rank = 2, .facts = &f_keep },
           { .grouped = true, .n_tasks = 2 },
           "protected project (protect = true), age 3d < min-age 1w, grouped, titled by a person, "
           "bound to 2 scheduled tasks, live worktree, rank 2 <= keep-latest 5 (would delete: "
@@ -160,15 +172,15 @@ static const ReasonCase cases[] = {
           "in use: runtime claim pid 42 alive (would archive: idle 121d > max-age 90d)" },
         { "live by its flags, a recent write too",
           { .verb = VERB_SKIP, .rule = "live", .protections = PROT_LIVE, .blocked_by = PROT_LIVE,
-            .flags = VERDICT_RECENT_WRITE, .since_write = H, .min_idle = D },
+            .flags = VERDICT_RECENT_WRITE, .facts = &f_recent },
           { .live = LIVE_LOCK }, "in use: lock,recent" },
         { "a write within min-idle",
           { .verb = VERB_SKIP, .rule = "live", .protections = PROT_LIVE, .blocked_by = PROT_LIVE,
-            .flags = VERDICT_RECENT_WRITE, .since_write = 3 * H, .min_idle = D },
+            .flags = VERDICT_RECENT_WRITE, .facts = &f_recent3 },
           {}, "in use: written 3h ago < min-idle 1d" },
         { "a write in the future",
           { .verb = VERB_SKIP, .rule = "live", .protections = PROT_LIVE, .blocked_by = PROT_LIVE,
-            .flags = VERDICT_RECENT_WRITE, .since_write = -2 * H, .min_idle = D },
+            .flags = VERDICT_RECENT_WRITE, .facts = &f_future },
           {}, "in use: written 2h in the future" },
         { "title not read",
           { .verb = VERB_SKIP, .rule = "unverified", .protections = PROT_UNVERIFIED,
@@ -182,35 +194,35 @@ static const ReasonCase cases[] = {
         { "held back per run",
           { .verb = VERB_SKIP, .rule = "blast-radius", .protections = PROT_BLAST,
             .blocked_by = PROT_BLAST, .blocked_verb = VERB_DELETE, .blocked_rule = "max-age",
-            .held_by = "max-deletions", .held_rule = "max-age", .held_limit = 5,
+            .held_by = "max-deletions", .held_rule = "max-age", .facts = &f_held5,
             .measure = AGE("max-age", 121 * D, 90 * D) },
           {}, "held back by max-deletions (5 per run; use --force); would delete: idle 121d > "
               "max-age 90d" },
         { "held back in the project",
           { .verb = VERB_SKIP, .rule = "blast-radius", .protections = PROT_BLAST,
             .blocked_by = PROT_BLAST, .blocked_verb = VERB_DELETE, .blocked_rule = "max-size",
-            .held_by = "max-deletions", .held_rule = "max-size", .held_limit = 2,
-            .held_project = true, .measure = BYTES("max-size", 101, 100) },
+            .held_by = "max-deletions", .held_rule = "max-size", .facts = &f_held2p,
+            .measure = BYTES("max-size", 101, 100) },
           {}, "held back by max-deletions (2 per run in this project; use --force); would "
               "delete: project 101B > max-size 100B" },
         { "held back in percent",
           { .verb = VERB_SKIP, .rule = "blast-radius", .protections = PROT_BLAST,
             .blocked_by = PROT_BLAST, .blocked_verb = VERB_DELETE, .blocked_rule = "max-age",
-            .held_by = "max-deletions-percent", .held_rule = "max-age", .held_limit = 4,
-            .held_percent = 50, .measure = AGE("max-age", 121 * D, 90 * D) },
+            .held_by = "max-deletions-percent", .held_rule = "max-age", .facts = &f_held_pct,
+            .measure = AGE("max-age", 121 * D, 90 * D) },
           {}, "held back by max-deletions-percent (50% of the project's 4 sessions per run; "
               "use --force); would delete: idle 121d > max-age 90d" },
         { "held back, a stale entry's deletion",
           { .verb = VERB_SKIP, .rule = "blast-radius", .protections = PROT_BLAST,
             .blocked_by = PROT_BLAST, .blocked_verb = VERB_DELETE,
             .blocked_rule = "stale-project-min-age", .held_by = "max-deletions",
-            .held_rule = "stale-project-min-age", .held_limit = 1,
+            .held_rule = "stale-project-min-age", .facts = &f_held1,
             .fact = (char *)"stale project entry: cwd /tmp/x gone" },
           {}, "held back by max-deletions (1 per run; use --force); would delete: stale "
               "project entry: cwd /tmp/x gone" },
         { "held back, falls back to the archive",
           { .verb = VERB_ARCHIVE, .rule = "max-age", .protections = PROT_BLAST,
-            .held_by = "max-deletions", .held_rule = "keep-free", .held_limit = 1,
+            .held_by = "max-deletions", .held_rule = "keep-free", .facts = &f_held1,
             .measure = AGE("max-age", 121 * D, 90 * D) },
           {}, "idle 121d > max-age 90d (held back by max-deletions: 1 per run; use --force)" },
 
