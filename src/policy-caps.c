@@ -164,16 +164,19 @@ int policy_blast(PolicyRun *run, const PolicyOptions *opts) {
                         continue; /* cannot happen: unverified sessions are skipped */
                 if (global > 0 && n_global >= global) {
                         vd->held_by = "max-deletions";
-                        held.held_limit = global;
+                        held.held = (Measure){ .measured = (int64_t)n_global,
+                                               .limit = (int64_t)global };
                 } else if (p->max_deletions > 0 && per_group[g] >= p->max_deletions) {
                         vd->held_by = "max-deletions";
-                        held.held_limit = p->max_deletions;
+                        held.held = (Measure){ .measured = (int64_t)per_group[g],
+                                               .limit = (int64_t)p->max_deletions };
                         held.held_project = true;
                 } else if (p->max_deletions_percent > 0 &&
                            (double)(per_group[g] + 1) >
                                    p->max_deletions_percent * (double)group_size[g] / 100.0) {
                         vd->held_by = "max-deletions-percent";
-                        held.held_limit = group_size[g];
+                        held.held = (Measure){ .measured = (int64_t)per_group[g],
+                                               .limit = (int64_t)group_size[g] };
                         held.held_percent = p->max_deletions_percent;
                 } else {
                         n_global++;
@@ -182,7 +185,9 @@ int policy_blast(PolicyRun *run, const PolicyOptions *opts) {
                 }
                 if (!policy_facts(vd))
                         return -ENOMEM;
-                vd->facts->held_limit = held.held_limit;
+                held.held.kind = MEASURE_COUNT;
+                held.held.key = vd->held_by;
+                vd->facts->held = held.held;
                 vd->facts->held_percent = held.held_percent;
                 vd->facts->held_project = held.held_project;
                 vd->held_rule = vd->rule;

@@ -73,8 +73,9 @@ typedef struct VerdictFacts {
                                * future) ... */
         msec_t min_idle;      /* ... and min-idle */
         uint64_t keep_latest; /* PROT_LATEST: the keep-latest its rank is within */
-        uint64_t held_limit;  /* held_by max-deletions: the limit; max-deletions-percent: the
-                               * number of the project's sessions */
+        Measure held;         /* held_by (MEASURE_COUNT): the deletions its limit had allowed
+                               * before this one, and max-deletions' limit, or for
+                               * max-deletions-percent the number of the project's sessions */
         double held_percent;  /* held_by max-deletions-percent */
         bool held_project;    /* held_by max-deletions: the project's own limit, not the run's */
         int64_t target;       /* a tree-max-size measure: the total it shrinks to */

@@ -259,9 +259,9 @@ static char *reason_held(const Verdict *v) {
 
         if (streq(v->held_by, "max-deletions-percent"))
                 snprintf(limit, sizeof limit, "%g%% of the project's %" PRIu64 " sessions per run",
-                         f->held_percent, f->held_limit);
+                         f->held_percent, (uint64_t)f->held.limit);
         else
-                snprintf(limit, sizeof limit, "%" PRIu64 " per run%s", f->held_limit,
+                snprintf(limit, sizeof limit, "%" PRIu64 " per run%s", (uint64_t)f->held.limit,
                          f->held_project ? " in this project" : "");
         if (v->verb != VERB_SKIP) {
                 inner = reason_rule(v->rule, &v->measure, v->facts);

@@ -472,8 +472,9 @@ static void test_plan_held_back_warning(void **state) {
 
         fx_scene(&f);
         /* structured verdicts, as the policy makes them: the reason is rendered */
-        VerdictFacts facts8 = { .held_limit = 1, .target = 40 * (INT64_C(1) << 30) },
-                     facts9 = { .held_limit = 1 };
+        VerdictFacts facts8 = { .held = { .kind = MEASURE_COUNT, .measured = 1, .limit = 1 },
+                                .target = 40 * (INT64_C(1) << 30) },
+                     facts9 = { .held = { .kind = MEASURE_COUNT, .measured = 1, .limit = 1 } };
         fx_add(&f, "/p/a", 8, VERB_SKIP, "blast-radius", NULL, 300 * D, 2048);
         f.vs[8].protections = PROT_BLAST;
         f.vs[8].held_by = "max-deletions";

@@ -1510,7 +1510,10 @@ static void test_policy_structured_held_back(void **state) {
         assert_string_equal(v->held_by, "max-deletions");
         assert_string_equal(v->held_rule, "max-age");
         assert_non_null(v->facts);
-        assert_int_equal(v->facts->held_limit, 1);
+        assert_int_equal(v->facts->held.kind, MEASURE_COUNT);
+        assert_string_equal(v->facts->held.key, "max-deletions");
+        assert_int_equal(v->facts->held.measured, 1); /* the older one went */
+        assert_int_equal(v->facts->held.limit, 1);
         assert_false(v->facts->held_project);
         assert_int_equal(v->measure.kind, MEASURE_AGE);
         assert_int_equal(v->measure.measured, 100 * D);
@@ -1533,7 +1536,8 @@ static void test_policy_structured_held_back(void **state) {
                 v = &f.v->sessions[1];
                 assert_string_equal(v->held_by, "max-deletions");
                 assert_non_null(v->facts);
-                assert_int_equal(v->facts->held_limit, 1);
+                assert_int_equal(v->facts->held.measured, 1);
+                assert_int_equal(v->facts->held.limit, 1);
                 assert_true(v->facts->held_project);
                 assert_non_null(strstr(fx_reason(&f, 1), "(1 per run in this project;"));
                 fx_done(&f);
@@ -1548,7 +1552,9 @@ static void test_policy_structured_held_back(void **state) {
         v = &f.v->sessions[2];
         assert_string_equal(v->held_by, "max-deletions-percent");
         assert_non_null(v->facts);
-        assert_int_equal(v->facts->held_limit, 4);
+        assert_string_equal(v->facts->held.key, "max-deletions-percent");
+        assert_int_equal(v->facts->held.measured, 2); /* the two oldest of four went */
+        assert_int_equal(v->facts->held.limit, 4);
         assert_true(v->facts->held_percent == 50);
         fx_done(&f);
 

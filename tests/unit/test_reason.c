@@ -36,10 +36,12 @@ static VerdictFacts f_keep = { .age = 3 * D, .min_age = 7 * D, .keep_latest = 5 
 static VerdictFacts f_recent = { .since_write = H, .min_idle = D };
 static VerdictFacts f_recent3 = { .since_write = 3 * H, .min_idle = D };
 static VerdictFacts f_future = { .since_write = -2 * H, .min_idle = D };
-static VerdictFacts f_held5 = { .held_limit = 5 };
-static VerdictFacts f_held2p = { .held_limit = 2, .held_project = true };
-static VerdictFacts f_held_pct = { .held_limit = 4, .held_percent = 50 };
-static VerdictFacts f_held1 = { .held_limit = 1 };
+#define HELD(n) { .kind = MEASURE_COUNT, .measured = (n), .limit = (n) }
+static VerdictFacts f_held5 = { .held = HELD(5) };
+static VerdictFacts f_held2p = { .held = HELD(2), .held_project = true };
+static VerdictFacts f_held_pct = { .held = { .kind = MEASURE_COUNT, .measured = 2, .limit = 4 },
+                                   .held_percent = 50 };
+static VerdictFacts f_held1 = { .held = HELD(1) };
 
 typedef struct ReasonCase {
         const char *name;
