@@ -17,6 +17,7 @@
 #include "journal.h"
 #include "log.h"
 #include "macro.h"
+#include "reason.h"
 #include "util.h"
 
 #include "actions-int.h"
@@ -216,10 +217,11 @@ void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it) {
         _cleanup_free_ char *path = strprintf("%s/projects/%s/chats/archive/" COLD_DIR
                                               "/%s.jsonl" COLD_SUFFIX,
                                               tr->runtime_dir, s->project_dir, s->id);
+        _cleanup_free_ char *why = verdict_reason(it->v, s);
         _cleanup_free_ char *msg = strprintf("compressed session %s in %s (%s): %" PRIu64
                                              " bytes into %" PRIu64,
                                              s->id, actions_project(s),
-                                             it->v->reason ? it->v->reason : "", in, out);
+                                             why ?: "", in, out);
         const JournalField fields[] = {
                 JOURNAL_FIELD_U64("QGC_ORIGINAL_BYTES", in),
                 JOURNAL_FIELD_U64("QGC_COMPRESSED_BYTES", out),
@@ -231,7 +233,7 @@ void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it) {
                 .project = actions_project(s),
                 .path = path,
                 .rule = it->v->rule,
-                .reason = it->v->reason,
+                .reason = why,
                 .bytes = in,
                 .has_bytes = true,
                 .user = tr->user,

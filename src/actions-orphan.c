@@ -10,6 +10,7 @@
 #include "hygiene.h"
 #include "orphans.h"
 #include "macro.h"
+#include "reason.h"
 #include "util.h"
 
 #include "actions-int.h"
@@ -19,7 +20,7 @@ static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdi
                                  ActionsOutcome oc, const char *path, const char *reason,
                                  int error) {
         JournalEvent ev = actions_outcome_event(oc, JOURNAL_ORPHAN_RECLAIMED);
-        _cleanup_free_ char *msg = NULL;
+        _cleanup_free_ char *msg = NULL, *why = v ? verdict_orphan_reason(v, o) : NULL;
 
         if (ev == JOURNAL_ORPHAN_RECLAIMED)
                 msg = strprintf("reclaimed orphan %s '%s'", orphan_kind_to_string(o->kind), path);
@@ -37,7 +38,7 @@ static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdi
                 .project = o->kind == ORPHAN_STALE_PROJECT ? o->name : o->project_dir,
                 .path = path,
                 .rule = v ? v->rule : NULL,
-                .reason = ev == JOURNAL_ORPHAN_RECLAIMED ? (v ? v->reason : NULL) : reason,
+                .reason = ev == JOURNAL_ORPHAN_RECLAIMED ? why : reason,
                 .bytes = o->bytes,
                 .has_bytes = ev == JOURNAL_ORPHAN_RECLAIMED,
                 .user = c->inv->trees[o->tree].user,

@@ -71,6 +71,7 @@
 #include "lock.h"
 #include "log.h"
 #include "macro.h"
+#include "reason.h"
 #include "restore.h"
 #include "testseam.h"
 #include "usageidx.h"
@@ -176,7 +177,7 @@ int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v
         bool archived = s->state == SESSION_ARCHIVED || ev == JOURNAL_ARCHIVED;
         _cleanup_free_ char *path = strprintf("%s/projects/%s/chats/%s%s.jsonl", tr->runtime_dir,
                                               s->project_dir, archived ? "archive/" : "", s->id);
-        _cleanup_free_ char *msg = NULL;
+        _cleanup_free_ char *msg = NULL, *why = v ? verdict_reason(v, s) : NULL;
         const char *verb = journal_event_to_string(ev);
 
         if (ev == JOURNAL_SKIPPED || ev == JOURNAL_FAILED)
@@ -191,7 +192,7 @@ int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v
                                 error ? errno_to_string(error) : "");
         else
                 msg = strprintf("%s session %s in %s (%s)", verb, s->id, actions_project(s),
-                                v && v->reason ? v->reason : "");
+                                why ?: "");
 
         JournalEntry e = {
                 .event = ev,
@@ -200,8 +201,7 @@ int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v
                 .project = actions_project(s),
                 .path = path,
                 .rule = v ? v->rule : NULL,
-                .reason = ev == JOURNAL_SKIPPED || ev == JOURNAL_FAILED ? reason
-                                                                          : (v ? v->reason : NULL),
+                .reason = ev == JOURNAL_SKIPPED || ev == JOURNAL_FAILED ? reason : why,
                 .bytes = s->bytes,
                 .has_bytes = ev == JOURNAL_ARCHIVED || ev == JOURNAL_DELETED ||
                              ev == JOURNAL_RESTORED,
@@ -318,12 +318,14 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
 static void actions_report_held_back(ActionsContext *c, const Plan *p) {
         for (size_t i = 0; i < p->n_items; i++) {
                 const PlanItem *it = &p->items[i];
+                _cleanup_free_ char *why = NULL;
 
                 if (it->is_orphan || !it->verdict->held_by || it->verdict->verb != VERB_SKIP ||
                     it->index >= p->inv->n_sessions)
                         continue;
+                why = plan_item_reason(p, it);
                 (void)actions_report_session(c, &p->inv->sessions[it->index], it->verdict,
-                                             ACTIONS_SKIPPED_REFUSED, it->verdict->reason, 0);
+                                             ACTIONS_SKIPPED_REFUSED, why, 0);
         }
 }
 

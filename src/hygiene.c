@@ -27,6 +27,7 @@
 #include "log.h"
 #include "macro.h"
 #include "qwen.h"
+#include "reason.h"
 #include "record.h"
 #include "scan.h"
 #include "util.h"
@@ -1323,11 +1324,7 @@ static bool hygiene_stale_member(const Orphan *o, const Session *s) {
          PROT_TITLED | PROT_SCHEDULED | PROT_WORKTREE | PROT_MIN_AGE)
 
 static int hygiene_stale_set(Verdict *vd, Verb verb, const char *rule, char *reason) {
-        free(vd->reason);
-        vd->verb = verb;
-        vd->rule = rule;
-        vd->reason = reason;
-        return reason ? 0 : -ENOMEM;
+        return verdict_set_fact(vd, verb, rule, reason);
 }
 
 int hygiene_stale_decide(const Inventory *inv, size_t oi, const Policy *p, msec_t now,
@@ -1394,6 +1391,11 @@ int hygiene_stale_decide(const Inventory *inv, size_t oi, const Policy *p, msec_
                 if ((sv->protections & HYGIENE_STALE_BLOCK) || s->n_tasks > 0) {
                         unsigned prot = sv->protections & HYGIENE_STALE_BLOCK;
                         const char *what = "bound to a scheduled task";
+                        _cleanup_free_ char *why = sv->verb == VERB_SKIP ? verdict_reason(sv, s)
+                                                                         : strdup("");
+
+                        if (!why)
+                                return -ENOMEM;
 
                         for (unsigned bit = 0; bit < _PROT_MAX && prot; bit++)
                                 if (prot & (1u << bit)) {
@@ -1405,7 +1407,7 @@ int hygiene_stale_decide(const Inventory *inv, size_t oi, const Policy *p, msec_
                                                            "kept by session %.8s (%s%s%s)",
                                                            cwd, s->id, what,
                                                            sv->verb == VERB_SKIP ? ": " : "",
-                                                           sv->verb == VERB_SKIP ? sv->reason : ""));
+                                                           why));
                 }
         }
         format_duration(a, sizeof a, MAX(now - o->mtime, (msec_t)0));

@@ -40,10 +40,12 @@ void session_done(Session *s) {
         free(s->project_dir);
         free(s->cwd);
         free(s->hash);
-        free(s->owner_reason);
+        free(s->owner_detail);
+        free(s->owner_dir);
         free(s->title);
         free(s->live_reason);
-        s->project_dir = s->cwd = s->hash = s->owner_reason = s->title = s->live_reason = NULL;
+        s->project_dir = s->cwd = s->hash = s->owner_detail = s->owner_dir = s->title =
+                s->live_reason = NULL;
 }
 
 void orphan_done(Orphan *o) {
@@ -63,8 +65,8 @@ Inventory *inventory_free(Inventory *inv) {
                 tree_done(&inv->trees[i]);
         for (size_t i = 0; i < inv->n_sessions; i++) {
                 Session *s = &inv->sessions[i];
-                /* project_dir, cwd, hash and owner_reason belong to inv->strings */
-                s->project_dir = s->cwd = s->hash = s->owner_reason = NULL;
+                /* project_dir, cwd, hash and the owner's facts belong to inv->strings */
+                s->project_dir = s->cwd = s->hash = s->owner_detail = s->owner_dir = NULL;
                 session_done(s);
         }
         hashmap_done(&inv->strings, free);
@@ -123,7 +125,7 @@ int inventory_add_session(Inventory *inv, Session *s) {
         r = greedy_realloc((void **)&inv->sessions, &inv->alloc_sessions, inv->n_sessions + 1,
                            sizeof(Session));
         if (r >= 0)
-                r = hashmap_reserve(&inv->strings, 4);
+                r = hashmap_reserve(&inv->strings, 5);
         if (r < 0) {
                 session_done(s);
                 return r;
@@ -132,7 +134,8 @@ int inventory_add_session(Inventory *inv, Session *s) {
         inventory_intern(inv, &s->project_dir, prev ? prev->project_dir : NULL);
         inventory_intern(inv, &s->cwd, prev ? prev->cwd : NULL);
         inventory_intern(inv, &s->hash, prev ? prev->hash : NULL);
-        inventory_intern(inv, &s->owner_reason, prev ? prev->owner_reason : NULL);
+        inventory_intern(inv, &s->owner_detail, prev ? prev->owner_detail : NULL);
+        inventory_intern(inv, &s->owner_dir, prev ? prev->owner_dir : NULL);
         inv->sessions[inv->n_sessions++] = *s;
         *s = (Session){};
         /* the index no longer covers every session */

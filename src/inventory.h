@@ -59,6 +59,21 @@ typedef enum OwnerStatus {
         _OWNER_STATUS_INVALID = -22,
 } OwnerStatus;
 
+/* How owner.c decided OwnerStatus; the owner reason is rendered from it (reason.h). */
+typedef enum OwnerCause {
+        OWNER_CAUSE_NONE,          /* no check ran */
+        OWNER_CAUSE_UNREADABLE,    /* owner_detail: what the reader found (NULL: "unreadable") */
+        OWNER_CAUSE_NO_SESSION_ID, /* the first record has no sessionId */
+        OWNER_CAUSE_ID_MISMATCH,   /* owner_detail: the first record's sessionId */
+        OWNER_CAUSE_NO_CWD,        /* the first record has no cwd */
+        OWNER_CAUSE_CWD,           /* OWNER_OK: sanitizeCwd(cwd) is the project directory */
+        OWNER_CAUSE_WORKTREE,      /* owner_dir: the worktree's root */
+        OWNER_CAUSE_CLAIM,         /* owner_detail: the claim file; owner_dir: its work_dir */
+        OWNER_CAUSE_FOREIGN,       /* owner_dir: the project directory cwd sanitizes to */
+        _OWNER_CAUSE_MAX,
+        _OWNER_CAUSE_INVALID = -22,
+} OwnerCause;
+
 /* Liveness signals (live.c), a bit each. */
 typedef enum LiveFlags {
         LIVE_REGISTRY = 1 << 0,  /* G/sessions/<pid>.json names it and the process is alive */
@@ -94,6 +109,7 @@ typedef struct Session {
         bool org_unreadable;  /* its project's session-organization.v1.json exists but cannot be
                                * read or parsed: its pins and groups are unknown */
         bool review_dir;      /* workflows/generated/review/<id>-<hash>/ exists */
+        uint8_t owner_cause;  /* OwnerCause (a byte: it fills padding) */
         unsigned live;        /* LiveFlags */
         size_t tree;                 /* index into Inventory.trees */
         char *project_dir;           /* directory name under projects/ */
@@ -104,7 +120,9 @@ typedef struct Session {
                           * chats/archive/.qgc-cold/<id>.jsonl.zst */
         uint64_t cold_bytes; /* st_size of its .zst files (transcript and sidecars) */
         uint64_t cold_orig;  /* the sizes of their originals, as recorded in them */
-        char *owner_reason; /* why unverified/foreign, or how ownership was proven */
+        char *owner_detail; /* OwnerCause's fact (a reader's words, a sessionId, a claim file) */
+        char *owner_dir;    /* OwnerCause's directory (worktree root, claim work_dir, the
+                             * project directory of a foreign cwd) */
 
         /* bytes, st_size and allocated (st_blocks*512), transcript(s) + sidecars +
          * file-history/<id> + subagents/<id> */
@@ -180,9 +198,9 @@ typedef struct Inventory {
          * absent, inventory_find() falls back to a linear search. */
         size_t *by_id;
         size_t n_by_id;
-        /* One copy of each distinct project_dir, cwd, hash and owner_reason of the sessions (most are
-         * shared by a whole project): a set of C strings (hashmap.h). The sessions point into it;
-         * inventory_free() releases it. */
+        /* One copy of each distinct project_dir, cwd, hash, owner_detail and owner_dir of the
+         * sessions (most are shared by a whole project): a set of C strings (hashmap.h). The
+         * sessions point into it; inventory_free() releases it. */
         Hashmap strings;
 } Inventory;
 
@@ -193,8 +211,8 @@ static inline void inventory_freep(Inventory **p) {
 }
 
 /* Append records; the inventory takes ownership of the strings inside (on success and failure).
- * A session's project_dir, cwd, hash and owner_reason are replaced by the inventory's shared
- * copies. */
+ * A session's project_dir, cwd, hash, owner_detail and owner_dir are replaced by the
+ * inventory's shared copies. */
 int inventory_add_tree(Inventory *inv, Tree *t, size_t *ret_index);
 int inventory_add_session(Inventory *inv, Session *s);
 int inventory_add_orphan(Inventory *inv, Orphan *o);

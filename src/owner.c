@@ -5,10 +5,15 @@
  * directory's name, or by Qwen's worktree rule (the part of cwd before the last
  * "/.qwen/worktrees/" sanitizes to it), or when a runtime claim in chats/ names the session and
  * its work_dir sanitizes to it (a /cd-migrated session). A readable head that fails all three is
- * foreign; anything else is unverified. Never decides from the directory name alone. */
+ * foreign; anything else is unverified. Never decides from the directory name alone.
+ *
+ * It records the decision as facts: the OwnerStatus, the OwnerCause that decided it and the
+ * cause's facts (owner_detail, owner_dir); the owner reason is rendered from them at the edge
+ * (owner_reason(), reason.c). Nothing decides from that text. */
 #include "autoconf.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,14 +21,31 @@
 #include "owner.h"
 #include "qwen.h"
 
-/* Replace s->owner_reason. */
-static int owner_set(Session *s, OwnerStatus st, char *reason) {
-        if (!reason)
+/* Record the decision: the status, its cause and the cause's facts (copied; NULL: none). */
+static int owner_set(Session *s, OwnerStatus st, OwnerCause cause, const char *detail,
+                     const char *dir) {
+        char *d = NULL, *p = NULL;
+
+        if ((detail && !(d = strdup(detail))) || (dir && !(p = strdup(dir)))) {
+                free(d);
                 return -ENOMEM;
-        free(s->owner_reason);
+        }
+        free(s->owner_detail);
+        free(s->owner_dir);
         s->owner = st;
-        s->owner_reason = reason;
+        s->owner_cause = cause;
+        s->owner_detail = d;
+        s->owner_dir = p;
         return 0;
+}
+
+void owner_set_unreadable(Session *s, char *why) {
+        free(s->owner_detail);
+        free(s->owner_dir);
+        s->owner = OWNER_UNVERIFIED;
+        s->owner_cause = OWNER_CAUSE_UNREADABLE;
+        s->owner_detail = why;
+        s->owner_dir = NULL;
 }
 
 /* Does sanitizeCwd(path) equal project_dir? 1, 0, or -ENOMEM. */
@@ -79,7 +101,7 @@ int owner_check_cached(Session *s, const HeadInfo *head, const char *why, const 
 
         s->owner = OWNER_UNVERIFIED;
         if (!head)
-                return owner_set(s, OWNER_UNVERIFIED, strdup(why ? why : "unreadable"));
+                return owner_set(s, OWNER_UNVERIFIED, OWNER_CAUSE_UNREADABLE, why, NULL);
         if (!cache)
                 cache = &local;
 
@@ -103,14 +125,15 @@ int owner_check_cached(Session *s, const HeadInfo *head, const char *why, const 
                 s->hash = h;
         }
         if (!head->session_id)
-                return owner_set(s, OWNER_UNVERIFIED, strdup("first record has no sessionId"));
-        if (!qwen_session_id_equal(head->session_id, s->id))
-                return owner_set(s, OWNER_UNVERIFIED,
-                                 strprintf("first record's sessionId '%.64s' differs from the "
-                                           "file name",
-                                           head->session_id));
+                return owner_set(s, OWNER_UNVERIFIED, OWNER_CAUSE_NO_SESSION_ID, NULL, NULL);
+        if (!qwen_session_id_equal(head->session_id, s->id)) {
+                char sid[65]; /* the reason quotes up to 64 bytes of it */
+
+                snprintf(sid, sizeof sid, "%.64s", head->session_id);
+                return owner_set(s, OWNER_UNVERIFIED, OWNER_CAUSE_ID_MISMATCH, sid, NULL);
+        }
         if (!head->cwd)
-                return owner_set(s, OWNER_UNVERIFIED, strdup("first record has no cwd"));
+                return owner_set(s, OWNER_UNVERIFIED, OWNER_CAUSE_NO_CWD, NULL, NULL);
 
         if (cache->sanitizes < 0) {
                 r = owner_sanitizes_to(head->cwd, project_dir);
@@ -119,7 +142,7 @@ int owner_check_cached(Session *s, const HeadInfo *head, const char *why, const 
                 cache->sanitizes = r;
         }
         if (cache->sanitizes > 0)
-                return owner_set(s, OWNER_OK, strdup("cwd matches the project directory"));
+                return owner_set(s, OWNER_OK, OWNER_CAUSE_CWD, NULL, NULL);
 
         errno = 0;
         root = qwen_worktree_root(head->cwd);
@@ -130,8 +153,7 @@ int owner_check_cached(Session *s, const HeadInfo *head, const char *why, const 
                 if (r < 0)
                         return r;
                 if (r > 0)
-                        return owner_set(s, OWNER_WORKTREE,
-                                         strprintf("worktree of '%s'", root));
+                        return owner_set(s, OWNER_WORKTREE, OWNER_CAUSE_WORKTREE, NULL, root);
         }
 
         claims_range(claims, s->id, &first, &end);
@@ -144,16 +166,14 @@ int owner_check_cached(Session *s, const HeadInfo *head, const char *why, const 
                 if (r < 0)
                         return r;
                 if (r > 0)
-                        return owner_set(s, OWNER_CLAIM,
-                                         strprintf("runtime claim '%s' (work_dir '%s')", c->file,
-                                                   c->work_dir));
+                        return owner_set(s, OWNER_CLAIM, OWNER_CAUSE_CLAIM, c->file,
+                                         c->work_dir);
         }
 
         san = qwen_sanitize_cwd(head->cwd);
         if (!san)
                 return -ENOMEM;
-        return owner_set(s, OWNER_FOREIGN,
-                         strprintf("cwd '%s' belongs to project directory '%s'", head->cwd, san));
+        return owner_set(s, OWNER_FOREIGN, OWNER_CAUSE_FOREIGN, NULL, san);
 }
 
 int owner_check(Session *s, const HeadInfo *head, const char *why, const char *project_dir,

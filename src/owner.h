@@ -5,11 +5,15 @@
 #include "claims.h"
 #include "record.h"
 
-/* Decide s->owner/owner_reason/cwd/hash from the parsed head of the transcript (head may be NULL
- * when it could not be read; why then says why), the project directory's name, and the runtime
- * claims found in chats/ (chats_fd, read-only). */
+/* Decide s->owner, owner_cause with its facts (owner_detail, owner_dir), cwd and hash from the
+ * parsed head of the transcript (head may be NULL when it could not be read; why then says why),
+ * the project directory's name, and the runtime claims found in chats/ (chats_fd, read-only).
+ * The owner reason is rendered from them (owner_reason(), reason.h). */
 int owner_check(Session *s, const HeadInfo *head, const char *why, const char *project_dir,
                 int chats_fd);
+
+/* The transcript could not be read at all (why: the reader's words, taken): unverified. */
+void owner_set_unreadable(Session *s, char *why);
 
 /* owner_check() with the claims of chats/ already loaded (the scan reads each chats/ once). */
 int owner_check_claims(Session *s, const HeadInfo *head, const char *why, const char *project_dir,

@@ -12,6 +12,7 @@
 #include "macro.h"
 #include "plan-int.h"
 #include "plan.h"
+#include "reason.h"
 #include "text.h"
 
 /* The JSON text is written as it is built, in exactly the layout json-c gives with
@@ -183,26 +184,35 @@ static const char *plan_live_name(unsigned i) {
         return names[i];
 }
 
-/* Verdict fields shared by sessions and orphans. */
-static void plan_json_verdict(PlanJson *j, const Verdict *vd) {
+/* Verdict fields shared by sessions and orphans; the reason rendered from it (reason.h). */
+static void plan_json_verdict(PlanJson *j, const Plan *p, const PlanItem *it) {
+        const Verdict *vd = it->verdict;
+        _cleanup_free_ char *reason = plan_item_reason(p, it);
+
+        if (!reason && j->error == 0)
+                j->error = -ENOMEM;
         plan_json_string(j, "verb", verb_to_string(vd->verb));
         plan_json_string(j, "rule", vd->rule);
-        plan_json_string(j, "reason", vd->reason);
+        plan_json_string(j, "reason", reason);
         plan_json_names(j, "protections", vd->protections, _PROT_MAX, plan_protection_name);
 }
 
 /* One session object. */
 static void plan_json_session(PlanJson *j, const Plan *p, const PlanItem *it) {
         const Session *s = &p->inv->sessions[it->index];
+        _cleanup_free_ char *owner = NULL;
+
+        if (owner_reason(s, &owner) < 0 && j->error == 0)
+                j->error = -ENOMEM;
 
         plan_json_next(j);
         plan_json_open(j, '{');
         plan_json_string(j, "id", s->id);
         plan_json_string(j, "state", session_state_to_string(s->state));
-        plan_json_verdict(j, it->verdict);
+        plan_json_verdict(j, p, it);
         plan_json_int(j, "rank", it->verdict->rank);
         plan_json_string(j, "owner", owner_status_to_string(s->owner));
-        plan_json_string(j, "owner_reason", s->owner_reason);
+        plan_json_string(j, "owner_reason", owner);
         plan_json_string(j, "project_dir", s->project_dir);
         plan_json_uint(j, "bytes", s->bytes);
         plan_json_uint(j, "bytes_allocated", s->bytes_alloc);
@@ -254,7 +264,7 @@ static void plan_json_orphan(PlanJson *j, const Plan *p, const PlanItem *it) {
         plan_json_string(j, "kind", orphan_kind_to_string(or->kind));
         plan_json_string(j, "name", or->name);
         plan_json_string(j, "project_dir", or->project_dir);
-        plan_json_verdict(j, it->verdict);
+        plan_json_verdict(j, p, it);
         plan_json_uint(j, "bytes", or->bytes);
         plan_json_uint(j, "bytes_allocated", or->bytes_alloc);
         plan_json_time(j, "mtime", or->mtime);

@@ -10,6 +10,7 @@
 #include "macro.h"
 #include "plan-int.h"
 #include "plan.h"
+#include "reason.h"
 #include "strtable.h"
 #include "text.h"
 
@@ -37,6 +38,13 @@ const char *plan_item_group(const Plan *p, const PlanItem *it, bool *ret_verifie
 
 Verb plan_item_verb(const PlanItem *it) {
         return it->verdict ? it->verdict->verb : VERB_KEEP;
+}
+
+char *plan_item_reason(const Plan *p, const PlanItem *it) {
+        if (!it->verdict)
+                return strdup("");
+        return it->is_orphan ? verdict_orphan_reason(it->verdict, &p->inv->orphans[it->index])
+                             : verdict_reason(it->verdict, &p->inv->sessions[it->index]);
 }
 
 void plan_held_back(const Plan *p, PlanHeldBack *ret) {

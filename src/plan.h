@@ -63,6 +63,9 @@ typedef struct Plan {
 const char *plan_item_group(const Plan *p, const PlanItem *it, bool *ret_verified);
 /* Verb of an item (KEEP for an unknown one). */
 Verb plan_item_verb(const PlanItem *it);
+/* The reason of an item, rendered from its verdict and its session's or orphan's facts
+ * (reason.h); malloc'ed, NULL on ENOMEM. */
+char *plan_item_reason(const Plan *p, const PlanItem *it);
 /* A copy of s that is valid UTF-8 (invalid bytes become U+FFFD); for_terminal also replaces
  * control characters with '?'. NULL on ENOMEM; NULL in, "" out. */
 char *plan_clean_string(const char *s, bool for_terminal);

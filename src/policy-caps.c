@@ -8,19 +8,17 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "macro.h"
 #include "policy.h"
 #include "policy-int.h"
 
-/* Delete oldest first across the tree until `enough` says so; disk caps always delete. */
+/* Delete oldest first across the tree until `enough` says so; disk caps always delete. A
+ * selected session's facts get the cap's target (tree max-size) or percent (keep-free). */
 static int policy_tree_walk(PolicyRun *run, const size_t *idx, size_t n, const char *rule,
-                            const char *reason, uint64_t *progress, uint64_t goal, bool up,
-                            bool alloc) {
+                            const Measure *m, const VerdictFacts *cap, uint64_t *progress,
+                            uint64_t goal, bool up, bool alloc) {
         int r;
 
         for (size_t k = 0; k < n; k++) {
@@ -30,9 +28,17 @@ static int policy_tree_walk(PolicyRun *run, const size_t *idx, size_t n, const c
                         break;
                 if (policy_deleting(run, i))
                         continue;
-                r = policy_select(run, i, VERB_DELETE, rule, "%s", reason);
+                r = policy_select(run, i, VERB_DELETE, rule, m);
                 if (r < 0)
                         return r;
+                if (r > 0) {
+                        VerdictFacts *f = policy_facts(&run->v->sessions[i]);
+
+                        if (!f)
+                                return -ENOMEM;
+                        f->target = cap->target;
+                        f->percent = cap->percent;
+                }
                 if (policy_deleting(run, i)) {
                         uint64_t sz = alloc ? s->bytes_alloc : run->info[i].size;
                         if (up)
@@ -49,8 +55,6 @@ int policy_tree(PolicyRun *run, size_t t, size_t *idx) {
         const TreeLimits *tl = &run->cfg->tree;
         const Tree *tree = &run->inv->trees[t];
         uint64_t total = 0, deleted = 0;
-        char a[FORMAT_BYTES_MAX], b[32], c[32];
-        _cleanup_free_ char *reason = NULL;
         bool sorted = false;
         size_t n = 0;
         int r;
@@ -80,21 +84,18 @@ int policy_tree(PolicyRun *run, size_t t, size_t *idx) {
                                           ? tl->low_watermark
                                           : tl->max_size;
                 uint64_t projected = total - MIN(deleted, total);
+                Measure m = { .kind = MEASURE_BYTES,
+                              .key = "max-size",
+                              .measured = (int64_t)total,
+                              .limit = (int64_t)tl->max_size };
 
-                reason = strprintf("tree %s > max-size %s, shrinking to %s (disk caps delete)",
-                                   format_bytes(a, sizeof a, total),
-                                   policy_format_limit(b, sizeof b, tl->max_size),
-                                   policy_format_limit(c, sizeof c, target));
-                if (!reason)
-                        return -ENOMEM;
                 qsort_r(idx, n, sizeof(size_t), policy_cmp_oldest, (void *)run->inv);
                 sorted = true;
-                r = policy_tree_walk(run, idx, n, "tree-max-size", reason, &projected, target,
-                                     /* up= */ false, /* alloc= */ false);
+                r = policy_tree_walk(run, idx, n, "tree-max-size", &m,
+                                     &(VerdictFacts){ .target = (int64_t)target }, &projected,
+                                     target, /* up= */ false, /* alloc= */ false);
                 if (r < 0)
                         return r;
-                free(reason);
-                reason = NULL;
         }
 
         if (tl->keep_free.is_set && tree->fs_known) {
@@ -113,20 +114,16 @@ int policy_tree(PolicyRun *run, size_t t, size_t *idx) {
                         if (run->inv->orphans[i].tree == t &&
                             run->v->orphans[i].verb == VERB_DELETE)
                                 freed += run->inv->orphans[i].bytes_alloc;
-                if (tl->keep_free.is_percent)
-                        reason = strprintf("free %s < keep-free %g%% (%s) (disk caps delete)",
-                                           format_bytes(a, sizeof a, tree->fs_avail),
-                                           tl->keep_free.percent,
-                                           format_bytes(b, sizeof b, floor_bytes));
-                else
-                        reason = strprintf("free %s < keep-free %s (disk caps delete)",
-                                           format_bytes(a, sizeof a, tree->fs_avail),
-                                           policy_format_limit(b, sizeof b, floor_bytes));
-                if (!reason)
-                        return -ENOMEM;
+                Measure m = { .kind = MEASURE_BYTES,
+                              .key = "keep-free",
+                              .measured = (int64_t)tree->fs_avail,
+                              .limit = (int64_t)floor_bytes };
+                VerdictFacts cap = { .percent = tl->keep_free.is_percent ? tl->keep_free.percent
+                                                                         : 0 };
+
                 if (!sorted)
                         qsort_r(idx, n, sizeof(size_t), policy_cmp_oldest, (void *)run->inv);
-                r = policy_tree_walk(run, idx, n, "keep-free", reason, &freed,
+                r = policy_tree_walk(run, idx, n, "keep-free", &m, &cap, &freed,
                                      floor_bytes - tree->fs_avail, /* up= */ true,
                                      /* alloc= */ true);
                 if (r < 0)
@@ -161,47 +158,52 @@ int policy_blast(PolicyRun *run, const PolicyOptions *opts) {
                 PolicyInfo *in = &run->info[i];
                 const Policy *p = in->pol;
                 Verdict *vd = &run->v->sessions[i];
-                _cleanup_free_ char *limit = NULL;
-                const char *held_by = "max-deletions";
-                char *why;
+                VerdictFacts held = {};
 
                 if (g == SIZE_MAX)
                         continue; /* cannot happen: unverified sessions are skipped */
-                if (global > 0 && n_global >= global)
-                        limit = strprintf("%" PRIu64 " per run", global);
-                else if (p->max_deletions > 0 && per_group[g] >= p->max_deletions)
-                        limit = strprintf("%" PRIu64 " per run in this project", p->max_deletions);
-                else if (p->max_deletions_percent > 0 &&
-                         (double)(per_group[g] + 1) >
-                                 p->max_deletions_percent * (double)group_size[g] / 100.0) {
-                        limit = strprintf("%g%% of the project's %zu sessions per run",
-                                          p->max_deletions_percent, group_size[g]);
-                        held_by = "max-deletions-percent";
+                if (global > 0 && n_global >= global) {
+                        vd->held_by = "max-deletions";
+                        held.held = (Measure){ .measured = (int64_t)n_global,
+                                               .limit = (int64_t)global };
+                } else if (p->max_deletions > 0 && per_group[g] >= p->max_deletions) {
+                        vd->held_by = "max-deletions";
+                        held.held = (Measure){ .measured = (int64_t)per_group[g],
+                                               .limit = (int64_t)p->max_deletions };
+                        held.held_project = true;
+                } else if (p->max_deletions_percent > 0 &&
+                           (double)(per_group[g] + 1) >
+                                   p->max_deletions_percent * (double)group_size[g] / 100.0) {
+                        vd->held_by = "max-deletions-percent";
+                        held.held = (Measure){ .measured = (int64_t)per_group[g],
+                                               .limit = (int64_t)group_size[g] };
+                        held.held_percent = p->max_deletions_percent;
                 } else {
                         n_global++;
                         per_group[g]++;
                         continue;
                 }
-                if (!limit)
+                if (!policy_facts(vd))
                         return -ENOMEM;
-                vd->held_by = held_by;
+                held.held.kind = MEASURE_COUNT;
+                held.held.key = vd->held_by;
+                vd->facts->held = held.held;
+                vd->facts->held_percent = held.held_percent;
+                vd->facts->held_project = held.held_project;
                 vd->held_rule = vd->rule;
-                if (in->fallback_reason) {
+                if (vd->facts->fallback_rule) {
                         /* a disk cap wanted it deleted, a project rule archives it anyway */
-                        why = strprintf("%s (held back by %s: %s; use --force)",
-                                        in->fallback_reason, held_by, limit);
-                        vd->verb = in->fallback_verb;
-                        vd->rule = in->fallback_rule;
+                        vd->verb = vd->facts->fallback_verb;
+                        vd->rule = vd->facts->fallback_rule;
+                        vd->measure = vd->facts->fallback;
                 } else {
-                        why = strprintf("held back by %s (%s; use --force); would delete: %s",
-                                        held_by, limit, vd->reason);
+                        /* skipped: what it blocked is the deletion (measure stays the rule's) */
                         vd->verb = VERB_SKIP;
                         vd->rule = protection_to_string(PROT_BLAST);
+                        vd->blocked_by = PROT_BLAST;
+                        vd->blocked_verb = VERB_DELETE;
+                        vd->blocked_rule = vd->held_rule;
                 }
-                if (!why)
-                        return -ENOMEM;
-                free(vd->reason);
-                vd->reason = why;
                 vd->protections |= PROT_BLAST;
         }
         return 0;

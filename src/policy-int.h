@@ -1,5 +1,6 @@
 /* policy-int.h: what policy.c (the evaluation), policy-caps.c (disk caps, blast radius) and
- * policy-reason.c (names, verdicts and their reasons) share. Not an interface: only these three
+ * policy-reason.c (names, and the verdict of a session from its selection and protections)
+ * share. Not an interface: only these three
  * include it. */
 #pragma once
 
@@ -26,13 +27,10 @@ typedef struct PolicyInfo {
         msec_t idle;         /* now - last_activity, never negative */
         uint64_t size;       /* bytes counted by size caps (allocated or apparent) */
         size_t group;        /* index into PolicyRun.groups, SIZE_MAX when not verified */
-        Verb sel_verb;       /* what a rule selected; VERB_KEEP = nothing */
-        const char *sel_rule;
-        char *sel_reason;
-        const char *fallback_rule; /* an archive a disk cap upgraded to a deletion */
-        char *fallback_reason;
-        Verb fallback_verb;        /* VERB_ARCHIVE, or VERB_COMPRESS */
-        char *skip_reason;   /* for skip-class protections */
+        Verb sel_verb;       /* what a rule selected, VERB_KEEP = nothing; until
+                              * policy_finish() the verdict's rule and measure are that rule's,
+                              * and its facts->fallback_rule an archive (compression) a deletion
+                              * replaced */
 } PolicyInfo;
 
 /* The verified sessions of one project (tree, cwd), newest first. */
@@ -55,18 +53,14 @@ typedef struct PolicyRun {
         size_t n_order;
         PolicyGroup *groups;
         size_t n_groups;
-        /* format_duration_exact() of the last limit formatted (limits repeat per session) */
-        msec_t exact_v;
-        char exact_s[FORMAT_DURATION_MAX];
 } PolicyRun;
 
 /* policy.c */
-const char *policy_exact(PolicyRun *run, msec_t v);
+VerdictFacts *policy_facts(Verdict *vd);
 uint64_t policy_size(const PolicyRun *run, uint64_t bytes, uint64_t bytes_alloc);
 bool policy_tasks_block(const PolicyRun *run, size_t i);
 bool policy_deleting(const PolicyRun *run, size_t i);
-_printf_(5, 6) int policy_select(PolicyRun *run, size_t i, Verb verb, const char *rule,
-                                 const char *fmt, ...);
+int policy_select(PolicyRun *run, size_t i, Verb verb, const char *rule, const Measure *m);
 int policy_cmp_oldest(const void *x, const void *y, void *userdata);
 
 /* policy-caps.c */
@@ -74,5 +68,4 @@ int policy_tree(PolicyRun *run, size_t t, size_t *idx);
 int policy_blast(PolicyRun *run, const PolicyOptions *opts);
 
 /* policy-reason.c */
-char *policy_format_limit(char *buf, size_t n, uint64_t bytes);
 int policy_finish(PolicyRun *run, size_t i);

@@ -1,7 +1,7 @@
-/* policy-reason.c: what a verdict says. The verb and protection names (strtable.h), limits as
- * configured ("5G"), and the verdict of a session from its selection and protections: which
- * protection wins, and the reason text naming it and what it blocked ("pinned (would archive:
- * idle 121d > max-age 90d)"). Pure, like policy.c. */
+/* policy-reason.c: what a verdict is. The verb and protection names (strtable.h), and the
+ * verdict of a session from its selection and protections: which protection wins (blocked_by)
+ * and what it blocked (blocked_verb, blocked_rule and the rule's measure). No text: the reason
+ * is rendered from these at the edge (reason.c). Pure, like policy.c. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -44,124 +44,97 @@ const char *protection_to_string(Protection p) {
         return protection_bit_to_string(__builtin_ctz(u));
 }
 
-/* A limit as configured: "5G" rather than "5.0G" when it is a whole number of units. */
-char *policy_format_limit(char *buf, size_t n, uint64_t bytes) {
-        static const char suffixes[] = "TGMK";
-        for (unsigned i = 0; i < 4; i++) {
-                uint64_t f = UINT64_C(1) << (10 * (4 - i));
-                if (bytes >= f && bytes % f == 0) {
-                        snprintf(buf, n, "%" PRIu64 "%c", bytes / f, suffixes[i]);
-                        return buf;
-                }
-        }
-        return format_bytes(buf, n, bytes);
-}
-
-/* Keep-class description for a KEEP verdict that a protection won. */
-static char *policy_keep_description(const PolicyRun *run, size_t i) {
-        const Session *s = &run->inv->sessions[i];
-        const Verdict *vd = &run->v->sessions[i];
-        const Policy *p = run->info[i].pol;
-        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
-        msec_t born = s->first_record > 0 ? s->first_record : s->mtime;
-        _cleanup_(strbuf_done) StrBuf sb = {};
-        int r = 0;
-
-        if (vd->protections & PROT_PROTECT)
-                r |= strbuf_printf(&sb, "%sprotected project (protect = true)", sb.len ? ", " : "");
-        if (vd->protections & PROT_MIN_AGE)
-                r |= strbuf_printf(&sb, "%sage %s < min-age %s", sb.len ? ", " : "",
-                                   format_duration(a, sizeof a, MAX(run->now - born, (msec_t)0)),
-                                   format_duration_exact(b, sizeof b, p->min_age));
-        if (vd->protections & PROT_PINNED)
-                r |= strbuf_printf(&sb, "%s%s", sb.len ? ", " : "",
-                                   s->pinned    ? "pinned"
-                                   : s->grouped ? "grouped"
-                                                : "pins unknown (session-organization.v1.json "
-                                                  "unreadable)");
-        if (vd->protections & PROT_TITLED)
-                r |= strbuf_printf(&sb, "%stitled by a person", sb.len ? ", " : "");
-        if (vd->protections & PROT_SCHEDULED)
-                r |= strbuf_printf(&sb, "%sbound to %u scheduled task%s", sb.len ? ", " : "",
-                                   s->n_tasks, s->n_tasks == 1 ? "" : "s");
-        if (vd->protections & PROT_WORKTREE)
-                r |= strbuf_printf(&sb, "%slive worktree", sb.len ? ", " : "");
-        if (vd->protections & PROT_LATEST)
-                r |= strbuf_printf(&sb, "%srank %u <= keep-latest %" PRIu64, sb.len ? ", " : "",
-                                   vd->rank, p->keep_latest);
-        if (r < 0)
-                return NULL;
-        return strbuf_steal(&sb);
-}
-
-/* The winning protection of a mask, in priority order. */
-static const char *policy_first_protection(unsigned prot) {
+/* The winning protection of a mask, in priority order (0 when none). */
+static Protection policy_first_protection(unsigned prot) {
         static const Protection order[] = { PROT_UNVERIFIED, PROT_FOREIGN, PROT_CONFLICT,
                                             PROT_LIVE,       PROT_PROTECT, PROT_MIN_AGE, PROT_PINNED,
                                             PROT_TITLED,     PROT_SCHEDULED, PROT_WORKTREE,
                                             PROT_LATEST,     PROT_BLAST };
         for (size_t k = 0; k < ELEMENTSOF(order); k++)
                 if (prot & order[k])
-                        return protection_to_string(order[k]);
-        return "none";
+                        return order[k];
+        return 0;
 }
 
-/* Turn the selections and protections of session i into its verdict. */
+/* A protection p won over what a rule selected (nothing when sel_verb is VERB_KEEP; the
+ * verdict's measure is the selecting rule's). */
+static void policy_block(Verdict *vd, const PolicyInfo *in, Verb verb, Protection p) {
+        vd->blocked_rule = in->sel_verb != VERB_KEEP ? vd->rule : NULL;
+        vd->blocked_verb = in->sel_verb;
+        vd->blocked_by = p;
+        vd->verb = verb;
+        vd->rule = protection_to_string(p);
+        if (in->sel_verb == VERB_KEEP)
+                vd->measure = (Measure){};
+}
+
+/* The facts a protection's reason quotes: a write within min-idle (skip-class), min-age and
+ * keep-latest (keep-class, all of them are listed). 0 or -ENOMEM. */
+static int policy_block_facts(PolicyRun *run, size_t i) {
+        const Session *s = &run->inv->sessions[i];
+        const Policy *p = run->info[i].pol;
+        Verdict *vd = &run->v->sessions[i];
+        VerdictFacts *f;
+
+        if (!(vd->flags & VERDICT_RECENT_WRITE) &&
+            !(vd->verb == VERB_KEEP && (vd->protections & (PROT_MIN_AGE | PROT_LATEST))))
+                return 0;
+        f = policy_facts(vd);
+        if (!f)
+                return -ENOMEM;
+        if (vd->flags & VERDICT_RECENT_WRITE) {
+                /* the real clock, as policy_skip_protections() measured it */
+                f->since_write = run->real_now - (s->last_write > 0 ? s->last_write : s->mtime);
+                f->min_idle = p->min_idle;
+        }
+        if (vd->protections & PROT_MIN_AGE) {
+                msec_t born = s->first_record > 0 ? s->first_record : s->mtime;
+
+                f->age = MAX(run->now - born, (msec_t)0);
+                f->min_age = p->min_age;
+        }
+        if (vd->protections & PROT_LATEST)
+                f->keep_latest = p->keep_latest;
+        return 0;
+}
+
+/* Turn the selections and protections of session i into its verdict. 0 or -ENOMEM. */
 int policy_finish(PolicyRun *run, size_t i) {
         const Session *s = &run->inv->sessions[i];
         PolicyInfo *in = &run->info[i];
         Verdict *vd = &run->v->sessions[i];
         const Policy *p = in->pol;
-        char a[FORMAT_DURATION_MAX];
         bool selected = in->sel_verb != VERB_KEEP;
 
-        if (vd->protections & PROT_SKIP_MASK) {
-                vd->verb = VERB_SKIP;
-                vd->rule = policy_first_protection(vd->protections & PROT_SKIP_MASK);
-                vd->reason = selected ? strjoin(in->skip_reason, " (would ",
-                                                verb_to_string(in->sel_verb), ": ",
-                                                in->sel_reason, ")", NULL)
-                                      : TAKE_PTR(in->skip_reason);
-        } else if (selected && p->keep_titled && s->title_unread) {
+        if (vd->protections & PROT_SKIP_MASK)
+                policy_block(vd, in, VERB_SKIP,
+                             policy_first_protection(vd->protections & PROT_SKIP_MASK));
+        else if (selected && p->keep_titled && s->title_unread) {
                 /* the scan judged no rule could select it and left its title unread: never act
-                 * without knowing whether a person titled it (cannot happen with the TitleNeed
-                 * of policy_title_need(); a safety net) */
-                vd->verb = VERB_SKIP;
+                 * without knowing whether a person titled it. A scan that follows
+                 * policy_title_need() with policy_age_selects() never leaves it so; the policy
+                 * cannot check that its inventory came from such a scan (a net) */
                 vd->protections |= PROT_UNVERIFIED;
-                vd->rule = protection_to_string(PROT_UNVERIFIED);
-                vd->reason = strprintf("unverified: title not read (would %s: %s)",
-                                       verb_to_string(in->sel_verb), in->sel_reason);
-        } else if (selected && (vd->protections & PROT_KEEP_MASK)) {
-                _cleanup_free_ char *d = policy_keep_description(run, i);
-                if (!d)
-                        return -ENOMEM;
-                vd->verb = VERB_KEEP;
-                vd->rule = policy_first_protection(vd->protections & PROT_KEEP_MASK);
-                vd->reason = strjoin(d, " (would ", verb_to_string(in->sel_verb), ": ",
-                                     in->sel_reason, ")", NULL);
-        } else if (selected && policy_tasks_block(run, i)) {
-                vd->verb = VERB_KEEP;
+                vd->flags |= VERDICT_TITLE_UNREAD;
+                policy_block(vd, in, VERB_SKIP, PROT_UNVERIFIED);
+        } else if (selected && (vd->protections & PROT_KEEP_MASK))
+                policy_block(vd, in, VERB_KEEP,
+                             policy_first_protection(vd->protections & PROT_KEEP_MASK));
+        else if (selected && policy_tasks_block(run, i)) {
                 vd->protections |= PROT_SCHEDULED;
-                vd->rule = protection_to_string(PROT_SCHEDULED);
-                vd->reason = strprintf("bound to %u scheduled task%s, which qgc does not remove "
-                                       "(would delete: %s)",
-                                       s->n_tasks, s->n_tasks == 1 ? "" : "s", in->sel_reason);
+                vd->flags |= VERDICT_TASKS_HELD;
+                policy_block(vd, in, VERB_KEEP, PROT_SCHEDULED);
         } else if (selected) {
-                vd->verb = in->sel_verb;
-                vd->rule = in->sel_rule;
-                vd->reason = TAKE_PTR(in->sel_reason);
+                vd->verb = in->sel_verb; /* rule and measure: the selecting rule's */
         } else {
                 vd->verb = VERB_KEEP;
                 vd->rule = "none";
-                if (session_is_cold(s))
-                        vd->reason = strdup("archived, compressed");
-                else if (s->state == SESSION_ARCHIVED)
-                        vd->reason = strdup("archived");
-                else if (p->max_age > 0)
-                        vd->reason = strjoin("idle ", format_duration(a, sizeof a, in->idle),
-                                             " <= max-age ", policy_exact(run, p->max_age), NULL);
-                else
-                        vd->reason = strdup("no rule applies");
+                /* idle vs max-age: what an active session is kept within */
+                if (p->max_age > 0 && s->state == SESSION_ACTIVE)
+                        vd->measure = (Measure){ .kind = MEASURE_AGE,
+                                                 .key = "max-age",
+                                                 .measured = in->idle,
+                                                 .limit = p->max_age };
         }
-        return vd->reason ? 0 : -ENOMEM;
+        return policy_block_facts(run, i);
 }

@@ -26,8 +26,9 @@
  *      every orphan; only unprotected deletions reduce the projection. keep-free counts
  *      allocated bytes (that is what frees disk space); tree max-size counts allocated or
  *      apparent bytes per tree.count-allocated.
- *   6. A protected session a rule selected is KEEP (or SKIP) with a reason naming the
- *      protection and what it blocked: "pinned (would archive: idle 121d > max-age 90d)".
+ *   6. A protected session a rule selected is KEEP (or SKIP) with blocked_by naming the
+ *      protection and blocked_verb, blocked_rule and the measure what it blocked (rendered
+ *      "pinned (would archive: idle 121d > max-age 90d)" by reason.c).
  *      A protected session does not count as freed, so size walks continue to the next one.
  *   7. Blast radius: deletions are allowed oldest first; past max-deletions for the run
  *      (defaults), the project's own max-deletions, or max-deletions-percent of the project's
@@ -35,9 +36,13 @@
  *      that a project rule archives and a disk cap upgraded to a deletion falls back to the
  *      archive instead. Orphan reclaims do not count: they are leftovers, not sessions.
  *
+ * Verdicts are data (policy.h: rule, Measure, blocked_by, held_by); no text is made here and
+ * nothing here reads any: the reasons are rendered at the edge (reason.c).
+ *
  * This file runs the evaluation (protections, project rules, archive and cold tiers, orphans,
- * stale projects); the disk caps and the blast radius are in policy-caps.c, the verb and
- * protection names and the rendering of verdicts and their reasons in policy-reason.c. */
+ * stale projects) and owns policy_age_selects(), the one age test (the scan's title need calls
+ * it); the disk caps and the blast radius are in policy-caps.c, the verb and protection names
+ * and which protection wins in policy-reason.c. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -54,23 +59,17 @@
 #include "policy-int.h"
 #include "qwen.h"
 
-/* format_duration_exact(v), remembered for the next call with the same v. */
-const char *policy_exact(PolicyRun *run, msec_t v) {
-        if (!run->exact_s[0] || run->exact_v != v) {
-                format_duration_exact(run->exact_s, sizeof run->exact_s, v);
-                run->exact_v = v;
-        }
-        return run->exact_s;
-}
-
-
 Verdicts *verdicts_free(Verdicts *v) {
         if (!v)
                 return NULL;
-        for (size_t i = 0; i < v->n_sessions; i++)
-                free(v->sessions[i].reason);
-        for (size_t i = 0; i < v->n_orphans; i++)
-                free(v->orphans[i].reason);
+        for (size_t i = 0; i < v->n_sessions; i++) {
+                free(v->sessions[i].facts);
+                free(v->sessions[i].fact);
+        }
+        for (size_t i = 0; i < v->n_orphans; i++) {
+                free(v->orphans[i].facts);
+                free(v->orphans[i].fact);
+        }
         free(v->sessions);
         free(v->orphans);
         free(v);
@@ -118,96 +117,71 @@ static bool policy_would_select(const PolicyRun *run, size_t i, Verb verb) {
                   verb != VERB_DELETE));
 }
 
-/* A rule selects session i with the reason s (taken; NULL means out of memory). */
-static int policy_select_reason(PolicyRun *run, size_t i, Verb verb, const char *rule, char *s) {
+/* A rule selects session i with what it measured (into the verdict's measure): 1, 0 when an
+ * earlier selection wins, or -ENOMEM. */
+int policy_select(PolicyRun *run, size_t i, Verb verb, const char *rule, const Measure *m) {
         PolicyInfo *in = &run->info[i];
-
-        if (!policy_would_select(run, i, verb)) {
-                free(s);
-                return 0;
-        }
-        if (!s)
-                return -ENOMEM;
-        if (in->sel_verb == VERB_ARCHIVE || in->sel_verb == VERB_COMPRESS) {
-                /* kept so the blast radius can fall back to the archive (compression) */
-                free(in->fallback_reason);
-                in->fallback_reason = in->sel_reason;
-                in->fallback_rule = in->sel_rule;
-                in->fallback_verb = in->sel_verb;
-        } else
-                free(in->sel_reason);
-        in->sel_reason = s;
-        in->sel_verb = verb;
-        in->sel_rule = rule;
-        return 1;
-}
-
-/* A rule selects session i, the reason formatted. */
-_printf_(5, 6) int policy_select(PolicyRun *run, size_t i, Verb verb, const char *rule,
-                                 const char *fmt, ...) {
-        va_list ap;
-        char *s = NULL;
+        Verdict *vd = &run->v->sessions[i];
 
         if (!policy_would_select(run, i, verb))
                 return 0;
-        va_start(ap, fmt);
-        if (vasprintf(&s, fmt, ap) < 0)
-                s = NULL;
-        va_end(ap);
-        return policy_select_reason(run, i, verb, rule, s);
+        if (in->sel_verb == VERB_ARCHIVE || in->sel_verb == VERB_COMPRESS) {
+                /* kept so the blast radius can fall back to the archive (compression) */
+                if (!policy_facts(vd))
+                        return -ENOMEM;
+                vd->facts->fallback = vd->measure;
+                vd->facts->fallback_rule = vd->rule;
+                vd->facts->fallback_verb = in->sel_verb;
+        }
+        vd->measure = *m;
+        vd->rule = rule;
+        in->sel_verb = verb;
+        return 1;
 }
 
-/* Skip-class protections of session i and the reason for the first of them. */
-static int policy_skip_protections(PolicyRun *run, size_t i) {
+/* The verdict's facts beyond its measure, allocated on first use; NULL on ENOMEM. */
+VerdictFacts *policy_facts(Verdict *vd) {
+        if (!vd->facts)
+                vd->facts = calloc(1, sizeof(VerdictFacts));
+        return vd->facts;
+}
+
+bool policy_age_selects(msec_t limit, msec_t idle) {
+        return limit > 0 && limit != MSEC_INFINITY && idle > limit;
+}
+
+int verdict_set_fact(Verdict *vd, Verb verb, const char *rule, char *fact) {
+        if (!fact)
+                return -ENOMEM;
+        free(vd->fact);
+        vd->verb = verb;
+        vd->rule = rule;
+        vd->fact = fact;
+        vd->measure = (Measure){};
+        vd->blocked_by = 0;
+        vd->blocked_verb = VERB_KEEP;
+        vd->blocked_rule = NULL;
+        return 0;
+}
+
+/* Skip-class protections of session i, and the facts of a write within min-idle. */
+static void policy_skip_protections(PolicyRun *run, size_t i) {
         const Session *s = &run->inv->sessions[i];
         PolicyInfo *in = &run->info[i];
         Verdict *vd = &run->v->sessions[i];
         /* the real clock: --now forecasts ages, it never makes a fresh write look idle */
         msec_t since = run->real_now - policy_last_write(s);
-        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX], flags[64];
-        unsigned live = s->live;
-        char *why = NULL;
 
         if (since < in->pol->min_idle)
-                live |= LIVE_RECENT;
+                vd->flags |= VERDICT_RECENT_WRITE;
         if (s->owner == OWNER_UNVERIFIED || (!s->cwd && s->owner != OWNER_FOREIGN))
                 vd->protections |= PROT_UNVERIFIED;
         if (s->owner == OWNER_FOREIGN)
                 vd->protections |= PROT_FOREIGN;
         if (s->state == SESSION_CONFLICT)
                 vd->protections |= PROT_CONFLICT;
-        if (live)
+        if (s->live || (vd->flags & VERDICT_RECENT_WRITE))
                 vd->protections |= PROT_LIVE;
-
-        if (vd->protections & PROT_UNVERIFIED) {
-                const char *r = s->owner_reason ?: "ownership not proven";
-                why = strneq(r, "unverified", 10) ? strdup(r) : strprintf("unverified: %s", r);
-        } else if (vd->protections & PROT_FOREIGN) {
-                if (s->owner_reason)
-                        why = strneq(s->owner_reason, "foreign", 7)
-                                      ? strdup(s->owner_reason)
-                                      : strprintf("foreign: %s", s->owner_reason);
-                else
-                        why = strprintf("foreign: cwd %s does not belong to projects/%s", s->cwd,
-                                        s->project_dir ?: "?");
-        } else if (vd->protections & PROT_CONFLICT)
-                why = strdup("in both chats/ and chats/archive/");
-        else if (live & ~(unsigned)LIVE_RECENT)
-                why = s->live_reason ? strprintf("in use: %s", s->live_reason)
-                                     : strprintf("in use: %s",
-                                                 live_flags_to_string(flags, sizeof flags, live));
-        else if (live)
-                why = since < 0 ? strprintf("in use: written %s in the future",
-                                            format_duration(a, sizeof a, -since))
-                                : strprintf("in use: written %s ago < min-idle %s",
-                                            format_duration(a, sizeof a, since),
-                                            format_duration_exact(b, sizeof b, in->pol->min_idle));
-        else
-                return 0;
-        if (!why)
-                return -ENOMEM;
-        in->skip_reason = why;
-        return 0;
 }
 
 /* Keep-class protections that do not depend on the project's ranking. */
@@ -331,9 +305,8 @@ static int policy_build_groups(PolicyRun *run) {
 static int policy_project_age_count(PolicyRun *run, const PolicyGroup *g) {
         const Policy *p = g->pol;
         Verb verb = p->action == POLICY_ACTION_DELETE ? VERB_DELETE : VERB_ARCHIVE;
-        char a[FORMAT_DURATION_MAX];
         unsigned rank = 0;
-        int r;
+        int r = 0;
 
         for (size_t k = 0; k < g->n_members; k++) {
                 size_t i = g->members[k];
@@ -344,32 +317,28 @@ static int policy_project_age_count(PolicyRun *run, const PolicyGroup *g) {
                 vd->rank = ++rank;
                 if (p->keep_latest > 0 && rank <= p->keep_latest)
                         vd->protections |= PROT_LATEST;
-                if (p->max_age > 0 && run->info[i].idle > p->max_age &&
-                    policy_would_select(run, i, verb)) {
-                        /* the most common reason: joined, not printf'd */
-                        r = policy_select_reason(
-                                run, i, verb, "max-age",
-                                strjoin("idle ", format_duration(a, sizeof a, run->info[i].idle),
-                                        " > max-age ", policy_exact(run, p->max_age), NULL));
-                        if (r < 0)
-                                return r;
-                }
-                if (p->max_sessions > 0 && rank > p->max_sessions) {
+                if (policy_age_selects(p->max_age, run->info[i].idle))
+                        r = policy_select(run, i, verb, "max-age",
+                                          &(Measure){ .kind = MEASURE_AGE,
+                                                      .key = "max-age",
+                                                      .measured = run->info[i].idle,
+                                                      .limit = p->max_age });
+                if (r >= 0 && p->max_sessions > 0 && rank > p->max_sessions)
                         r = policy_select(run, i, verb, "max-sessions",
-                                          "rank %u > max-sessions %" PRIu64, rank,
-                                          p->max_sessions);
-                        if (r < 0)
-                                return r;
-                }
+                                          &(Measure){ .kind = MEASURE_RANK,
+                                                      .key = "max-sessions",
+                                                      .measured = rank,
+                                                      .limit = (int64_t)p->max_sessions });
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
 
 /* Shrink the sessions of one state in a project, oldest first, until at or below cap. */
 static int policy_project_shrink(PolicyRun *run, const PolicyGroup *g, SessionState state,
-                                 uint64_t cap, Verb verb, const char *rule, const char *what) {
+                                 uint64_t cap, Verb verb, const char *rule) {
         uint64_t total = 0, projected;
-        char a[FORMAT_BYTES_MAX], b[32];
         int r;
 
         if (cap == 0)
@@ -390,9 +359,11 @@ static int policy_project_shrink(PolicyRun *run, const PolicyGroup *g, SessionSt
                 size_t i = g->members[k - 1];
                 if (run->inv->sessions[i].state != state || policy_going(run, i))
                         continue;
-                r = policy_select(run, i, verb, rule, "%s %s > %s %s", what,
-                                  format_bytes(a, sizeof a, total), rule,
-                                  policy_format_limit(b, sizeof b, cap));
+                r = policy_select(run, i, verb, rule,
+                                  &(Measure){ .kind = MEASURE_BYTES,
+                                              .key = rule,
+                                              .measured = (int64_t)total,
+                                              .limit = (int64_t)cap });
                 if (r < 0)
                         return r;
                 if (policy_going(run, i))
@@ -404,20 +375,18 @@ static int policy_project_shrink(PolicyRun *run, const PolicyGroup *g, SessionSt
 /* Archive tier: archived sessions idle beyond archive-max-age are deleted. */
 static int policy_archive_age(PolicyRun *run, const PolicyGroup *g) {
         const Policy *p = g->pol;
-        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
         int r;
 
-        if (p->archive_max_age <= 0)
-                return 0;
         for (size_t k = 0; k < g->n_members; k++) {
                 size_t i = g->members[k];
                 if (run->inv->sessions[i].state != SESSION_ARCHIVED ||
-                    run->info[i].idle <= p->archive_max_age)
+                    !policy_age_selects(p->archive_max_age, run->info[i].idle))
                         continue;
                 r = policy_select(run, i, VERB_DELETE, "archive-max-age",
-                                  "archived, idle %s > archive-max-age %s",
-                                  format_duration(a, sizeof a, run->info[i].idle),
-                                  format_duration_exact(b, sizeof b, p->archive_max_age));
+                                  &(Measure){ .kind = MEASURE_AGE,
+                                              .key = "archive-max-age",
+                                              .measured = run->info[i].idle,
+                                              .limit = p->archive_max_age });
                 if (r < 0)
                         return r;
         }
@@ -428,32 +397,31 @@ static int policy_archive_age(PolicyRun *run, const PolicyGroup *g) {
  * compressed. One a rule deletes keeps the compression as its fallback (policy_blast()). */
 static int policy_compress(PolicyRun *run, const PolicyGroup *g) {
         const Policy *p = g->pol;
-        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
 
-        if (p->compress_after <= 0)
-                return 0;
         for (size_t k = 0; k < g->n_members; k++) {
                 size_t i = g->members[k];
                 const Session *s = &run->inv->sessions[i];
                 PolicyInfo *in = &run->info[i];
-                char *why;
+                Measure m = { .kind = MEASURE_AGE, .key = "compress-after", .measured = in->idle,
+                              .limit = p->compress_after };
 
                 if (s->state != SESSION_ARCHIVED || session_is_cold(s) ||
-                    in->idle <= p->compress_after)
+                    !policy_age_selects(p->compress_after, in->idle))
                         continue;
                 run->v->sessions[i].compress_level = (int)p->compress_level;
-                why = strprintf("archived, idle %s > compress-after %s",
-                                format_duration(a, sizeof a, in->idle),
-                                format_duration_exact(b, sizeof b, p->compress_after));
-                if (!why)
-                        return -ENOMEM;
-                if (in->sel_verb == VERB_DELETE && !in->fallback_reason) {
-                        in->fallback_reason = why;
-                        in->fallback_rule = "compress-after";
-                        in->fallback_verb = VERB_COMPRESS;
+                if (in->sel_verb == VERB_DELETE) {
+                        VerdictFacts *f = policy_facts(&run->v->sessions[i]);
+
+                        if (!f)
+                                return -ENOMEM;
+                        if (!f->fallback_rule) {
+                                f->fallback = m;
+                                f->fallback_rule = "compress-after";
+                                f->fallback_verb = VERB_COMPRESS;
+                        }
                         continue;
                 }
-                if (policy_select_reason(run, i, VERB_COMPRESS, "compress-after", why) < 0)
+                if (policy_select(run, i, VERB_COMPRESS, "compress-after", &m) < 0)
                         return -ENOMEM;
         }
         return 0;
@@ -465,27 +433,18 @@ static int policy_project(PolicyRun *run, const PolicyGroup *g) {
         int r;
 
         r = policy_project_age_count(run, g);
-        if (r < 0)
-                return r;
-        r = policy_project_shrink(run, g, SESSION_ACTIVE, g->pol->max_size, verb, "max-size",
-                                  "project");
-        if (r < 0)
-                return r;
-        r = policy_archive_age(run, g);
-        if (r < 0)
-                return r;
-        r = policy_project_shrink(run, g, SESSION_ARCHIVED, g->pol->archive_max_size, VERB_DELETE,
-                                  "archive-max-size", "archive");
-        if (r < 0)
-                return r;
-        return policy_compress(run, g);
+        if (r >= 0)
+                r = policy_project_shrink(run, g, SESSION_ACTIVE, g->pol->max_size, verb,
+                                          "max-size");
+        if (r >= 0)
+                r = policy_archive_age(run, g);
+        if (r >= 0)
+                r = policy_project_shrink(run, g, SESSION_ARCHIVED, g->pol->archive_max_size,
+                                          VERB_DELETE, "archive-max-size");
+        if (r >= 0)
+                r = policy_compress(run, g);
+        return r;
 }
-
-static const char *const orphan_what[_ORPHAN_KIND_MAX] = {
-        [ORPHAN_FILE_HISTORY] = "orphan file-history, no transcript",
-        [ORPHAN_SUBAGENTS] = "orphan subagents, no transcript",
-        [ORPHAN_EMPTY_PROJECT] = "empty project directory",
-};
 
 /* Does orphan o belong to a project with protect = true? Its project directory is that of a
  * protected session of its tree, or the sanitized path of an exact protected project. */
@@ -512,9 +471,8 @@ static bool policy_orphan_protected(const PolicyRun *run, const Orphan *o) {
 }
 
 /* Orphans older than orphan-min-age (idle = now - newest mtime inside) are reclaimed. */
-static int policy_orphans(PolicyRun *run) {
+static void policy_orphans(PolicyRun *run) {
         const Policy *p = &run->cfg->defaults;
-        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
 
         for (size_t i = 0; i < run->inv->n_orphans; i++) {
                 const Orphan *o = &run->inv->orphans[i];
@@ -522,9 +480,6 @@ static int policy_orphans(PolicyRun *run) {
                 /* the age the rule sees (--now), but never older than it really is: an orphan
                  * written a minute ago is not reclaimed by a forecast clock */
                 msec_t idle = MAX(MIN(run->now, run->real_now) - o->mtime, (msec_t)0);
-                const char *what = o->kind >= 0 && o->kind < _ORPHAN_KIND_MAX && orphan_what[o->kind]
-                                           ? orphan_what[o->kind]
-                                           : hygiene_what(o->kind);
                 const char *key;
                 /* hygiene kinds have a key each (hygiene.h), the others orphan-min-age */
                 msec_t limit = hygiene_limit(p, o->kind, &key);
@@ -532,28 +487,21 @@ static int policy_orphans(PolicyRun *run) {
                 if (o->kind == ORPHAN_STALE_PROJECT)
                         continue; /* policy_stale_projects(), once every session is decided */
 
-                format_duration(a, sizeof a, idle);
-                format_duration_exact(b, sizeof b, limit);
+                vd->measure = (Measure){ .kind = MEASURE_AGE, .key = key, .measured = idle,
+                                         .limit = limit };
                 if (policy_orphan_protected(run, o)) {
                         vd->verb = VERB_KEEP;
                         vd->rule = protection_to_string(PROT_PROTECT);
                         vd->protections |= PROT_PROTECT;
-                        vd->reason = strprintf("%s, protected project (protect = true)", what);
+                        vd->blocked_by = PROT_PROTECT;
                 } else if (limit != MSEC_INFINITY && idle > limit) {
                         vd->verb = VERB_DELETE;
                         vd->rule = hygiene_kind(o->kind) ? key : "orphan";
-                        vd->reason = strprintf("%s, idle %s > %s", what, a, b);
                 } else {
                         vd->verb = VERB_KEEP;
                         vd->rule = "none";
-                        vd->reason = limit != MSEC_INFINITY
-                                             ? strprintf("%s, idle %s <= %s %s", what, a, key, b)
-                                             : strprintf("%s (%s off)", what, key);
                 }
-                if (!vd->reason)
-                        return -ENOMEM;
         }
-        return 0;
 }
 
 /* Stale project entries (hygiene.h), which depend on their sessions' verdicts: after them and
@@ -602,23 +550,16 @@ void policy_title_need(const Config *cfg, bool json, TitleNeed *ret) {
 }
 
 static void policy_run_done(PolicyRun *run) {
-        if (run->info)
-                for (size_t i = 0; i < run->inv->n_sessions; i++) {
-                        free(run->info[i].sel_reason);
-                        free(run->info[i].fallback_reason);
-                        free(run->info[i].skip_reason);
-                }
         free(run->info);
         free(run->order);
         free(run->groups);
 }
 
 /* Per-session set-up: effective policy, idle time, counted size, protections. */
-static int policy_prepare(PolicyRun *run) {
+static void policy_prepare(PolicyRun *run) {
         for (size_t i = 0; i < run->inv->n_sessions; i++) {
                 const Session *s = &run->inv->sessions[i];
                 PolicyInfo *in = &run->info[i];
-                int r;
 
                 in->pol = config_policy_for(run->cfg, policy_is_verified(s) ? s->cwd : NULL);
                 if (!in->pol)
@@ -627,12 +568,9 @@ static int policy_prepare(PolicyRun *run) {
                 in->size = policy_size(run, s->bytes, s->bytes_alloc);
                 in->group = SIZE_MAX;
                 in->sel_verb = VERB_KEEP;
-                r = policy_skip_protections(run, i);
-                if (r < 0)
-                        return r;
+                policy_skip_protections(run, i);
                 policy_keep_protections(run, i);
         }
-        return 0;
 }
 
 int policy_evaluate(const Inventory *inv, const Config *cfg, msec_t now, const PolicyOptions *opts,
@@ -662,13 +600,12 @@ int policy_evaluate(const Inventory *inv, const Config *cfg, msec_t now, const P
                 return -ENOMEM;
         }
 
-        r = policy_prepare(&run);
-        if (r >= 0)
-                r = policy_build_groups(&run);
+        policy_prepare(&run);
+        r = policy_build_groups(&run);
         for (size_t g = 0; r >= 0 && g < run.n_groups; g++)
                 r = policy_project(&run, &run.groups[g]);
         if (r >= 0)
-                r = policy_orphans(&run);
+                policy_orphans(&run);
         for (size_t t = 0; r >= 0 && t < inv->n_trees; t++)
                 r = policy_tree(&run, t, idx);
         for (size_t i = 0; r >= 0 && i < inv->n_sessions; i++)

@@ -1,8 +1,10 @@
 /* policy.h: pure retention decisions. Inventory + Config + now -> one Verdict per session and
- * per orphan. No I/O, no clock. */
+ * per orphan: structured (rule, Measure, blocked_by, held_by), never prose; reason.h renders
+ * the text. No I/O, no clock. */
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "config.h"
 #include "inventory.h"
@@ -34,14 +36,78 @@ typedef enum Protection {
         _PROT_MAX = 12,
 } Protection;
 
+/* What a rule (or a protection) measured, in which unit, against which limit. */
+typedef enum MeasureKind {
+        MEASURE_NONE,  /* nothing measured */
+        MEASURE_AGE,   /* milliseconds: idle, age, time since the last write */
+        MEASURE_BYTES, /* a project's, an archive's or a tree's total, or free space */
+        MEASURE_COUNT, /* sessions */
+        MEASURE_RANK,  /* 1 = the newest active session of its project */
+        _MEASURE_KIND_MAX,
+        _MEASURE_KIND_INVALID = -22,
+} MeasureKind;
+
+typedef struct Measure {
+        int64_t measured; /* ms, bytes (below 2^63), a count or a rank */
+        int64_t limit;    /* the key's value (keep-free: in bytes); MSEC_INFINITY: an age key
+                           * that is off */
+        const char *key;  /* static: the policy key of the limit ("max-age", "keep-free", ...) */
+        MeasureKind kind;
+} Measure;
+
+/* Verdict.flags: which form a protection's outcome takes. */
+typedef enum VerdictFlags {
+        VERDICT_RECENT_WRITE = 1 << 0, /* PROT_LIVE includes a write within min-idle */
+        VERDICT_TITLE_UNREAD = 1 << 1, /* PROT_UNVERIFIED: the title of a selected session was
+                                        * not read (the scan judged no rule could select it) */
+        VERDICT_TASKS_HELD = 1 << 2,   /* PROT_SCHEDULED: a deletion of a session bound to
+                                        * scheduled tasks, kept whatever keep-scheduled says */
+} VerdictFlags;
+
+/* What a verdict quotes beyond its rule's measure. Only a verdict that needs them has them
+ * (Verdict.facts): 100k verdicts stay small. */
+typedef struct VerdictFacts {
+        msec_t age;           /* PROT_MIN_AGE: its age (now - first record) ... */
+        msec_t min_age;       /* ... and min-age */
+        msec_t since_write;   /* VERDICT_RECENT_WRITE: real now - its last write (< 0: in the
+                               * future) ... */
+        msec_t min_idle;      /* ... and min-idle */
+        uint64_t keep_latest; /* PROT_LATEST: the keep-latest its rank is within */
+        Measure held;         /* held_by (MEASURE_COUNT): the deletions its limit had allowed
+                               * before this one, and max-deletions' limit, or for
+                               * max-deletions-percent the number of the project's sessions */
+        double held_percent;  /* held_by max-deletions-percent */
+        bool held_project;    /* held_by max-deletions: the project's own limit, not the run's */
+        int64_t target;       /* a tree-max-size measure: the total it shrinks to */
+        double percent;       /* a keep-free measure given in percent of the filesystem, else 0 */
+        /* the policy's scratch: the archive (compression) a deletion replaced, for the blast
+         * radius to fall back to */
+        const char *fallback_rule; /* NULL: none */
+        Verb fallback_verb;
+        Measure fallback;
+} VerdictFacts;
+
+/* A decision and the facts it was made from; no prose. The reason text is rendered from these
+ * (and the session's or orphan's own facts) by reason.h, at the edge: the plan's renderings and
+ * the journal. */
 typedef struct Verdict {
         Verb verb;
+        unsigned protections; /* every protection that applies to the session */
         const char *rule;     /* static: "max-age", "max-sessions", "max-size", "tree-max-size",
                                * "keep-free", "archive-max-age", "archive-max-size", "orphan",
                                * "compress-after",
                                * or the protection that won ("pinned", "live", ...), or "none" */
-        char *reason;         /* owned: "idle 121d > max-age 90d" */
-        unsigned protections; /* every protection that applies to the session */
+        const char *blocked_rule; /* static: the rule blocked_by blocked, else NULL */
+        Measure measure;      /* what the deciding rule measured: of `rule` when it acts, of
+                               * blocked_rule when a protection won, of held_rule when the
+                               * deletion limits skip it; rule "none": idle vs max-age (or
+                               * nothing) */
+        /* three small fields in one word (100k verdicts live at once) */
+        Protection blocked_by : 16; /* the protection that won (and names `rule`), 0 when none
+                                     * did */
+        Verb blocked_verb : 8; /* what blocked_by blocked: the verb a rule selected; VERB_KEEP
+                                * when no rule selected it */
+        unsigned flags : 8;   /* VerdictFlags */
         unsigned rank;        /* 1 = newest in its project (active sessions), 0 = n/a */
         const char *held_by;  /* static: the deletion limit that held the session back
                                * ("max-deletions", "max-deletions-percent"), else NULL */
@@ -49,6 +115,9 @@ typedef struct Verdict {
         int mark;             /* ORPHAN_STALE_PROJECT (hygiene.h): 1 write its marker, -1 remove
                                * it, 0 neither */
         int compress_level;    /* VERB_COMPRESS: the zstd level (compress-level) */
+        VerdictFacts *facts;  /* owned; NULL when it quotes nothing beyond its measure */
+        char *fact;           /* owned: the whole reason where it is a fact found outside the
+                               * policy's rules (a stale project entry, qgc restore), else NULL */
 } Verdict;
 
 typedef struct Verdicts {
@@ -71,6 +140,12 @@ int policy_evaluate(const Inventory *inv, const Config *cfg, msec_t now, const P
  * size rule (max-sessions, max-size, archive-max-size) or a tree cap is set; else the smallest
  * max-age (active) and archive-max-age (archived) among policies with keep-titled. */
 void policy_title_need(const Config *cfg, bool json, TitleNeed *ret);
+/* May a rule with the age limit `limit` (max-age, archive-max-age, compress-after; <= 0 or
+ * MSEC_INFINITY: off) select a session idle for `idle`? Cutoffs are strict: idle == limit
+ * stays. The one test of every age rule, and the scan's (scan_want_title()). */
+bool policy_age_selects(msec_t limit, msec_t idle);
+/* Replace the verdict with a fact (taken; NULL means out of memory: -ENOMEM) and no measure. */
+int verdict_set_fact(Verdict *vd, Verb verb, const char *rule, char *fact);
 Verdicts *verdicts_free(Verdicts *v);
 static inline void verdicts_freep(Verdicts **p) {
         verdicts_free(*p);

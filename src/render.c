@@ -413,7 +413,7 @@ static int render_also_row(const Session *s, const RenderLayout *lay, size_t fix
 
 static int render_row(const Plan *p, const PlanItem *it, const RenderLayout *lay, FILE *f) {
         char idle_s[FORMAT_DURATION_MAX], size_s[FORMAT_BYTES_MAX];
-        _cleanup_free_ char *id = NULL, *hpath = NULL;
+        _cleanup_free_ char *id = NULL, *hpath = NULL, *reason = NULL;
         RenderLine l;
         uint64_t bytes;
         msec_t idle;
@@ -432,7 +432,8 @@ static int render_row(const Plan *p, const PlanItem *it, const RenderLayout *lay
         l.f = f;
         l.len = 0;
         id = whole > 0 ? strdup(full) : strndup(full, id_w);
-        if (!id)
+        reason = plan_item_reason(p, it);
+        if (!id || !reason)
                 return -ENOMEM;
         render_item_size(p, it, &bytes, &idle);
         render_line_put(&l, "  ", 2);
@@ -455,9 +456,9 @@ static int render_row(const Plan *p, const PlanItem *it, const RenderLayout *lay
                 /* a long orphan name: the reason on its own lines */
                 RenderLayout own = *lay;
                 own.reason_w = 0;
-                return render_reason(&l, it->verdict->reason, &own, 0);
+                return render_reason(&l, reason, &own, 0);
         }
-        r = render_reason(&l, it->verdict->reason, lay, render_fixed_width(id_w));
+        r = render_reason(&l, reason, lay, render_fixed_width(id_w));
         if (r >= 0 && !it->is_orphan && plan_item_verb(it) == VERB_DELETE)
                 r = render_also_row(&p->inv->sessions[it->index], lay, render_fixed_width(id_w),
                                     f);
@@ -578,7 +579,7 @@ static int render_idle_cmp(const void *x, const void *y, void *userdata) {
  * finds every change of a project), the reason wraps onto its own lines when it does not fit. */
 static int render_change(const Plan *p, const PlanItem *it, const RenderLayout *lay, FILE *f) {
         char idle_s[FORMAT_DURATION_MAX], size_s[FORMAT_BYTES_MAX];
-        _cleanup_free_ char *id = NULL, *proj = NULL, *reason = NULL;
+        _cleanup_free_ char *id = NULL, *proj = NULL, *reason = NULL, *raw = NULL;
         bool verified;
         const char *g = plan_item_group(p, it, &verified);
         size_t whole, used, rw, own_w;
@@ -594,7 +595,8 @@ static int render_change(const Plan *p, const PlanItem *it, const RenderLayout *
                : it->is_orphan ? (*g ? strprintf("projects/%s", g) : strdup("file-history"))
                : verified      ? plan_clean_string(g, true)
                                : strprintf("projects/%s", g);
-        reason = plan_clean_string(it->verdict->reason, true);
+        raw = plan_item_reason(p, it);
+        reason = raw ? plan_clean_string(raw, true) : NULL;
         if (!id || !proj || !reason)
                 return -ENOMEM;
         if (!verified) {

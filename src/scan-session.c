@@ -71,16 +71,15 @@ static int scan_copy_open_fast(const ScanCtx *ctx, int dfd, const char *name, st
         return fd;
 }
 
-/* Does the plan need the title of a copy with this stat (see TitleNeed)? Conservative: policy
- * selects by max-age when idle > limit, and idle <= now - mtime. */
+/* Does the plan need the title of a copy with this stat (see TitleNeed)? The policy's own age
+ * test, policy_age_selects(): its idle is at most now - mtime. */
 static bool scan_want_title(const ScanCtx *ctx, const struct stat *st, bool archived) {
         const TitleNeed *t = ctx->o->titles;
-        msec_t limit;
 
         if (!t || t->all)
                 return true;
-        limit = archived ? t->archived_idle : t->active_idle;
-        return limit != MSEC_INFINITY && ctx->o->now - scan_ts_msec(&st->st_mtim) >= limit;
+        return policy_age_selects(archived ? t->archived_idle : t->active_idle,
+                                  ctx->o->now - scan_ts_msec(&st->st_mtim));
 }
 
 /* Stat, open and read the head and tail of one transcript copy (the title only when
@@ -533,8 +532,7 @@ int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
         primary = act ? &ca : arc ? &cr : &cc;
 
         if (primary->problem) {
-                s.owner = OWNER_UNVERIFIED;
-                s.owner_reason = TAKE_PTR(primary->problem);
+                owner_set_unreadable(&s, TAKE_PTR(primary->problem));
         } else {
                 r = owner_check_cached(&s, primary->head_ok ? &primary->head : NULL,
                                        primary->head_why, p->name, &p->claims, &p->owner);

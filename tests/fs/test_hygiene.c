@@ -24,6 +24,7 @@
 #include "inventory.h"
 #include "macro.h"
 #include "policy.h"
+#include "reason.h"
 #include "roots.h"
 #include "scan.h"
 #include "treesize.h"
@@ -172,6 +173,7 @@ static void test_hygiene_policy_table(void **state) {
                 _cleanup_(inventory_freep) Inventory *inv = NULL;
                 _cleanup_(verdicts_freep) Verdicts *v = NULL;
                 _cleanup_free_ char *text = strprintf("defaults = { %s };", table[i].conf);
+                _cleanup_free_ char *why = NULL;
                 PolicyOptions po = { .real_now = real };
                 ConfigErrors e = {};
                 Config c;
@@ -190,13 +192,14 @@ static void test_hygiene_policy_table(void **state) {
                 assert_int_equal(policy_evaluate(inv, &c, real + table[i].forecast_h * 3600 * 1000,
                                                  &po, &v),
                                  0);
-                if (v->orphans[0].verb != table[i].want ||
-                    !strstr(v->orphans[0].reason, table[i].reason))
+                why = verdict_orphan_reason(&v->orphans[0], &inv->orphans[0]);
+                assert_non_null(why);
+                if (v->orphans[0].verb != table[i].want || !strstr(why, table[i].reason))
                         print_error("case %zu: %s %s '%s'\n", i, verb_to_string(v->orphans[0].verb),
-                                    v->orphans[0].rule, v->orphans[0].reason);
+                                    v->orphans[0].rule, why);
                 assert_int_equal(v->orphans[0].verb, table[i].want);
                 assert_string_equal(v->orphans[0].rule, table[i].rule);
-                assert_non_null(strstr(v->orphans[0].reason, table[i].reason));
+                assert_non_null(strstr(why, table[i].reason));
                 config_done(&c);
                 config_errors_done(&e);
         }
@@ -242,6 +245,7 @@ static void test_hygiene_stale_policy_table(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
                 _cleanup_(inventory_freep) Inventory *inv = NULL;
                 _cleanup_(verdicts_freep) Verdicts *v = NULL;
+                _cleanup_free_ char *why = NULL, *swhy = NULL;
                 PolicyOptions po = { .real_now = real, .force = table[i].force };
                 ConfigErrors e = {};
                 Config c;
@@ -273,16 +277,18 @@ static void test_hygiene_stale_policy_table(void **state) {
                 assert_int_equal(inventory_add_session(inv, &s), 0);
                 assert_int_equal(inventory_add_orphan(inv, &o), 0);
                 assert_int_equal(policy_evaluate(inv, &c, real, &po, &v), 0);
+                why = verdict_orphan_reason(&v->orphans[0], &inv->orphans[0]);
+                swhy = verdict_reason(&v->sessions[0], &inv->sessions[0]);
+                assert_non_null(why);
+                assert_non_null(swhy);
                 if (v->orphans[0].verb != table[i].want || v->orphans[0].mark != table[i].mark ||
-                    !strstr(v->orphans[0].reason, table[i].reason) ||
-                    v->sessions[0].verb != table[i].want_session)
+                    !strstr(why, table[i].reason) || v->sessions[0].verb != table[i].want_session)
                         print_error("case %zu: %s mark %d '%s'; session %s '%s'\n", i,
-                                    verb_to_string(v->orphans[0].verb), v->orphans[0].mark,
-                                    v->orphans[0].reason, verb_to_string(v->sessions[0].verb),
-                                    v->sessions[0].reason);
+                                    verb_to_string(v->orphans[0].verb), v->orphans[0].mark, why,
+                                    verb_to_string(v->sessions[0].verb), swhy);
                 assert_int_equal(v->orphans[0].verb, table[i].want);
                 assert_int_equal(v->orphans[0].mark, table[i].mark);
-                assert_non_null(strstr(v->orphans[0].reason, table[i].reason));
+                assert_non_null(strstr(why, table[i].reason));
                 assert_int_equal(v->sessions[0].verb, table[i].want_session);
                 if (table[i].want == VERB_DELETE)
                         assert_string_equal(v->sessions[0].rule, "stale-project-min-age");

@@ -28,6 +28,8 @@
 #include "live.h"
 #include "macro.h"
 #include "owner.h"
+#include "policy.h"
+#include "reason.h"
 #include "roots.h"
 #include "scan.h"
 #include "util.h"
@@ -101,6 +103,17 @@ static const Session *find(const Fx *fx, const char *id) {
                 print_error("session %s not found\n", id);
         assert_non_null(s);
         return s;
+}
+
+/* The owner reason of s as the plan shows it (reason.h), NULL when no check ran; valid until
+ * the next call. */
+static const char *owner_text(const Session *s) {
+        static char *last = NULL;
+
+        free(last);
+        last = NULL;
+        assert_int_equal(owner_reason(s, &last), 0);
+        return last;
 }
 
 /* Hash of cwd from golden/paths.tsv (Qwen's own getProjectHash), or NULL. */
@@ -215,7 +228,7 @@ static void test_scan_corpus_every_session_owned(void **state) {
                 _cleanup_free_ char *hash = golden_hash(corpus_sessions[i].cwd);
 
                 print_message("  %s %s %s\n", s->id, owner_status_to_string(s->owner),
-                              s->owner_reason ? s->owner_reason : "");
+                              owner_text(s) ?: "");
                 assert_int_equal(s->owner, OWNER_OK);
                 assert_int_equal(s->state, corpus_sessions[i].state);
                 assert_string_equal(s->project_dir, corpus_sessions[i].project);
@@ -539,10 +552,10 @@ static void test_scan_hostile_entries_reasons(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(hostile_cases); i++) {
                 const Session *s = find(fx, hostile_cases[i].id);
                 print_message("  %s %s: %s\n", s->id, owner_status_to_string(s->owner),
-                              s->owner_reason ? s->owner_reason : "(null)");
+                              owner_text(s) ?: "(null)");
                 assert_int_equal(s->owner, hostile_cases[i].owner);
-                assert_non_null(s->owner_reason);
-                assert_non_null(strstr(s->owner_reason, hostile_cases[i].reason));
+                assert_non_null(owner_text(s));
+                assert_non_null(strstr(owner_text(s), hostile_cases[i].reason));
                 assert_string_equal(s->project_dir, "-srv-demo-webapp");
         }
         /* the transcript name keeps its case; lookups ignore it */
@@ -685,7 +698,9 @@ static void assert_same_inventory(const Inventory *a, const Inventory *b) {
                 assert_string_equal(x->id, y->id);
                 assert_true(same_str(x->project_dir, y->project_dir));
                 assert_true(same_str(x->cwd, y->cwd));
-                assert_true(same_str(x->owner_reason, y->owner_reason));
+                assert_int_equal(x->owner_cause, y->owner_cause);
+                assert_true(same_str(x->owner_detail, y->owner_detail));
+                assert_true(same_str(x->owner_dir, y->owner_dir));
                 assert_true(same_str(x->title, y->title));
                 assert_int_equal(x->owner, y->owner);
                 assert_int_equal(x->state, y->state);
@@ -1039,7 +1054,7 @@ static void test_live_check_rereads_registry_and_claims(void **state) {
         /* no head: unverified with the caller's reason */
         assert_int_equal(owner_check(&s, NULL, "empty transcript", "-srv-demo-webapp", cfd), 0);
         assert_int_equal(s.owner, OWNER_UNVERIFIED);
-        assert_string_equal(s.owner_reason, "empty transcript");
+        assert_string_equal(owner_text(&s), "empty transcript");
         session_done(&s);
 }
 
@@ -1335,7 +1350,7 @@ static void test_fixture_build_and_snapshot(void **state) {
         assert_string_not_equal(s1, s2);
 }
 
-/* Equal project_dir, cwd and owner_reason strings are shared, distinct ones kept apart, and all
+/* Equal project_dir, cwd and owner_detail strings are shared, distinct ones kept apart, and all
  * of them freed once (ASan checks the frees) across many set resizes. */
 static void test_inventory_add_session_interns_strings(void **state) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
@@ -1351,7 +1366,7 @@ static void test_inventory_add_session_interns_strings(void **state) {
                 s.project_dir = strdup(buf);
                 (void)snprintf(buf, sizeof(buf), "/p/%d", i % 700);
                 s.cwd = i % 5 == 0 ? NULL : strdup(buf);
-                s.owner_reason = strdup(i % 2 ? "cwd matches the project directory" : "other");
+                s.owner_detail = strdup(i % 2 ? "cwd matches the project directory" : "other");
                 s.title = strdup("a title");
                 assert_int_equal(inventory_add_session(inv, &s), 0);
                 assert_null(s.project_dir); /* moved */
@@ -1370,9 +1385,9 @@ static void test_inventory_add_session_interns_strings(void **state) {
                         (void)snprintf(buf, sizeof(buf), "/p/%zu", i % 700);
                         assert_string_equal(s->cwd, buf);
                 }
-                assert_string_equal(s->owner_reason,
+                assert_string_equal(s->owner_detail,
                                     i % 2 ? "cwd matches the project directory" : "other");
-                assert_ptr_equal(s->owner_reason, inv->sessions[(i + 2) % 3000].owner_reason);
+                assert_ptr_equal(s->owner_detail, inv->sessions[(i + 2) % 3000].owner_detail);
                 assert_ptr_not_equal(s->title, inv->sessions[(i + 1) % 3000].title);
         }
 }
@@ -1458,7 +1473,9 @@ static void test_owner_check_cached_matches_uncached(void **state) {
                                                     &cache),
                                  0);
                 assert_int_equal(a.owner, b.owner);
-                assert_string_equal(a.owner_reason, b.owner_reason);
+                assert_int_equal(a.owner_cause, b.owner_cause);
+                assert_true(same_str(a.owner_detail, b.owner_detail));
+                assert_true(same_str(a.owner_dir, b.owner_dir));
                 assert_string_equal(a.hash, b.hash);
                 assert_string_equal(b.hash, cases[i].hash);
                 assert_int_equal(b.owner, strstr(cases[i].cwd, "worktrees") ? OWNER_WORKTREE :
@@ -1467,6 +1484,38 @@ static void test_owner_check_cached_matches_uncached(void **state) {
                                                                      OWNER_FOREIGN);
                 session_done(&a);
                 session_done(&b);
+        }
+}
+
+/* The scan reads a title exactly where a rule could select the session, by the policy's own
+ * test (policy_age_selects()): at now - mtime == max-age no rule selects it (its idle is at most
+ * now - mtime), so its title stays unread; a millisecond later it is read. */
+static void test_scan_title_read_where_the_policy_could_select(void **state) {
+        Fx *fx = *state;
+        const msec_t limit = 90 * MSEC_PER_DAY, m = INT64_C(1790000000000);
+        TitleNeed need = { .active_idle = limit, .archived_idle = MSEC_INFINITY };
+        const struct timespec ts[2] = { { .tv_sec = m / 1000 }, { .tv_sec = m / 1000 } };
+        _cleanup_free_ char *path =
+                fixture_path(fx->root, "q/projects/-srv-demo-my-notes/chats/"
+                                       "be0b1e35-4600-44b4-aba9-84b6d4d12748.jsonl");
+
+        assert_non_null(path);
+        assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
+        for (msec_t k = 0; k < 2; k++) {
+                ScanOptions o = { .now = m + limit + k, .no_atime = true, .titles = &need };
+                Tree t = {};
+                const Session *s;
+
+                fx->inv = inventory_free(fx->inv);
+                assert_int_equal(inventory_new(&fx->inv), 0);
+                assert_int_equal(roots_from_dir(fx->qwen, &t), 0);
+                assert_int_equal(inventory_add_tree(fx->inv, &t, NULL), 0);
+                assert_int_equal(scan_all(fx->inv, &o), 0);
+                s = find(fx, "be0b1e35-4600-44b4-aba9-84b6d4d12748");
+                assert_int_equal(s->state, SESSION_ACTIVE);
+                assert_int_equal(s->mtime, m);
+                assert_int_equal(policy_age_selects(limit, o.now - s->mtime), k == 1);
+                assert_int_equal(s->title_unread, k == 0);
         }
 }
 
@@ -1485,6 +1534,7 @@ int main(void) {
                 T(test_scan_hostile_entries_reasons),
                 T(test_scan_hostile_symlinked_chats_not_followed),
                 T(test_scan_conflict_both_copies),
+                T(test_scan_title_read_where_the_policy_could_select),
                 T(test_scan_orphans),
                 T(test_scan_orphans_across_trees),
                 T(test_scan_jobs_same_inventory),

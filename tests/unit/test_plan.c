@@ -63,7 +63,8 @@ static Session *fx_add(Fixture *f, const char *cwd, unsigned n, Verb verb, const
         s->bytes_alloc = bytes + 100;
         s->last_activity = s->mtime = NOW - idle;
         s->first_record = NOW - 400 * D;
-        f->vs[i] = (Verdict){ .verb = verb, .rule = rule, .reason = (char *)reason };
+        /* the reason as a fact; NULL: the test sets the verdict's structured fields */
+        f->vs[i] = (Verdict){ .verb = verb, .rule = rule, .fact = (char *)reason };
         return s;
 }
 
@@ -79,11 +80,16 @@ static Verdicts *fx_verdicts(const Fixture *f) {
         v->n_orphans = f->inv.n_orphans;
         for (size_t i = 0; i < v->n_sessions; i++) {
                 v->sessions[i] = f->vs[i];
-                v->sessions[i].reason = strdup(f->vs[i].reason ?: "");
+                v->sessions[i].fact = f->vs[i].fact ? strdup(f->vs[i].fact) : NULL;
+                if (f->vs[i].facts) {
+                        v->sessions[i].facts = malloc(sizeof(VerdictFacts));
+                        assert_non_null(v->sessions[i].facts);
+                        *v->sessions[i].facts = *f->vs[i].facts;
+                }
         }
         for (size_t i = 0; i < v->n_orphans; i++) {
                 v->orphans[i] = f->vo[i];
-                v->orphans[i].reason = strdup(f->vo[i].reason ?: "");
+                v->orphans[i].fact = f->vo[i].fact ? strdup(f->vo[i].fact) : NULL;
         }
         return v;
 }
@@ -116,7 +122,7 @@ static void fx_scene(Fixture *f) {
                             .bytes = 500,
                             .mtime = NOW - 40 * D };
         f->vo[0] = (Verdict){ .verb = VERB_DELETE, .rule = "orphan",
-                              .reason = (char *)"orphan file-history, no transcript, idle 40d > 30d" };
+                              .fact = (char *)"orphan file-history, no transcript, idle 40d > 30d" };
         f->inv.n_orphans = 1;
 }
 
@@ -269,7 +275,7 @@ static void test_plan_render_text_fits_width(void **state) {
         (void)state;
 
         fx_scene(&f);
-        f.vs[3].reason = (char *)long_reason;
+        f.vs[3].fact = (char *)long_reason;
         p = fx_plan(&f);
         for (size_t w = 0; w < ELEMENTSOF(widths); w++) {
                 _cleanup_free_ char *out = render(plan_render_text, p, widths[w], true);
@@ -339,7 +345,7 @@ static void test_plan_render_text_wide_and_ascii(void **state) {
                 skip();
         fx_scene(&f);
         f.s[1].cwd = (char *)"/p/\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e-\xf0\x9f\x9a\x80"; /* 日本語-🚀 */
-        f.vs[1].reason = (char *)"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e";
+        f.vs[1].fact = (char *)"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e";
         p = fx_plan(&f);
         out = render(plan_render_text, p, 60, true);
         assert_lines_fit(out, 60);
@@ -465,20 +471,25 @@ static void test_plan_held_back_warning(void **state) {
         (void)state;
 
         fx_scene(&f);
-        fx_add(&f, "/p/a", 8, VERB_SKIP, "blast-radius",
-               "held back by max-deletions (1 per run; use --force); would delete: tree 52G > "
-               "max-size 50G, shrinking to 40G (disk caps delete)",
-               300 * D, 2048);
+        /* structured verdicts, as the policy makes them: the reason is rendered */
+        VerdictFacts facts8 = { .held = { .kind = MEASURE_COUNT, .measured = 1, .limit = 1 },
+                                .target = 40 * (INT64_C(1) << 30) },
+                     facts9 = { .held = { .kind = MEASURE_COUNT, .measured = 1, .limit = 1 } };
+        fx_add(&f, "/p/a", 8, VERB_SKIP, "blast-radius", NULL, 300 * D, 2048);
         f.vs[8].protections = PROT_BLAST;
         f.vs[8].held_by = "max-deletions";
         f.vs[8].held_rule = "tree-max-size";
-        fx_add(&f, "/p/b", 9, VERB_SKIP, "blast-radius",
-               "held back by max-deletions (1 per run; use --force); would delete: idle 300d > "
-               "max-age 90d",
-               300 * D, 1024);
+        f.vs[8].facts = &facts8;
+        f.vs[8].measure = (Measure){ .kind = MEASURE_BYTES, .key = "max-size",
+                                     .measured = 52 * (INT64_C(1) << 30),
+                                     .limit = 50 * (INT64_C(1) << 30) };
+        fx_add(&f, "/p/b", 9, VERB_SKIP, "blast-radius", NULL, 300 * D, 1024);
         f.vs[9].protections = PROT_BLAST;
         f.vs[9].held_by = "max-deletions";
         f.vs[9].held_rule = "max-age";
+        f.vs[9].facts = &facts9;
+        f.vs[9].measure = (Measure){ .kind = MEASURE_AGE, .key = "max-age", .measured = 300 * D,
+                                     .limit = 90 * D };
         p = fx_plan(&f);
         plan_held_back(p, &h);
         assert_int_equal(h.n, 2);
@@ -489,6 +500,22 @@ static void test_plan_held_back_warning(void **state) {
         out = render(plan_render_text, p, 100, true);
         assert_non_null(strstr(out, "  warning: tree cap not met: 2 sessions (3.0K) held back by "
                                     "max-deletions\n"));
+        /* the reasons rendered from the structured verdicts */
+        for (size_t k = 0; k < p->n_items; k++) {
+                const PlanItem *it = &p->items[k];
+                _cleanup_free_ char *why = NULL;
+
+                if (it->is_orphan || (it->index != 8 && it->index != 9))
+                        continue;
+                why = plan_item_reason(p, it);
+                assert_string_equal(why, it->index == 8
+                                                 ? "held back by max-deletions (1 per run; use "
+                                                   "--force); would delete: tree 52G > max-size "
+                                                   "50G, shrinking to 40G (disk caps delete)"
+                                                 : "held back by max-deletions (1 per run; use "
+                                                   "--force); would delete: idle 300d > max-age "
+                                                   "90d");
+        }
         plan_free(p);
         free(w);
         h.tree_cap = false;

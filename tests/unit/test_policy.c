@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "inventory.h"
 #include "macro.h"
 #include "policy.h"
+#include "reason.h"
 
 /* Table literals: POL() sets defaults that cases override, and specs leave zero fields out. */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -48,6 +50,8 @@ typedef struct Fixture {
         Inventory inv;
         Config cfg;
         Verdicts *v;
+        char *rs[MAX_S]; /* reasons rendered by fx_reason() */
+        char *ro[4];
 } Fixture;
 
 static void fx_init(Fixture *f, Policy pol) {
@@ -84,6 +88,34 @@ static Session *fx_add(Fixture *f, const char *cwd, SessionState state, msec_t i
         return s;
 }
 
+/* The reason of session i's verdict, rendered at the edge (reason.h); the fixture keeps it. */
+static const char *fx_reason(Fixture *f, size_t i) {
+        assert_true(i < MAX_S && i < f->v->n_sessions);
+        free(f->rs[i]);
+        f->rs[i] = verdict_reason(&f->v->sessions[i], &f->inv.sessions[i]);
+        assert_non_null(f->rs[i]);
+        return f->rs[i];
+}
+
+static const char *fx_oreason(Fixture *f, size_t i) {
+        assert_true(i < ELEMENTSOF(f->ro) && i < f->v->n_orphans);
+        free(f->ro[i]);
+        f->ro[i] = verdict_orphan_reason(&f->v->orphans[i], &f->inv.orphans[i]);
+        assert_non_null(f->ro[i]);
+        return f->ro[i];
+}
+
+static void fx_free_reasons(Fixture *f) {
+        for (size_t i = 0; i < ELEMENTSOF(f->rs); i++) {
+                free(f->rs[i]);
+                f->rs[i] = NULL;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(f->ro); i++) {
+                free(f->ro[i]);
+                f->ro[i] = NULL;
+        }
+}
+
 static void fx_eval(Fixture *f, bool force) {
         PolicyOptions o = { .force = force };
         f->v = verdicts_free(f->v);
@@ -92,12 +124,13 @@ static void fx_eval(Fixture *f, bool force) {
         assert_int_equal(f->v->n_sessions, f->inv.n_sessions);
         assert_int_equal(f->v->n_orphans, f->inv.n_orphans);
         for (size_t i = 0; i < f->v->n_sessions; i++) {
-                assert_non_null(f->v->sessions[i].reason);
+                assert_non_null(fx_reason(f, i));
                 assert_non_null(f->v->sessions[i].rule);
         }
 }
 
 static void fx_done(Fixture *f) {
+        fx_free_reasons(f);
         f->v = verdicts_free(f->v);
 }
 
@@ -223,11 +256,11 @@ static void test_policy_rules_table(void **state) {
                 fx_eval(&f, false);
                 fx_verbs(&f, got);
                 if (!streq(got, rc->expect) || !streq(f.v->sessions[rc->ri].rule, rc->rule) ||
-                    (rc->reason && !strstr(f.v->sessions[rc->ri].reason, rc->reason))) {
+                    (rc->reason && !strstr(fx_reason(&f, rc->ri), rc->reason))) {
                         print_error("case '%s': verbs %s (want %s), rule %s (want %s), reason '%s'"
                                     " (want '%s')\n",
                                     rc->name, got, rc->expect, f.v->sessions[rc->ri].rule,
-                                    rc->rule, f.v->sessions[rc->ri].reason,
+                                    rc->rule, fx_reason(&f, rc->ri),
                                     rc->reason ?: "");
                         fx_done(&f);
                         fail();
@@ -306,7 +339,7 @@ static void test_policy_future_mtime_is_clamped(void **state) {
         fx_eval(&f, false);
         assert_int_equal(f.v->sessions[0].verb, VERB_SKIP);
         assert_string_equal(f.v->sessions[0].rule, "live");
-        assert_non_null(strstr(f.v->sessions[0].reason, "in the future"));
+        assert_non_null(strstr(fx_reason(&f, 0), "in the future"));
         fx_done(&f);
 
         /* an unclamped future last_activity counts as idle 0, never as negative idle */
@@ -315,7 +348,7 @@ static void test_policy_future_mtime_is_clamped(void **state) {
         s->mtime = s->last_write = NOW - 100 * D; /* only the last record claims the future */
         fx_eval(&f, false);
         assert_int_equal(f.v->sessions[0].verb, VERB_KEEP);
-        assert_string_equal(f.v->sessions[0].reason, "idle 0s <= max-age 90d");
+        assert_string_equal(fx_reason(&f, 0), "idle 0s <= max-age 90d");
         fx_done(&f);
 }
 
@@ -334,7 +367,7 @@ static void test_policy_min_idle_cutoff(void **state) {
         fx_eval(&f, false);
         assert_int_equal(f.v->sessions[0].verb, VERB_SKIP);
         assert_true(f.v->sessions[0].protections & PROT_LIVE);
-        assert_string_equal(f.v->sessions[0].reason,
+        assert_string_equal(fx_reason(&f, 0),
                             "in use: written 3h ago < min-idle 1d (would archive: idle 100d > "
                             "max-age 90d)");
         assert_int_equal(f.v->sessions[1].verb, VERB_ARCHIVE);
@@ -469,13 +502,15 @@ static void prot_apply(Fixture *f, int pr) {
                 break;
         case PR_UNVERIFIED:
                 s->owner = OWNER_UNVERIFIED;
+                s->owner_cause = OWNER_CAUSE_UNREADABLE;
                 s->cwd = NULL;
-                s->owner_reason = (char *)"first line is not JSON";
+                s->owner_detail = (char *)"first line is not JSON";
                 break;
         case PR_FOREIGN:
                 s->owner = OWNER_FOREIGN;
+                s->owner_cause = OWNER_CAUSE_FOREIGN;
                 s->cwd = (char *)"/x";
-                s->owner_reason = (char *)"cwd /x belongs to projects/-x";
+                s->owner_dir = (char *)"-x";
                 break;
         }
 }
@@ -507,15 +542,15 @@ static void test_policy_each_protection_beats_each_rule(void **state) {
                         v = &f.v->sessions[0];
                         if (v->verb != prot_cases[pr].verb || !streq(v->rule, prot_cases[pr].name) ||
                             !(v->protections & prot_cases[pr].bit) ||
-                            (pr != PR_UNVERIFIED && pr != PR_FOREIGN && !strstr(v->reason, "(would ")) ||
+                            (pr != PR_UNVERIFIED && pr != PR_FOREIGN && !strstr(fx_reason(&f, 0), "(would ")) ||
                             (pr != PR_UNVERIFIED && pr != PR_FOREIGN &&
-                             !strstr(v->reason, ru == RU_TREE_MAX_SIZE || ru == RU_KEEP_FREE ||
+                             !strstr(fx_reason(&f, 0), ru == RU_TREE_MAX_SIZE || ru == RU_KEEP_FREE ||
                                                                 ru >= RU_ARCHIVE_MAX_AGE
                                                         ? "would delete"
                                                         : "would archive"))) {
                                 print_error("protection %s vs rule %s: verb %s rule %s reason '%s'\n",
                                             prot_cases[pr].name, rule_names[ru],
-                                            verb_to_string(v->verb), v->rule, v->reason);
+                                            verb_to_string(v->verb), v->rule, fx_reason(&f, 0));
                                 fail();
                         }
                         fx_done(&f);
@@ -541,7 +576,7 @@ static void test_policy_scheduled_never_deleted(void **state) {
         assert_int_equal(f.v->sessions[0].verb, VERB_KEEP);
         assert_string_equal(f.v->sessions[0].rule, "scheduled");
         assert_true(f.v->sessions[0].protections & PROT_SCHEDULED);
-        assert_string_equal(f.v->sessions[0].reason,
+        assert_string_equal(fx_reason(&f, 0),
                             "bound to 1 scheduled task, which qgc does not remove (would delete: "
                             "idle 121d > max-age 90d)");
         fx_done(&f);
@@ -567,7 +602,7 @@ static void test_policy_protection_reasons(void **state) {
         fx_add(&f, "/p/a", SESSION_ACTIVE, 121 * D, 1);
         prot_apply(&f, PR_PINNED);
         fx_eval(&f, false);
-        assert_string_equal(f.v->sessions[0].reason,
+        assert_string_equal(fx_reason(&f, 0),
                             "pinned (would archive: idle 121d > max-age 90d)");
         fx_done(&f);
 
@@ -575,7 +610,7 @@ static void test_policy_protection_reasons(void **state) {
         fx_add(&f, "/p/a", SESSION_ACTIVE, 121 * D, 1);
         prot_apply(&f, PR_ORG_UNREADABLE);
         fx_eval(&f, false);
-        assert_string_equal(f.v->sessions[0].reason,
+        assert_string_equal(fx_reason(&f, 0),
                             "pins unknown (session-organization.v1.json unreadable) (would "
                             "archive: idle 121d > max-age 90d)");
         fx_done(&f);
@@ -594,14 +629,15 @@ static void test_policy_protection_reasons(void **state) {
         prot_apply(&f, PR_UNVERIFIED);
         fx_eval(&f, false);
         assert_int_equal(f.v->sessions[0].verb, VERB_SKIP);
-        assert_string_equal(f.v->sessions[0].reason, "unverified: first line is not JSON");
+        assert_string_equal(fx_reason(&f, 0), "unverified: first line is not JSON");
         fx_done(&f);
 
         fx_init(&f, (Policy)POL(.max_age = 90 * D));
         fx_add(&f, "/p/a", SESSION_ACTIVE, 121 * D, 1);
         prot_apply(&f, PR_FOREIGN);
         fx_eval(&f, false);
-        assert_string_equal(f.v->sessions[0].reason, "foreign: cwd /x belongs to projects/-x");
+        assert_string_equal(fx_reason(&f, 0),
+                            "foreign: cwd '/x' belongs to project directory '-x'");
         fx_done(&f);
 
         fx_init(&f, (Policy)POL(.max_age = 90 * D));
@@ -609,7 +645,7 @@ static void test_policy_protection_reasons(void **state) {
         fx_eval(&f, false);
         assert_int_equal(f.v->sessions[0].verb, VERB_SKIP);
         assert_string_equal(f.v->sessions[0].rule, "conflict");
-        assert_string_equal(f.v->sessions[0].reason, "in both chats/ and chats/archive/");
+        assert_string_equal(fx_reason(&f, 0), "in both chats/ and chats/archive/");
         fx_done(&f);
 
         /* all applicable bits are recorded, the first keep-class protection names the rule */
@@ -621,7 +657,7 @@ static void test_policy_protection_reasons(void **state) {
         fx_eval(&f, false);
         assert_int_equal(f.v->sessions[0].protections, PROT_TITLED | PROT_SCHEDULED | PROT_LATEST);
         assert_string_equal(f.v->sessions[0].rule, "titled");
-        assert_string_equal(f.v->sessions[0].reason,
+        assert_string_equal(fx_reason(&f, 0),
                             "titled by a person, bound to 2 scheduled tasks, rank 1 <= keep-latest 5 "
                             "(would archive: idle 121d > max-age 90d)");
         fx_done(&f);
@@ -670,7 +706,7 @@ static void test_policy_min_age_uses_mtime_when_first_record_unknown(void **stat
         fx_eval(&f, false);
         assert_int_equal(f.v->sessions[1].verb, VERB_KEEP);
         assert_string_equal(f.v->sessions[1].rule, "min-age");
-        assert_non_null(strstr(f.v->sessions[1].reason, "age 3d < min-age 1w"));
+        assert_non_null(strstr(fx_reason(&f, 1), "age 3d < min-age 1w"));
         assert_int_equal(f.v->sessions[2].verb, VERB_ARCHIVE);
         fx_done(&f);
 }
@@ -689,7 +725,7 @@ static void test_policy_blast_radius(void **state) {
         assert_string_equal(got, "SSDD"); /* the two oldest go, the newest excess waits */
         assert_string_equal(f.v->sessions[0].rule, "blast-radius");
         assert_true(f.v->sessions[0].protections & PROT_BLAST);
-        assert_string_equal(f.v->sessions[0].reason,
+        assert_string_equal(fx_reason(&f, 0),
                             "held back by max-deletions (2 per run; use --force); would delete: idle "
                             "100d > max-age 90d");
         assert_false(f.v->sessions[3].protections & PROT_BLAST);
@@ -729,7 +765,7 @@ static void test_policy_blast_radius_across_projects_and_percent(void **state) {
         fx_eval(&f, false);
         fx_verbs(&f, got);
         assert_string_equal(got, "SSDD");
-        assert_non_null(strstr(f.v->sessions[0].reason, "50% of the project's 4 sessions"));
+        assert_non_null(strstr(fx_reason(&f, 0), "50% of the project's 4 sessions"));
         assert_string_equal(f.v->sessions[0].held_by, "max-deletions-percent");
         fx_eval(&f, true);
         fx_verbs(&f, got);
@@ -763,7 +799,7 @@ static void test_policy_blast_radius_falls_back_to_archive(void **state) {
         assert_string_equal(f.v->sessions[2].rule, "tree-max-size");
         assert_string_equal(f.v->sessions[1].rule, "max-age");
         assert_true(f.v->sessions[1].protections & PROT_BLAST);
-        assert_string_equal(f.v->sessions[1].reason,
+        assert_string_equal(fx_reason(&f, 1),
                             "idle 101d > max-age 90d (held back by max-deletions: 1 per run; use --force)");
         assert_false(f.v->sessions[0].protections & PROT_BLAST);
         assert_string_equal(f.v->sessions[1].held_rule, "tree-max-size");
@@ -796,9 +832,9 @@ static void test_policy_compress_after(void **state) {
         fx_verbs(&f, got);
         assert_string_equal(got, "KCKKK");
         assert_string_equal(f.v->sessions[1].rule, "compress-after");
-        assert_string_equal(f.v->sessions[1].reason, "archived, idle 30d > compress-after 30d");
+        assert_string_equal(fx_reason(&f, 1), "archived, idle 30d > compress-after 30d");
         assert_int_equal(f.v->sessions[1].compress_level, 7);
-        assert_string_equal(f.v->sessions[3].reason, "archived, compressed");
+        assert_string_equal(fx_reason(&f, 3), "archived, compressed");
         assert_string_equal(f.v->sessions[4].rule, "pinned");
         fx_done(&f);
 
@@ -817,7 +853,7 @@ static void test_policy_compress_after(void **state) {
                 assert_string_equal(f.v->sessions[i].rule, "compress-after");
                 assert_true(f.v->sessions[i].protections & PROT_BLAST);
                 assert_int_equal(f.v->sessions[i].compress_level, 3);
-                assert_non_null(strstr(f.v->sessions[i].reason, "held back by max-deletions"));
+                assert_non_null(strstr(fx_reason(&f, i), "held back by max-deletions"));
         }
         fx_eval(&f, true);
         fx_verbs(&f, got);
@@ -858,11 +894,11 @@ static void test_policy_protect_project(void **state) {
         assert_string_equal(got, "KKD");
         assert_string_equal(f.v->sessions[0].rule, "protect");
         assert_true(f.v->sessions[0].protections & PROT_PROTECT);
-        assert_non_null(strstr(f.v->sessions[0].reason, "protected project (protect = true)"));
+        assert_non_null(strstr(fx_reason(&f, 0), "protected project (protect = true)"));
         assert_string_equal(f.v->sessions[1].rule, "protect");
         assert_int_equal(f.v->orphans[0].verb, VERB_KEEP);
         assert_int_equal(f.v->orphans[1].verb, VERB_KEEP);
-        assert_non_null(strstr(f.v->orphans[1].reason, "protect = true"));
+        assert_non_null(strstr(fx_oreason(&f, 1), "protect = true"));
         assert_int_equal(f.v->orphans[2].verb, VERB_DELETE);
         fx_done(&f);
 }
@@ -892,7 +928,7 @@ static void test_policy_forecast_clock_keeps_liveness_real(void **state) {
         assert_int_equal(policy_evaluate(&f.inv, &f.cfg, NOW, &o, &f.v), 0);
         assert_int_equal(f.v->sessions[0].verb, VERB_SKIP);
         assert_true(f.v->sessions[0].protections & PROT_LIVE);
-        assert_string_equal(f.v->sessions[0].reason,
+        assert_string_equal(fx_reason(&f, 0),
                             "in use: written 3h ago < min-idle 1d (would archive: idle 3650d > "
                             "max-age 90d)");
         assert_int_equal(f.v->sessions[1].verb, VERB_ARCHIVE);
@@ -920,11 +956,11 @@ static void test_policy_orphans_age(void **state) {
                 f.inv.n_orphans = 1;
                 fx_eval(&f, false);
                 if (f.v->orphans[0].verb != cases[c].verb) {
-                        print_error("orphan case %zu: %s\n", c, f.v->orphans[0].reason);
+                        print_error("orphan case %zu: %s\n", c, fx_oreason(&f, 0));
                         fail();
                 }
                 if (c == 3)
-                        assert_string_equal(f.v->orphans[0].reason,
+                        assert_string_equal(fx_oreason(&f, 0),
                                             "orphan file-history, no transcript, idle 40d > 30d");
                 fx_done(&f);
         }
@@ -1007,7 +1043,7 @@ static void test_policy_override_picks_other_action(void **state) {
         fx_add(&f, "/p/scratch", SESSION_ACTIVE, 100 * D, 1);
         fx_eval(&f, false);
         assert_int_equal(f.v->sessions[0].verb, VERB_DELETE);
-        assert_string_equal(f.v->sessions[0].reason, "idle 10d > max-age 1w");
+        assert_string_equal(fx_reason(&f, 0), "idle 10d > max-age 1w");
         assert_int_equal(f.v->sessions[1].verb, VERB_KEEP);
         assert_int_equal(f.v->sessions[2].verb, VERB_ARCHIVE);
         assert_int_equal(f.v->sessions[3].verb, VERB_DELETE);
@@ -1121,7 +1157,7 @@ static void test_policy_title_unread_selected_is_skipped(void **state) {
         fx_add(&f, "/p/a", SESSION_ACTIVE, 10 * D, KB)->title_unread = true; /* not selected */
         fx_eval(&f, false);
         assert_int_equal(f.v->sessions[0].verb, VERB_SKIP);
-        assert_non_null(strstr(f.v->sessions[0].reason, "title not read (would archive"));
+        assert_non_null(strstr(fx_reason(&f, 0), "title not read (would archive"));
         assert_int_equal(f.v->sessions[1].verb, VERB_KEEP);
         assert_string_equal(f.v->sessions[1].rule, "none");
         /* without keep-titled the title does not matter */
@@ -1221,9 +1257,391 @@ static void test_policy_boundary_min_idle_grace_at_edge(void **state) {
         fx_done(&f);
 }
 
+/* Structured outcomes (issue 10): what each rule measured against which limit, for the session
+ * `ri`, at the boundaries and past them. The reasons are rendered from exactly these. */
+typedef struct MeasureCase {
+        const char *name;
+        Policy pol;
+        TreeLimits tree;
+        uint64_t fs_size, fs_avail;
+        SessSpec s[4];
+        size_t n;
+        size_t ri;
+        Verb verb;
+        const char *rule;
+        MeasureKind kind;
+        const char *key;
+        int64_t measured, limit, target;
+        double percent;
+} MeasureCase;
+
+static const MeasureCase measure_cases[] = {
+        { "max-age exactly at", POL(.max_age = 90 * D), {}, 0, 0, { { 90 * D } }, 1, 0, VERB_KEEP,
+          "none", MEASURE_AGE, "max-age", 90 * D, 90 * D },
+        { "max-age just above", POL(.max_age = 90 * D), {}, 0, 0, { { 90 * D + 1 } }, 1, 0,
+          VERB_ARCHIVE, "max-age", MEASURE_AGE, "max-age", 90 * D + 1, 90 * D },
+        { "no rule applies", POL(), {}, 0, 0, { { 900 * D } }, 1, 0, VERB_KEEP, "none",
+          MEASURE_NONE },
+        { "max-sessions at the limit", POL(.max_sessions = 2), {}, 0, 0, { { 2 * D }, { 3 * D } },
+          2, 1, VERB_KEEP, "none", MEASURE_NONE },
+        { "max-sessions above", POL(.max_sessions = 2), {}, 0, 0,
+          { { 4 * D }, { 2 * D }, { 3 * D } }, 3, 0, VERB_ARCHIVE, "max-sessions", MEASURE_RANK,
+          "max-sessions", 3, 2 },
+        { "max-size exactly at", POL(.max_size = 100), {}, 0, 0, { { 2 * D, 50 }, { 3 * D, 50 } },
+          2, 1, VERB_KEEP, "none", MEASURE_NONE },
+        { "max-size above", POL(.max_size = 100), {}, 0, 0, { { 2 * D, 50 }, { 3 * D, 51 } }, 2, 1,
+          VERB_ARCHIVE, "max-size", MEASURE_BYTES, "max-size", 101, 100 },
+        { "archive-max-age exactly at", POL(.archive_max_age = 30 * D), {}, 0, 0,
+          { { 30 * D, 1, SESSION_ARCHIVED } }, 1, 0, VERB_KEEP, "none", MEASURE_NONE },
+        { "archive-max-age just above", POL(.archive_max_age = 30 * D), {}, 0, 0,
+          { { 30 * D + 1, 1, SESSION_ARCHIVED } }, 1, 0, VERB_DELETE, "archive-max-age",
+          MEASURE_AGE, "archive-max-age", 30 * D + 1, 30 * D },
+        { "archive-max-size above", POL(.archive_max_size = 100), {}, 0, 0,
+          { { 10 * D, 60, SESSION_ARCHIVED }, { 20 * D, 50, SESSION_ARCHIVED } }, 2, 1,
+          VERB_DELETE, "archive-max-size", MEASURE_BYTES, "archive-max-size", 110, 100 },
+        { "compress-after exactly at", POL(.compress_after = 30 * D), {}, 0, 0,
+          { { 30 * D, 1, SESSION_ARCHIVED } }, 1, 0, VERB_KEEP, "none", MEASURE_NONE },
+        { "compress-after just above", POL(.compress_after = 30 * D), {}, 0, 0,
+          { { 30 * D + 1, 1, SESSION_ARCHIVED } }, 1, 0, VERB_COMPRESS, "compress-after",
+          MEASURE_AGE, "compress-after", 30 * D + 1, 30 * D },
+        { "tree max-size exactly at", POL(), { .max_size = 80, .count_allocated = true }, 0, 0,
+          { { 2 * D, 40 }, { 3 * D, 40 } }, 2, 1, VERB_KEEP, "none", MEASURE_NONE },
+        { "tree max-size above, to the low watermark",
+          POL(), { .max_size = 100, .low_watermark = 50, .count_allocated = true }, 0, 0,
+          { { 2 * D, 40 }, { 3 * D, 40 }, { 4 * D, 40 } }, 3, 2, VERB_DELETE, "tree-max-size",
+          MEASURE_BYTES, "max-size", 120, 100, 50 },
+        { "keep-free exactly at the floor",
+          POL(), { .keep_free = { .is_set = true, .bytes = 100 } }, 1000, 100, { { 2 * D, 5 } },
+          1, 0, VERB_KEEP, "none", MEASURE_NONE },
+        { "keep-free bytes just below", POL(), { .keep_free = { .is_set = true, .bytes = 100 } },
+          1000, 99, { { 2 * D, 5 } }, 1, 0, VERB_DELETE, "keep-free", MEASURE_BYTES, "keep-free",
+          99, 100 },
+        { "keep-free percent below",
+          POL(), { .keep_free = { .is_set = true, .is_percent = true, .percent = 10 } }, 1000, 90,
+          { { 2 * D, 5 } }, 1, 0, VERB_DELETE, "keep-free", MEASURE_BYTES, "keep-free", 90, 100,
+          0, 10 },
+};
+
+static void test_policy_measures_table(void **state) {
+        (void)state;
+        for (size_t c = 0; c < ELEMENTSOF(measure_cases); c++) {
+                const MeasureCase *mc = &measure_cases[c];
+                const Verdict *v;
+                Fixture f;
+
+                fx_init(&f, mc->pol);
+                f.cfg.tree = mc->tree;
+                if (mc->fs_size) {
+                        f.trees[0].fs_known = true;
+                        f.trees[0].fs_size = mc->fs_size;
+                        f.trees[0].fs_avail = mc->fs_avail;
+                }
+                for (size_t i = 0; i < mc->n; i++)
+                        fx_add(&f, "/p/a", mc->s[i].state, mc->s[i].idle, mc->s[i].bytes);
+                fx_eval(&f, false);
+                v = &f.v->sessions[mc->ri];
+                print_message("  %s: %s %s kind %d %s %" PRId64 " / %" PRId64 " (%s)\n", mc->name,
+                              verb_to_string(v->verb), v->rule, v->measure.kind,
+                              v->measure.key ?: "-", v->measure.measured, v->measure.limit,
+                              fx_reason(&f, mc->ri));
+                assert_int_equal(v->verb, mc->verb);
+                assert_string_equal(v->rule, mc->rule);
+                assert_int_equal(v->measure.kind, mc->kind);
+                if (mc->kind != MEASURE_NONE) {
+                        assert_string_equal(v->measure.key, mc->key);
+                        assert_int_equal(v->measure.measured, mc->measured);
+                        assert_int_equal(v->measure.limit, mc->limit);
+                        if (mc->target || mc->percent) {
+                                assert_non_null(v->facts);
+                                assert_int_equal(v->facts->target, mc->target);
+                                assert_true(v->facts->percent == mc->percent);
+                        }
+                }
+                assert_int_equal(v->blocked_by, 0);
+                assert_null(v->held_by);
+                fx_done(&f);
+        }
+}
+
+/* Each protection against each rule: blocked_by names the protection, blocked_verb and
+ * blocked_rule what it blocked, the measure is the blocked rule's; plus the protection's own
+ * facts (age vs min-age, rank vs keep-latest, the last write vs min-idle). */
+static void test_policy_blocked_by_each_protection(void **state) {
+        static const char *const rule_keys[_RU_MAX] = {
+                "max-age",   "max-sessions",    "max-size",         "max-size",
+                "keep-free", "archive-max-age", "archive-max-size",
+        };
+        (void)state;
+        for (int ru = 0; ru < _RU_MAX; ru++)
+                for (int pr = 0; pr < _PR_MAX; pr++) {
+                        Verb want = ru == RU_TREE_MAX_SIZE || ru == RU_KEEP_FREE ||
+                                                    ru >= RU_ARCHIVE_MAX_AGE
+                                            ? VERB_DELETE
+                                            : VERB_ARCHIVE;
+                        const Verdict *v;
+                        Fixture f;
+
+                        if (pr == PR_LATEST && ru >= RU_ARCHIVE_MAX_AGE)
+                                continue; /* keep-latest ranks active sessions only */
+                        fx_init(&f, (Policy)POL());
+                        prot_setup_rule(&f, ru);
+                        prot_apply(&f, pr);
+                        fx_eval(&f, false);
+                        v = &f.v->sessions[0];
+                        print_message("  %s vs %s: %s by %s, would %s by %s\n",
+                                      prot_cases[pr].name, rule_names[ru],
+                                      verb_to_string(v->verb),
+                                      protection_to_string(v->blocked_by) ?: "-",
+                                      verb_to_string(v->blocked_verb), v->blocked_rule ?: "-");
+                        assert_int_equal(v->blocked_by, prot_cases[pr].bit);
+                        assert_string_equal(v->rule, prot_cases[pr].name);
+                        if (v->blocked_verb == VERB_KEEP) {
+                                /* nothing selected it: only an unverified or foreign session
+                                 * stays out of its project's rules */
+                                assert_true(pr == PR_UNVERIFIED || pr == PR_FOREIGN);
+                                assert_null(v->blocked_rule);
+                        } else {
+                                assert_int_equal(v->blocked_verb, want);
+                                assert_string_equal(v->blocked_rule, rule_names[ru]);
+                                assert_string_equal(v->measure.key, rule_keys[ru]);
+                                assert_true(v->measure.kind != MEASURE_NONE);
+                        }
+                        if (pr == PR_MIN_AGE) {
+                                assert_non_null(v->facts);
+                                assert_int_equal(v->facts->age, 2 * D);
+                                assert_int_equal(v->facts->min_age, 7 * D);
+                        }
+                        if (pr == PR_LATEST) {
+                                assert_non_null(v->facts);
+                                assert_int_equal(v->rank, 2);
+                                assert_int_equal(v->facts->keep_latest, 5);
+                        }
+                        if (pr == PR_LIVE) /* a live claim, no recent write: nothing to quote */
+                                assert_false(v->flags & VERDICT_RECENT_WRITE);
+                        fx_done(&f);
+                }
+}
+
+/* The forms a protection takes besides blocking: a write within min-idle (and one in the
+ * future), a title not read, a deletion of a session bound to scheduled tasks. */
+static void test_policy_structured_live_title_tasks(void **state) {
+        Fixture f;
+        Session *s;
+        const Verdict *v;
+        (void)state;
+
+        fx_init(&f, (Policy)POL(.max_age = 90 * D, .min_idle = 10 * 60 * 1000));
+        s = fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, 1);
+        s->last_write = NOW - 10 * 60 * 1000 + 1; /* a millisecond inside min-idle */
+        s = fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, 1);
+        s->last_write = NOW - 10 * 60 * 1000; /* exactly min-idle ago: idle */
+        s = fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, 1);
+        s->last_write = NOW + 5 * 60 * 1000; /* in the future */
+        fx_eval(&f, false);
+        v = &f.v->sessions[0];
+        assert_int_equal(v->verb, VERB_SKIP);
+        assert_int_equal(v->blocked_by, PROT_LIVE);
+        assert_true(v->flags & VERDICT_RECENT_WRITE);
+        assert_non_null(v->facts);
+        assert_int_equal(v->facts->since_write, 10 * 60 * 1000 - 1);
+        assert_int_equal(v->facts->min_idle, 10 * 60 * 1000);
+        assert_int_equal(v->blocked_verb, VERB_ARCHIVE);
+        assert_string_equal(v->blocked_rule, "max-age");
+        assert_int_equal(v->measure.measured, 100 * D);
+        v = &f.v->sessions[1];
+        assert_int_equal(v->verb, VERB_ARCHIVE);
+        assert_false(v->flags & VERDICT_RECENT_WRITE);
+        assert_int_equal(v->blocked_by, 0);
+        v = &f.v->sessions[2];
+        assert_int_equal(v->blocked_by, PROT_LIVE);
+        assert_non_null(v->facts);
+        assert_int_equal(v->facts->since_write, -5 * 60 * 1000);
+        assert_string_equal(fx_reason(&f, 2),
+                            "in use: written 5min in the future (would archive: idle 100d > "
+                            "max-age 90d)");
+        fx_done(&f);
+
+        fx_init(&f, (Policy)POL(.max_age = 90 * D, .keep_titled = true));
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, KB)->title_unread = true;
+        fx_eval(&f, false);
+        v = &f.v->sessions[0];
+        assert_int_equal(v->verb, VERB_SKIP);
+        assert_int_equal(v->blocked_by, PROT_UNVERIFIED);
+        assert_true(v->flags & VERDICT_TITLE_UNREAD);
+        assert_int_equal(v->blocked_verb, VERB_ARCHIVE);
+        assert_string_equal(v->blocked_rule, "max-age");
+        fx_done(&f);
+
+        fx_init(&f, (Policy)POL(.action = POLICY_ACTION_DELETE, .max_age = 90 * D));
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, KB)->n_tasks = 1;
+        fx_eval(&f, false);
+        v = &f.v->sessions[0];
+        assert_int_equal(v->verb, VERB_KEEP);
+        assert_int_equal(v->blocked_by, PROT_SCHEDULED);
+        assert_true(v->flags & VERDICT_TASKS_HELD);
+        assert_int_equal(v->blocked_verb, VERB_DELETE);
+        assert_string_equal(v->blocked_rule, "max-age");
+        assert_string_equal(fx_reason(&f, 0),
+                            "bound to 1 scheduled task, which qgc does not remove (would delete: "
+                            "idle 100d > max-age 90d)");
+        fx_done(&f);
+}
+
+/* The deletion limits: held_by, the limit and its scope, and what was held back (blocked_by
+ * blast-radius, or the archive a disk cap's deletion falls back to). */
+static void test_policy_structured_held_back(void **state) {
+        Fixture f;
+        const Verdict *v;
+        (void)state;
+
+        /* per run: the newest of two deletions */
+        fx_init(&f, (Policy)POL(.action = POLICY_ACTION_DELETE, .max_age = 90 * D,
+                                .max_deletions = 1));
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 200 * D, 1);
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, 1);
+        fx_eval(&f, false);
+        assert_null(f.v->sessions[0].held_by);
+        v = &f.v->sessions[1];
+        assert_int_equal(v->verb, VERB_SKIP);
+        assert_string_equal(v->rule, "blast-radius");
+        assert_int_equal(v->blocked_by, PROT_BLAST);
+        assert_int_equal(v->blocked_verb, VERB_DELETE);
+        assert_string_equal(v->blocked_rule, "max-age");
+        assert_string_equal(v->held_by, "max-deletions");
+        assert_string_equal(v->held_rule, "max-age");
+        assert_non_null(v->facts);
+        assert_int_equal(v->facts->held.kind, MEASURE_COUNT);
+        assert_string_equal(v->facts->held.key, "max-deletions");
+        assert_int_equal(v->facts->held.measured, 1); /* the older one went */
+        assert_int_equal(v->facts->held.limit, 1);
+        assert_false(v->facts->held_project);
+        assert_int_equal(v->measure.kind, MEASURE_AGE);
+        assert_int_equal(v->measure.measured, 100 * D);
+        assert_string_equal(fx_reason(&f, 1),
+                            "held back by max-deletions (1 per run; use --force); would delete: "
+                            "idle 100d > max-age 90d");
+        fx_done(&f);
+
+        /* the project's own limit */
+        fx_init(&f, (Policy)POL(.action = POLICY_ACTION_DELETE, .max_age = 90 * D));
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 200 * D, 1);
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, 1);
+        {
+                ProjectOverride po = { .pattern = (char *)"/p/a",
+                                       .policy = POL(.action = POLICY_ACTION_DELETE,
+                                                     .max_age = 90 * D, .max_deletions = 1) };
+                f.cfg.projects = &po;
+                f.cfg.n_projects = 1;
+                fx_eval(&f, false);
+                v = &f.v->sessions[1];
+                assert_string_equal(v->held_by, "max-deletions");
+                assert_non_null(v->facts);
+                assert_int_equal(v->facts->held.measured, 1);
+                assert_int_equal(v->facts->held.limit, 1);
+                assert_true(v->facts->held_project);
+                assert_non_null(strstr(fx_reason(&f, 1), "(1 per run in this project;"));
+                fx_done(&f);
+        }
+
+        /* in percent of the project's sessions */
+        fx_init(&f, (Policy)POL(.action = POLICY_ACTION_DELETE, .max_age = 90 * D,
+                                .max_deletions_percent = 50));
+        for (int i = 0; i < 4; i++)
+                fx_add(&f, "/p/a", SESSION_ACTIVE, (200 - i) * D, 1);
+        fx_eval(&f, false);
+        v = &f.v->sessions[2];
+        assert_string_equal(v->held_by, "max-deletions-percent");
+        assert_non_null(v->facts);
+        assert_string_equal(v->facts->held.key, "max-deletions-percent");
+        assert_int_equal(v->facts->held.measured, 2); /* the two oldest of four went */
+        assert_int_equal(v->facts->held.limit, 4);
+        assert_true(v->facts->held_percent == 50);
+        fx_done(&f);
+
+        /* a disk cap's deletion held back falls back to the project rule's archive */
+        fx_init(&f, (Policy)POL(.max_age = 90 * D, .max_deletions = 1));
+        f.cfg.tree.keep_free = (SizeSpec){ .is_set = true, .bytes = 1000 };
+        f.trees[0].fs_known = true;
+        f.trees[0].fs_size = 10000;
+        f.trees[0].fs_avail = 100;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 200 * D, 1);
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, 1);
+        fx_eval(&f, false);
+        v = &f.v->sessions[1];
+        assert_int_equal(v->verb, VERB_ARCHIVE);
+        assert_string_equal(v->rule, "max-age");
+        assert_int_equal(v->blocked_by, 0);
+        assert_string_equal(v->held_by, "max-deletions");
+        assert_string_equal(v->held_rule, "keep-free");
+        assert_int_equal(v->measure.kind, MEASURE_AGE);
+        assert_string_equal(v->measure.key, "max-age");
+        assert_int_equal(v->measure.measured, 100 * D);
+        assert_string_equal(fx_reason(&f, 1),
+                            "idle 100d > max-age 90d (held back by max-deletions: 1 per run; use "
+                            "--force)");
+        fx_done(&f);
+}
+
+/* Orphans: idle vs the kind's key, at the boundary and past it; protect = true blocks. */
+static void test_policy_structured_orphans(void **state) {
+        Fixture f;
+        const Verdict *v;
+        (void)state;
+
+        for (msec_t k = 0; k < 2; k++) {
+                fx_init(&f, (Policy)POL(.orphan_min_age = 30 * D));
+                f.o[0] = (Orphan){ .kind = ORPHAN_SUBAGENTS, .name = (char *)"x",
+                                   .project_dir = (char *)"-p-a", .mtime = NOW - 30 * D - k };
+                f.inv.n_orphans = 1;
+                fx_eval(&f, false);
+                v = &f.v->orphans[0];
+                assert_int_equal(v->verb, k ? VERB_DELETE : VERB_KEEP);
+                assert_string_equal(v->rule, k ? "orphan" : "none");
+                assert_int_equal(v->measure.kind, MEASURE_AGE);
+                assert_string_equal(v->measure.key, "orphan-min-age");
+                assert_int_equal(v->measure.measured, 30 * D + k);
+                assert_int_equal(v->measure.limit, 30 * D);
+                assert_string_equal(fx_oreason(&f, 0),
+                                    k ? "orphan subagents, no transcript, idle 30d > 30d"
+                                      : "orphan subagents, no transcript, idle 30d <= "
+                                        "orphan-min-age 30d");
+                fx_done(&f);
+        }
+        fx_init(&f, (Policy)POL(.orphan_min_age = 30 * D, .protect = true));
+        fx_add(&f, "/p/a", SESSION_ACTIVE, D, 1);
+        f.o[0] = (Orphan){ .kind = ORPHAN_SUBAGENTS, .name = (char *)"x",
+                           .project_dir = (char *)"-p-a", .mtime = NOW - 40 * D };
+        f.inv.n_orphans = 1;
+        fx_eval(&f, false);
+        v = &f.v->orphans[0];
+        assert_int_equal(v->verb, VERB_KEEP);
+        assert_int_equal(v->blocked_by, PROT_PROTECT);
+        assert_string_equal(v->rule, "protect");
+        fx_done(&f);
+}
+
+/* The one age test (policy_age_selects()), which the scan's title need calls too: strict, and
+ * off at 0, below and at MSEC_INFINITY. */
+static void test_policy_age_selects(void **state) {
+        (void)state;
+        assert_false(policy_age_selects(90 * D, 90 * D));
+        assert_true(policy_age_selects(90 * D, 90 * D + 1));
+        assert_false(policy_age_selects(90 * D, 0));
+        assert_false(policy_age_selects(0, 900 * D));
+        assert_false(policy_age_selects(-1, 900 * D));
+        assert_false(policy_age_selects(MSEC_INFINITY, MSEC_INFINITY));
+        assert_false(policy_age_selects(MSEC_INFINITY, INT64_MAX));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_policy_rules_table),
+                cmocka_unit_test(test_policy_measures_table),
+                cmocka_unit_test(test_policy_blocked_by_each_protection),
+                cmocka_unit_test(test_policy_structured_live_title_tasks),
+                cmocka_unit_test(test_policy_structured_held_back),
+                cmocka_unit_test(test_policy_structured_orphans),
+                cmocka_unit_test(test_policy_age_selects),
                 cmocka_unit_test(test_policy_empty_inventory),
                 cmocka_unit_test(test_policy_ranks_newest_first),
                 cmocka_unit_test(test_policy_rank_ties_broken_by_records),

@@ -1,0 +1,326 @@
+/* reason.c: the reason texts, rendered at the edge (the text and JSON plans, the journal) from
+ * the structured outcomes: a Verdict's rule, measure, blocked_by, held_by and flags, the
+ * OwnerCause of the ownership check, and the facts of the session or orphan they quote (its
+ * live_reason, pins, scheduled tasks, state). The policy and the ownership check produce no
+ * prose, and nothing decides from these texts.
+ *
+ *   selected      "idle 121d > max-age 90d"                       (rule, measure)
+ *   kept          "idle 3d <= max-age 90d", "archived", "no rule applies"
+ *   protected     "pinned (would archive: idle 121d > max-age 90d)" (blocked_by, blocked_verb,
+ *                 blocked_rule, measure)
+ *   skipped       "in use: runtime claim pid 42 alive", "unverified: empty transcript"
+ *   held back     "held back by max-deletions (5 per run; use --force); would delete: ..."
+ *   fact          a stale project entry's (hygiene.c) or qgc restore's text, as found
+ *
+ * Pure: no I/O, no clock. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hygiene.h"
+#include "macro.h"
+#include "reason.h"
+#include "util.h"
+
+/* What a verdict without facts quotes: zeros. */
+static const VerdictFacts no_facts;
+
+char *reason_format_limit(char *buf, size_t n, uint64_t bytes) {
+        static const char suffixes[] = "TGMK";
+        for (unsigned i = 0; i < 4; i++) {
+                uint64_t f = UINT64_C(1) << (10 * (4 - i));
+                if (bytes >= f && bytes % f == 0) {
+                        snprintf(buf, n, "%" PRIu64 "%c", bytes / f, suffixes[i]);
+                        return buf;
+                }
+        }
+        return format_bytes(buf, n, bytes);
+}
+
+/* How each rule's measure reads. */
+typedef enum ReasonForm {
+        FORM_IDLE,         /* "idle A > KEY B" */
+        FORM_ARCHIVED_IDLE, /* "archived, idle A > KEY B" */
+        FORM_RANK,         /* "rank A > KEY B" */
+        FORM_PROJECT,      /* "project A > KEY B" (bytes) */
+        FORM_ARCHIVE,      /* "archive A > KEY B" (bytes) */
+        FORM_TREE,         /* "tree A > max-size B, shrinking to C (disk caps delete)" */
+        FORM_FREE,         /* "free A < keep-free B (disk caps delete)" */
+} ReasonForm;
+
+static const struct {
+        const char *rule;
+        ReasonForm form;
+} reason_forms[] = {
+        { "max-age", FORM_IDLE },
+        { "max-sessions", FORM_RANK },
+        { "max-size", FORM_PROJECT },
+        { "archive-max-age", FORM_ARCHIVED_IDLE },
+        { "archive-max-size", FORM_ARCHIVE },
+        { "compress-after", FORM_ARCHIVED_IDLE },
+        { "tree-max-size", FORM_TREE },
+        { "keep-free", FORM_FREE },
+};
+
+/* What rule selected, from its measure (and the verdict's facts f, may be NULL): "idle 121d >
+ * max-age 90d". */
+static char *reason_rule(const char *rule, const Measure *m, const VerdictFacts *f) {
+        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX], c[32];
+
+        for (size_t k = 0; rule && k < ELEMENTSOF(reason_forms); k++) {
+                if (!streq(rule, reason_forms[k].rule))
+                        continue;
+                switch (reason_forms[k].form) {
+                case FORM_IDLE:
+                        return strjoin("idle ", format_duration(a, sizeof a, m->measured), " > ",
+                                       rule, " ", format_duration_exact(b, sizeof b, m->limit),
+                                       NULL);
+                case FORM_ARCHIVED_IDLE:
+                        return strprintf("archived, idle %s > %s %s",
+                                         format_duration(a, sizeof a, m->measured), rule,
+                                         format_duration_exact(b, sizeof b, m->limit));
+                case FORM_RANK:
+                        return strprintf("rank %" PRId64 " > %s %" PRId64, m->measured, rule,
+                                         m->limit);
+                case FORM_PROJECT:
+                case FORM_ARCHIVE:
+                        return strprintf("%s %s > %s %s",
+                                         reason_forms[k].form == FORM_PROJECT ? "project"
+                                                                              : "archive",
+                                         format_bytes(a, sizeof a, (uint64_t)m->measured), rule,
+                                         reason_format_limit(b, sizeof b, (uint64_t)m->limit));
+                case FORM_TREE:
+                        return strprintf("tree %s > max-size %s, shrinking to %s (disk caps "
+                                         "delete)",
+                                         format_bytes(a, sizeof a, (uint64_t)m->measured),
+                                         reason_format_limit(b, sizeof b, (uint64_t)m->limit),
+                                         reason_format_limit(c, sizeof c,
+                                                             (uint64_t)(f ? f->target : 0)));
+                case FORM_FREE:
+                        if (f && f->percent > 0)
+                                return strprintf("free %s < keep-free %g%% (%s) (disk caps "
+                                                 "delete)",
+                                                 format_bytes(a, sizeof a, (uint64_t)m->measured),
+                                                 f->percent,
+                                                 format_bytes(b, sizeof b, (uint64_t)m->limit));
+                        return strprintf("free %s < keep-free %s (disk caps delete)",
+                                         format_bytes(a, sizeof a, (uint64_t)m->measured),
+                                         reason_format_limit(b, sizeof b, (uint64_t)m->limit));
+                }
+        }
+        return strdup(rule ?: ""); /* a rule without a measure: its name */
+}
+
+int owner_reason(const Session *s, char **ret) {
+        const char *d = s->owner_detail, *dir = s->owner_dir;
+        char *r = NULL;
+
+        switch (s->owner_cause) {
+        case OWNER_CAUSE_UNREADABLE:
+                r = strdup(d ?: "unreadable");
+                break;
+        case OWNER_CAUSE_NO_SESSION_ID:
+                r = strdup("first record has no sessionId");
+                break;
+        case OWNER_CAUSE_ID_MISMATCH:
+                r = strprintf("first record's sessionId '%.64s' differs from the file name",
+                              d ?: "");
+                break;
+        case OWNER_CAUSE_NO_CWD:
+                r = strdup("first record has no cwd");
+                break;
+        case OWNER_CAUSE_CWD:
+                r = strdup("cwd matches the project directory");
+                break;
+        case OWNER_CAUSE_WORKTREE:
+                r = strprintf("worktree of '%s'", dir ?: "");
+                break;
+        case OWNER_CAUSE_CLAIM:
+                r = strprintf("runtime claim '%s' (work_dir '%s')", d ?: "", dir ?: "");
+                break;
+        case OWNER_CAUSE_FOREIGN:
+                r = strprintf("cwd '%s' belongs to project directory '%s'", s->cwd ?: "",
+                              dir ?: "");
+                break;
+        default:
+                *ret = NULL;
+                return 0;
+        }
+        if (!r)
+                return -ENOMEM;
+        *ret = r;
+        return 0;
+}
+
+/* Why a skip-class protection (v->blocked_by) holds the session. */
+static char *reason_skip(const Verdict *v, const Session *s) {
+        const VerdictFacts *f = v->facts ?: &no_facts;
+        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX], flags[64];
+        _cleanup_free_ char *owner = NULL;
+        unsigned live;
+
+        switch (v->blocked_by) {
+        case PROT_UNVERIFIED:
+                if (owner_reason(s, &owner) < 0)
+                        return NULL;
+                return strprintf("unverified: %s", owner ?: "ownership not proven");
+        case PROT_FOREIGN:
+                if (owner_reason(s, &owner) < 0)
+                        return NULL;
+                if (owner)
+                        return strprintf("foreign: %s", owner);
+                return strprintf("foreign: cwd %s does not belong to projects/%s",
+                                 s->cwd ?: "(null)", s->project_dir ?: "?");
+        case PROT_CONFLICT:
+                return strdup("in both chats/ and chats/archive/");
+        case PROT_LIVE:
+                live = s->live | (v->flags & VERDICT_RECENT_WRITE ? (unsigned)LIVE_RECENT : 0);
+                if (live & ~(unsigned)LIVE_RECENT)
+                        return strprintf("in use: %s",
+                                         s->live_reason ?: live_flags_to_string(flags,
+                                                                                sizeof flags,
+                                                                                live));
+                if (f->since_write < 0)
+                        return strprintf("in use: written %s in the future",
+                                         format_duration(a, sizeof a, -f->since_write));
+                return strprintf("in use: written %s ago < min-idle %s",
+                                 format_duration(a, sizeof a, f->since_write),
+                                 format_duration_exact(b, sizeof b, f->min_idle));
+        default:
+                return strdup(protection_to_string(v->blocked_by) ?: "");
+        }
+}
+
+/* Every keep-class protection of the session, in the order of their bits. */
+static char *reason_keep(const Verdict *v, const Session *s) {
+        const VerdictFacts *f = v->facts ?: &no_facts;
+        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
+        _cleanup_(strbuf_done) StrBuf sb = {};
+        int r = 0;
+
+        if (v->protections & PROT_PROTECT)
+                r |= strbuf_printf(&sb, "%sprotected project (protect = true)", sb.len ? ", " : "");
+        if (v->protections & PROT_MIN_AGE)
+                r |= strbuf_printf(&sb, "%sage %s < min-age %s", sb.len ? ", " : "",
+                                   format_duration(a, sizeof a, f->age),
+                                   format_duration_exact(b, sizeof b, f->min_age));
+        if (v->protections & PROT_PINNED)
+                r |= strbuf_printf(&sb, "%s%s", sb.len ? ", " : "",
+                                   s->pinned    ? "pinned"
+                                   : s->grouped ? "grouped"
+                                                : "pins unknown (session-organization.v1.json "
+                                                  "unreadable)");
+        if (v->protections & PROT_TITLED)
+                r |= strbuf_printf(&sb, "%stitled by a person", sb.len ? ", " : "");
+        if (v->protections & PROT_SCHEDULED)
+                r |= strbuf_printf(&sb, "%sbound to %u scheduled task%s", sb.len ? ", " : "",
+                                   s->n_tasks, s->n_tasks == 1 ? "" : "s");
+        if (v->protections & PROT_WORKTREE)
+                r |= strbuf_printf(&sb, "%slive worktree", sb.len ? ", " : "");
+        if (v->protections & PROT_LATEST)
+                r |= strbuf_printf(&sb, "%srank %u <= keep-latest %" PRIu64, sb.len ? ", " : "",
+                                   v->rank, f->keep_latest);
+        if (r < 0)
+                return NULL;
+        return strbuf_steal(&sb);
+}
+
+/* A protection won (v->blocked_by): what it is, and what it blocked. */
+static char *reason_blocked(const Verdict *v, const Session *s) {
+        _cleanup_free_ char *sel = NULL, *head = NULL;
+        const char *would = verb_to_string(v->blocked_verb);
+
+        if (v->blocked_verb != VERB_KEEP) {
+                sel = reason_rule(v->blocked_rule, &v->measure, v->facts);
+                if (!sel)
+                        return NULL;
+        }
+        if (v->flags & VERDICT_TITLE_UNREAD)
+                return strprintf("unverified: title not read (would %s: %s)", would, sel ?: "");
+        if (v->flags & VERDICT_TASKS_HELD)
+                return strprintf("bound to %u scheduled task%s, which qgc does not remove "
+                                 "(would delete: %s)",
+                                 s->n_tasks, s->n_tasks == 1 ? "" : "s", sel ?: "");
+        head = v->verb == VERB_SKIP ? reason_skip(v, s) : reason_keep(v, s);
+        if (!head || !sel)
+                return TAKE_PTR(head);
+        return strjoin(head, " (would ", would, ": ", sel, ")", NULL);
+}
+
+/* Held back by a deletion limit: skipped, or the archive (compression) it falls back to. */
+static char *reason_held(const Verdict *v) {
+        const VerdictFacts *f = v->facts ?: &no_facts;
+        _cleanup_free_ char *inner = NULL;
+        char limit[96];
+
+        if (streq(v->held_by, "max-deletions-percent"))
+                snprintf(limit, sizeof limit, "%g%% of the project's %" PRIu64 " sessions per run",
+                         f->held_percent, (uint64_t)f->held.limit);
+        else
+                snprintf(limit, sizeof limit, "%" PRIu64 " per run%s", (uint64_t)f->held.limit,
+                         f->held_project ? " in this project" : "");
+        if (v->verb != VERB_SKIP) {
+                inner = reason_rule(v->rule, &v->measure, v->facts);
+                return inner ? strprintf("%s (held back by %s: %s; use --force)", inner,
+                                         v->held_by, limit)
+                             : NULL;
+        }
+        inner = v->fact ? strdup(v->fact) : reason_rule(v->held_rule, &v->measure, v->facts);
+        return inner ? strprintf("held back by %s (%s; use --force); would delete: %s",
+                                 v->held_by, limit, inner)
+                     : NULL;
+}
+
+char *verdict_reason(const Verdict *v, const Session *s) {
+        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
+
+        if ((v->protections & PROT_BLAST) && v->held_by)
+                return reason_held(v);
+        if (v->fact)
+                return strdup(v->fact);
+        if (v->blocked_by)
+                return reason_blocked(v, s);
+        if (v->verb != VERB_KEEP)
+                return reason_rule(v->rule, &v->measure, v->facts);
+        if (session_is_cold(s))
+                return strdup("archived, compressed");
+        if (s->state == SESSION_ARCHIVED)
+                return strdup("archived");
+        if (v->measure.kind == MEASURE_AGE)
+                return strjoin("idle ", format_duration(a, sizeof a, v->measure.measured),
+                               " <= max-age ", format_duration_exact(b, sizeof b, v->measure.limit),
+                               NULL);
+        return strdup("no rule applies");
+}
+
+static const char *const orphan_what[_ORPHAN_KIND_MAX] = {
+        [ORPHAN_FILE_HISTORY] = "orphan file-history, no transcript",
+        [ORPHAN_SUBAGENTS] = "orphan subagents, no transcript",
+        [ORPHAN_EMPTY_PROJECT] = "empty project directory",
+};
+
+char *verdict_orphan_reason(const Verdict *v, const Orphan *o) {
+        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
+        const char *what = o->kind >= 0 && o->kind < _ORPHAN_KIND_MAX && orphan_what[o->kind]
+                                   ? orphan_what[o->kind]
+                                   : hygiene_what(o->kind);
+        const Measure *m = &v->measure;
+
+        if (v->fact)
+                return strdup(v->fact);
+        if (v->blocked_by == PROT_PROTECT)
+                return strprintf("%s, protected project (protect = true)", what);
+        if (v->verb == VERB_DELETE)
+                return strprintf("%s, idle %s > %s", what,
+                                 format_duration(a, sizeof a, m->measured),
+                                 format_duration_exact(b, sizeof b, m->limit));
+        if (m->limit != MSEC_INFINITY)
+                return strprintf("%s, idle %s <= %s %s", what,
+                                 format_duration(a, sizeof a, m->measured), m->key ?: "",
+                                 format_duration_exact(b, sizeof b, m->limit));
+        return strprintf("%s (%s off)", what, m->key ?: "");
+}

@@ -1,0 +1,22 @@
+/* reason.h: the reason texts of the plan and the journal, rendered at the edge from what the
+ * policy and the ownership check decided (Verdict, OwnerCause) and the facts of the session or
+ * orphan. Pure: no I/O, no clock. Nothing decides from these texts. */
+#pragma once
+
+#include "inventory.h"
+#include "policy.h"
+
+/* The reason of session s's verdict v: "idle 121d > max-age 90d", "pinned (would archive: idle
+ * 121d > max-age 90d)", ... malloc'ed; NULL only on ENOMEM. */
+char *verdict_reason(const Verdict *v, const Session *s);
+
+/* The reason of orphan o's verdict v: "orphan file-history, no transcript, idle 40d > 30d", ...
+ * malloc'ed; NULL only on ENOMEM. */
+char *verdict_orphan_reason(const Verdict *v, const Orphan *o);
+
+/* How the ownership of s was proven or why not ("cwd matches the project directory", "first
+ * line longer than 1 MiB", ...): *ret malloc'ed, NULL when no check ran. 0 or -ENOMEM. */
+int owner_reason(const Session *s, char **ret);
+
+/* A byte limit as configured: "5G" rather than "5.0G" when it is a whole number of units. */
+char *reason_format_limit(char *buf, size_t n, uint64_t bytes);
