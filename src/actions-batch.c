@@ -425,6 +425,9 @@ void actions_batch_commit(ActionsContext *c) {
 
         uint64_t t0, t1, t2, t3;
 
+        /* the next batch's lookups look at usage_record.jsonl again */
+        for (size_t i = 0; c->trees && i < c->inv->n_trees; i++)
+                usage_index_release(c->trees[i].usage);
         if (!b || b->n == 0)
                 return;
         t0 = actions_now_ns();

@@ -58,7 +58,7 @@ int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, i
         _cleanup_free_ char *line = NULL;
         int r, v1;
 
-        /* a line there already (the caller checked the transcript's identity): nothing to read */
+        /* a line there already: nothing to read (the batch checks the identity before each step) */
         r = usage_index_has(t->usage, t->global_fd, s->id);
         if (r < 0)
                 return r; /* cannot tell whether a line exists: never risk a duplicate */

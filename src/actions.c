@@ -287,13 +287,11 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                 return actions_report_session(c, s, v, ACTIONS_SKIPPED_CHANGED,
                                               "changed since scan", 0);
 
-        r = fs_check_identity(dir_fd, name, fid);
-        if (r <= 0)
-                return actions_report_session(c, s, v,
-                                              r < 0 ? ACTIONS_FAILED : ACTIONS_SKIPPED_CHANGED,
-                                              "changed since scan", r < 0 ? -r : 0);
-        /* liveness: re-checked for the whole batch just before its first step */
+        /* identity: checked on the open file where the usage line is read, and by name again
+         * before each of the batch's steps; liveness: re-checked for the whole batch just
+         * before its first step. The usage file is looked at once per batch (usageidx.h). */
         ssize_t dep = -1;
+        usage_index_hold(t->usage);
         r = actions_salvage(c, t, s, dir_fd, name, fid, &line, &sid, &dep);
         if (r == -ESTALE)
                 return actions_report_session(c, s, v, ACTIONS_SKIPPED_CHANGED,

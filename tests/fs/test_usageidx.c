@@ -284,6 +284,38 @@ static void test_usage_history_freeze_refuses_symlinks(void **state) {
         assert_false(fixture_exists(t->root, ".usage_record.jsonl.qgc-tmp"));
 }
 
+/* Held (the executor's group commit), the file is looked at once: a line appended meanwhile is
+ * seen after the release; a freeze, which writes the file, makes the next lookup look again. */
+static void test_usage_index_hold_looks_once(void **state) {
+        T *t = *state;
+
+        write_usage(t, "w", "{\"version\":1,\"sessionId\":\"one\"}\n");
+        usage_index_hold(t->idx);
+        assert_int_equal(usage_index_has(t->idx, t->fd, "one"), 1);
+        write_usage(t, "a", "{\"sessionId\":\"two\"}\n");
+        assert_int_equal(usage_index_has(t->idx, t->fd, "two"), 0);
+        assert_int_equal(usage_index_has_v1(t->idx, t->fd), 1);
+        usage_index_hold(t->idx); /* idempotent: still the first look's answer */
+        assert_int_equal(usage_index_has(t->idx, t->fd, "two"), 0);
+        usage_index_release(t->idx);
+        assert_int_equal(usage_index_has(t->idx, t->fd, "two"), 1);
+        /* released: every call looks */
+        write_usage(t, "a", "{\"sessionId\":\"three\"}\n");
+        assert_int_equal(usage_index_has(t->idx, t->fd, "three"), 1);
+}
+
+static void test_usage_index_hold_freeze_looks_again(void **state) {
+        T *t = *state;
+
+        freeze_tree(t);
+        usage_index_hold(t->idx);
+        assert_int_equal(usage_index_has_v1(t->idx, t->fd), 0); /* no file yet */
+        assert_int_equal(usage_history_freeze(t->idx, t->fd), 1);
+        assert_int_equal(usage_index_has_v1(t->idx, t->fd), 1);
+        assert_int_equal(usage_index_has(t->idx, t->fd, FZ_WEB), 1);
+        usage_index_release(t->idx);
+}
+
 static void test_usage_index_corpus_agrees(void **state) {
         T *t = *state;
         _cleanup_free_ char *src = fixture_path(fixture_testdata("corpus/tree"), "usage_record.jsonl");
@@ -331,6 +363,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_usage_history_freeze_keeps_the_files_bytes, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_usage_history_freeze_nothing_to_write, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_usage_history_freeze_refuses_symlinks, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_usage_index_hold_looks_once, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_usage_index_hold_freeze_looks_again, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
