@@ -73,7 +73,9 @@
 #include "macro.h"
 #include "reason.h"
 #include "restore.h"
+#include "syncq.h"
 #include "testseam.h"
+#include "usageahead.h"
 #include "usageidx.h"
 #include "util.h"
 
@@ -468,6 +470,7 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
 
         /* first what an interrupted run left behind (style.md 2.2), then the policy's actions */
         actions_steps(&c, p, /* restore= */ false);
+        actions_salvage_ahead(&c, p);
         for (size_t i = 0; i < p->n_items; i++) {
                 const PlanItem *it = &p->items[i];
                 const Verdict *v = it->verdict;
@@ -485,7 +488,14 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
                 actions_progress(&pr, &stats, false);
         }
         actions_batch_commit(&c);
+        if (c.ahead) {
+                size_t built, taken;
+                usage_ahead_counts(c.ahead, &built, &taken);
+                log_debug("salvage thread: %zu usage lines built ahead, %zu taken", built, taken);
+        }
+        c.ahead = usage_ahead_free(c.ahead);
         actions_progress(&pr, &stats, true);
+        syncq_free(c.batch->syncq);
         free(c.batch);
         c.batch = NULL;
         actions_steps(&c, p, /* restore= */ true);
