@@ -244,7 +244,9 @@ static int actions_remove_claims(ActionsContext *c, int chats_fd, const char *id
 /* Remove (dfd, rel/name) as a regular file, ENOENT benign. */
 static int actions_remove_file_in(ActionsContext *c, int root_fd, const char *rel, const char *name,
                                   dev_t dev) {
-        _cleanup_close_ int fd = fs_open_path(root_fd, rel, dev);
+        bool owned;
+        int fd = actions_batch_path(c, root_fd, rel, dev, &owned);
+        _cleanup_close_ _unused_ int own = owned ? fd : -EBADF; /* closed on return */
 
         if (fd == -ENOENT)
                 return 0;
@@ -256,7 +258,9 @@ static int actions_remove_file_in(ActionsContext *c, int root_fd, const char *re
 /* Remove directory (root_fd, rel/name) recursively by fd, ENOENT benign. */
 static int actions_remove_dir_in(ActionsContext *c, int root_fd, const char *rel, const char *name,
                                  dev_t dev) {
-        _cleanup_close_ int fd = fs_open_path(root_fd, rel, dev);
+        bool owned;
+        int fd = actions_batch_path(c, root_fd, rel, dev, &owned);
+        _cleanup_close_ _unused_ int own = owned ? fd : -EBADF; /* closed on return */
         uint64_t bytes = 0;
         int r;
 
@@ -347,9 +351,11 @@ static int actions_mark_file(RecoverMarker *m, int dfd, bool in_global, const ch
 }
 
 /* Note the file (below the root, on dev) dir/name in the marker when it exists. */
-static int actions_mark_in(RecoverMarker *m, int root_fd, dev_t dev, bool in_global,
-                           const char *dir, const char *name, bool is_dir) {
-        _cleanup_close_ int fd = fs_open_path(root_fd, dir, dev);
+static int actions_mark_in(ActionsContext *c, RecoverMarker *m, int root_fd, dev_t dev,
+                           bool in_global, const char *dir, const char *name, bool is_dir) {
+        bool owned;
+        int fd = actions_batch_path(c, root_fd, dir, dev, &owned);
+        _cleanup_close_ _unused_ int own = owned ? fd : -EBADF; /* closed on return */
         _cleanup_free_ char *rel = strprintf("%s/%s", dir, name);
 
         if (!rel)
@@ -443,16 +449,17 @@ int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Session *
                 }
         }
         if (r >= 0)
-                r = actions_mark_in(&m, t->global_fd, t->global_dev, true, "file-history", s->id,
-                                    true);
+                r = actions_mark_in(c, &m, t->global_fd, t->global_dev, true, "file-history",
+                                    s->id, true);
         if (r >= 0)
-                r = actions_mark_in(&m, t->runtime_fd, tr->dev, false, sub, s->id, true);
+                r = actions_mark_in(c, &m, t->runtime_fd, tr->dev, false, sub, s->id, true);
         if (r >= 0)
-                r = actions_mark_in(&m, t->runtime_fd, tr->dev, false, "debug", dbg, false);
+                r = actions_mark_in(c, &m, t->runtime_fd, tr->dev, false, "debug", dbg, false);
         if (r >= 0)
-                r = actions_mark_in(&m, t->global_fd, t->global_dev, true, "plans", plan, false);
+                r = actions_mark_in(c, &m, t->global_fd, t->global_dev, true, "plans", plan,
+                                    false);
         if (r >= 0)
-                r = actions_mark_in(&m, t->runtime_fd, tr->dev, false, review, rname, true);
+                r = actions_mark_in(c, &m, t->runtime_fd, tr->dev, false, review, rname, true);
         if (r >= 0)
                 r = actions_mark_claims(&m, chats_fd, chats, s->id, c->claim_names,
                                         c->n_claim_names);

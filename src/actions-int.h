@@ -93,6 +93,15 @@ typedef struct ActionsBatch {
         uint64_t window_ns; /* how long the next batch may prepare */
         char *marker; /* the name of the file of the batch's pending-delete markers */
         struct SyncQ *syncq; /* the directories' fsyncs (syncq.h), for the run */
+        /* directories below a root that the batch's deletes look into (file-history/, debug/,
+         * plans/, a project's subagents/ and review directory), opened once per batch:
+         * actions_batch_path() */
+        struct {
+                int root_fd;
+                char *rel;
+                int fd; /* or -errno */
+        } paths[2 * ACTIONS_BATCH_DIRS + 8];
+        size_t n_paths;
         ActionsBatchItem items[ACTIONS_BATCH_MAX];
         ActionsBatchDir dirs[ACTIONS_BATCH_DIRS];
 } ActionsBatch;
@@ -152,6 +161,8 @@ void actions_batch_fail(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome 
 void actions_batch_commit(ActionsContext *c);
 int actions_batch_dir(ActionsContext *c, const ActionsTree *t, const Session *s,
                       const char **ret_why);
+int actions_batch_path(ActionsContext *c, int root_fd, const char *rel, dev_t dev,
+                       bool *ret_owned);
 
 /* actions-move.c */
 void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it);
