@@ -9,7 +9,9 @@
  * before dictionaries). --batch: COLD_BATCH in batches of 256 files, as a run would batch
  * them (cold.h): every file written and verified, one syncfs(), the renames, one fsync per cold
  * directory, the originals unlinked, one fsync per directory. Without it:
- * cold_ctx_compress()'s own three fsyncs per file.
+ * cold_ctx_compress()'s own three fsyncs per file. --restore --batch: cold_decompress_many() of
+ * up to 256 files of a directory at once (one fsync group for the files, one fsync of each
+ * directory); --restore alone: cold_decompress() per file (three fsyncs each).
  * One ColdCtx for the whole run. See bench/README.md. */
 #include "autoconf.h"
 
@@ -101,6 +103,33 @@ static void batch_flush(Batch *b, bool keep_last) {
                 b->n_dirs = 0;
 }
 
+/* --restore --batch: the names waiting, restored as one batch (cold_decompress_many(): one
+ * fsync group for the files, one fsync of each directory) */
+static char rnames[BATCH_FILES][512];
+
+static void restore_flush(int cfd, int dfd, size_t *n, unsigned long *files, int *failed,
+                          unsigned long long *in, unsigned long long *out) {
+        const char *ptrs[BATCH_FILES];
+        ColdResult res[BATCH_FILES];
+        int r;
+
+        if (*n == 0)
+                return;
+        for (size_t i = 0; i < *n; i++)
+                ptrs[i] = rnames[i];
+        r = cold_decompress_many(cfd, ptrs, *n, false, dfd, NULL, NULL, res);
+        if (r < 0) {
+                fprintf(stderr, "restore batch: %s\n", strerror(-r));
+                (*failed)++;
+        } else
+                for (size_t i = 0; i < *n; i++) {
+                        (*files)++;
+                        *in += res[i].bytes_in;
+                        *out += res[i].bytes_out;
+                }
+        *n = 0;
+}
+
 int main(int argc, char **argv) {
         int level = COLD_LEVEL_DEFAULT, restore = 0, batch = 0, failed = 0, r;
         unsigned dict = COLD_DICT_CURRENT;
@@ -147,10 +176,11 @@ int main(int argc, char **argv) {
                         close(dfd);
                         continue;
                 }
-                if (batch) {
+                if (batch && !restore) {
                         b->dfd[b->n_dirs] = dfd;
                         b->cfd[b->n_dirs++] = cfd;
                 }
+                size_t rn = 0; /* --restore --batch: names waiting for cold_decompress_many() */
                 DIR *d = fdopendir(dup(restore ? cfd : dfd));
                 struct dirent *de;
                 while (d && (de = readdir(d))) {
@@ -164,6 +194,13 @@ int main(int argc, char **argv) {
                                         continue;
                                 char name[512];
                                 snprintf(name, sizeof name, "%.*s", (int)(n - 4), de->d_name);
+                                if (batch) {
+                                        snprintf(rnames[rn], sizeof rnames[rn], "%s", name);
+                                        if (++rn == BATCH_FILES)
+                                                restore_flush(cfd, dfd, &rn, &files, &failed,
+                                                              &in, &out);
+                                        continue;
+                                }
                                 r = cold_decompress(cfd, name, dfd, NULL, NULL, &res);
                         } else {
                                 if (n < 7 || n >= sizeof b->files[0].name ||
@@ -191,7 +228,9 @@ int main(int argc, char **argv) {
                 }
                 if (d)
                         closedir(d);
-                if (!batch) {
+                if (restore && batch)
+                        restore_flush(cfd, dfd, &rn, &files, &failed, &in, &out);
+                if (!batch || restore) {
                         close(cfd);
                         close(dfd);
                 } else if (b->n_dirs == BATCH_FILES)

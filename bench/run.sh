@@ -447,23 +447,30 @@ if want f; then
                                                 ;;
                                         esac
                                         cold_parse "$name"
-                                        if [ "$v" = dict ] && [ "$i" = 0 ]; then
-                                                # the restore, checked byte for byte and by mtime
-                                                rname="cold_restore_$tree"
+                                        if { [ "$v" = dict ] || [ "$v" = dict_perfile ]; } && [ "$i" = 0 ]; then
+                                                # the restore, checked byte for byte and by mtime:
+                                                # batched (cold_decompress_many(), as qgc restore)
+                                                # after dict, per file (cold_decompress()) after
+                                                # dict_perfile
+                                                rname="cold_restore_$tree"; rmode=--batch
+                                                [ "$v" = dict_perfile ] && { rname="cold_restore_perfile_$tree"; rmode=""; }
                                                 : >"$WORK/t.$rname"; : >"$WORK/r.$rname"; : >"$WORK/c.$rname"
-                                                run_once "$rname" "$QGC_COLD" --restore $(cold_dirs "$CW/copy") || rc=$?
+                                                # shellcheck disable=SC2086
+                                                run_once "$rname" "$QGC_COLD" --restore $rmode $(cold_dirs "$CW/copy") || rc=$?
                                                 cold_parse "$rname"
                                                 find "$CW/copy" -name .qgc-cold -type d -empty -delete
                                                 if diff -r "$CW/src/$tree" "$CW/copy" >/dev/null &&
                                                    [ "$(cd "$CW/src/$tree" && find . -type f -printf '%P %T@ %s\n' | sort | md5sum)" = \
                                                      "$(cd "$CW/copy" && find . -type f -printf '%P %T@ %s\n' | sort | md5sum)" ]; then
-                                                        COLD_IDENT[$tree]=1
+                                                        ok=1
                                                 else
-                                                        COLD_IDENT[$tree]=0
+                                                        ok=0
                                                 fi
+                                                # 1 only when every restore of the tree was
+                                                [ "${COLD_IDENT[$tree]:-1}" = 0 ] || COLD_IDENT[$tree]=$ok
                                                 RCS[$rname]=0
                                                 record "$rname" "$(awk '{ for (i = 1; i < NF; i += 2) if ($i == "bytes_in") print $(i + 1) }' "$WORK/out.$rname")" \
-                                                        "qgc-cold --restore; byte- and mtime-identical: ${COLD_IDENT[$tree]}"
+                                                        "qgc-cold --restore ${rmode:-(per file)}; byte- and mtime-identical: $ok"
                                         fi
                                 done
                                 RCS[$name]=$rc

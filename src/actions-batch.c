@@ -425,6 +425,9 @@ void actions_batch_commit(ActionsContext *c) {
 
         uint64_t t0, t1, t2, t3;
 
+        /* the next batch's lookups look at usage_record.jsonl again */
+        for (size_t i = 0; c->trees && i < c->inv->n_trees; i++)
+                usage_index_release(c->trees[i].usage);
         if (!b || b->n == 0)
                 return;
         t0 = actions_now_ns();
@@ -466,9 +469,35 @@ void actions_batch_commit(ActionsContext *c) {
                         free(b->dirs[j].sidecar_ids[i]);
                 free(b->dirs[j].sidecar_ids);
         }
+        for (size_t j = 0; j < b->n_paths; j++) {
+                safe_close(b->paths[j].fd);
+                free(b->paths[j].rel);
+        }
         free(b->marker);
         b->marker = NULL;
-        b->n = b->n_dirs = 0;
+        b->n = b->n_dirs = b->n_paths = 0;
+}
+
+/* fs_open_path(root_fd, rel, dev), opened once per batch (the batch's deletes look into the same
+ * few directories for every session): the batch's fd (*ret_owned false), or when the batch holds
+ * too many, the caller's (*ret_owned true); or -errno, also once per batch. */
+int actions_batch_path(ActionsContext *c, int root_fd, const char *rel, dev_t dev,
+                       bool *ret_owned) {
+        ActionsBatch *b = c->batch;
+        char *copy;
+
+        *ret_owned = false;
+        for (size_t j = 0; b && j < b->n_paths; j++)
+                if (b->paths[j].root_fd == root_fd && streq(b->paths[j].rel, rel))
+                        return b->paths[j].fd;
+        if (!b || b->n_paths == ELEMENTSOF(b->paths) || !(copy = strdup(rel))) {
+                *ret_owned = true;
+                return fs_open_path(root_fd, rel, dev);
+        }
+        b->paths[b->n_paths].root_fd = root_fd;
+        b->paths[b->n_paths].rel = copy;
+        b->paths[b->n_paths].fd = fs_open_path(root_fd, rel, dev);
+        return b->paths[b->n_paths++].fd;
 }
 
 /* The batch's directory entry for s's chats/, opened on first use. Index, or -errno (*ret_why). */

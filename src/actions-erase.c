@@ -26,6 +26,7 @@
 #include "macro.h"
 #include "recover.h"
 #include "usage.h"
+#include "usageahead.h"
 #include "usageidx.h"
 #include "util.h"
 
@@ -58,7 +59,7 @@ int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, i
         _cleanup_free_ char *line = NULL;
         int r, v1;
 
-        /* a line there already (the caller checked the transcript's identity): nothing to read */
+        /* a line there already: nothing to read (the batch checks the identity before each step) */
         r = usage_index_has(t->usage, t->global_fd, s->id);
         if (r < 0)
                 return r; /* cannot tell whether a line exists: never risk a duplicate */
@@ -68,10 +69,13 @@ int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, i
         if (r > 0 && v1 > 0)
                 return 0;
 
-        fd = fs_openat(dir_fd, name, O_RDONLY | O_NONBLOCK, 0);
-        if (fd < 0)
+        /* built on the salvage thread from the file with the scan's identity (usageahead.h),
+         * or here */
+        bool ahead = usage_ahead_take(c->ahead, s, &line) > 0;
+        fd = ahead ? -EBADF : fs_openat(dir_fd, name, O_RDONLY | O_NONBLOCK, 0);
+        if (!ahead && fd < 0)
                 return fd == -ENOENT || fd == -ELOOP ? -ESTALE : fd;
-        r = fs_check_identity_fd(fd, fid);
+        r = ahead ? 1 : fs_check_identity_fd(fd, fid);
         if (r <= 0)
                 return r < 0 ? r : -ESTALE;
         /* a compressed transcript: salvaged from its content, checked against its SHA-256 */
@@ -79,7 +83,7 @@ int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, i
         if (session_is_cold(s) && ufd < 0)
                 return ufd;
 
-        r = usage_build_record(ufd >= 0 ? ufd : fd, &line);
+        r = ahead ? 0 : usage_build_record(ufd >= 0 ? ufd : fd, &line);
         if (r < 0)
                 return r;
         if (!line)
@@ -130,13 +134,46 @@ int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, i
         }
 
         /* the record covers the file as it was: it must not have grown meanwhile (checked by
-         * name again just before the batch's append) */
-        r = fs_check_identity_fd(fd, fid);
+         * name again just before the batch's append; the salvage thread checked its own read) */
+        r = ahead ? 1 : fs_check_identity_fd(fd, fid);
         if (r <= 0)
                 return r < 0 ? r : -ESTALE;
         *ret_line = TAKE_PTR(line);
         *ret_sid = TAKE_PTR(sid);
         return 0;
+}
+
+/* Name the sessions the plan will salvage (no usage line yet; not compressed: those are read
+ * through a memfd) to the salvage thread, which builds their lines ahead of the batches. */
+void actions_salvage_ahead(ActionsContext *c, const Plan *p) {
+        _cleanup_(usage_ahead_freep) UsageAhead *ua = NULL;
+
+        if (usage_ahead_new(c->inv, c->runtime_fds, &ua) < 0)
+                return;
+        for (size_t i = 0; i < p->n_items; i++) {
+                const PlanItem *it = &p->items[i];
+                const Session *s;
+                const ActionsTree *t;
+                Verb verb = it->verdict->verb;
+
+                if (it->is_orphan || it->index >= p->inv->n_sessions ||
+                    (verb != VERB_ARCHIVE && verb != VERB_DELETE && verb != VERB_COMPRESS))
+                        continue;
+                s = &p->inv->sessions[it->index];
+                t = &c->trees[s->tree];
+                if (t->error < 0 || session_is_cold(s) ||
+                    (s->state != SESSION_ACTIVE && s->state != SESSION_ARCHIVED) ||
+                    s->owner == OWNER_FOREIGN || s->owner == OWNER_UNVERIFIED)
+                        continue;
+                usage_index_hold(t->usage); /* one look at the file for the whole list */
+                if (usage_index_has(t->usage, t->global_fd, s->id) == 0 &&
+                    usage_ahead_add(ua, s) < 0)
+                        return;
+        }
+        for (size_t i = 0; i < c->inv->n_trees; i++)
+                usage_index_release(c->trees[i].usage);
+        if (usage_ahead_start(ua) > 0)
+                c->ahead = TAKE_PTR(ua);
 }
 
 /* Unlink (dfd, name), ENOENT being a benign race. */
@@ -207,7 +244,9 @@ static int actions_remove_claims(ActionsContext *c, int chats_fd, const char *id
 /* Remove (dfd, rel/name) as a regular file, ENOENT benign. */
 static int actions_remove_file_in(ActionsContext *c, int root_fd, const char *rel, const char *name,
                                   dev_t dev) {
-        _cleanup_close_ int fd = fs_open_path(root_fd, rel, dev);
+        bool owned;
+        int fd = actions_batch_path(c, root_fd, rel, dev, &owned);
+        _cleanup_close_ _unused_ int own = owned ? fd : -EBADF; /* closed on return */
 
         if (fd == -ENOENT)
                 return 0;
@@ -219,7 +258,9 @@ static int actions_remove_file_in(ActionsContext *c, int root_fd, const char *re
 /* Remove directory (root_fd, rel/name) recursively by fd, ENOENT benign. */
 static int actions_remove_dir_in(ActionsContext *c, int root_fd, const char *rel, const char *name,
                                  dev_t dev) {
-        _cleanup_close_ int fd = fs_open_path(root_fd, rel, dev);
+        bool owned;
+        int fd = actions_batch_path(c, root_fd, rel, dev, &owned);
+        _cleanup_close_ _unused_ int own = owned ? fd : -EBADF; /* closed on return */
         uint64_t bytes = 0;
         int r;
 
@@ -310,9 +351,11 @@ static int actions_mark_file(RecoverMarker *m, int dfd, bool in_global, const ch
 }
 
 /* Note the file (below the root, on dev) dir/name in the marker when it exists. */
-static int actions_mark_in(RecoverMarker *m, int root_fd, dev_t dev, bool in_global,
-                           const char *dir, const char *name, bool is_dir) {
-        _cleanup_close_ int fd = fs_open_path(root_fd, dir, dev);
+static int actions_mark_in(ActionsContext *c, RecoverMarker *m, int root_fd, dev_t dev,
+                           bool in_global, const char *dir, const char *name, bool is_dir) {
+        bool owned;
+        int fd = actions_batch_path(c, root_fd, dir, dev, &owned);
+        _cleanup_close_ _unused_ int own = owned ? fd : -EBADF; /* closed on return */
         _cleanup_free_ char *rel = strprintf("%s/%s", dir, name);
 
         if (!rel)
@@ -406,16 +449,17 @@ int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Session *
                 }
         }
         if (r >= 0)
-                r = actions_mark_in(&m, t->global_fd, t->global_dev, true, "file-history", s->id,
-                                    true);
+                r = actions_mark_in(c, &m, t->global_fd, t->global_dev, true, "file-history",
+                                    s->id, true);
         if (r >= 0)
-                r = actions_mark_in(&m, t->runtime_fd, tr->dev, false, sub, s->id, true);
+                r = actions_mark_in(c, &m, t->runtime_fd, tr->dev, false, sub, s->id, true);
         if (r >= 0)
-                r = actions_mark_in(&m, t->runtime_fd, tr->dev, false, "debug", dbg, false);
+                r = actions_mark_in(c, &m, t->runtime_fd, tr->dev, false, "debug", dbg, false);
         if (r >= 0)
-                r = actions_mark_in(&m, t->global_fd, t->global_dev, true, "plans", plan, false);
+                r = actions_mark_in(c, &m, t->global_fd, t->global_dev, true, "plans", plan,
+                                    false);
         if (r >= 0)
-                r = actions_mark_in(&m, t->runtime_fd, tr->dev, false, review, rname, true);
+                r = actions_mark_in(c, &m, t->runtime_fd, tr->dev, false, review, rname, true);
         if (r >= 0)
                 r = actions_mark_claims(&m, chats_fd, chats, s->id, c->claim_names,
                                         c->n_claim_names);

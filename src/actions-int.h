@@ -40,6 +40,7 @@ typedef struct ActionsContext {
          * list the directory) */
         char **claim_names;
         size_t n_claim_names;
+        struct UsageAhead *ahead; /* the salvages' lines, built ahead (usageahead.h), or NULL */
 } ActionsContext;
 
 /* The group commit (actions_batch_*()): sessions of one tree are prepared (checked, their usage
@@ -66,6 +67,8 @@ typedef struct ActionsBatchDir {
         char **sidecar_ids; /* sorted ids with a sidecar in chats/, listed before the moves */
         size_t n_sidecar_ids;
         int sidecars_listed; /* 1 listed, 0 not yet, -errno could not be listed */
+        bool sync_queued; /* its fsyncs of this pass are on the batch's SyncQ (actions-move.c) */
+        int sync_err[3];  /* their results: chats/, archive/, the cold tier */
 } ActionsBatchDir;
 
 typedef struct ActionsBatchItem {
@@ -89,6 +92,16 @@ typedef struct ActionsBatch {
         uint64_t started_ns;
         uint64_t window_ns; /* how long the next batch may prepare */
         char *marker; /* the name of the file of the batch's pending-delete markers */
+        struct SyncQ *syncq; /* the directories' fsyncs (syncq.h), for the run */
+        /* directories below a root that the batch's deletes look into (file-history/, debug/,
+         * plans/, a project's subagents/ and review directory), opened once per batch:
+         * actions_batch_path() */
+        struct {
+                int root_fd;
+                char *rel;
+                int fd; /* or -errno */
+        } paths[2 * ACTIONS_BATCH_DIRS + 8];
+        size_t n_paths;
         ActionsBatchItem items[ACTIONS_BATCH_MAX];
         ActionsBatchDir dirs[ACTIONS_BATCH_DIRS];
 } ActionsBatch;
@@ -126,6 +139,7 @@ int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v
 int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, int dir_fd,
                     const char *name, const FileId *fid, char **ret_line, char **ret_sid,
                     ssize_t *ret_dep);
+void actions_salvage_ahead(ActionsContext *c, const Plan *p);
 int actions_delete_rest(ActionsContext *c, const ActionsTree *t, const Session *s,
                         int chats_fd, int archive_fd);
 int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Session *s,
@@ -147,6 +161,8 @@ void actions_batch_fail(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome 
 void actions_batch_commit(ActionsContext *c);
 int actions_batch_dir(ActionsContext *c, const ActionsTree *t, const Session *s,
                       const char **ret_why);
+int actions_batch_path(ActionsContext *c, int root_fd, const char *rel, dev_t dev,
+                       bool *ret_owned);
 
 /* actions-move.c */
 void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it);

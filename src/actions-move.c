@@ -18,6 +18,7 @@
 #include "log.h"
 #include "macro.h"
 #include "reason.h"
+#include "syncq.h"
 #include "util.h"
 
 #include "actions-int.h"
@@ -253,12 +254,44 @@ void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it) {
  * unlink (identity re-checked before each), and 4: one fsync per directory they touched. */
 static void actions_batch_move_sync(ActionsContext *c, ActionsBatch *b, bool moves);
 
+/* Queue the fsyncs of dir j's touched directories (syncq.h), once per pass. */
+static void actions_batch_queue_sync(ActionsBatch *b, size_t j) {
+        ActionsBatchDir *d = &b->dirs[j];
+        int fds[3] = { d->sync_chats ? d->chats_fd : -EBADF,
+                       d->sync_archive ? d->archive_fd : -EBADF,
+                       d->sync_cold ? d->cold_fd : -EBADF };
+
+        if (d->sync_queued)
+                return;
+        d->sync_queued = true;
+        for (size_t x = 0; x < 3; x++) {
+                d->sync_err[x] = 0;
+                if (fds[x] >= 0 && b->syncq)
+                        syncq_push(b->syncq, fds[x], &d->sync_err[x]);
+                else if (fds[x] >= 0)
+                        d->sync_err[x] = fs_fsync(fds[x]);
+        }
+}
+
 void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
+        /* a pass's last item of each directory: its fsyncs start right after it, while the
+         * pass goes on with the other directories (the items of a directory are together) */
+        size_t last[2][ACTIONS_BATCH_DIRS];
+
+        if (!b->syncq)
+                (void)syncq_new(&b->syncq); /* without it, each fsync is the caller's */
+        for (size_t j = 0; j < b->n_dirs; j++)
+                last[0][j] = last[1][j] = SIZE_MAX;
+        for (size_t i = 0; i < b->n; i++)
+                if (b->items[i].v->verb != VERB_COMPRESS)
+                        last[b->items[i].v->verb != VERB_ARCHIVE][b->items[i].dir] = i;
         /* first the compressions, each complete with its own fsyncs (3a); then two passes: the
          * moves, their directories' fsyncs, then the unlinks, so that no name a move added is
          * lost in a crash that keeps a later unlink (tests/faults' fsync audit) */
         actions_batch_compress(c, b);
         for (size_t k = 0; k < 2 * b->n; k++) {
+                if (k > 0 && last[(k - 1) >= b->n][b->items[(k - 1) % b->n].dir] == (k - 1) % b->n)
+                        actions_batch_queue_sync(b, b->items[(k - 1) % b->n].dir);
                 ActionsBatchItem *it = &b->items[k % b->n];
                 ActionsBatchDir *d = &b->dirs[it->dir];
                 _cleanup_free_ char *name = NULL;
@@ -276,6 +309,16 @@ void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
                         continue;
                 }
                 if (it->v->verb == VERB_ARCHIVE) {
+                        /* chats/archive/ is created only for a session the scan saw */
+                        r = d->archive_fd >= 0
+                                    ? 1
+                                    : fs_check_identity(d->chats_fd, name, &it->s->active);
+                        if (r <= 0) {
+                                actions_batch_fail(c, it,
+                                                   r < 0 ? ACTIONS_FAILED : ACTIONS_SKIPPED_CHANGED,
+                                                   r, "changed since scan");
+                                continue;
+                        }
                         r = actions_batch_archive_dir(c, d, &why);
                         if (r >= 0)
                                 actions_batch_sidecars(d);
@@ -325,21 +368,18 @@ void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
         actions_batch_move_sync(c, b, /* moves= */ false);
 }
 
-/* One fsync per directory the moves (or the unlinks) touched. */
+/* One fsync per directory the moves (or the unlinks) touched: those not queued yet are queued
+ * now, and every one is waited for before any outcome of the pass is reported. */
 static void actions_batch_move_sync(ActionsContext *c, ActionsBatch *b, bool moves) {
-        /* the touched directories, fsynced at once (fs_fsync_many()) */
-        int fds[3 * ACTIONS_BATCH_DIRS], errs[3 * ACTIONS_BATCH_DIRS];
-
+        for (size_t j = 0; j < b->n_dirs; j++)
+                actions_batch_queue_sync(b, j);
+        if (b->syncq)
+                syncq_wait(b->syncq);
         for (size_t j = 0; j < b->n_dirs; j++) {
-                fds[3 * j] = b->dirs[j].sync_chats ? b->dirs[j].chats_fd : -EBADF;
-                fds[3 * j + 1] = b->dirs[j].sync_archive ? b->dirs[j].archive_fd : -EBADF;
-                fds[3 * j + 2] = b->dirs[j].sync_cold ? b->dirs[j].cold_fd : -EBADF;
-        }
-        fs_fsync_many(fds, 3 * b->n_dirs, errs);
-        for (size_t j = 0; j < b->n_dirs; j++) {
-                int r = errs[3 * j] < 0 ? errs[3 * j] : errs[3 * j + 1] < 0 ? errs[3 * j + 1]
-                                                                            : errs[3 * j + 2];
+                const int *errs = b->dirs[j].sync_err;
+                int r = errs[0] < 0 ? errs[0] : errs[1] < 0 ? errs[1] : errs[2];
 
+                b->dirs[j].sync_queued = false;
                 b->dirs[j].sync_chats = b->dirs[j].sync_archive = b->dirs[j].sync_cold = false;
                 if (r >= 0)
                         continue;

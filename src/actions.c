@@ -73,7 +73,9 @@
 #include "macro.h"
 #include "reason.h"
 #include "restore.h"
+#include "syncq.h"
 #include "testseam.h"
+#include "usageahead.h"
 #include "usageidx.h"
 #include "util.h"
 
@@ -287,13 +289,11 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                 return actions_report_session(c, s, v, ACTIONS_SKIPPED_CHANGED,
                                               "changed since scan", 0);
 
-        r = fs_check_identity(dir_fd, name, fid);
-        if (r <= 0)
-                return actions_report_session(c, s, v,
-                                              r < 0 ? ACTIONS_FAILED : ACTIONS_SKIPPED_CHANGED,
-                                              "changed since scan", r < 0 ? -r : 0);
-        /* liveness: re-checked for the whole batch just before its first step */
+        /* identity: checked on the open file where the usage line is read, and by name again
+         * before each of the batch's steps; liveness: re-checked for the whole batch just
+         * before its first step. The usage file is looked at once per batch (usageidx.h). */
         ssize_t dep = -1;
+        usage_index_hold(t->usage);
         r = actions_salvage(c, t, s, dir_fd, name, fid, &line, &sid, &dep);
         if (r == -ESTALE)
                 return actions_report_session(c, s, v, ACTIONS_SKIPPED_CHANGED,
@@ -470,6 +470,7 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
 
         /* first what an interrupted run left behind (style.md 2.2), then the policy's actions */
         actions_steps(&c, p, /* restore= */ false);
+        actions_salvage_ahead(&c, p);
         for (size_t i = 0; i < p->n_items; i++) {
                 const PlanItem *it = &p->items[i];
                 const Verdict *v = it->verdict;
@@ -487,7 +488,14 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
                 actions_progress(&pr, &stats, false);
         }
         actions_batch_commit(&c);
+        if (c.ahead) {
+                size_t built, taken;
+                usage_ahead_counts(c.ahead, &built, &taken);
+                log_debug("salvage thread: %zu usage lines built ahead, %zu taken", built, taken);
+        }
+        c.ahead = usage_ahead_free(c.ahead);
         actions_progress(&pr, &stats, true);
+        syncq_free(c.batch->syncq);
         free(c.batch);
         c.batch = NULL;
         actions_steps(&c, p, /* restore= */ true);

@@ -1,7 +1,7 @@
 /* cold.c: the compressed cold tier (cold.h): zstd streams of archived sessions' files, each
  * verified by decompressing it and comparing SHA-256 and size before the original goes; the
  * table of every dictionary qgc shipped (src/colddict/); ColdCtx, the reused zstd contexts and
- * buffers. */
+ * buffers. Restoring (cold_decompress*()) is coldrestore.c; cold-int.h is what they share. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -16,6 +16,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include "cold-int.h"
 #include "cold.h"
 #include "macro.h"
 #include "sha256.h"
@@ -62,7 +63,7 @@ static const ColdDict *cold_dict_by_version(unsigned version) {
         return NULL;
 }
 
-static void cold_step(ColdStepFn step, void *userdata, const char *what) {
+void cold_step(ColdStepFn step, void *userdata, const char *what) {
         if (step)
                 step(userdata, what);
 }
@@ -123,7 +124,7 @@ int cold_ctx_new(int level, unsigned dict, ColdCtx **ret) {
  * level 0: any (decompression). */
 static _Thread_local ColdCtx *cold_default_ctx;
 
-static int cold_default(int level, ColdCtx **ret) {
+int cold_default(int level, ColdCtx **ret) {
         ColdCtx *c = cold_default_ctx;
         int r;
 
@@ -267,9 +268,8 @@ static int cold_dc_start(ColdCtx *c, const void *head, size_t head_len) {
  * compared with those expect_len bytes instead of hashed (sha is not set; -EBADMSG when it
  * differs or is longer): the verification of a file whose original is still in c->in. The
  * trailing skippable frame is skipped by zstd itself. */
-static int cold_decompress_fd(ColdCtx *c, int src_fd, uint64_t src_len, int out_fd,
-                              const char *expect, size_t expect_len, char sha[65],
-                              uint64_t *ret_size) {
+int cold_decompress_fd(ColdCtx *c, int src_fd, uint64_t src_len, int out_fd,
+                       const char *expect, size_t expect_len, char sha[65], uint64_t *ret_size) {
         Sha256 *h = expect ? NULL : sha256_new();
         uint64_t size = 0, off = 0;
         size_t hint = 1;
@@ -322,7 +322,7 @@ static int cold_decompress_fd(ColdCtx *c, int src_fd, uint64_t src_len, int out_
 }
 
 /* The SHA-256 and size recorded in the trailing frame of fd. */
-static int cold_read_trailer(int fd, uint64_t *ret_size, char sha[65]) {
+int cold_read_trailer(int fd, uint64_t *ret_size, char sha[65]) {
         unsigned char t[COLD_TRAILER + 1];
         char num[21];
         struct stat st;
@@ -348,7 +348,7 @@ static int cold_read_trailer(int fd, uint64_t *ret_size, char sha[65]) {
 }
 
 /* SHA-256 and size of what fd reads from its current offset to its end. */
-static int cold_hash_fd(int fd, char sha[65], uint64_t *ret_size) {
+int cold_hash_fd(int fd, char sha[65], uint64_t *ret_size) {
         Sha256 *h = sha256_new();
         char buf[64 * 1024];
         uint64_t size = 0;
@@ -372,7 +372,7 @@ static int cold_hash_fd(int fd, char sha[65], uint64_t *ret_size) {
         return r;
 }
 
-static char *cold_tmp_name(const char *name) {
+char *cold_tmp_name(const char *name) {
         return strprintf(".%s.qgc-tmp", name);
 }
 
@@ -559,82 +559,6 @@ int cold_resolve(int dir_fd, const char *name, int cold_fd, ColdStepFn step, voi
         if (r < 0)
                 return r;
         return fs_fsync(dir_fd);
-}
-
-int cold_decompress(int cold_fd, const char *name, int dst_fd, ColdStepFn step, void *userdata,
-                    ColdResult *ret) {
-        _cleanup_free_ char *z = strprintf("%s%s", name, COLD_SUFFIX);
-        _cleanup_free_ char *tmp = cold_tmp_name(name);
-        _cleanup_close_ int fd = -EBADF, out = -EBADF;
-        ColdCtx *c = NULL;
-        char want[65], got[65];
-        uint64_t want_size = 0, size = 0;
-        struct stat st;
-        int r;
-
-        if (!z || !tmp)
-                return -ENOMEM;
-        fd = fs_openat(cold_fd, z, O_RDONLY | O_NONBLOCK, 0);
-        if (fd < 0)
-                return fd;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EBADMSG;
-        r = cold_read_trailer(fd, &want_size, want);
-        if (r < 0)
-                return r;
-        r = fs_exists(dst_fd, name);
-        if (r < 0)
-                return r;
-        if (r > 0) {
-                /* a restore interrupted after the rename: the target is exactly the original */
-                _cleanup_close_ int tfd = fs_openat(dst_fd, name, O_RDONLY | O_NONBLOCK, 0);
-
-                r = tfd < 0 ? tfd : cold_hash_fd(tfd, got, &size);
-                if (r < 0 || size != want_size || !streq(got, want))
-                        return -EEXIST;
-                r = fs_unlink(cold_fd, z, 0);
-                if (r < 0 && r != -ENOENT)
-                        return r;
-                cold_step(step, userdata, z);
-                if (ret)
-                        *ret = (ColdResult){ .bytes_in = size, .bytes_out = (uint64_t)st.st_size };
-                return fs_fsync(cold_fd);
-        }
-        (void)fs_unlink(dst_fd, tmp, 0);
-        out = fs_openat(dst_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (out < 0)
-                return out;
-        r = cold_default(0, &c);
-        if (r >= 0)
-                r = cold_decompress_fd(c, fd, UINT64_MAX, out, NULL, 0, got, &size);
-        if (r >= 0 && (size != want_size || !streq(got, want)))
-                r = -EBADMSG;
-        if (r >= 0 && fsync(out) < 0)
-                r = -errno;
-        if (r >= 0) {
-                struct timespec ts[2] = { st.st_atim, st.st_mtim };
-                if (futimens(out, ts) < 0)
-                        r = -errno;
-        }
-        if (r >= 0)
-                r = fs_rename_noreplace(dst_fd, tmp, dst_fd, name);
-        if (r < 0) {
-                (void)fs_unlink(dst_fd, tmp, 0);
-                return r;
-        }
-        cold_step(step, userdata, name);
-        r = fs_fsync(dst_fd);
-        if (r < 0)
-                return r;
-        r = fs_unlink(cold_fd, z, 0);
-        if (r < 0 && r != -ENOENT)
-                return r;
-        cold_step(step, userdata, z);
-        if (ret)
-                *ret = (ColdResult){ .bytes_in = size, .bytes_out = (uint64_t)st.st_size };
-        return fs_fsync(cold_fd);
 }
 
 int cold_cat(int cold_fd, const char *name, int out_fd) {

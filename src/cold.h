@@ -107,6 +107,18 @@ int cold_resolve(int dir_fd, const char *name, int cold_fd, ColdStepFn step, voi
 int cold_decompress(int cold_fd, const char *name, int dst_fd, ColdStepFn step, void *userdata,
                     ColdResult *ret);
 
+/* cold_decompress() of the files names[0..n) of one cold directory, as one batch: each
+ * decompressed into a temporary file in dst_fd, checked, its mtime set; the new files fsynced as
+ * one group (issued together); each renamed into place, in order, never replacing; dst_fd
+ * fsynced once; the .zst of every file now in place removed, in order; cold_fd fsynced once.
+ * So a kill after any step leaves files that are compressed, or in place beside their .zst
+ * (which cold_decompress() of it again only removes), and at most temporary files (which it
+ * replaces). A name without a .zst is skipped when skip_missing (res[i] all 0). The first error
+ * stops: nothing after it is renamed, and the files already in place are completed. res[i]: as
+ * cold_decompress()'s *ret. 0 or the first error, as cold_decompress(). */
+int cold_decompress_many(int cold_fd, const char *const *names, size_t n, bool skip_missing,
+                         int dst_fd, ColdStepFn step, void *userdata, ColdResult *res);
+
 /* Write the original content of (cold_fd, name.zst) to out_fd, checked against its SHA-256 at
  * the end (-EBADMSG after the bytes were written when it does not match; -EPROTONOSUPPORT
  * before any byte for a dictionary this qgc does not have). */

@@ -313,5 +313,6 @@ int usage_history_freeze(UsageIndex *idx, int global_fd) {
                 }
         }
         strbuf_done(&lines);
+        idx->held_seen = false; /* held or not, the next lookup looks at the file again */
         return r;
 }

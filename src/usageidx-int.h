@@ -22,6 +22,9 @@ struct UsageIndex {
         bool rebuild_empty; /* usage_history_freeze() found nothing to write in this run */
         char *pending;     /* the unterminated last line seen, parsed but not consumed */
         uint64_t size_seen; /* the file's size at the last refresh */
+        bool held;         /* usage_index_hold(): look at the file once until the release */
+        bool held_seen;    /* ... and it was looked at: held_state is the answer */
+        int held_state;    /* usageidx_update()'s result then (0 no file, 1 indexed, 2 fallback) */
 };
 
 /* openat() through the safe-filesystem layer (fs_openat(): no symlink, no mount crossing, a

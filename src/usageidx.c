@@ -262,9 +262,36 @@ int usageidx_open_read(int global_fd) {
                       O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0);
 }
 
+void usage_index_hold(UsageIndex *idx) {
+        if (idx && !idx->held) {
+                idx->held = true;
+                idx->held_seen = false;
+        }
+}
+
+void usage_index_release(UsageIndex *idx) {
+        if (idx)
+                idx->held = idx->held_seen = false;
+}
+
+static int usageidx_update_now(UsageIndex *idx, int global_fd);
+
 /* Bring the index up to date with the file: 1 indexed, 0 no file, 2 fallback (lines too long:
- * use the slow reader), -errno. */
+ * use the slow reader), -errno. Held (usage_index_hold()): once. */
 static int usageidx_update(UsageIndex *idx, int global_fd) {
+        int r;
+
+        if (idx->held && idx->held_seen)
+                return idx->held_state;
+        r = usageidx_update_now(idx, global_fd);
+        if (r >= 0 && idx->held) {
+                idx->held_seen = true;
+                idx->held_state = r;
+        }
+        return r;
+}
+
+static int usageidx_update_now(UsageIndex *idx, int global_fd) {
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
         int r;

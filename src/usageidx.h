@@ -25,6 +25,16 @@ int usage_index_has(UsageIndex *idx, int global_fd, const char *id);
  * trusts the file instead of rebuilding from transcripts? 1, 0 (also no file), -errno. */
 int usage_index_has_v1(UsageIndex *idx, int global_fd);
 
+/* The executor's group commit: between usage_index_hold() and usage_index_release(), the two
+ * calls above look at the file (one fstatat(), and reading what was appended) only the first
+ * time, and answer every later call from what that one saw, instead of one fstatat() per call.
+ * The executor holds the index while it prepares a batch and releases it before the batch's
+ * append: a line Qwen appends meanwhile is seen by the next batch, as one appended between a
+ * session's lookup and the batch's append always was. usage_history_freeze() looks again after
+ * it wrote the file. Both are idempotent. */
+void usage_index_hold(UsageIndex *idx);
+void usage_index_release(UsageIndex *idx);
+
 /* The exact, slow reader: does a tolerantly parsed line have sessionId id? 1 yes, 0 no (also when
  * the file does not exist), -errno when it exists but cannot be read. */
 int usage_has_session(int global_fd, const char *id);

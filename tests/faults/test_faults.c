@@ -53,6 +53,7 @@ typedef struct Faults {
         StrBuf sent; /* sd_journal_sendv() fields, one per line, entries separated by "--\n" */
         unsigned n_sent;
         unsigned n_fsync; /* fsync() calls, of any file */
+        unsigned n_dir_fsync; /* ... of directories */
         unsigned n_rename; /* renameat() and renameat2() calls */
         char drop_dir_fsync[128]; /* fsync() of a directory whose path ends in this is skipped
                                    * (returns 0, syncs nothing): the audit must notice */
@@ -262,6 +263,11 @@ ssize_t __wrap_write(int fd, const void *buf, size_t n) {
 
 int __wrap_fsync(int fd) {
         __atomic_fetch_add(&faults.n_fsync, 1, __ATOMIC_RELAXED); /* fs_fsync_many() threads */
+        {
+                struct stat dst;
+                if (fstat(fd, &dst) == 0 && S_ISDIR(dst.st_mode))
+                        __atomic_fetch_add(&faults.n_dir_fsync, 1, __ATOMIC_RELAXED);
+        }
         if (faults.drop_dir_fsync[0]) {
                 char path[PATH_MAX];
                 size_t n, m = strlen(faults.drop_dir_fsync);
@@ -1285,6 +1291,60 @@ static void test_faults_cold_restore_crash_after_every_step_then_rerun(void **st
         assert_true(n < 50);
 }
 
+/* qgc restore of a compressed session with two sidecars is one batch (cold_decompress_many()):
+ * one fsync of chats/archive/ and one of the cold tier, not two per file; the files come back
+ * byte for byte with their mtimes. */
+static void test_faults_cold_restore_is_one_batch(void **state) {
+        T *t = *state;
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        _cleanup_free_ char *body = NULL, *pr = NULL, *wt = NULL;
+        _cleanup_free_ char *a = fixture_path(t->qwen, P_SCRATCH "/archive");
+        _cleanup_free_ char *cold = fixture_path(t->qwen, P_SCRATCH "/archive/" COLD_DIR);
+        long long mt;
+        int afd, cfd;
+
+        assert_int_equal(fixture_write(t->qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json",
+                                       "{\"prs\":[]}\n"),
+                         0);
+        assert_int_equal(fixture_write(t->qwen, P_SCRATCH "/archive/" S_ARCH ".worktree.json",
+                                       "{\"worktrees\":[]}\n"),
+                         0);
+        body = test_read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
+        pr = test_read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json");
+        wt = test_read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".worktree.json");
+        mt = mtime_ns_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
+        cold_plant(t->qwen);
+        afd = open(a, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        cfd = open(cold, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(afd >= 0 && cfd >= 0);
+        assert_int_equal(cold_compress(afd, S_ARCH ".worktree.json", cfd, 3, NULL, NULL, NULL,
+                                       NULL),
+                         0);
+        close(afd);
+        close(cfd);
+
+        assert_int_equal(apply_scan(t->qwen, &inv), 0);
+        faults.n_fsync = faults.n_dir_fsync = 0;
+        assert_int_equal(actions_restore(inv, S_ARCH), 0);
+        if (faults.n_dir_fsync > 2 || faults.n_fsync > 2 + 3)
+                fail_msg("restoring 3 files took %u fsyncs, %u of directories (want at most 5 "
+                         "and 2)",
+                         faults.n_fsync, faults.n_dir_fsync);
+        _cleanup_free_ char *got = test_read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
+        _cleanup_free_ char *got_pr = test_read_rel(t->qwen,
+                                                    P_SCRATCH "/archive/" S_ARCH ".pr.json");
+        _cleanup_free_ char *got_wt = test_read_rel(t->qwen,
+                                                    P_SCRATCH "/archive/" S_ARCH ".worktree.json");
+        assert_string_equal(got, body);
+        assert_string_equal(got_pr, pr);
+        assert_string_equal(got_wt, wt);
+        assert_true(mtime_ns_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl") == mt);
+        assert_false(fixture_exists(t->qwen, P_SCRATCH "/archive/" COLD_DIR "/" S_ARCH
+                                             ".worktree.json.zst"));
+        assert_false(fixture_exists(t->qwen, P_SCRATCH "/archive/" COLD_DIR "/" S_ARCH
+                                             ".jsonl.zst"));
+}
+
 /* The compressed content of (qwen, rel.zst) in the cold tier, checked (cold_cat()). */
 static char *cold_read_rel(const char *qwen, const char *dir, const char *name) {
         _cleanup_free_ char *d = fixture_path(qwen, dir);
@@ -2000,6 +2060,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_faults_batch_shared_usage_line_failure_keeps_both, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_archive_without_sidecars_one_rename, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_cold_restore_crash_after_every_step_then_rerun, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_cold_restore_is_one_batch, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_cold_compress_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_cold_scan_compressed_session, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_after_salvage_skip, setup, teardown),

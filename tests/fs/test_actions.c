@@ -17,6 +17,7 @@
 #include "journal.h"
 #include "lock.h"
 #include "recover.h"
+#include "syncq.h"
 
 typedef struct T {
         char *root;
@@ -1259,6 +1260,38 @@ static void test_archive_merge_ledger_table(void **state) {
         }
 }
 
+/* syncq.h: every fsync pushed is done when syncq_wait() returns, each with its own result. */
+static void test_syncq_runs_every_fsync(void **state) {
+        char *root = NULL;
+        SyncQ *q = NULL;
+        int fds[40], errs[41];
+
+        (void)state;
+        assert_int_equal(fixture_new(&root), 0);
+        assert_int_equal(syncq_new(&q), 0);
+        for (size_t i = 0; i < ELEMENTSOF(fds); i++) {
+                _cleanup_free_ char *name = strprintf("f%zu", i);
+                _cleanup_free_ char *p = fixture_path(root, name);
+
+                fds[i] = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+                assert_true(fds[i] >= 0);
+                errs[i] = 1;
+                syncq_push(q, fds[i], &errs[i]);
+        }
+        errs[40] = 1;
+        syncq_push(q, -1, &errs[40]); /* not a file descriptor */
+        syncq_wait(q);
+        for (size_t i = 0; i < ELEMENTSOF(fds); i++) {
+                assert_int_equal(errs[i], 0);
+                close(fds[i]);
+        }
+        assert_int_equal(errs[40], -EBADF);
+        syncq_wait(q); /* nothing pending: returns */
+        q = syncq_free(q);
+        assert_null(q);
+        fixture_free(root);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_actions_archive_moves_transcript_and_sidecars, setup, teardown),
@@ -1304,6 +1337,7 @@ int main(void) {
                 cmocka_unit_test(test_archive_merge_pr_table),
                 cmocka_unit_test(test_archive_merge_pr_caps_at_limit),
                 cmocka_unit_test(test_archive_merge_ledger_table),
+                cmocka_unit_test(test_syncq_runs_every_fsync),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

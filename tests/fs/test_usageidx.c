@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +18,10 @@
 
 #include "fixture.h"
 #include "macro.h"
+#include "fsutil.h"
+#include "inventory.h"
 #include "usage.h"
+#include "usageahead.h"
 #include "usageidx.h"
 #include "util.h"
 
@@ -284,6 +289,102 @@ static void test_usage_history_freeze_refuses_symlinks(void **state) {
         assert_false(fixture_exists(t->root, ".usage_record.jsonl.qgc-tmp"));
 }
 
+/* Held (the executor's group commit), the file is looked at once: a line appended meanwhile is
+ * seen after the release; a freeze, which writes the file, makes the next lookup look again. */
+static void test_usage_index_hold_looks_once(void **state) {
+        T *t = *state;
+
+        write_usage(t, "w", "{\"version\":1,\"sessionId\":\"one\"}\n");
+        usage_index_hold(t->idx);
+        assert_int_equal(usage_index_has(t->idx, t->fd, "one"), 1);
+        write_usage(t, "a", "{\"sessionId\":\"two\"}\n");
+        assert_int_equal(usage_index_has(t->idx, t->fd, "two"), 0);
+        assert_int_equal(usage_index_has_v1(t->idx, t->fd), 1);
+        usage_index_hold(t->idx); /* idempotent: still the first look's answer */
+        assert_int_equal(usage_index_has(t->idx, t->fd, "two"), 0);
+        usage_index_release(t->idx);
+        assert_int_equal(usage_index_has(t->idx, t->fd, "two"), 1);
+        /* released: every call looks */
+        write_usage(t, "a", "{\"sessionId\":\"three\"}\n");
+        assert_int_equal(usage_index_has(t->idx, t->fd, "three"), 1);
+}
+
+static void test_usage_index_hold_freeze_looks_again(void **state) {
+        T *t = *state;
+
+        freeze_tree(t);
+        usage_index_hold(t->idx);
+        assert_int_equal(usage_index_has_v1(t->idx, t->fd), 0); /* no file yet */
+        assert_int_equal(usage_history_freeze(t->idx, t->fd), 1);
+        assert_int_equal(usage_index_has_v1(t->idx, t->fd), 1);
+        assert_int_equal(usage_index_has(t->idx, t->fd, FZ_WEB), 1);
+        usage_index_release(t->idx);
+}
+
+/* The salvage thread (usageahead.h) builds exactly usage_build_record()'s line of each file that
+ * still has the scan's identity, and says "do it yourself" for one that changed since. */
+static void test_usage_ahead_builds_the_salvage_lines(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *web = corpus_transcript(FZ_PROJ FZ_WEB ".jsonl");
+        _cleanup_(usage_ahead_freep) UsageAhead *ua = NULL;
+        Session s[24] = {};
+        char ids[24][40];
+        Tree tree = {};
+        Inventory inv = { .trees = &tree, .n_trees = 1, .sessions = s, .n_sessions = 24 };
+        int root = t->fd;
+        cpu_set_t set;
+
+        if (sched_getaffinity(0, sizeof(set), &set) < 0 || CPU_COUNT(&set) < 2)
+                skip(); /* the thread runs only with a second CPU */
+        for (size_t i = 0; i < ELEMENTSOF(s); i++) {
+                _cleanup_free_ char *rel = NULL, *p = NULL;
+                struct stat st;
+
+                snprintf(ids[i], sizeof ids[i], "0000%04zu-8e49-442e-bc79-1cb2de9eae0c", i);
+                rel = strprintf(FZ_PROJ "%s%s.jsonl", i % 3 == 2 ? "archive/" : "", ids[i]);
+                assert_int_equal(fixture_write(t->root, rel, web), 0);
+                p = fixture_path(t->root, rel);
+                assert_int_equal(stat(p, &st), 0);
+                memcpy(s[i].id, ids[i], strlen(ids[i]) + 1);
+                s[i].project_dir = (char *)"-srv-demo-webapp";
+                s[i].state = i % 3 == 2 ? SESSION_ARCHIVED : SESSION_ACTIVE;
+                fs_fileid_from_stat(i % 3 == 2 ? &s[i].archived : &s[i].active, &st);
+        }
+        /* changed since the scan: it grew */
+        _cleanup_free_ char *grown = fixture_path(t->root, FZ_PROJ "000000" "01-8e49-442e-bc79-"
+                                                             "1cb2de9eae0c.jsonl");
+        FILE *f = fopen(grown, "a");
+        assert_non_null(f);
+        fputs("{}\n", f);
+        assert_int_equal(fclose(f), 0);
+
+        assert_int_equal(usage_ahead_new(&inv, &root, &ua), 0);
+        for (size_t i = 0; i < ELEMENTSOF(s); i++)
+                assert_int_equal(usage_ahead_add(ua, &s[i]), 0);
+        assert_int_equal(usage_ahead_start(ua), 1);
+        usage_ahead_wait(ua); /* else the test may take a job before the thread gets to it */
+        for (size_t i = 0; i < ELEMENTSOF(s); i++) {
+                _cleanup_free_ char *line = NULL, *want = NULL, *rel = NULL;
+                int r;
+
+                if (i == 5)
+                        continue; /* passed: its line is dropped */
+                r = usage_ahead_take(ua, &s[i], &line);
+                if (i == 1) {
+                        assert_int_equal(r, 0);
+                        continue;
+                }
+                assert_int_equal(r, 1);
+                rel = strprintf(FZ_PROJ "%s%s.jsonl", i % 3 == 2 ? "archive/" : "", ids[i]);
+                want = record_of(t, rel);
+                assert_string_equal(line, want);
+        }
+        size_t built, taken;
+        usage_ahead_counts(ua, &built, &taken);
+        assert_int_equal(built, ELEMENTSOF(s) - 1);
+        assert_int_equal(taken, ELEMENTSOF(s) - 2);
+}
+
 static void test_usage_index_corpus_agrees(void **state) {
         T *t = *state;
         _cleanup_free_ char *src = fixture_path(fixture_testdata("corpus/tree"), "usage_record.jsonl");
@@ -331,6 +432,9 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_usage_history_freeze_keeps_the_files_bytes, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_usage_history_freeze_nothing_to_write, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_usage_history_freeze_refuses_symlinks, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_usage_index_hold_looks_once, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_usage_index_hold_freeze_looks_again, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_usage_ahead_builds_the_salvage_lines, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
