@@ -721,6 +721,35 @@ int live_check_claims(const LiveProbe *p, Session *s, const ClaimSet *claims) {
         return live_check_lock(p, s);
 }
 
+int live_pass(const LiveProbe *p, Session *sessions, const LiveFacts *facts, size_t n,
+              const ClaimSet *claims) {
+        int r;
+
+        for (size_t i = 0; i < n; i++) {
+                Session *s = &sessions[i];
+
+                if (p) {
+                        r = live_check_claims(p, s, claims);
+                        if (r < 0)
+                                return r;
+                } else {
+                        s->live |= LIVE_UNKNOWN;
+                        s->live_reason = strdup("liveness probe unavailable");
+                        if (!s->live_reason)
+                                return -ENOMEM;
+                }
+                if (facts[i].subagents_incomplete) {
+                        /* a recent subagent write may be missing from last_write: count it as
+                         * in use */
+                        s->live |= LIVE_UNKNOWN;
+                        if (!s->live_reason &&
+                            !(s->live_reason = strdup("subagents/ could not be listed")))
+                                return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
 int live_check(const LiveProbe *p, Session *s, int chats_fd) {
         _cleanup_(claims_done) ClaimSet claims = {};
         _cleanup_(live_probe_freep) LiveProbe *fresh = NULL;
