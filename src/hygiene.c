@@ -21,15 +21,16 @@
 #include <json-c/json.h>
 
 #include "erase.h"
+#include "fsread.h"
 #include "fsutil.h"
 #include "hygiene.h"
+#include "json.h"
 #include "live.h"
 #include "log.h"
 #include "macro.h"
 #include "qwen.h"
 #include "reason.h"
 #include "record.h"
-#include "scan.h"
 #include "util.h"
 
 #define HYGIENE_DEPTH_MAX 32
@@ -132,7 +133,7 @@ static int hygiene_open_dir(int dfd, const char *name, dev_t dev, struct stat *r
                 return -EXDEV;
         if (ret_st)
                 *ret_st = st;
-        return scan_openat(dfd, name, O_RDONLY | O_DIRECTORY);
+        return fs_open_noatime(dfd, name, O_RDONLY | O_DIRECTORY);
 }
 
 /* (dfd, name) is a regular file on dev, not a mount point. */
@@ -180,7 +181,7 @@ static void hygiene_sum(int dfd, dev_t dev, unsigned depth, HygieneSum *s) {
                 s->bytes_alloc += (uint64_t)st.st_blocks * 512;
                 s->mtime = MAX(s->mtime, hygiene_mtime(&st));
                 if (S_ISDIR(st.st_mode)) {
-                        _cleanup_close_ int sub = scan_openat(dfd, name, O_RDONLY | O_DIRECTORY);
+                        _cleanup_close_ int sub = fs_open_noatime(dfd, name, O_RDONLY | O_DIRECTORY);
                         if (sub < 0) {
                                 s->incomplete = true;
                                 continue;
@@ -202,7 +203,8 @@ static bool hygiene_tasks_empty(int hfd) {
         json_object *o = NULL;
         bool empty;
 
-        if (scan_read_json_at(hfd, "scheduled_tasks.json", HYGIENE_TASKS_MAX, &o) < 0)
+        if (json_read_file(hfd, "scheduled_tasks.json", HYGIENE_TASKS_MAX,
+                           json_input_info(JSON_INPUT_TASKS)->dialect, &o) < 0)
                 return false;
         empty = json_object_is_type(o, json_type_array) && json_object_array_length(o) == 0;
         json_object_put(o);
@@ -217,7 +219,8 @@ static bool hygiene_lock_live(int hfd) {
         uint64_t ticks;
         bool live = true;
 
-        if (scan_read_json_at(hfd, "scheduled_tasks.lock", 64 * 1024, &o) < 0)
+        if (json_read_file(hfd, "scheduled_tasks.lock", 64 * 1024,
+                           json_input_info(JSON_INPUT_TASKS_LOCK)->dialect, &o) < 0)
                 return true;
         if (json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, "pid", &pid) &&
             json_object_is_type(pid, json_type_int) && json_object_get_int64(pid) > 0)
@@ -398,7 +401,7 @@ static int hygiene_scan_tmp(Inventory *inv, size_t t, int rfd, dev_t dev, unsign
                         if (r < 0)
                                 return r;
                         if (!c.why) {
-                                _cleanup_close_ int sfd = scan_openat(tfd, hname,
+                                _cleanup_close_ int sfd = fs_open_noatime(tfd, hname,
                                                                       O_RDONLY | O_DIRECTORY);
                                 HygieneSum sum = {};
                                 if (sfd >= 0)
@@ -417,7 +420,7 @@ static int hygiene_scan_tmp(Inventory *inv, size_t t, int rfd, dev_t dev, unsign
                 }
                 if (need & (1u << ORPHAN_TOOL_RESULT)) {
                         _cleanup_close_ int xfd = hygiene_open_dir(hfd, "tool-results", dev, NULL);
-                        _cleanup_close_ int ofd = scan_openat(tfd, hname, O_RDONLY | O_DIRECTORY);
+                        _cleanup_close_ int ofd = fs_open_noatime(tfd, hname, O_RDONLY | O_DIRECTORY);
                         rel = strprintf("tmp/%s/tool-results", hname);
                         if (!rel)
                                 return -ENOMEM;
@@ -439,7 +442,7 @@ static int hygiene_scan_tmp(Inventory *inv, size_t t, int rfd, dev_t dev, unsign
                 }
                 if (need & (1u << ORPHAN_LEGACY)) {
                         _cleanup_close_ int cfd = hygiene_open_dir(hfd, "chats", dev, NULL);
-                        _cleanup_close_ int ofd = scan_openat(tfd, hname, O_RDONLY | O_DIRECTORY);
+                        _cleanup_close_ int ofd = fs_open_noatime(tfd, hname, O_RDONLY | O_DIRECTORY);
                         rel = strprintf("tmp/%s/chats", hname);
                         if (!rel)
                                 return -ENOMEM;
@@ -651,7 +654,7 @@ int hygiene_reclaim(const Orphan *o, int root_fd, dev_t dev, const int *runtime_
                         *ret_why = c.why;
                         return 0;
                 }
-                sfd = scan_openat(dfd, o->name, O_RDONLY | O_DIRECTORY);
+                sfd = fs_open_noatime(dfd, o->name, O_RDONLY | O_DIRECTORY);
                 if (sfd < 0)
                         return 0;
                 hygiene_sum(sfd, dev, 1, &sum);
@@ -783,7 +786,7 @@ static int hygiene_stale_lines(HygieneStale *h, int dfd, const char *name, const
 
         if ((uint64_t)st->st_size > HYGIENE_STALE_READ_MAX)
                 return hygiene_stale_keep(h, "a transcript over 8M, not read whole: %s", name);
-        fd = scan_openat(dfd, name, O_RDONLY);
+        fd = fs_open_noatime(dfd, name, O_RDONLY);
         if (fd < 0)
                 return fd == -ENOMEM ? fd : hygiene_stale_keep(h, "an unreadable transcript: %s", name);
         r = record_for_each_line(fd, HYGIENE_STALE_LINE_MAX, hygiene_stale_line, h);
@@ -862,7 +865,7 @@ static int hygiene_stale_chats(HygieneStale *h, int cfd) {
                         h->bytes_alloc -= (uint64_t)st.st_blocks * 512;
                 }
                 if (S_ISDIR(st.st_mode) && streq(name, "archive")) {
-                        _cleanup_close_ int afd = scan_openat(cfd, name, O_RDONLY | O_DIRECTORY);
+                        _cleanup_close_ int afd = fs_open_noatime(cfd, name, O_RDONLY | O_DIRECTORY);
                         FsDir a;
                         const char *an;
                         unsigned char at;
@@ -891,7 +894,8 @@ static int hygiene_stale_chats(HygieneStale *h, int cfd) {
                 } else if (S_ISREG(st.st_mode) && hygiene_stale_id(name, ".worktree.json", id)) {
                         json_object *o = NULL, *p = NULL;
 
-                        if (scan_read_json_at(cfd, name, 1024 * 1024, &o) < 0 ||
+                        if (json_read_file(cfd, name, 1024 * 1024,
+                                           json_input_info(JSON_INPUT_WORKTREE)->dialect, &o) < 0 ||
                             !json_object_is_type(o, json_type_object))
                                 r = hygiene_stale_keep(h, "an unreadable worktree sidecar: %s",
                                                        name);
@@ -961,7 +965,7 @@ static int hygiene_stale_subagents(HygieneStale *h, int sfd) {
                                 return r;
                         continue;
                 }
-                ifd = scan_openat(sfd, name, O_RDONLY | O_DIRECTORY);
+                ifd = fs_open_noatime(sfd, name, O_RDONLY | O_DIRECTORY);
                 if (ifd < 0) {
                         r = hygiene_stale_keep(h, "subagents/%s cannot be listed", name);
                         if (r < 0)
@@ -1040,7 +1044,7 @@ static int hygiene_stale_workflows(HygieneStale *h, int wfd) {
                         if (r < 0)
                                 return r;
                         if (r > 0) {
-                                _cleanup_close_ int rfd = scan_openat(dfd, name,
+                                _cleanup_close_ int rfd = fs_open_noatime(dfd, name,
                                                                       O_RDONLY | O_DIRECTORY);
                                 HygieneSum sum = {};
 
@@ -1124,7 +1128,7 @@ static int hygiene_stale_walk(HygieneStale *h, int pfd) {
                         continue;
                 if (S_ISDIR(st.st_mode) && (streq(name, "chats") || streq(name, "subagents") ||
                                             streq(name, "workflows"))) {
-                        sub = scan_openat(pfd, name, O_RDONLY | O_DIRECTORY);
+                        sub = fs_open_noatime(pfd, name, O_RDONLY | O_DIRECTORY);
                         if (sub < 0)
                                 r = hygiene_stale_keep(h, "%s/ cannot be listed", name);
                         else if (streq(name, "chats"))
@@ -1204,7 +1208,7 @@ static int hygiene_stale_examine(HygieneStale *h, int pfd) {
                 r = hygiene_stale_judge_cwds(h);
         if (r < 0 || h->why)
                 return r;
-        cfd = scan_openat(pfd, "chats", O_RDONLY | O_DIRECTORY);
+        cfd = fs_open_noatime(pfd, "chats", O_RDONLY | O_DIRECTORY);
         r = live_project_busy(&h->inv->trees[h->tree], cfd, hygiene_stale_elsewhere, h, &busy);
         if (r < 0)
                 return r == -ENOMEM ? r
@@ -1550,7 +1554,7 @@ int hygiene_stale_act(const Inventory *inv, const Orphan *o, int mark, bool remo
         }
         {
                 _cleanup_free_ char *busy = NULL;
-                _cleanup_close_ int cfd = scan_openat(efd, "chats", O_RDONLY | O_DIRECTORY);
+                _cleanup_close_ int cfd = fs_open_noatime(efd, "chats", O_RDONLY | O_DIRECTORY);
 
                 r = live_project_busy(&inv->trees[o->tree], cfd, hygiene_stale_elsewhere, &h,
                                       &busy);
