@@ -29,6 +29,7 @@
 #include "log.h"
 #include "macro.h"
 #include "owner.h"
+#include "policy.h"
 #include "qwen.h"
 #include "record.h"
 #include "scan.h"
