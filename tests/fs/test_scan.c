@@ -57,44 +57,11 @@
 #define WEBAPP "q/projects/-srv-demo-webapp"
 #define CONFLICT_ID "582043e2-0a5b-430d-b2e9-daca37f89f10"
 
-typedef struct Fx {
-        char *root;
-        char *qwen; /* root/q: the copied tree */
-        Inventory *inv;
-} Fx;
-
-static int setup_corpus(void **state) {
-        Fx *fx = calloc(1, sizeof(Fx));
-
-        if (!fx || fixture_new(&fx->root) < 0)
-                return -1;
-        if (fixture_copy_tree(fixture_testdata("corpus/tree"), fx->root, "q") < 0)
-                return -1;
-        fx->qwen = fixture_path(fx->root, "q");
-        *state = fx;
-        return fx->qwen ? 0 : -1;
-}
-
-static int teardown_corpus(void **state) {
-        Fx *fx = *state;
-
-        inventory_free(fx->inv);
-        free(fx->qwen);
-        fixture_free(fx->root);
-        free(fx);
-        return 0;
-}
+typedef FixtureCorpus Fx;
 
 /* Scan fx->qwen (as --root) into fx->inv. */
 static void scan_fx(Fx *fx) {
-        ScanOptions o = { .now = now_msec(), .no_atime = true };
-        Tree t = {};
-
-        fx->inv = inventory_free(fx->inv);
-        assert_int_equal(inventory_new(&fx->inv), 0);
-        assert_int_equal(roots_from_dir(fx->qwen, &t), 0);
-        assert_int_equal(inventory_add_tree(fx->inv, &t, NULL), 0);
-        assert_int_equal(scan_all(fx->inv, &o), 0);
+        assert_int_equal(fixture_corpus_scan(fx, 0), 0);
 }
 
 static const Session *find(const Fx *fx, const char *id) {
@@ -1519,7 +1486,7 @@ static void test_scan_title_read_where_the_policy_could_select(void **state) {
         }
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup_corpus, teardown_corpus)
+#define T(f) cmocka_unit_test_setup_teardown(f, fixture_corpus_setup, fixture_corpus_teardown)
 
 int main(void) {
         const struct CMUnitTest tests[] = {
