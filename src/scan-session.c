@@ -1,14 +1,14 @@
 /* scan-session.c: one session of a project while the scan walks it (scan.c lists the
  * directories): each copy of its transcript read (head, tail, the title where the plan needs it;
- * a cold copy decompressed), its sidecars, its scheduled tasks and prompt-history rows
- * (tmp/<hash>/, read once per hash), its organization entry, its times, and the Session built
- * from them and added to the project's ScanOut. */
+ * a cold copy decompressed), its sidecars' sizes, its times, and the Session built from them and
+ * added to the project's ScanOut, with the facts the passes decide from (the first record for
+ * ownership.c, the listed worktree sidecars for enrich.c, whether subagents were listed in full
+ * for the liveness pass). No decision is made here. */
 #include "autoconf.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,15 +20,10 @@
 #include <unistd.h>
 
 #include "cold.h"
-#include "erase.h"
 #include "fsread.h"
 #include "fsutil.h"
-#include "hygiene.h"
-#include "json.h"
-#include "live.h"
 #include "log.h"
 #include "macro.h"
-#include "owner.h"
 #include "policy.h"
 #include "qwen.h"
 #include "record.h"

@@ -9,7 +9,10 @@
  * directory, project or hash and looked up per session, so the cost is O(n log n) in the
  * number of sessions with one head and one tail read per transcript.
  * Directory totals and orphans are in scanaggs.c, the threads that scan projects in scanpool.c,
- * the reading of one session (its copies, sidecars, tasks, organization) in scan-session.c. */
+ * the reading of one session (its copies, sidecars, times) in scan-session.c. The scan gathers
+ * facts only: after a project's walk, in the same thread and with its directories still open,
+ * scan_project_passes() runs the ownership (ownership.c), enrichment (enrich.c: tasks,
+ * organization, worktree sidecars) and liveness (live.c) passes over its sessions. */
 #include "autoconf.h"
 
 #include <assert.h>
