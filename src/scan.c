@@ -298,7 +298,6 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
                 *ret_empty = n_chats == 0;
 
         /* what the passes decide from: one entry per session, at most one per listed name */
-        p->first = ctx->out->n_sessions;
         p->owner_facts = calloc(MAX(act.n + arc.n + cold.n, (size_t)1), sizeof(OwnerFacts));
         p->enrich_facts = calloc(MAX(act.n + arc.n + cold.n, (size_t)1), sizeof(EnrichFacts));
         p->live_facts = calloc(MAX(act.n + arc.n + cold.n, (size_t)1), sizeof(LiveFacts));
@@ -382,7 +381,8 @@ static void scan_project_done(ScanProject *p) {
 /* Scan one projects/<name>/ directory. */
 int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
         ScanProject p = { .name = name, .chats_fd = -EBADF, .archive_fd = -EBADF,
-                          .cold_fd = -EBADF, .review_fd = -EBADF };
+                          .cold_fd = -EBADF, .review_fd = -EBADF,
+                          .first = ctx->out->n_sessions };
         _cleanup_close_ int pfd = -EBADF, sfd = -EBADF;
         FsDir dir, *d = &dir;
         const char *dname;
