@@ -333,8 +333,8 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
  * project's sessions are dropped, none of them decided in part. Returns r, or the pass's
  * -ENOMEM. */
 static int scan_project_passes(ScanCtx *ctx, ScanProject *p, int r) {
-        Session *s = ctx->out->sessions + p->first;
         size_t n = ctx->out->n_sessions - p->first;
+        Session *s = n > 0 ? ctx->out->sessions + p->first : NULL;
         EnrichProject ep = { .tmp_fd = ctx->tmp_fd, .chats_fd = p->chats_fd,
                              .archive_fd = p->archive_fd, .review_fd = p->review_fd,
                              .org = p->org, .org_unreadable = p->org_unreadable };
