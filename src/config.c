@@ -1,7 +1,8 @@
-/* config.c: the Config value: the built-in default (from the key table), copy, free, the error
- * list, and which project block a project path uses (exact paths, globs, specificity). The key
- * table is config-table.c; parsing a file config-parse.c (values: config-value.c); the root-mode
- * merge config-merge.c; --explain config-explain.c. */
+/* config.c: the Config value: the built-in default (from the key table), copy, free,
+ * config_error() (the error list is conftext.h's), and which project block a project path uses
+ * (exact paths, globs, specificity). The key table is config-table.c; parsing a file
+ * config-parse.c (values: config-value.c); the root-mode merge config-merge.c; --explain
+ * config-explain.c. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -16,29 +17,6 @@
 #include "util.h"
 
 /* ------------------------------------------------------------------ errors */
-
-void config_errors_done(ConfigErrors *e) {
-        for (size_t i = 0; i < e->n; i++)
-                free(e->msgs[i]);
-        free(e->msgs);
-        *e = (ConfigErrors){};
-}
-
-int config_errors_add(ConfigErrors *e, const char *fmt, ...) {
-        va_list ap;
-        char *s = NULL;
-        int n;
-
-        if (greedy_realloc((void **)&e->msgs, &e->alloc, e->n + 1, sizeof(char *)) < 0)
-                return -ENOMEM;
-        va_start(ap, fmt);
-        n = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        if (n < 0)
-                return -ENOMEM;
-        e->msgs[e->n++] = s;
-        return 0;
-}
 
 /* Append "loc: message" and return -EINVAL (or -ENOMEM). */
 int config_error(ConfigErrors *e, const char *loc, const char *fmt, ...) {

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "conftext.h"
 #include "util.h"
 
 typedef enum PolicyAction {
@@ -129,16 +130,8 @@ typedef struct Config {
         char *origin_allow_user_files, *origin_user_dirs, *origin_metrics_file;
 } Config;
 
-/* A list of "file:line: message" errors. */
-typedef struct ConfigErrors {
-        char **msgs;
-        size_t n;
-        size_t alloc;
-} ConfigErrors;
-
-void config_errors_done(ConfigErrors *e);
-/* Append one printf-formatted message. 0 or -ENOMEM. */
-int config_errors_add(ConfigErrors *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* ConfigErrors, the list of "file:line: message" errors, is conftext.h's (the reader under the
+ * parse appends to it too). */
 
 /* Fill *c with the built-in default (archive after 90d idle, delete nothing). */
 int config_init_default(Config *c);

@@ -3,12 +3,15 @@
  * scalar value. The scanner below mirrors libconfig's (lib/scanner.l) for what matters here:
  * comments, strings, where an @include is recognised, and the shapes of numbers. config.c
  * checks that its list of values matches libconfig's tree one for one, so a divergence fails
- * closed instead of pairing a value with the wrong literal. */
+ * closed instead of pairing a value with the wrong literal. The error list (ConfigErrors) of the
+ * text, the values and the layering is kept here, below the parse that appends to it too. */
 #include "autoconf.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -597,4 +600,27 @@ char *conftext_loc(const ConfText *t, unsigned line) {
 
         conftext_where(t, line, &f, &l);
         return strprintf("%s:%u", f, l);
+}
+
+void config_errors_done(ConfigErrors *e) {
+        for (size_t i = 0; i < e->n; i++)
+                free(e->msgs[i]);
+        free(e->msgs);
+        *e = (ConfigErrors){};
+}
+
+int config_errors_add(ConfigErrors *e, const char *fmt, ...) {
+        va_list ap;
+        char *s = NULL;
+        int n;
+
+        if (greedy_realloc((void **)&e->msgs, &e->alloc, e->n + 1, sizeof(char *)) < 0)
+                return -ENOMEM;
+        va_start(ap, fmt);
+        n = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+                return -ENOMEM;
+        e->msgs[e->n++] = s;
+        return 0;
 }

@@ -15,7 +15,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config.h"
 
 #define CONFTEXT_SIZE_MAX (4 * 1024 * 1024) /* one file, and all files together */
 #define CONFTEXT_DEPTH_MAX 10
@@ -58,6 +57,18 @@ typedef struct ConfText {
 } ConfText;
 
 void conftext_done(ConfText *t);
+
+/* A list of "file:line: message" errors: of the text here, and of the policy's values and layering
+ * (config.h). */
+typedef struct ConfigErrors {
+        char **msgs;
+        size_t n;
+        size_t alloc;
+} ConfigErrors;
+
+void config_errors_done(ConfigErrors *e);
+/* Append one printf-formatted message. 0 or -ENOMEM. */
+int config_errors_add(ConfigErrors *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Read the file at path (bounded; not a directory) and expand its includes. With regular_only
  * anything but a regular file is refused before it is read (the system file and users' files:

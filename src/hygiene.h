@@ -16,7 +16,6 @@
 #include "config.h"
 #include "inventory.h"
 #include "orphans.h"
-#include "policy.h"
 
 /* Where upstream (PR #9110) keeps the time an entry was first seen stale: its mtime. */
 #define HYGIENE_STALE_MARKER ".qwen-orphan-since"
@@ -44,13 +43,8 @@ int hygiene_scan(Inventory *inv, unsigned need);
 int hygiene_stale_projects(const Inventory *inv, size_t t, size_t *ret_stale, size_t *ret_projects,
                            uint64_t *ret_bytes);
 
-/* The verdict of stale project entry inv->orphans[oi] (pure; now: the rule's clock, never later
- * than the real one). Before the deletion limits: keep (with the reason, and v->mark to write or
- * remove its marker) or delete, and then every session of the entry is deleted by this rule
- * (usage salvaged first, as every delete). is_protected: its project has protect = true. With
- * after_limits: an entry some of whose sessions the limits held back is kept. 0 or -ENOMEM. */
-int hygiene_stale_decide(const Inventory *inv, size_t oi, const Policy *p, msec_t now,
-                         bool is_protected, bool after_limits, Verdicts *v);
+/* Is s a session of stale project entry o (its tree and project directory)? */
+bool hygiene_stale_member(const Orphan *o, const Session *s);
 
 /* Carry out a stale project entry's verdict below root_fd (R, on dev): mark > 0 writes its
  * marker, mark < 0 removes it (the identity the scan saw), remove (a delete verdict) removes the

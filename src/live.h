@@ -32,6 +32,19 @@ int live_check(const LiveProbe *p, Session *s, int chats_fd);
 /* live_check() with the claims already loaded (the scan reads each chats/ once). */
 int live_check_claims(const LiveProbe *p, Session *s, const ClaimSet *claims);
 
+/* What the scan found of a session that bears on its liveness. */
+typedef struct LiveFacts {
+        bool subagents_incomplete; /* subagents/ or its subagents/<id>/ could not be listed in
+                                    * full: a recent write may be missing from last_write */
+} LiveFacts;
+
+/* The liveness pass over the n sessions of a project after the scan (facts[i] for sessions[i]):
+ * live_check_claims() with the probe p and the claims of the project's chats/ (every session
+ * LIVE_UNKNOWN when p is NULL), and LIVE_UNKNOWN where subagents were not listed in full.
+ * 0 or -ENOMEM. */
+int live_pass(const LiveProbe *p, Session *sessions, const LiveFacts *facts, size_t n,
+              const ClaimSet *claims);
+
 /* Start ticks (field 22 of /proc/<pid>/stat) of a live, non-zombie pid: 1 alive (ticks set),
  * 0 dead (ESRCH or zombie), -errno when it cannot be told. */
 int live_pid_start(int64_t pid, uint64_t *ret_ticks);

@@ -57,6 +57,7 @@
 #include "macro.h"
 #include "policy.h"
 #include "policy-int.h"
+#include "policy-stale.h"
 #include "qwen.h"
 
 Verdicts *verdicts_free(Verdicts *v) {
@@ -514,9 +515,9 @@ static int policy_stale_projects(PolicyRun *run, bool after_limits) {
 
                 if (o->kind != ORPHAN_STALE_PROJECT)
                         continue;
-                r = hygiene_stale_decide(run->inv, i, &run->cfg->defaults,
-                                         MIN(run->now, run->real_now),
-                                         policy_orphan_protected(run, &dir), after_limits, run->v);
+                r = policy_stale_decide(run->inv, i, &run->cfg->defaults,
+                                        MIN(run->now, run->real_now),
+                                        policy_orphan_protected(run, &dir), after_limits, run->v);
                 if (r < 0)
                         return r;
         }

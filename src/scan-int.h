@@ -11,9 +11,11 @@
 #include <time.h>
 
 #include "claims.h"
+#include "enrich.h"
 #include "inventory.h"
 #include "live.h"
 #include "owner.h"
+#include "ownership.h"
 #include "record.h"
 #include "scan.h"
 #include "util.h"
@@ -47,16 +49,6 @@ typedef struct ScanPending {
         ScanAgg agg;
 } ScanPending;
 
-/* Scheduled tasks of one tmp/<hash>/: the bound session ids. */
-typedef struct ScanTasks {
-        char hash[PROJECT_HASH_LEN + 1];
-        char **ids;
-        size_t n;
-        bool malformed; /* unreadable: every session of the hash counts as bound */
-        char **log_ids; /* sessionId of every row of tmp/<hash>/logs.json (erase.h) */
-        size_t n_log;
-} ScanTasks;
-
 typedef struct ScanPendings {
         ScanPending *v;
         size_t n, alloc;
@@ -82,8 +74,7 @@ typedef struct ScanCtx {
         int tmp_fd;        /* R/tmp or -EBADF */
         LiveProbe *probe;
         ScanAggs history;  /* G/file-history/<x>, sorted by name */
-        ScanTasks *tasks;  /* sorted by hash */
-        size_t n_tasks, alloc_tasks;
+        EnrichCache enrich; /* tmp/<hash>/ read by this thread (enrich.h) */
         ScanPendings pending; /* of every tree, decided by scan_orphans() */
         char *scratch;     /* RECORD_ENDS_SCRATCH bytes for record_read_ends() */
         ScanOut *out;      /* the project being scanned: where its sessions go */
@@ -134,6 +125,12 @@ typedef struct ScanProject {
         json_object *org_root;
         bool org_unreadable; /* the organization file exists and does not parse */
         int review_fd; /* workflows/generated/review/, -EBADF when absent */
+        /* What the scan read of each of the project's sessions (out->sessions[first + i]), for
+         * the passes that decide from it (scan_project_passes()) */
+        size_t first, n_facts;
+        OwnerFacts *owner_facts;
+        EnrichFacts *enrich_facts;
+        LiveFacts *live_facts;
 } ScanProject;
 
 static inline msec_t scan_ts_msec(const struct timespec *ts) {
@@ -163,4 +160,3 @@ bool scan_names_has(const ScanNames *n, const char *name);
 /* scan-session.c */
 int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act, const ScanEntry *arc,
                  const ScanEntry *cold);
-void scan_tasks_done(ScanCtx *c);

@@ -1,14 +1,14 @@
 /* scan-session.c: one session of a project while the scan walks it (scan.c lists the
  * directories): each copy of its transcript read (head, tail, the title where the plan needs it;
- * a cold copy decompressed), its sidecars, its scheduled tasks and prompt-history rows
- * (tmp/<hash>/, read once per hash), its organization entry, its times, and the Session built
- * from them and added to the project's ScanOut. */
+ * a cold copy decompressed), its sidecars' sizes, its times, and the Session built from them and
+ * added to the project's ScanOut, with the facts the passes decide from (the first record for
+ * ownership.c, the listed worktree sidecars for enrich.c, whether subagents were listed in full
+ * for the liveness pass). No decision is made here. */
 #include "autoconf.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,15 +20,11 @@
 #include <unistd.h>
 
 #include "cold.h"
-#include "erase.h"
 #include "fsread.h"
 #include "fsutil.h"
-#include "hygiene.h"
-#include "json.h"
-#include "live.h"
 #include "log.h"
 #include "macro.h"
-#include "owner.h"
+#include "policy.h"
 #include "qwen.h"
 #include "record.h"
 #include "scan.h"
@@ -156,7 +152,7 @@ static int scan_cold_read(ScanCtx *ctx, int cold_fd, const ScanEntry *e, bool wa
 
         if (!base)
                 return -ENOMEM;
-        fd = scan_openat(cold_fd, e->name, O_RDONLY);
+        fd = fs_open_noatime(cold_fd, e->name, O_RDONLY);
         if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != ctx->dev) {
                 c->problem = strprintf("compressed transcript: cannot open: %s",
                                        fd < 0 ? errno_to_string(-fd) : "not a regular file");
@@ -206,8 +202,9 @@ static int scan_cold_read(ScanCtx *ctx, int cold_fd, const ScanEntry *e, bool wa
 }
 
 /* The compressed sidecars of session s in the cold tier (<id>.<ext>.zst), and the sizes of the
- * cold copy: a cold worktree sidecar is not read, and counts as a live worktree (kept). */
-static void scan_cold_sidecars(const ScanCtx *ctx, Session *s, const ScanProject *p) {
+ * cold copy: a cold worktree sidecar is not read (f->worktree_cold: enrich.h). */
+static void scan_cold_sidecars(const ScanCtx *ctx, Session *s, const ScanProject *p,
+                               EnrichFacts *f) {
         static const char *const exts[] = { "worktree.json", "pr.json", "ledger.jsonl" };
         char sha[65];
 
@@ -228,7 +225,7 @@ static void scan_cold_sidecars(const ScanCtx *ctx, Session *s, const ScanProject
                 if (cold_info(p->cold_fd, n, &orig, sha) >= 0)
                         s->cold_orig += orig;
                 if (i == 0)
-                        s->live_worktree = true;
+                        f->worktree_cold = true;
         }
 }
 
@@ -247,32 +244,10 @@ static void scan_add_sidecar(const ScanCtx *ctx, Session *s, int dfd, const Scan
         s->bytes_alloc += (uint64_t)st.st_blocks * 512;
 }
 
-/* <id>.worktree.json whose worktreePath exists. */
-static bool scan_worktree_live(int dfd, const ScanNames *names, const char *name) {
-        json_object *o = NULL, *v = NULL;
-        struct stat st;
-        bool live = false;
-        int r;
-
-        if (dfd < 0 || !scan_names_has(names, name))
-                return false;
-        r = json_read_input(dfd, name, JSON_INPUT_WORKTREE, &o);
-        if (r == -ENOENT)
-                return false;
-        if (r < 0)
-                /* it exists and cannot be read: a worktree may be in use (kept, not proven) */
-                return true;
-        if (json_object_object_get_ex(o, "worktreePath", &v) &&
-            json_object_is_type(v, json_type_string) && json_object_get_string(v)[0] == '/')
-                /* outside the tree: a plain stat by path is fine (it only proves existence) */
-                live = stat(json_object_get_string(v), &st) == 0;
-        json_object_put(o);
-        return live;
-}
-
-/* Sidecars of one copy named <id>.*: worktree, PR, ledger. */
+/* Sidecars of one copy named <id>.*: worktree, PR, ledger; *ret_worktree says whether the
+ * worktree sidecar is listed (the enrichment pass reads it). */
 static int scan_sidecars(const ScanCtx *ctx, Session *s, int dfd, const ScanNames *names,
-                         const char *id) {
+                         const char *id, bool *ret_worktree) {
         static const char *const suffixes[] = { ".worktree.json", ".pr.json", ".ledger.jsonl" };
 
         if (dfd < 0 || names->n == 0)
@@ -285,167 +260,10 @@ static int scan_sidecars(const ScanCtx *ctx, Session *s, int dfd, const ScanName
                 /* every suffix fits: the longest sized the buffer */
                 memcpy(n + k, suffixes[i], strlen(suffixes[i]) + 1);
                 scan_add_sidecar(ctx, s, dfd, names, n);
-                if (i == 0 && !s->live_worktree)
-                        s->live_worktree = scan_worktree_live(dfd, names, n);
+                if (i == 0)
+                        *ret_worktree = scan_names_has(names, n);
         }
         return 0;
-}
-
-static int scan_cmp_tasks(const void *a, const void *b) {
-        return strcmp(((const ScanTasks *)a)->hash, ((const ScanTasks *)b)->hash);
-}
-
-static void scan_tasks_free(ScanTasks *t) {
-        for (size_t k = 0; k < t->n; k++)
-                free(t->ids[k]);
-        free(t->ids);
-        for (size_t k = 0; k < t->n_log; k++)
-                free(t->log_ids[k]);
-        free(t->log_ids);
-}
-
-/* The string "sessionId" of every object of the JSON array o, into a new array (*ret, *ret_n);
- * o is released. */
-static int scan_array_session_ids(json_object *o, char ***ret, size_t *ret_n) {
-        size_t n = json_object_array_length(o);
-
-        *ret = calloc(n + 1, sizeof(char *));
-        if (!*ret) {
-                json_object_put(o);
-                return -ENOMEM;
-        }
-        for (size_t i = 0; i < n; i++) {
-                json_object *row = json_object_array_get_idx(o, i), *sid = NULL;
-                if (!json_object_is_type(row, json_type_object) ||
-                    !json_object_object_get_ex(row, "sessionId", &sid) ||
-                    !json_object_is_type(sid, json_type_string))
-                        continue;
-                (*ret)[*ret_n] = strdup(json_object_get_string(sid));
-                if (!(*ret)[*ret_n]) {
-                        json_object_put(o);
-                        return -ENOMEM;
-                }
-                (*ret_n)++;
-        }
-        json_object_put(o);
-        return 0;
-}
-
-/* Read the sessionId of every row of tmp/<hash>/logs.json (Qwen's prompt history), for the
- * plan's preview of a delete; an unreadable file previews nothing (the delete reports it). */
-static int scan_logs_load(int hfd, ScanTasks *t) {
-        json_object *o = NULL;
-        int r;
-
-        r = json_read_input(hfd, ERASE_LOGS_FILE, JSON_INPUT_LOGS, &o);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0 || !json_object_is_type(o, json_type_array)) {
-                json_object_put(o);
-                return 0;
-        }
-        return scan_array_session_ids(o, &t->log_ids, &t->n_log);
-}
-
-/* Read tmp/<hash>/scheduled_tasks.json (a JSON array of tasks, optional "sessionId"). */
-static int scan_tasks_load(ScanCtx *c, const char *hash, ScanTasks *t) {
-        _cleanup_close_ int hfd = -EBADF;
-        json_object *o = NULL;
-        int r;
-
-        if (c->tmp_fd < 0)
-                return 0;
-        hfd = fs_open_noatime(c->tmp_fd, hash, O_RDONLY | O_DIRECTORY);
-        if (hfd < 0)
-                return 0;
-        r = scan_logs_load(hfd, t);
-        if (r < 0)
-                return r;
-        r = json_read_input(hfd, "scheduled_tasks.json", JSON_INPUT_TASKS, &o);
-        if (r == -ENOENT)
-                return 0;
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0 || !json_object_is_type(o, json_type_array)) {
-                /* Qwen refuses such a file too; we cannot tell which session it binds */
-                log_debug("tmp/%s/scheduled_tasks.json unreadable: every session of it is bound",
-                          hash);
-                json_object_put(o);
-                t->malformed = true;
-                return 0;
-        }
-        return scan_array_session_ids(o, &t->ids, &t->n);
-}
-
-/* Tasks bound to session s (by its hash), reading each tmp/<hash>/ once. */
-static int scan_session_tasks(ScanCtx *c, Session *s) {
-        ScanTasks key = {}, *t;
-        size_t lo = 0, hi = c->n_tasks;
-        int r;
-
-        if (!s->hash || strlen(s->hash) != PROJECT_HASH_LEN)
-                return 0;
-        memcpy(key.hash, s->hash, sizeof(key.hash));
-        t = c->n_tasks > 0 ? bsearch(&key, c->tasks, c->n_tasks, sizeof(ScanTasks),
-                                     scan_cmp_tasks) :
-                             NULL;
-        if (!t) {
-                r = scan_tasks_load(c, s->hash, &key);
-                if (r < 0) {
-                        scan_tasks_free(&key);
-                        return r;
-                }
-                r = greedy_realloc((void **)&c->tasks, &c->alloc_tasks, c->n_tasks + 1,
-                                   sizeof(ScanTasks));
-                if (r < 0) {
-                        scan_tasks_free(&key);
-                        return r;
-                }
-                while (lo < hi) {
-                        size_t mid = lo + (hi - lo) / 2;
-                        if (strcmp(c->tasks[mid].hash, key.hash) < 0)
-                                lo = mid + 1;
-                        else
-                                hi = mid;
-                }
-                memmove(c->tasks + lo + 1, c->tasks + lo, (c->n_tasks - lo) * sizeof(ScanTasks));
-                c->tasks[lo] = key;
-                c->n_tasks++;
-                t = &c->tasks[lo];
-        }
-        for (size_t i = 0; i < t->n_log; i++)
-                s->n_log_rows += streq(t->log_ids[i], s->id); /* Qwen compares exactly */
-        if (t->malformed) {
-                s->n_tasks = MAX(s->n_tasks, 1u);
-                return 0;
-        }
-        for (size_t i = 0; i < t->n; i++)
-                if (qwen_session_id_equal(t->ids[i], s->id))
-                        s->n_tasks++;
-        return 0;
-}
-
-/* Pinned / grouped from session-organization.v1.json's sessions.<id>. */
-static void scan_session_org(const ScanProject *p, Session *s) {
-        json_object *e = NULL, *v = NULL;
-
-        if (p->review_fd >= 0) {
-                _cleanup_free_ char *n = erase_review_dir_name(s->id);
-                struct stat st;
-                s->review_dir = n && fstatat(p->review_fd, n, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                                S_ISDIR(st.st_mode);
-        }
-        s->org_unreadable = p->org_unreadable;
-        s->org_entry = p->org && json_object_object_get_ex(p->org, s->id, &e);
-        if (!p->org || !json_object_object_get_ex(p->org, s->id, &e) ||
-            !json_object_is_type(e, json_type_object))
-                return;
-        s->pinned = json_object_object_get_ex(e, "pinnedAt", &v) && v &&
-                    !json_object_is_type(v, json_type_null);
-        s->grouped = (json_object_object_get_ex(e, "groupId", &v) && v &&
-                      !json_object_is_type(v, json_type_null)) ||
-                     (json_object_object_get_ex(e, "color", &v) && v &&
-                      !json_object_is_type(v, json_type_null));
 }
 
 /* Fill the fields that come from a copy's content. */
@@ -493,10 +311,15 @@ static int scan_session_times(ScanCtx *ctx, Session *s, const ScanCopy *primary,
         return 0;
 }
 
-/* Build and add the Session of one id (active name, archived name, or both). */
+/* Build the Session of one id (active name, archived name, or both) from what its files say and
+ * add it, with what the passes decide from (scan_project_passes()): ownership, enrichment and
+ * liveness are not decided here. */
 int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
                  const ScanEntry *arc, const ScanEntry *cold) {
         _cleanup_(scan_copy_done) ScanCopy ca = {}, cr = {}, cc = {};
+        OwnerFacts *of = &p->owner_facts[p->n_facts];
+        EnrichFacts *ef = &p->enrich_facts[p->n_facts];
+        LiveFacts *lf = &p->live_facts[p->n_facts];
         ScanCopy *primary;
         size_t first, end;
         Session s = {};
@@ -531,14 +354,6 @@ int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
         s.cold_copy = (act || arc) && cc.id.present;
         primary = act ? &ca : arc ? &cr : &cc;
 
-        if (primary->problem) {
-                owner_set_unreadable(&s, TAKE_PTR(primary->problem));
-        } else {
-                r = owner_check_cached(&s, primary->head_ok ? &primary->head : NULL,
-                                       primary->head_why, p->name, &p->claims, &p->owner);
-                if (r < 0)
-                        goto fail;
-        }
         r = scan_session_times(ctx, &s, primary, act && arc ? &cr : NULL);
         if (r < 0)
                 goto fail;
@@ -549,14 +364,23 @@ int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
                 }
                 s.cold_bytes += cc.id.size;
                 s.cold_orig += cc.cold_orig;
-                scan_cold_sidecars(ctx, &s, p);
+                scan_cold_sidecars(ctx, &s, p, ef);
         }
 
         /* sidecars of each copy, claims for the id, file-history and subagents */
-        if (act && (r = scan_sidecars(ctx, &s, p->chats_fd, &p->chats_other, act->id)) < 0)
-                goto fail;
-        if (arc && (r = scan_sidecars(ctx, &s, p->archive_fd, &p->archive_other, arc->id)) < 0)
-                goto fail;
+        if (act) {
+                memcpy(ef->worktree_id[0], act->id, sizeof(ef->worktree_id[0]));
+                r = scan_sidecars(ctx, &s, p->chats_fd, &p->chats_other, act->id, &ef->worktree[0]);
+                if (r < 0)
+                        goto fail;
+        }
+        if (arc) {
+                memcpy(ef->worktree_id[1], arc->id, sizeof(ef->worktree_id[1]));
+                r = scan_sidecars(ctx, &s, p->archive_fd, &p->archive_other, arc->id,
+                                  &ef->worktree[1]);
+                if (r < 0)
+                        goto fail;
+        }
         claims_range(&p->claims, s.id, &first, &end);
         for (size_t i = first; i < end; i++)
                 if (p->claims.claims[i].id.present &&
@@ -570,36 +394,18 @@ int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
                 s.bytes_alloc += agg->bytes_alloc;
                 s.last_write = MAX(s.last_write, agg->mtime);
         }
-        scan_session_org(p, &s);
-        r = scan_session_tasks(ctx, &s);
-        if (r < 0)
-                goto fail;
-        if (ctx->probe) {
-                r = live_check_claims(ctx->probe, &s, &p->claims);
-                if (r < 0)
-                        goto fail;
-        } else {
-                s.live |= LIVE_UNKNOWN;
-                s.live_reason = strdup("liveness probe unavailable");
-        }
-        if (p->subagents.incomplete || (agg && agg->incomplete)) {
-                /* a recent subagent write may be missing from last_write: count it as in use */
-                s.live |= LIVE_UNKNOWN;
-                if (!s.live_reason && !(s.live_reason = strdup("subagents/ could not be listed"))) {
-                        r = -ENOMEM;
-                        goto fail;
-                }
-        }
+        lf->subagents_incomplete = p->subagents.incomplete || (agg && agg->incomplete);
+
+        /* the primary copy's first record, for the ownership pass */
+        of->problem = TAKE_PTR(primary->problem);
+        of->head = primary->head;
+        primary->head = (HeadInfo){};
+        of->head_ok = primary->head_ok;
+        of->head_why = primary->head_why;
+        p->n_facts++;
         return scan_out_add_session(ctx->out, &s);
 fail:
+        *ef = (EnrichFacts){};
         session_done(&s);
         return r;
-}
-
-void scan_tasks_done(ScanCtx *c) {
-        for (size_t i = 0; i < c->n_tasks; i++)
-                scan_tasks_free(&c->tasks[i]);
-        free(c->tasks);
-        c->tasks = NULL;
-        c->n_tasks = c->alloc_tasks = 0;
 }

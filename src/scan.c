@@ -9,9 +9,13 @@
  * directory, project or hash and looked up per session, so the cost is O(n log n) in the
  * number of sessions with one head and one tail read per transcript.
  * Directory totals and orphans are in scanaggs.c, the threads that scan projects in scanpool.c,
- * the reading of one session (its copies, sidecars, tasks, organization) in scan-session.c. */
+ * the reading of one session (its copies, sidecars, times) in scan-session.c. The scan gathers
+ * facts only: after a project's walk, in the same thread and with its directories still open,
+ * scan_project_passes() runs the ownership (ownership.c), enrichment (enrich.c: tasks,
+ * organization, worktree sidecars) and liveness (live.c) passes over its sessions. */
 #include "autoconf.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -293,6 +297,13 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
         } else
                 *ret_empty = n_chats == 0;
 
+        /* what the passes decide from: one entry per session, at most one per listed name */
+        p->owner_facts = calloc(MAX(act.n + arc.n + cold.n, (size_t)1), sizeof(OwnerFacts));
+        p->enrich_facts = calloc(MAX(act.n + arc.n + cold.n, (size_t)1), sizeof(EnrichFacts));
+        p->live_facts = calloc(MAX(act.n + arc.n + cold.n, (size_t)1), sizeof(LiveFacts));
+        if (!p->owner_facts || !p->enrich_facts || !p->live_facts)
+                return -ENOMEM;
+
         /* merge the sorted lists: an id in chats/ and in an archive is a conflict */
         while (i < act.n || j < arc.n || l < cold.n) {
                 const char *id = NULL;
@@ -317,7 +328,43 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
         return 0;
 }
 
+/* The passes over the sessions the scan added for project p, in this order: ownership (its cwd
+ * and hash find the tasks), enrichment, liveness. When the walk (r < 0) or a pass failed, the
+ * project's sessions are dropped, none of them decided in part. Returns r, or the pass's
+ * -ENOMEM. */
+static int scan_project_passes(ScanCtx *ctx, ScanProject *p, int r) {
+        size_t n = ctx->out->n_sessions - p->first;
+        Session *s = n > 0 ? ctx->out->sessions + p->first : NULL;
+        EnrichProject ep = { .tmp_fd = ctx->tmp_fd, .chats_fd = p->chats_fd,
+                             .archive_fd = p->archive_fd, .review_fd = p->review_fd,
+                             .org = p->org, .org_unreadable = p->org_unreadable };
+
+        if (r >= 0 && n > 0) {
+                int k;
+
+                assert(n == p->n_facts);
+                k = ownership_pass(s, p->owner_facts, n, p->name, &p->claims, &p->owner);
+                if (k >= 0)
+                        k = enrich_pass(&ep, s, p->enrich_facts, n, &ctx->enrich);
+                if (k >= 0)
+                        k = live_pass(ctx->probe, s, p->live_facts, n, &p->claims);
+                if (k < 0)
+                        r = k;
+        }
+        if (r < 0) {
+                for (size_t i = 0; i < n; i++)
+                        session_done(&s[i]);
+                ctx->out->n_sessions = p->first;
+        }
+        return r;
+}
+
 static void scan_project_done(ScanProject *p) {
+        for (size_t i = 0; i < p->n_facts; i++)
+                owner_facts_done(&p->owner_facts[i]);
+        free(p->owner_facts);
+        free(p->enrich_facts);
+        free(p->live_facts);
         safe_close(p->chats_fd);
         safe_close(p->archive_fd);
         safe_close(p->cold_fd);
@@ -334,7 +381,8 @@ static void scan_project_done(ScanProject *p) {
 /* Scan one projects/<name>/ directory. */
 int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
         ScanProject p = { .name = name, .chats_fd = -EBADF, .archive_fd = -EBADF,
-                          .cold_fd = -EBADF, .review_fd = -EBADF };
+                          .cold_fd = -EBADF, .review_fd = -EBADF,
+                          .first = ctx->out->n_sessions };
         _cleanup_close_ int pfd = -EBADF, sfd = -EBADF;
         FsDir dir, *d = &dir;
         const char *dname;
@@ -385,6 +433,7 @@ int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
                         goto finish;
         }
         r = scan_project_chats(ctx, &p, pfd, &chats_empty);
+        r = scan_project_passes(ctx, &p, r);
         if (r != 0) {
                 if (r > 0)
                         r = 0; /* skipped: its subagents/ are no orphan candidates */
@@ -485,7 +534,7 @@ static void scan_ctx_tree_done(ScanCtx *c) {
         c->tmp_fd = safe_close(c->tmp_fd);
         c->probe = NULL;
         scan_aggs_done(&c->history);
-        scan_tasks_done(c);
+        enrich_cache_done(&c->enrich);
 }
 
 int scan_all(Inventory *inv, const ScanOptions *o) {

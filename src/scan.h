@@ -2,9 +2,7 @@
  * symlink, never leaves the tree's filesystem, never blocks on a FIFO, never writes. */
 #pragma once
 
-#include "fsread.h"
 #include "inventory.h"
-#include "json.h"
 
 typedef struct ScanOptions {
         msec_t now;          /* for clamping future timestamps */
@@ -22,14 +20,3 @@ typedef struct ScanOptions {
  * debug messages; only a failure to open a tree's root is returned as an error (-errno), and
  * then the remaining trees are still scanned. */
 int scan_all(Inventory *inv, const ScanOptions *o);
-
-/* hygiene.c's two file helpers, until its owner calls fsread.h and json.h directly: no function
- * of scan.c. scan_read_json_at() reads tmp/<hash>/scheduled_tasks.{json,lock}, both JSON.parse in
- * Qwen (json.h's table). */
-static inline int scan_openat(int dfd, const char *name, int flags) {
-        return fs_open_noatime(dfd, name, flags);
-}
-static inline int scan_read_json_at(int dfd, const char *name, size_t max,
-                                    struct json_object **ret) {
-        return json_read_file(dfd, name, max, json_input_info(JSON_INPUT_TASKS)->dialect, ret);
-}

@@ -234,7 +234,7 @@ int scan_projects(ScanCtx *ctx, int projects_fd, char *const *names, size_t n,
         for (size_t k = 0; k < n_workers; k++) {
                 pthread_join(workers[k].thread, NULL);
                 free(workers[k].ctx.scratch);
-                scan_tasks_done(&workers[k].ctx);
+                enrich_cache_done(&workers[k].ctx.enrich);
         }
         if (r >= 0)
                 r = scan_pool_merge(&pool);

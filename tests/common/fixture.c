@@ -19,6 +19,8 @@
 #include "fixture.h"
 #include "hashmap.h"
 #include "macro.h"
+#include "roots.h"
+#include "scan.h"
 #include "util.h"
 
 int fixture_new(char **ret_root) {
@@ -753,4 +755,44 @@ bool fixture_can_mount(void) {
                 status = 1;
         (void)rmdir(dir);
         return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+int fixture_corpus_setup(void **state) {
+        FixtureCorpus *fx = calloc(1, sizeof(FixtureCorpus));
+
+        if (!fx || fixture_new(&fx->root) < 0)
+                return -1;
+        if (fixture_copy_tree(fixture_testdata("corpus/tree"), fx->root, "q") < 0)
+                return -1;
+        fx->qwen = fixture_path(fx->root, "q");
+        *state = fx;
+        return fx->qwen ? 0 : -1;
+}
+
+int fixture_corpus_teardown(void **state) {
+        FixtureCorpus *fx = *state;
+
+        inventory_free(fx->inv);
+        free(fx->qwen);
+        fixture_free(fx->root);
+        free(fx);
+        return 0;
+}
+
+int fixture_corpus_scan(FixtureCorpus *fx, unsigned hygiene) {
+        ScanOptions o = { .now = now_msec(), .no_atime = true, .hygiene = hygiene };
+        Tree t = {};
+        int r;
+
+        fx->inv = inventory_free(fx->inv);
+        r = inventory_new(&fx->inv);
+        if (r < 0)
+                return r;
+        r = roots_from_dir(fx->qwen, &t);
+        if (r < 0)
+                return r;
+        r = inventory_add_tree(fx->inv, &t, NULL);
+        if (r < 0)
+                return r;
+        return scan_all(fx->inv, &o);
 }

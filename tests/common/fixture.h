@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "inventory.h"
+
 /* Create a fresh directory $TMPDIR/qgc-test-XXXXXX (TMPDIR defaults to /tmp). *ret_root is a
  * malloc'ed absolute path. */
 int fixture_new(char **ret_root);
@@ -97,3 +99,17 @@ int fixture_enter_mount_namespace(void);
  * probe. Tests call it FIRST and skip() before any _cleanup_ allocation: cmocka's skip() jumps
  * out of the test, past the cleanups. */
 bool fixture_can_mount(void);
+
+/* A copy of the corpus tree (tests/data/corpus/tree) at root/q, and its scan: the setup of the
+ * tests that scan a real Qwen tree (tests/fs/test_scan.c, test_hygiene.c). */
+typedef struct FixtureCorpus {
+        char *root;
+        char *qwen;     /* root/q: the copied tree */
+        Inventory *inv; /* of the last fixture_corpus_scan(), NULL before */
+} FixtureCorpus;
+/* cmocka setup and teardown: *state is a new FixtureCorpus with the copy; teardown removes it. */
+int fixture_corpus_setup(void **state);
+int fixture_corpus_teardown(void **state);
+/* Scan fx->qwen as a --root tree (now: the real clock; the hygiene kinds of hygiene_need()'s bits
+ * looked for) into a new fx->inv. The result of scan_all(), or -errno. */
+int fixture_corpus_scan(FixtureCorpus *fx, unsigned hygiene);

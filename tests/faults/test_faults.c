@@ -403,14 +403,33 @@ int __wrap_unlinkat(int dfd, const char *name, int flags) {
 }
 
 /* Liveness probes an executor run makes (one per tree: the re-check before each batch refreshes
- * it, it does not make another). */
+ * it, it does not make another). live_project_busy() reads the tree's registry afresh by design
+ * (live.h): its own probe is not counted (a wrap sees it only when live_project_busy() and
+ * live_probe_new() are in different objects). */
 static unsigned n_executor_probes;
+static bool in_project_busy;
 int __real_live_probe_new(const Tree *t, LiveProbe **ret);
 int __wrap_live_probe_new(const Tree *t, LiveProbe **ret);
 int __wrap_live_probe_new(const Tree *t, LiveProbe **ret) {
-        if (audit.armed)
+        if (audit.armed && !in_project_busy)
                 n_executor_probes++;
         return __real_live_probe_new(t, ret);
+}
+int __real_live_project_busy(const Tree *t, int chats_fd,
+                             bool (*elsewhere)(const char *id, void *userdata), void *userdata,
+                             char **ret_reason);
+int __wrap_live_project_busy(const Tree *t, int chats_fd,
+                             bool (*elsewhere)(const char *id, void *userdata), void *userdata,
+                             char **ret_reason);
+int __wrap_live_project_busy(const Tree *t, int chats_fd,
+                             bool (*elsewhere)(const char *id, void *userdata), void *userdata,
+                             char **ret_reason) {
+        int r;
+
+        in_project_busy = true;
+        r = __real_live_project_busy(t, chats_fd, elsewhere, userdata, ret_reason);
+        in_project_busy = false;
+        return r;
 }
 
 /* The QGC_TEST_* variables the library asked getenv() for (ld --wrap=getenv sees qgc's own calls,

@@ -299,44 +299,11 @@ static void test_hygiene_stale_policy_table(void **state) {
 
 /* ------------------------------------------------------------------ reclaim guards */
 
-typedef struct Fx {
-        char *root;
-        char *qwen;
-        Inventory *inv;
-} Fx;
-
-static int setup(void **state) {
-        Fx *fx = calloc(1, sizeof(Fx));
-
-        if (!fx || fixture_new(&fx->root) < 0)
-                return -1;
-        if (fixture_copy_tree(fixture_testdata("corpus/tree"), fx->root, "q") < 0)
-                return -1;
-        fx->qwen = fixture_path(fx->root, "q");
-        *state = fx;
-        return fx->qwen ? 0 : -1;
-}
-
-static int teardown(void **state) {
-        Fx *fx = *state;
-
-        inventory_free(fx->inv);
-        free(fx->qwen);
-        fixture_free(fx->root);
-        free(fx);
-        return 0;
-}
+typedef FixtureCorpus Fx;
 
 /* Scan with the hygiene kinds of need (bits 1u << kind) looked for. */
 static void scan_fx(Fx *fx, unsigned need) {
-        ScanOptions o = { .now = now_msec(), .no_atime = true, .hygiene = need };
-        Tree t = {};
-
-        fx->inv = inventory_free(fx->inv);
-        assert_int_equal(inventory_new(&fx->inv), 0);
-        assert_int_equal(roots_from_dir(fx->qwen, &t), 0);
-        assert_int_equal(inventory_add_tree(fx->inv, &t, NULL), 0);
-        assert_int_equal(scan_all(fx->inv, &o), 0);
+        assert_int_equal(fixture_corpus_scan(fx, need), 0);
 }
 
 static const Orphan *find_orphan(const Fx *fx, OrphanKind kind, const char *name) {
@@ -398,8 +365,8 @@ static void test_hygiene_reclaim_guards(void **state) {
 
                 print_message("  case %zu: %s\n", i, table[i].plant);
                 /* a fresh tree per case */
-                assert_int_equal(teardown(state), 0);
-                assert_int_equal(setup(state), 0);
+                assert_int_equal(fixture_corpus_teardown(state), 0);
+                assert_int_equal(fixture_corpus_setup(state), 0);
                 fx = *state;
                 assert_int_equal(fixture_write(fx->qwen, table[i].plant, "old data\n"), 0);
                 if (table[i].kind == ORPHAN_TMP_PROJECT || table[i].kind == ORPHAN_TOOL_RESULT) {
@@ -519,8 +486,8 @@ static void test_hygiene_stale_act_guards(void **state) {
                 int r;
 
                 print_message("  case %zu\n", i);
-                assert_int_equal(teardown(state), 0);
-                assert_int_equal(setup(state), 0);
+                assert_int_equal(fixture_corpus_teardown(state), 0);
+                assert_int_equal(fixture_corpus_setup(state), 0);
                 fx = *state;
                 assert_int_equal(fixture_write(fx->qwen, "projects/" STALE_DIR "/chats/" ORPH
                                                          ".worktree.json", body), 0);
@@ -583,8 +550,8 @@ static void test_hygiene_stale_act_guards(void **state) {
                 size_t len = 0;
                 const Orphan *o;
 
-                assert_int_equal(teardown(state), 0);
-                assert_int_equal(setup(state), 0);
+                assert_int_equal(fixture_corpus_teardown(state), 0);
+                assert_int_equal(fixture_corpus_setup(state), 0);
                 fx = *state;
                 assert_int_equal(fixture_write(fx->qwen, "projects/" STALE_DIR "/chats/" ORPH
                                                          ".worktree.json", body), 0);
@@ -674,18 +641,19 @@ static void test_treesize_corpus(void **state) {
         tree_done(&t);
 }
 
+#define T(f) cmocka_unit_test_setup_teardown(f, fixture_corpus_setup, fixture_corpus_teardown)
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_treesize_classify_table),
                 cmocka_unit_test(test_hygiene_keys_default_off),
                 cmocka_unit_test(test_hygiene_policy_table),
                 cmocka_unit_test(test_hygiene_stale_policy_table),
-                cmocka_unit_test_setup_teardown(test_hygiene_reclaim_guards, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_hygiene_stale_act_guards, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_hygiene_scan_unknown_keeps_tmp, setup,
-                                                teardown),
-                cmocka_unit_test_setup_teardown(test_hygiene_scan_need_zero, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_treesize_corpus, setup, teardown),
+                T(test_hygiene_reclaim_guards),
+                T(test_hygiene_stale_act_guards),
+                T(test_hygiene_scan_unknown_keeps_tmp),
+                T(test_hygiene_scan_need_zero),
+                T(test_treesize_corpus),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

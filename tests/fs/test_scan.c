@@ -22,12 +22,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "enrich.h"
 #include "fixture.h"
 #include "inventory.h"
 #include "json.h"
 #include "live.h"
 #include "macro.h"
 #include "owner.h"
+#include "ownership.h"
 #include "policy.h"
 #include "reason.h"
 #include "roots.h"
@@ -57,44 +59,11 @@
 #define WEBAPP "q/projects/-srv-demo-webapp"
 #define CONFLICT_ID "582043e2-0a5b-430d-b2e9-daca37f89f10"
 
-typedef struct Fx {
-        char *root;
-        char *qwen; /* root/q: the copied tree */
-        Inventory *inv;
-} Fx;
-
-static int setup_corpus(void **state) {
-        Fx *fx = calloc(1, sizeof(Fx));
-
-        if (!fx || fixture_new(&fx->root) < 0)
-                return -1;
-        if (fixture_copy_tree(fixture_testdata("corpus/tree"), fx->root, "q") < 0)
-                return -1;
-        fx->qwen = fixture_path(fx->root, "q");
-        *state = fx;
-        return fx->qwen ? 0 : -1;
-}
-
-static int teardown_corpus(void **state) {
-        Fx *fx = *state;
-
-        inventory_free(fx->inv);
-        free(fx->qwen);
-        fixture_free(fx->root);
-        free(fx);
-        return 0;
-}
+typedef FixtureCorpus Fx;
 
 /* Scan fx->qwen (as --root) into fx->inv. */
 static void scan_fx(Fx *fx) {
-        ScanOptions o = { .now = now_msec(), .no_atime = true };
-        Tree t = {};
-
-        fx->inv = inventory_free(fx->inv);
-        assert_int_equal(inventory_new(&fx->inv), 0);
-        assert_int_equal(roots_from_dir(fx->qwen, &t), 0);
-        assert_int_equal(inventory_add_tree(fx->inv, &t, NULL), 0);
-        assert_int_equal(scan_all(fx->inv, &o), 0);
+        assert_int_equal(fixture_corpus_scan(fx, 0), 0);
 }
 
 static const Session *find(const Fx *fx, const char *id) {
@@ -1519,7 +1488,142 @@ static void test_scan_title_read_where_the_policy_could_select(void **state) {
         }
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup_corpus, teardown_corpus)
+/* ------------------------------------------------------------------ the passes after the scan */
+
+#define PASS_ID0 "c7bab6d3-4d35-4ebb-b856-81c884008a10"
+#define PASS_ID1 "c7bab6d3-4d35-4ebb-b856-81c884008a11"
+#define PASS_ID2 "c7bab6d3-4d35-4ebb-b856-81c884008a12"
+#define PASS_ID3 "c7bab6d3-4d35-4ebb-b856-81c884008a13"
+#define PASS_HASH "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+/* The ownership pass decides from what the scan read, in order: a copy's problem is the reason
+ * (and is taken), an unreadable first record says why, a readable one is checked. */
+static void test_ownership_pass_decides_from_facts(void **state) {
+        _cleanup_(owner_cache_done) OwnerCache cache = {};
+        Session s[3] = { { .id = PASS_ID0 }, { .id = PASS_ID1 }, { .id = PASS_ID2 } };
+        OwnerFacts f[3] = {
+                { .problem = strdup("not a regular file (fifo)") },
+                { .head_ok = true,
+                  .head = { .session_id = strdup(PASS_ID1), .cwd = strdup("/srv/a") } },
+                { .head_why = "first record unreadable" },
+        };
+        ClaimSet claims = {};
+        (void)state;
+
+        assert_non_null(f[0].problem);
+        assert_int_equal(ownership_pass(s, f, ELEMENTSOF(s), "-srv-a", &claims, &cache), 0);
+        assert_int_equal(s[0].owner, OWNER_UNVERIFIED);
+        assert_string_equal(owner_text(&s[0]), "not a regular file (fifo)");
+        assert_null(f[0].problem);
+        assert_null(s[0].cwd);
+        assert_int_equal(s[1].owner, OWNER_OK);
+        assert_string_equal(s[1].cwd, "/srv/a");
+        assert_string_equal(s[1].hash,
+                            "b068a6cef8334eebe19e2f82e1599894124d282d70224287abc4327dcc812316");
+        assert_int_equal(s[2].owner, OWNER_UNVERIFIED);
+        assert_string_equal(owner_text(&s[2]), "first record unreadable");
+        for (size_t i = 0; i < ELEMENTSOF(s); i++) {
+                owner_facts_done(&f[i]);
+                session_done(&s[i]);
+        }
+}
+
+/* The enrichment pass reads what the scan listed, and only that: a worktree sidecar the scan
+ * listed (its worktreePath exists or not), a compressed one (not read: live), one the scan did
+ * not list (not read); tasks and prompt-history rows of the session's hash, read once; the
+ * organization entry. */
+static void test_enrich_pass_reads_what_the_scan_listed(void **state) {
+        Fx *fx = *state;
+        _cleanup_(enrich_cache_done) EnrichCache cache = {};
+        _cleanup_free_ char *exists = NULL, *tmp = NULL, *chats = NULL;
+        _cleanup_close_ int tmp_fd = -EBADF, chats_fd = -EBADF;
+        Session s[4] = { { .id = PASS_ID0 }, { .id = PASS_ID1 }, { .id = PASS_ID2 },
+                         { .id = PASS_ID3 } };
+        EnrichFacts f[4] = {
+                { .worktree_cold = true },
+                { .worktree = { true }, .worktree_id = { PASS_ID1 } },
+                { .worktree = { true }, .worktree_id = { PASS_ID2 } },
+                { .worktree = { false }, .worktree_id = { PASS_ID3 } },
+        };
+        json_object *org = json_tokener_parse("{\"" PASS_ID1 "\": {\"pinnedAt\": \"x\"}, \""
+                                              PASS_ID2 "\": {\"color\": \"red\"}}");
+        char wt[PATH_MAX + 64];
+
+        exists = fixture_path(fx->root, "exists");
+        assert_int_equal(fixture_mkdir(fx->root, "exists"), 0);
+        snprintf(wt, sizeof wt, "{\"worktreePath\": \"%s\"}", exists);
+        assert_int_equal(fixture_write(fx->root, "c/" PASS_ID1 ".worktree.json", wt), 0);
+        assert_int_equal(fixture_write(fx->root, "c/" PASS_ID2 ".worktree.json",
+                                       "{\"worktreePath\": \"/nonexistent/qgc-test\"}"),
+                         0);
+        assert_int_equal(fixture_write(fx->root, "c/" PASS_ID3 ".worktree.json", wt), 0);
+        assert_int_equal(fixture_write(fx->root, "t/" PASS_HASH "/scheduled_tasks.json",
+                                       "[{\"sessionId\": \"" PASS_ID1 "\"}]"),
+                         0);
+        assert_int_equal(fixture_write(fx->root, "t/" PASS_HASH "/logs.json",
+                                       "[{\"sessionId\": \"" PASS_ID1 "\"}, {\"sessionId\": \""
+                                       PASS_ID1 "\"}, {\"sessionId\": \"" PASS_ID2 "\"}]"),
+                         0);
+        chats = fixture_path(fx->root, "c");
+        tmp = fixture_path(fx->root, "t");
+        chats_fd = open(chats, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        tmp_fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(chats_fd >= 0 && tmp_fd >= 0);
+        for (size_t i = 1; i < 3; i++)
+                s[i].hash = strdup(PASS_HASH);
+
+        EnrichProject p = { .tmp_fd = tmp_fd, .chats_fd = chats_fd, .archive_fd = -EBADF,
+                            .review_fd = -EBADF, .org = org };
+        assert_int_equal(enrich_pass(&p, s, f, ELEMENTSOF(s), &cache), 0);
+        assert_true(s[0].live_worktree);
+        assert_true(s[1].live_worktree);
+        assert_false(s[2].live_worktree);
+        assert_false(s[3].live_worktree); /* not listed by the scan: not read */
+        assert_int_equal(s[1].n_tasks, 1);
+        assert_int_equal(s[1].n_log_rows, 2);
+        assert_int_equal(s[2].n_tasks, 0);
+        assert_int_equal(s[2].n_log_rows, 1);
+        assert_int_equal(s[3].n_log_rows, 0); /* no hash: no tmp/<hash>/ */
+        assert_int_equal(cache.n_tasks, 1);
+        assert_true(s[1].pinned && s[1].org_entry && !s[1].grouped);
+        assert_true(s[2].grouped && !s[2].pinned);
+        assert_false(s[0].org_entry);
+        json_object_put(org);
+        for (size_t i = 0; i < ELEMENTSOF(s); i++)
+                session_done(&s[i]);
+}
+
+/* The liveness pass: without a probe every session is undecidable; subagents not listed in full
+ * make a session undecidable too, after the probe's signals. */
+static void test_live_pass_without_probe_and_incomplete_subagents(void **state) {
+        Fx *fx = *state;
+        _cleanup_(live_probe_freep) LiveProbe *probe = NULL;
+        Session s[2] = { { .id = PASS_ID0 }, { .id = PASS_ID1 } };
+        LiveFacts f[2] = { { .subagents_incomplete = false }, { .subagents_incomplete = true } };
+        ClaimSet claims = {};
+        _cleanup_(tree_done) Tree t = {};
+
+        assert_int_equal(live_pass(NULL, s, f, ELEMENTSOF(s), &claims), 0);
+        for (size_t i = 0; i < ELEMENTSOF(s); i++) {
+                assert_int_equal(s[i].live, LIVE_UNKNOWN);
+                assert_string_equal(s[i].live_reason, "liveness probe unavailable");
+                session_done(&s[i]);
+                s[i] = (Session){};
+        }
+        memcpy(s[0].id, PASS_ID0, sizeof(PASS_ID0));
+        memcpy(s[1].id, PASS_ID1, sizeof(PASS_ID1));
+        assert_int_equal(roots_from_dir(fx->qwen, &t), 0);
+        assert_int_equal(live_probe_new(&t, &probe), 0);
+        assert_int_equal(live_pass(probe, s, f, ELEMENTSOF(s), &claims), 0);
+        assert_int_equal(s[0].live, 0);
+        assert_null(s[0].live_reason);
+        assert_int_equal(s[1].live, LIVE_UNKNOWN);
+        assert_string_equal(s[1].live_reason, "subagents/ could not be listed");
+        for (size_t i = 0; i < ELEMENTSOF(s); i++)
+                session_done(&s[i]);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, fixture_corpus_setup, fixture_corpus_teardown)
 
 int main(void) {
         const struct CMUnitTest tests[] = {
@@ -1559,6 +1663,9 @@ int main(void) {
                 cmocka_unit_test(test_inventory_sort_blocks),
                 cmocka_unit_test(test_owner_check_cached_matches_uncached),
                 T(test_fixture_build_and_snapshot),
+                cmocka_unit_test(test_ownership_pass_decides_from_facts),
+                T(test_enrich_pass_reads_what_the_scan_listed),
+                T(test_live_pass_without_probe_and_incomplete_subagents),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,228 @@
+/* hygiene-reclaim.c: the executor's side of tree hygiene: a hygiene item reclaimed
+ * (hygiene_reclaim()) and a stale project entry's marker written or removed and the entry removed
+ * (hygiene_stale_act()), each after re-checking afresh what the scan found, the identity the scan
+ * saw included; every open through the safe-filesystem layer (fsutil.h). */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "erase.h"
+#include "fsread.h"
+#include "fsutil.h"
+#include "hygiene-int.h"
+#include "hygiene.h"
+#include "json.h"
+#include "live.h"
+#include "log.h"
+#include "macro.h"
+#include "qwen.h"
+#include "record.h"
+#include "util.h"
+
+int hygiene_reclaim(const Orphan *o, int root_fd, dev_t dev, const int *runtime_fds,
+                    size_t n_runtime, OrphansStepFn step, void *userdata, const char **ret_why) {
+        _cleanup_close_ int dfd = -EBADF;
+        int r;
+
+        *ret_why = "changed since scan";
+        if (!hygiene_kind(o->kind) || !o->project_dir || !o->name)
+                return 0;
+        dfd = fs_open_path(root_fd, o->project_dir, dev);
+        if (dfd < 0)
+                return dfd == -ENOENT ? 0 : (*ret_why = "cannot open its directory", dfd);
+        r = fs_check_identity(dfd, o->name, &o->dir);
+        if (r <= 0)
+                return r;
+        if (dev == 0) { /* the walks below stay on the filesystem of the item's directory */
+                struct stat st;
+                if (fstat(dfd, &st) < 0)
+                        return -errno;
+                dev = st.st_dev;
+        }
+
+        if (o->kind == ORPHAN_DEBUG_LOG || o->kind == ORPHAN_PLAN) {
+                char id[SESSION_ID_MAX + 1] = {};
+                const char *dot = strrchr(o->name, '.');
+                size_t n = dot ? (size_t)(dot - o->name) : 0;
+
+                if (n == 0 || n > SESSION_ID_MAX)
+                        return 0;
+                memcpy(id, o->name, n);
+                if (orphans_transcript_anywhere(runtime_fds, n_runtime, id)) {
+                        *ret_why = "a transcript for this id exists now";
+                        return 0;
+                }
+        }
+        if (o->kind == ORPHAN_TMP_PROJECT) {
+                _cleanup_close_ int hfd = hygiene_open_dir(dfd, o->name, dev, NULL);
+                _cleanup_close_ int sfd = -EBADF;
+                HygieneSum sum = {};
+                HygieneTmp c;
+
+                if (hfd < 0)
+                        return hfd == -ENOENT ? 0 : (*ret_why = "cannot open it", hfd);
+                r = hygiene_tmp_classify(hfd, dev, &c);
+                if (r < 0)
+                        return r;
+                if (c.why) {
+                        *ret_why = c.why;
+                        return 0;
+                }
+                sfd = fs_open_noatime(dfd, o->name, O_RDONLY | O_DIRECTORY);
+                if (sfd < 0)
+                        return 0;
+                hygiene_sum(sfd, dev, 1, &sum);
+                if (sum.incomplete || sum.mtime > o->mtime) {
+                        *ret_why = "written since scan";
+                        return 0;
+                }
+                r = fs_rm_rf_at(dfd, o->name, dev, NULL);
+                if (r < 0) {
+                        *ret_why = r == -EBUSY ? "kept: a mount point inside" : "cannot remove";
+                        return r;
+                }
+        } else {
+                r = fs_unlink(dfd, o->name, 0);
+                if (r == -ENOENT)
+                        return 0; /* Qwen's own cleanup was first: a benign race */
+                if (r < 0) {
+                        *ret_why = "cannot remove";
+                        return r;
+                }
+        }
+        if (step)
+                step(userdata, o->name);
+        *ret_why = NULL;
+        return 1;
+}
+
+/* Write the marker in projects/<name>/ (efd): created, never replaced, then made durable. It
+ * holds the recorded cwds, one a line, so that a later run still knows them when the entry's
+ * transcripts are gone (a run stopped between its sessions' deletes and its removal). */
+static int hygiene_stale_mark_write(int efd, const char *cwds, OrphansStepFn step,
+                                    void *userdata) {
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        fd = fs_openat(efd, HYGIENE_STALE_MARKER,
+                       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return fd;
+        r = write_all(fd, cwds ?: "", strlen(cwds ?: ""));
+        if (r >= 0)
+                r = fs_fsync(fd);
+        if (r >= 0)
+                r = fs_fsync(efd);
+        if (step)
+                step(userdata, HYGIENE_STALE_MARKER);
+        return r;
+}
+
+int hygiene_stale_act(const Inventory *inv, const Orphan *o, int mark, bool remove, int root_fd,
+                      dev_t dev, OrphansStepFn step, void *userdata, const char **ret_why) {
+        _cleanup_(hygiene_stale_done) HygieneStale h = { .inv = inv, .tree = o->tree, .dev = dev,
+                                                          .dir = o->name, .skip_org = true };
+        _cleanup_close_ int pfd = -EBADF, efd = -EBADF;
+        struct stat st;
+        int r;
+
+        *ret_why = "changed since scan";
+        if (o->kind != ORPHAN_STALE_PROJECT || !o->name || (!remove && mark == 0))
+                return 0;
+        pfd = fs_open_path(root_fd, "projects", dev);
+        if (pfd < 0)
+                return pfd == -ENOENT ? 0 : (*ret_why = "cannot open projects/", pfd);
+        efd = hygiene_open_dir(pfd, o->name, dev, &st);
+        if (efd < 0)
+                return efd == -ENOENT ? 0 : (*ret_why = "cannot open it", efd);
+        /* a directory changes as its sessions go: its identity is dev and inode */
+        if (st.st_dev != o->dir.dev || st.st_ino != o->dir.ino)
+                return 0;
+        if (mark < 0) {
+                r = fs_check_identity(efd, HYGIENE_STALE_MARKER, &o->marker);
+                if (r <= 0)
+                        return r;
+                r = fs_unlink(efd, HYGIENE_STALE_MARKER, 0);
+                if (r < 0)
+                        return r == -ENOENT ? 0 : (*ret_why = "cannot remove its mark", r);
+                if (step)
+                        step(userdata, HYGIENE_STALE_MARKER);
+                *ret_why = NULL;
+                return 1;
+        }
+        if (mark > 0) {
+                if (fs_exists(efd, HYGIENE_STALE_MARKER) != 0)
+                        return 0;
+                r = hygiene_stale_mark_write(efd, o->cwds, step, userdata);
+                if (r < 0) {
+                        *ret_why = "cannot write its mark";
+                        return r;
+                }
+                *ret_why = NULL;
+                return 1;
+        }
+
+        /* the removal: everything the scan found still holds, and its sessions are gone */
+        for (h.first = 0; h.first < inv->n_sessions && !hygiene_stale_member(o, &inv->sessions[h.first]);)
+                h.first++;
+        for (h.end = h.first; h.end < inv->n_sessions && hygiene_stale_member(o, &inv->sessions[h.end]);)
+                h.end++;
+        /* the cwds the scan read (its transcripts are gone now), and those found now */
+        r = strbuf_printf(&h.cwds, "%s", o->cwds ?: "") < 0 ? -ENOMEM : 0;
+        if (r >= 0)
+                r = hygiene_stale_walk(&h, efd);
+        if (r >= 0 && !h.why)
+                r = hygiene_stale_judge_cwds(&h);
+        if (r < 0)
+                return r;
+        if (h.transcripts) {
+                *ret_why = "a session of it is still there (its delete was skipped)";
+                return 0;
+        }
+        if (h.why) {
+                *ret_why = h.cwd_back ? "a recorded cwd exists again" : "something new inside";
+                log_debug("projects/%s: %s", o->name, h.why);
+                return 0;
+        }
+        if (!h.marker.present || h.marker.ino != o->marker.ino ||
+            h.marker.mtime_ns != o->marker.mtime_ns || !o->marker.present) {
+                *ret_why = "its mark changed since scan";
+                return 0;
+        }
+        if (h.mtime > o->mtime) {
+                *ret_why = "written since scan";
+                return 0;
+        }
+        {
+                _cleanup_free_ char *busy = NULL;
+                _cleanup_close_ int cfd = fs_open_noatime(efd, "chats", O_RDONLY | O_DIRECTORY);
+
+                r = live_project_busy(&inv->trees[o->tree], cfd, hygiene_stale_elsewhere, &h,
+                                      &busy);
+                if (r != 0) {
+                        *ret_why = r > 0 ? "a Qwen process of the project may be live"
+                                         : "cannot tell whether a Qwen process of the project "
+                                           "is live";
+                        return r > 0 ? 0 : r;
+                }
+        }
+        efd = safe_close(efd);
+        r = fs_rm_rf_at(pfd, o->name, dev, NULL);
+        if (r < 0) {
+                *ret_why = r == -EBUSY ? "kept: a mount point inside" : "cannot remove";
+                return r;
+        }
+        if (step)
+                step(userdata, o->name);
+        *ret_why = NULL;
+        return 1;
+}
