@@ -11,7 +11,6 @@
 #include "macro.h"
 #include "policy.h"
 #include "policy-stale.h"
-#include "reason.h"
 #include "util.h"
 
 /* The first recorded cwd of o, for reasons (into buf). */
@@ -97,23 +96,31 @@ int policy_stale_decide(const Inventory *inv, size_t oi, const Policy *p, msec_t
                 if ((sv->protections & POLICY_STALE_BLOCK) || s->n_tasks > 0) {
                         unsigned prot = sv->protections & POLICY_STALE_BLOCK;
                         const char *what = "bound to a scheduled task";
-                        _cleanup_free_ char *why = sv->verb == VERB_SKIP ? verdict_reason(sv, s)
-                                                                         : strdup("");
-
-                        if (!why)
-                                return -ENOMEM;
 
                         for (unsigned bit = 0; bit < _PROT_MAX && prot; bit++)
                                 if (prot & (1u << bit)) {
                                         what = protection_to_string((Protection)(1u << bit));
                                         break;
                                 }
-                        return policy_stale_set(vd, VERB_KEEP, "none",
-                                                strprintf("stale project entry (cwd %s gone), "
-                                                          "kept by session %.8s (%s%s%s)",
-                                                          cwd, s->id, what,
-                                                          sv->verb == VERB_SKIP ? ": " : "",
-                                                          why));
+                        if (sv->verb != VERB_SKIP)
+                                return policy_stale_set(vd, VERB_KEEP, "none",
+                                                        strprintf("stale project entry (cwd %s "
+                                                                  "gone), kept by session %.8s "
+                                                                  "(%s)",
+                                                                  cwd, s->id, what));
+                        /* the session's own reason is quoted at the edge (reason.h):
+                         * "... (live: in use: runtime claim pid 4242 alive)" */
+                        r = policy_stale_set(vd, VERB_KEEP, "none",
+                                             strprintf("stale project entry (cwd %s gone), kept "
+                                                       "by session %.8s (%s",
+                                                       cwd, s->id, what));
+                        if (r < 0)
+                                return r;
+                        if (!vd->facts && !(vd->facts = calloc(1, sizeof(VerdictFacts))))
+                                return -ENOMEM;
+                        vd->facts->quote_session = s;
+                        vd->facts->quote = sv;
+                        return 0;
                 }
         }
         format_duration(a, sizeof a, MAX(now - o->mtime, (msec_t)0));

@@ -162,6 +162,8 @@ int verdict_set_fact(Verdict *vd, Verb verb, const char *rule, char *fact) {
         vd->blocked_by = 0;
         vd->blocked_verb = VERB_KEEP;
         vd->blocked_rule = NULL;
+        if (vd->facts)
+                vd->facts->quote = NULL, vd->facts->quote_session = NULL;
         return 0;
 }
 

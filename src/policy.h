@@ -85,6 +85,10 @@ typedef struct VerdictFacts {
         const char *fallback_rule; /* NULL: none */
         Verb fallback_verb;
         Measure fallback;
+        /* a stale project entry kept by a skipped session: that session and its verdict (not
+         * owned; in the same Inventory and Verdicts), whose reason is quoted after the fact */
+        const Session *quote_session;
+        const struct Verdict *quote;
 } VerdictFacts;
 
 /* A decision and the facts it was made from; no prose. The reason text is rendered from these

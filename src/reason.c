@@ -10,7 +10,9 @@
  *                 blocked_rule, measure)
  *   skipped       "in use: runtime claim pid 42 alive", "unverified: empty transcript"
  *   held back     "held back by max-deletions (5 per run; use --force); would delete: ..."
- *   fact          a stale project entry's (hygiene.c) or qgc restore's text, as found
+ *   fact          a stale project entry's (policy-stale.c) or qgc restore's text, as found;
+ *                 a stale entry kept by a skipped session quotes that session's reason
+ *                 (VerdictFacts.quote)
  *
  * Pure: no I/O, no clock. */
 #include "autoconf.h"
@@ -310,6 +312,11 @@ char *verdict_orphan_reason(const Verdict *v, const Orphan *o) {
                                    : hygiene_what(o->kind);
         const Measure *m = &v->measure;
 
+        if (v->fact && v->facts && v->facts->quote) {
+                _cleanup_free_ char *q = verdict_reason(v->facts->quote, v->facts->quote_session);
+
+                return q ? strjoin(v->fact, ": ", q, ")", NULL) : NULL;
+        }
         if (v->fact)
                 return strdup(v->fact);
         if (v->blocked_by == PROT_PROTECT)
