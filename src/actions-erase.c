@@ -148,6 +148,10 @@ int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, i
 void actions_salvage_ahead(ActionsContext *c, const Plan *p) {
         _cleanup_(usage_ahead_freep) UsageAhead *ua = NULL;
 
+        if (c->one_thread) {
+                log_debug("salvage thread: off (--jobs 1)");
+                return;
+        }
         if (usage_ahead_new(c->inv, c->runtime_fds, &ua) < 0)
                 return;
         for (size_t i = 0; i < p->n_items; i++) {

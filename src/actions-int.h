@@ -31,6 +31,7 @@ typedef struct ActionsContext {
         ActionsTree *trees;
         int *runtime_fds; /* trees[i].runtime_fd, for orphans_transcript_anywhere() */
         unsigned crash_after; /* test_seam_crash_after_step(), 0 = off */
+        bool one_thread; /* --jobs 1: no salvage thread (ActionsRunOptions.one_thread) */
         unsigned n_steps;
         bool failed;
         int first_error; /* of a restore step: what actions_restore() returns */

@@ -437,13 +437,14 @@ static void actions_progress(ActionsProgress *pr, const ActionStats *st, bool en
 }
 
 static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_first_error,
-                                bool progress) {
+                                bool progress, bool one_thread) {
         ActionStats stats = {};
         ActionsProgress pr = { .on = progress, .started = mono_sec() };
         ActionsContext c = {
                 .inv = p->inv,
                 .stats = &stats,
                 .crash_after = test_seam_crash_after_step(),
+                .one_thread = one_thread,
         };
         size_t n_planned = 0;
         int r;
@@ -515,7 +516,7 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
 }
 
 int actions_execute(const Plan *p, ActionStats *ret_stats) {
-        return actions_execute_full(p, ret_stats, NULL, false);
+        return actions_execute_full(p, ret_stats, NULL, false, false);
 }
 
 /* Take the lock of every tree of inv; *ret_fds holds them (-EBADF where there is no tree). */
@@ -579,7 +580,7 @@ int actions_run(const Plan *p, const ActionsRunOptions *o, ActionStats *ret_stat
                  * into the action log on that terminal */
                 bool progress = !o->quiet && isatty(STDERR_FILENO) &&
                                 journal_get_target() != JOURNAL_TARGET_STDERR;
-                r = actions_execute_full(p, ret_stats, NULL, progress);
+                r = actions_execute_full(p, ret_stats, NULL, progress, o->one_thread);
                 if (!o->log_is_open)
                         journal_close();
         }
@@ -597,7 +598,7 @@ int actions_restore(const Inventory *inv, const char *id) {
                 return log_error_errno(r, "no session %s in any tree", id);
         if (r < 0)
                 return r;
-        r = actions_execute_full(p, NULL, &first, false);
+        r = actions_execute_full(p, NULL, &first, false, false);
         if (r < 0)
                 return r;
         return first < 0 ? first : r;

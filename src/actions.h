@@ -26,6 +26,8 @@ typedef struct ActionsRunOptions {
         bool quiet;             /* the stderr target shows warnings and worse only */
         bool log_is_open;       /* --all-users: the root parent opened the action log before it
                                  * dropped privileges; use that one and leave it open */
+        bool one_thread;        /* --jobs 1: no salvage thread (usageahead.h) beside the
+                                 * executor, the gentlest run on a busy machine */
 } ActionsRunOptions;
 
 /* A real run of the plan p: take the lock of every tree (-EWOULDBLOCK when another qgc holds

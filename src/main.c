@@ -462,6 +462,7 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
                 .log_file = arg_log_file,
                 .quiet = arg_quiet,
                 .log_is_open = journal_from_parent,
+                .one_thread = arg_jobs == 1,
         };
         ActionStats st = {};
         TitleNeed titles;

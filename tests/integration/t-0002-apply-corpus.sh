@@ -88,3 +88,14 @@ set -e
 [ $rc -ne 99 ] || fail "QGC_TEST_CRASH_AFTER_STEP still crashes the binary"
 [ $rc -eq 0 ] || fail "the run with QGC_TEST_CRASH_AFTER_STEP set failed ($rc)"
 pass "no environment variable crashes the executor"
+
+# --jobs 1 is the gentlest run: no salvage thread reads transcripts ahead of the executor, and
+# the usage lines it salvages are the same as tree2's above. (The corpus has too few sessions for
+# the thread to start, USAGE_AHEAD_MIN_JOBS; test_usage covers the lines the thread builds.)
+tree3=$(make_tree jobs1)
+run_qgc --jobs 1 -vv --root "$tree3" --now "$NOW" -c "$CONF" --log-file "$T/jobs1.log" \
+        >/dev/null 2>"$T/jobs1.err" || { cat "$T/jobs1.err"; fail "the --jobs 1 run failed"; }
+grep -q "salvage thread: off (--jobs 1)" "$T/jobs1.err" || { cat "$T/jobs1.err"; fail "--jobs 1 started the salvage thread"; }
+cmp "$tree2/usage_record.jsonl" "$tree3/usage_record.jsonl" ||
+        fail "--jobs 1 salvaged other usage lines than a run with the salvage thread"
+pass "--jobs 1 runs without the salvage thread and salvages the same lines"
