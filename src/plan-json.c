@@ -320,20 +320,25 @@ static void plan_json_project(PlanJson *j, const Plan *p, size_t k, size_t e) {
         plan_json_close(j, '}');
 }
 
+/* Open a tree's object in a "trees" array: its directories, user and filesystem. */
+static void plan_json_tree_open(PlanJson *j, const Tree *tr) {
+        plan_json_next(j);
+        plan_json_open(j, '{');
+        plan_json_string(j, "global_dir", tr->global_dir);
+        plan_json_string(j, "runtime_dir", tr->runtime_dir);
+        plan_json_string(j, "user", tr->user);
+        if (tr->fs_known) {
+                plan_json_uint(j, "fs_size", tr->fs_size);
+                plan_json_uint(j, "fs_avail", tr->fs_avail);
+        }
+}
+
 static void plan_json_trees(PlanJson *j, const Plan *p) {
         plan_json_key(j, "trees");
         plan_json_open(j, '[');
         for (size_t t = 0; t < p->inv->n_trees; t++) {
                 const Tree *tr = &p->inv->trees[t];
-                plan_json_next(j);
-                plan_json_open(j, '{');
-                plan_json_string(j, "global_dir", tr->global_dir);
-                plan_json_string(j, "runtime_dir", tr->runtime_dir);
-                plan_json_string(j, "user", tr->user);
-                if (tr->fs_known) {
-                        plan_json_uint(j, "fs_size", tr->fs_size);
-                        plan_json_uint(j, "fs_avail", tr->fs_avail);
-                }
+                plan_json_tree_open(j, tr);
                 plan_json_close(j, '}');
         }
         plan_json_close(j, ']');
@@ -570,15 +575,7 @@ static void plan_json_inv_trees(PlanJson *j, const Inventory *inv) {
                                 n_archived++;
                                 archived += inv->sessions[i].bytes_alloc;
                         }
-                plan_json_next(j);
-                plan_json_open(j, '{');
-                plan_json_string(j, "global_dir", tr->global_dir);
-                plan_json_string(j, "runtime_dir", tr->runtime_dir);
-                plan_json_string(j, "user", tr->user);
-                if (tr->fs_known) {
-                        plan_json_uint(j, "fs_size", tr->fs_size);
-                        plan_json_uint(j, "fs_avail", tr->fs_avail);
-                }
+                plan_json_tree_open(j, tr);
                 /* archiving is a rename on the same disk: this space is not free */
                 plan_json_uint(j, "archived_sessions", n_archived);
                 plan_json_uint(j, "archived_bytes_allocated", archived);
