@@ -632,13 +632,9 @@ int plan_render_status_json(const Inventory *inv, msec_t now, FILE *f) {
         plan_json_uint(j, "orphans", inv->n_orphans);
         plan_json_uint(j, "orphans_bytes_allocated", ob);
         /* the cold tier (cold.h), only where there is one */
-        uint64_t n_cold = 0, cold = 0, orig = 0;
-        for (size_t i = 0; i < inv->n_sessions; i++)
-                if (session_is_cold(&inv->sessions[i])) {
-                        n_cold++;
-                        cold += inv->sessions[i].cold_bytes;
-                        orig += inv->sessions[i].cold_orig;
-                }
+        uint64_t cold, orig;
+        size_t n_cold;
+        inventory_cold_totals(inv, &n_cold, &cold, &orig);
         if (n_cold > 0) {
                 plan_json_key(j, "compressed");
                 plan_json_open(j, '{');
