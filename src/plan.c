@@ -142,17 +142,13 @@ typedef struct PlanKey {
         uint8_t orphan, verified, verb;
 } PlanKey;
 
+static int plan_cmp_key_group(const void *x, const void *y, void *userdata);
+
 static int plan_cmp_key(const void *x, const void *y) {
         const PlanKey *a = x, *b = y;
         int c;
 
-        if (a->tree != b->tree)
-                return a->tree < b->tree ? -1 : 1;
-        if (a->orphan != b->orphan)
-                return a->orphan ? 1 : -1;
-        if (a->verified != b->verified)
-                return a->verified ? -1 : 1;
-        c = a->group == b->group ? 0 : strcmp(a->group, b->group);
+        c = plan_cmp_key_group(x, y, NULL);
         if (c != 0)
                 return c;
         if (a->verb != b->verb)
