@@ -489,6 +489,16 @@ static void plan_json_steps(PlanJson *j, const Plan *p, const char *key, bool re
                 plan_json_close(j, ']');
 }
 
+/* Close the top-level object, end the line and write it all to f. */
+static int plan_json_end(PlanJson *j, FILE *f) {
+        plan_json_close(j, '}');
+        plan_json_putc(j, '\n');
+        fwrite(j->buf, 1, j->len, f);
+        if (j->error < 0)
+                return j->error;
+        return fflush(f) == EOF || ferror(f) ? -EIO : 0;
+}
+
 int plan_render_json_string(const char *s, FILE *f) {
         _cleanup_free_ PlanJson *j = calloc(1, sizeof(PlanJson));
 
@@ -512,12 +522,7 @@ int plan_render_json(const Plan *p, FILE *f) {
         plan_json_trees(&j, p);
         if (p->is_restore) {
                 plan_json_steps(&j, p, "restore", /* restore= */ true);
-                plan_json_close(&j, '}');
-                plan_json_putc(&j, '\n');
-                fwrite(j.buf, 1, j.len, f);
-                if (j.error < 0)
-                        return j.error;
-                return fflush(f) == EOF || ferror(f) ? -EIO : 0;
+                return plan_json_end(&j, f);
         }
         plan_json_steps(&j, p, "recover", /* restore= */ false);
 
@@ -552,12 +557,7 @@ int plan_render_json(const Plan *p, FILE *f) {
         r = plan_json_summary(&j, p);
         if (r < 0)
                 return r;
-        plan_json_close(&j, '}');
-        plan_json_putc(&j, '\n');
-        fwrite(j.buf, 1, j.len, f);
-        if (j.error < 0)
-                return j.error;
-        return fflush(f) == EOF || ferror(f) ? -EIO : 0;
+        return plan_json_end(&j, f);
 }
 
 /* The trees of inv, as in the plan. */
@@ -645,10 +645,5 @@ int plan_render_status_json(const Inventory *inv, msec_t now, FILE *f) {
                 plan_json_close(j, '}');
         }
         plan_json_close(j, '}');
-        plan_json_close(j, '}');
-        plan_json_putc(j, '\n');
-        fwrite(j->buf, 1, j->len, f);
-        if (j->error < 0)
-                return j->error;
-        return fflush(f) == EOF || ferror(f) ? -EIO : 0;
+        return plan_json_end(j, f);
 }
