@@ -100,12 +100,18 @@ static int scan_entries_add(ScanEntries *e, const char id[SESSION_ID_MAX + 1], c
         return 0;
 }
 
-/* A listing's order: entries by scan_cmp_entry(), other names by byte order. */
-static void scan_lists_sort(ScanEntries *e, ScanNames *other) {
+/* End a listing: the error of the loop (r) or of the listing (k), else sort entries by
+ * scan_cmp_entry() and other names by byte order. */
+static int scan_list_end(int r, int k, ScanEntries *e, ScanNames *other) {
+        if (r < 0)
+                return r;
+        if (k < 0)
+                return k;
         if (e->n > 1)
                 qsort(e->v, e->n, sizeof(ScanEntry), scan_cmp_entry);
         if (other->n > 1)
                 qsort(other->v, other->n, sizeof(char *), scan_cmp_str);
+        return 0;
 }
 
 /* List a chats/ or archive/ dir: transcripts into e, other names into other, claims (chats/
@@ -138,11 +144,9 @@ static int scan_list_chats(int dfd, ScanEntries *e, ScanNames *other, ClaimSet *
                                 break;
                 }
         }
+        r = scan_list_end(r, k, e, other);
         if (r < 0)
                 return r;
-        if (k < 0)
-                return k;
-        scan_lists_sort(e, other);
         *ret_n_entries = n;
         return 0;
 }
@@ -174,12 +178,7 @@ static int scan_list_cold(int dfd, ScanEntries *e, ScanNames *other) {
                 if (r < 0)
                         break;
         }
-        if (r < 0)
-                return r;
-        if (k < 0)
-                return k;
-        scan_lists_sort(e, other);
-        return 0;
+        return scan_list_end(r, k, e, other);
 }
 
 /* Open a subdirectory (dfd, name) on dev, without following a symlink. -ENOENT when absent,
