@@ -376,7 +376,7 @@ char *cold_tmp_name(const char *name) {
         return strprintf(".%s.qgc-tmp", name);
 }
 
-/* Open name's compressed copy, <name>.jsonl.zst in cold_fd, for reading. */
+/* Open the compressed copy of name, name + COLD_SUFFIX in cold_fd, for reading. */
 static int cold_open_z(int cold_fd, const char *name) {
         _cleanup_free_ char *z = strprintf("%s%s", name, COLD_SUFFIX);
 

@@ -267,7 +267,7 @@ static int erase_top(const char *text, size_t n, char want, EraseElem **ret, siz
 }
 
 /* The rows of logs.json (a top-level array) in *ret_e, *ret_ne, with the array's brackets; which
- * of them are session id's in *ret_drop (when not NULL), how many in *ret_k. */
+ * of them are the session id's in *ret_drop (when not NULL), how many in *ret_k. */
 static int erase_logs_find(const char *text, size_t n, const char *id, EraseElem **ret_e,
                            size_t *ret_ne, size_t *ret_open, size_t *ret_close, bool **ret_drop,
                            unsigned *ret_k) {
