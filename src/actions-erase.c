@@ -282,20 +282,43 @@ static int actions_remove_dir_in(ActionsContext *c, int root_fd, const char *rel
         return 0;
 }
 
+/* The names of a session's files outside chats/ that a delete removes, for the delete and its
+ * pending-delete marker alike. */
+typedef struct ActionsPaths {
+        char *sub;    /* projects/<dir>/subagents (runtime dir): <id>/ in it */
+        char *dbg;    /* <id>.txt in debug/ (runtime dir) */
+        char *plan;   /* <id>.md in plans/ (global dir) */
+        char *review; /* projects/<dir>/<ERASE_REVIEW_DIR> (runtime dir) */
+        char *rname;  /* the session's directory in review */
+} ActionsPaths;
+
+static void actions_paths_done(ActionsPaths *p) {
+        free(p->sub);
+        free(p->dbg);
+        free(p->plan);
+        free(p->review);
+        free(p->rname);
+        *p = (ActionsPaths){};
+}
+
+static int actions_paths_init(ActionsPaths *p, const Session *s) {
+        p->sub = strprintf("projects/%s/subagents", s->project_dir);
+        p->dbg = strprintf("%s.txt", s->id);
+        p->plan = strprintf("%s.md", s->id);
+        p->review = strprintf("projects/%s/" ERASE_REVIEW_DIR, s->project_dir);
+        p->rname = erase_review_dir_name(s->id);
+        return p->sub && p->dbg && p->plan && p->review && p->rname ? 0 : -ENOMEM;
+}
+
 /* Everything but the transcript, in removeSession's order, then what Qwen leaves behind. */
 int actions_delete_rest(ActionsContext *c, const ActionsTree *t, const Session *s,
                         int chats_fd, int archive_fd) {
         static const char *const sidecars[] = { "worktree.json", "pr.json", "ledger.jsonl" };
         const Tree *tr = &c->inv->trees[s->tree];
-        _cleanup_free_ char *proj = strprintf("projects/%s", s->project_dir);
-        _cleanup_free_ char *proj_sub = strprintf("projects/%s/subagents", s->project_dir);
-        _cleanup_free_ char *dbg = strprintf("%s.txt", s->id);
-        _cleanup_free_ char *plan = strprintf("%s.md", s->id);
-        _cleanup_free_ char *review = strprintf("projects/%s/" ERASE_REVIEW_DIR, s->project_dir);
-        _cleanup_free_ char *rname = erase_review_dir_name(s->id);
+        _cleanup_(actions_paths_done) ActionsPaths p = {};
         int r = 0, k;
 
-        if (!proj || !proj_sub || !dbg || !plan || !review || !rname)
+        if (actions_paths_init(&p, s) < 0)
                 return -ENOMEM;
         if (session_is_cold(s)) {
                 _cleanup_close_ int cfd = archive_fd >= 0 ? fs_open_dir(archive_fd, COLD_DIR)
@@ -324,16 +347,16 @@ int actions_delete_rest(ActionsContext *c, const ActionsTree *t, const Session *
         k = actions_remove_dir_in(c, t->global_fd, "file-history", s->id, t->global_dev);
         if (k < 0 && r == 0)
                 r = k;
-        k = actions_remove_dir_in(c, t->runtime_fd, proj_sub, s->id, tr->dev);
+        k = actions_remove_dir_in(c, t->runtime_fd, p.sub, s->id, tr->dev);
         if (k < 0 && r == 0)
                 r = k;
-        k = actions_remove_file_in(c, t->runtime_fd, "debug", dbg, tr->dev);
+        k = actions_remove_file_in(c, t->runtime_fd, "debug", p.dbg, tr->dev);
         if (k < 0 && r == 0)
                 r = k;
-        k = actions_remove_file_in(c, t->global_fd, "plans", plan, t->global_dev);
+        k = actions_remove_file_in(c, t->global_fd, "plans", p.plan, t->global_dev);
         if (k < 0 && r == 0)
                 r = k;
-        k = actions_remove_dir_in(c, t->runtime_fd, review, rname, tr->dev);
+        k = actions_remove_dir_in(c, t->runtime_fd, p.review, p.rname, tr->dev);
         if (k < 0 && r == 0)
                 r = k;
         k = actions_remove_claims(c, chats_fd, s->id);
@@ -421,14 +444,10 @@ int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Session *
                 .session = strdup(s->id), .project_dir = strdup(s->project_dir)
         };
         _cleanup_free_ char *chats = strprintf("projects/%s/chats", s->project_dir);
-        _cleanup_free_ char *sub = strprintf("projects/%s/subagents", s->project_dir);
-        _cleanup_free_ char *dbg = strprintf("%s.txt", s->id);
-        _cleanup_free_ char *plan = strprintf("%s.md", s->id);
-        _cleanup_free_ char *review = strprintf("projects/%s/" ERASE_REVIEW_DIR, s->project_dir);
-        _cleanup_free_ char *rname = erase_review_dir_name(s->id);
+        _cleanup_(actions_paths_done) ActionsPaths p = {};
         int r = 0;
 
-        if (!m.session || !m.project_dir || !chats || !sub || !dbg || !plan || !review || !rname)
+        if (!m.session || !m.project_dir || !chats || actions_paths_init(&p, s) < 0)
                 return -ENOMEM;
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(exts); i++) {
                 _cleanup_free_ char *n = strprintf("%s.%s", s->id, exts[i]);
@@ -456,14 +475,15 @@ int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Session *
                 r = actions_mark_in(c, &m, t->global_fd, t->global_dev, true, "file-history",
                                     s->id, true);
         if (r >= 0)
-                r = actions_mark_in(c, &m, t->runtime_fd, tr->dev, false, sub, s->id, true);
+                r = actions_mark_in(c, &m, t->runtime_fd, tr->dev, false, p.sub, s->id, true);
         if (r >= 0)
-                r = actions_mark_in(c, &m, t->runtime_fd, tr->dev, false, "debug", dbg, false);
+                r = actions_mark_in(c, &m, t->runtime_fd, tr->dev, false, "debug", p.dbg, false);
         if (r >= 0)
-                r = actions_mark_in(c, &m, t->global_fd, t->global_dev, true, "plans", plan,
+                r = actions_mark_in(c, &m, t->global_fd, t->global_dev, true, "plans", p.plan,
                                     false);
         if (r >= 0)
-                r = actions_mark_in(c, &m, t->runtime_fd, tr->dev, false, review, rname, true);
+                r = actions_mark_in(c, &m, t->runtime_fd, tr->dev, false, p.review, p.rname,
+                                    true);
         if (r >= 0)
                 r = actions_mark_claims(&m, chats_fd, chats, s->id, c->claim_names,
                                         c->n_claim_names);

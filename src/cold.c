@@ -376,13 +376,37 @@ char *cold_tmp_name(const char *name) {
         return strprintf(".%s.qgc-tmp", name);
 }
 
-int cold_info(int cold_fd, const char *name, uint64_t *ret_size, char ret_sha[65]) {
+/* Open the compressed copy of name, name + COLD_SUFFIX in cold_fd, for reading. */
+static int cold_open_z(int cold_fd, const char *name) {
         _cleanup_free_ char *z = strprintf("%s%s", name, COLD_SUFFIX);
-        _cleanup_close_ int fd = -EBADF;
 
         if (!z)
                 return -ENOMEM;
-        fd = fs_openat(cold_fd, z, O_RDONLY | O_NONBLOCK, 0);
+        return fs_openat(cold_fd, z, O_RDONLY | O_NONBLOCK, 0);
+}
+
+/* Decompress the whole of zfd (a compressed copy) to out_fd (-1: nowhere) and check it against
+ * its trailer: -EBADMSG where it does not match; the trailer's size and hash in ret_*. */
+static int cold_check_z(int zfd, int out_fd, uint64_t *ret_size, char ret_sha[65]) {
+        ColdCtx *c = NULL;
+        char got[65];
+        uint64_t size = 0;
+        int r;
+
+        r = cold_read_trailer(zfd, ret_size, ret_sha);
+        if (r < 0)
+                return r;
+        r = cold_default(0, &c);
+        if (r >= 0)
+                r = cold_decompress_fd(c, zfd, UINT64_MAX, out_fd, NULL, 0, got, &size);
+        if (r < 0)
+                return r;
+        return size == *ret_size && streq(got, ret_sha) ? 0 : -EBADMSG;
+}
+
+int cold_info(int cold_fd, const char *name, uint64_t *ret_size, char ret_sha[65]) {
+        _cleanup_close_ int fd = cold_open_z(cold_fd, name);
+
         if (fd < 0)
                 return fd;
         return cold_read_trailer(fd, ret_size, ret_sha);
@@ -516,27 +540,17 @@ int cold_compress(int dir_fd, const char *name, int cold_fd, int level, const Fi
 }
 
 int cold_resolve(int dir_fd, const char *name, int cold_fd, ColdStepFn step, void *userdata) {
-        _cleanup_free_ char *z = strprintf("%s%s", name, COLD_SUFFIX);
         _cleanup_close_ int zfd = -EBADF, fd = -EBADF;
-        ColdCtx *c = NULL;
-        char want[65], zsha[65], osha[65];
-        uint64_t want_size = 0, zsize = 0, osize = 0;
+        char want[65], osha[65];
+        uint64_t want_size = 0, osize = 0;
         struct stat st;
         FileId id;
         int r;
 
-        if (!z)
-                return -ENOMEM;
-        zfd = fs_openat(cold_fd, z, O_RDONLY | O_NONBLOCK, 0);
+        zfd = cold_open_z(cold_fd, name);
         if (zfd < 0)
                 return zfd;
-        r = cold_read_trailer(zfd, &want_size, want);
-        if (r >= 0)
-                r = cold_default(0, &c);
-        if (r >= 0)
-                r = cold_decompress_fd(c, zfd, UINT64_MAX, -1, NULL, 0, zsha, &zsize);
-        if (r >= 0 && (zsize != want_size || !streq(zsha, want)))
-                r = -EBADMSG;
+        r = cold_check_z(zfd, -1, &want_size, want);
         if (r < 0)
                 return r;
         fd = fs_openat(dir_fd, name, O_RDONLY | O_NONBLOCK, 0);
@@ -562,40 +576,23 @@ int cold_resolve(int dir_fd, const char *name, int cold_fd, ColdStepFn step, voi
 }
 
 int cold_cat(int cold_fd, const char *name, int out_fd) {
-        _cleanup_free_ char *z = strprintf("%s%s", name, COLD_SUFFIX);
-        _cleanup_close_ int fd = -EBADF;
-        ColdCtx *c = NULL;
-        char want[65], got[65];
-        uint64_t want_size = 0, size = 0;
-        int r;
+        _cleanup_close_ int fd = cold_open_z(cold_fd, name);
+        char want[65];
+        uint64_t want_size = 0;
 
-        if (!z)
-                return -ENOMEM;
-        fd = fs_openat(cold_fd, z, O_RDONLY | O_NONBLOCK, 0);
         if (fd < 0)
                 return fd;
-        r = cold_read_trailer(fd, &want_size, want);
-        if (r < 0)
-                return r;
-        r = cold_default(0, &c);
-        if (r >= 0)
-                r = cold_decompress_fd(c, fd, UINT64_MAX, out_fd, NULL, 0, got, &size);
-        if (r < 0)
-                return r;
-        return size == want_size && streq(got, want) ? 0 : -EBADMSG;
+        return cold_check_z(fd, out_fd, &want_size, want);
 }
 
 int cold_cat_head(int cold_fd, const char *name, int out_fd, uint64_t max, bool *ret_whole) {
-        _cleanup_free_ char *z = strprintf("%s%s", name, COLD_SUFFIX);
         _cleanup_close_ int fd = -EBADF;
         _cleanup_(cold_ctx_freep) ColdCtx *c = NULL;
         uint64_t off = 0, done = 0;
         size_t hint = 1;
         int r;
 
-        if (!z)
-                return -ENOMEM;
-        fd = fs_openat(cold_fd, z, O_RDONLY | O_NONBLOCK, 0);
+        fd = cold_open_z(cold_fd, name);
         if (fd < 0)
                 return fd;
         /* a context of its own, not the thread's cold_default(): the scan's threads end, and

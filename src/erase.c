@@ -266,19 +266,40 @@ static int erase_top(const char *text, size_t n, char want, EraseElem **ret, siz
         return 0;
 }
 
-int erase_count_logs(const char *text, size_t n, const char *id, unsigned *ret_count) {
-        _cleanup_free_ EraseElem *e = NULL;
-        size_t ne = 0, open, close;
+/* The rows of logs.json (a top-level array) in *ret_e, *ret_ne, with the array's brackets; which
+ * of them are the session id's in *ret_drop (when not NULL), how many in *ret_k. */
+static int erase_logs_find(const char *text, size_t n, const char *id, EraseElem **ret_e,
+                           size_t *ret_ne, size_t *ret_open, size_t *ret_close, bool **ret_drop,
+                           unsigned *ret_k) {
+        bool *drop = NULL;
         unsigned k = 0;
         int r;
 
-        r = erase_top(text, n, '[', &e, &ne, &open, &close);
+        r = erase_top(text, n, '[', ret_e, ret_ne, ret_open, ret_close);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < ne; i++)
-                k += erase_row_is(text, e[i].start, e[i].end, id);
-        *ret_count = k;
+        if (ret_drop) {
+                drop = calloc(*ret_ne ? *ret_ne : 1, sizeof(bool));
+                if (!drop)
+                        return -ENOMEM;
+        }
+        for (size_t i = 0; i < *ret_ne; i++) {
+                bool is = erase_row_is(text, (*ret_e)[i].start, (*ret_e)[i].end, id);
+                if (drop)
+                        drop[i] = is;
+                k += is;
+        }
+        if (ret_drop)
+                *ret_drop = drop;
+        *ret_k = k;
         return 0;
+}
+
+int erase_count_logs(const char *text, size_t n, const char *id, unsigned *ret_count) {
+        _cleanup_free_ EraseElem *e = NULL;
+        size_t ne = 0, open, close;
+
+        return erase_logs_find(text, n, id, &e, &ne, &open, &close, NULL, ret_count);
 }
 
 int erase_splice_logs(const char *text, size_t n, const char *id, char **ret, size_t *ret_size,
@@ -292,14 +313,9 @@ int erase_splice_logs(const char *text, size_t n, const char *id, char **ret, si
         *ret = NULL;
         *ret_size = 0;
         *ret_removed = 0;
-        r = erase_top(text, n, '[', &e, &ne, &open, &close);
+        r = erase_logs_find(text, n, id, &e, &ne, &open, &close, &drop, &k);
         if (r < 0)
                 return r;
-        drop = calloc(ne ? ne : 1, sizeof(bool));
-        if (!drop)
-                return -ENOMEM;
-        for (size_t i = 0; i < ne; i++)
-                k += drop[i] = erase_row_is(text, e[i].start, e[i].end, id);
         if (k == 0)
                 return 0;
         r = erase_rebuild(text, n, open, close, 0, e, ne, drop, ret, ret_size);

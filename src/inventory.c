@@ -367,6 +367,22 @@ static const char *const live_flag_names[] = {
         "registry", "claim", "lock", "recent", "unknown",
 };
 
+void inventory_cold_totals(const Inventory *inv, size_t *ret_n, uint64_t *ret_bytes,
+                           uint64_t *ret_orig) {
+        uint64_t bytes = 0, orig = 0;
+        size_t n = 0;
+
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                if (session_is_cold(&inv->sessions[i])) {
+                        n++;
+                        bytes += inv->sessions[i].cold_bytes;
+                        orig += inv->sessions[i].cold_orig;
+                }
+        *ret_n = n;
+        *ret_bytes = bytes;
+        *ret_orig = orig;
+}
+
 char *live_flags_to_string(char *buf, size_t n, unsigned flags) {
         size_t len = 0;
 

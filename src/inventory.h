@@ -224,6 +224,9 @@ int inventory_index(Inventory *inv);
 /* Find a session by id (case-insensitive) in a tree; NULL if absent. O(log n) after
  * inventory_index(), linear otherwise. tree == SIZE_MAX: in any tree. */
 const Session *inventory_find(const Inventory *inv, size_t tree, const char *id);
+/* The cold tier's totals: how many sessions are compressed, their bytes, their original bytes. */
+void inventory_cold_totals(const Inventory *inv, size_t *ret_n, uint64_t *ret_bytes,
+                           uint64_t *ret_orig);
 
 void session_done(Session *s);
 void orphan_done(Orphan *o);

@@ -22,20 +22,30 @@
 #include "qwen.h"
 
 /* Record the decision: the status, its cause and the cause's facts (copied; NULL: none). */
-static int owner_set(Session *s, OwnerStatus st, OwnerCause cause, const char *detail,
-                     const char *dir) {
-        char *d = NULL, *p = NULL;
+/* Replace *pa and *pb with copies of a and b (NULL stays NULL): both, or neither and -ENOMEM. */
+static int owner_replace2(char **pa, const char *a, char **pb, const char *b) {
+        char *x = NULL, *y = NULL;
 
-        if ((detail && !(d = strdup(detail))) || (dir && !(p = strdup(dir)))) {
-                free(d);
+        if ((a && !(x = strdup(a))) || (b && !(y = strdup(b)))) {
+                free(x);
                 return -ENOMEM;
         }
-        free(s->owner_detail);
-        free(s->owner_dir);
+        free(*pa);
+        free(*pb);
+        *pa = x;
+        *pb = y;
+        return 0;
+}
+
+static int owner_set(Session *s, OwnerStatus st, OwnerCause cause, const char *detail,
+                     const char *dir) {
+        int r;
+
+        r = owner_replace2(&s->owner_detail, detail, &s->owner_dir, dir);
+        if (r < 0)
+                return r;
         s->owner = st;
         s->owner_cause = cause;
-        s->owner_detail = d;
-        s->owner_dir = p;
         return 0;
 }
 
@@ -107,22 +117,12 @@ int owner_check_cached(Session *s, const HeadInfo *head, const char *why, const 
 
         /* cwd and hash whenever the first record has a cwd, even when the id check fails */
         if (head->cwd) {
-                char *c, *h;
-
                 r = owner_cache_fill(cache, head->cwd, project_dir);
                 if (r < 0)
                         return r;
-                c = strdup(head->cwd);
-                h = strdup(cache->hash);
-                if (!c || !h) {
-                        free(c);
-                        free(h);
-                        return -ENOMEM;
-                }
-                free(s->cwd);
-                free(s->hash);
-                s->cwd = c;
-                s->hash = h;
+                r = owner_replace2(&s->cwd, head->cwd, &s->hash, cache->hash);
+                if (r < 0)
+                        return r;
         }
         if (!head->session_id)
                 return owner_set(s, OWNER_UNVERIFIED, OWNER_CAUSE_NO_SESSION_ID, NULL, NULL);

@@ -320,20 +320,25 @@ static void plan_json_project(PlanJson *j, const Plan *p, size_t k, size_t e) {
         plan_json_close(j, '}');
 }
 
+/* Open a tree's object in a "trees" array: its directories, user and filesystem. */
+static void plan_json_tree_open(PlanJson *j, const Tree *tr) {
+        plan_json_next(j);
+        plan_json_open(j, '{');
+        plan_json_string(j, "global_dir", tr->global_dir);
+        plan_json_string(j, "runtime_dir", tr->runtime_dir);
+        plan_json_string(j, "user", tr->user);
+        if (tr->fs_known) {
+                plan_json_uint(j, "fs_size", tr->fs_size);
+                plan_json_uint(j, "fs_avail", tr->fs_avail);
+        }
+}
+
 static void plan_json_trees(PlanJson *j, const Plan *p) {
         plan_json_key(j, "trees");
         plan_json_open(j, '[');
         for (size_t t = 0; t < p->inv->n_trees; t++) {
                 const Tree *tr = &p->inv->trees[t];
-                plan_json_next(j);
-                plan_json_open(j, '{');
-                plan_json_string(j, "global_dir", tr->global_dir);
-                plan_json_string(j, "runtime_dir", tr->runtime_dir);
-                plan_json_string(j, "user", tr->user);
-                if (tr->fs_known) {
-                        plan_json_uint(j, "fs_size", tr->fs_size);
-                        plan_json_uint(j, "fs_avail", tr->fs_avail);
-                }
+                plan_json_tree_open(j, tr);
                 plan_json_close(j, '}');
         }
         plan_json_close(j, ']');
@@ -484,6 +489,16 @@ static void plan_json_steps(PlanJson *j, const Plan *p, const char *key, bool re
                 plan_json_close(j, ']');
 }
 
+/* Close the top-level object, end the line and write it all to f. */
+static int plan_json_end(PlanJson *j, FILE *f) {
+        plan_json_close(j, '}');
+        plan_json_putc(j, '\n');
+        fwrite(j->buf, 1, j->len, f);
+        if (j->error < 0)
+                return j->error;
+        return fflush(f) == EOF || ferror(f) ? -EIO : 0;
+}
+
 int plan_render_json_string(const char *s, FILE *f) {
         _cleanup_free_ PlanJson *j = calloc(1, sizeof(PlanJson));
 
@@ -507,12 +522,7 @@ int plan_render_json(const Plan *p, FILE *f) {
         plan_json_trees(&j, p);
         if (p->is_restore) {
                 plan_json_steps(&j, p, "restore", /* restore= */ true);
-                plan_json_close(&j, '}');
-                plan_json_putc(&j, '\n');
-                fwrite(j.buf, 1, j.len, f);
-                if (j.error < 0)
-                        return j.error;
-                return fflush(f) == EOF || ferror(f) ? -EIO : 0;
+                return plan_json_end(&j, f);
         }
         plan_json_steps(&j, p, "recover", /* restore= */ false);
 
@@ -547,12 +557,7 @@ int plan_render_json(const Plan *p, FILE *f) {
         r = plan_json_summary(&j, p);
         if (r < 0)
                 return r;
-        plan_json_close(&j, '}');
-        plan_json_putc(&j, '\n');
-        fwrite(j.buf, 1, j.len, f);
-        if (j.error < 0)
-                return j.error;
-        return fflush(f) == EOF || ferror(f) ? -EIO : 0;
+        return plan_json_end(&j, f);
 }
 
 /* The trees of inv, as in the plan. */
@@ -570,15 +575,7 @@ static void plan_json_inv_trees(PlanJson *j, const Inventory *inv) {
                                 n_archived++;
                                 archived += inv->sessions[i].bytes_alloc;
                         }
-                plan_json_next(j);
-                plan_json_open(j, '{');
-                plan_json_string(j, "global_dir", tr->global_dir);
-                plan_json_string(j, "runtime_dir", tr->runtime_dir);
-                plan_json_string(j, "user", tr->user);
-                if (tr->fs_known) {
-                        plan_json_uint(j, "fs_size", tr->fs_size);
-                        plan_json_uint(j, "fs_avail", tr->fs_avail);
-                }
+                plan_json_tree_open(j, tr);
                 /* archiving is a rename on the same disk: this space is not free */
                 plan_json_uint(j, "archived_sessions", n_archived);
                 plan_json_uint(j, "archived_bytes_allocated", archived);
@@ -635,13 +632,9 @@ int plan_render_status_json(const Inventory *inv, msec_t now, FILE *f) {
         plan_json_uint(j, "orphans", inv->n_orphans);
         plan_json_uint(j, "orphans_bytes_allocated", ob);
         /* the cold tier (cold.h), only where there is one */
-        uint64_t n_cold = 0, cold = 0, orig = 0;
-        for (size_t i = 0; i < inv->n_sessions; i++)
-                if (session_is_cold(&inv->sessions[i])) {
-                        n_cold++;
-                        cold += inv->sessions[i].cold_bytes;
-                        orig += inv->sessions[i].cold_orig;
-                }
+        uint64_t cold, orig;
+        size_t n_cold;
+        inventory_cold_totals(inv, &n_cold, &cold, &orig);
         if (n_cold > 0) {
                 plan_json_key(j, "compressed");
                 plan_json_open(j, '{');
@@ -652,10 +645,5 @@ int plan_render_status_json(const Inventory *inv, msec_t now, FILE *f) {
                 plan_json_close(j, '}');
         }
         plan_json_close(j, '}');
-        plan_json_close(j, '}');
-        plan_json_putc(j, '\n');
-        fwrite(j->buf, 1, j->len, f);
-        if (j->error < 0)
-                return j->error;
-        return fflush(f) == EOF || ferror(f) ? -EIO : 0;
+        return plan_json_end(j, f);
 }

@@ -142,17 +142,13 @@ typedef struct PlanKey {
         uint8_t orphan, verified, verb;
 } PlanKey;
 
+static int plan_cmp_key_group(const void *x, const void *y, void *userdata);
+
 static int plan_cmp_key(const void *x, const void *y) {
         const PlanKey *a = x, *b = y;
         int c;
 
-        if (a->tree != b->tree)
-                return a->tree < b->tree ? -1 : 1;
-        if (a->orphan != b->orphan)
-                return a->orphan ? 1 : -1;
-        if (a->verified != b->verified)
-                return a->verified ? -1 : 1;
-        c = a->group == b->group ? 0 : strcmp(a->group, b->group);
+        c = plan_cmp_key_group(x, y, NULL);
         if (c != 0)
                 return c;
         if (a->verb != b->verb)
@@ -218,6 +214,17 @@ static void plan_sort(Plan *p) {
         p->items = sorted;
 }
 
+/* An empty plan over inv at now; NULL when memory is short. */
+static Plan *plan_alloc(const Inventory *inv, msec_t now) {
+        Plan *p = calloc(1, sizeof(Plan));
+
+        if (p) {
+                p->inv = inv;
+                p->now = now;
+        }
+        return p;
+}
+
 int plan_build(const Inventory *inv, Verdicts **verdicts, msec_t now, Plan **ret) {
         _cleanup_(plan_freep) Plan *p = NULL;
         size_t n;
@@ -226,11 +233,9 @@ int plan_build(const Inventory *inv, Verdicts **verdicts, msec_t now, Plan **ret
                 return -EINVAL;
         if ((*verdicts)->n_sessions != inv->n_sessions || (*verdicts)->n_orphans != inv->n_orphans)
                 return -EINVAL;
-        p = calloc(1, sizeof(Plan));
+        p = plan_alloc(inv, now);
         if (!p)
                 return -ENOMEM;
-        p->inv = inv;
-        p->now = now;
         p->verdicts = TAKE_PTR(*verdicts);
         n = inv->n_sessions + inv->n_orphans;
         p->items = calloc(n ?: 1, sizeof(PlanItem));
@@ -253,11 +258,9 @@ int plan_new_steps(const Inventory *inv, msec_t now, Plan **ret) {
 
         if (!inv || !ret)
                 return -EINVAL;
-        p = calloc(1, sizeof(Plan));
+        p = plan_alloc(inv, now);
         if (!p)
                 return -ENOMEM;
-        p->inv = inv;
-        p->now = now;
         p->is_restore = true;
         *ret = p;
         return 0;

@@ -47,14 +47,9 @@ static int render_status_space(const Inventory *inv, FILE *f) {
         fprintf(f, "archive: %zu session%s, %s (archiving frees no space)\n", n_archived,
                 n_archived == 1 ? "" : "s", format_bytes(a, sizeof a, archived));
         /* the cold tier, where there is one: compressed bytes and the space saved */
-        uint64_t cold = 0, orig = 0;
-        size_t n_cold = 0;
-        for (size_t i = 0; i < inv->n_sessions; i++)
-                if (session_is_cold(&inv->sessions[i])) {
-                        n_cold++;
-                        cold += inv->sessions[i].cold_bytes;
-                        orig += inv->sessions[i].cold_orig;
-                }
+        uint64_t cold, orig;
+        size_t n_cold;
+        inventory_cold_totals(inv, &n_cold, &cold, &orig);
         if (n_cold > 0) {
                 char c[FORMAT_BYTES_MAX];
                 fprintf(f, "compressed: %zu of them, %s (of %s; %s saved)\n", n_cold,

@@ -135,6 +135,19 @@ static int roots_settings_runtime_dir(const char *global_dir, const char *home, 
         return r == -EINVAL ? 0 : r;
 }
 
+/* Move the global dir *g and the runtime dir *r_dir (NULL: the same as the global dir) into
+ * ret. */
+static int roots_take(Tree *ret, char **g, char **r_dir) {
+        if (!*r_dir) {
+                *r_dir = strdup(*g);
+                if (!*r_dir)
+                        return -ENOMEM;
+        }
+        ret->global_dir = TAKE_PTR(*g);
+        ret->runtime_dir = TAKE_PTR(*r_dir);
+        return 0;
+}
+
 int roots_resolve(const char *home, const char *qwen_home, const char *runtime_env, Tree *ret) {
         _cleanup_free_ char *g = NULL, *r_dir = NULL;
         int r;
@@ -164,19 +177,11 @@ int roots_resolve(const char *home, const char *qwen_home, const char *runtime_e
                 if (r < 0)
                         return r;
         }
-        if (!r_dir) {
-                r_dir = strdup(g);
-                if (!r_dir)
-                        return -ENOMEM;
-        }
-        ret->global_dir = TAKE_PTR(g);
-        ret->runtime_dir = TAKE_PTR(r_dir);
-        return 0;
+        return roots_take(ret, &g, &r_dir);
 }
 
 int roots_from_dir(const char *dir, Tree *ret) {
         _cleanup_free_ char *g = NULL, *r_dir = NULL;
-        int r;
 
         if (!dir || !*dir)
                 return -EINVAL;
@@ -190,13 +195,7 @@ int roots_from_dir(const char *dir, Tree *ret) {
                 joined = path_join(cwd, dir);
                 g = joined ? roots_normalize(joined) : NULL;
         }
-        r = g ? 0 : -ENOMEM;
-        if (r < 0)
-                return r;
-        r_dir = strdup(g);
-        if (!r_dir)
+        if (!g)
                 return -ENOMEM;
-        ret->global_dir = TAKE_PTR(g);
-        ret->runtime_dir = TAKE_PTR(r_dir);
-        return 0;
+        return roots_take(ret, &g, &r_dir);
 }

@@ -78,6 +78,25 @@ static bool scan_want_title(const ScanCtx *ctx, const struct stat *st, bool arch
                                   ctx->o->now - scan_ts_msec(&st->st_mtim));
 }
 
+/* Read the head and tail (and the title when want_title) of a transcript open as fd into c.
+ * Only -ENOMEM is an error; what could not be read is c->head_ok/tail_ok false. */
+static int scan_copy_read_ends(ScanCtx *ctx, int fd, uint64_t size, bool want_title,
+                               ScanCopy *c) {
+        RecordEnds ends;
+        int r;
+
+        c->title_unread = !want_title;
+        r = record_read_ends(fd, size, want_title, ctx->scratch, &ends);
+        c->head = ends.head;
+        c->tail = ends.tail;
+        if (r == -ENOMEM)
+                return r;
+        c->head_ok = ends.head_r >= 0;
+        c->head_why = ends.head_why;
+        c->tail_ok = ends.tail_r >= 0;
+        return 0;
+}
+
 /* Stat, open and read the head and tail of one transcript copy (the title only when
  * want_title or scan_want_title() says so). Only -ENOMEM is an error; everything else becomes
  * c->problem. */
@@ -86,7 +105,6 @@ static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, bool archiv
         _cleanup_close_ int fd = -EBADF;
         const char *name = e->name;
         struct stat st, fst;
-        RecordEnds ends;
         int r;
 
         if (e->type == DT_REG)
@@ -121,17 +139,11 @@ static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, bool archiv
         fs_fileid_from_stat(&c->id, &fst);
         c->regular = true;
         want_title = want_title || scan_want_title(ctx, &fst, archived);
-        c->title_unread = !want_title;
-        r = record_read_ends(fd, (uint64_t)fst.st_size, want_title, ctx->scratch, &ends);
-        c->head = ends.head;
-        c->tail = ends.tail;
+        r = scan_copy_read_ends(ctx, fd, (uint64_t)fst.st_size, want_title, c);
         if (r == -ENOMEM)
                 return r;
-        c->head_ok = ends.head_r >= 0;
-        c->head_why = ends.head_why;
         if (!c->head_ok && !c->head_why)
                 c->head_why = "first record unreadable";
-        c->tail_ok = ends.tail_r >= 0;
         return 0;
 }
 
@@ -147,7 +159,6 @@ static int scan_cold_read(ScanCtx *ctx, int cold_fd, const ScanEntry *e, bool wa
         char sha[65];
         struct stat st, mst;
         bool whole = false;
-        RecordEnds ends;
         int r;
 
         if (!base)
@@ -180,15 +191,9 @@ static int scan_cold_read(ScanCtx *ctx, int cold_fd, const ScanEntry *e, bool wa
         }
         c->regular = true;
         if (whole) {
-                c->title_unread = !want_title;
-                r = record_read_ends(mfd, (uint64_t)mst.st_size, want_title, ctx->scratch, &ends);
-                c->head = ends.head;
-                c->tail = ends.tail;
+                r = scan_copy_read_ends(ctx, mfd, (uint64_t)mst.st_size, want_title, c);
                 if (r == -ENOMEM)
                         return r;
-                c->head_ok = ends.head_r >= 0;
-                c->head_why = ends.head_why;
-                c->tail_ok = ends.tail_r >= 0;
         } else {
                 /* the first record only: the tail (last activity, title) stays unread */
                 r = record_read_head(mfd, &c->head, &c->head_why);

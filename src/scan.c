@@ -85,6 +85,35 @@ static int scan_cmp_entry(const void *a, const void *b) {
         return c != 0 ? c : strcmp(x->id, y->id);
 }
 
+/* Add transcript name (session id) to e. */
+static int scan_entries_add(ScanEntries *e, const char id[SESSION_ID_MAX + 1], const char *name,
+                            unsigned char type) {
+        ScanEntry x = { .type = type };
+
+        memcpy(x.id, id, sizeof(x.id));
+        x.name = strdup(name);
+        if (!x.name || greedy_realloc((void **)&e->v, &e->alloc, e->n + 1, sizeof(ScanEntry)) < 0) {
+                free(x.name);
+                return -ENOMEM;
+        }
+        e->v[e->n++] = x;
+        return 0;
+}
+
+/* End a listing: the error of the loop (r) or of the listing (k), else sort entries by
+ * scan_cmp_entry() and other names by byte order. */
+static int scan_list_end(int r, int k, ScanEntries *e, ScanNames *other) {
+        if (r < 0)
+                return r;
+        if (k < 0)
+                return k;
+        if (e->n > 1)
+                qsort(e->v, e->n, sizeof(ScanEntry), scan_cmp_entry);
+        if (other->n > 1)
+                qsort(other->v, other->n, sizeof(char *), scan_cmp_str);
+        return 0;
+}
+
 /* List a chats/ or archive/ dir: transcripts into e, other names into other, claims (chats/
  * only) into claims. *ret_n_entries counts every entry (for the empty-project test), *ret_archive
  * says whether an "archive" directory was seen. */
@@ -101,17 +130,9 @@ static int scan_list_chats(int dfd, ScanEntries *e, ScanNames *other, ClaimSet *
 
                 n++;
                 if (qwen_session_file_name(de->d_name, id)) {
-                        ScanEntry x = { .type = de->d_type };
-                        memcpy(x.id, id, sizeof(x.id));
-                        x.name = strdup(de->d_name);
-                        if (!x.name ||
-                            greedy_realloc((void **)&e->v, &e->alloc, e->n + 1, sizeof(ScanEntry)) <
-                                    0) {
-                                free(x.name);
-                                r = -ENOMEM;
+                        r = scan_entries_add(e, id, de->d_name, de->d_type);
+                        if (r < 0)
                                 break;
-                        }
-                        e->v[e->n++] = x;
                         continue;
                 }
                 r = scan_names_add(other, de->d_name);
@@ -123,14 +144,9 @@ static int scan_list_chats(int dfd, ScanEntries *e, ScanNames *other, ClaimSet *
                                 break;
                 }
         }
+        r = scan_list_end(r, k, e, other);
         if (r < 0)
                 return r;
-        if (k < 0)
-                return k;
-        if (e->n > 1)
-                qsort(e->v, e->n, sizeof(ScanEntry), scan_cmp_entry);
-        if (other->n > 1)
-                qsort(other->v, other->n, sizeof(char *), scan_cmp_str);
         *ret_n_entries = n;
         return 0;
 }
@@ -152,16 +168,9 @@ static int scan_list_cold(int dfd, ScanEntries *e, ScanNames *other) {
                         memcpy(base, name, l - ls);
                         base[l - ls] = 0;
                         if (qwen_session_file_name(base, id)) {
-                                ScanEntry x = { .type = type };
-                                memcpy(x.id, id, sizeof(x.id));
-                                x.name = strdup(name);
-                                if (!x.name || greedy_realloc((void **)&e->v, &e->alloc, e->n + 1,
-                                                              sizeof(ScanEntry)) < 0) {
-                                        free(x.name);
-                                        r = -ENOMEM;
+                                r = scan_entries_add(e, id, name, type);
+                                if (r < 0)
                                         break;
-                                }
-                                e->v[e->n++] = x;
                                 continue;
                         }
                 }
@@ -169,15 +178,7 @@ static int scan_list_cold(int dfd, ScanEntries *e, ScanNames *other) {
                 if (r < 0)
                         break;
         }
-        if (r < 0)
-                return r;
-        if (k < 0)
-                return k;
-        if (e->n > 1)
-                qsort(e->v, e->n, sizeof(ScanEntry), scan_cmp_entry);
-        if (other->n > 1)
-                qsort(other->v, other->n, sizeof(char *), scan_cmp_str);
-        return 0;
+        return scan_list_end(r, k, e, other);
 }
 
 /* Open a subdirectory (dfd, name) on dev, without following a symlink. -ENOENT when absent,

@@ -24,6 +24,13 @@ static const struct {
         { "d", MSEC_PER_DAY },   { "h", MSEC_PER_HOUR }, { "s", MSEC_PER_SEC },
 };
 
+/* A parse_duration()/parse_size() error: why in *ret_why (when wanted), err returned. */
+static int parse_fail(const char **ret_why, const char *why, int err) {
+        if (ret_why)
+                *ret_why = why;
+        return err;
+}
+
 int parse_duration(const char *s, msec_t *ret, const char **ret_why) {
         const char *why = NULL;
         msec_t total = 0;
@@ -88,13 +95,9 @@ int parse_duration(const char *s, msec_t *ret, const char **ret_why) {
         *ret = total;
         return 0;
 range:
-        if (ret_why)
-                *ret_why = "duration out of range";
-        return -ERANGE;
+        return parse_fail(ret_why, "duration out of range", -ERANGE);
 invalid:
-        if (ret_why)
-                *ret_why = why;
-        return -EINVAL;
+        return parse_fail(ret_why, why, -EINVAL);
 }
 
 int parse_size(const char *s, bool allow_percent, SizeSpec *ret, const char **ret_why) {
@@ -186,13 +189,9 @@ int parse_size(const char *s, bool allow_percent, SizeSpec *ret, const char **re
         *ret = (SizeSpec){ .is_set = true, .bytes = v * factor };
         return 0;
 range:
-        if (ret_why)
-                *ret_why = "size out of range";
-        return -ERANGE;
+        return parse_fail(ret_why, "size out of range", -ERANGE);
 invalid:
-        if (ret_why)
-                *ret_why = why;
-        return -EINVAL;
+        return parse_fail(ret_why, why, -EINVAL);
 }
 
 /* A bounded writer for the format_*() functions: what snprintf() would write, without stdio. */

@@ -190,6 +190,32 @@ static void test_cold_cat(void **state) {
         assert_memory_equal(got, data, len);
 }
 
+/* A compressed copy whose content does not match its trailer's SHA-256 is refused by
+ * cold_cat() and cold_resolve() (the trailer is the last 97 bytes: "qgc-cold 1 <sha> <size>\n"). */
+static void test_cold_trailer_mismatch_refused(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *data = make_jsonl(30000), *z = NULL;
+        const char *zrel = "archive/" COLD_DIR "/m.jsonl" COLD_SUFFIX;
+        size_t len = 0;
+        int fd;
+
+        assert_int_equal(fixture_write(t->root, "archive/m.jsonl", data), 0);
+        assert_int_equal(cold_compress(t->dir_fd, "m.jsonl", t->cold_fd, 3, NULL, NULL, NULL, NULL),
+                         0);
+        assert_int_equal(fixture_read(t->root, zrel, &z, &len), 0);
+        assert_true(len > 97 && memcmp(z + len - 97, "qgc-cold 1 ", 11) == 0);
+        z[len - 23] = z[len - 23] == '0' ? '1' : '0'; /* the SHA-256's last digit */
+        assert_int_equal(fixture_write_bytes(t->root, zrel, z, len), 0);
+        fd = openat(t->dir_fd, "out", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(cold_cat(t->cold_fd, "m.jsonl", fd), -EBADMSG);
+        close(fd);
+        assert_int_equal(fixture_write(t->root, "archive/m.jsonl", data), 0);
+        assert_int_equal(cold_resolve(t->dir_fd, "m.jsonl", t->cold_fd, NULL, NULL), -EBADMSG);
+        assert_true(fixture_exists(t->root, "archive/m.jsonl"));
+        assert_true(fixture_exists(t->root, zrel));
+}
+
 #define DICT_1_ID 0x71676301U /* src/colddict/train.sh 1 */
 #define CHUNK (1U << 20)      /* cold.c's read buffer */
 
@@ -478,6 +504,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_cold_never_replaces, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cold_changed_original_kept, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cold_cat, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cold_trailer_mismatch_refused, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(test_cold_dictionary_roundtrip, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cold_ctx_reused_with_and_without_dictionary,
                                                 setup, teardown),

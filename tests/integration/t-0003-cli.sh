@@ -27,6 +27,18 @@ assert "fs_avail" in d["trees"][0] and "archived_bytes_allocated" in d["trees"][
 # and the breakdown by kind (treesize.h)
 assert d["breakdown"] and d["breakdown"][0]["kinds"] and d["breakdown"][0]["total"], d.get("breakdown")
 PY
+# the plan's and status's JSON write a tree's head alike (plan_json_tree_open()) and end a line
+cp "$T/out" "$T/status.json"
+expect_rc 0 --dry-run --json --root "$tree"
+python3 - "$T/status.json" "$T/out" <<'PY' || fail "plan and status JSON: trees or ends differ"
+import json, sys
+docs = [open(f).read() for f in sys.argv[1:3]]
+assert all(d.endswith("}\n") for d in docs), [d[-3:] for d in docs]
+s, p = (json.loads(d) for d in docs)
+head = lambda t: ({k: t[k] for k in ("global_dir", "runtime_dir", "user")}, "fs_size" in t, "fs_avail" in t)
+assert [head(t) for t in s["trees"]] == [head(t) for t in p["trees"]], (s["trees"], p["trees"])
+assert all(head(t)[1] and head(t)[2] for t in p["trees"]), p["trees"]
+PY
 expect_rc 64 check-config --json
 expect_rc 64 restore
 
