@@ -15,13 +15,12 @@
 
 #include "erase.h"
 #include "fsutil.h"
+#include "json.h"
 #include "live.h"
 #include "macro.h"
 #include "qwen.h"
 #include "sha256.h"
 #include "util.h"
-
-#define ERASE_DEPTH_MAX 512
 
 static void (*erase_hook)(void *userdata, const char *name);
 static void *erase_hook_userdata;
@@ -31,156 +30,16 @@ void erase_test_set_hook(void (*hook)(void *userdata, const char *name), void *u
         erase_hook_userdata = userdata;
 }
 
-/* A cursor over a JSON text. */
-typedef struct EraseText {
-        const char *s;
-        size_t n, pos;
-} EraseText;
+/* One element of a shared file's container (json.h): its whole span [start, end), for a member
+ * from its key, the end of its key and where its value starts. */
+typedef JsonElem EraseElem;
 
-static void erase_ws(EraseText *t) {
-        while (t->pos < t->n && strchr(" \t\n\r", t->s[t->pos]) && t->s[t->pos])
-                t->pos++;
-}
-
-static int erase_skip_string(EraseText *t) {
-        if (t->pos >= t->n || t->s[t->pos] != '"')
-                return -EBADMSG;
-        for (t->pos++; t->pos < t->n; t->pos++) {
-                unsigned char c = (unsigned char)t->s[t->pos];
-                if (c == '"') {
-                        t->pos++;
-                        return 0;
-                }
-                if (c < 0x20)
-                        return -EBADMSG;
-                if (c == '\\')
-                        t->pos++;
-        }
-        return -EBADMSG;
-}
-
-static int erase_skip_value(EraseText *t, unsigned depth);
-
-/* One element of a container: its whole span [start, end) (for a member from its key), and the
- * span of its value. */
-typedef struct EraseElem {
-        size_t start, end, value;
-} EraseElem;
-
-/* Walk the container whose opening character is at t->pos, nested depth deep; t->pos ends past
- * its closing character. With e (not NULL) its elements are appended to *e (*n of *alloc). */
-static int erase_container(EraseText *t, unsigned depth, EraseElem **e, size_t *n, size_t *alloc) {
-        char close = t->s[t->pos] == '{' ? '}' : ']';
-        bool object = close == '}';
-        int r;
-
-        if (depth > ERASE_DEPTH_MAX)
-                return -EBADMSG;
-        t->pos++;
-        erase_ws(t);
-        if (t->pos < t->n && t->s[t->pos] == close) {
-                t->pos++;
-                return 0;
-        }
-        for (;;) {
-                EraseElem x = { .start = t->pos };
-
-                if (object) {
-                        r = erase_skip_string(t);
-                        if (r < 0)
-                                return r;
-                        erase_ws(t);
-                        if (t->pos >= t->n || t->s[t->pos] != ':')
-                                return -EBADMSG;
-                        t->pos++;
-                        erase_ws(t);
-                }
-                x.value = t->pos;
-                r = erase_skip_value(t, depth + 1);
-                if (r < 0)
-                        return r;
-                x.end = t->pos;
-                if (e) {
-                        r = greedy_realloc((void **)e, alloc, *n + 1, sizeof(EraseElem));
-                        if (r < 0)
-                                return r;
-                        (*e)[(*n)++] = x;
-                }
-                erase_ws(t);
-                if (t->pos >= t->n)
-                        return -EBADMSG;
-                if (t->s[t->pos] == close) {
-                        t->pos++;
-                        return 0;
-                }
-                if (t->s[t->pos] != ',')
-                        return -EBADMSG;
-                t->pos++;
-                erase_ws(t);
-        }
-}
-
-static int erase_skip_value(EraseText *t, unsigned depth) {
-        size_t start = t->pos;
-
-        if (t->pos >= t->n)
-                return -EBADMSG;
-        switch (t->s[t->pos]) {
-        case '"':
-                return erase_skip_string(t);
-        case '{':
-        case '[':
-                return erase_container(t, depth, NULL, NULL, NULL);
-        case 't':
-        case 'f':
-        case 'n': {
-                static const char *const lits[] = { "true", "false", "null" };
-                for (size_t i = 0; i < ELEMENTSOF(lits); i++) {
-                        size_t l = strlen(lits[i]);
-                        if (t->n - t->pos >= l && memcmp(t->s + t->pos, lits[i], l) == 0) {
-                                t->pos += l;
-                                return 0;
-                        }
-                }
-                return -EBADMSG;
-        }
-        default:
-                while (t->pos < t->n && t->s[t->pos] && strchr("-+.eE0123456789", t->s[t->pos]))
-                        t->pos++;
-                return t->pos > start ? 0 : -EBADMSG;
-        }
-}
-
-/* List the elements of the container whose opening character is at t->pos; t->pos ends past
- * its closing character. */
-static int erase_elements(EraseText *t, EraseElem **ret, size_t *ret_n) {
-        _cleanup_free_ EraseElem *e = NULL;
-        size_t n = 0, alloc = 0;
-        int r;
-
-        if (t->pos >= t->n || (t->s[t->pos] != '{' && t->s[t->pos] != '['))
-                return -EBADMSG;
-        r = erase_container(t, 0, &e, &n, &alloc);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(e);
-        *ret_n = n;
-        return 0;
-}
-
-/* Parse text[a, b) as JSON (json-c). NULL when it is not. */
+/* text[a, b) with JSON.parse's grammar (json_parse()); NULL when it is not JSON or is null. */
 static json_object *erase_parse(const char *s, size_t a, size_t b) {
-        json_tokener *tok = json_tokener_new_ex(ERASE_DEPTH_MAX + 2);
-        json_object *o;
+        json_object *o = NULL;
 
-        if (!tok)
+        if (json_parse(s + a, b - a, &o) < 0)
                 return NULL;
-        o = json_tokener_parse_ex(tok, s + a, (int)(b - a));
-        if (o && json_tokener_get_parse_end(tok) != b - a) {
-                json_object_put(o);
-                o = NULL;
-        }
-        json_tokener_free(tok);
         return o;
 }
 
@@ -243,22 +102,26 @@ static int erase_rebuild(const char *s, size_t n, size_t open, size_t close, uns
         return *ret ? 0 : -ENOMEM;
 }
 
-/* The top-level array's elements; *ret_open and *ret_close index its brackets. */
+/* The elements of the top-level container (want: '[' or '{'), the whole text checked with
+ * JSON.parse's grammar (json.h: the one grammar; Qwen reads these files with JSON.parse, and a
+ * text it would refuse is left as it is); *ret_open and *ret_close index its brackets. */
 static int erase_top(const char *text, size_t n, char want, EraseElem **ret, size_t *ret_n,
                      size_t *ret_open, size_t *ret_close) {
-        EraseText t = { .s = text, .n = n };
+        size_t at = 0, end;
         int r;
 
-        erase_ws(&t);
-        if (t.pos >= n || text[t.pos] != want)
+        while (at < n && strchr(" \t\n\r", text[at]) && text[at])
+                at++;
+        if (at >= n || text[at] != want)
                 return -EBADMSG;
-        *ret_open = t.pos;
-        r = erase_elements(&t, ret, ret_n);
+        r = json_elements(text, n, at, /* validate= */ true, ret, ret_n, &end);
         if (r < 0)
                 return r;
-        *ret_close = t.pos - 1;
-        erase_ws(&t);
-        if (t.pos != n) {
+        *ret_open = at;
+        *ret_close = end - 1;
+        while (end < n && strchr(" \t\n\r", text[end]) && text[end])
+                end++;
+        if (end != n) {
                 free(*ret);
                 *ret = NULL;
                 return -EBADMSG; /* JSON.parse refuses anything after the value */
@@ -329,7 +192,7 @@ int erase_splice_org(const char *text, size_t n, const char *id, char **ret, siz
                      unsigned *ret_removed) {
         _cleanup_free_ EraseElem *top = NULL, *e = NULL;
         _cleanup_free_ bool *drop = NULL;
-        size_t ntop = 0, ne = 0, open, close, sessions = SIZE_MAX;
+        size_t ntop = 0, ne = 0, open, close, end, sessions = SIZE_MAX;
         unsigned k = 0;
         int r;
 
@@ -340,28 +203,21 @@ int erase_splice_org(const char *text, size_t n, const char *id, char **ret, siz
         if (r < 0)
                 return r;
         /* JSON.parse keeps the last of duplicate keys */
-        for (size_t i = 0; i < ntop; i++) {
-                EraseText kt = { .s = text, .n = n, .pos = top[i].start };
-                if (erase_skip_string(&kt) >= 0 && erase_key_is(text, top[i].start, kt.pos,
-                                                                "sessions"))
+        for (size_t i = 0; i < ntop; i++)
+                if (erase_key_is(text, top[i].start, top[i].key_end, "sessions"))
                         sessions = i;
-        }
         if (sessions == SIZE_MAX || text[top[sessions].value] != '{')
                 return 0;
 
-        EraseText t = { .s = text, .n = n, .pos = top[sessions].value };
-        r = erase_elements(&t, &e, &ne);
+        /* validated with the whole text by erase_top() */
+        r = json_elements(text, n, top[sessions].value, /* validate= */ false, &e, &ne, &end);
         if (r < 0)
                 return r;
         drop = calloc(ne ? ne : 1, sizeof(bool));
         if (!drop)
                 return -ENOMEM;
-        for (size_t i = 0; i < ne; i++) {
-                EraseText kt = { .s = text, .n = n, .pos = e[i].start };
-                if (erase_skip_string(&kt) < 0)
-                        return -EBADMSG;
-                k += drop[i] = erase_key_is(text, e[i].start, kt.pos, id);
-        }
+        for (size_t i = 0; i < ne; i++)
+                k += drop[i] = erase_key_is(text, e[i].start, e[i].key_end, id);
         if (k == 0)
                 return 0;
         r = erase_rebuild(text, n, top[sessions].value, top[sessions].end - 1, 1, e, ne, drop, ret,

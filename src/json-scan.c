@@ -13,6 +13,7 @@
 #include "macro.h"
 #include "json.h"
 #include "json-int.h"
+#include "util.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
@@ -23,6 +24,13 @@ typedef struct JsonScan {
         const char *p, *end;
         unsigned depth;
 } JsonScan;
+
+/* json_elements()'s record of one container's elements */
+typedef struct JsonElems {
+        const char *base;
+        JsonElem *e;
+        size_t n, alloc;
+} JsonElems;
 
 static int json_scan_value(JsonScan *j, bool validate);
 
@@ -149,8 +157,9 @@ static inline void json_scan_ws(JsonScan *j) {
                 j->p++;
 }
 
-/* Skip (and with validate, check) a container's members up to its closing bracket. */
-static int json_scan_container(JsonScan *j, bool validate) {
+/* Skip (and with validate, check) a container's members up to its closing bracket; with rec,
+ * record each element (json_elements()). */
+static int json_scan_container(JsonScan *j, bool validate, JsonElems *rec) {
         char close = *j->p == '{' ? '}' : ']';
         bool is_object = close == '}';
         int r;
@@ -166,21 +175,40 @@ static int json_scan_container(JsonScan *j, bool validate) {
                 return 0;
         }
         for (;;) {
+                const char *start = j->p, *key_end = j->p;
+
                 if (is_object) {
                         if (j->p >= j->end || *j->p != '"')
                                 return -EBADMSG;
                         r = json_scan_string(j, validate, NULL);
                         if (r < 0)
                                 return r;
+                        key_end = j->p;
                         json_scan_ws(j);
                         if (j->p >= j->end || *j->p != ':')
                                 return -EBADMSG;
                         j->p++;
                         json_scan_ws(j);
                 }
-                r = json_scan_value(j, validate);
-                if (r < 0)
-                        return r;
+                {
+                        const char *value = j->p;
+
+                        r = json_scan_value(j, validate);
+                        if (r < 0)
+                                return r;
+                        if (rec) {
+                                r = greedy_realloc((void **)&rec->e, &rec->alloc, rec->n + 1,
+                                                   sizeof(JsonElem));
+                                if (r < 0)
+                                        return r;
+                                rec->e[rec->n++] = (JsonElem){
+                                        .start = (size_t)(start - rec->base),
+                                        .key_end = (size_t)(key_end - rec->base),
+                                        .value = (size_t)(value - rec->base),
+                                        .end = (size_t)(j->p - rec->base),
+                                };
+                        }
+                }
                 json_scan_ws(j);
                 if (j->p < j->end && *j->p == ',') {
                         j->p++;
@@ -202,7 +230,7 @@ static int json_scan_value(JsonScan *j, bool validate) {
         switch (*j->p) {
         case '{':
         case '[':
-                return json_scan_container(j, validate);
+                return json_scan_container(j, validate, NULL);
         case '"':
                 return json_scan_string(j, validate, NULL);
         case 't':
@@ -341,4 +369,24 @@ int json_members(const char *s, size_t n, bool validate, const char *const *keys
         JsonCapture cap = { .keys = keys, .n_keys = n_keys, .spans = spans };
 
         return json_capture(s, n, validate, &cap);
+}
+
+/* The elements of the container at s[at] (see json.h). */
+int json_elements(const char *s, size_t n, size_t at, bool validate, JsonElem **ret,
+                  size_t *ret_n, size_t *ret_end) {
+        JsonScan j = { .p = s + at, .end = s + n };
+        JsonElems rec = { .base = s };
+        int r;
+
+        if (at >= n || (s[at] != '{' && s[at] != '['))
+                return -EBADMSG;
+        r = json_scan_container(&j, validate, &rec);
+        if (r < 0) {
+                free(rec.e);
+                return r;
+        }
+        *ret = rec.e;
+        *ret_n = rec.n;
+        *ret_end = (size_t)(j.p - s);
+        return 0;
 }

@@ -37,6 +37,19 @@ typedef struct JsonCapture {
         const struct JsonCapture *const *children; /* NULL, or n_keys entries (each may be NULL) */
 } JsonCapture;
 int json_capture(const char *s, size_t n, bool validate, const JsonCapture *cap);
+/* One element of a container, as offsets into the text: for an object member, start is its
+ * key's opening quote and key_end is past the key's closing quote; for an array element, start
+ * == key_end == value. value is where the element's value starts, end is past it. */
+typedef struct JsonElem {
+        size_t start, key_end, value, end;
+} JsonElem;
+/* The elements of the container ('{' or '[') at s[at] inside the text s[0..n), in order, for
+ * an edit that keeps every other byte (erase.c). With validate the container is checked with
+ * exactly json_parse()'s grammar and limits; without, it must be valid already. *ret (malloc'ed,
+ * NULL when empty) and *ret_n; *ret_end is past its closing bracket. Returns 0, -EBADMSG (not a
+ * container, or invalid) or -ENOMEM. */
+int json_elements(const char *s, size_t n, size_t at, bool validate, JsonElem **ret,
+                  size_t *ret_n, size_t *ret_end);
 
 typedef enum JsonDialect {
         /* ECMAScript JSON.parse of the file read as UTF-8 (Node's fs.readFile(f, 'utf8')):

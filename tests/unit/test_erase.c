@@ -62,9 +62,13 @@ static void test_erase_logs_rows_of_one_session(void **state) {
 }
 
 static void test_erase_logs_refuses_what_json_parse_refuses(void **state) {
+        static const char org_bad[] = "{\"sessions\": {\"" A "\": {}, \"x\": 01}}";
         static const char *const bad[] = {
                 "",       "{}",          "[",     "[1,]",    "[1] x", "[\"a]",
                 "[tru]",  "[{\"a\" 1}]", "[\"\n\"]", "[1 2]",
+                /* the span walker erase.c had before json_elements() took these */
+                "[01]",   "[+1]",        "[1.]",  "[-]",     "[1e5.0]", "[\"\\x\"]",
+                "[\"\\u12\"]", "[{\"sessionId\":\"" A "\"},01]",
         };
         _cleanup_free_ char *out = NULL;
         size_t n;
@@ -74,6 +78,8 @@ static void test_erase_logs_refuses_what_json_parse_refuses(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(bad); i++)
                 assert_int_equal(erase_splice_logs(bad[i], strlen(bad[i]), A, &out, &n, &k),
                                  -EBADMSG);
+        /* the organization file too, where the bad value sits beside the entry */
+        assert_int_equal(erase_splice_org(org_bad, strlen(org_bad), A, &out, &n, &k), -EBADMSG);
 }
 
 static void test_erase_org_entry(void **state) {
