@@ -25,7 +25,8 @@ int actions_restore_one(ActionsContext *c, const Session *s) {
         _cleanup_free_ char *rel = strprintf("projects/%s/chats", s->project_dir);
         _cleanup_close_ int chats_fd = -EBADF, archive_fd = -EBADF;
         const char *why = NULL;
-        Verdict v = { .verb = VERB_KEEP, .rule = "restore", .fact = (char *)"qgc restore" };
+        VerdictFacts f = { .fact = (char *)"qgc restore" };
+        Verdict v = { .verb = VERB_KEEP, .rule = "restore", .facts = &f };
         int r;
 
         if (!rel)

@@ -320,8 +320,8 @@ static void actions_report_held_back(ActionsContext *c, const Plan *p) {
                 const PlanItem *it = &p->items[i];
                 _cleanup_free_ char *why = NULL;
 
-                if (it->is_orphan || !it->verdict->held_by || it->verdict->verb != VERB_SKIP ||
-                    it->index >= p->inv->n_sessions)
+                if (it->is_orphan || !verdict_held_by(it->verdict) ||
+                    it->verdict->verb != VERB_SKIP || it->index >= p->inv->n_sessions)
                         continue;
                 why = plan_item_reason(p, it);
                 (void)actions_report_session(c, &p->inv->sessions[it->index], it->verdict,

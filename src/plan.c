@@ -54,16 +54,16 @@ void plan_held_back(const Plan *p, PlanHeldBack *ret) {
                 const PlanItem *it = &p->items[k];
                 const Verdict *vd = it->verdict;
 
-                if (it->is_orphan || !vd || !vd->held_by)
+                if (it->is_orphan || !vd || !verdict_held_by(vd))
                         continue;
                 h.n++;
                 h.bytes += p->inv->sessions[it->index].bytes;
                 if (!h.limit)
-                        h.limit = vd->held_by;
-                else if (!streq(h.limit, vd->held_by))
+                        h.limit = verdict_held_by(vd);
+                else if (!streq(h.limit, verdict_held_by(vd)))
                         h.limit = "max-deletions and max-deletions-percent";
-                if (vd->held_rule &&
-                    (streq(vd->held_rule, "tree-max-size") || streq(vd->held_rule, "keep-free")))
+                if (verdict_held_rule(vd) && (streq(verdict_held_rule(vd), "tree-max-size") ||
+                                              streq(verdict_held_rule(vd), "keep-free")))
                         h.tree_cap = true;
         }
         *ret = h;

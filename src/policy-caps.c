@@ -159,22 +159,23 @@ int policy_blast(PolicyRun *run, const PolicyOptions *opts) {
                 const Policy *p = in->pol;
                 Verdict *vd = &run->v->sessions[i];
                 VerdictFacts held = {};
+                const char *held_by;
 
                 if (g == SIZE_MAX)
                         continue; /* cannot happen: unverified sessions are skipped */
                 if (global > 0 && n_global >= global) {
-                        vd->held_by = "max-deletions";
+                        held_by = "max-deletions";
                         held.held = (Measure){ .measured = (int64_t)n_global,
                                                .limit = (int64_t)global };
                 } else if (p->max_deletions > 0 && per_group[g] >= p->max_deletions) {
-                        vd->held_by = "max-deletions";
+                        held_by = "max-deletions";
                         held.held = (Measure){ .measured = (int64_t)per_group[g],
                                                .limit = (int64_t)p->max_deletions };
                         held.held_project = true;
                 } else if (p->max_deletions_percent > 0 &&
                            (double)(per_group[g] + 1) >
                                    p->max_deletions_percent * (double)group_size[g] / 100.0) {
-                        vd->held_by = "max-deletions-percent";
+                        held_by = "max-deletions-percent";
                         held.held = (Measure){ .measured = (int64_t)per_group[g],
                                                .limit = (int64_t)group_size[g] };
                         held.held_percent = p->max_deletions_percent;
@@ -186,11 +187,12 @@ int policy_blast(PolicyRun *run, const PolicyOptions *opts) {
                 if (!policy_facts(vd))
                         return -ENOMEM;
                 held.held.kind = MEASURE_COUNT;
-                held.held.key = vd->held_by;
+                held.held.key = held_by;
                 vd->facts->held = held.held;
                 vd->facts->held_percent = held.held_percent;
                 vd->facts->held_project = held.held_project;
-                vd->held_rule = vd->rule;
+                vd->facts->held_by = held_by;
+                vd->facts->held_rule = vd->rule;
                 if (vd->facts->fallback_rule) {
                         /* a disk cap wanted it deleted, a project rule archives it anyway */
                         vd->verb = vd->facts->fallback_verb;
@@ -202,7 +204,7 @@ int policy_blast(PolicyRun *run, const PolicyOptions *opts) {
                         vd->rule = protection_to_string(PROT_BLAST);
                         vd->blocked_by = PROT_BLAST;
                         vd->blocked_verb = VERB_DELETE;
-                        vd->blocked_rule = vd->held_rule;
+                        vd->blocked_rule = vd->facts->held_rule;
                 }
                 vd->protections |= PROT_BLAST;
         }

@@ -45,6 +45,7 @@
  * and which protection wins in policy-reason.c. */
 #include "autoconf.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -64,12 +65,14 @@ Verdicts *verdicts_free(Verdicts *v) {
         if (!v)
                 return NULL;
         for (size_t i = 0; i < v->n_sessions; i++) {
+                if (v->sessions[i].facts)
+                        free(v->sessions[i].facts->fact);
                 free(v->sessions[i].facts);
-                free(v->sessions[i].fact);
         }
         for (size_t i = 0; i < v->n_orphans; i++) {
+                if (v->orphans[i].facts)
+                        free(v->orphans[i].facts->fact);
                 free(v->orphans[i].facts);
-                free(v->orphans[i].fact);
         }
         free(v->sessions);
         free(v->orphans);
@@ -154,16 +157,19 @@ bool policy_age_selects(msec_t limit, msec_t idle) {
 int verdict_set_fact(Verdict *vd, Verb verb, const char *rule, char *fact) {
         if (!fact)
                 return -ENOMEM;
-        free(vd->fact);
+        if (!policy_facts(vd)) {
+                free(fact);
+                return -ENOMEM;
+        }
+        free(vd->facts->fact);
         vd->verb = verb;
         vd->rule = rule;
-        vd->fact = fact;
+        vd->facts->fact = fact;
         vd->measure = (Measure){};
         vd->blocked_by = 0;
         vd->blocked_verb = VERB_KEEP;
         vd->blocked_rule = NULL;
-        if (vd->facts)
-                vd->facts->quote = NULL, vd->facts->quote_session = NULL;
+        vd->facts->quote = NULL, vd->facts->quote_session = NULL;
         return 0;
 }
 
@@ -317,6 +323,8 @@ static int policy_project_age_count(PolicyRun *run, const PolicyGroup *g) {
 
                 if (run->inv->sessions[i].state != SESSION_ACTIVE)
                         continue;
+                if (rank >= VERDICT_RANK_MAX)
+                        return -EOVERFLOW; /* Verdict.rank's width: 4M sessions in a project */
                 vd->rank = ++rank;
                 if (p->keep_latest > 0 && rank <= p->keep_latest)
                         vd->protections |= PROT_LATEST;
@@ -411,7 +419,8 @@ static int policy_compress(PolicyRun *run, const PolicyGroup *g) {
                 if (s->state != SESSION_ARCHIVED || session_is_cold(s) ||
                     !policy_age_selects(p->compress_after, in->idle))
                         continue;
-                run->v->sessions[i].compress_level = (int)p->compress_level;
+                assert(p->compress_level <= VERDICT_COMPRESS_LEVEL_MAX); /* config: 1..19 */
+                run->v->sessions[i].compress_level = (unsigned)p->compress_level;
                 if (in->sel_verb == VERB_DELETE) {
                         VerdictFacts *f = policy_facts(&run->v->sessions[i]);
 

@@ -89,14 +89,18 @@ typedef struct VerdictFacts {
          * owned; in the same Inventory and Verdicts), whose reason is quoted after the fact */
         const Session *quote_session;
         const struct Verdict *quote;
+        /* rarely set, so here and not in every Verdict (verdict_held_by() etc. read them) */
+        const char *held_by;   /* static: the deletion limit that held the session back
+                                * ("max-deletions", "max-deletions-percent"), else NULL */
+        const char *held_rule; /* static: the rule whose deletion was held back, else NULL */
+        char *fact;            /* owned: the whole reason where it is a fact found outside the
+                                * policy's rules (a stale project entry, qgc restore), else NULL */
 } VerdictFacts;
 
 /* A decision and the facts it was made from; no prose. The reason text is rendered from these
  * (and the session's or orphan's own facts) by reason.h, at the edge: the plan's renderings and
  * the journal. */
 typedef struct Verdict {
-        Verb verb;
-        unsigned protections; /* every protection that applies to the session */
         const char *rule;     /* static: "max-age", "max-sessions", "max-size", "tree-max-size",
                                * "keep-free", "archive-max-age", "archive-max-size", "orphan",
                                * "compress-after",
@@ -106,23 +110,38 @@ typedef struct Verdict {
                                * blocked_rule when a protection won, of held_rule when the
                                * deletion limits skip it; rule "none": idle vs max-age (or
                                * nothing) */
-        /* three small fields in one word (100k verdicts live at once) */
-        Protection blocked_by : 16; /* the protection that won (and names `rule`), 0 when none
-                                     * did */
-        Verb blocked_verb : 8; /* what blocked_by blocked: the verb a rule selected; VERB_KEEP
-                                * when no rule selected it */
-        unsigned flags : 8;   /* VerdictFlags */
-        unsigned rank;        /* 1 = newest in its project (active sessions), 0 = n/a */
-        const char *held_by;  /* static: the deletion limit that held the session back
-                               * ("max-deletions", "max-deletions-percent"), else NULL */
-        const char *held_rule; /* static: the rule whose deletion was held back, else NULL */
-        int mark;             /* ORPHAN_STALE_PROJECT (hygiene.h): 1 write its marker, -1 remove
+        VerdictFacts *facts;  /* owned; NULL when it quotes nothing beyond its measure (and has
+                               * no held_by, held_rule or fact: verdict_held_by() etc.) */
+        /* the small fields in two words (100k verdicts live at once) */
+        unsigned verb : 4;    /* Verb (unsigned: _VERB_INVALID is never stored) */
+        unsigned blocked_verb : 4; /* Verb: what blocked_by blocked, the verb a rule selected;
+                                    * VERB_KEEP when no rule selected it */
+        unsigned protections : _PROT_MAX; /* every protection that applies to the session */
+        Protection blocked_by : _PROT_MAX; /* the protection that won (and names `rule`), 0
+                                            * when none did */
+        unsigned flags : 3;   /* VerdictFlags */
+        signed mark : 2;       /* ORPHAN_STALE_PROJECT (hygiene.h): 1 write its marker, -1 remove
                                * it, 0 neither */
-        int compress_level;    /* VERB_COMPRESS: the zstd level (compress-level) */
-        VerdictFacts *facts;  /* owned; NULL when it quotes nothing beyond its measure */
-        char *fact;           /* owned: the whole reason where it is a fact found outside the
-                               * policy's rules (a stale project entry, qgc restore), else NULL */
+        unsigned compress_level : 5; /* VERB_COMPRESS: the zstd level (compress-level, 1..19) */
+        unsigned rank : 22;   /* 1 = newest in its project (active sessions), 0 = n/a; at most
+                               * VERDICT_RANK_MAX (policy_evaluate() fails beyond) */
 } Verdict;
+
+/* 100k sessions' verdicts live at once: issue 14's peak-RSS target (64 MiB at 100k sessions)
+ * needs them this small. Rarely set fields go to VerdictFacts. */
+_Static_assert(sizeof(Verdict) <= 64, "Verdict must stay small (issue 14's RSS target)");
+#define VERDICT_RANK_MAX ((1U << 22) - 1)
+#define VERDICT_COMPRESS_LEVEL_MAX 31U
+
+static inline const char *verdict_held_by(const Verdict *v) {
+        return v->facts ? v->facts->held_by : NULL;
+}
+static inline const char *verdict_held_rule(const Verdict *v) {
+        return v->facts ? v->facts->held_rule : NULL;
+}
+static inline const char *verdict_fact(const Verdict *v) {
+        return v->facts ? v->facts->fact : NULL;
+}
 
 typedef struct Verdicts {
         Verdict *sessions; /* parallel to inv->sessions */

@@ -225,7 +225,7 @@ static char *reason_keep(const Verdict *v, const Session *s) {
                 r |= strbuf_printf(&sb, "%slive worktree", sb.len ? ", " : "");
         if (v->protections & PROT_LATEST)
                 r |= strbuf_printf(&sb, "%srank %u <= keep-latest %" PRIu64, sb.len ? ", " : "",
-                                   v->rank, f->keep_latest);
+                                   (unsigned)v->rank, f->keep_latest);
         if (r < 0)
                 return NULL;
         return strbuf_steal(&sb);
@@ -259,7 +259,7 @@ static char *reason_held(const Verdict *v) {
         _cleanup_free_ char *inner = NULL;
         char limit[96];
 
-        if (streq(v->held_by, "max-deletions-percent"))
+        if (streq(verdict_held_by(v), "max-deletions-percent"))
                 snprintf(limit, sizeof limit, "%g%% of the project's %" PRIu64 " sessions per run",
                          f->held_percent, (uint64_t)f->held.limit);
         else
@@ -268,22 +268,23 @@ static char *reason_held(const Verdict *v) {
         if (v->verb != VERB_SKIP) {
                 inner = reason_rule(v->rule, &v->measure, v->facts);
                 return inner ? strprintf("%s (held back by %s: %s; use --force)", inner,
-                                         v->held_by, limit)
+                                         verdict_held_by(v), limit)
                              : NULL;
         }
-        inner = v->fact ? strdup(v->fact) : reason_rule(v->held_rule, &v->measure, v->facts);
+        inner = verdict_fact(v) ? strdup(verdict_fact(v))
+                                : reason_rule(verdict_held_rule(v), &v->measure, v->facts);
         return inner ? strprintf("held back by %s (%s; use --force); would delete: %s",
-                                 v->held_by, limit, inner)
+                                 verdict_held_by(v), limit, inner)
                      : NULL;
 }
 
 char *verdict_reason(const Verdict *v, const Session *s) {
         char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
 
-        if ((v->protections & PROT_BLAST) && v->held_by)
+        if ((v->protections & PROT_BLAST) && verdict_held_by(v))
                 return reason_held(v);
-        if (v->fact)
-                return strdup(v->fact);
+        if (verdict_fact(v))
+                return strdup(verdict_fact(v));
         if (v->blocked_by)
                 return reason_blocked(v, s);
         if (v->verb != VERB_KEEP)
@@ -312,13 +313,13 @@ char *verdict_orphan_reason(const Verdict *v, const Orphan *o) {
                                    : hygiene_what(o->kind);
         const Measure *m = &v->measure;
 
-        if (v->fact && v->facts && v->facts->quote) {
+        if (verdict_fact(v) && v->facts->quote) {
                 _cleanup_free_ char *q = verdict_reason(v->facts->quote, v->facts->quote_session);
 
-                return q ? strjoin(v->fact, ": ", q, ")", NULL) : NULL;
+                return q ? strjoin(verdict_fact(v), ": ", q, ")", NULL) : NULL;
         }
-        if (v->fact)
-                return strdup(v->fact);
+        if (verdict_fact(v))
+                return strdup(verdict_fact(v));
         if (v->blocked_by == PROT_PROTECT)
                 return strprintf("%s, protected project (protect = true)", what);
         if (v->verb == VERB_DELETE)

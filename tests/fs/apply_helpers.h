@@ -130,7 +130,11 @@ static inline int apply_prepare(const char *qwen, const ApplyPick *picks, ApplyR
                 Verdict *v = &a.verdicts->sessions[i];
                 Verb verb = VERB_KEEP;
                 apply_pick_verb(picks, a.inv->sessions[i].id, &verb);
-                *v = (Verdict){ .verb = verb, .rule = "test", .fact = strdup("picked by the test") };
+                r = verdict_set_fact(v, verb, "test", strdup("picked by the test"));
+                if (r < 0) {
+                        apply_run_done(&a);
+                        return r;
+                }
                 if (verb != VERB_KEEP)
                         a.plan.items[n++] = (PlanItem){ .is_orphan = false, .index = i, .verdict = v };
         }
@@ -138,7 +142,11 @@ static inline int apply_prepare(const char *qwen, const ApplyPick *picks, ApplyR
                 Verdict *v = &a.verdicts->orphans[i];
                 Verb verb = VERB_KEEP;
                 apply_pick_verb(picks, a.inv->orphans[i].name, &verb);
-                *v = (Verdict){ .verb = verb, .rule = "orphan", .fact = strdup("picked by the test") };
+                r = verdict_set_fact(v, verb, "orphan", strdup("picked by the test"));
+                if (r < 0) {
+                        apply_run_done(&a);
+                        return r;
+                }
                 if (verb != VERB_KEEP)
                         a.plan.items[n++] = (PlanItem){ .is_orphan = true, .index = i, .verdict = v };
         }

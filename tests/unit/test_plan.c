@@ -32,6 +32,7 @@ typedef struct Fixture {
         Orphan o[4];
         Inventory inv;
         Verdict vs[MAX_S], vo[4];
+        VerdictFacts fs[MAX_S], fo[4]; /* the verdicts' facts (a fact: the reason) */
 } Fixture;
 
 static void fx_init(Fixture *f) {
@@ -64,8 +65,22 @@ static Session *fx_add(Fixture *f, const char *cwd, unsigned n, Verb verb, const
         s->last_activity = s->mtime = NOW - idle;
         s->first_record = NOW - 400 * D;
         /* the reason as a fact; NULL: the test sets the verdict's structured fields */
-        f->vs[i] = (Verdict){ .verb = verb, .rule = rule, .fact = (char *)reason };
+        f->fs[i] = (VerdictFacts){ .fact = (char *)reason };
+        f->vs[i] = (Verdict){ .verb = verb, .rule = rule, .facts = reason ? &f->fs[i] : NULL };
         return s;
+}
+
+/* A heap copy of a fixture verdict's facts (with its fact), or NULL. */
+static VerdictFacts *fx_facts(const VerdictFacts *from) {
+        VerdictFacts *f;
+
+        if (!from)
+                return NULL;
+        f = malloc(sizeof(VerdictFacts));
+        assert_non_null(f);
+        *f = *from;
+        f->fact = from->fact ? strdup(from->fact) : NULL;
+        return f;
 }
 
 /* Verdicts on the heap (plan_build takes them) from the fixture's literals. */
@@ -80,16 +95,11 @@ static Verdicts *fx_verdicts(const Fixture *f) {
         v->n_orphans = f->inv.n_orphans;
         for (size_t i = 0; i < v->n_sessions; i++) {
                 v->sessions[i] = f->vs[i];
-                v->sessions[i].fact = f->vs[i].fact ? strdup(f->vs[i].fact) : NULL;
-                if (f->vs[i].facts) {
-                        v->sessions[i].facts = malloc(sizeof(VerdictFacts));
-                        assert_non_null(v->sessions[i].facts);
-                        *v->sessions[i].facts = *f->vs[i].facts;
-                }
+                v->sessions[i].facts = fx_facts(f->vs[i].facts);
         }
         for (size_t i = 0; i < v->n_orphans; i++) {
                 v->orphans[i] = f->vo[i];
-                v->orphans[i].fact = f->vo[i].fact ? strdup(f->vo[i].fact) : NULL;
+                v->orphans[i].facts = fx_facts(f->vo[i].facts);
         }
         return v;
 }
@@ -121,8 +131,9 @@ static void fx_scene(Fixture *f) {
                             .name = (char *)"aaaaaaaa-0000-4000-8000-000000000000",
                             .bytes = 500,
                             .mtime = NOW - 40 * D };
-        f->vo[0] = (Verdict){ .verb = VERB_DELETE, .rule = "orphan",
-                              .fact = (char *)"orphan file-history, no transcript, idle 40d > 30d" };
+        f->fo[0] = (VerdictFacts){ .fact = (char *)"orphan file-history, no transcript, idle "
+                                                   "40d > 30d" };
+        f->vo[0] = (Verdict){ .verb = VERB_DELETE, .rule = "orphan", .facts = &f->fo[0] };
         f->inv.n_orphans = 1;
 }
 
@@ -275,7 +286,7 @@ static void test_plan_render_text_fits_width(void **state) {
         (void)state;
 
         fx_scene(&f);
-        f.vs[3].fact = (char *)long_reason;
+        f.fs[3].fact = (char *)long_reason; /* f.vs[3].facts */
         p = fx_plan(&f);
         for (size_t w = 0; w < ELEMENTSOF(widths); w++) {
                 _cleanup_free_ char *out = render(plan_render_text, p, widths[w], true);
@@ -345,7 +356,7 @@ static void test_plan_render_text_wide_and_ascii(void **state) {
                 skip();
         fx_scene(&f);
         f.s[1].cwd = (char *)"/p/\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e-\xf0\x9f\x9a\x80"; /* 日本語-🚀 */
-        f.vs[1].fact = (char *)"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e";
+        f.fs[1].fact = (char *)"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e";
         p = fx_plan(&f);
         out = render(plan_render_text, p, 60, true);
         assert_lines_fit(out, 60);
@@ -473,20 +484,18 @@ static void test_plan_held_back_warning(void **state) {
         fx_scene(&f);
         /* structured verdicts, as the policy makes them: the reason is rendered */
         VerdictFacts facts8 = { .held = { .kind = MEASURE_COUNT, .measured = 1, .limit = 1 },
-                                .target = 40 * (INT64_C(1) << 30) },
-                     facts9 = { .held = { .kind = MEASURE_COUNT, .measured = 1, .limit = 1 } };
+                                .target = 40 * (INT64_C(1) << 30), .held_by = "max-deletions",
+                                .held_rule = "tree-max-size" },
+                     facts9 = { .held = { .kind = MEASURE_COUNT, .measured = 1, .limit = 1 },
+                                .held_by = "max-deletions", .held_rule = "max-age" };
         fx_add(&f, "/p/a", 8, VERB_SKIP, "blast-radius", NULL, 300 * D, 2048);
         f.vs[8].protections = PROT_BLAST;
-        f.vs[8].held_by = "max-deletions";
-        f.vs[8].held_rule = "tree-max-size";
         f.vs[8].facts = &facts8;
         f.vs[8].measure = (Measure){ .kind = MEASURE_BYTES, .key = "max-size",
                                      .measured = 52 * (INT64_C(1) << 30),
                                      .limit = 50 * (INT64_C(1) << 30) };
         fx_add(&f, "/p/b", 9, VERB_SKIP, "blast-radius", NULL, 300 * D, 1024);
         f.vs[9].protections = PROT_BLAST;
-        f.vs[9].held_by = "max-deletions";
-        f.vs[9].held_rule = "max-age";
         f.vs[9].facts = &facts9;
         f.vs[9].measure = (Measure){ .kind = MEASURE_AGE, .key = "max-age", .measured = 300 * D,
                                      .limit = 90 * D };
@@ -748,7 +757,7 @@ static void test_plan_render_json_layout_is_json_c(void **state) {
                         f.s[6].bytes = UINT64_MAX;
                         f.s[6].bytes_alloc = 0;
                         f.s[2].bytes = UINT64_C(10000000000000000000);
-                        f.vs[6].rank = UINT_MAX;
+                        f.vs[6].rank = VERDICT_RANK_MAX;
                         f.trees[0].fs_known = true;
                         f.trees[0].fs_size = UINT64_MAX - 1;
                         f.trees[0].fs_avail = 9;

@@ -729,9 +729,9 @@ static void test_policy_blast_radius(void **state) {
                             "held back by max-deletions (2 per run; use --force); would delete: idle "
                             "100d > max-age 90d");
         assert_false(f.v->sessions[3].protections & PROT_BLAST);
-        assert_string_equal(f.v->sessions[0].held_by, "max-deletions");
-        assert_string_equal(f.v->sessions[0].held_rule, "max-age");
-        assert_null(f.v->sessions[3].held_by);
+        assert_string_equal(verdict_held_by(&f.v->sessions[0]), "max-deletions");
+        assert_string_equal(verdict_held_rule(&f.v->sessions[0]), "max-age");
+        assert_null(verdict_held_by(&f.v->sessions[3]));
 
         fx_eval(&f, true);
         fx_verbs(&f, got);
@@ -766,7 +766,7 @@ static void test_policy_blast_radius_across_projects_and_percent(void **state) {
         fx_verbs(&f, got);
         assert_string_equal(got, "SSDD");
         assert_non_null(strstr(fx_reason(&f, 0), "50% of the project's 4 sessions"));
-        assert_string_equal(f.v->sessions[0].held_by, "max-deletions-percent");
+        assert_string_equal(verdict_held_by(&f.v->sessions[0]), "max-deletions-percent");
         fx_eval(&f, true);
         fx_verbs(&f, got);
         assert_string_equal(got, "DDDD");
@@ -802,7 +802,7 @@ static void test_policy_blast_radius_falls_back_to_archive(void **state) {
         assert_string_equal(fx_reason(&f, 1),
                             "idle 101d > max-age 90d (held back by max-deletions: 1 per run; use --force)");
         assert_false(f.v->sessions[0].protections & PROT_BLAST);
-        assert_string_equal(f.v->sessions[1].held_rule, "tree-max-size");
+        assert_string_equal(verdict_held_rule(&f.v->sessions[1]), "tree-max-size");
         fx_eval(&f, true);
         fx_verbs(&f, got);
         assert_string_equal(got, "ADD");
@@ -1358,7 +1358,7 @@ static void test_policy_measures_table(void **state) {
                         }
                 }
                 assert_int_equal(v->blocked_by, 0);
-                assert_null(v->held_by);
+                assert_null(verdict_held_by(v));
                 fx_done(&f);
         }
 }
@@ -1500,15 +1500,15 @@ static void test_policy_structured_held_back(void **state) {
         fx_add(&f, "/p/a", SESSION_ACTIVE, 200 * D, 1);
         fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, 1);
         fx_eval(&f, false);
-        assert_null(f.v->sessions[0].held_by);
+        assert_null(verdict_held_by(&f.v->sessions[0]));
         v = &f.v->sessions[1];
         assert_int_equal(v->verb, VERB_SKIP);
         assert_string_equal(v->rule, "blast-radius");
         assert_int_equal(v->blocked_by, PROT_BLAST);
         assert_int_equal(v->blocked_verb, VERB_DELETE);
         assert_string_equal(v->blocked_rule, "max-age");
-        assert_string_equal(v->held_by, "max-deletions");
-        assert_string_equal(v->held_rule, "max-age");
+        assert_string_equal(verdict_held_by(v), "max-deletions");
+        assert_string_equal(verdict_held_rule(v), "max-age");
         assert_non_null(v->facts);
         assert_int_equal(v->facts->held.kind, MEASURE_COUNT);
         assert_string_equal(v->facts->held.key, "max-deletions");
@@ -1534,7 +1534,7 @@ static void test_policy_structured_held_back(void **state) {
                 f.cfg.n_projects = 1;
                 fx_eval(&f, false);
                 v = &f.v->sessions[1];
-                assert_string_equal(v->held_by, "max-deletions");
+                assert_string_equal(verdict_held_by(v), "max-deletions");
                 assert_non_null(v->facts);
                 assert_int_equal(v->facts->held.measured, 1);
                 assert_int_equal(v->facts->held.limit, 1);
@@ -1550,7 +1550,7 @@ static void test_policy_structured_held_back(void **state) {
                 fx_add(&f, "/p/a", SESSION_ACTIVE, (200 - i) * D, 1);
         fx_eval(&f, false);
         v = &f.v->sessions[2];
-        assert_string_equal(v->held_by, "max-deletions-percent");
+        assert_string_equal(verdict_held_by(v), "max-deletions-percent");
         assert_non_null(v->facts);
         assert_string_equal(v->facts->held.key, "max-deletions-percent");
         assert_int_equal(v->facts->held.measured, 2); /* the two oldest of four went */
@@ -1571,8 +1571,8 @@ static void test_policy_structured_held_back(void **state) {
         assert_int_equal(v->verb, VERB_ARCHIVE);
         assert_string_equal(v->rule, "max-age");
         assert_int_equal(v->blocked_by, 0);
-        assert_string_equal(v->held_by, "max-deletions");
-        assert_string_equal(v->held_rule, "keep-free");
+        assert_string_equal(verdict_held_by(v), "max-deletions");
+        assert_string_equal(verdict_held_rule(v), "keep-free");
         assert_int_equal(v->measure.kind, MEASURE_AGE);
         assert_string_equal(v->measure.key, "max-age");
         assert_int_equal(v->measure.measured, 100 * D);

@@ -37,11 +37,20 @@ static VerdictFacts f_recent = { .since_write = H, .min_idle = D };
 static VerdictFacts f_recent3 = { .since_write = 3 * H, .min_idle = D };
 static VerdictFacts f_future = { .since_write = -2 * H, .min_idle = D };
 #define HELD(n) { .kind = MEASURE_COUNT, .measured = (n), .limit = (n) }
-static VerdictFacts f_held5 = { .held = HELD(5) };
-static VerdictFacts f_held2p = { .held = HELD(2), .held_project = true };
+static VerdictFacts f_held5 = { .held = HELD(5), .held_by = "max-deletions",
+                                .held_rule = "max-age" };
+static VerdictFacts f_held2p = { .held = HELD(2), .held_project = true,
+                                 .held_by = "max-deletions", .held_rule = "max-size" };
 static VerdictFacts f_held_pct = { .held = { .kind = MEASURE_COUNT, .measured = 2, .limit = 4 },
-                                   .held_percent = 50 };
-static VerdictFacts f_held1 = { .held = HELD(1) };
+                                   .held_percent = 50, .held_by = "max-deletions-percent",
+                                   .held_rule = "max-age" };
+static VerdictFacts f_held1_stale = { .held = HELD(1), .held_by = "max-deletions",
+                                      .held_rule = "stale-project-min-age",
+                                      .fact = (char *)"stale project entry: cwd /tmp/x gone" };
+static VerdictFacts f_held1_free = { .held = HELD(1), .held_by = "max-deletions",
+                                     .held_rule = "keep-free" };
+static VerdictFacts f_restore = { .fact = (char *)"qgc restore" };
+static VerdictFacts f_stale = { .fact = (char *)"stale project entry (x)" };
 
 typedef struct ReasonCase {
         const char *name;
@@ -196,40 +205,38 @@ static const ReasonCase cases[] = {
         { "held back per run",
           { .verb = VERB_SKIP, .rule = "blast-radius", .protections = PROT_BLAST,
             .blocked_by = PROT_BLAST, .blocked_verb = VERB_DELETE, .blocked_rule = "max-age",
-            .held_by = "max-deletions", .held_rule = "max-age", .facts = &f_held5,
+            .facts = &f_held5,
             .measure = AGE("max-age", 121 * D, 90 * D) },
           {}, "held back by max-deletions (5 per run; use --force); would delete: idle 121d > "
               "max-age 90d" },
         { "held back in the project",
           { .verb = VERB_SKIP, .rule = "blast-radius", .protections = PROT_BLAST,
             .blocked_by = PROT_BLAST, .blocked_verb = VERB_DELETE, .blocked_rule = "max-size",
-            .held_by = "max-deletions", .held_rule = "max-size", .facts = &f_held2p,
+            .facts = &f_held2p,
             .measure = BYTES("max-size", 101, 100) },
           {}, "held back by max-deletions (2 per run in this project; use --force); would "
               "delete: project 101B > max-size 100B" },
         { "held back in percent",
           { .verb = VERB_SKIP, .rule = "blast-radius", .protections = PROT_BLAST,
             .blocked_by = PROT_BLAST, .blocked_verb = VERB_DELETE, .blocked_rule = "max-age",
-            .held_by = "max-deletions-percent", .held_rule = "max-age", .facts = &f_held_pct,
+            .facts = &f_held_pct,
             .measure = AGE("max-age", 121 * D, 90 * D) },
           {}, "held back by max-deletions-percent (50% of the project's 4 sessions per run; "
               "use --force); would delete: idle 121d > max-age 90d" },
         { "held back, a stale entry's deletion",
           { .verb = VERB_SKIP, .rule = "blast-radius", .protections = PROT_BLAST,
             .blocked_by = PROT_BLAST, .blocked_verb = VERB_DELETE,
-            .blocked_rule = "stale-project-min-age", .held_by = "max-deletions",
-            .held_rule = "stale-project-min-age", .facts = &f_held1,
-            .fact = (char *)"stale project entry: cwd /tmp/x gone" },
+            .blocked_rule = "stale-project-min-age", .facts = &f_held1_stale },
           {}, "held back by max-deletions (1 per run; use --force); would delete: stale "
               "project entry: cwd /tmp/x gone" },
         { "held back, falls back to the archive",
           { .verb = VERB_ARCHIVE, .rule = "max-age", .protections = PROT_BLAST,
-            .held_by = "max-deletions", .held_rule = "keep-free", .facts = &f_held1,
+            .facts = &f_held1_free,
             .measure = AGE("max-age", 121 * D, 90 * D) },
           {}, "idle 121d > max-age 90d (held back by max-deletions: 1 per run; use --force)" },
 
         /* a fact */
-        { "a fact", { .verb = VERB_KEEP, .rule = "restore", .fact = (char *)"qgc restore" }, {},
+        { "a fact", { .verb = VERB_KEEP, .rule = "restore", .facts = &f_restore }, {},
           "qgc restore" },
 };
 
@@ -272,7 +279,7 @@ static void test_reason_orphans(void **state) {
                 { { .verb = VERB_DELETE, .rule = "tool-results-max-age",
                     .measure = AGE("tool-results-max-age", 8 * D, 7 * D) },
                   { .kind = ORPHAN_TOOL_RESULT }, NULL /* hygiene_what()'s words */ },
-                { { .verb = VERB_KEEP, .rule = "none", .fact = (char *)"stale project entry (x)" },
+                { { .verb = VERB_KEEP, .rule = "none", .facts = &f_stale },
                   { .kind = ORPHAN_STALE_PROJECT }, "stale project entry (x)" },
         };
         (void)state;
