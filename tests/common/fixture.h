@@ -79,6 +79,8 @@ int fixture_build(const char *root, const char *const *specs);
 
 /* Recursively copy directory src to root/reldst (created), preserving modes, mtimes and atimes;
  * symlinks are copied as symlinks (not followed), FIFOs recreated, sockets/devices skipped. */
+/* A copy of the test corpus (src ending in corpus/tree) gets local claims with a dead pid
+ * (fixture.c: fixture_local_claims()), so that no claim is live by the host's name or pids. */
 int fixture_copy_tree(const char *src, const char *root, const char *reldst);
 /* rm -rf an absolute path (never follows symlinks; makes dirs writable first). ENOENT is 0. */
 int fixture_rm_rf(const char *path);
