@@ -3,7 +3,9 @@
  * a cold copy decompressed), its sidecars' sizes, its times, and the Session built from them and
  * added to the project's ScanOut, with the facts the passes decide from (the first record for
  * ownership.c, the listed worktree sidecars for enrich.c, whether subagents were listed in full
- * for the liveness pass). No decision is made here. */
+ * for the liveness pass). No decision is made here. On a cold page cache (a first read waited
+ * for the disk) it also advises the kernel of the next transcripts' reads (scan_prefetch_ahead()),
+ * advice only. */
 #include "autoconf.h"
 
 #include <dirent.h>
