@@ -68,9 +68,15 @@ typedef struct RecordEnds {
         const char *head_why;
         TailInfo tail;
         int tail_r;
+        bool blocked; /* the first read waited for the disk: the page cache did not hold it */
 } RecordEnds;
 #define RECORD_ENDS_SCRATCH (2 * RECORD_TAIL_WINDOW)
 int record_read_ends(int fd, uint64_t size, bool want_title, char *scratch, RecordEnds *ret);
+
+/* Advise the kernel (POSIX_FADV_WILLNEED) of the ranges record_read_ends(fd, size, want_title)
+ * will read first, unless the page cache already holds the start of the first: 1 when it does
+ * (nothing advised), 0 when advised, -errno. Advisory only: nothing is read into the caller. */
+int record_ends_advise(int fd, uint64_t size, bool want_title);
 
 /* Tolerant parse of one line, as Qwen's parseLineTolerant: the line is trimmed like JS trim();
  * the whole line as JSON when it is an object (other values give nothing); else split into

@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "js.h"
@@ -384,6 +385,43 @@ int record_read_tail(int fd, uint64_t size, TailInfo *ret) {
         return 0;
 }
 
+/* record_pread_full() for the first read of record_read_ends(), tried first without waiting for
+ * the disk (preadv2() with RWF_NOWAIT): *blocked is set when the page cache did not hold the
+ * range (EAGAIN, or a short read that a blocking read continued). The bytes read are the same. */
+static int record_pread_first(int fd, char *buf, size_t n, uint64_t off, size_t *ret,
+                              bool *blocked) {
+#ifdef RWF_NOWAIT
+        /* where the filesystem does not take it (EOPNOTSUPP: tmpfs, a memfd), the blocking read
+         * follows: not remembered, since the files of one scan are not all on one filesystem */
+        if (n > 0) {
+                struct iovec iov = { .iov_base = buf, .iov_len = n };
+                ssize_t k = preadv2(fd, &iov, 1, (off_t)off, RWF_NOWAIT);
+                size_t more = 0;
+                int r;
+
+                if (k >= 0) {
+                        if ((size_t)k == n || k == 0) {
+                                /* all of it, or the end of the file (0 is never EAGAIN) */
+                                *ret = (size_t)k;
+                                return 0;
+                        }
+                        /* a part was cached: the rest with a blocking read */
+                        r = record_pread_full(fd, buf + k, n - (size_t)k, off + (uint64_t)k, &more);
+                        if (r < 0)
+                                return r;
+                        *blocked = more > 0;
+                        *ret = (size_t)k + more;
+                        return 0;
+                }
+                if (errno == EAGAIN)
+                        *blocked = true;
+        }
+#else
+        (void)blocked;
+#endif
+        return record_pread_full(fd, buf, n, off, ret);
+}
+
 /* record_read_ends() without the title: the last activity from a small tail window when one of
  * its complete lines has a timestamp (the full window's search would stop at the same line), else
  * from the full window; the head from RECORD_HEAD_QUICK bytes. A file of at most
@@ -396,7 +434,7 @@ static int record_read_ends_notitle(int fd, uint64_t size, char *scratch, Record
         int r;
 
         if (size <= RECORD_NOTITLE_ONE_READ) {
-                r = record_pread_full(fd, head, (size_t)size, 0, &hgot);
+                r = record_pread_first(fd, head, (size_t)size, 0, &hgot, &ret->blocked);
                 if (r >= 0)
                         r = record_tail_times(head, hgot, &ts);
                 if (r < 0)
@@ -413,7 +451,7 @@ static int record_read_ends_notitle(int fd, uint64_t size, char *scratch, Record
 
         n = RECORD_TAIL_SMALL;
         start = size - n;
-        r = record_pread_full(fd, tail, n, start, &got);
+        r = record_pread_first(fd, tail, n, start, &got, &ret->blocked);
         if (r >= 0)
                 r = record_window_times(tail, got, start, &ts);
         if (r >= 0 && ts.last_timestamp == 0 && size > RECORD_TAIL_SMALL) {
@@ -454,7 +492,7 @@ int record_read_ends(int fd, uint64_t size, bool want_title, char *scratch, Reco
                 return record_read_ends_notitle(fd, size, scratch, ret);
         if (size <= RECORD_TAIL_WINDOW) {
                 /* one read for both ends */
-                r = record_pread_full(fd, head, (size_t)size, 0, &hgot);
+                r = record_pread_first(fd, head, (size_t)size, 0, &hgot, &ret->blocked);
                 if (r >= 0) {
                         have_head = true;
                         r = record_tail_window(head, hgot, 0, &ret->tail, &title, &source);
@@ -462,7 +500,7 @@ int record_read_ends(int fd, uint64_t size, bool want_title, char *scratch, Reco
         } else {
                 uint64_t start = size - RECORD_TAIL_WINDOW;
 
-                r = record_pread_full(fd, tail, RECORD_TAIL_WINDOW, start, &got);
+                r = record_pread_first(fd, tail, RECORD_TAIL_WINDOW, start, &got, &ret->blocked);
                 if (r >= 0)
                         r = record_tail_window(tail, got, start, &ret->tail, &title, &source);
                 if (r == 0) {
@@ -486,4 +524,39 @@ int record_read_ends(int fd, uint64_t size, bool want_title, char *scratch, Reco
         else
                 ret->head_r = record_read_head(fd, &ret->head, &ret->head_why);
         return ret->head_r == -ENOMEM || ret->tail_r == -ENOMEM ? -ENOMEM : 0;
+}
+
+/* One range of record_ends_advise(). */
+static int record_advise_range(int fd, uint64_t off, uint64_t len) {
+        int r = posix_fadvise(fd, (off_t)off, (off_t)len, POSIX_FADV_WILLNEED);
+        return -r;
+}
+
+int record_ends_advise(int fd, uint64_t size, bool want_title) {
+        uint64_t one = want_title ? RECORD_TAIL_WINDOW : RECORD_NOTITLE_ONE_READ;
+        uint64_t tail = want_title ? RECORD_TAIL_WINDOW : RECORD_TAIL_SMALL;
+        uint64_t head = want_title ? RECORD_TAIL_WINDOW : RECORD_HEAD_QUICK;
+        uint64_t first = size <= one ? 0 : size - tail;
+        int r = 0;
+
+        if (size == 0)
+                return 1;
+#ifdef RWF_NOWAIT
+        {
+                /* whether the page cache holds the start of the first read */
+                char c;
+                struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+
+                if (preadv2(fd, &iov, 1, (off_t)first, RWF_NOWAIT) == 1)
+                        return 1;
+        }
+#endif
+        /* what record_read_ends() reads first, then the head it reads after a large tail (the
+         * fallbacks, a full tail window without the title or a long first line, are not) */
+        if (size <= one)
+                return record_advise_range(fd, 0, size);
+        r = record_advise_range(fd, first, size - first);
+        if (r >= 0)
+                r = record_advise_range(fd, 0, MIN(head, first));
+        return r < 0 ? r : 0;
 }

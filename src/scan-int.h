@@ -22,6 +22,12 @@
 
 #define SCAN_DEPTH_MAX 32                   /* in file-history/<id>/ and subagents/<id>/ */
 #define SCAN_THREAD_STACK (8 * 1024 * 1024) /* SCAN_DEPTH_MAX FsDirs are 0.5 MiB */
+/* A cold page cache (a transcript's first read waited for the disk): each thread advises the
+ * kernel of the reads of the next SCAN_PREFETCH_DEPTH transcripts of each listing it walks, so
+ * that the disk works on many files while the thread parses one; it stops after
+ * SCAN_PREFETCH_WARM prefetches in a row found the cache warm. */
+#define SCAN_PREFETCH_DEPTH 16
+#define SCAN_PREFETCH_WARM 32
 
 /* A directory's totals: file-history/<id>/ or subagents/<id>/. */
 typedef struct ScanAgg {
@@ -78,6 +84,8 @@ typedef struct ScanCtx {
         ScanPendings pending; /* of every tree, decided by scan_orphans() */
         char *scratch;     /* RECORD_ENDS_SCRATCH bytes for record_read_ends() */
         ScanOut *out;      /* the project being scanned: where its sessions go */
+        bool prefetch;     /* this thread's reads found the page cache cold: prefetch ahead */
+        unsigned prefetch_warm; /* prefetches in a row that found the cache warm */
 } ScanCtx;
 
 /* A sorted list of names (sidecar presence tests without a syscall). */
@@ -160,3 +168,5 @@ bool scan_names_has(const ScanNames *n, const char *name);
 /* scan-session.c */
 int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act, const ScanEntry *arc,
                  const ScanEntry *cold);
+void scan_prefetch_ahead(ScanCtx *ctx, int dfd, const ScanEntries *e, size_t next, size_t *cursor,
+                         bool archived);

@@ -3,7 +3,9 @@
  * a cold copy decompressed), its sidecars' sizes, its times, and the Session built from them and
  * added to the project's ScanOut, with the facts the passes decide from (the first record for
  * ownership.c, the listed worktree sidecars for enrich.c, whether subagents were listed in full
- * for the liveness pass). No decision is made here. */
+ * for the liveness pass). No decision is made here. On a cold page cache (a first read waited
+ * for the disk) it also advises the kernel of the next transcripts' reads (scan_prefetch_ahead()),
+ * advice only. */
 #include "autoconf.h"
 
 #include <dirent.h>
@@ -29,6 +31,7 @@
 #include "record.h"
 #include "scan.h"
 #include "scan-int.h"
+#include "testseam.h"
 
 /* What the scan decompresses of a cold transcript whose title it does not need: its first
  * record (Qwen reads at most 1 Mi UTF-16 units of the first line, at most 3 bytes each). */
@@ -87,6 +90,11 @@ static int scan_copy_read_ends(ScanCtx *ctx, int fd, uint64_t size, bool want_ti
 
         c->title_unread = !want_title;
         r = record_read_ends(fd, size, want_title, ctx->scratch, &ends);
+        if (ends.blocked && ctx->o->prefetch == SCAN_PREFETCH_AUTO) {
+                /* the page cache is cold: advise the next transcripts' reads */
+                ctx->prefetch = true;
+                ctx->prefetch_warm = 0;
+        }
         c->head = ends.head;
         c->tail = ends.tail;
         if (r == -ENOMEM)
@@ -145,6 +153,49 @@ static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, bool archiv
         if (!c->head_ok && !c->head_why)
                 c->head_why = "first record unreadable";
         return 0;
+}
+
+/* Advise the kernel of the reads scan_copy_read() will make of entry e in dfd (the title
+ * windows when scan_want_title() says so; a conflict's are not foreseen): opened, advised and
+ * closed at once, nothing read. 1 when the page cache held it, 0 when advised, -errno when not
+ * a regular file or not open. */
+static int scan_prefetch_copy(ScanCtx *ctx, int dfd, const ScanEntry *e, bool archived) {
+        _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        /* only what readdir() called a regular file: anything else is stat-ed first */
+        if (e->type != DT_REG)
+                return -EBADF;
+        fd = scan_copy_open_fast(ctx, dfd, e->name, &st);
+        if (fd < 0)
+                return fd;
+        test_seam_count_prefetch();
+        return record_ends_advise(fd, (uint64_t)st.st_size, scan_want_title(ctx, &st, archived));
+}
+
+/* Keep the prefetch of listing e (in dfd) SCAN_PREFETCH_DEPTH entries ahead of next, the entry
+ * the scan reads next; *cursor is the first entry not yet advised. Only while ctx->prefetch (or
+ * SCAN_PREFETCH_ALWAYS); advisory: what the scan reads and decides does not depend on it. */
+void scan_prefetch_ahead(ScanCtx *ctx, int dfd, const ScanEntries *e, size_t next, size_t *cursor,
+                         bool archived) {
+        ScanPrefetch mode = ctx->o->prefetch;
+
+        if (dfd < 0 || mode == SCAN_PREFETCH_OFF || (mode == SCAN_PREFETCH_AUTO && !ctx->prefetch))
+                return;
+        *cursor = MAX(*cursor, next);
+        while (*cursor < e->n && *cursor < next + SCAN_PREFETCH_DEPTH) {
+                int k = scan_prefetch_copy(ctx, dfd, &e->v[(*cursor)++], archived);
+
+                if (mode != SCAN_PREFETCH_AUTO || k < 0)
+                        continue;
+                if (k == 0)
+                        ctx->prefetch_warm = 0;
+                else if (++ctx->prefetch_warm >= SCAN_PREFETCH_WARM) {
+                        /* the cache is warm after all (or again) */
+                        ctx->prefetch = false;
+                        return;
+                }
+        }
 }
 
 /* Read a compressed transcript of the cold tier, chats/archive/.qgc-cold/<id>.jsonl.zst, like
@@ -393,7 +444,7 @@ int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
                         s.bytes += p->claims.claims[i].id.size;
                         s.bytes_alloc += p->claims.claims[i].id.blocks;
                 }
-        /* G/file-history/<id>/ is added by scan_out_merge(): it may still be being listed */
+        /* G/file-history/<id>/ is added by scan_projects() at the end: it may still be being listed */
         if ((agg = scan_aggs_find(&p->subagents, s.id))) {
                 s.bytes += agg->bytes;
                 s.bytes_alloc += agg->bytes_alloc;

@@ -251,7 +251,7 @@ static int scan_project_unlisted(ScanCtx *ctx, const char *name, const char *wha
  * Returns 0, 1 when the project was skipped (scan_project_unlisted()), or -ENOMEM. */
 static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_empty) {
         _cleanup_(scan_entries_done) ScanEntries act = {}, arc = {}, cold = {};
-        size_t n_chats = 0, n_archive = 0, i = 0, j = 0, l = 0;
+        size_t n_chats = 0, n_archive = 0, i = 0, j = 0, l = 0, pi = 0, pj = 0;
         struct stat st;
         int r;
 
@@ -309,6 +309,10 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
         while (i < act.n || j < arc.n || l < cold.n) {
                 const char *id = NULL;
                 const ScanEntry *a = NULL, *b = NULL, *z = NULL;
+
+                /* on a cold page cache, the next transcripts' reads go to the disk meanwhile */
+                scan_prefetch_ahead(ctx, p->chats_fd, &act, i, &pi, /* archived= */ false);
+                scan_prefetch_ahead(ctx, p->archive_fd, &arc, j, &pj, /* archived= */ true);
 
                 if (i < act.n)
                         id = act.v[i].id;

@@ -54,12 +54,7 @@ static int scan_out_merge(ScanCtx *c, ScanOut *out) {
 
         for (size_t i = 0; i < out->n_sessions; i++) {
                 Session *s = &out->sessions[i];
-                const ScanAgg *agg = scan_aggs_find(&c->history, s->id);
 
-                if (agg) {
-                        s->bytes += agg->bytes;
-                        s->bytes_alloc += agg->bytes_alloc;
-                }
                 if (r >= 0)
                         r = inventory_add_session(c->inv, s);
                 else
@@ -100,6 +95,9 @@ typedef struct ScanPool {
         bool *done;
         size_t next;   /* the next project to take */
         size_t merged; /* projects before this one are in the inventory (the caller's) */
+        int history_fd; /* G/file-history, listed by the first worker (-EBADF: none) */
+        dev_t history_dev;
+        int history_r;
         int error;     /* the first error in time: no more projects are taken */
         int merge_error; /* the first error in name order, where merging stopped (the caller's) */
         pthread_mutex_t lock;
@@ -107,6 +105,7 @@ typedef struct ScanPool {
 
 typedef struct ScanWorker {
         ScanPool *pool;
+        bool history; /* lists G/file-history before it takes projects */
         ScanCtx ctx;
         pthread_t thread;
         int r;
@@ -167,19 +166,53 @@ static int scan_pool_work(ScanPool *pool, ScanCtx *ctx, bool merge) {
         }
 }
 
+/* List G/file-history into the tree's history (the first worker, or the caller without one);
+ * a failure stops the pool. */
+static void scan_pool_history(ScanPool *pool) {
+        int r = scan_collect_aggs(pool->history_fd, pool->history_dev, /* only_ids= */ true,
+                                  &pool->base->history);
+
+        pool->history_r = r;
+        if (r < 0) {
+                pthread_mutex_lock(&pool->lock);
+                if (pool->error == 0)
+                        pool->error = r; /* no more projects are taken */
+                pthread_mutex_unlock(&pool->lock);
+        }
+}
+
 static void *scan_worker_main(void *userdata) {
         ScanWorker *w = userdata;
 
+        if (w->history)
+                scan_pool_history(w->pool);
         w->r = scan_pool_work(w->pool, &w->ctx, /* merge= */ false);
         return NULL;
 }
 
-/* Scan the named projects of ctx's tree with up to ctx->o->jobs threads. The calling thread
- * first lists G/file-history (history_fd, when >= 0, on history_dev) into ctx->history, which
- * only merging needs, while the other threads already scan projects. */
+/* Add the sizes of G/file-history/<id>/ to the tree's sessions merged since first. */
+static void scan_pool_add_history(ScanCtx *c, size_t first) {
+        for (size_t i = first; i < c->inv->n_sessions; i++) {
+                Session *s = &c->inv->sessions[i];
+                const ScanAgg *agg = scan_aggs_find(&c->history, s->id);
+
+                if (agg) {
+                        s->bytes += agg->bytes;
+                        s->bytes_alloc += agg->bytes_alloc;
+                }
+        }
+}
+
+/* Scan the named projects of ctx's tree with up to ctx->o->jobs threads. The first worker
+ * thread (the caller without one) first lists G/file-history (history_fd, when >= 0, on
+ * history_dev) into ctx->history while the caller already scans and merges projects: a caller
+ * busy listing would leave the workers' finished projects waiting in memory. Its sizes are added
+ * to the merged sessions at the end. */
 int scan_projects(ScanCtx *ctx, int projects_fd, char *const *names, size_t n,
                          int history_fd, dev_t history_dev) {
-        ScanPool pool = { .base = ctx, .names = names, .n = n, .projects_fd = projects_fd };
+        ScanPool pool = { .base = ctx, .names = names, .n = n, .projects_fd = projects_fd,
+                          .history_fd = history_fd, .history_dev = history_dev };
+        size_t first = ctx->inv->n_sessions;
         _cleanup_free_ ScanWorker *workers = NULL;
         pthread_attr_t attr;
         bool have_attr = false;
@@ -208,6 +241,7 @@ int scan_projects(ScanCtx *ctx, int projects_fd, char *const *names, size_t n,
                 ScanWorker *w = &workers[k];
 
                 w->pool = &pool;
+                w->history = k == 0 && history_fd >= 0;
                 w->ctx = (ScanCtx){ .inv = ctx->inv, .o = ctx->o, .tree = ctx->tree,
                                     .dev = ctx->dev, .tmp_fd = ctx->tmp_fd, .probe = ctx->probe };
                 w->ctx.scratch = malloc(RECORD_ENDS_SCRATCH);
@@ -222,15 +256,9 @@ int scan_projects(ScanCtx *ctx, int projects_fd, char *const *names, size_t n,
         }
         if (have_attr)
                 pthread_attr_destroy(&attr);
-        r = history_fd >= 0 ? scan_collect_aggs(history_fd, history_dev, /* only_ids= */ true,
-                                                &ctx->history)
-                            : 0;
-        if (r < 0) {
-                pthread_mutex_lock(&pool.lock);
-                pool.error = r; /* the workers take no more projects */
-                pthread_mutex_unlock(&pool.lock);
-        } else
-                r = scan_pool_work(&pool, ctx, /* merge= */ true);
+        if (n_workers == 0 && history_fd >= 0)
+                scan_pool_history(&pool);
+        r = scan_pool_work(&pool, ctx, /* merge= */ true);
         for (size_t k = 0; k < n_workers; k++) {
                 pthread_join(workers[k].thread, NULL);
                 free(workers[k].ctx.scratch);
@@ -238,6 +266,10 @@ int scan_projects(ScanCtx *ctx, int projects_fd, char *const *names, size_t n,
         }
         if (r >= 0)
                 r = scan_pool_merge(&pool);
+        if (pool.history_r < 0)
+                r = pool.history_r;
+        else
+                scan_pool_add_history(ctx, first);
         /* as with one thread: the error of the first failed project in name order */
         if (pool.merge_error < 0)
                 r = pool.merge_error;

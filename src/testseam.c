@@ -21,3 +21,13 @@ void test_seam_set_batch_sessions(unsigned n) {
 unsigned test_seam_batch_sessions(void) {
         return batch_sessions;
 }
+
+static unsigned long prefetches;
+
+void test_seam_count_prefetch(void) {
+        __atomic_add_fetch(&prefetches, 1, __ATOMIC_RELAXED);
+}
+
+unsigned long test_seam_prefetches(void) {
+        return __atomic_load_n(&prefetches, __ATOMIC_RELAXED);
+}

@@ -15,3 +15,8 @@ unsigned test_seam_crash_after_step(void);
  * tests/faults crashes after every step with batches of 1, 2, 3 and the default. */
 void test_seam_set_batch_sessions(unsigned n);
 unsigned test_seam_batch_sessions(void);
+
+/* Count the scan's prefetches (scan-session.c: each transcript it advised the kernel of) for
+ * tests/unit/test_scan_prefetch.c; the count is kept whatever the setting. */
+void test_seam_count_prefetch(void);
+unsigned long test_seam_prefetches(void);

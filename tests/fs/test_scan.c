@@ -17,7 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <dirent.h>
+#include <ftw.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +37,7 @@
 #include "reason.h"
 #include "roots.h"
 #include "scan.h"
+#include "testseam.h"
 #include "util.h"
 
 /* ids of planted sessions: valid names (32-36 chars of [0-9a-f-]) */
@@ -687,11 +691,8 @@ static void assert_same_inventory(const Inventory *a, const Inventory *b) {
         }
 }
 
-static void test_scan_jobs_same_inventory(void **state) {
-        Fx *fx = *state;
-        _cleanup_(inventory_freep) Inventory *one = NULL, *four = NULL, *again = NULL;
-        size_t verified = 0;
-
+/* Many projects of a few sessions each, some archived, some owned elsewhere. */
+static void plant_projects(Fx *fx) {
         plant_hostile(fx);
         for (unsigned p = 0; p < 40; p++)
                 for (unsigned k = 0; k < 1 + p % 4; k++) {
@@ -709,6 +710,14 @@ static void test_scan_jobs_same_inventory(void **state) {
                 assert_int_equal(fixture_mkdir(fx->root, empty), 0);
                 assert_int_equal(fixture_write_size(fx->root, sub, 10 + p), 0);
         }
+}
+
+static void test_scan_jobs_same_inventory(void **state) {
+        Fx *fx = *state;
+        _cleanup_(inventory_freep) Inventory *one = NULL, *four = NULL, *again = NULL;
+        size_t verified = 0;
+
+        plant_projects(fx);
         scan_fx_jobs(fx, 1, &one);
         scan_fx_jobs(fx, 4, &four);
         scan_fx_jobs(fx, 4, &again);
@@ -719,6 +728,183 @@ static void test_scan_jobs_same_inventory(void **state) {
         assert_true(verified > 80);
         assert_same_inventory(one, four);
         assert_same_inventory(one, again);
+}
+
+/* ------------------------------------------------------------------ the prefetch (cold cache) */
+
+/* A transcript of about size bytes: write_record()'s records, filler, a custom title when
+ * title, and a last record with a timestamp. */
+static void write_record_sized(Fx *fx, const char *rel, const char *id, size_t size, bool title) {
+        _cleanup_(strbuf_done) StrBuf b = {};
+
+        assert_int_equal(strbuf_printf(&b, "{\"uuid\":\"u1\",\"parentUuid\":null,\"sessionId\":\"%s\","
+                                           "\"timestamp\":\"2026-11-01T10:00:00.000Z\",\"type\":\"user\","
+                                           "\"cwd\":\"/srv/big\",\"version\":\"0.24.4\"}\n", id), 0);
+        if (title)
+                assert_int_equal(strbuf_printf(&b, "{\"type\":\"system\",\"subtype\":\"custom_title\","
+                                                   "\"sessionId\":\"%s\",\"systemPayload\":{\"customTitle\":"
+                                                   "\"Head %s\"}}\n", id, id), 0);
+        while (b.len + 300 < size)
+                assert_int_equal(strbuf_printf(&b, "{\"type\":\"user\",\"timestamp\":\"2026-11-01T10:01:00.000Z\","
+                                                   "\"message\":\"%0200zu\"}\n", b.len), 0);
+        assert_int_equal(strbuf_printf(&b, "{\"uuid\":\"u9\",\"sessionId\":\"%s\","
+                                           "\"timestamp\":\"2026-11-02T10:00:00.000Z\",\"type\":\"assistant\"}\n", id), 0);
+        assert_int_equal(fixture_write_bytes(fx->root, rel, b.buf, b.len), 0);
+}
+
+static int drop_cache_one(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+        (void)st;
+        (void)ftw;
+        if (type == FTW_F) {
+                int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+                if (fd >= 0) {
+                        (void)fdatasync(fd);
+                        (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+                        close(fd);
+                }
+        }
+        return 0;
+}
+
+/* Drop the tree's files from the page cache: whether the filesystem let them go is what the
+ * scan finds out (a tmpfs keeps them). */
+static void drop_cache_tree(Fx *fx) {
+        _cleanup_free_ char *q = fixture_path(fx->root, "q");
+
+        assert_non_null(q);
+        assert_int_equal(nftw(q, drop_cache_one, 16, FTW_PHYS), 0);
+}
+
+static size_t count_fds(void) {
+        DIR *d = opendir("/proc/self/fd");
+        size_t n = 0;
+
+        assert_non_null(d);
+        while (readdir(d))
+                n++;
+        closedir(d);
+        return n;
+}
+
+static void scan_fx_prefetch(Fx *fx, unsigned jobs, ScanPrefetch prefetch, const TitleNeed *titles,
+                             Inventory **ret) {
+        ScanOptions o = { .now = INT64_C(1796083200000), .no_atime = true, .jobs = jobs,
+                          .prefetch = prefetch, .titles = titles };
+        Tree t = {};
+
+        assert_int_equal(inventory_new(ret), 0);
+        assert_int_equal(roots_from_dir(fx->qwen, &t), 0);
+        assert_int_equal(inventory_add_tree(*ret, &t, NULL), 0);
+        assert_int_equal(scan_all(*ret, &o), 0);
+}
+
+/* The prefetch is advice only: with it for every transcript (SCAN_PREFETCH_ALWAYS), with none,
+ * and where the reads find the page cache cold (the default, after the tree's pages were
+ * dropped), the same inventory, with every title, on 1 and 4 threads, and no fd left open. */
+static void test_scan_prefetch_same_inventory(void **state) {
+        static const TitleNeed need = { .active_idle = 90 * MSEC_PER_DAY,
+                                        .archived_idle = MSEC_INFINITY };
+        Fx *fx = *state;
+        const TitleNeed *const needs[] = { NULL, &need };
+        size_t fds = count_fds();
+        unsigned long before;
+
+        plant_projects(fx);
+        /* transcripts of every size the reads tell apart (a notitle read in one pread up to
+         * 16 KiB, a title read in one up to 64 KiB), with and without titles */
+        for (unsigned k = 0; k < 24; k++) {
+                static const size_t sizes[] = { 100, 3000, 17000, 40000, 70000, 150000 };
+                _cleanup_free_ char *id = strprintf("00000000-0000-4000-8000-0000001%05u", k);
+                _cleanup_free_ char *rel = strprintf("q/projects/-srv-big/chats/%s%s.jsonl",
+                                                     k % 5 == 4 ? "archive/" : "", id);
+                _cleanup_free_ char *path = NULL;
+                /* half of them old: the policy could select them, their titles are read */
+                const struct timespec old[2] = { { .tv_sec = 1767225600 }, { .tv_sec = 1767225600 } };
+
+                assert_non_null(rel);
+                write_record_sized(fx, rel, id, sizes[k % ELEMENTSOF(sizes)], k % 3 == 0);
+                path = fixture_path(fx->root, rel);
+                assert_non_null(path);
+                if (k % 2 == 0)
+                        assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+        }
+        for (size_t n = 0; n < ELEMENTSOF(needs); n++) {
+                _cleanup_(inventory_freep) Inventory *off = NULL, *always = NULL, *four = NULL,
+                                                     *cold = NULL;
+                size_t titled = 0;
+
+                scan_fx_prefetch(fx, 1, SCAN_PREFETCH_OFF, needs[n], &off);
+                before = test_seam_prefetches();
+                scan_fx_prefetch(fx, 1, SCAN_PREFETCH_ALWAYS, needs[n], &always);
+                /* one per regular transcript (the hostile ones are not) */
+                assert_true(test_seam_prefetches() - before > 100);
+                before = test_seam_prefetches();
+                scan_fx_prefetch(fx, 4, SCAN_PREFETCH_ALWAYS, needs[n], &four);
+                assert_true(test_seam_prefetches() - before > 100);
+                drop_cache_tree(fx);
+                scan_fx_prefetch(fx, 2, SCAN_PREFETCH_AUTO, needs[n], &cold);
+                assert_true(off->n_sessions > 120);
+                for (size_t i = 0; i < off->n_sessions; i++)
+                        titled += off->sessions[i].title != NULL;
+                assert_true(titled >= (needs[n] ? 2u : 8u));
+                assert_same_inventory(off, always);
+                assert_same_inventory(off, four);
+                assert_same_inventory(off, cold);
+                for (size_t i = 0; i < off->n_sessions; i++) {
+                        assert_int_equal(off->sessions[i].title_unread, always->sessions[i].title_unread);
+                        assert_int_equal(off->sessions[i].last_activity, always->sessions[i].last_activity);
+                        assert_int_equal(off->sessions[i].bytes_alloc, always->sessions[i].bytes_alloc);
+                }
+        }
+        /* the scan turns the prefetch off when nothing is cold: none without a cold read */
+        before = test_seam_prefetches();
+        {
+                _cleanup_(inventory_freep) Inventory *warm = NULL;
+                scan_fx_prefetch(fx, 1, SCAN_PREFETCH_OFF, NULL, &warm);
+        }
+        assert_int_equal(test_seam_prefetches(), before);
+        assert_int_equal(count_fds(), fds);
+}
+
+/* The default prefetch starts on a cold read: after the tree's pages were dropped, a scan
+ * advises (where the filesystem lets pages go: else SKIP), and on the warm tree that follows,
+ * it does not. */
+static void test_scan_prefetch_starts_on_a_cold_read(void **state) {
+        Fx *fx = *state;
+        _cleanup_(inventory_freep) Inventory *cold = NULL, *warm = NULL;
+        unsigned long before;
+
+        for (unsigned k = 0; k < 40; k++) {
+                _cleanup_free_ char *id = strprintf("00000000-0000-4000-8000-0000002%05u", k);
+                _cleanup_free_ char *rel = strprintf("q/projects/-srv-big/chats/%s.jsonl", id);
+                assert_non_null(rel);
+                write_record_sized(fx, rel, id, 5000 + 1000 * k, false);
+        }
+        /* warm: the reads find every page, nothing is advised */
+        scan_fx_prefetch(fx, 1, SCAN_PREFETCH_AUTO, NULL, &warm);
+        before = test_seam_prefetches();
+        warm = inventory_free(warm);
+        scan_fx_prefetch(fx, 1, SCAN_PREFETCH_AUTO, NULL, &warm);
+        assert_int_equal(test_seam_prefetches(), before);
+        drop_cache_tree(fx);
+        {
+                _cleanup_free_ char *p = fixture_path(fx->root, "q/projects/-srv-big/chats/"
+                                                                "00000000-0000-4000-8000-000000200000.jsonl");
+                _cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC);
+                struct iovec iov;
+                char c;
+
+                assert_true(fd >= 0);
+                iov = (struct iovec){ .iov_base = &c, .iov_len = 1 };
+                /* a first read that finds it (this one starts reading it): nothing is cold */
+                if (preadv2(fd, &iov, 1, 0, RWF_NOWAIT) >= 0)
+                        skip();
+        }
+        drop_cache_tree(fx);
+        before = test_seam_prefetches();
+        scan_fx_prefetch(fx, 1, SCAN_PREFETCH_AUTO, NULL, &cold);
+        assert_true(test_seam_prefetches() - before >= 16);
+        assert_same_inventory(warm, cold);
 }
 
 static void test_scan_orphans_across_trees(void **state) {
@@ -1642,6 +1828,8 @@ int main(void) {
                 T(test_scan_orphans),
                 T(test_scan_orphans_across_trees),
                 T(test_scan_jobs_same_inventory),
+                T(test_scan_prefetch_same_inventory),
+                T(test_scan_prefetch_starts_on_a_cold_read),
                 T(test_scan_missing_root_is_error_others_scanned),
                 T(test_scan_live_registry_own_pid),
                 T(test_scan_live_registry_other_namespace_unknown),

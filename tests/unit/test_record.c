@@ -915,6 +915,115 @@ static void test_record_read_ends_matches_head_and_tail(void **state) {
         assert_true(cases > 500);
 }
 
+/* ---- the page cache: record_read_ends() says when its first read waited for the disk,
+ * record_ends_advise() advises what it will read unless the cache holds it */
+
+/* Drop the n bytes of fd from the page cache: false when they stay (mincore(), which reads
+ * nothing, unlike a read with RWF_NOWAIT, which starts reading the pages it did not find). */
+static bool drop_cache(int fd, size_t n) {
+        size_t pages = (n + 4095) / 4096;
+        _cleanup_free_ unsigned char *vec = calloc(pages, 1);
+        void *m;
+        bool cold = true;
+
+        assert_non_null(vec);
+        assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+        m = mmap(NULL, n, PROT_READ, MAP_SHARED, fd, 0);
+        assert_true(m != MAP_FAILED);
+        assert_int_equal(mincore(m, n, vec), 0);
+        for (size_t i = 0; i < pages; i++)
+                cold = cold && !(vec[i] & 1);
+        munmap(m, n);
+        return cold;
+}
+
+/* A file on disk holding text, written out and its pages dropped from the page cache: -1 when
+ * they stay (a filesystem without a page cache of its own, tmpfs: the caller SKIPs). */
+static int mkfile_cold(const char *text, size_t n) {
+        const char *dir = getenv("TMPDIR") ?: "/var/tmp";
+        _cleanup_free_ char *path = strprintf("%s/test_record.XXXXXX", dir);
+        int fd;
+
+        assert_non_null(path);
+        fd = mkostemp(path, O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(unlink(path), 0);
+        for (size_t done = 0; done < n;) {
+                ssize_t k = write(fd, text + done, n - done);
+                assert_true(k > 0);
+                done += (size_t)k;
+        }
+        assert_int_equal(fdatasync(fd), 0);
+        if (!drop_cache(fd, n)) {
+                close(fd);
+                return -1;
+        }
+        return fd;
+}
+
+static void assert_same_ends(const RecordEnds *a, const RecordEnds *b) {
+        assert_int_equal(a->head_r, b->head_r);
+        assert_true(streq_ptr(a->head.session_id, b->head.session_id));
+        assert_true(streq_ptr(a->head.cwd, b->head.cwd));
+        assert_int_equal(a->head.timestamp, b->head.timestamp);
+        assert_int_equal(a->tail_r, b->tail_r);
+        assert_int_equal(a->tail.last_timestamp, b->tail.last_timestamp);
+        assert_int_equal(a->tail.incomplete, b->tail.incomplete);
+        assert_true(streq_ptr(a->tail.title, b->tail.title));
+}
+
+static void test_record_read_ends_blocked_on_cold_cache(void **state) {
+        static const size_t sizes[] = { 3000, 20000, 70000, 140000 };
+        _cleanup_free_ char *scratch = malloc(RECORD_ENDS_SCRATCH);
+
+        (void)state;
+        assert_non_null(scratch);
+        for (size_t z = 0; z < ELEMENTSOF(sizes); z++)
+                for (int want_title = 0; want_title < 2; want_title++) {
+                        _cleanup_(strbuf_done) StrBuf b = {};
+                        _cleanup_close_ int fd = -EBADF;
+                        RecordEnds cold, warm;
+
+                        assert_int_equal(strbuf_printf(&b, "{\"sessionId\":\"s1\",\"cwd\":\"/w\","
+                                                           "\"timestamp\":\"2026-11-28T00:00:00Z\"}\n"), 0);
+                        strbuf_add_filler(&b, sizes[z] - 200);
+                        assert_int_equal(strbuf_printf(&b, TITLE("Tail", "")), 0);
+                        assert_int_equal(strbuf_printf(&b, "{\"timestamp\":\"2026-11-30T00:00:09Z\"}\n"), 0);
+                        fd = mkfile_cold(b.buf, b.len);
+                        if (fd < 0)
+                                skip(); /* the page cache keeps the file: nothing is cold */
+
+                        /* cold: the first read waits, and says so */
+                        assert_int_equal(record_read_ends(fd, b.len, want_title, scratch, &cold), 0);
+                        assert_true(cold.blocked);
+                        assert_int_equal(cold.head_r, 0);
+                        assert_string_equal(cold.head.session_id, "s1");
+                        assert_int_equal(cold.tail_r, 0);
+                        assert_true(cold.tail.last_timestamp > 0);
+                        if (want_title)
+                                assert_string_equal(cold.tail.title, "Tail");
+                        /* warm: it does not, and reads the same */
+                        assert_int_equal(record_read_ends(fd, b.len, want_title, scratch, &warm), 0);
+                        assert_false(warm.blocked);
+                        assert_same_ends(&cold, &warm);
+                        assert_int_equal(record_ends_advise(fd, b.len, want_title), 1);
+                        head_info_done(&warm.head);
+                        tail_info_done(&warm.tail);
+
+                        /* dropped again: advised, and the reads are the same */
+                        assert_true(drop_cache(fd, b.len));
+                        assert_int_equal(record_ends_advise(fd, b.len, want_title), 0);
+                        assert_int_equal(record_read_ends(fd, b.len, want_title, scratch, &warm), 0);
+                        assert_same_ends(&cold, &warm);
+                        head_info_done(&warm.head);
+                        tail_info_done(&warm.tail);
+                        head_info_done(&cold.head);
+                        tail_info_done(&cold.tail);
+                }
+        /* an empty file: nothing to advise */
+        assert_int_equal(record_ends_advise(-1, 0, true), 1);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_record_parse_line_table),
@@ -946,6 +1055,7 @@ int main(void) {
                 cmocka_unit_test(test_record_read_tail_title_in_partial_first_line),
                 cmocka_unit_test(test_record_read_tail_qwen_title_golden),
                 cmocka_unit_test(test_record_read_ends_matches_head_and_tail),
+                cmocka_unit_test(test_record_read_ends_blocked_on_cold_cache),
                 cmocka_unit_test(test_record_json_validate_long_strings),
         };
         setenv("TZ", "UTC", 1);
