@@ -18,6 +18,7 @@
 #include "log.h"
 #include "macro.h"
 #include "recover.h"
+#include "syncq.h"
 #include "testseam.h"
 #include "usageidx.h"
 #include "util.h"
@@ -131,8 +132,24 @@ static void actions_batch_live(ActionsContext *c, ActionsBatch *b) {
         free(loaded);
 }
 
+static void actions_batch_salvaged(ActionsContext *c, ActionsBatch *b, int r, size_t n);
+
+/* Can the usage fsync of b overlap its moves (actions_batch_salvage())? Only in a batch of
+ * archives: a delete's marker and shared-file edits, and a compression, keep the order of old. */
+static bool actions_batch_may_overlap(const ActionsBatch *b) {
+        if (!b->syncq)
+                return false;
+        for (size_t i = 0; i < b->n; i++)
+                if (!b->items[i].done && b->items[i].v->verb != VERB_ARCHIVE)
+                        return false;
+        return true;
+}
+
 /* 1: the usage lines of the batch, one write, one fsync, read back; a session whose transcript
- * changed since its line was built is skipped (before the append). */
+ * changed since its line was built is skipped (before the append). In a batch of archives the
+ * fsync runs on the batch's SyncQ while the moves of the sessions that need no line of this
+ * batch go on (actions-move.c), and actions_batch_salvage_end() waits for it before any other
+ * move; elsewhere it is waited for here. */
 static void actions_batch_salvage(ActionsContext *c, ActionsBatch *b, const ActionsTree *t) {
         _cleanup_free_ char *buf = NULL;
         size_t len = 0, n = 0;
@@ -167,10 +184,41 @@ static void actions_batch_salvage(ActionsContext *c, ActionsBatch *b, const Acti
                         n++;
                 }
         }
-        if (n > 0)
+        if (n > 0 && !b->syncq)
+                (void)syncq_new(&b->syncq); /* without it, the fsync is waited for here */
+        if (n > 0 && actions_batch_may_overlap(b)) {
+                r = usage_append_begin(t->global_fd, buf, len, &b->usage);
+                if (r >= 0) {
+                        b->usage_buf = TAKE_PTR(buf);
+                        b->usage_pending = true;
+                        syncq_push(b->syncq, b->usage.fd, &b->usage_sync_err);
+                        return;
+                }
+        } else if (n > 0)
                 r = usage_append_lines(t->global_fd, buf, len);
         else
                 r = 0;
+        actions_batch_salvaged(c, b, r, n);
+}
+
+/* The lines of a batch whose usage fsync overlaps its first moves: wait for it, read them back,
+ * and report. Nothing when the batch has no such lines. */
+void actions_batch_salvage_end(ActionsContext *c, ActionsBatch *b) {
+        int r;
+
+        if (!b->usage_pending)
+                return;
+        b->usage_pending = false;
+        syncq_wait_one(b->syncq, &b->usage_sync_err);
+        r = usage_append_end(&b->usage, b->usage_sync_err);
+        free(b->usage_buf);
+        b->usage_buf = NULL;
+        actions_batch_salvaged(c, b, r, 1);
+}
+
+/* What the append of n > 0 lines returned, r: each line's session is salvaged (and journalled
+ * as such) or reported failed; a session that shares a line that was not written is kept. */
+static void actions_batch_salvaged(ActionsContext *c, ActionsBatch *b, int r, size_t n) {
         if (r >= 0 && n > 0)
                 actions_step(c, "usage_record.jsonl");
         for (size_t i = 0; i < b->n; i++) {
@@ -437,6 +485,7 @@ void actions_batch_commit(ActionsContext *c) {
         actions_batch_erase(c, b, &c->trees[b->tree]);
         t1 = actions_now_ns();
         actions_batch_move(c, b);
+        actions_batch_salvage_end(c, b); /* waited for by the moves already */
         t2 = actions_now_ns();
         actions_batch_finish(c, b, &c->trees[b->tree]);
         t3 = actions_now_ns();

@@ -84,6 +84,7 @@ typedef struct ActionsBatchItem {
         RecoverMarker mk;
         bool done;  /* outcome reported */
         bool removed; /* delete: the transcript is gone */
+        bool moved; /* archive: moved before the batch's usage lines were durable (it needs none) */
         ColdStep *cold; /* compress: what its first half placed */
 } ActionsBatchItem;
 
@@ -94,6 +95,12 @@ typedef struct ActionsBatch {
         uint64_t window_ns; /* how long the next batch may prepare */
         char *marker; /* the name of the file of the batch's pending-delete markers */
         struct SyncQ *syncq; /* the directories' fsyncs (syncq.h), for the run */
+        /* the batch's usage lines, written, their fsync on syncq while the moves of sessions
+         * that need none of them run (actions_batch_salvage(), actions_batch_salvage_end()) */
+        bool usage_pending;
+        UsageAppend usage;
+        int usage_sync_err;
+        char *usage_buf;
         /* directories below a root that the batch's deletes look into (file-history/, debug/,
          * plans/, a project's subagents/ and review directory), opened once per batch:
          * actions_batch_path() */
@@ -160,6 +167,7 @@ void actions_batch_report(ActionsContext *c, ActionsBatchItem *it, ActionsOutcom
 void actions_batch_fail(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o, int r,
                         const char *why);
 void actions_batch_commit(ActionsContext *c);
+void actions_batch_salvage_end(ActionsContext *c, ActionsBatch *b);
 int actions_batch_dir(ActionsContext *c, const ActionsTree *t, const Session *s,
                       const char **ret_why);
 int actions_batch_path(ActionsContext *c, int root_fd, const char *rel, dev_t dev,
