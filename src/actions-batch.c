@@ -133,6 +133,7 @@ static void actions_batch_live(ActionsContext *c, ActionsBatch *b) {
 }
 
 static void actions_batch_salvaged(ActionsContext *c, ActionsBatch *b, int r, size_t n);
+static void actions_batch_journal_release(void);
 
 /* Can the usage fsync of b overlap its moves (actions_batch_salvage())? Only in a batch of
  * archives: a delete's marker and shared-file edits, and a compression, keep the order of old. */
@@ -221,6 +222,7 @@ void actions_batch_salvage_end(ActionsContext *c, ActionsBatch *b) {
 static void actions_batch_salvaged(ActionsContext *c, ActionsBatch *b, int r, size_t n) {
         if (r >= 0 && n > 0)
                 actions_step(c, "usage_record.jsonl");
+        journal_hold(); /* the entries of what just happened, with one write */
         for (size_t i = 0; i < b->n; i++) {
                 ActionsBatchItem *it = &b->items[i];
 
@@ -256,6 +258,13 @@ static void actions_batch_salvaged(ActionsContext *c, ActionsBatch *b, int r, si
                                      "session kept",
                                      0);
         }
+        actions_batch_journal_release();
+}
+
+/* journal_release(), and say when the held entries could not be written. */
+static void actions_batch_journal_release(void) {
+        if (journal_release() < 0)
+                log_warning("cannot write the action log entries of a batch");
 }
 
 /* Point the context at the runtime claim names of d's chats/, listing it on first use (on
@@ -456,6 +465,7 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                         log_warning_errno(r, "cannot remove the pending-delete marker '%s'",
                                           b->marker);
         }
+        journal_hold(); /* every outcome of the batch, with one write */
         for (size_t i = 0; i < b->n; i++) {
                 ActionsBatchItem *it = &b->items[i];
 
@@ -465,6 +475,7 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                 }
                 actions_batch_report(c, it, ACTIONS_DONE, NULL, 0);
         }
+        actions_batch_journal_release();
 }
 
 /* Run the batch's steps in order, then empty it. */

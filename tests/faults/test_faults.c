@@ -62,6 +62,7 @@ typedef struct Faults {
         bool hold_usage_fsync; /* an fsync of usage_record.jsonl on another thread than the
                                 * executor's waits until the executor waits for an fsync */
         unsigned n_rename_at_usage_sync; /* n_rename when the last held usage fsync went on */
+        unsigned n_journal_write; /* write() calls to the action log (journal.log) */
 } Faults;
 
 static Faults faults;
@@ -377,6 +378,15 @@ ssize_t __wrap_write(int fd, const void *buf, size_t n) {
                         return -1;
                 }
                 return k;
+        }
+        if (audit.armed) {
+                char link[64], target[PATH_MAX] = {};
+                ssize_t l;
+
+                snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+                l = readlink(link, target, sizeof target - 1);
+                if (l > 12 && streq(target + l - 12, "/journal.log"))
+                        faults.n_journal_write++;
         }
         ssize_t k = __real_write(fd, buf, n);
         if (k > 0 && audit.armed && fd_is_usage(fd))
@@ -1288,6 +1298,29 @@ static void test_faults_archive_usage_fsync_overlaps_moves(void **state) {
                 fail_msg("%u renames before the usage fsync went on (of %u): no overlap",
                          faults.n_rename_at_usage_sync, faults.n_rename);
         assert_true(faults.n_rename_at_usage_sync < faults.n_rename);
+}
+
+/* The action log entries of a batch go with one write() for the salvages and one for the
+ * outcomes (journal_hold()), after what they report; every entry is there. With the run's start
+ * and summary: 4 writes (before: one per entry, 8). */
+static void test_faults_batch_journal_one_write(void **state) {
+        T *t = *state;
+        ActionStats st = {};
+        _cleanup_free_ char *log = NULL;
+        unsigned n = 0;
+
+        faults.n_journal_write = 0;
+        assert_int_equal(apply_execute(t->qwen, overlap_picks, &st), 0);
+        assert_int_equal(st.n_archived, 5);
+        if (faults.n_journal_write != 4)
+                fail_msg("%u writes to the action log for one batch", faults.n_journal_write);
+        log = test_read_rel(t->root, "journal.log");
+        for (const char *p = log; (p = strstr(p, "QGC_ACTION=archived")); p++)
+                n++;
+        assert_int_equal(n, 5);
+        assert_non_null(strstr(log, "QGC_ACTION=salvaged QGC_SESSION=" S_KILLED));
+        /* the salvage's entry before the outcomes */
+        assert_true(strstr(log, "QGC_ACTION=salvaged") < strstr(log, "QGC_ACTION=archived"));
 }
 
 /* The usage audit notices a transcript that moves before its line is durable. */
@@ -2307,6 +2340,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_faults_archive_usage_fsync_overlaps_moves, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_usage_audit_catches_a_missing_fsync, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_batch_journal_one_write, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_overlap_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_usage_write_enospc_keeps_session, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_usage_write_eio_keeps_archive_candidate, setup, teardown),
