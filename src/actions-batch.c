@@ -41,6 +41,14 @@ unsigned actions_batch_max(void) {
         return n >= 1 && n <= ACTIONS_BATCH_MAX ? n : ACTIONS_BATCH_MAX;
 }
 
+/* Does batch b hold as many sessions as it may? max (actions_batch_max()), or while it holds
+ * only archives and the tests' cap is not below the executor's, ACTIONS_BATCH_MAX_ARCHIVES. */
+bool actions_batch_full(const ActionsBatch *b) {
+        if (b->n_not_archive > 0 || b->max < ACTIONS_BATCH_MAX)
+                return b->n >= b->max;
+        return b->n >= ACTIONS_BATCH_MAX_ARCHIVES;
+}
+
 /* The transcript of item i: its directory fd and name. */
 int actions_batch_dir_fd(const ActionsBatch *b, const ActionsBatchItem *it) {
         const ActionsBatchDir *d = &b->dirs[it->dir];
@@ -535,7 +543,7 @@ void actions_batch_commit(ActionsContext *c) {
         }
         free(b->marker);
         b->marker = NULL;
-        b->n = b->n_dirs = b->n_paths = 0;
+        b->n = b->n_dirs = b->n_paths = b->n_not_archive = 0;
 }
 
 /* fs_open_path(root_fd, rel, dev), opened once per batch (the batch's deletes look into the same

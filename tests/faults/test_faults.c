@@ -17,6 +17,7 @@
 #include <sys/uio.h>
 
 #include "../fs/apply_helpers.h"
+#include "actions-int.h"
 #include "cold.h"
 #include "fsutil.h"
 #include "journal.h"
@@ -25,6 +26,7 @@
 #include "syncq.h"
 #include "testseam.h"
 #include "usage.h"
+#include "usageahead.h"
 #include "usageidx.h"
 
 /* ---------------------------------------------------------------- the seams */
@@ -1323,6 +1325,29 @@ static void test_faults_batch_journal_one_write(void **state) {
         assert_true(strstr(log, "QGC_ACTION=salvaged") < strstr(log, "QGC_ACTION=archived"));
 }
 
+/* A batch of archives closes at ACTIONS_BATCH_MAX_ARCHIVES sessions, any other at
+ * ACTIONS_BATCH_MAX, and the tests' cap holds for both. */
+static void test_faults_batch_of_archives_is_larger(void **state) {
+        _cleanup_free_ ActionsBatch *b = calloc(1, sizeof(ActionsBatch));
+
+        (void)state;
+        assert_non_null(b);
+        b->max = ACTIONS_BATCH_MAX;
+        b->n = ACTIONS_BATCH_MAX;
+        assert_false(actions_batch_full(b));
+        b->n = ACTIONS_BATCH_MAX_ARCHIVES;
+        assert_true(actions_batch_full(b));
+        b->n = ACTIONS_BATCH_MAX;
+        b->n_not_archive = 1;
+        assert_true(actions_batch_full(b));
+        b->n_not_archive = 0;
+        b->max = 2;
+        b->n = 2;
+        assert_true(actions_batch_full(b));
+        assert_true(ACTIONS_BATCH_MAX_ARCHIVES > ACTIONS_BATCH_MAX);
+        assert_true(USAGE_AHEAD_MAX >= ACTIONS_BATCH_MAX_ARCHIVES);
+}
+
 /* The usage audit notices a transcript that moves before its line is durable. */
 static void test_faults_usage_audit_catches_a_missing_fsync(void **state) {
         T *t = *state;
@@ -2341,6 +2366,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_faults_archive_usage_fsync_overlaps_moves, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_usage_audit_catches_a_missing_fsync, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_batch_journal_one_write, setup, teardown),
+                cmocka_unit_test(test_faults_batch_of_archives_is_larger),
                 cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_overlap_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_usage_write_enospc_keeps_session, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_usage_write_eio_keeps_archive_candidate, setup, teardown),
