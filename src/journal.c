@@ -29,7 +29,7 @@
 
 #define JOURNAL_SOCKET "/run/systemd/journal/socket"
 #define JOURNAL_MAX_FIELDS 32
-#define JOURNAL_HELD_MAX (256 * 1024) /* journal_hold(): written at this size, or on release */
+#define JOURNAL_HELD_MAX (64 * 1024) /* journal_hold(): written at this size, or on release */
 
 static int journal_write_lines(const char *p, size_t n);
 static int journal_flush_held(void);

@@ -84,7 +84,7 @@ bool journal_is_open(void);
  * for one journald entry. */
 int journal_log(const JournalEntry *e);
 /* The line targets (stderr, a file) only: the entries logged from journal_hold() on are written
- * together, with one write(), by journal_release() (or when they reach 256 KiB); the journal
+ * together, with one write(), by journal_release() (or when they reach 64 KiB); the journal
  * target sends each entry at once. For a run of entries about what already happened, with no
  * other step in between (the executor's report of a batch): a kill in between loses them as it
  * would lose the entries not yet written one by one. journal_release() returns the write's
