@@ -9,7 +9,8 @@
 # and delete runs (bench/policies/*.conf) of --real sessions (default 5000), each binary on its
 # own fresh, warm copy, in turn. Prints per row the median wall and CPU seconds of each binary
 # and NEW / OLD; checks that the two dry runs' plans are identical (the JSON plan but for
-# fs_avail) and that the real runs leave identical trees (file names and sizes).
+# fs_avail) and that the real runs leave identical trees (file names and sizes) and identical
+# usage_record.jsonl contents.
 # The trees have no runtime claims (--runtime-pct 0): a generated claim pid that happens to be a
 # live process would make a session live in one run and not the other.
 # Needs a C compiler, /usr/bin/time; root is not needed. Not part of make check.
@@ -111,9 +112,10 @@ for kind in archive delete; do
                 acted=$(find "$WORK/copy-new" -path '*/chats/*.jsonl' -not -path '*/archive/*' | wc -l)
                 echo "ab.sh: real $kind rep $i: $acted active transcripts left (of $REAL)" >&2
                 cmp -s "$WORK/l.old" "$WORK/l.new" || echo "ab.sh: real $kind trees DIFFER (rep $i)" >&2
-                cmp -s <(wc -l <"$WORK/copy-old/usage_record.jsonl" 2>/dev/null || echo 0) \
-                       <(wc -l <"$WORK/copy-new/usage_record.jsonl" 2>/dev/null || echo 0) ||
-                        echo "ab.sh: real $kind usage line counts DIFFER (rep $i)" >&2
+                cmp -s <(cat "$WORK/copy-old/usage_record.jsonl" 2>/dev/null) \
+                       <(cat "$WORK/copy-new/usage_record.jsonl" 2>/dev/null) &&
+                        echo "ab.sh: real $kind rep $i: usage_record.jsonl identical" >&2 ||
+                        echo "ab.sh: real $kind usage_record.jsonl DIFFERS (rep $i)" >&2
                 rm -rf "$WORK"/copy-*
         done
         ROWS+=("real_$kind")

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "macro.h"
 #include "recover.h"
+#include "syncq.h"
 #include "testseam.h"
 #include "usageidx.h"
 #include "util.h"
@@ -38,6 +39,14 @@ unsigned actions_batch_max(void) {
         unsigned n = test_seam_batch_sessions();
 
         return n >= 1 && n <= ACTIONS_BATCH_MAX ? n : ACTIONS_BATCH_MAX;
+}
+
+/* Does batch b hold as many sessions as it may? max (actions_batch_max()), or while it holds
+ * only archives and the tests' cap is not below the executor's, ACTIONS_BATCH_MAX_ARCHIVES. */
+bool actions_batch_full(const ActionsBatch *b) {
+        if (b->n_not_archive > 0 || b->max < ACTIONS_BATCH_MAX)
+                return b->n >= b->max;
+        return b->n >= ACTIONS_BATCH_MAX_ARCHIVES;
 }
 
 /* The transcript of item i: its directory fd and name. */
@@ -131,8 +140,25 @@ static void actions_batch_live(ActionsContext *c, ActionsBatch *b) {
         free(loaded);
 }
 
+static void actions_batch_salvaged(ActionsContext *c, ActionsBatch *b, int r, size_t n);
+static void actions_batch_journal_release(void);
+
+/* Can the usage fsync of b overlap its moves (actions_batch_salvage())? Only in a batch of
+ * archives: a delete's marker and shared-file edits, and a compression, keep the order of old. */
+static bool actions_batch_may_overlap(const ActionsBatch *b) {
+        if (!b->syncq)
+                return false;
+        for (size_t i = 0; i < b->n; i++)
+                if (!b->items[i].done && b->items[i].v->verb != VERB_ARCHIVE)
+                        return false;
+        return true;
+}
+
 /* 1: the usage lines of the batch, one write, one fsync, read back; a session whose transcript
- * changed since its line was built is skipped (before the append). */
+ * changed since its line was built is skipped (before the append). In a batch of archives the
+ * fsync runs on the batch's SyncQ while the moves of the sessions that need no line of this
+ * batch go on (actions-move.c), and actions_batch_salvage_end() waits for it before any other
+ * move; elsewhere it is waited for here. */
 static void actions_batch_salvage(ActionsContext *c, ActionsBatch *b, const ActionsTree *t) {
         _cleanup_free_ char *buf = NULL;
         size_t len = 0, n = 0;
@@ -167,12 +193,44 @@ static void actions_batch_salvage(ActionsContext *c, ActionsBatch *b, const Acti
                         n++;
                 }
         }
-        if (n > 0)
+        if (n > 0 && !b->syncq)
+                (void)syncq_new(&b->syncq); /* without it, the fsync is waited for here */
+        if (n > 0 && actions_batch_may_overlap(b)) {
+                r = usage_append_begin(t->global_fd, buf, len, &b->usage);
+                if (r >= 0) {
+                        b->usage_buf = TAKE_PTR(buf);
+                        b->usage_pending = true;
+                        syncq_push(b->syncq, b->usage.fd, &b->usage_sync_err);
+                        return;
+                }
+        } else if (n > 0)
                 r = usage_append_lines(t->global_fd, buf, len);
         else
                 r = 0;
+        actions_batch_salvaged(c, b, r, n);
+}
+
+/* The lines of a batch whose usage fsync overlaps its first moves: wait for it, read them back,
+ * and report. Nothing when the batch has no such lines. */
+void actions_batch_salvage_end(ActionsContext *c, ActionsBatch *b) {
+        int r;
+
+        if (!b->usage_pending)
+                return;
+        b->usage_pending = false;
+        syncq_wait_one(b->syncq, &b->usage_sync_err);
+        r = usage_append_end(&b->usage, b->usage_sync_err);
+        free(b->usage_buf);
+        b->usage_buf = NULL;
+        actions_batch_salvaged(c, b, r, 1);
+}
+
+/* What the append of n > 0 lines returned, r: each line's session is salvaged (and journalled
+ * as such) or reported failed; a session that shares a line that was not written is kept. */
+static void actions_batch_salvaged(ActionsContext *c, ActionsBatch *b, int r, size_t n) {
         if (r >= 0 && n > 0)
                 actions_step(c, "usage_record.jsonl");
+        journal_hold(); /* the entries of what just happened, with one write */
         for (size_t i = 0; i < b->n; i++) {
                 ActionsBatchItem *it = &b->items[i];
 
@@ -208,6 +266,13 @@ static void actions_batch_salvage(ActionsContext *c, ActionsBatch *b, const Acti
                                      "session kept",
                                      0);
         }
+        actions_batch_journal_release();
+}
+
+/* journal_release(), and say when the held entries could not be written. */
+static void actions_batch_journal_release(void) {
+        if (journal_release() < 0)
+                log_warning("cannot write the action log entries of a batch");
 }
 
 /* Point the context at the runtime claim names of d's chats/, listing it on first use (on
@@ -408,6 +473,7 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                         log_warning_errno(r, "cannot remove the pending-delete marker '%s'",
                                           b->marker);
         }
+        journal_hold(); /* every outcome of the batch, with one write */
         for (size_t i = 0; i < b->n; i++) {
                 ActionsBatchItem *it = &b->items[i];
 
@@ -417,6 +483,7 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                 }
                 actions_batch_report(c, it, ACTIONS_DONE, NULL, 0);
         }
+        actions_batch_journal_release();
 }
 
 /* Run the batch's steps in order, then empty it. */
@@ -437,6 +504,7 @@ void actions_batch_commit(ActionsContext *c) {
         actions_batch_erase(c, b, &c->trees[b->tree]);
         t1 = actions_now_ns();
         actions_batch_move(c, b);
+        actions_batch_salvage_end(c, b); /* waited for by the moves already */
         t2 = actions_now_ns();
         actions_batch_finish(c, b, &c->trees[b->tree]);
         t3 = actions_now_ns();
@@ -475,7 +543,7 @@ void actions_batch_commit(ActionsContext *c) {
         }
         free(b->marker);
         b->marker = NULL;
-        b->n = b->n_dirs = b->n_paths = 0;
+        b->n = b->n_dirs = b->n_paths = b->n_not_archive = 0;
 }
 
 /* fs_open_path(root_fd, rel, dev), opened once per batch (the batch's deletes look into the same

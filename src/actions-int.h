@@ -48,10 +48,13 @@ typedef struct ActionsContext {
  * line built) one by one into a batch; then the batch's lines are appended with one write,
  * fsync and read-back, its pending-delete markers written with one flush, its transcripts and
  * sidecars removed or moved, and every touched directory fsynced once. A batch closes at
- * ACTIONS_BATCH_MAX sessions or a few ms of preparing, whichever comes first: ACTIONS_BATCH_MSEC,
+ * ACTIONS_BATCH_MAX sessions (ACTIONS_BATCH_MAX_ARCHIVES while it holds only archives, whose
+ * commit is a usage append and renames: fewer rounds of fsyncs, which on a busy disk are most of
+ * an archive run's waiting) or a few ms of preparing, whichever comes first: ACTIONS_BATCH_MSEC,
  * or 4 times what the previous batch's usage and marker flushes took (up to
  * ACTIONS_BATCH_MSEC_MAX), so that flushes stay a small part of the run on a slow disk. */
 #define ACTIONS_BATCH_MAX 256U
+#define ACTIONS_BATCH_MAX_ARCHIVES 1024U
 #define ACTIONS_BATCH_MSEC 10U
 #define ACTIONS_BATCH_MSEC_MAX 100U
 #define ACTIONS_BATCH_DIRS 64U /* chats/ (+ archive/) directories held open by one batch */
@@ -84,16 +87,24 @@ typedef struct ActionsBatchItem {
         RecoverMarker mk;
         bool done;  /* outcome reported */
         bool removed; /* delete: the transcript is gone */
+        bool moved; /* archive: moved before the batch's usage lines were durable (it needs none) */
         ColdStep *cold; /* compress: what its first half placed */
 } ActionsBatchItem;
 
 typedef struct ActionsBatch {
         size_t tree;
         size_t n, n_dirs, max;
+        size_t n_not_archive; /* items that are no archive: the batch closes at max */
         uint64_t started_ns;
         uint64_t window_ns; /* how long the next batch may prepare */
         char *marker; /* the name of the file of the batch's pending-delete markers */
         struct SyncQ *syncq; /* the directories' fsyncs (syncq.h), for the run */
+        /* the batch's usage lines, written, their fsync on syncq while the moves of sessions
+         * that need none of them run (actions_batch_salvage(), actions_batch_salvage_end()) */
+        bool usage_pending;
+        UsageAppend usage;
+        int usage_sync_err;
+        char *usage_buf;
         /* directories below a root that the batch's deletes look into (file-history/, debug/,
          * plans/, a project's subagents/ and review directory), opened once per batch:
          * actions_batch_path() */
@@ -103,7 +114,7 @@ typedef struct ActionsBatch {
                 int fd; /* or -errno */
         } paths[2 * ACTIONS_BATCH_DIRS + 8];
         size_t n_paths;
-        ActionsBatchItem items[ACTIONS_BATCH_MAX];
+        ActionsBatchItem items[ACTIONS_BATCH_MAX_ARCHIVES];
         ActionsBatchDir dirs[ACTIONS_BATCH_DIRS];
 } ActionsBatch;
 
@@ -152,6 +163,7 @@ int actions_erase_shared(ActionsContext *c, const ActionsTree *t, const Session 
 /* actions-batch.c */
 uint64_t actions_now_ns(void);
 unsigned actions_batch_max(void);
+bool actions_batch_full(const ActionsBatch *b);
 int actions_batch_dir_fd(const ActionsBatch *b, const ActionsBatchItem *it);
 const FileId *actions_fid(const Session *s);
 char *actions_tname(const Session *s);
@@ -160,6 +172,7 @@ void actions_batch_report(ActionsContext *c, ActionsBatchItem *it, ActionsOutcom
 void actions_batch_fail(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o, int r,
                         const char *why);
 void actions_batch_commit(ActionsContext *c);
+void actions_batch_salvage_end(ActionsContext *c, ActionsBatch *b);
 int actions_batch_dir(ActionsContext *c, const ActionsTree *t, const Session *s,
                       const char **ret_why);
 int actions_batch_path(ActionsContext *c, int root_fd, const char *rel, dev_t dev,

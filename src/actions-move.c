@@ -273,6 +273,71 @@ static void actions_batch_queue_sync(ActionsBatch *b, size_t j) {
         }
 }
 
+/* The archive move of item it (name: its transcript's), sidecars first; a failure is reported. */
+static void actions_batch_archive_one(ActionsContext *c, ActionsBatch *b, ActionsBatchItem *it,
+                                      const char *name) {
+        ActionsBatchDir *d = &b->dirs[it->dir];
+        const char *why = NULL;
+        int r;
+
+        /* chats/archive/ is created only for a session the scan saw */
+        r = d->archive_fd >= 0 ? 1 : fs_check_identity(d->chats_fd, name, &it->s->active);
+        if (r <= 0) {
+                actions_batch_fail(c, it, r < 0 ? ACTIONS_FAILED : ACTIONS_SKIPPED_CHANGED, r,
+                                   "changed since scan");
+                return;
+        }
+        r = actions_batch_archive_dir(c, d, &why);
+        if (r >= 0)
+                actions_batch_sidecars(d);
+        if (r >= 0 && actions_batch_no_sidecars(d, it->s->id))
+                r = archive_move_bare_nosync(d->chats_fd, d->archive_fd, it->s->id,
+                                             &it->s->active, actions_step, c, &why);
+        else if (r >= 0)
+                r = archive_move_nosync(d->chats_fd, d->archive_fd, it->s->id, &it->s->active,
+                                        /* to_archive= */ true, actions_step, c, &why);
+        if (r < 0) {
+                actions_batch_fail(c, it,
+                                   r == -EEXIST && why == archive_why_conflict
+                                           ? ACTIONS_SKIPPED_CONFLICT
+                                           : actions_outcome_errno(r),
+                                   r, why);
+                return;
+        }
+        d->sync_chats = d->sync_archive = true;
+}
+
+/* While the batch's usage lines are on their way to the disk (actions_batch_salvage()): the
+ * archives of the sessions that need none of them, a line of their own (it->line) or one another
+ * session of the batch writes (it->dep); then the wait for the lines. No other transcript moves
+ * before actions_batch_salvage_end() says the lines are durable and read back. */
+static void actions_batch_move_early(ActionsContext *c, ActionsBatch *b) {
+        for (size_t i = 0; b->usage_pending && i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                _cleanup_free_ char *name = NULL;
+
+                if (it->done || it->v->verb != VERB_ARCHIVE || it->line || it->dep >= 0)
+                        continue;
+                name = actions_tname(it->s);
+                if (!name) {
+                        actions_batch_report(c, it, ACTIONS_FAILED, "out of memory", ENOMEM);
+                        continue;
+                }
+                actions_batch_archive_one(c, b, it, name);
+                it->moved = true;
+        }
+        /* a directory with no other move to come: its fsyncs overlap the wait too */
+        for (size_t j = 0; b->usage_pending && j < b->n_dirs; j++) {
+                bool more = false;
+
+                for (size_t i = 0; !more && i < b->n; i++)
+                        more = b->items[i].dir == j && !b->items[i].done && !b->items[i].moved;
+                if (!more)
+                        actions_batch_queue_sync(b, j);
+        }
+        actions_batch_salvage_end(c, b);
+}
+
 void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
         /* a pass's last item of each directory: its fsyncs start right after it, while the
          * pass goes on with the other directories (the items of a directory are together) */
@@ -285,9 +350,11 @@ void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
         for (size_t i = 0; i < b->n; i++)
                 if (b->items[i].v->verb != VERB_COMPRESS)
                         last[b->items[i].v->verb != VERB_ARCHIVE][b->items[i].dir] = i;
-        /* first the compressions, each complete with its own fsyncs (3a); then two passes: the
-         * moves, their directories' fsyncs, then the unlinks, so that no name a move added is
-         * lost in a crash that keeps a later unlink (tests/faults' fsync audit) */
+        /* in a batch of archives, first the moves that need no line of the batch, while its
+         * usage fsync runs; first the compressions, each complete with its own fsyncs (3a); then
+         * two passes: the moves, their directories' fsyncs, then the unlinks, so that no name a
+         * move added is lost in a crash that keeps a later unlink (tests/faults' fsync audit) */
+        actions_batch_move_early(c, b);
         actions_batch_compress(c, b);
         for (size_t k = 0; k < 2 * b->n; k++) {
                 if (k > 0 && last[(k - 1) >= b->n][b->items[(k - 1) % b->n].dir] == (k - 1) % b->n)
@@ -295,7 +362,6 @@ void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
                 ActionsBatchItem *it = &b->items[k % b->n];
                 ActionsBatchDir *d = &b->dirs[it->dir];
                 _cleanup_free_ char *name = NULL;
-                const char *why = NULL;
                 int dir_fd, r;
 
                 if (k == b->n)
@@ -309,36 +375,8 @@ void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
                         continue;
                 }
                 if (it->v->verb == VERB_ARCHIVE) {
-                        /* chats/archive/ is created only for a session the scan saw */
-                        r = d->archive_fd >= 0
-                                    ? 1
-                                    : fs_check_identity(d->chats_fd, name, &it->s->active);
-                        if (r <= 0) {
-                                actions_batch_fail(c, it,
-                                                   r < 0 ? ACTIONS_FAILED : ACTIONS_SKIPPED_CHANGED,
-                                                   r, "changed since scan");
-                                continue;
-                        }
-                        r = actions_batch_archive_dir(c, d, &why);
-                        if (r >= 0)
-                                actions_batch_sidecars(d);
-                        if (r >= 0 && actions_batch_no_sidecars(d, it->s->id))
-                                r = archive_move_bare_nosync(d->chats_fd, d->archive_fd,
-                                                             it->s->id, &it->s->active,
-                                                             actions_step, c, &why);
-                        else if (r >= 0)
-                                r = archive_move_nosync(d->chats_fd, d->archive_fd, it->s->id,
-                                                        &it->s->active, /* to_archive= */ true,
-                                                        actions_step, c, &why);
-                        if (r < 0) {
-                                actions_batch_fail(c, it,
-                                                   r == -EEXIST && why == archive_why_conflict
-                                                           ? ACTIONS_SKIPPED_CONFLICT
-                                                           : actions_outcome_errno(r),
-                                                   r, why);
-                                continue;
-                        }
-                        d->sync_chats = d->sync_archive = true;
+                        if (!it->moved)
+                                actions_batch_archive_one(c, b, it, name);
                         continue;
                 }
                 dir_fd = actions_batch_dir_fd(b, it);

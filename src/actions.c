@@ -308,7 +308,9 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                 .s = s, .v = v, .dir = (size_t)k, .line = TAKE_PTR(line), .sid = TAKE_PTR(sid),
                 .dep = dep,
         };
-        if (b->n >= b->max ||
+        if (v->verb != VERB_ARCHIVE)
+                b->n_not_archive++;
+        if (actions_batch_full(b) ||
             actions_now_ns() - b->started_ns >= MAX(b->window_ns, ACTIONS_BATCH_MSEC * 1000000ULL))
                 actions_batch_commit(c);
         return 0;

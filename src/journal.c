@@ -29,12 +29,18 @@
 
 #define JOURNAL_SOCKET "/run/systemd/journal/socket"
 #define JOURNAL_MAX_FIELDS 32
+#define JOURNAL_HELD_MAX (64 * 1024) /* journal_hold(): written at this size, or on release */
+
+static int journal_write_lines(const char *p, size_t n);
+static int journal_flush_held(void);
 
 /* The open action log of this process: set by journal_open(), read by journal_log(). */
 static struct {
         JournalTarget target;
         int fd; /* FILE target */
         char run_id[33];
+        bool held;    /* journal_hold(): lines go to held_buf until journal_release() */
+        StrBuf held_buf;
 } journal_state = { .target = _JOURNAL_TARGET_INVALID, .fd = -EBADF }; /* closed */
 
 static const char *const journal_target_table[_JOURNAL_TARGET_MAX] = {
@@ -171,6 +177,7 @@ int journal_open(JournalTarget target, const char *path, const char *run_id) {
 }
 
 void journal_close(void) {
+        (void)journal_release();
         journal_state.fd = safe_close(journal_state.fd);
         journal_state.target = _JOURNAL_TARGET_INVALID;
 }
@@ -372,11 +379,52 @@ int journal_log(const JournalEntry *e) {
         r = journal_format_line_full(e, journal_state.run_id, &line);
         if (r < 0)
                 return r;
+        if (journal_state.held) {
+                StrBuf *b = &journal_state.held_buf;
+                size_t len0 = b->len;
+
+                if (strbuf_append(b, line, strlen(line)) >= 0 && strbuf_append(b, "\n", 1) >= 0)
+                        return b->len >= JOURNAL_HELD_MAX ? journal_flush_held() : 0;
+                b->len = len0; /* out of memory: what is held, then this entry, directly */
+                r = journal_flush_held();
+                if (r < 0)
+                        return r;
+        }
         nl = strprintf("%s\n", line);
         if (!nl)
                 return -ENOMEM;
+        return journal_write_lines(nl, strlen(nl));
+}
+
+/* Write n bytes of complete lines to the line target, with one write(). */
+static int journal_write_lines(const char *p, size_t n) {
         if (journal_state.target == JOURNAL_TARGET_FILE)
-                return write_all(journal_state.fd, nl, strlen(nl));
+                return write_all(journal_state.fd, p, n);
         fflush(stderr);
-        return write_all(STDERR_FILENO, nl, strlen(nl));
+        return write_all(STDERR_FILENO, p, n);
+}
+
+static int journal_flush_held(void) {
+        StrBuf *b = &journal_state.held_buf;
+        int r = 0;
+
+        if (b->len > 0 && journal_is_open())
+                r = journal_write_lines(b->buf, b->len);
+        b->len = 0;
+        return r;
+}
+
+void journal_hold(void) {
+        journal_state.held = journal_is_open() && journal_state.target != JOURNAL_TARGET_JOURNAL;
+}
+
+int journal_release(void) {
+        int r;
+
+        if (!journal_state.held)
+                return 0;
+        r = journal_flush_held();
+        journal_state.held = false;
+        strbuf_done(&journal_state.held_buf);
+        return r;
 }

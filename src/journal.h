@@ -83,6 +83,14 @@ bool journal_is_open(void);
 /* 0, or -errno: -EBADF not open, -EINVAL an invalid event or field name, -E2BIG too many fields
  * for one journald entry. */
 int journal_log(const JournalEntry *e);
+/* The line targets (stderr, a file) only: the entries logged from journal_hold() on are written
+ * together, with one write(), by journal_release() (or when they reach 64 KiB); the journal
+ * target sends each entry at once. For a run of entries about what already happened, with no
+ * other step in between (the executor's report of a batch): a kill in between loses them as it
+ * would lose the entries not yet written one by one. journal_release() returns the write's
+ * result (0 when nothing was held); journal_close() releases. */
+void journal_hold(void);
+int journal_release(void);
 
 const char *journal_event_to_string(JournalEvent e); /* QGC_ACTION= value */
 const char *journal_event_message_id(JournalEvent e); /* MESSAGE_ID= (32 hex) */

@@ -1,5 +1,6 @@
 /* syncq.c: the fsync queue (syncq.h): a list of (fd, result) under one mutex, threads started on
- * demand that take the oldest entry, and a count of what is not done yet. */
+ * demand that take the oldest entry, and a count of what is not done yet; a result reads
+ * SYNCQ_PENDING until its fsync is done. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -23,6 +24,7 @@ struct SyncQ {
         size_t head, n, cap; /* entries q[head..n) wait */
         size_t busy;         /* taken, not finished */
         size_t n_threads, idle;
+        bool waiting_one; /* syncq_wait_one() waits: wake it on every fsync done */
         bool stop;
         pthread_t threads[SYNCQ_THREADS];
 };
@@ -61,7 +63,7 @@ static void *syncq_thread(void *userdata) {
                 pthread_mutex_lock(&q->lock);
                 *e.ret = r;
                 q->busy--;
-                if (q->busy == 0 && q->head == q->n)
+                if ((q->busy == 0 && q->head == q->n) || q->waiting_one)
                         pthread_cond_broadcast(&q->done);
         }
         pthread_mutex_unlock(&q->lock);
@@ -72,6 +74,7 @@ void syncq_push(SyncQ *q, int fd, int *ret) {
         bool here = false;
 
         pthread_mutex_lock(&q->lock);
+        *ret = SYNCQ_PENDING;
         if (q->head == q->n)
                 q->head = q->n = 0;
         if (q->n == q->cap) {
@@ -98,6 +101,15 @@ void syncq_push(SyncQ *q, int fd, int *ret) {
         pthread_mutex_unlock(&q->lock);
         if (here)
                 *ret = fs_fsync(fd);
+}
+
+void syncq_wait_one(SyncQ *q, const int *ret) {
+        pthread_mutex_lock(&q->lock);
+        q->waiting_one = true;
+        while (*ret == SYNCQ_PENDING)
+                pthread_cond_wait(&q->done, &q->lock);
+        q->waiting_one = false;
+        pthread_mutex_unlock(&q->lock);
 }
 
 void syncq_wait(SyncQ *q) {

@@ -14,7 +14,7 @@
 
 #include "inventory.h"
 
-#define USAGE_AHEAD_MAX 256U /* sessions built ahead of the executor (about one batch) */
+#define USAGE_AHEAD_MAX 1024U /* sessions built ahead of the executor (about one batch of archives) */
 
 typedef struct UsageAhead UsageAhead;
 

@@ -543,6 +543,45 @@ int usage_append(int global_fd, const char *line) {
 
 /* The group commit: lines (complete, none empty) with one write(), one fsync, one read-back. */
 int usage_append_lines(int global_fd, const char *line, size_t len) {
+        UsageAppend a;
+        int r;
+
+        r = usage_append_begin(global_fd, line, len, &a);
+        if (r < 0)
+                return r;
+        return usage_append_end(&a, fsync(a.fd) < 0 ? -errno : 0);
+}
+
+/* The second half of usage_append_lines(): fsync_r is what the fsync of a->fd returned; then the
+ * bytes are read back, a new file's directory entry made durable, and a's fds closed. */
+int usage_append_end(UsageAppend *a, int fsync_r) {
+        _cleanup_close_ int fd = TAKE_FD(a->fd), rfd = TAKE_FD(a->rfd);
+        const char *line = a->line;
+        size_t len = a->len;
+        off_t pos = a->pos;
+        int r;
+
+        /* durable, then readable: our bytes at our offset, starting a line */
+        if (fsync_r < 0)
+                return fsync_r;
+        if ((uint64_t)pos < len)
+                return -EIO;
+        r = usageidx_bytes_are(rfd, (uint64_t)pos - len, line, len);
+        if (r > 0 && (uint64_t)pos > len)
+                r = usageidx_bytes_are(rfd, (uint64_t)pos - len - 1, "\n", 1);
+        if (r <= 0)
+                return r < 0 ? r : -EIO; /* not a readable line: keep the session */
+        if (a->created && fsync(a->global_fd) < 0)
+                return -errno; /* a new file's directory entry must be durable too */
+        if (close(TAKE_FD(fd)) < 0 && errno != EINTR)
+                return -errno;
+        return 0;
+}
+
+/* The first half: up to and including the write(). 0: every byte written, *ret holds the fds
+ * (the caller fsyncs ret->fd, on any thread, and calls usage_append_end()); or -errno, with a
+ * short write undone and nothing held. line must stay valid until usage_append_end(). */
+int usage_append_begin(int global_fd, const char *line, size_t len, UsageAppend *ret) {
         _cleanup_close_ int fd = -EBADF, rfd = -EBADF;
         _cleanup_free_ char *buf = NULL;
         bool created = false, fresh = true;
@@ -612,20 +651,15 @@ int usage_append_lines(int global_fd, const char *line, size_t len) {
         if (pos < 0)
                 return r < 0 ? r : -errno;
         if (k >= 0 && (size_t)k == n) {
-                /* durable, then readable: our bytes at our offset, starting a line */
-                if (fsync(fd) < 0)
-                        return -errno;
-                if ((uint64_t)pos < len)
-                        return -EIO;
-                r = usageidx_bytes_are(rfd, (uint64_t)pos - len, line, len);
-                if (r > 0 && (uint64_t)pos > len)
-                        r = usageidx_bytes_are(rfd, (uint64_t)pos - len - 1, "\n", 1);
-                if (r <= 0)
-                        return r < 0 ? r : -EIO; /* not a readable line: keep the session */
-                if (created && fsync(global_fd) < 0)
-                        return -errno; /* a new file's directory entry must be durable too */
-                if (close(TAKE_FD(fd)) < 0 && errno != EINTR)
-                        return -errno;
+                *ret = (UsageAppend){
+                        .fd = TAKE_FD(fd),
+                        .rfd = TAKE_FD(rfd),
+                        .global_fd = global_fd,
+                        .created = created,
+                        .pos = pos,
+                        .line = line,
+                        .len = len,
+                };
                 return 0;
         }
 

@@ -4,7 +4,9 @@
  * only what was appended since. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 typedef struct UsageIndex UsageIndex;
 
@@ -50,6 +52,23 @@ int usage_append(int global_fd, const char *line);
  * group commit): one write(), one fsync, every byte read back; all or nothing (a short write is
  * undone as above). */
 int usage_append_lines(int global_fd, const char *lines, size_t len);
+
+/* usage_append_lines() in two halves, so that its fsync can run on another thread while the
+ * caller goes on with work that does not depend on the lines (actions-batch.c: the moves of
+ * the batch's sessions whose line was in the file already). usage_append_begin() writes (0:
+ * every byte; -errno: nothing of ours is left, a short write undone); the caller fsyncs fd and
+ * passes the result to usage_append_end(), which reads the bytes back and closes: 0 only when
+ * the lines are durably in the file, each starting a line. Nothing that needs the lines may
+ * happen before usage_append_end() returned 0. */
+typedef struct UsageAppend {
+        int fd, rfd, global_fd;
+        bool created; /* the file was created: its directory is fsynced too */
+        off_t pos;    /* the end of our bytes */
+        const char *line;
+        size_t len;
+} UsageAppend;
+int usage_append_begin(int global_fd, const char *lines, size_t len, UsageAppend *ret);
+int usage_append_end(UsageAppend *a, int fsync_r);
 
 /* Qwen's usage totals must not change because qgc writes a line. While the file has no v1 record
  * (absent, empty, only other lines: trees of Qwen 0.12 to 0.15, or never opened /stats), Qwen's

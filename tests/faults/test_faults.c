@@ -17,13 +17,16 @@
 #include <sys/uio.h>
 
 #include "../fs/apply_helpers.h"
+#include "actions-int.h"
 #include "cold.h"
 #include "fsutil.h"
 #include "journal.h"
 #include "live.h"
 #include "reason.h"
+#include "syncq.h"
 #include "testseam.h"
 #include "usage.h"
+#include "usageahead.h"
 #include "usageidx.h"
 
 /* ---------------------------------------------------------------- the seams */
@@ -57,6 +60,11 @@ typedef struct Faults {
         unsigned n_rename; /* renameat() and renameat2() calls */
         char drop_dir_fsync[128]; /* fsync() of a directory whose path ends in this is skipped
                                    * (returns 0, syncs nothing): the audit must notice */
+        bool drop_usage_fsync; /* ... the same for usage_record.jsonl (the usage audit) */
+        bool hold_usage_fsync; /* an fsync of usage_record.jsonl on another thread than the
+                                * executor's waits until the executor waits for an fsync */
+        unsigned n_rename_at_usage_sync; /* n_rename when the last held usage fsync went on */
+        unsigned n_journal_write; /* write() calls to the action log (journal.log) */
 } Faults;
 
 static Faults faults;
@@ -177,6 +185,121 @@ static void audit_destroys(int dfd, const char *name) {
         pthread_mutex_unlock(&audit_lock);
 }
 
+/* The usage audit: the sessionIds of the lines an executor run wrote to usage_record.jsonl that
+ * no fsync of that file made durable yet; renaming or unlinking such a session's transcript
+ * (<id>.jsonl) in that run is a violation: a crash could keep the move and lose the line. (A
+ * later run trusts a line that is in the file: after a failed fsync,
+ * test_faults_usage_fsync_eio_keeps_session's rerun does.) */
+#define USAGE_DIRTY_MAX 64
+static struct {
+        struct {
+                dev_t dev;
+                ino_t ino;
+                char id[64];
+        } e[USAGE_DIRTY_MAX];
+        size_t n;
+} usage_dirty;
+
+static void usage_audit_written(int fd, const char *buf, size_t n) {
+        static const char key[] = "\"sessionId\":\"";
+        const char *p = buf, *end = buf + n;
+        struct stat st;
+
+        if (!audit.armed || fstat(fd, &st) < 0)
+                return;
+        pthread_mutex_lock(&audit_lock);
+        while ((p = memmem(p, (size_t)(end - p), key, sizeof key - 1))) {
+                const char *q;
+
+                p += sizeof key - 1;
+                q = memchr(p, '"', (size_t)(end - p));
+                if (!q)
+                        break;
+                if (usage_dirty.n < USAGE_DIRTY_MAX && (size_t)(q - p) < 64) {
+                        usage_dirty.e[usage_dirty.n].dev = st.st_dev;
+                        usage_dirty.e[usage_dirty.n].ino = st.st_ino;
+                        snprintf(usage_dirty.e[usage_dirty.n].id, 64, "%.*s", (int)(q - p), p);
+                        usage_dirty.n++;
+                }
+                p = q;
+        }
+        pthread_mutex_unlock(&audit_lock);
+}
+
+static void usage_audit_synced(int fd) {
+        struct stat st;
+        size_t k = 0;
+
+        if (fstat(fd, &st) < 0)
+                return;
+        pthread_mutex_lock(&audit_lock);
+        for (size_t i = 0; i < usage_dirty.n; i++)
+                if (usage_dirty.e[i].dev != st.st_dev || usage_dirty.e[i].ino != st.st_ino)
+                        usage_dirty.e[k++] = usage_dirty.e[i];
+        usage_dirty.n = k;
+        pthread_mutex_unlock(&audit_lock);
+}
+
+/* name (a base name) is going to be renamed or unlinked */
+static void usage_audit_transcript_goes(const char *name, const char *how) {
+        size_t l = strlen(name);
+
+        if (!audit.armed || l < 7 || !streq(name + l - 6, ".jsonl"))
+                return;
+        pthread_mutex_lock(&audit_lock);
+        for (size_t i = 0; i < usage_dirty.n; i++)
+                if (strlen(usage_dirty.e[i].id) == l - 6 && strneq(usage_dirty.e[i].id, name, l - 6) &&
+                    !audit.violation[0])
+                        snprintf(audit.violation, sizeof audit.violation,
+                                 "%s of transcript %.255s while its usage line was not fsynced",
+                                 how, name);
+        pthread_mutex_unlock(&audit_lock);
+}
+
+/* hold_usage_fsync: the executor's waits (syncq.h) count up wait_gen; usage_append_begin()
+ * notes it; a held usage fsync goes on once wait_gen moved past that. */
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_cond = PTHREAD_COND_INITIALIZER;
+static unsigned hold_wait_gen, hold_begin_gen;
+
+static void hold_waited(void) {
+        pthread_mutex_lock(&hold_lock);
+        hold_wait_gen++;
+        pthread_cond_broadcast(&hold_cond);
+        pthread_mutex_unlock(&hold_lock);
+}
+
+void __real_syncq_wait_one(SyncQ *q, const int *ret);
+void __wrap_syncq_wait_one(SyncQ *q, const int *ret);
+void __wrap_syncq_wait_one(SyncQ *q, const int *ret) {
+        hold_waited();
+        __real_syncq_wait_one(q, ret);
+}
+void __real_syncq_wait(SyncQ *q);
+void __wrap_syncq_wait(SyncQ *q);
+void __wrap_syncq_wait(SyncQ *q) {
+        hold_waited();
+        __real_syncq_wait(q);
+}
+int __real_usage_append_begin(int global_fd, const char *lines, size_t len, UsageAppend *ret);
+int __wrap_usage_append_begin(int global_fd, const char *lines, size_t len, UsageAppend *ret);
+int __wrap_usage_append_begin(int global_fd, const char *lines, size_t len, UsageAppend *ret) {
+        pthread_mutex_lock(&hold_lock);
+        hold_begin_gen = hold_wait_gen;
+        pthread_mutex_unlock(&hold_lock);
+        return __real_usage_append_begin(global_fd, lines, len, ret);
+}
+
+static void hold_usage_fsync(void) {
+        if (!faults.hold_usage_fsync || gettid() == getpid())
+                return; /* on the executor's own thread nothing can overlap it */
+        pthread_mutex_lock(&hold_lock);
+        while (hold_wait_gen == hold_begin_gen)
+                pthread_cond_wait(&hold_cond, &hold_lock);
+        faults.n_rename_at_usage_sync = faults.n_rename;
+        pthread_mutex_unlock(&hold_lock);
+}
+
 ssize_t __real_write(int fd, const void *buf, size_t n);
 int __real_fsync(int fd);
 int __real_renameat(int a, const char *b, int c, const char *d);
@@ -258,7 +381,19 @@ ssize_t __wrap_write(int fd, const void *buf, size_t n) {
                 }
                 return k;
         }
-        return __real_write(fd, buf, n);
+        if (audit.armed) {
+                char link[64], target[PATH_MAX] = {};
+                ssize_t l;
+
+                snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+                l = readlink(link, target, sizeof target - 1);
+                if (l > 12 && streq(target + l - 12, "/journal.log"))
+                        faults.n_journal_write++;
+        }
+        ssize_t k = __real_write(fd, buf, n);
+        if (k > 0 && audit.armed && fd_is_usage(fd))
+                usage_audit_written(fd, buf, (size_t)k);
+        return k;
 }
 
 int __wrap_fsync(int fd) {
@@ -281,6 +416,7 @@ int __wrap_fsync(int fd) {
         }
         audit_synced(fd);
         if (fd_is_usage(fd)) {
+                hold_usage_fsync();
                 if (faults.fsync_err) {
                         errno = faults.fsync_err;
                         return -1;
@@ -289,6 +425,12 @@ int __wrap_fsync(int fd) {
                         writer_append(faults.append_on_usage_fsync);
                         faults.append_on_usage_fsync[0] = 0;
                 }
+                if (faults.drop_usage_fsync)
+                        return 0; /* "forgotten": the usage audit must notice */
+                if (__real_fsync(fd) < 0)
+                        return -1;
+                usage_audit_synced(fd);
+                return 0;
         }
         return __real_fsync(fd);
 }
@@ -317,6 +459,7 @@ static bool rename_fails(const char *old) {
 }
 
 int __wrap_renameat(int a, const char *b, int c, const char *d) {
+        usage_audit_transcript_goes(b, "rename");
         faults.n_rename++;
         if (rename_fails(b)) {
                 errno = faults.rename_err;
@@ -330,6 +473,7 @@ int __wrap_renameat(int a, const char *b, int c, const char *d) {
 }
 
 int __wrap_renameat2(int a, const char *b, int c, const char *d, unsigned flags) {
+        usage_audit_transcript_goes(b, "rename");
         faults.n_rename++;
         if (rename_fails(b)) {
                 errno = faults.rename_err;
@@ -396,6 +540,7 @@ int __wrap_unlinkat(int dfd, const char *name, int flags) {
                 errno = faults.unlink_err;
                 return -1;
         }
+        usage_audit_transcript_goes(name, "unlink");
         if (__real_unlinkat(dfd, name, flags) < 0)
                 return -1;
         audit_destroys(dfd, name);
@@ -451,6 +596,7 @@ int __wrap_actions_execute(const Plan *p, ActionStats *ret_stats) {
         int r;
 
         audit.armed = true;
+        usage_dirty.n = 0; /* each run answers for the lines it writes */
         r = __real_actions_execute(p, ret_stats);
         audit.armed = false;
         return r;
@@ -502,6 +648,7 @@ static int setup(void **state) {
         audit.n = 0;
         audit.n_checked = 0;
         audit.violation[0] = 0;
+        usage_dirty.n = 0;
         if (!t || fixture_new(&t->root) < 0)
                 return -1;
         if (fixture_copy_tree(fixture_testdata("corpus/tree"), t->root, "qwen") < 0)
@@ -526,7 +673,7 @@ static int teardown(void **state) {
         bool broken = audit.violation[0] != 0;
 
         if (broken)
-                print_error("directory fsync audit: %s\n", audit.violation);
+                print_error("fsync audit: %s\n", audit.violation);
         journal_close();
         strbuf_done(&faults.sent);
         faults = (Faults){};
@@ -1121,6 +1268,172 @@ static void test_faults_archive_without_sidecars_one_rename(void **state) {
         assert_true(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".jsonl"));
         assert_true(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".worktree.json"));
         assert_false(fixture_exists(t->qwen, P_API "/" S_TEXT ".worktree.json"));
+}
+
+/* ---------------------------------------------------------------- the usage fsync overlaps moves */
+
+/* An archive run: S_KILLED has no usage line (salvaged first), the others have one; S_TEXT has
+ * sidecars (crash_plant()). */
+static const ApplyPick overlap_picks[] = {
+        { S_TEXT, VERB_ARCHIVE }, { S_KILLED, VERB_ARCHIVE }, { S_FORK, VERB_ARCHIVE },
+        { S_WEB, VERB_ARCHIVE },  { S_NOTES, VERB_ARCHIVE },  {},
+};
+
+/* In a batch of archives the usage fsync runs while the sessions that need no line of the batch
+ * move (actions-batch.c): with that fsync held until the executor waits for it, the moves of
+ * S_TEXT (and its sidecars), S_FORK, S_WEB and S_NOTES happen before it, and S_KILLED's after
+ * (the usage audit: no transcript moves while its line is not fsynced). Before the overlap the
+ * fsync was the executor's own, before any move. */
+static void test_faults_archive_usage_fsync_overlaps_moves(void **state) {
+        T *t = *state;
+        ActionStats st = {};
+
+        crash_plant(t->qwen);
+        faults.hold_usage_fsync = true;
+        faults.n_rename = 0;
+        assert_int_equal(apply_execute(t->qwen, overlap_picks, &st), 0);
+        assert_int_equal(st.n_archived, 5);
+        assert_int_equal(st.n_salvaged, 1);
+        assert_int_equal(apply_usage_lines(t->qwen, S_KILLED), 1);
+        assert_true(fixture_exists(t->qwen, P_NOTES "/archive/" S_KILLED ".jsonl"));
+        if (faults.n_rename_at_usage_sync < 4)
+                fail_msg("%u renames before the usage fsync went on (of %u): no overlap",
+                         faults.n_rename_at_usage_sync, faults.n_rename);
+        assert_true(faults.n_rename_at_usage_sync < faults.n_rename);
+}
+
+/* The action log entries of a batch go with one write() for the salvages and one for the
+ * outcomes (journal_hold()), after what they report; every entry is there. With the run's start
+ * and summary: 4 writes (before: one per entry, 8). */
+static void test_faults_batch_journal_one_write(void **state) {
+        T *t = *state;
+        ActionStats st = {};
+        _cleanup_free_ char *log = NULL;
+        unsigned n = 0;
+
+        faults.n_journal_write = 0;
+        assert_int_equal(apply_execute(t->qwen, overlap_picks, &st), 0);
+        assert_int_equal(st.n_archived, 5);
+        if (faults.n_journal_write != 4)
+                fail_msg("%u writes to the action log for one batch", faults.n_journal_write);
+        log = test_read_rel(t->root, "journal.log");
+        for (const char *p = log; (p = strstr(p, "QGC_ACTION=archived")); p++)
+                n++;
+        assert_int_equal(n, 5);
+        assert_non_null(strstr(log, "QGC_ACTION=salvaged QGC_SESSION=" S_KILLED));
+        /* the salvage's entry before the outcomes */
+        assert_true(strstr(log, "QGC_ACTION=salvaged") < strstr(log, "QGC_ACTION=archived"));
+}
+
+/* A batch of archives closes at ACTIONS_BATCH_MAX_ARCHIVES sessions, any other at
+ * ACTIONS_BATCH_MAX, and the tests' cap holds for both. */
+static void test_faults_batch_of_archives_is_larger(void **state) {
+        _cleanup_free_ ActionsBatch *b = calloc(1, sizeof(ActionsBatch));
+
+        (void)state;
+        assert_non_null(b);
+        b->max = ACTIONS_BATCH_MAX;
+        b->n = ACTIONS_BATCH_MAX;
+        assert_false(actions_batch_full(b));
+        b->n = ACTIONS_BATCH_MAX_ARCHIVES;
+        assert_true(actions_batch_full(b));
+        b->n = ACTIONS_BATCH_MAX;
+        b->n_not_archive = 1;
+        assert_true(actions_batch_full(b));
+        b->n_not_archive = 0;
+        b->max = 2;
+        b->n = 2;
+        assert_true(actions_batch_full(b));
+        assert_true(ACTIONS_BATCH_MAX_ARCHIVES > ACTIONS_BATCH_MAX);
+        assert_true(USAGE_AHEAD_MAX >= ACTIONS_BATCH_MAX_ARCHIVES);
+}
+
+/* The usage audit notices a transcript that moves before its line is durable. */
+static void test_faults_usage_audit_catches_a_missing_fsync(void **state) {
+        T *t = *state;
+        ActionStats st = {};
+
+        faults.drop_usage_fsync = true;
+        assert_int_equal(apply_execute(t->qwen, overlap_picks, &st), 0);
+        assert_non_null(strstr(audit.violation, "rename of transcript " S_KILLED ".jsonl while"));
+        audit.violation[0] = 0; /* expected: the test passes */
+}
+
+/* Killed after every step of an archive run whose usage fsync overlaps the moves (held until the
+ * executor waits for it, so that every kill point of the overlap is reached), then run again:
+ * the salvaged session never went before its line, each session has its one line, everything
+ * is archived, S_TEXT's sidecars merged once, no temporary file is left. batch: as in
+ * crash_every_step(). */
+static void crash_every_step_overlap(T *t, const char *batch) {
+        unsigned n;
+
+        for (n = 1; n < 200; n++) {
+                _cleanup_free_ char *dir = strprintf("ov%s-%u", batch ? batch : "", n);
+                _cleanup_free_ char *qwen = fixture_path(t->root, dir);
+                _cleanup_free_ char *lg = NULL, *tmp = NULL;
+                ActionStats st = {};
+                int status = 0;
+                pid_t pid;
+
+                assert_int_equal(fixture_copy_tree(t->qwen, t->root, dir), 0);
+                crash_plant(qwen);
+                pid = fork();
+                assert_true(pid >= 0);
+                if (pid == 0) {
+                        faults.hold_usage_fsync = true;
+                        test_seam_set_crash_after_step(n);
+                        if (batch)
+                                test_seam_set_batch_sessions((unsigned)atoi(batch));
+                        /* the usage audit's findings die with the child: say so in the status */
+                        int r = apply_execute(qwen, overlap_picks, &st);
+                        _exit(audit.violation[0] ? 98 : r == 0 ? 0 : 1);
+                }
+                assert_int_equal(waitpid(pid, &status, 0), pid);
+                assert_true(WIFEXITED(status));
+                if (WEXITSTATUS(status) == 98)
+                        fail_msg("step %u: a transcript moved before its usage line was durable", n);
+                if (WEXITSTATUS(status) != 99) {
+                        assert_int_equal(WEXITSTATUS(status), 0);
+                        break;
+                }
+                if (!fixture_exists(qwen, P_NOTES "/" S_KILLED ".jsonl") &&
+                    apply_usage_lines(qwen, S_KILLED) != 1)
+                        fail_msg("step %u: the transcript of %s went before its usage line", n,
+                                 S_KILLED);
+                assert_true(apply_execute(qwen, overlap_picks, &st) >= 0);
+                assert_int_equal(st.n_failed, 0);
+                for (size_t i = 0; overlap_picks[i].id; i++) {
+                        const char *id = overlap_picks[i].id;
+                        _cleanup_free_ char *a = strprintf("%s/%s.jsonl",
+                                                           streq(id, S_WEB) ? P_WEB
+                                                           : streq(id, S_KILLED) || streq(id, S_NOTES)
+                                                                   ? P_NOTES
+                                                                   : P_API,
+                                                           id);
+                        _cleanup_free_ char *b = strprintf("%.*s/archive/%s.jsonl",
+                                                           (int)(strrchr(a, '/') - a), a, id);
+                        if (fixture_exists(qwen, a) || !fixture_exists(qwen, b))
+                                fail_msg("step %u: %s not archived after the rerun", n, id);
+                        if (apply_usage_lines(qwen, id) != (streq(id, S_WEB) ? 3 : 1))
+                                fail_msg("step %u: %d usage lines of %s", n,
+                                         apply_usage_lines(qwen, id), id);
+                }
+                lg = test_read_rel(qwen, P_API "/archive/" S_TEXT ".ledger.jsonl");
+                if (!streq(lg, "old\nnew\n"))
+                        fail_msg("step %u: ledger is '%s'", n, lg);
+                if (crash_find_temp(qwen, &tmp))
+                        fail_msg("step %u: temporary file '%s' left behind", n, tmp);
+                assert_int_equal(fixture_rm_rf(qwen), 0);
+        }
+        assert_true(n > 5);
+        assert_true(n < 200);
+}
+
+static void test_faults_crash_after_every_step_overlap_then_rerun(void **state) {
+        crash_every_step_overlap(*state, NULL);
+        crash_every_step_overlap(*state, "1");
+        crash_every_step_overlap(*state, "2");
+        crash_every_step_overlap(*state, "3");
 }
 
 /* The directory fsync audit on a whole batch (moves, sidecars, markers, deletes, shared-file
@@ -2050,6 +2363,11 @@ static void test_journal_new_run_id_is_random_hex(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_faults_archive_usage_fsync_overlaps_moves, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_usage_audit_catches_a_missing_fsync, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_batch_journal_one_write, setup, teardown),
+                cmocka_unit_test(test_faults_batch_of_archives_is_larger),
+                cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_overlap_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_usage_write_enospc_keeps_session, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_usage_write_eio_keeps_archive_candidate, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_usage_fsync_eio_keeps_session, setup, teardown),
