@@ -295,11 +295,12 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
                 if (session_is_cold(it->s)) {
                         /* compressed: a copy in chats/ or chats/archive/ is one */
                         _cleanup_free_ char *plain = strprintf("%s.jsonl", it->s->id);
-                        r = plain ? actions_copy_exists(d->chats_fd, plain, false) : -ENOMEM;
+                        r = plain ? actions_copy_exists(d->chats_fd, d->archive_fd, plain, false) : -ENOMEM;
                         if (r == 0)
-                                r = actions_copy_exists(d->chats_fd, plain, true);
+                                r = actions_copy_exists(d->chats_fd, d->archive_fd, plain, true);
                 } else
-                        r = actions_copy_exists(d->chats_fd, name, it->s->state != SESSION_ARCHIVED);
+                        r = actions_copy_exists(d->chats_fd, d->archive_fd, name,
+                                                it->s->state != SESSION_ARCHIVED);
                 if (r != 0) {
                         actions_batch_fail(c, it,
                                            r > 0 ? ACTIONS_SKIPPED_CONFLICT
@@ -374,9 +375,9 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                         continue;
                 }
                 /* the same race just after the unlink: what is left belongs to the new copy */
-                r = name ? actions_copy_exists(d->chats_fd, name, false) : -ENOMEM;
+                r = name ? actions_copy_exists(d->chats_fd, d->archive_fd, name, false) : -ENOMEM;
                 if (r == 0)
-                        r = actions_copy_exists(d->chats_fd, name, true);
+                        r = actions_copy_exists(d->chats_fd, d->archive_fd, name, true);
                 if (r != 0) {
                         log_warning("session %s: a transcript appeared as it was deleted; its "
                                     "sidecars and file-history are kept",
@@ -435,10 +436,12 @@ void actions_batch_commit(ActionsContext *c) {
         actions_batch_salvage(c, b, &c->trees[b->tree]);
         actions_batch_mark(c, b, &c->trees[b->tree]);
         actions_batch_erase(c, b, &c->trees[b->tree]);
+        actions_lists_drop(c); /* the rest of the deletes lists afresh (actions-erase.c) */
         t1 = actions_now_ns();
         actions_batch_move(c, b);
         t2 = actions_now_ns();
         actions_batch_finish(c, b, &c->trees[b->tree]);
+        actions_lists_drop(c);
         t3 = actions_now_ns();
         /* the next batch prepares for at least 4 times what this one's flushes took, so that
          * they stay a small part of the run however slow the disk is */

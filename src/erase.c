@@ -389,21 +389,20 @@ static int erase_failed(char **ret_why, int r, const char *file) {
         }
 }
 
-/* Does (dir_fd, name) hold something of id (by splice)? 1 yes or unknown, 0 no (or no file). */
-static int erase_file_has(int root_fd, dev_t dev, const char *dir, const char *name,
-                          EraseSpliceFn splice, const char *id) {
-        _cleanup_close_ int fd = dir ? fs_open_path(root_fd, dir, dev) : -ENOENT;
+/* Does (dir_fd, name) hold something of id (by splice)? 1 yes or unknown, 0 no (or no file);
+ * dir_fd -ENOENT: no directory. */
+static int erase_file_has(int dir_fd, const char *name, EraseSpliceFn splice, const char *id) {
         _cleanup_free_ char *text = NULL, *out = NULL;
         struct stat st;
         size_t n, n_out;
         unsigned k = 0;
         int r;
 
-        if (fd == -ENOENT)
+        if (dir_fd == -ENOENT)
                 return 0;
-        if (fd < 0)
+        if (dir_fd < 0)
                 return 1;
-        r = erase_read(fd, name, &st, &text, &n);
+        r = erase_read(dir_fd, name, &st, &text, &n);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
@@ -413,27 +412,23 @@ static int erase_file_has(int root_fd, dev_t dev, const char *dir, const char *n
 }
 
 /* Does a shared file hold rows or an entry of s? 1 yes (or cannot tell), 0 no. */
-static int erase_session_has_shared(const Session *s, int runtime_fd, dev_t dev, const char *tmp,
-                                    const char *pdir) {
-        return erase_file_has(runtime_fd, dev, tmp, ERASE_LOGS_FILE, erase_splice_logs, s->id) ||
-               erase_file_has(runtime_fd, dev, pdir, ERASE_ORG_FILE, erase_splice_org, s->id);
+static int erase_session_has_shared(const Session *s, int tmp_fd, int pdir_fd) {
+        return erase_file_has(tmp_fd, ERASE_LOGS_FILE, erase_splice_logs, s->id) ||
+               erase_file_has(pdir_fd, ERASE_ORG_FILE, erase_splice_org, s->id);
 }
 
-int erase_session_shared(const Inventory *inv, const Session *s, int runtime_fd, dev_t dev,
+int erase_session_shared(const Inventory *inv, const Session *s, int tmp_fd, int pdir_fd,
                          int chats_fd, EraseStepFn step, void *userdata, EraseDone *ret,
                          char **ret_why) {
         EraseProject proj = { .inv = inv, .s = s };
         _cleanup_free_ char *busy = NULL;
-        _cleanup_free_ char *tmp = s->hash ? strprintf("tmp/%s", s->hash) : NULL;
-        _cleanup_free_ char *pdir = strprintf("projects/%s", s->project_dir);
-        _cleanup_close_ int fd = -EBADF;
         int r;
 
         *ret = (EraseDone){};
-        if (!pdir || (s->hash && !tmp))
-                return -ENOMEM;
+        if (!s->hash)
+                tmp_fd = -ENOENT;
         /* nothing of the session in either file: no edit, no reason to wait for the project */
-        r = erase_session_has_shared(s, runtime_fd, dev, tmp, pdir);
+        r = erase_session_has_shared(s, tmp_fd, pdir_fd);
         if (r == 0)
                 return 0;
         for (size_t i = 0; i < inv->n_sessions; i++) {
@@ -453,23 +448,18 @@ int erase_session_shared(const Inventory *inv, const Session *s, int runtime_fd,
                                  "files are not edited now",
                                  busy);
 
-        if (tmp) {
-                fd = fs_open_path(runtime_fd, tmp, dev);
-                if (fd < 0 && fd != -ENOENT)
-                        return erase_failed(ret_why, fd, "tmp/<hash>/");
-                if (fd >= 0) {
-                        r = erase_logs_rows(fd, s->id, step, userdata);
-                        if (r < 0)
-                                return erase_failed(ret_why, r, ERASE_LOGS_FILE);
-                        ret->log_rows = (unsigned)r;
-                }
-                fd = safe_close(fd);
+        if (tmp_fd < 0 && tmp_fd != -ENOENT)
+                return erase_failed(ret_why, tmp_fd, "tmp/<hash>/");
+        if (tmp_fd >= 0) {
+                r = erase_logs_rows(tmp_fd, s->id, step, userdata);
+                if (r < 0)
+                        return erase_failed(ret_why, r, ERASE_LOGS_FILE);
+                ret->log_rows = (unsigned)r;
         }
-        fd = fs_open_path(runtime_fd, pdir, dev);
-        if (fd < 0 && fd != -ENOENT)
-                return erase_failed(ret_why, fd, "the project directory");
-        if (fd >= 0) {
-                r = erase_org_entry(fd, s->id, step, userdata);
+        if (pdir_fd < 0 && pdir_fd != -ENOENT)
+                return erase_failed(ret_why, pdir_fd, "the project directory");
+        if (pdir_fd >= 0) {
+                r = erase_org_entry(pdir_fd, s->id, step, userdata);
                 if (r < 0)
                         return erase_failed(ret_why, r, ERASE_ORG_FILE);
                 ret->org_entries = (unsigned)r;

@@ -54,10 +54,13 @@ typedef struct EraseDone {
 /* The shared-file part of deleting session s of inv (its transcript still there): first proof
  * that no Qwen process of its project is live (the scan's liveness of every session of the same
  * project directory or hash, then live_project_busy() afresh), then its rows out of
- * tmp/<hash>/logs.json, then its entry out of session-organization.v1.json. 0 with *ret filled;
- * -EAGAIN when it cannot be done now (*ret_why says why; *ret counts what was already done, the
- * rest untouched: a later run completes it); other -errno (*ret_why set). */
-int erase_session_shared(const Inventory *inv, const Session *s, int runtime_fd, dev_t dev,
+ * tmp/<hash>/logs.json, then its entry out of session-organization.v1.json. tmp_fd and pdir_fd
+ * are R/tmp/<hash>/ and R/projects/<dir>/ opened below the tree (fs_open_path()), -ENOENT when
+ * there is no such directory, other -errno when it cannot be opened (reported when an edit is
+ * due). 0 with *ret filled; -EAGAIN when it cannot be done now (*ret_why says why; *ret counts
+ * what was already done, the rest untouched: a later run completes it); other -errno (*ret_why
+ * set). */
+int erase_session_shared(const Inventory *inv, const Session *s, int tmp_fd, int pdir_fd,
                          int chats_fd, EraseStepFn step, void *userdata, EraseDone *ret,
                          char **ret_why);
 
