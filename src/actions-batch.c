@@ -340,20 +340,7 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
  * the batch whose marker is written: when it cannot be done now, nothing of that session goes
  * (it is skipped with the reason; a later run retries the whole delete). */
 static void actions_batch_erase(ActionsContext *c, ActionsBatch *b, const ActionsTree *t) {
-        for (size_t i = 0; i < b->n; i++) {
-                ActionsBatchItem *it = &b->items[i];
-                const char *why = NULL;
-                int r;
-
-                if (it->done || it->v->verb != VERB_DELETE || !it->marked)
-                        continue;
-                r = actions_erase_shared(c, t, it->s, b->dirs[it->dir].chats_fd, &why);
-                if (r == -EAGAIN && why)
-                        actions_batch_report(c, it, ACTIONS_SKIPPED_NOT_NOW, why, 0);
-                else if (r < 0)
-                        actions_batch_report(c, it, ACTIONS_FAILED,
-                                             why ?: "cannot edit the files Qwen shares", -r);
-        }
+        actions_erase_batch(c, b, t); /* each shared file edited once for the batch */
 }
 
 /* 5: what else of each deleted session is its alone; then the batch's marker goes when every

@@ -691,40 +691,86 @@ static void actions_report_erased(ActionsContext *c, const Session *s, const cha
         c->stats->n_erased_files++;
 }
 
-/* Remove the session's rows and entries from the files Qwen shares (erase.h). -EAGAIN: not now
- * (the session stays, *ret_why says why). */
-int actions_erase_shared(ActionsContext *c, const ActionsTree *t, const Session *s,
-                         int chats_fd, const char **ret_why) {
-        _cleanup_free_ char *tmp = strprintf("tmp/%s", s->hash ? s->hash : "");
-        _cleanup_free_ char *pdir = strprintf("projects/%s", s->project_dir);
-        dev_t dev = c->inv->trees[s->tree].dev;
-        bool owned_t = false, owned_p = false;
-        int tfd, pfd, r;
-        EraseDone done = {};
+/* 2b of the group commit: the rows and entries of the batch's deletes (their markers written)
+ * out of the files Qwen shares (erase.h), each file read and edited once for all of them
+ * (erase_sessions_shared()). A delete whose edit cannot be done now is skipped with the reason
+ * (nothing of it goes; a later run retries the whole delete). */
+void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *t) {
+        _cleanup_free_ EraseItem *items = calloc(b->n ? b->n : 1, sizeof(EraseItem));
+        _cleanup_free_ size_t *idx = calloc(b->n ? b->n : 1, sizeof(size_t));
+        _cleanup_free_ int *owned = calloc(2 * b->n + 1, sizeof(int));
+        size_t n = 0, n_owned = 0;
+        int r = 0;
 
-        if (!tmp || !pdir)
-                return -ENOMEM;
-        /* the batch's directories (its deletes are mostly of a few projects) */
-        tfd = s->hash ? actions_batch_path(c, t->runtime_fd, tmp, dev, &owned_t) : -ENOENT;
-        _cleanup_close_ _unused_ int own_t = owned_t ? tfd : -EBADF; /* closed on return */
-        pfd = actions_batch_path(c, t->runtime_fd, pdir, dev, &owned_p);
-        _cleanup_close_ _unused_ int own_p = owned_p ? pfd : -EBADF;
+        for (size_t i = 0; items && idx && owned && r >= 0 && i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                const Session *s = it->s;
+                _cleanup_free_ char *tmp = NULL, *pdir = NULL;
+                dev_t dev = c->inv->trees[s->tree].dev;
+                bool owned_t = false, owned_p = false;
+                int tfd, pfd;
 
-        free(c->why);
-        c->why = NULL;
-        /* neither file in this step's listing of its directory: nothing of the session in them
-         * (the check erase_session_shared() makes first, without opening them) */
-        if ((tfd == -ENOENT || (tfd >= 0 && !owned_t &&
-                                actions_listed(c, tfd, ERASE_LOGS_FILE) == 0)) &&
-            (pfd == -ENOENT || (pfd >= 0 && !owned_p &&
-                                actions_listed(c, pfd, ERASE_ORG_FILE) == 0)))
-                return 0;
-        r = erase_session_shared(c->inv, s, tfd, pfd, chats_fd, actions_step, c, &done, &c->why);
-        actions_report_erased(c, s, tmp, ERASE_LOGS_FILE, done.log_rows,
-                              "prompt history row(s)");
-        actions_report_erased(c, s, pdir, ERASE_ORG_FILE, done.org_entries,
-                              "organization entry(ies)");
-        if (r < 0)
-                *ret_why = c->why ? c->why : "cannot edit the files Qwen shares between sessions";
-        return r;
+                if (it->done || it->v->verb != VERB_DELETE || !it->marked)
+                        continue;
+                tmp = strprintf("tmp/%s", s->hash ? s->hash : "");
+                pdir = strprintf("projects/%s", s->project_dir);
+                if (!tmp || !pdir) {
+                        r = -ENOMEM;
+                        break;
+                }
+                /* the batch's directories (its deletes are mostly of a few projects): the same
+                 * directory, the same fd, so that its file is edited once */
+                tfd = s->hash ? actions_batch_path(c, t->runtime_fd, tmp, dev, &owned_t) : -ENOENT;
+                if (owned_t && tfd >= 0)
+                        owned[n_owned++] = tfd;
+                pfd = actions_batch_path(c, t->runtime_fd, pdir, dev, &owned_p);
+                if (owned_p && pfd >= 0)
+                        owned[n_owned++] = pfd;
+                /* neither file in this step's listing of its directory: nothing of the session in
+                 * them (what erase_sessions_shared() finds first, without opening them) */
+                if ((tfd == -ENOENT || (tfd >= 0 && !owned_t &&
+                                        actions_listed(c, tfd, ERASE_LOGS_FILE) == 0)) &&
+                    (pfd == -ENOENT || (pfd >= 0 && !owned_p &&
+                                        actions_listed(c, pfd, ERASE_ORG_FILE) == 0)))
+                        continue;
+                items[n] = (EraseItem){
+                        .s = s,
+                        .chats_fd = b->dirs[it->dir].chats_fd,
+                        .tmp_fd = tfd,
+                        .pdir_fd = pfd,
+                };
+                idx[n++] = i;
+        }
+        if (!items || !idx || !owned)
+                r = -ENOMEM;
+        if (r >= 0 && n > 0)
+                r = erase_sessions_shared(c->inv, items, n, actions_step, c);
+        for (size_t i = 0; r < 0 && i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+
+                if (!it->done && it->v->verb == VERB_DELETE && it->marked)
+                        actions_batch_report(c, it, ACTIONS_FAILED,
+                                             "cannot edit the files Qwen shares", -r);
+        }
+        for (size_t j = 0; r >= 0 && j < n; j++) {
+                ActionsBatchItem *it = &b->items[idx[j]];
+                const Session *s = it->s;
+                _cleanup_free_ char *tmp = strprintf("tmp/%s", s->hash ? s->hash : "");
+                _cleanup_free_ char *pdir = strprintf("projects/%s", s->project_dir);
+
+                actions_report_erased(c, s, tmp ? tmp : "tmp", ERASE_LOGS_FILE,
+                                      items[j].done.log_rows, "prompt history row(s)");
+                actions_report_erased(c, s, pdir ? pdir : "projects", ERASE_ORG_FILE,
+                                      items[j].done.org_entries, "organization entry(ies)");
+                if (items[j].r == -EAGAIN && items[j].why)
+                        actions_batch_report(c, it, ACTIONS_SKIPPED_NOT_NOW, items[j].why, 0);
+                else if (items[j].r < 0)
+                        actions_batch_report(c, it, ACTIONS_FAILED,
+                                             items[j].why ?: "cannot edit the files Qwen shares",
+                                             -items[j].r);
+        }
+        for (size_t j = 0; items && j < n; j++)
+                free(items[j].why);
+        for (size_t j = 0; j < n_owned; j++)
+                safe_close(owned[j]);
 }

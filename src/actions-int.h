@@ -148,8 +148,7 @@ int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Session *
                         int chats_fd, int archive_fd, RecoverMarker *ret);
 int actions_copy_exists(int chats_fd, int archive_fd, const char *name, bool in_archive);
 void actions_lists_drop(ActionsContext *c);
-int actions_erase_shared(ActionsContext *c, const ActionsTree *t, const Session *s,
-                         int chats_fd, const char **ret_why);
+void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *t);
 
 /* actions-batch.c */
 uint64_t actions_now_ns(void);

@@ -64,6 +64,30 @@ int erase_session_shared(const Inventory *inv, const Session *s, int tmp_fd, int
                          int chats_fd, EraseStepFn step, void *userdata, EraseDone *ret,
                          char **ret_why);
 
+/* One session of erase_sessions_shared(): in s, chats_fd, tmp_fd, pdir_fd (as
+ * erase_session_shared(); the same directory must come with the same fd, so that its file is
+ * edited once for all of its sessions); out done, r (0, -EAGAIN not now, other -errno) and why
+ * (allocated, with r < 0). */
+typedef struct EraseItem {
+        const Session *s;
+        int chats_fd;
+        int tmp_fd, pdir_fd;
+        EraseDone done;
+        int r;
+        char *why;
+} EraseItem;
+
+/* erase_session_shared() for the n sessions of a batch (one tree) at once: each shared file is
+ * read once to find which of them have something in it, and edited once (one splice, temp file,
+ * fsync, re-read, rename, directory fsync) for all of them whose project is not live. The edits
+ * happen in the same place of a delete as one session's (after the batch's pending-delete
+ * markers, before any transcript goes), so a crash anywhere converges the same way: the next run
+ * drops the markers of sessions whose transcripts are still there and deletes them again, finding
+ * nothing more of them in the files. An edit that fails fails every session of it (its reason in
+ * each why). Returns 0, or -ENOMEM (nothing reliable in items). */
+int erase_sessions_shared(const Inventory *inv, EraseItem *items, size_t n, EraseStepFn step,
+                          void *userdata);
+
 /* Qwen's reviewSessionDirName(id): sanitizeFilenameComponent(id) + "-" + sha256(id)[0..8). */
 char *erase_review_dir_name(const char *id);
 

@@ -290,6 +290,48 @@ static void test_actions_delete_erases_shared_rows(void **state) {
         assert_string_equal(org, ORG_AFTER);
 }
 
+/* Two deletes of the same project in one batch: each shared file is read and rewritten once for
+ * both (erase_sessions_shared()), each session's own count journaled; the result is what two
+ * edits one after the other wrote. */
+static unsigned erase_edits_logs, erase_edits_org;
+static void erase_count_hook(void *userdata, const char *name) {
+        (void)userdata;
+        if (streq(name, "logs.json"))
+                erase_edits_logs++;
+        else if (streq(name, "session-organization.v1.json"))
+                erase_edits_org++;
+}
+
+static void test_actions_delete_batch_edits_shared_files_once(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_FH, VERB_DELETE }, { S_KILLED, VERB_DELETE }, {} };
+        _cleanup_free_ char *logs = NULL, *org = NULL, *log = NULL;
+        ActionStats st = {};
+
+        plant_shared(t);
+        erase_edits_logs = erase_edits_org = 0;
+        erase_test_set_hook(erase_count_hook, NULL);
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        erase_test_set_hook(NULL, NULL);
+        assert_int_equal(st.n_deleted, 2);
+        assert_int_equal(st.n_failed, 0);
+        /* S_FH: 2 rows and 1 entry; S_KILLED: 1 row (its logs.json is the corpus's, of another
+         * hash) and 1 entry */
+        assert_int_equal(st.n_erased, 5);
+        assert_int_equal(st.n_erased_files, 4);
+        assert_int_equal(erase_edits_logs, 2); /* two files */
+        assert_int_equal(erase_edits_org, 1);  /* one file, both sessions' entries */
+        logs = test_read_rel(t->qwen, H_MY_NOTES "/logs.json");
+        assert_string_equal(logs, LOGS_AFTER);
+        org = test_read_rel(t->qwen, ORG_PATH);
+        assert_string_equal(org, "{\n  \"schemaVersion\": 1,\n  \"groups\": [],\n  \"sessions\": {}\n}");
+        log = test_read_rel(t->root, "journal.log");
+        assert_non_null(strstr(log, "removed 2 prompt history row(s) of session " S_FH));
+        assert_non_null(strstr(log, "removed 1 organization entry(ies) of session " S_FH));
+        assert_non_null(strstr(log, "removed 1 organization entry(ies) of session " S_KILLED));
+        assert_non_null(strstr(log, "removed 1 prompt history row(s) of session " S_KILLED));
+}
+
 /* Qwen appends a prompt row while qgc edits: the edit is dropped, the session kept whole (its
  * marker gone), no row lost; the next run completes the erasure and keeps the new row. */
 #define LOGS_RACED                                                                                 \
@@ -1434,6 +1476,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_actions_archive_copy_appearing_after_scan_skips, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_removes_exactly_the_named_files, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_looks_up_no_absent_file, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_delete_batch_edits_shared_files_once, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_rest_lists_afresh, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_keeps_what_appears_after_listing, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_erases_shared_rows, setup, teardown),
