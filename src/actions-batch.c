@@ -295,7 +295,8 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
                 if (session_is_cold(it->s)) {
                         /* compressed: a copy in chats/ or chats/archive/ is one */
                         _cleanup_free_ char *plain = strprintf("%s.jsonl", it->s->id);
-                        r = plain ? actions_copy_exists(d->chats_fd, d->archive_fd, plain, false) : -ENOMEM;
+                        r = plain ? actions_copy_exists(d->chats_fd, d->archive_fd, plain, false)
+                                  : -ENOMEM;
                         if (r == 0)
                                 r = actions_copy_exists(d->chats_fd, d->archive_fd, plain, true);
                 } else

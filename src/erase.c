@@ -93,7 +93,8 @@ static ssize_t erase_row_index(const char *s, size_t a, size_t b, const EraseIds
                 return -1;
         o = erase_parse(s, a, b);
         if (o && json_object_is_type(o, json_type_object) &&
-            json_object_object_get_ex(o, "sessionId", &v) && json_object_is_type(v, json_type_string))
+            json_object_object_get_ex(o, "sessionId", &v) &&
+            json_object_is_type(v, json_type_string))
                 k = erase_ids_index(ids, json_object_get_string(v),
                                     (size_t)json_object_get_string_len(v));
         json_object_put(o);
@@ -639,17 +640,4 @@ finish:
         erase_files_free(logs, n_logs);
         erase_files_free(org, n_org);
         return r;
-}
-
-int erase_session_shared(const Inventory *inv, const Session *s, int tmp_fd, int pdir_fd,
-                         int chats_fd, EraseStepFn step, void *userdata, EraseDone *ret,
-                         char **ret_why) {
-        EraseItem it = { .s = s, .chats_fd = chats_fd, .tmp_fd = tmp_fd, .pdir_fd = pdir_fd };
-        int r = erase_sessions_shared(inv, &it, 1, step, userdata);
-
-        *ret = it.done;
-        if (r < 0)
-                return erase_why(ret_why, r, "cannot edit the files Qwen shares");
-        *ret_why = it.why;
-        return it.r;
 }
