@@ -319,6 +319,8 @@ static int actions_listed(ActionsContext *c, int dfd, const char *name) {
         }
         if (!l->listed)
                 return 1;
+        if (l->n == 0)
+                return 0; /* an empty directory */
         return bsearch(&name, l->names, l->n, sizeof(char *), actions_list_cmp) ? 1 : 0;
 }
 
