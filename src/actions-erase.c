@@ -2,7 +2,8 @@
  * usage line (salvage, skipped when usage_record.jsonl or the batch already has one), the files
  * of a delete besides the transcript (sidecars in both places, file-history/, subagents/,
  * debug/, plans/, review scripts, dead runtime claims), its pending-delete marker (which files,
- * with their identity), and its rows in the files Qwen shares (erase.h). The crash-safety order
+ * with their identity), and its rows in the files Qwen shares (erase.h), edited once per batch;
+ * the directories a batch's deletes look into, listed once per step. The crash-safety order
  * is described at the top of actions.c. */
 #include "autoconf.h"
 
@@ -197,9 +198,11 @@ void actions_salvage_ahead(ActionsContext *c, const Plan *p) {
  * step, exactly as a file created just after a direct lookup would be. Only a live Qwen process
  * of the session (or, for the files Qwen shares, of its project) creates one, and the batch has
  * just checked that none is live. What is missed is never removed: a missed name is a file kept,
- * never one removed by mistake (file-history/, subagents/, debug/ and plans/ entries are then
- * orphans that hygiene reclaims; a sidecar stays beside a transcript that is gone, as one written
- * just after a direct lookup would). A directory that cannot be listed, or is large for the
+ * never one removed by mistake (file-history/<id>/ and subagents/<id>/ are then orphans a later
+ * scan finds and reclaims, debug/<id>.txt and plans/<id>.md hygiene's when its keys are on; a
+ * sidecar or review directory stays, as one written just after a direct lookup would; a shared
+ * file's rows stay, as rows written just after the edit would). A directory that cannot be
+ * listed, or is large for the
  * batch (more entries by its size than ACTIONS_LIST_PER_SESSION per session of the batch: a
  * tree's file-history/ of thousands of sessions costs more to list for every batch than the
  * batch's lookups in it), is looked into by name, as before. */
