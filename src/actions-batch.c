@@ -360,11 +360,13 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
                 if (session_is_cold(it->s)) {
                         /* compressed: a copy in chats/ or chats/archive/ is one */
                         _cleanup_free_ char *plain = strprintf("%s.jsonl", it->s->id);
-                        r = plain ? actions_copy_exists(d->chats_fd, plain, false) : -ENOMEM;
+                        r = plain ? actions_copy_exists(d->chats_fd, d->archive_fd, plain, false)
+                                  : -ENOMEM;
                         if (r == 0)
-                                r = actions_copy_exists(d->chats_fd, plain, true);
+                                r = actions_copy_exists(d->chats_fd, d->archive_fd, plain, true);
                 } else
-                        r = actions_copy_exists(d->chats_fd, name, it->s->state != SESSION_ARCHIVED);
+                        r = actions_copy_exists(d->chats_fd, d->archive_fd, name,
+                                                it->s->state != SESSION_ARCHIVED);
                 if (r != 0) {
                         actions_batch_fail(c, it,
                                            r > 0 ? ACTIONS_SKIPPED_CONFLICT
@@ -404,20 +406,7 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
  * the batch whose marker is written: when it cannot be done now, nothing of that session goes
  * (it is skipped with the reason; a later run retries the whole delete). */
 static void actions_batch_erase(ActionsContext *c, ActionsBatch *b, const ActionsTree *t) {
-        for (size_t i = 0; i < b->n; i++) {
-                ActionsBatchItem *it = &b->items[i];
-                const char *why = NULL;
-                int r;
-
-                if (it->done || it->v->verb != VERB_DELETE || !it->marked)
-                        continue;
-                r = actions_erase_shared(c, t, it->s, b->dirs[it->dir].chats_fd, &why);
-                if (r == -EAGAIN && why)
-                        actions_batch_report(c, it, ACTIONS_SKIPPED_NOT_NOW, why, 0);
-                else if (r < 0)
-                        actions_batch_report(c, it, ACTIONS_FAILED,
-                                             why ?: "cannot edit the files Qwen shares", -r);
-        }
+        actions_erase_batch(c, b, t); /* each shared file edited once for the batch */
 }
 
 /* 5: what else of each deleted session is its alone; then the batch's marker goes when every
@@ -439,9 +428,9 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                         continue;
                 }
                 /* the same race just after the unlink: what is left belongs to the new copy */
-                r = name ? actions_copy_exists(d->chats_fd, name, false) : -ENOMEM;
+                r = name ? actions_copy_exists(d->chats_fd, d->archive_fd, name, false) : -ENOMEM;
                 if (r == 0)
-                        r = actions_copy_exists(d->chats_fd, name, true);
+                        r = actions_copy_exists(d->chats_fd, d->archive_fd, name, true);
                 if (r != 0) {
                         log_warning("session %s: a transcript appeared as it was deleted; its "
                                     "sidecars and file-history are kept",
@@ -502,11 +491,13 @@ void actions_batch_commit(ActionsContext *c) {
         actions_batch_salvage(c, b, &c->trees[b->tree]);
         actions_batch_mark(c, b, &c->trees[b->tree]);
         actions_batch_erase(c, b, &c->trees[b->tree]);
+        actions_lists_drop(c); /* the rest of the deletes lists afresh (actions-erase.c) */
         t1 = actions_now_ns();
         actions_batch_move(c, b);
         actions_batch_salvage_end(c, b); /* waited for by the moves already */
         t2 = actions_now_ns();
         actions_batch_finish(c, b, &c->trees[b->tree]);
+        actions_lists_drop(c);
         t3 = actions_now_ns();
         /* the next batch prepares for at least 4 times what this one's flushes took, so that
          * they stay a small part of the run however slow the disk is */

@@ -2,7 +2,8 @@
  * usage line (salvage, skipped when usage_record.jsonl or the batch already has one), the files
  * of a delete besides the transcript (sidecars in both places, file-history/, subagents/,
  * debug/, plans/, review scripts, dead runtime claims), its pending-delete marker (which files,
- * with their identity), and its rows in the files Qwen shares (erase.h). The crash-safety order
+ * with their identity), and its rows in the files Qwen shares (erase.h), edited once per batch;
+ * the directories a batch's deletes look into, listed once per step. The crash-safety order
  * is described at the top of actions.c. */
 #include "autoconf.h"
 
@@ -25,6 +26,7 @@
 #include "log.h"
 #include "macro.h"
 #include "recover.h"
+#include "testseam.h"
 #include "usage.h"
 #include "usageahead.h"
 #include "usageidx.h"
@@ -180,6 +182,151 @@ void actions_salvage_ahead(ActionsContext *c, const Plan *p) {
                 c->ahead = TAKE_PTR(ua);
 }
 
+/* ---------------------------------------------------------------- a step's directory listings
+ *
+ * Most deleted sessions have none of the files a delete looks for besides the transcript (the
+ * sidecars in chats/ and chats/archive/, file-history/<id>/, subagents/<id>/, debug/<id>.txt,
+ * plans/<id>.md, the review directory; the files Qwen shares): a lookup per name finds nothing,
+ * about 20 system calls per session. Instead each directory a step of the batch looks into is
+ * listed once for that step (the marker and the shared-file edits, actions_batch_mark() and
+ * actions_batch_erase(); the rest of the delete, actions_batch_finish()): a name the listing
+ * does not hold is not looked up; a name it holds is looked at (and checked) directly, as before.
+ * The listings are dropped after each step (actions_lists_drop()), so the rest of a delete never
+ * relies on a listing taken before its transcript went.
+ *
+ * A listing is a snapshot: a file created in the directory after it was taken is missed by this
+ * step, exactly as a file created just after a direct lookup would be. Only a live Qwen process
+ * of the session (or, for the files Qwen shares, of its project) creates one, and the batch has
+ * just checked that none is live. What is missed is never removed: a missed name is a file kept,
+ * never one removed by mistake (file-history/<id>/ and subagents/<id>/ are then orphans a later
+ * scan finds and reclaims, debug/<id>.txt and plans/<id>.md hygiene's when its keys are on; a
+ * sidecar or review directory stays, as one written just after a direct lookup would; a shared
+ * file's rows stay, as rows written just after the edit would). A directory that cannot be
+ * listed, or is large for the
+ * batch (more entries by its size than ACTIONS_LIST_PER_SESSION per session of the batch: a
+ * tree's file-history/ of thousands of sessions costs more to list for every batch than the
+ * batch's lookups in it), is looked into by name, as before. */
+#define ACTIONS_LIST_PER_SESSION 4U
+#define ACTIONS_LIST_MIN 64U
+#define ACTIONS_LIST_DIRENT 64 /* bytes of st_size per entry of a 36-character name (ext4) */
+
+typedef struct ActionsList {
+        int fd;       /* the directory (the batch's fd: open for the whole step) */
+        char **names; /* sorted */
+        size_t n;
+        bool listed;  /* false: look up by name */
+} ActionsList;
+
+typedef struct ActionsLists {
+        ActionsList *l;
+        size_t n;
+} ActionsLists;
+
+static void (*actions_list_hook)(void *userdata, int dir_fd);
+static void *actions_list_hook_userdata;
+
+void actions_test_set_list_hook(void (*hook)(void *userdata, int dir_fd), void *userdata) {
+        actions_list_hook = hook;
+        actions_list_hook_userdata = userdata;
+}
+
+static int actions_list_cmp(const void *a, const void *b) {
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void actions_list_done(ActionsList *l) {
+        for (size_t i = 0; i < l->n; i++)
+                free(l->names[i]);
+        free(l->names);
+        *l = (ActionsList){ .fd = -EBADF };
+}
+
+void actions_lists_drop(ActionsContext *c) {
+        ActionsLists *ls = c->lists;
+
+        if (!ls)
+                return;
+        for (size_t i = 0; i < ls->n; i++)
+                actions_list_done(&ls->l[i]);
+        free(ls->l);
+        free(ls);
+        c->lists = NULL;
+}
+
+/* List dfd into l, up to max entries (l->listed false when it cannot be listed whole). */
+static void actions_list(ActionsList *l, int dfd, size_t max) {
+        _cleanup_free_ FsDir *dir = malloc(sizeof(FsDir));
+        _cleanup_close_ int fd = dir ? fs_open_dir(dfd, ".") : -ENOMEM; /* its own offset */
+        size_t cap = 0;
+        const char *name;
+        unsigned char type;
+        struct stat st;
+        int k;
+
+        *l = (ActionsList){ .fd = dfd };
+        if (fd < 0 || fstat(fd, &st) < 0 || st.st_size / ACTIONS_LIST_DIRENT > (off_t)max)
+                return;
+        fs_dir_init(dir, fd);
+        while ((k = fs_dir_next(dir, &name, &type)) > 0) {
+                if (l->n == max)
+                        break;
+                if (l->n == cap) {
+                        char **n = reallocarray(l->names, cap ? 2 * cap : 64, sizeof(char *));
+                        if (!n)
+                                break;
+                        l->names = n;
+                        cap = cap ? 2 * cap : 64;
+                }
+                if (!(l->names[l->n] = strdup(name)))
+                        break;
+                l->n++;
+        }
+        if (k != 0) { /* an error, out of memory or too many: by name */
+                actions_list_done(l);
+                l->fd = dfd;
+                return;
+        }
+        if (l->n > 1)
+                qsort(l->names, l->n, sizeof(char *), actions_list_cmp);
+        l->listed = true;
+        if (actions_list_hook)
+                actions_list_hook(actions_list_hook_userdata, dfd);
+}
+
+/* May (dfd, name) exist? 0 when this step's listing of dfd (taken on first use) does not hold
+ * name, 1 otherwise (listed, or dfd could not be listed): the caller looks it up by name. dfd
+ * must stay open for the whole step (the batch's fds; never one closed on return). */
+static int actions_listed(ActionsContext *c, int dfd, const char *name) {
+        ActionsLists *ls = c->lists;
+        ActionsList *l = NULL;
+
+        if (dfd < 0)
+                return 1;
+        if (!ls) {
+                ls = c->lists = calloc(1, sizeof(ActionsLists));
+                if (!ls)
+                        return 1;
+        }
+        for (size_t i = 0; i < ls->n && !l; i++)
+                if (ls->l[i].fd == dfd)
+                        l = &ls->l[i];
+        if (!l) {
+                ActionsList *n = reallocarray(ls->l, ls->n + 1, sizeof(ActionsList));
+                if (!n)
+                        return 1;
+                ls->l = n;
+                l = &ls->l[ls->n++];
+                actions_list(l, dfd,
+                             ACTIONS_LIST_MIN +
+                                     ACTIONS_LIST_PER_SESSION * (c->batch ? c->batch->n : 1));
+        }
+        if (!l->listed)
+                return 1;
+        if (l->n == 0)
+                return 0; /* an empty directory */
+        return bsearch(&name, l->names, l->n, sizeof(char *), actions_list_cmp) ? 1 : 0;
+}
+
 /* Unlink (dfd, name), ENOENT being a benign race. */
 static int actions_unlink_benign(ActionsContext *c, int dfd, const char *name, int flags) {
         int r = fs_unlink(dfd, name, flags);
@@ -204,6 +351,13 @@ static bool actions_claim_names(int dfd, const char *name, const char *id) {
         match = sid && ascii_strcasecmp(sid, id) == 0;
         json_object_put(doc);
         return match;
+}
+
+/* Unlink (dfd, name) when the step's listing of dfd (a batch's fd) may hold it, ENOENT benign. */
+static int actions_unlink_listed(ActionsContext *c, int dfd, const char *name) {
+        if (actions_listed(c, dfd, name) == 0)
+                return 0;
+        return actions_unlink_benign(c, dfd, name, 0);
 }
 
 /* Remove the dead runtime claims of a session whose transcripts are gone. */
@@ -256,7 +410,7 @@ static int actions_remove_file_in(ActionsContext *c, int root_fd, const char *re
                 return 0;
         if (fd < 0)
                 return fd;
-        return actions_unlink_benign(c, fd, name, 0);
+        return owned ? actions_unlink_benign(c, fd, name, 0) : actions_unlink_listed(c, fd, name);
 }
 
 /* Remove directory (root_fd, rel/name) recursively by fd, ENOENT benign. */
@@ -272,7 +426,9 @@ static int actions_remove_dir_in(ActionsContext *c, int root_fd, const char *rel
                 return 0;
         if (fd < 0)
                 return fd;
-        r = fs_exists(fd, name);
+        r = owned ? 1 : actions_listed(c, fd, name);
+        if (r > 0)
+                r = fs_exists(fd, name);
         if (r <= 0)
                 return r;
         r = fs_rm_rf_at(fd, name, dev, &bytes);
@@ -335,11 +491,11 @@ int actions_delete_rest(ActionsContext *c, const ActionsTree *t, const Session *
                 _cleanup_free_ char *n = strprintf("%s.%s", s->id, sidecars[i]);
                 if (!n)
                         return -ENOMEM;
-                k = actions_unlink_benign(c, chats_fd, n, 0);
+                k = actions_unlink_listed(c, chats_fd, n);
                 if (k < 0 && r == 0)
                         r = k;
                 if (archive_fd >= 0) {
-                        k = actions_unlink_benign(c, archive_fd, n, 0);
+                        k = actions_unlink_listed(c, archive_fd, n);
                         if (k < 0 && r == 0)
                                 r = k;
                 }
@@ -365,12 +521,14 @@ int actions_delete_rest(ActionsContext *c, const ActionsTree *t, const Session *
         return r;
 }
 
-/* Note (dfd, name) in the marker as rel when it exists (of type is_dir). */
-static int actions_mark_file(RecoverMarker *m, int dfd, bool in_global, const char *rel,
-                             const char *name, bool is_dir, bool is_transcript) {
+/* Note (dfd, name) in the marker as rel when it exists (of type is_dir); c: look into the step's
+ * listing of dfd first (a batch's fd), NULL: by name. */
+static int actions_mark_file(ActionsContext *c, RecoverMarker *m, int dfd, bool in_global,
+                             const char *rel, const char *name, bool is_dir, bool is_transcript) {
         struct stat st;
 
-        if (dfd < 0 || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        if (dfd < 0 || (c && actions_listed(c, dfd, name) == 0) ||
+            fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return 0;
         if (is_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
                 return 0;
@@ -387,7 +545,8 @@ static int actions_mark_in(ActionsContext *c, RecoverMarker *m, int root_fd, dev
 
         if (!rel)
                 return -ENOMEM;
-        return fd < 0 ? 0 : actions_mark_file(m, fd, in_global, rel, name, is_dir, false);
+        return fd < 0 ? 0 : actions_mark_file(owned ? NULL : c, m, fd, in_global, rel, name, is_dir,
+                                              false);
 }
 
 /* Note the runtime claims naming session id in chats/ (rel chats) in the marker; names: the
@@ -405,7 +564,7 @@ static int actions_mark_claims(RecoverMarker *m, int chats_fd, const char *chats
                     !actions_claim_names(chats_fd, names[i], id))
                         continue;
                 rel = strprintf("%s/%s", chats, names[i]);
-                r = rel ? actions_mark_file(m, chats_fd, false, rel, names[i], false, false)
+                r = rel ? actions_mark_file(NULL, m, chats_fd, false, rel, names[i], false, false)
                         : -ENOMEM;
         }
         if (names)
@@ -427,7 +586,7 @@ static int actions_mark_claims(RecoverMarker *m, int chats_fd, const char *chats
                     !actions_claim_names(chats_fd, de->d_name, id))
                         continue;
                 rel = strprintf("%s/%s", chats, de->d_name);
-                r = rel ? actions_mark_file(m, chats_fd, false, rel, de->d_name, false, false)
+                r = rel ? actions_mark_file(NULL, m, chats_fd, false, rel, de->d_name, false, false)
                         : -ENOMEM;
         }
         closedir(d);
@@ -455,9 +614,9 @@ int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Session *
                 _cleanup_free_ char *b = strprintf("%s/archive/%s", chats, n);
                 if (!n || !a || !b)
                         return -ENOMEM;
-                r = actions_mark_file(&m, chats_fd, false, a, n, false, i == 0);
+                r = actions_mark_file(c, &m, chats_fd, false, a, n, false, i == 0);
                 if (r >= 0)
-                        r = actions_mark_file(&m, archive_fd, false, b, n, false, i == 0);
+                        r = actions_mark_file(c, &m, archive_fd, false, b, n, false, i == 0);
         }
         if (r >= 0 && session_is_cold(s)) {
                 _cleanup_close_ int cfd = archive_fd >= 0 ? fs_open_dir(archive_fd, COLD_DIR)
@@ -467,7 +626,7 @@ int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Session *
                         _cleanup_free_ char *rz = z ? strprintf("%s/archive/" COLD_DIR "/%s",
                                                                 chats, z)
                                                     : NULL;
-                        r = rz ? actions_mark_file(&m, cfd, false, rz, z, false, i == 0)
+                        r = rz ? actions_mark_file(NULL, &m, cfd, false, rz, z, false, i == 0)
                                : -ENOMEM;
                 }
         }
@@ -494,12 +653,17 @@ int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Session *
         return 0;
 }
 
-/* Does chats/<name> (in_archive: chats/archive/<name>) exist now? 1 yes, 0 no, -errno. */
-int actions_copy_exists(int chats_fd, const char *name, bool in_archive) {
-        _cleanup_close_ int afd = in_archive ? fs_open_dir(chats_fd, "archive") : -EBADF;
+/* Does chats/<name> (in_archive: chats/archive/<name>) exist now? 1 yes, 0 no, -errno. Always
+ * looked up by name; archive_fd: chats/archive/ when the batch holds it open, else (< 0) it is
+ * opened here (it may have been created since). */
+int actions_copy_exists(int chats_fd, int archive_fd, const char *name, bool in_archive) {
+        _cleanup_close_ int afd = in_archive && archive_fd < 0 ? fs_open_dir(chats_fd, "archive")
+                                                               : -EBADF;
 
         if (!in_archive)
                 return fs_exists(chats_fd, name);
+        if (archive_fd >= 0)
+                return fs_exists(archive_fd, name);
         if (afd == -ENOENT)
                 return 0;
         return afd < 0 ? afd : fs_exists(afd, name);
@@ -532,24 +696,86 @@ static void actions_report_erased(ActionsContext *c, const Session *s, const cha
         c->stats->n_erased_files++;
 }
 
-/* Remove the session's rows and entries from the files Qwen shares (erase.h). -EAGAIN: not now
- * (the session stays, *ret_why says why). */
-int actions_erase_shared(ActionsContext *c, const ActionsTree *t, const Session *s,
-                         int chats_fd, const char **ret_why) {
-        _cleanup_free_ char *tmp = strprintf("tmp/%s", s->hash ? s->hash : "");
-        _cleanup_free_ char *pdir = strprintf("projects/%s", s->project_dir);
-        EraseDone done = {};
-        int r;
+/* 2b of the group commit: the rows and entries of the batch's deletes (their markers written)
+ * out of the files Qwen shares (erase.h), each file read and edited once for all of them
+ * (erase_sessions_shared()). A delete whose edit cannot be done now is skipped with the reason
+ * (nothing of it goes; a later run retries the whole delete). */
+void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *t) {
+        _cleanup_free_ EraseItem *items = calloc(b->n ? b->n : 1, sizeof(EraseItem));
+        _cleanup_free_ size_t *idx = calloc(b->n ? b->n : 1, sizeof(size_t));
+        _cleanup_free_ int *owned = calloc(2 * b->n + 1, sizeof(int));
+        size_t n = 0, n_owned = 0;
+        int r = 0;
 
-        free(c->why);
-        c->why = NULL;
-        r = erase_session_shared(c->inv, s, t->runtime_fd, c->inv->trees[s->tree].dev, chats_fd,
-                                 actions_step, c, &done, &c->why);
-        actions_report_erased(c, s, tmp ? tmp : "tmp", ERASE_LOGS_FILE, done.log_rows,
-                              "prompt history row(s)");
-        actions_report_erased(c, s, pdir ? pdir : "projects", ERASE_ORG_FILE, done.org_entries,
-                              "organization entry(ies)");
-        if (r < 0)
-                *ret_why = c->why ? c->why : "cannot edit the files Qwen shares between sessions";
-        return r;
+        for (size_t i = 0; items && idx && owned && r >= 0 && i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                const Session *s = it->s;
+                _cleanup_free_ char *tmp = NULL, *pdir = NULL;
+                dev_t dev = c->inv->trees[s->tree].dev;
+                bool owned_t = false, owned_p = false;
+                int tfd, pfd;
+
+                if (it->done || it->v->verb != VERB_DELETE || !it->marked)
+                        continue;
+                tmp = strprintf("tmp/%s", s->hash ? s->hash : "");
+                pdir = strprintf("projects/%s", s->project_dir);
+                if (!tmp || !pdir) {
+                        r = -ENOMEM;
+                        break;
+                }
+                /* the batch's directories (its deletes are mostly of a few projects): the same
+                 * directory, the same fd, so that its file is edited once */
+                tfd = s->hash ? actions_batch_path(c, t->runtime_fd, tmp, dev, &owned_t) : -ENOENT;
+                if (owned_t && tfd >= 0)
+                        owned[n_owned++] = tfd;
+                pfd = actions_batch_path(c, t->runtime_fd, pdir, dev, &owned_p);
+                if (owned_p && pfd >= 0)
+                        owned[n_owned++] = pfd;
+                /* neither file in this step's listing of its directory: nothing of the session in
+                 * them (what erase_sessions_shared() finds first, without opening them) */
+                if ((tfd == -ENOENT || (tfd >= 0 && !owned_t &&
+                                        actions_listed(c, tfd, ERASE_LOGS_FILE) == 0)) &&
+                    (pfd == -ENOENT || (pfd >= 0 && !owned_p &&
+                                        actions_listed(c, pfd, ERASE_ORG_FILE) == 0)))
+                        continue;
+                items[n] = (EraseItem){
+                        .s = s,
+                        .chats_fd = b->dirs[it->dir].chats_fd,
+                        .tmp_fd = tfd,
+                        .pdir_fd = pfd,
+                };
+                idx[n++] = i;
+        }
+        if (!items || !idx || !owned)
+                r = -ENOMEM;
+        if (r >= 0 && n > 0)
+                r = erase_sessions_shared(c->inv, items, n, actions_step, c);
+        for (size_t i = 0; r < 0 && i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+
+                if (!it->done && it->v->verb == VERB_DELETE && it->marked)
+                        actions_batch_report(c, it, ACTIONS_FAILED,
+                                             "cannot edit the files Qwen shares", -r);
+        }
+        for (size_t j = 0; r >= 0 && j < n; j++) {
+                ActionsBatchItem *it = &b->items[idx[j]];
+                const Session *s = it->s;
+                _cleanup_free_ char *tmp = strprintf("tmp/%s", s->hash ? s->hash : "");
+                _cleanup_free_ char *pdir = strprintf("projects/%s", s->project_dir);
+
+                actions_report_erased(c, s, tmp ? tmp : "tmp", ERASE_LOGS_FILE,
+                                      items[j].done.log_rows, "prompt history row(s)");
+                actions_report_erased(c, s, pdir ? pdir : "projects", ERASE_ORG_FILE,
+                                      items[j].done.org_entries, "organization entry(ies)");
+                if (items[j].r == -EAGAIN && items[j].why)
+                        actions_batch_report(c, it, ACTIONS_SKIPPED_NOT_NOW, items[j].why, 0);
+                else if (items[j].r < 0)
+                        actions_batch_report(c, it, ACTIONS_FAILED,
+                                             items[j].why ?: "cannot edit the files Qwen shares",
+                                             -items[j].r);
+        }
+        for (size_t j = 0; items && j < n; j++)
+                free(items[j].why);
+        for (size_t j = 0; j < n_owned; j++)
+                safe_close(owned[j]);
 }

@@ -42,6 +42,7 @@ typedef struct ActionsContext {
         char **claim_names;
         size_t n_claim_names;
         struct UsageAhead *ahead; /* the salvages' lines, built ahead (usageahead.h), or NULL */
+        struct ActionsLists *lists; /* a step's directory listings (actions-erase.c), or NULL */
 } ActionsContext;
 
 /* The group commit (actions_batch_*()): sessions of one tree are prepared (checked, their usage
@@ -112,7 +113,7 @@ typedef struct ActionsBatch {
                 int root_fd;
                 char *rel;
                 int fd; /* or -errno */
-        } paths[2 * ACTIONS_BATCH_DIRS + 8];
+        } paths[4 * ACTIONS_BATCH_DIRS + 8]; /* + tmp/<hash>/, projects/<dir>/ (the erase) */
         size_t n_paths;
         ActionsBatchItem items[ACTIONS_BATCH_MAX_ARCHIVES];
         ActionsBatchDir dirs[ACTIONS_BATCH_DIRS];
@@ -156,9 +157,9 @@ int actions_delete_rest(ActionsContext *c, const ActionsTree *t, const Session *
                         int chats_fd, int archive_fd);
 int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Session *s,
                         int chats_fd, int archive_fd, RecoverMarker *ret);
-int actions_copy_exists(int chats_fd, const char *name, bool in_archive);
-int actions_erase_shared(ActionsContext *c, const ActionsTree *t, const Session *s,
-                         int chats_fd, const char **ret_why);
+int actions_copy_exists(int chats_fd, int archive_fd, const char *name, bool in_archive);
+void actions_lists_drop(ActionsContext *c);
+void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *t);
 
 /* actions-batch.c */
 uint64_t actions_now_ns(void);

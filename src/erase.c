@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,34 @@ static json_object *erase_parse(const char *s, size_t a, size_t b) {
         return o;
 }
 
+/* The sessions an edit removes: ids[0..n); counts[i] (when not NULL) is set to how many
+ * elements of ids[i] it found. */
+typedef struct EraseIds {
+        const char *const *ids;
+        size_t n;
+        unsigned *counts;
+} EraseIds;
+
+/* The index in ids of the string v (len bytes), or -1. */
+static ssize_t erase_ids_index(const EraseIds *ids, const char *v, size_t len) {
+        for (size_t i = 0; i < ids->n; i++)
+                if (strlen(ids->ids[i]) == len && memcmp(ids->ids[i], v, len) == 0)
+                        return (ssize_t)i;
+        return -1;
+}
+
+/* The index in ids of the member key text[a, b) (a JSON string), or -1. */
+static ssize_t erase_key_index(const char *s, size_t a, size_t b, const EraseIds *ids) {
+        json_object *o = erase_parse(s, a, b);
+        ssize_t k = o && json_object_is_type(o, json_type_string)
+                            ? erase_ids_index(ids, json_object_get_string(o),
+                                              (size_t)json_object_get_string_len(o))
+                            : -1;
+
+        json_object_put(o);
+        return k;
+}
+
 /* Is the member key text[a, b) (a JSON string) equal to key? */
 static bool erase_key_is(const char *s, size_t a, size_t b, const char *key) {
         json_object *o = erase_parse(s, a, b);
@@ -54,21 +83,22 @@ static bool erase_key_is(const char *s, size_t a, size_t b, const char *key) {
         return eq;
 }
 
-/* Is the array element text[a, b) an object with "sessionId" equal to id? */
-static bool erase_row_is(const char *s, size_t a, size_t b, const char *id) {
+/* The index in ids of the "sessionId" of the array element text[a, b) when it is an object with
+ * one (exactly, as Qwen compares), or -1. */
+static ssize_t erase_row_index(const char *s, size_t a, size_t b, const EraseIds *ids) {
         json_object *o, *v = NULL;
-        bool eq;
+        ssize_t k = -1;
 
         if (s[a] != '{')
-                return false;
+                return -1;
         o = erase_parse(s, a, b);
-        eq = o && json_object_is_type(o, json_type_object) &&
-             json_object_object_get_ex(o, "sessionId", &v) &&
-             json_object_is_type(v, json_type_string) &&
-             (size_t)json_object_get_string_len(v) == strlen(id) &&
-             memcmp(json_object_get_string(v), id, strlen(id)) == 0;
+        if (o && json_object_is_type(o, json_type_object) &&
+            json_object_object_get_ex(o, "sessionId", &v) &&
+            json_object_is_type(v, json_type_string))
+                k = erase_ids_index(ids, json_object_get_string(v),
+                                    (size_t)json_object_get_string_len(v));
         json_object_put(o);
-        return eq;
+        return k;
 }
 
 /* Rebuild text with the container [open, close] (indent level depth) holding only the elements
@@ -131,7 +161,7 @@ static int erase_top(const char *text, size_t n, char want, EraseElem **ret, siz
 
 /* The rows of logs.json (a top-level array) in *ret_e, *ret_ne, with the array's brackets; which
  * of them are the session id's in *ret_drop (when not NULL), how many in *ret_k. */
-static int erase_logs_find(const char *text, size_t n, const char *id, EraseElem **ret_e,
+static int erase_logs_find(const char *text, size_t n, const EraseIds *ids, EraseElem **ret_e,
                            size_t *ret_ne, size_t *ret_open, size_t *ret_close, bool **ret_drop,
                            unsigned *ret_k) {
         bool *drop = NULL;
@@ -147,7 +177,10 @@ static int erase_logs_find(const char *text, size_t n, const char *id, EraseElem
                         return -ENOMEM;
         }
         for (size_t i = 0; i < *ret_ne; i++) {
-                bool is = erase_row_is(text, (*ret_e)[i].start, (*ret_e)[i].end, id);
+                ssize_t j = erase_row_index(text, (*ret_e)[i].start, (*ret_e)[i].end, ids);
+                bool is = j >= 0;
+                if (is && ids->counts)
+                        ids->counts[j]++;
                 if (drop)
                         drop[i] = is;
                 k += is;
@@ -162,11 +195,13 @@ int erase_count_logs(const char *text, size_t n, const char *id, unsigned *ret_c
         _cleanup_free_ EraseElem *e = NULL;
         size_t ne = 0, open, close;
 
-        return erase_logs_find(text, n, id, &e, &ne, &open, &close, NULL, ret_count);
+        const EraseIds ids = { .ids = &id, .n = 1 };
+
+        return erase_logs_find(text, n, &ids, &e, &ne, &open, &close, NULL, ret_count);
 }
 
-int erase_splice_logs(const char *text, size_t n, const char *id, char **ret, size_t *ret_size,
-                      unsigned *ret_removed) {
+static int erase_splice_logs_ids(const char *text, size_t n, const EraseIds *ids, char **ret,
+                                 size_t *ret_size, unsigned *ret_removed) {
         _cleanup_free_ EraseElem *e = NULL;
         _cleanup_free_ bool *drop = NULL;
         size_t ne = 0, open, close;
@@ -176,7 +211,7 @@ int erase_splice_logs(const char *text, size_t n, const char *id, char **ret, si
         *ret = NULL;
         *ret_size = 0;
         *ret_removed = 0;
-        r = erase_logs_find(text, n, id, &e, &ne, &open, &close, &drop, &k);
+        r = erase_logs_find(text, n, ids, &e, &ne, &open, &close, &drop, &k);
         if (r < 0)
                 return r;
         if (k == 0)
@@ -188,8 +223,8 @@ int erase_splice_logs(const char *text, size_t n, const char *id, char **ret, si
         return 0;
 }
 
-int erase_splice_org(const char *text, size_t n, const char *id, char **ret, size_t *ret_size,
-                     unsigned *ret_removed) {
+static int erase_splice_org_ids(const char *text, size_t n, const EraseIds *ids, char **ret,
+                                size_t *ret_size, unsigned *ret_removed) {
         _cleanup_free_ EraseElem *top = NULL, *e = NULL;
         _cleanup_free_ bool *drop = NULL;
         size_t ntop = 0, ne = 0, open, close, end, sessions = SIZE_MAX;
@@ -216,8 +251,13 @@ int erase_splice_org(const char *text, size_t n, const char *id, char **ret, siz
         drop = calloc(ne ? ne : 1, sizeof(bool));
         if (!drop)
                 return -ENOMEM;
-        for (size_t i = 0; i < ne; i++)
-                k += drop[i] = erase_key_is(text, e[i].start, e[i].key_end, id);
+        for (size_t i = 0; i < ne; i++) {
+                ssize_t j = erase_key_index(text, e[i].start, e[i].key_end, ids);
+                drop[i] = j >= 0;
+                k += drop[i];
+                if (j >= 0 && ids->counts)
+                        ids->counts[j]++;
+        }
         if (k == 0)
                 return 0;
         r = erase_rebuild(text, n, top[sessions].value, top[sessions].end - 1, 1, e, ne, drop, ret,
@@ -226,6 +266,20 @@ int erase_splice_org(const char *text, size_t n, const char *id, char **ret, siz
                 return r;
         *ret_removed = k;
         return 0;
+}
+
+int erase_splice_logs(const char *text, size_t n, const char *id, char **ret, size_t *ret_size,
+                      unsigned *ret_removed) {
+        const EraseIds ids = { .ids = &id, .n = 1 };
+
+        return erase_splice_logs_ids(text, n, &ids, ret, ret_size, ret_removed);
+}
+
+int erase_splice_org(const char *text, size_t n, const char *id, char **ret, size_t *ret_size,
+                     unsigned *ret_removed) {
+        const EraseIds ids = { .ids = &id, .n = 1 };
+
+        return erase_splice_org_ids(text, n, &ids, ret, ret_size, ret_removed);
 }
 
 char *erase_review_dir_name(const char *id) {
@@ -241,7 +295,7 @@ char *erase_review_dir_name(const char *id) {
         return strprintf("%s-%.8s", clean, hex);
 }
 
-typedef int (*EraseSpliceFn)(const char *text, size_t n, const char *id, char **ret,
+typedef int (*EraseSpliceFn)(const char *text, size_t n, const EraseIds *ids, char **ret,
                              size_t *ret_size, unsigned *ret_removed);
 
 /* Read (dir_fd, name) whole with its stat. */
@@ -260,7 +314,7 @@ static int erase_read(int dir_fd, const char *name, struct stat *ret_st, char **
 
 /* The edit of erase.h: splice, temp file with the original's mode and owner, fsync, re-read and
  * compare, rename, fsync the directory. */
-static int erase_edit(int dir_fd, const char *name, EraseSpliceFn splice, const char *id,
+static int erase_edit(int dir_fd, const char *name, EraseSpliceFn splice, const EraseIds *ids,
                       EraseStepFn step, void *userdata) {
         _cleanup_free_ char *old = NULL, *new = NULL, *again = NULL;
         _cleanup_free_ char *tmp = strprintf(".%s.qgc-tmp", name);
@@ -277,7 +331,9 @@ static int erase_edit(int dir_fd, const char *name, EraseSpliceFn splice, const 
                 return 0;
         if (r < 0)
                 return r;
-        r = splice(old, n_old, id, &new, &n_new, &removed);
+        for (size_t i = 0; ids->counts && i < ids->n; i++)
+                ids->counts[i] = 0;
+        r = splice(old, n_old, ids, &new, &n_new, &removed);
         if (r < 0 || removed == 0)
                 return r;
 
@@ -325,11 +381,15 @@ fail:
 }
 
 int erase_logs_rows(int dir_fd, const char *id, EraseStepFn step, void *userdata) {
-        return erase_edit(dir_fd, ERASE_LOGS_FILE, erase_splice_logs, id, step, userdata);
+        const EraseIds ids = { .ids = &id, .n = 1 };
+
+        return erase_edit(dir_fd, ERASE_LOGS_FILE, erase_splice_logs_ids, &ids, step, userdata);
 }
 
 int erase_org_entry(int dir_fd, const char *id, EraseStepFn step, void *userdata) {
-        return erase_edit(dir_fd, ERASE_ORG_FILE, erase_splice_org, id, step, userdata);
+        const EraseIds ids = { .ids = &id, .n = 1 };
+
+        return erase_edit(dir_fd, ERASE_ORG_FILE, erase_splice_org_ids, &ids, step, userdata);
 }
 
 /* Sessions of the tree of s that belong to the project of s: the same projects/ directory (the
@@ -389,90 +449,195 @@ static int erase_failed(char **ret_why, int r, const char *file) {
         }
 }
 
-/* Does (dir_fd, name) hold something of id (by splice)? 1 yes or unknown, 0 no (or no file). */
-static int erase_file_has(int root_fd, dev_t dev, const char *dir, const char *name,
-                          EraseSpliceFn splice, const char *id) {
-        _cleanup_close_ int fd = dir ? fs_open_path(root_fd, dir, dev) : -ENOENT;
+/* A shared file the batch looks into: (dir_fd, name) read once, with the ids of the batch's
+ * sessions found in it. */
+typedef struct EraseFile {
+        int dir_fd;
+        EraseSpliceFn splice;
+        const char *name;
+        size_t *items; /* the indexes of the batch's items that look into it */
+        size_t n_items;
+} EraseFile;
+
+/* The file of item i (dir_fd, name) in files[0..*n): found or added. NULL: out of memory. */
+static EraseFile *erase_file_of(EraseFile **files, size_t *n, int dir_fd, const char *name,
+                                EraseSpliceFn splice, size_t i) {
+        EraseFile *f = NULL;
+        size_t *x;
+
+        for (size_t j = 0; j < *n && !f; j++)
+                if ((*files)[j].dir_fd == dir_fd && (*files)[j].splice == splice)
+                        f = &(*files)[j];
+        if (!f) {
+                EraseFile *nf = reallocarray(*files, *n + 1, sizeof(EraseFile));
+                if (!nf)
+                        return NULL;
+                *files = nf;
+                f = &nf[(*n)++];
+                *f = (EraseFile){ .dir_fd = dir_fd, .name = name, .splice = splice };
+        }
+        x = reallocarray(f->items, f->n_items + 1, sizeof(size_t));
+        if (!x)
+                return NULL;
+        f->items = x;
+        f->items[f->n_items++] = i;
+        return f;
+}
+
+static void erase_files_free(EraseFile *files, size_t n) {
+        for (size_t j = 0; j < n; j++)
+                free(files[j].items);
+        free(files);
+}
+
+/* Which of f's items (still to do) have something in f: has[item] |= 1 (also when it cannot be
+ * told: the edit reports it). One read of the file for all of them. */
+static int erase_file_has(const EraseFile *f, EraseItem *items, bool *has) {
         _cleanup_free_ char *text = NULL, *out = NULL;
+        _cleanup_free_ const char **ids = calloc(f->n_items ? f->n_items : 1, sizeof(char *));
+        _cleanup_free_ unsigned *counts = calloc(f->n_items ? f->n_items : 1, sizeof(unsigned));
         struct stat st;
         size_t n, n_out;
         unsigned k = 0;
         int r;
 
-        if (fd == -ENOENT)
+        if (!ids || !counts)
+                return -ENOMEM;
+        if (f->dir_fd == -ENOENT)
                 return 0;
-        if (fd < 0)
-                return 1;
-        r = erase_read(fd, name, &st, &text, &n);
+        r = f->dir_fd < 0 ? f->dir_fd : erase_read(f->dir_fd, f->name, &st, &text, &n);
         if (r == -ENOENT)
                 return 0;
-        if (r < 0)
-                return 1; /* the edit reports it */
-        r = splice(text, n, id, &out, &n_out, &k);
-        return r < 0 || k > 0;
+        for (size_t j = 0; j < f->n_items; j++)
+                ids[j] = items[f->items[j]].s->id;
+        if (r >= 0) {
+                const EraseIds set = { .ids = ids, .n = f->n_items, .counts = counts };
+                r = f->splice(text, n, &set, &out, &n_out, &k);
+        }
+        for (size_t j = 0; j < f->n_items; j++)
+                if (r < 0 || counts[j] > 0)
+                        has[f->items[j]] = true;
+        return 0;
 }
 
-/* Does a shared file hold rows or an entry of s? 1 yes (or cannot tell), 0 no. */
-static int erase_session_has_shared(const Session *s, int runtime_fd, dev_t dev, const char *tmp,
-                                    const char *pdir) {
-        return erase_file_has(runtime_fd, dev, tmp, ERASE_LOGS_FILE, erase_splice_logs, s->id) ||
-               erase_file_has(runtime_fd, dev, pdir, ERASE_ORG_FILE, erase_splice_org, s->id);
-}
-
-int erase_session_shared(const Inventory *inv, const Session *s, int runtime_fd, dev_t dev,
-                         int chats_fd, EraseStepFn step, void *userdata, EraseDone *ret,
-                         char **ret_why) {
-        EraseProject proj = { .inv = inv, .s = s };
-        _cleanup_free_ char *busy = NULL;
-        _cleanup_free_ char *tmp = s->hash ? strprintf("tmp/%s", s->hash) : NULL;
-        _cleanup_free_ char *pdir = strprintf("projects/%s", s->project_dir);
-        _cleanup_close_ int fd = -EBADF;
+/* The edit of f for its items still to do (r == 0): one read, splice and write for all of them;
+ * each item's count into *(unsigned *)((char *)&item->done + off). On failure every item of the
+ * edit gets the reason. */
+static int erase_file_edit(const EraseFile *f, EraseItem *items, const char *what, size_t off,
+                           EraseStepFn step, void *userdata) {
+        _cleanup_free_ const char **ids = calloc(f->n_items ? f->n_items : 1, sizeof(char *));
+        _cleanup_free_ unsigned *counts = calloc(f->n_items ? f->n_items : 1, sizeof(unsigned));
+        _cleanup_free_ size_t *which = calloc(f->n_items ? f->n_items : 1, sizeof(size_t));
+        size_t n = 0;
         int r;
 
-        *ret = (EraseDone){};
-        if (!pdir || (s->hash && !tmp))
+        if (!ids || !counts || !which)
                 return -ENOMEM;
-        /* nothing of the session in either file: no edit, no reason to wait for the project */
-        r = erase_session_has_shared(s, runtime_fd, dev, tmp, pdir);
-        if (r == 0)
-                return 0;
-        for (size_t i = 0; i < inv->n_sessions; i++) {
-                const Session *a = &inv->sessions[i];
-                if (a != s && a->live && erase_same_project(a, s))
-                        return erase_why(ret_why, -EAGAIN,
-                                         "session %s of the project is in use: its shared files "
-                                         "are not edited now",
-                                         a->id);
-        }
-        r = live_project_busy(&inv->trees[s->tree], chats_fd, erase_elsewhere, &proj, &busy);
-        if (r < 0)
-                return erase_why(ret_why, r, "cannot tell whether a Qwen process of the project is live");
-        if (r > 0)
-                return erase_why(ret_why, -EAGAIN,
-                                 "a Qwen process of the project may be live (%s): its shared "
-                                 "files are not edited now",
-                                 busy);
-
-        if (tmp) {
-                fd = fs_open_path(runtime_fd, tmp, dev);
-                if (fd < 0 && fd != -ENOENT)
-                        return erase_failed(ret_why, fd, "tmp/<hash>/");
-                if (fd >= 0) {
-                        r = erase_logs_rows(fd, s->id, step, userdata);
-                        if (r < 0)
-                                return erase_failed(ret_why, r, ERASE_LOGS_FILE);
-                        ret->log_rows = (unsigned)r;
+        for (size_t j = 0; j < f->n_items; j++)
+                if (items[f->items[j]].r == 0) {
+                        which[n] = f->items[j];
+                        ids[n++] = items[f->items[j]].s->id;
                 }
-                fd = safe_close(fd);
+        if (n == 0 || f->dir_fd == -ENOENT)
+                return 0;
+        if (f->dir_fd < 0)
+                r = f->dir_fd;
+        else {
+                const EraseIds set = { .ids = ids, .n = n, .counts = counts };
+                r = erase_edit(f->dir_fd, f->name, f->splice, &set, step, userdata);
         }
-        fd = fs_open_path(runtime_fd, pdir, dev);
-        if (fd < 0 && fd != -ENOENT)
-                return erase_failed(ret_why, fd, "the project directory");
-        if (fd >= 0) {
-                r = erase_org_entry(fd, s->id, step, userdata);
+        for (size_t j = 0; j < n; j++) {
+                EraseItem *it = &items[which[j]];
+
                 if (r < 0)
-                        return erase_failed(ret_why, r, ERASE_ORG_FILE);
-                ret->org_entries = (unsigned)r;
+                        it->r = erase_failed(&it->why, r, what);
+                else
+                        *(unsigned *)((char *)&it->done + off) = counts[j];
         }
         return 0;
+}
+
+int erase_sessions_shared(const Inventory *inv, EraseItem *items, size_t n, EraseStepFn step,
+                          void *userdata) {
+        _cleanup_free_ bool *has = calloc(n ? n : 1, sizeof(bool));
+        EraseFile *logs = NULL, *org = NULL;
+        size_t n_logs = 0, n_org = 0;
+        int r = 0;
+
+        if (!has)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                EraseItem *it = &items[i];
+
+                it->done = (EraseDone){};
+                it->r = 0;
+                it->why = NULL;
+                if (!it->s->hash)
+                        it->tmp_fd = -ENOENT;
+                if (!erase_file_of(&logs, &n_logs, it->tmp_fd, ERASE_LOGS_FILE,
+                                   erase_splice_logs_ids, i) ||
+                    !erase_file_of(&org, &n_org, it->pdir_fd, ERASE_ORG_FILE,
+                                   erase_splice_org_ids, i)) {
+                        r = -ENOMEM;
+                        goto finish;
+                }
+        }
+        /* nothing of a session in either file: no edit, no reason to wait for its project */
+        for (size_t j = 0; r >= 0 && j < n_logs; j++)
+                r = erase_file_has(&logs[j], items, has);
+        for (size_t j = 0; r >= 0 && j < n_org; j++)
+                r = erase_file_has(&org[j], items, has);
+        if (r < 0)
+                goto finish;
+
+        for (size_t i = 0; i < n; i++) {
+                EraseItem *it = &items[i];
+                const Session *s = it->s;
+                EraseProject proj = { .inv = inv, .s = s };
+                _cleanup_free_ char *busy = NULL;
+                int k;
+
+                if (!has[i])
+                        continue;
+                for (size_t j = 0; it->r == 0 && j < inv->n_sessions; j++) {
+                        const Session *a = &inv->sessions[j];
+                        if (a != s && a->live && erase_same_project(a, s))
+                                it->r = erase_why(&it->why, -EAGAIN,
+                                                  "session %s of the project is in use: its "
+                                                  "shared files are not edited now",
+                                                  a->id);
+                }
+                if (it->r != 0)
+                        continue;
+                k = live_project_busy(&inv->trees[s->tree], it->chats_fd, erase_elsewhere, &proj,
+                                      &busy);
+                if (k < 0)
+                        it->r = erase_why(&it->why, k,
+                                          "cannot tell whether a Qwen process of the project is "
+                                          "live");
+                else if (k > 0)
+                        it->r = erase_why(&it->why, -EAGAIN,
+                                          "a Qwen process of the project may be live (%s): its "
+                                          "shared files are not edited now",
+                                          busy);
+        }
+        /* the sessions without anything in them take no part in the edits */
+        for (size_t i = 0; i < n; i++)
+                if (!has[i] && items[i].r == 0)
+                        items[i].r = 1;
+        for (size_t j = 0; r >= 0 && j < n_logs; j++)
+                r = erase_file_edit(&logs[j], items, logs[j].dir_fd < 0 ? "tmp/<hash>/"
+                                                                         : ERASE_LOGS_FILE,
+                                    offsetof(EraseDone, log_rows), step, userdata);
+        for (size_t j = 0; r >= 0 && j < n_org; j++)
+                r = erase_file_edit(&org[j], items, org[j].dir_fd < 0 ? "the project directory"
+                                                                       : ERASE_ORG_FILE,
+                                    offsetof(EraseDone, org_entries), step, userdata);
+        for (size_t i = 0; i < n; i++)
+                if (items[i].r == 1)
+                        items[i].r = 0;
+finish:
+        erase_files_free(logs, n_logs);
+        erase_files_free(org, n_org);
+        return r;
 }

@@ -51,15 +51,35 @@ typedef struct EraseDone {
         unsigned org_entries; /* entries of projects/<dir>/session-organization.v1.json */
 } EraseDone;
 
-/* The shared-file part of deleting session s of inv (its transcript still there): first proof
- * that no Qwen process of its project is live (the scan's liveness of every session of the same
- * project directory or hash, then live_project_busy() afresh), then its rows out of
- * tmp/<hash>/logs.json, then its entry out of session-organization.v1.json. 0 with *ret filled;
- * -EAGAIN when it cannot be done now (*ret_why says why; *ret counts what was already done, the
- * rest untouched: a later run completes it); other -errno (*ret_why set). */
-int erase_session_shared(const Inventory *inv, const Session *s, int runtime_fd, dev_t dev,
-                         int chats_fd, EraseStepFn step, void *userdata, EraseDone *ret,
-                         char **ret_why);
+/* One session of erase_sessions_shared(). In: s; chats_fd, its chats/; tmp_fd and pdir_fd,
+ * R/tmp/<hash>/ and R/projects/<dir>/ opened below the tree (fs_open_path()), -ENOENT when there
+ * is no such directory, other -errno when it cannot be opened (reported when an edit is due); the
+ * same directory must come with the same fd, so that its file is edited once for all of its
+ * sessions. Out: done; r, 0 (done, or nothing of s in the files), -EAGAIN when it cannot be done
+ * now (done counts what was already done, the rest untouched: a later run completes it), other
+ * -errno; why, allocated, says why when r < 0. */
+typedef struct EraseItem {
+        const Session *s;
+        int chats_fd;
+        int tmp_fd, pdir_fd;
+        EraseDone done;
+        int r;
+        char *why;
+} EraseItem;
+
+/* The shared-file part of deleting the n sessions of a batch (one tree; their transcripts still
+ * there): each shared file is read once to find which of them have something in it; for each of
+ * those, proof that no Qwen process of its project is live (the scan's liveness of every session
+ * of the same project directory or hash, then live_project_busy() afresh); then their rows out of
+ * each tmp/<hash>/logs.json and their entries out of each session-organization.v1.json, each file
+ * edited once (one splice, temp file, fsync, re-read, rename, directory fsync) for all of them.
+ * The edits happen where one session's did (after the batch's pending-delete markers, before any
+ * transcript goes), so a crash anywhere converges the same way: the next run drops the markers of
+ * sessions whose transcripts are still there and deletes them again, finding nothing more of them
+ * in the files. An edit that fails fails every session of it (its reason in
+ * each why). Returns 0, or -ENOMEM (nothing reliable in items). */
+int erase_sessions_shared(const Inventory *inv, EraseItem *items, size_t n, EraseStepFn step,
+                          void *userdata);
 
 /* Qwen's reviewSessionDirName(id): sanitizeFilenameComponent(id) + "-" + sha256(id)[0..8). */
 char *erase_review_dir_name(const char *id);

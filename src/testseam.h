@@ -20,3 +20,7 @@ unsigned test_seam_batch_sessions(void);
  * tests/unit/test_scan_prefetch.c; the count is kept whatever the setting. */
 void test_seam_count_prefetch(void);
 unsigned long test_seam_prefetches(void);
+
+/* Called with the directory fd after each listing a delete's step takes of a directory it looks
+ * into (actions-erase.c): a test creates a file there after the listing. NULL turns it off. */
+void actions_test_set_list_hook(void (*hook)(void *userdata, int dir_fd), void *userdata);

@@ -1222,6 +1222,86 @@ static void test_faults_crash_after_every_step_batches_then_rerun(void **state) 
         crash_every_step(*state, "3");
 }
 
+/* Two deletes of one project whose entries share session-organization.v1.json: the batch edits
+ * the file once for both (erase_sessions_shared()). A crash after every step, then a rerun: both
+ * deletes complete, the file holds exactly the entry of the session kept, nothing is left. */
+static const ApplyPick crash_shared_picks[] = { { S_KILLED, VERB_DELETE }, { S_FH, VERB_DELETE },
+                                                {} };
+#define CRASH_ORG_ENTRY_OTHER CRASH_ORG_ENTRY(S_OTHER)
+
+static void crash_shared_plant(const char *qwen) {
+        assert_int_equal(fixture_write(qwen, CRASH_LOGS, "[\n  " CRASH_ROW(S_KILLED) ",\n  "
+                                       CRASH_ROW(S_OTHER) "\n]"), 0);
+        assert_int_equal(fixture_write(qwen, CRASH_ORG, CRASH_ORG_HEAD CRASH_ORG_ENTRY(S_KILLED)
+                                       ",\n    " CRASH_ORG_ENTRY_OTHER ",\n    "
+                                       CRASH_ORG_ENTRY(S_FH) "\n  }\n}"), 0);
+}
+
+static void crash_shared_check(const char *qwen, unsigned n) {
+        _cleanup_free_ char *logs = test_read_rel(qwen, CRASH_LOGS);
+        _cleanup_free_ char *org = test_read_rel(qwen, CRASH_ORG);
+        _cleanup_free_ char *pending = fixture_path(qwen, ".qgc/pending");
+        _cleanup_free_ char *tmp = NULL;
+        DIR *d;
+        struct dirent *de;
+
+        if (fixture_exists(qwen, P_NOTES "/" S_KILLED ".jsonl") ||
+            fixture_exists(qwen, P_NOTES "/" S_FH ".jsonl") ||
+            fixture_exists(qwen, "file-history/" S_KILLED) ||
+            fixture_exists(qwen, "file-history/" S_FH))
+                fail_msg("step %u: a deleted session left behind", n);
+        if (apply_usage_lines(qwen, S_KILLED) != 1)
+                fail_msg("step %u: %s gone with %d usage lines", n, S_KILLED,
+                         apply_usage_lines(qwen, S_KILLED));
+        if (!streq(logs, "[\n  " CRASH_ROW(S_OTHER) "\n]"))
+                fail_msg("step %u: logs.json is '%s'", n, logs);
+        if (!streq(org, CRASH_ORG_HEAD CRASH_ORG_ENTRY_OTHER "\n  }\n}"))
+                fail_msg("step %u: session-organization.v1.json is '%s'", n, org);
+        if (crash_find_temp(qwen, &tmp))
+                fail_msg("step %u: temporary file '%s' left behind", n, tmp);
+        d = opendir(pending);
+        while (d && (de = readdir(d)))
+                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                        fail_msg("step %u: pending marker '%s' left behind", n, de->d_name);
+        if (d)
+                closedir(d);
+}
+
+static void test_faults_crash_shared_file_batch_then_rerun(void **state) {
+        T *t = *state;
+        unsigned n;
+
+        for (n = 1; n < 200; n++) {
+                _cleanup_free_ char *dir = strprintf("shared-%u", n);
+                _cleanup_free_ char *qwen = fixture_path(t->root, dir);
+                ActionStats st = {};
+                int status = 0;
+                pid_t pid;
+
+                assert_int_equal(fixture_copy_tree(t->qwen, t->root, dir), 0);
+                crash_shared_plant(qwen);
+                pid = fork();
+                assert_true(pid >= 0);
+                if (pid == 0) {
+                        test_seam_set_crash_after_step(n);
+                        _exit(apply_execute(qwen, crash_shared_picks, &st) == 0 ? 0 : 1);
+                }
+                assert_int_equal(waitpid(pid, &status, 0), pid);
+                assert_true(WIFEXITED(status));
+                if (WEXITSTATUS(status) != 99) {
+                        assert_int_equal(WEXITSTATUS(status), 0);
+                        break;
+                }
+                crash_check_salvaged_first(qwen, n);
+                assert_true(apply_execute(qwen, crash_shared_picks, &st) >= 0);
+                assert_int_equal(st.n_failed, 0);
+                crash_shared_check(qwen, n);
+                assert_int_equal(fixture_rm_rf(qwen), 0);
+        }
+        assert_true(n > 5);
+        assert_true(n < 200);
+}
+
 /* Group commit: the fsyncs of a run do not grow with its sessions. The four sessions of
  * crash_picks (two deletes, two archives, in three projects) take one fsync of
  * usage_record.jsonl, two for the batch's marker file, one per touched directory (four), one
@@ -2387,6 +2467,7 @@ int main(void) {
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_batches_then_rerun, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_crash_shared_file_batch_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_group_commit_fsyncs_per_batch, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_fsync_audit_whole_batch, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_no_test_environment, setup, teardown),

@@ -9,6 +9,7 @@
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "apply_helpers.h"
 #include "archive.h"
@@ -18,6 +19,7 @@
 #include "lock.h"
 #include "recover.h"
 #include "syncq.h"
+#include "testseam.h"
 
 typedef struct T {
         char *root;
@@ -288,6 +290,48 @@ static void test_actions_delete_erases_shared_rows(void **state) {
         assert_string_equal(org, ORG_AFTER);
 }
 
+/* Two deletes of the same project in one batch: each shared file is read and rewritten once for
+ * both (erase_sessions_shared()), each session's own count journaled; the result is what two
+ * edits one after the other wrote. */
+static unsigned erase_edits_logs, erase_edits_org;
+static void erase_count_hook(void *userdata, const char *name) {
+        (void)userdata;
+        if (streq(name, "logs.json"))
+                erase_edits_logs++;
+        else if (streq(name, "session-organization.v1.json"))
+                erase_edits_org++;
+}
+
+static void test_actions_delete_batch_edits_shared_files_once(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_FH, VERB_DELETE }, { S_KILLED, VERB_DELETE }, {} };
+        _cleanup_free_ char *logs = NULL, *org = NULL, *log = NULL;
+        ActionStats st = {};
+
+        plant_shared(t);
+        erase_edits_logs = erase_edits_org = 0;
+        erase_test_set_hook(erase_count_hook, NULL);
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        erase_test_set_hook(NULL, NULL);
+        assert_int_equal(st.n_deleted, 2);
+        assert_int_equal(st.n_failed, 0);
+        /* S_FH: 2 rows and 1 entry; S_KILLED: 1 row (its logs.json is the corpus's, of another
+         * hash) and 1 entry */
+        assert_int_equal(st.n_erased, 5);
+        assert_int_equal(st.n_erased_files, 4);
+        assert_int_equal(erase_edits_logs, 2); /* two files */
+        assert_int_equal(erase_edits_org, 1);  /* one file, both sessions' entries */
+        logs = test_read_rel(t->qwen, H_MY_NOTES "/logs.json");
+        assert_string_equal(logs, LOGS_AFTER);
+        org = test_read_rel(t->qwen, ORG_PATH);
+        assert_string_equal(org, "{\n  \"schemaVersion\": 1,\n  \"groups\": [],\n  \"sessions\": {}\n}");
+        log = test_read_rel(t->root, "journal.log");
+        assert_non_null(strstr(log, "removed 2 prompt history row(s) of session " S_FH));
+        assert_non_null(strstr(log, "removed 1 organization entry(ies) of session " S_FH));
+        assert_non_null(strstr(log, "removed 1 organization entry(ies) of session " S_KILLED));
+        assert_non_null(strstr(log, "removed 1 prompt history row(s) of session " S_KILLED));
+}
+
 /* Qwen appends a prompt row while qgc edits: the edit is dropped, the session kept whole (its
  * marker gone), no row lost; the next run completes the erasure and keeps the new row. */
 #define LOGS_RACED                                                                                 \
@@ -432,6 +476,136 @@ static void test_actions_delete_removes_exactly_the_named_files(void **state) {
         assert_non_null(strstr(log, "QGC_ACTION=deleted"));
         assert_non_null(strstr(log, "QGC_SESSION=" S_DEBUG));
         assert_non_null(strstr(log, "QGC_RUN=0123456789abcdef0123456789abcdef"));
+}
+
+/* The test program's own unlinkat() and fstatat() (the library's calls resolve to them): they
+ * count, while lookups_id is set, the lookups of that session's names that found nothing. */
+static const char *lookups_id;
+static unsigned lookups_unlink_enoent, lookups_stat_enoent;
+
+static bool lookups_counts(const char *path) {
+        size_t n = lookups_id ? strlen(lookups_id) : 0;
+
+        /* the transcript's own name is looked up by name on purpose: the copy checks */
+        return n > 0 && strncmp(path, lookups_id, n) == 0 &&
+               (path[n] != '.' || !streq(path + n, ".jsonl"));
+}
+
+int unlinkat(int dfd, const char *path, int flags) {
+        long r = syscall(SYS_unlinkat, dfd, path, flags);
+
+        if (r < 0 && errno == ENOENT && lookups_counts(path))
+                lookups_unlink_enoent++;
+        return (int)r;
+}
+
+int fstatat(int dfd, const char *restrict path, struct stat *restrict st, int flags) {
+        long r = syscall(SYS_newfstatat, dfd, path, st, flags);
+
+        if (r < 0 && errno == ENOENT && lookups_counts(path))
+                lookups_stat_enoent++;
+        return (int)r;
+}
+
+/* A delete of a session that has none of its optional files (no sidecar, file-history,
+ * subagents, debug log, plan, review directory) looks none of them up by name: the batch's
+ * listings of those directories say they are absent (issue 14: 106k fstatat() and 30k unlinkat()
+ * of absent names per 5694 deletes). The tree is exactly as before but for the transcript. */
+static void test_actions_delete_looks_up_no_absent_file(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_TEXT, VERB_DELETE }, {} };
+        ActionStats st = {};
+
+        /* the directories exist, with other sessions' files in them */
+        assert_int_equal(fixture_write(t->qwen, "plans/" S_WEB ".md", "plan"), 0);
+        assert_int_equal(fixture_write(t->qwen, "debug/" S_WEB ".txt", "log"), 0);
+        assert_int_equal(fixture_write(t->qwen, "file-history/" S_WEB "/a@v1", "x"), 0);
+        assert_int_equal(fixture_write(t->qwen, P_API "/archive/" S_API ".pr.json", "{}"), 0);
+        assert_int_equal(fixture_write(t->qwen, P_API "/" S_FORK ".worktree.json", "{}"), 0);
+        assert_int_equal(fixture_write(t->qwen,
+                                       "projects/-srv-demo-api-server/subagents/" S_API "/a.jsonl",
+                                       "{}\n"),
+                         0);
+        lookups_id = S_TEXT;
+        lookups_unlink_enoent = lookups_stat_enoent = 0;
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        lookups_id = NULL;
+        assert_int_equal(st.n_deleted, 1);
+        assert_int_equal(st.n_failed, 0);
+        assert_false(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
+        assert_true(fixture_exists(t->qwen, P_API "/" S_FORK ".worktree.json"));
+        assert_true(fixture_exists(t->qwen, P_API "/archive/" S_API ".pr.json"));
+        assert_true(fixture_exists(t->qwen, "file-history/" S_WEB "/a@v1"));
+        if (lookups_unlink_enoent != 0 || lookups_stat_enoent != 0)
+                fail_msg("%u unlinkat() and %u fstatat() of absent files of the session",
+                         lookups_unlink_enoent, lookups_stat_enoent);
+}
+
+/* The rest of a delete (after its transcript went) lists its directories afresh: files of the
+ * session that appeared after the marker's listings (here while the shared files are edited)
+ * are removed all the same, never missed for an old listing. */
+static void erase_plant_hook(void *userdata, const char *name) {
+        T *t = userdata;
+
+        (void)name;
+        assert_int_equal(fixture_write(t->qwen, P_NOTES "/" S_FH ".pr.json", "{}"), 0);
+        assert_int_equal(fixture_write(t->qwen, P_NOTES "/archive/" S_FH ".ledger.jsonl", "{}\n"), 0);
+        assert_int_equal(fixture_write(t->qwen, "plans/" S_FH ".md", "plan"), 0);
+        assert_int_equal(fixture_write(t->qwen, "debug/" S_FH ".txt", "log"), 0);
+}
+
+static void test_actions_delete_rest_lists_afresh(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_FH, VERB_DELETE }, {} };
+        ActionStats st = {};
+
+        plant_shared(t);
+        /* the directories exist before the run, so that the marker's step lists them */
+        assert_int_equal(fixture_write(t->qwen, "plans/" S_WEB ".md", "plan"), 0);
+        assert_int_equal(fixture_write(t->qwen, "debug/" S_WEB ".txt", "log"), 0);
+        assert_int_equal(fixture_write(t->qwen, P_NOTES "/archive/" S_NOTES ".pr.json", "{}"), 0);
+        erase_test_set_hook(erase_plant_hook, t);
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        erase_test_set_hook(NULL, NULL);
+        assert_int_equal(st.n_deleted, 1);
+        assert_int_equal(st.n_failed, 0);
+        assert_false(fixture_exists(t->qwen, P_NOTES "/" S_FH ".jsonl"));
+        assert_false(fixture_exists(t->qwen, P_NOTES "/" S_FH ".pr.json"));
+        assert_false(fixture_exists(t->qwen, P_NOTES "/archive/" S_FH ".ledger.jsonl"));
+        assert_false(fixture_exists(t->qwen, "plans/" S_FH ".md"));
+        assert_false(fixture_exists(t->qwen, "debug/" S_FH ".txt"));
+        assert_false(fixture_exists(t->qwen, "file-history/" S_FH));
+        assert_true(fixture_exists(t->qwen, "plans/" S_WEB ".md"));
+        assert_true(fixture_exists(t->qwen, P_NOTES "/archive/" S_NOTES ".pr.json"));
+}
+
+/* A file of the session that appears after the rest of the delete listed its directory is a
+ * file kept, never one removed by mistake: here a sidecar written into chats/ just after its
+ * listing stays, and the delete is done (actions-erase.c: a listing is a snapshot). */
+static void list_plant_hook(void *userdata, int dir_fd) {
+        T *t = userdata;
+        _cleanup_free_ char *chats = fixture_path(t->qwen, P_NOTES);
+        struct stat a, b;
+
+        if (fstat(dir_fd, &a) < 0 || stat(chats, &b) < 0 || a.st_ino != b.st_ino ||
+            fixture_exists(t->qwen, P_NOTES "/" S_FH ".jsonl"))
+                return; /* only chats/ of the rest of the delete, after the transcript went */
+        assert_int_equal(fixture_write(t->qwen, P_NOTES "/" S_FH ".worktree.json", "{}"), 0);
+}
+
+static void test_actions_delete_keeps_what_appears_after_listing(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_FH, VERB_DELETE }, {} };
+        ActionStats st = {};
+
+        actions_test_set_list_hook(list_plant_hook, t);
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        actions_test_set_list_hook(NULL, NULL);
+        assert_int_equal(st.n_deleted, 1);
+        assert_int_equal(st.n_failed, 0);
+        assert_false(fixture_exists(t->qwen, P_NOTES "/" S_FH ".jsonl"));
+        assert_false(fixture_exists(t->qwen, "file-history/" S_FH));
+        assert_true(fixture_exists(t->qwen, P_NOTES "/" S_FH ".worktree.json"));
 }
 
 static void test_actions_delete_archived_session(void **state) {
@@ -1301,6 +1475,10 @@ int main(void) {
                                                 setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_archive_copy_appearing_after_scan_skips, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_removes_exactly_the_named_files, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_delete_looks_up_no_absent_file, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_delete_batch_edits_shared_files_once, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_delete_rest_lists_afresh, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_delete_keeps_what_appears_after_listing, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_erases_shared_rows, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_erase_concurrent_write_skips, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_erase_waits_for_live_project, setup, teardown),
