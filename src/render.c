@@ -472,17 +472,31 @@ static void render_titles(const RenderLayout *lay, FILE *f) {
                 lay->reason_w > 0 ? "  REASON" : "");
 }
 
-/* A session id and its tree, for the short id widths. */
+/* A session id and its tree, for the short id widths; prefix: the id's first 8 bytes
+ * (NUL-padded) as a big-endian number, which orders like them, so that most comparisons need
+ * no strcmp(). */
 typedef struct RenderId {
-        size_t tree;
+        uint64_t prefix;
         const char *id;
+        size_t tree;
 } RenderId;
+
+static RenderId render_id_make(size_t tree, const char *id) {
+        uint64_t v = 0;
+        size_t i = 0;
+
+        for (; i < 8 && id[i]; i++)
+                v = (v << 8) | (unsigned char)id[i];
+        return (RenderId){ .prefix = i == 0 ? 0 : v << (8 * (8 - i)), .id = id, .tree = tree };
+}
 
 static int render_id_cmp(const void *x, const void *y) {
         const RenderId *a = x, *b = y;
 
         if (a->tree != b->tree)
                 return a->tree < b->tree ? -1 : 1;
+        if (a->prefix != b->prefix)
+                return a->prefix < b->prefix ? -1 : 1;
         return strcmp(a->id, b->id);
 }
 
@@ -499,10 +513,10 @@ static int render_id_widths(const Inventory *inv, size_t **ret) {
         for (size_t t = 0; t <= inv->n_trees; t++)
                 w[t] = RENDER_ID_MIN;
         for (size_t i = 0; i < inv->n_sessions; i++)
-                ids[n++] = (RenderId){ inv->sessions[i].tree, inv->sessions[i].id };
+                ids[n++] = render_id_make(inv->sessions[i].tree, inv->sessions[i].id);
         for (size_t i = 0; i < inv->n_orphans; i++)
                 if (inv->orphans[i].kind != ORPHAN_EMPTY_PROJECT && inv->orphans[i].name)
-                        ids[n++] = (RenderId){ inv->orphans[i].tree, inv->orphans[i].name };
+                        ids[n++] = render_id_make(inv->orphans[i].tree, inv->orphans[i].name);
         qsort(ids, n, sizeof(RenderId), render_id_cmp);
         for (size_t k = 1; k < n; k++) {
                 const char *a = ids[k - 1].id, *b = ids[k].id;
