@@ -394,6 +394,18 @@ int plan_add_step(Plan *p, PlanStep *step) {
         return 0;
 }
 
+int plan_take_steps(Plan *p, Plan *from) {
+        int r = 0;
+
+        for (size_t i = 0; i < from->n_steps; i++)
+                if (r >= 0)
+                        r = plan_add_step(p, &from->steps[i]);
+                else
+                        plan_step_done(&from->steps[i]);
+        from->n_steps = 0;
+        return r;
+}
+
 Plan *plan_free(Plan *p) {
         if (!p)
                 return NULL;
