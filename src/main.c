@@ -669,9 +669,9 @@ int main(int argc, char *argv[]) {
         int r;
 
 #ifdef M_MMAP_THRESHOLD
-        /* glibc's default threshold rises to the size of the largest mmap()ed block freed
-         * (the scan frees tables as they grow); later blocks up to that size then come from
-         * the heap, where freed ones stay resident: 2-4 MiB more peak RSS at 100k sessions */
+        /* glibc's default threshold rises to the size of the largest mmap()ed block freed (a
+         * few MB: the orphan pass's id set); later blocks up to that size then come from the
+         * heap, where freed ones stay resident: 3-4 MiB more peak RSS at 100k sessions */
         (void)mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 #endif
         /* display widths (wcwidth) and whether the terminal takes UTF-8 come from the locale;
