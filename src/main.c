@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <langinfo.h>
 #include <locale.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <sched.h>
@@ -668,12 +667,6 @@ int main(int argc, char *argv[]) {
         const char *codeset;
         int r;
 
-#ifdef M_MMAP_THRESHOLD
-        /* glibc's default threshold rises to the size of the largest mmap()ed block freed (a
-         * few MB: the orphan pass's id set); later blocks up to that size then come from the
-         * heap, where freed ones stay resident: 3-4 MiB more peak RSS at 100k sessions */
-        (void)mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-#endif
         /* display widths (wcwidth) and whether the terminal takes UTF-8 come from the locale;
          * everything else stays "C" (numbers, messages) */
         (void)setlocale(LC_CTYPE, "");
