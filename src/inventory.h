@@ -25,7 +25,7 @@ typedef struct FileId {
         int64_t mtime_ns;
         int64_t ctime_ns;
 } FileId;
-_Static_assert(sizeof(FileId) == 48, "FileId grew: a Session holds two");
+_Static_assert(sizeof(FileId) <= 48, "FileId grew: a Session holds two");
 
 /* A Qwen data directory pair, as Qwen resolves it (see roots.h). */
 typedef struct Tree {
