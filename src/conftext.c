@@ -35,7 +35,7 @@ static int conftext_read(const char *path, bool is_include, size_t max, char **r
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
         struct stat st;
-        size_t len = 0;
+        size_t len = 0, cap;
 
         *ret_why = NULL;
         if (is_include) {
@@ -62,11 +62,24 @@ static int conftext_read(const char *path, bool is_include, size_t max, char **r
         }
         if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
                 return -errno;
-        buf = malloc(max + 1);
+        /* sized to the file (a pipe's text grown as it comes), not to max: a 4 MiB block freed
+         * at startup raised glibc's mmap threshold for the whole run, and later blocks below
+         * that size stayed resident in the heap (peak RSS of a 100k-session run) */
+        cap = MIN(S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : (size_t)4096, max + 1);
+        buf = malloc(cap);
         if (!buf)
                 return -ENOMEM;
         for (;;) {
-                ssize_t n = read(fd, buf + len, max + 1 - len);
+                if (len == cap) { /* cap <= max here: else len > max returned */
+                        size_t more = MIN(cap * 2, max + 1);
+                        char *b = realloc(buf, more);
+
+                        if (!b)
+                                return -ENOMEM;
+                        buf = b;
+                        cap = more;
+                }
+                ssize_t n = read(fd, buf + len, cap - len);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0)

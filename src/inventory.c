@@ -83,7 +83,10 @@ Inventory *inventory_free(Inventory *inv) {
 int inventory_add_tree(Inventory *inv, Tree *t, size_t *ret_index) {
         int r;
 
-        r = greedy_realloc((void **)&inv->trees, &inv->alloc_trees, inv->n_trees + 1, sizeof(Tree));
+        /* Session.tree is 32 bits */
+        r = inv->n_trees >= UINT32_MAX ? -E2BIG
+                                       : greedy_realloc((void **)&inv->trees, &inv->alloc_trees,
+                                                        inv->n_trees + 1, sizeof(Tree));
         if (r < 0) {
                 tree_done(t);
                 return r;

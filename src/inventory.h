@@ -17,14 +17,15 @@
 
 /* Scan-time identity of a file: what the executor compares before acting. */
 typedef struct FileId {
-        bool present;
         dev_t dev;
         ino_t ino;
-        uint64_t size;   /* st_size */
-        uint64_t blocks; /* st_blocks * 512 */
+        uint64_t size;       /* st_size */
+        uint64_t blocks : 63; /* st_blocks * 512 */
+        bool present : 1;     /* shares blocks' word: no padding (two in every Session) */
         int64_t mtime_ns;
         int64_t ctime_ns;
 } FileId;
+_Static_assert(sizeof(FileId) <= 48, "FileId grew: a Session holds two");
 
 /* A Qwen data directory pair, as Qwen resolves it (see roots.h). */
 typedef struct Tree {
@@ -83,35 +84,35 @@ typedef enum LiveFlags {
         LIVE_UNKNOWN = 1 << 4,   /* a signal could not be evaluated: treated as live */
 } LiveFlags;
 
-/* Fields ordered to leave little padding (100k sessions live in memory at once). */
+/* Fields ordered to leave little padding, the flags in bits (100k sessions live in memory at
+ * once: the _Static_assert below keeps it so). */
 typedef struct Session {
         char id[SESSION_ID_MAX + 1]; /* as in the file name */
-        bool future_clamped;   /* mtime or last record was in the future */
-        bool empty;            /* 0-byte transcript */
-        bool tail_incomplete;  /* last line has no '\n' (possibly being written) */
-        bool title_manual;    /* titleSource manual or absent */
-        bool title_unread;    /* the scan skipped the title windows: no rule could select it
-                               * (TitleNeed); title is then NULL whatever the file holds */
-        bool pinned;          /* session-organization: pinnedAt */
-        bool grouped;         /* session-organization: groupId or color */
-        bool live_worktree;   /* <id>.worktree.json whose worktreePath exists */
-        bool has_telemetry;   /* at least one ui_telemetry record (salvage has work); NOT set
-                               * by the scan (it would need a full read): usage.c decides */
-        bool cold;            /* archived in its compressed state (cold.h): the transcript is
-                               * chats/archive/.qgc-cold/<id>.jsonl.zst alone */
-        bool cold_copy;       /* a .zst of the transcript beside an uncompressed copy (a compress
-                               * or a restore that was cut short) */
+        bool future_clamped : 1;   /* mtime or last record was in the future */
+        bool empty : 1;            /* 0-byte transcript */
+        bool tail_incomplete : 1;  /* last line has no '\n' (possibly being written) */
+        bool title_manual : 1;    /* titleSource manual or absent */
+        bool title_unread : 1;    /* the scan skipped the title windows: no rule could select it
+                                   * (TitleNeed); title is then NULL whatever the file holds */
+        bool pinned : 1;          /* session-organization: pinnedAt */
+        bool grouped : 1;         /* session-organization: groupId or color */
+        bool live_worktree : 1;   /* <id>.worktree.json whose worktreePath exists */
+        bool cold : 1;            /* archived in its compressed state (cold.h): the transcript is
+                                   * chats/archive/.qgc-cold/<id>.jsonl.zst alone */
+        bool cold_copy : 1;       /* a .zst of the transcript beside an uncompressed copy (a
+                                   * compress or a restore that was cut short) */
+        bool org_entry : 1;       /* it has an entry in session-organization.v1.json */
+        bool org_unreadable : 1;  /* its project's session-organization.v1.json exists but cannot
+                                   * be read or parsed: its pins and groups are unknown */
+        bool review_dir : 1;      /* workflows/generated/review/<id>-<hash>/ exists */
+        uint8_t owner_cause;  /* OwnerCause (a byte: it fills padding) */
         SessionState state;
         OwnerStatus owner;
         unsigned n_tasks;     /* scheduled tasks bound to it in tmp/<hash>/scheduled_tasks.json */
         unsigned n_log_rows;  /* its rows in tmp/<hash>/logs.json (prompt history) */
-        bool org_entry;       /* it has an entry in session-organization.v1.json */
-        bool org_unreadable;  /* its project's session-organization.v1.json exists but cannot be
-                               * read or parsed: its pins and groups are unknown */
-        bool review_dir;      /* workflows/generated/review/<id>-<hash>/ exists */
-        uint8_t owner_cause;  /* OwnerCause (a byte: it fills padding) */
         unsigned live;        /* LiveFlags */
-        size_t tree;                 /* index into Inventory.trees */
+        uint32_t tree;               /* index into Inventory.trees (inventory_add_tree() keeps
+                                      * their number below UINT32_MAX) */
         char *project_dir;           /* directory name under projects/ */
         char *cwd;                   /* first record's cwd; NULL when unverified */
         char *hash;                  /* sha256(cwd) hex (PROJECT_HASH_LEN); NULL when no cwd */
@@ -140,6 +141,7 @@ typedef struct Session {
         char *title;          /* last custom_title, NULL if none */
         char *live_reason;    /* e.g. "runtime claim pid 4242 alive" */
 } Session;
+_Static_assert(sizeof(Session) <= 296, "Session grew: 100k of them live in memory at once");
 
 /* Which transcripts the scan reads the title windows of (policy_title_need() fills it). The
  * title only matters for "titled by a person", a protection of sessions that some rule selects,

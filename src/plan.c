@@ -159,11 +159,7 @@ static int plan_cmp_key(const void *x, const void *y) {
         return a->item < b->item ? -1 : a->item > b->item ? 1 : 0;
 }
 
-/* plan_cmp_key() for sort_by_runs(), and its span key: (tree, orphan, verified, group). */
-static int plan_cmp_key_r(const void *x, const void *y, void *userdata) {
-        return plan_cmp_key(x, y);
-}
-
+/* plan_cmp_key()'s span key: (tree, orphan, verified, group). */
 static int plan_cmp_key_group(const void *x, const void *y, void *userdata) {
         const PlanKey *a = x, *b = y;
 
@@ -176,42 +172,132 @@ static int plan_cmp_key_group(const void *x, const void *y, void *userdata) {
         return a->group == b->group ? 0 : strcmp(a->group, b->group);
 }
 
-/* Sort p->items in plan_cmp() order through compact keys; plain qsort_r() when they do not fit
- * (or memory is short). */
-static void plan_sort(Plan *p) {
-        _cleanup_free_ PlanKey *keys = NULL;
-        PlanItem *sorted = NULL;
-        size_t max_tree = 0;
+/* A run of keys with one span key (tree, orphan, verified, group), as the inventory's order
+ * leaves them: a project's sessions together. */
+typedef struct PlanRun {
+        size_t start, n;
+} PlanRun;
 
-        for (size_t i = 0; i < p->n_items; i++)
-                max_tree = MAX(max_tree, plan_item_tree(p, &p->items[i]));
-        if (p->n_items > UINT32_MAX || max_tree > UINT32_MAX ||
-            !(keys = calloc(p->n_items ?: 1, sizeof(PlanKey))) ||
-            !(sorted = calloc(p->n_items ?: 1, sizeof(PlanItem)))) {
-                qsort_r(p->items, p->n_items, sizeof(PlanItem), plan_cmp, p);
-                return;
+static int plan_cmp_run(const void *x, const void *y, void *userdata) {
+        const PlanKey *keys = userdata;
+
+        return plan_cmp_key_group(&keys[((const PlanRun *)x)->start],
+                                  &keys[((const PlanRun *)y)->start], NULL);
+}
+
+/* Sort keys in plan_cmp_key() order: the runs are put in span key order and each is sorted on
+ * its own, the order of one qsort() of the whole with small sorts (util.h's sort_by_runs(),
+ * but what is sorted is read through runs, not copied back). *ret_runs: the runs in order (the
+ * keys of run j at keys[runs[j].start...]). 1: sorted; 0: a span key has two runs (nothing
+ * changed); -ENOMEM. */
+static int plan_sort_runs(PlanKey *keys, size_t n, PlanRun **ret_runs, size_t *ret_n_runs) {
+        _cleanup_free_ PlanRun *runs = NULL;
+        size_t n_runs = 0, alloc = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                if (i > 0 && plan_cmp_key_group(&keys[i - 1], &keys[i], NULL) == 0) {
+                        runs[n_runs - 1].n++;
+                        continue;
+                }
+                if (greedy_realloc((void **)&runs, &alloc, n_runs + 1, sizeof(PlanRun)) < 0)
+                        return -ENOMEM;
+                runs[n_runs++] = (PlanRun){ .start = i, .n = 1 };
         }
-        for (size_t i = 0; i < p->n_items; i++) {
-                const PlanItem *it = &p->items[i];
+        qsort_r(runs, n_runs, sizeof(PlanRun), plan_cmp_run, keys);
+        for (size_t j = 1; j < n_runs; j++)
+                if (plan_cmp_run(&runs[j - 1], &runs[j], keys) == 0)
+                        return 0;
+        for (size_t j = 0; j < n_runs; j++)
+                qsort(keys + runs[j].start, runs[j].n, sizeof(PlanKey), plan_cmp_key);
+        *ret_runs = TAKE_PTR(runs);
+        *ret_n_runs = n_runs;
+        return 1;
+}
+
+/* Fill p->items with the inventory's sessions then orphans (unsorted); false on ENOMEM. */
+static bool plan_fill_items(Plan *p, size_t n) {
+        const Inventory *inv = p->inv;
+
+        p->items = calloc(n ?: 1, sizeof(PlanItem));
+        if (!p->items)
+                return false;
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                p->items[p->n_items++] = (PlanItem){ .index = i,
+                                                     .verdict = &p->verdicts->sessions[i] };
+        for (size_t i = 0; i < inv->n_orphans; i++)
+                p->items[p->n_items++] = (PlanItem){ .is_orphan = true,
+                                                     .index = i,
+                                                     .verdict = &p->verdicts->orphans[i] };
+        return true;
+}
+
+/* Fill p->items in plan_cmp() order. The order is found on compact keys made straight from the
+ * inventory (key.item: a session's index, or n_sessions + an orphan's), and p->items is made
+ * from them once sorted, so the items are never held twice; plain qsort_r() of the items when
+ * the keys do not fit (or memory is short). -ENOMEM. */
+static int plan_sort(Plan *p, size_t n) {
+        const Inventory *inv = p->inv;
+        _cleanup_free_ PlanKey *keys = NULL;
+        _cleanup_free_ PlanRun *runs = NULL;
+        size_t max_tree = 0, n_runs = 0, k = 0;
+        int r;
+
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                max_tree = MAX(max_tree, (size_t)inv->sessions[i].tree);
+        for (size_t i = 0; i < inv->n_orphans; i++)
+                max_tree = MAX(max_tree, inv->orphans[i].tree);
+        if (n > UINT32_MAX || max_tree > UINT32_MAX || !(keys = calloc(n ?: 1, sizeof(PlanKey)))) {
+                if (!plan_fill_items(p, n))
+                        return -ENOMEM;
+                qsort_r(p->items, p->n_items, sizeof(PlanItem), plan_cmp, p);
+                return 0;
+        }
+        for (size_t i = 0; i < n; i++) {
+                bool orphan = i >= inv->n_sessions;
+                PlanItem it = { .is_orphan = orphan, .index = orphan ? i - inv->n_sessions : i };
                 bool verified;
+
+                it.verdict = orphan ? &p->verdicts->orphans[it.index]
+                                    : &p->verdicts->sessions[it.index];
                 keys[i] = (PlanKey){
-                        .group = plan_item_group(p, it, &verified),
-                        .name = plan_item_name(p, it),
+                        .group = plan_item_group(p, &it, &verified),
+                        .name = plan_item_name(p, &it),
                         .item = (uint32_t)i,
-                        .tree = (uint32_t)plan_item_tree(p, it),
-                        .orphan = it->is_orphan,
+                        .tree = (uint32_t)plan_item_tree(p, &it),
+                        .orphan = orphan,
                         .verified = verified,
-                        .verb = (uint8_t)plan_verb_order(plan_item_verb(it)),
+                        .verb = (uint8_t)plan_verb_order(plan_item_verb(&it)),
                 };
         }
-        /* items come in inventory order, a project's sessions together: sort each run */
-        if (sort_by_runs(keys, p->n_items, sizeof(PlanKey), plan_cmp_key_group, plan_cmp_key_r,
-                         NULL) != 1)
-                qsort(keys, p->n_items, sizeof(PlanKey), plan_cmp_key);
-        for (size_t i = 0; i < p->n_items; i++)
-                sorted[i] = p->items[keys[i].item];
-        free(p->items);
-        p->items = sorted;
+        /* a project's sessions come together: sort each run */
+        r = n < 2 ? 0 : plan_sort_runs(keys, n, &runs, &n_runs);
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                qsort(keys, n, sizeof(PlanKey), plan_cmp_key);
+                runs = malloc(sizeof(PlanRun));
+                if (!runs)
+                        return -ENOMEM;
+                runs[0] = (PlanRun){ .start = 0, .n = n };
+                n_runs = 1;
+        }
+        p->items = calloc(n ?: 1, sizeof(PlanItem));
+        if (!p->items)
+                return -ENOMEM;
+        for (size_t j = 0; j < n_runs; j++)
+                for (size_t i = runs[j].start; i < runs[j].start + runs[j].n; i++) {
+                        size_t x = keys[i].item;
+                        bool orphan = x >= inv->n_sessions;
+
+                        p->items[k++] = (PlanItem){
+                                .is_orphan = orphan,
+                                .index = orphan ? x - inv->n_sessions : x,
+                                .verdict = orphan ? &p->verdicts->orphans[x - inv->n_sessions]
+                                                  : &p->verdicts->sessions[x],
+                        };
+                }
+        p->n_items = k;
+        return 0;
 }
 
 /* An empty plan over inv at now; NULL when memory is short. */
@@ -228,6 +314,7 @@ static Plan *plan_alloc(const Inventory *inv, msec_t now) {
 int plan_build(const Inventory *inv, Verdicts **verdicts, msec_t now, Plan **ret) {
         _cleanup_(plan_freep) Plan *p = NULL;
         size_t n;
+        int r;
 
         if (!inv || !verdicts || !*verdicts || !ret)
                 return -EINVAL;
@@ -238,17 +325,9 @@ int plan_build(const Inventory *inv, Verdicts **verdicts, msec_t now, Plan **ret
                 return -ENOMEM;
         p->verdicts = TAKE_PTR(*verdicts);
         n = inv->n_sessions + inv->n_orphans;
-        p->items = calloc(n ?: 1, sizeof(PlanItem));
-        if (!p->items)
-                return -ENOMEM;
-        for (size_t i = 0; i < inv->n_sessions; i++)
-                p->items[p->n_items++] = (PlanItem){ .index = i,
-                                                     .verdict = &p->verdicts->sessions[i] };
-        for (size_t i = 0; i < inv->n_orphans; i++)
-                p->items[p->n_items++] = (PlanItem){ .is_orphan = true,
-                                                     .index = i,
-                                                     .verdict = &p->verdicts->orphans[i] };
-        plan_sort(p);
+        r = plan_sort(p, n);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(p);
         return 0;
 }
@@ -313,6 +392,18 @@ int plan_add_step(Plan *p, PlanStep *step) {
         p->steps[p->n_steps++] = *step;
         *step = (PlanStep){};
         return 0;
+}
+
+int plan_take_steps(Plan *p, Plan *from) {
+        int r = 0;
+
+        for (size_t i = 0; i < from->n_steps; i++)
+                if (r >= 0)
+                        r = plan_add_step(p, &from->steps[i]);
+                else
+                        plan_step_done(&from->steps[i]);
+        from->n_steps = 0;
+        return r;
 }
 
 Plan *plan_free(Plan *p) {

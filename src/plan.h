@@ -89,6 +89,9 @@ int plan_build(const Inventory *inv, Verdicts **verdicts, msec_t now, Plan **ret
 int plan_new_steps(const Inventory *inv, msec_t now, Plan **ret);
 /* Append a step; the plan takes every pointer in *step (also on failure). */
 int plan_add_step(Plan *p, PlanStep *step);
+/* Append every step of from (a plan_new_steps() plan), in order; from is left without steps
+ * (also on failure, when they are freed). 0 or -ENOMEM. */
+int plan_take_steps(Plan *p, Plan *from);
 /* Add a display path to a step (copies from and to; to may be NULL). */
 int plan_step_add_path(PlanStep *step, const char *from, const char *to);
 void plan_step_done(PlanStep *step);

@@ -188,24 +188,29 @@ void scan_pendings_done(ScanPendings *p) {
 }
 
 typedef struct ScanIdKey {
-        const Inventory *inv;
+        const ScanPendings *pend;
         const char *id;
 } ScanIdKey;
 
-/* entry: a session's index + 1 */
-static bool scan_id_eq(const void *entry, const void *key) {
+/* entry: a pending directory's index + 1 */
+static bool scan_pending_eq(const void *entry, const void *key) {
         const ScanIdKey *k = key;
 
-        return qwen_session_id_equal(k->inv->sessions[(uintptr_t)entry - 1].id, k->id);
+        return qwen_session_id_equal(k->pend->v[(uintptr_t)entry - 1].agg.name, k->id);
 }
 
-/* Turn pending directories whose id has no transcript in any tree into orphans. */
+/* Turn pending directories whose id has no transcript in any tree into orphans. The set is of
+ * the pending directories' ids (a few thousand), each session's id looked up in it: a table
+ * that stays in the cache, not one of every session (100k). */
 int scan_orphans(ScanCtx *c) {
         const Inventory *inv = c->inv;
-        _cleanup_(hashmap_donep) Hashmap ids = {};
+        const ScanPendings *pend = &c->pending;
+        _cleanup_(hashmap_donep) Hashmap set = {};
+        _cleanup_free_ size_t *rep = NULL; /* a pending directory's first one of its id */
+        _cleanup_free_ bool *found = NULL; /* a transcript has the id of rep */
         int r;
 
-        if (c->pending.n == 0)
+        if (pend->n == 0)
                 return 0;
         /* a session id may be missing: a directory would look like an orphan of it */
         for (size_t t = 0; t < inv->n_trees; t++)
@@ -214,17 +219,37 @@ int scan_orphans(ScanCtx *c) {
                                    "listed", inv->trees[t].runtime_dir);
                         return 0;
                 }
-        /* the ids of every session of every tree, ignoring ASCII case */
-        r = hashmap_reserve(&ids, inv->n_sessions);
-        for (size_t i = 0; r >= 0 && i < inv->n_sessions; i++)
-                r = hashmap_put(&ids, hash_string_ascii_lower(inv->sessions[i].id),
-                                (void *)(uintptr_t)(i + 1));
+        rep = calloc(pend->n, sizeof(size_t));
+        found = calloc(pend->n, sizeof(bool));
+        if (!rep || !found)
+                return -ENOMEM;
+        /* the pending ids, ignoring ASCII case */
+        r = hashmap_reserve(&set, pend->n);
+        for (size_t i = 0; r >= 0 && i < pend->n; i++) {
+                ScanIdKey key = { pend, pend->v[i].agg.name };
+                uint64_t h = hash_string_ascii_lower(pend->v[i].agg.name);
+                HashSlot *slot = hashmap_slot(&set, h, scan_pending_eq, &key);
+
+                if (!slot->entry)
+                        hashmap_fill(&set, slot, h, (void *)(uintptr_t)(i + 1));
+                rep[i] = (uintptr_t)slot->entry - 1;
+        }
+        if (r < 0)
+                return r;
+        /* every session of every tree */
+        for (size_t i = 0; i < inv->n_sessions; i++) {
+                ScanIdKey key = { pend, inv->sessions[i].id };
+                void *e = hashmap_get(&set, hash_string_ascii_lower(inv->sessions[i].id),
+                                      scan_pending_eq, &key);
+
+                if (e)
+                        found[(uintptr_t)e - 1] = true;
+        }
         for (size_t i = 0; r >= 0 && i < c->pending.n; i++) {
                 ScanPending *p = &c->pending.v[i];
-                ScanIdKey key = { inv, p->agg.name };
                 Orphan o;
 
-                if (hashmap_get(&ids, hash_string_ascii_lower(p->agg.name), scan_id_eq, &key))
+                if (found[rep[i]])
                         continue;
                 o = (Orphan){
                         .kind = p->kind,

@@ -648,6 +648,45 @@ static void test_scan_orphans(void **state) {
                 assert_true(seen[i]);
 }
 
+/* Several directories of one id (file-history/ and a project's subagents/, the case aside):
+ * every one is an orphan when no transcript has the id, none when one has. */
+static void test_scan_orphans_shared_id(void **state) {
+        Fx *fx = *state;
+        size_t n_fh = 0, n_sub = 0;
+
+        assert_int_equal(fixture_write_size(fx->root, "q/file-history/" ID_ORPHAN_FH "/a", 10), 0);
+        assert_int_equal(fixture_write_size(fx->root,
+                                            WEBAPP "/subagents/BBBBBBBB-0000-4000-8000-000000000001/x.jsonl",
+                                            10),
+                         0);
+        assert_int_equal(fixture_write_size(fx->root, WEBAPP "/subagents/" ID_ORPHAN_FH "/y.jsonl", 10),
+                         0);
+        /* an archived session's id, in both places and in upper case: no orphan */
+        assert_int_equal(fixture_write_size(fx->root,
+                                            "q/file-history/1A914264-8E49-442E-BC79-1CB2DE9EAE0C/x",
+                                            10),
+                         0);
+        assert_int_equal(fixture_write_size(fx->root,
+                                            WEBAPP "/subagents/1a914264-8e49-442e-bc79-1cb2de9eae0c/z.jsonl",
+                                            10),
+                         0);
+        scan_fx(fx);
+
+        for (size_t i = 0; i < fx->inv->n_orphans; i++) {
+                const Orphan *o = &fx->inv->orphans[i];
+
+                if (o->kind == ORPHAN_EMPTY_PROJECT)
+                        continue;
+                assert_true(strcasecmp(o->name, ID_ORPHAN_FH) == 0);
+                if (o->kind == ORPHAN_FILE_HISTORY)
+                        n_fh++;
+                else if (o->kind == ORPHAN_SUBAGENTS)
+                        n_sub++;
+        }
+        assert_int_equal(n_fh, 1);
+        assert_int_equal(n_sub, 2);
+}
+
 /* The scan's threads change nothing: the same inventory, in the same order, with 1 and 4 jobs
  * over a tree of many projects (hostile entries, orphans and empty projects included). */
 static void scan_fx_jobs(Fx *fx, unsigned jobs, Inventory **ret) {
@@ -1827,6 +1866,7 @@ int main(void) {
                 T(test_scan_title_read_where_the_policy_could_select),
                 T(test_scan_orphans),
                 T(test_scan_orphans_across_trees),
+                T(test_scan_orphans_shared_id),
                 T(test_scan_jobs_same_inventory),
                 T(test_scan_prefetch_same_inventory),
                 T(test_scan_prefetch_starts_on_a_cold_read),

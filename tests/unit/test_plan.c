@@ -847,6 +847,35 @@ static void test_plan_render_status_empty(void **state) {
         assert_string_equal(out, "no sessions found in /home/u/.qwen-rt\n");
 }
 
+/* plan_take_steps(): the steps of another plan after the plan's own, in order; the other is
+ * left without steps (main.c builds the recovery steps in a thread, into a plan of their own). */
+static void test_plan_take_steps(void **state) {
+        Inventory *inv = NULL;
+        Plan *p = NULL, *from = NULL;
+
+        assert_int_equal(inventory_new(&inv), 0);
+        assert_int_equal(plan_new_steps(inv, 0, &p), 0);
+        assert_int_equal(plan_new_steps(inv, 0, &from), 0);
+        for (int i = 0; i < 3; i++) {
+                PlanStep st = { .kind = PLAN_STEP_RECOVER_TEMP, .name = strprintf("t%d", i) };
+
+                assert_non_null(st.name);
+                assert_int_equal(plan_add_step(i == 0 ? p : from, &st), 0);
+        }
+        assert_int_equal(plan_take_steps(p, from), 0);
+        assert_int_equal(from->n_steps, 0);
+        assert_int_equal(p->n_steps, 3);
+        for (int i = 0; i < 3; i++) {
+                char want[8];
+
+                snprintf(want, sizeof want, "t%d", i);
+                assert_string_equal(p->steps[i].name, want);
+        }
+        plan_free(from);
+        plan_free(p);
+        inventory_free(inv);
+}
+
 static void test_plan_clean_string(void **state) {
         _cleanup_free_ char *a = NULL, *b = NULL, *c = NULL, *d = NULL;
         (void)state;
@@ -882,6 +911,7 @@ int main(void) {
                 cmocka_unit_test(test_plan_render_status_largest_first),
                 cmocka_unit_test(test_plan_render_status_empty),
                 cmocka_unit_test(test_plan_clean_string),
+                cmocka_unit_test(test_plan_take_steps),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
