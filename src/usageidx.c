@@ -562,8 +562,15 @@ int usage_append_end(UsageAppend *a, int fsync_r) {
         int r;
 
         /* durable, then readable: our bytes at our offset, starting a line */
-        if (fsync_r < 0)
+        if (fsync_r < 0) {
+                /* Not durable. Our lines stay readable in the page cache (after a failed fsync
+                 * Linux may even mark the pages clean), and the next run would trust them and
+                 * let the transcripts go: undo them in place, as a short write is. */
+                if ((uint64_t)pos >= len &&
+                    usageidx_bytes_are(rfd, (uint64_t)pos - len, line, len) > 0)
+                        (void)usageidx_undo(fd, (uint64_t)pos - len, len);
                 return fsync_r;
+        }
         if ((uint64_t)pos < len)
                 return -EIO;
         r = usageidx_bytes_are(rfd, (uint64_t)pos - len, line, len);

@@ -685,6 +685,13 @@ static int teardown(void **state) {
 
 /* ---------------------------------------------------------------- salvage failures */
 
+/* A line Qwen's reader returns: the exact reader finds the session's record. */
+static int usage_readable(T *t, const char *id) {
+        _cleanup_close_ int g = open(t->qwen, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(g >= 0);
+        return usage_has_session(g, id);
+}
+
 static void check_salvage_failure_keeps_session(T *t, Verb verb, int err) {
         ApplyPick picks[] = { { S_KILLED, verb }, {} };
         ActionStats st = {};
@@ -699,6 +706,10 @@ static void check_salvage_failure_keeps_session(T *t, Verb verb, int err) {
         log = test_read_rel(t->root, "journal.log");
         assert_non_null(strstr(log, "QGC_ACTION=failed"));
         assert_non_null(strstr(log, want));
+        /* no readable line is left behind: the next run must not trust a line that never
+         * became durable (a failed fsync leaves it in the page cache) */
+        faults.write_err = faults.fsync_err = 0;
+        assert_int_equal(usage_readable(t, S_KILLED), 0);
 
         /* the fault gone, the next run completes with exactly one line */
         faults.write_err = faults.fsync_err = 0;
@@ -727,13 +738,6 @@ static const char *strprintf_tmp_usage(const char *tree) {
         static char buf[PATH_MAX];
         snprintf(buf, sizeof buf, "%s/usage_record.jsonl", tree);
         return buf;
-}
-
-/* A line Qwen's reader returns: the exact reader finds the session's record. */
-static int usage_readable(T *t, const char *id) {
-        _cleanup_close_ int g = open(t->qwen, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        assert_true(g >= 0);
-        return usage_has_session(g, id);
 }
 
 /* A full disk: write() places the first bytes of the line only (then returns the short count,
