@@ -453,28 +453,40 @@ static int erase_failed(char **ret_why, int r, const char *file) {
  * sessions found in it. */
 typedef struct EraseFile {
         int dir_fd;
+        dev_t dev; /* the directory's identity (0/0: not known): two items' fds of one directory */
+        ino_t ino; /* share one file */
         EraseSpliceFn splice;
         const char *name;
         size_t *items; /* the indexes of the batch's items that look into it */
         size_t n_items;
 } EraseFile;
 
-/* The file of item i (dir_fd, name) in files[0..*n): found or added. NULL: out of memory. */
+/* The file of item i (dir_fd, name) in files[0..*n): found (the same fd, or another fd of the
+ * same directory) or added. NULL: out of memory. */
 static EraseFile *erase_file_of(EraseFile **files, size_t *n, int dir_fd, const char *name,
                                 EraseSpliceFn splice, size_t i) {
         EraseFile *f = NULL;
+        struct stat st = {};
         size_t *x;
 
-        for (size_t j = 0; j < *n && !f; j++)
-                if ((*files)[j].dir_fd == dir_fd && (*files)[j].splice == splice)
+        if (dir_fd >= 0 && fstat(dir_fd, &st) < 0)
+                st = (struct stat){};
+        for (size_t j = 0; j < *n && !f; j++) {
+                const EraseFile *g = &(*files)[j];
+
+                if (g->splice == splice &&
+                    (g->dir_fd == dir_fd ||
+                     (st.st_ino != 0 && g->dev == st.st_dev && g->ino == st.st_ino)))
                         f = &(*files)[j];
+        }
         if (!f) {
                 EraseFile *nf = reallocarray(*files, *n + 1, sizeof(EraseFile));
                 if (!nf)
                         return NULL;
                 *files = nf;
                 f = &nf[(*n)++];
-                *f = (EraseFile){ .dir_fd = dir_fd, .name = name, .splice = splice };
+                *f = (EraseFile){ .dir_fd = dir_fd, .dev = st.st_dev, .ino = st.st_ino,
+                                  .name = name, .splice = splice };
         }
         x = reallocarray(f->items, f->n_items + 1, sizeof(size_t));
         if (!x)
@@ -557,6 +569,65 @@ static int erase_file_edit(const EraseFile *f, EraseItem *items, const char *wha
         return 0;
 }
 
+/* Whether a Qwen process of item it's project may be live (live_project_busy()): 0 when none
+ * is, else it->why set and -EAGAIN (or the -errno that kept it from telling). */
+static int erase_project_live(const Inventory *inv, EraseItem *it) {
+        const Session *s = it->s;
+        EraseProject proj = { .inv = inv, .s = s };
+        _cleanup_free_ char *busy = NULL;
+        int k;
+
+        k = live_project_busy(&inv->trees[s->tree], it->chats_fd, erase_elsewhere, &proj, &busy);
+        if (k < 0)
+                return erase_why(&it->why, k,
+                                 "cannot tell whether a Qwen process of the project is live");
+        if (k > 0)
+                return erase_why(&it->why, -EAGAIN,
+                                 "a Qwen process of the project may be live (%s): its shared "
+                                 "files are not edited now",
+                                 busy);
+        return 0;
+}
+
+/* Right before file f is edited: is a Qwen process of its sessions' projects live now? The
+ * batch checked each session before any edit, but a batch's checks and edits take a while, and
+ * a process may have started since (or one session was found busy after another's check
+ * passed). When one of the file's sessions was found busy (or met a write in another file),
+ * or one still taking part may be live now (each is checked again: an organization file's
+ * sessions can belong to projects of different hashes), none of them takes part. */
+static void erase_file_recheck(const Inventory *inv, const EraseFile *f, EraseItem *items) {
+        EraseItem *busy = NULL;
+        int k = 0;
+
+        if (f->dir_fd < 0)
+                return;
+        /* one of them was found busy already (or its edit of another file met a write) */
+        for (size_t j = 0; j < f->n_items && !busy; j++)
+                if (items[f->items[j]].r == -EAGAIN) {
+                        busy = &items[f->items[j]];
+                        k = -EAGAIN;
+                }
+        for (size_t j = 0; j < f->n_items && !busy; j++) {
+                EraseItem *it = &items[f->items[j]];
+
+                if (it->r != 0)
+                        continue;
+                k = erase_project_live(inv, it);
+                if (k != 0) {
+                        it->r = k;
+                        busy = it;
+                }
+        }
+        if (!busy)
+                return;
+        for (size_t j = 0; j < f->n_items; j++) {
+                EraseItem *it = &items[f->items[j]];
+
+                if (it != busy && it->r == 0)
+                        it->r = busy->why ? erase_why(&it->why, k, "%s", busy->why) : k;
+        }
+}
+
 int erase_sessions_shared(const Inventory *inv, EraseItem *items, size_t n, EraseStepFn step,
                           void *userdata) {
         _cleanup_free_ bool *has = calloc(n ? n : 1, sizeof(bool));
@@ -593,9 +664,6 @@ int erase_sessions_shared(const Inventory *inv, EraseItem *items, size_t n, Eras
         for (size_t i = 0; i < n; i++) {
                 EraseItem *it = &items[i];
                 const Session *s = it->s;
-                EraseProject proj = { .inv = inv, .s = s };
-                _cleanup_free_ char *busy = NULL;
-                int k;
 
                 if (!has[i])
                         continue;
@@ -607,32 +675,25 @@ int erase_sessions_shared(const Inventory *inv, EraseItem *items, size_t n, Eras
                                                   "shared files are not edited now",
                                                   a->id);
                 }
-                if (it->r != 0)
-                        continue;
-                k = live_project_busy(&inv->trees[s->tree], it->chats_fd, erase_elsewhere, &proj,
-                                      &busy);
-                if (k < 0)
-                        it->r = erase_why(&it->why, k,
-                                          "cannot tell whether a Qwen process of the project is "
-                                          "live");
-                else if (k > 0)
-                        it->r = erase_why(&it->why, -EAGAIN,
-                                          "a Qwen process of the project may be live (%s): its "
-                                          "shared files are not edited now",
-                                          busy);
+                if (it->r == 0)
+                        it->r = erase_project_live(inv, it);
         }
         /* the sessions without anything in them take no part in the edits */
         for (size_t i = 0; i < n; i++)
                 if (!has[i] && items[i].r == 0)
                         items[i].r = 1;
-        for (size_t j = 0; r >= 0 && j < n_logs; j++)
+        for (size_t j = 0; r >= 0 && j < n_logs; j++) {
+                erase_file_recheck(inv, &logs[j], items);
                 r = erase_file_edit(&logs[j], items, logs[j].dir_fd < 0 ? "tmp/<hash>/"
                                                                          : ERASE_LOGS_FILE,
                                     offsetof(EraseDone, log_rows), step, userdata);
-        for (size_t j = 0; r >= 0 && j < n_org; j++)
+        }
+        for (size_t j = 0; r >= 0 && j < n_org; j++) {
+                erase_file_recheck(inv, &org[j], items);
                 r = erase_file_edit(&org[j], items, org[j].dir_fd < 0 ? "the project directory"
                                                                        : ERASE_ORG_FILE,
                                     offsetof(EraseDone, org_entries), step, userdata);
+        }
         for (size_t i = 0; i < n; i++)
                 if (items[i].r == 1)
                         items[i].r = 0;

@@ -411,6 +411,44 @@ static void test_actions_erase_waits_for_live_project(void **state) {
         assert_non_null(strstr(log, "a Qwen process of the project may be live"));
 }
 
+/* A Qwen process of the project starts while the batch edits its shared files (after every
+ * session's own check): the files not yet edited are left alone, the sessions kept. */
+static void erase_start_qwen_hook(void *userdata, const char *name) {
+        T *t = userdata;
+        _cleanup_free_ char *body = NULL;
+        char host[256] = "localhost";
+
+        if (!streq(name, "logs.json") || fixture_exists(t->qwen, P_NOTES "/" S_OTHER ".runtime.json"))
+                return;
+        (void)gethostname(host, sizeof host - 1);
+        body = strprintf("{\"schema_version\":1,\"pid\":%d,\"session_id\":\"%s\",\"work_dir\":"
+                         "\"/srv/demo/my-notes\",\"hostname\":\"%s\",\"started_at\":1.5}\n",
+                         (int)getpid(), S_OTHER, host);
+        assert_int_equal(fixture_write(t->qwen, P_NOTES "/" S_OTHER ".runtime.json", body), 0);
+}
+
+static void test_actions_erase_rechecks_project_before_each_file(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_FH, VERB_DELETE }, { S_KILLED, VERB_DELETE }, {} };
+        _cleanup_free_ char *org_before = NULL, *org = NULL, *log = NULL;
+        ActionStats st = {};
+
+        plant_shared(t);
+        org_before = test_read_rel(t->qwen, ORG_PATH);
+        erase_test_set_hook(erase_start_qwen_hook, t);
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        erase_test_set_hook(NULL, NULL);
+        { char *dbg = test_read_rel(t->root, "journal.log"); fprintf(stderr, "DBG %s\n", dbg); free(dbg); }
+        assert_int_equal(st.n_deleted, 0);
+        assert_int_equal(st.n_skipped, 2);
+        org = test_read_rel(t->qwen, ORG_PATH);
+        assert_string_equal(org, org_before);
+        assert_true(fixture_exists(t->qwen, P_NOTES "/" S_FH ".jsonl"));
+        assert_true(fixture_exists(t->qwen, P_NOTES "/" S_KILLED ".jsonl"));
+        log = test_read_rel(t->root, "journal.log");
+        assert_non_null(strstr(log, "a Qwen process of the project may be live"));
+}
+
 /* ---------------------------------------------------------------- delete */
 
 static void test_actions_delete_removes_exactly_the_named_files(void **state) {
@@ -1482,6 +1520,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_actions_delete_erases_shared_rows, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_erase_concurrent_write_skips, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_erase_waits_for_live_project, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_erase_rechecks_project_before_each_file, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_archived_session, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_with_copy_appearing_after_scan_skips, setup,
                                                 teardown),
