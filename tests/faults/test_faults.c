@@ -1174,44 +1174,72 @@ static void crash_check_salvaged_first(const char *qwen, unsigned n) {
                 fail_msg("step %u: the transcript of %s went before its usage line", n, S_KILLED);
 }
 
-/* Crash after every step N, check what the crash left, rerun, check. batch: sessions per group
- * commit (test_seam_set_batch_sessions(); NULL: the default, every picked session in one
- * batch). */
-static void crash_every_step(T *t, const char *batch) {
+/* One kill-after-every-step test: for N = 1, 2, ... a fresh copy of the tree (plant() adds to
+ * it) is run with picks in a child killed after step N; what the kill left is checked (no
+ * transcript before its usage line; with the usage audit armed, no move before a durable line:
+ * exit status 98), the run is repeated and check() looks at the result. Until a run completes
+ * without reaching step N; at least min_steps steps. batch: sessions per group commit
+ * (test_seam_set_batch_sessions(); NULL: the default). hold_usage_fsync: the usage fsync is held
+ * until the executor waits for it, so that every kill point of its overlap is reached. */
+typedef struct CrashRun {
+        const char *prefix;
+        const char *batch;
+        void (*plant)(const char *qwen);
+        const ApplyPick *picks;
+        void (*check)(const char *qwen, unsigned n);
+        bool hold_usage_fsync;
+        unsigned min_steps;
+} CrashRun;
+
+static void crash_run_every_step(T *t, const CrashRun *c) {
         unsigned n;
 
         for (n = 1; n < 200; n++) {
-                _cleanup_free_ char *dir = strprintf("run%s-%u", batch ? batch : "", n);
+                _cleanup_free_ char *dir = strprintf("%s%s-%u", c->prefix, c->batch ?: "", n);
                 _cleanup_free_ char *qwen = fixture_path(t->root, dir);
                 ActionStats st = {};
                 int status = 0;
                 pid_t pid;
 
                 assert_int_equal(fixture_copy_tree(t->qwen, t->root, dir), 0);
-                crash_plant(qwen);
+                c->plant(qwen);
                 pid = fork();
                 assert_true(pid >= 0);
                 if (pid == 0) {
+                        faults.hold_usage_fsync = c->hold_usage_fsync;
                         test_seam_set_crash_after_step(n);
-                        if (batch)
-                                test_seam_set_batch_sessions((unsigned)atoi(batch));
-                        _exit(apply_execute(qwen, crash_picks, &st) == 0 ? 0 : 1);
+                        if (c->batch)
+                                test_seam_set_batch_sessions((unsigned)atoi(c->batch));
+                        /* the usage audit's findings die with the child: say so in the status */
+                        int r = apply_execute(qwen, c->picks, &st);
+                        _exit(audit.violation[0] ? 98 : r == 0 ? 0 : 1);
                 }
                 assert_int_equal(waitpid(pid, &status, 0), pid);
                 assert_true(WIFEXITED(status));
+                if (WEXITSTATUS(status) == 98)
+                        fail_msg("step %u: a transcript moved before its usage line was durable",
+                                 n);
                 if (WEXITSTATUS(status) != 99) {
                         /* ran to the end without reaching step n: every step was covered */
                         assert_int_equal(WEXITSTATUS(status), 0);
                         break;
                 }
                 crash_check_salvaged_first(qwen, n);
-                assert_true(apply_execute(qwen, crash_picks, &st) >= 0);
+                assert_true(apply_execute(qwen, c->picks, &st) >= 0);
                 assert_int_equal(st.n_failed, 0);
-                crash_check(qwen, n);
+                c->check(qwen, n);
                 assert_int_equal(fixture_rm_rf(qwen), 0);
         }
-        assert_true(n > 10); /* the plan has many steps; all were crashed after */
+        assert_true(n > c->min_steps); /* the plan has many steps; all were crashed after */
         assert_true(n < 200);
+}
+
+/* Crash after every step N of crash_picks, check what the crash left, rerun, check. batch:
+ * sessions per group commit (NULL: the default, every picked session in one batch). */
+static void crash_every_step(T *t, const char *batch) {
+        crash_run_every_step(t, &(const CrashRun){ .prefix = "run", .batch = batch,
+                                                   .plant = crash_plant, .picks = crash_picks,
+                                                   .check = crash_check, .min_steps = 10 });
 }
 
 static void test_faults_crash_after_every_step_then_rerun(void **state) {
@@ -1272,38 +1300,11 @@ static void crash_shared_check(const char *qwen, unsigned n) {
 }
 
 static void test_faults_crash_shared_file_batch_then_rerun(void **state) {
-        T *t = *state;
-        unsigned n;
-
-        for (n = 1; n < 200; n++) {
-                _cleanup_free_ char *dir = strprintf("shared-%u", n);
-                _cleanup_free_ char *qwen = fixture_path(t->root, dir);
-                ActionStats st = {};
-                int status = 0;
-                pid_t pid;
-
-                assert_int_equal(fixture_copy_tree(t->qwen, t->root, dir), 0);
-                crash_shared_plant(qwen);
-                pid = fork();
-                assert_true(pid >= 0);
-                if (pid == 0) {
-                        test_seam_set_crash_after_step(n);
-                        _exit(apply_execute(qwen, crash_shared_picks, &st) == 0 ? 0 : 1);
-                }
-                assert_int_equal(waitpid(pid, &status, 0), pid);
-                assert_true(WIFEXITED(status));
-                if (WEXITSTATUS(status) != 99) {
-                        assert_int_equal(WEXITSTATUS(status), 0);
-                        break;
-                }
-                crash_check_salvaged_first(qwen, n);
-                assert_true(apply_execute(qwen, crash_shared_picks, &st) >= 0);
-                assert_int_equal(st.n_failed, 0);
-                crash_shared_check(qwen, n);
-                assert_int_equal(fixture_rm_rf(qwen), 0);
-        }
-        assert_true(n > 5);
-        assert_true(n < 200);
+        crash_run_every_step(*state, &(const CrashRun){ .prefix = "shared",
+                                                        .plant = crash_shared_plant,
+                                                        .picks = crash_shared_picks,
+                                                        .check = crash_shared_check,
+                                                        .min_steps = 5 });
 }
 
 /* Group commit: the fsyncs of a run do not grow with its sessions. The four sessions of
@@ -1448,69 +1449,37 @@ static void test_faults_usage_audit_catches_a_missing_fsync(void **state) {
  * the salvaged session never went before its line, each session has its one line, everything
  * is archived, S_TEXT's sidecars merged once, no temporary file is left. batch: as in
  * crash_every_step(). */
-static void crash_every_step_overlap(T *t, const char *batch) {
-        unsigned n;
+static void crash_overlap_check(const char *qwen, unsigned n) {
+        _cleanup_free_ char *lg = NULL, *tmp = NULL;
 
-        for (n = 1; n < 200; n++) {
-                _cleanup_free_ char *dir = strprintf("ov%s-%u", batch ? batch : "", n);
-                _cleanup_free_ char *qwen = fixture_path(t->root, dir);
-                _cleanup_free_ char *lg = NULL, *tmp = NULL;
-                ActionStats st = {};
-                int status = 0;
-                pid_t pid;
-
-                assert_int_equal(fixture_copy_tree(t->qwen, t->root, dir), 0);
-                crash_plant(qwen);
-                pid = fork();
-                assert_true(pid >= 0);
-                if (pid == 0) {
-                        faults.hold_usage_fsync = true;
-                        test_seam_set_crash_after_step(n);
-                        if (batch)
-                                test_seam_set_batch_sessions((unsigned)atoi(batch));
-                        /* the usage audit's findings die with the child: say so in the status */
-                        int r = apply_execute(qwen, overlap_picks, &st);
-                        _exit(audit.violation[0] ? 98 : r == 0 ? 0 : 1);
-                }
-                assert_int_equal(waitpid(pid, &status, 0), pid);
-                assert_true(WIFEXITED(status));
-                if (WEXITSTATUS(status) == 98)
-                        fail_msg("step %u: a transcript moved before its usage line was durable", n);
-                if (WEXITSTATUS(status) != 99) {
-                        assert_int_equal(WEXITSTATUS(status), 0);
-                        break;
-                }
-                if (!fixture_exists(qwen, P_NOTES "/" S_KILLED ".jsonl") &&
-                    apply_usage_lines(qwen, S_KILLED) != 1)
-                        fail_msg("step %u: the transcript of %s went before its usage line", n,
-                                 S_KILLED);
-                assert_true(apply_execute(qwen, overlap_picks, &st) >= 0);
-                assert_int_equal(st.n_failed, 0);
-                for (size_t i = 0; overlap_picks[i].id; i++) {
-                        const char *id = overlap_picks[i].id;
-                        _cleanup_free_ char *a = strprintf("%s/%s.jsonl",
-                                                           streq(id, S_WEB) ? P_WEB
-                                                           : streq(id, S_KILLED) || streq(id, S_NOTES)
-                                                                   ? P_NOTES
-                                                                   : P_API,
-                                                           id);
-                        _cleanup_free_ char *b = strprintf("%.*s/archive/%s.jsonl",
-                                                           (int)(strrchr(a, '/') - a), a, id);
-                        if (fixture_exists(qwen, a) || !fixture_exists(qwen, b))
-                                fail_msg("step %u: %s not archived after the rerun", n, id);
-                        if (apply_usage_lines(qwen, id) != (streq(id, S_WEB) ? 3 : 1))
-                                fail_msg("step %u: %d usage lines of %s", n,
-                                         apply_usage_lines(qwen, id), id);
-                }
-                lg = test_read_rel(qwen, P_API "/archive/" S_TEXT ".ledger.jsonl");
-                if (!streq(lg, "old\nnew\n"))
-                        fail_msg("step %u: ledger is '%s'", n, lg);
-                if (crash_find_temp(qwen, &tmp))
-                        fail_msg("step %u: temporary file '%s' left behind", n, tmp);
-                assert_int_equal(fixture_rm_rf(qwen), 0);
+        for (size_t i = 0; overlap_picks[i].id; i++) {
+                const char *id = overlap_picks[i].id;
+                _cleanup_free_ char *a = strprintf("%s/%s.jsonl",
+                                                   streq(id, S_WEB) ? P_WEB
+                                                   : streq(id, S_KILLED) || streq(id, S_NOTES)
+                                                           ? P_NOTES
+                                                           : P_API,
+                                                   id);
+                _cleanup_free_ char *b = strprintf("%.*s/archive/%s.jsonl",
+                                                   (int)(strrchr(a, '/') - a), a, id);
+                if (fixture_exists(qwen, a) || !fixture_exists(qwen, b))
+                        fail_msg("step %u: %s not archived after the rerun", n, id);
+                if (apply_usage_lines(qwen, id) != (streq(id, S_WEB) ? 3 : 1))
+                        fail_msg("step %u: %d usage lines of %s", n,
+                                 apply_usage_lines(qwen, id), id);
         }
-        assert_true(n > 5);
-        assert_true(n < 200);
+        lg = test_read_rel(qwen, P_API "/archive/" S_TEXT ".ledger.jsonl");
+        if (!streq(lg, "old\nnew\n"))
+                fail_msg("step %u: ledger is '%s'", n, lg);
+        if (crash_find_temp(qwen, &tmp))
+                fail_msg("step %u: temporary file '%s' left behind", n, tmp);
+}
+
+static void crash_every_step_overlap(T *t, const char *batch) {
+        crash_run_every_step(t, &(const CrashRun){ .prefix = "ov", .batch = batch,
+                                                   .plant = crash_plant, .picks = overlap_picks,
+                                                   .check = crash_overlap_check,
+                                                   .hold_usage_fsync = true, .min_steps = 5 });
 }
 
 static void test_faults_crash_after_every_step_overlap_then_rerun(void **state) {
