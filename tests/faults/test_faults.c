@@ -220,7 +220,12 @@ static void usage_audit_written(int fd, const char *buf, size_t n) {
                         usage_dirty.e[usage_dirty.n].ino = st.st_ino;
                         snprintf(usage_dirty.e[usage_dirty.n].id, 64, "%.*s", (int)(q - p), p);
                         usage_dirty.n++;
-                }
+                } else if (!audit.violation[0])
+                        /* an id it cannot hold would go unaudited: fail rather than pass */
+                        snprintf(audit.violation, sizeof audit.violation,
+                                 "usage audit: more than %d lines not yet fsynced, or an id "
+                                 "of 64 bytes or more",
+                                 USAGE_DIRTY_MAX);
                 p = q;
         }
         pthread_mutex_unlock(&audit_lock);
