@@ -23,6 +23,7 @@
 
 #include "fsutil.h"
 #include "hashmap.h"
+#include "log.h"
 #include "macro.h"
 #include "record.h"
 #include "usage.h"
@@ -566,9 +567,15 @@ int usage_append_end(UsageAppend *a, int fsync_r) {
                 /* Not durable. Our lines stay readable in the page cache (after a failed fsync
                  * Linux may even mark the pages clean), and the next run would trust them and
                  * let the transcripts go: undo them in place, as a short write is. */
-                if ((uint64_t)pos >= len &&
-                    usageidx_bytes_are(rfd, (uint64_t)pos - len, line, len) > 0)
-                        (void)usageidx_undo(fd, (uint64_t)pos - len, len);
+                r = (uint64_t)pos >= len ? usageidx_bytes_are(rfd, (uint64_t)pos - len, line, len)
+                                         : 0;
+                if (r > 0)
+                        r = usageidx_undo(fd, (uint64_t)pos - len, len);
+                if (r < 0)
+                        log_warning_errno(r,
+                                          "%s: lines whose fsync failed could not be undone: %m; "
+                                          "a later run may take them for durable",
+                                          USAGE_FILE);
                 return fsync_r;
         }
         if ((uint64_t)pos < len)
