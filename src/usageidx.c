@@ -573,8 +573,8 @@ int usage_append_end(UsageAppend *a, int fsync_r) {
                         r = usageidx_undo(fd, (uint64_t)pos - len, len);
                 if (r < 0)
                         log_warning_errno(r,
-                                          "%s: lines whose fsync failed could not be undone: %m; "
-                                          "a later run may take them for durable",
+                                          "%s: lines whose fsync failed could not be undone (a "
+                                          "later run may take them for durable)",
                                           USAGE_FILE);
                 return fsync_r;
         }
