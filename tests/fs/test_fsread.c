@@ -26,19 +26,10 @@
 
 static const bool modes[] = { false, true }; /* force the walk? */
 
-static int setup(void **state) {
-        char *root = NULL;
-
-        if (fixture_new(&root) < 0)
-                return -1;
-        *state = root;
-        return 0;
-}
-
+/* fixture_root_teardown(), and back to openat2 for the next test. */
 static int teardown(void **state) {
         fs_test_force_walk(false);
-        fixture_free(*state);
-        return 0;
+        return fixture_root_teardown(state);
 }
 
 /* A regular file opens non-blocking and, being ours, with O_NOATIME; a symlink does not open,
@@ -153,9 +144,9 @@ static void test_json_read_file_limits(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_fs_open_noatime, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_json_read_file_dialect, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_json_read_file_limits, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fs_open_noatime, fixture_root_setup, teardown),
+                cmocka_unit_test_setup_teardown(test_json_read_file_dialect, fixture_root_setup, teardown),
+                cmocka_unit_test_setup_teardown(test_json_read_file_limits, fixture_root_setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,19 +32,10 @@ static const char *mode_name(bool walk) {
         return walk ? "walk" : "openat2";
 }
 
-static int setup(void **state) {
-        char *root = NULL;
-
-        if (fixture_new(&root) < 0)
-                return -1;
-        *state = root;
-        return 0;
-}
-
+/* fixture_root_teardown(), and back to openat2 for the next test. */
 static int teardown(void **state) {
         fs_test_force_walk(false);
-        fixture_free(*state);
-        return 0;
+        return fixture_root_teardown(state);
 }
 
 /* Can this process make a private mount namespace (root only: bind mounts need it)? Tried in a
@@ -300,17 +291,18 @@ static void test_fs_fsync_many_results_in_place(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_fs_openat_refuses_symlink_component, setup,
+                cmocka_unit_test_setup_teardown(test_fs_openat_refuses_symlink_component,
+                                                fixture_root_setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fs_openat_refuses_dotdot_and_absolute,
+                                                fixture_root_setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fs_openat_refuses_same_fs_bind_mount,
+                                                fixture_root_setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fs_rm_rf_at_keeps_same_fs_bind_mount,
+                                                fixture_root_setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fs_rm_rf_at_deep_tree, fixture_root_setup,
                                                 teardown),
-                cmocka_unit_test_setup_teardown(test_fs_openat_refuses_dotdot_and_absolute, setup,
-                                                teardown),
-                cmocka_unit_test_setup_teardown(test_fs_openat_refuses_same_fs_bind_mount, setup,
-                                                teardown),
-                cmocka_unit_test_setup_teardown(test_fs_rm_rf_at_keeps_same_fs_bind_mount, setup,
-                                                teardown),
-                cmocka_unit_test_setup_teardown(test_fs_rm_rf_at_deep_tree, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_fs_fsync_many_results_in_place, setup,
-                                                teardown),
+                cmocka_unit_test_setup_teardown(test_fs_fsync_many_results_in_place,
+                                                fixture_root_setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
