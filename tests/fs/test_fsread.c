@@ -23,6 +23,7 @@
 #include "fsutil.h"
 #include "json.h"
 #include "macro.h"
+#include "testdata.h"
 
 static const bool modes[] = { false, true }; /* force the walk? */
 
@@ -42,8 +43,7 @@ static void test_fs_open_noatime(void **state) {
         assert_int_equal(fixture_symlink(root, "link.json", "d/f.json"), 0);
         assert_int_equal(fixture_symlink(root, "dl", "d"), 0);
         assert_int_equal(fixture_mkfifo(root, "fifo"), 0);
-        dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        assert_true(dfd >= 0);
+        dfd = test_open_dir(root, NULL);
         for (size_t m = 0; m < ELEMENTSOF(modes); m++) {
                 int fd, fl;
 
@@ -90,8 +90,7 @@ static void test_json_read_file_dialect(void **state) {
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++)
                 assert_int_equal(fixture_write(root, cases[i].name, cases[i].content), 0);
-        dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        assert_true(dfd >= 0);
+        dfd = test_open_dir(root, NULL);
         for (size_t m = 0; m < ELEMENTSOF(modes); m++) {
                 fs_test_force_walk(modes[m]);
                 for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -117,8 +116,7 @@ static void test_json_read_file_limits(void **state) {
         assert_int_equal(fixture_mkdir(root, "dir.json"), 0);
         assert_int_equal(fixture_symlink(root, "link.json", "small.json"), 0);
         assert_int_equal(fixture_write(root, "x.runtime.json", "{\"session_id\":\"X\",\"pid\":1}"), 0);
-        dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        assert_true(dfd >= 0);
+        dfd = test_open_dir(root, NULL);
         for (size_t m = 0; m < ELEMENTSOF(modes); m++) {
                 fs_test_force_walk(modes[m]);
                 assert_int_equal(json_read_file(dfd, "small.json", 7, JSON_DIALECT_PARSE, &o), 0);

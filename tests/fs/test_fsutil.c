@@ -25,6 +25,7 @@
 #include "fixture.h"
 #include "fsutil.h"
 #include "macro.h"
+#include "testdata.h"
 
 static const bool modes[] = { false, true }; /* force the walk? */
 
@@ -74,8 +75,7 @@ static void test_fs_openat_refuses_symlink_component(void **state) {
         assert_int_equal(fixture_write(root, "in/d/f", "inside\n"), 0);
         assert_int_equal(fixture_symlink(root, "in/link", outside), 0);
         assert_int_equal(fixture_symlink(root, "in/flink", "d/f"), 0);
-        dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        assert_true(dfd >= 0);
+        dfd = test_open_dir(root, NULL);
         for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
                 fs_test_force_walk(modes[i]);
                 print_message("mode %s\n", mode_name(modes[i]));
@@ -103,8 +103,7 @@ static void test_fs_openat_refuses_dotdot_and_absolute(void **state) {
 
         assert_int_equal(fixture_write(root, "outside/f", "outside\n"), 0);
         assert_int_equal(fixture_mkdir(root, "in/d"), 0);
-        dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        assert_true(dfd >= 0);
+        dfd = test_open_dir(root, NULL);
         _cleanup_close_ int in = fs_open_dir(dfd, "in");
         assert_true(in >= 0);
         for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
@@ -251,8 +250,7 @@ static void test_fs_rm_rf_at_deep_tree(void **state) {
                 strcat(rel, "/d");
         assert_int_equal(fixture_write(root, rel, "x"), 0);
         assert_int_equal(fixture_write(root, "deep/top", "yy"), 0);
-        dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        assert_true(dfd >= 0);
+        dfd = test_open_dir(root, NULL);
         for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
                 fs_test_force_walk(modes[i]);
                 assert_int_equal(fixture_write(root, rel, "x"), 0);
