@@ -49,6 +49,28 @@ char *fixture_free(char *root) {
         return NULL;
 }
 
+int fixture_root_setup_build(void **state, const char *const *specs) {
+        char *root = NULL;
+
+        if (fixture_new(&root) < 0)
+                return -1;
+        if (fixture_build(root, specs) < 0) {
+                fixture_free(root);
+                return -1;
+        }
+        *state = root;
+        return 0;
+}
+
+int fixture_root_setup(void **state) {
+        return fixture_root_setup_build(state, NULL);
+}
+
+int fixture_root_teardown(void **state) {
+        *state = fixture_free(*state);
+        return 0;
+}
+
 const char *fixture_testdata(const char *rel) {
         static char buf[4096];
         const char *base = getenv("QGC_TESTDATA");

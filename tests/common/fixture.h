@@ -33,6 +33,15 @@ int fixture_new(char **ret_root);
 /* Remove the tree (fixture_rm_rf) and free root. Accepts NULL. Returns NULL. */
 char *fixture_free(char *root);
 
+/* cmocka setup and teardown of the tests that work in a fixture root of their own: *state is the
+ * root (a char *, as fixture_new() makes it), which the teardown removes with everything in it
+ * (fixture_free()). A test program whose setup or teardown does more calls them from its own. */
+int fixture_root_setup(void **state);
+int fixture_root_teardown(void **state);
+/* fixture_root_setup() with fixture_build()'s specs made in the root, e.g. a chats/ directory:
+ *     return fixture_root_setup_build(state, (const char *const[]){ "chats/", NULL }); */
+int fixture_root_setup_build(void **state, const char *const *specs);
+
 /* Absolute path of a test-data entry: $QGC_TESTDATA/rel (QGC_TESTDATA is set by `make check`;
  * else $QGC_SRCDIR/tests/data, else ./tests/data). Returns a pointer to a static buffer that the
  * next call overwrites: copy it if you need two. */

@@ -1,6 +1,7 @@
 /* testdata.h: what every test program needs from the test data and files, in one place: the
- * path of an entry of tests/data and whole-file readers that fail the test (cmocka) when the
- * file cannot be read. Link tests/common/testdata.c and fixture.c ($(TEST_COMMON)). */
+ * path of an entry of tests/data, whole-file readers and a directory opener that fail the test
+ * (cmocka) when the file cannot be read or opened. Link tests/common/testdata.c and fixture.c
+ * ($(TEST_COMMON)). */
 #pragma once
 
 #include "fixture.h"
@@ -12,3 +13,6 @@ char *test_data_path(const char *rel);
 char *test_read_rel(const char *root, const char *rel);
 /* The whole file at path, NUL-terminated. */
 char *test_read(const char *path);
+/* An fd on the directory root/rel (rel NULL: root itself), opened O_RDONLY|O_DIRECTORY|O_CLOEXEC,
+ * as the tests hand a directory to the code under test. */
+int test_open_dir(const char *root, const char *rel);

@@ -22,37 +22,15 @@
 #include "fixture.h"
 #include "fsutil.h"
 #include "macro.h"
+#include "testdata.h"
 
 #define A "aaaaaaaa-0000-4000-8000-000000000001"
 #define B "bbbbbbbb-0000-4000-8000-000000000002"
 #define C "cccccccc-0000-4000-8000-000000000003"
 
+/* Each test's own root with an empty chats/ in it. */
 static int setup(void **state) {
-        char *root = NULL;
-
-        if (fixture_new(&root) < 0)
-                return -1;
-        if (fixture_mkdir(root, "chats") < 0) {
-                fixture_free(root);
-                return -1;
-        }
-        *state = root;
-        return 0;
-}
-
-static int teardown(void **state) {
-        fixture_free(*state);
-        return 0;
-}
-
-static int open_chats(const char *root) {
-        _cleanup_free_ char *p = fixture_path(root, "chats");
-        int fd;
-
-        assert_non_null(p);
-        fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        assert_true(fd >= 0);
-        return fd;
+        return fixture_root_setup_build(state, (const char *const[]){ "chats/", NULL });
 }
 
 static bool has(const ClaimSet *set, const char *file) {
@@ -136,7 +114,7 @@ static void test_claims_load(void **state) {
         assert_int_equal(fixture_write(root, "chats/" A ".jsonl", "{}\n"), 0);
         assert_int_equal(fixture_write(root, "chats/" A ".runtime.json.tmp", "{}"), 0);
 
-        cfd = open_chats(root);
+        cfd = test_open_dir(root, "chats");
         assert_int_equal(claims_load(&set, cfd), 0);
         assert_int_equal(set.n, 12);
         assert_false(set.sorted);
@@ -194,7 +172,7 @@ static void test_claims_size_limit(void **state) {
         memcpy(big + n - 2, "\"}", 2);
         big[n] = 0;
         assert_int_equal(fixture_write(root, "chats/" A ".runtime.json", big), 0);
-        cfd = open_chats(root);
+        cfd = test_open_dir(root, "chats");
         assert_int_equal(claims_load(&set, cfd), 0);
         assert_int_equal(set.n, 1);
         assert_true(set.claims[0].malformed);
@@ -241,7 +219,7 @@ static void test_claims_sorted_range(void **state) {
         assert_int_equal(fixture_write(root, "chats/" B ".4.runtime.json", "nope"), 0);
         assert_int_equal(fixture_write(root, "chats/" C ".runtime.json",
                                        "{\"pid\":5,\"session_id\":\"" C "\"}"), 0);
-        cfd = open_chats(root);
+        cfd = test_open_dir(root, "chats");
         assert_int_equal(claims_load(&set, cfd), 0);
         assert_int_equal(set.n, 5);
 
@@ -283,7 +261,7 @@ static void test_claims_sorted_range(void **state) {
 static void test_claims_load_empty_and_error(void **state) {
         const char *root = *state;
         _cleanup_(claims_done) ClaimSet set = {};
-        _cleanup_close_ int cfd = open_chats(root);
+        _cleanup_close_ int cfd = test_open_dir(root, "chats");
 
         assert_int_equal(claims_load(&set, cfd), 0);
         assert_int_equal(set.n, 0);
@@ -294,11 +272,11 @@ static void test_claims_load_empty_and_error(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_claims_names),
-                cmocka_unit_test_setup_teardown(test_claims_load, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_claims_size_limit, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_claims_load, setup, fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_claims_size_limit, setup, fixture_root_teardown),
                 cmocka_unit_test(test_claims_match),
-                cmocka_unit_test_setup_teardown(test_claims_sorted_range, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_claims_load_empty_and_error, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_claims_sorted_range, setup, fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_claims_load_empty_and_error, setup, fixture_root_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

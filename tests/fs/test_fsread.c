@@ -23,22 +23,14 @@
 #include "fsutil.h"
 #include "json.h"
 #include "macro.h"
+#include "testdata.h"
 
 static const bool modes[] = { false, true }; /* force the walk? */
 
-static int setup(void **state) {
-        char *root = NULL;
-
-        if (fixture_new(&root) < 0)
-                return -1;
-        *state = root;
-        return 0;
-}
-
+/* fixture_root_teardown(), and back to openat2 for the next test. */
 static int teardown(void **state) {
         fs_test_force_walk(false);
-        fixture_free(*state);
-        return 0;
+        return fixture_root_teardown(state);
 }
 
 /* A regular file opens non-blocking and, being ours, with O_NOATIME; a symlink does not open,
@@ -51,8 +43,7 @@ static void test_fs_open_noatime(void **state) {
         assert_int_equal(fixture_symlink(root, "link.json", "d/f.json"), 0);
         assert_int_equal(fixture_symlink(root, "dl", "d"), 0);
         assert_int_equal(fixture_mkfifo(root, "fifo"), 0);
-        dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        assert_true(dfd >= 0);
+        dfd = test_open_dir(root, NULL);
         for (size_t m = 0; m < ELEMENTSOF(modes); m++) {
                 int fd, fl;
 
@@ -99,8 +90,7 @@ static void test_json_read_file_dialect(void **state) {
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++)
                 assert_int_equal(fixture_write(root, cases[i].name, cases[i].content), 0);
-        dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        assert_true(dfd >= 0);
+        dfd = test_open_dir(root, NULL);
         for (size_t m = 0; m < ELEMENTSOF(modes); m++) {
                 fs_test_force_walk(modes[m]);
                 for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -126,8 +116,7 @@ static void test_json_read_file_limits(void **state) {
         assert_int_equal(fixture_mkdir(root, "dir.json"), 0);
         assert_int_equal(fixture_symlink(root, "link.json", "small.json"), 0);
         assert_int_equal(fixture_write(root, "x.runtime.json", "{\"session_id\":\"X\",\"pid\":1}"), 0);
-        dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        assert_true(dfd >= 0);
+        dfd = test_open_dir(root, NULL);
         for (size_t m = 0; m < ELEMENTSOF(modes); m++) {
                 fs_test_force_walk(modes[m]);
                 assert_int_equal(json_read_file(dfd, "small.json", 7, JSON_DIALECT_PARSE, &o), 0);
@@ -153,9 +142,9 @@ static void test_json_read_file_limits(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_fs_open_noatime, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_json_read_file_dialect, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_json_read_file_limits, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fs_open_noatime, fixture_root_setup, teardown),
+                cmocka_unit_test_setup_teardown(test_json_read_file_dialect, fixture_root_setup, teardown),
+                cmocka_unit_test_setup_teardown(test_json_read_file_limits, fixture_root_setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

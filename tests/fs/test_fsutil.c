@@ -25,6 +25,7 @@
 #include "fixture.h"
 #include "fsutil.h"
 #include "macro.h"
+#include "testdata.h"
 
 static const bool modes[] = { false, true }; /* force the walk? */
 
@@ -32,19 +33,10 @@ static const char *mode_name(bool walk) {
         return walk ? "walk" : "openat2";
 }
 
-static int setup(void **state) {
-        char *root = NULL;
-
-        if (fixture_new(&root) < 0)
-                return -1;
-        *state = root;
-        return 0;
-}
-
+/* fixture_root_teardown(), and back to openat2 for the next test. */
 static int teardown(void **state) {
         fs_test_force_walk(false);
-        fixture_free(*state);
-        return 0;
+        return fixture_root_teardown(state);
 }
 
 /* Can this process make a private mount namespace (root only: bind mounts need it)? Tried in a
@@ -83,8 +75,7 @@ static void test_fs_openat_refuses_symlink_component(void **state) {
         assert_int_equal(fixture_write(root, "in/d/f", "inside\n"), 0);
         assert_int_equal(fixture_symlink(root, "in/link", outside), 0);
         assert_int_equal(fixture_symlink(root, "in/flink", "d/f"), 0);
-        dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        assert_true(dfd >= 0);
+        dfd = test_open_dir(root, NULL);
         for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
                 fs_test_force_walk(modes[i]);
                 print_message("mode %s\n", mode_name(modes[i]));
@@ -112,8 +103,7 @@ static void test_fs_openat_refuses_dotdot_and_absolute(void **state) {
 
         assert_int_equal(fixture_write(root, "outside/f", "outside\n"), 0);
         assert_int_equal(fixture_mkdir(root, "in/d"), 0);
-        dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        assert_true(dfd >= 0);
+        dfd = test_open_dir(root, NULL);
         _cleanup_close_ int in = fs_open_dir(dfd, "in");
         assert_true(in >= 0);
         for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
@@ -260,8 +250,7 @@ static void test_fs_rm_rf_at_deep_tree(void **state) {
                 strcat(rel, "/d");
         assert_int_equal(fixture_write(root, rel, "x"), 0);
         assert_int_equal(fixture_write(root, "deep/top", "yy"), 0);
-        dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        assert_true(dfd >= 0);
+        dfd = test_open_dir(root, NULL);
         for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
                 fs_test_force_walk(modes[i]);
                 assert_int_equal(fixture_write(root, rel, "x"), 0);
@@ -300,17 +289,18 @@ static void test_fs_fsync_many_results_in_place(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_fs_openat_refuses_symlink_component, setup,
+                cmocka_unit_test_setup_teardown(test_fs_openat_refuses_symlink_component,
+                                                fixture_root_setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fs_openat_refuses_dotdot_and_absolute,
+                                                fixture_root_setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fs_openat_refuses_same_fs_bind_mount,
+                                                fixture_root_setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fs_rm_rf_at_keeps_same_fs_bind_mount,
+                                                fixture_root_setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fs_rm_rf_at_deep_tree, fixture_root_setup,
                                                 teardown),
-                cmocka_unit_test_setup_teardown(test_fs_openat_refuses_dotdot_and_absolute, setup,
-                                                teardown),
-                cmocka_unit_test_setup_teardown(test_fs_openat_refuses_same_fs_bind_mount, setup,
-                                                teardown),
-                cmocka_unit_test_setup_teardown(test_fs_rm_rf_at_keeps_same_fs_bind_mount, setup,
-                                                teardown),
-                cmocka_unit_test_setup_teardown(test_fs_rm_rf_at_deep_tree, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_fs_fsync_many_results_in_place, setup,
-                                                teardown),
+                cmocka_unit_test_setup_teardown(test_fs_fsync_many_results_in_place,
+                                                fixture_root_setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,22 +23,9 @@
 #include "lock.h"
 #include "macro.h"
 
+/* Each test's own root with an empty g/ (the tree G) in it. */
 static int setup(void **state) {
-        char *root = NULL;
-
-        if (fixture_new(&root) < 0)
-                return -1;
-        if (fixture_mkdir(root, "g") < 0) {
-                fixture_free(root);
-                return -1;
-        }
-        *state = root;
-        return 0;
-}
-
-static int teardown(void **state) {
-        fixture_free(*state);
-        return 0;
+        return fixture_root_setup_build(state, (const char *const[]){ "g/", NULL });
 }
 
 /* Try lock_tree() in a child process: its return value, mapped to an exit status. */
@@ -155,10 +142,10 @@ static void test_lock_root_symlink(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_lock_exclusive, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_lock_no_tree, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_lock_not_followed, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_lock_root_symlink, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_lock_exclusive, setup, fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_lock_no_tree, setup, fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_lock_not_followed, setup, fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_lock_root_symlink, setup, fixture_root_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

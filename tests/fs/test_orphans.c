@@ -23,36 +23,13 @@
 #include "inventory.h"
 #include "macro.h"
 #include "orphans.h"
+#include "testdata.h"
 
 #define ID "aaaaaaaa-0000-4000-8000-000000000001"
 #define ID_UPPER "AAAAAAAA-0000-4000-8000-000000000001"
 
-static int setup(void **state) {
-        char *root = NULL;
-
-        if (fixture_new(&root) < 0)
-                return -1;
-        *state = root;
-        return 0;
-}
-
-static int teardown(void **state) {
-        fixture_free(*state);
-        return 0;
-}
-
-static int open_rel(const char *root, const char *rel) {
-        _cleanup_free_ char *p = fixture_path(root, rel);
-        int fd;
-
-        assert_non_null(p);
-        fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        assert_true(fd >= 0);
-        return fd;
-}
-
 static bool anywhere(const char *root, const char *rel, const char *id) {
-        _cleanup_close_ int fd = open_rel(root, rel);
+        _cleanup_close_ int fd = test_open_dir(root, rel);
         return orphans_transcript_anywhere(&fd, 1, id);
 }
 
@@ -133,9 +110,9 @@ static void test_orphans_transcript_fails_closed(void **state) {
 
         assert_int_equal(fixture_mkdir(root, "r1/projects/-p/chats"), 0);
         assert_int_equal(fixture_write(root, "r2/projects/-p/chats/archive/" ID ".jsonl", "{}\n"), 0);
-        fds[0] = open_rel(root, "r1");
+        fds[0] = test_open_dir(root, "r1");
         assert_false(orphans_transcript_anywhere(fds, 1, ID));
-        fds[1] = open_rel(root, "r2");
+        fds[1] = test_open_dir(root, "r2");
         assert_true(orphans_transcript_anywhere(fds, 2, ID));
         safe_close(fds[1]);
         fds[1] = -EBADF;
@@ -159,8 +136,8 @@ static void test_orphans_reclaim_file_history(void **state) {
         assert_int_equal(fixture_write(root, "g/file-history/" ID "/abc@v1", "x"), 0);
         assert_int_equal(fixture_write(root, "g/file-history/" ID "/sub/abc@v2", "y"), 0);
         assert_int_equal(fixture_mkdir(root, "r/projects/-p/chats"), 0);
-        gfd = open_rel(root, "g");
-        rfd = open_rel(root, "r");
+        gfd = test_open_dir(root, "g");
+        rfd = test_open_dir(root, "r");
         o = orphan_of(root, "g/file-history", ID, ORPHAN_FILE_HISTORY);
 
         /* a transcript appeared since the scan: kept */
@@ -215,7 +192,7 @@ static void test_orphans_reclaim_subagents(void **state) {
 
         assert_int_equal(fixture_write(root, "r/projects/-p/subagents/" ID "/agent-1.jsonl", "{}\n"), 0);
         assert_int_equal(fixture_write(root, "r/projects/-q/chats/" ID_UPPER ".jsonl", "{}\n"), 0);
-        rfd = open_rel(root, "r");
+        rfd = test_open_dir(root, "r");
         o = orphan_of(root, "r/projects/-p/subagents", ID, ORPHAN_SUBAGENTS);
         assert_int_equal(orphans_reclaim(&o, rfd, "projects/-p/subagents", 0, &rfd, 1, NULL, NULL, &why), 0);
         assert_string_equal(why, "a transcript for this id exists now");
@@ -247,7 +224,7 @@ static void test_orphans_reclaim_empty_project(void **state) {
         assert_int_equal(fixture_mkdir(root, "r/projects/-p/chats/archive/.qgc-cold"), 0);
         assert_int_equal(fixture_mkdir(root, "r/projects/-p/subagents"), 0);
         assert_int_equal(fixture_write(root, "r/projects/-p/chats/" ID ".jsonl", "{}\n"), 0);
-        rfd = open_rel(root, "r");
+        rfd = test_open_dir(root, "r");
         o = orphan_of(root, "r/projects", "-p", ORPHAN_EMPTY_PROJECT);
         assert_int_equal(orphans_reclaim(&o, rfd, "projects", 0, &rfd, 1, count_step, &steps, &why), 0);
         assert_string_equal(why, "no longer empty");
@@ -282,12 +259,12 @@ static void test_orphans_reclaim_empty_project(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_orphans_transcript_places, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_orphans_transcript_symlinked_project, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_orphans_transcript_fails_closed, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_orphans_reclaim_file_history, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_orphans_reclaim_subagents, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_orphans_reclaim_empty_project, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_orphans_transcript_places, fixture_root_setup, fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_orphans_transcript_symlinked_project, fixture_root_setup, fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_orphans_transcript_fails_closed, fixture_root_setup, fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_orphans_reclaim_file_history, fixture_root_setup, fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_orphans_reclaim_subagents, fixture_root_setup, fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_orphans_reclaim_empty_project, fixture_root_setup, fixture_root_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
