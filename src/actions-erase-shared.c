@@ -93,6 +93,9 @@ void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *
         }
         if (!items || !idx || !owned)
                 r = -ENOMEM;
+        /* r < 0: no file was written (erase_sessions_shared() fails only before its first edit);
+         * after it, what each file lost is in its sessions' counts, journalled below also for a
+         * session that failed */
         if (r >= 0 && n > 0)
                 r = erase_sessions_shared(c->inv, items, n, actions_step, c);
         for (size_t i = 0; r < 0 && i < b->n; i++) {

@@ -45,9 +45,10 @@ static int erase_read(int dir_fd, const char *name, struct stat *ret_st, char **
 }
 
 /* The edit of erase.h: splice, temp file with the original's mode and owner, fsync, re-read and
- * compare, rename, fsync the directory. */
+ * compare, rename, fsync the directory. *ret_removed: how many the file lost on disk (set once it
+ * is renamed into place, also when the directory's fsync then fails; else 0). */
 static int erase_edit(int dir_fd, const char *name, EraseSpliceFn splice, const EraseIds *ids,
-                      EraseStepFn step, void *userdata) {
+                      EraseStepFn step, void *userdata, unsigned *ret_removed) {
         _cleanup_free_ char *old = NULL, *new = NULL, *again = NULL;
         _cleanup_free_ char *tmp = strprintf(".%s.qgc-tmp", name);
         _cleanup_close_ int fd = -EBADF;
@@ -56,6 +57,7 @@ static int erase_edit(int dir_fd, const char *name, EraseSpliceFn splice, const 
         unsigned removed;
         int r;
 
+        *ret_removed = 0;
         if (!tmp)
                 return -ENOMEM;
         r = erase_read(dir_fd, name, &st, &old, &n_old);
@@ -103,6 +105,7 @@ static int erase_edit(int dir_fd, const char *name, EraseSpliceFn splice, const 
                 r = -errno;
                 goto fail;
         }
+        *ret_removed = removed;
         if (step)
                 step(userdata, name);
         r = fs_fsync(dir_fd);
@@ -114,14 +117,18 @@ fail:
 
 int erase_logs_rows(int dir_fd, const char *id, EraseStepFn step, void *userdata) {
         const EraseIds ids = { .ids = &id, .n = 1 };
+        unsigned removed;
 
-        return erase_edit(dir_fd, ERASE_LOGS_FILE, erase_splice_logs_ids, &ids, step, userdata);
+        return erase_edit(dir_fd, ERASE_LOGS_FILE, erase_splice_logs_ids, &ids, step, userdata,
+                          &removed);
 }
 
 int erase_org_entry(int dir_fd, const char *id, EraseStepFn step, void *userdata) {
         const EraseIds ids = { .ids = &id, .n = 1 };
+        unsigned removed;
 
-        return erase_edit(dir_fd, ERASE_ORG_FILE, erase_splice_org_ids, &ids, step, userdata);
+        return erase_edit(dir_fd, ERASE_ORG_FILE, erase_splice_org_ids, &ids, step, userdata,
+                          &removed);
 }
 
 /* Sessions of the tree of s that belong to the project of s: the same projects/ directory (the
@@ -264,41 +271,51 @@ static int erase_file_has(const EraseFile *f, EraseItem *items, bool *has) {
         return 0;
 }
 
+/* The scratch of the batch's edits, for up to all of its items: allocated before the first
+ * edit, so that once a file is written nothing can fail for want of memory but the edits
+ * themselves (each of which leaves its file as it was, or counts what it lost). */
+typedef struct EraseScratch {
+        const char **ids;
+        unsigned *counts;
+        size_t *which;
+} EraseScratch;
+
 /* The edit of f for its items still to do (r == 0): one read, splice and write for all of them;
- * each item's count into *(unsigned *)((char *)&item->done + off). On failure every item of the
- * edit gets the reason. */
-static int erase_file_edit(const EraseFile *f, EraseItem *items, const char *what, size_t off,
-                           EraseStepFn step, void *userdata) {
-        _cleanup_free_ const char **ids = calloc(f->n_items ? f->n_items : 1, sizeof(char *));
-        _cleanup_free_ unsigned *counts = calloc(f->n_items ? f->n_items : 1, sizeof(unsigned));
-        _cleanup_free_ size_t *which = calloc(f->n_items ? f->n_items : 1, sizeof(size_t));
+ * each item's count into *(unsigned *)((char *)&item->done + off) when the file was renamed into
+ * place. On failure every item of the edit gets the reason (and keeps its count: what the file
+ * lost on disk is always counted). */
+static void erase_file_edit(const EraseFile *f, EraseItem *items, const EraseScratch *sc,
+                            const char *what, size_t off, EraseStepFn step, void *userdata) {
+        unsigned removed = 0;
         size_t n = 0;
         int r;
 
-        if (!ids || !counts || !which)
-                return -ENOMEM;
         for (size_t j = 0; j < f->n_items; j++)
                 if (items[f->items[j]].r == 0) {
-                        which[n] = f->items[j];
-                        ids[n++] = items[f->items[j]].s->id;
+                        sc->which[n] = f->items[j];
+                        sc->counts[n] = 0;
+                        sc->ids[n++] = items[f->items[j]].s->id;
                 }
         if (n == 0 || f->dir_fd == -ENOENT)
-                return 0;
+                return;
         if (f->dir_fd < 0)
                 r = f->dir_fd;
         else {
-                const EraseIds set = { .ids = ids, .n = n, .counts = counts };
-                r = erase_edit(f->dir_fd, f->name, f->splice, &set, step, userdata);
+                const EraseIds set = { .ids = sc->ids, .n = n, .counts = sc->counts };
+                r = erase_edit(f->dir_fd, f->name, f->splice, &set, step, userdata, &removed);
         }
         for (size_t j = 0; j < n; j++) {
-                EraseItem *it = &items[which[j]];
+                EraseItem *it = &items[sc->which[j]];
 
-                if (r < 0)
+                if (removed > 0)
+                        *(unsigned *)((char *)&it->done + off) = sc->counts[j];
+                if (r < 0 && removed > 0)
+                        it->r = erase_why(&it->why, r,
+                                          "%s was edited, but its directory cannot be synced",
+                                          what);
+                else if (r < 0)
                         it->r = erase_failed(&it->why, r, what);
-                else
-                        *(unsigned *)((char *)&it->done + off) = counts[j];
         }
-        return 0;
 }
 
 /* Whether a Qwen process of item it's project may be live (live_project_busy()): 0 when none
@@ -363,11 +380,15 @@ static void erase_file_recheck(const Inventory *inv, const EraseFile *f, EraseIt
 int erase_sessions_shared(const Inventory *inv, EraseItem *items, size_t n, EraseStepFn step,
                           void *userdata) {
         _cleanup_free_ bool *has = calloc(n ? n : 1, sizeof(bool));
+        _cleanup_free_ const char **ids = calloc(n ? n : 1, sizeof(char *));
+        _cleanup_free_ unsigned *counts = calloc(n ? n : 1, sizeof(unsigned));
+        _cleanup_free_ size_t *which = calloc(n ? n : 1, sizeof(size_t));
+        const EraseScratch sc = { .ids = ids, .counts = counts, .which = which };
         EraseFile *logs = NULL, *org = NULL;
         size_t n_logs = 0, n_org = 0;
         int r = 0;
 
-        if (!has)
+        if (!has || !ids || !counts || !which)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 EraseItem *it = &items[i];
@@ -414,17 +435,19 @@ int erase_sessions_shared(const Inventory *inv, EraseItem *items, size_t n, Eras
         for (size_t i = 0; i < n; i++)
                 if (!has[i] && items[i].r == 0)
                         items[i].r = 1;
-        for (size_t j = 0; r >= 0 && j < n_logs; j++) {
+        /* from here on nothing fails the batch: each file is written whole or not at all, and
+         * what it lost is in its sessions' counts */
+        for (size_t j = 0; j < n_logs; j++) {
                 erase_file_recheck(inv, &logs[j], items);
-                r = erase_file_edit(&logs[j], items, logs[j].dir_fd < 0 ? "tmp/<hash>/"
-                                                                         : ERASE_LOGS_FILE,
-                                    offsetof(EraseDone, log_rows), step, userdata);
+                erase_file_edit(&logs[j], items, &sc,
+                                logs[j].dir_fd < 0 ? "tmp/<hash>/" : ERASE_LOGS_FILE,
+                                offsetof(EraseDone, log_rows), step, userdata);
         }
-        for (size_t j = 0; r >= 0 && j < n_org; j++) {
+        for (size_t j = 0; j < n_org; j++) {
                 erase_file_recheck(inv, &org[j], items);
-                r = erase_file_edit(&org[j], items, org[j].dir_fd < 0 ? "the project directory"
-                                                                       : ERASE_ORG_FILE,
-                                    offsetof(EraseDone, org_entries), step, userdata);
+                erase_file_edit(&org[j], items, &sc,
+                                org[j].dir_fd < 0 ? "the project directory" : ERASE_ORG_FILE,
+                                offsetof(EraseDone, org_entries), step, userdata);
         }
         for (size_t i = 0; i < n; i++)
                 if (items[i].r == 1)
