@@ -42,7 +42,7 @@ typedef struct ActionsContext {
         char **claim_names;
         size_t n_claim_names;
         struct UsageAhead *ahead; /* the salvages' lines, built ahead (usageahead.h), or NULL */
-        struct ActionsLists *lists; /* a step's directory listings (actions-erase.c), or NULL */
+        struct ActionsLists *lists; /* a step's directory listings (actions-erase-list.c), or NULL */
 } ActionsContext;
 
 /* The group commit (actions_batch_*()): sessions of one tree are prepared (checked, their usage
@@ -158,7 +158,14 @@ int actions_delete_rest(ActionsContext *c, const ActionsTree *t, const Session *
 int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Session *s,
                         int chats_fd, int archive_fd, RecoverMarker *ret);
 int actions_copy_exists(int chats_fd, int archive_fd, const char *name, bool in_archive);
+
+/* actions-erase-list.c */
 void actions_lists_drop(ActionsContext *c);
+/* May (dfd, name) exist? 0 when this step's listing of dfd (taken on first use) does not hold
+ * name, 1 otherwise (listed, or dfd could not be listed): the caller looks it up by name. */
+int actions_listed(ActionsContext *c, int dfd, const char *name);
+
+/* actions-erase-shared.c */
 void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *t);
 
 /* actions-batch.c */

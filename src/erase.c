@@ -1,5 +1,7 @@
 /* erase.c: removes a deleted session's rows and entries from the JSON files Qwen shares between
- * sessions, byte for byte as Qwen's own delete would write them (see erase.h). */
+ * sessions, byte for byte as Qwen's own delete would write them (see erase.h): the edit of one
+ * file (temp file, re-read, rename) and a batch's edits, each file once for all of its sessions,
+ * with the liveness checks before them; the texts themselves are spliced by erase-splice.c. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -12,15 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
-
 #include "erase.h"
+#include "erase-int.h"
 #include "fsutil.h"
-#include "json.h"
 #include "live.h"
 #include "macro.h"
 #include "qwen.h"
-#include "sha256.h"
 #include "util.h"
 
 static void (*erase_hook)(void *userdata, const char *name);
@@ -30,273 +29,6 @@ void erase_test_set_hook(void (*hook)(void *userdata, const char *name), void *u
         erase_hook = hook;
         erase_hook_userdata = userdata;
 }
-
-/* One element of a shared file's container (json.h): its whole span [start, end), for a member
- * from its key, the end of its key and where its value starts. */
-typedef JsonElem EraseElem;
-
-/* text[a, b) with JSON.parse's grammar (json_parse()); NULL when it is not JSON or is null. */
-static json_object *erase_parse(const char *s, size_t a, size_t b) {
-        json_object *o = NULL;
-
-        if (json_parse(s + a, b - a, &o) < 0)
-                return NULL;
-        return o;
-}
-
-/* The sessions an edit removes: ids[0..n); counts[i] (when not NULL) is set to how many
- * elements of ids[i] it found. */
-typedef struct EraseIds {
-        const char *const *ids;
-        size_t n;
-        unsigned *counts;
-} EraseIds;
-
-/* The index in ids of the string v (len bytes), or -1. */
-static ssize_t erase_ids_index(const EraseIds *ids, const char *v, size_t len) {
-        for (size_t i = 0; i < ids->n; i++)
-                if (strlen(ids->ids[i]) == len && memcmp(ids->ids[i], v, len) == 0)
-                        return (ssize_t)i;
-        return -1;
-}
-
-/* The index in ids of the member key text[a, b) (a JSON string), or -1. */
-static ssize_t erase_key_index(const char *s, size_t a, size_t b, const EraseIds *ids) {
-        json_object *o = erase_parse(s, a, b);
-        ssize_t k = o && json_object_is_type(o, json_type_string)
-                            ? erase_ids_index(ids, json_object_get_string(o),
-                                              (size_t)json_object_get_string_len(o))
-                            : -1;
-
-        json_object_put(o);
-        return k;
-}
-
-/* Is the member key text[a, b) (a JSON string) equal to key? */
-static bool erase_key_is(const char *s, size_t a, size_t b, const char *key) {
-        json_object *o = erase_parse(s, a, b);
-        bool eq = o && json_object_is_type(o, json_type_string) &&
-                  (size_t)json_object_get_string_len(o) == strlen(key) &&
-                  memcmp(json_object_get_string(o), key, strlen(key)) == 0;
-
-        json_object_put(o);
-        return eq;
-}
-
-/* The index in ids of the "sessionId" of the array element text[a, b) when it is an object with
- * one (exactly, as Qwen compares), or -1. */
-static ssize_t erase_row_index(const char *s, size_t a, size_t b, const EraseIds *ids) {
-        json_object *o, *v = NULL;
-        ssize_t k = -1;
-
-        if (s[a] != '{')
-                return -1;
-        o = erase_parse(s, a, b);
-        if (o && json_object_is_type(o, json_type_object) &&
-            json_object_object_get_ex(o, "sessionId", &v) &&
-            json_object_is_type(v, json_type_string))
-                k = erase_ids_index(ids, json_object_get_string(v),
-                                    (size_t)json_object_get_string_len(v));
-        json_object_put(o);
-        return k;
-}
-
-/* Rebuild text with the container [open, close] (indent level depth) holding only the elements
- * not marked in drop, framed as JSON.stringify(v, null, 2) frames it. */
-static int erase_rebuild(const char *s, size_t n, size_t open, size_t close, unsigned depth,
-                         const EraseElem *e, size_t ne, const bool *drop, char **ret,
-                         size_t *ret_size) {
-        StrBuf b = {};
-        bool first = true;
-        int r;
-
-        r = strbuf_append(&b, s, open + 1);
-        for (size_t i = 0; r >= 0 && i < ne; i++) {
-                if (drop[i])
-                        continue;
-                r = strbuf_printf(&b, "%s\n%*s", first ? "" : ",", (int)(2 * (depth + 1)), "");
-                if (r >= 0)
-                        r = strbuf_append(&b, s + e[i].start, e[i].end - e[i].start);
-                first = false;
-        }
-        if (r >= 0 && !first)
-                r = strbuf_printf(&b, "\n%*s", (int)(2 * depth), "");
-        if (r >= 0)
-                r = strbuf_append(&b, s + close, n - close);
-        if (r < 0) {
-                strbuf_done(&b);
-                return r;
-        }
-        *ret_size = b.len;
-        *ret = strbuf_steal(&b);
-        return *ret ? 0 : -ENOMEM;
-}
-
-/* The elements of the top-level container (want: '[' or '{'), the whole text checked with
- * JSON.parse's grammar (json.h: the one grammar; Qwen reads these files with JSON.parse, and a
- * text it would refuse is left as it is); *ret_open and *ret_close index its brackets. */
-static int erase_top(const char *text, size_t n, char want, EraseElem **ret, size_t *ret_n,
-                     size_t *ret_open, size_t *ret_close) {
-        size_t at = 0, end;
-        int r;
-
-        while (at < n && strchr(" \t\n\r", text[at]) && text[at])
-                at++;
-        if (at >= n || text[at] != want)
-                return -EBADMSG;
-        r = json_elements(text, n, at, /* validate= */ true, ret, ret_n, &end);
-        if (r < 0)
-                return r;
-        *ret_open = at;
-        *ret_close = end - 1;
-        while (end < n && strchr(" \t\n\r", text[end]) && text[end])
-                end++;
-        if (end != n) {
-                free(*ret);
-                *ret = NULL;
-                return -EBADMSG; /* JSON.parse refuses anything after the value */
-        }
-        return 0;
-}
-
-/* The rows of logs.json (a top-level array) in *ret_e, *ret_ne, with the array's brackets; which
- * of them are the session id's in *ret_drop (when not NULL), how many in *ret_k. */
-static int erase_logs_find(const char *text, size_t n, const EraseIds *ids, EraseElem **ret_e,
-                           size_t *ret_ne, size_t *ret_open, size_t *ret_close, bool **ret_drop,
-                           unsigned *ret_k) {
-        bool *drop = NULL;
-        unsigned k = 0;
-        int r;
-
-        r = erase_top(text, n, '[', ret_e, ret_ne, ret_open, ret_close);
-        if (r < 0)
-                return r;
-        if (ret_drop) {
-                drop = calloc(*ret_ne ? *ret_ne : 1, sizeof(bool));
-                if (!drop)
-                        return -ENOMEM;
-        }
-        for (size_t i = 0; i < *ret_ne; i++) {
-                ssize_t j = erase_row_index(text, (*ret_e)[i].start, (*ret_e)[i].end, ids);
-                bool is = j >= 0;
-                if (is && ids->counts)
-                        ids->counts[j]++;
-                if (drop)
-                        drop[i] = is;
-                k += is;
-        }
-        if (ret_drop)
-                *ret_drop = drop;
-        *ret_k = k;
-        return 0;
-}
-
-int erase_count_logs(const char *text, size_t n, const char *id, unsigned *ret_count) {
-        _cleanup_free_ EraseElem *e = NULL;
-        size_t ne = 0, open, close;
-
-        const EraseIds ids = { .ids = &id, .n = 1 };
-
-        return erase_logs_find(text, n, &ids, &e, &ne, &open, &close, NULL, ret_count);
-}
-
-static int erase_splice_logs_ids(const char *text, size_t n, const EraseIds *ids, char **ret,
-                                 size_t *ret_size, unsigned *ret_removed) {
-        _cleanup_free_ EraseElem *e = NULL;
-        _cleanup_free_ bool *drop = NULL;
-        size_t ne = 0, open, close;
-        unsigned k = 0;
-        int r;
-
-        *ret = NULL;
-        *ret_size = 0;
-        *ret_removed = 0;
-        r = erase_logs_find(text, n, ids, &e, &ne, &open, &close, &drop, &k);
-        if (r < 0)
-                return r;
-        if (k == 0)
-                return 0;
-        r = erase_rebuild(text, n, open, close, 0, e, ne, drop, ret, ret_size);
-        if (r < 0)
-                return r;
-        *ret_removed = k;
-        return 0;
-}
-
-static int erase_splice_org_ids(const char *text, size_t n, const EraseIds *ids, char **ret,
-                                size_t *ret_size, unsigned *ret_removed) {
-        _cleanup_free_ EraseElem *top = NULL, *e = NULL;
-        _cleanup_free_ bool *drop = NULL;
-        size_t ntop = 0, ne = 0, open, close, end, sessions = SIZE_MAX;
-        unsigned k = 0;
-        int r;
-
-        *ret = NULL;
-        *ret_size = 0;
-        *ret_removed = 0;
-        r = erase_top(text, n, '{', &top, &ntop, &open, &close);
-        if (r < 0)
-                return r;
-        /* JSON.parse keeps the last of duplicate keys */
-        for (size_t i = 0; i < ntop; i++)
-                if (erase_key_is(text, top[i].start, top[i].key_end, "sessions"))
-                        sessions = i;
-        if (sessions == SIZE_MAX || text[top[sessions].value] != '{')
-                return 0;
-
-        /* validated with the whole text by erase_top() */
-        r = json_elements(text, n, top[sessions].value, /* validate= */ false, &e, &ne, &end);
-        if (r < 0)
-                return r;
-        drop = calloc(ne ? ne : 1, sizeof(bool));
-        if (!drop)
-                return -ENOMEM;
-        for (size_t i = 0; i < ne; i++) {
-                ssize_t j = erase_key_index(text, e[i].start, e[i].key_end, ids);
-                drop[i] = j >= 0;
-                k += drop[i];
-                if (j >= 0 && ids->counts)
-                        ids->counts[j]++;
-        }
-        if (k == 0)
-                return 0;
-        r = erase_rebuild(text, n, top[sessions].value, top[sessions].end - 1, 1, e, ne, drop, ret,
-                          ret_size);
-        if (r < 0)
-                return r;
-        *ret_removed = k;
-        return 0;
-}
-
-int erase_splice_logs(const char *text, size_t n, const char *id, char **ret, size_t *ret_size,
-                      unsigned *ret_removed) {
-        const EraseIds ids = { .ids = &id, .n = 1 };
-
-        return erase_splice_logs_ids(text, n, &ids, ret, ret_size, ret_removed);
-}
-
-int erase_splice_org(const char *text, size_t n, const char *id, char **ret, size_t *ret_size,
-                     unsigned *ret_removed) {
-        const EraseIds ids = { .ids = &id, .n = 1 };
-
-        return erase_splice_org_ids(text, n, &ids, ret, ret_size, ret_removed);
-}
-
-char *erase_review_dir_name(const char *id) {
-        char hex[SHA256_HEX_LEN + 1];
-        _cleanup_free_ char *clean = strdup(id);
-
-        if (!clean || sha256_hex(id, strlen(id), hex) < 0)
-                return NULL;
-        for (char *p = clean; *p; p++)
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                      (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
-                        *p = '_';
-        return strprintf("%s-%.8s", clean, hex);
-}
-
-typedef int (*EraseSpliceFn)(const char *text, size_t n, const EraseIds *ids, char **ret,
-                             size_t *ret_size, unsigned *ret_removed);
 
 /* Read (dir_fd, name) whole with its stat. */
 static int erase_read(int dir_fd, const char *name, struct stat *ret_st, char **ret,
@@ -313,9 +45,10 @@ static int erase_read(int dir_fd, const char *name, struct stat *ret_st, char **
 }
 
 /* The edit of erase.h: splice, temp file with the original's mode and owner, fsync, re-read and
- * compare, rename, fsync the directory. */
+ * compare, rename, fsync the directory. *ret_removed: how many the file lost on disk (set once it
+ * is renamed into place, also when the directory's fsync then fails; else 0). */
 static int erase_edit(int dir_fd, const char *name, EraseSpliceFn splice, const EraseIds *ids,
-                      EraseStepFn step, void *userdata) {
+                      EraseStepFn step, void *userdata, unsigned *ret_removed) {
         _cleanup_free_ char *old = NULL, *new = NULL, *again = NULL;
         _cleanup_free_ char *tmp = strprintf(".%s.qgc-tmp", name);
         _cleanup_close_ int fd = -EBADF;
@@ -324,6 +57,7 @@ static int erase_edit(int dir_fd, const char *name, EraseSpliceFn splice, const 
         unsigned removed;
         int r;
 
+        *ret_removed = 0;
         if (!tmp)
                 return -ENOMEM;
         r = erase_read(dir_fd, name, &st, &old, &n_old);
@@ -371,6 +105,7 @@ static int erase_edit(int dir_fd, const char *name, EraseSpliceFn splice, const 
                 r = -errno;
                 goto fail;
         }
+        *ret_removed = removed;
         if (step)
                 step(userdata, name);
         r = fs_fsync(dir_fd);
@@ -382,14 +117,18 @@ fail:
 
 int erase_logs_rows(int dir_fd, const char *id, EraseStepFn step, void *userdata) {
         const EraseIds ids = { .ids = &id, .n = 1 };
+        unsigned removed;
 
-        return erase_edit(dir_fd, ERASE_LOGS_FILE, erase_splice_logs_ids, &ids, step, userdata);
+        return erase_edit(dir_fd, ERASE_LOGS_FILE, erase_splice_logs_ids, &ids, step, userdata,
+                          &removed);
 }
 
 int erase_org_entry(int dir_fd, const char *id, EraseStepFn step, void *userdata) {
         const EraseIds ids = { .ids = &id, .n = 1 };
+        unsigned removed;
 
-        return erase_edit(dir_fd, ERASE_ORG_FILE, erase_splice_org_ids, &ids, step, userdata);
+        return erase_edit(dir_fd, ERASE_ORG_FILE, erase_splice_org_ids, &ids, step, userdata,
+                          &removed);
 }
 
 /* Sessions of the tree of s that belong to the project of s: the same projects/ directory (the
@@ -532,41 +271,51 @@ static int erase_file_has(const EraseFile *f, EraseItem *items, bool *has) {
         return 0;
 }
 
+/* The scratch of the batch's edits, for up to all of its items: allocated before the first
+ * edit, so that once a file is written nothing can fail for want of memory but the edits
+ * themselves (each of which leaves its file as it was, or counts what it lost). */
+typedef struct EraseScratch {
+        const char **ids;
+        unsigned *counts;
+        size_t *which;
+} EraseScratch;
+
 /* The edit of f for its items still to do (r == 0): one read, splice and write for all of them;
- * each item's count into *(unsigned *)((char *)&item->done + off). On failure every item of the
- * edit gets the reason. */
-static int erase_file_edit(const EraseFile *f, EraseItem *items, const char *what, size_t off,
-                           EraseStepFn step, void *userdata) {
-        _cleanup_free_ const char **ids = calloc(f->n_items ? f->n_items : 1, sizeof(char *));
-        _cleanup_free_ unsigned *counts = calloc(f->n_items ? f->n_items : 1, sizeof(unsigned));
-        _cleanup_free_ size_t *which = calloc(f->n_items ? f->n_items : 1, sizeof(size_t));
+ * each item's count into *(unsigned *)((char *)&item->done + off) when the file was renamed into
+ * place. On failure every item of the edit gets the reason (and keeps its count: what the file
+ * lost on disk is always counted). */
+static void erase_file_edit(const EraseFile *f, EraseItem *items, const EraseScratch *sc,
+                            const char *what, size_t off, EraseStepFn step, void *userdata) {
+        unsigned removed = 0;
         size_t n = 0;
         int r;
 
-        if (!ids || !counts || !which)
-                return -ENOMEM;
         for (size_t j = 0; j < f->n_items; j++)
                 if (items[f->items[j]].r == 0) {
-                        which[n] = f->items[j];
-                        ids[n++] = items[f->items[j]].s->id;
+                        sc->which[n] = f->items[j];
+                        sc->counts[n] = 0;
+                        sc->ids[n++] = items[f->items[j]].s->id;
                 }
         if (n == 0 || f->dir_fd == -ENOENT)
-                return 0;
+                return;
         if (f->dir_fd < 0)
                 r = f->dir_fd;
         else {
-                const EraseIds set = { .ids = ids, .n = n, .counts = counts };
-                r = erase_edit(f->dir_fd, f->name, f->splice, &set, step, userdata);
+                const EraseIds set = { .ids = sc->ids, .n = n, .counts = sc->counts };
+                r = erase_edit(f->dir_fd, f->name, f->splice, &set, step, userdata, &removed);
         }
         for (size_t j = 0; j < n; j++) {
-                EraseItem *it = &items[which[j]];
+                EraseItem *it = &items[sc->which[j]];
 
-                if (r < 0)
+                if (removed > 0)
+                        *(unsigned *)((char *)&it->done + off) = sc->counts[j];
+                if (r < 0 && removed > 0)
+                        it->r = erase_why(&it->why, r,
+                                          "%s was edited, but its directory cannot be synced",
+                                          what);
+                else if (r < 0)
                         it->r = erase_failed(&it->why, r, what);
-                else
-                        *(unsigned *)((char *)&it->done + off) = counts[j];
         }
-        return 0;
 }
 
 /* Whether a Qwen process of item it's project may be live (live_project_busy()): 0 when none
@@ -631,11 +380,15 @@ static void erase_file_recheck(const Inventory *inv, const EraseFile *f, EraseIt
 int erase_sessions_shared(const Inventory *inv, EraseItem *items, size_t n, EraseStepFn step,
                           void *userdata) {
         _cleanup_free_ bool *has = calloc(n ? n : 1, sizeof(bool));
+        _cleanup_free_ const char **ids = calloc(n ? n : 1, sizeof(char *));
+        _cleanup_free_ unsigned *counts = calloc(n ? n : 1, sizeof(unsigned));
+        _cleanup_free_ size_t *which = calloc(n ? n : 1, sizeof(size_t));
+        const EraseScratch sc = { .ids = ids, .counts = counts, .which = which };
         EraseFile *logs = NULL, *org = NULL;
         size_t n_logs = 0, n_org = 0;
         int r = 0;
 
-        if (!has)
+        if (!has || !ids || !counts || !which)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 EraseItem *it = &items[i];
@@ -682,17 +435,19 @@ int erase_sessions_shared(const Inventory *inv, EraseItem *items, size_t n, Eras
         for (size_t i = 0; i < n; i++)
                 if (!has[i] && items[i].r == 0)
                         items[i].r = 1;
-        for (size_t j = 0; r >= 0 && j < n_logs; j++) {
+        /* from here on nothing fails the batch: each file is written whole or not at all, and
+         * what it lost is in its sessions' counts */
+        for (size_t j = 0; j < n_logs; j++) {
                 erase_file_recheck(inv, &logs[j], items);
-                r = erase_file_edit(&logs[j], items, logs[j].dir_fd < 0 ? "tmp/<hash>/"
-                                                                         : ERASE_LOGS_FILE,
-                                    offsetof(EraseDone, log_rows), step, userdata);
+                erase_file_edit(&logs[j], items, &sc,
+                                logs[j].dir_fd < 0 ? "tmp/<hash>/" : ERASE_LOGS_FILE,
+                                offsetof(EraseDone, log_rows), step, userdata);
         }
-        for (size_t j = 0; r >= 0 && j < n_org; j++) {
+        for (size_t j = 0; j < n_org; j++) {
                 erase_file_recheck(inv, &org[j], items);
-                r = erase_file_edit(&org[j], items, org[j].dir_fd < 0 ? "the project directory"
-                                                                       : ERASE_ORG_FILE,
-                                    offsetof(EraseDone, org_entries), step, userdata);
+                erase_file_edit(&org[j], items, &sc,
+                                org[j].dir_fd < 0 ? "the project directory" : ERASE_ORG_FILE,
+                                offsetof(EraseDone, org_entries), step, userdata);
         }
         for (size_t i = 0; i < n; i++)
                 if (items[i].r == 1)

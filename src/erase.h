@@ -77,7 +77,10 @@ typedef struct EraseItem {
  * transcript goes), so a crash anywhere converges the same way: the next run drops the markers of
  * sessions whose transcripts are still there and deletes them again, finding nothing more of them
  * in the files. An edit that fails fails every session of it (its reason in
- * each why). Returns 0, or -ENOMEM (nothing reliable in items). */
+ * each why); each file is written whole or not at all (the rename), and every row or entry a
+ * file lost on disk is counted in its sessions' done, also when the session then fails (the
+ * directory's fsync after the rename, or its other file). Returns 0, or -ENOMEM before any file
+ * was written (every file as it was; nothing reliable in items). */
 int erase_sessions_shared(const Inventory *inv, EraseItem *items, size_t n, EraseStepFn step,
                           void *userdata);
 

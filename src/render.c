@@ -1,9 +1,8 @@
-/* render.c: the text plan (qgc --dry-run, --changes): its tables, rows and change list, and the
- * cell and wrapping helpers the other text renderings share (render-int.h); the summary and the
- * steps are render-summary.c, qgc status is render-status.c. Widths are display columns
- * (text_width(): wcwidth). A reason or a header that does not fit wraps onto indented lines,
- * never cut; only the status table cuts its project column (with text_ellipsis()). Sessions are
- * shown by a short id (render_id_widths()). */
+/* render.c: the text plan (qgc --dry-run, --changes): its tables, rows and change list; the cell
+ * and wrapping helpers the text renderings share are render-cell.c (render-int.h), the short
+ * session ids render-id.c (render_id_widths()), the summary and the steps render-summary.c, qgc
+ * status render-status.c. A reason or a header that does not fit wraps onto indented lines,
+ * never cut; only the status table cuts its project column (with text_ellipsis()). */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -17,8 +16,6 @@
 #include "render-int.h"
 #include "text.h"
 
-#define RENDER_ID_MIN 8      /* short ids: the first 8 characters, more when needed */
-#define RENDER_ID_MAX 36     /* a whole session id */
 #define RENDER_VERB_WIDTH 13 /* "would archive" */
 /* The verb column: one wider in a plan that compresses ("would compress"), so that plans
  * without it keep their layout. Set by plan_render_text() (render_verb_width_for()). */
@@ -26,132 +23,6 @@ int render_verb_w = RENDER_VERB_WIDTH;
 #define RENDER_NUM_WIDTH 6
 #define RENDER_MIN_REASON 24 /* below this the reason goes to its own lines */
 #define RENDER_OWN_INDENT 6  /* ... indented this much */
-
-unsigned render_columns(const RenderOptions *o) {
-        return o && o->columns > 0 ? o->columns : 100;
-}
-
-static void render_pad(FILE *f, size_t n) {
-        static const char spaces[] = "                                ";
-
-        while (n > 0) {
-                size_t k = MIN(n, sizeof(spaces) - 1);
-                fwrite(spaces, 1, k, f);
-                n -= k;
-        }
-}
-
-/* Print s (cleaned for the terminal) in at most width columns, cut with an ellipsis, padded when
- * asked (right-aligned when right). Only for table cells that may be cut (status). */
-int render_field(FILE *f, const char *s, size_t width, bool pad, bool right) {
-        _cleanup_free_ char *c = NULL;
-        const char *q = s ?: "";
-        size_t w, cols, ell_w;
-        const char *ell;
-
-        /* fast path: printable ASCII that fits needs no cleaning and no copy */
-        while ((unsigned char)*q >= 0x20 && (unsigned char)*q < 0x7f)
-                q++;
-        if (*q == '\0' && (size_t)(q - (s ?: "")) <= width) {
-                w = (size_t)(q - (s ?: ""));
-                if (pad && right)
-                        render_pad(f, width - w);
-                fwrite(s ?: "", 1, w, f);
-                if (pad && !right)
-                        render_pad(f, width - w);
-                return 0;
-        }
-        c = plan_clean_string(s, /* for_terminal= */ true);
-        if (!c)
-                return -ENOMEM;
-        w = text_width(c, strlen(c));
-        if (w > width) {
-                ell = text_ellipsis(&ell_w);
-                if (width < ell_w) {
-                        render_pad(f, pad ? width : 0);
-                        return 0;
-                }
-                fwrite(c, 1, text_fit(c, strlen(c), width - ell_w, &cols), f);
-                fputs(ell, f);
-                if (pad)
-                        render_pad(f, width - ell_w - cols);
-                return 0;
-        }
-        if (pad && right)
-                render_pad(f, width - w);
-        fputs(c, f);
-        if (pad && !right)
-                render_pad(f, width - w);
-        return 0;
-}
-
-/* Write the clean text c wrapped: its first line in first_w columns (the caller already wrote
- * what stands before it), each further line indented by indent and at most width columns.
- * Breaks at a space; a word longer than a line is broken at the width. Never cuts; ends the
- * last line with '\n'. */
-static void render_wrap_clean(FILE *f, const char *c, size_t first_w, size_t indent,
-                              size_t width) {
-        size_t n = strlen(c), avail = first_w;
-        bool first = true;
-
-        width = MAX(width, (size_t)1);
-        while (n > 0) {
-                size_t fit = text_fit(c, n, avail, NULL), cut = fit, skip = 0;
-
-                if (fit < n) {
-                        /* break at the last space within what fits, else in the word */
-                        for (size_t i = fit; i > 0; i--)
-                                if (c[i] == ' ') {
-                                        cut = i;
-                                        break;
-                                }
-                        if (cut == 0 && fit == 0 && !first) {
-                                /* not one character fits a whole line: write one anyway */
-                                uint32_t cp;
-                                cut = utf8_decode(c, n, &cp) ?: 1;
-                        }
-                        while (cut + skip < n && c[cut + skip] == ' ')
-                                skip++;
-                }
-                fwrite(c, 1, cut, f);
-                c += cut + skip;
-                n -= cut + skip;
-                fputc('\n', f);
-                if (n > 0)
-                        render_pad(f, indent);
-                first = false;
-                avail = width;
-        }
-}
-
-/* render_wrap_clean() of s cleaned for the terminal; an empty s ends the line. */
-int render_wrap(FILE *f, const char *s, size_t first_w, size_t indent, size_t width) {
-        _cleanup_free_ char *c = plan_clean_string(s, /* for_terminal= */ true);
-
-        if (!c)
-                return -ENOMEM;
-        if (!*c) {
-                fputc('\n', f);
-                return 0;
-        }
-        render_wrap_clean(f, c, first_w, indent, width);
-        return 0;
-}
-
-const char *render_verb(Verb v) {
-        switch (v) {
-        case VERB_ARCHIVE:
-                return "would archive";
-        case VERB_DELETE:
-                return "would delete";
-        case VERB_SKIP:
-                return "skip";
-        case VERB_COMPRESS:
-                return "would compress";
-        default:
-                return "keep";
-        }
-}
 
 /* "no sessions found in A, B" */
 int render_nothing(const Inventory *inv, FILE *f) {
@@ -470,87 +341,6 @@ static void render_titles(const RenderLayout *lay, FILE *f) {
         fprintf(f, "  %-*s %-*s %*s %*s%s\n", (int)lay->id_cur, "SESSION", render_verb_w,
                 "VERB", RENDER_NUM_WIDTH, "IDLE", RENDER_NUM_WIDTH, "SIZE",
                 lay->reason_w > 0 ? "  REASON" : "");
-}
-
-/* A session id (or an orphan's name) and its tree, for the short id widths: prefix is the id's
- * first 8 bytes (NUL-padded) as a big-endian number, which orders like them, so that most
- * comparisons need no strcmp(); item: a session's index, or n_sessions + an orphan's. 16
- * bytes: every id of the plan is sorted, with qsort()'s copy beside. */
-typedef struct RenderId {
-        uint64_t prefix;
-        uint32_t tree;
-        uint32_t item;
-} RenderId;
-
-static const char *render_id_name(const Inventory *inv, uint32_t item) {
-        return item < inv->n_sessions ? inv->sessions[item].id
-                                      : inv->orphans[item - inv->n_sessions].name;
-}
-
-static RenderId render_id_make(size_t tree, const char *id, size_t item) {
-        uint64_t v = 0;
-        size_t i = 0;
-
-        for (; i < 8 && id[i]; i++)
-                v = (v << 8) | (unsigned char)id[i];
-        return (RenderId){ .prefix = i == 0 ? 0 : v << (8 * (8 - i)),
-                           .tree = (uint32_t)tree,
-                           .item = (uint32_t)item };
-}
-
-static int render_id_cmp(const void *x, const void *y, void *userdata) {
-        const RenderId *a = x, *b = y;
-
-        if (a->tree != b->tree)
-                return a->tree < b->tree ? -1 : 1;
-        if (a->prefix != b->prefix)
-                return a->prefix < b->prefix ? -1 : 1;
-        return strcmp(render_id_name(userdata, a->item), render_id_name(userdata, b->item));
-}
-
-/* Per tree, the fewest leading characters of the ids (at least RENDER_ID_MIN) that tell every
- * session of the tree apart (and the orphans named by a session id). ret[t]; malloc'ed. */
-static int render_id_widths(const Inventory *inv, size_t **ret) {
-        _cleanup_free_ RenderId *ids = NULL;
-        _cleanup_free_ size_t *w = calloc(inv->n_trees + 1, sizeof(size_t));
-        size_t n = 0;
-
-        if (!w)
-                return -ENOMEM;
-        for (size_t t = 0; t <= inv->n_trees; t++)
-                w[t] = RENDER_ID_MIN;
-        /* Session.tree is 32 bits (inventory_add_tree()); so are the items of a plan_sort()ed
-         * plan: else the ids are not shortened */
-        if (inv->n_sessions + inv->n_orphans >= UINT32_MAX || inv->n_trees >= UINT32_MAX) {
-                for (size_t t = 0; t <= inv->n_trees; t++)
-                        w[t] = RENDER_ID_MAX;
-                *ret = TAKE_PTR(w);
-                return 0;
-        }
-        ids = calloc(inv->n_sessions + inv->n_orphans + 1, sizeof(RenderId));
-        if (!ids)
-                return -ENOMEM;
-        for (size_t i = 0; i < inv->n_sessions; i++)
-                ids[n++] = render_id_make(inv->sessions[i].tree, inv->sessions[i].id, i);
-        for (size_t i = 0; i < inv->n_orphans; i++)
-                if (inv->orphans[i].kind != ORPHAN_EMPTY_PROJECT && inv->orphans[i].name)
-                        ids[n++] = render_id_make(inv->orphans[i].tree, inv->orphans[i].name,
-                                                  inv->n_sessions + i);
-        qsort_r(ids, n, sizeof(RenderId), render_id_cmp, (void *)inv);
-        for (size_t k = 1; k < n; k++) {
-                const char *a = render_id_name(inv, ids[k - 1].item),
-                           *b = render_id_name(inv, ids[k].item);
-                size_t c = 0;
-
-                if (ids[k - 1].tree != ids[k].tree || streq(a, b))
-                        continue; /* an active and an archived copy are one session */
-                while (a[c] && a[c] == b[c])
-                        c++;
-                if (ids[k].tree < inv->n_trees)
-                        w[ids[k].tree] = MAX(w[ids[k].tree], MIN(c + 1, (size_t)RENDER_ID_MAX));
-        }
-        *ret = TAKE_PTR(w);
-        return 0;
 }
 
 /* "tree DIR" before the tables of a tree, when there are several. */

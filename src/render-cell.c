@@ -1,0 +1,140 @@
+/* render-cell.c: the cell and wrapping helpers every text rendering shares (render-int.h): the
+ * terminal's width, padding, a cell cut with an ellipsis (status), text wrapped at spaces onto
+ * indented lines (never cut), and the verbs' words. Widths are display columns (text_width():
+ * wcwidth). */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "plan.h"
+#include "render-int.h"
+#include "text.h"
+
+unsigned render_columns(const RenderOptions *o) {
+        return o && o->columns > 0 ? o->columns : 100;
+}
+
+void render_pad(FILE *f, size_t n) {
+        static const char spaces[] = "                                ";
+
+        while (n > 0) {
+                size_t k = MIN(n, sizeof(spaces) - 1);
+                fwrite(spaces, 1, k, f);
+                n -= k;
+        }
+}
+
+/* Print s (cleaned for the terminal) in at most width columns, cut with an ellipsis, padded when
+ * asked (right-aligned when right). Only for table cells that may be cut (status). */
+int render_field(FILE *f, const char *s, size_t width, bool pad, bool right) {
+        _cleanup_free_ char *c = NULL;
+        const char *q = s ?: "";
+        size_t w, cols, ell_w;
+        const char *ell;
+
+        /* fast path: printable ASCII that fits needs no cleaning and no copy */
+        while ((unsigned char)*q >= 0x20 && (unsigned char)*q < 0x7f)
+                q++;
+        if (*q == '\0' && (size_t)(q - (s ?: "")) <= width) {
+                w = (size_t)(q - (s ?: ""));
+                if (pad && right)
+                        render_pad(f, width - w);
+                fwrite(s ?: "", 1, w, f);
+                if (pad && !right)
+                        render_pad(f, width - w);
+                return 0;
+        }
+        c = plan_clean_string(s, /* for_terminal= */ true);
+        if (!c)
+                return -ENOMEM;
+        w = text_width(c, strlen(c));
+        if (w > width) {
+                ell = text_ellipsis(&ell_w);
+                if (width < ell_w) {
+                        render_pad(f, pad ? width : 0);
+                        return 0;
+                }
+                fwrite(c, 1, text_fit(c, strlen(c), width - ell_w, &cols), f);
+                fputs(ell, f);
+                if (pad)
+                        render_pad(f, width - ell_w - cols);
+                return 0;
+        }
+        if (pad && right)
+                render_pad(f, width - w);
+        fputs(c, f);
+        if (pad && !right)
+                render_pad(f, width - w);
+        return 0;
+}
+
+/* Write the clean text c wrapped: its first line in first_w columns (the caller already wrote
+ * what stands before it), each further line indented by indent and at most width columns.
+ * Breaks at a space; a word longer than a line is broken at the width. Never cuts; ends the
+ * last line with '\n'. */
+void render_wrap_clean(FILE *f, const char *c, size_t first_w, size_t indent, size_t width) {
+        size_t n = strlen(c), avail = first_w;
+        bool first = true;
+
+        width = MAX(width, (size_t)1);
+        while (n > 0) {
+                size_t fit = text_fit(c, n, avail, NULL), cut = fit, skip = 0;
+
+                if (fit < n) {
+                        /* break at the last space within what fits, else in the word */
+                        for (size_t i = fit; i > 0; i--)
+                                if (c[i] == ' ') {
+                                        cut = i;
+                                        break;
+                                }
+                        if (cut == 0 && fit == 0 && !first) {
+                                /* not one character fits a whole line: write one anyway */
+                                uint32_t cp;
+                                cut = utf8_decode(c, n, &cp) ?: 1;
+                        }
+                        while (cut + skip < n && c[cut + skip] == ' ')
+                                skip++;
+                }
+                fwrite(c, 1, cut, f);
+                c += cut + skip;
+                n -= cut + skip;
+                fputc('\n', f);
+                if (n > 0)
+                        render_pad(f, indent);
+                first = false;
+                avail = width;
+        }
+}
+
+/* render_wrap_clean() of s cleaned for the terminal; an empty s ends the line. */
+int render_wrap(FILE *f, const char *s, size_t first_w, size_t indent, size_t width) {
+        _cleanup_free_ char *c = plan_clean_string(s, /* for_terminal= */ true);
+
+        if (!c)
+                return -ENOMEM;
+        if (!*c) {
+                fputc('\n', f);
+                return 0;
+        }
+        render_wrap_clean(f, c, first_w, indent, width);
+        return 0;
+}
+
+const char *render_verb(Verb v) {
+        switch (v) {
+        case VERB_ARCHIVE:
+                return "would archive";
+        case VERB_DELETE:
+                return "would delete";
+        case VERB_SKIP:
+                return "skip";
+        case VERB_COMPRESS:
+                return "would compress";
+        default:
+                return "keep";
+        }
+}
