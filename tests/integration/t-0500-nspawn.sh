@@ -66,6 +66,7 @@ tree() {
         rm -rf "$1/.qwen"
         cp -a /root/corpus "$1/.qwen"
         chown -R "$2:$2" "$1/.qwen"
+        chmod -R go-w "$1/.qwen" # qgc skips a group-writable tree; a checkout can be made with umask 002
         find "$1/.qwen" -exec touch -h -d 2026-11-01T00:00:00Z {} +
 }
 archived() { ls "$1"/.qwen/projects/*/chats/archive/*.jsonl 2>/dev/null | wc -l; }
