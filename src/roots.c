@@ -1,9 +1,29 @@
 /* roots.c: where a user's Qwen trees are, resolved as Qwen Code's Storage does.
  *
- * Not discovered (documented limits): a RELATIVE advanced.runtimeOutputDir (Qwen resolves it
- * against each project's root, so each project has its own runtime root, known only from the
- * projects' settings files), per-request (ACP/daemon async-context) runtime dirs and newer
- * versions' pinned managed-workspace roots. Such a relative setting is ignored here: R = G. */
+ * R without $QWEN_RUNTIME_DIR is advanced.runtimeOutputDir of Qwen's merged settings
+ * (settings.ts loadSettings()/mergeSettings()): the system settings file (Linux:
+ * /etc/qwen-code/settings.json, or $QWEN_CODE_SYSTEM_SETTINGS_PATH) over the workspace's over
+ * the user's G/settings.json over the system defaults (system-defaults.json beside the system
+ * file, or $QWEN_CODE_SYSTEM_DEFAULTS_PATH); each file read by settings.c as Qwen reads it.
+ *
+ * Whose environment: in the user's own run, qgc's environment stands for the one Qwen started
+ * in ($VAR in a setting, the two path variables). In root mode a user's login environment is
+ * not known, so nothing is guessed: the default system paths, and a setting that names any
+ * variable leaves R unknown.
+ *
+ * Unknown, never G (ROOTS_UNDETERMINED: the user's run stops, root mode skips the tree, the
+ * reason said): a settings file that decides or might decide and that Qwen could not use (no
+ * JSON object once its comments are stripped: older Qwen refuses to start, newer Qwen drops
+ * that file's settings, so sessions started before may use any value; unreadable), a truthy
+ * value that is no string (Qwen cannot start with it), a variable qgc does not know.
+ *
+ * Not discovered (documented limits): the workspace settings (<project>/.qwen/settings.json,
+ * per project: a runtimeOutputDir set there, over the user's or the defaults', is not seen);
+ * a RELATIVE advanced.runtimeOutputDir (Qwen resolves it against each project's root, so each
+ * project has its own runtime root: R = G here); QWEN_HOME / QWEN_RUNTIME_DIR that newer Qwen
+ * takes from ~/.env or G/.env (preResolveHomeEnvOverrides()); per-request (ACP/daemon
+ * async-context) runtime dirs and newer versions' pinned managed-workspace roots. A settings
+ * path that is no regular file of at most 4 MiB (a directory, a FIFO) is not read. */
 #include "autoconf.h"
 
 #include <errno.h>
