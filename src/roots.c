@@ -182,12 +182,13 @@ static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0)
-                        return roots_undetermined(ret_why,
-                                                  "the %s file '%s' cannot be used as Qwen reads it "
-                                                  "(%s), so the runtime directory is not known",
-                                                  roots_file_kind[f], paths[f],
-                                                  r == -EBADMSG ? "no JSON object once its comments are stripped" :
-                                                                  errno_to_string(r));
+                        return roots_undetermined(
+                                ret_why,
+                                "the %s file '%s' cannot be used as Qwen reads it (%s), so the "
+                                "runtime directory is not known",
+                                roots_file_kind[f], paths[f],
+                                r == -EBADMSG ? "no JSON object once its comments are stripped" :
+                                                errno_to_string(r));
                 if (!doc)
                         continue;
                 if (!json_object_object_get_ex(doc, "advanced", &adv)) {
@@ -221,7 +222,8 @@ static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_
                                           "not known",
                                           roots_file_kind[f], paths[f],
                                           o->env ? "that is not set here" :
-                                                   "(a user's environment is not known in root mode)");
+                                                   "(a user's environment is not known in "
+                                                   "root mode)");
         if (r < 0)
                 return r;
         if (resolved[0] == '/' || streq(resolved, "~") || strneq(resolved, "~/", 2) ||

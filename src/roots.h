@@ -12,7 +12,8 @@ typedef struct RootsOptions {
         const char *home;
         const char *qwen_home;   /* $QWEN_HOME */
         const char *runtime_env; /* $QWEN_RUNTIME_DIR */
-        const char *system_settings; /* $QWEN_CODE_SYSTEM_SETTINGS_PATH, else SETTINGS_SYSTEM_PATH */
+        const char *system_settings; /* $QWEN_CODE_SYSTEM_SETTINGS_PATH, else
+                                      * SETTINGS_SYSTEM_PATH */
         const char *system_defaults; /* $QWEN_CODE_SYSTEM_DEFAULTS_PATH, else
                                       * system-defaults.json beside the system settings */
         char *const *env; /* what $VAR in a setting resolves against; NULL: nothing is known

@@ -119,8 +119,14 @@ int settings_read_file(const char *path, struct json_object **ret) {
 
         *ret = NULL;
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-        if (fd < 0)
-                return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+        if (fd < 0) {
+                int e = errno;
+                /* Qwen reads a file that fs.existsSync() (a stat) finds: one it cannot stat is
+                 * none (missing, a symlink loop); one it finds but cannot read is an error */
+                if (stat(path, &st) < 0)
+                        return 0;
+                return -e;
+        }
         if (fstat(fd, &st) < 0)
                 return -errno;
         if (!S_ISREG(st.st_mode) || st.st_size > SETTINGS_MAX)

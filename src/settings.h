@@ -20,9 +20,10 @@ struct json_object;
 void settings_strip_comments(char *s, size_t n);
 
 /* One settings file as Qwen reads it. Returns 0 with *ret the object, 0 with *ret NULL when
- * there is no file (ENOENT, ENOTDIR) or it is no regular file of at most 4 MiB (a directory, a
- * FIFO: not read, as before), -EBADMSG when Qwen could not use it (not JSON after stripping the
- * comments, or not an object), -errno when it cannot be read, -ENOMEM. */
+ * there is no file (none that stat() finds, as fs.existsSync()) or it is no regular file of at
+ * most 4 MiB (a directory, a FIFO: not read, as before), -EBADMSG when Qwen could not use it
+ * (not JSON after stripping the comments, or not an object), -errno when it exists but cannot
+ * be read, -ENOMEM. */
 int settings_read_file(const char *path, struct json_object **ret);
 
 /* resolveEnvVarsInString() (packages/cli/src/utils/envVarResolver.ts): each "$NAME" (NAME of
