@@ -26,20 +26,6 @@
 #include "settings.h"
 #include "util.h"
 
-static int setup(void **state) {
-        char *root = NULL;
-
-        if (fixture_new(&root) < 0)
-                return -1;
-        *state = root;
-        return 0;
-}
-
-static int teardown(void **state) {
-        fixture_free(*state);
-        return 0;
-}
-
 /* strip-json-comments (whitespace: true), then JSON.parse: 1 parses, 0 does not. */
 static int strip_then_parse(const char *text) {
         _cleanup_free_ char *s = strdup(text);
@@ -354,10 +340,14 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_settings_strip_comments),
                 cmocka_unit_test(test_settings_resolve_env),
-                cmocka_unit_test_setup_teardown(test_roots_settings_precedence, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_roots_settings_undetermined, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_roots_settings_env, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_roots_settings_paths, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_roots_settings_precedence,
+                                                fixture_root_setup, fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_roots_settings_undetermined,
+                                                fixture_root_setup, fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_roots_settings_env, fixture_root_setup,
+                                                fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_roots_settings_paths, fixture_root_setup,
+                                                fixture_root_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
