@@ -56,8 +56,7 @@ typedef enum JsonDialect {
          * json_parse(). No NaN, comments, single quotes, raw controls, BOM or bytes after
          * the value (json-c's tokener, which qgc used before, accepts all of them). Every input
          * of the table is read so: Qwen reads each with JSON.parse. The one other dialect qgc
-         * reads is settings.json's (comments stripped, then JSON.parse), still json-c's in
-         * roots.c. */
+         * reads is the settings files' (comments stripped, then JSON.parse): settings.c. */
         JSON_DIALECT_PARSE,
         _JSON_DIALECT_MAX,
 } JsonDialect;

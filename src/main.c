@@ -199,7 +199,20 @@ static int main_add_trees(Inventory *inv) {
                 home = pw->pw_dir;
         }
         Tree t = {};
-        r = roots_resolve(home, getenv("QWEN_HOME"), getenv("QWEN_RUNTIME_DIR"), &t);
+        _cleanup_free_ char *why = NULL;
+        RootsOptions ro = {
+                .home = home,
+                .qwen_home = getenv("QWEN_HOME"),
+                .runtime_env = getenv("QWEN_RUNTIME_DIR"),
+                .system_settings = getenv("QWEN_CODE_SYSTEM_SETTINGS_PATH"),
+                .system_defaults = getenv("QWEN_CODE_SYSTEM_DEFAULTS_PATH"),
+                .env = environ, /* Qwen started from this environment would see the same */
+        };
+        r = roots_resolve_opts(&ro, &t, &why);
+        if (r == ROOTS_UNDETERMINED) {
+                log_error("%s; nothing is done", why ?: "the runtime directory is not known");
+                return r;
+        }
         if (r < 0)
                 return log_error_errno(r, "cannot resolve the Qwen directories");
         t.uid = getuid();

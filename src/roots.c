@@ -1,24 +1,46 @@
 /* roots.c: where a user's Qwen trees are, resolved as Qwen Code's Storage does.
  *
- * Not discovered (documented limits): a RELATIVE advanced.runtimeOutputDir (Qwen resolves it
- * against each project's root, so each project has its own runtime root, known only from the
- * projects' settings files), per-request (ACP/daemon async-context) runtime dirs and newer
- * versions' pinned managed-workspace roots. Such a relative setting is ignored here: R = G. */
+ * R without $QWEN_RUNTIME_DIR is advanced.runtimeOutputDir of Qwen's merged settings
+ * (settings.ts loadSettings()/mergeSettings()): the system settings file (Linux:
+ * /etc/qwen-code/settings.json, or $QWEN_CODE_SYSTEM_SETTINGS_PATH) over the workspace's over
+ * the user's G/settings.json over the system defaults (system-defaults.json beside the system
+ * file, or $QWEN_CODE_SYSTEM_DEFAULTS_PATH); each file read by settings.c as Qwen reads it.
+ *
+ * Whose environment: in the user's own run, qgc's environment stands for the one Qwen started
+ * in ($VAR in a setting, the two path variables). In root mode a user's login environment is
+ * not known, so nothing is guessed: the default system paths, and a setting that names any
+ * variable leaves R unknown.
+ *
+ * Unknown, never G (ROOTS_UNDETERMINED: the user's run stops, root mode skips the tree, the
+ * reason said): a settings file that decides or might decide and that Qwen could not use (no
+ * JSON object once its comments are stripped: older Qwen refuses to start, newer Qwen drops
+ * that file's settings, so sessions started before may use any value; unreadable), a truthy
+ * value that is no string (Qwen cannot start with it), a variable qgc does not know.
+ *
+ * Not discovered (documented limits): the workspace settings (<project>/.qwen/settings.json,
+ * per project: a runtimeOutputDir set there, over the user's or the defaults', is not seen);
+ * a RELATIVE advanced.runtimeOutputDir (Qwen resolves it against each project's root, so each
+ * project has its own runtime root: R = G here); QWEN_HOME / QWEN_RUNTIME_DIR that newer Qwen
+ * takes from ~/.env or G/.env (preResolveHomeEnvOverrides()); per-request (ACP/daemon
+ * async-context) runtime dirs and newer versions' pinned managed-workspace roots. A settings
+ * path that is no regular file of at most 4 MiB (a directory, a FIFO) is not read. */
 #include "autoconf.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "js.h"
 #include "log.h"
 #include "macro.h"
 #include "roots.h"
-
-#define ROOTS_SETTINGS_MAX (4 * 1024 * 1024)
+#include "settings.h"
 
 /* Lexically normalise an absolute path as node's path.resolve does: collapse "//", drop ".",
  * apply ".." (never above "/"), strip a trailing '/'. Returns a new string or NULL. */
@@ -94,44 +116,123 @@ static int roots_resolve_path(const char *value, const char *home, char **ret) {
         return 0;
 }
 
-/* advanced.runtimeOutputDir from G/settings.json when it is absolute (or ~-based); NULL else.
- * A missing or unparsable settings file is not an error (Qwen starts with defaults then). */
-static int roots_settings_runtime_dir(const char *global_dir, const char *home, char **ret) {
-        _cleanup_free_ char *path = path_join(global_dir, "settings.json");
-        _cleanup_close_ int fd = -EBADF;
-        json_object *root = NULL, *adv = NULL, *val = NULL;
-        const char *s;
-        struct stat st;
+enum { ROOTS_SYSTEM, ROOTS_USER, ROOTS_DEFAULTS, _ROOTS_FILES };
+static const char *const roots_file_kind[_ROOTS_FILES] = {
+        [ROOTS_SYSTEM] = "system settings",
+        [ROOTS_USER] = "user settings",
+        [ROOTS_DEFAULTS] = "system defaults",
+};
+
+/* path.join(path.dirname(system), "system-defaults.json") */
+static char *roots_defaults_path(const char *system) {
+        const char *slash = strrchr(system, '/');
+
+        if (!slash)
+                return strdup(SETTINGS_SYSTEM_DEFAULTS_NAME);
+        return strprintf("%.*s/%s", (int)(slash - system), system, SETTINGS_SYSTEM_DEFAULTS_NAME);
+}
+
+static int roots_undetermined(char **ret_why, const char *fmt, ...) _printf_(2, 3);
+static int roots_undetermined(char **ret_why, const char *fmt, ...) {
+        va_list ap;
+        char *s = NULL;
+
+        if (ret_why) {
+                va_start(ap, fmt);
+                if (vasprintf(&s, fmt, ap) < 0)
+                        s = NULL;
+                va_end(ap);
+                free(*ret_why);
+                *ret_why = s;
+        }
+        return ROOTS_UNDETERMINED;
+}
+
+/* advanced.runtimeOutputDir of Qwen's merged settings (settings.ts mergeSettings(): system
+ * defaults, then user, then workspace, then system settings, the last one that has the key
+ * winning, an "advanced" that is not an object clearing it; each file's strings with $VAR
+ * resolved first) when it resolves to an absolute or ~-based path: *ret, else NULL (R = G).
+ * The workspace file is per project: not read (a documented limit). Walks the files from the
+ * strongest: the first that decides is the answer, so a file that does not parse matters only
+ * when nothing stronger decided. */
+static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_dir, char **ret,
+                                      char **ret_why) {
+        _cleanup_free_ char *sys = NULL, *user = NULL, *defaults = NULL, *resolved = NULL;
+        const char *paths[_ROOTS_FILES];
+        json_object *doc = NULL, *adv = NULL, *val = NULL;
+        size_t f;
         int r = 0;
 
         *ret = NULL;
-        if (!path)
+        sys = strdup(o->system_settings && *o->system_settings ? o->system_settings :
+                                                                  SETTINGS_SYSTEM_PATH);
+        user = path_join(global_dir, "settings.json");
+        if (!sys || !user)
                 return -ENOMEM;
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-        if (fd < 0)
-                return 0;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > ROOTS_SETTINGS_MAX) {
-                log_debug("'%s': not a regular file of sane size, ignored", path);
+        defaults = o->system_defaults && *o->system_defaults ? strdup(o->system_defaults) :
+                                                               roots_defaults_path(sys);
+        if (!defaults)
+                return -ENOMEM;
+        paths[ROOTS_SYSTEM] = sys;
+        paths[ROOTS_USER] = user;
+        paths[ROOTS_DEFAULTS] = defaults;
+
+        for (f = 0; f < _ROOTS_FILES; f++) {
+                r = settings_read_file(paths[f], &doc);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return roots_undetermined(
+                                ret_why,
+                                "the %s file '%s' cannot be used as Qwen reads it (%s), so the "
+                                "runtime directory is not known",
+                                roots_file_kind[f], paths[f],
+                                r == -EBADMSG ? "no JSON object once its comments are stripped" :
+                                                errno_to_string(r));
+                if (!doc)
+                        continue;
+                if (!json_object_object_get_ex(doc, "advanced", &adv)) {
+                        json_object_put(TAKE_PTR(doc));
+                        continue;
+                }
+                if (!json_object_is_type(adv, json_type_object) ||
+                    json_object_object_get_ex(adv, "runtimeOutputDir", &val))
+                        break; /* this file decides (an "advanced" of another type: unset) */
+                json_object_put(TAKE_PTR(doc));
+        }
+        if (f == _ROOTS_FILES || !js_truthy(val, true)) {
+                /* unset, null, "", false, 0: Storage.setRuntimeBaseDir() resets to G */
+                json_object_put(doc);
                 return 0;
         }
-        root = json_object_from_fd(fd);
-        if (!root) {
-                log_debug("'%s': not JSON, ignored", path);
-                return 0;
+        if (!json_object_is_type(val, json_type_string)) {
+                json_object_put(doc);
+                return roots_undetermined(ret_why,
+                                          "advanced.runtimeOutputDir in the %s file '%s' is not a "
+                                          "string (Qwen cannot start with it), so the runtime "
+                                          "directory is not known",
+                                          roots_file_kind[f], paths[f]);
         }
-        if (json_object_object_get_ex(root, "advanced", &adv) &&
-            json_object_is_type(adv, json_type_object) &&
-            json_object_object_get_ex(adv, "runtimeOutputDir", &val) &&
-            json_object_is_type(val, json_type_string)) {
-                s = json_object_get_string(val);
-                if (s[0] == '/' || streq(s, "~") || strneq(s, "~/", 2) || strneq(s, "~\\", 2))
-                        r = roots_resolve_path(s, home, ret);
-                else if (*s)
-                        log_debug("'%s': relative advanced.runtimeOutputDir '%s' is per project, "
-                                  "not discovered",
-                                  path, s);
-        }
-        json_object_put(root);
+        r = settings_resolve_env(json_object_get_string(val), o->env, &resolved, NULL);
+        json_object_put(doc);
+        if (r == -ENOKEY)
+                return roots_undetermined(ret_why,
+                                          "advanced.runtimeOutputDir in the %s file '%s' names an "
+                                          "environment variable %s, so the runtime directory is "
+                                          "not known",
+                                          roots_file_kind[f], paths[f],
+                                          o->env ? "that is not set here" :
+                                                   "(a user's environment is not known in "
+                                                   "root mode)");
+        if (r < 0)
+                return r;
+        if (resolved[0] == '/' || streq(resolved, "~") || strneq(resolved, "~/", 2) ||
+            strneq(resolved, "~\\", 2))
+                r = roots_resolve_path(resolved, o->home, ret);
+        else if (*resolved)
+                log_debug("'%s': relative advanced.runtimeOutputDir '%s' is per project, "
+                          "not discovered",
+                          paths[f], resolved);
         return r == -EINVAL ? 0 : r;
 }
 
@@ -148,12 +249,13 @@ static int roots_take(Tree *ret, char **g, char **r_dir) {
         return 0;
 }
 
-int roots_resolve(const char *home, const char *qwen_home, const char *runtime_env, Tree *ret) {
+int roots_resolve_opts(const RootsOptions *o, Tree *ret, char **ret_why) {
         _cleanup_free_ char *g = NULL, *r_dir = NULL;
+        const char *home = o->home;
         int r;
 
-        if (qwen_home && *qwen_home) {
-                r = roots_resolve_path(qwen_home, home, &g);
+        if (o->qwen_home && *o->qwen_home) {
+                r = roots_resolve_path(o->qwen_home, home, &g);
                 if (r < 0)
                         return r;
         } else {
@@ -168,16 +270,26 @@ int roots_resolve(const char *home, const char *qwen_home, const char *runtime_e
                         return -ENOMEM;
         }
 
-        if (runtime_env && *runtime_env) {
-                r = roots_resolve_path(runtime_env, home, &r_dir);
+        if (o->runtime_env && *o->runtime_env) {
+                r = roots_resolve_path(o->runtime_env, home, &r_dir);
                 if (r < 0)
                         return r;
         } else {
-                r = roots_settings_runtime_dir(g, home, &r_dir);
+                r = roots_settings_runtime_dir(o, g, &r_dir, ret_why);
                 if (r < 0)
                         return r;
         }
         return roots_take(ret, &g, &r_dir);
+}
+
+int roots_resolve(const char *home, const char *qwen_home, const char *runtime_env, Tree *ret) {
+        RootsOptions o = {
+                .home = home,
+                .qwen_home = qwen_home,
+                .runtime_env = runtime_env,
+        };
+
+        return roots_resolve_opts(&o, ret, NULL);
 }
 
 int roots_from_dir(const char *dir, Tree *ret) {

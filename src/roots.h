@@ -1,17 +1,41 @@
-/* roots.h: where a user's Qwen trees are, resolved as Qwen Code does (storage.ts). */
+/* roots.h: where a user's Qwen trees are, resolved as Qwen Code does (storage.ts, and the
+ * settings files of settings.ts for advanced.runtimeOutputDir). */
 #pragma once
 
+#include <errno.h>
 #include <sys/types.h>
 
 #include "inventory.h"
 
+/* What Qwen's process would have: the environment values (NULL or "" when unset). */
+typedef struct RootsOptions {
+        const char *home;
+        const char *qwen_home;   /* $QWEN_HOME */
+        const char *runtime_env; /* $QWEN_RUNTIME_DIR */
+        const char *system_settings; /* $QWEN_CODE_SYSTEM_SETTINGS_PATH, else
+                                      * SETTINGS_SYSTEM_PATH */
+        const char *system_defaults; /* $QWEN_CODE_SYSTEM_DEFAULTS_PATH, else
+                                      * system-defaults.json beside the system settings */
+        char *const *env; /* what $VAR in a setting resolves against; NULL: nothing is known
+                           * (root mode: the user's login environment is not qgc's) */
+} RootsOptions;
+
+/* The runtime root cannot be determined (a settings file Qwen could not use, a variable qgc
+ * does not know, a value Qwen cannot start with): nothing may be decided for that tree. */
+#define ROOTS_UNDETERMINED (-ENXIO)
+
 /* Resolve G and R for a user:
  *   G = $QWEN_HOME (with ~ expansion against home; relative values resolved against cwd)
  *       else <home>/.qwen
- *   R = $QWEN_RUNTIME_DIR (same expansion), else an absolute advanced.runtimeOutputDir from
- *       G/settings.json, else G.
- * qwen_home / runtime_env are the environment values (NULL when unset). Fills *ret (strings
- * owned by ret; user/uid left for the caller). */
+ *   R = $QWEN_RUNTIME_DIR (same expansion), else advanced.runtimeOutputDir merged as Qwen
+ *       merges its settings files (system settings over user settings over system defaults)
+ *       when it resolves to an absolute (or ~-based) path, else G.
+ * Fills *ret (strings owned by ret; user/uid left for the caller). Returns 0, -ENOMEM,
+ * -EINVAL, or ROOTS_UNDETERMINED with *ret_why (when given) saying why; the text names only
+ * the file, never anything read from it. */
+int roots_resolve_opts(const RootsOptions *o, Tree *ret, char **ret_why);
+
+/* roots_resolve_opts() with Qwen's default system paths and no environment (root mode). */
 int roots_resolve(const char *home, const char *qwen_home, const char *runtime_env, Tree *ret);
 
 /* --root DIR: DIR serves as both G and R. */

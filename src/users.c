@@ -272,10 +272,10 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
                 Tree t = {};
                 bool dup = false;
 
-                r = roots_resolve(u->homes[i], /* qwen_home= */ NULL, /* runtime_env= */ NULL, &t);
+                r = roots_resolve_opts(&(RootsOptions){ .home = u->homes[i] }, &t, &why);
                 if (r >= 0)
                         r = users_check_tree_path(t.global_dir, u->uid, &g, &why);
-                else
+                else if (r != ROOTS_UNDETERMINED || !why)
                         users_reason(&why, r, "cannot resolve the Qwen dirs of '%s'", u->homes[i]);
                 if (r >= 0 && t.runtime_dir && !streq(t.runtime_dir, t.global_dir))
                         r = users_check_tree_path(t.runtime_dir, u->uid, &rt, &why);

@@ -1412,14 +1412,14 @@ static void test_roots_resolve_settings_runtime_dir(void **state) {
         _cleanup_free_ char *home = fixture_path(fx->root, "home");
         _cleanup_free_ char *g = fixture_path(fx->root, "home/.qwen");
         static const struct {
-                const char *settings, *runtime; /* NULL runtime: == G */
+                const char *settings, *runtime; /* NULL runtime: == G; "!": not known */
         } cases[] = {
                 { "{\"advanced\":{\"runtimeOutputDir\":\"/srv/qwen-run\"}}", "/srv/qwen-run" },
                 { "{\"advanced\":{\"runtimeOutputDir\":\".qwen\"}}", NULL }, /* relative: per project */
                 { "{\"advanced\":{\"runtimeOutputDir\":\"\"}}", NULL },
-                { "{\"advanced\":{\"runtimeOutputDir\":42}}", NULL },
+                { "{\"advanced\":{\"runtimeOutputDir\":42}}", "!" }, /* Qwen cannot start */
                 { "{\"general\":{}}", NULL },
-                { "not json", NULL },
+                { "not json", "!" }, /* Qwen could not read it: not known */
                 { "{\"advanced\":{\"runtimeOutputDir\":\"~/rt\"}}", "HOME/rt" },
         };
 
@@ -1429,6 +1429,12 @@ static void test_roots_resolve_settings_runtime_dir(void **state) {
                 assert_int_equal(fixture_write(fx->root, "home/.qwen/settings.json",
                                                cases[i].settings),
                                  0);
+                if (cases[i].runtime && streq(cases[i].runtime, "!")) {
+                        assert_int_equal(roots_resolve(home, NULL, NULL, &t), ROOTS_UNDETERMINED);
+                        assert_int_equal(roots_resolve(home, NULL, "/env/rt", &e), 0);
+                        assert_string_equal(e.runtime_dir, "/env/rt");
+                        continue;
+                }
                 assert_int_equal(roots_resolve(home, NULL, NULL, &t), 0);
                 if (!cases[i].runtime)
                         want = strdup(g);

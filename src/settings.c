@@ -1,0 +1,223 @@
+/* settings.c: Qwen Code's settings files as its loadSettings() reads each one
+ * (packages/cli/src/config/settings.ts): the text through strip-json-comments (default options),
+ * then JSON.parse (json_parse()'s grammar), and $VAR / ${VAR} in string values
+ * (resolveEnvVarsInString(), packages/cli/src/utils/envVarResolver.ts). Which files, and what
+ * their merge means for the runtime root, is roots.c's. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "macro.h"
+#include "settings.h"
+#include "util.h"
+
+#define SETTINGS_MAX (4 * 1024 * 1024)
+
+/* Length of the UTF-8 sequence at s[0..n) when it encodes a character JavaScript's \s matches
+ * beyond ASCII (U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000, U+FEFF);
+ * 0 otherwise. */
+static size_t settings_js_space_len(const unsigned char *s, size_t n) {
+        if (n >= 2 && s[0] == 0xc2 && s[1] == 0xa0)
+                return 2;
+        if (n < 3)
+                return 0;
+        if ((s[0] == 0xe1 && s[1] == 0x9a && s[2] == 0x80) ||
+            (s[0] == 0xe2 && s[1] == 0x80 && (s[2] <= 0x8a || s[2] == 0xa8 || s[2] == 0xa9 ||
+                                              s[2] == 0xaf) && s[2] >= 0x80) ||
+            (s[0] == 0xe2 && s[1] == 0x81 && s[2] == 0x9f) ||
+            (s[0] == 0xe3 && s[1] == 0x80 && s[2] == 0x80) ||
+            (s[0] == 0xef && s[1] == 0xbb && s[2] == 0xbf))
+                return 3;
+        return 0;
+}
+
+/* strip-json-comments' stripWithWhitespace(): /\S/g -> ' ' over s[from..to). */
+static void settings_blank(char *s, size_t from, size_t to) {
+        size_t i = from;
+
+        while (i < to) {
+                unsigned char c = (unsigned char)s[i];
+                size_t k;
+
+                if (c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' || c == ' ') {
+                        i++;
+                        continue;
+                }
+                k = settings_js_space_len((const unsigned char *)s + i, to - i);
+                if (k > 0) {
+                        i += k;
+                        continue;
+                }
+                s[i++] = ' ';
+        }
+}
+
+/* isEscaped(): an odd run of backslashes right before s[i]. */
+static bool settings_escaped(const char *s, size_t i) {
+        size_t k = 0;
+
+        while (i > k && s[i - k - 1] == '\\')
+                k++;
+        return k % 2 == 1;
+}
+
+void settings_strip_comments(char *s, size_t n) {
+        enum { NONE, SINGLE, MULTI } in_comment = NONE;
+        bool in_string = false;
+        size_t offset = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                char c = s[i], next = i + 1 < n ? s[i + 1] : 0;
+
+                if (in_comment == NONE && c == '"' && !settings_escaped(s, i))
+                        in_string = !in_string;
+                if (in_string)
+                        continue;
+                if (in_comment == NONE && c == '/' && next == '/') {
+                        offset = i;
+                        in_comment = SINGLE;
+                        i++;
+                } else if (in_comment == SINGLE && c == '\r' && next == '\n') {
+                        i++;
+                        in_comment = NONE;
+                        settings_blank(s, offset, i);
+                        offset = i;
+                } else if (in_comment == SINGLE && c == '\n') {
+                        in_comment = NONE;
+                        settings_blank(s, offset, i);
+                        offset = i;
+                } else if (in_comment == NONE && c == '/' && next == '*') {
+                        offset = i;
+                        in_comment = MULTI;
+                        i++;
+                } else if (in_comment == MULTI && c == '*' && next == '/') {
+                        i++;
+                        in_comment = NONE;
+                        settings_blank(s, offset, i + 1);
+                        offset = i + 1;
+                }
+        }
+        if (in_comment != NONE)
+                settings_blank(s, offset, n);
+}
+
+int settings_read_file(const char *path, struct json_object **ret) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        struct json_object *o = NULL;
+        struct stat st;
+        size_t len = 0;
+        int r;
+
+        *ret = NULL;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0) {
+                int e = errno;
+                /* Qwen reads a file that fs.existsSync() (a stat) finds: one it cannot stat is
+                 * none (missing, a symlink loop); one it finds but cannot read is an error */
+                if (stat(path, &st) < 0)
+                        return 0;
+                return -e;
+        }
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode) || st.st_size > SETTINGS_MAX)
+                return 0;
+        buf = malloc((size_t)st.st_size + 1);
+        if (!buf)
+                return -ENOMEM;
+        while (len <= (size_t)st.st_size) {
+                ssize_t k = read(fd, buf + len, (size_t)st.st_size + 1 - len);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                len += (size_t)k;
+        }
+        if (len > (size_t)st.st_size)
+                return 0; /* grew past its size while read: no file of sane size */
+        settings_strip_comments(buf, len);
+        r = json_parse(buf, len, &o);
+        if (r < 0)
+                return r;
+        if (!json_object_is_type(o, json_type_object)) {
+                json_object_put(o);
+                return -EBADMSG; /* "Settings file is not a valid JSON object." */
+        }
+        *ret = o;
+        return 0;
+}
+
+static bool settings_word_char(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_';
+}
+
+static const char *settings_getenv(char *const *env, const char *name, size_t n) {
+        if (!env || memchr(name, '=', n))
+                return NULL; /* no variable of Node's process.env has '=' in its name */
+        for (char *const *e = env; *e; e++)
+                if (strneq(*e, name, n) && (*e)[n] == '=')
+                        return *e + n + 1;
+        return NULL;
+}
+
+int settings_resolve_env(const char *s, char *const *env, char **ret, char **ret_var) {
+        _cleanup_(strbuf_done) StrBuf b = {};
+        const char *p = s;
+
+        *ret = NULL;
+        if (ret_var)
+                *ret_var = NULL;
+        while (*p) {
+                const char *name = NULL, *v;
+                size_t n = 0, skip = 0;
+
+                if (p[0] == '$' && settings_word_char(p[1])) {
+                        name = p + 1;
+                        while (settings_word_char(name[n]))
+                                n++;
+                        skip = 1 + n;
+                } else if (p[0] == '$' && p[1] == '{' && p[2] && p[2] != '}') {
+                        const char *end = strchr(p + 2, '}');
+                        if (end) {
+                                name = p + 2;
+                                n = (size_t)(end - name);
+                                skip = 3 + n;
+                        }
+                }
+                if (!name) {
+                        if (strbuf_append(&b, p, 1) < 0)
+                                return -ENOMEM;
+                        p++;
+                        continue;
+                }
+                v = settings_getenv(env, name, n);
+                if (!v) {
+                        if (ret_var) {
+                                *ret_var = strndup(name, n);
+                                if (!*ret_var)
+                                        return -ENOMEM;
+                        }
+                        return -ENOKEY;
+                }
+                if (strbuf_append(&b, v, strlen(v)) < 0)
+                        return -ENOMEM;
+                p += skip;
+        }
+        *ret = strbuf_steal(&b);
+        if (!*ret)
+                return -ENOMEM;
+        return 0;
+}

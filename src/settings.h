@@ -1,0 +1,34 @@
+/* settings.h: Qwen Code's settings files, read as its loadSettings() reads them
+ * (packages/cli/src/config/settings.ts): strip-json-comments, then JSON.parse, then $VAR and
+ * ${VAR} resolved in string values. roots.c merges the files and takes
+ * advanced.runtimeOutputDir from them. */
+#pragma once
+
+#include <stddef.h>
+
+struct json_object;
+
+/* Qwen's defaults on Linux (getSystemSettingsPath(), getSystemDefaultsPath()); the environment
+ * variables QWEN_CODE_SYSTEM_SETTINGS_PATH and QWEN_CODE_SYSTEM_DEFAULTS_PATH replace them. */
+#define SETTINGS_SYSTEM_PATH "/etc/qwen-code/settings.json"
+#define SETTINGS_SYSTEM_DEFAULTS_NAME "system-defaults.json"
+
+/* strip-json-comments' default (whitespace: true), in place: each "//" comment (up to, not
+ * including, the line end) and each block comment outside strings becomes the same text with
+ * every character that is not whitespace to JavaScript's \s replaced by a space; an unclosed
+ * block comment runs to the end. */
+void settings_strip_comments(char *s, size_t n);
+
+/* One settings file as Qwen reads it. Returns 0 with *ret the object, 0 with *ret NULL when
+ * there is no file (none that stat() finds, as fs.existsSync()) or it is no regular file of at
+ * most 4 MiB (a directory, a FIFO: not read, as before), -EBADMSG when Qwen could not use it
+ * (not JSON after stripping the comments, or not an object), -errno when it exists but cannot
+ * be read, -ENOMEM. */
+int settings_read_file(const char *path, struct json_object **ret);
+
+/* resolveEnvVarsInString() (packages/cli/src/utils/envVarResolver.ts): each "$NAME" (NAME of
+ * [A-Za-z0-9_]) and "${NAME}" (NAME any run of characters but '}') replaced by NAME's value
+ * in env (a NULL-terminated "NAME=value" array, NULL: none). Qwen keeps a placeholder whose
+ * variable is unset; qgc does not guess what the Qwen process had: when a variable is not in
+ * env, returns -ENOKEY (and *ret_var, when given, is its name). 0 with *ret, or -ENOMEM. */
+int settings_resolve_env(const char *s, char *const *env, char **ret, char **ret_var);

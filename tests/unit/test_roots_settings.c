@@ -1,0 +1,353 @@
+/* test_roots_settings.c: settings.c and the runtime root roots.c takes from Qwen's merged
+ * settings (settings.ts loadSettings()): the system settings file beats the user's, the user's
+ * beats the system defaults, an "advanced" that is no object clears the key, comments are
+ * stripped as strip-json-comments strips them, $VAR / ${VAR} resolve against the environment
+ * qgc is given (none in root mode), and whatever Qwen could not have read makes the runtime
+ * root unknown (ROOTS_UNDETERMINED), never G. The system paths come from RootsOptions. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fixture.h"
+#include "inventory.h"
+#include "json.h"
+#include "macro.h"
+#include "roots.h"
+#include "settings.h"
+#include "util.h"
+
+/* strip-json-comments (whitespace: true), then JSON.parse: 1 parses, 0 does not. */
+static int strip_then_parse(const char *text) {
+        _cleanup_free_ char *s = strdup(text);
+        json_object *o = NULL;
+        int r;
+
+        assert_non_null(s);
+        settings_strip_comments(s, strlen(s));
+        r = json_parse(s, strlen(s), &o);
+        json_object_put(o);
+        return r == 0;
+}
+
+static void test_settings_strip_comments(void **state) {
+        static const struct {
+                const char *in, *out;
+        } cases[] = {
+                { "{\"a\":1} // x\n", "{\"a\":1}     \n" },
+                { "{\"a\":1} // x\r\n", "{\"a\":1}     \r\n" },
+                { "/* a */{}", "       {}" },
+                { "{\"u\":\"http://x\"}", "{\"u\":\"http://x\"}" },
+                { "{\"q\":\"a\\\"//b\"}", "{\"q\":\"a\\\"//b\"}" },
+                { "{\"q\":\"a\\\\\"//b\n}", "{\"q\":\"a\\\\\"   \n}" },
+                { "{}/* open", "{}       " },
+                { "{}/*/ x */", "{}        " },
+                { "{}/* \t\n */", "{}   \t\n   " },
+                { "{}// a /* b\n", "{}         \n" },
+        };
+        (void)state;
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *s = strdup(cases[i].in);
+                assert_non_null(s);
+                settings_strip_comments(s, strlen(s));
+                assert_string_equal(s, cases[i].out);
+        }
+        /* whitespace, not nothing: tokens on both sides of a comment stay apart */
+        assert_false(strip_then_parse("{\"a\":1/**/2}"));
+        assert_true(strip_then_parse("{\"a\"/**/:/**/12}"));
+        /* a JavaScript space inside a comment is kept, and JSON.parse refuses it */
+        assert_false(strip_then_parse("{} // \xc2\xa0\n"));
+        assert_false(strip_then_parse("{} /* \xef\xbb\xbf */"));
+        assert_true(strip_then_parse("{} // \xc3\xa9 \xe2\x80\x8b\n"));
+        /* what JSON.parse refuses after the stripping: trailing commas, a BOM */
+        assert_false(strip_then_parse("{\"a\":1,}"));
+        assert_false(strip_then_parse("\xef\xbb\xbf{}"));
+}
+
+static void test_settings_resolve_env(void **state) {
+        char *env[] = { (char *)"A=/x", (char *)"B_2=y", (char *)"E=", (char *)"C=D=z", NULL };
+        static const struct {
+                const char *in, *out, *missing; /* out NULL: -ENOKEY naming missing */
+        } cases[] = {
+                { "/plain", "/plain", NULL },
+                { "$A/rt", "/x/rt", NULL },
+                { "${A}/rt", "/x/rt", NULL },
+                { "$A$B_2", "/xy", NULL },
+                { "${B_2}x", "yx", NULL },
+                { "$Ax", NULL, "Ax" },
+                { "${A x}", NULL, "A x" },
+                { "$E/rt", "/rt", NULL },
+                { "a$", "a$", NULL },
+                { "a$-b", "a$-b", NULL },
+                { "${}", "${}", NULL },
+                { "${A", "${A", NULL },
+                { "$", "$", NULL },
+                { "$$A", "$/x", NULL },
+                { "${C=D}", NULL, "C=D" },
+                { "/r/$HOME", NULL, "HOME" },
+        };
+        (void)state;
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *out = NULL, *var = NULL;
+                int r = settings_resolve_env(cases[i].in, env, &out, &var);
+                if (cases[i].out) {
+                        assert_int_equal(r, 0);
+                        assert_string_equal(out, cases[i].out);
+                        assert_null(var);
+                } else {
+                        assert_int_equal(r, -ENOKEY);
+                        assert_null(out);
+                        assert_string_equal(var, cases[i].missing);
+                }
+        }
+        /* no environment (root mode): any variable is unknown, text without one is fine */
+        {
+                _cleanup_free_ char *out = NULL;
+                assert_int_equal(settings_resolve_env("$A", NULL, &out, NULL), -ENOKEY);
+                assert_int_equal(settings_resolve_env("/srv/a$", NULL, &out, NULL), 0);
+                assert_string_equal(out, "/srv/a$");
+        }
+}
+
+typedef struct Files {
+        const char *system, *defaults, *user; /* NULL: no file */
+} Files;
+
+/* Write the three files under root (etc/settings.json, etc/system-defaults.json,
+ * home/.qwen/settings.json), resolve with env, and return roots_resolve_opts()'s result with
+ * the runtime dir (or the reason) in *ret. */
+static int resolve(const char *root, const Files *f, char *const *env, char **ret) {
+        _cleanup_free_ char *home = fixture_path(root, "home");
+        _cleanup_free_ char *sys = fixture_path(root, "etc/settings.json");
+        _cleanup_(tree_done) Tree t = {};
+        _cleanup_free_ char *why = NULL;
+        const char *const rel[] = { "etc/settings.json", "etc/system-defaults.json",
+                                    "home/.qwen/settings.json" };
+        const char *const text[] = { f->system, f->defaults, f->user };
+        RootsOptions o = { .home = home, .system_settings = sys, .env = env };
+        int r;
+
+        for (size_t i = 0; i < ELEMENTSOF(rel); i++) {
+                _cleanup_free_ char *p = fixture_path(root, rel[i]);
+                (void)unlink(p);
+                if (text[i])
+                        assert_int_equal(fixture_write(root, rel[i], text[i]), 0);
+        }
+        assert_int_equal(fixture_mkdir(root, "home/.qwen"), 0);
+        r = roots_resolve_opts(&o, &t, &why);
+        if (r == 0) {
+                _cleanup_free_ char *g = strprintf("%s/.qwen", home);
+                assert_string_equal(t.global_dir, g);
+                *ret = strdup(t.runtime_dir);
+                assert_null(why);
+        } else
+                *ret = TAKE_PTR(why);
+        return r;
+}
+
+#define RT(v) "{\"advanced\":{\"runtimeOutputDir\":\"" v "\"}}"
+
+static void test_roots_settings_precedence(void **state) {
+        const char *root = *state;
+        _cleanup_free_ char *g = fixture_path(root, "home/.qwen");
+        static const struct {
+                Files f;
+                const char *want; /* NULL: G */
+        } cases[] = {
+                /* the admin's file moves every user's runtime root */
+                { { RT("/sys/rt"), NULL, NULL }, "/sys/rt" },
+                { { RT("/sys/x/../rt/"), NULL, NULL }, "/sys/rt" },
+                /* system settings beat the user's, which beat the system defaults */
+                { { RT("/sys/rt"), RT("/def/rt"), RT("/user/rt") }, "/sys/rt" },
+                { { NULL, RT("/def/rt"), RT("/user/rt") }, "/user/rt" },
+                { { "{}", RT("/def/rt"), "{\"advanced\":{}}" }, "/def/rt" },
+                { { "{\"advanced\":{\"other\":1}}", RT("/def/rt"), NULL }, "/def/rt" },
+                /* the last file with the key wins, also with an empty or null value */
+                { { RT(""), NULL, RT("/user/rt") }, NULL },
+                { { "{\"advanced\":{\"runtimeOutputDir\":null}}", NULL, RT("/user/rt") }, NULL },
+                /* an "advanced" that is no object replaces the whole object */
+                { { "{\"advanced\":null}", RT("/def/rt"), RT("/user/rt") }, NULL },
+                { { NULL, RT("/def/rt"), "{\"advanced\":[]}" }, NULL },
+                /* comments, as strip-json-comments removes them */
+                { { "// admin\n{ /* moved */ \"advanced\": {\"runtimeOutputDir\": \"/c/rt\"} } "
+                    "// end",
+                    NULL, RT("/user/rt") },
+                  "/c/rt" },
+                { { RT("/s//t"), NULL, NULL }, "/s/t" },
+                /* ~ against the user's home, relative: per project, not discovered */
+                { { RT("~/rt"), NULL, NULL }, "HOME/rt" },
+                { { RT(".qwen-rt"), NULL, RT("/user/rt") }, NULL },
+                /* a file the system one decides over does not matter, broken or not */
+                { { RT("/sys/rt"), "{", "not json" }, "/sys/rt" },
+                { { NULL, "[1]", RT("/user/rt") }, "/user/rt" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *got = NULL, *want = NULL;
+                print_message("  case %zu\n", i);
+                assert_int_equal(resolve(root, &cases[i].f, NULL, &got), 0);
+                if (!cases[i].want)
+                        want = strdup(g);
+                else if (strneq(cases[i].want, "HOME", 4))
+                        want = strprintf("%s/home%s", root, cases[i].want + 4);
+                else
+                        want = strdup(cases[i].want);
+                assert_string_equal(got, want);
+        }
+}
+
+/* Whatever Qwen could not have read, or reads into a value qgc cannot know, leaves the runtime
+ * root unknown: an error with the reason (naming the file only), never G. */
+static void test_roots_settings_undetermined(void **state) {
+        const char *root = *state;
+        static const struct {
+                Files f;
+                const char *why;
+        } cases[] = {
+                /* not JSON after the comments: older Qwen refuses to start (FatalConfigError),
+                 * newer Qwen resets that scope to {} (or its .orig backup); sessions started
+                 * before may use any value */
+                { { "{\"advanced\": {\"runtimeOutputDir\": \"/a\",}}", NULL, RT("/user/rt") },
+                  "the system settings file" },
+                { { "{\"a\":1/**/2}", NULL, NULL }, "the system settings file" },
+                { { "[]", NULL, NULL }, "the system settings file" },
+                { { "null", NULL, NULL }, "the system settings file" },
+                { { NULL, NULL, "{ broken" }, "the user settings file" },
+                { { NULL, "{ broken", "{}" }, "the system defaults file" },
+                /* Qwen's setRuntimeBaseDir() cannot start with a truthy non-string */
+                { { "{\"advanced\":{\"runtimeOutputDir\":42}}", NULL, NULL }, "is not a string" },
+                { { NULL, NULL, "{\"advanced\":{\"runtimeOutputDir\":{}}}" }, "is not a string" },
+                /* no environment known (root mode) */
+                { { RT("$RT_BASE/rt"), NULL, NULL }, "names an environment variable" },
+                { { NULL, NULL, RT("${HOME}/rt") }, "root mode" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *why = NULL;
+                print_message("  case %zu\n", i);
+                assert_int_equal(resolve(root, &cases[i].f, NULL, &why), ROOTS_UNDETERMINED);
+                assert_non_null(why);
+                print_message("    %s\n", why);
+                assert_non_null(strstr(why, cases[i].why));
+                /* the reason carries nothing read from the file */
+                assert_null(strstr(why, "/user/rt"));
+                assert_null(strstr(why, "RT_BASE"));
+        }
+}
+
+/* In the user's own run the environment qgc runs in stands for Qwen's: $VAR and ${VAR}
+ * resolve; a variable it does not have is not guessed. QWEN_RUNTIME_DIR still wins over every
+ * file, also a broken one. */
+static void test_roots_settings_env(void **state) {
+        const char *root = *state;
+        char *env[] = { (char *)"RT_BASE=/scratch", (char *)"EMPTY=", NULL };
+        _cleanup_free_ char *g = fixture_path(root, "home/.qwen");
+
+        {
+                _cleanup_free_ char *got = NULL;
+                Files f = { RT("$RT_BASE/rt"), NULL, RT("/user/rt") };
+                assert_int_equal(resolve(root, &f, env, &got), 0);
+                assert_string_equal(got, "/scratch/rt");
+        }
+        {
+                _cleanup_free_ char *got = NULL;
+                Files f = { NULL, NULL, RT("${RT_BASE}/u/$RT_BASE") };
+                assert_int_equal(resolve(root, &f, env, &got), 0);
+                assert_string_equal(got, "/scratch/u/scratch");
+        }
+        {
+                _cleanup_free_ char *got = NULL;
+                Files f = { RT("$EMPTY"), NULL, RT("/user/rt") };
+                assert_int_equal(resolve(root, &f, env, &got), 0);
+                assert_string_equal(got, g); /* "" after resolution: reset to G */
+        }
+        {
+                _cleanup_free_ char *why = NULL;
+                Files f = { RT("$UNSET_HERE/rt"), NULL, NULL };
+                assert_int_equal(resolve(root, &f, env, &why), ROOTS_UNDETERMINED);
+                assert_non_null(strstr(why, "not set here"));
+        }
+        {
+                _cleanup_free_ char *home = fixture_path(root, "home");
+                _cleanup_free_ char *sys = fixture_path(root, "etc/settings.json");
+                _cleanup_(tree_done) Tree t = {};
+                RootsOptions o = { .home = home, .system_settings = sys, .env = env,
+                                   .runtime_env = "/env/rt" };
+                assert_int_equal(fixture_write(root, "etc/settings.json", "{ broken"), 0);
+                assert_int_equal(roots_resolve_opts(&o, &t, NULL), 0);
+                assert_string_equal(t.runtime_dir, "/env/rt");
+        }
+}
+
+/* The system defaults live beside the system settings unless named; an empty path option is
+ * unset (Qwen tests the variables for truthiness). */
+static void test_roots_settings_paths(void **state) {
+        const char *root = *state;
+        _cleanup_free_ char *home = fixture_path(root, "home");
+        _cleanup_free_ char *sys = fixture_path(root, "other/qwen.json");
+        _cleanup_free_ char *defs = fixture_path(root, "defaults.json");
+
+        assert_int_equal(fixture_write(root, "other/system-defaults.json", RT("/beside")), 0);
+        assert_int_equal(fixture_write(root, "defaults.json", RT("/named")), 0);
+        {
+                _cleanup_(tree_done) Tree t = {};
+                RootsOptions o = { .home = home, .system_settings = sys };
+                assert_int_equal(roots_resolve_opts(&o, &t, NULL), 0);
+                assert_string_equal(t.runtime_dir, "/beside");
+        }
+        {
+                _cleanup_(tree_done) Tree t = {};
+                RootsOptions o = { .home = home, .system_settings = sys, .system_defaults = defs };
+                assert_int_equal(roots_resolve_opts(&o, &t, NULL), 0);
+                assert_string_equal(t.runtime_dir, "/named");
+        }
+        {
+                /* a path stat() does not find is no file to Qwen (fs.existsSync()): a symlink
+                 * loop is skipped, not an error */
+                _cleanup_(tree_done) Tree t = {};
+                _cleanup_free_ char *loop = fixture_path(root, "loop.json");
+                RootsOptions o = { .home = home, .system_settings = loop, .system_defaults = defs };
+                assert_int_equal(symlink(loop, loop), 0);
+                assert_int_equal(roots_resolve_opts(&o, &t, NULL), 0);
+                assert_string_equal(t.runtime_dir, "/named");
+        }
+        {
+                /* the system file as a directory is not read (as a user settings.json that is
+                 * none: test_roots); the defaults beside it still are */
+                _cleanup_(tree_done) Tree t = {};
+                _cleanup_free_ char *dir = fixture_path(root, "other");
+                _cleanup_free_ char *dsys = fixture_path(root, "other/sub");
+                RootsOptions o = { .home = home, .system_settings = dsys, .system_defaults = "" };
+                assert_int_equal(fixture_mkdir(root, "other/sub"), 0);
+                assert_int_equal(roots_resolve_opts(&o, &t, NULL), 0);
+                assert_string_equal(t.runtime_dir, "/beside");
+                (void)dir;
+        }
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_settings_strip_comments),
+                cmocka_unit_test(test_settings_resolve_env),
+                cmocka_unit_test_setup_teardown(test_roots_settings_precedence,
+                                                fixture_root_setup, fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_roots_settings_undetermined,
+                                                fixture_root_setup, fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_roots_settings_env, fixture_root_setup,
+                                                fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_roots_settings_paths, fixture_root_setup,
+                                                fixture_root_teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
