@@ -2,7 +2,8 @@
 # bench/ab.sh: two qgc binaries side by side on the same trees (issue 10: "the benchmarks are
 # unchanged, or better; give the bench table before and after").
 #
-#   bench/ab.sh [--reps N] [--real-reps N] [--sessions N] [--real N] [--work DIR] OLD_QGC NEW_QGC
+#   bench/ab.sh [--reps N] [--real-reps N] [--sessions N] [--real N] [--shared-rows N]
+#               [--work DIR] OLD_QGC NEW_QGC
 #
 # One gen-tree tree of --sessions sessions (default 20000, 400 projects) for the dry runs
 # (text, --json, --jobs 1), warm, the two binaries in turn for each repetition; then real archive
@@ -10,7 +11,9 @@
 # own fresh, warm copy, in turn. Prints per row the median wall and CPU seconds of each binary
 # and NEW / OLD; checks that the two dry runs' plans are identical (the JSON plan but for
 # fs_avail) and that the real runs leave identical trees (file names and sizes) and identical
-# usage_record.jsonl contents.
+# usage_record.jsonl contents. --shared-rows N: the real runs' tree also has the files Qwen shares
+# between a project's sessions (gen-tree --log-rows N --org-pct 20: N logs.json rows per session,
+# unpinned organisation entries; run.sh --shared-rows), whose contents must then be identical too.
 # The trees have no runtime claims (--runtime-pct 0): a generated claim pid that happens to be a
 # live process would make a session live in one run and not the other.
 # Needs a C compiler, /usr/bin/time; root is not needed. Not part of make check.
@@ -21,6 +24,7 @@ REPS=7
 REAL_REPS=3
 SESSIONS=20000
 REAL=5000
+SHARED_ROWS=0
 WORK=${TMPDIR:-/var/tmp}/qgc-ab
 NOW_EPOCH=1796083200
 SEED=42
@@ -32,8 +36,9 @@ while [ $# -gt 0 ]; do
         --real-reps) REAL_REPS=$2; shift 2 ;;
         --sessions) SESSIONS=$2; shift 2 ;;
         --real) REAL=$2; shift 2 ;;
+        --shared-rows) SHARED_ROWS=$2; shift 2 ;;
         --work) WORK=$2; shift 2 ;;
-        -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         --*) die "unknown option $1" ;;
         *) break ;;
         esac
@@ -96,8 +101,11 @@ rm -rf "$TREE"
 
 BASE=$WORK/real
 echo "ab.sh: generating $REAL sessions for the real runs" >&2
+SHARED=()
+[ "$SHARED_ROWS" -gt 0 ] && SHARED=(--log-rows "$SHARED_ROWS" --org-pct 20)
 "$WORK/bin/gen-tree" --seed $SEED --projects $((REAL / 50)) --sessions 50 --min-age-days 120 \
-        --max-age-days 400 --pin-pct 0 --title-pct 0 --runtime-pct 0 --now $NOW_EPOCH "$BASE" >/dev/null || die "gen-tree failed"
+        --max-age-days 400 --pin-pct 0 --title-pct 0 --runtime-pct 0 "${SHARED[@]}" --now $NOW_EPOCH "$BASE" >/dev/null ||
+        die "gen-tree failed"
 listing() { (cd "$1" && find . -path ./.qgc -prune -o -printf '%P %s\n' | grep -v -e usage_record -e '^\.qgc' | sort); }
 for kind in archive delete; do
         for ((i = 0; i < REAL_REPS; i++)); do
@@ -116,6 +124,14 @@ for kind in archive delete; do
                        <(cat "$WORK/copy-new/usage_record.jsonl" 2>/dev/null) &&
                         echo "ab.sh: real $kind rep $i: usage_record.jsonl identical" >&2 ||
                         echo "ab.sh: real $kind usage_record.jsonl DIFFERS (rep $i)" >&2
+                if [ "$SHARED_ROWS" -gt 0 ]; then
+                        shared() { (cd "$1" && find tmp projects -maxdepth 2 \( -name logs.json -o \
+                                -name session-organization.v1.json \) -print0 | sort -z | xargs -0 -r cat); }
+                        cmp -s <(shared "$WORK/copy-old") <(shared "$WORK/copy-new") &&
+                                echo "ab.sh: real $kind rep $i: shared files identical ($(shared "$WORK/copy-new" |
+                                        grep -c '^    "sessionId": "') logs.json rows left)" >&2 ||
+                                echo "ab.sh: real $kind shared files DIFFER (rep $i)" >&2
+                fi
                 rm -rf "$WORK"/copy-*
         done
         ROWS+=("real_$kind")

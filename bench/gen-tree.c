@@ -9,13 +9,19 @@
  *   projects/<sanitize(cwd)>/chats/archive/<id>.jsonl   archived ones (--archive-pct)
  *   projects/<sanitize(cwd)>/chats/<id>.runtime.json    stale TUI claims (--runtime-pct)
  *   projects/<sanitize(cwd)>/subagents/<id>/agent-*.jsonl + .meta.json (--subagent-pct)
- *   projects/<sanitize(cwd)>/session-organization.v1.json  pins (--pin-pct)
+ *   projects/<sanitize(cwd)>/session-organization.v1.json  pins (--pin-pct), entries that
+ *                                                         neither pin nor group (--org-pct)
+ *   tmp/<sha256(cwd)>/logs.json                           N prompt rows per session (--log-rows)
  *   file-history/<id>/<16hex>@v<N>                        edit backups (--fh-pct)
  *   usage_record.jsonl                                    one line for --usage-pct of sessions
  * Every record's sessionId equals its file name's id and its cwd sanitizes to the project dir,
  * so Qwen (and qgc) see the sessions as owned. Record timestamps and mtimes are spread over
  * [--min-age-days, --max-age-days] before --now. Every 25th project has a second cwd that maps
- * to the same directory (like /x/my-notes and /x/my.notes in the corpus).
+ * to the same directory (like /x/my-notes and /x/my.notes in the corpus), and so a second
+ * tmp/<hash>/logs.json. The shared files are written as Qwen writes them (JSON.stringify(v, null,
+ * 2), no trailing newline; logs.json rows in time order across the project's sessions); they
+ * draw from generators of their own, so without --log-rows and --org-pct the tree is byte for
+ * byte the one earlier versions wrote.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,6 +49,8 @@ typedef struct Params {
         uint64_t big_bytes;             /* one extra session of this size, 0 = none */
         double archive_pct, pin_pct, title_pct, runtime_pct, subagent_pct, fh_pct, usage_pct;
         double junk_pct;                /* 0-byte transcripts and torn last lines */
+        unsigned log_rows;              /* prompt rows per session in tmp/<hash>/logs.json, 0 = none */
+        double org_pct;                 /* sessions with an organisation entry that neither pins nor groups */
         const char *hostname;
         const char *manifest;
         const char *out;
@@ -646,9 +654,122 @@ static void write_subagent(const char *projdir, Rng *r, const char *id, const ch
         set_mtime(dir, ms + 3000);
 }
 
+/* SHA-256 (FIPS 180-4) of a short string as 64 lower-case hex digits: Qwen's getProjectHash(),
+ * the name of R/tmp/<hash>/ that holds a cwd's logs.json. */
+static void sha256_hex(const char *s, char out[static 65]) {
+        static const uint32_t K[64] = {
+                0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+                0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+                0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+                0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+                0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+                0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+                0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+                0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+        };
+        uint32_t h[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                          0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
+        size_t n = strlen(s), total = (n + 9 + 63) / 64 * 64;
+        uint8_t *m = calloc(total, 1);
+        if (!m)
+                die("out of memory", "");
+        memcpy(m, s, n);
+        m[n] = 0x80;
+        for (int i = 0; i < 8; i++)
+                m[total - 1 - i] = (uint8_t) (((uint64_t) n * 8) >> (8 * i));
+#define ROR(x, k) (((x) >> (k)) | ((x) << (32 - (k))))
+        for (size_t off = 0; off < total; off += 64) {
+                uint32_t w[64], a[8];
+                for (int i = 0; i < 16; i++)
+                        w[i] = (uint32_t) m[off + 4 * i] << 24 | (uint32_t) m[off + 4 * i + 1] << 16 |
+                               (uint32_t) m[off + 4 * i + 2] << 8 | m[off + 4 * i + 3];
+                for (int i = 16; i < 64; i++)
+                        w[i] = w[i - 16] + (ROR(w[i - 15], 7) ^ ROR(w[i - 15], 18) ^ (w[i - 15] >> 3)) + w[i - 7] +
+                               (ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10));
+                memcpy(a, h, sizeof a);
+                for (int i = 0; i < 64; i++) {
+                        uint32_t t1 = a[7] + (ROR(a[4], 6) ^ ROR(a[4], 11) ^ ROR(a[4], 25)) +
+                                      ((a[4] & a[5]) ^ (~a[4] & a[6])) + K[i] + w[i];
+                        uint32_t t2 = (ROR(a[0], 2) ^ ROR(a[0], 13) ^ ROR(a[0], 22)) +
+                                      ((a[0] & a[1]) ^ (a[0] & a[2]) ^ (a[1] & a[2]));
+                        memmove(a + 1, a, 7 * sizeof a[0]);
+                        a[4] += t1;
+                        a[0] = t1 + t2;
+                }
+                for (int i = 0; i < 8; i++)
+                        h[i] += a[i];
+        }
+#undef ROR
+        free(m);
+        for (int i = 0; i < 8; i++)
+                snprintf(out + 8 * i, 9, "%08" PRIx32, h[i]);
+}
+
+/* One prompt row of a project's logs.json (--log-rows): Qwen's Logger.logMessage() entry
+ * {sessionId, messageId, type, message, timestamp}. Its text is drawn when the file is written,
+ * from a generator of its own (seed, user, project, session, 1000 + messageId). */
+typedef struct LogRow {
+        int64_t ms;
+        unsigned si, msg, cwd;  /* session index, messageId, which of the project's cwds */
+        char id[37];
+} LogRow;
+
+static int log_row_cmp(const void *a, const void *b) {
+        const LogRow *x = a, *y = b;
+        if (x->ms != y->ms)
+                return x->ms < y->ms ? -1 : 1;
+        if (x->si != y->si)
+                return x->si < y->si ? -1 : 1;
+        return x->msg < y->msg ? -1 : x->msg > y->msg;
+}
+
+/* R/tmp/<sha256(cwd)>/logs.json for the rows of cwd k, as Qwen writes it: JSON.stringify(rows,
+ * null, 2), no trailing newline, rows in the order they were appended (time order across the
+ * project's sessions). Returns the newest row's time (0: no row). */
+static int64_t write_logs(const Params *P, unsigned user, unsigned pj, const char *root, const char *cwd,
+                          unsigned k, LogRow *rows, size_t n_rows) {
+        char hash[65], dir[4096], path[4096], ts[64];
+        int64_t last = 0;
+        size_t n = 0;
+        Out *f;
+
+        for (size_t i = 0; i < n_rows; i++)
+                n += rows[i].cwd == k;
+        if (n == 0)
+                return 0;
+        sha256_hex(cwd, hash);
+        snprintf(dir, sizeof dir, "%s/tmp/%s", root, hash);
+        if (mkdir_p(dir) < 0)
+                die("cannot create", dir);
+        snprintf(path, sizeof path, "%s/logs.json", dir);
+        f = open_out(path);
+        out_puts(f, "[");
+        n = 0;
+        for (size_t i = 0; i < n_rows; i++) {
+                const LogRow *w = &rows[i];
+                if (w->cwd != k)
+                        continue;
+                Rng r = rng_for(P->seed, user, pj, w->si, 1000 + (uint64_t) w->msg);
+                /* most prompts are a sentence or two; some carry a pasted log or diff */
+                uint64_t len = rng_pct(&r, 90) ? rng_range(&r, 20, 400) : rng_range(&r, 400, 6000);
+                format_iso(w->ms, ts);
+                out_printf(f, "%s\n  {\n    \"sessionId\": \"%s\",\n    \"messageId\": %u,\n    \"type\": \"user\",\n"
+                           "    \"message\": \"", n++ ? "," : "", w->id, w->msg);
+                put_text(f, &r, len);
+                out_printf(f, "\",\n    \"timestamp\": \"%s\"\n  }", ts);
+                last = w->ms;
+        }
+        out_puts(f, "\n]");
+        close_out(f, path);
+        set_mtime(path, last);
+        set_mtime(dir, last);
+        return last;
+}
+
 typedef struct Pin {
         char id[37];
         int64_t ms;
+        bool pinned;            /* else an entry that neither pins nor groups (--org-pct) */
 } Pin;
 
 /* Generate one user's Qwen dir. Returns the number of transcripts written. */
@@ -663,6 +784,8 @@ static uint64_t gen_root(const Params *P, unsigned user, const char *root, Out *
         static const char *const STYLES[] = { "/home/user%03u/src/%s-%04u", "/srv/work/team.%s/proj_%04u",
                                               "/home/user%03u/code/%s.%04u", "/tmp/scratch-%s-%04u" };
         Pin *pins = NULL;
+        LogRow *rows = NULL;
+        int64_t tmp_ms = 0;
         int64_t usage_ms = P->now * 1000 - (int64_t) (P->max_age_days * 86400000.0);
         int64_t root_ms = usage_ms;
 
@@ -693,7 +816,7 @@ static uint64_t gen_root(const Params *P, unsigned user, const char *root, Out *
                                 out_printf(manifest, "%s\t%s\t%s\n", root, dirname, cwd[k]);
                 const char *branch = rng_pct(&pr, 60) ? (rng_pct(&pr, 70) ? "main" : "feature/login") : NULL;
                 bool have_archive = false, have_subagents = false;
-                size_t n_pins = 0;
+                size_t n_pins = 0, n_rows = 0;
                 int64_t proj_ms = 0;
 
                 unsigned count = P->sessions + (user == 0 && pj == 0 && P->big_bytes ? 1 : 0);
@@ -758,13 +881,38 @@ static uint64_t gen_root(const Params *P, unsigned user, const char *root, Out *
                         }
                         if (o.end_ms + 1000 > proj_ms)
                                 proj_ms = o.end_ms + 1000;
-                        if (!big && rng_pct(&r, P->pin_pct)) {
+                        bool pinned = !big && rng_pct(&r, P->pin_pct);
+                        /* the shared files' parts draw from a generator of their own, so that
+                         * without --log-rows and --org-pct every other byte stays as it was */
+                        Rng sr = rng_for(P->seed, user, pj, si, 2);
+                        bool org = !big && !pinned && P->org_pct > 0 && rng_pct(&sr, P->org_pct);
+                        if (pinned || org) {
                                 Pin *np = realloc(pins, (n_pins + 1) * sizeof *pins);
                                 if (!np)
                                         die("out of memory", "");
                                 pins = np;
                                 memcpy(pins[n_pins].id, id, 37);
-                                pins[n_pins++].ms = o.end_ms + 1000;
+                                pins[n_pins].pinned = pinned;
+                                /* an unpinned entry: pinned and unpinned again, some time later */
+                                pins[n_pins++].ms = o.end_ms + 1000 +
+                                                    (org ? (int64_t) rng_range(&sr, 0, 3600000) : 0);
+                        }
+                        if (!big && P->log_rows > 0) {
+                                LogRow *nr = realloc(rows, (n_rows + P->log_rows) * sizeof *rows);
+                                if (!nr)
+                                        die("out of memory", "");
+                                rows = nr;
+                                /* one prompt at the start of each of N turns spread over the session */
+                                int64_t span = o.end_ms > o.start_ms ? o.end_ms - o.start_ms : 1;
+                                for (unsigned m = 0; m < P->log_rows; m++) {
+                                        LogRow *w = &rows[n_rows++];
+                                        w->ms = o.start_ms - 50 + span * m / P->log_rows +
+                                                (int64_t) rng_range(&sr, 0, 999);
+                                        w->si = si;
+                                        w->msg = m;
+                                        w->cwd = scwd == cwd[1] && n_cwds == 2 ? 1 : 0;
+                                        memcpy(w->id, id, 37);
+                                }
                         }
                 }
                 if (n_pins > 0) {
@@ -772,16 +920,31 @@ static uint64_t gen_root(const Params *P, unsigned user, const char *root, Out *
                         snprintf(p, sizeof p, "%s/session-organization.v1.json", projdir);
                         Out *f = open_out(p);
                         out_puts(f, "{\n  \"schemaVersion\": 1,\n  \"groups\": [],\n  \"sessions\": {");
+                        int64_t org_ms = pins[n_pins - 1].ms;
                         for (size_t i = 0; i < n_pins; i++) {
                                 format_iso(pins[i].ms, ts);
-                                out_printf(f, "%s\n    \"%s\": {\n      \"groupId\": null,\n      \"pinnedAt\": \"%s\",\n"
-                                        "      \"updatedAt\": \"%s\"\n    }", i ? "," : "", pins[i].id, ts, ts);
+                                if (pins[i].pinned)
+                                        out_printf(f, "%s\n    \"%s\": {\n      \"groupId\": null,\n      \"pinnedAt\": \"%s\",\n"
+                                                "      \"updatedAt\": \"%s\"\n    }", i ? "," : "", pins[i].id, ts, ts);
+                                else
+                                        out_printf(f, "%s\n    \"%s\": {\n      \"groupId\": null,\n"
+                                                "      \"updatedAt\": \"%s\"\n    }", i ? "," : "", pins[i].id, ts);
+                                if (P->org_pct > 0 && pins[i].ms > org_ms)
+                                        org_ms = pins[i].ms;
                         }
                         out_puts(f, "\n  }\n}");
                         close_out(f, p);
-                        set_mtime(p, pins[n_pins - 1].ms);
-                        if (pins[n_pins - 1].ms > proj_ms)
-                                proj_ms = pins[n_pins - 1].ms;
+                        set_mtime(p, org_ms);
+                        if (org_ms > proj_ms)
+                                proj_ms = org_ms;
+                }
+                if (n_rows > 0) {
+                        qsort(rows, n_rows, sizeof *rows, log_row_cmp);
+                        for (unsigned k = 0; k < n_cwds; k++) {
+                                int64_t t = write_logs(P, user, pj, root, cwd[k], k, rows, n_rows);
+                                if (t > tmp_ms)
+                                        tmp_ms = t;
+                        }
                 }
                 /* Directories get the time of their newest entry, not the generator's clock. */
                 if (proj_ms == 0)
@@ -798,6 +961,13 @@ static uint64_t gen_root(const Params *P, unsigned user, const char *root, Out *
                         root_ms = proj_ms;
         }
         free(pins);
+        free(rows);
+        if (tmp_ms > 0) {
+                snprintf(p, sizeof p, "%s/tmp", root);
+                set_mtime(p, tmp_ms);
+                if (tmp_ms > root_ms)
+                        root_ms = tmp_ms;
+        }
         close_out(usage, usage_path);
         set_mtime(usage_path, usage_ms);
         snprintf(p, sizeof p, "%s/projects", root);
@@ -845,6 +1015,8 @@ static void usage_help(void) {
                "  --fh-pct P         file-history/<id>/ backups + snapshot records (default 5)\n"
                "  --usage-pct P      sessions with a usage_record.jsonl line (default 60)\n"
                "  --junk-pct P       0-byte transcripts and torn last lines (default 0)\n"
+               "  --log-rows N       N prompt rows per session in tmp/<sha256(cwd)>/logs.json (default 0: no file)\n"
+               "  --org-pct P        an unpinned, ungrouped entry in session-organization.v1.json (default 0)\n"
                "  --hostname NAME    hostname in runtime claims (default: this host)\n"
                "  --manifest FILE    write 'qwen-dir<TAB>project-dir<TAB>cwd' per project cwd\n"
                "Prints 'sessions N bytes B' when done.\n");
@@ -859,7 +1031,8 @@ int main(int argc, char *argv[]) {
                 .fh_pct = 5, .usage_pct = 60, .junk_pct = 0,
         };
         enum { O_USERS = 0x100, O_PROJECTS, O_SESSIONS, O_SEED, O_NOW, O_MINAGE, O_MAXAGE, O_MAXB, O_BIG,
-               O_ARCH, O_PIN, O_TITLE, O_RT, O_SUB, O_FH, O_USAGE, O_JUNK, O_HOST, O_MANIFEST };
+               O_ARCH, O_PIN, O_TITLE, O_RT, O_SUB, O_FH, O_USAGE, O_JUNK, O_HOST, O_MANIFEST,
+               O_LOGROWS, O_ORG };
         static const struct option options[] = {
                 { "users", 1, NULL, O_USERS }, { "projects", 1, NULL, O_PROJECTS },
                 { "sessions", 1, NULL, O_SESSIONS }, { "seed", 1, NULL, O_SEED }, { "now", 1, NULL, O_NOW },
@@ -868,7 +1041,8 @@ int main(int argc, char *argv[]) {
                 { "pin-pct", 1, NULL, O_PIN }, { "title-pct", 1, NULL, O_TITLE }, { "runtime-pct", 1, NULL, O_RT },
                 { "subagent-pct", 1, NULL, O_SUB }, { "fh-pct", 1, NULL, O_FH }, { "usage-pct", 1, NULL, O_USAGE },
                 { "junk-pct", 1, NULL, O_JUNK }, { "hostname", 1, NULL, O_HOST },
-                { "manifest", 1, NULL, O_MANIFEST }, { "help", 0, NULL, 'h' }, {}
+                { "manifest", 1, NULL, O_MANIFEST }, { "log-rows", 1, NULL, O_LOGROWS },
+                { "org-pct", 1, NULL, O_ORG }, { "help", 0, NULL, 'h' }, {}
         };
         int c;
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
@@ -892,6 +1066,8 @@ int main(int argc, char *argv[]) {
                 case O_JUNK: P.junk_pct = strtod(optarg, NULL); break;
                 case O_HOST: P.hostname = optarg; break;
                 case O_MANIFEST: P.manifest = optarg; break;
+                case O_LOGROWS: P.log_rows = (unsigned) strtoul(optarg, NULL, 10); break;
+                case O_ORG: P.org_pct = strtod(optarg, NULL); break;
                 case 'h': usage_help(); return 0;
                 default: return 2;
                 }

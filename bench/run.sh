@@ -4,6 +4,22 @@
 #   bench/run.sh [--full] [--reps N] [--slow-reps N] [--real-reps N] [--users N]
 #                [--qgc PATH] [--work DIR] [--keep] [--only a,b,c,d,e,f,g] [--no-1g]
 #                [--real-sizes 1000,10000] [--seed N] [--cold-reps N] [--cold-dir DIR]
+#                [--shared-rows N] [--shared-org-pct P]
+#
+# --shared-rows N (default 0: off) adds to (e) the rows real_delete_shared_<n> and
+# base_delete_shared_<n>: the delete of row e on a tree that also has the files Qwen shares
+# between a project's sessions (gen-tree --log-rows N --org-pct P): tmp/<sha256(cwd)>/logs.json
+# with N prompt rows per session, and session-organization.v1.json with an unpinned entry for
+# P percent of the sessions (--shared-org-pct, default 20); neither pins, so every session is
+# deleted as in real_delete_<n>, and the plan adds its rows and entries. qgc removes them from
+# each file (erase.c). The tree has no runtime claims (--runtime-pct 0, as in ab.sh; see there),
+# so its transcripts differ a little from real_delete_<n>'s.
+# The baseline (baseline.c delete-shared) is real_delete's cat + rm, then for each shared file:
+# read it, drop the deleted sessions' rows / entries with a line edit that relies on Qwen's
+# JSON.stringify(v, null, 2) layout (no parser, no checks), write it back once (temp + rename, no
+# fsync): the least an edit must do; qgc's edit also validates the JSON, re-reads the file
+# before the rename, fsyncs it and its directory, and checks that no Qwen process of the
+# project is live. real_delete_shared_<n> ÷ real_delete_<n> is what the shared files add.
 #
 # Env: QGC (qgc binary; default ../qgc next to bench/), QGC_SALVAGE (a command run as
 # "$QGC_SALVAGE FILE" that salvages usage from FILE and nothing else; row skipped when unset),
@@ -30,6 +46,8 @@ QGC_SALVAGE="${QGC_SALVAGE:-}"
 WORK=""
 SEED=42
 REAL_SIZES_ARG=""
+SHARED_ROWS=0
+SHARED_ORG_PCT=20
 
 die() { echo "run.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -48,7 +66,9 @@ while [ $# -gt 0 ]; do
         --seed) SEED="$2"; shift ;;
         --cold-reps) COLD_REPS="$2"; shift ;;
         --cold-dir) COLD_DIR="$2"; shift ;;
-        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+        --shared-rows) SHARED_ROWS="$2"; shift ;;
+        --shared-org-pct) SHARED_ORG_PCT="$2"; shift ;;
+        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
         *) die "unknown argument $1 (see --help)" ;;
         esac
         shift
@@ -346,20 +366,45 @@ fi
 # (e) real runs: archive, then delete, N sessions on fresh copies
 count_active() { find "$1" -path '*/chats/*.jsonl' -not -path '*/chats/archive/*' -type f | wc -l; }
 count_all() { find "$1" -path '*/chats/*.jsonl' -type f | wc -l; }
+# rows of every tmp/<hash>/logs.json and entries of every session-organization.v1.json, counted
+# by Qwen's layout (one "sessionId" line per row, one "<id>": { line per entry)
+count_rows() { find "$1/tmp" -name logs.json -exec cat {} + 2>/dev/null | grep -c '^    "sessionId": "' || true; }
+count_entries() { find "$1/projects" -maxdepth 2 -name session-organization.v1.json -exec cat {} + 2>/dev/null |
+        grep -c '^    "[0-9a-fA-F-]*": {$' || true; }
 if want e; then
         for n in $REAL_SIZES; do
                 if [ "$QGC_OK" != 1 ]; then
                         skip "real_archive_$n" "not available: no executable qgc at $QGC" "$n"
                         skip "real_delete_$n" "not available: no executable qgc at $QGC" "$n"
+                        if [ "$SHARED_ROWS" -gt 0 ]; then
+                                skip "real_delete_shared_$n" "not available: no executable qgc at $QGC" "$n"
+                        fi
                         continue
                 fi
                 base="$WORK/real$n"
                 log "(e) real runs on $n sessions"
                 "$BIN/gen-tree" --seed "$SEED" --projects $(( n / 50 )) --sessions 50 --min-age-days 120 \
                         --max-age-days 400 --pin-pct 0 --title-pct 0 --now "$NOW_EPOCH" "$base" >/dev/null || die "gen-tree failed"
-                for kind in archive delete; do
+                kinds="archive delete"
+                if [ "$SHARED_ROWS" -gt 0 ]; then
+                        # the tree of $base without runtime claims, plus the shared files: a
+                        # generated claim whose pid happens to be a live process makes its
+                        # session live, and then (rightly) every session of its project, whose
+                        # shared files qgc must not edit while a Qwen process may write them
+                        "$BIN/gen-tree" --seed "$SEED" --projects $(( n / 50 )) --sessions 50 --min-age-days 120 \
+                                --max-age-days 400 --pin-pct 0 --title-pct 0 --runtime-pct 0 --log-rows "$SHARED_ROWS" \
+                                --org-pct "$SHARED_ORG_PCT" --now "$NOW_EPOCH" "$base-shared" >/dev/null || die "gen-tree failed"
+                        kinds="$kinds delete_shared"
+                fi
+                for kind in $kinds; do
                         name="real_${kind}_$n"
                         bname="base_${kind}_$n"
+                        tree="$base"; bkind="$kind"; policy="$kind"
+                        if [ "$kind" = delete_shared ]; then
+                                tree="$base-shared"; bkind=delete-shared; policy=delete
+                                rows0=$(count_rows "$tree"); ents0=$(count_entries "$tree")
+                                rows=""; ents=""; brows=""; bents=""
+                        fi
                         : >"$WORK/t.$name"; : >"$WORK/r.$name"; : >"$WORK/t.$bname"; : >"$WORK/r.$bname"
                         acted=0; bacted=0; rc=0
                         # the baseline and qgc in turn, each on its own fresh, warm copy, so that
@@ -367,27 +412,38 @@ if want e; then
                         for (( i = 0; i < REAL_REPS; i++ )); do
                                 copy="$WORK/copy"
                                 rm -rf "$copy"
-                                cp -a "$base" "$copy"
+                                cp -a "$tree" "$copy"
                                 warm "$copy"
                                 before_a=$(count_active "$copy"); before_all=$(count_all "$copy")
-                                run_once "$bname" "$BIN/baseline" "$kind" "$copy" || true
+                                run_once "$bname" "$BIN/baseline" "$bkind" "$copy" || true
                                 if [ "$kind" = archive ]; then bacted=$(( before_a - $(count_active "$copy") ))
                                 else bacted=$(( before_all - $(count_all "$copy") )); fi
+                                if [ "$kind" = delete_shared ]; then
+                                        brows="$brows $(count_rows "$copy")"; bents="$bents $(count_entries "$copy")"
+                                fi
                                 rm -rf "$copy"
-                                cp -a "$base" "$copy"
+                                cp -a "$tree" "$copy"
                                 warm "$copy"
-                                run_once "$name" "$QGC" -c "$HERE/policies/$kind.conf" --root "$copy" \
+                                run_once "$name" "$QGC" -c "$HERE/policies/$policy.conf" --root "$copy" \
                                         --now "@$NOW_EPOCH" --force --log-target stderr || rc=$?
                                 if [ "$kind" = archive ]; then acted=$(( before_a - $(count_active "$copy") ))
                                 else acted=$(( before_all - $(count_all "$copy") )); fi
+                                if [ "$kind" = delete_shared ]; then
+                                        rows="$rows $(count_rows "$copy")"; ents="$ents $(count_entries "$copy")"
+                                fi
                                 rm -rf "$copy"
                         done
+                        shared=""; bshared=""
+                        if [ "$kind" = delete_shared ]; then
+                                shared="; logs.json rows left:$rows of $rows0, organisation entries left:$ents of $ents0"
+                                bshared="; logs.json rows left:$brows of $rows0, organisation entries left:$bents of $ents0"
+                        fi
                         RCS[$name]=$rc
-                        record "$name" "$acted" "$([ "$rc" = 0 ] || echo "exit status $rc; see $WORK/err.$name; ")sessions acted on: $acted of $n"
+                        record "$name" "$acted" "$([ "$rc" = 0 ] || echo "exit status $rc; see $WORK/err.$name; ")sessions acted on: $acted of $n$shared"
                         RCS[$bname]=0
-                        record "$bname" "$bacted" "baseline.c $kind (no fsync, no checks): transcripts acted on: $bacted of $n"
+                        record "$bname" "$bacted" "baseline.c $bkind (no fsync, no checks): transcripts acted on: $bacted of $n$bshared"
                 done
-                rm -rf "$base"
+                rm -rf "$base" "$base-shared"
         done
 fi
 
@@ -557,6 +613,14 @@ for kind in archive delete; do
                 target "real_${kind}_vs_base_$n" "$v" "<=" 2.0 "qgc real $kind run / baseline ($( [ "$kind" = delete ] && echo 'cat + rm' || echo 'read + rename into chats/archive/')) of the same files, $n sessions"
         done
 done
+if [ "$SHARED_ROWS" -gt 0 ]; then
+        for n in $REAL_SIZES; do
+                v=nan; num "$(med "real_delete_shared_$n")" && num "$(med "base_delete_shared_$n")" && v=$(ratio "$(med "real_delete_shared_$n")" "$(med "base_delete_shared_$n")")
+                target "real_delete_shared_vs_base_$n" "$v" "<=" 2.0 "qgc real delete / baseline (cat + rm + one line edit of each shared file), $n sessions with $SHARED_ROWS logs.json rows each"
+                echo "  for scale (no target): real_delete_shared_$n / real_delete_$n wall $(num "$(med "real_delete_shared_$n")" && num "$(med "real_delete_$n")" && ratio "$(med "real_delete_shared_$n")" "$(med "real_delete_$n")" || echo nan)," \
+                        "CPU $(num "${CPU[real_delete_shared_$n]:-nan}" && num "${CPU[real_delete_$n]:-nan}" && ratio "${CPU[real_delete_shared_$n]}" "${CPU[real_delete_$n]}" || echo nan)"
+        done
+fi
 
 if want f; then
         for tree in corpus bench; do
