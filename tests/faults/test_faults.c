@@ -487,8 +487,8 @@ int __wrap_fsync(int fd) {
                         writer_append(faults.append_on_usage_fsync);
                         faults.append_on_usage_fsync[0] = 0;
                 }
-                if (faults.drop_usage_fsync ||
-                    (faults.drop_usage_append_fsync && (fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDONLY))
+                if (faults.drop_usage_fsync || (faults.drop_usage_append_fsync &&
+                                                (fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDONLY))
                         return 0; /* "forgotten": the usage audit must notice */
                 if (__real_fsync(fd) < 0)
                         return -1;
