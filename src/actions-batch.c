@@ -143,6 +143,76 @@ static void actions_batch_live(ActionsContext *c, ActionsBatch *b) {
 static void actions_batch_salvaged(ActionsContext *c, ActionsBatch *b, int r, size_t n);
 static void actions_batch_journal_release(void);
 
+/* Does item it rely on a usage line the batch does not write: one already in the file (or none
+ * needed at all: no telemetry; the two are not told apart here)? */
+static bool actions_batch_relies_on_file(const ActionsBatchItem *it) {
+        return !it->done && !it->line && it->dep < 0;
+}
+
+/* 0a: a line already in usage_record.jsonl may be Qwen's, and Qwen does not fsync it: before the
+ * transcript of a session that relies on one goes, an fsync of the file in this run must have
+ * made durable every byte the index read (usageidx.h: once per tree and run, as the batches'
+ * own appends keep it so; again only when Qwen appended meanwhile). In a batch of archives it
+ * starts here, on the batch's SyncQ, so that it overlaps the liveness check and the append;
+ * elsewhere the batch's own append (its fsync covers the whole file) mostly makes it needless,
+ * and actions_batch_usage_sync_end() does what is left. */
+static void actions_batch_usage_sync(ActionsContext *c, ActionsBatch *b) {
+        const ActionsTree *t = &c->trees[b->tree];
+        bool any = false;
+        int r;
+
+        b->usync_err = 0;
+        for (size_t i = 0; !any && i < b->n; i++)
+                any = actions_batch_relies_on_file(&b->items[i]);
+        if (!any || b->n_not_archive > 0)
+                return;
+        r = usage_index_sync_open(t->usage, t->global_fd, &b->usync);
+        if (r <= 0) {
+                b->usync_err = r;
+                return;
+        }
+        if (!b->syncq)
+                (void)syncq_new(&b->syncq); /* without it, the fsync is done at the end */
+        b->usync_pending = true;
+        if (b->syncq)
+                syncq_push(b->syncq, b->usync.fd, &b->usync_err);
+}
+
+/* Before any transcript of the batch goes: actions_batch_usage_sync()'s fsync is done (waited
+ * for, or done here); when it (or the open) failed, every session that relies on a line in the
+ * file is kept. */
+void actions_batch_usage_sync_end(ActionsContext *c, ActionsBatch *b) {
+        const ActionsTree *t = &c->trees[b->tree];
+        bool any = false;
+        int r = b->usync_err;
+
+        for (size_t i = 0; !any && i < b->n; i++)
+                any = actions_batch_relies_on_file(&b->items[i]);
+        if (b->usync_pending) {
+                b->usync_pending = false;
+                if (b->syncq)
+                        syncq_wait_one(b->syncq, &b->usync_err);
+                else
+                        b->usync_err = fs_fsync(b->usync.fd);
+                r = b->usync_err;
+                usage_index_sync_end(t->usage, &b->usync, r);
+        } else if (r == 0 && any) {
+                r = usage_index_sync_open(t->usage, t->global_fd, &b->usync);
+                if (r > 0) {
+                        r = fs_fsync(b->usync.fd);
+                        usage_index_sync_end(t->usage, &b->usync, r);
+                }
+        }
+        b->usync_err = 0;
+        if (r >= 0)
+                return;
+        for (size_t i = 0; i < b->n; i++)
+                if (actions_batch_relies_on_file(&b->items[i]))
+                        actions_batch_report(c, &b->items[i], ACTIONS_FAILED,
+                                             "cannot make the usage record durable; session kept",
+                                             -r);
+}
+
 /* Can the usage fsync of b overlap its moves (actions_batch_salvage())? Only in a batch of
  * archives: a delete's marker and shared-file edits, and a compression, keep the order of old. */
 static bool actions_batch_may_overlap(const ActionsBatch *b) {
@@ -203,9 +273,15 @@ static void actions_batch_salvage(ActionsContext *c, ActionsBatch *b, const Acti
                         syncq_push(b->syncq, b->usage.fd, &b->usage_sync_err);
                         return;
                 }
-        } else if (n > 0)
-                r = usage_append_lines(t->global_fd, buf, len);
-        else
+        } else if (n > 0) {
+                UsageAppend a;
+
+                r = usage_append_begin(t->global_fd, buf, len, &a);
+                if (r >= 0)
+                        r = usage_append_end(&a, fs_fsync(a.fd));
+                if (r >= 0)
+                        usage_index_appended(t->usage, &a);
+        } else
                 r = 0;
         actions_batch_salvaged(c, b, r, n);
 }
@@ -220,6 +296,8 @@ void actions_batch_salvage_end(ActionsContext *c, ActionsBatch *b) {
         b->usage_pending = false;
         syncq_wait_one(b->syncq, &b->usage_sync_err);
         r = usage_append_end(&b->usage, b->usage_sync_err);
+        if (r >= 0)
+                usage_index_appended(c->trees[b->tree].usage, &b->usage);
         free(b->usage_buf);
         b->usage_buf = NULL;
         actions_batch_salvaged(c, b, r, 1);
@@ -487,8 +565,11 @@ void actions_batch_commit(ActionsContext *c) {
         if (!b || b->n == 0)
                 return;
         t0 = actions_now_ns();
+        actions_batch_usage_sync(c, b);
         actions_batch_live(c, b);
         actions_batch_salvage(c, b, &c->trees[b->tree]);
+        if (b->n_not_archive > 0) /* before a delete's marker and shared-file edits */
+                actions_batch_usage_sync_end(c, b);
         actions_batch_mark(c, b, &c->trees[b->tree]);
         actions_batch_erase(c, b, &c->trees[b->tree]);
         actions_lists_drop(c); /* the rest of the deletes lists afresh (actions-erase.c) */

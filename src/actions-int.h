@@ -106,6 +106,11 @@ typedef struct ActionsBatch {
         UsageAppend usage;
         int usage_sync_err;
         char *usage_buf;
+        /* the fsync of the lines the batch's other sessions rely on, lines it did not write
+         * (actions_batch_usage_sync()), on syncq from the start of the commit */
+        bool usync_pending;
+        UsageSync usync;
+        int usync_err;
         /* directories below a root that the batch's deletes look into (file-history/, debug/,
          * plans/, a project's subagents/ and review directory), opened once per batch:
          * actions_batch_path() */
@@ -181,6 +186,7 @@ void actions_batch_fail(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome 
                         const char *why);
 void actions_batch_commit(ActionsContext *c);
 void actions_batch_salvage_end(ActionsContext *c, ActionsBatch *b);
+void actions_batch_usage_sync_end(ActionsContext *c, ActionsBatch *b);
 int actions_batch_dir(ActionsContext *c, const ActionsTree *t, const Session *s,
                       const char **ret_why);
 int actions_batch_path(ActionsContext *c, int root_fd, const char *rel, dev_t dev,

@@ -354,6 +354,7 @@ void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
          * usage fsync runs; first the compressions, each complete with its own fsyncs (3a); then
          * two passes: the moves, their directories' fsyncs, then the unlinks, so that no name a
          * move added is lost in a crash that keeps a later unlink (tests/faults' fsync audit) */
+        actions_batch_usage_sync_end(c, b); /* before the first transcript goes */
         actions_batch_move_early(c, b);
         actions_batch_compress(c, b);
         for (size_t k = 0; k < 2 * b->n; k++) {

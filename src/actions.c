@@ -22,7 +22,9 @@
  * Crash safety, per session (each step atomic; `qgc` run again completes or repeats it):
  *   - salvage: the usage line is appended, fsynced and read back BEFORE any transcript goes,
  *     and skipped when usage_record.jsonl already has a line for the session, so a rerun never
- *     duplicates; a short write is undone (usageidx.c) and the session kept. Before the first
+ *     duplicates (such a line may be Qwen's, which Qwen does not fsync: the file is fsynced in
+ *     this run before a transcript relying on it goes, actions-batch.c); a short write is
+ *     undone (usageappend.c) and the session kept. Before the first
  *     line into a file with no v1 record, the history Qwen would rebuild is written (one rename;
  *     a crash before it leaves only .usage_record.jsonl.qgc-tmp, which the next rebuild
  *     replaces: the file still has no v1 record then);

@@ -25,6 +25,8 @@ struct UsageIndex {
         bool held;         /* usage_index_hold(): look at the file once until the release */
         bool held_seen;    /* ... and it was looked at: held_state is the answer */
         int held_state;    /* usageidx_update()'s result then (0 no file, 1 indexed, 2 fallback) */
+        uint64_t synced;   /* the bytes of (dev, ino) before this offset are durable: fsynced in
+                            * this run (usage_index_sync_open(), usage_index_appended()) */
 };
 
 /* openat() through the safe-filesystem layer (fs_openat(): no symlink, no mount crossing, a

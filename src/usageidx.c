@@ -1,8 +1,8 @@
 /* usageidx.c: the one owner of G/usage_record.jsonl. Everything qgc reads from or writes to
  * that file is here: the incremental index of its session ids (and whether it has a version-1
- * record, the test Qwen's loadUsageHistory makes), the exact slow reader and the append of a
- * salvaged line here; the one-time write of the history Qwen would rebuild from transcripts in
- * usagehistory.c.
+ * record, the test Qwen's loadUsageHistory makes) and the exact slow reader here; the append
+ * of salvaged lines in usageappend.c; the one-time write of the history Qwen would rebuild from
+ * transcripts in usagehistory.c.
  *
  * Qwen appends to the file without a lock (jsonl writeLineSync: O_APPEND, fsync), so qgc never
  * rewrites bytes that are not its own, with one exception documented at usage_history_freeze().
@@ -62,7 +62,7 @@ int usage_index_new(UsageIndex **ret) {
 
 void usageidx_clear(UsageIndex *idx) {
         hashmap_done(&idx->ids, free);
-        idx->consumed = 0;
+        idx->consumed = idx->synced = 0;
         idx->valid = idx->fallback = idx->has_v1 = false;
         idx->pending = usageidx_free_str(idx->pending);
 }
@@ -455,247 +455,48 @@ int usage_index_has_v1(UsageIndex *idx, int global_fd) {
         return h.has_v1;
 }
 
-/* ------------------------------------------------------------------ appending */
+/* ------------------------------------------------------------------ durability of what was read */
 
-static int usageidx_pread_all(int fd, void *buf, size_t n, uint64_t off) {
-        size_t got = 0;
-
-        while (got < n) {
-                ssize_t k = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        return -EIO; /* shorter than expected */
-                got += (size_t)k;
-        }
-        return 0;
-}
-
-/* Are the n bytes at off exactly buf? 1 yes, 0 no, -errno. */
-static int usageidx_bytes_are(int fd, uint64_t off, const char *buf, size_t n) {
-        _cleanup_free_ char *got = malloc(MAX(n, (size_t)1));
-        int r;
-
-        if (!got)
-                return -ENOMEM;
-        r = usageidx_pread_all(fd, got, n, off);
-        if (r == -EIO)
-                return 0;
-        if (r < 0)
-                return r;
-        return memcmp(got, buf, n) == 0;
-}
-
-/* Undo the n bytes of a failed append at [off, off + n), which are ours: O_APPEND placed them
- * atomically, so no other writer's bytes are in that range. They are overwritten in place with
- * blanks ending in '\n': a blank line, which Qwen's reader and ours skip. Unlike truncating
- * the file this is safe while Qwen appends unlocked: a line Qwen appended after our fragment
- * (even glued to it) stays whole, and now starts on a fresh line. Only when the overwrite itself
- * fails is the file truncated, and only while it still ends exactly where our bytes end. */
-static int usageidx_undo(int fd, uint64_t off, size_t n) {
-        _cleanup_free_ char *blank = NULL;
+int usage_index_sync_open(UsageIndex *idx, int global_fd, UsageSync *ret) {
+        _cleanup_close_ int fd = -EBADF;
         struct stat st;
-        int flags, r = 0;
 
-        if (n == 0)
-                return 0;
-        blank = malloc(n);
-        if (!blank)
-                return -ENOMEM;
-        memset(blank, ' ', n - 1);
-        blank[n - 1] = '\n';
-        flags = fcntl(fd, F_GETFL);
-        if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_APPEND) < 0)
-                r = -errno; /* pwrite() on an O_APPEND fd would append */
-        for (size_t done = 0; r == 0 && done < n;) {
-                ssize_t k = pwrite(fd, blank + done, n - done, (off_t)(off + done));
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        r = k < 0 ? -errno : -EIO;
-                else
-                        done += (size_t)k;
-        }
-        if (r < 0) {
-                if (fstat(fd, &st) < 0 || (uint64_t)st.st_size != off + n)
-                        return r;
-                if (ftruncate(fd, (off_t)off) < 0)
-                        return -errno;
-        }
-        return fsync(fd) < 0 ? -errno : 0;
-}
-
-/* Append one line on a fresh line with a single write() on an O_APPEND fd, fsync, and read it
- * back. */
-int usage_append(int global_fd, const char *line) {
-        size_t len;
-        const char *nl;
-
-        if (!line)
-                return -EINVAL;
-        len = strlen(line);
-        nl = memchr(line, '\n', len);
-        if (len < 2 || !nl || nl != line + len - 1)
-                return -EINVAL; /* exactly one complete line */
-        return usage_append_lines(global_fd, line, len);
-}
-
-/* The group commit: lines (complete, none empty) with one write(), one fsync, one read-back. */
-int usage_append_lines(int global_fd, const char *line, size_t len) {
-        UsageAppend a;
-        int r;
-
-        r = usage_append_begin(global_fd, line, len, &a);
-        if (r < 0)
-                return r;
-        return usage_append_end(&a, fsync(a.fd) < 0 ? -errno : 0);
-}
-
-/* The second half of usage_append_lines(): fsync_r is what the fsync of a->fd returned; then the
- * bytes are read back, a new file's directory entry made durable, and a's fds closed. */
-int usage_append_end(UsageAppend *a, int fsync_r) {
-        _cleanup_close_ int fd = TAKE_FD(a->fd), rfd = TAKE_FD(a->rfd);
-        const char *line = a->line;
-        size_t len = a->len;
-        off_t pos = a->pos;
-        int r;
-
-        /* durable, then readable: our bytes at our offset, starting a line */
-        if (fsync_r < 0) {
-                /* Not durable. Our lines stay readable in the page cache (after a failed fsync
-                 * Linux may even mark the pages clean), and the next run would trust them and
-                 * let the transcripts go: undo them in place, as a short write is. */
-                r = (uint64_t)pos >= len ? usageidx_bytes_are(rfd, (uint64_t)pos - len, line, len)
-                                         : 0;
-                if (r > 0)
-                        r = usageidx_undo(fd, (uint64_t)pos - len, len);
-                if (r < 0)
-                        log_warning_errno(r,
-                                          "%s: lines whose fsync failed could not be undone (a "
-                                          "later run may take them for durable)",
-                                          USAGE_FILE);
-                return fsync_r;
-        }
-        if ((uint64_t)pos < len)
-                return -EIO;
-        r = usageidx_bytes_are(rfd, (uint64_t)pos - len, line, len);
-        if (r > 0 && (uint64_t)pos > len)
-                r = usageidx_bytes_are(rfd, (uint64_t)pos - len - 1, "\n", 1);
-        if (r <= 0)
-                return r < 0 ? r : -EIO; /* not a readable line: keep the session */
-        if (a->created && fsync(a->global_fd) < 0)
-                return -errno; /* a new file's directory entry must be durable too */
-        if (close(TAKE_FD(fd)) < 0 && errno != EINTR)
-                return -errno;
-        return 0;
-}
-
-/* The first half: up to and including the write(). 0: every byte written, *ret holds the fds
- * (the caller fsyncs ret->fd, on any thread, and calls usage_append_end()); or -errno, with a
- * short write undone and nothing held. line must stay valid until usage_append_end(). */
-int usage_append_begin(int global_fd, const char *line, size_t len, UsageAppend *ret) {
-        _cleanup_close_ int fd = -EBADF, rfd = -EBADF;
-        _cleanup_free_ char *buf = NULL;
-        bool created = false, fresh = true;
-        struct stat st, rst;
-        size_t n;
-        off_t pos0, pos;
-        ssize_t k;
-        int r;
-
-        if (!line || len < 2 || line[len - 1] != '\n' || line[0] == '\n' || memchr(line, 0, len) ||
-            memmem(line, len, "\n\n", 2))
-                return -EINVAL; /* complete lines, none empty */
-
-        fd = usageidx_openat(global_fd, USAGE_FILE,
-                    O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0);
-        if (fd < 0 && errno == ENOENT) {
-                fd = usageidx_openat(global_fd, USAGE_FILE,
-                            O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW |
-                                    O_NOCTTY,
-                            0600);
-                created = fd >= 0;
-                if (fd < 0 && errno == EEXIST) /* lost a race with another writer */
-                        fd = usageidx_openat(global_fd, USAGE_FILE,
-                                    O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
-                                            O_NOCTTY, 0);
-        }
+        *ret = (UsageSync){ .fd = -EBADF };
+        if (!idx->fallback && (!idx->valid || idx->size_seen <= idx->synced))
+                return 0; /* nothing read, or every byte read is durable already */
+        fd = usageidx_open_read(global_fd);
         if (fd < 0)
-                return -errno;
+                return -errno; /* even -ENOENT: a line was read, and is gone */
         if (fstat(fd, &st) < 0)
                 return -errno;
         if (!S_ISREG(st.st_mode))
                 return -EBADFD;
-        /* a second, read-only handle on the same file, to look at the last byte and to read our
-         * line back */
-        rfd = usageidx_open_read(global_fd);
-        if (rfd < 0)
-                return -errno;
-        if (fstat(rfd, &rst) < 0)
-                return -errno;
-        if (rst.st_dev != st.st_dev || rst.st_ino != st.st_ino)
-                return -EAGAIN; /* replaced meanwhile: not "changed since scan" */
-
-        /* Qwen or qgc may have died mid-append: start on a fresh line, or the record would be
-         * glued to the fragment and unreadable (Qwen's reader drops the glued line). */
-        pos0 = lseek(fd, 0, SEEK_END);
-        if (pos0 < 0)
-                return -errno;
-        if (pos0 > 0) {
-                char c;
-                r = usageidx_pread_all(rfd, &c, 1, (uint64_t)pos0 - 1);
-                if (r < 0)
-                        return r;
-                fresh = c == '\n';
+        /* the slow reader read whatever is there now: sync it, note nothing */
+        if (idx->fallback) {
+                ret->fd = TAKE_FD(fd);
+                return 1;
         }
-        n = len + !fresh;
-        buf = malloc(n);
-        if (!buf)
-                return -ENOMEM;
-        if (!fresh)
-                buf[0] = '\n';
-        memcpy(buf + !fresh, line, len);
+        /* the file the index read, or the fsync proves nothing about what it read */
+        if (st.st_dev != idx->dev || st.st_ino != idx->ino)
+                return -EAGAIN;
+        *ret = (UsageSync){
+                .fd = TAKE_FD(fd),
+                .dev = st.st_dev,
+                .ino = st.st_ino,
+                .upto = idx->size_seen,
+        };
+        return 1;
+}
 
-        k = write(fd, buf, n);
-        r = k < 0 ? -errno : 0;
-        /* with O_APPEND the offset is now the end of the bytes this write() placed */
-        pos = lseek(fd, 0, SEEK_CUR);
-        if (pos < 0)
-                return r < 0 ? r : -errno;
-        if (k >= 0 && (size_t)k == n) {
-                *ret = (UsageAppend){
-                        .fd = TAKE_FD(fd),
-                        .rfd = TAKE_FD(rfd),
-                        .global_fd = global_fd,
-                        .created = created,
-                        .pos = pos,
-                        .line = line,
-                        .len = len,
-                };
-                return 0;
-        }
+void usage_index_sync_end(UsageIndex *idx, UsageSync *s, int fsync_r) {
+        if (fsync_r >= 0 && s->upto > 0 && idx->valid && idx->dev == s->dev &&
+            idx->ino == s->ino)
+                idx->synced = MAX(idx->synced, s->upto);
+        s->fd = safe_close(s->fd);
+}
 
-        /* A short write (full disk: the bytes that fit are in the file), or an error. Find our
-         * bytes and undo them. A short write ends at pos; after an error, bytes can only be
-         * ours if the file grew from pos0 by at most n and holds a prefix of our buffer. */
-        uint64_t start;
-        size_t m;
-        if (k >= 0) {
-                m = (size_t)k;
-                start = (uint64_t)pos - m;
-        } else if (pos > pos0 && (uint64_t)(pos - pos0) <= n) {
-                m = (size_t)(pos - pos0);
-                start = (uint64_t)pos0;
-        } else
-                return r; /* nothing of ours was written */
-        int q = usageidx_bytes_are(rfd, start, buf, m);
-        if (q > 0)
-                q = usageidx_undo(fd, start, m);
-        else if (q == 0)
-                q = -EIO; /* not ours after all: leave the file alone */
-        if (q < 0)
-                return q;
-        return r < 0 ? r : -ENOSPC; /* a short regular-file write means the disk is full */
+void usage_index_appended(UsageIndex *idx, const UsageAppend *a) {
+        /* the append's fsync made every byte of the file before its end durable */
+        if (idx && idx->valid && idx->dev == a->dev && idx->ino == a->ino && a->pos > 0)
+                idx->synced = MAX(idx->synced, (uint64_t)a->pos);
 }

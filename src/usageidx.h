@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 typedef struct UsageIndex UsageIndex;
@@ -62,6 +63,8 @@ int usage_append_lines(int global_fd, const char *lines, size_t len);
  * happen before usage_append_end() returned 0. */
 typedef struct UsageAppend {
         int fd, rfd, global_fd;
+        dev_t dev;
+        ino_t ino;    /* the file appended to */
         bool created; /* the file was created: its directory is fsynced too */
         off_t pos;    /* the end of our bytes */
         const char *line;
@@ -69,6 +72,24 @@ typedef struct UsageAppend {
 } UsageAppend;
 int usage_append_begin(int global_fd, const char *lines, size_t len, UsageAppend *ret);
 int usage_append_end(UsageAppend *a, int fsync_r);
+
+/* A transcript may go on the strength of a line the index read (a line qgc did not write this
+ * run: Qwen appends without fsync) only once that line is durable. usage_index_sync_open(): 0
+ * when every byte the index read is known durable (fsynced in this run), 1 with ret->fd, a
+ * read-only fd on the file the index read, to fsync (on any thread), or -errno (the file was
+ * replaced since it was read: -EAGAIN); then usage_index_sync_end() with the fsync's result
+ * notes the bytes it made durable and closes ret->fd. usage_index_appended(): after
+ * usage_append_end() returned 0 for a, its fsync made the file durable up to the end of a's
+ * bytes. */
+typedef struct UsageSync {
+        int fd;
+        dev_t dev;
+        ino_t ino;
+        uint64_t upto; /* what the index had read when the fd was opened (0: nothing to note) */
+} UsageSync;
+int usage_index_sync_open(UsageIndex *idx, int global_fd, UsageSync *ret);
+void usage_index_sync_end(UsageIndex *idx, UsageSync *s, int fsync_r);
+void usage_index_appended(UsageIndex *idx, const UsageAppend *a);
 
 /* Qwen's usage totals must not change because qgc writes a line. While the file has no v1 record
  * (absent, empty, only other lines: trees of Qwen 0.12 to 0.15, or never opened /stats), Qwen's

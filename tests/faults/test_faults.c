@@ -61,9 +61,11 @@ typedef struct Faults {
         char drop_dir_fsync[128]; /* fsync() of a directory whose path ends in this is skipped
                                    * (returns 0, syncs nothing): the audit must notice */
         bool drop_usage_fsync; /* ... the same for usage_record.jsonl (the usage audit) */
+        bool drop_usage_append_fsync; /* ... only for an append's (writable) fd */
         bool hold_usage_fsync; /* an fsync of usage_record.jsonl on another thread than the
                                 * executor's waits until the executor waits for an fsync */
         unsigned n_rename_at_usage_sync; /* n_rename when the last held usage fsync went on */
+        unsigned n_usage_fsync; /* fsync() calls of usage_record.jsonl */
         unsigned n_journal_write; /* write() calls to the action log (journal.log) */
 } Faults;
 
@@ -196,8 +198,10 @@ static struct {
                 dev_t dev;
                 ino_t ino;
                 char id[64];
+                unsigned seq; /* written before an fsync that began at a later seq */
         } e[USAGE_DIRTY_MAX];
         size_t n;
+        unsigned seq;
 } usage_dirty;
 
 static void usage_audit_written(int fd, const char *buf, size_t n) {
@@ -219,6 +223,7 @@ static void usage_audit_written(int fd, const char *buf, size_t n) {
                         usage_dirty.e[usage_dirty.n].dev = st.st_dev;
                         usage_dirty.e[usage_dirty.n].ino = st.st_ino;
                         snprintf(usage_dirty.e[usage_dirty.n].id, 64, "%.*s", (int)(q - p), p);
+                        usage_dirty.e[usage_dirty.n].seq = usage_dirty.seq++;
                         usage_dirty.n++;
                 } else if (!audit.violation[0])
                         /* an id it cannot hold would go unaudited: fail rather than pass */
@@ -231,7 +236,19 @@ static void usage_audit_written(int fd, const char *buf, size_t n) {
         pthread_mutex_unlock(&audit_lock);
 }
 
-static void usage_audit_synced(int fd) {
+/* Where the usage audit stands as an fsync begins: what that fsync can make durable. */
+static unsigned usage_audit_seq(void) {
+        unsigned seq;
+
+        pthread_mutex_lock(&audit_lock);
+        seq = usage_dirty.seq;
+        pthread_mutex_unlock(&audit_lock);
+        return seq;
+}
+
+/* An fsync of fd that began at seq returned 0: the lines written before it are durable (not
+ * those written while it ran). */
+static void usage_audit_synced(int fd, unsigned seq) {
         struct stat st;
         size_t k = 0;
 
@@ -239,10 +256,27 @@ static void usage_audit_synced(int fd) {
                 return;
         pthread_mutex_lock(&audit_lock);
         for (size_t i = 0; i < usage_dirty.n; i++)
-                if (usage_dirty.e[i].dev != st.st_dev || usage_dirty.e[i].ino != st.st_ino)
+                if (usage_dirty.e[i].dev != st.st_dev || usage_dirty.e[i].ino != st.st_ino ||
+                    usage_dirty.e[i].seq >= seq)
                         usage_dirty.e[k++] = usage_dirty.e[i];
         usage_dirty.n = k;
         pthread_mutex_unlock(&audit_lock);
+}
+
+/* A line already in the file when the run starts may be Qwen's, which Qwen does not fsync: it
+ * counts as not yet fsynced until the run fsyncs the file, like a line the run writes. */
+static void usage_audit_preexisting(const char *global_dir) {
+        _cleanup_free_ char *path = strprintf("%s/usage_record.jsonl", global_dir);
+        _cleanup_free_ char *buf = NULL;
+        _cleanup_close_ int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -EBADF;
+        struct stat st;
+
+        if (fd < 0 || fstat(fd, &st) < 0 || st.st_size == 0)
+                return;
+        buf = malloc((size_t)st.st_size);
+        assert_non_null(buf);
+        assert_int_equal(read(fd, buf, (size_t)st.st_size), st.st_size);
+        usage_audit_written(fd, buf, (size_t)st.st_size);
 }
 
 /* name (a base name) is going to be renamed or unlinked */
@@ -274,10 +308,26 @@ static void hold_waited(void) {
         pthread_mutex_unlock(&hold_lock);
 }
 
+/* The wait for the fsync of lines the run did not write (a read-only fd on usage_record.jsonl,
+ * actions-batch.c) is not one for the append's: it releases nothing. */
+static const int *hold_usync_ret;
+
+static bool fd_is_usage(int fd);
+void __real_syncq_push(SyncQ *q, int fd, int *ret);
+void __wrap_syncq_push(SyncQ *q, int fd, int *ret);
+void __wrap_syncq_push(SyncQ *q, int fd, int *ret) {
+        int fl = fcntl(fd, F_GETFL);
+
+        if (fl >= 0 && (fl & O_ACCMODE) == O_RDONLY && fd_is_usage(fd))
+                hold_usync_ret = ret;
+        __real_syncq_push(q, fd, ret);
+}
+
 void __real_syncq_wait_one(SyncQ *q, const int *ret);
 void __wrap_syncq_wait_one(SyncQ *q, const int *ret);
 void __wrap_syncq_wait_one(SyncQ *q, const int *ret) {
-        hold_waited();
+        if (ret != hold_usync_ret)
+                hold_waited();
         __real_syncq_wait_one(q, ret);
 }
 void __real_syncq_wait(SyncQ *q);
@@ -295,9 +345,13 @@ int __wrap_usage_append_begin(int global_fd, const char *lines, size_t len, Usag
         return __real_usage_append_begin(global_fd, lines, len, ret);
 }
 
-static void hold_usage_fsync(void) {
+static void hold_usage_fsync(int fd) {
+        int fl = fcntl(fd, F_GETFL);
+
         if (!faults.hold_usage_fsync || gettid() == getpid())
                 return; /* on the executor's own thread nothing can overlap it */
+        if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY)
+                return; /* the fsync of lines the run did not write: not an append's */
         pthread_mutex_lock(&hold_lock);
         while (hold_wait_gen == hold_begin_gen)
                 pthread_cond_wait(&hold_cond, &hold_lock);
@@ -421,7 +475,10 @@ int __wrap_fsync(int fd) {
         }
         audit_synced(fd);
         if (fd_is_usage(fd)) {
-                hold_usage_fsync();
+                unsigned seq = usage_audit_seq();
+
+                hold_usage_fsync(fd);
+                __atomic_fetch_add(&faults.n_usage_fsync, 1, __ATOMIC_RELAXED);
                 if (faults.fsync_err) {
                         errno = faults.fsync_err;
                         return -1;
@@ -430,11 +487,12 @@ int __wrap_fsync(int fd) {
                         writer_append(faults.append_on_usage_fsync);
                         faults.append_on_usage_fsync[0] = 0;
                 }
-                if (faults.drop_usage_fsync)
+                if (faults.drop_usage_fsync || (faults.drop_usage_append_fsync &&
+                                                (fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDONLY))
                         return 0; /* "forgotten": the usage audit must notice */
                 if (__real_fsync(fd) < 0)
                         return -1;
-                usage_audit_synced(fd);
+                usage_audit_synced(fd, seq);
                 return 0;
         }
         return __real_fsync(fd);
@@ -601,7 +659,9 @@ int __wrap_actions_execute(const Plan *p, ActionStats *ret_stats) {
         int r;
 
         audit.armed = true;
-        usage_dirty.n = 0; /* each run answers for the lines it writes */
+        usage_dirty.n = 0; /* each run answers for the lines it writes ... */
+        for (size_t i = 0; i < p->inv->n_trees; i++) /* ... and for those it relies on */
+                usage_audit_preexisting(p->inv->trees[i].global_dir);
         r = __real_actions_execute(p, ret_stats);
         audit.armed = false;
         return r;
@@ -613,6 +673,7 @@ int __wrap_actions_restore(const Inventory *inv, const char *id) {
         int r;
 
         audit.armed = true;
+        usage_dirty.n = 0; /* a restore relies on no usage line */
         r = __real_actions_restore(inv, id);
         audit.armed = false;
         return r;
@@ -1443,10 +1504,84 @@ static void test_faults_usage_audit_catches_a_missing_fsync(void **state) {
         T *t = *state;
         ActionStats st = {};
 
-        faults.drop_usage_fsync = true;
-        assert_int_equal(apply_execute(t->qwen, overlap_picks, &st), 0);
+        ApplyPick picks[] = { { S_KILLED, VERB_ARCHIVE }, {} };
+
+        /* alone: no other session relies on a line in the file, so no other fsync of it runs */
+        faults.drop_usage_append_fsync = true;
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
         assert_non_null(strstr(audit.violation, "rename of transcript " S_KILLED ".jsonl while"));
         audit.violation[0] = 0; /* expected: the test passes */
+}
+
+/* ... and one that relies on a line already in the file, which no fsync of this run made
+ * durable. */
+static void test_faults_usage_audit_catches_a_preexisting_line(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_FORK, VERB_ARCHIVE }, {} };
+        ActionStats st = {};
+
+        faults.drop_usage_fsync = true;
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_non_null(strstr(audit.violation, "rename of transcript " S_FORK ".jsonl while"));
+        audit.violation[0] = 0; /* expected: the test passes */
+}
+
+/* A session that needs no new usage line (its line is in the file: Qwen appended it, without an
+ * fsync) goes only after an fsync of usage_record.jsonl in this run (the usage audit counts a
+ * line in the file at the start of the run as not fsynced): in a batch of archives that writes
+ * no line, in one that writes one (whose fsync overlaps the moves), and for deletes; one fsync
+ * of the file per run when the batches write nothing. */
+static void test_faults_usage_preexisting_line_fsynced_first(void **state) {
+        T *t = *state;
+        ApplyPick archives[] = { { S_FORK, VERB_ARCHIVE }, { S_WEB, VERB_ARCHIVE }, {} };
+        ApplyPick deletes[] = { { S_TEXT, VERB_DELETE }, {} };
+        ActionStats st = {};
+
+        faults.n_usage_fsync = 0;
+        assert_int_equal(apply_execute(t->qwen, archives, &st), 0);
+        assert_int_equal(st.n_archived, 2);
+        assert_int_equal(st.n_salvaged, 0);
+        assert_int_equal(faults.n_usage_fsync, 1);
+        assert_true(audit.violation[0] == 0);
+
+        test_seam_set_batch_sessions(1); /* two batches, one fsync */
+        assert_int_equal(fixture_rm_rf(t->qwen), 0);
+        assert_int_equal(fixture_copy_tree(fixture_testdata("corpus/tree"), t->root, "qwen"), 0);
+        faults.n_usage_fsync = 0;
+        st = (ActionStats){};
+        assert_int_equal(apply_execute(t->qwen, archives, &st), 0);
+        assert_int_equal(st.n_archived, 2);
+        assert_int_equal(faults.n_usage_fsync, 1);
+        test_seam_set_batch_sessions(0);
+
+        st = (ActionStats){};
+        assert_int_equal(apply_execute(t->qwen, deletes, &st), 0);
+        assert_int_equal(st.n_deleted, 1);
+        assert_false(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
+        assert_true(audit.violation[0] == 0);
+}
+
+/* The fsync of usage_record.jsonl fails: every session that relies on a line in the file is
+ * kept, with the reason. */
+static void test_faults_usage_preexisting_fsync_eio_keeps_sessions(void **state) {
+        T *t = *state;
+        ApplyPick archives[] = { { S_FORK, VERB_ARCHIVE }, { S_WEB, VERB_ARCHIVE }, {} };
+        ActionStats st = {};
+
+        _cleanup_free_ char *log = NULL;
+
+        faults.fsync_err = EIO;
+        assert_int_equal(apply_execute(t->qwen, archives, &st), 1);
+        assert_int_equal(st.n_archived, 0);
+        assert_int_equal(st.n_failed, 2);
+        log = test_read_rel(t->root, "journal.log");
+        assert_non_null(strstr(log, "cannot make the usage record durable; session kept"));
+        assert_true(fixture_exists(t->qwen, P_API "/" S_FORK ".jsonl"));
+        assert_true(fixture_exists(t->qwen, P_WEB "/" S_WEB ".jsonl"));
+        faults.fsync_err = 0;
+        st = (ActionStats){};
+        assert_int_equal(apply_execute(t->qwen, archives, &st), 0);
+        assert_int_equal(st.n_archived, 2);
 }
 
 /* Killed after every step of an archive run whose usage fsync overlaps the moves (held until the
@@ -2423,6 +2558,9 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_faults_archive_usage_fsync_overlaps_moves, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_usage_audit_catches_a_missing_fsync, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_usage_audit_catches_a_preexisting_line, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_usage_preexisting_line_fsynced_first, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_usage_preexisting_fsync_eio_keeps_sessions, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_batch_journal_one_write, setup, teardown),
                 cmocka_unit_test(test_faults_batch_of_archives_is_larger),
                 cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_overlap_then_rerun, setup, teardown),
