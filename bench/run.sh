@@ -4,7 +4,10 @@
 #   bench/run.sh [--full] [--reps N] [--slow-reps N] [--real-reps N] [--users N]
 #                [--qgc PATH] [--work DIR] [--keep] [--only a,b,c,d,e,f,g] [--no-1g]
 #                [--real-sizes 1000,10000] [--seed N] [--cold-reps N] [--cold-dir DIR]
-#                [--shared-rows N] [--shared-org-pct P]
+#                [--shared-rows N] [--shared-org-pct P] [--real-kinds archive,delete,delete_shared]
+#
+# --real-kinds K,... (default: all) measures only these kinds of (e)'s real runs (delete_shared
+# needs --shared-rows too), e.g. the one row a change is about, at 100k, with more repetitions.
 #
 # --shared-rows N (default 0: off) adds to (e) the rows real_delete_shared_<n> and
 # base_delete_shared_<n>: the delete of row e on a tree that also has the files Qwen shares
@@ -47,6 +50,7 @@ WORK=""
 SEED=42
 REAL_SIZES_ARG=""
 SHARED_ROWS=0
+REAL_KINDS=archive,delete,delete_shared
 SHARED_ORG_PCT=20
 
 die() { echo "run.sh: $*" >&2; exit 2; }
@@ -67,6 +71,7 @@ while [ $# -gt 0 ]; do
         --cold-reps) COLD_REPS="$2"; shift ;;
         --cold-dir) COLD_DIR="$2"; shift ;;
         --shared-rows) SHARED_ROWS="$2"; shift ;;
+        --real-kinds) REAL_KINDS="$2"; shift ;;
         --shared-org-pct) SHARED_ORG_PCT="$2"; shift ;;
         -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
         *) die "unknown argument $1 (see --help)" ;;
@@ -397,6 +402,7 @@ if want e; then
                         kinds="$kinds delete_shared"
                 fi
                 for kind in $kinds; do
+                        case ",$REAL_KINDS," in *",$kind,"*) ;; *) continue ;; esac
                         name="real_${kind}_$n"
                         bname="base_${kind}_$n"
                         tree="$base"; bkind="$kind"; policy="$kind"
