@@ -188,7 +188,7 @@ static void test_erase_batch_enomem_after_an_edit(void **state) {
 
         (void)state;
         batch_setup(&b);
-        r = erase_sessions_shared(&b.inv, b.items, 2, arm_on_step, &arm);
+        r = erase_sessions_shared(&b.inv, NULL, b.items, 2, arm_on_step, &arm);
         fail_alloc = false;
 
         assert_int_equal(arm.steps, 1);
@@ -212,7 +212,7 @@ static void test_erase_batch_dir_fsync_fails_after_rename(void **state) {
 
         (void)state;
         batch_setup(&b);
-        r = erase_sessions_shared(&b.inv, b.items, 1, arm_on_step, &arm);
+        r = erase_sessions_shared(&b.inv, NULL, b.items, 1, arm_on_step, &arm);
         fail_dir_fsync = false;
 
         assert_int_equal(r, 0);
@@ -232,7 +232,7 @@ static void test_erase_batch_enomem_before_any_edit(void **state) {
         (void)state;
         batch_setup(&b);
         fail_alloc = true;
-        r = erase_sessions_shared(&b.inv, b.items, 2, NULL, NULL);
+        r = erase_sessions_shared(&b.inv, NULL, b.items, 2, NULL, NULL);
         fail_alloc = false;
 
         assert_int_equal(r, -ENOMEM);
