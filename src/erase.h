@@ -56,6 +56,9 @@ typedef struct EraseDone {
  * next ones (built again for another inventory); index NULL: built for the one call. */
 typedef struct EraseIndex EraseIndex;
 EraseIndex *erase_index_free(EraseIndex *x); /* accepts NULL, returns NULL */
+static inline void erase_index_freep(EraseIndex **x) {
+        erase_index_free(*x);
+}
 
 /* One session of erase_sessions_shared(). In: s; chats_fd, its chats/; tmp_fd and pdir_fd,
  * R/tmp/<hash>/ and R/projects/<dir>/ opened below the tree (fs_open_path()), -ENOENT when there
