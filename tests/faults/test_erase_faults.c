@@ -381,6 +381,28 @@ static void test_erase_batch_probes_tell_hashes_apart(void **state) {
         }
 }
 
+/* The scan found Y (of B's hash, another project directory) live: B is not edited, named for Y
+ * (no probe asked for it), A is (its logs.json; their organisation file is not, as B is busy). */
+static void test_erase_batch_scan_live_session_of_the_project(void **state) {
+        Probes b;
+
+        (void)state;
+        probes_setup(&b, B, HB);
+        b.s[2].live = LIVE_CLAIM;
+        assert_int_equal(erase_sessions_shared(&b.inv, NULL, b.items, 2, NULL, NULL), 0);
+        assert_int_equal(n_probes, 2); /* A before the edits, A before its logs.json */
+        assert_int_equal(b.items[1].r, -EAGAIN);
+        assert_string_equal(b.items[1].why, "session " Y " of the project is in use: its shared "
+                                            "files are not edited now");
+        assert_int_equal(b.items[0].r, -EAGAIN);
+        assert_string_equal(b.items[0].why, b.items[1].why);
+        assert_int_equal(b.items[0].done.log_rows, 1);
+        assert_int_equal(b.items[1].done.log_rows, 0);
+        assert_true(has_row_in(b.root, "tmp/" HB "/logs.json", B));
+        assert_true(has_row_in(b.root, "projects/pa/session-organization.v1.json", A));
+        probes_done(&b);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_erase_batch_enomem_after_an_edit),
@@ -388,6 +410,7 @@ int main(void) {
                 cmocka_unit_test(test_erase_batch_enomem_before_any_edit),
                 cmocka_unit_test(test_erase_batch_one_probe_per_question),
                 cmocka_unit_test(test_erase_batch_probes_tell_hashes_apart),
+                cmocka_unit_test(test_erase_batch_scan_live_session_of_the_project),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
