@@ -452,7 +452,6 @@ static void erase_file_recheck(const Inventory *inv, const EraseIndex *ix, const
                 }
         for (size_t j = 0; j < f->n_items && !busy; j++) {
                 EraseItem *it = &items[f->items[j]];
-
                 bool asked = false;
 
                 if (it->r != 0)
