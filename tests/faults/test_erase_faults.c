@@ -275,7 +275,8 @@ typedef struct Probes {
 
 static void probes_setup(Probes *b, const char *id1, const char *h1) {
         _cleanup_free_ char *ta = NULL, *tb = NULL, *pa = NULL;
-        const char *ids[] = { A, id1, Y }, *hashes[] = { HA, h1, HB }, *dirs[] = { "pa", "pa", "pc" };
+        const char *ids[] = { A, id1, Y }, *hashes[] = { HA, h1, HB };
+        const char *dirs[] = { "pa", "pa", "pc" };
 
         *b = (Probes){};
         assert_int_equal(fixture_new(&b->root), 0);
@@ -371,10 +372,11 @@ static void test_erase_batch_probes_tell_hashes_apart(void **state) {
                 assert_int_equal(b.items[1 - round].r, -EAGAIN);
                 assert_non_null(strstr(b.items[1 - round].why, "(session busy)"));
                 assert_string_equal(b.items[round].why, b.items[1 - round].why);
-                assert_false(has_row_in(b.root, round ? "tmp/" HB "/logs.json" : "tmp/" HA "/logs.json",
-                                        round ? B : A));
-                assert_true(has_row_in(b.root, round ? "tmp/" HA "/logs.json" : "tmp/" HB "/logs.json",
-                                       round ? A : B));
+                const char *edited = round ? "tmp/" HB "/logs.json" : "tmp/" HA "/logs.json";
+                const char *kept = round ? "tmp/" HA "/logs.json" : "tmp/" HB "/logs.json";
+
+                assert_false(has_row_in(b.root, edited, round ? B : A));
+                assert_true(has_row_in(b.root, kept, round ? A : B));
                 assert_true(has_row_in(b.root, "projects/pa/session-organization.v1.json", A));
                 assert_true(has_row_in(b.root, "projects/pa/session-organization.v1.json", B));
                 probes_done(&b);
