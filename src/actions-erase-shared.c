@@ -97,7 +97,7 @@ void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *
          * after it, what each file lost is in its sessions' counts, journalled below also for a
          * session that failed */
         if (r >= 0 && n > 0)
-                r = erase_sessions_shared(c->inv, items, n, actions_step, c);
+                r = erase_sessions_shared(c->inv, &c->erase_index, items, n, actions_step, c);
         for (size_t i = 0; r < 0 && i < b->n; i++) {
                 ActionsBatchItem *it = &b->items[i];
 

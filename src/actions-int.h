@@ -9,6 +9,7 @@
 
 #include "actions.h"
 #include "coldstep.h"
+#include "erase.h"
 #include "journal.h"
 #include "live.h"
 #include "orphans.h"
@@ -43,6 +44,7 @@ typedef struct ActionsContext {
         size_t n_claim_names;
         struct UsageAhead *ahead; /* the salvages' lines, built ahead (usageahead.h), or NULL */
         struct ActionsLists *lists; /* a step's directory listings (actions-erase-list.c), or NULL */
+        struct EraseIndex *erase_index; /* the run's lookups of the shared-file edits (erase.h) */
 } ActionsContext;
 
 /* The group commit (actions_batch_*()): sessions of one tree are prepared (checked, their usage

@@ -510,6 +510,7 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
         for (size_t i = 0; i < p->inv->n_trees; i++)
                 actions_tree_done(&c.trees[i]);
         free(c.why);
+        erase_index_free(c.erase_index);
         free(c.trees);
         free(c.runtime_fds);
         if (ret_stats)

@@ -11,7 +11,8 @@ typedef struct EraseIds {
         unsigned *counts;
 } EraseIds;
 
-/* A splice of erase.h (erase_splice_logs(), erase_splice_org()) for every id of ids. */
+/* A splice of erase.h (erase_splice_logs(), erase_splice_org()) for every id of ids. ret NULL:
+ * only count (*ret_removed and ids->counts, exactly as the splice would), nothing is built. */
 typedef int (*EraseSpliceFn)(const char *text, size_t n, const EraseIds *ids, char **ret,
                              size_t *ret_size, unsigned *ret_removed);
 int erase_splice_logs_ids(const char *text, size_t n, const EraseIds *ids, char **ret,

@@ -31,16 +31,71 @@ static json_object *erase_parse(const char *s, size_t a, size_t b) {
         return o;
 }
 
-/* The index in ids of the string v (len bytes), or -1. */
-static ssize_t erase_ids_index(const EraseIds *ids, const char *v, size_t len) {
+/* One id of an EraseIds in EraseSet. */
+typedef struct EraseSetId {
+        const char *id;
+        size_t len;
+        size_t index; /* in EraseIds.ids */
+} EraseSetId;
+
+/* The ids of an EraseIds sorted by (length, bytes, index), so that each element of a file is
+ * looked up by bisection instead of compared with every id of the batch. */
+typedef struct EraseSet {
+        EraseSetId *v;
+        size_t n;
+} EraseSet;
+
+static int erase_set_cmp(const void *a, const void *b) {
+        const EraseSetId *x = a, *y = b;
+        int c;
+
+        if (x->len != y->len)
+                return x->len < y->len ? -1 : 1;
+        c = memcmp(x->id, y->id, x->len);
+        if (c != 0)
+                return c;
+        return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int erase_set_init(EraseSet *set, const EraseIds *ids) {
+        set->n = ids->n;
+        set->v = calloc(ids->n ? ids->n : 1, sizeof(EraseSetId));
+        if (!set->v)
+                return -ENOMEM;
         for (size_t i = 0; i < ids->n; i++)
-                if (strlen(ids->ids[i]) == len && memcmp(ids->ids[i], v, len) == 0)
-                        return (ssize_t)i;
+                set->v[i] = (EraseSetId){ .id = ids->ids[i], .len = strlen(ids->ids[i]),
+                                          .index = i };
+        if (set->n > 1)
+                qsort(set->v, set->n, sizeof(EraseSetId), erase_set_cmp);
+        return 0;
+}
+
+static void erase_set_done(EraseSet *set) {
+        free(set->v);
+        set->v = NULL;
+}
+
+/* The index in ids of the string v (len bytes), or -1: the first of ids equal to it, exactly
+ * (as Qwen compares). */
+static ssize_t erase_ids_index(const EraseSet *set, const char *v, size_t len) {
+        const EraseSetId key = { .id = v, .len = len, .index = 0 };
+        size_t lo = 0, hi = set->n;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (erase_set_cmp(&set->v[mid], &key) < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        if (lo < set->n && set->v[lo].len == len && memcmp(set->v[lo].id, v, len) == 0)
+                return (ssize_t)set->v[lo].index;
         return -1;
 }
 
 /* The index in ids of the member key text[a, b) (a JSON string), or -1. */
-static ssize_t erase_key_index(const char *s, size_t a, size_t b, const EraseIds *ids) {
+static ssize_t erase_key_index(const char *s, size_t a, size_t b, const EraseSet *ids) {
         json_object *o = erase_parse(s, a, b);
         ssize_t k = o && json_object_is_type(o, json_type_string)
                             ? erase_ids_index(ids, json_object_get_string(o),
@@ -64,7 +119,7 @@ static bool erase_key_is(const char *s, size_t a, size_t b, const char *key) {
 
 /* The index in ids of the "sessionId" of the array element text[a, b) when it is an object with
  * one (exactly, as Qwen compares), or -1. */
-static ssize_t erase_row_index(const char *s, size_t a, size_t b, const EraseIds *ids) {
+static ssize_t erase_row_index(const char *s, size_t a, size_t b, const EraseSet *ids) {
         json_object *o, *v = NULL;
         ssize_t k = -1;
 
@@ -143,11 +198,15 @@ static int erase_top(const char *text, size_t n, char want, EraseElem **ret, siz
 static int erase_logs_find(const char *text, size_t n, const EraseIds *ids, EraseElem **ret_e,
                            size_t *ret_ne, size_t *ret_open, size_t *ret_close, bool **ret_drop,
                            unsigned *ret_k) {
+        _cleanup_(erase_set_done) EraseSet set = {};
         bool *drop = NULL;
         unsigned k = 0;
         int r;
 
         r = erase_top(text, n, '[', ret_e, ret_ne, ret_open, ret_close);
+        if (r < 0)
+                return r;
+        r = erase_set_init(&set, ids);
         if (r < 0)
                 return r;
         if (ret_drop) {
@@ -156,7 +215,7 @@ static int erase_logs_find(const char *text, size_t n, const EraseIds *ids, Eras
                         return -ENOMEM;
         }
         for (size_t i = 0; i < *ret_ne; i++) {
-                ssize_t j = erase_row_index(text, (*ret_e)[i].start, (*ret_e)[i].end, ids);
+                ssize_t j = erase_row_index(text, (*ret_e)[i].start, (*ret_e)[i].end, &set);
                 bool is = j >= 0;
                 if (is && ids->counts)
                         ids->counts[j]++;
@@ -187,12 +246,18 @@ int erase_splice_logs_ids(const char *text, size_t n, const EraseIds *ids, char 
         unsigned k = 0;
         int r;
 
-        *ret = NULL;
-        *ret_size = 0;
+        if (ret) {
+                *ret = NULL;
+                *ret_size = 0;
+        }
         *ret_removed = 0;
-        r = erase_logs_find(text, n, ids, &e, &ne, &open, &close, &drop, &k);
+        r = erase_logs_find(text, n, ids, &e, &ne, &open, &close, ret ? &drop : NULL, &k);
         if (r < 0)
                 return r;
+        if (!ret) {
+                *ret_removed = k; /* the count alone: the same find as the edit's */
+                return 0;
+        }
         if (k == 0)
                 return 0;
         r = erase_rebuild(text, n, open, close, 0, e, ne, drop, ret, ret_size);
@@ -206,12 +271,15 @@ int erase_splice_org_ids(const char *text, size_t n, const EraseIds *ids, char *
                          size_t *ret_size, unsigned *ret_removed) {
         _cleanup_free_ EraseElem *top = NULL, *e = NULL;
         _cleanup_free_ bool *drop = NULL;
+        _cleanup_(erase_set_done) EraseSet set = {};
         size_t ntop = 0, ne = 0, open, close, end, sessions = SIZE_MAX;
         unsigned k = 0;
         int r;
 
-        *ret = NULL;
-        *ret_size = 0;
+        if (ret) {
+                *ret = NULL;
+                *ret_size = 0;
+        }
         *ret_removed = 0;
         r = erase_top(text, n, '{', &top, &ntop, &open, &close);
         if (r < 0)
@@ -227,15 +295,22 @@ int erase_splice_org_ids(const char *text, size_t n, const EraseIds *ids, char *
         r = json_elements(text, n, top[sessions].value, /* validate= */ false, &e, &ne, &end);
         if (r < 0)
                 return r;
+        r = erase_set_init(&set, ids);
+        if (r < 0)
+                return r;
         drop = calloc(ne ? ne : 1, sizeof(bool));
         if (!drop)
                 return -ENOMEM;
         for (size_t i = 0; i < ne; i++) {
-                ssize_t j = erase_key_index(text, e[i].start, e[i].key_end, ids);
+                ssize_t j = erase_key_index(text, e[i].start, e[i].key_end, &set);
                 drop[i] = j >= 0;
                 k += drop[i];
                 if (j >= 0 && ids->counts)
                         ids->counts[j]++;
+        }
+        if (!ret) {
+                *ret_removed = k; /* the count alone: the same find as the edit's */
+                return 0;
         }
         if (k == 0)
                 return 0;

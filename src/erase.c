@@ -139,25 +139,114 @@ static bool erase_same_project(const Session *a, const Session *s) {
                 (a->hash && s->hash && streq(a->hash, s->hash)));
 }
 
+/* One session of the inventory in EraseIndex.by_id. */
+typedef struct EraseKey {
+        uint32_t tree;
+        const char *id;
+        size_t index;
+} EraseKey;
+
+/* The lookups of the batches of one run into the inventory (erase.h), built once: every session
+ * by (tree, id ignoring case), for erase_elsewhere(); the sessions the scan found live, in the
+ * inventory's order, for the check of a project's live sessions. Both are the scan's facts, which
+ * do not change during the run; what can change since the scan is read afresh at each edit. */
+struct EraseIndex {
+        const Inventory *inv;
+        size_t n_sessions; /* inv->n_sessions when built */
+        EraseKey *by_id;
+        size_t *live;
+        size_t n_live;
+};
+
+static int erase_key_cmp(const void *a, const void *b) {
+        const EraseKey *x = a, *y = b;
+
+        if (x->tree != y->tree)
+                return x->tree < y->tree ? -1 : 1;
+        return ascii_strcasecmp(x->id, y->id);
+}
+
+EraseIndex *erase_index_free(EraseIndex *x) {
+        if (x) {
+                free(x->by_id);
+                free(x->live);
+                free(x);
+        }
+        return NULL;
+}
+
+/* *ix for inv: kept when it was built for inv, else built. 0 or -ENOMEM. */
+static int erase_index_get(const Inventory *inv, EraseIndex **ix) {
+        EraseIndex *x = *ix;
+        size_t n = inv->n_sessions;
+
+        if (x && x->inv == inv && x->n_sessions == n)
+                return 0;
+        *ix = x = erase_index_free(x);
+        x = calloc(1, sizeof(EraseIndex));
+        if (!x)
+                return -ENOMEM;
+        x->inv = inv;
+        x->n_sessions = n;
+        x->by_id = calloc(n ? n : 1, sizeof(EraseKey));
+        x->live = calloc(n ? n : 1, sizeof(size_t));
+        if (!x->by_id || !x->live) {
+                erase_index_free(x);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++) {
+                const Session *a = &inv->sessions[i];
+
+                x->by_id[i] = (EraseKey){ .tree = a->tree, .id = a->id, .index = i };
+                if (a->live)
+                        x->live[x->n_live++] = i;
+        }
+        if (n > 1)
+                qsort(x->by_id, n, sizeof(EraseKey), erase_key_cmp);
+        *ix = x;
+        return 0;
+}
+
 typedef struct EraseProject {
         const Inventory *inv;
+        const EraseIndex *ix;
         const Session *s;
 } EraseProject;
 
 /* live_project_busy()'s filter: is id a session of this tree found only in other projects? */
 static bool erase_elsewhere(const char *id, void *userdata) {
         const EraseProject *p = userdata;
+        const EraseIndex *x = p->ix;
+        const EraseKey key = { .tree = p->s->tree, .id = id };
+        size_t lo = 0, hi = x->n_sessions;
         bool other = false;
 
-        for (size_t i = 0; i < p->inv->n_sessions; i++) {
-                const Session *a = &p->inv->sessions[i];
-                if (a->tree != p->s->tree || !qwen_session_id_equal(a->id, id))
-                        continue;
-                if (erase_same_project(a, p->s))
+        if (!id)
+                return false;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (erase_key_cmp(&x->by_id[mid], &key) < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        for (; lo < x->n_sessions && erase_key_cmp(&x->by_id[lo], &key) == 0; lo++) {
+                if (erase_same_project(&p->inv->sessions[x->by_id[lo].index], p->s))
                         return false;
                 other = true;
         }
         return other;
+}
+
+/* Do two items ask live_project_busy() the same question (the same tree, chats/ and filter)? */
+static bool erase_same_probe(const EraseItem *a, const EraseItem *b) {
+        const Session *x = a->s, *y = b->s;
+
+        return a->chats_fd == b->chats_fd && x->tree == y->tree &&
+               (x->project_dir ? y->project_dir && streq(x->project_dir, y->project_dir)
+                               : !y->project_dir) &&
+               (x->hash ? y->hash && streq(x->hash, y->hash) : !y->hash);
 }
 
 static int erase_why(char **ret_why, int r, const char *fmt, ...) _printf_(3, 4);
@@ -244,11 +333,11 @@ static void erase_files_free(EraseFile *files, size_t n) {
 /* Which of f's items (still to do) have something in f: has[item] |= 1 (also when it cannot be
  * told: the edit reports it). One read of the file for all of them. */
 static int erase_file_has(const EraseFile *f, EraseItem *items, bool *has) {
-        _cleanup_free_ char *text = NULL, *out = NULL;
+        _cleanup_free_ char *text = NULL;
         _cleanup_free_ const char **ids = calloc(f->n_items ? f->n_items : 1, sizeof(char *));
         _cleanup_free_ unsigned *counts = calloc(f->n_items ? f->n_items : 1, sizeof(unsigned));
         struct stat st;
-        size_t n, n_out;
+        size_t n;
         unsigned k = 0;
         int r;
 
@@ -263,7 +352,7 @@ static int erase_file_has(const EraseFile *f, EraseItem *items, bool *has) {
                 ids[j] = items[f->items[j]].s->id;
         if (r >= 0) {
                 const EraseIds set = { .ids = ids, .n = f->n_items, .counts = counts };
-                r = f->splice(text, n, &set, &out, &n_out, &k);
+                r = f->splice(text, n, &set, NULL, NULL, &k);
         }
         for (size_t j = 0; j < f->n_items; j++)
                 if (r < 0 || counts[j] > 0)
@@ -278,6 +367,7 @@ typedef struct EraseScratch {
         const char **ids;
         unsigned *counts;
         size_t *which;
+        const EraseItem **probed; /* erase_file_recheck()'s probes that found nothing live */
 } EraseScratch;
 
 /* The edit of f for its items still to do (r == 0): one read, splice and write for all of them;
@@ -320,9 +410,9 @@ static void erase_file_edit(const EraseFile *f, EraseItem *items, const EraseScr
 
 /* Whether a Qwen process of item it's project may be live (live_project_busy()): 0 when none
  * is, else it->why set and -EAGAIN (or the -errno that kept it from telling). */
-static int erase_project_live(const Inventory *inv, EraseItem *it) {
+static int erase_project_live(const Inventory *inv, const EraseIndex *ix, EraseItem *it) {
         const Session *s = it->s;
-        EraseProject proj = { .inv = inv, .s = s };
+        EraseProject proj = { .inv = inv, .ix = ix, .s = s };
         _cleanup_free_ char *busy = NULL;
         int k;
 
@@ -343,9 +433,13 @@ static int erase_project_live(const Inventory *inv, EraseItem *it) {
  * a process may have started since (or one session was found busy after another's check
  * passed). When one of the file's sessions was found busy (or met a write in another file),
  * or one still taking part may be live now (each is checked again: an organization file's
- * sessions can belong to projects of different hashes), none of them takes part. */
-static void erase_file_recheck(const Inventory *inv, const EraseFile *f, EraseItem *items) {
+ * sessions can belong to projects of different hashes), none of them takes part. The sessions
+ * that ask live_project_busy() the same question (erase_same_probe(): mostly all of a file's)
+ * are answered by one probe, taken now. */
+static void erase_file_recheck(const Inventory *inv, const EraseIndex *ix, const EraseFile *f,
+                               EraseItem *items, const EraseScratch *sc) {
         EraseItem *busy = NULL;
+        size_t n_probed = 0;
         int k = 0;
 
         if (f->dir_fd < 0)
@@ -358,14 +452,20 @@ static void erase_file_recheck(const Inventory *inv, const EraseFile *f, EraseIt
                 }
         for (size_t j = 0; j < f->n_items && !busy; j++) {
                 EraseItem *it = &items[f->items[j]];
+                bool asked = false;
 
                 if (it->r != 0)
                         continue;
-                k = erase_project_live(inv, it);
+                for (size_t q = 0; q < n_probed && !asked; q++)
+                        asked = erase_same_probe(sc->probed[q], it);
+                if (asked)
+                        continue; /* the same question found nothing live a moment ago */
+                k = erase_project_live(inv, ix, it);
                 if (k != 0) {
                         it->r = k;
                         busy = it;
-                }
+                } else
+                        sc->probed[n_probed++] = it;
         }
         if (!busy)
                 return;
@@ -377,19 +477,61 @@ static void erase_file_recheck(const Inventory *inv, const EraseFile *f, EraseIt
         }
 }
 
-int erase_sessions_shared(const Inventory *inv, EraseItem *items, size_t n, EraseStepFn step,
-                          void *userdata) {
+/* The check of erase_sessions_shared() before any edit, of each item that has something in the
+ * files: no session of its project was live at the scan (the first in the inventory's order is
+ * named), and live_project_busy() finds none now (one probe for the items that ask it the same
+ * question; the others take its answer). probed: scratch for n items. */
+static void erase_items_check(const Inventory *inv, const EraseIndex *ix, EraseItem *items,
+                              size_t n, const bool *has, size_t *probed) {
+        size_t n_probed = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                EraseItem *it = &items[i];
+                const Session *s = it->s;
+                const EraseItem *asked = NULL;
+
+                if (!has[i])
+                        continue;
+                for (size_t j = 0; it->r == 0 && j < ix->n_live; j++) {
+                        const Session *a = &inv->sessions[ix->live[j]];
+                        if (a != s && erase_same_project(a, s))
+                                it->r = erase_why(&it->why, -EAGAIN,
+                                                  "session %s of the project is in use: its "
+                                                  "shared files are not edited now",
+                                                  a->id);
+                }
+                if (it->r != 0)
+                        continue;
+                for (size_t q = 0; q < n_probed && !asked; q++)
+                        if (erase_same_probe(&items[probed[q]], it))
+                                asked = &items[probed[q]];
+                if (!asked) {
+                        it->r = erase_project_live(inv, ix, it);
+                        probed[n_probed++] = i;
+                } else if (asked->r != 0)
+                        it->r = asked->why ? erase_why(&it->why, asked->r, "%s", asked->why)
+                                           : asked->r;
+        }
+}
+
+int erase_sessions_shared(const Inventory *inv, EraseIndex **index, EraseItem *items, size_t n,
+                          EraseStepFn step, void *userdata) {
         _cleanup_free_ bool *has = calloc(n ? n : 1, sizeof(bool));
         _cleanup_free_ const char **ids = calloc(n ? n : 1, sizeof(char *));
         _cleanup_free_ unsigned *counts = calloc(n ? n : 1, sizeof(unsigned));
         _cleanup_free_ size_t *which = calloc(n ? n : 1, sizeof(size_t));
-        const EraseScratch sc = { .ids = ids, .counts = counts, .which = which };
+        _cleanup_free_ const EraseItem **probed = calloc(n ? n : 1, sizeof(EraseItem *));
+        const EraseScratch sc = { .ids = ids, .counts = counts, .which = which, .probed = probed };
+        EraseIndex *own = NULL, **ix = index ? index : &own;
         EraseFile *logs = NULL, *org = NULL;
         size_t n_logs = 0, n_org = 0;
         int r = 0;
 
-        if (!has || !ids || !counts || !which)
+        if (!has || !ids || !counts || !which || !probed)
                 return -ENOMEM;
+        r = erase_index_get(inv, ix);
+        if (r < 0)
+                return r;
         for (size_t i = 0; i < n; i++) {
                 EraseItem *it = &items[i];
 
@@ -414,23 +556,7 @@ int erase_sessions_shared(const Inventory *inv, EraseItem *items, size_t n, Eras
         if (r < 0)
                 goto finish;
 
-        for (size_t i = 0; i < n; i++) {
-                EraseItem *it = &items[i];
-                const Session *s = it->s;
-
-                if (!has[i])
-                        continue;
-                for (size_t j = 0; it->r == 0 && j < inv->n_sessions; j++) {
-                        const Session *a = &inv->sessions[j];
-                        if (a != s && a->live && erase_same_project(a, s))
-                                it->r = erase_why(&it->why, -EAGAIN,
-                                                  "session %s of the project is in use: its "
-                                                  "shared files are not edited now",
-                                                  a->id);
-                }
-                if (it->r == 0)
-                        it->r = erase_project_live(inv, it);
-        }
+        erase_items_check(inv, *ix, items, n, has, which);
         /* the sessions without anything in them take no part in the edits */
         for (size_t i = 0; i < n; i++)
                 if (!has[i] && items[i].r == 0)
@@ -438,13 +564,13 @@ int erase_sessions_shared(const Inventory *inv, EraseItem *items, size_t n, Eras
         /* from here on nothing fails the batch: each file is written whole or not at all, and
          * what it lost is in its sessions' counts */
         for (size_t j = 0; j < n_logs; j++) {
-                erase_file_recheck(inv, &logs[j], items);
+                erase_file_recheck(inv, *ix, &logs[j], items, &sc);
                 erase_file_edit(&logs[j], items, &sc,
                                 logs[j].dir_fd < 0 ? "tmp/<hash>/" : ERASE_LOGS_FILE,
                                 offsetof(EraseDone, log_rows), step, userdata);
         }
         for (size_t j = 0; j < n_org; j++) {
-                erase_file_recheck(inv, &org[j], items);
+                erase_file_recheck(inv, *ix, &org[j], items, &sc);
                 erase_file_edit(&org[j], items, &sc,
                                 org[j].dir_fd < 0 ? "the project directory" : ERASE_ORG_FILE,
                                 offsetof(EraseDone, org_entries), step, userdata);
@@ -455,5 +581,6 @@ int erase_sessions_shared(const Inventory *inv, EraseItem *items, size_t n, Eras
 finish:
         erase_files_free(logs, n_logs);
         erase_files_free(org, n_org);
+        erase_index_free(own);
         return r;
 }

@@ -51,6 +51,15 @@ typedef struct EraseDone {
         unsigned org_entries; /* entries of projects/<dir>/session-organization.v1.json */
 } EraseDone;
 
+/* What erase_sessions_shared() looks up in the inventory of a run (the scan's facts: which
+ * sessions have an id, which were live), built by its first batch into *index and kept for the
+ * next ones (built again for another inventory); index NULL: built for the one call. */
+typedef struct EraseIndex EraseIndex;
+EraseIndex *erase_index_free(EraseIndex *x); /* accepts NULL, returns NULL */
+static inline void erase_index_freep(EraseIndex **x) {
+        erase_index_free(*x);
+}
+
 /* One session of erase_sessions_shared(). In: s; chats_fd, its chats/; tmp_fd and pdir_fd,
  * R/tmp/<hash>/ and R/projects/<dir>/ opened below the tree (fs_open_path()), -ENOENT when there
  * is no such directory, other -errno when it cannot be opened (reported when an edit is due); the
@@ -70,9 +79,11 @@ typedef struct EraseItem {
 /* The shared-file part of deleting the n sessions of a batch (one tree; their transcripts still
  * there): each shared file is read once to find which of them have something in it; for each of
  * those, proof that no Qwen process of its project is live (the scan's liveness of every session
- * of the same project directory or hash, then live_project_busy() afresh); then their rows out of
- * each tmp/<hash>/logs.json and their entries out of each session-organization.v1.json, each file
- * edited once (one splice, temp file, fsync, re-read, rename, directory fsync) for all of them.
+ * of the same project directory or hash, then live_project_busy() afresh, one probe for the
+ * sessions that ask it the same question, and again right before each file is edited); then
+ * their rows out of each tmp/<hash>/logs.json and their entries out of each
+ * session-organization.v1.json, each file edited once (one splice, temp file, fsync, re-read,
+ * rename, directory fsync) for all of them.
  * The edits happen where one session's did (after the batch's pending-delete markers, before any
  * transcript goes), so a crash anywhere converges the same way: the next run drops the markers of
  * sessions whose transcripts are still there and deletes them again, finding nothing more of them
@@ -81,8 +92,8 @@ typedef struct EraseItem {
  * file lost on disk is counted in its sessions' done, also when the session then fails (the
  * directory's fsync after the rename, or its other file). Returns 0, or -ENOMEM before any file
  * was written (every file as it was; nothing reliable in items). */
-int erase_sessions_shared(const Inventory *inv, EraseItem *items, size_t n, EraseStepFn step,
-                          void *userdata);
+int erase_sessions_shared(const Inventory *inv, EraseIndex **index, EraseItem *items, size_t n,
+                          EraseStepFn step, void *userdata);
 
 /* Qwen's reviewSessionDirName(id): sanitizeFilenameComponent(id) + "-" + sha256(id)[0..8). */
 char *erase_review_dir_name(const char *id);

@@ -95,11 +95,21 @@ int __wrap_fsync(int fd) {
         return __real_fsync(fd);
 }
 
-/* No Qwen process is live (the liveness itself is test_live's). */
+/* No Qwen process is live (the liveness itself is test_live's), unless busy_id is set: then a
+ * process of session busy_id is, which counts for every project but those the batch's filter
+ * (elsewhere) says it belongs to only. Each call counts a probe. */
+static const char *busy_id;
+static unsigned n_probes;
+
 int __wrap_live_project_busy(const Tree *t, int chats_fd,
                              bool (*elsewhere)(const char *id, void *userdata), void *userdata,
                              char **ret_reason) {
+        n_probes++;
         *ret_reason = NULL;
+        if (busy_id && !elsewhere(busy_id, userdata)) {
+                *ret_reason = strdup("session busy");
+                return *ret_reason ? 1 : -ENOMEM;
+        }
         return 0;
 }
 
@@ -168,13 +178,17 @@ static void batch_done(Batch *b) {
         b->root = fixture_free(b->root);
 }
 
-/* Does the file rel still hold a row of id? */
-static bool has_row(const Batch *b, const char *rel, const char *id) {
+/* Does the file rel under root still hold a row (or entry) of id? */
+static bool has_row_in(const char *root, const char *rel, const char *id) {
         _cleanup_free_ char *text = NULL;
         size_t n;
 
-        assert_int_equal(fixture_read(b->root, rel, &text, &n), 0);
+        assert_int_equal(fixture_read(root, rel, &text, &n), 0);
         return strstr(text, id) != NULL;
+}
+
+static bool has_row(const Batch *b, const char *rel, const char *id) {
+        return has_row_in(b->root, rel, id);
 }
 
 /* Out of memory right after the first file of the batch was renamed into place: that file's rows
@@ -188,7 +202,7 @@ static void test_erase_batch_enomem_after_an_edit(void **state) {
 
         (void)state;
         batch_setup(&b);
-        r = erase_sessions_shared(&b.inv, b.items, 2, arm_on_step, &arm);
+        r = erase_sessions_shared(&b.inv, NULL, b.items, 2, arm_on_step, &arm);
         fail_alloc = false;
 
         assert_int_equal(arm.steps, 1);
@@ -212,7 +226,7 @@ static void test_erase_batch_dir_fsync_fails_after_rename(void **state) {
 
         (void)state;
         batch_setup(&b);
-        r = erase_sessions_shared(&b.inv, b.items, 1, arm_on_step, &arm);
+        r = erase_sessions_shared(&b.inv, NULL, b.items, 1, arm_on_step, &arm);
         fail_dir_fsync = false;
 
         assert_int_equal(r, 0);
@@ -232,7 +246,7 @@ static void test_erase_batch_enomem_before_any_edit(void **state) {
         (void)state;
         batch_setup(&b);
         fail_alloc = true;
-        r = erase_sessions_shared(&b.inv, b.items, 2, NULL, NULL);
+        r = erase_sessions_shared(&b.inv, NULL, b.items, 2, NULL, NULL);
         fail_alloc = false;
 
         assert_int_equal(r, -ENOMEM);
@@ -241,11 +255,164 @@ static void test_erase_batch_enomem_before_any_edit(void **state) {
         batch_done(&b);
 }
 
+/* ---------------------------------------------------------------- the liveness probes */
+
+#define A2 "dddddddd-dddd-4ddd-8ddd-dddddddddddd"
+#define Y "eeeeeeee-eeee-4eee-8eee-eeeeeeeeeeee"
+#define Y_UPPER "EEEEEEEE-EEEE-4EEE-8EEE-EEEEEEEEEEEE"
+#define ORG(id1, id2) "{\n  \"sessions\": {\n    \"" id1 "\": {},\n    \"" id2 "\": {}\n  }\n}"
+
+/* Sessions s[0] and s[1] of project pa (projects/pa/, its organisation file with both), s[0] of
+ * hash HA, s[1] of hash h1; s[2] (no item) of project pc and hash HB. */
+typedef struct Probes {
+        char *root;
+        Tree tree;
+        Session s[3];
+        Inventory inv;
+        EraseItem items[2];
+        int chats_fd, pdir_fd;
+} Probes;
+
+static void probes_setup(Probes *b, const char *id1, const char *h1) {
+        _cleanup_free_ char *ta = NULL, *tb = NULL, *pa = NULL;
+        const char *ids[] = { A, id1, Y }, *hashes[] = { HA, h1, HB };
+        const char *dirs[] = { "pa", "pa", "pc" };
+
+        *b = (Probes){};
+        assert_int_equal(fixture_new(&b->root), 0);
+        if (streq(h1, HA))
+                assert_int_equal(fixture_write(b->root, "tmp/" HA "/logs.json", LOGS(A, A2)), 0);
+        else {
+                assert_int_equal(fixture_write(b->root, "tmp/" HA "/logs.json", LOGS(A, X)), 0);
+                assert_int_equal(fixture_write(b->root, "tmp/" HB "/logs.json", LOGS(X, B)), 0);
+        }
+        assert_int_equal(fixture_write(b->root, "projects/pa/session-organization.v1.json",
+                                       streq(h1, HA) ? ORG(A, A2) : ORG(A, B)),
+                         0);
+        ta = fixture_path(b->root, "tmp/" HA);
+        tb = fixture_path(b->root, streq(h1, HA) ? "tmp/" HA : "tmp/" HB);
+        pa = fixture_path(b->root, "projects/pa");
+        b->chats_fd = open(b->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        b->pdir_fd = open(pa, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(b->chats_fd >= 0 && b->pdir_fd >= 0);
+        for (size_t i = 0; i < 3; i++) {
+                strcpy(b->s[i].id, ids[i]);
+                b->s[i].hash = (char *)hashes[i];
+                b->s[i].project_dir = (char *)dirs[i];
+        }
+        b->inv = (Inventory){ .trees = &b->tree, .n_trees = 1, .sessions = b->s, .n_sessions = 3 };
+        b->items[0] = (EraseItem){ .s = &b->s[0], .chats_fd = b->chats_fd, .pdir_fd = b->pdir_fd,
+                                   .tmp_fd = open(ta, O_RDONLY | O_DIRECTORY | O_CLOEXEC) };
+        b->items[1] = (EraseItem){ .s = &b->s[1], .chats_fd = b->chats_fd, .pdir_fd = b->pdir_fd,
+                                   .tmp_fd = streq(h1, HA) ? b->items[0].tmp_fd
+                                                           : open(tb, O_RDONLY | O_DIRECTORY |
+                                                                              O_CLOEXEC) };
+        assert_true(b->items[0].tmp_fd >= 0 && b->items[1].tmp_fd >= 0);
+        n_probes = 0;
+        busy_id = NULL;
+}
+
+static void probes_done(Probes *b) {
+        if (b->items[1].tmp_fd != b->items[0].tmp_fd)
+                safe_close(b->items[1].tmp_fd);
+        safe_close(b->items[0].tmp_fd);
+        for (size_t i = 0; i < 2; i++)
+                free(b->items[i].why);
+        safe_close(b->pdir_fd);
+        safe_close(b->chats_fd);
+        b->root = fixture_free(b->root);
+        busy_id = NULL;
+}
+
+/* Two sessions of one project (one hash, one chats/): they ask live_project_busy() the same
+ * question, so it is asked once before the edits and once right before each file's edit (not
+ * once per session each time); both files edited. */
+static void test_erase_batch_one_probe_per_question(void **state) {
+        _cleanup_free_ char *org = NULL;
+        Probes b;
+        size_t n;
+
+        (void)state;
+        probes_setup(&b, A2, HA);
+        assert_int_equal(erase_sessions_shared(&b.inv, NULL, b.items, 2, NULL, NULL), 0);
+        assert_int_equal(n_probes, 3); /* before the edits, before logs.json, before the org file */
+        for (size_t i = 0; i < 2; i++) {
+                assert_int_equal(b.items[i].r, 0);
+                assert_int_equal(b.items[i].done.log_rows, 1);
+                assert_int_equal(b.items[i].done.org_entries, 1);
+        }
+        assert_int_equal(fixture_read(b.root, "projects/pa/session-organization.v1.json", &org, &n),
+                         0);
+        assert_string_equal(org, "{\n  \"sessions\": {}\n}");
+        probes_done(&b);
+}
+
+/* Two sessions of one project directory but of different hashes (their organisation file is one,
+ * their logs.json two): they ask different questions, each answered by its own probe. A process
+ * of Y (named in another case), a session of B's hash only, makes B's project busy and not A's:
+ * A's logs.json is edited, B's is not, and their common organisation file is not (B was found
+ * busy); the reason is B's, also for A. Then Y of A's hash instead, with the index the first
+ * call built kept (a run's): the other way round. */
+static void test_erase_batch_probes_tell_hashes_apart(void **state) {
+        _cleanup_(erase_index_freep) EraseIndex *ix = NULL;
+        Probes b;
+
+        (void)state;
+        for (int round = 0; round < 2; round++) {
+                probes_setup(&b, B, HB);
+                if (round == 1)
+                        b.s[2].hash = (char *)HA; /* Y now of A's hash: A busy, not B */
+                busy_id = Y_UPPER;
+                assert_int_equal(erase_sessions_shared(&b.inv, &ix, b.items, 2, NULL, NULL), 0);
+                assert_non_null(ix);
+                assert_int_equal(n_probes, 3); /* A, B; A again before its logs.json */
+                assert_int_equal(b.items[round].done.log_rows, 1);
+                assert_int_equal(b.items[round].r, -EAGAIN);
+                assert_int_equal(b.items[1 - round].done.log_rows, 0);
+                assert_int_equal(b.items[1 - round].r, -EAGAIN);
+                assert_non_null(strstr(b.items[1 - round].why, "(session busy)"));
+                assert_string_equal(b.items[round].why, b.items[1 - round].why);
+                const char *edited = round ? "tmp/" HB "/logs.json" : "tmp/" HA "/logs.json";
+                const char *kept = round ? "tmp/" HA "/logs.json" : "tmp/" HB "/logs.json";
+
+                assert_false(has_row_in(b.root, edited, round ? B : A));
+                assert_true(has_row_in(b.root, kept, round ? A : B));
+                assert_true(has_row_in(b.root, "projects/pa/session-organization.v1.json", A));
+                assert_true(has_row_in(b.root, "projects/pa/session-organization.v1.json", B));
+                probes_done(&b);
+        }
+}
+
+/* The scan found Y (of B's hash, another project directory) live: B is not edited, named for Y
+ * (no probe asked for it), A is (its logs.json; their organisation file is not, as B is busy). */
+static void test_erase_batch_scan_live_session_of_the_project(void **state) {
+        Probes b;
+
+        (void)state;
+        probes_setup(&b, B, HB);
+        b.s[2].live = LIVE_CLAIM;
+        assert_int_equal(erase_sessions_shared(&b.inv, NULL, b.items, 2, NULL, NULL), 0);
+        assert_int_equal(n_probes, 2); /* A before the edits, A before its logs.json */
+        assert_int_equal(b.items[1].r, -EAGAIN);
+        assert_string_equal(b.items[1].why, "session " Y " of the project is in use: its shared "
+                                            "files are not edited now");
+        assert_int_equal(b.items[0].r, -EAGAIN);
+        assert_string_equal(b.items[0].why, b.items[1].why);
+        assert_int_equal(b.items[0].done.log_rows, 1);
+        assert_int_equal(b.items[1].done.log_rows, 0);
+        assert_true(has_row_in(b.root, "tmp/" HB "/logs.json", B));
+        assert_true(has_row_in(b.root, "projects/pa/session-organization.v1.json", A));
+        probes_done(&b);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_erase_batch_enomem_after_an_edit),
                 cmocka_unit_test(test_erase_batch_dir_fsync_fails_after_rename),
                 cmocka_unit_test(test_erase_batch_enomem_before_any_edit),
+                cmocka_unit_test(test_erase_batch_one_probe_per_question),
+                cmocka_unit_test(test_erase_batch_probes_tell_hashes_apart),
+                cmocka_unit_test(test_erase_batch_scan_live_session_of_the_project),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "erase.h"
+#include "erase-int.h"
 #include "macro.h"
 
 #define A "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa"
@@ -127,6 +128,63 @@ static void test_erase_count_logs(void **state) {
         assert_int_equal(erase_count_logs("[", 1, A, &k), -EBADMSG);
 }
 
+/* A batch's splice (several ids at once): each element counts for the first of the ids equal to
+ * its own exactly (not ignoring case, not a prefix; an id given twice counts once), the count
+ * alone (ret NULL) is what the splice removes, and the text is what one splice per id makes. */
+static void test_erase_splice_ids_of_a_batch(void **state) {
+        static const char logs[] = "[\n  {\"sessionId\": \"a\"},\n  {\"sessionId\": \"ab\"},\n"
+                                   "  {\"sessionId\": \"b\"},\n  {\"sessionId\": \"a\"},\n"
+                                   "  {\"x\": 1},\n  {\"sessionId\": \"A\"},\n"
+                                   "  {\"sessionId\": \"abc\"}\n]";
+        static const char logs_left[] = "[\n  {\"x\": 1},\n  {\"sessionId\": \"A\"},\n"
+                                        "  {\"sessionId\": \"abc\"}\n]";
+        static const char org[] = "{\n  \"sessions\": {\n    \"b\": {},\n    \"a\": {},\n"
+                                  "    \"ab\": {},\n    \"B\": {}\n  }\n}";
+        static const char org_left[] = "{\n  \"sessions\": {\n    \"B\": {}\n  }\n}";
+        const char *ids[] = { "ab", "a", "zz", "a", "b" };
+        const unsigned want_logs[] = { 1, 2, 0, 0, 1 }, want_org[] = { 1, 1, 0, 0, 1 };
+        unsigned counts[ELEMENTSOF(ids)], k = 0;
+        const EraseIds set = { .ids = ids, .n = ELEMENTSOF(ids), .counts = counts };
+        char *out = NULL;
+        size_t n = 0;
+
+        (void)state;
+        for (int pass = 0; pass < 2; pass++) {
+                bool count_only = pass == 0;
+
+                memset(counts, 0, sizeof counts);
+                assert_int_equal(erase_splice_logs_ids(logs, strlen(logs), &set,
+                                                       count_only ? NULL : &out,
+                                                       count_only ? NULL : &n, &k),
+                                 0);
+                assert_int_equal(k, 4);
+                for (size_t i = 0; i < ELEMENTSOF(ids); i++)
+                        assert_int_equal(counts[i], want_logs[i]);
+                if (!count_only) {
+                        assert_non_null(out);
+                        assert_int_equal(n, strlen(logs_left));
+                        assert_string_equal(out, logs_left);
+                        free(out);
+                        out = NULL;
+                }
+
+                memset(counts, 0, sizeof counts);
+                assert_int_equal(erase_splice_org_ids(org, strlen(org), &set,
+                                                      count_only ? NULL : &out,
+                                                      count_only ? NULL : &n, &k),
+                                 0);
+                assert_int_equal(k, 3);
+                for (size_t i = 0; i < ELEMENTSOF(ids); i++)
+                        assert_int_equal(counts[i], want_org[i]);
+                if (!count_only) {
+                        assert_non_null(out);
+                        assert_string_equal(out, org_left);
+                        free(out);
+                        out = NULL;
+                }
+        }
+}
+
 /* reviewSessionDirName() of Qwen (node: sha256 of the id, first 8 hex digits) */
 static void test_erase_review_dir_name(void **state) {
         _cleanup_free_ char *n = erase_review_dir_name("df25afd1-db41-477e-87bb-98d273af1115");
@@ -142,6 +200,7 @@ int main(void) {
                 cmocka_unit_test(test_erase_logs_refuses_what_json_parse_refuses),
                 cmocka_unit_test(test_erase_org_entry),
                 cmocka_unit_test(test_erase_count_logs),
+                cmocka_unit_test(test_erase_splice_ids_of_a_batch),
                 cmocka_unit_test(test_erase_review_dir_name),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
