@@ -438,7 +438,6 @@ static void test_actions_erase_rechecks_project_before_each_file(void **state) {
         erase_test_set_hook(erase_start_qwen_hook, t);
         assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
         erase_test_set_hook(NULL, NULL);
-        { char *dbg = test_read_rel(t->root, "journal.log"); fprintf(stderr, "DBG %s\n", dbg); free(dbg); }
         assert_int_equal(st.n_deleted, 0);
         assert_int_equal(st.n_skipped, 2);
         org = test_read_rel(t->qwen, ORG_PATH);
