@@ -23,7 +23,8 @@
  * project has its own runtime root: R = G here); QWEN_HOME / QWEN_RUNTIME_DIR that newer Qwen
  * takes from ~/.env or G/.env (preResolveHomeEnvOverrides()); per-request (ACP/daemon
  * async-context) runtime dirs and newer versions' pinned managed-workspace roots. A settings
- * path that is no regular file of at most 4 MiB (a directory, a FIFO) is not read. */
+ * path stat() finds that is no regular file of at most 4 MiB (a directory, a FIFO, a device)
+ * is not read, and R is unknown: Qwen would read it (or fail, or hang). */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -132,6 +133,24 @@ static char *roots_defaults_path(const char *system) {
         return strprintf("%.*s/%s", (int)(slash - system), system, SETTINGS_SYSTEM_DEFAULTS_NAME);
 }
 
+/* Why settings_read_file() did not give a file's object. */
+static const char *roots_file_error(int r) {
+        switch (r) {
+        case -EBADMSG:
+                return "no JSON object once its comments are stripped";
+        case -EISDIR:
+                return "a directory, not read";
+        case SETTINGS_NOT_REGULAR:
+                return "no regular file, not read";
+        case -EFBIG:
+                return "larger than 4 MiB, not read";
+        case -ESTALE:
+                return "it changed while read";
+        default:
+                return errno_to_string(r);
+        }
+}
+
 static int roots_undetermined(char **ret_why, const char *fmt, ...) _printf_(2, 3);
 static int roots_undetermined(char **ret_why, const char *fmt, ...) {
         va_list ap;
@@ -187,8 +206,7 @@ static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_
                                 "the %s file '%s' cannot be used as Qwen reads it (%s), so the "
                                 "runtime directory is not known",
                                 roots_file_kind[f], paths[f],
-                                r == -EBADMSG ? "no JSON object once its comments are stripped" :
-                                                errno_to_string(r));
+                                roots_file_error(r));
                 if (!doc)
                         continue;
                 if (!json_object_object_get_ex(doc, "advanced", &adv)) {

@@ -110,27 +110,38 @@ void settings_strip_comments(char *s, size_t n) {
 }
 
 int settings_read_file(const char *path, struct json_object **ret) {
-        _cleanup_close_ int fd = -EBADF;
+        _cleanup_close_ int pfd = -EBADF, fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
         struct json_object *o = NULL;
-        struct stat st;
+        struct stat st, st2;
         size_t len = 0;
         int r;
 
         *ret = NULL;
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-        if (fd < 0) {
-                int e = errno;
-                /* Qwen reads a file that fs.existsSync() (a stat) finds: one it cannot stat is
-                 * none (missing, a symlink loop); one it finds but cannot read is an error */
-                if (stat(path, &st) < 0)
-                        return 0;
-                return -e;
-        }
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode) || st.st_size > SETTINGS_MAX)
+        /* Qwen reads a file that fs.existsSync() (a stat) finds: one stat() does not find is
+         * none (missing, a symlink loop, a parent it may not search); anything it finds is
+         * read by Qwen, so one qgc does not read is an error, never "no file" */
+        if (stat(path, &st) < 0)
                 return 0;
+        /* look before opening for reading: a FIFO or a device is never opened to be read */
+        pfd = open(path, O_PATH | O_CLOEXEC);
+        if (pfd < 0)
+                return errno == ENOENT ? -ESTALE : -errno;
+        if (fstat(pfd, &st) < 0)
+                return -errno;
+        if (S_ISDIR(st.st_mode))
+                return -EISDIR;
+        if (!S_ISREG(st.st_mode))
+                return SETTINGS_NOT_REGULAR;
+        if (st.st_size > SETTINGS_MAX)
+                return -EFBIG;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st2) < 0)
+                return -errno;
+        if (st2.st_dev != st.st_dev || st2.st_ino != st.st_ino)
+                return -ESTALE; /* replaced between the two opens */
         buf = malloc((size_t)st.st_size + 1);
         if (!buf)
                 return -ENOMEM;
@@ -146,7 +157,7 @@ int settings_read_file(const char *path, struct json_object **ret) {
                 len += (size_t)k;
         }
         if (len > (size_t)st.st_size)
-                return 0; /* grew past its size while read: no file of sane size */
+                return -ESTALE; /* grew past its size while read */
         settings_strip_comments(buf, len);
         r = json_parse(buf, len, &o);
         if (r < 0)

@@ -4,6 +4,7 @@
  * advanced.runtimeOutputDir from them. */
 #pragma once
 
+#include <errno.h>
 #include <stddef.h>
 
 struct json_object;
@@ -19,11 +20,15 @@ struct json_object;
  * block comment runs to the end. */
 void settings_strip_comments(char *s, size_t n);
 
+/* A settings path that is neither a regular file nor a directory (a FIFO, a device, a socket):
+ * never opened for reading. */
+#define SETTINGS_NOT_REGULAR (-ENODEV)
+
 /* One settings file as Qwen reads it. Returns 0 with *ret the object, 0 with *ret NULL when
- * there is no file (none that stat() finds, as fs.existsSync()) or it is no regular file of at
- * most 4 MiB (a directory, a FIFO: not read, as before), -EBADMSG when Qwen could not use it
- * (not JSON after stripping the comments, or not an object), -errno when it exists but cannot
- * be read, -ENOMEM. */
+ * there is no file (none that stat() finds, as fs.existsSync()), -EBADMSG when Qwen could not
+ * use it (not JSON after stripping the comments, or not an object), -EISDIR (a directory),
+ * SETTINGS_NOT_REGULAR, -EFBIG (over 4 MiB), -ESTALE (changed or grew while read) or another
+ * -errno when it exists but qgc does not read it, -ENOMEM. */
 int settings_read_file(const char *path, struct json_object **ret);
 
 /* resolveEnvVarsInString() (packages/cli/src/utils/envVarResolver.ts): each "$NAME" (NAME of

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -323,16 +324,32 @@ static void test_roots_settings_paths(void **state) {
                 assert_string_equal(t.runtime_dir, "/named");
         }
         {
-                /* the system file as a directory is not read (as a user settings.json that is
-                 * none: test_roots); the defaults beside it still are */
-                _cleanup_(tree_done) Tree t = {};
-                _cleanup_free_ char *dir = fixture_path(root, "other");
+                /* a settings path stat() finds but qgc does not read (a directory, a FIFO, a
+                 * device, over 4 MiB) is no "no file": Qwen reads it (or fails, or hangs), so
+                 * R is unknown and the reason names the file */
                 _cleanup_free_ char *dsys = fixture_path(root, "other/sub");
-                RootsOptions o = { .home = home, .system_settings = dsys, .system_defaults = "" };
+                _cleanup_free_ char *fifo = fixture_path(root, "fifo.json");
+                _cleanup_free_ char *big = fixture_path(root, "big.json");
+                _cleanup_free_ char *text = malloc(4 * 1024 * 1024 + 2);
+                const char *paths[] = { dsys, fifo, "/dev/null", big };
                 assert_int_equal(fixture_mkdir(root, "other/sub"), 0);
-                assert_int_equal(roots_resolve_opts(&o, &t, NULL), 0);
-                assert_string_equal(t.runtime_dir, "/beside");
-                (void)dir;
+                assert_int_equal(mkfifo(fifo, 0600), 0);
+                assert_non_null(text);
+                memset(text, ' ', 4 * 1024 * 1024 + 1);
+                text[0] = '{';
+                text[4 * 1024 * 1024] = '}';
+                text[4 * 1024 * 1024 + 1] = 0;
+                assert_int_equal(fixture_write(root, "big.json", text), 0);
+                for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+                        _cleanup_(tree_done) Tree t = {};
+                        _cleanup_free_ char *why = NULL;
+                        RootsOptions o = { .home = home, .system_settings = paths[i],
+                                           .system_defaults = "" };
+                        assert_int_equal(roots_resolve_opts(&o, &t, &why), ROOTS_UNDETERMINED);
+                        assert_non_null(why);
+                        assert_non_null(strstr(why, paths[i]));
+                        assert_non_null(strstr(why, "not read"));
+                }
         }
 }
 
