@@ -17,10 +17,15 @@
  * that file's settings, so sessions started before may use any value; unreadable), a truthy
  * value that is no string (Qwen cannot start with it), a variable qgc does not know.
  *
+ * Incomplete (Tree.incomplete, ROOTS_PARTIAL_WHY): a RELATIVE advanced.runtimeOutputDir as
+ * the merged value. Qwen resolves it against each project's cwd, so each project has its own
+ * runtime root, which qgc does not see: R = G holds only the sessions from before, and as qgc
+ * does not know every transcript of the tree, nothing that assumes it does is decided (the
+ * G-level orphans: file-history, subagents, stale tmp/, debug logs, plans; the tree caps).
+ *
  * Not discovered (documented limits): the workspace settings (<project>/.qwen/settings.json,
  * per project: a runtimeOutputDir set there, over the user's or the defaults', is not seen);
- * a RELATIVE advanced.runtimeOutputDir (Qwen resolves it against each project's root, so each
- * project has its own runtime root: R = G here); QWEN_HOME / QWEN_RUNTIME_DIR that newer Qwen
+ * QWEN_HOME / QWEN_RUNTIME_DIR that newer Qwen
  * takes from ~/.env or G/.env (preResolveHomeEnvOverrides()); per-request (ACP/daemon
  * async-context) runtime dirs and newer versions' pinned managed-workspace roots. A settings
  * path stat() finds that is no regular file of at most 4 MiB (a directory, a FIFO, a device)
@@ -31,6 +36,7 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,7 +181,7 @@ static int roots_undetermined(char **ret_why, const char *fmt, ...) {
  * strongest: the first that decides is the answer, so a file that does not parse matters only
  * when nothing stronger decided. */
 static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_dir, char **ret,
-                                      char **ret_why) {
+                                      bool *ret_partial, char **ret_why) {
         _cleanup_free_ char *sys = NULL, *user = NULL, *defaults = NULL, *resolved = NULL;
         const char *paths[_ROOTS_FILES];
         json_object *doc = NULL, *adv = NULL, *val = NULL;
@@ -247,10 +253,12 @@ static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_
         if (resolved[0] == '/' || streq(resolved, "~") || strneq(resolved, "~/", 2) ||
             strneq(resolved, "~\\", 2))
                 r = roots_resolve_path(resolved, o->home, ret);
-        else if (*resolved)
-                log_debug("'%s': relative advanced.runtimeOutputDir '%s' is per project, "
-                          "not discovered",
-                          paths[f], resolved);
+        else if (*resolved) {
+                /* per project (<cwd>/<value>): those runtime roots are not known */
+                log_debug("'%s': a relative advanced.runtimeOutputDir is per project",
+                          paths[f]);
+                *ret_partial = true;
+        }
         return r == -EINVAL ? 0 : r;
 }
 
@@ -270,6 +278,7 @@ static int roots_take(Tree *ret, char **g, char **r_dir) {
 int roots_resolve_opts(const RootsOptions *o, Tree *ret, char **ret_why) {
         _cleanup_free_ char *g = NULL, *r_dir = NULL;
         const char *home = o->home;
+        bool partial = false;
         int r;
 
         if (o->qwen_home && *o->qwen_home) {
@@ -293,11 +302,16 @@ int roots_resolve_opts(const RootsOptions *o, Tree *ret, char **ret_why) {
                 if (r < 0)
                         return r;
         } else {
-                r = roots_settings_runtime_dir(o, g, &r_dir, ret_why);
+                r = roots_settings_runtime_dir(o, g, &r_dir, &partial, ret_why);
                 if (r < 0)
                         return r;
         }
-        return roots_take(ret, &g, &r_dir);
+        r = roots_take(ret, &g, &r_dir);
+        if (r >= 0 && partial) {
+                ret->incomplete = true;
+                ret->incomplete_why = ROOTS_PARTIAL_WHY;
+        }
+        return r;
 }
 
 int roots_resolve(const char *home, const char *qwen_home, const char *runtime_env, Tree *ret) {
