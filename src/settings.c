@@ -114,7 +114,7 @@ int settings_read_file(const char *path, struct json_object **ret) {
         _cleanup_free_ char *buf = NULL;
         struct json_object *o = NULL;
         struct stat st, st2;
-        size_t len = 0;
+        size_t len = 0, off = 0;
         int r;
 
         *ret = NULL;
@@ -158,8 +158,11 @@ int settings_read_file(const char *path, struct json_object **ret) {
         }
         if (len > (size_t)st.st_size)
                 return -ESTALE; /* grew past its size while read */
-        settings_strip_comments(buf, len);
-        r = json_parse(buf, len, &o);
+        /* stripUtf8Bom() first (Qwen 0.24: loadAndMigrate()): one leading U+FEFF goes */
+        if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
+                off = 3;
+        settings_strip_comments(buf + off, len - off);
+        r = json_parse(buf + off, len - off, &o);
         if (r < 0)
                 return r;
         if (!json_object_is_type(o, json_type_object)) {

@@ -1,5 +1,6 @@
 /* settings.h: Qwen Code's settings files, read as its loadSettings() reads them
- * (packages/cli/src/config/settings.ts): strip-json-comments, then JSON.parse, then $VAR and
+ * (packages/cli/src/config/settings.ts): one leading UTF-8 BOM dropped (stripUtf8Bom()),
+ * strip-json-comments, then JSON.parse, then $VAR and
  * ${VAR} resolved in string values. roots.c merges the files and takes
  * advanced.runtimeOutputDir from them. */
 #pragma once

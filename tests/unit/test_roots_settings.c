@@ -70,7 +70,8 @@ static void test_settings_strip_comments(void **state) {
         assert_false(strip_then_parse("{} // \xc2\xa0\n"));
         assert_false(strip_then_parse("{} /* \xef\xbb\xbf */"));
         assert_true(strip_then_parse("{} // \xc3\xa9 \xe2\x80\x8b\n"));
-        /* what JSON.parse refuses after the stripping: trailing commas, a BOM */
+        /* what JSON.parse refuses after the stripping: trailing commas, a BOM (which
+         * settings_read_file() drops first, as Qwen's stripUtf8Bom(): test_roots_settings_bom) */
         assert_false(strip_then_parse("{\"a\":1,}"));
         assert_false(strip_then_parse("\xef\xbb\xbf{}"));
 }
@@ -192,6 +193,9 @@ static void test_roots_settings_precedence(void **state) {
                 /* a file the system one decides over does not matter, broken or not */
                 { { RT("/sys/rt"), "{", "not json" }, "/sys/rt" },
                 { { NULL, "[1]", RT("/user/rt") }, "/user/rt" },
+                /* one leading BOM is dropped (stripUtf8Bom(), Qwen 0.24) */
+                { { "\xef\xbb\xbf" RT("/bom/rt"), NULL, RT("/user/rt") }, "/bom/rt" },
+                { { NULL, NULL, "\xef\xbb\xbf// c\n" RT("/bom/u") }, "/bom/u" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -226,6 +230,8 @@ static void test_roots_settings_undetermined(void **state) {
                 { { "null", NULL, NULL }, "the system settings file" },
                 { { NULL, NULL, "{ broken" }, "the user settings file" },
                 { { NULL, "{ broken", "{}" }, "the system defaults file" },
+                /* only one BOM is dropped; JSON.parse refuses the second */
+                { { "\xef\xbb\xbf\xef\xbb\xbf{}", NULL, NULL }, "the system settings file" },
                 /* Qwen's setRuntimeBaseDir() cannot start with a truthy non-string */
                 { { "{\"advanced\":{\"runtimeOutputDir\":42}}", NULL, NULL }, "is not a string" },
                 { { NULL, NULL, "{\"advanced\":{\"runtimeOutputDir\":{}}}" }, "is not a string" },
