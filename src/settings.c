@@ -187,6 +187,40 @@ static const char *settings_getenv(char *const *env, const char *name, size_t n)
         return NULL;
 }
 
+/* Names resolveEnvVarsInString() leaves literal whatever the environment holds (Qwen 0.24):
+ * SESSION_ID, QWEN_CODE_SESSION_ID and isInternalSecretEnvVar()'s list (sanitize-child-env.ts),
+ * compared after JavaScript's toUpperCase(). Of the non-ASCII letters, only U+0131 (to 'I') and
+ * U+017F (to 'S') upper-case into letters of these names. */
+static bool settings_env_literal(const char *name, size_t n) {
+        static const char *const literal[] = {
+                "SESSION_ID",        "QWEN_CODE_SESSION_ID",
+                "QWEN_SERVER_TOKEN", "QWEN_DAEMON_TOKEN",
+                "QWEN_CODE_EXTERNAL_TOOL_GUARD_TOKEN", "QWEN_CODE_PRIVATE_ACP_CAPABILITY",
+        };
+        char up[64];
+        size_t k = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char)name[i];
+
+                if (k >= sizeof(up) - 1)
+                        return false;
+                if (c == 0xc4 && i + 1 < n && (unsigned char)name[i + 1] == 0xb1) {
+                        up[k++] = 'I';
+                        i++;
+                } else if (c == 0xc5 && i + 1 < n && (unsigned char)name[i + 1] == 0xbf) {
+                        up[k++] = 'S';
+                        i++;
+                } else
+                        up[k++] = (char)(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+        }
+        up[k] = 0;
+        for (size_t i = 0; i < ELEMENTSOF(literal); i++)
+                if (streq(up, literal[i]))
+                        return true;
+        return false;
+}
+
 int settings_resolve_env(const char *s, char *const *env, char **ret, char **ret_var) {
         _cleanup_(strbuf_done) StrBuf b = {};
         const char *p = s;
@@ -215,6 +249,12 @@ int settings_resolve_env(const char *s, char *const *env, char **ret, char **ret
                         if (strbuf_append(&b, p, 1) < 0)
                                 return -ENOMEM;
                         p++;
+                        continue;
+                }
+                if (settings_env_literal(name, n)) {
+                        if (strbuf_append(&b, p, skip) < 0)
+                                return -ENOMEM;
+                        p += skip;
                         continue;
                 }
                 v = settings_getenv(env, name, n);

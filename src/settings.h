@@ -34,7 +34,9 @@ int settings_read_file(const char *path, struct json_object **ret);
 
 /* resolveEnvVarsInString() (packages/cli/src/utils/envVarResolver.ts): each "$NAME" (NAME of
  * [A-Za-z0-9_]) and "${NAME}" (NAME any run of characters but '}') replaced by NAME's value
- * in env (a NULL-terminated "NAME=value" array, NULL: none). Qwen keeps a placeholder whose
+ * in env (a NULL-terminated "NAME=value" array, NULL: none), except the names Qwen never
+ * substitutes (SESSION_ID, QWEN_CODE_SESSION_ID and its internal secrets such as
+ * QWEN_SERVER_TOKEN, in any case), which stay literal. Qwen keeps a placeholder whose
  * variable is unset; qgc does not guess what the Qwen process had: when a variable is not in
  * env, returns -ENOKEY (and *ret_var, when given, is its name). 0 with *ret, or -ENOMEM. */
 int settings_resolve_env(const char *s, char *const *env, char **ret, char **ret_var);

@@ -77,7 +77,8 @@ static void test_settings_strip_comments(void **state) {
 }
 
 static void test_settings_resolve_env(void **state) {
-        char *env[] = { (char *)"A=/x", (char *)"B_2=y", (char *)"E=", (char *)"C=D=z", NULL };
+        char *env[] = { (char *)"A=/x", (char *)"B_2=y", (char *)"E=", (char *)"C=D=z",
+                        (char *)"SESSION_ID=s", (char *)"QWEN_SERVER_TOKEN=t", NULL };
         static const struct {
                 const char *in, *out, *missing; /* out NULL: -ENOKEY naming missing */
         } cases[] = {
@@ -97,6 +98,19 @@ static void test_settings_resolve_env(void **state) {
                 { "$$A", "$/x", NULL },
                 { "${C=D}", NULL, "C=D" },
                 { "/r/$HOME", NULL, "HOME" },
+                /* never substituted by Qwen 0.24, set or not, in any case */
+                { "/r/$SESSION_ID", "/r/$SESSION_ID", NULL },
+                { "/r/${qwen_code_session_id}", "/r/${qwen_code_session_id}", NULL },
+                { "/r/$QWEN_SERVER_TOKEN/x", "/r/$QWEN_SERVER_TOKEN/x", NULL },
+                { "${Qwen_Daemon_Token}", "${Qwen_Daemon_Token}", NULL },
+                { "$QWEN_CODE_EXTERNAL_TOOL_GUARD_TOKEN", "$QWEN_CODE_EXTERNAL_TOOL_GUARD_TOKEN",
+                  NULL },
+                { "${QWEN_CODE_PRIVATE_ACP_CAPABILITY}", "${QWEN_CODE_PRIVATE_ACP_CAPABILITY}",
+                  NULL },
+                /* toUpperCase(): U+017F is 'S', U+0131 is 'I' */
+                { "${\xc5\xbf" "e\xc5\xbf\xc5\xbf\xc4\xb1on_id}",
+                  "${\xc5\xbf" "e\xc5\xbf\xc5\xbf\xc4\xb1on_id}", NULL },
+                { "$SESSION_IDS", NULL, "SESSION_IDS" },
         };
         (void)state;
 
