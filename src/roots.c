@@ -237,6 +237,13 @@ static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_
                                           "directory is not known",
                                           roots_file_kind[f], paths[f]);
         }
+        if ((size_t)json_object_get_string_len(val) != strlen(json_object_get_string(val))) {
+                json_object_put(doc);
+                return roots_undetermined(ret_why,
+                                          "advanced.runtimeOutputDir in the %s file '%s' holds a "
+                                          "NUL character, so the runtime directory is not known",
+                                          roots_file_kind[f], paths[f]);
+        }
         r = settings_resolve_env(json_object_get_string(val), o->env, &resolved, NULL);
         json_object_put(doc);
         if (r == -ENOKEY)

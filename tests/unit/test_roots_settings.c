@@ -249,6 +249,8 @@ static void test_roots_settings_undetermined(void **state) {
                 /* Qwen's setRuntimeBaseDir() cannot start with a truthy non-string */
                 { { "{\"advanced\":{\"runtimeOutputDir\":42}}", NULL, NULL }, "is not a string" },
                 { { NULL, NULL, "{\"advanced\":{\"runtimeOutputDir\":{}}}" }, "is not a string" },
+                /* a path with a NUL: not the prefix before it */
+                { { NULL, NULL, RT("/srv/a\\u0000b") }, "NUL character" },
                 /* no environment known (root mode) */
                 { { RT("$RT_BASE/rt"), NULL, NULL }, "names an environment variable" },
                 { { NULL, NULL, RT("${HOME}/rt") }, "root mode" },
