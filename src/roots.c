@@ -23,10 +23,15 @@
  * does not know every transcript of the tree, nothing that assumes it does is decided (the
  * G-level orphans: file-history, subagents, stale tmp/, debug logs, plans; the tree caps).
  *
+ * Dotenv (Qwen 0.24's preResolveHomeEnvOverrides(), before the settings; older versions do
+ * not): QWEN_RUNTIME_DIR and QWEN_HOME the environment lacks come from G/.env, then (without
+ * $QWEN_HOME) ~/.env. QWEN_RUNTIME_DIR found there wins over the settings, as the variable
+ * does; a QWEN_HOME found there that names another G leaves R and G unknown, as does a file
+ * qgc does not parse with certainty (settings_read_dotenv()) or a relative QWEN_RUNTIME_DIR.
+ *
  * Not discovered (documented limits): the workspace settings (<project>/.qwen/settings.json,
  * per project: a runtimeOutputDir set there, over the user's or the defaults', is not seen);
- * QWEN_HOME / QWEN_RUNTIME_DIR that newer Qwen
- * takes from ~/.env or G/.env (preResolveHomeEnvOverrides()); per-request (ACP/daemon
+ * a project's own .env (loaded after the settings); per-request (ACP/daemon
  * async-context) runtime dirs and newer versions' pinned managed-workspace roots. A settings
  * path stat() finds that is no regular file of at most 4 MiB (a directory, a FIFO, a device)
  * is not read, and R is unknown: Qwen would read it (or fail, or hang). */
@@ -269,6 +274,69 @@ static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_
         return r == -EINVAL ? 0 : r;
 }
 
+/* preResolveHomeEnvOverrides() (Qwen 0.24; older versions read no .env before the settings):
+ * QWEN_HOME and QWEN_RUNTIME_DIR that the environment does not have (not even empty) are taken
+ * from G/.env, then, without $QWEN_HOME, from ~/.env (dirname of G); the first file giving a
+ * non-empty value wins. A file that is not there or that Qwen cannot read (EACCES, EISDIR: it
+ * ignores the error) gives nothing. *ret_home and *ret_rt: what was found (NULL: nothing);
+ * *ret_file: the file that gave QWEN_HOME. */
+static int roots_dotenv(const RootsOptions *o, const char *g, char **ret_home, char **ret_rt,
+                        char **ret_file, char **ret_why) {
+        static const char *const keys[] = { "QWEN_HOME", "QWEN_RUNTIME_DIR" };
+        _cleanup_free_ char *dir = strdup(g);
+        char *files[2] = {};
+        char **out[] = { ret_home, ret_rt };
+        bool need[] = { !o->qwen_home, !o->runtime_env };
+        size_t n_files = 0;
+        int r = 0;
+
+        if (!dir)
+                return -ENOMEM;
+        files[n_files++] = path_join(g, ".env");
+        if (!o->qwen_home || !*o->qwen_home) {
+                char *slash = strrchr(dir, '/');
+                if (slash)
+                        *(slash == dir ? slash + 1 : slash) = 0;
+                files[n_files++] = path_join(dir, ".env");
+        }
+        for (size_t f = 0; f < n_files && r >= 0; f++) {
+                if (!files[f]) {
+                        r = -ENOMEM;
+                        break;
+                }
+                for (size_t k = 0; k < ELEMENTSOF(keys) && r >= 0; k++) {
+                        _cleanup_free_ char *v = NULL;
+                        if (!need[k] || *out[k])
+                                continue;
+                        r = settings_read_dotenv(files[f], keys[k], &v);
+                        if (r == -EACCES || r == -EISDIR) {
+                                r = 0;
+                                break; /* Qwen catches the read error: nothing from it */
+                        }
+                        if (r == -ENOMEM)
+                                break;
+                        if (r < 0) {
+                                r = roots_undetermined(
+                                        ret_why,
+                                        "the dotenv file '%s' (where Qwen 0.24 reads %s) cannot be "
+                                        "used (%s), so the Qwen directories are not known",
+                                        files[f], keys[k],
+                                        r == -EBADMSG ? "not parsed with certainty" :
+                                                        roots_file_error(r));
+                                break;
+                        }
+                        if (v) {
+                                *out[k] = TAKE_PTR(v);
+                                if (k == 0 && !*ret_file)
+                                        *ret_file = strdup(files[f]);
+                        }
+                }
+        }
+        free(files[0]);
+        free(files[1]);
+        return r;
+}
+
 /* Move the global dir *g and the runtime dir *r_dir (NULL: the same as the global dir) into
  * ret. */
 static int roots_take(Tree *ret, char **g, char **r_dir) {
@@ -284,6 +352,7 @@ static int roots_take(Tree *ret, char **g, char **r_dir) {
 
 int roots_resolve_opts(const RootsOptions *o, Tree *ret, char **ret_why) {
         _cleanup_free_ char *g = NULL, *r_dir = NULL;
+        _cleanup_free_ char *env_home = NULL, *env_rt = NULL, *env_file = NULL;
         const char *home = o->home;
         bool partial = false;
         int r;
@@ -304,7 +373,33 @@ int roots_resolve_opts(const RootsOptions *o, Tree *ret, char **ret_why) {
                         return -ENOMEM;
         }
 
-        if (o->runtime_env && *o->runtime_env) {
+        r = roots_dotenv(o, g, &env_home, &env_rt, &env_file, ret_why);
+        if (r < 0)
+                return r;
+        if (env_home) {
+                /* QWEN_HOME from a .env moves G: only the same G is known */
+                _cleanup_free_ char *g2 = NULL;
+                r = roots_resolve_path(env_home, home, &g2);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 || !streq(g2, g))
+                        return roots_undetermined(ret_why,
+                                                  "QWEN_HOME in the dotenv file '%s' moves Qwen's "
+                                                  "global directory (Qwen 0.24 reads it), so the "
+                                                  "Qwen directories are not known",
+                                                  env_file ?: "?");
+        }
+        if (env_rt && env_rt[0] != '/' && env_rt[0] != '~')
+                /* resolved against each Qwen process's cwd */
+                return roots_undetermined(ret_why,
+                                          "a relative QWEN_RUNTIME_DIR in a dotenv file (Qwen "
+                                          "0.24 reads it) is per project, so the runtime "
+                                          "directory is not known");
+        if (env_rt) {
+                r = roots_resolve_path(env_rt, home, &r_dir);
+                if (r < 0)
+                        return r;
+        } else if (o->runtime_env && *o->runtime_env) {
                 r = roots_resolve_path(o->runtime_env, home, &r_dir);
                 if (r < 0)
                         return r;

@@ -109,20 +109,19 @@ void settings_strip_comments(char *s, size_t n) {
                 settings_blank(s, offset, n);
 }
 
-int settings_read_file(const char *path, struct json_object **ret) {
+/* Read a file Qwen would read whole: 1 when stat() finds nothing (fs.existsSync()), 0 with
+ * *ret_buf (NUL-terminated) and *ret_len, or the errors of settings_read_file(). */
+static int settings_load(const char *path, char **ret_buf, size_t *ret_len) {
         _cleanup_close_ int pfd = -EBADF, fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
-        struct json_object *o = NULL;
         struct stat st, st2;
-        size_t len = 0, off = 0;
-        int r;
+        size_t len = 0;
 
-        *ret = NULL;
         /* Qwen reads a file that fs.existsSync() (a stat) finds: one stat() does not find is
          * none (missing, a symlink loop, a parent it may not search); anything it finds is
          * read by Qwen, so one qgc does not read is an error, never "no file" */
         if (stat(path, &st) < 0)
-                return 0;
+                return 1;
         /* look before opening for reading: a FIFO or a device is never opened to be read */
         pfd = open(path, O_PATH | O_CLOEXEC);
         if (pfd < 0)
@@ -158,6 +157,22 @@ int settings_read_file(const char *path, struct json_object **ret) {
         }
         if (len > (size_t)st.st_size)
                 return -ESTALE; /* grew past its size while read */
+        buf[len] = 0;
+        *ret_buf = TAKE_PTR(buf);
+        *ret_len = len;
+        return 0;
+}
+
+int settings_read_file(const char *path, struct json_object **ret) {
+        _cleanup_free_ char *buf = NULL;
+        struct json_object *o = NULL;
+        size_t len = 0, off = 0;
+        int r;
+
+        *ret = NULL;
+        r = settings_load(path, &buf, &len);
+        if (r != 0)
+                return r > 0 ? 0 : r;
         /* stripUtf8Bom() first (Qwen 0.24: loadAndMigrate()): one leading U+FEFF goes */
         if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
                 off = 3;
@@ -274,4 +289,128 @@ int settings_resolve_env(const char *s, char *const *env, char **ret, char **ret
         if (!*ret)
                 return -ENOMEM;
         return 0;
+}
+
+static bool settings_dotenv_key_char(char c) {
+        return settings_word_char(c) || c == '.' || c == '-';
+}
+
+static bool settings_space(char c) {
+        return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r';
+}
+
+/* One line of a dotenv file, [s, e) without its '\n', as dotenv.parse()'s LINE matches it
+ * when the line is simple: ret_key and ret_klen the key (klen 0: no entry, a blank or comment
+ * line), ret_val and ret_vlen the value (quotes removed). Returns 0, or -EBADMSG when the line
+ * is not simple (a quote that is not one whole value on the line, a backslash in a quoted
+ * value, "KEY:" with nothing after: dotenv may join it with the next line). */
+static int settings_dotenv_line(const char *s, const char *e, const char **ret_key,
+                                size_t *ret_klen, const char **ret_val, size_t *ret_vlen) {
+        const char *p = s, *k, *v, *ve;
+        bool colon;
+
+        *ret_klen = 0;
+        while (p < e && settings_space(*p))
+                p++;
+        if (p == e || *p == '#')
+                return 0;
+        if (e - p > 7 && strneq(p, "export", 6) && settings_space(p[6])) {
+                const char *q = p + 6;
+                while (q < e && settings_space(*q))
+                        q++;
+                if (q < e && settings_dotenv_key_char(*q))
+                        p = q;
+        }
+        k = p;
+        while (p < e && settings_dotenv_key_char(*p))
+                p++;
+        if (p == k)
+                return memchr(s, '"', (size_t)(e - s)) || memchr(s, '\'', (size_t)(e - s)) ||
+                                       memchr(s, '`', (size_t)(e - s))
+                               ? -EBADMSG
+                               : 0;
+        *ret_key = k;
+        *ret_klen = (size_t)(p - k);
+        while (p < e && settings_space(*p))
+                p++;
+        if (p == e || (*p != '=' && *p != ':'))
+                return -EBADMSG; /* no entry here, but "KEY\n=v" is one */
+        colon = *p == ':';
+        p++;
+        if (colon && (p == e || !settings_space(*p)))
+                return -EBADMSG;
+        while (p < e && settings_space(*p))
+                p++;
+        if (p == e)
+                return colon ? -EBADMSG : (*ret_val = p, *ret_vlen = 0, 0);
+        if (*p == '"' || *p == '\'' || *p == '`') {
+                char q = *p;
+                const char *t;
+                v = p + 1;
+                ve = memchr(v, q, (size_t)(e - v));
+                if (!ve || memchr(v, '\\', (size_t)(ve - v)))
+                        return -EBADMSG;
+                t = ve + 1;
+                while (t < e && settings_space(*t))
+                        t++;
+                if (t < e && *t != '#')
+                        return -EBADMSG;
+                if (t < e && (memchr(t, '"', (size_t)(e - t)) || memchr(t, '\'', (size_t)(e - t)) ||
+                              memchr(t, '`', (size_t)(e - t))))
+                        return -EBADMSG;
+        } else {
+                v = p;
+                ve = memchr(v, '#', (size_t)(e - v)) ?: e;
+                if (memchr(v, '"', (size_t)(e - v)) || memchr(v, '\'', (size_t)(e - v)) ||
+                    memchr(v, '`', (size_t)(e - v)))
+                        return -EBADMSG;
+                while (ve > v && settings_space(ve[-1]))
+                        ve--;
+        }
+        *ret_val = v;
+        *ret_vlen = (size_t)(ve - v);
+        return 0;
+}
+
+int settings_read_dotenv(const char *path, const char *key, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        const char *val = NULL, *p, *end;
+        size_t len = 0, vlen = 0, n = strlen(key);
+        int r;
+
+        *ret = NULL;
+        r = settings_load(path, &buf, &len);
+        if (r != 0)
+                return r > 0 ? 0 : r;
+        if (!memmem(buf, len, key, n))
+                return 0; /* no entry can have that key */
+        if (memchr(buf, 0, len))
+                return -EBADMSG;
+        for (size_t i = 0; i < len; i++)
+                if (buf[i] == '\r' && (i + 1 == len || buf[i + 1] != '\n'))
+                        return -EBADMSG; /* a line break to dotenv */
+        /* every line must be simple: a quote left open joins lines; non-ASCII may be a space to
+         * JavaScript's \s */
+        for (p = buf, end = buf + len; p < end;) {
+                const char *e = memchr(p, '\n', (size_t)(end - p)) ?: end, *k = NULL, *v = NULL;
+                size_t kl = 0, vl = 0;
+
+                r = settings_dotenv_line(p, e, &k, &kl, &v, &vl);
+                if (r < 0)
+                        return r;
+                if (kl == n && strneq(k, key, n)) {
+                        for (size_t i = 0; i < vl; i++)
+                                if ((unsigned char)v[i] >= 0x80 && (i == 0 || i == vl - 1))
+                                        return -EBADMSG;
+                        val = v; /* the last one wins */
+                        vlen = vl;
+                } else if (kl == 0 && memmem(p, (size_t)(e - p), key, n) &&
+                           p[strspn(p, " \t\v\f\r")] != '#')
+                        return -EBADMSG;
+                p = e + 1;
+        }
+        if (!val || vlen == 0)
+                return 0;
+        *ret = strndup(val, vlen);
+        return *ret ? 0 : -ENOMEM;
 }

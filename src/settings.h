@@ -40,3 +40,10 @@ int settings_read_file(const char *path, struct json_object **ret);
  * variable is unset; qgc does not guess what the Qwen process had: when a variable is not in
  * env, returns -ENOKEY (and *ret_var, when given, is its name). 0 with *ret, or -ENOMEM. */
 int settings_resolve_env(const char *s, char *const *env, char **ret, char **ret_var);
+
+/* The value of key in the dotenv file path as dotenv.parse() gives it (the last entry wins; an
+ * empty value is none), for preResolveHomeEnvOverrides(): 0 with *ret (NULL: no file that stat()
+ * finds, no entry or an empty one), -EBADMSG when the text is not one qgc parses with
+ * certainty (quotes over lines, escapes, a line it may join), or settings_read_file()'s errors
+ * of the read. */
+int settings_read_dotenv(const char *path, const char *key, char **ret);

@@ -375,6 +375,79 @@ static void test_roots_settings_paths(void **state) {
         }
 }
 
+/* preResolveHomeEnvOverrides() (Qwen 0.24): QWEN_RUNTIME_DIR and QWEN_HOME from G/.env, then
+ * ~/.env, when the environment lacks them; what is not parsed with certainty, or a QWEN_HOME
+ * that moves G, leaves the directories unknown. */
+static void test_roots_settings_dotenv(void **state) {
+        const char *root = *state;
+        _cleanup_free_ char *home = fixture_path(root, "home");
+        _cleanup_free_ char *g = fixture_path(root, "home/.qwen");
+        _cleanup_free_ char *sys = fixture_path(root, "etc/settings.json");
+        _cleanup_free_ char *same = strprintf("QWEN_HOME=%s\n", g);
+        static const struct {
+                const char *genv, *henv; /* G/.env, ~/.env (NULL: none) */
+                const char *want;        /* R, NULL: ROOTS_UNDETERMINED */
+        } cases[] = {
+                { NULL, NULL, "/sys/rt" },
+                { "QWEN_RUNTIME_DIR=/dot/rt\n", NULL, "/dot/rt" },
+                { NULL, "# c\nexport QWEN_RUNTIME_DIR='/q/rt' # c\r\n", "/q/rt" },
+                { "QWEN_RUNTIME_DIR = \"/g/rt\"\n", "QWEN_RUNTIME_DIR=/h/rt\n", "/g/rt" },
+                { "QWEN_RUNTIME_DIR=\n", "QWEN_RUNTIME_DIR=/h/rt\n", "/h/rt" },
+                { "QWEN_RUNTIME_DIR=/a\nQWEN_RUNTIME_DIR=/b #x\n", NULL, "/b" },
+                { "XQWEN_RUNTIME_DIR=/x\nA=1\n", NULL, "/sys/rt" },
+                { "# QWEN_RUNTIME_DIR=/x\n", NULL, "/sys/rt" },
+                /* a quote over lines: dotenv joins them */
+                { "A=\"x\nQWEN_RUNTIME_DIR=/y\n\"\n", NULL, NULL },
+                { "A:\nQWEN_RUNTIME_DIR=/y\n", NULL, NULL },
+                { "QWEN_RUNTIME_DIR=\"/a\\nb\"\n", NULL, NULL },
+                { "QWEN_RUNTIME_DIR=/a\rB=1\n", NULL, NULL },
+                { "QWEN_RUNTIME_DIR=rel/rt\n", NULL, NULL },
+                /* QWEN_HOME moves G: only the same G is known */
+                { NULL, "QWEN_HOME=/elsewhere\n", NULL },
+        };
+
+        assert_int_equal(fixture_mkdir(root, "home/.qwen"), 0);
+        assert_int_equal(fixture_write(root, "etc/settings.json", RT("/sys/rt")), 0);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(tree_done) Tree t = {};
+                _cleanup_free_ char *why = NULL;
+                _cleanup_free_ char *p1 = fixture_path(root, "home/.qwen/.env");
+                _cleanup_free_ char *p2 = fixture_path(root, "home/.env");
+                RootsOptions o = { .home = home, .system_settings = sys };
+                int r;
+
+                print_message("  case %zu\n", i);
+                (void)unlink(p1);
+                (void)unlink(p2);
+                if (cases[i].genv)
+                        assert_int_equal(fixture_write(root, "home/.qwen/.env", cases[i].genv), 0);
+                if (cases[i].henv)
+                        assert_int_equal(fixture_write(root, "home/.env", cases[i].henv), 0);
+                r = roots_resolve_opts(&o, &t, &why);
+                if (cases[i].want) {
+                        assert_int_equal(r, 0);
+                        assert_string_equal(t.runtime_dir, cases[i].want);
+                } else {
+                        assert_int_equal(r, ROOTS_UNDETERMINED);
+                        assert_non_null(strstr(why, "dotenv"));
+                }
+        }
+        {
+                /* the environment's value, even empty, wins; the same G is fine; a .env
+                 * directory is ignored (Qwen catches the read error) */
+                _cleanup_(tree_done) Tree t = {}, t2 = {};
+                RootsOptions o = { .home = home, .system_settings = sys, .runtime_env = "" };
+                assert_int_equal(fixture_write(root, "home/.env", "QWEN_RUNTIME_DIR=/h/rt\n"), 0);
+                assert_int_equal(roots_resolve_opts(&o, &t, NULL), 0);
+                assert_string_equal(t.runtime_dir, "/sys/rt");
+                assert_int_equal(fixture_write(root, "home/.env", same), 0);
+                assert_int_equal(fixture_mkdir(root, "home/.qwen/.env"), 0);
+                o.runtime_env = NULL;
+                assert_int_equal(roots_resolve_opts(&o, &t2, NULL), 0);
+                assert_string_equal(t2.runtime_dir, "/sys/rt");
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_settings_strip_comments),
@@ -386,6 +459,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_roots_settings_env, fixture_root_setup,
                                                 fixture_root_teardown),
                 cmocka_unit_test_setup_teardown(test_roots_settings_paths, fixture_root_setup,
+                                                fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_roots_settings_dotenv, fixture_root_setup,
                                                 fixture_root_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
