@@ -299,6 +299,20 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
                         tree_done(&t);
                         continue;
                 }
+                /* another G with the same R: one runtime root cannot serve two trees */
+                for (size_t j = 0; j < inv->n_trees && !dup; j++)
+                        if (streq(inv->trees[j].runtime_dir, rt ?: g)) {
+                                dup = true;
+                                if (strbuf_printf(&why_all,
+                                                  "%s'%s' has the runtime directory of '%s'",
+                                                  why_all.len > 0 ? "; " : "", g,
+                                                  inv->trees[j].global_dir) < 0)
+                                        return -ENOMEM;
+                        }
+                if (dup) {
+                        tree_done(&t);
+                        continue;
+                }
                 free(t.global_dir);
                 free(t.runtime_dir);
                 t.global_dir = TAKE_PTR(g);
