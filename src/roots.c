@@ -157,6 +157,8 @@ static const char *roots_file_error(int r) {
                 return "larger than 4 MiB, not read";
         case -ESTALE:
                 return "it changed while read";
+        case -ELOOP:
+                return "nested deeper than qgc reads";
         default:
                 return errno_to_string(r);
         }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "json-int.h"
 #include "json.h"
 #include "macro.h"
 #include "settings.h"
@@ -109,6 +110,28 @@ void settings_strip_comments(char *s, size_t n) {
                 settings_blank(s, offset, n);
 }
 
+/* Is the (comment-stripped) text nested deeper than json_parse() reads (JSON_MAX_DEPTH)? */
+static bool settings_too_deep(const char *s, size_t n) {
+        bool in_string = false;
+        size_t depth = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                if (in_string) {
+                        if (s[i] == '\\')
+                                i++;
+                        else if (s[i] == '"')
+                                in_string = false;
+                } else if (s[i] == '"')
+                        in_string = true;
+                else if (s[i] == '{' || s[i] == '[') {
+                        if (++depth > JSON_MAX_DEPTH)
+                                return true;
+                } else if ((s[i] == '}' || s[i] == ']') && depth > 0)
+                        depth--;
+        }
+        return false;
+}
+
 /* Read a file Qwen would read whole: 1 when stat() finds nothing (fs.existsSync()), 0 with
  * *ret_buf (NUL-terminated) and *ret_len, or the errors of settings_read_file(). */
 static int settings_load(const char *path, char **ret_buf, size_t *ret_len) {
@@ -178,6 +201,8 @@ int settings_read_file(const char *path, struct json_object **ret) {
                 off = 3;
         settings_strip_comments(buf + off, len - off);
         r = json_parse(buf + off, len - off, &o);
+        if (r == -EBADMSG && settings_too_deep(buf + off, len - off))
+                return -ELOOP; /* JSON.parse would read it: not "no JSON" */
         if (r < 0)
                 return r;
         if (!json_object_is_type(o, json_type_object)) {

@@ -173,6 +173,8 @@ static int resolve(const char *root, const Files *f, char *const *env, char **re
 }
 
 #define RT(v) "{\"advanced\":{\"runtimeOutputDir\":\"" v "\"}}"
+#define X10(s) s s s s s s s s s s
+#define TOO_DEEP "{\"z\":" X10(X10(X10("[["))) X10(X10(X10("]]"))) "}"
 
 static void test_roots_settings_precedence(void **state) {
         const char *root = *state;
@@ -249,6 +251,8 @@ static void test_roots_settings_undetermined(void **state) {
                 /* Qwen's setRuntimeBaseDir() cannot start with a truthy non-string */
                 { { "{\"advanced\":{\"runtimeOutputDir\":42}}", NULL, NULL }, "is not a string" },
                 { { NULL, NULL, "{\"advanced\":{\"runtimeOutputDir\":{}}}" }, "is not a string" },
+                /* JSON.parse reads it; qgc does not go that deep */
+                { { NULL, NULL, TOO_DEEP }, "nested deeper than qgc reads" },
                 /* a path with a NUL: not the prefix before it */
                 { { NULL, NULL, RT("/srv/a\\u0000b") }, "NUL character" },
                 /* no environment known (root mode) */
