@@ -13,9 +13,11 @@
  *
  * Unknown, never G (ROOTS_UNDETERMINED: the user's run stops, root mode skips the tree, the
  * reason said): a settings file that decides or might decide and that Qwen could not use (no
- * JSON object once its comments are stripped: older Qwen refuses to start, newer Qwen drops
- * that file's settings, so sessions started before may use any value; unreadable), a truthy
- * value that is no string (Qwen cannot start with it), a variable qgc does not know.
+ * JSON object once its comments are stripped: Qwen refuses to start, as 0.24.4 does again for
+ * the system, user and defaults files, though some versions between dropped that file's
+ * settings, so sessions started before may use any value; unreadable; not read by qgc), a
+ * truthy value that is no string (Qwen cannot start with it), a variable qgc does not know,
+ * '~' with no usable home, a relative system settings or defaults path (Qwen's cwd).
  *
  * Incomplete (Tree.incomplete, ROOTS_PARTIAL_WHY): a RELATIVE advanced.runtimeOutputDir as
  * the merged value. Qwen resolves it against each project's cwd, so each project has its own
@@ -196,6 +198,14 @@ static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_
         int r = 0;
 
         *ret = NULL;
+        /* Qwen resolves a relative path against its own cwd, which is not known here */
+        if ((o->system_settings && *o->system_settings && o->system_settings[0] != '/') ||
+            (o->system_defaults && *o->system_defaults && o->system_defaults[0] != '/'))
+                return roots_undetermined(ret_why,
+                                          "a relative QWEN_CODE_SYSTEM_SETTINGS_PATH or "
+                                          "QWEN_CODE_SYSTEM_DEFAULTS_PATH is resolved against "
+                                          "each Qwen process's directory, so the runtime "
+                                          "directory is not known");
         sys = strdup(o->system_settings && *o->system_settings ? o->system_settings :
                                                                   SETTINGS_SYSTEM_PATH);
         user = path_join(global_dir, "settings.json");
@@ -266,8 +276,15 @@ static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_
                 return r;
         if (resolved[0] == '/' || streq(resolved, "~") || strneq(resolved, "~/", 2) ||
             strneq(resolved, "~\\", 2))
+        {
                 r = roots_resolve_path(resolved, o->home, ret);
-        else if (*resolved) {
+                if (r == -EINVAL) /* "~" with no usable home */
+                        return roots_undetermined(ret_why,
+                                                  "advanced.runtimeOutputDir in the %s file '%s' "
+                                                  "starts with '~' and the home is not known, so "
+                                                  "the runtime directory is not known",
+                                                  roots_file_kind[f], paths[f]);
+        } else if (*resolved) {
                 /* per project (<cwd>/<value>): those runtime roots are not known */
                 log_debug("'%s': a relative advanced.runtimeOutputDir is per project",
                           paths[f]);

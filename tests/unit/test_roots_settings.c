@@ -437,6 +437,19 @@ static void test_roots_settings_dotenv(void **state) {
                 }
         }
         {
+                /* a relative system settings or defaults path is against Qwen's cwd */
+                _cleanup_(tree_done) Tree t = {}, t2 = {};
+                _cleanup_free_ char *p2 = fixture_path(root, "home/.env");
+                assert_int_equal(unlink(p2), 0);
+                RootsOptions o0 = { .home = home, .system_settings = sys };
+                assert_int_equal(roots_resolve_opts(&o0, &t2, NULL), 0);
+                RootsOptions o = { .home = home, .system_settings = "etc/settings.json" };
+                RootsOptions o2 = { .home = home, .system_settings = sys,
+                                    .system_defaults = "d.json" };
+                assert_int_equal(roots_resolve_opts(&o, &t, NULL), ROOTS_UNDETERMINED);
+                assert_int_equal(roots_resolve_opts(&o2, &t, NULL), ROOTS_UNDETERMINED);
+        }
+        {
                 /* the environment's value, even empty, wins; the same G is fine; a .env
                  * directory is ignored (Qwen catches the read error) */
                 _cleanup_(tree_done) Tree t = {}, t2 = {};
