@@ -393,7 +393,9 @@ _Noreturn static void users_child(const UserCand *u, const Config *sys, users_ru
         }
         r = users_child_trees(u, inv, &reason, &unknown);
         if (r <= 0) {
-                code = r < 0 ? USERS_EXIT_FAILED : unknown ? USERS_EXIT_UNKNOWN : USERS_EXIT_SKIPPED;
+                code = r < 0     ? USERS_EXIT_FAILED
+                       : unknown ? USERS_EXIT_UNKNOWN
+                                 : USERS_EXIT_SKIPPED;
                 if (!reason)
                         users_reason(&reason, r, "no Qwen tree");
                 goto finish;
