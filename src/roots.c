@@ -96,8 +96,37 @@ static char *roots_normalize(const char *abs) {
         return out;
 }
 
+/* Qwen 0.24's resolvePath() keeps an absolute value as given, so the kernel applies its ".."
+ * physically; qgc normalises lexically. The two agree when no ".." follows a symlink (or a
+ * non-directory): true then (lstat() of each raw prefix before a ".."; a missing one is made
+ * a directory by Qwen's recursive mkdir). */
+static bool roots_dotdot_lexical(const char *abs) {
+        _cleanup_free_ char *s = strdup(abs);
+        size_t n;
+
+        if (!s)
+                return false;
+        n = strlen(s);
+        for (size_t i = 1; i + 1 < n + 1; i++) {
+                struct stat st;
+                if (s[i - 1] != '/' || s[i] != '.' || s[i + 1] != '.' ||
+                    (s[i + 2] != '/' && s[i + 2] != 0))
+                        continue;
+                if (i == 1)
+                        continue; /* "/.." is "/" either way */
+                s[i - 1] = 0;
+                /* a missing one: Qwen's recursive mkdir creates it as a directory */
+                if (lstat(s, &st) < 0 ? errno != ENOENT : !S_ISDIR(st.st_mode))
+                        return false;
+                s[i - 1] = '/';
+        }
+        return true;
+}
+
 /* Qwen's resolvePath: "~", "~/x", "~\x" against home; relative against the cwd; normalised.
- * Returns 0 with *ret set, -EINVAL for an empty value, -ENOMEM, or -errno from getcwd. */
+ * Returns 0 with *ret set, -EINVAL for an empty value, -ELOOP for an absolute value whose ".."
+ * the kernel may apply otherwise than the lexical normalisation, -ENOMEM, or -errno from
+ * getcwd. */
 static int roots_resolve_path(const char *value, const char *home, char **ret) {
         _cleanup_free_ char *joined = NULL, *cwd = NULL;
         char *out;
@@ -113,9 +142,11 @@ static int roots_resolve_path(const char *value, const char *home, char **ret) {
                         for (char *c = joined + strlen(home); *c; c++)
                                 if (*c == '\\')
                                         *c = '/';
-        } else if (value[0] == '/')
+        } else if (value[0] == '/') {
+                if (!roots_dotdot_lexical(value))
+                        return -ELOOP;
                 joined = strdup(value);
-        else {
+        } else {
                 cwd = getcwd(NULL, 0);
                 if (!cwd)
                         return -errno;
@@ -278,6 +309,12 @@ static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_
             strneq(resolved, "~\\", 2))
         {
                 r = roots_resolve_path(resolved, o->home, ret);
+                if (r == -ELOOP)
+                        return roots_undetermined(ret_why,
+                                                  "advanced.runtimeOutputDir in the %s file '%s' "
+                                                  "has '..' after a symlink, so the runtime "
+                                                  "directory is not known",
+                                                  roots_file_kind[f], paths[f]);
                 if (r == -EINVAL) /* "~" with no usable home */
                         return roots_undetermined(ret_why,
                                                   "advanced.runtimeOutputDir in the %s file '%s' "
@@ -378,6 +415,10 @@ int roots_resolve_opts(const RootsOptions *o, Tree *ret, char **ret_why) {
 
         if (o->qwen_home && *o->qwen_home) {
                 r = roots_resolve_path(o->qwen_home, home, &g);
+                if (r == -ELOOP)
+                        return roots_undetermined(ret_why,
+                                                  "QWEN_HOME has '..' after a symlink, so the Qwen "
+                                                  "directories are not known");
                 if (r < 0)
                         return r;
         } else {
@@ -416,10 +457,18 @@ int roots_resolve_opts(const RootsOptions *o, Tree *ret, char **ret_why) {
                                           "directory is not known");
         if (env_rt) {
                 r = roots_resolve_path(env_rt, home, &r_dir);
+                if (r == -ELOOP)
+                        return roots_undetermined(ret_why,
+                                                  "QWEN_RUNTIME_DIR has '..' after a symlink, so "
+                                                  "the Qwen directories are not known");
                 if (r < 0)
                         return r;
         } else if (o->runtime_env && *o->runtime_env) {
                 r = roots_resolve_path(o->runtime_env, home, &r_dir);
+                if (r == -ELOOP)
+                        return roots_undetermined(ret_why,
+                                                  "QWEN_RUNTIME_DIR has '..' after a symlink, so "
+                                                  "the Qwen directories are not known");
                 if (r < 0)
                         return r;
         } else {

@@ -465,6 +465,38 @@ static void test_roots_settings_dotenv(void **state) {
         }
 }
 
+/* Qwen 0.24 keeps an absolute runtimeOutputDir as given, so ".." is the kernel's: after a
+ * symlink, qgc's lexical normalisation would name another directory. */
+static void test_roots_settings_dotdot(void **state) {
+        const char *root = *state;
+        _cleanup_free_ char *home = fixture_path(root, "home");
+        _cleanup_free_ char *sys = fixture_path(root, "etc/settings.json");
+        _cleanup_free_ char *target = fixture_path(root, "real/sub");
+        _cleanup_free_ char *lnk = fixture_path(root, "lnk");
+        const char *rel[] = { "lnk/../x", "real/sub/../x", "nope/../x" };
+        const char *want[] = { NULL, "real/x", "x" };
+
+        assert_int_equal(fixture_mkdir(root, "real/sub"), 0);
+        assert_int_equal(fixture_mkdir(root, "home/.qwen"), 0);
+        assert_int_equal(symlink(target, lnk), 0);
+        for (size_t i = 0; i < ELEMENTSOF(rel); i++) {
+                _cleanup_(tree_done) Tree t = {};
+                _cleanup_free_ char *why = NULL;
+                _cleanup_free_ char *text = strprintf(RT("%s/%s"), root, rel[i]);
+                RootsOptions o = { .home = home, .system_settings = sys };
+
+                assert_int_equal(fixture_write(root, "etc/settings.json", text), 0);
+                if (want[i]) {
+                        _cleanup_free_ char *w = fixture_path(root, want[i]);
+                        assert_int_equal(roots_resolve_opts(&o, &t, &why), 0);
+                        assert_string_equal(t.runtime_dir, w);
+                } else {
+                        assert_int_equal(roots_resolve_opts(&o, &t, &why), ROOTS_UNDETERMINED);
+                        assert_non_null(strstr(why, "after a symlink"));
+                }
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_settings_strip_comments),
@@ -478,6 +510,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_roots_settings_paths, fixture_root_setup,
                                                 fixture_root_teardown),
                 cmocka_unit_test_setup_teardown(test_roots_settings_dotenv, fixture_root_setup,
+                                                fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_roots_settings_dotdot, fixture_root_setup,
                                                 fixture_root_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
