@@ -256,12 +256,15 @@ int hygiene_scan(Inventory *inv, unsigned need) {
 
         if (need == 0)
                 return 0;
-        for (size_t t = 0; t < inv->n_trees; t++)
+        const char *why = NULL;
+        for (size_t t = 0; t < inv->n_trees; t++) {
                 complete = complete && !inv->trees[t].incomplete;
+                why = why ?: inv->trees[t].incomplete_why;
+        }
         if (!complete && (need & ((1u << ORPHAN_TMP_PROJECT) | (1u << ORPHAN_DEBUG_LOG) |
                                   (1u << ORPHAN_PLAN))))
-                log_notice("a tree was not fully listed: no stale tmp/<hash>/, debug log or plan "
-                           "is decided in this run");
+                log_notice("%s: no stale tmp/<hash>/, debug log or plan is decided in this run",
+                           why ?: "a tree was not fully listed");
         r = inventory_index(inv);
         if (r < 0)
                 return r;

@@ -39,6 +39,8 @@ typedef struct Tree {
         bool fs_known;
         bool incomplete;     /* some directory could not be listed: its sessions are missing, so
                               * tree caps and orphans are not decided for it */
+        const char *incomplete_why; /* static text when incomplete from the start (roots.c: not
+                                     * every runtime root is known), NULL otherwise */
 } Tree;
 
 typedef enum SessionState {

@@ -327,6 +327,8 @@ static void plan_json_tree_open(PlanJson *j, const Tree *tr) {
         plan_json_string(j, "global_dir", tr->global_dir);
         plan_json_string(j, "runtime_dir", tr->runtime_dir);
         plan_json_string(j, "user", tr->user);
+        if (tr->incomplete_why) /* only then: the other trees keep their layout */
+                plan_json_string(j, "incomplete", tr->incomplete_why);
         if (tr->fs_known) {
                 plan_json_uint(j, "fs_size", tr->fs_size);
                 plan_json_uint(j, "fs_avail", tr->fs_avail);

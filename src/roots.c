@@ -13,23 +13,37 @@
  *
  * Unknown, never G (ROOTS_UNDETERMINED: the user's run stops, root mode skips the tree, the
  * reason said): a settings file that decides or might decide and that Qwen could not use (no
- * JSON object once its comments are stripped: older Qwen refuses to start, newer Qwen drops
- * that file's settings, so sessions started before may use any value; unreadable), a truthy
- * value that is no string (Qwen cannot start with it), a variable qgc does not know.
+ * JSON object once its comments are stripped: Qwen refuses to start, as 0.24.4 does again for
+ * the system, user and defaults files, though some versions between dropped that file's
+ * settings, so sessions started before may use any value; unreadable; not read by qgc), a
+ * truthy value that is no string (Qwen cannot start with it), a variable qgc does not know,
+ * '~' with no usable home, a relative system settings or defaults path (Qwen's cwd).
+ *
+ * Incomplete (Tree.incomplete, ROOTS_PARTIAL_WHY): a RELATIVE advanced.runtimeOutputDir as
+ * the merged value. Qwen resolves it against each project's cwd, so each project has its own
+ * runtime root, which qgc does not see: R = G holds only the sessions from before, and as qgc
+ * does not know every transcript of the tree, nothing that assumes it does is decided (the
+ * G-level orphans: file-history, subagents, stale tmp/, debug logs, plans; the tree caps).
+ *
+ * Dotenv (Qwen 0.24's preResolveHomeEnvOverrides(), before the settings; older versions do
+ * not): QWEN_RUNTIME_DIR and QWEN_HOME the environment lacks come from G/.env, then (without
+ * $QWEN_HOME) ~/.env. QWEN_RUNTIME_DIR found there wins over the settings, as the variable
+ * does; a QWEN_HOME found there that names another G leaves R and G unknown, as does a file
+ * qgc does not parse with certainty (settings_read_dotenv()) or a relative QWEN_RUNTIME_DIR.
  *
  * Not discovered (documented limits): the workspace settings (<project>/.qwen/settings.json,
  * per project: a runtimeOutputDir set there, over the user's or the defaults', is not seen);
- * a RELATIVE advanced.runtimeOutputDir (Qwen resolves it against each project's root, so each
- * project has its own runtime root: R = G here); QWEN_HOME / QWEN_RUNTIME_DIR that newer Qwen
- * takes from ~/.env or G/.env (preResolveHomeEnvOverrides()); per-request (ACP/daemon
+ * a project's own .env (loaded after the settings); per-request (ACP/daemon
  * async-context) runtime dirs and newer versions' pinned managed-workspace roots. A settings
- * path that is no regular file of at most 4 MiB (a directory, a FIFO) is not read. */
+ * path stat() finds that is no regular file of at most 4 MiB (a directory, a FIFO, a device)
+ * is not read, and R is unknown: Qwen would read it (or fail, or hang). */
 #include "autoconf.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,8 +96,37 @@ static char *roots_normalize(const char *abs) {
         return out;
 }
 
+/* Qwen 0.24's resolvePath() keeps an absolute value as given, so the kernel applies its ".."
+ * physically; qgc normalises lexically. The two agree when no ".." follows a symlink (or a
+ * non-directory): true then (lstat() of each raw prefix before a ".."; a missing one is made
+ * a directory by Qwen's recursive mkdir). */
+static bool roots_dotdot_lexical(const char *abs) {
+        _cleanup_free_ char *s = strdup(abs);
+        size_t n;
+
+        if (!s)
+                return false;
+        n = strlen(s);
+        for (size_t i = 1; i + 1 < n + 1; i++) {
+                struct stat st;
+                if (s[i - 1] != '/' || s[i] != '.' || s[i + 1] != '.' ||
+                    (s[i + 2] != '/' && s[i + 2] != 0))
+                        continue;
+                if (i == 1)
+                        continue; /* "/.." is "/" either way */
+                s[i - 1] = 0;
+                /* a missing one: Qwen's recursive mkdir creates it as a directory */
+                if (lstat(s, &st) < 0 ? errno != ENOENT : !S_ISDIR(st.st_mode))
+                        return false;
+                s[i - 1] = '/';
+        }
+        return true;
+}
+
 /* Qwen's resolvePath: "~", "~/x", "~\x" against home; relative against the cwd; normalised.
- * Returns 0 with *ret set, -EINVAL for an empty value, -ENOMEM, or -errno from getcwd. */
+ * Returns 0 with *ret set, -EINVAL for an empty value, -ELOOP for an absolute value whose ".."
+ * the kernel may apply otherwise than the lexical normalisation, -ENOMEM, or -errno from
+ * getcwd. */
 static int roots_resolve_path(const char *value, const char *home, char **ret) {
         _cleanup_free_ char *joined = NULL, *cwd = NULL;
         char *out;
@@ -99,9 +142,11 @@ static int roots_resolve_path(const char *value, const char *home, char **ret) {
                         for (char *c = joined + strlen(home); *c; c++)
                                 if (*c == '\\')
                                         *c = '/';
-        } else if (value[0] == '/')
+        } else if (value[0] == '/') {
+                if (!roots_dotdot_lexical(value))
+                        return -ELOOP;
                 joined = strdup(value);
-        else {
+        } else {
                 cwd = getcwd(NULL, 0);
                 if (!cwd)
                         return -errno;
@@ -132,6 +177,26 @@ static char *roots_defaults_path(const char *system) {
         return strprintf("%.*s/%s", (int)(slash - system), system, SETTINGS_SYSTEM_DEFAULTS_NAME);
 }
 
+/* Why settings_read_file() did not give a file's object. */
+static const char *roots_file_error(int r) {
+        switch (r) {
+        case -EBADMSG:
+                return "no JSON object once its comments are stripped";
+        case -EISDIR:
+                return "a directory, not read";
+        case SETTINGS_NOT_REGULAR:
+                return "no regular file, not read";
+        case -EFBIG:
+                return "larger than 4 MiB, not read";
+        case -ESTALE:
+                return "it changed while read";
+        case -ELOOP:
+                return "nested deeper than qgc reads";
+        default:
+                return errno_to_string(r);
+        }
+}
+
 static int roots_undetermined(char **ret_why, const char *fmt, ...) _printf_(2, 3);
 static int roots_undetermined(char **ret_why, const char *fmt, ...) {
         va_list ap;
@@ -156,7 +221,7 @@ static int roots_undetermined(char **ret_why, const char *fmt, ...) {
  * strongest: the first that decides is the answer, so a file that does not parse matters only
  * when nothing stronger decided. */
 static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_dir, char **ret,
-                                      char **ret_why) {
+                                      bool *ret_partial, char **ret_why) {
         _cleanup_free_ char *sys = NULL, *user = NULL, *defaults = NULL, *resolved = NULL;
         const char *paths[_ROOTS_FILES];
         json_object *doc = NULL, *adv = NULL, *val = NULL;
@@ -164,6 +229,14 @@ static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_
         int r = 0;
 
         *ret = NULL;
+        /* Qwen resolves a relative path against its own cwd, which is not known here */
+        if ((o->system_settings && *o->system_settings && o->system_settings[0] != '/') ||
+            (o->system_defaults && *o->system_defaults && o->system_defaults[0] != '/'))
+                return roots_undetermined(ret_why,
+                                          "a relative QWEN_CODE_SYSTEM_SETTINGS_PATH or "
+                                          "QWEN_CODE_SYSTEM_DEFAULTS_PATH is resolved against "
+                                          "each Qwen process's directory, so the runtime "
+                                          "directory is not known");
         sys = strdup(o->system_settings && *o->system_settings ? o->system_settings :
                                                                   SETTINGS_SYSTEM_PATH);
         user = path_join(global_dir, "settings.json");
@@ -187,8 +260,7 @@ static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_
                                 "the %s file '%s' cannot be used as Qwen reads it (%s), so the "
                                 "runtime directory is not known",
                                 roots_file_kind[f], paths[f],
-                                r == -EBADMSG ? "no JSON object once its comments are stripped" :
-                                                errno_to_string(r));
+                                roots_file_error(r));
                 if (!doc)
                         continue;
                 if (!json_object_object_get_ex(doc, "advanced", &adv)) {
@@ -213,6 +285,13 @@ static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_
                                           "directory is not known",
                                           roots_file_kind[f], paths[f]);
         }
+        if ((size_t)json_object_get_string_len(val) != strlen(json_object_get_string(val))) {
+                json_object_put(doc);
+                return roots_undetermined(ret_why,
+                                          "advanced.runtimeOutputDir in the %s file '%s' holds a "
+                                          "NUL character, so the runtime directory is not known",
+                                          roots_file_kind[f], paths[f]);
+        }
         r = settings_resolve_env(json_object_get_string(val), o->env, &resolved, NULL);
         json_object_put(doc);
         if (r == -ENOKEY)
@@ -228,12 +307,90 @@ static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_
                 return r;
         if (resolved[0] == '/' || streq(resolved, "~") || strneq(resolved, "~/", 2) ||
             strneq(resolved, "~\\", 2))
+        {
                 r = roots_resolve_path(resolved, o->home, ret);
-        else if (*resolved)
-                log_debug("'%s': relative advanced.runtimeOutputDir '%s' is per project, "
-                          "not discovered",
-                          paths[f], resolved);
+                if (r == -ELOOP)
+                        return roots_undetermined(ret_why,
+                                                  "advanced.runtimeOutputDir in the %s file '%s' "
+                                                  "has '..' after a symlink, so the runtime "
+                                                  "directory is not known",
+                                                  roots_file_kind[f], paths[f]);
+                if (r == -EINVAL) /* "~" with no usable home */
+                        return roots_undetermined(ret_why,
+                                                  "advanced.runtimeOutputDir in the %s file '%s' "
+                                                  "starts with '~' and the home is not known, so "
+                                                  "the runtime directory is not known",
+                                                  roots_file_kind[f], paths[f]);
+        } else if (*resolved) {
+                /* per project (<cwd>/<value>): those runtime roots are not known */
+                log_debug("'%s': a relative advanced.runtimeOutputDir is per project",
+                          paths[f]);
+                *ret_partial = true;
+        }
         return r == -EINVAL ? 0 : r;
+}
+
+/* preResolveHomeEnvOverrides() (Qwen 0.24; older versions read no .env before the settings):
+ * QWEN_HOME and QWEN_RUNTIME_DIR that the environment does not have (not even empty) are taken
+ * from G/.env, then, without $QWEN_HOME, from ~/.env (dirname of G); the first file giving a
+ * non-empty value wins. A file that is not there or that Qwen cannot read (EACCES, EISDIR: it
+ * ignores the error) gives nothing. *ret_home and *ret_rt: what was found (NULL: nothing);
+ * *ret_file: the file that gave QWEN_HOME. */
+static int roots_dotenv(const RootsOptions *o, const char *g, char **ret_home, char **ret_rt,
+                        char **ret_file, char **ret_why) {
+        static const char *const keys[] = { "QWEN_HOME", "QWEN_RUNTIME_DIR" };
+        _cleanup_free_ char *dir = strdup(g);
+        char *files[2] = {};
+        char **out[] = { ret_home, ret_rt };
+        bool need[] = { !o->qwen_home, !o->runtime_env };
+        size_t n_files = 0;
+        int r = 0;
+
+        if (!dir)
+                return -ENOMEM;
+        files[n_files++] = path_join(g, ".env");
+        if (!o->qwen_home || !*o->qwen_home) {
+                char *slash = strrchr(dir, '/');
+                if (slash)
+                        *(slash == dir ? slash + 1 : slash) = 0;
+                files[n_files++] = path_join(dir, ".env");
+        }
+        for (size_t f = 0; f < n_files && r >= 0; f++) {
+                if (!files[f]) {
+                        r = -ENOMEM;
+                        break;
+                }
+                for (size_t k = 0; k < ELEMENTSOF(keys) && r >= 0; k++) {
+                        _cleanup_free_ char *v = NULL;
+                        if (!need[k] || *out[k])
+                                continue;
+                        r = settings_read_dotenv(files[f], keys[k], &v);
+                        if (r == -EACCES || r == -EISDIR) {
+                                r = 0;
+                                break; /* Qwen catches the read error: nothing from it */
+                        }
+                        if (r == -ENOMEM)
+                                break;
+                        if (r < 0) {
+                                r = roots_undetermined(
+                                        ret_why,
+                                        "the dotenv file '%s' (where Qwen 0.24 reads %s) cannot be "
+                                        "used (%s), so the Qwen directories are not known",
+                                        files[f], keys[k],
+                                        r == -EBADMSG ? "not parsed with certainty" :
+                                                        roots_file_error(r));
+                                break;
+                        }
+                        if (v) {
+                                *out[k] = TAKE_PTR(v);
+                                if (k == 0 && !*ret_file)
+                                        *ret_file = strdup(files[f]);
+                        }
+                }
+        }
+        free(files[0]);
+        free(files[1]);
+        return r;
 }
 
 /* Move the global dir *g and the runtime dir *r_dir (NULL: the same as the global dir) into
@@ -251,11 +408,17 @@ static int roots_take(Tree *ret, char **g, char **r_dir) {
 
 int roots_resolve_opts(const RootsOptions *o, Tree *ret, char **ret_why) {
         _cleanup_free_ char *g = NULL, *r_dir = NULL;
+        _cleanup_free_ char *env_home = NULL, *env_rt = NULL, *env_file = NULL;
         const char *home = o->home;
+        bool partial = false;
         int r;
 
         if (o->qwen_home && *o->qwen_home) {
                 r = roots_resolve_path(o->qwen_home, home, &g);
+                if (r == -ELOOP)
+                        return roots_undetermined(ret_why,
+                                                  "QWEN_HOME has '..' after a symlink, so the Qwen "
+                                                  "directories are not known");
                 if (r < 0)
                         return r;
         } else {
@@ -270,16 +433,55 @@ int roots_resolve_opts(const RootsOptions *o, Tree *ret, char **ret_why) {
                         return -ENOMEM;
         }
 
-        if (o->runtime_env && *o->runtime_env) {
+        r = roots_dotenv(o, g, &env_home, &env_rt, &env_file, ret_why);
+        if (r < 0)
+                return r;
+        if (env_home) {
+                /* QWEN_HOME from a .env moves G: only the same G is known */
+                _cleanup_free_ char *g2 = NULL;
+                r = roots_resolve_path(env_home, home, &g2);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 || !streq(g2, g))
+                        return roots_undetermined(ret_why,
+                                                  "QWEN_HOME in the dotenv file '%s' moves Qwen's "
+                                                  "global directory (Qwen 0.24 reads it), so the "
+                                                  "Qwen directories are not known",
+                                                  env_file ?: "?");
+        }
+        if (env_rt && env_rt[0] != '/' && env_rt[0] != '~')
+                /* resolved against each Qwen process's cwd */
+                return roots_undetermined(ret_why,
+                                          "a relative QWEN_RUNTIME_DIR in a dotenv file (Qwen "
+                                          "0.24 reads it) is per project, so the runtime "
+                                          "directory is not known");
+        if (env_rt) {
+                r = roots_resolve_path(env_rt, home, &r_dir);
+                if (r == -ELOOP)
+                        return roots_undetermined(ret_why,
+                                                  "QWEN_RUNTIME_DIR has '..' after a symlink, so "
+                                                  "the Qwen directories are not known");
+                if (r < 0)
+                        return r;
+        } else if (o->runtime_env && *o->runtime_env) {
                 r = roots_resolve_path(o->runtime_env, home, &r_dir);
+                if (r == -ELOOP)
+                        return roots_undetermined(ret_why,
+                                                  "QWEN_RUNTIME_DIR has '..' after a symlink, so "
+                                                  "the Qwen directories are not known");
                 if (r < 0)
                         return r;
         } else {
-                r = roots_settings_runtime_dir(o, g, &r_dir, ret_why);
+                r = roots_settings_runtime_dir(o, g, &r_dir, &partial, ret_why);
                 if (r < 0)
                         return r;
         }
-        return roots_take(ret, &g, &r_dir);
+        r = roots_take(ret, &g, &r_dir);
+        if (r >= 0 && partial) {
+                ret->incomplete = true;
+                ret->incomplete_why = ROOTS_PARTIAL_WHY;
+        }
+        return r;
 }
 
 int roots_resolve(const char *home, const char *qwen_home, const char *runtime_env, Tree *ret) {

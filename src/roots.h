@@ -20,6 +20,14 @@ typedef struct RootsOptions {
                            * (root mode: the user's login environment is not qgc's) */
 } RootsOptions;
 
+/* Tree.incomplete_why when Qwen's settings give a relative runtimeOutputDir: each project has
+ * its own runtime root (<cwd>/<value>), not seen, so the tree's transcripts are not all known:
+ * no orphan, stale tmp/debug/plan or tree cap is decided for it (as for a tree not fully
+ * listed); the sessions seen under R = G are handled as usual. */
+#define ROOTS_PARTIAL_WHY                                                                  \
+        "a relative advanced.runtimeOutputDir puts runtime roots in each project, which qgc " \
+        "does not see"
+
 /* The runtime root cannot be determined (a settings file Qwen could not use, a variable qgc
  * does not know, a value Qwen cannot start with): nothing may be decided for that tree. */
 #define ROOTS_UNDETERMINED (-ENXIO)

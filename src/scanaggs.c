@@ -215,8 +215,13 @@ int scan_orphans(ScanCtx *c) {
         /* a session id may be missing: a directory would look like an orphan of it */
         for (size_t t = 0; t < inv->n_trees; t++)
                 if (inv->trees[t].incomplete) {
-                        log_notice("orphans are not decided in this run: '%s' was not fully "
-                                   "listed", inv->trees[t].runtime_dir);
+                        if (inv->trees[t].incomplete_why)
+                                log_notice("orphans are not decided in this run: '%s': %s",
+                                           inv->trees[t].global_dir,
+                                           inv->trees[t].incomplete_why);
+                        else
+                                log_notice("orphans are not decided in this run: '%s' was not "
+                                           "fully listed", inv->trees[t].runtime_dir);
                         return 0;
                 }
         rep = calloc(pend->n, sizeof(size_t));

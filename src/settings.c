@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "json-int.h"
 #include "json.h"
 #include "macro.h"
 #include "settings.h"
@@ -109,28 +110,60 @@ void settings_strip_comments(char *s, size_t n) {
                 settings_blank(s, offset, n);
 }
 
-int settings_read_file(const char *path, struct json_object **ret) {
-        _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *buf = NULL;
-        struct json_object *o = NULL;
-        struct stat st;
-        size_t len = 0;
-        int r;
+/* Is the (comment-stripped) text nested deeper than json_parse() reads (JSON_MAX_DEPTH)? */
+static bool settings_too_deep(const char *s, size_t n) {
+        bool in_string = false;
+        size_t depth = 0;
 
-        *ret = NULL;
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-        if (fd < 0) {
-                int e = errno;
-                /* Qwen reads a file that fs.existsSync() (a stat) finds: one it cannot stat is
-                 * none (missing, a symlink loop); one it finds but cannot read is an error */
-                if (stat(path, &st) < 0)
-                        return 0;
-                return -e;
+        for (size_t i = 0; i < n; i++) {
+                if (in_string) {
+                        if (s[i] == '\\')
+                                i++;
+                        else if (s[i] == '"')
+                                in_string = false;
+                } else if (s[i] == '"')
+                        in_string = true;
+                else if (s[i] == '{' || s[i] == '[') {
+                        if (++depth > JSON_MAX_DEPTH)
+                                return true;
+                } else if ((s[i] == '}' || s[i] == ']') && depth > 0)
+                        depth--;
         }
-        if (fstat(fd, &st) < 0)
+        return false;
+}
+
+/* Read a file Qwen would read whole: 1 when stat() finds nothing (fs.existsSync()), 0 with
+ * *ret_buf (NUL-terminated) and *ret_len, or the errors of settings_read_file(). */
+static int settings_load(const char *path, char **ret_buf, size_t *ret_len) {
+        _cleanup_close_ int pfd = -EBADF, fd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        struct stat st, st2;
+        size_t len = 0;
+
+        /* Qwen reads a file that fs.existsSync() (a stat) finds: one stat() does not find is
+         * none (missing, a symlink loop, a parent it may not search); anything it finds is
+         * read by Qwen, so one qgc does not read is an error, never "no file" */
+        if (stat(path, &st) < 0)
+                return 1;
+        /* look before opening for reading: a FIFO or a device is never opened to be read */
+        pfd = open(path, O_PATH | O_CLOEXEC);
+        if (pfd < 0)
+                return errno == ENOENT ? -ESTALE : -errno;
+        if (fstat(pfd, &st) < 0)
                 return -errno;
-        if (!S_ISREG(st.st_mode) || st.st_size > SETTINGS_MAX)
-                return 0;
+        if (S_ISDIR(st.st_mode))
+                return -EISDIR;
+        if (!S_ISREG(st.st_mode))
+                return SETTINGS_NOT_REGULAR;
+        if (st.st_size > SETTINGS_MAX)
+                return -EFBIG;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st2) < 0)
+                return -errno;
+        if (st2.st_dev != st.st_dev || st2.st_ino != st.st_ino)
+                return -ESTALE; /* replaced between the two opens */
         buf = malloc((size_t)st.st_size + 1);
         if (!buf)
                 return -ENOMEM;
@@ -146,9 +179,30 @@ int settings_read_file(const char *path, struct json_object **ret) {
                 len += (size_t)k;
         }
         if (len > (size_t)st.st_size)
-                return 0; /* grew past its size while read: no file of sane size */
-        settings_strip_comments(buf, len);
-        r = json_parse(buf, len, &o);
+                return -ESTALE; /* grew past its size while read */
+        buf[len] = 0;
+        *ret_buf = TAKE_PTR(buf);
+        *ret_len = len;
+        return 0;
+}
+
+int settings_read_file(const char *path, struct json_object **ret) {
+        _cleanup_free_ char *buf = NULL;
+        struct json_object *o = NULL;
+        size_t len = 0, off = 0;
+        int r;
+
+        *ret = NULL;
+        r = settings_load(path, &buf, &len);
+        if (r != 0)
+                return r > 0 ? 0 : r;
+        /* stripUtf8Bom() first (Qwen 0.24: loadAndMigrate()): one leading U+FEFF goes */
+        if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
+                off = 3;
+        settings_strip_comments(buf + off, len - off);
+        r = json_parse(buf + off, len - off, &o);
+        if (r == -EBADMSG && settings_too_deep(buf + off, len - off))
+                return -ELOOP; /* JSON.parse would read it: not "no JSON" */
         if (r < 0)
                 return r;
         if (!json_object_is_type(o, json_type_object)) {
@@ -171,6 +225,40 @@ static const char *settings_getenv(char *const *env, const char *name, size_t n)
                 if (strneq(*e, name, n) && (*e)[n] == '=')
                         return *e + n + 1;
         return NULL;
+}
+
+/* Names resolveEnvVarsInString() leaves literal whatever the environment holds (Qwen 0.24):
+ * SESSION_ID, QWEN_CODE_SESSION_ID and isInternalSecretEnvVar()'s list (sanitize-child-env.ts),
+ * compared after JavaScript's toUpperCase(). Of the non-ASCII letters, only U+0131 (to 'I') and
+ * U+017F (to 'S') upper-case into letters of these names. */
+static bool settings_env_literal(const char *name, size_t n) {
+        static const char *const literal[] = {
+                "SESSION_ID",        "QWEN_CODE_SESSION_ID",
+                "QWEN_SERVER_TOKEN", "QWEN_DAEMON_TOKEN",
+                "QWEN_CODE_EXTERNAL_TOOL_GUARD_TOKEN", "QWEN_CODE_PRIVATE_ACP_CAPABILITY",
+        };
+        char up[64];
+        size_t k = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                unsigned char c = (unsigned char)name[i];
+
+                if (k >= sizeof(up) - 1)
+                        return false;
+                if (c == 0xc4 && i + 1 < n && (unsigned char)name[i + 1] == 0xb1) {
+                        up[k++] = 'I';
+                        i++;
+                } else if (c == 0xc5 && i + 1 < n && (unsigned char)name[i + 1] == 0xbf) {
+                        up[k++] = 'S';
+                        i++;
+                } else
+                        up[k++] = (char)(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+        }
+        up[k] = 0;
+        for (size_t i = 0; i < ELEMENTSOF(literal); i++)
+                if (streq(up, literal[i]))
+                        return true;
+        return false;
 }
 
 int settings_resolve_env(const char *s, char *const *env, char **ret, char **ret_var) {
@@ -203,6 +291,12 @@ int settings_resolve_env(const char *s, char *const *env, char **ret, char **ret
                         p++;
                         continue;
                 }
+                if (settings_env_literal(name, n)) {
+                        if (strbuf_append(&b, p, skip) < 0)
+                                return -ENOMEM;
+                        p += skip;
+                        continue;
+                }
                 v = settings_getenv(env, name, n);
                 if (!v) {
                         if (ret_var) {
@@ -220,4 +314,128 @@ int settings_resolve_env(const char *s, char *const *env, char **ret, char **ret
         if (!*ret)
                 return -ENOMEM;
         return 0;
+}
+
+static bool settings_dotenv_key_char(char c) {
+        return settings_word_char(c) || c == '.' || c == '-';
+}
+
+static bool settings_space(char c) {
+        return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r';
+}
+
+/* One line of a dotenv file, [s, e) without its '\n', as dotenv.parse()'s LINE matches it
+ * when the line is simple: ret_key and ret_klen the key (klen 0: no entry, a blank or comment
+ * line), ret_val and ret_vlen the value (quotes removed). Returns 0, or -EBADMSG when the line
+ * is not simple (a quote that is not one whole value on the line, a backslash in a quoted
+ * value, "KEY:" with nothing after: dotenv may join it with the next line). */
+static int settings_dotenv_line(const char *s, const char *e, const char **ret_key,
+                                size_t *ret_klen, const char **ret_val, size_t *ret_vlen) {
+        const char *p = s, *k, *v, *ve;
+        bool colon;
+
+        *ret_klen = 0;
+        while (p < e && settings_space(*p))
+                p++;
+        if (p == e || *p == '#')
+                return 0;
+        if (e - p > 7 && strneq(p, "export", 6) && settings_space(p[6])) {
+                const char *q = p + 6;
+                while (q < e && settings_space(*q))
+                        q++;
+                if (q < e && settings_dotenv_key_char(*q))
+                        p = q;
+        }
+        k = p;
+        while (p < e && settings_dotenv_key_char(*p))
+                p++;
+        if (p == k)
+                return memchr(s, '"', (size_t)(e - s)) || memchr(s, '\'', (size_t)(e - s)) ||
+                                       memchr(s, '`', (size_t)(e - s))
+                               ? -EBADMSG
+                               : 0;
+        *ret_key = k;
+        *ret_klen = (size_t)(p - k);
+        while (p < e && settings_space(*p))
+                p++;
+        if (p == e || (*p != '=' && *p != ':'))
+                return -EBADMSG; /* no entry here, but "KEY\n=v" is one */
+        colon = *p == ':';
+        p++;
+        if (colon && (p == e || !settings_space(*p)))
+                return -EBADMSG;
+        while (p < e && settings_space(*p))
+                p++;
+        if (p == e)
+                return colon ? -EBADMSG : (*ret_val = p, *ret_vlen = 0, 0);
+        if (*p == '"' || *p == '\'' || *p == '`') {
+                char q = *p;
+                const char *t;
+                v = p + 1;
+                ve = memchr(v, q, (size_t)(e - v));
+                if (!ve || memchr(v, '\\', (size_t)(ve - v)))
+                        return -EBADMSG;
+                t = ve + 1;
+                while (t < e && settings_space(*t))
+                        t++;
+                if (t < e && *t != '#')
+                        return -EBADMSG;
+                if (t < e && (memchr(t, '"', (size_t)(e - t)) || memchr(t, '\'', (size_t)(e - t)) ||
+                              memchr(t, '`', (size_t)(e - t))))
+                        return -EBADMSG;
+        } else {
+                v = p;
+                ve = memchr(v, '#', (size_t)(e - v)) ?: e;
+                if (memchr(v, '"', (size_t)(e - v)) || memchr(v, '\'', (size_t)(e - v)) ||
+                    memchr(v, '`', (size_t)(e - v)))
+                        return -EBADMSG;
+                while (ve > v && settings_space(ve[-1]))
+                        ve--;
+        }
+        *ret_val = v;
+        *ret_vlen = (size_t)(ve - v);
+        return 0;
+}
+
+int settings_read_dotenv(const char *path, const char *key, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        const char *val = NULL, *p, *end;
+        size_t len = 0, vlen = 0, n = strlen(key);
+        int r;
+
+        *ret = NULL;
+        r = settings_load(path, &buf, &len);
+        if (r != 0)
+                return r > 0 ? 0 : r;
+        if (!memmem(buf, len, key, n))
+                return 0; /* no entry can have that key */
+        if (memchr(buf, 0, len))
+                return -EBADMSG;
+        for (size_t i = 0; i < len; i++)
+                if (buf[i] == '\r' && (i + 1 == len || buf[i + 1] != '\n'))
+                        return -EBADMSG; /* a line break to dotenv */
+        /* every line must be simple: a quote left open joins lines; non-ASCII may be a space to
+         * JavaScript's \s */
+        for (p = buf, end = buf + len; p < end;) {
+                const char *e = memchr(p, '\n', (size_t)(end - p)) ?: end, *k = NULL, *v = NULL;
+                size_t kl = 0, vl = 0;
+
+                r = settings_dotenv_line(p, e, &k, &kl, &v, &vl);
+                if (r < 0)
+                        return r;
+                if (kl == n && strneq(k, key, n)) {
+                        for (size_t i = 0; i < vl; i++)
+                                if ((unsigned char)v[i] >= 0x80 && (i == 0 || i == vl - 1))
+                                        return -EBADMSG;
+                        val = v; /* the last one wins */
+                        vlen = vl;
+                } else if (kl == 0 && memmem(p, (size_t)(e - p), key, n) &&
+                           p[strspn(p, " \t\v\f\r")] != '#')
+                        return -EBADMSG;
+                p = e + 1;
+        }
+        if (!val || vlen == 0)
+                return 0;
+        *ret = strndup(val, vlen);
+        return *ret ? 0 : -ENOMEM;
 }

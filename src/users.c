@@ -39,6 +39,8 @@ enum {
         USERS_EXIT_FAILED = 1,      /* some actions failed, or an error inside the pipeline */
         USERS_EXIT_SKIPPED = 2,     /* no safe tree after resolving: reason on the pipe */
         USERS_EXIT_DROP = 3,        /* could not drop privileges (or could regain them) */
+        USERS_EXIT_UNKNOWN = 4,     /* a tree's runtime root is not known: failed, reason on
+                                     * the pipe when no tree ran */
         USERS_EXIT_LOCKED = 75,     /* another qgc holds the tree's lock */
         USERS_EXIT_CONFIG = 78,     /* the user's own qgc.conf is invalid: nothing done */
 };
@@ -262,8 +264,10 @@ static int users_set_env(const UserCand *u) {
 }
 
 /* In the child: resolve and re-check the trees of every home; add the safe ones to inv. Returns
- * the number of trees; when none is safe, *ret_reason says why. */
-static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reason) {
+ * the number of trees; when none is safe, *ret_reason says why. *ret_unknown: a tree's runtime
+ * root was not known (ROOTS_UNDETERMINED): the run fails, as qgc(8) says. */
+static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reason,
+                             bool *ret_unknown) {
         _cleanup_(strbuf_done) StrBuf why_all = {};
         int r;
 
@@ -273,6 +277,8 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
                 bool dup = false;
 
                 r = roots_resolve_opts(&(RootsOptions){ .home = u->homes[i] }, &t, &why);
+                if (r == ROOTS_UNDETERMINED)
+                        *ret_unknown = true;
                 if (r >= 0)
                         r = users_check_tree_path(t.global_dir, u->uid, &g, &why);
                 else if (r != ROOTS_UNDETERMINED || !why)
@@ -289,6 +295,20 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
                 for (size_t j = 0; j < inv->n_trees; j++)
                         if (streq(inv->trees[j].global_dir, g))
                                 dup = true;
+                if (dup) {
+                        tree_done(&t);
+                        continue;
+                }
+                /* another G with the same R: one runtime root cannot serve two trees */
+                for (size_t j = 0; j < inv->n_trees && !dup; j++)
+                        if (streq(inv->trees[j].runtime_dir, rt ?: g)) {
+                                dup = true;
+                                if (strbuf_printf(&why_all,
+                                                  "%s'%s' has the runtime directory of '%s'",
+                                                  why_all.len > 0 ? "; " : "", g,
+                                                  inv->trees[j].global_dir) < 0)
+                                        return -ENOMEM;
+                        }
                 if (dup) {
                         tree_done(&t);
                         continue;
@@ -358,6 +378,7 @@ _Noreturn static void users_child(const UserCand *u, const Config *sys, users_ru
         _cleanup_(inventory_freep) Inventory *inv = NULL;
         _cleanup_free_ char *reason = NULL;
         Config cfg = {};
+        bool unknown = false;
         int r, code;
 
         if (chdir("/") < 0 || users_drop(u, &reason) < 0) {
@@ -370,9 +391,11 @@ _Noreturn static void users_child(const UserCand *u, const Config *sys, users_ru
                 code = USERS_EXIT_FAILED;
                 goto finish;
         }
-        r = users_child_trees(u, inv, &reason);
+        r = users_child_trees(u, inv, &reason, &unknown);
         if (r <= 0) {
-                code = r < 0 ? USERS_EXIT_FAILED : USERS_EXIT_SKIPPED;
+                code = r < 0     ? USERS_EXIT_FAILED
+                       : unknown ? USERS_EXIT_UNKNOWN
+                                 : USERS_EXIT_SKIPPED;
                 if (!reason)
                         users_reason(&reason, r, "no Qwen tree");
                 goto finish;
@@ -391,6 +414,8 @@ _Noreturn static void users_child(const UserCand *u, const Config *sys, users_ru
         r = cb(inv, &cfg, userdata);
         config_done(&cfg);
         code = r == 0 ? USERS_EXIT_OK : r == -EWOULDBLOCK ? USERS_EXIT_LOCKED : USERS_EXIT_FAILED;
+        if (code == USERS_EXIT_OK && unknown)
+                code = USERS_EXIT_UNKNOWN; /* the other trees ran; that one did not */
 
 finish:
         if (reason && pipe_fd >= 0)
@@ -517,6 +542,11 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
         case USERS_EXIT_LOCKED:
                 tally->n_skipped++;
                 log_warning("%s: skipped: another qgc is working on the tree", u->name);
+                break;
+        case USERS_EXIT_UNKNOWN:
+                tally->n_failed++;
+                log_error("%s: failed: %s", u->name,
+                          reason ? reason : "the runtime directory of a tree is not known");
                 break;
         case USERS_EXIT_DROP:
                 tally->n_failed++;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -69,13 +70,15 @@ static void test_settings_strip_comments(void **state) {
         assert_false(strip_then_parse("{} // \xc2\xa0\n"));
         assert_false(strip_then_parse("{} /* \xef\xbb\xbf */"));
         assert_true(strip_then_parse("{} // \xc3\xa9 \xe2\x80\x8b\n"));
-        /* what JSON.parse refuses after the stripping: trailing commas, a BOM */
+        /* what JSON.parse refuses after the stripping: trailing commas, a BOM (which
+         * settings_read_file() drops first, as Qwen's stripUtf8Bom(): test_roots_settings_bom) */
         assert_false(strip_then_parse("{\"a\":1,}"));
         assert_false(strip_then_parse("\xef\xbb\xbf{}"));
 }
 
 static void test_settings_resolve_env(void **state) {
-        char *env[] = { (char *)"A=/x", (char *)"B_2=y", (char *)"E=", (char *)"C=D=z", NULL };
+        char *env[] = { (char *)"A=/x", (char *)"B_2=y", (char *)"E=", (char *)"C=D=z",
+                        (char *)"SESSION_ID=s", (char *)"QWEN_SERVER_TOKEN=t", NULL };
         static const struct {
                 const char *in, *out, *missing; /* out NULL: -ENOKEY naming missing */
         } cases[] = {
@@ -95,6 +98,19 @@ static void test_settings_resolve_env(void **state) {
                 { "$$A", "$/x", NULL },
                 { "${C=D}", NULL, "C=D" },
                 { "/r/$HOME", NULL, "HOME" },
+                /* never substituted by Qwen 0.24, set or not, in any case */
+                { "/r/$SESSION_ID", "/r/$SESSION_ID", NULL },
+                { "/r/${qwen_code_session_id}", "/r/${qwen_code_session_id}", NULL },
+                { "/r/$QWEN_SERVER_TOKEN/x", "/r/$QWEN_SERVER_TOKEN/x", NULL },
+                { "${Qwen_Daemon_Token}", "${Qwen_Daemon_Token}", NULL },
+                { "$QWEN_CODE_EXTERNAL_TOOL_GUARD_TOKEN", "$QWEN_CODE_EXTERNAL_TOOL_GUARD_TOKEN",
+                  NULL },
+                { "${QWEN_CODE_PRIVATE_ACP_CAPABILITY}", "${QWEN_CODE_PRIVATE_ACP_CAPABILITY}",
+                  NULL },
+                /* toUpperCase(): U+017F is 'S', U+0131 is 'I' */
+                { "${\xc5\xbf" "e\xc5\xbf\xc5\xbf\xc4\xb1on_id}",
+                  "${\xc5\xbf" "e\xc5\xbf\xc5\xbf\xc4\xb1on_id}", NULL },
+                { "$SESSION_IDS", NULL, "SESSION_IDS" },
         };
         (void)state;
 
@@ -157,6 +173,8 @@ static int resolve(const char *root, const Files *f, char *const *env, char **re
 }
 
 #define RT(v) "{\"advanced\":{\"runtimeOutputDir\":\"" v "\"}}"
+#define X10(s) s s s s s s s s s s
+#define TOO_DEEP "{\"z\":" X10(X10(X10("[["))) X10(X10(X10("]]"))) "}"
 
 static void test_roots_settings_precedence(void **state) {
         const char *root = *state;
@@ -191,6 +209,9 @@ static void test_roots_settings_precedence(void **state) {
                 /* a file the system one decides over does not matter, broken or not */
                 { { RT("/sys/rt"), "{", "not json" }, "/sys/rt" },
                 { { NULL, "[1]", RT("/user/rt") }, "/user/rt" },
+                /* one leading BOM is dropped (stripUtf8Bom(), Qwen 0.24) */
+                { { "\xef\xbb\xbf" RT("/bom/rt"), NULL, RT("/user/rt") }, "/bom/rt" },
+                { { NULL, NULL, "\xef\xbb\xbf// c\n" RT("/bom/u") }, "/bom/u" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -225,9 +246,15 @@ static void test_roots_settings_undetermined(void **state) {
                 { { "null", NULL, NULL }, "the system settings file" },
                 { { NULL, NULL, "{ broken" }, "the user settings file" },
                 { { NULL, "{ broken", "{}" }, "the system defaults file" },
+                /* only one BOM is dropped; JSON.parse refuses the second */
+                { { "\xef\xbb\xbf\xef\xbb\xbf{}", NULL, NULL }, "the system settings file" },
                 /* Qwen's setRuntimeBaseDir() cannot start with a truthy non-string */
                 { { "{\"advanced\":{\"runtimeOutputDir\":42}}", NULL, NULL }, "is not a string" },
                 { { NULL, NULL, "{\"advanced\":{\"runtimeOutputDir\":{}}}" }, "is not a string" },
+                /* JSON.parse reads it; qgc does not go that deep */
+                { { NULL, NULL, TOO_DEEP }, "nested deeper than qgc reads" },
+                /* a path with a NUL: not the prefix before it */
+                { { NULL, NULL, RT("/srv/a\\u0000b") }, "NUL character" },
                 /* no environment known (root mode) */
                 { { RT("$RT_BASE/rt"), NULL, NULL }, "names an environment variable" },
                 { { NULL, NULL, RT("${HOME}/rt") }, "root mode" },
@@ -323,16 +350,150 @@ static void test_roots_settings_paths(void **state) {
                 assert_string_equal(t.runtime_dir, "/named");
         }
         {
-                /* the system file as a directory is not read (as a user settings.json that is
-                 * none: test_roots); the defaults beside it still are */
-                _cleanup_(tree_done) Tree t = {};
-                _cleanup_free_ char *dir = fixture_path(root, "other");
+                /* a settings path stat() finds but qgc does not read (a directory, a FIFO, a
+                 * device, over 4 MiB) is no "no file": Qwen reads it (or fails, or hangs), so
+                 * R is unknown and the reason names the file */
                 _cleanup_free_ char *dsys = fixture_path(root, "other/sub");
-                RootsOptions o = { .home = home, .system_settings = dsys, .system_defaults = "" };
+                _cleanup_free_ char *fifo = fixture_path(root, "fifo.json");
+                _cleanup_free_ char *big = fixture_path(root, "big.json");
+                _cleanup_free_ char *text = malloc(4 * 1024 * 1024 + 2);
+                const char *paths[] = { dsys, fifo, "/dev/null", big };
                 assert_int_equal(fixture_mkdir(root, "other/sub"), 0);
+                assert_int_equal(mkfifo(fifo, 0600), 0);
+                assert_non_null(text);
+                memset(text, ' ', 4 * 1024 * 1024 + 1);
+                text[0] = '{';
+                text[4 * 1024 * 1024] = '}';
+                text[4 * 1024 * 1024 + 1] = 0;
+                assert_int_equal(fixture_write(root, "big.json", text), 0);
+                for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+                        _cleanup_(tree_done) Tree t = {};
+                        _cleanup_free_ char *why = NULL;
+                        RootsOptions o = { .home = home, .system_settings = paths[i],
+                                           .system_defaults = "" };
+                        assert_int_equal(roots_resolve_opts(&o, &t, &why), ROOTS_UNDETERMINED);
+                        assert_non_null(why);
+                        assert_non_null(strstr(why, paths[i]));
+                        assert_non_null(strstr(why, "not read"));
+                }
+        }
+}
+
+/* preResolveHomeEnvOverrides() (Qwen 0.24): QWEN_RUNTIME_DIR and QWEN_HOME from G/.env, then
+ * ~/.env, when the environment lacks them; what is not parsed with certainty, or a QWEN_HOME
+ * that moves G, leaves the directories unknown. */
+static void test_roots_settings_dotenv(void **state) {
+        const char *root = *state;
+        _cleanup_free_ char *home = fixture_path(root, "home");
+        _cleanup_free_ char *g = fixture_path(root, "home/.qwen");
+        _cleanup_free_ char *sys = fixture_path(root, "etc/settings.json");
+        _cleanup_free_ char *same = strprintf("QWEN_HOME=%s\n", g);
+        static const struct {
+                const char *genv, *henv; /* G/.env, ~/.env (NULL: none) */
+                const char *want;        /* R, NULL: ROOTS_UNDETERMINED */
+        } cases[] = {
+                { NULL, NULL, "/sys/rt" },
+                { "QWEN_RUNTIME_DIR=/dot/rt\n", NULL, "/dot/rt" },
+                { NULL, "# c\nexport QWEN_RUNTIME_DIR='/q/rt' # c\r\n", "/q/rt" },
+                { "QWEN_RUNTIME_DIR = \"/g/rt\"\n", "QWEN_RUNTIME_DIR=/h/rt\n", "/g/rt" },
+                { "QWEN_RUNTIME_DIR=\n", "QWEN_RUNTIME_DIR=/h/rt\n", "/h/rt" },
+                { "QWEN_RUNTIME_DIR=/a\nQWEN_RUNTIME_DIR=/b #x\n", NULL, "/b" },
+                { "XQWEN_RUNTIME_DIR=/x\nA=1\n", NULL, "/sys/rt" },
+                { "# QWEN_RUNTIME_DIR=/x\n", NULL, "/sys/rt" },
+                /* a quote over lines: dotenv joins them */
+                { "A=\"x\nQWEN_RUNTIME_DIR=/y\n\"\n", NULL, NULL },
+                { "A:\nQWEN_RUNTIME_DIR=/y\n", NULL, NULL },
+                { "QWEN_RUNTIME_DIR=\"/a\\nb\"\n", NULL, NULL },
+                { "QWEN_RUNTIME_DIR=/a\rB=1\n", NULL, NULL },
+                { "QWEN_RUNTIME_DIR=rel/rt\n", NULL, NULL },
+                /* QWEN_HOME moves G: only the same G is known */
+                { NULL, "QWEN_HOME=/elsewhere\n", NULL },
+        };
+
+        assert_int_equal(fixture_mkdir(root, "home/.qwen"), 0);
+        assert_int_equal(fixture_write(root, "etc/settings.json", RT("/sys/rt")), 0);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(tree_done) Tree t = {};
+                _cleanup_free_ char *why = NULL;
+                _cleanup_free_ char *p1 = fixture_path(root, "home/.qwen/.env");
+                _cleanup_free_ char *p2 = fixture_path(root, "home/.env");
+                RootsOptions o = { .home = home, .system_settings = sys };
+                int r;
+
+                print_message("  case %zu\n", i);
+                (void)unlink(p1);
+                (void)unlink(p2);
+                if (cases[i].genv)
+                        assert_int_equal(fixture_write(root, "home/.qwen/.env", cases[i].genv), 0);
+                if (cases[i].henv)
+                        assert_int_equal(fixture_write(root, "home/.env", cases[i].henv), 0);
+                r = roots_resolve_opts(&o, &t, &why);
+                if (cases[i].want) {
+                        assert_int_equal(r, 0);
+                        assert_string_equal(t.runtime_dir, cases[i].want);
+                } else {
+                        assert_int_equal(r, ROOTS_UNDETERMINED);
+                        assert_non_null(strstr(why, "dotenv"));
+                }
+        }
+        {
+                /* a relative system settings or defaults path is against Qwen's cwd */
+                _cleanup_(tree_done) Tree t = {}, t2 = {};
+                _cleanup_free_ char *p2 = fixture_path(root, "home/.env");
+                assert_int_equal(unlink(p2), 0);
+                RootsOptions o0 = { .home = home, .system_settings = sys };
+                assert_int_equal(roots_resolve_opts(&o0, &t2, NULL), 0);
+                RootsOptions o = { .home = home, .system_settings = "etc/settings.json" };
+                RootsOptions o2 = { .home = home, .system_settings = sys,
+                                    .system_defaults = "d.json" };
+                assert_int_equal(roots_resolve_opts(&o, &t, NULL), ROOTS_UNDETERMINED);
+                assert_int_equal(roots_resolve_opts(&o2, &t, NULL), ROOTS_UNDETERMINED);
+        }
+        {
+                /* the environment's value, even empty, wins; the same G is fine; a .env
+                 * directory is ignored (Qwen catches the read error) */
+                _cleanup_(tree_done) Tree t = {}, t2 = {};
+                RootsOptions o = { .home = home, .system_settings = sys, .runtime_env = "" };
+                assert_int_equal(fixture_write(root, "home/.env", "QWEN_RUNTIME_DIR=/h/rt\n"), 0);
                 assert_int_equal(roots_resolve_opts(&o, &t, NULL), 0);
-                assert_string_equal(t.runtime_dir, "/beside");
-                (void)dir;
+                assert_string_equal(t.runtime_dir, "/sys/rt");
+                assert_int_equal(fixture_write(root, "home/.env", same), 0);
+                assert_int_equal(fixture_mkdir(root, "home/.qwen/.env"), 0);
+                o.runtime_env = NULL;
+                assert_int_equal(roots_resolve_opts(&o, &t2, NULL), 0);
+                assert_string_equal(t2.runtime_dir, "/sys/rt");
+        }
+}
+
+/* Qwen 0.24 keeps an absolute runtimeOutputDir as given, so ".." is the kernel's: after a
+ * symlink, qgc's lexical normalisation would name another directory. */
+static void test_roots_settings_dotdot(void **state) {
+        const char *root = *state;
+        _cleanup_free_ char *home = fixture_path(root, "home");
+        _cleanup_free_ char *sys = fixture_path(root, "etc/settings.json");
+        _cleanup_free_ char *target = fixture_path(root, "real/sub");
+        _cleanup_free_ char *lnk = fixture_path(root, "lnk");
+        const char *rel[] = { "lnk/../x", "real/sub/../x", "nope/../x" };
+        const char *want[] = { NULL, "real/x", "x" };
+
+        assert_int_equal(fixture_mkdir(root, "real/sub"), 0);
+        assert_int_equal(fixture_mkdir(root, "home/.qwen"), 0);
+        assert_int_equal(symlink(target, lnk), 0);
+        for (size_t i = 0; i < ELEMENTSOF(rel); i++) {
+                _cleanup_(tree_done) Tree t = {};
+                _cleanup_free_ char *why = NULL;
+                _cleanup_free_ char *text = strprintf(RT("%s/%s"), root, rel[i]);
+                RootsOptions o = { .home = home, .system_settings = sys };
+
+                assert_int_equal(fixture_write(root, "etc/settings.json", text), 0);
+                if (want[i]) {
+                        _cleanup_free_ char *w = fixture_path(root, want[i]);
+                        assert_int_equal(roots_resolve_opts(&o, &t, &why), 0);
+                        assert_string_equal(t.runtime_dir, w);
+                } else {
+                        assert_int_equal(roots_resolve_opts(&o, &t, &why), ROOTS_UNDETERMINED);
+                        assert_non_null(strstr(why, "after a symlink"));
+                }
         }
 }
 
@@ -347,6 +508,10 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_roots_settings_env, fixture_root_setup,
                                                 fixture_root_teardown),
                 cmocka_unit_test_setup_teardown(test_roots_settings_paths, fixture_root_setup,
+                                                fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_roots_settings_dotenv, fixture_root_setup,
+                                                fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_roots_settings_dotdot, fixture_root_setup,
                                                 fixture_root_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
