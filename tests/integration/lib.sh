@@ -13,6 +13,15 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 skip() { echo "SKIP: $*" >&2; exit 77; }
 pass() { echo "PASS: $*"; }
 
+# users_lock: a test that adds system users (useradd) takes this lock before its first useradd and
+# holds it until it exits (its users removed): t-0300 runs --all-users over every user of the
+# system, so another test's user appearing during it (make -j) would be counted there.
+users_lock() {
+        command -v flock >/dev/null 2>&1 || skip "flock is not installed"
+        exec 9>>/tmp/qgc-test-users.lock
+        flock 9 || fail "cannot take the lock of the tests that add users"
+}
+
 # have_pty: can script(1) give a command a pseudo-terminal here? (Not in a chroot without
 # /dev/pts, nor where script is missing.)
 have_pty() { command -v script >/dev/null 2>&1 && script -qec true /dev/null </dev/null >/dev/null 2>&1; }

@@ -5,6 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root (creates a user)"
+users_lock # held to the end: t-0300 counts every user of the system
 for c in useradd userdel getent; do
         command -v $c >/dev/null 2>&1 || skip "$c is not installed"
 done
