@@ -406,6 +406,20 @@ static int roots_take(Tree *ret, char **g, char **r_dir) {
         return 0;
 }
 
+/* roots_resolve_path() of the environment variable var's value: '..' after a symlink leaves
+ * the Qwen directories unknown (ROOTS_UNDETERMINED, saying so). */
+static int roots_resolve_var(const char *var, const char *value, const char *home, char **ret,
+                             char **ret_why) {
+        int r = roots_resolve_path(value, home, ret);
+
+        if (r == -ELOOP)
+                return roots_undetermined(ret_why,
+                                          "%s has '..' after a symlink, so the Qwen directories "
+                                          "are not known",
+                                          var);
+        return r;
+}
+
 int roots_resolve_opts(const RootsOptions *o, Tree *ret, char **ret_why) {
         _cleanup_free_ char *g = NULL, *r_dir = NULL;
         _cleanup_free_ char *env_home = NULL, *env_rt = NULL, *env_file = NULL;
@@ -414,11 +428,7 @@ int roots_resolve_opts(const RootsOptions *o, Tree *ret, char **ret_why) {
         int r;
 
         if (o->qwen_home && *o->qwen_home) {
-                r = roots_resolve_path(o->qwen_home, home, &g);
-                if (r == -ELOOP)
-                        return roots_undetermined(ret_why,
-                                                  "QWEN_HOME has '..' after a symlink, so the Qwen "
-                                                  "directories are not known");
+                r = roots_resolve_var("QWEN_HOME", o->qwen_home, home, &g, ret_why);
                 if (r < 0)
                         return r;
         } else {
@@ -456,19 +466,12 @@ int roots_resolve_opts(const RootsOptions *o, Tree *ret, char **ret_why) {
                                           "0.24 reads it) is per project, so the runtime "
                                           "directory is not known");
         if (env_rt) {
-                r = roots_resolve_path(env_rt, home, &r_dir);
-                if (r == -ELOOP)
-                        return roots_undetermined(ret_why,
-                                                  "QWEN_RUNTIME_DIR has '..' after a symlink, so "
-                                                  "the Qwen directories are not known");
+                r = roots_resolve_var("QWEN_RUNTIME_DIR", env_rt, home, &r_dir, ret_why);
                 if (r < 0)
                         return r;
         } else if (o->runtime_env && *o->runtime_env) {
-                r = roots_resolve_path(o->runtime_env, home, &r_dir);
-                if (r == -ELOOP)
-                        return roots_undetermined(ret_why,
-                                                  "QWEN_RUNTIME_DIR has '..' after a symlink, so "
-                                                  "the Qwen directories are not known");
+                r = roots_resolve_var("QWEN_RUNTIME_DIR", o->runtime_env, home, &r_dir,
+                                      ret_why);
                 if (r < 0)
                         return r;
         } else {
