@@ -582,6 +582,7 @@ void actions_batch_commit(ActionsContext *c) {
         t3 = actions_now_ns();
         /* the next batch prepares for at least 4 times what this one's flushes took, so that
          * they stay a small part of the run however slow the disk is */
+        b->flush_ns = t1 - t0;
         b->window_ns = MIN(MAX(4 * (t1 - t0), ACTIONS_BATCH_MSEC * 1000000ULL),
                            ACTIONS_BATCH_MSEC_MAX * 1000000ULL);
         log_debug("batch of %zu sessions: prepared in %.1f ms, usage+markers %.1f ms, moves %.1f "

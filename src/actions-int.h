@@ -60,6 +60,10 @@ typedef struct ActionsContext {
 #define ACTIONS_BATCH_MAX_ARCHIVES 1024U
 #define ACTIONS_BATCH_MSEC 10U
 #define ACTIONS_BATCH_MSEC_MAX 100U
+/* A batch of at least this many, prepared for at least what the last batch's flushes took, is
+ * committed rather than wait for the salvage thread to build the next session's line
+ * (usageahead.h): its moves run while the thread catches up. */
+#define ACTIONS_BATCH_EARLY 64U
 #define ACTIONS_BATCH_DIRS 64U /* chats/ (+ archive/) directories held open by one batch */
 
 typedef struct ActionsBatchDir {
@@ -100,6 +104,7 @@ typedef struct ActionsBatch {
         size_t n_not_archive; /* items that are no archive: the batch closes at max */
         uint64_t started_ns;
         uint64_t window_ns; /* how long the next batch may prepare */
+        uint64_t flush_ns;  /* what the last batch's usage and marker flushes took */
         char *marker; /* the name of the file of the batch's pending-delete markers */
         struct SyncQ *syncq; /* the directories' fsyncs (syncq.h), for the run */
         /* the batch's usage lines, written, their fsync on syncq while the moves of sessions

@@ -275,6 +275,11 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                                               -t->error);
         if (b->n > 0 && b->tree != s->tree)
                 actions_batch_commit(c);
+        /* rather than wait for the salvage thread to build s's line (at the start of a run, or
+         * after a long transcript), commit what is prepared: its moves run meanwhile */
+        else if (b->n >= ACTIONS_BATCH_EARLY && actions_now_ns() - b->started_ns >= b->flush_ns &&
+                 usage_ahead_would_wait(c->ahead, s))
+                actions_batch_commit(c);
         b->tree = s->tree;
 
         k = actions_batch_dir(c, t, s, &why);

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,7 @@ struct UsageAhead {
         const Inventory *inv;
         const int *runtime_fds;
         UsageAheadJob *jobs;
+        uint32_t *job_of; /* per session of inv: its job, or UINT32_MAX (usage_ahead_would_wait()) */
         size_t n, cap;
         size_t next;   /* the thread's next job */
         size_t cursor; /* the executor's: every job before it is taken or passed */
@@ -151,10 +153,21 @@ int usage_ahead_start(UsageAhead *ua) {
         cpu_set_t set;
         int r;
 
-        if (ua->started || ua->n < USAGE_AHEAD_MIN_JOBS)
+        if (ua->started || ua->n < USAGE_AHEAD_MIN_JOBS || ua->n >= UINT32_MAX)
                 return 0;
         if (sched_getaffinity(0, sizeof(set), &set) < 0 || CPU_COUNT(&set) < 2)
                 return 0;
+        ua->job_of = malloc(MAX(ua->inv->n_sessions, (size_t)1) * sizeof(uint32_t));
+        if (!ua->job_of)
+                return 0;
+        for (size_t k = 0; k < ua->inv->n_sessions; k++)
+                ua->job_of[k] = UINT32_MAX;
+        for (size_t i = 0; i < ua->n; i++) {
+                size_t k = (size_t)(ua->jobs[i].s - ua->inv->sessions);
+
+                if (k < ua->inv->n_sessions)
+                        ua->job_of[k] = (uint32_t)i;
+        }
         r = pthread_create(&ua->thread, NULL, usage_ahead_thread, ua);
         if (r != 0)
                 return 0; /* the executor builds every line itself */
@@ -192,8 +205,27 @@ int usage_ahead_take(UsageAhead *ua, const Session *s, char **ret_line) {
                         r = 1;
                 }
                 j->state = UA_TAKEN;
+                /* the thread may go on: usage_ahead_wait() waits for it to park again */
+                if (ua->next < ua->n && ua->next < ua->cursor + USAGE_AHEAD_MAX)
+                        ua->parked = false;
                 pthread_cond_signal(&ua->wake);
         }
+        pthread_mutex_unlock(&ua->lock);
+        return r;
+}
+
+bool usage_ahead_would_wait(UsageAhead *ua, const Session *s) {
+        size_t k;
+        bool r;
+
+        if (!ua || !ua->started)
+                return false;
+        k = (size_t)(s - ua->inv->sessions);
+        if (s < ua->inv->sessions || k >= ua->inv->n_sessions || ua->job_of[k] == UINT32_MAX)
+                return false;
+        pthread_mutex_lock(&ua->lock);
+        r = ua->job_of[k] >= ua->cursor && (ua->jobs[ua->job_of[k]].state == UA_PENDING ||
+                                            ua->jobs[ua->job_of[k]].state == UA_RUNNING);
         pthread_mutex_unlock(&ua->lock);
         return r;
 }
@@ -216,6 +248,7 @@ UsageAhead *usage_ahead_free(UsageAhead *ua) {
         for (size_t i = 0; i < ua->n; i++)
                 free(ua->jobs[i].line);
         free(ua->jobs);
+        free(ua->job_of);
         pthread_cond_destroy(&ua->done);
         pthread_cond_destroy(&ua->wake);
         pthread_mutex_destroy(&ua->lock);

@@ -385,6 +385,56 @@ static void test_usage_ahead_builds_the_salvage_lines(void **state) {
         assert_int_equal(taken, ELEMENTSOF(s) - 2);
 }
 
+/* usage_ahead_would_wait() says whether taking a session's line would wait for (or build) it:
+ * true only for a job the thread has not finished, at or after the executor's cursor. The
+ * thread stays USAGE_AHEAD_MAX jobs ahead, so the jobs past that are pending until the executor
+ * moves on. The transcripts do not exist: each job the thread gets to fails at once (DONE). */
+static void test_usage_ahead_would_wait(void **state) {
+        T *t = *state;
+        const size_t n = USAGE_AHEAD_MAX + 40;
+        _cleanup_free_ Session *s = calloc(n + 1, sizeof(Session));
+        _cleanup_(usage_ahead_freep) UsageAhead *ua = NULL;
+        Tree tree = {};
+        Inventory inv = { .trees = &tree, .n_trees = 1, .sessions = s, .n_sessions = n + 1 };
+        int root = t->fd;
+        cpu_set_t set;
+        char *line = NULL;
+
+        if (sched_getaffinity(0, sizeof(set), &set) < 0 || CPU_COUNT(&set) < 2)
+                skip(); /* the thread runs only with a second CPU */
+        assert_non_null(s);
+        for (size_t i = 0; i <= n; i++) {
+                snprintf(s[i].id, sizeof s[i].id, "%08zu-8e49-442e-bc79-1cb2de9eae0c", i);
+                s[i].project_dir = (char *)"-srv-none";
+                s[i].state = SESSION_ACTIVE;
+        }
+        assert_int_equal(usage_ahead_new(&inv, &root, &ua), 0);
+        for (size_t i = 0; i < n; i++) /* s[n]: not a job */
+                assert_int_equal(usage_ahead_add(ua, &s[i]), 0);
+        assert_false(usage_ahead_would_wait(ua, &s[n - 1])); /* not started: never waits */
+        assert_int_equal(usage_ahead_start(ua), 1);
+        usage_ahead_wait(ua);
+        assert_false(usage_ahead_would_wait(ua, &s[0]));
+        assert_false(usage_ahead_would_wait(ua, &s[USAGE_AHEAD_MAX - 1]));
+        assert_true(usage_ahead_would_wait(ua, &s[USAGE_AHEAD_MAX]));
+        assert_true(usage_ahead_would_wait(ua, &s[n - 1]));
+        assert_false(usage_ahead_would_wait(ua, &s[n]));
+        assert_false(usage_ahead_would_wait(NULL, &s[0]));
+
+        /* the executor takes the first 10: the thread builds 10 more */
+        assert_int_equal(usage_ahead_take(ua, &s[9], &line), 0);
+        assert_null(line);
+        usage_ahead_wait(ua);
+        assert_false(usage_ahead_would_wait(ua, &s[USAGE_AHEAD_MAX + 9]));
+        assert_true(usage_ahead_would_wait(ua, &s[USAGE_AHEAD_MAX + 10]));
+        /* passed by the executor: taken, never waited for */
+        assert_false(usage_ahead_would_wait(ua, &s[3]));
+        /* the executor jumps ahead: the job it takes is its own to build, so it waits no more */
+        assert_int_equal(usage_ahead_take(ua, &s[n - 1], &line), 0);
+        assert_false(usage_ahead_would_wait(ua, &s[n - 1]));
+        assert_false(usage_ahead_would_wait(ua, &s[USAGE_AHEAD_MAX + 20]));
+}
+
 static void test_usage_index_corpus_agrees(void **state) {
         T *t = *state;
         _cleanup_free_ char *src = fixture_path(fixture_testdata("corpus/tree"), "usage_record.jsonl");
@@ -435,6 +485,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_usage_index_hold_looks_once, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_usage_index_hold_freeze_looks_again, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_usage_ahead_builds_the_salvage_lines, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_usage_ahead_would_wait, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
