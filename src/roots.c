@@ -516,3 +516,297 @@ int roots_from_dir(const char *dir, Tree *ret) {
                 return -ENOMEM;
         return roots_take(ret, &g, &r_dir);
 }
+
+/* ---- Runtime roots a project may have of its own (roots_workspaces()) ---- */
+
+/* Does the value v (from a project's file, Qwen resolving it against cwd) name the runtime
+ * root R exactly? Only a value qgc resolves with certainty does: no variable, no '..' after a
+ * symlink, the same normalised path. */
+static int roots_ws_same(const char *v, const char *cwd, const char *home, const char *r_dir,
+                         bool *ret) {
+        _cleanup_free_ char *resolved = NULL, *path = NULL, *joined = NULL;
+        int r;
+
+        *ret = false;
+        r = settings_resolve_env(v, NULL, &resolved, NULL);
+        if (r == -ENOKEY)
+                return 0;
+        if (r < 0)
+                return r;
+        if (resolved[0] == '/' || streq(resolved, "~") || strneq(resolved, "~/", 2) ||
+            strneq(resolved, "~\\", 2)) {
+                r = roots_resolve_path(resolved, home, &path);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0)
+                        return 0;
+        } else {
+                joined = strprintf("%s/%s", cwd, resolved);
+                if (!joined)
+                        return -ENOMEM;
+                if (!roots_dotdot_lexical(joined))
+                        return 0;
+                path = roots_normalize(joined);
+                if (!path)
+                        return -ENOMEM;
+        }
+        *ret = streq(path, r_dir);
+        return 0;
+}
+
+/* Why a project file qgc did not read or parse counts as "may". */
+static const char *roots_ws_error(int r, bool dotenv) {
+        switch (r) {
+        case -ELOOP:
+                return "it is a symlink, not followed";
+        case -EPERM:
+                return "it belongs to another user, not read as root";
+        case -EBADMSG:
+                return dotenv ? "not parsed with certainty" :
+                                "no JSON object once its comments are stripped";
+        default:
+                return roots_file_error(r);
+        }
+}
+
+/* The workspace settings <cwd>/.qwen/settings.json (cfd: cwd opened), as Qwen merges them over
+ * the user's (settings.ts mergeSettings(): a trusted workspace's file between the user's and
+ * the system's; folder trust is not looked at, as a workspace may have been trusted when
+ * its sessions were written): 1 with *ret_why when they may give that project another runtime
+ * root than tr's (an advanced.runtimeOutputDir, an "advanced" that is no object, or an
+ * env.QWEN_RUNTIME_DIR / env.QWEN_HOME, which Qwen 0.15.6 applies, unless the value names
+ * R itself), 0 when not, -ENOMEM. */
+static int roots_ws_settings(int cfd, const char *cwd, const Tree *tr, const char *home,
+                             char **ret_why) {
+        _cleanup_close_ int qfd = -EBADF;
+        json_object *doc = NULL, *adv = NULL, *val = NULL, *env = NULL;
+        struct stat st;
+        bool same = false;
+        int r = 0;
+
+        if (fstatat(cfd, ".qwen", &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                if (errno == ENOENT || errno == ENOTDIR)
+                        return 0;
+                r = -errno;
+        } else if (S_ISLNK(st.st_mode))
+                r = -ELOOP;
+        else if (!S_ISDIR(st.st_mode))
+                return 0; /* no .qwen/settings.json to find */
+        if (r == 0) {
+                qfd = openat(cfd, ".qwen", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                r = qfd < 0 ? (errno == ENOENT ? 0 : -errno) : 1;
+                if (r == 0)
+                        return 0;
+        }
+        if (r == 1)
+                r = settings_read_file_at(qfd, "settings.json", tr->uid, &doc);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                *ret_why = strprintf("its workspace settings '%s/.qwen/settings.json' cannot be "
+                                     "used (%s)",
+                                     cwd, roots_ws_error(r, false));
+                return *ret_why ? 1 : -ENOMEM;
+        }
+        if (!doc)
+                return 0;
+        if (json_object_object_get_ex(doc, "env", &env) &&
+            json_object_is_type(env, json_type_object) &&
+            (json_object_object_get_ex(env, "QWEN_RUNTIME_DIR", NULL) ||
+             json_object_object_get_ex(env, "QWEN_HOME", NULL))) {
+                json_object_put(doc);
+                *ret_why = strprintf("its workspace settings '%s/.qwen/settings.json' set "
+                                     "QWEN_RUNTIME_DIR or QWEN_HOME in env (Qwen 0.15.6 "
+                                     "applies them)",
+                                     cwd);
+                return *ret_why ? 1 : -ENOMEM;
+        }
+        if (!json_object_object_get_ex(doc, "advanced", &adv) ||
+            (json_object_is_type(adv, json_type_object) &&
+             !json_object_object_get_ex(adv, "runtimeOutputDir", &val))) {
+                json_object_put(doc);
+                return 0;
+        }
+        if (!json_object_is_type(adv, json_type_object) || !js_truthy(val, true))
+                /* the merged value is unset: the runtime root is G */
+                same = streq(tr->global_dir, tr->runtime_dir);
+        else if (json_object_is_type(val, json_type_string) &&
+                 (size_t)json_object_get_string_len(val) == strlen(json_object_get_string(val))) {
+                r = roots_ws_same(json_object_get_string(val), cwd, home, tr->runtime_dir, &same);
+                if (r < 0) {
+                        json_object_put(doc);
+                        return r;
+                }
+        }
+        json_object_put(doc);
+        if (same)
+                return 0;
+        *ret_why = strprintf("its workspace settings '%s/.qwen/settings.json' set "
+                             "advanced.runtimeOutputDir",
+                             cwd);
+        return *ret_why ? 1 : -ENOMEM;
+}
+
+/* The .env files Qwen may load for a process started in cwd (settings.ts findEnvFile(): in each
+ * directory from cwd up, .qwen/.env then .env; the home directory's are the user's, which
+ * roots_resolve_opts() reads). Qwen 0.15.6 takes QWEN_RUNTIME_DIR and QWEN_HOME from the first
+ * it finds (0.15.10 and later never from a project's file); which one it found depends on
+ * folder trust, so every one up to the home (or "/") is looked at: 1 with *ret_why when one
+ * sets either (unless it names R, or G itself), or cannot be read or parsed with certainty;
+ * 0 when none does; -ENOMEM. */
+static int roots_ws_dotenv(const char *cwd, const Tree *tr, const char *home, char **ret_why) {
+        static const char *const keys[] = { "QWEN_RUNTIME_DIR", "QWEN_HOME", NULL };
+        _cleanup_free_ char *dir = strdup(streq(cwd, "/") ? "" : cwd);
+        int r = 0;
+
+        if (!dir)
+                return -ENOMEM;
+        for (;;) { /* dir "" stands for "/" */
+                _cleanup_close_ int dfd = -EBADF, qfd = -EBADF;
+                char *slash;
+
+                if (home && streq(dir, home))
+                        return 0;
+                dfd = open(*dir ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (dfd < 0 && errno != ENOENT && errno != ENOTDIR) {
+                        *ret_why = strprintf("'%s' cannot be searched for the .env files Qwen "
+                                             "loads (%s)",
+                                             *dir ? dir : "/", errno_to_string(errno));
+                        return *ret_why ? 1 : -ENOMEM;
+                }
+                for (int f = 0; dfd >= 0 && f < 2; f++) {
+                        _cleanup_free_ char *v[2] = {};
+                        const char *name = f == 0 ? ".env" : ".qwen/.env";
+                        int at = dfd;
+
+                        if (f == 1) {
+                                struct stat st;
+                                if (fstatat(dfd, ".qwen", &st, AT_SYMLINK_NOFOLLOW) < 0)
+                                        r = errno == ENOENT || errno == ENOTDIR ? 1 : -errno;
+                                else if (S_ISLNK(st.st_mode))
+                                        r = -ELOOP; /* Qwen follows it, qgc does not */
+                                else if (!S_ISDIR(st.st_mode))
+                                        r = 1;
+                                else {
+                                        qfd = openat(dfd, ".qwen", O_PATH | O_DIRECTORY |
+                                                                     O_NOFOLLOW | O_CLOEXEC);
+                                        r = qfd >= 0 ? 0 : errno == ENOENT ? 1 : -errno;
+                                }
+                                if (r == 1) {
+                                        r = 0;
+                                        continue; /* no .qwen/.env there */
+                                }
+                                at = qfd;
+                                name = ".env";
+                        }
+                        if (r == 0)
+                                r = settings_read_dotenv_at(at, name, tr->uid, keys, v);
+                        if (r == -ENOMEM)
+                                return r;
+                        if (r < 0) {
+                                *ret_why = strprintf("the .env file '%s/%s' Qwen may load cannot "
+                                                     "be used (%s)",
+                                                     *dir ? dir : "", f == 0 ? ".env" : ".qwen/.env",
+                                                     roots_ws_error(r, true));
+                                return *ret_why ? 1 : -ENOMEM;
+                        }
+                        for (size_t k = 0; k < 2; k++) {
+                                bool same = false;
+                                if (!v[k])
+                                        continue;
+                                r = roots_ws_same(v[k], cwd, home,
+                                                  k == 0 ? tr->runtime_dir : tr->global_dir,
+                                                  &same);
+                                if (r < 0)
+                                        return r;
+                                if (same)
+                                        continue;
+                                *ret_why = strprintf("the .env file '%s/%s' sets %s (Qwen "
+                                                     "0.15.6 applies it)",
+                                                     *dir ? dir : "",
+                                                     f == 0 ? ".env" : ".qwen/.env", keys[k]);
+                                return *ret_why ? 1 : -ENOMEM;
+                        }
+                        r = 0;
+                }
+                if (!*dir)
+                        return 0;
+                slash = strrchr(dir, '/');
+                if (!slash)
+                        return 0;
+                *slash = 0; /* "/a" -> "" stands for "/" */
+        }
+}
+
+int roots_workspace_check(const Tree *tr, const char *cwd_raw, const char *home,
+                          char **ret_why) {
+        _cleanup_close_ int cfd = -EBADF;
+        _cleanup_free_ char *h = NULL, *cwd = NULL;
+        struct stat st, hst;
+        int r;
+
+        *ret_why = NULL;
+        if (!cwd_raw || cwd_raw[0] != '/')
+                return 0;
+        cwd = roots_normalize(cwd_raw);
+        if (!cwd)
+                return -ENOMEM;
+        if (home && home[0] == '/') {
+                h = roots_normalize(home);
+                if (!h)
+                        return -ENOMEM;
+        }
+        cfd = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (cfd < 0) {
+                if (errno == ENOENT || errno == ENOTDIR)
+                        return 0; /* gone: no Qwen starts there, and what it read is gone */
+                *ret_why = strprintf("its directory '%s' cannot be looked at (%s)", cwd,
+                                     errno_to_string(errno));
+                return *ret_why ? 1 : -ENOMEM;
+        }
+        /* Qwen loads no workspace settings in the home directory, and there only the home's
+         * .env files, which are the user's */
+        if (h && fstat(cfd, &st) >= 0 && stat(h, &hst) >= 0 && st.st_dev == hst.st_dev &&
+            st.st_ino == hst.st_ino)
+                return 0;
+        r = roots_ws_settings(cfd, cwd, tr, h, ret_why);
+        if (r != 0)
+                return r;
+        return roots_ws_dotenv(cwd, tr, h, ret_why);
+}
+
+int roots_workspaces(Inventory *inv, const char *home) {
+        _cleanup_free_ bool *before = calloc(inv->n_trees ?: 1, sizeof(bool));
+        const char *prev = NULL;
+        size_t prev_tree = SIZE_MAX;
+
+        if (!before)
+                return -ENOMEM;
+        /* a tree incomplete already decides nothing that this could stop */
+        for (size_t t = 0; t < inv->n_trees; t++)
+                before[t] = inv->trees[t].incomplete;
+        for (size_t i = 0; i < inv->n_sessions; i++) {
+                const Session *s = &inv->sessions[i];
+                Tree *tr = &inv->trees[s->tree];
+                _cleanup_free_ char *why = NULL;
+                int r;
+
+                /* sorted by (tree, project, cwd): a project's cwd is looked at once */
+                if (before[s->tree] || !s->cwd ||
+                    (s->tree == prev_tree && prev && streq(prev, s->cwd)))
+                        continue;
+                prev = s->cwd;
+                prev_tree = s->tree;
+                r = roots_workspace_check(tr, s->cwd, home, &why);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        continue;
+                log_notice("'%s': the sessions of '%s' may be in a runtime directory qgc does not "
+                           "see: %s",
+                           tr->global_dir, s->cwd, why);
+                tr->incomplete = true;
+                tr->incomplete_why = ROOTS_WORKSPACE_WHY;
+        }
+        return 0;
+}

@@ -497,6 +497,110 @@ static void test_roots_settings_dotdot(void **state) {
         }
 }
 
+/* roots_workspace_check(): what a project's own files may do to its runtime root. */
+static void test_roots_workspace_check(void **state) {
+        const char *root = *state;
+        _cleanup_free_ char *home = fixture_path(root, "home");
+        _cleanup_free_ char *g = fixture_path(root, "home/.qwen");
+        _cleanup_free_ char *proj = fixture_path(root, "home/src/p");
+        _cleanup_free_ char *out = fixture_path(root, "out/p");
+        _cleanup_free_ char *same = strprintf("{\"advanced\":{\"runtimeOutputDir\":\"%s\"}}", g);
+        _cleanup_free_ char *fifo = fixture_path(root, "home/src/p/.qwen/settings.json");
+        Tree t = { .global_dir = g, .runtime_dir = g, .uid = getuid() };
+        Tree t2 = { .global_dir = g, .runtime_dir = (char *)"/rt", .uid = getuid() };
+        static const struct {
+                const char *file, *text;
+                int want, want_other; /* with R = G, with R = /rt */
+        } cases[] = {
+                { NULL, NULL, 0, 0 },
+                { "home/src/p/.qwen/settings.json", "{}", 0, 0 },
+                { "home/src/p/.qwen/settings.json", "{\"advanced\":{}}", 0, 0 },
+                /* unset in the merge: the root is G */
+                { "home/src/p/.qwen/settings.json", "{\"advanced\":{\"runtimeOutputDir\":\"\"}}", 0, 1 },
+                { "home/src/p/.qwen/settings.json", "{\"advanced\":{\"runtimeOutputDir\":null}}", 0, 1 },
+                { "home/src/p/.qwen/settings.json", "{\"advanced\":7}", 0, 1 },
+                { "home/src/p/.qwen/settings.json", "{\"advanced\":{\"runtimeOutputDir\":\"/rt\"}}", 1, 0 },
+                { "home/src/p/.qwen/settings.json", "{\"advanced\":{\"runtimeOutputDir\":\"/rt/x/..\"}}", 1, 0 },
+                { "home/src/p/.qwen/settings.json", "{\"advanced\":{\"runtimeOutputDir\":\"~/.qwen\"}}", 0, 1 },
+                { "home/src/p/.qwen/settings.json", "{\"advanced\":{\"runtimeOutputDir\":\"../../.qwen\"}}", 0, 1 },
+                { "home/src/p/.qwen/settings.json", "{\"advanced\":{\"runtimeOutputDir\":1}}", 1, 1 },
+                { "home/src/p/.qwen/settings.json", "{\"advanced\":{\"runtimeOutputDir\":\"${X}\"}}", 1, 1 },
+                { "home/src/p/.qwen/settings.json", "\xef\xbb\xbf{\"env\":{\"QWEN_HOME\":\"\"}}", 1, 1 },
+                { "home/src/p/.qwen/settings.json", "[]", 1, 1 },
+                { "home/src/p/.env", "A=1\n", 0, 0 },
+                { "home/src/p/.env", "QWEN_RUNTIME_DIR=/rt\n", 1, 0 },
+                { "home/src/p/.env", "QWEN_RUNTIME_DIR=../../.qwen\n", 0, 1 },
+                { "home/src/.qwen/.env", "QWEN_HOME=~/.qwen\n", 0, 0 },
+                { "home/src/.qwen/.env", "QWEN_HOME=/h\n", 1, 1 },
+                { "home/src/.env", "QWEN_RUNTIME_DIR='a\n", 1, 1 },
+                /* the home's own: the user's, read by roots_resolve_opts() */
+                { "home/.env", "QWEN_RUNTIME_DIR=/x\n", 0, 0 },
+                { "home/.qwen/.env", "QWEN_RUNTIME_DIR=/x\n", 0, 0 },
+        };
+
+        assert_int_equal(fixture_mkdir(root, "home/.qwen"), 0);
+        assert_int_equal(fixture_mkdir(root, "home/src/p/.qwen"), 0);
+        assert_int_equal(fixture_mkdir(root, "home/src/.qwen"), 0);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *why = NULL, *why2 = NULL, *path = NULL;
+
+                print_message("  case %zu\n", i);
+                if (cases[i].file)
+                        assert_int_equal(fixture_write(root, cases[i].file, cases[i].text), 0);
+                assert_int_equal(roots_workspace_check(&t, proj, home, &why), cases[i].want);
+                assert_int_equal(roots_workspace_check(&t2, proj, home, &why2),
+                                 cases[i].want_other);
+                assert_true(!why == !cases[i].want);
+                assert_true(!why2 == !cases[i].want_other);
+                if (cases[i].file) {
+                        path = fixture_path(root, cases[i].file);
+                        assert_int_equal(unlink(path), 0);
+                }
+        }
+        {
+                /* the home itself: no workspace settings there */
+                _cleanup_free_ char *why = NULL;
+                assert_int_equal(fixture_write(root, "home/.qwen/settings.json",
+                                               "{\"advanced\":{\"runtimeOutputDir\":\"/x\"}}"), 0);
+                assert_int_equal(roots_workspace_check(&t, home, home, &why), 0);
+        }
+        {
+                /* a cwd that is gone; a relative one; a FIFO is never opened */
+                _cleanup_free_ char *why = NULL;
+                assert_int_equal(roots_workspace_check(&t, out, home, &why), 0);
+                assert_int_equal(roots_workspace_check(&t, "rel/p", home, &why), 0);
+                assert_int_equal(mkfifo(fifo, 0600), 0);
+                assert_int_equal(roots_workspace_check(&t, proj, home, &why), 1);
+                assert_non_null(strstr(why, "no regular file"));
+                assert_int_equal(unlink(fifo), 0);
+        }
+        {
+                /* the same file named by a symlink: not followed */
+                _cleanup_free_ char *why = NULL, *target = fixture_path(root, "same.json");
+                assert_int_equal(fixture_write(root, "same.json", same), 0);
+                assert_int_equal(symlink(target, fifo), 0);
+                assert_int_equal(roots_workspace_check(&t, proj, home, &why), 1);
+                assert_non_null(strstr(why, "symlink"));
+                assert_int_equal(unlink(fifo), 0);
+                free(why);
+                why = NULL;
+                assert_int_equal(fixture_write(root, "home/src/p/.qwen/settings.json", same), 0);
+                assert_int_equal(roots_workspace_check(&t, proj, home, &why), 0);
+        }
+        if (geteuid() == 0) {
+                /* as root, another user's file is not read */
+                _cleanup_free_ char *why = NULL;
+                assert_int_equal(chown(fifo, 4242, 4242), 0);
+                assert_int_equal(roots_workspace_check(&t, proj, home, &why), 1);
+                assert_non_null(strstr(why, "another user"));
+                assert_int_equal(chown(fifo, 0, 0), 0);
+                free(why);
+                why = NULL;
+                assert_int_equal(roots_workspace_check(&t, proj, home, &why), 0);
+        } else
+                print_message("  (not root: the owner test is not run)\n");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_settings_strip_comments),
@@ -512,6 +616,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_roots_settings_dotenv, fixture_root_setup,
                                                 fixture_root_teardown),
                 cmocka_unit_test_setup_teardown(test_roots_settings_dotdot, fixture_root_setup,
+                                                fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_roots_workspace_check, fixture_root_setup,
                                                 fixture_root_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
