@@ -450,18 +450,43 @@ static void test_roots_settings_dotenv(void **state) {
                 assert_int_equal(roots_resolve_opts(&o2, &t, NULL), ROOTS_UNDETERMINED);
         }
         {
-                /* the environment's value, even empty, wins; the same G is fine; a .env
+                /* an empty value is unset to loadEnvironment(): the .env's wins (Qwen 0.24.4's
+                 * loadSettings() and Storage say /h/rt); the same G is fine; a .env
                  * directory is ignored (Qwen catches the read error) */
                 _cleanup_(tree_done) Tree t = {}, t2 = {};
                 RootsOptions o = { .home = home, .system_settings = sys, .runtime_env = "" };
                 assert_int_equal(fixture_write(root, "home/.env", "QWEN_RUNTIME_DIR=/h/rt\n"), 0);
                 assert_int_equal(roots_resolve_opts(&o, &t, NULL), 0);
-                assert_string_equal(t.runtime_dir, "/sys/rt");
+                assert_string_equal(t.runtime_dir, "/h/rt");
                 assert_int_equal(fixture_write(root, "home/.env", same), 0);
                 assert_int_equal(fixture_mkdir(root, "home/.qwen/.env"), 0);
                 o.runtime_env = NULL;
                 assert_int_equal(roots_resolve_opts(&o, &t2, NULL), 0);
                 assert_string_equal(t2.runtime_dir, "/sys/rt");
+        }
+        {
+                /* $QWEN_HOME elsewhere: loadEnvironment() still reads ~/.qwen/.env, then
+                 * ~/.env, after G/.env (Qwen 0.24.4 moves R so) */
+                _cleanup_(tree_done) Tree t = {}, t2 = {}, t3 = {}, t4 = {};
+                _cleanup_free_ char *cg = fixture_path(root, "cg");
+                _cleanup_free_ char *p1 = fixture_path(root, "home/.qwen/.env");
+                _cleanup_free_ char *p2 = fixture_path(root, "home/.env");
+                RootsOptions o = { .home = home, .system_settings = sys, .qwen_home = cg };
+                (void)rmdir(p1);
+                (void)unlink(p2);
+                assert_int_equal(fixture_mkdir(root, "cg"), 0);
+                assert_int_equal(roots_resolve_opts(&o, &t, NULL), 0);
+                assert_string_equal(t.runtime_dir, "/sys/rt");
+                assert_int_equal(fixture_write(root, "home/.env", "QWEN_RUNTIME_DIR=/h/rt\n"), 0);
+                assert_int_equal(roots_resolve_opts(&o, &t2, NULL), 0);
+                assert_string_equal(t2.runtime_dir, "/h/rt");
+                assert_int_equal(fixture_write(root, "home/.qwen/.env",
+                                               "QWEN_RUNTIME_DIR=/hq/rt\n"), 0);
+                assert_int_equal(roots_resolve_opts(&o, &t3, NULL), 0);
+                assert_string_equal(t3.runtime_dir, "/hq/rt");
+                assert_int_equal(fixture_write(root, "cg/.env", "QWEN_RUNTIME_DIR=/g/rt\n"), 0);
+                assert_int_equal(roots_resolve_opts(&o, &t4, NULL), 0);
+                assert_string_equal(t4.runtime_dir, "/g/rt");
         }
 }
 
