@@ -39,12 +39,15 @@
  * started in that project another runtime root, while file-history/, plans/ and
  * usage_record.jsonl stay in G; Qwen 0.15.6 also took QWEN_RUNTIME_DIR and QWEN_HOME from a
  * project's .env and from settings.env (0.15.10 and later never: the hardcoded project
- * exclusions). Those runtime roots are not scanned: a tree with a project whose files may
- * (or that qgc cannot read, parse, or look at without following a symlink) is incomplete
- * (ROOTS_WORKSPACE_WHY), as for a relative runtimeOutputDir.
+ * exclusions). Those runtime roots are not scanned: the projects are the cwds of the scanned
+ * transcripts and, for a G-level orphan candidate (file-history/<id>, plans/<id>.md of a
+ * session not found), the "project" of its usage_record.jsonl line; a tree with a project
+ * whose files may (or that qgc cannot read, parse, or look at without following a symlink) is
+ * incomplete (ROOTS_WORKSPACE_WHY), as for a relative runtimeOutputDir.
  *
  * Not discovered (documented limits): the runtime roots such projects name; projects that
- * never wrote a session under R (only their cwds are known, from the transcripts); per-request
+ * never wrote a session under R and whose orphan candidates in G have no usage_record.jsonl
+ * line (a session still running, or one that crashed) are not known; per-request
  * (ACP/daemon async-context) runtime dirs and newer versions' pinned managed-workspace roots;
  * the user settings' env.QWEN_RUNTIME_DIR that Qwen 0.15.6 applied. A settings path stat()
  * finds that is no regular file of at most 4 MiB (a directory, a FIFO, a device) is not read,
@@ -62,9 +65,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsread.h"
+#include "fsutil.h"
 #include "js.h"
 #include "log.h"
 #include "macro.h"
+#include "qwen.h"
 #include "roots.h"
 #include "settings.h"
 
@@ -725,7 +731,8 @@ static int roots_ws_dotenv(const char *cwd, const Tree *tr, const char *home, ch
                         if (r < 0) {
                                 *ret_why = strprintf("the .env file '%s/%s' Qwen may load cannot "
                                                      "be used (%s)",
-                                                     *dir ? dir : "", f == 0 ? ".env" : ".qwen/.env",
+                                                     *dir ? dir : "",
+                                                     f == 0 ? ".env" : ".qwen/.env",
                                                      roots_ws_error(r, true));
                                 return *ret_why ? 1 : -ENOMEM;
                         }
@@ -794,6 +801,217 @@ int roots_workspace_check(const Tree *tr, const char *cwd_raw, const char *home,
         return roots_ws_dotenv(cwd, tr, h, ret_why);
 }
 
+static int roots_ws_idcmp(const void *a, const void *b) {
+        return ascii_strcasecmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *mfree_str(char *s) {
+        free(s);
+        return NULL;
+}
+
+/* The session ids of G's entries that are kept per session and that no scanned transcript has:
+ * G/file-history/<id>/ and G/plans/<id>.md (the G-level orphans qgc may reclaim). *ret: a
+ * sorted array (n: *ret_n). 0, -ENOMEM; a directory that cannot be listed gives nothing (the
+ * scan then decides nothing of it either). */
+static int roots_ws_candidates(const Inventory *inv, int gfd, char ***ret, size_t *ret_n) {
+        static const char *const dirs[] = { "file-history", "plans" };
+        char **v = NULL;
+        size_t n = 0, alloc = 0;
+
+        for (size_t d = 0; d < ELEMENTSOF(dirs); d++) {
+                /* listed without moving its atime, as the scan lists it */
+                _cleanup_close_ int dfd = fs_open_noatime(gfd, dirs[d], O_RDONLY | O_DIRECTORY |
+                                                                            O_CLOEXEC);
+                _cleanup_free_ FsDir *dir = NULL;
+                const char *name;
+                unsigned char type;
+                int k;
+
+                if (dfd < 0)
+                        continue;
+                dir = malloc(sizeof(FsDir));
+                if (!dir)
+                        goto oom;
+                fs_dir_init(dir, dfd);
+                while ((k = fs_dir_next(dir, &name, &type)) > 0) {
+                        char id[SESSION_ID_MAX + 1];
+                        size_t len = strlen(name);
+
+                        if (d == 1) { /* plans/<id>.md */
+                                if (len < 4 || !streq(name + len - 3, ".md"))
+                                        continue;
+                                len -= 3;
+                        }
+                        if (len > SESSION_ID_MAX)
+                                continue;
+                        memcpy(id, name, len);
+                        id[len] = 0;
+                        if (!qwen_session_id_valid(id))
+                                continue;
+                        if (n == alloc) {
+                                char **nv = reallocarray(v, alloc ? alloc * 2 : 16, sizeof(char *));
+                                if (!nv)
+                                        goto oom;
+                                v = nv;
+                                alloc = alloc ? alloc * 2 : 16;
+                        }
+                        v[n] = strdup(id);
+                        if (!v[n])
+                                goto oom;
+                        n++;
+                }
+                if (k == -ENOMEM)
+                        goto oom;
+        }
+        if (n > 0) {
+                /* drop the ids of scanned sessions: a look-up of each session in the few
+                 * candidates, as scan_orphans() does, not an index of every session */
+                _cleanup_free_ bool *found = calloc(n, sizeof(bool));
+                size_t m = 0;
+
+                if (!found)
+                        goto oom;
+                qsort(v, n, sizeof(char *), roots_ws_idcmp);
+                for (size_t i = 1; i < n; i++) /* an id in both directories: once */
+                        found[i] = roots_ws_idcmp(&v[i - 1], &v[i]) == 0;
+                for (size_t i = 0; i < inv->n_sessions; i++) {
+                        const char *key = inv->sessions[i].id;
+                        char **hit = bsearch(&key, v, n, sizeof(char *), roots_ws_idcmp);
+                        if (!hit)
+                                continue;
+                        /* every copy of that id */
+                        size_t j = (size_t)(hit - v), lo = j;
+                        while (lo > 0 && roots_ws_idcmp(&v[lo - 1], hit) == 0)
+                                lo--;
+                        for (; j < n && roots_ws_idcmp(&v[j], hit) == 0; j++)
+                                found[j] = true;
+                        for (; lo < (size_t)(hit - v); lo++)
+                                found[lo] = true;
+                }
+                for (size_t i = 0; i < n; i++) {
+                        if (found[i]) {
+                                free(v[i]);
+                                continue;
+                        }
+                        v[m++] = v[i]; /* stays sorted */
+                }
+                n = m;
+        }
+        *ret = v;
+        *ret_n = n;
+        return 0;
+oom:
+        for (size_t i = 0; i < n; i++)
+                free(v[i]);
+        free(v);
+        return -ENOMEM;
+}
+
+/* The JSON string value of "key" in the line [p, e): 1 with *ret (unescaped), 0 when the line
+ * has none that qgc reads with certainty, -ENOMEM. */
+static int roots_ws_line_string(const char *p, const char *e, const char *key, char **ret) {
+        _cleanup_free_ char *pat = strprintf("\"%s\":\"", key);
+        const char *v, *q;
+        size_t plen;
+
+        *ret = NULL;
+        if (!pat)
+                return -ENOMEM;
+        plen = strlen(pat);
+        v = memmem(p, (size_t)(e - p), pat, plen);
+        if (!v)
+                return 0;
+        v += plen;
+        for (q = v; q < e && *q != '"'; q++)
+                if (*q == '\\' || (unsigned char)*q < 0x20)
+                        return 0; /* an escape: not read here */
+        if (q == e)
+                return 0;
+        *ret = strndup(v, (size_t)(q - v));
+        return *ret ? 1 : -ENOMEM;
+}
+
+/* The cwds ("project") that G/usage_record.jsonl records for the sessions of ids (sorted,
+ * n), each once, appended to *cwds (*n_cwds). Read in 1 MiB windows, a line longer than that
+ * skipped; a file that cannot be read gives nothing. 0 or -ENOMEM. */
+static int roots_ws_usage_cwds(int gfd, char **ids, size_t n, char ***cwds, size_t *n_cwds) {
+        enum { WIN = 1024 * 1024 };
+        _cleanup_close_ int fd = fs_open_noatime(gfd, "usage_record.jsonl",
+                                                 O_RDONLY | O_CLOEXEC); /* a dry run changes
+                                                                         * nothing */
+        _cleanup_free_ char *buf = NULL;
+        size_t have = 0, alloc = *n_cwds;
+        off_t off = 0;
+        bool skipping = false;
+        struct stat st;
+
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return 0;
+        buf = malloc(WIN);
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t k = pread(fd, buf + have, WIN - have, off);
+                const char *p = buf, *end;
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        break;
+                off += k;
+                end = buf + have + k;
+                for (;;) {
+                        const char *nl = memchr(p, '\n', (size_t)(end - p));
+                        _cleanup_free_ char *id = NULL, *cwd = NULL;
+                        char *key;
+                        int r;
+
+                        if (!nl)
+                                break;
+                        if (skipping) {
+                                skipping = false;
+                                p = nl + 1;
+                                continue;
+                        }
+                        r = roots_ws_line_string(p, nl, "sessionId", &id);
+                        if (r > 0) {
+                                key = id;
+                                if (bsearch(&key, ids, n, sizeof(char *), roots_ws_idcmp))
+                                        r = roots_ws_line_string(p, nl, "project", &cwd);
+                                else
+                                        r = 0;
+                        }
+                        if (r < 0)
+                                return r;
+                        p = nl + 1;
+                        if (!cwd || cwd[0] != '/')
+                                continue;
+                        for (size_t i = 0; cwd && i < *n_cwds; i++)
+                                if (streq((*cwds)[i], cwd))
+                                        cwd = mfree_str(cwd);
+                        if (!cwd)
+                                continue;
+                        if (*n_cwds == alloc) {
+                                char **nv = reallocarray(*cwds, alloc ? alloc * 2 : 8,
+                                                         sizeof(char *));
+                                if (!nv)
+                                        return -ENOMEM;
+                                *cwds = nv;
+                                alloc = alloc ? alloc * 2 : 8;
+                        }
+                        (*cwds)[(*n_cwds)++] = TAKE_PTR(cwd);
+                }
+                have = (size_t)(end - p);
+                if (have == WIN) { /* one line longer than the window: skipped */
+                        have = 0;
+                        skipping = true;
+                } else
+                        memmove(buf, p, have);
+        }
+        return 0;
+}
+
 int roots_workspaces(Inventory *inv, const char *home) {
         _cleanup_free_ bool *before = calloc(inv->n_trees ?: 1, sizeof(bool));
         const char *prev = NULL;
@@ -826,6 +1044,52 @@ int roots_workspaces(Inventory *inv, const char *home) {
                            tr->global_dir, s->cwd, why);
                 tr->incomplete = true;
                 tr->incomplete_why = ROOTS_WORKSPACE_WHY;
+        }
+        /* sessions qgc did not find whose file-history or plan is in G: the project
+         * usage_record.jsonl names for them (a session's line is written when it ends) may
+         * have put them in a runtime root of its own; looked at only when there are such */
+        for (size_t t = 0; t < inv->n_trees; t++) {
+                Tree *tr = &inv->trees[t];
+                _cleanup_close_ int gfd = -EBADF;
+                char **ids = NULL, **cwds = NULL;
+                size_t n_ids = 0, n_cwds = 0;
+                bool seen = false;
+                int r;
+
+                for (size_t u = 0; u < t; u++)
+                        seen = seen || streq(inv->trees[u].global_dir, tr->global_dir);
+                if (before[t] || tr->incomplete || seen)
+                        continue;
+                gfd = open(tr->global_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (gfd < 0)
+                        continue;
+                r = roots_ws_candidates(inv, gfd, &ids, &n_ids);
+                if (r >= 0 && n_ids > 0)
+                        r = roots_ws_usage_cwds(gfd, ids, n_ids, &cwds, &n_cwds);
+                for (size_t i = 0; r >= 0 && i < n_cwds; i++) {
+                        _cleanup_free_ char *why = NULL;
+                        r = roots_workspace_check(tr, cwds[i], home, &why);
+                        if (r <= 0)
+                                continue;
+                        log_notice("'%s': sessions of '%s' (named in usage_record.jsonl) may be in "
+                                   "a runtime directory qgc does not see: %s",
+                                   tr->global_dir, cwds[i], why);
+                        r = 0;
+                        for (size_t u = t; u < inv->n_trees; u++)
+                                if (streq(inv->trees[u].global_dir, tr->global_dir) &&
+                                    !inv->trees[u].incomplete) {
+                                        inv->trees[u].incomplete = true;
+                                        inv->trees[u].incomplete_why = ROOTS_WORKSPACE_WHY;
+                                }
+                }
+                for (size_t i = 0; i < n_ids; i++)
+                        free(ids[i]);
+                free(ids);
+                for (size_t i = 0; i < n_cwds; i++)
+                        free(cwds[i]);
+                free(cwds);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }

@@ -66,6 +66,9 @@ int roots_from_dir(const char *dir, Tree *ret);
 int roots_workspace_check(const Tree *tr, const char *cwd, const char *home, char **ret_why);
 
 /* roots_workspace_check() of each distinct cwd of the sessions of each tree that is complete
- * (inventory sorted): a tree with a project that may is made incomplete (ROOTS_WORKSPACE_WHY),
- * each such project named in a notice. 0 or -ENOMEM. */
+ * (inventory sorted), and of the cwd ("project") G/usage_record.jsonl records for each session
+ * that no scanned transcript has and that left G/file-history/<id>/ or G/plans/<id>.md (the
+ * G-level orphan candidates; the usage file is read only when there are some): a tree with a
+ * project that may is made incomplete (ROOTS_WORKSPACE_WHY; every tree of that G for the
+ * candidates), each such project named in a notice. 0 or -ENOMEM. */
 int roots_workspaces(Inventory *inv, const char *home);

@@ -523,6 +523,8 @@ static void test_roots_settings_dotdot(void **state) {
 }
 
 /* roots_workspace_check(): what a project's own files may do to its runtime root. */
+#define WSF "home/src/p/.qwen/settings.json"
+#define ROD(v) "{\"advanced\":{\"runtimeOutputDir\":" v "}}"
 static void test_roots_workspace_check(void **state) {
         const char *root = *state;
         _cleanup_free_ char *home = fixture_path(root, "home");
@@ -538,20 +540,20 @@ static void test_roots_workspace_check(void **state) {
                 int want, want_other; /* with R = G, with R = /rt */
         } cases[] = {
                 { NULL, NULL, 0, 0 },
-                { "home/src/p/.qwen/settings.json", "{}", 0, 0 },
-                { "home/src/p/.qwen/settings.json", "{\"advanced\":{}}", 0, 0 },
+                { WSF, "{}", 0, 0 },
+                { WSF, "{\"advanced\":{}}", 0, 0 },
                 /* unset in the merge: the root is G */
-                { "home/src/p/.qwen/settings.json", "{\"advanced\":{\"runtimeOutputDir\":\"\"}}", 0, 1 },
-                { "home/src/p/.qwen/settings.json", "{\"advanced\":{\"runtimeOutputDir\":null}}", 0, 1 },
-                { "home/src/p/.qwen/settings.json", "{\"advanced\":7}", 0, 1 },
-                { "home/src/p/.qwen/settings.json", "{\"advanced\":{\"runtimeOutputDir\":\"/rt\"}}", 1, 0 },
-                { "home/src/p/.qwen/settings.json", "{\"advanced\":{\"runtimeOutputDir\":\"/rt/x/..\"}}", 1, 0 },
-                { "home/src/p/.qwen/settings.json", "{\"advanced\":{\"runtimeOutputDir\":\"~/.qwen\"}}", 0, 1 },
-                { "home/src/p/.qwen/settings.json", "{\"advanced\":{\"runtimeOutputDir\":\"../../.qwen\"}}", 0, 1 },
-                { "home/src/p/.qwen/settings.json", "{\"advanced\":{\"runtimeOutputDir\":1}}", 1, 1 },
-                { "home/src/p/.qwen/settings.json", "{\"advanced\":{\"runtimeOutputDir\":\"${X}\"}}", 1, 1 },
-                { "home/src/p/.qwen/settings.json", "\xef\xbb\xbf{\"env\":{\"QWEN_HOME\":\"\"}}", 1, 1 },
-                { "home/src/p/.qwen/settings.json", "[]", 1, 1 },
+                { WSF, ROD("\"\""), 0, 1 },
+                { WSF, ROD("null"), 0, 1 },
+                { WSF, "{\"advanced\":7}", 0, 1 },
+                { WSF, ROD("\"/rt\""), 1, 0 },
+                { WSF, ROD("\"/rt/x/..\""), 1, 0 },
+                { WSF, ROD("\"~/.qwen\""), 0, 1 },
+                { WSF, ROD("\"../../.qwen\""), 0, 1 },
+                { WSF, ROD("1"), 1, 1 },
+                { WSF, ROD("\"${X}\""), 1, 1 },
+                { WSF, "\xef\xbb\xbf{\"env\":{\"QWEN_HOME\":\"\"}}", 1, 1 },
+                { WSF, "[]", 1, 1 },
                 { "home/src/p/.env", "A=1\n", 0, 0 },
                 { "home/src/p/.env", "QWEN_RUNTIME_DIR=/rt\n", 1, 0 },
                 { "home/src/p/.env", "QWEN_RUNTIME_DIR=../../.qwen\n", 0, 1 },
