@@ -672,6 +672,11 @@ static int roots_ws_settings(int cfd, const char *cwd, const Tree *tr, const cha
         return *ret_why ? 1 : -ENOMEM;
 }
 
+static void roots_pair_free(char *(*v)[2]) {
+        free((*v)[0]);
+        free((*v)[1]);
+}
+
 /* The .env files Qwen may load for a process started in cwd (settings.ts findEnvFile(): in each
  * directory from cwd up, .qwen/.env then .env; the home directory's are the user's, which
  * roots_resolve_opts() reads). Qwen 0.15.6 takes QWEN_RUNTIME_DIR and QWEN_HOME from the first
@@ -700,7 +705,7 @@ static int roots_ws_dotenv(const char *cwd, const Tree *tr, const char *home, ch
                         return *ret_why ? 1 : -ENOMEM;
                 }
                 for (int f = 0; dfd >= 0 && f < 2; f++) {
-                        _cleanup_free_ char *v[2] = {};
+                        _cleanup_(roots_pair_free) char *v[2] = {};
                         const char *name = f == 0 ? ".env" : ".qwen/.env";
                         int at = dfd;
 
