@@ -67,6 +67,7 @@
 
 #include "fsread.h"
 #include "fsutil.h"
+#include "hashmap.h"
 #include "js.h"
 #include "log.h"
 #include "macro.h"
@@ -684,7 +685,32 @@ static void roots_pair_free(char *(*v)[2]) {
  * folder trust, so every one up to the home (or "/") is looked at: 1 with *ret_why when one
  * sets either (unless it names R, or G itself), or cannot be read or parsed with certainty;
  * 0 when none does; -ENOMEM. */
-static int roots_ws_dotenv(const char *cwd, const Tree *tr, const char *home, char **ret_why) {
+/* Record the directories cwd .. (not including) the first stop_len bytes of cwd as looked at
+ * and clean in the set clean (the walks of other projects end there). 0 or -ENOMEM. */
+static int roots_ws_remember(Hashmap *clean, const char *cwd, size_t stop_len, bool root) {
+        size_t len = strlen(cwd);
+
+        for (;;) {
+                char *key;
+
+                if (len == 0 ? !root : len <= stop_len)
+                        return 0;
+                key = len == 0 ? strdup("/") : strndup(cwd, len);
+                if (!key || hashmap_put(clean, hash_string(key), key) < 0) {
+                        free(key);
+                        return -ENOMEM;
+                }
+                if (len == 0)
+                        return 0;
+                while (len > 0 && cwd[len - 1] != '/')
+                        len--;
+                if (len > 0)
+                        len--; /* "/a/b" -> "/a"; "/a" -> "" ("/") */
+        }
+}
+
+static int roots_ws_dotenv(const char *cwd, const Tree *tr, const char *home, Hashmap *clean,
+                           char **ret_why) {
         static const char *const keys[] = { "QWEN_RUNTIME_DIR", "QWEN_HOME", NULL };
         _cleanup_free_ char *dir = strdup(streq(cwd, "/") ? "" : cwd);
         int r = 0;
@@ -696,7 +722,10 @@ static int roots_ws_dotenv(const char *cwd, const Tree *tr, const char *home, ch
                 char *slash;
 
                 if (home && streq(dir, home))
-                        return 0;
+                        return clean ? roots_ws_remember(clean, cwd, strlen(dir), false) : 0;
+                if (clean && hashmap_get(clean, hash_string(*dir ? dir : "/"), hashmap_eq_string,
+                                         *dir ? dir : "/"))
+                        return roots_ws_remember(clean, cwd, *dir ? strlen(dir) : 0, false);
                 dfd = open(*dir ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (dfd < 0 && errno != ENOENT && errno != ENOTDIR) {
                         *ret_why = strprintf("'%s' cannot be searched for the .env files Qwen "
@@ -761,7 +790,7 @@ static int roots_ws_dotenv(const char *cwd, const Tree *tr, const char *home, ch
                         r = 0;
                 }
                 if (!*dir)
-                        return 0;
+                        return clean ? roots_ws_remember(clean, cwd, 0, true) : 0;
                 slash = strrchr(dir, '/');
                 if (!slash)
                         return 0;
@@ -769,8 +798,8 @@ static int roots_ws_dotenv(const char *cwd, const Tree *tr, const char *home, ch
         }
 }
 
-int roots_workspace_check(const Tree *tr, const char *cwd_raw, const char *home,
-                          char **ret_why) {
+static int roots_ws_check(const Tree *tr, const char *cwd_raw, const char *home,
+                          Hashmap *clean, char **ret_why) {
         _cleanup_close_ int cfd = -EBADF;
         _cleanup_free_ char *h = NULL, *cwd = NULL;
         struct stat st, hst;
@@ -803,7 +832,15 @@ int roots_workspace_check(const Tree *tr, const char *cwd_raw, const char *home,
         r = roots_ws_settings(cfd, cwd, tr, h, ret_why);
         if (r != 0)
                 return r;
-        return roots_ws_dotenv(cwd, tr, h, ret_why);
+        return roots_ws_dotenv(cwd, tr, h, clean, ret_why);
+}
+
+int roots_workspace_check(const Tree *tr, const char *cwd, const char *home, char **ret_why) {
+        return roots_ws_check(tr, cwd, home, NULL, ret_why);
+}
+
+static void roots_clean_done(Hashmap *h) {
+        hashmap_done(h, free);
 }
 
 static int roots_ws_idcmp(const void *a, const void *b) {
@@ -1019,6 +1056,8 @@ static int roots_ws_usage_cwds(int gfd, char **ids, size_t n, char ***cwds, size
 
 int roots_workspaces(Inventory *inv, const char *home) {
         _cleanup_free_ bool *before = calloc(inv->n_trees ?: 1, sizeof(bool));
+        _cleanup_(roots_clean_done) Hashmap clean = {}; /* dirs whose .env files are clean, of
+                                                         * the tree prev_tree */
         const char *prev = NULL;
         size_t prev_tree = SIZE_MAX;
 
@@ -1037,9 +1076,11 @@ int roots_workspaces(Inventory *inv, const char *home) {
                 if (before[s->tree] || !s->cwd ||
                     (s->tree == prev_tree && prev && streq(prev, s->cwd)))
                         continue;
+                if (s->tree != prev_tree)
+                        roots_clean_done(&clean); /* a value's meaning depends on the tree */
                 prev = s->cwd;
                 prev_tree = s->tree;
-                r = roots_workspace_check(tr, s->cwd, home, &why);
+                r = roots_ws_check(tr, s->cwd, home, &clean, &why);
                 if (r < 0)
                         return r;
                 if (r == 0)
@@ -1073,7 +1114,7 @@ int roots_workspaces(Inventory *inv, const char *home) {
                         r = roots_ws_usage_cwds(gfd, ids, n_ids, &cwds, &n_cwds);
                 for (size_t i = 0; r >= 0 && i < n_cwds; i++) {
                         _cleanup_free_ char *why = NULL;
-                        r = roots_workspace_check(tr, cwds[i], home, &why);
+                        r = roots_ws_check(tr, cwds[i], home, NULL, &why);
                         if (r <= 0)
                                 continue;
                         log_notice("'%s': sessions of '%s' (named in usage_record.jsonl) may be in "

@@ -93,6 +93,28 @@ dry ancestor incomplete "the .env file '$T/work/.env' sets QWEN_RUNTIME_DIR"
 printf 'QWEN_RUNTIME_DIR="/x\ny"\n' > "$T/work/.env"
 dry unsure incomplete "the .env file '$T/work/.env' Qwen may load cannot be used (not parsed with certainty)"
 rm "$T/work/.env"
+# a second project beside it, looked at after it (its directory name sorts later): the
+# directories above both were found clean for the first; its own .env still counts
+Z="$T/work/zz"
+python3 - "$G" "$W" "$Z" <<'PY'
+import os, re, shutil, sys
+g, w, z = sys.argv[1:4]
+src = os.path.join(g, "projects", re.sub(r"[^A-Za-z0-9]", "-", w))
+dst = os.path.join(g, "projects", re.sub(r"[^A-Za-z0-9]", "-", z))
+old_id, new_id = "582043e2-0a5b-430d-b2e9-daca37f89f10", "582043e2-0a5b-430d-b2e9-daca37f89f11"
+shutil.copytree(src, dst, symlinks=True)
+for d, _, files in os.walk(dst):
+    for f in files:
+        p = os.path.join(d, f)
+        data = open(p, "rb").read().replace(('"%s"' % w).encode(), ('"%s"' % z).encode())
+        os.unlink(p)
+        open(os.path.join(d, f.replace(old_id, new_id)), "wb").write(data.replace(old_id.encode(), new_id.encode()))
+PY
+mkdir -p "$Z"
+dry two-projects complete
+printf 'QWEN_RUNTIME_DIR=/x\n' > "$Z/.env"
+dry second-project incomplete "the sessions of '$Z' may be in a runtime directory qgc does not see: the .env file '$Z/.env' sets QWEN_RUNTIME_DIR"
+rm "$Z/.env"
 printf 'QWEN_RUNTIME_DIR=/x\n' > "$W/.env"
 
 q > "$T/run.out" 2>&1 || { cat "$T/run.out"; fail "real run"; }
