@@ -212,7 +212,7 @@ static const char *roots_file_error(int r) {
         case -ELOOP:
                 return "nested deeper than qgc reads";
         default:
-                return errno_to_string(r);
+                return errno_to_string(r < 0 ? -r : r);
         }
 }
 
