@@ -25,18 +25,23 @@
  * does not know every transcript of the tree, nothing that assumes it does is decided (the
  * G-level orphans: file-history, subagents, stale tmp/, debug logs, plans; the tree caps).
  *
- * Dotenv (Qwen 0.24's preResolveHomeEnvOverrides(), before the settings; older versions do
- * not): QWEN_RUNTIME_DIR and QWEN_HOME the environment lacks come from G/.env, then (without
- * $QWEN_HOME) ~/.env. QWEN_RUNTIME_DIR found there wins over the settings, as the variable
- * does; a QWEN_HOME found there that names another G leaves R and G unknown, as does a file
- * qgc does not parse with certainty (settings_read_dotenv()) or a relative QWEN_RUNTIME_DIR.
+ * Dotenv (Qwen 0.24's preResolveHomeEnvOverrides() before the settings, loadEnvironment() after
+ * them; older versions differ): QWEN_RUNTIME_DIR and QWEN_HOME the environment lacks or has
+ * empty come from the user's .env files: G/.env, ~/.qwen/.env (when G is elsewhere), ~/.env,
+ * the first non-empty value winning. QWEN_RUNTIME_DIR found there wins over the settings, as
+ * the variable does; a QWEN_HOME found there that names another G leaves R and G unknown, as
+ * does a file qgc does not parse with certainty (settings_read_dotenv()) or a relative
+ * QWEN_RUNTIME_DIR.
  *
- * Not discovered (documented limits): the workspace settings (<project>/.qwen/settings.json,
- * per project: a runtimeOutputDir set there, over the user's or the defaults', is not seen);
- * a project's own .env (loaded after the settings); per-request (ACP/daemon
- * async-context) runtime dirs and newer versions' pinned managed-workspace roots. A settings
- * path stat() finds that is no regular file of at most 4 MiB (a directory, a FIFO, a device)
- * is not read, and R is unknown: Qwen would read it (or fail, or hang). */
+ * A project's own files: roots-workspace.c.
+ *
+ * Not discovered (documented limits): the runtime roots such projects name; projects that
+ * never wrote a session under R and whose orphan candidates in G have no usage_record.jsonl
+ * line (a session still running, or one that crashed) are not known; per-request
+ * (ACP/daemon async-context) runtime dirs and newer versions' pinned managed-workspace roots;
+ * the user settings' env.QWEN_RUNTIME_DIR that Qwen 0.15.6 applied. A settings path stat()
+ * finds that is no regular file of at most 4 MiB (a directory, a FIFO, a device) is not read,
+ * and R is unknown: Qwen would read it (or fail, or hang). */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -50,15 +55,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsread.h"
+#include "fsutil.h"
+#include "hashmap.h"
 #include "js.h"
 #include "log.h"
 #include "macro.h"
+#include "qwen.h"
 #include "roots.h"
+#include "roots-int.h"
 #include "settings.h"
 
 /* Lexically normalise an absolute path as node's path.resolve does: collapse "//", drop ".",
  * apply ".." (never above "/"), strip a trailing '/'. Returns a new string or NULL. */
-static char *roots_normalize(const char *abs) {
+char *roots_normalize(const char *abs) {
         size_t n = strlen(abs);
         char *out = malloc(n + 2);
         size_t len = 0;
@@ -100,7 +110,7 @@ static char *roots_normalize(const char *abs) {
  * physically; qgc normalises lexically. The two agree when no ".." follows a symlink (or a
  * non-directory): true then (lstat() of each raw prefix before a ".."; a missing one is made
  * a directory by Qwen's recursive mkdir). */
-static bool roots_dotdot_lexical(const char *abs) {
+bool roots_dotdot_lexical(const char *abs) {
         _cleanup_free_ char *s = strdup(abs);
         size_t n;
 
@@ -127,7 +137,7 @@ static bool roots_dotdot_lexical(const char *abs) {
  * Returns 0 with *ret set, -EINVAL for an empty value, -ELOOP for an absolute value whose ".."
  * the kernel may apply otherwise than the lexical normalisation, -ENOMEM, or -errno from
  * getcwd. */
-static int roots_resolve_path(const char *value, const char *home, char **ret) {
+int roots_resolve_path(const char *value, const char *home, char **ret) {
         _cleanup_free_ char *joined = NULL, *cwd = NULL;
         char *out;
 
@@ -178,7 +188,7 @@ static char *roots_defaults_path(const char *system) {
 }
 
 /* Why settings_read_file() did not give a file's object. */
-static const char *roots_file_error(int r) {
+const char *roots_file_error(int r) {
         switch (r) {
         case -EBADMSG:
                 return "no JSON object once its comments are stripped";
@@ -193,7 +203,7 @@ static const char *roots_file_error(int r) {
         case -ELOOP:
                 return "nested deeper than qgc reads";
         default:
-                return errno_to_string(r);
+                return errno_to_string(r < 0 ? -r : r);
         }
 }
 
@@ -330,30 +340,37 @@ static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_
         return r == -EINVAL ? 0 : r;
 }
 
-/* preResolveHomeEnvOverrides() (Qwen 0.24; older versions read no .env before the settings):
- * QWEN_HOME and QWEN_RUNTIME_DIR that the environment does not have (not even empty) are taken
- * from G/.env, then, without $QWEN_HOME, from ~/.env (dirname of G); the first file giving a
- * non-empty value wins. A file that is not there or that Qwen cannot read (EACCES, EISDIR: it
- * ignores the error) gives nothing. *ret_home and *ret_rt: what was found (NULL: nothing);
- * *ret_file: the file that gave QWEN_HOME. */
+/* The user's .env files (Qwen 0.24; older versions read no .env before the settings):
+ * preResolveHomeEnvOverrides() takes QWEN_HOME and QWEN_RUNTIME_DIR that the environment does not
+ * have from G/.env, then (without $QWEN_HOME) ~/.env, before the settings; loadEnvironment(),
+ * at the end of loadSettings() and before Storage resolves R, takes any variable that is unset
+ * or empty from the home-scoped files findEnvFiles() lists (a project's own .env may set
+ * neither: PROJECT_ENV_HARDCODED_EXCLUSIONS): G/.env, ~/.qwen/.env when G is elsewhere, ~/.env.
+ * Together: for a variable unset or empty, the first of those files giving a non-empty value
+ * wins (Qwen 0.24.4's loadSettings() and Storage agree: QWEN_RUNTIME_DIR="" with ~/.env setting
+ * it, or $QWEN_HOME elsewhere with ~/.env or ~/.qwen/.env setting it, moves R). A file that is
+ * not there or that Qwen cannot read (EACCES, EISDIR: it ignores the error) gives nothing.
+ * *ret_home and *ret_rt: what was found (NULL: nothing); *ret_file: the file that gave
+ * QWEN_HOME. */
 static int roots_dotenv(const RootsOptions *o, const char *g, char **ret_home, char **ret_rt,
                         char **ret_file, char **ret_why) {
         static const char *const keys[] = { "QWEN_HOME", "QWEN_RUNTIME_DIR" };
-        _cleanup_free_ char *dir = strdup(g);
-        char *files[2] = {};
+        _cleanup_free_ char *legacy = NULL, *legacy_n = NULL;
+        char *files[3] = {};
         char **out[] = { ret_home, ret_rt };
-        bool need[] = { !o->qwen_home, !o->runtime_env };
+        bool need[] = { !o->qwen_home || !*o->qwen_home, !o->runtime_env || !*o->runtime_env };
         size_t n_files = 0;
         int r = 0;
 
-        if (!dir)
-                return -ENOMEM;
         files[n_files++] = path_join(g, ".env");
-        if (!o->qwen_home || !*o->qwen_home) {
-                char *slash = strrchr(dir, '/');
-                if (slash)
-                        *(slash == dir ? slash + 1 : slash) = 0;
-                files[n_files++] = path_join(dir, ".env");
+        if (o->home && o->home[0] == '/') {
+                legacy = path_join(o->home, ".qwen");
+                legacy_n = legacy ? roots_normalize(legacy) : NULL;
+                if (!legacy_n)
+                        r = -ENOMEM;
+                else if (!streq(legacy_n, g))
+                        files[n_files++] = path_join(legacy_n, ".env");
+                files[n_files++] = path_join(o->home, ".env");
         }
         for (size_t f = 0; f < n_files && r >= 0; f++) {
                 if (!files[f]) {
@@ -388,8 +405,8 @@ static int roots_dotenv(const RootsOptions *o, const char *g, char **ret_home, c
                         }
                 }
         }
-        free(files[0]);
-        free(files[1]);
+        for (size_t f = 0; f < ELEMENTSOF(files); f++)
+                free(files[f]);
         return r;
 }
 

@@ -28,6 +28,12 @@ typedef struct RootsOptions {
         "a relative advanced.runtimeOutputDir puts runtime roots in each project, which qgc " \
         "does not see"
 
+/* Tree.incomplete_why when some project's own files (its workspace settings, a .env Qwen may
+ * load for it) may give its sessions a runtime root other than the tree's: roots_workspaces(). */
+#define ROOTS_WORKSPACE_WHY                                                                   \
+        "a project's workspace settings or .env may put its sessions in a runtime directory " \
+        "qgc does not see"
+
 /* The runtime root cannot be determined (a settings file Qwen could not use, a variable qgc
  * does not know, a value Qwen cannot start with): nothing may be decided for that tree. */
 #define ROOTS_UNDETERMINED (-ENXIO)
@@ -48,3 +54,21 @@ int roots_resolve(const char *home, const char *qwen_home, const char *runtime_e
 
 /* --root DIR: DIR serves as both G and R. */
 int roots_from_dir(const char *dir, Tree *ret);
+
+/* May Qwen, started in cwd, put that project's sessions in another runtime root than tr's?
+ * Looks at what Qwen reads there, as the calling process (the tree's user in root mode) and
+ * never through a symlink inside cwd (nor, as root, a file of another user): the workspace
+ * settings <cwd>/.qwen/settings.json (advanced.runtimeOutputDir, env.QWEN_RUNTIME_DIR or
+ * env.QWEN_HOME) and the .env files from cwd up to home (QWEN_RUNTIME_DIR, QWEN_HOME); a value
+ * that names tr's own root does not count. 1 with *ret_why (the files' names, not their text)
+ * when it may, or when a file cannot be read or parsed with certainty; 0 when not (also for a
+ * cwd that does not exist, or the home itself); -ENOMEM. */
+int roots_workspace_check(const Tree *tr, const char *cwd, const char *home, char **ret_why);
+
+/* roots_workspace_check() of each distinct cwd of the sessions of each tree that is complete
+ * (inventory sorted), and of the cwd ("project") G/usage_record.jsonl records for each session
+ * that no scanned transcript has and that left G/file-history/<id>/ or G/plans/<id>.md (the
+ * G-level orphan candidates; the usage file is read only when there are some): a tree with a
+ * project that may is made incomplete (ROOTS_WORKSPACE_WHY; every tree of that G for the
+ * candidates), each such project named in a notice. 0 or -ENOMEM. */
+int roots_workspaces(Inventory *inv, const char *home);

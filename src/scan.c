@@ -41,6 +41,7 @@
 #include "owner.h"
 #include "qwen.h"
 #include "record.h"
+#include "roots.h"
 #include "scan.h"
 #include "scan-int.h"
 
@@ -567,7 +568,10 @@ int scan_all(Inventory *inv, const ScanOptions *o) {
         }
         t0 = mono_sec();
         inventory_sort(inv);
-        k = scan_orphans(&c);
+        /* before anything that needs every transcript of a tree */
+        k = roots_workspaces(inv, getenv("HOME"));
+        if (k >= 0)
+                k = scan_orphans(&c);
         if (k >= 0)
                 k = hygiene_scan(inv, o->hygiene);
         log_debug("scan: sorted and found orphans in %.3f s", mono_sec() - t0);

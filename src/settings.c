@@ -132,13 +132,38 @@ static bool settings_too_deep(const char *s, size_t n) {
         return false;
 }
 
+/* Read the opened file fd (st: its fstat) whole: 0 with *ret_buf (NUL-terminated) and *ret_len,
+ * -ESTALE when it grew past st's size while read, -ENOMEM or -errno. */
+static int settings_read_fd(int fd, const struct stat *st, char **ret_buf, size_t *ret_len) {
+        _cleanup_free_ char *buf = malloc((size_t)st->st_size + 1);
+        size_t len = 0;
+
+        if (!buf)
+                return -ENOMEM;
+        while (len <= (size_t)st->st_size) {
+                ssize_t k = read(fd, buf + len, (size_t)st->st_size + 1 - len);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                len += (size_t)k;
+        }
+        if (len > (size_t)st->st_size)
+                return -ESTALE; /* grew past its size while read */
+        buf[len] = 0;
+        *ret_buf = TAKE_PTR(buf);
+        *ret_len = len;
+        return 0;
+}
+
 /* Read a file Qwen would read whole: 1 when stat() finds nothing (fs.existsSync()), 0 with
  * *ret_buf (NUL-terminated) and *ret_len, or the errors of settings_read_file(). */
 static int settings_load(const char *path, char **ret_buf, size_t *ret_len) {
         _cleanup_close_ int pfd = -EBADF, fd = -EBADF;
-        _cleanup_free_ char *buf = NULL;
         struct stat st, st2;
-        size_t len = 0;
 
         /* Qwen reads a file that fs.existsSync() (a stat) finds: one stat() does not find is
          * none (missing, a symlink loop, a parent it may not search); anything it finds is
@@ -164,38 +189,56 @@ static int settings_load(const char *path, char **ret_buf, size_t *ret_len) {
                 return -errno;
         if (st2.st_dev != st.st_dev || st2.st_ino != st.st_ino)
                 return -ESTALE; /* replaced between the two opens */
-        buf = malloc((size_t)st.st_size + 1);
-        if (!buf)
-                return -ENOMEM;
-        while (len <= (size_t)st.st_size) {
-                ssize_t k = read(fd, buf + len, (size_t)st.st_size + 1 - len);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
-                len += (size_t)k;
-        }
-        if (len > (size_t)st.st_size)
-                return -ESTALE; /* grew past its size while read */
-        buf[len] = 0;
-        *ret_buf = TAKE_PTR(buf);
-        *ret_len = len;
-        return 0;
+        return settings_read_fd(fd, &st, ret_buf, ret_len);
 }
 
-int settings_read_file(const char *path, struct json_object **ret) {
-        _cleanup_free_ char *buf = NULL;
+/* settings_load() of name in the directory dfd without following a symlink (-ELOOP): 1 when
+ * there is nothing of that name, -EPERM when qgc runs as root and the file belongs to neither
+ * root nor owner ((uid_t)-1: anyone), else as settings_load(). */
+static int settings_load_at(int dfd, const char *name, uid_t owner, char **ret_buf,
+                            size_t *ret_len) {
+        _cleanup_close_ int pfd = -EBADF, fd = -EBADF;
+        struct stat st, st2;
+
+        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 1 : -errno;
+        if (S_ISLNK(st.st_mode))
+                return -ELOOP; /* Qwen follows it; qgc does not read where it points */
+        pfd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+        if (pfd < 0)
+                return errno == ENOENT ? -ESTALE : -errno;
+        if (fstat(pfd, &st) < 0)
+                return -errno;
+        if (S_ISLNK(st.st_mode))
+                return -ELOOP;
+        if (S_ISDIR(st.st_mode))
+                return -EISDIR;
+        if (!S_ISREG(st.st_mode))
+                return SETTINGS_NOT_REGULAR;
+        if (owner != (uid_t)-1 && geteuid() == 0 && st.st_uid != 0 && st.st_uid != owner)
+                return -EPERM; /* root never reads another user's file for a user */
+        if (st.st_size > SETTINGS_MAX)
+                return -EFBIG;
+        /* a project's file: its atime stays (a dry run changes nothing) where permitted */
+        fd = openat(dfd, name,
+                    O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_NOATIME);
+        if (fd < 0 && errno == EPERM)
+                fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st2) < 0)
+                return -errno;
+        if (st2.st_dev != st.st_dev || st2.st_ino != st.st_ino)
+                return -ESTALE; /* replaced between the two opens */
+        return settings_read_fd(fd, &st, ret_buf, ret_len);
+}
+
+/* The text of a settings file (buf, len; NUL-terminated, modified) as Qwen parses it. */
+static int settings_parse(char *buf, size_t len, struct json_object **ret) {
         struct json_object *o = NULL;
-        size_t len = 0, off = 0;
+        size_t off = 0;
         int r;
 
-        *ret = NULL;
-        r = settings_load(path, &buf, &len);
-        if (r != 0)
-                return r > 0 ? 0 : r;
         /* stripUtf8Bom() first (Qwen 0.24: loadAndMigrate()): one leading U+FEFF goes */
         if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
                 off = 3;
@@ -211,6 +254,32 @@ int settings_read_file(const char *path, struct json_object **ret) {
         }
         *ret = o;
         return 0;
+}
+
+int settings_read_file_at(int dfd, const char *name, uid_t owner, struct json_object **ret) {
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+        int r;
+
+        *ret = NULL;
+        r = settings_load_at(dfd, name, owner, &buf, &len);
+        if (r != 0)
+                return r > 0 ? 0 : r;
+        r = settings_parse(buf, len, ret);
+        /* a symlink is -ELOOP here: too deep a nesting is -EBADMSG, both "not used" */
+        return r == -ELOOP ? -EBADMSG : r;
+}
+
+int settings_read_file(const char *path, struct json_object **ret) {
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+        int r;
+
+        *ret = NULL;
+        r = settings_load(path, &buf, &len);
+        if (r != 0)
+                return r > 0 ? 0 : r;
+        return settings_parse(buf, len, ret);
 }
 
 static bool settings_word_char(char c) {
@@ -397,16 +466,13 @@ static int settings_dotenv_line(const char *s, const char *e, const char **ret_k
         return 0;
 }
 
-int settings_read_dotenv(const char *path, const char *key, char **ret) {
-        _cleanup_free_ char *buf = NULL;
+/* The value of key in a dotenv text (buf, len): settings_read_dotenv()'s answers. */
+static int settings_dotenv_value(const char *buf, size_t len, const char *key, char **ret) {
         const char *val = NULL, *p, *end;
-        size_t len = 0, vlen = 0, n = strlen(key);
+        size_t vlen = 0, n = strlen(key);
         int r;
 
         *ret = NULL;
-        r = settings_load(path, &buf, &len);
-        if (r != 0)
-                return r > 0 ? 0 : r;
         if (!memmem(buf, len, key, n))
                 return 0; /* no entry can have that key */
         if (memchr(buf, 0, len))
@@ -438,4 +504,40 @@ int settings_read_dotenv(const char *path, const char *key, char **ret) {
                 return 0;
         *ret = strndup(val, vlen);
         return *ret ? 0 : -ENOMEM;
+}
+
+int settings_read_dotenv(const char *path, const char *key, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+        int r;
+
+        *ret = NULL;
+        r = settings_load(path, &buf, &len);
+        if (r != 0)
+                return r > 0 ? 0 : r;
+        return settings_dotenv_value(buf, len, key, ret);
+}
+
+int settings_read_dotenv_at(int dfd, const char *name, uid_t owner, const char *const *keys,
+                            char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+        int r;
+
+        for (size_t i = 0; keys[i]; i++)
+                ret[i] = NULL;
+        r = settings_load_at(dfd, name, owner, &buf, &len);
+        if (r != 0)
+                return r > 0 ? 0 : r;
+        for (size_t i = 0; keys[i]; i++) {
+                r = settings_dotenv_value(buf, len, keys[i], &ret[i]);
+                if (r < 0) {
+                        for (size_t j = 0; j < i; j++) {
+                                free(ret[j]);
+                                ret[j] = NULL;
+                        }
+                        return r;
+                }
+        }
+        return 1;
 }

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 struct json_object;
 
@@ -32,6 +33,13 @@ void settings_strip_comments(char *s, size_t n);
  * -errno when it exists but qgc does not read it, -ENOMEM. */
 int settings_read_file(const char *path, struct json_object **ret);
 
+/* A settings file of a project (<cwd>/.qwen/settings.json) as settings_read_file() reads it,
+ * named by name in the directory dfd, never through a symlink: 0 with *ret (NULL: nothing of
+ * that name), -ELOOP (a symlink: Qwen would follow it, qgc does not), -EPERM (qgc runs as root
+ * and the file belongs to neither root nor owner; (uid_t)-1: no such test), -EBADMSG (no JSON
+ * object, or nested deeper than qgc reads), settings_read_file()'s other errors. */
+int settings_read_file_at(int dfd, const char *name, uid_t owner, struct json_object **ret);
+
 /* resolveEnvVarsInString() (packages/cli/src/utils/envVarResolver.ts): each "$NAME" (NAME of
  * [A-Za-z0-9_]) and "${NAME}" (NAME any run of characters but '}') replaced by NAME's value
  * in env (a NULL-terminated "NAME=value" array, NULL: none), except the names Qwen never
@@ -47,3 +55,10 @@ int settings_resolve_env(const char *s, char *const *env, char **ret, char **ret
  * certainty (quotes over lines, escapes, a line it may join), or settings_read_file()'s errors
  * of the read. */
 int settings_read_dotenv(const char *path, const char *key, char **ret);
+
+/* settings_read_dotenv() of each of keys (NULL-terminated) in the file name of the directory
+ * dfd, read once and as settings_read_file_at() opens it: 1 with ret[i] each key's value
+ * (NULL: none) when the file is there, 0 (all NULL) when nothing has that name, or the
+ * errors of both (a symlink: -ELOOP). */
+int settings_read_dotenv_at(int dfd, const char *name, uid_t owner, const char *const *keys,
+                            char **ret);

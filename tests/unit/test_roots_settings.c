@@ -450,18 +450,43 @@ static void test_roots_settings_dotenv(void **state) {
                 assert_int_equal(roots_resolve_opts(&o2, &t, NULL), ROOTS_UNDETERMINED);
         }
         {
-                /* the environment's value, even empty, wins; the same G is fine; a .env
+                /* an empty value is unset to loadEnvironment(): the .env's wins (Qwen 0.24.4's
+                 * loadSettings() and Storage say /h/rt); the same G is fine; a .env
                  * directory is ignored (Qwen catches the read error) */
                 _cleanup_(tree_done) Tree t = {}, t2 = {};
                 RootsOptions o = { .home = home, .system_settings = sys, .runtime_env = "" };
                 assert_int_equal(fixture_write(root, "home/.env", "QWEN_RUNTIME_DIR=/h/rt\n"), 0);
                 assert_int_equal(roots_resolve_opts(&o, &t, NULL), 0);
-                assert_string_equal(t.runtime_dir, "/sys/rt");
+                assert_string_equal(t.runtime_dir, "/h/rt");
                 assert_int_equal(fixture_write(root, "home/.env", same), 0);
                 assert_int_equal(fixture_mkdir(root, "home/.qwen/.env"), 0);
                 o.runtime_env = NULL;
                 assert_int_equal(roots_resolve_opts(&o, &t2, NULL), 0);
                 assert_string_equal(t2.runtime_dir, "/sys/rt");
+        }
+        {
+                /* $QWEN_HOME elsewhere: loadEnvironment() still reads ~/.qwen/.env, then
+                 * ~/.env, after G/.env (Qwen 0.24.4 moves R so) */
+                _cleanup_(tree_done) Tree t = {}, t2 = {}, t3 = {}, t4 = {};
+                _cleanup_free_ char *cg = fixture_path(root, "cg");
+                _cleanup_free_ char *p1 = fixture_path(root, "home/.qwen/.env");
+                _cleanup_free_ char *p2 = fixture_path(root, "home/.env");
+                RootsOptions o = { .home = home, .system_settings = sys, .qwen_home = cg };
+                (void)rmdir(p1);
+                (void)unlink(p2);
+                assert_int_equal(fixture_mkdir(root, "cg"), 0);
+                assert_int_equal(roots_resolve_opts(&o, &t, NULL), 0);
+                assert_string_equal(t.runtime_dir, "/sys/rt");
+                assert_int_equal(fixture_write(root, "home/.env", "QWEN_RUNTIME_DIR=/h/rt\n"), 0);
+                assert_int_equal(roots_resolve_opts(&o, &t2, NULL), 0);
+                assert_string_equal(t2.runtime_dir, "/h/rt");
+                assert_int_equal(fixture_write(root, "home/.qwen/.env",
+                                               "QWEN_RUNTIME_DIR=/hq/rt\n"), 0);
+                assert_int_equal(roots_resolve_opts(&o, &t3, NULL), 0);
+                assert_string_equal(t3.runtime_dir, "/hq/rt");
+                assert_int_equal(fixture_write(root, "cg/.env", "QWEN_RUNTIME_DIR=/g/rt\n"), 0);
+                assert_int_equal(roots_resolve_opts(&o, &t4, NULL), 0);
+                assert_string_equal(t4.runtime_dir, "/g/rt");
         }
 }
 
@@ -497,6 +522,112 @@ static void test_roots_settings_dotdot(void **state) {
         }
 }
 
+/* roots_workspace_check(): what a project's own files may do to its runtime root. */
+#define WSF "home/src/p/.qwen/settings.json"
+#define ROD(v) "{\"advanced\":{\"runtimeOutputDir\":" v "}}"
+static void test_roots_workspace_check(void **state) {
+        const char *root = *state;
+        _cleanup_free_ char *home = fixture_path(root, "home");
+        _cleanup_free_ char *g = fixture_path(root, "home/.qwen");
+        _cleanup_free_ char *proj = fixture_path(root, "home/src/p");
+        _cleanup_free_ char *out = fixture_path(root, "out/p");
+        _cleanup_free_ char *same = strprintf("{\"advanced\":{\"runtimeOutputDir\":\"%s\"}}", g);
+        _cleanup_free_ char *fifo = fixture_path(root, "home/src/p/.qwen/settings.json");
+        Tree t = { .global_dir = g, .runtime_dir = g, .uid = getuid() };
+        Tree t2 = { .global_dir = g, .runtime_dir = (char *)"/rt", .uid = getuid() };
+        static const struct {
+                const char *file, *text;
+                int want, want_other; /* with R = G, with R = /rt */
+        } cases[] = {
+                { NULL, NULL, 0, 0 },
+                { WSF, "{}", 0, 0 },
+                { WSF, "{\"advanced\":{}}", 0, 0 },
+                /* unset in the merge: the root is G */
+                { WSF, ROD("\"\""), 0, 1 },
+                { WSF, ROD("null"), 0, 1 },
+                { WSF, "{\"advanced\":7}", 0, 1 },
+                { WSF, ROD("\"/rt\""), 1, 0 },
+                { WSF, ROD("\"/rt/x/..\""), 1, 0 },
+                { WSF, ROD("\"~/.qwen\""), 0, 1 },
+                { WSF, ROD("\"../../.qwen\""), 0, 1 },
+                { WSF, ROD("1"), 1, 1 },
+                { WSF, ROD("\"${X}\""), 1, 1 },
+                { WSF, "\xef\xbb\xbf{\"env\":{\"QWEN_HOME\":\"\"}}", 1, 1 },
+                { WSF, "[]", 1, 1 },
+                { "home/src/p/.env", "A=1\n", 0, 0 },
+                { "home/src/p/.env", "QWEN_RUNTIME_DIR=/rt\n", 1, 0 },
+                { "home/src/p/.env", "QWEN_RUNTIME_DIR=../../.qwen\n", 0, 1 },
+                { "home/src/.qwen/.env", "QWEN_HOME=~/.qwen\n", 0, 0 },
+                { "home/src/.qwen/.env", "QWEN_HOME=/h\n", 1, 1 },
+                { "home/src/.env", "QWEN_RUNTIME_DIR='a\n", 1, 1 },
+                /* the home's own: the user's, read by roots_resolve_opts() */
+                { "home/.env", "QWEN_RUNTIME_DIR=/x\n", 0, 0 },
+                { "home/.qwen/.env", "QWEN_RUNTIME_DIR=/x\n", 0, 0 },
+        };
+
+        assert_int_equal(fixture_mkdir(root, "home/.qwen"), 0);
+        assert_int_equal(fixture_mkdir(root, "home/src/p/.qwen"), 0);
+        assert_int_equal(fixture_mkdir(root, "home/src/.qwen"), 0);
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *why = NULL, *why2 = NULL, *path = NULL;
+
+                print_message("  case %zu\n", i);
+                if (cases[i].file)
+                        assert_int_equal(fixture_write(root, cases[i].file, cases[i].text), 0);
+                assert_int_equal(roots_workspace_check(&t, proj, home, &why), cases[i].want);
+                assert_int_equal(roots_workspace_check(&t2, proj, home, &why2),
+                                 cases[i].want_other);
+                assert_true(!why == !cases[i].want);
+                assert_true(!why2 == !cases[i].want_other);
+                if (cases[i].file) {
+                        path = fixture_path(root, cases[i].file);
+                        assert_int_equal(unlink(path), 0);
+                }
+        }
+        {
+                /* the home itself: no workspace settings there */
+                _cleanup_free_ char *why = NULL;
+                assert_int_equal(fixture_write(root, "home/.qwen/settings.json",
+                                               "{\"advanced\":{\"runtimeOutputDir\":\"/x\"}}"), 0);
+                assert_int_equal(roots_workspace_check(&t, home, home, &why), 0);
+        }
+        {
+                /* a cwd that is gone; a relative one; a FIFO is never opened */
+                _cleanup_free_ char *why = NULL;
+                assert_int_equal(roots_workspace_check(&t, out, home, &why), 0);
+                assert_int_equal(roots_workspace_check(&t, "rel/p", home, &why), 0);
+                assert_int_equal(mkfifo(fifo, 0600), 0);
+                assert_int_equal(roots_workspace_check(&t, proj, home, &why), 1);
+                assert_non_null(strstr(why, "no regular file"));
+                assert_int_equal(unlink(fifo), 0);
+        }
+        {
+                /* the same file named by a symlink: not followed */
+                _cleanup_free_ char *why = NULL, *target = fixture_path(root, "same.json");
+                assert_int_equal(fixture_write(root, "same.json", same), 0);
+                assert_int_equal(symlink(target, fifo), 0);
+                assert_int_equal(roots_workspace_check(&t, proj, home, &why), 1);
+                assert_non_null(strstr(why, "symlink"));
+                assert_int_equal(unlink(fifo), 0);
+                free(why);
+                why = NULL;
+                assert_int_equal(fixture_write(root, "home/src/p/.qwen/settings.json", same), 0);
+                assert_int_equal(roots_workspace_check(&t, proj, home, &why), 0);
+        }
+        if (geteuid() == 0) {
+                /* as root, another user's file is not read */
+                _cleanup_free_ char *why = NULL;
+                assert_int_equal(chown(fifo, 4242, 4242), 0);
+                assert_int_equal(roots_workspace_check(&t, proj, home, &why), 1);
+                assert_non_null(strstr(why, "another user"));
+                assert_int_equal(chown(fifo, 0, 0), 0);
+                free(why);
+                why = NULL;
+                assert_int_equal(roots_workspace_check(&t, proj, home, &why), 0);
+        } else
+                print_message("  (not root: the owner test is not run)\n");
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_settings_strip_comments),
@@ -512,6 +643,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_roots_settings_dotenv, fixture_root_setup,
                                                 fixture_root_teardown),
                 cmocka_unit_test_setup_teardown(test_roots_settings_dotdot, fixture_root_setup,
+                                                fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_roots_workspace_check, fixture_root_setup,
                                                 fixture_root_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
