@@ -6,71 +6,7 @@
 # project's cwd up to the home, the tree is incomplete: no orphan is reclaimed, the dry run
 # says which file. Controls: other keys only, a value naming the tree's own root.
 . "$(dirname "$0")/lib.sh"
-
-G="$T/home/.qwen"
-make_tree home/.qwen > /dev/null
-W="$T/work/scratch"
-# the corpus project /srv/demo/scratch, as if it had been started in $W
-python3 - "$G" "$W" <<'PY'
-import os, re, sys
-g, w = sys.argv[1], sys.argv[2]
-old = os.path.join(g, "projects", "-srv-demo-scratch")
-new = os.path.join(g, "projects", re.sub(r"[^A-Za-z0-9]", "-", w))
-os.rename(old, new)
-for d, _, files in os.walk(new):
-    for f in files:
-        p = os.path.join(d, f)
-        st = os.stat(p)
-        data = open(p, "rb").read().replace(b'"/srv/demo/scratch"', ('"%s"' % w).encode())
-        open(p, "wb").write(data)
-        os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
-PY
-mkdir -p "$W"
-id=0badc0de-1111-4222-8333-444455556666
-mkdir -p "$G/file-history/$id"
-echo data > "$G/file-history/$id/x@v1"
-touch -d 2026-01-01T00:00:00Z "$G/file-history/$id/x@v1" "$G/file-history/$id"
-cat > "$T/delete.conf" <<'CONF'
-defaults = { action = "delete"; max-age = "2h"; min-age = "1h"; keep-latest = 0; min-idle = "1h";
-             max-deletions = "off"; };
-CONF
-
-q() {
-        HOME="$T/home" QWEN_HOME= QWEN_RUNTIME_DIR= QWEN_CODE_SYSTEM_DEFAULTS_PATH= \
-                QWEN_CODE_SYSTEM_SETTINGS_PATH="$T/no-system.json" \
-                run_qgc -c "$T/delete.conf" --now 2040-01-01T00:00:00Z "$@"
-}
-check() { # plan.json expect(incomplete|complete)
-        python3 - "$1" "$2" "$id" "$W" <<'PY'
-import json, sys
-plan, mode, oid, w = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3], sys.argv[4]
-tr = plan["trees"][0]
-fh = [o for o in plan.get("orphans", []) if o["kind"] == "file-history" and o["name"] == oid]
-deleted = [o for o in fh if o["verb"] == "delete"]
-s = [x for p in plan["projects"] for x in p["sessions"]]
-assert any(x["verb"] == "delete" for x in s), "no session is deleted: the test proves nothing"
-assert any(p.get("project") == w for p in plan["projects"]), "the moved project is not seen"
-if mode == "incomplete":
-    assert "workspace settings or .env" in tr.get("incomplete", ""), tr
-    assert not deleted, deleted
-else:
-    assert "incomplete" not in tr, tr
-    assert deleted, fh
-PY
-}
-dry() { # name expect [stderr pattern]
-        q --dry-run --json > "$T/$1.json" 2> "$T/$1.err" || { cat "$T/$1.err"; fail "dry run, $1"; }
-        check "$T/$1.json" "$2" || { cat "$T/$1.err"; fail "$1: expected a $2 tree"; }
-        if [ -n "${3:-}" ]; then
-                grep -q -- "$3" "$T/$1.err" || { cat "$T/$1.err"; fail "$1: the dry run does not say '$3'"; }
-        fi
-        if [ "$2" = complete ] && grep -q "may be in a runtime directory" "$T/$1.err"; then
-                cat "$T/$1.err"; fail "$1: a notice although nothing may"
-        fi
-        return 0
-}
-
-dry none complete
+. "$(dirname "$0")/workspace-lib.sh"
 printf 'API_KEY=x\nDEBUG=1\n' > "$W/.env"
 dry other-keys complete
 printf 'QWEN_RUNTIME_DIR=%s\n' "$G" > "$W/.env"
