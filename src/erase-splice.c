@@ -1,7 +1,9 @@
 /* erase-splice.c: the text side of erase.h, no files: the rows of a logs.json text and the
  * entries of a session-organization.v1.json text spliced out (every other byte kept, the
  * container reframed as JSON.stringify(v, null, 2) frames it), the rows counted for the plan,
- * and the name of a session's review directory. */
+ * and the name of a session's review directory. A text is parsed once (erase_parse_*(): the
+ * whole text validated, each element's id found with json-scan.c's scanner, decoded only when
+ * it has an escape or a byte beyond ASCII); a splice derives the parse of the text it makes. */
 #include "autoconf.h"
 
 #include <assert.h>
