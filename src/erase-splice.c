@@ -293,7 +293,19 @@ int erase_parsed_splice(const char *text, size_t n, const EraseParsed *p, const 
                 q.id = calloc(p->ne ? p->ne : 1, sizeof(EraseElemId));
                 derived = q.e && q.id;
         }
-        r = strbuf_append(&b, text, p->open + 1);
+        /* the size of the new text first: one allocation, no copies of a growing buffer */
+        b.cap = p->open + 1 + (n - p->close) + 1;
+        for (size_t i = 0; i < p->ne; i++)
+                if (!drop[i]) {
+                        b.cap += (first ? 1 : 2) + 2 * ((size_t)p->depth + 1) +
+                                 (p->e[i].end - p->e[i].start);
+                        first = false;
+                }
+        if (!first)
+                b.cap += 1 + 2 * (size_t)p->depth;
+        first = true;
+        b.buf = malloc(b.cap);
+        r = b.buf ? strbuf_append(&b, text, p->open + 1) : -ENOMEM;
         for (size_t i = 0; r >= 0 && i < p->ne; i++) {
                 const JsonElem *e = &p->e[i];
 

@@ -30,9 +30,9 @@ void erase_test_set_hook(void (*hook)(void *userdata, const char *name), void *u
         erase_hook_userdata = userdata;
 }
 
-/* Read (dir_fd, name) whole with its stat. */
-static int erase_read(int dir_fd, const char *name, struct stat *ret_st, char **ret,
-                      size_t *ret_size) {
+/* Open (dir_fd, name) to be read, with its stat: the fd, or -errno (-EBADMSG: not a regular
+ * file). */
+static int erase_open(int dir_fd, const char *name, struct stat *ret_st) {
         _cleanup_close_ int fd = fs_openat(dir_fd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
 
         if (fd < 0)
@@ -41,31 +41,28 @@ static int erase_read(int dir_fd, const char *name, struct stat *ret_st, char **
                 return -errno;
         if (!S_ISREG(ret_st->st_mode))
                 return -EBADMSG;
-        return fs_read_fd(fd, ERASE_FILE_MAX, ret, ret_size);
+        return TAKE_FD(fd);
 }
 
-/* Is (dir_fd, name) exactly text[0..n) (read as erase_read() reads it, stat with st, a chunk at
- * a time)? 0 when it is, -EAGAIN when not, else erase_read()'s -errno. */
-static int erase_same(int dir_fd, const char *name, const struct stat *st, const char *text,
-                      size_t n) {
-        _cleanup_close_ int fd = fs_openat(dir_fd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
-        _cleanup_free_ char *buf = NULL;
-        const size_t chunk = 1024 * 1024;
-        struct stat st2;
-        size_t at = 0;
+/* Read (dir_fd, name) whole with its stat. */
+static int erase_read(int dir_fd, const char *name, struct stat *ret_st, char **ret,
+                      size_t *ret_size) {
+        _cleanup_close_ int fd = erase_open(dir_fd, name, ret_st);
 
         if (fd < 0)
                 return fd;
-        if (fstat(fd, &st2) < 0)
-                return -errno;
-        if (!S_ISREG(st2.st_mode))
-                return -EBADMSG;
-        if ((uint64_t)st2.st_size > ERASE_FILE_MAX)
-                return -EFBIG;
-        if (st2.st_dev != st->st_dev || st2.st_ino != st->st_ino || st2.st_size != st->st_size ||
-            st2.st_mtim.tv_sec != st->st_mtim.tv_sec || st2.st_mtim.tv_nsec != st->st_mtim.tv_nsec ||
-            (uint64_t)st2.st_size != n)
-                return -EAGAIN;
+        return fs_read_fd(fd, ERASE_FILE_MAX, ret, ret_size);
+}
+
+/* Does fd (st: its fstat) hold exactly text[0..n), read as fs_read_fd() reads it (st_size bytes
+ * from the start)? 1 or 0, a chunk at a time (no copy of the whole file), or -errno. */
+static int erase_fd_is(int fd, const struct stat *st, const char *text, size_t n) {
+        _cleanup_free_ char *buf = NULL;
+        const size_t chunk = 1024 * 1024;
+        size_t at = 0;
+
+        if ((uint64_t)st->st_size != n)
+                return 0;
         buf = malloc(MIN(n, chunk) + 1);
         if (!buf)
                 return -ENOMEM;
@@ -77,10 +74,29 @@ static int erase_same(int dir_fd, const char *name, const struct stat *st, const
                 if (k < 0)
                         return -errno;
                 if (k == 0 || memcmp(buf, text + at, (size_t)k) != 0)
-                        return -EAGAIN; /* shorter, or other bytes */
+                        return 0; /* shorter, or other bytes */
                 at += (size_t)k;
         }
-        return 0;
+        return 1;
+}
+
+/* Is (dir_fd, name) exactly text[0..n) (read as erase_read() reads it, stat with st, a chunk at
+ * a time)? 0 when it is, -EAGAIN when not, else erase_read()'s -errno. */
+static int erase_same(int dir_fd, const char *name, const struct stat *st, const char *text,
+                      size_t n) {
+        struct stat st2;
+        _cleanup_close_ int fd = erase_open(dir_fd, name, &st2);
+        int r;
+
+        if (fd < 0)
+                return fd;
+        if ((uint64_t)st2.st_size > ERASE_FILE_MAX)
+                return -EFBIG;
+        if (st2.st_dev != st->st_dev || st2.st_ino != st->st_ino || st2.st_size != st->st_size ||
+            st2.st_mtim.tv_sec != st->st_mtim.tv_sec || st2.st_mtim.tv_nsec != st->st_mtim.tv_nsec)
+                return -EAGAIN;
+        r = erase_fd_is(fd, &st2, text, n);
+        return r < 0 ? r : r > 0 ? 0 : -EAGAIN;
 }
 
 /* A parse of a shared file kept between the edits of a run (EraseIndex.cache): the text it
@@ -526,9 +542,11 @@ static int erase_file_has(EraseIndex *x, const EraseFile *f, EraseItem *items, b
         _cleanup_free_ const char **ids = calloc(f->n_items ? f->n_items : 1, sizeof(char *));
         _cleanup_free_ unsigned *counts = calloc(f->n_items ? f->n_items : 1, sizeof(unsigned));
         _cleanup_(erase_parsed_done) EraseParsed own = {};
-        EraseCached *c;
+        _cleanup_close_ int fd = -EBADF;
+        const EraseParsed *p = NULL;
+        EraseCached *c = NULL;
         struct stat st;
-        size_t n;
+        size_t n = 0;
         unsigned k = 0;
         int r;
 
@@ -536,23 +554,29 @@ static int erase_file_has(EraseIndex *x, const EraseFile *f, EraseItem *items, b
                 return -ENOMEM;
         if (f->dir_fd == -ENOENT)
                 return 0;
-        r = f->dir_fd < 0 ? f->dir_fd : erase_read(f->dir_fd, f->name, &st, &text, &n);
+        r = fd = f->dir_fd < 0 ? f->dir_fd : erase_open(f->dir_fd, f->name, &st);
         if (r == -ENOENT)
                 return 0;
+        if (r >= 0) {
+                /* the text kept from the last batch, when the file still holds exactly it */
+                c = erase_cache_of(x, f);
+                r = c && c->text ? erase_fd_is(fd, &st, c->text, c->n) : 0;
+                if (r > 0)
+                        p = &c->p;
+                else if (r >= 0)
+                        r = fs_read_fd(fd, ERASE_FILE_MAX, &text, &n);
+        }
         for (size_t j = 0; j < f->n_items; j++)
                 ids[j] = items[f->items[j]].s->id;
         if (r >= 0) {
                 const EraseIds set = { .ids = ids, .n = f->n_items, .counts = counts };
-                const EraseParsed *p;
 
-                c = erase_cache_of(x, f);
-                p = erase_cache_match(c, text, n);
                 if (!p) {
                         r = f->parse(text, n, &own);
                         p = &own;
                 }
                 if (r >= 0)
-                        r = erase_parsed_find(text, p, &set, NULL, &k);
+                        r = erase_parsed_find(p == &own ? text : c->text, p, &set, NULL, &k);
                 if (r >= 0 && p == &own)
                         erase_cache_put(c, erase_cache_total(x, c), &text, n, &own);
                 if (r >= 0 && c && c->text) {
