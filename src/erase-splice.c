@@ -1,9 +1,12 @@
 /* erase-splice.c: the text side of erase.h, no files: the rows of a logs.json text and the
  * entries of a session-organization.v1.json text spliced out (every other byte kept, the
  * container reframed as JSON.stringify(v, null, 2) frames it), the rows counted for the plan,
- * and the name of a session's review directory. */
+ * and the name of a session's review directory. A text is parsed once (erase_parse_*(): the
+ * whole text validated, each element's id found with json-scan.c's scanner, decoded only when
+ * it has an escape or a byte beyond ASCII); a splice derives the parse of the text it makes. */
 #include "autoconf.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -17,19 +20,6 @@
 #include "macro.h"
 #include "sha256.h"
 #include "util.h"
-
-/* One element of a shared file's container (json.h): its whole span [start, end), for a member
- * from its key, the end of its key and where its value starts. */
-typedef JsonElem EraseElem;
-
-/* text[a, b) with JSON.parse's grammar (json_parse()); NULL when it is not JSON or is null. */
-static json_object *erase_parse(const char *s, size_t a, size_t b) {
-        json_object *o = NULL;
-
-        if (json_parse(s + a, b - a, &o) < 0)
-                return NULL;
-        return o;
-}
 
 /* One id of an EraseIds in EraseSet. */
 typedef struct EraseSetId {
@@ -94,82 +84,66 @@ static ssize_t erase_ids_index(const EraseSet *set, const char *v, size_t len) {
         return -1;
 }
 
-/* The index in ids of the member key text[a, b) (a JSON string), or -1. */
-static ssize_t erase_key_index(const char *s, size_t a, size_t b, const EraseSet *ids) {
-        json_object *o = erase_parse(s, a, b);
-        ssize_t k = o && json_object_is_type(o, json_type_string)
-                            ? erase_ids_index(ids, json_object_get_string(o),
-                                              (size_t)json_object_get_string_len(o))
-                            : -1;
+/* The id of element e from the JSON string text[a, b) (quotes included, valid): its raw bytes
+ * when they are what JSON.parse decodes (no escape, every byte ASCII: invalid UTF-8 would become
+ * U+FFFD), else decoded (json_parse()). 0 or -ENOMEM. */
+static int erase_elem_id(const char *s, const JsonElem *e, size_t a, size_t b, EraseElemId *ret) {
+        json_object *o;
+        bool raw = true;
 
-        json_object_put(o);
-        return k;
-}
-
-/* Is the member key text[a, b) (a JSON string) equal to key? */
-static bool erase_key_is(const char *s, size_t a, size_t b, const char *key) {
-        json_object *o = erase_parse(s, a, b);
-        bool eq = o && json_object_is_type(o, json_type_string) &&
-                  (size_t)json_object_get_string_len(o) == strlen(key) &&
-                  memcmp(json_object_get_string(o), key, strlen(key)) == 0;
-
-        json_object_put(o);
-        return eq;
-}
-
-/* The index in ids of the "sessionId" of the array element text[a, b) when it is an object with
- * one (exactly, as Qwen compares), or -1. */
-static ssize_t erase_row_index(const char *s, size_t a, size_t b, const EraseSet *ids) {
-        json_object *o, *v = NULL;
-        ssize_t k = -1;
-
-        if (s[a] != '{')
-                return -1;
-        o = erase_parse(s, a, b);
-        if (o && json_object_is_type(o, json_type_object) &&
-            json_object_object_get_ex(o, "sessionId", &v) &&
-            json_object_is_type(v, json_type_string))
-                k = erase_ids_index(ids, json_object_get_string(v),
-                                    (size_t)json_object_get_string_len(v));
-        json_object_put(o);
-        return k;
-}
-
-/* Rebuild text with the container [open, close] (indent level depth) holding only the elements
- * not marked in drop, framed as JSON.stringify(v, null, 2) frames it. */
-static int erase_rebuild(const char *s, size_t n, size_t open, size_t close, unsigned depth,
-                         const EraseElem *e, size_t ne, const bool *drop, char **ret,
-                         size_t *ret_size) {
-        StrBuf b = {};
-        bool first = true;
-        int r;
-
-        r = strbuf_append(&b, s, open + 1);
-        for (size_t i = 0; r >= 0 && i < ne; i++) {
-                if (drop[i])
-                        continue;
-                r = strbuf_printf(&b, "%s\n%*s", first ? "" : ",", (int)(2 * (depth + 1)), "");
-                if (r >= 0)
-                        r = strbuf_append(&b, s + e[i].start, e[i].end - e[i].start);
-                first = false;
+        *ret = (EraseElemId){ .off = SIZE_MAX };
+        if (b - a < 2 || s[a] != '"')
+                return 0;
+        for (size_t i = a + 1; i < b - 1 && raw; i++)
+                raw = s[i] != '\\' && (unsigned char)s[i] < 0x80;
+        if (raw) {
+                *ret = (EraseElemId){ .off = a + 1 - e->start, .len = b - a - 2 };
+                return 0;
         }
-        if (r >= 0 && !first)
-                r = strbuf_printf(&b, "\n%*s", (int)(2 * depth), "");
-        if (r >= 0)
-                r = strbuf_append(&b, s + close, n - close);
-        if (r < 0) {
-                strbuf_done(&b);
-                return r;
+        if (json_parse(s + a, b - a, &o) < 0)
+                return -ENOMEM; /* valid already: only the allocations can fail */
+        if (json_object_is_type(o, json_type_string)) {
+                size_t len = (size_t)json_object_get_string_len(o);
+
+                ret->dec = malloc(len + 1);
+                if (ret->dec) {
+                        memcpy(ret->dec, json_object_get_string(o), len + 1);
+                        ret->off = 0;
+                        ret->len = len;
+                }
         }
-        *ret_size = b.len;
-        *ret = strbuf_steal(&b);
-        return *ret ? 0 : -ENOMEM;
+        json_object_put(o);
+        return ret->off == SIZE_MAX ? -ENOMEM : 0;
+}
+
+/* The "sessionId" of the row e (valid JSON) when it is an object with one that is a string:
+ * the last of duplicate keys, keys compared decoded (json_members(), as JSON.parse reads
+ * them). */
+static int erase_row_id(const char *s, const JsonElem *e, EraseElemId *ret) {
+        static const char *const keys[] = { "sessionId" };
+        JsonSpan v = {};
+
+        *ret = (EraseElemId){ .off = SIZE_MAX };
+        if (s[e->start] != '{')
+                return 0;
+        if (json_members(s + e->start, e->end - e->start, /* validate= */ false, keys, 1, &v) < 0 ||
+            !v.s || v.s[0] != '"')
+                return 0;
+        return erase_elem_id(s, e, (size_t)(v.s - s), (size_t)(v.s - s) + v.n, ret);
+}
+
+void erase_parsed_done(EraseParsed *p) {
+        for (size_t i = 0; p->id && i < p->ne; i++)
+                free(p->id[i].dec);
+        free(p->e);
+        free(p->id);
+        *p = (EraseParsed){};
 }
 
 /* The elements of the top-level container (want: '[' or '{'), the whole text checked with
  * JSON.parse's grammar (json.h: the one grammar; Qwen reads these files with JSON.parse, and a
  * text it would refuse is left as it is); *ret_open and *ret_close index its brackets. */
-static int erase_top(const char *text, size_t n, char want, EraseElem **ret, size_t *ret_n,
+static int erase_top(const char *text, size_t n, char want, JsonElem **ret, size_t *ret_n,
                      size_t *ret_open, size_t *ret_close) {
         size_t at = 0, end;
         int r;
@@ -193,133 +167,256 @@ static int erase_top(const char *text, size_t n, char want, EraseElem **ret, siz
         return 0;
 }
 
-/* The rows of logs.json (a top-level array) in *ret_e, *ret_ne, with the array's brackets; which
- * of them are the session id's in *ret_drop (when not NULL), how many in *ret_k. */
-static int erase_logs_find(const char *text, size_t n, const EraseIds *ids, EraseElem **ret_e,
-                           size_t *ret_ne, size_t *ret_open, size_t *ret_close, bool **ret_drop,
-                           unsigned *ret_k) {
-        _cleanup_(erase_set_done) EraseSet set = {};
-        bool *drop = NULL;
-        unsigned k = 0;
-        int r;
-
-        r = erase_top(text, n, '[', ret_e, ret_ne, ret_open, ret_close);
-        if (r < 0)
-                return r;
-        r = erase_set_init(&set, ids);
-        if (r < 0)
-                return r;
-        if (ret_drop) {
-                drop = calloc(*ret_ne ? *ret_ne : 1, sizeof(bool));
-                if (!drop)
-                        return -ENOMEM;
+/* p->id for p->e: each element's id by key (an organisation entry) or by its "sessionId" (a
+ * row). */
+static int erase_parsed_ids(const char *text, EraseParsed *p, bool by_key) {
+        p->id = calloc(p->ne ? p->ne : 1, sizeof(EraseElemId));
+        if (!p->id)
+                return -ENOMEM;
+        for (size_t i = 0; i < p->ne; i++) {
+                int r = by_key ? erase_elem_id(text, &p->e[i], p->e[i].start, p->e[i].key_end,
+                                               &p->id[i])
+                               : erase_row_id(text, &p->e[i], &p->id[i]);
+                if (r < 0)
+                        return r;
         }
-        for (size_t i = 0; i < *ret_ne; i++) {
-                ssize_t j = erase_row_index(text, (*ret_e)[i].start, (*ret_e)[i].end, &set);
-                bool is = j >= 0;
-                if (is && ids->counts)
-                        ids->counts[j]++;
-                if (drop)
-                        drop[i] = is;
-                k += is;
-        }
-        if (ret_drop)
-                *ret_drop = drop;
-        *ret_k = k;
         return 0;
 }
 
-int erase_count_logs(const char *text, size_t n, const char *id, unsigned *ret_count) {
-        _cleanup_free_ EraseElem *e = NULL;
-        size_t ne = 0, open, close;
-
-        const EraseIds ids = { .ids = &id, .n = 1 };
-
-        return erase_logs_find(text, n, &ids, &e, &ne, &open, &close, NULL, ret_count);
-}
-
-int erase_splice_logs_ids(const char *text, size_t n, const EraseIds *ids, char **ret,
-                          size_t *ret_size, unsigned *ret_removed) {
-        _cleanup_free_ EraseElem *e = NULL;
-        _cleanup_free_ bool *drop = NULL;
-        size_t ne = 0, open, close;
-        unsigned k = 0;
+int erase_parse_logs(const char *text, size_t n, EraseParsed *ret) {
         int r;
 
-        if (ret) {
-                *ret = NULL;
-                *ret_size = 0;
+        *ret = (EraseParsed){};
+        r = erase_top(text, n, '[', &ret->e, &ret->ne, &ret->open, &ret->close);
+        if (r >= 0) {
+                ret->has = true;
+                r = erase_parsed_ids(text, ret, /* by_key= */ false);
         }
-        *ret_removed = 0;
-        r = erase_logs_find(text, n, ids, &e, &ne, &open, &close, ret ? &drop : NULL, &k);
         if (r < 0)
-                return r;
-        if (!ret) {
-                *ret_removed = k; /* the count alone: the same find as the edit's */
-                return 0;
-        }
-        if (k == 0)
-                return 0;
-        r = erase_rebuild(text, n, open, close, 0, e, ne, drop, ret, ret_size);
-        if (r < 0)
-                return r;
-        *ret_removed = k;
-        return 0;
+                erase_parsed_done(ret);
+        return r;
 }
 
-int erase_splice_org_ids(const char *text, size_t n, const EraseIds *ids, char **ret,
-                         size_t *ret_size, unsigned *ret_removed) {
-        _cleanup_free_ EraseElem *top = NULL, *e = NULL;
-        _cleanup_free_ bool *drop = NULL;
-        _cleanup_(erase_set_done) EraseSet set = {};
-        size_t ntop = 0, ne = 0, open, close, end, sessions = SIZE_MAX;
-        unsigned k = 0;
+int erase_parse_org(const char *text, size_t n, EraseParsed *ret) {
+        _cleanup_free_ JsonElem *top = NULL;
+        size_t ntop = 0, open, close, end, sessions = SIZE_MAX;
         int r;
 
-        if (ret) {
-                *ret = NULL;
-                *ret_size = 0;
-        }
-        *ret_removed = 0;
+        *ret = (EraseParsed){};
         r = erase_top(text, n, '{', &top, &ntop, &open, &close);
         if (r < 0)
                 return r;
         /* JSON.parse keeps the last of duplicate keys */
-        for (size_t i = 0; i < ntop; i++)
-                if (erase_key_is(text, top[i].start, top[i].key_end, "sessions"))
+        for (size_t i = 0; i < ntop; i++) {
+                EraseElemId k;
+
+                r = erase_elem_id(text, &top[i], top[i].start, top[i].key_end, &k);
+                if (r < 0)
+                        return r;
+                if (k.len == strlen("sessions") &&
+                    memcmp(k.dec ?: text + top[i].start + k.off, "sessions", k.len) == 0)
                         sessions = i;
+                free(k.dec);
+        }
         if (sessions == SIZE_MAX || text[top[sessions].value] != '{')
-                return 0;
+                return 0; /* nothing to remove */
 
         /* validated with the whole text by erase_top() */
-        r = json_elements(text, n, top[sessions].value, /* validate= */ false, &e, &ne, &end);
+        r = json_elements(text, n, top[sessions].value, /* validate= */ false, &ret->e, &ret->ne,
+                          &end);
+        if (r >= 0) {
+                ret->has = true;
+                ret->depth = 1;
+                ret->open = top[sessions].value;
+                ret->close = end - 1;
+                r = erase_parsed_ids(text, ret, /* by_key= */ true);
+        }
         if (r < 0)
-                return r;
+                erase_parsed_done(ret);
+        return r;
+}
+
+int erase_parsed_find(const char *text, const EraseParsed *p, const EraseIds *ids, bool *drop,
+                      unsigned *ret_k) {
+        _cleanup_(erase_set_done) EraseSet set = {};
+        unsigned k = 0;
+        int r;
+
+        *ret_k = 0;
         r = erase_set_init(&set, ids);
         if (r < 0)
                 return r;
-        drop = calloc(ne ? ne : 1, sizeof(bool));
-        if (!drop)
-                return -ENOMEM;
-        for (size_t i = 0; i < ne; i++) {
-                ssize_t j = erase_key_index(text, e[i].start, e[i].key_end, &set);
-                drop[i] = j >= 0;
-                k += drop[i];
+        for (size_t i = 0; i < p->ne; i++) {
+                const EraseElemId *x = &p->id[i];
+                ssize_t j = x->off == SIZE_MAX
+                                    ? -1
+                                    : erase_ids_index(&set, x->dec ?: text + p->e[i].start + x->off,
+                                                      x->len);
+
                 if (j >= 0 && ids->counts)
                         ids->counts[j]++;
+                if (drop)
+                        drop[i] = j >= 0;
+                k += j >= 0;
         }
+        *ret_k = k;
+        return 0;
+}
+
+/* JSON.stringify(v, null, 2)'s break before an element (or the closing bracket) at level
+ * depth: "\n" and 2 * depth spaces, after a "," between elements. */
+static int erase_break(StrBuf *b, bool comma, unsigned depth) {
+        static const char spaces[] = "                                ";
+        int r = strbuf_append(b, comma ? ",\n" : "\n", comma ? 2 : 1);
+
+        for (size_t left = 2 * (size_t)depth; r >= 0 && left > 0;) {
+                size_t k = MIN(left, sizeof(spaces) - 1);
+
+                r = strbuf_append(b, spaces, k);
+                left -= k;
+        }
+        return r;
+}
+
+int erase_parsed_splice(const char *text, size_t n, const EraseParsed *p, const bool *drop,
+                        char **ret, size_t *ret_size, EraseParsed *ret_parsed) {
+        EraseParsed q = {};
+        StrBuf b = {};
+        bool first = true, derived = !!ret_parsed;
+        size_t nq = 0;
+        int r;
+
+        assert(p->has);
+        if (derived) {
+                q = (EraseParsed){ .has = true, .open = p->open, .depth = p->depth };
+                q.e = calloc(p->ne ? p->ne : 1, sizeof(JsonElem));
+                q.id = calloc(p->ne ? p->ne : 1, sizeof(EraseElemId));
+                derived = q.e && q.id;
+        }
+        /* the size of the new text first: one allocation, no copies of a growing buffer */
+        b.cap = p->open + 1 + (n - p->close) + 1;
+        for (size_t i = 0; i < p->ne; i++)
+                if (!drop[i]) {
+                        b.cap += (first ? 1 : 2) + 2 * ((size_t)p->depth + 1) +
+                                 (p->e[i].end - p->e[i].start);
+                        first = false;
+                }
+        if (!first)
+                b.cap += 1 + 2 * (size_t)p->depth;
+        first = true;
+        b.buf = malloc(b.cap);
+        r = b.buf ? strbuf_append(&b, text, p->open + 1) : -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < p->ne; i++) {
+                const JsonElem *e = &p->e[i];
+
+                if (drop[i])
+                        continue;
+                r = erase_break(&b, !first, p->depth + 1);
+                if (r >= 0 && derived) {
+                        const EraseElemId *x = &p->id[i];
+                        size_t at = b.len;
+
+                        /* the same bytes at another offset: the same id */
+                        q.e[nq] = (JsonElem){ .start = at, .key_end = at + (e->key_end - e->start),
+                                              .value = at + (e->value - e->start),
+                                              .end = at + (e->end - e->start) };
+                        q.id[nq] = (EraseElemId){ .off = x->off, .len = x->len };
+                        if (x->dec) {
+                                q.id[nq].dec = malloc(x->len + 1);
+                                if (q.id[nq].dec)
+                                        memcpy(q.id[nq].dec, x->dec, x->len + 1);
+                                else
+                                        derived = false;
+                        }
+                        nq++;
+                        q.ne = nq;
+                }
+                if (r >= 0)
+                        r = strbuf_append(&b, text + e->start, e->end - e->start);
+                first = false;
+        }
+        if (r >= 0 && !first)
+                r = erase_break(&b, false, p->depth);
+        q.close = b.len;
+        if (r >= 0)
+                r = strbuf_append(&b, text + p->close, n - p->close);
+        if (r < 0) {
+                strbuf_done(&b);
+                erase_parsed_done(&q);
+                return r;
+        }
+        *ret_size = b.len;
+        *ret = strbuf_steal(&b);
+        if (!*ret) {
+                erase_parsed_done(&q);
+                return -ENOMEM;
+        }
+        if (!ret_parsed)
+                return 0;
+        if (!derived) {
+                erase_parsed_done(&q);
+                *ret_parsed = (EraseParsed){};
+                return 1;
+        }
+        *ret_parsed = q;
+        return 0;
+}
+
+int erase_count_logs(const char *text, size_t n, const char *id, unsigned *ret_count) {
+        _cleanup_(erase_parsed_done) EraseParsed p = {};
+        const EraseIds ids = { .ids = &id, .n = 1 };
+        int r;
+
+        *ret_count = 0;
+        r = erase_parse_logs(text, n, &p);
+        if (r < 0)
+                return r;
+        return erase_parsed_find(text, &p, &ids, NULL, ret_count);
+}
+
+/* A splice of erase-int.h with parse. */
+static int erase_splice_ids(EraseParseFn parse, const char *text, size_t n, const EraseIds *ids,
+                            char **ret, size_t *ret_size, unsigned *ret_removed) {
+        _cleanup_(erase_parsed_done) EraseParsed p = {};
+        _cleanup_free_ bool *drop = NULL;
+        unsigned k = 0;
+        int r;
+
+        if (ret) {
+                *ret = NULL;
+                *ret_size = 0;
+        }
+        *ret_removed = 0;
+        r = parse(text, n, &p);
+        if (r < 0)
+                return r;
+        drop = calloc(p.ne ? p.ne : 1, sizeof(bool));
+        if (!drop)
+                return -ENOMEM;
+        r = erase_parsed_find(text, &p, ids, drop, &k);
+        if (r < 0)
+                return r;
         if (!ret) {
                 *ret_removed = k; /* the count alone: the same find as the edit's */
                 return 0;
         }
         if (k == 0)
                 return 0;
-        r = erase_rebuild(text, n, top[sessions].value, top[sessions].end - 1, 1, e, ne, drop, ret,
-                          ret_size);
+        r = erase_parsed_splice(text, n, &p, drop, ret, ret_size, NULL);
         if (r < 0)
                 return r;
         *ret_removed = k;
         return 0;
+}
+
+int erase_splice_logs_ids(const char *text, size_t n, const EraseIds *ids, char **ret,
+                          size_t *ret_size, unsigned *ret_removed) {
+        return erase_splice_ids(erase_parse_logs, text, n, ids, ret, ret_size, ret_removed);
+}
+
+int erase_splice_org_ids(const char *text, size_t n, const EraseIds *ids, char **ret,
+                         size_t *ret_size, unsigned *ret_removed) {
+        return erase_splice_ids(erase_parse_org, text, n, ids, ret, ret_size, ret_removed);
 }
 
 int erase_splice_logs(const char *text, size_t n, const char *id, char **ret, size_t *ret_size,

@@ -30,9 +30,9 @@ void erase_test_set_hook(void (*hook)(void *userdata, const char *name), void *u
         erase_hook_userdata = userdata;
 }
 
-/* Read (dir_fd, name) whole with its stat. */
-static int erase_read(int dir_fd, const char *name, struct stat *ret_st, char **ret,
-                      size_t *ret_size) {
+/* Open (dir_fd, name) to be read, with its stat: the fd, or -errno (-EBADMSG: not a regular
+ * file). */
+static int erase_open(int dir_fd, const char *name, struct stat *ret_st) {
         _cleanup_close_ int fd = fs_openat(dir_fd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
 
         if (fd < 0)
@@ -41,35 +41,179 @@ static int erase_read(int dir_fd, const char *name, struct stat *ret_st, char **
                 return -errno;
         if (!S_ISREG(ret_st->st_mode))
                 return -EBADMSG;
+        return TAKE_FD(fd);
+}
+
+/* Read (dir_fd, name) whole with its stat. */
+static int erase_read(int dir_fd, const char *name, struct stat *ret_st, char **ret,
+                      size_t *ret_size) {
+        _cleanup_close_ int fd = erase_open(dir_fd, name, ret_st);
+
+        if (fd < 0)
+                return fd;
         return fs_read_fd(fd, ERASE_FILE_MAX, ret, ret_size);
+}
+
+/* Does fd (st: its fstat) hold exactly text[0..n), read as fs_read_fd() reads it (st_size bytes
+ * from the start)? 1 or 0, a chunk at a time (no copy of the whole file), or -errno. */
+static int erase_fd_is(int fd, const struct stat *st, const char *text, size_t n) {
+        _cleanup_free_ char *buf = NULL;
+        const size_t chunk = 1024 * 1024;
+        size_t at = 0;
+
+        if ((uint64_t)st->st_size != n)
+                return 0;
+        buf = malloc(MIN(n, chunk) + 1);
+        if (!buf)
+                return -ENOMEM;
+        while (at < n) {
+                ssize_t k = pread(fd, buf, MIN(n - at, chunk), (off_t)at);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0 || memcmp(buf, text + at, (size_t)k) != 0)
+                        return 0; /* shorter, or other bytes */
+                at += (size_t)k;
+        }
+        return 1;
+}
+
+/* Is (dir_fd, name) exactly text[0..n) (read as erase_read() reads it, stat with st, a chunk at
+ * a time)? 0 when it is, -EAGAIN when not, else erase_read()'s -errno. */
+static int erase_same(int dir_fd, const char *name, const struct stat *st, const char *text,
+                      size_t n) {
+        struct stat st2;
+        _cleanup_close_ int fd = erase_open(dir_fd, name, &st2);
+        int r;
+
+        if (fd < 0)
+                return fd;
+        if ((uint64_t)st2.st_size > ERASE_FILE_MAX)
+                return -EFBIG;
+        if (st2.st_dev != st->st_dev || st2.st_ino != st->st_ino || st2.st_size != st->st_size ||
+            st2.st_mtim.tv_sec != st->st_mtim.tv_sec || st2.st_mtim.tv_nsec != st->st_mtim.tv_nsec)
+                return -EAGAIN;
+        r = erase_fd_is(fd, &st2, text, n);
+        return r < 0 ? r : r > 0 ? 0 : -EAGAIN;
+}
+
+/* A parse of a shared file kept between the edits of a run (EraseIndex.cache): the text it
+ * was made from and what erase_parse_*() found in it. A text read later is looked up by its
+ * whole content (erase_cache_match()), so that an entry is never taken for another text: a file
+ * that changed since is parsed afresh. */
+typedef struct EraseCached {
+        dev_t dev; /* the file's directory */
+        ino_t ino;
+        EraseParseFn parse;
+        char *text;
+        size_t n;
+        EraseParsed p;
+        unsigned gen; /* the erase_sessions_shared() call that last used it */
+        bool fresh;   /* text is what this call read of the file (erase_file_has()), with st */
+        struct stat st;
+} EraseCached;
+
+/* The texts kept at most (their sum): a file edited again by the next batch is not parsed
+ * again; one that is not is dropped at the end of the batch (erase_cache_trim()). */
+#define ERASE_CACHE_MAX (2 * (size_t)ERASE_FILE_MAX)
+
+static void erase_cache_clear(EraseCached *c) {
+        if (!c)
+                return;
+        free(c->text);
+        c->text = NULL;
+        c->n = 0;
+        c->fresh = false;
+        erase_parsed_done(&c->p);
+}
+
+/* What c found in text[0..n), when c was made from exactly this text; else NULL. */
+static const EraseParsed *erase_cache_match(const EraseCached *c, const char *text, size_t n) {
+        if (!c || !c->text || c->n != n || memcmp(c->text, text, n) != 0)
+                return NULL;
+        return &c->p;
+}
+
+/* c takes *text (n bytes) and *p, which describes it (both reset); when the cache would grow
+ * past ERASE_CACHE_MAX, c is emptied instead and *text and *p stay the caller's. */
+static void erase_cache_put(EraseCached *c, size_t total, char **text, size_t n, EraseParsed *p) {
+        if (!c)
+                return;
+        erase_cache_clear(c);
+        if (total + n > ERASE_CACHE_MAX)
+                return;
+        c->text = TAKE_PTR(*text);
+        c->n = n;
+        c->p = *p;
+        *p = (EraseParsed){};
 }
 
 /* The edit of erase.h: splice, temp file with the original's mode and owner, fsync, re-read and
  * compare, rename, fsync the directory. *ret_removed: how many the file lost on disk (set once it
- * is renamed into place, also when the directory's fsync then fails; else 0). */
-static int erase_edit(int dir_fd, const char *name, EraseSpliceFn splice, const EraseIds *ids,
-                      EraseStepFn step, void *userdata, unsigned *ret_removed) {
-        _cleanup_free_ char *old = NULL, *new = NULL, *again = NULL;
+ * is renamed into place, also when the directory's fsync then fails; else 0). cache (may be
+ * NULL): the file's entry, used when it was made from the text read, and left describing the
+ * file as it is after the edit (total: what the other entries hold). */
+static int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds *ids,
+                      EraseStepFn step, void *userdata, unsigned *ret_removed, EraseCached *cache,
+                      size_t total) {
+        _cleanup_free_ char *own_text = NULL, *new = NULL;
         _cleanup_free_ char *tmp = strprintf(".%s.qgc-tmp", name);
+        _cleanup_free_ bool *drop = NULL;
+        _cleanup_(erase_parsed_done) EraseParsed own = {}, next = {};
         _cleanup_close_ int fd = -EBADF;
-        struct stat st, st2;
-        size_t n_old, n_new, n_again;
+        const EraseParsed *p = NULL;
+        const char *old;
+        struct stat st, now;
+        size_t n_old, n_new;
         unsigned removed;
-        int r;
+        int r, derived;
 
         *ret_removed = 0;
         if (!tmp)
                 return -ENOMEM;
-        r = erase_read(dir_fd, name, &st, &old, &n_old);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0)
-                return r;
+        /* the text this batch read a moment ago (erase_file_has()), when the file's stat says it
+         * is still the same; either way the re-read below must find exactly what is spliced */
+        if (cache && cache->fresh && fstatat(dir_fd, name, &now, AT_SYMLINK_NOFOLLOW) >= 0 &&
+            now.st_dev == cache->st.st_dev && now.st_ino == cache->st.st_ino &&
+            now.st_size == cache->st.st_size && now.st_mtim.tv_sec == cache->st.st_mtim.tv_sec &&
+            now.st_mtim.tv_nsec == cache->st.st_mtim.tv_nsec) {
+                old = cache->text;
+                n_old = cache->n;
+                st = cache->st;
+                p = &cache->p;
+        } else {
+                r = erase_read(dir_fd, name, &st, &own_text, &n_old);
+                if (r == -ENOENT)
+                        return 0;
+                if (r < 0)
+                        return r;
+                old = own_text;
+                p = erase_cache_match(cache, old, n_old);
+        }
+        if (cache)
+                cache->fresh = false; /* read once */
         for (size_t i = 0; ids->counts && i < ids->n; i++)
                 ids->counts[i] = 0;
-        r = splice(old, n_old, ids, &new, &n_new, &removed);
-        if (r < 0 || removed == 0)
+        if (!p) {
+                r = parse(old, n_old, &own);
+                if (r < 0)
+                        return r;
+                p = &own;
+        }
+        drop = calloc(p->ne ? p->ne : 1, sizeof(bool));
+        if (!drop)
+                return -ENOMEM;
+        r = erase_parsed_find(old, p, ids, drop, &removed);
+        if (r < 0 || removed == 0) {
+                if (p == &own)
+                        erase_cache_put(cache, total, &own_text, n_old, &own);
                 return r;
+        }
+        derived = erase_parsed_splice(old, n_old, p, drop, &new, &n_new, cache ? &next : NULL);
+        if (derived < 0)
+                return derived;
 
         /* a leftover of a crashed run has this fixed name (the tree lock is ours) */
         r = fs_unlink(dir_fd, tmp, 0);
@@ -92,26 +236,27 @@ static int erase_edit(int dir_fd, const char *name, EraseSpliceFn splice, const 
                 erase_hook(erase_hook_userdata, name);
 
         /* a write by Qwen since the read is never lost: the file must be exactly as read */
-        r = erase_read(dir_fd, name, &st2, &again, &n_again);
+        r = erase_same(dir_fd, name, &st, old, n_old);
         if (r < 0)
                 goto fail;
-        if (st2.st_dev != st.st_dev || st2.st_ino != st.st_ino || st2.st_size != st.st_size ||
-            st2.st_mtim.tv_sec != st.st_mtim.tv_sec || st2.st_mtim.tv_nsec != st.st_mtim.tv_nsec ||
-            n_again != n_old || memcmp(again, old, n_old) != 0) {
-                r = -EAGAIN;
-                goto fail;
-        }
         if (renameat(dir_fd, tmp, dir_fd, name) < 0) {
                 r = -errno;
                 goto fail;
         }
         *ret_removed = removed;
+        /* the file is the new text now: what the next batch's edit reads */
+        if (derived == 0)
+                erase_cache_put(cache, total, &new, n_new, &next);
+        else
+                erase_cache_clear(cache);
         if (step)
                 step(userdata, name);
         r = fs_fsync(dir_fd);
         return r < 0 ? r : (int)removed;
 fail:
         (void)fs_unlink(dir_fd, tmp, 0);
+        if (p == &own)
+                erase_cache_put(cache, total, &own_text, n_old, &own);
         return r;
 }
 
@@ -119,16 +264,16 @@ int erase_logs_rows(int dir_fd, const char *id, EraseStepFn step, void *userdata
         const EraseIds ids = { .ids = &id, .n = 1 };
         unsigned removed;
 
-        return erase_edit(dir_fd, ERASE_LOGS_FILE, erase_splice_logs_ids, &ids, step, userdata,
-                          &removed);
+        return erase_edit(dir_fd, ERASE_LOGS_FILE, erase_parse_logs, &ids, step, userdata,
+                          &removed, NULL, 0);
 }
 
 int erase_org_entry(int dir_fd, const char *id, EraseStepFn step, void *userdata) {
         const EraseIds ids = { .ids = &id, .n = 1 };
         unsigned removed;
 
-        return erase_edit(dir_fd, ERASE_ORG_FILE, erase_splice_org_ids, &ids, step, userdata,
-                          &removed);
+        return erase_edit(dir_fd, ERASE_ORG_FILE, erase_parse_org, &ids, step, userdata,
+                          &removed, NULL, 0);
 }
 
 /* Sessions of the tree of s that belong to the project of s: the same projects/ directory (the
@@ -156,6 +301,9 @@ struct EraseIndex {
         EraseKey *by_id;
         size_t *live;
         size_t n_live;
+        EraseCached **cache; /* the shared files' parses, kept from one batch to the next */
+        size_t n_cache;
+        unsigned gen; /* erase_sessions_shared() calls */
 };
 
 static int erase_key_cmp(const void *a, const void *b) {
@@ -170,9 +318,39 @@ EraseIndex *erase_index_free(EraseIndex *x) {
         if (x) {
                 free(x->by_id);
                 free(x->live);
+                for (size_t i = 0; i < x->n_cache; i++) {
+                        erase_cache_clear(x->cache[i]);
+                        free(x->cache[i]);
+                }
+                free(x->cache);
                 free(x);
         }
         return NULL;
+}
+
+/* The sum of the texts x keeps but c's. */
+static size_t erase_cache_total(const EraseIndex *x, const EraseCached *c) {
+        size_t t = 0;
+
+        for (size_t i = 0; i < x->n_cache; i++)
+                if (x->cache[i] != c)
+                        t += x->cache[i]->n;
+        return t;
+}
+
+/* At the end of a call: the entries it did not use are dropped. */
+static void erase_cache_trim(EraseIndex *x) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < x->n_cache; i++) {
+                if (x->cache[i]->gen == x->gen) {
+                        x->cache[k++] = x->cache[i];
+                        continue;
+                }
+                erase_cache_clear(x->cache[i]);
+                free(x->cache[i]);
+        }
+        x->n_cache = k;
 }
 
 /* *ix for inv: kept when it was built for inv, else built. 0 or -ENOMEM. */
@@ -283,7 +461,7 @@ typedef struct EraseFile {
         int dir_fd;
         dev_t dev; /* the directory's identity (0/0: not known): two items' fds of one directory */
         ino_t ino; /* share one file */
-        EraseSpliceFn splice;
+        EraseParseFn parse;
         const char *name;
         size_t *items; /* the indexes of the batch's items that look into it */
         size_t n_items;
@@ -292,7 +470,7 @@ typedef struct EraseFile {
 /* The file of item i (dir_fd, name) in files[0..*n): found (the same fd, or another fd of the
  * same directory) or added. NULL: out of memory. */
 static EraseFile *erase_file_of(EraseFile **files, size_t *n, int dir_fd, const char *name,
-                                EraseSpliceFn splice, size_t i) {
+                                EraseParseFn parse, size_t i) {
         EraseFile *f = NULL;
         struct stat st = {};
         size_t *x;
@@ -302,7 +480,7 @@ static EraseFile *erase_file_of(EraseFile **files, size_t *n, int dir_fd, const 
         for (size_t j = 0; j < *n && !f; j++) {
                 const EraseFile *g = &(*files)[j];
 
-                if (g->splice == splice &&
+                if (g->parse == parse &&
                     (g->dir_fd == dir_fd ||
                      (st.st_ino != 0 && g->dev == st.st_dev && g->ino == st.st_ino)))
                         f = &(*files)[j];
@@ -314,7 +492,7 @@ static EraseFile *erase_file_of(EraseFile **files, size_t *n, int dir_fd, const 
                 *files = nf;
                 f = &nf[(*n)++];
                 *f = (EraseFile){ .dir_fd = dir_fd, .dev = st.st_dev, .ino = st.st_ino,
-                                  .name = name, .splice = splice };
+                                  .name = name, .parse = parse };
         }
         x = reallocarray(f->items, f->n_items + 1, sizeof(size_t));
         if (!x)
@@ -330,14 +508,45 @@ static void erase_files_free(EraseFile *files, size_t n) {
         free(files);
 }
 
+/* f's entry of x's cache (found or added, marked used by this call); NULL when its directory's
+ * identity is not known, or out of memory (then the file is parsed each time). */
+static EraseCached *erase_cache_of(EraseIndex *x, const EraseFile *f) {
+        EraseCached *c, **v;
+
+        if (f->dir_fd < 0 || f->ino == 0)
+                return NULL;
+        for (size_t i = 0; i < x->n_cache; i++) {
+                c = x->cache[i];
+                if (c->dev == f->dev && c->ino == f->ino && c->parse == f->parse) {
+                        c->gen = x->gen;
+                        return c;
+                }
+        }
+        v = reallocarray(x->cache, x->n_cache + 1, sizeof(EraseCached *));
+        if (!v)
+                return NULL;
+        x->cache = v;
+        c = calloc(1, sizeof(EraseCached));
+        if (!c)
+                return NULL;
+        *c = (EraseCached){ .dev = f->dev, .ino = f->ino, .parse = f->parse, .gen = x->gen };
+        x->cache[x->n_cache++] = c;
+        return c;
+}
+
 /* Which of f's items (still to do) have something in f: has[item] |= 1 (also when it cannot be
- * told: the edit reports it). One read of the file for all of them. */
-static int erase_file_has(const EraseFile *f, EraseItem *items, bool *has) {
+ * told: the edit reports it). One read of the file for all of them; its parse is kept in x's
+ * cache for the edit. */
+static int erase_file_has(EraseIndex *x, const EraseFile *f, EraseItem *items, bool *has) {
         _cleanup_free_ char *text = NULL;
         _cleanup_free_ const char **ids = calloc(f->n_items ? f->n_items : 1, sizeof(char *));
         _cleanup_free_ unsigned *counts = calloc(f->n_items ? f->n_items : 1, sizeof(unsigned));
+        _cleanup_(erase_parsed_done) EraseParsed own = {};
+        _cleanup_close_ int fd = -EBADF;
+        const EraseParsed *p = NULL;
+        EraseCached *c = NULL;
         struct stat st;
-        size_t n;
+        size_t n = 0;
         unsigned k = 0;
         int r;
 
@@ -345,14 +554,35 @@ static int erase_file_has(const EraseFile *f, EraseItem *items, bool *has) {
                 return -ENOMEM;
         if (f->dir_fd == -ENOENT)
                 return 0;
-        r = f->dir_fd < 0 ? f->dir_fd : erase_read(f->dir_fd, f->name, &st, &text, &n);
+        r = fd = f->dir_fd < 0 ? f->dir_fd : erase_open(f->dir_fd, f->name, &st);
         if (r == -ENOENT)
                 return 0;
+        if (r >= 0) {
+                /* the text kept from the last batch, when the file still holds exactly it */
+                c = erase_cache_of(x, f);
+                r = c && c->text ? erase_fd_is(fd, &st, c->text, c->n) : 0;
+                if (r > 0)
+                        p = &c->p;
+                else if (r >= 0)
+                        r = fs_read_fd(fd, ERASE_FILE_MAX, &text, &n);
+        }
         for (size_t j = 0; j < f->n_items; j++)
                 ids[j] = items[f->items[j]].s->id;
         if (r >= 0) {
                 const EraseIds set = { .ids = ids, .n = f->n_items, .counts = counts };
-                r = f->splice(text, n, &set, NULL, NULL, &k);
+
+                if (!p) {
+                        r = f->parse(text, n, &own);
+                        p = &own;
+                }
+                if (r >= 0)
+                        r = erase_parsed_find(p == &own ? text : c->text, p, &set, NULL, &k);
+                if (r >= 0 && p == &own)
+                        erase_cache_put(c, erase_cache_total(x, c), &text, n, &own);
+                if (r >= 0 && c && c->text) {
+                        c->fresh = true; /* for the edit (erase_edit()) */
+                        c->st = st;
+                }
         }
         for (size_t j = 0; j < f->n_items; j++)
                 if (r < 0 || counts[j] > 0)
@@ -374,8 +604,9 @@ typedef struct EraseScratch {
  * each item's count into *(unsigned *)((char *)&item->done + off) when the file was renamed into
  * place. On failure every item of the edit gets the reason (and keeps its count: what the file
  * lost on disk is always counted). */
-static void erase_file_edit(const EraseFile *f, EraseItem *items, const EraseScratch *sc,
-                            const char *what, size_t off, EraseStepFn step, void *userdata) {
+static void erase_file_edit(EraseIndex *x, const EraseFile *f, EraseItem *items,
+                            const EraseScratch *sc, const char *what, size_t off,
+                            EraseStepFn step, void *userdata) {
         unsigned removed = 0;
         size_t n = 0;
         int r;
@@ -392,7 +623,10 @@ static void erase_file_edit(const EraseFile *f, EraseItem *items, const EraseScr
                 r = f->dir_fd;
         else {
                 const EraseIds set = { .ids = sc->ids, .n = n, .counts = sc->counts };
-                r = erase_edit(f->dir_fd, f->name, f->splice, &set, step, userdata, &removed);
+                EraseCached *c = erase_cache_of(x, f);
+
+                r = erase_edit(f->dir_fd, f->name, f->parse, &set, step, userdata, &removed, c,
+                               c ? erase_cache_total(x, c) : 0);
         }
         for (size_t j = 0; j < n; j++) {
                 EraseItem *it = &items[sc->which[j]];
@@ -532,6 +766,9 @@ int erase_sessions_shared(const Inventory *inv, EraseIndex **index, EraseItem *i
         r = erase_index_get(inv, ix);
         if (r < 0)
                 return r;
+        (*ix)->gen++;
+        for (size_t i = 0; i < (*ix)->n_cache; i++)
+                (*ix)->cache[i]->fresh = false;
         for (size_t i = 0; i < n; i++) {
                 EraseItem *it = &items[i];
 
@@ -540,19 +777,19 @@ int erase_sessions_shared(const Inventory *inv, EraseIndex **index, EraseItem *i
                 it->why = NULL;
                 if (!it->s->hash)
                         it->tmp_fd = -ENOENT;
-                if (!erase_file_of(&logs, &n_logs, it->tmp_fd, ERASE_LOGS_FILE,
-                                   erase_splice_logs_ids, i) ||
-                    !erase_file_of(&org, &n_org, it->pdir_fd, ERASE_ORG_FILE,
-                                   erase_splice_org_ids, i)) {
+                if (!erase_file_of(&logs, &n_logs, it->tmp_fd, ERASE_LOGS_FILE, erase_parse_logs,
+                                   i) ||
+                    !erase_file_of(&org, &n_org, it->pdir_fd, ERASE_ORG_FILE, erase_parse_org,
+                                   i)) {
                         r = -ENOMEM;
                         goto finish;
                 }
         }
         /* nothing of a session in either file: no edit, no reason to wait for its project */
         for (size_t j = 0; r >= 0 && j < n_logs; j++)
-                r = erase_file_has(&logs[j], items, has);
+                r = erase_file_has(*ix, &logs[j], items, has);
         for (size_t j = 0; r >= 0 && j < n_org; j++)
-                r = erase_file_has(&org[j], items, has);
+                r = erase_file_has(*ix, &org[j], items, has);
         if (r < 0)
                 goto finish;
 
@@ -565,13 +802,13 @@ int erase_sessions_shared(const Inventory *inv, EraseIndex **index, EraseItem *i
          * what it lost is in its sessions' counts */
         for (size_t j = 0; j < n_logs; j++) {
                 erase_file_recheck(inv, *ix, &logs[j], items, &sc);
-                erase_file_edit(&logs[j], items, &sc,
+                erase_file_edit(*ix, &logs[j], items, &sc,
                                 logs[j].dir_fd < 0 ? "tmp/<hash>/" : ERASE_LOGS_FILE,
                                 offsetof(EraseDone, log_rows), step, userdata);
         }
         for (size_t j = 0; j < n_org; j++) {
                 erase_file_recheck(inv, *ix, &org[j], items, &sc);
-                erase_file_edit(&org[j], items, &sc,
+                erase_file_edit(*ix, &org[j], items, &sc,
                                 org[j].dir_fd < 0 ? "the project directory" : ERASE_ORG_FILE,
                                 offsetof(EraseDone, org_entries), step, userdata);
         }
@@ -579,6 +816,8 @@ int erase_sessions_shared(const Inventory *inv, EraseIndex **index, EraseItem *i
                 if (items[i].r == 1)
                         items[i].r = 0;
 finish:
+        if (*ix)
+                erase_cache_trim(*ix);
         erase_files_free(logs, n_logs);
         erase_files_free(org, n_org);
         erase_index_free(own);

@@ -53,7 +53,9 @@ typedef struct EraseDone {
 
 /* What erase_sessions_shared() looks up in the inventory of a run (the scan's facts: which
  * sessions have an id, which were live), built by its first batch into *index and kept for the
- * next ones (built again for another inventory); index NULL: built for the one call. */
+ * next ones (built again for another inventory); index NULL: built for the one call. It also
+ * keeps the parse of each shared file a batch read or wrote, for the next batch's edit of the
+ * same file: taken only for exactly the text it was made from (the file is read each time). */
 typedef struct EraseIndex EraseIndex;
 EraseIndex *erase_index_free(EraseIndex *x); /* accepts NULL, returns NULL */
 static inline void erase_index_freep(EraseIndex **x) {

@@ -100,12 +100,18 @@ int __wrap_fsync(int fd) {
  * (elsewhere) says it belongs to only. Each call counts a probe. */
 static const char *busy_id;
 static unsigned n_probes;
+/* Probe number write_at_probe writes write_text to write_root/write_rel first: Qwen writing the
+ * file while qgc is about to edit it. */
+static unsigned write_at_probe;
+static const char *write_root, *write_rel, *write_text;
 
 int __wrap_live_project_busy(const Tree *t, int chats_fd,
                              bool (*elsewhere)(const char *id, void *userdata), void *userdata,
                              char **ret_reason) {
         n_probes++;
         *ret_reason = NULL;
+        if (write_at_probe == n_probes)
+                assert_int_equal(fixture_write(write_root, write_rel, write_text), 0);
         if (busy_id && !elsewhere(busy_id, userdata)) {
                 *ret_reason = strdup("session busy");
                 return *ret_reason ? 1 : -ENOMEM;
@@ -252,6 +258,85 @@ static void test_erase_batch_enomem_before_any_edit(void **state) {
         assert_int_equal(r, -ENOMEM);
         assert_true(has_row(&b, "tmp/" HA "/logs.json", A));
         assert_true(has_row(&b, "tmp/" HB "/logs.json", B));
+        batch_done(&b);
+}
+
+/* ---------------------------------------------------------------- what a batch read before */
+
+#define ROW1(id) "  {\n    \"sessionId\": \"" id "\",\n    \"messageId\": 0\n  }"
+#define Z "ffffffff-ffff-4fff-8fff-ffffffffffff"
+
+/* Qwen adds a row to the file after the batch read it and before qgc edits it (right before
+ * the edit's liveness probe): the edit does not splice the text read before (the file's stat
+ * changed), it reads the file again, so A's row goes and Qwen's stays, as when the edit read
+ * the file itself. */
+static void test_erase_batch_qwen_writes_before_the_edit(void **state) {
+        _cleanup_free_ char *text = NULL;
+        Batch b;
+        size_t n;
+
+        (void)state;
+        batch_setup(&b);
+        n_probes = 0;
+        write_at_probe = 2; /* 1: before the edits, 2: right before logs.json's */
+        write_root = b.root;
+        write_rel = "tmp/" HA "/logs.json";
+        write_text = "[\n" ROW1(A) ",\n" ROW1(X) ",\n" ROW1(Z) "\n]";
+        assert_int_equal(erase_sessions_shared(&b.inv, NULL, b.items, 1, NULL, NULL), 0);
+        write_at_probe = 0;
+        assert_int_equal(n_probes, 2);
+        assert_int_equal(b.items[0].r, 0);
+        assert_int_equal(b.items[0].done.log_rows, 1);
+        assert_int_equal(fixture_read(b.root, "tmp/" HA "/logs.json", &text, &n), 0);
+        assert_string_equal(text, "[\n" ROW1(X) ",\n" ROW1(Z) "\n]");
+        batch_done(&b);
+}
+
+/* The batches of a run (one index) edit one file in turn: the second starts from what the first
+ * wrote (its parse kept, not read again), and the kept parse is only ever taken for the very
+ * text it was made from: a file rewritten in place with other bytes of the same size and the
+ * same mtime is read as what it is. */
+static void test_erase_batch_kept_parse_follows_the_text(void **state) {
+        _cleanup_(erase_index_freep) EraseIndex *ix = NULL;
+        _cleanup_free_ char *text = NULL, *path = NULL;
+        struct stat st;
+        Batch b;
+        size_t n;
+
+        (void)state;
+        batch_setup(&b);
+        assert_int_equal(fixture_write(b.root, "tmp/" HA "/logs.json",
+                                       "[\n" ROW1(A) ",\n" ROW1(X) ",\n" ROW1(Z) "\n]"),
+                         0);
+        strcpy(b.s[1].id, Z); /* the second item: Z, of A's hash */
+        b.s[1].hash = (char *)HA;
+        safe_close(b.items[1].tmp_fd);
+        b.items[1].tmp_fd = dup(b.items[0].tmp_fd);
+        assert_true(b.items[1].tmp_fd >= 0);
+
+        assert_int_equal(erase_sessions_shared(&b.inv, &ix, &b.items[0], 1, NULL, NULL), 0);
+        assert_int_equal(b.items[0].done.log_rows, 1);
+        assert_int_equal(erase_sessions_shared(&b.inv, &ix, &b.items[1], 1, NULL, NULL), 0);
+        assert_int_equal(b.items[1].r, 0);
+        assert_int_equal(b.items[1].done.log_rows, 1);
+        assert_int_equal(fixture_read(b.root, "tmp/" HA "/logs.json", &text, &n), 0);
+        assert_string_equal(text, "[\n" ROW1(X) "\n]");
+        free(text);
+        text = NULL;
+
+        /* X's row becomes Z's: the same size, the same inode, the same mtime */
+        path = fixture_path(b.root, "tmp/" HA "/logs.json");
+        assert_non_null(path);
+        assert_int_equal(stat(path, &st), 0);
+        assert_int_equal(fixture_write(b.root, "tmp/" HA "/logs.json", "[\n" ROW1(Z) "\n]"), 0);
+        assert_int_equal(utimensat(AT_FDCWD, path, (const struct timespec[]){ st.st_atim, st.st_mtim },
+                                   0),
+                         0);
+        assert_int_equal(erase_sessions_shared(&b.inv, &ix, &b.items[1], 1, NULL, NULL), 0);
+        assert_int_equal(b.items[1].r, 0);
+        assert_int_equal(b.items[1].done.log_rows, 1);
+        assert_int_equal(fixture_read(b.root, "tmp/" HA "/logs.json", &text, &n), 0);
+        assert_string_equal(text, "[]");
         batch_done(&b);
 }
 
@@ -410,6 +495,8 @@ int main(void) {
                 cmocka_unit_test(test_erase_batch_enomem_after_an_edit),
                 cmocka_unit_test(test_erase_batch_dir_fsync_fails_after_rename),
                 cmocka_unit_test(test_erase_batch_enomem_before_any_edit),
+                cmocka_unit_test(test_erase_batch_qwen_writes_before_the_edit),
+                cmocka_unit_test(test_erase_batch_kept_parse_follows_the_text),
                 cmocka_unit_test(test_erase_batch_one_probe_per_question),
                 cmocka_unit_test(test_erase_batch_probes_tell_hashes_apart),
                 cmocka_unit_test(test_erase_batch_scan_live_session_of_the_project),

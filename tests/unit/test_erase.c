@@ -185,6 +185,157 @@ static void test_erase_splice_ids_of_a_batch(void **state) {
         }
 }
 
+/* Rows as JSON.parse reads them (Qwen's Logger filters on entry.sessionId): an escaped id or
+ * key is decoded, the last of duplicate keys counts, whitespace anywhere, only a top-level
+ * string "sessionId" counts, invalid UTF-8 in the id is U+FFFD. The removed rows go, every
+ * other byte stays. */
+static void test_erase_logs_rows_as_json_parse_reads_them(void **state) {
+        (void)state;
+        /* an escaped id, an escaped key */
+        splice_logs("[\n  {\"sessionId\": \"" "\\u0061aaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa" "\"},\n"
+                    "  {\"sessionId\": \"" B "\"},\n  {\"session\\u0049d\": \"" A "\"}\n]",
+                    A, "[\n  {\"sessionId\": \"" B "\"}\n]", 2);
+        splice_logs("[\n  {\"sessionId\": \"\\u0041aaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa\"}\n]", A,
+                    NULL, 0);
+        /* duplicate keys: the last one */
+        splice_logs("[\n  {\"sessionId\": \"" A "\", \"sessionId\": \"" B "\"},\n"
+                    "  {\"sessionId\": \"" B "\", \"sessionId\": \"" A "\"},\n"
+                    "  {\"sessionId\": \"" B "\", \"session\\u0049d\": \"" A "\"}\n]",
+                    A, "[\n  {\"sessionId\": \"" A "\", \"sessionId\": \"" B "\"}\n]", 2);
+        /* whitespace of every kind around and inside the rows: the rows kept byte for byte */
+        splice_logs("\r\n [ \t\r\n{ \t\"sessionId\"\r\n :\t\"" A "\" }\t,\n\n  { \"sessionId\" : "
+                    "\"" B "\"\n\t}  ] \n",
+                    A, "\r\n [\n  { \"sessionId\" : \"" B "\"\n\t}\n] \n", 1);
+        /* not a top-level string member "sessionId": kept */
+        splice_logs("[\n  {\"x\": {\"sessionId\": \"" A "\"}},\n  {\"sessionId\": null},\n"
+                    "  {\"sessionId\": [\"" A "\"]},\n  {\"sessionId\": {\"sessionId\": \"" A "\"}},\n"
+                    "  [\"sessionId\", \"" A "\"],\n  \"" A "\",\n"
+                    "  {\"message\": \"\\\"sessionId\\\": \\\"" A "\\\"\", \"sessionId\": \"" B "\"},\n"
+                    "  {\"sessionId \": \"" A "\"},\n  {\"sessionid\": \"" A "\"}\n]",
+                    A, NULL, 0);
+        /* an id with escapes or bytes beyond ASCII, compared decoded */
+        splice_logs("[\n  {\"sessionId\": \"a\\\\b\\\"c\"},\n  {\"sessionId\": \"a\\\\b\"}\n]",
+                    "a\\b\"c", "[\n  {\"sessionId\": \"a\\\\b\"}\n]", 1);
+        splice_logs("[\n  {\"sessionId\": \"\xc3\xa9-1\"},\n  {\"sessionId\": \"\\u00e9-1\"},\n"
+                    "  {\"sessionId\": \"e-1\"}\n]",
+                    "\xc3\xa9-1", "[\n  {\"sessionId\": \"e-1\"}\n]", 2);
+        splice_logs("[\n  {\"sessionId\": \"a\xff" "b\"},\n  {\"sessionId\": \"ab\"}\n]",
+                    "a\xef\xbf\xbd" "b", "[\n  {\"sessionId\": \"ab\"}\n]", 1);
+        splice_logs("[\n  {\"sessionId\": \"a\xff" "b\"}\n]", "a\xff" "b", NULL, 0);
+}
+
+/* A key with an escaped NUL is another key for JSON.parse ("sessionId\0" is not "sessionId"):
+ * the row is not the session's. (The json-c object qgc built before cut such a key at the NUL
+ * and removed the first row, which Qwen's delete keeps.) */
+static void test_erase_logs_key_with_nul_is_another_key(void **state) {
+        (void)state;
+        splice_logs("[\n  {\"sessionId\\u0000\": \"" A "\"}\n]", A, NULL, 0);
+        splice_logs("[\n  {\"sessionId\": \"" A "\", \"sessionId\\u0000\": \"" B "\"}\n]", A,
+                    "[]", 1);
+}
+
+/* Organisation entries as JSON.parse reads them: an escaped key is decoded, every duplicate of
+ * the entry goes, the "sessions" object is the last one of that (decoded) name. */
+static void test_erase_org_entries_as_json_parse_reads_them(void **state) {
+        _cleanup_free_ char *out = NULL;
+        size_t n;
+        unsigned k;
+
+        (void)state;
+        assert_int_equal(erase_splice_org("{\"sessions\": {\"\\u0061aaaaaaa-aaaa-4aaa-8aaa-"
+                                          "aaaaaaaaaaaa\": {}, \"" B "\": 1, \"" A "\": 2}}",
+                                          strlen("{\"sessions\": {\"\\u0061aaaaaaa-aaaa-4aaa-8aaa-"
+                                                 "aaaaaaaaaaaa\": {}, \"" B "\": 1, \"" A
+                                                 "\": 2}}"),
+                                          A, &out, &n, &k),
+                         0);
+        assert_int_equal(k, 2);
+        assert_string_equal(out, "{\"sessions\": {\n    \"" B "\": 1\n  }}");
+        free(out);
+        out = NULL;
+        /* the last "sessions" (its name escaped) is the one JSON.parse keeps */
+        assert_int_equal(erase_splice_org("{\"sessions\": {\"" A "\": 1}, \"session\\u0073\": "
+                                          "{\"" A "\": 2, \"" B "\": 3}}",
+                                          strlen("{\"sessions\": {\"" A "\": 1}, \"session\\u0073"
+                                                 "\": {\"" A "\": 2, \"" B "\": 3}}"),
+                                          A, &out, &n, &k),
+                         0);
+        assert_int_equal(k, 1);
+        assert_string_equal(out, "{\"sessions\": {\"" A "\": 1}, \"session\\u0073\": {\n    \"" B
+                                 "\": 3\n  }}");
+}
+
+/* The parse a splice derives for its new text (what the next batch's edit starts from, without
+ * parsing the file again) is exactly what parsing the new text finds: the same elements at the
+ * same offsets, the same ids (raw or decoded). */
+static void assert_parsed_equal(const char *ta, const EraseParsed *a, const char *tb,
+                                const EraseParsed *b) {
+        assert_int_equal(a->has, b->has);
+        assert_int_equal(a->open, b->open);
+        assert_int_equal(a->close, b->close);
+        assert_int_equal(a->depth, b->depth);
+        assert_int_equal(a->ne, b->ne);
+        for (size_t i = 0; i < a->ne; i++) {
+                const EraseElemId *x = &a->id[i], *y = &b->id[i];
+
+                assert_memory_equal(&a->e[i], &b->e[i], sizeof(JsonElem));
+                assert_int_equal(x->off == SIZE_MAX, y->off == SIZE_MAX);
+                if (x->off == SIZE_MAX)
+                        continue;
+                assert_int_equal(x->len, y->len);
+                assert_memory_equal(x->dec ?: ta + a->e[i].start + x->off,
+                                    y->dec ?: tb + b->e[i].start + y->off, x->len);
+        }
+}
+
+static void derive_chain(EraseParseFn parse, const char *text, const char *const *ids, size_t n_ids,
+                         const char *want) {
+        _cleanup_free_ char *cur = strdup(text);
+        _cleanup_(erase_parsed_done) EraseParsed p = {};
+        size_t n = strlen(text);
+
+        assert_int_equal(parse(cur, n, &p), 0);
+        for (size_t i = 0; i < n_ids; i++) {
+                _cleanup_free_ bool *drop = calloc(p.ne + 1, sizeof(bool));
+                _cleanup_(erase_parsed_done) EraseParsed fresh = {};
+                EraseParsed next = {};
+                const EraseIds set = { .ids = &ids[i], .n = 1 };
+                char *out = NULL;
+                size_t n_out;
+                unsigned k;
+
+                assert_int_equal(erase_parsed_find(cur, &p, &set, drop, &k), 0);
+                assert_true(k > 0);
+                assert_int_equal(erase_parsed_splice(cur, n, &p, drop, &out, &n_out, &next), 0);
+                assert_int_equal(parse(out, n_out, &fresh), 0);
+                assert_parsed_equal(out, &next, out, &fresh);
+                erase_parsed_done(&p);
+                p = next;
+                free(cur);
+                cur = out;
+                n = n_out;
+        }
+        assert_string_equal(cur, want);
+}
+
+static void test_erase_derived_parse_is_the_parse(void **state) {
+        static const char logs[] =
+                "  [{\"sessionId\": \"" A "\"}, {\"sessionId\": \"\\u0062bbbbbbb-bbbb-4bbb-8bbb-"
+                "bbbbbbbbbbbb\", \"m\": [1, {\"sessionId\": \"x\"}]},\n 7, {\"sessionId\": \"\xc3"
+                "\xa9\"}, {\"sessionId\": \"" A "\"}, {\"k\": \"v\"}, {\"sessionId\": \"c\"}] \n";
+        static const char org[] =
+                "{\"groups\": [], \"sessions\" : {\"" A "\": {\"p\": 1}, \"\\u0062\": {},\n"
+                "\"c\": 2, \"\xc3\xa9\": 3, \"" A "\": 4}, \"z\": {\"" A "\": 5}}";
+        const char *ids[] = { A, B, "\xc3\xa9", "c" }, *org_ids[] = { "b", A, "\xc3\xa9" };
+
+        (void)state;
+        derive_chain(erase_parse_logs, logs, ids, ELEMENTSOF(ids),
+                     "  [\n  7,\n  {\"k\": \"v\"}\n] \n");
+        derive_chain(erase_parse_org, org, org_ids, ELEMENTSOF(org_ids),
+                     "{\"groups\": [], \"sessions\" : {\n    \"c\": 2\n  }, \"z\": {\"" A
+                     "\": 5}}");
+}
+
 /* reviewSessionDirName() of Qwen (node: sha256 of the id, first 8 hex digits) */
 static void test_erase_review_dir_name(void **state) {
         _cleanup_free_ char *n = erase_review_dir_name("df25afd1-db41-477e-87bb-98d273af1115");
@@ -198,6 +349,10 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_erase_logs_rows_of_one_session),
                 cmocka_unit_test(test_erase_logs_refuses_what_json_parse_refuses),
+                cmocka_unit_test(test_erase_logs_rows_as_json_parse_reads_them),
+                cmocka_unit_test(test_erase_logs_key_with_nul_is_another_key),
+                cmocka_unit_test(test_erase_org_entries_as_json_parse_reads_them),
+                cmocka_unit_test(test_erase_derived_parse_is_the_parse),
                 cmocka_unit_test(test_erase_org_entry),
                 cmocka_unit_test(test_erase_count_logs),
                 cmocka_unit_test(test_erase_splice_ids_of_a_batch),
