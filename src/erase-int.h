@@ -1,9 +1,12 @@
-/* erase-int.h: what erase.c (the file edits) and erase-splice.c (the texts) share. */
+/* erase-int.h: what erase.c (a batch's edits), erase-edit.c (the edit of one file) and
+ * erase-splice.c (the texts) share. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
+#include "erase.h"
 #include "json.h"
 
 /* The sessions an edit removes: ids[0..n); counts[i] (when not NULL) is set to how many
@@ -62,3 +65,32 @@ int erase_parsed_find(const char *text, const EraseParsed *p, const EraseIds *id
  * empty and not what the text holds); -ENOMEM (nothing built). */
 int erase_parsed_splice(const char *text, size_t n, const EraseParsed *p, const bool *drop,
                         char **ret, size_t *ret_size, EraseParsed *ret_parsed);
+
+/* erase-edit.c */
+/* A parse of a shared file kept between the edits of a run (EraseIndex.cache): the text it
+ * was made from and what erase_parse_*() found in it. A text read later is looked up by its
+ * whole content (erase_cache_match()), so that an entry is never taken for another text: a file
+ * that changed since is parsed afresh. */
+typedef struct EraseCached {
+        dev_t dev; /* the file's directory */
+        ino_t ino;
+        EraseParseFn parse;
+        char *text;
+        size_t n;
+        EraseParsed p;
+        unsigned gen; /* the erase_sessions_shared() call that last used it */
+        bool fresh;   /* text is what this call read of the file (erase_file_has()), with st */
+        struct stat st;
+} EraseCached;
+
+/* (dir_fd, name) opened for reading, with its stat: the fd, or -errno. */
+int erase_open(int dir_fd, const char *name, struct stat *ret_st);
+/* Has fd exactly st's identity and the n bytes of text? 1, 0, or -errno. */
+int erase_fd_is(int fd, const struct stat *st, const char *text, size_t n);
+void erase_cache_clear(EraseCached *c);
+/* Keep *text (taken) and p (taken) in c, total being what the run's cache holds. */
+void erase_cache_put(EraseCached *c, size_t total, char **text, size_t n, EraseParsed *p);
+/* The edit of one file: the elements of ids spliced out, *ret_removed of them (erase.h). */
+int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds *ids,
+               EraseStepFn step, void *userdata, unsigned *ret_removed, EraseCached *cache,
+               size_t total);
