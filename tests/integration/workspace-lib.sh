@@ -26,16 +26,7 @@ id=0badc0de-1111-4222-8333-444455556666
 mkdir -p "$G/file-history/$id"
 echo data > "$G/file-history/$id/x@v1"
 touch -d 2026-01-01T00:00:00Z "$G/file-history/$id/x@v1" "$G/file-history/$id"
-cat > "$T/delete.conf" <<'CONF'
-defaults = { action = "delete"; max-age = "2h"; min-age = "1h"; keep-latest = 0; min-idle = "1h";
-             max-deletions = "off"; };
-CONF
-
-q() {
-        HOME="$T/home" QWEN_HOME= QWEN_RUNTIME_DIR= QWEN_CODE_SYSTEM_DEFAULTS_PATH= \
-                QWEN_CODE_SYSTEM_SETTINGS_PATH="$T/no-system.json" \
-                run_qgc -c "$T/delete.conf" --now 2040-01-01T00:00:00Z "$@"
-}
+. "$(dirname "$0")/runtime-lib.sh"
 check() { # plan.json expect(incomplete|complete)
         python3 - "$1" "$2" "$id" "$W" <<'PY'
 import json, sys
