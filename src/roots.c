@@ -431,7 +431,6 @@ static int roots_settings_env_runtime(const RootsOptions *o, const char *g, cons
                 }
                 json_object_put(TAKE_PTR(doc));
         }
-        r = 0;
         if (f == _ROOTS_FILES || !val || !json_object_is_type(val, json_type_string) ||
             json_object_get_string_len(val) == 0)
                 r = 0; /* none, or one 0.15.6 does not apply (not a string; "" is unset) */
