@@ -33,13 +33,18 @@
  * does a file qgc does not parse with certainty (settings_read_dotenv()) or a relative
  * QWEN_RUNTIME_DIR.
  *
+ * Qwen 0.15.6 (alone: 0.15.10 and later skip the two variables there) also applies
+ * env.QWEN_RUNTIME_DIR of the merged settings as the variable when the process lacks it, over
+ * advanced.runtimeOutputDir: a value that does not name R leaves the tree incomplete
+ * (ROOTS_ENV_WHY; roots_settings_env_runtime()), as the sessions 0.15.6 started are elsewhere.
+ *
  * A project's own files: roots-workspace.c.
  *
  * Not discovered (documented limits): the runtime roots such projects name; projects that
  * never wrote a session under R and whose orphan candidates in G have no usage_record.jsonl
  * line (a session still running, or one that crashed) are not known; per-request
- * (ACP/daemon async-context) runtime dirs and newer versions' pinned managed-workspace roots;
- * the user settings' env.QWEN_RUNTIME_DIR that Qwen 0.15.6 applied. A settings path stat()
+ * (ACP/daemon async-context) runtime dirs and newer versions' pinned managed-workspace roots.
+ * A settings path stat()
  * finds that is no regular file of at most 4 MiB (a directory, a FIFO, a device) is not read,
  * and R is unknown: Qwen would read it (or fail, or hang). */
 #include "autoconf.h"
@@ -223,6 +228,31 @@ static int roots_undetermined(char **ret_why, const char *fmt, ...) {
         return ROOTS_UNDETERMINED;
 }
 
+/* The system settings, user settings and system defaults paths Qwen reads for the global dir
+ * global_dir: 0, -EINVAL for a relative system settings or defaults path (resolved against
+ * each Qwen process's cwd), -ENOMEM. */
+static int roots_settings_paths(const RootsOptions *o, const char *global_dir, char **ret_sys,
+                                char **ret_user, char **ret_defaults) {
+        _cleanup_free_ char *sys = NULL, *user = NULL, *defaults = NULL;
+
+        if ((o->system_settings && *o->system_settings && o->system_settings[0] != '/') ||
+            (o->system_defaults && *o->system_defaults && o->system_defaults[0] != '/'))
+                return -EINVAL;
+        sys = strdup(o->system_settings && *o->system_settings ? o->system_settings :
+                                                                  SETTINGS_SYSTEM_PATH);
+        user = path_join(global_dir, "settings.json");
+        if (!sys || !user)
+                return -ENOMEM;
+        defaults = o->system_defaults && *o->system_defaults ? strdup(o->system_defaults) :
+                                                               roots_defaults_path(sys);
+        if (!defaults)
+                return -ENOMEM;
+        *ret_sys = TAKE_PTR(sys);
+        *ret_user = TAKE_PTR(user);
+        *ret_defaults = TAKE_PTR(defaults);
+        return 0;
+}
+
 /* advanced.runtimeOutputDir of Qwen's merged settings (settings.ts mergeSettings(): system
  * defaults, then user, then workspace, then system settings, the last one that has the key
  * winning, an "advanced" that is not an object clearing it; each file's strings with $VAR
@@ -239,23 +269,16 @@ static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_
         int r = 0;
 
         *ret = NULL;
-        /* Qwen resolves a relative path against its own cwd, which is not known here */
-        if ((o->system_settings && *o->system_settings && o->system_settings[0] != '/') ||
-            (o->system_defaults && *o->system_defaults && o->system_defaults[0] != '/'))
+        r = roots_settings_paths(o, global_dir, &sys, &user, &defaults);
+        if (r == -EINVAL)
+                /* Qwen resolves a relative path against its own cwd, which is not known here */
                 return roots_undetermined(ret_why,
                                           "a relative QWEN_CODE_SYSTEM_SETTINGS_PATH or "
                                           "QWEN_CODE_SYSTEM_DEFAULTS_PATH is resolved against "
                                           "each Qwen process's directory, so the runtime "
                                           "directory is not known");
-        sys = strdup(o->system_settings && *o->system_settings ? o->system_settings :
-                                                                  SETTINGS_SYSTEM_PATH);
-        user = path_join(global_dir, "settings.json");
-        if (!sys || !user)
-                return -ENOMEM;
-        defaults = o->system_defaults && *o->system_defaults ? strdup(o->system_defaults) :
-                                                               roots_defaults_path(sys);
-        if (!defaults)
-                return -ENOMEM;
+        if (r < 0)
+                return r;
         paths[ROOTS_SYSTEM] = sys;
         paths[ROOTS_USER] = user;
         paths[ROOTS_DEFAULTS] = defaults;
@@ -338,6 +361,110 @@ static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_
                 *ret_partial = true;
         }
         return r == -EINVAL ? 0 : r;
+}
+
+/* env.QWEN_RUNTIME_DIR of the settings, which Qwen 0.15.6 applies and no other release does
+ * (0.15.6's loadEnvironment(), at the end of loadSettings(): each string of the merged "env"
+ * object becomes the variable when the process does not have it; "env" is merged shallowly,
+ * the strongest file's key winning, a falsy "env" clearing the weaker ones; 0.15.10 and later
+ * skip QWEN_HOME and QWEN_RUNTIME_DIR there, PROJECT_ENV_HARDCODED_EXCLUSIONS). So the sessions
+ * 0.15.6 started went to that root while newer versions put theirs in R, and their plans stay
+ * in G: unless the value names R itself, the tree is incomplete (the conservative reading:
+ * whether 0.15.6 took the variable from a .env file first depends on the first .env file it
+ * found from each project's cwd up, so the dotenv files are not looked at here). Not applied
+ * when QWEN_RUNTIME_DIR is in the environment, nor for a global dir other than ~/.qwen (0.15.6
+ * has no QWEN_HOME: its sessions left nothing in another G). The workspace settings are per
+ * project: roots_workspace_check(). 1 with *ret_why (the file's name, not its text) when the
+ * tree is incomplete, 0 when not, -ENOMEM. */
+static int roots_settings_env_runtime(const RootsOptions *o, const char *g, const char *r_dir,
+                                      char **ret_why) {
+        _cleanup_free_ char *sys = NULL, *user = NULL, *defaults = NULL, *resolved = NULL;
+        _cleanup_free_ char *path = NULL;
+        const char *paths[_ROOTS_FILES];
+        json_object *doc = NULL, *env = NULL, *val = NULL;
+        size_t f;
+        int r;
+
+        *ret_why = NULL;
+        if (o->runtime_env && *o->runtime_env)
+                return 0;
+        if (o->home && o->home[0] == '/') {
+                _cleanup_free_ char *legacy = path_join(o->home, ".qwen"), *legacy_n = NULL;
+                legacy_n = legacy ? roots_normalize(legacy) : NULL;
+                if (!legacy_n)
+                        return -ENOMEM;
+                if (!streq(legacy_n, g))
+                        return 0;
+        }
+        r = roots_settings_paths(o, g, &sys, &user, &defaults);
+        if (r == -EINVAL) {
+                *ret_why = strdup("a relative QWEN_CODE_SYSTEM_SETTINGS_PATH or "
+                                  "QWEN_CODE_SYSTEM_DEFAULTS_PATH names settings files qgc does "
+                                  "not know, whose env.QWEN_RUNTIME_DIR Qwen 0.15.6 applies");
+                return *ret_why ? 1 : -ENOMEM;
+        }
+        if (r < 0)
+                return r;
+        paths[ROOTS_SYSTEM] = sys;
+        paths[ROOTS_USER] = user;
+        paths[ROOTS_DEFAULTS] = defaults;
+
+        for (f = 0; f < _ROOTS_FILES; f++) {
+                r = settings_read_file(paths[f], &doc);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        *ret_why = strprintf("the %s file '%s' cannot be used as Qwen reads it "
+                                             "(%s), and Qwen 0.15.6 applies env.QWEN_RUNTIME_DIR "
+                                             "from it",
+                                             roots_file_kind[f], paths[f], roots_file_error(r));
+                        return *ret_why ? 1 : -ENOMEM;
+                }
+                if (!doc)
+                        continue;
+                if (json_object_object_get_ex(doc, "env", &env)) {
+                        if (!js_truthy(env, true))
+                                break; /* clears the weaker files' "env" */
+                        if (json_object_is_type(env, json_type_object) &&
+                            json_object_object_get_ex(env, "QWEN_RUNTIME_DIR", &val))
+                                break; /* this file decides */
+                }
+                json_object_put(TAKE_PTR(doc));
+        }
+        if (f == _ROOTS_FILES || !val || !json_object_is_type(val, json_type_string) ||
+            json_object_get_string_len(val) == 0)
+                r = 0; /* none, or one 0.15.6 does not apply (not a string; "" is unset) */
+        else if ((size_t)json_object_get_string_len(val) != strlen(json_object_get_string(val)))
+                r = 1; /* a NUL: not compared */
+        else {
+                r = settings_resolve_env(json_object_get_string(val), o->env, &resolved, NULL);
+                if (r == -ENOKEY)
+                        r = 1; /* a variable qgc does not know */
+                else if (r < 0) {
+                        json_object_put(doc);
+                        return r;
+                } else if (strchr(resolved, '$'))
+                        r = 1; /* 0.15.6 resolves every name, qgc keeps some literal */
+                else if (!*resolved)
+                        r = 0; /* "" after resolution: unset for Storage */
+                else if (resolved[0] == '/' || streq(resolved, "~") ||
+                         strneq(resolved, "~/", 2) || strneq(resolved, "~\\", 2)) {
+                        r = roots_resolve_path(resolved, o->home, &path);
+                        if (r == -ENOMEM) {
+                                json_object_put(doc);
+                                return r;
+                        }
+                        r = r < 0 || !streq(path, r_dir);
+                } else
+                        r = 1; /* relative: per project (<cwd>/<value>) */
+        }
+        json_object_put(doc);
+        if (r == 0)
+                return 0;
+        *ret_why = strprintf("env.QWEN_RUNTIME_DIR in the %s file '%s' (Qwen 0.15.6 applies it) "
+                             "may have put sessions in a runtime directory qgc does not see",
+                             roots_file_kind[f], paths[f]);
+        return *ret_why ? 1 : -ENOMEM;
 }
 
 /* The user's .env files (Qwen 0.24; older versions read no .env before the settings):
@@ -439,7 +566,7 @@ static int roots_resolve_var(const char *var, const char *value, const char *hom
 
 int roots_resolve_opts(const RootsOptions *o, Tree *ret, char **ret_why) {
         _cleanup_free_ char *g = NULL, *r_dir = NULL;
-        _cleanup_free_ char *env_home = NULL, *env_rt = NULL, *env_file = NULL;
+        _cleanup_free_ char *env_home = NULL, *env_rt = NULL, *env_file = NULL, *env_why = NULL;
         const char *home = o->home;
         bool partial = false;
         int r;
@@ -496,10 +623,18 @@ int roots_resolve_opts(const RootsOptions *o, Tree *ret, char **ret_why) {
                 if (r < 0)
                         return r;
         }
+        r = roots_settings_env_runtime(o, g, r_dir ?: g, &env_why);
+        if (r < 0)
+                return r;
+        if (r > 0)
+                log_notice("'%s': %s", g, env_why);
         r = roots_take(ret, &g, &r_dir);
         if (r >= 0 && partial) {
                 ret->incomplete = true;
                 ret->incomplete_why = ROOTS_PARTIAL_WHY;
+        } else if (r >= 0 && env_why) {
+                ret->incomplete = true;
+                ret->incomplete_why = ROOTS_ENV_WHY;
         }
         return r;
 }

@@ -34,6 +34,13 @@ typedef struct RootsOptions {
         "a project's workspace settings or .env may put its sessions in a runtime directory " \
         "qgc does not see"
 
+/* Tree.incomplete_why when the settings' env.QWEN_RUNTIME_DIR, which Qwen 0.15.6 applies, names
+ * another runtime root than the tree's: the sessions 0.15.6 started are there, their plans in
+ * G, so no G-level orphan, stale tmp/debug/plan or tree cap is decided for the tree. */
+#define ROOTS_ENV_WHY                                                                          \
+        "env.QWEN_RUNTIME_DIR in Qwen's settings put the sessions of Qwen 0.15.6 in a runtime " \
+        "directory qgc does not see"
+
 /* The runtime root cannot be determined (a settings file Qwen could not use, a variable qgc
  * does not know, a value Qwen cannot start with): nothing may be decided for that tree. */
 #define ROOTS_UNDETERMINED (-ENXIO)
@@ -44,6 +51,10 @@ typedef struct RootsOptions {
  *   R = $QWEN_RUNTIME_DIR (same expansion), else advanced.runtimeOutputDir merged as Qwen
  *       merges its settings files (system settings over user settings over system defaults)
  *       when it resolves to an absolute (or ~-based) path, else G.
+ *   Incomplete (ROOTS_PARTIAL_WHY) for a relative runtimeOutputDir; incomplete (ROOTS_ENV_WHY,
+ *   a notice naming the file) when G is ~/.qwen, $QWEN_RUNTIME_DIR is unset or empty and the
+ *   settings' env.QWEN_RUNTIME_DIR, which Qwen 0.15.6 applies, does not name R (or a file that
+ *   might set it cannot be read).
  * Fills *ret (strings owned by ret; user/uid left for the caller). Returns 0, -ENOMEM,
  * -EINVAL, or ROOTS_UNDETERMINED with *ret_why (when given) saying why; the text names only
  * the file, never anything read from it. */

@@ -628,6 +628,132 @@ static void test_roots_workspace_check(void **state) {
                 print_message("  (not root: the owner test is not run)\n");
 }
 
+/* The settings' env.QWEN_RUNTIME_DIR, which Qwen 0.15.6's loadEnvironment() applies when the
+ * process lacks the variable (merged shallowly: the strongest file with the key wins, a falsy
+ * "env" clears the weaker ones; a non-string or "" is not applied): unless it names R, the
+ * sessions 0.15.6 started are in a root qgc does not see and the tree is incomplete. Returns
+ * what roots_resolve_opts() returned; *ret_incomplete: 1 incomplete for this reason, 0 not. */
+static int resolve_env_rt(const char *root, const Files *f, const RootsOptions *extra,
+                          int *ret_incomplete, char **ret_rt) {
+        _cleanup_free_ char *home = fixture_path(root, "home");
+        _cleanup_free_ char *sys = fixture_path(root, "etc/settings.json");
+        _cleanup_(tree_done) Tree t = {};
+        _cleanup_free_ char *why = NULL;
+        const char *const rel[] = { "etc/settings.json", "etc/system-defaults.json",
+                                    "home/.qwen/settings.json" };
+        const char *const text[] = { f->system, f->defaults, f->user };
+        RootsOptions o = *extra;
+        int r;
+
+        o.home = home;
+        o.system_settings = sys;
+        for (size_t i = 0; i < ELEMENTSOF(rel); i++) {
+                _cleanup_free_ char *p = fixture_path(root, rel[i]);
+                (void)unlink(p);
+                if (text[i])
+                        assert_int_equal(fixture_write(root, rel[i], text[i]), 0);
+        }
+        assert_int_equal(fixture_mkdir(root, "home/.qwen"), 0);
+        r = roots_resolve_opts(&o, &t, &why);
+        *ret_incomplete = -1;
+        if (r == 0) {
+                *ret_incomplete = t.incomplete && t.incomplete_why &&
+                                  streq(t.incomplete_why, ROOTS_ENV_WHY);
+                assert_true(t.incomplete == !!*ret_incomplete);
+                *ret_rt = strdup(t.runtime_dir);
+        }
+        return r;
+}
+
+#define ENV(v) "{\"env\":{\"QWEN_RUNTIME_DIR\":" v "}}"
+static void test_roots_settings_env_runtime(void **state) {
+        const char *root = *state;
+        _cleanup_free_ char *g = fixture_path(root, "home/.qwen");
+        _cleanup_free_ char *g_env = strprintf("GQ=%s", g);
+        _cleanup_free_ char *user_g = strprintf("{\"env\":{\"QWEN_RUNTIME_DIR\":\"%s/\"}}", g);
+        _cleanup_free_ char *other_g = fixture_path(root, "elsewhere");
+        char *env[] = { (char *)"RT_BASE=/scratch", g_env, NULL };
+        const struct {
+                Files f;
+                RootsOptions o;
+                int want; /* 1: incomplete (ROOTS_ENV_WHY) */
+                const char *rt; /* NULL: G */
+        } cases[] = {
+                /* no env: nothing changes */
+                { { NULL, NULL, NULL }, {}, 0, NULL },
+                { { NULL, NULL, "{\"env\":{\"A\":\"1\"}}" }, {}, 0, NULL },
+                /* the user's, the system's, the defaults': 0.15.6 put its sessions there */
+                { { NULL, NULL, ENV("\"/e/rt\"") }, {}, 1, NULL },
+                { { ENV("\"/e/rt\""), NULL, NULL }, {}, 1, NULL },
+                { { NULL, ENV("\"/e/rt\""), "{}" }, {}, 1, NULL },
+                /* over advanced.runtimeOutputDir in 0.15.6, ignored by later versions */
+                { { NULL, NULL, "{\"advanced\":{\"runtimeOutputDir\":\"/u/rt\"},"
+                                "\"env\":{\"QWEN_RUNTIME_DIR\":\"/e/rt\"}}" },
+                  {}, 1, "/u/rt" },
+                /* a value naming R itself changes nothing */
+                { { NULL, NULL, "{\"advanced\":{\"runtimeOutputDir\":\"/u/rt\"},"
+                                "\"env\":{\"QWEN_RUNTIME_DIR\":\"/u/x/../rt\"}}" },
+                  {}, 0, "/u/rt" },
+                { { NULL, NULL, ENV("\"~/.qwen\"") }, {}, 0, NULL },
+                { { NULL, NULL, user_g }, {}, 0, NULL },
+                /* the strongest file with the key wins: a non-string or "" is not applied */
+                { { ENV("5"), NULL, ENV("\"/e/rt\"") }, {}, 0, NULL },
+                { { ENV("\"\""), NULL, ENV("\"/e/rt\"") }, {}, 0, NULL },
+                { { ENV("\"/e/rt\""), NULL, ENV("\"~/.qwen\"") }, {}, 1, NULL },
+                /* a falsy "env" clears the weaker ones; a truthy non-object does not */
+                { { "{\"env\":null}", NULL, ENV("\"/e/rt\"") }, {}, 0, NULL },
+                { { NULL, "{\"env\":{\"QWEN_RUNTIME_DIR\":\"/e/rt\"}}", "{\"env\":0}" },
+                  {}, 0, NULL },
+                { { "{\"env\":\"x\"}", NULL, ENV("\"/e/rt\"") }, {}, 1, NULL },
+                { { "{\"env\":{\"B\":\"1\"}}", NULL, ENV("\"/e/rt\"") }, {}, 1, NULL },
+                /* QWEN_HOME: 0.15.6 has none, its G is always ~/.qwen */
+                { { NULL, NULL, "{\"env\":{\"QWEN_HOME\":\"/h\"}}" }, {}, 0, NULL },
+                /* relative: per project */
+                { { NULL, NULL, ENV("\".rt\"") }, {}, 1, NULL },
+                /* variables: resolved in the user's run, unknown in root mode */
+                { { NULL, NULL, ENV("\"$GQ\"") }, { .env = env }, 0, NULL },
+                { { NULL, NULL, ENV("\"${RT_BASE}/rt\"") }, { .env = env }, 1, NULL },
+                { { NULL, NULL, ENV("\"$GQ\"") }, {}, 1, NULL },
+                { { NULL, NULL, ENV("\"$SESSION_ID\"") }, { .env = env }, 1, NULL },
+                /* the variable in the environment wins in every version */
+                { { NULL, NULL, ENV("\"/e/rt\"") }, { .runtime_env = "/v/rt" }, 0, "/v/rt" },
+                /* a file that may set it and that qgc cannot read: incomplete, not unknown
+                 * (the system file decides advanced.runtimeOutputDir) */
+                { { RT("/sys/rt"), NULL, "{ broken" }, {}, 1, "/sys/rt" },
+                { { RT("/sys/rt"), NULL, TOO_DEEP }, {}, 1, "/sys/rt" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *rt = NULL;
+                int inc;
+
+                print_message("  case %zu\n", i);
+                assert_int_equal(resolve_env_rt(root, &cases[i].f, &cases[i].o, &inc, &rt), 0);
+                assert_int_equal(inc, cases[i].want);
+                assert_string_equal(rt, cases[i].rt ?: g);
+        }
+        {
+                /* another G (QWEN_HOME): 0.15.6 has no QWEN_HOME and never wrote there */
+                _cleanup_free_ char *rt = NULL;
+                Files f = { NULL, NULL, NULL };
+                RootsOptions o = { .qwen_home = other_g };
+                int inc;
+
+                assert_int_equal(fixture_write(root, "elsewhere/settings.json",
+                                               ENV("\"/e/rt\"")), 0);
+                assert_int_equal(resolve_env_rt(root, &f, &o, &inc, &rt), 0);
+                assert_int_equal(inc, 0);
+                assert_string_equal(rt, other_g);
+                /* the same file as ~/.qwen's: 0.15.6 read it */
+                free(rt);
+                rt = NULL;
+                f.user = ENV("\"/e/rt\"");
+                o.qwen_home = g;
+                assert_int_equal(resolve_env_rt(root, &f, &o, &inc, &rt), 0);
+                assert_int_equal(inc, 1);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_settings_strip_comments),
@@ -646,6 +772,8 @@ int main(void) {
                                                 fixture_root_teardown),
                 cmocka_unit_test_setup_teardown(test_roots_workspace_check, fixture_root_setup,
                                                 fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_roots_settings_env_runtime,
+                                                fixture_root_setup, fixture_root_teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
