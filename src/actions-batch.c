@@ -41,10 +41,12 @@ unsigned actions_batch_max(void) {
         return n >= 1 && n <= ACTIONS_BATCH_MAX ? n : ACTIONS_BATCH_MAX;
 }
 
-/* Does batch b hold as many sessions as it may? max (actions_batch_max()), or while it holds
- * only archives and the tests' cap is not below the executor's, ACTIONS_BATCH_MAX_ARCHIVES. */
+/* Does batch b hold as many sessions as it may? max (actions_batch_max()), or, when the tests'
+ * cap is not below the executor's, ACTIONS_BATCH_MAX_ARCHIVES while it holds only archives or
+ * while the last batch's shared-file edits took ACTIONS_BATCH_EDIT_MSEC or more. */
 bool actions_batch_full(const ActionsBatch *b) {
-        if (b->n_not_archive > 0 || b->max < ACTIONS_BATCH_MAX)
+        if (b->max < ACTIONS_BATCH_MAX ||
+            (b->n_not_archive > 0 && b->edit_ns < ACTIONS_BATCH_EDIT_MSEC * 1000000ULL))
                 return b->n >= b->max;
         return b->n >= ACTIONS_BATCH_MAX_ARCHIVES;
 }
@@ -557,7 +559,7 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
 void actions_batch_commit(ActionsContext *c) {
         ActionsBatch *b = c->batch;
 
-        uint64_t t0, t1, t2, t3;
+        uint64_t t0, te, t1, t2, t3;
 
         /* the next batch's lookups look at usage_record.jsonl again */
         for (size_t i = 0; c->trees && i < c->inv->n_trees; i++)
@@ -571,9 +573,11 @@ void actions_batch_commit(ActionsContext *c) {
         if (b->n_not_archive > 0) /* before a delete's marker and shared-file edits */
                 actions_batch_usage_sync_end(c, b);
         actions_batch_mark(c, b, &c->trees[b->tree]);
+        te = actions_now_ns();
         actions_batch_erase(c, b, &c->trees[b->tree]);
         actions_lists_drop(c); /* the rest of the deletes lists afresh (actions-erase.c) */
         t1 = actions_now_ns();
+        b->edit_ns = t1 - te;
         actions_batch_move(c, b);
         actions_batch_salvage_end(c, b); /* waited for by the moves already */
         t2 = actions_now_ns();

@@ -84,7 +84,9 @@ int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, i
         if (session_is_cold(s) && ufd < 0)
                 return ufd;
 
-        r = ahead ? 0 : usage_build_record(ufd >= 0 ? ufd : fd, &line);
+        r = ahead ? 0
+             : ufd >= 0 ? usage_build_record(ufd, &line)
+                        : usage_build_record_sized(fd, fid->size, &line);
         if (r < 0)
                 return r;
         if (!line)

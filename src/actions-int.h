@@ -64,6 +64,11 @@ typedef struct ActionsContext {
  * committed rather than wait for the salvage thread to build the next session's line
  * (usageahead.h): its moves run while the thread catches up. */
 #define ACTIONS_BATCH_EARLY 64U
+/* A batch that holds deletes closes at ACTIONS_BATCH_MAX_ARCHIVES too once the last batch's
+ * shared-file edits (logs.json, session-organization.v1.json: each edited file is rewritten
+ * whole, once per batch) took at least this long: in a project with thousands of sessions they
+ * are most of a batch's cost, and a larger batch rewrites the file fewer times. */
+#define ACTIONS_BATCH_EDIT_MSEC 10U
 #define ACTIONS_BATCH_DIRS 64U /* chats/ (+ archive/) directories held open by one batch */
 
 typedef struct ActionsBatchDir {
@@ -105,6 +110,7 @@ typedef struct ActionsBatch {
         uint64_t started_ns;
         uint64_t window_ns; /* how long the next batch may prepare */
         uint64_t flush_ns;  /* what the last batch's usage and marker flushes took */
+        uint64_t edit_ns;   /* what the last batch's shared-file edits took */
         char *marker; /* the name of the file of the batch's pending-delete markers */
         struct SyncQ *syncq; /* the directories' fsyncs (syncq.h), for the run */
         /* the batch's usage lines, written, their fsync on syncq while the moves of sessions

@@ -176,8 +176,11 @@ int record_for_each_line_at(int fd, size_t max_line, record_line_at_cb cb, void 
                 if (k < 0)
                         return (int)k;
                 if (k == 0) {
+                        /* the last line, without its '\n': cut like any other (the buffer is
+                         * at least 4 KiB, so it may hold more than a small max_line) */
                         if (len > 0 && !skipping && cb) {
-                                r = cb(buf, len, line_off, false, userdata);
+                                r = cb(buf, MIN(len, max_line), line_off, len > max_line,
+                                       userdata);
                                 if (r < 0)
                                         return r;
                         }
@@ -216,6 +219,53 @@ int record_for_each_line_at(int fd, size_t max_line, record_line_at_cb cb, void 
                         scanned -= pos;
                 }
         }
+}
+
+/* record_for_each_line_at() over text already in memory (a whole file read at once): the same
+ * lines, offsets and cuts. */
+int record_for_each_line_mem(const char *text, size_t n, size_t max_line, record_line_at_cb cb,
+                             void *userdata) {
+        size_t pos = 0;
+        int r;
+
+        if (max_line == 0 || max_line > SIZE_MAX / 2)
+                return -EINVAL;
+        while (pos < n) {
+                const char *nl = memchr(text + pos, '\n', n - pos);
+                size_t len = nl ? (size_t)(nl - (text + pos)) : n - pos;
+                bool cut = len > max_line;
+
+                if (cb) {
+                        r = cb(text + pos, cut ? max_line : len, pos, cut, userdata);
+                        if (r < 0)
+                                return r;
+                }
+                pos += len + 1;
+        }
+        return 0;
+}
+
+/* The file's text in one pread() of size + 1 bytes when it holds exactly size bytes now
+ * (*ret, NUL-terminated), else *ret NULL. 0 or -errno. */
+int record_read_exact(int fd, uint64_t size, char **ret) {
+        _cleanup_free_ char *text = NULL;
+        size_t got;
+        int r;
+
+        *ret = NULL;
+        if (size >= SIZE_MAX)
+                return -EFBIG;
+        text = malloc((size_t)size + 1);
+        if (!text)
+                return -ENOMEM;
+        r = record_pread_full(fd, text, (size_t)size + 1, 0, &got);
+        if (r < 0)
+                return r;
+        if (got != size)
+                return 0;
+        text[size] = '\0';
+        *ret = TAKE_PTR(text);
+        return 0;
 }
 
 typedef struct LineAdapter {

@@ -95,6 +95,13 @@ int record_for_each_line(int fd, size_t max_line, record_line_cb cb, void *userd
 typedef int (*record_line_at_cb)(const char *line, size_t len, uint64_t offset, bool truncated,
                                  void *userdata);
 int record_for_each_line_at(int fd, size_t max_line, record_line_at_cb cb, void *userdata);
+/* The file's text when it holds exactly size bytes now, read with one pread() of size + 1
+ * (NUL-terminated in *ret), else *ret NULL: the caller streams it instead. 0 or -errno. */
+int record_read_exact(int fd, uint64_t size, char **ret);
+/* The same over text already in memory: the lines record_for_each_line_at() passes for a file
+ * holding exactly these n bytes. */
+int record_for_each_line_mem(const char *text, size_t n, size_t max_line, record_line_at_cb cb,
+                             void *userdata);
 
 /* The grammar's old names (JSON.parse's grammar is json.h's), for the callers in usage*.c until
  * they take json.h's names. */

@@ -4,12 +4,17 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* Build the record from the transcript open at fd (read from offset 0 by pread, streaming:
  * memory does not grow with the file). *ret_line is the JSON object followed by '\n', or NULL
  * when Qwen would write nothing (no sessionId, no telemetry, unparseable times).
  * Returns 0 or -errno. */
 int usage_build_record(int fd, char **ret_line);
+/* The same for a transcript the caller has just seen at size bytes (its identity is checked
+ * again after the read): a small one is read whole in one pread() and not read again for its
+ * last record. The line is the one usage_build_record() builds of the same bytes. */
+int usage_build_record_sized(int fd, uint64_t size, char **ret_line);
 
 /* summarizeTranscript() as Qwen's usage rebuild (rebuildFromSessionJsonl) sees it. Returns 0
  * when Qwen gets no summary (no records, a falsy sessionId, a replay that throws: the rebuild

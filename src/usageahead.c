@@ -98,7 +98,8 @@ static bool usage_ahead_build(const UsageAhead *ua, const Session *s, char **ret
         fd = fs_openat(ua->runtime_fds[s->tree], rel, O_RDONLY | O_NONBLOCK, 0);
         if (fd < 0 || fs_check_identity_fd(fd, fid) <= 0)
                 return false;
-        if (usage_build_record(fd, &line) < 0 || fs_check_identity_fd(fd, fid) <= 0)
+        if (usage_build_record_sized(fd, fid->size, &line) < 0 ||
+            fs_check_identity_fd(fd, fid) <= 0)
                 return false;
         *ret_line = TAKE_PTR(line);
         return true;

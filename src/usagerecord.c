@@ -189,8 +189,34 @@ static int usage_take_last(json_object *obj, void *userdata) {
         return 0;
 }
 
-/* The last record of the first `end` bytes: scan lines backwards (split at \n and \r) until one
- * parses to at least one object; its last object wins. */
+/* The backward scan over one window buf[0..n) of the text: lines split at \n and \r, last first,
+ * until one parses to at least one object (its last object wins). Returns 1 when decided (*ret
+ * set, or NULL when the window starts the file and holds no record), 0 when the window's first
+ * line may begin before it (*ret_e: where the undecided part of the window ends), or -errno. */
+static int usage_last_scan(const char *buf, size_t n, bool file_start, json_object **ret,
+                           size_t *ret_e) {
+        size_t e = n;
+        int r;
+
+        for (;;) {
+                size_t b = e;
+                while (b > 0 && buf[b - 1] != '\n' && buf[b - 1] != '\r')
+                        b--;
+                if (b == 0 && !file_start) {
+                        *ret_e = e;
+                        return 0; /* the line may begin before the window */
+                }
+                r = record_parse_line(buf + b, e - b, usage_take_last, ret);
+                if (r < 0)
+                        return r;
+                if (*ret || b == 0)
+                        return 1; /* a record, or the start of the file: none */
+                e = b - 1;
+        }
+}
+
+/* The last record of the first `end` bytes of fd: usage_last_scan() over windows read
+ * backwards. */
 static int usage_last_record(int fd, uint64_t end, json_object **ret) {
         _cleanup_free_ char *buf = NULL;
         size_t win = USAGE_BACK_WINDOW;
@@ -215,22 +241,9 @@ static int usage_last_record(int fd, uint64_t end, json_object **ret) {
                                 return -EIO; /* the file shrank under us */
                         got += (size_t)k;
                 }
-                e = n;
-                for (;;) {
-                        size_t b = e;
-                        while (b > 0 && buf[b - 1] != '\n' && buf[b - 1] != '\r')
-                                b--;
-                        if (b == 0 && start > 0)
-                                break; /* the line may begin before the window */
-                        r = record_parse_line(buf + b, e - b, usage_take_last, ret);
-                        if (r < 0)
-                                return r;
-                        if (*ret)
-                                return 0;
-                        if (b == 0)
-                                return 0; /* start of file: no record */
-                        e = b - 1;
-                }
+                r = usage_last_scan(buf, n, start == 0, ret, &e);
+                if (r != 0)
+                        return r < 0 ? r : 0;
                 if (e == n) {
                         /* no line boundary in the whole window: widen it once */
                         if (win > USAGE_MAX_LINE)
@@ -390,8 +403,14 @@ fail:
         return r;
 }
 
-/* summarizeTranscript() + metricsToUsageRecord(), streaming the transcript at fd. */
-int usage_summarize(int fd, char **ret_line, char **ret_key) {
+/* A file of at most this many bytes whose size is known is read whole, in one pread() that also
+ * sees its end, and its last record is found in that text; longer ones are streamed. */
+#define USAGE_WHOLE_MAX (1024 * 1024)
+
+/* summarizeTranscript() + metricsToUsageRecord() of the transcript at fd, which the caller has
+ * just seen at size bytes (UINT64_MAX: unknown, streamed). */
+static int usage_summarize_sized(int fd, uint64_t size, char **ret_line, char **ret_key) {
+        _cleanup_free_ char *text = NULL;
         Salvage s = {};
         json_object *last = NULL, *sid, *ts, *project;
         bool present, has_project;
@@ -402,7 +421,11 @@ int usage_summarize(int fd, char **ret_line, char **ret_key) {
         *ret_line = NULL;
         if (ret_key)
                 *ret_key = NULL;
-        r = record_for_each_line_at(fd, USAGE_MAX_LINE, usage_line_cb, &s);
+        r = size <= USAGE_WHOLE_MAX ? record_read_exact(fd, size, &text) : 0;
+        if (r >= 0)
+                r = text ? record_for_each_line_mem(text, (size_t)size, USAGE_MAX_LINE,
+                                                    usage_line_cb, &s)
+                         : record_for_each_line_at(fd, USAGE_MAX_LINE, usage_line_cb, &s);
         if (r < 0)
                 goto finish;
         /* No summary at all: no records, a falsy sessionId, or a replay that throws (the
@@ -438,7 +461,11 @@ int usage_summarize(int fd, char **ret_line, char **ret_key) {
                 r = -E2BIG;
                 goto finish;
         }
-        r = usage_last_record(fd, s.end, &last);
+        if (text) {
+                size_t e;
+                r = usage_last_scan(text, (size_t)s.end, true, &last, &e);
+        } else
+                r = usage_last_record(fd, s.end, &last);
         if (r < 0)
                 goto finish;
         r = 1;
@@ -462,8 +489,17 @@ finish:
         return r;
 }
 
+int usage_summarize(int fd, char **ret_line, char **ret_key) {
+        return usage_summarize_sized(fd, UINT64_MAX, ret_line, ret_key);
+}
+
 int usage_build_record(int fd, char **ret_line) {
-        int r = usage_summarize(fd, ret_line, NULL);
+        int r = usage_summarize_sized(fd, UINT64_MAX, ret_line, NULL);
+        return r < 0 ? r : 0;
+}
+
+int usage_build_record_sized(int fd, uint64_t size, char **ret_line) {
+        int r = usage_summarize_sized(fd, size, ret_line, NULL);
         return r < 0 ? r : 0;
 }
 

@@ -1477,7 +1477,8 @@ static void test_faults_batch_journal_one_write(void **state) {
 }
 
 /* A batch of archives closes at ACTIONS_BATCH_MAX_ARCHIVES sessions, any other at
- * ACTIONS_BATCH_MAX, and the tests' cap holds for both. */
+ * ACTIONS_BATCH_MAX unless the last batch's shared-file edits took ACTIONS_BATCH_EDIT_MSEC or
+ * more, and the tests' cap holds for all. */
 static void test_faults_batch_of_archives_is_larger(void **state) {
         _cleanup_free_ ActionsBatch *b = calloc(1, sizeof(ActionsBatch));
 
@@ -1491,9 +1492,18 @@ static void test_faults_batch_of_archives_is_larger(void **state) {
         b->n = ACTIONS_BATCH_MAX;
         b->n_not_archive = 1;
         assert_true(actions_batch_full(b));
+        /* deletes after a batch whose logs.json rewrite was long: fewer, larger batches */
+        b->edit_ns = ACTIONS_BATCH_EDIT_MSEC * 1000000ULL - 1;
+        assert_true(actions_batch_full(b));
+        b->edit_ns = ACTIONS_BATCH_EDIT_MSEC * 1000000ULL;
+        assert_false(actions_batch_full(b));
+        b->n = ACTIONS_BATCH_MAX_ARCHIVES;
+        assert_true(actions_batch_full(b));
         b->n_not_archive = 0;
         b->max = 2;
         b->n = 2;
+        assert_true(actions_batch_full(b));
+        b->n_not_archive = 1;
         assert_true(actions_batch_full(b));
         assert_true(ACTIONS_BATCH_MAX_ARCHIVES > ACTIONS_BATCH_MAX);
         assert_true(USAGE_AHEAD_MAX >= ACTIONS_BATCH_MAX_ARCHIVES);

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <stdio.h>
@@ -264,6 +265,83 @@ static void test_record_for_each_line_many_lines_across_chunks(void **state) {
         assert_int_equal(l.n_truncated, 0);
         assert_true(l.offsets_ok);
         strbuf_done(&b);
+}
+
+/* Each line as "offset:len:truncated:first bytes" on its own line of a StrBuf. */
+static int log_cb(const char *line, size_t len, uint64_t offset, bool truncated, void *userdata) {
+        return strbuf_printf(userdata, "%" PRIu64 ":%zu:%d:%.*s\n", offset, len, truncated,
+                             (int)MIN(len, (size_t)16), line) < 0 ? -ENOMEM : 0;
+}
+
+static void test_record_for_each_line_mem_matches_stream(void **state) {
+        static const struct {
+                const char *text;
+                size_t max_line;
+        } cases[] = {
+                { "", 100 },
+                { "\n", 100 },
+                { "\n\n", 100 },
+                { "a\r\n\nbc\nlast", 100 },
+                { "0123456789\n0123456789X\nshort\n", 10 },
+                { "0123456789\n0123456789X\nshort\n0123456789XY", 10 },
+                { "0123456789X", 10 },
+                { "0123456789", 10 },
+                { "abc\r\rdef\n\r\n", 3 },
+        };
+        StrBuf big = {};
+
+        (void)state;
+        for (size_t i = 0; i <= ELEMENTSOF(cases); i++) {
+                StrBuf a = {}, b = {};
+                const char *text;
+                size_t n, max_line;
+                _cleanup_close_ int fd = -EBADF;
+
+                if (i < ELEMENTSOF(cases)) {
+                        text = cases[i].text;
+                        n = strlen(text);
+                        max_line = cases[i].max_line;
+                } else {
+                        /* lines across the stream's 1 MiB chunks, and one longer than max_line */
+                        for (size_t k = 0; big.len < (3u << 20); k++)
+                                assert_int_equal(strbuf_printf(&big, "{\"n\":%zu,\"pad\":\"%*s\"}\n",
+                                                               k, (int)(k % 97), ""), 0);
+                        for (size_t k = 0; k < 3000; k++)
+                                assert_int_equal(strbuf_append(&big, "y", 1), 0);
+                        assert_int_equal(strbuf_append(&big, "\ntail", 5), 0);
+                        text = big.buf;
+                        n = big.len;
+                        max_line = 1000;
+                }
+                fd = mkfile(text, n);
+                assert_int_equal(record_for_each_line_at(fd, max_line, log_cb, &a), 0);
+                assert_int_equal(record_for_each_line_mem(text, n, max_line, log_cb, &b), 0);
+                assert_true(a.len > 0 || n == 0);
+                assert_int_equal(a.len, b.len);
+                assert_memory_equal(a.len ? a.buf : "", b.len ? b.buf : "", a.len);
+                strbuf_done(&a);
+                strbuf_done(&b);
+        }
+        strbuf_done(&big);
+}
+
+static void test_record_read_exact(void **state) {
+        const char *s = "{\"a\":1}\n{\"b\":2}";
+        _cleanup_close_ int fd = mkfile_str(s);
+        char *t = (char *)"sentinel";
+
+        (void)state;
+        assert_int_equal(record_read_exact(fd, strlen(s), &t), 0);
+        assert_non_null(t);
+        assert_string_equal(t, s);
+        free(t);
+        /* the file is longer, or shorter, than the size the caller saw: not read */
+        t = (char *)"sentinel";
+        assert_int_equal(record_read_exact(fd, strlen(s) - 1, &t), 0);
+        assert_null(t);
+        t = (char *)"sentinel";
+        assert_int_equal(record_read_exact(fd, strlen(s) + 1, &t), 0);
+        assert_null(t);
 }
 
 static int count_cb(const char *line, size_t len, bool truncated, void *userdata) {
@@ -1054,6 +1132,8 @@ int main(void) {
                 cmocka_unit_test(test_record_for_each_line_long_lines_truncated),
                 cmocka_unit_test(test_record_for_each_line_huge_line_bounded),
                 cmocka_unit_test(test_record_for_each_line_many_lines_across_chunks),
+                cmocka_unit_test(test_record_for_each_line_mem_matches_stream),
+                cmocka_unit_test(test_record_read_exact),
                 cmocka_unit_test(test_record_for_each_line_without_offsets),
                 cmocka_unit_test(test_record_read_head_normal),
                 cmocka_unit_test(test_record_read_head_errors),

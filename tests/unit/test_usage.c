@@ -44,6 +44,25 @@ static void golden_split(char *line, const char *key, char **ret_name, char **re
         *ret_record = rec;
 }
 
+/* usage_build_record_sized() with the file's size (read whole), and with a size it does not
+ * have (streamed), builds what usage_build_record() built: r and line. */
+static bool sized_agrees(int fd, int r, const char *line) {
+        struct stat st;
+
+        assert_int_equal(fstat(fd, &st), 0);
+        for (int d = -1; d <= 1; d++) {
+                _cleanup_free_ char *l = (char *)NULL;
+                int k;
+
+                if (st.st_size + d < 0)
+                        continue;
+                k = usage_build_record_sized(fd, (uint64_t)(st.st_size + d), &l);
+                if (k != r || !l != !line || (l && !streq(l, line)))
+                        return false;
+        }
+        return true;
+}
+
 /* Build the record for file path and compare it with want ("null" = nothing written). */
 static bool check_record(const char *path, const char *name, const char *want) {
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -58,6 +77,10 @@ static bool check_record(const char *path, const char *name, const char *want) {
         if (r < 0) {
                 print_error("%s: usage_build_record: %s\n", name, strerror(-r));
                 line = NULL;
+                return false;
+        }
+        if (!sized_agrees(fd, r, line)) {
+                print_error("%s: usage_build_record_sized() differs\n", name);
                 return false;
         }
         if (streq(want, "null")) {
@@ -425,6 +448,7 @@ static void append_big_record(StrBuf *b, const char *ts, size_t n, const char *s
 static int build_from(TmpDir *t, const StrBuf *b, char **ret) {
         _cleanup_close_ int fd = openat(t->fd, "t.jsonl", O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         size_t done = 0;
+        int r;
 
         assert_true(fd >= 0);
         while (done < b->len) {
@@ -432,7 +456,9 @@ static int build_from(TmpDir *t, const StrBuf *b, char **ret) {
                 assert_true(k > 0);
                 done += (size_t)k;
         }
-        return usage_build_record(fd, ret);
+        r = usage_build_record(fd, ret);
+        assert_true(sized_agrees(fd, r, *ret));
+        return r;
 }
 
 static void test_usage_build_record_long_last_line(void **state) {
