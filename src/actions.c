@@ -277,7 +277,8 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                 actions_batch_commit(c);
         /* rather than wait for the salvage thread to build s's line (at the start of a run, or
          * after a long transcript), commit what is prepared: its moves run meanwhile */
-        else if (b->n >= ACTIONS_BATCH_EARLY && actions_now_ns() - b->started_ns >= b->flush_ns &&
+        else if (!b->untimed && b->n >= ACTIONS_BATCH_EARLY &&
+                 actions_now_ns() - b->started_ns >= b->flush_ns &&
                  usage_ahead_would_wait(c->ahead, s))
                 actions_batch_commit(c);
         b->tree = s->tree;
@@ -318,7 +319,8 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
         if (v->verb != VERB_ARCHIVE)
                 b->n_not_archive++;
         if (actions_batch_full(b) ||
-            actions_now_ns() - b->started_ns >= MAX(b->window_ns, ACTIONS_BATCH_MSEC * 1000000ULL))
+            (!b->untimed &&
+             actions_now_ns() - b->started_ns >= MAX(b->window_ns, ACTIONS_BATCH_MSEC * 1000000ULL)))
                 actions_batch_commit(c);
         return 0;
 }
@@ -506,6 +508,7 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
         if (!c.batch)
                 return -ENOMEM;
         c.batch->max = actions_batch_max();
+        c.batch->untimed = test_seam_batch_untimed();
         r = actions_open_trees(&c);
         if (r < 0) {
                 free(c.batch);
