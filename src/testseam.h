@@ -19,8 +19,9 @@ void test_seam_set_batch_sessions(unsigned n);
 unsigned test_seam_batch_sessions(void);
 
 /* With on, the executor's group commit (actions.c) closes a batch on its size alone (and where
- * the tree changes or an orphan comes): no time window (ACTIONS_BATCH_MSEC...) and no early
- * commit while the salvage thread catches up, so that a loaded machine cannot split a batch a
+ * the tree changes or an orphan comes): no time window (ACTIONS_BATCH_MSEC...), no early commit
+ * while the salvage thread catches up, and a batch with deletes holds ACTIONS_BATCH_MAX however
+ * long the last one's shared-file edits took, so that a loaded machine cannot change a batch a
  * test counts the fsyncs or writes of. false: off, the default. */
 void test_seam_set_batch_untimed(bool on);
 bool test_seam_batch_untimed(void);
