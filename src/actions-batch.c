@@ -43,10 +43,12 @@ unsigned actions_batch_max(void) {
 
 /* Does batch b hold as many sessions as it may? max (actions_batch_max()), or, when the tests'
  * cap is not below the executor's, ACTIONS_BATCH_MAX_ARCHIVES while it holds only archives or
- * while the last batch's shared-file edits took ACTIONS_BATCH_EDIT_MSEC or more. */
+ * while the last batch's shared-file edits took ACTIONS_BATCH_EDIT_MSEC or more (never when
+ * b->untimed: its size does not depend on the clock either). */
 bool actions_batch_full(const ActionsBatch *b) {
         if (b->max < ACTIONS_BATCH_MAX ||
-            (b->n_not_archive > 0 && b->edit_ns < ACTIONS_BATCH_EDIT_MSEC * 1000000ULL))
+            (b->n_not_archive > 0 &&
+             (b->untimed || b->edit_ns < ACTIONS_BATCH_EDIT_MSEC * 1000000ULL)))
                 return b->n >= b->max;
         return b->n >= ACTIONS_BATCH_MAX_ARCHIVES;
 }

@@ -107,6 +107,7 @@ typedef struct ActionsBatch {
         size_t tree;
         size_t n, n_dirs, max;
         size_t n_not_archive; /* items that are no archive: the batch closes at max */
+        bool untimed; /* test_seam_batch_untimed(): the batch closes on its size alone */
         uint64_t started_ns;
         uint64_t window_ns; /* how long the next batch may prepare */
         uint64_t flush_ns;  /* what the last batch's usage and marker flushes took */

@@ -277,7 +277,8 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                 actions_batch_commit(c);
         /* rather than wait for the salvage thread to build s's line (at the start of a run, or
          * after a long transcript), commit what is prepared: its moves run meanwhile */
-        else if (b->n >= ACTIONS_BATCH_EARLY && actions_now_ns() - b->started_ns >= b->flush_ns &&
+        else if (!b->untimed && b->n >= ACTIONS_BATCH_EARLY &&
+                 actions_now_ns() - b->started_ns >= b->flush_ns &&
                  usage_ahead_would_wait(c->ahead, s))
                 actions_batch_commit(c);
         b->tree = s->tree;
@@ -318,7 +319,8 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
         if (v->verb != VERB_ARCHIVE)
                 b->n_not_archive++;
         if (actions_batch_full(b) ||
-            actions_now_ns() - b->started_ns >= MAX(b->window_ns, ACTIONS_BATCH_MSEC * 1000000ULL))
+            (!b->untimed &&
+             actions_now_ns() - b->started_ns >= MAX(b->window_ns, ACTIONS_BATCH_MSEC * 1000000ULL)))
                 actions_batch_commit(c);
         return 0;
 }
@@ -338,6 +340,31 @@ static void actions_report_held_back(ActionsContext *c, const Plan *p) {
         }
 }
 
+/* The run-start entry's fields for the incomplete trees (at most ACTIONS_INCOMPLETE_MAX):
+ * QGC_TREE_INCOMPLETE_DIR (the runtime directory) and QGC_TREE_INCOMPLETE (why no tree-level
+ * decision was made there), a pair per tree in tree order. Returns how many fields. */
+#define ACTIONS_INCOMPLETE_MAX 8U
+static size_t actions_incomplete_fields(const Inventory *inv,
+                                        JournalField ret[static 2 * ACTIONS_INCOMPLETE_MAX],
+                                        size_t *ret_trees) {
+        size_t n = 0, trees = 0;
+
+        for (size_t t = 0; t < inv->n_trees; t++) {
+                const char *why = tree_incomplete_why(&inv->trees[t]);
+
+                if (!why)
+                        continue;
+                trees++;
+                if (n / 2 >= ACTIONS_INCOMPLETE_MAX)
+                        continue;
+                ret[n++] = (JournalField)JOURNAL_FIELD_STR("QGC_TREE_INCOMPLETE_DIR",
+                                                           inv->trees[t].runtime_dir);
+                ret[n++] = (JournalField)JOURNAL_FIELD_STR("QGC_TREE_INCOMPLETE", why);
+        }
+        *ret_trees = trees;
+        return n;
+}
+
 /* The run-start entry, or the summary: counts, bytes freed (deletions and orphans) and moved to
  * the archive (which frees nothing), and the warning when deletion limits held work back. */
 static void actions_journal_run(const ActionsContext *c, const Plan *p, bool start,
@@ -347,8 +374,16 @@ static void actions_journal_run(const ActionsContext *c, const Plan *p, bool sta
         char freed_s[FORMAT_BYTES_MAX], archived_s[FORMAT_BYTES_MAX];
         uint64_t freed = st->bytes_deleted + st->bytes_orphans;
         PlanHeldBack h = {};
+        JournalField incomplete[2 * ACTIONS_INCOMPLETE_MAX];
+        size_t n_incomplete = 0, n_inc_fields = 0;
 
         if (start)
+                n_inc_fields = actions_incomplete_fields(p->inv, incomplete, &n_incomplete);
+        if (start && n_incomplete > 0) /* only then: other runs keep their message */
+                msg = strprintf("qgc run started: %zu actions planned; %zu incomplete tree%s: no "
+                                "orphan, stale file or tree cap decided there",
+                                n_planned, n_incomplete, n_incomplete == 1 ? "" : "s");
+        else if (start)
                 msg = strprintf("qgc run started: %zu actions planned", n_planned);
         else {
                 plan_held_back(p, &h);
@@ -384,10 +419,12 @@ static void actions_journal_run(const ActionsContext *c, const Plan *p, bool sta
                 /* unchanged meaning: archived + deleted + reclaimed (see QGC_FREED_BYTES) */
                 .bytes = st->bytes_archived + st->bytes_deleted + st->bytes_orphans,
                 .has_bytes = !start,
-                .fields = start ? NULL : fields,
-                .n_fields = start ? 0 : st->n_compressed > 0 ? ELEMENTSOF(fields)
-                                                             : ELEMENTSOF(fields) - 3,
-                .priority = !start && st->n_failed > 0 ? 4 /* warning */ : 0,
+                .fields = start ? (n_inc_fields > 0 ? incomplete : NULL) : fields,
+                .n_fields = start ? n_inc_fields : st->n_compressed > 0 ? ELEMENTSOF(fields)
+                                                                        : ELEMENTSOF(fields) - 3,
+                .priority = !start && st->n_failed > 0 ? 4   /* warning */
+                            : start && n_incomplete > 0 ? 5 /* notice: less was decided */
+                                                        : 0,
         };
         (void)journal_log(&e);
 }
@@ -471,6 +508,7 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
         if (!c.batch)
                 return -ENOMEM;
         c.batch->max = actions_batch_max();
+        c.batch->untimed = test_seam_batch_untimed();
         r = actions_open_trees(&c);
         if (r < 0) {
                 free(c.batch);

@@ -43,6 +43,14 @@ typedef struct Tree {
                                      * every runtime root is known), NULL otherwise */
 } Tree;
 
+/* Why tree-level decisions were skipped for t (the text plan and the run-start entry say it),
+ * or NULL when t is complete. */
+static inline const char *tree_incomplete_why(const Tree *t) {
+        if (!t->incomplete)
+                return NULL;
+        return t->incomplete_why ?: "it was not fully listed (a directory could not be read)";
+}
+
 typedef enum SessionState {
         SESSION_ACTIVE,   /* chats/<id>.jsonl */
         SESSION_ARCHIVED, /* chats/archive/<id>.jsonl */

@@ -32,3 +32,4 @@ int render_id_widths(const Inventory *inv, size_t **ret);
 
 /* render-summary.c */
 int render_summary(const Plan *p, unsigned cols, FILE *f);
+int render_incomplete(const Inventory *inv, unsigned cols, FILE *f);

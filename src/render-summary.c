@@ -1,5 +1,6 @@
 /* render-summary.c: the text plan's summary (sessions and bytes per verb, per rule, the
- * protections that fired) and the text of the steps in front of a plan (recovery, restore). */
+ * protections that fired, the incomplete trees) and the text of the steps in front of a plan
+ * (recovery, restore). */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -127,7 +128,30 @@ int render_summary(const Plan *p, unsigned cols, FILE *f) {
                         fprintf(f, "  warning: %s\n", w);
                 }
         }
-        return r;
+        return r >= 0 ? render_incomplete(p->inv, cols, f) : r;
+}
+
+/* One line per incomplete tree: which, that no tree-level decision was made there, and why
+ * (tree_incomplete_why()). Nothing for a complete tree. */
+int render_incomplete(const Inventory *inv, unsigned cols, FILE *f) {
+        for (size_t t = 0; t < inv->n_trees; t++) {
+                const char *why = tree_incomplete_why(&inv->trees[t]);
+                _cleanup_free_ char *line = NULL;
+                int r;
+
+                if (!why)
+                        continue;
+                line = strprintf("incomplete tree '%s': no tree-level decision (orphans, stale "
+                                 "files, tree caps) because %s",
+                                 inv->trees[t].runtime_dir, why);
+                if (!line)
+                        return -ENOMEM;
+                fputs("  ", f);
+                r = render_wrap(f, line, cols > 2 ? cols - 2 : 1, 4, cols > 4 ? cols - 4 : 1);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
 }
 
 /* One path of a step, cleaned for the terminal. */

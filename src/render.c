@@ -506,8 +506,10 @@ int plan_render_text(const Plan *p, const RenderOptions *o, FILE *f) {
         r = plan_render_steps_text(p, f);
         if (r < 0 || p->is_restore)
                 return r;
-        if (p->inv->n_sessions == 0 && p->inv->n_orphans == 0)
-                return render_nothing(p->inv, f);
+        if (p->inv->n_sessions == 0 && p->inv->n_orphans == 0) {
+                r = render_nothing(p->inv, f);
+                return r < 0 ? r : render_incomplete(p->inv, render_columns(o), f);
+        }
         r = render_id_widths(p->inv, &id_w);
         if (r < 0)
                 return r;

@@ -22,6 +22,16 @@ unsigned test_seam_batch_sessions(void) {
         return batch_sessions;
 }
 
+static bool batch_untimed;
+
+void test_seam_set_batch_untimed(bool on) {
+        batch_untimed = on;
+}
+
+bool test_seam_batch_untimed(void) {
+        return batch_untimed;
+}
+
 static unsigned long prefetches;
 
 void test_seam_count_prefetch(void) {

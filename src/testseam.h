@@ -3,6 +3,8 @@
  * nothing outside a test can turn one on in the installed qgc. */
 #pragma once
 
+#include <stdbool.h>
+
 /* Crash after a mutating step: with n > 0, the executor (actions.c) calls _exit(99) right after
  * its nth mutating step (usage append, rename, unlink, mkdir, directory removal). 0: off, the
  * default. tests/faults/test_faults.c sets it in a forked child, crashes after every step and
@@ -15,6 +17,14 @@ unsigned test_seam_crash_after_step(void);
  * tests/faults crashes after every step with batches of 1, 2, 3 and the default. */
 void test_seam_set_batch_sessions(unsigned n);
 unsigned test_seam_batch_sessions(void);
+
+/* With on, the executor's group commit (actions.c) closes a batch on its size alone (and where
+ * the tree changes or an orphan comes): no time window (ACTIONS_BATCH_MSEC...), no early commit
+ * while the salvage thread catches up, and a batch with deletes holds ACTIONS_BATCH_MAX however
+ * long the last one's shared-file edits took, so that a loaded machine cannot change a batch a
+ * test counts the fsyncs or writes of. false: off, the default. */
+void test_seam_set_batch_untimed(bool on);
+bool test_seam_batch_untimed(void);
 
 /* Count the scan's prefetches (scan-session.c: each transcript it advised the kernel of) for
  * tests/unit/test_scan_prefetch.c; the count is kept whatever the setting. */

@@ -67,6 +67,8 @@ typedef struct Faults {
         unsigned n_rename_at_usage_sync; /* n_rename when the last held usage fsync went on */
         unsigned n_usage_fsync; /* fsync() calls of usage_record.jsonl */
         unsigned n_journal_write; /* write() calls to the action log (journal.log) */
+        bool slow_clock; /* each reading of the executor's clock is later than any batch window */
+        uint64_t clock_skew_ns; /* ... by this much in all */
 } Faults;
 
 static Faults faults;
@@ -389,6 +391,18 @@ static bool fd_is_usage(int fd) {
         return k > 0 && strstr(target, "usage_record.jsonl") != NULL;
 }
 
+/* The executor's clock as actions.c reads it (the commit's own readings in actions-batch.c are
+ * not wrapped): with slow_clock each reading is ACTIONS_BATCH_MSEC_MAX and 1 ms later than the
+ * last, as if preparing each session took longer than any batch window (a loaded machine),
+ * without a sleep. */
+uint64_t __real_actions_now_ns(void);
+uint64_t __wrap_actions_now_ns(void);
+uint64_t __wrap_actions_now_ns(void) {
+        if (faults.slow_clock)
+                faults.clock_skew_ns += (ACTIONS_BATCH_MSEC_MAX + 1) * 1000000ULL;
+        return __real_actions_now_ns() + faults.clock_skew_ns;
+}
+
 /* getdents64() fails for the directory named by getdents_match (a path suffix). */
 ssize_t __wrap_getdents64(int fd, void *buf, size_t n) {
         if (faults.getdents_err) {
@@ -705,6 +719,19 @@ typedef struct T {
         char *qwen;
 } T;
 
+/* A fresh copy of the corpus in t->root/qwen, its SIGKILLed session actionable. */
+static int fixture_tree(T *t) {
+        if (fixture_copy_tree(fixture_testdata("corpus/tree"), t->root, "qwen") < 0)
+                return -1;
+        /* the SIGKILLed session has no usage line: make it actionable (not live) */
+        _cleanup_free_ char *c = fixture_path(t->qwen, P_NOTES "/" S_KILLED ".runtime.json");
+        _cleanup_free_ char *r = fixture_path(t->qwen, "sessions/8887.json");
+        if (!c || !r || unlink(c) < 0 || unlink(r) < 0)
+                return -1;
+        audit.n = 0; /* what the fixture made is not the code under test's */
+        return 0;
+}
+
 static int setup(void **state) {
         T *t = calloc(1, sizeof(T));
         _cleanup_free_ char *log = NULL;
@@ -717,19 +744,11 @@ static int setup(void **state) {
         usage_dirty.n = 0;
         if (!t || fixture_new(&t->root) < 0)
                 return -1;
-        if (fixture_copy_tree(fixture_testdata("corpus/tree"), t->root, "qwen") < 0)
-                return -1;
         t->qwen = fixture_path(t->root, "qwen");
         log = fixture_path(t->root, "journal.log");
-        if (!t->qwen || !log ||
+        if (!t->qwen || !log || fixture_tree(t) < 0 ||
             journal_open(JOURNAL_TARGET_FILE, log, "fedcba9876543210fedcba9876543210") < 0)
                 return -1;
-        /* the SIGKILLed session has no usage line: make it actionable (not live) */
-        _cleanup_free_ char *c = fixture_path(t->qwen, P_NOTES "/" S_KILLED ".runtime.json");
-        _cleanup_free_ char *r = fixture_path(t->qwen, "sessions/8887.json");
-        if (unlink(c) < 0 || unlink(r) < 0)
-                return -1;
-        audit.n = 0; /* what the fixture made is not the code under test's */
         *state = t;
         return 0;
 }
@@ -743,6 +762,8 @@ static int teardown(void **state) {
         journal_close();
         strbuf_done(&faults.sent);
         faults = (Faults){};
+        test_seam_set_batch_untimed(false);
+        test_seam_set_batch_sessions(0);
         free(t->qwen);
         fixture_free(t->root);
         free(t);
@@ -1377,22 +1398,69 @@ static void test_faults_crash_shared_file_batch_then_rerun(void **state) {
  * crash_picks (two deletes, two archives, in three projects) take one fsync of
  * usage_record.jsonl, two for the batch's marker file, one per touched directory (four), one
  * for the marker's removal, and two per sidecar merge (temp file and directory: the .pr.json
- * and .ledger.jsonl of S_TEXT): 12. Before group commit it was 17. */
+ * and .ledger.jsonl of S_TEXT): 12. Before group commit it was 17. The batch closes on its
+ * size alone (test_seam_set_batch_untimed()): under load its time window closed early once and
+ * split it in two (21 fsyncs, a failure that was no bug). The slow clock makes every run as
+ * loaded as that one, so the count is exact. */
 static void test_faults_group_commit_fsyncs_per_batch(void **state) {
         T *t = *state;
         ActionStats st = {};
 
         crash_plant(t->qwen);
+        test_seam_set_batch_untimed(true);
+        faults.slow_clock = true; /* as loaded as a machine gets: no window would hold */
         faults.n_fsync = 0;
         assert_int_equal(apply_execute(t->qwen, crash_picks, &st), 0);
         assert_int_equal(st.n_deleted + st.n_archived, 4);
         /* plus two per shared file a delete edits (erase.h: temp file and directory), and the
          * first run's two directories (.qgc/, .qgc/pending/: their names durable before a
          * marker goes in) */
-        if (faults.n_fsync > 12 + 2 + 2 * st.n_erased_files)
+        if (faults.n_fsync != 12 + 2 + 2 * st.n_erased_files)
                 fail_msg("%u fsync calls for one batch of 4 sessions in 3 projects (%u shared "
-                         "files edited)",
-                         faults.n_fsync, st.n_erased_files);
+                         "files edited; want %u)",
+                         faults.n_fsync, st.n_erased_files, 12 + 2 + 2 * st.n_erased_files);
+}
+
+/* The fsyncs of crash_picks' four sessions (crash_plant() first), and the sessions done. */
+static unsigned group_commit_fsyncs(T *t, ActionStats *st) {
+        crash_plant(t->qwen);
+        faults.n_fsync = 0;
+        *st = (ActionStats){};
+        assert_int_equal(apply_execute(t->qwen, crash_picks, st), 0);
+        assert_int_equal(st->n_deleted + st->n_archived, 4);
+        return faults.n_fsync;
+}
+
+/* What split test_faults_group_commit_fsyncs_per_batch's batch under load, without the load:
+ * each reading of the executor's clock is later than any batch window. The window then closes
+ * the batch after every session, which takes the fsyncs of batches of one
+ * (test_seam_set_batch_sessions(1)); with test_seam_set_batch_untimed() the four sessions are
+ * one batch again, with its fsyncs, fewer. */
+static void test_faults_batch_window_closes_on_a_slow_clock(void **state) {
+        T *t = *state;
+        ActionStats st;
+        unsigned slow, ones, untimed;
+
+        faults.slow_clock = true;
+        slow = group_commit_fsyncs(t, &st);
+
+        faults.slow_clock = false;
+        assert_int_equal(fixture_rm_rf(t->qwen), 0);
+        assert_int_equal(fixture_tree(t), 0);
+        test_seam_set_batch_sessions(1);
+        ones = group_commit_fsyncs(t, &st);
+        test_seam_set_batch_sessions(0);
+
+        faults.slow_clock = true;
+        test_seam_set_batch_untimed(true);
+        assert_int_equal(fixture_rm_rf(t->qwen), 0);
+        assert_int_equal(fixture_tree(t), 0);
+        untimed = group_commit_fsyncs(t, &st);
+        if (slow != ones || untimed != 12 + 2 + 2 * st.n_erased_files)
+                fail_msg("fsyncs: %u with a slow clock, %u in batches of one, %u with a slow clock "
+                         "and no window (want %u, %u, %u)",
+                         slow, ones, untimed, ones, ones, 12 + 2 + 2 * st.n_erased_files);
+        assert_true(untimed < slow);
 }
 
 /* Archiving a session without sidecars is one rename: the executor lists each chats/ once per
@@ -1440,6 +1508,8 @@ static void test_faults_archive_usage_fsync_overlaps_moves(void **state) {
         ActionStats st = {};
 
         crash_plant(t->qwen);
+        test_seam_set_batch_untimed(true); /* one batch, however loaded the machine */
+        faults.slow_clock = true;
         faults.hold_usage_fsync = true;
         faults.n_rename = 0;
         assert_int_equal(apply_execute(t->qwen, overlap_picks, &st), 0);
@@ -1462,6 +1532,8 @@ static void test_faults_batch_journal_one_write(void **state) {
         _cleanup_free_ char *log = NULL;
         unsigned n = 0;
 
+        test_seam_set_batch_untimed(true); /* one batch, however loaded the machine */
+        faults.slow_clock = true;
         faults.n_journal_write = 0;
         assert_int_equal(apply_execute(t->qwen, overlap_picks, &st), 0);
         assert_int_equal(st.n_archived, 5);
@@ -2565,6 +2637,7 @@ static void test_journal_new_run_id_is_random_hex(void **state) {
 }
 
 int main(void) {
+        if (getenv("FLT")) cmocka_set_test_filter(getenv("FLT"));
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_faults_archive_usage_fsync_overlaps_moves, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_usage_audit_catches_a_missing_fsync, setup, teardown),
@@ -2572,6 +2645,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_faults_usage_preexisting_line_fsynced_first, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_usage_preexisting_fsync_eio_keeps_sessions, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_batch_journal_one_write, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_batch_window_closes_on_a_slow_clock, setup, teardown),
                 cmocka_unit_test(test_faults_batch_of_archives_is_larger),
                 cmocka_unit_test_setup_teardown(test_faults_crash_after_every_step_overlap_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_usage_write_enospc_keeps_session, setup, teardown),

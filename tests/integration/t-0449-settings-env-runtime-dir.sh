@@ -80,6 +80,16 @@ else:
     assert "incomplete" not in tr, tr
     assert [o for o in pl if o["verb"] == "delete"], ("the orphan plan is not reclaimed", pl)
 PY
+        # the text plan's summary says it too, and only for an incomplete tree
+        env HOME="$T/home" QWEN_HOME= QWEN_RUNTIME_DIR= QWEN_CODE_SYSTEM_DEFAULTS_PATH= \
+                QWEN_CODE_SYSTEM_SETTINGS_PATH="$T/no-system.json" COLUMNS=1000 "$@" \
+                "$QGC" -c "$T/delete.conf" --now 2040-01-01T00:00:00Z --dry-run \
+                > "$T/$name.txt" 2> /dev/null || fail "$name: qgc text dry run"
+        if grep -qx "  incomplete tree '.*': no tree-level decision (orphans, stale files, tree caps) because env.QWEN_RUNTIME_DIR in Qwen's settings put the sessions of Qwen 0.15.6 in a runtime directory qgc does not see" "$T/$name.txt"; then
+                [ "$want" = incomplete ] || { tail -n 12 "$T/$name.txt"; fail "$name: the text plan calls a complete tree incomplete"; }
+        else
+                [ "$want" = complete ] || { tail -n 12 "$T/$name.txt"; fail "$name: the text plan does not say why the tree is incomplete"; }
+        fi
 }
 
 # 1. the user settings' env.QWEN_RUNTIME_DIR: 0.15.6 puts the transcript in that root
@@ -95,10 +105,12 @@ grep -q "env.QWEN_RUNTIME_DIR in the user settings file '$G/settings.json'" "$T/
         QWEN_CODE_SYSTEM_SETTINGS_PATH="$T/no-system.json" &&
         export HOME QWEN_HOME QWEN_RUNTIME_DIR QWEN_CODE_SYSTEM_DEFAULTS_PATH \
                 QWEN_CODE_SYSTEM_SETTINGS_PATH &&
-        run_qgc -c "$T/delete.conf" --now 2040-01-01T00:00:00Z) > "$T/run.out" 2>&1 ||
+        run_qgc -c "$T/delete.conf" --now 2040-01-01T00:00:00Z --log-target stderr) > "$T/run.out" 2>&1 ||
         { cat "$T/run.out"; fail "real run"; }
 grep -q "env.QWEN_RUNTIME_DIR in the user settings file" "$T/run.out" ||
         { cat "$T/run.out"; fail "the real run does not say why"; }
+grep "QGC_ACTION=run-start" "$T/run.out" | grep -qF "QGC_TREE_INCOMPLETE=\"env.QWEN_RUNTIME_DIR in Qwen's settings" ||
+        { cat "$T/run.out"; fail "the run-start entry does not say why the tree is incomplete"; }
 [ -f "$G/plans/$id.md" ] || fail "the real run deleted the plan of a session in $RT"
 
 # 2. Qwen 0.24.4 ignores the same setting (the versions differ: qgc takes the conservative

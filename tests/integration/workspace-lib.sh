@@ -1,7 +1,8 @@
 # workspace-lib.sh: the setup t-0444 and t-0445 share (sourced after lib.sh): the corpus tree in
 # $T/home/.qwen with its project /srv/demo/scratch moved to the cwd $W, an old orphaned
 # file-history/$id in G, a delete policy; q runs qgc on it, check and dry judge the JSON plan
-# (the tree incomplete, or complete and the orphan deleted).
+# (the tree incomplete, or complete and the orphan deleted) and the text plan (its summary line
+# for an incomplete tree, or none), real_run the real run and its run-start entry.
 
 G="$T/home/.qwen"
 make_tree home/.qwen > /dev/null
@@ -54,7 +55,28 @@ dry() { # name expect [stderr pattern]
         if [ "$2" = complete ] && grep -q "may be in a runtime directory" "$T/$1.err"; then
                 cat "$T/$1.err"; fail "$1: a notice although nothing may"
         fi
+        # the text plan's summary names the incomplete tree and why, and nothing else gets it
+        COLUMNS=1000 q --dry-run > "$T/$1.txt" 2> /dev/null || fail "text dry run, $1"
+        if [ "$2" = incomplete ]; then
+                grep -qxF -- "$incomplete_line" "$T/$1.txt" ||
+                        { tail -n 12 "$T/$1.txt"; fail "$1: the text plan does not say why the tree is incomplete"; }
+        elif grep -q "incomplete tree" "$T/$1.txt"; then
+                tail -n 12 "$T/$1.txt"; fail "$1: the text plan calls a complete tree incomplete"
+        fi
         return 0
+}
+incomplete_line="  incomplete tree '$G': no tree-level decision (orphans, stale files, tree caps) because a project's workspace settings or .env may put its sessions in a runtime directory qgc does not see"
+# real_run: a real run (action log on stderr) keeps the orphan, says why in a notice, and its
+# run-start entry carries the incomplete tree and why (QGC_TREE_INCOMPLETE_DIR/QGC_TREE_INCOMPLETE)
+real_run() {
+        q --log-target stderr > "$T/run.out" 2>&1 || { cat "$T/run.out"; fail "real run"; }
+        [ -f "$G/file-history/$id/x@v1" ] || fail "the real run deleted file-history of a session it may not see"
+        grep -q "may be in a runtime directory qgc does not see" "$T/run.out" ||
+                { cat "$T/run.out"; fail "the real run does not say why"; }
+        grep "QGC_ACTION=run-start" "$T/run.out" > "$T/run-start" || { cat "$T/run.out"; fail "no run-start entry"; }
+        grep -qF " PRIORITY=5 " "$T/run-start" &&
+                grep -qF " QGC_TREE_INCOMPLETE_DIR=$G QGC_TREE_INCOMPLETE=\"a project's workspace settings or .env may put its sessions in a runtime directory qgc does not see\"" "$T/run-start" ||
+                { cat "$T/run-start"; fail "the run-start entry does not name the incomplete tree and why"; }
 }
 
 dry none complete

@@ -469,6 +469,7 @@ static void test_plan_render_text_summary(void **state) {
         assert_non_null(strstr(out, "  would free     4.3K (deletions and orphans)\n"));
         assert_non_null(strstr(out, "  would move     2.9K to the archive (frees no space)\n"));
         assert_null(strstr(out, "warning:"));
+        assert_null(strstr(out, "incomplete")); /* a complete tree: no line */
         plan_free(p);
 }
 
@@ -578,6 +579,45 @@ static void test_plan_render_text_empty(void **state) {
         p = fx_plan(&f);
         out = render(plan_render_text, p, 100, true);
         assert_string_equal(out, "no sessions found in /home/u/.qwen-rt, /home/w/.qwen\n");
+        plan_free(p);
+}
+
+/* An incomplete tree gets one line in the summary (and after "no sessions found"): which tree,
+ * that no tree-level decision was made, and why; its directory cleaned for the terminal. A
+ * complete tree gets none. */
+static void test_plan_render_text_incomplete(void **state) {
+        Fixture f;
+        Plan *p;
+        _cleanup_free_ char *out = NULL, *empty = NULL;
+        (void)state;
+
+        fx_init(&f);
+        f.inv.n_trees = 2;
+        f.trees[0].runtime_dir = (char *)"/home/\x1b[2Ju\u202e/.qwen-rt";
+        f.trees[0].incomplete = true;
+        f.trees[0].incomplete_why = "a relative advanced.runtimeOutputDir puts runtime roots";
+        f.trees[1].incomplete = true; /* not fully listed: no why of its own */
+        fx_add(&f, "/p/a", 1, VERB_KEEP, "none", "idle 1d <= max-age 90d", D, 1);
+        p = fx_plan(&f);
+        out = render(plan_render_text, p, 300, true);
+        assert_null(strchr(out, '\x1b'));
+        assert_null(strstr(out, "\u202e"));
+        assert_non_null(strstr(out, "\n  incomplete tree '/home/?[2Ju?/.qwen-rt': no tree-level "
+                                    "decision (orphans, stale files, tree caps) because a relative "
+                                    "advanced.runtimeOutputDir puts runtime roots\n"));
+        assert_non_null(strstr(out, "\n  incomplete tree '/home/w/.qwen': no tree-level decision "
+                                    "(orphans, stale files, tree caps) because it was not fully "
+                                    "listed (a directory could not be read)\n"));
+        plan_free(p);
+
+        fx_init(&f);
+        f.trees[0].incomplete = true;
+        p = fx_plan(&f);
+        empty = render(plan_render_text, p, 300, true);
+        assert_string_equal(empty, "no sessions found in /home/u/.qwen-rt\n"
+                                   "  incomplete tree '/home/u/.qwen-rt': no tree-level decision "
+                                   "(orphans, stale files, tree caps) because it was not fully "
+                                   "listed (a directory could not be read)\n");
         plan_free(p);
 }
 
@@ -904,6 +944,7 @@ int main(void) {
                 cmocka_unit_test(test_plan_render_text_hide_keep),
                 cmocka_unit_test(test_plan_render_text_hostile_strings),
                 cmocka_unit_test(test_plan_render_text_empty),
+                cmocka_unit_test(test_plan_render_text_incomplete),
                 cmocka_unit_test(test_plan_render_json_round_trip),
                 cmocka_unit_test(test_plan_render_json_invalid_utf8),
                 cmocka_unit_test(test_plan_render_json_empty),
