@@ -140,19 +140,12 @@ typedef struct Files {
         const char *system, *defaults, *user; /* NULL: no file */
 } Files;
 
-/* Write the three files under root (etc/settings.json, etc/system-defaults.json,
- * home/.qwen/settings.json), resolve with env, and return roots_resolve_opts()'s result with
- * the runtime dir (or the reason) in *ret. */
-static int resolve(const char *root, const Files *f, char *const *env, char **ret) {
-        _cleanup_free_ char *home = fixture_path(root, "home");
-        _cleanup_free_ char *sys = fixture_path(root, "etc/settings.json");
-        _cleanup_(tree_done) Tree t = {};
-        _cleanup_free_ char *why = NULL;
+/* The three files under root as f has them (etc/settings.json, etc/system-defaults.json,
+ * home/.qwen/settings.json; NULL: none), and home/.qwen/. */
+static void write_files(const char *root, const Files *f) {
         const char *const rel[] = { "etc/settings.json", "etc/system-defaults.json",
                                     "home/.qwen/settings.json" };
         const char *const text[] = { f->system, f->defaults, f->user };
-        RootsOptions o = { .home = home, .system_settings = sys, .env = env };
-        int r;
 
         for (size_t i = 0; i < ELEMENTSOF(rel); i++) {
                 _cleanup_free_ char *p = fixture_path(root, rel[i]);
@@ -161,6 +154,20 @@ static int resolve(const char *root, const Files *f, char *const *env, char **re
                         assert_int_equal(fixture_write(root, rel[i], text[i]), 0);
         }
         assert_int_equal(fixture_mkdir(root, "home/.qwen"), 0);
+}
+
+/* Write the three files under root (etc/settings.json, etc/system-defaults.json,
+ * home/.qwen/settings.json), resolve with env, and return roots_resolve_opts()'s result with
+ * the runtime dir (or the reason) in *ret. */
+static int resolve(const char *root, const Files *f, char *const *env, char **ret) {
+        _cleanup_free_ char *home = fixture_path(root, "home");
+        _cleanup_free_ char *sys = fixture_path(root, "etc/settings.json");
+        _cleanup_(tree_done) Tree t = {};
+        _cleanup_free_ char *why = NULL;
+        RootsOptions o = { .home = home, .system_settings = sys, .env = env };
+        int r;
+
+        write_files(root, f);
         r = roots_resolve_opts(&o, &t, &why);
         if (r == 0) {
                 _cleanup_free_ char *g = strprintf("%s/.qwen", home);
@@ -639,21 +646,12 @@ static int resolve_env_rt(const char *root, const Files *f, const RootsOptions *
         _cleanup_free_ char *sys = fixture_path(root, "etc/settings.json");
         _cleanup_(tree_done) Tree t = {};
         _cleanup_free_ char *why = NULL;
-        const char *const rel[] = { "etc/settings.json", "etc/system-defaults.json",
-                                    "home/.qwen/settings.json" };
-        const char *const text[] = { f->system, f->defaults, f->user };
         RootsOptions o = *extra;
         int r;
 
         o.home = home;
         o.system_settings = sys;
-        for (size_t i = 0; i < ELEMENTSOF(rel); i++) {
-                _cleanup_free_ char *p = fixture_path(root, rel[i]);
-                (void)unlink(p);
-                if (text[i])
-                        assert_int_equal(fixture_write(root, rel[i], text[i]), 0);
-        }
-        assert_int_equal(fixture_mkdir(root, "home/.qwen"), 0);
+        write_files(root, f);
         r = roots_resolve_opts(&o, &t, &why);
         *ret_incomplete = -1;
         if (r == 0) {
