@@ -37,18 +37,7 @@ JS
 G="$T/home/.qwen"
 P="$T/home/src/p"
 make_tree home/.qwen > /dev/null
-python3 - "$G" "$P" <<'PY'
-import os, re, sys
-g, w = sys.argv[1], sys.argv[2]
-old = os.path.join(g, "projects", "-srv-demo-scratch")
-new = os.path.join(g, "projects", re.sub(r"[^A-Za-z0-9]", "-", w))
-os.rename(old, new)
-for d, _, files in os.walk(new):
-    for f in files:
-        p = os.path.join(d, f)
-        data = open(p, "rb").read().replace(b'"/srv/demo/scratch"', ('"%s"' % w).encode())
-        open(p, "wb").write(data)
-PY
+move_project "$G" "$P"
 rm -f "$G/settings.json" "$G/.env"
 mkdir -p "$P" "$T/hrt" "$T/ws-rt"
 cat > "$T/conf" <<'CONF'

@@ -27,18 +27,7 @@ W="$h/src/scratch"
 mkdir -p "$G" "$W/.qwen"
 cp -a "$QGC_TESTDATA/corpus/tree/." "$G/"
 # the corpus project /srv/demo/scratch, as if started in $W
-python3 - "$G" "$W" <<'PY'
-import os, re, sys
-g, w = sys.argv[1], sys.argv[2]
-old = os.path.join(g, "projects", "-srv-demo-scratch")
-new = os.path.join(g, "projects", re.sub(r"[^A-Za-z0-9]", "-", w))
-os.rename(old, new)
-for d, _, files in os.walk(new):
-    for f in files:
-        p = os.path.join(d, f)
-        data = open(p, "rb").read().replace(b'"/srv/demo/scratch"', ('"%s"' % w).encode())
-        open(p, "wb").write(data)
-PY
+move_project "$G" "$W"
 id=0badc0de-1111-4222-8333-444455556666
 mkdir -p "$G/file-history/$id"
 echo data > "$G/file-history/$id/x@v1"

@@ -8,20 +8,7 @@ G="$T/home/.qwen"
 make_tree home/.qwen > /dev/null
 W="$T/work/scratch"
 # the corpus project /srv/demo/scratch, as if it had been started in $W
-python3 - "$G" "$W" <<'PY'
-import os, re, sys
-g, w = sys.argv[1], sys.argv[2]
-old = os.path.join(g, "projects", "-srv-demo-scratch")
-new = os.path.join(g, "projects", re.sub(r"[^A-Za-z0-9]", "-", w))
-os.rename(old, new)
-for d, _, files in os.walk(new):
-    for f in files:
-        p = os.path.join(d, f)
-        st = os.stat(p)
-        data = open(p, "rb").read().replace(b'"/srv/demo/scratch"', ('"%s"' % w).encode())
-        open(p, "wb").write(data)
-        os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
-PY
+move_project "$G" "$W" keep-mtimes
 mkdir -p "$W"
 id=0badc0de-1111-4222-8333-444455556666
 mkdir -p "$G/file-history/$id"
