@@ -1075,8 +1075,8 @@ ssize_t __wrap_preadv2(int fd, const struct iovec *iov, int n, off_t off, int fl
 }
 
 /* What the page cache answers decides "blocked", never the bytes: EAGAIN and a short no-wait
- * read both say blocked and read what a warm read reads; a full no-wait read does not. The
- * cold-cache test below checks the same against a real disk, where it can. */
+ * read both say blocked and read what a warm read reads; a full no-wait read does not. The cold-cache
+ * test below checks the same against a real disk, where it can. */
 static void test_record_read_ends_blocked_when_nowait_refuses(void **state) {
         _cleanup_free_ char *scratch = malloc(RECORD_ENDS_SCRATCH);
         _cleanup_(strbuf_done) StrBuf b = {};
@@ -1181,7 +1181,13 @@ static void test_record_read_ends_blocked_on_cold_cache(void **state) {
                                 assert_true(drop_cache(fd, b.len));
                                 adv = record_ends_advise(fd, b.len, want_title);
                         }
-                        assert_int_equal(adv, 0);
+                        if (adv != 0) {
+                                /* as above: the read-ahead won nine times */
+                                head_info_done(&cold.head);
+                                tail_info_done(&cold.tail);
+                                no_cold = true;
+                                goto out;
+                        }
                         assert_int_equal(record_read_ends(fd, b.len, want_title, scratch, &warm), 0);
                         assert_same_ends(&cold, &warm);
                         head_info_done(&warm.head);
