@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,13 +26,8 @@
 
 #define RECOVER_MARKER_MAGIC "qgc-pending-delete 1"
 
-void recover_marker_done(RecoverMarker *m) {
-        if (!m)
-                return;
-        if (m->next) {
-                recover_marker_done(m->next);
-                free(m->next);
-        }
+/* The files and names of one marker (not its next). */
+static void recover_marker_done_one(RecoverMarker *m) {
         for (size_t i = 0; i < m->n_files; i++)
                 free(m->files[i].rel);
         free(m->files);
@@ -40,13 +36,28 @@ void recover_marker_done(RecoverMarker *m) {
         *m = (RecoverMarker){};
 }
 
+void recover_marker_done(RecoverMarker *m) {
+        RecoverMarker *next;
+
+        if (!m)
+                return;
+        /* a batch's chain, one after the other (a file may hold RECOVER_MARKERS_MAX) */
+        next = m->next;
+        recover_marker_done_one(m);
+        while (next) {
+                RecoverMarker *x = next;
+
+                next = x->next;
+                recover_marker_done_one(x);
+                free(x);
+        }
+}
+
 static int recover_marker_push(RecoverMarker *m, const RecoverFile *f) {
-        RecoverFile *n = realloc(m->files, (m->n_files + 1) * sizeof(RecoverFile));
         char *rel = strdup(f->rel);
 
-        if (n)
-                m->files = n;
-        if (!n || !rel) {
+        if (!rel || greedy_realloc((void **)&m->files, &m->alloc_files, m->n_files + 1,
+                                   sizeof(RecoverFile)) < 0) {
                 free(rel);
                 return -ENOMEM;
         }
@@ -92,9 +103,11 @@ char *recover_marker_format(const RecoverMarker *m) {
         return strbuf_steal(&b);
 }
 
-/* A single path component that is safe to build paths from. */
+/* A single path component that is safe to build paths from (a file name: at most NAME_MAX
+ * bytes, which also bounds the work of every path check built from it). */
 static bool recover_component_ok(const char *s) {
-        return s && *s && !streq(s, ".") && !streq(s, "..") && !strpbrk(s, "/\n");
+        return s && *s && strlen(s) <= NAME_MAX && !streq(s, ".") && !streq(s, "..") &&
+               !strpbrk(s, "/\n");
 }
 
 /* Is f one of the files a delete of session id in project pd removes? The whole proof that a
@@ -191,58 +204,74 @@ static int recover_parse_value(const char *line, const char *key, char **ret) {
         return *ret ? 0 : -ENOMEM;
 }
 
+/* One line of a marker: the magic, "session ", "project ", then file lines (n counts the lines of
+ * this marker). */
+static int recover_parse_line(RecoverMarker *m, unsigned n, char *line) {
+        RecoverFile f;
+        int r;
+
+        if (n == 0)
+                return streq(line, RECOVER_MARKER_MAGIC) ? 0 : -EBADMSG;
+        if (n == 1)
+                return recover_parse_value(line, "session ", &m->session);
+        if (n == 2)
+                return recover_parse_value(line, "project ", &m->project_dir);
+        r = recover_parse_file(line, &f);
+        if (r < 0)
+                return r;
+        if (!recover_component_ok(m->session) || !recover_component_ok(m->project_dir) ||
+            !recover_file_allowed(m->session, m->project_dir, &f))
+                return -EBADMSG;
+        return recover_marker_push(m, &f);
+}
+
+/* Does the marker name a session and a project that are each one file name? */
+static bool recover_marker_names_ok(const RecoverMarker *m) {
+        return recover_component_ok(m->session) && recover_component_ok(m->project_dir);
+}
+
 int recover_marker_parse(const char *text, RecoverMarker *ret) {
-        _cleanup_free_ char *copy = strdup(text ?: "");
-        RecoverMarker m = {};
-        char *save = NULL, *line, *more;
+        _cleanup_(recover_marker_done) RecoverMarker first = {};
+        _cleanup_free_ char *copy = NULL;
+        RecoverMarker *m = &first;
+        size_t len = strlen(text ?: ""), markers = 1;
         unsigned n = 0;
+        char *line, *eol;
         int r = 0;
 
+        if (len > RECOVER_MARKER_MAX)
+                return -EFBIG;
+        copy = strdup(text ?: "");
         if (!copy)
                 return -ENOMEM;
-        /* the markers of a batch, one after the other (recover_markers_write()) */
-        more = strstr(copy, "\n" RECOVER_MARKER_MAGIC "\n");
-        if (more) {
-                _cleanup_free_ char *tail = strdup(more + 1);
-
-                more[1] = 0;
-                m.next = calloc(1, sizeof(RecoverMarker));
-                if (!tail || !m.next) {
-                        free(m.next);
-                        return -ENOMEM;
+        /* one pass over the lines; a batch's file holds its markers one after the other
+         * (recover_markers_write()), each starting with the magic line */
+        for (line = copy; r >= 0 && *line; line = eol ? eol + 1 : line + strlen(line)) {
+                eol = strchr(line, '\n');
+                if (eol)
+                        *eol = 0;
+                if (!*line)
+                        continue; /* empty lines were always skipped */
+                if (n >= 3 && streq(line, RECOVER_MARKER_MAGIC)) {
+                        /* the next marker of the batch */
+                        if (!recover_marker_names_ok(m))
+                                return -EBADMSG;
+                        if (++markers > RECOVER_MARKERS_MAX)
+                                return -E2BIG;
+                        m->next = calloc(1, sizeof(RecoverMarker));
+                        if (!m->next)
+                                return -ENOMEM;
+                        m = m->next;
+                        n = 0;
                 }
-                r = recover_marker_parse(tail, m.next);
-                if (r < 0) {
-                        free(m.next);
-                        return r;
-                }
+                r = recover_parse_line(m, n++, line);
         }
-        for (line = strtok_r(copy, "\n", &save); line && r >= 0;
-             line = strtok_r(NULL, "\n", &save), n++) {
-                RecoverFile f;
-
-                if (n == 0)
-                        r = streq(line, RECOVER_MARKER_MAGIC) ? 0 : -EBADMSG;
-                else if (n == 1)
-                        r = recover_parse_value(line, "session ", &m.session);
-                else if (n == 2)
-                        r = recover_parse_value(line, "project ", &m.project_dir);
-                else if ((r = recover_parse_file(line, &f)) >= 0) {
-                        if (!recover_component_ok(m.session) ||
-                            !recover_component_ok(m.project_dir) ||
-                            !recover_file_allowed(m.session, m.project_dir, &f))
-                                r = -EBADMSG;
-                        else
-                                r = recover_marker_push(&m, &f);
-                }
-        }
-        if (r >= 0 && (n < 3 || !m.session || !m.project_dir))
-                r = -EBADMSG;
-        if (r < 0) {
-                recover_marker_done(&m);
+        if (r < 0)
                 return r;
-        }
-        *ret = m;
+        if (n < 3 || !recover_marker_names_ok(m))
+                return -EBADMSG;
+        *ret = first;
+        first = (RecoverMarker){};
         return 0;
 }
 

@@ -47,8 +47,6 @@
 #include "recover-int.h"
 #include "util.h"
 
-#define RECOVER_MARKER_MAX (64U * 1024 * 1024) /* a batch of markers */
-
 void recover_step(RecoverStepFn step, void *userdata, const char *what) {
         if (step)
                 step(userdata, what);
@@ -317,6 +315,16 @@ static int recover_scan_marker(Plan *p, size_t t, const RecoverRoots *rt, int di
         int r;
 
         r = recover_read_marker(dir_fd, name, &m, &st.id);
+        if (r == -ENOMEM)
+                return r;
+        if (r == -EFBIG || r == -E2BIG) {
+                /* a user can write there too: over a limit, the file is never acted on */
+                log_warning("'%s/%s/%s': pending marker file over the limit (%s %u), ignored",
+                            rt->tree->global_dir, RECOVER_PENDING_DIR, name,
+                            r == -EFBIG ? "bytes" : "markers",
+                            r == -EFBIG ? RECOVER_MARKER_MAX : RECOVER_MARKERS_MAX);
+                return 0;
+        }
         if (r < 0) {
                 log_warning_errno(r, "'%s/%s/%s': not a pending marker of qgc, skipping",
                                   rt->tree->global_dir, RECOVER_PENDING_DIR, name);

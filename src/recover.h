@@ -14,6 +14,16 @@
 /* The suffix of every temporary file qgc writes (".<name>.qgc-tmp", fs_write_atomic()). */
 #define RECOVER_TEMP_SUFFIX ".qgc-tmp"
 
+/* The limits of a pending marker file, which the tree's user can write too: a file over one is
+ * reported and ignored (never acted on). qgc writes one file per batch of deletes, at most
+ * ACTIONS_BATCH_MAX_ARCHIVES (1024) markers; a marker is a 3-line head and a line per file of
+ * the session (at most 17 and the session's dead runtime claims), about 150 bytes each with
+ * Qwen's names (a typical batch: under 1 MiB), at most about 650 with 255-byte project and
+ * session names (1024 x 18 lines: under 12 MiB). So: 4 times the markers and about 3 times the
+ * largest batch's bytes. Parsing is one pass, its memory a few times the file's size. */
+#define RECOVER_MARKER_MAX (32U * 1024 * 1024) /* bytes */
+#define RECOVER_MARKERS_MAX 4096U             /* markers in one file */
+
 /* Called after every mutating step, like ArchiveStepFn. */
 typedef void (*RecoverStepFn)(void *userdata, const char *step);
 
@@ -32,7 +42,7 @@ typedef struct RecoverMarker {
         char *session;
         char *project_dir;
         RecoverFile *files;
-        size_t n_files;
+        size_t n_files, alloc_files;
         struct RecoverMarker *next; /* the next marker of a batch's file, or NULL */
 } RecoverMarker;
 
@@ -41,7 +51,9 @@ void recover_marker_done(RecoverMarker *m);
 int recover_marker_add(RecoverMarker *m, bool in_global, const char *rel, const struct stat *st,
                        bool is_transcript);
 /* The marker as text, and back. Parsing refuses (-EBADMSG) any path that is not one of the
- * files a delete of that session removes, so a marker can never name anything else. */
+ * files a delete of that session removes, so a marker can never name anything else; a text
+ * longer than RECOVER_MARKER_MAX (-EFBIG) or with more than RECOVER_MARKERS_MAX markers
+ * (-E2BIG). One pass: time and memory linear in the text's length. */
 char *recover_marker_format(const RecoverMarker *m);
 int recover_marker_parse(const char *text, RecoverMarker *ret);
 /* Write the marker durably to G/.qgc/pending/ (temp file, fsync, rename, fsync), creating the

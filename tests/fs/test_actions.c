@@ -1186,6 +1186,185 @@ static void test_recover_batch_marker_parse(void **state) {
                          -EBADMSG);
 }
 
+/* The text of a batch marker file of n markers (sessions s0.., project p; each a transcript and
+ * dead claims) of exactly size bytes (the last marker takes the rest, then empty lines, which
+ * the parser skips as it always did, make it exact). */
+static char *marker_batch_text(size_t n, size_t size) {
+        StrBuf b = {};
+        size_t budget = size / n;
+
+        for (size_t i = 0; i < n; i++) {
+                size_t start = b.len, k = 0;
+
+                assert_true(strbuf_printf(&b, "qgc-pending-delete 1\nsession s%zu\nproject p\n"
+                                              "T R 1 2 3 4 5 projects/p/chats/s%zu.jsonl\n", i, i) >= 0);
+                for (;; k++) {
+                        char line[128];
+                        int l = snprintf(line, sizeof line,
+                                         "f R 1 2 3 4 5 projects/p/chats/s%zu.%zu.runtime.json\n", i, k);
+                        if ((i + 1 < n && b.len - start + (size_t)l > budget) ||
+                            b.len + (size_t)l > size)
+                                break;
+                        assert_true(strbuf_printf(&b, "%s", line) >= 0);
+                }
+        }
+        while (b.len < size)
+                assert_true(strbuf_printf(&b, "\n") >= 0);
+        assert_int_equal(b.len, size);
+        return strbuf_steal(&b);
+}
+
+/* A marker file holds at most RECOVER_MARKERS_MAX markers and RECOVER_MARKER_MAX bytes: a text at
+ * both maxima parses whole, one byte or one marker more is refused. */
+static void test_recover_marker_parse_limits(void **state) {
+        _cleanup_free_ char *text = marker_batch_text(RECOVER_MARKERS_MAX, RECOVER_MARKER_MAX);
+        _cleanup_free_ char *more = NULL, *small = NULL;
+        RecoverMarker m = {};
+        size_t n = 0;
+        (void)state;
+
+        assert_int_equal(recover_marker_parse(text, &m), 0);
+        for (const RecoverMarker *x = &m; x; x = x->next)
+                n++;
+        assert_int_equal(n, RECOVER_MARKERS_MAX);
+        recover_marker_done(&m);
+
+        more = strprintf("%s\n", text);
+        assert_non_null(more);
+        assert_int_equal(recover_marker_parse(more, &m), -EFBIG);
+
+        small = marker_batch_text(RECOVER_MARKERS_MAX + 1, 1024 * 1024);
+        assert_int_equal(recover_marker_parse(small, &m), -E2BIG);
+}
+
+/* The growth of the peak RSS (KiB) of parsing text, in a child (the kernel's high-water mark reset
+ * first: clear_refs 5); the parse's result in *ret. */
+static long marker_parse_peak_kib(const char *text, int *ret) {
+        int pfd[2];
+        long out[2] = { -1, 0 };
+        pid_t pid;
+
+        assert_int_equal(pipe(pfd), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                long res[2] = { -1, 0 }, before = -1, peak = -1;
+                FILE *f = fopen("/proc/self/clear_refs", "we");
+                RecoverMarker m = {};
+
+                if (f && fputs("5", f) >= 0 && fclose(f) == 0) {
+                        f = NULL;
+                        _cleanup_free_ char *st = test_read("/proc/self/status");
+                        const char *p = st ? strstr(st, "VmRSS:") : NULL;
+                        before = p ? strtol(p + 6, NULL, 10) : -1;
+                        res[1] = recover_marker_parse(text, &m);
+                        recover_marker_done(&m);
+                        _cleanup_free_ char *st2 = test_read("/proc/self/status");
+                        p = st2 ? strstr(st2, "VmHWM:") : NULL;
+                        peak = p ? strtol(p + 6, NULL, 10) : -1;
+                        if (before >= 0 && peak >= 0)
+                                res[0] = peak - before;
+                }
+                if (f)
+                        fclose(f);
+                _exit(write(pfd[1], res, sizeof res) == sizeof res ? 0 : 1);
+        }
+        close(pfd[1]);
+        assert_int_equal(read(pfd[0], out, sizeof out), (ssize_t)sizeof out);
+        close(pfd[0]);
+        assert_int_equal(waitpid(pid, NULL, 0), pid);
+        *ret = (int)out[1];
+        return out[0];
+}
+
+/* A forged 1 MiB marker file of many small markers (issue 23: the old recursive parse copied the
+ * rest of the text at every marker, 1 MiB took 2.9 GB): one pass, its memory a few times the
+ * file's. At the marker limit it parses, past it it is refused; both well within 32 MiB. */
+static void test_recover_marker_parse_forged_batch_bounded(void **state) {
+        _cleanup_free_ char *at = marker_batch_text(RECOVER_MARKERS_MAX, 1024 * 1024);
+        StrBuf b = {};
+        _cleanup_free_ char *tiny = NULL;
+        long kib;
+        int r;
+        (void)state;
+
+        kib = marker_parse_peak_kib(at, &r);
+        print_message("1 MiB of %u markers: peak RSS +%ld KiB\n", RECOVER_MARKERS_MAX, kib);
+        assert_int_equal(r, 0);
+        assert_true(kib >= 0); /* measured */
+        if (kib > 32 * 1024)
+                fail_msg("parsing 1 MiB of %u markers took %ld KiB", RECOVER_MARKERS_MAX, kib);
+
+        /* as small as markers get, 1 MiB of them */
+        for (size_t i = 0; b.len < 1024 * 1024; i++)
+                assert_true(strbuf_printf(&b, "qgc-pending-delete 1\nsession s\nproject p\n") >= 0);
+        tiny = strbuf_steal(&b);
+        kib = marker_parse_peak_kib(tiny, &r);
+        print_message("1 MiB of tiny markers: peak RSS +%ld KiB\n", kib);
+        assert_int_equal(r, -E2BIG);
+        assert_true(kib >= 0);
+        if (kib > 32 * 1024)
+                fail_msg("refusing 1 MiB of tiny markers took %ld KiB", kib);
+}
+
+/* Run apply_prepare() with stderr going to the file err below the fixture root. */
+static int recover_prepare_stderr(T *t, ApplyRun *a, char **ret_err) {
+        _cleanup_free_ char *path = fixture_path(t->root, "stderr.txt");
+        int saved = dup(STDERR_FILENO), fd, r;
+
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        assert_true(saved >= 0 && fd >= 0);
+        fflush(stderr);
+        assert_true(dup2(fd, STDERR_FILENO) >= 0);
+        close(fd);
+        r = apply_prepare(t->qwen, NULL, a);
+        fflush(stderr);
+        assert_true(dup2(saved, STDERR_FILENO) >= 0);
+        close(saved);
+        *ret_err = test_read(path);
+        return r;
+}
+
+static size_t recover_delete_steps(const ApplyRun *a) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < a->plan.n_steps; i++)
+                n += a->plan.steps[i].kind == PLAN_STEP_RECOVER_DELETE;
+        return n;
+}
+
+/* A marker file in G/.qgc/pending/ at the size limit is planned; one byte past it is reported
+ * (its name cleaned) and ignored by the plan and by the run, which leaves it alone. */
+static void test_recover_marker_file_over_limit_ignored(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *text = marker_batch_text(RECOVER_MARKERS_MAX, RECOVER_MARKER_MAX);
+        _cleanup_free_ char *err = NULL;
+        _cleanup_free_ char *from = fixture_path(t->qwen, RECOVER_PENDING_DIR "/s0.1");
+        _cleanup_free_ char *to = fixture_path(t->qwen, RECOVER_PENDING_DIR "/s0\033[1m.1");
+        ApplyRun a = {};
+        ActionStats st = {};
+
+        assert_int_equal(fixture_write(t->qwen, RECOVER_PENDING_DIR "/s0.1", text), 0);
+        assert_int_equal(recover_prepare_stderr(t, &a, &err), 0);
+        assert_int_equal(recover_delete_steps(&a), 1);
+        assert_null(strstr(err, "over the limit"));
+        apply_run_done(&a);
+        free(err);
+
+        /* one byte more, under a name with a terminal escape */
+        assert_int_equal(fixture_append(t->qwen, RECOVER_PENDING_DIR "/s0.1", "\n"), 0);
+        assert_int_equal(rename(from, to), 0);
+        assert_int_equal(recover_prepare_stderr(t, &a, &err), 0);
+        assert_int_equal(recover_delete_steps(&a), 0);
+        assert_non_null(strstr(err, "s0?[1m.1': pending marker file over the limit (bytes "));
+        assert_null(strchr(err, '\033'));
+        apply_run_done(&a);
+
+        assert_int_equal(apply_execute(t->qwen, NULL, &st), 0);
+        assert_int_equal(st.n_recovered, 0);
+        assert_int_equal(pending_count(t->qwen), 1);
+}
+
 static void test_recover_stale_temp_files_removed(void **state) {
         T *t = *state;
         ActionStats st = {};
@@ -1548,6 +1727,10 @@ int main(void) {
                 cmocka_unit_test(test_recover_batch_marker_parse),
                 cmocka_unit_test_setup_teardown(test_recover_marker_with_transcript_drops_only_the_marker, setup, teardown),
                 cmocka_unit_test(test_recover_marker_parse_refuses_other_paths),
+                cmocka_unit_test(test_recover_marker_parse_limits),
+                cmocka_unit_test(test_recover_marker_parse_forged_batch_bounded),
+                cmocka_unit_test_setup_teardown(test_recover_marker_file_over_limit_ignored, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(test_recover_stale_temp_files_removed, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_orphan_file_history_reclaimed, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_orphan_with_new_transcript_skipped, setup, teardown),
