@@ -110,9 +110,9 @@ int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
                 if (r >= 0 && res[ELEMENTSOF(exts) - 1].bytes_out == 0)
                         r = -ENOENT;
                 if (r < 0)
-                        why = r == -EEXIST ? "an uncompressed copy exists (conflict)"
-                              : r == -EBADMSG ? "the compressed file does not match its checksum"
-                                              : "cannot decompress";
+                        why = r == -EEXIST        ? "an uncompressed copy exists (conflict)"
+                              : cold_damage_why(r) ? cold_damage_why(r)
+                                                   : "cannot decompress";
         }
         for (size_t i = 0; i < ELEMENTSOF(exts); i++) {
                 in += r >= 0 ? res[i].bytes_in : 0;

@@ -306,6 +306,13 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
         if (r == -ESTALE)
                 return actions_report_session(c, s, v, ACTIONS_SKIPPED_CHANGED,
                                               "changed since scan", 0);
+        if (r < 0 && session_is_cold(s) && cold_damage_why(r)) {
+                /* a compressed file that lies about its content is never salvaged from */
+                _cleanup_free_ char *damaged = strprintf("%s; session kept", cold_damage_why(r));
+                return actions_report_session(c, s, v, ACTIONS_FAILED,
+                                              damaged ?: "compressed file is damaged; session kept",
+                                              -r);
+        }
         if (r < 0)
                 return actions_report_session(c, s, v, ACTIONS_FAILED,
                                               "cannot salvage the usage record; session kept", -r);

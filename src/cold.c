@@ -63,6 +63,20 @@ static const ColdDict *cold_dict_by_version(unsigned version) {
         return NULL;
 }
 
+const char *cold_damage_why(int r) {
+        switch (r) {
+        case -EFBIG:
+                return "compressed file is damaged (it inflates past its recorded size)";
+        case -EBADMSG:
+                return "compressed file is damaged (its frame or trailer is invalid, or its "
+                       "content does not match the recorded size and checksum)";
+        case -EPROTONOSUPPORT:
+                return "compressed with a dictionary this qgc does not have";
+        default:
+                return NULL;
+        }
+}
+
 void cold_step(ColdStepFn step, void *userdata, const char *what) {
         if (step)
                 step(userdata, what);
@@ -263,19 +277,26 @@ static int cold_dc_start(ColdCtx *c, const void *head, size_t head_len) {
         return 0;
 }
 
-/* Decompress the whole of src_fd (from offset 0; its length src_len when the caller knows it,
- * else UINT64_MAX: to its end) into out_fd (-1: nowhere); SHA-256 and size of the output, hashed as it streams by (no buffer of the whole). With expect, the output is
- * compared with those expect_len bytes instead of hashed (sha is not set; -EBADMSG when it
- * differs or is longer): the verification of a file whose original is still in c->in. The
- * trailing skippable frame is skipped by zstd itself. */
-int cold_decompress_fd(ColdCtx *c, int src_fd, uint64_t src_len, int out_fd,
-                       const char *expect, size_t expect_len, char sha[65], uint64_t *ret_size) {
-        Sha256 *h = expect ? NULL : sha256_new();
+/* Where cold_stream() gives the decompressed bytes: n bytes (at most the context's dout_size),
+ * starting at offset at of the content. 0 to go on, or -errno to stop. */
+typedef int (*ColdSinkFn)(void *userdata, const char *buf, size_t n, uint64_t at);
+
+/* Decompress src_fd (from offset 0; src_len bytes when the caller knows its length, else
+ * UINT64_MAX: to its end) into sink, piece by piece: the one decompression loop of the cold tier,
+ * bounded. Once the content would pass limit bytes (the size recorded in the trailer, or what
+ * the caller expects) it stops with -EFBIG before the sink sees a byte past it; after stop bytes
+ * it stops with 0 and *ret_ended false; else it reads to the file's end (the trailer, a
+ * skippable frame, is skipped by zstd itself) with *ret_ended true. -EBADMSG for a damaged or
+ * truncated frame, -EPROTONOSUPPORT for a dictionary qgc does not have. *ret_size: the bytes
+ * given to sink. */
+static int cold_stream(ColdCtx *c, int src_fd, uint64_t src_len, uint64_t limit, uint64_t stop,
+                       ColdSinkFn sink, void *userdata, uint64_t *ret_size, bool *ret_ended) {
         uint64_t size = 0, off = 0;
         size_t hint = 1;
-        int r = h || expect ? 0 : -ENOMEM;
+        int r = 0;
 
-        while (r >= 0) {
+        *ret_ended = false;
+        while (r >= 0 && size < stop) {
                 size_t want = (size_t)MIN((uint64_t)c->din_size, src_len - off);
                 ssize_t k = want > 0 ? pread(src_fd, c->din, want, (off_t)off) : 0;
                 if (k < 0 && errno == EINTR)
@@ -286,13 +307,14 @@ int cold_decompress_fd(ColdCtx *c, int src_fd, uint64_t src_len, int out_fd,
                 }
                 if (k == 0) {
                         r = hint == 0 ? 0 : -EBADMSG; /* truncated */
+                        *ret_ended = r >= 0;
                         break;
                 }
                 if (off == 0)
                         r = cold_dc_start(c, c->din, (size_t)k);
                 off += (uint64_t)k;
                 ZSTD_inBuffer ib = { c->din, (size_t)k, 0 };
-                for (bool full = true; r >= 0 && (ib.pos < ib.size || full);) {
+                for (bool full = true; r >= 0 && size < stop && (ib.pos < ib.size || full);) {
                         ZSTD_outBuffer ob = { c->dout, c->dout_size, 0 };
                         hint = ZSTD_decompressStream(c->dc, &ob, &ib);
                         if (ZSTD_isError(hint)) {
@@ -300,24 +322,62 @@ int cold_decompress_fd(ColdCtx *c, int src_fd, uint64_t src_len, int out_fd,
                                 break;
                         }
                         full = ob.pos == ob.size;
-                        if (expect)
-                                r = ob.pos <= expect_len - size &&
-                                                    memcmp(expect + size, c->dout, ob.pos) == 0
-                                            ? 0
-                                            : -EBADMSG;
-                        else
-                                r = sha256_update(h, c->dout, ob.pos);
-                        size += ob.pos;
-                        if (r >= 0 && out_fd >= 0)
-                                r = write_all(out_fd, c->dout, ob.pos);
+                        if (ob.pos > limit - size) {
+                                r = -EFBIG; /* inflates past its recorded size */
+                                break;
+                        }
+                        size_t n = (size_t)MIN((uint64_t)ob.pos, stop - size);
+                        if (n > 0)
+                                r = sink(userdata, c->dout, n, size);
+                        size += n;
                 }
         }
-        if (r >= 0 && h) {
-                r = sha256_final(h, sha);
-                h = NULL;
-        }
-        sha256_free(h);
         *ret_size = size;
+        return r;
+}
+
+typedef struct ColdCheckSink {
+        Sha256 *h;          /* hashing, or */
+        const char *expect; /* comparing with expect_len bytes */
+        size_t expect_len;
+        int out_fd; /* and writing (-1: nowhere) */
+} ColdCheckSink;
+
+static int cold_check_sink(void *userdata, const char *buf, size_t n, uint64_t at) {
+        ColdCheckSink *k = userdata;
+        int r;
+
+        if (k->expect)
+                r = memcmp(k->expect + at, buf, n) == 0 ? 0 : -EBADMSG;
+        else
+                r = sha256_update(k->h, buf, n);
+        if (r >= 0 && k->out_fd >= 0)
+                r = write_all(k->out_fd, buf, n);
+        return r;
+}
+
+/* Decompress the whole of src_fd (its length src_len when the caller knows it, else UINT64_MAX:
+ * to its end) into out_fd (-1: nowhere); SHA-256 and size of the output, hashed as it streams by
+ * (no buffer of the whole); -EFBIG once it passes limit bytes. With expect, the output is compared
+ * with those expect_len bytes instead of hashed (sha is not set; -EBADMSG when it differs, -EFBIG
+ * when it is longer): the verification of a file whose original is still in c->in. */
+int cold_decompress_fd(ColdCtx *c, int src_fd, uint64_t src_len, uint64_t limit, int out_fd,
+                       const char *expect, size_t expect_len, char sha[65], uint64_t *ret_size) {
+        ColdCheckSink k = { .h = expect ? NULL : sha256_new(), .expect = expect,
+                            .expect_len = expect_len, .out_fd = out_fd };
+        bool ended;
+        int r = k.h || expect ? 0 : -ENOMEM;
+
+        if (expect)
+                limit = MIN(limit, (uint64_t)expect_len);
+        if (r >= 0)
+                r = cold_stream(c, src_fd, src_len, limit, UINT64_MAX, cold_check_sink, &k,
+                                ret_size, &ended);
+        if (r >= 0 && k.h) {
+                r = sha256_final(k.h, sha);
+                k.h = NULL;
+        }
+        sha256_free(k.h);
         return r;
 }
 
@@ -398,7 +458,8 @@ static int cold_check_z(int zfd, int out_fd, uint64_t *ret_size, char ret_sha[65
                 return r;
         r = cold_default(0, &c);
         if (r >= 0)
-                r = cold_decompress_fd(c, zfd, UINT64_MAX, out_fd, NULL, 0, got, &size);
+                r = cold_decompress_fd(c, zfd, UINT64_MAX, *ret_size, out_fd, NULL, 0, got,
+                                       &size);
         if (r < 0)
                 return r;
         return size == *ret_size && streq(got, ret_sha) ? 0 : -EBADMSG;
@@ -490,8 +551,10 @@ int cold_ctx_compress(ColdCtx *c, int dir_fd, const char *name, int cold_fd, con
          * the original's bytes when it was read in one piece, else with its SHA-256 */
         if (r >= 0) {
                 bool whole = (uint64_t)st.st_size <= COLD_CHUNK;
-                r = cold_decompress_fd(c, out, written, -1, whole ? c->in : NULL,
-                                       (size_t)st.st_size, sha2, &size);
+                r = cold_decompress_fd(c, out, written, (uint64_t)st.st_size, -1,
+                                       whole ? c->in : NULL, (size_t)st.st_size, sha2, &size);
+                if (r == -EFBIG)
+                        r = -EBADMSG; /* longer than the original: did not verify */
                 if (r >= 0 && (size != (uint64_t)st.st_size || (!whole && !streq(sha, sha2))))
                         r = -EBADMSG;
         }
@@ -585,47 +648,95 @@ int cold_cat(int cold_fd, const char *name, int out_fd) {
         return cold_check_z(fd, out_fd, &want_size, want);
 }
 
-int cold_cat_head(int cold_fd, const char *name, int out_fd, uint64_t max, bool *ret_whole) {
+typedef struct ColdEndsSink {
+        int out_fd;
+        uint64_t head;     /* the first head bytes are written as they come */
+        char *tail;        /* and the last tail_max bytes are kept: tail[0..tail_len) */
+        size_t tail_max, tail_len;
+} ColdEndsSink;
+
+static int cold_ends_sink(void *userdata, const char *buf, size_t n, uint64_t at) {
+        ColdEndsSink *k = userdata;
+        int r = 0;
+
+        if (at < k->head) {
+                size_t h = (size_t)MIN((uint64_t)n, k->head - at);
+                r = write_all(k->out_fd, buf, h);
+        }
+        if (r < 0 || k->tail_max == 0)
+                return r;
+        if (n >= k->tail_max) {
+                memcpy(k->tail, buf + n - k->tail_max, k->tail_max);
+                k->tail_len = k->tail_max;
+                return 0;
+        }
+        if (k->tail_len + n > k->tail_max) {
+                size_t drop = k->tail_len + n - k->tail_max;
+                memmove(k->tail, k->tail + drop, k->tail_len - drop);
+                k->tail_len -= drop;
+        }
+        memcpy(k->tail + k->tail_len, buf, n);
+        k->tail_len += n;
+        return 0;
+}
+
+/* cold_cat_head() and cold_cat_ends(): the trailer read first, its size the limit. */
+static int cold_cat_bounded(int cold_fd, const char *name, int out_fd, uint64_t head,
+                            size_t tail, bool *ret_whole, uint64_t *ret_size) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_(cold_ctx_freep) ColdCtx *c = NULL;
-        uint64_t off = 0, done = 0;
-        size_t hint = 1;
+        _cleanup_free_ char *buf = tail > 0 ? malloc(tail) : NULL;
+        ColdEndsSink k = { .out_fd = out_fd, .head = head, .tail = buf, .tail_max = tail };
+        uint64_t recorded = 0, size = 0;
+        char sha[65];
+        bool ended = false;
         int r;
 
+        if (tail > 0 && !buf)
+                return -ENOMEM;
         fd = cold_open_z(cold_fd, name);
         if (fd < 0)
                 return fd;
+        r = cold_read_trailer(fd, &recorded, sha);
+        if (r < 0)
+                return r;
         /* a context of its own, not the thread's cold_default(): the scan's threads end, and
          * their thread-local context would be lost with them */
         r = cold_ctx_new(COLD_LEVEL_DEFAULT, COLD_DICT_NONE, &c);
-        /* the first frame only (the trailer is a skippable frame after it) */
-        while (r >= 0 && hint != 0 && done < max) {
-                ssize_t k = pread(fd, c->din, c->din_size, (off_t)off);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0) {
-                        r = k < 0 ? -errno : -EBADMSG;
-                        break;
+        if (r >= 0)
+                r = cold_stream(c, fd, UINT64_MAX, recorded, tail > 0 ? UINT64_MAX : head,
+                                cold_ends_sink, &k, &size, &ended);
+        if (r >= 0 && ended && size != recorded)
+                r = -EBADMSG; /* shorter than recorded */
+        if (r >= 0 && tail > 0 && size > head) {
+                /* the last bytes at their place; what lies between the two stays a hole */
+                uint64_t at = MAX(head, size - k.tail_len);
+                size_t skip = (size_t)(at - (size - k.tail_len));
+                for (size_t done = skip; r >= 0 && done < k.tail_len;) {
+                        ssize_t w = pwrite(out_fd, k.tail + done, k.tail_len - done,
+                                           (off_t)(size - k.tail_len + done));
+                        if (w < 0 && errno == EINTR)
+                                continue;
+                        if (w <= 0)
+                                r = w < 0 ? -errno : -EIO;
+                        else
+                                done += (size_t)w;
                 }
-                if (off == 0)
-                        r = cold_dc_start(c, c->din, (size_t)k);
-                ZSTD_inBuffer ib = { c->din, (size_t)k, 0 };
-                for (bool full = true;
-                     r >= 0 && hint != 0 && done < max && (ib.pos < ib.size || full);) {
-                        ZSTD_outBuffer ob = { c->dout, c->dout_size, 0 };
-                        hint = ZSTD_decompressStream(c->dc, &ob, &ib);
-                        if (ZSTD_isError(hint)) {
-                                r = -EBADMSG;
-                                break;
-                        }
-                        full = ob.pos == ob.size;
-                        size_t n = (size_t)MIN((uint64_t)ob.pos, max - done);
-                        r = write_all(out_fd, c->dout, n);
-                        done += n;
-                }
-                off += ib.pos;
+                if (r >= 0 && ftruncate(out_fd, (off_t)size) < 0)
+                        r = -errno;
         }
         if (r >= 0 && ret_whole)
-                *ret_whole = hint == 0;
+                *ret_whole = ended;
+        if (r >= 0 && ret_size)
+                *ret_size = size;
         return r;
+}
+
+int cold_cat_head(int cold_fd, const char *name, int out_fd, uint64_t max, bool *ret_whole) {
+        return cold_cat_bounded(cold_fd, name, out_fd, max, 0, ret_whole, NULL);
+}
+
+int cold_cat_ends(int cold_fd, const char *name, int out_fd, uint64_t head, size_t tail,
+                  uint64_t *ret_size) {
+        return cold_cat_bounded(cold_fd, name, out_fd, head, tail, NULL, ret_size);
 }

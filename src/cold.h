@@ -23,6 +23,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -119,6 +120,20 @@ int cold_decompress(int cold_fd, const char *name, int dst_fd, ColdStepFn step, 
 int cold_decompress_many(int cold_fd, const char *const *names, size_t n, bool skip_missing,
                          int dst_fd, ColdStepFn step, void *userdata, ColdResult *res);
 
+/* The largest content the scan decompresses for a compressed session's title (which needs its
+ * last 64 KiB): above it the title counts as unread, and a rule that needs it keeps the session.
+ * 64 MiB: a transcript rarely reaches a few MiB; decompressing 64 MiB takes about 0.1 s. */
+#define COLD_TITLE_MAX (64ULL * 1024 * 1024)
+
+/* Why a compressed file cannot be used, for the error r of a function below: the frame is damaged
+ * (-EFBIG: it inflates past its recorded size; -EBADMSG: no valid trailer or frame, or content
+ * that does not match the recorded size and checksum) or needs a dictionary this qgc does not
+ * have (-EPROTONOSUPPORT); NULL for any other error. */
+const char *cold_damage_why(int r);
+
+/* Every decompression below stops with -EFBIG once the content would pass the size recorded in
+ * the file's trailer (none: -EBADMSG), before a byte past it is written: a frame that inflates
+ * further (a "bomb" written by hand) is damaged, kept, and never restored or salvaged from. */
 /* Write the original content of (cold_fd, name.zst) to out_fd, checked against its SHA-256 at
  * the end (-EBADMSG after the bytes were written when it does not match; -EPROTONOSUPPORT
  * before any byte for a dictionary this qgc does not have). */
@@ -130,5 +145,13 @@ int cold_info(int cold_fd, const char *name, uint64_t *ret_size, char ret_sha[65
 /* Write at most max bytes of the start of the original content of (cold_fd, name.zst) to
  * out_fd, not checked against the SHA-256 (the scan reads the first record this way; what acts
  * on the content, cold_cat() and cold_decompress(), checks it). *ret_whole: the whole content
- * was written (it ended within max bytes). */
+ * was written (it ended within max bytes, with exactly the recorded size: else -EBADMSG). */
 int cold_cat_head(int cold_fd, const char *name, int out_fd, uint64_t max, bool *ret_whole);
+
+/* The two ends of the original content of (cold_fd, name.zst) in out_fd (empty, at offset 0),
+ * at their offsets: its first head bytes and its last tail bytes, what lies between a hole
+ * (out_fd is made the content's size; a memfd holds only the two ends). The whole content is
+ * decompressed (time linear in the recorded size), memory stays tail bytes. Not checked against
+ * the SHA-256; its size must be the recorded one (-EBADMSG). *ret_size: the content's size. */
+int cold_cat_ends(int cold_fd, const char *name, int out_fd, uint64_t head, size_t tail,
+                  uint64_t *ret_size);

@@ -21,6 +21,7 @@
 #include <json-c/json.h>
 
 #include "actions.h"
+#include "cold.h"
 #include "config.h"
 #include "hygiene.h"
 #include "inventory.h"
@@ -561,6 +562,9 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
                 r = main_show(inv, id);
                 if (r == -ENOENT)
                         return log_error_errno(r, "no session %s in any tree", arg_restore_id), 1;
+                if (r < 0 && cold_damage_why(r))
+                        return log_error("cannot show session %s: %s", arg_restore_id,
+                                         cold_damage_why(r)), 1;
                 return r < 0 ? log_error_errno(r, "cannot show session %s", arg_restore_id), 1 : 0;
         }
 

@@ -224,20 +224,30 @@ static int scan_cold_read(ScanCtx *ctx, int cold_fd, const ScanEntry *e, bool wa
         r = cold_info(cold_fd, base, &c->cold_orig, sha);
         if (r == -ENOMEM)
                 return r;
-        want_title = want_title || scan_want_title(ctx, &st, /* archived= */ true);
+        /* the title windows need the whole content decompressed (the last 64 KiB): up to
+         * COLD_TITLE_MAX, else its title stays unread (a rule that needs it keeps the session) */
+        want_title = (want_title || scan_want_title(ctx, &st, /* archived= */ true)) &&
+                     c->cold_orig <= COLD_TITLE_MAX;
         mfd = r < 0 ? r : memfd_create("qgc-cold", MFD_CLOEXEC);
         if (mfd == -1)
                 mfd = -errno;
-        if (mfd >= 0)
-                r = cold_cat_head(cold_fd, base, mfd, want_title ? UINT64_MAX : SCAN_COLD_HEAD,
-                                  &whole);
+        /* into the memfd: the head, and with the title the last window at its offset (a hole
+         * between): never more than the trailer's size is decompressed (cold.h) */
+        if (mfd >= 0 && want_title) {
+                r = cold_cat_ends(cold_fd, base, mfd, SCAN_COLD_HEAD, RECORD_TAIL_WINDOW, NULL);
+                whole = r >= 0;
+        } else if (mfd >= 0)
+                r = cold_cat_head(cold_fd, base, mfd, SCAN_COLD_HEAD, &whole);
         if (r == -ENOMEM)
                 return r;
         if (r >= 0 && fstat(mfd, &mst) < 0)
                 r = -errno;
         if (r < 0 || mfd < 0) {
-                c->problem = strprintf("compressed transcript unreadable: %s",
-                                       errno_to_string(-(r < 0 ? r : mfd)));
+                const char *why = cold_damage_why(r);
+
+                c->problem = why ? strdup(why)
+                                 : strprintf("compressed transcript unreadable: %s",
+                                             errno_to_string(-(r < 0 ? r : mfd)));
                 return c->problem ? 0 : -ENOMEM;
         }
         c->regular = true;

@@ -12,17 +12,21 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <zstd.h>
 
 #include "cold.h"
+#include "coldstep.h"
 #include "fixture.h"
 #include "macro.h"
+#include "sha256.h"
 #include "util.h"
 
 typedef struct T {
@@ -214,6 +218,199 @@ static void test_cold_trailer_mismatch_refused(void **state) {
         assert_int_equal(cold_resolve(t->dir_fd, "m.jsonl", t->cold_fd, NULL, NULL), -EBADMSG);
         assert_true(fixture_exists(t->root, "archive/m.jsonl"));
         assert_true(fixture_exists(t->root, zrel));
+}
+
+#define CHUNK_BYTES (1U << 20)
+
+/* Write archive/.qgc-cold/<name>.zst by hand: a plain zstd frame of the content prefix[0..np)
+ * followed by n bytes of fill (made and compressed in 1 MiB pieces, never held whole), then
+ * qgc's trailer recording `recorded` bytes and the SHA-256 of the real content (so only the size
+ * lies when recorded is not np + n). */
+static void write_frame(T *t, const char *name, const char *prefix, size_t np, uint64_t n,
+                        char fill, uint64_t recorded) {
+        _cleanup_free_ char *rel = strprintf("archive/" COLD_DIR "/%s" COLD_SUFFIX, name);
+        _cleanup_free_ char *path = rel ? fixture_path(t->root, rel) : NULL;
+        _cleanup_free_ char *in = malloc(CHUNK_BYTES), *out = malloc(ZSTD_CStreamOutSize());
+        ZSTD_CCtx *cc = ZSTD_createCCtx();
+        Sha256 *h = sha256_new();
+        char sha[65], payload[97 + 1];
+        unsigned char hdr[8] = { 0x5E, 0x2A, 0x4D, 0x18, 97, 0, 0, 0 };
+        uint64_t left = n;
+        bool first = true;
+        FILE *f;
+
+        assert_true(path && in && out && cc && h);
+        memset(in, fill, CHUNK_BYTES);
+        f = fopen(path, "we");
+        assert_non_null(f);
+        assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, 1)));
+        assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1)));
+        for (bool last = false; !last;) {
+                const char *src = first ? prefix : in;
+                size_t k = first ? np : (size_t)MIN(left, (uint64_t)CHUNK_BYTES);
+
+                if (!first)
+                        left -= k;
+                last = !first && left == 0;
+                if (first && n == 0)
+                        last = true;
+                first = false;
+                assert_int_equal(sha256_update(h, src, k), 0);
+                ZSTD_inBuffer ib = { src, k, 0 };
+                for (bool done = false; !done;) {
+                        ZSTD_outBuffer ob = { out, ZSTD_CStreamOutSize(), 0 };
+                        size_t rem = ZSTD_compressStream2(cc, &ob, &ib,
+                                                          last ? ZSTD_e_end : ZSTD_e_continue);
+                        assert_false(ZSTD_isError(rem));
+                        assert_int_equal(fwrite(out, 1, ob.pos, f), ob.pos);
+                        done = last ? rem == 0 : ib.pos == ib.size;
+                }
+        }
+        assert_int_equal(sha256_final(h, sha), 0);
+        snprintf(payload, sizeof payload, "qgc-cold 1 %s %020" PRIu64 "\n", sha, recorded);
+        assert_int_equal(fwrite(hdr, 1, 8, f), 8);
+        assert_int_equal(fwrite(payload, 1, 97, f), 97);
+        assert_int_equal(fclose(f), 0);
+        ZSTD_freeCCtx(cc);
+}
+
+/* The size of what fd holds (its st_size) and the bytes it takes in memory (st_blocks). */
+static uint64_t fd_size(int fd, uint64_t *ret_alloc) {
+        struct stat st;
+
+        assert_int_equal(fstat(fd, &st), 0);
+        if (ret_alloc)
+                *ret_alloc = (uint64_t)st.st_blocks * 512;
+        return (uint64_t)st.st_size;
+}
+
+/* Every decompression of a frame whose content is exactly its recorded size works; one byte more
+ * than recorded is refused (-EFBIG) by each, before a byte past the recorded size is written,
+ * and the compressed file is kept; one byte less is damaged (-EBADMSG). */
+static void test_cold_recorded_size_at_limit_and_one_past(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *data = make_jsonl(70000);
+        size_t n = strlen(data);
+        const char *zrel = "archive/" COLD_DIR "/r.jsonl" COLD_SUFFIX;
+        uint64_t size = 0;
+        bool whole = false;
+        int fd;
+
+        /* at the limit: the content is the recorded size */
+        write_frame(t, "r.jsonl", data, n, 300000, 'x', n + 300000);
+        fd = memfd_create("t", MFD_CLOEXEC);
+        assert_int_equal(cold_cat(t->cold_fd, "r.jsonl", fd), 0);
+        assert_int_equal(fd_size(fd, NULL), n + 300000);
+        close(fd);
+        fd = memfd_create("t", MFD_CLOEXEC);
+        assert_int_equal(cold_cat_head(t->cold_fd, "r.jsonl", fd, UINT64_MAX, &whole), 0);
+        assert_true(whole);
+        close(fd);
+        fd = memfd_create("t", MFD_CLOEXEC);
+        assert_int_equal(cold_cat_ends(t->cold_fd, "r.jsonl", fd, 4096, 65536, &size), 0);
+        assert_int_equal(size, n + 300000);
+        close(fd);
+        fd = cold_step_memfd(t->cold_fd, "r");
+        assert_true(fd >= 0);
+        close(fd);
+        assert_int_equal(cold_decompress(t->cold_fd, "r.jsonl", t->dir_fd, NULL, NULL, NULL), 0);
+        assert_true(fixture_exists(t->root, "archive/r.jsonl"));
+        assert_false(fixture_exists(t->root, zrel));
+        assert_int_equal(unlinkat(t->dir_fd, "r.jsonl", 0), 0);
+
+        /* one past: the content is one byte longer than recorded */
+        write_frame(t, "r.jsonl", data, n, 300001, 'x', n + 300000);
+        fd = memfd_create("t", MFD_CLOEXEC);
+        assert_int_equal(cold_cat(t->cold_fd, "r.jsonl", fd), -EFBIG);
+        assert_true(fd_size(fd, NULL) <= n + 300000);
+        close(fd);
+        fd = memfd_create("t", MFD_CLOEXEC);
+        assert_int_equal(cold_cat_head(t->cold_fd, "r.jsonl", fd, UINT64_MAX, &whole), -EFBIG);
+        assert_true(fd_size(fd, NULL) <= n + 300000);
+        close(fd);
+        fd = memfd_create("t", MFD_CLOEXEC);
+        assert_int_equal(cold_cat_ends(t->cold_fd, "r.jsonl", fd, 4096, 65536, &size), -EFBIG);
+        close(fd);
+        assert_int_equal(cold_step_memfd(t->cold_fd, "r"), -EFBIG);
+        assert_int_equal(cold_decompress(t->cold_fd, "r.jsonl", t->dir_fd, NULL, NULL, NULL),
+                         -EFBIG);
+        assert_true(fixture_exists(t->root, zrel));
+        assert_false(fixture_exists(t->root, "archive/r.jsonl"));
+        assert_false(fixture_exists(t->root, "archive/.r.jsonl.qgc-tmp"));
+        assert_non_null(strstr(cold_damage_why(-EFBIG), "inflates past its recorded size"));
+
+        /* one short: damaged too */
+        write_frame(t, "r.jsonl", data, n, 299999, 'x', n + 300000);
+        fd = memfd_create("t", MFD_CLOEXEC);
+        assert_int_equal(cold_cat(t->cold_fd, "r.jsonl", fd), -EBADMSG);
+        close(fd);
+        fd = memfd_create("t", MFD_CLOEXEC);
+        assert_int_equal(cold_cat_head(t->cold_fd, "r.jsonl", fd, UINT64_MAX, &whole), -EBADMSG);
+        close(fd);
+        assert_int_equal(cold_decompress(t->cold_fd, "r.jsonl", t->dir_fd, NULL, NULL, NULL),
+                         -EBADMSG);
+        assert_true(fixture_exists(t->root, zrel));
+}
+
+/* A bomb: a transcript's bytes and then 1 GiB of zeros in one frame of about 40 KiB, whose
+ * trailer records the transcript's size. Every reader stops right past the recorded size: what it
+ * writes (a memfd, the restore's temporary file) never holds more than that, and the file stays. */
+static void test_cold_bomb_stops_at_recorded_size(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *data = make_jsonl(5000);
+        size_t n = strlen(data);
+        const char *zrel = "archive/" COLD_DIR "/b.jsonl" COLD_SUFFIX;
+        uint64_t size = 0, alloc = 0;
+        struct stat st;
+        bool whole = false;
+        int fd;
+
+        write_frame(t, "b.jsonl", data, n, 1ULL << 30, 0, n);
+        assert_int_equal(fstatat(t->cold_fd, "b.jsonl" COLD_SUFFIX, &st, 0), 0);
+        assert_true(st.st_size < 1024 * 1024);
+        fd = memfd_create("t", MFD_CLOEXEC);
+        assert_int_equal(cold_cat(t->cold_fd, "b.jsonl", fd), -EFBIG); /* show */
+        assert_true(fd_size(fd, NULL) <= n);
+        close(fd);
+        fd = memfd_create("t", MFD_CLOEXEC);
+        assert_int_equal(cold_cat_head(t->cold_fd, "b.jsonl", fd, UINT64_MAX, &whole), -EFBIG);
+        assert_true(fd_size(fd, NULL) <= n);
+        close(fd);
+        fd = memfd_create("t", MFD_CLOEXEC);
+        assert_int_equal(cold_cat_ends(t->cold_fd, "b.jsonl", fd, 4096, 65536, &size), -EFBIG);
+        assert_true(fd_size(fd, &alloc) <= n);
+        close(fd);
+        assert_int_equal(cold_step_memfd(t->cold_fd, "b"), -EFBIG); /* delete's salvage */
+        assert_int_equal(cold_decompress(t->cold_fd, "b.jsonl", t->dir_fd, NULL, NULL, NULL),
+                         -EFBIG); /* restore */
+        assert_true(fixture_exists(t->root, zrel));
+        assert_false(fixture_exists(t->root, "archive/b.jsonl"));
+        assert_false(fixture_exists(t->root, "archive/.b.jsonl.qgc-tmp"));
+        assert_int_equal(cold_resolve(t->dir_fd, "b.jsonl", t->cold_fd, NULL, NULL), -EFBIG);
+}
+
+/* The scan's title read: the whole content streams by, but the memfd holds only its two ends (a
+ * hole between), at their offsets. 64 MiB of content, head 4 KiB, tail 64 KiB. */
+static void test_cold_cat_ends_holds_only_the_ends(void **state) {
+        T *t = *state;
+        const char *head = "{\"first\":1}\n";
+        uint64_t n = 64ULL << 20, size = 0, alloc = 0;
+        char buf[16];
+        int fd;
+
+        write_frame(t, "e.jsonl", head, strlen(head), n, 'y', n + strlen(head));
+        fd = memfd_create("t", MFD_CLOEXEC);
+        assert_int_equal(cold_cat_ends(t->cold_fd, "e.jsonl", fd, 4096, 65536, &size), 0);
+        assert_int_equal(size, n + strlen(head));
+        assert_int_equal(fd_size(fd, &alloc), size);
+        assert_true(alloc <= 256 * 1024);
+        assert_int_equal(pread(fd, buf, strlen(head), 0), (ssize_t)strlen(head));
+        assert_memory_equal(buf, head, strlen(head));
+        assert_int_equal(pread(fd, buf, 1, (off_t)size - 65536), 1);
+        assert_int_equal(buf[0], 'y');
+        assert_int_equal(pread(fd, buf, 1, (off_t)size - 65537), 1);
+        assert_int_equal(buf[0], 0); /* the hole */
+        close(fd);
 }
 
 #define DICT_1_ID 0x71676301U /* src/colddict/train.sh 1 */
@@ -515,6 +712,12 @@ int main(void) {
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_cold_batch, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_cold_resolve, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cold_recorded_size_at_limit_and_one_past,
+                                                setup, teardown),
+                cmocka_unit_test_setup_teardown(test_cold_bomb_stops_at_recorded_size, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_cold_cat_ends_holds_only_the_ends, setup,
+                                                teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
