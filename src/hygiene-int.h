@@ -2,6 +2,8 @@
  * hygiene-reclaim.c). Not an interface: only they include it. */
 #pragma once
 
+#include "hashmap.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,7 +15,6 @@
 #include "util.h"
 
 #define HYGIENE_DEPTH_MAX 32
-#define HYGIENE_TASKS_MAX (16 * 1024 * 1024)
 
 /* Sizes and the newest mtime below dfd. A mount point, another filesystem or a directory
  * that cannot be listed makes it incomplete. */
@@ -41,6 +42,8 @@ typedef struct HygieneStale {
         bool skip_org;        /* the executor's re-check: qgc's own edit of the organization
                                * file is no activity */
         StrBuf cwds;          /* distinct recorded cwds, each followed by '\n' */
+        Hashmap cwd_set;      /* the offsets (+1) in cwds of those indexed, for the dedup */
+        size_t cwd_indexed;   /* cwds.buf[0..cwd_indexed) is in cwd_set */
         msec_t mtime;         /* newest regular file inside, the marker excepted */
         uint64_t bytes, bytes_alloc;
         FileId marker;

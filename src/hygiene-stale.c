@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,8 @@ void hygiene_stale_done(HygieneStale *h) {
         free(h->why);
         h->why = NULL;
         strbuf_done(&h->cwds);
+        hashmap_done(&h->cwd_set, NULL);
+        h->cwd_indexed = 0;
 }
 
 /* Note why the entry cannot go (the first reason wins). 0 or -ENOMEM. */
@@ -71,20 +74,63 @@ static void hygiene_stale_count(HygieneStale *h, const struct stat *st, bool is_
                 h->mtime = MAX(h->mtime, hygiene_mtime(st));
 }
 
-/* A recorded cwd (once each). */
+/* A cwd of the set: n bytes at s, looked up in buf. */
+typedef struct HygieneCwdKey {
+        const char *buf, *s;
+        size_t n;
+} HygieneCwdKey;
+
+static bool hygiene_cwd_eq(const void *entry, const void *key) {
+        const HygieneCwdKey *k = key;
+        const char *p = k->buf + ((uintptr_t)entry - 1);
+
+        return memcmp(p, k->s, k->n) == 0 && p[k->n] == '\n';
+}
+
+/* The slot of the cwd s[0..n) in h's set (h->cwds indexed up to its end first: a caller may have
+ * appended lines of its own). */
+static int hygiene_cwd_slot(HygieneStale *h, const char *s, size_t n, HashSlot **ret) {
+        while (h->cwd_indexed < h->cwds.len) {
+                const char *p = h->cwds.buf + h->cwd_indexed;
+                const char *e = memchr(p, '\n', h->cwds.len - h->cwd_indexed);
+                size_t l = e ? (size_t)(e - p) : h->cwds.len - h->cwd_indexed;
+                HygieneCwdKey k = { h->cwds.buf, p, l };
+                uint64_t hash = hash_bytes(p, l);
+                HashSlot *slot;
+
+                if (hashmap_reserve(&h->cwd_set, 1) < 0)
+                        return -ENOMEM;
+                slot = hashmap_slot(&h->cwd_set, hash, hygiene_cwd_eq, &k);
+                if (!slot->entry)
+                        hashmap_fill(&h->cwd_set, slot, hash, (void *)(uintptr_t)(h->cwd_indexed + 1));
+                h->cwd_indexed += l + 1;
+        }
+        if (hashmap_reserve(&h->cwd_set, 1) < 0)
+                return -ENOMEM;
+        HygieneCwdKey k = { h->cwds.buf, s, n };
+        *ret = hashmap_slot(&h->cwd_set, hash_bytes(s, n), hygiene_cwd_eq, &k);
+        return 0;
+}
+
+/* A recorded cwd (once each: a hash set over h->cwds, so that many cwds cost linear time). */
 static int hygiene_stale_cwd(HygieneStale *h, const char *cwd) {
-        const char *p = h->cwds.buf;
-        size_t n = strlen(cwd);
+        size_t n = strlen(cwd), at;
+        HashSlot *slot;
+        int r;
 
         if (n == 0 || memchr(cwd, '\n', n))
                 return hygiene_stale_keep(h, "a recorded cwd qgc cannot judge");
-        while (p && *p) {
-                const char *e = strchr(p, '\n');
-                if ((size_t)(e - p) == n && memcmp(p, cwd, n) == 0)
-                        return 0;
-                p = e + 1;
-        }
-        return strbuf_printf(&h->cwds, "%s\n", cwd) < 0 ? -ENOMEM : 0;
+        r = hygiene_cwd_slot(h, cwd, n, &slot);
+        if (r < 0)
+                return r;
+        if (slot->entry)
+                return 0;
+        at = h->cwds.len;
+        if (strbuf_printf(&h->cwds, "%s\n", cwd) < 0)
+                return -ENOMEM;
+        hashmap_fill(&h->cwd_set, slot, hash_bytes(cwd, n), (void *)(uintptr_t)(at + 1));
+        h->cwd_indexed = h->cwds.len;
+        return 0;
 }
 
 static int hygiene_stale_obj(json_object *obj, void *userdata) {
@@ -220,8 +266,7 @@ static int hygiene_stale_chats(HygieneStale *h, int cfd) {
                 } else if (S_ISREG(st.st_mode) && hygiene_stale_id(name, ".worktree.json", id)) {
                         json_object *o = NULL, *p = NULL;
 
-                        if (json_read_file(cfd, name, 1024 * 1024,
-                                           json_input_info(JSON_INPUT_WORKTREE)->dialect, &o) < 0 ||
+                        if (json_read_input(cfd, name, JSON_INPUT_WORKTREE, &o) < 0 ||
                             !json_object_is_type(o, json_type_object))
                                 r = hygiene_stale_keep(h, "an unreadable worktree sidecar: %s",
                                                        name);
@@ -408,7 +453,7 @@ static int hygiene_stale_marker_cwds(HygieneStale *h, int pfd) {
         char *p, *e;
         int r;
 
-        r = fs_read_file(pfd, HYGIENE_STALE_MARKER, 64 * 1024, &text, &n);
+        r = fs_read_file(pfd, HYGIENE_STALE_MARKER, HYGIENE_STALE_MARKER_MAX, &text, &n);
         if (r == -ENOMEM)
                 return r;
         if (r < 0 || memchr(text, '\0', n))

@@ -19,6 +19,10 @@
 
 /* Where upstream (PR #9110) keeps the time an entry was first seen stale: its mtime. */
 #define HYGIENE_STALE_MARKER ".qwen-orphan-since"
+/* The most of it that is read (its recorded cwds, one a line; the tree's user can write it too):
+ * a larger one "cannot be read", which keeps the entry. 1 MiB: some 15000 cwds, where a stale
+ * entry of Qwen's records one or a few. */
+#define HYGIENE_STALE_MARKER_MAX (1024U * 1024)
 
 /* Is k one of the hygiene kinds (ORPHAN_TOOL_RESULT .. ORPHAN_LEGACY)? */
 bool hygiene_kind(OrphanKind k);

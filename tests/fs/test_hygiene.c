@@ -593,6 +593,73 @@ static void test_hygiene_stale_act_guards(void **state) {
         }
 }
 
+/* The stale-project marker holds the recorded cwds, one a line, and is read up to
+ * HYGIENE_STALE_MARKER_MAX bytes: a marker of exactly that size (some 20000 distinct cwds, each
+ * collected once, in linear time) is read whole; one byte more cannot be read, which keeps the
+ * entry. */
+static void test_hygiene_stale_marker_limit(void **state) {
+        Fx *fx = *state;
+        char body[256];
+        StrBuf b = {};
+        _cleanup_free_ char *text = NULL, *more = NULL;
+        size_t lines = 0, n = 0;
+        const Orphan *o;
+
+        snprintf(body, sizeof body, "{\"worktreePath\":\"/tmp/qgc-fs-stale-%ld/wt\"}", (long)getpid());
+        for (;; lines++) {
+                char line[128];
+                int l = snprintf(line, sizeof line, "/tmp/qgc-fs-stale-%ld-gone-%zu\n",
+                                 (long)getpid(), lines);
+                if (b.len + (size_t)l + 64 > HYGIENE_STALE_MARKER_MAX)
+                        break;
+                assert_true(strbuf_printf(&b, "%s", line) >= 0);
+        }
+        /* the last line makes it exact */
+        assert_true(strbuf_printf(&b, "/tmp/qgc-fs-stale-%ld-last-", (long)getpid()) >= 0);
+        while (b.len + 1 < HYGIENE_STALE_MARKER_MAX)
+                assert_true(strbuf_printf(&b, "x") >= 0);
+        assert_true(strbuf_printf(&b, "\n") >= 0);
+        lines++;
+        assert_int_equal(b.len, HYGIENE_STALE_MARKER_MAX);
+        text = strbuf_steal(&b);
+
+        for (int past = 0; past <= 1; past++) {
+                assert_int_equal(fixture_corpus_teardown(state), 0);
+                assert_int_equal(fixture_corpus_setup(state), 0);
+                fx = *state;
+                assert_int_equal(fixture_write(fx->qwen, "projects/" STALE_DIR "/chats/" ORPH
+                                                         ".worktree.json", body), 0);
+                more = past ? strprintf("%sx", text) : strdup(text);
+                assert_non_null(more);
+                assert_int_equal(fixture_write(fx->qwen, "projects/" STALE_DIR "/"
+                                                         HYGIENE_STALE_MARKER, more), 0);
+                free(more);
+                more = NULL;
+                assert_int_equal(fixture_age(fx->qwen, "projects/" STALE_DIR "/chats/" ORPH
+                                                       ".worktree.json", 10 * DAY), 0);
+                assert_int_equal(fixture_age(fx->qwen, "projects/" STALE_DIR "/" HYGIENE_STALE_MARKER,
+                                             10 * DAY), 0);
+                scan_fx(fx, 1u << ORPHAN_STALE_PROJECT);
+                o = find_orphan(fx, ORPHAN_STALE_PROJECT, STALE_DIR);
+                assert_non_null(o);
+                if (!o)
+                        return;
+                if (past) {
+                        assert_non_null(o->stale_why);
+                        assert_non_null(strstr(o->stale_why, "its marker cannot be read"));
+                        continue;
+                }
+                if (o->stale_why)
+                        print_error("kept by the scan: %s\n", o->stale_why);
+                assert_null(o->stale_why);
+                /* every line of the marker and the sidecar's cwd, once each */
+                n = 0;
+                for (const char *p = o->cwds; p && (p = strchr(p, '\n')); p++)
+                        n++;
+                assert_int_equal(n, lines + 1);
+        }
+}
+
 /* An unknown name in a tmp/<hash>/ of no session: no stale-tmp item, and its tool results are
  * still items of their own. */
 static void test_hygiene_scan_unknown_keeps_tmp(void **state) {
@@ -660,6 +727,7 @@ int main(void) {
                 cmocka_unit_test(test_hygiene_stale_policy_table),
                 T(test_hygiene_reclaim_guards),
                 T(test_hygiene_stale_act_guards),
+                T(test_hygiene_stale_marker_limit),
                 T(test_hygiene_scan_unknown_keeps_tmp),
                 T(test_hygiene_scan_need_zero),
                 T(test_treesize_corpus),
