@@ -140,11 +140,47 @@ static void test_json_read_file_limits(void **state) {
         }
 }
 
+/* Every row of the input table (json.h) at its maximum and one byte past it: a valid document of
+ * exactly max bytes (an object with one long string, so the parse is as long as the file) is
+ * read, the same with one more space is -EFBIG. */
+static void test_json_inputs_at_max_and_one_past(void **state) {
+        const char *root = *state;
+        _cleanup_close_ int dfd = -EBADF;
+
+        dfd = test_open_dir(root, NULL);
+        for (JsonInput in = 0; in < _JSON_INPUT_MAX; in++) {
+                const JsonInputInfo *i = json_input_info(in);
+                _cleanup_free_ char *text = malloc(i->max + 2);
+                json_object *o = NULL, *v = NULL;
+
+                assert_non_null(text);
+                assert_true(i->max > 16);
+                memcpy(text, "{\"pad\":\"", 8);
+                memset(text + 8, 'p', i->max - 10);
+                memcpy(text + i->max - 2, "\"}", 3);
+                assert_int_equal(strlen(text), i->max);
+                assert_int_equal(fixture_write(root, "in.json", text), 0);
+                if (json_read_input(dfd, "in.json", in, &o) != 0)
+                        fail_msg("%s: not read at its maximum (%zu bytes)", i->file, i->max);
+                assert_true(json_object_object_get_ex(o, "pad", &v));
+                assert_int_equal(json_object_get_string_len(v), i->max - 10);
+                json_object_put(o);
+                o = NULL;
+                strcat(text, " ");
+                assert_int_equal(fixture_write(root, "in.json", text), 0);
+                if (json_read_input(dfd, "in.json", in, &o) != -EFBIG)
+                        fail_msg("%s: read one byte past its maximum", i->file);
+                assert_null(o);
+        }
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_fs_open_noatime, fixture_root_setup, teardown),
                 cmocka_unit_test_setup_teardown(test_json_read_file_dialect, fixture_root_setup, teardown),
                 cmocka_unit_test_setup_teardown(test_json_read_file_limits, fixture_root_setup, teardown),
+                cmocka_unit_test_setup_teardown(test_json_inputs_at_max_and_one_past,
+                                                fixture_root_setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
