@@ -389,6 +389,50 @@ static void test_cold_bomb_stops_at_recorded_size(void **state) {
         assert_int_equal(cold_resolve(t->dir_fd, "b.jsonl", t->cold_fd, NULL, NULL), -EFBIG);
 }
 
+/* The trailer is the file's last 105 bytes, exactly: a file without it, one byte short of it, or
+ * with another payload length is damaged for every reader (the scan's head read included), and
+ * kept. */
+static void test_cold_trailer_garbled_refused(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *data = make_jsonl(3000), *z = NULL;
+        const char *zrel = "archive/" COLD_DIR "/g.jsonl" COLD_SUFFIX;
+        size_t len = 0;
+
+        assert_int_equal(fixture_write(t->root, "archive/g.jsonl", data), 0);
+        assert_int_equal(cold_compress(t->dir_fd, "g.jsonl", t->cold_fd, 3, NULL, NULL, NULL, NULL),
+                         0);
+        assert_int_equal(fixture_read(t->root, zrel, &z, &len), 0);
+        assert_true(len > 105);
+        for (int v = 0; v < 3; v++) {
+                _cleanup_free_ char *b = malloc(len);
+                size_t n = len;
+                uint64_t size = 0;
+                char sha[65];
+                bool whole = false;
+                int fd;
+
+                assert_non_null(b);
+                memcpy(b, z, len);
+                if (v == 0)
+                        n = len - 105; /* no trailer */
+                else if (v == 1)
+                        n = len - 1; /* one byte short */
+                else
+                        b[len - 105 + 4] = 96; /* another payload length */
+                assert_int_equal(fixture_write_bytes(t->root, zrel, b, n), 0);
+                assert_int_equal(cold_info(t->cold_fd, "g.jsonl", &size, sha), -EBADMSG);
+                fd = memfd_create("t", MFD_CLOEXEC);
+                assert_int_equal(cold_cat(t->cold_fd, "g.jsonl", fd), -EBADMSG);
+                assert_int_equal(cold_cat_head(t->cold_fd, "g.jsonl", fd, 4096, &whole), -EBADMSG);
+                assert_int_equal(fd_size(fd, NULL), 0);
+                close(fd);
+                assert_int_equal(cold_decompress(t->cold_fd, "g.jsonl", t->dir_fd, NULL, NULL,
+                                                 NULL), -EBADMSG);
+                assert_true(fixture_exists(t->root, zrel));
+                assert_false(fixture_exists(t->root, "archive/g.jsonl"));
+        }
+}
+
 /* The scan's title read: the whole content streams by, but the memfd holds only its two ends (a
  * hole between), at their offsets. 64 MiB of content, head 4 KiB, tail 64 KiB. */
 static void test_cold_cat_ends_holds_only_the_ends(void **state) {
@@ -717,6 +761,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_cold_bomb_stops_at_recorded_size, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_cold_cat_ends_holds_only_the_ends, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_cold_trailer_garbled_refused, setup,
                                                 teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
