@@ -34,6 +34,24 @@ finish() {
         exit 0
 }
 
+# golden_compare GOLDEN OUT: the file OUT must equal the golden file GOLDEN, else the test fails.
+# Goldens are rewritten only by `make update-golden`: with QGC_UPDATE_GOLDEN=1 (exactly; any other
+# non-empty value fails, and so does any value under CI=true) a GOLDEN that differs is replaced by
+# OUT and the test fails all the same, so the run that rewrote a golden never passes. The C tests'
+# test_golden_compare() (tests/common/testdata.c) has the same rules.
+golden_compare() {
+        if [ -n "${QGC_UPDATE_GOLDEN:-}" ]; then
+                [ "$QGC_UPDATE_GOLDEN" = 1 ] ||
+                        fail "QGC_UPDATE_GOLDEN='$QGC_UPDATE_GOLDEN': only 1 rewrites goldens (make update-golden)"
+                [ "${CI:-}" != true ] || fail "QGC_UPDATE_GOLDEN=1 under CI=true: goldens are not rewritten in CI"
+                if ! cmp -s "$1" "$2"; then
+                        cp "$2" "$1"
+                        fail "golden $1 rewritten: review the diff (git diff), then make check"
+                fi
+        fi
+        diff -u "$1" "$2" || fail "the output differs from the golden $1"
+}
+
 # make_tree NAME: a fresh copy of the corpus tree at $T/NAME, printed.
 make_tree() {
         mkdir -p "$T/$1"
