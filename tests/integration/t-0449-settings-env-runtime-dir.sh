@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/qwen-npm.sh" # SKIP without node/npm; NPMDIR has 0.24.4
 # 0.15.6 runs on the system's node (as the qwen() below runs it)
-qwen_old 0.15.6 node --ignore-scripts --omit=optional || skip "Qwen Code 0.15.6: $QWEN_WHY"
+qwen_old 0.15.6 node --ignore-scripts --omit=optional || judge_missing "Qwen Code 0.15.6" "$QWEN_WHY"
 
 G="$T/home/.qwen"
 P="$T/work/p"

@@ -5,7 +5,7 @@
 # the plain archived one included, and neither lists nor trips over the compressed one.
 # Needs node and npm (the npm registry), and the zstd command; SKIP otherwise.
 . "$(dirname "$0")/lib.sh"
-command -v zstd >/dev/null || skip "zstd not installed"
+command -v zstd >/dev/null || judge_missing "Qwen Code" "zstd not installed: no compressed session to show it"
 . "$(dirname "$0")/qwen-npm.sh"
 
 tree=$(make_tree tree)

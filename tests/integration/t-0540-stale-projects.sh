@@ -187,7 +187,7 @@ python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); sys.exit(1 if [o fo
 #    from the removed entry's sessions (the test's own minimal entries are left out)
 QWEN_NPM_PART=1 . "$(dirname "$0")/qwen-npm.sh"
 if [ $QWEN_OK = 0 ]; then
-        part_skipped "Qwen Code's check ($QWEN_WHY)"
+        judge_missing --part "Qwen Code" "$QWEN_WHY"
 else
         cp -a "$tree" "$T/judge"
         rm -rf "$T/judge/projects/"*qgc-t0540*

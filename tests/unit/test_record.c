@@ -24,6 +24,7 @@
 #include "testdata.h"
 #include "record.h"
 #include "util.h"
+#include "testskip.h"
 
 /* An anonymous file holding n bytes of data. */
 static int mkfile(const void *data, size_t n) {
@@ -1084,7 +1085,7 @@ static void test_record_read_ends_blocked_when_nowait_refuses(void **state) {
 
         (void)state;
 #ifndef RWF_NOWAIT
-        skip();
+        test_skip("no RWF_NOWAIT in this libc's headers");
 #endif
         assert_non_null(scratch);
         assert_int_equal(strbuf_printf(&b, "{\"sessionId\":\"s1\",\"cwd\":\"/w\","
@@ -1136,8 +1137,8 @@ static void test_record_read_ends_blocked_on_cold_cache(void **state) {
                         assert_int_equal(strbuf_printf(&b, TITLE("Tail", "")), 0);
                         assert_int_equal(strbuf_printf(&b, "{\"timestamp\":\"2026-11-30T00:00:09Z\"}\n"), 0);
                         fd = mkfile_cold(b.buf, b.len);
-                        if (fd < 0)
-                                skip(); /* the page cache keeps the file: nothing is cold */
+                        if (fd < 0) /* the page cache keeps the file: nothing is cold */
+                                test_skip("the page cache keeps the dropped file: nothing is cold here");
 
                         /* cold: the first read waits, and says so. A no-wait read of a page
                          * that is not cached starts its read-ahead, and a fast disk can finish
@@ -1199,8 +1200,9 @@ static void test_record_read_ends_blocked_on_cold_cache(void **state) {
         assert_int_equal(record_ends_advise(-1, 0, true), 1);
 out:
         if (no_cold) {
-                free(TAKE_PTR(scratch)); /* skip() leaves without the cleanups */
-                skip();
+                free(TAKE_PTR(scratch)); /* a skip leaves without the cleanups */
+                test_skip("the disk finished the read-ahead before the no-wait read, %d times",
+                          COLD_TRIES + 1);
         }
 }
 
