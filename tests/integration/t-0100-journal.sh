@@ -55,7 +55,15 @@ timeout 60 "$QGC" --root "$tree" --now "$NOW" -c "$CONF" --log-target=journal \
         >"$T/run.out" 2>"$T/run.err"
 echo $? >"$T/rc"
 set -e
-journalctl --sync >/dev/null 2>&1 || sleep 1
+# the run's last entry (run-summary) readable: journalctl --sync asks journald to write out
+# what it has; where it cannot, poll for the entry itself (a deadline, no fixed sleep)
+journalctl --sync >/dev/null 2>&1 || true
+i=0
+until journalctl -q --no-pager SYSLOG_IDENTIFIER=qgc QGC_ACTION=run-summary 2>/dev/null | grep -q .; do
+        i=$((i + 1))
+        [ $i -lt 300 ] || break # 30 s: the entry check below then says what is missing
+        sleep 0.1
+done
 journalctl -o json --no-pager SYSLOG_IDENTIFIER=qgc >"$T/entries.json"
 if [ -n "$CATDB" ]; then
         # journalctl -x explains each entry from the catalog, its @FIELD@s filled in
