@@ -21,7 +21,7 @@
 #include "plan.h"
 #include "text.h"
 #include "policy.h"
-#include "testskip.h"
+#include "testlocale.h"
 
 #define D MSEC_PER_DAY
 #define NOW INT64_C(1798761600000) /* 2027-01-01T00:00:00Z */
@@ -353,8 +353,7 @@ static void test_plan_render_text_wide_and_ascii(void **state) {
         _cleanup_free_ char *out = NULL, *ascii = NULL, *st = NULL, *st2 = NULL;
         (void)state;
 
-        if (!setlocale(LC_CTYPE, "C.UTF-8"))
-                test_skip("no C.UTF-8 locale");
+        test_locale_utf8();
         fx_scene(&f);
         f.s[1].cwd = (char *)"/p/\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e-\xf0\x9f\x9a\x80"; /* 日本語-🚀 */
         f.fs[1].fact = (char *)"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e";
