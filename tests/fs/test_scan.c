@@ -1320,7 +1320,7 @@ static void test_live_probe_refresh_reads_only_changes(void **state) {
         assert_int_equal(live_probe_reads(probe), n0 + 1);
 }
 
-static void test_live_claims_sorted_range(void **state) {
+static void test_claims_load_sort_range_of_a_directory(void **state) {
         Fx *fx = *state;
         _cleanup_(claims_done) ClaimSet set = {};
         _cleanup_free_ char *dir = fixture_path(fx->root, "claims");
@@ -1886,7 +1886,7 @@ int main(void) {
                 T(test_scan_live_writer_locks),
                 T(test_scan_last_write_from_subagents),
                 T(test_live_check_rereads_registry_and_claims),
-                T(test_live_claims_sorted_range),
+                T(test_claims_load_sort_range_of_a_directory),
                 T(test_live_probe_refresh_reads_only_changes),
                 cmocka_unit_test(test_roots_resolve_default),
                 cmocka_unit_test(test_roots_resolve_env_expansion),

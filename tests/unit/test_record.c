@@ -829,7 +829,7 @@ static void test_record_read_tail_qwen_title_golden(void **state) {
 /* The scanner's validation (json_members with validate) accepts exactly what the full
  * parser accepts, on long strings with specials (quotes, backslashes, raw control bytes, escapes,
  * UTF-8) at every distance from the 32- and 8-byte blocks of the fast paths. */
-static void test_record_json_validate_long_strings(void **state) {
+static void test_record_json_members_validates_long_strings_as_json_parse(void **state) {
         static const char *const pieces[] = { "a", "b", "é", "\\n", "\\\"", "\\\\", "\\u00e9",
                                               "\\x", "\\u12", "\n", "\t", "\x01", "\x1f", " ",
                                               "~", "\x7f" };
@@ -1253,7 +1253,7 @@ int main(void) {
                 cmocka_unit_test(test_record_read_ends_matches_head_and_tail),
                 cmocka_unit_test(test_record_read_ends_blocked_when_nowait_refuses),
                 cmocka_unit_test(test_record_read_ends_blocked_on_cold_cache),
-                cmocka_unit_test(test_record_json_validate_long_strings),
+                cmocka_unit_test(test_record_json_members_validates_long_strings_as_json_parse),
         };
         setenv("TZ", "UTC", 1);
         tzset();
