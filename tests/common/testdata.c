@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,4 +48,32 @@ int test_open_dir(const char *root, const char *rel) {
         if (fd < 0)
                 fail_msg("cannot open the directory %s: %s", p, errno_to_string(errno));
         return fd;
+}
+
+void test_golden_compare(const char *rel, const char *out) {
+        _cleanup_free_ char *path = test_data_path(rel), *want = NULL;
+        const char *update = getenv("QGC_UPDATE_GOLDEN"), *ci = getenv("CI");
+        FILE *g;
+
+        if (update && *update) {
+                if (!streq(update, "1"))
+                        fail_msg("QGC_UPDATE_GOLDEN='%s': only 1 rewrites goldens (make update-golden)",
+                                 update);
+                if (ci && streq(ci, "true"))
+                        fail_msg("QGC_UPDATE_GOLDEN=1 under CI=true: goldens are not rewritten in CI");
+        }
+        if (fixture_read(path, NULL, &want, NULL) >= 0 && want && streq(want, out))
+                return;
+        if (update && *update) {
+                g = fopen(path, "we");
+                if (!g)
+                        fail_msg("cannot write the golden %s: %s", path, errno_to_string(errno));
+                fputs(out, g);
+                if (fclose(g) != 0)
+                        fail_msg("cannot write the golden %s: %s", path, errno_to_string(errno));
+                fail_msg("golden %s rewritten: review the diff (git diff), then make check", path);
+        }
+        if (!want)
+                fail_msg("cannot read the golden %s", path);
+        assert_string_equal(out, want);
 }

@@ -28,6 +28,7 @@
 #include "usage.h"
 #include "usageahead.h"
 #include "usageidx.h"
+#include "testskip.h"
 
 /* ---------------------------------------------------------------- the seams */
 
@@ -69,6 +70,11 @@ typedef struct Faults {
         unsigned n_journal_write; /* write() calls to the action log (journal.log) */
         bool slow_clock; /* each reading of the executor's clock is later than any batch window */
         uint64_t clock_skew_ns; /* ... by this much in all */
+        char meet_on_rename[128]; /* renaming this name meets the concurrent writer (meet_writer) */
+        int meet_go, meet_done;   /* pipes to and from the writer: one byte lets it on, one says
+                                   * it wrote */
+        const unsigned *meet_written; /* the writer's count of records written (shared memory) */
+        unsigned meet_before, meet_after; /* ... read just before and just after the rename */
 } Faults;
 
 static Faults faults;
@@ -527,6 +533,25 @@ static void writer_appears(void) {
         faults.appear_before_install[0] = 0;
 }
 
+/* The concurrent writer meets the rename of faults.meet_on_rename (once): before the rename it
+ * is let on and the rename waits until it wrote a record (it goes on writing, unsynchronized,
+ * while the rename happens); after the rename its last record is let on and awaited. So records
+ * are written during the run both before and after the rename, whatever the scheduler does. */
+static void meet_writer(const char *old, bool renamed) {
+        char c = 0;
+
+        if (!faults.meet_on_rename[0] || !streq(old, faults.meet_on_rename))
+                return;
+        if (renamed)
+                faults.meet_after = __atomic_load_n(faults.meet_written, __ATOMIC_SEQ_CST);
+        assert_int_equal(__real_write(faults.meet_go, &c, 1), 1);
+        assert_int_equal(read(faults.meet_done, &c, 1), 1);
+        if (!renamed)
+                faults.meet_before = __atomic_load_n(faults.meet_written, __ATOMIC_SEQ_CST);
+        else
+                faults.meet_on_rename[0] = 0;
+}
+
 static bool rename_fails(const char *old) {
         if (faults.append_on_rename[0] && streq(old, faults.rename_trigger)) {
                 writer_append(faults.append_on_rename);
@@ -543,8 +568,10 @@ int __wrap_renameat(int a, const char *b, int c, const char *d) {
                 return -1;
         }
         writer_appears();
+        meet_writer(b, false);
         if (__real_renameat(a, b, c, d) < 0)
                 return -1;
+        meet_writer(b, true);
         audit_added(c, d, "renamed to");
         return 0;
 }
@@ -560,8 +587,10 @@ int __wrap_renameat2(int a, const char *b, int c, const char *d, unsigned flags)
                 errno = EINVAL;
                 return -1;
         }
+        meet_writer(b, false);
         if (__real_renameat2(a, b, c, d, flags) < 0)
                 return -1;
+        meet_writer(b, true);
         audit_added(c, d, "renamed to");
         return 0;
 }
@@ -1079,7 +1108,8 @@ static void test_fs_rm_rf_at_mount_appearing_is_not_emptied(void **state) {
         T *t = *state;
 
         if (geteuid() != 0 || !fixture_can_mount())
-                skip(); /* before any allocation: skip() does not run _cleanup_ */
+                /* before any allocation: a skip does not run _cleanup_ */
+                test_skip("needs root and a mount namespace");
         _cleanup_free_ char *mnt = fixture_path(t->root, "victim/a/sub");
         int status = 0;
         pid_t pid;
@@ -1111,7 +1141,7 @@ static void test_fs_rm_rf_at_mount_appearing_is_not_emptied(void **state) {
         assert_int_equal(waitpid(pid, &status, 0), pid);
         assert_true(WIFEXITED(status));
         if (WEXITSTATUS(status) == 77)
-                skip();
+                test_skip("the child could not mount a tmpfs in its mount namespace");
         if (WEXITSTATUS(status) == 1)
                 fail_msg("fs_rm_rf_at() emptied a filesystem mounted during the walk");
         assert_int_equal(WEXITSTATUS(status), 0);
@@ -2270,49 +2300,103 @@ static void test_faults_ledger_append_during_merge_not_lost(void **state) {
 
 
 /* A TUI-like writer (open by path with O_CREAT, append, close) racing a real archive run:
- * every record it wrote is afterwards in the archived transcript or in a recreated active one. */
+ * every record it wrote is afterwards in the archived transcript or in a recreated active one.
+ * The overlap is arranged, not hoped for: the writer writes its first 100 records before the
+ * run, then meets the rename that archives the transcript (meet_writer): once the run is at that
+ * rename it writes a record, goes on unsynchronized (records 101..398 land before or after the
+ * rename, as the scheduler has it) and writes its last record after the rename, while the run
+ * goes on; the counts read at the rename prove it. */
+#define WRITER_RECORDS 400u
+#define WRITER_BEFORE_RUN 100u
+
+static void writer_record(const char *path, unsigned i, unsigned *written) {
+        char rec[96];
+        int len = snprintf(rec, sizeof rec, "{\"type\":\"user\",\"mark\":%u}\n", i);
+        int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+
+        if (fd < 0 || __real_write(fd, rec, (size_t)len) != len)
+                _exit(2);
+        close(fd);
+        __atomic_add_fetch(written, 1, __ATOMIC_SEQ_CST);
+}
+
+static void writer_wait(int go) {
+        char c;
+
+        if (read(go, &c, 1) != 1)
+                _exit(3);
+}
+
+static void writer_says(int done) {
+        if (__real_write(done, "", 1) != 1)
+                _exit(4);
+}
+
 static void test_faults_concurrent_writer_never_loses_records(void **state) {
         T *t = *state;
         ApplyPick picks[] = { { S_FORK, VERB_ARCHIVE }, { S_TEXT, VERB_ARCHIVE }, {} };
         _cleanup_free_ char *path = fixture_path(t->qwen, P_API "/" S_FORK ".jsonl");
-        int pipefd[2];
-        unsigned written = 0;
+        int go[2], done[2], status;
+        unsigned *written, active, archived;
         ActionStats st = {};
+        char c;
         pid_t pid;
 
-        assert_int_equal(pipe(pipefd), 0);
+        written = mmap(NULL, sizeof *written, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        assert_true(written != MAP_FAILED);
+        *written = 0;
+        assert_int_equal(pipe(go), 0);
+        assert_int_equal(pipe(done), 0);
         pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
-                unsigned ok = 0;
-                close(pipefd[0]);
-                for (unsigned i = 0; i < 400; i++) {
-                        char rec[96];
-                        int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-                        int len = snprintf(rec, sizeof rec, "{\"type\":\"user\",\"mark\":%u}\n", i);
-                        if (fd >= 0 && __real_write(fd, rec, (size_t)len) == len)
-                                ok++;
-                        if (fd >= 0)
-                                close(fd);
-                        usleep(200);
-                }
-                (void)__real_write(pipefd[1], &ok, sizeof ok);
+                unsigned i = 0;
+
+                close(go[1]);
+                close(done[0]);
+                for (; i < WRITER_BEFORE_RUN; i++)
+                        writer_record(path, i, written);
+                writer_says(done[1]);
+                writer_wait(go[0]); /* the archive is about to rename the transcript */
+                writer_record(path, i++, written);
+                writer_says(done[1]);
+                for (; i < WRITER_RECORDS - 1; i++) /* on while the rename happens */
+                        writer_record(path, i, written);
+                writer_wait(go[0]); /* the transcript was renamed */
+                writer_record(path, i, written);
+                writer_says(done[1]);
                 _exit(0);
         }
-        close(pipefd[1]);
-        usleep(5000);
+        close(go[0]);
+        close(done[1]);
+        assert_int_equal(read(done[0], &c, 1), 1); /* the records before the run are written */
+        faults.meet_go = go[1];
+        faults.meet_done = done[0];
+        faults.meet_written = written;
+        snprintf(faults.meet_on_rename, sizeof faults.meet_on_rename, "%s", S_FORK ".jsonl");
         for (int i = 0; i < 5; i++)
                 assert_true(apply_execute(t->qwen, picks, &st) >= 0);
-        assert_int_equal(read(pipefd[0], &written, sizeof written), (ssize_t)sizeof written);
-        close(pipefd[0]);
-        assert_int_equal(waitpid(pid, NULL, 0), pid);
-        assert_int_equal(written, 400);
-        print_message("concurrent writer: %u records, %u active, %u archived\n", written,
-                      count_marks(t->qwen, P_API "/" S_FORK ".jsonl"),
-                      count_marks(t->qwen, P_API "/archive/" S_FORK ".jsonl"));
-        assert_int_equal(count_marks(t->qwen, P_API "/" S_FORK ".jsonl") +
-                                 count_marks(t->qwen, P_API "/archive/" S_FORK ".jsonl"),
-                         written);
+        if (faults.meet_on_rename[0]) {
+                kill(pid, SIGKILL);
+                fail_msg("the runs never renamed %s.jsonl: the writer and the archive did not overlap",
+                         S_FORK);
+        }
+        close(go[1]);
+        close(done[0]);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+        assert_int_equal(*written, WRITER_RECORDS);
+        /* the overlap: records written during the run before the rename, the last one after it */
+        assert_in_range(faults.meet_before, WRITER_BEFORE_RUN + 1, WRITER_RECORDS - 1);
+        assert_in_range(faults.meet_after, faults.meet_before, WRITER_RECORDS - 1);
+        active = count_marks(t->qwen, P_API "/" S_FORK ".jsonl");
+        archived = count_marks(t->qwen, P_API "/archive/" S_FORK ".jsonl");
+        print_message("concurrent writer: %u records, %u written when the rename began, %u when it "
+                      "ended; %u active, %u archived\n", *written, faults.meet_before,
+                      faults.meet_after, active, archived);
+        assert_int_equal(active + archived, WRITER_RECORDS);
+        assert_int_equal(munmap(written, sizeof *written), 0);
         /* the other session, not written to, was archived */
         assert_true(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".jsonl"));
 }

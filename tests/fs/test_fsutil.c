@@ -26,6 +26,7 @@
 #include "fsutil.h"
 #include "macro.h"
 #include "testdata.h"
+#include "testskip.h"
 
 static const bool modes[] = { false, true }; /* force the walk? */
 
@@ -134,7 +135,8 @@ static void test_fs_openat_refuses_dotdot_and_absolute(void **state) {
  * fs_open_path() and fs_statat(), in both modes. */
 static void test_fs_openat_refuses_same_fs_bind_mount(void **state) {
         if (!can_mount_namespace())
-                skip(); /* before any cleanup allocation: a skip jumps past them */
+                /* before any cleanup allocation: a skip jumps past them */
+                test_skip("needs a mount namespace");
         const char *root = *state;
         _cleanup_free_ char *src = fixture_path(root, "outside/src");
         _cleanup_free_ char *dst = fixture_path(root, "in/d/mnt");
@@ -185,7 +187,7 @@ static void test_fs_openat_refuses_same_fs_bind_mount(void **state) {
  * above it stay, everything else goes, the result says so (-EBUSY), in both modes. */
 static void test_fs_rm_rf_at_keeps_same_fs_bind_mount(void **state) {
         if (!can_mount_namespace())
-                skip(); /* before any cleanup allocation */
+                test_skip("needs a mount namespace"); /* before any cleanup allocation */
         const char *root = *state;
         _cleanup_free_ char *src = fixture_path(root, "outside/src");
         _cleanup_free_ char *dst = fixture_path(root, "victim/a/sub");

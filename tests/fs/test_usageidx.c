@@ -24,6 +24,7 @@
 #include "usageahead.h"
 #include "usageidx.h"
 #include "util.h"
+#include "testskip.h"
 
 typedef struct T {
         char *root;
@@ -335,7 +336,7 @@ static void test_usage_ahead_builds_the_salvage_lines(void **state) {
         cpu_set_t set;
 
         if (sched_getaffinity(0, sizeof(set), &set) < 0 || CPU_COUNT(&set) < 2)
-                skip(); /* the thread runs only with a second CPU */
+                test_skip("one CPU: the thread runs only with a second CPU");
         for (size_t i = 0; i < ELEMENTSOF(s); i++) {
                 _cleanup_free_ char *rel = NULL, *p = NULL;
                 struct stat st;
@@ -401,7 +402,7 @@ static void test_usage_ahead_would_wait(void **state) {
         char *line = NULL;
 
         if (sched_getaffinity(0, sizeof(set), &set) < 0 || CPU_COUNT(&set) < 2)
-                skip(); /* the thread runs only with a second CPU */
+                test_skip("one CPU: the thread runs only with a second CPU");
         assert_non_null(s);
         for (size_t i = 0; i <= n; i++) {
                 snprintf(s[i].id, sizeof s[i].id, "%08zu-8e49-442e-bc79-1cb2de9eae0c", i);

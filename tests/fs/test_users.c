@@ -18,6 +18,7 @@
 #include "fixture.h"
 #include "macro.h"
 #include "users.h"
+#include "testskip.h"
 
 #define OTHER_UID 54321 /* a uid nobody on the test box is expected to use */
 
@@ -200,10 +201,8 @@ static void test_users_check_tree_path_errors(void **state) {
 static void test_users_check_tree_path_foreign_owner_is_unsafe(void **state) {
         const char *root = *state;
 
-        if (geteuid() != 0) {
-                print_message("needs root to chown\n");
-                skip();
-        }
+        if (geteuid() != 0)
+                test_skip("needs root to chown");
         require_safe_base(root);
         {
                 /* the tree itself belongs to someone else */

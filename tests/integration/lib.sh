@@ -10,8 +10,31 @@ cleanup() { [ -n "${KEEP_T:-}" ] && return; chmod -R u+w "$T" 2>/dev/null || tru
 trap cleanup EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# skip WHY: the test cannot run here. WHY is printed as "SKIP: WHY", the line .ci/run's SKIP list
+# (tests/skip-list.sh) reports; a missing judge is judge_missing's, not skip's.
 skip() { echo "SKIP: $*" >&2; exit 77; }
 pass() { echo "PASS: $*"; }
+
+# judges_must_run: must every judge run here (Qwen Code from npm, journald, nspawn)? Yes under
+# CI=true, as root, where mount namespaces work (`unshare -m true`) and the npm registry answers
+# (`npm view` within 20 seconds) or Qwen Code's cache is installed already (qwen-npm.sh's mark).
+judges_must_run() {
+        [ "${CI:-}" = true ] && [ "$(id -u)" = 0 ] || return 1
+        unshare -m true 2>/dev/null || return 1
+        [ -f "${QGC_NPM_DIR:-/var/tmp/qgc-realqwen}/.qgc-verified" ] ||
+                timeout 20 npm view @qwen-code/qwen-code version >/dev/null 2>&1
+}
+
+# judge_missing [--part] JUDGE WHY: the judge JUDGE (the real Qwen Code, journald, nspawn) cannot
+# run here because WHY. Where every judge must run (judges_must_run) the test FAILs; elsewhere it
+# SKIPs with the reason (--part: only this part, see part_skipped).
+judge_missing() {
+        _part=
+        [ "$1" != --part ] || { _part=1; shift; }
+        ! judges_must_run ||
+                fail "judge $1 missing on a machine where every judge must run (CI=true, root, mount namespaces, the npm registry): $2"
+        if [ -n "$_part" ]; then part_skipped "judge $1: $2"; else skip "judge $1: $2"; fi
+}
 
 # users_lock: a test that adds system users (useradd) takes this lock before its first useradd and
 # holds it until it exits (its users removed): t-0300 runs --all-users over every user of the
@@ -26,12 +49,31 @@ users_lock() {
 # /dev/pts, nor where script is missing.)
 have_pty() { command -v script >/dev/null 2>&1 && script -qec true /dev/null </dev/null >/dev/null 2>&1; }
 # part_skipped WHY: a part of this test cannot run here. The test goes on with the rest, and
-# finish() then ends it with SKIP (77), never PASS: a skipped part is not a passed one.
+# finish() then ends it with SKIP (77), never PASS: a skipped part is not a passed one; its
+# "SKIP: parts not run here; WHY..." line is what .ci/run's SKIP list reports.
 parts_skipped=""
 part_skipped() { echo "SKIP (part): $*" >&2; parts_skipped="$parts_skipped; $*"; }
 finish() {
         [ -z "$parts_skipped" ] || { echo "SKIP: parts not run here$parts_skipped" >&2; exit 77; }
         exit 0
+}
+
+# golden_compare GOLDEN OUT: the file OUT must equal the golden file GOLDEN, else the test fails.
+# Goldens are rewritten only by `make update-golden`: with QGC_UPDATE_GOLDEN=1 (exactly; any other
+# non-empty value fails, and so does any value under CI=true) a GOLDEN that differs is replaced by
+# OUT and the test fails all the same, so the run that rewrote a golden never passes. The C tests'
+# test_golden_compare() (tests/common/testdata.c) has the same rules.
+golden_compare() {
+        if [ -n "${QGC_UPDATE_GOLDEN:-}" ]; then
+                [ "$QGC_UPDATE_GOLDEN" = 1 ] ||
+                        fail "QGC_UPDATE_GOLDEN='$QGC_UPDATE_GOLDEN': only 1 rewrites goldens (make update-golden)"
+                [ "${CI:-}" != true ] || fail "QGC_UPDATE_GOLDEN=1 under CI=true: goldens are not rewritten in CI"
+                if ! cmp -s "$1" "$2"; then
+                        cp "$2" "$1"
+                        fail "golden $1 rewritten: review the diff (git diff), then make check"
+                fi
+        fi
+        diff -u "$1" "$2" || fail "the output differs from the golden $1"
 }
 
 # make_tree NAME: a fresh copy of the corpus tree at $T/NAME, printed.

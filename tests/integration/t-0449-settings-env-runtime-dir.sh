@@ -9,18 +9,8 @@
 # Needs node and npm (SKIP).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/qwen-npm.sh" # SKIP without node/npm; NPMDIR has 0.24.4
-: "${QGC_SRCDIR:?}"
-OLD=${QGC_NPM_DIR:-/var/tmp/qgc-realqwen}-0.15.6
-mkdir -p "$OLD"
-cmp -s "$QGC_SRCDIR/tests/realqwen/net-guard.cjs" "$OLD/net-guard.cjs" ||
-        cp "$QGC_SRCDIR/tests/realqwen/net-guard.cjs" "$OLD/net-guard.cjs"
-if [ ! -f "$OLD/node_modules/@qwen-code/qwen-code/cli.js" ]; then
-        (cd "$OLD" && timeout 600 npm install --no-package-lock --no-audit --no-fund \
-                --ignore-scripts --omit=optional @qwen-code/qwen-code@0.15.6 >"$OLD/npm.log" 2>&1) ||
-                skip "npm install of @qwen-code/qwen-code@0.15.6 failed (see $OLD/npm.log)"
-fi
-grep -q '"version": "0.15.6"' "$OLD/node_modules/@qwen-code/qwen-code/package.json" ||
-        skip "$OLD does not hold Qwen Code 0.15.6"
+# 0.15.6 runs on the system's node (as the qwen() below runs it)
+qwen_old 0.15.6 node --ignore-scripts --omit=optional || judge_missing "Qwen Code 0.15.6" "$QWEN_WHY"
 
 G="$T/home/.qwen"
 P="$T/work/p"
@@ -41,7 +31,7 @@ qwen() {
         (cd "$P" && env -i PATH="$PATH" HOME="$T/home" OPENAI_API_KEY=sk-none \
                 OPENAI_BASE_URL=http://127.0.0.1:9/v1 OPENAI_MODEL=none NO_COLOR=1 \
                 QWEN_CODE_SYSTEM_SETTINGS_PATH="$T/no-system.json" \
-                NODE_OPTIONS="--require $OLD/net-guard.cjs" "$@" \
+                NODE_OPTIONS="--require $NPMDIR/net-guard.cjs" "$@" \
                 timeout 120 node "$js" "hello" --approval-mode yolo) \
                 < /dev/null > "$T/$name.qout" 2> "$T/$name.qerr" || true
         find "$T" -path '*/chats/*.jsonl' -newer "$T/$name.stamp" > "$T/$name.found"
@@ -49,7 +39,7 @@ qwen() {
                 { cat "$T/$name.qerr" "$T/$name.found"; fail "$name: Qwen wrote no single transcript"; }
         cat "$T/$name.found"
 }
-Q156="$OLD/node_modules/@qwen-code/qwen-code/cli.js"
+Q156="$QWEN_OLD_PKG/cli.js"
 
 # the plan of a session (plans/<id>.md in G, as 0.15.6's plan mode leaves it), old enough
 plan_of() {
@@ -115,12 +105,8 @@ grep "QGC_ACTION=run-start" "$T/run.out" | grep -qF "QGC_TREE_INCOMPLETE=\"env.Q
 
 # 2. Qwen 0.24.4 ignores the same setting (the versions differ: qgc takes the conservative
 #    reading, incomplete, for either)
-if [ -f "$NPMDIR/node_modules/@qwen-code/qwen-code/cli.js" ]; then
-        f=$(qwen "$NPMDIR/node_modules/@qwen-code/qwen-code/cli.js" new-ignores)
-        case $f in "$G/projects/"*) ;; *) fail "Qwen 0.24.4 put the transcript in $f, not in G" ;; esac
-else
-        part_skipped "Qwen 0.24.4 not installed"
-fi
+f=$(qwen "$NPMDIR/node_modules/@qwen-code/qwen-code/cli.js" new-ignores)
+case $f in "$G/projects/"*) ;; *) fail "Qwen 0.24.4 put the transcript in $f, not in G" ;; esac
 
 # 3. the system settings' env: the same in 0.15.6
 rm -rf "$RT" "$G/plans"

@@ -5,19 +5,8 @@
 # the plain archived one included, and neither lists nor trips over the compressed one.
 # Needs node and npm (the npm registry), and the zstd command; SKIP otherwise.
 . "$(dirname "$0")/lib.sh"
-command -v node >/dev/null && command -v npm >/dev/null || skip "node/npm not installed"
-command -v zstd >/dev/null || skip "zstd not installed"
-: "${QGC_SRCDIR:?}"
-NPMDIR=${QGC_NPM_DIR:-/var/tmp/qgc-realqwen}
-mkdir -p "$NPMDIR"
-for f in net-guard.cjs package.json qwen-check.mjs qwen-check.sh qwen-internals.mjs qwen-session-op.mjs; do
-        cmp -s "$QGC_SRCDIR/tests/realqwen/$f" "$NPMDIR/$f" || cp "$QGC_SRCDIR/tests/realqwen/$f" "$NPMDIR/$f"
-done
-chmod +x "$NPMDIR/qwen-check.sh"
-if [ ! -d "$NPMDIR/node_modules/@qwen-code/qwen-code" ]; then
-        (cd "$NPMDIR" && timeout 600 npm install --no-package-lock --no-audit --no-fund >"$NPMDIR/npm.log" 2>&1) ||
-                skip "npm install of @qwen-code/qwen-code failed (see $NPMDIR/npm.log)"
-fi
+command -v zstd >/dev/null || judge_missing "Qwen Code" "zstd not installed: no compressed session to show it"
+. "$(dirname "$0")/qwen-npm.sh"
 
 tree=$(make_tree tree)
 chats="$tree/projects/-srv-demo-scratch/chats"

@@ -10,16 +10,17 @@
 #     `journalctl -u qgc`;
 #   - with doc/fleet.md's drop-in (--metrics-file), the textfile has one series per user and
 #     passes promcheck.py; after the invalid policy it says exit code 78.
-# SKIP (77) without root, systemd-nspawn or debootstrap, when the base root cannot be made, for
+# Without root, systemd-nspawn or debootstrap, when the base root cannot be made or nspawn cannot
+# run it, the judge is missing (judge_missing: SKIP, or FAIL where every judge must run). SKIP for
 # a sanitizer build, or for a build whose prefix is neither /usr nor /usr/local (distcheck's:
 # units out of systemd's search path, binary under /tmp which the hardened service cannot see).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/nspawn.sh"
 : "${QGC_BUILDDIR:?}"
 
-[ "$(id -u)" = 0 ] || skip "needs root (systemd-nspawn)"
+[ "$(id -u)" = 0 ] || judge_missing nspawn "needs root (systemd-nspawn)"
 for c in systemd-nspawn debootstrap chroot make; do
-        command -v $c >/dev/null 2>&1 || skip "$c is not installed"
+        command -v $c >/dev/null 2>&1 || judge_missing nspawn "$c is not installed"
 done
 prefix=$(sed -n 's/^prefix = //p' "$QGC_BUILDDIR/Makefile")
 case $prefix in
@@ -29,9 +30,9 @@ esac
 [ -z "$(sed -n 's/^SAN_FLAGS = //p' "$QGC_BUILDDIR/Makefile")" ] ||
         skip "a sanitizer build (its runtime and shadow memory do not belong in the hardened unit)"
 t0=$(date +%s)
-base=$(nspawn_base) || skip "cannot make the Debian 12 base root (debootstrap; see /var/tmp/qgc-nspawn-base-*.log)"
+base=$(nspawn_base) || judge_missing nspawn "cannot make the Debian 12 base root (debootstrap; see /var/tmp/qgc-nspawn-base-*.log)"
 nspawn_usable "$base" ||
-        skip "systemd-nspawn cannot run a container here (a container or chroot: no CAP_SYS_ADMIN or cgroups)"
+        judge_missing nspawn "systemd-nspawn cannot run a container here (a container or chroot: no CAP_SYS_ADMIN or cgroups)"
 t1=$(date +%s)
 
 R=$(mktemp -d /var/tmp/qgc-nspawn.XXXXXX)

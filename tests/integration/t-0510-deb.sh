@@ -7,14 +7,15 @@
 # upgrade over it to a rebuild with a higher version (a changed conffile kept, the timer still
 # enabled),
 # remove (timer stopped, binary gone, conffiles kept, cron line inert) and purge (nothing left).
-# SKIP (77) without root, nspawn, debootstrap or the package tools, or for a sanitizer build.
+# Without root, nspawn or debootstrap the judge is missing (judge_missing: SKIP, or FAIL where
+# every judge must run); SKIP without the package tools, or for a sanitizer build.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/nspawn.sh"
 : "${QGC_BUILDDIR:?}" "${QGC_SRCDIR:?}"
 
-[ "$(id -u)" = 0 ] || skip "needs root (systemd-nspawn)"
+[ "$(id -u)" = 0 ] || judge_missing nspawn "needs root (systemd-nspawn)"
 for c in systemd-nspawn debootstrap dpkg-deb; do
-        command -v $c >/dev/null 2>&1 || skip "$c is not installed"
+        command -v $c >/dev/null 2>&1 || judge_missing nspawn "$c is not installed"
 done
 [ -z "$(sed -n 's/^SAN_FLAGS = //p' "$QGC_BUILDDIR/Makefile")" ] ||
         skip "a sanitizer build (the package is built without; tested from the plain build)"
@@ -55,9 +56,9 @@ grep -q "deb-systemd-invoke stop 'qgc.timer'" "$T/ctrl/prerm" || fail "prerm doe
 grep -qx '/etc/qgc/qgc.conf' "$T/ctrl/conffiles" || fail "/etc/qgc/qgc.conf is not a conffile"
 pass "the package enables and starts qgc.timer only; the user units are not enabled"
 
-base=$(nspawn_base) || skip "cannot make the Debian 12 base root (debootstrap)"
+base=$(nspawn_base) || judge_missing nspawn "cannot make the Debian 12 base root (debootstrap)"
 nspawn_usable "$base" ||
-        skip "systemd-nspawn cannot run a container here (a container or chroot: no CAP_SYS_ADMIN or cgroups)"
+        judge_missing nspawn "systemd-nspawn cannot run a container here (a container or chroot: no CAP_SYS_ADMIN or cgroups)"
 R=$(mktemp -d /var/tmp/qgc-nspawn.XXXXXX)
 trap 'rm -rf "$R" "$R.console"; cleanup' EXIT
 trap 'exit 99' INT TERM HUP

@@ -184,18 +184,11 @@ python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); sys.exit(1 if [o fo
         bad "a later run would still act"
 
 # 4. Qwen's own code lists and loads what is left of the corpus and reads the usage qgc salvaged
-#    from the removed entry's sessions (the installed Qwen Code of t-0400; the test's own
-#    minimal entries are left out)
-NPMDIR=${QGC_NPM_DIR:-/var/tmp/qgc-realqwen}
-if ! command -v node >/dev/null || [ -z "${QGC_SRCDIR:-}" ]; then
-        part_skipped "Qwen Code's check (node not installed)"
-elif [ ! -d "$NPMDIR/node_modules/@qwen-code/qwen-code" ]; then
-        part_skipped "Qwen Code's check (not installed in $NPMDIR; t-0400 installs it)"
+#    from the removed entry's sessions (the test's own minimal entries are left out)
+QWEN_NPM_PART=1 . "$(dirname "$0")/qwen-npm.sh"
+if [ $QWEN_OK = 0 ]; then
+        judge_missing --part "Qwen Code" "$QWEN_WHY"
 else
-        for f in net-guard.cjs package.json qwen-check.mjs qwen-check.sh qwen-internals.mjs; do
-                cmp -s "$QGC_SRCDIR/tests/realqwen/$f" "$NPMDIR/$f" || cp "$QGC_SRCDIR/tests/realqwen/$f" "$NPMDIR/$f"
-        done
-        chmod +x "$NPMDIR/qwen-check.sh"
         cp -a "$tree" "$T/judge"
         rm -rf "$T/judge/projects/"*qgc-t0540*
         "$NPMDIR/qwen-check.sh" "$T/judge" --expect-usage "$G1,$G2" > "$T/judge.txt" 2>&1 ||

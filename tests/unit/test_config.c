@@ -1279,7 +1279,7 @@ static void test_config_man_page_documents_every_key(void **state) {
         }
 }
 
-static void test_policy_strings(void **state) {
+static void test_config_policy_action_and_key_strings(void **state) {
         assert_string_equal(policy_action_to_string(POLICY_ACTION_DELETE), "delete");
         assert_null(policy_action_to_string(_POLICY_ACTION_MAX));
         assert_int_equal(policy_action_from_string("archive"), POLICY_ACTION_ARCHIVE);
@@ -1333,7 +1333,7 @@ int main(void) {
                 cmocka_unit_test(test_config_user_and_system_file_fifo_refused),
                 cmocka_unit_test(test_config_include_only_at_line_start),
                 cmocka_unit_test(test_config_man_page_documents_every_key),
-                cmocka_unit_test(test_policy_strings),
+                cmocka_unit_test(test_config_policy_action_and_key_strings),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

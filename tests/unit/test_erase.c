@@ -40,7 +40,7 @@ static void splice_logs(const char *in, const char *id, const char *want, unsign
         assert_int_equal(n, strlen(want));
 }
 
-static void test_erase_logs_rows_of_one_session(void **state) {
+static void test_erase_splice_logs_removes_rows_of_one_session(void **state) {
         (void)state;
         /* first, middle, last, every one: the rest byte-identical, Qwen's framing */
         splice_logs("[\n  " ROW(A, 0, "one") ",\n  " ROW(B, 0, "two") ",\n  " ROW(A, 1, "th\\\"ree")
@@ -62,7 +62,7 @@ static void test_erase_logs_rows_of_one_session(void **state) {
                     "[\n  {\"sessionId\":\"" B "\"}\n]", 1);
 }
 
-static void test_erase_logs_refuses_what_json_parse_refuses(void **state) {
+static void test_erase_splice_logs_and_org_refuse_what_json_parse_refuses(void **state) {
         static const char org_bad[] = "{\"sessions\": {\"" A "\": {}, \"x\": 01}}";
         static const char *const bad[] = {
                 "",       "{}",          "[",     "[1,]",    "[1] x", "[\"a]",
@@ -83,7 +83,7 @@ static void test_erase_logs_refuses_what_json_parse_refuses(void **state) {
         assert_int_equal(erase_splice_org(org_bad, strlen(org_bad), A, &out, &n, &k), -EBADMSG);
 }
 
-static void test_erase_org_entry(void **state) {
+static void test_erase_splice_org_removes_the_entry(void **state) {
         static const char in[] =
                 "{\n  \"schemaVersion\": 1,\n  \"groups\": [\n    {\n      \"id\": \"g1\",\n"
                 "      \"name\": \"Work\"\n    }\n  ],\n  \"sessions\": {\n    \"" A "\": {\n"
@@ -189,7 +189,7 @@ static void test_erase_splice_ids_of_a_batch(void **state) {
  * key is decoded, the last of duplicate keys counts, whitespace anywhere, only a top-level
  * string "sessionId" counts, invalid UTF-8 in the id is U+FFFD. The removed rows go, every
  * other byte stays. */
-static void test_erase_logs_rows_as_json_parse_reads_them(void **state) {
+static void test_erase_splice_logs_reads_rows_as_json_parse_does(void **state) {
         (void)state;
         /* an escaped id, an escaped key */
         splice_logs("[\n  {\"sessionId\": \"" "\\u0061aaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa" "\"},\n"
@@ -227,7 +227,7 @@ static void test_erase_logs_rows_as_json_parse_reads_them(void **state) {
 /* A key with an escaped NUL is another key for JSON.parse ("sessionId\0" is not "sessionId"):
  * the row is not the session's. (The json-c object qgc built before cut such a key at the NUL
  * and removed the first row, which Qwen's delete keeps.) */
-static void test_erase_logs_key_with_nul_is_another_key(void **state) {
+static void test_erase_splice_logs_key_with_nul_is_another_key(void **state) {
         (void)state;
         splice_logs("[\n  {\"sessionId\\u0000\": \"" A "\"}\n]", A, NULL, 0);
         splice_logs("[\n  {\"sessionId\": \"" A "\", \"sessionId\\u0000\": \"" B "\"}\n]", A,
@@ -236,7 +236,7 @@ static void test_erase_logs_key_with_nul_is_another_key(void **state) {
 
 /* Organisation entries as JSON.parse reads them: an escaped key is decoded, every duplicate of
  * the entry goes, the "sessions" object is the last one of that (decoded) name. */
-static void test_erase_org_entries_as_json_parse_reads_them(void **state) {
+static void test_erase_splice_org_reads_entries_as_json_parse_does(void **state) {
         _cleanup_free_ char *out = NULL;
         size_t n;
         unsigned k;
@@ -318,7 +318,7 @@ static void derive_chain(EraseParseFn parse, const char *text, const char *const
         assert_string_equal(cur, want);
 }
 
-static void test_erase_derived_parse_is_the_parse(void **state) {
+static void test_erase_parsed_splice_derives_what_parsing_finds(void **state) {
         static const char logs[] =
                 "  [{\"sessionId\": \"" A "\"}, {\"sessionId\": \"\\u0062bbbbbbb-bbbb-4bbb-8bbb-"
                 "bbbbbbbbbbbb\", \"m\": [1, {\"sessionId\": \"x\"}]},\n 7, {\"sessionId\": \"\xc3"
@@ -347,13 +347,13 @@ static void test_erase_review_dir_name(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_erase_logs_rows_of_one_session),
-                cmocka_unit_test(test_erase_logs_refuses_what_json_parse_refuses),
-                cmocka_unit_test(test_erase_logs_rows_as_json_parse_reads_them),
-                cmocka_unit_test(test_erase_logs_key_with_nul_is_another_key),
-                cmocka_unit_test(test_erase_org_entries_as_json_parse_reads_them),
-                cmocka_unit_test(test_erase_derived_parse_is_the_parse),
-                cmocka_unit_test(test_erase_org_entry),
+                cmocka_unit_test(test_erase_splice_logs_removes_rows_of_one_session),
+                cmocka_unit_test(test_erase_splice_logs_and_org_refuse_what_json_parse_refuses),
+                cmocka_unit_test(test_erase_splice_logs_reads_rows_as_json_parse_does),
+                cmocka_unit_test(test_erase_splice_logs_key_with_nul_is_another_key),
+                cmocka_unit_test(test_erase_splice_org_reads_entries_as_json_parse_does),
+                cmocka_unit_test(test_erase_parsed_splice_derives_what_parsing_finds),
+                cmocka_unit_test(test_erase_splice_org_removes_the_entry),
                 cmocka_unit_test(test_erase_count_logs),
                 cmocka_unit_test(test_erase_splice_ids_of_a_batch),
                 cmocka_unit_test(test_erase_review_dir_name),

@@ -21,6 +21,7 @@
 #include "plan.h"
 #include "text.h"
 #include "policy.h"
+#include "testlocale.h"
 
 #define D MSEC_PER_DAY
 #define NOW INT64_C(1798761600000) /* 2027-01-01T00:00:00Z */
@@ -352,8 +353,7 @@ static void test_plan_render_text_wide_and_ascii(void **state) {
         _cleanup_free_ char *out = NULL, *ascii = NULL, *st = NULL, *st2 = NULL;
         (void)state;
 
-        if (!setlocale(LC_CTYPE, "C.UTF-8"))
-                skip();
+        test_locale_utf8();
         fx_scene(&f);
         f.s[1].cwd = (char *)"/p/\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e-\xf0\x9f\x9a\x80"; /* 日本語-🚀 */
         f.fs[1].fact = (char *)"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e";
@@ -414,37 +414,21 @@ static void test_plan_render_text_changes(void **state) {
         plan_free(p);
 }
 
-/* The whole text plan of the scene at 100 columns against tests/data/plan/scene-100.txt; with
- * QGC_UPDATE_GOLDEN=1 the file is rewritten instead (review the diff before committing). */
+/* The whole text plan of the scene at 100 columns against tests/data/plan/scene-100.txt
+ * (rewritten by make update-golden: test_golden_compare()). */
 static void test_plan_render_text_golden(void **state) {
-        _cleanup_free_ char *path = NULL, *out = NULL, *want = NULL;
+        _cleanup_free_ char *out = NULL;
         Fixture f;
         Plan *p;
-        FILE *g;
-        size_t len = 0;
         (void)state;
 
-        path = test_data_path("plan/scene-100.txt");
         fx_scene(&f);
         f.s[0].tree = 1;
         f.inv.n_trees = 2;
         p = fx_plan(&f);
         out = render(plan_render_text, p, 100, true);
         plan_free(p);
-        if (getenv("QGC_UPDATE_GOLDEN")) {
-                g = fopen(path, "we");
-                assert_non_null(g);
-                fputs(out, g);
-                assert_int_equal(fclose(g), 0);
-        }
-        g = fopen(path, "re");
-        assert_non_null(g);
-        want = calloc(1, 65536);
-        assert_non_null(want);
-        len = fread(want, 1, 65535, g);
-        fclose(g);
-        assert_true(len > 0);
-        assert_string_equal(out, want);
+        test_golden_compare("plan/scene-100.txt", out);
 }
 
 static void test_plan_render_text_summary(void **state) {

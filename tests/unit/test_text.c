@@ -17,6 +17,7 @@
 #include "macro.h"
 #include "text.h"
 #include "util.h"
+#include "testlocale.h"
 
 /* text_clean(): every control (C0, DEL, C1, bidi) in each style, and ill-formed UTF-8. */
 static void test_text_clean_table(void **state) {
@@ -137,8 +138,7 @@ static void test_text_width_and_fit(void **state) {
         size_t cols;
 
         (void)state;
-        if (!setlocale(LC_CTYPE, "C.UTF-8") && !setlocale(LC_CTYPE, "C.utf8"))
-                skip();
+        test_locale_utf8();
         assert_int_equal(text_width("abc", 3), 3);
         assert_int_equal(text_width("a\xe4\xb8\xad", 4), 3);       /* CJK: 2 columns */
         assert_int_equal(text_width("e\xcc\x81", 3), 1);           /* a combining mark: 0 */
