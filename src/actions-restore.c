@@ -72,8 +72,10 @@ int actions_restore_one(ActionsContext *c, const Session *s) {
 
 /* Restore a session compressed in the cold tier (restore.c's step without an inventory session):
  * decompress its sidecars, then its transcript, into chats/archive/ (cold_decompress_many():
- * checked, never replacing, one batch; a rerun after a kill completes it). 0, -errno (logged and
- * journalled). */
+ * checked, never replacing, one batch; a rerun after a kill completes it), then, unless
+ * st->to_archive, move them on into chats/ like any archived session (archive_move(): sidecars
+ * first, transcript last; a rerun after a kill finds the session archived and moves the rest).
+ * 0, -errno (logged and journalled). */
 int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
         static const char *const exts[] = { "worktree.json", "pr.json", "ledger.jsonl", "jsonl" };
         const Tree *tr = &c->inv->trees[st->tree];
@@ -114,6 +116,18 @@ int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
                               : r == -EBADMSG ? "the compressed file does not match its checksum"
                                               : "cannot decompress";
         }
+        if (r >= 0 && !st->to_archive) {
+                /* its content was checked against the recorded SHA-256 just now: no identity to
+                 * expect */
+                _cleanup_free_ char *crel = strndup(arel, strlen(arel) - strlen("/archive"));
+                _cleanup_close_ int chats_fd = crel ? fs_open_path(t->runtime_fd, crel, tr->dev)
+                                                    : -ENOMEM;
+                r = chats_fd < 0 ? chats_fd
+                                 : archive_move(afd, chats_fd, st->name, NULL,
+                                                /* to_archive= */ false, actions_step, c, &why);
+                if (r < 0 && !why)
+                        why = "decompressed into chats/archive/, but cannot move it to chats/";
+        }
         for (size_t i = 0; i < ELEMENTSOF(exts); i++) {
                 in += r >= 0 ? res[i].bytes_in : 0;
                 out += r >= 0 ? res[i].bytes_out : 0;
@@ -126,11 +140,13 @@ int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
                 msg = strprintf("failed restore of compressed session %s: %s", st->session_id,
                                 why);
         } else {
-                log_info("restored compressed session %s into %s/%s", st->session_id,
-                         tr->runtime_dir, arel);
-                msg = strprintf("restored compressed session %s into chats/archive/ (%" PRIu64
+                const char *to = st->to_archive ? "chats/archive/" : "chats/";
+                log_info("restored session %s from the compressed archive to %s/%s%s",
+                         st->session_id, tr->runtime_dir, arel,
+                         st->to_archive ? "" : " and on to chats/");
+                msg = strprintf("restored session %s from the compressed archive to %s (%" PRIu64
                                 " bytes from %" PRIu64 " compressed)",
-                                st->session_id, in, out);
+                                st->session_id, to, in, out);
         }
         JournalEntry e = {
                 .event = r < 0 ? JOURNAL_FAILED : JOURNAL_RESTORED,

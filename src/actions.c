@@ -637,11 +637,11 @@ int actions_run(const Plan *p, const ActionsRunOptions *o, ActionStats *ret_stat
         return r;
 }
 
-int actions_restore(const Inventory *inv, const char *id) {
+int actions_restore(const Inventory *inv, const char *id, bool to_archive) {
         _cleanup_(plan_freep) Plan *p = NULL;
         int r, first = 0;
 
-        r = restore_plan(inv, id, now_msec(), &p);
+        r = restore_plan(inv, id, to_archive, now_msec(), &p);
         if (r == -ENOENT)
                 return log_error_errno(r, "no session %s in any tree", id);
         if (r < 0)

@@ -181,6 +181,9 @@ int plan_render_steps_text(const Plan *p, FILE *f) {
                 case PLAN_STEP_RESTORE:
                         if (why)
                                 fprintf(f, "cannot restore session %s: %s\n", id, why);
+                        else if (st->session == SIZE_MAX) /* compressed (restore.c) */
+                                fprintf(f, "would restore session %s from the compressed "
+                                           "archive:\n", id);
                         else
                                 fprintf(f, "would restore session %s:\n", id);
                         break;

@@ -23,6 +23,7 @@
 #include "journal.h"
 #include "live.h"
 #include "reason.h"
+#include "restore.h"
 #include "syncq.h"
 #include "testseam.h"
 #include "usage.h"
@@ -674,21 +675,23 @@ int __wrap_actions_execute(const Plan *p, ActionStats *ret_stats) {
 
         audit.armed = true;
         usage_dirty.n = 0; /* each run answers for the lines it writes ... */
-        for (size_t i = 0; i < p->inv->n_trees; i++) /* ... and for those it relies on */
+        for (size_t i = 0; !p->is_restore && i < p->inv->n_trees; i++) /* ... and for those it
+                                                                          * relies on (a restore
+                                                                          * relies on none) */
                 usage_audit_preexisting(p->inv->trees[i].global_dir);
         r = __real_actions_execute(p, ret_stats);
         audit.armed = false;
         return r;
 }
 
-int __real_actions_restore(const Inventory *inv, const char *id);
-int __wrap_actions_restore(const Inventory *inv, const char *id);
-int __wrap_actions_restore(const Inventory *inv, const char *id) {
+int __real_actions_restore(const Inventory *inv, const char *id, bool to_archive);
+int __wrap_actions_restore(const Inventory *inv, const char *id, bool to_archive);
+int __wrap_actions_restore(const Inventory *inv, const char *id, bool to_archive) {
         int r;
 
         audit.armed = true;
         usage_dirty.n = 0; /* a restore relies on no usage line */
-        r = __real_actions_restore(inv, id);
+        r = __real_actions_restore(inv, id, to_archive);
         audit.armed = false;
         return r;
 }
@@ -1866,7 +1869,7 @@ static void test_faults_cold_restore_crash_after_every_step_then_rerun(void **st
                         test_seam_set_crash_after_step(n);
                         if (apply_scan(qwen, &inv) < 0)
                                 _exit(2);
-                        _exit(actions_restore(inv, S_ARCH) == 0 ? 0 : 1);
+                        _exit(actions_restore(inv, S_ARCH, /* to_archive= */ true) == 0 ? 0 : 1);
                 }
                 assert_int_equal(waitpid(pid, &status, 0), pid);
                 assert_true(WIFEXITED(status));
@@ -1880,7 +1883,7 @@ static void test_faults_cold_restore_crash_after_every_step_then_rerun(void **st
                 /* the rerun: a restore again when the transcript is still compressed; else
                  * (killed after the transcript's own step) the session is archived already */
                 if (fixture_exists(qwen, P_SCRATCH "/archive/" COLD_DIR "/" S_ARCH ".jsonl.zst"))
-                        assert_int_equal(actions_restore(inv, S_ARCH), 0);
+                        assert_int_equal(actions_restore(inv, S_ARCH, /* to_archive= */ true), 0);
                 got = test_read_rel(qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
                 got_pr = test_read_rel(qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json");
                 if (!streq(got, body) || !streq(got_pr, pr))
@@ -1932,7 +1935,7 @@ static void test_faults_cold_restore_is_one_batch(void **state) {
 
         assert_int_equal(apply_scan(t->qwen, &inv), 0);
         faults.n_fsync = faults.n_dir_fsync = 0;
-        assert_int_equal(actions_restore(inv, S_ARCH), 0);
+        assert_int_equal(actions_restore(inv, S_ARCH, /* to_archive= */ true), 0);
         if (faults.n_dir_fsync > 2 || faults.n_fsync > 2 + 3)
                 fail_msg("restoring 3 files took %u fsyncs, %u of directories (want at most 5 "
                          "and 2)",
@@ -1950,6 +1953,158 @@ static void test_faults_cold_restore_is_one_batch(void **state) {
                                              ".worktree.json.zst"));
         assert_false(fixture_exists(t->qwen, P_SCRATCH "/archive/" COLD_DIR "/" S_ARCH
                                              ".jsonl.zst"));
+}
+
+/* The tree under qwen as a comparable listing: each entry's path, type, size and content hash,
+ * and a file's mtime (fixture_snapshot()); what differs between two runs of the same plan is left
+ * out: directories' mtimes, atimes, and qgc's own state directory .qgc/ (its times). */
+static char *crash_tree(const char *qwen) {
+        _cleanup_free_ char *snap = NULL;
+        _cleanup_(strbuf_done) StrBuf out = {};
+
+        assert_int_equal(fixture_snapshot(qwen, "", &snap), 0);
+        for (char *l = snap, *e; l && *l; l = e ? e + 1 : NULL) {
+                char path[4096], type[4], mode[16], size[32], mt[32], at[32], h[32];
+
+                e = strchr(l, '\n');
+                if (e)
+                        *e = 0;
+                if (sscanf(l, "%4095s %3s %15s %31s %31s %31s %31s", path, type, mode, size, mt, at,
+                           h) != 7)
+                        fail_msg("snapshot line '%s'", l);
+                if (strneq(path, ".qgc", 4) && (path[4] == 0 || path[4] == '/'))
+                        continue;
+                assert_true(strbuf_printf(&out, "%s %s %s %s %s\n", path, type, size, h,
+                                          streq(type, "f") ? mt : "-") >= 0);
+        }
+        return out.buf ? strdup(out.buf) : strdup("");
+}
+
+/* Fail with the lines of two crash_tree() listings that differ. */
+static void crash_tree_diff(const char *what, unsigned n, const char *got, const char *want) {
+        _cleanup_(strbuf_done) StrBuf d = {};
+
+        for (int side = 0; side < 2; side++) {
+                const char *a = side ? want : got, *b = side ? got : want;
+
+                for (const char *l = a, *e; l && *l; l = e ? e + 1 : NULL) {
+                        _cleanup_free_ char *line = NULL;
+
+                        e = strchr(l, '\n');
+                        line = e ? strndup(l, (size_t)(e - l + 1)) : strdup(l);
+                        assert_non_null(line);
+                        if (!strstr(b, line) || (strstr(b, line) != b && strstr(b, line)[-1] != '\n'))
+                                assert_true(strbuf_printf(&d, "%s %s", side ? "missing" : "extra",
+                                                          line) >= 0);
+                }
+        }
+        fail_msg("%s, step %u: the tree differs from an unkilled run's:\n%s", what, n,
+                 d.buf ?: "(order)");
+}
+
+/* No pending marker and no temporary file is left under qwen. */
+static void crash_check_no_leftovers(const char *qwen, const char *what, unsigned n) {
+        _cleanup_free_ char *pending = fixture_path(qwen, ".qgc/pending");
+        _cleanup_free_ char *tmp = NULL;
+        DIR *d = opendir(pending);
+        struct dirent *de;
+
+        while (d && (de = readdir(d)))
+                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                        fail_msg("%s, step %u: pending marker '%s' left behind", what, n,
+                                 de->d_name);
+        if (d)
+                closedir(d);
+        if (crash_find_temp(qwen, &tmp))
+                fail_msg("%s, step %u: temporary file '%s' left behind", what, n, tmp);
+}
+
+/* One `qgc restore`: id, or every archived session of project (cwd) when id is NULL; the plan
+ * (restore.c) executed as main does. 0 or the executor's result. */
+static int restore_run(const char *qwen, const char *id, const char *project) {
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        _cleanup_(plan_freep) Plan *p = NULL;
+        ActionStats st = {};
+        int r;
+
+        r = apply_scan(qwen, &inv);
+        if (r < 0)
+                return r;
+        r = id ? restore_plan(inv, id, false, now_msec(), &p)
+               : restore_plan_project(inv, project, false, now_msec(), &p);
+        if (r < 0)
+                return r;
+        r = actions_execute(p, &st);
+        return r < 0 ? r : st.n_failed > 0 ? 1 : 0;
+}
+
+/* The scratch project with S_ARCH compressed (transcript and a .pr.json) and S_SCRATCH archived
+ * as it is: a project restore brings back one session of each kind. */
+static void restore_project_plant(const char *qwen) {
+        _cleanup_free_ char *from = fixture_path(qwen, P_SCRATCH "/" S_SCRATCH ".jsonl");
+        _cleanup_free_ char *to = fixture_path(qwen, P_SCRATCH "/archive/" S_SCRATCH ".jsonl");
+
+        assert_int_equal(fixture_write(qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json",
+                                       "{\"prs\":[]}\n"),
+                         0);
+        assert_int_equal(rename(from, to), 0);
+        cold_plant(qwen);
+}
+
+/* `qgc restore` (id NULL: `--project /srv/demo/scratch`) killed after every step N, then run
+ * again: the tree is the tree of an unkilled run, with no marker and no temporary file. */
+static void restore_crash_every_step(T *t, const char *id, const char *what) {
+        _cleanup_free_ char *ref = fixture_path(t->root, what), *want = NULL;
+        unsigned n;
+
+        restore_project_plant(t->qwen);
+        assert_int_equal(fixture_copy_tree(t->qwen, t->root, what), 0);
+        assert_int_equal(restore_run(ref, id, "/srv/demo/scratch"), 0);
+        want = crash_tree(ref);
+        for (n = 1; n < 100; n++) {
+                _cleanup_free_ char *dir = strprintf("%s%u", what, n);
+                _cleanup_free_ char *qwen = fixture_path(t->root, dir);
+                _cleanup_free_ char *got = NULL;
+                int status = 0;
+                pid_t pid;
+
+                assert_int_equal(fixture_copy_tree(t->qwen, t->root, dir), 0);
+                pid = fork();
+                assert_true(pid >= 0);
+                if (pid == 0) {
+                        test_seam_set_crash_after_step(n);
+                        _exit(restore_run(qwen, id, "/srv/demo/scratch") == 0 ? 0 : 1);
+                }
+                assert_int_equal(waitpid(pid, &status, 0), pid);
+                assert_true(WIFEXITED(status));
+                if (WEXITSTATUS(status) != 99) {
+                        assert_int_equal(WEXITSTATUS(status), 0);
+                        assert_int_equal(fixture_rm_rf(qwen), 0);
+                        break;
+                }
+                /* the rerun: the same command again, where the kill left something to do
+                 * (once all is back, `qgc restore` says there is nothing archived) */
+                got = crash_tree(qwen);
+                if (!streq(got, want) && restore_run(qwen, id, "/srv/demo/scratch") != 0)
+                        fail_msg("%s, step %u: the rerun failed", what, n);
+                free(got);
+                got = crash_tree(qwen);
+                if (!streq(got, want))
+                        crash_tree_diff(what, n, got, want);
+                crash_check_no_leftovers(qwen, what, n);
+                assert_int_equal(fixture_rm_rf(qwen), 0);
+        }
+        assert_true(n > 3);
+        assert_true(n < 100);
+}
+
+static void test_faults_restore_project_crash_after_every_step_then_rerun(void **state) {
+        restore_crash_every_step(*state, NULL, "project");
+}
+
+/* `qgc restore S_ARCH` of the compressed session: back to chats/ in one command. */
+static void test_faults_restore_cold_to_chats_crash_after_every_step_then_rerun(void **state) {
+        restore_crash_every_step(*state, S_ARCH, "one");
 }
 
 /* The compressed content of (qwen, rel.zst) in the cold tier, checked (cold_cat()). */
@@ -2679,6 +2834,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_faults_archive_without_sidecars_one_rename, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_cold_restore_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_cold_restore_is_one_batch, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_restore_project_crash_after_every_step_then_rerun, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_restore_cold_to_chats_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_cold_compress_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_cold_scan_compressed_session, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_after_salvage_skip, setup, teardown),

@@ -826,7 +826,7 @@ static void test_actions_archive_salvages_and_rerun_never_duplicates(void **stat
 
         /* restore, archive again: the line is there, so nothing is appended */
         assert_int_equal(apply_scan(t->qwen, &inv), 0);
-        assert_int_equal(actions_restore(inv, S_KILLED), 0);
+        assert_int_equal(actions_restore(inv, S_KILLED, false), 0);
         assert_true(fixture_exists(t->qwen, P_NOTES "/" S_KILLED ".jsonl"));
         assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
         assert_int_equal(st.n_archived, 1);
@@ -992,7 +992,7 @@ static void test_actions_restore_moves_session_back(void **state) {
         assert_int_equal(fixture_write(t->qwen, P_API "/" S_TEXT ".ledger.jsonl", "{\"b\":2}\n"), 0);
 
         assert_int_equal(apply_scan(t->qwen, &inv), 0);
-        assert_int_equal(actions_restore(inv, S_TEXT), 0);
+        assert_int_equal(actions_restore(inv, S_TEXT, false), 0);
         assert_int_equal(inode_of(t->qwen, P_API "/" S_TEXT ".jsonl"), ino);
         assert_false(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".jsonl"));
         assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".worktree.json"));
@@ -1011,7 +1011,7 @@ static void test_actions_restore_refused_with_active_copy(void **state) {
         assert_int_equal(fixture_write(t->qwen, P_SCRATCH "/" S_ARCH ".jsonl", body), 0);
         before = snapshot_no_atime(t->qwen);
         assert_int_equal(apply_scan(t->qwen, &inv), 0);
-        assert_true(actions_restore(inv, S_ARCH) < 0);
+        assert_true(actions_restore(inv, S_ARCH, false) < 0);
         after = snapshot_no_atime(t->qwen);
         assert_string_equal(before, after);
 }
@@ -1021,8 +1021,8 @@ static void test_actions_restore_unknown_id_fails(void **state) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
 
         assert_int_equal(apply_scan(t->qwen, &inv), 0);
-        assert_int_equal(actions_restore(inv, "00000000-0000-0000-0000-000000000000"), -ENOENT);
-        assert_true(actions_restore(inv, S_TEXT) < 0); /* active: nothing to restore */
+        assert_int_equal(actions_restore(inv, "00000000-0000-0000-0000-000000000000", false), -ENOENT);
+        assert_true(actions_restore(inv, S_TEXT, false) < 0); /* active: nothing to restore */
 }
 
 /* ---------------------------------------------------------------- recovery pass */

@@ -103,7 +103,9 @@ run_qgc show "$FH" --root "$tree" -c "$T/c.conf" > "$T/show.out" || fail "show"
 cmp -s "$T/show.out" "$o" || fail "show of a compressed session differs"
 run_qgc restore "$FH" --root "$tree" -c "$T/c.conf" --log-file "$T/restore.log" > "$T/restore.out" 2>&1 ||
         { cat "$T/restore.out"; fail "restore"; }
-r="$tree/projects/-srv-demo-my-notes/chats/archive/$FH.jsonl"
+grep -qx "qgc: restored session $FH from the compressed archive to $tree/projects/-srv-demo-my-notes/chats" "$T/restore.out" ||
+        { cat "$T/restore.out"; fail "restore does not say it went from the compressed archive to chats/"; }
+r="$tree/projects/-srv-demo-my-notes/chats/$FH.jsonl"
 cmp -s "$r" "$o" || fail "the restored transcript differs"
 [ "$(stat -c %y "$r")" = "$(stat -c %y "$o")" ] || fail "the restored mtime differs: $(stat -c %y "$r") vs $(stat -c %y "$o")"
 [ ! -e "$tree/projects/-srv-demo-my-notes/chats/archive/.qgc-cold/$FH.jsonl.zst" ] || fail "the .zst stayed"
