@@ -14,6 +14,7 @@
 #include "log.h"
 #include "macro.h"
 #include "recover.h"
+#include "sessiontimes.h"
 #include "util.h"
 
 #include "actions-int.h"
@@ -164,6 +165,63 @@ int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
                 .n_fields = r < 0 ? 0 : 1,
         };
         (void)journal_log(&e);
+        return r;
+}
+
+/* Append text to tree's session-times (sessiontimes.h), durably. 0 or -errno (logged). */
+static int actions_restore_append(ActionsContext *c, size_t tree, const StrBuf *sb) {
+        const ActionsTree *t = &c->trees[tree];
+        int r = t->error < 0 ? t->error
+                             : session_times_append(t->global_fd, t->global_dev, sb->buf, sb->len,
+                                                    actions_step, c);
+
+        if (r < 0)
+                log_error_errno(r, "restore: cannot record in '%s/%s'",
+                                c->inv->trees[tree].global_dir, SESSION_TIMES_FILE);
+        return r;
+}
+
+static bool actions_restore_is_cold(const PlanStep *st) {
+        return st->session == SIZE_MAX && st->dir && st->name;
+}
+
+int actions_restore_intents(ActionsContext *c, const Plan *p, bool *ok) {
+        msec_t now = now_msec();
+        int r = 0;
+
+        for (size_t t = 0; t < c->inv->n_trees; t++) {
+                _cleanup_(strbuf_done) StrBuf sb = {};
+
+                for (size_t i = 0; r >= 0 && i < p->n_steps; i++) {
+                        const PlanStep *st = &p->steps[i];
+
+                        if (st->kind != PLAN_STEP_RESTORE || st->tree != t || st->why)
+                                continue;
+                        r = session_times_line(&sb, actions_restore_is_cold(st) && st->to_archive
+                                                            ? SESSION_TIME_RESTORE_TO_ARCHIVE
+                                                            : SESSION_TIME_RESTORE,
+                                               now, st->session_id);
+                }
+                if (r < 0)
+                        return r;
+                ok[t] = sb.len == 0 || actions_restore_append(c, t, &sb) >= 0;
+        }
+        return 0;
+}
+
+int actions_restore_step(ActionsContext *c, const PlanStep *st) {
+        bool cold = actions_restore_is_cold(st);
+        _cleanup_(strbuf_done) StrBuf sb = {};
+        int r;
+
+        if (!cold && st->session >= c->inv->n_sessions)
+                return -EINVAL;
+        r = cold ? actions_restore_cold(c, st)
+                 : actions_restore_one(c, &c->inv->sessions[st->session]);
+        /* its end (a cold restore --to-archive is complete in chats/archive/) */
+        if (r >= 0 && session_times_line(&sb, SESSION_TIME_RESTORED, now_msec(),
+                                         st->session_id) >= 0)
+                (void)actions_restore_append(c, st->tree, &sb);
         return r;
 }
 

@@ -204,6 +204,10 @@ static void policy_keep_protections(PolicyRun *run, size_t i) {
                 vd->protections |= PROT_PROTECT;
         if (p->min_age > 0 && run->now - born < p->min_age)
                 vd->protections |= PROT_MIN_AGE;
+        /* the real clock, like min-idle: --now forecasts ages, it never ends a grace early */
+        if (p->restore_grace > 0 && s->restored_at > 0 &&
+            run->real_now - s->restored_at < p->restore_grace)
+                vd->protections |= PROT_RESTORED;
         if (p->keep_pinned && (s->pinned || s->grouped || s->org_unreadable))
                 vd->protections |= PROT_PINNED;
         if (p->keep_titled && s->title && s->title_manual)
@@ -324,7 +328,7 @@ static int policy_project_age_count(PolicyRun *run, const PolicyGroup *g) {
                 if (run->inv->sessions[i].state != SESSION_ACTIVE)
                         continue;
                 if (rank >= VERDICT_RANK_MAX)
-                        return -EOVERFLOW; /* Verdict.rank's width: 4M sessions in a project */
+                        return -EOVERFLOW; /* Verdict.rank's width: 512k sessions in a project */
                 vd->rank = ++rank;
                 if (p->keep_latest > 0 && rank <= p->keep_latest)
                         vd->protections |= PROT_LATEST;

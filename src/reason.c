@@ -206,6 +206,10 @@ static char *reason_keep(const Verdict *v, const Session *s) {
 
         if (v->protections & PROT_PROTECT)
                 r |= strbuf_printf(&sb, "%sprotected project (protect = true)", sb.len ? ", " : "");
+        if (v->protections & PROT_RESTORED)
+                r |= strbuf_printf(&sb, "%srestored %s ago (restore-grace %s)", sb.len ? ", " : "",
+                                   format_duration(a, sizeof a, f->restored_ago),
+                                   format_duration_exact(b, sizeof b, f->restore_grace));
         if (v->protections & PROT_MIN_AGE)
                 r |= strbuf_printf(&sb, "%sage %s < min-age %s", sb.len ? ", " : "",
                                    format_duration(a, sizeof a, f->age),

@@ -212,8 +212,7 @@ static int restore_cold_step(const Inventory *inv, size_t t, const char *id, boo
  * transcript was back but before its .zst went) and moved on into chats/ unless to_archive, else
  * moved back from chats/archive/ (which finishes one killed after the decompression). The one
  * path of `qgc restore ID` and `qgc restore --project`. 1 added, 0 none, -errno. */
-static int restore_add_id(Plan *p, const Inventory *inv, size_t t, const char *id,
-                          bool to_archive) {
+int restore_add_id(Plan *p, const Inventory *inv, size_t t, const char *id, bool to_archive) {
         const Session *s = inventory_find(inv, t, id);
         int r;
 

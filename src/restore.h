@@ -23,3 +23,7 @@ int restore_resolve(const Inventory *inv, const char *prefix, const char **ret_i
  * project has no archived session. */
 int restore_plan_project(const Inventory *inv, const char *project, bool to_archive, msec_t now,
                          Plan **ret);
+
+/* The RESTORE step of session id in tree t of inv added to p, as restore_plan() makes it (the
+ * recovery pass finishes an interrupted restore with it). 1 added, 0 none, -errno. */
+int restore_add_id(Plan *p, const Inventory *inv, size_t t, const char *id, bool to_archive);

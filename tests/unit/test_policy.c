@@ -1237,6 +1237,53 @@ static void test_policy_boundary_archive_max_age_at_limit(void **state) {
         fx_done(&f);
 }
 
+/* A restored session stays for restore-grace after its restore, whatever rule selects it (a
+ * project rule, the archive tier, a tree cap), and the reason names the grace with its numbers;
+ * past the grace, or with restore-grace 0s, the rules apply again. */
+static void test_policy_restore_grace(void **state) {
+        Fixture f;
+        char verbs[MAX_S + 1];
+        (void)state;
+
+        fx_init(&f, (Policy)POL(.max_age = 90 * D, .archive_max_age = 10 * D,
+                                .restore_grace = 30 * D));
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 200 * D, 1)->restored_at = NOW - 3 * D;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 200 * D, 1)->restored_at = NOW - 30 * D;
+        fx_add(&f, "/p/a", SESSION_ARCHIVED, 200 * D, 1)->restored_at = NOW - 29 * D;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 200 * D, 1);
+        fx_eval(&f, true);
+        fx_verbs(&f, verbs);
+        assert_string_equal(verbs, "KAKA");
+        assert_string_equal(fx_reason(&f, 0),
+                            "restored 3d ago (restore-grace 30d) (would archive: idle 200d > "
+                            "max-age 90d)");
+        assert_string_equal(fx_reason(&f, 2),
+                            "restored 29d ago (restore-grace 30d) (would delete: archived, idle "
+                            "200d > archive-max-age 10d)");
+        assert_true(f.v->sessions[0].protections & PROT_RESTORED);
+        fx_done(&f);
+
+        fx_init(&f, (Policy)POL(.max_age = 90 * D, .restore_grace = 0));
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 200 * D, 1)->restored_at = NOW - 3 * D;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 200 * D, 1);
+        fx_eval(&f, true);
+        fx_verbs(&f, verbs);
+        assert_string_equal(verbs, "AA");
+        fx_done(&f);
+
+        /* a tree cap deletes past every rule, but not a session within its grace */
+        fx_init(&f, (Policy)POL(.restore_grace = 30 * D));
+        f.cfg.tree.max_size = 1;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 200 * D, 10)->restored_at = NOW - 3 * D;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, 10);
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 1 * D, 10);
+        fx_eval(&f, true);
+        fx_verbs(&f, verbs);
+        assert_int_equal(verbs[0], 'K');
+        assert_int_equal(verbs[1], 'D');
+        fx_done(&f);
+}
+
 /* The grace period before a session counts as idle (min-idle): exactly at it the session is no
  * longer in use, a millisecond short of it it is. */
 static void test_policy_boundary_min_idle_grace_at_edge(void **state) {
@@ -1671,6 +1718,7 @@ int main(void) {
                 cmocka_unit_test(test_policy_boundary_keep_latest_at_limit),
                 cmocka_unit_test(test_policy_boundary_max_age_at_limit),
                 cmocka_unit_test(test_policy_boundary_archive_max_age_at_limit),
+        cmocka_unit_test(test_policy_restore_grace),
                 cmocka_unit_test(test_policy_boundary_min_idle_grace_at_edge),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
