@@ -3,6 +3,8 @@
  * restore, orphans; plus the lock, fd-based removal and the sidecar merges. */
 #include "autoconf.h"
 
+#include <inttypes.h>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -102,6 +104,39 @@ static bool has_line(const char *lines, const char *path_prefix) {
 }
 
 /* ---------------------------------------------------------------- archive */
+
+/* An archive is recorded with its time (sessiontimes.h), once its move is durable; the next scan
+ * gives the session that time (archive-max-age counts from it); a restore records its start and
+ * end, and ends the archive's record. */
+static void test_actions_archive_and_restore_are_recorded(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_TEXT, VERB_ARCHIVE }, { S_FORK, VERB_DELETE }, {} };
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        _cleanup_free_ char *rec = NULL;
+        ActionStats st = {};
+        msec_t before = now_msec(), at;
+        const Session *s;
+        char want[128];
+
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_archived, 1);
+        rec = test_read_rel(t->qwen, ".qgc/session-times");
+        assert_int_equal(sscanf(rec, "archived %" SCNd64 " ", &at), 1);
+        assert_true(at >= before && at <= now_msec());
+        snprintf(want, sizeof want, "archived %" PRId64 " %s\n", at, S_TEXT);
+        assert_string_equal(rec, want); /* the delete is not an archive */
+        assert_int_equal(apply_scan(t->qwen, &inv), 0);
+        assert_non_null(s = inventory_find(inv, 0, S_TEXT));
+        assert_int_equal(s->archived_at, at);
+
+        assert_int_equal(actions_restore(inv, S_TEXT, false), 0);
+        inv = inventory_free(inv);
+        assert_int_equal(apply_scan(t->qwen, &inv), 0);
+        assert_non_null(s = inventory_find(inv, 0, S_TEXT));
+        assert_int_equal(s->archived_at, 0);
+        assert_true(s->restored_at >= at);
+        assert_false(s->restore_pending);
+}
 
 static void test_actions_archive_moves_transcript_and_sidecars(void **state) {
         T *t = *state;
@@ -1542,6 +1577,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_actions_same_size_rewrite_after_scan_skips, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_never_crosses_into_mount, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_restore_moves_session_back, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_archive_and_restore_are_recorded, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_restore_refused_with_active_copy, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_restore_unknown_id_fails, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_recover_finishes_interrupted_delete, setup, teardown),

@@ -76,7 +76,7 @@ static const ReasonCase cases[] = {
         { "archive-max-age",
           { .verb = VERB_DELETE, .rule = "archive-max-age",
             .measure = AGE("archive-max-age", 181 * D, 180 * D) },
-          {}, "archived, idle 181d > archive-max-age 180d" },
+          {}, "archived 181d ago > archive-max-age 180d" },
         { "archive-max-size",
           { .verb = VERB_DELETE, .rule = "archive-max-size",
             .measure = BYTES("archive-max-size", 110, 100) },
