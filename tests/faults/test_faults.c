@@ -21,6 +21,8 @@
 #include "cold.h"
 #include "fsutil.h"
 #include "journal.h"
+#include "hygiene.h"
+#include "config.h"
 #include "live.h"
 #include "reason.h"
 #include "restore.h"
@@ -1973,7 +1975,8 @@ static void test_faults_cold_restore_is_one_batch(void **state) {
 
 /* The tree under qwen as a comparable listing: each entry's path, type, size and content hash,
  * and a file's mtime (fixture_snapshot()); what differs between two runs of the same plan is left
- * out: directories' mtimes, atimes, and qgc's own state directory .qgc/ (its times). */
+ * out: directories' mtimes, atimes, usage_record.jsonl's mtime and qgc's own state directory
+ * .qgc/ (its times). */
 static char *crash_tree(const char *qwen) {
         _cleanup_free_ char *snap = NULL;
         _cleanup_(strbuf_done) StrBuf out = {};
@@ -1990,8 +1993,11 @@ static char *crash_tree(const char *qwen) {
                         fail_msg("snapshot line '%s'", l);
                 if (strneq(path, ".qgc", 4) && (path[4] == 0 || path[4] == '/'))
                         continue;
+                /* usage_record.jsonl is appended to when the run happens */
                 assert_true(strbuf_printf(&out, "%s %s %s %s %s\n", path, type, size, h,
-                                          streq(type, "f") ? mt : "-") >= 0);
+                                          streq(type, "f") && !streq(path, "usage_record.jsonl")
+                                                  ? mt
+                                                  : "-") >= 0);
         }
         return out.buf ? strdup(out.buf) : strdup("");
 }
@@ -2159,6 +2165,157 @@ static void test_faults_restore_crash_after_every_step_then_recovery(void **stat
         assert_int_equal(fixture_rm_rf(t->qwen), 0);
         assert_int_equal(fixture_tree(t), 0);
         restore_crash_every_step_by(t, NULL, "rec-project", true);
+}
+
+/* ---------------------------------------------------------------- stale project removal */
+
+#define STALE_N 3
+
+/* The stale project entry of stale_plant(): its directory under projects/ and its (vanished,
+ * temporary) cwd. */
+static void stale_names(char *dir, size_t nd, char *cwd, size_t nc) {
+        snprintf(cwd, nc, "/tmp/qgc-faults-stale-%ld", (long)getpid());
+        snprintf(dir, nd, "projects/-tmp-qgc-faults-stale-%ld", (long)getpid());
+}
+
+/* A tree with one stale project entry: STALE_N sessions of a vanished temporary cwd, each with
+ * an organization entry (no pin, no group), the marker written 10 days ago with that cwd, and
+ * everything inside 10 days old; stale-project-min-age 1d removes it. */
+static void stale_plant(const char *qwen) {
+        char dir[256], cwd[128], rel[512];
+        _cleanup_(strbuf_done) StrBuf org = {};
+
+        stale_names(dir, sizeof dir, cwd, sizeof cwd);
+        assert_true(strbuf_printf(&org, "{\n  \"schemaVersion\": 1,\n  \"groups\": [],\n"
+                                        "  \"sessions\": {") >= 0);
+        for (int i = 0; i < STALE_N; i++) {
+                char id[SESSION_ID_MAX + 1];
+                _cleanup_free_ char *body = NULL;
+
+                snprintf(id, sizeof id, "0c0ffee0-1234-4abc-8def-0000000000%02d", i);
+                body = strprintf(
+                        "{\"uuid\":\"u1\",\"parentUuid\":null,\"sessionId\":\"%s\",\"timestamp\":"
+                        "\"2026-10-01T00:00:00.000Z\",\"type\":\"user\",\"cwd\":\"%s\",\"version\":"
+                        "\"0.24.4\",\"message\":{\"role\":\"user\",\"parts\":[{\"text\":\"hi\"}]}}\n"
+                        "{\"uuid\":\"u2\",\"parentUuid\":\"u1\",\"sessionId\":\"%s\",\"timestamp\":"
+                        "\"2026-10-01T00:00:01.000Z\",\"type\":\"system\",\"subtype\":"
+                        "\"ui_telemetry\",\"cwd\":\"%s\",\"version\":\"0.24.4\",\"systemPayload\":"
+                        "{\"uiEvent\":{\"event.name\":\"qwen-code.api_response\",\"model\":"
+                        "\"qwen3\",\"duration_ms\":10,\"input_token_count\":5,"
+                        "\"output_token_count\":7,\"total_token_count\":12,"
+                        "\"cached_content_token_count\":0,\"thoughts_token_count\":0}}}\n",
+                        id, cwd, id, cwd);
+                assert_non_null(body);
+                snprintf(rel, sizeof rel, "%s/chats/%s.jsonl", dir, id);
+                assert_int_equal(fixture_write(qwen, rel, body), 0);
+                assert_int_equal(fixture_age(qwen, rel, 10 * 86400), 0);
+                assert_true(strbuf_printf(&org, "%s\n    \"%s\": {\n      \"groupId\": null,\n"
+                                                "      \"updatedAt\": "
+                                                "\"2026-10-01T00:00:00.000Z\"\n    }",
+                                          i ? "," : "", id) >= 0);
+        }
+        assert_true(strbuf_printf(&org, "\n  }\n}") >= 0);
+        snprintf(rel, sizeof rel, "%s/session-organization.v1.json", dir);
+        assert_int_equal(fixture_write(qwen, rel, org.buf), 0);
+        assert_int_equal(fixture_age(qwen, rel, 10 * 86400), 0);
+        snprintf(rel, sizeof rel, "%s/" HYGIENE_STALE_MARKER, dir);
+        assert_int_equal(fixture_write(qwen, rel, cwd), 0);
+        assert_int_equal(fixture_append(qwen, rel, "\n"), 0);
+        assert_int_equal(fixture_age(qwen, rel, 10 * 86400), 0);
+        /* the directories too: nothing inside is newer than the marker */
+        snprintf(rel, sizeof rel, "%s/chats", dir);
+        assert_int_equal(fixture_age(qwen, rel, 10 * 86400), 0);
+        assert_int_equal(fixture_age(qwen, dir, 10 * 86400), 0);
+}
+
+/* A normal run of the policy (stale-project-min-age 1d, nothing else) on qwen, as main does:
+ * scan, policy, plan, the recovery steps in front, the executor. 0 or the executor's result;
+ * *ret_stats. */
+static int stale_run(const char *qwen, ActionStats *ret_stats) {
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        _cleanup_(verdicts_freep) Verdicts *v = NULL;
+        _cleanup_(plan_freep) Plan *plan = NULL, *steps = NULL;
+        _cleanup_(config_done) Config cfg = {};
+        ConfigErrors errs = {};
+        Tree tr = {};
+        msec_t now = now_msec();
+        ScanOptions so = { .now = now, .no_atime = true };
+        PolicyOptions po = { .real_now = now };
+        int r;
+
+        assert_int_equal(config_init_default(&cfg), 0);
+        assert_int_equal(config_parse_string(&cfg,
+                                             "defaults = { max-age = \"off\"; orphan-min-age = "
+                                             "\"off\"; stale-project-min-age = \"1d\"; "
+                                             "max-deletions-percent = 100; };",
+                                             "test", &errs),
+                         0);
+        so.hygiene = hygiene_need(&cfg.defaults);
+        assert_int_equal(inventory_new(&inv), 0);
+        assert_int_equal(roots_from_dir(qwen, &tr), 0);
+        assert_int_equal(inventory_add_tree(inv, &tr, NULL), 0);
+        r = scan_all(inv, &so);
+        if (r < 0)
+                return r;
+        assert_int_equal(policy_evaluate(inv, &cfg, now, &po, &v), 0);
+        assert_int_equal(plan_build(inv, &v, now, &plan), 0);
+        assert_int_equal(plan_new_steps(inv, now, &steps), 0);
+        assert_true(recover_scan(steps) >= 0);
+        assert_int_equal(plan_take_steps(plan, steps), 0);
+        *ret_stats = (ActionStats){};
+        return actions_execute(plan, ret_stats);
+}
+
+/* The stale project entry removed by a run killed after every step N, then a normal run: the
+ * tree is the tree of an unkilled run (the entry gone, each session's usage line once), with no
+ * marker and no temporary file. */
+static void test_faults_stale_project_crash_after_every_step_then_rerun(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *ref = fixture_path(t->root, "stale-ref"), *want = NULL;
+        char dir[256], cwd[128];
+        ActionStats st = {};
+        unsigned n;
+
+        stale_names(dir, sizeof dir, cwd, sizeof cwd);
+        (void)rmdir(cwd);
+        stale_plant(t->qwen);
+        assert_int_equal(fixture_copy_tree(t->qwen, t->root, "stale-ref"), 0);
+        assert_int_equal(stale_run(ref, &st), 0);
+        assert_int_equal(st.n_deleted, STALE_N);
+        assert_false(fixture_exists(ref, dir));
+        want = crash_tree(ref);
+        for (n = 1; n < 100; n++) {
+                _cleanup_free_ char *d = strprintf("stale%u", n);
+                _cleanup_free_ char *qwen = fixture_path(t->root, d);
+                _cleanup_free_ char *got = NULL;
+                int status = 0;
+                pid_t pid;
+
+                assert_int_equal(fixture_copy_tree(t->qwen, t->root, d), 0);
+                pid = fork();
+                assert_true(pid >= 0);
+                if (pid == 0) {
+                        ActionStats cst;
+                        test_seam_set_crash_after_step(n);
+                        _exit(stale_run(qwen, &cst) == 0 ? 0 : 1);
+                }
+                assert_int_equal(waitpid(pid, &status, 0), pid);
+                assert_true(WIFEXITED(status));
+                if (WEXITSTATUS(status) != 99) {
+                        assert_int_equal(WEXITSTATUS(status), 0);
+                        assert_int_equal(fixture_rm_rf(qwen), 0);
+                        break;
+                }
+                if (stale_run(qwen, &st) != 0 || st.n_failed > 0)
+                        fail_msg("stale, step %u: the rerun failed", n);
+                got = crash_tree(qwen);
+                if (!streq(got, want))
+                        crash_tree_diff("stale", n, got, want);
+                crash_check_no_leftovers(qwen, "stale", n);
+                assert_int_equal(fixture_rm_rf(qwen), 0);
+        }
+        assert_true(n > 5);
+        assert_true(n < 100);
 }
 
 /* The compressed content of (qwen, rel.zst) in the cold tier, checked (cold_cat()). */
@@ -2891,6 +3048,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_faults_restore_project_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_restore_cold_to_chats_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_restore_crash_after_every_step_then_recovery, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_stale_project_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_cold_compress_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_cold_scan_compressed_session, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_after_salvage_skip, setup, teardown),
