@@ -7,7 +7,8 @@
  *                            change, it is the restore's intent (recover.c finishes a restore
  *                            with no "restored" line after it) and the start of restore-grace
  *     restore-to-archive <msec> <id>   the same for `qgc restore --to-archive`
- *     restored <msec> <id>   that restore is complete
+ *     restored <msec> <id>   that restore ended: complete, or refused for good (a conflict, a
+ *                            compressed file that does not match)
  * A later line of an id replaces what an earlier one said about it. The scan reads the file whole
  * (at most SESSION_TIMES_MAX bytes, one pass) into the inventory's facts Session.archived_at,
  * restored_at, restore_pending and restore_to_archive. A file over the maximum is ignored with a warning, a line

@@ -89,6 +89,22 @@ cmp "$chats/$arch.jsonl" "$T/orig.jsonl" || fail "the restored transcript differ
 grep "QGC_ACTION=restored" "$T/actions.log" | tail -1 | grep -q "restored session $arch from the compressed archive to chats/ (" || { cat "$T/actions.log"; fail "the journal does not say where it went"; }
 mv "$chats/$arch.jsonl" "$chats/archive/$arch.jsonl"
 
+# a restore killed after it recorded its start (G/.qgc/session-times) is finished by the next
+# normal run's recovery pass, which the dry run shows
+make_cold
+mkdir -p "$tree/.qgc"
+echo "restore $(date +%s)000 $arch" >> "$tree/.qgc/session-times"
+run_qgc -n --root "$tree" > "$T/rec.txt" || fail "dry run with an interrupted restore"
+grep -q "^recover: would finish the interrupted restore of session $arch:" "$T/rec.txt" || { cat "$T/rec.txt"; fail "the dry run does not show the interrupted restore"; }
+run_qgc -n --json --root "$tree" > "$T/rec.json" || fail "dry run --json with an interrupted restore"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["recover"]; assert [s for s in r if s["kind"]=="restore" and s["session"]==sys.argv[2] and s["verb"]=="restore"], r' "$T/rec.json" "$arch" ||
+        fail "the JSON plan does not show the interrupted restore"
+run_qgc --root "$tree" --log-file "$T/actions.log" > /dev/null || fail "the run that finishes the restore"
+cmp "$chats/$arch.jsonl" "$T/orig.jsonl" || fail "the interrupted restore was not finished"
+[ ! -e "$chats/archive/.qgc-cold/$arch.jsonl.zst" ] || fail "the finished restore left the compressed file"
+grep -q "^restored [0-9]* $arch\$" "$tree/.qgc/session-times" || fail "the finished restore is not recorded"
+mv "$chats/$arch.jsonl" "$chats/archive/$arch.jsonl"
+
 # a compressed file whose content does not match the recorded SHA-256: neither shown nor restored
 make_cold
 python3 - "$chats/archive/.qgc-cold/$arch.jsonl.zst" <<'PY'
@@ -101,5 +117,8 @@ PY
 run_qgc show "$arch" --root "$tree" > /dev/null 2>&1 && fail "a mismatching compressed file was shown as good"
 run_qgc restore "$arch" --root "$tree" --log-file "$T/actions.log" > /dev/null 2>&1 && fail "a mismatching compressed file was restored"
 [ ! -e "$chats/archive/$arch.jsonl" ] || fail "a mismatching compressed file left a transcript"
+# ... and its refusal ends the restore: no later run tries it again
+[ "$(tail -1 "$tree/.qgc/session-times" | cut -d' ' -f1,3)" = "restored $arch" ] || fail "the refused restore did not end"
+run_qgc --root "$tree" --log-file "$T/actions.log" > /dev/null || fail "a run after a refused restore failed"
 pass "qgc show and restore: active, archived and compressed transcripts byte for byte (mtime kept); unknown and corrupt refused"
 finish
