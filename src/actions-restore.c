@@ -220,8 +220,9 @@ int actions_restore_step(ActionsContext *c, const PlanStep *st) {
                  : actions_restore_one(c, &c->inv->sessions[st->session]);
         /* its end (a cold restore --to-archive is complete in chats/archive/); one that can
          * never succeed (a conflict, a compressed file that does not match or needs a newer
-         * qgc) ends too, else every run's recovery pass would fail it again */
-        if ((r >= 0 || r == -EEXIST || r == -EBADMSG || r == -EPROTONOSUPPORT) &&
+         * qgc) ends too, else every run's recovery pass would fail it again; a step refused
+         * by its plan never began */
+        if (!st->why && (r >= 0 || r == -EEXIST || r == -EBADMSG || r == -EPROTONOSUPPORT) &&
             session_times_line(&sb, SESSION_TIME_RESTORED, now_msec(), st->session_id) >= 0)
                 (void)actions_restore_append(c, st->tree, &sb);
         return r;
