@@ -18,6 +18,7 @@
 #include "log.h"
 #include "macro.h"
 #include "recover.h"
+#include "sessiontimes.h"
 #include "syncq.h"
 #include "testseam.h"
 #include "usageidx.h"
@@ -544,6 +545,22 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                         log_warning_errno(r, "cannot remove the pending-delete marker '%s'",
                                           b->marker);
         }
+        /* when each archive of the batch happened (sessiontimes.h: archive-max-age counts from
+         * it), with one write and one fsync, once the moves are durable */
+        _cleanup_(strbuf_done) StrBuf times = {};
+        msec_t now = now_msec();
+        r = 0;
+        for (size_t i = 0; r >= 0 && i < b->n; i++)
+                if (b->items[i].v->verb == VERB_ARCHIVE && !b->items[i].done)
+                        r = session_times_line(&times, SESSION_TIME_ARCHIVED, now,
+                                               b->items[i].s->id);
+        if (r >= 0)
+                r = session_times_append(t->global_fd, t->global_dev, times.buf, times.len,
+                                         actions_step, c);
+        if (r < 0)
+                log_warning_errno(r, "cannot record the time of this batch's archives in '%s/%s' "
+                                     "(archive-max-age counts from the archived files' ctime)",
+                                  c->inv->trees[b->tree].global_dir, SESSION_TIMES_FILE);
         journal_hold(); /* every outcome of the batch, with one write */
         for (size_t i = 0; i < b->n; i++) {
                 ActionsBatchItem *it = &b->items[i];

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "macro.h"
 #include "recover.h"
+#include "sessiontimes.h"
 #include "util.h"
 
 #include "actions-int.h"
@@ -72,8 +73,10 @@ int actions_restore_one(ActionsContext *c, const Session *s) {
 
 /* Restore a session compressed in the cold tier (restore.c's step without an inventory session):
  * decompress its sidecars, then its transcript, into chats/archive/ (cold_decompress_many():
- * checked, never replacing, one batch; a rerun after a kill completes it). 0, -errno (logged and
- * journalled). */
+ * checked, never replacing, one batch; a rerun after a kill completes it), then, unless
+ * st->to_archive, move them on into chats/ like any archived session (archive_move(): sidecars
+ * first, transcript last; a rerun after a kill finds the session archived and moves the rest).
+ * 0, -errno (logged and journalled). */
 int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
         static const char *const exts[] = { "worktree.json", "pr.json", "ledger.jsonl", "jsonl" };
         const Tree *tr = &c->inv->trees[st->tree];
@@ -114,6 +117,18 @@ int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
                               : cold_damage_why(r) ? cold_damage_why(r)
                                                    : "cannot decompress";
         }
+        if (r >= 0 && !st->to_archive) {
+                /* its content was checked against the recorded SHA-256 just now: no identity to
+                 * expect */
+                _cleanup_free_ char *crel = strndup(arel, strlen(arel) - strlen("/archive"));
+                _cleanup_close_ int chats_fd = crel ? fs_open_path(t->runtime_fd, crel, tr->dev)
+                                                    : -ENOMEM;
+                r = chats_fd < 0 ? chats_fd
+                                 : archive_move(afd, chats_fd, st->name, NULL,
+                                                /* to_archive= */ false, actions_step, c, &why);
+                if (r < 0 && !why)
+                        why = "decompressed into chats/archive/, but cannot move it to chats/";
+        }
         for (size_t i = 0; i < ELEMENTSOF(exts); i++) {
                 in += r >= 0 ? res[i].bytes_in : 0;
                 out += r >= 0 ? res[i].bytes_out : 0;
@@ -126,11 +141,13 @@ int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
                 msg = strprintf("failed restore of compressed session %s: %s", st->session_id,
                                 why);
         } else {
-                log_info("restored compressed session %s into %s/%s", st->session_id,
-                         tr->runtime_dir, arel);
-                msg = strprintf("restored compressed session %s into chats/archive/ (%" PRIu64
+                const char *to = st->to_archive ? "chats/archive/" : "chats/";
+                log_info("restored session %s from the compressed archive to %s/%s%s",
+                         st->session_id, tr->runtime_dir, arel,
+                         st->to_archive ? "" : " and on to chats/");
+                msg = strprintf("restored session %s from the compressed archive to %s (%" PRIu64
                                 " bytes from %" PRIu64 " compressed)",
-                                st->session_id, in, out);
+                                st->session_id, to, in, out);
         }
         JournalEntry e = {
                 .event = r < 0 ? JOURNAL_FAILED : JOURNAL_RESTORED,
@@ -148,6 +165,66 @@ int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
                 .n_fields = r < 0 ? 0 : 1,
         };
         (void)journal_log(&e);
+        return r;
+}
+
+/* Append text to tree's session-times (sessiontimes.h), durably. 0 or -errno (logged). */
+static int actions_restore_append(ActionsContext *c, size_t tree, const StrBuf *sb) {
+        const ActionsTree *t = &c->trees[tree];
+        int r = t->error < 0 ? t->error
+                             : session_times_append(t->global_fd, t->global_dev, sb->buf, sb->len,
+                                                    actions_step, c);
+
+        if (r < 0)
+                log_error_errno(r, "restore: cannot record in '%s/%s'",
+                                c->inv->trees[tree].global_dir, SESSION_TIMES_FILE);
+        return r;
+}
+
+static bool actions_restore_is_cold(const PlanStep *st) {
+        return st->session == SIZE_MAX && st->dir && st->name;
+}
+
+int actions_restore_intents(ActionsContext *c, const Plan *p, bool *ok) {
+        msec_t now = now_msec();
+        int r = 0;
+
+        for (size_t t = 0; t < c->inv->n_trees; t++) {
+                _cleanup_(strbuf_done) StrBuf sb = {};
+
+                for (size_t i = 0; r >= 0 && i < p->n_steps; i++) {
+                        const PlanStep *st = &p->steps[i];
+
+                        if (st->kind != PLAN_STEP_RESTORE || st->tree != t || st->why)
+                                continue;
+                        r = session_times_line(&sb, actions_restore_is_cold(st) && st->to_archive
+                                                            ? SESSION_TIME_RESTORE_TO_ARCHIVE
+                                                            : SESSION_TIME_RESTORE,
+                                               now, st->session_id);
+                }
+                if (r < 0)
+                        return r;
+                ok[t] = sb.len == 0 || actions_restore_append(c, t, &sb) >= 0;
+        }
+        return 0;
+}
+
+int actions_restore_step(ActionsContext *c, const PlanStep *st) {
+        bool cold = actions_restore_is_cold(st);
+        _cleanup_(strbuf_done) StrBuf sb = {};
+        int r;
+
+        if (!cold && st->session >= c->inv->n_sessions)
+                return -EINVAL;
+        r = cold ? actions_restore_cold(c, st)
+                 : actions_restore_one(c, &c->inv->sessions[st->session]);
+        /* its end (a cold restore --to-archive is complete in chats/archive/); one that can
+         * never succeed (a conflict, a compressed file that does not match or needs a newer
+         * qgc) ends too, else every run's recovery pass would fail it again; a step refused
+         * by its plan never began */
+        if (!st->why && (r >= 0 || r == -EEXIST || r == -EBADMSG || r == -EPROTONOSUPPORT) &&
+            session_times_line(&sb, SESSION_TIME_RESTORED, now_msec(), st->session_id) >= 0)
+                (void)actions_restore_append(c, st->tree, &sb);
         return r;
 }
 

@@ -75,6 +75,7 @@
 #include "macro.h"
 #include "reason.h"
 #include "restore.h"
+#include "sessiontimes.h"
 #include "syncq.h"
 #include "testseam.h"
 #include "usageahead.h"
@@ -437,17 +438,20 @@ static void actions_journal_run(const ActionsContext *c, const Plan *p, bool sta
 }
 /* Run every step of kind restore (true) or recovery (false). */
 static void actions_steps(ActionsContext *c, const Plan *p, bool restore) {
+        _cleanup_free_ bool *ok = restore ? calloc(c->inv->n_trees + 1, sizeof(bool)) : NULL;
+        int k = restore && !ok ? -ENOMEM : 0;
+
+        if (restore && k >= 0)
+                k = actions_restore_intents(c, p, ok);
         for (size_t i = 0; i < p->n_steps; i++) {
                 const PlanStep *st = &p->steps[i];
 
                 if ((st->kind == PLAN_STEP_RESTORE) != restore || st->tree >= c->inv->n_trees)
                         continue;
                 if (restore) {
-                        int r = st->session < c->inv->n_sessions
-                                        ? actions_restore_one(c, &c->inv->sessions[st->session])
-                                : st->session == SIZE_MAX && st->dir && st->name
-                                        ? actions_restore_cold(c, st)
-                                        : -EINVAL;
+                        /* no restore without its start recorded first */
+                        int r = k < 0 ? k : !ok[st->tree] && !st->why ? -EIO
+                                                                       : actions_restore_step(c, st);
                         if (r < 0) {
                                 c->failed = true;
                                 if (c->first_error == 0)
@@ -522,6 +526,14 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
                 return r;
         }
         actions_journal_run(&c, p, /* start= */ true, n_planned);
+        /* qgc's record of archive and restore times kept near one line per session */
+        for (size_t i = 0; i < p->inv->n_trees; i++) {
+                int k = c.trees[i].error < 0 ? 0
+                                             : session_times_compact(c.trees[i].global_fd, p->inv, i);
+                if (k < 0)
+                        log_warning_errno(k, "cannot compact '%s/%s'", p->inv->trees[i].global_dir,
+                                          SESSION_TIMES_FILE);
+        }
 
         /* first what an interrupted run left behind (style.md 2.2), then the policy's actions */
         actions_steps(&c, p, /* restore= */ false);
@@ -644,11 +656,11 @@ int actions_run(const Plan *p, const ActionsRunOptions *o, ActionStats *ret_stat
         return r;
 }
 
-int actions_restore(const Inventory *inv, const char *id) {
+int actions_restore(const Inventory *inv, const char *id, bool to_archive) {
         _cleanup_(plan_freep) Plan *p = NULL;
         int r, first = 0;
 
-        r = restore_plan(inv, id, now_msec(), &p);
+        r = restore_plan(inv, id, to_archive, now_msec(), &p);
         if (r == -ENOENT)
                 return log_error_errno(r, "no session %s in any tree", id);
         if (r < 0)

@@ -47,5 +47,7 @@ int actions_open_log(const ActionsRunOptions *o);
 int actions_execute(const Plan *p, ActionStats *ret_stats);
 
 /* qgc restore ID through its plan (restore.h) with the action log already open: move an
- * archived session (and sidecars) back into chats/. 0, -ENOENT (no such session), 1 failed. */
-int actions_restore(const Inventory *inv, const char *id);
+ * archived session (and sidecars) back into chats/; a compressed one decompressed and moved on
+ * into chats/ (only into chats/archive/ when to_archive). 0, -ENOENT (no such session), 1
+ * failed. */
+int actions_restore(const Inventory *inv, const char *id, bool to_archive);

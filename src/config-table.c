@@ -125,6 +125,9 @@ const ConfigKeyInfo config_keys[_CONFIG_KEY_MAX] = {
         KEY(POLICY_KEY_COMPRESS_LEVEL, "compress-level", CONFIG_VALUE_COUNT, compress_level,
             CONFIG_OFF_NO, 1, 19, CONFIG_TIGHTEN_LESS, 3, "the zstd level of compress-after",
             .arg = "level"),
+        KEY(POLICY_KEY_RESTORE_GRACE, "restore-grace", CONFIG_VALUE_DURATION, restore_grace,
+            CONFIG_OFF_NO, 0, CONFIG_DURATION_MAX, CONFIG_TIGHTEN_LESS, 30 * MSEC_PER_DAY,
+            "a session restored less long ago is never archived, compressed or deleted"),
 
         /* tree = { ... } */
         CKEY(CONFIG_KEY_TREE_MAX_SIZE, CONFIG_SCOPE_TREE, "max-size", CONFIG_VALUE_SIZE,

@@ -53,6 +53,7 @@ typedef enum PolicyKey {
         POLICY_KEY_STALE_PROJECT_MIN_AGE,
         POLICY_KEY_COMPRESS_AFTER,
         POLICY_KEY_COMPRESS_LEVEL,
+        POLICY_KEY_RESTORE_GRACE,
         _POLICY_KEY_MAX,
         _POLICY_KEY_INVALID = -22,
 } PolicyKey;
@@ -88,6 +89,7 @@ typedef struct Policy {
         msec_t compress_after;       /* archived sessions idle longer are compressed (cold.h);
                                       * 0 = never */
         uint64_t compress_level;     /* their zstd level, 1..19 */
+        msec_t restore_grace;        /* a session restored (qgc restore) less long ago stays */
 } Policy;
 
 /* Where a value came from, for check-config --explain: "built-in default" or "file:line". */

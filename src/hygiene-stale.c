@@ -7,7 +7,9 @@
  * transcripts, each runtime claim's work_dir, each worktree sidecar's worktreePath) is a
  * temporary directory that no longer exists. As upstream: a marker, projects/<dir>/
  * .qwen-orphan-since, written on first sight (its mtime is the time), and the entry goes only once
- * the marker and every file inside are older than stale-project-min-age (at least 24 h); any
+ * the marker and every file inside are older than stale-project-min-age (at least 24 h; of
+ * session-organization.v1.json, the newest time its entries record, not its mtime, which qgc's own
+ * edit sets: hygiene_stale_org_activity()); any
  * live sidecar, a file over 8 MiB (not read whole: incomplete evidence) or a cwd that exists
  * again keeps it, and a cwd that exists again removes the marker. Its sessions go first through
  * the normal delete (usage salvaged, shared files edited, sidecars, file-history): the entry is
@@ -31,6 +33,7 @@
 #include "fsutil.h"
 #include "hygiene-int.h"
 #include "hygiene.h"
+#include "js.h"
 #include "json.h"
 #include "live.h"
 #include "log.h"
@@ -469,6 +472,49 @@ static int hygiene_stale_marker_cwds(HygieneStale *h, int pfd) {
         return 0;
 }
 
+/* The newest time one organization object (a session's entry or a group) records. */
+static msec_t hygiene_stale_org_times(json_object *o) {
+        static const char *const keys[] = { "updatedAt", "createdAt", "pinnedAt" };
+        msec_t newest = 0;
+
+        for (size_t k = 0; json_object_is_type(o, json_type_object) && k < ELEMENTSOF(keys); k++) {
+                const char *v = json_get_string(o, keys[k]);
+                msec_t t;
+
+                if (v && js_date_parse(v, &t) >= 0)
+                        newest = MAX(newest, t);
+        }
+        return newest;
+}
+
+/* The activity session-organization.v1.json (of st, in pfd) records: the newest updatedAt,
+ * createdAt or pinnedAt of its sessions' entries and groups, which Qwen sets when a person
+ * organizes a session. Its mtime is not the activity: qgc's own edit (a delete taking its
+ * session's entry out) sets it too, and a stale removal killed after that edit would then be
+ * kept as recently written. A file that cannot be read counts with its mtime. */
+static void hygiene_stale_org_activity(HygieneStale *h, int pfd, const struct stat *st) {
+        json_object *o = NULL, *v = NULL;
+        msec_t newest = 0;
+
+        if (json_read_input(pfd, "session-organization.v1.json", JSON_INPUT_ORGANIZATION, &o) < 0 ||
+            !json_object_is_type(o, json_type_object)) {
+                json_object_put(o);
+                h->mtime = MAX(h->mtime, hygiene_mtime(st));
+                return;
+        }
+        if (json_object_object_get_ex(o, "sessions", &v) && json_object_is_type(v, json_type_object)) {
+                json_object_object_foreach(v, key, e) {
+                        (void)key;
+                        newest = MAX(newest, hygiene_stale_org_times(e));
+                }
+        }
+        if (json_object_object_get_ex(o, "groups", &v) && json_object_is_type(v, json_type_array))
+                for (size_t i = 0; i < json_object_array_length(v); i++)
+                        newest = MAX(newest, hygiene_stale_org_times(json_object_array_get_idx(v, i)));
+        json_object_put(o);
+        h->mtime = MAX(h->mtime, newest);
+}
+
 /* Every entry of projects/<dir>/ (pfd). */
 int hygiene_stale_walk(HygieneStale *h, int pfd) {
         FsDir d;
@@ -494,9 +540,12 @@ int hygiene_stale_walk(HygieneStale *h, int pfd) {
                                 return r;
                         continue;
                 }
-                hygiene_stale_count(h, &st, !(h->skip_org && streq(name, "session-organization.v1.json")));
-                if (streq(name, "session-organization.v1.json") && S_ISREG(st.st_mode))
+                hygiene_stale_count(h, &st, !streq(name, "session-organization.v1.json"));
+                if (streq(name, "session-organization.v1.json") && S_ISREG(st.st_mode)) {
+                        if (!h->skip_org)
+                                hygiene_stale_org_activity(h, pfd, &st);
                         continue;
+                }
                 if (S_ISDIR(st.st_mode) && (streq(name, "chats") || streq(name, "subagents") ||
                                             streq(name, "workflows"))) {
                         sub = fs_open_noatime(pfd, name, O_RDONLY | O_DIRECTORY);

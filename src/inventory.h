@@ -115,6 +115,8 @@ typedef struct Session {
         bool org_unreadable : 1;  /* its project's session-organization.v1.json exists but cannot
                                    * be read or parsed: its pins and groups are unknown */
         bool review_dir : 1;      /* workflows/generated/review/<id>-<hash>/ exists */
+        bool restore_pending : 1; /* a restore began and did not complete (sessiontimes.h) */
+        bool restore_to_archive : 1; /* ... a restore --to-archive */
         uint8_t owner_cause;  /* OwnerCause (a byte: it fills padding) */
         SessionState state;
         OwnerStatus owner;
@@ -147,11 +149,14 @@ typedef struct Session {
         msec_t last_record;    /* last record's timestamp (0 if unknown) */
         msec_t first_record;   /* first record's timestamp (0 if unknown) */
         msec_t last_activity;  /* max(mtime, last_record), clamped to now */
+        msec_t archived_at;    /* when qgc archived it (sessiontimes.h), 0 when not recorded */
+        msec_t restored_at;    /* when a restore of it began (sessiontimes.h), 0 when none */
 
         char *title;          /* last custom_title, NULL if none */
         char *live_reason;    /* e.g. "runtime claim pid 4242 alive" */
 } Session;
-_Static_assert(sizeof(Session) <= 296, "Session grew: 100k of them live in memory at once");
+/* 296 until the two times of sessiontimes.h (1.6 MB more at 100k sessions) */
+_Static_assert(sizeof(Session) <= 312, "Session grew: 100k of them live in memory at once");
 
 /* Which transcripts the scan reads the title windows of (policy_title_need() fills it). The
  * title only matters for "titled by a person", a protection of sessions that some rule selects,

@@ -37,6 +37,7 @@ extern const char *arg_log_target;
 extern const char *arg_log_file;
 extern const char *arg_restore_id;
 extern const char *arg_restore_project;
+extern bool arg_restore_to_archive;
 extern msec_t arg_random_delay;
 extern const char *arg_metrics_file; /* metrics.c */
 

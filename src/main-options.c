@@ -42,6 +42,7 @@ const char *arg_log_target = "auto";
 const char *arg_log_file = NULL;
 const char *arg_restore_id = NULL;
 const char *arg_restore_project = NULL;
+bool arg_restore_to_archive = false;
 msec_t arg_random_delay = 0;
 const char *arg_metrics_file = NULL; /* metrics.c */
 
@@ -53,6 +54,8 @@ static void main_help(void) {
                "       qgc restore SESSION_ID        move an archived session back (a unique\n"
                "                                     prefix of the id is enough)\n"
                "       qgc restore --project PATH    restore every archived session of a project\n"
+               "       qgc restore --to-archive ID   a compressed session back to chats/archive/\n"
+               "                                     only (without it: on to chats/)\n"
                "       qgc show SESSION_ID           write a session's transcript to stdout\n"
                "\n"
                "Archiving moves a session to chats/archive/ on the same disk: it frees no\n"
@@ -94,6 +97,7 @@ enum {
         OPT_METRICS_FILE,
         OPT_CHANGES,
         OPT_PROJECT,
+        OPT_TO_ARCHIVE,
         OPT_USER,
 };
 
@@ -151,6 +155,7 @@ int main_parse_argv(int argc, char *argv[]) {
                 { "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
                 { "changes", no_argument, NULL, OPT_CHANGES },
                 { "project", required_argument, NULL, OPT_PROJECT },
+                { "to-archive", no_argument, NULL, OPT_TO_ARCHIVE },
                 { "user", required_argument, NULL, OPT_USER },
                 { "quiet", no_argument, NULL, 'q' },
                 { "verbose", no_argument, NULL, 'v' },
@@ -220,6 +225,9 @@ int main_parse_argv(int argc, char *argv[]) {
                         break;
                 case OPT_PROJECT:
                         arg_restore_project = optarg;
+                        break;
+                case OPT_TO_ARCHIVE:
+                        arg_restore_to_archive = true;
                         break;
                 case OPT_CHANGES:
                         arg_changes = true;
@@ -307,6 +315,10 @@ int main_parse_argv(int argc, char *argv[]) {
         }
         if (arg_restore_project && arg_command != CMD_RESTORE) {
                 log_error("--project goes with restore");
+                return -EINVAL;
+        }
+        if (arg_restore_to_archive && arg_command != CMD_RESTORE) {
+                log_error("--to-archive goes with restore");
                 return -EINVAL;
         }
         if (arg_changes && (arg_json || arg_command != CMD_RUN)) {

@@ -278,7 +278,8 @@ static int main_restore_plan(const Inventory *inv, msec_t now, Plan **ret) {
         if (!trees)
                 return -ENOMEM;
         if (arg_restore_project) {
-                r = restore_plan_project(inv, arg_restore_project, now, ret);
+                r = restore_plan_project(inv, arg_restore_project, arg_restore_to_archive, now,
+                                         ret);
                 if (r == -ENOENT) {
                         log_error("restore: project '%s' has no archived session in %s",
                                   arg_restore_project, trees);
@@ -295,7 +296,7 @@ static int main_restore_plan(const Inventory *inv, msec_t now, Plan **ret) {
         }
         if (r == -ENOENT)
                 id = arg_restore_id; /* not listed by the scan: maybe in the cold tier (whole id) */
-        r = restore_plan(inv, id, now, ret);
+        r = restore_plan(inv, id, arg_restore_to_archive, now, ret);
         if (r == -ENOENT)
                 log_error("restore: no session '%s' in %s", arg_restore_id, trees);
         return r < 0 ? (r == -ENOENT ? r : log_error_errno(r, "restore: cannot plan it")) : 0;
@@ -316,7 +317,11 @@ static void main_report_restore(const Plan *plan) {
                 slash = strrchr(to, '/');
                 if (slash)
                         *slash = '\0';
-                printf("qgc: restored session %s into %s\n", st->session_id, to);
+                if (st->session == SIZE_MAX) /* from the cold tier (restore.c) */
+                        printf("qgc: restored session %s from the compressed archive to %s\n",
+                               st->session_id, to);
+                else
+                        printf("qgc: restored session %s into %s\n", st->session_id, to);
         }
 }
 

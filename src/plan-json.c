@@ -458,7 +458,8 @@ static void plan_json_steps(PlanJson *j, const Plan *p, const char *key, bool re
         for (size_t i = 0; i < p->n_steps; i++) {
                 const PlanStep *st = &p->steps[i];
 
-                if ((st->kind == PLAN_STEP_RESTORE) != restore)
+                /* a policy plan's recovery steps include the interrupted restores it finishes */
+                if (restore && st->kind != PLAN_STEP_RESTORE)
                         continue;
                 if (!any) {
                         plan_json_key(j, key);
@@ -470,7 +471,7 @@ static void plan_json_steps(PlanJson *j, const Plan *p, const char *key, bool re
                 plan_json_int(j, "tree", (int64_t)st->tree);
                 plan_json_string(j, "kind", plan_step_kind_to_string(st->kind));
                 plan_json_string(j, "session", st->session_id);
-                if (restore) {
+                if (st->kind == PLAN_STEP_RESTORE) {
                         plan_json_string(j, "verb", st->why ? "refused" : "restore");
                         plan_json_string(j, "reason", st->why);
                 }

@@ -40,6 +40,7 @@ typedef struct PlanStep {
         char *name;         /* RECOVER_TEMP: the file; RECOVER_DELETE: the marker (in dir) */
         FileId id;          /* scan-time identity of dir/name */
         char *why;          /* RESTORE: why it cannot be done, NULL when it can */
+        bool to_archive;    /* RESTORE of a compressed session: into chats/archive/ only */
         PlanPath *paths;    /* what would move or go, as seen when the plan was built */
         size_t n_paths;
 } PlanStep;

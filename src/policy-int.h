@@ -18,7 +18,7 @@
 #define PROT_SKIP_MASK (PROT_UNVERIFIED | PROT_FOREIGN | PROT_CONFLICT | PROT_LIVE)
 #define PROT_KEEP_MASK                                                                             \
         (PROT_PROTECT | PROT_MIN_AGE | PROT_PINNED | PROT_TITLED | PROT_SCHEDULED | PROT_WORKTREE | \
-         PROT_LATEST)
+         PROT_LATEST | PROT_RESTORED)
 #define PROT_BLOCK_MASK (PROT_SKIP_MASK | PROT_KEEP_MASK)
 
 /* Per-session working state of one evaluation. */

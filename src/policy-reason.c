@@ -31,6 +31,7 @@ DEFINE_STRING_TABLE_LOOKUP_TO_STRING(verb, Verb);
 static const char *const protection_bit_table[_PROT_MAX] = {
         "live",     "pinned",  "titled",     "scheduled", "worktree",     "keep-latest",
         "min-age",  "unverified", "foreign", "conflict",  "blast-radius", "protect",
+        "restore-grace",
 };
 
 static DEFINE_STRING_TABLE_TO_STRING_FUNC(protection_bit_to_string, protection_bit_table, int);
@@ -47,7 +48,8 @@ const char *protection_to_string(Protection p) {
 /* The winning protection of a mask, in priority order (0 when none). */
 static Protection policy_first_protection(unsigned prot) {
         static const Protection order[] = { PROT_UNVERIFIED, PROT_FOREIGN, PROT_CONFLICT,
-                                            PROT_LIVE,       PROT_PROTECT, PROT_MIN_AGE, PROT_PINNED,
+                                            PROT_LIVE,       PROT_PROTECT, PROT_RESTORED,
+                                            PROT_MIN_AGE,    PROT_PINNED,
                                             PROT_TITLED,     PROT_SCHEDULED, PROT_WORKTREE,
                                             PROT_LATEST,     PROT_BLAST };
         for (size_t k = 0; k < ELEMENTSOF(order); k++)
@@ -69,7 +71,7 @@ static void policy_block(Verdict *vd, const PolicyInfo *in, Verb verb, Protectio
 }
 
 /* The facts a protection's reason quotes: a write within min-idle (skip-class), min-age and
- * keep-latest (keep-class, all of them are listed). 0 or -ENOMEM. */
+ * keep-latest and restore-grace (keep-class, all of them are listed). 0 or -ENOMEM. */
 static int policy_block_facts(PolicyRun *run, size_t i) {
         const Session *s = &run->inv->sessions[i];
         const Policy *p = run->info[i].pol;
@@ -77,7 +79,8 @@ static int policy_block_facts(PolicyRun *run, size_t i) {
         VerdictFacts *f;
 
         if (!(vd->flags & VERDICT_RECENT_WRITE) &&
-            !(vd->verb == VERB_KEEP && (vd->protections & (PROT_MIN_AGE | PROT_LATEST))))
+            !(vd->verb == VERB_KEEP &&
+              (vd->protections & (PROT_MIN_AGE | PROT_LATEST | PROT_RESTORED))))
                 return 0;
         f = policy_facts(vd);
         if (!f)
@@ -95,6 +98,10 @@ static int policy_block_facts(PolicyRun *run, size_t i) {
         }
         if (vd->protections & PROT_LATEST)
                 f->keep_latest = p->keep_latest;
+        if (vd->protections & PROT_RESTORED) {
+                f->restored_ago = MAX(run->real_now - s->restored_at, (msec_t)0);
+                f->restore_grace = p->restore_grace;
+        }
         return 0;
 }
 

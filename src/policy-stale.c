@@ -26,7 +26,7 @@ static const char *policy_stale_first_cwd(const Orphan *o, char *buf, size_t n) 
  * ("never touched"); keep-latest does not apply (the entry goes whole). */
 #define POLICY_STALE_BLOCK                                                                        \
         (PROT_LIVE | PROT_UNVERIFIED | PROT_FOREIGN | PROT_CONFLICT | PROT_PROTECT | PROT_PINNED | \
-         PROT_TITLED | PROT_SCHEDULED | PROT_WORKTREE | PROT_MIN_AGE)
+         PROT_TITLED | PROT_SCHEDULED | PROT_WORKTREE | PROT_MIN_AGE | PROT_RESTORED)
 
 static int policy_stale_set(Verdict *vd, Verb verb, const char *rule, char *reason) {
         return verdict_set_fact(vd, verb, rule, reason);

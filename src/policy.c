@@ -15,7 +15,7 @@
  *      Every selected session gets the project's `action`. Cutoffs are strict: idle == max-age,
  *      a count == limit and a total == cap all stay.
  *   3. Archive tier on ARCHIVED sessions, compressed ones (cold.h) included: archive-max-age
- *      and archive-max-size delete; then compress-after compresses an archived session that is
+ *      (the time in the archive: policy_in_archive()) and archive-max-size delete; then compress-after compresses an archived session that is
  *      not compressed yet (a deletion wins; held back by the blast radius it falls back to the
  *      compression).
  *   4. Orphans: idle (now - mtime) > orphan-min-age deletes; MSEC_INFINITY ("off") never.
@@ -204,6 +204,10 @@ static void policy_keep_protections(PolicyRun *run, size_t i) {
                 vd->protections |= PROT_PROTECT;
         if (p->min_age > 0 && run->now - born < p->min_age)
                 vd->protections |= PROT_MIN_AGE;
+        /* the real clock, like min-idle: --now forecasts ages, it never ends a grace early */
+        if (p->restore_grace > 0 && s->restored_at > 0 &&
+            run->real_now - s->restored_at < p->restore_grace)
+                vd->protections |= PROT_RESTORED;
         if (p->keep_pinned && (s->pinned || s->grouped || s->org_unreadable))
                 vd->protections |= PROT_PINNED;
         if (p->keep_titled && s->title && s->title_manual)
@@ -324,7 +328,7 @@ static int policy_project_age_count(PolicyRun *run, const PolicyGroup *g) {
                 if (run->inv->sessions[i].state != SESSION_ACTIVE)
                         continue;
                 if (rank >= VERDICT_RANK_MAX)
-                        return -EOVERFLOW; /* Verdict.rank's width: 4M sessions in a project */
+                        return -EOVERFLOW; /* Verdict.rank's width: 512k sessions in a project */
                 vd->rank = ++rank;
                 if (p->keep_latest > 0 && rank <= p->keep_latest)
                         vd->protections |= PROT_LATEST;
@@ -383,20 +387,33 @@ static int policy_project_shrink(PolicyRun *run, const PolicyGroup *g, SessionSt
         return 0;
 }
 
-/* Archive tier: archived sessions idle beyond archive-max-age are deleted. */
+/* How long session s has been in the archive: since qgc archived it (Session.archived_at,
+ * sessiontimes.h), else since its archived file's ctime (the rename into chats/archive/ set it;
+ * of a compressed session, its .zst's, the compression: later, so never longer than the truth
+ * unless the file was changed since, which makes it younger still). */
+static msec_t policy_in_archive(const PolicyRun *run, const Session *s) {
+        msec_t since = s->archived_at > 0 ? s->archived_at
+                                          : (msec_t)(s->archived.ctime_ns / 1000000);
+        return since > 0 ? MAX(run->now - since, (msec_t)0) : 0;
+}
+
+/* Archive tier: sessions in the archive longer than archive-max-age are deleted. */
 static int policy_archive_age(PolicyRun *run, const PolicyGroup *g) {
         const Policy *p = g->pol;
         int r;
 
         for (size_t k = 0; k < g->n_members; k++) {
                 size_t i = g->members[k];
-                if (run->inv->sessions[i].state != SESSION_ARCHIVED ||
-                    !policy_age_selects(p->archive_max_age, run->info[i].idle))
+                const Session *s = &run->inv->sessions[i];
+                msec_t in_archive = policy_in_archive(run, s);
+
+                if (s->state != SESSION_ARCHIVED ||
+                    !policy_age_selects(p->archive_max_age, in_archive))
                         continue;
                 r = policy_select(run, i, VERB_DELETE, "archive-max-age",
                                   &(Measure){ .kind = MEASURE_AGE,
                                               .key = "archive-max-age",
-                                              .measured = run->info[i].idle,
+                                              .measured = in_archive,
                                               .limit = p->archive_max_age });
                 if (r < 0)
                         return r;

@@ -33,7 +33,8 @@ typedef enum Protection {
         PROT_CONFLICT = 1 << 9,   /* active and archived copies both exist */
         PROT_BLAST = 1 << 10,     /* blast-radius limit reached (use --force) */
         PROT_PROTECT = 1 << 11,   /* its project has protect = true: no rule touches it */
-        _PROT_MAX = 12,
+        PROT_RESTORED = 1 << 12,  /* restored (qgc restore) within restore-grace */
+        _PROT_MAX = 13,
 } Protection;
 
 /* What a rule (or a protection) measured, in which unit, against which limit. */
@@ -73,6 +74,8 @@ typedef struct VerdictFacts {
                                * future) ... */
         msec_t min_idle;      /* ... and min-idle */
         uint64_t keep_latest; /* PROT_LATEST: the keep-latest its rank is within */
+        msec_t restored_ago;  /* PROT_RESTORED: now - the restore's start (sessiontimes.h) ... */
+        msec_t restore_grace; /* ... and restore-grace */
         Measure held;         /* held_by (MEASURE_COUNT): the deletions its limit had allowed
                                * before this one, and max-deletions' limit, or for
                                * max-deletions-percent the number of the project's sessions */
@@ -112,25 +115,27 @@ typedef struct Verdict {
                                * nothing) */
         VerdictFacts *facts;  /* owned; NULL when it quotes nothing beyond its measure (and has
                                * no held_by, held_rule or fact: verdict_held_by() etc.) */
-        /* the small fields in two words (100k verdicts live at once) */
+        /* the small fields in two words (100k verdicts live at once; a bit-field never
+         * straddles its 32-bit unit, so the first word is verb .. compress_level, the second
+         * blocked_by and rank) */
         unsigned verb : 4;    /* Verb (unsigned: _VERB_INVALID is never stored) */
         unsigned blocked_verb : 4; /* Verb: what blocked_by blocked, the verb a rule selected;
                                     * VERB_KEEP when no rule selected it */
         unsigned protections : _PROT_MAX; /* every protection that applies to the session */
-        Protection blocked_by : _PROT_MAX; /* the protection that won (and names `rule`), 0
-                                            * when none did */
         unsigned flags : 3;   /* VerdictFlags */
         signed mark : 2;       /* ORPHAN_STALE_PROJECT (hygiene.h): 1 write its marker, -1 remove
                                * it, 0 neither */
         unsigned compress_level : 5; /* VERB_COMPRESS: the zstd level (compress-level, 1..19) */
-        unsigned rank : 22;   /* 1 = newest in its project (active sessions), 0 = n/a; at most
+        Protection blocked_by : _PROT_MAX; /* the protection that won (and names `rule`), 0
+                                            * when none did */
+        unsigned rank : 19;   /* 1 = newest in its project (active sessions), 0 = n/a; at most
                                * VERDICT_RANK_MAX (policy_evaluate() fails beyond) */
 } Verdict;
 
 /* 100k sessions' verdicts live at once: issue 14's peak-RSS target (64 MiB at 100k sessions)
  * needs them this small. Rarely set fields go to VerdictFacts. */
 _Static_assert(sizeof(Verdict) <= 64, "Verdict must stay small (issue 14's RSS target)");
-#define VERDICT_RANK_MAX ((1U << 22) - 1)
+#define VERDICT_RANK_MAX ((1U << 19) - 1)
 #define VERDICT_COMPRESS_LEVEL_MAX 31U
 
 static inline const char *verdict_held_by(const Verdict *v) {

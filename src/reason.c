@@ -47,6 +47,7 @@ char *reason_format_limit(char *buf, size_t n, uint64_t bytes) {
 typedef enum ReasonForm {
         FORM_IDLE,         /* "idle A > KEY B" */
         FORM_ARCHIVED_IDLE, /* "archived, idle A > KEY B" */
+        FORM_IN_ARCHIVE,    /* "archived A ago > KEY B" (the time in the archive) */
         FORM_RANK,         /* "rank A > KEY B" */
         FORM_PROJECT,      /* "project A > KEY B" (bytes) */
         FORM_ARCHIVE,      /* "archive A > KEY B" (bytes) */
@@ -61,7 +62,7 @@ static const struct {
         { "max-age", FORM_IDLE },
         { "max-sessions", FORM_RANK },
         { "max-size", FORM_PROJECT },
-        { "archive-max-age", FORM_ARCHIVED_IDLE },
+        { "archive-max-age", FORM_IN_ARCHIVE },
         { "archive-max-size", FORM_ARCHIVE },
         { "compress-after", FORM_ARCHIVED_IDLE },
         { "tree-max-size", FORM_TREE },
@@ -83,6 +84,10 @@ static char *reason_rule(const char *rule, const Measure *m, const VerdictFacts 
                                        NULL);
                 case FORM_ARCHIVED_IDLE:
                         return strprintf("archived, idle %s > %s %s",
+                                         format_duration(a, sizeof a, m->measured), rule,
+                                         format_duration_exact(b, sizeof b, m->limit));
+                case FORM_IN_ARCHIVE:
+                        return strprintf("archived %s ago > %s %s",
                                          format_duration(a, sizeof a, m->measured), rule,
                                          format_duration_exact(b, sizeof b, m->limit));
                 case FORM_RANK:
@@ -206,6 +211,10 @@ static char *reason_keep(const Verdict *v, const Session *s) {
 
         if (v->protections & PROT_PROTECT)
                 r |= strbuf_printf(&sb, "%sprotected project (protect = true)", sb.len ? ", " : "");
+        if (v->protections & PROT_RESTORED)
+                r |= strbuf_printf(&sb, "%srestored %s ago (restore-grace %s)", sb.len ? ", " : "",
+                                   format_duration(a, sizeof a, f->restored_ago),
+                                   format_duration_exact(b, sizeof b, f->restore_grace));
         if (v->protections & PROT_MIN_AGE)
                 r |= strbuf_printf(&sb, "%sage %s < min-age %s", sb.len ? ", " : "",
                                    format_duration(a, sizeof a, f->age),

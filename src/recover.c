@@ -16,6 +16,10 @@
  * marker can only name the files a delete of its session removes (recover_marker_parse() checks
  * every path).
  *
+ * Half-done restores. A restore records its start in G/.qgc/session-times (sessiontimes.h) before
+ * its first change and its end after; a session whose start has no end and that is still
+ * archived or compressed gets the RESTORE step `qgc restore` would plan (restore_add_id()).
+ *
  * Temporary files. Every file qgc writes atomically goes through ".<name>.qgc-tmp" in the
  * target's directory (fs_write_atomic(), the marker itself, erase.c's edits): chats/,
  * chats/archive/, G/.qgc/pending/, projects/<dir>/ and tmp/<hash>/. The pass lists those
@@ -45,6 +49,7 @@
 #include "macro.h"
 #include "recover.h"
 #include "recover-int.h"
+#include "restore.h"
 #include "util.h"
 
 void recover_step(RecoverStepFn step, void *userdata, const char *what) {
@@ -499,6 +504,19 @@ int recover_scan(Plan *p) {
                 if (r < 0)
                         log_debug("recover: cannot list the projects of '%s': %s",
                                   tr->runtime_dir, errno_to_string(-r));
+        }
+        /* a restore whose start is recorded and whose end is not (sessiontimes.h), with the
+         * session still archived or compressed: finished by the step `qgc restore` makes */
+        for (size_t i = 0; i < inv->n_sessions; i++) {
+                const Session *s = &inv->sessions[i];
+                int r;
+
+                if (!s->restore_pending || s->state != SESSION_ARCHIVED ||
+                    (s->restore_to_archive && !s->cold && !s->cold_copy))
+                        continue; /* not begun, or (--to-archive) complete but for its record */
+                r = restore_add_id(p, inv, s->tree, s->id, s->restore_to_archive);
+                if (r == -ENOMEM)
+                        return r;
         }
         return (int)(p->n_steps - before);
 }

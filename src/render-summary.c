@@ -179,8 +179,15 @@ int plan_render_steps_text(const Plan *p, FILE *f) {
                         return -ENOMEM;
                 switch (st->kind) {
                 case PLAN_STEP_RESTORE:
-                        if (why)
+                        if (!p->is_restore) /* the recovery of an interrupted restore */
+                                fprintf(f, "recover: would finish the interrupted restore of "
+                                           "session %s%s%s:\n",
+                                        id, why ? ", but cannot: " : "", why ?: "");
+                        else if (why)
                                 fprintf(f, "cannot restore session %s: %s\n", id, why);
+                        else if (st->session == SIZE_MAX) /* compressed (restore.c) */
+                                fprintf(f, "would restore session %s from the compressed "
+                                           "archive:\n", id);
                         else
                                 fprintf(f, "would restore session %s:\n", id);
                         break;

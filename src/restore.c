@@ -120,38 +120,12 @@ static int restore_add(Plan *p, const Inventory *inv, size_t t, const Session *s
         return plan_add_step(p, &st);
 }
 
-static int restore_cold_step(const Inventory *inv, size_t t, const char *id, Plan *p);
-
-int restore_plan_project(const Inventory *inv, const char *project, msec_t now, Plan **ret) {
-        _cleanup_(plan_freep) Plan *p = NULL;
-        int r;
-
-        r = plan_new_steps(inv, now, &p);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < inv->n_sessions; i++) {
-                const Session *s = &inv->sessions[i];
-
-                if (s->state != SESSION_ARCHIVED || !s->cwd || !streq(s->cwd, project) ||
-                    restore_refusal(s))
-                        continue;
-                /* compressed: decompressed back into chats/archive/ (restore_cold_step()) */
-                r = session_is_cold(s) ? restore_cold_step(inv, s->tree, s->id, p)
-                                       : restore_add(p, inv, s->tree, s);
-                if (r < 0)
-                        return r;
-        }
-        if (p->n_steps == 0)
-                return -ENOENT;
-        *ret = TAKE_PTR(p);
-        return 0;
-}
-
 /* A session compressed in the cold tier of tree t (cold.h; the scan lists it archived): one
  * RESTORE step with no inventory session (session = SIZE_MAX), dir = its .qgc-cold directory
- * relative to the runtime root, name = the id, the .zst files to decompress into
- * chats/archive/ as paths. 1 added, 0 none, -errno. */
-static int restore_cold_step(const Inventory *inv, size_t t, const char *id, Plan *p) {
+ * relative to the runtime root, name = the id, the .zst files to decompress as paths (to their
+ * place in chats/, or in chats/archive/ when to_archive). 1 added, 0 none, -errno. */
+static int restore_cold_step(const Inventory *inv, size_t t, const char *id, bool to_archive,
+                             Plan *p) {
         static const char *const exts[] = { "worktree.json", "pr.json", "ledger.jsonl", "jsonl" };
         const Tree *tr = &inv->trees[t];
         _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
@@ -196,6 +170,7 @@ static int restore_cold_step(const Inventory *inv, size_t t, const char *id, Pla
                         .session_id = strdup(id),
                         .dir = strdup(rel),
                         .name = strdup(id),
+                        .to_archive = to_archive,
                 };
                 if (!st.session_id || !st.dir || !st.name) {
                         plan_step_done(&st);
@@ -219,7 +194,7 @@ static int restore_cold_step(const Inventory *inv, size_t t, const char *id, Pla
                             fs_exists(chats_fd, n) > 0)
                                 st.why = strdup("an active copy exists (conflict)");
                         from = strprintf("%s/%s/%s", tr->runtime_dir, rel, zn);
-                        to = strprintf("%s/%s/%s", tr->runtime_dir, arel, n);
+                        to = strprintf("%s/%s/%s", tr->runtime_dir, to_archive ? arel : crel, n);
                         r = from && to ? plan_step_add_path(&st, from, to) : -ENOMEM;
                         if (r < 0) {
                                 plan_step_done(&st);
@@ -232,7 +207,24 @@ static int restore_cold_step(const Inventory *inv, size_t t, const char *id, Pla
         return 0;
 }
 
-int restore_plan(const Inventory *inv, const char *id, msec_t now, Plan **ret) {
+/* The RESTORE step of session id in tree t, in whatever state an earlier restore left it:
+ * compressed in the cold tier, decompressed back (which also finishes a restore killed after the
+ * transcript was back but before its .zst went) and moved on into chats/ unless to_archive, else
+ * moved back from chats/archive/ (which finishes one killed after the decompression). The one
+ * path of `qgc restore ID` and `qgc restore --project`. 1 added, 0 none, -errno. */
+int restore_add_id(Plan *p, const Inventory *inv, size_t t, const char *id, bool to_archive) {
+        const Session *s = inventory_find(inv, t, id);
+        int r;
+
+        r = restore_cold_step(inv, t, id, to_archive, p);
+        if (r != 0 || !s || session_is_cold(s))
+                return r;
+        r = restore_add(p, inv, t, s);
+        return r < 0 ? r : 1;
+}
+
+int restore_plan(const Inventory *inv, const char *id, bool to_archive, msec_t now,
+                 Plan **ret) {
         _cleanup_(plan_freep) Plan *p = NULL;
         int r;
 
@@ -240,16 +232,33 @@ int restore_plan(const Inventory *inv, const char *id, msec_t now, Plan **ret) {
         if (r < 0)
                 return r;
         for (size_t t = 0; t < inv->n_trees; t++) {
-                const Session *s = inventory_find(inv, t, id);
-
-                /* compressed in the cold tier: decompressed back (which also finishes a restore
-                 * killed after the transcript was back but before its .zst went) */
-                r = restore_cold_step(inv, t, id, p);
+                r = restore_add_id(p, inv, t, id, to_archive);
                 if (r < 0)
                         return r;
-                if (r > 0 || !s || session_is_cold(s))
+        }
+        if (p->n_steps == 0)
+                return -ENOENT;
+        *ret = TAKE_PTR(p);
+        return 0;
+}
+
+int restore_plan_project(const Inventory *inv, const char *project, bool to_archive, msec_t now,
+                         Plan **ret) {
+        _cleanup_(plan_freep) Plan *p = NULL;
+        int r;
+
+        r = plan_new_steps(inv, now, &p);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < inv->n_sessions; i++) {
+                const Session *s = &inv->sessions[i];
+
+                if (s->state != SESSION_ARCHIVED || !s->cwd || !streq(s->cwd, project) ||
+                    restore_refusal(s))
                         continue;
-                r = restore_add(p, inv, t, s);
+                /* each session by the path of `qgc restore ID`, so that a compressed one whose
+                 * restore was cut short is finished, never moved on beside its .zst */
+                r = restore_add_id(p, inv, s->tree, s->id, to_archive);
                 if (r < 0)
                         return r;
         }

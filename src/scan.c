@@ -43,6 +43,7 @@
 #include "record.h"
 #include "roots.h"
 #include "scan.h"
+#include "sessiontimes.h"
 #include "scan-int.h"
 
 
@@ -574,6 +575,10 @@ int scan_all(Inventory *inv, const ScanOptions *o) {
                 k = scan_orphans(&c);
         if (k >= 0)
                 k = hygiene_scan(inv, o->hygiene);
+        /* qgc's own times of each session (sessiontimes.h), through the index just built */
+        if (k >= 0 && (inv->by_id || (k = inventory_index(inv)) >= 0))
+                for (size_t i = 0; i < inv->n_trees; i++)
+                        session_times_scan(inv, i);
         log_debug("scan: sorted and found orphans in %.3f s", mono_sec() - t0);
         if (k < 0)
                 r = k;

@@ -21,8 +21,11 @@
 #include "cold.h"
 #include "fsutil.h"
 #include "journal.h"
+#include "hygiene.h"
+#include "config.h"
 #include "live.h"
 #include "reason.h"
+#include "restore.h"
 #include "syncq.h"
 #include "testseam.h"
 #include "usage.h"
@@ -560,8 +563,21 @@ static bool rename_fails(const char *old) {
         return faults.rename_err && streq(old, faults.rename_match);
 }
 
+/* A rename out of chats/archive/ is a restore, which relies on no usage line; every other
+ * rename of a transcript is audited. */
+static void usage_audit_transcript_renamed(int from_fd, const char *name) {
+        char dir[PATH_MAX];
+        size_t l;
+
+        audit_fd_path(from_fd, dir, sizeof dir);
+        l = strlen(dir);
+        if (l >= 14 && streq(dir + l - 14, "/chats/archive"))
+                return;
+        usage_audit_transcript_goes(name, "rename");
+}
+
 int __wrap_renameat(int a, const char *b, int c, const char *d) {
-        usage_audit_transcript_goes(b, "rename");
+        usage_audit_transcript_renamed(a, b);
         faults.n_rename++;
         if (rename_fails(b)) {
                 errno = faults.rename_err;
@@ -577,7 +593,7 @@ int __wrap_renameat(int a, const char *b, int c, const char *d) {
 }
 
 int __wrap_renameat2(int a, const char *b, int c, const char *d, unsigned flags) {
-        usage_audit_transcript_goes(b, "rename");
+        usage_audit_transcript_renamed(a, b);
         faults.n_rename++;
         if (rename_fails(b)) {
                 errno = faults.rename_err;
@@ -703,21 +719,23 @@ int __wrap_actions_execute(const Plan *p, ActionStats *ret_stats) {
 
         audit.armed = true;
         usage_dirty.n = 0; /* each run answers for the lines it writes ... */
-        for (size_t i = 0; i < p->inv->n_trees; i++) /* ... and for those it relies on */
+        for (size_t i = 0; !p->is_restore && i < p->inv->n_trees; i++) /* ... and for those it
+                                                                          * relies on (a restore
+                                                                          * relies on none) */
                 usage_audit_preexisting(p->inv->trees[i].global_dir);
         r = __real_actions_execute(p, ret_stats);
         audit.armed = false;
         return r;
 }
 
-int __real_actions_restore(const Inventory *inv, const char *id);
-int __wrap_actions_restore(const Inventory *inv, const char *id);
-int __wrap_actions_restore(const Inventory *inv, const char *id) {
+int __real_actions_restore(const Inventory *inv, const char *id, bool to_archive);
+int __wrap_actions_restore(const Inventory *inv, const char *id, bool to_archive);
+int __wrap_actions_restore(const Inventory *inv, const char *id, bool to_archive) {
         int r;
 
         audit.armed = true;
         usage_dirty.n = 0; /* a restore relies on no usage line */
-        r = __real_actions_restore(inv, id);
+        r = __real_actions_restore(inv, id, to_archive);
         audit.armed = false;
         return r;
 }
@@ -1442,13 +1460,14 @@ static void test_faults_group_commit_fsyncs_per_batch(void **state) {
         faults.n_fsync = 0;
         assert_int_equal(apply_execute(t->qwen, crash_picks, &st), 0);
         assert_int_equal(st.n_deleted + st.n_archived, 4);
-        /* plus two per shared file a delete edits (erase.h: temp file and directory), and the
+        /* plus two per shared file a delete edits (erase.h: temp file and directory), the
          * first run's two directories (.qgc/, .qgc/pending/: their names durable before a
-         * marker goes in) */
-        if (faults.n_fsync != 12 + 2 + 2 * st.n_erased_files)
+         * marker goes in), and two for the record of the batch's archive times (sessiontimes.h:
+         * the file, and .qgc/ as the file is created) */
+        if (faults.n_fsync != 12 + 2 + 2 + 2 * st.n_erased_files)
                 fail_msg("%u fsync calls for one batch of 4 sessions in 3 projects (%u shared "
                          "files edited; want %u)",
-                         faults.n_fsync, st.n_erased_files, 12 + 2 + 2 * st.n_erased_files);
+                         faults.n_fsync, st.n_erased_files, 12 + 2 + 2 + 2 * st.n_erased_files);
 }
 
 /* The fsyncs of crash_picks' four sessions (crash_plant() first), and the sessions done. */
@@ -1486,10 +1505,10 @@ static void test_faults_batch_window_closes_on_a_slow_clock(void **state) {
         assert_int_equal(fixture_rm_rf(t->qwen), 0);
         assert_int_equal(fixture_tree(t), 0);
         untimed = group_commit_fsyncs(t, &st);
-        if (slow != ones || untimed != 12 + 2 + 2 * st.n_erased_files)
+        if (slow != ones || untimed != 12 + 2 + 2 + 2 * st.n_erased_files)
                 fail_msg("fsyncs: %u with a slow clock, %u in batches of one, %u with a slow clock "
                          "and no window (want %u, %u, %u)",
-                         slow, ones, untimed, ones, ones, 12 + 2 + 2 * st.n_erased_files);
+                         slow, ones, untimed, ones, ones, 12 + 2 + 2 + 2 * st.n_erased_files);
         assert_true(untimed < slow);
 }
 
@@ -1896,7 +1915,7 @@ static void test_faults_cold_restore_crash_after_every_step_then_rerun(void **st
                         test_seam_set_crash_after_step(n);
                         if (apply_scan(qwen, &inv) < 0)
                                 _exit(2);
-                        _exit(actions_restore(inv, S_ARCH) == 0 ? 0 : 1);
+                        _exit(actions_restore(inv, S_ARCH, /* to_archive= */ true) == 0 ? 0 : 1);
                 }
                 assert_int_equal(waitpid(pid, &status, 0), pid);
                 assert_true(WIFEXITED(status));
@@ -1910,7 +1929,7 @@ static void test_faults_cold_restore_crash_after_every_step_then_rerun(void **st
                 /* the rerun: a restore again when the transcript is still compressed; else
                  * (killed after the transcript's own step) the session is archived already */
                 if (fixture_exists(qwen, P_SCRATCH "/archive/" COLD_DIR "/" S_ARCH ".jsonl.zst"))
-                        assert_int_equal(actions_restore(inv, S_ARCH), 0);
+                        assert_int_equal(actions_restore(inv, S_ARCH, /* to_archive= */ true), 0);
                 got = test_read_rel(qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
                 got_pr = test_read_rel(qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json");
                 if (!streq(got, body) || !streq(got_pr, pr))
@@ -1962,10 +1981,12 @@ static void test_faults_cold_restore_is_one_batch(void **state) {
 
         assert_int_equal(apply_scan(t->qwen, &inv), 0);
         faults.n_fsync = faults.n_dir_fsync = 0;
-        assert_int_equal(actions_restore(inv, S_ARCH), 0);
-        if (faults.n_dir_fsync > 2 || faults.n_fsync > 2 + 3)
-                fail_msg("restoring 3 files took %u fsyncs, %u of directories (want at most 5 "
-                         "and 2)",
+        assert_int_equal(actions_restore(inv, S_ARCH, /* to_archive= */ true), 0);
+        /* plus the restore's start and end in the tree's record (sessiontimes.h: a file fsync
+         * each, and the directory fsyncs of .qgc/ and of the new file's name) */
+        if (faults.n_dir_fsync > 2 + 2 || faults.n_fsync > 2 + 3 + 4)
+                fail_msg("restoring 3 files took %u fsyncs, %u of directories (want at most 9 "
+                         "and 4)",
                          faults.n_fsync, faults.n_dir_fsync);
         _cleanup_free_ char *got = test_read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
         _cleanup_free_ char *got_pr = test_read_rel(t->qwen,
@@ -1980,6 +2001,351 @@ static void test_faults_cold_restore_is_one_batch(void **state) {
                                              ".worktree.json.zst"));
         assert_false(fixture_exists(t->qwen, P_SCRATCH "/archive/" COLD_DIR "/" S_ARCH
                                              ".jsonl.zst"));
+}
+
+/* The tree under qwen as a comparable listing: each entry's path, type, size and content hash,
+ * and a file's mtime (fixture_snapshot()); what differs between two runs of the same plan is left
+ * out: directories' mtimes, atimes, usage_record.jsonl's mtime and qgc's own state directory
+ * .qgc/ (its times). */
+static char *crash_tree(const char *qwen) {
+        _cleanup_free_ char *snap = NULL;
+        _cleanup_(strbuf_done) StrBuf out = {};
+
+        assert_int_equal(fixture_snapshot(qwen, "", &snap), 0);
+        for (char *l = snap, *e; l && *l; l = e ? e + 1 : NULL) {
+                char path[4096], type[4], mode[16], size[32], mt[32], at[32], h[32];
+
+                e = strchr(l, '\n');
+                if (e)
+                        *e = 0;
+                if (sscanf(l, "%4095s %3s %15s %31s %31s %31s %31s", path, type, mode, size, mt, at,
+                           h) != 7)
+                        fail_msg("snapshot line '%s'", l);
+                if (strneq(path, ".qgc", 4) && (path[4] == 0 || path[4] == '/'))
+                        continue;
+                /* usage_record.jsonl is appended to when the run happens */
+                assert_true(strbuf_printf(&out, "%s %s %s %s %s\n", path, type, size, h,
+                                          streq(type, "f") && !streq(path, "usage_record.jsonl")
+                                                  ? mt
+                                                  : "-") >= 0);
+        }
+        return out.buf ? strdup(out.buf) : strdup("");
+}
+
+/* Fail with the lines of two crash_tree() listings that differ. */
+static void crash_tree_diff(const char *what, unsigned n, const char *got, const char *want) {
+        _cleanup_(strbuf_done) StrBuf d = {};
+
+        for (int side = 0; side < 2; side++) {
+                const char *a = side ? want : got, *b = side ? got : want;
+
+                for (const char *l = a, *e; l && *l; l = e ? e + 1 : NULL) {
+                        _cleanup_free_ char *line = NULL;
+
+                        e = strchr(l, '\n');
+                        line = e ? strndup(l, (size_t)(e - l + 1)) : strdup(l);
+                        assert_non_null(line);
+                        if (!strstr(b, line) || (strstr(b, line) != b && strstr(b, line)[-1] != '\n'))
+                                assert_true(strbuf_printf(&d, "%s %s", side ? "missing" : "extra",
+                                                          line) >= 0);
+                }
+        }
+        fail_msg("%s, step %u: the tree differs from an unkilled run's:\n%s", what, n,
+                 d.len > 0 ? d.buf : got);
+}
+
+/* No pending marker and no temporary file is left under qwen. */
+static void crash_check_no_leftovers(const char *qwen, const char *what, unsigned n) {
+        _cleanup_free_ char *pending = fixture_path(qwen, ".qgc/pending");
+        _cleanup_free_ char *tmp = NULL;
+        DIR *d = opendir(pending);
+        struct dirent *de;
+
+        while (d && (de = readdir(d)))
+                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                        fail_msg("%s, step %u: pending marker '%s' left behind", what, n,
+                                 de->d_name);
+        if (d)
+                closedir(d);
+        if (crash_find_temp(qwen, &tmp))
+                fail_msg("%s, step %u: temporary file '%s' left behind", what, n, tmp);
+}
+
+/* One `qgc restore`: id, or every archived session of project (cwd) when id is NULL; the plan
+ * (restore.c) executed as main does. 0 or the executor's result. */
+static int restore_run(const char *qwen, const char *id, const char *project) {
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        _cleanup_(plan_freep) Plan *p = NULL;
+        ActionStats st = {};
+        int r;
+
+        r = apply_scan(qwen, &inv);
+        if (r < 0)
+                return r;
+        r = id ? restore_plan(inv, id, false, now_msec(), &p)
+               : restore_plan_project(inv, project, false, now_msec(), &p);
+        if (r < 0)
+                return r;
+        r = actions_execute(p, &st);
+        return r < 0 ? r : st.n_failed > 0 ? 1 : 0;
+}
+
+/* The scratch project with S_ARCH compressed (transcript and a .pr.json) and S_SCRATCH archived
+ * as it is: a project restore brings back one session of each kind. */
+static void restore_project_plant(const char *qwen) {
+        _cleanup_free_ char *from = fixture_path(qwen, P_SCRATCH "/" S_SCRATCH ".jsonl");
+        _cleanup_free_ char *to = fixture_path(qwen, P_SCRATCH "/archive/" S_SCRATCH ".jsonl");
+
+        assert_int_equal(fixture_write(qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json",
+                                       "{\"prs\":[]}\n"),
+                         0);
+        assert_int_equal(rename(from, to), 0);
+        cold_plant(qwen);
+}
+
+/* `qgc restore` (id NULL: `--project /srv/demo/scratch`) killed after every step N, then run
+ * again (by_recovery: a normal run instead, whose recovery pass finishes the restore its record
+ * says began, sessiontimes.h): the tree is the tree of an unkilled run, with no marker and no
+ * temporary file. */
+static void restore_crash_every_step_by(T *t, const char *id, const char *what, bool by_recovery) {
+        _cleanup_free_ char *ref = fixture_path(t->root, what), *want = NULL, *orig = NULL;
+        unsigned n;
+
+        restore_project_plant(t->qwen);
+        orig = crash_tree(t->qwen);
+        assert_int_equal(fixture_copy_tree(t->qwen, t->root, what), 0);
+        assert_int_equal(restore_run(ref, id, "/srv/demo/scratch"), 0);
+        want = crash_tree(ref);
+        for (n = 1; n < 100; n++) {
+                _cleanup_free_ char *dir = strprintf("%s%u", what, n);
+                _cleanup_free_ char *qwen = fixture_path(t->root, dir);
+                _cleanup_free_ char *got = NULL;
+                int status = 0;
+                pid_t pid;
+
+                assert_int_equal(fixture_copy_tree(t->qwen, t->root, dir), 0);
+                pid = fork();
+                assert_true(pid >= 0);
+                if (pid == 0) {
+                        test_seam_set_crash_after_step(n);
+                        _exit(restore_run(qwen, id, "/srv/demo/scratch") == 0 ? 0 : 1);
+                }
+                assert_int_equal(waitpid(pid, &status, 0), pid);
+                assert_true(WIFEXITED(status));
+                if (WEXITSTATUS(status) != 99) {
+                        assert_int_equal(WEXITSTATUS(status), 0);
+                        assert_int_equal(fixture_rm_rf(qwen), 0);
+                        break;
+                }
+                /* the rerun: the same command again, where the kill left something to do
+                 * (once all is back, `qgc restore` says there is nothing archived) */
+                got = crash_tree(qwen);
+                if (by_recovery) {
+                        ActionStats st = {};
+                        _cleanup_free_ char *rec = NULL;
+
+                        if (fixture_read(qwen, ".qgc/session-times", &rec, NULL) < 0)
+                                rec = NULL;
+
+                        if (apply_execute(qwen, (const ApplyPick[]){ {} }, &st) != 0 ||
+                            st.n_failed > 0)
+                                fail_msg("%s, step %u: the normal run failed", what, n);
+                        /* killed before the restore's start was recorded (making .qgc/): it
+                         * never began, and the tree is as it was */
+                        if (!rec || !strstr(rec, "restore ")) {
+                                free(got);
+                                got = crash_tree(qwen);
+                                if (!streq(got, orig))
+                                        crash_tree_diff(what, n, got, orig);
+                                assert_int_equal(fixture_rm_rf(qwen), 0);
+                                continue;
+                        }
+                } else if (!streq(got, want) && restore_run(qwen, id, "/srv/demo/scratch") != 0)
+                        fail_msg("%s, step %u: the rerun failed", what, n);
+                free(got);
+                got = crash_tree(qwen);
+                if (!streq(got, want))
+                        crash_tree_diff(what, n, got, want);
+                crash_check_no_leftovers(qwen, what, n);
+                assert_int_equal(fixture_rm_rf(qwen), 0);
+        }
+        assert_true(n > 3);
+        assert_true(n < 100);
+}
+
+static void restore_crash_every_step(T *t, const char *id, const char *what) {
+        restore_crash_every_step_by(t, id, what, false);
+}
+
+static void test_faults_restore_project_crash_after_every_step_then_rerun(void **state) {
+        restore_crash_every_step(*state, NULL, "project");
+}
+
+/* `qgc restore S_ARCH` of the compressed session: back to chats/ in one command. */
+static void test_faults_restore_cold_to_chats_crash_after_every_step_then_rerun(void **state) {
+        restore_crash_every_step(*state, S_ARCH, "one");
+}
+
+/* The same two, each followed by a normal run: its recovery pass finishes what the record of
+ * the restore's start promised. */
+static void test_faults_restore_crash_after_every_step_then_recovery(void **state) {
+        T *t = *state;
+
+        restore_crash_every_step_by(t, S_ARCH, "rec-one", true);
+        assert_int_equal(fixture_rm_rf(t->qwen), 0);
+        assert_int_equal(fixture_tree(t), 0);
+        restore_crash_every_step_by(t, NULL, "rec-project", true);
+}
+
+/* ---------------------------------------------------------------- stale project removal */
+
+#define STALE_N 3
+
+/* The stale project entry of stale_plant(): its directory under projects/ and its (vanished,
+ * temporary) cwd. */
+static void stale_names(char *dir, size_t nd, char *cwd, size_t nc) {
+        snprintf(cwd, nc, "/tmp/qgc-faults-stale-%ld", (long)getpid());
+        snprintf(dir, nd, "projects/-tmp-qgc-faults-stale-%ld", (long)getpid());
+}
+
+/* A tree with one stale project entry: STALE_N sessions of a vanished temporary cwd, each with
+ * an organization entry (no pin, no group), the marker written 10 days ago with that cwd, and
+ * everything inside 10 days old; stale-project-min-age 1d removes it. */
+static void stale_plant(const char *qwen) {
+        char dir[256], cwd[128], rel[512];
+        _cleanup_(strbuf_done) StrBuf org = {};
+
+        stale_names(dir, sizeof dir, cwd, sizeof cwd);
+        assert_true(strbuf_printf(&org, "{\n  \"schemaVersion\": 1,\n  \"groups\": [],\n"
+                                        "  \"sessions\": {") >= 0);
+        for (int i = 0; i < STALE_N; i++) {
+                char id[SESSION_ID_MAX + 1];
+                _cleanup_free_ char *body = NULL;
+
+                snprintf(id, sizeof id, "0c0ffee0-1234-4abc-8def-0000000000%02d", i);
+                body = strprintf(
+                        "{\"uuid\":\"u1\",\"parentUuid\":null,\"sessionId\":\"%s\",\"timestamp\":"
+                        "\"2026-10-01T00:00:00.000Z\",\"type\":\"user\",\"cwd\":\"%s\",\"version\":"
+                        "\"0.24.4\",\"message\":{\"role\":\"user\",\"parts\":[{\"text\":\"hi\"}]}}\n"
+                        "{\"uuid\":\"u2\",\"parentUuid\":\"u1\",\"sessionId\":\"%s\",\"timestamp\":"
+                        "\"2026-10-01T00:00:01.000Z\",\"type\":\"system\",\"subtype\":"
+                        "\"ui_telemetry\",\"cwd\":\"%s\",\"version\":\"0.24.4\",\"systemPayload\":"
+                        "{\"uiEvent\":{\"event.name\":\"qwen-code.api_response\",\"model\":"
+                        "\"qwen3\",\"duration_ms\":10,\"input_token_count\":5,"
+                        "\"output_token_count\":7,\"total_token_count\":12,"
+                        "\"cached_content_token_count\":0,\"thoughts_token_count\":0}}}\n",
+                        id, cwd, id, cwd);
+                assert_non_null(body);
+                snprintf(rel, sizeof rel, "%s/chats/%s.jsonl", dir, id);
+                assert_int_equal(fixture_write(qwen, rel, body), 0);
+                assert_int_equal(fixture_age(qwen, rel, 10 * 86400), 0);
+                assert_true(strbuf_printf(&org, "%s\n    \"%s\": {\n      \"groupId\": null,\n"
+                                                "      \"updatedAt\": "
+                                                "\"2026-10-01T00:00:00.000Z\"\n    }",
+                                          i ? "," : "", id) >= 0);
+        }
+        assert_true(strbuf_printf(&org, "\n  }\n}") >= 0);
+        snprintf(rel, sizeof rel, "%s/session-organization.v1.json", dir);
+        assert_int_equal(fixture_write(qwen, rel, org.buf), 0);
+        assert_int_equal(fixture_age(qwen, rel, 10 * 86400), 0);
+        snprintf(rel, sizeof rel, "%s/" HYGIENE_STALE_MARKER, dir);
+        assert_int_equal(fixture_write(qwen, rel, cwd), 0);
+        assert_int_equal(fixture_append(qwen, rel, "\n"), 0);
+        assert_int_equal(fixture_age(qwen, rel, 10 * 86400), 0);
+        /* the directories too: nothing inside is newer than the marker */
+        snprintf(rel, sizeof rel, "%s/chats", dir);
+        assert_int_equal(fixture_age(qwen, rel, 10 * 86400), 0);
+        assert_int_equal(fixture_age(qwen, dir, 10 * 86400), 0);
+}
+
+/* A normal run of the policy (stale-project-min-age 1d, nothing else) on qwen, as main does:
+ * scan, policy, plan, the recovery steps in front, the executor. 0 or the executor's result;
+ * *ret_stats. */
+static int stale_run(const char *qwen, ActionStats *ret_stats) {
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        _cleanup_(verdicts_freep) Verdicts *v = NULL;
+        _cleanup_(plan_freep) Plan *plan = NULL, *steps = NULL;
+        _cleanup_(config_done) Config cfg = {};
+        ConfigErrors errs = {};
+        Tree tr = {};
+        msec_t now = now_msec();
+        ScanOptions so = { .now = now, .no_atime = true };
+        PolicyOptions po = { .real_now = now };
+        int r;
+
+        assert_int_equal(config_init_default(&cfg), 0);
+        assert_int_equal(config_parse_string(&cfg,
+                                             "defaults = { max-age = \"off\"; orphan-min-age = "
+                                             "\"off\"; stale-project-min-age = \"1d\"; "
+                                             "max-deletions-percent = 100; };",
+                                             "test", &errs),
+                         0);
+        so.hygiene = hygiene_need(&cfg.defaults);
+        assert_int_equal(inventory_new(&inv), 0);
+        assert_int_equal(roots_from_dir(qwen, &tr), 0);
+        assert_int_equal(inventory_add_tree(inv, &tr, NULL), 0);
+        r = scan_all(inv, &so);
+        if (r < 0)
+                return r;
+        assert_int_equal(policy_evaluate(inv, &cfg, now, &po, &v), 0);
+        assert_int_equal(plan_build(inv, &v, now, &plan), 0);
+        assert_int_equal(plan_new_steps(inv, now, &steps), 0);
+        assert_true(recover_scan(steps) >= 0);
+        assert_int_equal(plan_take_steps(plan, steps), 0);
+        *ret_stats = (ActionStats){};
+        return actions_execute(plan, ret_stats);
+}
+
+/* The stale project entry removed by a run killed after every step N, then a normal run: the
+ * tree is the tree of an unkilled run (the entry gone, each session's usage line once), with no
+ * marker and no temporary file. */
+static void test_faults_stale_project_crash_after_every_step_then_rerun(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *ref = fixture_path(t->root, "stale-ref"), *want = NULL;
+        char dir[256], cwd[128];
+        ActionStats st = {};
+        unsigned n;
+
+        stale_names(dir, sizeof dir, cwd, sizeof cwd);
+        (void)rmdir(cwd);
+        stale_plant(t->qwen);
+        assert_int_equal(fixture_copy_tree(t->qwen, t->root, "stale-ref"), 0);
+        assert_int_equal(stale_run(ref, &st), 0);
+        assert_int_equal(st.n_deleted, STALE_N);
+        assert_false(fixture_exists(ref, dir));
+        want = crash_tree(ref);
+        for (n = 1; n < 100; n++) {
+                _cleanup_free_ char *d = strprintf("stale%u", n);
+                _cleanup_free_ char *qwen = fixture_path(t->root, d);
+                _cleanup_free_ char *got = NULL;
+                int status = 0;
+                pid_t pid;
+
+                assert_int_equal(fixture_copy_tree(t->qwen, t->root, d), 0);
+                pid = fork();
+                assert_true(pid >= 0);
+                if (pid == 0) {
+                        ActionStats cst;
+                        test_seam_set_crash_after_step(n);
+                        _exit(stale_run(qwen, &cst) == 0 ? 0 : 1);
+                }
+                assert_int_equal(waitpid(pid, &status, 0), pid);
+                assert_true(WIFEXITED(status));
+                if (WEXITSTATUS(status) != 99) {
+                        assert_int_equal(WEXITSTATUS(status), 0);
+                        assert_int_equal(fixture_rm_rf(qwen), 0);
+                        break;
+                }
+                if (stale_run(qwen, &st) != 0 || st.n_failed > 0)
+                        fail_msg("stale, step %u: the rerun failed", n);
+                got = crash_tree(qwen);
+                if (!streq(got, want))
+                        crash_tree_diff("stale", n, got, want);
+                crash_check_no_leftovers(qwen, "stale", n);
+                assert_int_equal(fixture_rm_rf(qwen), 0);
+        }
+        assert_true(n > 5);
+        assert_true(n < 100);
 }
 
 /* The compressed content of (qwen, rel.zst) in the cold tier, checked (cold_cat()). */
@@ -2763,6 +3129,10 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_faults_archive_without_sidecars_one_rename, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_cold_restore_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_cold_restore_is_one_batch, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_restore_project_crash_after_every_step_then_rerun, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_restore_cold_to_chats_crash_after_every_step_then_rerun, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_restore_crash_after_every_step_then_recovery, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_stale_project_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_cold_compress_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_cold_scan_compressed_session, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_after_salvage_skip, setup, teardown),

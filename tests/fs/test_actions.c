@@ -3,6 +3,8 @@
  * restore, orphans; plus the lock, fd-based removal and the sidecar merges. */
 #include "autoconf.h"
 
+#include <inttypes.h>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -103,6 +105,39 @@ static bool has_line(const char *lines, const char *path_prefix) {
 }
 
 /* ---------------------------------------------------------------- archive */
+
+/* An archive is recorded with its time (sessiontimes.h), once its move is durable; the next scan
+ * gives the session that time (archive-max-age counts from it); a restore records its start and
+ * end, and ends the archive's record. */
+static void test_actions_archive_and_restore_are_recorded(void **state) {
+        T *t = *state;
+        ApplyPick picks[] = { { S_TEXT, VERB_ARCHIVE }, { S_FORK, VERB_DELETE }, {} };
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        _cleanup_free_ char *rec = NULL;
+        ActionStats st = {};
+        msec_t before = now_msec(), at;
+        const Session *s;
+        char want[128];
+
+        assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
+        assert_int_equal(st.n_archived, 1);
+        rec = test_read_rel(t->qwen, ".qgc/session-times");
+        assert_int_equal(sscanf(rec, "archived %" SCNd64 " ", &at), 1);
+        assert_true(at >= before && at <= now_msec());
+        snprintf(want, sizeof want, "archived %" PRId64 " %s\n", at, S_TEXT);
+        assert_string_equal(rec, want); /* the delete is not an archive */
+        assert_int_equal(apply_scan(t->qwen, &inv), 0);
+        assert_non_null(s = inventory_find(inv, 0, S_TEXT));
+        assert_int_equal(s->archived_at, at);
+
+        assert_int_equal(actions_restore(inv, S_TEXT, false), 0);
+        inv = inventory_free(inv);
+        assert_int_equal(apply_scan(t->qwen, &inv), 0);
+        assert_non_null(s = inventory_find(inv, 0, S_TEXT));
+        assert_int_equal(s->archived_at, 0);
+        assert_true(s->restored_at >= at);
+        assert_false(s->restore_pending);
+}
 
 static void test_actions_archive_moves_transcript_and_sidecars(void **state) {
         T *t = *state;
@@ -827,7 +862,7 @@ static void test_actions_archive_salvages_and_rerun_never_duplicates(void **stat
 
         /* restore, archive again: the line is there, so nothing is appended */
         assert_int_equal(apply_scan(t->qwen, &inv), 0);
-        assert_int_equal(actions_restore(inv, S_KILLED), 0);
+        assert_int_equal(actions_restore(inv, S_KILLED, false), 0);
         assert_true(fixture_exists(t->qwen, P_NOTES "/" S_KILLED ".jsonl"));
         assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
         assert_int_equal(st.n_archived, 1);
@@ -1004,7 +1039,7 @@ static void test_actions_restore_moves_session_back(void **state) {
         assert_int_equal(fixture_write(t->qwen, P_API "/" S_TEXT ".ledger.jsonl", "{\"b\":2}\n"), 0);
 
         assert_int_equal(apply_scan(t->qwen, &inv), 0);
-        assert_int_equal(actions_restore(inv, S_TEXT), 0);
+        assert_int_equal(actions_restore(inv, S_TEXT, false), 0);
         assert_int_equal(inode_of(t->qwen, P_API "/" S_TEXT ".jsonl"), ino);
         assert_false(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".jsonl"));
         assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".worktree.json"));
@@ -1023,7 +1058,7 @@ static void test_actions_restore_refused_with_active_copy(void **state) {
         assert_int_equal(fixture_write(t->qwen, P_SCRATCH "/" S_ARCH ".jsonl", body), 0);
         before = snapshot_no_atime(t->qwen);
         assert_int_equal(apply_scan(t->qwen, &inv), 0);
-        assert_true(actions_restore(inv, S_ARCH) < 0);
+        assert_true(actions_restore(inv, S_ARCH, false) < 0);
         after = snapshot_no_atime(t->qwen);
         assert_string_equal(before, after);
 }
@@ -1033,8 +1068,8 @@ static void test_actions_restore_unknown_id_fails(void **state) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
 
         assert_int_equal(apply_scan(t->qwen, &inv), 0);
-        assert_int_equal(actions_restore(inv, "00000000-0000-0000-0000-000000000000"), -ENOENT);
-        assert_true(actions_restore(inv, S_TEXT) < 0); /* active: nothing to restore */
+        assert_int_equal(actions_restore(inv, "00000000-0000-0000-0000-000000000000", false), -ENOENT);
+        assert_true(actions_restore(inv, S_TEXT, false) < 0); /* active: nothing to restore */
 }
 
 /* ---------------------------------------------------------------- recovery pass */
@@ -1733,6 +1768,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_actions_same_size_rewrite_after_scan_skips, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_delete_never_crosses_into_mount, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_restore_moves_session_back, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_actions_archive_and_restore_are_recorded, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_restore_refused_with_active_copy, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_restore_unknown_id_fails, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_recover_finishes_interrupted_delete, setup, teardown),

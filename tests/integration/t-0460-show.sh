@@ -65,15 +65,45 @@ make_cold
 run_qgc show "$arch" --root "$tree" > "$T/cold.out" || fail "show of a compressed session"
 cmp "$T/cold.out" "$T/orig.jsonl" || fail "show of a compressed session differs"
 
-# qgc restore: the plan, then back into chats/archive/ byte for byte, with its mtime
-run_qgc -n restore "$arch" --root "$tree" > "$T/plan.txt" || fail "restore -n of a compressed session"
+# qgc restore --to-archive: the plan, then back into chats/archive/ byte for byte, with its mtime
+run_qgc -n restore --to-archive "$arch" --root "$tree" > "$T/plan.txt" || fail "restore -n of a compressed session"
 grep -q "would restore session $arch" "$T/plan.txt" || { cat "$T/plan.txt"; fail "no restore plan"; }
+grep -q "$chats/archive/$arch.jsonl" "$T/plan.txt" || { cat "$T/plan.txt"; fail "--to-archive: not to chats/archive/"; }
 [ -f "$chats/archive/.qgc-cold/$arch.jsonl.zst" ] || fail "restore -n changed something"
-run_qgc restore "$arch" --root "$tree" --log-file "$T/actions.log" > /dev/null || fail "restore of a compressed session"
+run_qgc restore --to-archive "$arch" --root "$tree" --log-file "$T/actions.log" > "$T/restore.out" || fail "restore of a compressed session"
+grep -qx "qgc: restored session $arch from the compressed archive to $chats/archive" "$T/restore.out" || { cat "$T/restore.out"; fail "restore --to-archive does not say what it did"; }
 cmp "$chats/archive/$arch.jsonl" "$T/orig.jsonl" || fail "the restored transcript differs"
 [ "$(mtime "$chats/archive/$arch.jsonl")" = "$(mtime "$T/orig.jsonl")" ] || fail "the restored transcript has another mtime"
 [ ! -e "$chats/archive/.qgc-cold/$arch.jsonl.zst" ] || fail "the compressed file is still there"
 grep -q "QGC_ACTION=restored" "$T/actions.log" || { cat "$T/actions.log"; fail "restore not journalled"; }
+
+# qgc restore of a compressed session: back to chats/ in one command, and it says so
+make_cold
+run_qgc -n restore "$arch" --root "$tree" > "$T/plan.txt" || fail "restore -n of a compressed session"
+grep -qF -e "-> '$chats/$arch.jsonl'" "$T/plan.txt" || { cat "$T/plan.txt"; fail "the plan does not bring it to chats/"; }
+run_qgc restore "$arch" --root "$tree" --log-file "$T/actions.log" > "$T/restore.out" || fail "restore of a compressed session"
+grep -qx "qgc: restored session $arch from the compressed archive to $chats" "$T/restore.out" || { cat "$T/restore.out"; fail "restore does not say what it did"; }
+cmp "$chats/$arch.jsonl" "$T/orig.jsonl" || fail "the restored transcript differs"
+[ "$(mtime "$chats/$arch.jsonl")" = "$(mtime "$T/orig.jsonl")" ] || fail "the restored transcript has another mtime"
+[ ! -e "$chats/archive/$arch.jsonl" ] && [ ! -e "$chats/archive/.qgc-cold/$arch.jsonl.zst" ] || fail "restore left an archived or compressed copy"
+grep "QGC_ACTION=restored" "$T/actions.log" | tail -1 | grep -q "restored session $arch from the compressed archive to chats/ (" || { cat "$T/actions.log"; fail "the journal does not say where it went"; }
+mv "$chats/$arch.jsonl" "$chats/archive/$arch.jsonl"
+
+# a restore killed after it recorded its start (G/.qgc/session-times) is finished by the next
+# normal run's recovery pass, which the dry run shows
+make_cold
+mkdir -p "$tree/.qgc"
+echo "restore $(date +%s)000 $arch" >> "$tree/.qgc/session-times"
+run_qgc -n --root "$tree" > "$T/rec.txt" || fail "dry run with an interrupted restore"
+grep -q "^recover: would finish the interrupted restore of session $arch:" "$T/rec.txt" || { cat "$T/rec.txt"; fail "the dry run does not show the interrupted restore"; }
+run_qgc -n --json --root "$tree" > "$T/rec.json" || fail "dry run --json with an interrupted restore"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["recover"]; assert [s for s in r if s["kind"]=="restore" and s["session"]==sys.argv[2] and s["verb"]=="restore"], r' "$T/rec.json" "$arch" ||
+        fail "the JSON plan does not show the interrupted restore"
+run_qgc --root "$tree" --log-file "$T/actions.log" > /dev/null || fail "the run that finishes the restore"
+cmp "$chats/$arch.jsonl" "$T/orig.jsonl" || fail "the interrupted restore was not finished"
+[ ! -e "$chats/archive/.qgc-cold/$arch.jsonl.zst" ] || fail "the finished restore left the compressed file"
+grep -q "^restored [0-9]* $arch\$" "$tree/.qgc/session-times" || fail "the finished restore is not recorded"
+mv "$chats/$arch.jsonl" "$chats/archive/$arch.jsonl"
 
 # a compressed file whose content does not match the recorded SHA-256: neither shown nor restored
 make_cold
@@ -87,5 +117,8 @@ PY
 run_qgc show "$arch" --root "$tree" > /dev/null 2>&1 && fail "a mismatching compressed file was shown as good"
 run_qgc restore "$arch" --root "$tree" --log-file "$T/actions.log" > /dev/null 2>&1 && fail "a mismatching compressed file was restored"
 [ ! -e "$chats/archive/$arch.jsonl" ] || fail "a mismatching compressed file left a transcript"
+# ... and its refusal ends the restore: no later run tries it again
+[ "$(tail -1 "$tree/.qgc/session-times" | cut -d' ' -f1,3)" = "restored $arch" ] || fail "the refused restore did not end"
+run_qgc --root "$tree" --log-file "$T/actions.log" > /dev/null || fail "a run after a refused restore failed"
 pass "qgc show and restore: active, archived and compressed transcripts byte for byte (mtime kept); unknown and corrupt refused"
 finish

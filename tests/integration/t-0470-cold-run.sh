@@ -3,7 +3,8 @@
 # reason (text and JSON); a real run compresses archived sessions into chats/archive/.qgc-cold/
 # and journals each with both sizes; the next runs see them as compressed archived sessions:
 # their file-history/<id>/ is no orphan, status shows the compressed bytes and the space saved,
-# `qgc show` and `qgc restore` give back each transcript byte for byte with its mtime; and
+# `qgc show` and `qgc restore` give back each transcript byte for byte with its mtime, and a
+# restored session is kept by restore-grace; and
 # archive-max-age deletes a compressed session with its usage salvaged from the decompressed
 # transcript, the very line the delete of the uncompressed session writes.
 . "$(dirname "$0")/lib.sh"
@@ -103,10 +104,18 @@ run_qgc show "$FH" --root "$tree" -c "$T/c.conf" > "$T/show.out" || fail "show"
 cmp -s "$T/show.out" "$o" || fail "show of a compressed session differs"
 run_qgc restore "$FH" --root "$tree" -c "$T/c.conf" --log-file "$T/restore.log" > "$T/restore.out" 2>&1 ||
         { cat "$T/restore.out"; fail "restore"; }
-r="$tree/projects/-srv-demo-my-notes/chats/archive/$FH.jsonl"
+grep -qx "qgc: restored session $FH from the compressed archive to $tree/projects/-srv-demo-my-notes/chats" "$T/restore.out" ||
+        { cat "$T/restore.out"; fail "restore does not say it went from the compressed archive to chats/"; }
+r="$tree/projects/-srv-demo-my-notes/chats/$FH.jsonl"
 cmp -s "$r" "$o" || fail "the restored transcript differs"
 [ "$(stat -c %y "$r")" = "$(stat -c %y "$o")" ] || fail "the restored mtime differs: $(stat -c %y "$r") vs $(stat -c %y "$o")"
 [ ! -e "$tree/projects/-srv-demo-my-notes/chats/archive/.qgc-cold/$FH.jsonl.zst" ] || fail "the .zst stayed"
+# the restore sticks: restore-grace (30d by default) keeps it from max-age, and the plan says so
+grep -q "^restore [0-9]* $FH\$" "$tree/.qgc/session-times" && grep -q "^restored [0-9]* $FH\$" "$tree/.qgc/session-times" ||
+        { cat "$tree/.qgc/session-times"; fail "the restore is not recorded"; }
+run_qgc --dry-run --now "$NOW" --root "$tree" -c "$T/c.conf" > "$T/grace.txt" || fail "dry run after the restore"
+grep -q "^  df25afd1 keep .* restored [0-9]*s ago (restore-grace 30d) (would archive: idle .* > max-age 90d)$" "$T/grace.txt" ||
+        { cat "$T/grace.txt"; fail "the restored session is not kept by restore-grace"; }
 
 # 6. archive-max-age deletes a compressed session, salvaging its usage from the decompressed
 # transcript: the line is the one the delete of the same session uncompressed writes

@@ -66,9 +66,20 @@ printf '{"slug":"s","worktreePath":"%s/wt","worktreeBranch":"b","originalCwd":"/
 transcript "$tree" "$BIG"
 python3 -c 'import sys; f=open(sys.argv[1],"a"); [f.write("{\"type\":\"user\",\"cwd\":\"%s\",\"pad\":\"%s\"}\n" % (sys.argv[2], "x"*1000)) for _ in range(9000)]' \
         "$tree/projects/$(san "$BIG")/chats/$id.jsonl" "$BIG"
+# session-organization.v1.json written today by qgc's own edit (a delete took an entry out; the
+# kill of issue 23.5): its entries say nothing was organized since, so it is no recent write
+ORGQ=$BASE/orgqgc; ORGU=$BASE/orguser
+transcript "$tree" "$ORGQ"; Q=$id
+printf '{\n  "schemaVersion": 1,\n  "groups": [],\n  "sessions": {\n    "%s": {\n      "groupId": null,\n      "updatedAt": "2026-10-01T00:00:00.000Z"\n    }\n  }\n}' "$Q" \
+        > "$tree/projects/$(san "$ORGQ")/session-organization.v1.json"
+# ... and one whose entry a person organized today (no pin, no group: a colour): a recent write
+transcript "$tree" "$ORGU"; U=$id
+printf '{\n  "schemaVersion": 1,\n  "groups": [],\n  "sessions": {\n    "%s": {\n      "groupId": null,\n      "updatedAt": "%s"\n    }\n  }\n}' "$U" "$(date -u +%Y-%m-%dT%H:%M:%S.000Z)" \
+        > "$tree/projects/$(san "$ORGU")/session-organization.v1.json"
 mkdir -p "$BACK"    # exists: not stale
 find "$tree/projects" -path "*qgc-t0540*" -exec touch -h -d "@$OLD" {} +
 touch "$tree/projects/$(san "$YOUNG")/chats/"*.jsonl
+touch "$tree/projects/$(san "$ORGQ")/session-organization.v1.json"
 
 # The table: entry, what the first run does (mark|none), what a later run does (gone|kept), why.
 cat > "$T/table" <<EOF2
@@ -81,6 +92,8 @@ $PIN    none kept  a pinned session
 $ARCH   none kept  an archived session
 $WT     mark gone  no session, a worktree sidecar's vanished temporary path
 $BIG    none kept  a transcript over 8M
+$ORGQ   mark gone  session-organization.v1.json rewritten today, no entry organized since
+$ORGU   none kept  an entry organized today (its updatedAt)
 EOF2
 
 # 0. the key off: nothing planned, marked or removed
@@ -116,7 +129,8 @@ for name, o in items.items():
     if "back" in name:
         print("a project whose cwd exists, without a marker, is listed:", o); ok = False
 want = {"unknown": "does not know: memory", "live": "may be live", "young": "(live: in use",
-        "pinned": "(pinned)", "archived": "archived sessions stay", "big": "over 8M"}
+        "pinned": "(pinned)", "archived": "archived sessions stay", "big": "over 8M",
+        "orguser": "ago <= stale-project-min-age"}
 for k, w in want.items():
     o = [x for n, x in items.items() if n.endswith("-" + k)]
     if not o or w not in o[0]["reason"]:
@@ -142,7 +156,8 @@ run_qgc --root "$tree" -c "$T/on.conf" --log-file "$T/run2.log" > /dev/null || f
 [ -f "$tree/projects/$(san "$GONE")/chats/$G1.jsonl" ] || bad "removed before the wait"
 
 # 3. the wait is over: its sessions are deleted (usage salvaged), then the entry
-touch -d "@$OLD" "$M" "$tree/projects/$(san "$WT")/.qwen-orphan-since"
+touch -d "@$OLD" "$M" "$tree/projects/$(san "$WT")/.qwen-orphan-since" \
+        "$tree/projects/$(san "$ORGQ")/.qwen-orphan-since"
 # an entry whose cwd came back while marked: the marker goes
 cp "$M" "$tree/projects/$(san "$BACK")/.qwen-orphan-since"
 touch -d "@$OLD" "$tree/projects/$(san "$BACK")/.qwen-orphan-since"
@@ -165,8 +180,8 @@ run_qgc --root "$tree" -c "$T/on.conf" --force --log-file "$T/run3.log" > /dev/n
 grep -q "QGC_ACTION=orphan-reclaimed QGC_PROJECT=$(san "$GONE") .*QGC_RULE=stale-project-min-age" "$T/run3.log" ||
         { grep orphan-reclaimed "$T/run3.log"; bad "its removal is not journalled with its project"; }
 n_del=$(grep -c "QGC_ACTION=deleted.*QGC_RULE=stale-project-min-age" "$T/run3.log" || true)
-[ "$n_del" -eq 2 ] || bad "$n_del sessions deleted by the rule, want 2"
-for id in "$G1" "$G2"; do
+[ "$n_del" -eq 3 ] || bad "$n_del sessions deleted by the rule, want 3"
+for id in "$G1" "$G2" "$Q"; do
         grep -q "\"sessionId\":\"$id\"" "$tree/usage_record.jsonl" || bad "no usage line for $id"
 done
 [ ! -e "$tree/projects/$(san "$BACK")/.qwen-orphan-since" ] || bad "the marker of an entry whose cwd exists stayed"

@@ -85,6 +85,10 @@ static Session *fx_add(Fixture *f, const char *cwd, SessionState state, msec_t i
         s->bytes = s->bytes_alloc = s->transcript_bytes = bytes;
         s->last_activity = s->mtime = s->last_write = NOW - idle;
         s->first_record = NOW - 365 * D;
+        /* archived when it went idle: its archived file's ctime, the time in the archive's
+         * fallback (no record of qgc's, policy.c) */
+        if (state != SESSION_ACTIVE)
+                s->archived.ctime_ns = (NOW - idle) * 1000000;
         return s;
 }
 
@@ -193,7 +197,7 @@ static const RuleCase rule_cases[] = {
           { { 180 * D, 1, SESSION_ARCHIVED } }, 1, "K", 0, "none", "archived" },
         { "archive-max-age just above", POL(.archive_max_age = 180 * D), {}, 0, 0,
           { { 180 * D + 1, 1, SESSION_ARCHIVED } }, 1, "D", 0, "archive-max-age",
-          "archived, idle 180d > archive-max-age 180d" },
+          "archived 180d ago > archive-max-age 180d" },
         { "archive-max-size above", POL(.archive_max_size = 100), {}, 0, 0,
           { { 10 * D, 60, SESSION_ARCHIVED }, { 20 * D, 50, SESSION_ARCHIVED } }, 2, "KD", 1,
           "archive-max-size", "archive 110B > archive-max-size 100B" },
@@ -1237,6 +1241,79 @@ static void test_policy_boundary_archive_max_age_at_limit(void **state) {
         fx_done(&f);
 }
 
+/* archive-max-age counts the time in the archive, from qgc's record of the archive
+ * (Session.archived_at), not the idle time: "archive after 30 days, delete after 180" keeps a
+ * session 180 days in the archive. Without a record, from the archived file's ctime. */
+static void test_policy_archive_max_age_counts_from_archiving(void **state) {
+        Fixture f;
+        char verbs[MAX_S + 1];
+        (void)state;
+
+        fx_init(&f, (Policy)POL(.archive_max_age = 180 * D));
+        /* idle 200 days, archived 150 days ago (at 50 days idle): 150 days in the archive */
+        fx_add(&f, "/p/a", SESSION_ARCHIVED, 200 * D, 1)->archived_at = NOW - 150 * D;
+        fx_add(&f, "/p/a", SESSION_ARCHIVED, 200 * D, 1)->archived_at = NOW - 180 * D;
+        fx_add(&f, "/p/a", SESSION_ARCHIVED, 200 * D, 1)->archived_at = NOW - 180 * D - 1;
+        /* no record: the archived file's ctime (the rename), 100 days ago */
+        fx_add(&f, "/p/a", SESSION_ARCHIVED, 300 * D, 1)->archived.ctime_ns = (NOW - 100 * D) *
+                                                                              1000000;
+        fx_add(&f, "/p/a", SESSION_ARCHIVED, 300 * D, 1)->archived.ctime_ns = (NOW - 190 * D) *
+                                                                              1000000;
+        fx_eval(&f, true);
+        fx_verbs(&f, verbs);
+        assert_string_equal(verbs, "KKDKD");
+        assert_string_equal(fx_reason(&f, 2), "archived 180d ago > archive-max-age 180d");
+        assert_string_equal(fx_reason(&f, 4), "archived 190d ago > archive-max-age 180d");
+        fx_done(&f);
+}
+
+/* A restored session stays for restore-grace after its restore, whatever rule selects it (a
+ * project rule, the archive tier, a tree cap), and the reason names the grace with its numbers;
+ * past the grace, or with restore-grace 0s, the rules apply again. */
+static void test_policy_restore_grace(void **state) {
+        Fixture f;
+        char verbs[MAX_S + 1];
+        (void)state;
+
+        fx_init(&f, (Policy)POL(.max_age = 90 * D, .archive_max_age = 10 * D,
+                                .restore_grace = 30 * D));
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 200 * D, 1)->restored_at = NOW - 3 * D;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 200 * D, 1)->restored_at = NOW - 30 * D;
+        fx_add(&f, "/p/a", SESSION_ARCHIVED, 200 * D, 1)->restored_at = NOW - 29 * D;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 200 * D, 1);
+        fx_eval(&f, true);
+        fx_verbs(&f, verbs);
+        assert_string_equal(verbs, "KAKA");
+        assert_string_equal(fx_reason(&f, 0),
+                            "restored 3d ago (restore-grace 30d) (would archive: idle 200d > "
+                            "max-age 90d)");
+        assert_string_equal(fx_reason(&f, 2),
+                            "restored 29d ago (restore-grace 30d) (would delete: archived 200d "
+                            "ago > archive-max-age 10d)");
+        assert_true(f.v->sessions[0].protections & PROT_RESTORED);
+        fx_done(&f);
+
+        fx_init(&f, (Policy)POL(.max_age = 90 * D, .restore_grace = 0));
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 200 * D, 1)->restored_at = NOW - 3 * D;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 200 * D, 1);
+        fx_eval(&f, true);
+        fx_verbs(&f, verbs);
+        assert_string_equal(verbs, "AA");
+        fx_done(&f);
+
+        /* a tree cap deletes past every rule, but not a session within its grace */
+        fx_init(&f, (Policy)POL(.restore_grace = 30 * D));
+        f.cfg.tree.max_size = 1;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 200 * D, 10)->restored_at = NOW - 3 * D;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, 10);
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 1 * D, 10);
+        fx_eval(&f, true);
+        fx_verbs(&f, verbs);
+        assert_int_equal(verbs[0], 'K');
+        assert_int_equal(verbs[1], 'D');
+        fx_done(&f);
+}
+
 /* The grace period before a session counts as idle (min-idle): exactly at it the session is no
  * longer in use, a millisecond short of it it is. */
 static void test_policy_boundary_min_idle_grace_at_edge(void **state) {
@@ -1671,6 +1748,8 @@ int main(void) {
                 cmocka_unit_test(test_policy_boundary_keep_latest_at_limit),
                 cmocka_unit_test(test_policy_boundary_max_age_at_limit),
                 cmocka_unit_test(test_policy_boundary_archive_max_age_at_limit),
+        cmocka_unit_test(test_policy_archive_max_age_counts_from_archiving),
+        cmocka_unit_test(test_policy_restore_grace),
                 cmocka_unit_test(test_policy_boundary_min_idle_grace_at_edge),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

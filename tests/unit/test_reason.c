@@ -32,7 +32,8 @@
 /* The facts the verdicts below quote beyond their measure */
 static VerdictFacts f_tree = { .target = 40 * G };
 static VerdictFacts f_free = { .percent = 10 };
-static VerdictFacts f_keep = { .age = 3 * D, .min_age = 7 * D, .keep_latest = 5 };
+static VerdictFacts f_keep = { .age = 3 * D, .min_age = 7 * D, .keep_latest = 5,
+                                .restored_ago = 3 * D, .restore_grace = 30 * D };
 static VerdictFacts f_recent = { .since_write = H, .min_idle = D };
 static VerdictFacts f_recent3 = { .since_write = 3 * H, .min_idle = D };
 static VerdictFacts f_future = { .since_write = -2 * H, .min_idle = D };
@@ -75,7 +76,7 @@ static const ReasonCase cases[] = {
         { "archive-max-age",
           { .verb = VERB_DELETE, .rule = "archive-max-age",
             .measure = AGE("archive-max-age", 181 * D, 180 * D) },
-          {}, "archived, idle 181d > archive-max-age 180d" },
+          {}, "archived 181d ago > archive-max-age 180d" },
         { "archive-max-size",
           { .verb = VERB_DELETE, .rule = "archive-max-size",
             .measure = BYTES("archive-max-size", 110, 100) },
@@ -126,13 +127,20 @@ static const ReasonCase cases[] = {
         { "every keep-class protection",
           { .verb = VERB_KEEP, .rule = "protect",
             .protections = PROT_PROTECT | PROT_MIN_AGE | PROT_PINNED | PROT_TITLED |
-                           PROT_SCHEDULED | PROT_WORKTREE | PROT_LATEST,
+                           PROT_SCHEDULED | PROT_WORKTREE | PROT_LATEST | PROT_RESTORED,
             .blocked_by = PROT_PROTECT, .blocked_verb = VERB_DELETE, .blocked_rule = "keep-free",
             .measure = BYTES("keep-free", 99, 100), .rank = 2, .facts = &f_keep },
           { .grouped = true, .n_tasks = 2 },
-          "protected project (protect = true), age 3d < min-age 1w, grouped, titled by a person, "
+          "protected project (protect = true), restored 3d ago (restore-grace 30d), "
+          "age 3d < min-age 1w, grouped, titled by a person, "
           "bound to 2 scheduled tasks, live worktree, rank 2 <= keep-latest 5 (would delete: "
           "free 99B < keep-free 100B (disk caps delete))" },
+        { "restore-grace",
+          { .verb = VERB_KEEP, .rule = "restore-grace", .protections = PROT_RESTORED,
+            .blocked_by = PROT_RESTORED, .blocked_verb = VERB_ARCHIVE, .blocked_rule = "max-age",
+            .measure = AGE("max-age", 121 * D, 90 * D), .facts = &f_keep },
+          {},
+          "restored 3d ago (restore-grace 30d) (would archive: idle 121d > max-age 90d)" },
         { "tasks held",
           { .verb = VERB_KEEP, .rule = "scheduled", .protections = PROT_SCHEDULED,
             .flags = VERDICT_TASKS_HELD, .blocked_by = PROT_SCHEDULED,
