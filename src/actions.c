@@ -62,6 +62,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "actions.h"
@@ -422,8 +423,12 @@ static void actions_journal_run(const ActionsContext *c, const Plan *p, bool sta
                 .fields = start ? (n_inc_fields > 0 ? incomplete : NULL) : fields,
                 .n_fields = start ? n_inc_fields : st->n_compressed > 0 ? ELEMENTSOF(fields)
                                                                         : ELEMENTSOF(fields) - 3,
-                .priority = !start && st->n_failed > 0 ? 4   /* warning */
-                            : start && n_incomplete > 0 ? 5 /* notice: less was decided */
+                /* warning: a failure, or a cap or rule the plan could not meet (on stderr
+                 * the latter is main.c's one human line, which --quiet lets cron mail) */
+                .priority = !start && (st->n_failed > 0 ||
+                                       (warning && journal_get_target() != JOURNAL_TARGET_STDERR))
+                                    ? LOG_WARNING
+                            : start && n_incomplete > 0 ? LOG_NOTICE /* less was decided */
                                                         : 0,
         };
         (void)journal_log(&e);

@@ -60,12 +60,14 @@ static char *main_user_config_path(void) {
 
 /* Config errors echo what a file said: in --all-users mode a user's file, shown on root's
  * terminal. Cleaned (text.h). */
-static void main_print_config_errors(const ConfigErrors *errs) {
+static void main_print_config_errors_at(const ConfigErrors *errs, LogLevel level) {
         for (size_t i = 0; i < errs->n; i++) {
+                log_prefix_level(level); /* "<3>" when stderr is the journal */
                 (void)text_fputs_terminal(errs->msgs[i], strlen(errs->msgs[i]), stderr);
                 fputc('\n', stderr);
         }
 }
+#define main_print_config_errors(errs) main_print_config_errors_at((errs), LOG_LEVEL_ERR)
 
 /* check-config --explain, cleaned for the terminal like everything else that prints values
  * from policy files. */
@@ -157,7 +159,7 @@ static int main_load_config(Config *cfg) {
                 return r == -ENOMEM ? r : -EINVAL;
         }
         if (!arg_quiet) /* warnings about clamped values; cron would mail them on every run */
-                main_print_config_errors(&errs);
+                main_print_config_errors_at(&errs, LOG_LEVEL_WARNING);
         config_done(cfg);
         *cfg = merged;
         return 0;
@@ -297,7 +299,19 @@ static int main_restore_plan(const Inventory *inv, msec_t now, Plan **ret) {
         r = restore_plan(inv, id, now, ret);
         if (r == -ENOENT)
                 log_error("restore: no session '%s' in %s", arg_restore_id, trees);
-        return r < 0 ? (r == -ENOENT ? r : log_error_errno(r, "restore: cannot plan it")) : 0;
+        if (r < 0)
+                return r == -ENOENT ? r : log_error_errno(r, "restore: cannot plan it");
+        /* the id names a session that is not in the archive: the person's mistake, not a
+         * failed restore (nothing is journaled or counted; exit 1 like an unknown id) */
+        if ((*ret)->n_steps == 1 && (*ret)->steps[0].why &&
+            (*ret)->steps[0].session < inv->n_sessions &&
+            inv->sessions[(*ret)->steps[0].session].state == SESSION_ACTIVE) {
+                log_error("restore: session %s is not archived (it is in %s): nothing to restore",
+                          (*ret)->steps[0].session_id, trees);
+                *ret = plan_free(*ret);
+                return -ENOENT;
+        }
+        return 0;
 }
 
 /* After a real restore: one line per session moved back (not under --quiet). */
@@ -429,7 +443,10 @@ static int main_report_run(const Plan *plan, const ActionStats *st, int r) {
                         printf("qgc: every action is in the journal: journalctl -t qgc\n");
         }
         plan_held_back(plan, &h);
-        if (h.n > 0) {
+        /* once in the journal: under a service whose stderr is the journal, the run-summary
+         * entry already carries the warning at PRIORITY=4 */
+        if (h.n > 0 && !(log_to_journal_stream() && !arg_log_file &&
+                         !streq(arg_log_target, "stderr") && journal_available())) {
                 warning = plan_held_back_warning(&h);
                 if (!warning)
                         return -ENOMEM;
