@@ -6,10 +6,13 @@
  *
  *   selected      "idle 121d > max-age 90d"                       (rule, measure)
  *   kept          "idle 3d <= max-age 90d", "archived", "no rule applies"
- *   protected     "pinned (would archive: idle 121d > max-age 90d)" (blocked_by, blocked_verb,
- *                 blocked_rule, measure)
+ *   protected     "kept: pinned (a rule would select it: archive for idle 121d > max-age 90d)"
+ *                 (blocked_by, blocked_verb, blocked_rule, measure); a skip-class protection
+ *                 the same: "kept: in use: ... (a rule would select it: delete for ...)"
  *   skipped       "in use: runtime claim pid 42 alive", "unverified: empty transcript"
- *   held back     "held back by max-deletions (5 per run; use --force); would delete: ..."
+ *   held back     "held back by max-deletions (5 per run; use --force); would delete: ..."; a
+ *                 fallback archive carries the clause on the deletion it replaced only:
+ *                 "idle 121d > max-age 90d; its tree-max-size deletion held back by ..."
  *   fact          a stale project entry's (policy-stale.c) or qgc restore's text, as found;
  *                 a stale entry kept by a skipped session quotes that session's reason
  *                 (VerdictFacts.quote)
@@ -223,15 +226,16 @@ static char *reason_keep(const Verdict *v, const Session *s) {
                                    s->n_tasks, s->n_tasks == 1 ? "" : "s");
         if (v->protections & PROT_WORKTREE)
                 r |= strbuf_printf(&sb, "%slive worktree", sb.len ? ", " : "");
-        if (v->protections & PROT_LATEST)
-                r |= strbuf_printf(&sb, "%srank %u <= keep-latest %" PRIu64, sb.len ? ", " : "",
-                                   (unsigned)v->rank, f->keep_latest);
+        if (v->protections & PROT_LATEST) /* named first: the project's newest are kept */
+                r |= strbuf_printf(&sb, "%skeep-latest %" PRIu64 " (rank %u, newest first)",
+                                   sb.len ? ", " : "", f->keep_latest, (unsigned)v->rank);
         if (r < 0)
                 return NULL;
         return strbuf_steal(&sb);
 }
 
-/* A protection won (v->blocked_by): what it is, and what it blocked. */
+/* A protection won (v->blocked_by): what it is, and what it blocked. The session stays, so the
+ * text says "kept" and puts the rule's verb in the conditional ("a rule would select it"). */
 static char *reason_blocked(const Verdict *v, const Session *s) {
         _cleanup_free_ char *sel = NULL, *head = NULL;
         const char *would = verb_to_string(v->blocked_verb);
@@ -242,15 +246,16 @@ static char *reason_blocked(const Verdict *v, const Session *s) {
                         return NULL;
         }
         if (v->flags & VERDICT_TITLE_UNREAD)
-                return strprintf("unverified: title not read (would %s: %s)", would, sel ?: "");
-        if (v->flags & VERDICT_TASKS_HELD)
-                return strprintf("bound to %u scheduled task%s, which qgc does not remove "
-                                 "(would delete: %s)",
-                                 s->n_tasks, s->n_tasks == 1 ? "" : "s", sel ?: "");
-        head = v->verb == VERB_SKIP ? reason_skip(v, s) : reason_keep(v, s);
+                head = strdup("unverified: title not read");
+        else if (v->flags & VERDICT_TASKS_HELD)
+                head = strprintf("bound to %u scheduled task%s, which qgc does not remove",
+                                 s->n_tasks, s->n_tasks == 1 ? "" : "s");
+        else
+                head = v->verb == VERB_SKIP ? reason_skip(v, s) : reason_keep(v, s);
         if (!head || !sel)
                 return TAKE_PTR(head);
-        return strjoin(head, " (would ", would, ": ", sel, ")", NULL);
+        return strjoin("kept: ", head, " (a rule would select it: ", would, " for ", sel, ")",
+                       NULL);
 }
 
 /* Held back by a deletion limit: skipped, or the archive (compression) it falls back to. */
@@ -266,9 +271,11 @@ static char *reason_held(const Verdict *v) {
                 snprintf(limit, sizeof limit, "%" PRIu64 " per run%s", (uint64_t)f->held.limit,
                          f->held_project ? " in this project" : "");
         if (v->verb != VERB_SKIP) {
+                /* the archive (compression) was not held back: the deletion it replaces was */
                 inner = reason_rule(v->rule, &v->measure, v->facts);
-                return inner ? strprintf("%s (held back by %s: %s; use --force)", inner,
-                                         verdict_held_by(v), limit)
+                return inner ? strprintf("%s; its %s deletion held back by %s (%s; use --force)",
+                                         inner, verdict_held_rule(v) ?: "", verdict_held_by(v),
+                                         limit)
                              : NULL;
         }
         inner = verdict_fact(v) ? strdup(verdict_fact(v))

@@ -6,8 +6,8 @@
 #include "inventory.h"
 #include "policy.h"
 
-/* The reason of session s's verdict v: "idle 121d > max-age 90d", "pinned (would archive: idle
- * 121d > max-age 90d)", ... malloc'ed; NULL only on ENOMEM. */
+/* The reason of session s's verdict v: "idle 121d > max-age 90d", "kept: pinned (a rule would
+ * select it: archive for idle 121d > max-age 90d)", ... malloc'ed; NULL only on ENOMEM. */
 char *verdict_reason(const Verdict *v, const Session *s);
 
 /* The reason of orphan o's verdict v: "orphan file-history, no transcript, idle 40d > 30d", ...

@@ -82,7 +82,7 @@ expect_rc 0 --changes --root "$p" --now $NOW -c "$T/protect.conf"
 grep -q "/srv/demo/webapp" "$T/out" && { cat "$T/out"; fail "protect: a change in the protected project"; }
 grep -q "would delete .*/srv/demo/api-server" "$T/out" || { cat "$T/out"; fail "protect: the test proves nothing"; }
 expect_rc 0 --dry-run --root "$p" --now $NOW -c "$T/protect.conf"
-grep -q "keep .*protected project (protect = true) (would delete: " "$T/out" || { cat "$T/out"; fail "protect: no reason in the plan"; }
+grep -q "keep .*kept: protected project (protect = true) (a rule would select it: delete for " "$T/out" || { cat "$T/out"; fail "protect: no reason in the plan"; }
 expect_rc 0 check-config --explain -c "$T/protect.conf"
 grep -q "# protected: no rule touches this project" "$T/out" || { cat "$T/out"; fail "--explain does not show protect"; }
 grep -q "protect *true" "$T/out" || fail "--explain: no protect value"

@@ -123,7 +123,8 @@ static void fx_scene(Fixture *f) {
                "tree 52G > max-size 50G, shrinking to 40G (disk caps delete)", 200 * D, 4000);
         fx_add(f, "/p/a", 5, VERB_SKIP, "live", "in use: runtime claim pid 42 alive", 100 * D, 10);
         fx_add(f, NULL, 6, VERB_SKIP, "unverified", "unverified: first line is not JSON", D, 0);
-        fx_add(f, "/p/a", 7, VERB_KEEP, "pinned", "pinned (would archive: idle 95d > max-age 90d)",
+        fx_add(f, "/p/a", 7, VERB_KEEP, "pinned",
+               "kept: pinned (a rule would select it: archive for idle 95d > max-age 90d)",
                95 * D, 7000);
         f->vs[6].protections = PROT_PINNED;
         fx_add(f, "/p/a", 0, VERB_ARCHIVE, "max-age", "idle 100d > max-age 90d", 100 * D, 1);

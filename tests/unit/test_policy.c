@@ -368,8 +368,8 @@ static void test_policy_min_idle_cutoff(void **state) {
         assert_int_equal(f.v->sessions[0].verb, VERB_SKIP);
         assert_true(f.v->sessions[0].protections & PROT_LIVE);
         assert_string_equal(fx_reason(&f, 0),
-                            "in use: written 3h ago < min-idle 1d (would archive: idle 100d > "
-                            "max-age 90d)");
+                            "kept: in use: written 3h ago < min-idle 1d (a rule would select it: "
+                            "archive for idle 100d > max-age 90d)");
         assert_int_equal(f.v->sessions[1].verb, VERB_ARCHIVE);
         assert_false(f.v->sessions[1].protections & PROT_LIVE);
         assert_int_equal(f.v->sessions[2].verb, VERB_SKIP);
@@ -542,12 +542,12 @@ static void test_policy_each_protection_beats_each_rule(void **state) {
                         v = &f.v->sessions[0];
                         if (v->verb != prot_cases[pr].verb || !streq(v->rule, prot_cases[pr].name) ||
                             !(v->protections & prot_cases[pr].bit) ||
-                            (pr != PR_UNVERIFIED && pr != PR_FOREIGN && !strstr(fx_reason(&f, 0), "(would ")) ||
+                            (pr != PR_UNVERIFIED && pr != PR_FOREIGN && !strstr(fx_reason(&f, 0), "(a rule would select it: ")) ||
                             (pr != PR_UNVERIFIED && pr != PR_FOREIGN &&
                              !strstr(fx_reason(&f, 0), ru == RU_TREE_MAX_SIZE || ru == RU_KEEP_FREE ||
                                                                 ru >= RU_ARCHIVE_MAX_AGE
-                                                        ? "would delete"
-                                                        : "would archive"))) {
+                                                        ? "select it: delete for"
+                                                        : "select it: archive for"))) {
                                 print_error("protection %s vs rule %s: verb %s rule %s reason '%s'\n",
                                             prot_cases[pr].name, rule_names[ru],
                                             verb_to_string(v->verb), v->rule, fx_reason(&f, 0));
@@ -577,8 +577,8 @@ static void test_policy_scheduled_never_deleted(void **state) {
         assert_string_equal(f.v->sessions[0].rule, "scheduled");
         assert_true(f.v->sessions[0].protections & PROT_SCHEDULED);
         assert_string_equal(fx_reason(&f, 0),
-                            "bound to 1 scheduled task, which qgc does not remove (would delete: "
-                            "idle 121d > max-age 90d)");
+                            "kept: bound to 1 scheduled task, which qgc does not remove (a rule "
+                            "would select it: delete for idle 121d > max-age 90d)");
         fx_done(&f);
 
         /* tree max-size: the bound oldest stays, the next oldest goes instead */
@@ -603,7 +603,8 @@ static void test_policy_protection_reasons(void **state) {
         prot_apply(&f, PR_PINNED);
         fx_eval(&f, false);
         assert_string_equal(fx_reason(&f, 0),
-                            "pinned (would archive: idle 121d > max-age 90d)");
+                            "kept: pinned (a rule would select it: archive for idle 121d > max-age "
+                            "90d)");
         fx_done(&f);
 
         fx_init(&f, (Policy)POL(.max_age = 90 * D));
@@ -611,8 +612,8 @@ static void test_policy_protection_reasons(void **state) {
         prot_apply(&f, PR_ORG_UNREADABLE);
         fx_eval(&f, false);
         assert_string_equal(fx_reason(&f, 0),
-                            "pins unknown (session-organization.v1.json unreadable) (would "
-                            "archive: idle 121d > max-age 90d)");
+                            "kept: pins unknown (session-organization.v1.json unreadable) (a rule "
+                            "would select it: archive for idle 121d > max-age 90d)");
         fx_done(&f);
 
         /* keep-pinned = false: the person said pins do not matter */
@@ -658,8 +659,9 @@ static void test_policy_protection_reasons(void **state) {
         assert_int_equal(f.v->sessions[0].protections, PROT_TITLED | PROT_SCHEDULED | PROT_LATEST);
         assert_string_equal(f.v->sessions[0].rule, "titled");
         assert_string_equal(fx_reason(&f, 0),
-                            "titled by a person, bound to 2 scheduled tasks, rank 1 <= keep-latest 5 "
-                            "(would archive: idle 121d > max-age 90d)");
+                            "kept: titled by a person, bound to 2 scheduled tasks, keep-latest 5 "
+                            "(rank 1, newest first) (a rule would select it: archive for idle "
+                            "121d > max-age 90d)");
         fx_done(&f);
 
         /* protections are recorded even when no rule selected the session */
@@ -800,7 +802,8 @@ static void test_policy_blast_radius_falls_back_to_archive(void **state) {
         assert_string_equal(f.v->sessions[1].rule, "max-age");
         assert_true(f.v->sessions[1].protections & PROT_BLAST);
         assert_string_equal(fx_reason(&f, 1),
-                            "idle 101d > max-age 90d (held back by max-deletions: 1 per run; use --force)");
+                            "idle 101d > max-age 90d; its tree-max-size deletion held back by "
+                            "max-deletions (1 per run; use --force)");
         assert_false(f.v->sessions[0].protections & PROT_BLAST);
         assert_string_equal(verdict_held_rule(&f.v->sessions[1]), "tree-max-size");
         fx_eval(&f, true);
@@ -929,8 +932,8 @@ static void test_policy_forecast_clock_keeps_liveness_real(void **state) {
         assert_int_equal(f.v->sessions[0].verb, VERB_SKIP);
         assert_true(f.v->sessions[0].protections & PROT_LIVE);
         assert_string_equal(fx_reason(&f, 0),
-                            "in use: written 3h ago < min-idle 1d (would archive: idle 3650d > "
-                            "max-age 90d)");
+                            "kept: in use: written 3h ago < min-idle 1d (a rule would select it: "
+                            "archive for idle 3650d > max-age 90d)");
         assert_int_equal(f.v->sessions[1].verb, VERB_ARCHIVE);
         assert_int_equal(f.v->orphans[0].verb, VERB_KEEP);
         assert_int_equal(f.v->orphans[1].verb, VERB_DELETE);
@@ -1157,7 +1160,7 @@ static void test_policy_title_unread_selected_is_skipped(void **state) {
         fx_add(&f, "/p/a", SESSION_ACTIVE, 10 * D, KB)->title_unread = true; /* not selected */
         fx_eval(&f, false);
         assert_int_equal(f.v->sessions[0].verb, VERB_SKIP);
-        assert_non_null(strstr(fx_reason(&f, 0), "title not read (would archive"));
+        assert_non_null(strstr(fx_reason(&f, 0), "title not read (a rule would select it: archive"));
         assert_int_equal(f.v->sessions[1].verb, VERB_KEEP);
         assert_string_equal(f.v->sessions[1].rule, "none");
         /* without keep-titled the title does not matter */
@@ -1457,8 +1460,8 @@ static void test_policy_structured_live_title_tasks(void **state) {
         assert_non_null(v->facts);
         assert_int_equal(v->facts->since_write, -5 * 60 * 1000);
         assert_string_equal(fx_reason(&f, 2),
-                            "in use: written 5min in the future (would archive: idle 100d > "
-                            "max-age 90d)");
+                            "kept: in use: written 5min in the future (a rule would select it: "
+                            "archive for idle 100d > max-age 90d)");
         fx_done(&f);
 
         fx_init(&f, (Policy)POL(.max_age = 90 * D, .keep_titled = true));
@@ -1482,8 +1485,8 @@ static void test_policy_structured_live_title_tasks(void **state) {
         assert_int_equal(v->blocked_verb, VERB_DELETE);
         assert_string_equal(v->blocked_rule, "max-age");
         assert_string_equal(fx_reason(&f, 0),
-                            "bound to 1 scheduled task, which qgc does not remove (would delete: "
-                            "idle 100d > max-age 90d)");
+                            "kept: bound to 1 scheduled task, which qgc does not remove (a rule "
+                            "would select it: delete for idle 100d > max-age 90d)");
         fx_done(&f);
 }
 
@@ -1577,8 +1580,8 @@ static void test_policy_structured_held_back(void **state) {
         assert_string_equal(v->measure.key, "max-age");
         assert_int_equal(v->measure.measured, 100 * D);
         assert_string_equal(fx_reason(&f, 1),
-                            "idle 100d > max-age 90d (held back by max-deletions: 1 per run; use "
-                            "--force)");
+                            "idle 100d > max-age 90d; its keep-free deletion held back by "
+                            "max-deletions (1 per run; use --force)");
         fx_done(&f);
 }
 
