@@ -366,6 +366,25 @@ static size_t actions_incomplete_fields(const Inventory *inv,
         return n;
 }
 
+static int actions_warning_join(void *userdata, const char *w, bool limit) {
+        StrBuf *sb = userdata;
+
+        (void)limit;
+        return strbuf_printf(sb, "%s%s", sb->len > 0 ? "; " : "", w);
+}
+
+/* The plan's warnings (plan_foreach_warning()) in one string, "; " between them; NULL when there
+ * are none (or on ENOMEM: the summary goes out without them). */
+static char *actions_warnings(const Plan *p) {
+        StrBuf sb = {};
+
+        if (plan_foreach_warning(p, actions_warning_join, &sb) < 0 || sb.len == 0) {
+                strbuf_done(&sb);
+                return NULL;
+        }
+        return strbuf_steal(&sb);
+}
+
 /* The run-start entry, or the summary: counts, bytes freed (deletions and orphans) and moved to
  * the archive (which frees nothing), and the warning when deletion limits held work back. */
 static void actions_journal_run(const ActionsContext *c, const Plan *p, bool start,
@@ -388,7 +407,7 @@ static void actions_journal_run(const ActionsContext *c, const Plan *p, bool sta
                 msg = strprintf("qgc run started: %zu actions planned", n_planned);
         else {
                 plan_held_back(p, &h);
-                warning = plan_held_back_warning(&h);
+                warning = actions_warnings(p);
                 msg = strprintf("qgc run finished: archived %u (%s moved to the archive), deleted "
                                 "%u, orphans reclaimed %u, skipped %u, failed %u; freed %s%s%s",
                                 st->n_archived, format_bytes(archived_s, sizeof archived_s,

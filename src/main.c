@@ -409,13 +409,17 @@ static bool main_plan_refuses(const Plan *p) {
         return false;
 }
 
+static int main_report_warning(void *userdata, const char *w, bool limit) {
+        (void)userdata;
+        log_warning("warning: %s%s", w, limit ? " (use --force, or raise the limit)" : "");
+        return 0;
+}
+
 /* The line after a real run: what happened, space freed and moved to the archive apart
- * (archiving frees nothing); then, even under --quiet (cron mails it), the warning when the
- * deletion limits held sessions back. */
+ * (archiving frees nothing); then, even under --quiet (cron mails it), the plan's warnings: a
+ * cap left unmet, sessions the deletion limits held back. */
 static int main_report_run(const Plan *plan, const ActionStats *st, int r) {
         char fs[FORMAT_BYTES_MAX], as[FORMAT_BYTES_MAX];
-        _cleanup_free_ char *warning = NULL;
-        PlanHeldBack h;
 
         if (!arg_quiet || r > 0) {
                 printf("qgc: archived %u (%s moved to the archive), deleted %u, orphans reclaimed "
@@ -442,16 +446,16 @@ static int main_report_run(const Plan *plan, const ActionStats *st, int r) {
                 else if (!streq(arg_log_target, "stderr") && journal_available())
                         printf("qgc: every action is in the journal: journalctl -t qgc\n");
         }
-        plan_held_back(plan, &h);
         /* once in the journal: under a service whose stderr is the journal, the run-summary
-         * entry already carries the warning at PRIORITY=4 */
-        if (h.n > 0 && !(log_to_journal_stream() && !arg_log_file &&
-                         !streq(arg_log_target, "stderr") && journal_available())) {
-                warning = plan_held_back_warning(&h);
-                if (!warning)
-                        return -ENOMEM;
+         * entry already carries the warnings at PRIORITY=4 */
+        if (!(log_to_journal_stream() && !arg_log_file && !streq(arg_log_target, "stderr") &&
+              journal_available())) {
+                int k;
+
                 fflush(stdout);
-                log_warning("warning: %s (use --force, or raise the limit)", warning);
+                k = plan_foreach_warning(plan, main_report_warning, NULL);
+                if (k < 0)
+                        return k;
         }
         return r;
 }
@@ -560,6 +564,8 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
                 if (arg_json)
                         return main_status_json(inv, now, cfg);
                 r = plan_render_status(inv, now, &ro, stdout);
+                if (r >= 0)
+                        r = plan_render_status_caps(inv, &cfg->tree, stdout);
                 return r < 0 ? r : treesize_render(inv, cfg->tree.count_allocated, false, stdout);
         }
         if (arg_command == CMD_SHOW) {

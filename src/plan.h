@@ -83,6 +83,13 @@ void plan_held_back(const Plan *p, PlanHeldBack *ret);
  * no tree cap is involved); malloc'ed; NULL when nothing is held back or on ENOMEM. */
 char *plan_held_back_warning(const PlanHeldBack *h);
 
+/* The plan's warnings, each once: every cap it leaves unmet with what holds it ("tree cap not
+ * met: 336K > max-size 200K after the plan; held by keep-latest 3 sessions (120K)"), then the
+ * sessions the deletion limits hold back from other rules ("policy not met: ..."; limit =
+ * true). fn's first error stops the walk and is returned; -ENOMEM. */
+typedef int (*PlanWarningFn)(void *userdata, const char *warning, bool limit);
+int plan_foreach_warning(const Plan *p, PlanWarningFn fn, void *userdata);
+
 /* Takes ownership of *verdicts (sets it to NULL). */
 int plan_build(const Inventory *inv, Verdicts **verdicts, msec_t now, Plan **ret);
 /* An empty plan of steps only (qgc restore; restore.h fills it). */
@@ -133,3 +140,6 @@ int plan_status_collect(const Inventory *inv, PlanUse **ret, size_t *ret_n);
 int plan_render_status_json(const Inventory *inv, msec_t now, FILE *f);
 /* qgc status: per-project disk use, largest first, with a bar. */
 int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o, FILE *f);
+/* qgc status: per tree, the figure tree.max-size compares and what it counts
+ * (policy_tree_counted()), with the cap in force. */
+int plan_render_status_caps(const Inventory *inv, const TreeLimits *tl, FILE *f);

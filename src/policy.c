@@ -77,6 +77,7 @@ Verdicts *verdicts_free(Verdicts *v) {
         }
         free(v->sessions);
         free(v->orphans);
+        free(v->caps);
         free(v);
         return NULL;
 }
@@ -627,6 +628,8 @@ int policy_evaluate(const Inventory *inv, const Config *cfg, msec_t now, const P
                 r = policy_stale_projects(&run, /* after_limits= */ false);
         if (r >= 0)
                 r = policy_blast(&run, opts);
+        if (r >= 0)
+                r = policy_caps_unmet(&run);
         if (r >= 0)
                 r = policy_stale_projects(&run, /* after_limits= */ true);
         policy_run_done(&run);

@@ -13,6 +13,8 @@
  *   held back     "held back by max-deletions (5 per run; use --force); would delete: ..."; a
  *                 fallback archive carries the clause on the deletion it replaced only:
  *                 "idle 121d > max-age 90d; its tree-max-size deletion held back by ..."
+ *   cap unmet     "tree cap not met: 336K > max-size 200K after the plan; held by keep-latest
+ *                 3 sessions (120K), in use 1 (16K)"                  (CapUnmet)
  *   fact          a stale project entry's (policy-stale.c) or qgc restore's text, as found;
  *                 a stale entry kept by a skipped session quotes that session's reason
  *                 (VerdictFacts.quote)
@@ -338,4 +340,59 @@ char *verdict_orphan_reason(const Verdict *v, const Orphan *o) {
                                  format_duration(a, sizeof a, m->measured), m->key ?: "",
                                  format_duration_exact(b, sizeof b, m->limit));
         return strprintf("%s (%s off)", what, m->key ?: "");
+}
+
+/* A holder's name: the protection as the plan's reasons say it ("in use" for live), the
+ * deletion limit, or the orphans that stay. */
+static const char *cap_holder_name(const CapHolder *h) {
+        if (h->limit)
+                return h->limit;
+        if (h->prot == PROT_LIVE)
+                return "in use";
+        if (h->prot == PROT_BLAST)
+                return "max-deletions";
+        return h->prot ? protection_to_string(h->prot) ?: "protected" : "orphans";
+}
+
+char *cap_unmet_reason(const CapUnmet *c, const char *tree_dir) {
+        _cleanup_(strbuf_done) StrBuf sb = {};
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
+        bool tree_cap = !c->project;
+        int r;
+
+        r = strbuf_printf(&sb, "%s cap not met", tree_cap ? "tree" : "project");
+        if (r >= 0 && tree_cap && tree_dir)
+                r = strbuf_printf(&sb, " in %s", tree_dir);
+        if (r >= 0 && !tree_cap)
+                r = strbuf_printf(&sb, " in %s", c->project);
+        if (r < 0)
+                return NULL;
+        if (streq(c->cap, "keep-free") && c->percent > 0)
+                r = strbuf_printf(&sb, ": free %s < keep-free %g%% (%s)",
+                                  format_bytes(a, sizeof a, c->after), c->percent,
+                                  format_bytes(b, sizeof b, c->limit));
+        else if (streq(c->cap, "keep-free"))
+                r = strbuf_printf(&sb, ": free %s < keep-free %s",
+                                  format_bytes(a, sizeof a, c->after),
+                                  reason_format_limit(b, sizeof b, c->limit));
+        else if (streq(c->cap, "max-sessions"))
+                r = strbuf_printf(&sb, ": %" PRIu64 " active sessions > max-sessions %" PRIu64,
+                                  c->after, c->limit);
+        else
+                r = strbuf_printf(&sb, ": %s%s > max-size %s",
+                                  tree_cap ? "" : "active ",
+                                  format_bytes(a, sizeof a, c->after),
+                                  reason_format_limit(b, sizeof b, c->limit));
+        if (r >= 0)
+                r = strbuf_printf(&sb, " after the plan");
+        for (size_t k = 0; r >= 0 && k < c->n_held; k++)
+                r = strbuf_printf(&sb, "%s%s %" PRIu64 "%s (%s)", k == 0 ? "; held by " : ", ",
+                                  cap_holder_name(&c->held[k]), c->held[k].n,
+                                  k > 0 || (!c->held[k].prot && !c->held[k].limit) ? ""
+                                  : c->held[k].n == 1                              ? " session"
+                                                                                   : " sessions",
+                                  format_bytes(a, sizeof a, c->held[k].bytes));
+        if (r < 0)
+                return NULL;
+        return strbuf_steal(&sb);
 }

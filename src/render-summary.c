@@ -13,6 +13,13 @@
 #include "render-int.h"
 #include "text.h"
 
+/* One warning line of the summary (plan_foreach_warning()). */
+static int render_summary_warning(void *userdata, const char *w, bool limit) {
+        (void)limit;
+        fprintf(userdata, "  warning: %s\n", w);
+        return 0;
+}
+
 /* The summary: sessions and bytes per verb, per rule, and the protections that fired. */
 int render_summary(const Plan *p, unsigned cols, FILE *f) {
         uint64_t n[_VERB_MAX] = {}, b[_VERB_MAX] = {}, on[_VERB_MAX] = {}, ob[_VERB_MAX] = {};
@@ -116,18 +123,8 @@ int render_summary(const Plan *p, unsigned cols, FILE *f) {
         fputs("  protections fired: ", f);
         r = render_wrap(f, sb.len ? sb.buf : "none", cols > 22 ? cols - 22 : 8, 4,
                         cols > 4 ? cols - 4 : 1);
-        if (r >= 0) {
-                PlanHeldBack h;
-                _cleanup_free_ char *w = NULL;
-
-                plan_held_back(p, &h);
-                if (h.n > 0) {
-                        w = plan_held_back_warning(&h);
-                        if (!w)
-                                return -ENOMEM;
-                        fprintf(f, "  warning: %s\n", w);
-                }
-        }
+        if (r >= 0)
+                r = plan_foreach_warning(p, render_summary_warning, f);
         return r >= 0 ? render_incomplete(p->inv, cols, f) : r;
 }
 

@@ -475,7 +475,7 @@ static void test_plan_render_text_summary(void **state) {
 }
 
 /* Sessions the deletion limit holds back: skipped with the limit as reason, counted, and the
- * summary warns that the tree cap is not met (issue 11). */
+ * summary warns that the tree cap is not met (issue 11), once, naming what holds it (24.4). */
 static void test_plan_held_back_warning(void **state) {
         Fixture f;
         Plan *p;
@@ -508,9 +508,25 @@ static void test_plan_held_back_warning(void **state) {
         assert_true(h.tree_cap);
         w = plan_held_back_warning(&h);
         assert_string_equal(w, "tree cap not met: 2 sessions (3.0K) held back by max-deletions");
+        /* the policy's fact that the tree cap stays unmet (issue 24.4): the summary says it
+         * once, with what holds it; the held-back line counts only the other rules' sessions */
+        p->verdicts->caps = calloc(1, sizeof(CapUnmet));
+        assert_non_null(p->verdicts->caps);
+        p->verdicts->caps[0] = (CapUnmet){
+                .cap = "tree-max-size", .after = 51 * (UINT64_C(1) << 30),
+                .limit = 50 * (UINT64_C(1) << 30),
+                .held = { { .limit = "max-deletions", .n = 1, .bytes = 2048 },
+                          { .prot = PROT_LATEST, .n = 2, .bytes = UINT64_C(3) << 30 },
+                          { .n = 1, .bytes = 500 } },
+                .n_held = 3 };
+        p->verdicts->n_caps = 1;
         out = render(plan_render_text, p, 100, true);
-        assert_non_null(strstr(out, "  warning: tree cap not met: 2 sessions (3.0K) held back by "
+        assert_non_null(strstr(out, "  warning: tree cap not met: 51G > max-size 50G after the "
+                                    "plan; held by max-deletions 1 session (2.0K), keep-latest 2 "
+                                    "(3.0G), orphans 1 (500B)\n"
+                                    "  warning: policy not met: 1 session (1.0K) held back by "
                                     "max-deletions\n"));
+        assert_null(strstr(out, "tree cap not met: 2 sessions"));
         /* the reasons rendered from the structured verdicts */
         for (size_t k = 0; k < p->n_items; k++) {
                 const PlanItem *it = &p->items[k];

@@ -784,6 +784,64 @@ static void test_policy_blast_radius_across_projects_and_percent(void **state) {
         fx_done(&f);
 }
 
+/* Every cap the plan leaves unmet is a fact of the verdicts, with what holds it, and reason.c
+ * says so once (issue 24.4): keep-latest, a session in use and the deletion limit hold a tree
+ * cap; keep-latest holds a project's max-sessions; a met cap is not listed. */
+static void test_policy_caps_unmet(void **state) {
+        Fixture f;
+        _cleanup_free_ char *w0 = NULL, *w1 = NULL;
+        (void)state;
+
+        /* five sessions of 10 in /p/a, tree max-size 15: the oldest (idle 104d) may go, the
+         * limit holds the next one back, one is in use, the newest two are keep-latest 2 */
+        fx_init(&f, (Policy)POL(.keep_latest = 2, .max_sessions = 2, .max_deletions = 1));
+        f.cfg.tree.max_size = 15;
+        for (int i = 0; i < 5; i++)
+                fx_add(&f, "/p/a", SESSION_ACTIVE, (100 + i) * D, 10);
+        f.s[2].live = LIVE_CLAIM;
+        f.s[2].live_reason = (char *)"runtime claim pid 42 alive";
+        fx_eval(&f, false);
+        assert_int_equal(f.v->sessions[4].verb, VERB_DELETE);
+        assert_int_equal(f.v->n_caps, 2);
+        const CapUnmet *t = &f.v->caps[0], *g = &f.v->caps[1];
+        assert_string_equal(t->cap, "tree-max-size");
+        assert_null(t->project);
+        assert_int_equal(t->after, 40);
+        assert_int_equal(t->limit, 15);
+        w0 = cap_unmet_reason(t, NULL);
+        assert_string_equal(w0, "tree cap not met: 40B > max-size 15B after the plan; held by "
+                                "keep-latest 2 sessions (20B), in use 1 (10B), max-deletions 1 "
+                                "(10B)");
+        /* max-sessions 2 archives ranks 3-5: rank 3 is in use, rank 4 (its deletion held
+         * back) is archived, rank 5 deleted: 3 stay active, held by the one in use only (the
+         * newest two stay under max-sessions anyway) */
+        assert_string_equal(g->cap, "max-sessions");
+        assert_string_equal(g->project, "/p/a");
+        assert_int_equal(f.v->sessions[3].verb, VERB_ARCHIVE);
+        w1 = cap_unmet_reason(g, NULL);
+        assert_string_equal(w1, "project cap not met in /p/a: 3 active sessions > max-sessions 2 "
+                                "after the plan; held by in use 1 session (10B)");
+        /* with --force the limit holds nothing back; without the session in use the tree cap
+         * is held by keep-latest alone */
+        f.s[2].live = 0;
+        fx_eval(&f, true);
+        assert_int_equal(f.v->n_caps, 1);
+        free(w0);
+        w0 = cap_unmet_reason(&f.v->caps[0], "/home/u/.qwen");
+        assert_string_equal(w0, "tree cap not met in /home/u/.qwen: 20B > max-size 15B after the "
+                                "plan; held by keep-latest 2 sessions (20B)");
+        fx_done(&f);
+
+        /* a met cap is no fact */
+        fx_init(&f, (Policy)POL(.keep_latest = 1));
+        f.cfg.tree.max_size = 15;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, 10);
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 101 * D, 10);
+        fx_eval(&f, false);
+        assert_int_equal(f.v->n_caps, 0);
+        fx_done(&f);
+}
+
 static void test_policy_blast_radius_falls_back_to_archive(void **state) {
         Fixture f;
         char got[MAX_S + 1];
@@ -1659,6 +1717,7 @@ int main(void) {
                 cmocka_unit_test(test_policy_blast_radius),
                 cmocka_unit_test(test_policy_blast_radius_across_projects_and_percent),
                 cmocka_unit_test(test_policy_blast_radius_falls_back_to_archive),
+                cmocka_unit_test(test_policy_caps_unmet),
                 cmocka_unit_test(test_policy_compress_after),
                 cmocka_unit_test(test_policy_protect_project),
                 cmocka_unit_test(test_policy_orphans_age),
