@@ -408,12 +408,21 @@ static void actions_journal_run(const ActionsContext *c, const Plan *p, bool sta
         else {
                 plan_held_back(p, &h);
                 warning = actions_warnings(p);
+                char ci[FORMAT_BYTES_MAX], co[FORMAT_BYTES_MAX];
+                /* the compression as the run line says it (main.c), when there was one */
+                _cleanup_free_ char *comp =
+                        st->n_compressed > 0
+                                ? strprintf(", compressed %u (%s into %s)", st->n_compressed,
+                                            format_bytes(ci, sizeof ci, st->bytes_compressed_in),
+                                            format_bytes(co, sizeof co,
+                                                         st->bytes_compressed_out))
+                                : NULL;
                 msg = strprintf("qgc run finished: archived %u (%s moved to the archive), deleted "
-                                "%u, orphans reclaimed %u, skipped %u, failed %u; freed %s%s%s",
+                                "%u, orphans reclaimed %u, skipped %u, failed %u%s; freed %s%s%s",
                                 st->n_archived, format_bytes(archived_s, sizeof archived_s,
                                                              st->bytes_archived),
                                 st->n_deleted, st->n_orphans, st->n_skipped, st->n_failed,
-                                format_bytes(freed_s, sizeof freed_s, freed),
+                                comp ?: "", format_bytes(freed_s, sizeof freed_s, freed),
                                 warning ? "; warning: " : "", warning ?: "");
         }
         /* the summary's counters; the compression's only when something was compressed */

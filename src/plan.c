@@ -47,6 +47,47 @@ char *plan_item_reason(const Plan *p, const PlanItem *it) {
                              : verdict_reason(it->verdict, &p->inv->sessions[it->index]);
 }
 
+void plan_compress_forecast(const Plan *p, PlanCompressForecast *ret) {
+        const Inventory *inv = p->inv;
+        PlanCompressForecast fc = {};
+        double out = 0;
+
+        for (size_t t = 0; t < inv->n_trees; t++) {
+                uint64_t in = 0, n = 0, cold = 0, orig = 0;
+
+                for (size_t k = 0; k < p->n_items; k++) {
+                        const PlanItem *it = &p->items[k];
+                        const Session *s;
+
+                        if (it->is_orphan || plan_item_verb(it) != VERB_COMPRESS ||
+                            plan_item_tree(p, it) != t)
+                                continue;
+                        s = &inv->sessions[it->index];
+                        in += s->transcript_bytes + s->sidecar_bytes;
+                        n++;
+                }
+                if (n == 0)
+                        continue;
+                for (size_t i = 0; i < inv->n_sessions; i++)
+                        if (inv->sessions[i].tree == t && session_is_cold(&inv->sessions[i])) {
+                                cold += inv->sessions[i].cold_bytes;
+                                orig += inv->sessions[i].cold_orig;
+                        }
+                if (orig > 0 && cold > 0)
+                        out += (double)in * (double)cold / (double)orig;
+                else {
+                        out += (double)in / PLAN_COMPRESS_DEFAULT_RATIO;
+                        fc.defaulted = true;
+                }
+                fc.n += n;
+                fc.bytes_in += in;
+        }
+        fc.bytes_out = (uint64_t)(out + 0.5);
+        fc.measured = fc.n > 0 && !fc.defaulted;
+        fc.ratio = fc.bytes_out > 0 ? (double)fc.bytes_in / (double)fc.bytes_out : 0;
+        *ret = fc;
+}
+
 /* Is rule a cap whose shortfall plan_foreach_warning() reports itself (CapUnmet)? */
 static bool plan_rule_is_cap(const char *rule) {
         return rule && (streq(rule, "tree-max-size") || streq(rule, "keep-free") ||

@@ -83,6 +83,20 @@ void plan_held_back(const Plan *p, PlanHeldBack *ret);
  * no tree cap is involved); malloc'ed; NULL when nothing is held back or on ENOMEM. */
 char *plan_held_back_warning(const PlanHeldBack *h);
 
+/* The forecast of the plan's compressions (compress-after): the bytes the cold tier would
+ * compress (the transcripts and sidecars of the sessions planned compress: what the executor
+ * reads, not their file-history or subagents), and an estimate of their compressed size, from
+ * the ratio measured on each tree's compressed sessions (cold_bytes / cold_orig), or
+ * PLAN_COMPRESS_DEFAULT_RATIO where a tree has none. */
+#define PLAN_COMPRESS_DEFAULT_RATIO 6 /* 1:6, zstd's on the test corpus' transcripts, 1:6.3 */
+typedef struct PlanCompressForecast {
+        uint64_t n, bytes_in, bytes_out;
+        bool measured;   /* every tree involved had compressed sessions to measure */
+        bool defaulted;  /* some tree had none: the default ratio stood in */
+        double ratio;    /* bytes_in / bytes_out, for the text (0 when nothing) */
+} PlanCompressForecast;
+void plan_compress_forecast(const Plan *p, PlanCompressForecast *ret);
+
 /* The plan's warnings, each once: every cap it leaves unmet with what holds it ("tree cap not
  * met: 336K > max-size 200K after the plan; held by keep-latest 3 sessions (120K)"), then the
  * sessions the deletion limits hold back from other rules ("policy not met: ..."; limit =

@@ -47,16 +47,14 @@ static int render_status_space(const Inventory *inv, FILE *f) {
                 }
         fprintf(f, "archive: %zu session%s, %s (archiving frees no space)\n", n_archived,
                 n_archived == 1 ? "" : "s", format_bytes(a, sizeof a, archived));
-        /* the cold tier, where there is one: compressed bytes and the space saved */
+        /* the cold tier, where there is one: its sessions are counted above at their size on
+         * disk, the compressed files' (one size per session, issue 24.10); what they were */
         uint64_t cold, orig;
         size_t n_cold;
         inventory_cold_totals(inv, &n_cold, &cold, &orig);
-        if (n_cold > 0) {
-                char c[FORMAT_BYTES_MAX];
-                fprintf(f, "compressed: %zu of them, %s (of %s; %s saved)\n", n_cold,
-                        format_bytes(a, sizeof a, cold), format_bytes(b, sizeof b, orig),
-                        format_bytes(c, sizeof c, orig - MIN(cold, orig)));
-        }
+        if (n_cold > 0)
+                fprintf(f, "compressed: %zu of them, at their size on disk (%s before)\n",
+                        n_cold, format_bytes(a, sizeof a, orig));
         for (size_t t = 0; t < inv->n_trees; t++) {
                 const Tree *tr = &inv->trees[t];
 

@@ -551,6 +551,52 @@ static void test_plan_held_back_warning(void **state) {
         assert_string_equal(w, "policy not met: 1 session (3.0K) held back by max-deletions");
 }
 
+/* The forecast of a compression (issue 24.10): the bytes the executor compresses (transcript
+ * and sidecars, not file-history or subagents), estimated at the tree's measured ratio when it
+ * has compressed sessions, else at the stated default; the summary says which. */
+static void test_plan_compress_forecast(void **state) {
+        PlanCompressForecast fc;
+        _cleanup_free_ char *out = NULL, *out2 = NULL;
+        Fixture f;
+        Session *s;
+        Plan *p;
+        (void)state;
+
+        fx_init(&f);
+        s = fx_add(&f, "/p/a", 1, VERB_COMPRESS, "compress-after", "archived, idle 9d", 9 * D,
+                   30000); /* 30000 with its file-history and subagents */
+        s->state = SESSION_ARCHIVED;
+        s->transcript_bytes = 12000;
+        s->sidecar_bytes = 288;
+        p = fx_plan(&f);
+        plan_compress_forecast(p, &fc);
+        assert_int_equal(fc.n, 1);
+        assert_int_equal(fc.bytes_in, 12288);
+        assert_int_equal(fc.bytes_out, 2048); /* 12288 / 6 */
+        assert_false(fc.measured);
+        out = render(plan_render_text, p, 100, true);
+        assert_non_null(strstr(out, "  would compress 12K (their transcripts and sidecars) into "
+                                    "the cold tier\n    about 2.0K after compression, estimated "
+                                    "at the default 1:6 (nothing compressed yet)\n"));
+        plan_free(p);
+
+        /* a compressed session in the tree: 1000 bytes from 8000, 1:8 */
+        s = fx_add(&f, "/p/a", 2, VERB_KEEP, "none", "archived, compressed", 20 * D, 1000);
+        s->state = SESSION_ARCHIVED;
+        s->cold = true;
+        s->cold_bytes = 1000;
+        s->cold_orig = 8000;
+        p = fx_plan(&f);
+        plan_compress_forecast(p, &fc);
+        assert_int_equal(fc.bytes_in, 12288);
+        assert_int_equal(fc.bytes_out, 1536);
+        assert_true(fc.measured);
+        out2 = render(plan_render_text, p, 100, true);
+        assert_non_null(strstr(out2, "    about 1.5K after compression, estimated from the tree's "
+                                     "compressed sessions (1:8.0)\n"));
+        plan_free(p);
+}
+
 static void test_plan_render_text_hide_keep(void **state) {
         Fixture f;
         Plan *p;
@@ -958,6 +1004,7 @@ int main(void) {
                 cmocka_unit_test(test_plan_render_text_golden),
                 cmocka_unit_test(test_plan_render_text_summary),
                 cmocka_unit_test(test_plan_held_back_warning),
+                cmocka_unit_test(test_plan_compress_forecast),
                 cmocka_unit_test(test_plan_render_text_hide_keep),
                 cmocka_unit_test(test_plan_render_text_hostile_strings),
                 cmocka_unit_test(test_plan_render_text_empty),
