@@ -219,10 +219,12 @@ void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it) {
                                               "/%s.jsonl" COLD_SUFFIX,
                                               tr->runtime_dir, s->project_dir, s->id);
         _cleanup_free_ char *why = verdict_reason(it->v, s);
-        _cleanup_free_ char *msg = strprintf("compressed session %s in %s (%s): %" PRIu64
-                                             " bytes into %" PRIu64,
-                                             s->id, actions_project(s),
-                                             why ?: "", in, out);
+        char in_s[FORMAT_BYTES_MAX], out_s[FORMAT_BYTES_MAX];
+        /* the run line's units; the exact bytes are QGC_ORIGINAL_BYTES, QGC_COMPRESSED_BYTES */
+        _cleanup_free_ char *msg = strprintf("compressed session %s in %s (%s): %s into %s",
+                                             s->id, actions_project(s), why ?: "",
+                                             format_bytes(in_s, sizeof in_s, in),
+                                             format_bytes(out_s, sizeof out_s, out));
         const JournalField fields[] = {
                 JOURNAL_FIELD_U64("QGC_ORIGINAL_BYTES", in),
                 JOURNAL_FIELD_U64("QGC_COMPRESSED_BYTES", out),

@@ -62,6 +62,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "actions.h"
@@ -373,6 +374,25 @@ static size_t actions_incomplete_fields(const Inventory *inv,
         return n;
 }
 
+static int actions_warning_join(void *userdata, const char *w, bool limit) {
+        StrBuf *sb = userdata;
+
+        (void)limit;
+        return strbuf_printf(sb, "%s%s", sb->len > 0 ? "; " : "", w);
+}
+
+/* The plan's warnings (plan_foreach_warning()) in one string, "; " between them; NULL when there
+ * are none (or on ENOMEM: the summary goes out without them). */
+static char *actions_warnings(const Plan *p) {
+        StrBuf sb = {};
+
+        if (plan_foreach_warning(p, actions_warning_join, &sb) < 0 || sb.len == 0) {
+                strbuf_done(&sb);
+                return NULL;
+        }
+        return strbuf_steal(&sb);
+}
+
 /* The run-start entry, or the summary: counts, bytes freed (deletions and orphans) and moved to
  * the archive (which frees nothing), and the warning when deletion limits held work back. */
 static void actions_journal_run(const ActionsContext *c, const Plan *p, bool start,
@@ -395,13 +415,22 @@ static void actions_journal_run(const ActionsContext *c, const Plan *p, bool sta
                 msg = strprintf("qgc run started: %zu actions planned", n_planned);
         else {
                 plan_held_back(p, &h);
-                warning = plan_held_back_warning(&h);
+                warning = actions_warnings(p);
+                char ci[FORMAT_BYTES_MAX], co[FORMAT_BYTES_MAX];
+                /* the compression as the run line says it (main.c), when there was one */
+                _cleanup_free_ char *comp =
+                        st->n_compressed > 0
+                                ? strprintf(", compressed %u (%s into %s)", st->n_compressed,
+                                            format_bytes(ci, sizeof ci, st->bytes_compressed_in),
+                                            format_bytes(co, sizeof co,
+                                                         st->bytes_compressed_out))
+                                : NULL;
                 msg = strprintf("qgc run finished: archived %u (%s moved to the archive), deleted "
-                                "%u, orphans reclaimed %u, skipped %u, failed %u; freed %s%s%s",
+                                "%u, orphans reclaimed %u, skipped %u, failed %u%s; freed %s%s%s",
                                 st->n_archived, format_bytes(archived_s, sizeof archived_s,
                                                              st->bytes_archived),
                                 st->n_deleted, st->n_orphans, st->n_skipped, st->n_failed,
-                                format_bytes(freed_s, sizeof freed_s, freed),
+                                comp ?: "", format_bytes(freed_s, sizeof freed_s, freed),
                                 warning ? "; warning: " : "", warning ?: "");
         }
         /* the summary's counters; the compression's only when something was compressed */
@@ -430,8 +459,12 @@ static void actions_journal_run(const ActionsContext *c, const Plan *p, bool sta
                 .fields = start ? (n_inc_fields > 0 ? incomplete : NULL) : fields,
                 .n_fields = start ? n_inc_fields : st->n_compressed > 0 ? ELEMENTSOF(fields)
                                                                         : ELEMENTSOF(fields) - 3,
-                .priority = !start && st->n_failed > 0 ? 4   /* warning */
-                            : start && n_incomplete > 0 ? 5 /* notice: less was decided */
+                /* warning: a failure, or a cap or rule the plan could not meet (on stderr
+                 * the latter is main.c's one human line, which --quiet lets cron mail) */
+                .priority = !start && (st->n_failed > 0 ||
+                                       (warning && journal_get_target() != JOURNAL_TARGET_STDERR))
+                                    ? LOG_WARNING
+                            : start && n_incomplete > 0 ? LOG_NOTICE /* less was decided */
                                                         : 0,
         };
         (void)journal_log(&e);

@@ -142,6 +142,8 @@ typedef struct Session {
         uint64_t bytes;
         uint64_t bytes_alloc;
         uint64_t transcript_bytes;
+        uint64_t sidecar_bytes; /* st_size of its <id>.worktree.json, .pr.json, .ledger.jsonl:
+                                 * with the transcript, what the cold tier compresses */
 
         msec_t mtime;          /* newest transcript mtime */
         msec_t last_write;     /* newest mtime of the transcript(s) and subagents/<id>/ * (for the
@@ -155,8 +157,9 @@ typedef struct Session {
         char *title;          /* last custom_title, NULL if none */
         char *live_reason;    /* e.g. "runtime claim pid 4242 alive" */
 } Session;
-/* 296 until the two times of sessiontimes.h (1.6 MB more at 100k sessions) */
-_Static_assert(sizeof(Session) <= 312, "Session grew: 100k of them live in memory at once");
+/* 296, then 312 with the two times of sessiontimes.h (1.6 MB more at 100k sessions), then 320
+ * with sidecar_bytes (issue 24.10's forecast of a compression: 0.8 MB more at 100k) */
+_Static_assert(sizeof(Session) <= 320, "Session grew: 100k of them live in memory at once");
 
 /* Which transcripts the scan reads the title windows of (policy_title_need() fills it). The
  * title only matters for "titled by a person", a protection of sessions that some rule selects,

@@ -1,10 +1,13 @@
 /* log.c: operator diagnostics on stderr. */
 #include "autoconf.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "macro.h"
@@ -30,6 +33,36 @@ const char *errno_to_string(int e) {
 #endif
 }
 
+/* Is stderr the journal stream a service manager connected (JOURNAL_STREAM names its device and
+ * inode, systemd.exec(5))? Then each line starts with "<N>", its syslog level, which journald
+ * turns into PRIORITY=N (SyslogLevelPrefix=yes, the default): a warning is found with
+ * `journalctl -p warning`, not filed at the stream's default, info. Decided once: stderr does
+ * not change under a running qgc. */
+static bool log_stderr_is_journal(void) {
+        static int cached = -1; /* -1 unknown; the scan's threads only read a decided value */
+        int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+
+        if (v < 0) {
+                const char *e = getenv("JOURNAL_STREAM");
+                uintmax_t dev, ino;
+                struct stat st;
+
+                v = e && sscanf(e, "%ju:%ju", &dev, &ino) == 2 && fstat(STDERR_FILENO, &st) >= 0 &&
+                    (uintmax_t)st.st_dev == dev && (uintmax_t)st.st_ino == ino;
+                __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+        }
+        return v > 0;
+}
+
+bool log_to_journal_stream(void) {
+        return log_stderr_is_journal();
+}
+
+void log_prefix_level(LogLevel level) {
+        if (log_stderr_is_journal())
+                fprintf(stderr, "<%d>", (int)level);
+}
+
 int log_internal(LogLevel level, int error, const char *fmt, ...) {
         int e = error < 0 ? -error : error;
 
@@ -49,6 +82,8 @@ int log_internal(LogLevel level, int error, const char *fmt, ...) {
 
                 /* one line at a time, also when the scan's threads log */
                 flockfile(stderr);
+                if (log_stderr_is_journal())
+                        fprintf(stderr, "<%d>", (int)level);
                 fputs("qgc: ", stderr);
                 fputs(clean ?: "(out of memory)", stderr);
                 if (e != 0)

@@ -17,6 +17,13 @@ typedef enum LogLevel {
  * per-thread buffer. The only way qgc turns an errno into text. */
 const char *errno_to_string(int e);
 
+/* Is stderr the journal's stream (a service's StandardError=journal)? Then every line log.c
+ * prints carries its level ("<4>qgc: ..."), so journald files it at that PRIORITY. */
+bool log_to_journal_stream(void);
+/* For a line printed to stderr without log_internal() (a policy file's error as found): its
+ * "<N>" level prefix when stderr is the journal's stream, else nothing. */
+void log_prefix_level(LogLevel level);
+
 void log_set_max_level(LogLevel l);
 LogLevel log_get_max_level(void);
 

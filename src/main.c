@@ -61,12 +61,14 @@ static char *main_user_config_path(void) {
 
 /* Config errors echo what a file said: in --all-users mode a user's file, shown on root's
  * terminal. Cleaned (text.h). */
-static void main_print_config_errors(const ConfigErrors *errs) {
+static void main_print_config_errors_at(const ConfigErrors *errs, LogLevel level) {
         for (size_t i = 0; i < errs->n; i++) {
+                log_prefix_level(level); /* "<3>" when stderr is the journal */
                 (void)text_fputs_terminal(errs->msgs[i], strlen(errs->msgs[i]), stderr);
                 fputc('\n', stderr);
         }
 }
+#define main_print_config_errors(errs) main_print_config_errors_at((errs), LOG_LEVEL_ERR)
 
 /* check-config --explain, cleaned for the terminal like everything else that prints values
  * from policy files. */
@@ -158,7 +160,7 @@ static int main_load_config(Config *cfg) {
                 return r == -ENOMEM ? r : -EINVAL;
         }
         if (!arg_quiet) /* warnings about clamped values; cron would mail them on every run */
-                main_print_config_errors(&errs);
+                main_print_config_errors_at(&errs, LOG_LEVEL_WARNING);
         config_done(cfg);
         *cfg = merged;
         return 0;
@@ -299,7 +301,19 @@ static int main_restore_plan(const Inventory *inv, msec_t now, Plan **ret) {
         r = restore_plan(inv, id, arg_restore_to_archive, now, ret);
         if (r == -ENOENT)
                 log_error("restore: no session '%s' in %s", arg_restore_id, trees);
-        return r < 0 ? (r == -ENOENT ? r : log_error_errno(r, "restore: cannot plan it")) : 0;
+        if (r < 0)
+                return r == -ENOENT ? r : log_error_errno(r, "restore: cannot plan it");
+        /* the id names a session that is not in the archive: the person's mistake, not a
+         * failed restore (nothing is journaled or counted; exit 1 like an unknown id) */
+        if ((*ret)->n_steps == 1 && (*ret)->steps[0].why &&
+            (*ret)->steps[0].session < inv->n_sessions &&
+            inv->sessions[(*ret)->steps[0].session].state == SESSION_ACTIVE) {
+                log_error("restore: session %s is not archived (it is in %s): nothing to restore",
+                          (*ret)->steps[0].session_id, trees);
+                *ret = plan_free(*ret);
+                return -ENOENT;
+        }
+        return 0;
 }
 
 /* After a real restore: one line per session moved back (not under --quiet). */
@@ -401,13 +415,17 @@ static bool main_plan_refuses(const Plan *p) {
         return false;
 }
 
+static int main_report_warning(void *userdata, const char *w, bool limit) {
+        (void)userdata;
+        log_warning("warning: %s%s", w, limit ? " (use --force, or raise the limit)" : "");
+        return 0;
+}
+
 /* The line after a real run: what happened, space freed and moved to the archive apart
- * (archiving frees nothing); then, even under --quiet (cron mails it), the warning when the
- * deletion limits held sessions back. */
+ * (archiving frees nothing); then, even under --quiet (cron mails it), the plan's warnings: a
+ * cap left unmet, sessions the deletion limits held back. */
 static int main_report_run(const Plan *plan, const ActionStats *st, int r) {
         char fs[FORMAT_BYTES_MAX], as[FORMAT_BYTES_MAX];
-        _cleanup_free_ char *warning = NULL;
-        PlanHeldBack h;
 
         if (!arg_quiet || r > 0) {
                 printf("qgc: archived %u (%s moved to the archive), deleted %u, orphans reclaimed "
@@ -434,13 +452,16 @@ static int main_report_run(const Plan *plan, const ActionStats *st, int r) {
                 else if (!streq(arg_log_target, "stderr") && journal_available())
                         printf("qgc: every action is in the journal: journalctl -t qgc\n");
         }
-        plan_held_back(plan, &h);
-        if (h.n > 0) {
-                warning = plan_held_back_warning(&h);
-                if (!warning)
-                        return -ENOMEM;
+        /* once in the journal: under a service whose stderr is the journal, the run-summary
+         * entry already carries the warnings at PRIORITY=4 */
+        if (!(log_to_journal_stream() && !arg_log_file && !streq(arg_log_target, "stderr") &&
+              journal_available())) {
+                int k;
+
                 fflush(stdout);
-                log_warning("warning: %s (use --force, or raise the limit)", warning);
+                k = plan_foreach_warning(plan, main_report_warning, NULL);
+                if (k < 0)
+                        return k;
         }
         return r;
 }
@@ -549,6 +570,8 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
                 if (arg_json)
                         return main_status_json(inv, now, cfg);
                 r = plan_render_status(inv, now, &ro, stdout);
+                if (r >= 0)
+                        r = plan_render_status_caps(inv, &cfg->tree, stdout);
                 return r < 0 ? r : treesize_render(inv, cfg->tree.count_allocated, false, stdout);
         }
         if (arg_command == CMD_SHOW) {

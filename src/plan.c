@@ -47,7 +47,56 @@ char *plan_item_reason(const Plan *p, const PlanItem *it) {
                              : verdict_reason(it->verdict, &p->inv->sessions[it->index]);
 }
 
-void plan_held_back(const Plan *p, PlanHeldBack *ret) {
+void plan_compress_forecast(const Plan *p, PlanCompressForecast *ret) {
+        const Inventory *inv = p->inv;
+        PlanCompressForecast fc = {};
+        double out = 0;
+
+        for (size_t t = 0; t < inv->n_trees; t++) {
+                uint64_t in = 0, n = 0, cold = 0, orig = 0;
+
+                for (size_t k = 0; k < p->n_items; k++) {
+                        const PlanItem *it = &p->items[k];
+                        const Session *s;
+
+                        if (it->is_orphan || plan_item_verb(it) != VERB_COMPRESS ||
+                            plan_item_tree(p, it) != t)
+                                continue;
+                        s = &inv->sessions[it->index];
+                        in += s->transcript_bytes + s->sidecar_bytes;
+                        n++;
+                }
+                if (n == 0)
+                        continue;
+                for (size_t i = 0; i < inv->n_sessions; i++)
+                        if (inv->sessions[i].tree == t && session_is_cold(&inv->sessions[i])) {
+                                cold += inv->sessions[i].cold_bytes;
+                                orig += inv->sessions[i].cold_orig;
+                        }
+                if (orig > 0 && cold > 0)
+                        out += (double)in * (double)cold / (double)orig;
+                else {
+                        out += (double)in / PLAN_COMPRESS_DEFAULT_RATIO;
+                        fc.defaulted = true;
+                }
+                fc.n += n;
+                fc.bytes_in += in;
+        }
+        fc.bytes_out = (uint64_t)(out + 0.5);
+        fc.measured = fc.n > 0 && !fc.defaulted;
+        fc.ratio = fc.bytes_out > 0 ? (double)fc.bytes_in / (double)fc.bytes_out : 0;
+        *ret = fc;
+}
+
+/* Is rule a cap whose shortfall plan_foreach_warning() reports itself (CapUnmet)? */
+static bool plan_rule_is_cap(const char *rule) {
+        return rule && (streq(rule, "tree-max-size") || streq(rule, "keep-free") ||
+                        streq(rule, "max-size") || streq(rule, "max-sessions"));
+}
+
+/* plan_held_back(), of every held-back session or (caps = false) only of those a cap did not
+ * select. */
+static void plan_held_back_full(const Plan *p, bool caps, PlanHeldBack *ret) {
         PlanHeldBack h = {};
 
         for (size_t k = 0; k < p->n_items; k++) {
@@ -55,6 +104,8 @@ void plan_held_back(const Plan *p, PlanHeldBack *ret) {
                 const Verdict *vd = it->verdict;
 
                 if (it->is_orphan || !vd || !verdict_held_by(vd))
+                        continue;
+                if (!caps && plan_rule_is_cap(verdict_held_rule(vd)))
                         continue;
                 h.n++;
                 h.bytes += p->inv->sessions[it->index].bytes;
@@ -67,6 +118,43 @@ void plan_held_back(const Plan *p, PlanHeldBack *ret) {
                         h.tree_cap = true;
         }
         *ret = h;
+}
+
+void plan_held_back(const Plan *p, PlanHeldBack *ret) {
+        plan_held_back_full(p, true, ret);
+}
+
+int plan_foreach_warning(const Plan *p, PlanWarningFn fn, void *userdata) {
+        const Verdicts *v = p->verdicts;
+        PlanHeldBack h;
+        int r;
+
+        for (size_t k = 0; v && k < v->n_caps; k++) {
+                const CapUnmet *c = &v->caps[k];
+                _cleanup_free_ char *dir = p->inv->n_trees > 1 && c->tree < p->inv->n_trees
+                                                   ? strdup(p->inv->trees[c->tree].runtime_dir)
+                                                   : NULL;
+                _cleanup_free_ char *raw = cap_unmet_reason(c, dir);
+                /* a project's path and a tree's directory come from the user's files */
+                _cleanup_free_ char *w = raw ? plan_clean_string(raw, true) : NULL;
+
+                if (!w)
+                        return -ENOMEM;
+                r = fn(userdata, w, false);
+                if (r < 0)
+                        return r;
+        }
+        if (!v)
+                return 0;
+        plan_held_back_full(p, false, &h);
+        if (h.n > 0) {
+                _cleanup_free_ char *w = plan_held_back_warning(&h);
+
+                if (!w)
+                        return -ENOMEM;
+                return fn(userdata, w, true);
+        }
+        return 0;
 }
 
 char *plan_held_back_warning(const PlanHeldBack *h) {

@@ -80,9 +80,31 @@ typedef struct PlanHeldBack {
         const char *limit; /* the limit(s) that held them back (static) */
 } PlanHeldBack;
 void plan_held_back(const Plan *p, PlanHeldBack *ret);
-/* "tree cap not met: 3 sessions (12K) held back by max-deletions" ("policy not met: ..." when
- * no tree cap is involved); malloc'ed; NULL when nothing is held back or on ENOMEM. */
+/* "policy not met: 3 sessions (12K) held back by max-deletions" ("tree cap not met: ..." when
+ * h->tree_cap; plan_foreach_warning() reports a cap's held-back sessions in its CapUnmet line
+ * instead); malloc'ed; NULL when nothing is held back or on ENOMEM. */
 char *plan_held_back_warning(const PlanHeldBack *h);
+
+/* The forecast of the plan's compressions (compress-after): the bytes the cold tier would
+ * compress (the transcripts and sidecars of the sessions planned compress: what the executor
+ * reads, not their file-history or subagents), and an estimate of their compressed size, from
+ * the ratio measured on each tree's compressed sessions (cold_bytes / cold_orig), or
+ * PLAN_COMPRESS_DEFAULT_RATIO where a tree has none. */
+#define PLAN_COMPRESS_DEFAULT_RATIO 6 /* 1:6, zstd's on the test corpus' transcripts, 1:6.3 */
+typedef struct PlanCompressForecast {
+        uint64_t n, bytes_in, bytes_out;
+        bool measured;   /* every tree involved had compressed sessions to measure */
+        bool defaulted;  /* some tree had none: the default ratio stood in */
+        double ratio;    /* bytes_in / bytes_out, for the text (0 when nothing) */
+} PlanCompressForecast;
+void plan_compress_forecast(const Plan *p, PlanCompressForecast *ret);
+
+/* The plan's warnings, each once: every cap it leaves unmet with what holds it ("tree cap not
+ * met: 336K > max-size 200K after the plan; held by keep-latest 3 sessions (120K)"), then the
+ * sessions the deletion limits hold back from other rules ("policy not met: ..."; limit =
+ * true). fn's first error stops the walk and is returned; -ENOMEM. */
+typedef int (*PlanWarningFn)(void *userdata, const char *warning, bool limit);
+int plan_foreach_warning(const Plan *p, PlanWarningFn fn, void *userdata);
 
 /* Takes ownership of *verdicts (sets it to NULL). */
 int plan_build(const Inventory *inv, Verdicts **verdicts, msec_t now, Plan **ret);
@@ -134,3 +156,6 @@ int plan_status_collect(const Inventory *inv, PlanUse **ret, size_t *ret_n);
 int plan_render_status_json(const Inventory *inv, msec_t now, FILE *f);
 /* qgc status: per-project disk use, largest first, with a bar. */
 int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o, FILE *f);
+/* qgc status: per tree, the figure tree.max-size compares and what it counts
+ * (policy_tree_counted()), with the cap in force. */
+int plan_render_status_caps(const Inventory *inv, const TreeLimits *tl, FILE *f);

@@ -66,6 +66,7 @@ int policy_cmp_oldest(const void *x, const void *y, void *userdata);
 /* policy-caps.c */
 int policy_tree(PolicyRun *run, size_t t, size_t *idx);
 int policy_blast(PolicyRun *run, const PolicyOptions *opts);
+int policy_caps_unmet(PolicyRun *run);
 
 /* policy-reason.c */
 int policy_finish(PolicyRun *run, size_t i);

@@ -28,7 +28,8 @@
  *      apparent bytes per tree.count-allocated.
  *   6. A protected session a rule selected is KEEP (or SKIP) with blocked_by naming the
  *      protection and blocked_verb, blocked_rule and the measure what it blocked (rendered
- *      "pinned (would archive: idle 121d > max-age 90d)" by reason.c).
+ *      "kept: pinned (a rule would select it: archive for idle 121d > max-age 90d)" by
+ *      reason.c).
  *      A protected session does not count as freed, so size walks continue to the next one.
  *   7. Blast radius: deletions are allowed oldest first; past max-deletions for the run
  *      (defaults), the project's own max-deletions, or max-deletions-percent of the project's
@@ -76,6 +77,7 @@ Verdicts *verdicts_free(Verdicts *v) {
         }
         free(v->sessions);
         free(v->orphans);
+        free(v->caps);
         free(v);
         return NULL;
 }
@@ -643,6 +645,8 @@ int policy_evaluate(const Inventory *inv, const Config *cfg, msec_t now, const P
                 r = policy_stale_projects(&run, /* after_limits= */ false);
         if (r >= 0)
                 r = policy_blast(&run, opts);
+        if (r >= 0)
+                r = policy_caps_unmet(&run);
         if (r >= 0)
                 r = policy_stale_projects(&run, /* after_limits= */ true);
         policy_run_done(&run);

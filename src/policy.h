@@ -148,12 +148,50 @@ static inline const char *verdict_fact(const Verdict *v) {
         return v->facts ? v->facts->fact : NULL;
 }
 
+/* What keeps a cap unmet after the plan: the sessions a protection (prot) or a deletion limit
+ * (limit, "max-deletions" or "max-deletions-percent") kept although the cap selected them, or
+ * (both unset) the tree's orphans that stay. */
+typedef struct CapHolder {
+        Protection prot;
+        const char *limit; /* static */
+        uint64_t n, bytes;
+} CapHolder;
+
+#define CAP_HOLDERS_MAX 16
+
+/* A cap the plan leaves unmet (policy_evaluate(), after the deletion limits): a tree's max-size
+ * or keep-free, a project's max-size or max-sessions. Facts only: reason.c renders them. */
+typedef struct CapUnmet {
+        const char *cap;     /* static: "tree-max-size", "keep-free", "max-size", "max-sessions" */
+        size_t tree;
+        const char *project; /* a project cap's cwd (the inventory's), else NULL */
+        uint64_t after;      /* after the plan: the bytes it counts (keep-free: the free
+                              * bytes), or the sessions (max-sessions) */
+        uint64_t limit;
+        double percent;      /* keep-free given in percent, else 0 */
+        CapHolder held[CAP_HOLDERS_MAX];
+        size_t n_held;
+} CapUnmet;
+
 typedef struct Verdicts {
         Verdict *sessions; /* parallel to inv->sessions */
         size_t n_sessions;
         Verdict *orphans;  /* parallel to inv->orphans */
         size_t n_orphans;
+        CapUnmet *caps;    /* the caps the plan leaves unmet, trees first */
+        size_t n_caps;
 } Verdicts;
+
+/* What tree max-size compares for a tree (policy_tree()): every session of the tree in any
+ * state (active, archived, compressed; transcripts with their sidecars, file-history/<id> and
+ * subagents/<id>; a compressed one its .zst files) and every orphan the scan listed there,
+ * allocated or apparent bytes (tree.count). */
+typedef struct TreeCounted {
+        uint64_t session_bytes, orphan_bytes;
+        size_t n_sessions, n_orphans;
+} TreeCounted;
+/* The total for tree t of inv, its parts in *ret (may be NULL). Pure. */
+uint64_t policy_tree_counted(const Inventory *inv, size_t t, bool allocated, TreeCounted *ret);
 
 typedef struct PolicyOptions {
         bool force; /* ignore the blast-radius limit */

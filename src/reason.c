@@ -6,10 +6,15 @@
  *
  *   selected      "idle 121d > max-age 90d"                       (rule, measure)
  *   kept          "idle 3d <= max-age 90d", "archived", "no rule applies"
- *   protected     "pinned (would archive: idle 121d > max-age 90d)" (blocked_by, blocked_verb,
- *                 blocked_rule, measure)
+ *   protected     "kept: pinned (a rule would select it: archive for idle 121d > max-age 90d)"
+ *                 (blocked_by, blocked_verb, blocked_rule, measure); a skip-class protection
+ *                 the same: "kept: in use: ... (a rule would select it: delete for ...)"
  *   skipped       "in use: runtime claim pid 42 alive", "unverified: empty transcript"
- *   held back     "held back by max-deletions (5 per run; use --force); would delete: ..."
+ *   held back     "held back by max-deletions (5 per run; use --force); would delete: ..."; a
+ *                 fallback archive carries the clause on the deletion it replaced only:
+ *                 "idle 121d > max-age 90d; its tree-max-size deletion held back by ..."
+ *   cap unmet     "tree cap not met: 336K > max-size 200K after the plan; held by keep-latest
+ *                 3 sessions (120K), in use 1 (16K)"                  (CapUnmet)
  *   fact          a stale project entry's (policy-stale.c) or qgc restore's text, as found;
  *                 a stale entry kept by a skipped session quotes that session's reason
  *                 (VerdictFacts.quote)
@@ -232,15 +237,16 @@ static char *reason_keep(const Verdict *v, const Session *s) {
                                    s->n_tasks, s->n_tasks == 1 ? "" : "s");
         if (v->protections & PROT_WORKTREE)
                 r |= strbuf_printf(&sb, "%slive worktree", sb.len ? ", " : "");
-        if (v->protections & PROT_LATEST)
-                r |= strbuf_printf(&sb, "%srank %u <= keep-latest %" PRIu64, sb.len ? ", " : "",
-                                   (unsigned)v->rank, f->keep_latest);
+        if (v->protections & PROT_LATEST) /* named first: the project's newest are kept */
+                r |= strbuf_printf(&sb, "%skeep-latest %" PRIu64 " (rank %u, newest first)",
+                                   sb.len ? ", " : "", f->keep_latest, (unsigned)v->rank);
         if (r < 0)
                 return NULL;
         return strbuf_steal(&sb);
 }
 
-/* A protection won (v->blocked_by): what it is, and what it blocked. */
+/* A protection won (v->blocked_by): what it is, and what it blocked. The session stays, so the
+ * text says "kept" and puts the rule's verb in the conditional ("a rule would select it"). */
 static char *reason_blocked(const Verdict *v, const Session *s) {
         _cleanup_free_ char *sel = NULL, *head = NULL;
         const char *would = verb_to_string(v->blocked_verb);
@@ -251,15 +257,16 @@ static char *reason_blocked(const Verdict *v, const Session *s) {
                         return NULL;
         }
         if (v->flags & VERDICT_TITLE_UNREAD)
-                return strprintf("unverified: title not read (would %s: %s)", would, sel ?: "");
-        if (v->flags & VERDICT_TASKS_HELD)
-                return strprintf("bound to %u scheduled task%s, which qgc does not remove "
-                                 "(would delete: %s)",
-                                 s->n_tasks, s->n_tasks == 1 ? "" : "s", sel ?: "");
-        head = v->verb == VERB_SKIP ? reason_skip(v, s) : reason_keep(v, s);
+                head = strdup("unverified: title not read");
+        else if (v->flags & VERDICT_TASKS_HELD)
+                head = strprintf("bound to %u scheduled task%s, which qgc does not remove",
+                                 s->n_tasks, s->n_tasks == 1 ? "" : "s");
+        else
+                head = v->verb == VERB_SKIP ? reason_skip(v, s) : reason_keep(v, s);
         if (!head || !sel)
                 return TAKE_PTR(head);
-        return strjoin(head, " (would ", would, ": ", sel, ")", NULL);
+        return strjoin("kept: ", head, " (a rule would select it: ", would, " for ", sel, ")",
+                       NULL);
 }
 
 /* Held back by a deletion limit: skipped, or the archive (compression) it falls back to. */
@@ -275,9 +282,11 @@ static char *reason_held(const Verdict *v) {
                 snprintf(limit, sizeof limit, "%" PRIu64 " per run%s", (uint64_t)f->held.limit,
                          f->held_project ? " in this project" : "");
         if (v->verb != VERB_SKIP) {
+                /* the archive (compression) was not held back: the deletion it replaces was */
                 inner = reason_rule(v->rule, &v->measure, v->facts);
-                return inner ? strprintf("%s (held back by %s: %s; use --force)", inner,
-                                         verdict_held_by(v), limit)
+                return inner ? strprintf("%s; its %s deletion held back by %s (%s; use --force)",
+                                         inner, verdict_held_rule(v) ?: "", verdict_held_by(v),
+                                         limit)
                              : NULL;
         }
         inner = verdict_fact(v) ? strdup(verdict_fact(v))
@@ -340,4 +349,59 @@ char *verdict_orphan_reason(const Verdict *v, const Orphan *o) {
                                  format_duration(a, sizeof a, m->measured), m->key ?: "",
                                  format_duration_exact(b, sizeof b, m->limit));
         return strprintf("%s (%s off)", what, m->key ?: "");
+}
+
+/* A holder's name: the protection as the plan's reasons say it ("in use" for live), the
+ * deletion limit, or the orphans that stay. */
+static const char *cap_holder_name(const CapHolder *h) {
+        if (h->limit)
+                return h->limit;
+        if (h->prot == PROT_LIVE)
+                return "in use";
+        if (h->prot == PROT_BLAST)
+                return "max-deletions";
+        return h->prot ? protection_to_string(h->prot) ?: "protected" : "orphans";
+}
+
+char *cap_unmet_reason(const CapUnmet *c, const char *tree_dir) {
+        _cleanup_(strbuf_done) StrBuf sb = {};
+        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
+        bool tree_cap = !c->project;
+        int r;
+
+        r = strbuf_printf(&sb, "%s cap not met", tree_cap ? "tree" : "project");
+        if (r >= 0 && tree_cap && tree_dir)
+                r = strbuf_printf(&sb, " in %s", tree_dir);
+        if (r >= 0 && !tree_cap)
+                r = strbuf_printf(&sb, " in %s", c->project);
+        if (r < 0)
+                return NULL;
+        if (streq(c->cap, "keep-free") && c->percent > 0)
+                r = strbuf_printf(&sb, ": free %s < keep-free %g%% (%s)",
+                                  format_bytes(a, sizeof a, c->after), c->percent,
+                                  format_bytes(b, sizeof b, c->limit));
+        else if (streq(c->cap, "keep-free"))
+                r = strbuf_printf(&sb, ": free %s < keep-free %s",
+                                  format_bytes(a, sizeof a, c->after),
+                                  reason_format_limit(b, sizeof b, c->limit));
+        else if (streq(c->cap, "max-sessions"))
+                r = strbuf_printf(&sb, ": %" PRIu64 " active sessions > max-sessions %" PRIu64,
+                                  c->after, c->limit);
+        else
+                r = strbuf_printf(&sb, ": %s%s > max-size %s",
+                                  tree_cap ? "" : "active ",
+                                  format_bytes(a, sizeof a, c->after),
+                                  reason_format_limit(b, sizeof b, c->limit));
+        if (r >= 0)
+                r = strbuf_printf(&sb, " after the plan");
+        for (size_t k = 0; r >= 0 && k < c->n_held; k++)
+                r = strbuf_printf(&sb, "%s%s %" PRIu64 "%s (%s)", k == 0 ? "; held by " : ", ",
+                                  cap_holder_name(&c->held[k]), c->held[k].n,
+                                  k > 0 || (!c->held[k].prot && !c->held[k].limit) ? ""
+                                  : c->held[k].n == 1                              ? " session"
+                                                                                   : " sessions",
+                                  format_bytes(a, sizeof a, c->held[k].bytes));
+        if (r < 0)
+                return NULL;
+        return strbuf_steal(&sb);
 }

@@ -10,6 +10,7 @@
 
 #include "macro.h"
 #include "plan.h"
+#include "reason.h"
 #include "render-int.h"
 #include "text.h"
 
@@ -46,16 +47,14 @@ static int render_status_space(const Inventory *inv, FILE *f) {
                 }
         fprintf(f, "archive: %zu session%s, %s (archiving frees no space)\n", n_archived,
                 n_archived == 1 ? "" : "s", format_bytes(a, sizeof a, archived));
-        /* the cold tier, where there is one: compressed bytes and the space saved */
+        /* the cold tier, where there is one: its sessions are counted above at their size on
+         * disk, the compressed files' (one size per session, issue 24.10); what they were */
         uint64_t cold, orig;
         size_t n_cold;
         inventory_cold_totals(inv, &n_cold, &cold, &orig);
-        if (n_cold > 0) {
-                char c[FORMAT_BYTES_MAX];
-                fprintf(f, "compressed: %zu of them, %s (of %s; %s saved)\n", n_cold,
-                        format_bytes(a, sizeof a, cold), format_bytes(b, sizeof b, orig),
-                        format_bytes(c, sizeof c, orig - MIN(cold, orig)));
-        }
+        if (n_cold > 0)
+                fprintf(f, "compressed: %zu of them, at their size on disk (%s before)\n",
+                        n_cold, format_bytes(a, sizeof a, orig));
         for (size_t t = 0; t < inv->n_trees; t++) {
                 const Tree *tr = &inv->trees[t];
 
@@ -156,6 +155,39 @@ int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o,
                         ob += inv->orphans[i].bytes_alloc;
                 fprintf(f, "orphans: %zu (%s) with no transcript\n", inv->n_orphans,
                         format_bytes(d, sizeof d, ob));
+        }
+        return 0;
+}
+
+int plan_render_status_caps(const Inventory *inv, const TreeLimits *tl, FILE *f) {
+        for (size_t t = 0; t < inv->n_trees; t++) {
+                char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], c[FORMAT_BYTES_MAX];
+                TreeCounted n;
+                uint64_t total = policy_tree_counted(inv, t, tl->count_allocated, &n);
+
+                if (inv->n_trees > 1) {
+                        _cleanup_free_ char *d = plan_clean_string(inv->trees[t].runtime_dir,
+                                                                   true);
+                        if (!d)
+                                return -ENOMEM;
+                        fprintf(f, "tree %s:\n", d);
+                }
+                /* lines of at most 60 columns (status fits a narrow terminal) */
+                fprintf(f, "tree cap: %s counted, tree.max-size %s%s\n",
+                        format_bytes(a, sizeof a, total),
+                        tl->max_size > 0 ? reason_format_limit(b, sizeof b, tl->max_size) : "off",
+                        !inv->trees[t].incomplete && tl->max_size > 0 && total > tl->max_size
+                                ? " (over)"
+                                : "");
+                fprintf(f, "  = %zu session%s %s + %zu orphan%s %s (%s bytes);\n"
+                           "  a session counts in any state (active, archived,\n"
+                           "  compressed) with its sidecars, file-history, subagents\n",
+                        n.n_sessions, n.n_sessions == 1 ? "" : "s",
+                        format_bytes(b, sizeof b, n.session_bytes), n.n_orphans,
+                        n.n_orphans == 1 ? "" : "s", format_bytes(c, sizeof c, n.orphan_bytes),
+                        tl->count_allocated ? "allocated" : "apparent");
+                if (inv->trees[t].incomplete)
+                        fputs("  not decided here: the tree is incomplete\n", f);
         }
         return 0;
 }

@@ -13,6 +13,13 @@
 #include "render-int.h"
 #include "text.h"
 
+/* One warning line of the summary (plan_foreach_warning()). */
+static int render_summary_warning(void *userdata, const char *w, bool limit) {
+        (void)limit;
+        fprintf(userdata, "  warning: %s\n", w);
+        return 0;
+}
+
 /* The summary: sessions and bytes per verb, per rule, and the protections that fired. */
 int render_summary(const Plan *p, unsigned cols, FILE *f) {
         uint64_t n[_VERB_MAX] = {}, b[_VERB_MAX] = {}, on[_VERB_MAX] = {}, ob[_VERB_MAX] = {};
@@ -91,9 +98,25 @@ int render_summary(const Plan *p, unsigned cols, FILE *f) {
                 format_bytes(sz, sizeof sz, b[VERB_DELETE] + ob[VERB_DELETE]));
         fprintf(f, "  would move %8s to the archive (frees no space)\n",
                 format_bytes(sz, sizeof sz, b[VERB_ARCHIVE]));
-        if (n[VERB_COMPRESS] > 0)
-                fprintf(f, "  would compress %s into the cold tier (zstd; frees most of it)\n",
-                        format_bytes(sz, sizeof sz, b[VERB_COMPRESS]));
+        if (n[VERB_COMPRESS] > 0) {
+                /* the bytes the executor compresses, and an estimate said to be one (24.10) */
+                PlanCompressForecast fc;
+                char sz2[FORMAT_BYTES_MAX];
+
+                plan_compress_forecast(p, &fc);
+                fprintf(f, "  would compress %s (their transcripts and sidecars) into the cold tier\n"
+                           "    about %s after compression, estimated ",
+                        format_bytes(sz, sizeof sz, fc.bytes_in),
+                        format_bytes(sz2, sizeof sz2, fc.bytes_out));
+                if (fc.measured)
+                        fprintf(f, "from the tree's compressed sessions (1:%.1f)\n", fc.ratio);
+                else if (fc.ratio == PLAN_COMPRESS_DEFAULT_RATIO)
+                        fprintf(f, "at the default 1:%d (nothing compressed yet)\n",
+                                PLAN_COMPRESS_DEFAULT_RATIO);
+                else
+                        fprintf(f, "from compressed sessions, 1:%d where none (1:%.1f)\n",
+                                PLAN_COMPRESS_DEFAULT_RATIO, fc.ratio);
+        }
         if (n_cold > 0) {
                 char sz2[FORMAT_BYTES_MAX], sz3[FORMAT_BYTES_MAX];
                 fprintf(f, "  compressed: %" PRIu64 " session%s, %s (of %s; %s saved)\n", n_cold,
@@ -116,18 +139,8 @@ int render_summary(const Plan *p, unsigned cols, FILE *f) {
         fputs("  protections fired: ", f);
         r = render_wrap(f, sb.len ? sb.buf : "none", cols > 22 ? cols - 22 : 8, 4,
                         cols > 4 ? cols - 4 : 1);
-        if (r >= 0) {
-                PlanHeldBack h;
-                _cleanup_free_ char *w = NULL;
-
-                plan_held_back(p, &h);
-                if (h.n > 0) {
-                        w = plan_held_back_warning(&h);
-                        if (!w)
-                                return -ENOMEM;
-                        fprintf(f, "  warning: %s\n", w);
-                }
-        }
+        if (r >= 0)
+                r = plan_foreach_warning(p, render_summary_warning, f);
         return r >= 0 ? render_incomplete(p->inv, cols, f) : r;
 }
 

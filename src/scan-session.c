@@ -308,6 +308,7 @@ static void scan_add_sidecar(const ScanCtx *ctx, Session *s, int dfd, const Scan
                 return;
         s->bytes += (uint64_t)st.st_size;
         s->bytes_alloc += (uint64_t)st.st_blocks * 512;
+        s->sidecar_bytes += (uint64_t)st.st_size;
 }
 
 /* Sidecars of one copy named <id>.*: worktree, PR, ledger; *ret_worktree says whether the

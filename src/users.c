@@ -366,6 +366,7 @@ static int users_child_config(const Config *sys, const UserCand *u, Config *ret)
          * (r >= 0) are not printed under --quiet: cron would mail them on every run */
         for (size_t i = 0; (r < 0 || log_get_max_level() >= LOG_LEVEL_NOTICE) && i < errs.n;
              i++) {
+                log_prefix_level(r < 0 ? LOG_LEVEL_ERR : LOG_LEVEL_WARNING); /* journal's <N> */
                 (void)text_fputs_terminal(errs.msgs[i], strlen(errs.msgs[i]), stderr);
                 fputc('\n', stderr);
         }

@@ -167,7 +167,7 @@ PY
 }
 table_row plan fit '^  [0-9a-f]{8} would delete +121d +[0-9.]+K +idle 121d > max-age 90d$' \
         --dry-run --root "$tree" --now 2027-04-01T00:00:00Z -c "$A"
-table_row keep fit 'rank 1 <= keep-latest 1 \(would archive: idle 121d > max-age 90d\)' \
+table_row keep fit 'kept: keep-latest 1 \(rank 1, newest first\) \(a rule would select it: archive for idle 121d > max-age 90d\)' \
         --dry-run --root "$tree" --now 2027-04-01T00:00:00Z -c "$A"
 table_row summary fit '^  would move +[0-9.]+K to the archive \(frees no space\)$' \
         --dry-run --root "$tree" --now 2027-04-01T00:00:00Z -c "$A"

@@ -40,7 +40,7 @@ for conf in "$QGC_TESTDATA/integration/empty.conf" "$QGC_TESTDATA/integration/ti
         cmp -s "$T/$name.1.txt" "$T/$name.3.txt" || fail "$name: --jobs 1 and --jobs 3 differ"
         # the text plan shows short ids: the first 8 characters here
         om=$(echo "$OLD_MANUAL" | cut -c1-8) oa=$(echo "$OLD_AUTO" | cut -c1-8)
-        grep -q "^  $om keep .*titled by a person (would archive" "$T/$name.1.txt" ||
+        grep -q "^  $om keep .*kept: titled by a person (a rule would select it: archive" "$T/$name.1.txt" ||
                 fail "$name: the old session titled by a person is not kept: $(grep "$om" "$T/$name.1.txt")"
         grep -q "^  $oa would archive" "$T/$name.1.txt" ||
                 fail "$name: an automatic title protected a session: $(grep "$oa" "$T/$name.1.txt")"

@@ -92,7 +92,26 @@ expect_rc 0 --quiet --log-target stderr --root "$h2" --now $NOW -c "$T/held.conf
 t=$(make_tree treecap)
 printf 'defaults = { max-age = "off"; max-deletions = 1; keep-latest = 0; min-age = "0d"; };\ntree = { max-size = "1K"; };\n' > "$T/tree.conf"
 expect_rc 0 --dry-run --root "$t" --now $NOW -c "$T/tree.conf"
-grep -q "^  warning: tree cap not met: [1-9][0-9]* sessions\? ([0-9.]*[KMGB]*) held back by max-deletions$" "$T/out" || { cat "$T/out"; fail "plan: tree cap held back without the warning"; }
+grep -q "^  warning: tree cap not met: [0-9.]*[KMGB]* > max-size 1K after the plan; held by max-deletions [1-9][0-9]* sessions\? ([0-9.]*[KMGB]*)$" "$T/out" || { cat "$T/out"; fail "plan: tree cap held back without the warning"; }
+[ "$(grep -c "not met" "$T/out")" = 1 ] || { cat "$T/out"; fail "plan: the tree cap's held-back sessions warned twice"; }
+
+# keep-latest alone keeps the tree cap unmet (issue 24.4): the plan, the run's stderr and its
+# journal summary (PRIORITY=4) say so once, naming keep-latest; status shows the figure the cap
+# compares, the same as the plan's reasons; the next run, which plans nothing, still says so
+k=$(make_tree keeplatest)
+printf 'defaults = { max-age = "off"; keep-latest = 1; max-deletions-percent = 100; min-age = "0d"; };\ntree = { max-size = "1K"; };\n' > "$T/kl.conf"
+expect_rc 0 --dry-run --root "$k" --now $NOW -c "$T/kl.conf"
+grep -q "^  warning: tree cap not met: [0-9.]*K > max-size 1K after the plan; held by keep-latest 5 sessions ([0-9.]*K)$" "$T/out" || { cat "$T/out"; fail "plan: no warning naming keep-latest"; }
+before=$(sed -n 's/.* tree \([0-9.]*[KMG]\) > max-size 1K, shrinking.*/\1/p' "$T/out" | sort -u)
+[ -n "$before" ] && [ "$(echo "$before" | wc -l)" = 1 ] || { cat "$T/out"; fail "plan: no single tree figure"; }
+expect_rc 0 status --root "$k" -c "$T/kl.conf"
+grep -q "^tree cap: $before counted, tree.max-size 1K (over)$" "$T/out" || { cat "$T/out"; fail "status: not the plan's tree figure ($before)"; }
+grep -q "^  = 12 sessions $before + 0 orphans 0B (allocated bytes);$" "$T/out" || { cat "$T/out"; fail "status: what the cap counts"; }
+for run in 1 2; do
+        expect_rc 0 --root "$k" --now $NOW -c "$T/kl.conf" --log-file "$T/kl$run.log"
+        [ "$(grep -c "tree cap not met" "$T/err")" = 1 ] && grep -q "^qgc: warning: tree cap not met: .* held by keep-latest 5 sessions" "$T/err" || { cat "$T/err"; fail "run $run: not one warning naming keep-latest"; }
+        grep "QGC_ACTION=run-summary" "$T/kl$run.log" | grep -q "PRIORITY=4 .*QGC_WARNING=\"tree cap not met: .*keep-latest 5 sessions" || { cat "$T/kl$run.log"; fail "run $run: the journal summary does not warn"; }
+done
 # --help, --explain and qgc.conf(5) agree: archiving frees nothing, tree caps always delete
 expect_rc 0 --help
 grep -q "it frees no" "$T/out" || fail "--help does not say archiving frees no space"

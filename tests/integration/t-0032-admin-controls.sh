@@ -21,8 +21,10 @@ expect_rc 0 restore --root "$r" dd3d --log-file "$T/log"
 [ "$(wc -l < "$T/out")" = 1 ] && grep -q "^qgc: restored session dd3dc65a-7d32-4843-a56c-9eef3a13391d into $r/projects/-srv-demo-webapp/chats$" "$T/out" || { cat "$T/out"; fail "restore: not one line on success"; }
 [ -f "$r/projects/-srv-demo-webapp/chats/dd3dc65a-7d32-4843-a56c-9eef3a13391d.jsonl" ] || fail "restore by prefix did not restore"
 expect_rc 1 restore --root "$r" dd3dc65a --log-file "$T/log"
-grep -q "restore: cannot restore session dd3dc65a-.* in '$r/projects/-srv-demo-webapp/chats': not archived" "$T/err" || { cat "$T/err"; fail "restore failure: no 'restore' or no path"; }
-tail -2 "$T/log" | grep -q "failed restore of session dd3dc65a-.*('$r/projects/-srv-demo-webapp/chats/dd3dc65a-" || { tail -2 "$T/log"; fail "journal: a failed restore is not called a restore"; }
+# restoring an active session is the person's mistake (issue 24.1): an error line that names
+# the tree, nothing journaled, no failure counted
+grep -q "restore: session dd3dc65a-7d32-4843-a56c-9eef3a13391d is not archived (it is in '$r'): nothing to restore" "$T/err" || { cat "$T/err"; fail "restore of an active session: no error naming it"; }
+! grep -q "QGC_ACTION=failed\|QGC_FAILED=1" "$T/log" || { tail -3 "$T/log"; fail "journal: a typo logged as a failed restore"; }
 grep -q "failed delete" "$T/log" && fail "journal: a restore logged as a delete"
 expect_rc 1 restore --root "$r" nosuch
 grep -q "restore: no session 'nosuch' in '$r'" "$T/err" || { cat "$T/err"; fail "restore typo: no path named"; }
@@ -80,7 +82,7 @@ expect_rc 0 --changes --root "$p" --now $NOW -c "$T/protect.conf"
 grep -q "/srv/demo/webapp" "$T/out" && { cat "$T/out"; fail "protect: a change in the protected project"; }
 grep -q "would delete .*/srv/demo/api-server" "$T/out" || { cat "$T/out"; fail "protect: the test proves nothing"; }
 expect_rc 0 --dry-run --root "$p" --now $NOW -c "$T/protect.conf"
-grep -q "keep .*protected project (protect = true) (would delete: " "$T/out" || { cat "$T/out"; fail "protect: no reason in the plan"; }
+grep -q "keep .*kept: protected project (protect = true) (a rule would select it: delete for " "$T/out" || { cat "$T/out"; fail "protect: no reason in the plan"; }
 expect_rc 0 check-config --explain -c "$T/protect.conf"
 grep -q "# protected: no rule touches this project" "$T/out" || { cat "$T/out"; fail "--explain does not show protect"; }
 grep -q "protect *true" "$T/out" || fail "--explain: no protect value"

@@ -36,6 +36,53 @@ if [ -n "${QGC_SRCDIR:-}" ] && [ -f "$QGC_SRCDIR/systemd/qgc.catalog" ] &&
         CATDB="$T/catroot/var/lib/systemd/catalog"
 fi
 
+# qgc as the system unit runs it (issue 24.1): in a cgroup named qgc.service, stdout and stderr
+# connected to journald's stream socket as systemd connects them (identifier qgc, level prefix
+# on, JOURNAL_STREAM set). The wrapper keeps qgc unreaped until journald has read every entry,
+# so that journald still finds its cgroup (a reaped pid has none: no _SYSTEMD_UNIT).
+cat > "$T/unitrun.py" <<'PY'
+import os, socket, subprocess, sys
+for d in sys.argv[1].split(":"):
+    with open(os.path.join(d, "cgroup.procs"), "w") as f:
+        f.write(str(os.getpid()))
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect("/run/systemd/journal/stdout")
+s.shutdown(socket.SHUT_RD)
+s.sendall(b"qgc\nqgc.service\n6\n1\n0\n0\n0\n")
+st = os.fstat(s.fileno())
+env = dict(os.environ, JOURNAL_STREAM="%d:%d" % (st.st_dev, st.st_ino))
+p = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL, stdout=s.fileno(),
+                     stderr=s.fileno(), env=env)
+os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
+subprocess.run(["journalctl", "--sync"], check=False)
+sys.exit(p.wait())
+PY
+# The cgroup: qgc-t0100-PID.slice/qgc.service in every hierarchy that tracks units
+CGS=""
+for base in /sys/fs/cgroup/unified /sys/fs/cgroup/systemd /sys/fs/cgroup; do
+        [ -f "$base/cgroup.procs" ] || continue
+        d="$base/qgc-t0100-$$.slice/qgc.service"
+        mkdir -p "$d" 2>/dev/null || continue
+        CGS="${CGS:+$CGS:}$d"
+done
+cleanup_cgroups() {
+        IFS=:
+        for d in $CGS; do rmdir "$d" "$(dirname "$d")" 2>/dev/null || true; done
+        unset IFS
+}
+trap "cleanup_cgroups; cleanup" EXIT
+[ -n "$CGS" ] || skip "cannot make a cgroup named qgc.service (journalctl -u qgc needs one)"
+# what the unit's runs meet: a tree cap that keep-latest and the deletion limits keep unmet, a
+# metrics file that cannot be written, a syntax error in a drop-in, and a person's typo
+tree3=$(make_tree tree3)
+mkdir -p "$T/etc/conf.d"
+cat > "$T/etc/qgc.conf" <<'CONF'
+defaults = { action = "archive"; max-age = "90d"; max-deletions-percent = 30; };
+tree = { max-size = "20K"; };
+CONF
+printf 'defaults = { max-age = 10d; };\n' > "$T/etc/conf.d/50-typo.conf"
+ACTIVE_ID=122b1556-a4f5-48b6-9bf1-eae6bac23f87
+
 cat > "$T/inner.sh" <<'EOF'
 set -eu
 mkdir -p /run/systemd /run/log
@@ -65,6 +112,23 @@ until journalctl -q --no-pager SYSLOG_IDENTIFIER=qgc QGC_ACTION=run-summary 2>/d
         sleep 0.1
 done
 journalctl -o json --no-pager SYSLOG_IDENTIFIER=qgc >"$T/entries.json"
+# the unit's runs: cap warning and metrics warning; then the broken drop-in; then the typo
+set +e
+QGC_SYSTEM_CONFIG="$T/etc/qgc.conf.ok" python3 "$T/unitrun.py" "$CGS" "$QGC" --root "$tree3" \
+        --now "$NOW" -c "$T/etc/qgc.conf" --quiet --metrics-file /nonexistent-qgc/qgc.prom
+echo $? >"$T/rc-unit1"
+QGC_SYSTEM_CONFIG="$T/etc/qgc.conf" python3 "$T/unitrun.py" "$CGS" "$QGC" --root "$tree3" \
+        --now "$NOW" --quiet
+echo $? >"$T/rc-unit2"
+python3 "$T/unitrun.py" "$CGS" "$QGC" --root "$tree3" -c "$CONF" restore "$ACTIVE_ID"
+echo $? >"$T/rc-unit3"
+set -e
+# doc/fleet.md's queries, as written there
+journalctl --no-pager -o json -u qgc.service -p err >"$T/q-err.json"
+journalctl --no-pager -o json -u qgc -p warning >"$T/q-warning.json"
+journalctl --no-pager -o json -u qgc >"$T/q-all.json"
+journalctl --no-pager -o json MESSAGE_ID=7b3ba3048f994cb7b8b1a09ee54cb397 >"$T/q-summary.json"
+journalctl --no-pager -o json MESSAGE_ID=0f4eb6757d0b48799ced0ebf4404607f >"$T/q-failed.json"
 if [ -n "$CATDB" ]; then
         # journalctl -x explains each entry from the catalog, its @FIELD@s filled in
         mount --bind "$CATDB" /var/lib/systemd/catalog
@@ -73,7 +137,7 @@ fi
 kill $jpid
 wait $jpid 2>/dev/null || true
 EOF
-export T tree NOW CONF QGC JOURNALD CATDB
+export T tree tree3 NOW CONF QGC JOURNALD CATDB CGS ACTIVE_ID
 set +e
 unshare -m --propagation private sh "$T/inner.sh"
 rc=$?
@@ -149,6 +213,41 @@ assert summary.get("QGC_ARCHIVED") == str(n_arch), summary
 assert summary.get("QGC_DELETED") == str(n_del), summary
 assert summary.get("QGC_FAILED") == "0", summary
 print(f"{len(entries)} entries, run {run}: {n_arch} archived, {n_del} deleted")
+PY
+
+# Priorities that mean something (issue 24.1): the unit's warnings at 4, errors at 3, actions at
+# 5-6; the person's typo is an error line, never a failed restore nor a failure in a summary.
+[ "$(cat "$T/rc-unit1")" = 0 ] || fail "unit run 1 exited $(cat "$T/rc-unit1")"
+[ "$(cat "$T/rc-unit2")" = 78 ] || fail "the broken drop-in: exit $(cat "$T/rc-unit2"), not 78"
+[ "$(cat "$T/rc-unit3")" = 1 ] || fail "restore of an active id: exit $(cat "$T/rc-unit3"), not 1"
+python3 - "$T" <<'PY' || fail "journalctl -u qgc -p warning/err do not show qgc's warnings and errors"
+import json, sys
+t = sys.argv[1]
+def load(n):
+    return [json.loads(l) for l in open(f"{t}/{n}") if l.strip()]
+err, warn, every = load("q-err.json"), load("q-warning.json"), load("q-all.json")
+assert every, "journalctl -u qgc finds nothing: no _SYSTEMD_UNIT=qgc.service"
+for e in every:
+    assert e.get("_SYSTEMD_UNIT") == "qgc.service", e
+def has(entries, text, prio):
+    return [e for e in entries if text in e.get("MESSAGE", "") and e.get("PRIORITY") == prio]
+# warnings: the cap (in the run summary, once), the metrics file; not at info
+assert has(warn, "tree cap not met", "4"), [e["MESSAGE"] for e in warn]
+assert len([e for e in every if "tree cap not met" in e.get("MESSAGE", "")]) == 1, \
+    [e["MESSAGE"] for e in every if "not met" in e.get("MESSAGE", "")]
+assert has(warn, "--metrics-file: cannot create a file", "4"), [e["MESSAGE"] for e in warn]
+# errors: the drop-in's syntax error (file:line), the typo
+assert has(err, "50-typo.conf:1: syntax error", "3"), [e["MESSAGE"] for e in err]
+assert has(err, "restore: session 122b1556-a4f5-48b6-9bf1-eae6bac23f87 is not archived", "3"), \
+    [e["MESSAGE"] for e in err]
+# -p warning holds only warnings and worse; actions stay at info/notice
+assert all(int(e["PRIORITY"]) <= 4 for e in warn + err), warn
+acts = [e for e in every if e.get("QGC_ACTION") in ("archived", "deleted")]
+assert acts and all(e["PRIORITY"] in ("5", "6") for e in acts), acts
+# the typo is no failed restore and no failure in a summary
+assert not [e for e in load("q-failed.json") if e.get("QGC_RULE") == "restore"], "failed restore"
+assert all(e.get("QGC_FAILED") == "0" for e in load("q-summary.json")), load("q-summary.json")
+print(f"-p err: {len(err)}, -p warning: {len(warn)}, -u qgc: {len(every)} entries")
 PY
 
 # Outside the namespace there is no journal here: asking for it explicitly is an error, auto

@@ -63,8 +63,43 @@ c = a["compressed"]
 assert 0 < c["bytes"] < c["original_bytes"] and c["saved_bytes"] == c["original_bytes"] - c["bytes"], c
 assert not [o for o in plan["orphans"] if o["name"] in sys.argv[2:]], plan["orphans"]
 PY
+# one compression story (issue 24.10): the forecast names the bytes the run compresses and an
+# estimate labelled as one (from the ratio the first run's compression measured); the run line,
+# the journal summary and each action entry say the same figures in the same units, the
+# entries' fields the exact bytes
+run_qgc --dry-run --now "$NOW" --root "$tree" -c "$T/c.conf" > "$T/plan2.txt" || fail "dry run 2 (text)"
+fc=$(sed -n 's/^  would compress \([0-9.]*[KMGB]*\) (their transcripts and sidecars) into the cold tier$/\1/p' "$T/plan2.txt")
+[ -n "$fc" ] || { cat "$T/plan2.txt"; fail "forecast: no bytes to compress"; }
+grep -q "^    about [0-9.]*[KMGB]* after compression, estimated from the tree's compressed sessions (1:[0-9.]*)$" "$T/plan2.txt" ||
+        { cat "$T/plan2.txt"; fail "forecast: no estimate from the measured ratio"; }
 run_qgc --now "$NOW" --root "$tree" -c "$T/c.conf" --log-file "$T/run2.log" > "$T/run2.out" 2>&1 ||
         { cat "$T/run2.out"; fail "real run 2"; }
+ran=$(sed -n 's/.*, compressed \([0-9]*\) (\([0-9.]*[KMGB]*\) into \([0-9.]*[KMGB]*\)); freed.*/\1 \2 \3/p' "$T/run2.out")
+[ "$(echo "$ran" | cut -d' ' -f2)" = "$fc" ] || { cat "$T/run2.out"; fail "the run compressed other bytes ($ran) than forecast ($fc)"; }
+grep "QGC_ACTION=run-summary" "$T/run2.log" | grep -q "compressed $(echo "$ran" | cut -d' ' -f1) ($(echo "$ran" | cut -d' ' -f2) into $(echo "$ran" | cut -d' ' -f3)); freed" ||
+        { grep run-summary "$T/run2.log"; fail "the journal summary does not say the run line's compression"; }
+python3 - "$T/run2.log" <<'PY' || fail "compressed entries: human units in MESSAGE, exact bytes in fields"
+import re, shlex, sys
+def human(b):  # util.c's format_bytes(): B, then K, M, ... truncated, one decimal below 10
+    if b < 1024:
+        return "%dB" % b
+    shift, i = 10, 0
+    while (b >> shift) >= 1024 and i < 5:
+        shift, i = shift + 10, i + 1
+    whole = b >> shift
+    frac = "." + str(((b & ((1 << shift) - 1)) * 10) >> shift) if whole < 10 else ""
+    return "%d%s%s" % (whole, frac, "KMGTPE"[i])
+seen = 0
+for line in open(sys.argv[1]):
+    if "QGC_ACTION=compressed" not in line:
+        continue
+    f = dict(kv.split("=", 1) for kv in shlex.split(line))
+    i, o = int(f["QGC_ORIGINAL_BYTES"]), int(f["QGC_COMPRESSED_BYTES"])
+    want = "%s into %s" % (human(i), human(o))
+    assert f["MESSAGE"].endswith(": " + want), (f["MESSAGE"], want)
+    seen += 1
+assert seen >= 2, seen
+PY
 run_qgc --dry-run --json --now "$NOW" --root "$tree" -c "$T/c.conf" > "$T/plan3.json" || fail "dry run 3"
 python3 - "$T/plan3.json" "$FH" "$FH2" <<'PY' || fail "compressed sessions' file-history taken for orphans"
 import json, sys
@@ -81,7 +116,8 @@ done
 
 # 4. status: compressed bytes and the space saved
 run_qgc status --root "$tree" -c "$T/c.conf" > "$T/status.txt" || fail "status"
-grep -q "^compressed: 12 of them, .* saved)$" "$T/status.txt" || { cat "$T/status.txt"; fail "status: no compressed line"; }
+# one size per session: counted at its size on disk, what it was before said as such
+grep -q "^compressed: 12 of them, at their size on disk ([0-9.]*[KMGB]* before)$" "$T/status.txt" || { cat "$T/status.txt"; fail "status: no compressed line"; }
 run_qgc status --json --root "$tree" -c "$T/c.conf" > "$T/status.json" || fail "status --json"
 python3 - "$T/status.json" <<'PY' || fail "status --json: compressed"
 import json, sys
@@ -114,7 +150,7 @@ cmp -s "$r" "$o" || fail "the restored transcript differs"
 grep -q "^restore [0-9]* $FH\$" "$tree/.qgc/session-times" && grep -q "^restored [0-9]* $FH\$" "$tree/.qgc/session-times" ||
         { cat "$tree/.qgc/session-times"; fail "the restore is not recorded"; }
 run_qgc --dry-run --now "$NOW" --root "$tree" -c "$T/c.conf" > "$T/grace.txt" || fail "dry run after the restore"
-grep -q "^  df25afd1 keep .* restored [0-9]*s ago (restore-grace 30d) (would archive: idle .* > max-age 90d)$" "$T/grace.txt" ||
+grep -q "^  df25afd1 keep .*kept: restored [0-9]*s ago (restore-grace 30d) (a rule would select it: archive for idle .* > max-age 90d)$" "$T/grace.txt" ||
         { cat "$T/grace.txt"; fail "the restored session is not kept by restore-grace"; }
 
 # 6. archive-max-age deletes a compressed session, salvaging its usage from the decompressed

@@ -124,7 +124,8 @@ static void fx_scene(Fixture *f) {
                "tree 52G > max-size 50G, shrinking to 40G (disk caps delete)", 200 * D, 4000);
         fx_add(f, "/p/a", 5, VERB_SKIP, "live", "in use: runtime claim pid 42 alive", 100 * D, 10);
         fx_add(f, NULL, 6, VERB_SKIP, "unverified", "unverified: first line is not JSON", D, 0);
-        fx_add(f, "/p/a", 7, VERB_KEEP, "pinned", "pinned (would archive: idle 95d > max-age 90d)",
+        fx_add(f, "/p/a", 7, VERB_KEEP, "pinned",
+               "kept: pinned (a rule would select it: archive for idle 95d > max-age 90d)",
                95 * D, 7000);
         f->vs[6].protections = PROT_PINNED;
         fx_add(f, "/p/a", 0, VERB_ARCHIVE, "max-age", "idle 100d > max-age 90d", 100 * D, 1);
@@ -458,7 +459,7 @@ static void test_plan_render_text_summary(void **state) {
 }
 
 /* Sessions the deletion limit holds back: skipped with the limit as reason, counted, and the
- * summary warns that the tree cap is not met (issue 11). */
+ * summary warns that the tree cap is not met (issue 11), once, naming what holds it (24.4). */
 static void test_plan_held_back_warning(void **state) {
         Fixture f;
         Plan *p;
@@ -491,9 +492,25 @@ static void test_plan_held_back_warning(void **state) {
         assert_true(h.tree_cap);
         w = plan_held_back_warning(&h);
         assert_string_equal(w, "tree cap not met: 2 sessions (3.0K) held back by max-deletions");
+        /* the policy's fact that the tree cap stays unmet (issue 24.4): the summary says it
+         * once, with what holds it; the held-back line counts only the other rules' sessions */
+        p->verdicts->caps = calloc(1, sizeof(CapUnmet));
+        assert_non_null(p->verdicts->caps);
+        p->verdicts->caps[0] = (CapUnmet){
+                .cap = "tree-max-size", .after = 51 * (UINT64_C(1) << 30),
+                .limit = 50 * (UINT64_C(1) << 30),
+                .held = { { .limit = "max-deletions", .n = 1, .bytes = 2048 },
+                          { .prot = PROT_LATEST, .n = 2, .bytes = UINT64_C(3) << 30 },
+                          { .n = 1, .bytes = 500 } },
+                .n_held = 3 };
+        p->verdicts->n_caps = 1;
         out = render(plan_render_text, p, 100, true);
-        assert_non_null(strstr(out, "  warning: tree cap not met: 2 sessions (3.0K) held back by "
+        assert_non_null(strstr(out, "  warning: tree cap not met: 51G > max-size 50G after the "
+                                    "plan; held by max-deletions 1 session (2.0K), keep-latest 2 "
+                                    "(3.0G), orphans 1 (500B)\n"
+                                    "  warning: policy not met: 1 session (1.0K) held back by "
                                     "max-deletions\n"));
+        assert_null(strstr(out, "tree cap not met: 2 sessions"));
         /* the reasons rendered from the structured verdicts */
         for (size_t k = 0; k < p->n_items; k++) {
                 const PlanItem *it = &p->items[k];
@@ -516,6 +533,52 @@ static void test_plan_held_back_warning(void **state) {
         h.n = 1;
         w = plan_held_back_warning(&h);
         assert_string_equal(w, "policy not met: 1 session (3.0K) held back by max-deletions");
+}
+
+/* The forecast of a compression (issue 24.10): the bytes the executor compresses (transcript
+ * and sidecars, not file-history or subagents), estimated at the tree's measured ratio when it
+ * has compressed sessions, else at the stated default; the summary says which. */
+static void test_plan_compress_forecast(void **state) {
+        PlanCompressForecast fc;
+        _cleanup_free_ char *out = NULL, *out2 = NULL;
+        Fixture f;
+        Session *s;
+        Plan *p;
+        (void)state;
+
+        fx_init(&f);
+        s = fx_add(&f, "/p/a", 1, VERB_COMPRESS, "compress-after", "archived, idle 9d", 9 * D,
+                   30000); /* 30000 with its file-history and subagents */
+        s->state = SESSION_ARCHIVED;
+        s->transcript_bytes = 12000;
+        s->sidecar_bytes = 288;
+        p = fx_plan(&f);
+        plan_compress_forecast(p, &fc);
+        assert_int_equal(fc.n, 1);
+        assert_int_equal(fc.bytes_in, 12288);
+        assert_int_equal(fc.bytes_out, 2048); /* 12288 / 6 */
+        assert_false(fc.measured);
+        out = render(plan_render_text, p, 100, true);
+        assert_non_null(strstr(out, "  would compress 12K (their transcripts and sidecars) into "
+                                    "the cold tier\n    about 2.0K after compression, estimated "
+                                    "at the default 1:6 (nothing compressed yet)\n"));
+        plan_free(p);
+
+        /* a compressed session in the tree: 1000 bytes from 8000, 1:8 */
+        s = fx_add(&f, "/p/a", 2, VERB_KEEP, "none", "archived, compressed", 20 * D, 1000);
+        s->state = SESSION_ARCHIVED;
+        s->cold = true;
+        s->cold_bytes = 1000;
+        s->cold_orig = 8000;
+        p = fx_plan(&f);
+        plan_compress_forecast(p, &fc);
+        assert_int_equal(fc.bytes_in, 12288);
+        assert_int_equal(fc.bytes_out, 1536);
+        assert_true(fc.measured);
+        out2 = render(plan_render_text, p, 100, true);
+        assert_non_null(strstr(out2, "    about 1.5K after compression, estimated from the tree's "
+                                     "compressed sessions (1:8.0)\n"));
+        plan_free(p);
 }
 
 static void test_plan_render_text_hide_keep(void **state) {
@@ -925,6 +988,7 @@ int main(void) {
                 cmocka_unit_test(test_plan_render_text_golden),
                 cmocka_unit_test(test_plan_render_text_summary),
                 cmocka_unit_test(test_plan_held_back_warning),
+                cmocka_unit_test(test_plan_compress_forecast),
                 cmocka_unit_test(test_plan_render_text_hide_keep),
                 cmocka_unit_test(test_plan_render_text_hostile_strings),
                 cmocka_unit_test(test_plan_render_text_empty),

@@ -372,8 +372,8 @@ static void test_policy_min_idle_cutoff(void **state) {
         assert_int_equal(f.v->sessions[0].verb, VERB_SKIP);
         assert_true(f.v->sessions[0].protections & PROT_LIVE);
         assert_string_equal(fx_reason(&f, 0),
-                            "in use: written 3h ago < min-idle 1d (would archive: idle 100d > "
-                            "max-age 90d)");
+                            "kept: in use: written 3h ago < min-idle 1d (a rule would select it: "
+                            "archive for idle 100d > max-age 90d)");
         assert_int_equal(f.v->sessions[1].verb, VERB_ARCHIVE);
         assert_false(f.v->sessions[1].protections & PROT_LIVE);
         assert_int_equal(f.v->sessions[2].verb, VERB_SKIP);
@@ -546,12 +546,12 @@ static void test_policy_each_protection_beats_each_rule(void **state) {
                         v = &f.v->sessions[0];
                         if (v->verb != prot_cases[pr].verb || !streq(v->rule, prot_cases[pr].name) ||
                             !(v->protections & prot_cases[pr].bit) ||
-                            (pr != PR_UNVERIFIED && pr != PR_FOREIGN && !strstr(fx_reason(&f, 0), "(would ")) ||
+                            (pr != PR_UNVERIFIED && pr != PR_FOREIGN && !strstr(fx_reason(&f, 0), "(a rule would select it: ")) ||
                             (pr != PR_UNVERIFIED && pr != PR_FOREIGN &&
                              !strstr(fx_reason(&f, 0), ru == RU_TREE_MAX_SIZE || ru == RU_KEEP_FREE ||
                                                                 ru >= RU_ARCHIVE_MAX_AGE
-                                                        ? "would delete"
-                                                        : "would archive"))) {
+                                                        ? "select it: delete for"
+                                                        : "select it: archive for"))) {
                                 print_error("protection %s vs rule %s: verb %s rule %s reason '%s'\n",
                                             prot_cases[pr].name, rule_names[ru],
                                             verb_to_string(v->verb), v->rule, fx_reason(&f, 0));
@@ -581,8 +581,8 @@ static void test_policy_scheduled_never_deleted(void **state) {
         assert_string_equal(f.v->sessions[0].rule, "scheduled");
         assert_true(f.v->sessions[0].protections & PROT_SCHEDULED);
         assert_string_equal(fx_reason(&f, 0),
-                            "bound to 1 scheduled task, which qgc does not remove (would delete: "
-                            "idle 121d > max-age 90d)");
+                            "kept: bound to 1 scheduled task, which qgc does not remove (a rule "
+                            "would select it: delete for idle 121d > max-age 90d)");
         fx_done(&f);
 
         /* tree max-size: the bound oldest stays, the next oldest goes instead */
@@ -607,7 +607,8 @@ static void test_policy_protection_reasons(void **state) {
         prot_apply(&f, PR_PINNED);
         fx_eval(&f, false);
         assert_string_equal(fx_reason(&f, 0),
-                            "pinned (would archive: idle 121d > max-age 90d)");
+                            "kept: pinned (a rule would select it: archive for idle 121d > max-age "
+                            "90d)");
         fx_done(&f);
 
         fx_init(&f, (Policy)POL(.max_age = 90 * D));
@@ -615,8 +616,8 @@ static void test_policy_protection_reasons(void **state) {
         prot_apply(&f, PR_ORG_UNREADABLE);
         fx_eval(&f, false);
         assert_string_equal(fx_reason(&f, 0),
-                            "pins unknown (session-organization.v1.json unreadable) (would "
-                            "archive: idle 121d > max-age 90d)");
+                            "kept: pins unknown (session-organization.v1.json unreadable) (a rule "
+                            "would select it: archive for idle 121d > max-age 90d)");
         fx_done(&f);
 
         /* keep-pinned = false: the person said pins do not matter */
@@ -662,8 +663,9 @@ static void test_policy_protection_reasons(void **state) {
         assert_int_equal(f.v->sessions[0].protections, PROT_TITLED | PROT_SCHEDULED | PROT_LATEST);
         assert_string_equal(f.v->sessions[0].rule, "titled");
         assert_string_equal(fx_reason(&f, 0),
-                            "titled by a person, bound to 2 scheduled tasks, rank 1 <= keep-latest 5 "
-                            "(would archive: idle 121d > max-age 90d)");
+                            "kept: titled by a person, bound to 2 scheduled tasks, keep-latest 5 "
+                            "(rank 1, newest first) (a rule would select it: archive for idle "
+                            "121d > max-age 90d)");
         fx_done(&f);
 
         /* protections are recorded even when no rule selected the session */
@@ -786,6 +788,64 @@ static void test_policy_blast_radius_across_projects_and_percent(void **state) {
         fx_done(&f);
 }
 
+/* Every cap the plan leaves unmet is a fact of the verdicts, with what holds it, and reason.c
+ * says so once (issue 24.4): keep-latest, a session in use and the deletion limit hold a tree
+ * cap; keep-latest holds a project's max-sessions; a met cap is not listed. */
+static void test_policy_caps_unmet(void **state) {
+        Fixture f;
+        _cleanup_free_ char *w0 = NULL, *w1 = NULL;
+        (void)state;
+
+        /* five sessions of 10 in /p/a, tree max-size 15: the oldest (idle 104d) may go, the
+         * limit holds the next one back, one is in use, the newest two are keep-latest 2 */
+        fx_init(&f, (Policy)POL(.keep_latest = 2, .max_sessions = 2, .max_deletions = 1));
+        f.cfg.tree.max_size = 15;
+        for (int i = 0; i < 5; i++)
+                fx_add(&f, "/p/a", SESSION_ACTIVE, (100 + i) * D, 10);
+        f.s[2].live = LIVE_CLAIM;
+        f.s[2].live_reason = (char *)"runtime claim pid 42 alive";
+        fx_eval(&f, false);
+        assert_int_equal(f.v->sessions[4].verb, VERB_DELETE);
+        assert_int_equal(f.v->n_caps, 2);
+        const CapUnmet *t = &f.v->caps[0], *g = &f.v->caps[1];
+        assert_string_equal(t->cap, "tree-max-size");
+        assert_null(t->project);
+        assert_int_equal(t->after, 40);
+        assert_int_equal(t->limit, 15);
+        w0 = cap_unmet_reason(t, NULL);
+        assert_string_equal(w0, "tree cap not met: 40B > max-size 15B after the plan; held by "
+                                "keep-latest 2 sessions (20B), in use 1 (10B), max-deletions 1 "
+                                "(10B)");
+        /* max-sessions 2 archives ranks 3-5: rank 3 is in use, rank 4 (its deletion held
+         * back) is archived, rank 5 deleted: 3 stay active, held by the one in use only (the
+         * newest two stay under max-sessions anyway) */
+        assert_string_equal(g->cap, "max-sessions");
+        assert_string_equal(g->project, "/p/a");
+        assert_int_equal(f.v->sessions[3].verb, VERB_ARCHIVE);
+        w1 = cap_unmet_reason(g, NULL);
+        assert_string_equal(w1, "project cap not met in /p/a: 3 active sessions > max-sessions 2 "
+                                "after the plan; held by in use 1 session (10B)");
+        /* with --force the limit holds nothing back; without the session in use the tree cap
+         * is held by keep-latest alone */
+        f.s[2].live = 0;
+        fx_eval(&f, true);
+        assert_int_equal(f.v->n_caps, 1);
+        free(w0);
+        w0 = cap_unmet_reason(&f.v->caps[0], "/home/u/.qwen");
+        assert_string_equal(w0, "tree cap not met in /home/u/.qwen: 20B > max-size 15B after the "
+                                "plan; held by keep-latest 2 sessions (20B)");
+        fx_done(&f);
+
+        /* a met cap is no fact */
+        fx_init(&f, (Policy)POL(.keep_latest = 1));
+        f.cfg.tree.max_size = 15;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, 10);
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 101 * D, 10);
+        fx_eval(&f, false);
+        assert_int_equal(f.v->n_caps, 0);
+        fx_done(&f);
+}
+
 static void test_policy_blast_radius_falls_back_to_archive(void **state) {
         Fixture f;
         char got[MAX_S + 1];
@@ -804,7 +864,8 @@ static void test_policy_blast_radius_falls_back_to_archive(void **state) {
         assert_string_equal(f.v->sessions[1].rule, "max-age");
         assert_true(f.v->sessions[1].protections & PROT_BLAST);
         assert_string_equal(fx_reason(&f, 1),
-                            "idle 101d > max-age 90d (held back by max-deletions: 1 per run; use --force)");
+                            "idle 101d > max-age 90d; its tree-max-size deletion held back by "
+                            "max-deletions (1 per run; use --force)");
         assert_false(f.v->sessions[0].protections & PROT_BLAST);
         assert_string_equal(verdict_held_rule(&f.v->sessions[1]), "tree-max-size");
         fx_eval(&f, true);
@@ -933,8 +994,8 @@ static void test_policy_forecast_clock_keeps_liveness_real(void **state) {
         assert_int_equal(f.v->sessions[0].verb, VERB_SKIP);
         assert_true(f.v->sessions[0].protections & PROT_LIVE);
         assert_string_equal(fx_reason(&f, 0),
-                            "in use: written 3h ago < min-idle 1d (would archive: idle 3650d > "
-                            "max-age 90d)");
+                            "kept: in use: written 3h ago < min-idle 1d (a rule would select it: "
+                            "archive for idle 3650d > max-age 90d)");
         assert_int_equal(f.v->sessions[1].verb, VERB_ARCHIVE);
         assert_int_equal(f.v->orphans[0].verb, VERB_KEEP);
         assert_int_equal(f.v->orphans[1].verb, VERB_DELETE);
@@ -1161,7 +1222,7 @@ static void test_policy_title_unread_selected_is_skipped(void **state) {
         fx_add(&f, "/p/a", SESSION_ACTIVE, 10 * D, KB)->title_unread = true; /* not selected */
         fx_eval(&f, false);
         assert_int_equal(f.v->sessions[0].verb, VERB_SKIP);
-        assert_non_null(strstr(fx_reason(&f, 0), "title not read (would archive"));
+        assert_non_null(strstr(fx_reason(&f, 0), "title not read (a rule would select it: archive"));
         assert_int_equal(f.v->sessions[1].verb, VERB_KEEP);
         assert_string_equal(f.v->sessions[1].rule, "none");
         /* without keep-titled the title does not matter */
@@ -1285,11 +1346,11 @@ static void test_policy_restore_grace(void **state) {
         fx_verbs(&f, verbs);
         assert_string_equal(verbs, "KAKA");
         assert_string_equal(fx_reason(&f, 0),
-                            "restored 3d ago (restore-grace 30d) (would archive: idle 200d > "
-                            "max-age 90d)");
+                            "kept: restored 3d ago (restore-grace 30d) (a rule would select it: "
+                            "archive for idle 200d > max-age 90d)");
         assert_string_equal(fx_reason(&f, 2),
-                            "restored 29d ago (restore-grace 30d) (would delete: archived 200d "
-                            "ago > archive-max-age 10d)");
+                            "kept: restored 29d ago (restore-grace 30d) (a rule would select it: "
+                            "delete for archived 200d ago > archive-max-age 10d)");
         assert_true(f.v->sessions[0].protections & PROT_RESTORED);
         fx_done(&f);
 
@@ -1534,8 +1595,8 @@ static void test_policy_structured_live_title_tasks(void **state) {
         assert_non_null(v->facts);
         assert_int_equal(v->facts->since_write, -5 * 60 * 1000);
         assert_string_equal(fx_reason(&f, 2),
-                            "in use: written 5min in the future (would archive: idle 100d > "
-                            "max-age 90d)");
+                            "kept: in use: written 5min in the future (a rule would select it: "
+                            "archive for idle 100d > max-age 90d)");
         fx_done(&f);
 
         fx_init(&f, (Policy)POL(.max_age = 90 * D, .keep_titled = true));
@@ -1559,8 +1620,8 @@ static void test_policy_structured_live_title_tasks(void **state) {
         assert_int_equal(v->blocked_verb, VERB_DELETE);
         assert_string_equal(v->blocked_rule, "max-age");
         assert_string_equal(fx_reason(&f, 0),
-                            "bound to 1 scheduled task, which qgc does not remove (would delete: "
-                            "idle 100d > max-age 90d)");
+                            "kept: bound to 1 scheduled task, which qgc does not remove (a rule "
+                            "would select it: delete for idle 100d > max-age 90d)");
         fx_done(&f);
 }
 
@@ -1654,8 +1715,8 @@ static void test_policy_structured_held_back(void **state) {
         assert_string_equal(v->measure.key, "max-age");
         assert_int_equal(v->measure.measured, 100 * D);
         assert_string_equal(fx_reason(&f, 1),
-                            "idle 100d > max-age 90d (held back by max-deletions: 1 per run; use "
-                            "--force)");
+                            "idle 100d > max-age 90d; its keep-free deletion held back by "
+                            "max-deletions (1 per run; use --force)");
         fx_done(&f);
 }
 
@@ -1733,6 +1794,7 @@ int main(void) {
                 cmocka_unit_test(test_policy_blast_radius),
                 cmocka_unit_test(test_policy_blast_radius_across_projects_and_percent),
                 cmocka_unit_test(test_policy_blast_radius_falls_back_to_archive),
+                cmocka_unit_test(test_policy_caps_unmet),
                 cmocka_unit_test(test_policy_compress_after),
                 cmocka_unit_test(test_policy_protect_project),
                 cmocka_unit_test(test_policy_orphans_age),

@@ -116,14 +116,14 @@ static const ReasonCase cases[] = {
           { .verb = VERB_KEEP, .rule = "pinned", .protections = PROT_PINNED,
             .blocked_by = PROT_PINNED, .blocked_verb = VERB_ARCHIVE, .blocked_rule = "max-age",
             .measure = AGE("max-age", 121 * D, 90 * D) },
-          { .pinned = true }, "pinned (would archive: idle 121d > max-age 90d)" },
+          { .pinned = true }, "kept: pinned (a rule would select it: archive for idle 121d > max-age 90d)" },
         { "grouped and pins unknown",
           { .verb = VERB_KEEP, .rule = "pinned", .protections = PROT_PINNED,
             .blocked_by = PROT_PINNED, .blocked_verb = VERB_ARCHIVE, .blocked_rule = "max-age",
             .measure = AGE("max-age", 121 * D, 90 * D) },
           { .org_unreadable = true },
-          "pins unknown (session-organization.v1.json unreadable) (would archive: idle 121d > "
-          "max-age 90d)" },
+          "kept: pins unknown (session-organization.v1.json unreadable) (a rule would select it: "
+          "archive for idle 121d > max-age 90d)" },
         { "every keep-class protection",
           { .verb = VERB_KEEP, .rule = "protect",
             .protections = PROT_PROTECT | PROT_MIN_AGE | PROT_PINNED | PROT_TITLED |
@@ -131,24 +131,25 @@ static const ReasonCase cases[] = {
             .blocked_by = PROT_PROTECT, .blocked_verb = VERB_DELETE, .blocked_rule = "keep-free",
             .measure = BYTES("keep-free", 99, 100), .rank = 2, .facts = &f_keep },
           { .grouped = true, .n_tasks = 2 },
-          "protected project (protect = true), restored 3d ago (restore-grace 30d), "
-          "age 3d < min-age 1w, grouped, titled by a person, "
-          "bound to 2 scheduled tasks, live worktree, rank 2 <= keep-latest 5 (would delete: "
+          "kept: protected project (protect = true), restored 3d ago (restore-grace 30d), "
+          "age 3d < min-age 1w, grouped, titled by a person, bound to 2 scheduled tasks, live "
+          "worktree, keep-latest 5 (rank 2, newest first) (a rule would select it: delete for "
           "free 99B < keep-free 100B (disk caps delete))" },
         { "restore-grace",
           { .verb = VERB_KEEP, .rule = "restore-grace", .protections = PROT_RESTORED,
             .blocked_by = PROT_RESTORED, .blocked_verb = VERB_ARCHIVE, .blocked_rule = "max-age",
             .measure = AGE("max-age", 121 * D, 90 * D), .facts = &f_keep },
           {},
-          "restored 3d ago (restore-grace 30d) (would archive: idle 121d > max-age 90d)" },
+          "kept: restored 3d ago (restore-grace 30d) (a rule would select it: archive for idle "
+          "121d > max-age 90d)" },
         { "tasks held",
           { .verb = VERB_KEEP, .rule = "scheduled", .protections = PROT_SCHEDULED,
             .flags = VERDICT_TASKS_HELD, .blocked_by = PROT_SCHEDULED,
             .blocked_verb = VERB_DELETE, .blocked_rule = "max-age",
             .measure = AGE("max-age", 121 * D, 90 * D) },
           { .n_tasks = 1 },
-          "bound to 1 scheduled task, which qgc does not remove (would delete: idle 121d > "
-          "max-age 90d)" },
+          "kept: bound to 1 scheduled task, which qgc does not remove (a rule would select it: "
+          "delete for idle 121d > max-age 90d)" },
 
         /* skip-class protections */
         { "unverified, nothing selected",
@@ -166,8 +167,8 @@ static const ReasonCase cases[] = {
             .blocked_by = PROT_UNVERIFIED, .blocked_verb = VERB_DELETE,
             .blocked_rule = "keep-free", .measure = BYTES("keep-free", 99, 100) },
           { .owner = OWNER_UNVERIFIED, .owner_cause = OWNER_CAUSE_NO_CWD },
-          "unverified: first record has no cwd (would delete: free 99B < keep-free 100B (disk "
-          "caps delete))" },
+          "kept: unverified: first record has no cwd (a rule would select it: delete for free 99B "
+          "< keep-free 100B (disk caps delete))" },
         { "foreign",
           { .verb = VERB_SKIP, .rule = "foreign", .protections = PROT_FOREIGN,
             .blocked_by = PROT_FOREIGN },
@@ -188,7 +189,8 @@ static const ReasonCase cases[] = {
             .blocked_verb = VERB_ARCHIVE, .blocked_rule = "max-age",
             .measure = AGE("max-age", 121 * D, 90 * D) },
           { .live = LIVE_CLAIM, .live_reason = (char *)"runtime claim pid 42 alive" },
-          "in use: runtime claim pid 42 alive (would archive: idle 121d > max-age 90d)" },
+          "kept: in use: runtime claim pid 42 alive (a rule would select it: archive for idle "
+          "121d > max-age 90d)" },
         { "live by its flags, a recent write too",
           { .verb = VERB_SKIP, .rule = "live", .protections = PROT_LIVE, .blocked_by = PROT_LIVE,
             .flags = VERDICT_RECENT_WRITE, .facts = &f_recent },
@@ -207,7 +209,8 @@ static const ReasonCase cases[] = {
             .blocked_verb = VERB_ARCHIVE, .blocked_rule = "max-age",
             .measure = AGE("max-age", 121 * D, 90 * D) },
           { .owner = OWNER_OK, .owner_cause = OWNER_CAUSE_CWD, .cwd = (char *)"/p" },
-          "unverified: title not read (would archive: idle 121d > max-age 90d)" },
+          "kept: unverified: title not read (a rule would select it: archive for idle 121d > "
+          "max-age 90d)" },
 
         /* the deletion limits */
         { "held back per run",
@@ -241,7 +244,8 @@ static const ReasonCase cases[] = {
           { .verb = VERB_ARCHIVE, .rule = "max-age", .protections = PROT_BLAST,
             .facts = &f_held1_free,
             .measure = AGE("max-age", 121 * D, 90 * D) },
-          {}, "idle 121d > max-age 90d (held back by max-deletions: 1 per run; use --force)" },
+          {}, "idle 121d > max-age 90d; its keep-free deletion held back by max-deletions (1 per "
+              "run; use --force)" },
 
         /* a fact */
         { "a fact", { .verb = VERB_KEEP, .rule = "restore", .facts = &f_restore }, {},
