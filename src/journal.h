@@ -30,6 +30,7 @@ typedef enum JournalEvent {
         JOURNAL_ERASED, /* a deleted session's rows left a shared file (erase.h) */
         JOURNAL_STALE_MARK, /* a stale project entry's marker written or removed (hygiene.h) */
         JOURNAL_COMPRESSED, /* an archived session went into the cold tier (cold.h) */
+        JOURNAL_USER_FAILED, /* --all-users: a user's run failed as a whole (users.c) */
         _JOURNAL_EVENT_MAX,
         _JOURNAL_EVENT_INVALID = -22,
 } JournalEvent;

@@ -1,8 +1,10 @@
 /* users.c: root mode (--all-users). Find every user whose home holds a Qwen tree, check that
  * nobody else could have planted or redirected it, and run the pipeline for each user in a
  * child that dropped to that user (and proved it cannot get root back) before it opens anything
- * in the home. Children run one at a time; the parent only counts and reports. The check of a
- * home's path is users-path.c's (users_check_tree_path()). */
+ * in the home. Children run one at a time; the parent only counts and reports, and waits for each
+ * at most admin.user-timeout (the user owns the child after the drop and may stop it: it is then
+ * killed and that user alone fails). The check of a home's path is users-path.c's
+ * (users_check_tree_path()). */
 #include "autoconf.h"
 
 #include <dirent.h>
@@ -17,11 +19,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "journal.h"
 #include "log.h"
 #include "macro.h"
 #include "plan.h"
@@ -428,27 +434,104 @@ finish:
         _exit(code);
 }
 
-/* Read what the child says (its reason) until it closes the pipe. */
-static char *users_read_reason(int fd) {
+/* What the child says on its pipe (its reason), up to USERS_REASON_MAX bytes; the rest is read
+ * and dropped. */
+typedef struct UsersReason {
         char buf[USERS_REASON_MAX + 1];
-        size_t len = 0;
+        size_t len;
+} UsersReason;
 
+/* Read what is there; 0 at the end of the pipe (or an error), 1 while it may say more. */
+static int users_reason_read(UsersReason *rs, int fd) {
+        char sink[512];
+        bool full = rs->len >= USERS_REASON_MAX;
+        ssize_t n = full ? read(fd, sink, sizeof sink)
+                         : read(fd, rs->buf + rs->len, USERS_REASON_MAX - rs->len);
+
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                return 1;
+        if (n <= 0)
+                return 0;
+        if (!full)
+                rs->len += (size_t)n;
+        return 1;
+}
+
+static char *users_reason_take(UsersReason *rs) {
+        rs->buf[rs->len] = '\0';
+        return rs->len > 0 ? strdup(rs->buf) : NULL;
+}
+
+/* How long the parent waits for a child it killed at the deadline to be gone (a process in an
+ * uninterruptible sleep, on a hung NFS home, dies only when the sleep ends). */
+#define USERS_KILL_WAIT_MSEC 10000
+
+/* Wait for the child pid (its pidfd) while reading its pipe, until it exits or, with
+ * timeout > 0, until the deadline: a stopped child (SIGSTOP from its user, who owns it after the
+ * drop) or a stuck one is then killed with SIGKILL. The child forks nothing, so killing it ends
+ * all of its work. Returns 0 with *ret_status, -ETIME when it was killed at the deadline
+ * (*ret_status set when it could be reaped: *ret_reaped), or -errno. */
+static int users_wait_child(pid_t pid, int pidfd, int pipe_fd, msec_t timeout, UsersReason *rs,
+                            int *ret_status, bool *ret_reaped) {
+        struct pollfd p[2] = { { .fd = pipe_fd, .events = POLLIN },
+                               { .fd = pidfd, .events = POLLIN } };
+        double deadline = mono_sec() + (double)timeout / 1000.0;
+        bool timed_out = false;
+
+        *ret_reaped = false;
         for (;;) {
-                ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        break;
-                len += (size_t)n;
-                if (len >= sizeof(buf) - 1) {
-                        char sink[512];
-                        while (read(fd, sink, sizeof(sink)) > 0)
-                                ;
-                        break;
+                int wait_ms = -1;
+
+                if (timeout > 0) {
+                        double left = deadline - mono_sec();
+                        if (left <= 0) {
+                                timed_out = true;
+                                break;
+                        }
+                        wait_ms = (int)MIN(left * 1000.0 + 1.0, (double)INT_MAX);
                 }
+                if (poll(p, ELEMENTSOF(p), wait_ms) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (p[0].fd >= 0 && p[0].revents != 0 && users_reason_read(rs, p[0].fd) == 0)
+                        p[0].fd = -1; /* the pipe's end: the child closed it (poll skips it) */
+                if (p[1].revents != 0)
+                        break; /* the child has exited */
         }
-        buf[len] = '\0';
-        return len > 0 ? strdup(buf) : NULL;
+        if (timed_out) {
+                if (pidfd_send_signal(pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
+                        return -errno;
+                p[0].fd = -1;
+                while (poll(&p[1], 1, USERS_KILL_WAIT_MSEC) < 0)
+                        if (errno != EINTR)
+                                return -errno;
+                if (p[1].revents == 0)
+                        return -ETIME; /* still there: not reaped, the run goes on */
+        }
+        /* it has exited: what is left in the pipe can be read without blocking */
+        while (p[0].fd >= 0 && users_reason_read(rs, p[0].fd) > 0)
+                ;
+        while (waitpid(pid, ret_status, 0) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        *ret_reaped = true;
+        return timed_out ? -ETIME : 0;
+}
+
+/* A user whose run failed as a whole: on stderr, and in the action log (when open) at priority
+ * err with QGC_USER, so that `journalctl -p err` and `journalctl QGC_USER=name` show it. */
+static void users_report_failed(const UserCand *u, const char *reason) {
+        _cleanup_free_ char *msg = strprintf("%s: failed: %s", u->name, reason);
+
+        log_error("%s: failed: %s", u->name, reason);
+        (void)journal_log(&(const JournalEntry){
+                .event = JOURNAL_USER_FAILED,
+                .message = msg ?: reason,
+                .reason = reason,
+                .user = u->name,
+        });
 }
 
 /* Before a child's output: its element of the JSON document up to "plan": , or its text
@@ -480,12 +563,14 @@ static void users_output_after(const UsersOutput *out, bool ran, const char *sta
         fputs("\n    }", stdout);
 }
 
-/* Fork a child for u, wait for it, and count the outcome. */
+/* Fork a child for u, wait for it (at most sys->user_timeout), and count the outcome. */
 static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, void *userdata,
                          UserTally *tally, const UsersOutput *out) {
         _cleanup_free_ char *reason = NULL;
-        int pfd[2], status;
-        bool ran = false;
+        _cleanup_close_ int pidfd = -EBADF;
+        UsersReason rs = {};
+        int pfd[2], status = 0, r;
+        bool ran = false, reaped;
         pid_t pid;
 
         if (pipe2(pfd, O_CLOEXEC) < 0)
@@ -494,7 +579,7 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
         fflush(NULL);
         pid = fork();
         if (pid < 0) {
-                int r = -errno;
+                r = -errno;
                 safe_close(pfd[0]);
                 safe_close(pfd[1]);
                 users_output_after(out, /* ran= */ false, "failed", "fork failed");
@@ -505,22 +590,47 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
                 users_child(u, sys, cb, userdata, pfd[1]);
         }
         safe_close(pfd[1]);
-        reason = users_read_reason(pfd[0]);
+        /* the child is ours and not yet reaped: its pid cannot name another process here */
+        pidfd = pidfd_open(pid, 0);
+        if (pidfd < 0) {
+                r = log_error_errno(-errno, "pidfd_open");
+                (void)kill(pid, SIGKILL);
+                (void)waitpid(pid, NULL, 0);
+                safe_close(pfd[0]);
+                return r;
+        }
+        r = users_wait_child(pid, pidfd, pfd[0], sys->user_timeout, &rs, &status, &reaped);
         safe_close(pfd[0]);
+        reason = users_reason_take(&rs);
         if (reason && reason[0] == USERS_RAN_MARK) {
                 ran = true;
                 free(reason);
                 reason = NULL;
         }
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR)
-                        return log_error_errno(-errno, "waitpid");
         fflush(stdout);
+        if (r == -ETIME) {
+                char d[FORMAT_DURATION_MAX];
+                _cleanup_free_ char *why = strprintf(
+                        "no end after admin.user-timeout (%s): killed%s",
+                        format_duration_exact(d, sizeof d, sys->user_timeout),
+                        reaped ? "" : ", and still not gone");
+
+                tally->n_failed++;
+                /* "plan": null, as for a child that printed none: it had not, unless it was
+                 * stopped in the middle of its plan (then the document is cut short anyway) */
+                users_output_after(out, /* ran= */ false, "failed", why ?: "timed out");
+                users_report_failed(u, why ?: "timed out");
+                return 0;
+        }
+        if (r < 0)
+                return log_error_errno(r, "waiting for %s's run", u->name);
 
         if (WIFSIGNALED(status)) {
+                _cleanup_free_ char *why = strprintf("killed by signal %d", WTERMSIG(status));
+
                 tally->n_failed++;
-                log_error("%s: failed: killed by signal %d", u->name, WTERMSIG(status));
                 users_output_after(out, ran, "failed", "killed by a signal");
+                users_report_failed(u, why ?: "killed by a signal");
                 return 0;
         }
         users_output_after(out, ran,

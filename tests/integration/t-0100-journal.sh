@@ -96,6 +96,7 @@ ids = {  # fixed forever, see src/journal.c and systemd/qgc.catalog
     "erased": "d45f8cd6b5864b6e93ddd4537003c5d0",
     "stale-mark": "bcf6b548b5bc4312ab27749a5b685795",
     "compressed": "54e2dc3abdde422d96118aded2e0acdb",
+    "user-failed": "c9252e90c1b4455c8a467c66624ca373",
 }
 assert entries, "no qgc entries in the journal"
 runs = {e.get("QGC_RUN") for e in entries}
