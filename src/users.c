@@ -336,7 +336,7 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
         }
         if (why_all.len > 0) {
                 if (inv->n_trees > 0)
-                        log_warning("%s: %s, skipping that tree", u->name, why_all.buf);
+                        log_warning("%s, skipping that tree", why_all.buf); /* "qgc: alice: " */
                 else
                         users_reason(ret_reason, 0, "%s", why_all.buf);
         }
@@ -391,7 +391,9 @@ _Noreturn static void users_child(const UserCand *u, const Config *sys, users_ru
                 code = USERS_EXIT_DROP;
                 goto finish;
         }
-        /* From here on, everything runs with the user's rights only. */
+        /* From here on, everything runs with the user's rights only, and every line printed
+         * names the user */
+        log_set_user(u->name);
         if (users_set_env(u) < 0 || inventory_new(&inv) < 0) {
                 users_reason(&reason, -ENOMEM, "cannot set up the environment");
                 code = USERS_EXIT_FAILED;

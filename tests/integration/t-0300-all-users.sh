@@ -198,6 +198,17 @@ for u in a b; do
 done
 n=$(grep -o 'QGC_RUN=[0-9a-f]*' "$T/actions.log" | sort -u | wc -l)
 [ "$n" = 1 ] || fail "$n run ids in one --all-users run, expected 1"
+# every entry names its user, the run start and summary of each user's run included (issue 24.2)
+bad=$(grep -v "QGC_USER=$P" "$T/actions.log" | head -n 3)
+[ -z "$bad" ] || fail "action log entries without QGC_USER: $bad"
+for u in a b; do
+        for a in run-start run-summary; do
+                grep "QGC_ACTION=$a " "$T/actions.log" | grep -q "QGC_USER=$P$u" ||
+                        fail "no $a entry with QGC_USER=$P$u"
+        done
+        grep "QGC_ACTION=run-summary " "$T/actions.log" | grep -q "MESSAGE=\"$P$u: qgc run finished" ||
+                fail "$P$u's run summary does not name the user in its text"
+done
 pass "normal users' trees changed, every file still owned by its user"
 
 # carol: skipped with a reason, untouched
@@ -248,6 +259,13 @@ if [ $rc -eq 0 ]; then
 else
         grep -q "qgc: users: .* [1-9] failed" "$T/quiet.err" || fail "--quiet failure without a summary"
 fi
-pass "--quiet is silent for users that succeeded"
+# what --quiet prints (cron mails it, the unit logs it) names the user each line is about: the
+# parent's lines, a child's lines ("qgc: NAME: ..."), the action log's lines on stderr
+bad=$(cat "$T/quiet.out" "$T/quiet.err" |
+      grep -v -e "^qgc: $P[abec]: " -e "^qgc: users: " -e "QGC_USER=$P[abec] " | head -n 3)
+[ -z "$bad" ] || fail "--quiet printed lines that name no user: $bad"
+grep -q "^qgc: ${P}e: archived " "$T/quiet.out" ||
+        fail "--quiet: evil's failed run has no summary line naming the user"
+pass "--quiet is silent for users that succeeded; every line it prints names its user"
 
 exit 0
