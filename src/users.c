@@ -30,6 +30,7 @@
 #include "journal.h"
 #include "log.h"
 #include "macro.h"
+#include "metrics.h"
 #include "plan.h"
 #include "roots.h"
 #include "users.h"
@@ -67,6 +68,7 @@ typedef struct UserList {
 
 typedef struct UserTally {
         unsigned n_ok, n_failed, n_skipped;
+        unsigned n_config; /* of n_skipped: an invalid policy file of the user's own */
         unsigned n_json; /* users in the JSON document so far */
 } UserTally;
 
@@ -346,7 +348,8 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
 /* In the child: the system policy merged with the user's own file (admin caps win; the file is
  * read only when the admin allows user files; with no system file it layers on the built-in
  * default as in a user's own run). Problems and clamping warnings go to stderr. */
-static int users_child_config(const Config *sys, const UserCand *u, Config *ret) {
+static int users_child_config(const Config *sys, const UserCand *u, Config *ret,
+                              char **ret_reason) {
         _cleanup_(config_errors_done) ConfigErrors errs = {};
         _cleanup_free_ char *path = NULL;
         int r;
@@ -368,13 +371,14 @@ static int users_child_config(const Config *sys, const UserCand *u, Config *ret)
                                 config_done(ret);
                 }
         }
-        /* the user's own file, echoed on root's terminal: cleaned (text.h). Clamping warnings
-         * (r >= 0) are not printed under --quiet: cron would mail them on every run */
-        for (size_t i = 0; (r < 0 || log_get_max_level() >= LOG_LEVEL_NOTICE) && i < errs.n;
-             i++) {
-                (void)text_fputs_terminal(errs.msgs[i], strlen(errs.msgs[i]), stderr);
-                fputc('\n', stderr);
-        }
+        /* the user's own file, echoed on root's terminal, cleaned and named ("qgc: alice: ")
+         * by the log. Clamping warnings (r >= 0) are not printed under --quiet: cron would mail
+         * them on every run */
+        for (size_t i = 0; i < errs.n; i++)
+                log_internal(r < 0 ? LOG_LEVEL_ERR : LOG_LEVEL_NOTICE, 0, "%s", errs.msgs[i]);
+        if (r < 0 && errs.n > 0)
+                users_reason(ret_reason, r, "invalid policy file: %s%s", errs.msgs[0],
+                             errs.n > 1 ? " (and more, above)" : "");
         return r;
 }
 
@@ -408,9 +412,10 @@ _Noreturn static void users_child(const UserCand *u, const Config *sys, users_ru
                         users_reason(&reason, r, "no Qwen tree");
                 goto finish;
         }
-        r = users_child_config(sys, u, &cfg);
+        r = users_child_config(sys, u, &cfg, &reason);
         if (r < 0) {
-                users_reason(&reason, r, "invalid policy file, nothing done");
+                if (!reason)
+                        users_reason(&reason, r, "invalid policy file, nothing done");
                 code = USERS_EXIT_CONFIG;
                 goto finish;
         }
@@ -522,12 +527,13 @@ static int users_wait_child(pid_t pid, int pidfd, int pipe_fd, msec_t timeout, U
         return timed_out ? -ETIME : 0;
 }
 
-/* A user whose run failed as a whole: on stderr, and in the action log (when open) at priority
- * err with QGC_USER, so that `journalctl -p err` and `journalctl QGC_USER=name` show it. */
-static void users_report_failed(const UserCand *u, const char *reason) {
-        _cleanup_free_ char *msg = strprintf("%s: failed: %s", u->name, reason);
+/* A user whose run failed as a whole, or was skipped for an invalid policy file (outcome):
+ * on stderr, and in the action log (when open) at priority err with QGC_USER, so that
+ * `journalctl -p err` and `journalctl QGC_USER=name` show it. */
+static void users_report_failed(const UserCand *u, const char *outcome, const char *reason) {
+        _cleanup_free_ char *msg = strprintf("%s: %s: %s", u->name, outcome, reason);
 
-        log_error("%s: failed: %s", u->name, reason);
+        log_error("%s: %s: %s", u->name, outcome, reason);
         (void)journal_log(&(const JournalEntry){
                 .event = JOURNAL_USER_FAILED,
                 .message = msg ?: reason,
@@ -621,7 +627,7 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
                 /* "plan": null, as for a child that printed none: it had not, unless it was
                  * stopped in the middle of its plan (then the document is cut short anyway) */
                 users_output_after(out, /* ran= */ false, "failed", why ?: "timed out");
-                users_report_failed(u, why ?: "timed out");
+                users_report_failed(u, "failed", why ?: "timed out");
                 return 0;
         }
         if (r < 0)
@@ -632,13 +638,14 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
 
                 tally->n_failed++;
                 users_output_after(out, ran, "failed", "killed by a signal");
-                users_report_failed(u, why ?: "killed by a signal");
+                users_report_failed(u, "failed", why ?: "killed by a signal");
                 return 0;
         }
         users_output_after(out, ran,
                            WEXITSTATUS(status) == USERS_EXIT_OK        ? "ok"
                            : WEXITSTATUS(status) == USERS_EXIT_SKIPPED ||
-                                           WEXITSTATUS(status) == USERS_EXIT_LOCKED
+                                           WEXITSTATUS(status) == USERS_EXIT_LOCKED ||
+                                           WEXITSTATUS(status) == USERS_EXIT_CONFIG
                                    ? "skipped"
                                    : "failed",
                            reason);
@@ -657,17 +664,22 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
                 break;
         case USERS_EXIT_UNKNOWN:
                 tally->n_failed++;
-                log_error("%s: failed: %s", u->name,
-                          reason ? reason : "the runtime directory of a tree is not known");
+                users_report_failed(u, "failed",
+                                    reason ?: "the runtime directory of a tree is not known");
                 break;
-        case USERS_EXIT_DROP:
+        case USERS_EXIT_DROP: {
+                _cleanup_free_ char *why = strprintf("cannot drop privileges: %s",
+                                                     reason ?: "unknown");
                 tally->n_failed++;
-                log_error("%s: failed: cannot drop privileges: %s", u->name,
-                          reason ? reason : "unknown");
+                users_report_failed(u, "failed", why ?: "cannot drop privileges");
                 break;
+        }
         case USERS_EXIT_CONFIG:
-                tally->n_failed++;
-                log_error("%s: failed: %s", u->name, reason ? reason : "invalid policy file");
+                /* the user's typo: that user alone is skipped, at err, counted apart; the run
+                 * (and the unit) does not fail for everyone every day until the user fixes it */
+                tally->n_skipped++;
+                tally->n_config++;
+                users_report_failed(u, "skipped", reason ?: "invalid policy file");
                 break;
         case USERS_EXIT_FAILED:
                 tally->n_failed++;
@@ -788,7 +800,12 @@ int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata,
                 log_notice("no user has a Qwen tree");
         else
                 log_internal(tally.n_failed > 0 ? LOG_LEVEL_WARNING : LOG_LEVEL_NOTICE, 0,
-                             "users: %u ok, %u failed, %u skipped", tally.n_ok, tally.n_failed,
-                             tally.n_skipped);
+                             "users: %u ok, %u failed, %u skipped%s", tally.n_ok, tally.n_failed,
+                             tally.n_skipped,
+                             tally.n_config > 0 ? " (an invalid policy file of their own: see "
+                                                  "above)"
+                                                : "");
+        metrics_record_users(tally.n_ok, tally.n_failed, tally.n_skipped - tally.n_config,
+                             tally.n_config);
         return tally.n_failed > 0 ? 1 : 0;
 }

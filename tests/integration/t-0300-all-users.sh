@@ -268,4 +268,27 @@ grep -q "^qgc: ${P}e: archived " "$T/quiet.out" ||
         fail "--quiet: evil's failed run has no summary line naming the user"
 pass "--quiet is silent for users that succeeded; every line it prints names its user"
 
+# --- a user's broken policy file skips that user only (issue 24.8): at err with QGC_USER, in the
+# metrics, the run exits 0 (the unit does not fail for everyone); the error has a hint
+printf 'defaults = {\n        max-age = 10d;\n};\n' > "$T/home/${P}b/.config/qgc/qgc.conf"
+: > "$T/typo.log"; chmod 600 "$T/typo.log"
+set +e
+qgc_root --user "${P}a" --user "${P}b" --quiet --now "$NOW" --log-file "$T/typo.log" \
+        --metrics-file "$T/typo.prom" > "$T/typo.out" 2> "$T/typo.err"
+rc=$?
+set -e
+cat "$T/typo.out" "$T/typo.err"
+[ $rc = 0 ] || fail "one user's invalid policy file made the run exit $rc"
+grep -q "^qgc: ${P}b: skipped: invalid policy file: .*${P}b/.config/qgc/qgc.conf:2: syntax error: a duration must be quoted: max-age = \"10d\";" "$T/typo.err" ||
+        fail "no err line naming the user, the file:line and the hint"
+grep "QGC_ACTION=user-failed" "$T/typo.log" | grep "QGC_USER=${P}b" | grep -q "PRIORITY=3" ||
+        fail "no user-failed entry at priority err with QGC_USER=${P}b"
+grep "QGC_USER=${P}a" "$T/typo.log" | grep -q "QGC_ACTION=run-summary" || fail "${P}a was not run"
+grep -q '^qgc_last_run_users{outcome="invalid_policy"} 1$' "$T/typo.prom" ||
+        { cat "$T/typo.prom"; fail "the metrics do not count the invalid policy file"; }
+grep -q '^qgc_last_run_users{outcome="ok"} 1$' "$T/typo.prom" || fail "the metrics: not 1 user ok"
+grep -q '^qgc_last_run_exit_code 0$' "$T/typo.prom" || fail "the metrics: exit code not 0"
+rm -f "$T/home/${P}b/.config/qgc/qgc.conf"
+pass "a user's invalid policy file skips that user: err entry with QGC_USER, metric, exit 0"
+
 exit 0
