@@ -267,6 +267,22 @@ static char *main_tree_list(const Inventory *inv) {
         return sb.buf ? strbuf_steal(&sb) : strdup("no tree");
 }
 
+/* restore found nothing in inv's trees (what: "no session 'ID'", "project 'P' has no archived
+ * session"). In root mode's child that user simply does not have it (users.c counts it, says
+ * "found nowhere" when nobody has it): not an error. Root in its own trees is told how to reach
+ * a user's. Returns -ENOENT. */
+static int main_restore_absent(const char *what, const char *trees) {
+        if (arg_all_users)
+                log_info("restore: %s in %s", what, trees);
+        else if (geteuid() == 0 && arg_n_roots == 0)
+                log_error("restore: %s in %s (root's own trees); a user's: qgc restore ... "
+                          "--user NAME, or --all-users to look in every user's trees",
+                          what, trees);
+        else
+                log_error("restore: %s in %s", what, trees);
+        return -ENOENT;
+}
+
 /* The plan of qgc restore: a session by its id or a unique prefix of it, or every archived
  * session of --project PATH. Errors say "restore" and name the trees looked in. */
 static int main_restore_plan(const Inventory *inv, msec_t now, Plan **ret) {
@@ -279,9 +295,9 @@ static int main_restore_plan(const Inventory *inv, msec_t now, Plan **ret) {
         if (arg_restore_project) {
                 r = restore_plan_project(inv, arg_restore_project, now, ret);
                 if (r == -ENOENT) {
-                        log_error("restore: project '%s' has no archived session in %s",
-                                  arg_restore_project, trees);
-                        return r;
+                        _cleanup_free_ char *what = strprintf(
+                                "project '%s' has no archived session", arg_restore_project);
+                        return main_restore_absent(what ?: "project not found", trees);
                 }
                 return r < 0 ? log_error_errno(r, "restore: cannot plan it") : 0;
         }
@@ -295,9 +311,11 @@ static int main_restore_plan(const Inventory *inv, msec_t now, Plan **ret) {
         if (r == -ENOENT)
                 id = arg_restore_id; /* not listed by the scan: maybe in the cold tier (whole id) */
         r = restore_plan(inv, id, now, ret);
-        if (r == -ENOENT)
-                log_error("restore: no session '%s' in %s", arg_restore_id, trees);
-        return r < 0 ? (r == -ENOENT ? r : log_error_errno(r, "restore: cannot plan it")) : 0;
+        if (r == -ENOENT) {
+                _cleanup_free_ char *what = strprintf("no session '%s'", arg_restore_id);
+                return main_restore_absent(what ?: "no such session", trees);
+        }
+        return r < 0 ? log_error_errno(r, "restore: cannot plan it") : 0;
 }
 
 /* After a real restore: one line per session moved back (not under --quiet). */
@@ -315,7 +333,8 @@ static void main_report_restore(const Plan *plan) {
                 slash = strrchr(to, '/');
                 if (slash)
                         *slash = '\0';
-                printf("qgc: restored session %s into %s\n", st->session_id, to);
+                printf("qgc: %srestored session %s into %s\n", log_user_prefix(), st->session_id,
+                       to);
         }
 }
 
@@ -589,9 +608,12 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         return main_report_run(plan, &st, r);
 }
 
-/* --all-users: runs in each user's child, after the privilege drop. */
+/* --all-users: runs in each user's child, after the privilege drop. -ENOENT only for a restore
+ * that this user's trees do not have (users.h). */
 static int main_user_cb(Inventory *inv, const Config *cfg, void *userdata) {
-        return main_run_trees(inv, cfg, *(const msec_t *)userdata);
+        int r = main_run_trees(inv, cfg, *(const msec_t *)userdata);
+
+        return r == -ENOENT && arg_command != CMD_RESTORE ? -EIO : r;
 }
 
 static int main_run(void) {

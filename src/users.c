@@ -48,6 +48,7 @@ enum {
         USERS_EXIT_DROP = 3,        /* could not drop privileges (or could regain them) */
         USERS_EXIT_UNKNOWN = 4,     /* a tree's runtime root is not known: failed, reason on
                                      * the pipe when no tree ran */
+        USERS_EXIT_ABSENT = 5,      /* restore: not in this user's trees (not a failure) */
         USERS_EXIT_LOCKED = 75,     /* another qgc holds the tree's lock */
         USERS_EXIT_CONFIG = 78,     /* the user's own qgc.conf is invalid: nothing done */
 };
@@ -69,6 +70,7 @@ typedef struct UserList {
 typedef struct UserTally {
         unsigned n_ok, n_failed, n_skipped;
         unsigned n_config; /* of n_skipped: an invalid policy file of the user's own */
+        unsigned n_absent; /* restore: users whose trees do not have it */
         unsigned n_json; /* users in the JSON document so far */
 } UserTally;
 
@@ -426,7 +428,10 @@ _Noreturn static void users_child(const UserCand *u, const Config *sys, users_ru
 
         r = cb(inv, &cfg, userdata);
         config_done(&cfg);
-        code = r == 0 ? USERS_EXIT_OK : r == -EWOULDBLOCK ? USERS_EXIT_LOCKED : USERS_EXIT_FAILED;
+        code = r == 0              ? USERS_EXIT_OK
+               : r == -EWOULDBLOCK ? USERS_EXIT_LOCKED
+               : r == -ENOENT      ? USERS_EXIT_ABSENT
+                                   : USERS_EXIT_FAILED;
         if (code == USERS_EXIT_OK && unknown)
                 code = USERS_EXIT_UNKNOWN; /* the other trees ran; that one did not */
 
@@ -645,6 +650,7 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
                            WEXITSTATUS(status) == USERS_EXIT_OK        ? "ok"
                            : WEXITSTATUS(status) == USERS_EXIT_SKIPPED ||
                                            WEXITSTATUS(status) == USERS_EXIT_LOCKED ||
+                                           WEXITSTATUS(status) == USERS_EXIT_ABSENT ||
                                            WEXITSTATUS(status) == USERS_EXIT_CONFIG
                                    ? "skipped"
                                    : "failed",
@@ -657,6 +663,10 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
         case USERS_EXIT_SKIPPED:
                 tally->n_skipped++;
                 log_warning("%s: skipped: %s", u->name, reason ? reason : "no safe tree");
+                break;
+        case USERS_EXIT_ABSENT:
+                tally->n_absent++;
+                log_notice("%s: not in this user's trees", u->name);
                 break;
         case USERS_EXIT_LOCKED:
                 tally->n_skipped++;
@@ -794,14 +804,21 @@ int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata,
                 }
         }
 
+        /* restore: users without it are no failure, but if no user has it, that is one */
+        if (tally.n_absent > 0 && tally.n_ok == 0 && tally.n_failed == 0) {
+                log_error("restore: in no user's trees (%u looked in)", tally.n_absent);
+                tally.n_failed++;
+        }
+
         /* On stderr: stdout carries the children's plans (one JSON document each with --json).
          * Under --quiet only a run with failures is summarized. */
         if (n_candidates == 0 && tally.n_skipped == 0)
                 log_notice("no user has a Qwen tree");
         else
                 log_internal(tally.n_failed > 0 ? LOG_LEVEL_WARNING : LOG_LEVEL_NOTICE, 0,
-                             "users: %u ok, %u failed, %u skipped%s", tally.n_ok, tally.n_failed,
-                             tally.n_skipped,
+                             "users: %u ok, %u failed, %u skipped%s%s", tally.n_ok,
+                             tally.n_failed, tally.n_skipped,
+                             tally.n_absent > 0 ? ", the others without it" : "",
                              tally.n_config > 0 ? " (an invalid policy file of their own: see "
                                                   "above)"
                                                 : "");

@@ -232,6 +232,42 @@ bad=$(find "$B" ! -user "${P}b" -printf '%p (%u)\n' | head -n 5)
 [ -z "$bad" ] || fail "bob's tree has foreign files after evil's run: $bad"
 pass "hostile symlinks caused no change outside the user's own tree"
 
+# --- restore in root mode (issue 24.7): an id that only alice has
+arch=$(ls -d "$A"/projects/*/chats/archive | head -n 1)
+src=$(ls "$arch" | grep -m1 '\.jsonl$')
+NEWID=3c000000-0000-4000-8000-0000000000a1
+runuser -u "${P}a" -- sh -c 'sed "s/$1/$2/g" "$3/$1.jsonl" > "$3/$2.jsonl"' sh "${src%.jsonl}" "$NEWID" "$arch"
+# root without --all-users, in root's own (here empty) home: told how to reach a user's
+mkdir -m 700 "$T/roothome"
+set +e
+HOME="$T/roothome" QWEN_HOME= QWEN_RUNTIME_DIR= qgc_root restore "$NEWID" --now "$NOW" \
+        > "$T/rr.out" 2> "$T/rr.err"
+rc=$?
+set -e
+[ $rc = 1 ] && grep -q -- "--user NAME, or --all-users" "$T/rr.err" ||
+        { cat "$T/rr.err"; fail "root's restore of a user's id: exit $rc, no hint of --user/--all-users"; }
+# --all-users: restored for alice; bob and evil, who do not have it, are no failure
+: > "$T/rr.log"; chmod 600 "$T/rr.log"
+set +e
+qgc_root restore "$NEWID" --all-users --now "$NOW" --log-file "$T/rr.log" > "$T/rr.out" 2> "$T/rr.err"
+rc=$?
+set -e
+cat "$T/rr.out" "$T/rr.err"
+[ $rc = 0 ] || fail "restore --all-users of an id that one user has exited $rc"
+[ -f "$(dirname "$arch")/$NEWID.jsonl" ] || fail "alice's session was not restored"
+! grep -q ": failed" "$T/rr.err" || fail "restore --all-users reports a failure for users without the id"
+! grep -q "PRIORITY=[0-3] " "$T/rr.log" || fail "restore --all-users logged an error entry"
+grep -q "^qgc: ${P}b: not in this user's trees" "$T/rr.err" || fail "no line for bob, who does not have it"
+grep -q "^qgc: ${P}a: restored session $NEWID into " "$T/rr.out" || fail "no line naming alice's restore"
+# found nowhere: that is the error
+set +e
+qgc_root restore 3c000000-0000-4000-8000-0000000000ff --all-users --now "$NOW" > "$T/rn.out" 2> "$T/rn.err"
+rc=$?
+set -e
+[ $rc = 1 ] && grep -q "restore: in no user's trees" "$T/rn.err" ||
+        { cat "$T/rn.err"; fail "restore --all-users of an id nobody has: exit $rc"; }
+pass "root-mode restore: a hint without --all-users; users without the id are no failure; nowhere is"
+
 # --- a user's own policy file with terminal controls (OSC 52, CSI, U+202E): its error reaches
 # root's terminal cleaned
 mkdir -p "$T/home/${P}e/.config/qgc"
