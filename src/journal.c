@@ -364,6 +364,14 @@ void journal_set_stderr_max_priority(int priority) {
         journal_stderr_max_priority = priority;
 }
 
+static journal_echo_fn journal_echo = NULL;
+static void *journal_echo_userdata = NULL;
+
+void journal_set_echo(journal_echo_fn fn, void *userdata) {
+        journal_echo = fn;
+        journal_echo_userdata = userdata;
+}
+
 int journal_log(const JournalEntry *e) {
         _cleanup_free_ char *line = NULL;
         _cleanup_free_ char *nl = NULL;
@@ -373,6 +381,8 @@ int journal_log(const JournalEntry *e) {
                 return -EINVAL;
         if (!journal_is_open())
                 return -EBADF; /* no default: only an opened action log is written */
+        if (journal_echo)
+                journal_echo(journal_echo_userdata, e);
         if (journal_state.target == JOURNAL_TARGET_JOURNAL)
                 return journal_send(e);
         if (journal_state.target == JOURNAL_TARGET_STDERR &&

@@ -222,6 +222,16 @@ static int main_add_trees(Inventory *inv) {
         return inventory_add_tree(inv, &t, NULL);
 }
 
+/* Is this root's own run (no --root) of a tree that does not exist? An admin who typed `qgc`
+ * meant every user's trees, most likely. */
+static bool main_root_without_tree(const Inventory *inv) {
+        struct stat st;
+
+        return geteuid() == 0 && arg_n_roots == 0 && inv->n_trees == 1 &&
+               (arg_command == CMD_RUN || arg_command == CMD_STATUS) &&
+               stat(inv->trees[0].global_dir, &st) < 0 && errno == ENOENT;
+}
+
 static unsigned main_columns(void) {
         struct winsize w;
         const char *e = getenv("COLUMNS");
@@ -522,6 +532,36 @@ static int main_status_json(const Inventory *inv, msec_t now, const Config *cfg)
         return r;
 }
 
+/* A real run on a terminal: one line per change it made (or held back at the last moment, or
+ * failed), from the action log's own entries, as --changes lists the plan's; into userdata (a
+ * FILE), printed after the run (the progress line shares the terminal meanwhile). */
+static void main_echo_change(void *userdata, const JournalEntry *e) {
+        _cleanup_free_ char *what = NULL, *proj = NULL, *why = NULL;
+        char b[FORMAT_BYTES_MAX] = "";
+        bool with_why = e->event == JOURNAL_SKIPPED || e->event == JOURNAL_FAILED;
+
+        switch (e->event) {
+        case JOURNAL_ARCHIVED:
+        case JOURNAL_DELETED:
+        case JOURNAL_ORPHAN_RECLAIMED:
+        case JOURNAL_COMPRESSED:
+        case JOURNAL_RECOVERED:
+        case JOURNAL_STALE_MARK:
+        case JOURNAL_SKIPPED:
+        case JOURNAL_FAILED:
+                break;
+        default:
+                return; /* the run's start and summary, a delete's salvage and erased rows */
+        }
+        what = plan_clean_string(e->session ?: e->path ?: "", /* for_terminal= */ true);
+        proj = e->project ? plan_clean_string(e->project, true) : NULL;
+        why = with_why && e->reason ? plan_clean_string(e->reason, true) : NULL;
+        if (e->has_bytes)
+                format_bytes(b, sizeof b, e->bytes);
+        fprintf(userdata, "%-16s %s %6s  %s%s%s\n", journal_event_to_string(e->event),
+                what ?: "?", b, proj ?: "", why ? "  " : "", why ?: "");
+}
+
 /* Scan, build the plan, then the one fork: render it (dry run) or execute it (the executor
  * takes the locks and opens the action log). */
 static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
@@ -596,7 +636,20 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
                 return r;
         }
 
+        /* on a terminal, what was done, one line each (not under --quiet; a restore says it) */
+        _cleanup_free_ char *done = NULL;
+        size_t done_len = 0;
+        FILE *done_f = !arg_quiet && !plan->is_restore && isatty(STDOUT_FILENO)
+                               ? open_memstream(&done, &done_len)
+                               : NULL;
+        if (done_f)
+                journal_set_echo(main_echo_change, done_f);
         r = actions_run(plan, &ao, &st);
+        if (done_f) {
+                journal_set_echo(NULL, NULL);
+                if (fclose(done_f) == 0 && done_len > 0)
+                        fputs(done, stdout);
+        }
         if (r < 0)
                 return r;
         metrics_record(plan, &st, cfg); /* metrics.c; no-op without --metrics-file */
@@ -694,7 +747,13 @@ static int main_run(void) {
                 return EX_NOINPUT;
         if (r < 0)
                 return main_exit_code(r);
+        bool root_no_tree = main_root_without_tree(inv);
         r = main_run_trees(inv, &cfg, now);
+        fflush(stdout);
+        if (root_no_tree && !arg_json) /* after the plan or the run line: the way on */
+                log_notice("root has no Qwen tree of its own ('%s'); to collect every user's "
+                           "trees, each as its user: qgc --all-users",
+                           inv->trees[0].global_dir);
         return r < 0 ? main_exit_code(r) : r;
 }
 
