@@ -481,16 +481,18 @@ static char *users_reason_take(UsersReason *rs) {
 /* Wait for the child pid (its pidfd) while reading its pipe, until it exits or, with
  * timeout > 0, until the deadline: a stopped child (SIGSTOP from its user, who owns it after the
  * drop) or a stuck one is then killed with SIGKILL. The child forks nothing, so killing it ends
- * all of its work. Returns 0 with *ret_status, -ETIME when it was killed at the deadline
- * (*ret_status set when it could be reaped: *ret_reaped), or -errno. */
+ * all of its work (root needs CAP_KILL for it: the child is the user's). Returns 0 with
+ * *ret_status, -ETIME when the deadline passed (*ret_status set when it could be reaped:
+ * *ret_reaped; *ret_kill_errno when SIGKILL could not be sent), or -errno. */
 static int users_wait_child(pid_t pid, int pidfd, int pipe_fd, msec_t timeout, UsersReason *rs,
-                            int *ret_status, bool *ret_reaped) {
+                            int *ret_status, bool *ret_reaped, int *ret_kill_errno) {
         struct pollfd p[2] = { { .fd = pipe_fd, .events = POLLIN },
                                { .fd = pidfd, .events = POLLIN } };
         double deadline = mono_sec() + (double)timeout / 1000.0;
         bool timed_out = false;
 
         *ret_reaped = false;
+        *ret_kill_errno = 0;
         for (;;) {
                 int wait_ms = -1;
 
@@ -513,8 +515,10 @@ static int users_wait_child(pid_t pid, int pidfd, int pipe_fd, msec_t timeout, U
                         break; /* the child has exited */
         }
         if (timed_out) {
-                if (pidfd_send_signal(pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH)
-                        return -errno;
+                if (pidfd_send_signal(pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH) {
+                        *ret_kill_errno = errno; /* left as it is; the run goes on */
+                        return -ETIME;
+                }
                 p[0].fd = -1;
                 while (poll(&p[1], 1, USERS_KILL_WAIT_MSEC) < 0)
                         if (errno != EINTR)
@@ -584,6 +588,7 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
         UsersReason rs = {};
         int pfd[2], status = 0, r;
         bool ran = false, reaped;
+        int kill_errno;
         pid_t pid;
 
         if (pipe2(pfd, O_CLOEXEC) < 0)
@@ -612,7 +617,8 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
                 safe_close(pfd[0]);
                 return r;
         }
-        r = users_wait_child(pid, pidfd, pfd[0], sys->user_timeout, &rs, &status, &reaped);
+        r = users_wait_child(pid, pidfd, pfd[0], sys->user_timeout, &rs, &status, &reaped,
+                             &kill_errno);
         safe_close(pfd[0]);
         reason = users_reason_take(&rs);
         if (reason && reason[0] == USERS_RAN_MARK) {
@@ -624,9 +630,12 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
         if (r == -ETIME) {
                 char d[FORMAT_DURATION_MAX];
                 _cleanup_free_ char *why = strprintf(
-                        "no end after admin.user-timeout (%s): killed%s",
+                        "no end after admin.user-timeout (%s): %s%s",
                         format_duration_exact(d, sizeof d, sys->user_timeout),
-                        reaped ? "" : ", and still not gone");
+                        kill_errno ? "could not kill it: " : "killed",
+                        kill_errno ? errno_to_string(kill_errno)
+                        : reaped   ? ""
+                                   : ", and still not gone");
 
                 tally->n_failed++;
                 /* "plan": null, as for a child that printed none: it had not, unless it was

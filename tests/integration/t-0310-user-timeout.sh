@@ -3,7 +3,8 @@
 # dropped to the user's uid), so the user can stop it with SIGSTOP. The root parent must not wait
 # for it for ever (issue 23.1): past admin.user-timeout it kills the child, reports that user as
 # failed (stderr, and a user-failed entry at priority err with QGC_USER), exits 1, and still
-# processes the next user. Real users (useradd); root only (else SKIP, 77).
+# processes the next user. Real users (useradd); root only (else SKIP, 77). qgc runs with the
+# capabilities qgc.service leaves it (setpriv --bounding-set).
 #
 # The user stops the child with SIGSTOP from the user's uid, as soon as it runs as the user (a
 # loop of pkill as that user; the user's tree has 1500 more sessions, so that the child lives
@@ -88,15 +89,25 @@ runuser -u "$X" -- timeout 60 sh -c 'until pkill -e -STOP -u "$1" -x "$2"; do :;
         "$X" "$(basename "$QGC")" > "$T/stopped" 2>&1 &
 holder=$!
 
+# the capabilities qgc.service leaves root (CapabilityBoundingSet=): killing the user's child
+# must work with them (it needs CAP_KILL: the child is the user's)
+: "${QGC_SRCDIR:?}"
+command -v setpriv >/dev/null 2>&1 || skip "setpriv is not installed"
+caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$QGC_SRCDIR/systemd/qgc.service.in" |
+       tr 'A-Z' 'a-z' | sed 's/cap_//g; s/ /,+/g')
+[ -n "$caps" ] || fail "qgc.service has no CapabilityBoundingSet="
+export BOUND="-all,+$caps"
+
 # run (in the background): the whole --all-users run, bounded so that a hang FAILs
 (
         if [ -n "$NS" ]; then
                 exec unshare -m --propagation private sh -c '
                         for h in $QGC_HIDE; do mount -t tmpfs -o mode=0755,size=1m qgc-hide "$h" || exit 99; done
-                        exec timeout 60 "$@"' sh "$QGC" --user "$X" --user "$V" --now "$NOW" \
-                        --log-file "$T/actions.log"
+                        exec setpriv --bounding-set "$BOUND" timeout 60 "$@"' sh "$QGC" --user "$X" \
+                        --user "$V" --now "$NOW" --log-file "$T/actions.log"
         else
-                exec timeout 60 "$QGC" --user "$X" --user "$V" --now "$NOW" --log-file "$T/actions.log"
+                exec setpriv --bounding-set "$BOUND" timeout 60 "$QGC" --user "$X" --user "$V" \
+                        --now "$NOW" --log-file "$T/actions.log"
         fi
 ) > "$T/run.out" 2> "$T/run.err" &
 runpid=$!
