@@ -10,7 +10,6 @@
 #include <libconfig.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/types.h>
 
 #include "config-int.h"
@@ -529,14 +528,14 @@ static int config_syntax_hint(const char *text, unsigned err_line, unsigned *ret
 
                 if (!val)
                         return -ENOMEM;
-                if (!digits && (strcasecmp(val, "true") == 0 || strcasecmp(val, "false") == 0))
+                if (!digits && (ascii_strcasecmp(val, "true") == 0 ||
+                                 ascii_strcasecmp(val, "false") == 0))
                         continue;
-                *ret_hint = strprintf("%s must be quoted: %.*s = \"%s\";",
-                                      !digits                                  ? "a word (or true, false)"
-                                      : parse_duration(val, &d, NULL) >= 0     ? "a duration"
-                                      : parse_size(val, false, &sz, NULL) >= 0 ? "a size"
-                                                                               : "a value with a unit",
-                                      (int)kn, k, val);
+                const char *what = !digits ? "a word (or true, false)"
+                                   : parse_duration(val, &d, NULL) >= 0     ? "a duration"
+                                   : parse_size(val, false, &sz, NULL) >= 0 ? "a size"
+                                                                            : "a value with a unit";
+                *ret_hint = strprintf("%s must be quoted: %.*s = \"%s\";", what, (int)kn, k, val);
                 return *ret_hint ? 0 : -ENOMEM;
         }
         return 0;

@@ -435,8 +435,9 @@ static int main_report_run(const Plan *plan, const ActionStats *st, int r) {
         if (!arg_quiet || r > 0) {
                 printf("qgc: %sarchived %u (%s moved to the archive), deleted %u, orphans "
                        "reclaimed %u, skipped %u, failed %u",
-                       log_user_prefix(), st->n_archived, format_bytes(as, sizeof as, st->bytes_archived),
-                       st->n_deleted, st->n_orphans, st->n_skipped, st->n_failed);
+                       log_user_prefix(), st->n_archived,
+                       format_bytes(as, sizeof as, st->bytes_archived), st->n_deleted,
+                       st->n_orphans, st->n_skipped, st->n_failed);
                 if (st->n_recovered > 0)
                         printf(", recovered %u", st->n_recovered);
                 if (st->n_compressed > 0) {
