@@ -433,6 +433,11 @@ static void actions_journal_run(const ActionsContext *c, const Plan *p, bool sta
                                 comp ?: "", format_bytes(freed_s, sizeof freed_s, freed),
                                 warning ? "; warning: " : "", warning ?: "");
         }
+        if (msg && *log_user_prefix()) { /* root mode: the text names the user too */
+                char *m = strprintf("%s%s", log_user_prefix(), msg);
+                free(msg);
+                msg = m;
+        }
         /* the summary's counters; the compression's only when something was compressed */
         const JournalField fields[] = {
                 JOURNAL_FIELD_U64("QGC_ARCHIVED", st->n_archived),
@@ -453,6 +458,8 @@ static void actions_journal_run(const ActionsContext *c, const Plan *p, bool sta
         JournalEntry e = {
                 .event = start ? JOURNAL_RUN_START : JOURNAL_RUN_SUMMARY,
                 .message = msg,
+                /* whose run: a user's trees (root mode runs each user's apart) */
+                .user = p->inv->n_trees > 0 ? p->inv->trees[0].user : NULL,
                 /* unchanged meaning: archived + deleted + reclaimed (see QGC_FREED_BYTES) */
                 .bytes = st->bytes_archived + st->bytes_deleted + st->bytes_orphans,
                 .has_bytes = !start,

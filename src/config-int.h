@@ -72,6 +72,7 @@ typedef enum ConfigKey {
         CONFIG_KEY_ALLOW_USER_FILES,
         CONFIG_KEY_USER_DIRS,
         CONFIG_KEY_METRICS_FILE,
+        CONFIG_KEY_USER_TIMEOUT,
         _CONFIG_KEY_MAX,
 } ConfigKey;
 

@@ -4,6 +4,7 @@
  * file, conf.d drop-ins, a user's file, -c), each with its @includes. */
 #include "autoconf.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <libconfig.h>
@@ -453,6 +454,93 @@ static int config_add_files(Config *c, const ConfText *src) {
         return 0;
 }
 
+/* libconfig's syntax error at line err_line of text (the expanded text), made useful: the line
+ * and a hint for the two mistakes people make. A string left open (libconfig takes the next
+ * lines into it and fails a line or more later, or at the end): the line where it starts. A
+ * value with a unit, or a word, without quotes (`max-age = 10d;`): how to quote it. One pass over
+ * the text (comments # // and block comments, strings with escapes); *ret_line is err_line when
+ * there is no better one, *ret_hint NULL when there is no hint. */
+static int config_syntax_hint(const char *text, unsigned err_line, unsigned *ret_line,
+                              char **ret_hint) {
+        unsigned line = 1, open_line = 0;
+        const char *at = NULL; /* the start of err_line */
+
+        *ret_line = err_line;
+        *ret_hint = NULL;
+        for (const char *p = text; *p; p++) {
+                if (line == err_line && !at)
+                        at = p;
+                if (*p == '\n') {
+                        line++;
+                        continue;
+                }
+                if (*p == '#' || (p[0] == '/' && p[1] == '/')) {
+                        p += strcspn(p, "\n") - 1;
+                        continue;
+                }
+                if (p[0] == '/' && p[1] == '*') {
+                        for (p += 2; *p && !(p[0] == '*' && p[1] == '/'); p++)
+                                line += *p == '\n';
+                        if (!*p)
+                                break;
+                        p++;
+                        continue;
+                }
+                if (*p != '"')
+                        continue;
+                for (p++; *p && *p != '"' && *p != '\n'; p++)
+                        if (*p == '\\' && p[1] && p[1] != '\n')
+                                p++;
+                if (*p != '"') { /* the line ends, or the text, inside the string */
+                        open_line = line;
+                        break;
+                }
+        }
+        if (open_line > 0 && open_line <= err_line) {
+                *ret_line = open_line;
+                *ret_hint = strdup("a string is not closed on this line (a missing '\"')");
+                return *ret_hint ? 0 : -ENOMEM;
+        }
+        if (!at)
+                return 0;
+        /* KEY = VALUE on the error line, VALUE unquoted: a number with a unit, or a word */
+        size_t eol = strcspn(at, "\n");
+        for (const char *eq = at; (eq = memchr(eq, '=', eol - (size_t)(eq - at))); eq++) {
+                const char *k = eq, *v = eq + 1 + strspn(eq + 1, " \t");
+                size_t vn = strcspn(v, ";,}\n#"), kn;
+                bool digits = isdigit((unsigned char)*v), unit = false;
+
+                while (k > at && strchr(" \t", k[-1]))
+                        k--;
+                kn = (size_t)(k - at);
+                while (k > at && (isalnum((unsigned char)k[-1]) || k[-1] == '-' || k[-1] == '_'))
+                        k--;
+                kn -= (size_t)(k - at);
+                while (vn > 0 && strchr(" \t", v[vn - 1]))
+                        vn--;
+                for (size_t i = 0; i < vn; i++)
+                        unit = unit || isalpha((unsigned char)v[i]);
+                if (kn == 0 || vn == 0 || !(digits ? unit : isalpha((unsigned char)*v)))
+                        continue; /* quoted, a number, true/false are not the mistake */
+                _cleanup_free_ char *val = strndup(v, vn);
+                msec_t d;
+                SizeSpec sz;
+
+                if (!val)
+                        return -ENOMEM;
+                if (!digits && (ascii_strcasecmp(val, "true") == 0 ||
+                                 ascii_strcasecmp(val, "false") == 0))
+                        continue;
+                const char *what = !digits ? "a word (or true, false)"
+                                   : parse_duration(val, &d, NULL) >= 0     ? "a duration"
+                                   : parse_size(val, false, &sz, NULL) >= 0 ? "a size"
+                                                                            : "a value with a unit";
+                *ret_hint = strprintf("%s must be quoted: %.*s = \"%s\";", what, (int)kn, k, val);
+                return *ret_hint ? 0 : -ENOMEM;
+        }
+        return 0;
+}
+
 /* Parse src (a file with its includes expanded) and apply it on top of *c. */
 static int config_apply_text(Config *c, const ConfText *src, bool allow_admin, ConfigErrors *errs) {
         ConfigParse cp = { .c = c, .name = src->files[0].path, .src = src,
@@ -468,8 +556,15 @@ static int config_apply_text(Config *c, const ConfText *src, bool allow_admin, C
         /* no include directory: qgc expanded every @include, libconfig opens nothing */
         config_init(&cf);
         if (!config_read_string(&cf, src->text)) {
-                _cleanup_free_ char *loc = conftext_loc(src, (unsigned)MAX(config_error_line(&cf), 0));
-                r = loc ? config_errors_add(errs, "%s: %s", loc, config_error_text(&cf)) : -ENOMEM;
+                _cleanup_free_ char *loc = NULL, *hint = NULL;
+                unsigned line;
+
+                r = config_syntax_hint(src->text, (unsigned)MAX(config_error_line(&cf), 0), &line,
+                                       &hint);
+                loc = r >= 0 ? conftext_loc(src, line) : NULL;
+                r = loc ? config_errors_add(errs, "%s: %s%s%s", loc, config_error_text(&cf),
+                                            hint ? ": " : "", hint ?: "")
+                        : -ENOMEM;
                 config_destroy(&cf);
                 return r < 0 ? -ENOMEM : -EINVAL;
         }

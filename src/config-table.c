@@ -157,6 +157,10 @@ const ConfigKeyInfo config_keys[_CONFIG_KEY_MAX] = {
              metrics_file, origin_metrics_file, CONFIG_OFF_NO, 0, 0, CONFIG_TIGHTEN_SYSTEM, 0,
              "node_exporter textfile written by every real run as root",
              .example = "/var/lib/prometheus/node-exporter/qgc.prom"),
+        CKEY(CONFIG_KEY_USER_TIMEOUT, CONFIG_SCOPE_ADMIN, "user-timeout", CONFIG_VALUE_DURATION,
+             user_timeout, origin_user_timeout, CONFIG_OFF_ZERO, MSEC_PER_SEC,
+             CONFIG_DURATION_MAX, CONFIG_TIGHTEN_SYSTEM, 30 * MSEC_PER_MIN,
+             "--all-users: one user's run is killed after this, the next user goes on"),
 };
 
 const char *policy_action_to_string(PolicyAction a) {

@@ -129,7 +129,10 @@ typedef struct Config {
         char **files_from;       /* per file: "file:line" of its @include; NULL for a main file */
         size_t n_files;
         char *metrics_file;      /* admin: node_exporter textfile of each real run, or NULL */
+        msec_t user_timeout;     /* admin: --all-users: one user's run is killed after this;
+                                  * 0 = off */
         char *origin_allow_user_files, *origin_user_dirs, *origin_metrics_file;
+        char *origin_user_timeout;
 } Config;
 
 /* ConfigErrors, the list of "file:line: message" errors, is conftext.h's (the reader under the

@@ -64,6 +64,7 @@ static const char *const journal_event_table[_JOURNAL_EVENT_MAX] = {
         [JOURNAL_ERASED] = "erased",
         [JOURNAL_STALE_MARK] = "stale-mark",
         [JOURNAL_COMPRESSED] = "compressed",
+        [JOURNAL_USER_FAILED] = "user-failed",
 };
 
 /* Made once with `systemd-id128 new`; explained in systemd/qgc.catalog. Never change them. */
@@ -81,6 +82,7 @@ static const char *const journal_message_id_table[_JOURNAL_EVENT_MAX] = {
         [JOURNAL_ERASED] = "d45f8cd6b5864b6e93ddd4537003c5d0",
         [JOURNAL_STALE_MARK] = "bcf6b548b5bc4312ab27749a5b685795",
         [JOURNAL_COMPRESSED] = "54e2dc3abdde422d96118aded2e0acdb",
+        [JOURNAL_USER_FAILED] = "c9252e90c1b4455c8a467c66624ca373",
 };
 
 static const int journal_priority_table[_JOURNAL_EVENT_MAX] = {
@@ -97,6 +99,7 @@ static const int journal_priority_table[_JOURNAL_EVENT_MAX] = {
         [JOURNAL_ERASED] = LOG_INFO,
         [JOURNAL_STALE_MARK] = LOG_INFO,
         [JOURNAL_COMPRESSED] = LOG_INFO,
+        [JOURNAL_USER_FAILED] = LOG_ERR,
 };
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(journal_event, JournalEvent);
@@ -361,6 +364,14 @@ void journal_set_stderr_max_priority(int priority) {
         journal_stderr_max_priority = priority;
 }
 
+static journal_echo_fn journal_echo = NULL;
+static void *journal_echo_userdata = NULL;
+
+void journal_set_echo(journal_echo_fn fn, void *userdata) {
+        journal_echo = fn;
+        journal_echo_userdata = userdata;
+}
+
 int journal_log(const JournalEntry *e) {
         _cleanup_free_ char *line = NULL;
         _cleanup_free_ char *nl = NULL;
@@ -370,6 +381,8 @@ int journal_log(const JournalEntry *e) {
                 return -EINVAL;
         if (!journal_is_open())
                 return -EBADF; /* no default: only an opened action log is written */
+        if (journal_echo)
+                journal_echo(journal_echo_userdata, e);
         if (journal_state.target == JOURNAL_TARGET_JOURNAL)
                 return journal_send(e);
         if (journal_state.target == JOURNAL_TARGET_STDERR &&

@@ -30,6 +30,7 @@ typedef enum JournalEvent {
         JOURNAL_ERASED, /* a deleted session's rows left a shared file (erase.h) */
         JOURNAL_STALE_MARK, /* a stale project entry's marker written or removed (hygiene.h) */
         JOURNAL_COMPRESSED, /* an archived session went into the cold tier (cold.h) */
+        JOURNAL_USER_FAILED, /* --all-users: a user's run failed as a whole (users.c) */
         _JOURNAL_EVENT_MAX,
         _JOURNAL_EVENT_INVALID = -22,
 } JournalEvent;
@@ -106,5 +107,10 @@ char *journal_format_line(const JournalEntry *e, const char *run_id);
 /* With the stderr target, drop entries less severe than priority (syslog level; --quiet sets
  * LOG_WARNING so that cron mails only failures). The journal and files get everything. */
 void journal_set_stderr_max_priority(int priority);
+/* Hand every entry logged (to an open log) to fn as well: a real run on a terminal lists what
+ * it did from the same entries (main.c). It may be called from the executor's threads. NULL:
+ * off, the default. */
+typedef void (*journal_echo_fn)(void *userdata, const JournalEntry *e);
+void journal_set_echo(journal_echo_fn fn, void *userdata);
 /* A fresh random run id (32 hex + NUL). */
 int journal_new_run_id(char ret[33]);

@@ -12,8 +12,21 @@
 #include "log.h"
 #include "macro.h"
 #include "text.h"
+#include "util.h"
 
 static LogLevel log_max_level = LOG_LEVEL_NOTICE;
+static char *log_user = NULL; /* root mode's child: "alice: ", cleaned */
+
+void log_set_user(const char *user) {
+        _cleanup_free_ char *clean = user ? text_clean(user, TEXT_TERMINAL) : NULL;
+
+        free(log_user);
+        log_user = clean ? strprintf("%s: ", clean) : NULL;
+}
+
+const char *log_user_prefix(void) {
+        return log_user ?: "";
+}
 
 void log_set_max_level(LogLevel l) {
         log_max_level = l;
@@ -85,6 +98,7 @@ int log_internal(LogLevel level, int error, const char *fmt, ...) {
                 if (log_stderr_is_journal())
                         fprintf(stderr, "<%d>", (int)level);
                 fputs("qgc: ", stderr);
+                fputs(log_user_prefix(), stderr);
                 fputs(clean ?: "(out of memory)", stderr);
                 if (e != 0)
                         fprintf(stderr, ": %s", errno_to_string(e));

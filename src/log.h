@@ -26,6 +26,11 @@ void log_prefix_level(LogLevel level);
 
 void log_set_max_level(LogLevel l);
 LogLevel log_get_max_level(void);
+/* Root mode: every line of a user's child names the user ("qgc: alice: ..."), so that what cron
+ * mails or the unit prints says whom it is about. NULL: no name (the default). The prefix, or "",
+ * for lines printed without log_internal(). */
+void log_set_user(const char *user);
+const char *log_user_prefix(void);
 
 /* Print "qgc: message" at level; with error != 0 append ": strerror(error)".
  * Returns -abs(error) (or 0 when error is 0), so callers can `return log_error_errno(r, ...)`. */

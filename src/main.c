@@ -225,6 +225,16 @@ static int main_add_trees(Inventory *inv) {
         return inventory_add_tree(inv, &t, NULL);
 }
 
+/* Is this root's own run (no --root) of a tree that does not exist? An admin who typed `qgc`
+ * meant every user's trees, most likely. */
+static bool main_root_without_tree(const Inventory *inv) {
+        struct stat st;
+
+        return geteuid() == 0 && arg_n_roots == 0 && inv->n_trees == 1 &&
+               (arg_command == CMD_RUN || arg_command == CMD_STATUS) &&
+               stat(inv->trees[0].global_dir, &st) < 0 && errno == ENOENT;
+}
+
 static unsigned main_columns(void) {
         struct winsize w;
         const char *e = getenv("COLUMNS");
@@ -270,6 +280,22 @@ static char *main_tree_list(const Inventory *inv) {
         return sb.buf ? strbuf_steal(&sb) : strdup("no tree");
 }
 
+/* restore found nothing in inv's trees (what: "no session 'ID'", "project 'P' has no archived
+ * session"). In root mode's child that user simply does not have it (users.c counts it, says
+ * "found nowhere" when nobody has it): not an error. Root in its own trees is told how to reach
+ * a user's. Returns -ENOENT. */
+static int main_restore_absent(const char *what, const char *trees) {
+        if (arg_all_users)
+                log_info("restore: %s in %s", what, trees);
+        else if (geteuid() == 0 && arg_n_roots == 0)
+                log_error("restore: %s in %s (root's own trees); a user's: qgc restore ... "
+                          "--user NAME, or --all-users to look in every user's trees",
+                          what, trees);
+        else
+                log_error("restore: %s in %s", what, trees);
+        return -ENOENT;
+}
+
 /* The plan of qgc restore: a session by its id or a unique prefix of it, or every archived
  * session of --project PATH. Errors say "restore" and name the trees looked in. */
 static int main_restore_plan(const Inventory *inv, msec_t now, Plan **ret) {
@@ -283,9 +309,9 @@ static int main_restore_plan(const Inventory *inv, msec_t now, Plan **ret) {
                 r = restore_plan_project(inv, arg_restore_project, arg_restore_to_archive, now,
                                          ret);
                 if (r == -ENOENT) {
-                        log_error("restore: project '%s' has no archived session in %s",
-                                  arg_restore_project, trees);
-                        return r;
+                        _cleanup_free_ char *what = strprintf(
+                                "project '%s' has no archived session", arg_restore_project);
+                        return main_restore_absent(what ?: "project not found", trees);
                 }
                 return r < 0 ? log_error_errno(r, "restore: cannot plan it") : 0;
         }
@@ -299,10 +325,12 @@ static int main_restore_plan(const Inventory *inv, msec_t now, Plan **ret) {
         if (r == -ENOENT)
                 id = arg_restore_id; /* not listed by the scan: maybe in the cold tier (whole id) */
         r = restore_plan(inv, id, arg_restore_to_archive, now, ret);
-        if (r == -ENOENT)
-                log_error("restore: no session '%s' in %s", arg_restore_id, trees);
+        if (r == -ENOENT) {
+                _cleanup_free_ char *what = strprintf("no session '%s'", arg_restore_id);
+                return main_restore_absent(what ?: "no such session", trees);
+        }
         if (r < 0)
-                return r == -ENOENT ? r : log_error_errno(r, "restore: cannot plan it");
+                return log_error_errno(r, "restore: cannot plan it");
         /* the id names a session that is not in the archive: the person's mistake, not a
          * failed restore (nothing is journaled or counted; exit 1 like an unknown id) */
         if ((*ret)->n_steps == 1 && (*ret)->steps[0].why &&
@@ -332,10 +360,11 @@ static void main_report_restore(const Plan *plan) {
                 if (slash)
                         *slash = '\0';
                 if (st->session == SIZE_MAX) /* from the cold tier (restore.c) */
-                        printf("qgc: restored session %s from the compressed archive to %s\n",
-                               st->session_id, to);
+                        printf("qgc: %srestored session %s from the compressed archive to %s\n",
+                               log_user_prefix(), st->session_id, to);
                 else
-                        printf("qgc: restored session %s into %s\n", st->session_id, to);
+                        printf("qgc: %srestored session %s into %s\n", log_user_prefix(),
+                               st->session_id, to);
         }
 }
 
@@ -428,10 +457,11 @@ static int main_report_run(const Plan *plan, const ActionStats *st, int r) {
         char fs[FORMAT_BYTES_MAX], as[FORMAT_BYTES_MAX];
 
         if (!arg_quiet || r > 0) {
-                printf("qgc: archived %u (%s moved to the archive), deleted %u, orphans reclaimed "
-                       "%u, skipped %u, failed %u",
-                       st->n_archived, format_bytes(as, sizeof as, st->bytes_archived),
-                       st->n_deleted, st->n_orphans, st->n_skipped, st->n_failed);
+                printf("qgc: %sarchived %u (%s moved to the archive), deleted %u, orphans "
+                       "reclaimed %u, skipped %u, failed %u",
+                       log_user_prefix(), st->n_archived,
+                       format_bytes(as, sizeof as, st->bytes_archived), st->n_deleted,
+                       st->n_orphans, st->n_skipped, st->n_failed);
                 if (st->n_recovered > 0)
                         printf(", recovered %u", st->n_recovered);
                 if (st->n_compressed > 0) {
@@ -530,6 +560,36 @@ static int main_status_json(const Inventory *inv, msec_t now, const Config *cfg)
         return r;
 }
 
+/* A real run on a terminal: one line per change it made (or held back at the last moment, or
+ * failed), from the action log's own entries, as --changes lists the plan's; into userdata (a
+ * FILE), printed after the run (the progress line shares the terminal meanwhile). */
+static void main_echo_change(void *userdata, const JournalEntry *e) {
+        _cleanup_free_ char *what = NULL, *proj = NULL, *why = NULL;
+        char b[FORMAT_BYTES_MAX] = "";
+        bool with_why = e->event == JOURNAL_SKIPPED || e->event == JOURNAL_FAILED;
+
+        switch (e->event) {
+        case JOURNAL_ARCHIVED:
+        case JOURNAL_DELETED:
+        case JOURNAL_ORPHAN_RECLAIMED:
+        case JOURNAL_COMPRESSED:
+        case JOURNAL_RECOVERED:
+        case JOURNAL_STALE_MARK:
+        case JOURNAL_SKIPPED:
+        case JOURNAL_FAILED:
+                break;
+        default:
+                return; /* the run's start and summary, a delete's salvage and erased rows */
+        }
+        what = plan_clean_string(e->session ?: e->path ?: "", /* for_terminal= */ true);
+        proj = e->project ? plan_clean_string(e->project, true) : NULL;
+        why = with_why && e->reason ? plan_clean_string(e->reason, true) : NULL;
+        if (e->has_bytes)
+                format_bytes(b, sizeof b, e->bytes);
+        fprintf(userdata, "%-16s %s %6s  %s%s%s\n", journal_event_to_string(e->event),
+                what ?: "?", b, proj ?: "", why ? "  " : "", why ?: "");
+}
+
 /* Scan, build the plan, then the one fork: render it (dry run) or execute it (the executor
  * takes the locks and opens the action log). */
 static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
@@ -609,7 +669,20 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
                 return r;
         }
 
+        /* on a terminal, what was done, one line each (not under --quiet; a restore says it) */
+        _cleanup_free_ char *done = NULL;
+        size_t done_len = 0;
+        FILE *done_f = !arg_quiet && !plan->is_restore && isatty(STDOUT_FILENO)
+                               ? open_memstream(&done, &done_len)
+                               : NULL;
+        if (done_f)
+                journal_set_echo(main_echo_change, done_f);
         r = actions_run(plan, &ao, &st);
+        if (done_f) {
+                journal_set_echo(NULL, NULL);
+                if (fclose(done_f) == 0 && done_len > 0)
+                        fputs(done, stdout);
+        }
         if (r < 0)
                 return r;
         metrics_record(plan, &st, cfg); /* metrics.c; no-op without --metrics-file */
@@ -621,9 +694,12 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         return main_report_run(plan, &st, r);
 }
 
-/* --all-users: runs in each user's child, after the privilege drop. */
+/* --all-users: runs in each user's child, after the privilege drop. -ENOENT only for a restore
+ * that this user's trees do not have (users.h). */
 static int main_user_cb(Inventory *inv, const Config *cfg, void *userdata) {
-        return main_run_trees(inv, cfg, *(const msec_t *)userdata);
+        int r = main_run_trees(inv, cfg, *(const msec_t *)userdata);
+
+        return r == -ENOENT && arg_command != CMD_RESTORE ? -EIO : r;
 }
 
 static int main_run(void) {
@@ -704,7 +780,13 @@ static int main_run(void) {
                 return EX_NOINPUT;
         if (r < 0)
                 return main_exit_code(r);
+        bool root_no_tree = main_root_without_tree(inv);
         r = main_run_trees(inv, &cfg, now);
+        fflush(stdout);
+        if (root_no_tree && !arg_json) /* after the plan or the run line: the way on */
+                log_notice("root has no Qwen tree of its own ('%s'); to collect every user's "
+                           "trees, each as its user: qgc --all-users",
+                           inv->trees[0].global_dir);
         return r < 0 ? main_exit_code(r) : r;
 }
 

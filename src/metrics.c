@@ -68,6 +68,9 @@ static const MetricFamily families[] = {
           "the last run." },
         { "qgc_policy_tree_max_size_bytes", "The policy's tree max-size, where set." },
         { "qgc_policy_keep_free_bytes", "The policy's tree keep-free floor in bytes, where set." },
+        { "qgc_last_run_users",
+          "Users of the last --all-users run by outcome: ok, failed, skipped (no safe tree, or "
+          "locked), invalid_policy (skipped: the user's own qgc.conf is invalid)." },
 };
 
 int metrics_init(const char *path) {
@@ -275,6 +278,27 @@ void metrics_record(const Plan *p, const ActionStats *st, const Config *cfg) {
         }
         if (r < 0)
                 log_warning_errno(r, "--metrics-file: cannot record this run's metrics");
+        strbuf_done(&b);
+}
+
+void metrics_record_users(unsigned ok, unsigned failed, unsigned skipped,
+                          unsigned invalid_policy) {
+        const struct {
+                const char *outcome;
+                unsigned n;
+        } o[] = { { "ok", ok }, { "failed", failed }, { "skipped", skipped },
+                  { "invalid_policy", invalid_policy } };
+        StrBuf b = {};
+        int r = 0;
+
+        if (!metrics_enabled() || metrics_fd < 0)
+                return;
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(o); i++)
+                r = metrics_line(&b, "qgc_last_run_users", o[i].n, "outcome", o[i].outcome, NULL);
+        if (r >= 0 && write(metrics_fd, b.buf, b.len) != (ssize_t)b.len)
+                r = -EIO;
+        if (r < 0)
+                log_warning_errno(r, "--metrics-file: cannot record the users' outcomes");
         strbuf_done(&b);
 }
 

@@ -21,6 +21,11 @@ bool metrics_enabled(void);
  * tree caps of cfg. No-op when not enabled. */
 void metrics_record(const Plan *p, const ActionStats *st, const Config *cfg);
 
+/* In the --all-users parent, after the last user: how many users' runs ended how (the
+ * qgc_last_run_users family). No-op when not enabled. */
+void metrics_record_users(unsigned ok, unsigned failed, unsigned skipped,
+                          unsigned invalid_policy);
+
 /* Write the file: what was recorded, plus the run's timestamp, duration and exit code. Temp file
  * in the same directory, fsync, mode 0644 (node_exporter reads it), rename, fsync the directory.
  * No-op when not enabled. 0 or -errno (logged; the run's exit code is not changed). */

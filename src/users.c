@@ -1,8 +1,10 @@
 /* users.c: root mode (--all-users). Find every user whose home holds a Qwen tree, check that
  * nobody else could have planted or redirected it, and run the pipeline for each user in a
  * child that dropped to that user (and proved it cannot get root back) before it opens anything
- * in the home. Children run one at a time; the parent only counts and reports. The check of a
- * home's path is users-path.c's (users_check_tree_path()). */
+ * in the home. Children run one at a time; the parent only counts and reports, and waits for each
+ * at most admin.user-timeout (the user owns the child after the drop and may stop it: it is then
+ * killed and that user alone fails). The check of a home's path is users-path.c's
+ * (users_check_tree_path()). */
 #include "autoconf.h"
 
 #include <dirent.h>
@@ -17,13 +19,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "journal.h"
 #include "log.h"
 #include "macro.h"
+#include "metrics.h"
 #include "plan.h"
 #include "roots.h"
 #include "users.h"
@@ -41,6 +48,7 @@ enum {
         USERS_EXIT_DROP = 3,        /* could not drop privileges (or could regain them) */
         USERS_EXIT_UNKNOWN = 4,     /* a tree's runtime root is not known: failed, reason on
                                      * the pipe when no tree ran */
+        USERS_EXIT_ABSENT = 5,      /* restore: not in this user's trees (not a failure) */
         USERS_EXIT_LOCKED = 75,     /* another qgc holds the tree's lock */
         USERS_EXIT_CONFIG = 78,     /* the user's own qgc.conf is invalid: nothing done */
 };
@@ -61,6 +69,8 @@ typedef struct UserList {
 
 typedef struct UserTally {
         unsigned n_ok, n_failed, n_skipped;
+        unsigned n_config; /* of n_skipped: an invalid policy file of the user's own */
+        unsigned n_absent; /* restore: users whose trees do not have it */
         unsigned n_json; /* users in the JSON document so far */
 } UserTally;
 
@@ -330,7 +340,7 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
         }
         if (why_all.len > 0) {
                 if (inv->n_trees > 0)
-                        log_warning("%s: %s, skipping that tree", u->name, why_all.buf);
+                        log_warning("%s, skipping that tree", why_all.buf); /* "qgc: alice: " */
                 else
                         users_reason(ret_reason, 0, "%s", why_all.buf);
         }
@@ -340,7 +350,8 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
 /* In the child: the system policy merged with the user's own file (admin caps win; the file is
  * read only when the admin allows user files; with no system file it layers on the built-in
  * default as in a user's own run). Problems and clamping warnings go to stderr. */
-static int users_child_config(const Config *sys, const UserCand *u, Config *ret) {
+static int users_child_config(const Config *sys, const UserCand *u, Config *ret,
+                              char **ret_reason) {
         _cleanup_(config_errors_done) ConfigErrors errs = {};
         _cleanup_free_ char *path = NULL;
         int r;
@@ -362,14 +373,14 @@ static int users_child_config(const Config *sys, const UserCand *u, Config *ret)
                                 config_done(ret);
                 }
         }
-        /* the user's own file, echoed on root's terminal: cleaned (text.h). Clamping warnings
-         * (r >= 0) are not printed under --quiet: cron would mail them on every run */
-        for (size_t i = 0; (r < 0 || log_get_max_level() >= LOG_LEVEL_NOTICE) && i < errs.n;
-             i++) {
-                log_prefix_level(r < 0 ? LOG_LEVEL_ERR : LOG_LEVEL_WARNING); /* journal's <N> */
-                (void)text_fputs_terminal(errs.msgs[i], strlen(errs.msgs[i]), stderr);
-                fputc('\n', stderr);
-        }
+        /* the user's own file, echoed on root's terminal, cleaned and named ("qgc: alice: ")
+         * by the log. Clamping warnings (r >= 0) are not printed under --quiet: cron would mail
+         * them on every run */
+        for (size_t i = 0; (r < 0 || log_get_max_level() >= LOG_LEVEL_NOTICE) && i < errs.n; i++)
+                log_internal(r < 0 ? LOG_LEVEL_ERR : LOG_LEVEL_WARNING, 0, "%s", errs.msgs[i]);
+        if (r < 0 && errs.n > 0)
+                users_reason(ret_reason, r, "invalid policy file: %s%s", errs.msgs[0],
+                             errs.n > 1 ? " (and more, above)" : "");
         return r;
 }
 
@@ -386,7 +397,9 @@ _Noreturn static void users_child(const UserCand *u, const Config *sys, users_ru
                 code = USERS_EXIT_DROP;
                 goto finish;
         }
-        /* From here on, everything runs with the user's rights only. */
+        /* From here on, everything runs with the user's rights only, and every line printed
+         * names the user */
+        log_set_user(u->name);
         if (users_set_env(u) < 0 || inventory_new(&inv) < 0) {
                 users_reason(&reason, -ENOMEM, "cannot set up the environment");
                 code = USERS_EXIT_FAILED;
@@ -401,9 +414,10 @@ _Noreturn static void users_child(const UserCand *u, const Config *sys, users_ru
                         users_reason(&reason, r, "no Qwen tree");
                 goto finish;
         }
-        r = users_child_config(sys, u, &cfg);
+        r = users_child_config(sys, u, &cfg, &reason);
         if (r < 0) {
-                users_reason(&reason, r, "invalid policy file, nothing done");
+                if (!reason)
+                        users_reason(&reason, r, "invalid policy file, nothing done");
                 code = USERS_EXIT_CONFIG;
                 goto finish;
         }
@@ -414,7 +428,10 @@ _Noreturn static void users_child(const UserCand *u, const Config *sys, users_ru
 
         r = cb(inv, &cfg, userdata);
         config_done(&cfg);
-        code = r == 0 ? USERS_EXIT_OK : r == -EWOULDBLOCK ? USERS_EXIT_LOCKED : USERS_EXIT_FAILED;
+        code = r == 0              ? USERS_EXIT_OK
+               : r == -EWOULDBLOCK ? USERS_EXIT_LOCKED
+               : r == -ENOENT      ? USERS_EXIT_ABSENT
+                                   : USERS_EXIT_FAILED;
         if (code == USERS_EXIT_OK && unknown)
                 code = USERS_EXIT_UNKNOWN; /* the other trees ran; that one did not */
 
@@ -429,27 +446,109 @@ finish:
         _exit(code);
 }
 
-/* Read what the child says (its reason) until it closes the pipe. */
-static char *users_read_reason(int fd) {
+/* What the child says on its pipe (its reason), up to USERS_REASON_MAX bytes; the rest is read
+ * and dropped. */
+typedef struct UsersReason {
         char buf[USERS_REASON_MAX + 1];
-        size_t len = 0;
+        size_t len;
+} UsersReason;
 
+/* Read what is there; 0 at the end of the pipe (or an error), 1 while it may say more. */
+static int users_reason_read(UsersReason *rs, int fd) {
+        char sink[512];
+        bool full = rs->len >= USERS_REASON_MAX;
+        ssize_t n = full ? read(fd, sink, sizeof sink)
+                         : read(fd, rs->buf + rs->len, USERS_REASON_MAX - rs->len);
+
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                return 1;
+        if (n <= 0)
+                return 0;
+        if (!full)
+                rs->len += (size_t)n;
+        return 1;
+}
+
+static char *users_reason_take(UsersReason *rs) {
+        rs->buf[rs->len] = '\0';
+        return rs->len > 0 ? strdup(rs->buf) : NULL;
+}
+
+/* How long the parent waits for a child it killed at the deadline to be gone (a process in an
+ * uninterruptible sleep, on a hung NFS home, dies only when the sleep ends). */
+#define USERS_KILL_WAIT_MSEC 10000
+
+/* Wait for the child pid (its pidfd) while reading its pipe, until it exits or, with
+ * timeout > 0, until the deadline: a stopped child (SIGSTOP from its user, who owns it after the
+ * drop) or a stuck one is then killed with SIGKILL. The child forks nothing, so killing it ends
+ * all of its work (root needs CAP_KILL for it: the child is the user's). Returns 0 with
+ * *ret_status, -ETIME when the deadline passed (*ret_status set when it could be reaped:
+ * *ret_reaped; *ret_kill_errno when SIGKILL could not be sent), or -errno. */
+static int users_wait_child(pid_t pid, int pidfd, int pipe_fd, msec_t timeout, UsersReason *rs,
+                            int *ret_status, bool *ret_reaped, int *ret_kill_errno) {
+        struct pollfd p[2] = { { .fd = pipe_fd, .events = POLLIN },
+                               { .fd = pidfd, .events = POLLIN } };
+        double deadline = mono_sec() + (double)timeout / 1000.0;
+        bool timed_out = false;
+
+        *ret_reaped = false;
+        *ret_kill_errno = 0;
         for (;;) {
-                ssize_t n = read(fd, buf + len, sizeof(buf) - 1 - len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        break;
-                len += (size_t)n;
-                if (len >= sizeof(buf) - 1) {
-                        char sink[512];
-                        while (read(fd, sink, sizeof(sink)) > 0)
-                                ;
-                        break;
+                int wait_ms = -1;
+
+                if (timeout > 0) {
+                        double left = deadline - mono_sec();
+                        if (left <= 0) {
+                                timed_out = true;
+                                break;
+                        }
+                        wait_ms = (int)MIN(left * 1000.0 + 1.0, (double)INT_MAX);
                 }
+                if (poll(p, ELEMENTSOF(p), wait_ms) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (p[0].fd >= 0 && p[0].revents != 0 && users_reason_read(rs, p[0].fd) == 0)
+                        p[0].fd = -1; /* the pipe's end: the child closed it (poll skips it) */
+                if (p[1].revents != 0)
+                        break; /* the child has exited */
         }
-        buf[len] = '\0';
-        return len > 0 ? strdup(buf) : NULL;
+        if (timed_out) {
+                if (pidfd_send_signal(pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH) {
+                        *ret_kill_errno = errno; /* left as it is; the run goes on */
+                        return -ETIME;
+                }
+                p[0].fd = -1;
+                while (poll(&p[1], 1, USERS_KILL_WAIT_MSEC) < 0)
+                        if (errno != EINTR)
+                                return -errno;
+                if (p[1].revents == 0)
+                        return -ETIME; /* still there: not reaped, the run goes on */
+        }
+        /* it has exited: what is left in the pipe can be read without blocking */
+        while (p[0].fd >= 0 && users_reason_read(rs, p[0].fd) > 0)
+                ;
+        while (waitpid(pid, ret_status, 0) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        *ret_reaped = true;
+        return timed_out ? -ETIME : 0;
+}
+
+/* A user whose run failed as a whole, or was skipped for an invalid policy file (outcome):
+ * on stderr, and in the action log (when open) at priority err with QGC_USER, so that
+ * `journalctl -p err` and `journalctl QGC_USER=name` show it. */
+static void users_report_failed(const UserCand *u, const char *outcome, const char *reason) {
+        _cleanup_free_ char *msg = strprintf("%s: %s: %s", u->name, outcome, reason);
+
+        log_error("%s: %s: %s", u->name, outcome, reason);
+        (void)journal_log(&(const JournalEntry){
+                .event = JOURNAL_USER_FAILED,
+                .message = msg ?: reason,
+                .reason = reason,
+                .user = u->name,
+        });
 }
 
 /* Before a child's output: its element of the JSON document up to "plan": , or its text
@@ -481,12 +580,15 @@ static void users_output_after(const UsersOutput *out, bool ran, const char *sta
         fputs("\n    }", stdout);
 }
 
-/* Fork a child for u, wait for it, and count the outcome. */
+/* Fork a child for u, wait for it (at most sys->user_timeout), and count the outcome. */
 static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, void *userdata,
                          UserTally *tally, const UsersOutput *out) {
         _cleanup_free_ char *reason = NULL;
-        int pfd[2], status;
-        bool ran = false;
+        _cleanup_close_ int pidfd = -EBADF;
+        UsersReason rs = {};
+        int pfd[2], status = 0, r;
+        bool ran = false, reaped;
+        int kill_errno;
         pid_t pid;
 
         if (pipe2(pfd, O_CLOEXEC) < 0)
@@ -495,7 +597,7 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
         fflush(NULL);
         pid = fork();
         if (pid < 0) {
-                int r = -errno;
+                r = -errno;
                 safe_close(pfd[0]);
                 safe_close(pfd[1]);
                 users_output_after(out, /* ran= */ false, "failed", "fork failed");
@@ -506,28 +608,59 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
                 users_child(u, sys, cb, userdata, pfd[1]);
         }
         safe_close(pfd[1]);
-        reason = users_read_reason(pfd[0]);
+        /* the child is ours and not yet reaped: its pid cannot name another process here */
+        pidfd = pidfd_open(pid, 0);
+        if (pidfd < 0) {
+                r = log_error_errno(-errno, "pidfd_open");
+                (void)kill(pid, SIGKILL);
+                (void)waitpid(pid, NULL, 0);
+                safe_close(pfd[0]);
+                return r;
+        }
+        r = users_wait_child(pid, pidfd, pfd[0], sys->user_timeout, &rs, &status, &reaped,
+                             &kill_errno);
         safe_close(pfd[0]);
+        reason = users_reason_take(&rs);
         if (reason && reason[0] == USERS_RAN_MARK) {
                 ran = true;
                 free(reason);
                 reason = NULL;
         }
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR)
-                        return log_error_errno(-errno, "waitpid");
         fflush(stdout);
+        if (r == -ETIME) {
+                char d[FORMAT_DURATION_MAX];
+                _cleanup_free_ char *why = strprintf(
+                        "no end after admin.user-timeout (%s): %s%s",
+                        format_duration_exact(d, sizeof d, sys->user_timeout),
+                        kill_errno ? "could not kill it: " : "killed",
+                        kill_errno ? errno_to_string(kill_errno)
+                        : reaped   ? ""
+                                   : ", and still not gone");
+
+                tally->n_failed++;
+                /* "plan": null, as for a child that printed none: it had not, unless it was
+                 * stopped in the middle of its plan (then the document is cut short anyway) */
+                users_output_after(out, /* ran= */ false, "failed", why ?: "timed out");
+                users_report_failed(u, "failed", why ?: "timed out");
+                return 0;
+        }
+        if (r < 0)
+                return log_error_errno(r, "waiting for %s's run", u->name);
 
         if (WIFSIGNALED(status)) {
+                _cleanup_free_ char *why = strprintf("killed by signal %d", WTERMSIG(status));
+
                 tally->n_failed++;
-                log_error("%s: failed: killed by signal %d", u->name, WTERMSIG(status));
                 users_output_after(out, ran, "failed", "killed by a signal");
+                users_report_failed(u, "failed", why ?: "killed by a signal");
                 return 0;
         }
         users_output_after(out, ran,
                            WEXITSTATUS(status) == USERS_EXIT_OK        ? "ok"
                            : WEXITSTATUS(status) == USERS_EXIT_SKIPPED ||
-                                           WEXITSTATUS(status) == USERS_EXIT_LOCKED
+                                           WEXITSTATUS(status) == USERS_EXIT_LOCKED ||
+                                           WEXITSTATUS(status) == USERS_EXIT_ABSENT ||
+                                           WEXITSTATUS(status) == USERS_EXIT_CONFIG
                                    ? "skipped"
                                    : "failed",
                            reason);
@@ -540,23 +673,32 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
                 tally->n_skipped++;
                 log_warning("%s: skipped: %s", u->name, reason ? reason : "no safe tree");
                 break;
+        case USERS_EXIT_ABSENT:
+                tally->n_absent++;
+                log_notice("%s: not in this user's trees", u->name);
+                break;
         case USERS_EXIT_LOCKED:
                 tally->n_skipped++;
                 log_warning("%s: skipped: another qgc is working on the tree", u->name);
                 break;
         case USERS_EXIT_UNKNOWN:
                 tally->n_failed++;
-                log_error("%s: failed: %s", u->name,
-                          reason ? reason : "the runtime directory of a tree is not known");
+                users_report_failed(u, "failed",
+                                    reason ?: "the runtime directory of a tree is not known");
                 break;
-        case USERS_EXIT_DROP:
+        case USERS_EXIT_DROP: {
+                _cleanup_free_ char *why = strprintf("cannot drop privileges: %s",
+                                                     reason ?: "unknown");
                 tally->n_failed++;
-                log_error("%s: failed: cannot drop privileges: %s", u->name,
-                          reason ? reason : "unknown");
+                users_report_failed(u, "failed", why ?: "cannot drop privileges");
                 break;
+        }
         case USERS_EXIT_CONFIG:
-                tally->n_failed++;
-                log_error("%s: failed: %s", u->name, reason ? reason : "invalid policy file");
+                /* the user's typo: that user alone is skipped, at err, counted apart; the run
+                 * (and the unit) does not fail for everyone every day until the user fixes it */
+                tally->n_skipped++;
+                tally->n_config++;
+                users_report_failed(u, "skipped", reason ?: "invalid policy file");
                 break;
         case USERS_EXIT_FAILED:
                 tally->n_failed++;
@@ -671,13 +813,25 @@ int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata,
                 }
         }
 
+        /* restore: users without it are no failure, but if no user has it, that is one */
+        if (tally.n_absent > 0 && tally.n_ok == 0 && tally.n_failed == 0) {
+                log_error("restore: in no user's trees (%u looked in)", tally.n_absent);
+                tally.n_failed++;
+        }
+
         /* On stderr: stdout carries the children's plans (one JSON document each with --json).
          * Under --quiet only a run with failures is summarized. */
         if (n_candidates == 0 && tally.n_skipped == 0)
                 log_notice("no user has a Qwen tree");
         else
                 log_internal(tally.n_failed > 0 ? LOG_LEVEL_WARNING : LOG_LEVEL_NOTICE, 0,
-                             "users: %u ok, %u failed, %u skipped", tally.n_ok, tally.n_failed,
-                             tally.n_skipped);
+                             "users: %u ok, %u failed, %u skipped%s%s", tally.n_ok,
+                             tally.n_failed, tally.n_skipped,
+                             tally.n_absent > 0 ? ", the others without it" : "",
+                             tally.n_config > 0 ? " (an invalid policy file of their own: see "
+                                                  "above)"
+                                                : "");
+        metrics_record_users(tally.n_ok, tally.n_failed, tally.n_skipped - tally.n_config,
+                             tally.n_config);
         return tally.n_failed > 0 ? 1 : 0;
 }

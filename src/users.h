@@ -10,7 +10,9 @@
 
 /* Called in the child, after the drop to the user: inv holds that user's tree(s) (with user and
  * uid set), cfg is the system policy merged with the user's own file (admin caps win).
- * Returns what main's pipeline returns (0 ok, 1 some failed, -errno). */
+ * Returns what main's pipeline returns (0 ok, 1 some failed, -errno); -ENOENT: what a restore
+ * asked for is not in this user's trees (not a failure: users_run_all() fails the run only when
+ * no user has it). */
 typedef int (*users_run_cb)(Inventory *inv, const Config *cfg, void *userdata);
 
 /* For every user whose home holds Qwen trees (getpwent, plus cfg->user_dirs): fork, drop to the

@@ -184,5 +184,20 @@ table_row help nofit '^Usage: qgc' --help
 run_qgc status --root "$tree" > "$T/status.pipe"
 awk 'length > 100 { bad = 1 } END { exit bad }' "$T/status.pipe" || { cat "$T/status.pipe"; fail "piped status is padded wide"; }
 grep -q "  $" "$T/status.pipe" && fail "piped status has trailing padding"
+# root with no tree of its own is pointed to --all-users (issue 24.11); nobody else is
+mkdir -p "$T/emptyhome"
+for a in "-n" "status" "--log-target stderr"; do
+        HOME="$T/emptyhome" QWEN_HOME= QWEN_RUNTIME_DIR= timeout 60 "$QGC" $a > "$T/nt.out" 2> "$T/nt.err" ||
+                { cat "$T/nt.err"; fail "qgc $a without a tree failed"; }
+        if [ "$(id -u)" = 0 ]; then
+                grep -q "^qgc: root has no Qwen tree of its own ('$T/emptyhome/.qwen'); to collect every user's trees, each as its user: qgc --all-users$" "$T/nt.err" ||
+                        { cat "$T/nt.err"; fail "root's qgc $a without a tree: no hint of --all-users"; }
+        else
+                ! grep -q -- "--all-users" "$T/nt.err" || fail "a user's qgc $a was pointed to --all-users"
+        fi
+done
+HOME="$T/emptyhome" QWEN_HOME= QWEN_RUNTIME_DIR= timeout 60 "$QGC" -q --log-target stderr > "$T/nt.out" 2> "$T/nt.err"
+! grep -q -- "--all-users" "$T/nt.err" || fail "--quiet printed the hint of --all-users"
+[ "$(id -u)" = 0 ] || part_skipped "root's hint of --all-users (not root)"
 pass "command line"
 finish

@@ -46,8 +46,8 @@ import re, sys
 entries = re.split(r'^-- ', open(sys.argv[1]).read(), flags=re.M)[1:]
 for e in entries:
     mid, body = e.split("\n", 1)
-    if "run started" in body or "run finished" in body:
-        continue
+    if "run started" in body or "run finished" in body or "a user's run" in body:
+        continue  # about a run, or a user's run as a whole (user-failed): no one session
     assert "@QGC_SESSION@" in body or "@QGC_PATH@" in body, mid
     assert not re.search(r'QGC_SESSION=(?!@)', body), mid   # named, not pointed at
 PY
@@ -57,12 +57,29 @@ if ! have_pty; then
         part_skipped "the interactive run (no pseudo-terminal here)"
 else
         ia=$(make_tree interactive)
+        run_qgc --dry-run --json --root "$ia" --now $NOW -c "$QGC_TESTDATA/integration/apply.conf" > "$T/iplan.json"
         script -qec "exec '$QGC' --root '$ia' --now $NOW -c '$QGC_TESTDATA/integration/apply.conf' --log-file '$T/ilog'" /dev/null < /dev/null > "$T/iout" 2>&1 ||
                 { cat "$T/iout"; fail "interactive run"; }
         grep -q "^qgc: archived [1-9].*; freed " "$T/iout" || { cat "$T/iout"; fail "interactive run: no counts"; }
         grep -q "^qgc: every action is in $T/ilog" "$T/iout" || { cat "$T/iout"; fail "interactive run: no hint where the actions are"; }
+        # it lists what it did, one line per change, as --changes lists the plan (issue 24.11)
+        python3 - "$T/iplan.json" "$T/iout" <<'PY' || { cat "$T/iout"; fail "interactive run: does not list each change"; }
+import json, re, sys
+plan = json.load(open(sys.argv[1]))
+want = {s["id"]: s["verb"] + "d" for p in plan["projects"] for s in p["sessions"]
+        if s["verb"] in ("archive", "delete")}
+assert want, "the plan changes nothing: the test proves nothing"
+got = {}
+for line in open(sys.argv[2]):
+    m = re.match(r"(archived|deleted) +([0-9a-f-]{36}) +\S+  (/\S*)", line.replace("\r", ""))
+    if m:
+        assert m.group(2) not in got, line
+        got[m.group(2)] = m.group(1)
+assert got == want, (got, want)
+PY
 fi
 grep -q "every action is in" "$T/out" && fail "a piped run printed the interactive hint"
+grep -Eq "^(archived|deleted) " "$T/out" && fail "a piped run listed its changes (only a terminal gets them)"
 
 # status: the file system's free space and the archive's size
 expect_rc 0 status --root "$a"

@@ -168,6 +168,7 @@ ids = {  # fixed forever, see src/journal.c and systemd/qgc.catalog
     "erased": "d45f8cd6b5864b6e93ddd4537003c5d0",
     "stale-mark": "bcf6b548b5bc4312ab27749a5b685795",
     "compressed": "54e2dc3abdde422d96118aded2e0acdb",
+    "user-failed": "c9252e90c1b4455c8a467c66624ca373",
 }
 assert entries, "no qgc entries in the journal"
 runs = {e.get("QGC_RUN") for e in entries}
@@ -277,7 +278,7 @@ ids = {json.loads(l)["MESSAGE_ID"] for l in open(sys.argv[1]) if l.strip()}
 listed = {l.split()[0] for l in open(sys.argv[2]) if l.strip()}
 missing = ids - listed
 assert not missing, missing
-assert len(listed) == 13, listed
+assert len(listed) == 14, listed  # one per JournalEvent (user-failed: root mode)
 PY
 fi
 # journalctl -x shows the catalog's text with the session, project and rule of the entry

@@ -61,6 +61,11 @@ for t in "$T/system/qgc.timer" "$T/user/qgc.timer"; do
         grep -q '^Persistent=true$' "$t" || fail "$t: not Persistent"
 done
 grep -q '^Type=oneshot$' "$T/system/qgc.service" || fail "system service is not Type=oneshot"
+# a oneshot has no start timeout by default: one that never ended would stop the timer for
+# good (issue 23.1). It must leave room above admin.user-timeout's default (30min), by which qgc
+# kills one user's run itself.
+ts=$(sed -n 's/^TimeoutStartSec=\([0-9]*\)h$/\1/p' "$T/system/qgc.service")
+[ -n "$ts" ] && [ "$ts" -ge 2 ] || fail "system service: no TimeoutStartSec= of hours (got '$ts')"
 
 # security: exposure <= 3.0.
 out=$(systemd-analyze security --offline=true "$T/system/qgc.service" 2>&1) || {

@@ -198,6 +198,17 @@ for u in a b; do
 done
 n=$(grep -o 'QGC_RUN=[0-9a-f]*' "$T/actions.log" | sort -u | wc -l)
 [ "$n" = 1 ] || fail "$n run ids in one --all-users run, expected 1"
+# every entry names its user, the run start and summary of each user's run included (issue 24.2)
+bad=$(grep -v "QGC_USER=$P" "$T/actions.log" | head -n 3)
+[ -z "$bad" ] || fail "action log entries without QGC_USER: $bad"
+for u in a b; do
+        for a in run-start run-summary; do
+                grep "QGC_ACTION=$a " "$T/actions.log" | grep -q "QGC_USER=$P$u" ||
+                        fail "no $a entry with QGC_USER=$P$u"
+        done
+        grep "QGC_ACTION=run-summary " "$T/actions.log" | grep -q "MESSAGE=\"$P$u: qgc run finished" ||
+                fail "$P$u's run summary does not name the user in its text"
+done
 pass "normal users' trees changed, every file still owned by its user"
 
 # carol: skipped with a reason, untouched
@@ -220,6 +231,42 @@ bad=$(find "$E" ! -user "${P}e" ! -type l -printf '%p (%u)\n' | head -n 5)
 bad=$(find "$B" ! -user "${P}b" -printf '%p (%u)\n' | head -n 5)
 [ -z "$bad" ] || fail "bob's tree has foreign files after evil's run: $bad"
 pass "hostile symlinks caused no change outside the user's own tree"
+
+# --- restore in root mode (issue 24.7): an id that only alice has
+arch=$(ls -d "$A"/projects/*/chats/archive | head -n 1)
+src=$(ls "$arch" | grep -m1 '\.jsonl$')
+NEWID=3c000000-0000-4000-8000-0000000000a1
+runuser -u "${P}a" -- sh -c 'sed "s/$1/$2/g" "$3/$1.jsonl" > "$3/$2.jsonl"' sh "${src%.jsonl}" "$NEWID" "$arch"
+# root without --all-users, in root's own (here empty) home: told how to reach a user's
+mkdir -m 700 "$T/roothome"
+set +e
+HOME="$T/roothome" QWEN_HOME= QWEN_RUNTIME_DIR= qgc_root restore "$NEWID" --now "$NOW" \
+        > "$T/rr.out" 2> "$T/rr.err"
+rc=$?
+set -e
+[ $rc = 1 ] && grep -q -- "--user NAME, or --all-users" "$T/rr.err" ||
+        { cat "$T/rr.err"; fail "root's restore of a user's id: exit $rc, no hint of --user/--all-users"; }
+# --all-users: restored for alice; bob and evil, who do not have it, are no failure
+: > "$T/rr.log"; chmod 600 "$T/rr.log"
+set +e
+qgc_root restore "$NEWID" --all-users --now "$NOW" --log-file "$T/rr.log" > "$T/rr.out" 2> "$T/rr.err"
+rc=$?
+set -e
+cat "$T/rr.out" "$T/rr.err"
+[ $rc = 0 ] || fail "restore --all-users of an id that one user has exited $rc"
+[ -f "$(dirname "$arch")/$NEWID.jsonl" ] || fail "alice's session was not restored"
+! grep -q ": failed" "$T/rr.err" || fail "restore --all-users reports a failure for users without the id"
+! grep -q "PRIORITY=[0-3] " "$T/rr.log" || fail "restore --all-users logged an error entry"
+grep -q "^qgc: ${P}b: not in this user's trees" "$T/rr.err" || fail "no line for bob, who does not have it"
+grep -q "^qgc: ${P}a: restored session $NEWID into " "$T/rr.out" || fail "no line naming alice's restore"
+# found nowhere: that is the error
+set +e
+qgc_root restore 3c000000-0000-4000-8000-0000000000ff --all-users --now "$NOW" > "$T/rn.out" 2> "$T/rn.err"
+rc=$?
+set -e
+[ $rc = 1 ] && grep -q "restore: in no user's trees" "$T/rn.err" ||
+        { cat "$T/rn.err"; fail "restore --all-users of an id nobody has: exit $rc"; }
+pass "root-mode restore: a hint without --all-users; users without the id are no failure; nowhere is"
 
 # --- a user's own policy file with terminal controls (OSC 52, CSI, U+202E): its error reaches
 # root's terminal cleaned
@@ -248,6 +295,36 @@ if [ $rc -eq 0 ]; then
 else
         grep -q "qgc: users: .* [1-9] failed" "$T/quiet.err" || fail "--quiet failure without a summary"
 fi
-pass "--quiet is silent for users that succeeded"
+# what --quiet prints (cron mails it, the unit logs it) names the user each line is about: the
+# parent's lines, a child's lines ("qgc: NAME: ..."), the action log's lines on stderr
+bad=$(cat "$T/quiet.out" "$T/quiet.err" |
+      grep -v -e "^qgc: $P[abec]: " -e "^qgc: users: " -e "QGC_USER=$P[abec] " | head -n 3)
+[ -z "$bad" ] || fail "--quiet printed lines that name no user: $bad"
+grep -q "^qgc: ${P}e: archived " "$T/quiet.out" ||
+        fail "--quiet: evil's failed run has no summary line naming the user"
+pass "--quiet is silent for users that succeeded; every line it prints names its user"
+
+# --- a user's broken policy file skips that user only (issue 24.8): at err with QGC_USER, in the
+# metrics, the run exits 0 (the unit does not fail for everyone); the error has a hint
+printf 'defaults = {\n        max-age = 10d;\n};\n' > "$T/home/${P}b/.config/qgc/qgc.conf"
+: > "$T/typo.log"; chmod 600 "$T/typo.log"
+set +e
+qgc_root --user "${P}a" --user "${P}b" --quiet --now "$NOW" --log-file "$T/typo.log" \
+        --metrics-file "$T/typo.prom" > "$T/typo.out" 2> "$T/typo.err"
+rc=$?
+set -e
+cat "$T/typo.out" "$T/typo.err"
+[ $rc = 0 ] || fail "one user's invalid policy file made the run exit $rc"
+grep -q "^qgc: ${P}b: skipped: invalid policy file: .*${P}b/.config/qgc/qgc.conf:2: syntax error: a duration must be quoted: max-age = \"10d\";" "$T/typo.err" ||
+        fail "no err line naming the user, the file:line and the hint"
+grep "QGC_ACTION=user-failed" "$T/typo.log" | grep "QGC_USER=${P}b" | grep -q "PRIORITY=3" ||
+        fail "no user-failed entry at priority err with QGC_USER=${P}b"
+grep "QGC_USER=${P}a" "$T/typo.log" | grep -q "QGC_ACTION=run-summary" || fail "${P}a was not run"
+grep -q '^qgc_last_run_users{outcome="invalid_policy"} 1$' "$T/typo.prom" ||
+        { cat "$T/typo.prom"; fail "the metrics do not count the invalid policy file"; }
+grep -q '^qgc_last_run_users{outcome="ok"} 1$' "$T/typo.prom" || fail "the metrics: not 1 user ok"
+grep -q '^qgc_last_run_exit_code 0$' "$T/typo.prom" || fail "the metrics: exit code not 0"
+rm -f "$T/home/${P}b/.config/qgc/qgc.conf"
+pass "a user's invalid policy file skips that user: err entry with QGC_USER, metric, exit 0"
 
 exit 0

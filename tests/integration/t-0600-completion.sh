@@ -20,12 +20,18 @@ other="$T/other"
 mkdir -p "$other/projects/-x/chats/archive"
 echo '{}' > "$other/projects/-x/chats/archive/2b000000-0000-4000-8000-000000000000.jsonl"
 
+# the user database the completion sees as root: none but the test's (an empty one here)
+: > "$T/passwd.empty"
+export PASSWD_FILE="$T/passwd.empty"
+
 # complete LIB WORDS...: the candidates, sorted, one a line, for the command line WORDS (the
 # last word is the one being completed). LIB: "lib" to load bash-completion first, else "bare".
 complete_words() {
         lib=$1; shift
         (cd "$T/cwd" && HOME="$T/home" QWEN_HOME= QWEN_RUNTIME_DIR= bash --norc --noprofile -c '
                 if [ "$1" = lib ]; then . /usr/share/bash-completion/bash_completion || exit 99; fi
+                # the user database, for the root-mode part: a file of the test when set
+                if [ -n "${PASSWD_FILE-}" ]; then getent() { cat "$PASSWD_FILE"; }; fi
                 . "$2" || exit 99
                 shift 2
                 COMP_WORDS=("$@")
@@ -40,6 +46,11 @@ complete_words() {
 expect() {
         got=$(complete_words "$1" $2 | tr '\n' ' ' | sed 's/ $//')
         [ "$got" = "$3" ] || fail "[$1] '$2': expected '$3', got '$got'"
+}
+# expect0 LIB "WORDS" "CANDIDATES": the same, completing an empty word after WORDS
+expect0() {
+        got=$(complete_words "$1" $2 '' | tr '\n' ' ' | sed 's/ $//')
+        [ "$got" = "$3" ] || fail "[$1] '$2 ': expected '$3', got '$got'"
 }
 # $2 with a trailing empty word: 'qgc ' completes an empty word
 libs=bare
@@ -77,6 +88,36 @@ for lib in $libs; do
 done
 pass "bash completion ($libs): commands, options, files, directories, archived ids"
 
+# root (issue 24.7): restore offers the archived ids of every user whose home holds a tree (of
+# the --user NAMEs only, when given), and --user only those users, not every account
+if [ "$(id -u)" != 0 ]; then
+        part_skipped "root's completion (not root)"
+else
+        mkdir -p "$T/h1/.qwen/projects/-a/chats/archive" "$T/h2" "$T/h3/.qwen/projects/-b/chats/archive"
+        echo '{}' > "$T/h1/.qwen/projects/-a/chats/archive/5a000000-0000-4000-8000-000000000001.jsonl"
+        echo '{}' > "$T/h3/.qwen/projects/-b/chats/archive/5a000000-0000-4000-8000-000000000003.jsonl"
+        {
+                echo "root:x:0:0:root:$T/home:/bin/bash"
+                echo "daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin"
+                echo "uone:x:1001:1001::$T/h1:/bin/sh"
+                echo "utwo:x:1002:1002:no tree:$T/h2:/bin/sh"
+                echo "uthree:x:1003:1003::$T/h3:/bin/sh"
+        } > "$T/passwd"
+        export PASSWD_FILE="$T/passwd"
+        for lib in $libs; do
+                expect0 $lib "qgc --user" "root uone uthree"
+                expect $lib "qgc --user u" "uone uthree"
+                expect0 $lib "qgc restore" \
+                        "$ids 5a000000-0000-4000-8000-000000000001 5a000000-0000-4000-8000-000000000003"
+                expect0 $lib "qgc --all-users restore" \
+                        "$ids 5a000000-0000-4000-8000-000000000001 5a000000-0000-4000-8000-000000000003"
+                expect0 $lib "qgc --user uthree restore" "5a000000-0000-4000-8000-000000000003"
+                expect0 $lib "qgc --user utwo restore" ""
+        done
+        PASSWD_FILE="$T/passwd.empty"
+        pass "bash completion as root: every tree user's archived ids, --user lists users with trees"
+fi
+
 # zsh: the file parses and names the same options
 if command -v zsh >/dev/null 2>&1; then
         zsh -n "$Z" || fail "_qgc does not parse"
@@ -91,6 +132,7 @@ if command -v zsh >/dev/null 2>&1; then
                         # _arguments fills _qgc'"'"'s own opt_args, as the real one does
                         _arguments() { state=$st; line=($l1); [[ -n $r ]] && opt_args[-r]=$r; return 1 }
                         _describe() { print -l -- ${(P)${@[-1]}} }
+                        getent() { cat $PASSWD_FILE }
                         words=($l1 ""); CURRENT=2
                         source $z' zsh "$1" "$2" "$3" "$Z" | sed 's/:.*//' | sort | tr '\n' ' ' | sed 's/ $//')
         }
@@ -100,6 +142,11 @@ if command -v zsh >/dev/null 2>&1; then
         [ "$got" = "$ids" ] || fail "zsh restore ids: got '$got'"
         got=$(zstate args restore "$other")
         [ "$got" = "2b000000-0000-4000-8000-000000000000" ] || fail "zsh restore ids with -r: got '$got'"
+        if [ "$(id -u)" = 0 ]; then # root: every tree user's archived ids (issue 24.7)
+                got=$(PASSWD_FILE="$T/passwd" zstate args restore "")
+                [ "$got" = "$ids 5a000000-0000-4000-8000-000000000001 5a000000-0000-4000-8000-000000000003" ] ||
+                        fail "zsh restore ids as root: got '$got'"
+        fi
         pass "zsh completion parses, offers every option of qgc --help, the commands and archived ids"
 fi
-exit 0
+finish

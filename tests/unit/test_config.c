@@ -342,6 +342,23 @@ static void test_config_parse_string_value_errors(void **state) {
                 { "admin = { allow-user-files = \"no\"; };", "t.conf:1: ", "without quotes" },
                 { "admin = { allow-users = true; };", "t.conf:1: ", "unknown key 'allow-users' in admin" },
                 { "defaults = {\n max-age = \"1d\"\n keep-latest = ; };", "t.conf:3: ", "syntax error" },
+                /* libconfig's syntax errors with a hint (issue 24.8): a value with a unit or a
+                 * word unquoted, and a string left open, at the line where it starts (libconfig
+                 * says the next line, or the end) */
+                { "defaults = {\n max-age = 10d;\n};", "t.conf:2: ",
+                  "syntax error: a duration must be quoted: max-age = \"10d\";" },
+                { "defaults = { max-age = 10d; };", "t.conf:1: ",
+                  "syntax error: a duration must be quoted: max-age = \"10d\";" },
+                { "tree = {\n max-size = 10G;\n};", "t.conf:2: ",
+                  "syntax error: a size must be quoted: max-size = \"10G\";" },
+                { "defaults = {\n action = delete;\n};", "t.conf:2: ",
+                  "syntax error: a word (or true, false) must be quoted: action = \"delete\";" },
+                { "defaults = {\n max-age = \"10d;\n min-age = \"3d\";\n};", "t.conf:2: ",
+                  "syntax error: a string is not closed on this line" },
+                { "defaults = {\n max-age = \"10d;\n};\n", "t.conf:2: ",
+                  "syntax error: a string is not closed on this line" },
+                { "# a \" in a comment\ndefaults = { /* \" */ max-age = \"10d\\\"\"; }\n}", "t.conf:3: ",
+                  "syntax error" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
