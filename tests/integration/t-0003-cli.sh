@@ -173,6 +173,15 @@ table_row summary fit '^  would move +[0-9.]+K to the archive \(frees no space\)
 table_row changes fit '^would archive [0-9a-f]{8} +121d +[0-9.]+K  /srv/demo/webapp' \
         --changes --root "$tree" --now 2027-04-01T00:00:00Z -c "$A"
 table_row status fit '^/srv/demo/webapp +3 +0 ' status --root "$tree"
+# two projects wider than what 80 columns leave them (43, no bar), narrower than 60, that differ
+# only at the end (issue 24.3: both were cut to the same 21 characters): each is written whole on
+# its own line, the short ones keep theirs
+long=$(make_tree long)
+L=/srv/qgc-hold/0.21.1-with-a-rather-long-name/workspace
+move_project "$long" "$L-one"
+move_project "$long" "$L-two" "" /srv/demo/api-server
+table_row status-long fit "(?=[\s\S]*^$L-one +1 +1 )(?=[\s\S]*^$L-two +4 +0 )^/srv/demo/webapp +3 +0 " \
+        status --root "$long"
 table_row status-archive fit '^archive: [0-9]+ sessions?, [0-9.]+K \(archiving frees no space\)$' \
         status --root "$ran"
 table_row restore nofit '^would restore session dd3dc65a-7d32-4843-a56c-9eef3a13391d:' \
