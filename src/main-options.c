@@ -327,7 +327,7 @@ int main_parse_argv(int argc, char *argv[]) {
                         log_error("--metrics-file goes with a real run");
                         return -EINVAL;
                 }
-                if (metrics_init(arg_metrics_file) < 0)
+                if (metrics_init(arg_metrics_file, "--metrics-file") < 0)
                         return -EINVAL;
         }
         if (arg_quiet)
