@@ -62,6 +62,15 @@ for t in "$T/system/qgc.timer" "$T/user/qgc.timer"; do
 done
 grep -q '^Type=oneshot$' "$T/system/qgc.service" || fail "system service is not Type=oneshot"
 
+# The metrics file at its documented place (issue 24.9: qgc.conf's example of admin.metrics-file,
+# Debian's node_exporter textfile directory) is writable without a drop-in: under
+# ProtectSystem=strict its directory is one of the ReadWritePaths= ("-": only where it exists).
+grep -q '^ProtectSystem=strict$' "$T/system/qgc.service" || fail "the system service is not ProtectSystem=strict"
+mdir=$(sed -n 's|^#[[:space:]]*metrics-file = "\(/.*\)/[^/]*";$|\1|p' "$QGC_SRCDIR/etc/qgc.conf")
+[ -n "$mdir" ] || fail "etc/qgc.conf has no metrics-file example"
+sed -n 's/^ReadWritePaths=//p' "$T/system/qgc.service" | tr ' ' '\n' | grep -qx -- "-\?$mdir" ||
+        fail "qgc.service cannot write the metrics file's default directory $mdir (no ReadWritePaths=)"
+
 # security: exposure <= 3.0.
 out=$(systemd-analyze security --offline=true "$T/system/qgc.service" 2>&1) || {
         # older systemd-analyze without --offline
