@@ -21,6 +21,23 @@ pass "mandoc -Tlint: qgc.8 and qgc.conf.5 clean"
 printf '.Dd $Mdocdate$\n.Dt X 8\n.Os\n.Sh NAME\n.Nm x\n.Nd y\n.Sh BOGUS\n.Bl -tag\n.It a\n' > "$T/bad.8"
 [ -n "$(mandoc -Tlint -W warning "$T/bad.8" 2>&1)" ] || fail "mandoc did not flag a broken page"
 
+# The documents the man pages cite are installed (issue 24.9: qgc(8) cited doc/*.md, not on the
+# system): every /usr/share/doc/qgc/NAME is a file of Makefile.am's dist_doc_DATA (installed in
+# $(docdir); the package keeps *.md uncompressed), and no page names a path of the source tree.
+cited=$(cat "$QGC_SRCDIR/man/qgc.8" "$QGC_SRCDIR/man/qgc.conf.5" | grep -o '/usr/share/doc/qgc/[^ )]*' | sort -u)
+[ -n "$cited" ] || fail "the man pages cite no installed document"
+docs=$(sed -n 's/^dist_doc_DATA = //p' "$QGC_SRCDIR/Makefile.am")
+for p in $cited; do
+        n=${p#/usr/share/doc/qgc/}
+        found=
+        for d in $docs; do [ "$(basename "$d")" = "$n" ] && [ -f "$QGC_SRCDIR/$d" ] && found=$d; done
+        [ -n "$found" ] || fail "the man pages cite $p, which is not installed (dist_doc_DATA: $docs)"
+done
+! grep -n '^\.Pa doc/\|[^/]doc/[a-z-]*\.md' "$QGC_SRCDIR/man/qgc.8" "$QGC_SRCDIR/man/qgc.conf.5" ||
+        fail "a man page cites a file of the source tree (doc/*.md)"
+grep -q -- '-X\.md' "$QGC_SRCDIR/debian/rules" || fail "debian/rules compresses the cited *.md files"
+pass "the man pages cite installed documents only: $(echo $cited)"
+
 # Every long option and command of `qgc --help` is documented in qgc(8).
 if [ -x "$QGC" ]; then
         mandoc -Tascii "$QGC_SRCDIR/man/qgc.8" | col -b > "$T/qgc8.txt" 2>/dev/null ||

@@ -99,7 +99,8 @@ systemctl list-timers --all --no-pager | grep -q 'qgc\.timer' && ok "list-timers
 journalctl --list-catalog 2>/dev/null | grep -qi 'caec719ed545467d92482f1a66e06938.*qgc run started' &&
         ok "the journal catalog knows qgc's messages (systemd's dpkg trigger)" || bad "qgc's catalog entries are not in journalctl --list-catalog"
 for f in /usr/bin/qgc /usr/share/man/man8/qgc.8.gz /usr/share/man/man5/qgc.conf.5.gz \
-         /usr/share/bash-completion/completions/qgc /usr/share/zsh/vendor-completions/_qgc; do
+         /usr/share/bash-completion/completions/qgc /usr/share/zsh/vendor-completions/_qgc \
+         /usr/share/doc/qgc/README.md /usr/share/doc/qgc/fleet.md /usr/share/doc/qgc/plan-schema.md; do
         [ -e "$f" ] || bad "not installed: $f"
 done
 qgc check-config -c /etc/qgc/qgc.conf >/dev/null && ok "qgc check-config on the packaged qgc.conf" || bad "the packaged qgc.conf does not parse"
