@@ -17,6 +17,17 @@ for m in man/qgc.8 man/qgc.conf.5; do
 done
 pass "mandoc -Tlint: qgc.8 and qgc.conf.5 clean"
 
+# Macros that swallow the words after them render clean with no lint warning (issue 24.12c:
+# ".Pq with Fl j , as JSON" rendered "(with -j, -as -JSON)", and ".Pq Ql a No or Ql b" a quote
+# inside a quote): no word of two letters or more behind a single dash (qgc has no such option),
+# and no quote opened twice before it closes.
+for m in man/qgc.8 man/qgc.conf.5; do
+        mandoc -Tascii "$QGC_SRCDIR/$m" | col -b > "$T/render.txt"
+        ! grep -n -E "(^|[ (\`])-[A-Za-z][A-Za-z]+" "$T/render.txt" || fail "$m: a macro made words into flags"
+        ! grep -n "\`[^']*\`" "$T/render.txt" || fail "$m: a quote opened inside a quote"
+done
+pass "qgc.8 and qgc.conf.5 render without flags or quotes swallowing words"
+
 # A linter that never complains proves nothing: a planted error must be reported.
 printf '.Dd $Mdocdate$\n.Dt X 8\n.Os\n.Sh NAME\n.Nm x\n.Nd y\n.Sh BOGUS\n.Bl -tag\n.It a\n' > "$T/bad.8"
 [ -n "$(mandoc -Tlint -W warning "$T/bad.8" 2>&1)" ] || fail "mandoc did not flag a broken page"
