@@ -57,6 +57,18 @@ if [ -x "$QGC" ]; then
         for o in $(grep -o -- '--[a-z][a-z-]*' "$T/help.txt" | sort -u); do
                 grep -q -- "$o" "$T/qgc8.txt" || fail "qgc(8) does not document $o"
         done
+        # ... and in its SYNOPSIS (issue 24.12b: --changes, --jobs, --metrics-file were missing),
+        # by its long name or its short letter, but -h and -V
+        sed -n '/^SYNOPSIS/,/^DESCRIPTION/p' "$T/qgc8.txt" > "$T/synopsis.txt"
+        sed -n 's/^  *\(-\([a-zA-Z]\), \)\{0,1\}--\([a-z][a-z-]*\).*/\2 \3/p' "$T/help.txt" > "$T/opts.txt"
+        [ "$(wc -l < "$T/opts.txt")" -gt 10 ] || fail "cannot read the options of qgc --help"
+        while read -r s l; do
+                [ -z "$l" ] && { l=$s; s=; }
+                case $l in help | version) continue ;; esac
+                grep -q -- "--$l\b" "$T/synopsis.txt" && continue
+                [ -n "$s" ] && grep -q -- "\[-[a-zA-Z]*$s[a-zA-Z]*\]\|\[-$s \|^ *qgc -$s " "$T/synopsis.txt" && continue
+                fail "the SYNOPSIS of qgc(8) lacks --$l${s:+ (-$s)}"
+        done < "$T/opts.txt"
         for c in status check-config restore; do
                 grep -q "$c" "$T/qgc8.txt" || fail "qgc(8) does not document '$c'"
         done
