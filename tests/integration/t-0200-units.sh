@@ -62,6 +62,16 @@ for t in "$T/system/qgc.timer" "$T/user/qgc.timer"; do
 done
 grep -q '^Type=oneshot$' "$T/system/qgc.service" || fail "system service is not Type=oneshot"
 
+# Every admin.KEY a unit's comment names is a key of the policy (issue 24.12d: "users-dirs").
+keys=$(QGC_SYSTEM_CONFIG=/dev/null "$QGC" check-config -c /dev/null --explain 2>/dev/null |
+        sed -n '/^admin/,$s/^ *\([a-z][a-z-]*\) .*/\1/p')
+[ -n "$keys" ] || fail "cannot list the admin keys (qgc check-config --explain)"
+named=$(cat "$T"/system/qgc.* "$T"/user/qgc.* | grep '^#' | grep -o 'admin\.[a-z-]*' | sort -u)
+[ -n "$named" ] || fail "the units' comments name no admin key"
+for k in $named; do
+        echo "$keys" | grep -qx "${k#admin.}" || fail "a unit's comment names $k, which is no admin key"
+done
+
 # The metrics file at its documented place (issue 24.9: qgc.conf's example of admin.metrics-file,
 # Debian's node_exporter textfile directory) is writable without a drop-in: under
 # ProtectSystem=strict its directory is one of the ReadWritePaths= ("-": only where it exists).
