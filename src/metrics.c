@@ -37,7 +37,8 @@ typedef struct MetricFamily {
         const char *name, *help;
 } MetricFamily;
 
-/* The families, in file order. Every recorded line names one of them. */
+/* The families, in file order. Every recorded line names one of them. The file's first line is
+ * the first family's HELP line: debian/postrm removes a file at purge only when it starts so. */
 static const MetricFamily families[] = {
         { "qgc_last_run_timestamp_seconds", "Unix time at which the last qgc run ended." },
         { "qgc_last_run_duration_seconds",

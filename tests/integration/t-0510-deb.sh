@@ -6,7 +6,10 @@
 # trigger, the conffiles, the cron line inert while the timer runs and live when it does not),
 # upgrade over it to a rebuild with a higher version (a changed conffile kept, the timer still
 # enabled),
-# remove (timer stopped, binary gone, conffiles kept, cron line inert) and purge (nothing left).
+# the metrics file written by qgc.service through a policy drop-in alone (no unit drop-in),
+# remove (timer stopped, binary gone, conffiles kept, cron line inert) and purge (nothing left
+# but the admin's own drop-in; the metrics files qgc wrote at the configured and the default
+# path gone, a file qgc did not write kept).
 # SKIP (77) without root, nspawn, debootstrap or the package tools, or for a sanitizer build.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/nspawn.sh"
@@ -118,6 +121,22 @@ grep -q '^# changed by the admin' /etc/qgc/qgc.conf && ok "upgrade kept the chan
 [ "$(systemctl show -P ActiveState qgc.service)" = inactive ] && [ -z "$(journalctl -q -u qgc.service -o cat)" ] &&
         ok "qgc.service did not run at the upgrade" || bad "qgc.service ran at the upgrade"
 
+# --- the metrics file (issue 24.9): admin.metrics-file in a policy drop-in, no unit drop-in;
+# a second path named in qgc.conf (a conffile, gone before postrm hears purge) holds a file qgc
+# wrote; beside them a .prom file that is not qgc's
+M=/var/lib/prometheus/node-exporter
+mkdir -p $M /etc/qgc/conf.d /srv/metrics
+echo "admin = { metrics-file = \"$M/qgc.prom\"; };" >/etc/qgc/conf.d/metrics.conf
+echo 'node_apt_upgrades_pending 0' >$M/apt.prom
+systemctl start qgc.service
+res=$(systemctl show -P Result qgc.service) st=$(systemctl show -P ExecMainStatus qgc.service)
+[ "$res" = success ] && [ "$st" = 0 ] && grep -q '^qgc_last_run_exit_code 0$' $M/qgc.prom &&
+        ok "qgc.service wrote $M/qgc.prom with a policy drop-in alone" ||
+        { journalctl -u qgc.service -o cat --no-pager | tail -5; bad "qgc.service: Result=$res status=$st, metrics: $(ls $M)"; }
+cp -p $M/qgc.prom /srv/metrics/qgc.prom
+echo 'admin = { metrics-file = "/srv/metrics/qgc.prom"; };' >>/etc/qgc/qgc.conf
+qgc check-config >/dev/null || bad "the policy with two metrics-file keys does not parse"
+
 # --- remove
 dpkg -r qgc >/root/dpkg.log 2>&1 && ok "dpkg -r" || { cat /root/dpkg.log; bad "dpkg -r failed"; }
 systemctl -q is-active qgc.timer && bad "qgc.timer still active after removal" || ok "qgc.timer stopped by removal"
@@ -126,11 +145,17 @@ systemctl list-timers --no-pager | grep -q "qgc\.timer" && bad "qgc.timer still 
 [ -f /etc/qgc/qgc.conf ] && [ -f /etc/cron.d/qgc ] && ok "conffiles kept after removal" || bad "conffiles gone after removal"
 PATH=/usr/sbin:/usr/bin:/sbin:/bin sh -c "$(grep -E '^[0-9*]' /etc/cron.d/qgc | awk '{ $1 = $2 = $3 = $4 = $5 = $6 = ""; print }')" >/root/cron.out 2>&1
 [ ! -s /root/cron.out ] && ok "the removed package's cron line is silent" || bad "the cron line prints (cron would mail): $(cat /root/cron.out)"
+[ -f $M/qgc.prom ] && [ -f /srv/metrics/qgc.prom ] && ok "remove kept the metrics files" || bad "remove took a metrics file"
 
 # --- purge
 dpkg -P qgc >/root/dpkg.log 2>&1 && ok "dpkg -P" || { cat /root/dpkg.log; bad "dpkg -P failed"; }
-left=$(ls -d /etc/qgc /etc/cron.d/qgc /etc/systemd/system/timers.target.wants/qgc.timer /var/lib/systemd/deb-systemd-helper-enabled/qgc.timer.dsh-also 2>/dev/null)
+left=$(ls -d /etc/qgc/qgc.conf /etc/cron.d/qgc /etc/systemd/system/timers.target.wants/qgc.timer /var/lib/systemd/deb-systemd-helper-enabled/qgc.timer.dsh-also /var/lib/qgc 2>/dev/null)
 [ -z "$left" ] && ok "purge left nothing" || bad "purge left: $left"
+[ "$(find /etc/qgc)" = "$(printf '/etc/qgc\n/etc/qgc/conf.d\n/etc/qgc/conf.d/metrics.conf')" ] &&
+        ok "/etc/qgc holds the admin's drop-in only" || bad "/etc/qgc after purge: $(find /etc/qgc)"
+[ ! -e $M/qgc.prom ] && [ ! -e /srv/metrics/qgc.prom ] && ok "purge removed the metrics files qgc wrote (the drop-in's and qgc.conf's)" ||
+        bad "purge left a metrics file: $(ls $M/qgc.prom /srv/metrics/qgc.prom 2>/dev/null)"
+[ -f $M/apt.prom ] && ok "purge kept a .prom file qgc did not write" || bad "purge removed $M/apt.prom"
 dpkg-query -W qgc >/dev/null 2>&1 && bad "dpkg still knows qgc" || ok "dpkg no longer knows qgc"
 exit $((n_fail > 0))
 CHECK

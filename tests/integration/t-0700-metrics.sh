@@ -58,6 +58,10 @@ python3 "$PC" "$M" \
         "qgc_filesystem_avail_bytes{tree=\"$tree\"}>0" \
         'qgc_policy_tree_max_size_bytes==1073741824' 'qgc_policy_keep_free_bytes>0' \
         "qgc_sessions{user=\"$(id -un)\"}?" || { cat "$M"; fail "the metrics file"; }
+# debian/postrm removes a metrics file at purge only when its first line is qgc's: that line
+pat=$(sed -n "s/.*head -n 1 -- \"\$1\" | grep -q '\(.*\)' || return 0$/\1/p" "$QGC_SRCDIR/debian/postrm")
+[ -n "$pat" ] || fail "debian/postrm tests no first line"
+head -n 1 "$M" | grep -q "$pat" || fail "debian/postrm would not know the file qgc wrote: $(head -n 1 "$M")"
 [ "$(stat -c %a "$M")" = 644 ] || fail "mode $(stat -c %a "$M"), not 644, under umask 077"
 [ "$(ls "$T/textfile")" = qgc.prom ] || fail "left in the directory: $(ls "$T/textfile")"
 pass "a run's metrics: the format, the numbers of its summary, mode 0644"
