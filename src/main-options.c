@@ -261,7 +261,12 @@ int main_parse_argv(int argc, char *argv[]) {
                         main_help();
                         return 0;
                 case 'V':
+#ifdef QGC_PACKAGE_VERSION
+                        /* the package's version changes without the source's (a new revision) */
+                        printf("qgc %s (package %s)\n", PACKAGE_VERSION, QGC_PACKAGE_VERSION);
+#else
                         printf("qgc %s\n", PACKAGE_VERSION);
+#endif
                         return 0;
                 default:
                         return -EINVAL;

@@ -57,6 +57,14 @@ grep -q "deb-systemd-invoke \$_dh_action 'qgc.timer'" "$T/ctrl/postinst" || fail
 grep -q "deb-systemd-invoke stop 'qgc.timer'" "$T/ctrl/prerm" || fail "prerm does not stop qgc.timer"
 grep -qx '/etc/qgc/qgc.conf' "$T/ctrl/conffiles" || fail "/etc/qgc/qgc.conf is not a conffile"
 pass "the package enables and starts qgc.timer only; the user units are not enabled"
+# qgc --version names the package's version (issue 24.12e: a new revision showed the old text)
+for d in "$deb" "$deb2"; do
+        rm -rf "$T/x" && dpkg-deb -x "$d" "$T/x"
+        v=$(dpkg-deb -f "$d" Version)
+        "$T/x/usr/bin/qgc" --version | grep -qxF "qgc ${v%%[-+~]*} (package $v)" ||
+                fail "qgc --version of $v says: $("$T/x/usr/bin/qgc" --version)"
+done
+pass "qgc --version names the package's version ($v1, $v2)"
 
 base=$(nspawn_base) || skip "cannot make the Debian 12 base root (debootstrap)"
 nspawn_usable "$base" ||
@@ -107,6 +115,8 @@ for f in /usr/bin/qgc /usr/share/man/man8/qgc.8.gz /usr/share/man/man5/qgc.conf.
         [ -e "$f" ] || bad "not installed: $f"
 done
 qgc check-config -c /etc/qgc/qgc.conf >/dev/null && ok "qgc check-config on the packaged qgc.conf" || bad "the packaged qgc.conf does not parse"
+pkgv() { dpkg-query -W -f='${Version}' qgc; }
+qgc --version | grep -qF "(package $(pkgv))" && ok "qgc --version: $(qgc --version)" || bad "qgc --version: $(qgc --version), package $(pkgv)"
 cron_runs && bad "the cron line starts qgc while qgc.timer is active" || ok "cron line inert while qgc.timer is active"
 systemctl stop qgc.timer
 cron_runs && ok "cron line starts qgc when qgc.timer is not active" || bad "the cron line does not start qgc without the timer"
@@ -116,6 +126,7 @@ systemctl start qgc.timer
 echo '# changed by the admin' >> /etc/qgc/qgc.conf
 dpkg -i /root/qgc_v2.deb >/root/dpkg.log 2>&1 && ok "dpkg -i (upgrade to $(dpkg-query -W -f='${Version}' qgc))" || { cat /root/dpkg.log; bad "upgrade failed"; }
 grep -q '^# changed by the admin' /etc/qgc/qgc.conf && ok "upgrade kept the changed conffile" || bad "upgrade lost the admin's change"
+qgc --version | grep -qF "(package $(pkgv))" && ok "after the upgrade, qgc --version: $(qgc --version)" || bad "after the upgrade, qgc --version: $(qgc --version), package $(pkgv)"
 [ "$(systemctl is-enabled qgc.timer)" = enabled ] && systemctl -q is-active qgc.timer &&
         ok "qgc.timer enabled and active after the upgrade" || bad "qgc.timer after the upgrade: $(systemctl is-enabled qgc.timer), $(systemctl is-active qgc.timer)"
 [ "$(systemctl show -P ActiveState qgc.service)" = inactive ] && [ -z "$(journalctl -q -u qgc.service -o cat)" ] &&
