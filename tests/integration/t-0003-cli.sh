@@ -188,6 +188,11 @@ table_row restore nofit '^would restore session dd3dc65a-7d32-4843-a56c-9eef3a13
         -n restore dd3dc65a --root "$ran"
 table_row explain nofit '^tree:  # disk caps always delete' check-config --explain -c "$A"
 table_row help nofit '^Usage: qgc' --help
+# one action is one action (issue 24.12g: "1 actions planned"): a restore of one session, and the
+# run that archived several
+expect_rc 0 restore dd3dc65a --root "$ran" -c "$A" --log-file "$T/restore.log"
+grep -q 'MESSAGE="qgc run started: 1 action planned"' "$T/restore.log" || { cat "$T/restore.log"; fail "the run-start entry of one action"; }
+grep -q 'MESSAGE="qgc run started: [0-9]* actions planned"' "$T/ran.log" || { cat "$T/ran.log"; fail "the run-start entry of several actions"; }
 # piped without COLUMNS: whole lines, and status sized to its content (not ~1,000 columns)
 run_qgc status --root "$tree" > "$T/status.pipe"
 awk 'length > 100 { bad = 1 } END { exit bad }' "$T/status.pipe" || { cat "$T/status.pipe"; fail "piped status is padded wide"; }
