@@ -13,7 +13,17 @@ expect_rc 0 --help
 expect_rc 0 --version
 grep -q "^qgc " "$T/out" || fail "--version prints no version"
 expect_rc 64 --no-such-option
+grep -q "^qgc: try 'qgc --help'$" "$T/err" || { cat "$T/err"; fail "an unknown option: no hint of --help"; }
 expect_rc 64 frobnicate
+grep -q "^qgc: unknown command 'frobnicate' (try 'qgc --help')$" "$T/err" || { cat "$T/err"; fail "an unknown command"; }
+# a typo gets the closest command or option (issue 24.12h), as the policy's keys do
+expect_rc 64 stauts
+grep -q "^qgc: unknown command 'stauts'; did you mean 'status'? (try 'qgc --help')$" "$T/err" ||
+        { cat "$T/err"; fail "no did-you-mean for a command"; }
+expect_rc 64 --dry-rn
+grep -q "^qgc: did you mean '--dry-run'? (try 'qgc --help')$" "$T/err" || { cat "$T/err"; fail "no did-you-mean for an option"; }
+expect_rc 64 --root
+grep -q "^qgc: try 'qgc --help'$" "$T/err" || { cat "$T/err"; fail "an option without its argument"; }
 expect_rc 64 --dry-run --root "$tree" --now yesterday
 expect_rc 64 --explain
 expect_rc 64 --json --root "$tree"
