@@ -72,6 +72,18 @@ for k in $named; do
         echo "$keys" | grep -qx "${k#admin.}" || fail "a unit's comment names $k, which is no admin key"
 done
 
+# The catalog's text fits every entry of its kind (issue 24.12i: "archived ... with its
+# .worktree.json, .pr.json and .ledger.jsonl sidecars" for sessions that had none): the session
+# entries name no particular sidecar file.
+python3 - "$QGC_SRCDIR/systemd/qgc.catalog" <<'PY' || fail "a catalog entry claims sidecars a session may not have"
+import re, sys
+for e in re.split(r'^-- ', open(sys.argv[1]).read(), flags=re.M)[1:]:
+    mid, body = e.split("\n", 1)
+    for name in (".worktree.json", ".pr.json", ".ledger.jsonl"):
+        if name in body:
+            print(f"{mid}: names {name}"); sys.exit(1)
+PY
+
 # The metrics file at its documented place (issue 24.9: qgc.conf's example of admin.metrics-file,
 # Debian's node_exporter textfile directory) is writable without a drop-in: under
 # ProtectSystem=strict its directory is one of the ReadWritePaths= ("-": only where it exists).
