@@ -144,7 +144,7 @@ res=$(systemctl show -P Result qgc.service) st=$(systemctl show -P ExecMainStatu
 [ "$res" = success ] && [ "$st" = 0 ] && grep -q '^qgc_last_run_exit_code 0$' $M/qgc.prom &&
         ok "qgc.service wrote $M/qgc.prom with a policy drop-in alone" ||
         { journalctl -u qgc.service -o cat --no-pager | tail -5; bad "qgc.service: Result=$res status=$st, metrics: $(ls $M)"; }
-cp -p $M/qgc.prom /srv/metrics/qgc.prom
+qgc --all-users --quiet --metrics-file /srv/metrics/qgc.prom || bad "qgc --metrics-file /srv/metrics/qgc.prom failed"
 echo 'admin = { metrics-file = "/srv/metrics/qgc.prom"; };' >>/etc/qgc/qgc.conf
 qgc check-config >/dev/null || bad "the policy with two metrics-file keys does not parse"
 
@@ -156,7 +156,7 @@ systemctl list-timers --no-pager | grep -q "qgc\.timer" && bad "qgc.timer still 
 [ -f /etc/qgc/qgc.conf ] && [ -f /etc/cron.d/qgc ] && ok "conffiles kept after removal" || bad "conffiles gone after removal"
 PATH=/usr/sbin:/usr/bin:/sbin:/bin sh -c "$(grep -E '^[0-9*]' /etc/cron.d/qgc | awk '{ $1 = $2 = $3 = $4 = $5 = $6 = ""; print }')" >/root/cron.out 2>&1
 [ ! -s /root/cron.out ] && ok "the removed package's cron line is silent" || bad "the cron line prints (cron would mail): $(cat /root/cron.out)"
-[ -f $M/qgc.prom ] && [ -f /srv/metrics/qgc.prom ] && ok "remove kept the metrics files" || bad "remove took a metrics file"
+[ -f $M/qgc.prom ] && [ -f /srv/metrics/qgc.prom ] && ok "remove kept the metrics files" || bad "remove: a metrics file is missing: $(ls $M /srv/metrics)"
 
 # --- purge
 dpkg -P qgc >/root/dpkg.log 2>&1 && ok "dpkg -P" || { cat /root/dpkg.log; bad "dpkg -P failed"; }
