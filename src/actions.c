@@ -408,11 +408,13 @@ static void actions_journal_run(const ActionsContext *c, const Plan *p, bool sta
         if (start)
                 n_inc_fields = actions_incomplete_fields(p->inv, incomplete, &n_incomplete);
         if (start && n_incomplete > 0) /* only then: other runs keep their message */
-                msg = strprintf("qgc run started: %zu actions planned; %zu incomplete tree%s: no "
+                msg = strprintf("qgc run started: %zu action%s planned; %zu incomplete tree%s: no "
                                 "orphan, stale file or tree cap decided there",
-                                n_planned, n_incomplete, n_incomplete == 1 ? "" : "s");
+                                n_planned, n_planned == 1 ? "" : "s", n_incomplete,
+                                n_incomplete == 1 ? "" : "s");
         else if (start)
-                msg = strprintf("qgc run started: %zu actions planned", n_planned);
+                msg = strprintf("qgc run started: %zu action%s planned", n_planned,
+                                n_planned == 1 ? "" : "s");
         else {
                 plan_held_back(p, &h);
                 warning = actions_warnings(p);

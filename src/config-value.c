@@ -3,7 +3,6 @@
  * trusted), bounds, "off", units, choices and paths; and "unknown key" with a did-you-mean. */
 #include "autoconf.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <libconfig.h>
@@ -400,43 +399,9 @@ int config_value_read(const ConfigKeyInfo *k, const config_setting_t *s, const c
 
 /* ------------------------------------------------------------------ unknown keys */
 
-static size_t config_edit_distance(const char *a, const char *b) {
-        size_t la = strlen(a), lb = strlen(b), prev[64], cur[64];
-
-        if (la >= ELEMENTSOF(prev) || lb >= ELEMENTSOF(prev))
-                return SIZE_MAX;
-        for (size_t j = 0; j <= lb; j++)
-                prev[j] = j;
-        for (size_t i = 1; i <= la; i++) {
-                cur[0] = i;
-                for (size_t j = 1; j <= lb; j++) {
-                        size_t sub = prev[j - 1] + (tolower((unsigned char)a[i - 1]) !=
-                                                    tolower((unsigned char)b[j - 1]));
-                        cur[j] = MIN(MIN(prev[j] + 1, cur[j - 1] + 1), sub);
-                }
-                memcpy(prev, cur, (lb + 1) * sizeof(size_t));
-        }
-        return prev[lb];
-}
-
-/* The closest known name within a small edit distance, or NULL. */
-static const char *config_suggest(const char *name, const char *const *names, size_t n) {
-        const char *best = NULL;
-        size_t best_d = SIZE_MAX, limit = strlen(name) >= 8 ? 3 : 2;
-
-        for (size_t i = 0; i < n; i++) {
-                size_t d = config_edit_distance(name, names[i]);
-                if (d < best_d) {
-                        best_d = d;
-                        best = names[i];
-                }
-        }
-        return best_d <= limit ? best : NULL;
-}
-
 int config_unknown(ConfigErrors *errs, const char *loc, const char *name, const char *where,
                    const char *const *names, size_t n) {
-        const char *s = config_suggest(name, names, n);
+        const char *s = closest_name(name, names, n);
         bool is_policy = config_key_find(CONFIG_SCOPE_POLICY, name) != NULL;
         bool is_tree = config_key_find(CONFIG_SCOPE_TREE, name) != NULL;
 

@@ -3,8 +3,8 @@
  * G/sessions/<pid>[-<8hex>].json, each verified as Qwen does when read (qwen-layout.md §6): the
  * file-name pid equals "pid", "pidNs" equals our pid namespace, "procStart" (<boot id>:<start
  * ticks>) names our boot and the pid is alive with the same start ticks; a record from another
- * boot proves the process gone (not live); another pid namespace, a newer schema or an unreadable
- * /proc cannot be evaluated (LIVE_UNKNOWN). And the names of the writer locks
+ * boot proves the process gone (not live), whatever its pid namespace; another pid namespace of
+ * this boot, a newer schema or an unreadable /proc cannot be evaluated (LIVE_UNKNOWN). And the names of the writer locks
  * R/tmp/session-writer-locks/<id>.lock (read when a session has one: live.c). Read-only, by fd,
  * without following symlinks. */
 #include "autoconf.h"
@@ -100,15 +100,17 @@ static int live_registry_eval(const LiveProbe *p, int64_t name_pid, json_object 
                              name_pid);
         if (!p->boot_known || !p->pidns_known)
                 LIVE_VERDICT(LIVE_UNKNOWN, "registry pid %" PRId64 ": /proc unreadable", pid);
-        if (!json_get_int(o, "pidNs", &pidns) || (uint64_t)pidns != p->pidns)
-                LIVE_VERDICT(LIVE_UNKNOWN, "registry pid %" PRId64 " in another pid namespace",
-                             pid);
         colon = proc_start ? strrchr(proc_start, ':') : NULL;
         if (!colon || sscanf(colon + 1, "%llu", &ticks) != 1)
                 LIVE_VERDICT(LIVE_UNKNOWN, "registry pid %" PRId64 ": procStart unreadable", pid);
+        /* the boot first: a process of an earlier boot is gone, whatever its pid namespace (a
+         * container's namespace has another inode after a reboot, so it never matches again) */
         if ((size_t)(colon - proc_start) != strlen(p->boot_id) ||
             !strneq(proc_start, p->boot_id, strlen(p->boot_id)))
                 LIVE_VERDICT(0, "registry pid %" PRId64 " is from another boot", pid);
+        if (!json_get_int(o, "pidNs", &pidns) || (uint64_t)pidns != p->pidns)
+                LIVE_VERDICT(LIVE_UNKNOWN, "registry pid %" PRId64 " in another pid namespace",
+                             pid);
         r = live_pid_start(pid, &now_ticks);
         if (r < 0)
                 LIVE_VERDICT(LIVE_UNKNOWN, "registry pid %" PRId64 ": cannot check the process",

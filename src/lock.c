@@ -21,7 +21,7 @@ int lock_tree(const char *global_dir) {
         dfd = fs_open_root(global_dir, 0);
         if (dfd < 0)
                 return dfd; /* -ENOENT: no tree, nothing to do */
-        fd = fs_openat(dfd, ".qgc.lock", O_RDWR | O_CREAT, 0600);
+        fd = fs_openat(dfd, LOCK_FILE, O_RDWR | O_CREAT, 0600);
         if (fd < 0)
                 return fd;
         if (fstat(fd, &st) < 0)

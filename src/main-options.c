@@ -138,6 +138,25 @@ static int main_parse_now(const char *s) {
         return 0;
 }
 
+/* After getopt_long()'s message about arg (an unknown option, or one without its argument): the
+ * closest long option to an unknown "--name", and --help. */
+static void main_usage_hint(const struct option *options, const char *arg) {
+        const char *names[64], *s = NULL;
+        _cleanup_free_ char *name = NULL;
+        size_t n = 0;
+
+        if (arg && strncmp(arg, "--", 2) == 0) {
+                name = strndup(arg + 2, strcspn(arg + 2, "="));
+                for (; options[n].name && n < ELEMENTSOF(names); n++)
+                        names[n] = options[n].name;
+                s = name ? closest_name(name, names, n) : NULL;
+        }
+        if (s && !streq(s, name))
+                log_error("did you mean '--%s'? (try 'qgc --help')", s);
+        else
+                log_error("try 'qgc --help'");
+}
+
 int main_parse_argv(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "dry-run", no_argument, NULL, 'n' },
@@ -269,9 +288,16 @@ int main_parse_argv(int argc, char *argv[]) {
                         main_help();
                         return 0;
                 case 'V':
+#ifdef QGC_PACKAGE_VERSION
+                        /* the package's version changes without the source's (a new revision) */
+                        printf("qgc %s (package %s)\n", PACKAGE_VERSION, QGC_PACKAGE_VERSION);
+#else
                         printf("qgc %s\n", PACKAGE_VERSION);
+#endif
                         return 0;
                 default:
+                        /* getopt_long() said what argv[optind - 1] lacks */
+                        main_usage_hint(options, optind > 0 ? argv[optind - 1] : NULL);
                         return -EINVAL;
                 }
         }
@@ -300,12 +326,20 @@ int main_parse_argv(int argc, char *argv[]) {
                 } else if (streq(verb, "run"))
                         arg_command = CMD_RUN;
                 else {
-                        log_error("unknown command '%s' (try --help)", verb);
+                        static const char *const commands[] = { "run", "status", "check-config",
+                                                                "restore", "show" };
+                        const char *s = closest_name(verb, commands, ELEMENTSOF(commands));
+                        if (s)
+                                log_error("unknown command '%s'; did you mean '%s'? (try 'qgc "
+                                          "--help')",
+                                          verb, s);
+                        else
+                                log_error("unknown command '%s' (try 'qgc --help')", verb);
                         return -EINVAL;
                 }
         }
         if (optind < argc) {
-                log_error("unexpected argument '%s' (try --help)", argv[optind]);
+                log_error("unexpected argument '%s' (try 'qgc --help')", argv[optind]);
                 return -EINVAL;
         }
         if (arg_json && arg_command != CMD_STATUS &&
@@ -339,7 +373,7 @@ int main_parse_argv(int argc, char *argv[]) {
                         log_error("--metrics-file goes with a real run");
                         return -EINVAL;
                 }
-                if (metrics_init(arg_metrics_file) < 0)
+                if (metrics_init(arg_metrics_file, "--metrics-file") < 0)
                         return -EINVAL;
         }
         if (arg_quiet)

@@ -720,8 +720,12 @@ static int main_run(void) {
         /* the admin's metrics-file (system file only) for root's real runs, as the system timer
          * makes them; --metrics-file wins. Before any fork, as metrics_init() needs. */
         if (!arg_metrics_file && cfg.metrics_file && geteuid() == 0 && !arg_dry_run &&
-            arg_command == CMD_RUN && metrics_init(cfg.metrics_file) < 0)
-                return 1;
+            arg_command == CMD_RUN) {
+                _cleanup_free_ char *source = strprintf("admin.metrics-file (%s)",
+                                                        cfg.origin_metrics_file ?: "?");
+                if (!source || metrics_init(cfg.metrics_file, source) < 0)
+                        return 1;
+        }
         if (arg_command == CMD_CHECK_CONFIG) {
                 if (arg_explain)
                         return main_explain(&cfg) < 0 ? 1 : 0;

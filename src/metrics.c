@@ -29,6 +29,7 @@
 #include "util.h"
 
 static char *metrics_path = NULL;
+static char *metrics_source = NULL; /* what set the path, for messages: option or key and file */
 static int metrics_fd = -1;
 static double metrics_t0 = 0;
 
@@ -36,7 +37,8 @@ typedef struct MetricFamily {
         const char *name, *help;
 } MetricFamily;
 
-/* The families, in file order. Every recorded line names one of them. */
+/* The families, in file order. Every recorded line names one of them. The file's first line is
+ * the first family's HELP line: debian/postrm removes a file at purge only when it starts so. */
 static const MetricFamily families[] = {
         { "qgc_last_run_timestamp_seconds", "Unix time at which the last qgc run ended." },
         { "qgc_last_run_duration_seconds",
@@ -73,19 +75,21 @@ static const MetricFamily families[] = {
           "locked), invalid_policy (skipped: the user's own qgc.conf is invalid)." },
 };
 
-int metrics_init(const char *path) {
+int metrics_init(const char *path, const char *source) {
         free(metrics_path);
+        free(metrics_source);
         metrics_path = strdup(path);
-        if (!metrics_path)
+        metrics_source = strdup(source);
+        if (!metrics_path || !metrics_source)
                 return log_error_errno(-ENOMEM, "out of memory");
         metrics_t0 = mono_sec();
         if (metrics_fd < 0) {
                 metrics_fd = memfd_create("qgc-metrics", MFD_CLOEXEC);
                 if (metrics_fd < 0)
-                        return log_error_errno(-errno, "--metrics-file: memfd_create");
+                        return log_error_errno(-errno, "%s: memfd_create", metrics_source);
                 /* O_APPEND: each child's single write lands whole after the others' */
                 if (fcntl(metrics_fd, F_SETFL, O_APPEND) < 0)
-                        return log_error_errno(-errno, "--metrics-file: fcntl");
+                        return log_error_errno(-errno, "%s: fcntl", metrics_source);
         }
         return 0;
 }
@@ -277,7 +281,7 @@ void metrics_record(const Plan *p, const ActionStats *st, const Config *cfg) {
                         r = -EIO;
         }
         if (r < 0)
-                log_warning_errno(r, "--metrics-file: cannot record this run's metrics");
+                log_warning_errno(r, "%s: cannot record this run's metrics", metrics_source);
         strbuf_done(&b);
 }
 
@@ -388,6 +392,17 @@ static char *metrics_read_records(size_t *ret_len) {
         return buf;
 }
 
+/* The warning of a file that could not be written: what set the path; on a read-only file
+ * system (qgc.service's sandbox: ProtectSystem=strict) the directory the unit lets qgc write. */
+static int metrics_warn_write(int r, const char *what) {
+        log_warning("%s: %s '%s': %s%s", metrics_source, what, metrics_path, errno_to_string(-r),
+                    r == -EROFS ? " (qgc.service may write only under "
+                                  "/var/lib/prometheus/node-exporter; another directory needs "
+                                  "ReadWritePaths= in a drop-in)"
+                                : "");
+        return r;
+}
+
 int metrics_finish(int exit_code) {
         _cleanup_free_ char *records = NULL, *text = NULL, *dir = NULL, *tmp = NULL;
         _cleanup_close_ int fd = -1, dfd = -1;
@@ -398,22 +413,21 @@ int metrics_finish(int exit_code) {
                 return 0;
         records = metrics_fd >= 0 ? metrics_read_records(&len) : strdup("");
         if (!records)
-                return log_warning_errno(-ENOMEM, "--metrics-file: cannot read the records");
+                return log_warning_errno(-ENOMEM, "%s: cannot read the records", metrics_source);
         text = metrics_render(records, len, (double)now_msec() / 1000.0, mono_sec() - metrics_t0,
                               exit_code);
         _cleanup_free_ char *path_copy = strdup(metrics_path);
         if (!text || !path_copy)
-                return log_warning_errno(-ENOMEM, "--metrics-file: out of memory");
+                return log_warning_errno(-ENOMEM, "%s: out of memory", metrics_source);
         dir = strdup(dirname(path_copy));
         tmp = strprintf("%s.tmp.XXXXXX", metrics_path);
         if (!dir || !tmp)
-                return log_warning_errno(-ENOMEM, "--metrics-file: out of memory");
+                return log_warning_errno(-ENOMEM, "%s: out of memory", metrics_source);
 
         /* a temporary name the textfile collector ignores (it reads only *.prom) */
         fd = mkostemp(tmp, O_CLOEXEC);
         if (fd < 0)
-                return log_warning_errno(-errno, "--metrics-file: cannot create a file next to '%s'",
-                                         metrics_path);
+                return metrics_warn_write(-errno, "cannot create a file next to");
         while (off < strlen(text)) {
                 ssize_t n = write(fd, text + off, strlen(text) - off);
                 if (n < 0 && errno == EINTR)
@@ -432,7 +446,7 @@ int metrics_finish(int exit_code) {
                 r = -errno;
         if (r < 0) {
                 (void)unlink(tmp);
-                return log_warning_errno(r, "--metrics-file: cannot write '%s'", metrics_path);
+                return metrics_warn_write(r, "cannot write");
         }
         dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd >= 0)

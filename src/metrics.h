@@ -10,9 +10,10 @@
 #include "config.h"
 #include "plan.h"
 
-/* Remember path and open the shared buffer; call while parsing options, before any fork.
+/* Remember path and open the shared buffer; call while parsing options, before any fork. source
+ * names what set the path in every message ("--metrics-file", or "admin.metrics-file (FILE:LINE)").
  * 0 or -errno (logged). */
-int metrics_init(const char *path);
+int metrics_init(const char *path, const char *source);
 bool metrics_enabled(void);
 
 /* In the process that executed the plan (a user's child in --all-users): append this run's

@@ -1,6 +1,6 @@
 /* render-cell.c: the cell and wrapping helpers every text rendering shares (render-int.h): the
- * terminal's width, padding, a cell cut with an ellipsis (status), text wrapped at spaces onto
- * indented lines (never cut), and the verbs' words. Widths are display columns (text_width():
+ * terminal's width, padding, a padded cell, text wrapped at spaces onto indented lines (nothing
+ * is ever cut), and the verbs' words. Widths are display columns (text_width():
  * wcwidth). */
 #include "autoconf.h"
 
@@ -28,46 +28,29 @@ void render_pad(FILE *f, size_t n) {
         }
 }
 
-/* Print s (cleaned for the terminal) in at most width columns, cut with an ellipsis, padded when
- * asked (right-aligned when right). Only for table cells that may be cut (status). */
+/* Print s (cleaned for the terminal), padded to width columns when asked (right-aligned when
+ * right); never cut: a wider s is printed whole. */
 int render_field(FILE *f, const char *s, size_t width, bool pad, bool right) {
         _cleanup_free_ char *c = NULL;
         const char *q = s ?: "";
-        size_t w, cols, ell_w;
-        const char *ell;
+        size_t w;
 
-        /* fast path: printable ASCII that fits needs no cleaning and no copy */
+        /* fast path: printable ASCII needs no cleaning and no copy */
         while ((unsigned char)*q >= 0x20 && (unsigned char)*q < 0x7f)
                 q++;
-        if (*q == '\0' && (size_t)(q - (s ?: "")) <= width) {
+        if (*q == '\0') {
                 w = (size_t)(q - (s ?: ""));
-                if (pad && right)
-                        render_pad(f, width - w);
-                fwrite(s ?: "", 1, w, f);
-                if (pad && !right)
-                        render_pad(f, width - w);
-                return 0;
+                c = strdup(s ?: "");
+        } else {
+                c = plan_clean_string(s, /* for_terminal= */ true);
+                w = c ? text_width(c, strlen(c)) : 0;
         }
-        c = plan_clean_string(s, /* for_terminal= */ true);
         if (!c)
                 return -ENOMEM;
-        w = text_width(c, strlen(c));
-        if (w > width) {
-                ell = text_ellipsis(&ell_w);
-                if (width < ell_w) {
-                        render_pad(f, pad ? width : 0);
-                        return 0;
-                }
-                fwrite(c, 1, text_fit(c, strlen(c), width - ell_w, &cols), f);
-                fputs(ell, f);
-                if (pad)
-                        render_pad(f, width - ell_w - cols);
-                return 0;
-        }
-        if (pad && right)
+        if (pad && right && w < width)
                 render_pad(f, width - w);
         fputs(c, f);
-        if (pad && !right)
+        if (pad && !right && w < width)
                 render_pad(f, width - w);
         return 0;
 }

@@ -1,6 +1,7 @@
-/* render-status.c: qgc status's text: disk use per project (a table with bars, the only
- * rendering that cuts a cell: its project column, with text_ellipsis()), the archive's size and
- * each tree's free space. */
+/* render-status.c: qgc status's text: disk use per project (a table with bars; a project is
+ * never cut: the bar shrinks or goes first, then a project too wide for the terminal gets a line
+ * of its own above its numbers, wrapped as the plan's headers), the archive's size and each
+ * tree's free space. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -16,21 +17,35 @@
 
 #define RENDER_BAR_WIDTH 20
 
-/* The display width of the widest project label of the status table (at least "PROJECT"). */
-static size_t render_use_width(const PlanUse *u, size_t n) {
-        size_t w = strlen("PROJECT");
+/* The label of a status row, cleaned for the terminal: the cwd of a verified project, else its
+ * directory. NULL when out of memory. */
+static char *render_use_label(const PlanUse *u) {
+        _cleanup_free_ char *c = u->verified ? strdup(u->group)
+                                             : strprintf("(unverified) projects/%s", u->group);
+
+        return c ? plan_clean_string(c, true) : NULL;
+}
+
+/* The display width of the widest project label of the status table no wider than limit (at
+ * least "PROJECT"); *ret_widest gets the widest of all. */
+static int render_use_width(const PlanUse *u, size_t n, size_t limit, size_t *ret_widest,
+                            size_t *ret_w) {
+        size_t w = strlen("PROJECT"), widest = w;
 
         for (size_t j = 0; j < n; j++) {
-                _cleanup_free_ char *c = u[j].verified
-                                                 ? plan_clean_string(u[j].group, true)
-                                                 : strprintf("(unverified) projects/%s",
-                                                             u[j].group);
-                _cleanup_free_ char *cc = c ? plan_clean_string(c, true) : NULL;
+                _cleanup_free_ char *c = render_use_label(&u[j]);
+                size_t cw;
 
-                if (cc)
-                        w = MAX(w, text_width(cc, strlen(cc)));
+                if (!c)
+                        return -ENOMEM;
+                cw = text_width(c, strlen(c));
+                widest = MAX(widest, cw);
+                if (cw <= limit)
+                        w = MAX(w, cw);
         }
-        return w;
+        *ret_widest = widest;
+        *ret_w = w;
+        return 0;
 }
 
 /* The archive's size (it frees no space: a rename on the same disk) and the free space of each
@@ -77,7 +92,7 @@ int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o,
         _cleanup_free_ PlanUse *u = NULL;
         unsigned cols = render_columns(o);
         /* PROJECT ACTIVE ARCHIVED DISK OLDEST NEWEST BAR */
-        size_t fixed = 1 + 6 + 1 + 8 + 1 + 6 + 1 + 6 + 1 + 6 + 2, bar_w, proj_w; /* 39 */
+        size_t fixed = 1 + 6 + 1 + 8 + 1 + 6 + 1 + 6 + 1 + 6 + 2, bar_w, proj_w, widest, avail;
         uint64_t max = 0, total = 0;
         size_t n = 0, last_tree = SIZE_MAX;
         char d[FORMAT_BYTES_MAX], old_s[FORMAT_DURATION_MAX], new_s[FORMAT_DURATION_MAX];
@@ -93,26 +108,35 @@ int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o,
                 max = MAX(max, u[j].bytes_alloc);
                 total += u[j].bytes_alloc;
         }
-        bar_w = cols >= fixed + 20 + RENDER_BAR_WIDTH ? RENDER_BAR_WIDTH
-                : cols >= fixed + 20 + 5              ? cols - fixed - 20
-                                                      : 0;
-        proj_w = cols > fixed + bar_w + 10 ? cols - fixed - bar_w : 10;
-        /* no wider than the widest project (a pipe has "1000 columns": systemctl's way) */
-        proj_w = MIN(proj_w, render_use_width(u, n));
-        if (bar_w < RENDER_BAR_WIDTH && cols >= fixed + proj_w + 5)
-                bar_w = MIN((size_t)RENDER_BAR_WIDTH, cols - fixed - proj_w);
+        /* The project column is as wide as the widest project (a pipe has "1000 columns":
+         * systemctl's way) while the bar shrinks down to 5, then without the bar (and its two
+         * spaces); a project wider still is written on its own line (wrapped when wider than
+         * the terminal, as the plan's headers) and its numbers on the next, under a column as
+         * wide as the widest project that leaves a bar of 5. */
+        avail = cols > fixed ? cols - fixed : 0;
+        r = render_use_width(u, n, avail > 5 ? avail - 5 : 0, &widest, &proj_w);
+        if (r < 0)
+                return r;
+        if (widest + 5 <= avail)
+                proj_w = widest;
+        else if (widest <= avail + 2) {
+                proj_w = widest;
+                avail = 0;
+        }
+        bar_w = avail >= proj_w + 5 ? MIN((size_t)RENDER_BAR_WIDTH, avail - proj_w) : 0;
 
         for (size_t j = 0; j < n; j++) {
                 size_t len = 0;
 
                 if (u[j].tree != last_tree) {
                         if (inv->n_trees > 1 && u[j].tree < inv->n_trees) {
-                                fputs("tree ", f);
-                                r = render_field(f, inv->trees[u[j].tree].runtime_dir,
-                                                 cols > 5 ? cols - 5 : 1, false, false);
+                                _cleanup_free_ char *h = strprintf(
+                                        "tree %s", inv->trees[u[j].tree].runtime_dir);
+                                if (!h)
+                                        return -ENOMEM;
+                                r = render_wrap(f, h, cols, 4, cols > 4 ? cols - 4 : 1);
                                 if (r < 0)
                                         return r;
-                                fputc('\n', f);
                         }
                         r = render_field(f, "PROJECT", proj_w, true, false);
                         if (r < 0)
@@ -128,16 +152,21 @@ int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o,
                 }
                 memset(bar, '#', len);
                 bar[len] = '\0';
-                if (u[j].verified)
-                        r = render_field(f, u[j].group, proj_w, true, false);
-                else {
-                        _cleanup_free_ char *label = strprintf("(unverified) projects/%s", u[j].group);
+                {
+                        _cleanup_free_ char *label = render_use_label(&u[j]);
+                        size_t w;
+
                         if (!label)
                                 return -ENOMEM;
-                        r = render_field(f, label, proj_w, true, false);
+                        w = text_width(label, strlen(label));
+                        if (w > proj_w) {
+                                /* wrapped as the plan's project headers are */
+                                render_wrap_clean(f, label, cols, 4, cols > 4 ? cols - 4 : 1);
+                                w = 0;
+                        } else
+                                fputs(label, f);
+                        render_pad(f, proj_w - w);
                 }
-                if (r < 0)
-                        return r;
                 fprintf(f, " %6u %8u %6s %6s %6s%s%s\n", u[j].n_active, u[j].n_archived,
                         format_bytes(d, sizeof d, u[j].bytes_alloc),
                         format_duration(old_s, sizeof old_s, MAX(now - u[j].oldest, (msec_t)0)),

@@ -2,7 +2,7 @@
  * and wrapping helpers the text renderings share are render-cell.c (render-int.h), the short
  * session ids render-id.c (render_id_widths()), the summary and the steps render-summary.c, qgc
  * status render-status.c. A reason or a header that does not fit wraps onto indented lines,
- * never cut; only the status table cuts its project column (with text_ellipsis()). */
+ * never cut (nor is a project of the status table). */
 #include "autoconf.h"
 
 #include <errno.h>

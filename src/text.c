@@ -22,12 +22,6 @@ bool text_terminal_utf8(void) {
         return text_utf8_terminal;
 }
 
-const char *text_ellipsis(size_t *ret_width) {
-        if (ret_width)
-                *ret_width = text_utf8_terminal ? 1 : 3;
-        return text_utf8_terminal ? "\xe2\x80\xa6" : "...";
-}
-
 /* Columns of one code point on the terminal. */
 static size_t text_cp_width(uint32_t cp) {
         int w;

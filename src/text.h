@@ -36,8 +36,6 @@ typedef enum TextStyle {
  * setlocale(LC_CTYPE, ""). The default (true) is for tests. */
 void text_set_terminal_utf8(bool utf8);
 bool text_terminal_utf8(void);
-/* "…" on a UTF-8 terminal, else "..." (with its width in *ret_width, may be NULL). */
-const char *text_ellipsis(size_t *ret_width);
 /* The display columns of n bytes of s, cleaned text (wcwidth() of each code point: 2 for CJK
  * and most emoji, 0 for combining marks; 1 for a code point wcwidth() does not know). */
 size_t text_width(const char *s, size_t n);

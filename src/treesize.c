@@ -16,10 +16,12 @@
 #include "fsread.h"
 #include "fsutil.h"
 #include "hygiene.h"
+#include "lock.h"
 #include "macro.h"
 #include "strtable.h"
 #include "plan.h"
 #include "qwen.h"
+#include "recover.h"
 #include "treesize.h"
 #include "util.h"
 
@@ -36,6 +38,7 @@ static const char *const tree_kind_table[_TREE_KIND_MAX] = {
         [TREE_KIND_WORKFLOWS] = "workflows",
         [TREE_KIND_LEGACY] = "legacy (Qwen <= 0.1)",
         [TREE_KIND_USAGE] = "usage files",
+        [TREE_KIND_QGC] = "qgc (lock, markers)",
         [TREE_KIND_STATE] = "settings, other state",
         [TREE_KIND_UNKNOWN] = "unknown",
         [TREE_KIND_DIRS] = "directories",
@@ -47,6 +50,7 @@ static const char *const tree_kind_key_table[_TREE_KIND_MAX] = {
         [TREE_KIND_LOGS] = "logs",               [TREE_KIND_TOOL_RESULTS] = "tool-results",
         [TREE_KIND_WORKFLOWS] = "workflows",     [TREE_KIND_LEGACY] = "legacy",
         [TREE_KIND_USAGE] = "usage",             [TREE_KIND_STATE] = "state",
+        [TREE_KIND_QGC] = "qgc",
         [TREE_KIND_UNKNOWN] = "unknown",         [TREE_KIND_DIRS] = "directories",
 };
 
@@ -177,6 +181,11 @@ TreeKind treesize_classify(const char *rel) {
 
         if (!ts_component(rel, 0, &c, &n) || n == 0)
                 return TREE_KIND_UNKNOWN;
+        /* qgc's own: its lock, its state (pending markers) and its temporary files anywhere */
+        if ((ts_is(c, n, LOCK_FILE) && c[n] == '\0') ||
+            (ts_is(c, n, RECOVER_STATE_DIR) && c[n] == '/') ||
+            recover_is_temp_name(strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel))
+                return TREE_KIND_QGC;
         if (ts_is(c, n, "projects"))
                 return ts_classify_project(rel);
         if (ts_is(c, n, "tmp"))

@@ -22,6 +22,7 @@ typedef enum TreeKind {
         TREE_KIND_WORKFLOWS,    /* projects/<p>/workflows/ */
         TREE_KIND_LEGACY,       /* Qwen <= 0.1: tmp/<hash>/chats/, tmp/<hash>/checkpoint*.json */
         TREE_KIND_USAGE,        /* usage_record.jsonl, usage/ */
+        TREE_KIND_QGC,          /* qgc's own: G/.qgc.lock, G/.qgc/, its .<name>.qgc-tmp files */
         TREE_KIND_STATE,        /* other files Qwen writes: settings, memory, plans, registry,
                                  * locks, scheduled tasks, checkpoints/, extensions, ... */
         TREE_KIND_UNKNOWN,      /* anything qgc does not recognise (never touched) */

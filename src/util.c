@@ -474,6 +474,40 @@ int ascii_strcasecmp_n(const char *a, size_t an, const char *b, size_t bn) {
         return an < bn ? -1 : an > bn;
 }
 
+/* The edit distance of a and b ignoring ASCII case; SIZE_MAX past 63 characters. */
+static size_t edit_distance(const char *a, const char *b) {
+        size_t la = strlen(a), lb = strlen(b), prev[64], cur[64];
+
+        if (la >= ELEMENTSOF(prev) || lb >= ELEMENTSOF(prev))
+                return SIZE_MAX;
+        for (size_t j = 0; j <= lb; j++)
+                prev[j] = j;
+        for (size_t i = 1; i <= la; i++) {
+                cur[0] = i;
+                for (size_t j = 1; j <= lb; j++) {
+                        size_t sub = prev[j - 1] + (ascii_lower((unsigned char)a[i - 1]) !=
+                                                    ascii_lower((unsigned char)b[j - 1]));
+                        cur[j] = MIN(MIN(prev[j] + 1, cur[j - 1] + 1), sub);
+                }
+                memcpy(prev, cur, (lb + 1) * sizeof(size_t));
+        }
+        return prev[lb];
+}
+
+const char *closest_name(const char *name, const char *const *names, size_t n) {
+        const char *best = NULL;
+        size_t best_d = SIZE_MAX, limit = strlen(name) >= 8 ? 3 : 2;
+
+        for (size_t i = 0; i < n; i++) {
+                size_t d = edit_distance(name, names[i]);
+                if (d < best_d) {
+                        best_d = d;
+                        best = names[i];
+                }
+        }
+        return best_d <= limit ? best : NULL;
+}
+
 char *path_join(const char *a, const char *b) {
         size_t la = strlen(a);
         while (la > 0 && a[la - 1] == '/')

@@ -78,6 +78,11 @@ int ascii_strcasecmp(const char *a, const char *b);
 int ascii_strncasecmp(const char *a, const char *b, size_t n);
 int ascii_strcasecmp_n(const char *a, size_t an, const char *b, size_t bn);
 
+/* The name of names[0..n) closest to name (Levenshtein distance, ASCII case ignored) if it is
+ * within 2 edits (3 for a name of 8 characters or more), else NULL: the one "did you mean"
+ * (unknown policy keys, commands and options). */
+const char *closest_name(const char *name, const char *const *names, size_t n);
+
 /* Join a and b with exactly one '/'. NULL on ENOMEM. */
 char *path_join(const char *a, const char *b);
 

@@ -86,6 +86,15 @@ static void test_treesize_classify_table(void **state) {
                 { "sessions/8887.json", TREE_KIND_STATE },
                 { ".openai-logs-cleanup-5a56f9675f33529e", TREE_KIND_STATE },
                 { "stray-dir/blob.bin", TREE_KIND_UNKNOWN },
+                /* qgc's own (issue 24.12f: the lock was unknown) */
+                { ".qgc.lock", TREE_KIND_QGC },
+                { ".qgc/pending/" ORPH ".pending", TREE_KIND_QGC },
+                { ".usage_record.jsonl.qgc-tmp", TREE_KIND_QGC },
+                { "projects/-p/chats/.logs.json.qgc-tmp", TREE_KIND_QGC },
+                { "tmp/" H_GONE "/.logs.json.qgc-tmp", TREE_KIND_QGC },
+                { ".qgc.lock/x", TREE_KIND_UNKNOWN },
+                { ".qgc", TREE_KIND_UNKNOWN },
+                { "projects/-p/chats/x.qgc-tmp", TREE_KIND_UNKNOWN },
                 { "", TREE_KIND_UNKNOWN },
         };
 

@@ -1031,6 +1031,23 @@ static void test_scan_live_registry_other_namespace_unknown(void **state) {
         assert_int_equal(find(fx, "be0b1e35-4600-44b4-aba9-84b6d4d12748")->live, LIVE_UNKNOWN);
 }
 
+/* A record of another pid namespace and another boot (a container's, before a reboot): the boot
+ * proves the process gone (issue 24.12: the namespace was tested first, and the session stayed in
+ * use forever). */
+static void test_scan_live_registry_other_namespace_other_boot_dead(void **state) {
+        Fx *fx = *state;
+        _cleanup_free_ char *rec = NULL;
+
+        claims_dead_here(fx);
+        rec = strprintf("{\"schemaVersion\":1,\"pid\":4242,\"procStart\":"
+                        "\"00000000-0000-4000-8000-000000000000:123\",\"pidNs\":%" PRIu64
+                        ",\"sessionId\":\"be0b1e35-4600-44b4-aba9-84b6d4d12748\"}",
+                        own_pidns() + 1);
+        assert_int_equal(fixture_write(fx->root, "q/sessions/4242.json", rec), 0);
+        scan_fx(fx);
+        assert_int_equal(find(fx, "be0b1e35-4600-44b4-aba9-84b6d4d12748")->live, 0);
+}
+
 static void test_scan_live_claims(void **state) {
         Fx *fx = *state;
         _cleanup_free_ char *alive = strprintf(
@@ -1880,6 +1897,7 @@ int main(void) {
                 T(test_scan_missing_root_is_error_others_scanned),
                 T(test_scan_live_registry_own_pid),
                 T(test_scan_live_registry_other_namespace_unknown),
+                T(test_scan_live_registry_other_namespace_other_boot_dead),
                 T(test_scan_live_claims),
                 T(test_json_inputs_read_as_json_parse),
                 T(test_scan_json_parse_keeps_what_qwen_cannot_read),

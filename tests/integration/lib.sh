@@ -101,21 +101,21 @@ PY
         echo "$T/$1"
 }
 
-# move_project G CWD [keep-mtimes]: the corpus project /srv/demo/scratch of the tree G, as if it
-# had been started in CWD (its directory renamed, its records' cwd rewritten); with keep-mtimes
-# every file keeps its modification time, else it gets the time of the rewrite.
+# move_project G CWD [keep-mtimes] [FROM]: the corpus project FROM (/srv/demo/scratch) of the
+# tree G, as if it had been started in CWD (its directory renamed, its records' cwd rewritten);
+# with keep-mtimes every file keeps its modification time, else it gets the time of the rewrite.
 move_project() {
-        python3 - "$1" "$2" "${3:-}" <<'PY'
+        python3 - "$1" "$2" "${3:-}" "${4:-/srv/demo/scratch}" <<'PY'
 import os, re, sys
-g, w, keep = sys.argv[1], sys.argv[2], sys.argv[3] == "keep-mtimes"
-old = os.path.join(g, "projects", "-srv-demo-scratch")
+g, w, keep, src = sys.argv[1], sys.argv[2], sys.argv[3] == "keep-mtimes", sys.argv[4]
+old = os.path.join(g, "projects", re.sub(r"[^A-Za-z0-9]", "-", src))
 new = os.path.join(g, "projects", re.sub(r"[^A-Za-z0-9]", "-", w))
 os.rename(old, new)
 for d, _, files in os.walk(new):
     for f in files:
         p = os.path.join(d, f)
         st = os.stat(p)
-        data = open(p, "rb").read().replace(b'"/srv/demo/scratch"', ('"%s"' % w).encode())
+        data = open(p, "rb").read().replace(('"%s"' % src).encode(), ('"%s"' % w).encode())
         open(p, "wb").write(data)
         if keep:
             os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))

@@ -13,7 +13,17 @@ expect_rc 0 --help
 expect_rc 0 --version
 grep -q "^qgc " "$T/out" || fail "--version prints no version"
 expect_rc 64 --no-such-option
+grep -q "^qgc: try 'qgc --help'$" "$T/err" || { cat "$T/err"; fail "an unknown option: no hint of --help"; }
 expect_rc 64 frobnicate
+grep -q "^qgc: unknown command 'frobnicate' (try 'qgc --help')$" "$T/err" || { cat "$T/err"; fail "an unknown command"; }
+# a typo gets the closest command or option (issue 24.12h), as the policy's keys do
+expect_rc 64 stauts
+grep -q "^qgc: unknown command 'stauts'; did you mean 'status'? (try 'qgc --help')$" "$T/err" ||
+        { cat "$T/err"; fail "no did-you-mean for a command"; }
+expect_rc 64 --dry-rn
+grep -q "^qgc: did you mean '--dry-run'? (try 'qgc --help')$" "$T/err" || { cat "$T/err"; fail "no did-you-mean for an option"; }
+expect_rc 64 --root
+grep -q "^qgc: try 'qgc --help'$" "$T/err" || { cat "$T/err"; fail "an option without its argument"; }
 expect_rc 64 --dry-run --root "$tree" --now yesterday
 expect_rc 64 --explain
 expect_rc 64 --json --root "$tree"
@@ -174,12 +184,26 @@ table_row summary fit '^  would move +[0-9.]+K to the archive \(frees no space\)
 table_row changes fit '^would archive [0-9a-f]{8} +121d +[0-9.]+K  /srv/demo/webapp' \
         --changes --root "$tree" --now 2027-04-01T00:00:00Z -c "$A"
 table_row status fit '^/srv/demo/webapp +3 +0 ' status --root "$tree"
+# two projects wider than what 80 columns leave them (43, no bar), narrower than 60, that differ
+# only at the end (issue 24.3: both were cut to the same 21 characters): each is written whole on
+# its own line, the short ones keep theirs
+long=$(make_tree long)
+L=/srv/qgc-hold/0.21.1-with-a-rather-long-name/workspace
+move_project "$long" "$L-one"
+move_project "$long" "$L-two" "" /srv/demo/api-server
+table_row status-long fit "(?=[\s\S]*^$L-one +1 +1 )(?=[\s\S]*^$L-two +4 +0 )^/srv/demo/webapp +3 +0 " \
+        status --root "$long"
 table_row status-archive fit '^archive: [0-9]+ sessions?, [0-9.]+K \(archiving frees no space\)$' \
         status --root "$ran"
 table_row restore nofit '^would restore session dd3dc65a-7d32-4843-a56c-9eef3a13391d:' \
         -n restore dd3dc65a --root "$ran"
 table_row explain nofit '^tree:  # disk caps always delete' check-config --explain -c "$A"
 table_row help nofit '^Usage: qgc' --help
+# one action is one action (issue 24.12g: "1 actions planned"): a restore of one session, and the
+# run that archived several
+expect_rc 0 restore dd3dc65a --root "$ran" -c "$A" --log-file "$T/restore.log"
+grep -q 'MESSAGE="qgc run started: 1 action planned"' "$T/restore.log" || { cat "$T/restore.log"; fail "the run-start entry of one action"; }
+grep -q 'MESSAGE="qgc run started: [0-9]* actions planned"' "$T/ran.log" || { cat "$T/ran.log"; fail "the run-start entry of several actions"; }
 # piped without COLUMNS: whole lines, and status sized to its content (not ~1,000 columns)
 run_qgc status --root "$tree" > "$T/status.pipe"
 awk 'length > 100 { bad = 1 } END { exit bad }' "$T/status.pipe" || { cat "$T/status.pipe"; fail "piped status is padded wide"; }

@@ -67,6 +67,37 @@ grep -q '^Type=oneshot$' "$T/system/qgc.service" || fail "system service is not 
 ts=$(sed -n 's/^TimeoutStartSec=\([0-9]*\)h$/\1/p' "$T/system/qgc.service")
 [ -n "$ts" ] && [ "$ts" -ge 2 ] || fail "system service: no TimeoutStartSec= of hours (got '$ts')"
 
+# Every admin.KEY a unit's comment names is a key of the policy (issue 24.12d: "users-dirs").
+keys=$(QGC_SYSTEM_CONFIG=/dev/null "$QGC" check-config -c /dev/null --explain 2>/dev/null |
+        sed -n '/^admin/,$s/^ *\([a-z][a-z-]*\) .*/\1/p')
+[ -n "$keys" ] || fail "cannot list the admin keys (qgc check-config --explain)"
+named=$(cat "$T"/system/qgc.* "$T"/user/qgc.* | grep '^#' | grep -o 'admin\.[a-z-]*' | sort -u)
+[ -n "$named" ] || fail "the units' comments name no admin key"
+for k in $named; do
+        echo "$keys" | grep -qx "${k#admin.}" || fail "a unit's comment names $k, which is no admin key"
+done
+
+# The catalog's text fits every entry of its kind (issue 24.12i: "archived ... with its
+# .worktree.json, .pr.json and .ledger.jsonl sidecars" for sessions that had none): the session
+# entries name no particular sidecar file.
+python3 - "$QGC_SRCDIR/systemd/qgc.catalog" <<'PY' || fail "a catalog entry claims sidecars a session may not have"
+import re, sys
+for e in re.split(r'^-- ', open(sys.argv[1]).read(), flags=re.M)[1:]:
+    mid, body = e.split("\n", 1)
+    for name in (".worktree.json", ".pr.json", ".ledger.jsonl"):
+        if name in body:
+            print(f"{mid}: names {name}"); sys.exit(1)
+PY
+
+# The metrics file at its documented place (issue 24.9: qgc.conf's example of admin.metrics-file,
+# Debian's node_exporter textfile directory) is writable without a drop-in: under
+# ProtectSystem=strict its directory is one of the ReadWritePaths= ("-": only where it exists).
+grep -q '^ProtectSystem=strict$' "$T/system/qgc.service" || fail "the system service is not ProtectSystem=strict"
+mdir=$(sed -n 's|^#[[:space:]]*metrics-file = "\(/.*\)/[^/]*";$|\1|p' "$QGC_SRCDIR/etc/qgc.conf")
+[ -n "$mdir" ] || fail "etc/qgc.conf has no metrics-file example"
+sed -n 's/^ReadWritePaths=//p' "$T/system/qgc.service" | tr ' ' '\n' | grep -qx -- "-\?$mdir" ||
+        fail "qgc.service cannot write the metrics file's default directory $mdir (no ReadWritePaths=)"
+
 # security: exposure <= 3.0.
 out=$(systemd-analyze security --offline=true "$T/system/qgc.service" 2>&1) || {
         # older systemd-analyze without --offline

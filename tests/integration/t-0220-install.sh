@@ -16,6 +16,10 @@ for f in "$prefix/bin/qgc" "$sysconfdir/qgc/qgc.conf" "$sysconfdir/cron.d/qgc" \
         [ -f "$D$f" ] || { find "$D" -type f; fail "not installed: $f"; }
 done
 find "$D" -name qgc.catalog | grep -q . || fail "journal catalog not installed"
+# the documents the man pages cite (issue 24.9), at those paths for prefix /usr
+for n in README.md fleet.md plan-schema.md; do
+        [ -f "$D$prefix/share/doc/qgc/$n" ] || { find "$D" -type f; fail "not installed: $prefix/share/doc/qgc/$n"; }
+done
 find "$D" -path '*systemd/user/qgc.timer' | grep -q . || fail "user timer not installed"
 find "$D" -path '*/bash-completion/completions/qgc' | grep -q . || fail "bash completion not installed"
 find "$D" -path '*/zsh/vendor-completions/_qgc' | grep -q . || fail "zsh completion not installed"

@@ -8,8 +8,9 @@
 #   - the user service, under a lingering user's own manager: Result=success, journal entries;
 #   - an invalid policy file: the unit fails with exit status 78 and the file:line error is in
 #     `journalctl -u qgc`;
-#   - with doc/fleet.md's drop-in (--metrics-file), the textfile has one series per user and
-#     passes promcheck.py; after the invalid policy it says exit code 78.
+#   - with doc/fleet.md's policy drop-in (admin.metrics-file) and no unit drop-in, the textfile
+#     has one series per user and passes promcheck.py; with --metrics-file in a unit drop-in, it
+#     says exit code 78 after the invalid policy.
 # Without root, systemd-nspawn or debootstrap, when the base root cannot be made or nspawn cannot
 # run it, the judge is missing (judge_missing: SKIP, or FAIL where every judge must run). SKIP for
 # a sanitizer build, or for a build whose prefix is neither /usr nor /usr/local (distcheck's:
@@ -79,15 +80,10 @@ tree /root root
 tree /home/qgcuser qgcuser
 before_root=$(archived /root) before_user=$(archived /home/qgcuser)
 
-# --- the system service, as the timer starts it, with the metrics drop-in of doc/fleet.md
-mkdir -p /var/lib/prometheus/node-exporter /etc/systemd/system/qgc.service.d
-cat >/etc/systemd/system/qgc.service.d/metrics.conf <<IN
-[Service]
-ExecStart=
-ExecStart=$prefix/bin/qgc --all-users --quiet --metrics-file /var/lib/prometheus/node-exporter/qgc.prom
-ReadWritePaths=/var/lib/prometheus/node-exporter
-IN
-systemctl daemon-reload
+# --- the system service, as the timer starts it, with the metrics key of doc/fleet.md: a policy
+# drop-in and no unit drop-in (the unit may write Debian's textfile directory)
+mkdir -p /var/lib/prometheus/node-exporter /etc/qgc/conf.d
+echo 'admin = { metrics-file = "/var/lib/prometheus/node-exporter/qgc.prom"; };' >/etc/qgc/conf.d/metrics.conf
 systemctl start qgc.service && ok "systemctl start qgc.service" || bad "systemctl start qgc.service failed"
 res=$(systemctl show -P Result qgc.service) st=$(systemctl show -P ExecMainStatus qgc.service)
 [ "$res" = success ] && [ "$st" = 0 ] && ok "qgc.service Result=$res status=$st" ||
@@ -134,7 +130,15 @@ n=$(entries qgcuser _SYSTEMD_USER_UNIT=qgc.service _UID=$uid QGC_ACTION=archived
 ucmd systemctl --user list-unit-files qgc.timer --no-pager | grep -q 'qgc.timer *disabled' &&
         ok "the user timer is installed and not enabled" || bad "the user timer is not 'disabled'"
 
-# --- an invalid policy file
+# --- an invalid policy file; --metrics-file in a unit drop-in (the key is in the policy that
+# does not parse) reports its exit code
+mkdir -p /etc/systemd/system/qgc.service.d
+cat >/etc/systemd/system/qgc.service.d/metrics.conf <<IN
+[Service]
+ExecStart=
+ExecStart=$prefix/bin/qgc --all-users --quiet --metrics-file /var/lib/prometheus/node-exporter/qgc.prom
+IN
+systemctl daemon-reload
 cp /root/bad.conf /etc/qgc/qgc.conf
 if systemctl start qgc.service 2>/dev/null; then bad "qgc.service started with an invalid policy"; fi
 res=$(systemctl show -P Result qgc.service) st=$(systemctl show -P ExecMainStatus qgc.service)

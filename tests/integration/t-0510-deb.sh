@@ -6,7 +6,10 @@
 # trigger, the conffiles, the cron line inert on a machine booted with systemd, timer or not),
 # upgrade over it to a rebuild with a higher version (a changed conffile kept, the timer still
 # enabled),
-# remove (timer stopped, binary gone, conffiles kept, cron line inert) and purge (nothing left).
+# the metrics file written by qgc.service through a policy drop-in alone (no unit drop-in),
+# remove (timer stopped, binary gone, conffiles kept, cron line inert) and purge (nothing left
+# but the admin's own drop-in; the metrics files qgc wrote at the configured and the default
+# path gone, a file qgc did not write kept).
 # Without root, nspawn or debootstrap the judge is missing (judge_missing: SKIP, or FAIL where
 # every judge must run); SKIP without the package tools, or for a sanitizer build.
 . "$(dirname "$0")/lib.sh"
@@ -55,6 +58,14 @@ grep -q "deb-systemd-invoke \$_dh_action 'qgc.timer'" "$T/ctrl/postinst" || fail
 grep -q "deb-systemd-invoke stop 'qgc.timer'" "$T/ctrl/prerm" || fail "prerm does not stop qgc.timer"
 grep -qx '/etc/qgc/qgc.conf' "$T/ctrl/conffiles" || fail "/etc/qgc/qgc.conf is not a conffile"
 pass "the package enables and starts qgc.timer only; the user units are not enabled"
+# qgc --version names the package's version (issue 24.12e: a new revision showed the old text)
+for d in "$deb" "$deb2"; do
+        rm -rf "$T/x" && dpkg-deb -x "$d" "$T/x"
+        v=$(dpkg-deb -f "$d" Version)
+        "$T/x/usr/bin/qgc" --version | grep -qxF "qgc ${v%%[-+~]*} (package $v)" ||
+                fail "qgc --version of $v says: $("$T/x/usr/bin/qgc" --version)"
+done
+pass "qgc --version names the package's version ($v1, $v2)"
 
 base=$(nspawn_base) || judge_missing nspawn "cannot make the Debian 12 base root (debootstrap)"
 nspawn_usable "$base" ||
@@ -100,10 +111,13 @@ systemctl list-timers --all --no-pager | grep -q 'qgc\.timer' && ok "list-timers
 journalctl --list-catalog 2>/dev/null | grep -qi 'caec719ed545467d92482f1a66e06938.*qgc run started' &&
         ok "the journal catalog knows qgc's messages (systemd's dpkg trigger)" || bad "qgc's catalog entries are not in journalctl --list-catalog"
 for f in /usr/bin/qgc /usr/share/man/man8/qgc.8.gz /usr/share/man/man5/qgc.conf.5.gz \
-         /usr/share/bash-completion/completions/qgc /usr/share/zsh/vendor-completions/_qgc; do
+         /usr/share/bash-completion/completions/qgc /usr/share/zsh/vendor-completions/_qgc \
+         /usr/share/doc/qgc/README.md /usr/share/doc/qgc/fleet.md /usr/share/doc/qgc/plan-schema.md; do
         [ -e "$f" ] || bad "not installed: $f"
 done
 qgc check-config -c /etc/qgc/qgc.conf >/dev/null && ok "qgc check-config on the packaged qgc.conf" || bad "the packaged qgc.conf does not parse"
+pkgv() { dpkg-query -W -f='${Version}' qgc; }
+qgc --version | grep -qF "(package $(pkgv))" && ok "qgc --version: $(qgc --version)" || bad "qgc --version: $(qgc --version), package $(pkgv)"
 cron_runs && bad "the cron line starts qgc while qgc.timer is active" || ok "cron line inert while qgc.timer is active"
 # a machine booted with systemd: the cron line does nothing even with the timer disabled (issue
 # 23.8: disabling the timer stops qgc, as for logrotate)
@@ -116,10 +130,27 @@ systemctl enable --now qgc.timer >/dev/null 2>&1
 echo '# changed by the admin' >> /etc/qgc/qgc.conf
 dpkg -i /root/qgc_v2.deb >/root/dpkg.log 2>&1 && ok "dpkg -i (upgrade to $(dpkg-query -W -f='${Version}' qgc))" || { cat /root/dpkg.log; bad "upgrade failed"; }
 grep -q '^# changed by the admin' /etc/qgc/qgc.conf && ok "upgrade kept the changed conffile" || bad "upgrade lost the admin's change"
+qgc --version | grep -qF "(package $(pkgv))" && ok "after the upgrade, qgc --version: $(qgc --version)" || bad "after the upgrade, qgc --version: $(qgc --version), package $(pkgv)"
 [ "$(systemctl is-enabled qgc.timer)" = enabled ] && systemctl -q is-active qgc.timer &&
         ok "qgc.timer enabled and active after the upgrade" || bad "qgc.timer after the upgrade: $(systemctl is-enabled qgc.timer), $(systemctl is-active qgc.timer)"
 [ "$(systemctl show -P ActiveState qgc.service)" = inactive ] && [ -z "$(journalctl -q -u qgc.service -o cat)" ] &&
         ok "qgc.service did not run at the upgrade" || bad "qgc.service ran at the upgrade"
+
+# --- the metrics file (issue 24.9): admin.metrics-file in a policy drop-in, no unit drop-in;
+# a second path named in qgc.conf (a conffile, gone before postrm hears purge) holds a file qgc
+# wrote; beside them a .prom file that is not qgc's
+M=/var/lib/prometheus/node-exporter
+mkdir -p $M /etc/qgc/conf.d /srv/metrics
+echo "admin = { metrics-file = \"$M/qgc.prom\"; };" >/etc/qgc/conf.d/metrics.conf
+echo 'node_apt_upgrades_pending 0' >$M/apt.prom
+systemctl start qgc.service
+res=$(systemctl show -P Result qgc.service) st=$(systemctl show -P ExecMainStatus qgc.service)
+[ "$res" = success ] && [ "$st" = 0 ] && grep -q '^qgc_last_run_exit_code 0$' $M/qgc.prom &&
+        ok "qgc.service wrote $M/qgc.prom with a policy drop-in alone" ||
+        { journalctl -u qgc.service -o cat --no-pager | tail -5; bad "qgc.service: Result=$res status=$st, metrics: $(ls $M)"; }
+qgc --all-users --quiet --metrics-file /srv/metrics/qgc.prom || bad "qgc --metrics-file /srv/metrics/qgc.prom failed"
+echo 'admin = { metrics-file = "/srv/metrics/qgc.prom"; };' >>/etc/qgc/qgc.conf
+qgc check-config >/dev/null || bad "the policy with two metrics-file keys does not parse"
 
 # --- remove
 dpkg -r qgc >/root/dpkg.log 2>&1 && ok "dpkg -r" || { cat /root/dpkg.log; bad "dpkg -r failed"; }
@@ -129,11 +160,17 @@ systemctl list-timers --no-pager | grep -q "qgc\.timer" && bad "qgc.timer still 
 [ -f /etc/qgc/qgc.conf ] && [ -f /etc/cron.d/qgc ] && ok "conffiles kept after removal" || bad "conffiles gone after removal"
 PATH=/usr/sbin:/usr/bin:/sbin:/bin sh -c "$(grep -E '^[0-9*]' /etc/cron.d/qgc | awk '{ $1 = $2 = $3 = $4 = $5 = $6 = ""; print }')" >/root/cron.out 2>&1
 [ ! -s /root/cron.out ] && ok "the removed package's cron line is silent" || bad "the cron line prints (cron would mail): $(cat /root/cron.out)"
+[ -f $M/qgc.prom ] && [ -f /srv/metrics/qgc.prom ] && ok "remove kept the metrics files" || bad "remove: a metrics file is missing: $(ls $M /srv/metrics)"
 
 # --- purge
 dpkg -P qgc >/root/dpkg.log 2>&1 && ok "dpkg -P" || { cat /root/dpkg.log; bad "dpkg -P failed"; }
-left=$(ls -d /etc/qgc /etc/cron.d/qgc /etc/systemd/system/timers.target.wants/qgc.timer /var/lib/systemd/deb-systemd-helper-enabled/qgc.timer.dsh-also 2>/dev/null)
+left=$(ls -d /etc/qgc/qgc.conf /etc/cron.d/qgc /etc/systemd/system/timers.target.wants/qgc.timer /var/lib/systemd/deb-systemd-helper-enabled/qgc.timer.dsh-also /var/lib/qgc 2>/dev/null)
 [ -z "$left" ] && ok "purge left nothing" || bad "purge left: $left"
+[ "$(find /etc/qgc)" = "$(printf '/etc/qgc\n/etc/qgc/conf.d\n/etc/qgc/conf.d/metrics.conf')" ] &&
+        ok "/etc/qgc holds the admin's drop-in only" || bad "/etc/qgc after purge: $(find /etc/qgc)"
+[ ! -e $M/qgc.prom ] && [ ! -e /srv/metrics/qgc.prom ] && ok "purge removed the metrics files qgc wrote (the drop-in's and qgc.conf's)" ||
+        bad "purge left a metrics file: $(ls $M/qgc.prom /srv/metrics/qgc.prom 2>/dev/null)"
+[ -f $M/apt.prom ] && ok "purge kept a .prom file qgc did not write" || bad "purge removed $M/apt.prom"
 dpkg-query -W qgc >/dev/null 2>&1 && bad "dpkg still knows qgc" || ok "dpkg no longer knows qgc"
 exit $((n_fail > 0))
 CHECK

@@ -46,12 +46,18 @@ echo unknown > "$tree/projects/-srv-demo-webapp/notes.txt"
 echo '{}' > "$tree/tmp/$H/chats/session-2025-01-01T00-00-abcd1234.json"
 echo '{}' > "$tree/tmp/$H/checkpoint-x.json"
 ln "$tree/stray-dir/blob.bin" "$tree/stray-dir/blob-link.bin"
+# qgc's own files, as a run and an interrupted one leave them: its own kind, not unknown
+: > "$tree/.qgc.lock"
+mkdir -p "$tree/.qgc/pending"
+echo '{}' > "$tree/.qgc/pending/marker"
+echo partial > "$tree/projects/-srv-demo-webapp/chats/.logs.json.qgc-tmp"
 compare "$tree" planted
 python3 - "$T/planted.json" <<'PY' || bad "planted: kinds not as planted"
 import json, sys
 t = json.load(open(sys.argv[1]))["breakdown"][0]
 k = t["kinds"]
 assert k["unknown"]["files"] == 2, k["unknown"]          # blob (linked twice: once), notes.txt
+assert k["qgc"]["files"] == 3, k["qgc"]                  # the lock, a marker, a temporary file
 assert k["legacy"]["files"] == 2, k["legacy"]
 assert any("stray-dir/blob" in p for p in t["unknown_shown"]), t["unknown_shown"]
 PY

@@ -58,6 +58,10 @@ python3 "$PC" "$M" \
         "qgc_filesystem_avail_bytes{tree=\"$tree\"}>0" \
         'qgc_policy_tree_max_size_bytes==1073741824' 'qgc_policy_keep_free_bytes>0' \
         "qgc_sessions{user=\"$(id -un)\"}?" || { cat "$M"; fail "the metrics file"; }
+# debian/postrm removes a metrics file at purge only when its first line is qgc's: that line
+pat=$(sed -n "s/.*head -n 1 -- \"\$1\" | grep -q '\(.*\)' || return 0$/\1/p" "$QGC_SRCDIR/debian/postrm")
+[ -n "$pat" ] || fail "debian/postrm tests no first line"
+head -n 1 "$M" | grep -q "$pat" || fail "debian/postrm would not know the file qgc wrote: $(head -n 1 "$M")"
 [ "$(stat -c %a "$M")" = 644 ] || fail "mode $(stat -c %a "$M"), not 644, under umask 077"
 [ "$(ls "$T/textfile")" = qgc.prom ] || fail "left in the directory: $(ls "$T/textfile")"
 pass "a run's metrics: the format, the numbers of its summary, mode 0644"
@@ -88,7 +92,8 @@ timeout 60 "$QGC" -c "$T/policy.conf" --root "$tree" --log-target stderr --quiet
 rc=$?
 set -e
 [ $rc = 0 ] || { cat "$T/err"; fail "an unwritable metrics file changed the exit status to $rc"; }
-grep -q -- '--metrics-file' "$T/err" || fail "no warning about the metrics file"
+grep -q "^qgc: --metrics-file: cannot create a file next to '$T/no/such/dir/qgc.prom': " "$T/err" ||
+        { cat "$T/err"; fail "no warning about the metrics file"; }
 set +e
 "$QGC" --dry-run --root "$tree" --metrics-file "$M" >/dev/null 2>"$T/err"
 rc=$?
@@ -154,7 +159,29 @@ if [ "$(id -u)" = 0 ]; then
         set -e
         [ $rc = 78 ] && grep -q "bad-key.conf:1: .*metrics-file" "$T/err" ||
                 { cat "$T/err"; fail "a relative metrics-file: exit $rc"; }
-        pass "admin.metrics-file: the system file's key writes the metrics of root's runs"
+        # a file the key names that cannot be written: a warning that names the key and where it
+        # was set (issue 24.9: it named --metrics-file, which nobody passed), the run's exit status
+        printf 'defaults = { max-age = "12h"; min-age = "1h"; };\nadmin = { metrics-file = "%s"; };\n' \
+                "$T/no/such/dir/qgc.prom" > "$T/system-bad.conf"
+        QGC_SYSTEM_CONFIG="$T/system-bad.conf" HOME="$T" timeout 60 "$QGC" --root "$tree3" \
+                --log-target stderr --quiet 2>"$T/err" || { cat "$T/err"; fail "an unwritable key's file failed the run"; }
+        grep -q "^qgc: admin\.metrics-file ($T/system-bad\.conf:2): cannot create a file next to '$T/no/such/dir/qgc.prom': " \
+                "$T/err" || { cat "$T/err"; fail "the warning does not name admin.metrics-file and its file"; }
+        # on a read-only file system (the unit's ProtectSystem=strict): which directory the unit allows
+        if unshare -m true 2>/dev/null; then
+                mkdir -p "$T/ro"
+                printf 'defaults = { max-age = "12h"; min-age = "1h"; };\nadmin = { metrics-file = "%s"; };\n' \
+                        "$T/ro/qgc.prom" > "$T/system-ro.conf"
+                QGC_SYSTEM_CONFIG="$T/system-ro.conf" HOME="$T" unshare -m sh -c \
+                        'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec timeout 60 "$@"' \
+                        sh "$T/ro" "$QGC" --root "$tree3" --log-target stderr --quiet 2>"$T/err" ||
+                        { cat "$T/err"; fail "a read-only metrics directory failed the run"; }
+                grep -q "^qgc: admin\.metrics-file ($T/system-ro\.conf:2): .*Read-only file system (qgc\.service may write only under /var/lib/prometheus/node-exporter; .*ReadWritePaths=" \
+                        "$T/err" || { cat "$T/err"; fail "a read-only file system: no hint of ReadWritePaths="; }
+        else
+                part_skipped "a read-only metrics directory (no mount namespace)"
+        fi
+        pass "admin.metrics-file: the system file's key writes the metrics of root's runs; its failures name it"
 fi
 
 # doc/fleet.md has a query for every event of the catalog
@@ -165,4 +192,4 @@ if [ -f "$QGC_TESTDATA/../../doc/fleet.md" ]; then
         done
         pass "doc/fleet.md: a journalctl MESSAGE_ID= query for every catalog entry"
 fi
-exit 0
+finish
