@@ -17,6 +17,7 @@
 #include "erase.h"
 #include "erase-int.h"
 #include "fsutil.h"
+#include "json.h"
 #include "log.h"
 #include "macro.h"
 #include "qwen.h"
@@ -44,14 +45,19 @@ int erase_open(int dir_fd, const char *name, struct stat *ret_st) {
         return TAKE_FD(fd);
 }
 
-/* Read (dir_fd, name) whole with its stat. */
-static int erase_read(int dir_fd, const char *name, struct stat *ret_st, char **ret,
+size_t erase_file_max(EraseParseFn parse) {
+        return parse == erase_parse_org ? json_input_info(JSON_INPUT_ORGANIZATION)->max
+                                        : ERASE_FILE_MAX;
+}
+
+/* Read (dir_fd, name) whole with its stat, up to max bytes. */
+static int erase_read(int dir_fd, const char *name, size_t max, struct stat *ret_st, char **ret,
                       size_t *ret_size) {
         _cleanup_close_ int fd = erase_open(dir_fd, name, ret_st);
 
         if (fd < 0)
                 return fd;
-        return fs_read_fd(fd, ERASE_FILE_MAX, ret, ret_size);
+        return fs_read_fd(fd, max, ret, ret_size);
 }
 
 /* Does fd (st: its fstat) hold exactly text[0..n), read as fs_read_fd() reads it (st_size bytes
@@ -274,7 +280,7 @@ static int erase_read_version(int fd, EraseParseFn parse, const EraseIds *ids, c
         *ret_k = 0;
         for (size_t i = 0; i < ids->n; i++)
                 ids->counts[i] = 0;
-        r = fs_read_fd(fd, ERASE_FILE_MAX, ret_text, ret_n);
+        r = fs_read_fd(fd, erase_file_max(parse), ret_text, ret_n);
         if (r < 0)
                 return r == -ENOMEM ? r : 0;
         r = parse(*ret_text, *ret_n, ret_p);
@@ -374,7 +380,7 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
                 st = cache->st;
                 p = &cache->p;
         } else {
-                r = erase_read(dir_fd, name, &st, &own_text, &n_old);
+                r = erase_read(dir_fd, name, erase_file_max(parse), &st, &own_text, &n_old);
                 if (r == -ENOENT)
                         return 0;
                 if (r < 0)

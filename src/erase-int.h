@@ -78,6 +78,9 @@ int erase_parsed_merge(const char *text, size_t n, const EraseParsed *p, const b
                        size_t *ret_size);
 
 /* erase-edit.c */
+/* The largest file of parse qgc edits: ERASE_FILE_MAX for logs.json, the scan's limit for the
+ * organisation file (erase.h). */
+size_t erase_file_max(EraseParseFn parse);
 /* A parse of a shared file kept between the edits of a run (EraseIndex.cache): the text it
  * was made from and what erase_parse_*() found in it. A text read later is looked up by its
  * whole content (erase_cache_match()), so that an entry is never taken for another text: a file

@@ -462,6 +462,41 @@ int erase_parsed_merge(const char *text, size_t n, const EraseParsed *p, const b
         return *ret ? 0 : -ENOMEM;
 }
 
+static void strv_free_n(char **v, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
+int erase_logs_session_ids(const char *text, size_t n, char ***ret, size_t *ret_n) {
+        _cleanup_(erase_parsed_done) EraseParsed p = {};
+        char **ids;
+        size_t k = 0;
+        int r;
+
+        r = erase_parse_logs(text, n, &p);
+        if (r < 0)
+                return r;
+        ids = calloc(p.ne + 1, sizeof(char *));
+        if (!ids)
+                return -ENOMEM;
+        for (size_t i = 0; i < p.ne; i++) {
+                const EraseElemId *x = &p.id[i];
+
+                if (x->off == SIZE_MAX)
+                        continue;
+                ids[k] = strndup(x->dec ?: text + p.e[i].start + x->off, x->len);
+                if (!ids[k]) {
+                        strv_free_n(ids, k);
+                        return -ENOMEM;
+                }
+                k++;
+        }
+        *ret = ids;
+        *ret_n = k;
+        return 0;
+}
+
 int erase_count_logs(const char *text, size_t n, const char *id, unsigned *ret_count) {
         _cleanup_(erase_parsed_done) EraseParsed p = {};
         const EraseIds ids = { .ids = &id, .n = 1 };

@@ -312,7 +312,7 @@ static int erase_file_has(EraseIndex *x, const EraseFile *f, EraseItem *items, b
                 if (r > 0)
                         p = &c->p;
                 else if (r >= 0)
-                        r = fs_read_fd(fd, ERASE_FILE_MAX, &text, &n);
+                        r = fs_read_fd(fd, erase_file_max(f->parse), &text, &n);
         }
         for (size_t j = 0; j < f->n_items; j++)
                 ids[j] = items[f->items[j]].s->id;

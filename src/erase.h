@@ -24,7 +24,9 @@
 #define ERASE_LOGS_FILE "logs.json"
 #define ERASE_ORG_FILE "session-organization.v1.json"
 #define ERASE_REVIEW_DIR "workflows/generated/review"
-/* The largest shared file qgc edits (Qwen reads each whole; a larger one is reported). */
+/* The largest logs.json qgc edits (Qwen reads each whole); the organisation file's limit is the
+ * scan's (json.h's JSON_INPUT_ORGANIZATION: over it, its sessions' pins are unknown), so that the
+ * plan knows what the edit refuses (SharedState, inventory.h): erase_file_max(). */
 #define ERASE_FILE_MAX (64U * 1024 * 1024)
 
 /* Called after every mutating step (the executor's crash hook). */
@@ -39,6 +41,9 @@ int erase_splice_logs(const char *text, size_t n, const char *id, char **ret, si
  * text[0..n). The same contract; no "sessions" object means nothing to remove. */
 int erase_splice_org(const char *text, size_t n, const char *id, char **ret, size_t *ret_size,
                      unsigned *ret_removed);
+/* The "sessionId" string of every row of a logs.json text that has one, in order (*ret: n + 1
+ * allocated strings, NULL-terminated; the scan's preview). 0, -EBADMSG as above, or -ENOMEM. */
+int erase_logs_session_ids(const char *text, size_t n, char ***ret, size_t *ret_n);
 /* Count the rows of id in a logs.json text (the plan's preview). -EBADMSG as above. */
 int erase_count_logs(const char *text, size_t n, const char *id, unsigned *ret_count);
 

@@ -85,6 +85,15 @@ typedef enum OwnerCause {
         _OWNER_CAUSE_INVALID = -22,
 } OwnerCause;
 
+/* Can a delete's edit of a file Qwen shares (erase.h) be done, as the scan found it? What the
+ * executor would refuse is planned as a skip (policy.c), never met at run time. */
+typedef enum SharedState {
+        SHARED_OK,         /* absent, or what qgc edits */
+        SHARED_TOO_BIG,    /* larger than ERASE_FILE_MAX */
+        SHARED_MALFORMED,  /* not what Qwen Code writes (JSON.parse, the container) */
+        SHARED_UNREADABLE, /* cannot be opened or read (a symlink, permissions, ...) */
+} SharedState;
+
 /* Liveness signals (live.c), a bit each. */
 typedef enum LiveFlags {
         LIVE_REGISTRY = 1 << 0,  /* G/sessions/<pid>.json names it and the process is alive */
@@ -115,6 +124,8 @@ typedef struct Session {
         bool org_unreadable : 1;  /* its project's session-organization.v1.json exists but cannot
                                    * be read or parsed: its pins and groups are unknown */
         bool review_dir : 1;      /* workflows/generated/review/<id>-<hash>/ exists */
+        unsigned logs_state : 2;  /* SharedState of its tmp/<hash>/logs.json: whether a delete's
+                                   * edit of it (erase.h) can be done */
         uint8_t owner_cause;  /* OwnerCause (a byte: it fills padding) */
         SessionState state;
         OwnerStatus owner;

@@ -436,6 +436,14 @@ static int main_report_run(const Plan *plan, const ActionStats *st, int r) {
                 fflush(stdout);
                 log_warning("warning: %s (use --force, or raise the limit)", warning);
         }
+        if (h.n_limit > 0) {
+                _cleanup_free_ char *wl = plan_limit_warning(&h);
+
+                if (!wl)
+                        return -ENOMEM;
+                fflush(stdout);
+                log_warning("warning: %s", wl);
+        }
         return r;
 }
 

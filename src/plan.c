@@ -54,6 +54,12 @@ void plan_held_back(const Plan *p, PlanHeldBack *ret) {
                 const PlanItem *it = &p->items[k];
                 const Verdict *vd = it->verdict;
 
+                if (!it->is_orphan && vd && vd->verb == VERB_SKIP && vd->rule &&
+                    streq(vd->rule, policy_rule_limit)) {
+                        h.n_limit++;
+                        h.bytes_limit += p->inv->sessions[it->index].bytes;
+                        continue;
+                }
                 if (it->is_orphan || !vd || !verdict_held_by(vd))
                         continue;
                 h.n++;
@@ -77,6 +83,17 @@ char *plan_held_back_warning(const PlanHeldBack *h) {
         return strprintf("%s not met: %zu session%s (%s) held back by %s",
                          h->tree_cap ? "tree cap" : "policy", h->n, h->n == 1 ? "" : "s",
                          format_bytes(sz, sizeof sz, h->bytes), h->limit ?: "max-deletions");
+}
+
+char *plan_limit_warning(const PlanHeldBack *h) {
+        char sz[FORMAT_BYTES_MAX];
+
+        if (h->n_limit == 0)
+                return NULL;
+        return strprintf("policy not met: %zu session%s (%s) not deleted: a file Qwen shares is "
+                         "one qgc does not edit (limit)",
+                         h->n_limit, h->n_limit == 1 ? "" : "s",
+                         format_bytes(sz, sizeof sz, h->bytes_limit));
 }
 
 /* Display order of verbs: what changes first. */

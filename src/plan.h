@@ -77,11 +77,17 @@ typedef struct PlanHeldBack {
         uint64_t bytes;
         bool tree_cap;     /* a tree cap (tree max-size, keep-free) wanted one of them gone */
         const char *limit; /* the limit(s) that held them back (static) */
+        size_t n_limit;    /* deletes planned as skips: their edit of a file Qwen shares would be
+                            * refused (policy_rule_limit) */
+        uint64_t bytes_limit;
 } PlanHeldBack;
 void plan_held_back(const Plan *p, PlanHeldBack *ret);
 /* "tree cap not met: 3 sessions (12K) held back by max-deletions" ("policy not met: ..." when
  * no tree cap is involved); malloc'ed; NULL when nothing is held back or on ENOMEM. */
 char *plan_held_back_warning(const PlanHeldBack *h);
+/* "policy not met: 2 sessions (1.2M) not deleted: a file Qwen shares is one qgc does not edit
+ * (limit)"; malloc'ed; NULL when there are none (h->n_limit == 0) or on ENOMEM. */
+char *plan_limit_warning(const PlanHeldBack *h);
 
 /* Takes ownership of *verdicts (sets it to NULL). */
 int plan_build(const Inventory *inv, Verdicts **verdicts, msec_t now, Plan **ret);

@@ -127,6 +127,13 @@ int render_summary(const Plan *p, unsigned cols, FILE *f) {
                                 return -ENOMEM;
                         fprintf(f, "  warning: %s\n", w);
                 }
+                if (h.n_limit > 0) {
+                        _cleanup_free_ char *wl = plan_limit_warning(&h);
+
+                        if (!wl)
+                                return -ENOMEM;
+                        fprintf(f, "  warning: %s\n", wl);
+                }
         }
         return r >= 0 ? render_incomplete(p->inv, cols, f) : r;
 }
