@@ -96,8 +96,8 @@ typedef struct EraseItem {
  * of the same project directory or hash, then live_project_busy() afresh, one probe for the
  * sessions that ask it the same question, and again right before each file is edited); then
  * their rows out of each tmp/<hash>/logs.json and their entries out of each
- * session-organization.v1.json, each file edited once (one splice, temp file, fsync, re-read,
- * rename, directory fsync) for all of them.
+ * session-organization.v1.json, each file edited once (one splice, temp file, fsync, exchange,
+ * merge of a version a writer left, directory fsync) for all of them.
  * The edits happen where one session's did (after the batch's pending-delete markers, before any
  * transcript goes), so a crash anywhere converges the same way: the next run drops the markers of
  * sessions whose transcripts are still there and deletes them again, finding nothing more of them
