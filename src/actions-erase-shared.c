@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "erase.h"
 #include "journal.h"
@@ -115,6 +116,15 @@ void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *
                                       items[j].done.log_rows, "prompt history row(s)");
                 actions_report_erased(c, s, pdir ? pdir : "projects", ERASE_ORG_FILE,
                                       items[j].done.org_entries, "organization entry(ies)");
+                /* a writer outran the edit's merges: what it wrote last is beside the file */
+                if (items[j].kept)
+                        log_warning("a version of a file Qwen shares, written while qgc edited "
+                                    "it, was not merged: kept as '%s/%s/%s' (without the deleted "
+                                    "sessions' rows)",
+                                    c->inv->trees[s->tree].runtime_dir,
+                                    strneq(items[j].kept, ERASE_LOGS_FILE, strlen(ERASE_LOGS_FILE)) ? (tmp ?: "tmp")
+                                                                               : (pdir ?: "projects"),
+                                    items[j].kept);
                 if (items[j].r == -EAGAIN && items[j].why)
                         actions_batch_report(c, it, ACTIONS_SKIPPED_NOT_NOW, items[j].why, 0);
                 else if (items[j].r < 0)
@@ -122,8 +132,10 @@ void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *
                                              items[j].why ?: "cannot edit the files Qwen shares",
                                              -items[j].r);
         }
-        for (size_t j = 0; items && j < n; j++)
+        for (size_t j = 0; items && j < n; j++) {
                 free(items[j].why);
+                free(items[j].kept);
+        }
         for (size_t j = 0; j < n_owned; j++)
                 safe_close(owned[j]);
 }

@@ -334,14 +334,18 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
         return 0;
 }
 /* Journal every session the deletion limits held back as skipped, with the limit as its reason
- * (the executor never sees them: their verdict is SKIP, or ARCHIVE instead of DELETE). */
+ * (the executor never sees them: their verdict is SKIP, or ARCHIVE instead of DELETE), and every
+ * delete planned as a skip because its edit of a file Qwen shares would be refused
+ * (policy_rule_limit). */
 static void actions_report_held_back(ActionsContext *c, const Plan *p) {
         for (size_t i = 0; i < p->n_items; i++) {
                 const PlanItem *it = &p->items[i];
                 _cleanup_free_ char *why = NULL;
 
-                if (it->is_orphan || !verdict_held_by(it->verdict) ||
-                    it->verdict->verb != VERB_SKIP || it->index >= p->inv->n_sessions)
+                if (it->is_orphan || it->verdict->verb != VERB_SKIP ||
+                    it->index >= p->inv->n_sessions ||
+                    (!verdict_held_by(it->verdict) &&
+                     !(it->verdict->rule && streq(it->verdict->rule, policy_rule_limit))))
                         continue;
                 why = plan_item_reason(p, it);
                 (void)actions_report_session(c, &p->inv->sessions[it->index], it->verdict,

@@ -15,6 +15,7 @@
 #include "enrich.h"
 #include "erase.h"
 #include "fsread.h"
+#include "fsutil.h"
 #include "json.h"
 #include "log.h"
 #include "macro.h"
@@ -100,20 +101,26 @@ static int enrich_array_session_ids(json_object *o, char ***ret, size_t *ret_n) 
         return 0;
 }
 
-/* Read the sessionId of every row of tmp/<hash>/logs.json (Qwen's prompt history), for the
- * plan's preview of a delete; an unreadable file previews nothing (the delete reports it). */
+/* Read the sessionId of every row of tmp/<hash>/logs.json (Qwen's prompt history) with the
+ * delete's own reader and parser (erase.h), up to the size the delete edits: the plan's preview
+ * of a delete, and whether its edit can be done (t->logs_state; a file it cannot edit previews
+ * nothing, and the policy plans the deletes of its sessions as skips). */
 static int enrich_logs_load(int hfd, EnrichTasks *t) {
-        json_object *o = NULL;
+        _cleanup_close_ int fd = fs_open_noatime(hfd, ERASE_LOGS_FILE, O_RDONLY);
+        _cleanup_free_ char *text = NULL;
+        size_t n = 0;
         int r;
 
-        r = json_read_input(hfd, ERASE_LOGS_FILE, JSON_INPUT_LOGS, &o);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0 || !json_object_is_type(o, json_type_array)) {
-                json_object_put(o);
-                return 0;
-        }
-        return enrich_array_session_ids(o, &t->log_ids, &t->n_log);
+        r = fd < 0 ? fd : fs_read_fd(fd, ERASE_FILE_MAX, &text, &n);
+        if (r >= 0)
+                r = erase_logs_session_ids(text, n, &t->log_ids, &t->n_log);
+        if (r == -ENOENT || r == -ENOMEM)
+                return r == -ENOMEM ? r : 0;
+        if (r < 0)
+                t->logs_state = r == -EFBIG     ? SHARED_TOO_BIG
+                                : r == -EBADMSG ? SHARED_MALFORMED
+                                                : SHARED_UNREADABLE;
+        return 0;
 }
 
 /* Read tmp/<hash>/scheduled_tasks.json (a JSON array of tasks, optional "sessionId"). */
@@ -184,6 +191,7 @@ static int enrich_tasks(const EnrichProject *p, EnrichCache *c, Session *s) {
         }
         for (size_t i = 0; i < t->n_log; i++)
                 s->n_log_rows += streq(t->log_ids[i], s->id); /* Qwen compares exactly */
+        s->logs_state = t->logs_state;
         if (t->malformed) {
                 s->n_tasks = MAX(s->n_tasks, 1u);
                 return 0;

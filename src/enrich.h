@@ -20,6 +20,7 @@ typedef struct EnrichTasks {
         bool malformed; /* unreadable: every session of the hash counts as bound */
         char **log_ids; /* sessionId of every row of tmp/<hash>/logs.json (erase.h) */
         size_t n_log;
+        SharedState logs_state; /* whether a delete's edit of logs.json can be done */
 } EnrichTasks;
 
 /* The tmp/<hash>/ read so far, sorted by hash: one per scan thread, kept across projects. */

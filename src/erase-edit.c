@@ -17,6 +17,8 @@
 #include "erase.h"
 #include "erase-int.h"
 #include "fsutil.h"
+#include "json.h"
+#include "log.h"
 #include "macro.h"
 #include "qwen.h"
 #include "util.h"
@@ -43,28 +45,32 @@ int erase_open(int dir_fd, const char *name, struct stat *ret_st) {
         return TAKE_FD(fd);
 }
 
-/* Read (dir_fd, name) whole with its stat. */
-static int erase_read(int dir_fd, const char *name, struct stat *ret_st, char **ret,
+size_t erase_file_max(EraseParseFn parse) {
+        return parse == erase_parse_org ? json_input_info(JSON_INPUT_ORGANIZATION)->max
+                                        : ERASE_FILE_MAX;
+}
+
+/* Read (dir_fd, name) whole with its stat, up to max bytes. */
+static int erase_read(int dir_fd, const char *name, size_t max, struct stat *ret_st, char **ret,
                       size_t *ret_size) {
         _cleanup_close_ int fd = erase_open(dir_fd, name, ret_st);
 
         if (fd < 0)
                 return fd;
-        return fs_read_fd(fd, ERASE_FILE_MAX, ret, ret_size);
+        return fs_read_fd(fd, max, ret, ret_size);
 }
 
 /* Does fd (st: its fstat) hold exactly text[0..n), read as fs_read_fd() reads it (st_size bytes
  * from the start)? 1 or 0, a chunk at a time (no copy of the whole file), or -errno. */
-int erase_fd_is(int fd, const struct stat *st, const char *text, size_t n) {
-        _cleanup_free_ char *buf = NULL;
-        const size_t chunk = 1024 * 1024;
+#define ERASE_CHUNK (1024 * 1024)
+
+/* erase_fd_is() with buf, of ERASE_CHUNK bytes. */
+static int erase_fd_is_buf(int fd, const struct stat *st, const char *text, size_t n, char *buf) {
+        const size_t chunk = ERASE_CHUNK;
         size_t at = 0;
 
         if ((uint64_t)st->st_size != n)
                 return 0;
-        buf = malloc(MIN(n, chunk) + 1);
-        if (!buf)
-                return -ENOMEM;
         while (at < n) {
                 ssize_t k = pread(fd, buf, MIN(n - at, chunk), (off_t)at);
 
@@ -79,25 +85,16 @@ int erase_fd_is(int fd, const struct stat *st, const char *text, size_t n) {
         return 1;
 }
 
-/* Is (dir_fd, name) exactly text[0..n) (read as erase_read() reads it, stat with st, a chunk at
- * a time)? 0 when it is, -EAGAIN when not, else erase_read()'s -errno. */
-static int erase_same(int dir_fd, const char *name, const struct stat *st, const char *text,
-                      size_t n) {
-        struct stat st2;
-        _cleanup_close_ int fd = erase_open(dir_fd, name, &st2);
-        int r;
+int erase_fd_is(int fd, const struct stat *st, const char *text, size_t n) {
+        _cleanup_free_ char *buf = NULL;
 
-        if (fd < 0)
-                return fd;
-        if ((uint64_t)st2.st_size > ERASE_FILE_MAX)
-                return -EFBIG;
-        if (st2.st_dev != st->st_dev || st2.st_ino != st->st_ino || st2.st_size != st->st_size ||
-            st2.st_mtim.tv_sec != st->st_mtim.tv_sec || st2.st_mtim.tv_nsec != st->st_mtim.tv_nsec)
-                return -EAGAIN;
-        r = erase_fd_is(fd, &st2, text, n);
-        return r < 0 ? r : r > 0 ? 0 : -EAGAIN;
+        if ((uint64_t)st->st_size != n)
+                return 0;
+        buf = malloc(ERASE_CHUNK);
+        if (!buf)
+                return -ENOMEM;
+        return erase_fd_is_buf(fd, st, text, n, buf);
 }
-
 
 /* The texts kept at most (their sum): a file edited again by the next batch is not parsed
  * again; one that is not is dropped at the end of the batch (erase_cache_trim()). */
@@ -134,31 +131,246 @@ void erase_cache_put(EraseCached *c, size_t total, char **text, size_t n, EraseP
         *p = (EraseParsed){};
 }
 
-/* The edit of erase.h: splice, temp file with the original's mode and owner, fsync, re-read and
- * compare, rename, fsync the directory. *ret_removed: how many the file lost on disk (set once it
- * is renamed into place, also when the directory's fsync then fails; else 0). cache (may be
- * NULL): the file's entry, used when it was made from the text read, and left describing the
- * file as it is after the edit (total: what the other entries hold). */
-int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds *ids,
-                      EraseStepFn step, void *userdata, unsigned *ret_removed, EraseCached *cache,
-                      size_t total) {
-        _cleanup_free_ char *own_text = NULL, *new = NULL;
-        _cleanup_free_ char *tmp = strprintf(".%s.qgc-tmp", name);
-        _cleanup_free_ bool *drop = NULL;
-        _cleanup_(erase_parsed_done) EraseParsed own = {}, next = {};
+/* The temp files of an edit of name: ".<name>.qgc-tmp" and ".<name>.qgc-tmp2". */
+static int erase_temp_names(const char *name, char **ret0, char **ret1) {
+        *ret0 = strprintf(".%s.qgc-tmp", name);
+        *ret1 = strprintf(".%s.qgc-tmp2", name);
+        return *ret0 && *ret1 ? 0 : -ENOMEM;
+}
+
+/* Remove the temp files a crashed edit of name left in dir_fd (and ".<name>.qgc-keep",
+ * erase_keep_unmerged()'s) (the tree lock is ours): a run cut
+ * short between the exchange and the removal leaves the text it replaced there, which holds the
+ * rows of the sessions it deleted. Also when there is nothing more to edit. 0 or -errno. */
+int erase_leftovers_remove(int dir_fd, const char *name) {
+        _cleanup_free_ char *t0 = NULL, *t1 = NULL;
+        int r = erase_temp_names(name, &t0, &t1);
+
+        if (r >= 0)
+                r = fs_unlink(dir_fd, t0, 0);
+        if (r >= 0 || r == -ENOENT)
+                r = fs_unlink(dir_fd, t1, 0);
+        if (r >= 0 || r == -ENOENT) {
+                _cleanup_free_ char *t2 = strprintf(".%s.qgc-keep", name);
+
+                r = t2 ? fs_unlink(dir_fd, t2, 0) : -ENOMEM;
+        }
+        return r == -ENOENT ? 0 : r;
+}
+
+/* How many times one edit puts a version of the file in place at most (erase_edit()). Each
+ * time a writer rewrote the file since qgc read it, the writer's version is spliced again and put
+ * in place again; Qwen writes the file once per prompt, so more than a few in the milliseconds of
+ * an edit is a writer in a loop. */
+#define ERASE_EDIT_ROUNDS 8
+
+/* The temp file tmp with text[0..n), the mode and owner of like, fsynced: its fd (*ret_st), or
+ * -errno (no temp file left behind). */
+static int erase_write_temp(int dir_fd, const char *tmp, const char *text, size_t n,
+                            const struct stat *like, struct stat *ret_st) {
+        _cleanup_close_ int fd = fs_openat(dir_fd, tmp, O_RDWR | O_CREAT | O_EXCL, 0600);
+        int r;
+
+        if (fd < 0)
+                return fd;
+        r = write_all(fd, text, n);
+        if (r >= 0 && (like->st_uid != geteuid() || like->st_gid != getegid()) &&
+            fchown(fd, like->st_uid, like->st_gid) < 0)
+                r = -errno;
+        if (r >= 0 && fchmod(fd, like->st_mode & 07777) < 0)
+                r = -errno;
+        if (r >= 0)
+                r = fs_fsync(fd);
+        if (r >= 0 && fstat(fd, ret_st) < 0)
+                r = -errno;
+        if (r < 0) {
+                (void)fs_unlink(dir_fd, tmp, 0);
+                return r;
+        }
+        return TAKE_FD(fd);
+}
+
+/* Put the file at tmp in place of name, and open the file it replaced: with
+ * renameat2(RENAME_EXCHANGE), which leaves that file at tmp (*ret_at_tmp), so that whatever was
+ * at the name, a writer's version too, is seen; where the filesystem cannot exchange, the name is
+ * opened right before a plain rename (a writer that replaces the file between the two is the one
+ * window left). The replaced file's fd, -ENOENT when there is no file at the name (nothing was
+ * replaced; tmp is still there), or -errno. */
+static int erase_swap(int dir_fd, const char *tmp, const char *name, bool *ret_at_tmp) {
         _cleanup_close_ int fd = -EBADF;
+        struct stat st;
+
+        *ret_at_tmp = false;
+        if (renameat2(dir_fd, tmp, dir_fd, name, RENAME_EXCHANGE) >= 0) {
+                *ret_at_tmp = true;
+                return erase_open(dir_fd, tmp, &st);
+        }
+        if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+                return -errno;
+        fd = erase_open(dir_fd, name, &st);
+        if (fd < 0)
+                return fd;
+        if (renameat(dir_fd, tmp, dir_fd, name) < 0)
+                return -errno;
+        return TAKE_FD(fd);
+}
+
+/* The version of the file a writer wrote while it was edited (fd, st, and its text when it could
+ * be read whole and parsed: p->ne rows or entries), which the rounds of erase_edit() could not
+ * merge, kept beside it as <name>.qgc-unmerged-<inode> so that none of its rows is lost: without
+ * the elements of ids when it parses, else as it is (moved from tmp, or copied). *ret_kept: that
+ * name. 0 or -errno. */
+static int erase_keep_unmerged(int dir_fd, const char *name, const char *tmp, bool at_tmp,
+                               const struct stat *st, int fd, const char *text, size_t n,
+                               const EraseParsed *p, const EraseIds *ids, char **ret_kept) {
+        _cleanup_free_ char *kept = NULL, *part = strprintf(".%s.qgc-keep", name);
+        _cleanup_free_ char *copy = NULL, *spliced = NULL;
+        _cleanup_free_ bool *drop = NULL;
+        _cleanup_close_ int out = -EBADF;
+        const EraseIds all = { .ids = ids->ids, .n = ids->n };
+        const char *src = tmp;
+        struct stat ost = *st;
+        size_t m = 0;
+        unsigned k = 0;
+        int r = 0;
+
+        if (!part)
+                return -ENOMEM;
+        if (p || !at_tmp) {
+                /* a new file (named after its own inode, which no other file has) */
+                if (p) {
+                        drop = calloc(p->ne ? p->ne : 1, sizeof(bool));
+                        r = drop ? erase_parsed_find(text, p, &all, drop, &k) : -ENOMEM;
+                        if (r >= 0)
+                                r = erase_parsed_splice(text, n, p, drop, &spliced, &m, NULL);
+                } else
+                        r = fs_read_fd(fd, SIZE_MAX / 2, &copy, &m);
+                if (r >= 0)
+                        r = fs_unlink(dir_fd, part, 0);
+                if (r >= 0 || r == -ENOENT)
+                        r = out = erase_write_temp(dir_fd, part, p ? spliced : copy, m, st, &ost);
+                if (r < 0)
+                        return r;
+                src = part;
+        }
+        kept = strprintf("%s.qgc-unmerged-%ju", name, (uintmax_t)ost.st_ino);
+        r = kept ? fs_rename_noreplace(dir_fd, src, dir_fd, kept) : -ENOMEM;
+        if (r < 0) {
+                if (src == part)
+                        (void)fs_unlink(dir_fd, part, 0);
+                return r;
+        }
+        if (p && at_tmp)
+                (void)fs_unlink(dir_fd, tmp, 0);
+        log_warning("%s: the version qgc's edit replaced last was written by another process "
+                    "and is not merged: kept as %s", name, kept);
+        if (ret_kept)
+                *ret_kept = TAKE_PTR(kept);
+        return 0;
+}
+
+/* The version of the file a round of erase_edit() found at the name, read: its text (NULL when
+ * it could not be read whole) and parse (has false when it does not parse), how many elements of
+ * each id it holds (counts) and which (drop, *ret_k). 0 or -ENOMEM. */
+static int erase_read_version(int fd, EraseParseFn parse, const EraseIds *ids, char **ret_text,
+                              size_t *ret_n, EraseParsed *ret_p, bool **ret_drop, unsigned *ret_k) {
+        const EraseIds set = { .ids = ids->ids, .n = ids->n, .counts = ids->counts };
+        int r;
+
+        *ret_k = 0;
+        for (size_t i = 0; i < ids->n; i++)
+                ids->counts[i] = 0;
+        r = fs_read_fd(fd, erase_file_max(parse), ret_text, ret_n);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        r = parse(*ret_text, *ret_n, ret_p);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        *ret_drop = calloc(ret_p->ne ? ret_p->ne : 1, sizeof(bool));
+        if (!*ret_drop)
+                return -ENOMEM;
+        return erase_parsed_find(*ret_text, ret_p, &set, *ret_drop, ret_k);
+}
+
+/* The version a round of erase_edit() puts next, from a writer's version d (parsed dp; drop:
+ * its k elements of the ids): d without them, and with every element of the version at the name
+ * (put, when it is one qgc merged: add_put) that d does not have. put holds what every version
+ * seen during the edit held but the ids' elements, and a writer may not have seen all of it (it
+ * read the file while a version of qgc's was there): nothing one held is lost. A writer that
+ * removed an element during the edit gets it back (a row removed at the moment qgc deleted
+ * others; never one of the ids'). *ret NULL when that is d itself. 0 or -ENOMEM. */
+static int erase_merge_next(EraseParseFn parse, const char *put, size_t n_put, bool add_put,
+                            const char *d, size_t n_d, const EraseParsed *dp, const bool *drop,
+                            unsigned k, char **ret, size_t *ret_n) {
+        _cleanup_(erase_parsed_done) EraseParsed pp = {};
+        _cleanup_free_ bool *add = NULL;
+        const EraseParsed none = {};
+        unsigned n_add = 0;
+        int r;
+
+        *ret = NULL;
+        r = add_put ? parse(put, n_put, &pp) : -EBADMSG;
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0) {
+                add = calloc(pp.ne ? pp.ne : 1, sizeof(bool));
+                if (!add)
+                        return -ENOMEM;
+                r = erase_parsed_missing(put, &pp, "", &none, d, dp, add, &n_add);
+                if (r < 0)
+                        return r;
+        }
+        if (k == 0 && n_add == 0)
+                return 0;
+        if (n_add == 0)
+                return erase_parsed_splice(d, n_d, dp, drop, ret, ret_n, NULL);
+        return erase_parsed_merge(d, n_d, dp, drop, put, &pp, add, ret, ret_n);
+}
+
+/* The edit of erase.h: splice, temp file with the original's mode and owner, fsync, put in place
+ * by exchange (erase_swap()), fsync the directory, the file it replaced removed.
+ * When the file it replaced is not exactly the one read, a writer wrote it meanwhile (Qwen's
+ * Logger and organisation service read, change and rewrite the whole file, by rename, or in place
+ * when the owner differs, and take no lock qgc could take), and its version is the file as that
+ * writer left it: it is merged (erase_merge_next()) and put in place again, up to
+ * ERASE_EDIT_ROUNDS times, so that no element a writer added is lost and none of ids comes back. A writer's version that does
+ * not parse, or that holds more elements of one of ids than the text read (that session is being
+ * written: nothing more of it may go), is put back as it is, and the edit fails (-EAGAIN). When
+ * the last round still replaced a newer version, that one is kept beside the file
+ * (erase_keep_unmerged(); *ret_kept, its name, for the report).
+ * *ret_removed: how many the file lost on disk (the elements of ids the read found; set once a
+ * version without them is in place, also when the directory's fsync then fails; else 0). cache
+ * (may be NULL): the file's entry, used when it was made from the text read, and left describing
+ * the file as it is after the edit (total: what the other entries hold). */
+int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds *ids,
+               EraseStepFn step, void *userdata, unsigned *ret_removed, EraseCached *cache,
+               size_t total, char **ret_kept) {
+        _cleanup_free_ char *own_text = NULL, *new = NULL, *want_buf = NULL, *put_buf = NULL;
+        _cleanup_free_ char *d_text = NULL, *cmp = malloc(ERASE_CHUNK);
+        _cleanup_free_ char *tmp0 = NULL, *tmp1 = NULL;
+        _cleanup_free_ bool *drop = NULL;
+        _cleanup_free_ unsigned *counts = calloc(ids->n ? ids->n : 1, sizeof(unsigned));
+        _cleanup_free_ unsigned *d_counts = calloc(ids->n ? ids->n : 1, sizeof(unsigned));
+        _cleanup_(erase_parsed_done) EraseParsed own = {}, next = {}, dp = {};
+        _cleanup_close_ int dfd = -EBADF;
+        const EraseIds set = { .ids = ids->ids, .n = ids->n, .counts = counts };
+        const EraseIds d_set = { .ids = ids->ids, .n = ids->n, .counts = d_counts };
+        const char *tmps[2];
         const EraseParsed *p = NULL;
-        const char *old;
-        struct stat st, now;
-        size_t n_old, n_new;
-        unsigned removed;
-        int r, derived;
+        const char *old, *want, *put;
+        struct stat st, now, want_st, put_st = {}, dst, like;
+        size_t n_old, n_new, n_want, n_put, n_d = 0;
+        char *next_buf;
+        size_t n_next = 0;
+        unsigned removed, rounds = 0, pre = 0, k;
+        bool at_tmp = false, put_ok = true, next_ok, reuse = false, swapped = false;
+        int at = 0, r, derived;
 
         *ret_removed = 0;
-        if (!tmp)
+        if (erase_temp_names(name, &tmp0, &tmp1) < 0 || !counts || !d_counts || !cmp)
                 return -ENOMEM;
         /* the text this batch read a moment ago (erase_file_has()), when the file's stat says it
-         * is still the same; either way the re-read below must find exactly what is spliced */
+         * is still the same; either way the replaced file must be exactly what is spliced */
         if (cache && cache->fresh && fstatat(dir_fd, name, &now, AT_SYMLINK_NOFOLLOW) >= 0 &&
             now.st_dev == cache->st.st_dev && now.st_ino == cache->st.st_ino &&
             now.st_size == cache->st.st_size && now.st_mtim.tv_sec == cache->st.st_mtim.tv_sec &&
@@ -168,7 +380,7 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
                 st = cache->st;
                 p = &cache->p;
         } else {
-                r = erase_read(dir_fd, name, &st, &own_text, &n_old);
+                r = erase_read(dir_fd, name, erase_file_max(parse), &st, &own_text, &n_old);
                 if (r == -ENOENT)
                         return 0;
                 if (r < 0)
@@ -189,7 +401,7 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
         drop = calloc(p->ne ? p->ne : 1, sizeof(bool));
         if (!drop)
                 return -ENOMEM;
-        r = erase_parsed_find(old, p, ids, drop, &removed);
+        r = erase_parsed_find(old, p, &set, drop, &removed);
         if (r < 0 || removed == 0) {
                 if (p == &own)
                         erase_cache_put(cache, total, &own_text, n_old, &own);
@@ -199,49 +411,203 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
         if (derived < 0)
                 return derived;
 
-        /* a leftover of a crashed run has this fixed name (the tree lock is ours) */
-        r = fs_unlink(dir_fd, tmp, 0);
-        if (r < 0 && r != -ENOENT)
+        r = erase_leftovers_remove(dir_fd, name);
+        if (r < 0)
                 return r;
-        fd = fs_openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
-        if (fd < 0)
-                return fd;
-        r = write_all(fd, new, n_new);
-        if (r >= 0 && (st.st_uid != geteuid() || st.st_gid != getegid()) &&
-            fchown(fd, st.st_uid, st.st_gid) < 0)
-                r = -errno;
-        if (r >= 0 && fchmod(fd, st.st_mode & 07777) < 0)
-                r = -errno;
-        if (r >= 0)
-                r = fs_fsync(fd);
-        if (r < 0)
-                goto fail;
-        if (erase_hook)
-                erase_hook(erase_hook_userdata, name);
+        tmps[0] = tmp0;
+        tmps[1] = tmp1;
+        /* each round: the version that should be at the name (want) is replaced by put */
+        want = old;
+        n_want = n_old;
+        want_st = st;
+        put = new;
+        n_put = n_new;
+        like = st;
+        for (;;) {
+                if (!reuse) {
+                        _cleanup_close_ int fd = -EBADF;
 
-        /* a write by Qwen since the read is never lost: the file must be exactly as read */
-        r = erase_same(dir_fd, name, &st, old, n_old);
-        if (r < 0)
-                goto fail;
-        if (renameat(dir_fd, tmp, dir_fd, name) < 0) {
-                r = -errno;
-                goto fail;
+                        /* beside the version a writer left at tmps[at], until this one replaced
+                         * what is at the name (a failure here loses nothing of it); the other
+                         * name holds one that an earlier round merged */
+                        if (at_tmp)
+                                at = 1 - at;
+                        if (rounds > 1) {
+                                r = fs_fsync(dir_fd);
+                                if (r >= 0)
+                                        r = fs_unlink(dir_fd, tmps[at], 0);
+                                if (r < 0 && r != -ENOENT)
+                                        break;
+                        }
+                        fd = erase_write_temp(dir_fd, tmps[at], put, n_put, &like, &put_st);
+                        if (fd < 0) {
+                                r = fd;
+                                break;
+                        }
+                }
+                /* right before the exchange: does the name still hold want (identity, size,
+                 * mtime)? A writer that rewrote it while the temp file was written and synced is
+                 * merged first, unseen by anyone, so that a version of qgc's at the name never
+                 * hides a row of it from the next writer's read */
+                if (!reuse && pre < ERASE_EDIT_ROUNDS &&
+                    fstatat(dir_fd, name, &now, AT_SYMLINK_NOFOLLOW) >= 0 &&
+                    (now.st_dev != want_st.st_dev || now.st_ino != want_st.st_ino ||
+                     now.st_size != want_st.st_size ||
+                     now.st_mtim.tv_sec != want_st.st_mtim.tv_sec ||
+                     now.st_mtim.tv_nsec != want_st.st_mtim.tv_nsec)) {
+                        _cleanup_close_ int nfd = erase_open(dir_fd, name, &dst);
+
+                        pre++;
+                        (void)fs_unlink(dir_fd, tmps[at], 0); /* never in place */
+                        if (nfd < 0) {
+                                r = nfd == -ENOENT ? -EAGAIN : nfd;
+                                break;
+                        }
+                        free(d_text);
+                        d_text = NULL;
+                        free(drop);
+                        drop = NULL;
+                        erase_parsed_done(&dp);
+                        r = erase_read_version(nfd, parse, &d_set, &d_text, &n_d, &dp, &drop, &k);
+                        next_ok = r >= 0 && drop != NULL;
+                        for (size_t i = 0; next_ok && i < ids->n; i++)
+                                next_ok = d_counts[i] <= counts[i];
+                        next_buf = NULL;
+                        if (next_ok && erase_merge_next(parse, put, n_put, put_ok, d_text, n_d,
+                                                        &dp, drop, k, &next_buf, &n_next) < 0)
+                                next_ok = false;
+                        /* the writer's version is at the name: the next exchange replaces it */
+                        free(want_buf);
+                        want_buf = TAKE_PTR(d_text);
+                        want = want_buf ?: "";
+                        n_want = want_buf ? n_d : 0;
+                        want_st = dst;
+                        like = dst;
+                        free(put_buf);
+                        put_buf = NULL;
+                        put_ok = next_ok;
+                        if (!next_ok || !next_buf) {
+                                r = 0; /* it stays: nothing of ids in it, or it wins */
+                                at_tmp = false;
+                                break;
+                        }
+                        put_buf = TAKE_PTR(next_buf);
+                        put = put_buf;
+                        n_put = n_next;
+                        at_tmp = false;
+                        continue;
+                }
+                if (erase_hook)
+                        erase_hook(erase_hook_userdata, name);
+                dfd = safe_close(dfd);
+                dfd = erase_swap(dir_fd, tmps[at], name, &at_tmp);
+                if (dfd < 0) {
+                        /* nothing replaced: the version a writer left is kept, qgc's goes */
+                        if (reuse)
+                                r = erase_keep_unmerged(dir_fd, name, tmps[at], true, &put_st,
+                                                        -EBADF, NULL, 0, NULL, ids, ret_kept);
+                        else
+                                (void)fs_unlink(dir_fd, tmps[at], 0);
+                        r = dfd == -ENOENT ? -EAGAIN : dfd; /* gone: a writer moved it away */
+                        break;
+                }
+                rounds++;
+                swapped = true;
+                if (step)
+                        step(userdata, name);
+                if (put_ok)
+                        *ret_removed = removed;
+                /* the version replaced is the one that should have been there: done */
+                if (fstat(dfd, &dst) < 0)
+                        r = -errno;
+                else if (dst.st_dev == want_st.st_dev && dst.st_ino == want_st.st_ino)
+                        r = erase_fd_is_buf(dfd, &dst, want, n_want, cmp);
+                else
+                        r = 0;
+                if (r > 0)
+                        break;
+                /* a writer's version (or one that cannot be read): what is in it */
+                free(d_text);
+                d_text = NULL;
+                free(drop);
+                drop = NULL;
+                erase_parsed_done(&dp);
+                k = 0;
+                if (r == 0)
+                        r = erase_read_version(dfd, parse, &d_set, &d_text, &n_d, &dp, &drop, &k);
+                if (r < 0 || rounds == ERASE_EDIT_ROUNDS) {
+                        /* kept beside the file; the version put stays at the name */
+                        int q = erase_keep_unmerged(dir_fd, name, tmps[at], at_tmp, &dst, dfd,
+                                                    d_text, n_d, drop ? &dp : NULL, ids,
+                                                    ret_kept);
+                        at_tmp = false;
+                        r = r < 0 ? r : q < 0 ? q : put_ok ? 0 : -EAGAIN;
+                        break;
+                }
+                /* the next version: the writer's, merged (erase_merge_next()), or as it is */
+                next_ok = drop != NULL;
+                for (size_t i = 0; next_ok && i < ids->n; i++)
+                        next_ok = d_counts[i] <= counts[i]; /* no new element of one of ids */
+                next_buf = NULL;
+                if (next_ok && erase_merge_next(parse, put, n_put, put_ok, d_text, n_d, &dp, drop,
+                                                k, &next_buf, &n_next) < 0)
+                        next_ok = false; /* out of memory: put back as it is */
+                /* the version put is at the name: the next round replaces it */
+                free(want_buf);
+                want_buf = TAKE_PTR(put_buf);
+                want = put;
+                n_want = n_put;
+                want_st = put_st;
+                like = dst;
+                put_ok = next_ok;
+                reuse = false;
+                if (next_buf) {
+                        put_buf = TAKE_PTR(next_buf);
+                        put = put_buf;
+                        n_put = n_next;
+                } else {
+                        /* as it is: the very file when it is at tmps[at] (a writer may still be
+                         * writing it in place), else (no exchange) a copy */
+                        put_buf = TAKE_PTR(d_text);
+                        put = put_buf ?: "";
+                        n_put = put_buf ? n_d : 0;
+                        put_st = dst;
+                        reuse = at_tmp;
+                        if (!put_buf && !at_tmp) {
+                                r = -EAGAIN; /* nothing to put back: kept at the name */
+                                break;
+                        }
+                }
         }
-        *ret_removed = removed;
-        /* the file is the new text now: what the next batch's edit reads */
-        if (derived == 0)
+        if (swapped) {
+                int q = fs_fsync(dir_fd);
+
+                /* what the last round replaced (the version it expected) goes, and the one a
+                 * writer left that the next round replaced */
+                if (q >= 0 && at_tmp)
+                        q = fs_unlink(dir_fd, tmps[at], 0);
+                if (q >= 0 && rounds > 1)
+                        (void)fs_unlink(dir_fd, tmps[1 - at], 0);
+                if (r >= 0 && q < 0)
+                        r = q;
+        }
+        if (!put_ok)
+                *ret_removed = 0;
+        for (size_t i = 0; ids->counts && *ret_removed > 0 && i < ids->n; i++)
+                ids->counts[i] = counts[i];
+        if (rounds > 1)
+                log_debug("%s: written by another process while qgc edited it, merged in %u "
+                          "rounds", name, rounds);
+        /* the file as it is now: what the next batch's edit reads */
+        if (rounds == 1 && r >= 0 && derived == 0)
                 erase_cache_put(cache, total, &new, n_new, &next);
-        else
+        else if (swapped)
                 erase_cache_clear(cache);
-        if (step)
-                step(userdata, name);
-        r = fs_fsync(dir_fd);
-        return r < 0 ? r : (int)removed;
-fail:
-        (void)fs_unlink(dir_fd, tmp, 0);
-        if (p == &own)
+        else if (p == &own)
                 erase_cache_put(cache, total, &own_text, n_old, &own);
-        return r;
+        if (r < 0)
+                return r;
+        return put_ok ? (int)removed : -EAGAIN;
 }
 
 int erase_logs_rows(int dir_fd, const char *id, EraseStepFn step, void *userdata) {
@@ -249,7 +615,7 @@ int erase_logs_rows(int dir_fd, const char *id, EraseStepFn step, void *userdata
         unsigned removed;
 
         return erase_edit(dir_fd, ERASE_LOGS_FILE, erase_parse_logs, &ids, step, userdata,
-                          &removed, NULL, 0);
+                          &removed, NULL, 0, NULL);
 }
 
 int erase_org_entry(int dir_fd, const char *id, EraseStepFn step, void *userdata) {
@@ -257,5 +623,5 @@ int erase_org_entry(int dir_fd, const char *id, EraseStepFn step, void *userdata
         unsigned removed;
 
         return erase_edit(dir_fd, ERASE_ORG_FILE, erase_parse_org, &ids, step, userdata,
-                          &removed, NULL, 0);
+                          &removed, NULL, 0, NULL);
 }

@@ -66,7 +66,21 @@ int erase_parsed_find(const char *text, const EraseParsed *p, const EraseIds *id
 int erase_parsed_splice(const char *text, size_t n, const EraseParsed *p, const bool *drop,
                         char **ret, size_t *ret_size, EraseParsed *ret_parsed);
 
+/* The merge of two versions of a file (erase_edit()): which elements of x (text xt) are
+ * neither in w (the same bytes) nor in d (the same bytes; of an object, the same key): add[i]
+ * (x->ne of them), *ret_k. 0 or -ENOMEM. */
+int erase_parsed_missing(const char *xt, const EraseParsed *x, const char *wt, const EraseParsed *w,
+                         const char *dt, const EraseParsed *d, bool *add, unsigned *ret_k);
+/* erase_parsed_splice() (no parse derived) with the elements of x marked in add appended after
+ * the kept ones, their bytes as they are. 0 or -ENOMEM. */
+int erase_parsed_merge(const char *text, size_t n, const EraseParsed *p, const bool *drop,
+                       const char *xt, const EraseParsed *x, const bool *add, char **ret,
+                       size_t *ret_size);
+
 /* erase-edit.c */
+/* The largest file of parse qgc edits: ERASE_FILE_MAX for logs.json, the scan's limit for the
+ * organisation file (erase.h). */
+size_t erase_file_max(EraseParseFn parse);
 /* A parse of a shared file kept between the edits of a run (EraseIndex.cache): the text it
  * was made from and what erase_parse_*() found in it. A text read later is looked up by its
  * whole content (erase_cache_match()), so that an entry is never taken for another text: a file
@@ -90,7 +104,11 @@ int erase_fd_is(int fd, const struct stat *st, const char *text, size_t n);
 void erase_cache_clear(EraseCached *c);
 /* Keep *text (taken) and p (taken) in c, total being what the run's cache holds. */
 void erase_cache_put(EraseCached *c, size_t total, char **text, size_t n, EraseParsed *p);
-/* The edit of one file: the elements of ids spliced out, *ret_removed of them (erase.h). */
+/* Remove what a crashed edit of name left in dir_fd. 0 or -errno. */
+int erase_leftovers_remove(int dir_fd, const char *name);
+/* The edit of one file: the elements of ids spliced out, *ret_removed of them (erase.h); a
+ * writer's version merged (erase-edit.c), or kept beside the file as *ret_kept (may be NULL;
+ * allocated: the name of the version it could not merge). */
 int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds *ids,
                EraseStepFn step, void *userdata, unsigned *ret_removed, EraseCached *cache,
-               size_t total);
+               size_t total, char **ret_kept);

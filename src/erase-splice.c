@@ -16,6 +16,7 @@
 
 #include "erase.h"
 #include "erase-int.h"
+#include "hashmap.h"
 #include "json.h"
 #include "macro.h"
 #include "sha256.h"
@@ -359,6 +360,140 @@ int erase_parsed_splice(const char *text, size_t n, const EraseParsed *p, const 
                 return 1;
         }
         *ret_parsed = q;
+        return 0;
+}
+
+/* An element's bytes, or an object member's key, as a hashmap entry (erase_parsed_missing()). */
+typedef struct EraseSpan {
+        const char *s;
+        size_t n;
+} EraseSpan;
+
+static bool erase_span_eq(const void *entry, const void *key) {
+        const EraseSpan *a = entry, *b = key;
+
+        return a->n == b->n && memcmp(a->s, b->s, a->n) == 0;
+}
+
+/* e of text as a span: its whole bytes, or when by_key and it is an object's member, its key. */
+static EraseSpan erase_span(const char *text, const JsonElem *e, bool by_key) {
+        if (by_key && e->key_end > e->start)
+                return (EraseSpan){ .s = text + e->start, .n = e->key_end - e->start };
+        return (EraseSpan){ .s = text + e->start, .n = e->end - e->start };
+}
+
+/* spans[0..p->ne) of p (text), each in h. 0 or -ENOMEM. */
+static int erase_spans_put(Hashmap *h, EraseSpan *spans, const char *text, const EraseParsed *p,
+                           bool by_key) {
+        int r = hashmap_reserve(h, p->ne);
+
+        for (size_t i = 0; r >= 0 && i < p->ne; i++) {
+                HashSlot *slot;
+
+                spans[i] = erase_span(text, &p->e[i], by_key);
+                slot = hashmap_slot(h, hash_bytes(spans[i].s, spans[i].n), erase_span_eq,
+                                    &spans[i]);
+                if (!slot->entry)
+                        hashmap_fill(h, slot, hash_bytes(spans[i].s, spans[i].n), &spans[i]);
+        }
+        return r;
+}
+
+int erase_parsed_missing(const char *xt, const EraseParsed *x, const char *wt, const EraseParsed *w,
+                         const char *dt, const EraseParsed *d, bool *add, unsigned *ret_k) {
+        _cleanup_free_ EraseSpan *ws = calloc(w->ne ? w->ne : 1, sizeof(EraseSpan));
+        _cleanup_free_ EraseSpan *ds = calloc(d->ne ? d->ne : 1, sizeof(EraseSpan));
+        _cleanup_(hashmap_donep) Hashmap wh = {}, dh = {};
+        unsigned k = 0;
+        int r;
+
+        *ret_k = 0;
+        if (!ws || !ds)
+                return -ENOMEM;
+        r = erase_spans_put(&wh, ws, wt, w, false);
+        if (r >= 0)
+                r = erase_spans_put(&dh, ds, dt, d, true);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < x->ne; i++) {
+                EraseSpan a = erase_span(xt, &x->e[i], false), b = erase_span(xt, &x->e[i], true);
+
+                add[i] = !hashmap_get(&wh, hash_bytes(a.s, a.n), erase_span_eq, &a) &&
+                         !hashmap_get(&dh, hash_bytes(b.s, b.n), erase_span_eq, &b);
+                k += add[i];
+        }
+        *ret_k = k;
+        return 0;
+}
+
+int erase_parsed_merge(const char *text, size_t n, const EraseParsed *p, const bool *drop,
+                       const char *xt, const EraseParsed *x, const bool *add, char **ret,
+                       size_t *ret_size) {
+        _cleanup_(strbuf_done) StrBuf b = {};
+        bool first = true;
+        int r;
+
+        assert(p->has);
+        r = strbuf_append(&b, text, p->open + 1);
+        for (size_t i = 0; r >= 0 && i < p->ne; i++) {
+                if (drop[i])
+                        continue;
+                r = erase_break(&b, !first, p->depth + 1);
+                if (r >= 0)
+                        r = strbuf_append(&b, text + p->e[i].start, p->e[i].end - p->e[i].start);
+                first = false;
+        }
+        for (size_t i = 0; r >= 0 && i < x->ne; i++) {
+                if (!add[i])
+                        continue;
+                r = erase_break(&b, !first, p->depth + 1);
+                if (r >= 0)
+                        r = strbuf_append(&b, xt + x->e[i].start, x->e[i].end - x->e[i].start);
+                first = false;
+        }
+        if (r >= 0 && !first)
+                r = erase_break(&b, false, p->depth);
+        if (r >= 0)
+                r = strbuf_append(&b, text + p->close, n - p->close);
+        if (r < 0)
+                return r;
+        *ret_size = b.len;
+        *ret = strbuf_steal(&b);
+        return *ret ? 0 : -ENOMEM;
+}
+
+static void strv_free_n(char **v, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
+int erase_logs_session_ids(const char *text, size_t n, char ***ret, size_t *ret_n) {
+        _cleanup_(erase_parsed_done) EraseParsed p = {};
+        char **ids;
+        size_t k = 0;
+        int r;
+
+        r = erase_parse_logs(text, n, &p);
+        if (r < 0)
+                return r;
+        ids = calloc(p.ne + 1, sizeof(char *));
+        if (!ids)
+                return -ENOMEM;
+        for (size_t i = 0; i < p.ne; i++) {
+                const EraseElemId *x = &p.id[i];
+
+                if (x->off == SIZE_MAX)
+                        continue;
+                ids[k] = strndup(x->dec ?: text + p.e[i].start + x->off, x->len);
+                if (!ids[k]) {
+                        strv_free_n(ids, k);
+                        return -ENOMEM;
+                }
+                k++;
+        }
+        *ret = ids;
+        *ret_n = k;
         return 0;
 }
 

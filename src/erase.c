@@ -303,6 +303,8 @@ static int erase_file_has(EraseIndex *x, const EraseFile *f, EraseItem *items, b
         r = fd = f->dir_fd < 0 ? f->dir_fd : erase_open(f->dir_fd, f->name, &st);
         if (r == -ENOENT)
                 return 0;
+        if (r >= 0)
+                erase_leftovers_remove(f->dir_fd, f->name);
         if (r >= 0) {
                 /* the text kept from the last batch, when the file still holds exactly it */
                 c = erase_cache_of(x, f);
@@ -310,7 +312,7 @@ static int erase_file_has(EraseIndex *x, const EraseFile *f, EraseItem *items, b
                 if (r > 0)
                         p = &c->p;
                 else if (r >= 0)
-                        r = fs_read_fd(fd, ERASE_FILE_MAX, &text, &n);
+                        r = fs_read_fd(fd, erase_file_max(f->parse), &text, &n);
         }
         for (size_t j = 0; j < f->n_items; j++)
                 ids[j] = items[f->items[j]].s->id;
@@ -353,6 +355,7 @@ typedef struct EraseScratch {
 static void erase_file_edit(EraseIndex *x, const EraseFile *f, EraseItem *items,
                             const EraseScratch *sc, const char *what, size_t off,
                             EraseStepFn step, void *userdata) {
+        _cleanup_free_ char *kept = NULL;
         unsigned removed = 0;
         size_t n = 0;
         int r;
@@ -372,8 +375,10 @@ static void erase_file_edit(EraseIndex *x, const EraseFile *f, EraseItem *items,
                 EraseCached *c = erase_cache_of(x, f);
 
                 r = erase_edit(f->dir_fd, f->name, f->parse, &set, step, userdata, &removed, c,
-                               c ? erase_cache_total(x, c) : 0);
+                               c ? erase_cache_total(x, c) : 0, &kept);
         }
+        if (kept && n > 0 && !items[sc->which[0]].kept) /* with the file's first session */
+                items[sc->which[0]].kept = TAKE_PTR(kept);
         for (size_t j = 0; j < n; j++) {
                 EraseItem *it = &items[sc->which[j]];
 
@@ -521,6 +526,7 @@ int erase_sessions_shared(const Inventory *inv, EraseIndex **index, EraseItem *i
                 it->done = (EraseDone){};
                 it->r = 0;
                 it->why = NULL;
+                it->kept = NULL;
                 if (!it->s->hash)
                         it->tmp_fd = -ENOENT;
                 if (!erase_file_of(&logs, &n_logs, it->tmp_fd, ERASE_LOGS_FILE, erase_parse_logs,

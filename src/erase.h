@@ -8,8 +8,11 @@
  * newline. An edit keeps every other byte: it splices the removed elements out of their
  * container and rebuilds only the container's framing in that format, so a kept row or entry
  * stays byte-identical. The write is a temp file in the same directory (mode and owner of the
- * original), fsync, a re-read that must find the file exactly as it was read (else -EAGAIN and
- * nothing is written), rename, fsync of the directory. */
+ * original), fsync, renameat2(RENAME_EXCHANGE) with the file, so that the file it replaced is
+ * still there to be looked at: when it is not exactly the text read (Qwen, which takes no lock,
+ * rewrote it meanwhile), that version is spliced and put in place in turn, a bounded number of
+ * times (erase-edit.c), so that a row a writer added is never lost; then fsync of the
+ * directory. */
 #pragma once
 
 #include <stdbool.h>
@@ -21,7 +24,9 @@
 #define ERASE_LOGS_FILE "logs.json"
 #define ERASE_ORG_FILE "session-organization.v1.json"
 #define ERASE_REVIEW_DIR "workflows/generated/review"
-/* The largest shared file qgc edits (Qwen reads each whole; a larger one is reported). */
+/* The largest logs.json qgc edits (Qwen reads each whole); the organisation file's limit is the
+ * scan's (json.h's JSON_INPUT_ORGANIZATION: over it, its sessions' pins are unknown), so that the
+ * plan knows what the edit refuses (SharedState, inventory.h): erase_file_max(). */
 #define ERASE_FILE_MAX (64U * 1024 * 1024)
 
 /* Called after every mutating step (the executor's crash hook). */
@@ -36,12 +41,16 @@ int erase_splice_logs(const char *text, size_t n, const char *id, char **ret, si
  * text[0..n). The same contract; no "sessions" object means nothing to remove. */
 int erase_splice_org(const char *text, size_t n, const char *id, char **ret, size_t *ret_size,
                      unsigned *ret_removed);
+/* The "sessionId" string of every row of a logs.json text that has one, in order (*ret: n + 1
+ * allocated strings, NULL-terminated; the scan's preview). 0, -EBADMSG as above, or -ENOMEM. */
+int erase_logs_session_ids(const char *text, size_t n, char ***ret, size_t *ret_n);
 /* Count the rows of id in a logs.json text (the plan's preview). -EBADMSG as above. */
 int erase_count_logs(const char *text, size_t n, const char *id, unsigned *ret_count);
 
 /* Edit (dir_fd, name) with the splice for id. Returns the number of rows/entries removed (0: no
- * file, or nothing of id in it), -EAGAIN when the file changed while it was edited (nothing
- * written), -EBADMSG when it is not what Qwen writes, -EFBIG past ERASE_FILE_MAX, -errno. */
+ * file, or nothing of id in it), -EAGAIN when a writer's version written during the edit could
+ * not be merged (it is what the file holds), -EBADMSG when it is not what Qwen writes, -EFBIG
+ * past ERASE_FILE_MAX, -errno. */
 int erase_logs_rows(int dir_fd, const char *id, EraseStepFn step, void *userdata);
 int erase_org_entry(int dir_fd, const char *id, EraseStepFn step, void *userdata);
 
@@ -68,7 +77,9 @@ static inline void erase_index_freep(EraseIndex **x) {
  * same directory must come with the same fd, so that its file is edited once for all of its
  * sessions. Out: done; r, 0 (done, or nothing of s in the files), -EAGAIN when it cannot be done
  * now (done counts what was already done, the rest untouched: a later run completes it), other
- * -errno; why, allocated, says why when r < 0. */
+ * -errno; why, allocated, says why when r < 0; kept, allocated, the name (in the same directory)
+ * of a version of its file that a writer wrote during the edit and qgc kept beside it instead of
+ * merging it (erase_edit()), NULL when none (set with one of the file's sessions). */
 typedef struct EraseItem {
         const Session *s;
         int chats_fd;
@@ -76,6 +87,7 @@ typedef struct EraseItem {
         EraseDone done;
         int r;
         char *why;
+        char *kept;
 } EraseItem;
 
 /* The shared-file part of deleting the n sessions of a batch (one tree; their transcripts still
@@ -84,8 +96,8 @@ typedef struct EraseItem {
  * of the same project directory or hash, then live_project_busy() afresh, one probe for the
  * sessions that ask it the same question, and again right before each file is edited); then
  * their rows out of each tmp/<hash>/logs.json and their entries out of each
- * session-organization.v1.json, each file edited once (one splice, temp file, fsync, re-read,
- * rename, directory fsync) for all of them.
+ * session-organization.v1.json, each file edited once (one splice, temp file, fsync, exchange,
+ * merge of a version a writer left, directory fsync) for all of them.
  * The edits happen where one session's did (after the batch's pending-delete markers, before any
  * transcript goes), so a crash anywhere converges the same way: the next run drops the markers of
  * sessions whose transcripts are still there and deletes them again, finding nothing more of them
@@ -100,6 +112,7 @@ int erase_sessions_shared(const Inventory *inv, EraseIndex **index, EraseItem *i
 /* Qwen's reviewSessionDirName(id): sanitizeFilenameComponent(id) + "-" + sha256(id)[0..8). */
 char *erase_review_dir_name(const char *id);
 
-/* The tests' seam: called with the file's name after the temp file is written and before the
- * re-read (a concurrent writer goes there). NULL turns it off. */
+/* The tests' seam: called with the file's name after each temp file is written and before it
+ * replaces the file (a concurrent writer goes there: the window of a writer qgc's own rename
+ * would replace). NULL turns it off. */
 void erase_test_set_hook(void (*hook)(void *userdata, const char *name), void *userdata);

@@ -85,6 +85,15 @@ typedef enum OwnerCause {
         _OWNER_CAUSE_INVALID = -22,
 } OwnerCause;
 
+/* Can a delete's edit of a file Qwen shares (erase.h) be done, as the scan found it? What the
+ * executor would refuse is planned as a skip (policy.c), never met at run time. */
+typedef enum SharedState {
+        SHARED_OK,         /* absent, or what qgc edits */
+        SHARED_TOO_BIG,    /* larger than ERASE_FILE_MAX */
+        SHARED_MALFORMED,  /* not what Qwen Code writes (JSON.parse, the container) */
+        SHARED_UNREADABLE, /* cannot be opened or read (a symlink, permissions, ...) */
+} SharedState;
+
 /* Liveness signals (live.c), a bit each. */
 typedef enum LiveFlags {
         LIVE_REGISTRY = 1 << 0,  /* G/sessions/<pid>.json names it and the process is alive */
@@ -117,7 +126,9 @@ typedef struct Session {
         bool review_dir : 1;      /* workflows/generated/review/<id>-<hash>/ exists */
         bool restore_pending : 1; /* a restore began and did not complete (sessiontimes.h) */
         bool restore_to_archive : 1; /* ... a restore --to-archive */
-        uint8_t owner_cause;  /* OwnerCause (a byte: it fills padding) */
+        uint8_t logs_state : 2;   /* SharedState of its tmp/<hash>/logs.json: whether a delete's
+                                   * edit of it (erase.h) can be done */
+        uint8_t owner_cause : 4; /* OwnerCause (bits beside the flags: it fills padding) */
         SessionState state;
         OwnerStatus owner;
         unsigned n_tasks;     /* scheduled tasks bound to it in tmp/<hash>/scheduled_tasks.json */
@@ -159,6 +170,7 @@ typedef struct Session {
 } Session;
 /* 296, then 312 with the two times of sessiontimes.h (1.6 MB more at 100k sessions), then 320
  * with sidecar_bytes (issue 24.10's forecast of a compression: 0.8 MB more at 100k) */
+_Static_assert(_OWNER_CAUSE_MAX <= 16, "OwnerCause fits Session.owner_cause");
 _Static_assert(sizeof(Session) <= 320, "Session grew: 100k of them live in memory at once");
 
 /* Which transcripts the scan reads the title windows of (policy_title_need() fills it). The

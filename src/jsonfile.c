@@ -74,8 +74,9 @@ static const JsonInputInfo json_inputs[_JSON_INPUT_MAX] = {
                 .max = 16 * MIB,
                 .qwen = "logger.ts _readLogFile(): JSON.parse; a SyntaxError backs the file up "
                         "and starts empty",
-                .qgc = "the plan previews no prompt-history rows (the delete's own edit reports "
-                       "the file)",
+                .qgc = "the scan reads it with the delete's own parser (erase.h), up to the "
+                       "64 MiB the delete edits, not this row's max: over it, or not parsed, "
+                       "the deletes of its sessions are planned as skips (limit)",
         },
         [JSON_INPUT_WORKTREE] = {
                 .file = "chats/<id>.worktree.json",

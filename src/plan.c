@@ -103,6 +103,12 @@ static void plan_held_back_full(const Plan *p, bool caps, PlanHeldBack *ret) {
                 const PlanItem *it = &p->items[k];
                 const Verdict *vd = it->verdict;
 
+                if (!it->is_orphan && vd && vd->verb == VERB_SKIP && vd->rule &&
+                    streq(vd->rule, policy_rule_limit)) {
+                        h.n_limit++;
+                        h.bytes_limit += p->inv->sessions[it->index].bytes;
+                        continue;
+                }
                 if (it->is_orphan || !vd || !verdict_held_by(vd))
                         continue;
                 if (!caps && plan_rule_is_cap(verdict_held_rule(vd)))
@@ -152,7 +158,16 @@ int plan_foreach_warning(const Plan *p, PlanWarningFn fn, void *userdata) {
 
                 if (!w)
                         return -ENOMEM;
-                return fn(userdata, w, true);
+                r = fn(userdata, w, true);
+                if (r < 0)
+                        return r;
+        }
+        if (h.n_limit > 0) {
+                _cleanup_free_ char *w = plan_limit_warning(&h);
+
+                if (!w)
+                        return -ENOMEM;
+                return fn(userdata, w, false);
         }
         return 0;
 }
@@ -165,6 +180,17 @@ char *plan_held_back_warning(const PlanHeldBack *h) {
         return strprintf("%s not met: %zu session%s (%s) held back by %s",
                          h->tree_cap ? "tree cap" : "policy", h->n, h->n == 1 ? "" : "s",
                          format_bytes(sz, sizeof sz, h->bytes), h->limit ?: "max-deletions");
+}
+
+char *plan_limit_warning(const PlanHeldBack *h) {
+        char sz[FORMAT_BYTES_MAX];
+
+        if (h->n_limit == 0)
+                return NULL;
+        return strprintf("policy not met: %zu session%s (%s) not deleted: a file Qwen shares is "
+                         "one qgc does not edit (limit)",
+                         h->n_limit, h->n_limit == 1 ? "" : "s",
+                         format_bytes(sz, sizeof sz, h->bytes_limit));
 }
 
 /* Display order of verbs: what changes first. */

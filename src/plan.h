@@ -78,12 +78,18 @@ typedef struct PlanHeldBack {
         uint64_t bytes;
         bool tree_cap;     /* a tree cap (tree max-size, keep-free) wanted one of them gone */
         const char *limit; /* the limit(s) that held them back (static) */
+        size_t n_limit;    /* deletes planned as skips: their edit of a file Qwen shares would be
+                            * refused (policy_rule_limit) */
+        uint64_t bytes_limit;
 } PlanHeldBack;
 void plan_held_back(const Plan *p, PlanHeldBack *ret);
 /* "policy not met: 3 sessions (12K) held back by max-deletions" ("tree cap not met: ..." when
  * h->tree_cap; plan_foreach_warning() reports a cap's held-back sessions in its CapUnmet line
  * instead); malloc'ed; NULL when nothing is held back or on ENOMEM. */
 char *plan_held_back_warning(const PlanHeldBack *h);
+/* "policy not met: 2 sessions (1.2M) not deleted: a file Qwen shares is one qgc does not edit
+ * (limit)"; malloc'ed; NULL when there are none (h->n_limit == 0) or on ENOMEM. */
+char *plan_limit_warning(const PlanHeldBack *h);
 
 /* The forecast of the plan's compressions (compress-after): the bytes the cold tier would
  * compress (the transcripts and sidecars of the sessions planned compress: what the executor
@@ -102,7 +108,7 @@ void plan_compress_forecast(const Plan *p, PlanCompressForecast *ret);
 /* The plan's warnings, each once: every cap it leaves unmet with what holds it ("tree cap not
  * met: 336K > max-size 200K after the plan; held by keep-latest 3 sessions (120K)"), then the
  * sessions the deletion limits hold back from other rules ("policy not met: ..."; limit =
- * true). fn's first error stops the walk and is returned; -ENOMEM. */
+ * true), then the deletes planned as skips for a file Qwen shares (plan_limit_warning()). fn's first error stops the walk and is returned; -ENOMEM. */
 typedef int (*PlanWarningFn)(void *userdata, const char *warning, bool limit);
 int plan_foreach_warning(const Plan *p, PlanWarningFn fn, void *userdata);
 

@@ -105,6 +105,8 @@ static int policy_block_facts(PolicyRun *run, size_t i) {
         return 0;
 }
 
+const char policy_rule_limit[] = "limit";
+
 /* Turn the selections and protections of session i into its verdict. 0 or -ENOMEM. */
 int policy_finish(PolicyRun *run, size_t i) {
         const Session *s = &run->inv->sessions[i];
@@ -131,6 +133,13 @@ int policy_finish(PolicyRun *run, size_t i) {
                 vd->protections |= PROT_SCHEDULED;
                 vd->flags |= VERDICT_TASKS_HELD;
                 policy_block(vd, in, VERB_KEEP, PROT_SCHEDULED);
+        } else if (selected && in->sel_verb == VERB_DELETE && policy_shared_refused(s)) {
+                /* the run would skip it (its edit of tmp/<hash>/logs.json or the organisation
+                 * file is refused: erase.h): planned so, nothing of it salvaged */
+                vd->blocked_rule = vd->rule;
+                vd->blocked_verb = VERB_DELETE;
+                vd->verb = VERB_SKIP;
+                vd->rule = policy_rule_limit;
         } else if (selected) {
                 vd->verb = in->sel_verb; /* rule and measure: the selecting rule's */
         } else {

@@ -93,6 +93,14 @@ int policy_stale_decide(const Inventory *inv, size_t oi, const Policy *p, msec_t
                                                 strprintf("stale project entry (cwd %s gone), "
                                                           "kept: session %.8s: title not read",
                                                           cwd, s->id));
+                if (policy_shared_refused(s))
+                        /* its delete would be skipped: the entry could not go whole */
+                        return policy_stale_set(vd, VERB_KEEP, "none",
+                                                strprintf("stale project entry (cwd %s gone), "
+                                                          "kept: session %.8s: a file Qwen "
+                                                          "shares that qgc does not edit "
+                                                          "(limit)",
+                                                          cwd, s->id));
                 if ((sv->protections & POLICY_STALE_BLOCK) || s->n_tasks > 0) {
                         unsigned prot = sv->protections & POLICY_STALE_BLOCK;
                         const char *what = "bound to a scheduled task";

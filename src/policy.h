@@ -210,6 +210,14 @@ void policy_title_need(const Config *cfg, bool json, TitleNeed *ret);
  * MSEC_INFINITY: off) select a session idle for `idle`? Cutoffs are strict: idle == limit
  * stays. The one test of every age rule, and the scan's (scan_want_title()). */
 bool policy_age_selects(msec_t limit, msec_t idle);
+/* Verdict.rule of a delete planned as a skip because its edit of a file Qwen shares would be
+ * refused (Session.logs_state, Session.org_unreadable; erase.h): the run would skip it. */
+extern const char policy_rule_limit[];
+/* Would a delete of s be refused its edit of the files Qwen shares? */
+static inline bool policy_shared_refused(const Session *s) {
+        return s->logs_state != SHARED_OK || s->org_unreadable;
+}
+
 /* Replace the verdict with a fact (taken; NULL means out of memory: -ENOMEM) and no measure. */
 int verdict_set_fact(Verdict *vd, Verb verb, const char *rule, char *fact);
 Verdicts *verdicts_free(Verdicts *v);

@@ -28,7 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "erase.h"
 #include "hygiene.h"
+#include "json.h"
 #include "macro.h"
 #include "reason.h"
 #include "util.h"
@@ -296,8 +298,40 @@ static char *reason_held(const Verdict *v) {
                      : NULL;
 }
 
+/* A delete the run would skip: its edit of a file Qwen shares would be refused (policy.h). */
+static char *reason_limit(const Verdict *v, const Session *s) {
+        _cleanup_free_ char *sel = reason_rule(v->blocked_rule, &v->measure, v->facts);
+        char max[FORMAT_BYTES_MAX];
+        const char *what;
+
+        if (!sel)
+                return NULL;
+        format_bytes(max, sizeof max, ERASE_FILE_MAX);
+        switch (s->logs_state) {
+        case SHARED_TOO_BIG:
+                return strprintf("tmp/<hash>/logs.json is larger than the %s qgc edits (limit) "
+                                 "(would delete: %s)", max, sel);
+        case SHARED_MALFORMED:
+                what = "is not what Qwen Code writes";
+                break;
+        case SHARED_UNREADABLE:
+                what = "cannot be read";
+                break;
+        default:
+                return strprintf("session-organization.v1.json cannot be read, or is larger than "
+                                 "the %s qgc edits (limit) (would delete: %s)",
+                                 format_bytes(max, sizeof max,
+                                              json_input_info(JSON_INPUT_ORGANIZATION)->max),
+                                 sel);
+        }
+        return strprintf("tmp/<hash>/logs.json %s (limit) (would delete: %s)", what, sel);
+}
+
 char *verdict_reason(const Verdict *v, const Session *s) {
         char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
+
+        if (v->verb == VERB_SKIP && v->rule && streq(v->rule, policy_rule_limit))
+                return reason_limit(v, s);
 
         if ((v->protections & PROT_BLAST) && verdict_held_by(v))
                 return reason_held(v);

@@ -417,6 +417,8 @@ int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
 
         r = json_read_input(pfd, "session-organization.v1.json", JSON_INPUT_ORGANIZATION,
                             &p.org_root);
+        if (r == 0 && !json_object_is_type(p.org_root, json_type_object))
+                r = -EBADMSG; /* no organisation store: what a delete's edit refuses too */
         if (r == 0) {
                 json_object *v = NULL;
                 if (json_object_object_get_ex(p.org_root, "sessions", &v) &&

@@ -13,10 +13,16 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <dirent.h>
 
 #include "erase.h"
 #include "fixture.h"
@@ -38,6 +44,7 @@
 
 static bool fail_alloc;     /* every malloc/calloc/realloc/reallocarray of qgc's code fails */
 static bool fail_dir_fsync; /* fsync() of a directory fails with EIO */
+static bool no_exchange;    /* renameat2(RENAME_EXCHANGE) fails EINVAL (a filesystem without it) */
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t k, size_t n);
@@ -49,6 +56,10 @@ void *__wrap_calloc(size_t k, size_t n);
 void *__wrap_realloc(void *p, size_t n);
 void *__wrap_reallocarray(void *p, size_t k, size_t n);
 int __wrap_fsync(int fd);
+int __real_renameat2(int olddfd, const char *oldname, int newdfd, const char *newname,
+                     unsigned flags);
+int __wrap_renameat2(int olddfd, const char *oldname, int newdfd, const char *newname,
+                     unsigned flags);
 int __wrap_live_project_busy(const Tree *t, int chats_fd,
                              bool (*elsewhere)(const char *id, void *userdata), void *userdata,
                              char **ret_reason);
@@ -93,6 +104,15 @@ int __wrap_fsync(int fd) {
                 return -1;
         }
         return __real_fsync(fd);
+}
+
+int __wrap_renameat2(int olddfd, const char *oldname, int newdfd, const char *newname,
+                     unsigned flags) {
+        if (no_exchange && (flags & RENAME_EXCHANGE)) {
+                errno = EINVAL;
+                return -1;
+        }
+        return __real_renameat2(olddfd, oldname, newdfd, newname, flags);
 }
 
 /* No Qwen process is live (the liveness itself is test_live's), unless busy_id is set: then a
@@ -490,6 +510,304 @@ static void test_erase_batch_scan_live_session_of_the_project(void **state) {
         probes_done(&b);
 }
 
+/* ---------------------------------------------------------------- a writer during the edit */
+
+/* A writer of logs.json as Qwen's Logger is one: it reads the file, adds its row, and writes the
+ * whole text back, by rename (atomicWriteFile) or in place (fs.writeFile: Qwen 0.15, and newer
+ * ones when the file's owner is another user), framed as JSON.stringify(rows, null, 2). Its rows
+ * are "<tag>-<n>" of session id, n counting from 0. */
+typedef struct Writer {
+        const char *root;
+        const char *rel;  /* tmp/<hash>/logs.json */
+        bool in_place;
+        const char *id;
+        char tag;
+        unsigned n;       /* rows written */
+        unsigned round;   /* writer_hook(): its calls in this edit */
+        unsigned only;    /* writer_hook() writes in this round of an edit only (0: in each) */
+        pthread_mutex_t *lock; /* held for each write (another thread writes too), or NULL */
+} Writer;
+
+static void writer_write(Writer *w) {
+        _cleanup_free_ char *text = NULL, *row = NULL, *out = NULL, *tmp = NULL, *path = NULL;
+        size_t n = 0;
+        int fd;
+
+        if (w->lock)
+                pthread_mutex_lock(w->lock);
+        assert_int_equal(fixture_read(w->root, w->rel, &text, &n), 0);
+        row = strprintf("{\n    \"sessionId\": \"%s\",\n    \"messageId\": %u,\n    \"message\": "
+                        "\"%c-%u\"\n  }", w->id, w->n, w->tag, w->n);
+        assert_non_null(row);
+        if (streq(text, "[]"))
+                out = strprintf("[\n  %s\n]", row);
+        else {
+                assert_true(n >= 2 && streq(text + n - 2, "\n]"));
+                out = strprintf("%.*s,\n  %s\n]", (int)(n - 2), text, row);
+        }
+        assert_non_null(out);
+        path = fixture_path(w->root, w->rel);
+        tmp = strprintf("%s.%c.tmp", path, w->tag);
+        fd = open(w->in_place ? path : tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, out, strlen(out)), (ssize_t)strlen(out));
+        assert_int_equal(close(fd), 0);
+        if (!w->in_place)
+                assert_int_equal(rename(tmp, path), 0);
+        w->n++;
+        if (w->lock)
+                pthread_mutex_unlock(w->lock);
+}
+
+static int open_dir_in(const char *root, const char *rel) {
+        _cleanup_free_ char *p = fixture_path(root, rel);
+        int fd;
+
+        assert_non_null(p);
+        fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        return fd;
+}
+
+/* erase.h's seam: right before qgc's version replaces the file. */
+static void writer_hook(void *userdata, const char *name) {
+        Writer *w = userdata;
+
+        if (!streq(name, "logs.json"))
+                return;
+        w->round++;
+        if (w->only == 0 || w->round == w->only)
+                writer_write(w);
+}
+
+/* Is row "<tag>-<i>" in rel? */
+static bool has_writer_row(const char *root, const char *rel, char tag, unsigned i) {
+        _cleanup_free_ char *text = NULL, *want = strprintf("\"%c-%u\"", tag, i);
+        size_t n;
+
+        assert_non_null(want);
+        if (fixture_read(root, rel, &text, &n) < 0)
+                return false;
+        return strstr(text, want) != NULL;
+}
+
+/* The names of the versions qgc kept beside logs.json (erase_keep_unmerged()), ' '-separated. */
+static char *kept_versions(const char *root) {
+        _cleanup_free_ char *dir = fixture_path(root, "tmp/" HA);
+        _cleanup_(strbuf_done) StrBuf sb = {};
+        DIR *d = opendir(dir);
+        struct dirent *de;
+
+        assert_non_null(d);
+        while ((de = readdir(d)))
+                if (strneq(de->d_name, "logs.json.qgc-unmerged-", 23))
+                        assert_int_equal(strbuf_printf(&sb, "%s ", de->d_name), 0);
+        closedir(d);
+        return strbuf_steal(&sb);
+}
+
+/* A writer adds a row of another session in the window where qgc's rename used to replace it
+ * unseen (Qwen's Logger takes no lock; a Qwen started during the edit is not live yet): its
+ * version comes back from the exchange, is merged, and put in place in a second round. Many
+ * edits, by rename and in place: no row of the writer is ever lost, none of A's stays, and
+ * every edit took exactly two rounds (the write did happen between qgc's read and its replace).
+ * Before, the same write in that window was lost every time. */
+static void writer_in_the_window(bool exchange) {
+        _cleanup_free_ char *root = NULL;
+        _cleanup_close_ int dfd = -EBADF;
+        Writer a = { .rel = "tmp/" HA "/logs.json", .id = A, .tag = 'a' };
+        Writer x = { .rel = "tmp/" HA "/logs.json", .id = X, .tag = 'x', .only = 1 };
+
+        assert_int_equal(fixture_new(&root), 0);
+        a.root = x.root = root;
+        assert_int_equal(fixture_write(root, a.rel, "[]"), 0);
+        dfd = open_dir_in(root, "tmp/" HA);
+        no_exchange = !exchange;
+        erase_test_set_hook(writer_hook, &x);
+        for (unsigned i = 0; i < 100; i++) {
+                /* two rows of A, which the edit removes */
+                writer_write(&a);
+                writer_write(&a);
+                x.in_place = i % 2 == 1;
+                x.round = 0;
+                assert_int_equal(erase_logs_rows(dfd, A, NULL, NULL), 2);
+                assert_int_equal(x.n, i + 1);
+                for (unsigned j = 0; j < x.n; j++)
+                        assert_true(has_writer_row(root, x.rel, 'x', j));
+                assert_false(has_row_in(root, x.rel, A));
+                assert_int_equal(x.round, 2);
+        }
+        erase_test_set_hook(NULL, NULL);
+        no_exchange = false;
+        assert_false(fixture_exists(root, "tmp/" HA "/.logs.json.qgc-tmp"));
+        assert_false(fixture_exists(root, "tmp/" HA "/.logs.json.qgc-tmp2"));
+        root = fixture_free(root);
+}
+
+static void test_erase_writer_in_the_window_merged(void **state) {
+        (void)state;
+        writer_in_the_window(true);
+}
+
+/* The same where the filesystem cannot exchange: the name is opened right before the rename, and
+ * a writer before that open is seen the same way. */
+static void test_erase_writer_in_the_window_merged_without_exchange(void **state) {
+        (void)state;
+        writer_in_the_window(false);
+}
+
+/* The writer adds a row of the very session being deleted (it is being written: a Qwen resumed
+ * it): its version is put back whole, nothing of A more goes, and the edit fails (-EAGAIN: the
+ * executor keeps the session, a later run retries). */
+static void test_erase_writer_of_the_deleted_session_wins(void **state) {
+        _cleanup_free_ char *root = NULL, *text = NULL;
+        _cleanup_close_ int dfd = -EBADF;
+        Writer a = { .rel = "tmp/" HA "/logs.json", .id = A, .tag = 'a', .only = 1 };
+        Writer x = { .rel = "tmp/" HA "/logs.json", .id = X, .tag = 'x' };
+        size_t n;
+
+        (void)state;
+        assert_int_equal(fixture_new(&root), 0);
+        a.root = x.root = root;
+        assert_int_equal(fixture_write(root, a.rel, "[]"), 0);
+        writer_write(&x);
+        writer_write(&a);
+        dfd = open_dir_in(root, "tmp/" HA);
+        erase_test_set_hook(writer_hook, &a);
+        assert_int_equal(erase_logs_rows(dfd, A, NULL, NULL), -EAGAIN);
+        erase_test_set_hook(NULL, NULL);
+        assert_int_equal(a.round, 2); /* replaced, then put back */
+        assert_int_equal(fixture_read(root, a.rel, &text, &n), 0);
+        assert_string_equal(text, "[\n  {\n    \"sessionId\": \"" X "\",\n    \"messageId\": 0,\n"
+                                  "    \"message\": \"x-0\"\n  },\n  {\n    \"sessionId\": \"" A
+                                  "\",\n    \"messageId\": 0,\n    \"message\": \"a-0\"\n  },\n  {\n"
+                                  "    \"sessionId\": \"" A "\",\n    \"messageId\": 1,\n"
+                                  "    \"message\": \"a-1\"\n  }\n]");
+        root = fixture_free(root);
+}
+
+/* A writer that rewrites the file before every one of qgc's replaces: after ERASE_EDIT_ROUNDS (8)
+ * rounds the edit stops; what the writer wrote last is kept beside the file, without A's rows,
+ * and reported; the file has every row but that last one. Nothing of the writer is lost. */
+static void test_erase_writer_outruns_the_rounds(void **state) {
+        _cleanup_free_ char *root = NULL, *kept = NULL, *rel = NULL;
+        _cleanup_close_ int dfd = -EBADF;
+        Writer a = { .rel = "tmp/" HA "/logs.json", .id = A, .tag = 'a' };
+        Writer x = { .rel = "tmp/" HA "/logs.json", .id = X, .tag = 'x' };
+
+        (void)state;
+        assert_int_equal(fixture_new(&root), 0);
+        a.root = x.root = root;
+        assert_int_equal(fixture_write(root, a.rel, "[]"), 0);
+        writer_write(&a);
+        dfd = open_dir_in(root, "tmp/" HA);
+        erase_test_set_hook(writer_hook, &x);
+        assert_int_equal(erase_logs_rows(dfd, A, NULL, NULL), 1);
+        erase_test_set_hook(NULL, NULL);
+        assert_int_equal(x.round, 8);
+        kept = kept_versions(root);
+        assert_non_null(kept);
+        assert_non_null(strchr(kept, ' '));
+        assert_ptr_equal(strchr(kept, ' ') + 1, kept + strlen(kept)); /* exactly one */
+        *strchr(kept, ' ') = 0;
+        rel = strprintf("tmp/" HA "/%s", kept);
+        for (unsigned j = 0; j + 1 < x.n; j++)
+                assert_true(has_writer_row(root, x.rel, 'x', j));
+        assert_true(has_writer_row(root, rel, 'x', x.n - 1));
+        assert_false(has_row_in(root, x.rel, A));
+        assert_false(has_row_in(root, rel, A));
+        assert_false(fixture_exists(root, "tmp/" HA "/.logs.json.qgc-tmp"));
+        assert_false(fixture_exists(root, "tmp/" HA "/.logs.json.qgc-tmp2"));
+        root = fixture_free(root);
+}
+
+/* A writer thread rewrites logs.json again and again during each edit (by rename, as Qwen 0.24
+ * does, and in place): qgc's hook, right before each of its replaces, lets the thread write once
+ * and waits for that write (so each race is known to have happened, and is counted), for the
+ * first three replaces of every edit. 200 edits: every edit takes four rounds, no row the thread
+ * wrote is lost, none of A's stays. */
+typedef struct Loop {
+        Writer w;
+        pthread_mutex_t m;
+        pthread_cond_t c;
+        unsigned go, done; /* writes asked for, writes done */
+        bool stop;
+        unsigned races;
+} Loop;
+
+static void *loop_writer(void *userdata) {
+        Loop *l = userdata;
+
+        pthread_mutex_lock(&l->m);
+        for (;;) {
+                while (!l->stop && l->go == l->done)
+                        pthread_cond_wait(&l->c, &l->m);
+                if (l->stop)
+                        break;
+                pthread_mutex_unlock(&l->m);
+                l->w.in_place = l->done % 3 == 2;
+                writer_write(&l->w);
+                pthread_mutex_lock(&l->m);
+                l->done++;
+                pthread_cond_broadcast(&l->c);
+        }
+        pthread_mutex_unlock(&l->m);
+        return NULL;
+}
+
+static void loop_hook(void *userdata, const char *name) {
+        Loop *l = userdata;
+
+        if (!streq(name, "logs.json") || ++l->w.round > 3)
+                return;
+        pthread_mutex_lock(&l->m);
+        l->go++;
+        pthread_cond_broadcast(&l->c);
+        while (l->done != l->go)
+                pthread_cond_wait(&l->c, &l->m);
+        l->races++;
+        pthread_mutex_unlock(&l->m);
+}
+
+static void test_erase_writer_thread_loses_no_row(void **state) {
+        _cleanup_free_ char *root = NULL, *kept = NULL;
+        _cleanup_close_ int dfd = -EBADF;
+        Writer a = { .rel = "tmp/" HA "/logs.json", .id = A, .tag = 'a' };
+        Loop l = { .w = { .rel = "tmp/" HA "/logs.json", .id = X, .tag = 'x' },
+                   .m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER };
+        unsigned edits = 200;
+        pthread_t th;
+
+        (void)state;
+        assert_int_equal(fixture_new(&root), 0);
+        a.root = l.w.root = root;
+        assert_int_equal(fixture_write(root, a.rel, "[]"), 0);
+        dfd = open_dir_in(root, "tmp/" HA);
+        assert_int_equal(pthread_create(&th, NULL, loop_writer, &l), 0);
+        erase_test_set_hook(loop_hook, &l);
+        for (unsigned i = 0; i < edits; i++) {
+                writer_write(&a);
+                writer_write(&a);
+                l.w.round = 0;
+                assert_int_equal(erase_logs_rows(dfd, A, NULL, NULL), 2);
+                assert_int_equal(l.w.round, 4);
+                assert_false(has_row_in(root, l.w.rel, A));
+        }
+        erase_test_set_hook(NULL, NULL);
+        pthread_mutex_lock(&l.m);
+        l.stop = true;
+        pthread_cond_broadcast(&l.c);
+        pthread_mutex_unlock(&l.m);
+        assert_int_equal(pthread_join(th, NULL), 0);
+        assert_int_equal(l.races, 3 * edits);
+        assert_int_equal(l.w.n, 3 * edits);
+        for (unsigned j = 0; j < l.w.n; j++)
+                assert_true(has_writer_row(root, l.w.rel, 'x', j));
+        kept = kept_versions(root);
+        assert_string_equal(kept, ""); /* nothing kept beside */
+        root = fixture_free(root);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_erase_batch_enomem_after_an_edit),
@@ -500,6 +818,11 @@ int main(void) {
                 cmocka_unit_test(test_erase_batch_one_probe_per_question),
                 cmocka_unit_test(test_erase_batch_probes_tell_hashes_apart),
                 cmocka_unit_test(test_erase_batch_scan_live_session_of_the_project),
+                cmocka_unit_test(test_erase_writer_in_the_window_merged),
+                cmocka_unit_test(test_erase_writer_in_the_window_merged_without_exchange),
+                cmocka_unit_test(test_erase_writer_of_the_deleted_session_wins),
+                cmocka_unit_test(test_erase_writer_outruns_the_rounds),
+                cmocka_unit_test(test_erase_writer_thread_loses_no_row),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -717,6 +717,47 @@ static void test_policy_min_age_uses_mtime_when_first_record_unknown(void **stat
         fx_done(&f);
 }
 
+/* A delete whose edit of a file Qwen shares the executor refuses (erase.h: logs.json over
+ * 64 MiB, not what Qwen writes, unreadable; the organisation file unreadable) is planned as the
+ * skip the run makes, with the limit and what it would have done; it takes no place under the
+ * deletion limits (the next session gets it); an archive is not held (it edits neither file). */
+static void test_policy_shared_file_limit_is_planned(void **state) {
+        Fixture f;
+        char got[MAX_S + 1];
+        (void)state;
+
+        fx_init(&f, (Policy)POL(.action = POLICY_ACTION_DELETE, .max_age = 90 * D,
+                                .max_deletions = 1));
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 103 * D, 1)->logs_state = SHARED_TOO_BIG;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 102 * D, 1)->logs_state = SHARED_MALFORMED;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 101 * D, 1)->org_unreadable = true;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, 1);
+        f.cfg.defaults.keep_pinned = false; /* else the unreadable organisation file pins it */
+        fx_eval(&f, false);
+        fx_verbs(&f, got);
+        assert_string_equal(got, "SSSD");
+        for (size_t i = 0; i < 3; i++) {
+                assert_string_equal(f.v->sessions[i].rule, "limit");
+                assert_int_equal(f.v->sessions[i].blocked_verb, VERB_DELETE);
+                assert_null(verdict_held_by(&f.v->sessions[i]));
+        }
+        assert_string_equal(fx_reason(&f, 0), "tmp/<hash>/logs.json is larger than the 64M qgc "
+                                              "edits (limit) (would delete: idle 103d > max-age "
+                                              "90d)");
+        assert_string_equal(fx_reason(&f, 1), "tmp/<hash>/logs.json is not what Qwen Code writes "
+                                              "(limit) (would delete: idle 102d > max-age 90d)");
+        assert_string_equal(fx_reason(&f, 2), "session-organization.v1.json cannot be read, or "
+                                              "is larger than the 16M qgc edits (limit) (would "
+                                              "delete: idle 101d > max-age 90d)");
+
+        /* archiving edits neither file */
+        f.cfg.defaults.action = POLICY_ACTION_ARCHIVE;
+        fx_eval(&f, false);
+        fx_verbs(&f, got);
+        assert_string_equal(got, "AAAA");
+        fx_done(&f);
+}
+
 static void test_policy_blast_radius(void **state) {
         Fixture f;
         char got[MAX_S + 1];
@@ -1791,6 +1832,7 @@ int main(void) {
                 cmocka_unit_test(test_policy_scheduled_never_deleted),
                 cmocka_unit_test(test_policy_protected_bytes_do_not_count_as_freed),
                 cmocka_unit_test(test_policy_min_age_uses_mtime_when_first_record_unknown),
+                cmocka_unit_test(test_policy_shared_file_limit_is_planned),
                 cmocka_unit_test(test_policy_blast_radius),
                 cmocka_unit_test(test_policy_blast_radius_across_projects_and_percent),
                 cmocka_unit_test(test_policy_blast_radius_falls_back_to_archive),
