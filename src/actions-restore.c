@@ -219,10 +219,10 @@ int actions_restore_step(ActionsContext *c, const PlanStep *st) {
         r = cold ? actions_restore_cold(c, st)
                  : actions_restore_one(c, &c->inv->sessions[st->session]);
         /* its end (a cold restore --to-archive is complete in chats/archive/); one that can
-         * never succeed (a conflict, a compressed file that does not match or needs a newer
-         * qgc) ends too, else every run's recovery pass would fail it again; a step refused
-         * by its plan never began */
-        if (!st->why && (r >= 0 || r == -EEXIST || r == -EBADMSG || r == -EPROTONOSUPPORT) &&
+         * never succeed (a conflict, a compressed file that is damaged: cold_damage_why(),
+         * or needs a newer qgc) ends too, else every run's recovery pass would fail it again;
+         * a step refused by its plan never began */
+        if (!st->why && (r >= 0 || r == -EEXIST || cold_damage_why(r)) &&
             session_times_line(&sb, SESSION_TIME_RESTORED, now_msec(), st->session_id) >= 0)
                 (void)actions_restore_append(c, st->tree, &sb);
         return r;

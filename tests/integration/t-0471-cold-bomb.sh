@@ -103,9 +103,10 @@ set -- $(limited "$T/run.out" "$T/run.err" "$QGC" --now "$NOW" --root "$tree" -c
 make_bomb 5242880
 grep -v "\"sessionId\":\"$ARCH\"" "$tree/usage_record.jsonl" > "$T/usage" || fail "usage"
 cp "$T/usage" "$tree/usage_record.jsonl"
+# (restore-grace off: the refused restore of part 2 began a restore, which grants a grace)
 cat > "$T/c2.conf" <<'CONF'
 defaults = { action = "archive"; max-age = "90d"; archive-max-age = "30d"; keep-latest = 0;
-             keep-titled = false; max-deletions-percent = 100; };
+             keep-titled = false; max-deletions-percent = 100; restore-grace = "0s"; };
 CONF
 set -- $(limited "$T/run2.out" "$T/run2.err" "$QGC" --now "$NOW" --root "$tree" -c "$T/c2.conf" --log-file "$T/run2.log")
 [ "$2" -lt 131072 ] || fail "the run's peak RSS was $2 KiB"
