@@ -13,8 +13,9 @@
 #     says exit code 78 after the invalid policy.
 # Without root, systemd-nspawn or debootstrap, when the base root cannot be made or nspawn cannot
 # run it, the judge is missing (judge_missing: SKIP, or FAIL where every judge must run). SKIP for
-# a sanitizer build, or for a build whose prefix is neither /usr nor /usr/local (distcheck's:
-# units out of systemd's search path, binary under /tmp which the hardened service cannot see).
+# a sanitizer build, a build whose sysconfdir is not /etc, or whose prefix is neither /usr nor
+# /usr/local (distcheck's: units out of systemd's search path, binary under /tmp which the
+# hardened service cannot see).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/nspawn.sh"
 : "${QGC_BUILDDIR:?}"
@@ -28,6 +29,10 @@ case $prefix in
 /usr | /usr/local) ;;
 *) skip "the build's prefix is $prefix, not /usr or /usr/local" ;;
 esac
+# the checks write the policy at /etc/qgc/qgc.conf, where the packaged and bootstrap builds read it
+sysconfdir=$(sed -n 's/^sysconfdir = //p' "$QGC_BUILDDIR/Makefile")
+[ "$sysconfdir" = /etc ] ||
+        skip "the build's sysconfdir is $sysconfdir, not /etc (configure --sysconfdir=/etc, as ./bootstrap does)"
 [ -z "$(sed -n 's/^SAN_FLAGS = //p' "$QGC_BUILDDIR/Makefile")" ] ||
         skip "a sanitizer build (its runtime and shadow memory do not belong in the hardened unit)"
 t0=$(date +%s)
