@@ -502,7 +502,7 @@ int fs_read_file(int dfd, const char *name, size_t max, char **ret, size_t *ret_
 }
 
 int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mode_t mode) {
-        _cleanup_free_ char *tmp = strprintf(".%s.qgc-tmp", name);
+        _cleanup_free_ char *tmp = strprintf(".%s" FS_TEMP_SUFFIX, name);
         _cleanup_close_ int fd = -EBADF;
         const char *p = data;
         size_t done = 0;
@@ -537,4 +537,10 @@ int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mo
 fail:
         (void)unlinkat(dfd, tmp, 0);
         return r;
+}
+
+bool fs_is_temp_name(const char *name) {
+        size_t n = strlen(name), ls = strlen(FS_TEMP_SUFFIX);
+
+        return name[0] == '.' && n > ls + 1 && streq(name + n - ls, FS_TEMP_SUFFIX);
 }

@@ -105,3 +105,8 @@ int fs_read_file(int dfd, const char *name, size_t max, char **ret, size_t *ret_
 /* write data to (dfd, name) atomically: a temp file in dfd, fsync, rename over name, fsync
  * dfd. mode for a new file. */
 int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mode_t mode);
+
+/* The suffix of qgc's temporary files (".<name>.qgc-tmp", fs_write_atomic() and every other
+ * atomic write of qgc's), and whether name is one. */
+#define FS_TEMP_SUFFIX ".qgc-tmp"
+bool fs_is_temp_name(const char *name);

@@ -540,6 +540,11 @@ int hygiene_stale_walk(HygieneStale *h, int pfd) {
                                 return r;
                         continue;
                 }
+                /* qgc's own temporary file (".<name>.qgc-tmp": the file an edit of
+                 * session-organization.v1.json put aside, left by a killed run) is no activity:
+                 * the recovery steps in front of this run's plan remove it */
+                if (S_ISREG(st.st_mode) && fs_is_temp_name(name))
+                        continue;
                 hygiene_stale_count(h, &st, !streq(name, "session-organization.v1.json"));
                 if (streq(name, "session-organization.v1.json") && S_ISREG(st.st_mode)) {
                         if (!h->skip_org)

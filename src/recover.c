@@ -57,12 +57,6 @@ void recover_step(RecoverStepFn step, void *userdata, const char *what) {
                 step(userdata, what);
 }
 
-bool recover_is_temp_name(const char *name) {
-        size_t n = strlen(name), ls = strlen(RECOVER_TEMP_SUFFIX);
-
-        return name[0] == '.' && n > ls + 1 && streq(name + n - ls, RECOVER_TEMP_SUFFIX);
-}
-
 /* ---------------------------------------------------------------- a tree's two roots */
 
 typedef struct RecoverRoots {
@@ -387,7 +381,7 @@ static int recover_scan_dir_fd(Plan *p, size_t t, const RecoverRoots *rt, bool i
                                 return r;
                         continue;
                 }
-                if (!recover_is_temp_name(name) || (type != DT_REG && type != DT_UNKNOWN))
+                if (!fs_is_temp_name(name) || (type != DT_REG && type != DT_UNKNOWN))
                         continue;
                 if (fstatat(fd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode) ||
                     sb.st_uid != rt->tree->uid || sb.st_dev != dev)

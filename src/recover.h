@@ -6,13 +6,14 @@
 #include <stdbool.h>
 #include <sys/stat.h>
 
+#include "fsutil.h"
 #include "plan.h"
 
 /* Where the pending-delete markers live, relative to G (next to G/.qgc.lock). */
 #define RECOVER_STATE_DIR ".qgc"
 #define RECOVER_PENDING_DIR ".qgc/pending"
 /* The suffix of every temporary file qgc writes (".<name>.qgc-tmp", fs_write_atomic()). */
-#define RECOVER_TEMP_SUFFIX ".qgc-tmp"
+#define RECOVER_TEMP_SUFFIX FS_TEMP_SUFFIX
 
 /* The limits of a pending marker file, which the tree's user can write too: a file over one is
  * reported and ignored (never acted on). qgc writes one file per batch of deletes, at most
@@ -71,9 +72,6 @@ int recover_state_dir_open(int global_fd, dev_t global_dev, RecoverStepFn step, 
 /* Remove the marker name (ENOENT is success). */
 int recover_marker_remove(int global_fd, dev_t global_dev, const char *name, RecoverStepFn step,
                           void *userdata);
-
-/* Is name one of qgc's temporary files (".<x>.qgc-tmp")? */
-bool recover_is_temp_name(const char *name);
 
 /* Add the recovery steps of every tree of p->inv to p: one RECOVER_DELETE per pending marker,
  * one RECOVER_TEMP per temporary file of qgc's (right name, a regular file owned by the tree's

@@ -184,7 +184,7 @@ TreeKind treesize_classify(const char *rel) {
         /* qgc's own: its lock, its state (pending markers) and its temporary files anywhere */
         if ((ts_is(c, n, LOCK_FILE) && c[n] == '\0') ||
             (ts_is(c, n, RECOVER_STATE_DIR) && c[n] == '/') ||
-            recover_is_temp_name(strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel))
+            fs_is_temp_name(strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel))
                 return TREE_KIND_QGC;
         if (ts_is(c, n, "projects"))
                 return ts_classify_project(rel);
