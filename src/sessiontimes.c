@@ -153,7 +153,7 @@ int session_times_line(StrBuf *sb, SessionTimeEvent ev, msec_t at, const char *i
 int session_times_append(int global_fd, dev_t global_dev, const char *text, size_t n,
                          SessionTimesStepFn step, void *userdata) {
         _cleanup_close_ int state_fd = -EBADF, fd = -EBADF;
-        const char *name = SESSION_TIMES_FILE + strlen(RECOVER_STATE_DIR "/");
+        const char *name = SESSION_TIMES_NAME;
         bool created = false;
         int r;
 
@@ -243,7 +243,7 @@ int session_times_compact(int global_fd, const Inventory *inv, size_t t) {
         state_fd = fs_open_path(global_fd, RECOVER_STATE_DIR, 0);
         if (state_fd < 0)
                 return state_fd;
-        r = fs_write_atomic(state_fd, SESSION_TIMES_FILE + strlen(RECOVER_STATE_DIR "/"),
+        r = fs_write_atomic(state_fd, SESSION_TIMES_NAME,
                             sb.buf ?: "", sb.len, 0600);
         return r < 0 ? r : 1;
 }

@@ -24,7 +24,9 @@
 #include "inventory.h"
 #include "util.h"
 
-#define SESSION_TIMES_FILE ".qgc/session-times"
+/* its name in G/.qgc/ (RECOVER_STATE_DIR), and its path from G */
+#define SESSION_TIMES_NAME "session-times"
+#define SESSION_TIMES_FILE ".qgc/" SESSION_TIMES_NAME
 #define SESSION_TIMES_MAX (16U * 1024 * 1024)
 #define SESSION_TIMES_COMPACT (4U * 1024 * 1024)
 
