@@ -5,7 +5,7 @@
 # (1.5.4): with another one (or no zstd) that part reports SKIP.
 . "$(dirname "$0")/lib.sh"
 : "${QGC_SRCDIR:?}"
-dir="$QGC_SRCDIR/src/colddict"
+dir="$QGC_SRCDIR/src/base/colddict"
 n=0
 for z in "$dir"/dict-*.zdict; do
         [ -f "$z" ] || fail "no dictionary in $dir"
@@ -16,7 +16,7 @@ for z in "$dir"/dict-*.zdict; do
         sed -n 's/^ *\(0x.*\)$/\1/p' "$inc" | tr -d ' \n' | tr ',' '\n' | sed -n 's/^0x//p' >"$T/inc.hex"
         od -An -v -tx1 "$z" | tr -s ' ' '\n' | sed '/^$/d' >"$T/zdict.hex"
         cmp -s "$T/inc.hex" "$T/zdict.hex" || fail "dict-$v.inc does not hold the bytes of dict-$v.zdict"
-        grep -q "cold_dict_$v, sizeof cold_dict_$v" "$QGC_SRCDIR/src/cold.c" ||
+        grep -q "cold_dict_$v, sizeof cold_dict_$v" "$QGC_SRCDIR/src/base/cold.c" ||
                 fail "dictionary $v is not in cold.c's table (a shipped dictionary never goes)"
         if command -v zstd >/dev/null && zstd --version | grep -q 'v1\.5\.4,'; then
                 "$dir/train.sh" --check "$v" >"$T/check.out" 2>&1 || { cat "$T/check.out" >&2; fail "train.sh --check $v: not reproduced"; }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# src/colddict/train.sh: trains the cold tier's zstd dictionaries (src/cold.h), reproducibly.
+# src/base/colddict/train.sh: trains the cold tier's zstd dictionaries (src/base/cold.h), reproducibly.
 #
-#   src/colddict/train.sh VERSION           write dict-VERSION.zdict and dict-VERSION.inc
-#   src/colddict/train.sh --check VERSION   retrain into a temporary file and compare
+#   src/base/colddict/train.sh VERSION           write dict-VERSION.zdict and dict-VERSION.inc
+#   src/base/colddict/train.sh --check VERSION   retrain into a temporary file and compare
 #
 # A dictionary, once shipped, is never changed or removed: every later qgc must restore every
 # file any earlier qgc compressed with it. So this script refuses to overwrite one; a better
@@ -52,7 +52,7 @@ trap 'rm -rf "$tmp"' EXIT
 zstd -q -f $params --dictID="$id" "${files[@]}" -o "$tmp/dict.zdict"
 {
         echo "/* dict-$version.inc: the cold tier's zstd dictionary $version (ID $id), made by"
-        echo " * src/colddict/train.sh $version from dict-$version.zdict. Never edit or remove (cold.h). */"
+        echo " * src/base/colddict/train.sh $version from dict-$version.zdict. Never edit or remove (cold.h). */"
         echo "static const unsigned char cold_dict_${version}[] = {"
         od -An -v -tx1 "$tmp/dict.zdict" | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1, /g' -e 's/, $/,/' \
                 -e 's/^/        /'
