@@ -461,6 +461,22 @@ int fs_exists(int dfd, const char *name) {
         return errno == ENOENT ? 0 : -errno;
 }
 
+ssize_t pread_full(int fd, void *buf, size_t size, off_t offset) {
+        size_t n = 0;
+
+        while (n < size) {
+                ssize_t k = pread(fd, (char *)buf + n, size - n, offset + (off_t)n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        break;
+                n += (size_t)k;
+        }
+        return (ssize_t)n;
+}
+
 int fs_read_fd(int fd, size_t max, char **ret, size_t *ret_size) {
         _cleanup_free_ char *buf = NULL;
         struct stat st;
@@ -475,17 +491,10 @@ int fs_read_fd(int fd, size_t max, char **ret, size_t *ret_size) {
         buf = malloc((size_t)st.st_size + 1);
         if (!buf)
                 return -ENOMEM;
-        while (n < (size_t)st.st_size) {
-                ssize_t k = pread(fd, buf + n, (size_t)st.st_size - n, (off_t)n);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
-                n += (size_t)k;
-        }
+        ssize_t k = pread_full(fd, buf, (size_t)st.st_size, 0);
+        if (k < 0)
+                return (int)k;
+        n = (size_t)k;
         buf[n] = 0;
         *ret = TAKE_PTR(buf);
         *ret_size = n;

@@ -10,8 +10,19 @@
 #include <errno.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
-#include "inventory.h"
+/* Scan-time identity of a file: what the executor compares before acting. */
+typedef struct FileId {
+        dev_t dev;
+        ino_t ino;
+        uint64_t size;       /* st_size */
+        uint64_t blocks : 63; /* st_blocks * 512 */
+        bool present : 1;     /* shares blocks' word: no padding (two in every Session) */
+        int64_t mtime_ns;
+        int64_t ctime_ns;
+} FileId;
+_Static_assert(sizeof(FileId) <= 48, "FileId grew: a Session holds two");
 
 /* A listing of a directory fd by getdents64(2): no dup(), fcntl() or fstat() as fdopendir()
  * costs, and the fd stays the caller's. The fd must be at offset 0 (freshly opened) and is read
@@ -97,6 +108,9 @@ int fs_fsync(int fd);
 void fs_fsync_many(const int *fds, size_t n, int *ret);
 /* does (dfd, name) exist (lstat)? 1 yes, 0 no, -errno */
 int fs_exists(int dfd, const char *name);
+/* the one read loop: up to size bytes at offset, retried on EINTR and short reads; the count
+ * read (less than size only at end of file) or -errno */
+ssize_t pread_full(int fd, void *buf, size_t size, off_t offset);
 /* read the whole regular file open at fd (by pread), at most max bytes (-EFBIG beyond; not a
  * regular file: -EBADFD). *ret is NUL-terminated; *ret_size its length. */
 int fs_read_fd(int fd, size_t max, char **ret, size_t *ret_size);

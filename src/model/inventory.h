@@ -9,23 +9,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fsutil.h"
 #include "hashmap.h"
 #include "util.h"
 
 #define SESSION_ID_MAX 36
 #define PROJECT_HASH_LEN 64
-
-/* Scan-time identity of a file: what the executor compares before acting. */
-typedef struct FileId {
-        dev_t dev;
-        ino_t ino;
-        uint64_t size;       /* st_size */
-        uint64_t blocks : 63; /* st_blocks * 512 */
-        bool present : 1;     /* shares blocks' word: no padding (two in every Session) */
-        int64_t mtime_ns;
-        int64_t ctime_ns;
-} FileId;
-_Static_assert(sizeof(FileId) <= 48, "FileId grew: a Session holds two");
 
 /* A Qwen data directory pair, as Qwen resolves it (see roots.h). */
 typedef struct Tree {
