@@ -19,7 +19,7 @@ set -euo pipefail
 export LC_ALL=C
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-top="$here/../.."
+top="$here/../../.."
 check=0
 if [ "${1:-}" = --check ]; then
         check=1
