@@ -510,11 +510,18 @@ int fs_read_file(int dfd, const char *name, size_t max, char **ret, size_t *ret_
         return fs_read_fd(fd, max, ret, ret_size);
 }
 
+int fs_open_noatime(int dfd, const char *name, int flags) {
+        int base = flags | O_NONBLOCK | O_NOCTTY, fd;
+
+        fd = fs_openat(dfd, name, base | O_NOATIME, 0);
+        if (fd == -EPERM) /* O_NOATIME needs ownership or CAP_FOWNER */
+                fd = fs_openat(dfd, name, base, 0);
+        return fd;
+}
+
 int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mode_t mode) {
         _cleanup_free_ char *tmp = strprintf(".%s" FS_TEMP_SUFFIX, name);
         _cleanup_close_ int fd = -EBADF;
-        const char *p = data;
-        size_t done = 0;
         int r;
 
         if (!tmp)
@@ -525,17 +532,9 @@ int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mo
         fd = fs_openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, mode);
         if (fd < 0)
                 return fd;
-        while (done < size) {
-                ssize_t k = write(fd, p + done, size - done);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0) {
-                        r = k < 0 ? -errno : -EIO;
-                        goto fail;
-                }
-                done += (size_t)k;
-        }
-        r = fs_fsync(fd);
+        r = write_all(fd, data, size);
+        if (r >= 0)
+                r = fs_fsync(fd);
         if (r < 0)
                 goto fail;
         if (renameat(dfd, tmp, dfd, name) < 0) {

@@ -114,6 +114,9 @@ ssize_t pread_full(int fd, void *buf, size_t size, off_t offset);
 /* read the whole regular file open at fd (by pread), at most max bytes (-EFBIG beyond; not a
  * regular file: -EBADFD). *ret is NUL-terminated; *ret_size its length. */
 int fs_read_fd(int fd, size_t max, char **ret, size_t *ret_size);
+/* fs_openat(dfd, name, flags | O_NONBLOCK | O_NOCTTY) with O_NOATIME when permitted (retried
+ * without it on EPERM): the open of every reader of a tree. The fd or -errno. */
+int fs_open_noatime(int dfd, const char *name, int flags);
 /* the same for (dfd, name), opened no-follow and non-blocking. */
 int fs_read_file(int dfd, const char *name, size_t max, char **ret, size_t *ret_size);
 /* write data to (dfd, name) atomically: a temp file in dfd, fsync, rename over name, fsync

@@ -43,7 +43,6 @@
 #include <unistd.h>
 
 #include "cold.h"
-#include "fsread.h"
 #include "fsutil.h"
 #include "log.h"
 #include "macro.h"

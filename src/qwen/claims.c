@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 
 #include "claims.h"
-#include "fsread.h"
 #include "fsutil.h"
 #include "json.h"
 #include "macro.h"

@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "fsread.h"
 #include "fsutil.h"
 #include "json.h"
 #include "macro.h"

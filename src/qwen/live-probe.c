@@ -25,7 +25,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fsread.h"
 #include "fsutil.h"
 #include "json.h"
 #include "live.h"

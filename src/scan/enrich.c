@@ -14,7 +14,6 @@
 
 #include "enrich.h"
 #include "erase.h"
-#include "fsread.h"
 #include "fsutil.h"
 #include "json.h"
 #include "log.h"

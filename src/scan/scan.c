@@ -31,7 +31,6 @@
 
 #include "cold.h"
 #include "erase.h"
-#include "fsread.h"
 #include "fsutil.h"
 #include "hygiene.h"
 #include "json.h"

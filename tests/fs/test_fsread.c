@@ -19,7 +19,6 @@
 #include <json-c/json.h>
 
 #include "fixture.h"
-#include "fsread.h"
 #include "fsutil.h"
 #include "json.h"
 #include "macro.h"
