@@ -90,7 +90,7 @@ int fs_check_identity_fd(int fd, const FileId *id);
  * filesystem included; such a mount point stays, with every directory above it, and the
  * result is -EBUSY ("kept: mount point"). The directory must be on dev when dev != 0 (else
  * -EBUSY too). ENOENT is success. Returns bytes freed via ret_bytes (may be NULL). */
-int fs_rm_rf_at(int dfd, const char *name, dev_t dev, uint64_t *ret_bytes);
+int rm_rf_at(int dfd, const char *name, dev_t dev, uint64_t *ret_bytes);
 /* rename (olddfd, oldname) to (newdfd, newname) refusing to replace an existing target
  * (-EEXIST). Uses renameat2(RENAME_NOREPLACE), or where the filesystem lacks it linkat() then
  * unlinkat() (non-directories only; a target that is already the same inode, left by an

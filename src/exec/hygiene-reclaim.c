@@ -84,7 +84,7 @@ int hygiene_reclaim(const Orphan *o, int root_fd, dev_t dev, const int *runtime_
                         *ret_why = "written since scan";
                         return 0;
                 }
-                r = fs_rm_rf_at(dfd, o->name, dev, NULL);
+                r = rm_rf_at(dfd, o->name, dev, NULL);
                 if (r < 0) {
                         *ret_why = r == -EBUSY ? "kept: a mount point inside" : "cannot remove";
                         return r;
@@ -215,7 +215,7 @@ int hygiene_stale_act(const Inventory *inv, const Orphan *o, int mark, bool remo
                 }
         }
         efd = safe_close(efd);
-        r = fs_rm_rf_at(pfd, o->name, dev, NULL);
+        r = rm_rf_at(pfd, o->name, dev, NULL);
         if (r < 0) {
                 *ret_why = r == -EBUSY ? "kept: a mount point inside" : "cannot remove";
                 return r;

@@ -169,7 +169,7 @@ static int recover_apply(const RecoverRoots *rt, const RecoverMarker *m, bool ex
                                 return r;
                 }
                 if (execute) {
-                        r = f->is_dir ? fs_rm_rf_at(fd, base, dev, NULL) : fs_unlink(fd, base, 0);
+                        r = f->is_dir ? rm_rf_at(fd, base, dev, NULL) : fs_unlink(fd, base, 0);
                         if (r < 0 && r != -ENOENT) {
                                 ret = ret ?: r;
                                 continue;

@@ -183,7 +183,7 @@ static void test_fs_openat_refuses_same_fs_bind_mount(void **state) {
                          WEXITSTATUS(status));
 }
 
-/* fs_rm_rf_at() never enters a same-filesystem bind mount: the mount point and every directory
+/* rm_rf_at() never enters a same-filesystem bind mount: the mount point and every directory
  * above it stay, everything else goes, the result says so (-EBUSY), in both modes. */
 static void test_fs_rm_rf_at_keeps_same_fs_bind_mount(void **state) {
         if (!can_mount_namespace())
@@ -212,7 +212,7 @@ static void test_fs_rm_rf_at_keeps_same_fs_bind_mount(void **state) {
                         dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                         if (dfd < 0)
                                 _exit(2);
-                        r = fs_rm_rf_at(dfd, "victim", 0, &bytes);
+                        r = rm_rf_at(dfd, "victim", 0, &bytes);
                         if (r != -EBUSY)
                                 _exit(3);
                         if (bytes != 8)
@@ -224,7 +224,7 @@ static void test_fs_rm_rf_at_keeps_same_fs_bind_mount(void **state) {
                         if (fs_is_mount_point_at(dfd, "victim/a/sub") != 1)
                                 _exit(7);
                         /* and a mount point as the directory itself is kept whole */
-                        if (fs_rm_rf_at(dfd, "victim/a/sub", 0, NULL) != -EBUSY ||
+                        if (rm_rf_at(dfd, "victim/a/sub", 0, NULL) != -EBUSY ||
                             !fixture_exists(src, "secret"))
                                 _exit(8);
                         _exit(0);
@@ -257,7 +257,7 @@ static void test_fs_rm_rf_at_deep_tree(void **state) {
                 fs_test_force_walk(modes[i]);
                 assert_int_equal(fixture_write(root, rel, "x"), 0);
                 assert_int_equal(fixture_write(root, "deep/top", "yy"), 0);
-                assert_int_equal(fs_rm_rf_at(dfd, "deep", 0, &bytes), 0);
+                assert_int_equal(rm_rf_at(dfd, "deep", 0, &bytes), 0);
                 assert_int_equal(bytes, 3);
                 assert_false(fixture_exists(root, "deep"));
         }
