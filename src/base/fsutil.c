@@ -7,7 +7,7 @@
  * (STATX_ATTR_MOUNT_ROOT, else the mount id) does the same. Invariant: a directory fd obtained
  * here is on the mount of the fd it was opened from, so every fd below a FsRoot is on the root's
  * mount, and "a different mount than the parent" is "a different mount than the root".
- * The removal of a directory tree (rm_rf_at()) is fsutil-remove.c's. */
+ * The removal of a directory tree (rm_rf_at()) is rm-rf.c's. */
 #include "autoconf.h"
 
 #include <dirent.h>

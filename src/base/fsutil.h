@@ -85,12 +85,6 @@ void fs_fileid_from_stat(FileId *id, const struct stat *st);
 int fs_check_identity(int dfd, const char *name, const FileId *id);
 /* does the open fd have identity id (dev, ino, size, mtime, ctime)? 1 yes, 0 no, -errno */
 int fs_check_identity_fd(int fd, const FileId *id);
-/* remove directory (dfd, name) and everything below it by fd, iteratively (systemd's rm_rf
- * rule): never follows a symlink and never enters a mount point, a bind mount of the same
- * filesystem included; such a mount point stays, with every directory above it, and the
- * result is -EBUSY ("kept: mount point"). The directory must be on dev when dev != 0 (else
- * -EBUSY too). ENOENT is success. Returns bytes freed via ret_bytes (may be NULL). */
-int rm_rf_at(int dfd, const char *name, dev_t dev, uint64_t *ret_bytes);
 /* rename (olddfd, oldname) to (newdfd, newname) refusing to replace an existing target
  * (-EEXIST). Uses renameat2(RENAME_NOREPLACE), or where the filesystem lacks it linkat() then
  * unlinkat() (non-directories only; a target that is already the same inode, left by an

@@ -21,6 +21,7 @@
 #include "erase.h"
 #include "cold.h"
 #include "fsutil.h"
+#include "rm-rf.h"
 #include "journal.h"
 #include "json.h"
 #include "log.h"

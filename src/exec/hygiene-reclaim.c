@@ -17,6 +17,7 @@
 
 #include "erase.h"
 #include "fsutil.h"
+#include "rm-rf.h"
 #include "hygiene-int.h"
 #include "hygiene.h"
 #include "json.h"

@@ -44,6 +44,7 @@
 
 #include "cold.h"
 #include "fsutil.h"
+#include "rm-rf.h"
 #include "log.h"
 #include "macro.h"
 #include "recover.h"

@@ -13,6 +13,7 @@
 
 #include "cold.h"
 #include "fsutil.h"
+#include "rm-rf.h"
 #include "macro.h"
 #include "orphans.h"
 #include "util.h"

@@ -20,6 +20,7 @@
 #include "actions-int.h"
 #include "cold.h"
 #include "fsutil.h"
+#include "rm-rf.h"
 #include "journal.h"
 #include "hygiene.h"
 #include "config.h"

@@ -17,6 +17,7 @@
 #include "archive.h"
 #include "erase.h"
 #include "fsutil.h"
+#include "rm-rf.h"
 #include "journal.h"
 #include "lock.h"
 #include "recover.h"

@@ -24,6 +24,7 @@
 
 #include "fixture.h"
 #include "fsutil.h"
+#include "rm-rf.h"
 #include "macro.h"
 #include "testdata.h"
 #include "testskip.h"

@@ -1,4 +1,4 @@
-/* fsutil-remove.c: rm_rf_at(), the safe-filesystem layer's removal of a directory and
+/* rm-rf.c: rm_rf_at(), the safe-filesystem layer's removal of a directory and
  * everything below it: iterative (a stack of open directories, no recursion), never following a
  * symlink, and keeping every mount point (with the directories above it) instead of entering
  * it. Every open and stat goes through fsutil.c's fs_open_dir() and fs_statat(). */
@@ -14,6 +14,7 @@
 
 #include "fsutil.h"
 #include "macro.h"
+#include "rm-rf.h"
 #include "util.h"
 
 /* Deepest directory nesting rm_rf_at() descends into. */
