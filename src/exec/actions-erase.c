@@ -24,6 +24,7 @@
 #include "rm-rf.h"
 #include "journal.h"
 #include "json.h"
+#include "jsonfile.h"
 #include "log.h"
 #include "macro.h"
 #include "recover.h"

@@ -14,6 +14,7 @@
 #include "claims.h"
 #include "fsutil.h"
 #include "json.h"
+#include "jsonfile.h"
 #include "macro.h"
 #include "util.h"
 

@@ -1,4 +1,4 @@
-/* jsonfile.c: json_read_file() and the one table of JSON inputs (json.h): which dialect each
+/* jsonfile.c: json_read_file() and the one table of JSON inputs (jsonfile.h): which dialect each
  * file of a Qwen tree is read in, chosen from the Qwen code that reads it. The rule: where Qwen
  * reads a file with JSON.parse, qgc reads it with the same grammar, so that qgc sees exactly
  * the evidence Qwen sees; what a file that does not parse means is decided by its reader, always
@@ -14,6 +14,7 @@
 
 #include "fsutil.h"
 #include "json.h"
+#include "jsonfile.h"
 #include "macro.h"
 
 #define MIB (1024 * 1024)

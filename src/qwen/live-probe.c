@@ -27,6 +27,7 @@
 
 #include "fsutil.h"
 #include "json.h"
+#include "jsonfile.h"
 #include "live.h"
 #include "live-int.h"
 #include "log.h"

@@ -16,6 +16,7 @@
 #include "erase.h"
 #include "fsutil.h"
 #include "json.h"
+#include "jsonfile.h"
 #include "log.h"
 #include "macro.h"
 #include "qwen.h"

@@ -34,6 +34,7 @@
 #include "hygiene.h"
 #include "js.h"
 #include "json.h"
+#include "jsonfile.h"
 #include "live.h"
 #include "log.h"
 #include "macro.h"

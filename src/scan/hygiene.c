@@ -27,6 +27,7 @@
 #include "hygiene-int.h"
 #include "hygiene.h"
 #include "json.h"
+#include "jsonfile.h"
 #include "live.h"
 #include "log.h"
 #include "macro.h"

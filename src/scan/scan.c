@@ -34,6 +34,7 @@
 #include "fsutil.h"
 #include "hygiene.h"
 #include "json.h"
+#include "jsonfile.h"
 #include "live.h"
 #include "log.h"
 #include "macro.h"

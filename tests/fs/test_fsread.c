@@ -21,6 +21,7 @@
 #include "fixture.h"
 #include "fsutil.h"
 #include "json.h"
+#include "jsonfile.h"
 #include "macro.h"
 #include "testdata.h"
 
