@@ -806,3 +806,31 @@ int json_elements(const char *s, size_t n, size_t at, bool validate, JsonElem **
         *ret_end = (size_t)(j.p - s);
         return 0;
 }
+
+const char *json_get_string(json_object *o, const char *key) {
+        json_object *v = NULL;
+
+        if (!o || !json_object_object_get_ex(o, key, &v) ||
+            !json_object_is_type(v, json_type_string))
+                return NULL;
+        return json_object_get_string(v);
+}
+
+bool json_get_int(json_object *o, const char *key, int64_t *ret) {
+        json_object *v = NULL;
+
+        if (!o || !json_object_object_get_ex(o, key, &v) || !v)
+                return false;
+        if (json_object_is_type(v, json_type_int)) {
+                *ret = json_object_get_int64(v);
+                return true;
+        }
+        if (json_object_is_type(v, json_type_double)) {
+                double d = json_object_get_double(v);
+                if (d != (double)(int64_t)d)
+                        return false;
+                *ret = (int64_t)d;
+                return true;
+        }
+        return false;
+}
