@@ -155,3 +155,20 @@ int cold_cat_head(int cold_fd, const char *name, int out_fd, uint64_t max, bool 
  * the SHA-256; its size must be the recorded one (-EBADMSG). *ret_size: the content's size. */
 int cold_cat_ends(int cold_fd, const char *name, int out_fd, uint64_t head, size_t tail,
                   uint64_t *ret_size);
+
+/* The parts coldrestore.c shares. */
+/* Call step (when not NULL) after a mutating step. */
+void cold_step(ColdStepFn step, void *userdata, const char *what);
+/* The calling thread's context, kept for its next call; level 0: any (decompression). */
+int cold_default(int level, ColdCtx **ret);
+/* Decompress src_fd (src_len bytes, UINT64_MAX: to its end) into out_fd (-1: nowhere), the
+ * SHA-256 and size of the content into sha and *ret_size; with expect, compare instead. Never
+ * more than limit bytes of content (the size the trailer records): -EFBIG once it would pass. */
+int cold_decompress_fd(ColdCtx *c, int src_fd, uint64_t src_len, uint64_t limit, int out_fd,
+                       const char *expect, size_t expect_len, char sha[65], uint64_t *ret_size);
+/* The SHA-256 and size recorded in the trailing frame of fd. */
+int cold_read_trailer(int fd, uint64_t *ret_size, char sha[65]);
+/* SHA-256 and size of the whole file open at fd. */
+int cold_hash_fd(int fd, char sha[65], uint64_t *ret_size);
+/* ".name" FS_TEMP_SUFFIX */
+char *cold_tmp_name(const char *name);

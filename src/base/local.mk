@@ -5,5 +5,5 @@ libqgc_a_SOURCES += src/base/strtable.h src/base/vec.h src/base/macro.h src/base
 	src/base/js.h src/base/text.c src/base/text.h src/base/util.c src/base/util.h src/base/sha256.c \
 	src/base/sha256.h src/base/json.c src/base/json.h \
 	src/base/syncq.c src/base/syncq.h src/base/fsutil.c src/base/fsutil.h src/base/rm-rf.c src/base/rm-rf.h \
-	src/base/cold.c src/base/cold.h src/base/cold-int.h \
+	src/base/cold.c src/base/cold.h \
 	src/base/colddict/dict-1.inc src/base/lock.c src/base/lock.h
