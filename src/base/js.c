@@ -637,7 +637,7 @@ int js_date_parse(const char *s, msec_t *ret) {
         return js_parse_iso8601(s, JS_ISO_DATE_PARSE, ret);
 }
 
-int parse_timestamp(const char *s, msec_t *ret) {
+int js_parse_timestamp(const char *s, msec_t *ret) {
         if (s && s[0] == '@') {
                 char *end;
                 long long v;

@@ -4,7 +4,7 @@
  * (a number, or a string once one was concatenated in), ToString and truthiness of JSON values,
  * Number.prototype.toString, JSON.stringify with V8's property order, String.prototype.trim, and
  * Date.parse. This is also the one ISO 8601 parser of qgc (js_parse_iso8601()): Date.parse's
- * grammar, and the stricter one of the command line's --now (parse_timestamp()). */
+ * grammar, and the stricter one of the command line's --now (js_parse_timestamp()). */
 #pragma once
 
 #include <json-c/json.h>
@@ -90,4 +90,4 @@ double js_date_from_json(json_object *v, bool present);
 
 /* The --now argument: js_parse_iso8601(JS_ISO_STRICT) or "@epoch-seconds". 0, -EINVAL or
  * -ERANGE. */
-int parse_timestamp(const char *s, msec_t *ret);
+int js_parse_timestamp(const char *s, msec_t *ret);
