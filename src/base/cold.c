@@ -133,7 +133,7 @@ int cold_ctx_new(int level, unsigned dict, ColdCtx **ret) {
         return 0;
 }
 
-/* The context cold_compress() and the others use: one per thread, kept for the next call.
+/* The context cold_ctx_compress()'s callers use: one per thread, kept for the next call.
  * level 0: any (decompression). */
 static _Thread_local ColdCtx *cold_default_ctx;
 
@@ -575,19 +575,6 @@ int cold_ctx_compress(ColdCtx *c, int dir_fd, const char *name, int cold_fd, con
         if (ret)
                 *ret = (ColdResult){ .bytes_in = size, .bytes_out = written, .original = before };
         return 0;
-}
-
-int cold_compress(int dir_fd, const char *name, int cold_fd, int level, const FileId *expect,
-                  ColdStepFn step, void *userdata, ColdResult *ret) {
-        ColdCtx *c = NULL;
-        int r;
-
-        if (level < 1 || level > ZSTD_maxCLevel())
-                return -EINVAL;
-        r = cold_default(level, &c);
-        if (r < 0)
-                return r;
-        return cold_ctx_compress(c, dir_fd, name, cold_fd, expect, 0, step, userdata, ret);
 }
 
 int cold_resolve(int dir_fd, const char *name, int cold_fd, ColdStepFn step, void *userdata) {

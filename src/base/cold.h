@@ -32,7 +32,7 @@
 #define COLD_DIR ".qgc-cold"
 #define COLD_SUFFIX ".zst"
 #define COLD_LEVEL_DEFAULT 3
-/* The dictionary versions: none (plain zstd), and the one cold_compress() writes. */
+/* The dictionary versions: none (plain zstd), and the one cold_ctx_compress() writes. */
 #define COLD_DICT_NONE 0U
 #define COLD_DICT_CURRENT 1U
 
@@ -45,17 +45,9 @@ typedef struct ColdResult {
 /* Called after every mutating step, like ArchiveStepFn. */
 typedef void (*ColdStepFn)(void *userdata, const char *step);
 
-/* Compress the regular file (dir_fd, name) into (cold_fd, name.zst) at level (1-19) with the
- * dictionary COLD_DICT_CURRENT, then remove the original (and fsync dir_fd) if it still has the
- * identity it had when read (expect, when not NULL, must match too). 0; -EEXIST: a compressed copy exists (nothing done); -ESTALE: the
- * original changed (the compressed copy is removed again, the original stays); -EBADMSG: the
- * verification failed (nothing removed); other -errno. */
-int cold_compress(int dir_fd, const char *name, int cold_fd, int level, const FileId *expect,
-                  ColdStepFn step, void *userdata, ColdResult *ret);
-
 /* A context for many files: zstd's compression and decompression contexts, the digested
- * dictionaries and the buffers, made once and reused (cold_compress() and the others use one
- * per thread of their own). Not shared between threads. level 1..19 (-EINVAL otherwise), dict
+ * dictionaries and the buffers, made once and reused (cold_ctx_compress() callers get one
+ * per thread from cold_default()). Not shared between threads. level 1..19 (-EINVAL otherwise), dict
  * COLD_DICT_NONE or a shipped version (COLD_DICT_CURRENT; -EINVAL for an unknown one). */
 typedef struct ColdCtx ColdCtx;
 int cold_ctx_new(int level, unsigned dict, ColdCtx **ret);
@@ -78,7 +70,12 @@ static inline void cold_ctx_freep(ColdCtx **c) {
  * replaces its own), after 2 complete, durable .zst files next to their originals. */
 #define COLD_BATCH (1U << 0)
 
-/* cold_compress() with c's level and dictionary, and flags. ret->original is set. */
+/* Compress the regular file (dir_fd, name) into (cold_fd, name.zst) with c's level and
+ * dictionary, then (without COLD_BATCH) remove the original and fsync dir_fd if it still has the
+ * identity it had when read (expect, when not NULL, must match too). ret->original is set. 0;
+ * -EEXIST: a compressed copy exists (nothing done); -ESTALE: the original changed (the
+ * compressed copy is removed again, the original stays); -EBADMSG: the verification failed
+ * (nothing removed); other -errno. */
 int cold_ctx_compress(ColdCtx *c, int dir_fd, const char *name, int cold_fd, const FileId *expect,
                       unsigned flags, ColdStepFn step, void *userdata, ColdResult *ret);
 
@@ -93,7 +90,7 @@ int cold_remove_original(int dir_fd, const char *name, int cold_fd, const FileId
                          ColdStepFn step, void *userdata);
 
 /* Finish a compression killed after its .zst got its name and before the original went (both
- * exist; cold_compress() says -EEXIST): when (cold_fd, name.zst) decompresses to what its
+ * exist; cold_ctx_compress() says -EEXIST): when (cold_fd, name.zst) decompresses to what its
  * trailer records and the original (dir_fd, name) has exactly that content, the original goes
  * (then dir_fd is fsynced). Else both stay: -EBADMSG (the .zst does not match its record),
  * -ESTALE (the original differs: it changed since), -EPROTONOSUPPORT, -errno. */

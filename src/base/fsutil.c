@@ -153,13 +153,6 @@ int fs_statat(int dfd, const char *name, struct stat *ret_st, bool *ret_mount) {
         return 0;
 }
 
-int fs_is_mount_point_at(int dfd, const char *name) {
-        bool m = false;
-        int r = fs_statat(dfd, name, NULL, &m);
-
-        return r < 0 ? r : m;
-}
-
 /* Is the path refused before any lookup: empty, absolute, or with a ".." component? */
 static bool fs_path_refused(const char *path) {
         if (!path || !*path || path[0] == '/')

@@ -72,8 +72,6 @@ int fs_open_path(int dfd, const char *relpath, dev_t dev);
  * not NULL, whether it is the root of a mount (STATX_ATTR_MOUNT_ROOT, else a mount id other than dfd's, else another
  * st_dev). 0 or -errno. */
 int fs_statat(int dfd, const char *name, struct stat *ret_st, bool *ret_mount);
-/* is (dfd, name) a mount point (as fs_statat())? 1 yes, 0 no, -errno */
-int fs_is_mount_point_at(int dfd, const char *name);
 /* mkdirat(dfd, name, mode) of a single component, 0 or -errno. */
 int fs_mkdirat(int dfd, const char *name, mode_t mode);
 /* open a configured root: an absolute or cwd-relative directory path, which may be a symlink
