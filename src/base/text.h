@@ -35,7 +35,6 @@ typedef enum TextStyle {
 /* Whether TEXT_TERMINAL may write UTF-8: main sets it from the LC_CTYPE codeset, after
  * setlocale(LC_CTYPE, ""). The default (true) is for tests. */
 void text_set_terminal_utf8(bool utf8);
-bool text_terminal_utf8(void);
 /* The display columns of n bytes of s, cleaned text (wcwidth() of each code point: 2 for CJK
  * and most emoji, 0 for combining marks; 1 for a code point wcwidth() does not know). */
 size_t text_width(const char *s, size_t n);
@@ -43,8 +42,6 @@ size_t text_width(const char *s, size_t n);
  * cutting a character; its width in *ret_cols (may be NULL). */
 size_t text_fit(const char *s, size_t n, size_t max_cols, size_t *ret_cols);
 
-/* Is cp a control (C0, DEL, C1 or a bidi control)? */
-bool text_is_control(uint32_t cp);
 /* Would text_clean() change s (of n bytes)? false for printable ASCII and clean UTF-8. */
 bool text_needs_cleaning(const char *s, size_t n, TextStyle style);
 /* Append n bytes of s to b, cleaned in style. 0 or -ENOMEM. */
