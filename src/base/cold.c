@@ -1,7 +1,6 @@
-/* cold.c: the compressed cold tier (cold.h): zstd streams of archived sessions' files, each
- * verified by decompressing it and comparing SHA-256 and size before the original goes; the
- * table of every dictionary qgc shipped (src/colddict/); ColdCtx, the reused zstd contexts and
- * buffers. Restoring (cold_decompress*()) is coldrestore.c; cold-int.h is what they share. */
+/* cold.c: the cold file format (cold.h): compression verified by decompressing before the
+ * original goes, the table of every dictionary qgc shipped (colddict/), ColdCtx (the reused zstd
+ * contexts and buffers). Restoring many files is exec/coldrestore.c's. */
 #include "autoconf.h"
 
 #include <errno.h>

@@ -1,25 +1,8 @@
-/* cold.h: the compressed cold tier. A file of an archived session (its transcript, its sidecars)
- * is compressed with zstd into chats/archive/.qgc-cold/<name>.zst: Qwen's listing reads only
- * the <id>.jsonl files of chats/archive/ (a directory entry is not one), so a compressed session
- * is invisible to Qwen until it is restored. The file is one zstd frame (content checksum on)
- * followed by a skippable frame that records the SHA-256 and the size of the original; its
- * mtime is the original's. The original is removed only after the compressed file is written,
- * fsynced, decompressed again and found to have the same content (compared byte for byte with
- * the bytes read when the original fits the 1 MiB read buffer, else by SHA-256) and size, and
- * renamed into place. Decompression checks the SHA-256 and size before the restored file gets
- * its name.
- *
- * Dictionaries. The frame is compressed with a zstd dictionary compiled into qgc (small
- * transcripts share most of their bytes: record keys, Qwen's telemetry, tool names), and the
- * zstd frame header names it by its dictionary ID; a frame without an ID (every file of qgc
- * before dictionaries, tests/data/cold) is plain zstd. The dictionaries are versioned
- * (src/colddict/dict-N.zdict, made by the committed, reproducible src/colddict/train.sh N, ID
- * 0x716763NN): a later qgc must restore every file an earlier one wrote, so a dictionary once
- * shipped is never changed or removed, only a new version added and made COLD_DICT_CURRENT.
- * A file naming a dictionary this qgc lacks (written by a newer qgc) is refused with
- * -EPROTONOSUPPORT and kept. Chosen over dictionaries stored in the tree: nothing next to the
- * cold files can be lost, removed while referenced, or differ between trees, and restoring
- * needs only the one .zst. The skippable frame is unchanged ("qgc-cold 1"). */
+/* cold.h: the cold file format: name.zst in a cold directory, one zstd frame (content checksum
+ * on, a compiled-in dictionary named by its ID; none for the oldest files) and a skippable frame
+ * "qgc-cold 1" with the original's SHA-256 and size; its mtime is the original's. The original
+ * goes only after the .zst is written, fsynced, decompressed and found equal. A dictionary once
+ * shipped (colddict/dict-N, ID 0x716763NN) is never changed; an unknown one is -EPROTONOSUPPORT. */
 #pragma once
 
 #include <stdbool.h>
@@ -117,9 +100,7 @@ int cold_decompress(int cold_fd, const char *name, int dst_fd, ColdStepFn step, 
 int cold_decompress_many(int cold_fd, const char *const *names, size_t n, bool skip_missing,
                          int dst_fd, ColdStepFn step, void *userdata, ColdResult *res);
 
-/* The largest content the scan decompresses for a compressed session's title (which needs its
- * last 64 KiB): above it the title counts as unread, and a rule that needs it keeps the session.
- * 64 MiB: a transcript rarely reaches a few MiB; decompressing 64 MiB takes about 0.1 s. */
+/* The largest content a reader decompresses to see a file's end: about 0.1 s of work. */
 #define COLD_TITLE_MAX (64ULL * 1024 * 1024)
 
 /* Why a compressed file cannot be used, for the error r of a function below: the frame is damaged

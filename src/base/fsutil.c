@@ -278,7 +278,7 @@ int fs_open_root(const char *path, dev_t dev) {
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
 
-        /* the configured root may be a symlink (~/.qwen on another disk), as the scan allows:
+        /* the configured root may be a symlink (a tree on another disk), as the scan allows:
          * follow it, then hold the fd; nothing below it is ever followed. Like the kernel's
          * protected_symlinks, only a symlink of our own (or root's) is followed: root given a
          * user's path does not go where that user points it. */
@@ -336,8 +336,8 @@ void fs_fileid_from_stat(FileId *id, const struct stat *st) {
         };
 }
 
-/* Compare the fields the executor trusts: dev, ino, size, mtime and ctime (qwen-layout.md §12.4:
- * a same-size rewrite with its mtime put back changes only ctime). */
+/* Compare the fields a change trusts: dev, ino, size, mtime and ctime (a same-size
+ * rewrite with its mtime put back changes only ctime). */
 static int fs_identity_matches(const struct stat *st, const FileId *id) {
         FileId now;
 
@@ -393,7 +393,7 @@ int fs_rename_noreplace(int olddfd, const char *oldname, int newdfd, const char 
         if (err == EEXIST)
                 return fs_rename_complete_link(olddfd, oldname, &a, newdfd, newname);
         /* No RENAME_NOREPLACE on this filesystem. A check then renameat() would replace a file
-         * that appears in between (Qwen's TUI recreates a transcript by path), so: link(), which
+         * that appears in between (a writer that recreates a file by path), so: link(), which
          * never replaces, then drop the old name. Only for non-directories. */
         if (S_ISDIR(a.st_mode))
                 return -EOPNOTSUPP;

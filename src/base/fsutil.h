@@ -12,17 +12,17 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-/* Scan-time identity of a file: what the executor compares before acting. */
+/* The identity of a file when it was seen: what a change compares before acting. */
 typedef struct FileId {
         dev_t dev;
         ino_t ino;
         uint64_t size;       /* st_size */
         uint64_t blocks : 63; /* st_blocks * 512 */
-        bool present : 1;     /* shares blocks' word: no padding (two in every Session) */
+        bool present : 1;     /* shares blocks' word: no padding */
         int64_t mtime_ns;
         int64_t ctime_ns;
 } FileId;
-_Static_assert(sizeof(FileId) <= 48, "FileId grew: a Session holds two");
+_Static_assert(sizeof(FileId) <= 48, "FileId grew");
 
 /* A listing of a directory fd by getdents64(2): no dup(), fcntl() or fstat() as fdopendir()
  * costs, and the fd stays the caller's. The fd must be at offset 0 (freshly opened) and is read

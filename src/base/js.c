@@ -329,7 +329,7 @@ int js_key_order(const char *const *names, const size_t *lens, size_t n, size_t 
         return 0;
 }
 
-/* JSON.stringify() of any parsed JSON value (sessionId and project are copied as they are). */
+/* JSON.stringify() of any parsed JSON value. */
 int js_stringify(StrBuf *b, json_object *v) {
         switch (json_object_get_type(v)) {
         case json_type_null:

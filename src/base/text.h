@@ -1,9 +1,8 @@
 /* text.h: the one cleaning of text that reaches a terminal, a text log or JSON.
  *
- * Session files, cwd values, project names and users' policy files are written by others; in
- * --all-users mode, by every user of the machine. Nothing of theirs reaches root's terminal or a
- * log raw: a control character could move the cursor, clear the screen, set the clipboard
- * (OSC 52) or reorder what is shown (bidi overrides). "Control" here is:
+ * Most text qgc shows was written by others (in --all-users mode, by every user); none of it
+ * reaches root's terminal or a log raw: a control character could move the cursor, clear the
+ * screen, set the clipboard (OSC 52) or reorder what is shown (bidi). "Control" here is:
  *   - C0 (U+0000-U+001F), DEL (U+007F) and C1 (U+0080-U+009F: CSI, OSC, ... as one code point);
  *   - the bidi controls: U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069.
  * Bytes that are not well-formed UTF-8 are replaced too (U+FFFD), so no C1 byte passes alone. */
