@@ -39,18 +39,10 @@ static inline void cold_ctx_freep(ColdCtx **c) {
         cold_ctx_free(*c);
 }
 
-/* cold_ctx_compress() flags. COLD_BATCH: the first step of a batched compression, where the
- * caller makes the batch durable with a few syncs instead of three fsyncs per file. The
- * compressed file is written and verified under its temporary name (.<name>.zst.qgc-tmp in
- * cold_fd), with the original's mtime, but not fsynced nor renamed, and the original stays.
- * Then, for the whole batch, in this order:
- *   1. syncfs() of the cold directories' filesystem (the temporary files' data is durable);
- *   2. cold_batch_commit() of each file (renamed into place, never replacing);
- *   3. fsync() of each cold directory (the new names are durable);
- *   4. cold_remove_original() of each file;
- *   5. fsync() of each original's directory.
- * A kill before 2 leaves temporary files only (the next cold_ctx_compress() of that name
- * replaces its own), after 2 complete, durable .zst files next to their originals. */
+/* cold_ctx_compress() flag: write and verify the .zst under its temporary name only (no fsync,
+ * no rename, the original stays); the caller then runs syncfs, cold_batch_commit() of each file,
+ * fsync of the cold directories, cold_remove_original() of each, fsync of their directories
+ * (crash states: doc/architecture.md). */
 #define COLD_BATCH (1U << 0)
 
 /* Compress the regular file (dir_fd, name) into (cold_fd, name.zst) with c's level and
@@ -88,15 +80,10 @@ int cold_resolve(int dir_fd, const char *name, int cold_fd, ColdStepFn step, voi
 int cold_decompress(int cold_fd, const char *name, int dst_fd, ColdStepFn step, void *userdata,
                     ColdResult *ret);
 
-/* cold_decompress() of the files names[0..n) of one cold directory, as one batch: each
- * decompressed into a temporary file in dst_fd, checked, its mtime set; the new files fsynced as
- * one group (issued together); each renamed into place, in order, never replacing; dst_fd
- * fsynced once; the .zst of every file now in place removed, in order; cold_fd fsynced once.
- * So a kill after any step leaves files that are compressed, or in place beside their .zst
- * (which cold_decompress() of it again only removes), and at most temporary files (which it
- * replaces). A name without a .zst is skipped when skip_missing (res[i] all 0). The first error
- * stops: nothing after it is renamed, and the files already in place are completed. res[i]: as
- * cold_decompress()'s *ret. 0 or the first error, as cold_decompress(). */
+/* cold_decompress() of names[0..n) of one cold directory as one batch: temporary files checked
+ * and fsynced together, renamed in order, dst_fd fsynced, the .zst files removed, cold_fd
+ * fsynced (crash states: doc/architecture.md). A missing .zst is skipped when skip_missing
+ * (res[i] all 0). The first error stops the renames. 0 or the first error. */
 int cold_decompress_many(int cold_fd, const char *const *names, size_t n, bool skip_missing,
                          int dst_fd, ColdStepFn step, void *userdata, ColdResult *res);
 
