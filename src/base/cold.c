@@ -1,7 +1,6 @@
-/* cold.c: the compressed cold tier (cold.h): zstd streams of archived sessions' files, each
- * verified by decompressing it and comparing SHA-256 and size before the original goes; the
- * table of every dictionary qgc shipped (src/colddict/); ColdCtx, the reused zstd contexts and
- * buffers. Restoring (cold_decompress*()) is coldrestore.c; cold-int.h is what they share. */
+/* cold.c: the cold file format (cold.h): compression verified by decompressing before the
+ * original goes, the table of every dictionary qgc shipped (colddict/), ColdCtx (the reused zstd
+ * contexts and buffers). Restoring many files is exec/coldrestore.c's. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -16,7 +15,6 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
-#include "cold-int.h"
 #include "cold.h"
 #include "macro.h"
 #include "sha256.h"
@@ -134,7 +132,7 @@ int cold_ctx_new(int level, unsigned dict, ColdCtx **ret) {
         return 0;
 }
 
-/* The context cold_compress() and the others use: one per thread, kept for the next call.
+/* The context cold_ctx_compress()'s callers use: one per thread, kept for the next call.
  * level 0: any (decompression). */
 static _Thread_local ColdCtx *cold_default_ctx;
 
@@ -207,20 +205,13 @@ static int cold_compress_fd(ColdCtx *c, int src_fd, uint64_t src_size, int dst_f
                 return -ENOMEM;
         for (bool last = false; !last && r >= 0;) {
                 /* a whole chunk (so a file up to COLD_CHUNK is all in c->in) */
-                size_t want = (size_t)MIN((uint64_t)COLD_CHUNK, src_size - size), got = 0;
-                while (r >= 0 && got < want) {
-                        ssize_t k = read(src_fd, c->in + got, want - got);
-                        if (k < 0 && errno == EINTR)
-                                continue;
-                        if (k < 0)
-                                r = -errno;
-                        else if (k == 0)
-                                r = -ESTALE; /* shorter than it was */
-                        else
-                                got += (size_t)k;
-                }
-                if (r < 0)
+                size_t want = (size_t)MIN((uint64_t)COLD_CHUNK, src_size - size), got;
+                ssize_t k = pread_full(src_fd, c->in, want, (off_t)size);
+                if (k < 0 || (size_t)k < want) {
+                        r = k < 0 ? (int)k : -ESTALE; /* shorter than it was */
                         break;
+                }
+                got = (size_t)k;
                 size += got;
                 last = size == src_size;
                 r = sha256_update(h, c->in, got);
@@ -298,11 +289,9 @@ static int cold_stream(ColdCtx *c, int src_fd, uint64_t src_len, uint64_t limit,
         *ret_ended = false;
         while (r >= 0 && size < stop) {
                 size_t want = (size_t)MIN((uint64_t)c->din_size, src_len - off);
-                ssize_t k = want > 0 ? pread(src_fd, c->din, want, (off_t)off) : 0;
-                if (k < 0 && errno == EINTR)
-                        continue;
+                ssize_t k = pread_full(src_fd, c->din, want, (off_t)off);
                 if (k < 0) {
-                        r = -errno;
+                        r = (int)k;
                         break;
                 }
                 if (k == 0) {
@@ -392,7 +381,7 @@ int cold_read_trailer(int fd, uint64_t *ret_size, char sha[65]) {
                 return -errno;
         if (st.st_size < COLD_TRAILER)
                 return -EBADMSG;
-        if (pread(fd, t, COLD_TRAILER, st.st_size - COLD_TRAILER) != COLD_TRAILER)
+        if (pread_full(fd, t, COLD_TRAILER, st.st_size - COLD_TRAILER) != COLD_TRAILER)
                 return -EBADMSG;
         if (cold_get_le32(t) != COLD_SKIP_MAGIC || cold_get_le32(t + 4) != COLD_TRAILER_PAYLOAD ||
             memcmp(t + 8, "qgc-cold 1 ", 11) != 0 || t[8 + 11 + 64] != ' ' ||
@@ -407,7 +396,7 @@ int cold_read_trailer(int fd, uint64_t *ret_size, char sha[65]) {
         return errno || !end || *end ? -EBADMSG : 0;
 }
 
-/* SHA-256 and size of what fd reads from its current offset to its end. */
+/* SHA-256 and size of the whole file open at fd. */
 int cold_hash_fd(int fd, char sha[65], uint64_t *ret_size) {
         Sha256 *h = sha256_new();
         char buf[64 * 1024];
@@ -415,14 +404,12 @@ int cold_hash_fd(int fd, char sha[65], uint64_t *ret_size) {
         ssize_t k = 0;
         int r = h ? 0 : -ENOMEM;
 
-        while (r >= 0 && ((k = read(fd, buf, sizeof buf)) > 0 || (k < 0 && errno == EINTR))) {
-                if (k < 0)
-                        continue;
+        while (r >= 0 && (k = pread_full(fd, buf, sizeof buf, (off_t)size)) > 0) {
                 size += (uint64_t)k;
                 r = sha256_update(h, buf, (size_t)k);
         }
         if (r >= 0 && k < 0)
-                r = -errno;
+                r = (int)k;
         if (r >= 0) {
                 r = sha256_final(h, sha);
                 h = NULL;
@@ -433,7 +420,7 @@ int cold_hash_fd(int fd, char sha[65], uint64_t *ret_size) {
 }
 
 char *cold_tmp_name(const char *name) {
-        return strprintf(".%s.qgc-tmp", name);
+        return strprintf(".%s" FS_TEMP_SUFFIX, name);
 }
 
 /* Open the compressed copy of name, name + COLD_SUFFIX in cold_fd, for reading. */
@@ -587,19 +574,6 @@ int cold_ctx_compress(ColdCtx *c, int dir_fd, const char *name, int cold_fd, con
         if (ret)
                 *ret = (ColdResult){ .bytes_in = size, .bytes_out = written, .original = before };
         return 0;
-}
-
-int cold_compress(int dir_fd, const char *name, int cold_fd, int level, const FileId *expect,
-                  ColdStepFn step, void *userdata, ColdResult *ret) {
-        ColdCtx *c = NULL;
-        int r;
-
-        if (level < 1 || level > ZSTD_maxCLevel())
-                return -EINVAL;
-        r = cold_default(level, &c);
-        if (r < 0)
-                return r;
-        return cold_ctx_compress(c, dir_fd, name, cold_fd, expect, 0, step, userdata, ret);
 }
 
 int cold_resolve(int dir_fd, const char *name, int cold_fd, ColdStepFn step, void *userdata) {

@@ -1,25 +1,8 @@
-/* cold.h: the compressed cold tier. A file of an archived session (its transcript, its sidecars)
- * is compressed with zstd into chats/archive/.qgc-cold/<name>.zst: Qwen's listing reads only
- * the <id>.jsonl files of chats/archive/ (a directory entry is not one), so a compressed session
- * is invisible to Qwen until it is restored. The file is one zstd frame (content checksum on)
- * followed by a skippable frame that records the SHA-256 and the size of the original; its
- * mtime is the original's. The original is removed only after the compressed file is written,
- * fsynced, decompressed again and found to have the same content (compared byte for byte with
- * the bytes read when the original fits the 1 MiB read buffer, else by SHA-256) and size, and
- * renamed into place. Decompression checks the SHA-256 and size before the restored file gets
- * its name.
- *
- * Dictionaries. The frame is compressed with a zstd dictionary compiled into qgc (small
- * transcripts share most of their bytes: record keys, Qwen's telemetry, tool names), and the
- * zstd frame header names it by its dictionary ID; a frame without an ID (every file of qgc
- * before dictionaries, tests/data/cold) is plain zstd. The dictionaries are versioned
- * (src/colddict/dict-N.zdict, made by the committed, reproducible src/colddict/train.sh N, ID
- * 0x716763NN): a later qgc must restore every file an earlier one wrote, so a dictionary once
- * shipped is never changed or removed, only a new version added and made COLD_DICT_CURRENT.
- * A file naming a dictionary this qgc lacks (written by a newer qgc) is refused with
- * -EPROTONOSUPPORT and kept. Chosen over dictionaries stored in the tree: nothing next to the
- * cold files can be lost, removed while referenced, or differ between trees, and restoring
- * needs only the one .zst. The skippable frame is unchanged ("qgc-cold 1"). */
+/* cold.h: the cold file format: name.zst in a cold directory, one zstd frame (content checksum
+ * on, a compiled-in dictionary named by its ID; none for the oldest files) and a skippable frame
+ * "qgc-cold 1" with the original's SHA-256 and size; its mtime is the original's. The original
+ * goes only after the .zst is written, fsynced, decompressed and found equal. A dictionary once
+ * shipped (colddict/dict-N, ID 0x716763NN) is never changed; an unknown one is -EPROTONOSUPPORT. */
 #pragma once
 
 #include <stdbool.h>
@@ -32,7 +15,7 @@
 #define COLD_DIR ".qgc-cold"
 #define COLD_SUFFIX ".zst"
 #define COLD_LEVEL_DEFAULT 3
-/* The dictionary versions: none (plain zstd), and the one cold_compress() writes. */
+/* The dictionary versions: none (plain zstd), and the one cold_ctx_compress() writes. */
 #define COLD_DICT_NONE 0U
 #define COLD_DICT_CURRENT 1U
 
@@ -45,17 +28,9 @@ typedef struct ColdResult {
 /* Called after every mutating step, like ArchiveStepFn. */
 typedef void (*ColdStepFn)(void *userdata, const char *step);
 
-/* Compress the regular file (dir_fd, name) into (cold_fd, name.zst) at level (1-19) with the
- * dictionary COLD_DICT_CURRENT, then remove the original (and fsync dir_fd) if it still has the
- * identity it had when read (expect, when not NULL, must match too). 0; -EEXIST: a compressed copy exists (nothing done); -ESTALE: the
- * original changed (the compressed copy is removed again, the original stays); -EBADMSG: the
- * verification failed (nothing removed); other -errno. */
-int cold_compress(int dir_fd, const char *name, int cold_fd, int level, const FileId *expect,
-                  ColdStepFn step, void *userdata, ColdResult *ret);
-
 /* A context for many files: zstd's compression and decompression contexts, the digested
- * dictionaries and the buffers, made once and reused (cold_compress() and the others use one
- * per thread of their own). Not shared between threads. level 1..19 (-EINVAL otherwise), dict
+ * dictionaries and the buffers, made once and reused (cold_ctx_compress() callers get one
+ * per thread from cold_default()). Not shared between threads. level 1..19 (-EINVAL otherwise), dict
  * COLD_DICT_NONE or a shipped version (COLD_DICT_CURRENT; -EINVAL for an unknown one). */
 typedef struct ColdCtx ColdCtx;
 int cold_ctx_new(int level, unsigned dict, ColdCtx **ret);
@@ -64,21 +39,18 @@ static inline void cold_ctx_freep(ColdCtx **c) {
         cold_ctx_free(*c);
 }
 
-/* cold_ctx_compress() flags. COLD_BATCH: the first step of a batched compression, where the
- * caller makes the batch durable with a few syncs instead of three fsyncs per file. The
- * compressed file is written and verified under its temporary name (.<name>.zst.qgc-tmp in
- * cold_fd), with the original's mtime, but not fsynced nor renamed, and the original stays.
- * Then, for the whole batch, in this order:
- *   1. syncfs() of the cold directories' filesystem (the temporary files' data is durable);
- *   2. cold_batch_commit() of each file (renamed into place, never replacing);
- *   3. fsync() of each cold directory (the new names are durable);
- *   4. cold_remove_original() of each file;
- *   5. fsync() of each original's directory.
- * A kill before 2 leaves temporary files only (the next cold_ctx_compress() of that name
- * replaces its own), after 2 complete, durable .zst files next to their originals. */
+/* cold_ctx_compress() flag: write and verify the .zst under its temporary name only (no fsync,
+ * no rename, the original stays); the caller then runs syncfs, cold_batch_commit() of each file,
+ * fsync of the cold directories, cold_remove_original() of each, fsync of their directories
+ * (crash states: doc/architecture.md). */
 #define COLD_BATCH (1U << 0)
 
-/* cold_compress() with c's level and dictionary, and flags. ret->original is set. */
+/* Compress the regular file (dir_fd, name) into (cold_fd, name.zst) with c's level and
+ * dictionary, then (without COLD_BATCH) remove the original and fsync dir_fd if it still has the
+ * identity it had when read (expect, when not NULL, must match too). ret->original is set. 0;
+ * -EEXIST: a compressed copy exists (nothing done); -ESTALE: the original changed (the
+ * compressed copy is removed again, the original stays); -EBADMSG: the verification failed
+ * (nothing removed); other -errno. */
 int cold_ctx_compress(ColdCtx *c, int dir_fd, const char *name, int cold_fd, const FileId *expect,
                       unsigned flags, ColdStepFn step, void *userdata, ColdResult *ret);
 
@@ -93,7 +65,7 @@ int cold_remove_original(int dir_fd, const char *name, int cold_fd, const FileId
                          ColdStepFn step, void *userdata);
 
 /* Finish a compression killed after its .zst got its name and before the original went (both
- * exist; cold_compress() says -EEXIST): when (cold_fd, name.zst) decompresses to what its
+ * exist; cold_ctx_compress() says -EEXIST): when (cold_fd, name.zst) decompresses to what its
  * trailer records and the original (dir_fd, name) has exactly that content, the original goes
  * (then dir_fd is fsynced). Else both stay: -EBADMSG (the .zst does not match its record),
  * -ESTALE (the original differs: it changed since), -EPROTONOSUPPORT, -errno. */
@@ -108,21 +80,14 @@ int cold_resolve(int dir_fd, const char *name, int cold_fd, ColdStepFn step, voi
 int cold_decompress(int cold_fd, const char *name, int dst_fd, ColdStepFn step, void *userdata,
                     ColdResult *ret);
 
-/* cold_decompress() of the files names[0..n) of one cold directory, as one batch: each
- * decompressed into a temporary file in dst_fd, checked, its mtime set; the new files fsynced as
- * one group (issued together); each renamed into place, in order, never replacing; dst_fd
- * fsynced once; the .zst of every file now in place removed, in order; cold_fd fsynced once.
- * So a kill after any step leaves files that are compressed, or in place beside their .zst
- * (which cold_decompress() of it again only removes), and at most temporary files (which it
- * replaces). A name without a .zst is skipped when skip_missing (res[i] all 0). The first error
- * stops: nothing after it is renamed, and the files already in place are completed. res[i]: as
- * cold_decompress()'s *ret. 0 or the first error, as cold_decompress(). */
+/* cold_decompress() of names[0..n) of one cold directory as one batch: temporary files checked
+ * and fsynced together, renamed in order, dst_fd fsynced, the .zst files removed, cold_fd
+ * fsynced (crash states: doc/architecture.md). A missing .zst is skipped when skip_missing
+ * (res[i] all 0). The first error stops the renames. 0 or the first error. */
 int cold_decompress_many(int cold_fd, const char *const *names, size_t n, bool skip_missing,
                          int dst_fd, ColdStepFn step, void *userdata, ColdResult *res);
 
-/* The largest content the scan decompresses for a compressed session's title (which needs its
- * last 64 KiB): above it the title counts as unread, and a rule that needs it keeps the session.
- * 64 MiB: a transcript rarely reaches a few MiB; decompressing 64 MiB takes about 0.1 s. */
+/* The largest content a reader decompresses to see a file's end: about 0.1 s of work. */
 #define COLD_TITLE_MAX (64ULL * 1024 * 1024)
 
 /* Why a compressed file cannot be used, for the error r of a function below: the frame is damaged
@@ -155,3 +120,20 @@ int cold_cat_head(int cold_fd, const char *name, int out_fd, uint64_t max, bool 
  * the SHA-256; its size must be the recorded one (-EBADMSG). *ret_size: the content's size. */
 int cold_cat_ends(int cold_fd, const char *name, int out_fd, uint64_t head, size_t tail,
                   uint64_t *ret_size);
+
+/* The parts coldrestore.c shares. */
+/* Call step (when not NULL) after a mutating step. */
+void cold_step(ColdStepFn step, void *userdata, const char *what);
+/* The calling thread's context, kept for its next call; level 0: any (decompression). */
+int cold_default(int level, ColdCtx **ret);
+/* Decompress src_fd (src_len bytes, UINT64_MAX: to its end) into out_fd (-1: nowhere), the
+ * SHA-256 and size of the content into sha and *ret_size; with expect, compare instead. Never
+ * more than limit bytes of content (the size the trailer records): -EFBIG once it would pass. */
+int cold_decompress_fd(ColdCtx *c, int src_fd, uint64_t src_len, uint64_t limit, int out_fd,
+                       const char *expect, size_t expect_len, char sha[65], uint64_t *ret_size);
+/* The SHA-256 and size recorded in the trailing frame of fd. */
+int cold_read_trailer(int fd, uint64_t *ret_size, char sha[65]);
+/* SHA-256 and size of the whole file open at fd. */
+int cold_hash_fd(int fd, char sha[65], uint64_t *ret_size);
+/* ".name" FS_TEMP_SUFFIX */
+char *cold_tmp_name(const char *name);

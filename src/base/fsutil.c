@@ -7,7 +7,7 @@
  * (STATX_ATTR_MOUNT_ROOT, else the mount id) does the same. Invariant: a directory fd obtained
  * here is on the mount of the fd it was opened from, so every fd below a FsRoot is on the root's
  * mount, and "a different mount than the parent" is "a different mount than the root".
- * The removal of a directory tree (fs_rm_rf_at()) is fsutil-remove.c's. */
+ * The removal of a directory tree (rm_rf_at()) is rm-rf.c's. */
 #include "autoconf.h"
 
 #include <dirent.h>
@@ -153,13 +153,6 @@ int fs_statat(int dfd, const char *name, struct stat *ret_st, bool *ret_mount) {
         return 0;
 }
 
-int fs_is_mount_point_at(int dfd, const char *name) {
-        bool m = false;
-        int r = fs_statat(dfd, name, NULL, &m);
-
-        return r < 0 ? r : m;
-}
-
 /* Is the path refused before any lookup: empty, absolute, or with a ".." component? */
 static bool fs_path_refused(const char *path) {
         if (!path || !*path || path[0] == '/')
@@ -285,7 +278,7 @@ int fs_open_root(const char *path, dev_t dev) {
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
 
-        /* the configured root may be a symlink (~/.qwen on another disk), as the scan allows:
+        /* the configured root may be a symlink (a tree on another disk), as the scan allows:
          * follow it, then hold the fd; nothing below it is ever followed. Like the kernel's
          * protected_symlinks, only a symlink of our own (or root's) is followed: root given a
          * user's path does not go where that user points it. */
@@ -343,8 +336,8 @@ void fs_fileid_from_stat(FileId *id, const struct stat *st) {
         };
 }
 
-/* Compare the fields the executor trusts: dev, ino, size, mtime and ctime (qwen-layout.md §12.4:
- * a same-size rewrite with its mtime put back changes only ctime). */
+/* Compare the fields a change trusts: dev, ino, size, mtime and ctime (a same-size
+ * rewrite with its mtime put back changes only ctime). */
 static int fs_identity_matches(const struct stat *st, const FileId *id) {
         FileId now;
 
@@ -400,7 +393,7 @@ int fs_rename_noreplace(int olddfd, const char *oldname, int newdfd, const char 
         if (err == EEXIST)
                 return fs_rename_complete_link(olddfd, oldname, &a, newdfd, newname);
         /* No RENAME_NOREPLACE on this filesystem. A check then renameat() would replace a file
-         * that appears in between (Qwen's TUI recreates a transcript by path), so: link(), which
+         * that appears in between (a writer that recreates a file by path), so: link(), which
          * never replaces, then drop the old name. Only for non-directories. */
         if (S_ISDIR(a.st_mode))
                 return -EOPNOTSUPP;
@@ -510,11 +503,18 @@ int fs_read_file(int dfd, const char *name, size_t max, char **ret, size_t *ret_
         return fs_read_fd(fd, max, ret, ret_size);
 }
 
+int fs_open_noatime(int dfd, const char *name, int flags) {
+        int base = flags | O_NONBLOCK | O_NOCTTY, fd;
+
+        fd = fs_openat(dfd, name, base | O_NOATIME, 0);
+        if (fd == -EPERM) /* O_NOATIME needs ownership or CAP_FOWNER */
+                fd = fs_openat(dfd, name, base, 0);
+        return fd;
+}
+
 int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mode_t mode) {
         _cleanup_free_ char *tmp = strprintf(".%s" FS_TEMP_SUFFIX, name);
         _cleanup_close_ int fd = -EBADF;
-        const char *p = data;
-        size_t done = 0;
         int r;
 
         if (!tmp)
@@ -525,17 +525,9 @@ int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mo
         fd = fs_openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, mode);
         if (fd < 0)
                 return fd;
-        while (done < size) {
-                ssize_t k = write(fd, p + done, size - done);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0) {
-                        r = k < 0 ? -errno : -EIO;
-                        goto fail;
-                }
-                done += (size_t)k;
-        }
-        r = fs_fsync(fd);
+        r = write_all(fd, data, size);
+        if (r >= 0)
+                r = fs_fsync(fd);
         if (r < 0)
                 goto fail;
         if (renameat(dfd, tmp, dfd, name) < 0) {

@@ -12,17 +12,17 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-/* Scan-time identity of a file: what the executor compares before acting. */
+/* The identity of a file when it was seen: what a change compares before acting. */
 typedef struct FileId {
         dev_t dev;
         ino_t ino;
         uint64_t size;       /* st_size */
         uint64_t blocks : 63; /* st_blocks * 512 */
-        bool present : 1;     /* shares blocks' word: no padding (two in every Session) */
+        bool present : 1;     /* shares blocks' word: no padding */
         int64_t mtime_ns;
         int64_t ctime_ns;
 } FileId;
-_Static_assert(sizeof(FileId) <= 48, "FileId grew: a Session holds two");
+_Static_assert(sizeof(FileId) <= 48, "FileId grew");
 
 /* A listing of a directory fd by getdents64(2): no dup(), fcntl() or fstat() as fdopendir()
  * costs, and the fd stays the caller's. The fd must be at offset 0 (freshly opened) and is read
@@ -72,8 +72,6 @@ int fs_open_path(int dfd, const char *relpath, dev_t dev);
  * not NULL, whether it is the root of a mount (STATX_ATTR_MOUNT_ROOT, else a mount id other than dfd's, else another
  * st_dev). 0 or -errno. */
 int fs_statat(int dfd, const char *name, struct stat *ret_st, bool *ret_mount);
-/* is (dfd, name) a mount point (as fs_statat())? 1 yes, 0 no, -errno */
-int fs_is_mount_point_at(int dfd, const char *name);
 /* mkdirat(dfd, name, mode) of a single component, 0 or -errno. */
 int fs_mkdirat(int dfd, const char *name, mode_t mode);
 /* open a configured root: an absolute or cwd-relative directory path, which may be a symlink
@@ -85,12 +83,6 @@ void fs_fileid_from_stat(FileId *id, const struct stat *st);
 int fs_check_identity(int dfd, const char *name, const FileId *id);
 /* does the open fd have identity id (dev, ino, size, mtime, ctime)? 1 yes, 0 no, -errno */
 int fs_check_identity_fd(int fd, const FileId *id);
-/* remove directory (dfd, name) and everything below it by fd, iteratively (systemd's rm_rf
- * rule): never follows a symlink and never enters a mount point, a bind mount of the same
- * filesystem included; such a mount point stays, with every directory above it, and the
- * result is -EBUSY ("kept: mount point"). The directory must be on dev when dev != 0 (else
- * -EBUSY too). ENOENT is success. Returns bytes freed via ret_bytes (may be NULL). */
-int fs_rm_rf_at(int dfd, const char *name, dev_t dev, uint64_t *ret_bytes);
 /* rename (olddfd, oldname) to (newdfd, newname) refusing to replace an existing target
  * (-EEXIST). Uses renameat2(RENAME_NOREPLACE), or where the filesystem lacks it linkat() then
  * unlinkat() (non-directories only; a target that is already the same inode, left by an
@@ -114,6 +106,9 @@ ssize_t pread_full(int fd, void *buf, size_t size, off_t offset);
 /* read the whole regular file open at fd (by pread), at most max bytes (-EFBIG beyond; not a
  * regular file: -EBADFD). *ret is NUL-terminated; *ret_size its length. */
 int fs_read_fd(int fd, size_t max, char **ret, size_t *ret_size);
+/* fs_openat(dfd, name, flags | O_NONBLOCK | O_NOCTTY) with O_NOATIME when permitted (retried
+ * without it on EPERM): the open of every reader of a tree. The fd or -errno. */
+int fs_open_noatime(int dfd, const char *name, int flags);
 /* the same for (dfd, name), opened no-follow and non-blocking. */
 int fs_read_file(int dfd, const char *name, size_t max, char **ret, size_t *ret_size);
 /* write data to (dfd, name) atomically: a temp file in dfd, fsync, rename over name, fsync

@@ -17,8 +17,8 @@
 #define HASH_FNV1A_OFFSET UINT64_C(14695981039346656037)
 #define HASH_FNV1A_PRIME UINT64_C(1099511628211)
 
-/* FNV-1a of n bytes, of a C string, and of a C string with ASCII letters lowered (session ids
- * compare ignoring ASCII case: qwen_session_id_equal()). */
+/* FNV-1a of n bytes, of a C string, and of a C string with ASCII letters lowered (for keys
+ * that compare ignoring ASCII case). */
 uint64_t hash_bytes(const void *p, size_t n);
 /* FNV-1a continued: h (HASH_FNV1A_OFFSET to start, or a previous result) over n more bytes, so
  * data read in pieces hashes as one (hash_bytes(p, n) is hash_bytes_more(HASH_FNV1A_OFFSET, p, n)). */

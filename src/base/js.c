@@ -329,7 +329,7 @@ int js_key_order(const char *const *names, const size_t *lens, size_t n, size_t 
         return 0;
 }
 
-/* JSON.stringify() of any parsed JSON value (sessionId and project are copied as they are). */
+/* JSON.stringify() of any parsed JSON value. */
 int js_stringify(StrBuf *b, json_object *v) {
         switch (json_object_get_type(v)) {
         case json_type_null:
@@ -637,7 +637,7 @@ int js_date_parse(const char *s, msec_t *ret) {
         return js_parse_iso8601(s, JS_ISO_DATE_PARSE, ret);
 }
 
-int parse_timestamp(const char *s, msec_t *ret) {
+int js_parse_timestamp(const char *s, msec_t *ret) {
         if (s && s[0] == '@') {
                 char *end;
                 long long v;

@@ -1,10 +1,7 @@
-/* js.h: JavaScript's value rules as Qwen Code's Node process applies them to transcript data.
- *
- * qgc reproduces what Qwen computes in JavaScript, byte for byte: "+=" on whatever a field holds
- * (a number, or a string once one was concatenated in), ToString and truthiness of JSON values,
- * Number.prototype.toString, JSON.stringify with V8's property order, String.prototype.trim, and
- * Date.parse. This is also the one ISO 8601 parser of qgc (js_parse_iso8601()): Date.parse's
- * grammar, and the stricter one of the command line's --now (parse_timestamp()). */
+/* js.h: JavaScript's value rules, byte for byte as Node computes them: "+=" on a number or a
+ * string, ToString and truthiness of JSON values, Number.prototype.toString, JSON.stringify with
+ * V8's property order, String.prototype.trim, and Date.parse: the one ISO 8601 parser (also the
+ * stricter form of the command line's --now, js_parse_timestamp()). */
 #pragma once
 
 #include <json-c/json.h>
@@ -90,4 +87,4 @@ double js_date_from_json(json_object *v, bool present);
 
 /* The --now argument: js_parse_iso8601(JS_ISO_STRICT) or "@epoch-seconds". 0, -EINVAL or
  * -ERANGE. */
-int parse_timestamp(const char *s, msec_t *ret);
+int js_parse_timestamp(const char *s, msec_t *ret);

@@ -18,10 +18,6 @@ void text_set_terminal_utf8(bool utf8) {
         text_utf8_terminal = utf8;
 }
 
-bool text_terminal_utf8(void) {
-        return text_utf8_terminal;
-}
-
 /* Columns of one code point on the terminal. */
 static size_t text_cp_width(uint32_t cp) {
         int w;
@@ -62,7 +58,8 @@ size_t text_width(const char *s, size_t n) {
         return cols;
 }
 
-bool text_is_control(uint32_t cp) {
+/* Is cp a control (C0, DEL, C1 or a bidi control)? */
+static bool text_is_control(uint32_t cp) {
         return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x061c || cp == 0x200e ||
                cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
 }

@@ -1,9 +1,8 @@
 /* text.h: the one cleaning of text that reaches a terminal, a text log or JSON.
  *
- * Session files, cwd values, project names and users' policy files are written by others; in
- * --all-users mode, by every user of the machine. Nothing of theirs reaches root's terminal or a
- * log raw: a control character could move the cursor, clear the screen, set the clipboard
- * (OSC 52) or reorder what is shown (bidi overrides). "Control" here is:
+ * Most text qgc shows was written by others (in --all-users mode, by every user); none of it
+ * reaches root's terminal or a log raw: a control character could move the cursor, clear the
+ * screen, set the clipboard (OSC 52) or reorder what is shown (bidi). "Control" here is:
  *   - C0 (U+0000-U+001F), DEL (U+007F) and C1 (U+0080-U+009F: CSI, OSC, ... as one code point);
  *   - the bidi controls: U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069.
  * Bytes that are not well-formed UTF-8 are replaced too (U+FFFD), so no C1 byte passes alone. */
@@ -35,7 +34,6 @@ typedef enum TextStyle {
 /* Whether TEXT_TERMINAL may write UTF-8: main sets it from the LC_CTYPE codeset, after
  * setlocale(LC_CTYPE, ""). The default (true) is for tests. */
 void text_set_terminal_utf8(bool utf8);
-bool text_terminal_utf8(void);
 /* The display columns of n bytes of s, cleaned text (wcwidth() of each code point: 2 for CJK
  * and most emoji, 0 for combining marks; 1 for a code point wcwidth() does not know). */
 size_t text_width(const char *s, size_t n);
@@ -43,8 +41,6 @@ size_t text_width(const char *s, size_t n);
  * cutting a character; its width in *ret_cols (may be NULL). */
 size_t text_fit(const char *s, size_t n, size_t max_cols, size_t *ret_cols);
 
-/* Is cp a control (C0, DEL, C1 or a bidi control)? */
-bool text_is_control(uint32_t cp);
 /* Would text_clean() change s (of n bytes)? false for printable ASCII and clean UTF-8. */
 bool text_needs_cleaning(const char *s, size_t n, TextStyle style);
 /* Append n bytes of s to b, cleaned in style. 0 or -ENOMEM. */

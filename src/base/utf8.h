@@ -2,8 +2,8 @@
  *
  * Two readings of the same bytes, from one decoding step:
  *   - utf8_next(): as Node reads a file (WHATWG UTF-8): an ill-formed sequence gives U+FFFD and
- *     consumes its maximal subpart, at least one byte. Qwen's rules (sanitizeCwd, the project
- *     hash, JSON.parse of a line, String lengths) see these code points.
+ *     consumes its maximal subpart, at least one byte. JavaScript's string rules see these code
+ *     points.
  *   - utf8_decode(): strict: 0 for anything that is not one well-formed character (the text
  *     cleaner, text.c, replaces such bytes one at a time).
  * Well-formed means RFC 3629: no overlong form, no surrogate (U+D800-U+DFFF), nothing above

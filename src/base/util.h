@@ -70,9 +70,7 @@ char *strjoin(const char *s, ...) __attribute__((sentinel));
 char *strdup_or_null(const char *s);
 
 /* Compare ignoring ASCII case (A-Z fold to a-z; no locale, every other byte as itself, as
- * unsigned): <0, 0, >0 like strcmp(). The one comparison of session ids: Qwen compares them
- * with toLowerCase() (findSessionIdIgnoringCase()), which on ids of [0-9a-fA-F-] is this.
- * ascii_strncasecmp() compares at most n bytes; ascii_strcasecmp_n() compares the keys a[0..an)
+ * unsigned): <0, 0, >0 like strcmp().  * ascii_strncasecmp() compares at most n bytes; ascii_strcasecmp_n() compares the keys a[0..an)
  * and b[0..bn) (a proper prefix orders first). */
 int ascii_strcasecmp(const char *a, const char *b);
 int ascii_strncasecmp(const char *a, const char *b, size_t n);

@@ -1,6 +1,5 @@
-/* vec.h: 16-byte vectors for the byte scans of the transcript readers (recordtail.c's title
- * search, usagerecord.c's line prefilter): GCC/clang vector extensions, no intrinsics, so any
- * target compiles them (SSE2 or NEON where there is one). */
+/* vec.h: 16-byte vectors for byte scans of long texts: GCC/clang vector extensions, no
+ * intrinsics, so any target compiles them (SSE2 or NEON where there is one). */
 #pragma once
 
 #include <stdint.h>

@@ -116,7 +116,7 @@ static int main_parse_now(const char *s) {
                 arg_now_is_rel = true;
                 return 0;
         }
-        if (parse_timestamp(s, &v) < 0)
+        if (js_parse_timestamp(s, &v) < 0)
                 return -EINVAL;
         arg_now_is_rel = false;
         arg_now_msec = v;

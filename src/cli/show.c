@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "cold.h"
-#include "fsread.h"
 #include "fsutil.h"
 #include "macro.h"
 #include "show.h"

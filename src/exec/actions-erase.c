@@ -21,8 +21,10 @@
 #include "erase.h"
 #include "cold.h"
 #include "fsutil.h"
+#include "rm-rf.h"
 #include "journal.h"
 #include "json.h"
+#include "jsonfile.h"
 #include "log.h"
 #include "macro.h"
 #include "recover.h"
@@ -287,7 +289,7 @@ static int actions_remove_dir_in(ActionsContext *c, int root_fd, const char *rel
                 r = fs_exists(fd, name);
         if (r <= 0)
                 return r;
-        r = fs_rm_rf_at(fd, name, dev, &bytes);
+        r = rm_rf_at(fd, name, dev, &bytes);
         if (r < 0)
                 return r;
         actions_step(c, name);

@@ -11,7 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cold-int.h"
 #include "cold.h"
 #include "fsutil.h"
 #include "macro.h"

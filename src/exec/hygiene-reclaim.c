@@ -16,8 +16,8 @@
 #include <json-c/json.h>
 
 #include "erase.h"
-#include "fsread.h"
 #include "fsutil.h"
+#include "rm-rf.h"
 #include "hygiene-int.h"
 #include "hygiene.h"
 #include "json.h"
@@ -85,7 +85,7 @@ int hygiene_reclaim(const Orphan *o, int root_fd, dev_t dev, const int *runtime_
                         *ret_why = "written since scan";
                         return 0;
                 }
-                r = fs_rm_rf_at(dfd, o->name, dev, NULL);
+                r = rm_rf_at(dfd, o->name, dev, NULL);
                 if (r < 0) {
                         *ret_why = r == -EBUSY ? "kept: a mount point inside" : "cannot remove";
                         return r;
@@ -216,7 +216,7 @@ int hygiene_stale_act(const Inventory *inv, const Orphan *o, int mark, bool remo
                 }
         }
         efd = safe_close(efd);
-        r = fs_rm_rf_at(pfd, o->name, dev, NULL);
+        r = rm_rf_at(pfd, o->name, dev, NULL);
         if (r < 0) {
                 *ret_why = r == -EBUSY ? "kept: a mount point inside" : "cannot remove";
                 return r;

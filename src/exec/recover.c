@@ -43,8 +43,8 @@
 #include <unistd.h>
 
 #include "cold.h"
-#include "fsread.h"
 #include "fsutil.h"
+#include "rm-rf.h"
 #include "log.h"
 #include "macro.h"
 #include "recover.h"
@@ -170,7 +170,7 @@ static int recover_apply(const RecoverRoots *rt, const RecoverMarker *m, bool ex
                                 return r;
                 }
                 if (execute) {
-                        r = f->is_dir ? fs_rm_rf_at(fd, base, dev, NULL) : fs_unlink(fd, base, 0);
+                        r = f->is_dir ? rm_rf_at(fd, base, dev, NULL) : fs_unlink(fd, base, 0);
                         if (r < 0 && r != -ENOENT) {
                                 ret = ret ?: r;
                                 continue;

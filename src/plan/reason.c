@@ -31,6 +31,7 @@
 #include "erase.h"
 #include "hygiene.h"
 #include "json.h"
+#include "jsonfile.h"
 #include "macro.h"
 #include "reason.h"
 #include "util.h"

@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 
 #include "cold.h"
-#include "fsread.h"
 #include "fsutil.h"
 #include "macro.h"
 #include "restore.h"

@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 
 #include "claims.h"
-#include "fsread.h"
 #include "fsutil.h"
 #include "json.h"
+#include "jsonfile.h"
 #include "macro.h"
 #include "util.h"
 

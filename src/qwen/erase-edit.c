@@ -18,6 +18,7 @@
 #include "erase-int.h"
 #include "fsutil.h"
 #include "json.h"
+#include "jsonfile.h"
 #include "log.h"
 #include "macro.h"
 #include "qwen.h"

@@ -1,4 +1,4 @@
-/* jsonfile.c: json_read_file() and the one table of JSON inputs (json.h): which dialect each
+/* jsonfile.c: json_read_file() and the one table of JSON inputs (jsonfile.h): which dialect each
  * file of a Qwen tree is read in, chosen from the Qwen code that reads it. The rule: where Qwen
  * reads a file with JSON.parse, qgc reads it with the same grammar, so that qgc sees exactly
  * the evidence Qwen sees; what a file that does not parse means is decided by its reader, always
@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "fsread.h"
 #include "fsutil.h"
 #include "json.h"
+#include "jsonfile.h"
 #include "macro.h"
 
 #define MIB (1024 * 1024)
@@ -137,32 +137,4 @@ int json_read_input(int dfd, const char *name, JsonInput input, json_object **re
         const JsonInputInfo *i = json_input_info(input);
 
         return json_read_file(dfd, name, i->max, i->dialect, ret);
-}
-
-const char *json_get_string(json_object *o, const char *key) {
-        json_object *v = NULL;
-
-        if (!o || !json_object_object_get_ex(o, key, &v) ||
-            !json_object_is_type(v, json_type_string))
-                return NULL;
-        return json_object_get_string(v);
-}
-
-bool json_get_int(json_object *o, const char *key, int64_t *ret) {
-        json_object *v = NULL;
-
-        if (!o || !json_object_object_get_ex(o, key, &v) || !v)
-                return false;
-        if (json_object_is_type(v, json_type_int)) {
-                *ret = json_object_get_int64(v);
-                return true;
-        }
-        if (json_object_is_type(v, json_type_double)) {
-                double d = json_object_get_double(v);
-                if (d != (double)(int64_t)d)
-                        return false;
-                *ret = (int64_t)d;
-                return true;
-        }
-        return false;
 }

@@ -25,9 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fsread.h"
 #include "fsutil.h"
 #include "json.h"
+#include "jsonfile.h"
 #include "live.h"
 #include "live-int.h"
 #include "log.h"

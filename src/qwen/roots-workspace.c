@@ -25,7 +25,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fsread.h"
 #include "fsutil.h"
 #include "hashmap.h"
 #include "js.h"

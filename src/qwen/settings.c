@@ -14,7 +14,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "json-int.h"
 #include "json.h"
 #include "macro.h"
 #include "settings.h"

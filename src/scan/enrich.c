@@ -14,9 +14,9 @@
 
 #include "enrich.h"
 #include "erase.h"
-#include "fsread.h"
 #include "fsutil.h"
 #include "json.h"
+#include "jsonfile.h"
 #include "log.h"
 #include "macro.h"
 #include "qwen.h"

@@ -17,7 +17,6 @@
 #include <json-c/json.h>
 
 #include "erase.h"
-#include "fsread.h"
 #include "fsutil.h"
 #include "hygiene-int.h"
 #include "hygiene.h"

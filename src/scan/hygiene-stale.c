@@ -29,12 +29,12 @@
 #include <json-c/json.h>
 
 #include "erase.h"
-#include "fsread.h"
 #include "fsutil.h"
 #include "hygiene-int.h"
 #include "hygiene.h"
 #include "js.h"
 #include "json.h"
+#include "jsonfile.h"
 #include "live.h"
 #include "log.h"
 #include "macro.h"

@@ -23,11 +23,11 @@
 #include <json-c/json.h>
 
 #include "erase.h"
-#include "fsread.h"
 #include "fsutil.h"
 #include "hygiene-int.h"
 #include "hygiene.h"
 #include "json.h"
+#include "jsonfile.h"
 #include "live.h"
 #include "log.h"
 #include "macro.h"

@@ -62,7 +62,7 @@ int hygiene_stale_act(const Inventory *inv, const Orphan *o, int mark, bool remo
  * identity the scan saw, for debug and plans no transcript for the id in any runtime root now,
  * for a stale tmp/<hash>/ still nothing unknown, no task, no lock of a live process and nothing
  * newer inside; then
- * unlink (files) or fs_rm_rf_at() (the directory). 1 reclaimed, 0 skipped, -errno failed, both
+ * unlink (files) or rm_rf_at() (the directory). 1 reclaimed, 0 skipped, -errno failed, both
  * with *ret_why a static reason. */
 int hygiene_reclaim(const Orphan *o, int root_fd, dev_t dev, const int *runtime_fds,
                     size_t n_runtime, OrphansStepFn step, void *userdata, const char **ret_why);

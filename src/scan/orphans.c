@@ -13,6 +13,7 @@
 
 #include "cold.h"
 #include "fsutil.h"
+#include "rm-rf.h"
 #include "macro.h"
 #include "orphans.h"
 #include "util.h"
@@ -168,7 +169,7 @@ int orphans_reclaim(const Orphan *o, int root_fd, const char *rel, dev_t dev,
                         *ret_why = "a transcript for this id exists now";
                         return 0;
                 }
-                r = fs_rm_rf_at(pfd, o->name, dev, NULL);
+                r = rm_rf_at(pfd, o->name, dev, NULL);
                 if (r >= 0)
                         orphans_step(step, userdata, o->name);
         }

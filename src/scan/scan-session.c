@@ -22,7 +22,6 @@
 #include <unistd.h>
 
 #include "cold.h"
-#include "fsread.h"
 #include "fsutil.h"
 #include "log.h"
 #include "macro.h"

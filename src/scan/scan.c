@@ -31,10 +31,10 @@
 
 #include "cold.h"
 #include "erase.h"
-#include "fsread.h"
 #include "fsutil.h"
 #include "hygiene.h"
 #include "json.h"
+#include "jsonfile.h"
 #include "live.h"
 #include "log.h"
 #include "macro.h"

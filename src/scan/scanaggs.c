@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "fsread.h"
 #include "fsutil.h"
 #include "hashmap.h"
 #include "log.h"

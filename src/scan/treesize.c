@@ -13,7 +13,6 @@
 
 #include <json-c/json.h>
 
-#include "fsread.h"
 #include "fsutil.h"
 #include "hygiene.h"
 #include "lock.h"

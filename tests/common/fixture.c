@@ -899,3 +899,16 @@ int fixture_corpus_scan(FixtureCorpus *fx, unsigned hygiene) {
                 return r;
         return scan_all(fx->inv, &o);
 }
+
+int cold_compress(int dir_fd, const char *name, int cold_fd, int level, const FileId *expect,
+                  ColdStepFn step, void *userdata, ColdResult *ret) {
+        ColdCtx *c = NULL;
+        int r;
+
+        if (level < 1)
+                return -EINVAL;
+        r = cold_default(level, &c);
+        if (r < 0)
+                return r;
+        return cold_ctx_compress(c, dir_fd, name, cold_fd, expect, 0, step, userdata, ret);
+}

@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "cold.h"
 #include "inventory.h"
 
 /* Create a fresh directory $TMPDIR/qgc-test-XXXXXX (TMPDIR defaults to /tmp). *ret_root is a
@@ -124,3 +125,12 @@ int fixture_corpus_teardown(void **state);
 /* Scan fx->qwen as a --root tree (now: the real clock; the hygiene kinds of hygiene_need()'s bits
  * looked for) into a new fx->inv. The result of scan_all(), or -errno. */
 int fixture_corpus_scan(FixtureCorpus *fx, unsigned hygiene);
+
+/* The tests' one-call compression: cold_ctx_compress() with the thread's context
+ * (cold_default()). Compress the regular file (dir_fd, name) into (cold_fd, name.zst) at level (1-19) with the
+ * dictionary COLD_DICT_CURRENT, then remove the original (and fsync dir_fd) if it still has the
+ * identity it had when read (expect, when not NULL, must match too). 0; -EEXIST: a compressed copy exists (nothing done); -ESTALE: the
+ * original changed (the compressed copy is removed again, the original stays); -EBADMSG: the
+ * verification failed (nothing removed); other -errno. */
+int cold_compress(int dir_fd, const char *name, int cold_fd, int level, const FileId *expect,
+                  ColdStepFn step, void *userdata, ColdResult *ret);

@@ -20,6 +20,7 @@
 #include "actions-int.h"
 #include "cold.h"
 #include "fsutil.h"
+#include "rm-rf.h"
 #include "journal.h"
 #include "hygiene.h"
 #include "config.h"
@@ -1119,7 +1120,7 @@ static void test_faults_interrupted_link_move_completes(void **state) {
         assert_true(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".worktree.json"));
 }
 
-/* fs_rm_rf_at() checks st_dev with fstatat before it opens a subdirectory; a filesystem mounted
+/* rm_rf_at() checks st_dev with fstatat before it opens a subdirectory; a filesystem mounted
  * there in between must not be emptied: the opened directory is checked again. In a child with
  * its own mount namespace; skipped where there is none. */
 static void test_fs_rm_rf_at_mount_appearing_is_not_emptied(void **state) {
@@ -1149,7 +1150,7 @@ static void test_fs_rm_rf_at_mount_appearing_is_not_emptied(void **state) {
                 fs_test_force_walk(true);
                 snprintf(faults.mount_on_open, sizeof faults.mount_on_open, "sub");
                 snprintf(faults.mount_path, sizeof faults.mount_path, "%s", mnt);
-                int r = fs_rm_rf_at(dfd, "victim", 0, NULL);
+                int r = rm_rf_at(dfd, "victim", 0, NULL);
                 if (faults.mount_on_open[0])
                         _exit(4); /* the hook never ran */
                 if (!fixture_exists(mnt, "shared.txt"))
@@ -1161,7 +1162,7 @@ static void test_fs_rm_rf_at_mount_appearing_is_not_emptied(void **state) {
         if (WEXITSTATUS(status) == 77)
                 test_skip("the child could not mount a tmpfs in its mount namespace");
         if (WEXITSTATUS(status) == 1)
-                fail_msg("fs_rm_rf_at() emptied a filesystem mounted during the walk");
+                fail_msg("rm_rf_at() emptied a filesystem mounted during the walk");
         assert_int_equal(WEXITSTATUS(status), 0);
 }
 

@@ -17,6 +17,7 @@
 #include "archive.h"
 #include "erase.h"
 #include "fsutil.h"
+#include "rm-rf.h"
 #include "journal.h"
 #include "lock.h"
 #include "recover.h"
@@ -1588,16 +1589,16 @@ static void test_fs_rm_rf_at_never_follows_symlinks(void **state) {
         assert_int_equal(fixture_symlink(t->root, "victim/link-file", "../outside/keep.txt"), 0);
         dfd = open(t->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         assert_true(dfd >= 0);
-        assert_int_equal(fs_rm_rf_at(dfd, "victim", 0, &bytes), 0);
+        assert_int_equal(rm_rf_at(dfd, "victim", 0, &bytes), 0);
         assert_int_equal(bytes, 5);
         assert_false(fixture_exists(t->root, "victim"));
         assert_true(fixture_exists(t->root, "outside/keep.txt"));
         /* a symlink as the top entry is refused, not followed */
         assert_int_equal(fixture_symlink(t->root, "top-link", outside), 0);
-        assert_int_equal(fs_rm_rf_at(dfd, "top-link", 0, NULL), -ENOTDIR);
+        assert_int_equal(rm_rf_at(dfd, "top-link", 0, NULL), -ENOTDIR);
         assert_true(fixture_exists(t->root, "outside/keep.txt"));
         /* ENOENT is success */
-        assert_int_equal(fs_rm_rf_at(dfd, "never-was", 0, NULL), 0);
+        assert_int_equal(rm_rf_at(dfd, "never-was", 0, NULL), 0);
 }
 
 static void test_fs_open_path_refuses_symlinks_and_dotdot(void **state) {

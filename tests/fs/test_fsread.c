@@ -19,9 +19,9 @@
 #include <json-c/json.h>
 
 #include "fixture.h"
-#include "fsread.h"
 #include "fsutil.h"
 #include "json.h"
+#include "jsonfile.h"
 #include "macro.h"
 #include "testdata.h"
 

@@ -24,9 +24,18 @@
 
 #include "fixture.h"
 #include "fsutil.h"
+#include "rm-rf.h"
 #include "macro.h"
 #include "testdata.h"
 #include "testskip.h"
+
+/* is (dfd, name) a mount point, as fs_statat() says? 1 yes, 0 no, -errno */
+static int test_is_mount_point_at(int dfd, const char *name) {
+        bool m = false;
+        int r = fs_statat(dfd, name, NULL, &m);
+
+        return r < 0 ? r : m;
+}
 
 static const bool modes[] = { false, true }; /* force the walk? */
 
@@ -169,8 +178,8 @@ static void test_fs_openat_refuses_same_fs_bind_mount(void **state) {
                         if (fd < 0 || fs_open_dir(fd, "mnt") != -EXDEV)
                                 _exit(40 + (int)i);
                         if (fs_statat(fd, "mnt", NULL, &m) < 0 || !m ||
-                            fs_is_mount_point_at(fd, "mnt") != 1 ||
-                            fs_is_mount_point_at(dfd, "in") != 0)
+                            test_is_mount_point_at(fd, "mnt") != 1 ||
+                            test_is_mount_point_at(dfd, "in") != 0)
                                 _exit(50 + (int)i);
                         close(fd);
                 }
@@ -183,7 +192,7 @@ static void test_fs_openat_refuses_same_fs_bind_mount(void **state) {
                          WEXITSTATUS(status));
 }
 
-/* fs_rm_rf_at() never enters a same-filesystem bind mount: the mount point and every directory
+/* rm_rf_at() never enters a same-filesystem bind mount: the mount point and every directory
  * above it stay, everything else goes, the result says so (-EBUSY), in both modes. */
 static void test_fs_rm_rf_at_keeps_same_fs_bind_mount(void **state) {
         if (!can_mount_namespace())
@@ -212,7 +221,7 @@ static void test_fs_rm_rf_at_keeps_same_fs_bind_mount(void **state) {
                         dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                         if (dfd < 0)
                                 _exit(2);
-                        r = fs_rm_rf_at(dfd, "victim", 0, &bytes);
+                        r = rm_rf_at(dfd, "victim", 0, &bytes);
                         if (r != -EBUSY)
                                 _exit(3);
                         if (bytes != 8)
@@ -221,10 +230,10 @@ static void test_fs_rm_rf_at_keeps_same_fs_bind_mount(void **state) {
                                 _exit(5);
                         if (fixture_exists(root, "victim/a/own") || fixture_exists(root, "victim/b"))
                                 _exit(6);
-                        if (fs_is_mount_point_at(dfd, "victim/a/sub") != 1)
+                        if (test_is_mount_point_at(dfd, "victim/a/sub") != 1)
                                 _exit(7);
                         /* and a mount point as the directory itself is kept whole */
-                        if (fs_rm_rf_at(dfd, "victim/a/sub", 0, NULL) != -EBUSY ||
+                        if (rm_rf_at(dfd, "victim/a/sub", 0, NULL) != -EBUSY ||
                             !fixture_exists(src, "secret"))
                                 _exit(8);
                         _exit(0);
@@ -257,7 +266,7 @@ static void test_fs_rm_rf_at_deep_tree(void **state) {
                 fs_test_force_walk(modes[i]);
                 assert_int_equal(fixture_write(root, rel, "x"), 0);
                 assert_int_equal(fixture_write(root, "deep/top", "yy"), 0);
-                assert_int_equal(fs_rm_rf_at(dfd, "deep", 0, &bytes), 0);
+                assert_int_equal(rm_rf_at(dfd, "deep", 0, &bytes), 0);
                 assert_int_equal(bytes, 3);
                 assert_false(fixture_exists(root, "deep"));
         }

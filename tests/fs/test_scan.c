@@ -29,6 +29,7 @@
 #include "fixture.h"
 #include "inventory.h"
 #include "json.h"
+#include "jsonfile.h"
 #include "live.h"
 #include "macro.h"
 #include "owner.h"

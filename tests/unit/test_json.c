@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "jsonfile.h"
 #include "macro.h"
 #include "util.h"
 

@@ -1,4 +1,4 @@
-/* fsutil-remove.c: fs_rm_rf_at(), the safe-filesystem layer's removal of a directory and
+/* rm-rf.c: rm_rf_at(), the safe-filesystem layer's removal of a directory and
  * everything below it: iterative (a stack of open directories, no recursion), never following a
  * symlink, and keeping every mount point (with the directories above it) instead of entering
  * it. Every open and stat goes through fsutil.c's fs_open_dir() and fs_statat(). */
@@ -14,12 +14,13 @@
 
 #include "fsutil.h"
 #include "macro.h"
+#include "rm-rf.h"
 #include "util.h"
 
-/* Deepest directory nesting fs_rm_rf_at() descends into. */
+/* Deepest directory nesting rm_rf_at() descends into. */
 #define FS_RM_RF_MAX_DEPTH 128
 
-/* One directory of fs_rm_rf_at()'s walk: its listing, its name in the parent (NULL for the
+/* One directory of rm_rf_at()'s walk: its listing, its name in the parent (NULL for the
  * top), and what kept it from being removed. */
 typedef struct FsRmFrame {
         FsDir *dir; /* owns dir->fd */
@@ -174,7 +175,7 @@ static int fs_rm_rf_fd(int dfd, const char *name, int fd, dev_t dev, uint64_t *b
         return r < 0 ? r : kept ? -EBUSY : 0;
 }
 
-int fs_rm_rf_at(int dfd, const char *name, dev_t dev, uint64_t *ret_bytes) {
+int rm_rf_at(int dfd, const char *name, dev_t dev, uint64_t *ret_bytes) {
         uint64_t bytes = 0;
         struct stat st;
         int fd, r;
