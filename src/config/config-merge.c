@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config-int.h"
+#include "config.h"
 #include "macro.h"
 #include "util.h"
 
@@ -124,10 +124,10 @@ static int config_clamp_policy(Policy *p, PolicyOrigin *o, unsigned *mask, const
                                                                                    : fallback_loc;
                 config_key_format_buf(ki, p, vu, sizeof vu);
                 config_key_format_buf(ki, &b->policy, va, sizeof va);
-                if (config_errors_add(errs,
-                                      "%s: warning: %s%s %s keeps more than the system policy "
-                                      "allows (%s %s, %s); using %s",
-                                      loc, ctx, ki->name, vu, ki->name, va, b->where[k], va) < 0)
+                if (config_error(errs, loc,
+                                 "warning: %s%s %s keeps more than the system policy allows (%s "
+                                 "%s, %s); using %s",
+                                 ctx, ki->name, vu, ki->name, va, b->where[k], va) == -ENOMEM)
                         return -ENOMEM;
                 origin = strprintf("%s (clamped to the system policy)", b->where[k]);
                 if (!origin)
@@ -165,13 +165,12 @@ static int config_clamp_tree(Config *m, const Config *system, const char *user_f
 
                         if (!config_key_looser(k, m, system))
                                 break;
-                        if (config_errors_add(errs,
-                                              "%s: warning: tree %s %s%s%s keeps more than the "
-                                              "system policy allows (%s%s%s, %s); using it",
-                                              loc, k->name,
-                                              q, config_key_format_buf(k, m, x, sizeof x), q,
-                                              q, config_key_format_buf(k, system, y, sizeof y), q,
-                                              ao) < 0 ||
+                        if (config_error(errs, loc,
+                                         "warning: tree %s %s%s%s keeps more than the system "
+                                         "policy allows (%s%s%s, %s); using it",
+                                         k->name, q, config_key_format_buf(k, m, x, sizeof x), q,
+                                         q, config_key_format_buf(k, system, y, sizeof y), q,
+                                         ao) == -ENOMEM ||
                             config_set_str(uo, ao) < 0)
                                 return -ENOMEM;
                         memcpy(config_key_ptr(k, m), config_key_ptr_const(k, system), k->size);
@@ -201,10 +200,10 @@ static int config_clamp_tree(Config *m, const Config *system, const char *user_f
                         if (!looser)
                                 break;
                         if (u->is_set &&
-                            config_errors_add(errs,
-                                              "%s: warning: tree %s is less than or not comparable "
-                                              "with the system policy's (%s); using the system's",
-                                              loc, k->name, ao) < 0)
+                            config_error(errs, loc,
+                                         "warning: tree %s is less than or not comparable with "
+                                         "the system policy's (%s); using the system's",
+                                         k->name, ao) == -ENOMEM)
                                 return -ENOMEM;
                         *u = *s;
                         if (config_set_str(uo, ao) < 0)
