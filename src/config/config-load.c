@@ -1394,7 +1394,7 @@ finish:
         return errs->n > n_before ? -EINVAL : 0;
 }
 
-int config_parse_string(Config *c, const char *text, const char *name, ConfigErrors *errs) {
+int config_load_string(Config *c, const char *text, const char *name, ConfigErrors *errs) {
         return config_load_apply(c, name ? name : "<string>", text, strlen(text), NULL,
                                  c->n_files == 0, errs);
 }

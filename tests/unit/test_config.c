@@ -53,7 +53,7 @@ static void test_dump(const ConfigErrors *e) {
 /* Parse one buffer on top of the built-in defaults; returns the result code. */
 static int test_parse(Config *c, const char *text, ConfigErrors *e) {
         assert_int_equal(config_init_default(c), 0);
-        return config_parse_string(c, text, "t.conf", e);
+        return config_load_string(c, text, "t.conf", e);
 }
 
 /* Parse a buffer that must fail with exactly one error, and check it. */
@@ -488,7 +488,7 @@ static void test_config_admin_only_in_system_file(void **state) {
         assert_false(c.allow_user_files);
         assert_string_equal(c.origin_allow_user_files, "t.conf:1");
         /* second file: refused, whatever it is */
-        assert_int_equal(config_parse_string(&c, "admin = { allow-user-files = true; };", "u.conf", &e),
+        assert_int_equal(config_load_string(&c, "admin = { allow-user-files = true; };", "u.conf", &e),
                          -EINVAL);
         assert_msg(&e, "u.conf:1: ", "admin settings are only allowed in the system file");
         assert_int_equal(e.n, 1);
@@ -530,7 +530,7 @@ static void test_config_layering_same_project_merges_across_files(void **state) 
         assert_int_equal(test_parse(&c, "projects = ( { path = \"/p\"; max-sessions = 9; max-age = \"20d\"; } );",
                                     &e),
                          0);
-        assert_int_equal(config_parse_string(&c, "projects = ( { path = \"/p/\"; max-age = \"10d\"; } );",
+        assert_int_equal(config_load_string(&c, "projects = ( { path = \"/p/\"; max-age = \"10d\"; } );",
                                              "u.conf", &e),
                          0);
         assert_int_equal(c.n_projects, 1);
@@ -546,7 +546,7 @@ static void test_config_layering_contradiction_blames_later_file(void **state) {
         _cleanup_(config_errors_done) ConfigErrors e = {};
 
         assert_int_equal(test_parse(&c, "projects = ( { path = \"/x\"; max-age = \"5d\"; } );", &e), 0);
-        assert_int_equal(config_parse_string(&c, "\ndefaults = { min-age = \"6d\"; };", "u.conf", &e),
+        assert_int_equal(config_load_string(&c, "\ndefaults = { min-age = \"6d\"; };", "u.conf", &e),
                          -EINVAL);
         assert_int_equal(e.n, 1);
         assert_msg(&e, "u.conf:2: ", "project '/x': min-age 6d (u.conf:2) is longer than max-age 5d (t.conf:1)");
@@ -830,10 +830,10 @@ static void test_config_layering_earlier_grace_wins(void **state) {
         _cleanup_(config_errors_done) ConfigErrors e = {};
 
         assert_int_equal(test_parse(&c, "defaults = { min-age = \"3d\"; };", &e), 0);
-        assert_int_equal(config_parse_string(&c, "defaults = { max-age = \"2d\"; };", "u.conf", &e), 0);
+        assert_int_equal(config_load_string(&c, "defaults = { max-age = \"2d\"; };", "u.conf", &e), 0);
         assert_int_equal(e.n, 0);
         assert_int_equal(config_init_default(&alone), 0);
-        assert_int_equal(config_parse_string(&alone, "defaults = { max-age = \"2d\"; };", "u.conf", &e), 0);
+        assert_int_equal(config_load_string(&alone, "defaults = { max-age = \"2d\"; };", "u.conf", &e), 0);
         assert_int_equal(c.defaults.min_age, alone.defaults.min_age);
         assert_int_equal(c.defaults.max_age, alone.defaults.max_age);
 }

@@ -36,7 +36,7 @@ static char *test_in_group(ConfigScope scope, bool project, const char *setting)
 /* Parse text on top of the built-in defaults (as the first file: admin allowed). */
 static int test_parse(Config *c, const char *text, ConfigErrors *e) {
         assert_int_equal(config_init_default(c), 0);
-        return config_parse_string(c, text, "t.conf", e);
+        return config_load_string(c, text, "t.conf", e);
 }
 
 /* The value of k in c: the defaults' for a policy key (or the first project's), else c's. */
