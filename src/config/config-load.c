@@ -568,315 +568,266 @@ static bool config_load_is_number(const config_setting_t *s) {
                config_setting_type(s) == CONFIG_TYPE_INT64;
 }
 
-static bool config_load_is_off(const config_setting_t *s) {
-        return config_setting_type(s) == CONFIG_TYPE_STRING &&
-               streq(config_setting_get_string(s), "off");
+/* A setting's string value, or NULL. */
+static const char *config_load_string_of(const config_setting_t *s) {
+        return config_setting_type(s) == CONFIG_TYPE_STRING ? config_setting_get_string(s) : NULL;
 }
 
+/* The readers of each type of value: setting s at loc as key k into f (the key's field). Every
+ * problem is appended to errs as "loc: <key>: ..." and returns -EINVAL; -ENOMEM. */
+
 /* A duration string ("90d") or "off", within the key's bounds. */
-static int config_load_get_duration(const config_setting_t *s, const char *key, const char *loc,
-                               ConfigOff off, msec_t min, msec_t max, msec_t *ret,
-                               ConfigErrors *errs) {
+static int config_load_duration(const ConfigKeyInfo *k, const config_setting_t *s, const char *loc,
+                                msec_t *f, ConfigErrors *errs) {
         char buf[FORMAT_DURATION_MAX];
-        const char *why = NULL, *v;
+        const char *why = NULL, *v = config_load_string_of(s);
         msec_t d;
 
         if (config_load_is_number(s)) {
-                const char *raw = config_load_raw(s) ? config_load_raw(s) : "?";
+                const char *raw = config_load_raw(s) ?: "?";
                 bool plain = raw[strspn(raw, "0123456789")] == '\0' && strlen(raw) <= 6;
                 return config_error(errs, loc,
                                     "%s: expected a duration string with a unit such as \"%sd\", "
                                     "got a bare number (%s)",
-                                    key, plain ? raw : "90", raw);
+                                    k->name, plain ? raw : "90", raw);
         }
-        if (config_setting_type(s) != CONFIG_TYPE_STRING)
-                return config_load_expected(errs, loc, key, "a duration string such as \"90d\"", s);
-        v = config_setting_get_string(s);
+        if (!v)
+                return config_load_expected(errs, loc, k->name,
+                                            "a duration string such as \"90d\"", s);
         if (streq(v, "off")) {
-                if (off == CONFIG_OFF_NO)
-                        return config_error(errs, loc, "%s cannot be \"off\"", key);
-                *ret = off == CONFIG_OFF_ZERO ? 0 : MSEC_INFINITY;
+                if (k->off == CONFIG_OFF_NO)
+                        return config_error(errs, loc, "%s cannot be \"off\"", k->name);
+                *f = k->off == CONFIG_OFF_ZERO ? 0 : MSEC_INFINITY;
                 return 0;
         }
         if (parse_duration(v, &d, &why) < 0)
-                return config_error(errs, loc, "%s: invalid duration \"%s\": %s", key, v, why);
-        if (d == 0 && off != CONFIG_OFF_NO)
+                return config_error(errs, loc, "%s: invalid duration \"%s\": %s", k->name, v, why);
+        if (d == 0 && k->off != CONFIG_OFF_NO)
                 return config_error(errs, loc,
                                     "%s: a zero limit is ambiguous (\"%s\"); write \"off\" to "
                                     "disable it",
-                                    key, v);
-        if (d < min)
-                return config_error(errs, loc, "%s: %s is too short (at least %s)", key, v,
-                                    format_duration_exact(buf, sizeof buf, min));
-        if (d > max)
-                return config_error(errs, loc, "%s: %s is out of range (at most %s)", key, v,
-                                    format_duration_exact(buf, sizeof buf, max));
-        *ret = d;
+                                    k->name, v);
+        if (d < (msec_t)k->min)
+                return config_error(errs, loc, "%s: %s is too short (at least %s)", k->name, v,
+                                    format_duration_exact(buf, sizeof buf, (msec_t)k->min));
+        if (d > (msec_t)k->max)
+                return config_error(errs, loc, "%s: %s is out of range (at most %s)", k->name, v,
+                                    format_duration_exact(buf, sizeof buf, (msec_t)k->max));
+        *f = d;
         return 0;
 }
 
 /* An integer count, or "off" when allowed; checked on the literal, not libconfig's value. */
-static int config_load_get_count(const config_setting_t *s, const char *key, const char *loc,
-                            bool allow_off, uint64_t min, uint64_t max, uint64_t *ret,
-                            ConfigErrors *errs) {
-        long long v = 0;
+static int config_load_count(const ConfigKeyInfo *k, const config_setting_t *s, const char *loc,
+                             uint64_t *f, ConfigErrors *errs) {
+        bool allow_off = k->off == CONFIG_OFF_ZERO;
+        const char *v = config_load_string_of(s);
+        long long n = 0;
         int r;
 
-        if (allow_off && config_load_is_off(s)) {
-                *ret = 0;
+        if (allow_off && v && streq(v, "off")) {
+                *f = 0;
                 return 0;
         }
         if (!config_load_is_number(s))
-                return config_load_expected(errs, loc, key,
-                                         allow_off ? "an integer or \"off\"" : "an integer", s);
-        r = config_load_exact(s, key, loc, &v, errs);
+                return config_load_expected(errs, loc, k->name,
+                                            allow_off ? "an integer or \"off\"" : "an integer", s);
+        r = config_load_exact(s, k->name, loc, &n, errs);
         if (r < 0 && r != -ERANGE)
                 return r;
-        if (r >= 0 && v == 0 && allow_off)
+        if (r >= 0 && n == 0 && allow_off)
                 return config_error(errs, loc,
-                                    "%s: a zero limit is ambiguous (%s); write \"off\" to disable it",
-                                    key, config_load_raw(s));
-        if (r == -ERANGE || v < 0 || (uint64_t)v < min || (uint64_t)v > max)
+                                    "%s: a zero limit is ambiguous (%s); write \"off\" to disable "
+                                    "it",
+                                    k->name, config_load_raw(s));
+        if (r == -ERANGE || n < 0 || (uint64_t)n < k->min || (uint64_t)n > k->max)
                 return config_error(errs, loc,
-                                    "%s: %s is out of range (%" PRIu64 " to %" PRIu64 ")", key,
-                                    config_load_raw(s), min, max);
-        *ret = (uint64_t)v;
+                                    "%s: %s is out of range (%" PRIu64 " to %" PRIu64 ")", k->name,
+                                    config_load_raw(s), k->min, k->max);
+        *f = (uint64_t)n;
         return 0;
 }
 
-/* A size string ("5G", "10%" when allowed) or "off" (is_set false). */
-static int config_load_get_size(const config_setting_t *s, const char *key, const char *loc,
-                           bool allow_percent, SizeSpec *ret, ConfigErrors *errs) {
-        const char *why = NULL, *v;
+/* A size string ("5G"; "10%" for SIZE_OR_PERCENT, below k->max percent) or "off" (is_set
+ * false). */
+static int config_load_size(const ConfigKeyInfo *k, const config_setting_t *s, const char *loc,
+                            SizeSpec *f, ConfigErrors *errs) {
+        const char *why = NULL, *v = config_load_string_of(s);
+        bool allow_percent = k->type == CONFIG_VALUE_SIZE_OR_PERCENT;
         SizeSpec sz;
 
         if (config_load_is_number(s))
                 return config_error(errs, loc,
                                     "%s: expected a size string with a unit such as \"5G\", got a "
                                     "bare number (%s)",
-                                    key, config_load_raw(s) ? config_load_raw(s) : "?");
-        if (config_setting_type(s) != CONFIG_TYPE_STRING)
-                return config_load_expected(errs, loc, key, "a size string such as \"5G\"", s);
-        v = config_setting_get_string(s);
+                                    k->name, config_load_raw(s) ?: "?");
+        if (!v)
+                return config_load_expected(errs, loc, k->name, "a size string such as \"5G\"", s);
         if (streq(v, "off")) {
-                *ret = (SizeSpec){};
+                *f = (SizeSpec){};
                 return 0;
         }
         if (parse_size(v, allow_percent, &sz, &why) < 0)
-                return config_error(errs, loc, "%s: invalid size \"%s\": %s", key, v, why);
+                return config_error(errs, loc, "%s: invalid size \"%s\": %s", k->name, v, why);
         if (sz.is_percent && strchr(v, '.'))
                 return config_error(errs, loc,
                                     "%s: invalid size \"%s\": fractional percentages are not "
                                     "supported (write a whole number such as \"10%%\")",
-                                    key, v);
+                                    k->name, v);
         if ((sz.is_percent && sz.percent <= 0) || (!sz.is_percent && sz.bytes == 0))
                 return config_error(errs, loc,
                                     "%s: a zero limit is ambiguous (\"%s\"); write \"off\" to "
                                     "disable it",
-                                    key, v);
+                                    k->name, v);
         if (v[strspn(v, "0123456789")] == '\0') /* "500": bytes, or a forgotten "M"? */
                 return config_error(errs, loc,
                                     "%s: invalid size \"%s\": missing unit (K, M, G or T; B for "
                                     "bytes)",
-                                    key, v);
-        *ret = sz;
-        return 0;
-}
-
-static int config_load_get_bool(const config_setting_t *s, const char *key, const char *loc, bool *ret,
-                           ConfigErrors *errs) {
-        if (config_setting_type(s) == CONFIG_TYPE_STRING)
-                return config_error(errs, loc,
-                                    "%s: expected true or false (without quotes), got a string "
-                                    "(\"%s\")",
-                                    key, config_setting_get_string(s));
-        if (config_setting_type(s) != CONFIG_TYPE_BOOL)
-                return config_load_expected(errs, loc, key, "true or false", s);
-        *ret = config_setting_get_bool(s);
+                                    k->name, v);
+        if (sz.is_percent && sz.percent >= (double)k->max)
+                return config_error(errs, loc, "%s: %s is out of range (below %" PRIu64 "%%)",
+                                    k->name, v, k->max);
+        *f = sz;
         return 0;
 }
 
 /* A percentage: 50, 12.5, "50%" or "off"; (0, 100]. */
-static int config_load_get_percent(const config_setting_t *s, const char *key, const char *loc,
-                              double *ret, ConfigErrors *errs) {
+static int config_load_percent(const ConfigKeyInfo *k, const config_setting_t *s, const char *loc,
+                               double *f, ConfigErrors *errs) {
         _cleanup_free_ char *quoted = NULL;
-        const char *shown = config_load_raw(s);
-        long long v;
+        const char *shown = config_load_raw(s), *v = config_load_string_of(s), *why;
+        long long n;
+        SizeSpec sz;
         double d;
         int r;
 
-        switch (config_setting_type(s)) {
-        case CONFIG_TYPE_INT:
-        case CONFIG_TYPE_INT64:
-                r = config_load_exact(s, key, loc, &v, errs);
-                if (r == -ERANGE)
-                        return config_error(errs, loc,
-                                            "%s: %s is out of range (more than 0, at most 100)",
-                                            key, shown);
-                if (r < 0)
+        if (config_load_is_number(s)) {
+                r = config_load_exact(s, k->name, loc, &n, errs);
+                if (r == -EINVAL || r == -ENOMEM)
                         return r;
-                d = (double)v;
-                break;
-        case CONFIG_TYPE_FLOAT:
+                d = r == -ERANGE ? -1 : (double)n;
+        } else if (config_setting_type(s) == CONFIG_TYPE_FLOAT)
                 d = config_setting_get_float(s);
-                break;
-        case CONFIG_TYPE_STRING: {
-                const char *why = NULL;
-                SizeSpec sz;
-
-                shown = config_setting_get_string(s);
-                if (streq(shown, "off")) {
-                        *ret = 0;
-                        return 0;
-                }
-                if (!strchr(shown, '%') ||
-                    parse_size(shown, /* allow_percent= */ true, &sz, &why) < 0)
-                        return config_error(errs, loc,
-                                            "%s: invalid percentage \"%s\" (write 50, 12.5 or \"off\")",
-                                            key, shown);
+        else if (!v)
+                return config_load_expected(errs, loc, k->name, "a percentage", s);
+        else if (streq(v, "off")) {
+                *f = 0;
+                return 0;
+        } else if (!strchr(v, '%') || parse_size(v, /* allow_percent= */ true, &sz, &why) < 0)
+                return config_error(errs, loc,
+                                    "%s: invalid percentage \"%s\" (write 50, 12.5 or \"off\")",
+                                    k->name, v);
+        else {
                 d = sz.percent;
-                shown = quoted = strprintf("\"%s\"", shown);
+                shown = quoted = strprintf("\"%s\"", v);
                 if (!quoted)
                         return -ENOMEM;
-                break;
-        }
-        default:
-                return config_load_expected(errs, loc, key, "a percentage", s);
         }
         if (!shown)
-                return config_error(errs, loc, "%s: cannot tell the value as written", key);
+                return config_error(errs, loc, "%s: cannot tell the value as written", k->name);
         if (d == 0)
                 return config_error(errs, loc,
-                                    "%s: a zero limit is ambiguous (%s); write \"off\" to disable it",
-                                    key, shown);
+                                    "%s: a zero limit is ambiguous (%s); write \"off\" to disable "
+                                    "it",
+                                    k->name, shown);
         if (!(d > 0 && d <= 100))
                 return config_error(errs, loc, "%s: %s is out of range (more than 0, at most 100)",
-                                    key, shown);
-        *ret = d;
+                                    k->name, shown);
+        *f = d;
         return 0;
 }
 
-/* One of a few fixed words. */
-static int config_load_get_enum(const config_setting_t *s, const char *key, const char *loc,
-                           const char *const *names, size_t n, int *ret, ConfigErrors *errs) {
-        const char *v;
-
-        if (config_setting_type(s) != CONFIG_TYPE_STRING) {
-                _cleanup_free_ char *what = strprintf("\"%s\" or \"%s\"", names[0], names[1]);
-                if (!what)
-                        return -ENOMEM;
-                return config_load_expected(errs, loc, key, what, s);
-        }
-        v = config_setting_get_string(s);
-        for (size_t i = 0; i < n; i++)
-                if (streq(v, names[i])) {
-                        *ret = (int)i;
-                        return 0;
-                }
-        return config_error(errs, loc, "%s: invalid value \"%s\" (expected \"%s\" or \"%s\")", key,
-                            v, names[0], names[1]);
-}
-
 /* A list of absolute paths: ( "/srv/home", ... ). All or nothing. */
-static int config_load_get_path_list(const ConfigKeyInfo *k, const config_setting_t *s,
-                                const char *loc, void *base, ConfigErrors *errs) {
-        char ***list = config_key_ptr(k, base);
-        size_t *count = config_key_count(k, base);
+static int config_load_path_list(const ConfigKeyInfo *k, const config_setting_t *s,
+                                 const char *loc, void *base, ConfigErrors *errs) {
         int m = config_setting_length(s), r = 0;
         char **v;
-        bool bad = false;
 
         if (!config_setting_is_list(s) && !config_setting_is_array(s)) {
                 _cleanup_free_ char *what = strprintf("a list of paths such as ( \"%s\" )",
                                                       k->example);
-                if (!what)
-                        return -ENOMEM;
-                return config_load_expected(errs, loc, k->name, what, s);
+                return what ? config_load_expected(errs, loc, k->name, what, s) : -ENOMEM;
         }
         v = calloc((size_t)m + 1, sizeof(char *));
         if (!v)
                 return -ENOMEM;
-        for (int j = 0; j < m; j++) {
+        for (int j = 0; j < m && r != -ENOMEM; j++) {
                 const config_setting_t *e = config_setting_get_elem(s, (unsigned)j);
-                const char *d = config_setting_get_string(e);
+                const char *d = config_load_string_of(e);
+
                 if (!d || d[0] != '/') {
                         _cleanup_free_ char *got = config_load_describe(e);
                         r = got ? config_error(errs, loc,
                                                "%s: entry %d, %s, is not an absolute path",
                                                k->name, j + 1, got)
                                 : -ENOMEM;
-                        bad = true;
                 } else if (!(v[j] = strdup(d)))
                         r = -ENOMEM;
-                if (r == -ENOMEM) {
-                        config_strv_free(v, (size_t)m);
-                        return r;
-                }
         }
-        if (bad) {
+        if (r < 0) {
                 config_strv_free(v, (size_t)m);
-                return -EINVAL;
+                return r;
         }
-        config_strv_free(*list, *count);
-        *list = v;
-        *count = (size_t)m;
+        config_strv_free(*(char ***)config_key_ptr(k, base), *config_key_count(k, base));
+        *(char ***)config_key_ptr(k, base) = v;
+        *config_key_count(k, base) = (size_t)m;
         return 0;
 }
 
-/* An absolute path. */
-static int config_load_get_path(const ConfigKeyInfo *k, const config_setting_t *s, const char *loc,
-                           void *base, ConfigErrors *errs) {
-        const char *v = config_setting_get_string(s);
-
-        if (!v || v[0] != '/') {
-                _cleanup_free_ char *what = strprintf("an absolute path such as \"%s\"",
-                                                      k->example);
-                if (!what)
-                        return -ENOMEM;
-                return config_load_expected(errs, loc, k->name, what, s);
-        }
-        return config_set_str(config_key_ptr(k, base), v);
-}
-
+/* Read setting s as key k into base (see config_key_ptr()). */
 static int config_load_value(const ConfigKeyInfo *k, const config_setting_t *s, const char *loc,
-                      void *base, ConfigErrors *errs) {
+                             void *base, ConfigErrors *errs) {
+        const char *v = config_load_string_of(s), *const *w = k->words;
         void *f = config_key_ptr(k, base);
         SizeSpec sz;
-        int r, v = 0;
+        int r;
 
         switch (k->type) {
-        case CONFIG_VALUE_CHOICE:
-                r = config_load_get_enum(s, k->name, loc, k->words, k->n_words, &v, errs);
-                if (r >= 0)
-                        config_key_set_choice(k, base, v);
-                return r;
+        case CONFIG_VALUE_CHOICE: {
+                for (size_t i = 0; v && i < k->n_words; i++)
+                        if (streq(v, w[i])) {
+                                config_key_set_choice(k, base, (int)i);
+                                return 0;
+                        }
+                if (v)
+                        return config_error(errs, loc,
+                                            "%s: invalid value \"%s\" (expected \"%s\" or \"%s\")",
+                                            k->name, v, w[0], w[1]);
+                _cleanup_free_ char *what = strprintf("\"%s\" or \"%s\"", w[0], w[1]);
+                return what ? config_load_expected(errs, loc, k->name, what, s) : -ENOMEM;
+        }
         case CONFIG_VALUE_DURATION:
-                return config_load_get_duration(s, k->name, loc, k->off, (msec_t)k->min, (msec_t)k->max,
-                                           (msec_t *)f, errs);
+                return config_load_duration(k, s, loc, f, errs);
         case CONFIG_VALUE_COUNT:
-                return config_load_get_count(s, k->name, loc, k->off == CONFIG_OFF_ZERO, k->min, k->max,
-                                        (uint64_t *)f, errs);
+                return config_load_count(k, s, loc, f, errs);
         case CONFIG_VALUE_SIZE:
-                r = config_load_get_size(s, k->name, loc, /* allow_percent= */ false, &sz, errs);
+                r = config_load_size(k, s, loc, &sz, errs);
                 if (r >= 0)
                         *(uint64_t *)f = sz.is_set ? sz.bytes : 0;
                 return r;
         case CONFIG_VALUE_SIZE_OR_PERCENT:
-                r = config_load_get_size(s, k->name, loc, /* allow_percent= */ true, &sz, errs);
-                if (r >= 0 && sz.is_percent && sz.percent >= (double)k->max)
-                        r = config_error(errs, loc, "%s: %s is out of range (below %" PRIu64 "%%)",
-                                         k->name, config_setting_get_string(s), k->max);
-                if (r >= 0)
-                        *(SizeSpec *)f = sz;
-                return r;
+                return config_load_size(k, s, loc, f, errs);
         case CONFIG_VALUE_BOOL:
-                return config_load_get_bool(s, k->name, loc, (bool *)f, errs);
+                if (v)
+                        return config_error(errs, loc,
+                                            "%s: expected true or false (without quotes), got a "
+                                            "string (\"%s\")",
+                                            k->name, v);
+                if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+                        return config_load_expected(errs, loc, k->name, "true or false", s);
+                *(bool *)f = config_setting_get_bool(s);
+                return 0;
         case CONFIG_VALUE_PERCENT:
-                return config_load_get_percent(s, k->name, loc, (double *)f, errs);
-        case CONFIG_VALUE_PATH:
-                return config_load_get_path(k, s, loc, base, errs);
+                return config_load_percent(k, s, loc, f, errs);
+        case CONFIG_VALUE_PATH: {
+                if (v && v[0] == '/')
+                        return config_set_str(f, v);
+                _cleanup_free_ char *what = strprintf("an absolute path such as \"%s\"",
+                                                      k->example);
+                return what ? config_load_expected(errs, loc, k->name, what, s) : -ENOMEM;
+        }
         case CONFIG_VALUE_PATH_LIST:
-                return config_load_get_path_list(k, s, loc, base, errs);
+                return config_load_path_list(k, s, loc, base, errs);
         }
         return -EINVAL;
 }
