@@ -58,9 +58,8 @@ typedef struct ConfigLoad {
         struct { dev_t dev; ino_t ino; } stack[CONFIG_LOAD_DEPTH_MAX + 1]; /* files being read */
         const char *cur;   /* the literal finder's line, and its number */
         unsigned cur_line;
-        size_t *seen;      /* indexes of c->projects configured by this file */
-        char **seen_loc;   /* and where */
-        size_t n_seen, alloc_seen, alloc_loc;
+        struct { size_t project; char *loc; } *seen; /* the blocks of this file, and where */
+        size_t n_seen, alloc_seen;
 } ConfigLoad;
 
 /* ------------------------------------------------------------------ reading */
@@ -148,7 +147,8 @@ static int config_load_add_seg(ConfigLoad *cl, size_t file, unsigned line) {
         if (greedy_realloc((void **)&cl->segs, &cl->alloc_segs, cl->n_segs + 1,
                            sizeof(ConfigSegment)) < 0)
                 return -ENOMEM;
-        cl->segs[cl->n_segs++] = (ConfigSegment){ .first = cl->out_line, .file = file, .line = line };
+        cl->segs[cl->n_segs++] = (ConfigSegment){ .first = cl->out_line, .file = file,
+                                                  .line = line };
         return 0;
 }
 
@@ -175,7 +175,8 @@ static int config_load_add_file(ConfigLoad *cl, const char *path, const char *in
 
 /* Append text[0, n) to the expanded text. */
 static int config_load_emit(ConfigLoad *cl, const char *text, size_t n) {
-        if (cl->out.len + n > CONFIG_LOAD_SIZE_MAX + CONFIG_LOAD_FILES_MAX + 1) /* + a newline each */
+        /* all files together, and a newline after each */
+        if (cl->out.len + n > CONFIG_LOAD_SIZE_MAX + CONFIG_LOAD_FILES_MAX + 1)
                 return -EFBIG;
         if (strbuf_append(&cl->out, text, n) < 0)
                 return -ENOMEM;
@@ -832,8 +833,10 @@ static int config_load_value(const ConfigKeyInfo *k, const config_setting_t *s, 
         return -EINVAL;
 }
 
-static int config_load_unknown(ConfigErrors *errs, const char *loc, const char *name, const char *where,
-                   const char *const *names, size_t n) {
+/* "unknown key 'x' in <where>" with a did-you-mean from names, and a hint for a policy or tree
+ * key in the wrong group. */
+static int config_load_unknown(ConfigErrors *errs, const char *loc, const char *name,
+                               const char *where, const char *const *names, size_t n) {
         const char *s = closest_name(name, names, n);
         bool is_policy = config_key_find(CONFIG_SCOPE_POLICY, name) != NULL;
         bool is_tree = config_key_find(CONFIG_SCOPE_TREE, name) != NULL;
@@ -858,7 +861,7 @@ static int config_load_unknown(ConfigErrors *errs, const char *loc, const char *
 /* Parse every key of a group of `scope` into base (the Policy of defaults or a project block,
  * or the Config), the origins and *mask (project blocks: their "path" is not a key). */
 static int config_load_group(ConfigLoad *cl, const config_setting_t *g, ConfigScope scope,
-                              const char *where, void *base, PolicyOrigin *o, unsigned *mask) {
+                             const char *where, void *base, PolicyOrigin *o, unsigned *mask) {
         const char *names[_CONFIG_KEY_MAX + 1];
         bool is_project = mask != NULL;
         size_t n_names = 0;
@@ -883,7 +886,8 @@ static int config_load_group(ConfigLoad *cl, const config_setting_t *g, ConfigSc
                         continue;
                 k = config_key_find(scope, name);
                 if (!k) {
-                        r = config_load_unknown(cl->errs, loc, name ? name : "?", where, names, n_names);
+                        r = config_load_unknown(cl->errs, loc, name ? name : "?", where, names,
+                                                n_names);
                         if (r == -ENOMEM)
                                 return r;
                         continue;
@@ -905,7 +909,7 @@ static int config_load_group(ConfigLoad *cl, const config_setting_t *g, ConfigSc
 /* Validate and normalize a project path: absolute (or a glob starting with a wildcard), no
  * trailing slash. */
 static int config_load_pattern(const config_setting_t *g, const char *loc, ConfigErrors *errs,
-                                  char **ret) {
+                               char **ret) {
         const config_setting_t *s = config_setting_get_member(g, "path");
         const char *v;
         char *p;
@@ -931,27 +935,9 @@ static int config_load_pattern(const config_setting_t *g, const char *loc, Confi
         return 0;
 }
 
-/* Record that this file configured c->projects[idx] at loc. */
-static int config_load_seen(ConfigLoad *cl, size_t idx, const char *loc) {
-        char *l = strdup(loc);
-        if (!l)
-                return -ENOMEM;
-        if (greedy_realloc((void **)&cl->seen, &cl->alloc_seen, cl->n_seen + 1, sizeof(size_t)) <
-                    0 ||
-            greedy_realloc((void **)&cl->seen_loc, &cl->alloc_loc, cl->n_seen + 1,
-                           sizeof(char *)) < 0) {
-                free(l);
-                return -ENOMEM;
-        }
-        cl->seen[cl->n_seen] = idx;
-        cl->seen_loc[cl->n_seen++] = l;
-        return 0;
-}
-
 static int config_load_project(ConfigLoad *cl, const config_setting_t *g) {
         Config *c = cl->c;
-        _cleanup_free_ char *loc = config_load_loc(cl, g), *pattern = NULL,
-                            *where = NULL;
+        _cleanup_free_ char *loc = config_load_loc(cl, g), *pattern = NULL, *where = NULL;
         PolicyOrigin o = {};
         Policy p = c->defaults;
         unsigned mask = 0;
@@ -976,9 +962,10 @@ static int config_load_project(ConfigLoad *cl, const config_setting_t *g) {
                 goto finish;
 
         for (size_t i = 0; i < cl->n_seen; i++)
-                if (streq(c->projects[cl->seen[i]].pattern, pattern)) {
-                        r = config_error(cl->errs, loc, "project path '%s' is already configured at %s",
-                                         pattern, cl->seen_loc[i]);
+                if (streq(c->projects[cl->seen[i].project].pattern, pattern)) {
+                        r = config_error(cl->errs, loc,
+                                         "project path '%s' is already configured at %s", pattern,
+                                         cl->seen[i].loc);
                         goto finish;
                 }
         for (size_t i = 0; i < c->n_projects; i++)
@@ -986,8 +973,8 @@ static int config_load_project(ConfigLoad *cl, const config_setting_t *g) {
                         po = &c->projects[i]; /* from an earlier file: layer on top of it */
         if (!po) {
                 /* no capacity is kept: grow by one each time (a file has few blocks) */
-                if (greedy_realloc((void **)&c->projects, &(size_t){ c->n_projects }, c->n_projects + 1,
-                                   sizeof(ProjectOverride)) < 0) {
+                if (greedy_realloc((void **)&c->projects, &(size_t){ c->n_projects },
+                                   c->n_projects + 1, sizeof(ProjectOverride)) < 0) {
                         r = -ENOMEM;
                         goto finish;
                 }
@@ -1005,9 +992,13 @@ static int config_load_project(ConfigLoad *cl, const config_setting_t *g) {
                         goto finish;
                 }
         }
-        r = config_load_seen(cl, (size_t)(po - c->projects), loc);
-        if (r < 0)
+        if (greedy_realloc((void **)&cl->seen, &cl->alloc_seen, cl->n_seen + 1,
+                           sizeof(*cl->seen)) < 0) {
+                r = -ENOMEM;
                 goto finish;
+        }
+        cl->seen[cl->n_seen].project = (size_t)(po - c->projects);
+        cl->seen[cl->n_seen++].loc = TAKE_PTR(loc);
         for (size_t k = 0; k < _POLICY_KEY_MAX; k++) {
                 if (!(mask & (1u << k)))
                         continue;
@@ -1030,8 +1021,8 @@ static int config_load_projects(ConfigLoad *cl, const config_setting_t *l) {
                 if (!loc)
                         return -ENOMEM;
                 int r = config_error(cl->errs, loc,
-                                     "projects must be a list: projects = ( { path = \"...\"; ... }, "
-                                     "... );");
+                                     "projects must be a list: projects = ( { path = \"...\"; "
+                                     "... }, ... );");
                 return r == -ENOMEM ? r : 0;
         }
         for (int i = 0; i < n; i++) {
@@ -1051,7 +1042,7 @@ static bool config_load_owns(const ConfigLoad *cl, const char *origin) {
 
 /* Report "a > b" for keys ka, kb of a policy, at the line of whichever this file set. */
 static int config_load_check_pair(ConfigLoad *cl, const Policy *p, const PolicyOrigin *o,
-                             const char *ctx, PolicyKey ka, PolicyKey kb, const char *relation) {
+                                  const char *ctx, PolicyKey ka, PolicyKey kb, const char *relation) {
         char va[32], vb[32];
         const char *oa = o->where[ka], *ob = o->where[kb];
         const char *loc = config_load_owns(cl, ob) ? ob : config_load_owns(cl, oa) ? oa : ob;
@@ -1092,7 +1083,7 @@ static const struct {
  * later one, so "max-age 1d" is valid alone and under the shipped /etc/qgc/qgc.conf alike,
  * which writes the built-in values (issue 11). */
 static int config_load_check_policy(ConfigLoad *cl, const Policy *p, const PolicyOrigin *o,
-                               unsigned mask, const char *ctx) {
+                                    unsigned mask, const char *ctx) {
 #define WRITTEN(k) (o->where[k] && !streq(o->where[k], CONFIG_BUILTIN))
 #define TOUCHES(a, b)                                                                              \
         ((mask & ((1u << (a)) | (1u << (b)))) && WRITTEN(a) && WRITTEN(b) &&                      \
@@ -1105,7 +1096,8 @@ static int config_load_check_policy(ConfigLoad *cl, const Policy *p, const Polic
                 uint64_t vl = config_key_number(&config_keys[l], p);
 
                 if (vl > 0 && vg > vl && TOUCHES(g, l))
-                        r = config_load_check_pair(cl, p, o, ctx, g, l, config_load_pairs[i].relation);
+                        r = config_load_check_pair(cl, p, o, ctx, g, l,
+                                                   config_load_pairs[i].relation);
         }
         return r == -ENOMEM ? r : 0;
 #undef TOUCHES
@@ -1206,7 +1198,7 @@ static int config_load_root(ConfigLoad *cl, const config_setting_t *root) {
  * the text (comments # // and block comments, strings with escapes); *ret_line is err_line when
  * there is no better one, *ret_hint NULL when there is no hint. */
 static int config_load_hint(const char *text, unsigned err_line, unsigned *ret_line,
-                              char **ret_hint) {
+                            char **ret_hint) {
         unsigned line = 1, open_line = 0;
         const char *at = NULL; /* the start of err_line */
 
@@ -1338,7 +1330,8 @@ static int config_load_apply(Config *c, const char *name, const char *text, size
 finish:
         strbuf_done(&cl.out);
         free(cl.segs);
-        config_strv_free(cl.seen_loc, cl.n_seen);
+        for (size_t i = 0; i < cl.n_seen; i++)
+                free(cl.seen[i].loc);
         free(cl.seen);
         if (r < 0)
                 return r;

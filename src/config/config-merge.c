@@ -63,8 +63,8 @@ static bool config_patterns_overlap(const ProjectOverride *a, const ProjectOverr
                 return fnmatch(b->pattern, a->pattern, 0) == 0;
         if (!b->is_glob)
                 return fnmatch(a->pattern, b->pattern, 0) == 0;
-        la = config_pattern_prefix(a->pattern);
-        lb = config_pattern_prefix(b->pattern);
+        la = strcspn(a->pattern, "*?[\\"); /* the literal prefixes */
+        lb = strcspn(b->pattern, "*?[\\");
         return strneq(a->pattern, b->pattern, MIN(la, lb));
 }
 

@@ -17,6 +17,9 @@
 #include "macro.h"
 #include "util.h"
 
+#define CONFIG_DURATION_MAX (INT64_C(36500) * MSEC_PER_DAY) /* 100 years */
+#define CONFIG_COUNT_MAX UINT64_C(1000000000)
+
 static const char *const config_action_words[_POLICY_ACTION_MAX] = {
         [POLICY_ACTION_ARCHIVE] = "archive",
         [POLICY_ACTION_DELETE] = "delete",
@@ -530,10 +533,6 @@ size_t config_pattern_literals(const char *p) {
                 }
         }
         return n;
-}
-
-size_t config_pattern_prefix(const char *p) {
-        return strcspn(p, "*?[\\");
 }
 
 /* Compare paths ignoring trailing slashes. */

@@ -139,8 +139,6 @@ typedef struct Config {
 } Config;
 
 #define CONFIG_BUILTIN "built-in default"
-#define CONFIG_DURATION_MAX (INT64_C(36500) * MSEC_PER_DAY) /* 100 years */
-#define CONFIG_COUNT_MAX UINT64_C(1000000000)
 
 /* Which group of the file a key belongs to. */
 typedef enum ConfigScope {
@@ -285,9 +283,8 @@ int config_set_str(char **p, const char *s);
 void config_strv_free(char **v, size_t n);
 void config_origin_done(PolicyOrigin *o);
 bool config_path_equal(const char *a, const char *b);
-/* A glob's characters that match only themselves (its specificity), and its literal prefix. */
+/* A glob's characters that match only themselves (its specificity). */
 size_t config_pattern_literals(const char *p);
-size_t config_pattern_prefix(const char *p);
 /* Copy the defaults into every override for the keys the override does not set. */
 int config_inherit_defaults(Config *c);
 /* Is origin ("file:line") in one of n files? */
