@@ -56,8 +56,9 @@ typedef struct ConfigLoad {
         size_t n_segs, alloc_segs;
         size_t n_included, depth;
         struct { dev_t dev; ino_t ino; } stack[CONFIG_LOAD_DEPTH_MAX + 1]; /* files being read */
-        const char *cur;   /* the literal finder's line, and its number */
-        unsigned cur_line;
+        const char *cur;   /* the literal finder's line, its number, and the end of the last */
+        unsigned cur_line; /* literal found */
+        const char *pos;
         struct { size_t project; char *loc; } *seen; /* the blocks of this file, and where */
         size_t n_seen, alloc_seen;
 } ConfigLoad;
@@ -443,6 +444,19 @@ static bool config_load_agrees(const config_setting_t *s, const char *lit) {
         return false;
 }
 
+/* p past blanks and comments. */
+static const char *config_load_skip(const char *p) {
+        for (;;) {
+                p += strspn(p, " \t\r\n\f");
+                if (*p == '#' || (p[0] == '/' && p[1] == '/'))
+                        p += strcspn(p, "\n");
+                else if (p[0] == '/' && p[1] == '*' && strstr(p + 2, "*/"))
+                        p = strstr(p + 2, "*/") + 2;
+                else
+                        return p;
+        }
+}
+
 /* The start of line n of the expanded text. Settings come in the order of the text, so a
  * cursor moves forward. */
 static const char *config_load_line(ConfigLoad *cl, unsigned n) {
@@ -457,7 +471,8 @@ static const char *config_load_line(ConfigLoad *cl, unsigned n) {
 
 /* Hook to every named number and boolean its literal as written, which libconfig does not keep:
  * on the setting's line, the first value after its name and '=' (or ':') that reads as
- * libconfig read it. A setting without one has no literal, and its value is refused. */
+ * libconfig read it, past the literal of the setting before (settings come in the order of the
+ * text). A setting without one has no literal, and its value is refused. */
 static int config_load_literals(ConfigLoad *cl, config_setting_t *s) {
         int type = config_setting_type(s);
         const char *name = config_setting_name(s), *line;
@@ -475,23 +490,23 @@ static int config_load_literals(ConfigLoad *cl, config_setting_t *s) {
                 return 0;
         line = config_load_line(cl, config_setting_source_line(s));
         nl = strlen(name);
-        for (const char *q = line; *q && *q != '\n'; q++) {
+        for (const char *q = MAX(line, cl->pos); *q && *q != '\n'; q++) {
                 const char *v = q + nl;
                 char *lit;
 
                 if (!strneq(q, name, nl) || (q > line && strchr(CONFIG_LOAD_NAME, q[-1])) ||
                     (*v && strchr(CONFIG_LOAD_NAME, *v)))
                         continue;
-                v += strspn(v, " \t\r\n\f");
+                v = config_load_skip(v);
                 if (*v != '=' && *v != ':')
                         continue;
-                v++;
-                v += strspn(v, " \t\r\n\f");
+                v = config_load_skip(v + 1);
                 lit = strndup(v, strspn(v, CONFIG_LOAD_LITERAL));
                 if (!lit)
                         return -ENOMEM;
                 if (config_load_agrees(s, lit)) {
                         config_setting_set_hook(s, lit);
+                        cl->pos = v + strlen(lit);
                         return 0;
                 }
                 free(lit);
