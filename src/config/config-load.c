@@ -56,9 +56,9 @@ typedef struct ConfigLoad {
         size_t n_segs, alloc_segs;
         size_t n_included, depth;
         struct { dev_t dev; ino_t ino; } stack[CONFIG_LOAD_DEPTH_MAX + 1]; /* files being read */
-        const char *cur;   /* the literal finder's line, its number, and the end of the last */
-        unsigned cur_line; /* literal found */
-        const char *pos;
+        const char *cur;   /* the literal finder: a line of `out`, its number, */
+        unsigned cur_line;
+        const char *pos;   /* and the end of the last literal found */
         struct { size_t project; char *loc; } *seen; /* the blocks of this file, and where */
         size_t n_seen, alloc_seen;
 } ConfigLoad;
@@ -1057,7 +1057,8 @@ static bool config_load_owns(const ConfigLoad *cl, const char *origin) {
 
 /* Report "a > b" for keys ka, kb of a policy, at the line of whichever this file set. */
 static int config_load_check_pair(ConfigLoad *cl, const Policy *p, const PolicyOrigin *o,
-                                  const char *ctx, PolicyKey ka, PolicyKey kb, const char *relation) {
+                                  const char *ctx, PolicyKey ka, PolicyKey kb,
+                                  const char *relation) {
         char va[32], vb[32];
         const char *oa = o->where[ka], *ob = o->where[kb];
         const char *loc = config_load_owns(cl, ob) ? ob : config_load_owns(cl, oa) ? oa : ob;
