@@ -1389,50 +1389,27 @@ int config_load_system_file(Config *c, const char *path, ConfigErrors *errs) {
         return config_load(c, path, c->n_files == 0, /* regular_only= */ true, errs);
 }
 
-static int config_load_cmp(const void *a, const void *b) {
-        return strcmp(*(char *const *)a, *(char *const *)b);
+static int config_load_is_dropin(const struct dirent *de) {
+        size_t len = strlen(de->d_name);
+        return de->d_name[0] != '.' && len > 5 && streq(de->d_name + len - 5, ".conf");
 }
 
-/* Free a NULL-terminated array of strings (for _cleanup_). */
-static void config_load_names_freep(char ***p) {
-        for (char **q = *p; q && *q; q++)
-                free(*q);
-        free(*p);
+static int config_load_cmp(const struct dirent **a, const struct dirent **b) {
+        return strcmp((*a)->d_name, (*b)->d_name);
 }
 
 int config_load_dropins(Config *c, const char *dir, ConfigErrors *errs) {
-        _cleanup_(config_load_names_freep) char **names = NULL;
-        size_t n = 0, alloc = 0;
-        DIR *d;
-        struct dirent *de;
-        int r = 0, applied = 0;
+        struct dirent **names = NULL;
+        int n = scandir(dir, &names, config_load_is_dropin, config_load_cmp), r = 0, applied = 0;
 
-        d = opendir(dir);
-        if (!d)
+        if (n < 0)
                 return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
-        while ((de = readdir(d))) {
-                size_t len = strlen(de->d_name);
+        for (int i = 0; i < n; i++) {
+                _cleanup_free_ char *path = path_join(dir, names[i]->d_name);
+                int k = path ? config_load(c, path, /* allow_admin= */ true,
+                                           /* regular_only= */ true, errs)
+                             : -ENOMEM;
 
-                if (de->d_name[0] == '.' || len <= 5 || !streq(de->d_name + len - 5, ".conf"))
-                        continue;
-                if (greedy_realloc((void **)&names, &alloc, n + 2, sizeof(char *)) < 0 ||
-                    !(names[n] = strdup(de->d_name))) {
-                        closedir(d);
-                        return -ENOMEM;
-                }
-                names[++n] = NULL;
-        }
-        closedir(d);
-        if (n == 0)
-                return 0;
-        qsort(names, n, sizeof(char *), config_load_cmp);
-        for (size_t i = 0; i < n; i++) {
-                _cleanup_free_ char *path = path_join(dir, names[i]);
-                int k;
-
-                if (!path)
-                        return -ENOMEM;
-                k = config_load(c, path, /* allow_admin= */ true, /* regular_only= */ true, errs);
                 if (k == -ENOENT)
                         continue; /* removed meanwhile */
                 if (k < 0 && r >= 0)
@@ -1440,6 +1417,9 @@ int config_load_dropins(Config *c, const char *dir, ConfigErrors *errs) {
                 else if (k >= 0)
                         applied++;
         }
+        for (int i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
         return r < 0 ? r : applied;
 }
 

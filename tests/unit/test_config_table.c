@@ -1,4 +1,4 @@
-/* test_config_table.c: the key table of qgc.conf (src/config-table.c): every key parses its own
+/* test_config_table.c: the key table of qgc.conf (src/config/config.c): every key parses its own
  * default, bounds hold at exactly the limit, a key outside its group is refused, --explain shows
  * every key, and qgc.conf(5)'s key lists (POLICY KEYS, TREE KEYS, ADMIN SETTINGS, BUILT-IN
  * DEFAULT) are the table's, in both directions. */
