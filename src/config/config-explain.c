@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "config-int.h"
+#include "config.h"
 #include "macro.h"
 #include "util.h"
 

@@ -9,12 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config-int.h"
+#include "config.h"
 #include "macro.h"
 #include "util.h"
 
 /* Does u keep more than a for key k? Both are bases as for config_key_ptr(). */
-static bool config_key_looser(const ConfigKeyInfo *k, const void *u, const void *a) {
+static bool config_merge_looser(const ConfigKeyInfo *k, const void *u, const void *a) {
         uint64_t x = config_key_number(k, u), y = config_key_number(k, a);
 
         switch (k->tighten) {
@@ -31,7 +31,7 @@ static bool config_key_looser(const ConfigKeyInfo *k, const void *u, const void 
                 return y != 0 && (x == 0 || x > y);
         case CONFIG_TIGHTEN_LESS:
                 return x > y;
-        case CONFIG_TIGHTEN_WATERMARK: /* config_clamp_tree() */
+        case CONFIG_TIGHTEN_WATERMARK: /* config_merge_clamp_tree() */
         case CONFIG_TIGHTEN_FLOOR:
         case CONFIG_TIGHTEN_SYSTEM:
                 break;
@@ -40,21 +40,21 @@ static bool config_key_looser(const ConfigKeyInfo *k, const void *u, const void 
 }
 
 /* The tightest of several system policies, with (borrowed) origins. */
-typedef struct ConfigBound {
+typedef struct ConfigMergeBound {
         Policy policy;
         const char *where[_POLICY_KEY_MAX];
-} ConfigBound;
+} ConfigMergeBound;
 
-static void config_bound_fold(ConfigBound *b, const Policy *p, const PolicyOrigin *o) {
+static void config_merge_bound_fold(ConfigMergeBound *b, const Policy *p, const PolicyOrigin *o) {
         for (size_t k = 0; k < _POLICY_KEY_MAX; k++)
-                if (config_key_looser(&config_keys[k], &b->policy, p)) {
+                if (config_merge_looser(&config_keys[k], &b->policy, p)) {
                         config_key_copy(&config_keys[k], &b->policy, p);
                         b->where[k] = o->where[k];
                 }
 }
 
 /* Might two project patterns match a common path? Conservative: true unless proven apart. */
-static bool config_patterns_overlap(const ProjectOverride *a, const ProjectOverride *b) {
+static bool config_merge_overlap(const ProjectOverride *a, const ProjectOverride *b) {
         size_t la, lb;
 
         if (!a->is_glob && !b->is_glob)
@@ -63,12 +63,12 @@ static bool config_patterns_overlap(const ProjectOverride *a, const ProjectOverr
                 return fnmatch(b->pattern, a->pattern, 0) == 0;
         if (!b->is_glob)
                 return fnmatch(a->pattern, b->pattern, 0) == 0;
-        la = config_pattern_prefix(a->pattern);
-        lb = config_pattern_prefix(b->pattern);
+        la = strcspn(a->pattern, "*?[\\"); /* the literal prefixes */
+        lb = strcspn(b->pattern, "*?[\\");
         return strneq(a->pattern, b->pattern, MIN(la, lb));
 }
 
-static void config_bound_from(ConfigBound *b, const Policy *p, const PolicyOrigin *o) {
+static void config_merge_bound_from(ConfigMergeBound *b, const Policy *p, const PolicyOrigin *o) {
         b->policy = *p;
         for (size_t k = 0; k < _POLICY_KEY_MAX; k++)
                 b->where[k] = o->where[k];
@@ -80,54 +80,56 @@ static void config_bound_from(ConfigBound *b, const Policy *p, const PolicyOrigi
  * system glob it might overlap and beats (no more literal characters; exact paths beat it).
  * Overlap of two globs is judged by their literal prefixes, so the bound errs on the tight
  * side. */
-static void config_bound_for(const Config *system, const ProjectOverride *po, ConfigBound *ret) {
+static void config_merge_bound_for(const Config *system, const ProjectOverride *po,
+                                   ConfigMergeBound *ret) {
         size_t n = config_pattern_literals(po->pattern);
         const ProjectOverride *so;
 
         for (size_t i = 0; i < system->n_projects; i++)
                 if (streq(system->projects[i].pattern, po->pattern)) {
-                        config_bound_from(ret, &system->projects[i].policy,
+                        config_merge_bound_from(ret, &system->projects[i].policy,
                                           &system->projects[i].origin);
                         return;
                 }
         if (!po->is_glob) {
                 so = config_override_for(system, po->pattern);
                 if (so)
-                        config_bound_from(ret, &so->policy, &so->origin);
+                        config_merge_bound_from(ret, &so->policy, &so->origin);
                 else
-                        config_bound_from(ret, &system->defaults, &system->defaults_origin);
+                        config_merge_bound_from(ret, &system->defaults, &system->defaults_origin);
                 return;
         }
-        config_bound_from(ret, &system->defaults, &system->defaults_origin);
+        config_merge_bound_from(ret, &system->defaults, &system->defaults_origin);
         for (size_t i = 0; i < system->n_projects; i++) {
                 so = &system->projects[i];
                 if (so->is_glob && config_pattern_literals(so->pattern) <= n &&
-                    config_patterns_overlap(so, po))
-                        config_bound_fold(ret, &so->policy, &so->origin);
+                    config_merge_overlap(so, po))
+                        config_merge_bound_fold(ret, &so->policy, &so->origin);
         }
 }
 
 /* Clamp every key of p looser than the bound; warn at the value's origin. */
-static int config_clamp_policy(Policy *p, PolicyOrigin *o, unsigned *mask, const ConfigBound *b,
-                               const char *ctx, char *const *user_files, size_t n_user_files,
-                               const char *fallback_loc, ConfigErrors *errs) {
+static int config_merge_clamp_policy(Policy *p, PolicyOrigin *o, unsigned *mask,
+                                     const ConfigMergeBound *b, const char *ctx,
+                                     char *const *user_files, size_t n_user_files,
+                                     const char *fallback_loc, ConfigErrors *errs) {
         for (size_t k = 0; k < _POLICY_KEY_MAX; k++) {
                 const ConfigKeyInfo *ki = &config_keys[k];
                 char vu[32], va[32];
                 char *origin;
                 const char *loc;
 
-                if (!config_key_looser(ki, p, &b->policy))
+                if (!config_merge_looser(ki, p, &b->policy))
                         continue;
-                /* point at the user's line; a value the user did not write is blamed on the block */
+                /* the user's line; a value the user did not write is blamed on the block */
                 loc = config_origin_in_files(o->where[k], user_files, n_user_files) ? o->where[k]
                                                                                    : fallback_loc;
                 config_key_format_buf(ki, p, vu, sizeof vu);
                 config_key_format_buf(ki, &b->policy, va, sizeof va);
-                if (config_errors_add(errs,
-                                      "%s: warning: %s%s %s keeps more than the system policy "
-                                      "allows (%s %s, %s); using %s",
-                                      loc, ctx, ki->name, vu, ki->name, va, b->where[k], va) < 0)
+                if (config_error(errs, loc,
+                                 "warning: %s%s %s keeps more than the system policy allows (%s "
+                                 "%s, %s); using %s",
+                                 ctx, ki->name, vu, ki->name, va, b->where[k], va) == -ENOMEM)
                         return -ENOMEM;
                 origin = strprintf("%s (clamped to the system policy)", b->where[k]);
                 if (!origin)
@@ -142,8 +144,8 @@ static int config_clamp_policy(Policy *p, PolicyOrigin *o, unsigned *mask, const
 }
 
 /* Clamp the tree keys of m to the system's, each as the table says it tightens. */
-static int config_clamp_tree(Config *m, const Config *system, const char *user_file,
-                             ConfigErrors *errs) {
+static int config_merge_clamp_tree(Config *m, const Config *system, const char *user_file,
+                                   ConfigErrors *errs) {
         TreeLimits *t = &m->tree;
         const TreeLimits *a = &system->tree;
 
@@ -163,15 +165,14 @@ static int config_clamp_tree(Config *m, const Config *system, const char *user_f
                         /* a choice's values are quoted in the warning */
                         const char *q = k->tighten == CONFIG_TIGHTEN_CHOICE ? "\"" : "";
 
-                        if (!config_key_looser(k, m, system))
+                        if (!config_merge_looser(k, m, system))
                                 break;
-                        if (config_errors_add(errs,
-                                              "%s: warning: tree %s %s%s%s keeps more than the "
-                                              "system policy allows (%s%s%s, %s); using it",
-                                              loc, k->name,
-                                              q, config_key_format_buf(k, m, x, sizeof x), q,
-                                              q, config_key_format_buf(k, system, y, sizeof y), q,
-                                              ao) < 0 ||
+                        if (config_error(errs, loc,
+                                         "warning: tree %s %s%s%s keeps more than the system "
+                                         "policy allows (%s%s%s, %s); using it",
+                                         k->name, q, config_key_format_buf(k, m, x, sizeof x), q,
+                                         q, config_key_format_buf(k, system, y, sizeof y), q,
+                                         ao) == -ENOMEM ||
                             config_set_str(uo, ao) < 0)
                                 return -ENOMEM;
                         memcpy(config_key_ptr(k, m), config_key_ptr_const(k, system), k->size);
@@ -201,10 +202,10 @@ static int config_clamp_tree(Config *m, const Config *system, const char *user_f
                         if (!looser)
                                 break;
                         if (u->is_set &&
-                            config_errors_add(errs,
-                                              "%s: warning: tree %s is less than or not comparable "
-                                              "with the system policy's (%s); using the system's",
-                                              loc, k->name, ao) < 0)
+                            config_error(errs, loc,
+                                         "warning: tree %s is less than or not comparable with "
+                                         "the system policy's (%s); using the system's",
+                                         k->name, ao) == -ENOMEM)
                                 return -ENOMEM;
                         *u = *s;
                         if (config_set_str(uo, ao) < 0)
@@ -222,16 +223,16 @@ static int config_clamp_tree(Config *m, const Config *system, const char *user_f
 
 /* Clamp the layered user config m to the system's limits, key by key. The user's file and its
  * includes are m->files from first_user_file on. */
-static int config_clamp(Config *m, const Config *system, const char *user_file,
-                        size_t first_user_file, ConfigErrors *errs) {
+static int config_merge_clamp(Config *m, const Config *system, const char *user_file,
+                              size_t first_user_file, ConfigErrors *errs) {
         char *const *ufiles = m->files + first_user_file;
         size_t n_ufiles = m->n_files - first_user_file;
-        ConfigBound b;
+        ConfigMergeBound b;
         int r;
 
-        config_bound_from(&b, &system->defaults, &system->defaults_origin);
-        r = config_clamp_policy(&m->defaults, &m->defaults_origin, NULL, &b, "", ufiles, n_ufiles,
-                                user_file, errs);
+        config_merge_bound_from(&b, &system->defaults, &system->defaults_origin);
+        r = config_merge_clamp_policy(&m->defaults, &m->defaults_origin, NULL, &b, "", ufiles,
+                                      n_ufiles, user_file, errs);
         if (r < 0)
                 return r;
         r = config_inherit_defaults(m);
@@ -244,13 +245,13 @@ static int config_clamp(Config *m, const Config *system, const char *user_file,
 
                 if (!ctx || !loc)
                         return -ENOMEM;
-                config_bound_for(system, po, &b);
-                r = config_clamp_policy(&po->policy, &po->origin, &po->set_mask, &b, ctx, ufiles,
-                                        n_ufiles, loc, errs);
+                config_merge_bound_for(system, po, &b);
+                r = config_merge_clamp_policy(&po->policy, &po->origin, &po->set_mask, &b, ctx,
+                                              ufiles, n_ufiles, loc, errs);
                 if (r < 0)
                         return r;
         }
-        return config_clamp_tree(m, system, user_file, errs);
+        return config_merge_clamp_tree(m, system, user_file, errs);
 }
 
 int config_merge_user(Config *merged, const Config *system, const char *user_file,
@@ -273,7 +274,7 @@ int config_merge_user(Config *merged, const Config *system, const char *user_fil
                 return 0;
         }
         if (r >= 0)
-                r = config_clamp(&m, system, user_file, first, errs);
+                r = config_merge_clamp(&m, system, user_file, first, errs);
         if (r < 0) {
                 config_done(&m);
                 return r;

@@ -7,8 +7,12 @@
  *   admin = { allow-user-files = true; user-dirs = ( "/srv/home" ); };  # system file only
  *
  * A limit written "off" is stored as 0 (orphan-min-age "off" as MSEC_INFINITY: never).
- * Every key, its type, bounds and default are in the key table (config-table.c); the files
- * behind this interface are listed in config-int.h.
+ * Every key, its type, bounds and default are in the key table (config.c). Behind this header:
+ *   config.c          the key table, the Config value (defaults, copy, free), the error list,
+ *                     and which project block a project path uses
+ *   config-load.c     a file (with its @includes) -> Config: values, contradictions, layering
+ *   config-merge.c    root mode: a user's file may only tighten the system policy
+ *   config-explain.c  check-config --explain
  */
 #pragma once
 
@@ -17,7 +21,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "conftext.h"
 #include "util.h"
 
 typedef enum PolicyAction {
@@ -135,46 +138,188 @@ typedef struct Config {
         char *origin_user_timeout;
 } Config;
 
-/* ConfigErrors, the list of "file:line: message" errors, is conftext.h's (the reader under the
- * parse appends to it too). */
+#define CONFIG_BUILTIN "built-in default"
+
+/* Which group of the file a key belongs to. */
+typedef enum ConfigScope {
+        CONFIG_SCOPE_POLICY, /* defaults = { ... } and every project block; values in Policy */
+        CONFIG_SCOPE_TREE,   /* tree = { ... }; values in Config.tree */
+        CONFIG_SCOPE_ADMIN,  /* admin = { ... }: the system file, its conf.d and -c only */
+        _CONFIG_SCOPE_MAX,
+} ConfigScope;
+
+typedef enum ConfigValueType {
+        CONFIG_VALUE_CHOICE,   /* one of .words; an int (a bool for a field of that size) */
+        CONFIG_VALUE_DURATION, /* msec_t, from "90d" */
+        CONFIG_VALUE_COUNT,    /* uint64_t, from an integer */
+        CONFIG_VALUE_SIZE,     /* uint64_t bytes, from "5G"; "off" is 0 */
+        CONFIG_VALUE_SIZE_OR_PERCENT, /* SizeSpec: "20G" or a whole "10%" below .max percent */
+        CONFIG_VALUE_BOOL,     /* bool */
+        CONFIG_VALUE_PERCENT,  /* double in (0, 100], from 50, 12.5 or "50%" */
+        CONFIG_VALUE_PATH,     /* char *, an absolute path; NULL is "none" */
+        CONFIG_VALUE_PATH_LIST, /* char ** of absolute paths, its count at .offset_n */
+} ConfigValueType;
+
+/* What "off" means for a key. */
+typedef enum ConfigOff {
+        CONFIG_OFF_NO,       /* "off" is refused */
+        CONFIG_OFF_ZERO,     /* "off" is stored as 0; a literal zero is refused as ambiguous */
+        CONFIG_OFF_INFINITY, /* "off" is stored as MSEC_INFINITY (never) */
+} ConfigOff;
+
+/* How config_merge_user() compares a user's value with the system's. */
+typedef enum ConfigTighten {
+        CONFIG_TIGHTEN_LIMIT,     /* smaller is tighter; 0 (off) is the loosest */
+        CONFIG_TIGHTEN_LESS,      /* smaller is tighter (0 is a value) */
+        CONFIG_TIGHTEN_BOOL,      /* false (protection off) is tighter */
+        CONFIG_TIGHTEN_CHOICE,    /* a later word is tighter (delete > archive, allocated >
+                                   * apparent) */
+        CONFIG_TIGHTEN_WATERMARK, /* compared as the effective value (0 = the tree max-size);
+                                   * lowered to the system's without a warning */
+        CONFIG_TIGHTEN_FLOOR,     /* more is tighter; a size and a percentage do not compare,
+                                   * and then the system's wins */
+        CONFIG_TIGHTEN_SYSTEM,    /* the system's value, always (a user file cannot set it) */
+} ConfigTighten;
+
+/* The keys of the tree and admin groups follow the policy keys (whose index is their PolicyKey). */
+typedef enum ConfigKey {
+        CONFIG_KEY_TREE_MAX_SIZE = _POLICY_KEY_MAX,
+        CONFIG_KEY_TREE_LOW_WATERMARK,
+        CONFIG_KEY_TREE_KEEP_FREE,
+        CONFIG_KEY_TREE_COUNT,
+        CONFIG_KEY_ALLOW_USER_FILES,
+        CONFIG_KEY_USER_DIRS,
+        CONFIG_KEY_METRICS_FILE,
+        CONFIG_KEY_USER_TIMEOUT,
+        _CONFIG_KEY_MAX,
+} ConfigKey;
+
+typedef struct ConfigKeyInfo {
+        const char *name;
+        ConfigScope scope;
+        ConfigValueType type;
+        size_t offset;        /* of the value: in Policy (policy keys) or in Config */
+        size_t size;          /* of the value */
+        size_t offset_n;      /* CONFIG_VALUE_PATH_LIST: of its size_t count in Config */
+        size_t origin_offset; /* tree and admin keys: of its char * origin in Config */
+        ConfigOff off;
+        uint64_t min, max;    /* durations (msec), counts; SIZE_OR_PERCENT: percent below max */
+        ConfigTighten tighten;
+        const char *const *words; /* CONFIG_VALUE_CHOICE, n_words of them */
+        size_t n_words;
+        uint64_t def;         /* the built-in default: msec, count, bytes, bool, word index or
+                               * percent; 0 for "off" and "none" */
+        const char *example;  /* paths: an example for messages */
+        const char *arg;      /* qgc.conf(5)'s name for the value, when not the type's
+                               * ("duration", "count", ...): the man page's check */
+        const char *help;     /* one line */
+} ConfigKeyInfo;
+
+/* Every key of every group: type, scope, bounds, default, how it tightens, help. */
+extern const ConfigKeyInfo config_keys[_CONFIG_KEY_MAX];
+
+typedef struct ConfigScopeInfo {
+        const char *group; /* its name at the top level of the file */
+        const char *explain; /* its heading in --explain */
+        bool system_only;  /* refused outside the system file, its conf.d and -c */
+} ConfigScopeInfo;
+
+extern const ConfigScopeInfo config_scopes[_CONFIG_SCOPE_MAX];
+
+/* The key named `name` in `scope`, or NULL. */
+const ConfigKeyInfo *config_key_find(ConfigScope scope, const char *name);
+/* Its index in config_keys[]. */
+static inline size_t config_key_index(const ConfigKeyInfo *k) {
+        return (size_t)(k - config_keys);
+}
+
+/* The value of key k: base is a Policy for policy keys, the Config for the others. */
+static inline void *config_key_ptr(const ConfigKeyInfo *k, void *base) {
+        return (uint8_t *)base + k->offset;
+}
+static inline const void *config_key_ptr_const(const ConfigKeyInfo *k, const void *base) {
+        return (const uint8_t *)base + k->offset;
+}
+/* A CONFIG_VALUE_PATH_LIST's count, in the Config base. */
+static inline size_t *config_key_count(const ConfigKeyInfo *k, void *base) {
+        return (size_t *)(void *)((uint8_t *)base + k->offset_n);
+}
+/* Where key k's origin is kept: in o for policy keys, in c for the others. */
+char **config_key_origin(const ConfigKeyInfo *k, Config *c, PolicyOrigin *o);
+/* A CHOICE value's word index; durations, counts, sizes and bools as a number. */
+uint64_t config_key_number(const ConfigKeyInfo *k, const void *base);
+void config_key_set_choice(const ConfigKeyInfo *k, void *base, int v);
+/* Copy a policy key's value (scalar) from src to dst. */
+void config_key_copy(const ConfigKeyInfo *k, Policy *dst, const Policy *src);
+/* The value as the file spells it ("90d", "off", "5G", "true", "none", "/a,/b"); NULL on ENOMEM. */
+char *config_key_format(const ConfigKeyInfo *k, const void *base);
+/* The same into a buffer, for the scalar types. */
+char *config_key_format_buf(const ConfigKeyInfo *k, const void *base, char *buf, size_t n);
+
+/* A list of "file:line: message" errors. */
+typedef struct ConfigErrors {
+        char **msgs;
+        size_t n;
+        size_t alloc;
+} ConfigErrors;
+
+void config_errors_done(ConfigErrors *e);
+/* Append "loc: message" (just "message" when loc is NULL) and return -EINVAL, or -ENOMEM. */
+int config_error(ConfigErrors *e, const char *loc, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
 
 /* Fill *c with the built-in default (archive after 90d idle, delete nothing). */
 int config_init_default(Config *c);
 void config_done(Config *c);
-
-/* Apply a file's (or buffer's) settings on top of *c. Every problem is appended to *errs as
- * "name:line: message"; returns -EINVAL when any error was found (then *c must not be used),
- * -ENOENT when the file does not exist, 0 on success. `name` labels the buffer in messages.
- * `@include` lines are expanded first through the bounded reader (conftext.h); the files read
- * are appended to c->files, each include with the "file:line" that pulled it in. */
-int config_parse_string(Config *c, const char *text, const char *name, ConfigErrors *errs);
-int config_load_file(Config *c, const char *path, ConfigErrors *errs);
-/* The same for the system file, which must be a regular file (a FIFO is refused, not read). */
-int config_load_system_file(Config *c, const char *path, ConfigErrors *errs);
-/* The `admin` group is honoured only in the system file, which config_load_file() and
- * config_parse_string() take to be the first file applied on top of the built-in default (the
- * system file, or the single -c file). config_load_user_file() refuses `admin` whatever the
- * order, for the user's $XDG_CONFIG_HOME/qgc/qgc.conf, and anything but a regular file (in root
- * mode a user's FIFO must not hang the run). */
-int config_load_user_file(Config *c, const char *path, ConfigErrors *errs);
-
-/* The admin's drop-ins: every "*.conf" in dir (conf.d in the system file's directory),
- * applied after the system file in lexical (strcmp) order, each a regular file, with `admin`
- * allowed. Returns the number of files applied, 0 when dir does not exist, -EINVAL on errors
- * (in *errs), -ENOMEM. */
-int config_load_dropins(Config *c, const char *dir, ConfigErrors *errs);
-
 /* Deep copy of src into *ret (which need not be initialized). 0 or -ENOMEM. */
 int config_copy(const Config *src, Config *ret);
 
-/* Root mode (--all-users): *merged = system policy + the user's own file, where the user may
- * only tighten (keep less, never more). A looser user value is clamped to the system's and a
- * "file:line: warning: ..." is appended to *errs. When system->allow_user_files is false the
- * user file is not read. Returns 1 when the user file was applied, 0 when it was ignored or
- * does not exist (*merged = copy of system), -EINVAL on errors (*merged untouched), -ENOMEM.
- * See "USER FILES IN ROOT MODE" in qgc.conf(5). */
+/* Effective policy for a project path (cwd; may be NULL for unverified sessions). Borrowed. */
+const Policy *config_policy_for(const Config *c, const char *project_path);
+/* Same, and which override matched (NULL for defaults). */
+const ProjectOverride *config_override_for(const Config *c, const char *project_path);
+
+int config_set_str(char **p, const char *s);
+void config_strv_free(char **v, size_t n);
+void config_origin_done(PolicyOrigin *o);
+bool config_path_equal(const char *a, const char *b);
+/* A glob's characters that match only themselves (its specificity). */
+size_t config_pattern_literals(const char *p);
+/* Copy the defaults into every override for the keys the override does not set. */
+int config_inherit_defaults(Config *c);
+/* Is origin ("file:line") in one of n files? */
+bool config_origin_in_files(const char *origin, char *const *files, size_t n);
+
+/* config-load.c: apply a file's (or buffer's) settings on top of *c. Every problem is appended
+ * to *errs as "name:line: message"; returns -EINVAL when any error was found (then *c must not
+ * be used), -ENOENT when the file does not exist, 0 on success. `name` labels the buffer in
+ * messages. Includes (see "INCLUDES" in qgc.conf(5)) are expanded by qgc, each a regular file;
+ * the files read are appended to c->files, each include with the "file:line" that pulled it in.
+ * The `admin` group is honoured only in the first file applied on top of the built-in default
+ * (the system file, or the single -c file). */
+int config_load_string(Config *c, const char *text, const char *name, ConfigErrors *errs);
+int config_load_file(Config *c, const char *path, ConfigErrors *errs);
+/* The same for the system file, which must be a regular file (a FIFO is refused, not read). */
+int config_load_system_file(Config *c, const char *path, ConfigErrors *errs);
+/* The user's $XDG_CONFIG_HOME/qgc/qgc.conf: `admin` is refused whatever the order, and anything
+ * but a regular file (in root mode a user's FIFO must not hang the run). */
+int config_load_user_file(Config *c, const char *path, ConfigErrors *errs);
+/* The admin's drop-ins: every "*.conf" in dir, applied in lexical (strcmp) order, each a regular
+ * file, with `admin` allowed. Returns the number of files applied, 0 when dir does not exist,
+ * -EINVAL on errors (in *errs), -ENOMEM. */
+int config_load_dropins(Config *c, const char *dir, ConfigErrors *errs);
+
+/* config-merge.c: root mode (--all-users): *merged = system policy + the user's own file, where
+ * the user may only tighten (keep less, never more). A looser user value is clamped to the
+ * system's and a "file:line: warning: ..." is appended to *errs. When system->allow_user_files
+ * is false the user file is not read. Returns 1 when the user file was applied, 0 when it was
+ * ignored or does not exist (*merged = copy of system), -EINVAL on errors (*merged untouched),
+ * -ENOMEM. See "USER FILES IN ROOT MODE" in qgc.conf(5). */
 int config_merge_user(Config *merged, const Config *system, const char *user_file,
                       ConfigErrors *errs);
+
+/* config-explain.c: check-config --explain: the effective policy and each value's origin. */
+int config_explain(const Config *c, FILE *f);
 
 /* The files qgc reads when -c is not given: the system file, then the user's
  * ($XDG_CONFIG_HOME/qgc/qgc.conf or ~/.config/qgc/qgc.conf). */
@@ -183,16 +328,3 @@ int config_merge_user(Config *merged, const Config *system, const char *user_fil
 #else
 #define CONFIG_SYSTEM_FILE "/etc/qgc/qgc.conf"
 #endif
-
-/* Effective policy for a project path (cwd; may be NULL for unverified sessions). Borrowed. */
-const Policy *config_policy_for(const Config *c, const char *project_path);
-/* Same, and which override matched (NULL for defaults). */
-const ProjectOverride *config_override_for(const Config *c, const char *project_path);
-
-/* check-config --explain: print the effective policy and each value's origin. */
-int config_explain(const Config *c, FILE *f);
-
-/* The words of the action key and the names of the policy keys (config-table.c). */
-const char *policy_action_to_string(PolicyAction a);
-PolicyAction policy_action_from_string(const char *s);
-const char *policy_key_to_string(PolicyKey k);

@@ -2275,7 +2275,7 @@ static int stale_run(const char *qwen, ActionStats *ret_stats) {
         int r;
 
         assert_int_equal(config_init_default(&cfg), 0);
-        assert_int_equal(config_parse_string(&cfg,
+        assert_int_equal(config_load_string(&cfg,
                                              "defaults = { max-age = \"off\"; orphan-min-age = "
                                              "\"off\"; stale-project-min-age = \"1d\"; "
                                              "max-deletions-percent = 100; };",

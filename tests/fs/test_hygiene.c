@@ -117,7 +117,7 @@ static void test_hygiene_keys_default_off(void **state) {
         (void)state;
         assert_int_equal(config_init_default(&c), 0);
         assert_int_equal(hygiene_need(&c.defaults), 0u);
-        assert_int_equal(config_parse_string(&c,
+        assert_int_equal(config_load_string(&c,
                                              "defaults = { tool-results-max-age = \"1d\"; "
                                              "legacy-max-age = \"30d\"; };",
                                              "t.conf", &e),
@@ -129,7 +129,7 @@ static void test_hygiene_keys_default_off(void **state) {
 
         /* never more eager than Qwen's own 24 h */
         assert_int_equal(config_init_default(&c), 0);
-        assert_int_equal(config_parse_string(&c, "defaults = { tool-results-max-age = \"1h\"; };",
+        assert_int_equal(config_load_string(&c, "defaults = { tool-results-max-age = \"1h\"; };",
                                              "t.conf", &e),
                          -EINVAL);
         config_done(&c);
@@ -194,7 +194,7 @@ static void test_hygiene_policy_table(void **state) {
                 print_message("  case %zu\n", i);
                 assert_non_null(text);
                 assert_int_equal(config_init_default(&c), 0);
-                assert_int_equal(config_parse_string(&c, text, "t.conf", &e), 0);
+                assert_int_equal(config_load_string(&c, text, "t.conf", &e), 0);
                 assert_int_equal(inventory_new(&inv), 0);
                 assert_int_equal(inventory_add_tree(inv, &t, NULL), 0);
                 assert_int_equal(inventory_add_orphan(inv, &o), 0);
@@ -277,7 +277,7 @@ static void test_hygiene_stale_policy_table(void **state) {
                 }
                 print_message("  case %zu\n", i);
                 assert_int_equal(config_init_default(&c), 0);
-                assert_int_equal(config_parse_string(&c, "defaults = { max-age = \"off\"; "
+                assert_int_equal(config_load_string(&c, "defaults = { max-age = \"off\"; "
                                                          "stale-project-min-age = \"1d\"; };",
                                                      "t.conf", &e),
                                  0);
