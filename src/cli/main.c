@@ -353,7 +353,7 @@ static void main_report_restore(const Plan *plan) {
 
                 if (st->kind != PLAN_STEP_RESTORE || st->why || st->n_paths == 0)
                         continue;
-                to = plan_clean_string(st->paths[0].to, /* for_terminal= */ true);
+                to = text_clean(st->paths[0].to, TEXT_TERMINAL);
                 if (!to)
                         continue;
                 slash = strrchr(to, '/');
@@ -581,9 +581,9 @@ static void main_echo_change(void *userdata, const JournalEntry *e) {
         default:
                 return; /* the run's start and summary, a delete's salvage and erased rows */
         }
-        what = plan_clean_string(e->session ?: e->path ?: "", /* for_terminal= */ true);
-        proj = e->project ? plan_clean_string(e->project, true) : NULL;
-        why = with_why && e->reason ? plan_clean_string(e->reason, true) : NULL;
+        what = text_clean(e->session ?: e->path ?: "", TEXT_TERMINAL);
+        proj = e->project ? text_clean(e->project, TEXT_TERMINAL) : NULL;
+        why = with_why && e->reason ? text_clean(e->reason, TEXT_TERMINAL) : NULL;
         if (e->has_bytes)
                 format_bytes(b, sizeof b, e->bytes);
         fprintf(userdata, "%-16s %s %6s  %s%s%s\n", journal_event_to_string(e->event),

@@ -110,7 +110,7 @@ static void plan_json_value_string(PlanJson *j, const char *s) {
                 plan_json_putc(j, '"');
                 return;
         }
-        clean = plan_clean_string(s, /* for_terminal= */ false);
+        clean = text_clean(s, TEXT_JSON);
         v = clean ? json_object_new_string(clean) : NULL;
         out = v ? json_object_to_json_string_ext(v, PLAN_JSON_FLAGS) : NULL;
         /* json-c leaves DEL, C1 and the bidi controls raw: they are \u escapes here too */

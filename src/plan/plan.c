@@ -142,7 +142,7 @@ int plan_foreach_warning(const Plan *p, PlanWarningFn fn, void *userdata) {
                                                    : NULL;
                 _cleanup_free_ char *raw = cap_unmet_reason(c, dir);
                 /* a project's path and a tree's directory come from the user's files */
-                _cleanup_free_ char *w = raw ? plan_clean_string(raw, true) : NULL;
+                _cleanup_free_ char *w = raw ? text_clean(raw, TEXT_TERMINAL) : NULL;
 
                 if (!w)
                         return -ENOMEM;
@@ -530,10 +530,6 @@ Plan *plan_free(Plan *p) {
         free(p->items);
         free(p);
         return NULL;
-}
-
-char *plan_clean_string(const char *s, bool for_terminal) {
-        return text_clean(s, for_terminal ? TEXT_TERMINAL : TEXT_JSON);
 }
 
 /* ---- qgc status: disk use per project */

@@ -67,9 +67,6 @@ Verb plan_item_verb(const PlanItem *it);
 /* The reason of an item, rendered from its verdict and its session's or orphan's facts
  * (reason.h); malloc'ed, NULL on ENOMEM. */
 char *plan_item_reason(const Plan *p, const PlanItem *it);
-/* A copy of s that is valid UTF-8 (invalid bytes become U+FFFD); for_terminal also replaces
- * control characters with '?'. NULL on ENOMEM; NULL in, "" out. */
-char *plan_clean_string(const char *s, bool for_terminal);
 
 /* What the deletion limits (max-deletions, max-deletions-percent) hold back in a plan: sessions
  * a rule would delete that stay (skipped) or are archived instead. */

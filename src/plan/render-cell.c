@@ -42,7 +42,7 @@ int render_field(FILE *f, const char *s, size_t width, bool pad, bool right) {
                 w = (size_t)(q - (s ?: ""));
                 c = strdup(s ?: "");
         } else {
-                c = plan_clean_string(s, /* for_terminal= */ true);
+                c = text_clean(s, TEXT_TERMINAL);
                 w = c ? text_width(c, strlen(c)) : 0;
         }
         if (!c)
@@ -95,7 +95,7 @@ void render_wrap_clean(FILE *f, const char *c, size_t first_w, size_t indent, si
 
 /* render_wrap_clean() of s cleaned for the terminal; an empty s ends the line. */
 int render_wrap(FILE *f, const char *s, size_t first_w, size_t indent, size_t width) {
-        _cleanup_free_ char *c = plan_clean_string(s, /* for_terminal= */ true);
+        _cleanup_free_ char *c = text_clean(s, TEXT_TERMINAL);
 
         if (!c)
                 return -ENOMEM;

@@ -169,8 +169,8 @@ int render_incomplete(const Inventory *inv, unsigned cols, FILE *f) {
 
 /* One path of a step, cleaned for the terminal. */
 static int render_step_path(const PlanPath *pp, FILE *f) {
-        _cleanup_free_ char *from = plan_clean_string(pp->from, /* for_terminal= */ true);
-        _cleanup_free_ char *to = pp->to ? plan_clean_string(pp->to, true) : NULL;
+        _cleanup_free_ char *from = text_clean(pp->from, TEXT_TERMINAL);
+        _cleanup_free_ char *to = pp->to ? text_clean(pp->to, TEXT_TERMINAL) : NULL;
 
         if (!from || (pp->to && !to))
                 return -ENOMEM;
@@ -184,8 +184,8 @@ static int render_step_path(const PlanPath *pp, FILE *f) {
 int plan_render_steps_text(const Plan *p, FILE *f) {
         for (size_t i = 0; i < p->n_steps; i++) {
                 const PlanStep *st = &p->steps[i];
-                _cleanup_free_ char *id = plan_clean_string(st->session_id, true);
-                _cleanup_free_ char *why = st->why ? plan_clean_string(st->why, true) : NULL;
+                _cleanup_free_ char *id = text_clean(st->session_id, TEXT_TERMINAL);
+                _cleanup_free_ char *why = st->why ? text_clean(st->why, TEXT_TERMINAL) : NULL;
                 int r;
 
                 if (!id || (st->why && !why))

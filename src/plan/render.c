@@ -31,7 +31,7 @@ int render_nothing(const Inventory *inv, FILE *f) {
                 fputs("(no Qwen trees)", f);
         for (size_t t = 0; t < inv->n_trees; t++) {
                 _cleanup_free_ char *c =
-                        plan_clean_string(inv->trees[t].runtime_dir, /* for_terminal= */ true);
+                        text_clean(inv->trees[t].runtime_dir, TEXT_TERMINAL);
                 if (!c)
                         return -ENOMEM;
                 fprintf(f, "%s%s", t > 0 ? ", " : "", c);
@@ -157,7 +157,7 @@ static int render_line_cell(RenderLine *l, const char *s, size_t width, bool rig
         while ((unsigned char)*q >= 0x20 && (unsigned char)*q < 0x7f)
                 q++;
         if (*q != '\0') {
-                c = plan_clean_string(s, /* for_terminal= */ true);
+                c = text_clean(s, TEXT_TERMINAL);
                 if (!c)
                         return -ENOMEM;
                 s = c;
@@ -414,17 +414,17 @@ static int render_change(const Plan *p, const PlanItem *it, const RenderLayout *
         render_item_size(p, it, &bytes, &idle);
         if (it->is_orphan && hygiene_kind(p->inv->orphans[it->index].kind))
                 whole = strlen(full); /* its name, and its directory as the project */
-        id = whole > 0 ? plan_clean_string(full, true) : strndup(full, lay->id_cur);
+        id = whole > 0 ? text_clean(full, TEXT_TERMINAL) : strndup(full, lay->id_cur);
         proj = it->is_orphan && hygiene_kind(p->inv->orphans[it->index].kind) ? strdup(g)
                : it->is_orphan ? (*g ? strprintf("projects/%s", g) : strdup("file-history"))
-               : verified      ? plan_clean_string(g, true)
+               : verified      ? text_clean(g, TEXT_TERMINAL)
                                : strprintf("projects/%s", g);
         raw = plan_item_reason(p, it);
-        reason = raw ? plan_clean_string(raw, true) : NULL;
+        reason = raw ? text_clean(raw, TEXT_TERMINAL) : NULL;
         if (!id || !proj || !reason)
                 return -ENOMEM;
         if (!verified) {
-                char *c = plan_clean_string(proj, true);
+                char *c = text_clean(proj, TEXT_TERMINAL);
                 if (!c)
                         return -ENOMEM;
                 free(proj);

@@ -971,13 +971,13 @@ static void test_plan_take_steps(void **state) {
 static void test_plan_clean_string(void **state) {
         _cleanup_free_ char *a = NULL, *b = NULL, *c = NULL, *d = NULL;
         (void)state;
-        a = plan_clean_string("héllo\x01", false);
+        a = text_clean("héllo\x01", TEXT_JSON);
         assert_string_equal(a, "héllo\x01");
-        b = plan_clean_string("héllo\x01\xc2\x85", true);
+        b = text_clean("héllo\x01\xc2\x85", TEXT_TERMINAL);
         assert_string_equal(b, "héllo??");
-        c = plan_clean_string("\xed\xa0\x80x\xf0\x9f\x98\x80", false); /* surrogate, emoji */
+        c = text_clean("\xed\xa0\x80x\xf0\x9f\x98\x80", TEXT_JSON); /* surrogate, emoji */
         assert_string_equal(c, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdx\xf0\x9f\x98\x80");
-        d = plan_clean_string(NULL, true);
+        d = text_clean(NULL, TEXT_TERMINAL);
         assert_string_equal(d, "");
 }
 
