@@ -245,7 +245,7 @@ static char *render_hygiene_path(const Plan *p, const PlanItem *it, bool *ret_oo
         char *s;
 
         *ret_oom = false;
-        if (!o || !hygiene_kind(o->kind))
+        if (!o || !inventory_hygiene_kind(o->kind))
                 return NULL;
         s = strprintf("%s/%s", o->project_dir ?: "", o->name ?: "");
         *ret_oom = !s;
@@ -412,10 +412,10 @@ static int render_change(const Plan *p, const PlanItem *it, const RenderLayout *
         msec_t idle;
 
         render_item_size(p, it, &bytes, &idle);
-        if (it->is_orphan && hygiene_kind(p->inv->orphans[it->index].kind))
+        if (it->is_orphan && inventory_hygiene_kind(p->inv->orphans[it->index].kind))
                 whole = strlen(full); /* its name, and its directory as the project */
         id = whole > 0 ? text_clean(full, TEXT_TERMINAL) : strndup(full, lay->id_cur);
-        proj = it->is_orphan && hygiene_kind(p->inv->orphans[it->index].kind) ? strdup(g)
+        proj = it->is_orphan && inventory_hygiene_kind(p->inv->orphans[it->index].kind) ? strdup(g)
                : it->is_orphan ? (*g ? strprintf("projects/%s", g) : strdup("file-history"))
                : verified      ? text_clean(g, TEXT_TERMINAL)
                                : strprintf("projects/%s", g);

@@ -47,7 +47,7 @@ int policy_stale_decide(const Inventory *inv, size_t oi, const Policy *p, msec_t
                 if (vd->verb != VERB_DELETE)
                         return 0;
                 for (size_t i = 0; i < inv->n_sessions; i++)
-                        if (hygiene_stale_member(o, &inv->sessions[i]) &&
+                        if (inventory_stale_member(o, &inv->sessions[i]) &&
                             v->sessions[i].verb != VERB_DELETE)
                                 held++;
                 if (held == 0)
@@ -84,7 +84,7 @@ int policy_stale_decide(const Inventory *inv, size_t oi, const Policy *p, msec_t
                 const Session *s = &inv->sessions[i];
                 const Verdict *sv = &v->sessions[i];
 
-                if (!hygiene_stale_member(o, s))
+                if (!inventory_stale_member(o, s))
                         continue;
                 n++;
                 if (p->keep_titled && s->title_unread)
@@ -160,7 +160,7 @@ int policy_stale_decide(const Inventory *inv, size_t oi, const Policy *p, msec_t
         for (size_t i = 0; i < inv->n_sessions; i++) {
                 Verdict *sv = &v->sessions[i];
 
-                if (!hygiene_stale_member(o, &inv->sessions[i]))
+                if (!inventory_stale_member(o, &inv->sessions[i]))
                         continue;
                 r = policy_stale_set(sv, VERB_DELETE, key,
                                      strprintf("stale project entry: cwd %s gone, marked %s ago "

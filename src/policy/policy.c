@@ -513,7 +513,7 @@ static void policy_orphans(PolicyRun *run) {
                 msec_t idle = MAX(MIN(run->now, run->real_now) - o->mtime, (msec_t)0);
                 const char *key;
                 /* hygiene kinds have a key each (hygiene.h), the others orphan-min-age */
-                msec_t limit = hygiene_limit(p, o->kind, &key);
+                msec_t limit = policy_hygiene_limit(p, o->kind, &key);
 
                 if (o->kind == ORPHAN_STALE_PROJECT)
                         continue; /* policy_stale_projects(), once every session is decided */
@@ -527,7 +527,7 @@ static void policy_orphans(PolicyRun *run) {
                         vd->blocked_by = PROT_PROTECT;
                 } else if (limit != MSEC_INFINITY && idle > limit) {
                         vd->verb = VERB_DELETE;
-                        vd->rule = hygiene_kind(o->kind) ? key : "orphan";
+                        vd->rule = inventory_hygiene_kind(o->kind) ? key : "orphan";
                 } else {
                         vd->verb = VERB_KEEP;
                         vd->rule = "none";
@@ -654,4 +654,28 @@ int policy_evaluate(const Inventory *inv, const Config *cfg, msec_t now, const P
                 return r;
         *ret = TAKE_PTR(v);
         return 0;
+}
+
+msec_t policy_hygiene_limit(const Policy *p, OrphanKind k, const char **ret_key) {
+        switch (k) {
+        case ORPHAN_TOOL_RESULT:
+                *ret_key = "tool-results-max-age";
+                return p->tool_results_max_age;
+        case ORPHAN_TMP_PROJECT:
+                *ret_key = "stale-tmp-min-age";
+                return p->stale_tmp_min_age;
+        case ORPHAN_DEBUG_LOG:
+        case ORPHAN_PLAN:
+                *ret_key = "debug-plans-min-age";
+                return p->debug_plans_min_age;
+        case ORPHAN_LEGACY:
+                *ret_key = "legacy-max-age";
+                return p->legacy_max_age;
+        case ORPHAN_STALE_PROJECT:
+                *ret_key = "stale-project-min-age";
+                return p->stale_project_min_age;
+        default:
+                *ret_key = "orphan-min-age";
+                return p->orphan_min_age;
+        }
 }

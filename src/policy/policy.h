@@ -227,3 +227,6 @@ static inline void verdicts_freep(Verdicts **p) {
 
 const char *verb_to_string(Verb v); /* "keep", "archive", "delete", "skip", "compress" */
 const char *protection_to_string(Protection p); /* "live", "pinned", ... (one bit) */
+/* The limit p sets for orphan kind k (MSEC_INFINITY: off) and, in *ret_key, the key's name:
+ * each hygiene kind has its own key (hygiene.h), the others orphan-min-age. */
+msec_t policy_hygiene_limit(const Policy *p, OrphanKind k, const char **ret_key);

@@ -700,7 +700,7 @@ static void test_hygiene_scan_need_zero(void **state) {
         assert_int_equal(inventory_add_tree(fx->inv, &t, NULL), 0);
         assert_int_equal(scan_all(fx->inv, &o), 0);
         for (size_t i = 0; i < fx->inv->n_orphans; i++)
-                assert_false(hygiene_kind(fx->inv->orphans[i].kind));
+                assert_false(inventory_hygiene_kind(fx->inv->orphans[i].kind));
 }
 
 /* The measure of the corpus: totals equal the kinds' sum, nothing unknown. */
