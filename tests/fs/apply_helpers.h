@@ -71,6 +71,19 @@ static inline void apply_run_done(ApplyRun *a) {
         a->inv = inventory_free(a->inv);
 }
 
+/* A verdict the test picked: verb and rule, and "picked by the test" as its reason. */
+static inline int apply_set_fact(Verdict *v, Verb verb, const char *rule) {
+        v->facts = calloc(1, sizeof(VerdictFacts));
+        if (!v->facts)
+                return -ENOMEM;
+        v->facts->fact = strdup("picked by the test");
+        if (!v->facts->fact)
+                return -ENOMEM;
+        v->verb = verb;
+        v->rule = rule;
+        return 0;
+}
+
 /* Scan the Qwen data dir qwen (G = R) into a fresh inventory. */
 static inline int apply_scan(const char *qwen, Inventory **ret) {
         Inventory *inv = NULL;
@@ -130,7 +143,7 @@ static inline int apply_prepare(const char *qwen, const ApplyPick *picks, ApplyR
                 Verdict *v = &a.verdicts->sessions[i];
                 Verb verb = VERB_KEEP;
                 apply_pick_verb(picks, a.inv->sessions[i].id, &verb);
-                r = verdict_set_fact(v, verb, "test", strdup("picked by the test"));
+                r = apply_set_fact(v, verb, "test");
                 if (r < 0) {
                         apply_run_done(&a);
                         return r;
@@ -142,7 +155,7 @@ static inline int apply_prepare(const char *qwen, const ApplyPick *picks, ApplyR
                 Verdict *v = &a.verdicts->orphans[i];
                 Verb verb = VERB_KEEP;
                 apply_pick_verb(picks, a.inv->orphans[i].name, &verb);
-                r = verdict_set_fact(v, verb, "orphan", strdup("picked by the test"));
+                r = apply_set_fact(v, verb, "orphan");
                 if (r < 0) {
                         apply_run_done(&a);
                         return r;
