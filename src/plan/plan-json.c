@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "macro.h"
-#include "plan-int.h"
 #include "plan.h"
 #include "reason.h"
 #include "text.h"

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "macro.h"
-#include "plan-int.h"
 #include "plan.h"
 #include "reason.h"
 #include "strtable.h"

@@ -62,6 +62,8 @@ typedef struct Plan {
  * (unverified and foreign sessions, orphans; "" for file-history orphans). *ret_verified says
  * which (may be NULL). Borrowed from the inventory. */
 const char *plan_item_group(const Plan *p, const PlanItem *it, bool *ret_verified);
+/* The tree index of an item (its session's or orphan's). */
+size_t plan_item_tree(const Plan *p, const PlanItem *it);
 /* Verb of an item (KEEP for an unknown one). */
 Verb plan_item_verb(const PlanItem *it);
 /* The reason of an item, rendered from its verdict and its session's or orphan's facts
@@ -135,8 +137,6 @@ typedef struct RenderOptions {
 } RenderOptions;
 
 int plan_render_text(const Plan *p, const RenderOptions *o, FILE *f);
-/* The steps of the plan as text ("would restore ...", "recover: would ..."); nothing when none. */
-int plan_render_steps_text(const Plan *p, FILE *f);
 /* One JSON document, schema in doc/plan-schema.md (PLAN_JSON_VERSION). */
 #define PLAN_JSON_VERSION 1
 int plan_render_json(const Plan *p, FILE *f);

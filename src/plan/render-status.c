@@ -12,7 +12,7 @@
 #include "macro.h"
 #include "plan.h"
 #include "reason.h"
-#include "render-int.h"
+#include "render.h"
 #include "text.h"
 
 #define RENDER_BAR_WIDTH 20
