@@ -306,8 +306,8 @@ static int main_restore_plan(const Inventory *inv, msec_t now, Plan **ret) {
         if (!trees)
                 return -ENOMEM;
         if (arg_restore_project) {
-                r = restore_plan_project(inv, arg_restore_project, arg_restore_to_archive, now,
-                                         ret);
+                r = restore_plan(inv, NULL, arg_restore_project, arg_restore_to_archive, now,
+                                 ret);
                 if (r == -ENOENT) {
                         _cleanup_free_ char *what = strprintf(
                                 "project '%s' has no archived session", arg_restore_project);
@@ -324,7 +324,7 @@ static int main_restore_plan(const Inventory *inv, msec_t now, Plan **ret) {
         }
         if (r == -ENOENT)
                 id = arg_restore_id; /* not listed by the scan: maybe in the cold tier (whole id) */
-        r = restore_plan(inv, id, arg_restore_to_archive, now, ret);
+        r = restore_plan(inv, id, NULL, arg_restore_to_archive, now, ret);
         if (r == -ENOENT) {
                 _cleanup_free_ char *what = strprintf("no session '%s'", arg_restore_id);
                 return main_restore_absent(what ?: "no such session", trees);

@@ -706,7 +706,7 @@ int actions_restore(const Inventory *inv, const char *id, bool to_archive) {
         _cleanup_(plan_freep) Plan *p = NULL;
         int r, first = 0;
 
-        r = restore_plan(inv, id, to_archive, now_msec(), &p);
+        r = restore_plan(inv, id, NULL, to_archive, now_msec(), &p);
         if (r == -ENOENT)
                 return log_error_errno(r, "no session %s in any tree", id);
         if (r < 0)

@@ -2082,8 +2082,7 @@ static int restore_run(const char *qwen, const char *id, const char *project) {
         r = apply_scan(qwen, &inv);
         if (r < 0)
                 return r;
-        r = id ? restore_plan(inv, id, false, now_msec(), &p)
-               : restore_plan_project(inv, project, false, now_msec(), &p);
+        r = restore_plan(inv, id, id ? NULL : project, false, now_msec(), &p);
         if (r < 0)
                 return r;
         r = actions_execute(p, &st);
