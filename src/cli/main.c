@@ -402,7 +402,7 @@ static void main_recover_done(MainRecover *m) {
 /* The plan of this command: the restore plan, or the policy's plan with the recovery steps of
  * an interrupted run in front. Read-only. */
 static int main_build_plan(Inventory *inv, const Config *cfg, msec_t now, Plan **ret) {
-        _cleanup_(verdicts_freep) Verdicts *verdicts = NULL;
+        _cleanup_(policy_verdicts_freep) Verdicts *verdicts = NULL;
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_(main_recover_done) MainRecover rec = {};
         PolicyOptions po = { .force = arg_force, .real_now = real_now_msec };
@@ -522,7 +522,7 @@ static int main_show(const Inventory *inv, const char *id) {
         return ferror(tmp) ? -EIO : 0;
 }
 
-/* status --json: the per-project document (plan_render_status_json()) with the breakdown of
+/* status --json: the per-project document (plan_json_render_status()) with the breakdown of
  * every byte by kind (treesize.h) as its "breakdown" member; one JSON document. */
 static int main_status_json(const Inventory *inv, msec_t now, const Config *cfg) {
         _cleanup_free_ char *buf = NULL, *out = NULL;
@@ -533,7 +533,7 @@ static int main_status_json(const Inventory *inv, msec_t now, const Config *cfg)
 
         if (!f)
                 return -ENOMEM;
-        r = plan_render_status_json(inv, now, f);
+        r = plan_json_render_status(inv, now, f);
         if (fclose(f) != 0 && r >= 0)
                 r = -ENOMEM;
         if (r < 0)
@@ -629,9 +629,9 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
                 /* below the per-project table: every byte of each tree by kind (treesize.h) */
                 if (arg_json)
                         return main_status_json(inv, now, cfg);
-                r = plan_render_status(inv, now, &ro, stdout);
+                r = render_status_text(inv, now, &ro, stdout);
                 if (r >= 0)
-                        r = plan_render_status_caps(inv, &cfg->tree, stdout);
+                        r = render_status_caps(inv, &cfg->tree, stdout);
                 return r < 0 ? r : treesize_render(inv, cfg->tree.count_allocated, false, stdout);
         }
         if (arg_command == CMD_SHOW) {
@@ -662,7 +662,7 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
 
         if (arg_dry_run) {
                 t0 = mono_sec();
-                r = arg_json ? plan_render_json(plan, stdout) : plan_render_text(plan, &ro, stdout);
+                r = arg_json ? plan_json_render(plan, stdout) : render_text(plan, &ro, stdout);
                 log_debug("render: %.3f s", mono_sec() - t0);
                 if (r >= 0 && plan->is_restore && main_plan_refuses(plan))
                         r = 1;

@@ -189,7 +189,7 @@ static int metrics_record_buf(StrBuf *b, const Plan *p, const ActionStats *st, c
                 } else {
                         bytes = inv->sessions[it->index].bytes_alloc;
                         tree = inv->sessions[it->index].tree;
-                        r = metrics_count(&verbs, &n_verbs, &a_verbs, verb_to_string(v),
+                        r = metrics_count(&verbs, &n_verbs, &a_verbs, policy_verb_to_string(v),
                                           vd && vd->rule ? vd->rule : "none");
                         if (r < 0)
                                 return r;

@@ -20,7 +20,7 @@ static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdi
                                  ActionsOutcome oc, const char *path, const char *reason,
                                  int error) {
         JournalEvent ev = actions_outcome_event(oc, JOURNAL_ORPHAN_RECLAIMED);
-        _cleanup_free_ char *msg = NULL, *why = v ? verdict_orphan_reason(v, o) : NULL;
+        _cleanup_free_ char *msg = NULL, *why = v ? reason_orphan(v, o) : NULL;
 
         if (ev == JOURNAL_ORPHAN_RECLAIMED)
                 msg = strprintf("reclaimed orphan %s '%s'", orphan_kind_to_string(o->kind), path);

@@ -183,7 +183,7 @@ int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v
         bool archived = s->state == SESSION_ARCHIVED || ev == JOURNAL_ARCHIVED;
         _cleanup_free_ char *path = strprintf("%s/projects/%s/chats/%s%s.jsonl", tr->runtime_dir,
                                               s->project_dir, archived ? "archive/" : "", s->id);
-        _cleanup_free_ char *msg = NULL, *why = v ? verdict_reason(v, s) : NULL;
+        _cleanup_free_ char *msg = NULL, *why = v ? reason_verdict(v, s) : NULL;
         const char *verb = journal_event_to_string(ev);
 
         if (ev == JOURNAL_SKIPPED || ev == JOURNAL_FAILED)

@@ -175,7 +175,7 @@ static void plan_json_names(PlanJson *j, const char *key, unsigned mask, unsigne
 }
 
 static const char *plan_protection_name(unsigned i) {
-        return protection_to_string((Protection)(1u << i));
+        return policy_protection_to_string((Protection)(1u << i));
 }
 
 static const char *plan_live_name(unsigned i) {
@@ -190,7 +190,7 @@ static void plan_json_verdict(PlanJson *j, const Plan *p, const PlanItem *it) {
 
         if (!reason && j->error == 0)
                 j->error = -ENOMEM;
-        plan_json_string(j, "verb", verb_to_string(vd->verb));
+        plan_json_string(j, "verb", policy_verb_to_string(vd->verb));
         plan_json_string(j, "rule", vd->rule);
         plan_json_string(j, "reason", reason);
         plan_json_names(j, "protections", vd->protections, _PROT_MAX, plan_protection_name);
@@ -201,7 +201,7 @@ static void plan_json_session(PlanJson *j, const Plan *p, const PlanItem *it) {
         const Session *s = &p->inv->sessions[it->index];
         _cleanup_free_ char *owner = NULL;
 
-        if (owner_reason(s, &owner) < 0 && j->error == 0)
+        if (reason_owner(s, &owner) < 0 && j->error == 0)
                 j->error = -ENOMEM;
 
         plan_json_next(j);
@@ -406,8 +406,8 @@ static int plan_json_summary(PlanJson *j, const Plan *p) {
         for (Verb v = 0; r >= 0 && v < _VERB_MAX; v++)
                 if (v == VERB_COMPRESS)
                         continue;
-                else if (!plan_counter(&sets[0], verb_to_string(v)) ||
-                    !plan_counter(&sets[3], verb_to_string(v)))
+                else if (!plan_counter(&sets[0], policy_verb_to_string(v)) ||
+                    !plan_counter(&sets[3], policy_verb_to_string(v)))
                         r = -ENOMEM;
         for (size_t k = 0; r >= 0 && k < p->n_items; k++) {
                 const PlanItem *it = &p->items[k];
@@ -416,13 +416,13 @@ static int plan_json_summary(PlanJson *j, const Plan *p) {
 
                 if (it->is_orphan) {
                         const Orphan *o = &p->inv->orphans[it->index];
-                        r = plan_count(&sets[3], verb_to_string(vd->verb), o->bytes,
+                        r = plan_count(&sets[3], policy_verb_to_string(vd->verb), o->bytes,
                                        o->bytes_alloc);
                         continue;
                 }
                 b = p->inv->sessions[it->index].bytes;
                 a = p->inv->sessions[it->index].bytes_alloc;
-                r = plan_count(&sets[0], verb_to_string(vd->verb), b, a);
+                r = plan_count(&sets[0], policy_verb_to_string(vd->verb), b, a);
                 if (r >= 0 && (vd->verb == VERB_ARCHIVE || vd->verb == VERB_DELETE ||
                                vd->verb == VERB_COMPRESS))
                         r = plan_count(&sets[1], vd->rule, b, a);
@@ -432,7 +432,7 @@ static int plan_json_summary(PlanJson *j, const Plan *p) {
                         last_is_prot = false;
                         for (unsigned i = 0; last_rule && i < _PROT_MAX && !last_is_prot; i++)
                                 last_is_prot = streq(last_rule,
-                                                     protection_to_string((Protection)(1u << i)));
+                                                     policy_protection_to_string((Protection)(1u << i)));
                 }
                 if (r >= 0 && last_is_prot)
                         r = plan_count(&sets[2], vd->rule, b, a);
@@ -501,7 +501,7 @@ static int plan_json_end(PlanJson *j, FILE *f) {
         return fflush(f) == EOF || ferror(f) ? -EIO : 0;
 }
 
-int plan_render_json_string(const char *s, FILE *f) {
+int plan_json_render_string(const char *s, FILE *f) {
         _cleanup_free_ PlanJson *j = calloc(1, sizeof(PlanJson));
 
         if (!j)
@@ -512,7 +512,7 @@ int plan_render_json_string(const char *s, FILE *f) {
         return j->error;
 }
 
-int plan_render_json(const Plan *p, FILE *f) {
+int plan_json_render(const Plan *p, FILE *f) {
         PlanJson j = { .f = f };
         char buf[FORMAT_TIMESTAMP_MAX];
         int r;
@@ -586,7 +586,7 @@ static void plan_json_inv_trees(PlanJson *j, const Inventory *inv) {
         plan_json_close(j, ']');
 }
 
-int plan_render_status_json(const Inventory *inv, msec_t now, FILE *f) {
+int plan_json_render_status(const Inventory *inv, msec_t now, FILE *f) {
         _cleanup_free_ PlanJson *j = calloc(1, sizeof(PlanJson));
         _cleanup_free_ PlanUse *u = NULL;
         char buf[FORMAT_TIMESTAMP_MAX];

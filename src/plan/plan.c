@@ -42,8 +42,8 @@ Verb plan_item_verb(const PlanItem *it) {
 char *plan_item_reason(const Plan *p, const PlanItem *it) {
         if (!it->verdict)
                 return strdup("");
-        return it->is_orphan ? verdict_orphan_reason(it->verdict, &p->inv->orphans[it->index])
-                             : verdict_reason(it->verdict, &p->inv->sessions[it->index]);
+        return it->is_orphan ? reason_orphan(it->verdict, &p->inv->orphans[it->index])
+                             : reason_verdict(it->verdict, &p->inv->sessions[it->index]);
 }
 
 void plan_compress_forecast(const Plan *p, PlanCompressForecast *ret) {
@@ -139,7 +139,7 @@ int plan_foreach_warning(const Plan *p, PlanWarningFn fn, void *userdata) {
                 _cleanup_free_ char *dir = p->inv->n_trees > 1 && c->tree < p->inv->n_trees
                                                    ? strdup(p->inv->trees[c->tree].runtime_dir)
                                                    : NULL;
-                _cleanup_free_ char *raw = cap_unmet_reason(c, dir);
+                _cleanup_free_ char *raw = reason_cap_unmet(c, dir);
                 /* a project's path and a tree's directory come from the user's files */
                 _cleanup_free_ char *w = raw ? text_clean(raw, TEXT_TERMINAL) : NULL;
 
@@ -525,7 +525,7 @@ Plan *plan_free(Plan *p) {
         for (size_t i = 0; i < p->n_steps; i++)
                 plan_step_done(&p->steps[i]);
         free(p->steps);
-        verdicts_free(p->verdicts);
+        policy_verdicts_free(p->verdicts);
         free(p->items);
         free(p);
         return NULL;

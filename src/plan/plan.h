@@ -136,13 +136,13 @@ typedef struct RenderOptions {
                              * project, the most idle first within a project */
 } RenderOptions;
 
-int plan_render_text(const Plan *p, const RenderOptions *o, FILE *f);
+int render_text(const Plan *p, const RenderOptions *o, FILE *f);
 /* One JSON document, schema in doc/plan-schema.md (PLAN_JSON_VERSION). */
 #define PLAN_JSON_VERSION 1
-int plan_render_json(const Plan *p, FILE *f);
+int plan_json_render(const Plan *p, FILE *f);
 /* s as a JSON string (quoted, escaped and cleaned as in the plan); for the --all-users
  * document that wraps each user's plan. */
-int plan_render_json_string(const char *s, FILE *f);
+int plan_json_render_string(const char *s, FILE *f);
 /* Disk use of one project for qgc status. */
 typedef struct PlanUse {
         size_t tree;
@@ -156,9 +156,9 @@ typedef struct PlanUse {
 /* Aggregate the inventory per (tree, project), largest first within each tree. */
 int plan_status_collect(const Inventory *inv, PlanUse **ret, size_t *ret_n);
 /* qgc status --json: one document (schema in doc/plan-schema.md, "Status"). */
-int plan_render_status_json(const Inventory *inv, msec_t now, FILE *f);
+int plan_json_render_status(const Inventory *inv, msec_t now, FILE *f);
 /* qgc status: per-project disk use, largest first, with a bar. */
-int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o, FILE *f);
+int render_status_text(const Inventory *inv, msec_t now, const RenderOptions *o, FILE *f);
 /* qgc status: per tree, the figure tree.max-size compares and what it counts
  * (policy_tree_counted()), with the cap in force. */
-int plan_render_status_caps(const Inventory *inv, const TreeLimits *tl, FILE *f);
+int render_status_caps(const Inventory *inv, const TreeLimits *tl, FILE *f);

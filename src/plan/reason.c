@@ -128,7 +128,7 @@ static char *reason_rule(const char *rule, const Measure *m, const VerdictFacts 
         return strdup(rule ?: ""); /* a rule without a measure: its name */
 }
 
-int owner_reason(const Session *s, char **ret) {
+int reason_owner(const Session *s, char **ret) {
         const char *d = s->owner_detail, *dir = s->owner_dir;
         char *r = NULL;
 
@@ -178,11 +178,11 @@ static char *reason_skip(const Verdict *v, const Session *s) {
 
         switch (v->blocked_by) {
         case PROT_UNVERIFIED:
-                if (owner_reason(s, &owner) < 0)
+                if (reason_owner(s, &owner) < 0)
                         return NULL;
                 return strprintf("unverified: %s", owner ?: "ownership not proven");
         case PROT_FOREIGN:
-                if (owner_reason(s, &owner) < 0)
+                if (reason_owner(s, &owner) < 0)
                         return NULL;
                 if (owner)
                         return strprintf("foreign: %s", owner);
@@ -204,7 +204,7 @@ static char *reason_skip(const Verdict *v, const Session *s) {
                                  format_duration(a, sizeof a, f->since_write),
                                  format_duration_exact(b, sizeof b, f->min_idle));
         default:
-                return strdup(protection_to_string(v->blocked_by) ?: "");
+                return strdup(policy_protection_to_string(v->blocked_by) ?: "");
         }
 }
 
@@ -250,7 +250,7 @@ static char *reason_keep(const Verdict *v, const Session *s) {
  * text says "kept" and puts the rule's verb in the conditional ("a rule would select it"). */
 static char *reason_blocked(const Verdict *v, const Session *s) {
         _cleanup_free_ char *sel = NULL, *head = NULL;
-        const char *would = verb_to_string(v->blocked_verb);
+        const char *would = policy_verb_to_string(v->blocked_verb);
 
         if (v->blocked_verb != VERB_KEEP) {
                 sel = reason_rule(v->blocked_rule, &v->measure, v->facts);
@@ -278,7 +278,7 @@ static char *reason_stale(const Verdict *v) {
         const VerdictFacts *f = v->facts;
         const Orphan *o = f->stale;
         const char *c = o->cwds ?: "", *id = f->quote_session ? f->quote_session->id : "";
-        const char *what = f->stale_prot ? protection_to_string(f->stale_prot)
+        const char *what = f->stale_prot ? policy_protection_to_string(f->stale_prot)
                                          : "bound to a scheduled task";
         size_t len = strcspn(c, "\n");
         char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
@@ -315,7 +315,7 @@ static char *reason_stale(const Verdict *v) {
                         return strprintf("stale project entry (cwd %s gone), kept by session "
                                          "%.8s (%s)", cwd, id, what);
                 /* "... (live: in use: runtime claim pid 4242 alive)" */
-                q = verdict_reason(f->quote, f->quote_session);
+                q = reason_verdict(f->quote, f->quote_session);
                 return q ? strprintf("stale project entry (cwd %s gone), kept by session %.8s "
                                      "(%s: %s)", cwd, id, what, q)
                          : NULL;
@@ -400,7 +400,7 @@ static char *reason_limit(const Verdict *v, const Session *s) {
         return strprintf("tmp/<hash>/logs.json %s (limit) (would delete: %s)", what, sel);
 }
 
-char *verdict_reason(const Verdict *v, const Session *s) {
+char *reason_verdict(const Verdict *v, const Session *s) {
         char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
 
         if (v->verb == VERB_SKIP && v->rule && streq(v->rule, policy_rule_limit))
@@ -433,7 +433,7 @@ static const char *const orphan_what[_ORPHAN_KIND_MAX] = {
         [ORPHAN_EMPTY_PROJECT] = "empty project directory",
 };
 
-char *verdict_orphan_reason(const Verdict *v, const Orphan *o) {
+char *reason_orphan(const Verdict *v, const Orphan *o) {
         char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
         const char *what = o->kind >= 0 && o->kind < _ORPHAN_KIND_MAX && orphan_what[o->kind]
                                    ? orphan_what[o->kind]
@@ -466,10 +466,10 @@ static const char *cap_holder_name(const CapHolder *h) {
                 return "in use";
         if (h->prot == PROT_BLAST)
                 return "max-deletions";
-        return h->prot ? protection_to_string(h->prot) ?: "protected" : "orphans";
+        return h->prot ? policy_protection_to_string(h->prot) ?: "protected" : "orphans";
 }
 
-char *cap_unmet_reason(const CapUnmet *c, const char *tree_dir) {
+char *reason_cap_unmet(const CapUnmet *c, const char *tree_dir) {
         _cleanup_(strbuf_done) StrBuf sb = {};
         char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
         bool tree_cap = !c->project;

@@ -88,7 +88,7 @@ static int render_status_space(const Inventory *inv, FILE *f) {
         return 0;
 }
 
-int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o, FILE *f) {
+int render_status_text(const Inventory *inv, msec_t now, const RenderOptions *o, FILE *f) {
         _cleanup_free_ PlanUse *u = NULL;
         unsigned cols = render_columns(o);
         /* PROJECT ACTIVE ARCHIVED DISK OLDEST NEWEST BAR */
@@ -188,7 +188,7 @@ int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o,
         return 0;
 }
 
-int plan_render_status_caps(const Inventory *inv, const TreeLimits *tl, FILE *f) {
+int render_status_caps(const Inventory *inv, const TreeLimits *tl, FILE *f) {
         for (size_t t = 0; t < inv->n_trees; t++) {
                 char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], c[FORMAT_BYTES_MAX];
                 TreeCounted n;

@@ -209,7 +209,7 @@ static int render_id_widths(const Inventory *inv, size_t **ret) {
 
 #define RENDER_VERB_WIDTH 13 /* "would archive" */
 /* The verb column: one wider in a plan that compresses ("would compress"), so that plans
- * without it keep their layout. Set by plan_render_text(). */
+ * without it keep their layout. Set by render_text(). */
 static int render_verb_w = RENDER_VERB_WIDTH;
 #define RENDER_NUM_WIDTH 6
 #define RENDER_MIN_REASON 24 /* below this the reason goes to its own lines */
@@ -761,7 +761,7 @@ static int render_summary(const Plan *p, unsigned cols, FILE *f) {
                         last_rule = it->verdict->rule;
                         last_prot = _PROT_MAX;
                         for (unsigned i = 0; last_rule && i < _PROT_MAX; i++)
-                                if (streq(last_rule, protection_to_string((Protection)(1u << i)))) {
+                                if (streq(last_rule, policy_protection_to_string((Protection)(1u << i)))) {
                                         last_prot = i;
                                         break;
                                 }
@@ -823,7 +823,7 @@ static int render_summary(const Plan *p, unsigned cols, FILE *f) {
         for (unsigned i = 0; r >= 0 && i < _PROT_MAX; i++)
                 if (pn[i] > 0)
                         r = strbuf_printf(&sb, "%s%s %u", sb.len ? ", " : "",
-                                          protection_to_string((Protection)(1u << i)), pn[i]);
+                                          policy_protection_to_string((Protection)(1u << i)), pn[i]);
         if (r < 0)
                 return -ENOMEM;
         fputs("  protections fired: ", f);
@@ -892,7 +892,7 @@ static int render_steps_text(const Plan *p, FILE *f) {
         return 0;
 }
 
-int plan_render_text(const Plan *p, const RenderOptions *o, FILE *f) {
+int render_text(const Plan *p, const RenderOptions *o, FILE *f) {
         _cleanup_free_ size_t *id_w = NULL;
         RenderLayout lay = { .cols = render_columns(o) };
 

@@ -82,7 +82,7 @@ typedef struct PolicyRun {
         size_t n_groups;
 } PolicyRun;
 
-static const char *const verb_table[_VERB_MAX] = {
+static const char *const policy_verb_table[_VERB_MAX] = {
         [VERB_KEEP] = "keep",
         [VERB_ARCHIVE] = "archive",
         [VERB_DELETE] = "delete",
@@ -90,7 +90,7 @@ static const char *const verb_table[_VERB_MAX] = {
         [VERB_COMPRESS] = "compress",
 };
 
-DEFINE_STRING_TABLE_LOOKUP_TO_STRING(verb, Verb);
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(policy_verb, Verb);
 
 /* indexed by the bit number of a Protection */
 static const char *const protection_bit_table[_PROT_MAX] = {
@@ -102,7 +102,7 @@ static const char *const protection_bit_table[_PROT_MAX] = {
 static DEFINE_STRING_TABLE_TO_STRING_FUNC(protection_bit_to_string, protection_bit_table, int);
 
 /* The name of a single protection bit; NULL for none, several or one outside the table. */
-const char *protection_to_string(Protection p) {
+const char *policy_protection_to_string(Protection p) {
         unsigned u = (unsigned)p;
 
         if (u == 0 || (u & (u - 1)) != 0)
@@ -123,7 +123,7 @@ static Protection policy_first_protection(unsigned prot) {
         return 0;
 }
 
-Verdicts *verdicts_free(Verdicts *v) {
+Verdicts *policy_verdicts_free(Verdicts *v) {
         if (!v)
                 return NULL;
         for (size_t i = 0; i < v->n_sessions; i++) {
@@ -747,7 +747,7 @@ static int policy_blast(PolicyRun *run, const PolicyOptions *opts) {
                 } else {
                         /* skipped: what it blocked is the deletion (measure stays the rule's) */
                         vd->verb = VERB_SKIP;
-                        vd->rule = protection_to_string(PROT_BLAST);
+                        vd->rule = policy_protection_to_string(PROT_BLAST);
                         vd->blocked_by = PROT_BLAST;
                         vd->blocked_verb = VERB_DELETE;
                         vd->blocked_rule = vd->facts->held_rule;
@@ -905,7 +905,7 @@ static void policy_block(Verdict *vd, const PolicyInfo *in, Verb verb, Protectio
         vd->blocked_verb = in->sel_verb;
         vd->blocked_by = p;
         vd->verb = verb;
-        vd->rule = protection_to_string(p);
+        vd->rule = policy_protection_to_string(p);
         if (in->sel_verb == VERB_KEEP)
                 vd->measure = (Measure){};
 }
@@ -1059,7 +1059,7 @@ static int policy_stale_decide(const Inventory *inv, size_t oi, const Policy *p,
         if (is_protected) {
                 vd->protections |= PROT_PROTECT;
                 why.stale_why = STALE_WHY_PROTECTED;
-                return policy_stale_set(vd, VERB_KEEP, protection_to_string(PROT_PROTECT), o,
+                return policy_stale_set(vd, VERB_KEEP, policy_protection_to_string(PROT_PROTECT), o,
                                         &why);
         }
         if (o->cwd_back) {
@@ -1171,7 +1171,7 @@ static void policy_orphans(PolicyRun *run) {
                                          .limit = limit };
                 if (policy_orphan_protected(run, o)) {
                         vd->verb = VERB_KEEP;
-                        vd->rule = protection_to_string(PROT_PROTECT);
+                        vd->rule = policy_protection_to_string(PROT_PROTECT);
                         vd->protections |= PROT_PROTECT;
                         vd->blocked_by = PROT_PROTECT;
                 } else if (limit != MSEC_INFINITY && idle > limit) {
@@ -1255,7 +1255,7 @@ static void policy_prepare(PolicyRun *run) {
 
 int policy_evaluate(const Inventory *inv, const Config *cfg, msec_t now, const PolicyOptions *opts,
                     Verdicts **ret) {
-        _cleanup_(verdicts_freep) Verdicts *v = NULL;
+        _cleanup_(policy_verdicts_freep) Verdicts *v = NULL;
         _cleanup_free_ size_t *idx = NULL;
         PolicyRun run = { .inv = inv, .cfg = cfg, .now = now,
                           .real_now = opts && opts->real_now > 0 ? opts->real_now : now };

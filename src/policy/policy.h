@@ -242,13 +242,13 @@ static inline bool policy_shared_refused(const Session *s) {
         return s->logs_state != SHARED_OK || s->org_unreadable;
 }
 
-Verdicts *verdicts_free(Verdicts *v);
-static inline void verdicts_freep(Verdicts **p) {
-        verdicts_free(*p);
+Verdicts *policy_verdicts_free(Verdicts *v);
+static inline void policy_verdicts_freep(Verdicts **p) {
+        policy_verdicts_free(*p);
 }
 
-const char *verb_to_string(Verb v); /* "keep", "archive", "delete", "skip", "compress" */
-const char *protection_to_string(Protection p); /* "live", "pinned", ... (one bit) */
+const char *policy_verb_to_string(Verb v); /* "keep", "archive", "delete", "skip", "compress" */
+const char *policy_protection_to_string(Protection p); /* "live", "pinned", ... (one bit) */
 /* The limit p sets for orphan kind k (MSEC_INFINITY: off) and, in *ret_key, the key's name:
  * each hygiene kind has its own key (hygiene.h), the others orphan-min-age. */
 msec_t policy_hygiene_limit(const Policy *p, OrphanKind k, const char **ret_key);

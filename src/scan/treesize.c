@@ -534,7 +534,7 @@ int treesize_json_trees(const Inventory *inv, bool allocated, json_object **ret)
                                 r = -ENOMEM;
                         }
                 }
-                treesize_done(&s); /* k < 0: no such tree, plan_render_status() said so */
+                treesize_done(&s); /* k < 0: no such tree, render_status_text() said so */
         }
         if (r < 0) {
                 json_object_put(trees);

@@ -60,7 +60,7 @@ typedef struct ApplyRun {
 } ApplyRun;
 
 static inline void apply_run_done(ApplyRun *a) {
-        a->verdicts = verdicts_free(a->verdicts);
+        a->verdicts = policy_verdicts_free(a->verdicts);
         free(a->plan.items);
         a->plan.items = NULL;
         for (size_t i = 0; i < a->plan.n_steps; i++)
