@@ -1,5 +1,7 @@
 /* plan-json.c: the plan's and qgc status's JSON renderings (schema: doc/plan-schema.md), written
- * as they are built by a streaming writer in json-c's pretty layout. The plan itself is plan.c. */
+ * as they are built by a streaming writer in json-c's pretty layout: json-c's own writer needs
+ * the whole document as a tree first (bench/plan-json.c: the same bytes at 4.9 x the time and
+ * 14.7 x the peak RSS), so json-c only escapes each string here. */
 #include "autoconf.h"
 
 #include <assert.h>

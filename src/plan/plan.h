@@ -86,9 +86,6 @@ void plan_held_back(const Plan *p, PlanHeldBack *ret);
  * h->tree_cap; plan_foreach_warning() reports a cap's held-back sessions in its CapUnmet line
  * instead); malloc'ed; NULL when nothing is held back or on ENOMEM. */
 char *plan_held_back_warning(const PlanHeldBack *h);
-/* "policy not met: 2 sessions (1.2M) not deleted: a file Qwen shares is one qgc does not edit
- * (limit)"; malloc'ed; NULL when there are none (h->n_limit == 0) or on ENOMEM. */
-char *plan_limit_warning(const PlanHeldBack *h);
 
 /* The forecast of the plan's compressions (compress-after): the bytes the cold tier would
  * compress (the transcripts and sidecars of the sessions planned compress: what the executor
