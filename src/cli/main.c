@@ -306,8 +306,8 @@ static int main_restore_plan(const Inventory *inv, msec_t now, Plan **ret) {
         if (!trees)
                 return -ENOMEM;
         if (arg_restore_project) {
-                r = restore_plan_project(inv, arg_restore_project, arg_restore_to_archive, now,
-                                         ret);
+                r = restore_plan(inv, NULL, arg_restore_project, arg_restore_to_archive, now,
+                                 ret);
                 if (r == -ENOENT) {
                         _cleanup_free_ char *what = strprintf(
                                 "project '%s' has no archived session", arg_restore_project);
@@ -324,7 +324,7 @@ static int main_restore_plan(const Inventory *inv, msec_t now, Plan **ret) {
         }
         if (r == -ENOENT)
                 id = arg_restore_id; /* not listed by the scan: maybe in the cold tier (whole id) */
-        r = restore_plan(inv, id, arg_restore_to_archive, now, ret);
+        r = restore_plan(inv, id, NULL, arg_restore_to_archive, now, ret);
         if (r == -ENOENT) {
                 _cleanup_free_ char *what = strprintf("no session '%s'", arg_restore_id);
                 return main_restore_absent(what ?: "no such session", trees);
@@ -353,7 +353,7 @@ static void main_report_restore(const Plan *plan) {
 
                 if (st->kind != PLAN_STEP_RESTORE || st->why || st->n_paths == 0)
                         continue;
-                to = plan_clean_string(st->paths[0].to, /* for_terminal= */ true);
+                to = text_clean(st->paths[0].to, TEXT_TERMINAL);
                 if (!to)
                         continue;
                 slash = strrchr(to, '/');
@@ -402,7 +402,7 @@ static void main_recover_done(MainRecover *m) {
 /* The plan of this command: the restore plan, or the policy's plan with the recovery steps of
  * an interrupted run in front. Read-only. */
 static int main_build_plan(Inventory *inv, const Config *cfg, msec_t now, Plan **ret) {
-        _cleanup_(verdicts_freep) Verdicts *verdicts = NULL;
+        _cleanup_(policy_verdicts_freep) Verdicts *verdicts = NULL;
         _cleanup_(plan_freep) Plan *plan = NULL;
         _cleanup_(main_recover_done) MainRecover rec = {};
         PolicyOptions po = { .force = arg_force, .real_now = real_now_msec };
@@ -522,7 +522,7 @@ static int main_show(const Inventory *inv, const char *id) {
         return ferror(tmp) ? -EIO : 0;
 }
 
-/* status --json: the per-project document (plan_render_status_json()) with the breakdown of
+/* status --json: the per-project document (plan_json_render_status()) with the breakdown of
  * every byte by kind (treesize.h) as its "breakdown" member; one JSON document. */
 static int main_status_json(const Inventory *inv, msec_t now, const Config *cfg) {
         _cleanup_free_ char *buf = NULL, *out = NULL;
@@ -533,7 +533,7 @@ static int main_status_json(const Inventory *inv, msec_t now, const Config *cfg)
 
         if (!f)
                 return -ENOMEM;
-        r = plan_render_status_json(inv, now, f);
+        r = plan_json_render_status(inv, now, f);
         if (fclose(f) != 0 && r >= 0)
                 r = -ENOMEM;
         if (r < 0)
@@ -581,9 +581,9 @@ static void main_echo_change(void *userdata, const JournalEntry *e) {
         default:
                 return; /* the run's start and summary, a delete's salvage and erased rows */
         }
-        what = plan_clean_string(e->session ?: e->path ?: "", /* for_terminal= */ true);
-        proj = e->project ? plan_clean_string(e->project, true) : NULL;
-        why = with_why && e->reason ? plan_clean_string(e->reason, true) : NULL;
+        what = text_clean(e->session ?: e->path ?: "", TEXT_TERMINAL);
+        proj = e->project ? text_clean(e->project, TEXT_TERMINAL) : NULL;
+        why = with_why && e->reason ? text_clean(e->reason, TEXT_TERMINAL) : NULL;
         if (e->has_bytes)
                 format_bytes(b, sizeof b, e->bytes);
         fprintf(userdata, "%-16s %s %6s  %s%s%s\n", journal_event_to_string(e->event),
@@ -629,9 +629,9 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
                 /* below the per-project table: every byte of each tree by kind (treesize.h) */
                 if (arg_json)
                         return main_status_json(inv, now, cfg);
-                r = plan_render_status(inv, now, &ro, stdout);
+                r = render_status_text(inv, now, &ro, stdout);
                 if (r >= 0)
-                        r = plan_render_status_caps(inv, &cfg->tree, stdout);
+                        r = render_status_caps(inv, &cfg->tree, stdout);
                 return r < 0 ? r : treesize_render(inv, cfg->tree.count_allocated, false, stdout);
         }
         if (arg_command == CMD_SHOW) {
@@ -662,7 +662,7 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
 
         if (arg_dry_run) {
                 t0 = mono_sec();
-                r = arg_json ? plan_render_json(plan, stdout) : plan_render_text(plan, &ro, stdout);
+                r = arg_json ? plan_json_render(plan, stdout) : render_text(plan, &ro, stdout);
                 log_debug("render: %.3f s", mono_sec() - t0);
                 if (r >= 0 && plan->is_restore && main_plan_refuses(plan))
                         r = 1;

@@ -26,6 +26,7 @@
 #include "macro.h"
 #include "metrics.h"
 #include "policy.h"
+#include "text.h"
 #include "util.h"
 
 static char *metrics_path = NULL;
@@ -98,10 +99,10 @@ bool metrics_enabled(void) {
         return metrics_path != NULL;
 }
 
-/* A label value: valid UTF-8 without controls (plan_clean_string), then the format's escapes
+/* A label value: valid UTF-8 without controls (text_clean()), then the format's escapes
  * for backslash, double quote and newline. */
 static int metrics_label(StrBuf *b, const char *name, const char *value, bool first) {
-        _cleanup_free_ char *clean = plan_clean_string(value ? value : "", true);
+        _cleanup_free_ char *clean = text_clean(value ? value : "", TEXT_TERMINAL);
         int r;
 
         if (!clean)
@@ -188,7 +189,7 @@ static int metrics_record_buf(StrBuf *b, const Plan *p, const ActionStats *st, c
                 } else {
                         bytes = inv->sessions[it->index].bytes_alloc;
                         tree = inv->sessions[it->index].tree;
-                        r = metrics_count(&verbs, &n_verbs, &a_verbs, verb_to_string(v),
+                        r = metrics_count(&verbs, &n_verbs, &a_verbs, policy_verb_to_string(v),
                                           vd && vd->rule ? vd->rule : "none");
                         if (r < 0)
                                 return r;

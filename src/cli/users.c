@@ -557,7 +557,7 @@ static void users_output_before(const UserCand *u, const UsersOutput *out, UserT
         if (out && out->json) {
                 fputs(tally->n_json++ > 0 ? ",\n    {\n      \"user\": " : "    {\n      \"user\": ",
                       stdout);
-                (void)plan_render_json_string(u->name, stdout);
+                (void)plan_json_render_string(u->name, stdout);
                 fputs(",\n      \"plan\": ", stdout);
         } else if (out && out->headers) {
                 _cleanup_free_ char *c = text_clean(u->name, TEXT_TERMINAL);
@@ -575,7 +575,7 @@ static void users_output_after(const UsersOutput *out, bool ran, const char *sta
         printf(",\n      \"status\": \"%s\"", status);
         if (reason) {
                 fputs(",\n      \"reason\": ", stdout);
-                (void)plan_render_json_string(reason, stdout);
+                (void)plan_json_render_string(reason, stdout);
         }
         fputs("\n    }", stdout);
 }

@@ -20,7 +20,7 @@ static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdi
                                  ActionsOutcome oc, const char *path, const char *reason,
                                  int error) {
         JournalEvent ev = actions_outcome_event(oc, JOURNAL_ORPHAN_RECLAIMED);
-        _cleanup_free_ char *msg = NULL, *why = v ? verdict_orphan_reason(v, o) : NULL;
+        _cleanup_free_ char *msg = NULL, *why = v ? reason_orphan(v, o) : NULL;
 
         if (ev == JOURNAL_ORPHAN_RECLAIMED)
                 msg = strprintf("reclaimed orphan %s '%s'", orphan_kind_to_string(o->kind), path);
@@ -116,7 +116,7 @@ int actions_orphan(ActionsContext *c, const Orphan *o, const Verdict *v) {
                 root_fd = t->runtime_fd;
                 break;
         default:
-                if (!hygiene_kind(o->kind))
+                if (!inventory_hygiene_kind(o->kind))
                         return 0;
                 /* hygiene (hygiene.h): project_dir is the directory below R, or G for plans */
                 rel = strdup(o->project_dir ?: "");
@@ -137,7 +137,7 @@ int actions_orphan(ActionsContext *c, const Orphan *o, const Verdict *v) {
         if (o->kind == ORPHAN_STALE_PROJECT)
                 r = hygiene_stale_act(c->inv, o, 0, /* remove= */ true, root_fd, dev, actions_step,
                                       c, &why);
-        else if (hygiene_kind(o->kind))
+        else if (inventory_hygiene_kind(o->kind))
                 r = hygiene_reclaim(o, root_fd, dev, c->runtime_fds, c->inv->n_trees, actions_step,
                                     c, &why);
         else

@@ -183,7 +183,7 @@ int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v
         bool archived = s->state == SESSION_ARCHIVED || ev == JOURNAL_ARCHIVED;
         _cleanup_free_ char *path = strprintf("%s/projects/%s/chats/%s%s.jsonl", tr->runtime_dir,
                                               s->project_dir, archived ? "archive/" : "", s->id);
-        _cleanup_free_ char *msg = NULL, *why = v ? verdict_reason(v, s) : NULL;
+        _cleanup_free_ char *msg = NULL, *why = v ? reason_verdict(v, s) : NULL;
         const char *verb = journal_event_to_string(ev);
 
         if (ev == JOURNAL_SKIPPED || ev == JOURNAL_FAILED)
@@ -706,7 +706,7 @@ int actions_restore(const Inventory *inv, const char *id, bool to_archive) {
         _cleanup_(plan_freep) Plan *p = NULL;
         int r, first = 0;
 
-        r = restore_plan(inv, id, to_archive, now_msec(), &p);
+        r = restore_plan(inv, id, NULL, to_archive, now_msec(), &p);
         if (r == -ENOENT)
                 return log_error_errno(r, "no session %s in any tree", id);
         if (r < 0)

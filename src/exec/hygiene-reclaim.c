@@ -34,7 +34,7 @@ int hygiene_reclaim(const Orphan *o, int root_fd, dev_t dev, const int *runtime_
         int r;
 
         *ret_why = "changed since scan";
-        if (!hygiene_kind(o->kind) || !o->project_dir || !o->name)
+        if (!inventory_hygiene_kind(o->kind) || !o->project_dir || !o->name)
                 return 0;
         dfd = fs_open_path(root_fd, o->project_dir, dev);
         if (dfd < 0)
@@ -172,9 +172,9 @@ int hygiene_stale_act(const Inventory *inv, const Orphan *o, int mark, bool remo
         }
 
         /* the removal: everything the scan found still holds, and its sessions are gone */
-        for (h.first = 0; h.first < inv->n_sessions && !hygiene_stale_member(o, &inv->sessions[h.first]);)
+        for (h.first = 0; h.first < inv->n_sessions && !inventory_stale_member(o, &inv->sessions[h.first]);)
                 h.first++;
-        for (h.end = h.first; h.end < inv->n_sessions && hygiene_stale_member(o, &inv->sessions[h.end]);)
+        for (h.end = h.first; h.end < inv->n_sessions && inventory_stale_member(o, &inv->sessions[h.end]);)
                 h.end++;
         /* the cwds the scan read (its transcripts are gone now), and those found now */
         r = strbuf_printf(&h.cwds, "%s", o->cwds ?: "") < 0 ? -ENOMEM : 0;

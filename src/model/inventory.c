@@ -405,3 +405,11 @@ char *live_flags_to_string(char *buf, size_t n, unsigned flags) {
         }
         return buf;
 }
+
+bool inventory_hygiene_kind(OrphanKind k) {
+        return k >= ORPHAN_TOOL_RESULT && k <= ORPHAN_STALE_PROJECT;
+}
+
+bool inventory_stale_member(const Orphan *o, const Session *s) {
+        return s->tree == o->tree && s->project_dir && o->name && streq(s->project_dir, o->name);
+}

@@ -264,3 +264,7 @@ const char *owner_status_to_string(OwnerStatus s);
 const char *orphan_kind_to_string(OrphanKind k);
 /* "registry,claim" etc. into buf */
 char *live_flags_to_string(char *buf, size_t n, unsigned flags);
+/* Is k one of the hygiene kinds (ORPHAN_TOOL_RESULT .. ORPHAN_STALE_PROJECT, hygiene.h)? */
+bool inventory_hygiene_kind(OrphanKind k);
+/* Is s a session of stale project entry o (its tree and project directory)? */
+bool inventory_stale_member(const Orphan *o, const Session *s);

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "macro.h"
-#include "plan-int.h"
 #include "plan.h"
 #include "reason.h"
 #include "strtable.h"
@@ -43,8 +42,8 @@ Verb plan_item_verb(const PlanItem *it) {
 char *plan_item_reason(const Plan *p, const PlanItem *it) {
         if (!it->verdict)
                 return strdup("");
-        return it->is_orphan ? verdict_orphan_reason(it->verdict, &p->inv->orphans[it->index])
-                             : verdict_reason(it->verdict, &p->inv->sessions[it->index]);
+        return it->is_orphan ? reason_orphan(it->verdict, &p->inv->orphans[it->index])
+                             : reason_verdict(it->verdict, &p->inv->sessions[it->index]);
 }
 
 void plan_compress_forecast(const Plan *p, PlanCompressForecast *ret) {
@@ -130,6 +129,19 @@ void plan_held_back(const Plan *p, PlanHeldBack *ret) {
         plan_held_back_full(p, true, ret);
 }
 
+/* "policy not met: 2 sessions (1.2M) not deleted: a file Qwen shares is one qgc does not edit
+ * (limit)"; NULL when there are none or on ENOMEM. */
+static char *plan_limit_warning(const PlanHeldBack *h) {
+        char sz[FORMAT_BYTES_MAX];
+
+        if (h->n_limit == 0)
+                return NULL;
+        return strprintf("policy not met: %zu session%s (%s) not deleted: a file Qwen shares is "
+                         "one qgc does not edit (limit)",
+                         h->n_limit, h->n_limit == 1 ? "" : "s",
+                         format_bytes(sz, sizeof sz, h->bytes_limit));
+}
+
 int plan_foreach_warning(const Plan *p, PlanWarningFn fn, void *userdata) {
         const Verdicts *v = p->verdicts;
         PlanHeldBack h;
@@ -140,9 +152,9 @@ int plan_foreach_warning(const Plan *p, PlanWarningFn fn, void *userdata) {
                 _cleanup_free_ char *dir = p->inv->n_trees > 1 && c->tree < p->inv->n_trees
                                                    ? strdup(p->inv->trees[c->tree].runtime_dir)
                                                    : NULL;
-                _cleanup_free_ char *raw = cap_unmet_reason(c, dir);
+                _cleanup_free_ char *raw = reason_cap_unmet(c, dir);
                 /* a project's path and a tree's directory come from the user's files */
-                _cleanup_free_ char *w = raw ? plan_clean_string(raw, true) : NULL;
+                _cleanup_free_ char *w = raw ? text_clean(raw, TEXT_TERMINAL) : NULL;
 
                 if (!w)
                         return -ENOMEM;
@@ -182,17 +194,6 @@ char *plan_held_back_warning(const PlanHeldBack *h) {
                          format_bytes(sz, sizeof sz, h->bytes), h->limit ?: "max-deletions");
 }
 
-char *plan_limit_warning(const PlanHeldBack *h) {
-        char sz[FORMAT_BYTES_MAX];
-
-        if (h->n_limit == 0)
-                return NULL;
-        return strprintf("policy not met: %zu session%s (%s) not deleted: a file Qwen shares is "
-                         "one qgc does not edit (limit)",
-                         h->n_limit, h->n_limit == 1 ? "" : "s",
-                         format_bytes(sz, sizeof sz, h->bytes_limit));
-}
-
 /* Display order of verbs: what changes first. */
 static int plan_verb_order(Verb v) {
         switch (v) {
@@ -218,36 +219,8 @@ static const char *plan_item_name(const Plan *p, const PlanItem *it) {
                              : p->inv->sessions[it->index].id;
 }
 
-/* tree, sessions before orphans, verified groups before unverified, group, verb, id, index. */
-static int plan_cmp(const void *x, const void *y, void *userdata) {
-        const Plan *p = userdata;
-        const PlanItem *a = x, *b = y;
-        size_t ta = plan_item_tree(p, a), tb = plan_item_tree(p, b);
-        bool va, vb;
-        const char *ga, *gb;
-        int c;
-
-        if (ta != tb)
-                return ta < tb ? -1 : 1;
-        if (a->is_orphan != b->is_orphan)
-                return a->is_orphan ? 1 : -1;
-        ga = plan_item_group(p, a, &va);
-        gb = plan_item_group(p, b, &vb);
-        if (va != vb)
-                return va ? -1 : 1;
-        c = ga == gb ? 0 : strcmp(ga, gb); /* the inventory shares equal strings */
-        if (c != 0)
-                return c;
-        c = plan_verb_order(plan_item_verb(a)) - plan_verb_order(plan_item_verb(b));
-        if (c != 0)
-                return c;
-        c = strcmp(plan_item_name(p, a), plan_item_name(p, b));
-        if (c != 0)
-                return c;
-        return a->index < b->index ? -1 : a->index > b->index ? 1 : 0;
-}
-
-/* plan_cmp()'s fields of one item, gathered once so the sort does not chase pointers. */
+/* The sort key of one item (tree, sessions before orphans, verified groups before unverified,
+ * group, verb, id, index), gathered once so the sort does not chase pointers. */
 typedef struct PlanKey {
         const char *group;
         const char *name;
@@ -328,27 +301,10 @@ static int plan_sort_runs(PlanKey *keys, size_t n, PlanRun **ret_runs, size_t *r
         return 1;
 }
 
-/* Fill p->items with the inventory's sessions then orphans (unsorted); false on ENOMEM. */
-static bool plan_fill_items(Plan *p, size_t n) {
-        const Inventory *inv = p->inv;
-
-        p->items = calloc(n ?: 1, sizeof(PlanItem));
-        if (!p->items)
-                return false;
-        for (size_t i = 0; i < inv->n_sessions; i++)
-                p->items[p->n_items++] = (PlanItem){ .index = i,
-                                                     .verdict = &p->verdicts->sessions[i] };
-        for (size_t i = 0; i < inv->n_orphans; i++)
-                p->items[p->n_items++] = (PlanItem){ .is_orphan = true,
-                                                     .index = i,
-                                                     .verdict = &p->verdicts->orphans[i] };
-        return true;
-}
-
-/* Fill p->items in plan_cmp() order. The order is found on compact keys made straight from the
- * inventory (key.item: a session's index, or n_sessions + an orphan's), and p->items is made
- * from them once sorted, so the items are never held twice; plain qsort_r() of the items when
- * the keys do not fit (or memory is short). -ENOMEM. */
+/* Fill p->items in plan_cmp_key() order. The order is found on compact keys made straight from
+ * the inventory (key.item: a session's index, or n_sessions + an orphan's), and p->items is made
+ * from them once sorted, so the items are never held twice. -EOVERFLOW (past 2^32 items or
+ * trees), -ENOMEM. */
 static int plan_sort(Plan *p, size_t n) {
         const Inventory *inv = p->inv;
         _cleanup_free_ PlanKey *keys = NULL;
@@ -360,12 +316,11 @@ static int plan_sort(Plan *p, size_t n) {
                 max_tree = MAX(max_tree, (size_t)inv->sessions[i].tree);
         for (size_t i = 0; i < inv->n_orphans; i++)
                 max_tree = MAX(max_tree, inv->orphans[i].tree);
-        if (n > UINT32_MAX || max_tree > UINT32_MAX || !(keys = calloc(n ?: 1, sizeof(PlanKey)))) {
-                if (!plan_fill_items(p, n))
-                        return -ENOMEM;
-                qsort_r(p->items, p->n_items, sizeof(PlanItem), plan_cmp, p);
-                return 0;
-        }
+        if (n > UINT32_MAX || max_tree > UINT32_MAX)
+                return -EOVERFLOW;
+        keys = calloc(n ?: 1, sizeof(PlanKey));
+        if (!keys)
+                return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 bool orphan = i >= inv->n_sessions;
                 PlanItem it = { .is_orphan = orphan, .index = orphan ? i - inv->n_sessions : i };
@@ -526,14 +481,10 @@ Plan *plan_free(Plan *p) {
         for (size_t i = 0; i < p->n_steps; i++)
                 plan_step_done(&p->steps[i]);
         free(p->steps);
-        verdicts_free(p->verdicts);
+        policy_verdicts_free(p->verdicts);
         free(p->items);
         free(p);
         return NULL;
-}
-
-char *plan_clean_string(const char *s, bool for_terminal) {
-        return text_clean(s, for_terminal ? TEXT_TERMINAL : TEXT_JSON);
 }
 
 /* ---- qgc status: disk use per project */

@@ -62,14 +62,13 @@ typedef struct Plan {
  * (unverified and foreign sessions, orphans; "" for file-history orphans). *ret_verified says
  * which (may be NULL). Borrowed from the inventory. */
 const char *plan_item_group(const Plan *p, const PlanItem *it, bool *ret_verified);
+/* The tree index of an item (its session's or orphan's). */
+size_t plan_item_tree(const Plan *p, const PlanItem *it);
 /* Verb of an item (KEEP for an unknown one). */
 Verb plan_item_verb(const PlanItem *it);
 /* The reason of an item, rendered from its verdict and its session's or orphan's facts
  * (reason.h); malloc'ed, NULL on ENOMEM. */
 char *plan_item_reason(const Plan *p, const PlanItem *it);
-/* A copy of s that is valid UTF-8 (invalid bytes become U+FFFD); for_terminal also replaces
- * control characters with '?'. NULL on ENOMEM; NULL in, "" out. */
-char *plan_clean_string(const char *s, bool for_terminal);
 
 /* What the deletion limits (max-deletions, max-deletions-percent) hold back in a plan: sessions
  * a rule would delete that stay (skipped) or are archived instead. */
@@ -87,9 +86,6 @@ void plan_held_back(const Plan *p, PlanHeldBack *ret);
  * h->tree_cap; plan_foreach_warning() reports a cap's held-back sessions in its CapUnmet line
  * instead); malloc'ed; NULL when nothing is held back or on ENOMEM. */
 char *plan_held_back_warning(const PlanHeldBack *h);
-/* "policy not met: 2 sessions (1.2M) not deleted: a file Qwen shares is one qgc does not edit
- * (limit)"; malloc'ed; NULL when there are none (h->n_limit == 0) or on ENOMEM. */
-char *plan_limit_warning(const PlanHeldBack *h);
 
 /* The forecast of the plan's compressions (compress-after): the bytes the cold tier would
  * compress (the transcripts and sidecars of the sessions planned compress: what the executor
@@ -137,15 +133,13 @@ typedef struct RenderOptions {
                              * project, the most idle first within a project */
 } RenderOptions;
 
-int plan_render_text(const Plan *p, const RenderOptions *o, FILE *f);
-/* The steps of the plan as text ("would restore ...", "recover: would ..."); nothing when none. */
-int plan_render_steps_text(const Plan *p, FILE *f);
+int render_text(const Plan *p, const RenderOptions *o, FILE *f);
 /* One JSON document, schema in doc/plan-schema.md (PLAN_JSON_VERSION). */
 #define PLAN_JSON_VERSION 1
-int plan_render_json(const Plan *p, FILE *f);
+int plan_json_render(const Plan *p, FILE *f);
 /* s as a JSON string (quoted, escaped and cleaned as in the plan); for the --all-users
  * document that wraps each user's plan. */
-int plan_render_json_string(const char *s, FILE *f);
+int plan_json_render_string(const char *s, FILE *f);
 /* Disk use of one project for qgc status. */
 typedef struct PlanUse {
         size_t tree;
@@ -159,9 +153,9 @@ typedef struct PlanUse {
 /* Aggregate the inventory per (tree, project), largest first within each tree. */
 int plan_status_collect(const Inventory *inv, PlanUse **ret, size_t *ret_n);
 /* qgc status --json: one document (schema in doc/plan-schema.md, "Status"). */
-int plan_render_status_json(const Inventory *inv, msec_t now, FILE *f);
+int plan_json_render_status(const Inventory *inv, msec_t now, FILE *f);
 /* qgc status: per-project disk use, largest first, with a bar. */
-int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o, FILE *f);
+int render_status_text(const Inventory *inv, msec_t now, const RenderOptions *o, FILE *f);
 /* qgc status: per tree, the figure tree.max-size compares and what it counts
  * (policy_tree_counted()), with the cap in force. */
-int plan_render_status_caps(const Inventory *inv, const TreeLimits *tl, FILE *f);
+int render_status_caps(const Inventory *inv, const TreeLimits *tl, FILE *f);

@@ -15,9 +15,8 @@
  *                 "idle 121d > max-age 90d; its tree-max-size deletion held back by ..."
  *   cap unmet     "tree cap not met: 336K > max-size 200K after the plan; held by keep-latest
  *                 3 sessions (120K), in use 1 (16K)"                  (CapUnmet)
- *   fact          a stale project entry's (policy-stale.c) or qgc restore's text, as found;
- *                 a stale entry kept by a skipped session quotes that session's reason
- *                 (VerdictFacts.quote)
+ *   stale entry   "stale project entry (cwd /tmp/x gone), marked 2d ago > 1d; ..."
+ *                 (VerdictFacts.stale); one kept by a skipped session quotes its reason
  *
  * Pure: no I/O, no clock. */
 #include "autoconf.h"
@@ -130,7 +129,7 @@ static char *reason_rule(const char *rule, const Measure *m, const VerdictFacts 
         return strdup(rule ?: ""); /* a rule without a measure: its name */
 }
 
-int owner_reason(const Session *s, char **ret) {
+int reason_owner(const Session *s, char **ret) {
         const char *d = s->owner_detail, *dir = s->owner_dir;
         char *r = NULL;
 
@@ -180,11 +179,11 @@ static char *reason_skip(const Verdict *v, const Session *s) {
 
         switch (v->blocked_by) {
         case PROT_UNVERIFIED:
-                if (owner_reason(s, &owner) < 0)
+                if (reason_owner(s, &owner) < 0)
                         return NULL;
                 return strprintf("unverified: %s", owner ?: "ownership not proven");
         case PROT_FOREIGN:
-                if (owner_reason(s, &owner) < 0)
+                if (reason_owner(s, &owner) < 0)
                         return NULL;
                 if (owner)
                         return strprintf("foreign: %s", owner);
@@ -206,7 +205,7 @@ static char *reason_skip(const Verdict *v, const Session *s) {
                                  format_duration(a, sizeof a, f->since_write),
                                  format_duration_exact(b, sizeof b, f->min_idle));
         default:
-                return strdup(protection_to_string(v->blocked_by) ?: "");
+                return strdup(policy_protection_to_string(v->blocked_by) ?: "");
         }
 }
 
@@ -252,7 +251,7 @@ static char *reason_keep(const Verdict *v, const Session *s) {
  * text says "kept" and puts the rule's verb in the conditional ("a rule would select it"). */
 static char *reason_blocked(const Verdict *v, const Session *s) {
         _cleanup_free_ char *sel = NULL, *head = NULL;
-        const char *would = verb_to_string(v->blocked_verb);
+        const char *would = policy_verb_to_string(v->blocked_verb);
 
         if (v->blocked_verb != VERB_KEEP) {
                 sel = reason_rule(v->blocked_rule, &v->measure, v->facts);
@@ -270,6 +269,79 @@ static char *reason_blocked(const Verdict *v, const Session *s) {
                 return TAKE_PTR(head);
         return strjoin("kept: ", head, " (a rule would select it: ", would, " for ", sel, ")",
                        NULL);
+}
+
+#define REASON_CWD_MAX 248 /* the bytes of a stale entry's first cwd that its reasons quote */
+
+/* A stale project entry's reason (VerdictFacts.stale), on the entry or one of its sessions. */
+static char *reason_stale(const Verdict *v) {
+        static const char key[] = "stale-project-min-age";
+        const VerdictFacts *f = v->facts;
+        const Orphan *o = f->stale;
+        const char *c = o->cwds ?: "", *id = f->quote_session ? f->quote_session->id : "";
+        const char *what = f->stale_prot ? policy_protection_to_string(f->stale_prot)
+                                         : "bound to a scheduled task";
+        size_t len = strcspn(c, "\n");
+        char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
+        _cleanup_free_ char *cwd = strprintf("%.*s%s", (int)MIN(len, (size_t)REASON_CWD_MAX), c,
+                                             c[len] && c[len + 1] ? ", ..." : "");
+        _cleanup_free_ char *q = NULL;
+
+        if (!cwd)
+                return NULL;
+        format_duration(a, sizeof a, f->stale_age);
+        format_duration_exact(b, sizeof b, f->stale_limit);
+        switch (f->stale_why) {
+        case STALE_WHY_HELD:
+                return strprintf("stale project entry, %zu of its sessions held back by the "
+                                 "deletion limits: it goes in a later run", f->stale_n);
+        case STALE_WHY_OFF:
+                return strprintf("stale project entry (%s off)", key);
+        case STALE_WHY_PROTECTED:
+                return strdup("stale project entry, protected project (protect = true)");
+        case STALE_WHY_BACK:
+                return strprintf("project entry, no longer stale: %s%s",
+                                 o->stale_why ?: "a recorded cwd exists",
+                                 v->mark ? "; would remove its mark" : "");
+        case STALE_WHY_KEPT:
+                return strprintf("stale project entry (cwd %s gone), kept: %s", cwd, o->stale_why);
+        case STALE_WHY_TITLE_UNREAD:
+                return strprintf("stale project entry (cwd %s gone), kept: session %.8s: title "
+                                 "not read", cwd, id);
+        case STALE_WHY_SHARED:
+                return strprintf("stale project entry (cwd %s gone), kept: session %.8s: a file "
+                                 "Qwen shares that qgc does not edit (limit)", cwd, id);
+        case STALE_WHY_KEPT_BY:
+                if (!f->quote)
+                        return strprintf("stale project entry (cwd %s gone), kept by session "
+                                         "%.8s (%s)", cwd, id, what);
+                /* "... (live: in use: runtime claim pid 4242 alive)" */
+                q = reason_verdict(f->quote, f->quote_session);
+                return q ? strprintf("stale project entry (cwd %s gone), kept by session %.8s "
+                                     "(%s: %s)", cwd, id, what, q)
+                         : NULL;
+        case STALE_WHY_YOUNG:
+                return strprintf("stale project entry (cwd %s gone), a file written %s ago <= "
+                                 "%s %s", cwd, a, key, b);
+        case STALE_WHY_MARK:
+                return strprintf("stale project entry (cwd %s gone): would mark it; it goes "
+                                 "once the mark is older than %s %s", cwd, key, b);
+        case STALE_WHY_MARKED:
+                return strprintf("stale project entry (cwd %s gone), marked %s ago <= %s %s", cwd,
+                                 a, key, b);
+        case STALE_WHY_DELETE:
+                if (f->stale_n == 0)
+                        return strprintf("stale project entry (cwd %s gone, no session), marked "
+                                         "%s ago > %s", cwd, a, b);
+                return strprintf("stale project entry (cwd %s gone), marked %s ago > %s; its %zu "
+                                 "session%s deleted first", cwd, a, b, f->stale_n,
+                                 f->stale_n == 1 ? "" : "s");
+        case STALE_WHY_MEMBER:
+                return strprintf("stale project entry: cwd %s gone, marked %s ago > %s %s", cwd,
+                                 a, key, b);
+        default:
+                return strdup("stale project entry");
+        }
 }
 
 /* Held back by a deletion limit: skipped, or the archive (compression) it falls back to. */
@@ -293,6 +365,7 @@ static char *reason_held(const Verdict *v) {
                              : NULL;
         }
         inner = verdict_fact(v) ? strdup(verdict_fact(v))
+                : f->stale      ? reason_stale(v)
                                 : reason_rule(verdict_held_rule(v), &v->measure, v->facts);
         return inner ? strprintf("held back by %s (%s; use --force); would delete: %s",
                                  verdict_held_by(v), limit, inner)
@@ -328,7 +401,7 @@ static char *reason_limit(const Verdict *v, const Session *s) {
         return strprintf("tmp/<hash>/logs.json %s (limit) (would delete: %s)", what, sel);
 }
 
-char *verdict_reason(const Verdict *v, const Session *s) {
+char *reason_verdict(const Verdict *v, const Session *s) {
         char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
 
         if (v->verb == VERB_SKIP && v->rule && streq(v->rule, policy_rule_limit))
@@ -338,6 +411,8 @@ char *verdict_reason(const Verdict *v, const Session *s) {
                 return reason_held(v);
         if (verdict_fact(v))
                 return strdup(verdict_fact(v));
+        if (v->facts && v->facts->stale)
+                return reason_stale(v);
         if (v->blocked_by)
                 return reason_blocked(v, s);
         if (v->verb != VERB_KEEP)
@@ -359,18 +434,15 @@ static const char *const orphan_what[_ORPHAN_KIND_MAX] = {
         [ORPHAN_EMPTY_PROJECT] = "empty project directory",
 };
 
-char *verdict_orphan_reason(const Verdict *v, const Orphan *o) {
+char *reason_orphan(const Verdict *v, const Orphan *o) {
         char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
         const char *what = o->kind >= 0 && o->kind < _ORPHAN_KIND_MAX && orphan_what[o->kind]
                                    ? orphan_what[o->kind]
                                    : hygiene_what(o->kind);
         const Measure *m = &v->measure;
 
-        if (verdict_fact(v) && v->facts->quote) {
-                _cleanup_free_ char *q = verdict_reason(v->facts->quote, v->facts->quote_session);
-
-                return q ? strjoin(verdict_fact(v), ": ", q, ")", NULL) : NULL;
-        }
+        if (v->facts && v->facts->stale)
+                return reason_stale(v);
         if (verdict_fact(v))
                 return strdup(verdict_fact(v));
         if (v->blocked_by == PROT_PROTECT)
@@ -395,10 +467,10 @@ static const char *cap_holder_name(const CapHolder *h) {
                 return "in use";
         if (h->prot == PROT_BLAST)
                 return "max-deletions";
-        return h->prot ? protection_to_string(h->prot) ?: "protected" : "orphans";
+        return h->prot ? policy_protection_to_string(h->prot) ?: "protected" : "orphans";
 }
 
-char *cap_unmet_reason(const CapUnmet *c, const char *tree_dir) {
+char *reason_cap_unmet(const CapUnmet *c, const char *tree_dir) {
         _cleanup_(strbuf_done) StrBuf sb = {};
         char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
         bool tree_cap = !c->project;

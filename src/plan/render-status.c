@@ -12,7 +12,7 @@
 #include "macro.h"
 #include "plan.h"
 #include "reason.h"
-#include "render-int.h"
+#include "render.h"
 #include "text.h"
 
 #define RENDER_BAR_WIDTH 20
@@ -23,7 +23,7 @@ static char *render_use_label(const PlanUse *u) {
         _cleanup_free_ char *c = u->verified ? strdup(u->group)
                                              : strprintf("(unverified) projects/%s", u->group);
 
-        return c ? plan_clean_string(c, true) : NULL;
+        return c ? text_clean(c, TEXT_TERMINAL) : NULL;
 }
 
 /* The display width of the widest project label of the status table no wider than limit (at
@@ -78,7 +78,7 @@ static int render_status_space(const Inventory *inv, FILE *f) {
                 fprintf(f, "file system: %s free of %s", format_bytes(a, sizeof a, tr->fs_avail),
                         format_bytes(b, sizeof b, tr->fs_size));
                 if (inv->n_trees > 1) {
-                        _cleanup_free_ char *c = plan_clean_string(tr->runtime_dir, true);
+                        _cleanup_free_ char *c = text_clean(tr->runtime_dir, TEXT_TERMINAL);
                         if (!c)
                                 return -ENOMEM;
                         fprintf(f, " (%s)", c);
@@ -88,7 +88,7 @@ static int render_status_space(const Inventory *inv, FILE *f) {
         return 0;
 }
 
-int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o, FILE *f) {
+int render_status_text(const Inventory *inv, msec_t now, const RenderOptions *o, FILE *f) {
         _cleanup_free_ PlanUse *u = NULL;
         unsigned cols = render_columns(o);
         /* PROJECT ACTIVE ARCHIVED DISK OLDEST NEWEST BAR */
@@ -188,15 +188,15 @@ int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o,
         return 0;
 }
 
-int plan_render_status_caps(const Inventory *inv, const TreeLimits *tl, FILE *f) {
+int render_status_caps(const Inventory *inv, const TreeLimits *tl, FILE *f) {
         for (size_t t = 0; t < inv->n_trees; t++) {
                 char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX], c[FORMAT_BYTES_MAX];
                 TreeCounted n;
                 uint64_t total = policy_tree_counted(inv, t, tl->count_allocated, &n);
 
                 if (inv->n_trees > 1) {
-                        _cleanup_free_ char *d = plan_clean_string(inv->trees[t].runtime_dir,
-                                                                   true);
+                        _cleanup_free_ char *d = text_clean(inv->trees[t].runtime_dir,
+                                                            TEXT_TERMINAL);
                         if (!d)
                                 return -ENOMEM;
                         fprintf(f, "tree %s:\n", d);

@@ -222,34 +222,20 @@ int restore_add_id(Plan *p, const Inventory *inv, size_t t, const char *id, bool
         return r < 0 ? r : 1;
 }
 
-int restore_plan(const Inventory *inv, const char *id, bool to_archive, msec_t now,
-                 Plan **ret) {
+int restore_plan(const Inventory *inv, const char *id, const char *project, bool to_archive,
+                 msec_t now, Plan **ret) {
         _cleanup_(plan_freep) Plan *p = NULL;
         int r;
 
         r = plan_new_steps(inv, now, &p);
         if (r < 0)
                 return r;
-        for (size_t t = 0; t < inv->n_trees; t++) {
+        for (size_t t = 0; !project && t < inv->n_trees; t++) {
                 r = restore_add_id(p, inv, t, id, to_archive);
                 if (r < 0)
                         return r;
         }
-        if (p->n_steps == 0)
-                return -ENOENT;
-        *ret = TAKE_PTR(p);
-        return 0;
-}
-
-int restore_plan_project(const Inventory *inv, const char *project, bool to_archive, msec_t now,
-                         Plan **ret) {
-        _cleanup_(plan_freep) Plan *p = NULL;
-        int r;
-
-        r = plan_new_steps(inv, now, &p);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < inv->n_sessions; i++) {
+        for (size_t i = 0; project && i < inv->n_sessions; i++) {
                 const Session *s = &inv->sessions[i];
 
                 if (s->state != SESSION_ARCHIVED || !s->cwd || !streq(s->cwd, project) ||

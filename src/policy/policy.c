@@ -1,5 +1,6 @@
 /* policy.c: pure retention decisions. Inventory + Config + now -> one Verdict per session and
- * per orphan. No I/O and no clock: `now` is passed in.
+ * per orphan, and the caps the plan leaves unmet. No I/O, no clock (`now` is passed in), no
+ * text: verdicts are data (policy.h) and reason.c renders them at the edge.
  *
  * Evaluation order:
  *   1. Protections of every session (all applicable bits are recorded):
@@ -12,57 +13,117 @@
  *   2. Project rules on the ACTIVE sessions of each project (tree, cwd), with the project's
  *      effective policy (config_policy_for): max-age, max-sessions (rank by last_activity,
  *      newest = 1), max-size (oldest first until the active total is at or below the cap).
- *      Every selected session gets the project's `action`. Cutoffs are strict: idle == max-age,
- *      a count == limit and a total == cap all stay.
- *   3. Archive tier on ARCHIVED sessions, compressed ones (cold.h) included: archive-max-age
- *      (the time in the archive: policy_in_archive()) and archive-max-size delete; then compress-after compresses an archived session that is
- *      not compressed yet (a deletion wins; held back by the blast radius it falls back to the
- *      compression).
- *   4. Orphans: idle (now - mtime) > orphan-min-age deletes; MSEC_INFINITY ("off") never.
- *   5. Disk caps per tree (tree max-size with its low watermark, keep-free). Archiving is a
- *      rename on the same filesystem and frees nothing, so DISK CAPS ALWAYS DELETE, whatever
- *      the project's action, oldest first across the whole tree (active and archived alike),
- *      and their reasons say so. The tree total counts every session (any state or owner) and
- *      every orphan; only unprotected deletions reduce the projection. keep-free counts
- *      allocated bytes (that is what frees disk space); tree max-size counts allocated or
- *      apparent bytes per tree.count-allocated.
+ *      Cutoffs are strict: idle == max-age, a count == limit and a total == cap all stay.
+ *   3. Archive tier on ARCHIVED sessions (compressed ones included): archive-max-age (the time
+ *      in the archive) and archive-max-size delete; then compress-after compresses one not
+ *      compressed yet (a deletion wins; held back by the blast radius it falls back to that).
+ *   4. Orphans: idle (now - mtime) > orphan-min-age (or a hygiene kind's key) deletes.
+ *   5. Disk caps per tree (tree max-size down to its low watermark, keep-free). Archiving is a
+ *      rename on the same filesystem and frees nothing, so DISK CAPS ALWAYS DELETE, oldest
+ *      first across the whole tree. keep-free counts allocated bytes (what frees disk space);
+ *      tree max-size allocated or apparent bytes per tree.count-allocated.
  *   6. A protected session a rule selected is KEEP (or SKIP) with blocked_by naming the
- *      protection and blocked_verb, blocked_rule and the measure what it blocked (rendered
- *      "kept: pinned (a rule would select it: archive for idle 121d > max-age 90d)" by
- *      reason.c).
- *      A protected session does not count as freed, so size walks continue to the next one.
- *   7. Blast radius: deletions are allowed oldest first; past max-deletions for the run
- *      (defaults), the project's own max-deletions, or max-deletions-percent of the project's
- *      sessions, the newest excess becomes SKIP with PROT_BLAST, unless opts->force. A session
- *      that a project rule archives and a disk cap upgraded to a deletion falls back to the
- *      archive instead. Orphan reclaims do not count: they are leftovers, not sessions.
- *
- * Verdicts are data (policy.h: rule, Measure, blocked_by, held_by); no text is made here and
- * nothing here reads any: the reasons are rendered at the edge (reason.c).
- *
- * This file runs the evaluation (protections, project rules, archive and cold tiers, orphans,
- * stale projects) and owns policy_age_selects(), the one age test (the scan's title need calls
- * it); the disk caps and the blast radius are in policy-caps.c, the verb and protection names
- * and which protection wins in policy-reason.c. */
+ *      protection; it does not count as freed, so size walks continue to the next one.
+ *   7. Stale project entries (upstream PR #9110), once every session is decided.
+ *   8. Blast radius: deletions are allowed oldest first; past max-deletions (run or project) or
+ *      max-deletions-percent the newest excess becomes SKIP with PROT_BLAST, unless --force; a
+ *      deletion that replaced an archive (compression) falls back to it. Orphans do not count. */
 #include "autoconf.h"
 
 #include <assert.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "hygiene.h"
 #include "macro.h"
 #include "policy.h"
-#include "policy-int.h"
-#include "policy-stale.h"
 #include "qwen.h"
+#include "strtable.h"
+#include "util.h"
 
-Verdicts *verdicts_free(Verdicts *v) {
+#define PROT_SKIP_MASK (PROT_UNVERIFIED | PROT_FOREIGN | PROT_CONFLICT | PROT_LIVE)
+#define PROT_KEEP_MASK                                                                             \
+        (PROT_PROTECT | PROT_MIN_AGE | PROT_PINNED | PROT_TITLED | PROT_SCHEDULED | PROT_WORKTREE | \
+         PROT_LATEST | PROT_RESTORED)
+#define PROT_BLOCK_MASK (PROT_SKIP_MASK | PROT_KEEP_MASK)
+
+/* Per-session working state of one evaluation. */
+typedef struct PolicyInfo {
+        const Policy *pol;
+        msec_t idle;         /* now - last_activity, never negative */
+        uint64_t size;       /* bytes counted by size caps (allocated or apparent) */
+        size_t group;        /* index into PolicyRun.groups, SIZE_MAX when not verified */
+        Verb sel_verb;       /* what a rule selected, VERB_KEEP = nothing; until
+                              * policy_finish() the verdict's rule and measure are that rule's,
+                              * and its facts->fallback_rule an archive (compression) a deletion
+                              * replaced */
+} PolicyInfo;
+
+/* The verified sessions of one project (tree, cwd), newest first. */
+typedef struct PolicyGroup {
+        size_t tree;
+        const char *cwd;
+        const Policy *pol;
+        const size_t *members;
+        size_t n_members;
+} PolicyGroup;
+
+typedef struct PolicyRun {
+        const Inventory *inv;
+        const Config *cfg;
+        msec_t now;      /* the policy's ages: --now when given */
+        msec_t real_now; /* liveness graces: always the real clock */
+        Verdicts *v;
+        PolicyInfo *info;
+        size_t *order; /* verified sessions by (tree, cwd, newest first, id) */
+        size_t n_order;
+        PolicyGroup *groups;
+        size_t n_groups;
+} PolicyRun;
+
+static const char *const policy_verb_table[_VERB_MAX] = {
+        [VERB_KEEP] = "keep",
+        [VERB_ARCHIVE] = "archive",
+        [VERB_DELETE] = "delete",
+        [VERB_SKIP] = "skip",
+        [VERB_COMPRESS] = "compress",
+};
+
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(policy_verb, Verb);
+
+/* indexed by the bit number of a Protection */
+static const char *const protection_bit_table[_PROT_MAX] = {
+        "live",     "pinned",  "titled",     "scheduled", "worktree",     "keep-latest",
+        "min-age",  "unverified", "foreign", "conflict",  "blast-radius", "protect",
+        "restore-grace",
+};
+
+static DEFINE_STRING_TABLE_TO_STRING_FUNC(protection_bit_to_string, protection_bit_table, int);
+
+/* The name of a single protection bit; NULL for none, several or one outside the table. */
+const char *policy_protection_to_string(Protection p) {
+        unsigned u = (unsigned)p;
+
+        if (u == 0 || (u & (u - 1)) != 0)
+                return NULL;
+        return protection_bit_to_string(__builtin_ctz(u));
+}
+
+/* The winning protection of a mask, in priority order (0 when none). */
+static Protection policy_first_protection(unsigned prot) {
+        static const Protection order[] = { PROT_UNVERIFIED, PROT_FOREIGN, PROT_CONFLICT,
+                                            PROT_LIVE,       PROT_PROTECT, PROT_RESTORED,
+                                            PROT_MIN_AGE,    PROT_PINNED,
+                                            PROT_TITLED,     PROT_SCHEDULED, PROT_WORKTREE,
+                                            PROT_LATEST,     PROT_BLAST };
+        for (size_t k = 0; k < ELEMENTSOF(order); k++)
+                if (prot & order[k])
+                        return order[k];
+        return 0;
+}
+
+Verdicts *policy_verdicts_free(Verdicts *v) {
         if (!v)
                 return NULL;
         for (size_t i = 0; i < v->n_sessions; i++) {
@@ -92,14 +153,14 @@ static msec_t policy_last_write(const Session *s) {
         return s->last_write > 0 ? s->last_write : s->mtime;
 }
 
-uint64_t policy_size(const PolicyRun *run, uint64_t bytes, uint64_t bytes_alloc) {
+static uint64_t policy_size(const PolicyRun *run, uint64_t bytes, uint64_t bytes_alloc) {
         return run->cfg->tree.count_allocated ? bytes_alloc : bytes;
 }
 
 /* Qwen's daemon deletes a session's bound tasks under its cron lock; qgc never edits
  * scheduled_tasks.json, so a session bound to a task is never deleted, even with keep-scheduled
  * off (which then only lets it be archived): the task would point at nothing. */
-bool policy_tasks_block(const PolicyRun *run, size_t i) {
+static bool policy_tasks_block(const PolicyRun *run, size_t i) {
         return run->info[i].sel_verb == VERB_DELETE && run->inv->sessions[i].n_tasks > 0;
 }
 
@@ -110,8 +171,15 @@ static bool policy_going(const PolicyRun *run, size_t i) {
                !policy_tasks_block(run, i);
 }
 
-bool policy_deleting(const PolicyRun *run, size_t i) {
+static bool policy_deleting(const PolicyRun *run, size_t i) {
         return run->info[i].sel_verb == VERB_DELETE && policy_going(run, i);
+}
+
+/* The verdict's facts beyond its measure, allocated on first use; NULL on ENOMEM. */
+static VerdictFacts *policy_facts(Verdict *vd) {
+        if (!vd->facts)
+                vd->facts = calloc(1, sizeof(VerdictFacts));
+        return vd->facts;
 }
 
 /* Would a rule selecting session i with verb win? The first rule wins, except that a deletion
@@ -125,7 +193,7 @@ static bool policy_would_select(const PolicyRun *run, size_t i, Verb verb) {
 
 /* A rule selects session i with what it measured (into the verdict's measure): 1, 0 when an
  * earlier selection wins, or -ENOMEM. */
-int policy_select(PolicyRun *run, size_t i, Verb verb, const char *rule, const Measure *m) {
+static int policy_select(PolicyRun *run, size_t i, Verb verb, const char *rule, const Measure *m) {
         PolicyInfo *in = &run->info[i];
         Verdict *vd = &run->v->sessions[i];
 
@@ -145,34 +213,8 @@ int policy_select(PolicyRun *run, size_t i, Verb verb, const char *rule, const M
         return 1;
 }
 
-/* The verdict's facts beyond its measure, allocated on first use; NULL on ENOMEM. */
-VerdictFacts *policy_facts(Verdict *vd) {
-        if (!vd->facts)
-                vd->facts = calloc(1, sizeof(VerdictFacts));
-        return vd->facts;
-}
-
 bool policy_age_selects(msec_t limit, msec_t idle) {
         return limit > 0 && limit != MSEC_INFINITY && idle > limit;
-}
-
-int verdict_set_fact(Verdict *vd, Verb verb, const char *rule, char *fact) {
-        if (!fact)
-                return -ENOMEM;
-        if (!policy_facts(vd)) {
-                free(fact);
-                return -ENOMEM;
-        }
-        free(vd->facts->fact);
-        vd->verb = verb;
-        vd->rule = rule;
-        vd->facts->fact = fact;
-        vd->measure = (Measure){};
-        vd->blocked_by = 0;
-        vd->blocked_verb = VERB_KEEP;
-        vd->blocked_rule = NULL;
-        vd->facts->quote = NULL, vd->facts->quote_session = NULL;
-        return 0;
 }
 
 /* Skip-class protections of session i, and the facts of a write within min-idle. */
@@ -250,7 +292,7 @@ static int policy_cmp_group(const void *x, const void *y, void *userdata) {
 }
 
 /* Oldest first, then id: the order size walks and the blast radius consume sessions. */
-int policy_cmp_oldest(const void *x, const void *y, void *userdata) {
+static int policy_cmp_oldest(const void *x, const void *y, void *userdata) {
         const Inventory *inv = userdata;
         const Session *a = &inv->sessions[*(const size_t *)x], *b = &inv->sessions[*(const size_t *)y];
         int c;
@@ -477,6 +519,613 @@ static int policy_project(PolicyRun *run, const PolicyGroup *g) {
         return r;
 }
 
+/* Delete oldest first across the tree until `enough` says so; disk caps always delete. A
+ * selected session's facts get the cap's target (tree max-size) or percent (keep-free). */
+static int policy_tree_walk(PolicyRun *run, const size_t *idx, size_t n, const char *rule,
+                            const Measure *m, const VerdictFacts *cap, uint64_t *progress,
+                            uint64_t goal, bool up, bool alloc) {
+        int r;
+
+        for (size_t k = 0; k < n; k++) {
+                size_t i = idx[k];
+                const Session *s = &run->inv->sessions[i];
+                if (up ? *progress >= goal : *progress <= goal)
+                        break;
+                if (policy_deleting(run, i))
+                        continue;
+                r = policy_select(run, i, VERB_DELETE, rule, m);
+                if (r < 0)
+                        return r;
+                if (r > 0) {
+                        VerdictFacts *f = policy_facts(&run->v->sessions[i]);
+
+                        if (!f)
+                                return -ENOMEM;
+                        f->target = cap->target;
+                        f->percent = cap->percent;
+                }
+                if (policy_deleting(run, i)) {
+                        uint64_t sz = alloc ? s->bytes_alloc : run->info[i].size;
+                        if (up)
+                                *progress += sz;
+                        else
+                                *progress -= MIN(sz, *progress);
+                }
+        }
+        return 0;
+}
+
+uint64_t policy_tree_counted(const Inventory *inv, size_t t, bool allocated, TreeCounted *ret) {
+        TreeCounted c = {};
+
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                if (inv->sessions[i].tree == t) {
+                        c.session_bytes += allocated ? inv->sessions[i].bytes_alloc
+                                                     : inv->sessions[i].bytes;
+                        c.n_sessions++;
+                }
+        for (size_t i = 0; i < inv->n_orphans; i++)
+                if (inv->orphans[i].tree == t) {
+                        c.orphan_bytes += allocated ? inv->orphans[i].bytes_alloc
+                                                    : inv->orphans[i].bytes;
+                        c.n_orphans++;
+                }
+        if (ret)
+                *ret = c;
+        return c.session_bytes + c.orphan_bytes;
+}
+
+/* What the deletions planned in tree t free: counted bytes (*ret_deleted) and allocated bytes
+ * (*ret_freed), of the sessions going (final: by their verdicts, else by the selections so far)
+ * and of the orphans deleted; *ret_kept: the orphans that stay. */
+static void policy_tree_gone(const PolicyRun *run, size_t t, bool final, uint64_t *ret_deleted,
+                             uint64_t *ret_freed, CapHolder *ret_kept) {
+        const Inventory *inv = run->inv;
+        uint64_t deleted = 0, freed = 0;
+        CapHolder kept = {};
+
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                if (inv->sessions[i].tree == t &&
+                    (final ? run->v->sessions[i].verb == VERB_DELETE : policy_deleting(run, i))) {
+                        deleted += run->info[i].size;
+                        freed += inv->sessions[i].bytes_alloc;
+                }
+        for (size_t i = 0; i < inv->n_orphans; i++) {
+                const Orphan *o = &inv->orphans[i];
+
+                if (o->tree != t)
+                        continue;
+                if (run->v->orphans[i].verb == VERB_DELETE) {
+                        deleted += policy_size(run, o->bytes, o->bytes_alloc);
+                        freed += o->bytes_alloc;
+                } else {
+                        kept.n++;
+                        kept.bytes += policy_size(run, o->bytes, o->bytes_alloc);
+                }
+        }
+        *ret_deleted = deleted;
+        *ret_freed = freed;
+        if (ret_kept)
+                *ret_kept = kept;
+}
+
+/* The free space keep-free asks of tree's filesystem. */
+static uint64_t policy_keep_free_floor(const TreeLimits *tl, const Tree *tree) {
+        if (!tl->keep_free.is_percent)
+                return tl->keep_free.bytes;
+        return (uint64_t)floor((double)tree->fs_size * tl->keep_free.percent / 100.0);
+}
+
+/* Tree max-size (to the low watermark) and keep-free for tree t. */
+static int policy_tree(PolicyRun *run, size_t t, size_t *idx) {
+        const TreeLimits *tl = &run->cfg->tree;
+        const Tree *tree = &run->inv->trees[t];
+        uint64_t total = 0, deleted, freed;
+        bool sorted = false;
+        size_t n = 0;
+        int r;
+
+        /* a tree that was not fully listed: its total and its oldest sessions are unknown */
+        if (tree->incomplete)
+                return 0;
+        total = policy_tree_counted(run->inv, t, tl->count_allocated, NULL);
+        for (size_t i = 0; i < run->inv->n_sessions; i++)
+                if (run->inv->sessions[i].tree == t)
+                        idx[n++] = i;
+        policy_tree_gone(run, t, /* final= */ false, &deleted, &freed, NULL);
+        /* idx is put in age order only when a cap walks it (most runs have none in effect) */
+        if (tl->max_size > 0 && total > tl->max_size) {
+                uint64_t target = tl->low_watermark > 0 && tl->low_watermark < tl->max_size
+                                          ? tl->low_watermark
+                                          : tl->max_size;
+                uint64_t projected = total - MIN(deleted, total);
+                Measure m = { .kind = MEASURE_BYTES,
+                              .key = "max-size",
+                              .measured = (int64_t)total,
+                              .limit = (int64_t)tl->max_size };
+
+                qsort_r(idx, n, sizeof(size_t), policy_cmp_oldest, (void *)run->inv);
+                sorted = true;
+                r = policy_tree_walk(run, idx, n, "tree-max-size", &m,
+                                     &(VerdictFacts){ .target = (int64_t)target }, &projected,
+                                     target, /* up= */ false, /* alloc= */ false);
+                if (r < 0)
+                        return r;
+        }
+
+        if (tl->keep_free.is_set && tree->fs_known) {
+                uint64_t floor_bytes = policy_keep_free_floor(tl, tree);
+
+                if (tree->fs_avail >= floor_bytes)
+                        return 0;
+                /* again: the tree max-size walk may have added deletions */
+                policy_tree_gone(run, t, /* final= */ false, &deleted, &freed, NULL);
+                Measure m = { .kind = MEASURE_BYTES,
+                              .key = "keep-free",
+                              .measured = (int64_t)tree->fs_avail,
+                              .limit = (int64_t)floor_bytes };
+                VerdictFacts cap = { .percent = tl->keep_free.is_percent ? tl->keep_free.percent
+                                                                         : 0 };
+
+                if (!sorted)
+                        qsort_r(idx, n, sizeof(size_t), policy_cmp_oldest, (void *)run->inv);
+                r = policy_tree_walk(run, idx, n, "keep-free", &m, &cap, &freed,
+                                     floor_bytes - tree->fs_avail, /* up= */ true,
+                                     /* alloc= */ true);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Blast radius: the newest deletions beyond the run's and the projects' limits are skipped. */
+static int policy_blast(PolicyRun *run, const PolicyOptions *opts) {
+        const Inventory *inv = run->inv;
+        uint64_t global = run->cfg->defaults.max_deletions, n_global = 0;
+        _cleanup_free_ size_t *idx = NULL, *per_group = NULL, *group_size = NULL;
+        size_t n = 0;
+
+        if (opts && opts->force)
+                return 0;
+        idx = calloc(inv->n_sessions ?: 1, sizeof(size_t));
+        per_group = calloc(run->n_groups ?: 1, sizeof(size_t));
+        group_size = calloc(run->n_groups ?: 1, sizeof(size_t));
+        if (!idx || !per_group || !group_size)
+                return -ENOMEM;
+        for (size_t g = 0; g < run->n_groups; g++)
+                group_size[g] = run->groups[g].n_members;
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                if (run->v->sessions[i].verb == VERB_DELETE)
+                        idx[n++] = i;
+        qsort_r(idx, n, sizeof(size_t), policy_cmp_oldest, (void *)inv);
+
+        for (size_t k = 0; k < n; k++) {
+                size_t i = idx[k], g = run->info[i].group;
+                PolicyInfo *in = &run->info[i];
+                const Policy *p = in->pol;
+                Verdict *vd = &run->v->sessions[i];
+                VerdictFacts held = {};
+                const char *held_by;
+
+                if (g == SIZE_MAX)
+                        continue; /* cannot happen: unverified sessions are skipped */
+                if (global > 0 && n_global >= global) {
+                        held_by = "max-deletions";
+                        held.held = (Measure){ .measured = (int64_t)n_global,
+                                               .limit = (int64_t)global };
+                } else if (p->max_deletions > 0 && per_group[g] >= p->max_deletions) {
+                        held_by = "max-deletions";
+                        held.held = (Measure){ .measured = (int64_t)per_group[g],
+                                               .limit = (int64_t)p->max_deletions };
+                        held.held_project = true;
+                } else if (p->max_deletions_percent > 0 &&
+                           (double)(per_group[g] + 1) >
+                                   p->max_deletions_percent * (double)group_size[g] / 100.0) {
+                        held_by = "max-deletions-percent";
+                        held.held = (Measure){ .measured = (int64_t)per_group[g],
+                                               .limit = (int64_t)group_size[g] };
+                        held.held_percent = p->max_deletions_percent;
+                } else {
+                        n_global++;
+                        per_group[g]++;
+                        continue;
+                }
+                if (!policy_facts(vd))
+                        return -ENOMEM;
+                held.held.kind = MEASURE_COUNT;
+                held.held.key = held_by;
+                vd->facts->held = held.held;
+                vd->facts->held_percent = held.held_percent;
+                vd->facts->held_project = held.held_project;
+                vd->facts->held_by = held_by;
+                vd->facts->held_rule = vd->rule;
+                if (vd->facts->fallback_rule) {
+                        /* a disk cap wanted it deleted, a project rule archives it anyway */
+                        vd->verb = vd->facts->fallback_verb;
+                        vd->rule = vd->facts->fallback_rule;
+                        vd->measure = vd->facts->fallback;
+                } else {
+                        /* skipped: what it blocked is the deletion (measure stays the rule's) */
+                        vd->verb = VERB_SKIP;
+                        vd->rule = policy_protection_to_string(PROT_BLAST);
+                        vd->blocked_by = PROT_BLAST;
+                        vd->blocked_verb = VERB_DELETE;
+                        vd->blocked_rule = vd->facts->held_rule;
+                }
+                vd->protections |= PROT_BLAST;
+        }
+        return 0;
+}
+
+/* Count session i (bytes) as holding cap c, when something kept it although a rule wanted it
+ * gone: a deletion limit, or the protection that won. Others are not holders. */
+static void policy_cap_hold(const PolicyRun *run, CapUnmet *c, size_t i, uint64_t bytes) {
+        const Verdict *vd = &run->v->sessions[i];
+        Protection prot = 0;
+        const char *limit = NULL;
+
+        if (verdict_held_by(vd) && (vd->protections & PROT_BLAST))
+                limit = verdict_held_by(vd);
+        else if (vd->blocked_by && vd->blocked_verb != VERB_KEEP)
+                prot = vd->blocked_by;
+        else
+                return;
+        for (size_t k = 0; k < c->n_held; k++)
+                if (c->held[k].prot == prot && c->held[k].limit == limit) {
+                        c->held[k].n++;
+                        c->held[k].bytes += bytes;
+                        return;
+                }
+        if (c->n_held < CAP_HOLDERS_MAX)
+                c->held[c->n_held++] = (CapHolder){ .prot = prot, .limit = limit, .n = 1,
+                                                    .bytes = bytes };
+}
+
+static int policy_cap_add(PolicyRun *run, const CapUnmet *c) {
+        Verdicts *v = run->v;
+        CapUnmet *caps = reallocarray(v->caps, v->n_caps + 1, sizeof(CapUnmet));
+
+        if (!caps)
+                return -ENOMEM;
+        v->caps = caps;
+        v->caps[v->n_caps++] = *c;
+        return 0;
+}
+
+/* The tree caps of tree t that the plan leaves unmet: what stays (or is free) after every
+ * planned deletion, and who holds it. */
+static int policy_tree_unmet(PolicyRun *run, size_t t) {
+        const TreeLimits *tl = &run->cfg->tree;
+        const Tree *tree = &run->inv->trees[t];
+        const Inventory *inv = run->inv;
+        uint64_t total, deleted, freed;
+        CapHolder orphans;
+        int r;
+
+        if (tree->incomplete)
+                return 0;
+        total = policy_tree_counted(inv, t, tl->count_allocated, NULL);
+        policy_tree_gone(run, t, /* final= */ true, &deleted, &freed, &orphans);
+        if (tl->max_size > 0 && total - MIN(deleted, total) > tl->max_size) {
+                CapUnmet c = { .cap = "tree-max-size", .tree = t,
+                               .after = total - MIN(deleted, total), .limit = tl->max_size };
+
+                for (size_t i = 0; i < inv->n_sessions; i++)
+                        if (inv->sessions[i].tree == t && run->v->sessions[i].verb != VERB_DELETE)
+                                policy_cap_hold(run, &c, i, run->info[i].size);
+                if (orphans.n > 0 && c.n_held < CAP_HOLDERS_MAX)
+                        c.held[c.n_held++] = orphans;
+                r = policy_cap_add(run, &c);
+                if (r < 0)
+                        return r;
+        }
+        if (tl->keep_free.is_set && tree->fs_known) {
+                uint64_t floor_bytes = policy_keep_free_floor(tl, tree);
+                CapUnmet c = { .cap = "keep-free", .tree = t, .after = tree->fs_avail + freed,
+                               .limit = floor_bytes,
+                               .percent = tl->keep_free.is_percent ? tl->keep_free.percent : 0 };
+
+                if (c.after >= floor_bytes)
+                        return 0;
+                for (size_t i = 0; i < inv->n_sessions; i++)
+                        if (inv->sessions[i].tree == t && run->v->sessions[i].verb != VERB_DELETE)
+                                policy_cap_hold(run, &c, i, inv->sessions[i].bytes_alloc);
+                return policy_cap_add(run, &c);
+        }
+        return 0;
+}
+
+/* A project's max-size and max-sessions on its active sessions: those that stay active after
+ * the plan (neither archived nor deleted), and who holds them. */
+static int policy_project_unmet(PolicyRun *run, const PolicyGroup *g) {
+        const Policy *p = g->pol;
+        uint64_t n = 0, bytes = 0;
+        int r;
+
+        if (p->max_size == 0 && p->max_sessions == 0)
+                return 0;
+        for (size_t k = 0; k < g->n_members; k++) {
+                size_t i = g->members[k];
+                Verb vb = run->v->sessions[i].verb;
+
+                if (run->inv->sessions[i].state != SESSION_ACTIVE || vb == VERB_ARCHIVE ||
+                    vb == VERB_DELETE)
+                        continue;
+                n++;
+                bytes += run->info[i].size;
+        }
+        for (unsigned which = 0; which < 2; which++) {
+                CapUnmet c = { .tree = g->tree, .project = g->cwd };
+
+                if (which == 0 && p->max_size > 0 && bytes > p->max_size)
+                        c.cap = "max-size", c.after = bytes, c.limit = p->max_size;
+                else if (which == 1 && p->max_sessions > 0 && n > p->max_sessions)
+                        c.cap = "max-sessions", c.after = n, c.limit = p->max_sessions;
+                else
+                        continue;
+                for (size_t k = 0; k < g->n_members; k++) {
+                        size_t i = g->members[k];
+                        Verb vb = run->v->sessions[i].verb;
+
+                        /* max-sessions: the newest max-sessions stay anyway; only those
+                         * beyond it hold the cap */
+                        if (run->inv->sessions[i].state == SESSION_ACTIVE &&
+                            vb != VERB_ARCHIVE && vb != VERB_DELETE &&
+                            (which == 0 || run->v->sessions[i].rank > p->max_sessions))
+                                policy_cap_hold(run, &c, i, run->info[i].size);
+                }
+                r = policy_cap_add(run, &c);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Every cap the plan leaves unmet (Verdicts.caps), after the deletion limits: trees first. */
+static int policy_caps_unmet(PolicyRun *run) {
+        int r;
+
+        for (size_t t = 0; t < run->inv->n_trees; t++) {
+                r = policy_tree_unmet(run, t);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t g = 0; g < run->n_groups; g++) {
+                r = policy_project_unmet(run, &run->groups[g]);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* A protection p won over what a rule selected (nothing when sel_verb is VERB_KEEP; the
+ * verdict's measure is the selecting rule's). */
+static void policy_block(Verdict *vd, const PolicyInfo *in, Verb verb, Protection p) {
+        vd->blocked_rule = in->sel_verb != VERB_KEEP ? vd->rule : NULL;
+        vd->blocked_verb = in->sel_verb;
+        vd->blocked_by = p;
+        vd->verb = verb;
+        vd->rule = policy_protection_to_string(p);
+        if (in->sel_verb == VERB_KEEP)
+                vd->measure = (Measure){};
+}
+
+/* The facts a protection's reason quotes: a write within min-idle (skip-class), min-age and
+ * keep-latest and restore-grace (keep-class, all of them are listed). 0 or -ENOMEM. */
+static int policy_block_facts(PolicyRun *run, size_t i) {
+        const Session *s = &run->inv->sessions[i];
+        const Policy *p = run->info[i].pol;
+        Verdict *vd = &run->v->sessions[i];
+        VerdictFacts *f;
+
+        if (!(vd->flags & VERDICT_RECENT_WRITE) &&
+            !(vd->verb == VERB_KEEP &&
+              (vd->protections & (PROT_MIN_AGE | PROT_LATEST | PROT_RESTORED))))
+                return 0;
+        f = policy_facts(vd);
+        if (!f)
+                return -ENOMEM;
+        if (vd->flags & VERDICT_RECENT_WRITE) {
+                /* the real clock, as policy_skip_protections() measured it */
+                f->since_write = run->real_now - (s->last_write > 0 ? s->last_write : s->mtime);
+                f->min_idle = p->min_idle;
+        }
+        if (vd->protections & PROT_MIN_AGE) {
+                msec_t born = s->first_record > 0 ? s->first_record : s->mtime;
+
+                f->age = MAX(run->now - born, (msec_t)0);
+                f->min_age = p->min_age;
+        }
+        if (vd->protections & PROT_LATEST)
+                f->keep_latest = p->keep_latest;
+        if (vd->protections & PROT_RESTORED) {
+                f->restored_ago = MAX(run->real_now - s->restored_at, (msec_t)0);
+                f->restore_grace = p->restore_grace;
+        }
+        return 0;
+}
+
+const char policy_rule_limit[] = "limit";
+
+/* Turn the selections and protections of session i into its verdict. 0 or -ENOMEM. */
+static int policy_finish(PolicyRun *run, size_t i) {
+        const Session *s = &run->inv->sessions[i];
+        PolicyInfo *in = &run->info[i];
+        Verdict *vd = &run->v->sessions[i];
+        const Policy *p = in->pol;
+        bool selected = in->sel_verb != VERB_KEEP;
+
+        if (vd->protections & PROT_SKIP_MASK)
+                policy_block(vd, in, VERB_SKIP,
+                             policy_first_protection(vd->protections & PROT_SKIP_MASK));
+        else if (selected && p->keep_titled && s->title_unread) {
+                /* the scan judged no rule could select it and left its title unread: never act
+                 * without knowing whether a person titled it. A scan that follows
+                 * policy_title_need() with policy_age_selects() never leaves it so; the policy
+                 * cannot check that its inventory came from such a scan (a net) */
+                vd->protections |= PROT_UNVERIFIED;
+                vd->flags |= VERDICT_TITLE_UNREAD;
+                policy_block(vd, in, VERB_SKIP, PROT_UNVERIFIED);
+        } else if (selected && (vd->protections & PROT_KEEP_MASK))
+                policy_block(vd, in, VERB_KEEP,
+                             policy_first_protection(vd->protections & PROT_KEEP_MASK));
+        else if (selected && policy_tasks_block(run, i)) {
+                vd->protections |= PROT_SCHEDULED;
+                vd->flags |= VERDICT_TASKS_HELD;
+                policy_block(vd, in, VERB_KEEP, PROT_SCHEDULED);
+        } else if (selected && in->sel_verb == VERB_DELETE && policy_shared_refused(s)) {
+                /* the run would skip it (its edit of tmp/<hash>/logs.json or the organisation
+                 * file is refused: erase.h): planned so, nothing of it salvaged */
+                vd->blocked_rule = vd->rule;
+                vd->blocked_verb = VERB_DELETE;
+                vd->verb = VERB_SKIP;
+                vd->rule = policy_rule_limit;
+        } else if (selected) {
+                vd->verb = in->sel_verb; /* rule and measure: the selecting rule's */
+        } else {
+                vd->verb = VERB_KEEP;
+                vd->rule = "none";
+                /* idle vs max-age: what an active session is kept within */
+                if (p->max_age > 0 && s->state == SESSION_ACTIVE)
+                        vd->measure = (Measure){ .kind = MEASURE_AGE,
+                                                 .key = "max-age",
+                                                 .measured = in->idle,
+                                                 .limit = p->max_age };
+        }
+        return policy_block_facts(run, i);
+}
+
+/* A session protection that keeps a stale entry: the person's, the liveness ones and min-age
+ * ("never touched"); keep-latest does not apply (the entry goes whole). */
+#define POLICY_STALE_BLOCK                                                                        \
+        (PROT_LIVE | PROT_UNVERIFIED | PROT_FOREIGN | PROT_CONFLICT | PROT_PROTECT | PROT_PINNED | \
+         PROT_TITLED | PROT_SCHEDULED | PROT_WORKTREE | PROT_MIN_AGE | PROT_RESTORED)
+
+/* The verdict of stale entry o (or of one of its sessions): verb, rule and why, with no
+ * measure and nothing blocked. 0 or -ENOMEM. */
+static int policy_stale_set(Verdict *vd, Verb verb, const char *rule, const Orphan *o,
+                            const VerdictFacts *why) {
+        if (!policy_facts(vd))
+                return -ENOMEM;
+        vd->verb = verb;
+        vd->rule = rule;
+        vd->measure = (Measure){};
+        vd->blocked_by = 0;
+        vd->blocked_verb = VERB_KEEP;
+        vd->blocked_rule = NULL;
+        vd->facts->stale = o;
+        vd->facts->stale_why = why->stale_why;
+        vd->facts->stale_n = why->stale_n;
+        vd->facts->stale_age = why->stale_age;
+        vd->facts->stale_limit = why->stale_limit;
+        vd->facts->stale_prot = why->stale_prot;
+        vd->facts->quote_session = why->quote_session;
+        vd->facts->quote = why->quote;
+        return 0;
+}
+
+/* The verdict of stale project entry inv->orphans[oi] (now: the rule's clock, never later than
+ * the real one). Before the deletion limits: keep (and v->mark to write or remove its marker)
+ * or delete, and then every session of the entry is deleted by this rule. is_protected: its
+ * project has protect = true. With after_limits: an entry some of whose sessions the limits
+ * held back is kept. 0 or -ENOMEM. */
+static int policy_stale_decide(const Inventory *inv, size_t oi, const Policy *p, msec_t now,
+                               bool is_protected, bool after_limits, Verdicts *v) {
+        const Orphan *o = &inv->orphans[oi];
+        Verdict *vd = &v->orphans[oi];
+        const char *key = "stale-project-min-age";
+        VerdictFacts why = { .stale_limit = p->stale_project_min_age };
+        msec_t marked = o->marker.mtime_ns / 1000000;
+        int r;
+
+        if (after_limits) {
+                /* the deletion limits held some of its sessions back: the entry waits */
+                if (vd->verb != VERB_DELETE)
+                        return 0;
+                for (size_t i = 0; i < inv->n_sessions; i++)
+                        if (inventory_stale_member(o, &inv->sessions[i]) &&
+                            v->sessions[i].verb != VERB_DELETE)
+                                why.stale_n++;
+                if (why.stale_n == 0)
+                        return 0;
+                why.stale_why = STALE_WHY_HELD;
+                return policy_stale_set(vd, VERB_KEEP, key, o, &why);
+        }
+        vd->mark = 0;
+        if (why.stale_limit == MSEC_INFINITY) {
+                why.stale_why = STALE_WHY_OFF;
+                return policy_stale_set(vd, VERB_KEEP, "none", o, &why);
+        }
+        if (is_protected) {
+                vd->protections |= PROT_PROTECT;
+                why.stale_why = STALE_WHY_PROTECTED;
+                return policy_stale_set(vd, VERB_KEEP, policy_protection_to_string(PROT_PROTECT), o,
+                                        &why);
+        }
+        if (o->cwd_back) {
+                vd->mark = o->marker.present ? -1 : 0;
+                why.stale_why = STALE_WHY_BACK;
+                return policy_stale_set(vd, VERB_KEEP, "none", o, &why);
+        }
+        if (o->stale_why) {
+                why.stale_why = STALE_WHY_KEPT;
+                return policy_stale_set(vd, VERB_KEEP, "none", o, &why);
+        }
+        for (size_t i = 0; i < inv->n_sessions; i++) {
+                const Session *s = &inv->sessions[i];
+                const Verdict *sv = &v->sessions[i];
+                unsigned prot = sv->protections & POLICY_STALE_BLOCK;
+
+                if (!inventory_stale_member(o, s))
+                        continue;
+                why.stale_n++;
+                why.quote_session = s;
+                if (p->keep_titled && s->title_unread)
+                        /* policy_title_need() reads every title with this key on: a net */
+                        why.stale_why = STALE_WHY_TITLE_UNREAD;
+                else if (policy_shared_refused(s))
+                        /* its delete would be skipped: the entry could not go whole */
+                        why.stale_why = STALE_WHY_SHARED;
+                else if (prot || s->n_tasks > 0) {
+                        why.stale_why = STALE_WHY_KEPT_BY;
+                        why.stale_prot = prot ? (Protection)(prot & -prot) : 0;
+                        /* a skipped session's own reason is quoted at the edge */
+                        why.quote = sv->verb == VERB_SKIP ? sv : NULL;
+                } else
+                        continue;
+                return policy_stale_set(vd, VERB_KEEP, "none", o, &why);
+        }
+        why.quote_session = NULL;
+        why.stale_age = MAX(now - o->mtime, (msec_t)0);
+        if (now - o->mtime <= why.stale_limit) {
+                why.stale_why = STALE_WHY_YOUNG;
+                return policy_stale_set(vd, VERB_KEEP, "none", o, &why);
+        }
+        if (!o->marker.present) {
+                vd->mark = 1;
+                why.stale_why = STALE_WHY_MARK;
+                return policy_stale_set(vd, VERB_KEEP, key, o, &why);
+        }
+        why.stale_age = MAX(now - marked, (msec_t)0);
+        why.stale_why = now - marked <= why.stale_limit ? STALE_WHY_MARKED : STALE_WHY_DELETE;
+        r = policy_stale_set(vd, why.stale_why == STALE_WHY_MARKED ? VERB_KEEP : VERB_DELETE,
+                             why.stale_why == STALE_WHY_MARKED ? "none" : key, o, &why);
+        if (r < 0 || why.stale_why == STALE_WHY_MARKED)
+                return r;
+        why.stale_why = STALE_WHY_MEMBER;
+        for (size_t i = 0; i < inv->n_sessions; i++) {
+                Verdict *sv = &v->sessions[i];
+
+                if (!inventory_stale_member(o, &inv->sessions[i]))
+                        continue;
+                r = policy_stale_set(sv, VERB_DELETE, key, o, &why);
+                if (r < 0)
+                        return r;
+                sv->protections &= ~(unsigned)PROT_LATEST;
+        }
+        return 0;
+}
+
 /* Does orphan o belong to a project with protect = true? Its project directory is that of a
  * protected session of its tree, or the sanitized path of an exact protected project. */
 static bool policy_orphan_protected(const PolicyRun *run, const Orphan *o) {
@@ -513,7 +1162,7 @@ static void policy_orphans(PolicyRun *run) {
                 msec_t idle = MAX(MIN(run->now, run->real_now) - o->mtime, (msec_t)0);
                 const char *key;
                 /* hygiene kinds have a key each (hygiene.h), the others orphan-min-age */
-                msec_t limit = hygiene_limit(p, o->kind, &key);
+                msec_t limit = policy_hygiene_limit(p, o->kind, &key);
 
                 if (o->kind == ORPHAN_STALE_PROJECT)
                         continue; /* policy_stale_projects(), once every session is decided */
@@ -522,12 +1171,12 @@ static void policy_orphans(PolicyRun *run) {
                                          .limit = limit };
                 if (policy_orphan_protected(run, o)) {
                         vd->verb = VERB_KEEP;
-                        vd->rule = protection_to_string(PROT_PROTECT);
+                        vd->rule = policy_protection_to_string(PROT_PROTECT);
                         vd->protections |= PROT_PROTECT;
                         vd->blocked_by = PROT_PROTECT;
                 } else if (limit != MSEC_INFINITY && idle > limit) {
                         vd->verb = VERB_DELETE;
-                        vd->rule = hygiene_kind(o->kind) ? key : "orphan";
+                        vd->rule = inventory_hygiene_kind(o->kind) ? key : "orphan";
                 } else {
                         vd->verb = VERB_KEEP;
                         vd->rule = "none";
@@ -606,7 +1255,7 @@ static void policy_prepare(PolicyRun *run) {
 
 int policy_evaluate(const Inventory *inv, const Config *cfg, msec_t now, const PolicyOptions *opts,
                     Verdicts **ret) {
-        _cleanup_(verdicts_freep) Verdicts *v = NULL;
+        _cleanup_(policy_verdicts_freep) Verdicts *v = NULL;
         _cleanup_free_ size_t *idx = NULL;
         PolicyRun run = { .inv = inv, .cfg = cfg, .now = now,
                           .real_now = opts && opts->real_now > 0 ? opts->real_now : now };
@@ -654,4 +1303,28 @@ int policy_evaluate(const Inventory *inv, const Config *cfg, msec_t now, const P
                 return r;
         *ret = TAKE_PTR(v);
         return 0;
+}
+
+msec_t policy_hygiene_limit(const Policy *p, OrphanKind k, const char **ret_key) {
+        switch (k) {
+        case ORPHAN_TOOL_RESULT:
+                *ret_key = "tool-results-max-age";
+                return p->tool_results_max_age;
+        case ORPHAN_TMP_PROJECT:
+                *ret_key = "stale-tmp-min-age";
+                return p->stale_tmp_min_age;
+        case ORPHAN_DEBUG_LOG:
+        case ORPHAN_PLAN:
+                *ret_key = "debug-plans-min-age";
+                return p->debug_plans_min_age;
+        case ORPHAN_LEGACY:
+                *ret_key = "legacy-max-age";
+                return p->legacy_max_age;
+        case ORPHAN_STALE_PROJECT:
+                *ret_key = "stale-project-min-age";
+                return p->stale_project_min_age;
+        default:
+                *ret_key = "orphan-min-age";
+                return p->orphan_min_age;
+        }
 }

@@ -65,6 +65,24 @@ typedef enum VerdictFlags {
                                         * scheduled tasks, kept whatever keep-scheduled says */
 } VerdictFlags;
 
+/* Why a stale project entry is kept or goes (VerdictFacts.stale_why); reason.c words them. */
+typedef enum StaleWhy {
+        STALE_WHY_NONE,
+        STALE_WHY_HELD,         /* some of its sessions held back by the deletion limits */
+        STALE_WHY_OFF,          /* stale-project-min-age off */
+        STALE_WHY_PROTECTED,    /* its project has protect = true */
+        STALE_WHY_BACK,         /* a recorded cwd exists again: no longer stale */
+        STALE_WHY_KEPT,         /* the scan's reason (Orphan.stale_why) */
+        STALE_WHY_TITLE_UNREAD, /* a session's title was not read */
+        STALE_WHY_SHARED,       /* a session's delete would be refused its shared-file edit */
+        STALE_WHY_KEPT_BY,      /* a protected session, or one bound to a scheduled task */
+        STALE_WHY_YOUNG,        /* a file written within stale-project-min-age */
+        STALE_WHY_MARK,         /* not marked yet: the mark is written */
+        STALE_WHY_MARKED,       /* marked within stale-project-min-age */
+        STALE_WHY_DELETE,       /* marked longer ago: the entry and its sessions go */
+        STALE_WHY_MEMBER,       /* a session of an entry that goes */
+} StaleWhy;
+
 /* What a verdict quotes beyond its rule's measure. Only a verdict that needs them has them
  * (Verdict.facts): 100k verdicts stay small. */
 typedef struct VerdictFacts {
@@ -88,16 +106,22 @@ typedef struct VerdictFacts {
         const char *fallback_rule; /* NULL: none */
         Verb fallback_verb;
         Measure fallback;
-        /* a stale project entry kept by a skipped session: that session and its verdict (not
-         * owned; in the same Inventory and Verdicts), whose reason is quoted after the fact */
-        const Session *quote_session;
-        const struct Verdict *quote;
+        /* a stale project entry's verdict (upstream PR #9110), on the entry and, when it goes,
+         * on each of its sessions; pointers into the same Inventory and Verdicts */
+        const Orphan *stale;   /* the entry, NULL: not a stale entry's verdict */
+        StaleWhy stale_why;
+        size_t stale_n;        /* its sessions (STALE_WHY_DELETE), or those held back (STALE_WHY_HELD) */
+        msec_t stale_age;      /* since its newest write (STALE_WHY_YOUNG), or its mark's */
+        msec_t stale_limit;    /* stale-project-min-age */
+        Protection stale_prot; /* STALE_WHY_KEPT_BY: the session's protection, 0: a scheduled task */
+        const Session *quote_session; /* the session that keeps it (STALE_WHY_TITLE_UNREAD ..) */
+        const struct Verdict *quote;  /* ... its verdict, when skipped: its reason is quoted */
         /* rarely set, so here and not in every Verdict (verdict_held_by() etc. read them) */
         const char *held_by;   /* static: the deletion limit that held the session back
                                 * ("max-deletions", "max-deletions-percent"), else NULL */
         const char *held_rule; /* static: the rule whose deletion was held back, else NULL */
-        char *fact;            /* owned: the whole reason where it is a fact found outside the
-                                * policy's rules (a stale project entry, qgc restore), else NULL */
+        char *fact;            /* owned: a whole reason set outside the policy's rules (tests),
+                                * else NULL */
 } VerdictFacts;
 
 /* A decision and the facts it was made from; no prose. The reason text is rendered from these
@@ -218,12 +242,13 @@ static inline bool policy_shared_refused(const Session *s) {
         return s->logs_state != SHARED_OK || s->org_unreadable;
 }
 
-/* Replace the verdict with a fact (taken; NULL means out of memory: -ENOMEM) and no measure. */
-int verdict_set_fact(Verdict *vd, Verb verb, const char *rule, char *fact);
-Verdicts *verdicts_free(Verdicts *v);
-static inline void verdicts_freep(Verdicts **p) {
-        verdicts_free(*p);
+Verdicts *policy_verdicts_free(Verdicts *v);
+static inline void policy_verdicts_freep(Verdicts **p) {
+        policy_verdicts_free(*p);
 }
 
-const char *verb_to_string(Verb v); /* "keep", "archive", "delete", "skip", "compress" */
-const char *protection_to_string(Protection p); /* "live", "pinned", ... (one bit) */
+const char *policy_verb_to_string(Verb v); /* "keep", "archive", "delete", "skip", "compress" */
+const char *policy_protection_to_string(Protection p); /* "live", "pinned", ... (one bit) */
+/* The limit p sets for orphan kind k (MSEC_INFINITY: off) and, in *ret_key, the key's name:
+ * each hygiene kind has its own key (hygiene.h), the others orphan-min-age. */
+msec_t policy_hygiene_limit(const Policy *p, OrphanKind k, const char **ret_key);

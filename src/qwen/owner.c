@@ -9,7 +9,7 @@
  *
  * It records the decision as facts: the OwnerStatus, the OwnerCause that decided it and the
  * cause's facts (owner_detail, owner_dir); the owner reason is rendered from them at the edge
- * (owner_reason(), reason.c). Nothing decides from that text. */
+ * (reason_owner(), reason.c). Nothing decides from that text. */
 #include "autoconf.h"
 
 #include <errno.h>

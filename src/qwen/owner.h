@@ -8,7 +8,7 @@
 /* Decide s->owner, owner_cause with its facts (owner_detail, owner_dir), cwd and hash from the
  * parsed head of the transcript (head may be NULL when it could not be read; why then says why),
  * the project directory's name, and the runtime claims found in chats/ (chats_fd, read-only).
- * The owner reason is rendered from them (owner_reason(), reason.h). */
+ * The owner reason is rendered from them (reason_owner(), reason.h). */
 int owner_check(Session *s, const HeadInfo *head, const char *why, const char *project_dir,
                 int chats_fd);
 

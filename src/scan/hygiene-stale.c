@@ -643,7 +643,3 @@ int hygiene_stale_examine(HygieneStale *h, int pfd) {
                 return hygiene_stale_keep(h, "a Qwen process of the project may be live (%s)", busy);
         return 0;
 }
-
-bool hygiene_stale_member(const Orphan *o, const Session *s) {
-        return s->tree == o->tree && s->project_dir && o->name && streq(s->project_dir, o->name);
-}

@@ -31,37 +31,10 @@
 #include "live.h"
 #include "log.h"
 #include "macro.h"
+#include "policy.h"
 #include "qwen.h"
 #include "record.h"
 #include "util.h"
-
-bool hygiene_kind(OrphanKind k) {
-        return k >= ORPHAN_TOOL_RESULT && k <= ORPHAN_STALE_PROJECT;
-}
-
-msec_t hygiene_limit(const Policy *p, OrphanKind k, const char **ret_key) {
-        switch (k) {
-        case ORPHAN_TOOL_RESULT:
-                *ret_key = "tool-results-max-age";
-                return p->tool_results_max_age;
-        case ORPHAN_TMP_PROJECT:
-                *ret_key = "stale-tmp-min-age";
-                return p->stale_tmp_min_age;
-        case ORPHAN_DEBUG_LOG:
-        case ORPHAN_PLAN:
-                *ret_key = "debug-plans-min-age";
-                return p->debug_plans_min_age;
-        case ORPHAN_LEGACY:
-                *ret_key = "legacy-max-age";
-                return p->legacy_max_age;
-        case ORPHAN_STALE_PROJECT:
-                *ret_key = "stale-project-min-age";
-                return p->stale_project_min_age;
-        default:
-                *ret_key = "orphan-min-age";
-                return p->orphan_min_age;
-        }
-}
 
 const char *hygiene_what(OrphanKind k) {
         switch (k) {
@@ -87,7 +60,7 @@ unsigned hygiene_need(const Policy *p) {
 
         for (OrphanKind k = ORPHAN_TOOL_RESULT; k <= ORPHAN_STALE_PROJECT; k++) {
                 const char *key;
-                if (hygiene_limit(p, k, &key) != MSEC_INFINITY)
+                if (policy_hygiene_limit(p, k, &key) != MSEC_INFINITY)
                         need |= 1u << k;
         }
         return need;

@@ -24,10 +24,6 @@
  * entry of Qwen's records one or a few. */
 #define HYGIENE_STALE_MARKER_MAX (1024U * 1024)
 
-/* Is k one of the hygiene kinds (ORPHAN_TOOL_RESULT .. ORPHAN_LEGACY)? */
-bool hygiene_kind(OrphanKind k);
-/* The limit p sets for hygiene kind k (MSEC_INFINITY: off) and, in *ret_key, the key's name. */
-msec_t hygiene_limit(const Policy *p, OrphanKind k, const char **ret_key);
 /* What an item of kind k is, for the plan's reason ("tool result older than Qwen keeps it"). */
 const char *hygiene_what(OrphanKind k);
 /* The kinds the policy p can act on: bit (1u << kind) for each whose key is on. */
@@ -46,9 +42,6 @@ int hygiene_scan(Inventory *inv, unsigned need);
  * exists again, or any other cwd, keeps the project out. 0 or -ENOMEM. */
 int hygiene_stale_projects(const Inventory *inv, size_t t, size_t *ret_stale, size_t *ret_projects,
                            uint64_t *ret_bytes);
-
-/* Is s a session of stale project entry o (its tree and project directory)? */
-bool hygiene_stale_member(const Orphan *o, const Session *s);
 
 /* Carry out a stale project entry's verdict below root_fd (R, on dev): mark > 0 writes its
  * marker, mark < 0 removes it (the identity the scan saw), remove (a delete verdict) removes the

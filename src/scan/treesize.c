@@ -18,9 +18,9 @@
 #include "lock.h"
 #include "macro.h"
 #include "strtable.h"
-#include "plan.h"
 #include "qwen.h"
 #include "recover.h"
+#include "text.h"
 #include "treesize.h"
 #include "util.h"
 
@@ -404,7 +404,7 @@ static int ts_render_text(const Inventory *inv, size_t t, const TreeSize *s, boo
                           FILE *f) {
         const Tree *tr = &inv->trees[t];
         char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
-        _cleanup_free_ char *rd = plan_clean_string(tr->runtime_dir, true);
+        _cleanup_free_ char *rd = text_clean(tr->runtime_dir, TEXT_TERMINAL);
         size_t n_stale, n_projects;
         uint64_t stale_bytes;
 
@@ -412,7 +412,7 @@ static int ts_render_text(const Inventory *inv, size_t t, const TreeSize *s, boo
                 return -ENOMEM;
         fprintf(f, "\nby kind, %s", rd);
         if (tr->global_dir && !streq(tr->global_dir, tr->runtime_dir)) {
-                _cleanup_free_ char *gd = plan_clean_string(tr->global_dir, true);
+                _cleanup_free_ char *gd = text_clean(tr->global_dir, TEXT_TERMINAL);
                 if (!gd)
                         return -ENOMEM;
                 fprintf(f, " and %s", gd);
@@ -433,7 +433,7 @@ static int ts_render_text(const Inventory *inv, size_t t, const TreeSize *s, boo
         if (s->incomplete)
                 fputs("  incomplete: a mount point or an unlistable\n  directory inside\n", f);
         for (size_t i = 0; i < s->n_unknown; i++) {
-                _cleanup_free_ char *p = plan_clean_string(s->unknown[i], true);
+                _cleanup_free_ char *p = text_clean(s->unknown[i], TEXT_TERMINAL);
                 if (!p)
                         return -ENOMEM;
                 fprintf(f, "  unknown: %s\n", p);
@@ -450,7 +450,7 @@ static int ts_render_text(const Inventory *inv, size_t t, const TreeSize *s, boo
 }
 
 static json_object *ts_json_str(const char *s) {
-        _cleanup_free_ char *c = plan_clean_string(s, false);
+        _cleanup_free_ char *c = text_clean(s, TEXT_JSON);
         return c ? json_object_new_string(c) : NULL;
 }
 
@@ -533,7 +533,7 @@ int treesize_json_trees(const Inventory *inv, bool allocated, json_object **ret)
                                 r = -ENOMEM;
                         }
                 }
-                treesize_done(&s); /* k < 0: no such tree, plan_render_status() said so */
+                treesize_done(&s); /* k < 0: no such tree, render_status_text() said so */
         }
         if (r < 0) {
                 json_object_put(trees);

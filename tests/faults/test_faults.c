@@ -2083,8 +2083,7 @@ static int restore_run(const char *qwen, const char *id, const char *project) {
         r = apply_scan(qwen, &inv);
         if (r < 0)
                 return r;
-        r = id ? restore_plan(inv, id, false, now_msec(), &p)
-               : restore_plan_project(inv, project, false, now_msec(), &p);
+        r = restore_plan(inv, id, id ? NULL : project, false, now_msec(), &p);
         if (r < 0)
                 return r;
         r = actions_execute(p, &st);
@@ -2264,7 +2263,7 @@ static void stale_plant(const char *qwen) {
  * *ret_stats. */
 static int stale_run(const char *qwen, ActionStats *ret_stats) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
-        _cleanup_(verdicts_freep) Verdicts *v = NULL;
+        _cleanup_(policy_verdicts_freep) Verdicts *v = NULL;
         _cleanup_(plan_freep) Plan *plan = NULL, *steps = NULL;
         _cleanup_(config_done) Config cfg = {};
         ConfigErrors errs = {};
@@ -2817,7 +2816,7 @@ static void test_faults_listing_eio_skips_project_and_orphans(void **state) {
                          0);
         for (unsigned jobs = 1; jobs <= 4; jobs += 3) {
                 _cleanup_(inventory_freep) Inventory *inv = NULL;
-                _cleanup_(verdicts_freep) Verdicts *v = NULL;
+                _cleanup_(policy_verdicts_freep) Verdicts *v = NULL;
                 Config cfg = {};
                 PolicyOptions po = {};
 
@@ -2835,7 +2834,7 @@ static void test_faults_listing_eio_skips_project_and_orphans(void **state) {
                 cfg.tree.keep_free = (SizeSpec){ .is_set = true, .is_percent = true, .percent = 100 };
                 assert_int_equal(policy_evaluate(inv, &cfg, now_msec(), &po, &v), 0);
                 for (size_t i = 0; i < v->n_sessions; i++) {
-                        _cleanup_free_ char *why = verdict_reason(&v->sessions[i],
+                        _cleanup_free_ char *why = reason_verdict(&v->sessions[i],
                                                                   &inv->sessions[i]);
                         assert_non_null(why);
                         assert_null(strstr(why, "keep-free"));

@@ -60,7 +60,7 @@ typedef struct ApplyRun {
 } ApplyRun;
 
 static inline void apply_run_done(ApplyRun *a) {
-        a->verdicts = verdicts_free(a->verdicts);
+        a->verdicts = policy_verdicts_free(a->verdicts);
         free(a->plan.items);
         a->plan.items = NULL;
         for (size_t i = 0; i < a->plan.n_steps; i++)
@@ -69,6 +69,19 @@ static inline void apply_run_done(ApplyRun *a) {
         a->plan.steps = NULL;
         a->plan.n_steps = 0;
         a->inv = inventory_free(a->inv);
+}
+
+/* A verdict the test picked: verb and rule, and "picked by the test" as its reason. */
+static inline int apply_set_fact(Verdict *v, Verb verb, const char *rule) {
+        v->facts = calloc(1, sizeof(VerdictFacts));
+        if (!v->facts)
+                return -ENOMEM;
+        v->facts->fact = strdup("picked by the test");
+        if (!v->facts->fact)
+                return -ENOMEM;
+        v->verb = verb;
+        v->rule = rule;
+        return 0;
 }
 
 /* Scan the Qwen data dir qwen (G = R) into a fresh inventory. */
@@ -130,7 +143,7 @@ static inline int apply_prepare(const char *qwen, const ApplyPick *picks, ApplyR
                 Verdict *v = &a.verdicts->sessions[i];
                 Verb verb = VERB_KEEP;
                 apply_pick_verb(picks, a.inv->sessions[i].id, &verb);
-                r = verdict_set_fact(v, verb, "test", strdup("picked by the test"));
+                r = apply_set_fact(v, verb, "test");
                 if (r < 0) {
                         apply_run_done(&a);
                         return r;
@@ -142,7 +155,7 @@ static inline int apply_prepare(const char *qwen, const ApplyPick *picks, ApplyR
                 Verdict *v = &a.verdicts->orphans[i];
                 Verb verb = VERB_KEEP;
                 apply_pick_verb(picks, a.inv->orphans[i].name, &verb);
-                r = verdict_set_fact(v, verb, "orphan", strdup("picked by the test"));
+                r = apply_set_fact(v, verb, "orphan");
                 if (r < 0) {
                         apply_run_done(&a);
                         return r;

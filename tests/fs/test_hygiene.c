@@ -180,7 +180,7 @@ static void test_hygiene_policy_table(void **state) {
         (void)state;
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
                 _cleanup_(inventory_freep) Inventory *inv = NULL;
-                _cleanup_(verdicts_freep) Verdicts *v = NULL;
+                _cleanup_(policy_verdicts_freep) Verdicts *v = NULL;
                 _cleanup_free_ char *text = strprintf("defaults = { %s };", table[i].conf);
                 _cleanup_free_ char *why = NULL;
                 PolicyOptions po = { .real_now = real };
@@ -201,10 +201,10 @@ static void test_hygiene_policy_table(void **state) {
                 assert_int_equal(policy_evaluate(inv, &c, real + table[i].forecast_h * 3600 * 1000,
                                                  &po, &v),
                                  0);
-                why = verdict_orphan_reason(&v->orphans[0], &inv->orphans[0]);
+                why = reason_orphan(&v->orphans[0], &inv->orphans[0]);
                 assert_non_null(why);
                 if (v->orphans[0].verb != table[i].want || !strstr(why, table[i].reason))
-                        print_error("case %zu: %s %s '%s'\n", i, verb_to_string(v->orphans[0].verb),
+                        print_error("case %zu: %s %s '%s'\n", i, policy_verb_to_string(v->orphans[0].verb),
                                     v->orphans[0].rule, why);
                 assert_int_equal(v->orphans[0].verb, table[i].want);
                 assert_string_equal(v->orphans[0].rule, table[i].rule);
@@ -253,7 +253,7 @@ static void test_hygiene_stale_policy_table(void **state) {
         (void)state;
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
                 _cleanup_(inventory_freep) Inventory *inv = NULL;
-                _cleanup_(verdicts_freep) Verdicts *v = NULL;
+                _cleanup_(policy_verdicts_freep) Verdicts *v = NULL;
                 _cleanup_free_ char *why = NULL, *swhy = NULL;
                 PolicyOptions po = { .real_now = real, .force = table[i].force };
                 ConfigErrors e = {};
@@ -286,15 +286,15 @@ static void test_hygiene_stale_policy_table(void **state) {
                 assert_int_equal(inventory_add_session(inv, &s), 0);
                 assert_int_equal(inventory_add_orphan(inv, &o), 0);
                 assert_int_equal(policy_evaluate(inv, &c, real, &po, &v), 0);
-                why = verdict_orphan_reason(&v->orphans[0], &inv->orphans[0]);
-                swhy = verdict_reason(&v->sessions[0], &inv->sessions[0]);
+                why = reason_orphan(&v->orphans[0], &inv->orphans[0]);
+                swhy = reason_verdict(&v->sessions[0], &inv->sessions[0]);
                 assert_non_null(why);
                 assert_non_null(swhy);
                 if (v->orphans[0].verb != table[i].want || v->orphans[0].mark != table[i].mark ||
                     !strstr(why, table[i].reason) || v->sessions[0].verb != table[i].want_session)
                         print_error("case %zu: %s mark %d '%s'; session %s '%s'\n", i,
-                                    verb_to_string(v->orphans[0].verb), v->orphans[0].mark, why,
-                                    verb_to_string(v->sessions[0].verb), swhy);
+                                    policy_verb_to_string(v->orphans[0].verb), v->orphans[0].mark, why,
+                                    policy_verb_to_string(v->sessions[0].verb), swhy);
                 assert_int_equal(v->orphans[0].verb, table[i].want);
                 assert_int_equal(v->orphans[0].mark, table[i].mark);
                 assert_non_null(strstr(why, table[i].reason));
@@ -700,7 +700,7 @@ static void test_hygiene_scan_need_zero(void **state) {
         assert_int_equal(inventory_add_tree(fx->inv, &t, NULL), 0);
         assert_int_equal(scan_all(fx->inv, &o), 0);
         for (size_t i = 0; i < fx->inv->n_orphans; i++)
-                assert_false(hygiene_kind(fx->inv->orphans[i].kind));
+                assert_false(inventory_hygiene_kind(fx->inv->orphans[i].kind));
 }
 
 /* The measure of the corpus: totals equal the kinds' sum, nothing unknown. */

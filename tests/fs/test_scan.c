@@ -87,7 +87,7 @@ static const char *owner_text(const Session *s) {
 
         free(last);
         last = NULL;
-        assert_int_equal(owner_reason(s, &last), 0);
+        assert_int_equal(reason_owner(s, &last), 0);
         return last;
 }
 

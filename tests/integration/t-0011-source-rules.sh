@@ -58,7 +58,7 @@ modules() {
 
 # Edges left out of the graphs, "file:header" or "file:symbol", each with its reason (none
 # today; the stale project entry's quote of the session that keeps it is rendered by reason.c
-# from VerdictFacts.quote, so policy-stale.c no longer calls verdict_reason()).
+# from VerdictFacts.quote, so policy-stale.c no longer calls reason_verdict()).
 EXCEPT=""
 
 # include_edges DIR MODS: "A B" for each module A with a file including a header of module B

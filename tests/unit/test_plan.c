@@ -213,7 +213,7 @@ static void test_plan_build_rejects_mismatch(void **state) {
         assert_int_equal(plan_build(&f.inv, &v, NOW, &p), -EINVAL);
         assert_null(p);
         assert_non_null(v); /* not taken */
-        verdicts_free(v);
+        policy_verdicts_free(v);
 }
 
 /* Render into a string. */
@@ -259,7 +259,7 @@ static char *render_changes(const Plan *p, unsigned cols) {
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
         assert_non_null(f);
-        assert_int_equal(plan_render_text(p, &o, f), 0);
+        assert_int_equal(render_text(p, &o, f), 0);
         assert_int_equal(fclose(f), 0);
         return buf;
 }
@@ -291,7 +291,7 @@ static void test_plan_render_text_fits_width(void **state) {
         f.fs[3].fact = (char *)long_reason; /* f.vs[3].facts */
         p = fx_plan(&f);
         for (size_t w = 0; w < ELEMENTSOF(widths); w++) {
-                _cleanup_free_ char *out = render(plan_render_text, p, widths[w], true);
+                _cleanup_free_ char *out = render(render_text, p, widths[w], true);
                 _cleanup_free_ char *flat = unwrap(out);
                 assert_lines_fit(out, widths[w]);
                 assert_null(strstr(out, "\xe2\x80\xa6")); /* nothing cut */
@@ -329,7 +329,7 @@ static void test_plan_render_text_short_ids(void **state) {
         fx_add(&f, "/p/b", 3, VERB_KEEP, "none", "kept", 2 * D, 1000);
         fx_add(&f, "/p/b", 3, VERB_KEEP, "none", "kept", 2 * D, 1000)->state = SESSION_ARCHIVED;
         p = fx_plan(&f);
-        out = render(plan_render_text, p, 80, true);
+        out = render(render_text, p, 80, true);
         assert_non_null(strstr(out, "  abcdef12-3456 keep"));
         assert_non_null(strstr(out, "  abcdef12-3457 keep"));
         assert_non_null(strstr(out, "  00000003-0000 keep")); /* the width is the tree's */
@@ -341,7 +341,7 @@ static void test_plan_render_text_short_ids(void **state) {
         fx_add(&f, "/p/a", 1, VERB_KEEP, "none", "kept", 2 * D, 1000)->state = SESSION_ARCHIVED;
         fx_add(&f, "/p/a", 2, VERB_KEEP, "none", "kept", 2 * D, 1000);
         p = fx_plan(&f);
-        out = render(plan_render_text, p, 80, true);
+        out = render(render_text, p, 80, true);
         assert_non_null(strstr(out, "  00000001 keep"));
         plan_free(p);
 }
@@ -359,7 +359,7 @@ static void test_plan_render_text_wide_and_ascii(void **state) {
         f.s[1].cwd = (char *)"/p/\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e-\xf0\x9f\x9a\x80"; /* 日本語-🚀 */
         f.fs[1].fact = (char *)"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e";
         p = fx_plan(&f);
-        out = render(plan_render_text, p, 60, true);
+        out = render(render_text, p, 60, true);
         assert_lines_fit(out, 60);
         st = render_status(&f.inv, 60);
         assert_lines_fit(st, 60);
@@ -378,7 +378,7 @@ static void test_plan_render_text_wide_and_ascii(void **state) {
                                  text_width(j + 1, (size_t)(ej - j - 1)));
         }
         text_set_terminal_utf8(false);
-        ascii = render(plan_render_text, p, 60, true);
+        ascii = render(render_text, p, 60, true);
         st2 = render_status(&f.inv, 50);
         text_set_terminal_utf8(true);
         (void)setlocale(LC_CTYPE, "C");
@@ -432,7 +432,7 @@ static void test_plan_render_text_golden(void **state) {
         f.s[0].tree = 1;
         f.inv.n_trees = 2;
         p = fx_plan(&f);
-        out = render(plan_render_text, p, 100, true);
+        out = render(render_text, p, 100, true);
         plan_free(p);
         test_golden_compare("plan/scene-100.txt", out);
 }
@@ -445,7 +445,7 @@ static void test_plan_render_text_summary(void **state) {
 
         fx_scene(&f);
         p = fx_plan(&f);
-        out = render(plan_render_text, p, 100, true);
+        out = render(render_text, p, 100, true);
         assert_non_null(strstr(out, "Summary (dry run at 2027-01-01T00:00:00Z"));
         assert_non_null(strstr(out, "  would delete       1 session      3.9K\n"));
         assert_non_null(strstr(out, "  would archive      2 sessions     2.9K\n"));
@@ -509,7 +509,7 @@ static void test_plan_held_back_warning(void **state) {
                           { .n = 1, .bytes = 500 } },
                 .n_held = 3 };
         p->verdicts->n_caps = 1;
-        out = render(plan_render_text, p, 100, true);
+        out = render(render_text, p, 100, true);
         assert_non_null(strstr(out, "  warning: tree cap not met: 51G > max-size 50G after the "
                                     "plan; held by max-deletions 1 session (2.0K), keep-latest 2 "
                                     "(3.0G), orphans 1 (500B)\n"
@@ -563,7 +563,7 @@ static void test_plan_compress_forecast(void **state) {
         assert_int_equal(fc.bytes_in, 12288);
         assert_int_equal(fc.bytes_out, 2048); /* 12288 / 6 */
         assert_false(fc.measured);
-        out = render(plan_render_text, p, 100, true);
+        out = render(render_text, p, 100, true);
         assert_non_null(strstr(out, "  would compress 12K (their transcripts and sidecars) into "
                                     "the cold tier\n    about 2.0K after compression, estimated "
                                     "at the default 1:6 (nothing compressed yet)\n"));
@@ -580,7 +580,7 @@ static void test_plan_compress_forecast(void **state) {
         assert_int_equal(fc.bytes_in, 12288);
         assert_int_equal(fc.bytes_out, 1536);
         assert_true(fc.measured);
-        out2 = render(plan_render_text, p, 100, true);
+        out2 = render(render_text, p, 100, true);
         assert_non_null(strstr(out2, "    about 1.5K after compression, estimated from the tree's "
                                      "compressed sessions (1:8.0)\n"));
         plan_free(p);
@@ -594,8 +594,8 @@ static void test_plan_render_text_hide_keep(void **state) {
 
         fx_scene(&f);
         p = fx_plan(&f);
-        all = render(plan_render_text, p, 120, true);
-        some = render(plan_render_text, p, 120, false);
+        all = render(render_text, p, 120, true);
+        some = render(render_text, p, 120, false);
         assert_non_null(strstr(all, "  00000002 keep"));
         assert_null(strstr(some, "00000002"));
         assert_non_null(strstr(some, "  00000003 would archive"));
@@ -611,7 +611,7 @@ static void test_plan_render_text_hostile_strings(void **state) {
         fx_init(&f);
         fx_add(&f, "/p/\x1b[31mred\n\xff\xfe", 1, VERB_KEEP, "none", "tab\there\x7f", D, 1);
         p = fx_plan(&f);
-        out = render(plan_render_text, p, 100, true);
+        out = render(render_text, p, 100, true);
         assert_null(strchr(out, '\x1b'));
         assert_null(strchr(out, '\t'));
         assert_null(strchr(out, '\x7f'));
@@ -629,7 +629,7 @@ static void test_plan_render_text_empty(void **state) {
         fx_init(&f);
         f.inv.n_trees = 2;
         p = fx_plan(&f);
-        out = render(plan_render_text, p, 100, true);
+        out = render(render_text, p, 100, true);
         assert_string_equal(out, "no sessions found in /home/u/.qwen-rt, /home/w/.qwen\n");
         plan_free(p);
 }
@@ -651,7 +651,7 @@ static void test_plan_render_text_incomplete(void **state) {
         f.trees[1].incomplete = true; /* not fully listed: no why of its own */
         fx_add(&f, "/p/a", 1, VERB_KEEP, "none", "idle 1d <= max-age 90d", D, 1);
         p = fx_plan(&f);
-        out = render(plan_render_text, p, 300, true);
+        out = render(render_text, p, 300, true);
         assert_null(strchr(out, '\x1b'));
         assert_null(strstr(out, "\u202e"));
         assert_non_null(strstr(out, "\n  incomplete tree '/home/?[2Ju?/.qwen-rt': no tree-level "
@@ -665,7 +665,7 @@ static void test_plan_render_text_incomplete(void **state) {
         fx_init(&f);
         f.trees[0].incomplete = true;
         p = fx_plan(&f);
-        empty = render(plan_render_text, p, 300, true);
+        empty = render(render_text, p, 300, true);
         assert_string_equal(empty, "no sessions found in /home/u/.qwen-rt\n"
                                    "  incomplete tree '/home/u/.qwen-rt': no tree-level decision "
                                    "(orphans, stale files, tree caps) because it was not fully "
@@ -678,7 +678,7 @@ static char *render_json(const Plan *p) {
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
         assert_non_null(f);
-        assert_int_equal(plan_render_json(p, f), 0);
+        assert_int_equal(plan_json_render(p, f), 0);
         assert_int_equal(fclose(f), 0);
         return buf;
 }
@@ -888,7 +888,7 @@ static char *render_status(const Inventory *inv, unsigned cols) {
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
         assert_non_null(f);
-        assert_int_equal(plan_render_status(inv, NOW, &o, f), 0);
+        assert_int_equal(render_status_text(inv, NOW, &o, f), 0);
         assert_int_equal(fclose(f), 0);
         return buf;
 }
@@ -971,13 +971,13 @@ static void test_plan_take_steps(void **state) {
 static void test_plan_clean_string(void **state) {
         _cleanup_free_ char *a = NULL, *b = NULL, *c = NULL, *d = NULL;
         (void)state;
-        a = plan_clean_string("héllo\x01", false);
+        a = text_clean("héllo\x01", TEXT_JSON);
         assert_string_equal(a, "héllo\x01");
-        b = plan_clean_string("héllo\x01\xc2\x85", true);
+        b = text_clean("héllo\x01\xc2\x85", TEXT_TERMINAL);
         assert_string_equal(b, "héllo??");
-        c = plan_clean_string("\xed\xa0\x80x\xf0\x9f\x98\x80", false); /* surrogate, emoji */
+        c = text_clean("\xed\xa0\x80x\xf0\x9f\x98\x80", TEXT_JSON); /* surrogate, emoji */
         assert_string_equal(c, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdx\xf0\x9f\x98\x80");
-        d = plan_clean_string(NULL, true);
+        d = text_clean(NULL, TEXT_TERMINAL);
         assert_string_equal(d, "");
 }
 

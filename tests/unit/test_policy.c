@@ -96,7 +96,7 @@ static Session *fx_add(Fixture *f, const char *cwd, SessionState state, msec_t i
 static const char *fx_reason(Fixture *f, size_t i) {
         assert_true(i < MAX_S && i < f->v->n_sessions);
         free(f->rs[i]);
-        f->rs[i] = verdict_reason(&f->v->sessions[i], &f->inv.sessions[i]);
+        f->rs[i] = reason_verdict(&f->v->sessions[i], &f->inv.sessions[i]);
         assert_non_null(f->rs[i]);
         return f->rs[i];
 }
@@ -104,7 +104,7 @@ static const char *fx_reason(Fixture *f, size_t i) {
 static const char *fx_oreason(Fixture *f, size_t i) {
         assert_true(i < ELEMENTSOF(f->ro) && i < f->v->n_orphans);
         free(f->ro[i]);
-        f->ro[i] = verdict_orphan_reason(&f->v->orphans[i], &f->inv.orphans[i]);
+        f->ro[i] = reason_orphan(&f->v->orphans[i], &f->inv.orphans[i]);
         assert_non_null(f->ro[i]);
         return f->ro[i];
 }
@@ -122,7 +122,7 @@ static void fx_free_reasons(Fixture *f) {
 
 static void fx_eval(Fixture *f, bool force) {
         PolicyOptions o = { .force = force };
-        f->v = verdicts_free(f->v);
+        f->v = policy_verdicts_free(f->v);
         assert_int_equal(policy_evaluate(&f->inv, &f->cfg, NOW, &o, &f->v), 0);
         assert_non_null(f->v);
         assert_int_equal(f->v->n_sessions, f->inv.n_sessions);
@@ -135,7 +135,7 @@ static void fx_eval(Fixture *f, bool force) {
 
 static void fx_done(Fixture *f) {
         fx_free_reasons(f);
-        f->v = verdicts_free(f->v);
+        f->v = policy_verdicts_free(f->v);
 }
 
 static char verb_char(Verb v) {
@@ -530,7 +530,7 @@ static void test_policy_each_protection_beats_each_rule(void **state) {
                 if (f.v->sessions[0].verb == VERB_KEEP ||
                     !streq(f.v->sessions[0].rule, rule_names[ru])) {
                         print_error("rule %s alone: verb %s rule %s\n", rule_names[ru],
-                                    verb_to_string(f.v->sessions[0].verb), f.v->sessions[0].rule);
+                                    policy_verb_to_string(f.v->sessions[0].verb), f.v->sessions[0].rule);
                         fail();
                 }
                 fx_done(&f);
@@ -554,7 +554,7 @@ static void test_policy_each_protection_beats_each_rule(void **state) {
                                                         : "select it: archive for"))) {
                                 print_error("protection %s vs rule %s: verb %s rule %s reason '%s'\n",
                                             prot_cases[pr].name, rule_names[ru],
-                                            verb_to_string(v->verb), v->rule, fx_reason(&f, 0));
+                                            policy_verb_to_string(v->verb), v->rule, fx_reason(&f, 0));
                                 fail();
                         }
                         fx_done(&f);
@@ -853,7 +853,7 @@ static void test_policy_caps_unmet(void **state) {
         assert_null(t->project);
         assert_int_equal(t->after, 40);
         assert_int_equal(t->limit, 15);
-        w0 = cap_unmet_reason(t, NULL);
+        w0 = reason_cap_unmet(t, NULL);
         assert_string_equal(w0, "tree cap not met: 40B > max-size 15B after the plan; held by "
                                 "keep-latest 2 sessions (20B), in use 1 (10B), max-deletions 1 "
                                 "(10B)");
@@ -863,7 +863,7 @@ static void test_policy_caps_unmet(void **state) {
         assert_string_equal(g->cap, "max-sessions");
         assert_string_equal(g->project, "/p/a");
         assert_int_equal(f.v->sessions[3].verb, VERB_ARCHIVE);
-        w1 = cap_unmet_reason(g, NULL);
+        w1 = reason_cap_unmet(g, NULL);
         assert_string_equal(w1, "project cap not met in /p/a: 3 active sessions > max-sessions 2 "
                                 "after the plan; held by in use 1 session (10B)");
         /* with --force the limit holds nothing back; without the session in use the tree cap
@@ -872,7 +872,7 @@ static void test_policy_caps_unmet(void **state) {
         fx_eval(&f, true);
         assert_int_equal(f.v->n_caps, 1);
         free(w0);
-        w0 = cap_unmet_reason(&f.v->caps[0], "/home/u/.qwen");
+        w0 = reason_cap_unmet(&f.v->caps[0], "/home/u/.qwen");
         assert_string_equal(w0, "tree cap not met in /home/u/.qwen: 20B > max-size 15B after the "
                                 "plan; held by keep-latest 2 sessions (20B)");
         fx_done(&f);
@@ -1166,24 +1166,24 @@ static void test_policy_bad_arguments(void **state) {
         assert_null(v);
         /* NULL options: no force */
         assert_int_equal(policy_evaluate(&f.inv, &f.cfg, NOW, NULL, &v), 0);
-        v = verdicts_free(v);
+        v = policy_verdicts_free(v);
 }
 
 static void test_policy_strings(void **state) {
         (void)state;
-        assert_string_equal(verb_to_string(VERB_DELETE), "delete");
-        assert_null(verb_to_string(_VERB_MAX));
-        assert_string_equal(protection_to_string(PROT_BLAST), "blast-radius");
-        assert_string_equal(protection_to_string(PROT_LIVE), "live");
-        assert_null(protection_to_string(PROT_LIVE | PROT_PINNED));
+        assert_string_equal(policy_verb_to_string(VERB_DELETE), "delete");
+        assert_null(policy_verb_to_string(_VERB_MAX));
+        assert_string_equal(policy_protection_to_string(PROT_BLAST), "blast-radius");
+        assert_string_equal(policy_protection_to_string(PROT_LIVE), "live");
+        assert_null(policy_protection_to_string(PROT_LIVE | PROT_PINNED));
         for (unsigned i = 0; i < _PROT_MAX; i++)
-                assert_non_null(protection_to_string((Protection)(1u << i)));
+                assert_non_null(policy_protection_to_string((Protection)(1u << i)));
         /* the whole tables (strtable.h since issue 10: the same strings, the same NULLs) */
         static const char *const verbs[] = { "keep", "archive", "delete", "skip", "compress" };
         for (unsigned i = 0; i < ELEMENTSOF(verbs); i++)
-                assert_string_equal(verb_to_string((Verb)i), verbs[i]);
-        assert_null(verb_to_string((Verb)-1));
-        assert_null(verb_to_string(_VERB_INVALID));
+                assert_string_equal(policy_verb_to_string((Verb)i), verbs[i]);
+        assert_null(policy_verb_to_string((Verb)-1));
+        assert_null(policy_verb_to_string(_VERB_INVALID));
         static const struct { Protection p; const char *s; } prots[] = {
                 { PROT_LIVE, "live" },          { PROT_PINNED, "pinned" },
                 { PROT_TITLED, "titled" },      { PROT_SCHEDULED, "scheduled" },
@@ -1193,11 +1193,11 @@ static void test_policy_strings(void **state) {
                 { PROT_BLAST, "blast-radius" }, { PROT_PROTECT, "protect" },
         };
         for (unsigned i = 0; i < ELEMENTSOF(prots); i++)
-                assert_string_equal(protection_to_string(prots[i].p), prots[i].s);
-        assert_null(protection_to_string((Protection)0));
-        assert_null(protection_to_string((Protection)(1u << _PROT_MAX)));
-        assert_null(protection_to_string((Protection)(1u << 31)));
-        assert_null(protection_to_string((Protection)-1));
+                assert_string_equal(policy_protection_to_string(prots[i].p), prots[i].s);
+        assert_null(policy_protection_to_string((Protection)0));
+        assert_null(policy_protection_to_string((Protection)(1u << _PROT_MAX)));
+        assert_null(policy_protection_to_string((Protection)(1u << 31)));
+        assert_null(policy_protection_to_string((Protection)-1));
 }
 
 /* The scan leaves titles unread only where no rule could select the session. */
@@ -1520,7 +1520,7 @@ static void test_policy_measures_table(void **state) {
                 fx_eval(&f, false);
                 v = &f.v->sessions[mc->ri];
                 print_message("  %s: %s %s kind %d %s %" PRId64 " / %" PRId64 " (%s)\n", mc->name,
-                              verb_to_string(v->verb), v->rule, v->measure.kind,
+                              policy_verb_to_string(v->verb), v->rule, v->measure.kind,
                               v->measure.key ?: "-", v->measure.measured, v->measure.limit,
                               fx_reason(&f, mc->ri));
                 assert_int_equal(v->verb, mc->verb);
@@ -1569,9 +1569,9 @@ static void test_policy_blocked_by_each_protection(void **state) {
                         v = &f.v->sessions[0];
                         print_message("  %s vs %s: %s by %s, would %s by %s\n",
                                       prot_cases[pr].name, rule_names[ru],
-                                      verb_to_string(v->verb),
-                                      protection_to_string(v->blocked_by) ?: "-",
-                                      verb_to_string(v->blocked_verb), v->blocked_rule ?: "-");
+                                      policy_verb_to_string(v->verb),
+                                      policy_protection_to_string(v->blocked_by) ?: "-",
+                                      policy_verb_to_string(v->blocked_verb), v->blocked_rule ?: "-");
                         assert_int_equal(v->blocked_by, prot_cases[pr].bit);
                         assert_string_equal(v->rule, prot_cases[pr].name);
                         if (v->blocked_verb == VERB_KEEP) {

@@ -255,7 +255,7 @@ static const ReasonCase cases[] = {
 static void test_reason_every_form(void **state) {
         (void)state;
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                _cleanup_free_ char *got = verdict_reason(&cases[i].v, &cases[i].s);
+                _cleanup_free_ char *got = reason_verdict(&cases[i].v, &cases[i].s);
 
                 assert_non_null(got);
                 if (!streq(got, cases[i].want)) {
@@ -296,7 +296,7 @@ static void test_reason_orphans(void **state) {
         };
         (void)state;
         for (size_t i = 0; i < ELEMENTSOF(oc); i++) {
-                _cleanup_free_ char *got = verdict_orphan_reason(&oc[i].v, &oc[i].o);
+                _cleanup_free_ char *got = reason_orphan(&oc[i].v, &oc[i].o);
                 _cleanup_free_ char *want = NULL;
 
                 assert_non_null(got);
@@ -340,7 +340,7 @@ static void test_reason_owner(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(oc); i++) {
                 _cleanup_free_ char *got = NULL;
 
-                assert_int_equal(owner_reason(&oc[i].s, &got), 0);
+                assert_int_equal(reason_owner(&oc[i].s, &got), 0);
                 if (!oc[i].want)
                         assert_null(got);
                 else
