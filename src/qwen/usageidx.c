@@ -135,10 +135,10 @@ static int usageidx_piece_fast(UsageIndex *idx, const char *p, size_t n) {
         json_object *v = NULL;
         int r;
 
-        if (record_json_members(p, n, /* validate= */ true, keys, 2, spans) < 0)
+        if (json_members(p, n, /* validate= */ true, keys, 2, spans) < 0)
                 return 0;
         if (spans[0].s) {
-                r = record_json_parse(spans[0].s, spans[0].n, &v);
+                r = json_parse(spans[0].s, spans[0].n, &v);
                 if (r < 0)
                         return r == -ENOMEM ? r : 0;
                 if (v && (json_object_is_type(v, json_type_int) ? json_object_get_int64(v) == 1
@@ -151,7 +151,7 @@ static int usageidx_piece_fast(UsageIndex *idx, const char *p, size_t n) {
         }
         if (!spans[1].s || spans[1].s[0] != '"')
                 return 1;
-        r = record_json_parse(spans[1].s, spans[1].n, &v);
+        r = json_parse(spans[1].s, spans[1].n, &v);
         if (r < 0)
                 return r == -ENOMEM ? r : 0;
         /* ids with a NUL byte cannot match a C-string id; skip them */
