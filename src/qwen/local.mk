@@ -5,6 +5,6 @@ libqgc_a_SOURCES += src/qwen/qwen.c src/qwen/qwen.h src/qwen/jsonfile.c src/qwen
 	src/qwen/settings.c src/qwen/settings.h src/qwen/owner.c src/qwen/owner.h src/qwen/ownership.c \
 	src/qwen/ownership.h src/qwen/live.c src/qwen/live.h src/qwen/live-int.h src/qwen/live-probe.c \
 	src/qwen/claims.c src/qwen/claims.h src/qwen/usage.c src/qwen/usage.h \
-	src/qwen/usageidx.c src/qwen/usageidx.h src/qwen/usageidx-int.h \
-	src/qwen/usageappend.c src/qwen/usagehistory.c src/qwen/erase.c src/qwen/erase.h \
+	src/qwen/usage-index.c src/qwen/usage-index.h \
+	src/qwen/usage-append.c src/qwen/usage-append.h src/qwen/erase.c src/qwen/erase.h \
 	src/qwen/erase-int.h src/qwen/erase-edit.c src/qwen/erase-splice.c

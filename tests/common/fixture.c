@@ -24,6 +24,7 @@
 #include "macro.h"
 #include "roots.h"
 #include "scan.h"
+#include "usage-append.h"
 #include "util.h"
 
 int fixture_new(char **ret_root) {
@@ -898,4 +899,22 @@ int fixture_corpus_scan(FixtureCorpus *fx, unsigned hygiene) {
         if (r < 0)
                 return r;
         return scan_all(fx->inv, &o);
+}
+
+int fixture_usage_append(int global_fd, const char *line) {
+        UsageAppend a;
+        const char *nl;
+        size_t len;
+        int r;
+
+        if (!line)
+                return -EINVAL;
+        len = strlen(line);
+        nl = memchr(line, '\n', len);
+        if (len < 2 || !nl || nl != line + len - 1)
+                return -EINVAL; /* exactly one complete line */
+        r = usage_append_begin(global_fd, line, len, &a);
+        if (r < 0)
+                return r;
+        return usage_append_end(&a, fsync(a.fd) < 0 ? -errno : 0);
 }

@@ -124,3 +124,8 @@ int fixture_corpus_teardown(void **state);
 /* Scan fx->qwen as a --root tree (now: the real clock; the hygiene kinds of hygiene_need()'s bits
  * looked for) into a new fx->inv. The result of scan_all(), or -errno. */
 int fixture_corpus_scan(FixtureCorpus *fx, unsigned hygiene);
+
+/* Append exactly one complete line (ending in '\n', not empty) to G/usage_record.jsonl as the
+ * executor's group commit does: usage_append_begin(), fsync, usage_append_end(). 0 or -errno
+ * (-EINVAL for anything but one line). */
+int fixture_usage_append(int global_fd, const char *line);

@@ -22,7 +22,7 @@
 #include "inventory.h"
 #include "usage.h"
 #include "usageahead.h"
-#include "usageidx.h"
+#include "usage-index.h"
 #include "util.h"
 #include "testskip.h"
 
@@ -175,7 +175,7 @@ static void test_usage_index_sees_line_after_fragment(void **state) {
         check(t, "cu", 0);
         write_usage(t, "a", "\n{\"version\":1,\"sessionId\":\"qwen\"}\n{\"version\":1,\"sessionId\":\"cut");
         check(t, "qwen", 1);
-        assert_int_equal(usage_append(t->fd, "{\"version\":1,\"sessionId\":\"qgc\"}\n"), 0);
+        assert_int_equal(fixture_usage_append(t->fd, "{\"version\":1,\"sessionId\":\"qgc\"}\n"), 0);
         check(t, "qgc", 1);
         check(t, "cut", 0);
         check(t, "one", 1);
