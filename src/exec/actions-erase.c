@@ -28,7 +28,7 @@
 #include "recover.h"
 #include "usage.h"
 #include "usageahead.h"
-#include "usageidx.h"
+#include "usage-index.h"
 #include "util.h"
 
 #include "actions-int.h"

@@ -30,7 +30,7 @@
 #include "testseam.h"
 #include "usage.h"
 #include "usageahead.h"
-#include "usageidx.h"
+#include "usage-index.h"
 #include "testskip.h"
 
 /* ---------------------------------------------------------------- the seams */
