@@ -95,7 +95,7 @@ int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, i
         /* While the file has no v1 record Qwen rebuilds its totals from the transcripts: keep
          * them as they are now before this one goes (usageidx.h). */
         if (v1 == 0) {
-                r = usage_history_freeze(t->usage, t->global_fd);
+                r = usage_index_freeze_history(t->usage, t->global_fd);
                 if (r < 0)
                         return r;
                 if (r > 0) {

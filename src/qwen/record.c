@@ -377,7 +377,7 @@ static int record_span_timestamp(const JsonSpan *sp, msec_t *ret) {
 
 /* ------------------------------------------------------------------ the first record */
 
-void head_info_done(HeadInfo *h) {
+void record_head_info_done(HeadInfo *h) {
         if (!h)
                 return;
         free(h->session_id);
@@ -430,7 +430,7 @@ static int record_head_fill(json_object *first, HeadInfo *ret) {
         if (record_has_string(first, "cwd")) {
                 h.cwd = record_get_string(first, "cwd");
                 if (!h.cwd) {
-                        head_info_done(&h);
+                        record_head_info_done(&h);
                         return -ENOMEM;
                 }
         }
@@ -474,7 +474,7 @@ static int record_head_line_quick(const char *line, size_t len, HeadInfo *ret) {
         if ((r = record_span_string(&spans[0], &h.session_id)) < 0 ||
             (r = record_span_string(&spans[1], &h.cwd)) < 0 ||
             (r = record_span_timestamp(&spans[2], &h.timestamp)) < 0) {
-                head_info_done(&h);
+                record_head_info_done(&h);
                 return r;
         }
         *ret = h;
@@ -628,7 +628,7 @@ int record_read_head(int fd, HeadInfo *ret, const char **ret_why) {
 
 /* ------------------------------------------------------------------ the last activity and title */
 
-void tail_info_done(TailInfo *t) {
+void record_tail_info_done(TailInfo *t) {
         if (!t)
                 return;
         free(t->title);
@@ -1113,7 +1113,7 @@ int record_read_ends(int fd, uint64_t size, bool want_title, char *scratch, Reco
                 }
         }
         if (r < 0) {
-                tail_info_done(&ret->tail);
+                record_tail_info_done(&ret->tail);
                 ret->tail_r = r;
         } else {
                 record_tail_take_title(&ret->tail, &title, source);

@@ -20,7 +20,7 @@ typedef struct HeadInfo {
         char *cwd;        /* first record's string "cwd", NULL if absent/not a string */
         msec_t timestamp; /* first record's "timestamp", 0 if absent or unparseable */
 } HeadInfo;
-void head_info_done(HeadInfo *h);
+void record_head_info_done(HeadInfo *h);
 
 /* Read the first record as Qwen's readFirstMaintainableRecord() does: 64 KiB reads, lines trimmed
  * and parsed tolerantly, blank and unparseable lines skipped, the first JSON object found wins
@@ -43,7 +43,7 @@ typedef struct TailInfo {
         TitleSource title_source;
         bool incomplete; /* file does not end with '\n' */
 } TailInfo;
-void tail_info_done(TailInfo *t);
+void record_tail_info_done(TailInfo *t);
 
 /* Read the last RECORD_TAIL_WINDOW bytes of a file of the given size. last_timestamp is that of
  * the last record with a parseable "timestamp" among the window's complete lines (its partial

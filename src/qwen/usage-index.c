@@ -40,9 +40,9 @@ struct UsageIndex {
         ino_t ino;
         uint64_t consumed; /* every complete line before this offset is in the set */
         bool valid;        /* dev/ino/consumed describe the file */
-        bool fallback;     /* a line was too long to index: ask usage_has_session() */
+        bool fallback;     /* a line was too long to index: ask usage_index_has_session() */
         bool has_v1;       /* a complete line before consumed holds a record with version 1 */
-        bool rebuild_empty; /* usage_history_freeze() found nothing to write in this run */
+        bool rebuild_empty; /* usage_index_freeze_history() found nothing to write in this run */
         char *pending;     /* the unterminated last line seen, parsed but not consumed */
         uint64_t size_seen; /* the file's size at the last refresh */
         bool held;         /* usage_index_hold(): look at the file once until the release */
@@ -171,7 +171,7 @@ static int usage_index_piece_fast(UsageIndex *idx, const char *p, size_t n) {
         return r < 0 ? r : 1;
 }
 
-/* One line (without '\n'), split at '\r' like usage_has_session() does. */
+/* One line (without '\n'), split at '\r' like usage_index_has_session() does. */
 static int usage_index_line(UsageIndex *idx, const char *line, size_t len) {
         const char *p = line, *end = line + len;
 
@@ -343,7 +343,7 @@ int usage_index_has(UsageIndex *idx, int global_fd, const char *id) {
         if (r <= 0)
                 return r;
         if (r == 2)
-                return usage_has_session(global_fd, id);
+                return usage_index_has_session(global_fd, id);
         if (usage_index_contains(idx, id))
                 return 1;
         return usage_index_pending(idx, id, NULL);
@@ -418,7 +418,7 @@ static int usage_scan_file(int global_fd, HasSession *h) {
 }
 
 /* Is there a line in G/usage_record.jsonl whose sessionId is id? */
-int usage_has_session(int global_fd, const char *id) {
+int usage_index_has_session(int global_fd, const char *id) {
         HasSession h = { .id = id };
         int r;
 
@@ -763,7 +763,7 @@ fail:
         return r;
 }
 
-int usage_history_freeze(UsageIndex *idx, int global_fd) {
+int usage_index_freeze_history(UsageIndex *idx, int global_fd) {
         StrBuf lines = {};
         int r;
 

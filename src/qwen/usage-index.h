@@ -16,9 +16,9 @@ int usage_index_new(UsageIndex **ret);
 UsageIndex *usage_index_free(UsageIndex *idx);
 
 /* Does G/usage_record.jsonl (relative to global_fd) have a line whose sessionId is id?
- * Same answer as usage_has_session(): 1 yes, 0 no (also when the file does not exist), -errno
+ * Same answer as usage_index_has_session(): 1 yes, 0 no (also when the file does not exist), -errno
  * when it cannot be read. Reads only bytes appended since the previous call; starts over when the
- * file was replaced or shrank; falls back to usage_has_session() for a file with lines too long
+ * file was replaced or shrank; falls back to usage_index_has_session() for a file with lines too long
  * to index. A record after a partial line (a writer died mid-append) counts, as for Qwen. */
 int usage_index_has(UsageIndex *idx, int global_fd, const char *id);
 
@@ -31,14 +31,14 @@ int usage_index_has_v1(UsageIndex *idx, int global_fd);
  * time, and answer every later call from what that one saw, instead of one fstatat() per call.
  * The executor holds the index while it prepares a batch and releases it before the batch's
  * append: a line Qwen appends meanwhile is seen by the next batch, as one appended between a
- * session's lookup and the batch's append always was. usage_history_freeze() looks again after
+ * session's lookup and the batch's append always was. usage_index_freeze_history() looks again after
  * it wrote the file. Both are idempotent. */
 void usage_index_hold(UsageIndex *idx);
 void usage_index_release(UsageIndex *idx);
 
 /* The exact, slow reader: does a tolerantly parsed line have sessionId id? 1 yes, 0 no (also when
  * the file does not exist), -errno when it exists but cannot be read. */
-int usage_has_session(int global_fd, const char *id);
+int usage_index_has_session(int global_fd, const char *id);
 
 /* A transcript may go on the strength of a line the index read (a line qgc did not write this
  * run: Qwen appends without fsync) only once that line is durable. usage_index_sync_open(): 0
@@ -69,4 +69,4 @@ void usage_index_appended(UsageIndex *idx, const UsageAppend *a);
  * step (temporary file, fsync, rename). A symlink on the way (Qwen follows it, qgc never does)
  * or an unreadable transcript fails closed. Returns 1 written, 0 not needed (a v1 record exists,
  * or nothing to write), -errno. */
-int usage_history_freeze(UsageIndex *idx, int global_fd);
+int usage_index_freeze_history(UsageIndex *idx, int global_fd);
