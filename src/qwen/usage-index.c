@@ -19,6 +19,7 @@
 
 #include <json-c/json.h>
 
+#include "fsread.h"
 #include "fsutil.h"
 #include "hashmap.h"
 #include "log.h"
@@ -786,4 +787,109 @@ int usage_index_freeze_history(UsageIndex *idx, int global_fd) {
         strbuf_done(&lines);
         idx->held_seen = false; /* held or not, the next lookup looks at the file again */
         return r;
+}
+
+/* ------------------------------------------------------------------ the projects of sessions */
+
+/* The JSON string value of "key" in the line [p, e): 1 with *ret (unescaped), 0 when the line
+ * has none that qgc reads with certainty, -ENOMEM. */
+static int usage_index_line_string(const char *p, const char *e, const char *key, char **ret) {
+        _cleanup_free_ char *pat = strprintf("\"%s\":\"", key);
+        const char *v, *q;
+        size_t plen;
+
+        *ret = NULL;
+        if (!pat)
+                return -ENOMEM;
+        plen = strlen(pat);
+        v = memmem(p, (size_t)(e - p), pat, plen);
+        if (!v)
+                return 0;
+        v += plen;
+        for (q = v; q < e && *q != '"'; q++)
+                if (*q == '\\' || (unsigned char)*q < 0x20)
+                        return 0; /* an escape: not read here */
+        if (q == e)
+                return 0;
+        *ret = strndup(v, (size_t)(q - v));
+        return *ret ? 1 : -ENOMEM;
+}
+
+static int usage_index_idcmp(const void *a, const void *b) {
+        return ascii_strcasecmp(*(char *const *)a, *(char *const *)b);
+}
+
+int usage_index_projects(int gfd, const char *const *ids, size_t n, char ***cwds, size_t *n_cwds) {
+        enum { WIN = 1024 * 1024 };
+        _cleanup_close_ int fd = fs_open_noatime(gfd, USAGE_FILE,
+                                                 O_RDONLY | O_CLOEXEC); /* a dry run changes
+                                                                         * nothing */
+        _cleanup_free_ char *buf = NULL;
+        size_t have = 0, alloc = *n_cwds;
+        off_t off = 0;
+        bool skipping = false;
+        struct stat st;
+
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return 0;
+        buf = malloc(WIN);
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t k = pread_full(fd, buf + have, WIN - have, off);
+                const char *p = buf, *end;
+
+                if (k <= 0)
+                        break;
+                off += k;
+                end = buf + have + k;
+                for (;;) {
+                        const char *nl = memchr(p, '\n', (size_t)(end - p));
+                        _cleanup_free_ char *id = NULL, *cwd = NULL;
+                        char *key;
+                        int r;
+
+                        if (!nl)
+                                break;
+                        if (skipping) {
+                                skipping = false;
+                                p = nl + 1;
+                                continue;
+                        }
+                        r = usage_index_line_string(p, nl, "sessionId", &id);
+                        if (r > 0) {
+                                key = id;
+                                if (bsearch(&key, ids, n, sizeof(char *), usage_index_idcmp))
+                                        r = usage_index_line_string(p, nl, "project", &cwd);
+                                else
+                                        r = 0;
+                        }
+                        if (r < 0)
+                                return r;
+                        p = nl + 1;
+                        if (!cwd || cwd[0] != '/')
+                                continue;
+                        bool dup = false;
+                        for (size_t i = 0; !dup && i < *n_cwds; i++)
+                                dup = streq((*cwds)[i], cwd);
+                        if (dup)
+                                continue;
+                        if (*n_cwds == alloc) {
+                                char **nv = reallocarray(*cwds, alloc ? alloc * 2 : 8,
+                                                         sizeof(char *));
+                                if (!nv)
+                                        return -ENOMEM;
+                                *cwds = nv;
+                                alloc = alloc ? alloc * 2 : 8;
+                        }
+                        (*cwds)[(*n_cwds)++] = TAKE_PTR(cwd);
+                }
+                have = (size_t)(end - p);
+                if (have == WIN) { /* one line longer than the window: skipped */
+                        have = 0;
+                        skipping = true;
+                } else
+                        memmove(buf, p, have);
+        }
+        return 0;
 }

@@ -918,3 +918,14 @@ int fixture_usage_append(int global_fd, const char *line) {
                 return r;
         return usage_append_end(&a, fsync(a.fd) < 0 ? -errno : 0);
 }
+
+int fixture_roots_resolve(const char *home, const char *qwen_home, const char *runtime_env,
+                          Tree *ret) {
+        RootsOptions o = {
+                .home = home,
+                .qwen_home = qwen_home,
+                .runtime_env = runtime_env,
+        };
+
+        return roots_resolve_opts(&o, ret, NULL);
+}

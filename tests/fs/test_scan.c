@@ -1383,7 +1383,7 @@ static void test_roots_resolve_default(void **state) {
         _cleanup_(tree_done) Tree t = {};
         (void)state;
 
-        assert_int_equal(roots_resolve("/nonexistent/home/u", NULL, NULL, &t), 0);
+        assert_int_equal(fixture_roots_resolve("/nonexistent/home/u", NULL, NULL, &t), 0);
         assert_string_equal(t.global_dir, "/nonexistent/home/u/.qwen");
         assert_string_equal(t.runtime_dir, "/nonexistent/home/u/.qwen");
 }
@@ -1405,7 +1405,7 @@ static void test_roots_resolve_env_expansion(void **state) {
                 _cleanup_(tree_done) Tree t = {};
                 print_message("  case %zu: %s %s\n", i, cases[i].qwen_home,
                               cases[i].runtime ? cases[i].runtime : "(null)");
-                assert_int_equal(roots_resolve("/h", cases[i].qwen_home, cases[i].runtime, &t), 0);
+                assert_int_equal(fixture_roots_resolve("/h", cases[i].qwen_home, cases[i].runtime, &t), 0);
                 assert_string_equal(t.global_dir, cases[i].g);
                 assert_string_equal(t.runtime_dir, cases[i].r);
         }
@@ -1418,7 +1418,7 @@ static void test_roots_resolve_relative_against_cwd(void **state) {
 
         assert_non_null(cwd);
         want = strprintf("%s/rel/q", streq(cwd, "/") ? "" : cwd);
-        assert_int_equal(roots_resolve("/h", "rel/q", NULL, &t), 0);
+        assert_int_equal(fixture_roots_resolve("/h", "rel/q", NULL, &t), 0);
         assert_string_equal(t.global_dir, want);
         assert_int_equal(roots_from_dir("rel/./q/", &u), 0);
         assert_string_equal(u.global_dir, want);
@@ -1448,12 +1448,12 @@ static void test_roots_resolve_settings_runtime_dir(void **state) {
                                                cases[i].settings),
                                  0);
                 if (cases[i].runtime && streq(cases[i].runtime, "!")) {
-                        assert_int_equal(roots_resolve(home, NULL, NULL, &t), ROOTS_UNDETERMINED);
-                        assert_int_equal(roots_resolve(home, NULL, "/env/rt", &e), 0);
+                        assert_int_equal(fixture_roots_resolve(home, NULL, NULL, &t), ROOTS_UNDETERMINED);
+                        assert_int_equal(fixture_roots_resolve(home, NULL, "/env/rt", &e), 0);
                         assert_string_equal(e.runtime_dir, "/env/rt");
                         continue;
                 }
-                assert_int_equal(roots_resolve(home, NULL, NULL, &t), 0);
+                assert_int_equal(fixture_roots_resolve(home, NULL, NULL, &t), 0);
                 if (!cases[i].runtime)
                         want = strdup(g);
                 else if (strneq(cases[i].runtime, "HOME", 4))
@@ -1464,7 +1464,7 @@ static void test_roots_resolve_settings_runtime_dir(void **state) {
                 assert_string_equal(t.global_dir, g);
                 assert_string_equal(t.runtime_dir, want);
                 /* QWEN_RUNTIME_DIR wins over the setting */
-                assert_int_equal(roots_resolve(home, NULL, "/env/rt", &e), 0);
+                assert_int_equal(fixture_roots_resolve(home, NULL, "/env/rt", &e), 0);
                 assert_string_equal(e.runtime_dir, "/env/rt");
         }
 }
