@@ -20,7 +20,8 @@
 #include "util.h"
 
 #define USAGE_APPEND_FLAGS (O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
-#define USAGE_CREATE_FLAGS (O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY)
+#define USAGE_CREATE_FLAGS \
+        (O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY)
 
 /* Are the n bytes at off exactly buf? 1 yes, 0 no, -errno. */
 static int usage_append_bytes_are(int fd, uint64_t off, const char *buf, size_t n) {
@@ -88,8 +89,9 @@ int usage_append_end(UsageAppend *a, int fsync_r) {
                 /* Not durable. Our lines stay readable in the page cache (after a failed fsync
                  * Linux may even mark the pages clean), and the next run would trust them and
                  * let the transcripts go: undo them in place, as a short write is. */
-                r = (uint64_t)pos >= len ? usage_append_bytes_are(rfd, (uint64_t)pos - len, line, len)
-                                         : 0;
+                r = 0;
+                if ((uint64_t)pos >= len)
+                        r = usage_append_bytes_are(rfd, (uint64_t)pos - len, line, len);
                 if (r > 0)
                         r = usage_append_undo(fd, (uint64_t)pos - len, len);
                 if (r < 0)

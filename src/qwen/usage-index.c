@@ -48,7 +48,7 @@ struct UsageIndex {
         uint64_t size_seen; /* the file's size at the last refresh */
         bool held;         /* usage_index_hold(): look at the file once until the release */
         bool held_seen;    /* ... and it was looked at: held_state is the answer */
-        int held_state;    /* usage_index_update()'s result then (0 no file, 1 indexed, 2 fallback) */
+        int held_state;    /* usage_index_update()'s result then (0 none, 1 indexed, 2 fallback) */
         uint64_t synced;   /* the bytes of (dev, ino) before this offset are durable: fsynced in
                             * this run (usage_index_sync_open(), usage_index_appended()) */
 };
@@ -569,7 +569,8 @@ static bool usage_index_ends_with(const char *s, const char *suffix) {
  * skips it (absent, not a directory), -ELOOP for a symlink (Qwen follows it, qgc never does, so
  * the rebuild could not be reproduced), other -errno. */
 static int usage_index_open_dir(int dfd, const char *name, int *ret) {
-        int fd = fs_openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0);
+        int fd = fs_openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK,
+                           0);
 
         if (fd >= 0) {
                 *ret = fd;

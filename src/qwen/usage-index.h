@@ -16,10 +16,10 @@ int usage_index_new(UsageIndex **ret);
 UsageIndex *usage_index_free(UsageIndex *idx);
 
 /* Does G/usage_record.jsonl (relative to global_fd) have a line whose sessionId is id?
- * Same answer as usage_index_has_session(): 1 yes, 0 no (also when the file does not exist), -errno
- * when it cannot be read. Reads only bytes appended since the previous call; starts over when the
- * file was replaced or shrank; falls back to usage_index_has_session() for a file with lines too long
- * to index. A record after a partial line (a writer died mid-append) counts, as for Qwen. */
+ * Same answer as usage_index_has_session(): 1 yes, 0 no (also when the file does not exist),
+ * -errno when it cannot be read. Reads only bytes appended since the previous call; starts over when the
+ * file was replaced or shrank; falls back to usage_index_has_session() for a file with lines too
+ * long to index. A record after a partial line (a writer died mid-append) counts, as for Qwen. */
 int usage_index_has(UsageIndex *idx, int global_fd, const char *id);
 
 /* Does the file have a record with version 1, the test Qwen's loadUsageHistory makes before it
@@ -31,8 +31,8 @@ int usage_index_has_v1(UsageIndex *idx, int global_fd);
  * time, and answer every later call from what that one saw, instead of one fstatat() per call.
  * The executor holds the index while it prepares a batch and releases it before the batch's
  * append: a line Qwen appends meanwhile is seen by the next batch, as one appended between a
- * session's lookup and the batch's append always was. usage_index_freeze_history() looks again after
- * it wrote the file. Both are idempotent. */
+ * session's lookup and the batch's append always was. usage_index_freeze_history() looks again
+ * after it wrote the file. Both are idempotent. */
 void usage_index_hold(UsageIndex *idx);
 void usage_index_release(UsageIndex *idx);
 

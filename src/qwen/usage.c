@@ -686,7 +686,8 @@ static int usage_fast_line(Salvage *s, const char *p, size_t n) {
  * (other escapes cannot make letters). */
 static bool usage_mark_at(const char *p, size_t n, size_t i) {
         if (p[i] == 'u')
-                return n - i >= strlen(USAGE_MARK) && memcmp(p + i, USAGE_MARK, strlen(USAGE_MARK)) == 0;
+                return n - i >= strlen(USAGE_MARK) &&
+                       memcmp(p + i, USAGE_MARK, strlen(USAGE_MARK)) == 0;
         return p[i] == '\\' && n - i > 4 && memcmp(p + i, "\\u00", 4) == 0 && p[i + 4] >= '5' &&
                p[i + 4] <= '7';
 }
