@@ -6,10 +6,13 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fsread.h"
+#include "fsutil.h"
 #include "macro.h"
 #include "json.h"
 #include "json-int.h"
@@ -367,4 +370,64 @@ int json_parse(const char *s, size_t n, json_object **ret) {
                 return r;
         *ret = v;
         return 0;
+}
+
+int json_read_file(int dfd, const char *name, size_t max, JsonDialect dialect, json_object **ret) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        json_object *o = NULL;
+        size_t len = 0;
+        int r;
+
+        if (max > INT32_MAX)
+                return -EINVAL;
+        fd = fs_open_noatime(dfd, name, O_RDONLY); /* a dry run reads: atimes stay */
+        if (fd < 0)
+                return fd;
+        r = fs_read_fd(fd, max, &buf, &len);
+        if (r < 0)
+                return r;
+        switch (dialect) {
+        case JSON_DIALECT_PARSE:
+                r = json_parse(buf, len, &o);
+                if (r == -E2BIG)
+                        r = -EFBIG;
+                break;
+        default:
+                return -EINVAL;
+        }
+        if (r < 0)
+                return r;
+        if (!o) /* JSON null: no reader wants one */
+                return -EBADMSG;
+        *ret = o;
+        return 0;
+}
+
+const char *json_get_string(json_object *o, const char *key) {
+        json_object *v = NULL;
+
+        if (!o || !json_object_object_get_ex(o, key, &v) ||
+            !json_object_is_type(v, json_type_string))
+                return NULL;
+        return json_object_get_string(v);
+}
+
+bool json_get_int(json_object *o, const char *key, int64_t *ret) {
+        json_object *v = NULL;
+
+        if (!o || !json_object_object_get_ex(o, key, &v) || !v)
+                return false;
+        if (json_object_is_type(v, json_type_int)) {
+                *ret = json_object_get_int64(v);
+                return true;
+        }
+        if (json_object_is_type(v, json_type_double)) {
+                double d = json_object_get_double(v);
+                if (d != (double)(int64_t)d)
+                        return false;
+                *ret = (int64_t)d;
+                return true;
+        }
+        return false;
 }

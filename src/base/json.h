@@ -1,8 +1,8 @@
 /* json.h: JSON.parse's grammar, and reading a small JSON file of a tree in the dialect of the
  * Qwen code that reads it. json.c builds (json_parse()), json-scan.c captures or validates
- * without building (json_capture(), json_members(): the fast path of the transcript readers);
- * jsonfile.c reads a file through fsread.h's safe open and holds the one table that says which
- * dialect each input is read in. */
+ * without building (json_capture(), json_members(): the fast path of the transcript readers)
+ * and reads a file through fsread.h's safe open (json_read_file()); qwen/jsonfile.c holds the
+ * one table that says which dialect each input is read in. */
 #pragma once
 
 #include <stdbool.h>
