@@ -1,7 +1,7 @@
 /* json.h: JSON.parse's grammar, and reading a small JSON file of a tree in the dialect of the
  * Qwen code that reads it. json.c builds (json_parse()), json-scan.c captures or validates
  * without building (json_capture(), json_members(): the fast path of the transcript readers)
- * and reads a file through fsread.h's safe open (json_read_file()); qwen/jsonfile.c holds the
+ * and reads a file through fsread.h's safe open (json_read_file()); qwen/json-input.c holds the
  * one table that says which dialect each input is read in. */
 #pragma once
 

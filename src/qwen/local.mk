@@ -1,6 +1,6 @@
 # src/qwen/: Qwen Code's files and rules: roots, settings, records, the usage file, claims, liveness, the ownership proof, shared-file edits.
 # It includes only the folders listed before it in Makefile.am (t-0011).
-libqgc_a_SOURCES += src/qwen/qwen.c src/qwen/qwen.h src/qwen/jsonfile.c src/qwen/record.c \
+libqgc_a_SOURCES += src/qwen/qwen.c src/qwen/qwen.h src/qwen/json-input.c src/qwen/record.c \
 	src/qwen/record.h src/qwen/roots.c src/qwen/roots.h \
 	src/qwen/settings.c src/qwen/settings.h src/qwen/owner.c src/qwen/owner.h src/qwen/ownership.c \
 	src/qwen/ownership.h src/qwen/live.c src/qwen/live.h src/qwen/live-int.h src/qwen/live-probe.c \

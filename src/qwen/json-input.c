@@ -1,4 +1,4 @@
-/* jsonfile.c: the one table of JSON inputs (json.h): which dialect and size limit each
+/* json-input.c: the one table of JSON inputs (json.h): which dialect and size limit each
  * file of a Qwen tree is read in, chosen from the Qwen code that reads it. The rule: where Qwen
  * reads a file with JSON.parse, qgc reads it with the same grammar, so that qgc sees exactly
  * the evidence Qwen sees; what a file that does not parse means is decided by its reader, always
