@@ -85,7 +85,7 @@ typedef struct JsonInputInfo {
 
 /* The table row of an input (never NULL for a valid input). */
 const JsonInputInfo *json_input_info(JsonInput input);
-const char *json_dialect_to_string(JsonDialect d);
+const char *json_input_dialect_to_string(JsonDialect d);
 
 /* Read (dfd, name) with fs_open_noatime() (no-follow, non-blocking, O_NOATIME where permitted),
  * regular files only (-EBADFD), at most max bytes (-EFBIG), and parse the whole text in dialect:
@@ -94,7 +94,7 @@ const char *json_dialect_to_string(JsonDialect d);
 int json_read_file(int dfd, const char *name, size_t max, JsonDialect dialect,
                    struct json_object **ret);
 /* json_read_file() with the dialect and size limit of input's table row. */
-int json_read_input(int dfd, const char *name, JsonInput input, struct json_object **ret);
+int json_input_read(int dfd, const char *name, JsonInput input, struct json_object **ret);
 
 /* The string member key of object o, or NULL (absent, not a string, o not an object). */
 const char *json_get_string(struct json_object *o, const char *key);

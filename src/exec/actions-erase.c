@@ -201,7 +201,7 @@ static bool actions_claim_names(int dfd, const char *name, const char *id) {
         const char *sid;
         bool match;
 
-        if (json_read_input(dfd, name, JSON_INPUT_CLAIM, &doc) < 0)
+        if (json_input_read(dfd, name, JSON_INPUT_CLAIM, &doc) < 0)
                 return false;
         sid = json_get_string(doc, "session_id");
         match = sid && ascii_strcasecmp(sid, id) == 0;

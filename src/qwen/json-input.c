@@ -90,14 +90,14 @@ const JsonInputInfo *json_input_info(JsonInput input) {
         return &json_inputs[input];
 }
 
-const char *json_dialect_to_string(JsonDialect d) {
+const char *json_input_dialect_to_string(JsonDialect d) {
         static const char *const names[_JSON_DIALECT_MAX] = {
                 [JSON_DIALECT_PARSE] = "JSON.parse",
         };
         return d >= 0 && d < _JSON_DIALECT_MAX ? names[d] : NULL;
 }
 
-int json_read_input(int dfd, const char *name, JsonInput input, json_object **ret) {
+int json_input_read(int dfd, const char *name, JsonInput input, json_object **ret) {
         const JsonInputInfo *i = json_input_info(input);
 
         return json_read_file(dfd, name, i->max, i->dialect, ret);

@@ -189,7 +189,7 @@ bool hygiene_tasks_empty(int hfd) {
         json_object *o = NULL;
         bool empty;
 
-        if (json_read_input(hfd, "scheduled_tasks.json", JSON_INPUT_TASKS, &o) < 0)
+        if (json_input_read(hfd, "scheduled_tasks.json", JSON_INPUT_TASKS, &o) < 0)
                 return false;
         empty = json_object_is_type(o, json_type_array) && json_object_array_length(o) == 0;
         json_object_put(o);
@@ -204,7 +204,7 @@ bool hygiene_lock_live(int hfd) {
         uint64_t ticks;
         bool live = true;
 
-        if (json_read_input(hfd, "scheduled_tasks.lock", JSON_INPUT_TASKS_LOCK, &o) < 0)
+        if (json_input_read(hfd, "scheduled_tasks.lock", JSON_INPUT_TASKS_LOCK, &o) < 0)
                 return true;
         if (json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, "pid", &pid) &&
             json_object_is_type(pid, json_type_int) && json_object_get_int64(pid) > 0)

@@ -1104,34 +1104,34 @@ static void test_json_inputs_read_as_json_parse(void **state) {
                 assert_non_null(info->qgc);
                 assert_true(info->max >= 64 * 1024);
         }
-        assert_string_equal(json_dialect_to_string(JSON_DIALECT_PARSE), "JSON.parse");
+        assert_string_equal(json_input_dialect_to_string(JSON_DIALECT_PARSE), "JSON.parse");
 
         assert_int_equal(fixture_write(fx->root, "json/ok", " {\"pid\":1,\"pid\":2}\n"), 0);
         dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         assert_true(dfd >= 0);
-        assert_int_equal(json_read_input(dfd, "ok", JSON_INPUT_CLAIM, &o), 0);
+        assert_int_equal(json_input_read(dfd, "ok", JSON_INPUT_CLAIM, &o), 0);
         assert_int_equal(json_object_get_int64(json_object_object_get(o, "pid")), 2);
         json_object_put(o);
         o = NULL;
         for (size_t k = 0; k < ELEMENTSOF(refused); k++) {
                 assert_int_equal(fixture_write(fx->root, "json/bad", refused[k]), 0);
                 for (JsonInput i = 0; i < _JSON_INPUT_MAX; i++)
-                        if (json_read_input(dfd, "bad", i, &o) != -EBADMSG) {
+                        if (json_input_read(dfd, "bad", i, &o) != -EBADMSG) {
                                 print_error("'%s' as %s: not refused\n", refused[k],
                                             json_input_info(i)->file);
                                 fail();
                         }
         }
         assert_int_equal(symlinkat("ok", dfd, "link"), 0);
-        assert_int_equal(json_read_input(dfd, "link", JSON_INPUT_REGISTRY, &o), -ELOOP);
-        assert_int_equal(json_read_input(dfd, "none", JSON_INPUT_REGISTRY, &o), -ENOENT);
+        assert_int_equal(json_input_read(dfd, "link", JSON_INPUT_REGISTRY, &o), -ELOOP);
+        assert_int_equal(json_input_read(dfd, "none", JSON_INPUT_REGISTRY, &o), -ENOENT);
         memset(big, ' ', sizeof big);
         big[sizeof big - 3] = '{';
         big[sizeof big - 2] = '}';
         big[sizeof big - 1] = 0;
         assert_int_equal(fixture_write(fx->root, "json/big", big), 0);
-        assert_int_equal(json_read_input(dfd, "big", JSON_INPUT_TASKS_LOCK, &o), -EFBIG);
-        assert_int_equal(json_read_input(dfd, "big", JSON_INPUT_TASKS, &o), 0);
+        assert_int_equal(json_input_read(dfd, "big", JSON_INPUT_TASKS_LOCK, &o), -EFBIG);
+        assert_int_equal(json_input_read(dfd, "big", JSON_INPUT_TASKS, &o), 0);
         json_object_put(o);
 }
 
