@@ -21,7 +21,7 @@
 #include "sessiontimes.h"
 #include "syncq.h"
 #include "testseam.h"
-#include "usageidx.h"
+#include "usage-index.h"
 #include "util.h"
 
 #include "actions-int.h"

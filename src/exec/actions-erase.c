@@ -24,13 +24,13 @@
 #include "rm-rf.h"
 #include "journal.h"
 #include "json.h"
-#include "jsonfile.h"
+#include "json-input.h"
 #include "log.h"
 #include "macro.h"
 #include "recover.h"
 #include "usage.h"
 #include "usageahead.h"
-#include "usageidx.h"
+#include "usage-index.h"
 #include "util.h"
 
 #include "actions-int.h"
@@ -97,7 +97,7 @@ int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, i
         /* While the file has no v1 record Qwen rebuilds its totals from the transcripts: keep
          * them as they are now before this one goes (usageidx.h). */
         if (v1 == 0) {
-                r = usage_history_freeze(t->usage, t->global_fd);
+                r = usage_index_freeze_history(t->usage, t->global_fd);
                 if (r < 0)
                         return r;
                 if (r > 0) {
@@ -203,7 +203,7 @@ static bool actions_claim_names(int dfd, const char *name, const char *id) {
         const char *sid;
         bool match;
 
-        if (json_read_input(dfd, name, JSON_INPUT_CLAIM, &doc) < 0)
+        if (json_input_read(dfd, name, JSON_INPUT_CLAIM, &doc) < 0)
                 return false;
         sid = json_get_string(doc, "session_id");
         match = sid && ascii_strcasecmp(sid, id) == 0;

@@ -14,7 +14,7 @@
 #include "live.h"
 #include "orphans.h"
 #include "recover.h"
-#include "usageidx.h"
+#include "usage-index.h"
 
 /* Open directories and the liveness probe of one tree, for the length of a run. */
 typedef struct ActionsTree {

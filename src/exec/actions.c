@@ -80,7 +80,7 @@
 #include "syncq.h"
 #include "testseam.h"
 #include "usageahead.h"
-#include "usageidx.h"
+#include "usage-index.h"
 #include "util.h"
 
 #include "actions-int.h"

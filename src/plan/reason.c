@@ -30,7 +30,7 @@
 #include "erase.h"
 #include "hygiene.h"
 #include "json.h"
-#include "jsonfile.h"
+#include "json-input.h"
 #include "macro.h"
 #include "reason.h"
 #include "util.h"

@@ -14,7 +14,7 @@
 #include "claims.h"
 #include "fsutil.h"
 #include "json.h"
-#include "jsonfile.h"
+#include "json-input.h"
 #include "macro.h"
 #include "util.h"
 
@@ -51,7 +51,7 @@ int claims_add(ClaimSet *set, int chats_fd, const char *name) {
                 return -ENOMEM;
         if (fstatat(chats_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
                 fs_fileid_from_stat(&c.id, &st);
-        r = json_read_input(chats_fd, name, JSON_INPUT_CLAIM, &o);
+        r = json_input_read(chats_fd, name, JSON_INPUT_CLAIM, &o);
         if (r == -ENOMEM) {
                 free(c.file);
                 return r;

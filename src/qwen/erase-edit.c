@@ -18,7 +18,7 @@
 #include "erase-int.h"
 #include "fsutil.h"
 #include "json.h"
-#include "jsonfile.h"
+#include "json-input.h"
 #include "log.h"
 #include "macro.h"
 #include "qwen.h"

@@ -25,7 +25,7 @@
 #define ERASE_ORG_FILE "session-organization.v1.json"
 #define ERASE_REVIEW_DIR "workflows/generated/review"
 /* The largest logs.json qgc edits (Qwen reads each whole); the organisation file's limit is the
- * scan's (jsonfile.h's JSON_INPUT_ORGANIZATION: over it, its sessions' pins are unknown), so that the
+ * scan's (json-input.h's JSON_INPUT_ORGANIZATION: over it, its sessions' pins are unknown), so that the
  * plan knows what the edit refuses (SharedState, inventory.h): erase_file_max(). */
 #define ERASE_FILE_MAX (64U * 1024 * 1024)
 

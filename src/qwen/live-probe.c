@@ -27,7 +27,7 @@
 
 #include "fsutil.h"
 #include "json.h"
-#include "jsonfile.h"
+#include "json-input.h"
 #include "live.h"
 #include "live-int.h"
 #include "log.h"
@@ -206,7 +206,7 @@ static int live_registry_read(LiveProbe *p, int sfd, const char *name, int64_t p
                 return -ENOMEM;
         (void)live_fileid_at(sfd, name, &e->id);
         p->reg_reads++;
-        r = json_read_input(sfd, name, JSON_INPUT_REGISTRY, &o);
+        r = json_input_read(sfd, name, JSON_INPUT_REGISTRY, &o);
         if (r == -ENOMEM)
                 return r;
         if (r < 0)

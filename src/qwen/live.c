@@ -26,7 +26,7 @@
 
 #include "fsutil.h"
 #include "json.h"
-#include "jsonfile.h"
+#include "json-input.h"
 #include "live.h"
 #include "live-int.h"
 #include "log.h"
@@ -207,7 +207,7 @@ static int live_check_lock(const LiveProbe *p, Session *s) {
         if (p->n_locks == 0 ||
             !bsearch(&key, p->locks, p->n_locks, sizeof(char *), live_cmp_name))
                 return 0;
-        r = json_read_input(p->locks_fd, name, JSON_INPUT_WRITER_LOCK, &o);
+        r = json_input_read(p->locks_fd, name, JSON_INPUT_WRITER_LOCK, &o);
         if (r == -ENOENT)
                 return 0; /* released since the listing */
         if (r == -ENOMEM)

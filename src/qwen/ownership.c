@@ -11,7 +11,7 @@
 
 void owner_facts_done(OwnerFacts *f) {
         free(f->problem);
-        head_info_done(&f->head);
+        record_head_info_done(&f->head);
         *f = (OwnerFacts){};
 }
 

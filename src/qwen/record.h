@@ -1,7 +1,6 @@
-/* record.h: bounded, tolerant reading of Qwen JSONL records: lines (record.c), the first record
- * (recordhead.c), the last activity and title (recordtail.c), with JSON.parse's grammar (json.h).
- * The only module (with the usage salvage) that parses transcripts. Reads by pread on an fd the
- * caller opened; never seeks a shared offset. */
+/* record.h: bounded, tolerant reading of Qwen JSONL records (lines, the first record, the last
+ * activity and title) with JSON.parse's grammar (json.h). The only module (with the usage
+ * salvage) that parses transcripts. Reads by pread on an fd the caller opened. */
 #pragma once
 
 #include <stdbool.h>
@@ -21,7 +20,7 @@ typedef struct HeadInfo {
         char *cwd;        /* first record's string "cwd", NULL if absent/not a string */
         msec_t timestamp; /* first record's "timestamp", 0 if absent or unparseable */
 } HeadInfo;
-void head_info_done(HeadInfo *h);
+void record_head_info_done(HeadInfo *h);
 
 /* Read the first record as Qwen's readFirstMaintainableRecord() does: 64 KiB reads, lines trimmed
  * and parsed tolerantly, blank and unparseable lines skipped, the first JSON object found wins
@@ -44,7 +43,7 @@ typedef struct TailInfo {
         TitleSource title_source;
         bool incomplete; /* file does not end with '\n' */
 } TailInfo;
-void tail_info_done(TailInfo *t);
+void record_tail_info_done(TailInfo *t);
 
 /* Read the last RECORD_TAIL_WINDOW bytes of a file of the given size. last_timestamp is that of
  * the last record with a parseable "timestamp" among the window's complete lines (its partial
@@ -103,23 +102,8 @@ int record_read_exact(int fd, uint64_t size, char **ret);
 int record_for_each_line_mem(const char *text, size_t n, size_t max_line, record_line_at_cb cb,
                              void *userdata);
 
-/* The grammar's old names (JSON.parse's grammar is json.h's), for the callers in usage*.c until
- * they take json.h's names. */
-static inline int record_json_parse(const char *s, size_t n, struct json_object **ret) {
-        return json_parse(s, n, ret);
-}
-static inline int record_json_members(const char *s, size_t n, bool validate,
-                                      const char *const *keys, size_t n_keys, JsonSpan *spans) {
-        return json_members(s, n, validate, keys, n_keys, spans);
-}
-static inline int record_json_capture(const char *s, size_t n, bool validate,
-                                      const JsonCapture *cap) {
-        return json_capture(s, n, validate, cap);
-}
 /* memmem() tuned for scanning large texts for a rare needle (vector prefilter on three of its
  * bytes): the first occurrence of needle[0..m) in text[0..n), or NULL. */
 const char *record_memmem(const char *text, size_t n, const char *needle, size_t m);
 /* record_memmem() without the AVX2 path (tests compare both with memmem()). */
 const char *record_memmem_portable(const char *text, size_t n, const char *needle, size_t m);
-/* A record's "timestamp" string as msec; 0 when absent, not a string or unparseable. */
-msec_t record_timestamp(struct json_object *obj);

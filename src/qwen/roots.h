@@ -60,9 +60,6 @@ typedef struct RootsOptions {
  * the file, never anything read from it. */
 int roots_resolve_opts(const RootsOptions *o, Tree *ret, char **ret_why);
 
-/* roots_resolve_opts() with Qwen's default system paths and no environment (root mode). */
-int roots_resolve(const char *home, const char *qwen_home, const char *runtime_env, Tree *ret);
-
 /* --root DIR: DIR serves as both G and R. */
 int roots_from_dir(const char *dir, Tree *ret);
 

@@ -14,49 +14,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsutil.h"
+#include "js.h"
 #include "json.h"
 #include "macro.h"
 #include "settings.h"
 #include "util.h"
 
 #define SETTINGS_MAX (4 * 1024 * 1024)
-
-/* Length of the UTF-8 sequence at s[0..n) when it encodes a character JavaScript's \s matches
- * beyond ASCII (U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000, U+FEFF);
- * 0 otherwise. */
-static size_t settings_js_space_len(const unsigned char *s, size_t n) {
-        if (n >= 2 && s[0] == 0xc2 && s[1] == 0xa0)
-                return 2;
-        if (n < 3)
-                return 0;
-        if ((s[0] == 0xe1 && s[1] == 0x9a && s[2] == 0x80) ||
-            (s[0] == 0xe2 && s[1] == 0x80 && (s[2] <= 0x8a || s[2] == 0xa8 || s[2] == 0xa9 ||
-                                              s[2] == 0xaf) && s[2] >= 0x80) ||
-            (s[0] == 0xe2 && s[1] == 0x81 && s[2] == 0x9f) ||
-            (s[0] == 0xe3 && s[1] == 0x80 && s[2] == 0x80) ||
-            (s[0] == 0xef && s[1] == 0xbb && s[2] == 0xbf))
-                return 3;
-        return 0;
-}
+#define SETTINGS_JSON_DEPTH 1000 /* the nesting json_parse() reads (json.h) */
 
 /* strip-json-comments' stripWithWhitespace(): /\S/g -> ' ' over s[from..to). */
 static void settings_blank(char *s, size_t from, size_t to) {
-        size_t i = from;
+        while (from < to) {
+                size_t k = js_space_at((const unsigned char *)s + from, to - from);
 
-        while (i < to) {
-                unsigned char c = (unsigned char)s[i];
-                size_t k;
-
-                if (c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' || c == ' ') {
-                        i++;
-                        continue;
-                }
-                k = settings_js_space_len((const unsigned char *)s + i, to - i);
-                if (k > 0) {
-                        i += k;
-                        continue;
-                }
-                s[i++] = ' ';
+                if (k > 0)
+                        from += k;
+                else
+                        s[from++] = ' ';
         }
 }
 
@@ -123,7 +99,7 @@ static bool settings_too_deep(const char *s, size_t n) {
                 } else if (s[i] == '"')
                         in_string = true;
                 else if (s[i] == '{' || s[i] == '[') {
-                        if (++depth > JSON_MAX_DEPTH)
+                        if (++depth > SETTINGS_JSON_DEPTH)
                                 return true;
                 } else if ((s[i] == '}' || s[i] == ']') && depth > 0)
                         depth--;
@@ -135,26 +111,18 @@ static bool settings_too_deep(const char *s, size_t n) {
  * -ESTALE when it grew past st's size while read, -ENOMEM or -errno. */
 static int settings_read_fd(int fd, const struct stat *st, char **ret_buf, size_t *ret_len) {
         _cleanup_free_ char *buf = malloc((size_t)st->st_size + 1);
-        size_t len = 0;
+        ssize_t len;
 
         if (!buf)
                 return -ENOMEM;
-        while (len <= (size_t)st->st_size) {
-                ssize_t k = read(fd, buf + len, (size_t)st->st_size + 1 - len);
-                if (k < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (k == 0)
-                        break;
-                len += (size_t)k;
-        }
-        if (len > (size_t)st->st_size)
+        len = pread_full(fd, buf, (size_t)st->st_size + 1, 0);
+        if (len < 0)
+                return (int)len;
+        if ((size_t)len > (size_t)st->st_size)
                 return -ESTALE; /* grew past its size while read */
         buf[len] = 0;
         *ret_buf = TAKE_PTR(buf);
-        *ret_len = len;
+        *ret_len = (size_t)len;
         return 0;
 }
 

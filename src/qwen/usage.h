@@ -1,6 +1,6 @@
 /* usage.h: usage salvage. Replays a transcript's ui_telemetry events into the exact
  * usage_record.jsonl line Qwen Code's summarizeTranscript() makes. This module never touches
- * usage_record.jsonl itself: usageidx.c is its one reader and writer. */
+ * usage_record.jsonl itself: usage-index.c reads it, usage-append.c appends to it. */
 #pragma once
 
 #include <stdbool.h>

@@ -16,7 +16,7 @@
 #include "erase.h"
 #include "fsutil.h"
 #include "json.h"
-#include "jsonfile.h"
+#include "json-input.h"
 #include "log.h"
 #include "macro.h"
 #include "qwen.h"
@@ -30,7 +30,7 @@ static bool enrich_worktree_live(int dfd, const char *name) {
 
         if (dfd < 0)
                 return false;
-        r = json_read_input(dfd, name, JSON_INPUT_WORKTREE, &o);
+        r = json_input_read(dfd, name, JSON_INPUT_WORKTREE, &o);
         if (r == -ENOENT)
                 return false;
         if (r < 0)
@@ -137,7 +137,7 @@ static int enrich_tasks_load(int tmp_fd, const char *hash, EnrichTasks *t) {
         r = enrich_logs_load(hfd, t);
         if (r < 0)
                 return r;
-        r = json_read_input(hfd, "scheduled_tasks.json", JSON_INPUT_TASKS, &o);
+        r = json_input_read(hfd, "scheduled_tasks.json", JSON_INPUT_TASKS, &o);
         if (r == -ENOENT)
                 return 0;
         if (r == -ENOMEM)

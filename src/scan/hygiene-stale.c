@@ -34,7 +34,7 @@
 #include "hygiene.h"
 #include "js.h"
 #include "json.h"
-#include "jsonfile.h"
+#include "json-input.h"
 #include "live.h"
 #include "log.h"
 #include "macro.h"
@@ -269,7 +269,7 @@ static int hygiene_stale_chats(HygieneStale *h, int cfd) {
                 } else if (S_ISREG(st.st_mode) && hygiene_stale_id(name, ".worktree.json", id)) {
                         json_object *o = NULL, *p = NULL;
 
-                        if (json_read_input(cfd, name, JSON_INPUT_WORKTREE, &o) < 0 ||
+                        if (json_input_read(cfd, name, JSON_INPUT_WORKTREE, &o) < 0 ||
                             !json_object_is_type(o, json_type_object))
                                 r = hygiene_stale_keep(h, "an unreadable worktree sidecar: %s",
                                                        name);
@@ -496,7 +496,7 @@ static void hygiene_stale_org_activity(HygieneStale *h, int pfd, const struct st
         json_object *o = NULL, *v = NULL;
         msec_t newest = 0;
 
-        if (json_read_input(pfd, "session-organization.v1.json", JSON_INPUT_ORGANIZATION, &o) < 0 ||
+        if (json_input_read(pfd, "session-organization.v1.json", JSON_INPUT_ORGANIZATION, &o) < 0 ||
             !json_object_is_type(o, json_type_object)) {
                 json_object_put(o);
                 h->mtime = MAX(h->mtime, hygiene_mtime(st));

@@ -27,7 +27,7 @@
 #include "hygiene-int.h"
 #include "hygiene.h"
 #include "json.h"
-#include "jsonfile.h"
+#include "json-input.h"
 #include "live.h"
 #include "log.h"
 #include "macro.h"
@@ -162,7 +162,7 @@ bool hygiene_tasks_empty(int hfd) {
         json_object *o = NULL;
         bool empty;
 
-        if (json_read_input(hfd, "scheduled_tasks.json", JSON_INPUT_TASKS, &o) < 0)
+        if (json_input_read(hfd, "scheduled_tasks.json", JSON_INPUT_TASKS, &o) < 0)
                 return false;
         empty = json_object_is_type(o, json_type_array) && json_object_array_length(o) == 0;
         json_object_put(o);
@@ -177,7 +177,7 @@ bool hygiene_lock_live(int hfd) {
         uint64_t ticks;
         bool live = true;
 
-        if (json_read_input(hfd, "scheduled_tasks.lock", JSON_INPUT_TASKS_LOCK, &o) < 0)
+        if (json_input_read(hfd, "scheduled_tasks.lock", JSON_INPUT_TASKS_LOCK, &o) < 0)
                 return true;
         if (json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, "pid", &pid) &&
             json_object_is_type(pid, json_type_int) && json_object_get_int64(pid) > 0)

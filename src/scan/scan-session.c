@@ -48,8 +48,8 @@ static const char *scan_type_name(mode_t m) {
 
 static void scan_copy_done(ScanCopy *c) {
         free(c->problem);
-        head_info_done(&c->head);
-        tail_info_done(&c->tail);
+        record_head_info_done(&c->head);
+        record_tail_info_done(&c->tail);
         *c = (ScanCopy){};
 }
 

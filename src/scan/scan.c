@@ -34,7 +34,7 @@
 #include "fsutil.h"
 #include "hygiene.h"
 #include "json.h"
-#include "jsonfile.h"
+#include "json-input.h"
 #include "live.h"
 #include "log.h"
 #include "macro.h"
@@ -415,7 +415,7 @@ int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
         if (r < 0)
                 return scan_project_unlisted(ctx, name, "", r) < 0 ? -ENOMEM : 0;
 
-        r = json_read_input(pfd, "session-organization.v1.json", JSON_INPUT_ORGANIZATION,
+        r = json_input_read(pfd, "session-organization.v1.json", JSON_INPUT_ORGANIZATION,
                             &p.org_root);
         if (r == 0 && !json_object_is_type(p.org_root, json_type_object))
                 r = -EBADMSG; /* no organisation store: what a delete's edit refuses too */

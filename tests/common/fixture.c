@@ -24,6 +24,7 @@
 #include "macro.h"
 #include "roots.h"
 #include "scan.h"
+#include "usage-append.h"
 #include "util.h"
 
 int fixture_new(char **ret_root) {
@@ -911,4 +912,33 @@ int cold_compress(int dir_fd, const char *name, int cold_fd, int level, const Fi
         if (r < 0)
                 return r;
         return cold_ctx_compress(c, dir_fd, name, cold_fd, expect, 0, step, userdata, ret);
+}
+
+int fixture_usage_append(int global_fd, const char *line) {
+        UsageAppend a;
+        const char *nl;
+        size_t len;
+        int r;
+
+        if (!line)
+                return -EINVAL;
+        len = strlen(line);
+        nl = memchr(line, '\n', len);
+        if (len < 2 || !nl || nl != line + len - 1)
+                return -EINVAL; /* exactly one complete line */
+        r = usage_append_begin(global_fd, line, len, &a);
+        if (r < 0)
+                return r;
+        return usage_append_end(&a, fsync(a.fd) < 0 ? -errno : 0);
+}
+
+int fixture_roots_resolve(const char *home, const char *qwen_home, const char *runtime_env,
+                          Tree *ret) {
+        RootsOptions o = {
+                .home = home,
+                .qwen_home = qwen_home,
+                .runtime_env = runtime_env,
+        };
+
+        return roots_resolve_opts(&o, ret, NULL);
 }

@@ -134,3 +134,11 @@ int fixture_corpus_scan(FixtureCorpus *fx, unsigned hygiene);
  * verification failed (nothing removed); other -errno. */
 int cold_compress(int dir_fd, const char *name, int cold_fd, int level, const FileId *expect,
                   ColdStepFn step, void *userdata, ColdResult *ret);
+/* Append exactly one complete line (ending in '\n', not empty) to G/usage_record.jsonl as the
+ * executor's group commit does: usage_append_begin(), fsync, usage_append_end(). 0 or -errno
+ * (-EINVAL for anything but one line). */
+int fixture_usage_append(int global_fd, const char *line);
+
+/* roots_resolve_opts() with Qwen's default system paths and no environment (root mode). */
+int fixture_roots_resolve(const char *home, const char *qwen_home, const char *runtime_env,
+                          Tree *ret);

@@ -31,7 +31,7 @@
 #include "testseam.h"
 #include "usage.h"
 #include "usageahead.h"
-#include "usageidx.h"
+#include "usage-index.h"
 #include "testskip.h"
 
 /* ---------------------------------------------------------------- the seams */
@@ -824,7 +824,7 @@ static int teardown(void **state) {
 static int usage_readable(T *t, const char *id) {
         _cleanup_close_ int g = open(t->qwen, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         assert_true(g >= 0);
-        return usage_has_session(g, id);
+        return usage_index_has_session(g, id);
 }
 
 static void check_salvage_failure_keeps_session(T *t, Verb verb, int err) {

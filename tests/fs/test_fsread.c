@@ -1,6 +1,6 @@
 /* test_fsread.c: the readers' side of the safe-filesystem layer on real files, in both modes of
  * fsutil.c (openat2 and the fallback walk): fs_open_noatime() (fsread.c: no symlink, never
- * blocking, no atime update where permitted) and json_read_file()/json_read_input() (jsonfile.c:
+ * blocking, no atime update where permitted) and json_read_file()/json_input_read() (jsonfile.c:
  * JSON.parse's dialect, the size limit, regular files only). */
 #include "autoconf.h"
 
@@ -21,7 +21,7 @@
 #include "fixture.h"
 #include "fsutil.h"
 #include "json.h"
-#include "jsonfile.h"
+#include "json-input.h"
 #include "macro.h"
 #include "testdata.h"
 
@@ -133,7 +133,7 @@ static void test_json_read_file_limits(void **state) {
                 assert_int_equal(json_read_file(dfd, "small.json", 1024, _JSON_DIALECT_MAX, &o),
                                  -EINVAL);
                 assert_null(o);
-                assert_int_equal(json_read_input(dfd, "x.runtime.json", JSON_INPUT_CLAIM, &o), 0);
+                assert_int_equal(json_input_read(dfd, "x.runtime.json", JSON_INPUT_CLAIM, &o), 0);
                 assert_string_equal(json_get_string(o, "session_id"), "X");
                 json_object_put(o);
                 o = NULL;
@@ -160,7 +160,7 @@ static void test_json_inputs_at_max_and_one_past(void **state) {
                 memcpy(text + i->max - 2, "\"}", 3);
                 assert_int_equal(strlen(text), i->max);
                 assert_int_equal(fixture_write(root, "in.json", text), 0);
-                if (json_read_input(dfd, "in.json", in, &o) != 0)
+                if (json_input_read(dfd, "in.json", in, &o) != 0)
                         fail_msg("%s: not read at its maximum (%zu bytes)", i->file, i->max);
                 assert_true(json_object_object_get_ex(o, "pad", &v));
                 assert_int_equal(json_object_get_string_len(v), i->max - 10);
@@ -168,7 +168,7 @@ static void test_json_inputs_at_max_and_one_past(void **state) {
                 o = NULL;
                 strcat(text, " ");
                 assert_int_equal(fixture_write(root, "in.json", text), 0);
-                if (json_read_input(dfd, "in.json", in, &o) != -EFBIG)
+                if (json_input_read(dfd, "in.json", in, &o) != -EFBIG)
                         fail_msg("%s: read one byte past its maximum", i->file);
                 assert_null(o);
         }

@@ -62,7 +62,7 @@ static void test_roots_normalize_and_tilde(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 _cleanup_(tree_done) Tree t = {};
 
-                assert_int_equal(roots_resolve(cases[i].home, cases[i].qwen_home, NULL, &t), 0);
+                assert_int_equal(fixture_roots_resolve(cases[i].home, cases[i].qwen_home, NULL, &t), 0);
                 if (!streq(t.global_dir, cases[i].g))
                         fail_msg("QWEN_HOME=%s: %s, want %s", cases[i].qwen_home, t.global_dir,
                                  cases[i].g);
@@ -80,7 +80,7 @@ static void test_roots_tilde_name_is_relative(void **state) {
         (void)state;
         assert_non_null(cwd);
         want = strprintf("%s/~x", streq(cwd, "/") ? "" : cwd);
-        assert_int_equal(roots_resolve("/home/u", "~x", "~x", &t), 0);
+        assert_int_equal(fixture_roots_resolve("/home/u", "~x", "~x", &t), 0);
         assert_string_equal(t.global_dir, want);
         assert_string_equal(t.runtime_dir, want);
         assert_int_equal(roots_from_dir("~x/", &u), 0);
@@ -93,17 +93,17 @@ static void test_roots_without_home(void **state) {
         (void)state;
         {
                 Tree t = {};
-                assert_int_equal(roots_resolve(NULL, NULL, NULL, &t), -EINVAL);
-                assert_int_equal(roots_resolve("relative/home", NULL, NULL, &t), -EINVAL);
-                assert_int_equal(roots_resolve("", NULL, NULL, &t), -EINVAL);
-                assert_int_equal(roots_resolve(NULL, "~/q", NULL, &t), -EINVAL);
-                assert_int_equal(roots_resolve(NULL, "/g", "~", &t), -EINVAL);
+                assert_int_equal(fixture_roots_resolve(NULL, NULL, NULL, &t), -EINVAL);
+                assert_int_equal(fixture_roots_resolve("relative/home", NULL, NULL, &t), -EINVAL);
+                assert_int_equal(fixture_roots_resolve("", NULL, NULL, &t), -EINVAL);
+                assert_int_equal(fixture_roots_resolve(NULL, "~/q", NULL, &t), -EINVAL);
+                assert_int_equal(fixture_roots_resolve(NULL, "/g", "~", &t), -EINVAL);
                 assert_null(t.global_dir);
                 assert_null(t.runtime_dir);
         }
         {
                 _cleanup_(tree_done) Tree t = { .uid = 1234 };
-                assert_int_equal(roots_resolve(NULL, "/g", "/r/", &t), 0);
+                assert_int_equal(fixture_roots_resolve(NULL, "/g", "/r/", &t), 0);
                 assert_string_equal(t.global_dir, "/g");
                 assert_string_equal(t.runtime_dir, "/r");
                 assert_int_equal(t.uid, 1234);
@@ -124,18 +124,18 @@ static void test_roots_settings_of_g(void **state) {
                                        "{\"advanced\":{\"runtimeOutputDir\":\"/from-g/x/../rt/\"}}"), 0);
         {
                 _cleanup_(tree_done) Tree t = {};
-                assert_int_equal(roots_resolve(home, g, NULL, &t), 0);
+                assert_int_equal(fixture_roots_resolve(home, g, NULL, &t), 0);
                 assert_string_equal(t.global_dir, g);
                 assert_string_equal(t.runtime_dir, "/from-g/rt");
         }
         {
                 _cleanup_(tree_done) Tree t = {};
-                assert_int_equal(roots_resolve(home, NULL, NULL, &t), 0);
+                assert_int_equal(fixture_roots_resolve(home, NULL, NULL, &t), 0);
                 assert_string_equal(t.runtime_dir, "/from-home");
         }
         {
                 _cleanup_(tree_done) Tree t = {};
-                assert_int_equal(roots_resolve(home, g, "/env-rt", &t), 0);
+                assert_int_equal(fixture_roots_resolve(home, g, "/env-rt", &t), 0);
                 assert_string_equal(t.runtime_dir, "/env-rt");
         }
         {
@@ -144,7 +144,7 @@ static void test_roots_settings_of_g(void **state) {
                 assert_int_equal(fixture_write(root, "g/settings.json",
                                                "// user settings\n{ /* run */ \"advanced\": "
                                                "{\"runtimeOutputDir\": \"/commented\"} // here\n}\n"), 0);
-                assert_int_equal(roots_resolve(home, g, NULL, &t), 0);
+                assert_int_equal(fixture_roots_resolve(home, g, NULL, &t), 0);
                 assert_string_equal(t.runtime_dir, "/commented");
                 assert_int_equal(fixture_write(root, "g/settings.json",
                                                "{\"advanced\":{\"runtimeOutputDir\":\"/from-g/x/../rt/\"}}"), 0);
@@ -152,7 +152,7 @@ static void test_roots_settings_of_g(void **state) {
         {
                 /* an empty QWEN_RUNTIME_DIR is unset (JS truthiness): the setting again */
                 _cleanup_(tree_done) Tree t = {};
-                assert_int_equal(roots_resolve(home, g, "", &t), 0);
+                assert_int_equal(fixture_roots_resolve(home, g, "", &t), 0);
                 assert_string_equal(t.runtime_dir, "/from-g/rt");
         }
 }
@@ -169,7 +169,7 @@ static void test_roots_settings_ignored(void **state) {
         assert_int_equal(fixture_mkdir(root, "g/settings.json"), 0);
         {
                 _cleanup_(tree_done) Tree t = {};
-                assert_int_equal(roots_resolve("/h", g, NULL, &t), ROOTS_UNDETERMINED);
+                assert_int_equal(fixture_roots_resolve("/h", g, NULL, &t), ROOTS_UNDETERMINED);
         }
         {
                 _cleanup_free_ char *p = fixture_path(root, "g/settings.json");
@@ -178,7 +178,7 @@ static void test_roots_settings_ignored(void **state) {
         assert_int_equal(fixture_mkfifo(root, "g/settings.json"), 0);
         {
                 _cleanup_(tree_done) Tree t = {};
-                assert_int_equal(roots_resolve("/h", g, NULL, &t), ROOTS_UNDETERMINED);
+                assert_int_equal(fixture_roots_resolve("/h", g, NULL, &t), ROOTS_UNDETERMINED);
         }
         {
                 _cleanup_free_ char *p = fixture_path(root, "g/settings.json");
@@ -193,13 +193,13 @@ static void test_roots_settings_ignored(void **state) {
         assert_int_equal(fixture_write(root, "g/settings.json", big), 0);
         {
                 _cleanup_(tree_done) Tree t = {};
-                assert_int_equal(roots_resolve("/h", g, NULL, &t), ROOTS_UNDETERMINED);
+                assert_int_equal(fixture_roots_resolve("/h", g, NULL, &t), ROOTS_UNDETERMINED);
         }
         big[n - 1] = 0; /* exactly 4 MiB: read */
         assert_int_equal(fixture_write(root, "g/settings.json", big), 0);
         {
                 _cleanup_(tree_done) Tree t = {};
-                assert_int_equal(roots_resolve("/h", g, NULL, &t), 0);
+                assert_int_equal(fixture_roots_resolve("/h", g, NULL, &t), 0);
                 assert_string_equal(t.runtime_dir, "/rt");
         }
         assert_int_equal(fixture_write(root, "g/settings.json",
@@ -207,7 +207,7 @@ static void test_roots_settings_ignored(void **state) {
         {
                 _cleanup_(tree_done) Tree t = {};
                 /* "~" with no home: not known, never G */
-                assert_int_equal(roots_resolve(NULL, g, NULL, &t), ROOTS_UNDETERMINED);
+                assert_int_equal(fixture_roots_resolve(NULL, g, NULL, &t), ROOTS_UNDETERMINED);
         }
 }
 

@@ -29,7 +29,7 @@
 #include "fixture.h"
 #include "inventory.h"
 #include "json.h"
-#include "jsonfile.h"
+#include "json-input.h"
 #include "live.h"
 #include "macro.h"
 #include "owner.h"
@@ -1105,34 +1105,34 @@ static void test_json_inputs_read_as_json_parse(void **state) {
                 assert_non_null(info->qgc);
                 assert_true(info->max >= 64 * 1024);
         }
-        assert_string_equal(json_dialect_to_string(JSON_DIALECT_PARSE), "JSON.parse");
+        assert_string_equal(json_input_dialect_to_string(JSON_DIALECT_PARSE), "JSON.parse");
 
         assert_int_equal(fixture_write(fx->root, "json/ok", " {\"pid\":1,\"pid\":2}\n"), 0);
         dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         assert_true(dfd >= 0);
-        assert_int_equal(json_read_input(dfd, "ok", JSON_INPUT_CLAIM, &o), 0);
+        assert_int_equal(json_input_read(dfd, "ok", JSON_INPUT_CLAIM, &o), 0);
         assert_int_equal(json_object_get_int64(json_object_object_get(o, "pid")), 2);
         json_object_put(o);
         o = NULL;
         for (size_t k = 0; k < ELEMENTSOF(refused); k++) {
                 assert_int_equal(fixture_write(fx->root, "json/bad", refused[k]), 0);
                 for (JsonInput i = 0; i < _JSON_INPUT_MAX; i++)
-                        if (json_read_input(dfd, "bad", i, &o) != -EBADMSG) {
+                        if (json_input_read(dfd, "bad", i, &o) != -EBADMSG) {
                                 print_error("'%s' as %s: not refused\n", refused[k],
                                             json_input_info(i)->file);
                                 fail();
                         }
         }
         assert_int_equal(symlinkat("ok", dfd, "link"), 0);
-        assert_int_equal(json_read_input(dfd, "link", JSON_INPUT_REGISTRY, &o), -ELOOP);
-        assert_int_equal(json_read_input(dfd, "none", JSON_INPUT_REGISTRY, &o), -ENOENT);
+        assert_int_equal(json_input_read(dfd, "link", JSON_INPUT_REGISTRY, &o), -ELOOP);
+        assert_int_equal(json_input_read(dfd, "none", JSON_INPUT_REGISTRY, &o), -ENOENT);
         memset(big, ' ', sizeof big);
         big[sizeof big - 3] = '{';
         big[sizeof big - 2] = '}';
         big[sizeof big - 1] = 0;
         assert_int_equal(fixture_write(fx->root, "json/big", big), 0);
-        assert_int_equal(json_read_input(dfd, "big", JSON_INPUT_TASKS_LOCK, &o), -EFBIG);
-        assert_int_equal(json_read_input(dfd, "big", JSON_INPUT_TASKS, &o), 0);
+        assert_int_equal(json_input_read(dfd, "big", JSON_INPUT_TASKS_LOCK, &o), -EFBIG);
+        assert_int_equal(json_input_read(dfd, "big", JSON_INPUT_TASKS, &o), 0);
         json_object_put(o);
 }
 
@@ -1384,7 +1384,7 @@ static void test_roots_resolve_default(void **state) {
         _cleanup_(tree_done) Tree t = {};
         (void)state;
 
-        assert_int_equal(roots_resolve("/nonexistent/home/u", NULL, NULL, &t), 0);
+        assert_int_equal(fixture_roots_resolve("/nonexistent/home/u", NULL, NULL, &t), 0);
         assert_string_equal(t.global_dir, "/nonexistent/home/u/.qwen");
         assert_string_equal(t.runtime_dir, "/nonexistent/home/u/.qwen");
 }
@@ -1406,7 +1406,7 @@ static void test_roots_resolve_env_expansion(void **state) {
                 _cleanup_(tree_done) Tree t = {};
                 print_message("  case %zu: %s %s\n", i, cases[i].qwen_home,
                               cases[i].runtime ? cases[i].runtime : "(null)");
-                assert_int_equal(roots_resolve("/h", cases[i].qwen_home, cases[i].runtime, &t), 0);
+                assert_int_equal(fixture_roots_resolve("/h", cases[i].qwen_home, cases[i].runtime, &t), 0);
                 assert_string_equal(t.global_dir, cases[i].g);
                 assert_string_equal(t.runtime_dir, cases[i].r);
         }
@@ -1419,7 +1419,7 @@ static void test_roots_resolve_relative_against_cwd(void **state) {
 
         assert_non_null(cwd);
         want = strprintf("%s/rel/q", streq(cwd, "/") ? "" : cwd);
-        assert_int_equal(roots_resolve("/h", "rel/q", NULL, &t), 0);
+        assert_int_equal(fixture_roots_resolve("/h", "rel/q", NULL, &t), 0);
         assert_string_equal(t.global_dir, want);
         assert_int_equal(roots_from_dir("rel/./q/", &u), 0);
         assert_string_equal(u.global_dir, want);
@@ -1449,12 +1449,12 @@ static void test_roots_resolve_settings_runtime_dir(void **state) {
                                                cases[i].settings),
                                  0);
                 if (cases[i].runtime && streq(cases[i].runtime, "!")) {
-                        assert_int_equal(roots_resolve(home, NULL, NULL, &t), ROOTS_UNDETERMINED);
-                        assert_int_equal(roots_resolve(home, NULL, "/env/rt", &e), 0);
+                        assert_int_equal(fixture_roots_resolve(home, NULL, NULL, &t), ROOTS_UNDETERMINED);
+                        assert_int_equal(fixture_roots_resolve(home, NULL, "/env/rt", &e), 0);
                         assert_string_equal(e.runtime_dir, "/env/rt");
                         continue;
                 }
-                assert_int_equal(roots_resolve(home, NULL, NULL, &t), 0);
+                assert_int_equal(fixture_roots_resolve(home, NULL, NULL, &t), 0);
                 if (!cases[i].runtime)
                         want = strdup(g);
                 else if (strneq(cases[i].runtime, "HOME", 4))
@@ -1465,7 +1465,7 @@ static void test_roots_resolve_settings_runtime_dir(void **state) {
                 assert_string_equal(t.global_dir, g);
                 assert_string_equal(t.runtime_dir, want);
                 /* QWEN_RUNTIME_DIR wins over the setting */
-                assert_int_equal(roots_resolve(home, NULL, "/env/rt", &e), 0);
+                assert_int_equal(fixture_roots_resolve(home, NULL, "/env/rt", &e), 0);
                 assert_string_equal(e.runtime_dir, "/env/rt");
         }
 }

@@ -1,4 +1,4 @@
-/* test_usageidx: the incremental usage_record.jsonl index answers exactly as usage_has_session. */
+/* test_usageidx: the incremental usage_record.jsonl index answers exactly as usage_index_has_session. */
 #include "autoconf.h"
 
 #include <stdarg.h>
@@ -22,7 +22,7 @@
 #include "inventory.h"
 #include "usage.h"
 #include "usageahead.h"
-#include "usageidx.h"
+#include "usage-index.h"
 #include "util.h"
 #include "testskip.h"
 
@@ -62,7 +62,7 @@ static void write_usage(T *t, const char *mode, const char *text) {
 
 /* both answers agree, and equal want */
 static void check(T *t, const char *id, int want) {
-        assert_int_equal(usage_has_session(t->fd, id), want);
+        assert_int_equal(usage_index_has_session(t->fd, id), want);
         assert_int_equal(usage_index_has(t->idx, t->fd, id), want);
 }
 
@@ -175,7 +175,7 @@ static void test_usage_index_sees_line_after_fragment(void **state) {
         check(t, "cu", 0);
         write_usage(t, "a", "\n{\"version\":1,\"sessionId\":\"qwen\"}\n{\"version\":1,\"sessionId\":\"cut");
         check(t, "qwen", 1);
-        assert_int_equal(usage_append(t->fd, "{\"version\":1,\"sessionId\":\"qgc\"}\n"), 0);
+        assert_int_equal(fixture_usage_append(t->fd, "{\"version\":1,\"sessionId\":\"qgc\"}\n"), 0);
         check(t, "qgc", 1);
         check(t, "cut", 0);
         check(t, "one", 1);
@@ -196,7 +196,7 @@ static void test_usage_index_has_v1(void **state) {
         assert_int_equal(usage_index_has_v1(t->idx, t->fd), 1);
 }
 
-/* ---- usage_history_freeze: Qwen's rebuild, written once */
+/* ---- usage_index_freeze_history: Qwen's rebuild, written once */
 
 #define FZ_PROJ "projects/-srv-demo-webapp/chats/"
 #define FZ_WEB "aefd2a51-f2fc-4eed-a29c-91292bb022bf"
@@ -247,13 +247,13 @@ static void test_usage_history_freeze_writes_qwens_rebuild(void **state) {
         a = record_of(t, FZ_PROJ FZ_WEB ".jsonl");
         b = record_of(t, FZ_PROJ FZ_DEBUG ".jsonl");
         want = strprintf("%s%s", a, b);
-        assert_int_equal(usage_history_freeze(t->idx, t->fd), 1);
+        assert_int_equal(usage_index_freeze_history(t->idx, t->fd), 1);
         assert_int_equal(fixture_read(t->root, "usage_record.jsonl", &got, NULL), 0);
         assert_string_equal(got, want);
         assert_false(fixture_exists(t->root, ".usage_record.jsonl.qgc-tmp"));
         /* the file has v1 records now: nothing more to do */
         assert_int_equal(usage_index_has_v1(t->idx, t->fd), 1);
-        assert_int_equal(usage_history_freeze(t->idx, t->fd), 0);
+        assert_int_equal(usage_index_freeze_history(t->idx, t->fd), 0);
         check(t, FZ_WEB, 1);
 }
 
@@ -266,16 +266,16 @@ static void test_usage_history_freeze_keeps_the_files_bytes(void **state) {
         a = record_of(t, FZ_PROJ FZ_WEB ".jsonl");
         b = record_of(t, FZ_PROJ FZ_DEBUG ".jsonl");
         want = strprintf("{\"version\":2,\"sessionId\":\"v2\"}\n{\"version\":1,\"sessi\n%s%s", a, b);
-        assert_int_equal(usage_history_freeze(t->idx, t->fd), 1);
+        assert_int_equal(usage_index_freeze_history(t->idx, t->fd), 1);
         assert_int_equal(fixture_read(t->root, "usage_record.jsonl", &got, NULL), 0);
         assert_string_equal(got, want);
 }
 
 static void test_usage_history_freeze_nothing_to_write(void **state) {
         T *t = *state;
-        assert_int_equal(usage_history_freeze(t->idx, t->fd), 0); /* no projects/ */
+        assert_int_equal(usage_index_freeze_history(t->idx, t->fd), 0); /* no projects/ */
         assert_int_equal(fixture_write(t->root, "projects/p/chats/empty.jsonl", ""), 0);
-        assert_int_equal(usage_history_freeze(t->idx, t->fd), 0);
+        assert_int_equal(usage_index_freeze_history(t->idx, t->fd), 0);
         assert_false(fixture_exists(t->root, "usage_record.jsonl"));
 }
 
@@ -285,7 +285,7 @@ static void test_usage_history_freeze_refuses_symlinks(void **state) {
         T *t = *state;
         freeze_tree(t);
         assert_int_equal(fixture_symlink(t->root, FZ_PROJ "link.jsonl", FZ_WEB ".jsonl"), 0);
-        assert_int_equal(usage_history_freeze(t->idx, t->fd), -ELOOP);
+        assert_int_equal(usage_index_freeze_history(t->idx, t->fd), -ELOOP);
         assert_false(fixture_exists(t->root, "usage_record.jsonl"));
         assert_false(fixture_exists(t->root, ".usage_record.jsonl.qgc-tmp"));
 }
@@ -316,7 +316,7 @@ static void test_usage_index_hold_freeze_looks_again(void **state) {
         freeze_tree(t);
         usage_index_hold(t->idx);
         assert_int_equal(usage_index_has_v1(t->idx, t->fd), 0); /* no file yet */
-        assert_int_equal(usage_history_freeze(t->idx, t->fd), 1);
+        assert_int_equal(usage_index_freeze_history(t->idx, t->fd), 1);
         assert_int_equal(usage_index_has_v1(t->idx, t->fd), 1);
         assert_int_equal(usage_index_has(t->idx, t->fd, FZ_WEB), 1);
         usage_index_release(t->idx);
@@ -456,7 +456,7 @@ static void test_usage_index_corpus_agrees(void **state) {
                 assert_true(p - line > 36);
                 memcpy(id, p - 36, 36);
                 id[36] = '\0';
-                int want = usage_has_session(t->fd, id);
+                int want = usage_index_has_session(t->fd, id);
                 assert_true(want >= 0);
                 assert_int_equal(usage_index_has(t->idx, t->fd, id), want);
                 present += want;

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "jsonfile.h"
+#include "json-input.h"
 #include "macro.h"
 #include "util.h"
 
@@ -215,8 +215,8 @@ static void test_json_input_table(void **state) {
                 assert_non_null(info->qwen);
                 assert_non_null(info->qgc);
         }
-        assert_string_equal(json_dialect_to_string(JSON_DIALECT_PARSE), "JSON.parse");
-        assert_null(json_dialect_to_string(_JSON_DIALECT_MAX));
+        assert_string_equal(json_input_dialect_to_string(JSON_DIALECT_PARSE), "JSON.parse");
+        assert_null(json_input_dialect_to_string(_JSON_DIALECT_MAX));
 }
 
 /* json_get_string() and json_get_int(): only the member's own type (an integral double counts). */

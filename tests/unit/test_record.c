@@ -379,7 +379,7 @@ static void test_record_read_head_normal(void **state) {
         assert_string_equal(h.session_id, ID);
         assert_string_equal(h.cwd, "/srv/demo");
         assert_int_equal(h.timestamp, INT64_C(1796019039123));
-        head_info_done(&h);
+        record_head_info_done(&h);
         assert_null(h.session_id);
 }
 
@@ -410,7 +410,7 @@ static void test_record_read_head_errors(void **state) {
                         assert_non_null(why);
                 else
                         assert_null(h.session_id); /* not a string */
-                head_info_done(&h);
+                record_head_info_done(&h);
         }
 }
 
@@ -423,7 +423,7 @@ static void test_record_read_head_skips_unparseable_lines(void **state) {
         assert_int_equal(record_read_head(fd, &h, NULL), 0);
         assert_string_equal(h.session_id, ID);
         assert_int_equal(h.timestamp, 0); /* unparseable */
-        head_info_done(&h);
+        record_head_info_done(&h);
 }
 
 static void test_record_read_head_glued_first_wins(void **state) {
@@ -433,7 +433,7 @@ static void test_record_read_head_glued_first_wins(void **state) {
         (void)state;
         assert_int_equal(record_read_head(fd, &h, NULL), 0);
         assert_string_equal(h.cwd, "/first");
-        head_info_done(&h);
+        record_head_info_done(&h);
 }
 
 static void test_record_read_head_invalid_utf8_and_nul(void **state) {
@@ -444,7 +444,7 @@ static void test_record_read_head_invalid_utf8_and_nul(void **state) {
         (void)state;
         assert_int_equal(record_read_head(fd, &h, NULL), 0);
         assert_string_equal(h.cwd, "/a\xef\xbf\xbd");
-        head_info_done(&h);
+        record_head_info_done(&h);
 }
 
 static void test_record_read_head_line_over_1mib(void **state) {
@@ -487,7 +487,7 @@ static void test_record_read_head_counts_utf16_units(void **state) {
         fd = mkfile(b.buf, b.len);
         assert_int_equal(record_read_head(fd, &h, NULL), 0);
         assert_int_equal(strlen(h.cwd), 1 + 3 * chars);
-        head_info_done(&h);
+        record_head_info_done(&h);
         strbuf_done(&b);
 }
 
@@ -545,7 +545,7 @@ static void test_record_read_head_qwen_golden(void **state) {
                         assert_true(r == -ENODATA || r == -EBADMSG);
                 } else
                         assert_int_equal(r, -E2BIG);
-                head_info_done(&h);
+                record_head_info_done(&h);
                 json_object_put(g);
                 n++;
         }
@@ -584,7 +584,7 @@ static void test_record_read_tail_titles(void **state) {
                         assert_null(t.title);
                 assert_int_equal(t.title_source, cases[i].source);
                 assert_false(t.incomplete);
-                tail_info_done(&t);
+                record_tail_info_done(&t);
         }
 }
 
@@ -601,7 +601,7 @@ static void test_record_read_tail_last_timestamp_and_incomplete(void **state) {
         assert_int_equal(t.last_timestamp, INT64_C(1795996802000));
         assert_true(t.incomplete);
         assert_null(t.title);
-        tail_info_done(&t);
+        record_tail_info_done(&t);
 }
 
 /* The last timestamp is searched from the end: lines without one (or unparseable, glued, blank,
@@ -627,7 +627,7 @@ static void test_record_read_tail_last_timestamp_backwards(void **state) {
 
                 assert_int_equal(record_read_tail(fd, strlen(cases[i].text), &t), 0);
                 assert_int_equal(t.last_timestamp, cases[i].want);
-                tail_info_done(&t);
+                record_tail_info_done(&t);
         }
 }
 
@@ -646,7 +646,7 @@ static void test_record_read_tail_partial_line_ignored(void **state) {
         assert_int_equal(record_read_tail(fd, b.len, &t), 0);
         assert_int_equal(t.last_timestamp, 0);
         assert_false(t.incomplete);
-        tail_info_done(&t);
+        record_tail_info_done(&t);
         strbuf_done(&b);
 }
 
@@ -670,7 +670,7 @@ static void test_record_read_head_beyond_first_look(void **state) {
                 assert_non_null(h.session_id);
                 assert_true(strncmp(h.session_id, "s", 1) == 0 &&
                             (size_t)atoi(h.session_id + 1) == pad);
-                head_info_done(&h);
+                record_head_info_done(&h);
         }
         strbuf_done(&b);
 }
@@ -724,7 +724,7 @@ static void test_record_read_tail_title_in_head_window(void **state) {
         assert_string_equal(t.title, "Early");
         assert_int_equal(t.title_source, TITLE_MANUAL);
         assert_int_equal(t.last_timestamp, INT64_C(1795996805000));
-        tail_info_done(&t);
+        record_tail_info_done(&t);
         strbuf_done(&b);
 }
 
@@ -770,7 +770,7 @@ static void test_record_read_tail_title_in_partial_first_line(void **state) {
                         assert_null(t.title);
                         assert_int_equal(t.title_source, TITLE_NONE);
                 }
-                tail_info_done(&t);
+                record_tail_info_done(&t);
                 strbuf_done(&b);
         }
 }
@@ -819,7 +819,7 @@ static void test_record_read_tail_qwen_title_golden(void **state) {
                         assert_null(t.title);
                         assert_int_equal(t.title_source, TITLE_NONE);
                 }
-                tail_info_done(&t);
+                record_tail_info_done(&t);
                 json_object_put(g);
                 n++;
         }
@@ -921,11 +921,11 @@ static void assert_ends_match(const char *text, size_t n, char *scratch) {
                                 assert_int_equal(e.tail.title_source, TITLE_NONE);
                         }
                 }
-                head_info_done(&e.head);
-                tail_info_done(&e.tail);
+                record_head_info_done(&e.head);
+                record_tail_info_done(&e.tail);
         }
-        head_info_done(&h);
-        tail_info_done(&t);
+        record_head_info_done(&h);
+        record_tail_info_done(&t);
 }
 
 static void test_record_read_ends_matches_head_and_tail(void **state) {
@@ -1117,11 +1117,11 @@ static void test_record_read_ends_blocked_when_nowait_refuses(void **state) {
                         if (want_title)
                                 assert_string_equal(cold.tail.title, "Tail");
                         assert_same_ends(&cold, &warm);
-                        head_info_done(&cold.head);
-                        tail_info_done(&cold.tail);
+                        record_head_info_done(&cold.head);
+                        record_tail_info_done(&cold.tail);
                 }
-                head_info_done(&warm.head);
-                tail_info_done(&warm.tail);
+                record_head_info_done(&warm.head);
+                record_tail_info_done(&warm.tail);
                 nowait_answer = 3;
                 assert_int_equal(record_ends_advise(fd, b.len, want_title), 1);
                 nowait_answer = 1;
@@ -1160,16 +1160,16 @@ static void test_record_read_ends_blocked_on_cold_cache(void **state) {
                                                                   &cold), 0);
                                 if (cold.blocked || try == COLD_TRIES)
                                         break;
-                                head_info_done(&cold.head);
-                                tail_info_done(&cold.tail);
+                                record_head_info_done(&cold.head);
+                                record_tail_info_done(&cold.tail);
                                 assert_true(drop_cache(fd, b.len));
                         }
                         if (!cold.blocked) {
                                 /* nine times the read-ahead that the no-wait read started was
                                  * done before it looked again: this disk cannot show it (the
                                  * test above checks "blocked" without a disk) */
-                                head_info_done(&cold.head);
-                                tail_info_done(&cold.tail);
+                                record_head_info_done(&cold.head);
+                                record_tail_info_done(&cold.tail);
                                 no_cold = true;
                                 goto out; /* leaves the loops' scopes: their cleanups run */
                         }
@@ -1184,8 +1184,8 @@ static void test_record_read_ends_blocked_on_cold_cache(void **state) {
                         assert_false(warm.blocked);
                         assert_same_ends(&cold, &warm);
                         assert_int_equal(record_ends_advise(fd, b.len, want_title), 1);
-                        head_info_done(&warm.head);
-                        tail_info_done(&warm.tail);
+                        record_head_info_done(&warm.head);
+                        record_tail_info_done(&warm.tail);
 
                         /* dropped again: advised (the same race as above), and the reads are
                          * the same */
@@ -1196,17 +1196,17 @@ static void test_record_read_ends_blocked_on_cold_cache(void **state) {
                         }
                         if (adv != 0) {
                                 /* as above: the read-ahead won nine times */
-                                head_info_done(&cold.head);
-                                tail_info_done(&cold.tail);
+                                record_head_info_done(&cold.head);
+                                record_tail_info_done(&cold.tail);
                                 no_cold = true;
                                 goto out;
                         }
                         assert_int_equal(record_read_ends(fd, b.len, want_title, scratch, &warm), 0);
                         assert_same_ends(&cold, &warm);
-                        head_info_done(&warm.head);
-                        tail_info_done(&warm.tail);
-                        head_info_done(&cold.head);
-                        tail_info_done(&cold.tail);
+                        record_head_info_done(&warm.head);
+                        record_tail_info_done(&warm.tail);
+                        record_head_info_done(&cold.head);
+                        record_tail_info_done(&cold.tail);
                 }
         /* an empty file: nothing to advise */
         assert_int_equal(record_ends_advise(-1, 0, true), 1);

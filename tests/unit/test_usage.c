@@ -17,10 +17,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fixture.h"
 #include "macro.h"
 #include "testdata.h"
 #include "usage.h"
-#include "usageidx.h"
+#include "usage-index.h"
 #include "util.h"
 
 /* From a golden line {"<k>":"<name>","record":<record>}, the name and the record's text exactly
@@ -147,7 +148,7 @@ static void test_usage_build_record_hostile_golden(void **state) {
         assert_true(nulls > 5 && nulls < n);
 }
 
-/* ---- usage_has_session */
+/* ---- usage_index_has_session */
 
 static int open_dir(const char *path) {
         int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -161,13 +162,13 @@ static void test_usage_has_session_corpus(void **state) {
         _cleanup_close_ int g = open_dir(tree);
 
         (void)state;
-        assert_int_equal(usage_has_session(g, "aefd2a51-f2fc-4eed-a29c-91292bb022bf"), 1);
-        assert_int_equal(usage_has_session(g, "4dc251a0-65d2-4214-88bd-fb748140e652"), 1);
-        assert_int_equal(usage_has_session(g, "1a914264-8e49-442e-bc79-1cb2de9eae0c"), 1);
-        assert_int_equal(usage_has_session(g, "AEFD2A51-F2FC-4EED-A29C-91292BB022BF"), 0); /* === */
-        assert_int_equal(usage_has_session(g, "aefd2a51"), 0);
-        assert_int_equal(usage_has_session(g, "00000000-0000-0000-0000-000000000000"), 0);
-        assert_int_equal(usage_has_session(g, ""), -EINVAL);
+        assert_int_equal(usage_index_has_session(g, "aefd2a51-f2fc-4eed-a29c-91292bb022bf"), 1);
+        assert_int_equal(usage_index_has_session(g, "4dc251a0-65d2-4214-88bd-fb748140e652"), 1);
+        assert_int_equal(usage_index_has_session(g, "1a914264-8e49-442e-bc79-1cb2de9eae0c"), 1);
+        assert_int_equal(usage_index_has_session(g, "AEFD2A51-F2FC-4EED-A29C-91292BB022BF"), 0); /* === */
+        assert_int_equal(usage_index_has_session(g, "aefd2a51"), 0);
+        assert_int_equal(usage_index_has_session(g, "00000000-0000-0000-0000-000000000000"), 0);
+        assert_int_equal(usage_index_has_session(g, ""), -EINVAL);
 }
 
 typedef struct TmpDir {
@@ -227,7 +228,7 @@ static void test_usage_has_session_hostile_files(void **state) {
 
                 tmpdir_new(&t);
                 write_usage_file(&t, cases[i].content, cases[i].len ? cases[i].len : strlen(cases[i].content));
-                r = usage_has_session(t.fd, "X-1");
+                r = usage_index_has_session(t.fd, "X-1");
                 if (r != cases[i].want)
                         print_error("case %zu: got %d\n", i, r);
                 assert_int_equal(r, cases[i].want);
@@ -240,15 +241,15 @@ static void test_usage_has_session_missing_and_special(void **state) {
 
         (void)state;
         tmpdir_new(&t);
-        assert_int_equal(usage_has_session(t.fd, "X-1"), 0); /* no file */
+        assert_int_equal(usage_index_has_session(t.fd, "X-1"), 0); /* no file */
         assert_int_equal(symlinkat("/etc/passwd", t.fd, "usage_record.jsonl"), 0);
-        assert_int_equal(usage_has_session(t.fd, "X-1"), -ELOOP);
+        assert_int_equal(usage_index_has_session(t.fd, "X-1"), -ELOOP);
         assert_int_equal(unlinkat(t.fd, "usage_record.jsonl", 0), 0);
         assert_int_equal(mkfifoat(t.fd, "usage_record.jsonl", 0600), 0);
-        assert_int_equal(usage_has_session(t.fd, "X-1"), -EBADFD); /* never blocks */
+        assert_int_equal(usage_index_has_session(t.fd, "X-1"), -EBADFD); /* never blocks */
         assert_int_equal(unlinkat(t.fd, "usage_record.jsonl", 0), 0);
         assert_int_equal(mkdirat(t.fd, "usage_record.jsonl", 0700), 0);
-        assert_int_equal(usage_has_session(t.fd, "X-1"), -EBADFD);
+        assert_int_equal(usage_index_has_session(t.fd, "X-1"), -EBADFD);
         tmpdir_done(&t);
 }
 
@@ -275,14 +276,14 @@ static void test_usage_append_creates_and_appends(void **state) {
 
         (void)state;
         tmpdir_new(&t);
-        assert_int_equal(usage_append(t.fd, "{\"sessionId\":\"s1\"}\n"), 0);
+        assert_int_equal(fixture_usage_append(t.fd, "{\"sessionId\":\"s1\"}\n"), 0);
         a = read_usage_file(&t, &st);
         assert_string_equal(a, "{\"sessionId\":\"s1\"}\n");
         assert_int_equal(st.st_mode & 07777, 0600);
-        assert_int_equal(usage_append(t.fd, "{\"sessionId\":\"s2\"}\n"), 0);
+        assert_int_equal(fixture_usage_append(t.fd, "{\"sessionId\":\"s2\"}\n"), 0);
         b = read_usage_file(&t, &st);
         assert_string_equal(b, "{\"sessionId\":\"s1\"}\n{\"sessionId\":\"s2\"}\n");
-        assert_int_equal(usage_has_session(t.fd, "s2"), 1);
+        assert_int_equal(usage_index_has_session(t.fd, "s2"), 1);
         tmpdir_done(&t);
         umask(old);
 }
@@ -293,11 +294,11 @@ static void test_usage_append_refuses_bad_lines(void **state) {
 
         (void)state;
         tmpdir_new(&t);
-        assert_int_equal(usage_append(t.fd, NULL), -EINVAL);
-        assert_int_equal(usage_append(t.fd, ""), -EINVAL);
-        assert_int_equal(usage_append(t.fd, "\n"), -EINVAL);
-        assert_int_equal(usage_append(t.fd, "{}"), -EINVAL);           /* no newline */
-        assert_int_equal(usage_append(t.fd, "{}\n{}\n"), -EINVAL);     /* two lines */
+        assert_int_equal(fixture_usage_append(t.fd, NULL), -EINVAL);
+        assert_int_equal(fixture_usage_append(t.fd, ""), -EINVAL);
+        assert_int_equal(fixture_usage_append(t.fd, "\n"), -EINVAL);
+        assert_int_equal(fixture_usage_append(t.fd, "{}"), -EINVAL);           /* no newline */
+        assert_int_equal(fixture_usage_append(t.fd, "{}\n{}\n"), -EINVAL);     /* two lines */
         assert_int_equal(fstatat(t.fd, "usage_record.jsonl", &st, 0), -1);
         assert_int_equal(errno, ENOENT);
         tmpdir_done(&t);
@@ -309,11 +310,11 @@ static void test_usage_append_refuses_symlink_and_fifo(void **state) {
         (void)state;
         tmpdir_new(&t);
         assert_int_equal(symlinkat("elsewhere", t.fd, "usage_record.jsonl"), 0);
-        assert_int_equal(usage_append(t.fd, "{}\n"), -ELOOP);
+        assert_int_equal(fixture_usage_append(t.fd, "{}\n"), -ELOOP);
         assert_int_equal(faccessat(t.fd, "elsewhere", F_OK, 0), -1); /* not created through it */
         assert_int_equal(unlinkat(t.fd, "usage_record.jsonl", 0), 0);
         assert_int_equal(mkfifoat(t.fd, "usage_record.jsonl", 0600), 0);
-        assert_int_equal(usage_append(t.fd, "{}\n"), -ENXIO); /* no reader: never blocks */
+        assert_int_equal(fixture_usage_append(t.fd, "{}\n"), -ENXIO); /* no reader: never blocks */
         tmpdir_done(&t);
 }
 
@@ -331,14 +332,14 @@ static void test_usage_append_after_partial_line(void **state) {
                                         O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         assert_true(fd >= 0);
         assert_int_equal(write(fd, frag, strlen(frag)), (ssize_t)strlen(frag));
-        assert_int_equal(usage_append(t.fd, "{\"version\":1,\"sessionId\":\"s1\"}\n"), 0);
+        assert_int_equal(fixture_usage_append(t.fd, "{\"version\":1,\"sessionId\":\"s1\"}\n"), 0);
         a = read_usage_file(&t, &st);
         assert_string_equal(a, "{\"version\":1,\"sessionId\":\"cut\",\"mod\n"
                                "{\"version\":1,\"sessionId\":\"s1\"}\n");
-        assert_int_equal(usage_has_session(t.fd, "s1"), 1);
-        assert_int_equal(usage_has_session(t.fd, "cut"), 0);
+        assert_int_equal(usage_index_has_session(t.fd, "s1"), 1);
+        assert_int_equal(usage_index_has_session(t.fd, "cut"), 0);
         /* a file ending in '\n' gets no empty line */
-        assert_int_equal(usage_append(t.fd, "{\"version\":1,\"sessionId\":\"s2\"}\n"), 0);
+        assert_int_equal(fixture_usage_append(t.fd, "{\"version\":1,\"sessionId\":\"s2\"}\n"), 0);
         free(a);
         a = read_usage_file(&t, &st);
         assert_string_equal(a, "{\"version\":1,\"sessionId\":\"cut\",\"mod\n"

@@ -1,7 +1,6 @@
-/* usageidx.h: the one owner of G/usage_record.jsonl (reads and writes). Which sessions already
- * have a line, read once per run: usage_has_session() reads the whole file per call, which made a
- * run that salvages n sessions cost O(n * file size); the index reads each byte once and then
- * only what was appended since. */
+/* usage-index.h: reading G/usage_record.jsonl (usage-index.c): which sessions already have a
+ * line, read once per run (each byte once, then only what was appended since), and the history
+ * Qwen would rebuild, written once. */
 #pragma once
 
 #include <stdbool.h>
@@ -9,19 +8,18 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "usage-append.h"
+
 typedef struct UsageIndex UsageIndex;
 
 int usage_index_new(UsageIndex **ret);
 UsageIndex *usage_index_free(UsageIndex *idx);
-static inline void usage_index_freep(UsageIndex **p) {
-        usage_index_free(*p);
-}
 
 /* Does G/usage_record.jsonl (relative to global_fd) have a line whose sessionId is id?
- * Same answer as usage_has_session(): 1 yes, 0 no (also when the file does not exist), -errno
- * when it cannot be read. Reads only bytes appended since the previous call; starts over when the
- * file was replaced or shrank; falls back to usage_has_session() for a file with lines too long
- * to index. A record after a partial line (a writer died mid-append) counts, as for Qwen. */
+ * Same answer as usage_index_has_session(): 1 yes, 0 no (also when the file does not exist),
+ * -errno when it cannot be read. Reads only bytes appended since the previous call; starts over when the
+ * file was replaced or shrank; falls back to usage_index_has_session() for a file with lines too
+ * long to index. A record after a partial line (a writer died mid-append) counts, as for Qwen. */
 int usage_index_has(UsageIndex *idx, int global_fd, const char *id);
 
 /* Does the file have a record with version 1, the test Qwen's loadUsageHistory makes before it
@@ -33,45 +31,14 @@ int usage_index_has_v1(UsageIndex *idx, int global_fd);
  * time, and answer every later call from what that one saw, instead of one fstatat() per call.
  * The executor holds the index while it prepares a batch and releases it before the batch's
  * append: a line Qwen appends meanwhile is seen by the next batch, as one appended between a
- * session's lookup and the batch's append always was. usage_history_freeze() looks again after
- * it wrote the file. Both are idempotent. */
+ * session's lookup and the batch's append always was. usage_index_freeze_history() looks again
+ * after it wrote the file. Both are idempotent. */
 void usage_index_hold(UsageIndex *idx);
 void usage_index_release(UsageIndex *idx);
 
 /* The exact, slow reader: does a tolerantly parsed line have sessionId id? 1 yes, 0 no (also when
  * the file does not exist), -errno when it exists but cannot be read. */
-int usage_has_session(int global_fd, const char *id);
-
-/* Append line (one complete line ending in '\n') to G/usage_record.jsonl with a single write on
- * an O_APPEND fd, then fsync, then read back. Creates the file 0600 if needed. When the file does
- * not end in '\n' (a writer died mid-append) the write starts with one, so the record starts a
- * line. Returns 0 only when the line is durably in the file and starts a line. A short write (a
- * full disk) is undone in place, see usageidx_undo(), and gives -ENOSPC; other -errno. */
-int usage_append(int global_fd, const char *line);
-
-/* The same for len bytes of complete, non-empty lines (a batch of salvaged records, executor's
- * group commit): one write(), one fsync, every byte read back; all or nothing (a short write is
- * undone as above). */
-int usage_append_lines(int global_fd, const char *lines, size_t len);
-
-/* usage_append_lines() in two halves, so that its fsync can run on another thread while the
- * caller goes on with work that does not depend on the lines (actions-batch.c: the moves of
- * the batch's sessions whose line was in the file already). usage_append_begin() writes (0:
- * every byte; -errno: nothing of ours is left, a short write undone); the caller fsyncs fd and
- * passes the result to usage_append_end(), which reads the bytes back and closes: 0 only when
- * the lines are durably in the file, each starting a line. Nothing that needs the lines may
- * happen before usage_append_end() returned 0. */
-typedef struct UsageAppend {
-        int fd, rfd, global_fd;
-        dev_t dev;
-        ino_t ino;    /* the file appended to */
-        bool created; /* the file was created: its directory is fsynced too */
-        off_t pos;    /* the end of our bytes */
-        const char *line;
-        size_t len;
-} UsageAppend;
-int usage_append_begin(int global_fd, const char *lines, size_t len, UsageAppend *ret);
-int usage_append_end(UsageAppend *a, int fsync_r);
+int usage_index_has_session(int global_fd, const char *id);
 
 /* A transcript may go on the strength of a line the index read (a line qgc did not write this
  * run: Qwen appends without fsync) only once that line is durable. usage_index_sync_open(): 0
@@ -102,4 +69,11 @@ void usage_index_appended(UsageIndex *idx, const UsageAppend *a);
  * step (temporary file, fsync, rename). A symlink on the way (Qwen follows it, qgc never does)
  * or an unreadable transcript fails closed. Returns 1 written, 0 not needed (a v1 record exists,
  * or nothing to write), -errno. */
-int usage_history_freeze(UsageIndex *idx, int global_fd);
+int usage_index_freeze_history(UsageIndex *idx, int global_fd);
+
+/* The cwds ("project") that the file records for the sessions of ids (n, sorted by
+ * ascii_strcasecmp()), each once, appended to *cwds (*n_cwds): a text scan of each line for
+ * "sessionId":"<id>" and "project":"<absolute path>" without escapes, read without moving the
+ * atime in 1 MiB windows, a longer line skipped; a file that cannot be read gives nothing.
+ * 0 or -ENOMEM. */
+int usage_index_projects(int gfd, const char *const *ids, size_t n, char ***cwds, size_t *n_cwds);

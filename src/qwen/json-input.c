@@ -1,4 +1,4 @@
-/* jsonfile.c: json_read_file() and the one table of JSON inputs (jsonfile.h): which dialect each
+/* json-input.c: json_read_file() and the one table of JSON inputs (json-input.h): which dialect each
  * file of a Qwen tree is read in, chosen from the Qwen code that reads it. The rule: where Qwen
  * reads a file with JSON.parse, qgc reads it with the same grammar, so that qgc sees exactly
  * the evidence Qwen sees; what a file that does not parse means is decided by its reader, always
@@ -14,7 +14,7 @@
 
 #include "fsutil.h"
 #include "json.h"
-#include "jsonfile.h"
+#include "json-input.h"
 #include "macro.h"
 
 #define MIB (1024 * 1024)
@@ -94,7 +94,7 @@ const JsonInputInfo *json_input_info(JsonInput input) {
         return &json_inputs[input];
 }
 
-const char *json_dialect_to_string(JsonDialect d) {
+const char *json_input_dialect_to_string(JsonDialect d) {
         static const char *const names[_JSON_DIALECT_MAX] = {
                 [JSON_DIALECT_PARSE] = "JSON.parse",
         };
@@ -133,7 +133,7 @@ int json_read_file(int dfd, const char *name, size_t max, JsonDialect dialect, j
         return 0;
 }
 
-int json_read_input(int dfd, const char *name, JsonInput input, json_object **ret) {
+int json_input_read(int dfd, const char *name, JsonInput input, json_object **ret) {
         const JsonInputInfo *i = json_input_info(input);
 
         return json_read_file(dfd, name, i->max, i->dialect, ret);

@@ -1,6 +1,6 @@
-/* jsonfile.h: the one table of the JSON files of a Qwen tree that qgc reads for evidence, the
+/* json-input.h: the one table of the JSON files of a Qwen tree that qgc reads for evidence, the
  * dialect each is read in (that of the Qwen code that reads it), and the reader of such a file
- * through fsutil.h's safe open (jsonfile.c). */
+ * through fsutil.h's safe open (json-input.c). */
 #pragma once
 
 #include <stddef.h>
@@ -41,7 +41,7 @@ typedef struct JsonInputInfo {
 
 /* The table row of an input (never NULL for a valid input). */
 const JsonInputInfo *json_input_info(JsonInput input);
-const char *json_dialect_to_string(JsonDialect d);
+const char *json_input_dialect_to_string(JsonDialect d);
 
 /* Read (dfd, name) with fs_open_noatime() (no-follow, non-blocking, O_NOATIME where permitted),
  * regular files only (-EBADFD), at most max bytes (-EFBIG), and parse the whole text in dialect:
@@ -50,4 +50,4 @@ const char *json_dialect_to_string(JsonDialect d);
 int json_read_file(int dfd, const char *name, size_t max, JsonDialect dialect,
                    struct json_object **ret);
 /* json_read_file() with the dialect and size limit of input's table row. */
-int json_read_input(int dfd, const char *name, JsonInput input, struct json_object **ret);
+int json_input_read(int dfd, const char *name, JsonInput input, struct json_object **ret);

@@ -1,10 +1,7 @@
-/* usageappend.c: qgc's appends to G/usage_record.jsonl (usageidx.h: usage_append(),
- * usage_append_lines(), usage_append_begin() and usage_append_end()): one write() on an O_APPEND
- * fd, fsync, every byte read back; a failed or short append undone in place. The index and the
- * readers of the file are usageidx.c.
- *
- * Qwen appends to the file without a lock (jsonl writeLineSync: O_APPEND, fsync), so qgc never
- * rewrites bytes that are not its own. */
+/* usage-append.c: qgc's appends to G/usage_record.jsonl: one write() on an O_APPEND fd, fsync,
+ * every byte read back; a failed or short append undone in place. Qwen appends to the file
+ * without a lock (jsonl writeLineSync: O_APPEND, fsync), so qgc never rewrites bytes that are
+ * not its own. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -16,43 +13,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "log.h"
 #include "macro.h"
-#include "usageidx-int.h"
-#include "usageidx.h"
+#include "usage-append.h"
 #include "util.h"
 
-/* ------------------------------------------------------------------ appending */
-
-static int usageidx_pread_all(int fd, void *buf, size_t n, uint64_t off) {
-        size_t got = 0;
-
-        while (got < n) {
-                ssize_t k = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        return -EIO; /* shorter than expected */
-                got += (size_t)k;
-        }
-        return 0;
-}
+#define USAGE_APPEND_FLAGS (O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
+#define USAGE_CREATE_FLAGS \
+        (O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY)
 
 /* Are the n bytes at off exactly buf? 1 yes, 0 no, -errno. */
-static int usageidx_bytes_are(int fd, uint64_t off, const char *buf, size_t n) {
+static int usage_append_bytes_are(int fd, uint64_t off, const char *buf, size_t n) {
         _cleanup_free_ char *got = malloc(MAX(n, (size_t)1));
-        int r;
+        ssize_t k;
 
         if (!got)
                 return -ENOMEM;
-        r = usageidx_pread_all(fd, got, n, off);
-        if (r == -EIO)
-                return 0;
-        if (r < 0)
-                return r;
-        return memcmp(got, buf, n) == 0;
+        k = pread_full(fd, got, n, (off_t)off);
+        if (k < 0)
+                return (int)k;
+        return (size_t)k == n && memcmp(got, buf, n) == 0;
 }
 
 /* Undo the n bytes of a failed append at [off, off + n), which are ours: O_APPEND placed them
@@ -61,7 +42,7 @@ static int usageidx_bytes_are(int fd, uint64_t off, const char *buf, size_t n) {
  * the file this is safe while Qwen appends unlocked: a line Qwen appended after our fragment
  * (even glued to it) stays whole, and now starts on a fresh line. Only when the overwrite itself
  * fails is the file truncated, and only while it still ends exactly where our bytes end. */
-static int usageidx_undo(int fd, uint64_t off, size_t n) {
+static int usage_append_undo(int fd, uint64_t off, size_t n) {
         _cleanup_free_ char *blank = NULL;
         struct stat st;
         int flags, r = 0;
@@ -94,33 +75,7 @@ static int usageidx_undo(int fd, uint64_t off, size_t n) {
         return fsync(fd) < 0 ? -errno : 0;
 }
 
-/* Append one line on a fresh line with a single write() on an O_APPEND fd, fsync, and read it
- * back. */
-int usage_append(int global_fd, const char *line) {
-        size_t len;
-        const char *nl;
-
-        if (!line)
-                return -EINVAL;
-        len = strlen(line);
-        nl = memchr(line, '\n', len);
-        if (len < 2 || !nl || nl != line + len - 1)
-                return -EINVAL; /* exactly one complete line */
-        return usage_append_lines(global_fd, line, len);
-}
-
-/* The group commit: lines (complete, none empty) with one write(), one fsync, one read-back. */
-int usage_append_lines(int global_fd, const char *line, size_t len) {
-        UsageAppend a;
-        int r;
-
-        r = usage_append_begin(global_fd, line, len, &a);
-        if (r < 0)
-                return r;
-        return usage_append_end(&a, fsync(a.fd) < 0 ? -errno : 0);
-}
-
-/* The second half of usage_append_lines(): fsync_r is what the fsync of a->fd returned; then the
+/* The second half of an append: fsync_r is what the fsync of a->fd returned; then the
  * bytes are read back, a new file's directory entry made durable, and a's fds closed. */
 int usage_append_end(UsageAppend *a, int fsync_r) {
         _cleanup_close_ int fd = TAKE_FD(a->fd), rfd = TAKE_FD(a->rfd);
@@ -134,10 +89,11 @@ int usage_append_end(UsageAppend *a, int fsync_r) {
                 /* Not durable. Our lines stay readable in the page cache (after a failed fsync
                  * Linux may even mark the pages clean), and the next run would trust them and
                  * let the transcripts go: undo them in place, as a short write is. */
-                r = (uint64_t)pos >= len ? usageidx_bytes_are(rfd, (uint64_t)pos - len, line, len)
-                                         : 0;
+                r = 0;
+                if ((uint64_t)pos >= len)
+                        r = usage_append_bytes_are(rfd, (uint64_t)pos - len, line, len);
                 if (r > 0)
-                        r = usageidx_undo(fd, (uint64_t)pos - len, len);
+                        r = usage_append_undo(fd, (uint64_t)pos - len, len);
                 if (r < 0)
                         log_warning_errno(r,
                                           "%s: lines whose fsync failed could not be undone (a "
@@ -147,9 +103,9 @@ int usage_append_end(UsageAppend *a, int fsync_r) {
         }
         if ((uint64_t)pos < len)
                 return -EIO;
-        r = usageidx_bytes_are(rfd, (uint64_t)pos - len, line, len);
+        r = usage_append_bytes_are(rfd, (uint64_t)pos - len, line, len);
         if (r > 0 && (uint64_t)pos > len)
-                r = usageidx_bytes_are(rfd, (uint64_t)pos - len - 1, "\n", 1);
+                r = usage_append_bytes_are(rfd, (uint64_t)pos - len - 1, "\n", 1);
         if (r <= 0)
                 return r < 0 ? r : -EIO; /* not a readable line: keep the session */
         if (a->created && fsync(a->global_fd) < 0)
@@ -176,30 +132,24 @@ int usage_append_begin(int global_fd, const char *line, size_t len, UsageAppend 
             memmem(line, len, "\n\n", 2))
                 return -EINVAL; /* complete lines, none empty */
 
-        fd = usageidx_openat(global_fd, USAGE_FILE,
-                    O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0);
-        if (fd < 0 && errno == ENOENT) {
-                fd = usageidx_openat(global_fd, USAGE_FILE,
-                            O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW |
-                                    O_NOCTTY,
-                            0600);
+        fd = fs_openat(global_fd, USAGE_FILE, USAGE_APPEND_FLAGS, 0);
+        if (fd == -ENOENT) {
+                fd = fs_openat(global_fd, USAGE_FILE, USAGE_CREATE_FLAGS, 0600);
                 created = fd >= 0;
-                if (fd < 0 && errno == EEXIST) /* lost a race with another writer */
-                        fd = usageidx_openat(global_fd, USAGE_FILE,
-                                    O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
-                                            O_NOCTTY, 0);
+                if (fd == -EEXIST) /* lost a race with another writer */
+                        fd = fs_openat(global_fd, USAGE_FILE, USAGE_APPEND_FLAGS, 0);
         }
         if (fd < 0)
-                return -errno;
+                return fd;
         if (fstat(fd, &st) < 0)
                 return -errno;
         if (!S_ISREG(st.st_mode))
                 return -EBADFD;
         /* a second, read-only handle on the same file, to look at the last byte and to read our
          * line back */
-        rfd = usageidx_open_read(global_fd);
+        rfd = fs_openat(global_fd, USAGE_FILE, USAGE_READ_FLAGS, 0);
         if (rfd < 0)
-                return -errno;
+                return rfd;
         if (fstat(rfd, &rst) < 0)
                 return -errno;
         if (rst.st_dev != st.st_dev || rst.st_ino != st.st_ino)
@@ -212,9 +162,11 @@ int usage_append_begin(int global_fd, const char *line, size_t len, UsageAppend 
                 return -errno;
         if (pos0 > 0) {
                 char c;
-                r = usageidx_pread_all(rfd, &c, 1, (uint64_t)pos0 - 1);
-                if (r < 0)
-                        return r;
+                k = pread_full(rfd, &c, 1, pos0 - 1);
+                if (k < 0)
+                        return (int)k;
+                if (k == 0)
+                        return -EIO;
                 fresh = c == '\n';
         }
         n = len + !fresh;
@@ -259,9 +211,9 @@ int usage_append_begin(int global_fd, const char *line, size_t len, UsageAppend 
                 start = (uint64_t)pos0;
         } else
                 return r; /* nothing of ours was written */
-        int q = usageidx_bytes_are(rfd, start, buf, m);
+        int q = usage_append_bytes_are(rfd, start, buf, m);
         if (q > 0)
-                q = usageidx_undo(fd, start, m);
+                q = usage_append_undo(fd, start, m);
         else if (q == 0)
                 q = -EIO; /* not ours after all: leave the file alone */
         if (q < 0)
