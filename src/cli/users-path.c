@@ -1,4 +1,4 @@
-/* users-path.c: the safe-path check of root mode (users_check_tree_path()): a walk from / down
+/* users-path.c: the safe-path check of root mode (users_path_check()): a walk from / down
  * a user's tree, one component at a time, that proves nobody but root and the user could have
  * planted or redirected any part of it. users.c runs it on every home before it forks. */
 #include "autoconf.h"
@@ -161,7 +161,7 @@ static int users_walk_step(PathWalk *w, char **ret_reason) {
         return r < 0 ? r : 1;
 }
 
-int users_check_tree_path(const char *path, uid_t uid, char **ret_canonical, char **ret_reason) {
+int users_path_check(const char *path, uid_t uid, char **ret_canonical, char **ret_reason) {
         _cleanup_(users_walk_done) PathWalk w = { .fd = -EBADF, .uid = uid };
         struct stat st;
         int r;

@@ -4,7 +4,7 @@
  * in the home. Children run one at a time; the parent only counts and reports, and waits for each
  * at most admin.user-timeout (the user owns the child after the drop and may stop it: it is then
  * killed and that user alone fails). The check of a home's path is users-path.c's
- * (users_check_tree_path()). */
+ * (users_path_check()). */
 #include "autoconf.h"
 
 #include <dirent.h>
@@ -290,11 +290,11 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
                 if (r == ROOTS_UNDETERMINED)
                         *ret_unknown = true;
                 if (r >= 0)
-                        r = users_check_tree_path(t.global_dir, u->uid, &g, &why);
+                        r = users_path_check(t.global_dir, u->uid, &g, &why);
                 else if (r != ROOTS_UNDETERMINED || !why)
                         users_reason(&why, r, "cannot resolve the Qwen dirs of '%s'", u->homes[i]);
                 if (r >= 0 && t.runtime_dir && !streq(t.runtime_dir, t.global_dir))
-                        r = users_check_tree_path(t.runtime_dir, u->uid, &rt, &why);
+                        r = users_path_check(t.runtime_dir, u->uid, &rt, &why);
                 if (r < 0) {
                         tree_done(&t);
                         if (strbuf_printf(&why_all, "%s%s", why_all.len > 0 ? "; " : "",
@@ -736,7 +736,7 @@ static int users_filter_homes(UserCand *u, UserTally *tally) {
                         free(u->homes[i]);
                         continue;
                 }
-                r = users_check_tree_path(g, u->uid, NULL, &why);
+                r = users_path_check(g, u->uid, NULL, &why);
                 if (r < 0) {
                         log_warning("%s: skipped: %s", u->name, why ? why : errno_to_string(-r));
                         skipped = true;

@@ -37,4 +37,4 @@ int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata,
  * directory must be owned by `uid` and not group- or world-writable at all.
  * Returns 0 and the symlink-free path in *ret_canonical (may be NULL); -EPERM with a reason in
  * *ret_reason when unsafe; -ENOENT/-ENOTDIR/-ELOOP/... (also with a reason) otherwise. */
-int users_check_tree_path(const char *path, uid_t uid, char **ret_canonical, char **ret_reason);
+int users_path_check(const char *path, uid_t uid, char **ret_canonical, char **ret_reason);
