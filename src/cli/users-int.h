@@ -5,4 +5,4 @@
 #include "macro.h"
 
 /* Store a formatted reason in *ret (when ret is not NULL) and return r. */
-_printf_(3, 4) int users_reason(char **ret, int r, const char *fmt, ...);
+_printf_(3, 4) int users_path_reason(char **ret, int r, const char *fmt, ...);

@@ -23,12 +23,12 @@
 static int users_check_component(const struct stat *st, uid_t uid, const char *path,
                                  char **ret_reason) {
         if (st->st_uid != 0 && st->st_uid != uid)
-                return users_reason(ret_reason, -EPERM,
+                return users_path_reason(ret_reason, -EPERM,
                                     "'%s' is owned by uid %u, not by root or uid %u", path,
                                     (unsigned)st->st_uid, (unsigned)uid);
         if (S_ISDIR(st->st_mode) && (st->st_mode & (S_IWGRP | S_IWOTH)) &&
             !(st->st_mode & S_ISVTX))
-                return users_reason(ret_reason, -EPERM, "'%s' is %s-writable", path,
+                return users_path_reason(ret_reason, -EPERM, "'%s' is %s-writable", path,
                                     (st->st_mode & S_IWOTH) ? "world" : "group");
         return 0;
 }
@@ -87,10 +87,10 @@ static int users_walk_link(PathWalk *w, const char *name, const char *cur, char 
         ssize_t len;
 
         if (++w->n_links > USERS_SYMLINK_MAX)
-                return users_reason(ret_reason, -ELOOP, "too many symlinks at '%s'", cur);
+                return users_path_reason(ret_reason, -ELOOP, "too many symlinks at '%s'", cur);
         len = readlinkat(w->fd, name, target, sizeof(target) - 1);
         if (len < 0)
-                return users_reason(ret_reason, -errno, "cannot read symlink '%s': %m", cur);
+                return users_path_reason(ret_reason, -errno, "cannot read symlink '%s': %m", cur);
         target[len] = '\0';
         n = strprintf("%s/%s", target, w->rest + w->off);
         if (!n)
@@ -110,13 +110,13 @@ static int users_walk_into(PathWalk *w, const char *name, const struct stat *st,
 
         nfd = openat(w->fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (nfd < 0)
-                return users_reason(ret_reason, -errno, "cannot open '%s': %m", cur);
+                return users_path_reason(ret_reason, -errno, "cannot open '%s': %m", cur);
         safe_close(w->fd);
         w->fd = nfd;
         if (fstat(w->fd, &st2) < 0)
                 return -errno;
         if (st2.st_dev != st->st_dev || st2.st_ino != st->st_ino)
-                return users_reason(ret_reason, -EAGAIN, "'%s' changed while it was checked", cur);
+                return users_path_reason(ret_reason, -EAGAIN, "'%s' changed while it was checked", cur);
         return strbuf_printf(&w->canon, "/%s", name);
 }
 
@@ -140,7 +140,7 @@ static int users_walk_step(PathWalk *w, char **ret_reason) {
                 return 1;
         if (streq(name, "..")) {
                 r = users_walk_up(w);
-                return r < 0 ? users_reason(ret_reason, r, "cannot walk up to '%s'",
+                return r < 0 ? users_path_reason(ret_reason, r, "cannot walk up to '%s'",
                                             w->canon.len > 0 ? w->canon.buf : "/")
                              : 1;
         }
@@ -148,7 +148,7 @@ static int users_walk_step(PathWalk *w, char **ret_reason) {
         if (!cur)
                 return -ENOMEM;
         if (fstatat(w->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return users_reason(ret_reason, -errno, "cannot stat '%s': %m", cur);
+                return users_path_reason(ret_reason, -errno, "cannot stat '%s': %m", cur);
         r = users_check_component(&st, w->uid, cur, ret_reason);
         if (r < 0)
                 return r;
@@ -157,7 +157,7 @@ static int users_walk_step(PathWalk *w, char **ret_reason) {
         else if (S_ISDIR(st.st_mode))
                 r = users_walk_into(w, name, &st, cur, ret_reason);
         else
-                r = users_reason(ret_reason, -ENOTDIR, "'%s' is not a directory", cur);
+                r = users_path_reason(ret_reason, -ENOTDIR, "'%s' is not a directory", cur);
         return r < 0 ? r : 1;
 }
 
@@ -167,14 +167,14 @@ int users_path_check(const char *path, uid_t uid, char **ret_canonical, char **r
         int r;
 
         if (!path || path[0] != '/')
-                return users_reason(ret_reason, -EINVAL, "'%s' is not an absolute path",
+                return users_path_reason(ret_reason, -EINVAL, "'%s' is not an absolute path",
                                     path ? path : "(null)");
         w.rest = strdup(path);
         if (!w.rest)
                 return -ENOMEM;
         r = users_walk_restart(&w);
         if (r < 0)
-                return users_reason(ret_reason, r, "cannot open '/'");
+                return users_path_reason(ret_reason, r, "cannot open '/'");
         if (fstat(w.fd, &st) < 0)
                 return -errno;
         r = users_check_component(&st, uid, "/", ret_reason);
@@ -191,10 +191,10 @@ int users_path_check(const char *path, uid_t uid, char **ret_canonical, char **r
         if (w.canon.len == 0 && strbuf_append(&w.canon, "/", 1) < 0)
                 return -ENOMEM;
         if (st.st_uid != uid)
-                return users_reason(ret_reason, -EPERM, "'%s' is owned by uid %u, not by uid %u",
+                return users_path_reason(ret_reason, -EPERM, "'%s' is owned by uid %u, not by uid %u",
                                     w.canon.buf, (unsigned)st.st_uid, (unsigned)uid);
         if (st.st_mode & (S_IWGRP | S_IWOTH))
-                return users_reason(ret_reason, -EPERM, "'%s' is %s-writable", w.canon.buf,
+                return users_path_reason(ret_reason, -EPERM, "'%s' is %s-writable", w.canon.buf,
                                     (st.st_mode & S_IWOTH) ? "world" : "group");
         if (ret_canonical) {
                 *ret_canonical = strbuf_steal(&w.canon);

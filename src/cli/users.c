@@ -79,7 +79,7 @@ typedef struct UserTally {
 #define USERS_RAN_MARK '\x01'
 
 /* Store a formatted reason in *ret (when ret is not NULL) and return r. */
-_printf_(3, 4) int users_reason(char **ret, int r, const char *fmt, ...) {
+_printf_(3, 4) int users_path_reason(char **ret, int r, const char *fmt, ...) {
         va_list ap;
         char *s = NULL;
 
@@ -232,28 +232,28 @@ static int users_drop(const UserCand *u, char **ret_reason) {
         gid_t rg, eg, sg;
 
         if (initgroups(u->name, u->gid) < 0)
-                return users_reason(ret_reason, -errno, "initgroups(%s): %m", u->name);
+                return users_path_reason(ret_reason, -errno, "initgroups(%s): %m", u->name);
         if (setresgid(u->gid, u->gid, u->gid) < 0)
-                return users_reason(ret_reason, -errno, "setresgid(%u): %m", (unsigned)u->gid);
+                return users_path_reason(ret_reason, -errno, "setresgid(%u): %m", (unsigned)u->gid);
         if (setresuid(u->uid, u->uid, u->uid) < 0)
-                return users_reason(ret_reason, -errno, "setresuid(%u): %m", (unsigned)u->uid);
+                return users_path_reason(ret_reason, -errno, "setresuid(%u): %m", (unsigned)u->uid);
         if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0)
-                return users_reason(ret_reason, -errno, "getresuid: %m");
+                return users_path_reason(ret_reason, -errno, "getresuid: %m");
         if (ru != u->uid || eu != u->uid || su != u->uid || rg != u->gid || eg != u->gid ||
             sg != u->gid)
-                return users_reason(ret_reason, -EPERM, "ids are %u/%u/%u:%u/%u/%u after the drop",
+                return users_path_reason(ret_reason, -EPERM, "ids are %u/%u/%u:%u/%u/%u after the drop",
                                     (unsigned)ru, (unsigned)eu, (unsigned)su, (unsigned)rg,
                                     (unsigned)eg, (unsigned)sg);
         if (u->uid == 0)
                 return 0; /* root's own trees: nothing to drop */
         if (users_caps_empty() != 1)
-                return users_reason(ret_reason, -EPERM, "capabilities survived the drop to %s",
+                return users_path_reason(ret_reason, -EPERM, "capabilities survived the drop to %s",
                                     u->name);
         if (setuid(0) == 0 || seteuid(0) == 0)
-                return users_reason(ret_reason, -EPERM, "could regain root after dropping to %s",
+                return users_path_reason(ret_reason, -EPERM, "could regain root after dropping to %s",
                                     u->name);
         if (u->gid != 0 && (setgid(0) == 0 || setegid(0) == 0))
-                return users_reason(ret_reason, -EPERM, "could regain gid 0 after dropping to %s",
+                return users_path_reason(ret_reason, -EPERM, "could regain gid 0 after dropping to %s",
                                     u->name);
         return 0;
 }
@@ -292,7 +292,7 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
                 if (r >= 0)
                         r = users_path_check(t.global_dir, u->uid, &g, &why);
                 else if (r != ROOTS_UNDETERMINED || !why)
-                        users_reason(&why, r, "cannot resolve the Qwen dirs of '%s'", u->homes[i]);
+                        users_path_reason(&why, r, "cannot resolve the Qwen dirs of '%s'", u->homes[i]);
                 if (r >= 0 && t.runtime_dir && !streq(t.runtime_dir, t.global_dir))
                         r = users_path_check(t.runtime_dir, u->uid, &rt, &why);
                 if (r < 0) {
@@ -342,7 +342,7 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
                 if (inv->n_trees > 0)
                         log_warning("%s, skipping that tree", why_all.buf); /* "qgc: alice: " */
                 else
-                        users_reason(ret_reason, 0, "%s", why_all.buf);
+                        users_path_reason(ret_reason, 0, "%s", why_all.buf);
         }
         return (int)inv->n_trees;
 }
@@ -379,7 +379,7 @@ static int users_child_config(const Config *sys, const UserCand *u, Config *ret,
         for (size_t i = 0; (r < 0 || log_get_max_level() >= LOG_LEVEL_NOTICE) && i < errs.n; i++)
                 log_internal(r < 0 ? LOG_LEVEL_ERR : LOG_LEVEL_WARNING, 0, "%s", errs.msgs[i]);
         if (r < 0 && errs.n > 0)
-                users_reason(ret_reason, r, "invalid policy file: %s%s", errs.msgs[0],
+                users_path_reason(ret_reason, r, "invalid policy file: %s%s", errs.msgs[0],
                              errs.n > 1 ? " (and more, above)" : "");
         return r;
 }
@@ -401,7 +401,7 @@ _Noreturn static void users_child(const UserCand *u, const Config *sys, users_ru
          * names the user */
         log_set_user(u->name);
         if (users_set_env(u) < 0 || inventory_new(&inv) < 0) {
-                users_reason(&reason, -ENOMEM, "cannot set up the environment");
+                users_path_reason(&reason, -ENOMEM, "cannot set up the environment");
                 code = USERS_EXIT_FAILED;
                 goto finish;
         }
@@ -411,13 +411,13 @@ _Noreturn static void users_child(const UserCand *u, const Config *sys, users_ru
                        : unknown ? USERS_EXIT_UNKNOWN
                                  : USERS_EXIT_SKIPPED;
                 if (!reason)
-                        users_reason(&reason, r, "no Qwen tree");
+                        users_path_reason(&reason, r, "no Qwen tree");
                 goto finish;
         }
         r = users_child_config(sys, u, &cfg, &reason);
         if (r < 0) {
                 if (!reason)
-                        users_reason(&reason, r, "invalid policy file, nothing done");
+                        users_path_reason(&reason, r, "invalid policy file, nothing done");
                 code = USERS_EXIT_CONFIG;
                 goto finish;
         }
