@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,11 +14,25 @@
 #include <unistd.h>
 
 #include "macro.h"
-#include "users.h"
-#include "users-int.h"
+#include "users-path.h"
 #include "util.h"
 
 #define USERS_SYMLINK_MAX 40
+
+int users_path_reason(char **ret, int r, const char *fmt, ...) {
+        va_list ap;
+        char *s = NULL;
+
+        if (!ret)
+                return r;
+        va_start(ap, fmt);
+        if (vasprintf(&s, fmt, ap) < 0)
+                s = NULL;
+        va_end(ap);
+        free(*ret);
+        *ret = s;
+        return r;
+}
 
 /* An intermediate component (directory or symlink) nobody but root or uid can change. */
 static int users_check_component(const struct stat *st, uid_t uid, const char *path,

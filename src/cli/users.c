@@ -14,7 +14,6 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <pwd.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +33,7 @@
 #include "plan.h"
 #include "roots.h"
 #include "users.h"
-#include "users-int.h"
+#include "users-path.h"
 #include "text.h"
 #include "util.h"
 
@@ -77,22 +76,6 @@ typedef struct UserTally {
 /* The first byte a child writes on its reason pipe when it goes on to run the pipeline (and so
  * prints its plan): the JSON document holds "plan": null for the others. */
 #define USERS_RAN_MARK '\x01'
-
-/* Store a formatted reason in *ret (when ret is not NULL) and return r. */
-_printf_(3, 4) int users_path_reason(char **ret, int r, const char *fmt, ...) {
-        va_list ap;
-        char *s = NULL;
-
-        if (!ret)
-                return r;
-        va_start(ap, fmt);
-        if (vasprintf(&s, fmt, ap) < 0)
-                s = NULL;
-        va_end(ap);
-        free(*ret);
-        *ret = s;
-        return r;
-}
 
 static void users_cand_done(UserCand *u) {
         free(u->name);

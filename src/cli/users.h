@@ -30,11 +30,3 @@ typedef struct UsersOutput {
 
 int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata,
                   const UsersOutput *out);
-
-/* Walk `path` from / down without trusting anything a third party could change: every
- * component (directories and symlinks, which are followed) must be owned by root or `uid`, no
- * directory may be group- or world-writable unless it is sticky (like /tmp), and the final
- * directory must be owned by `uid` and not group- or world-writable at all.
- * Returns 0 and the symlink-free path in *ret_canonical (may be NULL); -EPERM with a reason in
- * *ret_reason when unsafe; -ENOENT/-ENOTDIR/-ELOOP/... (also with a reason) otherwise. */
-int users_path_check(const char *path, uid_t uid, char **ret_canonical, char **ret_reason);

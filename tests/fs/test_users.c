@@ -17,7 +17,7 @@
 
 #include "fixture.h"
 #include "macro.h"
-#include "users.h"
+#include "users-path.h"
 #include "testskip.h"
 
 #define OTHER_UID 54321 /* a uid nobody on the test box is expected to use */
