@@ -25,6 +25,7 @@ extern bool arg_all_users;
 extern bool arg_quiet;
 extern unsigned arg_jobs; /* 0: main_default_jobs() */
 extern const char *arg_config;
+extern const char *arg_system_config; /* NULL: CONFIG_SYSTEM_FILE */
 extern char **arg_roots;
 extern size_t arg_n_roots;
 extern char **arg_users; /* --user NAME (repeatable): implies --all-users */

@@ -97,7 +97,8 @@ static char *main_dropin_dir(const char *system_file) {
         return dir ? path_join(*dir ? dir : "/", "conf.d") : NULL;
 }
 
-/* Load the policy: -c FILE only, else the system file then the user's file, else built-ins. */
+/* Load the policy: -c FILE only, else the system file (--system-config FILE) and its drop-ins
+ * then the user's file, else built-ins. */
 static int main_load_config(Config *cfg) {
         _cleanup_(config_errors_done) ConfigErrors errs = {};
         int r;
@@ -117,9 +118,7 @@ static int main_load_config(Config *cfg) {
                 }
                 return 0;
         }
-        const char *sys = getenv("QGC_SYSTEM_CONFIG");
-        if (!sys)
-                sys = CONFIG_SYSTEM_FILE;
+        const char *sys = arg_system_config ?: CONFIG_SYSTEM_FILE;
         r = config_load_system_file(cfg, sys, &errs);
         if (r < 0 && r != -ENOENT) {
                 main_print_config_errors(&errs);
