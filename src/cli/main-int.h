@@ -44,4 +44,4 @@ extern const char *arg_metrics_file; /* metrics.c */
 
 /* Parse the command line into arg_*: 1 to run, 0 when done (--help, --version), -errno on a
  * usage error (logged). */
-int main_parse_argv(int argc, char *argv[]);
+int main_options_parse(int argc, char *argv[]);

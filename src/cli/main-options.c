@@ -1,5 +1,5 @@
 /* main-options.c: qgc's command line: the options' values (arg_*, main-int.h), --help, --now's
- * forms, and main_parse_argv() with every check of options against each other. What they do
+ * forms, and main_options_parse() with every check of options against each other. What they do
  * is main.c. */
 #include "autoconf.h"
 
@@ -160,7 +160,7 @@ static void main_usage_hint(const struct option *options, const char *arg) {
                 log_error("try 'qgc --help'");
 }
 
-int main_parse_argv(int argc, char *argv[]) {
+int main_options_parse(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "dry-run", no_argument, NULL, 'n' },
                 { "json", no_argument, NULL, 'j' },

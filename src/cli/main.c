@@ -803,7 +803,7 @@ int main(int argc, char *argv[]) {
         codeset = nl_langinfo(CODESET);
         text_set_terminal_utf8(codeset && (streq(codeset, "UTF-8") || streq(codeset, "utf8")));
 
-        r = main_parse_argv(argc, argv);
+        r = main_options_parse(argc, argv);
         if (r <= 0) {
                 free(arg_roots);
                 free(arg_users);
