@@ -537,12 +537,12 @@ static void users_report_failed(const UserCand *u, const char *outcome, const ch
 /* Before a child's output: its element of the JSON document up to "plan": , or its text
  * header. */
 static void users_output_before(const UserCand *u, const UsersOutput *out, UserTally *tally) {
-        if (out && out->json) {
+        if (out->json) {
                 fputs(tally->n_json++ > 0 ? ",\n    {\n      \"user\": " : "    {\n      \"user\": ",
                       stdout);
                 (void)plan_render_json_string(u->name, stdout);
                 fputs(",\n      \"plan\": ", stdout);
-        } else if (out && out->headers) {
+        } else if (out->headers) {
                 _cleanup_free_ char *c = text_clean(u->name, TEXT_TERMINAL);
                 printf("user %s:\n", c ?: "?");
         }
@@ -551,7 +551,7 @@ static void users_output_before(const UserCand *u, const UsersOutput *out, UserT
 /* After it: the end of its element (null when it printed no plan), status and reason. */
 static void users_output_after(const UsersOutput *out, bool ran, const char *status,
                                const char *reason) {
-        if (!out || !out->json)
+        if (!out->json)
                 return;
         if (!ran)
                 fputs("null", stdout);
@@ -736,7 +736,7 @@ static int users_filter_homes(UserCand *u, UserTally *tally) {
 
 /* Is name one of the --user names (or are there none)? */
 static bool users_wanted(const UsersOutput *out, const char *name) {
-        if (!out || out->n_only == 0)
+        if (out->n_only == 0)
                 return true;
         for (size_t k = 0; k < out->n_only; k++)
                 if (streq(out->only[k], name))
@@ -751,12 +751,6 @@ int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata,
         unsigned n_candidates = 0;
         int r;
 
-        if (geteuid() != 0) {
-                log_error("--all-users needs root (it runs each user's trees as that user); "
-                          "run it as root, or without --all-users for your own trees");
-                return -EPERM;
-        }
-
         r = users_enumerate_passwd(&users);
         if (r < 0)
                 return log_error_errno(r, "cannot enumerate users");
@@ -766,7 +760,7 @@ int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata,
                         return log_error_errno(r, "out of memory");
         }
 
-        if (out && out->json)
+        if (out->json)
                 fputs("{\n  \"version\": 1,\n  \"users\": [\n", stdout);
         for (size_t i = 0; i < users.n; i++) {
                 if (!users_wanted(out, users.c[i].name))
@@ -781,12 +775,12 @@ int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata,
                 if (r < 0)
                         return r;
         }
-        if (out && out->json) {
+        if (out->json) {
                 fputs(tally.n_json > 0 ? "\n  ]\n}\n" : "  ]\n}\n", stdout);
                 fflush(stdout);
         }
         /* a --user that names nobody with a home to look into is an error, not silence */
-        for (size_t k = 0; out && k < out->n_only; k++) {
+        for (size_t k = 0; k < out->n_only; k++) {
                 bool found = false;
                 for (size_t i = 0; i < users.n && !found; i++)
                         found = streq(users.c[i].name, out->only[k]);
