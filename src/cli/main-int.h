@@ -25,6 +25,7 @@ extern bool arg_all_users;
 extern bool arg_quiet;
 extern unsigned arg_jobs; /* 0: main_default_jobs() */
 extern const char *arg_config;
+extern const char *arg_system_config; /* NULL: CONFIG_SYSTEM_FILE */
 extern char **arg_roots;
 extern size_t arg_n_roots;
 extern char **arg_users; /* --user NAME (repeatable): implies --all-users */
@@ -43,4 +44,4 @@ extern const char *arg_metrics_file; /* metrics.c */
 
 /* Parse the command line into arg_*: 1 to run, 0 when done (--help, --version), -errno on a
  * usage error (logged). */
-int main_parse_argv(int argc, char *argv[]);
+int main_options_parse(int argc, char *argv[]);

@@ -1,5 +1,5 @@
 /* main-options.c: qgc's command line: the options' values (arg_*, main-int.h), --help, --now's
- * forms, and main_parse_argv() with every check of options against each other. What they do
+ * forms, and main_options_parse() with every check of options against each other. What they do
  * is main.c. */
 #include "autoconf.h"
 
@@ -30,6 +30,7 @@ bool arg_quiet = false;
 static int arg_verbose = 0;
 unsigned arg_jobs = 0; /* 0: main_default_jobs() */
 const char *arg_config = NULL;
+const char *arg_system_config = NULL;
 char **arg_roots = NULL;
 size_t arg_n_roots = 0;
 char **arg_users = NULL; /* --user NAME (repeatable): implies --all-users */
@@ -68,6 +69,7 @@ static void main_help(void) {
                "      --changes          print only what changes, one line per session\n"
                "                         naming its project (implies --dry-run)\n"
                "  -c, --config FILE      read only this policy file\n"
+               "      --system-config F  read F as the system policy (to try it first)\n"
                "  -r, --root DIR         a Qwen data directory (like ~/.qwen); repeatable\n"
                "      --all-users        root only: every user's trees, each as its user\n"
                "      --user NAME        root only: as --all-users, for NAME only; repeatable\n"
@@ -99,6 +101,7 @@ enum {
         OPT_PROJECT,
         OPT_TO_ARCHIVE,
         OPT_USER,
+        OPT_SYSTEM_CONFIG,
 };
 
 /* --now: "+7d"/"-12h" (from the real clock, applied when it is read), "@epoch", or ISO 8601;
@@ -157,11 +160,12 @@ static void main_usage_hint(const struct option *options, const char *arg) {
                 log_error("try 'qgc --help'");
 }
 
-int main_parse_argv(int argc, char *argv[]) {
+int main_options_parse(int argc, char *argv[]) {
         static const struct option options[] = {
                 { "dry-run", no_argument, NULL, 'n' },
                 { "json", no_argument, NULL, 'j' },
                 { "config", required_argument, NULL, 'c' },
+                { "system-config", required_argument, NULL, OPT_SYSTEM_CONFIG },
                 { "root", required_argument, NULL, 'r' },
                 { "all-users", no_argument, NULL, OPT_ALL_USERS },
                 { "now", required_argument, NULL, OPT_NOW },
@@ -194,6 +198,9 @@ int main_parse_argv(int argc, char *argv[]) {
                         break;
                 case 'c':
                         arg_config = optarg;
+                        break;
+                case OPT_SYSTEM_CONFIG:
+                        arg_system_config = optarg;
                         break;
                 case 'r': {
                         char **n = realloc(arg_roots, (arg_n_roots + 1) * sizeof(char *));

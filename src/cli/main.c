@@ -97,7 +97,8 @@ static char *main_dropin_dir(const char *system_file) {
         return dir ? path_join(*dir ? dir : "/", "conf.d") : NULL;
 }
 
-/* Load the policy: -c FILE only, else the system file then the user's file, else built-ins. */
+/* Load the policy: -c FILE only, else the system file (--system-config FILE) and its drop-ins
+ * then the user's file, else built-ins. */
 static int main_load_config(Config *cfg) {
         _cleanup_(config_errors_done) ConfigErrors errs = {};
         int r;
@@ -117,9 +118,7 @@ static int main_load_config(Config *cfg) {
                 }
                 return 0;
         }
-        const char *sys = getenv("QGC_SYSTEM_CONFIG");
-        if (!sys)
-                sys = CONFIG_SYSTEM_FILE;
+        const char *sys = arg_system_config ?: CONFIG_SYSTEM_FILE;
         r = config_load_system_file(cfg, sys, &errs);
         if (r < 0 && r != -ENOENT) {
                 main_print_config_errors(&errs);
@@ -296,11 +295,28 @@ static int main_restore_absent(const char *what, const char *trees) {
         return -ENOENT;
 }
 
+/* The session arg_restore_id names: a unique prefix of an id the scan listed, else the whole
+ * id (it may be in the cold tier only, which the scan does not list). -EINVAL (logged) when it
+ * names more than one. */
+static int main_resolve_id(const Inventory *inv, const char *verb, const char **ret) {
+        const char *other = NULL;
+        int r = restore_resolve(inv, arg_restore_id, ret, &other);
+
+        if (r == -ENOTUNIQ) {
+                log_error("%s: '%s' names more than one session (%s, %s, ...); give more of the id",
+                          verb, arg_restore_id, *ret, other);
+                return -EINVAL;
+        }
+        if (r == -ENOENT)
+                *ret = arg_restore_id;
+        return 0;
+}
+
 /* The plan of qgc restore: a session by its id or a unique prefix of it, or every archived
  * session of --project PATH. Errors say "restore" and name the trees looked in. */
 static int main_restore_plan(const Inventory *inv, msec_t now, Plan **ret) {
         _cleanup_free_ char *trees = main_tree_list(inv);
-        const char *id = NULL, *other = NULL;
+        const char *id = NULL;
         int r;
 
         if (!trees)
@@ -315,15 +331,9 @@ static int main_restore_plan(const Inventory *inv, msec_t now, Plan **ret) {
                 }
                 return r < 0 ? log_error_errno(r, "restore: cannot plan it") : 0;
         }
-        r = restore_resolve(inv, arg_restore_id, &id, &other);
-        if (r == -ENOTUNIQ) {
-                log_error("restore: '%s' names more than one session (%s, %s, ...); give more "
-                          "of the id",
-                          arg_restore_id, id, other);
-                return -EINVAL;
-        }
-        if (r == -ENOENT)
-                id = arg_restore_id; /* not listed by the scan: maybe in the cold tier (whole id) */
+        r = main_resolve_id(inv, "restore", &id);
+        if (r < 0)
+                return r;
         r = restore_plan(inv, id, NULL, arg_restore_to_archive, now, ret);
         if (r == -ENOENT) {
                 _cleanup_free_ char *what = strprintf("no session '%s'", arg_restore_id);
@@ -635,18 +645,10 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
                 return r < 0 ? r : treesize_render(inv, cfg->tree.count_allocated, false, stdout);
         }
         if (arg_command == CMD_SHOW) {
-                const char *id = arg_restore_id, *other = NULL;
+                const char *id = NULL;
 
-                /* a unique prefix, as for restore; a whole id may be in the cold tier only */
-                r = restore_resolve(inv, arg_restore_id, &id, &other);
-                if (r == -ENOTUNIQ) {
-                        log_error("show: '%s' names more than one session (%s, %s, ...); give "
-                                  "more of the id",
-                                  arg_restore_id, id, other);
-                        return 64;
-                }
-                if (r == -ENOENT)
-                        id = arg_restore_id;
+                if (main_resolve_id(inv, "show", &id) < 0)
+                        return EX_USAGE;
                 r = main_show(inv, id);
                 if (r == -ENOENT)
                         return log_error_errno(r, "no session %s in any tree", arg_restore_id), 1;
@@ -804,7 +806,7 @@ int main(int argc, char *argv[]) {
         codeset = nl_langinfo(CODESET);
         text_set_terminal_utf8(codeset && (streq(codeset, "UTF-8") || streq(codeset, "utf8")));
 
-        r = main_parse_argv(argc, argv);
+        r = main_options_parse(argc, argv);
         if (r <= 0) {
                 free(arg_roots);
                 free(arg_users);

@@ -22,6 +22,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "log.h"
 #include "macro.h"
 #include "metrics.h"
@@ -95,7 +96,7 @@ int metrics_init(const char *path, const char *source) {
         return 0;
 }
 
-bool metrics_enabled(void) {
+static bool metrics_enabled(void) {
         return metrics_path != NULL;
 }
 
@@ -319,8 +320,10 @@ static int metrics_family(const char *line, size_t len) {
         return -1;
 }
 
-char *metrics_render(const char *records, size_t len, double timestamp, double duration,
-                     int exit_code) {
+/* The exposition text from recorded lines ("family\tsample\n"): each family's samples together
+ * under its HELP and TYPE lines, and the run's own families. */
+static char *metrics_render(const char *records, size_t len, double timestamp,
+                            double duration, int exit_code) {
         StrBuf b = {};
         int r = 0;
 
@@ -369,30 +372,6 @@ char *metrics_render(const char *records, size_t len, double timestamp, double d
         return strbuf_steal(&b);
 }
 
-/* Read the whole shared buffer. */
-static char *metrics_read_records(size_t *ret_len) {
-        struct stat st;
-        char *buf;
-        size_t len = 0;
-
-        if (fstat(metrics_fd, &st) < 0)
-                return NULL;
-        buf = malloc((size_t)st.st_size + 1);
-        if (!buf)
-                return NULL;
-        while (len < (size_t)st.st_size) {
-                ssize_t n = pread(metrics_fd, buf + len, (size_t)st.st_size - len, (off_t)len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        break;
-                len += (size_t)n;
-        }
-        buf[len] = '\0';
-        *ret_len = len;
-        return buf;
-}
-
 /* The warning of a file that could not be written: what set the path; on a read-only file
  * system (qgc.service's sandbox: ProtectSystem=strict) the directory the unit lets qgc write. */
 static int metrics_warn_write(int r, const char *what) {
@@ -407,14 +386,17 @@ static int metrics_warn_write(int r, const char *what) {
 int metrics_finish(int exit_code) {
         _cleanup_free_ char *records = NULL, *text = NULL, *dir = NULL, *tmp = NULL;
         _cleanup_close_ int fd = -1, dfd = -1;
-        size_t len = 0, off = 0;
-        int r = 0;
+        size_t len = 0;
+        int r;
 
         if (!metrics_enabled())
                 return 0;
-        records = metrics_fd >= 0 ? metrics_read_records(&len) : strdup("");
-        if (!records)
-                return log_warning_errno(-ENOMEM, "%s: cannot read the records", metrics_source);
+        r = metrics_fd >= 0 ? fs_read_fd(metrics_fd, SIZE_MAX - 1, &records, &len) : 0;
+        if (r >= 0 && !records)
+                records = strdup("");
+        if (r < 0 || !records)
+                return log_warning_errno(r < 0 ? r : -ENOMEM, "%s: cannot read the records",
+                                         metrics_source);
         text = metrics_render(records, len, (double)now_msec() / 1000.0, mono_sec() - metrics_t0,
                               exit_code);
         _cleanup_free_ char *path_copy = strdup(metrics_path);
@@ -429,16 +411,7 @@ int metrics_finish(int exit_code) {
         fd = mkostemp(tmp, O_CLOEXEC);
         if (fd < 0)
                 return metrics_warn_write(-errno, "cannot create a file next to");
-        while (off < strlen(text)) {
-                ssize_t n = write(fd, text + off, strlen(text) - off);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0) {
-                        r = -errno;
-                        break;
-                }
-                off += (size_t)n;
-        }
+        r = write_all(fd, text, strlen(text));
         if (r >= 0 && fchmod(fd, 0644) < 0) /* UMask=0077 in the unit; node_exporter must read */
                 r = -errno;
         if (r >= 0 && fsync(fd) < 0)

@@ -14,7 +14,6 @@
  * names what set the path in every message ("--metrics-file", or "admin.metrics-file (FILE:LINE)").
  * 0 or -errno (logged). */
 int metrics_init(const char *path, const char *source);
-bool metrics_enabled(void);
 
 /* In the process that executed the plan (a user's child in --all-users): append this run's
  * numbers for its user: plan verdicts per verb and rule, held-back sessions, action outcomes and
@@ -32,6 +31,3 @@ void metrics_record_users(unsigned ok, unsigned failed, unsigned skipped,
  * No-op when not enabled. 0 or -errno (logged; the run's exit code is not changed). */
 int metrics_finish(int exit_code);
 
-/* Internal, for tests: render the exposition text from recorded lines ("family\tsample\n"). */
-char *metrics_render(const char *records, size_t len, double timestamp, double duration,
-                     int exit_code);

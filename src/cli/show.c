@@ -18,23 +18,16 @@
 
 static int show_copy_fd(int fd, int out_fd) {
         char buf[64 * 1024];
+        off_t off = 0;
 
         for (;;) {
-                ssize_t k = read(fd, buf, sizeof buf);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        return 0;
-                for (ssize_t done = 0; done < k;) {
-                        ssize_t w = write(out_fd, buf + done, (size_t)(k - done));
-                        if (w < 0 && errno == EINTR)
-                                continue;
-                        if (w <= 0)
-                                return w < 0 ? -errno : -EIO;
-                        done += w;
-                }
+                ssize_t k = pread_full(fd, buf, sizeof buf, off);
+                if (k <= 0)
+                        return (int)k;
+                int r = write_all(out_fd, buf, (size_t)k);
+                if (r < 0)
+                        return r;
+                off += k;
         }
 }
 

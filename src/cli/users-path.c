@@ -1,4 +1,4 @@
-/* users-path.c: the safe-path check of root mode (users_check_tree_path()): a walk from / down
+/* users-path.c: the safe-path check of root mode (users_path_check()): a walk from / down
  * a user's tree, one component at a time, that proves nobody but root and the user could have
  * planted or redirected any part of it. users.c runs it on every home before it forks. */
 #include "autoconf.h"
@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,22 +14,36 @@
 #include <unistd.h>
 
 #include "macro.h"
-#include "users.h"
-#include "users-int.h"
+#include "users-path.h"
 #include "util.h"
 
 #define USERS_SYMLINK_MAX 40
+
+int users_path_reason(char **ret, int r, const char *fmt, ...) {
+        va_list ap;
+        char *s = NULL;
+
+        if (!ret)
+                return r;
+        va_start(ap, fmt);
+        if (vasprintf(&s, fmt, ap) < 0)
+                s = NULL;
+        va_end(ap);
+        free(*ret);
+        *ret = s;
+        return r;
+}
 
 /* An intermediate component (directory or symlink) nobody but root or uid can change. */
 static int users_check_component(const struct stat *st, uid_t uid, const char *path,
                                  char **ret_reason) {
         if (st->st_uid != 0 && st->st_uid != uid)
-                return users_reason(ret_reason, -EPERM,
+                return users_path_reason(ret_reason, -EPERM,
                                     "'%s' is owned by uid %u, not by root or uid %u", path,
                                     (unsigned)st->st_uid, (unsigned)uid);
         if (S_ISDIR(st->st_mode) && (st->st_mode & (S_IWGRP | S_IWOTH)) &&
             !(st->st_mode & S_ISVTX))
-                return users_reason(ret_reason, -EPERM, "'%s' is %s-writable", path,
+                return users_path_reason(ret_reason, -EPERM, "'%s' is %s-writable", path,
                                     (st->st_mode & S_IWOTH) ? "world" : "group");
         return 0;
 }
@@ -87,10 +102,10 @@ static int users_walk_link(PathWalk *w, const char *name, const char *cur, char 
         ssize_t len;
 
         if (++w->n_links > USERS_SYMLINK_MAX)
-                return users_reason(ret_reason, -ELOOP, "too many symlinks at '%s'", cur);
+                return users_path_reason(ret_reason, -ELOOP, "too many symlinks at '%s'", cur);
         len = readlinkat(w->fd, name, target, sizeof(target) - 1);
         if (len < 0)
-                return users_reason(ret_reason, -errno, "cannot read symlink '%s': %m", cur);
+                return users_path_reason(ret_reason, -errno, "cannot read symlink '%s': %m", cur);
         target[len] = '\0';
         n = strprintf("%s/%s", target, w->rest + w->off);
         if (!n)
@@ -110,13 +125,13 @@ static int users_walk_into(PathWalk *w, const char *name, const struct stat *st,
 
         nfd = openat(w->fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (nfd < 0)
-                return users_reason(ret_reason, -errno, "cannot open '%s': %m", cur);
+                return users_path_reason(ret_reason, -errno, "cannot open '%s': %m", cur);
         safe_close(w->fd);
         w->fd = nfd;
         if (fstat(w->fd, &st2) < 0)
                 return -errno;
         if (st2.st_dev != st->st_dev || st2.st_ino != st->st_ino)
-                return users_reason(ret_reason, -EAGAIN, "'%s' changed while it was checked", cur);
+                return users_path_reason(ret_reason, -EAGAIN, "'%s' changed while it was checked", cur);
         return strbuf_printf(&w->canon, "/%s", name);
 }
 
@@ -140,7 +155,7 @@ static int users_walk_step(PathWalk *w, char **ret_reason) {
                 return 1;
         if (streq(name, "..")) {
                 r = users_walk_up(w);
-                return r < 0 ? users_reason(ret_reason, r, "cannot walk up to '%s'",
+                return r < 0 ? users_path_reason(ret_reason, r, "cannot walk up to '%s'",
                                             w->canon.len > 0 ? w->canon.buf : "/")
                              : 1;
         }
@@ -148,7 +163,7 @@ static int users_walk_step(PathWalk *w, char **ret_reason) {
         if (!cur)
                 return -ENOMEM;
         if (fstatat(w->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return users_reason(ret_reason, -errno, "cannot stat '%s': %m", cur);
+                return users_path_reason(ret_reason, -errno, "cannot stat '%s': %m", cur);
         r = users_check_component(&st, w->uid, cur, ret_reason);
         if (r < 0)
                 return r;
@@ -157,24 +172,24 @@ static int users_walk_step(PathWalk *w, char **ret_reason) {
         else if (S_ISDIR(st.st_mode))
                 r = users_walk_into(w, name, &st, cur, ret_reason);
         else
-                r = users_reason(ret_reason, -ENOTDIR, "'%s' is not a directory", cur);
+                r = users_path_reason(ret_reason, -ENOTDIR, "'%s' is not a directory", cur);
         return r < 0 ? r : 1;
 }
 
-int users_check_tree_path(const char *path, uid_t uid, char **ret_canonical, char **ret_reason) {
+int users_path_check(const char *path, uid_t uid, char **ret_canonical, char **ret_reason) {
         _cleanup_(users_walk_done) PathWalk w = { .fd = -EBADF, .uid = uid };
         struct stat st;
         int r;
 
         if (!path || path[0] != '/')
-                return users_reason(ret_reason, -EINVAL, "'%s' is not an absolute path",
+                return users_path_reason(ret_reason, -EINVAL, "'%s' is not an absolute path",
                                     path ? path : "(null)");
         w.rest = strdup(path);
         if (!w.rest)
                 return -ENOMEM;
         r = users_walk_restart(&w);
         if (r < 0)
-                return users_reason(ret_reason, r, "cannot open '/'");
+                return users_path_reason(ret_reason, r, "cannot open '/'");
         if (fstat(w.fd, &st) < 0)
                 return -errno;
         r = users_check_component(&st, uid, "/", ret_reason);
@@ -191,10 +206,10 @@ int users_check_tree_path(const char *path, uid_t uid, char **ret_canonical, cha
         if (w.canon.len == 0 && strbuf_append(&w.canon, "/", 1) < 0)
                 return -ENOMEM;
         if (st.st_uid != uid)
-                return users_reason(ret_reason, -EPERM, "'%s' is owned by uid %u, not by uid %u",
+                return users_path_reason(ret_reason, -EPERM, "'%s' is owned by uid %u, not by uid %u",
                                     w.canon.buf, (unsigned)st.st_uid, (unsigned)uid);
         if (st.st_mode & (S_IWGRP | S_IWOTH))
-                return users_reason(ret_reason, -EPERM, "'%s' is %s-writable", w.canon.buf,
+                return users_path_reason(ret_reason, -EPERM, "'%s' is %s-writable", w.canon.buf,
                                     (st.st_mode & S_IWOTH) ? "world" : "group");
         if (ret_canonical) {
                 *ret_canonical = strbuf_steal(&w.canon);

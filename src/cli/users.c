@@ -4,7 +4,7 @@
  * in the home. Children run one at a time; the parent only counts and reports, and waits for each
  * at most admin.user-timeout (the user owns the child after the drop and may stop it: it is then
  * killed and that user alone fails). The check of a home's path is users-path.c's
- * (users_check_tree_path()). */
+ * (users_path_check()). */
 #include "autoconf.h"
 
 #include <dirent.h>
@@ -14,7 +14,6 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <pwd.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +33,7 @@
 #include "plan.h"
 #include "roots.h"
 #include "users.h"
-#include "users-int.h"
+#include "users-path.h"
 #include "text.h"
 #include "util.h"
 
@@ -77,22 +76,6 @@ typedef struct UserTally {
 /* The first byte a child writes on its reason pipe when it goes on to run the pipeline (and so
  * prints its plan): the JSON document holds "plan": null for the others. */
 #define USERS_RAN_MARK '\x01'
-
-/* Store a formatted reason in *ret (when ret is not NULL) and return r. */
-_printf_(3, 4) int users_reason(char **ret, int r, const char *fmt, ...) {
-        va_list ap;
-        char *s = NULL;
-
-        if (!ret)
-                return r;
-        va_start(ap, fmt);
-        if (vasprintf(&s, fmt, ap) < 0)
-                s = NULL;
-        va_end(ap);
-        free(*ret);
-        *ret = s;
-        return r;
-}
 
 static void users_cand_done(UserCand *u) {
         free(u->name);
@@ -232,28 +215,28 @@ static int users_drop(const UserCand *u, char **ret_reason) {
         gid_t rg, eg, sg;
 
         if (initgroups(u->name, u->gid) < 0)
-                return users_reason(ret_reason, -errno, "initgroups(%s): %m", u->name);
+                return users_path_reason(ret_reason, -errno, "initgroups(%s): %m", u->name);
         if (setresgid(u->gid, u->gid, u->gid) < 0)
-                return users_reason(ret_reason, -errno, "setresgid(%u): %m", (unsigned)u->gid);
+                return users_path_reason(ret_reason, -errno, "setresgid(%u): %m", (unsigned)u->gid);
         if (setresuid(u->uid, u->uid, u->uid) < 0)
-                return users_reason(ret_reason, -errno, "setresuid(%u): %m", (unsigned)u->uid);
+                return users_path_reason(ret_reason, -errno, "setresuid(%u): %m", (unsigned)u->uid);
         if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0)
-                return users_reason(ret_reason, -errno, "getresuid: %m");
+                return users_path_reason(ret_reason, -errno, "getresuid: %m");
         if (ru != u->uid || eu != u->uid || su != u->uid || rg != u->gid || eg != u->gid ||
             sg != u->gid)
-                return users_reason(ret_reason, -EPERM, "ids are %u/%u/%u:%u/%u/%u after the drop",
+                return users_path_reason(ret_reason, -EPERM, "ids are %u/%u/%u:%u/%u/%u after the drop",
                                     (unsigned)ru, (unsigned)eu, (unsigned)su, (unsigned)rg,
                                     (unsigned)eg, (unsigned)sg);
         if (u->uid == 0)
                 return 0; /* root's own trees: nothing to drop */
         if (users_caps_empty() != 1)
-                return users_reason(ret_reason, -EPERM, "capabilities survived the drop to %s",
+                return users_path_reason(ret_reason, -EPERM, "capabilities survived the drop to %s",
                                     u->name);
         if (setuid(0) == 0 || seteuid(0) == 0)
-                return users_reason(ret_reason, -EPERM, "could regain root after dropping to %s",
+                return users_path_reason(ret_reason, -EPERM, "could regain root after dropping to %s",
                                     u->name);
         if (u->gid != 0 && (setgid(0) == 0 || setegid(0) == 0))
-                return users_reason(ret_reason, -EPERM, "could regain gid 0 after dropping to %s",
+                return users_path_reason(ret_reason, -EPERM, "could regain gid 0 after dropping to %s",
                                     u->name);
         return 0;
 }
@@ -290,11 +273,11 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
                 if (r == ROOTS_UNDETERMINED)
                         *ret_unknown = true;
                 if (r >= 0)
-                        r = users_check_tree_path(t.global_dir, u->uid, &g, &why);
+                        r = users_path_check(t.global_dir, u->uid, &g, &why);
                 else if (r != ROOTS_UNDETERMINED || !why)
-                        users_reason(&why, r, "cannot resolve the Qwen dirs of '%s'", u->homes[i]);
+                        users_path_reason(&why, r, "cannot resolve the Qwen dirs of '%s'", u->homes[i]);
                 if (r >= 0 && t.runtime_dir && !streq(t.runtime_dir, t.global_dir))
-                        r = users_check_tree_path(t.runtime_dir, u->uid, &rt, &why);
+                        r = users_path_check(t.runtime_dir, u->uid, &rt, &why);
                 if (r < 0) {
                         tree_done(&t);
                         if (strbuf_printf(&why_all, "%s%s", why_all.len > 0 ? "; " : "",
@@ -342,7 +325,7 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
                 if (inv->n_trees > 0)
                         log_warning("%s, skipping that tree", why_all.buf); /* "qgc: alice: " */
                 else
-                        users_reason(ret_reason, 0, "%s", why_all.buf);
+                        users_path_reason(ret_reason, 0, "%s", why_all.buf);
         }
         return (int)inv->n_trees;
 }
@@ -379,7 +362,7 @@ static int users_child_config(const Config *sys, const UserCand *u, Config *ret,
         for (size_t i = 0; (r < 0 || log_get_max_level() >= LOG_LEVEL_NOTICE) && i < errs.n; i++)
                 log_internal(r < 0 ? LOG_LEVEL_ERR : LOG_LEVEL_WARNING, 0, "%s", errs.msgs[i]);
         if (r < 0 && errs.n > 0)
-                users_reason(ret_reason, r, "invalid policy file: %s%s", errs.msgs[0],
+                users_path_reason(ret_reason, r, "invalid policy file: %s%s", errs.msgs[0],
                              errs.n > 1 ? " (and more, above)" : "");
         return r;
 }
@@ -401,7 +384,7 @@ _Noreturn static void users_child(const UserCand *u, const Config *sys, users_ru
          * names the user */
         log_set_user(u->name);
         if (users_set_env(u) < 0 || inventory_new(&inv) < 0) {
-                users_reason(&reason, -ENOMEM, "cannot set up the environment");
+                users_path_reason(&reason, -ENOMEM, "cannot set up the environment");
                 code = USERS_EXIT_FAILED;
                 goto finish;
         }
@@ -411,13 +394,13 @@ _Noreturn static void users_child(const UserCand *u, const Config *sys, users_ru
                        : unknown ? USERS_EXIT_UNKNOWN
                                  : USERS_EXIT_SKIPPED;
                 if (!reason)
-                        users_reason(&reason, r, "no Qwen tree");
+                        users_path_reason(&reason, r, "no Qwen tree");
                 goto finish;
         }
         r = users_child_config(sys, u, &cfg, &reason);
         if (r < 0) {
                 if (!reason)
-                        users_reason(&reason, r, "invalid policy file, nothing done");
+                        users_path_reason(&reason, r, "invalid policy file, nothing done");
                 code = USERS_EXIT_CONFIG;
                 goto finish;
         }
@@ -554,12 +537,12 @@ static void users_report_failed(const UserCand *u, const char *outcome, const ch
 /* Before a child's output: its element of the JSON document up to "plan": , or its text
  * header. */
 static void users_output_before(const UserCand *u, const UsersOutput *out, UserTally *tally) {
-        if (out && out->json) {
+        if (out->json) {
                 fputs(tally->n_json++ > 0 ? ",\n    {\n      \"user\": " : "    {\n      \"user\": ",
                       stdout);
                 (void)plan_json_render_string(u->name, stdout);
                 fputs(",\n      \"plan\": ", stdout);
-        } else if (out && out->headers) {
+        } else if (out->headers) {
                 _cleanup_free_ char *c = text_clean(u->name, TEXT_TERMINAL);
                 printf("user %s:\n", c ?: "?");
         }
@@ -568,7 +551,7 @@ static void users_output_before(const UserCand *u, const UsersOutput *out, UserT
 /* After it: the end of its element (null when it printed no plan), status and reason. */
 static void users_output_after(const UsersOutput *out, bool ran, const char *status,
                                const char *reason) {
-        if (!out || !out->json)
+        if (!out->json)
                 return;
         if (!ran)
                 fputs("null", stdout);
@@ -736,7 +719,7 @@ static int users_filter_homes(UserCand *u, UserTally *tally) {
                         free(u->homes[i]);
                         continue;
                 }
-                r = users_check_tree_path(g, u->uid, NULL, &why);
+                r = users_path_check(g, u->uid, NULL, &why);
                 if (r < 0) {
                         log_warning("%s: skipped: %s", u->name, why ? why : errno_to_string(-r));
                         skipped = true;
@@ -753,7 +736,7 @@ static int users_filter_homes(UserCand *u, UserTally *tally) {
 
 /* Is name one of the --user names (or are there none)? */
 static bool users_wanted(const UsersOutput *out, const char *name) {
-        if (!out || out->n_only == 0)
+        if (out->n_only == 0)
                 return true;
         for (size_t k = 0; k < out->n_only; k++)
                 if (streq(out->only[k], name))
@@ -768,12 +751,6 @@ int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata,
         unsigned n_candidates = 0;
         int r;
 
-        if (geteuid() != 0) {
-                log_error("--all-users needs root (it runs each user's trees as that user); "
-                          "run it as root, or without --all-users for your own trees");
-                return -EPERM;
-        }
-
         r = users_enumerate_passwd(&users);
         if (r < 0)
                 return log_error_errno(r, "cannot enumerate users");
@@ -783,7 +760,7 @@ int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata,
                         return log_error_errno(r, "out of memory");
         }
 
-        if (out && out->json)
+        if (out->json)
                 fputs("{\n  \"version\": 1,\n  \"users\": [\n", stdout);
         for (size_t i = 0; i < users.n; i++) {
                 if (!users_wanted(out, users.c[i].name))
@@ -798,12 +775,12 @@ int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata,
                 if (r < 0)
                         return r;
         }
-        if (out && out->json) {
+        if (out->json) {
                 fputs(tally.n_json > 0 ? "\n  ]\n}\n" : "  ]\n}\n", stdout);
                 fflush(stdout);
         }
         /* a --user that names nobody with a home to look into is an error, not silence */
-        for (size_t k = 0; out && k < out->n_only; k++) {
+        for (size_t k = 0; k < out->n_only; k++) {
                 bool found = false;
                 for (size_t i = 0; i < users.n && !found; i++)
                         found = streq(users.c[i].name, out->only[k]);

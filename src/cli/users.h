@@ -15,10 +15,6 @@
  * no user has it). */
 typedef int (*users_run_cb)(Inventory *inv, const Config *cfg, void *userdata);
 
-/* For every user whose home holds Qwen trees (getpwent, plus cfg->user_dirs): fork, drop to the
- * user (initgroups, setresgid, setresuid, verify root cannot be regained), resolve the user's
- * trees, merge configs, call cb, exit with its result. Returns 0 when every user's run
- * succeeded, 1 when some failed, -errno on a fatal error (e.g. not root: -EPERM). */
 /* What the parent writes around each child's output on stdout. */
 typedef struct UsersOutput {
         bool json;    /* one JSON document: {"version": 1, "users": [{"user": NAME, "plan":
@@ -28,13 +24,9 @@ typedef struct UsersOutput {
         size_t n_only;
 } UsersOutput;
 
+/* For every user whose home holds Qwen trees (getpwent, plus cfg->user_dirs): fork, drop to the
+ * user (initgroups, setresgid, setresuid, verify root cannot be regained), resolve the user's
+ * trees, merge configs, call cb, exit with its result. Returns 0 when every user's run
+ * succeeded, 1 when some failed, -errno on a fatal error. The caller checked that it is root. */
 int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata,
                   const UsersOutput *out);
-
-/* Walk `path` from / down without trusting anything a third party could change: every
- * component (directories and symlinks, which are followed) must be owned by root or `uid`, no
- * directory may be group- or world-writable unless it is sticky (like /tmp), and the final
- * directory must be owned by `uid` and not group- or world-writable at all.
- * Returns 0 and the symlink-free path in *ret_canonical (may be NULL); -EPERM with a reason in
- * *ret_reason when unsafe; -ENOENT/-ENOTDIR/-ELOOP/... (also with a reason) otherwise. */
-int users_check_tree_path(const char *path, uid_t uid, char **ret_canonical, char **ret_reason);

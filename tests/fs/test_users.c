@@ -1,4 +1,4 @@
-/* test_users.c: users_check_tree_path(), the safe-path walk that decides whether root mode may
+/* test_users.c: users_path_check(), the safe-path walk that decides whether root mode may
  * hand a tree to its user, on real directories in a fixture. */
 #include "autoconf.h"
 
@@ -17,7 +17,7 @@
 
 #include "fixture.h"
 #include "macro.h"
-#include "users.h"
+#include "users-path.h"
 #include "testskip.h"
 
 #define OTHER_UID 54321 /* a uid nobody on the test box is expected to use */
@@ -65,7 +65,7 @@ static void require_safe_base(const char *root) {
         int r;
 
         assert_non_null(realpath(root, real));
-        r = users_check_tree_path(real, geteuid(), NULL, &why);
+        r = users_path_check(real, geteuid(), NULL, &why);
         if (r < 0) {
                 print_message("fixture root '%s' fails the check (%s): set TMPDIR\n", real,
                               why ? why : "?");
@@ -73,20 +73,20 @@ static void require_safe_base(const char *root) {
         }
 }
 
-static void test_users_check_tree_path_private_dir_is_safe(void **state) {
+static void test_users_path_check_private_dir_is_safe(void **state) {
         const char *root = *state;
         _cleanup_free_ char *p = mkdir_mode(root, "home/u/.qwen", 0700);
         _cleanup_free_ char *canon = NULL, *why = NULL;
         char real[PATH_MAX];
 
         require_safe_base(root);
-        assert_int_equal(users_check_tree_path(p, geteuid(), &canon, &why), 0);
+        assert_int_equal(users_path_check(p, geteuid(), &canon, &why), 0);
         assert_non_null(realpath(p, real));
         assert_string_equal(canon, real);
         assert_null(why);
 }
 
-static void test_users_check_tree_path_writable_tree_root_is_unsafe(void **state) {
+static void test_users_path_check_writable_tree_root_is_unsafe(void **state) {
         static const struct {
                 mode_t mode;
                 const char *word;
@@ -106,7 +106,7 @@ static void test_users_check_tree_path_writable_tree_root_is_unsafe(void **state
 
                 snprintf(name, sizeof name, "t%zu", i);
                 p = mkdir_mode(root, name, cases[i].mode);
-                r = users_check_tree_path(p, geteuid(), &canon, &why);
+                r = users_path_check(p, geteuid(), &canon, &why);
 
                 print_message("case %zu: mode %04o -> %d (%s)\n", i, (unsigned)cases[i].mode, r,
                               why ? why : "");
@@ -117,35 +117,35 @@ static void test_users_check_tree_path_writable_tree_root_is_unsafe(void **state
         }
 }
 
-static void test_users_check_tree_path_writable_parent_is_unsafe(void **state) {
+static void test_users_path_check_writable_parent_is_unsafe(void **state) {
         const char *root = *state;
         _cleanup_free_ char *par = mkdir_mode(root, "shared", 0777);
         _cleanup_free_ char *p = mkdir_mode(root, "shared/.qwen", 0700);
         _cleanup_free_ char *why = NULL;
 
         require_safe_base(root);
-        assert_int_equal(users_check_tree_path(p, geteuid(), NULL, &why), -EPERM);
+        assert_int_equal(users_path_check(p, geteuid(), NULL, &why), -EPERM);
         assert_non_null(strstr(why, "world-writable"));
         assert_non_null(strstr(why, "/shared'"));
 
         assert_int_equal(chmod(par, 0775), 0);
         free(why);
         why = NULL;
-        assert_int_equal(users_check_tree_path(p, geteuid(), NULL, &why), -EPERM);
+        assert_int_equal(users_path_check(p, geteuid(), NULL, &why), -EPERM);
         assert_non_null(strstr(why, "group-writable"));
 }
 
-static void test_users_check_tree_path_sticky_parent_is_safe(void **state) {
+static void test_users_path_check_sticky_parent_is_safe(void **state) {
         const char *root = *state;
         free(mkdir_mode(root, "tmp", 01777));
         _cleanup_free_ char *p = mkdir_mode(root, "tmp/rt", 0700);
         _cleanup_free_ char *why = NULL;
 
         require_safe_base(root);
-        assert_int_equal(users_check_tree_path(p, geteuid(), NULL, &why), 0);
+        assert_int_equal(users_path_check(p, geteuid(), NULL, &why), 0);
 }
 
-static void test_users_check_tree_path_follows_symlinks(void **state) {
+static void test_users_path_check_follows_symlinks(void **state) {
         const char *root = *state;
         _cleanup_free_ char *target = mkdir_mode(root, "data/qwen", 0700);
         free(mkdir_mode(root, "home/u", 0755));
@@ -156,14 +156,14 @@ static void test_users_check_tree_path_follows_symlinks(void **state) {
 
         require_safe_base(root);
         assert_int_equal(fixture_symlink(root, "home/u/.qwen", "../../data/qwen"), 0);
-        assert_int_equal(users_check_tree_path(link, geteuid(), &canon, NULL), 0);
+        assert_int_equal(users_path_check(link, geteuid(), &canon, NULL), 0);
         assert_non_null(realpath(target, real));
         assert_string_equal(canon, real);
-        assert_int_equal(users_check_tree_path(dotdot, geteuid(), &canon2, NULL), 0);
+        assert_int_equal(users_path_check(dotdot, geteuid(), &canon2, NULL), 0);
         assert_string_equal(canon2, real);
 }
 
-static void test_users_check_tree_path_symlink_to_writable_dir_is_unsafe(void **state) {
+static void test_users_path_check_symlink_to_writable_dir_is_unsafe(void **state) {
         const char *root = *state;
         free(mkdir_mode(root, "pub", 0777));
         _cleanup_free_ char *t = mkdir_mode(root, "pub/q", 0700);
@@ -173,11 +173,11 @@ static void test_users_check_tree_path_symlink_to_writable_dir_is_unsafe(void **
 
         require_safe_base(root);
         assert_int_equal(fixture_symlink(root, "home/.qwen", t), 0);
-        assert_int_equal(users_check_tree_path(link, geteuid(), NULL, &why), -EPERM);
+        assert_int_equal(users_path_check(link, geteuid(), NULL, &why), -EPERM);
         assert_non_null(strstr(why, "/pub'"));
 }
 
-static void test_users_check_tree_path_errors(void **state) {
+static void test_users_path_check_errors(void **state) {
         const char *root = *state;
         free(mkdir_mode(root, "d", 0700));
         _cleanup_free_ char *file = fixture_path(root, "d/file");
@@ -189,16 +189,16 @@ static void test_users_check_tree_path_errors(void **state) {
         assert_int_equal(fixture_write(root, "d/file", "x"), 0);
         assert_int_equal(fixture_symlink(root, "d/loop", "loop"), 0);
 
-        assert_int_equal(users_check_tree_path(file, geteuid(), NULL, &why), -ENOTDIR);
+        assert_int_equal(users_path_check(file, geteuid(), NULL, &why), -ENOTDIR);
         assert_non_null(strstr(why, "not a directory"));
-        assert_int_equal(users_check_tree_path(missing, geteuid(), NULL, NULL), -ENOENT);
-        assert_int_equal(users_check_tree_path(loop, geteuid(), NULL, NULL), -ELOOP);
-        assert_int_equal(users_check_tree_path("relative/.qwen", geteuid(), NULL, NULL), -EINVAL);
-        assert_int_equal(users_check_tree_path(NULL, geteuid(), NULL, NULL), -EINVAL);
+        assert_int_equal(users_path_check(missing, geteuid(), NULL, NULL), -ENOENT);
+        assert_int_equal(users_path_check(loop, geteuid(), NULL, NULL), -ELOOP);
+        assert_int_equal(users_path_check("relative/.qwen", geteuid(), NULL, NULL), -EINVAL);
+        assert_int_equal(users_path_check(NULL, geteuid(), NULL, NULL), -EINVAL);
 }
 
 /* Ownership rules need a second uid: root only. */
-static void test_users_check_tree_path_foreign_owner_is_unsafe(void **state) {
+static void test_users_path_check_foreign_owner_is_unsafe(void **state) {
         const char *root = *state;
 
         if (geteuid() != 0)
@@ -210,10 +210,10 @@ static void test_users_check_tree_path_foreign_owner_is_unsafe(void **state) {
                 _cleanup_free_ char *why = NULL;
 
                 assert_int_equal(chown(p, OTHER_UID, OTHER_UID), 0);
-                assert_int_equal(users_check_tree_path(p, 0, NULL, &why), -EPERM);
+                assert_int_equal(users_path_check(p, 0, NULL, &why), -EPERM);
                 assert_non_null(strstr(why, "owned by uid 54321"));
                 /* ...and is fine for its owner */
-                assert_int_equal(users_check_tree_path(p, OTHER_UID, NULL, NULL), 0);
+                assert_int_equal(users_path_check(p, OTHER_UID, NULL, NULL), 0);
         }
         {
                 /* an intermediate directory owned by a third user (not root, not the user) */
@@ -223,10 +223,10 @@ static void test_users_check_tree_path_foreign_owner_is_unsafe(void **state) {
 
                 assert_int_equal(chown(p, 1234, 1234), 0);
                 assert_int_equal(chown(mid, OTHER_UID, OTHER_UID), 0);
-                assert_int_equal(users_check_tree_path(p, 1234, NULL, &why), -EPERM);
+                assert_int_equal(users_path_check(p, 1234, NULL, &why), -EPERM);
                 assert_non_null(strstr(why, "/b' is owned by uid 54321"));
                 assert_int_equal(chown(mid, 1234, 1234), 0);
-                assert_int_equal(users_check_tree_path(p, 1234, NULL, NULL), 0);
+                assert_int_equal(users_path_check(p, 1234, NULL, NULL), 0);
         }
         {
                 /* a symlink planted by a third user */
@@ -237,15 +237,15 @@ static void test_users_check_tree_path_foreign_owner_is_unsafe(void **state) {
                 assert_int_equal(chown(t, 1234, 1234), 0);
                 assert_int_equal(fixture_symlink(root, "c/.qwen", "t"), 0);
                 assert_int_equal(lchown(link, OTHER_UID, OTHER_UID), 0);
-                assert_int_equal(users_check_tree_path(link, 1234, NULL, &why), -EPERM);
+                assert_int_equal(users_path_check(link, 1234, NULL, &why), -EPERM);
                 assert_non_null(strstr(why, "/c/.qwen' is owned by uid 54321"));
                 assert_int_equal(lchown(link, 1234, 1234), 0);
-                assert_int_equal(users_check_tree_path(link, 1234, NULL, NULL), 0);
+                assert_int_equal(users_path_check(link, 1234, NULL, NULL), 0);
         }
 }
 
 int main(void) {
-#define T(n) cmocka_unit_test_setup_teardown(test_users_check_tree_path_##n, setup, teardown)
+#define T(n) cmocka_unit_test_setup_teardown(test_users_path_check_##n, setup, teardown)
         const struct CMUnitTest tests[] = {
                 T(private_dir_is_safe),
                 T(writable_tree_root_is_unsafe),

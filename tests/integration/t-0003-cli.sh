@@ -83,9 +83,9 @@ grep -qi "default" "$T/out" || fail "--explain does not say where values come fr
 mkdir -p "$T/xdg/qgc"
 printf 'defaults = { max-age = "200d"; };\n' > "$T/xdg/qgc/qgc.conf"
 printf 'defaults = { max-age = "100d"; };\n' > "$T/system.conf"
-XDG_CONFIG_HOME="$T/xdg" QGC_SYSTEM_CONFIG="$T/none.conf" expect_rc 0 check-config --explain
+XDG_CONFIG_HOME="$T/xdg" expect_rc 0 --system-config "$T/none.conf" check-config --explain
 grep -q "max-age *200d" "$T/out" || { cat "$T/out"; fail "user file not applied without a system file"; }
-XDG_CONFIG_HOME="$T/xdg" QGC_SYSTEM_CONFIG="$T/system.conf" expect_rc 0 check-config --explain
+XDG_CONFIG_HOME="$T/xdg" expect_rc 0 --system-config "$T/system.conf" check-config --explain
 grep -q "max-age *100d" "$T/out" || { cat "$T/out"; fail "user file loosened the system policy"; }
 grep -q "warning" "$T/err" || fail "no warning when a user value is clamped"
 

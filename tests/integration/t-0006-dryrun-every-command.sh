@@ -13,7 +13,8 @@ NOW=2027-04-01T00:00:00Z
 CONF="$QGC_TESTDATA/integration/apply.conf"
 LOG="$T/action.log"
 # no host policy files
-export QGC_SYSTEM_CONFIG="$T/no-system.conf" XDG_CONFIG_HOME="$T/xdg"
+export XDG_CONFIG_HOME="$T/xdg"
+NOSYS="--system-config $T/no-system.conf"
 
 # something for a dry run to plan around: a sidecar of the archived session and a stale temp
 # file of an interrupted merge
@@ -29,7 +30,7 @@ snapshot "$tree" "$T/before"
 dry() { # dry NAME ARGS...: run, keep stdout and stderr, fail on a crash
         name=$1; shift
         set +e
-        timeout 60 "$QGC" "$@" > "$T/$name.out" 2> "$T/$name.err"
+        timeout 60 "$QGC" $NOSYS "$@" > "$T/$name.out" 2> "$T/$name.err"
         rc=$?
         set -e
         [ $rc -lt 124 ] || { cat "$T/$name.err"; fail "qgc $*: rc $rc"; }
@@ -87,13 +88,13 @@ grep -q "\.$ARCH.ledger.jsonl.qgc-tmp" "$T/n.out" || fail "the recover row does 
 grep -q '"kind": "remove-temporary"' "$T/json.out" || fail "no recover step in the JSON plan"
 
 # and the real restore still works, takes the lock and journals
-run_qgc --root "$tree" -c "$CONF" --log-file "$LOG" restore "$ARCH" || fail "restore failed"
+run_qgc $NOSYS --root "$tree" -c "$CONF" --log-file "$LOG" restore "$ARCH" || fail "restore failed"
 [ -f "$tree/projects/-srv-demo-scratch/chats/$ARCH.jsonl" ] || fail "restore did not move the session"
 [ -f "$tree/projects/-srv-demo-scratch/chats/$ARCH.pr.json" ] || fail "restore left the sidecar"
 grep -q "QGC_ACTION=restored" "$LOG" || fail "the restore was not journalled"
 [ -e "$tree/.qgc.lock" ] || fail "the restore took no lock"
 # a real run executes the recovery step first, and journals it
-run_qgc --root "$tree" -c "$QGC_TESTDATA/integration/empty.conf" --log-file "$LOG" > /dev/null || fail "real run failed"
+run_qgc $NOSYS --root "$tree" -c "$QGC_TESTDATA/integration/empty.conf" --log-file "$LOG" > /dev/null || fail "real run failed"
 [ ! -e "$tree/projects/-srv-demo-scratch/chats/archive/.$ARCH.ledger.jsonl.qgc-tmp" ] || fail "the stale temporary file stayed"
 grep -q "QGC_ACTION=recovered" "$LOG" || fail "the recovery was not journalled"
 pass "dry runs of every command change nothing"

@@ -3,11 +3,10 @@
 # and name the path; bad arguments that name what is wrong; per-project protect; drop-ins.
 . "$(dirname "$0")/lib.sh"
 NOW=2027-04-01T00:00:00Z
-export QGC_SYSTEM_CONFIG="$T/no-system.conf"
 
-expect_rc() { # expect_rc RC ARGS...
+expect_rc() { # expect_rc RC ARGS...: no system policy but one ARGS names
         want=$1; shift
-        set +e; timeout 60 "$QGC" "$@" > "$T/out" 2> "$T/err"; rc=$?; set -e
+        set +e; timeout 60 "$QGC" --system-config "$T/no-system.conf" "$@" > "$T/out" 2> "$T/err"; rc=$?; set -e
         [ "$rc" = "$want" ] || { cat "$T/out" "$T/err"; fail "qgc $*: exit $rc, expected $want"; }
 }
 
@@ -92,12 +91,12 @@ printf 'defaults = { max-age = "100d"; };\n' > "$T/etc/qgc.conf"
 printf 'defaults = { max-age = "50d"; keep-latest = 3; };\n' > "$T/etc/conf.d/20-b.conf"
 printf 'defaults = { max-age = "70d"; };\nadmin = { allow-user-files = false; };\n' > "$T/etc/conf.d/10-a.conf"
 printf 'defaults = { max-age = "1d"; };\n' > "$T/etc/conf.d/30-c.conf.disabled"
-QGC_SYSTEM_CONFIG="$T/etc/qgc.conf" XDG_CONFIG_HOME="$T/noxdg" expect_rc 0 check-config --explain
+XDG_CONFIG_HOME="$T/noxdg" expect_rc 0 --system-config "$T/etc/qgc.conf" check-config --explain
 grep -q "^files: $T/etc/qgc.conf $T/etc/conf.d/10-a.conf $T/etc/conf.d/20-b.conf$" "$T/out" || { cat "$T/out"; fail "--explain does not list the drop-ins in order"; }
 grep -q "max-age *50d *$T/etc/conf.d/20-b.conf:1" "$T/out" || { cat "$T/out"; fail "the last drop-in does not win"; }
 grep -q "allow-user-files *false" "$T/out" || fail "admin settings refused in a drop-in"
 grep -q "30-c" "$T/out" && fail "a file not ending in .conf was read"
 printf 'defaults = { max-age = "50q"; };\n' > "$T/etc/conf.d/40-bad.conf"
-QGC_SYSTEM_CONFIG="$T/etc/qgc.conf" XDG_CONFIG_HOME="$T/noxdg" expect_rc 78 check-config
+XDG_CONFIG_HOME="$T/noxdg" expect_rc 78 --system-config "$T/etc/qgc.conf" check-config
 grep -q "$T/etc/conf.d/40-bad.conf:1:" "$T/err" || { cat "$T/err"; fail "a drop-in error has no file:line"; }
 pass "admin controls"

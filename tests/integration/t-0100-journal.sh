@@ -114,10 +114,10 @@ done
 journalctl -o json --no-pager SYSLOG_IDENTIFIER=qgc >"$T/entries.json"
 # the unit's runs: cap warning and metrics warning; then the broken drop-in; then the typo
 set +e
-QGC_SYSTEM_CONFIG="$T/etc/qgc.conf.ok" python3 "$T/unitrun.py" "$CGS" "$QGC" --root "$tree3" \
+python3 "$T/unitrun.py" "$CGS" "$QGC" --system-config "$T/etc/qgc.conf.ok" --root "$tree3" \
         --now "$NOW" -c "$T/etc/qgc.conf" --quiet --metrics-file /nonexistent-qgc/qgc.prom
 echo $? >"$T/rc-unit1"
-QGC_SYSTEM_CONFIG="$T/etc/qgc.conf" python3 "$T/unitrun.py" "$CGS" "$QGC" --root "$tree3" \
+python3 "$T/unitrun.py" "$CGS" "$QGC" --system-config "$T/etc/qgc.conf" --root "$tree3" \
         --now "$NOW" --quiet
 echo $? >"$T/rc-unit2"
 python3 "$T/unitrun.py" "$CGS" "$QGC" --root "$tree3" -c "$CONF" restore "$ACTIVE_ID"

@@ -56,9 +56,9 @@ qgc_root() {
         if [ -n "$NS" ]; then
                 unshare -m --propagation private sh -c '
                         for h in $QGC_HIDE; do mount -t tmpfs -o mode=0755,size=1m qgc-hide "$h" || exit 99; done
-                        exec timeout 120 "$@"' sh "$QGC" "$@"
+                        exec timeout 120 "$@"' sh "$QGC" --system-config "$T/qgc.conf" "$@"
         else
-                timeout 120 "$QGC" "$@"
+                timeout 120 "$QGC" --system-config "$T/qgc.conf" "$@"
         fi
 }
 export QGC_HIDE="$others"
@@ -74,12 +74,11 @@ admin = {
 };
 CONF
 chmod 644 "$T/qgc.conf"
-export QGC_SYSTEM_CONFIG="$T/qgc.conf"
 
 # --- a non-root --all-users fails clearly and changes nothing
 cp "$QGC" "$T/bin/qgc"; chmod 755 "$T/bin/qgc"
 set +e
-runuser -u "${P}a" -- env QGC_SYSTEM_CONFIG="$T/qgc.conf" "$T/bin/qgc" --all-users --now "$NOW" \
+runuser -u "${P}a" -- "$T/bin/qgc" --system-config "$T/qgc.conf" --all-users --now "$NOW" \
         > "$T/nonroot.out" 2>&1
 rc=$?
 set -e

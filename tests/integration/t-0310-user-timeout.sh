@@ -67,7 +67,6 @@ defaults = { action = "archive"; max-age = "7d"; };
 admin = { allow-user-files = true; user-timeout = "3s"; };
 CONF
 chmod 644 "$T/qgc.conf"
-export QGC_SYSTEM_CONFIG="$T/qgc.conf"
 
 # many idle sessions for X: the child's run takes long enough to be caught
 python3 - "$T/home/$X/.qwen/projects/-srv-demo-api-server/chats" <<'PY'
@@ -104,10 +103,10 @@ export BOUND="-all,+$caps"
                 exec unshare -m --propagation private sh -c '
                         for h in $QGC_HIDE; do mount -t tmpfs -o mode=0755,size=1m qgc-hide "$h" || exit 99; done
                         exec setpriv --bounding-set "$BOUND" timeout 60 "$@"' sh "$QGC" --user "$X" \
-                        --user "$V" --now "$NOW" --log-file "$T/actions.log"
+                        --user "$V" --system-config "$T/qgc.conf" --now "$NOW" --log-file "$T/actions.log"
         else
                 exec setpriv --bounding-set "$BOUND" timeout 60 "$QGC" --user "$X" --user "$V" \
-                        --now "$NOW" --log-file "$T/actions.log"
+                        --system-config "$T/qgc.conf" --now "$NOW" --log-file "$T/actions.log"
         fi
 ) > "$T/run.out" 2> "$T/run.err" &
 runpid=$!

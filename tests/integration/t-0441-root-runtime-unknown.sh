@@ -35,7 +35,7 @@ CONF
 chmod 644 "$T/qgc.conf"
 snapshot "$h/.qwen" "$T/before"
 set +e
-QGC_SYSTEM_CONFIG="$T/qgc.conf" timeout 120 "$QGC" --all-users --user "$U" --now 2040-01-01T00:00:00Z \
+timeout 120 "$QGC" --system-config "$T/qgc.conf" --all-users --user "$U" --now 2040-01-01T00:00:00Z \
         > "$T/out" 2>&1
 rc=$?
 set -e

@@ -35,7 +35,7 @@ admin = { user-dirs = ( "$T/ud" ); };
 CONF
 chmod 644 "$T/qgc.conf"
 set +e
-QGC_SYSTEM_CONFIG="$T/qgc.conf" timeout 120 "$QGC" --all-users --user "$U" --dry-run --json \
+timeout 120 "$QGC" --system-config "$T/qgc.conf" --all-users --user "$U" --dry-run --json \
         --now 2040-01-01T00:00:00Z > "$T/out.json" 2> "$T/err"
 rc=$?
 set -e

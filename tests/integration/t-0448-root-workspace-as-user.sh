@@ -44,7 +44,7 @@ CONF
 chmod 644 "$T/qgc.conf"
 run() { # name
         set +e
-        QGC_SYSTEM_CONFIG="$T/qgc.conf" timeout 120 "$QGC" --all-users --user "$U" --dry-run --json \
+        timeout 120 "$QGC" --system-config "$T/qgc.conf" --all-users --user "$U" --dry-run --json \
                 --now 2040-01-01T00:00:00Z > "$T/$1.json" 2> "$T/$1.err"
         rc=$?
         set -e

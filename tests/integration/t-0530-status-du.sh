@@ -67,8 +67,8 @@ g=$(make_tree global)
 mkdir "$g/rt"
 cp -a "$QGC_TESTDATA/qwen015/tree/." "$g/rt/"
 echo 'defaults = { };' > "$T/empty.conf"
-QGC_SYSTEM_CONFIG="$T/empty.conf" QWEN_HOME="$g" QWEN_RUNTIME_DIR="$g/rt" HOME="$T" \
-        run_qgc status --json > "$T/nested.json" || bad "status --json (nested roots)"
+QWEN_HOME="$g" QWEN_RUNTIME_DIR="$g/rt" HOME="$T" \
+        run_qgc --system-config "$T/empty.conf" status --json > "$T/nested.json" || bad "status --json (nested roots)"
 python3 - "$T/nested.json" "$(du -s -b "$g" | cut -f1)" "$(du -s -B1 "$g" | cut -f1)" <<'PY' || bad "nested roots: status and du differ"
 import json, sys
 t = json.load(open(sys.argv[1]))["breakdown"][0]

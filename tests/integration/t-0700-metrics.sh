@@ -147,10 +147,10 @@ if [ "$(id -u)" = 0 ]; then
         M3="$T/textfile/key.prom"
         printf 'defaults = { max-age = "12h"; min-age = "1h"; };\nadmin = { metrics-file = "%s"; };\n' \
                 "$M3" > "$T/system.conf"
-        QGC_SYSTEM_CONFIG="$T/system.conf" HOME="$T" timeout 60 "$QGC" --root "$tree3" \
+        HOME="$T" timeout 60 "$QGC" --system-config "$T/system.conf" --root "$tree3" \
                 --log-target stderr --quiet 2>"$T/err" || { cat "$T/err"; fail "the run with the key failed"; }
         python3 "$PC" "$M3" 'qgc_last_run_exit_code==0' || { cat "$M3"; fail "metrics-file key"; }
-        QGC_SYSTEM_CONFIG="$T/system.conf" HOME="$T" timeout 60 "$QGC" check-config --explain |
+        HOME="$T" timeout 60 "$QGC" --system-config "$T/system.conf" check-config --explain |
                 grep -q "metrics-file .*key.prom" || fail "--explain does not show metrics-file"
         printf 'admin = { metrics-file = "relative.prom"; };\n' > "$T/bad-key.conf"
         set +e
@@ -163,7 +163,7 @@ if [ "$(id -u)" = 0 ]; then
         # was set (issue 24.9: it named --metrics-file, which nobody passed), the run's exit status
         printf 'defaults = { max-age = "12h"; min-age = "1h"; };\nadmin = { metrics-file = "%s"; };\n' \
                 "$T/no/such/dir/qgc.prom" > "$T/system-bad.conf"
-        QGC_SYSTEM_CONFIG="$T/system-bad.conf" HOME="$T" timeout 60 "$QGC" --root "$tree3" \
+        HOME="$T" timeout 60 "$QGC" --system-config "$T/system-bad.conf" --root "$tree3" \
                 --log-target stderr --quiet 2>"$T/err" || { cat "$T/err"; fail "an unwritable key's file failed the run"; }
         grep -q "^qgc: admin\.metrics-file ($T/system-bad\.conf:2): cannot create a file next to '$T/no/such/dir/qgc.prom': " \
                 "$T/err" || { cat "$T/err"; fail "the warning does not name admin.metrics-file and its file"; }
@@ -172,9 +172,10 @@ if [ "$(id -u)" = 0 ]; then
                 mkdir -p "$T/ro"
                 printf 'defaults = { max-age = "12h"; min-age = "1h"; };\nadmin = { metrics-file = "%s"; };\n' \
                         "$T/ro/qgc.prom" > "$T/system-ro.conf"
-                QGC_SYSTEM_CONFIG="$T/system-ro.conf" HOME="$T" unshare -m sh -c \
+                HOME="$T" unshare -m sh -c \
                         'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec timeout 60 "$@"' \
-                        sh "$T/ro" "$QGC" --root "$tree3" --log-target stderr --quiet 2>"$T/err" ||
+                        sh "$T/ro" "$QGC" --system-config "$T/system-ro.conf" --root "$tree3" --log-target stderr \
+                        --quiet 2>"$T/err" ||
                         { cat "$T/err"; fail "a read-only metrics directory failed the run"; }
                 grep -q "^qgc: admin\.metrics-file ($T/system-ro\.conf:2): .*Read-only file system (qgc\.service may write only under /var/lib/prometheus/node-exporter; .*ReadWritePaths=" \
                         "$T/err" || { cat "$T/err"; fail "a read-only file system: no hint of ReadWritePaths="; }
