@@ -15,7 +15,7 @@ void owner_facts_done(OwnerFacts *f) {
         *f = (OwnerFacts){};
 }
 
-int ownership_pass(Session *sessions, OwnerFacts *facts, size_t n, const char *project_dir,
+int owner_pass(Session *sessions, OwnerFacts *facts, size_t n, const char *project_dir,
                    const ClaimSet *claims, OwnerCache *cache) {
         int r;
 

@@ -23,5 +23,5 @@ void owner_facts_done(OwnerFacts *f);
  * the scan read for sessions[i]) with the runtime claims of its chats/ and cache (owner.h) for
  * the cwds they share; a problem of the copy makes an unverified owner whose detail it is (taken
  * from the facts: owner_set_unreadable()). 0 or -ENOMEM. */
-int ownership_pass(Session *sessions, OwnerFacts *facts, size_t n, const char *project_dir,
+int owner_pass(Session *sessions, OwnerFacts *facts, size_t n, const char *project_dir,
                    const ClaimSet *claims, OwnerCache *cache);

@@ -1760,7 +1760,7 @@ static void test_ownership_pass_decides_from_facts(void **state) {
         (void)state;
 
         assert_non_null(f[0].problem);
-        assert_int_equal(ownership_pass(s, f, ELEMENTSOF(s), "-srv-a", &claims, &cache), 0);
+        assert_int_equal(owner_pass(s, f, ELEMENTSOF(s), "-srv-a", &claims, &cache), 0);
         assert_int_equal(s[0].owner, OWNER_UNVERIFIED);
         assert_string_equal(owner_text(&s[0]), "not a regular file (fifo)");
         assert_null(f[0].problem);
