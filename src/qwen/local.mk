@@ -3,8 +3,8 @@
 libqgc_a_SOURCES += src/qwen/qwen.c src/qwen/qwen.h src/qwen/jsonfile.c src/qwen/record.c \
 	src/qwen/record.h src/qwen/record-int.h src/qwen/recordhead.c src/qwen/recordtail.c \
 	src/qwen/roots.c src/qwen/roots.h src/qwen/roots-int.h src/qwen/roots-workspace.c \
-	src/qwen/settings.c src/qwen/settings.h src/qwen/owner.c src/qwen/owner.h src/qwen/ownership.c \
-	src/qwen/ownership.h src/qwen/live.c src/qwen/live.h \
+	src/qwen/settings.c src/qwen/settings.h src/qwen/owner.c src/qwen/owner.h \
+	src/qwen/live.c src/qwen/live.h \
 	src/qwen/claims.c src/qwen/claims.h src/qwen/usage.c src/qwen/usage.h src/qwen/usage-int.h \
 	src/qwen/usagerecord.c src/qwen/usageidx.c src/qwen/usageidx.h src/qwen/usageidx-int.h \
 	src/qwen/usageappend.c src/qwen/usagehistory.c src/qwen/erase.c src/qwen/erase.h \

@@ -32,7 +32,7 @@
 #include "live.h"
 #include "macro.h"
 #include "owner.h"
-#include "ownership.h"
+#include "owner-test.h"
 #include "policy.h"
 #include "reason.h"
 #include "roots.h"
@@ -1254,17 +1254,17 @@ static void test_live_check_rereads_registry_and_claims(void **state) {
         assert_int_equal(s.live, LIVE_REGISTRY);
 
         /* owner_check reads the claims of chats/ itself: a /cd-migrated session */
-        assert_int_equal(owner_check(&s, &h, NULL, "-srv-demo-webapp", cfd), 0);
+        assert_int_equal(owner_test_check(&s, &h, NULL, "-srv-demo-webapp", cfd), 0);
         assert_int_equal(s.owner, OWNER_FOREIGN);
         assert_int_equal(fixture_write(fx->root, WEBAPP "/chats/c7bab6d3-4d35-4ebb-b856-81c884008a1e.runtime.json",
                                        "{\"pid\":0,\"session_id\":\"C7BAB6D3-4d35-4ebb-b856-81c884008a1e\","
                                        "\"work_dir\":\"/srv/demo/webapp\"}"),
                          0);
-        assert_int_equal(owner_check(&s, &h, NULL, "-srv-demo-webapp", cfd), 0);
+        assert_int_equal(owner_test_check(&s, &h, NULL, "-srv-demo-webapp", cfd), 0);
         assert_int_equal(s.owner, OWNER_CLAIM);
         assert_string_equal(s.cwd, "/srv/demo/elsewhere");
         /* no head: unverified with the caller's reason */
-        assert_int_equal(owner_check(&s, NULL, "empty transcript", "-srv-demo-webapp", cfd), 0);
+        assert_int_equal(owner_test_check(&s, NULL, "empty transcript", "-srv-demo-webapp", cfd), 0);
         assert_int_equal(s.owner, OWNER_UNVERIFIED);
         assert_string_equal(owner_text(&s), "empty transcript");
         session_done(&s);
@@ -1686,8 +1686,8 @@ static void test_owner_check_cached_matches_uncached(void **state) {
                 HeadInfo h = { .session_id = (char *)"c7bab6d3-4d35-4ebb-b856-81c884008a1e",
                                .cwd = (char *)cases[i].cwd };
 
-                assert_int_equal(owner_check_claims(&a, &h, NULL, cases[i].project_dir, &claims), 0);
-                assert_int_equal(owner_check_cached(&b, &h, NULL, cases[i].project_dir, &claims,
+                assert_int_equal(owner_test_check_claims(&a, &h, NULL, cases[i].project_dir, &claims), 0);
+                assert_int_equal(owner_test_check_cached(&b, &h, NULL, cases[i].project_dir, &claims,
                                                     &cache),
                                  0);
                 assert_int_equal(a.owner, b.owner);
