@@ -1,7 +1,8 @@
 /* erase.c: removes a deleted session's rows and entries from the JSON files Qwen shares between
  * sessions, byte for byte as Qwen's own delete would write them (see erase.h): a batch's edits,
- * each file once for all of its sessions, with the liveness checks before them. The edit of one
- * file is erase-edit.c's; the texts themselves are spliced by erase-splice.c. */
+ * each file once for all of its sessions, with the liveness checks before them; the names of a
+ * session's parts in them for the scan and the executor. The edit of one file is erase-edit.c's;
+ * the texts themselves are spliced by erase-splice.c. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -15,11 +16,12 @@
 #include <unistd.h>
 
 #include "erase.h"
-#include "erase-int.h"
+#include "erase-splice.h"
 #include "fsutil.h"
 #include "live.h"
 #include "macro.h"
 #include "qwen.h"
+#include "sha256.h"
 #include "util.h"
 
 /* Sessions of the tree of s that belong to the project of s: the same projects/ directory (the
@@ -65,7 +67,7 @@ EraseIndex *erase_index_free(EraseIndex *x) {
                 free(x->by_id);
                 free(x->live);
                 for (size_t i = 0; i < x->n_cache; i++) {
-                        erase_cache_clear(x->cache[i]);
+                        erase_edit_cache_clear(x->cache[i]);
                         free(x->cache[i]);
                 }
                 free(x->cache);
@@ -93,7 +95,7 @@ static void erase_cache_trim(EraseIndex *x) {
                         x->cache[k++] = x->cache[i];
                         continue;
                 }
-                erase_cache_clear(x->cache[i]);
+                erase_edit_cache_clear(x->cache[i]);
                 free(x->cache[i]);
         }
         x->n_cache = k;
@@ -287,7 +289,7 @@ static int erase_file_has(EraseIndex *x, const EraseFile *f, EraseItem *items, b
         _cleanup_free_ char *text = NULL;
         _cleanup_free_ const char **ids = calloc(f->n_items ? f->n_items : 1, sizeof(char *));
         _cleanup_free_ unsigned *counts = calloc(f->n_items ? f->n_items : 1, sizeof(unsigned));
-        _cleanup_(erase_parsed_done) EraseParsed own = {};
+        _cleanup_(erase_splice_parsed_done) EraseParsed own = {};
         _cleanup_close_ int fd = -EBADF;
         const EraseParsed *p = NULL;
         EraseCached *c = NULL;
@@ -300,19 +302,19 @@ static int erase_file_has(EraseIndex *x, const EraseFile *f, EraseItem *items, b
                 return -ENOMEM;
         if (f->dir_fd == -ENOENT)
                 return 0;
-        r = fd = f->dir_fd < 0 ? f->dir_fd : erase_open(f->dir_fd, f->name, &st);
+        r = fd = f->dir_fd < 0 ? f->dir_fd : erase_edit_open(f->dir_fd, f->name, &st);
         if (r == -ENOENT)
                 return 0;
         if (r >= 0)
-                erase_leftovers_remove(f->dir_fd, f->name);
+                erase_edit_leftovers_remove(f->dir_fd, f->name);
         if (r >= 0) {
                 /* the text kept from the last batch, when the file still holds exactly it */
                 c = erase_cache_of(x, f);
-                r = c && c->text ? erase_fd_is(fd, &st, c->text, c->n) : 0;
+                r = c && c->text ? erase_edit_fd_is(fd, &st, c->text, c->n) : 0;
                 if (r > 0)
                         p = &c->p;
                 else if (r >= 0)
-                        r = fs_read_fd(fd, erase_file_max(f->parse), &text, &n);
+                        r = fs_read_fd(fd, erase_edit_file_max(f->parse), &text, &n);
         }
         for (size_t j = 0; j < f->n_items; j++)
                 ids[j] = items[f->items[j]].s->id;
@@ -324,9 +326,9 @@ static int erase_file_has(EraseIndex *x, const EraseFile *f, EraseItem *items, b
                         p = &own;
                 }
                 if (r >= 0)
-                        r = erase_parsed_find(p == &own ? text : c->text, p, &set, NULL, &k);
+                        r = erase_splice_find(p == &own ? text : c->text, p, &set, NULL, &k);
                 if (r >= 0 && p == &own)
-                        erase_cache_put(c, erase_cache_total(x, c), &text, n, &own);
+                        erase_edit_cache_put(c, erase_cache_total(x, c), &text, n, &own);
                 if (r >= 0 && c && c->text) {
                         c->fresh = true; /* for the edit (erase_edit()) */
                         c->st = st;
@@ -529,10 +531,10 @@ int erase_sessions_shared(const Inventory *inv, EraseIndex **index, EraseItem *i
                 it->kept = NULL;
                 if (!it->s->hash)
                         it->tmp_fd = -ENOENT;
-                if (!erase_file_of(&logs, &n_logs, it->tmp_fd, ERASE_LOGS_FILE, erase_parse_logs,
-                                   i) ||
-                    !erase_file_of(&org, &n_org, it->pdir_fd, ERASE_ORG_FILE, erase_parse_org,
-                                   i)) {
+                if (!erase_file_of(&logs, &n_logs, it->tmp_fd, ERASE_LOGS_FILE,
+                                   erase_splice_parse_logs, i) ||
+                    !erase_file_of(&org, &n_org, it->pdir_fd, ERASE_ORG_FILE,
+                                   erase_splice_parse_org, i)) {
                         r = -ENOMEM;
                         goto finish;
                 }
@@ -574,4 +576,48 @@ finish:
         erase_files_free(org, n_org);
         erase_index_free(own);
         return r;
+}
+
+int erase_logs_session_ids(const char *text, size_t n, char ***ret, size_t *ret_n) {
+        _cleanup_(erase_splice_parsed_done) EraseParsed p = {};
+        char **ids;
+        size_t k = 0;
+        int r;
+
+        r = erase_splice_parse_logs(text, n, &p);
+        if (r < 0)
+                return r;
+        ids = calloc(p.ne + 1, sizeof(char *));
+        if (!ids)
+                return -ENOMEM;
+        for (size_t i = 0; i < p.ne; i++) {
+                const EraseElemId *x = &p.id[i];
+
+                if (x->off == SIZE_MAX)
+                        continue;
+                ids[k] = strndup(x->dec ?: text + p.e[i].start + x->off, x->len);
+                if (!ids[k]) {
+                        while (k > 0)
+                                free(ids[--k]);
+                        free(ids);
+                        return -ENOMEM;
+                }
+                k++;
+        }
+        *ret = ids;
+        *ret_n = k;
+        return 0;
+}
+
+char *erase_review_dir_name(const char *id) {
+        char hex[SHA256_HEX_LEN + 1];
+        _cleanup_free_ char *clean = strdup(id);
+
+        if (!clean || sha256_hex(id, strlen(id), hex) < 0)
+                return NULL;
+        for (char *p = clean; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                      (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
+                        *p = '_';
+        return strprintf("%s-%.8s", clean, hex);
 }

@@ -8,4 +8,4 @@ libqgc_a_SOURCES += src/qwen/qwen.c src/qwen/qwen.h src/qwen/jsonfile.c src/qwen
 	src/qwen/claims.c src/qwen/claims.h src/qwen/usage.c src/qwen/usage.h src/qwen/usage-int.h \
 	src/qwen/usagerecord.c src/qwen/usageidx.c src/qwen/usageidx.h src/qwen/usageidx-int.h \
 	src/qwen/usageappend.c src/qwen/usagehistory.c src/qwen/erase.c src/qwen/erase.h \
-	src/qwen/erase-int.h src/qwen/erase-edit.c src/qwen/erase-splice.c
+	src/qwen/erase-edit.c src/qwen/erase-edit.h src/qwen/erase-splice.c src/qwen/erase-splice.h
