@@ -225,7 +225,8 @@ static int erase_keep_unmerged(int dir_fd, const char *name, const char *tmp, bo
                         drop = calloc(p->ne ? p->ne : 1, sizeof(bool));
                         r = drop ? erase_splice_find(text, p, &all, drop, &k) : -ENOMEM;
                         if (r >= 0)
-                                r = erase_splice_text(text, n, p, drop, &spliced, &m, NULL);
+                                r = erase_splice_text(text, n, p, drop, NULL, NULL, NULL,
+                                                      &spliced, &m, NULL);
                 } else
                         r = fs_read_fd(fd, SIZE_MAX / 2, &copy, &m);
                 if (r >= 0)
@@ -318,9 +319,8 @@ static int erase_merge_next(EraseParseFn parse, const char *put, size_t n_put, b
         }
         if (d->k == 0 && n_add == 0)
                 return 0;
-        if (n_add == 0)
-                return erase_splice_text(d->text, d->n, &d->p, d->drop, ret, ret_n, NULL);
-        return erase_splice_merge(d->text, d->n, &d->p, d->drop, put, &pp, add, ret, ret_n);
+        return erase_splice_text(d->text, d->n, &d->p, d->drop, put, n_add ? &pp : NULL, add, ret,
+                                 ret_n, NULL);
 }
 
 /* May the writer's version d be merged (it parsed, and has no element of one of ids that the
@@ -417,7 +417,8 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
                         erase_edit_cache_put(cache, total, &own_text, n_old, &own);
                 return r;
         }
-        derived = erase_splice_text(old, n_old, p, drop, &new, &n_new, cache ? &next : NULL);
+        derived = erase_splice_text(old, n_old, p, drop, NULL, NULL, NULL, &new, &n_new,
+                                    cache ? &next : NULL);
         if (derived < 0)
                 return derived;
 

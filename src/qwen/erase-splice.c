@@ -275,61 +275,69 @@ static int erase_break(StrBuf *b, bool comma, unsigned depth) {
         return r;
 }
 
+/* q's next element: e, of id x, at offset at of the new text (the same bytes at another offset:
+ * the same id). false: out of memory. */
+static bool erase_derive(EraseParsed *q, const JsonElem *e, const EraseElemId *x, size_t at) {
+        EraseElemId *id = &q->id[q->ne];
+
+        q->e[q->ne++] = (JsonElem){ .start = at, .key_end = at + (e->key_end - e->start),
+                                    .value = at + (e->value - e->start),
+                                    .end = at + (e->end - e->start) };
+        *id = (EraseElemId){ .off = x->off, .len = x->len };
+        if (!x->dec)
+                return true;
+        id->dec = malloc(x->len + 1);
+        if (id->dec)
+                memcpy(id->dec, x->dec, x->len + 1);
+        return id->dec;
+}
+
 int erase_splice_text(const char *text, size_t n, const EraseParsed *p, const bool *drop,
-                        char **ret, size_t *ret_size, EraseParsed *ret_parsed) {
+                      const char *xt, const EraseParsed *x, const bool *add, char **ret,
+                      size_t *ret_size, EraseParsed *ret_parsed) {
+        size_t ne = p->ne + (x ? x->ne : 0);
         EraseParsed q = {};
         StrBuf b = {};
         bool first = true, derived = !!ret_parsed;
-        size_t nq = 0;
         int r;
 
         assert(p->has);
         if (derived) {
                 q = (EraseParsed){ .has = true, .open = p->open, .depth = p->depth };
-                q.e = calloc(p->ne ? p->ne : 1, sizeof(JsonElem));
-                q.id = calloc(p->ne ? p->ne : 1, sizeof(EraseElemId));
+                q.e = calloc(ne ? ne : 1, sizeof(JsonElem));
+                q.id = calloc(ne ? ne : 1, sizeof(EraseElemId));
                 derived = q.e && q.id;
         }
         /* the size of the new text first: one allocation, no copies of a growing buffer */
         b.cap = p->open + 1 + (n - p->close) + 1;
-        for (size_t i = 0; i < p->ne; i++)
-                if (!drop[i]) {
-                        b.cap += (first ? 1 : 2) + 2 * ((size_t)p->depth + 1) +
-                                 (p->e[i].end - p->e[i].start);
-                        first = false;
-                }
+        for (size_t j = 0; j < ne; j++) {
+                bool own = j < p->ne;
+                size_t i = own ? j : j - p->ne;
+                const JsonElem *e = own ? &p->e[i] : &x->e[i];
+
+                if (own ? drop[i] : !add[i])
+                        continue;
+                b.cap += (first ? 1 : 2) + 2 * ((size_t)p->depth + 1) + (e->end - e->start);
+                first = false;
+        }
         if (!first)
                 b.cap += 1 + 2 * (size_t)p->depth;
         first = true;
         b.buf = malloc(b.cap);
         r = b.buf ? strbuf_append(&b, text, p->open + 1) : -ENOMEM;
-        for (size_t i = 0; r >= 0 && i < p->ne; i++) {
-                const JsonElem *e = &p->e[i];
+        for (size_t j = 0; r >= 0 && j < ne; j++) {
+                bool own = j < p->ne;
+                size_t i = own ? j : j - p->ne;
+                const EraseParsed *from = own ? p : x;
+                const JsonElem *e = &from->e[i];
 
-                if (drop[i])
+                if (own ? drop[i] : !add[i])
                         continue;
                 r = erase_break(&b, !first, p->depth + 1);
-                if (r >= 0 && derived) {
-                        const EraseElemId *x = &p->id[i];
-                        size_t at = b.len;
-
-                        /* the same bytes at another offset: the same id */
-                        q.e[nq] = (JsonElem){ .start = at, .key_end = at + (e->key_end - e->start),
-                                              .value = at + (e->value - e->start),
-                                              .end = at + (e->end - e->start) };
-                        q.id[nq] = (EraseElemId){ .off = x->off, .len = x->len };
-                        if (x->dec) {
-                                q.id[nq].dec = malloc(x->len + 1);
-                                if (q.id[nq].dec)
-                                        memcpy(q.id[nq].dec, x->dec, x->len + 1);
-                                else
-                                        derived = false;
-                        }
-                        nq++;
-                        q.ne = nq;
-                }
+                if (r >= 0 && derived)
+                        derived = erase_derive(&q, e, &from->id[i], b.len);
                 if (r >= 0)
-                        r = strbuf_append(&b, text + e->start, e->end - e->start);
+                        r = strbuf_append(&b, (own ? text : xt) + e->start, e->end - e->start);
                 first = false;
         }
         if (r >= 0 && !first)
@@ -415,40 +423,4 @@ int erase_splice_missing(const char *xt, const EraseParsed *x, const char *dt, c
         }
         *ret_k = k;
         return 0;
-}
-
-int erase_splice_merge(const char *text, size_t n, const EraseParsed *p, const bool *drop,
-                       const char *xt, const EraseParsed *x, const bool *add, char **ret,
-                       size_t *ret_size) {
-        _cleanup_(strbuf_done) StrBuf b = {};
-        bool first = true;
-        int r;
-
-        assert(p->has);
-        r = strbuf_append(&b, text, p->open + 1);
-        for (size_t i = 0; r >= 0 && i < p->ne; i++) {
-                if (drop[i])
-                        continue;
-                r = erase_break(&b, !first, p->depth + 1);
-                if (r >= 0)
-                        r = strbuf_append(&b, text + p->e[i].start, p->e[i].end - p->e[i].start);
-                first = false;
-        }
-        for (size_t i = 0; r >= 0 && i < x->ne; i++) {
-                if (!add[i])
-                        continue;
-                r = erase_break(&b, !first, p->depth + 1);
-                if (r >= 0)
-                        r = strbuf_append(&b, xt + x->e[i].start, x->e[i].end - x->e[i].start);
-                first = false;
-        }
-        if (r >= 0 && !first)
-                r = erase_break(&b, false, p->depth);
-        if (r >= 0)
-                r = strbuf_append(&b, text + p->close, n - p->close);
-        if (r < 0)
-                return r;
-        *ret_size = b.len;
-        *ret = strbuf_steal(&b);
-        return *ret ? 0 : -ENOMEM;
 }

@@ -51,20 +51,18 @@ void erase_splice_parsed_done(EraseParsed *p); /* frees what p holds, resets it 
  * ids equal to the element's, exactly as Qwen compares), *ret_k. 0 or -ENOMEM. */
 int erase_splice_find(const char *text, const EraseParsed *p, const EraseIds *ids, bool *drop,
                       unsigned *ret_k);
-/* The text without the elements marked in drop: *ret (NUL-terminated), *ret_size. ret_parsed
- * (may be NULL): what erase_splice_parse_*() finds in the new text, derived from p without
+/* The text without the elements of p marked in drop, followed by the elements of x (text xt;
+ * x NULL: none) marked in add, their bytes as they are (the merge of two versions), the container
+ * framed as JSON.stringify(v, null, 2) frames it: *ret (NUL-terminated), *ret_size. ret_parsed
+ * (may be NULL): what erase_splice_parse_*() finds in the new text, derived from p and x without
  * parsing it again. Returns 0; 1 when the text was built but *ret_parsed could not be (out of
  * memory: it is then empty and not what the text holds); -ENOMEM (nothing built). */
 int erase_splice_text(const char *text, size_t n, const EraseParsed *p, const bool *drop,
-                      char **ret, size_t *ret_size, EraseParsed *ret_parsed);
+                      const char *xt, const EraseParsed *x, const bool *add, char **ret,
+                      size_t *ret_size, EraseParsed *ret_parsed);
 
 /* The merge of two versions of a file (erase_edit()): which elements of x (text xt) are not in
  * d (of an object, the same key; of an array, the same bytes): add[i] (x->ne of them), *ret_k.
  * 0 or -ENOMEM. */
 int erase_splice_missing(const char *xt, const EraseParsed *x, const char *dt, const EraseParsed *d,
                          bool *add, unsigned *ret_k);
-/* erase_splice_text() (no parse derived) with the elements of x marked in add appended after
- * the kept ones, their bytes as they are. 0 or -ENOMEM. */
-int erase_splice_merge(const char *text, size_t n, const EraseParsed *p, const bool *drop,
-                       const char *xt, const EraseParsed *x, const bool *add, char **ret,
-                       size_t *ret_size);

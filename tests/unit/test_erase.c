@@ -48,7 +48,7 @@ static int text_splice_ids(EraseParseFn parse, const char *text, size_t n, const
         }
         if (k == 0)
                 return 0;
-        r = erase_splice_text(text, n, &p, drop, ret, ret_size, NULL);
+        r = erase_splice_text(text, n, &p, drop, NULL, NULL, NULL, ret, ret_size, NULL);
         if (r < 0)
                 return r;
         *ret_removed = k;
@@ -373,7 +373,9 @@ static void derive_chain(EraseParseFn parse, const char *text, const char *const
 
                 assert_int_equal(erase_splice_find(cur, &p, &set, drop, &k), 0);
                 assert_true(k > 0);
-                assert_int_equal(erase_splice_text(cur, n, &p, drop, &out, &n_out, &next), 0);
+                assert_int_equal(erase_splice_text(cur, n, &p, drop, NULL, NULL, NULL, &out, &n_out,
+                                                   &next),
+                                 0);
                 assert_int_equal(parse(out, n_out, &fresh), 0);
                 assert_parsed_equal(out, &next, out, &fresh);
                 erase_splice_parsed_done(&p);
