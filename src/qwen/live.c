@@ -7,7 +7,7 @@
  * an unreadable /proc cannot be evaluated (LIVE_UNKNOWN); the names of the writer locks
  * R/tmp/session-writer-locks/<id>.lock. Then the signals of one session from the probe and the
  * runtime claims of its chats/ (claims.h): the liveness pass after the scan (live_pass()), the
- * executor's re-check (live_check()) and whether a project's shared files may be in use
+ * executor's re-check (live_check_claims()) and whether a project's shared files may be in use
  * (live_project_busy()). Runtime claims are live when their pid is alive here or their host is
  * foreign (Qwen's isRuntimeStatusActive). Writer locks are live unless provably stale: same host,
  * boot and pid namespace, and the pid dead or started at another time; a sealed lock is always
@@ -55,7 +55,7 @@ typedef struct LiveDirStamp {
 } LiveDirStamp;
 
 struct LiveProbe {
-        char *global_dir, *runtime_dir; /* for live_check()'s fresh reload */
+        char *global_dir, *runtime_dir; /* for live_probe_refresh() */
         char boot_id[64];
         bool boot_known;
         uint64_t pidns;
@@ -66,7 +66,6 @@ struct LiveProbe {
         size_t n_reg, alloc_reg;
         char *registry_problem; /* G/sessions exists but could not be listed */
         LiveDirStamp reg_stamp;
-        unsigned reg_reads;     /* registry records read and parsed (live_probe_reads()) */
         LiveDirStamp locks_stamp;
 
         int locks_fd;           /* R/tmp/session-writer-locks, -EBADF when absent */
@@ -299,7 +298,6 @@ static int live_registry_read(LiveProbe *p, int sfd, const char *name, int64_t p
         if (!e->name)
                 return -ENOMEM;
         (void)live_fileid_at(sfd, name, &e->id);
-        p->reg_reads++;
         r = json_read_input(sfd, name, JSON_INPUT_REGISTRY, &o);
         if (r == -ENOMEM)
                 return r;
@@ -531,10 +529,6 @@ int live_probe_refresh(LiveProbe *p) {
         return live_probe_load(p);
 }
 
-unsigned live_probe_reads(const LiveProbe *p) {
-        return p->reg_reads;
-}
-
 LiveProbe *live_probe_free(LiveProbe *p) {
         if (!p)
                 return NULL;
@@ -754,30 +748,6 @@ int live_pass(const LiveProbe *p, Session *sessions, const LiveFacts *facts, siz
                 }
         }
         return 0;
-}
-
-int live_check(const LiveProbe *p, Session *s, int chats_fd) {
-        _cleanup_(claims_done) ClaimSet claims = {};
-        _cleanup_(live_probe_freep) LiveProbe *fresh = NULL;
-        Tree t = { .global_dir = p->global_dir, .runtime_dir = p->runtime_dir };
-        int r;
-
-        /* the re-check before an action: registry and locks as they are now, not at scan time */
-        r = live_probe_new(&t, &fresh);
-        if (r < 0)
-                return r;
-
-        if (chats_fd >= 0) {
-                r = claims_load(&claims, chats_fd);
-                if (r == -ENOMEM)
-                        return r;
-                if (r < 0) {
-                        r = live_add(s, LIVE_UNKNOWN, "runtime claims unreadable");
-                        if (r < 0)
-                                return r;
-                }
-        }
-        return live_check_claims(fresh, s, &claims);
 }
 
 /* Evaluate the signals of id (registry, claims, lock) on a scratch session: 1 live, 0 not. */
