@@ -347,7 +347,7 @@ typedef struct EraseScratch {
         const char **ids;
         unsigned *counts;
         size_t *which;
-        const EraseItem **probed; /* erase_file_recheck()'s probes that found nothing live */
+        const EraseItem **probed; /* erase_probe()'s */
 } EraseScratch;
 
 /* The edit of f for its items still to do (r == 0): one read, splice and write for all of them;
@@ -415,14 +415,32 @@ static int erase_project_live(const Inventory *inv, const EraseIndex *ix, EraseI
         return 0;
 }
 
+/* it's answer of live_project_busy() (erase_project_live()): the answer of the item of
+ * probed[0..*n_probed) that asked the same question (erase_same_probe()), else a probe taken
+ * now (it is added to probed). 0, or the -errno to set it->r to, with it->why. */
+static int erase_probe(const Inventory *inv, const EraseIndex *ix, EraseItem *it,
+                       const EraseItem **probed, size_t *n_probed) {
+        for (size_t q = 0; q < *n_probed; q++) {
+                const EraseItem *a = probed[q];
+
+                if (!erase_same_probe(a, it))
+                        continue;
+                if (a->r == 0)
+                        return 0;
+                return a->why ? erase_why(&it->why, a->r, "%s", a->why) : a->r;
+        }
+        probed[(*n_probed)++] = it;
+        return erase_project_live(inv, ix, it);
+}
+
 /* Right before file f is edited: is a Qwen process of its sessions' projects live now? The
  * batch checked each session before any edit, but a batch's checks and edits take a while, and
  * a process may have started since (or one session was found busy after another's check
  * passed). When one of the file's sessions was found busy (or met a write in another file),
  * or one still taking part may be live now (each is checked again: an organization file's
  * sessions can belong to projects of different hashes), none of them takes part. The sessions
- * that ask live_project_busy() the same question (erase_same_probe(): mostly all of a file's)
- * are answered by one probe, taken now. */
+ * that ask live_project_busy() the same question (mostly all of a file's) are answered by one
+ * probe, taken now. */
 static void erase_file_recheck(const Inventory *inv, const EraseIndex *ix, const EraseFile *f,
                                EraseItem *items, const EraseScratch *sc) {
         EraseItem *busy = NULL;
@@ -439,20 +457,14 @@ static void erase_file_recheck(const Inventory *inv, const EraseIndex *ix, const
                 }
         for (size_t j = 0; j < f->n_items && !busy; j++) {
                 EraseItem *it = &items[f->items[j]];
-                bool asked = false;
 
                 if (it->r != 0)
                         continue;
-                for (size_t q = 0; q < n_probed && !asked; q++)
-                        asked = erase_same_probe(sc->probed[q], it);
-                if (asked)
-                        continue; /* the same question found nothing live a moment ago */
-                k = erase_project_live(inv, ix, it);
+                k = erase_probe(inv, ix, it, sc->probed, &n_probed);
                 if (k != 0) {
                         it->r = k;
                         busy = it;
-                } else
-                        sc->probed[n_probed++] = it;
+                }
         }
         if (!busy)
                 return;
@@ -466,16 +478,14 @@ static void erase_file_recheck(const Inventory *inv, const EraseIndex *ix, const
 
 /* The check of erase_sessions_shared() before any edit, of each item that has something in the
  * files: no session of its project was live at the scan (the first in the inventory's order is
- * named), and live_project_busy() finds none now (one probe for the items that ask it the same
- * question; the others take its answer). probed: scratch for n items. */
+ * named), and live_project_busy() finds none now (erase_probe()). probed: scratch for n items. */
 static void erase_items_check(const Inventory *inv, const EraseIndex *ix, EraseItem *items,
-                              size_t n, const bool *has, size_t *probed) {
+                              size_t n, const bool *has, const EraseItem **probed) {
         size_t n_probed = 0;
 
         for (size_t i = 0; i < n; i++) {
                 EraseItem *it = &items[i];
                 const Session *s = it->s;
-                const EraseItem *asked = NULL;
 
                 if (!has[i])
                         continue;
@@ -487,17 +497,8 @@ static void erase_items_check(const Inventory *inv, const EraseIndex *ix, EraseI
                                                   "shared files are not edited now",
                                                   a->id);
                 }
-                if (it->r != 0)
-                        continue;
-                for (size_t q = 0; q < n_probed && !asked; q++)
-                        if (erase_same_probe(&items[probed[q]], it))
-                                asked = &items[probed[q]];
-                if (!asked) {
-                        it->r = erase_project_live(inv, ix, it);
-                        probed[n_probed++] = i;
-                } else if (asked->r != 0)
-                        it->r = asked->why ? erase_why(&it->why, asked->r, "%s", asked->why)
-                                           : asked->r;
+                if (it->r == 0)
+                        it->r = erase_probe(inv, ix, it, probed, &n_probed);
         }
 }
 
@@ -547,7 +548,7 @@ int erase_sessions_shared(const Inventory *inv, EraseIndex **index, EraseItem *i
         if (r < 0)
                 goto finish;
 
-        erase_items_check(inv, *ix, items, n, has, which);
+        erase_items_check(inv, *ix, items, n, has, probed);
         /* the sessions without anything in them take no part in the edits */
         for (size_t i = 0; i < n; i++)
                 if (!has[i] && items[i].r == 0)
