@@ -37,16 +37,6 @@ size_t erase_edit_file_max(EraseParseFn parse) {
                                                : ERASE_FILE_MAX;
 }
 
-/* Read (dir_fd, name) whole with its stat, up to max bytes. */
-static int erase_read(int dir_fd, const char *name, size_t max, struct stat *ret_st, char **ret,
-                      size_t *ret_size) {
-        _cleanup_close_ int fd = erase_edit_open(dir_fd, name, ret_st);
-
-        if (fd < 0)
-                return fd;
-        return fs_read_fd(fd, max, ret, ret_size);
-}
-
 /* erase_edit_fd_is() compares text with fd (read as fs_read_fd() reads it: st_size bytes from
  * the start) a chunk at a time: no copy of the whole file. */
 #define ERASE_CHUNK (1024 * 1024)
@@ -390,7 +380,9 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
                 st = cache->st;
                 p = &cache->p;
         } else {
-                r = erase_read(dir_fd, name, erase_edit_file_max(parse), &st, &own_text, &n_old);
+                _cleanup_close_ int fd = erase_edit_open(dir_fd, name, &st);
+
+                r = fd < 0 ? fd : fs_read_fd(fd, erase_edit_file_max(parse), &own_text, &n_old);
                 if (r == -ENOENT)
                         return 0;
                 if (r < 0)

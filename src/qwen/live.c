@@ -271,33 +271,19 @@ static bool live_dir_unchanged(int fd, const LiveDirStamp *stamp) {
                live_ns(&st.st_ctim) == stamp->ctime_ns;
 }
 
-static bool live_fileid_same(const FileId *a, const FileId *b) {
-        return a->present && b->present && a->dev == b->dev && a->ino == b->ino &&
-               a->size == b->size && a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
-}
-
-static int live_fileid_at(int dfd, const char *name, FileId *ret) {
-        struct stat st;
-
-        *ret = (FileId){};
-        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return -errno;
-        fs_fileid_from_stat(ret, &st);
-        return 0;
-}
-
 /* Read and decide one registry record (sfd, name) into e. */
 static int live_registry_read(LiveProbe *p, int sfd, const char *name, int64_t pid,
                               LiveRegEntry *e) {
         json_object *o = NULL;
         const char *sid;
-        FileId after;
+        struct stat st;
         int r;
 
         e->name = strdup(name);
         if (!e->name)
                 return -ENOMEM;
-        (void)live_fileid_at(sfd, name, &e->id);
+        if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                fs_fileid_from_stat(&e->id, &st);
         r = json_read_input(sfd, name, JSON_INPUT_REGISTRY, &o);
         if (r == -ENOMEM)
                 return r;
@@ -311,7 +297,7 @@ static int live_registry_read(LiveProbe *p, int sfd, const char *name, int64_t p
                 r = 0;
         json_object_put(o);
         /* replaced while it was read: what was read is not known to be that identity's */
-        if (live_fileid_at(sfd, name, &after) < 0 || !live_fileid_same(&e->id, &after))
+        if (fs_check_identity(sfd, name, &e->id) <= 0)
                 e->id.present = false;
         return r;
 }
@@ -358,15 +344,13 @@ static int live_probe_load_registry(LiveProbe *p) {
                         int64_t pid = live_registry_name_pid(name);
                         LiveRegEntry key = { .name = (char *)name }, *kp = &key, **hit;
                         LiveRegEntry e = {};
-                        FileId now;
 
                         if (pid < 0)
                                 continue;
                         hit = n_old ? bsearch(&kp, by_name, n_old, sizeof(LiveRegEntry *),
                                               live_cmp_reg_ptr_name)
                                     : NULL;
-                        if (hit && live_fileid_at(sfd, name, &now) == 0 &&
-                            live_fileid_same(&(*hit)->id, &now)) {
+                        if (hit && fs_check_identity(sfd, name, &(*hit)->id) > 0) {
                                 /* unchanged: its verdict stands (the old entry keeps its
                                  * name, which the bisection still needs) */
                                 e = **hit;
@@ -750,12 +734,16 @@ int live_pass(const LiveProbe *p, Session *sessions, const LiveFacts *facts, siz
         return 0;
 }
 
-/* Evaluate the signals of id (registry, claims, lock) on a scratch session: 1 live, 0 not. */
+/* Evaluate the signals of id (registry, claims, lock) on a scratch session: 1 live, 0 not (or a
+ * session of another project: elsewhere). */
 static int live_busy_id(const LiveProbe *p, const ClaimSet *claims, const char *id,
+                        bool (*elsewhere)(const char *id, void *userdata), void *userdata,
                         char **ret_reason) {
         Session s = {};
         int r;
 
+        if (elsewhere(id, userdata))
+                return 0;
         snprintf(s.id, sizeof s.id, "%s", id);
         r = live_check_claims(p, &s, claims);
         if (r < 0) {
@@ -793,9 +781,10 @@ int live_project_busy(const Tree *t, int chats_fd, bool (*elsewhere)(const char 
                 }
         }
         for (size_t i = 0; i < p->n_reg; i++) {
-                if (p->reg[i].flags == 0 || elsewhere(p->reg[i].session_id, userdata))
+                if (p->reg[i].flags == 0)
                         continue;
-                r = live_busy_id(p, &claims, p->reg[i].session_id, ret_reason);
+                r = live_busy_id(p, &claims, p->reg[i].session_id, elsewhere, userdata,
+                                 ret_reason);
                 if (r != 0)
                         return r;
         }
@@ -811,9 +800,7 @@ int live_project_busy(const Tree *t, int chats_fd, bool (*elsewhere)(const char 
                 k = strcspn(c->session_id, "");
                 snprintf(id, sizeof id, "%.*s", (int)MIN(k, (size_t)SESSION_ID_MAX),
                          c->session_id);
-                if (elsewhere(id, userdata))
-                        continue;
-                r = live_busy_id(p, &claims, id, ret_reason);
+                r = live_busy_id(p, &claims, id, elsewhere, userdata, ret_reason);
                 if (r != 0)
                         return r;
         }
@@ -824,9 +811,7 @@ int live_project_busy(const Tree *t, int chats_fd, bool (*elsewhere)(const char 
                 if (k > SESSION_ID_MAX)
                         continue; /* not a session's lock name */
                 snprintf(id, sizeof id, "%.*s", (int)k, p->locks[i]);
-                if (elsewhere(id, userdata))
-                        continue;
-                r = live_busy_id(p, &claims, id, ret_reason);
+                r = live_busy_id(p, &claims, id, elsewhere, userdata, ret_reason);
                 if (r != 0)
                         return r;
         }
