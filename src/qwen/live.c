@@ -46,14 +46,6 @@ typedef struct LiveRegEntry {
         FileId id;        /* its identity when read; not present: read again at a refresh */
 } LiveRegEntry;
 
-/* A directory as it was listed: when it still has this identity, its listing is still true. */
-typedef struct LiveDirStamp {
-        bool valid; /* false: list again (never listed, or changed within a second of listing) */
-        dev_t dev;
-        ino_t ino;
-        int64_t mtime_ns, ctime_ns;
-} LiveDirStamp;
-
 struct LiveProbe {
         char *global_dir, *runtime_dir; /* for live_probe_refresh() */
         char boot_id[64];
@@ -65,8 +57,8 @@ struct LiveProbe {
         LiveRegEntry *reg;      /* sorted by session id, records without one last */
         size_t n_reg, alloc_reg;
         char *registry_problem; /* G/sessions exists but could not be listed */
-        LiveDirStamp reg_stamp;
-        LiveDirStamp locks_stamp;
+        FileId reg_stamp;       /* G/sessions as listed (live_dir_stamp()) */
+        FileId locks_stamp;
 
         int locks_fd;           /* R/tmp/session-writer-locks, -EBADF when absent */
         char **locks;           /* sorted names in it */
@@ -242,33 +234,24 @@ static void live_reg_entry_done(LiveRegEntry *e) {
         *e = (LiveRegEntry){};
 }
 
-static int64_t live_ns(const struct timespec *t) {
-        return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
-}
-
-/* Stamp the directory open at fd before listing it. A directory changed within the last second
- * gets no valid stamp: a change in the same tick of the filesystem's clock would not show. */
-static void live_dir_stamp(int fd, LiveDirStamp *ret) {
+/* The identity of the directory open at fd, stamped before listing it: while it still has it,
+ * its listing is still true. A directory changed within the last second gets no stamp (present
+ * false: list again): a change in the same tick of the filesystem's clock would not show. */
+static void live_dir_stamp(int fd, FileId *ret) {
         struct timespec now;
         struct stat st;
 
-        *ret = (LiveDirStamp){};
+        *ret = (FileId){};
         if (fstat(fd, &st) < 0 || clock_gettime(CLOCK_REALTIME, &now) < 0)
                 return;
         /* adding, removing or renaming an entry sets mtime (and ctime) to the current time */
-        if (live_ns(&st.st_mtim) > live_ns(&now) - 1000000000)
-                return;
-        *ret = (LiveDirStamp){ .valid = true, .dev = st.st_dev, .ino = st.st_ino,
-                               .mtime_ns = live_ns(&st.st_mtim),
-                               .ctime_ns = live_ns(&st.st_ctim) };
+        fs_fileid_from_stat(ret, &st);
+        if (ret->mtime_ns > (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - 1000000000)
+                *ret = (FileId){};
 }
 
-static bool live_dir_unchanged(int fd, const LiveDirStamp *stamp) {
-        struct stat st;
-
-        return stamp->valid && fstat(fd, &st) == 0 && st.st_dev == stamp->dev &&
-               st.st_ino == stamp->ino && live_ns(&st.st_mtim) == stamp->mtime_ns &&
-               live_ns(&st.st_ctim) == stamp->ctime_ns;
+static bool live_dir_unchanged(int fd, const FileId *stamp) {
+        return fs_check_identity_fd(fd, stamp) > 0;
 }
 
 /* Read and decide one registry record (sfd, name) into e. */
@@ -311,7 +294,7 @@ static int live_probe_load_registry(LiveProbe *p) {
         _cleanup_free_ LiveRegEntry **by_name = NULL;
         LiveRegEntry *old = p->reg, *reg = NULL;
         size_t n_old = p->n_reg, n = 0, alloc = 0;
-        LiveDirStamp stamp;
+        FileId stamp;
         const char *name;
         unsigned char type;
         int r = 0, k;
@@ -326,7 +309,7 @@ static int live_probe_load_registry(LiveProbe *p) {
                 return 0;
         p->reg = NULL;
         p->n_reg = p->alloc_reg = 0;
-        p->reg_stamp = (LiveDirStamp){};
+        p->reg_stamp = (FileId){};
         if (sfd >= 0) {
                 live_dir_stamp(sfd, &stamp);
                 d = malloc(sizeof(FsDir));
@@ -402,7 +385,7 @@ static void live_probe_locks_clear(LiveProbe *p) {
         p->locks = NULL;
         p->n_locks = p->alloc_locks = 0;
         p->locks_fd = safe_close(p->locks_fd);
-        p->locks_stamp = (LiveDirStamp){};
+        p->locks_stamp = (FileId){};
 }
 
 /* Open R/tmp/session-writer-locks and list its *.lock names, unless it is the directory listed
@@ -410,7 +393,7 @@ static void live_probe_locks_clear(LiveProbe *p) {
 static int live_probe_load_locks(LiveProbe *p) {
         _cleanup_close_ int rfd = -EBADF, tfd = -EBADF, lfd = -EBADF, lfd2 = -EBADF;
         _cleanup_free_ FsDir *d = NULL;
-        LiveDirStamp stamp;
+        FileId stamp;
         const char *name;
         unsigned char type;
         int r = 0, k;
