@@ -77,14 +77,14 @@ int cold_resolve(int dir_fd, const char *name, int cold_fd, ColdStepFn step, voi
  * only makes the .zst go. 0, -EEXIST (another target exists), -EBADMSG (the content does not
  * match), -EPROTONOSUPPORT (compressed with a dictionary this qgc does not have), -errno. On
  * every error the .zst stays. */
-int cold_decompress(int cold_fd, const char *name, int dst_fd, ColdStepFn step, void *userdata,
+int cold_restore_file(int cold_fd, const char *name, int dst_fd, ColdStepFn step, void *userdata,
                     ColdResult *ret);
 
-/* cold_decompress() of names[0..n) of one cold directory as one batch: temporary files checked
+/* cold_restore_file() of names[0..n) of one cold directory as one batch: temporary files checked
  * and fsynced together, renamed in order, dst_fd fsynced, the .zst files removed, cold_fd
  * fsynced (crash states: doc/architecture.md). A missing .zst is skipped when skip_missing
  * (res[i] all 0). The first error stops the renames. 0 or the first error. */
-int cold_decompress_many(int cold_fd, const char *const *names, size_t n, bool skip_missing,
+int cold_restore_files(int cold_fd, const char *const *names, size_t n, bool skip_missing,
                          int dst_fd, ColdStepFn step, void *userdata, ColdResult *res);
 
 /* The largest content a reader decompresses to see a file's end: about 0.1 s of work. */
@@ -109,7 +109,7 @@ int cold_info(int cold_fd, const char *name, uint64_t *ret_size, char ret_sha[65
 
 /* Write at most max bytes of the start of the original content of (cold_fd, name.zst) to
  * out_fd, not checked against the SHA-256 (the scan reads the first record this way; what acts
- * on the content, cold_cat() and cold_decompress(), checks it). *ret_whole: the whole content
+ * on the content, cold_cat() and cold_restore_file(), checks it). *ret_whole: the whole content
  * was written (it ended within max bytes, with exactly the recorded size: else -EBADMSG). */
 int cold_cat_head(int cold_fd, const char *name, int out_fd, uint64_t max, bool *ret_whole);
 

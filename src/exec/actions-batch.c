@@ -28,7 +28,7 @@
 
 /* ------------------------------------------------------------------ the group commit */
 
-uint64_t actions_now_ns(void) {
+uint64_t actions_batch_now_ns(void) {
         struct timespec ts;
 
         (void)clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -73,7 +73,7 @@ char *actions_tname(const Session *s) {
 }
 
 /* Report item it once. */
-void actions_batch_report(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o,
+void actions_report_item(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o,
                           const char *why, int error) {
         if (it->done)
                 return;
@@ -81,14 +81,14 @@ void actions_batch_report(ActionsContext *c, ActionsBatchItem *it, ActionsOutcom
         (void)actions_report_session(c, it->s, it->v, o, why, error);
 }
 
-/* Report the step of it that returned r < 0 with why, as o (actions_outcome_errno(r), or what
+/* Report the step of it that returned r < 0 with why, as o (actions_report_errno(r), or what
  * the step knows, a conflict): a skip carries no errno, and a file that changed since the scan
  * is reported as that, whichever check of the step found it. */
-void actions_batch_fail(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o, int r,
+void actions_report_item_fail(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o, int r,
                         const char *why) {
         if (o == ACTIONS_SKIPPED_CHANGED)
                 why = "changed since scan";
-        actions_batch_report(c, it, o, why, o == ACTIONS_FAILED ? -r : 0);
+        actions_report_item(c, it, o, why, o == ACTIONS_FAILED ? -r : 0);
 }
 
 /* 0: the liveness re-check of every session of the batch, just before its first step, with the
@@ -108,7 +108,7 @@ static void actions_batch_live(ActionsContext *c, ActionsBatch *b) {
                 if (it->done)
                         continue;
                 if (r < 0) {
-                        actions_batch_report(c, it, ACTIONS_SKIPPED_LIVE,
+                        actions_report_item(c, it, ACTIONS_SKIPPED_LIVE,
                                              "liveness cannot be checked", 0);
                         continue;
                 }
@@ -121,7 +121,7 @@ static void actions_batch_live(ActionsContext *c, ActionsBatch *b) {
                 copy.live = 0;
                 copy.live_reason = NULL;
                 if (loaded[it->dir] == -EIO) {
-                        actions_batch_report(c, it, ACTIONS_SKIPPED_LIVE,
+                        actions_report_item(c, it, ACTIONS_SKIPPED_LIVE,
                                              "in use since scan: runtime claims unreadable", 0);
                         continue;
                 }
@@ -129,12 +129,12 @@ static void actions_batch_live(ActionsContext *c, ActionsBatch *b) {
                                                 : live_check_claims(fresh, &copy, &claims[it->dir]);
                 /* LIVE_RECENT came from the scan's clock; identity covers later writes */
                 if (k < 0)
-                        actions_batch_report(c, it, ACTIONS_SKIPPED_LIVE,
+                        actions_report_item(c, it, ACTIONS_SKIPPED_LIVE,
                                              "liveness cannot be checked", 0);
                 else if ((copy.live & ~(unsigned)LIVE_RECENT) != 0) {
                         _cleanup_free_ char *m = strprintf("in use since scan: %s",
                                                            copy.live_reason ?: "in use");
-                        actions_batch_report(c, it, ACTIONS_SKIPPED_LIVE,
+                        actions_report_item(c, it, ACTIONS_SKIPPED_LIVE,
                                              m ?: "in use since scan", 0);
                 }
                 free(copy.live_reason);
@@ -213,7 +213,7 @@ void actions_batch_usage_sync_end(ActionsContext *c, ActionsBatch *b) {
                 return;
         for (size_t i = 0; i < b->n; i++)
                 if (actions_batch_relies_on_file(&b->items[i]))
-                        actions_batch_report(c, &b->items[i], ACTIONS_FAILED,
+                        actions_report_item(c, &b->items[i], ACTIONS_FAILED,
                                              "cannot make the usage record durable; session kept",
                                              -r);
 }
@@ -250,15 +250,15 @@ static void actions_batch_salvage(ActionsContext *c, ActionsBatch *b, const Acti
                                              actions_fid(it->s))
                          : -ENOMEM;
                 if (r == 0)
-                        actions_batch_report(c, it, ACTIONS_SKIPPED_CHANGED, "changed since scan",
+                        actions_report_item(c, it, ACTIONS_SKIPPED_CHANGED, "changed since scan",
                                              0);
                 else if (r < 0)
-                        actions_batch_report(c, it, ACTIONS_FAILED,
+                        actions_report_item(c, it, ACTIONS_FAILED,
                                              "cannot salvage the usage record; session kept", -r);
                 else {
                         char *nb = realloc(buf, len + strlen(it->line) + 1);
                         if (!nb) {
-                                actions_batch_report(c, it, ACTIONS_FAILED, "out of memory",
+                                actions_report_item(c, it, ACTIONS_FAILED, "out of memory",
                                                      ENOMEM);
                                 continue;
                         }
@@ -312,7 +312,7 @@ void actions_batch_salvage_end(ActionsContext *c, ActionsBatch *b) {
  * as such) or reported failed; a session that shares a line that was not written is kept. */
 static void actions_batch_salvaged(ActionsContext *c, ActionsBatch *b, int r, size_t n) {
         if (r >= 0 && n > 0)
-                actions_step(c, "usage_record.jsonl");
+                actions_report_step(c, "usage_record.jsonl");
         journal_hold(); /* the entries of what just happened, with one write */
         for (size_t i = 0; i < b->n; i++) {
                 ActionsBatchItem *it = &b->items[i];
@@ -320,7 +320,7 @@ static void actions_batch_salvaged(ActionsContext *c, ActionsBatch *b, int r, si
                 if (!it->line || it->done)
                         continue;
                 if (r < 0) {
-                        actions_batch_report(c, it, ACTIONS_FAILED,
+                        actions_report_item(c, it, ACTIONS_FAILED,
                                              "cannot salvage the usage record; session kept", -r);
                         continue;
                 }
@@ -333,7 +333,7 @@ static void actions_batch_salvaged(ActionsContext *c, ActionsBatch *b, int r, si
                         .event = JOURNAL_SALVAGED,
                         .message = msg ?: "salvaged the usage record before the transcript goes",
                         .session = it->s->id,
-                        .project = actions_project(it->s),
+                        .project = actions_report_project(it->s),
                         .user = c->inv->trees[it->s->tree].user,
                 };
                 (void)journal_log(&e);
@@ -344,7 +344,7 @@ static void actions_batch_salvaged(ActionsContext *c, ActionsBatch *b, int r, si
 
                 if (it->done || it->line || it->dep < 0 || b->items[it->dep].appended)
                         continue;
-                actions_batch_report(c, it, ACTIONS_SKIPPED_NOT_NOW,
+                actions_report_item(c, it, ACTIONS_SKIPPED_NOT_NOW,
                                      "the usage line it shares with another file was not written; "
                                      "session kept",
                                      0);
@@ -415,7 +415,7 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
         if (!m || !idx) {
                 for (size_t i = 0; i < b->n; i++)
                         if (b->items[i].v->verb == VERB_DELETE)
-                                actions_batch_report(c, &b->items[i], ACTIONS_FAILED,
+                                actions_report_item(c, &b->items[i], ACTIONS_FAILED,
                                                      "out of memory", ENOMEM);
                 return;
         }
@@ -428,12 +428,12 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
                         continue;
                 name = actions_tname(it->s);
                 if (!name) {
-                        actions_batch_report(c, it, ACTIONS_FAILED, "out of memory", ENOMEM);
+                        actions_report_item(c, it, ACTIONS_FAILED, "out of memory", ENOMEM);
                         continue;
                 }
                 r = fs_check_identity(actions_batch_dir_fd(b, it), name, actions_fid(it->s));
                 if (r <= 0) {
-                        actions_batch_fail(c, it, actions_outcome_errno(r < 0 ? r : -ESTALE), r,
+                        actions_report_item_fail(c, it, actions_report_errno(r < 0 ? r : -ESTALE), r,
                                            "changed since scan");
                         continue;
                 }
@@ -443,26 +443,26 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
                 if (session_is_cold(it->s)) {
                         /* compressed: a copy in chats/ or chats/archive/ is one */
                         _cleanup_free_ char *plain = strprintf("%s.jsonl", it->s->id);
-                        r = plain ? actions_copy_exists(d->chats_fd, d->archive_fd, plain, false)
+                        r = plain ? actions_erase_copy_exists(d->chats_fd, d->archive_fd, plain, false)
                                   : -ENOMEM;
                         if (r == 0)
-                                r = actions_copy_exists(d->chats_fd, d->archive_fd, plain, true);
+                                r = actions_erase_copy_exists(d->chats_fd, d->archive_fd, plain, true);
                 } else
-                        r = actions_copy_exists(d->chats_fd, d->archive_fd, name,
+                        r = actions_erase_copy_exists(d->chats_fd, d->archive_fd, name,
                                                 it->s->state != SESSION_ARCHIVED);
                 if (r != 0) {
-                        actions_batch_fail(c, it,
+                        actions_report_item_fail(c, it,
                                            r > 0 ? ACTIONS_SKIPPED_CONFLICT
-                                                 : actions_outcome_errno(r),
+                                                 : actions_report_errno(r),
                                            r, "a copy in the other place appeared since the scan "
                                               "(conflict)");
                         continue;
                 }
                 actions_batch_claims(c, d);
-                r = actions_mark_delete(c, t, it->s, d->chats_fd, d->archive_fd, &it->mk);
+                r = actions_erase_mark(c, t, it->s, d->chats_fd, d->archive_fd, &it->mk);
                 c->claim_names = NULL;
                 if (r < 0) {
-                        actions_batch_report(c, it, ACTIONS_FAILED,
+                        actions_report_item(c, it, ACTIONS_FAILED,
                                              "cannot write the pending-delete marker", -r);
                         continue;
                 }
@@ -472,13 +472,13 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
         if (n == 0)
                 return;
         /* the proof for the recovery pass, should the run die before the deletes complete */
-        r = recover_markers_write(t->global_fd, t->global_dev, m, n, actions_step, c,
+        r = recover_marker_write_many(t->global_fd, t->global_dev, m, n, actions_report_step, c,
                                   &b->marker);
         for (size_t j = 0; j < n; j++) {
                 ActionsBatchItem *it = &b->items[idx[j]];
 
                 if (r < 0)
-                        actions_batch_report(c, it, ACTIONS_FAILED,
+                        actions_report_item(c, it, ACTIONS_FAILED,
                                              "cannot write the pending-delete marker", -r);
                 else
                         it->marked = true;
@@ -511,16 +511,16 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                         continue;
                 }
                 /* the same race just after the unlink: what is left belongs to the new copy */
-                r = name ? actions_copy_exists(d->chats_fd, d->archive_fd, name, false) : -ENOMEM;
+                r = name ? actions_erase_copy_exists(d->chats_fd, d->archive_fd, name, false) : -ENOMEM;
                 if (r == 0)
-                        r = actions_copy_exists(d->chats_fd, d->archive_fd, name, true);
+                        r = actions_erase_copy_exists(d->chats_fd, d->archive_fd, name, true);
                 if (r != 0) {
                         log_warning("session %s: a transcript appeared as it was deleted; its "
                                     "sidecars and file-history are kept",
                                     it->s->id);
                         if (r < 0) {
                                 keep_marker = true;
-                                actions_batch_report(c, it, ACTIONS_FAILED,
+                                actions_report_item(c, it, ACTIONS_FAILED,
                                                      "transcript removed, but whether a copy "
                                                      "appeared is unknown",
                                                      -r);
@@ -528,11 +528,11 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                         continue;
                 }
                 actions_batch_claims(c, d);
-                r = actions_delete_rest(c, t, it->s, d->chats_fd, d->archive_fd);
+                r = actions_erase_rest(c, t, it->s, d->chats_fd, d->archive_fd);
                 c->claim_names = NULL;
                 if (r < 0) {
                         keep_marker = true; /* the next run's recovery pass retries */
-                        actions_batch_report(
+                        actions_report_item(
                                 c, it, ACTIONS_FAILED,
                                 r == -EBUSY ? "transcript removed; kept: a mount point inside"
                                             : "transcript removed, but not everything else",
@@ -540,7 +540,7 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                 }
         }
         if (b->marker && !keep_marker) {
-                r = recover_marker_remove(t->global_fd, t->global_dev, b->marker, actions_step, c);
+                r = recover_marker_remove(t->global_fd, t->global_dev, b->marker, actions_report_step, c);
                 if (r < 0)
                         log_warning_errno(r, "cannot remove the pending-delete marker '%s'",
                                           b->marker);
@@ -556,7 +556,7 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                                                b->items[i].s->id);
         if (r >= 0)
                 r = session_times_append(t->global_fd, t->global_dev, times.buf, times.len,
-                                         actions_step, c);
+                                         actions_report_step, c);
         if (r < 0)
                 log_warning_errno(r, "cannot record the time of this batch's archives in '%s/%s' "
                                      "(archive-max-age counts from the archived files' ctime)",
@@ -569,7 +569,7 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                         actions_batch_compressed(c, it);
                         continue;
                 }
-                actions_batch_report(c, it, ACTIONS_DONE, NULL, 0);
+                actions_report_item(c, it, ACTIONS_DONE, NULL, 0);
         }
         actions_batch_journal_release();
 }
@@ -585,24 +585,24 @@ void actions_batch_commit(ActionsContext *c) {
                 usage_index_release(c->trees[i].usage);
         if (!b || b->n == 0)
                 return;
-        t0 = actions_now_ns();
+        t0 = actions_batch_now_ns();
         actions_batch_usage_sync(c, b);
         actions_batch_live(c, b);
         actions_batch_salvage(c, b, &c->trees[b->tree]);
         if (b->n_not_archive > 0) /* before a delete's marker and shared-file edits */
                 actions_batch_usage_sync_end(c, b);
         actions_batch_mark(c, b, &c->trees[b->tree]);
-        te = actions_now_ns();
+        te = actions_batch_now_ns();
         actions_batch_erase(c, b, &c->trees[b->tree]);
-        actions_lists_drop(c); /* the rest of the deletes lists afresh (actions-erase.c) */
-        t1 = actions_now_ns();
+        actions_erase_lists_drop(c); /* the rest of the deletes lists afresh (actions-erase.c) */
+        t1 = actions_batch_now_ns();
         b->edit_ns = t1 - te;
         actions_batch_move(c, b);
         actions_batch_salvage_end(c, b); /* waited for by the moves already */
-        t2 = actions_now_ns();
+        t2 = actions_batch_now_ns();
         actions_batch_finish(c, b, &c->trees[b->tree]);
-        actions_lists_drop(c);
-        t3 = actions_now_ns();
+        actions_erase_lists_drop(c);
+        t3 = actions_batch_now_ns();
         /* the next batch prepares for at least 4 times what this one's flushes took, so that
          * they stay a small part of the run however slow the disk is */
         b->flush_ns = t1 - t0;

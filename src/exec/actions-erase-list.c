@@ -7,7 +7,7 @@
  * listed once for that step (the marker and the shared-file edits, actions_batch_mark() and
  * actions_batch_erase(); the rest of the delete, actions_batch_finish()): a name the listing
  * does not hold is not looked up; a name it holds is looked at (and checked) directly, as before.
- * The listings are dropped after each step (actions_lists_drop()), so the rest of a delete never
+ * The listings are dropped after each step (actions_erase_lists_drop()), so the rest of a delete never
  * relies on a listing taken before its transcript went.
  *
  * A listing is a snapshot: a file created in the directory after it was taken is missed by this
@@ -71,7 +71,7 @@ static void actions_list_done(ActionsList *l) {
         *l = (ActionsList){ .fd = -EBADF };
 }
 
-void actions_lists_drop(ActionsContext *c) {
+void actions_erase_lists_drop(ActionsContext *c) {
         ActionsLists *ls = c->lists;
 
         if (!ls)

@@ -27,7 +27,7 @@ static void actions_report_erased(ActionsContext *c, const Session *s, const cha
                 .event = JOURNAL_ERASED,
                 .message = msg,
                 .session = s->id,
-                .project = actions_project(s),
+                .project = actions_report_project(s),
                 .path = path,
                 .user = tr->user,
                 .fields = fields,
@@ -98,12 +98,12 @@ void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *
          * after it, what each file lost is in its sessions' counts, journalled below also for a
          * session that failed */
         if (r >= 0 && n > 0)
-                r = erase_sessions_shared(c->inv, &c->erase_index, items, n, actions_step, c);
+                r = erase_sessions_shared(c->inv, &c->erase_index, items, n, actions_report_step, c);
         for (size_t i = 0; r < 0 && i < b->n; i++) {
                 ActionsBatchItem *it = &b->items[i];
 
                 if (!it->done && it->v->verb == VERB_DELETE && it->marked)
-                        actions_batch_report(c, it, ACTIONS_FAILED,
+                        actions_report_item(c, it, ACTIONS_FAILED,
                                              "cannot edit the files Qwen shares", -r);
         }
         for (size_t j = 0; r >= 0 && j < n; j++) {
@@ -126,9 +126,9 @@ void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *
                                                                                : (pdir ?: "projects"),
                                     items[j].kept);
                 if (items[j].r == -EAGAIN && items[j].why)
-                        actions_batch_report(c, it, ACTIONS_SKIPPED_NOT_NOW, items[j].why, 0);
+                        actions_report_item(c, it, ACTIONS_SKIPPED_NOT_NOW, items[j].why, 0);
                 else if (items[j].r < 0)
-                        actions_batch_report(c, it, ACTIONS_FAILED,
+                        actions_report_item(c, it, ACTIONS_FAILED,
                                              items[j].why ?: "cannot edit the files Qwen shares",
                                              -items[j].r);
         }

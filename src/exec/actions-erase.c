@@ -55,7 +55,7 @@ static bool actions_batch_has_line(const ActionsContext *c, const char *id, ssiz
  * (NULL: present already, in the file or in the batch, or nothing to salvage) and its
  * sessionId into *ret_sid; the batch appends it (actions_batch_commit()). 0, -ESTALE changed
  * since scan, other -errno: fail closed. */
-int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, int dir_fd,
+int actions_erase_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, int dir_fd,
                     const char *name, const FileId *fid, char **ret_line, char **ret_sid,
                     ssize_t *ret_dep) {
         _cleanup_close_ int fd = -EBADF;
@@ -106,13 +106,13 @@ int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, i
                                 "history Qwen rebuilds from the transcripts before session %s "
                                 "goes, so that its totals stay as they are",
                                 s->id);
-                        actions_step(c, "usage_record.jsonl (Qwen's rebuilt history)");
+                        actions_report_step(c, "usage_record.jsonl (Qwen's rebuilt history)");
                         JournalEntry e = {
                                 .event = JOURNAL_SALVAGED,
                                 .message = msg ?: "usage_record.jsonl: wrote Qwen's rebuilt "
                                                   "usage history",
                                 .session = s->id,
-                                .project = actions_project(s),
+                                .project = actions_report_project(s),
                                 .user = c->inv->trees[s->tree].user,
                         };
                         (void)journal_log(&e);
@@ -150,7 +150,7 @@ int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, i
 
 /* Name the sessions the plan will salvage (no usage line yet; not compressed: those are read
  * through a memfd) to the salvage thread, which builds their lines ahead of the batches. */
-void actions_salvage_ahead(ActionsContext *c, const Plan *p) {
+void actions_erase_salvage_ahead(ActionsContext *c, const Plan *p) {
         _cleanup_(usage_ahead_freep) UsageAhead *ua = NULL;
 
         if (c->one_thread) {
@@ -193,7 +193,7 @@ static int actions_unlink_benign(ActionsContext *c, int dfd, const char *name, i
                 return 0;
         if (r < 0)
                 return r;
-        actions_step(c, name);
+        actions_report_step(c, name);
         return 0;
 }
 
@@ -292,7 +292,7 @@ static int actions_remove_dir_in(ActionsContext *c, int root_fd, const char *rel
         r = rm_rf_at(fd, name, dev, &bytes);
         if (r < 0)
                 return r;
-        actions_step(c, name);
+        actions_report_step(c, name);
         return 0;
 }
 
@@ -325,7 +325,7 @@ static int actions_paths_init(ActionsPaths *p, const Session *s) {
 }
 
 /* Everything but the transcript, in removeSession's order, then what Qwen leaves behind. */
-int actions_delete_rest(ActionsContext *c, const ActionsTree *t, const Session *s,
+int actions_erase_rest(ActionsContext *c, const ActionsTree *t, const Session *s,
                         int chats_fd, int archive_fd) {
         static const char *const sidecars[] = { "worktree.json", "pr.json", "ledger.jsonl" };
         const Tree *tr = &c->inv->trees[s->tree];
@@ -452,8 +452,8 @@ static int actions_mark_claims(RecoverMarker *m, int chats_fd, const char *chats
 }
 
 /* The pending-delete marker of s (recover.h): every file the delete is about to remove, with its
- * identity now. Written with the others of its batch (recover_markers_write()). */
-int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Session *s,
+ * identity now. Written with the others of its batch (recover_marker_write_many()). */
+int actions_erase_mark(ActionsContext *c, const ActionsTree *t, const Session *s,
                         int chats_fd, int archive_fd, RecoverMarker *ret) {
         static const char *const exts[] = { "jsonl", "worktree.json", "pr.json", "ledger.jsonl" };
         const Tree *tr = &c->inv->trees[s->tree];
@@ -514,7 +514,7 @@ int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Session *
 /* Does chats/<name> (in_archive: chats/archive/<name>) exist now? 1 yes, 0 no, -errno. Always
  * looked up by name; archive_fd: chats/archive/ when the batch holds it open, else (< 0) it is
  * opened here (it may have been created since). */
-int actions_copy_exists(int chats_fd, int archive_fd, const char *name, bool in_archive) {
+int actions_erase_copy_exists(int chats_fd, int archive_fd, const char *name, bool in_archive) {
         _cleanup_close_ int afd = in_archive && archive_fd < 0 ? fs_open_dir(chats_fd, "archive")
                                                                : -EBADF;
 

@@ -139,7 +139,7 @@ typedef struct ActionsBatch {
 } ActionsBatch;
 
 /* What became of one action (a session's archive, delete, compress or restore; an orphan): each
- * step says which, and actions_outcome_event() alone maps it to the journal event (the done
+ * step says which, and actions_report_event() alone maps it to the journal event (the done
  * event is the action's own: archived, deleted, restored, orphan-reclaimed). The reason that
  * goes with it is the step's text, unchanged. */
 typedef enum ActionsOutcome {
@@ -158,28 +158,28 @@ typedef enum ActionsOutcome {
 } ActionsOutcome;
 
 /* actions.c */
-JournalEvent actions_outcome_event(ActionsOutcome o, JournalEvent done);
+JournalEvent actions_report_event(ActionsOutcome o, JournalEvent done);
 /* The outcome of a step that returned r: done, -ESTALE (a file changed since the scan) a skip,
  * any other -errno a failure. A step that knows better (a conflict) says so itself. */
-ActionsOutcome actions_outcome_errno(int r);
-void actions_step(void *userdata, const char *what);
-const char *actions_project(const Session *s);
+ActionsOutcome actions_report_errno(int r);
+void actions_report_step(void *userdata, const char *what);
+const char *actions_report_project(const Session *s);
 int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v,
                            ActionsOutcome o, const char *reason, int error);
 
 /* actions-erase.c */
-int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, int dir_fd,
+int actions_erase_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, int dir_fd,
                     const char *name, const FileId *fid, char **ret_line, char **ret_sid,
                     ssize_t *ret_dep);
-void actions_salvage_ahead(ActionsContext *c, const Plan *p);
-int actions_delete_rest(ActionsContext *c, const ActionsTree *t, const Session *s,
+void actions_erase_salvage_ahead(ActionsContext *c, const Plan *p);
+int actions_erase_rest(ActionsContext *c, const ActionsTree *t, const Session *s,
                         int chats_fd, int archive_fd);
-int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Session *s,
+int actions_erase_mark(ActionsContext *c, const ActionsTree *t, const Session *s,
                         int chats_fd, int archive_fd, RecoverMarker *ret);
-int actions_copy_exists(int chats_fd, int archive_fd, const char *name, bool in_archive);
+int actions_erase_copy_exists(int chats_fd, int archive_fd, const char *name, bool in_archive);
 
 /* actions-erase-list.c */
-void actions_lists_drop(ActionsContext *c);
+void actions_erase_lists_drop(ActionsContext *c);
 /* May (dfd, name) exist? 0 when this step's listing of dfd (taken on first use) does not hold
  * name, 1 otherwise (listed, or dfd could not be listed): the caller looks it up by name. */
 int actions_listed(ActionsContext *c, int dfd, const char *name);
@@ -188,15 +188,15 @@ int actions_listed(ActionsContext *c, int dfd, const char *name);
 void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *t);
 
 /* actions-batch.c */
-uint64_t actions_now_ns(void);
+uint64_t actions_batch_now_ns(void);
 unsigned actions_batch_max(void);
 bool actions_batch_full(const ActionsBatch *b);
 int actions_batch_dir_fd(const ActionsBatch *b, const ActionsBatchItem *it);
 const FileId *actions_fid(const Session *s);
 char *actions_tname(const Session *s);
-void actions_batch_report(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o,
+void actions_report_item(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o,
                           const char *why, int error);
-void actions_batch_fail(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o, int r,
+void actions_report_item_fail(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o, int r,
                         const char *why);
 void actions_batch_commit(ActionsContext *c);
 void actions_batch_salvage_end(ActionsContext *c, ActionsBatch *b);
@@ -211,7 +211,7 @@ void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it);
 void actions_batch_move(ActionsContext *c, ActionsBatch *b);
 
 /* actions-orphan.c */
-int actions_orphan(ActionsContext *c, const Orphan *o, const Verdict *v);
+int actions_orphan_step(ActionsContext *c, const Orphan *o, const Verdict *v);
 
 /* actions-restore.c */
 int actions_restore_one(ActionsContext *c, const Session *s);
@@ -224,4 +224,4 @@ int actions_restore_intents(ActionsContext *c, const Plan *p, bool *ok);
 /* A RESTORE step: actions_restore_one() or actions_restore_cold(), then its end recorded. 0 or
  * -errno. */
 int actions_restore_step(ActionsContext *c, const PlanStep *st);
-void actions_recover(ActionsContext *c, const PlanStep *st);
+void actions_restore_recover(ActionsContext *c, const PlanStep *st);

@@ -36,7 +36,7 @@ static int actions_batch_archive_dir(ActionsContext *c, ActionsBatchDir *d, cons
                         return r;
                 }
         } else {
-                actions_step(c, "archive/");
+                actions_report_step(c, "archive/");
                 d->sync_chats = true;
         }
         r = fs_open_dir(d->chats_fd, "archive");
@@ -133,7 +133,7 @@ static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
                 if (d->cold_fd < 0) {
                         r = d->archive_fd < 0 ? -ESTALE
                                               : cold_step_open_dir(d->archive_fd, &created,
-                                                                   actions_step, c);
+                                                                   actions_report_step, c);
                         if (r >= 0)
                                 d->cold_fd = r;
                         /* the new directory is durable before anything is moved into it */
@@ -150,9 +150,9 @@ static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
                         r = (it->cold = calloc(1, sizeof(ColdStep))) ? 0 : -ENOMEM;
                 if (r >= 0)
                         r = cold_step_begin(ctx, d->archive_fd, d->cold_fd, it->s->id,
-                                            &it->s->archived, actions_step, c, it->cold, &why);
+                                            &it->s->archived, actions_report_step, c, it->cold, &why);
                 if (r < 0) {
-                        actions_batch_fail(c, it, actions_outcome_errno(r), r, why);
+                        actions_report_item_fail(c, it, actions_report_errno(r), r, why);
                         continue;
                 }
                 d->sync_cold = true;
@@ -170,13 +170,13 @@ static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
                 if (it->done || it->v->verb != VERB_COMPRESS)
                         continue;
                 k = r < 0 ? r
-                          : cold_step_commit(b->dirs[it->dir].cold_fd, it->cold, actions_step, c,
+                          : cold_step_commit(b->dirs[it->dir].cold_fd, it->cold, actions_report_step, c,
                                              &why);
                 /* -EEXIST: a compressed copy appeared (coldstep.h) */
                 if (k < 0)
-                        actions_batch_fail(c, it,
+                        actions_report_item_fail(c, it,
                                            k == -EEXIST && why ? ACTIONS_SKIPPED_CONFLICT
-                                                               : actions_outcome_errno(k),
+                                                               : actions_report_errno(k),
                                            k, why ?: "cannot sync the compressed files");
         }
         for (size_t j = 0; j < b->n_dirs; j++) {
@@ -186,7 +186,7 @@ static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
                 d->sync_cold = false;
                 for (size_t i = 0; k < 0 && i < b->n; i++)
                         if (b->items[i].dir == j && b->items[i].v->verb == VERB_COMPRESS)
-                                actions_batch_report(c, &b->items[i], ACTIONS_FAILED,
+                                actions_report_item(c, &b->items[i], ACTIONS_FAILED,
                                                      "compressed, but fsync of the cold tier "
                                                      "failed; the originals stay",
                                                      -k);
@@ -199,13 +199,13 @@ static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
 
                 if (it->done || it->v->verb != VERB_COMPRESS)
                         continue;
-                k = cold_step_end(d->archive_fd, d->cold_fd, it->cold, actions_step, c, &why);
+                k = cold_step_end(d->archive_fd, d->cold_fd, it->cold, actions_report_step, c, &why);
                 d->sync_archive = true;
                 /* -EEXIST: a .zst with other content than its original's (coldstep.h) */
                 if (k < 0)
-                        actions_batch_fail(c, it,
+                        actions_report_item_fail(c, it,
                                            k == -EEXIST ? ACTIONS_SKIPPED_CONFLICT
-                                                        : actions_outcome_errno(k),
+                                                        : actions_report_errno(k),
                                            k, why);
         }
 }
@@ -222,7 +222,7 @@ void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it) {
         char in_s[FORMAT_BYTES_MAX], out_s[FORMAT_BYTES_MAX];
         /* the run line's units; the exact bytes are QGC_ORIGINAL_BYTES, QGC_COMPRESSED_BYTES */
         _cleanup_free_ char *msg = strprintf("compressed session %s in %s (%s): %s into %s",
-                                             s->id, actions_project(s), why ?: "",
+                                             s->id, actions_report_project(s), why ?: "",
                                              format_bytes(in_s, sizeof in_s, in),
                                              format_bytes(out_s, sizeof out_s, out));
         const JournalField fields[] = {
@@ -233,7 +233,7 @@ void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it) {
                 .event = JOURNAL_COMPRESSED,
                 .message = msg,
                 .session = s->id,
-                .project = actions_project(s),
+                .project = actions_report_project(s),
                 .path = path,
                 .rule = it->v->rule,
                 .reason = why,
@@ -285,7 +285,7 @@ static void actions_batch_archive_one(ActionsContext *c, ActionsBatch *b, Action
         /* chats/archive/ is created only for a session the scan saw */
         r = d->archive_fd >= 0 ? 1 : fs_check_identity(d->chats_fd, name, &it->s->active);
         if (r <= 0) {
-                actions_batch_fail(c, it, r < 0 ? ACTIONS_FAILED : ACTIONS_SKIPPED_CHANGED, r,
+                actions_report_item_fail(c, it, r < 0 ? ACTIONS_FAILED : ACTIONS_SKIPPED_CHANGED, r,
                                    "changed since scan");
                 return;
         }
@@ -294,15 +294,15 @@ static void actions_batch_archive_one(ActionsContext *c, ActionsBatch *b, Action
                 actions_batch_sidecars(d);
         if (r >= 0 && actions_batch_no_sidecars(d, it->s->id))
                 r = archive_move_bare_nosync(d->chats_fd, d->archive_fd, it->s->id,
-                                             &it->s->active, actions_step, c, &why);
+                                             &it->s->active, actions_report_step, c, &why);
         else if (r >= 0)
                 r = archive_move_nosync(d->chats_fd, d->archive_fd, it->s->id, &it->s->active,
-                                        /* to_archive= */ true, actions_step, c, &why);
+                                        /* to_archive= */ true, actions_report_step, c, &why);
         if (r < 0) {
-                actions_batch_fail(c, it,
+                actions_report_item_fail(c, it,
                                    r == -EEXIST && why == archive_why_conflict
                                            ? ACTIONS_SKIPPED_CONFLICT
-                                           : actions_outcome_errno(r),
+                                           : actions_report_errno(r),
                                    r, why);
                 return;
         }
@@ -322,7 +322,7 @@ static void actions_batch_move_early(ActionsContext *c, ActionsBatch *b) {
                         continue;
                 name = actions_tname(it->s);
                 if (!name) {
-                        actions_batch_report(c, it, ACTIONS_FAILED, "out of memory", ENOMEM);
+                        actions_report_item(c, it, ACTIONS_FAILED, "out of memory", ENOMEM);
                         continue;
                 }
                 actions_batch_archive_one(c, b, it, name);
@@ -374,7 +374,7 @@ void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
                         continue;
                 name = actions_tname(it->s);
                 if (!name) {
-                        actions_batch_report(c, it, ACTIONS_FAILED, "out of memory", ENOMEM);
+                        actions_report_item(c, it, ACTIONS_FAILED, "out of memory", ENOMEM);
                         continue;
                 }
                 if (it->v->verb == VERB_ARCHIVE) {
@@ -385,19 +385,19 @@ void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
                 dir_fd = actions_batch_dir_fd(b, it);
                 r = fs_check_identity(dir_fd, name, actions_fid(it->s));
                 if (r <= 0) {
-                        actions_batch_fail(c, it, actions_outcome_errno(r < 0 ? r : -ESTALE), r,
+                        actions_report_item_fail(c, it, actions_report_errno(r < 0 ? r : -ESTALE), r,
                                            "changed since scan");
                         continue;
                 }
                 r = fs_unlink(dir_fd, name, 0);
                 if (r < 0) {
-                        actions_batch_report(c, it, ACTIONS_FAILED,
+                        actions_report_item(c, it, ACTIONS_FAILED,
                                              r == -ENOENT ? "vanished"
                                                           : "cannot remove the transcript",
                                              -r);
                         continue;
                 }
-                actions_step(c, name);
+                actions_report_step(c, name);
                 it->removed = true;
                 if (session_is_cold(it->s))
                         d->sync_cold = true;
@@ -429,7 +429,7 @@ static void actions_batch_move_sync(ActionsContext *c, ActionsBatch *b, bool mov
                         if (b->items[i].dir == j && !b->items[i].done &&
                             (b->items[i].v->verb == VERB_ARCHIVE ||
                              b->items[i].v->verb == VERB_COMPRESS) == moves)
-                                actions_batch_report(
+                                actions_report_item(
                                         c, &b->items[i], ACTIONS_FAILED,
                                         b->items[i].v->verb == VERB_ARCHIVE
                                                 ? "moved, but fsync of the directories failed"

@@ -86,7 +86,7 @@
 #include "actions-int.h"
 
 /* Count a mutating step; the crash hook stops the process here in tests. */
-void actions_step(void *userdata, const char *what) {
+void actions_report_step(void *userdata, const char *what) {
         ActionsContext *c = userdata;
 
         c->n_steps++;
@@ -140,12 +140,12 @@ static int actions_open_trees(ActionsContext *c) {
         return 0;
 }
 
-const char *actions_project(const Session *s) {
+const char *actions_report_project(const Session *s) {
         return s->cwd ? s->cwd : s->project_dir;
 }
 
 /* The one map from an outcome to its journal event; done is the action's own event. */
-JournalEvent actions_outcome_event(ActionsOutcome o, JournalEvent done) {
+JournalEvent actions_report_event(ActionsOutcome o, JournalEvent done) {
         switch (o) {
         case ACTIONS_DONE:
                 return done;
@@ -160,7 +160,7 @@ JournalEvent actions_outcome_event(ActionsOutcome o, JournalEvent done) {
         }
 }
 
-ActionsOutcome actions_outcome_errno(int r) {
+ActionsOutcome actions_report_errno(int r) {
         return r >= 0 ? ACTIONS_DONE : r == -ESTALE ? ACTIONS_SKIPPED_CHANGED : ACTIONS_FAILED;
 }
 
@@ -178,7 +178,7 @@ static JournalEvent actions_done_event(const Verdict *v) {
 /* Journal one session outcome and count it. */
 int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v,
                            ActionsOutcome o, const char *reason, int error) {
-        JournalEvent ev = actions_outcome_event(o, actions_done_event(v));
+        JournalEvent ev = actions_report_event(o, actions_done_event(v));
         const Tree *tr = &c->inv->trees[s->tree];
         bool archived = s->state == SESSION_ARCHIVED || ev == JOURNAL_ARCHIVED;
         _cleanup_free_ char *path = strprintf("%s/projects/%s/chats/%s%s.jsonl", tr->runtime_dir,
@@ -193,18 +193,18 @@ int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v
                                 : v && v->verb == VERB_ARCHIVE            ? "archive"
                                 : v && v->verb == VERB_COMPRESS           ? "compress"
                                                                           : "delete",
-                                s->id, actions_project(s), path ? path : "?",
+                                s->id, actions_report_project(s), path ? path : "?",
                                 reason ? reason : "", error ? ": " : "",
                                 error ? errno_to_string(error) : "");
         else
-                msg = strprintf("%s session %s in %s (%s)", verb, s->id, actions_project(s),
+                msg = strprintf("%s session %s in %s (%s)", verb, s->id, actions_report_project(s),
                                 why ?: "");
 
         JournalEntry e = {
                 .event = ev,
                 .message = msg,
                 .session = s->id,
-                .project = actions_project(s),
+                .project = actions_report_project(s),
                 .path = path,
                 .rule = v ? v->rule : NULL,
                 .reason = ev == JOURNAL_SKIPPED || ev == JOURNAL_FAILED ? reason : why,
@@ -280,14 +280,14 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
         /* rather than wait for the salvage thread to build s's line (at the start of a run, or
          * after a long transcript), commit what is prepared: its moves run meanwhile */
         else if (!b->untimed && b->n >= ACTIONS_BATCH_EARLY &&
-                 actions_now_ns() - b->started_ns >= b->flush_ns &&
+                 actions_batch_now_ns() - b->started_ns >= b->flush_ns &&
                  usage_ahead_would_wait(c->ahead, s))
                 actions_batch_commit(c);
         b->tree = s->tree;
 
         k = actions_batch_dir(c, t, s, &why);
         if (k < 0)
-                return actions_report_session(c, s, v, actions_outcome_errno(k), why,
+                return actions_report_session(c, s, v, actions_report_errno(k), why,
                                               k == -ESTALE ? 0 : -k);
         dir_fd = s->state == SESSION_ARCHIVED ? b->dirs[k].archive_fd : b->dirs[k].chats_fd;
         if (session_is_cold(s) && dir_fd >= 0) {
@@ -304,7 +304,7 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
          * before its first step. The usage file is looked at once per batch (usageidx.h). */
         ssize_t dep = -1;
         usage_index_hold(t->usage);
-        r = actions_salvage(c, t, s, dir_fd, name, fid, &line, &sid, &dep);
+        r = actions_erase_salvage(c, t, s, dir_fd, name, fid, &line, &sid, &dep);
         if (r == -ESTALE)
                 return actions_report_session(c, s, v, ACTIONS_SKIPPED_CHANGED,
                                               "changed since scan", 0);
@@ -320,7 +320,7 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                                               "cannot salvage the usage record; session kept", -r);
 
         if (b->n == 0)
-                b->started_ns = actions_now_ns();
+                b->started_ns = actions_batch_now_ns();
         b->items[b->n++] = (ActionsBatchItem){
                 .s = s, .v = v, .dir = (size_t)k, .line = TAKE_PTR(line), .sid = TAKE_PTR(sid),
                 .dep = dep,
@@ -329,7 +329,7 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                 b->n_not_archive++;
         if (actions_batch_full(b) ||
             (!b->untimed &&
-             actions_now_ns() - b->started_ns >= MAX(b->window_ns, ACTIONS_BATCH_MSEC * 1000000ULL)))
+             actions_batch_now_ns() - b->started_ns >= MAX(b->window_ns, ACTIONS_BATCH_MSEC * 1000000ULL)))
                 actions_batch_commit(c);
         return 0;
 }
@@ -505,7 +505,7 @@ static void actions_steps(ActionsContext *c, const Plan *p, bool restore) {
                         } else
                                 c->stats->n_restored++;
                 } else
-                        actions_recover(c, st);
+                        actions_restore_recover(c, st);
         }
 }
 
@@ -583,7 +583,7 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
 
         /* first what an interrupted run left behind (style.md 2.2), then the policy's actions */
         actions_steps(&c, p, /* restore= */ false);
-        actions_salvage_ahead(&c, p);
+        actions_erase_salvage_ahead(&c, p);
         for (size_t i = 0; i < p->n_items; i++) {
                 const PlanItem *it = &p->items[i];
                 const Verdict *v = it->verdict;
@@ -594,7 +594,7 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
                 if (it->is_orphan) {
                         actions_batch_commit(&c);
                         if ((v->verb == VERB_DELETE || v->mark != 0) && it->index < p->inv->n_orphans)
-                                (void)actions_orphan(&c, &p->inv->orphans[it->index], v);
+                                (void)actions_orphan_step(&c, &p->inv->orphans[it->index], v);
                 } else if (it->index < p->inv->n_sessions)
                         (void)actions_session(&c, &p->inv->sessions[it->index], v);
                 pr.done++;

@@ -1,7 +1,6 @@
-/* claims.c: the runtime claims of a chats/ directory (qwen-layout.md §6.2), read once per
- * directory and shared by the ownership check (owner.c), the liveness check (live.c) and the
- * executor: which names are claims, reading them (JSON.parse, json.h's table), and finding the
- * claims of one session id in a sorted set. Deciding whether a claim is active is live.c's. */
+/* claims.c: the runtime claims of a chats/ directory (qwen-layout.md §6.2): which names are
+ * claims, reading them (JSON.parse, json.h's table), and finding the claims of one session id in
+ * a sorted set. */
 #include "autoconf.h"
 
 #include <errno.h>

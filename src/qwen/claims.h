@@ -1,6 +1,6 @@
-/* claims.h: the runtime claims of a chats/ directory: <id>.runtime.json (v0.21) and
- * <id>.<pid>.runtime.json (newer), read once per directory (claims.c). Whether a claim makes its
- * session live is live.h's question. */
+/* claims.h: the runtime claims of a chats/ directory, read once per directory and shared by the
+ * ownership pass (owner.h), the liveness check (live.h) and the executor. Whether a claim makes
+ * its session live is live.h's question. */
 #pragma once
 
 #include <stdbool.h>
@@ -21,7 +21,7 @@ typedef struct RuntimeClaim {
         bool malformed;   /* unreadable, not a regular file, not a JSON object */
 } RuntimeClaim;
 
-/* The claims of one chats/ directory, read once and shared by owner.c and live.c. */
+/* The claims of one chats/ directory. */
 typedef struct ClaimSet {
         RuntimeClaim *claims;
         size_t n, alloc;

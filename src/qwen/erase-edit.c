@@ -1,12 +1,11 @@
-/* erase-edit.c: the edit of one file Qwen shares (erase.h): read it, splice the rows or entries
- * of the given sessions out (erase-splice.c), write the new text to a temp file, fsync, re-read
- * the original to check that nothing wrote it meanwhile, rename, fsync the directory; and the
+/* erase-edit.c: the edit of one file Qwen shares (erase-edit.h): read it, splice the rows or
+ * entries of the given sessions out (erase-splice.c), write the new text to a temp file, fsync,
+ * exchange it with the file, merge what a writer wrote meanwhile, fsync the directory; and the
  * parse of a text kept between a run's batches (EraseCached). erase.c runs a batch's edits. */
 #include "autoconf.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,27 +13,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "erase.h"
-#include "erase-int.h"
+#include "erase-edit.h"
 #include "fsutil.h"
 #include "json.h"
 #include "json-input.h"
 #include "log.h"
 #include "macro.h"
-#include "qwen.h"
 #include "util.h"
 
-static void (*erase_hook)(void *userdata, const char *name);
-static void *erase_hook_userdata;
-
-void erase_test_set_hook(void (*hook)(void *userdata, const char *name), void *userdata) {
-        erase_hook = hook;
-        erase_hook_userdata = userdata;
-}
-
-/* Open (dir_fd, name) to be read, with its stat: the fd, or -errno (-EBADMSG: not a regular
- * file). */
-int erase_open(int dir_fd, const char *name, struct stat *ret_st) {
+int erase_edit_open(int dir_fd, const char *name, struct stat *ret_st) {
         _cleanup_close_ int fd = fs_openat(dir_fd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
 
         if (fd < 0)
@@ -46,47 +33,33 @@ int erase_open(int dir_fd, const char *name, struct stat *ret_st) {
         return TAKE_FD(fd);
 }
 
-size_t erase_file_max(EraseParseFn parse) {
-        return parse == erase_parse_org ? json_input_info(JSON_INPUT_ORGANIZATION)->max
-                                        : ERASE_FILE_MAX;
+size_t erase_edit_file_max(EraseParseFn parse) {
+        return parse == erase_splice_parse_org ? json_input_info(JSON_INPUT_ORGANIZATION)->max
+                                               : ERASE_FILE_MAX;
 }
 
-/* Read (dir_fd, name) whole with its stat, up to max bytes. */
-static int erase_read(int dir_fd, const char *name, size_t max, struct stat *ret_st, char **ret,
-                      size_t *ret_size) {
-        _cleanup_close_ int fd = erase_open(dir_fd, name, ret_st);
-
-        if (fd < 0)
-                return fd;
-        return fs_read_fd(fd, max, ret, ret_size);
-}
-
-/* Does fd (st: its fstat) hold exactly text[0..n), read as fs_read_fd() reads it (st_size bytes
- * from the start)? 1 or 0, a chunk at a time (no copy of the whole file), or -errno. */
+/* erase_edit_fd_is() compares text with fd (read as fs_read_fd() reads it: st_size bytes from
+ * the start) a chunk at a time: no copy of the whole file. */
 #define ERASE_CHUNK (1024 * 1024)
 
-/* erase_fd_is() with buf, of ERASE_CHUNK bytes. */
+/* erase_edit_fd_is() with buf, of ERASE_CHUNK bytes. */
 static int erase_fd_is_buf(int fd, const struct stat *st, const char *text, size_t n, char *buf) {
-        const size_t chunk = ERASE_CHUNK;
-        size_t at = 0;
-
         if ((uint64_t)st->st_size != n)
                 return 0;
-        while (at < n) {
-                ssize_t k = pread(fd, buf, MIN(n - at, chunk), (off_t)at);
+        for (size_t at = 0; at < n;) {
+                size_t want = MIN(n - at, (size_t)ERASE_CHUNK);
+                ssize_t k = pread_full(fd, buf, want, (off_t)at);
 
-                if (k < 0 && errno == EINTR)
-                        continue;
                 if (k < 0)
-                        return -errno;
-                if (k == 0 || memcmp(buf, text + at, (size_t)k) != 0)
+                        return (int)k;
+                if ((size_t)k < want || memcmp(buf, text + at, want) != 0)
                         return 0; /* shorter, or other bytes */
-                at += (size_t)k;
+                at += want;
         }
         return 1;
 }
 
-int erase_fd_is(int fd, const struct stat *st, const char *text, size_t n) {
+int erase_edit_fd_is(int fd, const struct stat *st, const char *text, size_t n) {
         _cleanup_free_ char *buf = NULL;
 
         if ((uint64_t)st->st_size != n)
@@ -101,14 +74,14 @@ int erase_fd_is(int fd, const struct stat *st, const char *text, size_t n) {
  * again; one that is not is dropped at the end of the batch (erase_cache_trim()). */
 #define ERASE_CACHE_MAX (2 * (size_t)ERASE_FILE_MAX)
 
-void erase_cache_clear(EraseCached *c) {
+void erase_edit_cache_clear(EraseCached *c) {
         if (!c)
                 return;
         free(c->text);
         c->text = NULL;
         c->n = 0;
         c->fresh = false;
-        erase_parsed_done(&c->p);
+        erase_splice_parsed_done(&c->p);
 }
 
 /* What c found in text[0..n), when c was made from exactly this text; else NULL. */
@@ -120,10 +93,10 @@ static const EraseParsed *erase_cache_match(const EraseCached *c, const char *te
 
 /* c takes *text (n bytes) and *p, which describes it (both reset); when the cache would grow
  * past ERASE_CACHE_MAX, c is emptied instead and *text and *p stay the caller's. */
-void erase_cache_put(EraseCached *c, size_t total, char **text, size_t n, EraseParsed *p) {
+void erase_edit_cache_put(EraseCached *c, size_t total, char **text, size_t n, EraseParsed *p) {
         if (!c)
                 return;
-        erase_cache_clear(c);
+        erase_edit_cache_clear(c);
         if (total + n > ERASE_CACHE_MAX)
                 return;
         c->text = TAKE_PTR(*text);
@@ -143,7 +116,7 @@ static int erase_temp_names(const char *name, char **ret0, char **ret1) {
  * erase_keep_unmerged()'s) (the tree lock is ours): a run cut
  * short between the exchange and the removal leaves the text it replaced there, which holds the
  * rows of the sessions it deleted. Also when there is nothing more to edit. 0 or -errno. */
-int erase_leftovers_remove(int dir_fd, const char *name) {
+int erase_edit_leftovers_remove(int dir_fd, const char *name) {
         _cleanup_free_ char *t0 = NULL, *t1 = NULL;
         int r = erase_temp_names(name, &t0, &t1);
 
@@ -204,11 +177,11 @@ static int erase_swap(int dir_fd, const char *tmp, const char *name, bool *ret_a
         *ret_at_tmp = false;
         if (renameat2(dir_fd, tmp, dir_fd, name, RENAME_EXCHANGE) >= 0) {
                 *ret_at_tmp = true;
-                return erase_open(dir_fd, tmp, &st);
+                return erase_edit_open(dir_fd, tmp, &st);
         }
         if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
                 return -errno;
-        fd = erase_open(dir_fd, name, &st);
+        fd = erase_edit_open(dir_fd, name, &st);
         if (fd < 0)
                 return fd;
         if (renameat(dir_fd, tmp, dir_fd, name) < 0)
@@ -241,9 +214,10 @@ static int erase_keep_unmerged(int dir_fd, const char *name, const char *tmp, bo
                 /* a new file (named after its own inode, which no other file has) */
                 if (p) {
                         drop = calloc(p->ne ? p->ne : 1, sizeof(bool));
-                        r = drop ? erase_parsed_find(text, p, &all, drop, &k) : -ENOMEM;
+                        r = drop ? erase_splice_find(text, p, &all, drop, &k) : -ENOMEM;
                         if (r >= 0)
-                                r = erase_parsed_splice(text, n, p, drop, &spliced, &m, NULL);
+                                r = erase_splice_text(text, n, p, drop, NULL, NULL, NULL,
+                                                      &spliced, &m, NULL);
                 } else
                         r = fs_read_fd(fd, SIZE_MAX / 2, &copy, &m);
                 if (r >= 0)
@@ -270,42 +244,55 @@ static int erase_keep_unmerged(int dir_fd, const char *name, const char *tmp, bo
         return 0;
 }
 
-/* The version of the file a round of erase_edit() found at the name, read: its text (NULL when
- * it could not be read whole) and parse (has false when it does not parse), how many elements of
- * each id it holds (counts) and which (drop, *ret_k). 0 or -ENOMEM. */
-static int erase_read_version(int fd, EraseParseFn parse, const EraseIds *ids, char **ret_text,
-                              size_t *ret_n, EraseParsed *ret_p, bool **ret_drop, unsigned *ret_k) {
-        const EraseIds set = { .ids = ids->ids, .n = ids->n, .counts = ids->counts };
-        int r;
+/* A version of the file a writer wrote while it was edited (erase_read_version()): its text
+ * (NULL when it could not be read whole), parse (has false when it does not parse) and which of
+ * its elements are of the ids (drop, NULL when it did not parse; k of them). */
+typedef struct EraseVersion {
+        char *text;
+        size_t n;
+        EraseParsed p;
+        bool *drop;
+        unsigned k;
+} EraseVersion;
 
-        *ret_k = 0;
-        for (size_t i = 0; i < ids->n; i++)
-                ids->counts[i] = 0;
-        r = fs_read_fd(fd, erase_file_max(parse), ret_text, ret_n);
-        if (r < 0)
-                return r == -ENOMEM ? r : 0;
-        r = parse(*ret_text, *ret_n, ret_p);
-        if (r < 0)
-                return r == -ENOMEM ? r : 0;
-        *ret_drop = calloc(ret_p->ne ? ret_p->ne : 1, sizeof(bool));
-        if (!*ret_drop)
-                return -ENOMEM;
-        return erase_parsed_find(*ret_text, ret_p, &set, *ret_drop, ret_k);
+static void erase_version_done(EraseVersion *v) {
+        free(v->text);
+        free(v->drop);
+        erase_splice_parsed_done(&v->p);
+        *v = (EraseVersion){};
 }
 
-/* The version a round of erase_edit() puts next, from a writer's version d (parsed dp; drop:
- * its k elements of the ids): d without them, and with every element of the version at the name
+/* Read the version open at fd into v, with how many elements of each id it holds (ids->counts).
+ * 0 (also when it cannot be read or parsed) or -ENOMEM. */
+static int erase_read_version(int fd, EraseParseFn parse, const EraseIds *ids, EraseVersion *v) {
+        int r;
+
+        erase_version_done(v);
+        for (size_t i = 0; i < ids->n; i++)
+                ids->counts[i] = 0;
+        r = fs_read_fd(fd, erase_edit_file_max(parse), &v->text, &v->n);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        r = parse(v->text, v->n, &v->p);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        v->drop = calloc(v->p.ne ? v->p.ne : 1, sizeof(bool));
+        if (!v->drop)
+                return -ENOMEM;
+        return erase_splice_find(v->text, &v->p, ids, v->drop, &v->k);
+}
+
+/* The version a round of erase_edit() puts next, from a writer's version d: d without the
+ * elements of the ids, and with every element of the version at the name
  * (put, when it is one qgc merged: add_put) that d does not have. put holds what every version
  * seen during the edit held but the ids' elements, and a writer may not have seen all of it (it
  * read the file while a version of qgc's was there): nothing one held is lost. A writer that
  * removed an element during the edit gets it back (a row removed at the moment qgc deleted
  * others; never one of the ids'). *ret NULL when that is d itself. 0 or -ENOMEM. */
 static int erase_merge_next(EraseParseFn parse, const char *put, size_t n_put, bool add_put,
-                            const char *d, size_t n_d, const EraseParsed *dp, const bool *drop,
-                            unsigned k, char **ret, size_t *ret_n) {
-        _cleanup_(erase_parsed_done) EraseParsed pp = {};
+                            const EraseVersion *d, char **ret, size_t *ret_n) {
+        _cleanup_(erase_splice_parsed_done) EraseParsed pp = {};
         _cleanup_free_ bool *add = NULL;
-        const EraseParsed none = {};
         unsigned n_add = 0;
         int r;
 
@@ -317,42 +304,58 @@ static int erase_merge_next(EraseParseFn parse, const char *put, size_t n_put, b
                 add = calloc(pp.ne ? pp.ne : 1, sizeof(bool));
                 if (!add)
                         return -ENOMEM;
-                r = erase_parsed_missing(put, &pp, "", &none, d, dp, add, &n_add);
+                r = erase_splice_missing(put, &pp, d->text, &d->p, add, &n_add);
                 if (r < 0)
                         return r;
         }
-        if (k == 0 && n_add == 0)
+        if (d->k == 0 && n_add == 0)
                 return 0;
-        if (n_add == 0)
-                return erase_parsed_splice(d, n_d, dp, drop, ret, ret_n, NULL);
-        return erase_parsed_merge(d, n_d, dp, drop, put, &pp, add, ret, ret_n);
+        return erase_splice_text(d->text, d->n, &d->p, d->drop, put, n_add ? &pp : NULL, add, ret,
+                                 ret_n, NULL);
 }
 
-/* The edit of erase.h: splice, temp file with the original's mode and owner, fsync, put in place
- * by exchange (erase_swap()), fsync the directory, the file it replaced removed.
- * When the file it replaced is not exactly the one read, a writer wrote it meanwhile (Qwen's
- * Logger and organisation service read, change and rewrite the whole file, by rename, or in place
- * when the owner differs, and take no lock qgc could take), and its version is the file as that
- * writer left it: it is merged (erase_merge_next()) and put in place again, up to
- * ERASE_EDIT_ROUNDS times, so that no element a writer added is lost and none of ids comes back. A writer's version that does
- * not parse, or that holds more elements of one of ids than the text read (that session is being
- * written: nothing more of it may go), is put back as it is, and the edit fails (-EAGAIN). When
- * the last round still replaced a newer version, that one is kept beside the file
- * (erase_keep_unmerged(); *ret_kept, its name, for the report).
- * *ret_removed: how many the file lost on disk (the elements of ids the read found; set once a
- * version without them is in place, also when the directory's fsync then fails; else 0). cache
- * (may be NULL): the file's entry, used when it was made from the text read, and left describing
- * the file as it is after the edit (total: what the other entries hold). */
+/* May the writer's version d be merged (it parsed, and has no element of one of ids that the
+ * text read did not have: that session is being written, nothing more of it may go)? Then
+ * *ret is the version to put next (erase_merge_next(); NULL: d itself). false: d is put back as
+ * it is (also out of memory). ids->counts: d's, counts: the text read's. */
+static bool erase_next(EraseParseFn parse, const EraseIds *ids, const unsigned *counts,
+                       const char *put, size_t n_put, bool put_ok, const EraseVersion *d,
+                       char **ret, size_t *ret_n) {
+        bool ok = d->drop != NULL;
+
+        *ret = NULL;
+        for (size_t i = 0; ok && i < ids->n; i++)
+                ok = ids->counts[i] <= counts[i];
+        return ok && erase_merge_next(parse, put, n_put, put_ok, d, ret, ret_n) >= 0;
+}
+
+/* Has the file at the name still the identity, size and mtime of st? */
+static bool erase_stat_same(const struct stat *a, const struct stat *b) {
+        return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+               a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/* The edit: splice, temp file with the original's mode and owner, fsync, put in place by
+ * exchange (erase_swap()), fsync the directory, the file it replaced removed. When the file it
+ * replaced is not exactly the one read, a writer wrote it meanwhile (Qwen's Logger and
+ * organisation service read, change and rewrite the whole file, by rename, or in place when the
+ * owner differs, and take no lock qgc could take): its version is merged (erase_merge_next())
+ * and put in place again, up to ERASE_EDIT_ROUNDS times, so that no element a writer added is
+ * lost and none of ids comes back. A writer's version that does not parse, or that holds more
+ * elements of one of ids than the text read (that session is being written: nothing more of it
+ * may go), is put back as it is, and the edit fails (-EAGAIN). When the last round still replaced
+ * a newer version, that one is kept beside the file (erase_keep_unmerged()). The cache entry is
+ * used when it was made from the text read, and left describing the file as it is after. */
 int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds *ids,
                EraseStepFn step, void *userdata, unsigned *ret_removed, EraseCached *cache,
                size_t total, char **ret_kept) {
         _cleanup_free_ char *own_text = NULL, *new = NULL, *want_buf = NULL, *put_buf = NULL;
-        _cleanup_free_ char *d_text = NULL, *cmp = malloc(ERASE_CHUNK);
-        _cleanup_free_ char *tmp0 = NULL, *tmp1 = NULL;
+        _cleanup_free_ char *cmp = malloc(ERASE_CHUNK), *tmp0 = NULL, *tmp1 = NULL;
         _cleanup_free_ bool *drop = NULL;
         _cleanup_free_ unsigned *counts = calloc(ids->n ? ids->n : 1, sizeof(unsigned));
         _cleanup_free_ unsigned *d_counts = calloc(ids->n ? ids->n : 1, sizeof(unsigned));
-        _cleanup_(erase_parsed_done) EraseParsed own = {}, next = {}, dp = {};
+        _cleanup_(erase_splice_parsed_done) EraseParsed own = {}, next = {};
+        _cleanup_(erase_version_done) EraseVersion v = {};
         _cleanup_close_ int dfd = -EBADF;
         const EraseIds set = { .ids = ids->ids, .n = ids->n, .counts = counts };
         const EraseIds d_set = { .ids = ids->ids, .n = ids->n, .counts = d_counts };
@@ -360,10 +363,9 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
         const EraseParsed *p = NULL;
         const char *old, *want, *put;
         struct stat st, now, want_st, put_st = {}, dst, like;
-        size_t n_old, n_new, n_want, n_put, n_d = 0;
-        char *next_buf;
-        size_t n_next = 0;
-        unsigned removed, rounds = 0, pre = 0, k;
+        size_t n_old, n_new, n_want, n_put, n_next = 0;
+        char *next_buf = NULL;
+        unsigned removed, rounds = 0, pre = 0;
         bool at_tmp = false, put_ok = true, next_ok, reuse = false, swapped = false;
         int at = 0, r, derived;
 
@@ -373,15 +375,15 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
         /* the text this batch read a moment ago (erase_file_has()), when the file's stat says it
          * is still the same; either way the replaced file must be exactly what is spliced */
         if (cache && cache->fresh && fstatat(dir_fd, name, &now, AT_SYMLINK_NOFOLLOW) >= 0 &&
-            now.st_dev == cache->st.st_dev && now.st_ino == cache->st.st_ino &&
-            now.st_size == cache->st.st_size && now.st_mtim.tv_sec == cache->st.st_mtim.tv_sec &&
-            now.st_mtim.tv_nsec == cache->st.st_mtim.tv_nsec) {
+            erase_stat_same(&now, &cache->st)) {
                 old = cache->text;
                 n_old = cache->n;
                 st = cache->st;
                 p = &cache->p;
         } else {
-                r = erase_read(dir_fd, name, erase_file_max(parse), &st, &own_text, &n_old);
+                _cleanup_close_ int fd = erase_edit_open(dir_fd, name, &st);
+
+                r = fd < 0 ? fd : fs_read_fd(fd, erase_edit_file_max(parse), &own_text, &n_old);
                 if (r == -ENOENT)
                         return 0;
                 if (r < 0)
@@ -402,17 +404,18 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
         drop = calloc(p->ne ? p->ne : 1, sizeof(bool));
         if (!drop)
                 return -ENOMEM;
-        r = erase_parsed_find(old, p, &set, drop, &removed);
+        r = erase_splice_find(old, p, &set, drop, &removed);
         if (r < 0 || removed == 0) {
                 if (p == &own)
-                        erase_cache_put(cache, total, &own_text, n_old, &own);
+                        erase_edit_cache_put(cache, total, &own_text, n_old, &own);
                 return r;
         }
-        derived = erase_parsed_splice(old, n_old, p, drop, &new, &n_new, cache ? &next : NULL);
+        derived = erase_splice_text(old, n_old, p, drop, NULL, NULL, NULL, &new, &n_new,
+                                    cache ? &next : NULL);
         if (derived < 0)
                 return derived;
 
-        r = erase_leftovers_remove(dir_fd, name);
+        r = erase_edit_leftovers_remove(dir_fd, name);
         if (r < 0)
                 return r;
         tmps[0] = tmp0;
@@ -452,11 +455,8 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
                  * hides a row of it from the next writer's read */
                 if (!reuse && pre < ERASE_EDIT_ROUNDS &&
                     fstatat(dir_fd, name, &now, AT_SYMLINK_NOFOLLOW) >= 0 &&
-                    (now.st_dev != want_st.st_dev || now.st_ino != want_st.st_ino ||
-                     now.st_size != want_st.st_size ||
-                     now.st_mtim.tv_sec != want_st.st_mtim.tv_sec ||
-                     now.st_mtim.tv_nsec != want_st.st_mtim.tv_nsec)) {
-                        _cleanup_close_ int nfd = erase_open(dir_fd, name, &dst);
+                    !erase_stat_same(&now, &want_st)) {
+                        _cleanup_close_ int nfd = erase_edit_open(dir_fd, name, &dst);
 
                         pre++;
                         (void)fs_unlink(dir_fd, tmps[at], 0); /* never in place */
@@ -464,24 +464,14 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
                                 r = nfd == -ENOENT ? -EAGAIN : nfd;
                                 break;
                         }
-                        free(d_text);
-                        d_text = NULL;
-                        free(drop);
-                        drop = NULL;
-                        erase_parsed_done(&dp);
-                        r = erase_read_version(nfd, parse, &d_set, &d_text, &n_d, &dp, &drop, &k);
-                        next_ok = r >= 0 && drop != NULL;
-                        for (size_t i = 0; next_ok && i < ids->n; i++)
-                                next_ok = d_counts[i] <= counts[i];
-                        next_buf = NULL;
-                        if (next_ok && erase_merge_next(parse, put, n_put, put_ok, d_text, n_d,
-                                                        &dp, drop, k, &next_buf, &n_next) < 0)
-                                next_ok = false;
+                        r = erase_read_version(nfd, parse, &d_set, &v);
+                        next_ok = r >= 0 && erase_next(parse, &d_set, counts, put, n_put, put_ok,
+                                                       &v, &next_buf, &n_next);
                         /* the writer's version is at the name: the next exchange replaces it */
                         free(want_buf);
-                        want_buf = TAKE_PTR(d_text);
+                        n_want = v.text ? v.n : 0;
+                        want_buf = TAKE_PTR(v.text);
                         want = want_buf ?: "";
-                        n_want = want_buf ? n_d : 0;
                         want_st = dst;
                         like = dst;
                         free(put_buf);
@@ -498,8 +488,6 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
                         at_tmp = false;
                         continue;
                 }
-                if (erase_hook)
-                        erase_hook(erase_hook_userdata, name);
                 dfd = safe_close(dfd);
                 dfd = erase_swap(dir_fd, tmps[at], name, &at_tmp);
                 if (dfd < 0) {
@@ -528,31 +516,21 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
                 if (r > 0)
                         break;
                 /* a writer's version (or one that cannot be read): what is in it */
-                free(d_text);
-                d_text = NULL;
-                free(drop);
-                drop = NULL;
-                erase_parsed_done(&dp);
-                k = 0;
+                erase_version_done(&v);
                 if (r == 0)
-                        r = erase_read_version(dfd, parse, &d_set, &d_text, &n_d, &dp, &drop, &k);
+                        r = erase_read_version(dfd, parse, &d_set, &v);
                 if (r < 0 || rounds == ERASE_EDIT_ROUNDS) {
                         /* kept beside the file; the version put stays at the name */
                         int q = erase_keep_unmerged(dir_fd, name, tmps[at], at_tmp, &dst, dfd,
-                                                    d_text, n_d, drop ? &dp : NULL, ids,
+                                                    v.text, v.n, v.drop ? &v.p : NULL, ids,
                                                     ret_kept);
                         at_tmp = false;
                         r = r < 0 ? r : q < 0 ? q : put_ok ? 0 : -EAGAIN;
                         break;
                 }
-                /* the next version: the writer's, merged (erase_merge_next()), or as it is */
-                next_ok = drop != NULL;
-                for (size_t i = 0; next_ok && i < ids->n; i++)
-                        next_ok = d_counts[i] <= counts[i]; /* no new element of one of ids */
-                next_buf = NULL;
-                if (next_ok && erase_merge_next(parse, put, n_put, put_ok, d_text, n_d, &dp, drop,
-                                                k, &next_buf, &n_next) < 0)
-                        next_ok = false; /* out of memory: put back as it is */
+                /* the next version: the writer's, merged, or as it is */
+                next_ok = erase_next(parse, &d_set, counts, put, n_put, put_ok, &v, &next_buf,
+                                     &n_next);
                 /* the version put is at the name: the next round replaces it */
                 free(want_buf);
                 want_buf = TAKE_PTR(put_buf);
@@ -569,9 +547,9 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
                 } else {
                         /* as it is: the very file when it is at tmps[at] (a writer may still be
                          * writing it in place), else (no exchange) a copy */
-                        put_buf = TAKE_PTR(d_text);
+                        n_put = v.text ? v.n : 0;
+                        put_buf = TAKE_PTR(v.text);
                         put = put_buf ?: "";
-                        n_put = put_buf ? n_d : 0;
                         put_st = dst;
                         reuse = at_tmp;
                         if (!put_buf && !at_tmp) {
@@ -601,28 +579,12 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
                           "rounds", name, rounds);
         /* the file as it is now: what the next batch's edit reads */
         if (rounds == 1 && r >= 0 && derived == 0)
-                erase_cache_put(cache, total, &new, n_new, &next);
+                erase_edit_cache_put(cache, total, &new, n_new, &next);
         else if (swapped)
-                erase_cache_clear(cache);
+                erase_edit_cache_clear(cache);
         else if (p == &own)
-                erase_cache_put(cache, total, &own_text, n_old, &own);
+                erase_edit_cache_put(cache, total, &own_text, n_old, &own);
         if (r < 0)
                 return r;
         return put_ok ? (int)removed : -EAGAIN;
-}
-
-int erase_logs_rows(int dir_fd, const char *id, EraseStepFn step, void *userdata) {
-        const EraseIds ids = { .ids = &id, .n = 1 };
-        unsigned removed;
-
-        return erase_edit(dir_fd, ERASE_LOGS_FILE, erase_parse_logs, &ids, step, userdata,
-                          &removed, NULL, 0, NULL);
-}
-
-int erase_org_entry(int dir_fd, const char *id, EraseStepFn step, void *userdata) {
-        const EraseIds ids = { .ids = &id, .n = 1 };
-        unsigned removed;
-
-        return erase_edit(dir_fd, ERASE_ORG_FILE, erase_parse_org, &ids, step, userdata,
-                          &removed, NULL, 0, NULL);
 }

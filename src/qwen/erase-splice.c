@@ -1,9 +1,7 @@
-/* erase-splice.c: the text side of erase.h, no files: the rows of a logs.json text and the
- * entries of a session-organization.v1.json text spliced out (every other byte kept, the
- * container reframed as JSON.stringify(v, null, 2) frames it), the rows counted for the plan,
- * and the name of a session's review directory. A text is parsed once (erase_parse_*(): the
- * whole text validated, each element's id found with json-scan.c's scanner, decoded only when
- * it has an escape or a byte beyond ASCII); a splice derives the parse of the text it makes. */
+/* erase-splice.c: the text side of erase.h, no files (erase-splice.h). A text is parsed once
+ * (erase_splice_parse_*(): the whole text validated, each element's id found with json-scan.c's
+ * scanner, decoded only when it has an escape or a byte beyond ASCII); a splice derives the parse
+ * of the text it makes. */
 #include "autoconf.h"
 
 #include <assert.h>
@@ -14,12 +12,10 @@
 
 #include <json-c/json.h>
 
-#include "erase.h"
-#include "erase-int.h"
+#include "erase-splice.h"
 #include "hashmap.h"
 #include "json.h"
 #include "macro.h"
-#include "sha256.h"
 #include "util.h"
 
 /* One id of an EraseIds in EraseSet. */
@@ -133,7 +129,7 @@ static int erase_row_id(const char *s, const JsonElem *e, EraseElemId *ret) {
         return erase_elem_id(s, e, (size_t)(v.s - s), (size_t)(v.s - s) + v.n, ret);
 }
 
-void erase_parsed_done(EraseParsed *p) {
+void erase_splice_parsed_done(EraseParsed *p) {
         for (size_t i = 0; p->id && i < p->ne; i++)
                 free(p->id[i].dec);
         free(p->e);
@@ -184,7 +180,7 @@ static int erase_parsed_ids(const char *text, EraseParsed *p, bool by_key) {
         return 0;
 }
 
-int erase_parse_logs(const char *text, size_t n, EraseParsed *ret) {
+int erase_splice_parse_logs(const char *text, size_t n, EraseParsed *ret) {
         int r;
 
         *ret = (EraseParsed){};
@@ -194,11 +190,11 @@ int erase_parse_logs(const char *text, size_t n, EraseParsed *ret) {
                 r = erase_parsed_ids(text, ret, /* by_key= */ false);
         }
         if (r < 0)
-                erase_parsed_done(ret);
+                erase_splice_parsed_done(ret);
         return r;
 }
 
-int erase_parse_org(const char *text, size_t n, EraseParsed *ret) {
+int erase_splice_parse_org(const char *text, size_t n, EraseParsed *ret) {
         _cleanup_free_ JsonElem *top = NULL;
         size_t ntop = 0, open, close, end, sessions = SIZE_MAX;
         int r;
@@ -233,11 +229,11 @@ int erase_parse_org(const char *text, size_t n, EraseParsed *ret) {
                 r = erase_parsed_ids(text, ret, /* by_key= */ true);
         }
         if (r < 0)
-                erase_parsed_done(ret);
+                erase_splice_parsed_done(ret);
         return r;
 }
 
-int erase_parsed_find(const char *text, const EraseParsed *p, const EraseIds *ids, bool *drop,
+int erase_splice_find(const char *text, const EraseParsed *p, const EraseIds *ids, bool *drop,
                       unsigned *ret_k) {
         _cleanup_(erase_set_done) EraseSet set = {};
         unsigned k = 0;
@@ -279,61 +275,69 @@ static int erase_break(StrBuf *b, bool comma, unsigned depth) {
         return r;
 }
 
-int erase_parsed_splice(const char *text, size_t n, const EraseParsed *p, const bool *drop,
-                        char **ret, size_t *ret_size, EraseParsed *ret_parsed) {
+/* q's next element: e, of id x, at offset at of the new text (the same bytes at another offset:
+ * the same id). false: out of memory. */
+static bool erase_derive(EraseParsed *q, const JsonElem *e, const EraseElemId *x, size_t at) {
+        EraseElemId *id = &q->id[q->ne];
+
+        q->e[q->ne++] = (JsonElem){ .start = at, .key_end = at + (e->key_end - e->start),
+                                    .value = at + (e->value - e->start),
+                                    .end = at + (e->end - e->start) };
+        *id = (EraseElemId){ .off = x->off, .len = x->len };
+        if (!x->dec)
+                return true;
+        id->dec = malloc(x->len + 1);
+        if (id->dec)
+                memcpy(id->dec, x->dec, x->len + 1);
+        return id->dec;
+}
+
+int erase_splice_text(const char *text, size_t n, const EraseParsed *p, const bool *drop,
+                      const char *xt, const EraseParsed *x, const bool *add, char **ret,
+                      size_t *ret_size, EraseParsed *ret_parsed) {
+        size_t ne = p->ne + (x ? x->ne : 0);
         EraseParsed q = {};
         StrBuf b = {};
         bool first = true, derived = !!ret_parsed;
-        size_t nq = 0;
         int r;
 
         assert(p->has);
         if (derived) {
                 q = (EraseParsed){ .has = true, .open = p->open, .depth = p->depth };
-                q.e = calloc(p->ne ? p->ne : 1, sizeof(JsonElem));
-                q.id = calloc(p->ne ? p->ne : 1, sizeof(EraseElemId));
+                q.e = calloc(ne ? ne : 1, sizeof(JsonElem));
+                q.id = calloc(ne ? ne : 1, sizeof(EraseElemId));
                 derived = q.e && q.id;
         }
         /* the size of the new text first: one allocation, no copies of a growing buffer */
         b.cap = p->open + 1 + (n - p->close) + 1;
-        for (size_t i = 0; i < p->ne; i++)
-                if (!drop[i]) {
-                        b.cap += (first ? 1 : 2) + 2 * ((size_t)p->depth + 1) +
-                                 (p->e[i].end - p->e[i].start);
-                        first = false;
-                }
+        for (size_t j = 0; j < ne; j++) {
+                bool own = j < p->ne;
+                size_t i = own ? j : j - p->ne;
+                const JsonElem *e = own ? &p->e[i] : &x->e[i];
+
+                if (own ? drop[i] : !add[i])
+                        continue;
+                b.cap += (first ? 1 : 2) + 2 * ((size_t)p->depth + 1) + (e->end - e->start);
+                first = false;
+        }
         if (!first)
                 b.cap += 1 + 2 * (size_t)p->depth;
         first = true;
         b.buf = malloc(b.cap);
         r = b.buf ? strbuf_append(&b, text, p->open + 1) : -ENOMEM;
-        for (size_t i = 0; r >= 0 && i < p->ne; i++) {
-                const JsonElem *e = &p->e[i];
+        for (size_t j = 0; r >= 0 && j < ne; j++) {
+                bool own = j < p->ne;
+                size_t i = own ? j : j - p->ne;
+                const EraseParsed *from = own ? p : x;
+                const JsonElem *e = &from->e[i];
 
-                if (drop[i])
+                if (own ? drop[i] : !add[i])
                         continue;
                 r = erase_break(&b, !first, p->depth + 1);
-                if (r >= 0 && derived) {
-                        const EraseElemId *x = &p->id[i];
-                        size_t at = b.len;
-
-                        /* the same bytes at another offset: the same id */
-                        q.e[nq] = (JsonElem){ .start = at, .key_end = at + (e->key_end - e->start),
-                                              .value = at + (e->value - e->start),
-                                              .end = at + (e->end - e->start) };
-                        q.id[nq] = (EraseElemId){ .off = x->off, .len = x->len };
-                        if (x->dec) {
-                                q.id[nq].dec = malloc(x->len + 1);
-                                if (q.id[nq].dec)
-                                        memcpy(q.id[nq].dec, x->dec, x->len + 1);
-                                else
-                                        derived = false;
-                        }
-                        nq++;
-                        q.ne = nq;
-                }
+                if (r >= 0 && derived)
+                        derived = erase_derive(&q, e, &from->id[i], b.len);
                 if (r >= 0)
-                        r = strbuf_append(&b, text + e->start, e->end - e->start);
+                        r = strbuf_append(&b, (own ? text : xt) + e->start, e->end - e->start);
                 first = false;
         }
         if (r >= 0 && !first)
@@ -343,19 +347,19 @@ int erase_parsed_splice(const char *text, size_t n, const EraseParsed *p, const 
                 r = strbuf_append(&b, text + p->close, n - p->close);
         if (r < 0) {
                 strbuf_done(&b);
-                erase_parsed_done(&q);
+                erase_splice_parsed_done(&q);
                 return r;
         }
         *ret_size = b.len;
         *ret = strbuf_steal(&b);
         if (!*ret) {
-                erase_parsed_done(&q);
+                erase_splice_parsed_done(&q);
                 return -ENOMEM;
         }
         if (!ret_parsed)
                 return 0;
         if (!derived) {
-                erase_parsed_done(&q);
+                erase_splice_parsed_done(&q);
                 *ret_parsed = (EraseParsed){};
                 return 1;
         }
@@ -363,7 +367,7 @@ int erase_parsed_splice(const char *text, size_t n, const EraseParsed *p, const 
         return 0;
 }
 
-/* An element's bytes, or an object member's key, as a hashmap entry (erase_parsed_missing()). */
+/* An element's bytes, or an object member's key, as a hashmap entry (erase_splice_missing()). */
 typedef struct EraseSpan {
         const char *s;
         size_t n;
@@ -375,22 +379,21 @@ static bool erase_span_eq(const void *entry, const void *key) {
         return a->n == b->n && memcmp(a->s, b->s, a->n) == 0;
 }
 
-/* e of text as a span: its whole bytes, or when by_key and it is an object's member, its key. */
-static EraseSpan erase_span(const char *text, const JsonElem *e, bool by_key) {
-        if (by_key && e->key_end > e->start)
+/* e of text as a span: when it is an object's member, its key; else its whole bytes. */
+static EraseSpan erase_span(const char *text, const JsonElem *e) {
+        if (e->key_end > e->start)
                 return (EraseSpan){ .s = text + e->start, .n = e->key_end - e->start };
         return (EraseSpan){ .s = text + e->start, .n = e->end - e->start };
 }
 
 /* spans[0..p->ne) of p (text), each in h. 0 or -ENOMEM. */
-static int erase_spans_put(Hashmap *h, EraseSpan *spans, const char *text, const EraseParsed *p,
-                           bool by_key) {
+static int erase_spans_put(Hashmap *h, EraseSpan *spans, const char *text, const EraseParsed *p) {
         int r = hashmap_reserve(h, p->ne);
 
         for (size_t i = 0; r >= 0 && i < p->ne; i++) {
                 HashSlot *slot;
 
-                spans[i] = erase_span(text, &p->e[i], by_key);
+                spans[i] = erase_span(text, &p->e[i]);
                 slot = hashmap_slot(h, hash_bytes(spans[i].s, spans[i].n), erase_span_eq,
                                     &spans[i]);
                 if (!slot->entry)
@@ -399,184 +402,25 @@ static int erase_spans_put(Hashmap *h, EraseSpan *spans, const char *text, const
         return r;
 }
 
-int erase_parsed_missing(const char *xt, const EraseParsed *x, const char *wt, const EraseParsed *w,
-                         const char *dt, const EraseParsed *d, bool *add, unsigned *ret_k) {
-        _cleanup_free_ EraseSpan *ws = calloc(w->ne ? w->ne : 1, sizeof(EraseSpan));
+int erase_splice_missing(const char *xt, const EraseParsed *x, const char *dt, const EraseParsed *d,
+                         bool *add, unsigned *ret_k) {
         _cleanup_free_ EraseSpan *ds = calloc(d->ne ? d->ne : 1, sizeof(EraseSpan));
-        _cleanup_(hashmap_donep) Hashmap wh = {}, dh = {};
+        _cleanup_(hashmap_donep) Hashmap dh = {};
         unsigned k = 0;
         int r;
 
         *ret_k = 0;
-        if (!ws || !ds)
+        if (!ds)
                 return -ENOMEM;
-        r = erase_spans_put(&wh, ws, wt, w, false);
-        if (r >= 0)
-                r = erase_spans_put(&dh, ds, dt, d, true);
+        r = erase_spans_put(&dh, ds, dt, d);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < x->ne; i++) {
-                EraseSpan a = erase_span(xt, &x->e[i], false), b = erase_span(xt, &x->e[i], true);
+                EraseSpan b = erase_span(xt, &x->e[i]);
 
-                add[i] = !hashmap_get(&wh, hash_bytes(a.s, a.n), erase_span_eq, &a) &&
-                         !hashmap_get(&dh, hash_bytes(b.s, b.n), erase_span_eq, &b);
+                add[i] = !hashmap_get(&dh, hash_bytes(b.s, b.n), erase_span_eq, &b);
                 k += add[i];
         }
         *ret_k = k;
         return 0;
-}
-
-int erase_parsed_merge(const char *text, size_t n, const EraseParsed *p, const bool *drop,
-                       const char *xt, const EraseParsed *x, const bool *add, char **ret,
-                       size_t *ret_size) {
-        _cleanup_(strbuf_done) StrBuf b = {};
-        bool first = true;
-        int r;
-
-        assert(p->has);
-        r = strbuf_append(&b, text, p->open + 1);
-        for (size_t i = 0; r >= 0 && i < p->ne; i++) {
-                if (drop[i])
-                        continue;
-                r = erase_break(&b, !first, p->depth + 1);
-                if (r >= 0)
-                        r = strbuf_append(&b, text + p->e[i].start, p->e[i].end - p->e[i].start);
-                first = false;
-        }
-        for (size_t i = 0; r >= 0 && i < x->ne; i++) {
-                if (!add[i])
-                        continue;
-                r = erase_break(&b, !first, p->depth + 1);
-                if (r >= 0)
-                        r = strbuf_append(&b, xt + x->e[i].start, x->e[i].end - x->e[i].start);
-                first = false;
-        }
-        if (r >= 0 && !first)
-                r = erase_break(&b, false, p->depth);
-        if (r >= 0)
-                r = strbuf_append(&b, text + p->close, n - p->close);
-        if (r < 0)
-                return r;
-        *ret_size = b.len;
-        *ret = strbuf_steal(&b);
-        return *ret ? 0 : -ENOMEM;
-}
-
-static void strv_free_n(char **v, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                free(v[i]);
-        free(v);
-}
-
-int erase_logs_session_ids(const char *text, size_t n, char ***ret, size_t *ret_n) {
-        _cleanup_(erase_parsed_done) EraseParsed p = {};
-        char **ids;
-        size_t k = 0;
-        int r;
-
-        r = erase_parse_logs(text, n, &p);
-        if (r < 0)
-                return r;
-        ids = calloc(p.ne + 1, sizeof(char *));
-        if (!ids)
-                return -ENOMEM;
-        for (size_t i = 0; i < p.ne; i++) {
-                const EraseElemId *x = &p.id[i];
-
-                if (x->off == SIZE_MAX)
-                        continue;
-                ids[k] = strndup(x->dec ?: text + p.e[i].start + x->off, x->len);
-                if (!ids[k]) {
-                        strv_free_n(ids, k);
-                        return -ENOMEM;
-                }
-                k++;
-        }
-        *ret = ids;
-        *ret_n = k;
-        return 0;
-}
-
-int erase_count_logs(const char *text, size_t n, const char *id, unsigned *ret_count) {
-        _cleanup_(erase_parsed_done) EraseParsed p = {};
-        const EraseIds ids = { .ids = &id, .n = 1 };
-        int r;
-
-        *ret_count = 0;
-        r = erase_parse_logs(text, n, &p);
-        if (r < 0)
-                return r;
-        return erase_parsed_find(text, &p, &ids, NULL, ret_count);
-}
-
-/* A splice of erase-int.h with parse. */
-static int erase_splice_ids(EraseParseFn parse, const char *text, size_t n, const EraseIds *ids,
-                            char **ret, size_t *ret_size, unsigned *ret_removed) {
-        _cleanup_(erase_parsed_done) EraseParsed p = {};
-        _cleanup_free_ bool *drop = NULL;
-        unsigned k = 0;
-        int r;
-
-        if (ret) {
-                *ret = NULL;
-                *ret_size = 0;
-        }
-        *ret_removed = 0;
-        r = parse(text, n, &p);
-        if (r < 0)
-                return r;
-        drop = calloc(p.ne ? p.ne : 1, sizeof(bool));
-        if (!drop)
-                return -ENOMEM;
-        r = erase_parsed_find(text, &p, ids, drop, &k);
-        if (r < 0)
-                return r;
-        if (!ret) {
-                *ret_removed = k; /* the count alone: the same find as the edit's */
-                return 0;
-        }
-        if (k == 0)
-                return 0;
-        r = erase_parsed_splice(text, n, &p, drop, ret, ret_size, NULL);
-        if (r < 0)
-                return r;
-        *ret_removed = k;
-        return 0;
-}
-
-int erase_splice_logs_ids(const char *text, size_t n, const EraseIds *ids, char **ret,
-                          size_t *ret_size, unsigned *ret_removed) {
-        return erase_splice_ids(erase_parse_logs, text, n, ids, ret, ret_size, ret_removed);
-}
-
-int erase_splice_org_ids(const char *text, size_t n, const EraseIds *ids, char **ret,
-                         size_t *ret_size, unsigned *ret_removed) {
-        return erase_splice_ids(erase_parse_org, text, n, ids, ret, ret_size, ret_removed);
-}
-
-int erase_splice_logs(const char *text, size_t n, const char *id, char **ret, size_t *ret_size,
-                      unsigned *ret_removed) {
-        const EraseIds ids = { .ids = &id, .n = 1 };
-
-        return erase_splice_logs_ids(text, n, &ids, ret, ret_size, ret_removed);
-}
-
-int erase_splice_org(const char *text, size_t n, const char *id, char **ret, size_t *ret_size,
-                     unsigned *ret_removed) {
-        const EraseIds ids = { .ids = &id, .n = 1 };
-
-        return erase_splice_org_ids(text, n, &ids, ret, ret_size, ret_removed);
-}
-
-char *erase_review_dir_name(const char *id) {
-        char hex[SHA256_HEX_LEN + 1];
-        _cleanup_free_ char *clean = strdup(id);
-
-        if (!clean || sha256_hex(id, strlen(id), hex) < 0)
-                return NULL;
-        for (char *p = clean; *p; p++)
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                      (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
-                        *p = '_';
-        return strprintf("%s-%.8s", clean, hex);
 }

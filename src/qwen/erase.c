@@ -1,7 +1,8 @@
 /* erase.c: removes a deleted session's rows and entries from the JSON files Qwen shares between
  * sessions, byte for byte as Qwen's own delete would write them (see erase.h): a batch's edits,
- * each file once for all of its sessions, with the liveness checks before them. The edit of one
- * file is erase-edit.c's; the texts themselves are spliced by erase-splice.c. */
+ * each file once for all of its sessions, with the liveness checks before them; the names of a
+ * session's parts in them for the scan and the executor. The edit of one file is erase-edit.c's;
+ * the texts themselves are spliced by erase-splice.c. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -15,11 +16,12 @@
 #include <unistd.h>
 
 #include "erase.h"
-#include "erase-int.h"
+#include "erase-splice.h"
 #include "fsutil.h"
 #include "live.h"
 #include "macro.h"
 #include "qwen.h"
+#include "sha256.h"
 #include "util.h"
 
 /* Sessions of the tree of s that belong to the project of s: the same projects/ directory (the
@@ -65,7 +67,7 @@ EraseIndex *erase_index_free(EraseIndex *x) {
                 free(x->by_id);
                 free(x->live);
                 for (size_t i = 0; i < x->n_cache; i++) {
-                        erase_cache_clear(x->cache[i]);
+                        erase_edit_cache_clear(x->cache[i]);
                         free(x->cache[i]);
                 }
                 free(x->cache);
@@ -93,7 +95,7 @@ static void erase_cache_trim(EraseIndex *x) {
                         x->cache[k++] = x->cache[i];
                         continue;
                 }
-                erase_cache_clear(x->cache[i]);
+                erase_edit_cache_clear(x->cache[i]);
                 free(x->cache[i]);
         }
         x->n_cache = k;
@@ -287,7 +289,7 @@ static int erase_file_has(EraseIndex *x, const EraseFile *f, EraseItem *items, b
         _cleanup_free_ char *text = NULL;
         _cleanup_free_ const char **ids = calloc(f->n_items ? f->n_items : 1, sizeof(char *));
         _cleanup_free_ unsigned *counts = calloc(f->n_items ? f->n_items : 1, sizeof(unsigned));
-        _cleanup_(erase_parsed_done) EraseParsed own = {};
+        _cleanup_(erase_splice_parsed_done) EraseParsed own = {};
         _cleanup_close_ int fd = -EBADF;
         const EraseParsed *p = NULL;
         EraseCached *c = NULL;
@@ -300,19 +302,19 @@ static int erase_file_has(EraseIndex *x, const EraseFile *f, EraseItem *items, b
                 return -ENOMEM;
         if (f->dir_fd == -ENOENT)
                 return 0;
-        r = fd = f->dir_fd < 0 ? f->dir_fd : erase_open(f->dir_fd, f->name, &st);
+        r = fd = f->dir_fd < 0 ? f->dir_fd : erase_edit_open(f->dir_fd, f->name, &st);
         if (r == -ENOENT)
                 return 0;
         if (r >= 0)
-                erase_leftovers_remove(f->dir_fd, f->name);
+                erase_edit_leftovers_remove(f->dir_fd, f->name);
         if (r >= 0) {
                 /* the text kept from the last batch, when the file still holds exactly it */
                 c = erase_cache_of(x, f);
-                r = c && c->text ? erase_fd_is(fd, &st, c->text, c->n) : 0;
+                r = c && c->text ? erase_edit_fd_is(fd, &st, c->text, c->n) : 0;
                 if (r > 0)
                         p = &c->p;
                 else if (r >= 0)
-                        r = fs_read_fd(fd, erase_file_max(f->parse), &text, &n);
+                        r = fs_read_fd(fd, erase_edit_file_max(f->parse), &text, &n);
         }
         for (size_t j = 0; j < f->n_items; j++)
                 ids[j] = items[f->items[j]].s->id;
@@ -324,9 +326,9 @@ static int erase_file_has(EraseIndex *x, const EraseFile *f, EraseItem *items, b
                         p = &own;
                 }
                 if (r >= 0)
-                        r = erase_parsed_find(p == &own ? text : c->text, p, &set, NULL, &k);
+                        r = erase_splice_find(p == &own ? text : c->text, p, &set, NULL, &k);
                 if (r >= 0 && p == &own)
-                        erase_cache_put(c, erase_cache_total(x, c), &text, n, &own);
+                        erase_edit_cache_put(c, erase_cache_total(x, c), &text, n, &own);
                 if (r >= 0 && c && c->text) {
                         c->fresh = true; /* for the edit (erase_edit()) */
                         c->st = st;
@@ -345,7 +347,7 @@ typedef struct EraseScratch {
         const char **ids;
         unsigned *counts;
         size_t *which;
-        const EraseItem **probed; /* erase_file_recheck()'s probes that found nothing live */
+        const EraseItem **probed; /* erase_probe()'s */
 } EraseScratch;
 
 /* The edit of f for its items still to do (r == 0): one read, splice and write for all of them;
@@ -413,14 +415,32 @@ static int erase_project_live(const Inventory *inv, const EraseIndex *ix, EraseI
         return 0;
 }
 
+/* it's answer of live_project_busy() (erase_project_live()): the answer of the item of
+ * probed[0..*n_probed) that asked the same question (erase_same_probe()), else a probe taken
+ * now (it is added to probed). 0, or the -errno to set it->r to, with it->why. */
+static int erase_probe(const Inventory *inv, const EraseIndex *ix, EraseItem *it,
+                       const EraseItem **probed, size_t *n_probed) {
+        for (size_t q = 0; q < *n_probed; q++) {
+                const EraseItem *a = probed[q];
+
+                if (!erase_same_probe(a, it))
+                        continue;
+                if (a->r == 0)
+                        return 0;
+                return a->why ? erase_why(&it->why, a->r, "%s", a->why) : a->r;
+        }
+        probed[(*n_probed)++] = it;
+        return erase_project_live(inv, ix, it);
+}
+
 /* Right before file f is edited: is a Qwen process of its sessions' projects live now? The
  * batch checked each session before any edit, but a batch's checks and edits take a while, and
  * a process may have started since (or one session was found busy after another's check
  * passed). When one of the file's sessions was found busy (or met a write in another file),
  * or one still taking part may be live now (each is checked again: an organization file's
  * sessions can belong to projects of different hashes), none of them takes part. The sessions
- * that ask live_project_busy() the same question (erase_same_probe(): mostly all of a file's)
- * are answered by one probe, taken now. */
+ * that ask live_project_busy() the same question (mostly all of a file's) are answered by one
+ * probe, taken now. */
 static void erase_file_recheck(const Inventory *inv, const EraseIndex *ix, const EraseFile *f,
                                EraseItem *items, const EraseScratch *sc) {
         EraseItem *busy = NULL;
@@ -437,20 +457,14 @@ static void erase_file_recheck(const Inventory *inv, const EraseIndex *ix, const
                 }
         for (size_t j = 0; j < f->n_items && !busy; j++) {
                 EraseItem *it = &items[f->items[j]];
-                bool asked = false;
 
                 if (it->r != 0)
                         continue;
-                for (size_t q = 0; q < n_probed && !asked; q++)
-                        asked = erase_same_probe(sc->probed[q], it);
-                if (asked)
-                        continue; /* the same question found nothing live a moment ago */
-                k = erase_project_live(inv, ix, it);
+                k = erase_probe(inv, ix, it, sc->probed, &n_probed);
                 if (k != 0) {
                         it->r = k;
                         busy = it;
-                } else
-                        sc->probed[n_probed++] = it;
+                }
         }
         if (!busy)
                 return;
@@ -464,16 +478,14 @@ static void erase_file_recheck(const Inventory *inv, const EraseIndex *ix, const
 
 /* The check of erase_sessions_shared() before any edit, of each item that has something in the
  * files: no session of its project was live at the scan (the first in the inventory's order is
- * named), and live_project_busy() finds none now (one probe for the items that ask it the same
- * question; the others take its answer). probed: scratch for n items. */
+ * named), and live_project_busy() finds none now (erase_probe()). probed: scratch for n items. */
 static void erase_items_check(const Inventory *inv, const EraseIndex *ix, EraseItem *items,
-                              size_t n, const bool *has, size_t *probed) {
+                              size_t n, const bool *has, const EraseItem **probed) {
         size_t n_probed = 0;
 
         for (size_t i = 0; i < n; i++) {
                 EraseItem *it = &items[i];
                 const Session *s = it->s;
-                const EraseItem *asked = NULL;
 
                 if (!has[i])
                         continue;
@@ -485,17 +497,8 @@ static void erase_items_check(const Inventory *inv, const EraseIndex *ix, EraseI
                                                   "shared files are not edited now",
                                                   a->id);
                 }
-                if (it->r != 0)
-                        continue;
-                for (size_t q = 0; q < n_probed && !asked; q++)
-                        if (erase_same_probe(&items[probed[q]], it))
-                                asked = &items[probed[q]];
-                if (!asked) {
-                        it->r = erase_project_live(inv, ix, it);
-                        probed[n_probed++] = i;
-                } else if (asked->r != 0)
-                        it->r = asked->why ? erase_why(&it->why, asked->r, "%s", asked->why)
-                                           : asked->r;
+                if (it->r == 0)
+                        it->r = erase_probe(inv, ix, it, probed, &n_probed);
         }
 }
 
@@ -529,10 +532,10 @@ int erase_sessions_shared(const Inventory *inv, EraseIndex **index, EraseItem *i
                 it->kept = NULL;
                 if (!it->s->hash)
                         it->tmp_fd = -ENOENT;
-                if (!erase_file_of(&logs, &n_logs, it->tmp_fd, ERASE_LOGS_FILE, erase_parse_logs,
-                                   i) ||
-                    !erase_file_of(&org, &n_org, it->pdir_fd, ERASE_ORG_FILE, erase_parse_org,
-                                   i)) {
+                if (!erase_file_of(&logs, &n_logs, it->tmp_fd, ERASE_LOGS_FILE,
+                                   erase_splice_parse_logs, i) ||
+                    !erase_file_of(&org, &n_org, it->pdir_fd, ERASE_ORG_FILE,
+                                   erase_splice_parse_org, i)) {
                         r = -ENOMEM;
                         goto finish;
                 }
@@ -545,7 +548,7 @@ int erase_sessions_shared(const Inventory *inv, EraseIndex **index, EraseItem *i
         if (r < 0)
                 goto finish;
 
-        erase_items_check(inv, *ix, items, n, has, which);
+        erase_items_check(inv, *ix, items, n, has, probed);
         /* the sessions without anything in them take no part in the edits */
         for (size_t i = 0; i < n; i++)
                 if (!has[i] && items[i].r == 0)
@@ -574,4 +577,48 @@ finish:
         erase_files_free(org, n_org);
         erase_index_free(own);
         return r;
+}
+
+int erase_logs_session_ids(const char *text, size_t n, char ***ret, size_t *ret_n) {
+        _cleanup_(erase_splice_parsed_done) EraseParsed p = {};
+        char **ids;
+        size_t k = 0;
+        int r;
+
+        r = erase_splice_parse_logs(text, n, &p);
+        if (r < 0)
+                return r;
+        ids = calloc(p.ne + 1, sizeof(char *));
+        if (!ids)
+                return -ENOMEM;
+        for (size_t i = 0; i < p.ne; i++) {
+                const EraseElemId *x = &p.id[i];
+
+                if (x->off == SIZE_MAX)
+                        continue;
+                ids[k] = strndup(x->dec ?: text + p.e[i].start + x->off, x->len);
+                if (!ids[k]) {
+                        while (k > 0)
+                                free(ids[--k]);
+                        free(ids);
+                        return -ENOMEM;
+                }
+                k++;
+        }
+        *ret = ids;
+        *ret_n = k;
+        return 0;
+}
+
+char *erase_review_dir_name(const char *id) {
+        char hex[SHA256_HEX_LEN + 1];
+        _cleanup_free_ char *clean = strdup(id);
+
+        if (!clean || sha256_hex(id, strlen(id), hex) < 0)
+                return NULL;
+        for (char *p = clean; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                      (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
+                        *p = '_';
+        return strprintf("%s-%.8s", clean, hex);
 }

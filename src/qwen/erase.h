@@ -19,40 +19,17 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "erase-edit.h"
 #include "inventory.h"
 
 #define ERASE_LOGS_FILE "logs.json"
 #define ERASE_ORG_FILE "session-organization.v1.json"
 #define ERASE_REVIEW_DIR "workflows/generated/review"
-/* The largest logs.json qgc edits (Qwen reads each whole); the organisation file's limit is the
- * scan's (json-input.h's JSON_INPUT_ORGANIZATION: over it, its sessions' pins are unknown), so that the
- * plan knows what the edit refuses (SharedState, inventory.h): erase_file_max(). */
-#define ERASE_FILE_MAX (64U * 1024 * 1024)
 
-/* Called after every mutating step (the executor's crash hook). */
-typedef void (*EraseStepFn)(void *userdata, const char *step);
-
-/* Remove every element of the top-level array text[0..n) that is an object whose "sessionId"
- * is id (exactly, as Qwen compares). *ret (NUL-terminated, length *ret_size) is the new text
- * when *ret_removed > 0, NULL otherwise. -EBADMSG when text is not a JSON array. */
-int erase_splice_logs(const char *text, size_t n, const char *id, char **ret, size_t *ret_size,
-                      unsigned *ret_removed);
-/* Remove the member id (every duplicate) of the object "sessions" of the top-level object
- * text[0..n). The same contract; no "sessions" object means nothing to remove. */
-int erase_splice_org(const char *text, size_t n, const char *id, char **ret, size_t *ret_size,
-                     unsigned *ret_removed);
 /* The "sessionId" string of every row of a logs.json text that has one, in order (*ret: n + 1
- * allocated strings, NULL-terminated; the scan's preview). 0, -EBADMSG as above, or -ENOMEM. */
+ * allocated strings, NULL-terminated; the scan's preview). 0, -EBADMSG (not a JSON array) or
+ * -ENOMEM. */
 int erase_logs_session_ids(const char *text, size_t n, char ***ret, size_t *ret_n);
-/* Count the rows of id in a logs.json text (the plan's preview). -EBADMSG as above. */
-int erase_count_logs(const char *text, size_t n, const char *id, unsigned *ret_count);
-
-/* Edit (dir_fd, name) with the splice for id. Returns the number of rows/entries removed (0: no
- * file, or nothing of id in it), -EAGAIN when a writer's version written during the edit could
- * not be merged (it is what the file holds), -EBADMSG when it is not what Qwen writes, -EFBIG
- * past ERASE_FILE_MAX, -errno. */
-int erase_logs_rows(int dir_fd, const char *id, EraseStepFn step, void *userdata);
-int erase_org_entry(int dir_fd, const char *id, EraseStepFn step, void *userdata);
 
 /* What erase_session_shared() removed. */
 typedef struct EraseDone {
@@ -111,8 +88,3 @@ int erase_sessions_shared(const Inventory *inv, EraseIndex **index, EraseItem *i
 
 /* Qwen's reviewSessionDirName(id): sanitizeFilenameComponent(id) + "-" + sha256(id)[0..8). */
 char *erase_review_dir_name(const char *id);
-
-/* The tests' seam: called with the file's name after each temp file is written and before it
- * replaces the file (a concurrent writer goes there: the window of a writer qgc's own rename
- * would replace). NULL turns it off. */
-void erase_test_set_hook(void (*hook)(void *userdata, const char *name), void *userdata);

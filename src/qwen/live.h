@@ -22,14 +22,9 @@ static inline void live_probe_freep(LiveProbe **p) {
  * registry records whose file changed are read again (a verdict of an unchanged record stands:
  * a dead or reused pid does not come back, and a live one still keeps its session). */
 int live_probe_refresh(LiveProbe *p);
-/* How many registry records p has read and parsed since it was made (tests). */
-unsigned live_probe_reads(const LiveProbe *p);
 
-/* Set s->live and s->live_reason from the registry, claims in chats_fd and the writer lock, all
- * read afresh (for the executor's re-check; p supplies the tree's directories). */
-int live_check(const LiveProbe *p, Session *s, int chats_fd);
-
-/* live_check() with the claims already loaded (the scan reads each chats/ once). */
+/* Set s->live and s->live_reason from the probe, the claims of its chats/ (NULL: none) and the
+ * writer lock. */
 int live_check_claims(const LiveProbe *p, Session *s, const ClaimSet *claims);
 
 /* What the scan found of a session that bears on its liveness. */

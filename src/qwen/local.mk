@@ -1,10 +1,9 @@
 # src/qwen/: Qwen Code's files and rules: roots, settings, records, the usage file, claims, liveness, the ownership proof, shared-file edits.
 # It includes only the folders listed before it in Makefile.am (t-0011).
-libqgc_a_SOURCES += src/qwen/qwen.c src/qwen/qwen.h src/qwen/json-input.c src/qwen/json-input.h src/qwen/record.c \
-	src/qwen/record.h src/qwen/roots.c src/qwen/roots.h \
-	src/qwen/settings.c src/qwen/settings.h src/qwen/owner.c src/qwen/owner.h src/qwen/ownership.c \
-	src/qwen/ownership.h src/qwen/live.c src/qwen/live.h src/qwen/live-int.h src/qwen/live-probe.c \
-	src/qwen/claims.c src/qwen/claims.h src/qwen/usage.c src/qwen/usage.h \
-	src/qwen/usage-index.c src/qwen/usage-index.h \
-	src/qwen/usage-append.c src/qwen/usage-append.h src/qwen/erase.c src/qwen/erase.h \
-	src/qwen/erase-int.h src/qwen/erase-edit.c src/qwen/erase-splice.c
+libqgc_a_SOURCES += src/qwen/claims.c src/qwen/claims.h src/qwen/erase-edit.c src/qwen/erase-edit.h \
+	src/qwen/erase-splice.c src/qwen/erase-splice.h src/qwen/erase.c src/qwen/erase.h \
+	src/qwen/json-input.c src/qwen/json-input.h src/qwen/live.c src/qwen/live.h src/qwen/owner.c \
+	src/qwen/owner.h src/qwen/qwen.c src/qwen/qwen.h src/qwen/record.c src/qwen/record.h \
+	src/qwen/roots.c src/qwen/roots.h src/qwen/settings.c src/qwen/settings.h src/qwen/usage-append.c \
+	src/qwen/usage-append.h src/qwen/usage-index.c src/qwen/usage-index.h src/qwen/usage.c \
+	src/qwen/usage.h

@@ -1,4 +1,6 @@
-/* owner.c: the read-only ownership check of one transcript (qwen-layout.md §4.1, §12 rule 2).
+/* owner.c: the ownership pass over a project's sessions (qwen-layout.md §4.1, §12 rule 2): the
+ * scan only reads the transcripts' first records; this pass decides, session by session in the
+ * scan's order, with the claims and the cwd cache of the project.
  *
  * The first record's string sessionId must equal the file's id ignoring case and its cwd must be
  * a string; then the session belongs to the project directory when sanitizeCwd(cwd) is the
@@ -21,7 +23,6 @@
 #include "owner.h"
 #include "qwen.h"
 
-/* Record the decision: the status, its cause and the cause's facts (copied; NULL: none). */
 /* Replace *pa and *pb with copies of a and b (NULL stays NULL): both, or neither and -ENOMEM. */
 static int owner_replace2(char **pa, const char *a, char **pb, const char *b) {
         char *x = NULL, *y = NULL;
@@ -37,6 +38,7 @@ static int owner_replace2(char **pa, const char *a, char **pb, const char *b) {
         return 0;
 }
 
+/* Record the decision: the status, its cause and the cause's facts (copied; NULL: none). */
 static int owner_set(Session *s, OwnerStatus st, OwnerCause cause, const char *detail,
                      const char *dir) {
         int r;
@@ -49,7 +51,8 @@ static int owner_set(Session *s, OwnerStatus st, OwnerCause cause, const char *d
         return 0;
 }
 
-void owner_set_unreadable(Session *s, char *why) {
+/* The transcript could not be read at all (why: the reader's words, taken): unverified. */
+static void owner_set_unreadable(Session *s, char *why) {
         free(s->owner_detail);
         free(s->owner_dir);
         s->owner = OWNER_UNVERIFIED;
@@ -97,12 +100,8 @@ static int owner_cache_fill(OwnerCache *c, const char *cwd, const char *project_
         return 0;
 }
 
-int owner_check_claims(Session *s, const HeadInfo *head, const char *why, const char *project_dir,
-                       const ClaimSet *claims) {
-        return owner_check_cached(s, head, why, project_dir, claims, NULL);
-}
-
-int owner_check_cached(Session *s, const HeadInfo *head, const char *why, const char *project_dir,
+/* Decide s from its head (NULL when it could not be read; why then says why). */
+static int owner_check(Session *s, const HeadInfo *head, const char *why, const char *project_dir,
                        const ClaimSet *claims, OwnerCache *cache) {
         _cleanup_(owner_cache_done) OwnerCache local = {};
         _cleanup_free_ char *root = NULL, *san = NULL;
@@ -176,16 +175,28 @@ int owner_check_cached(Session *s, const HeadInfo *head, const char *why, const 
         return owner_set(s, OWNER_FOREIGN, OWNER_CAUSE_FOREIGN, NULL, san);
 }
 
-int owner_check(Session *s, const HeadInfo *head, const char *why, const char *project_dir,
-                int chats_fd) {
-        _cleanup_(claims_done) ClaimSet claims = {};
+void owner_facts_done(OwnerFacts *f) {
+        free(f->problem);
+        record_head_info_done(&f->head);
+        *f = (OwnerFacts){};
+}
+
+int owner_pass(Session *sessions, OwnerFacts *facts, size_t n, const char *project_dir,
+               const ClaimSet *claims, OwnerCache *cache) {
         int r;
 
-        if (chats_fd >= 0 && head) {
-                r = claims_load(&claims, chats_fd);
-                if (r == -ENOMEM)
+        for (size_t i = 0; i < n; i++) {
+                Session *s = &sessions[i];
+                OwnerFacts *f = &facts[i];
+
+                if (f->problem) {
+                        owner_set_unreadable(s, TAKE_PTR(f->problem));
+                        continue;
+                }
+                r = owner_check(s, f->head_ok ? &f->head : NULL, f->head_why, project_dir, claims,
+                                cache);
+                if (r < 0)
                         return r;
-                /* unreadable claims vouch for nothing */
         }
-        return owner_check_claims(s, head, why, project_dir, &claims);
+        return 0;
 }

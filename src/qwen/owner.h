@@ -1,26 +1,25 @@
-/* owner.h: the read-only ownership check of one transcript, the way Qwen's delete path does it. */
+/* owner.h: the ownership pass: after the scan has read a project's transcripts, whose is each of
+ * its sessions, decided the way Qwen's delete path decides it. */
 #pragma once
 
-#include "inventory.h"
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "claims.h"
+#include "inventory.h"
 #include "record.h"
 
-/* Decide s->owner, owner_cause with its facts (owner_detail, owner_dir), cwd and hash from the
- * parsed head of the transcript (head may be NULL when it could not be read; why then says why),
- * the project directory's name, and the runtime claims found in chats/ (chats_fd, read-only).
- * The owner reason is rendered from them (reason_owner(), reason.h). */
-int owner_check(Session *s, const HeadInfo *head, const char *why, const char *project_dir,
-                int chats_fd);
+/* What the scan read of a session's primary transcript copy, for its ownership. */
+typedef struct OwnerFacts {
+        char *problem;        /* the copy cannot be verified (not a regular file, ...), or NULL */
+        HeadInfo head;        /* its first record, when head_ok */
+        bool head_ok;
+        const char *head_why; /* why the first record could not be read (static) */
+} OwnerFacts;
+void owner_facts_done(OwnerFacts *f);
 
-/* The transcript could not be read at all (why: the reader's words, taken): unverified. */
-void owner_set_unreadable(Session *s, char *why);
-
-/* owner_check() with the claims of chats/ already loaded (the scan reads each chats/ once). */
-int owner_check_claims(Session *s, const HeadInfo *head, const char *why, const char *project_dir,
-                       const ClaimSet *claims);
-
-/* What owner_check_cached() remembers of the last cwd it met (the sessions of a project mostly
- * share one): its project hash and whether it sanitizes to the project directory. */
+/* What the pass remembers of the last cwd it met (the sessions of a project mostly share one):
+ * its project hash and whether it sanitizes to the project directory. */
 typedef struct OwnerCache {
         char *cwd;          /* NULL: empty */
         char *project_dir;  /* the directory the sanitize test was made against */
@@ -29,6 +28,10 @@ typedef struct OwnerCache {
 } OwnerCache;
 void owner_cache_done(OwnerCache *c);
 
-/* owner_check_claims() reusing cache (may be NULL) for the hash and the sanitizeCwd() test. */
-int owner_check_cached(Session *s, const HeadInfo *head, const char *why, const char *project_dir,
-                       const ClaimSet *claims, OwnerCache *cache);
+/* Decide owner, owner_cause and its facts (owner_detail, owner_dir), cwd and hash of the n
+ * sessions of project_dir (facts[i] is what the scan read for sessions[i]) with the runtime
+ * claims of its chats/ and cache (may be NULL) for the cwds they share; a problem of the copy
+ * makes an unverified owner whose detail it is (taken from the facts). The owner reason is
+ * rendered from the facts (reason_owner(), reason.h). 0 or -ENOMEM. */
+int owner_pass(Session *sessions, OwnerFacts *facts, size_t n, const char *project_dir,
+               const ClaimSet *claims, OwnerCache *cache);

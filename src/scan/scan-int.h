@@ -15,7 +15,7 @@
 #include "inventory.h"
 #include "live.h"
 #include "owner.h"
-#include "ownership.h"
+#include "owner.h"
 #include "record.h"
 #include "scan.h"
 #include "util.h"

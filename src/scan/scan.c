@@ -350,7 +350,7 @@ static int scan_project_passes(ScanCtx *ctx, ScanProject *p, int r) {
                 int k;
 
                 assert(n == p->n_facts);
-                k = ownership_pass(s, p->owner_facts, n, p->name, &p->claims, &p->owner);
+                k = owner_pass(s, p->owner_facts, n, p->name, &p->claims, &p->owner);
                 if (k >= 0)
                         k = enrich_pass(&ep, s, p->enrich_facts, n, &ctx->enrich);
                 if (k >= 0)

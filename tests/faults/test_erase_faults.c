@@ -25,10 +25,12 @@
 #include <dirent.h>
 
 #include "erase.h"
+#include "erase-edit.h"
 #include "fixture.h"
 #include "inventory.h"
 #include "live.h"
 #include "macro.h"
+#include "swap-hook.h"
 
 #define A "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa"
 #define B "bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb"
@@ -108,6 +110,7 @@ int __wrap_fsync(int fd) {
 
 int __wrap_renameat2(int olddfd, const char *oldname, int newdfd, const char *newname,
                      unsigned flags) {
+        swap_hook_run(flags, newname);
         if (no_exchange && (flags & RENAME_EXCHANGE)) {
                 errno = EINVAL;
                 return -1;
@@ -591,6 +594,15 @@ static bool has_writer_row(const char *root, const char *rel, char tag, unsigned
         return strstr(text, want) != NULL;
 }
 
+/* The edit of logs.json for one session (erase_edit(), as a batch runs it for a file). */
+static int logs_rows_edit(int dir_fd, const char *id) {
+        const EraseIds ids = { .ids = &id, .n = 1 };
+        unsigned removed;
+
+        return erase_edit(dir_fd, ERASE_LOGS_FILE, erase_splice_parse_logs, &ids, NULL, NULL,
+                          &removed, NULL, 0, NULL);
+}
+
 /* The names of the versions qgc kept beside logs.json (erase_keep_unmerged()), ' '-separated. */
 static char *kept_versions(const char *root) {
         _cleanup_free_ char *dir = fixture_path(root, "tmp/" HA);
@@ -623,21 +635,21 @@ static void writer_in_the_window(bool exchange) {
         assert_int_equal(fixture_write(root, a.rel, "[]"), 0);
         dfd = open_dir_in(root, "tmp/" HA);
         no_exchange = !exchange;
-        erase_test_set_hook(writer_hook, &x);
+        swap_hook_set(writer_hook, &x);
         for (unsigned i = 0; i < 100; i++) {
                 /* two rows of A, which the edit removes */
                 writer_write(&a);
                 writer_write(&a);
                 x.in_place = i % 2 == 1;
                 x.round = 0;
-                assert_int_equal(erase_logs_rows(dfd, A, NULL, NULL), 2);
+                assert_int_equal(logs_rows_edit(dfd, A), 2);
                 assert_int_equal(x.n, i + 1);
                 for (unsigned j = 0; j < x.n; j++)
                         assert_true(has_writer_row(root, x.rel, 'x', j));
                 assert_false(has_row_in(root, x.rel, A));
                 assert_int_equal(x.round, 2);
         }
-        erase_test_set_hook(NULL, NULL);
+        swap_hook_set(NULL, NULL);
         no_exchange = false;
         assert_false(fixture_exists(root, "tmp/" HA "/.logs.json.qgc-tmp"));
         assert_false(fixture_exists(root, "tmp/" HA "/.logs.json.qgc-tmp2"));
@@ -673,9 +685,9 @@ static void test_erase_writer_of_the_deleted_session_wins(void **state) {
         writer_write(&x);
         writer_write(&a);
         dfd = open_dir_in(root, "tmp/" HA);
-        erase_test_set_hook(writer_hook, &a);
-        assert_int_equal(erase_logs_rows(dfd, A, NULL, NULL), -EAGAIN);
-        erase_test_set_hook(NULL, NULL);
+        swap_hook_set(writer_hook, &a);
+        assert_int_equal(logs_rows_edit(dfd, A), -EAGAIN);
+        swap_hook_set(NULL, NULL);
         assert_int_equal(a.round, 2); /* replaced, then put back */
         assert_int_equal(fixture_read(root, a.rel, &text, &n), 0);
         assert_string_equal(text, "[\n  {\n    \"sessionId\": \"" X "\",\n    \"messageId\": 0,\n"
@@ -701,9 +713,9 @@ static void test_erase_writer_outruns_the_rounds(void **state) {
         assert_int_equal(fixture_write(root, a.rel, "[]"), 0);
         writer_write(&a);
         dfd = open_dir_in(root, "tmp/" HA);
-        erase_test_set_hook(writer_hook, &x);
-        assert_int_equal(erase_logs_rows(dfd, A, NULL, NULL), 1);
-        erase_test_set_hook(NULL, NULL);
+        swap_hook_set(writer_hook, &x);
+        assert_int_equal(logs_rows_edit(dfd, A), 1);
+        swap_hook_set(NULL, NULL);
         assert_int_equal(x.round, 8);
         kept = kept_versions(root);
         assert_non_null(kept);
@@ -784,16 +796,16 @@ static void test_erase_writer_thread_loses_no_row(void **state) {
         assert_int_equal(fixture_write(root, a.rel, "[]"), 0);
         dfd = open_dir_in(root, "tmp/" HA);
         assert_int_equal(pthread_create(&th, NULL, loop_writer, &l), 0);
-        erase_test_set_hook(loop_hook, &l);
+        swap_hook_set(loop_hook, &l);
         for (unsigned i = 0; i < edits; i++) {
                 writer_write(&a);
                 writer_write(&a);
                 l.w.round = 0;
-                assert_int_equal(erase_logs_rows(dfd, A, NULL, NULL), 2);
+                assert_int_equal(logs_rows_edit(dfd, A), 2);
                 assert_int_equal(l.w.round, 4);
                 assert_false(has_row_in(root, l.w.rel, A));
         }
-        erase_test_set_hook(NULL, NULL);
+        swap_hook_set(NULL, NULL);
         pthread_mutex_lock(&l.m);
         l.stop = true;
         pthread_cond_broadcast(&l.c);

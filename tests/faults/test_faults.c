@@ -405,12 +405,12 @@ static bool fd_is_usage(int fd) {
  * not wrapped): with slow_clock each reading is ACTIONS_BATCH_MSEC_MAX and 1 ms later than the
  * last, as if preparing each session took longer than any batch window (a loaded machine),
  * without a sleep. */
-uint64_t __real_actions_now_ns(void);
-uint64_t __wrap_actions_now_ns(void);
-uint64_t __wrap_actions_now_ns(void) {
+uint64_t __real_actions_batch_now_ns(void);
+uint64_t __wrap_actions_batch_now_ns(void);
+uint64_t __wrap_actions_batch_now_ns(void) {
         if (faults.slow_clock)
                 faults.clock_skew_ns += (ACTIONS_BATCH_MSEC_MAX + 1) * 1000000ULL;
-        return __real_actions_now_ns() + faults.clock_skew_ns;
+        return __real_actions_batch_now_ns() + faults.clock_skew_ns;
 }
 
 /* getdents64() fails for the directory named by getdents_match (a path suffix). */
@@ -1948,7 +1948,7 @@ static void test_faults_cold_restore_crash_after_every_step_then_rerun(void **st
         assert_true(n < 50);
 }
 
-/* qgc restore of a compressed session with two sidecars is one batch (cold_decompress_many()):
+/* qgc restore of a compressed session with two sidecars is one batch (cold_restore_files()):
  * one fsync of chats/archive/ and one of the cold tier, not two per file; the files come back
  * byte for byte with their mtimes. */
 static void test_faults_cold_restore_is_one_batch(void **state) {

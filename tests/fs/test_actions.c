@@ -23,6 +23,7 @@
 #include "recover.h"
 #include "syncq.h"
 #include "testseam.h"
+#include "swap-hook.h"
 #include "testskip.h"
 
 typedef struct T {
@@ -327,6 +328,17 @@ static void test_actions_delete_erases_shared_rows(void **state) {
         assert_string_equal(org, ORG_AFTER);
 }
 
+/* The window of a shared-file edit before its exchange (swap-hook.h). */
+int __real_renameat2(int olddfd, const char *oldname, int newdfd, const char *newname,
+                     unsigned flags);
+int __wrap_renameat2(int olddfd, const char *oldname, int newdfd, const char *newname,
+                     unsigned flags);
+int __wrap_renameat2(int olddfd, const char *oldname, int newdfd, const char *newname,
+                     unsigned flags) {
+        swap_hook_run(flags, newname);
+        return __real_renameat2(olddfd, oldname, newdfd, newname, flags);
+}
+
 /* Two deletes of the same project in one batch: each shared file is read and rewritten once for
  * both (erase_sessions_shared()), each session's own count journaled; the result is what two
  * edits one after the other wrote. */
@@ -347,9 +359,9 @@ static void test_actions_delete_batch_edits_shared_files_once(void **state) {
 
         plant_shared(t);
         erase_edits_logs = erase_edits_org = 0;
-        erase_test_set_hook(erase_count_hook, NULL);
+        swap_hook_set(erase_count_hook, NULL);
         assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
-        erase_test_set_hook(NULL, NULL);
+        swap_hook_set(NULL, NULL);
         assert_int_equal(st.n_deleted, 2);
         assert_int_equal(st.n_failed, 0);
         /* S_FH: 2 rows and 1 entry; S_KILLED: 1 row (its logs.json is the corpus's, of another
@@ -399,9 +411,9 @@ static void test_actions_erase_concurrent_write_merged(void **state) {
 
         plant_shared(t);
         erase_race_rounds = 0;
-        erase_test_set_hook(erase_race_hook, t);
+        swap_hook_set(erase_race_hook, t);
         assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
-        erase_test_set_hook(NULL, NULL);
+        swap_hook_set(NULL, NULL);
         assert_int_equal(erase_race_rounds, 2); /* the write, then the merge */
         assert_int_equal(st.n_deleted, 1);
         assert_int_equal(st.n_skipped, 0);
@@ -468,9 +480,9 @@ static void test_actions_erase_rechecks_project_before_each_file(void **state) {
 
         plant_shared(t);
         org_before = test_read_rel(t->qwen, ORG_PATH);
-        erase_test_set_hook(erase_start_qwen_hook, t);
+        swap_hook_set(erase_start_qwen_hook, t);
         assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
-        erase_test_set_hook(NULL, NULL);
+        swap_hook_set(NULL, NULL);
         assert_int_equal(st.n_deleted, 0);
         assert_int_equal(st.n_skipped, 2);
         org = test_read_rel(t->qwen, ORG_PATH);
@@ -642,9 +654,9 @@ static void test_actions_delete_rest_lists_afresh(void **state) {
         assert_int_equal(fixture_write(t->qwen, "plans/" S_WEB ".md", "plan"), 0);
         assert_int_equal(fixture_write(t->qwen, "debug/" S_WEB ".txt", "log"), 0);
         assert_int_equal(fixture_write(t->qwen, P_NOTES "/archive/" S_NOTES ".pr.json", "{}"), 0);
-        erase_test_set_hook(erase_plant_hook, t);
+        swap_hook_set(erase_plant_hook, t);
         assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
-        erase_test_set_hook(NULL, NULL);
+        swap_hook_set(NULL, NULL);
         assert_int_equal(st.n_deleted, 1);
         assert_int_equal(st.n_failed, 0);
         assert_false(fixture_exists(t->qwen, P_NOTES "/" S_FH ".jsonl"));

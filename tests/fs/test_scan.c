@@ -33,7 +33,7 @@
 #include "live.h"
 #include "macro.h"
 #include "owner.h"
-#include "ownership.h"
+#include "owner-test.h"
 #include "policy.h"
 #include "reason.h"
 #include "roots.h"
@@ -1226,6 +1226,30 @@ static void test_scan_last_write_from_subagents(void **state) {
 }
 
 
+/* The executor's re-check of s: a fresh probe of tree t and the claims of chats_fd read afresh
+ * (the registry and claims as they are now, not at scan time). */
+static int live_recheck(const Tree *t, Session *s, int chats_fd) {
+        _cleanup_(claims_done) ClaimSet claims = {};
+        _cleanup_(live_probe_freep) LiveProbe *fresh = NULL;
+        int r;
+
+        r = live_probe_new(t, &fresh);
+        if (r < 0)
+                return r;
+        assert_int_equal(claims_load(&claims, chats_fd), 0);
+        return live_check_claims(fresh, s, &claims);
+}
+
+/* Registry records read (ld --wrap=json_input_read), for what a probe reads again. */
+static unsigned registry_reads;
+int __real_json_input_read(int dfd, const char *name, JsonInput input, struct json_object **ret);
+int __wrap_json_input_read(int dfd, const char *name, JsonInput input, struct json_object **ret);
+int __wrap_json_input_read(int dfd, const char *name, JsonInput input, struct json_object **ret) {
+        if (input == JSON_INPUT_REGISTRY)
+                registry_reads++;
+        return __real_json_input_read(dfd, name, input, ret);
+}
+
 static void test_live_check_rereads_registry_and_claims(void **state) {
         Fx *fx = *state;
         _cleanup_(live_probe_freep) LiveProbe *probe = NULL;
@@ -1241,7 +1265,7 @@ static void test_live_check_rereads_registry_and_claims(void **state) {
         assert_int_equal(live_probe_new(&fx->inv->trees[0], &probe), 0);
         cfd = open(chats, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         assert_true(cfd >= 0);
-        assert_int_equal(live_check(probe, &s, cfd), 0);
+        assert_int_equal(live_recheck(&fx->inv->trees[0], &s, cfd), 0);
         assert_int_equal(s.live, 0);
 
         /* a Qwen process starts after the probe was made: the re-check sees it */
@@ -1251,21 +1275,21 @@ static void test_live_check_rereads_registry_and_claims(void **state) {
                         (int)getpid(), ps, own_pidns(), s.id);
         rel = strprintf("q/sessions/%d.json", (int)getpid());
         assert_int_equal(fixture_write(fx->root, rel, rec), 0);
-        assert_int_equal(live_check(probe, &s, cfd), 0);
+        assert_int_equal(live_recheck(&fx->inv->trees[0], &s, cfd), 0);
         assert_int_equal(s.live, LIVE_REGISTRY);
 
         /* owner_check reads the claims of chats/ itself: a /cd-migrated session */
-        assert_int_equal(owner_check(&s, &h, NULL, "-srv-demo-webapp", cfd), 0);
+        assert_int_equal(owner_test_check(&s, &h, NULL, "-srv-demo-webapp", cfd), 0);
         assert_int_equal(s.owner, OWNER_FOREIGN);
         assert_int_equal(fixture_write(fx->root, WEBAPP "/chats/c7bab6d3-4d35-4ebb-b856-81c884008a1e.runtime.json",
                                        "{\"pid\":0,\"session_id\":\"C7BAB6D3-4d35-4ebb-b856-81c884008a1e\","
                                        "\"work_dir\":\"/srv/demo/webapp\"}"),
                          0);
-        assert_int_equal(owner_check(&s, &h, NULL, "-srv-demo-webapp", cfd), 0);
+        assert_int_equal(owner_test_check(&s, &h, NULL, "-srv-demo-webapp", cfd), 0);
         assert_int_equal(s.owner, OWNER_CLAIM);
         assert_string_equal(s.cwd, "/srv/demo/elsewhere");
         /* no head: unverified with the caller's reason */
-        assert_int_equal(owner_check(&s, NULL, "empty transcript", "-srv-demo-webapp", cfd), 0);
+        assert_int_equal(owner_test_check(&s, NULL, "empty transcript", "-srv-demo-webapp", cfd), 0);
         assert_int_equal(s.owner, OWNER_UNVERIFIED);
         assert_string_equal(owner_text(&s), "empty transcript");
         session_done(&s);
@@ -1283,7 +1307,7 @@ static void test_live_probe_refresh_reads_only_changes(void **state) {
         const char *id_b = "bbbbbbbb-0000-4000-8000-00000000000b";
         struct timespec old[2] = { { .tv_sec = 1700000000 }, { .tv_sec = 1700000000 } };
         Session s = {};
-        unsigned n0;
+        unsigned n0, base;
         char ps[128];
 
         scan_fx(fx);
@@ -1297,8 +1321,9 @@ static void test_live_probe_refresh_reads_only_changes(void **state) {
         assert_int_equal(fixture_write(fx->root, "q/sessions/2147483645.json", "not json"), 0);
         assert_int_equal(utimensat(AT_FDCWD, sessions, old, 0), 0);
 
+        base = registry_reads;
         assert_int_equal(live_probe_new(&fx->inv->trees[0], &probe), 0);
-        n0 = live_probe_reads(probe); /* the fixture's records and these three */
+        n0 = registry_reads - base; /* the fixture's records and these three */
         assert_true(n0 >= 3);
         snprintf(s.id, sizeof s.id, "%s", id_a);
         assert_int_equal(live_check_claims(probe, &s, NULL), 0);
@@ -1309,7 +1334,7 @@ static void test_live_probe_refresh_reads_only_changes(void **state) {
         /* nothing changed: nothing is read */
         for (int i = 0; i < 3; i++)
                 assert_int_equal(live_probe_refresh(probe), 0);
-        assert_int_equal(live_probe_reads(probe), n0);
+        assert_int_equal(registry_reads - base, n0);
 
         /* /clear: Qwen rewrites the record by rename; that record alone is read again */
         free(rec);
@@ -1321,7 +1346,7 @@ static void test_live_probe_refresh_reads_only_changes(void **state) {
         to = fixture_path(fx->root, rel);
         assert_int_equal(rename(from, to), 0);
         assert_int_equal(live_probe_refresh(probe), 0);
-        assert_int_equal(live_probe_reads(probe), n0 + 1);
+        assert_int_equal(registry_reads - base, n0 + 1);
         snprintf(s.id, sizeof s.id, "%s", id_a);
         assert_int_equal(live_check_claims(probe, &s, NULL), 0);
         assert_int_equal(s.live, 0);
@@ -1335,7 +1360,7 @@ static void test_live_probe_refresh_reads_only_changes(void **state) {
 
         /* listed again (the directory changed within the last second), nothing read again */
         assert_int_equal(live_probe_refresh(probe), 0);
-        assert_int_equal(live_probe_reads(probe), n0 + 1);
+        assert_int_equal(registry_reads - base, n0 + 1);
 }
 
 static void test_claims_load_sort_range_of_a_directory(void **state) {
@@ -1687,8 +1712,8 @@ static void test_owner_check_cached_matches_uncached(void **state) {
                 HeadInfo h = { .session_id = (char *)"c7bab6d3-4d35-4ebb-b856-81c884008a1e",
                                .cwd = (char *)cases[i].cwd };
 
-                assert_int_equal(owner_check_claims(&a, &h, NULL, cases[i].project_dir, &claims), 0);
-                assert_int_equal(owner_check_cached(&b, &h, NULL, cases[i].project_dir, &claims,
+                assert_int_equal(owner_test_check_claims(&a, &h, NULL, cases[i].project_dir, &claims), 0);
+                assert_int_equal(owner_test_check_cached(&b, &h, NULL, cases[i].project_dir, &claims,
                                                     &cache),
                                  0);
                 assert_int_equal(a.owner, b.owner);
@@ -1761,7 +1786,7 @@ static void test_ownership_pass_decides_from_facts(void **state) {
         (void)state;
 
         assert_non_null(f[0].problem);
-        assert_int_equal(ownership_pass(s, f, ELEMENTSOF(s), "-srv-a", &claims, &cache), 0);
+        assert_int_equal(owner_pass(s, f, ELEMENTSOF(s), "-srv-a", &claims, &cache), 0);
         assert_int_equal(s[0].owner, OWNER_UNVERIFIED);
         assert_string_equal(owner_text(&s[0]), "not a regular file (fifo)");
         assert_null(f[0].problem);

@@ -13,11 +13,78 @@
 #include <string.h>
 
 #include "erase.h"
-#include "erase-int.h"
+#include "erase-splice.h"
 #include "macro.h"
 
 #define A "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa"
 #define B "bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb"
+
+/* The splice of the edit for every id of ids, as erase_edit() composes it from the text side
+ * (erase-splice.h): parse, find, splice. ret NULL: only count (*ret_removed and ids->counts,
+ * exactly as the splice would). *ret is the new text when *ret_removed > 0, NULL otherwise. */
+static int text_splice_ids(EraseParseFn parse, const char *text, size_t n, const EraseIds *ids,
+                           char **ret, size_t *ret_size, unsigned *ret_removed) {
+        _cleanup_(erase_splice_parsed_done) EraseParsed p = {};
+        _cleanup_free_ bool *drop = NULL;
+        unsigned k = 0;
+        int r;
+
+        if (ret) {
+                *ret = NULL;
+                *ret_size = 0;
+        }
+        *ret_removed = 0;
+        r = parse(text, n, &p);
+        if (r < 0)
+                return r;
+        drop = calloc(p.ne ? p.ne : 1, sizeof(bool));
+        assert_non_null(drop);
+        r = erase_splice_find(text, &p, ids, drop, &k);
+        if (r < 0)
+                return r;
+        if (!ret) {
+                *ret_removed = k;
+                return 0;
+        }
+        if (k == 0)
+                return 0;
+        r = erase_splice_text(text, n, &p, drop, NULL, NULL, NULL, ret, ret_size, NULL);
+        if (r < 0)
+                return r;
+        *ret_removed = k;
+        return 0;
+}
+
+static int text_splice_logs_ids(const char *text, size_t n, const EraseIds *ids, char **ret,
+                                size_t *ret_size, unsigned *ret_removed) {
+        return text_splice_ids(erase_splice_parse_logs, text, n, ids, ret, ret_size, ret_removed);
+}
+
+static int text_splice_org_ids(const char *text, size_t n, const EraseIds *ids, char **ret,
+                               size_t *ret_size, unsigned *ret_removed) {
+        return text_splice_ids(erase_splice_parse_org, text, n, ids, ret, ret_size, ret_removed);
+}
+
+static int text_splice_logs(const char *text, size_t n, const char *id, char **ret,
+                            size_t *ret_size, unsigned *ret_removed) {
+        const EraseIds ids = { .ids = &id, .n = 1 };
+
+        return text_splice_logs_ids(text, n, &ids, ret, ret_size, ret_removed);
+}
+
+static int text_splice_org(const char *text, size_t n, const char *id, char **ret,
+                           size_t *ret_size, unsigned *ret_removed) {
+        const EraseIds ids = { .ids = &id, .n = 1 };
+
+        return text_splice_org_ids(text, n, &ids, ret, ret_size, ret_removed);
+}
+
+/* The rows of id in a logs.json text, counted as the edit finds them. */
+static int text_count_logs(const char *text, size_t n, const char *id, unsigned *ret_count) {
+        const EraseIds ids = { .ids = &id, .n = 1 };
+
+        return text_splice_logs_ids(text, n, &ids, NULL, NULL, ret_count);
+}
 
 /* a row as Qwen's Logger writes it inside the array */
 #define ROW(id, m, msg)                                                                            \
@@ -29,7 +96,7 @@ static void splice_logs(const char *in, const char *id, const char *want, unsign
         size_t n = 0;
         unsigned k = 99;
 
-        assert_int_equal(erase_splice_logs(in, strlen(in), id, &out, &n, &k), 0);
+        assert_int_equal(text_splice_logs(in, strlen(in), id, &out, &n, &k), 0);
         assert_int_equal(k, want_n);
         if (!want) {
                 assert_null(out);
@@ -77,10 +144,10 @@ static void test_erase_splice_logs_and_org_refuse_what_json_parse_refuses(void *
 
         (void)state;
         for (size_t i = 0; i < ELEMENTSOF(bad); i++)
-                assert_int_equal(erase_splice_logs(bad[i], strlen(bad[i]), A, &out, &n, &k),
+                assert_int_equal(text_splice_logs(bad[i], strlen(bad[i]), A, &out, &n, &k),
                                  -EBADMSG);
         /* the organization file too, where the bad value sits beside the entry */
-        assert_int_equal(erase_splice_org(org_bad, strlen(org_bad), A, &out, &n, &k), -EBADMSG);
+        assert_int_equal(text_splice_org(org_bad, strlen(org_bad), A, &out, &n, &k), -EBADMSG);
 }
 
 static void test_erase_splice_org_removes_the_entry(void **state) {
@@ -103,17 +170,17 @@ static void test_erase_splice_org_removes_the_entry(void **state) {
         unsigned k;
 
         (void)state;
-        assert_int_equal(erase_splice_org(in, strlen(in), A, &out, &n, &k), 0);
+        assert_int_equal(text_splice_org(in, strlen(in), A, &out, &n, &k), 0);
         assert_int_equal(k, 1);
         assert_string_equal(out, want_a);
-        assert_int_equal(erase_splice_org(out, n, B, &out2, &n2, &k), 0);
+        assert_int_equal(text_splice_org(out, n, B, &out2, &n2, &k), 0);
         assert_int_equal(k, 1);
         assert_string_equal(out2, want_ab);
-        assert_int_equal(erase_splice_org(out2, n2, B, &none, &n, &k), 0);
+        assert_int_equal(text_splice_org(out2, n2, B, &none, &n, &k), 0);
         assert_int_equal(k, 0);
         assert_null(none);
-        assert_int_equal(erase_splice_org("[]", 2, A, &none, &n, &k), -EBADMSG);
-        assert_int_equal(erase_splice_org("{\"sessions\":[]}", 15, A, &none, &n, &k), 0);
+        assert_int_equal(text_splice_org("[]", 2, A, &none, &n, &k), -EBADMSG);
+        assert_int_equal(text_splice_org("{\"sessions\":[]}", 15, A, &none, &n, &k), 0);
         assert_int_equal(k, 0);
 }
 
@@ -123,9 +190,9 @@ static void test_erase_count_logs(void **state) {
         unsigned k = 0;
 
         (void)state;
-        assert_int_equal(erase_count_logs(in, strlen(in), A, &k), 0);
+        assert_int_equal(text_count_logs(in, strlen(in), A, &k), 0);
         assert_int_equal(k, 2);
-        assert_int_equal(erase_count_logs("[", 1, A, &k), -EBADMSG);
+        assert_int_equal(text_count_logs("[", 1, A, &k), -EBADMSG);
 }
 
 /* A batch's splice (several ids at once): each element counts for the first of the ids equal to
@@ -153,7 +220,7 @@ static void test_erase_splice_ids_of_a_batch(void **state) {
                 bool count_only = pass == 0;
 
                 memset(counts, 0, sizeof counts);
-                assert_int_equal(erase_splice_logs_ids(logs, strlen(logs), &set,
+                assert_int_equal(text_splice_logs_ids(logs, strlen(logs), &set,
                                                        count_only ? NULL : &out,
                                                        count_only ? NULL : &n, &k),
                                  0);
@@ -169,7 +236,7 @@ static void test_erase_splice_ids_of_a_batch(void **state) {
                 }
 
                 memset(counts, 0, sizeof counts);
-                assert_int_equal(erase_splice_org_ids(org, strlen(org), &set,
+                assert_int_equal(text_splice_org_ids(org, strlen(org), &set,
                                                       count_only ? NULL : &out,
                                                       count_only ? NULL : &n, &k),
                                  0);
@@ -242,7 +309,7 @@ static void test_erase_splice_org_reads_entries_as_json_parse_does(void **state)
         unsigned k;
 
         (void)state;
-        assert_int_equal(erase_splice_org("{\"sessions\": {\"\\u0061aaaaaaa-aaaa-4aaa-8aaa-"
+        assert_int_equal(text_splice_org("{\"sessions\": {\"\\u0061aaaaaaa-aaaa-4aaa-8aaa-"
                                           "aaaaaaaaaaaa\": {}, \"" B "\": 1, \"" A "\": 2}}",
                                           strlen("{\"sessions\": {\"\\u0061aaaaaaa-aaaa-4aaa-8aaa-"
                                                  "aaaaaaaaaaaa\": {}, \"" B "\": 1, \"" A
@@ -254,7 +321,7 @@ static void test_erase_splice_org_reads_entries_as_json_parse_does(void **state)
         free(out);
         out = NULL;
         /* the last "sessions" (its name escaped) is the one JSON.parse keeps */
-        assert_int_equal(erase_splice_org("{\"sessions\": {\"" A "\": 1}, \"session\\u0073\": "
+        assert_int_equal(text_splice_org("{\"sessions\": {\"" A "\": 1}, \"session\\u0073\": "
                                           "{\"" A "\": 2, \"" B "\": 3}}",
                                           strlen("{\"sessions\": {\"" A "\": 1}, \"session\\u0073"
                                                  "\": {\"" A "\": 2, \"" B "\": 3}}"),
@@ -291,25 +358,27 @@ static void assert_parsed_equal(const char *ta, const EraseParsed *a, const char
 static void derive_chain(EraseParseFn parse, const char *text, const char *const *ids, size_t n_ids,
                          const char *want) {
         _cleanup_free_ char *cur = strdup(text);
-        _cleanup_(erase_parsed_done) EraseParsed p = {};
+        _cleanup_(erase_splice_parsed_done) EraseParsed p = {};
         size_t n = strlen(text);
 
         assert_int_equal(parse(cur, n, &p), 0);
         for (size_t i = 0; i < n_ids; i++) {
                 _cleanup_free_ bool *drop = calloc(p.ne + 1, sizeof(bool));
-                _cleanup_(erase_parsed_done) EraseParsed fresh = {};
+                _cleanup_(erase_splice_parsed_done) EraseParsed fresh = {};
                 EraseParsed next = {};
                 const EraseIds set = { .ids = &ids[i], .n = 1 };
                 char *out = NULL;
                 size_t n_out;
                 unsigned k;
 
-                assert_int_equal(erase_parsed_find(cur, &p, &set, drop, &k), 0);
+                assert_int_equal(erase_splice_find(cur, &p, &set, drop, &k), 0);
                 assert_true(k > 0);
-                assert_int_equal(erase_parsed_splice(cur, n, &p, drop, &out, &n_out, &next), 0);
+                assert_int_equal(erase_splice_text(cur, n, &p, drop, NULL, NULL, NULL, &out, &n_out,
+                                                   &next),
+                                 0);
                 assert_int_equal(parse(out, n_out, &fresh), 0);
                 assert_parsed_equal(out, &next, out, &fresh);
-                erase_parsed_done(&p);
+                erase_splice_parsed_done(&p);
                 p = next;
                 free(cur);
                 cur = out;
@@ -329,9 +398,9 @@ static void test_erase_parsed_splice_derives_what_parsing_finds(void **state) {
         const char *ids[] = { A, B, "\xc3\xa9", "c" }, *org_ids[] = { "b", A, "\xc3\xa9" };
 
         (void)state;
-        derive_chain(erase_parse_logs, logs, ids, ELEMENTSOF(ids),
+        derive_chain(erase_splice_parse_logs, logs, ids, ELEMENTSOF(ids),
                      "  [\n  7,\n  {\"k\": \"v\"}\n] \n");
-        derive_chain(erase_parse_org, org, org_ids, ELEMENTSOF(org_ids),
+        derive_chain(erase_splice_parse_org, org, org_ids, ELEMENTSOF(org_ids),
                      "{\"groups\": [], \"sessions\" : {\n    \"c\": 2\n  }, \"z\": {\"" A
                      "\": 5}}");
 }

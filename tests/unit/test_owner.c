@@ -1,5 +1,5 @@
 /* test_owner.c: owner.c's ownership proof from a transcript's first record (qwen-layout.md §4.1,
- * §12 rule 2), pure: owner_check_claims()/owner_check_cached() on a parsed head and claims built
+ * §12 rule 2), pure: owner_test_check_claims()/owner_test_check_cached() on a parsed head and claims built
  * in memory. Each cause of OwnerCause with its facts (owner_detail, owner_dir), the cwd and hash
  * kept, the order of the three proofs (cwd, worktree root, runtime claim), and the cache that
  * must not carry a sanitize result from one project directory to another. */
@@ -19,6 +19,7 @@
 #include "inventory.h"
 #include "macro.h"
 #include "owner.h"
+#include "owner-test.h"
 #include "record.h"
 
 #define ID "c7bab6d3-4d35-4ebb-b856-81c884008a1e"
@@ -54,7 +55,7 @@ static void test_owner_no_head_is_unreadable(void **state) {
         Session s = session_new();
 
         (void)state;
-        assert_int_equal(owner_check_claims(&s, NULL, "empty transcript", "-srv-app", NULL), 0);
+        assert_int_equal(owner_test_check_claims(&s, NULL, "empty transcript", "-srv-app", NULL), 0);
         assert_int_equal(s.owner, OWNER_UNVERIFIED);
         assert_int_equal(s.owner_cause, OWNER_CAUSE_UNREADABLE);
         assert_string_equal(s.owner_detail, "empty transcript");
@@ -63,9 +64,9 @@ static void test_owner_no_head_is_unreadable(void **state) {
         assert_null(s.hash);
         session_done(&s);
 
-        /* owner_set_unreadable() takes the string */
+        /* owner_test_set_unreadable() takes the string */
         s = session_new();
-        owner_set_unreadable(&s, strdup("Permission denied"));
+        owner_test_set_unreadable(&s, strdup("Permission denied"));
         assert_int_equal(s.owner, OWNER_UNVERIFIED);
         assert_int_equal(s.owner_cause, OWNER_CAUSE_UNREADABLE);
         assert_string_equal(s.owner_detail, "Permission denied");
@@ -79,7 +80,7 @@ static void test_owner_no_session_id(void **state) {
         HeadInfo h = head(NULL, "/srv/app");
 
         (void)state;
-        assert_int_equal(owner_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
+        assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
         assert_int_equal(s.owner, OWNER_UNVERIFIED);
         assert_int_equal(s.owner_cause, OWNER_CAUSE_NO_SESSION_ID);
         assert_string_equal(s.cwd, "/srv/app");
@@ -95,14 +96,14 @@ static void test_owner_session_id(void **state) {
         HeadInfo h = head("C7BAB6D3-4D35-4EBB-B856-81C884008A1E", "/srv/app");
 
         (void)state;
-        assert_int_equal(owner_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
+        assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
         assert_int_equal(s.owner, OWNER_OK);
         assert_int_equal(s.owner_cause, OWNER_CAUSE_CWD);
         session_done(&s);
 
         s = session_new();
         h = head("c7bab6d3-4d35-4ebb-b856-81c884008a1f", "/srv/app");
-        assert_int_equal(owner_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
+        assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
         assert_int_equal(s.owner, OWNER_UNVERIFIED);
         assert_int_equal(s.owner_cause, OWNER_CAUSE_ID_MISMATCH);
         assert_string_equal(s.owner_detail, "c7bab6d3-4d35-4ebb-b856-81c884008a1f");
@@ -113,7 +114,7 @@ static void test_owner_session_id(void **state) {
         /* a prefix of the id is not the id */
         s = session_new();
         h = head("c7bab6d3-4d35-4ebb-b856", "/srv/app");
-        assert_int_equal(owner_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
+        assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
         assert_int_equal(s.owner_cause, OWNER_CAUSE_ID_MISMATCH);
         session_done(&s);
 
@@ -122,7 +123,7 @@ static void test_owner_session_id(void **state) {
         longid[sizeof longid - 1] = 0;
         s = session_new();
         h = head(longid, "/srv/app");
-        assert_int_equal(owner_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
+        assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
         assert_int_equal(s.owner_cause, OWNER_CAUSE_ID_MISMATCH);
         assert_int_equal(strlen(s.owner_detail), 64);
         assert_true(strneq(s.owner_detail, longid, 64));
@@ -136,7 +137,7 @@ static void test_owner_no_cwd(void **state) {
         HeadInfo h = head(ID, NULL);
 
         (void)state;
-        assert_int_equal(owner_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
+        assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
         assert_int_equal(s.owner, OWNER_UNVERIFIED);
         assert_int_equal(s.owner_cause, OWNER_CAUSE_NO_CWD);
         assert_null(s.cwd);
@@ -156,7 +157,7 @@ static void test_owner_cwd(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(same); i++) {
                 s = session_new();
                 h = head(ID, same[i]);
-                assert_int_equal(owner_check_claims(&s, &h, NULL, "-a-b-c", NULL), 0);
+                assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-a-b-c", NULL), 0);
                 assert_int_equal(s.owner, OWNER_OK);
                 assert_int_equal(s.owner_cause, OWNER_CAUSE_CWD);
                 assert_null(s.owner_detail);
@@ -167,7 +168,7 @@ static void test_owner_cwd(void **state) {
 
         s = session_new();
         h = head(ID, "/srv/other");
-        assert_int_equal(owner_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
+        assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
         assert_int_equal(s.owner, OWNER_FOREIGN);
         assert_int_equal(s.owner_cause, OWNER_CAUSE_FOREIGN);
         assert_string_equal(s.owner_dir, "-srv-other");
@@ -177,7 +178,7 @@ static void test_owner_cwd(void **state) {
         /* one UTF-16 unit per code point: é is one '-', an astral character two */
         s = session_new();
         h = head(ID, "/x/caf\xc3\xa9/\xf0\x9f\x98\x80");
-        assert_int_equal(owner_check_claims(&s, &h, NULL, "-x-caf----", NULL), 0);
+        assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-x-caf----", NULL), 0);
         assert_int_equal(s.owner, OWNER_OK);
         session_done(&s);
 }
@@ -188,7 +189,7 @@ static void test_owner_worktree(void **state) {
         HeadInfo h = head(ID, "/srv/app/.qwen/worktrees/feature-x");
 
         (void)state;
-        assert_int_equal(owner_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
+        assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
         assert_int_equal(s.owner, OWNER_WORKTREE);
         assert_int_equal(s.owner_cause, OWNER_CAUSE_WORKTREE);
         assert_string_equal(s.owner_dir, "/srv/app");
@@ -200,11 +201,11 @@ static void test_owner_worktree(void **state) {
         /* nested: the last occurrence counts, so the outer root does not own it */
         s = session_new();
         h = head(ID, "/srv/app/.qwen/worktrees/a/.qwen/worktrees/b");
-        assert_int_equal(owner_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
+        assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
         assert_int_equal(s.owner, OWNER_FOREIGN);
         session_done(&s);
         s = session_new();
-        assert_int_equal(owner_check_claims(&s, &h, NULL, "-srv-app--qwen-worktrees-a", NULL), 0);
+        assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app--qwen-worktrees-a", NULL), 0);
         assert_int_equal(s.owner, OWNER_WORKTREE);
         assert_string_equal(s.owner_dir, "/srv/app/.qwen/worktrees/a");
         session_done(&s);
@@ -212,7 +213,7 @@ static void test_owner_worktree(void **state) {
         /* "/.qwen/worktrees" without the trailing slash is no worktree */
         s = session_new();
         h = head(ID, "/srv/app/.qwen/worktrees");
-        assert_int_equal(owner_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
+        assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
         assert_int_equal(s.owner, OWNER_FOREIGN);
         session_done(&s);
 }
@@ -231,7 +232,7 @@ static void test_owner_claim(void **state) {
                    "d0000000-0000-4000-8000-000000000000", "/srv/app", false);
         claim_push(&set, ID ".41.runtime.json", ID, "/srv/elsewhere", false);
         claim_push(&set, ID ".42.runtime.json", ID, NULL, false);
-        assert_int_equal(owner_check_claims(&s, &h, NULL, "-srv-app", &set), 0);
+        assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app", &set), 0);
         assert_int_equal(s.owner, OWNER_FOREIGN);
         assert_int_equal(s.owner_cause, OWNER_CAUSE_FOREIGN);
         assert_string_equal(s.owner_dir, "-srv-old");
@@ -243,7 +244,7 @@ static void test_owner_claim(void **state) {
                 if (sorted)
                         claims_sort(&set);
                 s = session_new();
-                assert_int_equal(owner_check_claims(&s, &h, NULL, "-srv-app", &set), 0);
+                assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app", &set), 0);
                 assert_int_equal(s.owner, OWNER_CLAIM);
                 assert_int_equal(s.owner_cause, OWNER_CAUSE_CLAIM);
                 assert_string_equal(s.owner_detail, ID ".43.runtime.json");
@@ -256,7 +257,7 @@ static void test_owner_claim(void **state) {
         /* a claim does not rescue a head that failed the id test */
         s = session_new();
         h = head("d0000000-0000-4000-8000-000000000000", "/srv/old");
-        assert_int_equal(owner_check_claims(&s, &h, NULL, "-srv-app", &set), 0);
+        assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app", &set), 0);
         assert_int_equal(s.owner, OWNER_UNVERIFIED);
         assert_int_equal(s.owner_cause, OWNER_CAUSE_ID_MISMATCH);
         session_done(&s);
@@ -264,7 +265,7 @@ static void test_owner_claim(void **state) {
         /* the cwd proof wins over a claim */
         s = session_new();
         h = head(ID, "/srv/app");
-        assert_int_equal(owner_check_claims(&s, &h, NULL, "-srv-app", &set), 0);
+        assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app", &set), 0);
         assert_int_equal(s.owner, OWNER_OK);
         assert_null(s.owner_detail);
         session_done(&s);
@@ -278,26 +279,26 @@ static void test_owner_cache(void **state) {
         HeadInfo h = head(ID, "/srv/app");
 
         (void)state;
-        assert_int_equal(owner_check_cached(&s, &h, NULL, "-srv-app", NULL, &cache), 0);
+        assert_int_equal(owner_test_check_cached(&s, &h, NULL, "-srv-app", NULL, &cache), 0);
         assert_int_equal(s.owner, OWNER_OK);
         assert_string_equal(s.hash, SRV_APP_HASH);
         assert_int_equal(cache.sanitizes, 1);
         session_done(&s);
 
         s = session_new();
-        assert_int_equal(owner_check_cached(&s, &h, NULL, "-srv-other", NULL, &cache), 0);
+        assert_int_equal(owner_test_check_cached(&s, &h, NULL, "-srv-other", NULL, &cache), 0);
         assert_int_equal(s.owner, OWNER_FOREIGN);
         assert_string_equal(s.hash, SRV_APP_HASH);
         session_done(&s);
 
         /* and back, and with another cwd */
         s = session_new();
-        assert_int_equal(owner_check_cached(&s, &h, NULL, "-srv-app", NULL, &cache), 0);
+        assert_int_equal(owner_test_check_cached(&s, &h, NULL, "-srv-app", NULL, &cache), 0);
         assert_int_equal(s.owner, OWNER_OK);
         session_done(&s);
         s = session_new();
         h = head(ID, "/srv/other");
-        assert_int_equal(owner_check_cached(&s, &h, NULL, "-srv-app", NULL, &cache), 0);
+        assert_int_equal(owner_test_check_cached(&s, &h, NULL, "-srv-app", NULL, &cache), 0);
         assert_int_equal(s.owner, OWNER_FOREIGN);
         assert_string_not_equal(s.hash, SRV_APP_HASH);
         session_done(&s);
@@ -309,11 +310,11 @@ static void test_owner_recheck_replaces_facts(void **state) {
         HeadInfo h = head(ID, "/srv/other");
 
         (void)state;
-        assert_int_equal(owner_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
+        assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
         assert_int_equal(s.owner, OWNER_FOREIGN);
         assert_non_null(s.owner_dir);
         h = head(ID, "/srv/app");
-        assert_int_equal(owner_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
+        assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
         assert_int_equal(s.owner, OWNER_OK);
         assert_int_equal(s.owner_cause, OWNER_CAUSE_CWD);
         assert_null(s.owner_dir);
