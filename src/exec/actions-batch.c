@@ -20,7 +20,6 @@
 #include "recover.h"
 #include "sessiontimes.h"
 #include "syncq.h"
-#include "testseam.h"
 #include "usageidx.h"
 #include "util.h"
 
@@ -35,22 +34,12 @@ uint64_t actions_now_ns(void) {
         return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* Sessions per batch: ACTIONS_BATCH_MAX, or the tests' cap (testseam.h; never the environment). */
-unsigned actions_batch_max(void) {
-        unsigned n = test_seam_batch_sessions();
-
-        return n >= 1 && n <= ACTIONS_BATCH_MAX ? n : ACTIONS_BATCH_MAX;
-}
-
-/* Does batch b hold as many sessions as it may? max (actions_batch_max()), or, when the tests'
- * cap is not below the executor's, ACTIONS_BATCH_MAX_ARCHIVES while it holds only archives or
- * while the last batch's shared-file edits took ACTIONS_BATCH_EDIT_MSEC or more (never when
- * b->untimed: its size does not depend on the clock either). */
+/* Does batch b hold as many sessions as it may? ACTIONS_BATCH_MAX_ARCHIVES while it holds only
+ * archives or while the last batch's shared-file edits took ACTIONS_BATCH_EDIT_MSEC or more,
+ * else ACTIONS_BATCH_MAX. */
 bool actions_batch_full(const ActionsBatch *b) {
-        if (b->max < ACTIONS_BATCH_MAX ||
-            (b->n_not_archive > 0 &&
-             (b->untimed || b->edit_ns < ACTIONS_BATCH_EDIT_MSEC * 1000000ULL)))
-                return b->n >= b->max;
+        if (b->n_not_archive > 0 && b->edit_ns < ACTIONS_BATCH_EDIT_MSEC * 1000000ULL)
+                return b->n >= ACTIONS_BATCH_MAX;
         return b->n >= ACTIONS_BATCH_MAX_ARCHIVES;
 }
 

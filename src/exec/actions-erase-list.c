@@ -31,7 +31,6 @@
 
 #include "fsutil.h"
 #include "macro.h"
-#include "testseam.h"
 #include "util.h"
 
 #include "actions-int.h"
@@ -51,14 +50,6 @@ typedef struct ActionsLists {
         ActionsList *l;
         size_t n;
 } ActionsLists;
-
-static void (*actions_list_hook)(void *userdata, int dir_fd);
-static void *actions_list_hook_userdata;
-
-void actions_test_set_list_hook(void (*hook)(void *userdata, int dir_fd), void *userdata) {
-        actions_list_hook = hook;
-        actions_list_hook_userdata = userdata;
-}
 
 static int actions_list_cmp(const void *a, const void *b) {
         return strcmp(*(char *const *)a, *(char *const *)b);
@@ -119,8 +110,6 @@ static void actions_list(ActionsList *l, int dfd, size_t max) {
         if (l->n > 1)
                 qsort(l->names, l->n, sizeof(char *), actions_list_cmp);
         l->listed = true;
-        if (actions_list_hook)
-                actions_list_hook(actions_list_hook_userdata, dfd);
 }
 
 /* May (dfd, name) exist? 0 when this step's listing of dfd (taken on first use) does not hold

@@ -31,7 +31,6 @@ typedef struct ActionsContext {
         ActionStats *stats;
         ActionsTree *trees;
         int *runtime_fds; /* trees[i].runtime_fd, for orphans_transcript_anywhere() */
-        unsigned crash_after; /* test_seam_crash_after_step(), 0 = off */
         bool one_thread; /* --jobs 1: no salvage thread (ActionsRunOptions.one_thread) */
         unsigned n_steps;
         bool failed;
@@ -105,9 +104,8 @@ typedef struct ActionsBatchItem {
 
 typedef struct ActionsBatch {
         size_t tree;
-        size_t n, n_dirs, max;
+        size_t n, n_dirs;
         size_t n_not_archive; /* items that are no archive: the batch closes at max */
-        bool untimed; /* test_seam_batch_untimed(): the batch closes on its size alone */
         uint64_t started_ns;
         uint64_t window_ns; /* how long the next batch may prepare */
         uint64_t flush_ns;  /* what the last batch's usage and marker flushes took */
@@ -189,7 +187,6 @@ void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *
 
 /* actions-batch.c */
 uint64_t actions_now_ns(void);
-unsigned actions_batch_max(void);
 bool actions_batch_full(const ActionsBatch *b);
 int actions_batch_dir_fd(const ActionsBatch *b, const ActionsBatchItem *it);
 const FileId *actions_fid(const Session *s);

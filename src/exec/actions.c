@@ -53,9 +53,7 @@
  *     has exactly the recorded content.
  * The executor owns the run's resources: actions_run() takes every tree lock and opens the
  * action log; nothing is executed or journalled without them.
- *
- * Test seam: test_seam_set_crash_after_step(N) (testseam.h; tests only, no environment variable)
- * makes the process _exit(99) right after its Nth mutating step (tests/faults/test_faults.c). */
+ */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -78,21 +76,18 @@
 #include "restore.h"
 #include "sessiontimes.h"
 #include "syncq.h"
-#include "testseam.h"
 #include "usageahead.h"
 #include "usageidx.h"
 #include "util.h"
 
 #include "actions-int.h"
 
-/* Count a mutating step; the crash hook stops the process here in tests. */
+/* Count a mutating step (tests/faults crash the run here: ld --wrap=actions_step). */
 void actions_step(void *userdata, const char *what) {
         ActionsContext *c = userdata;
 
         c->n_steps++;
         log_debug("step %u: %s", c->n_steps, what);
-        if (c->crash_after > 0 && c->n_steps >= c->crash_after)
-                _exit(99);
 }
 
 static void actions_tree_done(ActionsTree *t) {
@@ -279,7 +274,7 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                 actions_batch_commit(c);
         /* rather than wait for the salvage thread to build s's line (at the start of a run, or
          * after a long transcript), commit what is prepared: its moves run meanwhile */
-        else if (!b->untimed && b->n >= ACTIONS_BATCH_EARLY &&
+        else if (b->n >= ACTIONS_BATCH_EARLY &&
                  actions_now_ns() - b->started_ns >= b->flush_ns &&
                  usage_ahead_would_wait(c->ahead, s))
                 actions_batch_commit(c);
@@ -328,8 +323,7 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
         if (v->verb != VERB_ARCHIVE)
                 b->n_not_archive++;
         if (actions_batch_full(b) ||
-            (!b->untimed &&
-             actions_now_ns() - b->started_ns >= MAX(b->window_ns, ACTIONS_BATCH_MSEC * 1000000ULL)))
+            actions_now_ns() - b->started_ns >= MAX(b->window_ns, ACTIONS_BATCH_MSEC * 1000000ULL))
                 actions_batch_commit(c);
         return 0;
 }
@@ -546,7 +540,6 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
         ActionsContext c = {
                 .inv = p->inv,
                 .stats = &stats,
-                .crash_after = test_seam_crash_after_step(),
                 .one_thread = one_thread,
         };
         size_t n_planned = 0;
@@ -564,8 +557,6 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
         c.batch = calloc(1, sizeof(ActionsBatch));
         if (!c.batch)
                 return -ENOMEM;
-        c.batch->max = actions_batch_max();
-        c.batch->untimed = test_seam_batch_untimed();
         r = actions_open_trees(&c);
         if (r < 0) {
                 free(c.batch);
