@@ -2,10 +2,11 @@
  * unlinkat() or renameat() relative to a directory fd opened without following symlinks, on the
  * tree's filesystem, after checking that the target is still what the scan saw. This file is the
  * driver: the run's context, trees, locks and action log, one session's step into a batch, the
- * run's journal entries and progress. The executor's other files: actions-batch.c (the group
- * commit), actions-move.c (a batch's moves and compression), actions-erase.c (one session's usage
- * line, delete marker and other files), actions-orphan.c, actions-restore.c (restore and
- * recovery steps); actions-int.h is what they share.
+ * run's journal entries and progress. The executor's other files, each calling only those after
+ * it: actions-batch.c (the group commit), actions-erase.c (one session's usage line, delete
+ * marker, shared-file rows and other files), actions-orphan.c, actions-restore.c (restore and
+ * recovery steps), actions-report.c (each outcome, and the count of steps); actions-int.h is
+ * what they share.
  *
  * Group commit: sessions are not carried out one by one but in batches (ActionsBatch,
  * actions-int.h): each session of a batch is checked (identity, liveness) and its usage line built;
@@ -82,14 +83,6 @@
 
 #include "actions-int.h"
 
-/* Count a mutating step (tests/faults crash the run here: ld --wrap=actions_step). */
-void actions_step(void *userdata, const char *what) {
-        ActionsContext *c = userdata;
-
-        c->n_steps++;
-        log_debug("step %u: %s", c->n_steps, what);
-}
-
 static void actions_tree_done(ActionsTree *t) {
         t->global_fd = safe_close(t->global_fd);
         t->runtime_fd = safe_close(t->runtime_fd);
@@ -132,105 +125,6 @@ static int actions_open_trees(ActionsContext *c) {
         }
         for (size_t i = 0; i < c->inv->n_trees; i++)
                 c->runtime_fds[i] = c->trees[i].runtime_fd;
-        return 0;
-}
-
-const char *actions_project(const Session *s) {
-        return s->cwd ? s->cwd : s->project_dir;
-}
-
-/* The one map from an outcome to its journal event; done is the action's own event. */
-JournalEvent actions_outcome_event(ActionsOutcome o, JournalEvent done) {
-        switch (o) {
-        case ACTIONS_DONE:
-                return done;
-        case ACTIONS_SKIPPED_CHANGED:
-        case ACTIONS_SKIPPED_CONFLICT:
-        case ACTIONS_SKIPPED_LIVE:
-        case ACTIONS_SKIPPED_REFUSED:
-        case ACTIONS_SKIPPED_NOT_NOW:
-                return JOURNAL_SKIPPED;
-        default:
-                return JOURNAL_FAILED;
-        }
-}
-
-ActionsOutcome actions_outcome_errno(int r) {
-        return r >= 0 ? ACTIONS_DONE : r == -ESTALE ? ACTIONS_SKIPPED_CHANGED : ACTIONS_FAILED;
-}
-
-/* The event of a session action that was done: what its verdict asked for. */
-static JournalEvent actions_done_event(const Verdict *v) {
-        if (v && v->rule && streq(v->rule, "restore"))
-                return JOURNAL_RESTORED;
-        if (v && v->verb == VERB_ARCHIVE)
-                return JOURNAL_ARCHIVED;
-        if (v && v->verb == VERB_COMPRESS)
-                return JOURNAL_COMPRESSED;
-        return JOURNAL_DELETED;
-}
-
-/* Journal one session outcome and count it. */
-int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v,
-                           ActionsOutcome o, const char *reason, int error) {
-        JournalEvent ev = actions_outcome_event(o, actions_done_event(v));
-        const Tree *tr = &c->inv->trees[s->tree];
-        bool archived = s->state == SESSION_ARCHIVED || ev == JOURNAL_ARCHIVED;
-        _cleanup_free_ char *path = strprintf("%s/projects/%s/chats/%s%s.jsonl", tr->runtime_dir,
-                                              s->project_dir, archived ? "archive/" : "", s->id);
-        _cleanup_free_ char *msg = NULL, *why = v ? verdict_reason(v, s) : NULL;
-        const char *verb = journal_event_to_string(ev);
-
-        if (ev == JOURNAL_SKIPPED || ev == JOURNAL_FAILED)
-                msg = strprintf("%s %s of session %s in %s ('%s'): %s%s%s",
-                                ev == JOURNAL_SKIPPED ? "skipped" : "failed",
-                                v && v->rule && streq(v->rule, "restore") ? "restore"
-                                : v && v->verb == VERB_ARCHIVE            ? "archive"
-                                : v && v->verb == VERB_COMPRESS           ? "compress"
-                                                                          : "delete",
-                                s->id, actions_project(s), path ? path : "?",
-                                reason ? reason : "", error ? ": " : "",
-                                error ? errno_to_string(error) : "");
-        else
-                msg = strprintf("%s session %s in %s (%s)", verb, s->id, actions_project(s),
-                                why ?: "");
-
-        JournalEntry e = {
-                .event = ev,
-                .message = msg,
-                .session = s->id,
-                .project = actions_project(s),
-                .path = path,
-                .rule = v ? v->rule : NULL,
-                .reason = ev == JOURNAL_SKIPPED || ev == JOURNAL_FAILED ? reason : why,
-                .bytes = s->bytes,
-                .has_bytes = ev == JOURNAL_ARCHIVED || ev == JOURNAL_DELETED ||
-                             ev == JOURNAL_RESTORED,
-                .user = tr->user,
-                .error = error,
-        };
-        if (journal_log(&e) < 0)
-                log_warning("cannot write the action log entry for session %s", s->id);
-
-        switch (ev) {
-        case JOURNAL_ARCHIVED:
-                c->stats->n_archived++;
-                c->stats->bytes_archived += s->bytes;
-                break;
-        case JOURNAL_DELETED:
-                c->stats->n_deleted++;
-                c->stats->bytes_deleted += s->bytes;
-                break;
-        case JOURNAL_SKIPPED:
-                c->stats->n_skipped++;
-                break;
-        case JOURNAL_FAILED:
-                c->stats->n_failed++;
-                c->failed = true;
-                break;
-        default:
-                break;
-        }
         return 0;
 }
 
