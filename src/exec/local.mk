@@ -4,6 +4,6 @@ libqgc_a_SOURCES += src/exec/usageahead.c src/exec/usageahead.h src/exec/actions
 	src/exec/actions.h src/exec/actions-int.h src/exec/actions-batch.c src/exec/actions-report.c \
 	src/exec/actions-erase.c src/exec/actions-orphan.c src/exec/actions-restore.c \
 	src/exec/recover.c src/exec/recover.h \
-	src/exec/recover-int.h src/exec/recover-marker.c src/exec/hygiene-reclaim.c src/exec/archive.c \
+	src/exec/recover-marker.c src/exec/hygiene-reclaim.c src/exec/archive.c \
 	src/exec/archive.h src/exec/coldrestore.c src/exec/coldstep.c src/exec/coldstep.h \
 	src/exec/journal.c src/exec/journal.h

@@ -21,7 +21,6 @@
 #include "hashmap.h"
 #include "macro.h"
 #include "recover.h"
-#include "recover-int.h"
 #include "util.h"
 
 #define RECOVER_MARKER_MAGIC "qgc-pending-delete 1"

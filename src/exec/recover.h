@@ -28,6 +28,12 @@
 /* Called after every mutating step, like ArchiveStepFn. */
 typedef void (*RecoverStepFn)(void *userdata, const char *step);
 
+/* Call step (when not NULL) with what was just changed. */
+static inline void recover_step(RecoverStepFn step, void *userdata, const char *what) {
+        if (step)
+                step(userdata, what);
+}
+
 /* One file (or directory) of a session that a delete removes, with its identity then. */
 typedef struct RecoverFile {
         bool in_global;     /* rel is relative to G (else to R) */
