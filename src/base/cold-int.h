@@ -1,4 +1,4 @@
-/* cold-int.h: what cold.c (compressing, the contexts, the frame format) and coldrestore.c
+/* cold-int.h: what cold.c (compressing, the contexts, the frame format) and cold-restore.c
  * (restoring) share; nobody else includes it. */
 #pragma once
 

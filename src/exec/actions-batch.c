@@ -1,7 +1,7 @@
 /* actions-batch.c: the group commit (ActionsBatch, actions-int.h): a batch's directories and its
  * steps in order (actions_batch_commit()): the liveness re-check, the usage lines (one write,
  * fsync, read-back), the pending-delete markers (one file), the rows of the files Qwen shares
- * (actions-erase.c), the archive moves, compressions (coldstep.h) and transcript unlinks with one
+ * (actions-erase.c), the archive moves, compressions (cold-step.h) and transcript unlinks with one
  * fsync per touched directory, and last the deletes' other files and the batch's marker. */
 #include "autoconf.h"
 
@@ -13,7 +13,7 @@
 
 #include "archive.h"
 #include "cold.h"
-#include "coldstep.h"
+#include "cold-step.h"
 #include "fsutil.h"
 #include "journal.h"
 #include "live.h"
@@ -545,7 +545,7 @@ static bool actions_batch_no_sidecars(const ActionsBatchDir *d, const char *id) 
                                            actions_strcmpp);
 }
 
-/* 3a: the compressions of the batch (coldstep.h, cold.h's COLD_BATCH): every file compressed
+/* 3a: the compressions of the batch (cold-step.h, cold.h's COLD_BATCH): every file compressed
  * and verified under its temporary name, one syncfs(), each renamed into place, one fsync per
  * cold directory, then the originals go (chats/archive/ is fsynced with the other directories
  * in 4). */
@@ -605,7 +605,7 @@ static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
                 k = r < 0 ? r
                           : cold_step_commit(b->dirs[it->dir].cold_fd, it->cold, actions_step, c,
                                              &why);
-                /* -EEXIST: a compressed copy appeared (coldstep.h) */
+                /* -EEXIST: a compressed copy appeared (cold-step.h) */
                 if (k < 0)
                         actions_batch_fail(c, it,
                                            k == -EEXIST && why ? ACTIONS_SKIPPED_CONFLICT
@@ -634,7 +634,7 @@ static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
                         continue;
                 k = cold_step_end(d->archive_fd, d->cold_fd, it->cold, actions_step, c, &why);
                 d->sync_archive = true;
-                /* -EEXIST: a .zst with other content than its original's (coldstep.h) */
+                /* -EEXIST: a .zst with other content than its original's (cold-step.h) */
                 if (k < 0)
                         actions_batch_fail(c, it,
                                            k == -EEXIST ? ACTIONS_SKIPPED_CONFLICT

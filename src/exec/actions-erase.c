@@ -26,7 +26,7 @@
 #include "macro.h"
 #include "recover.h"
 #include "usage.h"
-#include "usageahead.h"
+#include "usage-ahead.h"
 #include "usageidx.h"
 #include "util.h"
 
@@ -73,7 +73,7 @@ int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, i
         if (r > 0 && v1 > 0)
                 return 0;
 
-        /* built on the salvage thread from the file with the scan's identity (usageahead.h),
+        /* built on the salvage thread from the file with the scan's identity (usage-ahead.h),
          * or here */
         bool ahead = usage_ahead_take(c->ahead, s, &line) > 0;
         fd = ahead ? -EBADF : fs_openat(dir_fd, name, O_RDONLY | O_NONBLOCK, 0);

@@ -9,7 +9,7 @@
 
 #include "actions.h"
 #include "cold.h"
-#include "coldstep.h"
+#include "cold-step.h"
 #include "erase.h"
 #include "journal.h"
 #include "live.h"
@@ -43,7 +43,7 @@ typedef struct ActionsContext {
          * list the directory) */
         char **claim_names;
         size_t n_claim_names;
-        struct UsageAhead *ahead; /* the salvages' lines, built ahead (usageahead.h), or NULL */
+        struct UsageAhead *ahead; /* the salvages' lines, built ahead (usage-ahead.h), or NULL */
         struct ActionsLists *lists; /* a step's directory listings (actions-erase.c), or NULL */
         struct EraseIndex *erase_index; /* the run's lookups of the shared-file edits (erase.h) */
 } ActionsContext;
@@ -63,7 +63,7 @@ typedef struct ActionsContext {
 #define ACTIONS_BATCH_MSEC_MAX 100U
 /* A batch of at least this many, prepared for at least what the last batch's flushes took, is
  * committed rather than wait for the salvage thread to build the next session's line
- * (usageahead.h): its moves run while the thread catches up. */
+ * (usage-ahead.h): its moves run while the thread catches up. */
 #define ACTIONS_BATCH_EARLY 64U
 /* A batch that holds deletes closes at ACTIONS_BATCH_MAX_ARCHIVES too once the last batch's
  * shared-file edits (logs.json, session-organization.v1.json: each edited file is rewritten

@@ -49,7 +49,7 @@
  *     the recovery pass, under the tree lock that every writer of them holds;
  *   - restore: archive.c's move in the other direction, a plan step like the others;
  *   - compress: like a delete for the usage line (the transcript leaves Qwen's view), then
- *     coldstep.h's steps (cold.h's COLD_BATCH: one syncfs and one fsync per cold directory per
+ *     cold-step.h's steps (cold.h's COLD_BATCH: one syncfs and one fsync per cold directory per
  *     batch); a rerun finds a .zst beside its original and removes the original only when it
  *     has exactly the recorded content.
  * The executor owns the run's resources: actions_run() takes every tree lock and opens the
@@ -77,7 +77,7 @@
 #include "restore.h"
 #include "sessiontimes.h"
 #include "syncq.h"
-#include "usageahead.h"
+#include "usage-ahead.h"
 #include "usageidx.h"
 #include "util.h"
 

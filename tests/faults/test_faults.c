@@ -28,7 +28,7 @@
 #include "restore.h"
 #include "syncq.h"
 #include "usage.h"
-#include "usageahead.h"
+#include "usage-ahead.h"
 #include "usageidx.h"
 #include "testskip.h"
 

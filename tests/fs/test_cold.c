@@ -23,7 +23,7 @@
 #include <zstd.h>
 
 #include "cold.h"
-#include "coldstep.h"
+#include "cold-step.h"
 #include "fixture.h"
 #include "macro.h"
 #include "sha256.h"

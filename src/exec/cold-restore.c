@@ -1,4 +1,4 @@
-/* coldrestore.c: restoring from the cold tier (cold.h): cold_decompress() of one file and
+/* cold-restore.c: restoring from the cold tier (cold.h): cold_decompress() of one file and
  * cold_decompress_many() of a batch, which makes the whole batch durable with one group of
  * fsyncs of the new files, one fsync of the target directory and one of the cold directory,
  * instead of three fsyncs per file. The files come back byte for byte, with their mtimes. */
