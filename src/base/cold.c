@@ -1,7 +1,7 @@
 /* cold.c: the compressed cold tier (cold.h): zstd streams of archived sessions' files, each
  * verified by decompressing it and comparing SHA-256 and size before the original goes; the
  * table of every dictionary qgc shipped (src/colddict/); ColdCtx, the reused zstd contexts and
- * buffers. Restoring (cold_decompress*()) is cold-restore.c; cold-int.h is what they share. */
+ * buffers. Restoring (cold_restore_file*()) is cold-restore.c; cold-int.h is what they share. */
 #include "autoconf.h"
 
 #include <errno.h>

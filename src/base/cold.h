@@ -105,19 +105,19 @@ int cold_resolve(int dir_fd, const char *name, int cold_fd, ColdStepFn step, voi
  * only makes the .zst go. 0, -EEXIST (another target exists), -EBADMSG (the content does not
  * match), -EPROTONOSUPPORT (compressed with a dictionary this qgc does not have), -errno. On
  * every error the .zst stays. */
-int cold_decompress(int cold_fd, const char *name, int dst_fd, ColdStepFn step, void *userdata,
+int cold_restore_file(int cold_fd, const char *name, int dst_fd, ColdStepFn step, void *userdata,
                     ColdResult *ret);
 
-/* cold_decompress() of the files names[0..n) of one cold directory, as one batch: each
+/* cold_restore_file() of the files names[0..n) of one cold directory, as one batch: each
  * decompressed into a temporary file in dst_fd, checked, its mtime set; the new files fsynced as
  * one group (issued together); each renamed into place, in order, never replacing; dst_fd
  * fsynced once; the .zst of every file now in place removed, in order; cold_fd fsynced once.
  * So a kill after any step leaves files that are compressed, or in place beside their .zst
- * (which cold_decompress() of it again only removes), and at most temporary files (which it
+ * (which cold_restore_file() of it again only removes), and at most temporary files (which it
  * replaces). A name without a .zst is skipped when skip_missing (res[i] all 0). The first error
  * stops: nothing after it is renamed, and the files already in place are completed. res[i]: as
- * cold_decompress()'s *ret. 0 or the first error, as cold_decompress(). */
-int cold_decompress_many(int cold_fd, const char *const *names, size_t n, bool skip_missing,
+ * cold_restore_file()'s *ret. 0 or the first error, as cold_restore_file(). */
+int cold_restore_files(int cold_fd, const char *const *names, size_t n, bool skip_missing,
                          int dst_fd, ColdStepFn step, void *userdata, ColdResult *res);
 
 /* The largest content the scan decompresses for a compressed session's title (which needs its
@@ -144,7 +144,7 @@ int cold_info(int cold_fd, const char *name, uint64_t *ret_size, char ret_sha[65
 
 /* Write at most max bytes of the start of the original content of (cold_fd, name.zst) to
  * out_fd, not checked against the SHA-256 (the scan reads the first record this way; what acts
- * on the content, cold_cat() and cold_decompress(), checks it). *ret_whole: the whole content
+ * on the content, cold_cat() and cold_restore_file(), checks it). *ret_whole: the whole content
  * was written (it ended within max bytes, with exactly the recorded size: else -EBADMSG). */
 int cold_cat_head(int cold_fd, const char *name, int out_fd, uint64_t max, bool *ret_whole);
 

@@ -30,7 +30,7 @@
 
 /* ------------------------------------------------------------------ the group commit */
 
-uint64_t actions_now_ns(void) {
+uint64_t actions_batch_now_ns(void) {
         struct timespec ts;
 
         (void)clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -72,7 +72,7 @@ static void actions_batch_live(ActionsContext *c, ActionsBatch *b) {
                 if (it->done)
                         continue;
                 if (r < 0) {
-                        actions_batch_report(c, it, ACTIONS_SKIPPED_LIVE,
+                        actions_report_item(c, it, ACTIONS_SKIPPED_LIVE,
                                              "liveness cannot be checked", 0);
                         continue;
                 }
@@ -85,7 +85,7 @@ static void actions_batch_live(ActionsContext *c, ActionsBatch *b) {
                 copy.live = 0;
                 copy.live_reason = NULL;
                 if (loaded[it->dir] == -EIO) {
-                        actions_batch_report(c, it, ACTIONS_SKIPPED_LIVE,
+                        actions_report_item(c, it, ACTIONS_SKIPPED_LIVE,
                                              "in use since scan: runtime claims unreadable", 0);
                         continue;
                 }
@@ -93,12 +93,12 @@ static void actions_batch_live(ActionsContext *c, ActionsBatch *b) {
                                                 : live_check_claims(fresh, &copy, &claims[it->dir]);
                 /* LIVE_RECENT came from the scan's clock; identity covers later writes */
                 if (k < 0)
-                        actions_batch_report(c, it, ACTIONS_SKIPPED_LIVE,
+                        actions_report_item(c, it, ACTIONS_SKIPPED_LIVE,
                                              "liveness cannot be checked", 0);
                 else if ((copy.live & ~(unsigned)LIVE_RECENT) != 0) {
                         _cleanup_free_ char *m = strprintf("in use since scan: %s",
                                                            copy.live_reason ?: "in use");
-                        actions_batch_report(c, it, ACTIONS_SKIPPED_LIVE,
+                        actions_report_item(c, it, ACTIONS_SKIPPED_LIVE,
                                              m ?: "in use since scan", 0);
                 }
                 free(copy.live_reason);
@@ -177,7 +177,7 @@ static void actions_batch_usage_sync_end(ActionsContext *c, ActionsBatch *b) {
                 return;
         for (size_t i = 0; i < b->n; i++)
                 if (actions_batch_relies_on_file(&b->items[i]))
-                        actions_batch_report(c, &b->items[i], ACTIONS_FAILED,
+                        actions_report_item(c, &b->items[i], ACTIONS_FAILED,
                                              "cannot make the usage record durable; session kept",
                                              -r);
 }
@@ -214,15 +214,15 @@ static void actions_batch_salvage(ActionsContext *c, ActionsBatch *b, const Acti
                                              actions_fid(it->s))
                          : -ENOMEM;
                 if (r == 0)
-                        actions_batch_report(c, it, ACTIONS_SKIPPED_CHANGED, "changed since scan",
+                        actions_report_item(c, it, ACTIONS_SKIPPED_CHANGED, "changed since scan",
                                              0);
                 else if (r < 0)
-                        actions_batch_report(c, it, ACTIONS_FAILED,
+                        actions_report_item(c, it, ACTIONS_FAILED,
                                              "cannot salvage the usage record; session kept", -r);
                 else {
                         char *nb = realloc(buf, len + strlen(it->line) + 1);
                         if (!nb) {
-                                actions_batch_report(c, it, ACTIONS_FAILED, "out of memory",
+                                actions_report_item(c, it, ACTIONS_FAILED, "out of memory",
                                                      ENOMEM);
                                 continue;
                         }
@@ -276,7 +276,7 @@ static void actions_batch_salvage_end(ActionsContext *c, ActionsBatch *b) {
  * as such) or reported failed; a session that shares a line that was not written is kept. */
 static void actions_batch_salvaged(ActionsContext *c, ActionsBatch *b, int r, size_t n) {
         if (r >= 0 && n > 0)
-                actions_step(c, "usage_record.jsonl");
+                actions_report_step(c, "usage_record.jsonl");
         journal_hold(); /* the entries of what just happened, with one write */
         for (size_t i = 0; i < b->n; i++) {
                 ActionsBatchItem *it = &b->items[i];
@@ -284,7 +284,7 @@ static void actions_batch_salvaged(ActionsContext *c, ActionsBatch *b, int r, si
                 if (!it->line || it->done)
                         continue;
                 if (r < 0) {
-                        actions_batch_report(c, it, ACTIONS_FAILED,
+                        actions_report_item(c, it, ACTIONS_FAILED,
                                              "cannot salvage the usage record; session kept", -r);
                         continue;
                 }
@@ -297,7 +297,7 @@ static void actions_batch_salvaged(ActionsContext *c, ActionsBatch *b, int r, si
                         .event = JOURNAL_SALVAGED,
                         .message = msg ?: "salvaged the usage record before the transcript goes",
                         .session = it->s->id,
-                        .project = actions_project(it->s),
+                        .project = actions_report_project(it->s),
                         .user = c->inv->trees[it->s->tree].user,
                 };
                 (void)journal_log(&e);
@@ -308,7 +308,7 @@ static void actions_batch_salvaged(ActionsContext *c, ActionsBatch *b, int r, si
 
                 if (it->done || it->line || it->dep < 0 || b->items[it->dep].appended)
                         continue;
-                actions_batch_report(c, it, ACTIONS_SKIPPED_NOT_NOW,
+                actions_report_item(c, it, ACTIONS_SKIPPED_NOT_NOW,
                                      "the usage line it shares with another file was not written; "
                                      "session kept",
                                      0);
@@ -379,7 +379,7 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
         if (!m || !idx) {
                 for (size_t i = 0; i < b->n; i++)
                         if (b->items[i].v->verb == VERB_DELETE)
-                                actions_batch_report(c, &b->items[i], ACTIONS_FAILED,
+                                actions_report_item(c, &b->items[i], ACTIONS_FAILED,
                                                      "out of memory", ENOMEM);
                 return;
         }
@@ -392,12 +392,12 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
                         continue;
                 name = actions_tname(it->s);
                 if (!name) {
-                        actions_batch_report(c, it, ACTIONS_FAILED, "out of memory", ENOMEM);
+                        actions_report_item(c, it, ACTIONS_FAILED, "out of memory", ENOMEM);
                         continue;
                 }
                 r = fs_check_identity(actions_batch_dir_fd(b, it), name, actions_fid(it->s));
                 if (r <= 0) {
-                        actions_batch_fail(c, it, actions_outcome_errno(r < 0 ? r : -ESTALE), r,
+                        actions_report_item_fail(c, it, actions_report_errno(r < 0 ? r : -ESTALE), r,
                                            "changed since scan");
                         continue;
                 }
@@ -407,26 +407,26 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
                 if (session_is_cold(it->s)) {
                         /* compressed: a copy in chats/ or chats/archive/ is one */
                         _cleanup_free_ char *plain = strprintf("%s.jsonl", it->s->id);
-                        r = plain ? actions_copy_exists(d->chats_fd, d->archive_fd, plain, false)
+                        r = plain ? actions_erase_copy_exists(d->chats_fd, d->archive_fd, plain, false)
                                   : -ENOMEM;
                         if (r == 0)
-                                r = actions_copy_exists(d->chats_fd, d->archive_fd, plain, true);
+                                r = actions_erase_copy_exists(d->chats_fd, d->archive_fd, plain, true);
                 } else
-                        r = actions_copy_exists(d->chats_fd, d->archive_fd, name,
+                        r = actions_erase_copy_exists(d->chats_fd, d->archive_fd, name,
                                                 it->s->state != SESSION_ARCHIVED);
                 if (r != 0) {
-                        actions_batch_fail(c, it,
+                        actions_report_item_fail(c, it,
                                            r > 0 ? ACTIONS_SKIPPED_CONFLICT
-                                                 : actions_outcome_errno(r),
+                                                 : actions_report_errno(r),
                                            r, "a copy in the other place appeared since the scan "
                                               "(conflict)");
                         continue;
                 }
                 actions_batch_claims(c, d);
-                r = actions_mark_delete(c, t, it->s, d->chats_fd, d->archive_fd, &it->mk);
+                r = actions_erase_mark(c, t, it->s, d->chats_fd, d->archive_fd, &it->mk);
                 c->claim_names = NULL;
                 if (r < 0) {
-                        actions_batch_report(c, it, ACTIONS_FAILED,
+                        actions_report_item(c, it, ACTIONS_FAILED,
                                              "cannot write the pending-delete marker", -r);
                         continue;
                 }
@@ -436,13 +436,13 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
         if (n == 0)
                 return;
         /* the proof for the recovery pass, should the run die before the deletes complete */
-        r = recover_markers_write(t->global_fd, t->global_dev, m, n, actions_step, c,
+        r = recover_marker_write_many(t->global_fd, t->global_dev, m, n, actions_report_step, c,
                                   &b->marker);
         for (size_t j = 0; j < n; j++) {
                 ActionsBatchItem *it = &b->items[idx[j]];
 
                 if (r < 0)
-                        actions_batch_report(c, it, ACTIONS_FAILED,
+                        actions_report_item(c, it, ACTIONS_FAILED,
                                              "cannot write the pending-delete marker", -r);
                 else
                         it->marked = true;
@@ -469,7 +469,7 @@ static int actions_batch_archive_dir(ActionsContext *c, ActionsBatchDir *d, cons
                         return r;
                 }
         } else {
-                actions_step(c, "archive/");
+                actions_report_step(c, "archive/");
                 d->sync_chats = true;
         }
         r = fs_open_dir(d->chats_fd, "archive");
@@ -566,7 +566,7 @@ static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
                 if (d->cold_fd < 0) {
                         r = d->archive_fd < 0 ? -ESTALE
                                               : cold_step_open_dir(d->archive_fd, &created,
-                                                                   actions_step, c);
+                                                                   actions_report_step, c);
                         if (r >= 0)
                                 d->cold_fd = r;
                         /* the new directory is durable before anything is moved into it */
@@ -583,9 +583,9 @@ static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
                         r = (it->cold = calloc(1, sizeof(ColdStep))) ? 0 : -ENOMEM;
                 if (r >= 0)
                         r = cold_step_begin(ctx, d->archive_fd, d->cold_fd, it->s->id,
-                                            &it->s->archived, actions_step, c, it->cold, &why);
+                                            &it->s->archived, actions_report_step, c, it->cold, &why);
                 if (r < 0) {
-                        actions_batch_fail(c, it, actions_outcome_errno(r), r, why);
+                        actions_report_item_fail(c, it, actions_report_errno(r), r, why);
                         continue;
                 }
                 d->sync_cold = true;
@@ -603,13 +603,13 @@ static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
                 if (it->done || it->v->verb != VERB_COMPRESS)
                         continue;
                 k = r < 0 ? r
-                          : cold_step_commit(b->dirs[it->dir].cold_fd, it->cold, actions_step, c,
+                          : cold_step_commit(b->dirs[it->dir].cold_fd, it->cold, actions_report_step, c,
                                              &why);
                 /* -EEXIST: a compressed copy appeared (cold-step.h) */
                 if (k < 0)
-                        actions_batch_fail(c, it,
+                        actions_report_item_fail(c, it,
                                            k == -EEXIST && why ? ACTIONS_SKIPPED_CONFLICT
-                                                               : actions_outcome_errno(k),
+                                                               : actions_report_errno(k),
                                            k, why ?: "cannot sync the compressed files");
         }
         for (size_t j = 0; j < b->n_dirs; j++) {
@@ -619,7 +619,7 @@ static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
                 d->sync_cold = false;
                 for (size_t i = 0; k < 0 && i < b->n; i++)
                         if (b->items[i].dir == j && b->items[i].v->verb == VERB_COMPRESS)
-                                actions_batch_report(c, &b->items[i], ACTIONS_FAILED,
+                                actions_report_item(c, &b->items[i], ACTIONS_FAILED,
                                                      "compressed, but fsync of the cold tier "
                                                      "failed; the originals stay",
                                                      -k);
@@ -632,13 +632,13 @@ static void actions_batch_compress(ActionsContext *c, ActionsBatch *b) {
 
                 if (it->done || it->v->verb != VERB_COMPRESS)
                         continue;
-                k = cold_step_end(d->archive_fd, d->cold_fd, it->cold, actions_step, c, &why);
+                k = cold_step_end(d->archive_fd, d->cold_fd, it->cold, actions_report_step, c, &why);
                 d->sync_archive = true;
                 /* -EEXIST: a .zst with other content than its original's (cold-step.h) */
                 if (k < 0)
-                        actions_batch_fail(c, it,
+                        actions_report_item_fail(c, it,
                                            k == -EEXIST ? ACTIONS_SKIPPED_CONFLICT
-                                                        : actions_outcome_errno(k),
+                                                        : actions_report_errno(k),
                                            k, why);
         }
 }
@@ -655,7 +655,7 @@ static void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it) {
         char in_s[FORMAT_BYTES_MAX], out_s[FORMAT_BYTES_MAX];
         /* the run line's units; the exact bytes are QGC_ORIGINAL_BYTES, QGC_COMPRESSED_BYTES */
         _cleanup_free_ char *msg = strprintf("compressed session %s in %s (%s): %s into %s",
-                                             s->id, actions_project(s), why ?: "",
+                                             s->id, actions_report_project(s), why ?: "",
                                              format_bytes(in_s, sizeof in_s, in),
                                              format_bytes(out_s, sizeof out_s, out));
         const JournalField fields[] = {
@@ -666,7 +666,7 @@ static void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it) {
                 .event = JOURNAL_COMPRESSED,
                 .message = msg,
                 .session = s->id,
-                .project = actions_project(s),
+                .project = actions_report_project(s),
                 .path = path,
                 .rule = it->v->rule,
                 .reason = why,
@@ -718,7 +718,7 @@ static void actions_batch_archive_one(ActionsContext *c, ActionsBatch *b, Action
         /* chats/archive/ is created only for a session the scan saw */
         r = d->archive_fd >= 0 ? 1 : fs_check_identity(d->chats_fd, name, &it->s->active);
         if (r <= 0) {
-                actions_batch_fail(c, it, r < 0 ? ACTIONS_FAILED : ACTIONS_SKIPPED_CHANGED, r,
+                actions_report_item_fail(c, it, r < 0 ? ACTIONS_FAILED : ACTIONS_SKIPPED_CHANGED, r,
                                    "changed since scan");
                 return;
         }
@@ -727,15 +727,15 @@ static void actions_batch_archive_one(ActionsContext *c, ActionsBatch *b, Action
                 actions_batch_sidecars(d);
         if (r >= 0 && actions_batch_no_sidecars(d, it->s->id))
                 r = archive_move_bare_nosync(d->chats_fd, d->archive_fd, it->s->id,
-                                             &it->s->active, actions_step, c, &why);
+                                             &it->s->active, actions_report_step, c, &why);
         else if (r >= 0)
                 r = archive_move_nosync(d->chats_fd, d->archive_fd, it->s->id, &it->s->active,
-                                        /* to_archive= */ true, actions_step, c, &why);
+                                        /* to_archive= */ true, actions_report_step, c, &why);
         if (r < 0) {
-                actions_batch_fail(c, it,
+                actions_report_item_fail(c, it,
                                    r == -EEXIST && why == archive_why_conflict
                                            ? ACTIONS_SKIPPED_CONFLICT
-                                           : actions_outcome_errno(r),
+                                           : actions_report_errno(r),
                                    r, why);
                 return;
         }
@@ -755,7 +755,7 @@ static void actions_batch_move_early(ActionsContext *c, ActionsBatch *b) {
                         continue;
                 name = actions_tname(it->s);
                 if (!name) {
-                        actions_batch_report(c, it, ACTIONS_FAILED, "out of memory", ENOMEM);
+                        actions_report_item(c, it, ACTIONS_FAILED, "out of memory", ENOMEM);
                         continue;
                 }
                 actions_batch_archive_one(c, b, it, name);
@@ -807,7 +807,7 @@ static void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
                         continue;
                 name = actions_tname(it->s);
                 if (!name) {
-                        actions_batch_report(c, it, ACTIONS_FAILED, "out of memory", ENOMEM);
+                        actions_report_item(c, it, ACTIONS_FAILED, "out of memory", ENOMEM);
                         continue;
                 }
                 if (it->v->verb == VERB_ARCHIVE) {
@@ -818,19 +818,19 @@ static void actions_batch_move(ActionsContext *c, ActionsBatch *b) {
                 dir_fd = actions_batch_dir_fd(b, it);
                 r = fs_check_identity(dir_fd, name, actions_fid(it->s));
                 if (r <= 0) {
-                        actions_batch_fail(c, it, actions_outcome_errno(r < 0 ? r : -ESTALE), r,
+                        actions_report_item_fail(c, it, actions_report_errno(r < 0 ? r : -ESTALE), r,
                                            "changed since scan");
                         continue;
                 }
                 r = fs_unlink(dir_fd, name, 0);
                 if (r < 0) {
-                        actions_batch_report(c, it, ACTIONS_FAILED,
+                        actions_report_item(c, it, ACTIONS_FAILED,
                                              r == -ENOENT ? "vanished"
                                                           : "cannot remove the transcript",
                                              -r);
                         continue;
                 }
-                actions_step(c, name);
+                actions_report_step(c, name);
                 it->removed = true;
                 if (session_is_cold(it->s))
                         d->sync_cold = true;
@@ -862,7 +862,7 @@ static void actions_batch_move_sync(ActionsContext *c, ActionsBatch *b, bool mov
                         if (b->items[i].dir == j && !b->items[i].done &&
                             (b->items[i].v->verb == VERB_ARCHIVE ||
                              b->items[i].v->verb == VERB_COMPRESS) == moves)
-                                actions_batch_report(
+                                actions_report_item(
                                         c, &b->items[i], ACTIONS_FAILED,
                                         b->items[i].v->verb == VERB_ARCHIVE
                                                 ? "moved, but fsync of the directories failed"
@@ -892,16 +892,16 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                         continue;
                 }
                 /* the same race just after the unlink: what is left belongs to the new copy */
-                r = name ? actions_copy_exists(d->chats_fd, d->archive_fd, name, false) : -ENOMEM;
+                r = name ? actions_erase_copy_exists(d->chats_fd, d->archive_fd, name, false) : -ENOMEM;
                 if (r == 0)
-                        r = actions_copy_exists(d->chats_fd, d->archive_fd, name, true);
+                        r = actions_erase_copy_exists(d->chats_fd, d->archive_fd, name, true);
                 if (r != 0) {
                         log_warning("session %s: a transcript appeared as it was deleted; its "
                                     "sidecars and file-history are kept",
                                     it->s->id);
                         if (r < 0) {
                                 keep_marker = true;
-                                actions_batch_report(c, it, ACTIONS_FAILED,
+                                actions_report_item(c, it, ACTIONS_FAILED,
                                                      "transcript removed, but whether a copy "
                                                      "appeared is unknown",
                                                      -r);
@@ -909,11 +909,11 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                         continue;
                 }
                 actions_batch_claims(c, d);
-                r = actions_delete_rest(c, t, it->s, d->chats_fd, d->archive_fd);
+                r = actions_erase_rest(c, t, it->s, d->chats_fd, d->archive_fd);
                 c->claim_names = NULL;
                 if (r < 0) {
                         keep_marker = true; /* the next run's recovery pass retries */
-                        actions_batch_report(
+                        actions_report_item(
                                 c, it, ACTIONS_FAILED,
                                 r == -EBUSY ? "transcript removed; kept: a mount point inside"
                                             : "transcript removed, but not everything else",
@@ -921,7 +921,7 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                 }
         }
         if (b->marker && !keep_marker) {
-                r = recover_marker_remove(t->global_fd, t->global_dev, b->marker, actions_step, c);
+                r = recover_marker_remove(t->global_fd, t->global_dev, b->marker, actions_report_step, c);
                 if (r < 0)
                         log_warning_errno(r, "cannot remove the pending-delete marker '%s'",
                                           b->marker);
@@ -937,7 +937,7 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                                                b->items[i].s->id);
         if (r >= 0)
                 r = session_times_append(t->global_fd, t->global_dev, times.buf, times.len,
-                                         actions_step, c);
+                                         actions_report_step, c);
         if (r < 0)
                 log_warning_errno(r, "cannot record the time of this batch's archives in '%s/%s' "
                                      "(archive-max-age counts from the archived files' ctime)",
@@ -950,7 +950,7 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                         actions_batch_compressed(c, it);
                         continue;
                 }
-                actions_batch_report(c, it, ACTIONS_DONE, NULL, 0);
+                actions_report_item(c, it, ACTIONS_DONE, NULL, 0);
         }
         actions_batch_journal_release();
 }
@@ -966,24 +966,24 @@ void actions_batch_commit(ActionsContext *c) {
                 usage_index_release(c->trees[i].usage);
         if (!b || b->n == 0)
                 return;
-        t0 = actions_now_ns();
+        t0 = actions_batch_now_ns();
         actions_batch_usage_sync(c, b);
         actions_batch_live(c, b);
         actions_batch_salvage(c, b, &c->trees[b->tree]);
         if (b->n_not_archive > 0) /* before a delete's marker and shared-file edits */
                 actions_batch_usage_sync_end(c, b);
         actions_batch_mark(c, b, &c->trees[b->tree]);
-        te = actions_now_ns();
+        te = actions_batch_now_ns();
         actions_batch_erase(c, b, &c->trees[b->tree]);
-        actions_lists_drop(c); /* the rest of the deletes lists afresh (actions-erase.c) */
-        t1 = actions_now_ns();
+        actions_erase_lists_drop(c); /* the rest of the deletes lists afresh (actions-erase.c) */
+        t1 = actions_batch_now_ns();
         b->edit_ns = t1 - te;
         actions_batch_move(c, b);
         actions_batch_salvage_end(c, b); /* waited for by the moves already */
-        t2 = actions_now_ns();
+        t2 = actions_batch_now_ns();
         actions_batch_finish(c, b, &c->trees[b->tree]);
-        actions_lists_drop(c);
-        t3 = actions_now_ns();
+        actions_erase_lists_drop(c);
+        t3 = actions_batch_now_ns();
         /* the next batch prepares for at least 4 times what this one's flushes took, so that
          * they stay a small part of the run however slow the disk is */
         b->flush_ns = t1 - t0;

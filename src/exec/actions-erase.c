@@ -56,7 +56,7 @@ static bool actions_batch_has_line(const ActionsContext *c, const char *id, ssiz
  * (NULL: present already, in the file or in the batch, or nothing to salvage) and its
  * sessionId into *ret_sid; the batch appends it (actions_batch_commit()). 0, -ESTALE changed
  * since scan, other -errno: fail closed. */
-int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, int dir_fd,
+int actions_erase_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, int dir_fd,
                     const char *name, const FileId *fid, char **ret_line, char **ret_sid,
                     ssize_t *ret_dep) {
         _cleanup_close_ int fd = -EBADF;
@@ -107,13 +107,13 @@ int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, i
                                 "history Qwen rebuilds from the transcripts before session %s "
                                 "goes, so that its totals stay as they are",
                                 s->id);
-                        actions_step(c, "usage_record.jsonl (Qwen's rebuilt history)");
+                        actions_report_step(c, "usage_record.jsonl (Qwen's rebuilt history)");
                         JournalEntry e = {
                                 .event = JOURNAL_SALVAGED,
                                 .message = msg ?: "usage_record.jsonl: wrote Qwen's rebuilt "
                                                   "usage history",
                                 .session = s->id,
-                                .project = actions_project(s),
+                                .project = actions_report_project(s),
                                 .user = c->inv->trees[s->tree].user,
                         };
                         (void)journal_log(&e);
@@ -151,7 +151,7 @@ int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, i
 
 /* Name the sessions the plan will salvage (no usage line yet; not compressed: those are read
  * through a memfd) to the salvage thread, which builds their lines ahead of the batches. */
-void actions_salvage_ahead(ActionsContext *c, const Plan *p) {
+void actions_erase_salvage_ahead(ActionsContext *c, const Plan *p) {
         _cleanup_(usage_ahead_freep) UsageAhead *ua = NULL;
 
         if (c->one_thread) {
@@ -194,7 +194,7 @@ static int actions_unlink_benign(ActionsContext *c, int dfd, const char *name, i
                 return 0;
         if (r < 0)
                 return r;
-        actions_step(c, name);
+        actions_report_step(c, name);
         return 0;
 }
 
@@ -293,7 +293,7 @@ static int actions_remove_dir_in(ActionsContext *c, int root_fd, const char *rel
         r = fs_rm_rf_at(fd, name, dev, &bytes);
         if (r < 0)
                 return r;
-        actions_step(c, name);
+        actions_report_step(c, name);
         return 0;
 }
 
@@ -326,7 +326,7 @@ static int actions_paths_init(ActionsPaths *p, const Session *s) {
 }
 
 /* Everything but the transcript, in removeSession's order, then what Qwen leaves behind. */
-int actions_delete_rest(ActionsContext *c, const ActionsTree *t, const Session *s,
+int actions_erase_rest(ActionsContext *c, const ActionsTree *t, const Session *s,
                         int chats_fd, int archive_fd) {
         static const char *const sidecars[] = { "worktree.json", "pr.json", "ledger.jsonl" };
         const Tree *tr = &c->inv->trees[s->tree];
@@ -453,8 +453,8 @@ static int actions_mark_claims(RecoverMarker *m, int chats_fd, const char *chats
 }
 
 /* The pending-delete marker of s (recover.h): every file the delete is about to remove, with its
- * identity now. Written with the others of its batch (recover_markers_write()). */
-int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Session *s,
+ * identity now. Written with the others of its batch (recover_marker_write_many()). */
+int actions_erase_mark(ActionsContext *c, const ActionsTree *t, const Session *s,
                         int chats_fd, int archive_fd, RecoverMarker *ret) {
         static const char *const exts[] = { "jsonl", "worktree.json", "pr.json", "ledger.jsonl" };
         const Tree *tr = &c->inv->trees[s->tree];
@@ -515,7 +515,7 @@ int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Session *
 /* Does chats/<name> (in_archive: chats/archive/<name>) exist now? 1 yes, 0 no, -errno. Always
  * looked up by name; archive_fd: chats/archive/ when the batch holds it open, else (< 0) it is
  * opened here (it may have been created since). */
-int actions_copy_exists(int chats_fd, int archive_fd, const char *name, bool in_archive) {
+int actions_erase_copy_exists(int chats_fd, int archive_fd, const char *name, bool in_archive) {
         _cleanup_close_ int afd = in_archive && archive_fd < 0 ? fs_open_dir(chats_fd, "archive")
                                                                : -EBADF;
 
@@ -553,7 +553,7 @@ static int actions_batch_path(ActionsContext *c, int root_fd, const char *rel, d
 /* The directories a step of the batch looks into (the marker and the shared-file edits; the rest
  * of the delete) are listed once for that step: a name the listing does not hold is not looked
  * up (most deleted sessions have none of a delete's other files: about 20 system calls each).
- * The listings are dropped after each step (actions_lists_drop()), so the rest of a delete never
+ * The listings are dropped after each step (actions_erase_lists_drop()), so the rest of a delete never
  * relies on a listing taken before its transcript went. A listing is a snapshot: a file created
  * after it (only by a live Qwen process, and the batch just checked that none is) is missed, so
  * a missed name is a file kept, never one removed by mistake. A directory that cannot be listed,
@@ -586,7 +586,7 @@ static void actions_list_done(ActionsList *l) {
         *l = (ActionsList){ .fd = -EBADF };
 }
 
-void actions_lists_drop(ActionsContext *c) {
+void actions_erase_lists_drop(ActionsContext *c) {
         ActionsLists *ls = c->lists;
 
         if (!ls)
@@ -682,7 +682,7 @@ static void actions_report_erased(ActionsContext *c, const Session *s, const cha
                 .event = JOURNAL_ERASED,
                 .message = msg,
                 .session = s->id,
-                .project = actions_project(s),
+                .project = actions_report_project(s),
                 .path = path,
                 .user = tr->user,
                 .fields = fields,
@@ -753,12 +753,12 @@ void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *
          * after it, what each file lost is in its sessions' counts, journalled below also for a
          * session that failed */
         if (r >= 0 && n > 0)
-                r = erase_sessions_shared(c->inv, &c->erase_index, items, n, actions_step, c);
+                r = erase_sessions_shared(c->inv, &c->erase_index, items, n, actions_report_step, c);
         for (size_t i = 0; r < 0 && i < b->n; i++) {
                 ActionsBatchItem *it = &b->items[i];
 
                 if (!it->done && it->v->verb == VERB_DELETE && it->marked)
-                        actions_batch_report(c, it, ACTIONS_FAILED,
+                        actions_report_item(c, it, ACTIONS_FAILED,
                                              "cannot edit the files Qwen shares", -r);
         }
         for (size_t j = 0; r >= 0 && j < n; j++) {
@@ -781,9 +781,9 @@ void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *
                                                                                : (pdir ?: "projects"),
                                     items[j].kept);
                 if (items[j].r == -EAGAIN && items[j].why)
-                        actions_batch_report(c, it, ACTIONS_SKIPPED_NOT_NOW, items[j].why, 0);
+                        actions_report_item(c, it, ACTIONS_SKIPPED_NOT_NOW, items[j].why, 0);
                 else if (items[j].r < 0)
-                        actions_batch_report(c, it, ACTIONS_FAILED,
+                        actions_report_item(c, it, ACTIONS_FAILED,
                                              items[j].why ?: "cannot edit the files Qwen shares",
                                              -items[j].r);
         }

@@ -139,7 +139,7 @@ typedef struct ActionsBatch {
 } ActionsBatch;
 
 /* What became of one action (a session's archive, delete, compress or restore; an orphan): each
- * step says which, and actions_outcome_event() alone maps it to the journal event (the done
+ * step says which, and actions_report_event() alone maps it to the journal event (the done
  * event is the action's own: archived, deleted, restored, orphan-reclaimed). The reason that
  * goes with it is the step's text, unchanged. */
 typedef enum ActionsOutcome {
@@ -168,41 +168,41 @@ static inline char *actions_tname(const Session *s) {
 }
 
 /* actions-report.c: the bottom; every other file of the executor calls it */
-void actions_step(void *userdata, const char *what);
-const char *actions_project(const Session *s);
-JournalEvent actions_outcome_event(ActionsOutcome o, JournalEvent done);
+void actions_report_step(void *userdata, const char *what);
+const char *actions_report_project(const Session *s);
+JournalEvent actions_report_event(ActionsOutcome o, JournalEvent done);
 /* The outcome of a step that returned r: done, -ESTALE (a file changed since the scan) a skip,
  * any other -errno a failure. A step that knows better (a conflict) says so itself. */
-ActionsOutcome actions_outcome_errno(int r);
+ActionsOutcome actions_report_errno(int r);
 int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v,
                            ActionsOutcome o, const char *reason, int error);
-void actions_batch_report(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o,
+void actions_report_item(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o,
                           const char *why, int error);
-void actions_batch_fail(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o, int r,
+void actions_report_item_fail(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o, int r,
                         const char *why);
 
 /* actions-erase.c */
-int actions_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, int dir_fd,
+int actions_erase_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, int dir_fd,
                     const char *name, const FileId *fid, char **ret_line, char **ret_sid,
                     ssize_t *ret_dep);
-void actions_salvage_ahead(ActionsContext *c, const Plan *p);
-int actions_delete_rest(ActionsContext *c, const ActionsTree *t, const Session *s,
+void actions_erase_salvage_ahead(ActionsContext *c, const Plan *p);
+int actions_erase_rest(ActionsContext *c, const ActionsTree *t, const Session *s,
                         int chats_fd, int archive_fd);
-int actions_mark_delete(ActionsContext *c, const ActionsTree *t, const Session *s,
+int actions_erase_mark(ActionsContext *c, const ActionsTree *t, const Session *s,
                         int chats_fd, int archive_fd, RecoverMarker *ret);
-int actions_copy_exists(int chats_fd, int archive_fd, const char *name, bool in_archive);
-void actions_lists_drop(ActionsContext *c);
+int actions_erase_copy_exists(int chats_fd, int archive_fd, const char *name, bool in_archive);
+void actions_erase_lists_drop(ActionsContext *c);
 void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *t);
 
 /* actions-batch.c */
-uint64_t actions_now_ns(void);
+uint64_t actions_batch_now_ns(void);
 bool actions_batch_full(const ActionsBatch *b);
 void actions_batch_commit(ActionsContext *c);
 int actions_batch_dir(ActionsContext *c, const ActionsTree *t, const Session *s,
                       const char **ret_why);
 
 /* actions-orphan.c */
-int actions_orphan(ActionsContext *c, const Orphan *o, const Verdict *v);
+int actions_orphan_step(ActionsContext *c, const Orphan *o, const Verdict *v);
 
 /* actions-restore.c */
 int actions_restore_one(ActionsContext *c, const Session *s);
@@ -215,4 +215,4 @@ int actions_restore_intents(ActionsContext *c, const Plan *p, bool *ok);
 /* A RESTORE step: actions_restore_one() or actions_restore_cold(), then its end recorded. 0 or
  * -errno. */
 int actions_restore_step(ActionsContext *c, const PlanStep *st);
-void actions_recover(ActionsContext *c, const PlanStep *st);
+void actions_restore_recover(ActionsContext *c, const PlanStep *st);

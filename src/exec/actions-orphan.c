@@ -1,5 +1,5 @@
 /* actions-orphan.c: the executor's orphan step: reclaiming what the hygiene scan found
- * (hygiene_reclaim()), the stale-project marker, and journalling each orphan outcome. */
+ * (hygiene_reclaim_orphan()), the stale-project marker, and journalling each orphan outcome. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -19,7 +19,7 @@
 static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdict *v,
                                  ActionsOutcome oc, const char *path, const char *reason,
                                  int error) {
-        JournalEvent ev = actions_outcome_event(oc, JOURNAL_ORPHAN_RECLAIMED);
+        JournalEvent ev = actions_report_event(oc, JOURNAL_ORPHAN_RECLAIMED);
         _cleanup_free_ char *msg = NULL, *why = v ? verdict_orphan_reason(v, o) : NULL;
 
         if (ev == JOURNAL_ORPHAN_RECLAIMED)
@@ -64,9 +64,9 @@ static int actions_stale_mark(ActionsContext *c, const Orphan *o, const Verdict 
         _cleanup_free_ char *msg = NULL;
         const char *why = NULL;
         int r = t->error < 0 ? t->error
-                             : hygiene_stale_act(c->inv, o, v->mark, /* remove= */ false,
+                             : hygiene_reclaim_stale(c->inv, o, v->mark, /* remove= */ false,
                                                  t->runtime_fd, c->inv->trees[o->tree].dev,
-                                                 actions_step, c, &why);
+                                                 actions_report_step, c, &why);
 
         if (r <= 0)
                 return actions_report_orphan(c, o, v,
@@ -90,7 +90,7 @@ static int actions_stale_mark(ActionsContext *c, const Orphan *o, const Verdict 
 }
 
 /* Reclaim one orphan (orphans.c), journal and count the outcome. */
-int actions_orphan(ActionsContext *c, const Orphan *o, const Verdict *v) {
+int actions_orphan_step(ActionsContext *c, const Orphan *o, const Verdict *v) {
         const Tree *tr = &c->inv->trees[o->tree];
         const ActionsTree *t = &c->trees[o->tree];
         _cleanup_free_ char *rel = NULL, *path = NULL;
@@ -135,14 +135,14 @@ int actions_orphan(ActionsContext *c, const Orphan *o, const Verdict *v) {
         if (o->kind == ORPHAN_STALE_PROJECT && v->verb != VERB_DELETE)
                 return actions_stale_mark(c, o, v, path);
         if (o->kind == ORPHAN_STALE_PROJECT)
-                r = hygiene_stale_act(c->inv, o, 0, /* remove= */ true, root_fd, dev, actions_step,
+                r = hygiene_reclaim_stale(c->inv, o, 0, /* remove= */ true, root_fd, dev, actions_report_step,
                                       c, &why);
         else if (hygiene_kind(o->kind))
-                r = hygiene_reclaim(o, root_fd, dev, c->runtime_fds, c->inv->n_trees, actions_step,
+                r = hygiene_reclaim_orphan(o, root_fd, dev, c->runtime_fds, c->inv->n_trees, actions_report_step,
                                     c, &why);
         else
                 r = orphans_reclaim(o, root_fd, rel, dev, c->runtime_fds, c->inv->n_trees,
-                                    actions_step, c, &why);
+                                    actions_report_step, c, &why);
         if (r == 0)
                 return actions_report_orphan(c, o, v, ACTIONS_SKIPPED_NOT_NOW, path, why, 0);
         if (r < 0)

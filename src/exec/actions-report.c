@@ -15,20 +15,20 @@
 
 #include "actions-int.h"
 
-/* Count a mutating step (tests/faults crash the run here: ld --wrap=actions_step). */
-void actions_step(void *userdata, const char *what) {
+/* Count a mutating step (tests/faults crash the run here: ld --wrap=actions_report_step). */
+void actions_report_step(void *userdata, const char *what) {
         ActionsContext *c = userdata;
 
         c->n_steps++;
         log_debug("step %u: %s", c->n_steps, what);
 }
 
-const char *actions_project(const Session *s) {
+const char *actions_report_project(const Session *s) {
         return s->cwd ? s->cwd : s->project_dir;
 }
 
 /* The one map from an outcome to its journal event; done is the action's own event. */
-JournalEvent actions_outcome_event(ActionsOutcome o, JournalEvent done) {
+JournalEvent actions_report_event(ActionsOutcome o, JournalEvent done) {
         switch (o) {
         case ACTIONS_DONE:
                 return done;
@@ -43,7 +43,7 @@ JournalEvent actions_outcome_event(ActionsOutcome o, JournalEvent done) {
         }
 }
 
-ActionsOutcome actions_outcome_errno(int r) {
+ActionsOutcome actions_report_errno(int r) {
         return r >= 0 ? ACTIONS_DONE : r == -ESTALE ? ACTIONS_SKIPPED_CHANGED : ACTIONS_FAILED;
 }
 
@@ -61,7 +61,7 @@ static JournalEvent actions_done_event(const Verdict *v) {
 /* Journal one session outcome and count it. */
 int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v,
                            ActionsOutcome o, const char *reason, int error) {
-        JournalEvent ev = actions_outcome_event(o, actions_done_event(v));
+        JournalEvent ev = actions_report_event(o, actions_done_event(v));
         const Tree *tr = &c->inv->trees[s->tree];
         bool archived = s->state == SESSION_ARCHIVED || ev == JOURNAL_ARCHIVED;
         _cleanup_free_ char *path = strprintf("%s/projects/%s/chats/%s%s.jsonl", tr->runtime_dir,
@@ -76,18 +76,18 @@ int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v
                                 : v && v->verb == VERB_ARCHIVE            ? "archive"
                                 : v && v->verb == VERB_COMPRESS           ? "compress"
                                                                           : "delete",
-                                s->id, actions_project(s), path ? path : "?",
+                                s->id, actions_report_project(s), path ? path : "?",
                                 reason ? reason : "", error ? ": " : "",
                                 error ? errno_to_string(error) : "");
         else
-                msg = strprintf("%s session %s in %s (%s)", verb, s->id, actions_project(s),
+                msg = strprintf("%s session %s in %s (%s)", verb, s->id, actions_report_project(s),
                                 why ?: "");
 
         JournalEntry e = {
                 .event = ev,
                 .message = msg,
                 .session = s->id,
-                .project = actions_project(s),
+                .project = actions_report_project(s),
                 .path = path,
                 .rule = v ? v->rule : NULL,
                 .reason = ev == JOURNAL_SKIPPED || ev == JOURNAL_FAILED ? reason : why,
@@ -123,7 +123,7 @@ int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v
 }
 
 /* Report item it once. */
-void actions_batch_report(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o,
+void actions_report_item(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o,
                           const char *why, int error) {
         if (it->done)
                 return;
@@ -131,12 +131,12 @@ void actions_batch_report(ActionsContext *c, ActionsBatchItem *it, ActionsOutcom
         (void)actions_report_session(c, it->s, it->v, o, why, error);
 }
 
-/* Report the step of it that returned r < 0 with why, as o (actions_outcome_errno(r), or what
+/* Report the step of it that returned r < 0 with why, as o (actions_report_errno(r), or what
  * the step knows, a conflict): a skip carries no errno, and a file that changed since the scan
  * is reported as that, whichever check of the step found it. */
-void actions_batch_fail(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o, int r,
+void actions_report_item_fail(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o, int r,
                         const char *why) {
         if (o == ACTIONS_SKIPPED_CHANGED)
                 why = "changed since scan";
-        actions_batch_report(c, it, o, why, o == ACTIONS_FAILED ? -r : 0);
+        actions_report_item(c, it, o, why, o == ACTIONS_FAILED ? -r : 0);
 }

@@ -55,7 +55,7 @@ int actions_restore_one(ActionsContext *c, const Session *s) {
         }
         if (r >= 0)
                 r = archive_move(archive_fd, chats_fd, s->id, &s->archived, /* to_archive= */ false,
-                                 actions_step, c, &why);
+                                 actions_report_step, c, &why);
         if (r < 0) {
                 if (!why)
                         why = "cannot open the session's directories";
@@ -72,7 +72,7 @@ int actions_restore_one(ActionsContext *c, const Session *s) {
 }
 
 /* Restore a session compressed in the cold tier (restore.c's step without an inventory session):
- * decompress its sidecars, then its transcript, into chats/archive/ (cold_decompress_many():
+ * decompress its sidecars, then its transcript, into chats/archive/ (cold_restore_files():
  * checked, never replacing, one batch; a rerun after a kill completes it), then, unless
  * st->to_archive, move them on into chats/ like any archived session (archive_move(): sidecars
  * first, transcript last; a rerun after a kill finds the session archived and moves the rest).
@@ -98,7 +98,7 @@ int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
                 if (r < 0)
                         why = "cannot open the session's directories";
         }
-        /* one batch (cold_decompress_many()): one fsync group for the files, one fsync of each
+        /* one batch (cold_restore_files()): one fsync group for the files, one fsync of each
          * directory, instead of three fsyncs per file */
         char *names[ELEMENTSOF(exts)] = {};
         ColdResult res[ELEMENTSOF(exts)] = {};
@@ -106,8 +106,8 @@ int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
                 if (!(names[i] = strprintf("%s.%s", st->name, exts[i])))
                         r = -ENOMEM;
         if (r >= 0) {
-                r = cold_decompress_many(cfd, (const char *const *)names, ELEMENTSOF(exts),
-                                         /* skip_missing= */ true, afd, actions_step, c, res);
+                r = cold_restore_files(cfd, (const char *const *)names, ELEMENTSOF(exts),
+                                         /* skip_missing= */ true, afd, actions_report_step, c, res);
                 /* the sidecars may be missing; the transcript must be there (a .zst is never
                  * empty: it has its trailer) */
                 if (r >= 0 && res[ELEMENTSOF(exts) - 1].bytes_out == 0)
@@ -125,7 +125,7 @@ int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
                                                     : -ENOMEM;
                 r = chats_fd < 0 ? chats_fd
                                  : archive_move(afd, chats_fd, st->name, NULL,
-                                                /* to_archive= */ false, actions_step, c, &why);
+                                                /* to_archive= */ false, actions_report_step, c, &why);
                 if (r < 0 && !why)
                         why = "decompressed into chats/archive/, but cannot move it to chats/";
         }
@@ -173,7 +173,7 @@ static int actions_restore_append(ActionsContext *c, size_t tree, const StrBuf *
         const ActionsTree *t = &c->trees[tree];
         int r = t->error < 0 ? t->error
                              : session_times_append(t->global_fd, t->global_dev, sb->buf, sb->len,
-                                                    actions_step, c);
+                                                    actions_report_step, c);
 
         if (r < 0)
                 log_error_errno(r, "restore: cannot record in '%s/%s'",
@@ -264,7 +264,7 @@ static void actions_report_recover(ActionsContext *c, const PlanStep *st, const 
 }
 
 /* Execute one recovery step (recover.c) under the tree lock. */
-void actions_recover(ActionsContext *c, const PlanStep *st) {
+void actions_restore_recover(ActionsContext *c, const PlanStep *st) {
         const Tree *tr = &c->inv->trees[st->tree];
         const ActionsTree *t = &c->trees[st->tree];
         _cleanup_free_ char *path = strprintf("%s/%s/%s",
@@ -280,7 +280,7 @@ void actions_recover(ActionsContext *c, const PlanStep *st) {
         }
         if (st->kind == PLAN_STEP_RECOVER_TEMP) {
                 r = recover_remove_temp(st->in_global ? t->global_fd : t->runtime_fd,
-                                        st->in_global ? t->global_dev : tr->dev, st, actions_step,
+                                        st->in_global ? t->global_dev : tr->dev, st, actions_report_step,
                                         c);
                 if (r < 0)
                         actions_report_recover(c, st, path, JOURNAL_FAILED,
@@ -290,7 +290,7 @@ void actions_recover(ActionsContext *c, const PlanStep *st) {
                 return;
         }
         r = recover_finish_delete(t->global_fd, t->global_dev, t->runtime_fd, tr->dev, st,
-                                  actions_step, c, &why);
+                                  actions_report_step, c, &why);
         if (r == -ESTALE)
                 return; /* the marker was replaced or removed since the scan: not ours to judge */
         if (r < 0) {

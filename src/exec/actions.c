@@ -169,14 +169,14 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
         /* rather than wait for the salvage thread to build s's line (at the start of a run, or
          * after a long transcript), commit what is prepared: its moves run meanwhile */
         else if (b->n >= ACTIONS_BATCH_EARLY &&
-                 actions_now_ns() - b->started_ns >= b->flush_ns &&
+                 actions_batch_now_ns() - b->started_ns >= b->flush_ns &&
                  usage_ahead_would_wait(c->ahead, s))
                 actions_batch_commit(c);
         b->tree = s->tree;
 
         k = actions_batch_dir(c, t, s, &why);
         if (k < 0)
-                return actions_report_session(c, s, v, actions_outcome_errno(k), why,
+                return actions_report_session(c, s, v, actions_report_errno(k), why,
                                               k == -ESTALE ? 0 : -k);
         dir_fd = s->state == SESSION_ARCHIVED ? b->dirs[k].archive_fd : b->dirs[k].chats_fd;
         if (session_is_cold(s) && dir_fd >= 0) {
@@ -193,7 +193,7 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
          * before its first step. The usage file is looked at once per batch (usageidx.h). */
         ssize_t dep = -1;
         usage_index_hold(t->usage);
-        r = actions_salvage(c, t, s, dir_fd, name, fid, &line, &sid, &dep);
+        r = actions_erase_salvage(c, t, s, dir_fd, name, fid, &line, &sid, &dep);
         if (r == -ESTALE)
                 return actions_report_session(c, s, v, ACTIONS_SKIPPED_CHANGED,
                                               "changed since scan", 0);
@@ -209,7 +209,7 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                                               "cannot salvage the usage record; session kept", -r);
 
         if (b->n == 0)
-                b->started_ns = actions_now_ns();
+                b->started_ns = actions_batch_now_ns();
         b->items[b->n++] = (ActionsBatchItem){
                 .s = s, .v = v, .dir = (size_t)k, .line = TAKE_PTR(line), .sid = TAKE_PTR(sid),
                 .dep = dep,
@@ -217,7 +217,7 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
         if (v->verb != VERB_ARCHIVE)
                 b->n_not_archive++;
         if (actions_batch_full(b) ||
-            actions_now_ns() - b->started_ns >= MAX(b->window_ns, ACTIONS_BATCH_MSEC * 1000000ULL))
+            actions_batch_now_ns() - b->started_ns >= MAX(b->window_ns, ACTIONS_BATCH_MSEC * 1000000ULL))
                 actions_batch_commit(c);
         return 0;
 }
@@ -393,7 +393,7 @@ static void actions_steps(ActionsContext *c, const Plan *p, bool restore) {
                         } else
                                 c->stats->n_restored++;
                 } else
-                        actions_recover(c, st);
+                        actions_restore_recover(c, st);
         }
 }
 
@@ -468,7 +468,7 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
 
         /* first what an interrupted run left behind (style.md 2.2), then the policy's actions */
         actions_steps(&c, p, /* restore= */ false);
-        actions_salvage_ahead(&c, p);
+        actions_erase_salvage_ahead(&c, p);
         for (size_t i = 0; i < p->n_items; i++) {
                 const PlanItem *it = &p->items[i];
                 const Verdict *v = it->verdict;
@@ -479,7 +479,7 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
                 if (it->is_orphan) {
                         actions_batch_commit(&c);
                         if ((v->verb == VERB_DELETE || v->mark != 0) && it->index < p->inv->n_orphans)
-                                (void)actions_orphan(&c, &p->inv->orphans[it->index], v);
+                                (void)actions_orphan_step(&c, &p->inv->orphans[it->index], v);
                 } else if (it->index < p->inv->n_sessions)
                         (void)actions_session(&c, &p->inv->sessions[it->index], v);
                 pr.done++;

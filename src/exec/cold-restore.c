@@ -1,5 +1,5 @@
-/* cold-restore.c: restoring from the cold tier (cold.h): cold_decompress() of one file and
- * cold_decompress_many() of a batch, which makes the whole batch durable with one group of
+/* cold-restore.c: restoring from the cold tier (cold.h): cold_restore_file() of one file and
+ * cold_restore_files() of a batch, which makes the whole batch durable with one group of
  * fsyncs of the new files, one fsync of the target directory and one of the cold directory,
  * instead of three fsyncs per file. The files come back byte for byte, with their mtimes. */
 #include "autoconf.h"
@@ -82,7 +82,7 @@ static int cold_restore_prepare(ColdCtx *c, int cold_fd, const char *name, int d
         return 0;
 }
 
-int cold_decompress_many(int cold_fd, const char *const *names, size_t n, bool skip_missing,
+int cold_restore_files(int cold_fd, const char *const *names, size_t n, bool skip_missing,
                          int dst_fd, ColdStepFn step, void *userdata, ColdResult *res) {
         _cleanup_free_ ColdRestoreOne *f = calloc(n ? n : 1, sizeof(ColdRestoreOne));
         _cleanup_free_ int *fds = calloc(n ? n : 1, sizeof(int));
@@ -160,10 +160,10 @@ int cold_decompress_many(int cold_fd, const char *const *names, size_t n, bool s
         return r < 0 ? r : k;
 }
 
-int cold_decompress(int cold_fd, const char *name, int dst_fd, ColdStepFn step, void *userdata,
+int cold_restore_file(int cold_fd, const char *name, int dst_fd, ColdStepFn step, void *userdata,
                     ColdResult *ret) {
         ColdResult res = {};
-        int r = cold_decompress_many(cold_fd, &name, 1, /* skip_missing= */ false, dst_fd, step,
+        int r = cold_restore_files(cold_fd, &name, 1, /* skip_missing= */ false, dst_fd, step,
                                      userdata, &res);
 
         if (r >= 0 && ret)

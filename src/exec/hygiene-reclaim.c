@@ -1,6 +1,6 @@
 /* hygiene-reclaim.c: the executor's side of tree hygiene: a hygiene item reclaimed
- * (hygiene_reclaim()) and a stale project entry's marker written or removed and the entry removed
- * (hygiene_stale_act()), each after re-checking afresh what the scan found, the identity the scan
+ * (hygiene_reclaim_orphan()) and a stale project entry's marker written or removed and the entry removed
+ * (hygiene_reclaim_stale()), each after re-checking afresh what the scan found, the identity the scan
  * saw included; every open through the safe-filesystem layer (fsutil.h). */
 #include "autoconf.h"
 
@@ -28,7 +28,7 @@
 #include "record.h"
 #include "util.h"
 
-int hygiene_reclaim(const Orphan *o, int root_fd, dev_t dev, const int *runtime_fds,
+int hygiene_reclaim_orphan(const Orphan *o, int root_fd, dev_t dev, const int *runtime_fds,
                     size_t n_runtime, OrphansStepFn step, void *userdata, const char **ret_why) {
         _cleanup_close_ int dfd = -EBADF;
         int r;
@@ -127,7 +127,7 @@ static int hygiene_stale_mark_write(int efd, const char *cwds, OrphansStepFn ste
         return r;
 }
 
-int hygiene_stale_act(const Inventory *inv, const Orphan *o, int mark, bool remove, int root_fd,
+int hygiene_reclaim_stale(const Inventory *inv, const Orphan *o, int mark, bool remove, int root_fd,
                       dev_t dev, OrphansStepFn step, void *userdata, const char **ret_why) {
         _cleanup_(hygiene_stale_done) HygieneStale h = { .inv = inv, .tree = o->tree, .dev = dev,
                                                           .dir = o->name, .skip_org = true };

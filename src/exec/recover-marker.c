@@ -244,7 +244,7 @@ int recover_marker_parse(const char *text, RecoverMarker *ret) {
         if (!copy)
                 return -ENOMEM;
         /* one pass over the lines; a batch's file holds its markers one after the other
-         * (recover_markers_write()), each starting with the magic line */
+         * (recover_marker_write_many()), each starting with the magic line */
         for (line = copy; r >= 0 && *line; line = eol ? eol + 1 : line + strlen(line)) {
                 eol = strchr(line, '\n');
                 if (eol)
@@ -345,7 +345,7 @@ int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMarker *m
 }
 
 /* The group commit of n markers: one file holding all of them, written like one marker. */
-int recover_markers_write(int global_fd, dev_t global_dev, RecoverMarker *const *m, size_t n,
+int recover_marker_write_many(int global_fd, dev_t global_dev, RecoverMarker *const *m, size_t n,
                           RecoverStepFn step, void *userdata, char **ret_name) {
         _cleanup_free_ char *name = NULL;
         int r;

@@ -70,7 +70,7 @@ int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMarker *m
 /* The markers of a batch of deletes (the executor's group commit) in one file, written like one
  * marker (one create, one fsync, one rename, one fsync). The recovery pass handles every marker
  * of such a file; the file goes when the whole batch is done. *ret_name: its name. */
-int recover_markers_write(int global_fd, dev_t global_dev, RecoverMarker *const *m, size_t n,
+int recover_marker_write_many(int global_fd, dev_t global_dev, RecoverMarker *const *m, size_t n,
                           RecoverStepFn step, void *userdata, char **ret_name);
 /* Open G/.qgc/ (RECOVER_STATE_DIR), made first when needed, its name fsynced into G. fd or
  * -errno. */

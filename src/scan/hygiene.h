@@ -55,7 +55,7 @@ bool hygiene_stale_member(const Orphan *o, const Session *s);
  * entry once everything the scan found still holds afresh (no transcript left, nothing unknown,
  * no cwd back, the same marker, nothing newer, no live Qwen process of the project). 1 done, 0
  * skipped, -errno failed, with *ret_why. */
-int hygiene_stale_act(const Inventory *inv, const Orphan *o, int mark, bool remove, int root_fd,
+int hygiene_reclaim_stale(const Inventory *inv, const Orphan *o, int mark, bool remove, int root_fd,
                       dev_t dev, OrphansStepFn step, void *userdata, const char **ret_why);
 
 /* Reclaim hygiene item o below root_fd (R, or G for ORPHAN_PLAN; on dev when dev != 0): the
@@ -64,5 +64,5 @@ int hygiene_stale_act(const Inventory *inv, const Orphan *o, int mark, bool remo
  * newer inside; then
  * unlink (files) or fs_rm_rf_at() (the directory). 1 reclaimed, 0 skipped, -errno failed, both
  * with *ret_why a static reason. */
-int hygiene_reclaim(const Orphan *o, int root_fd, dev_t dev, const int *runtime_fds,
+int hygiene_reclaim_orphan(const Orphan *o, int root_fd, dev_t dev, const int *runtime_fds,
                     size_t n_runtime, OrphansStepFn step, void *userdata, const char **ret_why);

@@ -407,14 +407,14 @@ static bool fd_is_usage(int fd) {
  * not wrapped): with slow_clock each reading is ACTIONS_BATCH_MSEC_MAX and 1 ms later than the
  * last, as if preparing each session took longer than any batch window (a loaded machine),
  * without a sleep. */
-uint64_t __real_actions_now_ns(void);
-uint64_t __wrap_actions_now_ns(void);
-uint64_t __wrap_actions_now_ns(void) {
+uint64_t __real_actions_batch_now_ns(void);
+uint64_t __wrap_actions_batch_now_ns(void);
+uint64_t __wrap_actions_batch_now_ns(void) {
         if (faults.untimed)
                 return 1;
         if (faults.slow_clock)
                 faults.clock_skew_ns += (ACTIONS_BATCH_MSEC_MAX + 1) * 1000000ULL;
-        return __real_actions_now_ns() + faults.clock_skew_ns;
+        return __real_actions_batch_now_ns() + faults.clock_skew_ns;
 }
 
 /* getdents64() fails for the directory named by getdents_match (a path suffix). */
@@ -728,10 +728,10 @@ bool __wrap_actions_batch_full(const ActionsBatch *b) {
 
 /* Every mutating step of the executor (actions.c counts them): with crash_after, the process
  * dies right after the nth, as a kill would leave it. */
-void __real_actions_step(void *userdata, const char *what);
-void __wrap_actions_step(void *userdata, const char *what);
-void __wrap_actions_step(void *userdata, const char *what) {
-        __real_actions_step(userdata, what);
+void __real_actions_report_step(void *userdata, const char *what);
+void __wrap_actions_report_step(void *userdata, const char *what);
+void __wrap_actions_report_step(void *userdata, const char *what) {
+        __real_actions_report_step(userdata, what);
         if (faults.crash_after > 0 && ++faults.n_steps >= faults.crash_after)
                 _exit(99);
 }
@@ -1971,7 +1971,7 @@ static void test_faults_cold_restore_crash_after_every_step_then_rerun(void **st
         assert_true(n < 50);
 }
 
-/* qgc restore of a compressed session with two sidecars is one batch (cold_decompress_many()):
+/* qgc restore of a compressed session with two sidecars is one batch (cold_restore_files()):
  * one fsync of chats/archive/ and one of the cold tier, not two per file; the files come back
  * byte for byte with their mtimes. */
 static void test_faults_cold_restore_is_one_batch(void **state) {

@@ -98,7 +98,7 @@ static void roundtrip(T *t, size_t n) {
         if (n > 4096)
                 assert_true(res.bytes_out * 4 < res.bytes_in);
 
-        assert_int_equal(cold_decompress(t->cold_fd, name, t->dir_fd, NULL, NULL, NULL), 0);
+        assert_int_equal(cold_restore_file(t->cold_fd, name, t->dir_fd, NULL, NULL, NULL), 0);
         assert_false(fixture_exists(t->root, zrel));
         assert_int_equal(fixture_read(t->root, rel, &back, &len), 0);
         assert_int_equal(len, strlen(data));
@@ -129,7 +129,7 @@ static void test_cold_corrupt_file_refused(void **state) {
         z[len / 2] ^= 0x55;
         assert_int_equal(fixture_write_bytes(t->root, "archive/" COLD_DIR "/a.jsonl.zst", z, len),
                          0);
-        assert_int_equal(cold_decompress(t->cold_fd, name, t->dir_fd, NULL, NULL, NULL), -EBADMSG);
+        assert_int_equal(cold_restore_file(t->cold_fd, name, t->dir_fd, NULL, NULL, NULL), -EBADMSG);
         assert_false(fixture_exists(t->root, "archive/a.jsonl"));
         assert_false(fixture_exists(t->root, "archive/.a.jsonl.qgc-tmp"));
         assert_true(fixture_exists(t->root, "archive/" COLD_DIR "/a.jsonl.zst"));
@@ -149,12 +149,12 @@ static void test_cold_never_replaces(void **state) {
         assert_int_equal(cold_compress(t->dir_fd, "b.jsonl", t->cold_fd, 3, NULL, NULL, NULL, NULL),
                          0);
         assert_int_equal(fixture_write(t->root, "archive/b.jsonl", "new\n"), 0);
-        assert_int_equal(cold_decompress(t->cold_fd, "b.jsonl", t->dir_fd, NULL, NULL, NULL),
+        assert_int_equal(cold_restore_file(t->cold_fd, "b.jsonl", t->dir_fd, NULL, NULL, NULL),
                          -EEXIST);
         assert_true(fixture_exists(t->root, "archive/" COLD_DIR "/b.jsonl.zst"));
         /* the target is exactly the original (a restore killed after its rename): the .zst goes */
         assert_int_equal(fixture_write(t->root, "archive/b.jsonl", "x\n"), 0);
-        assert_int_equal(cold_decompress(t->cold_fd, "b.jsonl", t->dir_fd, NULL, NULL, NULL), 0);
+        assert_int_equal(cold_restore_file(t->cold_fd, "b.jsonl", t->dir_fd, NULL, NULL, NULL), 0);
         assert_false(fixture_exists(t->root, "archive/" COLD_DIR "/b.jsonl.zst"));
 }
 
@@ -313,7 +313,7 @@ static void test_cold_recorded_size_at_limit_and_one_past(void **state) {
         fd = cold_step_memfd(t->cold_fd, "r");
         assert_true(fd >= 0);
         close(fd);
-        assert_int_equal(cold_decompress(t->cold_fd, "r.jsonl", t->dir_fd, NULL, NULL, NULL), 0);
+        assert_int_equal(cold_restore_file(t->cold_fd, "r.jsonl", t->dir_fd, NULL, NULL, NULL), 0);
         assert_true(fixture_exists(t->root, "archive/r.jsonl"));
         assert_false(fixture_exists(t->root, zrel));
         assert_int_equal(unlinkat(t->dir_fd, "r.jsonl", 0), 0);
@@ -332,7 +332,7 @@ static void test_cold_recorded_size_at_limit_and_one_past(void **state) {
         assert_int_equal(cold_cat_ends(t->cold_fd, "r.jsonl", fd, 4096, 65536, &size), -EFBIG);
         close(fd);
         assert_int_equal(cold_step_memfd(t->cold_fd, "r"), -EFBIG);
-        assert_int_equal(cold_decompress(t->cold_fd, "r.jsonl", t->dir_fd, NULL, NULL, NULL),
+        assert_int_equal(cold_restore_file(t->cold_fd, "r.jsonl", t->dir_fd, NULL, NULL, NULL),
                          -EFBIG);
         assert_true(fixture_exists(t->root, zrel));
         assert_false(fixture_exists(t->root, "archive/r.jsonl"));
@@ -347,7 +347,7 @@ static void test_cold_recorded_size_at_limit_and_one_past(void **state) {
         fd = memfd_create("t", MFD_CLOEXEC);
         assert_int_equal(cold_cat_head(t->cold_fd, "r.jsonl", fd, UINT64_MAX, &whole), -EBADMSG);
         close(fd);
-        assert_int_equal(cold_decompress(t->cold_fd, "r.jsonl", t->dir_fd, NULL, NULL, NULL),
+        assert_int_equal(cold_restore_file(t->cold_fd, "r.jsonl", t->dir_fd, NULL, NULL, NULL),
                          -EBADMSG);
         assert_true(fixture_exists(t->root, zrel));
 }
@@ -381,7 +381,7 @@ static void test_cold_bomb_stops_at_recorded_size(void **state) {
         assert_true(fd_size(fd, &alloc) <= n);
         close(fd);
         assert_int_equal(cold_step_memfd(t->cold_fd, "b"), -EFBIG); /* delete's salvage */
-        assert_int_equal(cold_decompress(t->cold_fd, "b.jsonl", t->dir_fd, NULL, NULL, NULL),
+        assert_int_equal(cold_restore_file(t->cold_fd, "b.jsonl", t->dir_fd, NULL, NULL, NULL),
                          -EFBIG); /* restore */
         assert_true(fixture_exists(t->root, zrel));
         assert_false(fixture_exists(t->root, "archive/b.jsonl"));
@@ -426,7 +426,7 @@ static void test_cold_trailer_garbled_refused(void **state) {
                 assert_int_equal(cold_cat_head(t->cold_fd, "g.jsonl", fd, 4096, &whole), -EBADMSG);
                 assert_int_equal(fd_size(fd, NULL), 0);
                 close(fd);
-                assert_int_equal(cold_decompress(t->cold_fd, "g.jsonl", t->dir_fd, NULL, NULL,
+                assert_int_equal(cold_restore_file(t->cold_fd, "g.jsonl", t->dir_fd, NULL, NULL,
                                                  NULL), -EBADMSG);
                 assert_true(fixture_exists(t->root, zrel));
                 assert_false(fixture_exists(t->root, "archive/g.jsonl"));
@@ -493,7 +493,7 @@ static void roundtrip_data(T *t, ColdCtx *c, const char *name, const char *data,
         assert_int_equal(res.bytes_in, n);
         assert_false(fixture_exists(t->root, rel));
         assert_int_equal(frame_dict_id(t, name), want_dict_id);
-        assert_int_equal(cold_decompress(t->cold_fd, name, t->dir_fd, NULL, NULL, NULL), 0);
+        assert_int_equal(cold_restore_file(t->cold_fd, name, t->dir_fd, NULL, NULL, NULL), 0);
         assert_false(fixture_exists(t->root, zrel));
         assert_int_equal(fixture_read(t->root, rel, &back, &len), 0);
         assert_int_equal(len, n);
@@ -570,7 +570,7 @@ static void test_cold_dictionary_ratio(void **state) {
                          0);
         assert_int_equal(res.bytes_in, 8926);
         assert_true(res.bytes_out < 2047 * 9 / 10);
-        assert_int_equal(cold_decompress(t->cold_fd, "r.jsonl", t->dir_fd, NULL, NULL, NULL), 0);
+        assert_int_equal(cold_restore_file(t->cold_fd, "r.jsonl", t->dir_fd, NULL, NULL, NULL), 0);
 }
 
 /* Files written by qgc before dictionaries (tests/data/cold) restore and cat byte-identical. */
@@ -602,7 +602,7 @@ static void test_cold_old_format_fixture(void **state) {
                 assert_int_equal(fixture_read(t->root, "archive/cat.out", &cat, &glen), 0);
                 assert_int_equal(glen, wlen);
                 assert_memory_equal(cat, want, wlen);
-                assert_int_equal(cold_decompress(t->cold_fd, names[i], t->dir_fd, NULL, NULL, NULL),
+                assert_int_equal(cold_restore_file(t->cold_fd, names[i], t->dir_fd, NULL, NULL, NULL),
                                  0);
                 assert_false(fixture_exists(t->root, zrel));
                 assert_int_equal(fixture_read(t->root, rel, &got, &glen), 0);
@@ -631,7 +631,7 @@ static void test_cold_unknown_dictionary_kept(void **state) {
                          (int)DICT_1_ID);
         z[at] = 0x7f; /* 0x7167637f: not a dictionary qgc has */
         assert_int_equal(fixture_write_bytes(t->root, zrel, z, len), 0);
-        assert_int_equal(cold_decompress(t->cold_fd, "u.jsonl", t->dir_fd, NULL, NULL, NULL),
+        assert_int_equal(cold_restore_file(t->cold_fd, "u.jsonl", t->dir_fd, NULL, NULL, NULL),
                          -EPROTONOSUPPORT);
         assert_true(fixture_exists(t->root, zrel));
         assert_false(fixture_exists(t->root, "archive/u.jsonl"));
@@ -680,7 +680,7 @@ static void test_cold_batch(void **state) {
         assert_false(fixture_exists(t->root, "archive/a.jsonl"));
         assert_true(fixture_exists(t->root, "archive/b.jsonl"));
         assert_false(fixture_exists(t->root, "archive/" COLD_DIR "/b.jsonl.zst"));
-        assert_int_equal(cold_decompress(t->cold_fd, "a.jsonl", t->dir_fd, NULL, NULL, NULL), 0);
+        assert_int_equal(cold_restore_file(t->cold_fd, "a.jsonl", t->dir_fd, NULL, NULL, NULL), 0);
         assert_int_equal(fixture_read(t->root, "archive/a.jsonl", &back, &len), 0);
         assert_int_equal(len, strlen(a));
         assert_memory_equal(back, a, len);
@@ -724,7 +724,7 @@ static void test_cold_resolve(void **state) {
         assert_int_equal(fixture_write(t->root, "archive/e.jsonl", a), 0);
         assert_int_equal(cold_resolve(t->dir_fd, "e.jsonl", t->cold_fd, NULL, NULL), 0);
         assert_false(fixture_exists(t->root, "archive/e.jsonl"));
-        assert_int_equal(cold_decompress(t->cold_fd, "e.jsonl", t->dir_fd, NULL, NULL, NULL), 0);
+        assert_int_equal(cold_restore_file(t->cold_fd, "e.jsonl", t->dir_fd, NULL, NULL, NULL), 0);
         /* a .zst that does not match its record: both stay */
         assert_int_equal(cold_compress(t->dir_fd, "e.jsonl", t->cold_fd, 3, NULL, NULL, NULL, NULL),
                          0);

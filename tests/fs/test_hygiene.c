@@ -348,7 +348,7 @@ static void test_hygiene_reclaim_guards(void **state) {
                 OrphanKind kind;
                 const char *name;   /* the item's name */
                 Change change;      /* made between the scan and the reclaim */
-                int want;           /* hygiene_reclaim()'s result */
+                int want;           /* hygiene_reclaim_orphan()'s result */
                 const char *why;    /* its reason (substring), NULL when reclaimed */
                 const char *check;  /* exists afterwards when want <= 0, else gone */
         } table[] = {
@@ -449,7 +449,7 @@ static void test_hygiene_reclaim_guards(void **state) {
                 assert_true(rfd >= 0);
                 gfd = fs_open_root(fx->qwen, 0);
                 rt[0] = rfd;
-                r = hygiene_reclaim(o, o->kind == ORPHAN_PLAN ? gfd : rfd, 0, rt, 1, NULL, NULL,
+                r = hygiene_reclaim_orphan(o, o->kind == ORPHAN_PLAN ? gfd : rfd, 0, rt, 1, NULL, NULL,
                                     &why);
                 if (r != table[i].want || (table[i].why && (!why || !strstr(why, table[i].why))))
                         print_error("case %zu: %d (%s), want %d (%s)\n", i, r, why ?: "-",
@@ -465,7 +465,7 @@ static void test_hygiene_reclaim_guards(void **state) {
 }
 
 
-/* A stale project entry (hygiene_stale_act()): between the scan and the removal, a recorded cwd
+/* A stale project entry (hygiene_reclaim_stale()): between the scan and the removal, a recorded cwd
  * that exists again, something unknown, a transcript or a new marker keep it; else it goes. The
  * marker is written (with the recorded cwds) and removed by identity. */
 #define STALE_DIR "-tmp-qgc-fs-stale"
@@ -548,7 +548,7 @@ static void test_hygiene_stale_act_guards(void **state) {
                 }
                 rfd = fs_open_root(fx->qwen, 0);
                 assert_true(rfd >= 0);
-                r = hygiene_stale_act(fx->inv, o, 0, /* remove= */ true, rfd,
+                r = hygiene_reclaim_stale(fx->inv, o, 0, /* remove= */ true, rfd,
                                       fx->inv->trees[0].dev, NULL, NULL, &why);
                 (void)rmdir(wt);
                 (void)rmdir(cwd);
@@ -581,13 +581,13 @@ static void test_hygiene_stale_act_guards(void **state) {
                 assert_false(o->marker.present);
                 rfd = fs_open_root(fx->qwen, 0);
                 assert_true(rfd >= 0);
-                assert_int_equal(hygiene_stale_act(fx->inv, o, 1, false, rfd, fx->inv->trees[0].dev,
+                assert_int_equal(hygiene_reclaim_stale(fx->inv, o, 1, false, rfd, fx->inv->trees[0].dev,
                                                    NULL, NULL, &why), 1);
                 assert_int_equal(fixture_read(fx->qwen, "projects/" STALE_DIR "/"
                                                         HYGIENE_STALE_MARKER, &text, &len), 0);
                 assert_string_equal(text, want);
                 /* a second write does not replace it */
-                assert_int_equal(hygiene_stale_act(fx->inv, o, 1, false, rfd, fx->inv->trees[0].dev,
+                assert_int_equal(hygiene_reclaim_stale(fx->inv, o, 1, false, rfd, fx->inv->trees[0].dev,
                                                    NULL, NULL, &why), 0);
                 scan_fx(fx, 1u << ORPHAN_STALE_PROJECT);
                 o = find_orphan(fx, ORPHAN_STALE_PROJECT, STALE_DIR);
@@ -595,7 +595,7 @@ static void test_hygiene_stale_act_guards(void **state) {
                 if (!o)
                         return;
                 assert_true(o->marker.present);
-                assert_int_equal(hygiene_stale_act(fx->inv, o, -1, false, rfd, fx->inv->trees[0].dev,
+                assert_int_equal(hygiene_reclaim_stale(fx->inv, o, -1, false, rfd, fx->inv->trees[0].dev,
                                                    NULL, NULL, &why), 1);
                 assert_false(fixture_exists(fx->qwen, "projects/" STALE_DIR "/" HYGIENE_STALE_MARKER));
                 assert_true(fixture_exists(fx->qwen, "projects/" STALE_DIR "/chats"));
