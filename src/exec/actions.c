@@ -8,52 +8,10 @@
  * recovery steps), actions-report.c (each outcome, and the count of steps); actions-int.h is
  * what they share.
  *
- * Group commit: sessions are not carried out one by one but in batches (ActionsBatch,
- * actions-int.h): each session of a batch is checked (identity, liveness) and its usage line built;
- * then, for the whole batch, (1) the usage lines are appended with one write(), one fsync and a
- * read-back (a session whose transcript changed since its line was built is dropped first); (2)
- * every delete's pending marker goes into one file, written durably; (3) the transcripts and
- * sidecars are moved, then removed, each transcript's identity re-checked just before; (4) the
- * directories the moves touched are fsynced before the first removal, those the removals touched
- * after the last; (5) the deletes' other files go, then the batch's marker. No transcript goes
- * before its usage line is durable, and no name qgc added is undurable when anything is removed
- * (tests/faults' directory fsync audit). The states a crash can leave are those below, for every
- * session of the batch at once.
- *
- * Crash safety, per session (each step atomic; `qgc` run again completes or repeats it):
- *   - salvage: the usage line is appended, fsynced and read back BEFORE any transcript goes,
- *     and skipped when usage_record.jsonl already has a line for the session, so a rerun never
- *     duplicates (such a line may be Qwen's, which Qwen does not fsync: the file is fsynced in
- *     this run before a transcript relying on it goes, actions-batch.c); a short write is
- *     undone (usageappend.c) and the session kept. Before the first
- *     line into a file with no v1 record, the history Qwen would rebuild is written (one rename;
- *     a crash before it leaves only .usage_record.jsonl.qgc-tmp, which the next rebuild
- *     replaces: the file still has no v1 record then);
- *   - archive: see archive.c (sidecars first, transcript last, every move a rename);
- *   - delete: first a pending marker, G/.qgc/pending/<id>.<hash> (recover.c; one file holds the
- *     markers of a whole batch, named after its first session), written durably (temp file,
- *     fsync, rename, fsync) and naming every file the delete is about to remove with its
- *     identity; then its rows and entry in the files Qwen shares (erase.h: logs.json,
- *     session-organization.v1.json), each an atomic rename, or, when that cannot be done now,
- *     nothing of the session (it stays whole; the recovery pass finds its
- *     transcript and drops only its marker); then the transcript (Qwen's newer removeSession
- *     order), then sidecars in both places, file-history/<id>/, subagents/<id>/,
- *     debug/<id>.txt, plans/<id>.md, the review scripts and dead
- *     runtime claims; last the marker. A crash before the transcript goes leaves the session
- *     whole (and maybe the marker or its temp file: the next run's recovery pass sees the
- *     transcript and drops them). A crash after it leaves the marker as proof: the recovery pass
- *     at the start of the next real run removes every listed file that still has its recorded
- *     identity, then the marker. Removing a claim only after the transcript keeps ownership
- *     evidence while it matters;
- *   - temporary files (".<name>.qgc-tmp" of a merge or a marker) left by a crash are removed by
- *     the recovery pass, under the tree lock that every writer of them holds;
- *   - restore: archive.c's move in the other direction, a plan step like the others;
- *   - compress: like a delete for the usage line (the transcript leaves Qwen's view), then
- *     cold-step.h's steps (cold.h's COLD_BATCH: one syncfs and one fsync per cold directory per
- *     batch); a rerun finds a .zst beside its original and removes the original only when it
- *     has exactly the recorded content.
- * The executor owns the run's resources: actions_run() takes every tree lock and opens the
- * action log; nothing is executed or journalled without them.
+ * Sessions are carried out in batches (actions-batch.c): no transcript goes before its usage
+ * line is durable, and no name qgc added is undurable when anything is removed. The states a
+ * kill can leave, and what the rerun does with each: doc/architecture.md (the executor's crash
+ * states). actions_run() takes every tree lock and opens the action log first.
  */
 #include "autoconf.h"
 
