@@ -205,8 +205,6 @@ int actions_batch_dir(ActionsContext *c, const ActionsTree *t, const Session *s,
 int actions_orphan_step(ActionsContext *c, const Orphan *o, const Verdict *v);
 
 /* actions-restore.c */
-int actions_restore_one(ActionsContext *c, const Session *s);
-int actions_restore_cold(ActionsContext *c, const PlanStep *st);
 /* The start of every RESTORE step of p that can be done, recorded (sessiontimes.h) with one
  * append per tree before the first of them changes anything: the intent the recovery pass
  * finishes after a kill, and the start of restore-grace. ok[t]: tree t's record is durable
