@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "archive.h"
+#include "cold-restore.h"
 #include "cold.h"
 #include "fsutil.h"
 #include "journal.h"

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cold-int.h"
+#include "cold-restore.h"
 #include "cold.h"
 #include "fsutil.h"
 #include "macro.h"

@@ -19,7 +19,7 @@
 #include "fsread.h"
 #include "fsutil.h"
 #include "hygiene-int.h"
-#include "hygiene.h"
+#include "hygiene-reclaim.h"
 #include "json.h"
 #include "live.h"
 #include "log.h"

@@ -22,6 +22,7 @@
 
 #include <zstd.h>
 
+#include "cold-restore.h"
 #include "cold.h"
 #include "cold-step.h"
 #include "fixture.h"
