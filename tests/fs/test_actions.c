@@ -1103,7 +1103,8 @@ static void recover_plant_marker(const char *qwen, const char *id, const char *p
                 assert_int_equal(recover_marker_add(&m, g, rp, &st, tr), 0);
         }
         assert_int_equal(fstat(gfd, &st), 0);
-        assert_int_equal(recover_marker_write(gfd, st.st_dev, &m, NULL, NULL, &name), 0);
+        RecoverMarker *mp = &m;
+        assert_int_equal(recover_marker_write_many(gfd, st.st_dev, &mp, 1, NULL, NULL, &name), 0);
         assert_non_null(name);
 }
 
