@@ -71,22 +71,6 @@ int cold_remove_original(int dir_fd, const char *name, int cold_fd, const FileId
  * -ESTALE (the original differs: it changed since), -EPROTONOSUPPORT, -errno. */
 int cold_resolve(int dir_fd, const char *name, int cold_fd, ColdStepFn step, void *userdata);
 
-/* Decompress (cold_fd, name.zst) into (dst_fd, name), never replacing: a temp file, checked
- * against the recorded SHA-256 and size, fsynced, its mtime set, renamed; then the .zst goes.
- * A target that exists already with exactly the recorded content (a run killed after the rename)
- * only makes the .zst go. 0, -EEXIST (another target exists), -EBADMSG (the content does not
- * match), -EPROTONOSUPPORT (compressed with a dictionary this qgc does not have), -errno. On
- * every error the .zst stays. */
-int cold_restore_file(int cold_fd, const char *name, int dst_fd, ColdStepFn step, void *userdata,
-                    ColdResult *ret);
-
-/* cold_restore_file() of names[0..n) of one cold directory as one batch: temporary files checked
- * and fsynced together, renamed in order, dst_fd fsynced, the .zst files removed, cold_fd
- * fsynced (crash states: doc/architecture.md). A missing .zst is skipped when skip_missing
- * (res[i] all 0). The first error stops the renames. 0 or the first error. */
-int cold_restore_files(int cold_fd, const char *const *names, size_t n, bool skip_missing,
-                         int dst_fd, ColdStepFn step, void *userdata, ColdResult *res);
-
 /* The largest content a reader decompresses to see a file's end: about 0.1 s of work. */
 #define COLD_TITLE_MAX (64ULL * 1024 * 1024)
 

@@ -27,6 +27,7 @@
 
 #include "fsutil.h"
 #include "macro.h"
+#include "rm-rf.h"
 #include "util.h"
 
 #ifndef RENAME_NOREPLACE

@@ -2,9 +2,8 @@
  * usage line (salvage, skipped when usage_record.jsonl or the batch already has one), the files
  * of a delete besides the transcript (sidecars in both places, file-history/, subagents/,
  * debug/, plans/, review scripts, dead runtime claims) and its pending-delete marker (which
- * files, with their identity). Its rows in the files Qwen shares are actions-erase-shared.c;
- * the directories a batch's deletes look into, listed once per step, actions-erase-list.c. The
- * crash-safety order is described at the top of actions.c. */
+ * files, with their identity), its rows in the files Qwen shares (one edit of each file per
+ * batch), and the directories a batch's deletes look into, listed once per step. */
 #include "autoconf.h"
 
 #include <dirent.h>
@@ -21,19 +20,23 @@
 #include "erase.h"
 #include "cold.h"
 #include "fsutil.h"
-#include "rm-rf.h"
 #include "journal.h"
 #include "json.h"
 #include "json-input.h"
 #include "log.h"
 #include "macro.h"
+#include "rm-rf.h"
 #include "recover.h"
 #include "usage.h"
-#include "usageahead.h"
+#include "usage-ahead.h"
 #include "usage-index.h"
 #include "util.h"
 
 #include "actions-int.h"
+
+static int actions_batch_path(ActionsContext *c, int root_fd, const char *rel, dev_t dev,
+                              bool *ret_owned);
+static int actions_listed(ActionsContext *c, int dfd, const char *name);
 
 /* Is a usage line for id waiting in the current batch? Then the session's own line is that one:
  * *ret_dep is its item (the session is kept if that line is not written). */
@@ -72,7 +75,7 @@ int actions_erase_salvage(ActionsContext *c, const ActionsTree *t, const Session
         if (r > 0 && v1 > 0)
                 return 0;
 
-        /* built on the salvage thread from the file with the scan's identity (usageahead.h),
+        /* built on the salvage thread from the file with the scan's identity (usage-ahead.h),
          * or here */
         bool ahead = usage_ahead_take(c->ahead, s, &line) > 0;
         fd = ahead ? -EBADF : fs_openat(dir_fd, name, O_RDONLY | O_NONBLOCK, 0);
@@ -525,4 +528,271 @@ int actions_erase_copy_exists(int chats_fd, int archive_fd, const char *name, bo
         if (afd == -ENOENT)
                 return 0;
         return afd < 0 ? afd : fs_exists(afd, name);
+}
+
+/* fs_open_path(root_fd, rel, dev), opened once per batch (the batch's deletes look into the same
+ * few directories for every session): the batch's fd (*ret_owned false), or when the batch holds
+ * too many, the caller's (*ret_owned true); or -errno, also once per batch. */
+static int actions_batch_path(ActionsContext *c, int root_fd, const char *rel, dev_t dev,
+                       bool *ret_owned) {
+        ActionsBatch *b = c->batch;
+        char *copy;
+
+        *ret_owned = false;
+        for (size_t j = 0; b && j < b->n_paths; j++)
+                if (b->paths[j].root_fd == root_fd && streq(b->paths[j].rel, rel))
+                        return b->paths[j].fd;
+        if (!b || b->n_paths == ELEMENTSOF(b->paths) || !(copy = strdup(rel))) {
+                *ret_owned = true;
+                return fs_open_path(root_fd, rel, dev);
+        }
+        b->paths[b->n_paths].root_fd = root_fd;
+        b->paths[b->n_paths].rel = copy;
+        b->paths[b->n_paths].fd = fs_open_path(root_fd, rel, dev);
+        return b->paths[b->n_paths++].fd;
+}
+
+/* The directories a step of the batch looks into (the marker and the shared-file edits; the rest
+ * of the delete) are listed once for that step: a name the listing does not hold is not looked
+ * up (most deleted sessions have none of a delete's other files: about 20 system calls each).
+ * The listings are dropped after each step (actions_erase_lists_drop()), so the rest of a delete never
+ * relies on a listing taken before its transcript went. A listing is a snapshot: a file created
+ * after it (only by a live Qwen process, and the batch just checked that none is) is missed, so
+ * a missed name is a file kept, never one removed by mistake. A directory that cannot be listed,
+ * or is large for the batch (more entries by its size than ACTIONS_LIST_PER_SESSION per session),
+ * is looked into by name. */
+#define ACTIONS_LIST_PER_SESSION 4U
+#define ACTIONS_LIST_MIN 64U
+#define ACTIONS_LIST_DIRENT 64 /* bytes of st_size per entry of a 36-character name (ext4) */
+
+typedef struct ActionsList {
+        int fd;       /* the directory (the batch's fd: open for the whole step) */
+        char **names; /* sorted */
+        size_t n;
+        bool listed;  /* false: look up by name */
+} ActionsList;
+
+typedef struct ActionsLists {
+        ActionsList *l;
+        size_t n;
+} ActionsLists;
+
+static int actions_list_cmp(const void *a, const void *b) {
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void actions_list_done(ActionsList *l) {
+        for (size_t i = 0; i < l->n; i++)
+                free(l->names[i]);
+        free(l->names);
+        *l = (ActionsList){ .fd = -EBADF };
+}
+
+void actions_erase_lists_drop(ActionsContext *c) {
+        ActionsLists *ls = c->lists;
+
+        if (!ls)
+                return;
+        for (size_t i = 0; i < ls->n; i++)
+                actions_list_done(&ls->l[i]);
+        free(ls->l);
+        free(ls);
+        c->lists = NULL;
+}
+
+/* List dfd into l, up to max entries (l->listed false when it cannot be listed whole). */
+static void actions_list(ActionsList *l, int dfd, size_t max) {
+        _cleanup_free_ FsDir *dir = malloc(sizeof(FsDir));
+        _cleanup_close_ int fd = dir ? fs_open_dir(dfd, ".") : -ENOMEM; /* its own offset */
+        size_t cap = 0;
+        const char *name;
+        unsigned char type;
+        struct stat st;
+        int k;
+
+        *l = (ActionsList){ .fd = dfd };
+        if (fd < 0 || fstat(fd, &st) < 0 || st.st_size / ACTIONS_LIST_DIRENT > (off_t)max)
+                return;
+        fs_dir_init(dir, fd);
+        while ((k = fs_dir_next(dir, &name, &type)) > 0) {
+                if (l->n == max)
+                        break;
+                if (l->n == cap) {
+                        char **n = reallocarray(l->names, cap ? 2 * cap : 64, sizeof(char *));
+                        if (!n)
+                                break;
+                        l->names = n;
+                        cap = cap ? 2 * cap : 64;
+                }
+                if (!(l->names[l->n] = strdup(name)))
+                        break;
+                l->n++;
+        }
+        if (k != 0) { /* an error, out of memory or too many: by name */
+                actions_list_done(l);
+                l->fd = dfd;
+                return;
+        }
+        if (l->n > 1)
+                qsort(l->names, l->n, sizeof(char *), actions_list_cmp);
+        l->listed = true;
+}
+
+/* May (dfd, name) exist? 0 when this step's listing of dfd (taken on first use) does not hold
+ * name, 1 otherwise (listed, or dfd could not be listed): the caller looks it up by name. dfd
+ * must stay open for the whole step (the batch's fds; never one closed on return). */
+static int actions_listed(ActionsContext *c, int dfd, const char *name) {
+        ActionsLists *ls = c->lists;
+        ActionsList *l = NULL;
+
+        if (dfd < 0)
+                return 1;
+        if (!ls) {
+                ls = c->lists = calloc(1, sizeof(ActionsLists));
+                if (!ls)
+                        return 1;
+        }
+        for (size_t i = 0; i < ls->n && !l; i++)
+                if (ls->l[i].fd == dfd)
+                        l = &ls->l[i];
+        if (!l) {
+                ActionsList *n = reallocarray(ls->l, ls->n + 1, sizeof(ActionsList));
+                if (!n)
+                        return 1;
+                ls->l = n;
+                l = &ls->l[ls->n++];
+                actions_list(l, dfd,
+                             ACTIONS_LIST_MIN +
+                                     ACTIONS_LIST_PER_SESSION * (c->batch ? c->batch->n : 1));
+        }
+        if (!l->listed)
+                return 1;
+        if (l->n == 0)
+                return 0; /* an empty directory */
+        return bsearch(&name, l->names, l->n, sizeof(char *), actions_list_cmp) ? 1 : 0;
+}
+
+/* Journal one edit of a shared file (counts, never content). */
+static void actions_report_erased(ActionsContext *c, const Session *s, const char *dir,
+                                  const char *file, unsigned n, const char *what) {
+        const Tree *tr = &c->inv->trees[s->tree];
+        _cleanup_free_ char *path = strprintf("%s/%s/%s", tr->runtime_dir, dir, file);
+        _cleanup_free_ char *msg = strprintf("removed %u %s of session %s from '%s'", n, what,
+                                             s->id, path ? path : file);
+        const JournalField fields[] = { JOURNAL_FIELD_U64("QGC_ERASED", n) };
+        JournalEntry e = {
+                .event = JOURNAL_ERASED,
+                .message = msg,
+                .session = s->id,
+                .project = actions_report_project(s),
+                .path = path,
+                .user = tr->user,
+                .fields = fields,
+                .n_fields = ELEMENTSOF(fields),
+        };
+
+        if (n == 0)
+                return;
+        if (journal_log(&e) < 0)
+                log_warning("cannot write the action log entry for session %s", s->id);
+        c->stats->n_erased += n;
+        c->stats->n_erased_files++;
+}
+
+/* 2b of the group commit: the rows and entries of the batch's deletes (their markers written)
+ * out of the files Qwen shares (erase.h), each file read and edited once for all of them
+ * (erase_sessions_shared()). A delete whose edit cannot be done now is skipped with the reason
+ * (nothing of it goes; a later run retries the whole delete). */
+void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *t) {
+        _cleanup_free_ EraseItem *items = calloc(b->n ? b->n : 1, sizeof(EraseItem));
+        _cleanup_free_ size_t *idx = calloc(b->n ? b->n : 1, sizeof(size_t));
+        _cleanup_free_ int *owned = calloc(2 * b->n + 1, sizeof(int));
+        size_t n = 0, n_owned = 0;
+        int r = 0;
+
+        for (size_t i = 0; items && idx && owned && r >= 0 && i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+                const Session *s = it->s;
+                _cleanup_free_ char *tmp = NULL, *pdir = NULL;
+                dev_t dev = c->inv->trees[s->tree].dev;
+                bool owned_t = false, owned_p = false;
+                int tfd, pfd;
+
+                if (it->done || it->v->verb != VERB_DELETE || !it->marked)
+                        continue;
+                tmp = strprintf("tmp/%s", s->hash ? s->hash : "");
+                pdir = strprintf("projects/%s", s->project_dir);
+                if (!tmp || !pdir) {
+                        r = -ENOMEM;
+                        break;
+                }
+                /* the batch's directories (its deletes are mostly of a few projects): the same
+                 * directory, the same fd, so that its file is edited once */
+                tfd = s->hash ? actions_batch_path(c, t->runtime_fd, tmp, dev, &owned_t) : -ENOENT;
+                if (owned_t && tfd >= 0)
+                        owned[n_owned++] = tfd;
+                pfd = actions_batch_path(c, t->runtime_fd, pdir, dev, &owned_p);
+                if (owned_p && pfd >= 0)
+                        owned[n_owned++] = pfd;
+                /* neither file in this step's listing of its directory: nothing of the session in
+                 * them (what erase_sessions_shared() finds first, without opening them) */
+                if ((tfd == -ENOENT || (tfd >= 0 && !owned_t &&
+                                        actions_listed(c, tfd, ERASE_LOGS_FILE) == 0)) &&
+                    (pfd == -ENOENT || (pfd >= 0 && !owned_p &&
+                                        actions_listed(c, pfd, ERASE_ORG_FILE) == 0)))
+                        continue;
+                items[n] = (EraseItem){
+                        .s = s,
+                        .chats_fd = b->dirs[it->dir].chats_fd,
+                        .tmp_fd = tfd,
+                        .pdir_fd = pfd,
+                };
+                idx[n++] = i;
+        }
+        if (!items || !idx || !owned)
+                r = -ENOMEM;
+        /* r < 0: no file was written (erase_sessions_shared() fails only before its first edit);
+         * after it, what each file lost is in its sessions' counts, journalled below also for a
+         * session that failed */
+        if (r >= 0 && n > 0)
+                r = erase_sessions_shared(c->inv, &c->erase_index, items, n, actions_report_step, c);
+        for (size_t i = 0; r < 0 && i < b->n; i++) {
+                ActionsBatchItem *it = &b->items[i];
+
+                if (!it->done && it->v->verb == VERB_DELETE && it->marked)
+                        actions_report_item(c, it, ACTIONS_FAILED,
+                                             "cannot edit the files Qwen shares", -r);
+        }
+        for (size_t j = 0; r >= 0 && j < n; j++) {
+                ActionsBatchItem *it = &b->items[idx[j]];
+                const Session *s = it->s;
+                _cleanup_free_ char *tmp = strprintf("tmp/%s", s->hash ? s->hash : "");
+                _cleanup_free_ char *pdir = strprintf("projects/%s", s->project_dir);
+
+                actions_report_erased(c, s, tmp ? tmp : "tmp", ERASE_LOGS_FILE,
+                                      items[j].done.log_rows, "prompt history row(s)");
+                actions_report_erased(c, s, pdir ? pdir : "projects", ERASE_ORG_FILE,
+                                      items[j].done.org_entries, "organization entry(ies)");
+                /* a writer outran the edit's merges: what it wrote last is beside the file */
+                if (items[j].kept)
+                        log_warning("a version of a file Qwen shares, written while qgc edited "
+                                    "it, was not merged: kept as '%s/%s/%s' (without the deleted "
+                                    "sessions' rows)",
+                                    c->inv->trees[s->tree].runtime_dir,
+                                    strneq(items[j].kept, ERASE_LOGS_FILE, strlen(ERASE_LOGS_FILE)) ? (tmp ?: "tmp")
+                                                                               : (pdir ?: "projects"),
+                                    items[j].kept);
+                if (items[j].r == -EAGAIN && items[j].why)
+                        actions_report_item(c, it, ACTIONS_SKIPPED_NOT_NOW, items[j].why, 0);
+                else if (items[j].r < 0)
+                        actions_report_item(c, it, ACTIONS_FAILED,
+                                             items[j].why ?: "cannot edit the files Qwen shares",
+                                             -items[j].r);
+        }
+        for (size_t j = 0; items && j < n; j++) {
+                free(items[j].why);
+                free(items[j].kept);
+        }
+        for (size_t j = 0; j < n_owned; j++)
+                safe_close(owned[j]);
 }

@@ -1,5 +1,5 @@
-/* actions-int.h: what the executor's files (actions.c, actions-erase.c, actions-batch.c,
- * actions-move.c, actions-orphan.c, actions-restore.c) share, and nobody else uses. */
+/* actions-int.h: what the executor's files (actions.c, actions-batch.c, actions-erase.c,
+ * actions-orphan.c, actions-restore.c, actions-report.c) share, and nobody else uses. */
 #pragma once
 
 #include <stdbool.h>
@@ -8,13 +8,15 @@
 #include <sys/types.h>
 
 #include "actions.h"
-#include "coldstep.h"
+#include "cold.h"
+#include "cold-step.h"
 #include "erase.h"
 #include "journal.h"
 #include "live.h"
 #include "orphans.h"
 #include "recover.h"
 #include "usage-index.h"
+#include "util.h"
 
 /* Open directories and the liveness probe of one tree, for the length of a run. */
 typedef struct ActionsTree {
@@ -31,7 +33,6 @@ typedef struct ActionsContext {
         ActionStats *stats;
         ActionsTree *trees;
         int *runtime_fds; /* trees[i].runtime_fd, for orphans_transcript_anywhere() */
-        unsigned crash_after; /* test_seam_crash_after_step(), 0 = off */
         bool one_thread; /* --jobs 1: no salvage thread (ActionsRunOptions.one_thread) */
         unsigned n_steps;
         bool failed;
@@ -42,8 +43,8 @@ typedef struct ActionsContext {
          * list the directory) */
         char **claim_names;
         size_t n_claim_names;
-        struct UsageAhead *ahead; /* the salvages' lines, built ahead (usageahead.h), or NULL */
-        struct ActionsLists *lists; /* a step's directory listings (actions-erase-list.c), or NULL */
+        struct UsageAhead *ahead; /* the salvages' lines, built ahead (usage-ahead.h), or NULL */
+        struct ActionsLists *lists; /* a step's directory listings (actions-erase.c), or NULL */
         struct EraseIndex *erase_index; /* the run's lookups of the shared-file edits (erase.h) */
 } ActionsContext;
 
@@ -62,7 +63,7 @@ typedef struct ActionsContext {
 #define ACTIONS_BATCH_MSEC_MAX 100U
 /* A batch of at least this many, prepared for at least what the last batch's flushes took, is
  * committed rather than wait for the salvage thread to build the next session's line
- * (usageahead.h): its moves run while the thread catches up. */
+ * (usage-ahead.h): its moves run while the thread catches up. */
 #define ACTIONS_BATCH_EARLY 64U
 /* A batch that holds deletes closes at ACTIONS_BATCH_MAX_ARCHIVES too once the last batch's
  * shared-file edits (logs.json, session-organization.v1.json: each edited file is rewritten
@@ -83,7 +84,7 @@ typedef struct ActionsBatchDir {
         char **sidecar_ids; /* sorted ids with a sidecar in chats/, listed before the moves */
         size_t n_sidecar_ids;
         int sidecars_listed; /* 1 listed, 0 not yet, -errno could not be listed */
-        bool sync_queued; /* its fsyncs of this pass are on the batch's SyncQ (actions-move.c) */
+        bool sync_queued; /* its fsyncs of this pass are on the batch's SyncQ */
         int sync_err[3];  /* their results: chats/, archive/, the cold tier */
 } ActionsBatchDir;
 
@@ -105,9 +106,8 @@ typedef struct ActionsBatchItem {
 
 typedef struct ActionsBatch {
         size_t tree;
-        size_t n, n_dirs, max;
+        size_t n, n_dirs;
         size_t n_not_archive; /* items that are no archive: the batch closes at max */
-        bool untimed; /* test_seam_batch_untimed(): the batch closes on its size alone */
         uint64_t started_ns;
         uint64_t window_ns; /* how long the next batch may prepare */
         uint64_t flush_ns;  /* what the last batch's usage and marker flushes took */
@@ -157,15 +157,29 @@ typedef enum ActionsOutcome {
         _ACTIONS_OUTCOME_INVALID = -22,
 } ActionsOutcome;
 
-/* actions.c */
+/* The transcript's identity at scan time, and its name: <id>.jsonl, or <id>.jsonl.zst in the
+ * cold tier. */
+static inline const FileId *actions_fid(const Session *s) {
+        return s->state == SESSION_ARCHIVED ? &s->archived : &s->active;
+}
+
+static inline char *actions_tname(const Session *s) {
+        return strprintf("%s.jsonl%s", s->id, session_is_cold(s) ? COLD_SUFFIX : "");
+}
+
+/* actions-report.c: the bottom; every other file of the executor calls it */
+void actions_report_step(void *userdata, const char *what);
+const char *actions_report_project(const Session *s);
 JournalEvent actions_report_event(ActionsOutcome o, JournalEvent done);
 /* The outcome of a step that returned r: done, -ESTALE (a file changed since the scan) a skip,
  * any other -errno a failure. A step that knows better (a conflict) says so itself. */
 ActionsOutcome actions_report_errno(int r);
-void actions_report_step(void *userdata, const char *what);
-const char *actions_report_project(const Session *s);
 int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v,
                            ActionsOutcome o, const char *reason, int error);
+void actions_report_item(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o,
+                          const char *why, int error);
+void actions_report_item_fail(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o, int r,
+                        const char *why);
 
 /* actions-erase.c */
 int actions_erase_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, int dir_fd,
@@ -177,45 +191,20 @@ int actions_erase_rest(ActionsContext *c, const ActionsTree *t, const Session *s
 int actions_erase_mark(ActionsContext *c, const ActionsTree *t, const Session *s,
                         int chats_fd, int archive_fd, RecoverMarker *ret);
 int actions_erase_copy_exists(int chats_fd, int archive_fd, const char *name, bool in_archive);
-
-/* actions-erase-list.c */
 void actions_erase_lists_drop(ActionsContext *c);
-/* May (dfd, name) exist? 0 when this step's listing of dfd (taken on first use) does not hold
- * name, 1 otherwise (listed, or dfd could not be listed): the caller looks it up by name. */
-int actions_listed(ActionsContext *c, int dfd, const char *name);
-
-/* actions-erase-shared.c */
 void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *t);
 
 /* actions-batch.c */
 uint64_t actions_batch_now_ns(void);
-unsigned actions_batch_max(void);
 bool actions_batch_full(const ActionsBatch *b);
-int actions_batch_dir_fd(const ActionsBatch *b, const ActionsBatchItem *it);
-const FileId *actions_fid(const Session *s);
-char *actions_tname(const Session *s);
-void actions_report_item(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o,
-                          const char *why, int error);
-void actions_report_item_fail(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o, int r,
-                        const char *why);
 void actions_batch_commit(ActionsContext *c);
-void actions_batch_salvage_end(ActionsContext *c, ActionsBatch *b);
-void actions_batch_usage_sync_end(ActionsContext *c, ActionsBatch *b);
 int actions_batch_dir(ActionsContext *c, const ActionsTree *t, const Session *s,
                       const char **ret_why);
-int actions_batch_path(ActionsContext *c, int root_fd, const char *rel, dev_t dev,
-                       bool *ret_owned);
-
-/* actions-move.c */
-void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it);
-void actions_batch_move(ActionsContext *c, ActionsBatch *b);
 
 /* actions-orphan.c */
 int actions_orphan_step(ActionsContext *c, const Orphan *o, const Verdict *v);
 
 /* actions-restore.c */
-int actions_restore_one(ActionsContext *c, const Session *s);
-int actions_restore_cold(ActionsContext *c, const PlanStep *st);
 /* The start of every RESTORE step of p that can be done, recorded (sessiontimes.h) with one
  * append per tree before the first of them changes anything: the intent the recovery pass
  * finishes after a kill, and the start of restore-grace. ok[t]: tree t's record is durable

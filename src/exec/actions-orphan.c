@@ -7,7 +7,7 @@
 
 #include "journal.h"
 #include "log.h"
-#include "hygiene.h"
+#include "hygiene-reclaim.h"
 #include "orphans.h"
 #include "macro.h"
 #include "reason.h"

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "archive.h"
+#include "cold-restore.h"
 #include "cold.h"
 #include "fsutil.h"
 #include "journal.h"
@@ -20,7 +21,7 @@
 #include "actions-int.h"
 
 /* Restore one archived session of one tree. 0 done, -errno (logged and journalled). */
-int actions_restore_one(ActionsContext *c, const Session *s) {
+static int actions_restore_one(ActionsContext *c, const Session *s) {
         const Tree *tr = &c->inv->trees[s->tree];
         const ActionsTree *t = &c->trees[s->tree];
         _cleanup_free_ char *rel = strprintf("projects/%s/chats", s->project_dir);
@@ -77,7 +78,7 @@ int actions_restore_one(ActionsContext *c, const Session *s) {
  * st->to_archive, move them on into chats/ like any archived session (archive_move(): sidecars
  * first, transcript last; a rerun after a kill finds the session archived and moves the rest).
  * 0, -errno (logged and journalled). */
-int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
+static int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
         static const char *const exts[] = { "worktree.json", "pr.json", "ledger.jsonl", "jsonl" };
         const Tree *tr = &c->inv->trees[st->tree];
         const ActionsTree *t = &c->trees[st->tree];

@@ -2,60 +2,17 @@
  * unlinkat() or renameat() relative to a directory fd opened without following symlinks, on the
  * tree's filesystem, after checking that the target is still what the scan saw. This file is the
  * driver: the run's context, trees, locks and action log, one session's step into a batch, the
- * run's journal entries and progress. The executor's other files: actions-batch.c (the group
- * commit), actions-move.c (a batch's moves and compression), actions-erase.c (one session's usage
- * line, delete marker and other files), actions-orphan.c, actions-restore.c (restore and
- * recovery steps); actions-int.h is what they share.
+ * run's journal entries and progress. The executor's other files, each calling only those after
+ * it: actions-batch.c (the group commit), actions-erase.c (one session's usage line, delete
+ * marker, shared-file rows and other files), actions-orphan.c, actions-restore.c (restore and
+ * recovery steps), actions-report.c (each outcome, and the count of steps); actions-int.h is
+ * what they share.
  *
- * Group commit: sessions are not carried out one by one but in batches (ActionsBatch,
- * actions-int.h): each session of a batch is checked (identity, liveness) and its usage line built;
- * then, for the whole batch, (1) the usage lines are appended with one write(), one fsync and a
- * read-back (a session whose transcript changed since its line was built is dropped first); (2)
- * every delete's pending marker goes into one file, written durably; (3) the transcripts and
- * sidecars are moved, then removed, each transcript's identity re-checked just before; (4) the
- * directories the moves touched are fsynced before the first removal, those the removals touched
- * after the last; (5) the deletes' other files go, then the batch's marker. No transcript goes
- * before its usage line is durable, and no name qgc added is undurable when anything is removed
- * (tests/faults' directory fsync audit). The states a crash can leave are those below, for every
- * session of the batch at once.
- *
- * Crash safety, per session (each step atomic; `qgc` run again completes or repeats it):
- *   - salvage: the usage line is appended, fsynced and read back BEFORE any transcript goes,
- *     and skipped when usage_record.jsonl already has a line for the session, so a rerun never
- *     duplicates (such a line may be Qwen's, which Qwen does not fsync: the file is fsynced in
- *     this run before a transcript relying on it goes, actions-batch.c); a short write is
- *     undone (usageappend.c) and the session kept. Before the first
- *     line into a file with no v1 record, the history Qwen would rebuild is written (one rename;
- *     a crash before it leaves only .usage_record.jsonl.qgc-tmp, which the next rebuild
- *     replaces: the file still has no v1 record then);
- *   - archive: see archive.c (sidecars first, transcript last, every move a rename);
- *   - delete: first a pending marker, G/.qgc/pending/<id>.<hash> (recover.c; one file holds the
- *     markers of a whole batch, named after its first session), written durably (temp file,
- *     fsync, rename, fsync) and naming every file the delete is about to remove with its
- *     identity; then its rows and entry in the files Qwen shares (erase.h: logs.json,
- *     session-organization.v1.json), each an atomic rename, or, when that cannot be done now,
- *     nothing of the session (it stays whole; the recovery pass finds its
- *     transcript and drops only its marker); then the transcript (Qwen's newer removeSession
- *     order), then sidecars in both places, file-history/<id>/, subagents/<id>/,
- *     debug/<id>.txt, plans/<id>.md, the review scripts and dead
- *     runtime claims; last the marker. A crash before the transcript goes leaves the session
- *     whole (and maybe the marker or its temp file: the next run's recovery pass sees the
- *     transcript and drops them). A crash after it leaves the marker as proof: the recovery pass
- *     at the start of the next real run removes every listed file that still has its recorded
- *     identity, then the marker. Removing a claim only after the transcript keeps ownership
- *     evidence while it matters;
- *   - temporary files (".<name>.qgc-tmp" of a merge or a marker) left by a crash are removed by
- *     the recovery pass, under the tree lock that every writer of them holds;
- *   - restore: archive.c's move in the other direction, a plan step like the others;
- *   - compress: like a delete for the usage line (the transcript leaves Qwen's view), then
- *     coldstep.h's steps (cold.h's COLD_BATCH: one syncfs and one fsync per cold directory per
- *     batch); a rerun finds a .zst beside its original and removes the original only when it
- *     has exactly the recorded content.
- * The executor owns the run's resources: actions_run() takes every tree lock and opens the
- * action log; nothing is executed or journalled without them.
- *
- * Test seam: test_seam_set_crash_after_step(N) (testseam.h; tests only, no environment variable)
- * makes the process _exit(99) right after its Nth mutating step (tests/faults/test_faults.c). */
+ * Sessions are carried out in batches (actions-batch.c): no transcript goes before its usage
+ * line is durable, and no name qgc added is undurable when anything is removed. The states a
+ * kill can leave, and what the rerun does with each: doc/architecture.md (the executor's crash
+ * states). actions_run() takes every tree lock and opens the action log first.
+ */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -78,22 +35,11 @@
 #include "restore.h"
 #include "sessiontimes.h"
 #include "syncq.h"
-#include "testseam.h"
-#include "usageahead.h"
+#include "usage-ahead.h"
 #include "usage-index.h"
 #include "util.h"
 
 #include "actions-int.h"
-
-/* Count a mutating step; the crash hook stops the process here in tests. */
-void actions_report_step(void *userdata, const char *what) {
-        ActionsContext *c = userdata;
-
-        c->n_steps++;
-        log_debug("step %u: %s", c->n_steps, what);
-        if (c->crash_after > 0 && c->n_steps >= c->crash_after)
-                _exit(99);
-}
 
 static void actions_tree_done(ActionsTree *t) {
         t->global_fd = safe_close(t->global_fd);
@@ -140,105 +86,6 @@ static int actions_open_trees(ActionsContext *c) {
         return 0;
 }
 
-const char *actions_report_project(const Session *s) {
-        return s->cwd ? s->cwd : s->project_dir;
-}
-
-/* The one map from an outcome to its journal event; done is the action's own event. */
-JournalEvent actions_report_event(ActionsOutcome o, JournalEvent done) {
-        switch (o) {
-        case ACTIONS_DONE:
-                return done;
-        case ACTIONS_SKIPPED_CHANGED:
-        case ACTIONS_SKIPPED_CONFLICT:
-        case ACTIONS_SKIPPED_LIVE:
-        case ACTIONS_SKIPPED_REFUSED:
-        case ACTIONS_SKIPPED_NOT_NOW:
-                return JOURNAL_SKIPPED;
-        default:
-                return JOURNAL_FAILED;
-        }
-}
-
-ActionsOutcome actions_report_errno(int r) {
-        return r >= 0 ? ACTIONS_DONE : r == -ESTALE ? ACTIONS_SKIPPED_CHANGED : ACTIONS_FAILED;
-}
-
-/* The event of a session action that was done: what its verdict asked for. */
-static JournalEvent actions_done_event(const Verdict *v) {
-        if (v && v->rule && streq(v->rule, "restore"))
-                return JOURNAL_RESTORED;
-        if (v && v->verb == VERB_ARCHIVE)
-                return JOURNAL_ARCHIVED;
-        if (v && v->verb == VERB_COMPRESS)
-                return JOURNAL_COMPRESSED;
-        return JOURNAL_DELETED;
-}
-
-/* Journal one session outcome and count it. */
-int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v,
-                           ActionsOutcome o, const char *reason, int error) {
-        JournalEvent ev = actions_report_event(o, actions_done_event(v));
-        const Tree *tr = &c->inv->trees[s->tree];
-        bool archived = s->state == SESSION_ARCHIVED || ev == JOURNAL_ARCHIVED;
-        _cleanup_free_ char *path = strprintf("%s/projects/%s/chats/%s%s.jsonl", tr->runtime_dir,
-                                              s->project_dir, archived ? "archive/" : "", s->id);
-        _cleanup_free_ char *msg = NULL, *why = v ? reason_verdict(v, s) : NULL;
-        const char *verb = journal_event_to_string(ev);
-
-        if (ev == JOURNAL_SKIPPED || ev == JOURNAL_FAILED)
-                msg = strprintf("%s %s of session %s in %s ('%s'): %s%s%s",
-                                ev == JOURNAL_SKIPPED ? "skipped" : "failed",
-                                v && v->rule && streq(v->rule, "restore") ? "restore"
-                                : v && v->verb == VERB_ARCHIVE            ? "archive"
-                                : v && v->verb == VERB_COMPRESS           ? "compress"
-                                                                          : "delete",
-                                s->id, actions_report_project(s), path ? path : "?",
-                                reason ? reason : "", error ? ": " : "",
-                                error ? errno_to_string(error) : "");
-        else
-                msg = strprintf("%s session %s in %s (%s)", verb, s->id, actions_report_project(s),
-                                why ?: "");
-
-        JournalEntry e = {
-                .event = ev,
-                .message = msg,
-                .session = s->id,
-                .project = actions_report_project(s),
-                .path = path,
-                .rule = v ? v->rule : NULL,
-                .reason = ev == JOURNAL_SKIPPED || ev == JOURNAL_FAILED ? reason : why,
-                .bytes = s->bytes,
-                .has_bytes = ev == JOURNAL_ARCHIVED || ev == JOURNAL_DELETED ||
-                             ev == JOURNAL_RESTORED,
-                .user = tr->user,
-                .error = error,
-        };
-        if (journal_log(&e) < 0)
-                log_warning("cannot write the action log entry for session %s", s->id);
-
-        switch (ev) {
-        case JOURNAL_ARCHIVED:
-                c->stats->n_archived++;
-                c->stats->bytes_archived += s->bytes;
-                break;
-        case JOURNAL_DELETED:
-                c->stats->n_deleted++;
-                c->stats->bytes_deleted += s->bytes;
-                break;
-        case JOURNAL_SKIPPED:
-                c->stats->n_skipped++;
-                break;
-        case JOURNAL_FAILED:
-                c->stats->n_failed++;
-                c->failed = true;
-                break;
-        default:
-                break;
-        }
-        return 0;
-}
-
 
 /* Why a session the plan names must still not be touched, or NULL. */
 static const char *actions_refusal(const Session *s, const Verdict *v) {
@@ -279,7 +126,7 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                 actions_batch_commit(c);
         /* rather than wait for the salvage thread to build s's line (at the start of a run, or
          * after a long transcript), commit what is prepared: its moves run meanwhile */
-        else if (!b->untimed && b->n >= ACTIONS_BATCH_EARLY &&
+        else if (b->n >= ACTIONS_BATCH_EARLY &&
                  actions_batch_now_ns() - b->started_ns >= b->flush_ns &&
                  usage_ahead_would_wait(c->ahead, s))
                 actions_batch_commit(c);
@@ -328,8 +175,7 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
         if (v->verb != VERB_ARCHIVE)
                 b->n_not_archive++;
         if (actions_batch_full(b) ||
-            (!b->untimed &&
-             actions_batch_now_ns() - b->started_ns >= MAX(b->window_ns, ACTIONS_BATCH_MSEC * 1000000ULL)))
+            actions_batch_now_ns() - b->started_ns >= MAX(b->window_ns, ACTIONS_BATCH_MSEC * 1000000ULL))
                 actions_batch_commit(c);
         return 0;
 }
@@ -546,7 +392,6 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
         ActionsContext c = {
                 .inv = p->inv,
                 .stats = &stats,
-                .crash_after = test_seam_crash_after_step(),
                 .one_thread = one_thread,
         };
         size_t n_planned = 0;
@@ -564,8 +409,6 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
         c.batch = calloc(1, sizeof(ActionsBatch));
         if (!c.batch)
                 return -ENOMEM;
-        c.batch->max = actions_batch_max();
-        c.batch->untimed = test_seam_batch_untimed();
         r = actions_open_trees(&c);
         if (r < 0) {
                 free(c.batch);

@@ -15,7 +15,7 @@ typedef struct ActionStats {
         unsigned n_erased; /* rows and entries removed from files Qwen shares (erase.h) */
         unsigned n_erased_files; /* files Qwen shares that were edited */
         uint64_t bytes_archived, bytes_deleted, bytes_orphans;
-        unsigned n_compressed; /* sessions compressed into the cold tier (coldstep.h) */
+        unsigned n_compressed; /* sessions compressed into the cold tier (cold-step.h) */
         uint64_t bytes_compressed_in, bytes_compressed_out; /* their originals, compressed */
 } ActionStats;
 
@@ -26,7 +26,7 @@ typedef struct ActionsRunOptions {
         bool quiet;             /* the stderr target shows warnings and worse only */
         bool log_is_open;       /* --all-users: the root parent opened the action log before it
                                  * dropped privileges; use that one and leave it open */
-        bool one_thread;        /* --jobs 1: no salvage thread (usageahead.h) beside the
+        bool one_thread;        /* --jobs 1: no salvage thread (usage-ahead.h) beside the
                                  * executor, the gentlest run on a busy machine */
 } ActionsRunOptions;
 

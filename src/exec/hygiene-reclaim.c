@@ -19,7 +19,7 @@
 #include "fsutil.h"
 #include "rm-rf.h"
 #include "hygiene-int.h"
-#include "hygiene.h"
+#include "hygiene-reclaim.h"
 #include "json.h"
 #include "live.h"
 #include "log.h"

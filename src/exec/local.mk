@@ -1,9 +1,8 @@
 # src/exec/: the only code that changes a tree: steps, group commit, cold tier, recovery, journal.
 # It includes only the folders listed before it in Makefile.am (t-0011).
-libqgc_a_SOURCES += src/exec/usageahead.c src/exec/usageahead.h src/exec/actions.c \
-	src/exec/actions.h src/exec/actions-int.h src/exec/actions-batch.c src/exec/actions-move.c \
-	src/exec/actions-erase.c src/exec/actions-orphan.c src/exec/actions-restore.c \
-	src/exec/actions-erase-list.c src/exec/actions-erase-shared.c src/exec/recover.c src/exec/recover.h \
-	src/exec/recover-int.h src/exec/recover-marker.c src/exec/hygiene-reclaim.c src/exec/archive.c \
-	src/exec/archive.h src/exec/coldrestore.c src/exec/coldstep.c src/exec/coldstep.h \
-	src/exec/journal.c src/exec/journal.h
+libqgc_a_SOURCES += src/exec/actions-batch.c src/exec/actions-erase.c src/exec/actions-int.h \
+	src/exec/actions-orphan.c src/exec/actions-report.c src/exec/actions-restore.c src/exec/actions.c \
+	src/exec/actions.h src/exec/archive.c src/exec/archive.h src/exec/cold-restore.c \
+	src/exec/cold-restore.h src/exec/cold-step.c src/exec/cold-step.h src/exec/hygiene-reclaim.c \
+	src/exec/hygiene-reclaim.h src/exec/journal.c src/exec/journal.h src/exec/recover-marker.c \
+	src/exec/recover.c src/exec/recover.h src/exec/usage-ahead.c src/exec/usage-ahead.h

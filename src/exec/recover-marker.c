@@ -21,7 +21,6 @@
 #include "hashmap.h"
 #include "macro.h"
 #include "recover.h"
-#include "recover-int.h"
 #include "util.h"
 
 #define RECOVER_MARKER_MAGIC "qgc-pending-delete 1"
@@ -302,8 +301,10 @@ int recover_state_dir_open(int global_fd, dev_t global_dev, RecoverStepFn step, 
         return recover_mkdir_open(global_fd, RECOVER_STATE_DIR, global_dev, step, userdata);
 }
 
-int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMarker *m,
-                         RecoverStepFn step, void *userdata, char **ret_name) {
+/* Write marker m (and the markers chained after it) durably to G/.qgc/pending/ (temp file, fsync,
+ * rename, fsync), creating the directories; *ret_name is its name there. */
+static int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMarker *m,
+                                RecoverStepFn step, void *userdata, char **ret_name) {
         _cleanup_free_ char *text = recover_marker_format(m), *name = recover_marker_name(m);
         _cleanup_free_ char *tmp = NULL;
         _cleanup_close_ int state_fd = -EBADF, dir_fd = -EBADF, fd = -EBADF;
@@ -347,7 +348,7 @@ int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMarker *m
 
 /* The group commit of n markers: one file holding all of them, written like one marker. */
 int recover_marker_write_many(int global_fd, dev_t global_dev, RecoverMarker *const *m, size_t n,
-                          RecoverStepFn step, void *userdata, char **ret_name) {
+                              RecoverStepFn step, void *userdata, char **ret_name) {
         _cleanup_free_ char *name = NULL;
         int r;
 

@@ -48,14 +48,8 @@
 #include "log.h"
 #include "macro.h"
 #include "recover.h"
-#include "recover-int.h"
 #include "restore.h"
 #include "util.h"
-
-void recover_step(RecoverStepFn step, void *userdata, const char *what) {
-        if (step)
-                step(userdata, what);
-}
 
 /* ---------------------------------------------------------------- a tree's two roots */
 

@@ -28,6 +28,12 @@
 /* Called after every mutating step, like ArchiveStepFn. */
 typedef void (*RecoverStepFn)(void *userdata, const char *step);
 
+/* Call step (when not NULL) with what was just changed. */
+static inline void recover_step(RecoverStepFn step, void *userdata, const char *what) {
+        if (step)
+                step(userdata, what);
+}
+
 /* One file (or directory) of a session that a delete removes, with its identity then. */
 typedef struct RecoverFile {
         bool in_global;     /* rel is relative to G (else to R) */
@@ -57,15 +63,12 @@ int recover_marker_add(RecoverMarker *m, bool in_global, const char *rel, const 
  * (-E2BIG). One pass: time and memory linear in the text's length. */
 char *recover_marker_format(const RecoverMarker *m);
 int recover_marker_parse(const char *text, RecoverMarker *ret);
-/* Write the marker durably to G/.qgc/pending/ (temp file, fsync, rename, fsync), creating the
- * directories; *ret_name is its name there. step is called after each change. */
-int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMarker *m,
-                         RecoverStepFn step, void *userdata, char **ret_name);
-/* The markers of a batch of deletes (the executor's group commit) in one file, written like one
- * marker (one create, one fsync, one rename, one fsync). The recovery pass handles every marker
- * of such a file; the file goes when the whole batch is done. *ret_name: its name. */
+/* The markers m[0..n) (a batch of deletes, or one) in one file of G/.qgc/pending/, written
+ * durably (temp file, fsync, rename, fsync), creating the directories; step is called after each
+ * change. The recovery pass handles every marker of such a file; the file goes when the whole
+ * batch is done. *ret_name: its name. */
 int recover_marker_write_many(int global_fd, dev_t global_dev, RecoverMarker *const *m, size_t n,
-                          RecoverStepFn step, void *userdata, char **ret_name);
+                              RecoverStepFn step, void *userdata, char **ret_name);
 /* Open G/.qgc/ (RECOVER_STATE_DIR), made first when needed, its name fsynced into G. fd or
  * -errno. */
 int recover_state_dir_open(int global_fd, dev_t global_dev, RecoverStepFn step, void *userdata);

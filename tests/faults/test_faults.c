@@ -28,9 +28,8 @@
 #include "reason.h"
 #include "restore.h"
 #include "syncq.h"
-#include "testseam.h"
 #include "usage.h"
-#include "usageahead.h"
+#include "usage-ahead.h"
 #include "usage-index.h"
 #include "testskip.h"
 
@@ -74,6 +73,10 @@ typedef struct Faults {
         unsigned n_journal_write; /* write() calls to the action log (journal.log) */
         bool slow_clock; /* each reading of the executor's clock is later than any batch window */
         uint64_t clock_skew_ns; /* ... by this much in all */
+        bool untimed; /* the executor's clock stands still: a batch closes on its size alone */
+        unsigned batch_cap; /* a batch is full at this many sessions (0: the executor's own) */
+        unsigned crash_after; /* _exit(99) right after the run's nth mutating step (0: off) */
+        unsigned n_steps; /* the run's mutating steps so far */
         char meet_on_rename[128]; /* renaming this name meets the concurrent writer (meet_writer) */
         int meet_go, meet_done;   /* pipes to and from the writer: one byte lets it on, one says
                                    * it wrote */
@@ -408,6 +411,8 @@ static bool fd_is_usage(int fd) {
 uint64_t __real_actions_batch_now_ns(void);
 uint64_t __wrap_actions_batch_now_ns(void);
 uint64_t __wrap_actions_batch_now_ns(void) {
+        if (faults.untimed)
+                return 1;
         if (faults.slow_clock)
                 faults.clock_skew_ns += (ACTIONS_BATCH_MSEC_MAX + 1) * 1000000ULL;
         return __real_actions_batch_now_ns() + faults.clock_skew_ns;
@@ -701,7 +706,7 @@ int __wrap_live_project_busy(const Tree *t, int chats_fd,
 }
 
 /* The QGC_TEST_* variables the library asked getenv() for (ld --wrap=getenv sees qgc's own calls,
- * not libc's): a test seam is a setter (testseam.h), never the environment. */
+ * not libc's): a test reaches the executor by ld --wrap, never the environment. */
 static char test_getenv_names[512];
 char *__real_getenv(const char *name);
 char *__wrap_getenv(const char *name);
@@ -713,12 +718,32 @@ char *__wrap_getenv(const char *name) {
         return __real_getenv(name);
 }
 
+/* The executor's cap of a batch, as actions.c reads it: faults.batch_cap when set. */
+bool __real_actions_batch_full(const ActionsBatch *b);
+bool __wrap_actions_batch_full(const ActionsBatch *b);
+bool __wrap_actions_batch_full(const ActionsBatch *b) {
+        if (faults.batch_cap > 0)
+                return b->n >= faults.batch_cap;
+        return __real_actions_batch_full(b);
+}
+
+/* Every mutating step of the executor (actions.c counts them): with crash_after, the process
+ * dies right after the nth, as a kill would leave it. */
+void __real_actions_report_step(void *userdata, const char *what);
+void __wrap_actions_report_step(void *userdata, const char *what);
+void __wrap_actions_report_step(void *userdata, const char *what) {
+        __real_actions_report_step(userdata, what);
+        if (faults.crash_after > 0 && ++faults.n_steps >= faults.crash_after)
+                _exit(99);
+}
+
 int __real_actions_execute(const Plan *p, ActionStats *ret_stats);
 int __wrap_actions_execute(const Plan *p, ActionStats *ret_stats);
 int __wrap_actions_execute(const Plan *p, ActionStats *ret_stats) {
         int r;
 
         audit.armed = true;
+        faults.n_steps = 0;
         usage_dirty.n = 0; /* each run answers for the lines it writes ... */
         for (size_t i = 0; !p->is_restore && i < p->inv->n_trees; i++) /* ... and for those it
                                                                           * relies on (a restore
@@ -735,6 +760,7 @@ int __wrap_actions_restore(const Inventory *inv, const char *id, bool to_archive
         int r;
 
         audit.armed = true;
+        faults.n_steps = 0;
         usage_dirty.n = 0; /* a restore relies on no usage line */
         r = __real_actions_restore(inv, id, to_archive);
         audit.armed = false;
@@ -810,8 +836,6 @@ static int teardown(void **state) {
         journal_close();
         strbuf_done(&faults.sent);
         faults = (Faults){};
-        test_seam_set_batch_untimed(false);
-        test_seam_set_batch_sessions(0);
         free(t->qwen);
         fixture_free(t->root);
         free(t);
@@ -1315,7 +1339,7 @@ static void crash_check_salvaged_first(const char *qwen, unsigned n) {
  * transcript before its usage line; with the usage audit armed, no move before a durable line:
  * exit status 98), the run is repeated and check() looks at the result. Until a run completes
  * without reaching step N; at least min_steps steps. batch: sessions per group commit
- * (test_seam_set_batch_sessions(); NULL: the default). hold_usage_fsync: the usage fsync is held
+ * (faults.batch_cap; NULL: the default). hold_usage_fsync: the usage fsync is held
  * until the executor waits for it, so that every kill point of its overlap is reached. */
 typedef struct CrashRun {
         const char *prefix;
@@ -1343,9 +1367,9 @@ static void crash_run_every_step(T *t, const CrashRun *c) {
                 assert_true(pid >= 0);
                 if (pid == 0) {
                         faults.hold_usage_fsync = c->hold_usage_fsync;
-                        test_seam_set_crash_after_step(n);
+                        faults.crash_after = n;
                         if (c->batch)
-                                test_seam_set_batch_sessions((unsigned)atoi(c->batch));
+                                faults.batch_cap = (unsigned)atoi(c->batch);
                         /* the usage audit's findings die with the child: say so in the status */
                         int r = apply_execute(qwen, c->picks, &st);
                         _exit(audit.violation[0] ? 98 : r == 0 ? 0 : 1);
@@ -1448,7 +1472,7 @@ static void test_faults_crash_shared_file_batch_then_rerun(void **state) {
  * usage_record.jsonl, two for the batch's marker file, one per touched directory (four), one
  * for the marker's removal, and two per sidecar merge (temp file and directory: the .pr.json
  * and .ledger.jsonl of S_TEXT): 12. Before group commit it was 17. The batch closes on its
- * size alone (test_seam_set_batch_untimed()): under load its time window closed early once and
+ * size alone (faults.untimed): under load its time window closed early once and
  * split it in two (21 fsyncs, a failure that was no bug). The slow clock makes every run as
  * loaded as that one, so the count is exact. */
 static void test_faults_group_commit_fsyncs_per_batch(void **state) {
@@ -1456,7 +1480,7 @@ static void test_faults_group_commit_fsyncs_per_batch(void **state) {
         ActionStats st = {};
 
         crash_plant(t->qwen);
-        test_seam_set_batch_untimed(true);
+        faults.untimed = true;
         faults.slow_clock = true; /* as loaded as a machine gets: no window would hold */
         faults.n_fsync = 0;
         assert_int_equal(apply_execute(t->qwen, crash_picks, &st), 0);
@@ -1484,7 +1508,7 @@ static unsigned group_commit_fsyncs(T *t, ActionStats *st) {
 /* What split test_faults_group_commit_fsyncs_per_batch's batch under load, without the load:
  * each reading of the executor's clock is later than any batch window. The window then closes
  * the batch after every session, which takes the fsyncs of batches of one
- * (test_seam_set_batch_sessions(1)); with test_seam_set_batch_untimed() the four sessions are
+ * (faults.batch_cap = 1); with faults.untimed the four sessions are
  * one batch again, with its fsyncs, fewer. */
 static void test_faults_batch_window_closes_on_a_slow_clock(void **state) {
         T *t = *state;
@@ -1497,12 +1521,12 @@ static void test_faults_batch_window_closes_on_a_slow_clock(void **state) {
         faults.slow_clock = false;
         assert_int_equal(fixture_rm_rf(t->qwen), 0);
         assert_int_equal(fixture_tree(t), 0);
-        test_seam_set_batch_sessions(1);
+        faults.batch_cap = 1;
         ones = group_commit_fsyncs(t, &st);
-        test_seam_set_batch_sessions(0);
+        faults.batch_cap = 0;
 
         faults.slow_clock = true;
-        test_seam_set_batch_untimed(true);
+        faults.untimed = true;
         assert_int_equal(fixture_rm_rf(t->qwen), 0);
         assert_int_equal(fixture_tree(t), 0);
         untimed = group_commit_fsyncs(t, &st);
@@ -1558,7 +1582,7 @@ static void test_faults_archive_usage_fsync_overlaps_moves(void **state) {
         ActionStats st = {};
 
         crash_plant(t->qwen);
-        test_seam_set_batch_untimed(true); /* one batch, however loaded the machine */
+        faults.untimed = true; /* one batch, however loaded the machine */
         faults.slow_clock = true;
         faults.hold_usage_fsync = true;
         faults.n_rename = 0;
@@ -1582,7 +1606,7 @@ static void test_faults_batch_journal_one_write(void **state) {
         _cleanup_free_ char *log = NULL;
         unsigned n = 0;
 
-        test_seam_set_batch_untimed(true); /* one batch, however loaded the machine */
+        faults.untimed = true; /* one batch, however loaded the machine */
         faults.slow_clock = true;
         faults.n_journal_write = 0;
         assert_int_equal(apply_execute(t->qwen, overlap_picks, &st), 0);
@@ -1606,7 +1630,6 @@ static void test_faults_batch_of_archives_is_larger(void **state) {
 
         (void)state;
         assert_non_null(b);
-        b->max = ACTIONS_BATCH_MAX;
         b->n = ACTIONS_BATCH_MAX;
         assert_false(actions_batch_full(b));
         b->n = ACTIONS_BATCH_MAX_ARCHIVES;
@@ -1622,11 +1645,12 @@ static void test_faults_batch_of_archives_is_larger(void **state) {
         b->n = ACTIONS_BATCH_MAX_ARCHIVES;
         assert_true(actions_batch_full(b));
         b->n_not_archive = 0;
-        b->max = 2;
+        faults.batch_cap = 2;
         b->n = 2;
         assert_true(actions_batch_full(b));
         b->n_not_archive = 1;
         assert_true(actions_batch_full(b));
+        faults.batch_cap = 0;
         assert_true(ACTIONS_BATCH_MAX_ARCHIVES > ACTIONS_BATCH_MAX);
         assert_true(USAGE_AHEAD_MAX >= ACTIONS_BATCH_MAX_ARCHIVES);
 }
@@ -1676,7 +1700,7 @@ static void test_faults_usage_preexisting_line_fsynced_first(void **state) {
         assert_int_equal(faults.n_usage_fsync, 1);
         assert_true(audit.violation[0] == 0);
 
-        test_seam_set_batch_sessions(1); /* two batches, one fsync */
+        faults.batch_cap = 1; /* two batches, one fsync */
         assert_int_equal(fixture_rm_rf(t->qwen), 0);
         assert_int_equal(fixture_copy_tree(fixture_testdata("corpus/tree"), t->root, "qwen"), 0);
         faults.n_usage_fsync = 0;
@@ -1684,7 +1708,7 @@ static void test_faults_usage_preexisting_line_fsynced_first(void **state) {
         assert_int_equal(apply_execute(t->qwen, archives, &st), 0);
         assert_int_equal(st.n_archived, 2);
         assert_int_equal(faults.n_usage_fsync, 1);
-        test_seam_set_batch_sessions(0);
+        faults.batch_cap = 0;
 
         st = (ActionStats){};
         assert_int_equal(apply_execute(t->qwen, deletes, &st), 0);
@@ -1800,9 +1824,9 @@ static void test_faults_executor_probe_once_per_tree(void **state) {
 
         crash_plant(t->qwen);
         n_executor_probes = 0;
-        test_seam_set_batch_sessions(1);
+        faults.batch_cap = 1;
         assert_int_equal(apply_execute(t->qwen, crash_picks, &st), 0);
-        test_seam_set_batch_sessions(0);
+        faults.batch_cap = 0;
         assert_int_equal(st.n_deleted + st.n_archived, 4);
         assert_int_equal(n_executor_probes, 1);
 }
@@ -1913,7 +1937,7 @@ static void test_faults_cold_restore_crash_after_every_step_then_rerun(void **st
                 assert_true(pid >= 0);
                 if (pid == 0) {
                         Inventory *inv = NULL;
-                        test_seam_set_crash_after_step(n);
+                        faults.crash_after = n;
                         if (apply_scan(qwen, &inv) < 0)
                                 _exit(2);
                         _exit(actions_restore(inv, S_ARCH, /* to_archive= */ true) == 0 ? 0 : 1);
@@ -2127,7 +2151,7 @@ static void restore_crash_every_step_by(T *t, const char *id, const char *what, 
                 pid = fork();
                 assert_true(pid >= 0);
                 if (pid == 0) {
-                        test_seam_set_crash_after_step(n);
+                        faults.crash_after = n;
                         _exit(restore_run(qwen, id, "/srv/demo/scratch") == 0 ? 0 : 1);
                 }
                 assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -2326,7 +2350,7 @@ static void test_faults_stale_project_crash_after_every_step_then_rerun(void **s
                 assert_true(pid >= 0);
                 if (pid == 0) {
                         ActionStats cst;
-                        test_seam_set_crash_after_step(n);
+                        faults.crash_after = n;
                         _exit(stale_run(qwen, &cst) == 0 ? 0 : 1);
                 }
                 assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -2437,7 +2461,7 @@ static void test_faults_cold_compress_crash_after_every_step_then_rerun(void **s
                 pid = fork();
                 assert_true(pid >= 0);
                 if (pid == 0) {
-                        test_seam_set_crash_after_step(n);
+                        faults.crash_after = n;
                         _exit(apply_execute(qwen, cold_picks, &st) == 0 ? 0 : 1);
                 }
                 assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -2571,7 +2595,7 @@ static void test_faults_crash_without_usage_file_then_rerun(void **state) {
                 pid = fork();
                 assert_true(pid >= 0);
                 if (pid == 0) {
-                        test_seam_set_crash_after_step(n);
+                        faults.crash_after = n;
                         _exit(apply_execute(qwen, nofile_picks, &st) == 0 ? 0 : 1);
                 }
                 assert_int_equal(waitpid(pid, &status, 0), pid);

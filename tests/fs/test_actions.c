@@ -22,7 +22,6 @@
 #include "lock.h"
 #include "recover.h"
 #include "syncq.h"
-#include "testseam.h"
 #include "swap-hook.h"
 #include "testskip.h"
 
@@ -683,14 +682,29 @@ static void list_plant_hook(void *userdata, int dir_fd) {
         assert_int_equal(fixture_write(t->qwen, P_NOTES "/" S_FH ".worktree.json", "{}"), 0);
 }
 
+/* The executor's directory listings (ld --wrap=fs_dir_next): list_hook runs with the listed
+ * directory when a listing ends. */
+static void (*list_hook)(void *userdata, int dir_fd);
+static void *list_hook_userdata;
+int __real_fs_dir_next(FsDir *d, const char **ret_name, unsigned char *ret_type);
+int __wrap_fs_dir_next(FsDir *d, const char **ret_name, unsigned char *ret_type);
+int __wrap_fs_dir_next(FsDir *d, const char **ret_name, unsigned char *ret_type) {
+        int k = __real_fs_dir_next(d, ret_name, ret_type);
+
+        if (k == 0 && list_hook)
+                list_hook(list_hook_userdata, d->fd);
+        return k;
+}
+
 static void test_actions_delete_keeps_what_appears_after_listing(void **state) {
         T *t = *state;
         ApplyPick picks[] = { { S_FH, VERB_DELETE }, {} };
         ActionStats st = {};
 
-        actions_test_set_list_hook(list_plant_hook, t);
+        list_hook = list_plant_hook;
+        list_hook_userdata = t;
         assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
-        actions_test_set_list_hook(NULL, NULL);
+        list_hook = NULL;
         assert_int_equal(st.n_deleted, 1);
         assert_int_equal(st.n_failed, 0);
         assert_false(fixture_exists(t->qwen, P_NOTES "/" S_FH ".jsonl"));
@@ -1102,7 +1116,8 @@ static void recover_plant_marker(const char *qwen, const char *id, const char *p
                 assert_int_equal(recover_marker_add(&m, g, rp, &st, tr), 0);
         }
         assert_int_equal(fstat(gfd, &st), 0);
-        assert_int_equal(recover_marker_write(gfd, st.st_dev, &m, NULL, NULL, &name), 0);
+        RecoverMarker *mp = &m;
+        assert_int_equal(recover_marker_write_many(gfd, st.st_dev, &mp, 1, NULL, NULL, &name), 0);
         assert_non_null(name);
 }
 

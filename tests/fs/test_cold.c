@@ -22,8 +22,9 @@
 
 #include <zstd.h>
 
+#include "cold-restore.h"
 #include "cold.h"
-#include "coldstep.h"
+#include "cold-step.h"
 #include "fixture.h"
 #include "macro.h"
 #include "sha256.h"

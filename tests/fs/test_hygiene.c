@@ -21,6 +21,7 @@
 #include "fixture.h"
 #include "fsutil.h"
 #include "hygiene.h"
+#include "hygiene-reclaim.h"
 #include "inventory.h"
 #include "macro.h"
 #include "policy.h"

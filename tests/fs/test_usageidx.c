@@ -21,7 +21,7 @@
 #include "fsutil.h"
 #include "inventory.h"
 #include "usage.h"
-#include "usageahead.h"
+#include "usage-ahead.h"
 #include "usage-index.h"
 #include "util.h"
 #include "testskip.h"
@@ -322,7 +322,7 @@ static void test_usage_index_hold_freeze_looks_again(void **state) {
         usage_index_release(t->idx);
 }
 
-/* The salvage thread (usageahead.h) builds exactly usage_build_record()'s line of each file that
+/* The salvage thread (usage-ahead.h) builds exactly usage_build_record()'s line of each file that
  * still has the scan's identity, and says "do it yourself" for one that changed since. */
 static void test_usage_ahead_builds_the_salvage_lines(void **state) {
         T *t = *state;

@@ -1,4 +1,4 @@
-/* usageahead.c: the salvage thread (usageahead.h): usage lines built ahead of the executor. One
+/* usage-ahead.c: the salvage thread (usage-ahead.h): usage lines built ahead of the executor. One
  * thread, a list of jobs in the executor's order, one mutex and two condition variables; a job
  * is PENDING, then RUNNING and DONE on the thread, or TAKEN by the executor before the thread got
  * to it (the thread then skips it). The thread stays at most USAGE_AHEAD_MAX jobs ahead of the
@@ -16,7 +16,7 @@
 #include "fsutil.h"
 #include "macro.h"
 #include "usage.h"
-#include "usageahead.h"
+#include "usage-ahead.h"
 #include "util.h"
 
 #define USAGE_AHEAD_MIN_JOBS 16 /* fewer: not worth a thread */

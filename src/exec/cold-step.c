@@ -1,4 +1,4 @@
-/* coldstep.c: the executor's compress step (coldstep.h): which files of a session go into the
+/* cold-step.c: the executor's compress step (cold-step.h): which files of a session go into the
  * cold tier, in which order, and how a rerun after a crash finishes a compression. The format
  * and the checks of one file are cold.c's. */
 #include "autoconf.h"
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "coldstep.h"
+#include "cold-step.h"
 #include "fsutil.h"
 #include "macro.h"
 #include "sha256.h"

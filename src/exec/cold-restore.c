@@ -1,4 +1,4 @@
-/* coldrestore.c: restoring from the cold tier (cold.h): cold_restore_file() of one file and
+/* cold-restore.c: restoring from the cold tier (cold.h): cold_restore_file() of one file and
  * cold_restore_files() of a batch, which makes the whole batch durable with one group of
  * fsyncs of the new files, one fsync of the target directory and one of the cold directory,
  * instead of three fsyncs per file. The files come back byte for byte, with their mtimes. */
@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cold.h"
+#include "cold-restore.h"
 #include "cold.h"
 #include "fsutil.h"
 #include "macro.h"

@@ -1,4 +1,4 @@
-/* usageahead.h: the usage lines of a run's salvages, built ahead of the executor on a thread of
+/* usage-ahead.h: the usage lines of a run's salvages, built ahead of the executor on a thread of
  * their own. The executor (actions.c) names, before its first batch, the sessions of the plan whose
  * transcript it will salvage (no line in usage_record.jsonl yet); the thread opens each transcript
  * in that order, checks that it has the identity the scan saw (before and after reading it),
