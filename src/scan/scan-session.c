@@ -31,7 +31,6 @@
 #include "record.h"
 #include "scan.h"
 #include "scan-int.h"
-#include "testseam.h"
 
 /* What the scan decompresses of a cold transcript whose title it does not need: its first
  * record (Qwen reads at most 1 Mi UTF-16 units of the first line, at most 3 bytes each). */
@@ -169,7 +168,6 @@ static int scan_prefetch_copy(ScanCtx *ctx, int dfd, const ScanEntry *e, bool ar
         fd = scan_copy_open_fast(ctx, dfd, e->name, &st);
         if (fd < 0)
                 return fd;
-        test_seam_count_prefetch();
         return record_ends_advise(fd, (uint64_t)st.st_size, scan_want_title(ctx, &st, archived));
 }
 
