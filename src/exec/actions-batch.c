@@ -18,7 +18,7 @@
 #include "log.h"
 #include "macro.h"
 #include "recover.h"
-#include "sessiontimes.h"
+#include "session-times.h"
 #include "syncq.h"
 #include "testseam.h"
 #include "usageidx.h"
@@ -545,7 +545,7 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                         log_warning_errno(r, "cannot remove the pending-delete marker '%s'",
                                           b->marker);
         }
-        /* when each archive of the batch happened (sessiontimes.h: archive-max-age counts from
+        /* when each archive of the batch happened (session-times.h: archive-max-age counts from
          * it), with one write and one fsync, once the moves are durable */
         _cleanup_(strbuf_done) StrBuf times = {};
         msec_t now = now_msec();

@@ -216,7 +216,7 @@ int actions_orphan(ActionsContext *c, const Orphan *o, const Verdict *v);
 /* actions-restore.c */
 int actions_restore_one(ActionsContext *c, const Session *s);
 int actions_restore_cold(ActionsContext *c, const PlanStep *st);
-/* The start of every RESTORE step of p that can be done, recorded (sessiontimes.h) with one
+/* The start of every RESTORE step of p that can be done, recorded (session-times.h) with one
  * append per tree before the first of them changes anything: the intent the recovery pass
  * finishes after a kill, and the start of restore-grace. ok[t]: tree t's record is durable
  * (else its restores do not run). 0 or -ENOMEM. */

@@ -76,7 +76,7 @@
 #include "macro.h"
 #include "reason.h"
 #include "restore.h"
-#include "sessiontimes.h"
+#include "session-times.h"
 #include "syncq.h"
 #include "testseam.h"
 #include "usageahead.h"

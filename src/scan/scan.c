@@ -43,7 +43,7 @@
 #include "record.h"
 #include "roots.h"
 #include "scan.h"
-#include "sessiontimes.h"
+#include "session-times.h"
 #include "scan-int.h"
 
 
@@ -577,7 +577,7 @@ int scan_all(Inventory *inv, const ScanOptions *o) {
                 k = scan_orphans(&c);
         if (k >= 0)
                 k = hygiene_scan(inv, o->hygiene);
-        /* qgc's own times of each session (sessiontimes.h), through the index just built */
+        /* qgc's own times of each session (session-times.h), through the index just built */
         if (k >= 0 && (inv->by_id || (k = inventory_index(inv)) >= 0))
                 for (size_t i = 0; i < inv->n_trees; i++)
                         session_times_scan(inv, i);

@@ -1,4 +1,4 @@
-/* test_sessiontimes: qgc's record of archive and restore times (sessiontimes.h): the one-pass
+/* test_sessiontimes: qgc's record of archive and restore times (session-times.h): the one-pass
  * reader at its maximum and one past it, lines that do not parse, the facts the scan gives the
  * sessions, the append and the compaction. */
 #include "autoconf.h"
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "../fs/apply_helpers.h"
-#include "sessiontimes.h"
+#include "session-times.h"
 
 typedef struct Seen {
         size_t n;

@@ -1,4 +1,4 @@
-/* sessiontimes.h: qgc's own record of when it archived and restored each session of a tree, the
+/* session-times.h: qgc's own record of when it archived and restored each session of a tree, the
  * file G/.qgc/session-times (in qgc's state directory, beside the pending markers; nothing but
  * qgc writes there). One line per event, appended (one write, one fsync per batch):
  *     archived <msec> <id>   qgc moved the session to chats/archive/ at msec (written once the

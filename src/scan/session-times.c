@@ -1,4 +1,4 @@
-/* sessiontimes.c: qgc's record of when it archived and restored each session (sessiontimes.h):
+/* session-times.c: qgc's record of when it archived and restored each session (session-times.h):
  * the one-pass reader, the facts it gives the scan, the append and the compaction. */
 #include "autoconf.h"
 
@@ -14,7 +14,7 @@
 #include "macro.h"
 #include "qwen.h"
 #include "recover.h"
-#include "sessiontimes.h"
+#include "session-times.h"
 #include "strtable.h"
 
 static const char *const session_time_event_table[_SESSION_TIME_EVENT_MAX] = {
