@@ -298,10 +298,6 @@ static int recover_mkdir_open(int dfd, const char *name, dev_t dev, RecoverStepF
         return fs_open_path(dfd, name, dev);
 }
 
-int recover_state_dir_open(int global_fd, dev_t global_dev, RecoverStepFn step, void *userdata) {
-        return recover_mkdir_open(global_fd, RECOVER_STATE_DIR, global_dev, step, userdata);
-}
-
 int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMarker *m,
                          RecoverStepFn step, void *userdata, char **ret_name) {
         _cleanup_free_ char *text = recover_marker_format(m), *name = recover_marker_name(m);

@@ -66,9 +66,6 @@ int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMarker *m
  * of such a file; the file goes when the whole batch is done. *ret_name: its name. */
 int recover_markers_write(int global_fd, dev_t global_dev, RecoverMarker *const *m, size_t n,
                           RecoverStepFn step, void *userdata, char **ret_name);
-/* Open G/.qgc/ (RECOVER_STATE_DIR), made first when needed, its name fsynced into G. fd or
- * -errno. */
-int recover_state_dir_open(int global_fd, dev_t global_dev, RecoverStepFn step, void *userdata);
 /* Remove the marker name (ENOENT is success). */
 int recover_marker_remove(int global_fd, dev_t global_dev, const char *name, RecoverStepFn step,
                           void *userdata);

@@ -13,7 +13,6 @@
 #include "log.h"
 #include "macro.h"
 #include "qwen.h"
-#include "recover.h"
 #include "session-times.h"
 #include "strtable.h"
 
@@ -159,7 +158,7 @@ int session_times_append(int global_fd, dev_t global_dev, const char *text, size
 
         if (n == 0)
                 return 0;
-        state_fd = recover_state_dir_open(global_fd, global_dev, step, userdata);
+        state_fd = session_times_state_dir_open(global_fd, global_dev, step, userdata);
         if (state_fd < 0)
                 return state_fd;
         fd = fs_openat(state_fd, name, O_WRONLY | O_APPEND | O_CLOEXEC, 0);
@@ -240,10 +239,26 @@ int session_times_compact(int global_fd, const Inventory *inv, size_t t) {
                 if (r < 0)
                         return r;
         }
-        state_fd = fs_open_path(global_fd, RECOVER_STATE_DIR, 0);
+        state_fd = fs_open_path(global_fd, SESSION_TIMES_STATE_DIR, 0);
         if (state_fd < 0)
                 return state_fd;
         r = fs_write_atomic(state_fd, SESSION_TIMES_NAME,
                             sb.buf ?: "", sb.len, 0600);
         return r < 0 ? r : 1;
+}
+
+int session_times_state_dir_open(int global_fd, dev_t global_dev, SessionTimesStepFn step,
+                                 void *userdata) {
+        int r = fs_mkdirat(global_fd, SESSION_TIMES_STATE_DIR, 0700);
+
+        if (r >= 0) {
+                /* durable before anything is put in it: a crash would forget what it holds */
+                if (step)
+                        step(userdata, SESSION_TIMES_STATE_DIR);
+                r = fs_fsync(global_fd);
+                if (r < 0)
+                        return r;
+        } else if (r != -EEXIST)
+                return r;
+        return fs_open_path(global_fd, SESSION_TIMES_STATE_DIR, global_dev);
 }

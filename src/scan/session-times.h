@@ -24,9 +24,11 @@
 #include "inventory.h"
 #include "util.h"
 
-/* its name in G/.qgc/ (RECOVER_STATE_DIR), and its path from G */
+/* qgc's state directory in G (the pending markers are there too), the file's name in it, and
+ * its path from G */
+#define SESSION_TIMES_STATE_DIR ".qgc"
 #define SESSION_TIMES_NAME "session-times"
-#define SESSION_TIMES_FILE ".qgc/" SESSION_TIMES_NAME
+#define SESSION_TIMES_FILE SESSION_TIMES_STATE_DIR "/" SESSION_TIMES_NAME
 #define SESSION_TIMES_MAX (16U * 1024 * 1024)
 #define SESSION_TIMES_COMPACT (4U * 1024 * 1024)
 
@@ -70,3 +72,8 @@ int session_times_append(int global_fd, dev_t global_dev, const char *text, size
  * line of each session of tree t of inv it names, dropping the rest. 1 rewritten, 0 not needed,
  * -errno. */
 int session_times_compact(int global_fd, const Inventory *inv, size_t t);
+
+/* Open G/.qgc/ (SESSION_TIMES_STATE_DIR), made first when needed, its name fsynced into G.
+ * step is called after the mkdir. fd or -errno. */
+int session_times_state_dir_open(int global_fd, dev_t global_dev, SessionTimesStepFn step,
+                                 void *userdata);

@@ -21,7 +21,7 @@
 #include "strtable.h"
 #include "plan.h"
 #include "qwen.h"
-#include "recover.h"
+#include "session-times.h"
 #include "treesize.h"
 #include "util.h"
 
@@ -183,7 +183,7 @@ TreeKind treesize_classify(const char *rel) {
                 return TREE_KIND_UNKNOWN;
         /* qgc's own: its lock, its state (pending markers) and its temporary files anywhere */
         if ((ts_is(c, n, LOCK_FILE) && c[n] == '\0') ||
-            (ts_is(c, n, RECOVER_STATE_DIR) && c[n] == '/') ||
+            (ts_is(c, n, SESSION_TIMES_STATE_DIR) && c[n] == '/') ||
             fs_is_temp_name(strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel))
                 return TREE_KIND_QGC;
         if (ts_is(c, n, "projects"))
