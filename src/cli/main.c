@@ -632,7 +632,7 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
                 r = plan_render_status(inv, now, &ro, stdout);
                 if (r >= 0)
                         r = plan_render_status_caps(inv, &cfg->tree, stdout);
-                return r < 0 ? r : treesize_render(inv, cfg->tree.count_allocated, false, stdout);
+                return r < 0 ? r : treesize_render(inv, cfg->tree.count_allocated, stdout);
         }
         if (arg_command == CMD_SHOW) {
                 const char *id = arg_restore_id, *other = NULL;

@@ -544,30 +544,9 @@ int treesize_json_trees(const Inventory *inv, bool allocated, json_object **ret)
         return 0;
 }
 
-int treesize_render(const Inventory *inv, bool allocated, bool json, FILE *f) {
-        json_object *doc = NULL, *trees = NULL;
+int treesize_render(const Inventory *inv, bool allocated, FILE *f) {
         int r = 0;
 
-        if (json) {
-                r = treesize_json_trees(inv, allocated, &trees);
-                if (r < 0)
-                        return r;
-                doc = json_object_new_object();
-                if (!doc) {
-                        json_object_put(trees);
-                        return -ENOMEM;
-                }
-                if (ts_json_add(doc, "version", json_object_new_int(1)) < 0 ||
-                    json_object_object_add(doc, "trees", trees) < 0) {
-                        json_object_put(doc);
-                        return -ENOMEM;
-                }
-                fprintf(f, "%s\n",
-                        json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
-                                                                    JSON_C_TO_STRING_NOSLASHESCAPE));
-                json_object_put(doc);
-                return 0;
-        }
         for (size_t t = 0; r >= 0 && t < inv->n_trees; t++) {
                 TreeSize s;
                 int k = treesize_measure(&inv->trees[t], &s);

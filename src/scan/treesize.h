@@ -54,9 +54,9 @@ TreeKind treesize_classify(const char *relpath);
 int treesize_measure(const Tree *t, TreeSize *ret);
 void treesize_done(TreeSize *s);
 
-/* qgc status: the breakdown of every tree of inv, below the per-project table; json: one JSON
- * document instead. allocated: which measure the total is compared with first (tree.count). */
-int treesize_render(const Inventory *inv, bool allocated, bool json, FILE *f);
+/* qgc status: the breakdown of every tree of inv, below the per-project table. allocated:
+ * which measure the total is compared with first (tree.count). */
+int treesize_render(const Inventory *inv, bool allocated, FILE *f);
 /* The breakdown of every tree as a json-c array (one object per tree that exists), in *ret
  * (the caller's). 0 or -errno. */
 struct json_object;
