@@ -53,11 +53,3 @@ TreeKind treesize_classify(const char *relpath);
  * -ENOMEM. */
 int treesize_measure(const Tree *t, TreeSize *ret);
 void treesize_done(TreeSize *s);
-
-/* qgc status: the breakdown of every tree of inv, below the per-project table. allocated:
- * which measure the total is compared with first (tree.count). */
-int treesize_render(const Inventory *inv, bool allocated, FILE *f);
-/* The breakdown of every tree as a json-c array (one object per tree that exists), in *ret
- * (the caller's). 0 or -errno. */
-struct json_object;
-int treesize_json_trees(const Inventory *inv, bool allocated, struct json_object **ret);
