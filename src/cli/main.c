@@ -541,7 +541,7 @@ static int main_status_json(const Inventory *inv, msec_t now, const Config *cfg)
         doc = json_tokener_parse(buf);
         if (!doc)
                 return -EINVAL;
-        r = treesize_json_trees(inv, cfg->tree.count_allocated, &trees);
+        r = render_status_trees_json(inv, cfg->tree.count_allocated, &trees);
         if (r >= 0 && json_object_object_add(doc, "breakdown", trees) < 0) {
                 json_object_put(trees);
                 r = -ENOMEM;
@@ -632,7 +632,7 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
                 r = plan_render_status(inv, now, &ro, stdout);
                 if (r >= 0)
                         r = plan_render_status_caps(inv, &cfg->tree, stdout);
-                return r < 0 ? r : treesize_render(inv, cfg->tree.count_allocated, stdout);
+                return r < 0 ? r : render_status_trees(inv, cfg->tree.count_allocated, stdout);
         }
         if (arg_command == CMD_SHOW) {
                 const char *id = arg_restore_id, *other = NULL;

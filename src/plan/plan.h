@@ -168,8 +168,8 @@ int plan_render_status_caps(const Inventory *inv, const TreeLimits *tl, FILE *f)
 
 /* qgc status: the breakdown of every tree of inv by kind (treesize.h), below the per-project
  * table. allocated: which measure the total is compared with first (tree.count). */
-int treesize_render(const Inventory *inv, bool allocated, FILE *f);
+int render_status_trees(const Inventory *inv, bool allocated, FILE *f);
 /* The breakdown of every tree as a json-c array (one object per tree that exists), in *ret
  * (the caller's). 0 or -errno. */
 struct json_object;
-int treesize_json_trees(const Inventory *inv, bool allocated, struct json_object **ret);
+int render_status_trees_json(const Inventory *inv, bool allocated, struct json_object **ret);

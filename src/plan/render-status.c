@@ -337,7 +337,7 @@ static json_object *ts_json_tree(const Inventory *inv, size_t t, const TreeSize 
         return o;
 }
 
-int treesize_json_trees(const Inventory *inv, bool allocated, json_object **ret) {
+int render_status_trees_json(const Inventory *inv, bool allocated, json_object **ret) {
         json_object *trees = json_object_new_array();
         int r = 0;
 
@@ -368,7 +368,7 @@ int treesize_json_trees(const Inventory *inv, bool allocated, json_object **ret)
         return 0;
 }
 
-int treesize_render(const Inventory *inv, bool allocated, FILE *f) {
+int render_status_trees(const Inventory *inv, bool allocated, FILE *f) {
         int r = 0;
 
         for (size_t t = 0; r >= 0 && t < inv->n_trees; t++) {
