@@ -18,7 +18,6 @@
 #include "erase.h"
 #include "fsread.h"
 #include "fsutil.h"
-#include "hygiene-int.h"
 #include "hygiene.h"
 #include "json.h"
 #include "live.h"

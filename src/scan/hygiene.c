@@ -25,7 +25,6 @@
 #include "erase.h"
 #include "fsread.h"
 #include "fsutil.h"
-#include "hygiene-int.h"
 #include "hygiene.h"
 #include "json.h"
 #include "live.h"
@@ -185,7 +184,7 @@ void hygiene_sum(int dfd, dev_t dev, unsigned depth, HygieneSum *s) {
 }
 
 /* scheduled_tasks.json holding no task? (an empty array) */
-bool hygiene_tasks_empty(int hfd) {
+static bool hygiene_tasks_empty(int hfd) {
         json_object *o = NULL;
         bool empty;
 
@@ -199,7 +198,7 @@ bool hygiene_tasks_empty(int hfd) {
 /* Is tmp/<hash>/scheduled_tasks.lock ({"pid":N,"sessionId":...,"lockId":...}, Qwen's cron
  * lock) held by a live process, or can that not be told (malformed, /proc unreadable)? A clean
  * exit leaves the file behind (layout §13): a dead pid makes it a leftover. */
-bool hygiene_lock_live(int hfd) {
+static bool hygiene_lock_live(int hfd) {
         json_object *o = NULL, *pid = NULL;
         uint64_t ticks;
         bool live = true;
