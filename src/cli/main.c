@@ -39,7 +39,7 @@
 #include "roots.h"
 #include "scan.h"
 #include "text.h"
-#include "treesize.h"
+#include "tree-size.h"
 #include "users.h"
 #include "util.h"
 
@@ -523,7 +523,7 @@ static int main_show(const Inventory *inv, const char *id) {
 }
 
 /* status --json: the per-project document (plan_render_status_json()) with the breakdown of
- * every byte by kind (treesize.h) as its "breakdown" member; one JSON document. */
+ * every byte by kind (tree-size.h) as its "breakdown" member; one JSON document. */
 static int main_status_json(const Inventory *inv, msec_t now, const Config *cfg) {
         _cleanup_free_ char *buf = NULL, *out = NULL;
         size_t len = 0;
@@ -626,7 +626,7 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         /* the scan's threads are gone: stdout needs no locking per character from here on */
         __fsetlocking(stdout, FSETLOCKING_BYCALLER);
         if (arg_command == CMD_STATUS) {
-                /* below the per-project table: every byte of each tree by kind (treesize.h) */
+                /* below the per-project table: every byte of each tree by kind (tree-size.h) */
                 if (arg_json)
                         return main_status_json(inv, now, cfg);
                 r = plan_render_status(inv, now, &ro, stdout);

@@ -166,7 +166,7 @@ int plan_render_status(const Inventory *inv, msec_t now, const RenderOptions *o,
  * (policy_tree_counted()), with the cap in force. */
 int plan_render_status_caps(const Inventory *inv, const TreeLimits *tl, FILE *f);
 
-/* qgc status: the breakdown of every tree of inv by kind (treesize.h), below the per-project
+/* qgc status: the breakdown of every tree of inv by kind (tree-size.h), below the per-project
  * table. allocated: which measure the total is compared with first (tree.count). */
 int render_status_trees(const Inventory *inv, bool allocated, FILE *f);
 /* The breakdown of every tree as a json-c array (one object per tree that exists), in *ret

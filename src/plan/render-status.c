@@ -17,7 +17,7 @@
 #include "reason.h"
 #include "render-int.h"
 #include "text.h"
-#include "treesize.h"
+#include "tree-size.h"
 
 #define RENDER_BAR_WIDTH 20
 

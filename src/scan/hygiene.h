@@ -4,7 +4,7 @@
  * checkpoint files. Each kind has its own policy key (config.h), "off" by default; the scan
  * looks for a kind only when its key is on. What this module does not recognise it never
  * touches: a tmp/<hash>/ holding an unknown name is no candidate (qgc status counts it as
- * unknown, treesize.h). Stale project entries (every recorded cwd a vanished temporary directory,
+ * unknown, tree-size.h). Stale project entries (every recorded cwd a vanished temporary directory,
  * upstream PR #9110) are marked first and go a stale-project-min-age later, their sessions
  * through the normal delete (see hygiene.c). */
 #pragma once

@@ -3,5 +3,5 @@
 libqgc_a_SOURCES += src/scan/scan.c src/scan/scan.h src/scan/scan-aggs.c src/scan/scan-aggs.h \
 	src/scan/enrich.c src/scan/enrich.h src/scan/session-times.c src/scan/session-times.h \
 	src/scan/orphans.c src/scan/orphans.h src/scan/hygiene.c src/scan/hygiene.h \
-	src/scan/hygiene-scan.c src/scan/hygiene-stale.c src/scan/treesize.c \
-	src/scan/treesize.h
+	src/scan/hygiene-scan.c src/scan/hygiene-stale.c src/scan/tree-size.c \
+	src/scan/tree-size.h

@@ -1,5 +1,5 @@
 /* test_hygiene.c: the tree hygiene kinds (hygiene.h) and the byte accounting of qgc status
- * (treesize.h): the classification table, the keys, and the guards the executor re-checks
+ * (tree-size.h): the classification table, the keys, and the guards the executor re-checks
  * between the scan and the removal (a file rewritten or replaced, a transcript that appears,
  * a write inside a stale tmp/<hash>/, a lock that appears, a file already gone). */
 #include "autoconf.h"
@@ -27,7 +27,7 @@
 #include "reason.h"
 #include "roots.h"
 #include "scan.h"
-#include "treesize.h"
+#include "tree-size.h"
 #include "util.h"
 
 #define H64(c) c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c

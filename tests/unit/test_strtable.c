@@ -11,7 +11,7 @@
 #include "inventory.h"
 #include "journal.h"
 #include "strtable.h"
-#include "treesize.h"
+#include "tree-size.h"
 
 typedef enum Color {
         COLOR_RED,

@@ -1,4 +1,4 @@
-/* treesize.c: every byte of a tree by kind (treesize.h). The names come from Qwen Code's
+/* tree-size.c: every byte of a tree by kind (tree-size.h). The names come from Qwen Code's
  * storage layout (../shared/docs/qwen-layout.md §1-§3, §13, §14); a name this file does not know
  * is "unknown", counted and shown, never guessed at. */
 #include "autoconf.h"
@@ -18,7 +18,7 @@
 #include "strtable.h"
 #include "qwen.h"
 #include "session-times.h"
-#include "treesize.h"
+#include "tree-size.h"
 #include "util.h"
 
 #define TREESIZE_DEPTH_MAX 64

@@ -1,4 +1,4 @@
-/* treesize.h: where every byte of a Qwen tree goes, by kind, for qgc status. A walk of the
+/* tree-size.h: where every byte of a Qwen tree goes, by kind, for qgc status. A walk of the
  * tree's roots (R, and G when it is elsewhere) through the safe-filesystem layer, counting
  * every file once (hard links once, as du does) and every directory's own size, so the total
  * is what `du --apparent-size` (or du's allocated blocks) says of the tree. A mount point
