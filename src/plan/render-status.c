@@ -246,7 +246,7 @@ static int ts_render_text(const Inventory *inv, size_t t, const TreeSize *s, boo
         for (TreeKind k = 0; k < _TREE_KIND_MAX; k++) {
                 if (s->files[k] == 0 && k != TREE_KIND_UNKNOWN)
                         continue;
-                fprintf(f, "  %-22s %7" PRIu64 " %9s %9s\n", tree_kind_to_string(k), s->files[k],
+                fprintf(f, "  %-22s %7" PRIu64 " %9s %9s\n", tree_size_kind_to_string(k), s->files[k],
                         format_bytes(a, sizeof a, s->bytes[k]),
                         format_bytes(b, sizeof b, s->alloc[k]));
         }
@@ -304,7 +304,7 @@ static json_object *ts_json_tree(const Inventory *inv, size_t t, const TreeSize 
         }
         for (TreeKind k = 0; r >= 0 && k < _TREE_KIND_MAX; k++) {
                 json_object *e = json_object_new_object();
-                r = ts_json_add(kinds, tree_kind_key(k), e);
+                r = ts_json_add(kinds, tree_size_kind_key(k), e);
                 if (r >= 0)
                         r = ts_json_add(e, "files", json_object_new_int64((int64_t)s->files[k]));
                 if (r >= 0)
@@ -345,7 +345,7 @@ int render_status_trees_json(const Inventory *inv, bool allocated, json_object *
                 return -ENOMEM;
         for (size_t t = 0; r >= 0 && t < inv->n_trees; t++) {
                 TreeSize s;
-                int k = treesize_measure(&inv->trees[t], &s);
+                int k = tree_size_measure(&inv->trees[t], &s);
 
                 if (k == -ENOMEM) {
                         r = k;
@@ -358,7 +358,7 @@ int render_status_trees_json(const Inventory *inv, bool allocated, json_object *
                                 r = -ENOMEM;
                         }
                 }
-                treesize_done(&s); /* k < 0: no such tree, plan_render_status() said so */
+                tree_size_done(&s); /* k < 0: no such tree, plan_render_status() said so */
         }
         if (r < 0) {
                 json_object_put(trees);
@@ -373,7 +373,7 @@ int render_status_trees(const Inventory *inv, bool allocated, FILE *f) {
 
         for (size_t t = 0; r >= 0 && t < inv->n_trees; t++) {
                 TreeSize s;
-                int k = treesize_measure(&inv->trees[t], &s);
+                int k = tree_size_measure(&inv->trees[t], &s);
 
                 if (k == -ENOMEM) {
                         r = k;
@@ -381,7 +381,7 @@ int render_status_trees(const Inventory *inv, bool allocated, FILE *f) {
                 }
                 if (k >= 0)
                         r = ts_render_text(inv, t, &s, allocated, f);
-                treesize_done(&s);
+                tree_size_done(&s);
         }
         return r;
 }

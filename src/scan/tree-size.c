@@ -24,7 +24,7 @@
 #define TREESIZE_DEPTH_MAX 64
 #define TREESIZE_PATH_MAX 8192
 
-static const char *const tree_kind_table[_TREE_KIND_MAX] = {
+static const char *const tree_size_kind_table[_TREE_KIND_MAX] = {
         [TREE_KIND_SESSIONS] = "active sessions",
         [TREE_KIND_ARCHIVE] = "archive",
         [TREE_KIND_FILE_HISTORY] = "file-history",
@@ -40,7 +40,7 @@ static const char *const tree_kind_table[_TREE_KIND_MAX] = {
         [TREE_KIND_DIRS] = "directories",
 };
 
-static const char *const tree_kind_key_table[_TREE_KIND_MAX] = {
+static const char *const tree_size_kind_key_table[_TREE_KIND_MAX] = {
         [TREE_KIND_SESSIONS] = "sessions",       [TREE_KIND_ARCHIVE] = "archive",
         [TREE_KIND_FILE_HISTORY] = "file-history", [TREE_KIND_SUBAGENTS] = "subagents",
         [TREE_KIND_LOGS] = "logs",               [TREE_KIND_TOOL_RESULTS] = "tool-results",
@@ -50,9 +50,9 @@ static const char *const tree_kind_key_table[_TREE_KIND_MAX] = {
         [TREE_KIND_UNKNOWN] = "unknown",         [TREE_KIND_DIRS] = "directories",
 };
 
-DEFINE_STRING_TABLE_LOOKUP_TO_STRING(tree_kind, TreeKind);
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(tree_size_kind, TreeKind);
 
-DEFINE_STRING_TABLE_TO_STRING_FUNC(tree_kind_key, tree_kind_key_table, TreeKind);
+DEFINE_STRING_TABLE_TO_STRING_FUNC(tree_size_kind_key, tree_size_kind_key_table, TreeKind);
 
 static bool ts_endswith(const char *s, size_t n, const char *suffix) {
         size_t b = strlen(suffix);
@@ -171,7 +171,7 @@ static TreeKind ts_classify_project(const char *rel) {
         return TREE_KIND_UNKNOWN;
 }
 
-TreeKind treesize_classify(const char *rel) {
+TreeKind tree_size_classify(const char *rel) {
         const char *c;
         size_t n;
 
@@ -324,7 +324,7 @@ static int ts_walk(TsWalk *w, int dfd, size_t len, unsigned depth) {
                                 return r;
                         continue;
                 }
-                r = ts_count(w, treesize_classify(w->path), &st, w->path);
+                r = ts_count(w, tree_size_classify(w->path), &st, w->path);
                 if (r < 0)
                         return r;
         }
@@ -369,13 +369,13 @@ static int ts_measure_root(TreeSize *s, const char *path, dev_t dev, const struc
         return r;
 }
 
-void treesize_done(TreeSize *s) {
+void tree_size_done(TreeSize *s) {
         for (size_t i = 0; i < s->n_unknown; i++)
                 free(s->unknown[i]);
         *s = (TreeSize){};
 }
 
-int treesize_measure(const Tree *t, TreeSize *ret) {
+int tree_size_measure(const Tree *t, TreeSize *ret) {
         bool two = t->global_dir && !streq(t->global_dir, t->runtime_dir);
         struct stat rs, gs;
         int r;

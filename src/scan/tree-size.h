@@ -43,13 +43,13 @@ typedef struct TreeSize {
         size_t n_unknown;
 } TreeSize;
 
-const char *tree_kind_to_string(TreeKind k); /* "active sessions", ... */
-const char *tree_kind_key(TreeKind k);       /* "sessions", ... (JSON) */
+const char *tree_size_kind_to_string(TreeKind k); /* "active sessions", ... */
+const char *tree_size_kind_key(TreeKind k);       /* "sessions", ... (JSON) */
 /* The kind of a file (not a directory: those are TREE_KIND_DIRS) at relpath, relative to
  * the tree's root (R or G). Pure. */
-TreeKind treesize_classify(const char *relpath);
+TreeKind tree_size_classify(const char *relpath);
 
 /* Measure tree t (its roots as configured). 0 or -errno (the runtime root cannot be opened);
  * -ENOMEM. */
-int treesize_measure(const Tree *t, TreeSize *ret);
-void treesize_done(TreeSize *s);
+int tree_size_measure(const Tree *t, TreeSize *ret);
+void tree_size_done(TreeSize *s);

@@ -100,10 +100,10 @@ static void test_treesize_classify_table(void **state) {
 
         (void)state;
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
-                TreeKind k = treesize_classify(table[i].path);
+                TreeKind k = tree_size_classify(table[i].path);
                 if (k != table[i].want)
-                        print_error("%s: %s, want %s\n", table[i].path, tree_kind_to_string(k),
-                                    tree_kind_to_string(table[i].want));
+                        print_error("%s: %s, want %s\n", table[i].path, tree_size_kind_to_string(k),
+                                    tree_size_kind_to_string(table[i].want));
                 assert_int_equal(k, table[i].want);
         }
 }
@@ -711,7 +711,7 @@ static void test_treesize_corpus(void **state) {
         uint64_t b = 0, a = 0;
 
         assert_int_equal(roots_from_dir(fx->qwen, &t), 0);
-        assert_int_equal(treesize_measure(&t, &s), 0);
+        assert_int_equal(tree_size_measure(&t, &s), 0);
         for (TreeKind k = 0; k < _TREE_KIND_MAX; k++) {
                 b += s.bytes[k];
                 a += s.alloc[k];
@@ -722,7 +722,7 @@ static void test_treesize_corpus(void **state) {
         assert_true(s.files[TREE_KIND_SESSIONS] > 0);
         assert_true(s.files[TREE_KIND_ARCHIVE] > 0);
         assert_false(s.incomplete);
-        treesize_done(&s);
+        tree_size_done(&s);
         tree_done(&t);
 }
 
