@@ -171,7 +171,7 @@ static TreeKind ts_classify_project(const char *rel) {
         return TREE_KIND_UNKNOWN;
 }
 
-TreeKind tree_size_classify(const char *rel) {
+static TreeKind tree_size_classify(const char *rel) {
         const char *c;
         size_t n;
 

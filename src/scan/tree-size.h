@@ -45,9 +45,6 @@ typedef struct TreeSize {
 
 const char *tree_size_kind_to_string(TreeKind k); /* "active sessions", ... */
 const char *tree_size_kind_key(TreeKind k);       /* "sessions", ... (JSON) */
-/* The kind of a file (not a directory: those are TREE_KIND_DIRS) at relpath, relative to
- * the tree's root (R or G). Pure. */
-TreeKind tree_size_classify(const char *relpath);
 
 /* Measure tree t (its roots as configured). 0 or -errno (the runtime root cannot be opened);
  * -ENOMEM. */
