@@ -41,20 +41,6 @@ typedef enum SessionTimeEvent {
         _SESSION_TIME_EVENT_INVALID = -22,
 } SessionTimeEvent;
 
-const char *session_time_event_to_string(SessionTimeEvent ev);
-SessionTimeEvent session_time_event_from_string(const char *s);
-
-/* Called for every line that parses, in file order. */
-typedef void (*SessionTimesFn)(SessionTimeEvent ev, msec_t at, const char *id, void *userdata);
-
-/* Parse text (n bytes) in one pass; lines that do not parse are skipped. Returns the number of
- * lines skipped. */
-size_t session_times_parse(const char *text, size_t n, SessionTimesFn fn, void *userdata);
-
-/* Read G/.qgc/session-times of global_fd and parse it. 0 (also when there is none), -EFBIG over
- * SESSION_TIMES_MAX, -errno. *ret_size (may be NULL): its size. */
-int session_times_read(int global_fd, SessionTimesFn fn, void *userdata, size_t *ret_size);
-
 /* The facts of the file into the sessions of tree t of inv (its index built). Read errors are
  * warnings (no record). */
 void session_times_scan(Inventory *inv, size_t t);
