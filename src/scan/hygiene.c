@@ -117,7 +117,9 @@ bool hygiene_is_checkpoint(const char *n) {
                (strneq(n, "checkpoint-", 11) && hygiene_endswith(n, ".json") && strlen(n) > 16);
 }
 
-/* (dfd, name) is a directory on dev and not a mount point: its fd, else -errno. */
+/* (dfd, name) is a directory on dev (any when 0) and not a mount point (a bind mount of the
+ * same filesystem included), never followed through a symlink: its fd, else -ENOENT, -ELOOP
+ * (a symlink), -ENOTDIR, -EXDEV or another -errno. */
 int hygiene_open_dir(int dfd, const char *name, dev_t dev, struct stat *ret_st) {
         struct stat st;
         bool mount = false;
@@ -125,6 +127,8 @@ int hygiene_open_dir(int dfd, const char *name, dev_t dev, struct stat *ret_st) 
 
         if (r < 0)
                 return r;
+        if (S_ISLNK(st.st_mode))
+                return -ELOOP;
         if (!S_ISDIR(st.st_mode))
                 return -ENOTDIR;
         if ((dev != 0 && st.st_dev != dev) || mount)

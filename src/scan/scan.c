@@ -311,29 +311,6 @@ static int scan_list_cold(int dfd, ScanEntries *e, ScanNames *other) {
         return scan_list_end(r, k, e, other);
 }
 
-/* Open a subdirectory (dfd, name) on dev, without following a symlink. -ENOENT when absent,
- * -ELOOP for a symlink, -ENOTDIR, -EXDEV for another filesystem or any mount point (a bind
- * mount of the same filesystem too). */
-static int scan_open_subdir(int dfd, const char *name, dev_t dev, struct stat *ret_st) {
-        struct stat st;
-        bool mount = false;
-        int fd;
-
-        fd = fs_statat(dfd, name, &st, &mount);
-        if (fd < 0)
-                return fd;
-        if (S_ISLNK(st.st_mode))
-                return -ELOOP;
-        if (!S_ISDIR(st.st_mode))
-                return -ENOTDIR;
-        if (st.st_dev != dev || mount)
-                return -EXDEV;
-        fd = fs_open_noatime(dfd, name, O_RDONLY | O_DIRECTORY);
-        if (fd >= 0 && ret_st)
-                *ret_st = st;
-        return fd;
-}
-
 static const char *scan_type_name(mode_t m) {
         return S_ISLNK(m)  ? "symlink" :
                S_ISDIR(m)  ? "directory" :
@@ -609,12 +586,12 @@ static void scan_add_sidecar(const ScanCtx *ctx, Session *s, int dfd, const Scan
 
 /* Sidecars of one copy named <id>.*: worktree, PR, ledger; *ret_worktree says whether the
  * worktree sidecar is listed (the enrichment pass reads it). */
-static int scan_sidecars(const ScanCtx *ctx, Session *s, int dfd, const ScanNames *names,
-                         const char *id, bool *ret_worktree) {
+static void scan_sidecars(const ScanCtx *ctx, Session *s, int dfd, const ScanNames *names,
+                          const char *id, bool *ret_worktree) {
         static const char *const suffixes[] = { ".worktree.json", ".pr.json", ".ledger.jsonl" };
 
         if (dfd < 0 || names->n == 0)
-                return 0;
+                return;
         char n[SESSION_ID_MAX + sizeof(".worktree.json")];
         size_t k = strnlen(id, SESSION_ID_MAX);
 
@@ -626,7 +603,6 @@ static int scan_sidecars(const ScanCtx *ctx, Session *s, int dfd, const ScanName
                 if (i == 0)
                         *ret_worktree = scan_names_has(names, n);
         }
-        return 0;
 }
 
 /* Fill the fields that come from a copy's content. */
@@ -733,16 +709,12 @@ static int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
         /* sidecars of each copy, claims for the id, file-history and subagents */
         if (act) {
                 memcpy(ef->worktree_id[0], act->id, sizeof(ef->worktree_id[0]));
-                r = scan_sidecars(ctx, &s, p->chats_fd, &p->chats_other, act->id, &ef->worktree[0]);
-                if (r < 0)
-                        goto fail;
+                scan_sidecars(ctx, &s, p->chats_fd, &p->chats_other, act->id, &ef->worktree[0]);
         }
         if (arc) {
                 memcpy(ef->worktree_id[1], arc->id, sizeof(ef->worktree_id[1]));
-                r = scan_sidecars(ctx, &s, p->archive_fd, &p->archive_other, arc->id,
-                                  &ef->worktree[1]);
-                if (r < 0)
-                        goto fail;
+                scan_sidecars(ctx, &s, p->archive_fd, &p->archive_other, arc->id,
+                              &ef->worktree[1]);
         }
         claims_range(&p->claims, s.id, &first, &end);
         for (size_t i = first; i < end; i++)
@@ -825,7 +797,7 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
         int r;
 
         *ret_empty = false;
-        p->chats_fd = scan_open_subdir(pfd, "chats", ctx->dev, &st);
+        p->chats_fd = hygiene_open_dir(pfd, "chats", ctx->dev, &st);
         if (p->chats_fd == -ENOENT) {
                 *ret_empty = true;
                 return 0;
@@ -839,7 +811,7 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
                 return scan_project_unlisted(ctx, p->name, "chats/", r);
         claims_sort(&p->claims);
         if (scan_names_has(&p->chats_other, "archive")) {
-                p->archive_fd = scan_open_subdir(p->chats_fd, "archive", ctx->dev, NULL);
+                p->archive_fd = hygiene_open_dir(p->chats_fd, "archive", ctx->dev, NULL);
                 if (p->archive_fd >= 0) {
                         r = scan_list_chats(p->archive_fd, &arc, &p->archive_other, NULL,
                                             &n_archive);
@@ -847,7 +819,7 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
                                 return scan_project_unlisted(ctx, p->name, "chats/archive/", r);
                         *ret_empty = n_chats == 1 && n_archive == 0;
                         if (scan_names_has(&p->archive_other, COLD_DIR)) {
-                                p->cold_fd = scan_open_subdir(p->archive_fd, COLD_DIR, ctx->dev,
+                                p->cold_fd = hygiene_open_dir(p->archive_fd, COLD_DIR, ctx->dev,
                                                               NULL);
                                 r = p->cold_fd;
                                 if (r >= 0)
@@ -967,7 +939,7 @@ static int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
         struct stat st;
         int r = 0;
 
-        pfd = scan_open_subdir(projects_fd, name, ctx->dev, NULL);
+        pfd = hygiene_open_dir(projects_fd, name, ctx->dev, NULL);
         if (pfd < 0) {
                 if (pfd != -ENOTDIR)
                         log_debug("projects/%s: %s, skipped", name, errno_to_string(-pfd));
@@ -1002,7 +974,7 @@ static int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
         }
         r = 0;
         p.review_fd = fs_open_noatime(pfd, ERASE_REVIEW_DIR, O_RDONLY | O_DIRECTORY);
-        sfd = scan_open_subdir(pfd, "subagents", ctx->dev, NULL);
+        sfd = hygiene_open_dir(pfd, "subagents", ctx->dev, NULL);
         if (sfd >= 0) {
                 r = scan_aggs_collect(sfd, ctx->dev, /* only_ids= */ true, &p.subagents);
                 if (r < 0)
@@ -1301,11 +1273,11 @@ static int scan_tree(ScanCtx *ctx) {
         gfd = open(t->global_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
         if (gfd >= 0 && fstat(gfd, &st) == 0) {
                 hdev = st.st_dev;
-                hfd = scan_open_subdir(gfd, "file-history", hdev, NULL);
+                hfd = hygiene_open_dir(gfd, "file-history", hdev, NULL);
         }
 
-        ctx->tmp_fd = scan_open_subdir(rfd, "tmp", ctx->dev, NULL);
-        pfd = scan_open_subdir(rfd, "projects", ctx->dev, NULL);
+        ctx->tmp_fd = hygiene_open_dir(rfd, "tmp", ctx->dev, NULL);
+        pfd = hygiene_open_dir(rfd, "projects", ctx->dev, NULL);
         if (pfd >= 0) {
                 _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
                 const char *name;
