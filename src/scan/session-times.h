@@ -1,21 +1,9 @@
-/* session-times.h: qgc's own record of when it archived and restored each session of a tree, the
- * file G/.qgc/session-times (in qgc's state directory, beside the pending markers; nothing but
- * qgc writes there). One line per event, appended (one write, one fsync per batch):
- *     archived <msec> <id>   qgc moved the session to chats/archive/ at msec (written once the
- *                            move is durable; archive-max-age counts from it)
- *     restore <msec> <id>    a restore of the session begins: written durably before its first
- *                            change, it is the restore's intent (recover.c finishes a restore
- *                            with no "restored" line after it) and the start of restore-grace
- *     restore-to-archive <msec> <id>   the same for `qgc restore --to-archive`
- *     restored <msec> <id>   that restore ended: complete, or refused for good (a conflict, a
- *                            compressed file that does not match)
- * A later line of an id replaces what an earlier one said about it. The scan reads the file whole
- * (at most SESSION_TIMES_MAX bytes, one pass) into the inventory's facts Session.archived_at,
- * restored_at, restore_pending and restore_to_archive. A file over the maximum is ignored with a warning, a line
- * that does not parse is skipped: a missing or garbled record means no grace and the archive
- * time's fallback (the archived transcript's ctime, see policy.c). The executor rewrites the file
- * with only the latest line of each session the scan found once it passes SESSION_TIMES_COMPACT,
- * so it stays near 60 bytes per session of the tree. */
+/* session-times.h: qgc's state directory G/.qgc/ and its record of when qgc archived and
+ * restored each session, G/.qgc/session-times (doc/architecture.md has the format): one line
+ * "<event> <msec> <id>" per event, appended, a later line of an id replacing an earlier one.
+ * The scan reads it whole (at most SESSION_TIMES_MAX, one pass; a line that does not parse is
+ * skipped, a larger file ignored with a warning) into Session.archived_at, restored_at,
+ * restore_pending and restore_to_archive; past SESSION_TIMES_COMPACT the executor compacts it. */
 #pragma once
 
 #include <stddef.h>
@@ -33,10 +21,12 @@
 #define SESSION_TIMES_COMPACT (4U * 1024 * 1024)
 
 typedef enum SessionTimeEvent {
-        SESSION_TIME_ARCHIVED,
-        SESSION_TIME_RESTORE,
-        SESSION_TIME_RESTORE_TO_ARCHIVE,
-        SESSION_TIME_RESTORED,
+        SESSION_TIME_ARCHIVED,           /* "archived": the move to chats/archive/ is durable */
+        SESSION_TIME_RESTORE,            /* "restore": written durably before a restore's first
+                                          * change (its intent; restore-grace starts) */
+        SESSION_TIME_RESTORE_TO_ARCHIVE, /* "restore-to-archive": the same, --to-archive */
+        SESSION_TIME_RESTORED,           /* "restored": the restore ended, or was refused for
+                                          * good */
         _SESSION_TIME_EVENT_MAX,
         _SESSION_TIME_EVENT_INVALID = -22,
 } SessionTimeEvent;
