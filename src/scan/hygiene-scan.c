@@ -6,25 +6,18 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
-
-#include "erase.h"
 #include "fsread.h"
 #include "fsutil.h"
 #include "hygiene.h"
-#include "json.h"
-#include "live.h"
 #include "log.h"
 #include "macro.h"
 #include "qwen.h"
-#include "record.h"
 #include "util.h"
 
 static int hygiene_add(Inventory *inv, size_t tree, OrphanKind kind, const char *rel,

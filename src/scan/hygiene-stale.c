@@ -35,7 +35,6 @@
 #include "js.h"
 #include "json.h"
 #include "live.h"
-#include "log.h"
 #include "macro.h"
 #include "qwen.h"
 #include "record.h"

@@ -13,8 +13,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,16 +20,13 @@
 
 #include <json-c/json.h>
 
-#include "erase.h"
 #include "fsread.h"
 #include "fsutil.h"
 #include "hygiene.h"
 #include "json.h"
 #include "live.h"
-#include "log.h"
 #include "macro.h"
 #include "qwen.h"
-#include "record.h"
 #include "util.h"
 
 bool hygiene_kind(OrphanKind k) {
