@@ -39,7 +39,7 @@
 #include "roots.h"
 #include "scan.h"
 #include "text.h"
-#include "treesize.h"
+#include "tree-size.h"
 #include "users.h"
 #include "util.h"
 
@@ -533,7 +533,7 @@ static int main_show(const Inventory *inv, const char *id) {
 }
 
 /* status --json: the per-project document (plan_json_render_status()) with the breakdown of
- * every byte by kind (treesize.h) as its "breakdown" member; one JSON document. */
+ * every byte by kind (tree-size.h) as its "breakdown" member; one JSON document. */
 static int main_status_json(const Inventory *inv, msec_t now, const Config *cfg) {
         _cleanup_free_ char *buf = NULL, *out = NULL;
         size_t len = 0;
@@ -551,7 +551,7 @@ static int main_status_json(const Inventory *inv, msec_t now, const Config *cfg)
         doc = json_tokener_parse(buf);
         if (!doc)
                 return -EINVAL;
-        r = treesize_json_trees(inv, cfg->tree.count_allocated, &trees);
+        r = render_status_trees_json(inv, cfg->tree.count_allocated, &trees);
         if (r >= 0 && json_object_object_add(doc, "breakdown", trees) < 0) {
                 json_object_put(trees);
                 r = -ENOMEM;
@@ -636,13 +636,13 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         /* the scan's threads are gone: stdout needs no locking per character from here on */
         __fsetlocking(stdout, FSETLOCKING_BYCALLER);
         if (arg_command == CMD_STATUS) {
-                /* below the per-project table: every byte of each tree by kind (treesize.h) */
+                /* below the per-project table: every byte of each tree by kind (tree-size.h) */
                 if (arg_json)
                         return main_status_json(inv, now, cfg);
                 r = render_status_text(inv, now, &ro, stdout);
                 if (r >= 0)
                         r = render_status_caps(inv, &cfg->tree, stdout);
-                return r < 0 ? r : treesize_render(inv, cfg->tree.count_allocated, false, stdout);
+                return r < 0 ? r : render_status_trees(inv, cfg->tree.count_allocated, stdout);
         }
         if (arg_command == CMD_SHOW) {
                 const char *id = NULL;

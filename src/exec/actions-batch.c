@@ -21,7 +21,7 @@
 #include "macro.h"
 #include "reason.h"
 #include "recover.h"
-#include "sessiontimes.h"
+#include "session-times.h"
 #include "syncq.h"
 #include "usage-index.h"
 #include "util.h"
@@ -926,7 +926,7 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
                         log_warning_errno(r, "cannot remove the pending-delete marker '%s'",
                                           b->marker);
         }
-        /* when each archive of the batch happened (sessiontimes.h: archive-max-age counts from
+        /* when each archive of the batch happened (session-times.h: archive-max-age counts from
          * it), with one write and one fsync, once the moves are durable */
         _cleanup_(strbuf_done) StrBuf times = {};
         msec_t now = now_msec();

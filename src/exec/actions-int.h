@@ -205,7 +205,7 @@ int actions_batch_dir(ActionsContext *c, const ActionsTree *t, const Session *s,
 int actions_orphan_step(ActionsContext *c, const Orphan *o, const Verdict *v);
 
 /* actions-restore.c */
-/* The start of every RESTORE step of p that can be done, recorded (sessiontimes.h) with one
+/* The start of every RESTORE step of p that can be done, recorded (session-times.h) with one
  * append per tree before the first of them changes anything: the intent the recovery pass
  * finishes after a kill, and the start of restore-grace. ok[t]: tree t's record is durable
  * (else its restores do not run). 0 or -ENOMEM. */

@@ -15,7 +15,7 @@
 #include "log.h"
 #include "macro.h"
 #include "recover.h"
-#include "sessiontimes.h"
+#include "session-times.h"
 #include "util.h"
 
 #include "actions-int.h"
@@ -169,7 +169,7 @@ static int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
         return r;
 }
 
-/* Append text to tree's session-times (sessiontimes.h), durably. 0 or -errno (logged). */
+/* Append text to tree's session-times (session-times.h), durably. 0 or -errno (logged). */
 static int actions_restore_append(ActionsContext *c, size_t tree, const StrBuf *sb) {
         const ActionsTree *t = &c->trees[tree];
         int r = t->error < 0 ? t->error

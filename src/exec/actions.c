@@ -33,7 +33,7 @@
 #include "macro.h"
 #include "reason.h"
 #include "restore.h"
-#include "sessiontimes.h"
+#include "session-times.h"
 #include "syncq.h"
 #include "usage-ahead.h"
 #include "usage-index.h"

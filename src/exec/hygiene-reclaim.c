@@ -18,7 +18,7 @@
 #include "erase.h"
 #include "fsutil.h"
 #include "rm-rf.h"
-#include "hygiene-int.h"
+#include "hygiene.h"
 #include "hygiene-reclaim.h"
 #include "json.h"
 #include "live.h"

@@ -297,10 +297,6 @@ static int recover_mkdir_open(int dfd, const char *name, dev_t dev, RecoverStepF
         return fs_open_path(dfd, name, dev);
 }
 
-int recover_state_dir_open(int global_fd, dev_t global_dev, RecoverStepFn step, void *userdata) {
-        return recover_mkdir_open(global_fd, RECOVER_STATE_DIR, global_dev, step, userdata);
-}
-
 /* Write marker m (and the markers chained after it) durably to G/.qgc/pending/ (temp file, fsync,
  * rename, fsync), creating the directories; *ret_name is its name there. */
 static int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMarker *m,

@@ -16,7 +16,7 @@
  * marker can only name the files a delete of its session removes (recover_marker_parse() checks
  * every path).
  *
- * Half-done restores. A restore records its start in G/.qgc/session-times (sessiontimes.h) before
+ * Half-done restores. A restore records its start in G/.qgc/session-times (session-times.h) before
  * its first change and its end after; a session whose start has no end and that is still
  * archived or compressed gets the RESTORE step `qgc restore` would plan (restore_add_id()).
  *
@@ -493,7 +493,7 @@ int recover_scan(Plan *p) {
                         log_debug("recover: cannot list the projects of '%s': %s",
                                   tr->runtime_dir, errno_to_string(-r));
         }
-        /* a restore whose start is recorded and whose end is not (sessiontimes.h), with the
+        /* a restore whose start is recorded and whose end is not (session-times.h), with the
          * session still archived or compressed: finished by the step `qgc restore` makes */
         for (size_t i = 0; i < inv->n_sessions; i++) {
                 const Session *s = &inv->sessions[i];

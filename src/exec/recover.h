@@ -69,9 +69,6 @@ int recover_marker_parse(const char *text, RecoverMarker *ret);
  * batch is done. *ret_name: its name. */
 int recover_marker_write_many(int global_fd, dev_t global_dev, RecoverMarker *const *m, size_t n,
                               RecoverStepFn step, void *userdata, char **ret_name);
-/* Open G/.qgc/ (RECOVER_STATE_DIR), made first when needed, its name fsynced into G. fd or
- * -errno. */
-int recover_state_dir_open(int global_fd, dev_t global_dev, RecoverStepFn step, void *userdata);
 /* Remove the marker name (ENOENT is success). */
 int recover_marker_remove(int global_fd, dev_t global_dev, const char *name, RecoverStepFn step,
                           void *userdata);

@@ -113,7 +113,7 @@ typedef struct Session {
         bool org_unreadable : 1;  /* its project's session-organization.v1.json exists but cannot
                                    * be read or parsed: its pins and groups are unknown */
         bool review_dir : 1;      /* workflows/generated/review/<id>-<hash>/ exists */
-        bool restore_pending : 1; /* a restore began and did not complete (sessiontimes.h) */
+        bool restore_pending : 1; /* a restore began and did not complete (session-times.h) */
         bool restore_to_archive : 1; /* ... a restore --to-archive */
         uint8_t logs_state : 2;   /* SharedState of its tmp/<hash>/logs.json: whether a delete's
                                    * edit of it (erase.h) can be done */
@@ -151,13 +151,13 @@ typedef struct Session {
         msec_t last_record;    /* last record's timestamp (0 if unknown) */
         msec_t first_record;   /* first record's timestamp (0 if unknown) */
         msec_t last_activity;  /* max(mtime, last_record), clamped to now */
-        msec_t archived_at;    /* when qgc archived it (sessiontimes.h), 0 when not recorded */
-        msec_t restored_at;    /* when a restore of it began (sessiontimes.h), 0 when none */
+        msec_t archived_at;    /* when qgc archived it (session-times.h), 0 when not recorded */
+        msec_t restored_at;    /* when a restore of it began (session-times.h), 0 when none */
 
         char *title;          /* last custom_title, NULL if none */
         char *live_reason;    /* e.g. "runtime claim pid 4242 alive" */
 } Session;
-/* 296, then 312 with the two times of sessiontimes.h (1.6 MB more at 100k sessions), then 320
+/* 296, then 312 with the two times of session-times.h (1.6 MB more at 100k sessions), then 320
  * with sidecar_bytes (issue 24.10's forecast of a compression: 0.8 MB more at 100k) */
 _Static_assert(_OWNER_CAUSE_MAX <= 16, "OwnerCause fits Session.owner_cause");
 _Static_assert(sizeof(Session) <= 320, "Session grew: 100k of them live in memory at once");

@@ -159,3 +159,11 @@ int render_status_text(const Inventory *inv, msec_t now, const RenderOptions *o,
 /* qgc status: per tree, the figure tree.max-size compares and what it counts
  * (policy_tree_counted()), with the cap in force. */
 int render_status_caps(const Inventory *inv, const TreeLimits *tl, FILE *f);
+
+/* qgc status: the breakdown of every tree of inv by kind (tree-size.h), below the per-project
+ * table. allocated: which measure the total is compared with first (tree.count). */
+int render_status_trees(const Inventory *inv, bool allocated, FILE *f);
+/* The breakdown of every tree as a json-c array (one object per tree that exists), in *ret
+ * (the caller's). 0 or -errno. */
+struct json_object;
+int render_status_trees_json(const Inventory *inv, bool allocated, struct json_object **ret);

@@ -432,7 +432,7 @@ static int policy_project_shrink(PolicyRun *run, const PolicyGroup *g, SessionSt
 }
 
 /* How long session s has been in the archive: since qgc archived it (Session.archived_at,
- * sessiontimes.h), else since its archived file's ctime (the rename into chats/archive/ set it;
+ * session-times.h), else since its archived file's ctime (the rename into chats/archive/ set it;
  * of a compressed session, its .zst's, the compression: later, so never longer than the truth
  * unless the file was changed since, which makes it younger still). */
 static msec_t policy_in_archive(const PolicyRun *run, const Session *s) {

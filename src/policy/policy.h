@@ -92,7 +92,7 @@ typedef struct VerdictFacts {
                                * future) ... */
         msec_t min_idle;      /* ... and min-idle */
         uint64_t keep_latest; /* PROT_LATEST: the keep-latest its rank is within */
-        msec_t restored_ago;  /* PROT_RESTORED: now - the restore's start (sessiontimes.h) ... */
+        msec_t restored_ago;  /* PROT_RESTORED: now - the restore's start (session-times.h) ... */
         msec_t restore_grace; /* ... and restore-grace */
         Measure held;         /* held_by (MEASURE_COUNT): the deletions its limit had allowed
                                * before this one, and max-deletions' limit, or for

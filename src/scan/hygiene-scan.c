@@ -1,31 +1,23 @@
 /* hygiene-scan.c: finding the hygiene items of every tree after the sessions are in the
  * inventory (hygiene_scan()): tool results and *.output files, tmp/<hash>/ of no session, debug
  * logs and plans with no transcript, legacy files, and stale project entries (their examination
- * is hygiene-stale.c's); and qgc status's count of stale entries (hygiene_stale_projects()).
- * Read-only. */
+ * is hygiene-stale.c's). Read-only. */
 #include "autoconf.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
-
-#include "erase.h"
 #include "fsutil.h"
-#include "hygiene-int.h"
+#include "fsutil.h"
 #include "hygiene.h"
-#include "json.h"
-#include "live.h"
 #include "log.h"
 #include "macro.h"
 #include "qwen.h"
-#include "record.h"
 #include "util.h"
 
 static int hygiene_add(Inventory *inv, size_t tree, OrphanKind kind, const char *rel,
@@ -302,49 +294,6 @@ int hygiene_scan(Inventory *inv, unsigned need) {
                 if (r < 0)
                         return r;
         }
-        return 0;
-}
-
-static bool hygiene_streq_ptr(const char *a, const char *b) {
-        return a == b || (a && b && streq(a, b));
-}
-
-int hygiene_stale_projects(const Inventory *inv, size_t t, size_t *ret_stale, size_t *ret_projects,
-                           uint64_t *ret_bytes) {
-        size_t stale = 0, projects = 0;
-        uint64_t bytes = 0;
-
-        /* the inventory is sorted by (tree, project_dir, ...): a project's sessions are a run */
-        for (size_t i = 0, j; i < inv->n_sessions; i = j) {
-                const Session *s = &inv->sessions[i];
-                bool ok = true;
-                uint64_t b = 0;
-
-                for (j = i; j < inv->n_sessions && inv->sessions[j].tree == s->tree &&
-                            hygiene_streq_ptr(inv->sessions[j].project_dir, s->project_dir);
-                     j++) {
-                        const Session *x = &inv->sessions[j];
-                        struct stat st;
-
-                        b += x->bytes;
-                        if (!ok)
-                                continue;
-                        ok = x->owner == OWNER_OK && x->state != SESSION_CONFLICT && x->live == 0 &&
-                             x->cwd && hygiene_temp_path(x->cwd) &&
-                             /* outside the tree: a plain lstat proves only absence */
-                             lstat(x->cwd, &st) < 0 && errno == ENOENT;
-                }
-                if (s->tree != t)
-                        continue;
-                projects++;
-                if (ok) {
-                        stale++;
-                        bytes += b;
-                }
-        }
-        *ret_stale = stale;
-        *ret_projects = projects;
-        *ret_bytes = bytes;
         return 0;
 }
 

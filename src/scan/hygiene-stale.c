@@ -30,13 +30,12 @@
 
 #include "erase.h"
 #include "fsutil.h"
-#include "hygiene-int.h"
+#include "fsutil.h"
 #include "hygiene.h"
 #include "js.h"
 #include "json.h"
 #include "json-input.h"
 #include "live.h"
-#include "log.h"
 #include "macro.h"
 #include "qwen.h"
 #include "record.h"
@@ -641,5 +640,48 @@ int hygiene_stale_examine(HygieneStale *h, int pfd) {
                                                             "of the project is live");
         if (r > 0)
                 return hygiene_stale_keep(h, "a Qwen process of the project may be live (%s)", busy);
+        return 0;
+}
+
+static bool hygiene_streq_ptr(const char *a, const char *b) {
+        return a == b || (a && b && streq(a, b));
+}
+
+int hygiene_stale_projects(const Inventory *inv, size_t t, size_t *ret_stale, size_t *ret_projects,
+                           uint64_t *ret_bytes) {
+        size_t stale = 0, projects = 0;
+        uint64_t bytes = 0;
+
+        /* the inventory is sorted by (tree, project_dir, ...): a project's sessions are a run */
+        for (size_t i = 0, j; i < inv->n_sessions; i = j) {
+                const Session *s = &inv->sessions[i];
+                bool ok = true;
+                uint64_t b = 0;
+
+                for (j = i; j < inv->n_sessions && inv->sessions[j].tree == s->tree &&
+                            hygiene_streq_ptr(inv->sessions[j].project_dir, s->project_dir);
+                     j++) {
+                        const Session *x = &inv->sessions[j];
+                        struct stat st;
+
+                        b += x->bytes;
+                        if (!ok)
+                                continue;
+                        ok = x->owner == OWNER_OK && x->state != SESSION_CONFLICT && x->live == 0 &&
+                             x->cwd && hygiene_temp_path(x->cwd) &&
+                             /* outside the tree: a plain lstat proves only absence */
+                             lstat(x->cwd, &st) < 0 && errno == ENOENT;
+                }
+                if (s->tree != t)
+                        continue;
+                projects++;
+                if (ok) {
+                        stale++;
+                        bytes += b;
+                }
+        }
+        *ret_stale = stale;
+        *ret_projects = projects;
+        *ret_bytes = bytes;
         return 0;
 }

@@ -13,8 +13,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,18 +20,15 @@
 
 #include <json-c/json.h>
 
-#include "erase.h"
 #include "fsutil.h"
-#include "hygiene-int.h"
+#include "fsutil.h"
 #include "hygiene.h"
 #include "json.h"
 #include "json-input.h"
 #include "live.h"
-#include "log.h"
 #include "macro.h"
 #include "policy.h"
 #include "qwen.h"
-#include "record.h"
 #include "util.h"
 
 const char *hygiene_what(OrphanKind k) {
@@ -91,7 +86,9 @@ bool hygiene_is_checkpoint(const char *n) {
                (strneq(n, "checkpoint-", 11) && hygiene_endswith(n, ".json") && strlen(n) > 16);
 }
 
-/* (dfd, name) is a directory on dev and not a mount point: its fd, else -errno. */
+/* (dfd, name) is a directory on dev (any when 0) and not a mount point (a bind mount of the
+ * same filesystem included), never followed through a symlink: its fd, else -ENOENT, -ELOOP
+ * (a symlink), -ENOTDIR, -EXDEV or another -errno. */
 int hygiene_open_dir(int dfd, const char *name, dev_t dev, struct stat *ret_st) {
         struct stat st;
         bool mount = false;
@@ -99,6 +96,8 @@ int hygiene_open_dir(int dfd, const char *name, dev_t dev, struct stat *ret_st) 
 
         if (r < 0)
                 return r;
+        if (S_ISLNK(st.st_mode))
+                return -ELOOP;
         if (!S_ISDIR(st.st_mode))
                 return -ENOTDIR;
         if ((dev != 0 && st.st_dev != dev) || mount)
@@ -158,7 +157,7 @@ void hygiene_sum(int dfd, dev_t dev, unsigned depth, HygieneSum *s) {
 }
 
 /* scheduled_tasks.json holding no task? (an empty array) */
-bool hygiene_tasks_empty(int hfd) {
+static bool hygiene_tasks_empty(int hfd) {
         json_object *o = NULL;
         bool empty;
 
@@ -172,7 +171,7 @@ bool hygiene_tasks_empty(int hfd) {
 /* Is tmp/<hash>/scheduled_tasks.lock ({"pid":N,"sessionId":...,"lockId":...}, Qwen's cron
  * lock) held by a live process, or can that not be told (malformed, /proc unreadable)? A clean
  * exit leaves the file behind (layout §13): a dead pid makes it a leftover. */
-bool hygiene_lock_live(int hfd) {
+static bool hygiene_lock_live(int hfd) {
         json_object *o = NULL, *pid = NULL;
         uint64_t ticks;
         bool live = true;

@@ -19,7 +19,7 @@ typedef struct ScanOptions {
         unsigned jobs;       /* threads that scan the projects of a tree; 0 and 1: the caller's
                               * thread alone. The result does not depend on it. */
         unsigned hygiene;    /* hygiene kinds to look for (hygiene_need()); 0: none */
-        ScanPrefetch prefetch; /* advice to the kernel on a cold page cache (scan-int.h) */
+        ScanPrefetch prefetch; /* advice to the kernel on a cold page cache (scan.c) */
 } ScanOptions;
 
 /* Scan every tree already in inv (inv->trees), then inventory orphans across all trees

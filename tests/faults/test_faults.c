@@ -1487,7 +1487,7 @@ static void test_faults_group_commit_fsyncs_per_batch(void **state) {
         assert_int_equal(st.n_deleted + st.n_archived, 4);
         /* plus two per shared file a delete edits (erase.h: temp file and directory), the
          * first run's two directories (.qgc/, .qgc/pending/: their names durable before a
-         * marker goes in), and two for the record of the batch's archive times (sessiontimes.h:
+         * marker goes in), and two for the record of the batch's archive times (session-times.h:
          * the file, and .qgc/ as the file is created) */
         if (faults.n_fsync != 12 + 2 + 2 + 2 * st.n_erased_files)
                 fail_msg("%u fsync calls for one batch of 4 sessions in 3 projects (%u shared "
@@ -2007,7 +2007,7 @@ static void test_faults_cold_restore_is_one_batch(void **state) {
         assert_int_equal(apply_scan(t->qwen, &inv), 0);
         faults.n_fsync = faults.n_dir_fsync = 0;
         assert_int_equal(actions_restore(inv, S_ARCH, /* to_archive= */ true), 0);
-        /* plus the restore's start and end in the tree's record (sessiontimes.h: a file fsync
+        /* plus the restore's start and end in the tree's record (session-times.h: a file fsync
          * each, and the directory fsyncs of .qgc/ and of the new file's name) */
         if (faults.n_dir_fsync > 2 + 2 || faults.n_fsync > 2 + 3 + 4)
                 fail_msg("restoring 3 files took %u fsyncs, %u of directories (want at most 9 "
@@ -2129,7 +2129,7 @@ static void restore_project_plant(const char *qwen) {
 
 /* `qgc restore` (id NULL: `--project /srv/demo/scratch`) killed after every step N, then run
  * again (by_recovery: a normal run instead, whose recovery pass finishes the restore its record
- * says began, sessiontimes.h): the tree is the tree of an unkilled run, with no marker and no
+ * says began, session-times.h): the tree is the tree of an unkilled run, with no marker and no
  * temporary file. */
 static void restore_crash_every_step_by(T *t, const char *id, const char *what, bool by_recovery) {
         _cleanup_free_ char *ref = fixture_path(t->root, what), *want = NULL, *orig = NULL;

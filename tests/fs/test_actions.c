@@ -107,7 +107,7 @@ static bool has_line(const char *lines, const char *path_prefix) {
 
 /* ---------------------------------------------------------------- archive */
 
-/* An archive is recorded with its time (sessiontimes.h), once its move is durable; the next scan
+/* An archive is recorded with its time (session-times.h), once its move is durable; the next scan
  * gives the session that time (archive-max-age counts from it); a restore records its start and
  * end, and ends the archive's record. */
 static void test_actions_archive_and_restore_are_recorded(void **state) {

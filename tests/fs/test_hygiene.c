@@ -1,5 +1,5 @@
 /* test_hygiene.c: the tree hygiene kinds (hygiene.h) and the byte accounting of qgc status
- * (treesize.h): the classification table, the keys, and the guards the executor re-checks
+ * (tree-size.h): the classification table, the keys, and the guards the executor re-checks
  * between the scan and the removal (a file rewritten or replaced, a transcript that appears,
  * a write inside a stale tmp/<hash>/, a lock that appears, a file already gone). */
 #include "autoconf.h"
@@ -28,7 +28,7 @@
 #include "reason.h"
 #include "roots.h"
 #include "scan.h"
-#include "treesize.h"
+#include "tree-size.h"
 #include "util.h"
 
 #define H64(c) c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c c
@@ -100,12 +100,37 @@ static void test_treesize_classify_table(void **state) {
         };
 
         (void)state;
+        /* each path the only file of a tree of its own, measured (tree_size_measure()): the file
+         * counts in its kind; "" is the tree's root, a directory, never a file of a kind */
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
-                TreeKind k = treesize_classify(table[i].path);
+                _cleanup_free_ char *root = NULL;
+                Tree t = {};
+                TreeSize ts;
+                TreeKind k = _TREE_KIND_INVALID;
+
+                assert_int_equal(fixture_new(&root), 0);
+                if (table[i].path[0])
+                        assert_int_equal(fixture_write(root, table[i].path, "x"), 0);
+                t.runtime_dir = t.global_dir = root;
+                assert_int_equal(tree_size_measure(&t, &ts), 0);
+                for (TreeKind j = 0; j < _TREE_KIND_MAX; j++)
+                        if (j != TREE_KIND_DIRS && ts.files[j] > 0) {
+                                assert_int_equal(ts.files[j], 1);
+                                k = j;
+                        }
+                if (!table[i].path[0]) {
+                        /* the root: one directory, no file of any kind */
+                        assert_int_equal(k, _TREE_KIND_INVALID);
+                        assert_int_equal(ts.files[TREE_KIND_DIRS], 1);
+                        k = table[i].want;
+                }
                 if (k != table[i].want)
-                        print_error("%s: %s, want %s\n", table[i].path, tree_kind_to_string(k),
-                                    tree_kind_to_string(table[i].want));
+                        print_error("%s: %s, want %s\n", table[i].path,
+                                    k < 0 ? "none" : tree_size_kind_to_string(k),
+                                    tree_size_kind_to_string(table[i].want));
                 assert_int_equal(k, table[i].want);
+                tree_size_done(&ts);
+                root = fixture_free(root);
         }
 }
 
@@ -712,7 +737,7 @@ static void test_treesize_corpus(void **state) {
         uint64_t b = 0, a = 0;
 
         assert_int_equal(roots_from_dir(fx->qwen, &t), 0);
-        assert_int_equal(treesize_measure(&t, &s), 0);
+        assert_int_equal(tree_size_measure(&t, &s), 0);
         for (TreeKind k = 0; k < _TREE_KIND_MAX; k++) {
                 b += s.bytes[k];
                 a += s.alloc[k];
@@ -723,7 +748,7 @@ static void test_treesize_corpus(void **state) {
         assert_true(s.files[TREE_KIND_SESSIONS] > 0);
         assert_true(s.files[TREE_KIND_ARCHIVE] > 0);
         assert_false(s.incomplete);
-        treesize_done(&s);
+        tree_size_done(&s);
         tree_done(&t);
 }
 

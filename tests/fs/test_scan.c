@@ -38,7 +38,6 @@
 #include "reason.h"
 #include "roots.h"
 #include "scan.h"
-#include "testseam.h"
 #include "util.h"
 #include "testskip.h"
 
@@ -773,6 +772,21 @@ static void test_scan_jobs_same_inventory(void **state) {
 
 /* ------------------------------------------------------------------ the prefetch (cold cache) */
 
+/* The scan's prefetches, counted through the link (-Wl,--wrap=record_ends_advise): the scan
+ * advises the kernel of a transcript's reads with one call each, from any of its threads. */
+static unsigned long prefetches;
+
+int __real_record_ends_advise(int fd, uint64_t size, bool want_title);
+int __wrap_record_ends_advise(int fd, uint64_t size, bool want_title);
+int __wrap_record_ends_advise(int fd, uint64_t size, bool want_title) {
+        __atomic_fetch_add(&prefetches, 1, __ATOMIC_RELAXED);
+        return __real_record_ends_advise(fd, size, want_title);
+}
+
+static unsigned long scan_prefetches(void) {
+        return __atomic_load_n(&prefetches, __ATOMIC_RELAXED);
+}
+
 /* A transcript of about size bytes: write_record()'s records, filler, a custom title when
  * title, and a last record with a timestamp. */
 static void write_record_sized(Fx *fx, const char *rel, const char *id, size_t size, bool title) {
@@ -875,13 +889,13 @@ static void test_scan_prefetch_same_inventory(void **state) {
                 size_t titled = 0;
 
                 scan_fx_prefetch(fx, 1, SCAN_PREFETCH_OFF, needs[n], &off);
-                before = test_seam_prefetches();
+                before = scan_prefetches();
                 scan_fx_prefetch(fx, 1, SCAN_PREFETCH_ALWAYS, needs[n], &always);
                 /* one per regular transcript (the hostile ones are not) */
-                assert_true(test_seam_prefetches() - before > 100);
-                before = test_seam_prefetches();
+                assert_true(scan_prefetches() - before > 100);
+                before = scan_prefetches();
                 scan_fx_prefetch(fx, 4, SCAN_PREFETCH_ALWAYS, needs[n], &four);
-                assert_true(test_seam_prefetches() - before > 100);
+                assert_true(scan_prefetches() - before > 100);
                 drop_cache_tree(fx);
                 scan_fx_prefetch(fx, 2, SCAN_PREFETCH_AUTO, needs[n], &cold);
                 assert_true(off->n_sessions > 120);
@@ -898,12 +912,12 @@ static void test_scan_prefetch_same_inventory(void **state) {
                 }
         }
         /* the scan turns the prefetch off when nothing is cold: none without a cold read */
-        before = test_seam_prefetches();
+        before = scan_prefetches();
         {
                 _cleanup_(inventory_freep) Inventory *warm = NULL;
                 scan_fx_prefetch(fx, 1, SCAN_PREFETCH_OFF, NULL, &warm);
         }
-        assert_int_equal(test_seam_prefetches(), before);
+        assert_int_equal(scan_prefetches(), before);
         assert_int_equal(count_fds(), fds);
 }
 
@@ -923,10 +937,10 @@ static void test_scan_prefetch_starts_on_a_cold_read(void **state) {
         }
         /* warm: the reads find every page, nothing is advised */
         scan_fx_prefetch(fx, 1, SCAN_PREFETCH_AUTO, NULL, &warm);
-        before = test_seam_prefetches();
+        before = scan_prefetches();
         warm = inventory_free(warm);
         scan_fx_prefetch(fx, 1, SCAN_PREFETCH_AUTO, NULL, &warm);
-        assert_int_equal(test_seam_prefetches(), before);
+        assert_int_equal(scan_prefetches(), before);
         drop_cache_tree(fx);
         {
                 _cleanup_free_ char *p = fixture_path(fx->root, "q/projects/-srv-big/chats/"
@@ -942,9 +956,9 @@ static void test_scan_prefetch_starts_on_a_cold_read(void **state) {
                         test_skip("the page cache keeps the dropped file: nothing is cold here");
         }
         drop_cache_tree(fx);
-        before = test_seam_prefetches();
+        before = scan_prefetches();
         scan_fx_prefetch(fx, 1, SCAN_PREFETCH_AUTO, NULL, &cold);
-        assert_true(test_seam_prefetches() - before >= 16);
+        assert_true(scan_prefetches() - before >= 16);
         assert_same_inventory(warm, cold);
 }
 

@@ -1,4 +1,4 @@
-/* test_sessiontimes: qgc's record of archive and restore times (sessiontimes.h): the one-pass
+/* test_sessiontimes: qgc's record of archive and restore times (session-times.h): the one-pass
  * reader at its maximum and one past it, lines that do not parse, the facts the scan gives the
  * sessions, the append and the compaction. */
 #include "autoconf.h"
@@ -15,100 +15,95 @@
 #include <unistd.h>
 
 #include "../fs/apply_helpers.h"
-#include "sessiontimes.h"
+#include "session-times.h"
 
-typedef struct Seen {
-        size_t n;
-        SessionTimeEvent ev[8];
-        msec_t at[8];
-        char id[8][SESSION_ID_MAX + 1];
-} Seen;
+/* The facts the scan gives session id of the corpus tree at qwen with text as its
+ * session-times file. */
+static void scan_with(const char *qwen, const char *text, size_t n, const char *id,
+                      Session *ret) {
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        const Session *s;
 
-static void seen_one(SessionTimeEvent ev, msec_t at, const char *id, void *userdata) {
-        Seen *s = userdata;
-
-        if (s->n < ELEMENTSOF(s->ev)) {
-                s->ev[s->n] = ev;
-                s->at[s->n] = at;
-                snprintf(s->id[s->n], sizeof s->id[0], "%s", id);
-        }
-        s->n++;
+        assert_int_equal(fixture_write_bytes(qwen, SESSION_TIMES_FILE, text, n), 0);
+        assert_int_equal(apply_scan(qwen, &inv), 0);
+        assert_non_null(s = inventory_find(inv, 0, id));
+        *ret = (Session){ .archived_at = s->archived_at, .restored_at = s->restored_at,
+                          .restore_pending = s->restore_pending,
+                          .restore_to_archive = s->restore_to_archive };
 }
 
-static void count_one(SessionTimeEvent ev, msec_t at, const char *id, void *userdata) {
-        (void)ev, (void)at, (void)id;
-        (*(size_t *)userdata)++;
-}
-
-/* Every line that does not parse is skipped, the others are given in order. */
+/* Every line that does not parse is skipped, the others are taken in order: each garbled line
+ * names S_FH, whose facts any of them taken would change (an archive ends a pending restore). */
 static void test_sessiontimes_parse_skips_garbled_lines(void **state) {
         static const char text[] =
                 "archived 1700000000000 " S_ARCH "\n"
                 "restore 1700000000001 " S_TEXT "\n"
                 "restore-to-archive 1700000000002 " S_FH "\n"
                 "restored 1700000000003 " S_TEXT "\n"
-                "archived -5 " S_ARCH "\n"              /* negative time */
-                "archived 0 " S_ARCH "\n"               /* no time */
-                "archived 17x " S_ARCH "\n"             /* not a number */
-                "archived 99999999999999999999 " S_ARCH "\n" /* out of range */
-                "deleted 1700000000000 " S_ARCH "\n"    /* unknown event */
-                "archived 1700000000000 ../../etc\n"    /* not a session id */
-                "archived 1700000000000 " S_ARCH " x\n" /* trailing words */
-                "archived  1700000000000 " S_ARCH "\n"  /* two spaces */
+                "archived -5 " S_FH "\n"              /* negative time */
+                "archived 0 " S_FH "\n"               /* no time */
+                "archived 17x " S_FH "\n"             /* not a number */
+                "archived 99999999999999999999 " S_FH "\n" /* out of range */
+                "deleted 1700000000000 " S_FH "\n"    /* unknown event */
+                "archived 1700000000000 ../../etc\n"  /* not a session id */
+                "archived 1700000000000 " S_FH " x\n" /* trailing words */
+                "archived  1700000000000 " S_FH "\n"  /* two spaces */
                 "archived\n"
                 "\n"
-                "archived 1700000000009 " S_ARCH;       /* cut short: no '\n' */
-        Seen s = {};
-        size_t skipped;
-        (void)state;
-
-        skipped = session_times_parse(text, strlen(text), seen_one, &s);
-        assert_int_equal(s.n, 4);
-        assert_int_equal(skipped, 11);
-        assert_int_equal(s.ev[0], SESSION_TIME_ARCHIVED);
-        assert_int_equal(s.at[0], 1700000000000);
-        assert_string_equal(s.id[0], S_ARCH);
-        assert_int_equal(s.ev[1], SESSION_TIME_RESTORE);
-        assert_int_equal(s.ev[2], SESSION_TIME_RESTORE_TO_ARCHIVE);
-        assert_int_equal(s.ev[3], SESSION_TIME_RESTORED);
-        assert_int_equal(s.at[3], 1700000000003);
+                "archived 1700000000009 " S_FH;       /* cut short: no '\n' */
         /* a NUL inside a line */
         static const char nul[] = "archived 1\0 x\nrestore 5 " S_ARCH "\n";
-        s = (Seen){};
-        assert_int_equal(session_times_parse(nul, sizeof nul - 1, seen_one, &s), 1);
-        assert_int_equal(s.n, 1);
-        assert_int_equal(s.ev[0], SESSION_TIME_RESTORE);
-}
-
-/* A file of exactly SESSION_TIMES_MAX bytes is read (its lines all count, in one pass); one byte
- * more and it is ignored whole (-EFBIG: no record, no grace). */
-static void test_sessiontimes_read_at_max_and_one_past(void **state) {
-        _cleanup_free_ char *root = NULL, *text = NULL;
-        _cleanup_close_ int gfd = -EBADF;
-        static const char line[] = "archived 1700000000000 " S_ARCH "\n";
-        size_t l = strlen(line), n = SESSION_TIMES_MAX / l, count = 0;
+        _cleanup_free_ char *root = NULL, *qwen = NULL;
+        Session s;
         (void)state;
 
         assert_int_equal(fixture_new(&root), 0);
+        assert_int_equal(fixture_copy_tree(fixture_testdata("corpus/tree"), root, "qwen"), 0);
+        qwen = fixture_path(root, "qwen");
+        scan_with(qwen, text, strlen(text), S_ARCH, &s);
+        assert_int_equal(s.archived_at, 1700000000000);
+        assert_false(s.restore_pending);
+        scan_with(qwen, text, strlen(text), S_TEXT, &s);
+        assert_int_equal(s.restored_at, 1700000000001);
+        assert_false(s.restore_pending);
+        scan_with(qwen, text, strlen(text), S_FH, &s);
+        assert_int_equal(s.archived_at, 0);
+        assert_int_equal(s.restored_at, 1700000000002);
+        assert_true(s.restore_pending && s.restore_to_archive);
+        scan_with(qwen, nul, sizeof nul - 1, S_ARCH, &s);
+        assert_int_equal(s.restored_at, 5);
+        assert_true(s.restore_pending);
+        assert_int_equal(fixture_rm_rf(root), 0);
+        fixture_free(TAKE_PTR(root));
+}
+
+/* A file of exactly SESSION_TIMES_MAX bytes is read (to its last line, in one pass); one byte
+ * more and it is ignored whole (-EFBIG: no record, no grace). */
+static void test_sessiontimes_read_at_max_and_one_past(void **state) {
+        _cleanup_free_ char *root = NULL, *qwen = NULL, *text = NULL;
+        static const char line[] = "archived 1700000000000 " S_ARCH "\n";
+        size_t l = strlen(line), n = SESSION_TIMES_MAX / l;
+        Session s;
+        (void)state;
+
+        assert_int_equal(fixture_new(&root), 0);
+        assert_int_equal(fixture_copy_tree(fixture_testdata("corpus/tree"), root, "qwen"), 0);
+        qwen = fixture_path(root, "qwen");
         text = malloc(SESSION_TIMES_MAX + 2);
         assert_non_null(text);
         for (size_t i = 0; i < n; i++)
                 memcpy(text + i * l, line, l);
+        /* the last whole line says another time: the reader got to it */
+        text[(n - 1) * l + strlen("archived 170000000000")] = '7';
         /* padding to exactly the maximum: a line that does not parse */
         memset(text + n * l, 'x', SESSION_TIMES_MAX - n * l - 1);
         text[SESSION_TIMES_MAX - 1] = '\n';
-        assert_int_equal(fixture_write_bytes(root, SESSION_TIMES_FILE, text, SESSION_TIMES_MAX), 0);
-        gfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        assert_true(gfd >= 0);
-        assert_int_equal(session_times_read(gfd, count_one, &count, NULL), 0);
-        assert_int_equal(count, n);
+        scan_with(qwen, text, SESSION_TIMES_MAX, S_ARCH, &s);
+        assert_int_equal(s.archived_at, 1700000000007);
 
         text[SESSION_TIMES_MAX] = '\n';
-        assert_int_equal(fixture_write_bytes(root, SESSION_TIMES_FILE, text, SESSION_TIMES_MAX + 1),
-                         0);
-        count = 0;
-        assert_int_equal(session_times_read(gfd, count_one, &count, NULL), -EFBIG);
-        assert_int_equal(count, 0);
+        scan_with(qwen, text, SESSION_TIMES_MAX + 1, S_ARCH, &s);
+        assert_int_equal(s.archived_at, 0);
         assert_int_equal(fixture_rm_rf(root), 0);
         fixture_free(TAKE_PTR(root));
 }

@@ -78,7 +78,7 @@ set +e; "$QGC" restore "$A" --root "$tree" -c "$CONF" --log-file "$T/restore2.lo
 [ $rc -ne 0 ] || fail "restoring a session that is not archived succeeded"
 pass "real run matches the dry run; the rerun is a no-op; restore works"
 
-# The crash seam is the tests' own (testseam.h): the environment variable that once made the
+# The crash after step N is the fault tests' own (ld --wrap): the environment variable that once made the
 # executor _exit(99) after step N does nothing to the installed binary.
 tree2=$(make_tree crashenv)
 set +e

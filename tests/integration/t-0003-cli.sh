@@ -34,7 +34,7 @@ d = json.load(open(sys.argv[1]))
 assert d["version"] == 1 and d["trees"] and d["projects"], d.keys()
 assert sum(p["active"] + p["archived"] for p in d["projects"]) == d["total"]["sessions"], d["total"]
 assert "fs_avail" in d["trees"][0] and "archived_bytes_allocated" in d["trees"][0], d["trees"][0]
-# and the breakdown by kind (treesize.h)
+# and the breakdown by kind (tree-size.h)
 assert d["breakdown"] and d["breakdown"][0]["kinds"] and d["breakdown"][0]["total"], d.get("breakdown")
 PY
 # the plan's and status's JSON write a tree's head alike (plan_json_tree_open()) and end a line

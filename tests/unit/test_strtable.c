@@ -11,7 +11,7 @@
 #include "inventory.h"
 #include "journal.h"
 #include "strtable.h"
-#include "treesize.h"
+#include "tree-size.h"
 
 typedef enum Color {
         COLOR_RED,
@@ -67,9 +67,9 @@ static void test_strtable_project_tables(void **state) {
         assert_int_equal(journal_target_from_string("file"), JOURNAL_TARGET_FILE);
         assert_int_equal(journal_target_from_string(NULL), _JOURNAL_TARGET_INVALID);
         assert_int_equal(journal_target_from_string("Journal"), _JOURNAL_TARGET_INVALID);
-        assert_string_equal(tree_kind_to_string(TREE_KIND_SESSIONS), "active sessions");
-        assert_string_equal(tree_kind_key(TREE_KIND_SESSIONS), "sessions");
-        assert_null(tree_kind_key(_TREE_KIND_MAX));
+        assert_string_equal(tree_size_kind_to_string(TREE_KIND_SESSIONS), "active sessions");
+        assert_string_equal(tree_size_kind_key(TREE_KIND_SESSIONS), "sessions");
+        assert_null(tree_size_kind_key(_TREE_KIND_MAX));
 }
 
 int main(void) {

@@ -1,33 +1,29 @@
-/* treesize.c: every byte of a tree by kind (treesize.h). The names come from Qwen Code's
+/* tree-size.c: every byte of a tree by kind (tree-size.h). The names come from Qwen Code's
  * storage layout (../shared/docs/qwen-layout.md §1-§3, §13, §14); a name this file does not know
  * is "unknown", counted and shown, never guessed at. */
 #include "autoconf.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
-
 #include "fsutil.h"
-#include "hygiene.h"
+#include "fsutil.h"
 #include "lock.h"
 #include "macro.h"
 #include "strtable.h"
 #include "qwen.h"
-#include "recover.h"
-#include "text.h"
-#include "treesize.h"
+#include "session-times.h"
+#include "tree-size.h"
 #include "util.h"
 
 #define TREESIZE_DEPTH_MAX 64
 #define TREESIZE_PATH_MAX 8192
 
-static const char *const tree_kind_table[_TREE_KIND_MAX] = {
+static const char *const tree_size_kind_table[_TREE_KIND_MAX] = {
         [TREE_KIND_SESSIONS] = "active sessions",
         [TREE_KIND_ARCHIVE] = "archive",
         [TREE_KIND_FILE_HISTORY] = "file-history",
@@ -43,7 +39,7 @@ static const char *const tree_kind_table[_TREE_KIND_MAX] = {
         [TREE_KIND_DIRS] = "directories",
 };
 
-static const char *const tree_kind_key_table[_TREE_KIND_MAX] = {
+static const char *const tree_size_kind_key_table[_TREE_KIND_MAX] = {
         [TREE_KIND_SESSIONS] = "sessions",       [TREE_KIND_ARCHIVE] = "archive",
         [TREE_KIND_FILE_HISTORY] = "file-history", [TREE_KIND_SUBAGENTS] = "subagents",
         [TREE_KIND_LOGS] = "logs",               [TREE_KIND_TOOL_RESULTS] = "tool-results",
@@ -53,9 +49,9 @@ static const char *const tree_kind_key_table[_TREE_KIND_MAX] = {
         [TREE_KIND_UNKNOWN] = "unknown",         [TREE_KIND_DIRS] = "directories",
 };
 
-DEFINE_STRING_TABLE_LOOKUP_TO_STRING(tree_kind, TreeKind);
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(tree_size_kind, TreeKind);
 
-DEFINE_STRING_TABLE_TO_STRING_FUNC(tree_kind_key, tree_kind_key_table, TreeKind);
+DEFINE_STRING_TABLE_TO_STRING_FUNC(tree_size_kind_key, tree_size_kind_key_table, TreeKind);
 
 static bool ts_endswith(const char *s, size_t n, const char *suffix) {
         size_t b = strlen(suffix);
@@ -174,7 +170,7 @@ static TreeKind ts_classify_project(const char *rel) {
         return TREE_KIND_UNKNOWN;
 }
 
-TreeKind treesize_classify(const char *rel) {
+static TreeKind tree_size_classify(const char *rel) {
         const char *c;
         size_t n;
 
@@ -182,7 +178,7 @@ TreeKind treesize_classify(const char *rel) {
                 return TREE_KIND_UNKNOWN;
         /* qgc's own: its lock, its state (pending markers) and its temporary files anywhere */
         if ((ts_is(c, n, LOCK_FILE) && c[n] == '\0') ||
-            (ts_is(c, n, RECOVER_STATE_DIR) && c[n] == '/') ||
+            (ts_is(c, n, SESSION_TIMES_STATE_DIR) && c[n] == '/') ||
             fs_is_temp_name(strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel))
                 return TREE_KIND_QGC;
         if (ts_is(c, n, "projects"))
@@ -327,7 +323,7 @@ static int ts_walk(TsWalk *w, int dfd, size_t len, unsigned depth) {
                                 return r;
                         continue;
                 }
-                r = ts_count(w, treesize_classify(w->path), &st, w->path);
+                r = ts_count(w, tree_size_classify(w->path), &st, w->path);
                 if (r < 0)
                         return r;
         }
@@ -372,13 +368,13 @@ static int ts_measure_root(TreeSize *s, const char *path, dev_t dev, const struc
         return r;
 }
 
-void treesize_done(TreeSize *s) {
+void tree_size_done(TreeSize *s) {
         for (size_t i = 0; i < s->n_unknown; i++)
                 free(s->unknown[i]);
         *s = (TreeSize){};
 }
 
-int treesize_measure(const Tree *t, TreeSize *ret) {
+int tree_size_measure(const Tree *t, TreeSize *ret) {
         bool two = t->global_dir && !streq(t->global_dir, t->runtime_dir);
         struct stat rs, gs;
         int r;
@@ -398,186 +394,4 @@ int treesize_measure(const Tree *t, TreeSize *ret) {
                         ret->incomplete = true;
         }
         return 0;
-}
-
-static int ts_render_text(const Inventory *inv, size_t t, const TreeSize *s, bool allocated,
-                          FILE *f) {
-        const Tree *tr = &inv->trees[t];
-        char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
-        _cleanup_free_ char *rd = text_clean(tr->runtime_dir, TEXT_TERMINAL);
-        size_t n_stale, n_projects;
-        uint64_t stale_bytes;
-
-        if (!rd || hygiene_stale_projects(inv, t, &n_stale, &n_projects, &stale_bytes) < 0)
-                return -ENOMEM;
-        fprintf(f, "\nby kind, %s", rd);
-        if (tr->global_dir && !streq(tr->global_dir, tr->runtime_dir)) {
-                _cleanup_free_ char *gd = text_clean(tr->global_dir, TEXT_TERMINAL);
-                if (!gd)
-                        return -ENOMEM;
-                fprintf(f, " and %s", gd);
-        }
-        fprintf(f, ":\n  %-22s %7s %9s %9s\n", "KIND", "FILES", "APPARENT", "DISK");
-        for (TreeKind k = 0; k < _TREE_KIND_MAX; k++) {
-                if (s->files[k] == 0 && k != TREE_KIND_UNKNOWN)
-                        continue;
-                fprintf(f, "  %-22s %7" PRIu64 " %9s %9s\n", tree_kind_to_string(k), s->files[k],
-                        format_bytes(a, sizeof a, s->bytes[k]),
-                        format_bytes(b, sizeof b, s->alloc[k]));
-        }
-        fprintf(f, "  %-22s %7s %9s %9s\n", "total", "", format_bytes(a, sizeof a, s->total_bytes),
-                format_bytes(b, sizeof b, s->total_alloc));
-        /* exact bytes, as du -b and du -B1 print them; short lines (60 columns) */
-        fprintf(f, "  bytes: %" PRIu64 " apparent, %" PRIu64 " on disk\n  (caps count %s)\n",
-                s->total_bytes, s->total_alloc, allocated ? "allocated" : "apparent");
-        if (s->incomplete)
-                fputs("  incomplete: a mount point or an unlistable\n  directory inside\n", f);
-        for (size_t i = 0; i < s->n_unknown; i++) {
-                _cleanup_free_ char *p = text_clean(s->unknown[i], TEXT_TERMINAL);
-                if (!p)
-                        return -ENOMEM;
-                fprintf(f, "  unknown: %s\n", p);
-        }
-        if (s->files[TREE_KIND_UNKNOWN] > s->n_unknown)
-                fprintf(f, "  unknown: ... %" PRIu64 " more\n",
-                        s->files[TREE_KIND_UNKNOWN] - s->n_unknown);
-        if (n_stale > 0)
-                fprintf(f, "  stale project entries: %zu of %zu (%s): every session's cwd a "
-                           "temporary directory that no longer exists (candidates; the plan of "
-                           "stale-project-min-age checks every recorded cwd and its guards)\n",
-                        n_stale, n_projects, format_bytes(a, sizeof a, stale_bytes));
-        return 0;
-}
-
-static json_object *ts_json_str(const char *s) {
-        _cleanup_free_ char *c = text_clean(s, TEXT_JSON);
-        return c ? json_object_new_string(c) : NULL;
-}
-
-static int ts_json_add(json_object *o, const char *key, json_object *v) {
-        if (!v || json_object_object_add(o, key, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
-static json_object *ts_json_tree(const Inventory *inv, size_t t, const TreeSize *s,
-                                 bool allocated) {
-        json_object *o = json_object_new_object(), *kinds = json_object_new_object(),
-                    *unk = json_object_new_array(), *tot = json_object_new_object();
-        size_t n_stale = 0, n_projects = 0;
-        uint64_t stale_bytes = 0;
-        int r = hygiene_stale_projects(inv, t, &n_stale, &n_projects, &stale_bytes);
-
-        if (!o || !kinds || !unk || !tot) {
-                json_object_put(o);
-                json_object_put(kinds);
-                json_object_put(unk);
-                json_object_put(tot);
-                return NULL;
-        }
-        for (TreeKind k = 0; r >= 0 && k < _TREE_KIND_MAX; k++) {
-                json_object *e = json_object_new_object();
-                r = ts_json_add(kinds, tree_kind_key(k), e);
-                if (r >= 0)
-                        r = ts_json_add(e, "files", json_object_new_int64((int64_t)s->files[k]));
-                if (r >= 0)
-                        r = ts_json_add(e, "bytes", json_object_new_int64((int64_t)s->bytes[k]));
-                if (r >= 0)
-                        r = ts_json_add(e, "allocated",
-                                        json_object_new_int64((int64_t)s->alloc[k]));
-        }
-        for (size_t i = 0; r >= 0 && i < s->n_unknown; i++)
-                if (json_object_array_add(unk, ts_json_str(s->unknown[i])) < 0)
-                        r = -ENOMEM;
-        if (r >= 0)
-                r = ts_json_add(tot, "bytes", json_object_new_int64((int64_t)s->total_bytes));
-        if (r >= 0)
-                r = ts_json_add(tot, "allocated", json_object_new_int64((int64_t)s->total_alloc));
-        r = r >= 0 ? ts_json_add(o, "runtime_dir", ts_json_str(inv->trees[t].runtime_dir)) : r;
-        r = r >= 0 ? ts_json_add(o, "global_dir", ts_json_str(inv->trees[t].global_dir ?: "")) : r;
-        r = r >= 0 ? ts_json_add(o, "count", json_object_new_string(allocated ? "allocated"
-                                                                               : "apparent"))
-                   : r;
-        r = r >= 0 ? ts_json_add(o, "kinds", kinds) : (json_object_put(kinds), r);
-        r = r >= 0 ? ts_json_add(o, "total", tot) : (json_object_put(tot), r);
-        r = r >= 0 ? ts_json_add(o, "incomplete", json_object_new_boolean(s->incomplete)) : r;
-        r = r >= 0 ? ts_json_add(o, "stale_projects", json_object_new_int64((int64_t)n_stale)) : r;
-        r = r >= 0 ? ts_json_add(o, "unknown_shown", unk) : (json_object_put(unk), r);
-        if (r < 0) {
-                json_object_put(o);
-                return NULL;
-        }
-        return o;
-}
-
-int treesize_json_trees(const Inventory *inv, bool allocated, json_object **ret) {
-        json_object *trees = json_object_new_array();
-        int r = 0;
-
-        if (!trees)
-                return -ENOMEM;
-        for (size_t t = 0; r >= 0 && t < inv->n_trees; t++) {
-                TreeSize s;
-                int k = treesize_measure(&inv->trees[t], &s);
-
-                if (k == -ENOMEM) {
-                        r = k;
-                        break;
-                }
-                if (k >= 0) {
-                        json_object *o = ts_json_tree(inv, t, &s, allocated);
-                        if (!o || json_object_array_add(trees, o) < 0) {
-                                json_object_put(o);
-                                r = -ENOMEM;
-                        }
-                }
-                treesize_done(&s); /* k < 0: no such tree, render_status_text() said so */
-        }
-        if (r < 0) {
-                json_object_put(trees);
-                return r;
-        }
-        *ret = trees;
-        return 0;
-}
-
-int treesize_render(const Inventory *inv, bool allocated, bool json, FILE *f) {
-        json_object *doc = NULL, *trees = NULL;
-        int r = 0;
-
-        if (json) {
-                r = treesize_json_trees(inv, allocated, &trees);
-                if (r < 0)
-                        return r;
-                doc = json_object_new_object();
-                if (!doc) {
-                        json_object_put(trees);
-                        return -ENOMEM;
-                }
-                if (ts_json_add(doc, "version", json_object_new_int(1)) < 0 ||
-                    json_object_object_add(doc, "trees", trees) < 0) {
-                        json_object_put(doc);
-                        return -ENOMEM;
-                }
-                fprintf(f, "%s\n",
-                        json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
-                                                                    JSON_C_TO_STRING_NOSLASHESCAPE));
-                json_object_put(doc);
-                return 0;
-        }
-        for (size_t t = 0; r >= 0 && t < inv->n_trees; t++) {
-                TreeSize s;
-                int k = treesize_measure(&inv->trees[t], &s);
-
-                if (k == -ENOMEM) {
-                        r = k;
-                        break;
-                }
-                if (k >= 0)
-                        r = ts_render_text(inv, t, &s, allocated, f);
-                treesize_done(&s);
-        }
-        return r;
 }

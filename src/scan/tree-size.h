@@ -1,4 +1,4 @@
-/* treesize.h: where every byte of a Qwen tree goes, by kind, for qgc status. A walk of the
+/* tree-size.h: where every byte of a Qwen tree goes, by kind, for qgc status. A walk of the
  * tree's roots (R, and G when it is elsewhere) through the safe-filesystem layer, counting
  * every file once (hard links once, as du does) and every directory's own size, so the total
  * is what `du --apparent-size` (or du's allocated blocks) says of the tree. A mount point
@@ -43,21 +43,10 @@ typedef struct TreeSize {
         size_t n_unknown;
 } TreeSize;
 
-const char *tree_kind_to_string(TreeKind k); /* "active sessions", ... */
-const char *tree_kind_key(TreeKind k);       /* "sessions", ... (JSON) */
-/* The kind of a file (not a directory: those are TREE_KIND_DIRS) at relpath, relative to
- * the tree's root (R or G). Pure. */
-TreeKind treesize_classify(const char *relpath);
+const char *tree_size_kind_to_string(TreeKind k); /* "active sessions", ... */
+const char *tree_size_kind_key(TreeKind k);       /* "sessions", ... (JSON) */
 
 /* Measure tree t (its roots as configured). 0 or -errno (the runtime root cannot be opened);
  * -ENOMEM. */
-int treesize_measure(const Tree *t, TreeSize *ret);
-void treesize_done(TreeSize *s);
-
-/* qgc status: the breakdown of every tree of inv, below the per-project table; json: one JSON
- * document instead. allocated: which measure the total is compared with first (tree.count). */
-int treesize_render(const Inventory *inv, bool allocated, bool json, FILE *f);
-/* The breakdown of every tree as a json-c array (one object per tree that exists), in *ret
- * (the caller's). 0 or -errno. */
-struct json_object;
-int treesize_json_trees(const Inventory *inv, bool allocated, struct json_object **ret);
+int tree_size_measure(const Tree *t, TreeSize *ret);
+void tree_size_done(TreeSize *s);

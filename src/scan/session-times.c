@@ -1,4 +1,4 @@
-/* sessiontimes.c: qgc's record of when it archived and restored each session (sessiontimes.h):
+/* session-times.c: qgc's record of when it archived and restored each session (session-times.h):
  * the one-pass reader, the facts it gives the scan, the append and the compaction. */
 #include "autoconf.h"
 
@@ -13,8 +13,7 @@
 #include "log.h"
 #include "macro.h"
 #include "qwen.h"
-#include "recover.h"
-#include "sessiontimes.h"
+#include "session-times.h"
 #include "strtable.h"
 
 static const char *const session_time_event_table[_SESSION_TIME_EVENT_MAX] = {
@@ -23,70 +22,60 @@ static const char *const session_time_event_table[_SESSION_TIME_EVENT_MAX] = {
         [SESSION_TIME_RESTORE_TO_ARCHIVE] = "restore-to-archive",
         [SESSION_TIME_RESTORED] = "restored",
 };
-DEFINE_STRING_TABLE_LOOKUP(session_time_event, SessionTimeEvent);
+static DEFINE_STRING_TABLE_LOOKUP_TO_STRING(session_time_event, SessionTimeEvent);
+static DEFINE_STRING_TABLE_LOOKUP_FROM_STRING(session_time_event, SessionTimeEvent);
+
+typedef void (*SessionTimesFn)(SessionTimeEvent ev, msec_t at, const char *id, void *userdata);
 
 /* One line (without its '\n', NUL-terminated in place): "<event> <msec> <id>". */
-static bool session_times_line_parse(char *l, SessionTimesFn fn, void *userdata) {
+static void session_times_line_parse(char *l, SessionTimesFn fn, void *userdata) {
         char *sp1 = strchr(l, ' '), *sp2, *end;
         SessionTimeEvent ev;
         long long at;
 
         if (!sp1)
-                return false;
+                return;
         *sp1 = '\0';
         ev = session_time_event_from_string(l);
         sp2 = strchr(sp1 + 1, ' ');
         if (ev < 0 || !sp2 || sp2 == sp1 + 1 || sp1[1] == '-')
-                return false;
+                return;
         *sp2 = '\0';
         errno = 0;
         at = strtoll(sp1 + 1, &end, 10);
         if (errno != 0 || *end != '\0' || at <= 0 || !qwen_session_id_valid(sp2 + 1))
-                return false;
+                return;
         fn(ev, (msec_t)at, sp2 + 1, userdata);
-        return true;
 }
 
-size_t session_times_parse(const char *text, size_t n, SessionTimesFn fn, void *userdata) {
-        char line[16 + 24 + SESSION_ID_MAX + 8];
-        size_t skipped = 0;
-
-        for (const char *p = text, *end = text + n; p < end;) {
-                const char *e = memchr(p, '\n', (size_t)(end - p));
-                size_t len;
-
-                if (!e) {
-                        skipped++; /* not a whole line (a write cut short) */
-                        break;
-                }
-                len = (size_t)(e - p);
-                if (len >= sizeof line || memchr(p, '\0', len)) {
-                        skipped++;
-                } else {
-                        memcpy(line, p, len);
-                        line[len] = '\0';
-                        skipped += !session_times_line_parse(line, fn, userdata);
-                }
-                p = e + 1;
-        }
-        return skipped;
-}
-
-int session_times_read(int global_fd, SessionTimesFn fn, void *userdata, size_t *ret_size) {
+/* Read G/.qgc/session-times of global_fd and parse it in one pass, fn called for every line that
+ * parses, in file order; the others are skipped. 0 (also when there is none), -EFBIG over
+ * SESSION_TIMES_MAX, -errno. */
+static int session_times_read(int global_fd, SessionTimesFn fn, void *userdata) {
         _cleanup_free_ char *text = NULL;
+        char line[16 + 24 + SESSION_ID_MAX + 8];
         size_t n = 0;
         int r;
 
-        if (ret_size)
-                *ret_size = 0;
         r = fs_read_file(global_fd, SESSION_TIMES_FILE, SESSION_TIMES_MAX, &text, &n);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
                 return r;
-        if (ret_size)
-                *ret_size = n;
-        (void)session_times_parse(text, n, fn, userdata);
+        for (const char *p = text, *end = text + n; p < end;) {
+                const char *e = memchr(p, '\n', (size_t)(end - p));
+                size_t len;
+
+                if (!e)
+                        break; /* not a whole line (a write cut short) */
+                len = (size_t)(e - p);
+                if (len < sizeof line && !memchr(p, '\0', len)) {
+                        memcpy(line, p, len);
+                        line[len] = '\0';
+                        session_times_line_parse(line, fn, userdata);
+                }
+                p = e + 1;
+        }
         return 0;
 }
 
@@ -134,7 +123,7 @@ void session_times_scan(Inventory *inv, size_t t) {
 
         if (gfd < 0)
                 return;
-        r = session_times_read(gfd, session_times_scan_one, &c, NULL);
+        r = session_times_read(gfd, session_times_scan_one, &c);
         if (r == -EFBIG)
                 log_warning("'%s/%s' is larger than %u MiB: ignored (no restore-grace, archive "
                             "times from the archived files)",
@@ -159,7 +148,7 @@ int session_times_append(int global_fd, dev_t global_dev, const char *text, size
 
         if (n == 0)
                 return 0;
-        state_fd = recover_state_dir_open(global_fd, global_dev, step, userdata);
+        state_fd = session_times_state_dir_open(global_fd, global_dev, step, userdata);
         if (state_fd < 0)
                 return state_fd;
         fd = fs_openat(state_fd, name, O_WRONLY | O_APPEND | O_CLOEXEC, 0);
@@ -205,7 +194,7 @@ static void session_times_compact_one(SessionTimeEvent ev, msec_t at, const char
 }
 
 int session_times_compact(int global_fd, const Inventory *inv, size_t t) {
-        size_t n = inv->n_sessions ? inv->n_sessions : 1, size = 0;
+        size_t n = inv->n_sessions ? inv->n_sessions : 1;
         _cleanup_free_ unsigned char *last = calloc(n, 1);
         _cleanup_free_ msec_t *at = calloc(n, sizeof(msec_t)), *rat = calloc(n, sizeof(msec_t));
         _cleanup_(strbuf_done) StrBuf sb = {};
@@ -220,7 +209,7 @@ int session_times_compact(int global_fd, const Inventory *inv, size_t t) {
             (uint64_t)st.st_size <= SESSION_TIMES_COMPACT)
                 return 0;
         /* over SESSION_TIMES_MAX it is ignored already: what it held is dropped */
-        r = session_times_read(global_fd, session_times_compact_one, &c, &size);
+        r = session_times_read(global_fd, session_times_compact_one, &c);
         if (r < 0 && r != -EFBIG)
                 return r;
         r = 0;
@@ -240,10 +229,26 @@ int session_times_compact(int global_fd, const Inventory *inv, size_t t) {
                 if (r < 0)
                         return r;
         }
-        state_fd = fs_open_path(global_fd, RECOVER_STATE_DIR, 0);
+        state_fd = fs_open_path(global_fd, SESSION_TIMES_STATE_DIR, 0);
         if (state_fd < 0)
                 return state_fd;
         r = fs_write_atomic(state_fd, SESSION_TIMES_NAME,
                             sb.buf ?: "", sb.len, 0600);
         return r < 0 ? r : 1;
+}
+
+int session_times_state_dir_open(int global_fd, dev_t global_dev, SessionTimesStepFn step,
+                                 void *userdata) {
+        int r = fs_mkdirat(global_fd, SESSION_TIMES_STATE_DIR, 0700);
+
+        if (r >= 0) {
+                /* durable before anything is put in it: a crash would forget what it holds */
+                if (step)
+                        step(userdata, SESSION_TIMES_STATE_DIR);
+                r = fs_fsync(global_fd);
+                if (r < 0)
+                        return r;
+        } else if (r != -EEXIST)
+                return r;
+        return fs_open_path(global_fd, SESSION_TIMES_STATE_DIR, global_dev);
 }

@@ -1,6 +1,4 @@
-/* scanaggs.c: totals of directories that belong to sessions by name (file-history/<id>/,
- * subagents/<id>/) and the orphan decision: such a directory whose id has no transcript in any
- * tree. A directory that could not be listed in full is never an orphan candidate. */
+/* scan-aggs.c: directory totals and the orphan decision (scan-aggs.h). */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -14,7 +12,7 @@
 #include "log.h"
 #include "macro.h"
 #include "qwen.h"
-#include "scan-int.h"
+#include "scan-aggs.h"
 
 static void scan_agg_done(ScanAgg *a) {
         free(a->name);
@@ -64,14 +62,13 @@ const ScanAgg *scan_aggs_find(const ScanAggs *a, const char *name) {
         return bsearch(&key, a->v, a->n, sizeof(ScanAgg), scan_cmp_agg);
 }
 
-/* Sum sizes and the newest mtime below directory dfd (same mount, no symlinks followed). */
-int scan_dir_sum(int dfd, dev_t dev, unsigned depth, ScanAgg *agg) {
+int scan_aggs_dir_sum(int dfd, dev_t dev, unsigned depth, ScanAgg *agg) {
         FsDir d;
         const char *name;
         unsigned char type;
         int r = 0, k;
 
-        if (depth > SCAN_DEPTH_MAX)
+        if (depth > SCAN_AGGS_DEPTH_MAX)
                 return 0;
         fs_dir_init(&d, dfd);
         while ((k = fs_dir_next(&d, &name, &type)) > 0) {
@@ -84,13 +81,13 @@ int scan_dir_sum(int dfd, dev_t dev, unsigned depth, ScanAgg *agg) {
                         continue; /* a mount point (a bind mount too): not ours to count */
                 agg->bytes += (uint64_t)st.st_size;
                 agg->bytes_alloc += (uint64_t)st.st_blocks * 512;
-                agg->mtime = MAX(agg->mtime, scan_ts_msec(&st.st_mtim));
+                agg->mtime = MAX(agg->mtime, scan_aggs_msec(&st.st_mtim));
                 if (S_ISDIR(st.st_mode)) {
                         _cleanup_close_ int sub =
                                 fs_open_noatime(dfd, name, O_RDONLY | O_DIRECTORY);
                         if (sub < 0)
                                 continue;
-                        r = scan_dir_sum(sub, dev, depth + 1, agg);
+                        r = scan_aggs_dir_sum(sub, dev, depth + 1, agg);
                         if (r == -ENOMEM)
                                 return r;
                         r = 0;
@@ -101,9 +98,7 @@ int scan_dir_sum(int dfd, dev_t dev, unsigned depth, ScanAgg *agg) {
         return r;
 }
 
-/* Totals of every subdirectory of dfd into aggs (sorted by name). only_ids: skip names that are
- * not valid session ids. */
-int scan_collect_aggs(int dfd, dev_t dev, bool only_ids, ScanAggs *aggs) {
+int scan_aggs_collect(int dfd, dev_t dev, bool only_ids, ScanAggs *aggs) {
         FsDir dir, *d = &dir; /* on the stack: a large malloc per listing costs more */
         struct { const char *d_name; } de_, *de = &de_;
         unsigned char type;
@@ -127,8 +122,8 @@ int scan_collect_aggs(int dfd, dev_t dev, bool only_ids, ScanAggs *aggs) {
                 fs_fileid_from_stat(&a.dir, &st);
                 a.bytes = (uint64_t)st.st_size;
                 a.bytes_alloc = (uint64_t)st.st_blocks * 512;
-                a.mtime = scan_ts_msec(&st.st_mtim);
-                r = scan_dir_sum(sub, dev, 1, &a);
+                a.mtime = scan_aggs_msec(&st.st_mtim);
+                r = scan_aggs_dir_sum(sub, dev, 1, &a);
                 if (r < 0)
                         break;
                 a.name = strdup(de->d_name);
@@ -150,11 +145,10 @@ int scan_collect_aggs(int dfd, dev_t dev, bool only_ids, ScanAggs *aggs) {
         return r;
 }
 
-/* Hand the aggregates over to a pending-orphan list. */
-int scan_pend_aggs(const ScanCtx *c, ScanPendings *to, OrphanKind kind,
-                          const char *project_dir, ScanAggs *aggs) {
+int scan_aggs_pend(ScanPendings *to, size_t tree, OrphanKind kind, const char *project_dir,
+                   ScanAggs *aggs) {
         for (size_t i = 0; i < aggs->n; i++) {
-                ScanPending p = { .kind = kind, .tree = c->tree };
+                ScanPending p = { .kind = kind, .tree = tree };
 
                 /* what could not be listed in full is never an orphan candidate */
                 if (aggs->v[i].incomplete)
@@ -177,7 +171,7 @@ int scan_pend_aggs(const ScanCtx *c, ScanPendings *to, OrphanKind kind,
         return 0;
 }
 
-void scan_pendings_done(ScanPendings *p) {
+void scan_aggs_pendings_done(ScanPendings *p) {
         for (size_t i = 0; i < p->n; i++) {
                 free(p->v[i].project_dir);
                 scan_agg_done(&p->v[i].agg);
@@ -198,12 +192,9 @@ static bool scan_pending_eq(const void *entry, const void *key) {
         return qwen_session_id_equal(k->pend->v[(uintptr_t)entry - 1].agg.name, k->id);
 }
 
-/* Turn pending directories whose id has no transcript in any tree into orphans. The set is of
- * the pending directories' ids (a few thousand), each session's id looked up in it: a table
- * that stays in the cache, not one of every session (100k). */
-int scan_orphans(ScanCtx *c) {
-        const Inventory *inv = c->inv;
-        const ScanPendings *pend = &c->pending;
+/* The set is of the pending directories' ids (a few thousand), each session's id looked up in
+ * it: a table that stays in the cache, not one of every session (100k). */
+int scan_aggs_orphans(Inventory *inv, ScanPendings *pend) {
         _cleanup_(hashmap_donep) Hashmap set = {};
         _cleanup_free_ size_t *rep = NULL; /* a pending directory's first one of its id */
         _cleanup_free_ bool *found = NULL; /* a transcript has the id of rep */
@@ -249,8 +240,8 @@ int scan_orphans(ScanCtx *c) {
                 if (e)
                         found[(uintptr_t)e - 1] = true;
         }
-        for (size_t i = 0; r >= 0 && i < c->pending.n; i++) {
-                ScanPending *p = &c->pending.v[i];
+        for (size_t i = 0; r >= 0 && i < pend->n; i++) {
+                ScanPending *p = &pend->v[i];
                 Orphan o;
 
                 if (found[rep[i]])
@@ -265,7 +256,7 @@ int scan_orphans(ScanCtx *c) {
                         .bytes_alloc = p->agg.bytes_alloc,
                         .mtime = p->agg.mtime,
                 };
-                r = inventory_add_orphan(c->inv, &o);
+                r = inventory_add_orphan(inv, &o);
         }
         return r < 0 ? r : 0;
 }
