@@ -27,7 +27,6 @@
 
 #include "fsutil.h"
 #include "macro.h"
-#include "rm-rf.h"
 #include "util.h"
 
 #ifndef RENAME_NOREPLACE

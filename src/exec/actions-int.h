@@ -1,4 +1,4 @@
-/* actions-int.h: what the executor's files (actions.c, actions-batch.c, actions-erase.c,
+/* actions-int.h: below every actions file (actions.c, actions-batch.c, actions-erase.c,
  * actions-orphan.c, actions-restore.c, actions-report.c) share, and nobody else uses. */
 #pragma once
 
@@ -7,16 +7,27 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "actions.h"
 #include "cold.h"
 #include "cold-step.h"
 #include "erase.h"
 #include "journal.h"
 #include "live.h"
 #include "orphans.h"
+#include "plan.h"
 #include "recover.h"
 #include "usage-index.h"
 #include "util.h"
+
+/* What a run did (actions_run()'s report). */
+typedef struct ActionStats {
+        unsigned n_archived, n_deleted, n_skipped, n_failed, n_orphans, n_salvaged;
+        unsigned n_restored, n_recovered;
+        unsigned n_erased; /* rows and entries removed from files Qwen shares (erase.h) */
+        unsigned n_erased_files; /* files Qwen shares that were edited */
+        uint64_t bytes_archived, bytes_deleted, bytes_orphans;
+        unsigned n_compressed; /* sessions compressed into the cold tier (cold-step.h) */
+        uint64_t bytes_compressed_in, bytes_compressed_out; /* their originals, compressed */
+} ActionStats;
 
 /* Open directories and the liveness probe of one tree, for the length of a run. */
 typedef struct ActionsTree {

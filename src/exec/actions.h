@@ -5,19 +5,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "plan.h"
-
+#include "actions-int.h"
 #include "journal.h"
-
-typedef struct ActionStats {
-        unsigned n_archived, n_deleted, n_skipped, n_failed, n_orphans, n_salvaged;
-        unsigned n_restored, n_recovered;
-        unsigned n_erased; /* rows and entries removed from files Qwen shares (erase.h) */
-        unsigned n_erased_files; /* files Qwen shares that were edited */
-        uint64_t bytes_archived, bytes_deleted, bytes_orphans;
-        unsigned n_compressed; /* sessions compressed into the cold tier (cold-step.h) */
-        uint64_t bytes_compressed_in, bytes_compressed_out; /* their originals, compressed */
-} ActionStats;
+#include "plan.h"
 
 /* How a real run opens its action log. */
 typedef struct ActionsRunOptions {

@@ -20,7 +20,7 @@
 #include "fsutil.h"
 #include "hashmap.h"
 #include "macro.h"
-#include "recover.h"
+#include "recover-marker.h"
 #include "util.h"
 
 #define RECOVER_MARKER_MAGIC "qgc-pending-delete 1"
