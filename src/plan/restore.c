@@ -192,6 +192,15 @@ static int restore_cold_step(const Inventory *inv, size_t t, const char *id, boo
                         if (!st.why && i + 1 == ELEMENTSOF(exts) && chats_fd >= 0 &&
                             fs_exists(chats_fd, n) > 0)
                                 st.why = strdup("an active copy exists (conflict)");
+                        /* the plan is the run: a .zst the executor would refuse (its content
+                         * past the recorded size, not what the trailer records, a dictionary
+                         * this qgc lacks) is refused here, decompressed to nowhere, bounded as
+                         * the executor's decompression is (cold.h) */
+                        if (!st.why) {
+                                r = cold_cat(cfd, n, -EBADF);
+                                if (r < 0 && cold_damage_why(r))
+                                        st.why = strdup(cold_damage_why(r));
+                        }
                         from = strprintf("%s/%s/%s", tr->runtime_dir, rel, zn);
                         to = strprintf("%s/%s/%s", tr->runtime_dir, to_archive ? arel : crel, n);
                         r = from && to ? plan_step_add_path(&st, from, to) : -ENOMEM;

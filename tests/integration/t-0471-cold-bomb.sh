@@ -85,6 +85,12 @@ set -- $(limited "$T/show.out" "$T/show.err" "$QGC" show "$ARCH" --root "$tree")
 [ "$1" = 1 ] || fail "show of the bomb exited $1"
 grep -q "inflates past its recorded size" "$T/show.err" || { cat "$T/show.err"; fail "show: no reason"; }
 [ "$(stat -c %s "$T/show.out")" -le "$tsize" ] || fail "show wrote more than the recorded size"
+# the dry run of the restore says what the real one does: refused, with the reason, bounded
+set -- $(limited "$T/nrestore.out" "$T/nrestore.err" "$QGC" -n restore "$ARCH" --root "$tree")
+[ "$2" -lt 131072 ] || fail "the restore's dry run's peak RSS was $2 KiB"
+grep -q "would restore" "$T/nrestore.out" && { cat "$T/nrestore.out"; fail "the dry run would restore the bomb"; }
+grep -q "inflates past its recorded size" "$T/nrestore.out" ||
+        { cat "$T/nrestore.out" "$T/nrestore.err"; fail "restore's dry run: no reason"; }
 set -- $(limited "$T/restore.out" "$T/restore.err" "$QGC" restore "$ARCH" --root "$tree")
 [ "$1" != 0 ] || fail "restore of the bomb succeeded"
 grep -q "inflates past its recorded size" "$T/restore.err" || { cat "$T/restore.err"; fail "restore: no reason"; }
@@ -113,5 +119,5 @@ set -- $(limited "$T/run2.out" "$T/run2.err" "$QGC" --now "$NOW" --root "$tree" 
 [ -f "$z" ] || { cat "$T/run2.out" "$T/run2.err"; fail "the delete removed a bomb"; }
 grep "QGC_SESSION=$ARCH" "$T/run2.log" | grep -q "inflates past its recorded size" ||
         { cat "$T/run2.log" "$T/run2.err"; fail "the delete's refusal is not journalled with its reason"; }
-pass "a compressed-archive bomb: the dry run stays bounded and keeps it with the reason; show, restore and the delete's salvage refuse it; nothing is written past the recorded size"
+pass "a compressed-archive bomb: the dry run stays bounded and keeps it with the reason; show, restore (and its dry run) and the delete's salvage refuse it; nothing is written past the recorded size"
 finish
