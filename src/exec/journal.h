@@ -94,7 +94,6 @@ void journal_hold(void);
 int journal_release(void);
 
 const char *journal_event_to_string(JournalEvent e); /* QGC_ACTION= value */
-const char *journal_event_message_id(JournalEvent e); /* MESSAGE_ID= (32 hex) */
 JournalTarget journal_target_from_string(const char *s);
 /* Does a systemd-journald listen (its socket exists)? What the auto target picks. */
 bool journal_available(void);

@@ -32,6 +32,8 @@
 #include "usage-ahead.h"
 #include "usage-index.h"
 #include "testskip.h"
+#include "journal.c" /* its static functions are tested here */
+#include "usage-index.c" /* its static functions are tested here */
 
 /* ---------------------------------------------------------------- the seams */
 

@@ -25,6 +25,7 @@
 #include "usage-index.h"
 #include "util.h"
 #include "testskip.h"
+#include "usage-index.c" /* its static functions are tested here */
 
 typedef struct T {
         char *root;
