@@ -101,9 +101,3 @@ int record_read_exact(int fd, uint64_t size, char **ret);
  * holding exactly these n bytes. */
 int record_for_each_line_mem(const char *text, size_t n, size_t max_line, record_line_at_cb cb,
                              void *userdata);
-
-/* memmem() tuned for scanning large texts for a rare needle (vector prefilter on three of its
- * bytes): the first occurrence of needle[0..m) in text[0..n), or NULL. */
-const char *record_memmem(const char *text, size_t n, const char *needle, size_t m);
-/* record_memmem() without the AVX2 path (tests compare both with memmem()). */
-const char *record_memmem_portable(const char *text, size_t n, const char *needle, size_t m);

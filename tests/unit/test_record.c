@@ -25,6 +25,7 @@
 #include "record.h"
 #include "util.h"
 #include "testskip.h"
+#include "record.c" /* its static functions are tested here */
 
 /* An anonymous file holding n bytes of data. */
 static int mkfile(const void *data, size_t n) {
