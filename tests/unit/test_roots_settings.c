@@ -26,6 +26,7 @@
 #include "roots.h"
 #include "settings.h"
 #include "util.h"
+#include "settings.c" /* its static functions are tested here */
 
 /* strip-json-comments (whitespace: true), then JSON.parse: 1 parses, 0 does not. */
 static int strip_then_parse(const char *text) {
