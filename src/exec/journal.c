@@ -318,12 +318,6 @@ static int journal_format_line_full(const JournalEntry *e, const char *run_id, c
         return *ret ? 0 : -ENOMEM;
 }
 
-char *journal_format_line(const JournalEntry *e, const char *run_id) {
-        char *line = NULL;
-
-        return journal_format_line_full(e, run_id, &line) < 0 ? NULL : line;
-}
-
 typedef struct JournalIov {
         struct iovec iov[JOURNAL_MAX_FIELDS];
         char *strings[JOURNAL_MAX_FIELDS];

@@ -35,6 +35,14 @@
 #include "journal.c" /* its static functions are tested here */
 #include "usage-index.c" /* its static functions are tested here */
 
+/* Format e as the one-line key=value form used for stderr and files (without '\n'): a
+ * malloc'ed string or NULL (ENOMEM, an invalid event or field name). run_id may be NULL. */
+static char *journal_format_line(const JournalEntry *e, const char *run_id) {
+        char *line = NULL;
+
+        return journal_format_line_full(e, run_id, &line) < 0 ? NULL : line;
+}
+
 /* ---------------------------------------------------------------- the seams */
 
 /* What to break, set by each test (reset in setup). */
