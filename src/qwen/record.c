@@ -956,37 +956,6 @@ static void record_tail_take_title(TailInfo *ret, char **title, TitleSource sour
         }
 }
 
-int record_read_tail(int fd, uint64_t size, TailInfo *ret) {
-        _cleanup_free_ char *buf = NULL, *title = NULL;
-        TitleSource source = TITLE_NONE;
-        uint64_t start = size > RECORD_TAIL_WINDOW ? size - RECORD_TAIL_WINDOW : 0;
-        size_t got = 0;
-        int r;
-
-        assert(ret);
-        *ret = (TailInfo){};
-        if (size == 0)
-                return 0;
-        buf = malloc((size_t)MIN(size, (uint64_t)RECORD_TAIL_WINDOW));
-        if (!buf)
-                return -ENOMEM;
-
-        r = record_read_at(fd, buf, (size_t)(size - start), start, &got);
-        if (r >= 0)
-                r = record_tail_window(buf, got, start, ret, &title, &source);
-        if (r == 0 && start > 0) {
-                r = record_read_at(fd, buf, RECORD_TAIL_WINDOW, 0, &got);
-                if (r >= 0)
-                        r = record_head_window_title(buf, got, &title, &source);
-        }
-        if (r < 0) {
-                *ret = (TailInfo){};
-                return r;
-        }
-        record_tail_take_title(ret, &title, source);
-        return 0;
-}
-
 /* record_read_at() for the first read of record_read_ends(), tried first without waiting for
  * the disk (preadv2() with RWF_NOWAIT): *blocked is set when the page cache did not hold the
  * range (EAGAIN, or a short read that a blocking read continued). The bytes read are the same. */

@@ -45,15 +45,13 @@ typedef struct TailInfo {
 } TailInfo;
 void record_tail_info_done(TailInfo *t);
 
-/* Read the last RECORD_TAIL_WINDOW bytes of a file of the given size. last_timestamp is that of
- * the last record with a parseable "timestamp" among the window's complete lines (its partial
- * first line skipped). The title is found as Qwen's readSessionTitleInfoFromFile() finds it: a
- * text scan of the whole window for "customTitle" on lines carrying "subtype":"custom_title",
- * last one wins, then (none in the tail and a larger file) the head window's complete lines; an
- * empty title is none. */
-int record_read_tail(int fd, uint64_t size, TailInfo *ret);
-
-/* record_read_head() and record_read_tail() of one file in as few reads as possible, with the
+/* The tail read: the last RECORD_TAIL_WINDOW bytes of a file of the given size. last_timestamp
+ * is that of the last record with a parseable "timestamp" among the window's complete lines (its
+ * partial first line skipped). The title is found as Qwen's readSessionTitleInfoFromFile() finds
+ * it: a text scan of the whole window for "customTitle" on lines carrying
+ * "subtype":"custom_title", last one wins, then (none in the tail and a larger file) the head
+ * window's complete lines; an empty title is none.
+ * record_read_head() and the tail read of one file in as few reads as possible, with the
  * same results: a file of at most RECORD_TAIL_WINDOW bytes is read once for both; a larger one
  * reads its tail window, then its head window when the tail has no title (the first record then
  * comes from that window too), else the head alone. scratch holds 2 * RECORD_TAIL_WINDOW bytes.
