@@ -93,7 +93,7 @@ int cold_info(int cold_fd, const char *name, uint64_t *ret_size, char ret_sha[65
 
 /* Write at most max bytes of the start of the original content of (cold_fd, name.zst) to
  * out_fd, not checked against the SHA-256 (the scan reads the first record this way; what acts
- * on the content, cold_cat() and cold_restore_file(), checks it). *ret_whole: the whole content
+ * on the content, cold_cat() and cold_restore_files(), checks it). *ret_whole: the whole content
  * was written (it ended within max bytes, with exactly the recorded size: else -EBADMSG). */
 int cold_cat_head(int cold_fd, const char *name, int out_fd, uint64_t max, bool *ret_whole);
 

@@ -7,7 +7,9 @@
 
 #include "hashmap.h"
 
-uint64_t hash_bytes_more(uint64_t h, const void *p, size_t n) {
+/* FNV-1a continued: h (HASH_FNV1A_OFFSET to start, or a previous result) over n more bytes, so
+ * data read in pieces hashes as one. */
+static uint64_t hash_bytes_more(uint64_t h, const void *p, size_t n) {
         const unsigned char *s = p;
 
         for (size_t i = 0; i < n; i++)

@@ -20,9 +20,6 @@
 /* FNV-1a of n bytes, of a C string, and of a C string with ASCII letters lowered (for keys
  * that compare ignoring ASCII case). */
 uint64_t hash_bytes(const void *p, size_t n);
-/* FNV-1a continued: h (HASH_FNV1A_OFFSET to start, or a previous result) over n more bytes, so
- * data read in pieces hashes as one (hash_bytes(p, n) is hash_bytes_more(HASH_FNV1A_OFFSET, p, n)). */
-uint64_t hash_bytes_more(uint64_t h, const void *p, size_t n);
 uint64_t hash_string(const char *s);
 uint64_t hash_string_ascii_lower(const char *s);
 

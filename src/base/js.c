@@ -22,7 +22,7 @@ void js_val_done(JsVal *v) {
 }
 
 /* Number::toString(10): shortest round-trip digits, JavaScript's fixed/exponent rules. */
-int js_number_append(StrBuf *b, double v) {
+static int js_number_append(StrBuf *b, double v) {
         char tmp[40], digits[24];
         int prec, exp10, nd = 0, n;
         const char *p;
@@ -281,7 +281,7 @@ int js_stringify_number(StrBuf *b, double d) {
 
 /* An array index as a property key ("0".."4294967294", canonical): such keys enumerate first,
  * in numeric order. Returns the index or -1. */
-int64_t js_array_index(const char *s, size_t n) {
+static int64_t js_array_index(const char *s, size_t n) {
         int64_t v = 0;
 
         if (n == 0 || n > 10 || (n > 1 && s[0] == '0'))
@@ -500,7 +500,8 @@ static bool js_digits(const char *s, size_t n, int *ret) {
         return true;
 }
 
-int64_t js_days_from_civil(int64_t y, int m, int d) {
+/* Days since 1970-01-01 of a proleptic Gregorian date (month 1..12; the day may roll over). */
+static int64_t js_days_from_civil(int64_t y, int m, int d) {
         int64_t era, yoe, doy, doe;
 
         y -= m <= 2;
@@ -531,7 +532,9 @@ static int64_t js_local_offset(int64_t t) {
         return (int64_t)tm.tm_gmtoff * 1000;
 }
 
-int js_parse_iso8601(const char *s, JsIsoFlags flags, msec_t *ret) {
+/* Milliseconds since the epoch of an ISO 8601 text. 0, or -EINVAL (where Date.parse gives NaN
+ * in JS_ISO_DATE_PARSE). */
+static int js_parse_iso8601(const char *s, JsIsoFlags flags, msec_t *ret) {
         bool strict = flags & JS_ISO_STRICT;
         const char *p = s;
         int64_t year, t;

@@ -37,8 +37,6 @@ bool js_json_is_number(json_object *v);
 int js_tostring_append(StrBuf *b, json_object *v, bool present);
 /* Truthiness of a JSON value (present=false: undefined). */
 bool js_truthy(json_object *v, bool present);
-/* Number::toString(10): shortest round-trip digits, fixed or exponent form as JavaScript picks. */
-int js_number_append(StrBuf *b, double v);
 
 /* ---- JSON.stringify */
 
@@ -48,8 +46,6 @@ int js_stringify_val(StrBuf *b, const JsVal *v);
 int js_stringify_number(StrBuf *b, double d);
 /* Any parsed JSON value, objects' keys in V8's order (js_key_order()). */
 int js_stringify(StrBuf *b, json_object *v);
-/* An array index as a property key ("0".."4294967294", canonical), or -1. */
-int64_t js_array_index(const char *s, size_t n);
 /* The enumeration order of n property names: array indexes ascending, then the others in
  * insertion order. *ret: a new array of n positions. 0 or -ENOMEM. */
 int js_key_order(const char *const *names, const size_t *lens, size_t n, size_t **ret);
@@ -63,9 +59,6 @@ void js_trim(const char **s, size_t *n);
 
 /* ---- dates */
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (month 1..12; the day may roll over). */
-int64_t js_days_from_civil(int64_t y, int m, int d);
-
 typedef enum JsIsoFlags {
         /* Date.parse(): YYYY[-MM[-DD]] or +YYYYYY/-YYYYYY, then optionally T (t, or a space not
          * at the end) HH:mm[:ss[.f+]] and Z, z, +HH:mm or +HHmm; hour 24:00 allowed; day 1..31
@@ -77,9 +70,6 @@ typedef enum JsIsoFlags {
         JS_ISO_STRICT = 1 << 0,
 } JsIsoFlags;
 
-/* Milliseconds since the epoch of an ISO 8601 text. 0, or -EINVAL (where Date.parse gives NaN
- * in JS_ISO_DATE_PARSE). */
-int js_parse_iso8601(const char *s, JsIsoFlags flags, msec_t *ret);
 /* Date.parse(s) for the ISO forms: js_parse_iso8601(s, JS_ISO_DATE_PARSE, ret). */
 int js_date_parse(const char *s, msec_t *ret);
 /* new Date(v).getTime() of a JSON value: NaN where JavaScript gives NaN. */

@@ -69,7 +69,8 @@ static bool text_plain(unsigned char c, TextStyle style) {
         return c >= 0x20 && c < 0x7f && !(style == TEXT_QUOTED && (c == '"' || c == '\\'));
 }
 
-bool text_needs_cleaning(const char *s, size_t n, TextStyle style) {
+/* Would text_clean() change s (of n bytes)? false for printable ASCII and clean UTF-8. */
+static bool text_needs_cleaning(const char *s, size_t n, TextStyle style) {
         const unsigned char *u = (const unsigned char *)s;
 
         for (size_t i = 0; i < n;) {

@@ -41,8 +41,6 @@ size_t text_width(const char *s, size_t n);
  * cutting a character; its width in *ret_cols (may be NULL). */
 size_t text_fit(const char *s, size_t n, size_t max_cols, size_t *ret_cols);
 
-/* Would text_clean() change s (of n bytes)? false for printable ASCII and clean UTF-8. */
-bool text_needs_cleaning(const char *s, size_t n, TextStyle style);
 /* Append n bytes of s to b, cleaned in style. 0 or -ENOMEM. */
 int text_clean_append(StrBuf *b, const char *s, size_t n, TextStyle style);
 /* A cleaned copy of the NUL-terminated s (NULL is ""), malloc'ed; NULL on ENOMEM. */

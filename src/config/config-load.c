@@ -1354,11 +1354,6 @@ finish:
         return errs->n > n_before ? -EINVAL : 0;
 }
 
-int config_load_string(Config *c, const char *text, const char *name, ConfigErrors *errs) {
-        return config_load_apply(c, name ? name : "<string>", text, strlen(text), NULL,
-                                 c->n_files == 0, errs);
-}
-
 static int config_load(Config *c, const char *path, bool allow_admin, bool regular_only,
                        ConfigErrors *errs) {
         _cleanup_free_ char *text = NULL;

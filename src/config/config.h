@@ -297,7 +297,6 @@ bool config_origin_in_files(const char *origin, char *const *files, size_t n);
  * the files read are appended to c->files, each include with the "file:line" that pulled it in.
  * The `admin` group is honoured only in the first file applied on top of the built-in default
  * (the system file, or the single -c file). */
-int config_load_string(Config *c, const char *text, const char *name, ConfigErrors *errs);
 int config_load_file(Config *c, const char *path, ConfigErrors *errs);
 /* The same for the system file, which must be a regular file (a FIFO is refused, not read). */
 int config_load_system_file(Config *c, const char *path, ConfigErrors *errs);

@@ -76,7 +76,10 @@ static int archive_pr_cmp(const void *a, const void *b) {
         return strcmp(archive_pr_created(*x), archive_pr_created(*y));
 }
 
-int archive_merge_pr(const char *base, const char *incoming, char **ret) {
+/* Merge two .pr.json documents ({"prs": [...]} or a single {number, url, createdAt}) by PR
+ * number, the fresher createdAt winning (incoming on ties), ordered by createdAt, capped.
+ * Returns the new document (malloc'ed, ending in '\n') or -EBADMSG. */
+static int archive_merge_pr(const char *base, const char *incoming, char **ret) {
         _cleanup_(json_putp) json_object *all = json_object_new_array();
         _cleanup_(json_putp) json_object *out = json_object_new_object();
         _cleanup_free_ json_object **keep = NULL;
@@ -151,8 +154,12 @@ static int archive_append_sealed(StrBuf *b, const char *s, size_t n) {
         return r;
 }
 
-int archive_merge_ledger(const char *dst, size_t dst_len, const char *src, size_t src_len,
-                         bool append, char **ret, size_t *ret_len) {
+/* The ledger merge. Archiving appends: sealed(dst) + sealed(src); restoring puts the older
+ * archived lines first: sealed(src) + sealed(dst) ("sealed": ends in '\n'). Returns 1 and
+ * sets *ret when a write is needed, 0 when dst already holds src where the merge puts it (an
+ * interrupted earlier merge: never append twice), -ENOMEM. */
+static int archive_merge_ledger(const char *dst, size_t dst_len, const char *src, size_t src_len,
+                                bool append, char **ret, size_t *ret_len) {
         StrBuf sealed = {}, b = {};
         int r;
 

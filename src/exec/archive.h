@@ -37,15 +37,3 @@ int archive_move_nosync(int src_fd, int dst_fd, const char *id, const FileId *ex
  * (not NULL) as archive_move_nosync() for such a session, without its lookups of sidecars. */
 int archive_move_bare_nosync(int src_fd, int dst_fd, const char *id, const FileId *expect,
                              ArchiveStepFn step, void *userdata, const char **ret_why);
-
-/* Merge two .pr.json documents ({"prs": [...]} or a single {number, url, createdAt}) by PR
- * number, the fresher createdAt winning (incoming on ties), ordered by createdAt, capped.
- * Returns the new document (malloc'ed, ending in '\n') or -EBADMSG. */
-int archive_merge_pr(const char *base, const char *incoming, char **ret);
-
-/* The ledger merge. Archiving appends: sealed(dst) + sealed(src); restoring puts the older
- * archived lines first: sealed(src) + sealed(dst) ("sealed": ends in '\n'). Returns 1 and
- * sets *ret when a write is needed, 0 when dst already holds src where the merge puts it (an
- * interrupted earlier merge: never append twice), -ENOMEM. */
-int archive_merge_ledger(const char *dst, size_t dst_len, const char *src, size_t src_len,
-                         bool append, char **ret, size_t *ret_len);

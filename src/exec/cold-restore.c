@@ -1,5 +1,5 @@
-/* cold-restore.c: restoring from the cold tier (cold.h): cold_restore_file() of one file and
- * cold_restore_files() of a batch, which makes the whole batch durable with one group of
+/* cold-restore.c: restoring from the cold tier (cold.h): cold_restore_files() of a batch of
+ * files (one or more), which makes the whole batch durable with one group of
  * fsyncs of the new files, one fsync of the target directory and one of the cold directory,
  * instead of three fsyncs per file. The files come back byte for byte, with their mtimes. */
 #include "autoconf.h"
@@ -159,15 +159,4 @@ int cold_restore_files(int cold_fd, const char *const *names, size_t n, bool ski
                 free(f[i].tmp);
         }
         return r < 0 ? r : k;
-}
-
-int cold_restore_file(int cold_fd, const char *name, int dst_fd, ColdStepFn step, void *userdata,
-                    ColdResult *ret) {
-        ColdResult res = {};
-        int r = cold_restore_files(cold_fd, &name, 1, /* skip_missing= */ false, dst_fd, step,
-                                     userdata, &res);
-
-        if (r >= 0 && ret)
-                *ret = res;
-        return r;
 }

@@ -104,7 +104,9 @@ static const int journal_priority_table[_JOURNAL_EVENT_MAX] = {
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(journal_event, JournalEvent);
 
-DEFINE_STRING_TABLE_TO_STRING_FUNC(journal_event_message_id, journal_message_id_table, JournalEvent);
+/* MESSAGE_ID= (32 hex) */
+static DEFINE_STRING_TABLE_TO_STRING_FUNC(journal_event_message_id, journal_message_id_table,
+                                          JournalEvent);
 
 DEFINE_STRING_TABLE_LOOKUP_FROM_STRING(journal_target, JournalTarget);
 
@@ -252,7 +254,7 @@ static int journal_foreach_field(const JournalEntry *e, const char *run_id, Jour
                 const char *key, *value;
         } fields[] = {
                 { "MESSAGE", e->message ? e->message : journal_event_table[e->event] },
-                { "MESSAGE_ID", journal_message_id_table[e->event] },
+                { "MESSAGE_ID", journal_event_message_id(e->event) },
                 { "PRIORITY", prio },
                 { "SYSLOG_IDENTIFIER", "qgc" },
                 { "QGC_ACTION", journal_event_table[e->event] },
@@ -314,12 +316,6 @@ static int journal_format_line_full(const JournalEntry *e, const char *run_id, c
         }
         *ret = strbuf_steal(&b);
         return *ret ? 0 : -ENOMEM;
-}
-
-char *journal_format_line(const JournalEntry *e, const char *run_id) {
-        char *line = NULL;
-
-        return journal_format_line_full(e, run_id, &line) < 0 ? NULL : line;
 }
 
 typedef struct JournalIov {

@@ -94,16 +94,11 @@ void journal_hold(void);
 int journal_release(void);
 
 const char *journal_event_to_string(JournalEvent e); /* QGC_ACTION= value */
-const char *journal_event_message_id(JournalEvent e); /* MESSAGE_ID= (32 hex) */
 JournalTarget journal_target_from_string(const char *s);
 /* Does a systemd-journald listen (its socket exists)? What the auto target picks. */
 bool journal_available(void);
 /* The target journal_open() chose (AUTO resolved), for messages and tests. */
 JournalTarget journal_get_target(void);
-/* Format e as the one-line key=value form used for stderr and files (without '\n').
- * Returns a malloc'ed string or NULL (ENOMEM, an invalid event or field name). run_id may be
- * NULL. */
-char *journal_format_line(const JournalEntry *e, const char *run_id);
 /* With the stderr target, drop entries less severe than priority (syslog level; --quiet sets
  * LOG_WARNING so that cron mails only failures). The journal and files get everything. */
 void journal_set_stderr_max_priority(int priority);

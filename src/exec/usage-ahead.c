@@ -141,15 +141,6 @@ static void *usage_ahead_thread(void *userdata) {
         return NULL;
 }
 
-void usage_ahead_wait(UsageAhead *ua) {
-        if (!ua || !ua->started)
-                return;
-        pthread_mutex_lock(&ua->lock);
-        while (!ua->parked)
-                pthread_cond_wait(&ua->done, &ua->lock);
-        pthread_mutex_unlock(&ua->lock);
-}
-
 int usage_ahead_start(UsageAhead *ua) {
         cpu_set_t set;
         int r;
@@ -206,7 +197,7 @@ int usage_ahead_take(UsageAhead *ua, const Session *s, char **ret_line) {
                         r = 1;
                 }
                 j->state = UA_TAKEN;
-                /* the thread may go on: usage_ahead_wait() waits for it to park again */
+                /* the thread may go on: it is not parked until it waits again */
                 if (ua->next < ua->n && ua->next < ua->cursor + USAGE_AHEAD_MAX)
                         ua->parked = false;
                 pthread_cond_signal(&ua->wake);

@@ -33,8 +33,6 @@ int usage_ahead_take(UsageAhead *ua, const Session *s, char **ret_line);
 /* Would usage_ahead_take() of s wait for its line, or build it on the caller's thread (a line
  * the thread has not built yet)? Then the executor commits what it has prepared first. */
 bool usage_ahead_would_wait(UsageAhead *ua, const Session *s);
-/* Wait until the thread has built all it may before the executor moves on (tests). */
-void usage_ahead_wait(UsageAhead *ua);
 /* How many lines the thread built, and how many the executor took (for the debug log). */
 void usage_ahead_counts(const UsageAhead *ua, size_t *ret_built, size_t *ret_taken);
 /* Stop and join the thread, free what is left. */

@@ -142,6 +142,19 @@ static char *plan_limit_warning(const PlanHeldBack *h) {
                          format_bytes(sz, sizeof sz, h->bytes_limit));
 }
 
+/* "policy not met: 3 sessions (12K) held back by max-deletions" ("tree cap not met: ..." when
+ * h->tree_cap; plan_foreach_warning() reports a cap's held-back sessions in its CapUnmet line
+ * instead); malloc'ed; NULL when nothing is held back or on ENOMEM. */
+static char *plan_held_back_warning(const PlanHeldBack *h) {
+        char sz[FORMAT_BYTES_MAX];
+
+        if (h->n == 0)
+                return NULL;
+        return strprintf("%s not met: %zu session%s (%s) held back by %s",
+                         h->tree_cap ? "tree cap" : "policy", h->n, h->n == 1 ? "" : "s",
+                         format_bytes(sz, sizeof sz, h->bytes), h->limit ?: "max-deletions");
+}
+
 int plan_foreach_warning(const Plan *p, PlanWarningFn fn, void *userdata) {
         const Verdicts *v = p->verdicts;
         PlanHeldBack h;
@@ -182,16 +195,6 @@ int plan_foreach_warning(const Plan *p, PlanWarningFn fn, void *userdata) {
                 return fn(userdata, w, false);
         }
         return 0;
-}
-
-char *plan_held_back_warning(const PlanHeldBack *h) {
-        char sz[FORMAT_BYTES_MAX];
-
-        if (h->n == 0)
-                return NULL;
-        return strprintf("%s not met: %zu session%s (%s) held back by %s",
-                         h->tree_cap ? "tree cap" : "policy", h->n, h->n == 1 ? "" : "s",
-                         format_bytes(sz, sizeof sz, h->bytes), h->limit ?: "max-deletions");
 }
 
 /* Display order of verbs: what changes first. */

@@ -82,10 +82,6 @@ typedef struct PlanHeldBack {
         uint64_t bytes_limit;
 } PlanHeldBack;
 void plan_held_back(const Plan *p, PlanHeldBack *ret);
-/* "policy not met: 3 sessions (12K) held back by max-deletions" ("tree cap not met: ..." when
- * h->tree_cap; plan_foreach_warning() reports a cap's held-back sessions in its CapUnmet line
- * instead); malloc'ed; NULL when nothing is held back or on ENOMEM. */
-char *plan_held_back_warning(const PlanHeldBack *h);
 
 /* The forecast of the plan's compressions (compress-after): the bytes the cold tier would
  * compress (the transcripts and sidecars of the sessions planned compress: what the executor

@@ -187,7 +187,7 @@ static int restore_cold_step(const Inventory *inv, size_t t, const char *id, boo
                         if (fstatat(cfd, zn, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode))
                                 continue;
                         /* a copy already in chats/archive/ is the end of an interrupted restore
-                         * when it matches (cold_restore_file() checks), else a conflict then; an
+                         * when it matches (cold_restore_files() checks), else a conflict then; an
                          * active transcript is a conflict now */
                         if (!st.why && i + 1 == ELEMENTSOF(exts) && chats_fd >= 0 &&
                             fs_exists(chats_fd, n) > 0)

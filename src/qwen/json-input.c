@@ -101,7 +101,12 @@ const char *json_input_dialect_to_string(JsonDialect d) {
         return d >= 0 && d < _JSON_DIALECT_MAX ? names[d] : NULL;
 }
 
-int json_read_file(int dfd, const char *name, size_t max, JsonDialect dialect, json_object **ret) {
+/* Read (dfd, name) with fs_open_noatime() (no-follow, non-blocking, O_NOATIME where permitted),
+ * regular files only (-EBADFD), at most max bytes (-EFBIG), and parse the whole text in dialect:
+ * 0 with *ret (owned by the caller), -EBADMSG when it does not parse or is JSON null, -ENOMEM,
+ * or the open's -errno (-ENOENT, -ELOOP, ...). */
+static int json_read_file(int dfd, const char *name, size_t max, JsonDialect dialect,
+                          json_object **ret) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
         json_object *o = NULL;

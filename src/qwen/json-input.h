@@ -43,11 +43,5 @@ typedef struct JsonInputInfo {
 const JsonInputInfo *json_input_info(JsonInput input);
 const char *json_input_dialect_to_string(JsonDialect d);
 
-/* Read (dfd, name) with fs_open_noatime() (no-follow, non-blocking, O_NOATIME where permitted),
- * regular files only (-EBADFD), at most max bytes (-EFBIG), and parse the whole text in dialect:
- * 0 with *ret (owned by the caller), -EBADMSG when it does not parse or is JSON null, -ENOMEM,
- * or the open's -errno (-ENOENT, -ELOOP, ...). */
-int json_read_file(int dfd, const char *name, size_t max, JsonDialect dialect,
-                   struct json_object **ret);
 /* json_read_file() with the dialect and size limit of input's table row. */
 int json_input_read(int dfd, const char *name, JsonInput input, struct json_object **ret);

@@ -747,19 +747,9 @@ __attribute__((target("avx2"))) static const char *record_memmem_avx2(const char
 }
 #endif
 
-/* memmem() for scans of large texts: 32 positions at a time (64 with AVX2), comparing three bytes
- * of the needle (first, middle and last, quotes excluded) before the whole of it. */
-const char *record_memmem(const char *text, size_t n, const char *needle, size_t m) {
-#ifdef RECORD_HAVE_AVX2
-        if (m >= 4 && n >= m && __builtin_cpu_supports("avx2")) {
-                size_t a = needle[0] == '"' ? 1 : 0, c = needle[m - 1] == '"' ? m - 2 : m - 1;
-                return record_memmem_avx2(text, n, needle, m, a, (a + c) / 2, c);
-        }
-#endif
-        return record_memmem_portable(text, n, needle, m);
-}
-
-const char *record_memmem_portable(const char *text, size_t n, const char *needle, size_t m) {
+/* record_memmem() without the AVX2 path (tests compare both with memmem()). */
+static const char *record_memmem_portable(const char *text, size_t n, const char *needle,
+                                          size_t m) {
         size_t a, b, c, i = 0;
         Vec16 va, vb, vc;
 
@@ -789,6 +779,18 @@ const char *record_memmem_portable(const char *text, size_t n, const char *needl
                         return hit;
         }
         return record_memmem_check(text + i, n - m + 1 - i, needle, m, a);
+}
+
+/* memmem() for scans of large texts: 32 positions at a time (64 with AVX2), comparing three bytes
+ * of the needle (first, middle and last, quotes excluded) before the whole of it. */
+static const char *record_memmem(const char *text, size_t n, const char *needle, size_t m) {
+#ifdef RECORD_HAVE_AVX2
+        if (m >= 4 && n >= m && __builtin_cpu_supports("avx2")) {
+                size_t a = needle[0] == '"' ? 1 : 0, c = needle[m - 1] == '"' ? m - 2 : m - 1;
+                return record_memmem_avx2(text, n, needle, m, a, (a + c) / 2, c);
+        }
+#endif
+        return record_memmem_portable(text, n, needle, m);
 }
 
 static const char *record_memmem_from(const char *text, size_t n, size_t from, const char *needle) {
@@ -952,37 +954,6 @@ static void record_tail_take_title(TailInfo *ret, char **title, TitleSource sour
                 ret->title = TAKE_PTR(*title);
                 ret->title_source = source;
         }
-}
-
-int record_read_tail(int fd, uint64_t size, TailInfo *ret) {
-        _cleanup_free_ char *buf = NULL, *title = NULL;
-        TitleSource source = TITLE_NONE;
-        uint64_t start = size > RECORD_TAIL_WINDOW ? size - RECORD_TAIL_WINDOW : 0;
-        size_t got = 0;
-        int r;
-
-        assert(ret);
-        *ret = (TailInfo){};
-        if (size == 0)
-                return 0;
-        buf = malloc((size_t)MIN(size, (uint64_t)RECORD_TAIL_WINDOW));
-        if (!buf)
-                return -ENOMEM;
-
-        r = record_read_at(fd, buf, (size_t)(size - start), start, &got);
-        if (r >= 0)
-                r = record_tail_window(buf, got, start, ret, &title, &source);
-        if (r == 0 && start > 0) {
-                r = record_read_at(fd, buf, RECORD_TAIL_WINDOW, 0, &got);
-                if (r >= 0)
-                        r = record_head_window_title(buf, got, &title, &source);
-        }
-        if (r < 0) {
-                *ret = (TailInfo){};
-                return r;
-        }
-        record_tail_take_title(ret, &title, source);
-        return 0;
 }
 
 /* record_read_at() for the first read of record_read_ends(), tried first without waiting for

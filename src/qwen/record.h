@@ -45,15 +45,13 @@ typedef struct TailInfo {
 } TailInfo;
 void record_tail_info_done(TailInfo *t);
 
-/* Read the last RECORD_TAIL_WINDOW bytes of a file of the given size. last_timestamp is that of
- * the last record with a parseable "timestamp" among the window's complete lines (its partial
- * first line skipped). The title is found as Qwen's readSessionTitleInfoFromFile() finds it: a
- * text scan of the whole window for "customTitle" on lines carrying "subtype":"custom_title",
- * last one wins, then (none in the tail and a larger file) the head window's complete lines; an
- * empty title is none. */
-int record_read_tail(int fd, uint64_t size, TailInfo *ret);
-
-/* record_read_head() and record_read_tail() of one file in as few reads as possible, with the
+/* The tail read: the last RECORD_TAIL_WINDOW bytes of a file of the given size. last_timestamp
+ * is that of the last record with a parseable "timestamp" among the window's complete lines (its
+ * partial first line skipped). The title is found as Qwen's readSessionTitleInfoFromFile() finds
+ * it: a text scan of the whole window for "customTitle" on lines carrying
+ * "subtype":"custom_title", last one wins, then (none in the tail and a larger file) the head
+ * window's complete lines; an empty title is none.
+ * record_read_head() and the tail read of one file in as few reads as possible, with the
  * same results: a file of at most RECORD_TAIL_WINDOW bytes is read once for both; a larger one
  * reads its tail window, then its head window when the tail has no title (the first record then
  * comes from that window too), else the head alone. scratch holds 2 * RECORD_TAIL_WINDOW bytes.
@@ -101,9 +99,3 @@ int record_read_exact(int fd, uint64_t size, char **ret);
  * holding exactly these n bytes. */
 int record_for_each_line_mem(const char *text, size_t n, size_t max_line, record_line_at_cb cb,
                              void *userdata);
-
-/* memmem() tuned for scanning large texts for a rare needle (vector prefilter on three of its
- * bytes): the first occurrence of needle[0..m) in text[0..n), or NULL. */
-const char *record_memmem(const char *text, size_t n, const char *needle, size_t m);
-/* record_memmem() without the AVX2 path (tests compare both with memmem()). */
-const char *record_memmem_portable(const char *text, size_t n, const char *needle, size_t m);

@@ -371,7 +371,7 @@ static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_
  * found from each project's cwd up, so the dotenv files are not looked at here). Not applied
  * when QWEN_RUNTIME_DIR is in the environment, nor for a global dir other than ~/.qwen (0.15.6
  * has no QWEN_HOME: its sessions left nothing in another G). The workspace settings are per
- * project: roots_workspace_check(). 1 with *ret_why (the file's name, not its text) when the
+ * project: roots_ws_check(). 1 with *ret_why (the file's name, not its text) when the
  * tree is incomplete, 0 when not, -ENOMEM. */
 static int roots_settings_env_runtime(const RootsOptions *o, const char *g, const char *r_dir,
                                       char **ret_why) {
@@ -923,6 +923,14 @@ static int roots_ws_dotenv(const char *cwd, const Tree *tr, const char *home, Ha
         }
 }
 
+/* May Qwen, started in cwd, put that project's sessions in another runtime root than tr's?
+ * Looks at what Qwen reads there, as the calling process (the tree's user in root mode) and
+ * never through a symlink inside cwd (nor, as root, a file of another user): the workspace
+ * settings <cwd>/.qwen/settings.json (advanced.runtimeOutputDir, env.QWEN_RUNTIME_DIR or
+ * env.QWEN_HOME) and the .env files from cwd up to home (QWEN_RUNTIME_DIR, QWEN_HOME); a value
+ * that names tr's own root does not count. 1 with *ret_why (the files' names, not their text)
+ * when it may, or when a file cannot be read or parsed with certainty; 0 when not (also for a
+ * cwd that does not exist, or the home itself); -ENOMEM. */
 static int roots_ws_check(const Tree *tr, const char *cwd_raw, const char *home,
                           Hashmap *clean, char **ret_why) {
         _cleanup_close_ int cfd = -EBADF;
@@ -958,10 +966,6 @@ static int roots_ws_check(const Tree *tr, const char *cwd_raw, const char *home,
         if (r != 0)
                 return r;
         return roots_ws_dotenv(cwd, tr, h, clean, ret_why);
-}
-
-int roots_workspace_check(const Tree *tr, const char *cwd, const char *home, char **ret_why) {
-        return roots_ws_check(tr, cwd, home, NULL, ret_why);
 }
 
 static void roots_clean_done(Hashmap *h) {

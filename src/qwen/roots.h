@@ -63,17 +63,8 @@ int roots_resolve_opts(const RootsOptions *o, Tree *ret, char **ret_why);
 /* --root DIR: DIR serves as both G and R. */
 int roots_from_dir(const char *dir, Tree *ret);
 
-/* May Qwen, started in cwd, put that project's sessions in another runtime root than tr's?
- * Looks at what Qwen reads there, as the calling process (the tree's user in root mode) and
- * never through a symlink inside cwd (nor, as root, a file of another user): the workspace
- * settings <cwd>/.qwen/settings.json (advanced.runtimeOutputDir, env.QWEN_RUNTIME_DIR or
- * env.QWEN_HOME) and the .env files from cwd up to home (QWEN_RUNTIME_DIR, QWEN_HOME); a value
- * that names tr's own root does not count. 1 with *ret_why (the files' names, not their text)
- * when it may, or when a file cannot be read or parsed with certainty; 0 when not (also for a
- * cwd that does not exist, or the home itself); -ENOMEM. */
-int roots_workspace_check(const Tree *tr, const char *cwd, const char *home, char **ret_why);
-
-/* roots_workspace_check() of each distinct cwd of the sessions of each tree that is complete
+/* The workspace check (may Qwen, started there, put sessions in another runtime root?) of each
+ * distinct cwd of the sessions of each tree that is complete
  * (inventory sorted), and of the cwd ("project") G/usage_record.jsonl records for each session
  * that no scanned transcript has and that left G/file-history/<id>/ or G/plans/<id>.md (the
  * G-level orphan candidates; the usage file is read only when there are some): a tree with a

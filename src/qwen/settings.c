@@ -45,7 +45,11 @@ static bool settings_escaped(const char *s, size_t i) {
         return k % 2 == 1;
 }
 
-void settings_strip_comments(char *s, size_t n) {
+/* strip-json-comments' default (whitespace: true), in place: each "//" comment (up to, not
+ * including, the line end) and each block comment outside strings becomes the same text with
+ * every character that is not whitespace to JavaScript's \s replaced by a space; an unclosed
+ * block comment runs to the end. */
+static void settings_strip_comments(char *s, size_t n) {
         enum { NONE, SINGLE, MULTI } in_comment = NONE;
         bool in_string = false;
         size_t offset = 0;

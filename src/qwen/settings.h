@@ -16,12 +16,6 @@ struct json_object;
 #define SETTINGS_SYSTEM_PATH "/etc/qwen-code/settings.json"
 #define SETTINGS_SYSTEM_DEFAULTS_NAME "system-defaults.json"
 
-/* strip-json-comments' default (whitespace: true), in place: each "//" comment (up to, not
- * including, the line end) and each block comment outside strings becomes the same text with
- * every character that is not whitespace to JavaScript's \s replaced by a space; an unclosed
- * block comment runs to the end. */
-void settings_strip_comments(char *s, size_t n);
-
 /* A settings path that is neither a regular file nor a directory (a FIFO, a device, a socket):
  * never opened for reading. */
 #define SETTINGS_NOT_REGULAR (-ENODEV)

@@ -334,21 +334,6 @@ static int usage_index_update_now(UsageIndex *idx, int global_fd) {
         return idx->fallback ? 2 : 1;
 }
 
-int usage_index_has(UsageIndex *idx, int global_fd, const char *id) {
-        int r;
-
-        if (!id || !*id)
-                return -EINVAL;
-        r = usage_index_update(idx, global_fd);
-        if (r <= 0)
-                return r;
-        if (r == 2)
-                return usage_index_has_session(global_fd, id);
-        if (usage_index_contains(idx, id))
-                return 1;
-        return usage_index_pending(idx, id, NULL);
-}
-
 /* ------------------------------------------------------------------ the exact slow reader */
 
 typedef struct HasSession {
@@ -418,7 +403,7 @@ static int usage_scan_file(int global_fd, HasSession *h) {
 }
 
 /* Is there a line in G/usage_record.jsonl whose sessionId is id? */
-int usage_index_has_session(int global_fd, const char *id) {
+static int usage_index_has_session(int global_fd, const char *id) {
         HasSession h = { .id = id };
         int r;
 
@@ -429,6 +414,21 @@ int usage_index_has_session(int global_fd, const char *id) {
         if (r < 0)
                 return r;
         return h.found;
+}
+
+int usage_index_has(UsageIndex *idx, int global_fd, const char *id) {
+        int r;
+
+        if (!id || !*id)
+                return -EINVAL;
+        r = usage_index_update(idx, global_fd);
+        if (r <= 0)
+                return r;
+        if (r == 2)
+                return usage_index_has_session(global_fd, id);
+        if (usage_index_contains(idx, id))
+                return 1;
+        return usage_index_pending(idx, id, NULL);
 }
 
 int usage_index_has_v1(UsageIndex *idx, int global_fd) {

@@ -36,10 +36,6 @@ int usage_index_has_v1(UsageIndex *idx, int global_fd);
 void usage_index_hold(UsageIndex *idx);
 void usage_index_release(UsageIndex *idx);
 
-/* The exact, slow reader: does a tolerantly parsed line have sessionId id? 1 yes, 0 no (also when
- * the file does not exist), -errno when it exists but cannot be read. */
-int usage_index_has_session(int global_fd, const char *id);
-
 /* A transcript may go on the strength of a line the index read (a line qgc did not write this
  * run: Qwen appends without fsync) only once that line is durable. usage_index_sync_open(): 0
  * when every byte the index read is known durable (fsynced in this run), 1 with ret->fd, a

@@ -48,8 +48,3 @@ int session_times_append(int global_fd, dev_t global_dev, const char *text, size
  * line of each session of tree t of inv it names, dropping the rest. 1 rewritten, 0 not needed,
  * -errno. */
 int session_times_compact(int global_fd, const Inventory *inv, size_t t);
-
-/* Open G/.qgc/ (SESSION_TIMES_STATE_DIR), made first when needed, its name fsynced into G.
- * step is called after the mkdir. fd or -errno. */
-int session_times_state_dir_open(int global_fd, dev_t global_dev, SessionTimesStepFn step,
-                                 void *userdata);

@@ -687,6 +687,15 @@ static char fixture_type_char(mode_t m) {
 static int fixture_snapshot_dir(int dfd, const char *prefix, bool dir_atime, SnapLines *out);
 
 /* Add one entry (and recurse into directories). */
+/* FNV-1a continued over n more bytes (the library's hash_bytes_more() is static) */
+static uint64_t fixture_hash_more(uint64_t h, const void *p, size_t n) {
+        const unsigned char *s = p;
+
+        for (size_t i = 0; i < n; i++)
+                h = (h ^ s[i]) * HASH_FNV1A_PRIME;
+        return h;
+}
+
 static int fixture_snapshot_entry(int dfd, const char *name, const char *rel, bool dir_atime,
                                   SnapLines *out) {
         struct stat st;
@@ -705,7 +714,7 @@ static int fixture_snapshot_entry(int dfd, const char *name, const char *rel, bo
                 if (fd < 0)
                         return fd;
                 while ((k = read(fd, buf, sizeof(buf))) > 0)
-                        h = hash_bytes_more(h, buf, (size_t)k);
+                        h = fixture_hash_more(h, buf, (size_t)k);
                 if (k < 0)
                         return -errno;
         } else if (S_ISLNK(st.st_mode)) {
@@ -713,7 +722,7 @@ static int fixture_snapshot_entry(int dfd, const char *name, const char *rel, bo
                 ssize_t k = readlinkat(dfd, name, target, sizeof(target));
                 if (k < 0)
                         return -errno;
-                h = hash_bytes_more(h, target, (size_t)k);
+                h = fixture_hash_more(h, target, (size_t)k);
                 atime_ns = 0; /* readlink itself bumps it */
         } else if (S_ISDIR(st.st_mode) && !dir_atime)
                 atime_ns = 0;

@@ -32,6 +32,23 @@
 #include "usage-ahead.h"
 #include "usage-index.h"
 #include "testskip.h"
+#include "config-load.c" /* its static functions are tested here */
+
+/* Apply a configuration text as config_load_file() applies a file's, name labelling messages */
+static int config_load_string(Config *c, const char *text, const char *name, ConfigErrors *errs) {
+        return config_load_apply(c, name ? name : "<string>", text, strlen(text), NULL,
+                                 c->n_files == 0, errs);
+}
+#include "journal.c" /* its static functions are tested here */
+#include "usage-index.c" /* its static functions are tested here */
+
+/* Format e as the one-line key=value form used for stderr and files (without '\n'): a
+ * malloc'ed string or NULL (ENOMEM, an invalid event or field name). run_id may be NULL. */
+static char *journal_format_line(const JournalEntry *e, const char *run_id) {
+        char *line = NULL;
+
+        return journal_format_line_full(e, run_id, &line) < 0 ? NULL : line;
+}
 
 /* ---------------------------------------------------------------- the seams */
 

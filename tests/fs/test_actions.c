@@ -24,6 +24,7 @@
 #include "syncq.h"
 #include "swap-hook.h"
 #include "testskip.h"
+#include "archive.c" /* its static functions are tested here */
 
 typedef struct T {
         char *root;

@@ -30,6 +30,18 @@
 #include "sha256.h"
 #include "util.h"
 
+/* cold_restore_files() of one file, *ret its result when it returns 0 or more */
+static int cold_restore_file(int cold_fd, const char *name, int dst_fd, ColdStepFn step,
+                             void *userdata, ColdResult *ret) {
+        ColdResult res = {};
+        int r = cold_restore_files(cold_fd, &name, 1, /* skip_missing= */ false, dst_fd, step,
+                                   userdata, &res);
+
+        if (r >= 0 && ret)
+                *ret = res;
+        return r;
+}
+
 typedef struct T {
         char *root;
         int dir_fd, cold_fd;

@@ -24,6 +24,7 @@
 #include "json-input.h"
 #include "macro.h"
 #include "testdata.h"
+#include "json-input.c" /* its static functions are tested here */
 
 static const bool modes[] = { false, true }; /* force the walk? */
 

@@ -25,6 +25,18 @@
 #include "usage-index.h"
 #include "util.h"
 #include "testskip.h"
+#include "usage-index.c" /* its static functions are tested here */
+#include "usage-ahead.c" /* the thread's state, for usage_ahead_wait() */
+
+/* Wait until the thread has built all it may (parked), so the test sees what it built. */
+static void usage_ahead_wait(UsageAhead *ua) {
+        if (!ua || !ua->started)
+                return;
+        pthread_mutex_lock(&ua->lock);
+        while (!ua->parked)
+                pthread_cond_wait(&ua->done, &ua->lock);
+        pthread_mutex_unlock(&ua->lock);
+}
 
 typedef struct T {
         char *root;

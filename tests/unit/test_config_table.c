@@ -20,6 +20,13 @@
 #include "macro.h"
 #include "testdata.h"
 #include "util.h"
+#include "config-load.c" /* its static functions are tested here */
+
+/* Apply a configuration text as config_load_file() applies a file's, name labelling messages */
+static int config_load_string(Config *c, const char *text, const char *name, ConfigErrors *errs) {
+        return config_load_apply(c, name ? name : "<string>", text, strlen(text), NULL,
+                                 c->n_files == 0, errs);
+}
 
 static void test_dump(const ConfigErrors *e) {
         for (size_t i = 0; i < e->n; i++)

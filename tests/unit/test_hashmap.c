@@ -15,6 +15,7 @@
 #include "hashmap.h"
 #include "macro.h"
 #include "util.h"
+#include "hashmap.c" /* its static functions are tested here */
 
 /* The FNV-1a 64 vectors of the reference (isthe.com/chongo/tech/comp/fnv): a wrong offset basis
  * (1469598103934665603, as two copies had) fails every one of them. */

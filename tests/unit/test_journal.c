@@ -18,6 +18,15 @@
 #include "journal.h"
 #include "macro.h"
 #include "util.h"
+#include "journal.c" /* its static functions are tested here */
+
+/* Format e as the one-line key=value form used for stderr and files (without '\n'): a
+ * malloc'ed string or NULL (ENOMEM, an invalid event or field name). run_id may be NULL. */
+static char *journal_format_line(const JournalEntry *e, const char *run_id) {
+        char *line = NULL;
+
+        return journal_format_line_full(e, run_id, &line) < 0 ? NULL : line;
+}
 
 #define RUN "0123456789abcdef0123456789abcdef"
 

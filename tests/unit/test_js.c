@@ -19,6 +19,7 @@
 #include "js.h"
 #include "macro.h"
 #include "util.h"
+#include "js.c" /* its static functions are tested here */
 
 static char *number(double d) {
         StrBuf b = {};

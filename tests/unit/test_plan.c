@@ -22,6 +22,7 @@
 #include "text.h"
 #include "policy.h"
 #include "testlocale.h"
+#include "plan.c" /* its static functions are tested here */
 
 #define D MSEC_PER_DAY
 #define NOW INT64_C(1798761600000) /* 2027-01-01T00:00:00Z */

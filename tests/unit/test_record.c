@@ -25,6 +25,44 @@
 #include "record.h"
 #include "util.h"
 #include "testskip.h"
+#include "record.c" /* its static functions are tested here */
+
+/* Read the last RECORD_TAIL_WINDOW bytes of a file of the given size. last_timestamp is that of
+ * the last record with a parseable "timestamp" among the window's complete lines (its partial
+ * first line skipped). The title is found as Qwen's readSessionTitleInfoFromFile() finds it: a
+ * text scan of the whole window for "customTitle" on lines carrying "subtype":"custom_title",
+ * last one wins, then (none in the tail and a larger file) the head window's complete lines; an
+ * empty title is none. */
+static int record_read_tail(int fd, uint64_t size, TailInfo *ret) {
+        _cleanup_free_ char *buf = NULL, *title = NULL;
+        TitleSource source = TITLE_NONE;
+        uint64_t start = size > RECORD_TAIL_WINDOW ? size - RECORD_TAIL_WINDOW : 0;
+        size_t got = 0;
+        int r;
+
+        assert(ret);
+        *ret = (TailInfo){};
+        if (size == 0)
+                return 0;
+        buf = malloc((size_t)MIN(size, (uint64_t)RECORD_TAIL_WINDOW));
+        if (!buf)
+                return -ENOMEM;
+
+        r = record_read_at(fd, buf, (size_t)(size - start), start, &got);
+        if (r >= 0)
+                r = record_tail_window(buf, got, start, ret, &title, &source);
+        if (r == 0 && start > 0) {
+                r = record_read_at(fd, buf, RECORD_TAIL_WINDOW, 0, &got);
+                if (r >= 0)
+                        r = record_head_window_title(buf, got, &title, &source);
+        }
+        if (r < 0) {
+                *ret = (TailInfo){};
+                return r;
+        }
+        record_tail_take_title(ret, &title, source);
+        return 0;
+}
 
 /* An anonymous file holding n bytes of data. */
 static int mkfile(const void *data, size_t n) {

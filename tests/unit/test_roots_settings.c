@@ -26,6 +26,13 @@
 #include "roots.h"
 #include "settings.h"
 #include "util.h"
+#include "settings.c" /* its static functions are tested here */
+#include "roots.c" /* its static functions are tested here */
+
+static int roots_workspace_check(const Tree *tr, const char *cwd, const char *home,
+                                 char **ret_why) {
+        return roots_ws_check(tr, cwd, home, NULL, ret_why);
+}
 
 /* strip-json-comments (whitespace: true), then JSON.parse: 1 parses, 0 does not. */
 static int strip_then_parse(const char *text) {

@@ -12,6 +12,7 @@
 #include "journal.h"
 #include "strtable.h"
 #include "tree-size.h"
+#include "journal.c" /* its static functions are tested here */
 
 typedef enum Color {
         COLOR_RED,

@@ -18,6 +18,7 @@
 #include "text.h"
 #include "util.h"
 #include "testlocale.h"
+#include "text.c" /* its static functions are tested here */
 
 /* text_clean(): every control (C0, DEL, C1, bidi) in each style, and ill-formed UTF-8. */
 static void test_text_clean_table(void **state) {

@@ -23,6 +23,7 @@
 #include "usage.h"
 #include "usage-index.h"
 #include "util.h"
+#include "usage-index.c" /* its static functions are tested here */
 
 /* From a golden line {"<k>":"<name>","record":<record>}, the name and the record's text exactly
  * as JSON.stringify wrote it. */
