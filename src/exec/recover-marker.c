@@ -78,7 +78,7 @@ int recover_marker_add(RecoverMarker *m, bool in_global, const char *rel, const 
         return recover_marker_push(m, &f);
 }
 
-char *recover_marker_format(const RecoverMarker *m) {
+static char *recover_marker_format(const RecoverMarker *m) {
         StrBuf b = {};
         int r = 0;
 

@@ -57,11 +57,10 @@ void recover_marker_done(RecoverMarker *m);
 /* Note (root, rel) with the identity in st. */
 int recover_marker_add(RecoverMarker *m, bool in_global, const char *rel, const struct stat *st,
                        bool is_transcript);
-/* The marker as text, and back. Parsing refuses (-EBADMSG) any path that is not one of the
+/* The marker as text (recover-marker.c's static recover_marker_format()), and back. Parsing refuses (-EBADMSG) any path that is not one of the
  * files a delete of that session removes, so a marker can never name anything else; a text
  * longer than RECOVER_MARKER_MAX (-EFBIG) or with more than RECOVER_MARKERS_MAX markers
  * (-E2BIG). One pass: time and memory linear in the text's length. */
-char *recover_marker_format(const RecoverMarker *m);
 int recover_marker_parse(const char *text, RecoverMarker *ret);
 /* The markers m[0..n) (a batch of deletes, or one) in one file of G/.qgc/pending/, written
  * durably (temp file, fsync, rename, fsync), creating the directories; step is called after each

@@ -25,6 +25,7 @@
 #include "swap-hook.h"
 #include "testskip.h"
 #include "archive.c" /* its static functions are tested here */
+#include "recover-marker.c" /* recover_marker_format() */
 
 typedef struct T {
         char *root;
