@@ -136,6 +136,10 @@ int cold_ctx_new(int level, unsigned dict, ColdCtx **ret) {
  * level 0: any (decompression). */
 static _Thread_local ColdCtx *cold_default_ctx;
 
+void cold_default_free(void) {
+        cold_default_ctx = cold_ctx_free(cold_default_ctx);
+}
+
 int cold_default(int level, ColdCtx **ret) {
         ColdCtx *c = cold_default_ctx;
         int r;

@@ -109,6 +109,8 @@ int cold_cat_ends(int cold_fd, const char *name, int out_fd, uint64_t head, size
 /* Call step (when not NULL) after a mutating step. */
 void cold_step(ColdStepFn step, void *userdata, const char *what);
 /* The calling thread's context, kept for its next call; level 0: any (decompression). */
+/* Free the calling thread's context of cold_default(), before a short-lived thread ends. */
+void cold_default_free(void);
 int cold_default(int level, ColdCtx **ret);
 /* Decompress src_fd (src_len bytes, UINT64_MAX: to its end) into out_fd (-1: nowhere), the
  * SHA-256 and size of the content into sha and *ret_size; with expect, compare instead. Never

@@ -392,6 +392,7 @@ static void *main_recover_thread(void *userdata) {
         MainRecover *m = userdata;
 
         m->r = recover_scan(m->steps);
+        cold_default_free(); /* a restore's plan checked a compressed file in this thread */
         return NULL;
 }
 
