@@ -336,6 +336,8 @@ static int hygiene_scan_stale(Inventory *inv, size_t t, int rfd, dev_t dev) {
 
                 if (!dname)
                         return -ENOMEM;
+                if (fs_is_temp_name(dname))
+                        continue; /* a stale entry being removed (recover.c) */
                 h.dir = dname;
                 /* its sessions: a run of the inventory, sorted by (tree, project_dir) */
                 for (size_t lo = base, hi = tend; lo < hi;) {

@@ -1287,6 +1287,8 @@ static int scan_tree(ScanCtx *ctx) {
                         return -ENOMEM;
                 fs_dir_init(d, pfd);
                 while ((r = fs_dir_next(d, &name, &type)) > 0) {
+                        if (fs_is_temp_name(name))
+                                continue; /* a stale entry being removed (recover.c) */
                         r = scan_names_add(&names, name);
                         if (r < 0)
                                 break;
