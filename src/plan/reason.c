@@ -372,7 +372,8 @@ static char *reason_held(const Verdict *v) {
                      : NULL;
 }
 
-/* A delete the run would skip: its edit of a file Qwen shares would be refused (policy.h). */
+/* A delete the run would skip: its edit of a file Qwen shares would be refused; or an archive:
+ * its sidecar merge would be (policy.h). */
 static char *reason_limit(const Verdict *v, const Session *s) {
         _cleanup_free_ char *sel = reason_rule(v->blocked_rule, &v->measure, v->facts);
         char max[FORMAT_BYTES_MAX];
@@ -380,6 +381,10 @@ static char *reason_limit(const Verdict *v, const Session *s) {
 
         if (!sel)
                 return NULL;
+        if (v->blocked_verb == VERB_ARCHIVE)
+                return strprintf("its .pr.json or .ledger.jsonl, in both chats/ and chats/archive/, "
+                                 "is larger than the %s qgc merges (limit) (would archive: %s)",
+                                 format_bytes(max, sizeof max, ARCHIVE_SIDECAR_MAX), sel);
         format_bytes(max, sizeof max, ERASE_FILE_MAX);
         switch (s->logs_state) {
         case SHARED_TOO_BIG:
