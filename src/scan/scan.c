@@ -605,7 +605,7 @@ static void scan_sidecars(const ScanCtx *ctx, Session *s, int dfd, const ScanNam
         }
 }
 
-/* Would archiving the active session id merge a sidecar larger than the archive reads? (Both
+/* Would archiving (restoring) the session id merge a sidecar larger than the move reads? (Both
  * chats/ and chats/archive/ hold its <id>.pr.json or <id>.ledger.jsonl: archive.h.) */
 static bool scan_merge_too_big(const ScanProject *p, const char *id) {
         static const char *const suffixes[] = { ".pr.json", ".ledger.jsonl" };
@@ -731,13 +731,14 @@ static int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
         if (act) {
                 memcpy(ef->worktree_id[0], act->id, sizeof(ef->worktree_id[0]));
                 scan_sidecars(ctx, &s, p->chats_fd, &p->chats_other, act->id, &ef->worktree[0]);
-                s.merge_too_big = !arc && scan_merge_too_big(p, act->id);
         }
         if (arc) {
                 memcpy(ef->worktree_id[1], arc->id, sizeof(ef->worktree_id[1]));
                 scan_sidecars(ctx, &s, p->archive_fd, &p->archive_other, arc->id,
                               &ef->worktree[1]);
         }
+        if ((act != NULL) != (arc != NULL)) /* what its archive or restore would merge */
+                s.merge_too_big = scan_merge_too_big(p, s.id);
         claims_range(&p->claims, s.id, &first, &end);
         for (size_t i = first; i < end; i++)
                 if (p->claims.claims[i].id.present &&

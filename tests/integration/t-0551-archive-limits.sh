@@ -1,11 +1,13 @@
 #!/bin/sh
-# t-0551-archive-limits: the archive's sidecar limit is planned. When chats/ and chats/archive/
+# t-0551-archive-limits: the sidecar limit of an archive (and of a restore) is planned. When chats/ and chats/archive/
 # both hold a session's .pr.json or .ledger.jsonl, the archive merges them, reading each up to
 # 64 MiB. One past that, the dry run says "skip ... (limit) (would archive: ...)" and the real run
 # skips exactly that session: its transcript and both sidecars stay, it is journalled as skipped,
 # a warning says the policy was not met, and the exit status is 0 (as for the shared-file limits,
 # t-0550). At exactly 64 MiB the merge is done and the session archived. (Before, the dry run
-# said "archive" and the run failed the archive, exit 1.)
+# said "archive" and the run failed the archive, exit 1.) A restore that would merge such a
+# file is refused by its plan (dry run and run alike, exit 1 as for every refused restore); at
+# the maximum it is done. (Before, its dry run said "would restore".)
 . "$(dirname "$0")/lib.sh"
 NOW=2027-04-01T00:00:00Z
 CONF="$QGC_TESTDATA/integration/apply.conf"
@@ -72,6 +74,47 @@ else:
 PY
 }
 
+# restore NAME SIZE WANT: the archived session of /srv/demo/scratch, whose chats/ holds a ledger
+# of SIZE bytes beside the archive's: WANT is "refuse" (`qgc restore` and `restore --project`
+# plan it refused, exit 1, and the run refuses it the same way, nothing moved) or "restore"
+case_restore() {
+        name=$1 size=$2 want=$3
+        tree=$(make_tree "tree-$name")
+        chats=$tree/projects/-srv-demo-scratch/chats
+        rid=1a914264-8e49-442e-bc79-1cb2de9eae0c
+        echo '{"turn":1}' > "$chats/archive/$rid.ledger.jsonl"
+        truncate -s "$size" "$chats/$rid.ledger.jsonl"
+        why="cannot restore session $rid: its .pr.json or .ledger.jsonl, in both chats/ and chats/archive/, is larger than the 64M qgc merges (limit)"
+        for how in "$rid" "--project /srv/demo/scratch"; do
+                # shellcheck disable=SC2086 # $how is two words for --project
+                rc=0
+                run_qgc restore --dry-run --root "$tree" $how > "$T/plan-$name.txt" 2>&1 || rc=$?
+                if [ "$want" = refuse ]; then
+                        [ $rc = 1 ] && grep -qxF "$why" "$T/plan-$name.txt" ||
+                                { cat "$T/plan-$name.txt"; fail "$name: restore $how: rc $rc, not refused (limit)"; }
+                else
+                        [ $rc = 0 ] && grep -q "would restore session $rid" "$T/plan-$name.txt" ||
+                                { cat "$T/plan-$name.txt"; fail "$name: restore $how: rc $rc"; }
+                fi
+        done
+        rc=0
+        run_qgc restore --root "$tree" --log-file "$T/actions-$name.log" "$rid" > "$T/run-$name.out" 2>&1 ||
+                rc=$?
+        if [ "$want" = refuse ]; then
+                [ $rc = 1 ] || fail "$name: the refused restore exits $rc"
+                [ -f "$chats/archive/$rid.jsonl" ] && [ ! -e "$chats/$rid.jsonl" ] || fail "$name: moved"
+                [ "$(stat -c %s "$chats/$rid.ledger.jsonl")" = "$size" ] || fail "$name: ledger changed"
+                grep -q "failed restore of session $rid.*(limit)" "$T/actions-$name.log" ||
+                        fail "$name: not journalled with its reason"
+        else
+                [ $rc = 0 ] && [ -f "$chats/$rid.jsonl" ] && [ ! -e "$chats/archive/$rid.ledger.jsonl" ] ||
+                        { cat "$T/run-$name.out"; fail "$name: not restored at the maximum"; }
+        fi
+        echo "$name: restore planned and run alike ($want)"
+}
+
+case_restore restore-over $((MAX + 1)) refuse
+case_restore restore-max $MAX restore
 case_limit ledger-over .ledger.jsonl archive $((MAX + 1)) skip
 case_limit ledger-source-over .ledger.jsonl chats $((MAX + 1)) skip
 case_limit pr-over .pr.json archive $((MAX + 1)) skip
