@@ -20,25 +20,19 @@
 
 #include "actions-int.h"
 
-/* Restore one archived session of one tree. 0 done, -errno (logged and journalled). */
-static int actions_restore_one(ActionsContext *c, const Session *s) {
+/* Restore one archived session of one tree, unless its plan refused it (why: restore.c). 0 done,
+ * -errno (logged and journalled). */
+static int actions_restore_one(ActionsContext *c, const Session *s, const char *why) {
         const Tree *tr = &c->inv->trees[s->tree];
         const ActionsTree *t = &c->trees[s->tree];
         _cleanup_free_ char *rel = strprintf("projects/%s/chats", s->project_dir);
         _cleanup_close_ int chats_fd = -EBADF, archive_fd = -EBADF;
-        const char *why = NULL;
         VerdictFacts f = { .fact = (char *)"qgc restore" };
         Verdict v = { .verb = VERB_KEEP, .rule = "restore", .facts = &f };
         int r;
 
         if (!rel)
                 return -ENOMEM;
-        if (s->state == SESSION_CONFLICT)
-                why = "an active copy exists (conflict)";
-        else if (s->state != SESSION_ARCHIVED)
-                why = "not archived";
-        else if (s->owner == OWNER_FOREIGN || s->owner == OWNER_UNVERIFIED)
-                why = "ownership not proven";
         if (why) {
                 log_error("restore: cannot restore session %s in '%s/projects/%s/chats': %s",
                           s->id, tr->runtime_dir, s->project_dir, why);
@@ -218,7 +212,7 @@ int actions_restore_step(ActionsContext *c, const PlanStep *st) {
         if (!cold && st->session >= c->inv->n_sessions)
                 return -EINVAL;
         r = cold ? actions_restore_cold(c, st)
-                 : actions_restore_one(c, &c->inv->sessions[st->session]);
+                 : actions_restore_one(c, &c->inv->sessions[st->session], st->why);
         /* its end (a cold restore --to-archive is complete in chats/archive/); one that can
          * never succeed (a conflict, a compressed file that is damaged: cold_damage_why(),
          * or needs a newer qgc) ends too, else every run's recovery pass would fail it again;

@@ -15,6 +15,10 @@
 
 #define SESSION_ID_MAX 36
 #define PROJECT_HASH_LEN 64
+/* The largest <id>.pr.json or <id>.ledger.jsonl an archive or a restore merges with the copy of
+ * the same name in the other directory (archive.h); the scan records a merge past it
+ * (Session.merge_too_big), and the plan skips the archive (refuses the restore). */
+#define ARCHIVE_SIDECAR_MAX (64U * 1024 * 1024)
 
 /* A Qwen data directory pair, as Qwen resolves it (see roots.h). */
 typedef struct Tree {
@@ -115,6 +119,9 @@ typedef struct Session {
         bool review_dir : 1;      /* workflows/generated/review/<id>-<hash>/ exists */
         bool restore_pending : 1; /* a restore began and did not complete (session-times.h) */
         bool restore_to_archive : 1; /* ... a restore --to-archive */
+        bool merge_too_big : 1;   /* chats/ and chats/archive/ both hold its .pr.json or
+                                   * .ledger.jsonl, one larger than ARCHIVE_SIDECAR_MAX: its
+                                   * archive (restore) would refuse the merge */
         uint8_t logs_state : 2;   /* SharedState of its tmp/<hash>/logs.json: whether a delete's
                                    * edit of it (erase.h) can be done */
         uint8_t owner_cause : 4; /* OwnerCause (bits beside the flags: it fills padding) */

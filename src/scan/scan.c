@@ -605,6 +605,27 @@ static void scan_sidecars(const ScanCtx *ctx, Session *s, int dfd, const ScanNam
         }
 }
 
+/* Would archiving (restoring) the session id merge a sidecar larger than the move reads? (Both
+ * chats/ and chats/archive/ hold its <id>.pr.json or <id>.ledger.jsonl: archive.h.) */
+static bool scan_merge_too_big(const ScanProject *p, const char *id) {
+        static const char *const suffixes[] = { ".pr.json", ".ledger.jsonl" };
+        char n[SESSION_ID_MAX + sizeof(".ledger.jsonl")];
+        size_t k = strnlen(id, SESSION_ID_MAX);
+
+        memcpy(n, id, k);
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+                struct stat a, b;
+
+                memcpy(n + k, suffixes[i], strlen(suffixes[i]) + 1);
+                if (scan_names_has(&p->chats_other, n) && scan_names_has(&p->archive_other, n) &&
+                    fstatat(p->chats_fd, n, &a, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    fstatat(p->archive_fd, n, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    (uint64_t)MAX(a.st_size, b.st_size) > ARCHIVE_SIDECAR_MAX)
+                        return true;
+        }
+        return false;
+}
+
 /* Fill the fields that come from a copy's content. */
 static int scan_session_times(ScanCtx *ctx, Session *s, const ScanCopy *primary,
                               const ScanCopy *other) {
@@ -716,6 +737,8 @@ static int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
                 scan_sidecars(ctx, &s, p->archive_fd, &p->archive_other, arc->id,
                               &ef->worktree[1]);
         }
+        if ((act != NULL) != (arc != NULL)) /* what its archive or restore would merge */
+                s.merge_too_big = scan_merge_too_big(p, s.id);
         claims_range(&p->claims, s.id, &first, &end);
         for (size_t i = first; i < end; i++)
                 if (p->claims.claims[i].id.present &&
