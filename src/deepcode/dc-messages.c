@@ -155,7 +155,7 @@ int dc_messages_read(int dfd, const char *id, DcMessages *ret) {
         if (!buf)
                 return -ENOMEM;
         for (;;) {
-                size_t done = 0;
+                size_t done = 0, from;
                 ssize_t k;
                 char *nl;
 
@@ -163,7 +163,7 @@ int dc_messages_read(int dfd, const char *id, DcMessages *ret) {
                         char *b;
 
                         if (cap >= DC_LINE_MAX)
-                                return dc_messages_stop(ret, strprintf("line %zu is longer than %u bytes",
+                                return dc_messages_stop(ret, strprintf("line %zu is %u bytes or longer",
                                                                        lineno + 1, DC_LINE_MAX));
                         b = realloc(buf, cap * 2);
                         if (!b)
@@ -175,13 +175,14 @@ int dc_messages_read(int dfd, const char *id, DcMessages *ret) {
                 if (k < 0)
                         return dc_messages_stop(ret, strprintf("read error at byte %lld", (long long)off));
                 off += k;
+                from = len; /* buf[0..len) holds no '\n': each byte is searched once */
                 len += (size_t)k;
-                while ((nl = memchr(buf + done, '\n', len - done))) {
+                while ((nl = memchr(buf + from, '\n', len - from))) {
                         r = dc_messages_line(ret, id, buf + done, (size_t)(nl - buf) - done, ++lineno,
                                              &alloc);
                         if (r < 0)
                                 return r;
-                        done = (size_t)(nl - buf) + 1;
+                        from = done = (size_t)(nl - buf) + 1;
                 }
                 if (k == 0) { /* the end: a last line without '\n' */
                         ret->tail_incomplete = len > done;
@@ -190,8 +191,10 @@ int dc_messages_read(int dfd, const char *id, DcMessages *ret) {
                                 return r;
                         break;
                 }
-                memmove(buf, buf + done, len - done);
-                len -= done;
+                if (done > 0) {
+                        memmove(buf, buf + done, len - done);
+                        len -= done;
+                }
         }
         ret->complete = true;
         ret->proven = !ret->why;

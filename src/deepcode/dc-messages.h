@@ -8,7 +8,8 @@
 #include "fsutil.h"
 
 /* Deep Code reads the whole file (readFileSync) and one JSON.parse per line; qgc holds one
- * line at a time, at most this long (a tool result of a large file is one line). */
+ * line at a time, shorter than this (a tool result of a large file is one line). A longer line
+ * ends the read: not complete, not proven. */
 #define DC_LINE_MAX (16u << 20)
 #define DC_HASH_LEN 40
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include "dc-proc.h"
 #include "dc-project.h"
@@ -339,6 +340,7 @@ int dc_store_scan(const char *path, msec_t now, DcStore **ret) {
         DcProcs procs = {};
         const char *name;
         unsigned char type;
+        struct statvfs vfs;
         struct stat st;
         DcStore *s;
         int k, r;
@@ -354,6 +356,11 @@ int dc_store_scan(const char *path, msec_t now, DcStore **ret) {
                 return -ENOMEM;
         s->uid = st.st_uid;
         s->dev = st.st_dev;
+        if (fstatvfs(fd, &vfs) == 0) {
+                s->fs_size = (uint64_t)vfs.f_blocks * vfs.f_frsize;
+                s->fs_avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+                s->fs_known = true;
+        }
         r = dc_store_du(fd, ".", &st, &s->total);
         if (r >= 0)
                 r = dc_proc_scan(&procs);
@@ -441,6 +448,10 @@ static int dc_store_session_record(const DcProject *p, const DcSession *d, size_
 int dc_store_inventory(const DcStore *s, Inventory *inv, size_t tree, msec_t now) {
         Tree *t = &inv->trees[tree];
 
+        t->dev = s->dev;
+        t->fs_size = s->fs_size;
+        t->fs_avail = s->fs_avail;
+        t->fs_known = s->fs_known;
         t->incomplete = t->incomplete || s->incomplete;
         for (size_t i = 0; i < s->n_projects; i++) {
                 const DcProject *p = &s->projects[i];

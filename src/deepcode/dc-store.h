@@ -88,6 +88,8 @@ typedef struct DcProject {
 typedef struct DcStore {
         uid_t uid;             /* the owner of the store's directory */
         dev_t dev;
+        uint64_t fs_size, fs_avail; /* statvfs: total bytes, bytes available to users */
+        bool fs_known;
         DcProject *projects;
         size_t n_projects, alloc_projects;
         DcBytes total;         /* the whole store, as du counts it */
@@ -100,7 +102,8 @@ typedef struct DcStore {
 int dc_store_scan(const char *path, msec_t now, DcStore **ret);
 DcStore *dc_store_free(DcStore *s);
 
-/* The store-neutral records of s for tree `tree` of inv (model/inventory.h): a Session per
+/* The store-neutral records of s for tree `tree` of inv (model/inventory.h): the tree's dev,
+ * fs_size, fs_avail, fs_known; a Session per
  * session with a .jsonl or an index entry (OWNER_OK only when proven; a .jsonl the index does
  * not name is OWNER_UNVERIFIED: Deep Code cannot list it), live bits LIVE_REGISTRY (a
  * process), LIVE_CLAIM (the index status) and LIVE_UNKNOWN, with live_reason; the tree

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "dc-messages.h"
 #include "dc-project.h"
 #include "dc-store.h"
 #include "fixture.h"
@@ -239,7 +241,7 @@ static void test_dc_store_fixture(void **state) {
         p = find_project(s, "-huge");
         assert_int_equal(p->index_state, DC_INDEX_TOO_BIG);
         assert_false(p->sessions[0].proven || p->sessions[0].messages.complete);
-        assert_string_equal(p->sessions[0].why, "line 1 is longer than 16777216 bytes");
+        assert_string_equal(p->sessions[0].why, "line 1 is 16777216 bytes or longer");
 
         /* the store-neutral records */
         assert_int_equal(inventory_new(&inv), 0);
@@ -268,6 +270,34 @@ static void test_dc_store_fixture(void **state) {
         }
         inventory_free(inv);
         dc_store_free(s);
+}
+
+/* Lines longer than the reader's chunk and first buffer, cut across reads. */
+static void test_dc_messages_long_lines(void **state) {
+        const char *root = *state;
+        _cleanup_free_ char *pad = malloc(300001), *text = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        DcMessages m;
+
+        assert_non_null(pad);
+        memset(pad, 'p', 300000);
+        pad[300000] = 0;
+        text = strprintf("{\"sessionId\":\"" ID_A "\",\"content\":\"%s\"}\n"
+                         "{\"sessionId\":\"" ID_A "\",\"content\":\"%.70000s\"}\r\n"
+                         "{\"content\":\"%.1000s\",\"sessionId\":\"" ID_A "\",\"checkpointHash\":\"%s\"}\n",
+                         pad, pad, pad, "ABCDEF0123456789ABCDEF0123456789ABCDEF01");
+        assert_int_equal(fixture_write(root, ID_A ".jsonl", text), 0);
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(dc_messages_read(fd, ID_A, &m), 0);
+        assert_true(m.complete && m.proven);
+        assert_false(m.tail_incomplete);
+        assert_int_equal(m.n_messages, 3);
+        assert_int_equal(m.n_checkpoints, 1);
+        assert_string_equal(m.checkpoints[0], "abcdef0123456789abcdef0123456789abcdef01");
+        assert_int_equal(m.file.size, strlen(text));
+        dc_messages_done(&m);
+        assert_int_equal(dc_messages_read(fd, ID_B, &m), -ENOENT);
 }
 
 /* A process naming Deep Code whose cwd is the project's root makes the project live. */
@@ -391,6 +421,8 @@ int main(void) {
                 cmocka_unit_test(test_dc_project_code),
                 cmocka_unit_test(test_dc_project_code_refused),
                 cmocka_unit_test_setup_teardown(test_dc_store_fixture, fixture_root_setup,
+                                                fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_dc_messages_long_lines, fixture_root_setup,
                                                 fixture_root_teardown),
                 cmocka_unit_test_setup_teardown(test_dc_store_process, fixture_root_setup,
                                                 fixture_root_teardown),
