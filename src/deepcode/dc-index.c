@@ -37,12 +37,18 @@ void dc_index_done(DcIndex *idx) {
         *idx = (DcIndex){};
 }
 
-/* A string member as a new string (*ret NULL when absent or not a string). 0 or -ENOMEM. */
+/* A string member as a new string (*ret NULL when absent, not a string, or holding a NUL, which
+ * no C string and no path of Deep Code's can). 0 or -ENOMEM. */
 static int dc_index_string(json_object *o, const char *key, char **ret) {
         const char *s = json_get_string(o, key);
+        json_object *v = NULL;
 
-        *ret = s ? strdup(s) : NULL;
-        return s && !*ret ? -ENOMEM : 0;
+        *ret = NULL;
+        if (!s || !json_object_object_get_ex(o, key, &v) ||
+            strlen(s) != (size_t)json_object_get_string_len(v))
+                return 0;
+        *ret = strdup(s);
+        return *ret ? 0 : -ENOMEM;
 }
 
 static msec_t dc_index_time(json_object *o, const char *key) {
@@ -95,10 +101,12 @@ int dc_index_read(int dfd, DcIndex *ret) {
         if (!orig || !*orig || !json_object_object_get_ex(root, "entries", &entries) ||
             !json_object_is_type(entries, json_type_array))
                 goto out;
-        ret->original_path = strdup(orig);
+        r = dc_index_string(root, "originalPath", &ret->original_path);
+        if (r < 0 || !ret->original_path)
+                goto out;
         n = json_object_array_length(entries);
         ret->entries = calloc(n ?: 1, sizeof(DcEntry));
-        if (!ret->original_path || !ret->entries) {
+        if (!ret->entries) {
                 r = -ENOMEM;
                 goto out;
         }

@@ -36,7 +36,7 @@ static bool dc_messages_string_is(JsonSpan v, const char *s) {
                 return v.n - 2 == strlen(s) && memcmp(v.s + 1, s, v.n - 2) == 0;
         if (json_parse(v.s, v.n, &o) < 0)
                 return false;
-        eq = streq(json_object_get_string(o), s);
+        eq = (size_t)json_object_get_string_len(o) == strlen(s) && streq(json_object_get_string(o), s);
         json_object_put(o);
         return eq;
 }

@@ -282,7 +282,7 @@ static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd, c
         _cleanup_close_ int pfd = fs_open_noatime(projects_fd, name, O_RDONLY | O_DIRECTORY);
         _cleanup_free_ char *code = NULL;
         DcIndex idx = {};
-        struct stat rst;
+        struct stat rst, ist;
         DcProject *p;
         int r;
 
@@ -302,6 +302,9 @@ static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd, c
         r = dc_store_du(projects_fd, name, st, &p->total);
         if (r < 0)
                 return r;
+        /* its identity before the read: a rewrite after it shows as a change */
+        if (fs_statat(pfd, "sessions-index.json", &ist, NULL) >= 0)
+                fs_fileid_from_stat(&p->index, &ist);
         r = dc_index_read(pfd, &idx);
         if (r < 0)
                 return r;
@@ -320,11 +323,6 @@ static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd, c
                         p->root = S_ISDIR(rst.st_mode) ? DC_ROOT_EXISTS : DC_ROOT_GONE;
                 else if (errno == ENOENT || errno == ENOTDIR)
                         p->root = DC_ROOT_GONE;
-        }
-        if (p->index_state == DC_INDEX_OK) {
-                struct stat ist;
-                if (fs_statat(pfd, "sessions-index.json", &ist, NULL) >= 0)
-                        fs_fileid_from_stat(&p->index, &ist);
         }
         r = dc_proc_find(procs, name, s->uid, &p->live_pid);
         p->live = r > 0 ? DC_LIVE_PROCESS : r < 0 ? DC_LIVE_UNKNOWN : 0;

@@ -69,7 +69,7 @@ typedef struct DcSession {
 typedef struct DcProject {
         char *code;            /* the directory's name under projects/ */
         DcIndexState index_state;
-        FileId index;          /* sessions-index.json as read */
+        FileId index;          /* sessions-index.json, as it was just before the read */
         char *original_path;   /* the index's originalPath (NULL unless index_state is OK) */
         bool code_proven;      /* dc_project_code(original_path) is the directory's name */
         DcRoot root;

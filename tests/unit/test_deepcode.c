@@ -153,6 +153,11 @@ static void test_dc_store_fixture(void **state) {
         assert_int_equal(fixture_write(root, "s/.deepcode/" P ID_C ".jsonl",
                 "{\"id\":\"m1\",\"sessionId\":\"" ID_C "\",\"role\":\"user\"}\n"
                 "{\"id\":\"m2\",\"sessionId\":\"" ID_A "\",\"role\":\"user\"}\n"), 0);
+        /* a sessionId written with escapes is the same string; one with a NUL is not */
+        assert_int_equal(fixture_write(root, "s/.deepcode/projects/-elsewhere/" ID_B ".jsonl",
+                "{\"sessionId\":\"\\u0062bbbbbbb-0000-4000-8000-000000000002\"}\n"), 0);
+        assert_int_equal(fixture_write(root, "s/.deepcode/projects/-elsewhere/" ID_C ".jsonl",
+                "{\"sessionId\":\"" ID_C "\\u0000x\"}\n"), 0);
         /* D: a .jsonl the index does not name; E: images/<id>/ alone */
         assert_int_equal(fixture_write(root, "s/.deepcode/" P ID_D ".jsonl",
                 "{\"id\":\"m1\",\"sessionId\":\"" ID_D "\",\"role\":\"user\",\"checkpointHash\":\"" H2 "\"}\n"), 0);
@@ -235,6 +240,8 @@ static void test_dc_store_fixture(void **state) {
         p = find_project(s, "-elsewhere");
         assert_false(p->code_proven);
         assert_false(p->sessions[0].proven);
+        assert_true(find_session(p, ID_B)->messages.proven);
+        assert_false(find_session(p, ID_C)->messages.proven);
         p = find_project(s, "-broken");
         assert_int_equal(p->index_state, DC_INDEX_MALFORMED); /* a BOM: JSON.parse refuses it */
         assert_null(p->original_path);
@@ -247,7 +254,7 @@ static void test_dc_store_fixture(void **state) {
         assert_int_equal(inventory_new(&inv), 0);
         assert_int_equal(inventory_add_tree(inv, &t, &ti), 0);
         assert_int_equal(dc_store_inventory(s, inv, ti, NOW), 0);
-        assert_int_equal(inv->n_sessions, 6); /* A, B, C, D, -elsewhere's and -huge's; not E */
+        assert_int_equal(inv->n_sessions, 8); /* A, B, C, D, -elsewhere's 3 and -huge's; not E */
         for (size_t i = 0; i < inv->n_sessions; i++) {
                 const Session *r = &inv->sessions[i];
 
@@ -257,7 +264,7 @@ static void test_dc_store_fixture(void **state) {
                         assert_string_equal(r->title, "Set up the login");
                         assert_false(r->title_manual);
                         assert_int_equal(r->bytes, r->transcript_bytes + a->images.bytes);
-                } else if (streq(r->id, ID_B)) {
+                } else if (streq(r->id, ID_B) && streq(r->project_dir, "-nonexistent-qgc-dc-proj")) {
                         assert_int_equal(r->owner, OWNER_OK);
                         assert_true(r->title_manual);
                         assert_int_equal(r->live, LIVE_CLAIM);
