@@ -1,5 +1,5 @@
 #!/bin/sh
-# t-0700-deepcode-read: the judge of Deep Code stores runs from the project. The real Deep Code
+# t-0720-deepcode-read: the judge of Deep Code stores runs from the project. The real Deep Code
 # 0.2.1 is built from tests/realdeepcode/'s source tarball (setup.sh, into the build tree), and
 # its own code (dc-check.mjs: SessionManager, listSessionMessages, listUndoTargets, git fsck)
 # lists and loads the corpus store qgc's Deep Code reader is tested on
