@@ -29,6 +29,7 @@
 #include "fixture.h"
 #include "inventory.h"
 #include "json.h"
+#include "json-dialect.h"
 #include "json-input.h"
 #include "live.h"
 #include "macro.h"

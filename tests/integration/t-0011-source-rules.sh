@@ -27,11 +27,8 @@ LAYERS="base model qwen config policy scan plan exec cli"
 # Still exported for tests only:
 #   actions_execute, actions_restore: the executor without the tree locks and the action log
 #     (test_actions and test_faults count the files and fsyncs of one run; actions_run() adds
-#     the lock files and the log);
-#   fs_test_force_walk: fsutil's walk without openat2 and back again, in one test program
-#     (an ld --wrap can take openat2 away but not give it back);
-#   json_input_dialect_to_string: the JSON input table's dialect names (test_json, test_scan).
-TEST_EXPORTS="actions_execute actions_restore fs_test_force_walk json_input_dialect_to_string"
+#     the lock files and the log).
+TEST_EXPORTS="actions_execute actions_restore"
 # The I/O of libc: opening, reading, writing, asking about and changing files, directories and
 # terminals. With _FORTIFY_SOURCE and large-file builds they appear as __NAME_chk, __NAME_2 and
 # NAME64, which io_symbol matches too.
