@@ -616,7 +616,7 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
                         "no end after admin.user-timeout (%s): %s%s",
                         format_duration_exact(d, sizeof d, sys->user_timeout),
                         kill_errno ? "could not kill it: " : "killed",
-                        kill_errno ? errno_to_string(kill_errno)
+                        kill_errno ? log_errno_to_string(kill_errno)
                         : reaped   ? ""
                                    : ", and still not gone");
 
@@ -721,7 +721,7 @@ static int users_filter_homes(UserCand *u, UserTally *tally) {
                 }
                 r = users_path_check(g, u->uid, NULL, &why);
                 if (r < 0) {
-                        log_warning("%s: skipped: %s", u->name, why ? why : errno_to_string(-r));
+                        log_warning("%s: skipped: %s", u->name, why ? why : log_errno_to_string(-r));
                         skipped = true;
                         free(u->homes[i]);
                         continue;

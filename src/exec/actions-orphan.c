@@ -28,7 +28,7 @@ static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdi
                 msg = strprintf("%s orphan %s '%s': %s%s%s",
                                 ev == JOURNAL_SKIPPED ? "skipped" : "failed to reclaim",
                                 orphan_kind_to_string(o->kind), path, reason ? reason : "",
-                                error ? ": " : "", error ? errno_to_string(error) : "");
+                                error ? ": " : "", error ? log_errno_to_string(error) : "");
         JournalEntry e = {
                 .event = ev,
                 .message = msg,

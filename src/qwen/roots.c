@@ -205,7 +205,7 @@ static const char *roots_file_error(int r) {
         case -ELOOP:
                 return "nested deeper than qgc reads";
         default:
-                return errno_to_string(r < 0 ? -r : r);
+                return log_errno_to_string(r < 0 ? -r : r);
         }
 }
 
@@ -855,7 +855,7 @@ static int roots_ws_dotenv(const char *cwd, const Tree *tr, const char *home, Ha
                 if (dfd < 0 && errno != ENOENT && errno != ENOTDIR) {
                         *ret_why = strprintf("'%s' cannot be searched for the .env files Qwen "
                                              "loads (%s)",
-                                             *dir ? dir : "/", errno_to_string(errno));
+                                             *dir ? dir : "/", log_errno_to_string(errno));
                         return *ret_why ? 1 : -ENOMEM;
                 }
                 for (int f = 0; dfd >= 0 && f < 2; f++) {
@@ -954,7 +954,7 @@ static int roots_ws_check(const Tree *tr, const char *cwd_raw, const char *home,
                 if (errno == ENOENT || errno == ENOTDIR)
                         return 0; /* gone: no Qwen starts there, and what it read is gone */
                 *ret_why = strprintf("its directory '%s' cannot be looked at (%s)", cwd,
-                                     errno_to_string(errno));
+                                     log_errno_to_string(errno));
                 return *ret_why ? 1 : -ENOMEM;
         }
         /* Qwen loads no workspace settings in the home directory, and there only the home's

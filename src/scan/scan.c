@@ -394,7 +394,7 @@ static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, bool archiv
         if (fd < 0) {
                 /* not known to be a regular file: stat it first, never open anything else */
                 if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-                        c->problem = strprintf("cannot stat: %s", errno_to_string(errno));
+                        c->problem = strprintf("cannot stat: %s", log_errno_to_string(errno));
                         return c->problem ? 0 : -ENOMEM;
                 }
                 fs_fileid_from_stat(&c->id, &st);
@@ -409,7 +409,7 @@ static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, bool archiv
                 }
                 fd = fs_open_noatime(dfd, name, O_RDONLY);
                 if (fd < 0) {
-                        c->problem = strprintf("cannot open: %s", errno_to_string(-fd));
+                        c->problem = strprintf("cannot open: %s", log_errno_to_string(-fd));
                         return c->problem ? 0 : -ENOMEM;
                 }
                 if (fstat(fd, &fst) < 0 || !S_ISREG(fst.st_mode) || fst.st_dev != st.st_dev ||
@@ -490,7 +490,7 @@ static int scan_cold_read(ScanCtx *ctx, int cold_fd, const ScanEntry *e, bool wa
         fd = fs_open_noatime(cold_fd, e->name, O_RDONLY);
         if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != ctx->dev) {
                 c->problem = strprintf("compressed transcript: cannot open: %s",
-                                       fd < 0 ? errno_to_string(-fd) : "not a regular file");
+                                       fd < 0 ? log_errno_to_string(-fd) : "not a regular file");
                 return c->problem ? 0 : -ENOMEM;
         }
         fs_fileid_from_stat(&c->id, &st);
@@ -520,7 +520,7 @@ static int scan_cold_read(ScanCtx *ctx, int cold_fd, const ScanEntry *e, bool wa
 
                 c->problem = why ? strdup(why)
                                  : strprintf("compressed transcript unreadable: %s",
-                                             errno_to_string(-(r < 0 ? r : mfd)));
+                                             log_errno_to_string(-(r < 0 ? r : mfd)));
                 return c->problem ? 0 : -ENOMEM;
         }
         c->regular = true;
@@ -803,7 +803,7 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
                 return 0;
         }
         if (p->chats_fd < 0) {
-                log_debug("projects/%s/chats: %s, skipped", p->name, errno_to_string(-p->chats_fd));
+                log_debug("projects/%s/chats: %s, skipped", p->name, log_errno_to_string(-p->chats_fd));
                 return 0;
         }
         r = scan_list_chats(p->chats_fd, &act, &p->chats_other, &p->claims, &n_chats);
@@ -835,7 +835,7 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
                         }
                 } else
                         log_debug("projects/%s/chats/archive: %s, skipped", p->name,
-                                  errno_to_string(-p->archive_fd));
+                                  log_errno_to_string(-p->archive_fd));
         } else
                 *ret_empty = n_chats == 0;
 
@@ -942,7 +942,7 @@ static int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
         pfd = hygiene_open_dir(projects_fd, name, ctx->dev, NULL);
         if (pfd < 0) {
                 if (pfd != -ENOTDIR)
-                        log_debug("projects/%s: %s, skipped", name, errno_to_string(-pfd));
+                        log_debug("projects/%s: %s, skipped", name, log_errno_to_string(-pfd));
                 return 0;
         }
         fs_dir_init(d, pfd);
@@ -970,7 +970,7 @@ static int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
                  * it: what cannot be read is not proof that nothing is pinned */
                 p.org_unreadable = true;
                 log_notice("projects/%s/session-organization.v1.json: cannot be read (%s); its "
-                           "sessions count as pinned", name, errno_to_string(-r));
+                           "sessions count as pinned", name, log_errno_to_string(-r));
         }
         r = 0;
         p.review_fd = fs_open_noatime(pfd, ERASE_REVIEW_DIR, O_RDONLY | O_DIRECTORY);
@@ -1303,7 +1303,7 @@ static int scan_tree(ScanCtx *ctx) {
                         return r;
         } else {
                 if (pfd != -ENOENT)
-                        log_debug("'%s/projects': %s, skipped", t->runtime_dir, errno_to_string(-pfd));
+                        log_debug("'%s/projects': %s, skipped", t->runtime_dir, log_errno_to_string(-pfd));
                 if (hfd >= 0) {
                         r = scan_aggs_collect(hfd, hdev, /* only_ids= */ true, &ctx->history);
                         if (r < 0)
