@@ -112,7 +112,7 @@ static void inventory_intern(Inventory *inv, char **p, char *prev) {
                 *p = prev;
                 return;
         }
-        h = hash_string(*p);
+        h = hashmap_hash_string(*p);
         slot = hashmap_slot(&inv->strings, h, hashmap_eq_string, *p);
         if (slot->entry) {
                 if (slot->entry != *p)

@@ -821,7 +821,7 @@ static int roots_ws_remember(Hashmap *clean, const char *cwd, size_t stop_len, b
                 if (len == 0 ? !root : len <= stop_len)
                         return 0;
                 key = len == 0 ? strdup("/") : strndup(cwd, len);
-                if (!key || hashmap_put(clean, hash_string(key), key) < 0) {
+                if (!key || hashmap_put(clean, hashmap_hash_string(key), key) < 0) {
                         free(key);
                         return -ENOMEM;
                 }
@@ -848,7 +848,7 @@ static int roots_ws_dotenv(const char *cwd, const Tree *tr, const char *home, Ha
 
                 if (home && streq(dir, home))
                         return clean ? roots_ws_remember(clean, cwd, strlen(dir), false) : 0;
-                if (clean && hashmap_get(clean, hash_string(*dir ? dir : "/"), hashmap_eq_string,
+                if (clean && hashmap_get(clean, hashmap_hash_string(*dir ? dir : "/"), hashmap_eq_string,
                                          *dir ? dir : "/"))
                         return roots_ws_remember(clean, cwd, *dir ? strlen(dir) : 0, false);
                 dfd = open(*dir ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
