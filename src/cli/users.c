@@ -279,7 +279,7 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
                 if (r >= 0 && t.runtime_dir && !streq(t.runtime_dir, t.global_dir))
                         r = users_path_check(t.runtime_dir, u->uid, &rt, &why);
                 if (r < 0) {
-                        tree_done(&t);
+                        inventory_tree_done(&t);
                         if (strbuf_printf(&why_all, "%s%s", why_all.len > 0 ? "; " : "",
                                           why ? why : "unsafe tree") < 0)
                                 return -ENOMEM;
@@ -289,7 +289,7 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
                         if (streq(inv->trees[j].global_dir, g))
                                 dup = true;
                 if (dup) {
-                        tree_done(&t);
+                        inventory_tree_done(&t);
                         continue;
                 }
                 /* another G with the same R: one runtime root cannot serve two trees */
@@ -303,7 +303,7 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
                                         return -ENOMEM;
                         }
                 if (dup) {
-                        tree_done(&t);
+                        inventory_tree_done(&t);
                         continue;
                 }
                 free(t.global_dir);
@@ -314,7 +314,7 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
                 t.user = strdup(u->name);
                 t.uid = u->uid;
                 if (!t.runtime_dir || !t.user) {
-                        tree_done(&t);
+                        inventory_tree_done(&t);
                         return -ENOMEM;
                 }
                 r = inventory_add_tree(inv, &t, NULL);

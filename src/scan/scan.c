@@ -145,7 +145,7 @@ typedef struct ScanProject {
 static int scan_out_add_session(ScanOut *out, Session *s) {
         if (greedy_realloc((void **)&out->sessions, &out->alloc_sessions, out->n_sessions + 1,
                            sizeof(Session)) < 0) {
-                session_done(s);
+                inventory_session_done(s);
                 return -ENOMEM;
         }
         out->sessions[out->n_sessions++] = *s;
@@ -156,7 +156,7 @@ static int scan_out_add_session(ScanOut *out, Session *s) {
 static int scan_out_add_orphan(ScanOut *out, Orphan *o) {
         if (greedy_realloc((void **)&out->orphans, &out->alloc_orphans, out->n_orphans + 1,
                            sizeof(Orphan)) < 0) {
-                orphan_done(o);
+                inventory_orphan_done(o);
                 return -ENOMEM;
         }
         out->orphans[out->n_orphans++] = *o;
@@ -166,10 +166,10 @@ static int scan_out_add_orphan(ScanOut *out, Orphan *o) {
 
 static void scan_out_done(ScanOut *out) {
         for (size_t i = 0; i < out->n_sessions; i++)
-                session_done(&out->sessions[i]);
+                inventory_session_done(&out->sessions[i]);
         free(out->sessions);
         for (size_t i = 0; i < out->n_orphans; i++)
-                orphan_done(&out->orphans[i]);
+                inventory_orphan_done(&out->orphans[i]);
         free(out->orphans);
         scan_aggs_pendings_done(&out->pending);
         *out = (ScanOut){};
@@ -741,7 +741,7 @@ static int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
         return scan_out_add_session(ctx->out, &s);
 fail:
         *ef = (EnrichFacts){};
-        session_done(&s);
+        inventory_session_done(&s);
         return r;
 }
 
@@ -767,7 +767,7 @@ static int scan_empty_project(ScanCtx *ctx, int projects_fd, const char *name, m
         o.project_dir = strdup(name);
         o.name = strdup(name);
         if (!o.project_dir || !o.name) {
-                orphan_done(&o);
+                inventory_orphan_done(&o);
                 return -ENOMEM;
         }
         return scan_out_add_orphan(ctx->out, &o);
@@ -899,7 +899,7 @@ static int scan_project_passes(ScanCtx *ctx, ScanProject *p, int r) {
         }
         if (r < 0) {
                 for (size_t i = 0; i < n; i++)
-                        session_done(&s[i]);
+                        inventory_session_done(&s[i]);
                 ctx->out->n_sessions = p->first;
         }
         return r;
@@ -1013,14 +1013,14 @@ static int scan_out_merge(ScanCtx *c, ScanOut *out) {
                 if (r >= 0)
                         r = inventory_add_session(c->inv, s);
                 else
-                        session_done(s);
+                        inventory_session_done(s);
         }
         out->n_sessions = 0;
         for (size_t i = 0; i < out->n_orphans; i++)
                 if (r >= 0)
                         r = inventory_add_orphan(c->inv, &out->orphans[i]);
                 else
-                        orphan_done(&out->orphans[i]);
+                        inventory_orphan_done(&out->orphans[i]);
         out->n_orphans = 0;
         if (r >= 0 && out->pending.n > 0) {
                 if (greedy_realloc((void **)&c->pending.v, &c->pending.alloc,
