@@ -721,7 +721,8 @@ static int users_filter_homes(UserCand *u, UserTally *tally) {
                 }
                 r = users_path_check(g, u->uid, NULL, &why);
                 if (r < 0) {
-                        log_warning("%s: skipped: %s", u->name, why ? why : log_errno_to_string(-r));
+                        log_warning("%s: skipped: %s", u->name,
+                                    why ? why : log_errno_to_string(-r));
                         skipped = true;
                         free(u->homes[i]);
                         continue;
