@@ -510,7 +510,6 @@ static int main_load_config(Config *cfg) {
                 main_print_config_errors(&errs);
                 return -EINVAL;
         }
-        bool have_system = r >= 0;
         /* the admin's drop-ins, "*.conf" in conf.d/ next to the system file, lexical order */
         _cleanup_free_ char *dropins = main_dropin_dir(sys);
         if (!dropins)
@@ -522,22 +521,13 @@ static int main_load_config(Config *cfg) {
                         log_error_errno(r, "cannot read '%s'", dropins);
                 return -EINVAL;
         }
-        have_system = have_system || r > 0;
         if (arg_all_users)
                 return 0; /* each user's own file is merged in that user's child (users.c) */
         _cleanup_free_ char *user = main_user_config_path();
         if (!user)
                 return 0;
-        if (!have_system) {
-                /* no admin policy: the user's file layers freely on the built-in default */
-                r = config_load_user_file(cfg, user, &errs);
-                if (r < 0 && r != -ENOENT) {
-                        main_print_config_errors(&errs);
-                        return -EINVAL;
-                }
-                return 0;
-        }
-        /* the admin's file is a cap: the user's own file may only tighten it */
+        /* the admin's file is a cap: the user's own file may only tighten it (without one, it
+         * layers freely on the built-in default) */
         Config merged = {};
         r = config_merge_user(&merged, cfg, user, &errs);
         if (r < 0) {

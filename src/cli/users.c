@@ -342,20 +342,7 @@ static int users_child_config(const Config *sys, const UserCand *u, Config *ret,
         path = path_join(u->home, ".config/qgc/qgc.conf");
         if (!path)
                 return -ENOMEM;
-        if (sys->n_files > 0)
-                r = config_merge_user(ret, sys, path, &errs);
-        else {
-                /* no admin policy at all: as in the user's own runs, the user's file layers
-                 * freely on the built-in default */
-                r = config_copy(sys, ret);
-                if (r >= 0) {
-                        r = config_load_user_file(ret, path, &errs);
-                        if (r == -ENOENT)
-                                r = 0;
-                        if (r < 0)
-                                config_done(ret);
-                }
-        }
+        r = config_merge_user(ret, sys, path, &errs);
         /* the user's own file, echoed on root's terminal, cleaned and named ("qgc: alice: ")
          * by the log. Clamping warnings (r >= 0) are not printed under --quiet: cron would mail
          * them on every run */
