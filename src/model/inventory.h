@@ -157,8 +157,6 @@ typedef struct Session {
         char *title;          /* last custom_title, NULL if none */
         char *live_reason;    /* e.g. "runtime claim pid 4242 alive" */
 } Session;
-/* 296, then 312 with the two times of session-times.h (1.6 MB more at 100k sessions), then 320
- * with sidecar_bytes (issue 24.10's forecast of a compression: 0.8 MB more at 100k) */
 _Static_assert(_OWNER_CAUSE_MAX <= 16, "OwnerCause fits Session.owner_cause");
 _Static_assert(sizeof(Session) <= 320, "Session grew: 100k of them live in memory at once");
 
