@@ -470,7 +470,7 @@ int dc_store_inventory(const DcStore *s, Inventory *inv, size_t tree, msec_t now
                         if (r >= 0)
                                 r = inventory_add_session(inv, &rec);
                         else
-                                session_done(&rec);
+                                inventory_session_done(&rec);
                         if (r < 0)
                                 return r;
                 }

@@ -80,7 +80,7 @@ int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v
                                                                           : "delete",
                                 s->id, actions_report_project(s), path ? path : "?",
                                 reason ? reason : "", error ? ": " : "",
-                                error ? errno_to_string(error) : "");
+                                error ? log_errno_to_string(error) : "");
         else
                 msg = strprintf("%s session %s in %s (%s)", verb, s->id, actions_report_project(s),
                                 why ?: "");

@@ -55,7 +55,7 @@ static int actions_restore_one(ActionsContext *c, const Session *s, const char *
                 if (!why)
                         why = "cannot open the session's directories";
                 log_error("restore: cannot restore session %s from '%s/%s/archive': %s: %s",
-                          s->id, tr->runtime_dir, rel, why, errno_to_string(-r));
+                          s->id, tr->runtime_dir, rel, why, log_errno_to_string(-r));
                 (void)actions_report_session(c, s, &v, ACTIONS_FAILED, why, -r);
                 return r;
         }
@@ -132,7 +132,7 @@ static int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
         path = strprintf("%s/%s/%s.jsonl", tr->runtime_dir, arel ? arel : st->dir, st->name);
         if (r < 0) {
                 log_error("cannot restore session %s: %s: %s", st->session_id, why,
-                          errno_to_string(-r));
+                          log_errno_to_string(-r));
                 msg = strprintf("failed restore of compressed session %s: %s", st->session_id,
                                 why);
         } else {
@@ -238,7 +238,7 @@ static void actions_report_recover(ActionsContext *c, const PlanStep *st, const 
                               : strprintf("%s '%s'", what, path);
         else
                 msg = strprintf("recovery failed for '%s': %s%s%s", path, reason ? reason : "",
-                                error ? ": " : "", error ? errno_to_string(error) : "");
+                                error ? ": " : "", error ? log_errno_to_string(error) : "");
         JournalEntry e = {
                 .event = ev,
                 .message = msg,

@@ -350,7 +350,7 @@ static int recover_scan_marker(Plan *p, size_t t, const RecoverRoots *rt, int di
         if (r >= 0)
                 r = plan_step_add_path(&st, mpath, NULL);
         if (r < 0 && r != -ENOMEM)
-                log_debug("recover: marker '%s': %s", name, errno_to_string(-r));
+                log_debug("recover: marker '%s': %s", name, log_errno_to_string(-r));
         if (r == -ENOMEM) {
                 plan_step_done(&st);
                 return r;
@@ -472,14 +472,14 @@ static int recover_scan_projects(Plan *p, size_t t, const RecoverRoots *rt, bool
                                 k = *dfd[i];
                                 if (k != -ENOENT && k != -ENOTDIR && k != -ELOOP && k != -EXDEV)
                                         log_debug("recover: cannot list '%s': %s", rel,
-                                                  errno_to_string(-k));
+                                                  log_errno_to_string(-k));
                                 break;
                         }
                         k = recover_scan_dir_fd(p, t, rt, false, rel, *dfd[i]);
                         if (k == -ENOMEM)
                                 return k;
                         if (k < 0)
-                                log_debug("recover: cannot list '%s': %s", rel, errno_to_string(-k));
+                                log_debug("recover: cannot list '%s': %s", rel, log_errno_to_string(-k));
                 }
         }
         return r;
@@ -515,7 +515,7 @@ int recover_scan(Plan *p) {
                         return r;
                 if (r < 0)
                         log_debug("recover: cannot list the projects of '%s': %s",
-                                  tr->runtime_dir, errno_to_string(-r));
+                                  tr->runtime_dir, log_errno_to_string(-r));
         }
         /* a restore whose start is recorded and whose end is not (session-times.h), with the
          * session still archived or compressed: finished by the step `qgc restore` makes */

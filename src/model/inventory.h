@@ -164,8 +164,6 @@ typedef struct Session {
         char *title;          /* last custom_title, NULL if none */
         char *live_reason;    /* e.g. "runtime claim pid 4242 alive" */
 } Session;
-/* 296, then 312 with the two times of session-times.h (1.6 MB more at 100k sessions), then 320
- * with sidecar_bytes (issue 24.10's forecast of a compression: 0.8 MB more at 100k) */
 _Static_assert(_OWNER_CAUSE_MAX <= 16, "OwnerCause fits Session.owner_cause");
 _Static_assert(sizeof(Session) <= 320, "Session grew: 100k of them live in memory at once");
 
@@ -256,9 +254,9 @@ const Session *inventory_find(const Inventory *inv, size_t tree, const char *id)
 void inventory_cold_totals(const Inventory *inv, size_t *ret_n, uint64_t *ret_bytes,
                            uint64_t *ret_orig);
 
-void session_done(Session *s);
-void orphan_done(Orphan *o);
-void tree_done(Tree *t);
+void inventory_session_done(Session *s);
+void inventory_orphan_done(Orphan *o);
+void inventory_tree_done(Tree *t);
 
 /* An archived session whose transcript is compressed in the cold tier (and has no
  * uncompressed copy). */
@@ -266,11 +264,11 @@ static inline bool session_is_cold(const Session *s) {
         return s->state == SESSION_ARCHIVED && s->cold;
 }
 
-const char *session_state_to_string(SessionState s);
-const char *owner_status_to_string(OwnerStatus s);
-const char *orphan_kind_to_string(OrphanKind k);
+const char *inventory_session_state_to_string(SessionState s);
+const char *inventory_owner_status_to_string(OwnerStatus s);
+const char *inventory_orphan_kind_to_string(OrphanKind k);
 /* "registry,claim" etc. into buf */
-char *live_flags_to_string(char *buf, size_t n, unsigned flags);
+char *inventory_live_flags_to_string(char *buf, size_t n, unsigned flags);
 /* Is k one of the hygiene kinds (ORPHAN_TOOL_RESULT .. ORPHAN_STALE_PROJECT, hygiene.h)? */
 bool inventory_hygiene_kind(OrphanKind k);
 /* Is s a session of stale project entry o (its tree and project directory)? */

@@ -195,7 +195,7 @@ static char *reason_skip(const Verdict *v, const Session *s) {
                 live = s->live | (v->flags & VERDICT_RECENT_WRITE ? (unsigned)LIVE_RECENT : 0);
                 if (live & ~(unsigned)LIVE_RECENT)
                         return strprintf("in use: %s",
-                                         s->live_reason ?: live_flags_to_string(flags,
+                                         s->live_reason ?: inventory_live_flags_to_string(flags,
                                                                                 sizeof flags,
                                                                                 live));
                 if (f->since_write < 0)

@@ -145,7 +145,7 @@ typedef struct ScanProject {
 static int scan_out_add_session(ScanOut *out, Session *s) {
         if (greedy_realloc((void **)&out->sessions, &out->alloc_sessions, out->n_sessions + 1,
                            sizeof(Session)) < 0) {
-                session_done(s);
+                inventory_session_done(s);
                 return -ENOMEM;
         }
         out->sessions[out->n_sessions++] = *s;
@@ -156,7 +156,7 @@ static int scan_out_add_session(ScanOut *out, Session *s) {
 static int scan_out_add_orphan(ScanOut *out, Orphan *o) {
         if (greedy_realloc((void **)&out->orphans, &out->alloc_orphans, out->n_orphans + 1,
                            sizeof(Orphan)) < 0) {
-                orphan_done(o);
+                inventory_orphan_done(o);
                 return -ENOMEM;
         }
         out->orphans[out->n_orphans++] = *o;
@@ -166,10 +166,10 @@ static int scan_out_add_orphan(ScanOut *out, Orphan *o) {
 
 static void scan_out_done(ScanOut *out) {
         for (size_t i = 0; i < out->n_sessions; i++)
-                session_done(&out->sessions[i]);
+                inventory_session_done(&out->sessions[i]);
         free(out->sessions);
         for (size_t i = 0; i < out->n_orphans; i++)
-                orphan_done(&out->orphans[i]);
+                inventory_orphan_done(&out->orphans[i]);
         free(out->orphans);
         scan_aggs_pendings_done(&out->pending);
         *out = (ScanOut){};
@@ -394,7 +394,7 @@ static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, bool archiv
         if (fd < 0) {
                 /* not known to be a regular file: stat it first, never open anything else */
                 if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-                        c->problem = strprintf("cannot stat: %s", errno_to_string(errno));
+                        c->problem = strprintf("cannot stat: %s", log_errno_to_string(errno));
                         return c->problem ? 0 : -ENOMEM;
                 }
                 fs_fileid_from_stat(&c->id, &st);
@@ -409,7 +409,7 @@ static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, bool archiv
                 }
                 fd = fs_open_noatime(dfd, name, O_RDONLY);
                 if (fd < 0) {
-                        c->problem = strprintf("cannot open: %s", errno_to_string(-fd));
+                        c->problem = strprintf("cannot open: %s", log_errno_to_string(-fd));
                         return c->problem ? 0 : -ENOMEM;
                 }
                 if (fstat(fd, &fst) < 0 || !S_ISREG(fst.st_mode) || fst.st_dev != st.st_dev ||
@@ -490,7 +490,7 @@ static int scan_cold_read(ScanCtx *ctx, int cold_fd, const ScanEntry *e, bool wa
         fd = fs_open_noatime(cold_fd, e->name, O_RDONLY);
         if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != ctx->dev) {
                 c->problem = strprintf("compressed transcript: cannot open: %s",
-                                       fd < 0 ? errno_to_string(-fd) : "not a regular file");
+                                       fd < 0 ? log_errno_to_string(-fd) : "not a regular file");
                 return c->problem ? 0 : -ENOMEM;
         }
         fs_fileid_from_stat(&c->id, &st);
@@ -520,7 +520,7 @@ static int scan_cold_read(ScanCtx *ctx, int cold_fd, const ScanEntry *e, bool wa
 
                 c->problem = why ? strdup(why)
                                  : strprintf("compressed transcript unreadable: %s",
-                                             errno_to_string(-(r < 0 ? r : mfd)));
+                                             log_errno_to_string(-(r < 0 ? r : mfd)));
                 return c->problem ? 0 : -ENOMEM;
         }
         c->regular = true;
@@ -764,7 +764,7 @@ static int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
         return scan_out_add_session(ctx->out, &s);
 fail:
         *ef = (EnrichFacts){};
-        session_done(&s);
+        inventory_session_done(&s);
         return r;
 }
 
@@ -790,7 +790,7 @@ static int scan_empty_project(ScanCtx *ctx, int projects_fd, const char *name, m
         o.project_dir = strdup(name);
         o.name = strdup(name);
         if (!o.project_dir || !o.name) {
-                orphan_done(&o);
+                inventory_orphan_done(&o);
                 return -ENOMEM;
         }
         return scan_out_add_orphan(ctx->out, &o);
@@ -826,7 +826,7 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
                 return 0;
         }
         if (p->chats_fd < 0) {
-                log_debug("projects/%s/chats: %s, skipped", p->name, errno_to_string(-p->chats_fd));
+                log_debug("projects/%s/chats: %s, skipped", p->name, log_errno_to_string(-p->chats_fd));
                 return 0;
         }
         r = scan_list_chats(p->chats_fd, &act, &p->chats_other, &p->claims, &n_chats);
@@ -858,7 +858,7 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
                         }
                 } else
                         log_debug("projects/%s/chats/archive: %s, skipped", p->name,
-                                  errno_to_string(-p->archive_fd));
+                                  log_errno_to_string(-p->archive_fd));
         } else
                 *ret_empty = n_chats == 0;
 
@@ -922,7 +922,7 @@ static int scan_project_passes(ScanCtx *ctx, ScanProject *p, int r) {
         }
         if (r < 0) {
                 for (size_t i = 0; i < n; i++)
-                        session_done(&s[i]);
+                        inventory_session_done(&s[i]);
                 ctx->out->n_sessions = p->first;
         }
         return r;
@@ -965,7 +965,7 @@ static int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
         pfd = hygiene_open_dir(projects_fd, name, ctx->dev, NULL);
         if (pfd < 0) {
                 if (pfd != -ENOTDIR)
-                        log_debug("projects/%s: %s, skipped", name, errno_to_string(-pfd));
+                        log_debug("projects/%s: %s, skipped", name, log_errno_to_string(-pfd));
                 return 0;
         }
         fs_dir_init(d, pfd);
@@ -993,7 +993,7 @@ static int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
                  * it: what cannot be read is not proof that nothing is pinned */
                 p.org_unreadable = true;
                 log_notice("projects/%s/session-organization.v1.json: cannot be read (%s); its "
-                           "sessions count as pinned", name, errno_to_string(-r));
+                           "sessions count as pinned", name, log_errno_to_string(-r));
         }
         r = 0;
         p.review_fd = fs_open_noatime(pfd, ERASE_REVIEW_DIR, O_RDONLY | O_DIRECTORY);
@@ -1036,14 +1036,14 @@ static int scan_out_merge(ScanCtx *c, ScanOut *out) {
                 if (r >= 0)
                         r = inventory_add_session(c->inv, s);
                 else
-                        session_done(s);
+                        inventory_session_done(s);
         }
         out->n_sessions = 0;
         for (size_t i = 0; i < out->n_orphans; i++)
                 if (r >= 0)
                         r = inventory_add_orphan(c->inv, &out->orphans[i]);
                 else
-                        orphan_done(&out->orphans[i]);
+                        inventory_orphan_done(&out->orphans[i]);
         out->n_orphans = 0;
         if (r >= 0 && out->pending.n > 0) {
                 if (greedy_realloc((void **)&c->pending.v, &c->pending.alloc,
@@ -1328,7 +1328,7 @@ static int scan_tree(ScanCtx *ctx) {
                         return r;
         } else {
                 if (pfd != -ENOENT)
-                        log_debug("'%s/projects': %s, skipped", t->runtime_dir, errno_to_string(-pfd));
+                        log_debug("'%s/projects': %s, skipped", t->runtime_dir, log_errno_to_string(-pfd));
                 if (hfd >= 0) {
                         r = scan_aggs_collect(hfd, hdev, /* only_ids= */ true, &ctx->history);
                         if (r < 0)

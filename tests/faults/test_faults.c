@@ -33,6 +33,7 @@
 #include "usage-ahead.h"
 #include "usage-index.h"
 #include "testskip.h"
+#include "force-walk.h"
 #include "config-load.c" /* its static functions are tested here */
 
 /* Apply a configuration text as config_load_file() applies a file's, name labelling messages */
