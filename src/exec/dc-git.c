@@ -109,7 +109,7 @@ static const char *const dc_git_env[] = {
 
 static const char *const dc_git_prefix[] = {
         "git", "-c", "gc.auto=0", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
-        "-c", "core.logAllRefUpdates=false", "-c", "pack.threads=1", "--git-dir=.",
+        "-c", "core.logAllRefUpdates=false", "-c", "pack.threads=1", "-c", "advice.graftFileDeprecated=false", "--git-dir=.",
 };
 
 /* The keys `git init` writes (Deep Code runs a plain `git init`); any other key keeps the
@@ -188,6 +188,20 @@ static bool dc_git_keep_needed(const DcGit *g, const DcGitRef *ref) {
 }
 
 /* ---------------------------------------------------------------- running git */
+
+/* The line of git's stderr that says what failed: the first "fatal:" or "error:" one, else the
+ * first that is not a notice, hint or warning, else the first. */
+static const char *dc_git_err_line(const char *err) {
+        const char *other = NULL;
+
+        for (const char *l = err; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != '\0')) {
+                if (strneq(l, "fatal:", 6) || strneq(l, "error:", 6))
+                        return l;
+                if (!other && !strneq(l, "notice:", 7) && !strneq(l, "hint:", 5) && !strneq(l, "warning:", 8))
+                        other = l;
+        }
+        return other ? other : err;
+}
 
 /* Run git with args (NULL-terminated) in the repository, in_len bytes of in on its stdin, its
  * stdout into *out (may be NULL: discarded). 0 when it exited 0; -EIO (g->rep->why: its first
@@ -329,12 +343,11 @@ static int dc_git_run(DcGit *g, const char *const *args, const char *in, size_t 
         if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
                 return 0;
         err[err_len] = '\0';
-        err[strcspn(err, "\n")] = '\0';
         free(g->rep->why);
-        g->rep->why = strprintf("git %s: %s%s", args[0],
+        g->rep->why = strprintf("git %s: %s%.*s", args[0],
                                 WIFEXITED(status) ? (WEXITSTATUS(status) == 127 ? "cannot run " DC_GIT_PROGRAM ": " : "")
                                                   : "killed by a signal: ",
-                                err);
+                                (int)strcspn(dc_git_err_line(err), "\n"), dc_git_err_line(err));
         return -EIO;
 }
 
@@ -664,8 +677,9 @@ static uint64_t dc_git_file_alloc(int dfd, const char *name) {
         return fs_statat(dfd, name, &st, NULL) == 0 ? (uint64_t)st.st_blocks * 512 : 0;
 }
 
-/* Everything compacting needs to know, read only. 1, 0 refused, -errno. */
-static int dc_git_inspect(DcGit *g) {
+/* Everything compacting needs to know, read only; with fsck, a repository `git fsck` finds broken
+ * is refused. 1, 0 refused, -errno. */
+static int dc_git_inspect(DcGit *g, bool fsck) {
         _cleanup_close_ int logs = -EBADF;
         uint64_t reachable = 0, freed, added;
         size_t n_after = 0, n_other = 0, n_reachable = 0;
@@ -679,6 +693,19 @@ static int dc_git_inspect(DcGit *g) {
         r = dc_git_check_config(g);
         if (r <= 0)
                 return r;
+        if (fsck) {
+                _cleanup_(strbuf_done) StrBuf out = {};
+
+                r = dc_git_run(g, (const char *const[]){ "fsck", "--no-dangling", "--no-progress", NULL }, NULL, 0, &out);
+                if (r == -EIO) { /* what fsck found is on its stdout */
+                        _cleanup_free_ char *why = TAKE_PTR(g->rep->why);
+                        return dc_git_refuse(g, "git fsck fails before compaction (%.*s)",
+                                             out.len > 0 ? (int)MIN(strcspn(out.buf, "\n"), 200) : 200,
+                                             out.len > 0 ? out.buf : why);
+                }
+                if (r < 0)
+                        return r;
+        }
         for (size_t i = 0; i < g->in->n_kept; i++)
                 if (g->in->kept_ids[i] && dc_git_set_add(&g->kept, g->in->kept_ids[i]) < 0)
                         return -ENOMEM;
@@ -919,7 +946,7 @@ static void dc_git_done(DcGit *g) {
         dc_git_strv_free(g->log_expire, g->n_log_expire);
 }
 
-static int dc_git_start(int git_fd, const DcGitInput *in, DcGitReport *ret, DcGitInput *copy, DcGit *g) {
+static int dc_git_start(int git_fd, const DcGitInput *in, bool fsck, DcGitReport *ret, DcGitInput *copy, DcGit *g) {
         *ret = (DcGitReport){};
         *copy = *in;
         if (copy->timeout <= 0)
@@ -928,7 +955,7 @@ static int dc_git_start(int git_fd, const DcGitInput *in, DcGitReport *ret, DcGi
                 copy->max_bytes = DC_GIT_MAX_BYTES_DEFAULT;
         *g = (DcGit){ .fd = git_fd, .uid = geteuid(), .in = copy, .rep = ret,
                       .deadline = mono_sec() + (double)copy->timeout / 1000.0 };
-        return dc_git_inspect(g);
+        return dc_git_inspect(g, fsck);
 }
 
 int dc_git_plan(int git_fd, const DcGitInput *in, DcGitReport *ret) {
@@ -936,7 +963,7 @@ int dc_git_plan(int git_fd, const DcGitInput *in, DcGitReport *ret) {
         DcGit g;
         int r;
 
-        r = dc_git_start(git_fd, in, ret, &copy, &g);
+        r = dc_git_start(git_fd, in, false, ret, &copy, &g);
         dc_git_done(&g);
         return r;
 }
@@ -946,17 +973,9 @@ int dc_git_compact(int git_fd, const DcGitInput *in, DcGitReport *ret) {
         DcGit g;
         int r;
 
-        r = dc_git_start(git_fd, in, ret, &copy, &g);
-        if (r > 0) {
-                r = dc_git_run(&g, (const char *const[]){ "fsck", "--no-dangling", "--no-progress", NULL }, NULL, 0,
-                               NULL);
-                if (r == -EIO) {
-                        _cleanup_free_ char *why = TAKE_PTR(ret->why);
-                        r = dc_git_refuse(&g, "git fsck fails before compaction (%s)", why);
-                }
-                else if (r == 0)
-                        r = dc_git_compact_inspected(&g);
-        }
+        r = dc_git_start(git_fd, in, true, ret, &copy, &g);
+        if (r > 0)
+                r = dc_git_compact_inspected(&g);
         dc_git_done(&g);
         return r;
 }
