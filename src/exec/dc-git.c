@@ -544,7 +544,8 @@ static int dc_git_read_named(DcGit *g) {
                 if (!g->in->named[i] || strlen(g->in->named[i]) != 40)
                         continue;
                 for (size_t j = 0; j < 41; j++)
-                        h[j] = (char)tolower((unsigned char)g->in->named[i][j]);
+                        h[j] = g->in->named[i][j] >= 'A' && g->in->named[i][j] <= 'F'
+                                       ? (char)(g->in->named[i][j] - 'A' + 'a') : g->in->named[i][j];
                 if (!dc_git_is_hex(h, 40) || dc_git_set_has(&asked, h))
                         continue;
                 r = dc_git_strv_add(&v, &n, h);

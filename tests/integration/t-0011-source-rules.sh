@@ -30,8 +30,10 @@ LAYERS="base model qwen config policy scan plan exec cli"
 #     the lock files and the log);
 #   fs_test_force_walk: fsutil's walk without openat2 and back again, in one test program
 #     (an ld --wrap can take openat2 away but not give it back);
-#   json_input_dialect_to_string: the JSON input table's dialect names (test_json, test_scan).
-TEST_EXPORTS="actions_execute actions_restore fs_test_force_walk json_input_dialect_to_string"
+#   json_input_dialect_to_string: the JSON input table's dialect names (test_json, test_scan);
+#   dc_git_compact, dc_git_plan, dc_git_report_done: the compaction of a Deep Code checkpoint
+#     repository (issue 26), driven by t-0710 until the Deep Code executor step calls it.
+TEST_EXPORTS="actions_execute actions_restore fs_test_force_walk json_input_dialect_to_string dc_git_compact dc_git_plan dc_git_report_done"
 # The I/O of libc: opening, reading, writing, asking about and changing files, directories and
 # terminals. With _FORTIFY_SOURCE and large-file builds they appear as __NAME_chk, __NAME_2 and
 # NAME64, which io_symbol matches too.
