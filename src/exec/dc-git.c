@@ -97,6 +97,7 @@ typedef struct DcGit {
         uint64_t alloc, loose_alloc, pack_alloc, ref_alloc, n_entries;
         size_t n_packs, n_loose_refs, n_loose;
         bool foreign_refs;
+        bool write_refs, repack, pack_refs; /* what compacting does */
 } DcGit;
 
 static const char *const dc_git_env[] = {
@@ -109,7 +110,8 @@ static const char *const dc_git_env[] = {
 
 static const char *const dc_git_prefix[] = {
         "git", "-c", "gc.auto=0", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
-        "-c", "core.logAllRefUpdates=false", "-c", "pack.threads=1", "-c", "advice.graftFileDeprecated=false", "--git-dir=.",
+        "-c", "core.logAllRefUpdates=false", "-c", "pack.threads=1",
+        "-c", "advice.graftFileDeprecated=false", "--git-dir=.",
 };
 
 /* The keys `git init` writes (Deep Code runs a plain `git init`); any other key keeps the
@@ -725,7 +727,7 @@ static int dc_git_inspect(DcGit *g, bool fsck) {
 
         /* the estimate: what goes, minus the pack and packed-refs that come */
         logs = fs_open_path(g->fd, "logs/refs/heads", 0);
-        freed = g->loose_alloc + g->pack_alloc;
+        freed = 0;
         for (size_t i = 0; i < g->n_refs; i++) {
                 DcGitRef *ref = &g->refs[i];
 
@@ -787,11 +789,20 @@ static int dc_git_inspect(DcGit *g, bool fsck) {
         g->rep->n_reflogs_removed += g->n_log_unlink;
         g->rep->n_reflogs_expired = g->n_log_expire;
 
+        g->write_refs = g->rep->n_refs_removed > 0 || g->rep->n_keep_refs_added > 0 ||
+                        g->rep->n_keep_refs_removed > 0;
+        g->repack = g->write_refs || g->n_log_unlink > 0 || g->n_log_expire > 0 || g->n_loose > 0 ||
+                    g->n_packs > 1 || g->rep->unreachable_objects > 0;
+        /* pack-refs rewrites every ref's storage: not where there are refs not Deep Code's */
+        g->pack_refs = !g->foreign_refs && (g->repack || g->n_loose_refs > 0);
         added = 0;
-        if (reachable > 0) /* a pack (12-byte header, 20-byte trailer) and its v2 index */
-                added += dc_git_blocks(reachable + 32) + dc_git_blocks(1072 + 28 * (uint64_t)n_reachable);
-        if (!g->foreign_refs && (g->n_loose_refs > 0 || g->rep->n_refs_removed > 0 || g->keep.n > 0)) {
-                freed += g->ref_alloc; /* pack-refs: one packed-refs file */
+        if (g->repack) { /* a pack (12-byte header, 20-byte trailer) and its v2 index */
+                freed += g->loose_alloc + g->pack_alloc;
+                if (reachable > 0)
+                        added += dc_git_blocks(reachable + 32) + dc_git_blocks(1072 + 28 * (uint64_t)n_reachable);
+        }
+        if (g->pack_refs) { /* one packed-refs file */
+                freed += g->ref_alloc;
                 added += dc_git_blocks(n_after * 100 + 64);
         }
         g->rep->bytes_estimate = freed > added ? freed - added : 0;
@@ -898,7 +909,6 @@ static int dc_git_verify(DcGit *g) {
 }
 
 static int dc_git_compact_inspected(DcGit *g) {
-        bool repack;
         int r;
 
         r = dc_git_write_refs(g);
@@ -907,8 +917,7 @@ static int dc_git_compact_inspected(DcGit *g) {
         r = dc_git_write_reflogs(g);
         if (r < 0)
                 return r;
-        repack = g->rep->changed || g->rep->loose_objects > 0 || g->n_packs > 1 || g->rep->unreachable_objects > 0;
-        if (repack) {
+        if (g->repack) {
                 g->rep->changed = true;
                 r = dc_git_run(g, (const char *const[]){ "prune", "--expire=now", NULL }, NULL, 0, NULL);
                 if (r < 0)
@@ -917,7 +926,7 @@ static int dc_git_compact_inspected(DcGit *g) {
                 if (r < 0)
                         return r;
         }
-        if (!g->foreign_refs && (g->rep->changed || g->n_loose_refs > 0)) {
+        if (g->pack_refs) {
                 g->rep->changed = true;
                 r = dc_git_run(g, (const char *const[]){ "pack-refs", "--all", "--prune", NULL }, NULL, 0, NULL);
                 if (r < 0)

@@ -8,7 +8,7 @@
 # refs and reflogs are gone, unnamed orphans are pruned, bytes are freed, the dry run changes
 # nothing and announces what goes, and a second run changes nothing. Hostile repositories (a
 # symlinked ref, alternates, a config with core.fsmonitor, a FIFO, a broken object store) are kept
-# as they are; hooks, replace refs and grafts are neutralised.
+# as they are, and so is one larger than the limit; hooks, replace refs and grafts are neutralised.
 . "$(dirname "$0")/lib.sh"
 [ -x /usr/bin/git ] || skip "git is not installed (/usr/bin/git)"
 command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
@@ -95,6 +95,9 @@ compact() {
                 { cat "$T/$_n.again"; fail "$_n: a second run did something"; }
         snapshot "$_gd" >"$T/$_n.snap3"
         cmp -s "$T/$_n.snap2" "$T/$_n.snap3" || fail "$_n: a second run changed the repository"
+        "$RUN" plan "$_gd" "$T/kept" "$T/named" >"$T/$_n.plan2"
+        [ "$(field bytes_estimate "$T/$_n.plan2")" = 0 ] && [ "$(field refs_removed "$T/$_n.plan2")" = 0 ] ||
+                { cat "$T/$_n.plan2"; fail "$_n: the plan of a compacted repository is not empty"; }
         check "$_gd"
 }
 
@@ -199,10 +202,10 @@ check "$gd"
 g "$gd" cat-file -e "$k1" 2>/dev/null && fail "syn2: k1 not pruned once K left the index"
 
 # ---------------------------------------------------------------- hostile repositories
-# kept GITDIR NAME WHY: compaction keeps the repository as is, saying WHY
+# kept GITDIR NAME WHY [MAX_BYTES]: compaction keeps the repository as is, saying WHY
 kept() {
         snapshot "$1" >"$T/$2.snap0"
-        "$RUN" compact "$1" "$T/kept" "$T/named" >"$T/$2.out"
+        "$RUN" compact "$1" "$T/kept" "$T/named" ${4:-} >"$T/$2.out"
         [ "$(field result "$T/$2.out")" = 0 ] || { cat "$T/$2.out"; fail "$2: not kept as is"; }
         field why "$T/$2.out" | grep -q "$3" || { cat "$T/$2.out"; fail "$2: the reason is not '$3'"; }
         snapshot "$1" >"$T/$2.snap1"
@@ -232,6 +235,9 @@ hostile
 obj=$(g "$gd" rev-parse "$a2^{tree}")
 rm -f "$gd/objects/$(echo "$obj" | cut -c1-2)/$(echo "$obj" | cut -c3-)"
 kept "$gd" broken "git fsck fails before compaction"
+
+hostile
+kept "$gd" huge "over the limit" 100000
 
 # hooks: never run (core.hooksPath=/dev/null); compaction goes on
 hostile
