@@ -1,6 +1,6 @@
 /* dc-git-run.c: t-0710's driver of dc-git.c (the compaction of a Deep Code checkpoint repository).
  *
- *   dc-git-run plan|compact GITDIR KEPT NAMED [MAX_BYTES]
+ *   dc-git-run plan|compact GITDIR KEPT NAMED [MAX_BYTES [TIMEOUT_MS]]
  *                          KEPT and NAMED: files of one session id, one checkpoint hash a line;
  *                          prints the report as key=value lines; exit 0 (also when kept as is)
  *   dc-git-run                                  a self-test in TAP: a fresh `git init` compacts
@@ -76,8 +76,8 @@ int main(int argc, char **argv) {
 
         if (argc == 1)
                 return self_test();
-        if (argc < 5 || argc > 6 || (strcmp(argv[1], "plan") != 0 && strcmp(argv[1], "compact") != 0)) {
-                fprintf(stderr, "usage: dc-git-run plan|compact GITDIR KEPT NAMED [MAX_BYTES]\n");
+        if (argc < 5 || argc > 7 || (strcmp(argv[1], "plan") != 0 && strcmp(argv[1], "compact") != 0)) {
+                fprintf(stderr, "usage: dc-git-run plan|compact GITDIR KEPT NAMED [MAX_BYTES [TIMEOUT_MS]]\n");
                 return 2;
         }
         kept = read_lines(argv[3], &n_kept);
@@ -89,7 +89,8 @@ int main(int argc, char **argv) {
         }
         DcGitInput in = { .kept_ids = (const char *const *)kept, .n_kept = n_kept,
                           .named = (const char *const *)named, .n_named = n_named,
-                          .max_bytes = argc == 6 ? strtoull(argv[5], NULL, 10) : 0 };
+                          .max_bytes = argc >= 6 ? strtoull(argv[5], NULL, 10) : 0,
+                          .timeout = argc == 7 ? strtoll(argv[6], NULL, 10) : 0 };
         r = strcmp(argv[1], "plan") == 0 ? dc_git_plan(fd, &in, &rep) : dc_git_compact(fd, &in, &rep);
         printf("result=%d\nwhy=%s\n", r, rep.why ? rep.why : "");
         printf("bytes_before=%llu\nbytes_after=%llu\nbytes_estimate=%llu\n", (unsigned long long)rep.bytes_before,

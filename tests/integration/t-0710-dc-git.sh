@@ -8,7 +8,7 @@
 # refs and reflogs are gone, unnamed orphans are pruned, bytes are freed, the dry run changes
 # nothing and announces what goes, and a second run changes nothing. Hostile repositories (a
 # symlinked ref, alternates, a config with core.fsmonitor, a FIFO, a broken object store) are kept
-# as they are, and so is one larger than the limit; hooks, replace refs and grafts are neutralised.
+# as they are, and so is one larger than the limit; a git that blocks is killed at the deadline; hooks, replace refs and grafts are neutralised.
 . "$(dirname "$0")/lib.sh"
 [ -x /usr/bin/git ] || skip "git is not installed (/usr/bin/git)"
 command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
@@ -238,6 +238,18 @@ kept "$gd" broken "git fsck fails before compaction"
 
 hostile
 kept "$gd" huge "over the limit" 100000
+
+# a config include that blocks (a FIFO): git is killed at the deadline, nothing changed
+hostile
+mkfifo "$T/fifo"
+g "$gd" config include.path "$T/fifo"
+snapshot "$gd" >"$T/fifo.snap0"
+start=$(date +%s)
+"$RUN" compact "$gd" "$T/kept" "$T/named" 0 2000 >"$T/fifo.out"
+[ "$(field result "$T/fifo.out")" = -62 ] || { cat "$T/fifo.out"; fail "fifo include: not -ETIME"; }
+[ $(($(date +%s) - start)) -lt 30 ] || fail "fifo include: the deadline did not stop git"
+snapshot "$gd" >"$T/fifo.snap1"
+cmp -s "$T/fifo.snap0" "$T/fifo.snap1" || fail "fifo include: the repository was changed"
 
 # hooks: never run (core.hooksPath=/dev/null); compaction goes on
 hostile
