@@ -97,7 +97,7 @@ typedef struct DcGit {
         uint64_t alloc, loose_alloc, pack_alloc, ref_alloc, n_entries;
         size_t n_packs, n_loose_refs, n_loose;
         bool foreign_refs;
-        bool write_refs, repack, pack_refs; /* what compacting does */
+        bool repack, pack_refs; /* what compacting does besides the refs and reflogs */
 } DcGit;
 
 static const char *const dc_git_env[] = {
@@ -789,9 +789,8 @@ static int dc_git_inspect(DcGit *g, bool fsck) {
         g->rep->n_reflogs_removed += g->n_log_unlink;
         g->rep->n_reflogs_expired = g->n_log_expire;
 
-        g->write_refs = g->rep->n_refs_removed > 0 || g->rep->n_keep_refs_added > 0 ||
-                        g->rep->n_keep_refs_removed > 0;
-        g->repack = g->write_refs || g->n_log_unlink > 0 || g->n_log_expire > 0 || g->n_loose > 0 ||
+        g->repack = g->rep->n_refs_removed > 0 || g->rep->n_keep_refs_added > 0 ||
+                    g->rep->n_keep_refs_removed > 0 || g->n_log_unlink > 0 || g->n_log_expire > 0 || g->n_loose > 0 ||
                     g->n_packs > 1 || g->rep->unreachable_objects > 0;
         /* pack-refs rewrites every ref's storage: not where there are refs not Deep Code's */
         g->pack_refs = !g->foreign_refs && (g->repack || g->n_loose_refs > 0);
