@@ -31,8 +31,10 @@ LAYERS="base model qwen deepcode config policy scan plan exec cli"
 #     the lock files and the log);
 #   dc_store_scan, dc_store_inventory, dc_store_free: the read side of a Deep Code store (issue
 #     26), called only by test_deepcode until the Deep Code store's scan op (deepcode-store.c
-#     in issue 25's store table) calls them.
-TEST_EXPORTS="actions_execute actions_restore dc_store_scan dc_store_inventory dc_store_free"
+#     in issue 25's store table) calls them;
+#   dc_git_compact, dc_git_plan, dc_git_report_done: the compaction of a Deep Code checkpoint
+#     repository (issue 26), driven by t-0710 until the Deep Code executor step calls it.
+TEST_EXPORTS="actions_execute actions_restore dc_store_scan dc_store_inventory dc_store_free dc_git_compact dc_git_plan dc_git_report_done"
 # The I/O of libc: opening, reading, writing, asking about and changing files, directories and
 # terminals. With _FORTIFY_SOURCE and large-file builds they appear as __NAME_chk, __NAME_2 and
 # NAME64, which io_symbol matches too.
