@@ -103,7 +103,7 @@ compact() {
 
 # ---------------------------------------------------------------- the corpus
 mkdir "$T/home"
-tar xzf "$QGC_TESTDATA/deepcode-0.2.1/home.tar.gz" -C "$T/home"
+tar xzf "$QGC_TESTDATA/deepcode/home.tar.gz" -C "$T/home"
 freed=0 before=0 n=0
 for p in "$T"/home/home/.deepcode/projects/*/; do
         gd="$p/file-history/.git"
