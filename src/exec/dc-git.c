@@ -171,7 +171,7 @@ static bool dc_git_is_session_id(const char *s) {
 }
 
 static bool dc_git_set_has(const Hashmap *h, const char *s) {
-        return hashmap_get(h, hash_string(s), hashmap_eq_string, s) != NULL;
+        return hashmap_get(h, hashmap_hash_string(s), hashmap_eq_string, s) != NULL;
 }
 
 static int dc_git_set_add(Hashmap *h, const char *s) {
@@ -179,9 +179,9 @@ static int dc_git_set_add(Hashmap *h, const char *s) {
 
         if (hashmap_reserve(h, 1) < 0)
                 return -ENOMEM;
-        slot = hashmap_slot(h, hash_string(s), hashmap_eq_string, s);
+        slot = hashmap_slot(h, hashmap_hash_string(s), hashmap_eq_string, s);
         if (!slot->entry)
-                hashmap_fill(h, slot, hash_string(s), (void *)s);
+                hashmap_fill(h, slot, hashmap_hash_string(s), (void *)s);
         return 0;
 }
 
@@ -607,7 +607,7 @@ static int dc_git_find_stranded(DcGit *g) {
                 return r;
         s = out.buf;
         while ((l = dc_git_next_line(&s))) {
-                const char *c = hashmap_get(&g->named, hash_string(l), hashmap_eq_string, l);
+                const char *c = hashmap_get(&g->named, hashmap_hash_string(l), hashmap_eq_string, l);
 
                 if (c && dc_git_set_add(&g->keep, c) < 0)
                         return -ENOMEM;
