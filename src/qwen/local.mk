@@ -3,7 +3,8 @@
 libqgc_a_SOURCES += src/qwen/claims.c src/qwen/claims.h src/qwen/erase-edit.c src/qwen/erase-edit.h \
 	src/qwen/erase-splice.c src/qwen/erase-splice.h src/qwen/erase.c src/qwen/erase.h \
 	src/qwen/json-input.c src/qwen/json-input.h src/qwen/live.c src/qwen/live.h src/qwen/owner.c \
-	src/qwen/owner.h src/qwen/qwen.c src/qwen/qwen.h src/qwen/record.c src/qwen/record.h \
+	src/qwen/owner.h src/qwen/qwen.c src/qwen/qwen.h src/qwen/qwen-store.c \
+	src/qwen/qwen-store.h src/qwen/record.c src/qwen/record.h \
 	src/qwen/roots.c src/qwen/roots.h src/qwen/settings.c src/qwen/settings.h src/qwen/usage-append.c \
 	src/qwen/usage-append.h src/qwen/usage-index.c src/qwen/usage-index.h src/qwen/usage.c \
 	src/qwen/usage.h

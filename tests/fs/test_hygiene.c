@@ -26,6 +26,7 @@
 #include "macro.h"
 #include "policy.h"
 #include "reason.h"
+#include "qwen-store.h"
 #include "roots.h"
 #include "scan.h"
 #include "tree-size.h"
@@ -729,7 +730,7 @@ static void test_hygiene_scan_need_zero(void **state) {
         assert_int_equal(fixture_write(fx->qwen, "plans/" ORPH ".md", "p"), 0);
         fx->inv = inventory_free(fx->inv);
         assert_int_equal(inventory_new(&fx->inv), 0);
-        assert_int_equal(roots_from_dir(fx->qwen, &t), 0);
+        assert_int_equal(qwen_store.tree_from_dir(fx->qwen, &t), 0);
         assert_int_equal(inventory_add_tree(fx->inv, &t, NULL), 0);
         assert_int_equal(scan_all(fx->inv, &o), 0);
         for (size_t i = 0; i < fx->inv->n_orphans; i++)
@@ -743,7 +744,7 @@ static void test_treesize_corpus(void **state) {
         Tree t = {};
         uint64_t b = 0, a = 0;
 
-        assert_int_equal(roots_from_dir(fx->qwen, &t), 0);
+        assert_int_equal(qwen_store.tree_from_dir(fx->qwen, &t), 0);
         assert_int_equal(tree_size_measure(&t, &s), 0);
         for (TreeKind k = 0; k < _TREE_KIND_MAX; k++) {
                 b += s.bytes[k];

@@ -1,6 +1,6 @@
 #!/bin/sh
 # t-0011-source-rules: rules of the source that no compiler checks. src/ holds one folder per
-# layer, bottom to top: base, model, qwen, config, policy, scan, plan, exec, cli.
+# layer, bottom to top: base, model, config, policy, qwen, scan, plan, exec, cli.
 #   - layers: a file's #include "x.h" resolves to the folder holding x.h, and a call (an object
 #     of libqgc.a or of qgc's main using a symbol another object defines, by nm) to the folder
 #     of the defining object; either must be the file's own folder or one before it.
@@ -23,7 +23,7 @@
 # the test fails.
 . "$(dirname "$0")/lib.sh"
 : "${QGC_SRCDIR:?QGC_SRCDIR must name the source tree}"
-LAYERS="base model qwen config policy scan plan exec cli"
+LAYERS="base model config policy qwen scan plan exec cli"
 # Still exported for tests only:
 #   actions_execute, actions_restore: the executor without the tree locks and the action log
 #     (test_actions and test_faults count the files and fsyncs of one run; actions_run() adds
