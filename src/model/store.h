@@ -24,6 +24,8 @@ typedef struct ScanOptions {
                               * thread alone. The result does not depend on it. */
         unsigned hygiene;    /* hygiene kinds to look for (hygiene_need()); 0: none */
         ScanPrefetch prefetch; /* advice to the kernel on a cold page cache */
+        const struct StoreOps *store; /* scan_all() sets it: the store whose trees
+                                       * StoreOps.scan walks */
 } ScanOptions;
 
 typedef struct StoreOps {

@@ -1,8 +1,9 @@
 /* qwen-store.c: Qwen Code's store (store.h): its trees found as Qwen's Storage finds them
- * (roots.h), its project directory names (sanitizeCwd, qwen.h). */
+ * (roots.h), its project directory names (sanitizeCwd, qwen.h), its walk (qwen-scan.h). */
 #include "autoconf.h"
 
 #include "qwen.h"
+#include "qwen-scan.h"
 #include "qwen-store.h"
 #include "roots.h"
 
@@ -34,4 +35,5 @@ const StoreOps qwen_store = {
         .tree_from_dir = qwen_store_tree_from_dir,
         .tree_for_home = qwen_store_tree_for_home,
         .project_dir = qwen_sanitize_cwd,
+        .scan = qwen_scan,
 };

@@ -1,13 +1,11 @@
-/* scan.h: the read-only walk of a tree into the Inventory. openat/fstatat only, never follows a
- * symlink, never leaves the tree's filesystem, never blocks on a FIFO, never writes. */
+/* scan.h: the read-only walk of every tree into the Inventory, each by its store (store.h). */
 #pragma once
 
 #include "store.h"
 
-
-/* Scan every tree already in inv (inv->trees), then inventory orphans across all trees
- * (file-history/<id> and subagents/<id> with no transcript in any tree, empty project dirs).
- * Problems with single entries become session records with OWNER_UNVERIFIED and a reason, or
- * debug messages; only a failure to open a tree's root is returned as an error (-errno), and
- * then the remaining trees are still scanned. */
+/* Scan every tree already in inv (inv->trees) with its store's scan, once per store (each
+ * walks all of its trees, then decides what needs them all: orphans). Problems with single
+ * entries become session records with OWNER_UNVERIFIED and a reason, or debug messages; only a
+ * failure to open a tree's root is returned as an error (-errno), and then the remaining trees
+ * are still scanned. */
 int scan_all(Inventory *inv, const ScanOptions *o);
