@@ -41,7 +41,6 @@
 #include "roots.h"
 #include "scan.h"
 #include "text.h"
-#include "tree-size.h"
 #include "users.h"
 #include "util.h"
 

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
 
 #include "inventory.h"
 
@@ -27,6 +29,34 @@ typedef struct ScanOptions {
         const struct StoreOps *store; /* scan_all() sets it: the store whose trees
                                        * StoreOps.scan walks */
 } ScanOptions;
+
+#define STORE_SIZE_KINDS 16        /* kinds of bytes a store may tell apart */
+#define STORE_SIZE_UNKNOWN_SHOWN 5 /* unknown paths named */
+
+/* Where every byte of a tree goes, by the store's kinds, for qgc status: what du says of the
+ * tree, hard links once. */
+typedef struct StoreSize {
+        const char *kind_names[STORE_SIZE_KINDS]; /* the text's ("active sessions"), in order */
+        const char *kind_keys[STORE_SIZE_KINDS];  /* the JSON's ("sessions") */
+        size_t n_kinds;
+        size_t unknown_kind;  /* what the store does not recognise (never touched): in the text
+                               * even when empty, with its first paths */
+        uint64_t files[STORE_SIZE_KINDS];
+        uint64_t bytes[STORE_SIZE_KINDS]; /* st_size */
+        uint64_t alloc[STORE_SIZE_KINDS]; /* st_blocks * 512 */
+        uint64_t total_bytes, total_alloc;
+        bool incomplete;      /* a mount point, an unlistable directory, too deep */
+        char *unknown[STORE_SIZE_UNKNOWN_SHOWN]; /* the first unknown paths (relative) */
+        size_t n_unknown;
+        size_t n_stale, n_projects; /* stale project entries (candidates) of all projects */
+        uint64_t stale_bytes;
+} StoreSize;
+
+static inline void store_size_done(StoreSize *s) {
+        for (size_t i = 0; i < s->n_unknown; i++)
+                free(s->unknown[i]);
+        *s = (StoreSize){};
+}
 
 typedef struct StoreOps {
         const char *name; /* "qwen", "deepcode" */
@@ -53,4 +83,9 @@ typedef struct StoreOps {
          * becomes a record (OWNER_UNVERIFIED and its cause) or a debug message. 0, -ENOMEM, or
          * the first -errno of a tree that could not be opened (the others still walked). */
         int (*scan)(Inventory *inv, const ScanOptions *o);
+
+        /* qgc status: measure tree t of the scanned inv into *ret (store_size_done() it, also
+         * on failure). 0, -ENOMEM, or another -errno: the tree's root cannot be walked (the
+         * tree is left out). */
+        int (*measure)(const Inventory *inv, size_t t, StoreSize *ret);
 } StoreOps;

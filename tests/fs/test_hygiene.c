@@ -113,7 +113,7 @@ static void test_treesize_classify_table(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
                 _cleanup_free_ char *root = NULL;
                 Tree t = {};
-                TreeSize ts;
+                StoreSize ts;
                 TreeKind k = _TREE_KIND_INVALID;
 
                 assert_int_equal(fixture_new(&root), 0);
@@ -137,7 +137,7 @@ static void test_treesize_classify_table(void **state) {
                                     k < 0 ? "none" : tree_size_kind_to_string(k),
                                     tree_size_kind_to_string(table[i].want));
                 assert_int_equal(k, table[i].want);
-                tree_size_done(&ts);
+                store_size_done(&ts);
                 root = fixture_free(root);
         }
 }
@@ -740,7 +740,7 @@ static void test_hygiene_scan_need_zero(void **state) {
 /* The measure of the corpus: totals equal the kinds' sum, nothing unknown. */
 static void test_treesize_corpus(void **state) {
         Fx *fx = *state;
-        TreeSize s;
+        StoreSize s;
         Tree t = {};
         uint64_t b = 0, a = 0;
 
@@ -756,7 +756,7 @@ static void test_treesize_corpus(void **state) {
         assert_true(s.files[TREE_KIND_SESSIONS] > 0);
         assert_true(s.files[TREE_KIND_ARCHIVE] > 0);
         assert_false(s.incomplete);
-        tree_size_done(&s);
+        store_size_done(&s);
         tree_done(&t);
 }
 
