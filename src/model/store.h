@@ -74,7 +74,10 @@ typedef struct StoreOps {
         int (*tree_for_home)(const char *home, Tree *ret, char **ret_why);
 
         /* Pure (the policy calls it): the name of the project directory the store gives a
-         * working directory. Allocated; NULL on ENOMEM or when cwd has none. */
+         * working directory. Allocated; NULL on ENOMEM or when cwd has none.
+         * This, scan and measure may be NULL: a store without project_dir matches no exact
+         * project to an orphan, one without scan has its trees incomplete (nothing decided),
+         * one without measure is left out of qgc status. */
         char *(*project_dir)(const char *cwd);
 
         /* Walk every tree of inv whose store this is, read-only, into sessions and orphans

@@ -1143,7 +1143,7 @@ static bool policy_orphan_protected(const PolicyRun *run, const Orphan *o) {
                 const ProjectOverride *po = &run->cfg->projects[k];
                 _cleanup_free_ char *dir = NULL;
 
-                if (!po->policy.protect || po->is_glob || !store)
+                if (!po->policy.protect || po->is_glob || !store || !store->project_dir)
                         continue;
                 dir = store->project_dir(po->pattern);
                 if (dir && streq(dir, o->project_dir))

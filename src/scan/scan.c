@@ -21,6 +21,13 @@ int scan_all(Inventory *inv, const ScanOptions *o) {
                         seen = seen || inv->trees[j].store == store;
                 if (seen || !store)
                         continue;
+                if (!store->scan) {
+                        /* nothing of it is known: nothing may be decided for its trees */
+                        for (size_t j = i; j < inv->n_trees; j++)
+                                if (inv->trees[j].store == store)
+                                        inv->trees[j].incomplete = true;
+                        continue;
+                }
                 so.store = store;
                 n_stores++;
                 k = store->scan(inv, &so);
