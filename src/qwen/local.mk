@@ -2,7 +2,8 @@
 # It includes only the folders listed before it in Makefile.am (t-0011).
 libqgc_a_SOURCES += src/qwen/claims.c src/qwen/claims.h src/qwen/enrich.c src/qwen/enrich.h \
 	src/qwen/erase-edit.c src/qwen/erase-edit.h src/qwen/erase-splice.c src/qwen/erase-splice.h \
-	src/qwen/erase.c src/qwen/erase.h src/qwen/hygiene-scan.c src/qwen/hygiene-stale.c \
+	src/qwen/erase.c src/qwen/erase.h src/qwen/hygiene-reclaim.c src/qwen/hygiene-reclaim.h \
+	src/qwen/hygiene-scan.c src/qwen/hygiene-stale.c \
 	src/qwen/hygiene.c src/qwen/hygiene.h src/qwen/json-input.c src/qwen/json-input.h \
 	src/qwen/live.c src/qwen/live.h src/qwen/orphans.c src/qwen/orphans.h src/qwen/owner.c \
 	src/qwen/owner.h src/qwen/qwen.c src/qwen/qwen.h src/qwen/qwen-scan.c src/qwen/qwen-scan.h \
