@@ -54,19 +54,6 @@ struct open_how {
 #define STATX_ATTR_MOUNT_ROOT 0x00002000
 #endif
 
-/* Is openat2(2) used? 1 yes (until the kernel says ENOSYS), 0 no (the kernel said ENOSYS, or a
- * test forces the fallback walk: fs_test_force_walk()). Written with atomics: the scan's
- * threads share it. */
-static int fs_openat2_state = 1;
-
-void fs_test_force_walk(bool force) {
-        __atomic_store_n(&fs_openat2_state, force ? 0 : 1, __ATOMIC_RELAXED);
-}
-
-static bool fs_use_openat2(void) {
-        return __atomic_load_n(&fs_openat2_state, __ATOMIC_RELAXED) != 0;
-}
-
 int fs_dir_next(FsDir *d, const char **ret_name, unsigned char *ret_type) {
         for (;;) {
                 const struct dirent64 *de;
@@ -227,29 +214,23 @@ int fs_openat(int dfd, const char *path, int flags, mode_t mode) {
                 mode = 0;
         if (fs_path_refused(path))
                 return -EPERM; /* never climb out of the tree, never start at / */
-        if (fs_use_openat2()) {
-                struct open_how how = {
-                        .flags = (uint64_t)flags,
-                        .mode = mode,
-                        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV |
-                                   RESOLVE_NO_MAGICLINKS,
-                };
-                for (int attempt = 0; attempt < 3; attempt++) {
-                        long fd = syscall(SYS_openat2, dfd, path, &how, sizeof(how));
-                        if (fd >= 0)
-                                return (int)fd;
-                        if (errno == EAGAIN) /* a rename raced the lookup: try again */
-                                continue;
-                        if (errno == ENOSYS) {
-                                __atomic_store_n(&fs_openat2_state, 0, __ATOMIC_RELAXED);
-                                break;
-                        }
-                        /* EPERM: a seccomp filter refusing openat2 (or O_NOATIME refused:
-                         * the walk says so again); E2BIG/EINVAL: an older openat2 */
-                        if (errno != EPERM && errno != E2BIG && errno != EINVAL)
-                                return -errno;
-                        break;
-                }
+        struct open_how how = {
+                .flags = (uint64_t)flags,
+                .mode = mode,
+                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV |
+                           RESOLVE_NO_MAGICLINKS,
+        };
+        for (int attempt = 0; attempt < 3; attempt++) {
+                long fd = syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+                if (fd >= 0)
+                        return (int)fd;
+                if (errno == EAGAIN) /* a rename raced the lookup: try again */
+                        continue;
+                /* ENOSYS: a kernel before 5.6; EPERM: a seccomp filter refusing openat2 (or
+                 * O_NOATIME refused: the walk says so again); E2BIG/EINVAL: an older openat2 */
+                if (errno != ENOSYS && errno != EPERM && errno != E2BIG && errno != EINVAL)
+                        return -errno;
+                break;
         }
         return fs_openat_walk(dfd, path, flags, mode);
 }

@@ -60,9 +60,6 @@ void fs_root_done(FsRoot *r);
  * mode is for O_CREAT. -ELOOP for a symlink component, -EXDEV for a mount crossing (a bind
  * mount of the same filesystem too), -EPERM for an absolute path or a ".." component. */
 int fs_openat(int dfd, const char *relpath, int flags, mode_t mode);
-/* the tests' seam: force (or stop forcing) the fallback walk (never the environment: the binary
- * gets the walk where the kernel refuses openat2, as under tests/helpers/no-openat2). */
-void fs_test_force_walk(bool force);
 /* open a directory below dfd: fs_openat(dfd, name, O_RDONLY|O_DIRECTORY). */
 int fs_open_dir(int dfd, const char *name);
 /* open a slash-separated relative directory path with fs_openat(), and check that it is on dev

@@ -17,11 +17,11 @@ static uint64_t hash_bytes_more(uint64_t h, const void *p, size_t n) {
         return h;
 }
 
-uint64_t hash_bytes(const void *p, size_t n) {
+uint64_t hashmap_hash_bytes(const void *p, size_t n) {
         return hash_bytes_more(HASH_FNV1A_OFFSET, p, n);
 }
 
-uint64_t hash_string(const char *s) {
+uint64_t hashmap_hash_string(const char *s) {
         uint64_t h = HASH_FNV1A_OFFSET;
 
         for (; *s; s++)
@@ -29,7 +29,7 @@ uint64_t hash_string(const char *s) {
         return h;
 }
 
-uint64_t hash_string_ascii_lower(const char *s) {
+uint64_t hashmap_hash_string_ascii_lower(const char *s) {
         uint64_t h = HASH_FNV1A_OFFSET;
 
         for (; *s; s++) {

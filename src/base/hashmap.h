@@ -7,7 +7,7 @@
  *
  * Every hash value stays in memory: no file name, output or on-disk format depends on the slot an
  * entry lands in. The one persisted FNV-1a value (the pending marker's name, recover.c) is the
- * same hash_string() with the same offset basis, so old markers keep their names. */
+ * same hashmap_hash_string() with the same offset basis, so old markers keep their names. */
 #pragma once
 
 #include <stdbool.h>
@@ -19,9 +19,9 @@
 
 /* FNV-1a of n bytes, of a C string, and of a C string with ASCII letters lowered (for keys
  * that compare ignoring ASCII case). */
-uint64_t hash_bytes(const void *p, size_t n);
-uint64_t hash_string(const char *s);
-uint64_t hash_string_ascii_lower(const char *s);
+uint64_t hashmap_hash_bytes(const void *p, size_t n);
+uint64_t hashmap_hash_string(const char *s);
+uint64_t hashmap_hash_string_ascii_lower(const char *s);
 
 /* The slot index bits of a hash: FNV-1a's low bits depend only on the inputs' low bits, so the
  * high half is folded in. */

@@ -36,7 +36,7 @@ LogLevel log_get_max_level(void) {
         return log_max_level;
 }
 
-const char *errno_to_string(int e) {
+const char *log_errno_to_string(int e) {
 #ifdef HAVE_STRERRORDESC_NP
         return strerrordesc_np(e) ?: "unknown error";
 #else
@@ -101,7 +101,7 @@ int log_internal(LogLevel level, int error, const char *fmt, ...) {
                 fputs(log_user_prefix(), stderr);
                 fputs(clean ?: "(out of memory)", stderr);
                 if (e != 0)
-                        fprintf(stderr, ": %s", errno_to_string(e));
+                        fprintf(stderr, ": %s", log_errno_to_string(e));
                 fputc('\n', stderr);
                 funlockfile(stderr);
         }

@@ -15,7 +15,7 @@ typedef enum LogLevel {
 /* The text of errno value e (positive) for a message. Safe in the scan's threads, unlike
  * strerror(): glibc's strerrordesc_np() (a constant string), else strerror_r() into a
  * per-thread buffer. The only way qgc turns an errno into text. */
-const char *errno_to_string(int e);
+const char *log_errno_to_string(int e);
 
 /* Is stderr the journal's stream (a service's StandardError=journal)? Then every line log.c
  * prints carries its level ("<4>qgc: ..."), so journald files it at that PRIORITY. */

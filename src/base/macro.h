@@ -9,8 +9,6 @@
 #define _cleanup_(f) __attribute__((cleanup(f)))
 #define _unused_ __attribute__((unused))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
-#define _pure_ __attribute__((pure))
-#define _warn_unused_result_ __attribute__((warn_unused_result))
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
@@ -27,9 +25,6 @@
                 (fd) = -EBADF;                                                                     \
                 _fd_;                                                                              \
         })
-
-/* An errno qgc invents: positive value, marks that errno itself was not set by a call. */
-#define SYNTHETIC_ERRNO(e) (e)
 
 static inline void freep(void *p) {
         free(*(void **)p);

@@ -142,47 +142,22 @@ int parse_size(const char *s, bool allow_percent, SizeSpec *ret, const char **re
 
         errno = 0;
         unsigned long long v = strtoull(s, &end, 10);
-        uint64_t factor = 1;
+        static const char units[] = "BKkMmGgTt"; /* B, then K, M, G, T in either case */
+        const char *unit = *end ? strchr(units, *end) : NULL;
+        uint64_t factor = unit ? UINT64_C(1) << (10 * ((unit - units + 1) / 2)) : 1;
         if (errno == ERANGE)
                 goto range;
         if (*end == '.') {
                 why = "fractional sizes are not supported (write 1536M, not 1.5G)";
                 goto invalid;
         }
-        switch (*end) {
-        case '\0':
-                factor = 1;
-                break;
-        case 'B':
-                factor = 1;
-                break;
-        case 'K':
-        case 'k':
-                factor = UINT64_C(1) << 10;
-                break;
-        case 'M':
-        case 'm':
-                factor = UINT64_C(1) << 20;
-                break;
-        case 'G':
-        case 'g':
-                factor = UINT64_C(1) << 30;
-                break;
-        case 'T':
-        case 't':
-                factor = UINT64_C(1) << 40;
-                break;
-        default:
+        if (*end && !unit) {
                 why = "unknown size unit (use K, M, G or T, 1024-based)";
                 goto invalid;
         }
-        if (*end) {
-                end++;
-                /* allow "5G", "5GB" is tolerated? no: keep the grammar strict */
-                if (*end != '\0') {
-                        why = "trailing characters after the size unit";
-                        goto invalid;
-                }
+        if (*end && end[1] != '\0') {
+                why = "trailing characters after the size unit";
+                goto invalid;
         }
         if (v > UINT64_MAX / factor)
                 goto range;

@@ -375,7 +375,8 @@ static char *metrics_render(const char *records, size_t len, double timestamp,
 /* The warning of a file that could not be written: what set the path; on a read-only file
  * system (qgc.service's sandbox: ProtectSystem=strict) the directory the unit lets qgc write. */
 static int metrics_warn_write(int r, const char *what) {
-        log_warning("%s: %s '%s': %s%s", metrics_source, what, metrics_path, errno_to_string(-r),
+        log_warning("%s: %s '%s': %s%s", metrics_source, what, metrics_path,
+                    log_errno_to_string(-r),
                     r == -EROFS ? " (qgc.service may write only under "
                                   "/var/lib/prometheus/node-exporter; another directory needs "
                                   "ReadWritePaths= in a drop-in)"

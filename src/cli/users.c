@@ -280,7 +280,7 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
                 if (r >= 0 && t.runtime_dir && !streq(t.runtime_dir, t.global_dir))
                         r = users_path_check(t.runtime_dir, u->uid, &rt, &why);
                 if (r < 0) {
-                        tree_done(&t);
+                        inventory_tree_done(&t);
                         if (strbuf_printf(&why_all, "%s%s", why_all.len > 0 ? "; " : "",
                                           why ? why : "unsafe tree") < 0)
                                 return -ENOMEM;
@@ -290,7 +290,7 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
                         if (streq(inv->trees[j].global_dir, g))
                                 dup = true;
                 if (dup) {
-                        tree_done(&t);
+                        inventory_tree_done(&t);
                         continue;
                 }
                 /* another G with the same R: one runtime root cannot serve two trees */
@@ -304,7 +304,7 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
                                         return -ENOMEM;
                         }
                 if (dup) {
-                        tree_done(&t);
+                        inventory_tree_done(&t);
                         continue;
                 }
                 free(t.global_dir);
@@ -315,7 +315,7 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
                 t.user = strdup(u->name);
                 t.uid = u->uid;
                 if (!t.runtime_dir || !t.user) {
-                        tree_done(&t);
+                        inventory_tree_done(&t);
                         return -ENOMEM;
                 }
                 r = inventory_add_tree(inv, &t, NULL);
@@ -343,20 +343,7 @@ static int users_child_config(const Config *sys, const UserCand *u, Config *ret,
         path = path_join(u->home, ".config/qgc/qgc.conf");
         if (!path)
                 return -ENOMEM;
-        if (sys->n_files > 0)
-                r = config_merge_user(ret, sys, path, &errs);
-        else {
-                /* no admin policy at all: as in the user's own runs, the user's file layers
-                 * freely on the built-in default */
-                r = config_copy(sys, ret);
-                if (r >= 0) {
-                        r = config_load_user_file(ret, path, &errs);
-                        if (r == -ENOENT)
-                                r = 0;
-                        if (r < 0)
-                                config_done(ret);
-                }
-        }
+        r = config_merge_user(ret, sys, path, &errs);
         /* the user's own file, echoed on root's terminal, cleaned and named ("qgc: alice: ")
          * by the log. Clamping warnings (r >= 0) are not printed under --quiet: cron would mail
          * them on every run */
@@ -617,7 +604,7 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
                         "no end after admin.user-timeout (%s): %s%s",
                         format_duration_exact(d, sizeof d, sys->user_timeout),
                         kill_errno ? "could not kill it: " : "killed",
-                        kill_errno ? errno_to_string(kill_errno)
+                        kill_errno ? log_errno_to_string(kill_errno)
                         : reaped   ? ""
                                    : ", and still not gone");
 
@@ -722,7 +709,8 @@ static int users_filter_homes(UserCand *u, UserTally *tally) {
                 }
                 r = users_path_check(g, u->uid, NULL, &why);
                 if (r < 0) {
-                        log_warning("%s: skipped: %s", u->name, why ? why : errno_to_string(-r));
+                        log_warning("%s: skipped: %s", u->name,
+                                    why ? why : log_errno_to_string(-r));
                         skipped = true;
                         free(u->homes[i]);
                         continue;

@@ -11,8 +11,8 @@
 #include "macro.h"
 #include "util.h"
 
-static int config_explain_policy(const Policy *p, const PolicyOrigin *o, unsigned set_mask,
-                                 bool is_project, FILE *f) {
+static void config_explain_policy(const Policy *p, const PolicyOrigin *o, unsigned set_mask,
+                                  bool is_project, FILE *f) {
         for (size_t k = 0; k < _POLICY_KEY_MAX; k++) {
                 char v[32];
                 bool inherited = is_project && !(set_mask & (1u << k));
@@ -21,7 +21,6 @@ static int config_explain_policy(const Policy *p, const PolicyOrigin *o, unsigne
                         config_key_format_buf(&config_keys[k], p, v, sizeof v),
                         inherited ? "from defaults: " : "", o->where[k] ? o->where[k] : "?");
         }
-        return 0;
 }
 
 /* The keys of the tree or admin group. */
@@ -55,15 +54,11 @@ int config_explain(const Config *c, FILE *f) {
                 if (c->files_from[i])
                         fprintf(f, "        %s included from %s\n", c->files[i], c->files_from[i]);
         for (size_t s = 0; s < _CONFIG_SCOPE_MAX; s++) {
-                int r;
-
                 fprintf(f, "\n%s\n", config_scopes[s].explain);
                 if (s == CONFIG_SCOPE_POLICY)
-                        r = config_explain_policy(&c->defaults, &c->defaults_origin, ~0u, false, f);
-                else
-                        r = config_explain_group(c, (ConfigScope)s, f);
-                if (r < 0)
-                        return r;
+                        config_explain_policy(&c->defaults, &c->defaults_origin, ~0u, false, f);
+                else if (config_explain_group(c, (ConfigScope)s, f) < 0)
+                        return -ENOMEM;
         }
 
         for (size_t i = 0; i < c->n_projects; i++) {

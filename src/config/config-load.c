@@ -209,7 +209,7 @@ static int config_load_include_error(ConfigLoad *cl, const char *loc, const char
         if (r == -ENOMEM)
                 return r;
         if (!why)
-                why = r == -EFBIG ? "larger than 4194304 bytes" : errno_to_string(-r);
+                why = r == -EFBIG ? "larger than 4194304 bytes" : log_errno_to_string(-r);
         if (streq(arg, path))
                 return config_error(cl->errs, loc, "@include \"%s\": %s", arg, why);
         return config_error(cl->errs, loc, "@include \"%s\" ('%s'): %s", arg, path, why);
@@ -1370,7 +1370,7 @@ static int config_load(Config *c, const char *path, bool allow_admin, bool regul
         if (r < 0 && why)
                 return config_error(errs, path, "%s", why);
         if (r < 0)
-                return config_error(errs, path, "cannot read: %s", errno_to_string(-r));
+                return config_error(errs, path, "cannot read: %s", log_errno_to_string(-r));
         /* a pipe has no identity worth comparing; a regular file does */
         return config_load_apply(c, path, text, len, S_ISREG(st.st_mode) ? &st : NULL, allow_admin,
                                  errs);

@@ -263,6 +263,16 @@ int config_merge_user(Config *merged, const Config *system, const char *user_fil
         r = config_copy(system, &m);
         if (r < 0)
                 return r;
+        if (system->n_files == 0 && user_file) {
+                /* no admin policy: the user's file layers freely on the built-in default */
+                r = config_load_user_file(&m, user_file, errs);
+                if (r < 0 && r != -ENOENT) {
+                        config_done(&m);
+                        return r;
+                }
+                *merged = m;
+                return r >= 0;
+        }
         if (!system->allow_user_files || !user_file) {
                 *merged = m;
                 return 0;

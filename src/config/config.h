@@ -311,7 +311,8 @@ int config_load_dropins(Config *c, const char *dir, ConfigErrors *errs);
 /* config-merge.c: root mode (--all-users): *merged = system policy + the user's own file, where
  * the user may only tighten (keep less, never more). A looser user value is clamped to the
  * system's and a "file:line: warning: ..." is appended to *errs. When system->allow_user_files
- * is false the user file is not read. Returns 1 when the user file was applied, 0 when it was
+ * is false the user file is not read. When system holds no file (no admin policy), the user's
+ * file layers freely on it, as in a user's own run. Returns 1 when the user file was applied, 0 when it was
  * ignored or does not exist (*merged = copy of system), -EINVAL on errors (*merged untouched),
  * -ENOMEM. See "USER FILES IN ROOT MODE" in qgc.conf(5). */
 int config_merge_user(Config *merged, const Config *system, const char *user_file,

@@ -23,12 +23,12 @@ static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdi
         _cleanup_free_ char *msg = NULL, *why = v ? reason_orphan(v, o) : NULL;
 
         if (ev == JOURNAL_ORPHAN_RECLAIMED)
-                msg = strprintf("reclaimed orphan %s '%s'", orphan_kind_to_string(o->kind), path);
+                msg = strprintf("reclaimed orphan %s '%s'", inventory_orphan_kind_to_string(o->kind), path);
         else
                 msg = strprintf("%s orphan %s '%s': %s%s%s",
                                 ev == JOURNAL_SKIPPED ? "skipped" : "failed to reclaim",
-                                orphan_kind_to_string(o->kind), path, reason ? reason : "",
-                                error ? ": " : "", error ? errno_to_string(error) : "");
+                                inventory_orphan_kind_to_string(o->kind), path, reason ? reason : "",
+                                error ? ": " : "", error ? log_errno_to_string(error) : "");
         JournalEntry e = {
                 .event = ev,
                 .message = msg,

@@ -68,17 +68,19 @@ int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v
                                               s->project_dir, archived ? "archive/" : "", s->id);
         _cleanup_free_ char *msg = NULL, *why = v ? reason_verdict(v, s) : NULL;
         const char *verb = journal_event_to_string(ev);
+        /* a planned skip names what it held back */
+        Verb act = !v ? VERB_DELETE : v->verb == VERB_SKIP ? v->blocked_verb : v->verb;
 
         if (ev == JOURNAL_SKIPPED || ev == JOURNAL_FAILED)
                 msg = strprintf("%s %s of session %s in %s ('%s'): %s%s%s",
                                 ev == JOURNAL_SKIPPED ? "skipped" : "failed",
                                 v && v->rule && streq(v->rule, "restore") ? "restore"
-                                : v && v->verb == VERB_ARCHIVE            ? "archive"
-                                : v && v->verb == VERB_COMPRESS           ? "compress"
+                                : act == VERB_ARCHIVE                     ? "archive"
+                                : act == VERB_COMPRESS                    ? "compress"
                                                                           : "delete",
                                 s->id, actions_report_project(s), path ? path : "?",
                                 reason ? reason : "", error ? ": " : "",
-                                error ? errno_to_string(error) : "");
+                                error ? log_errno_to_string(error) : "");
         else
                 msg = strprintf("%s session %s in %s (%s)", verb, s->id, actions_report_project(s),
                                 why ?: "");

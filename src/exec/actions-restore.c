@@ -20,25 +20,19 @@
 
 #include "actions-int.h"
 
-/* Restore one archived session of one tree. 0 done, -errno (logged and journalled). */
-static int actions_restore_one(ActionsContext *c, const Session *s) {
+/* Restore one archived session of one tree, unless its plan refused it (why: restore.c). 0 done,
+ * -errno (logged and journalled). */
+static int actions_restore_one(ActionsContext *c, const Session *s, const char *why) {
         const Tree *tr = &c->inv->trees[s->tree];
         const ActionsTree *t = &c->trees[s->tree];
         _cleanup_free_ char *rel = strprintf("projects/%s/chats", s->project_dir);
         _cleanup_close_ int chats_fd = -EBADF, archive_fd = -EBADF;
-        const char *why = NULL;
         VerdictFacts f = { .fact = (char *)"qgc restore" };
         Verdict v = { .verb = VERB_KEEP, .rule = "restore", .facts = &f };
         int r;
 
         if (!rel)
                 return -ENOMEM;
-        if (s->state == SESSION_CONFLICT)
-                why = "an active copy exists (conflict)";
-        else if (s->state != SESSION_ARCHIVED)
-                why = "not archived";
-        else if (s->owner == OWNER_FOREIGN || s->owner == OWNER_UNVERIFIED)
-                why = "ownership not proven";
         if (why) {
                 log_error("restore: cannot restore session %s in '%s/projects/%s/chats': %s",
                           s->id, tr->runtime_dir, s->project_dir, why);
@@ -61,7 +55,7 @@ static int actions_restore_one(ActionsContext *c, const Session *s) {
                 if (!why)
                         why = "cannot open the session's directories";
                 log_error("restore: cannot restore session %s from '%s/%s/archive': %s: %s",
-                          s->id, tr->runtime_dir, rel, why, errno_to_string(-r));
+                          s->id, tr->runtime_dir, rel, why, log_errno_to_string(-r));
                 (void)actions_report_session(c, s, &v, ACTIONS_FAILED, why, -r);
                 return r;
         }
@@ -138,7 +132,7 @@ static int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
         path = strprintf("%s/%s/%s.jsonl", tr->runtime_dir, arel ? arel : st->dir, st->name);
         if (r < 0) {
                 log_error("cannot restore session %s: %s: %s", st->session_id, why,
-                          errno_to_string(-r));
+                          log_errno_to_string(-r));
                 msg = strprintf("failed restore of compressed session %s: %s", st->session_id,
                                 why);
         } else {
@@ -218,7 +212,7 @@ int actions_restore_step(ActionsContext *c, const PlanStep *st) {
         if (!cold && st->session >= c->inv->n_sessions)
                 return -EINVAL;
         r = cold ? actions_restore_cold(c, st)
-                 : actions_restore_one(c, &c->inv->sessions[st->session]);
+                 : actions_restore_one(c, &c->inv->sessions[st->session], st->why);
         /* its end (a cold restore --to-archive is complete in chats/archive/); one that can
          * never succeed (a conflict, a compressed file that is damaged: cold_damage_why(),
          * or needs a newer qgc) ends too, else every run's recovery pass would fail it again;
@@ -244,7 +238,7 @@ static void actions_report_recover(ActionsContext *c, const PlanStep *st, const 
                               : strprintf("%s '%s'", what, path);
         else
                 msg = strprintf("recovery failed for '%s': %s%s%s", path, reason ? reason : "",
-                                error ? ": " : "", error ? errno_to_string(error) : "");
+                                error ? ": " : "", error ? log_errno_to_string(error) : "");
         JournalEntry e = {
                 .event = ev,
                 .message = msg,

@@ -28,9 +28,6 @@
 #include "macro.h"
 #include "util.h"
 
-/* Largest sidecar read into memory for a merge. */
-#define ARCHIVE_SIDECAR_MAX (64U * 1024 * 1024)
-
 static void json_putp(json_object **o) {
         if (*o)
                 json_object_put(*o);

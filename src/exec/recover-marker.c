@@ -277,7 +277,7 @@ int recover_marker_parse(const char *text, RecoverMarker *ret) {
 /* The marker's file name: the session id and a hash of the project (one id may be in two).
  * On disk: a marker written by an earlier run has this name, so the hash never changes. */
 static char *recover_marker_name(const RecoverMarker *m) {
-        return strprintf("%s.%016" PRIx64, m->session, hash_string(m->project_dir));
+        return strprintf("%s.%016" PRIx64, m->session, hashmap_hash_string(m->project_dir));
 }
 
 /* mkdirat(dfd, name) unless it exists, then open it (on dev). A new directory's name is made

@@ -24,7 +24,9 @@
  * target's directory (fs_write_atomic(), the marker itself, erase.c's edits): chats/,
  * chats/archive/, G/.qgc/pending/, projects/<dir>/ and tmp/<hash>/. The pass lists those
  * directories and plans the removal of every regular file of that name owned by the tree's user. The executor removes them only under the tree lock,
- * which every writer of such a file holds, and only if they still have their scan identity.
+ * which every writer of such a file holds, and only if they still have their scan identity. A
+ * directory projects/.<dir>.qgc-tmp is a stale project entry whose removal was interrupted
+ * (hygiene-reclaim.h): its marker and itself go, when it holds nothing else.
  *
  * recover.c is the pass: the scan that plans the steps and their execution. The marker itself
  * (its text, the check of every path it names, its durable write and removal) is
@@ -44,6 +46,7 @@
 
 #include "cold.h"
 #include "fsutil.h"
+#include "hygiene-reclaim.h"
 #include "rm-rf.h"
 #include "log.h"
 #include "macro.h"
@@ -263,6 +266,10 @@ int recover_remove_temp(int root_fd, dev_t dev, const PlanStep *st, RecoverStepF
         r = fs_check_identity(fd, st->name, &st->id);
         if (r <= 0)
                 return r;
+        if (streq(st->dir, "projects")) { /* its scan saw a directory there */
+                r = hygiene_reclaim_stale_rest(fd, st->name, dev, step, userdata);
+                return r == -ENOTEMPTY ? 0 : r; /* more than qgc left there: not ours */
+        }
         r = fs_unlink(fd, st->name, 0);
         if (r == -ENOENT)
                 return 0;
@@ -343,7 +350,7 @@ static int recover_scan_marker(Plan *p, size_t t, const RecoverRoots *rt, int di
         if (r >= 0)
                 r = plan_step_add_path(&st, mpath, NULL);
         if (r < 0 && r != -ENOMEM)
-                log_debug("recover: marker '%s': %s", name, errno_to_string(-r));
+                log_debug("recover: marker '%s': %s", name, log_errno_to_string(-r));
         if (r == -ENOMEM) {
                 plan_step_done(&st);
                 return r;
@@ -351,7 +358,25 @@ static int recover_scan_marker(Plan *p, size_t t, const RecoverRoots *rt, int di
         return plan_add_step(p, &st);
 }
 
-/* Plan the removal of the temporary files of qgc in the directory rel (below the root). */
+/* Plan the removal of qgc's temporary file (rel/name, of sb) when the tree's user owns it and it
+ * is on dev. 1 planned, 0 not, -ENOMEM. */
+static int recover_scan_temp(Plan *p, size_t t, const RecoverRoots *rt, bool in_global,
+                             const char *rel, const char *name, const struct stat *sb, dev_t dev) {
+        if (sb->st_uid != rt->tree->uid || sb->st_dev != dev)
+                return 0;
+        PlanStep st = { .kind = PLAN_STEP_RECOVER_TEMP, .tree = t, .in_global = in_global,
+                        .dir = strdup(rel), .name = strdup(name) };
+        _cleanup_free_ char *abs = strprintf("%s/%s/%s", in_global ? rt->tree->global_dir
+                                                                   : rt->tree->runtime_dir,
+                                             rel, name);
+        fs_fileid_from_stat(&st.id, sb);
+        if (!st.dir || !st.name || !abs || plan_step_add_path(&st, abs, NULL) < 0) {
+                plan_step_done(&st);
+                return -ENOMEM;
+        }
+        return plan_add_step(p, &st) < 0 ? -ENOMEM : 1;
+}
+
 /* List the directory open at fd (rel below the tree's root; freshly opened, read to its end,
  * the caller's): plan the markers (in the pending dir) and qgc's stale temporary files. */
 static int recover_scan_dir_fd(Plan *p, size_t t, const RecoverRoots *rt, bool in_global,
@@ -377,23 +402,12 @@ static int recover_scan_dir_fd(Plan *p, size_t t, const RecoverRoots *rt, bool i
                 }
                 if (!fs_is_temp_name(name) || (type != DT_REG && type != DT_UNKNOWN))
                         continue;
-                if (fstatat(fd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode) ||
-                    sb.st_uid != rt->tree->uid || sb.st_dev != dev)
+                if (fstatat(fd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode))
                         continue;
-                PlanStep st = { .kind = PLAN_STEP_RECOVER_TEMP, .tree = t, .in_global = in_global,
-                                .dir = strdup(rel), .name = strdup(name) };
-                _cleanup_free_ char *abs = strprintf("%s/%s/%s", in_global ? rt->tree->global_dir
-                                                                           : rt->tree->runtime_dir,
-                                                     rel, name);
-                fs_fileid_from_stat(&st.id, &sb);
-                if (!st.dir || !st.name || !abs || plan_step_add_path(&st, abs, NULL) < 0) {
-                        plan_step_done(&st);
-                        return -ENOMEM;
-                }
-                r = plan_add_step(p, &st);
+                r = recover_scan_temp(p, t, rt, in_global, rel, name, &sb, dev);
                 if (r < 0)
                         return r;
-                n++;
+                n += r;
         }
         return r < 0 ? r : n;
 }
@@ -435,6 +449,16 @@ static int recover_scan_projects(Plan *p, size_t t, const RecoverRoots *rt, bool
 
                 if (type != DT_DIR && type != DT_UNKNOWN)
                         continue;
+                /* a stale project entry qgc renamed to remove it (hygiene-reclaim.h) */
+                if (!tmp && fs_is_temp_name(name)) {
+                        struct stat sb;
+
+                        if (fstatat(fd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode) &&
+                            recover_scan_temp(p, t, rt, false, "projects", name, &sb,
+                                              rt->runtime_dev) < 0)
+                                return -ENOMEM;
+                        continue;
+                }
                 for (int i = 0; i < (tmp ? 1 : 3); i++) {
                         _cleanup_free_ char *rel = strprintf("%s/%s%s", tmp ? "tmp" : "projects",
                                                              name, sub[i]);
@@ -448,14 +472,14 @@ static int recover_scan_projects(Plan *p, size_t t, const RecoverRoots *rt, bool
                                 k = *dfd[i];
                                 if (k != -ENOENT && k != -ENOTDIR && k != -ELOOP && k != -EXDEV)
                                         log_debug("recover: cannot list '%s': %s", rel,
-                                                  errno_to_string(-k));
+                                                  log_errno_to_string(-k));
                                 break;
                         }
                         k = recover_scan_dir_fd(p, t, rt, false, rel, *dfd[i]);
                         if (k == -ENOMEM)
                                 return k;
                         if (k < 0)
-                                log_debug("recover: cannot list '%s': %s", rel, errno_to_string(-k));
+                                log_debug("recover: cannot list '%s': %s", rel, log_errno_to_string(-k));
                 }
         }
         return r;
@@ -491,7 +515,7 @@ int recover_scan(Plan *p) {
                         return r;
                 if (r < 0)
                         log_debug("recover: cannot list the projects of '%s': %s",
-                                  tr->runtime_dir, errno_to_string(-r));
+                                  tr->runtime_dir, log_errno_to_string(-r));
         }
         /* a restore whose start is recorded and whose end is not (session-times.h), with the
          * session still archived or compressed: finished by the step `qgc restore` makes */

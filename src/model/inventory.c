@@ -25,7 +25,7 @@ int inventory_new(Inventory **ret) {
         return 0;
 }
 
-void tree_done(Tree *t) {
+void inventory_tree_done(Tree *t) {
         if (!t)
                 return;
         free(t->global_dir);
@@ -34,7 +34,7 @@ void tree_done(Tree *t) {
         t->global_dir = t->runtime_dir = t->user = NULL;
 }
 
-void session_done(Session *s) {
+void inventory_session_done(Session *s) {
         if (!s)
                 return;
         free(s->project_dir);
@@ -48,7 +48,7 @@ void session_done(Session *s) {
                 s->live_reason = NULL;
 }
 
-void orphan_done(Orphan *o) {
+void inventory_orphan_done(Orphan *o) {
         if (!o)
                 return;
         free(o->project_dir);
@@ -62,16 +62,16 @@ Inventory *inventory_free(Inventory *inv) {
         if (!inv)
                 return NULL;
         for (size_t i = 0; i < inv->n_trees; i++)
-                tree_done(&inv->trees[i]);
+                inventory_tree_done(&inv->trees[i]);
         for (size_t i = 0; i < inv->n_sessions; i++) {
                 Session *s = &inv->sessions[i];
                 /* project_dir, cwd, hash and the owner's facts belong to inv->strings */
                 s->project_dir = s->cwd = s->hash = s->owner_detail = s->owner_dir = NULL;
-                session_done(s);
+                inventory_session_done(s);
         }
         hashmap_done(&inv->strings, free);
         for (size_t i = 0; i < inv->n_orphans; i++)
-                orphan_done(&inv->orphans[i]);
+                inventory_orphan_done(&inv->orphans[i]);
         free(inv->trees);
         free(inv->sessions);
         free(inv->orphans);
@@ -88,7 +88,7 @@ int inventory_add_tree(Inventory *inv, Tree *t, size_t *ret_index) {
                                        : greedy_realloc((void **)&inv->trees, &inv->alloc_trees,
                                                         inv->n_trees + 1, sizeof(Tree));
         if (r < 0) {
-                tree_done(t);
+                inventory_tree_done(t);
                 return r;
         }
         inv->trees[inv->n_trees] = *t;
@@ -112,7 +112,7 @@ static void inventory_intern(Inventory *inv, char **p, char *prev) {
                 *p = prev;
                 return;
         }
-        h = hash_string(*p);
+        h = hashmap_hash_string(*p);
         slot = hashmap_slot(&inv->strings, h, hashmap_eq_string, *p);
         if (slot->entry) {
                 if (slot->entry != *p)
@@ -130,7 +130,7 @@ int inventory_add_session(Inventory *inv, Session *s) {
         if (r >= 0)
                 r = hashmap_reserve(&inv->strings, 5);
         if (r < 0) {
-                session_done(s);
+                inventory_session_done(s);
                 return r;
         }
         const Session *prev = inv->n_sessions > 0 ? &inv->sessions[inv->n_sessions - 1] : NULL;
@@ -153,7 +153,7 @@ int inventory_add_orphan(Inventory *inv, Orphan *o) {
         r = greedy_realloc((void **)&inv->orphans, &inv->alloc_orphans, inv->n_orphans + 1,
                            sizeof(Orphan));
         if (r < 0) {
-                orphan_done(o);
+                inventory_orphan_done(o);
                 return r;
         }
         inv->orphans[inv->n_orphans++] = *o;
@@ -334,15 +334,15 @@ const Session *inventory_find(const Inventory *inv, size_t tree, const char *id)
         return NULL;
 }
 
-static const char *const session_state_table[_SESSION_STATE_MAX] = {
+static const char *const inventory_session_state_table[_SESSION_STATE_MAX] = {
         [SESSION_ACTIVE] = "active",
         [SESSION_ARCHIVED] = "archived",
         [SESSION_CONFLICT] = "conflict",
 };
 
-DEFINE_STRING_TABLE_LOOKUP_TO_STRING(session_state, SessionState);
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(inventory_session_state, SessionState);
 
-static const char *const owner_status_table[_OWNER_STATUS_MAX] = {
+static const char *const inventory_owner_status_table[_OWNER_STATUS_MAX] = {
         [OWNER_OK] = "ok",
         [OWNER_WORKTREE] = "worktree",
         [OWNER_CLAIM] = "claim",
@@ -350,9 +350,9 @@ static const char *const owner_status_table[_OWNER_STATUS_MAX] = {
         [OWNER_UNVERIFIED] = "unverified",
 };
 
-DEFINE_STRING_TABLE_LOOKUP_TO_STRING(owner_status, OwnerStatus);
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(inventory_owner_status, OwnerStatus);
 
-static const char *const orphan_kind_table[_ORPHAN_KIND_MAX] = {
+static const char *const inventory_orphan_kind_table[_ORPHAN_KIND_MAX] = {
         [ORPHAN_FILE_HISTORY] = "file-history",
         [ORPHAN_SUBAGENTS] = "subagents",
         [ORPHAN_EMPTY_PROJECT] = "empty-project",
@@ -364,7 +364,7 @@ static const char *const orphan_kind_table[_ORPHAN_KIND_MAX] = {
         [ORPHAN_STALE_PROJECT] = "stale-project",
 };
 
-DEFINE_STRING_TABLE_LOOKUP_TO_STRING(orphan_kind, OrphanKind);
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(inventory_orphan_kind, OrphanKind);
 
 static const char *const live_flag_names[] = {
         "registry", "claim", "lock", "recent", "unknown",
@@ -386,7 +386,7 @@ void inventory_cold_totals(const Inventory *inv, size_t *ret_n, uint64_t *ret_by
         *ret_orig = orig;
 }
 
-char *live_flags_to_string(char *buf, size_t n, unsigned flags) {
+char *inventory_live_flags_to_string(char *buf, size_t n, unsigned flags) {
         size_t len = 0;
 
         if (n == 0)

@@ -15,6 +15,10 @@
 
 #define SESSION_ID_MAX 36
 #define PROJECT_HASH_LEN 64
+/* The largest <id>.pr.json or <id>.ledger.jsonl an archive or a restore merges with the copy of
+ * the same name in the other directory (archive.h); the scan records a merge past it
+ * (Session.merge_too_big), and the plan skips the archive (refuses the restore). */
+#define ARCHIVE_SIDECAR_MAX (64U * 1024 * 1024)
 
 struct StoreOps;
 
@@ -118,6 +122,9 @@ typedef struct Session {
         bool review_dir : 1;      /* workflows/generated/review/<id>-<hash>/ exists */
         bool restore_pending : 1; /* a restore began and did not complete (session-times.h) */
         bool restore_to_archive : 1; /* ... a restore --to-archive */
+        bool merge_too_big : 1;   /* chats/ and chats/archive/ both hold its .pr.json or
+                                   * .ledger.jsonl, one larger than ARCHIVE_SIDECAR_MAX: its
+                                   * archive (restore) would refuse the merge */
         uint8_t logs_state : 2;   /* SharedState of its tmp/<hash>/logs.json: whether a delete's
                                    * edit of it (erase.h) can be done */
         uint8_t owner_cause : 4; /* OwnerCause (bits beside the flags: it fills padding) */
@@ -160,8 +167,6 @@ typedef struct Session {
         char *title;          /* last custom_title, NULL if none */
         char *live_reason;    /* e.g. "runtime claim pid 4242 alive" */
 } Session;
-/* 296, then 312 with the two times of session-times.h (1.6 MB more at 100k sessions), then 320
- * with sidecar_bytes (issue 24.10's forecast of a compression: 0.8 MB more at 100k) */
 _Static_assert(_OWNER_CAUSE_MAX <= 16, "OwnerCause fits Session.owner_cause");
 _Static_assert(sizeof(Session) <= 320, "Session grew: 100k of them live in memory at once");
 
@@ -252,9 +257,9 @@ const Session *inventory_find(const Inventory *inv, size_t tree, const char *id)
 void inventory_cold_totals(const Inventory *inv, size_t *ret_n, uint64_t *ret_bytes,
                            uint64_t *ret_orig);
 
-void session_done(Session *s);
-void orphan_done(Orphan *o);
-void tree_done(Tree *t);
+void inventory_session_done(Session *s);
+void inventory_orphan_done(Orphan *o);
+void inventory_tree_done(Tree *t);
 
 /* An archived session whose transcript is compressed in the cold tier (and has no
  * uncompressed copy). */
@@ -262,11 +267,11 @@ static inline bool session_is_cold(const Session *s) {
         return s->state == SESSION_ARCHIVED && s->cold;
 }
 
-const char *session_state_to_string(SessionState s);
-const char *owner_status_to_string(OwnerStatus s);
-const char *orphan_kind_to_string(OrphanKind k);
+const char *inventory_session_state_to_string(SessionState s);
+const char *inventory_owner_status_to_string(OwnerStatus s);
+const char *inventory_orphan_kind_to_string(OrphanKind k);
 /* "registry,claim" etc. into buf */
-char *live_flags_to_string(char *buf, size_t n, unsigned flags);
+char *inventory_live_flags_to_string(char *buf, size_t n, unsigned flags);
 /* Is k one of the hygiene kinds (ORPHAN_TOOL_RESULT .. ORPHAN_STALE_PROJECT, hygiene.h)? */
 bool inventory_hygiene_kind(OrphanKind k);
 /* Is s a session of stale project entry o (its tree and project directory)? */

@@ -209,10 +209,10 @@ static void plan_json_session(PlanJson *j, const Plan *p, const PlanItem *it) {
         plan_json_next(j);
         plan_json_open(j, '{');
         plan_json_string(j, "id", s->id);
-        plan_json_string(j, "state", session_state_to_string(s->state));
+        plan_json_string(j, "state", inventory_session_state_to_string(s->state));
         plan_json_verdict(j, p, it);
         plan_json_int(j, "rank", it->verdict->rank);
-        plan_json_string(j, "owner", owner_status_to_string(s->owner));
+        plan_json_string(j, "owner", inventory_owner_status_to_string(s->owner));
         plan_json_string(j, "owner_reason", owner);
         plan_json_string(j, "project_dir", s->project_dir);
         plan_json_uint(j, "bytes", s->bytes);
@@ -262,7 +262,7 @@ static void plan_json_orphan(PlanJson *j, const Plan *p, const PlanItem *it) {
         plan_json_next(j);
         plan_json_open(j, '{');
         plan_json_int(j, "tree", (int64_t)or->tree);
-        plan_json_string(j, "kind", orphan_kind_to_string(or->kind));
+        plan_json_string(j, "kind", inventory_orphan_kind_to_string(or->kind));
         plan_json_string(j, "name", or->name);
         plan_json_string(j, "project_dir", or->project_dir);
         plan_json_verdict(j, p, it);

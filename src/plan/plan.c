@@ -104,8 +104,15 @@ static void plan_held_back_full(const Plan *p, bool caps, PlanHeldBack *ret) {
 
                 if (!it->is_orphan && vd && vd->verb == VERB_SKIP && vd->rule &&
                     streq(vd->rule, policy_rule_limit)) {
-                        h.n_limit++;
-                        h.bytes_limit += p->inv->sessions[it->index].bytes;
+                        uint64_t bytes = p->inv->sessions[it->index].bytes;
+
+                        if (vd->blocked_verb == VERB_ARCHIVE) {
+                                h.n_limit_archive++;
+                                h.bytes_limit_archive += bytes;
+                        } else {
+                                h.n_limit++;
+                                h.bytes_limit += bytes;
+                        }
                         continue;
                 }
                 if (it->is_orphan || !vd || !verdict_held_by(vd))
@@ -130,16 +137,15 @@ void plan_held_back(const Plan *p, PlanHeldBack *ret) {
 }
 
 /* "policy not met: 2 sessions (1.2M) not deleted: a file Qwen shares is one qgc does not edit
- * (limit)"; NULL when there are none or on ENOMEM. */
-static char *plan_limit_warning(const PlanHeldBack *h) {
+ * (limit)", or (archive) "... not archived: a sidecar to merge is larger than qgc merges
+ * (limit)"; NULL on ENOMEM. */
+static char *plan_limit_warning(size_t n, uint64_t bytes, bool archive) {
         char sz[FORMAT_BYTES_MAX];
 
-        if (h->n_limit == 0)
-                return NULL;
-        return strprintf("policy not met: %zu session%s (%s) not deleted: a file Qwen shares is "
-                         "one qgc does not edit (limit)",
-                         h->n_limit, h->n_limit == 1 ? "" : "s",
-                         format_bytes(sz, sizeof sz, h->bytes_limit));
+        return strprintf("policy not met: %zu session%s (%s) %s (limit)", n, n == 1 ? "" : "s",
+                         format_bytes(sz, sizeof sz, bytes),
+                         archive ? "not archived: a sidecar to merge is larger than qgc merges"
+                                 : "not deleted: a file Qwen shares is one qgc does not edit");
 }
 
 /* "policy not met: 3 sessions (12K) held back by max-deletions" ("tree cap not met: ..." when
@@ -187,12 +193,18 @@ int plan_foreach_warning(const Plan *p, PlanWarningFn fn, void *userdata) {
                 if (r < 0)
                         return r;
         }
-        if (h.n_limit > 0) {
-                _cleanup_free_ char *w = plan_limit_warning(&h);
+        for (int archive = 0; archive < 2; archive++) {
+                size_t n = archive ? h.n_limit_archive : h.n_limit;
+                _cleanup_free_ char *w = NULL;
 
+                if (n == 0)
+                        continue;
+                w = plan_limit_warning(n, archive ? h.bytes_limit_archive : h.bytes_limit, archive);
                 if (!w)
                         return -ENOMEM;
-                return fn(userdata, w, false);
+                r = fn(userdata, w, false);
+                if (r < 0)
+                        return r;
         }
         return 0;
 }

@@ -80,6 +80,8 @@ typedef struct PlanHeldBack {
         size_t n_limit;    /* deletes planned as skips: their edit of a file Qwen shares would be
                             * refused (policy_rule_limit) */
         uint64_t bytes_limit;
+        size_t n_limit_archive; /* archives planned as skips: their sidecar merge would be */
+        uint64_t bytes_limit_archive;
 } PlanHeldBack;
 void plan_held_back(const Plan *p, PlanHeldBack *ret);
 
@@ -100,7 +102,8 @@ void plan_compress_forecast(const Plan *p, PlanCompressForecast *ret);
 /* The plan's warnings, each once: every cap it leaves unmet with what holds it ("tree cap not
  * met: 336K > max-size 200K after the plan; held by keep-latest 3 sessions (120K)"), then the
  * sessions the deletion limits hold back from other rules ("policy not met: ..."; limit =
- * true), then the deletes planned as skips for a file Qwen shares (plan_limit_warning()). fn's first error stops the walk and is returned; -ENOMEM. */
+ * true), then the deletes planned as skips for a file Qwen shares and the archives planned as skips for a
+ * sidecar merge (plan_limit_warning()). fn's first error stops the walk and is returned; -ENOMEM. */
 typedef int (*PlanWarningFn)(void *userdata, const char *warning, bool limit);
 int plan_foreach_warning(const Plan *p, PlanWarningFn fn, void *userdata);
 

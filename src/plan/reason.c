@@ -195,7 +195,7 @@ static char *reason_skip(const Verdict *v, const Session *s) {
                 live = s->live | (v->flags & VERDICT_RECENT_WRITE ? (unsigned)LIVE_RECENT : 0);
                 if (live & ~(unsigned)LIVE_RECENT)
                         return strprintf("in use: %s",
-                                         s->live_reason ?: live_flags_to_string(flags,
+                                         s->live_reason ?: inventory_live_flags_to_string(flags,
                                                                                 sizeof flags,
                                                                                 live));
                 if (f->since_write < 0)
@@ -372,7 +372,12 @@ static char *reason_held(const Verdict *v) {
                      : NULL;
 }
 
-/* A delete the run would skip: its edit of a file Qwen shares would be refused (policy.h). */
+const char reason_merge_limit[] = "its .pr.json or .ledger.jsonl, in both chats/ and "
+                                  "chats/archive/, is larger than the 64M qgc merges (limit)";
+_Static_assert(ARCHIVE_SIDECAR_MAX == 64U << 20, "reason_merge_limit says 64M");
+
+/* A delete the run would skip: its edit of a file Qwen shares would be refused; or an archive:
+ * its sidecar merge would be (policy.h). */
 static char *reason_limit(const Verdict *v, const Session *s) {
         _cleanup_free_ char *sel = reason_rule(v->blocked_rule, &v->measure, v->facts);
         char max[FORMAT_BYTES_MAX];
@@ -380,6 +385,8 @@ static char *reason_limit(const Verdict *v, const Session *s) {
 
         if (!sel)
                 return NULL;
+        if (v->blocked_verb == VERB_ARCHIVE)
+                return strprintf("%s (would archive: %s)", reason_merge_limit, sel);
         format_bytes(max, sizeof max, ERASE_FILE_MAX);
         switch (s->logs_state) {
         case SHARED_TOO_BIG:

@@ -9,6 +9,8 @@
 /* The reason of session s's verdict v: "idle 121d > max-age 90d", "kept: pinned (a rule would
  * select it: archive for idle 121d > max-age 90d)", ... malloc'ed; NULL only on ENOMEM. */
 char *reason_verdict(const Verdict *v, const Session *s);
+/* Why an archive or a restore of a session with Session.merge_too_big is refused. */
+extern const char reason_merge_limit[];
 
 /* The reason of orphan o's verdict v: "orphan file-history, no transcript, idle 40d > 30d", ...
  * malloc'ed; NULL only on ENOMEM. */

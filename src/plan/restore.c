@@ -14,6 +14,7 @@
 #include "cold.h"
 #include "fsutil.h"
 #include "macro.h"
+#include "reason.h"
 #include "restore.h"
 #include "util.h"
 
@@ -96,7 +97,7 @@ int restore_resolve(const Inventory *inv, const char *prefix, const char **ret_i
 
 /* Add the RESTORE step of session s (of tree t) to p. */
 static int restore_add(Plan *p, const Inventory *inv, size_t t, const Session *s) {
-        const char *why = restore_refusal(s);
+        const char *why = restore_refusal(s) ?: s->merge_too_big ? reason_merge_limit : NULL;
         PlanStep st = {
                 .kind = PLAN_STEP_RESTORE,
                 .tree = t,

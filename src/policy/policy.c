@@ -678,6 +678,16 @@ static int policy_tree(PolicyRun *run, size_t t, size_t *idx) {
         return 0;
 }
 
+const char policy_rule_limit[] = "limit";
+
+/* Plan the verb selected as a skip, because the run would refuse it (policy_rule_limit). */
+static void policy_limit_skip(Verdict *vd) {
+        vd->blocked_rule = vd->rule;
+        vd->blocked_verb = vd->verb;
+        vd->verb = VERB_SKIP;
+        vd->rule = policy_rule_limit;
+}
+
 /* Blast radius: the newest deletions beyond the run's and the projects' limits are skipped. */
 static int policy_blast(PolicyRun *run, const PolicyOptions *opts) {
         const Inventory *inv = run->inv;
@@ -744,6 +754,8 @@ static int policy_blast(PolicyRun *run, const PolicyOptions *opts) {
                         vd->verb = vd->facts->fallback_verb;
                         vd->rule = vd->facts->fallback_rule;
                         vd->measure = vd->facts->fallback;
+                        if (vd->verb == VERB_ARCHIVE && inv->sessions[i].merge_too_big)
+                                policy_limit_skip(vd);
                 } else {
                         /* skipped: what it blocked is the deletion (measure stays the rule's) */
                         vd->verb = VERB_SKIP;
@@ -945,8 +957,6 @@ static int policy_block_facts(PolicyRun *run, size_t i) {
         return 0;
 }
 
-const char policy_rule_limit[] = "limit";
-
 /* Turn the selections and protections of session i into its verdict. 0 or -ENOMEM. */
 static int policy_finish(PolicyRun *run, size_t i) {
         const Session *s = &run->inv->sessions[i];
@@ -973,13 +983,13 @@ static int policy_finish(PolicyRun *run, size_t i) {
                 vd->protections |= PROT_SCHEDULED;
                 vd->flags |= VERDICT_TASKS_HELD;
                 policy_block(vd, in, VERB_KEEP, PROT_SCHEDULED);
-        } else if (selected && in->sel_verb == VERB_DELETE && policy_shared_refused(s)) {
+        } else if (selected && ((in->sel_verb == VERB_DELETE && policy_shared_refused(s)) ||
+                                (in->sel_verb == VERB_ARCHIVE && s->merge_too_big))) {
                 /* the run would skip it (its edit of tmp/<hash>/logs.json or the organisation
-                 * file is refused: erase.h): planned so, nothing of it salvaged */
-                vd->blocked_rule = vd->rule;
-                vd->blocked_verb = VERB_DELETE;
-                vd->verb = VERB_SKIP;
-                vd->rule = policy_rule_limit;
+                 * file is refused: erase.h; its sidecar merge is: archive.h): planned so,
+                 * nothing of it salvaged */
+                vd->verb = in->sel_verb;
+                policy_limit_skip(vd);
         } else if (selected) {
                 vd->verb = in->sel_verb; /* rule and measure: the selecting rule's */
         } else {

@@ -235,7 +235,8 @@ void policy_title_need(const Config *cfg, bool json, TitleNeed *ret);
  * stays. The one test of every age rule, and the scan's (scan_want_title()). */
 bool policy_age_selects(msec_t limit, msec_t idle);
 /* Verdict.rule of a delete planned as a skip because its edit of a file Qwen shares would be
- * refused (Session.logs_state, Session.org_unreadable; erase.h): the run would skip it. */
+ * refused (Session.logs_state, Session.org_unreadable; erase.h), or of an archive because its
+ * sidecar merge would be (Session.merge_too_big): the run would skip it. */
 extern const char policy_rule_limit[];
 /* Would a delete of s be refused its edit of the files Qwen shares? */
 static inline bool policy_shared_refused(const Session *s) {

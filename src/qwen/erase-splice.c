@@ -394,10 +394,10 @@ static int erase_spans_put(Hashmap *h, EraseSpan *spans, const char *text, const
                 HashSlot *slot;
 
                 spans[i] = erase_span(text, &p->e[i]);
-                slot = hashmap_slot(h, hash_bytes(spans[i].s, spans[i].n), erase_span_eq,
+                slot = hashmap_slot(h, hashmap_hash_bytes(spans[i].s, spans[i].n), erase_span_eq,
                                     &spans[i]);
                 if (!slot->entry)
-                        hashmap_fill(h, slot, hash_bytes(spans[i].s, spans[i].n), &spans[i]);
+                        hashmap_fill(h, slot, hashmap_hash_bytes(spans[i].s, spans[i].n), &spans[i]);
         }
         return r;
 }
@@ -418,7 +418,7 @@ int erase_splice_missing(const char *xt, const EraseParsed *x, const char *dt, c
         for (size_t i = 0; i < x->ne; i++) {
                 EraseSpan b = erase_span(xt, &x->e[i]);
 
-                add[i] = !hashmap_get(&dh, hash_bytes(b.s, b.n), erase_span_eq, &b);
+                add[i] = !hashmap_get(&dh, hashmap_hash_bytes(b.s, b.n), erase_span_eq, &b);
                 k += add[i];
         }
         *ret_k = k;

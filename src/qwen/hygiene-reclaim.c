@@ -4,6 +4,7 @@
  * saw included; every open through the safe-filesystem layer (fsutil.h). */
 #include "autoconf.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -127,11 +128,37 @@ static int hygiene_stale_mark_write(int efd, const char *cwds, OrphansStepFn ste
         return r;
 }
 
+/* Remove every entry of projects/<name>/ (efd) but the marker. */
+static int hygiene_reclaim_stale_content(int efd, dev_t dev, OrphansStepFn step, void *userdata) {
+        _cleanup_close_ int fd = fs_open_dir(efd, "."); /* listed afresh from its start */
+        FsDir d;
+        const char *name;
+        unsigned char type;
+        int k, r;
+
+        if (fd < 0)
+                return fd;
+        fs_dir_init(&d, fd);
+        while ((k = fs_dir_next(&d, &name, &type)) > 0) {
+                if (streq(name, HYGIENE_STALE_MARKER))
+                        continue;
+                r = type == DT_DIR ? -EISDIR : fs_unlink(fd, name, 0);
+                if (r == -EISDIR || r == -EPERM) /* EPERM: a directory, on some filesystems */
+                        r = rm_rf_at(fd, name, dev, NULL);
+                if (r < 0 && r != -ENOENT)
+                        return r;
+                if (step)
+                        step(userdata, name);
+        }
+        return k;
+}
+
 int hygiene_reclaim_stale(const Inventory *inv, const Orphan *o, int mark, bool remove, int root_fd,
                       dev_t dev, OrphansStepFn step, void *userdata, const char **ret_why) {
         _cleanup_(hygiene_stale_done) HygieneStale h = { .inv = inv, .tree = o->tree, .dev = dev,
                                                           .dir = o->name, .skip_org = true };
         _cleanup_close_ int pfd = -EBADF, efd = -EBADF;
+        _cleanup_free_ char *tmp = NULL;
         struct stat st;
         int r;
 
@@ -215,14 +242,56 @@ int hygiene_reclaim_stale(const Inventory *inv, const Orphan *o, int mark, bool 
                         return r > 0 ? 0 : r;
                 }
         }
+        /* the marker goes last: a kill before leaves it, and the entry is removed by the next
+         * run as stale; after the rename, the recovery pass removes what is left
+         * (hygiene_reclaim_stale_rest()) */
+        r = hygiene_reclaim_stale_content(efd, dev, step, userdata);
         efd = safe_close(efd);
-        r = rm_rf_at(pfd, o->name, dev, NULL);
+        tmp = r >= 0 ? strprintf(".%s" FS_TEMP_SUFFIX, o->name) : NULL;
+        if (r >= 0 && !tmp)
+                r = -ENOMEM;
+        if (r >= 0)
+                r = fs_rename_noreplace(pfd, o->name, pfd, tmp);
+        if (r >= 0) {
+                if (step)
+                        step(userdata, o->name);
+                r = fs_fsync(pfd); /* the new name is durable before the marker goes */
+        }
+        if (r >= 0)
+                r = hygiene_reclaim_stale_rest(pfd, tmp, dev, step, userdata);
         if (r < 0) {
                 *ret_why = r == -EBUSY ? "kept: a mount point inside" : "cannot remove";
                 return r;
         }
-        if (step)
-                step(userdata, o->name);
         *ret_why = NULL;
+        return 1;
+}
+
+int hygiene_reclaim_stale_rest(int pfd, const char *name, dev_t dev, OrphansStepFn step,
+                               void *userdata) {
+        _cleanup_close_ int efd = hygiene_open_dir(pfd, name, dev, NULL);
+        FsDir d;
+        const char *n;
+        unsigned char type;
+        int r;
+
+        if (efd < 0)
+                return efd == -ENOENT ? 0 : efd;
+        fs_dir_init(&d, efd);
+        while ((r = fs_dir_next(&d, &n, &type)) > 0)
+                if (!streq(n, HYGIENE_STALE_MARKER))
+                        return -ENOTEMPTY;
+        if (r < 0)
+                return r;
+        r = fs_unlink(efd, HYGIENE_STALE_MARKER, 0);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        if (r == 0 && step)
+                step(userdata, HYGIENE_STALE_MARKER);
+        r = fs_unlink(pfd, name, AT_REMOVEDIR);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        if (step)
+                step(userdata, name);
         return 1;
 }

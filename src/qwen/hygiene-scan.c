@@ -31,7 +31,7 @@ static int hygiene_add(Inventory *inv, size_t tree, OrphanKind kind, const char 
         o.project_dir = strdup(rel);
         o.name = strdup(name);
         if (!o.project_dir || !o.name) {
-                orphan_done(&o);
+                inventory_orphan_done(&o);
                 return -ENOMEM;
         }
         return inventory_add_orphan(inv, &o);
@@ -338,6 +338,8 @@ static int hygiene_scan_stale(Inventory *inv, size_t t, int rfd, dev_t dev) {
 
                 if (!dname)
                         return -ENOMEM;
+                if (fs_is_temp_name(dname))
+                        continue; /* a stale entry being removed (recover.c) */
                 h.dir = dname;
                 /* its sessions: a run of the inventory, sorted by (tree, project_dir) */
                 for (size_t lo = base, hi = tend; lo < hi;) {
@@ -378,7 +380,7 @@ static int hygiene_scan_stale(Inventory *inv, size_t t, int rfd, dev_t dev) {
                 o.stale_why = TAKE_PTR(h.why);
                 o.cwds = strbuf_steal(&h.cwds);
                 if (!o.project_dir || !o.cwds) {
-                        orphan_done(&o);
+                        inventory_orphan_done(&o);
                         return -ENOMEM;
                 }
                 r = inventory_add_orphan(inv, &o);

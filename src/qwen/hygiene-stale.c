@@ -97,7 +97,7 @@ static int hygiene_cwd_slot(HygieneStale *h, const char *s, size_t n, HashSlot *
                 const char *e = memchr(p, '\n', h->cwds.len - h->cwd_indexed);
                 size_t l = e ? (size_t)(e - p) : h->cwds.len - h->cwd_indexed;
                 HygieneCwdKey k = { h->cwds.buf, p, l };
-                uint64_t hash = hash_bytes(p, l);
+                uint64_t hash = hashmap_hash_bytes(p, l);
                 HashSlot *slot;
 
                 if (hashmap_reserve(&h->cwd_set, 1) < 0)
@@ -110,7 +110,7 @@ static int hygiene_cwd_slot(HygieneStale *h, const char *s, size_t n, HashSlot *
         if (hashmap_reserve(&h->cwd_set, 1) < 0)
                 return -ENOMEM;
         HygieneCwdKey k = { h->cwds.buf, s, n };
-        *ret = hashmap_slot(&h->cwd_set, hash_bytes(s, n), hygiene_cwd_eq, &k);
+        *ret = hashmap_slot(&h->cwd_set, hashmap_hash_bytes(s, n), hygiene_cwd_eq, &k);
         return 0;
 }
 
@@ -130,7 +130,7 @@ static int hygiene_stale_cwd(HygieneStale *h, const char *cwd) {
         at = h->cwds.len;
         if (strbuf_printf(&h->cwds, "%s\n", cwd) < 0)
                 return -ENOMEM;
-        hashmap_fill(&h->cwd_set, slot, hash_bytes(cwd, n), (void *)(uintptr_t)(at + 1));
+        hashmap_fill(&h->cwd_set, slot, hashmap_hash_bytes(cwd, n), (void *)(uintptr_t)(at + 1));
         h->cwd_indexed = h->cwds.len;
         return 0;
 }

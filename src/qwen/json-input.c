@@ -94,13 +94,6 @@ const JsonInputInfo *json_input_info(JsonInput input) {
         return &json_inputs[input];
 }
 
-const char *json_input_dialect_to_string(JsonDialect d) {
-        static const char *const names[_JSON_DIALECT_MAX] = {
-                [JSON_DIALECT_PARSE] = "JSON.parse",
-        };
-        return d >= 0 && d < _JSON_DIALECT_MAX ? names[d] : NULL;
-}
-
 /* Read (dfd, name) with fs_open_noatime() (no-follow, non-blocking, O_NOATIME where permitted),
  * regular files only (-EBADFD), at most max bytes (-EFBIG), and parse the whole text in dialect:
  * 0 with *ret (owned by the caller), -EBADMSG when it does not parse or is JSON null, -ENOMEM,

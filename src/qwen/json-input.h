@@ -41,7 +41,6 @@ typedef struct JsonInputInfo {
 
 /* The table row of an input (never NULL for a valid input). */
 const JsonInputInfo *json_input_info(JsonInput input);
-const char *json_input_dialect_to_string(JsonDialect d);
 
 /* json_read_file() with the dialect and size limit of input's table row. */
 int json_input_read(int dfd, const char *name, JsonInput input, struct json_object **ret);

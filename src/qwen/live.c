@@ -457,7 +457,7 @@ static int live_probe_load(LiveProbe *p) {
                 return r;
         if (r < 0) {
                 p->registry_problem = strprintf("registry '%s/sessions' unreadable: %s",
-                                                p->global_dir, errno_to_string(-r));
+                                                p->global_dir, log_errno_to_string(-r));
                 if (!p->registry_problem)
                         return -ENOMEM;
         }
@@ -466,7 +466,7 @@ static int live_probe_load(LiveProbe *p) {
                 return r;
         if (r < 0) {
                 p->locks_problem = strprintf("writer locks in '%s/tmp' unreadable: %s",
-                                             p->runtime_dir, errno_to_string(-r));
+                                             p->runtime_dir, log_errno_to_string(-r));
                 if (!p->locks_problem)
                         return -ENOMEM;
         }

@@ -145,7 +145,7 @@ typedef struct ScanProject {
 static int scan_out_add_session(ScanOut *out, Session *s) {
         if (greedy_realloc((void **)&out->sessions, &out->alloc_sessions, out->n_sessions + 1,
                            sizeof(Session)) < 0) {
-                session_done(s);
+                inventory_session_done(s);
                 return -ENOMEM;
         }
         out->sessions[out->n_sessions++] = *s;
@@ -156,7 +156,7 @@ static int scan_out_add_session(ScanOut *out, Session *s) {
 static int scan_out_add_orphan(ScanOut *out, Orphan *o) {
         if (greedy_realloc((void **)&out->orphans, &out->alloc_orphans, out->n_orphans + 1,
                            sizeof(Orphan)) < 0) {
-                orphan_done(o);
+                inventory_orphan_done(o);
                 return -ENOMEM;
         }
         out->orphans[out->n_orphans++] = *o;
@@ -166,10 +166,10 @@ static int scan_out_add_orphan(ScanOut *out, Orphan *o) {
 
 static void scan_out_done(ScanOut *out) {
         for (size_t i = 0; i < out->n_sessions; i++)
-                session_done(&out->sessions[i]);
+                inventory_session_done(&out->sessions[i]);
         free(out->sessions);
         for (size_t i = 0; i < out->n_orphans; i++)
-                orphan_done(&out->orphans[i]);
+                inventory_orphan_done(&out->orphans[i]);
         free(out->orphans);
         scan_aggs_pendings_done(&out->pending);
         *out = (ScanOut){};
@@ -394,7 +394,7 @@ static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, bool archiv
         if (fd < 0) {
                 /* not known to be a regular file: stat it first, never open anything else */
                 if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-                        c->problem = strprintf("cannot stat: %s", errno_to_string(errno));
+                        c->problem = strprintf("cannot stat: %s", log_errno_to_string(errno));
                         return c->problem ? 0 : -ENOMEM;
                 }
                 fs_fileid_from_stat(&c->id, &st);
@@ -409,7 +409,7 @@ static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, bool archiv
                 }
                 fd = fs_open_noatime(dfd, name, O_RDONLY);
                 if (fd < 0) {
-                        c->problem = strprintf("cannot open: %s", errno_to_string(-fd));
+                        c->problem = strprintf("cannot open: %s", log_errno_to_string(-fd));
                         return c->problem ? 0 : -ENOMEM;
                 }
                 if (fstat(fd, &fst) < 0 || !S_ISREG(fst.st_mode) || fst.st_dev != st.st_dev ||
@@ -490,7 +490,7 @@ static int scan_cold_read(ScanCtx *ctx, int cold_fd, const ScanEntry *e, bool wa
         fd = fs_open_noatime(cold_fd, e->name, O_RDONLY);
         if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != ctx->dev) {
                 c->problem = strprintf("compressed transcript: cannot open: %s",
-                                       fd < 0 ? errno_to_string(-fd) : "not a regular file");
+                                       fd < 0 ? log_errno_to_string(-fd) : "not a regular file");
                 return c->problem ? 0 : -ENOMEM;
         }
         fs_fileid_from_stat(&c->id, &st);
@@ -520,7 +520,7 @@ static int scan_cold_read(ScanCtx *ctx, int cold_fd, const ScanEntry *e, bool wa
 
                 c->problem = why ? strdup(why)
                                  : strprintf("compressed transcript unreadable: %s",
-                                             errno_to_string(-(r < 0 ? r : mfd)));
+                                             log_errno_to_string(-(r < 0 ? r : mfd)));
                 return c->problem ? 0 : -ENOMEM;
         }
         c->regular = true;
@@ -603,6 +603,27 @@ static void scan_sidecars(const ScanCtx *ctx, Session *s, int dfd, const ScanNam
                 if (i == 0)
                         *ret_worktree = scan_names_has(names, n);
         }
+}
+
+/* Would archiving (restoring) the session id merge a sidecar larger than the move reads? (Both
+ * chats/ and chats/archive/ hold its <id>.pr.json or <id>.ledger.jsonl: archive.h.) */
+static bool scan_merge_too_big(const ScanProject *p, const char *id) {
+        static const char *const suffixes[] = { ".pr.json", ".ledger.jsonl" };
+        char n[SESSION_ID_MAX + sizeof(".ledger.jsonl")];
+        size_t k = strnlen(id, SESSION_ID_MAX);
+
+        memcpy(n, id, k);
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+                struct stat a, b;
+
+                memcpy(n + k, suffixes[i], strlen(suffixes[i]) + 1);
+                if (scan_names_has(&p->chats_other, n) && scan_names_has(&p->archive_other, n) &&
+                    fstatat(p->chats_fd, n, &a, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    fstatat(p->archive_fd, n, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    (uint64_t)MAX(a.st_size, b.st_size) > ARCHIVE_SIDECAR_MAX)
+                        return true;
+        }
+        return false;
 }
 
 /* Fill the fields that come from a copy's content. */
@@ -716,6 +737,8 @@ static int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
                 scan_sidecars(ctx, &s, p->archive_fd, &p->archive_other, arc->id,
                               &ef->worktree[1]);
         }
+        if ((act != NULL) != (arc != NULL)) /* what its archive or restore would merge */
+                s.merge_too_big = scan_merge_too_big(p, s.id);
         claims_range(&p->claims, s.id, &first, &end);
         for (size_t i = first; i < end; i++)
                 if (p->claims.claims[i].id.present &&
@@ -741,7 +764,7 @@ static int scan_session(ScanCtx *ctx, ScanProject *p, const ScanEntry *act,
         return scan_out_add_session(ctx->out, &s);
 fail:
         *ef = (EnrichFacts){};
-        session_done(&s);
+        inventory_session_done(&s);
         return r;
 }
 
@@ -767,7 +790,7 @@ static int scan_empty_project(ScanCtx *ctx, int projects_fd, const char *name, m
         o.project_dir = strdup(name);
         o.name = strdup(name);
         if (!o.project_dir || !o.name) {
-                orphan_done(&o);
+                inventory_orphan_done(&o);
                 return -ENOMEM;
         }
         return scan_out_add_orphan(ctx->out, &o);
@@ -803,7 +826,7 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
                 return 0;
         }
         if (p->chats_fd < 0) {
-                log_debug("projects/%s/chats: %s, skipped", p->name, errno_to_string(-p->chats_fd));
+                log_debug("projects/%s/chats: %s, skipped", p->name, log_errno_to_string(-p->chats_fd));
                 return 0;
         }
         r = scan_list_chats(p->chats_fd, &act, &p->chats_other, &p->claims, &n_chats);
@@ -835,7 +858,7 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
                         }
                 } else
                         log_debug("projects/%s/chats/archive: %s, skipped", p->name,
-                                  errno_to_string(-p->archive_fd));
+                                  log_errno_to_string(-p->archive_fd));
         } else
                 *ret_empty = n_chats == 0;
 
@@ -899,7 +922,7 @@ static int scan_project_passes(ScanCtx *ctx, ScanProject *p, int r) {
         }
         if (r < 0) {
                 for (size_t i = 0; i < n; i++)
-                        session_done(&s[i]);
+                        inventory_session_done(&s[i]);
                 ctx->out->n_sessions = p->first;
         }
         return r;
@@ -942,7 +965,7 @@ static int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
         pfd = hygiene_open_dir(projects_fd, name, ctx->dev, NULL);
         if (pfd < 0) {
                 if (pfd != -ENOTDIR)
-                        log_debug("projects/%s: %s, skipped", name, errno_to_string(-pfd));
+                        log_debug("projects/%s: %s, skipped", name, log_errno_to_string(-pfd));
                 return 0;
         }
         fs_dir_init(d, pfd);
@@ -970,7 +993,7 @@ static int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
                  * it: what cannot be read is not proof that nothing is pinned */
                 p.org_unreadable = true;
                 log_notice("projects/%s/session-organization.v1.json: cannot be read (%s); its "
-                           "sessions count as pinned", name, errno_to_string(-r));
+                           "sessions count as pinned", name, log_errno_to_string(-r));
         }
         r = 0;
         p.review_fd = fs_open_noatime(pfd, ERASE_REVIEW_DIR, O_RDONLY | O_DIRECTORY);
@@ -1013,14 +1036,14 @@ static int scan_out_merge(ScanCtx *c, ScanOut *out) {
                 if (r >= 0)
                         r = inventory_add_session(c->inv, s);
                 else
-                        session_done(s);
+                        inventory_session_done(s);
         }
         out->n_sessions = 0;
         for (size_t i = 0; i < out->n_orphans; i++)
                 if (r >= 0)
                         r = inventory_add_orphan(c->inv, &out->orphans[i]);
                 else
-                        orphan_done(&out->orphans[i]);
+                        inventory_orphan_done(&out->orphans[i]);
         out->n_orphans = 0;
         if (r >= 0 && out->pending.n > 0) {
                 if (greedy_realloc((void **)&c->pending.v, &c->pending.alloc,
@@ -1287,6 +1310,8 @@ static int scan_tree(ScanCtx *ctx) {
                         return -ENOMEM;
                 fs_dir_init(d, pfd);
                 while ((r = fs_dir_next(d, &name, &type)) > 0) {
+                        if (fs_is_temp_name(name))
+                                continue; /* a stale entry being removed (recover.c) */
                         r = scan_names_add(&names, name);
                         if (r < 0)
                                 break;
@@ -1303,7 +1328,7 @@ static int scan_tree(ScanCtx *ctx) {
                         return r;
         } else {
                 if (pfd != -ENOENT)
-                        log_debug("'%s/projects': %s, skipped", t->runtime_dir, errno_to_string(-pfd));
+                        log_debug("'%s/projects': %s, skipped", t->runtime_dir, log_errno_to_string(-pfd));
                 if (hfd >= 0) {
                         r = scan_aggs_collect(hfd, hdev, /* only_ids= */ true, &ctx->history);
                         if (r < 0)

@@ -205,7 +205,7 @@ static const char *roots_file_error(int r) {
         case -ELOOP:
                 return "nested deeper than qgc reads";
         default:
-                return errno_to_string(r < 0 ? -r : r);
+                return log_errno_to_string(r < 0 ? -r : r);
         }
 }
 
@@ -821,7 +821,7 @@ static int roots_ws_remember(Hashmap *clean, const char *cwd, size_t stop_len, b
                 if (len == 0 ? !root : len <= stop_len)
                         return 0;
                 key = len == 0 ? strdup("/") : strndup(cwd, len);
-                if (!key || hashmap_put(clean, hash_string(key), key) < 0) {
+                if (!key || hashmap_put(clean, hashmap_hash_string(key), key) < 0) {
                         free(key);
                         return -ENOMEM;
                 }
@@ -848,14 +848,14 @@ static int roots_ws_dotenv(const char *cwd, const Tree *tr, const char *home, Ha
 
                 if (home && streq(dir, home))
                         return clean ? roots_ws_remember(clean, cwd, strlen(dir), false) : 0;
-                if (clean && hashmap_get(clean, hash_string(*dir ? dir : "/"), hashmap_eq_string,
+                if (clean && hashmap_get(clean, hashmap_hash_string(*dir ? dir : "/"), hashmap_eq_string,
                                          *dir ? dir : "/"))
                         return roots_ws_remember(clean, cwd, *dir ? strlen(dir) : 0, false);
                 dfd = open(*dir ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (dfd < 0 && errno != ENOENT && errno != ENOTDIR) {
                         *ret_why = strprintf("'%s' cannot be searched for the .env files Qwen "
                                              "loads (%s)",
-                                             *dir ? dir : "/", errno_to_string(errno));
+                                             *dir ? dir : "/", log_errno_to_string(errno));
                         return *ret_why ? 1 : -ENOMEM;
                 }
                 for (int f = 0; dfd >= 0 && f < 2; f++) {
@@ -954,7 +954,7 @@ static int roots_ws_check(const Tree *tr, const char *cwd_raw, const char *home,
                 if (errno == ENOENT || errno == ENOTDIR)
                         return 0; /* gone: no Qwen starts there, and what it read is gone */
                 *ret_why = strprintf("its directory '%s' cannot be looked at (%s)", cwd,
-                                     errno_to_string(errno));
+                                     log_errno_to_string(errno));
                 return *ret_why ? 1 : -ENOMEM;
         }
         /* Qwen loads no workspace settings in the home directory, and there only the home's

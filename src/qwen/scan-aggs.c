@@ -44,7 +44,7 @@ static void scan_aggs_filter(ScanAggs *a) {
                 return;
         a->n_bits = n;
         for (size_t i = 0; i < a->n; i++) {
-                size_t b = (size_t)hash_fold(hash_string(a->v[i].name)) & (n - 1);
+                size_t b = (size_t)hash_fold(hashmap_hash_string(a->v[i].name)) & (n - 1);
                 a->bits[b / 64] |= UINT64_C(1) << (b % 64);
         }
 }
@@ -55,7 +55,7 @@ const ScanAgg *scan_aggs_find(const ScanAggs *a, const char *name) {
         if (a->n == 0)
                 return NULL;
         if (a->bits) {
-                size_t b = (size_t)hash_fold(hash_string(name)) & (a->n_bits - 1);
+                size_t b = (size_t)hash_fold(hashmap_hash_string(name)) & (a->n_bits - 1);
                 if (!(a->bits[b / 64] & (UINT64_C(1) << (b % 64))))
                         return NULL;
         }
@@ -222,7 +222,7 @@ int scan_aggs_orphans(Inventory *inv, const StoreOps *store, ScanPendings *pend)
         r = hashmap_reserve(&set, pend->n);
         for (size_t i = 0; r >= 0 && i < pend->n; i++) {
                 ScanIdKey key = { pend, pend->v[i].agg.name };
-                uint64_t h = hash_string_ascii_lower(pend->v[i].agg.name);
+                uint64_t h = hashmap_hash_string_ascii_lower(pend->v[i].agg.name);
                 HashSlot *slot = hashmap_slot(&set, h, scan_pending_eq, &key);
 
                 if (!slot->entry)
@@ -234,7 +234,7 @@ int scan_aggs_orphans(Inventory *inv, const StoreOps *store, ScanPendings *pend)
         /* every session of every tree */
         for (size_t i = 0; i < inv->n_sessions; i++) {
                 ScanIdKey key = { pend, inv->sessions[i].id };
-                void *e = hashmap_get(&set, hash_string_ascii_lower(inv->sessions[i].id),
+                void *e = hashmap_get(&set, hashmap_hash_string_ascii_lower(inv->sessions[i].id),
                                       scan_pending_eq, &key);
 
                 if (e)

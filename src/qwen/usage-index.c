@@ -82,12 +82,12 @@ UsageIndex *usage_index_free(UsageIndex *idx) {
 }
 
 static bool usage_index_contains(const UsageIndex *idx, const char *id) {
-        return hashmap_get(&idx->ids, hash_string(id), hashmap_eq_string, id);
+        return hashmap_get(&idx->ids, hashmap_hash_string(id), hashmap_eq_string, id);
 }
 
 /* Add id (a C string) unless it is there. */
 static int usage_index_add(UsageIndex *idx, const char *id) {
-        uint64_t h = hash_string(id);
+        uint64_t h = hashmap_hash_string(id);
         HashSlot *slot;
         char *copy;
         int r;

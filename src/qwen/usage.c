@@ -111,7 +111,7 @@ static bool usage_map_eq(const void *entry, const void *key) {
 }
 
 static void *usage_map_get(const NameMap *m, const char *s, size_t n) {
-        void *e = hashmap_get(&m->index, hash_bytes(s, n), usage_map_eq, &(NameKey){ m, s, n });
+        void *e = hashmap_get(&m->index, hashmap_hash_bytes(s, n), usage_map_eq, &(NameKey){ m, s, n });
 
         return e ? m->values[(uintptr_t)e - 1] : NULL;
 }
@@ -142,7 +142,7 @@ static int usage_map_add(NameMap *m, const char *s, size_t n, void *value) {
         m->lens[m->n] = n;
         m->values[m->n] = value;
         m->n++;
-        return hashmap_put(&m->index, hash_bytes(s, n), (void *)(uintptr_t)m->n);
+        return hashmap_put(&m->index, hashmap_hash_bytes(s, n), (void *)(uintptr_t)m->n);
 }
 
 static void usage_map_done(NameMap *m, void (*free_value)(void *)) {

@@ -31,7 +31,7 @@ char *test_read_rel(const char *root, const char *rel) {
 
         if (k < 0 || !buf)
                 fail_msg("cannot read %s%s%s: %s", root, rel ? "/" : "", rel ? rel : "",
-                         errno_to_string(-k));
+                         log_errno_to_string(-k));
         return buf;
 }
 
@@ -46,7 +46,7 @@ int test_open_dir(const char *root, const char *rel) {
         assert_non_null(p);
         fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
-                fail_msg("cannot open the directory %s: %s", p, errno_to_string(errno));
+                fail_msg("cannot open the directory %s: %s", p, log_errno_to_string(errno));
         return fd;
 }
 
@@ -67,10 +67,10 @@ void test_golden_compare(const char *rel, const char *out) {
         if (update && *update) {
                 g = fopen(path, "we");
                 if (!g)
-                        fail_msg("cannot write the golden %s: %s", path, errno_to_string(errno));
+                        fail_msg("cannot write the golden %s: %s", path, log_errno_to_string(errno));
                 fputs(out, g);
                 if (fclose(g) != 0)
-                        fail_msg("cannot write the golden %s: %s", path, errno_to_string(errno));
+                        fail_msg("cannot write the golden %s: %s", path, log_errno_to_string(errno));
                 fail_msg("golden %s rewritten: review the diff (git diff), then make check", path);
         }
         if (!want)

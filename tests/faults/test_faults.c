@@ -27,11 +27,13 @@
 #include "live.h"
 #include "reason.h"
 #include "restore.h"
+#include "qwen.h"
 #include "syncq.h"
 #include "usage.h"
 #include "usage-ahead.h"
 #include "usage-index.h"
 #include "testskip.h"
+#include "force-walk.h"
 #include "config-load.c" /* its static functions are tested here */
 
 /* Apply a configuration text as config_load_file() applies a file's, name labelling messages */
@@ -94,6 +96,9 @@ typedef struct Faults {
         unsigned batch_cap; /* a batch is full at this many sessions (0: the executor's own) */
         unsigned crash_after; /* _exit(99) right after the run's nth mutating step (0: off) */
         unsigned n_steps; /* the run's mutating steps so far */
+        unsigned crash_after_unlink; /* _exit(99) right after the run's nth unlinkat (0: off): a
+                                      * kill inside a step (rm_rf_at()'s walk) */
+        unsigned n_unlinks; /* the run's unlinkat() calls so far */
         char meet_on_rename[128]; /* renaming this name meets the concurrent writer (meet_writer) */
         int meet_go, meet_done;   /* pipes to and from the writer: one byte lets it on, one says
                                    * it wrote */
@@ -689,6 +694,8 @@ int __wrap_unlinkat(int dfd, const char *name, int flags) {
         if (__real_unlinkat(dfd, name, flags) < 0)
                 return -1;
         audit_destroys(dfd, name);
+        if (faults.crash_after_unlink > 0 && ++faults.n_unlinks >= faults.crash_after_unlink)
+                _exit(99);
         return 0;
 }
 
@@ -761,6 +768,7 @@ int __wrap_actions_execute(const Plan *p, ActionStats *ret_stats) {
 
         audit.armed = true;
         faults.n_steps = 0;
+        faults.n_unlinks = 0;
         usage_dirty.n = 0; /* each run answers for the lines it writes ... */
         for (size_t i = 0; !p->is_restore && i < p->inv->n_trees; i++) /* ... and for those it
                                                                           * relies on (a restore
@@ -2253,10 +2261,11 @@ static void stale_names(char *dir, size_t nd, char *cwd, size_t nc) {
  * an organization entry (no pin, no group), the marker written 10 days ago with that cwd, and
  * everything inside 10 days old; stale-project-min-age 1d removes it. */
 static void stale_plant(const char *qwen) {
-        char dir[256], cwd[128], rel[512];
-        _cleanup_(strbuf_done) StrBuf org = {};
+        char dir[256], cwd[128], rel[512], hash[PROJECT_HASH_LEN + 1];
+        _cleanup_(strbuf_done) StrBuf org = {}, logs = {};
 
         stale_names(dir, sizeof dir, cwd, sizeof cwd);
+        assert_true(strbuf_printf(&logs, "[\n  " CRASH_ROW(S_OTHER)) >= 0);
         assert_true(strbuf_printf(&org, "{\n  \"schemaVersion\": 1,\n  \"groups\": [],\n"
                                         "  \"sessions\": {") >= 0);
         for (int i = 0; i < STALE_N; i++) {
@@ -2280,12 +2289,23 @@ static void stale_plant(const char *qwen) {
                 snprintf(rel, sizeof rel, "%s/chats/%s.jsonl", dir, id);
                 assert_int_equal(fixture_write(qwen, rel, body), 0);
                 assert_int_equal(fixture_age(qwen, rel, 10 * 86400), 0);
+                assert_true(strbuf_printf(&logs, ",\n  {\n    \"sessionId\": \"%s\",\n    "
+                                                 "\"messageId\": 0,\n    \"type\": \"user\",\n    "
+                                                 "\"message\": \"m\",\n    \"timestamp\": "
+                                                 "\"2026-10-01T00:00:00.000Z\"\n  }",
+                                          id) >= 0);
                 assert_true(strbuf_printf(&org, "%s\n    \"%s\": {\n      \"groupId\": null,\n"
                                                 "      \"updatedAt\": "
                                                 "\"2026-10-01T00:00:00.000Z\"\n    }",
                                           i ? "," : "", id) >= 0);
         }
         assert_true(strbuf_printf(&org, "\n  }\n}") >= 0);
+        /* Qwen's logs.json of the project: a row of each session, and one of another session */
+        assert_true(strbuf_printf(&logs, "\n]") >= 0);
+        assert_int_equal(qwen_project_hash(cwd, hash), 0);
+        snprintf(rel, sizeof rel, "tmp/%s/logs.json", hash);
+        assert_int_equal(fixture_write(qwen, rel, logs.buf), 0);
+        assert_int_equal(fixture_age(qwen, rel, 10 * 86400), 0);
         snprintf(rel, sizeof rel, "%s/session-organization.v1.json", dir);
         assert_int_equal(fixture_write(qwen, rel, org.buf), 0);
         assert_int_equal(fixture_age(qwen, rel, 10 * 86400), 0);
@@ -2337,26 +2357,30 @@ static int stale_run(const char *qwen, ActionStats *ret_stats) {
         return actions_execute(plan, ret_stats);
 }
 
-/* The stale project entry removed by a run killed after every step N, then a normal run: the
- * tree is the tree of an unkilled run (the entry gone, each session's usage line once), with no
- * marker and no temporary file. */
-static void test_faults_stale_project_crash_after_every_step_then_rerun(void **state) {
-        T *t = *state;
-        _cleanup_free_ char *ref = fixture_path(t->root, "stale-ref"), *want = NULL;
+/* crash_tree() of qwen, logs.json's mtime (the time of qgc's edit) left out. */
+static char *stale_tree(const char *qwen) {
+        char dir[256], cwd[128], hash[PROJECT_HASH_LEN + 1];
+        _cleanup_free_ char *logs = NULL;
+
+        stale_names(dir, sizeof dir, cwd, sizeof cwd);
+        assert_int_equal(qwen_project_hash(cwd, hash), 0);
+        logs = strprintf("tmp/%s/logs.json", hash);
+        assert_int_equal(fixture_set_mtime(qwen, logs, 1), 0);
+        return crash_tree(qwen);
+}
+
+/* The stale project entry of stale_plant() removed by runs killed after every step N (by_unlink:
+ * after every unlinkat N instead, inside a step too), each then followed by a normal run: the tree
+ * is the tree of an unkilled run (the entry gone, each session's usage line once, logs.json's rows
+ * of the sessions gone and the other one kept), with no marker and no temporary file. */
+static void stale_crash_every(T *t, const char *want, bool by_unlink) {
         char dir[256], cwd[128];
         ActionStats st = {};
         unsigned n;
 
         stale_names(dir, sizeof dir, cwd, sizeof cwd);
-        (void)rmdir(cwd);
-        stale_plant(t->qwen);
-        assert_int_equal(fixture_copy_tree(t->qwen, t->root, "stale-ref"), 0);
-        assert_int_equal(stale_run(ref, &st), 0);
-        assert_int_equal(st.n_deleted, STALE_N);
-        assert_false(fixture_exists(ref, dir));
-        want = crash_tree(ref);
-        for (n = 1; n < 100; n++) {
-                _cleanup_free_ char *d = strprintf("stale%u", n);
+        for (n = 1; n < 200; n++) {
+                _cleanup_free_ char *d = strprintf("stale%s%u", by_unlink ? "u" : "", n);
                 _cleanup_free_ char *qwen = fixture_path(t->root, d);
                 _cleanup_free_ char *got = NULL;
                 int status = 0;
@@ -2367,7 +2391,10 @@ static void test_faults_stale_project_crash_after_every_step_then_rerun(void **s
                 assert_true(pid >= 0);
                 if (pid == 0) {
                         ActionStats cst;
-                        faults.crash_after = n;
+                        if (by_unlink)
+                                faults.crash_after_unlink = n;
+                        else
+                                faults.crash_after = n;
                         _exit(stale_run(qwen, &cst) == 0 ? 0 : 1);
                 }
                 assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -2378,15 +2405,38 @@ static void test_faults_stale_project_crash_after_every_step_then_rerun(void **s
                         break;
                 }
                 if (stale_run(qwen, &st) != 0 || st.n_failed > 0)
-                        fail_msg("stale, step %u: the rerun failed", n);
-                got = crash_tree(qwen);
+                        fail_msg("stale %s, step %u: the rerun failed", d, n);
+                got = stale_tree(qwen);
                 if (!streq(got, want))
-                        crash_tree_diff("stale", n, got, want);
-                crash_check_no_leftovers(qwen, "stale", n);
+                        crash_tree_diff(d, n, got, want);
+                crash_check_no_leftovers(qwen, d, n);
                 assert_int_equal(fixture_rm_rf(qwen), 0);
         }
         assert_true(n > 5);
-        assert_true(n < 100);
+        assert_true(n < 200);
+}
+
+static void test_faults_stale_project_crash_after_every_step_then_rerun(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *ref = fixture_path(t->root, "stale-ref"), *want = NULL;
+        _cleanup_free_ char *logs = NULL, *got = NULL;
+        char dir[256], cwd[128], hash[PROJECT_HASH_LEN + 1];
+        ActionStats st = {};
+
+        stale_names(dir, sizeof dir, cwd, sizeof cwd);
+        (void)rmdir(cwd);
+        stale_plant(t->qwen);
+        assert_int_equal(fixture_copy_tree(t->qwen, t->root, "stale-ref"), 0);
+        assert_int_equal(stale_run(ref, &st), 0);
+        assert_int_equal(st.n_deleted, STALE_N);
+        assert_false(fixture_exists(ref, dir));
+        assert_int_equal(qwen_project_hash(cwd, hash), 0);
+        logs = strprintf("tmp/%s/logs.json", hash);
+        got = test_read_rel(ref, logs);
+        assert_string_equal(got, "[\n  " CRASH_ROW(S_OTHER) "\n]");
+        want = stale_tree(ref);
+        stale_crash_every(t, want, /* by_unlink= */ false);
+        stale_crash_every(t, want, /* by_unlink= */ true);
 }
 
 /* The compressed content of (qwen, rel.zst) in the cold tier, checked (cold_cat()). */

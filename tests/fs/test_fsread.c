@@ -19,6 +19,7 @@
 #include <json-c/json.h>
 
 #include "fixture.h"
+#include "force-walk.h"
 #include "fsutil.h"
 #include "json.h"
 #include "json-input.h"

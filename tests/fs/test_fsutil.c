@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "force-walk.h"
 #include "fsutil.h"
 #include "rm-rf.h"
 #include "macro.h"

@@ -757,7 +757,7 @@ static void test_treesize_corpus(void **state) {
         assert_true(s.files[TREE_KIND_ARCHIVE] > 0);
         assert_false(s.incomplete);
         store_size_done(&s);
-        tree_done(&t);
+        inventory_tree_done(&t);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, fixture_corpus_setup, fixture_corpus_teardown)

@@ -60,7 +60,7 @@ static void test_roots_normalize_and_tilde(void **state) {
         (void)state;
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                _cleanup_(tree_done) Tree t = {};
+                _cleanup_(inventory_tree_done) Tree t = {};
 
                 assert_int_equal(fixture_roots_resolve(cases[i].home, cases[i].qwen_home, NULL, &t), 0);
                 if (!streq(t.global_dir, cases[i].g))
@@ -74,7 +74,7 @@ static void test_roots_normalize_and_tilde(void **state) {
 
 /* "~x" is no home expansion: a relative name, against the cwd (Qwen's and --root's alike). */
 static void test_roots_tilde_name_is_relative(void **state) {
-        _cleanup_(tree_done) Tree t = {}, u = {};
+        _cleanup_(inventory_tree_done) Tree t = {}, u = {};
         _cleanup_free_ char *cwd = getcwd(NULL, 0), *want = NULL;
 
         (void)state;
@@ -102,7 +102,7 @@ static void test_roots_without_home(void **state) {
                 assert_null(t.runtime_dir);
         }
         {
-                _cleanup_(tree_done) Tree t = { .uid = 1234 };
+                _cleanup_(inventory_tree_done) Tree t = { .uid = 1234 };
                 assert_int_equal(fixture_roots_resolve(NULL, "/g", "/r/", &t), 0);
                 assert_string_equal(t.global_dir, "/g");
                 assert_string_equal(t.runtime_dir, "/r");
@@ -123,24 +123,24 @@ static void test_roots_settings_of_g(void **state) {
         assert_int_equal(fixture_write(root, "g/settings.json",
                                        "{\"advanced\":{\"runtimeOutputDir\":\"/from-g/x/../rt/\"}}"), 0);
         {
-                _cleanup_(tree_done) Tree t = {};
+                _cleanup_(inventory_tree_done) Tree t = {};
                 assert_int_equal(fixture_roots_resolve(home, g, NULL, &t), 0);
                 assert_string_equal(t.global_dir, g);
                 assert_string_equal(t.runtime_dir, "/from-g/rt");
         }
         {
-                _cleanup_(tree_done) Tree t = {};
+                _cleanup_(inventory_tree_done) Tree t = {};
                 assert_int_equal(fixture_roots_resolve(home, NULL, NULL, &t), 0);
                 assert_string_equal(t.runtime_dir, "/from-home");
         }
         {
-                _cleanup_(tree_done) Tree t = {};
+                _cleanup_(inventory_tree_done) Tree t = {};
                 assert_int_equal(fixture_roots_resolve(home, g, "/env-rt", &t), 0);
                 assert_string_equal(t.runtime_dir, "/env-rt");
         }
         {
                 /* Qwen strips comments from settings files before JSON.parse */
-                _cleanup_(tree_done) Tree t = {};
+                _cleanup_(inventory_tree_done) Tree t = {};
                 assert_int_equal(fixture_write(root, "g/settings.json",
                                                "// user settings\n{ /* run */ \"advanced\": "
                                                "{\"runtimeOutputDir\": \"/commented\"} // here\n}\n"), 0);
@@ -151,7 +151,7 @@ static void test_roots_settings_of_g(void **state) {
         }
         {
                 /* an empty QWEN_RUNTIME_DIR is unset (JS truthiness): the setting again */
-                _cleanup_(tree_done) Tree t = {};
+                _cleanup_(inventory_tree_done) Tree t = {};
                 assert_int_equal(fixture_roots_resolve(home, g, "", &t), 0);
                 assert_string_equal(t.runtime_dir, "/from-g/rt");
         }
@@ -168,7 +168,7 @@ static void test_roots_settings_ignored(void **state) {
 
         assert_int_equal(fixture_mkdir(root, "g/settings.json"), 0);
         {
-                _cleanup_(tree_done) Tree t = {};
+                _cleanup_(inventory_tree_done) Tree t = {};
                 assert_int_equal(fixture_roots_resolve("/h", g, NULL, &t), ROOTS_UNDETERMINED);
         }
         {
@@ -177,7 +177,7 @@ static void test_roots_settings_ignored(void **state) {
         }
         assert_int_equal(fixture_mkfifo(root, "g/settings.json"), 0);
         {
-                _cleanup_(tree_done) Tree t = {};
+                _cleanup_(inventory_tree_done) Tree t = {};
                 assert_int_equal(fixture_roots_resolve("/h", g, NULL, &t), ROOTS_UNDETERMINED);
         }
         {
@@ -192,20 +192,20 @@ static void test_roots_settings_ignored(void **state) {
         big[n] = 0;
         assert_int_equal(fixture_write(root, "g/settings.json", big), 0);
         {
-                _cleanup_(tree_done) Tree t = {};
+                _cleanup_(inventory_tree_done) Tree t = {};
                 assert_int_equal(fixture_roots_resolve("/h", g, NULL, &t), ROOTS_UNDETERMINED);
         }
         big[n - 1] = 0; /* exactly 4 MiB: read */
         assert_int_equal(fixture_write(root, "g/settings.json", big), 0);
         {
-                _cleanup_(tree_done) Tree t = {};
+                _cleanup_(inventory_tree_done) Tree t = {};
                 assert_int_equal(fixture_roots_resolve("/h", g, NULL, &t), 0);
                 assert_string_equal(t.runtime_dir, "/rt");
         }
         assert_int_equal(fixture_write(root, "g/settings.json",
                                        "{\"advanced\":{\"runtimeOutputDir\":\"~/rt\"}}"), 0);
         {
-                _cleanup_(tree_done) Tree t = {};
+                _cleanup_(inventory_tree_done) Tree t = {};
                 /* "~" with no home: not known, never G */
                 assert_int_equal(fixture_roots_resolve(NULL, g, NULL, &t), ROOTS_UNDETERMINED);
         }
@@ -225,7 +225,7 @@ static void test_roots_from_dir(void **state) {
         (void)state;
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                _cleanup_(tree_done) Tree t = {};
+                _cleanup_(inventory_tree_done) Tree t = {};
 
                 assert_int_equal(roots_from_dir(cases[i].dir, &t), 0);
                 assert_string_equal(t.global_dir, cases[i].want);

@@ -29,6 +29,7 @@
 #include "fixture.h"
 #include "inventory.h"
 #include "json.h"
+#include "json-dialect.h"
 #include "json-input.h"
 #include "live.h"
 #include "macro.h"
@@ -202,7 +203,7 @@ static void test_scan_corpus_every_session_owned(void **state) {
                 const Session *s = find(fx, corpus_sessions[i].id);
                 _cleanup_free_ char *hash = golden_hash(corpus_sessions[i].cwd);
 
-                print_message("  %s %s %s\n", s->id, owner_status_to_string(s->owner),
+                print_message("  %s %s %s\n", s->id, inventory_owner_status_to_string(s->owner),
                               owner_text(s) ?: "");
                 assert_int_equal(s->owner, OWNER_OK);
                 assert_int_equal(s->state, corpus_sessions[i].state);
@@ -526,7 +527,7 @@ static void test_scan_hostile_entries_reasons(void **state) {
         scan_fx(fx);
         for (size_t i = 0; i < ELEMENTSOF(hostile_cases); i++) {
                 const Session *s = find(fx, hostile_cases[i].id);
-                print_message("  %s %s: %s\n", s->id, owner_status_to_string(s->owner),
+                print_message("  %s %s: %s\n", s->id, inventory_owner_status_to_string(s->owner),
                               owner_text(s) ?: "(null)");
                 assert_int_equal(s->owner, hostile_cases[i].owner);
                 assert_non_null(owner_text(s));
@@ -621,7 +622,7 @@ static void test_scan_orphans(void **state) {
 
         for (size_t i = 0; i < fx->inv->n_orphans; i++) {
                 const Orphan *o = &fx->inv->orphans[i];
-                print_message("  orphan %s %s %s %" PRIu64 "\n", orphan_kind_to_string(o->kind),
+                print_message("  orphan %s %s %s %" PRIu64 "\n", inventory_orphan_kind_to_string(o->kind),
                               o->project_dir ? o->project_dir : "-", o->name, o->bytes);
                 assert_true(o->dir.present);
                 if (o->kind == ORPHAN_FILE_HISTORY) {
@@ -1307,7 +1308,7 @@ static void test_live_check_rereads_registry_and_claims(void **state) {
         assert_int_equal(owner_test_check(&s, NULL, "empty transcript", "-srv-demo-webapp", cfd), 0);
         assert_int_equal(s.owner, OWNER_UNVERIFIED);
         assert_string_equal(owner_text(&s), "empty transcript");
-        session_done(&s);
+        inventory_session_done(&s);
 }
 
 
@@ -1343,7 +1344,7 @@ static void test_live_probe_refresh_reads_only_changes(void **state) {
         snprintf(s.id, sizeof s.id, "%s", id_a);
         assert_int_equal(live_check_claims(probe, &s, NULL), 0);
         assert_int_equal(s.live, LIVE_REGISTRY);
-        session_done(&s);
+        inventory_session_done(&s);
         s = (Session){};
 
         /* nothing changed: nothing is read */
@@ -1365,12 +1366,12 @@ static void test_live_probe_refresh_reads_only_changes(void **state) {
         snprintf(s.id, sizeof s.id, "%s", id_a);
         assert_int_equal(live_check_claims(probe, &s, NULL), 0);
         assert_int_equal(s.live, 0);
-        session_done(&s);
+        inventory_session_done(&s);
         s = (Session){};
         snprintf(s.id, sizeof s.id, "%s", id_b);
         assert_int_equal(live_check_claims(probe, &s, NULL), 0);
         assert_int_equal(s.live, LIVE_REGISTRY);
-        session_done(&s);
+        inventory_session_done(&s);
         s = (Session){};
 
         /* listed again (the directory changed within the last second), nothing read again */
@@ -1421,7 +1422,7 @@ static void test_claims_load_sort_range_of_a_directory(void **state) {
 /* ------------------------------------------------------------------ roots */
 
 static void test_roots_resolve_default(void **state) {
-        _cleanup_(tree_done) Tree t = {};
+        _cleanup_(inventory_tree_done) Tree t = {};
         (void)state;
 
         assert_int_equal(fixture_roots_resolve("/nonexistent/home/u", NULL, NULL, &t), 0);
@@ -1443,7 +1444,7 @@ static void test_roots_resolve_env_expansion(void **state) {
         (void)state;
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                _cleanup_(tree_done) Tree t = {};
+                _cleanup_(inventory_tree_done) Tree t = {};
                 print_message("  case %zu: %s %s\n", i, cases[i].qwen_home,
                               cases[i].runtime ? cases[i].runtime : "(null)");
                 assert_int_equal(fixture_roots_resolve("/h", cases[i].qwen_home, cases[i].runtime, &t), 0);
@@ -1453,7 +1454,7 @@ static void test_roots_resolve_env_expansion(void **state) {
 }
 
 static void test_roots_resolve_relative_against_cwd(void **state) {
-        _cleanup_(tree_done) Tree t = {}, u = {};
+        _cleanup_(inventory_tree_done) Tree t = {}, u = {};
         _cleanup_free_ char *cwd = getcwd(NULL, 0), *want = NULL;
         (void)state;
 
@@ -1483,7 +1484,7 @@ static void test_roots_resolve_settings_runtime_dir(void **state) {
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                _cleanup_(tree_done) Tree t = {}, e = {};
+                _cleanup_(inventory_tree_done) Tree t = {}, e = {};
                 _cleanup_free_ char *want = NULL;
                 assert_int_equal(fixture_write(fx->root, "home/.qwen/settings.json",
                                                cases[i].settings),
@@ -1569,16 +1570,16 @@ static void test_inventory_to_string(void **state) {
         char buf[64], small[12];
         (void)state;
 
-        assert_string_equal(session_state_to_string(SESSION_CONFLICT), "conflict");
-        assert_null(session_state_to_string(_SESSION_STATE_MAX));
-        assert_string_equal(owner_status_to_string(OWNER_UNVERIFIED), "unverified");
-        assert_null(owner_status_to_string(_OWNER_STATUS_INVALID));
-        assert_string_equal(orphan_kind_to_string(ORPHAN_EMPTY_PROJECT), "empty-project");
-        assert_string_equal(live_flags_to_string(buf, sizeof(buf), 0), "");
-        assert_string_equal(live_flags_to_string(buf, sizeof(buf), LIVE_REGISTRY | LIVE_LOCK),
+        assert_string_equal(inventory_session_state_to_string(SESSION_CONFLICT), "conflict");
+        assert_null(inventory_session_state_to_string(_SESSION_STATE_MAX));
+        assert_string_equal(inventory_owner_status_to_string(OWNER_UNVERIFIED), "unverified");
+        assert_null(inventory_owner_status_to_string(_OWNER_STATUS_INVALID));
+        assert_string_equal(inventory_orphan_kind_to_string(ORPHAN_EMPTY_PROJECT), "empty-project");
+        assert_string_equal(inventory_live_flags_to_string(buf, sizeof(buf), 0), "");
+        assert_string_equal(inventory_live_flags_to_string(buf, sizeof(buf), LIVE_REGISTRY | LIVE_LOCK),
                             "registry,lock");
-        assert_string_equal(live_flags_to_string(buf, sizeof(buf), LIVE_UNKNOWN), "unknown");
-        assert_string_equal(live_flags_to_string(small, sizeof(small),
+        assert_string_equal(inventory_live_flags_to_string(buf, sizeof(buf), LIVE_UNKNOWN), "unknown");
+        assert_string_equal(inventory_live_flags_to_string(small, sizeof(small),
                                                  LIVE_REGISTRY | LIVE_CLAIM | LIVE_LOCK),
                             "registry");
 }
@@ -1741,8 +1742,8 @@ static void test_owner_check_cached_matches_uncached(void **state) {
                                           streq(cases[i].cwd + 5, cases[i].project_dir + 5) ?
                                                                      OWNER_OK :
                                                                      OWNER_FOREIGN);
-                session_done(&a);
-                session_done(&b);
+                inventory_session_done(&a);
+                inventory_session_done(&b);
         }
 }
 
@@ -1814,7 +1815,7 @@ static void test_ownership_pass_decides_from_facts(void **state) {
         assert_string_equal(owner_text(&s[2]), "first record unreadable");
         for (size_t i = 0; i < ELEMENTSOF(s); i++) {
                 owner_facts_done(&f[i]);
-                session_done(&s[i]);
+                inventory_session_done(&s[i]);
         }
 }
 
@@ -1880,7 +1881,7 @@ static void test_enrich_pass_reads_what_the_scan_listed(void **state) {
         assert_false(s[0].org_entry);
         json_object_put(org);
         for (size_t i = 0; i < ELEMENTSOF(s); i++)
-                session_done(&s[i]);
+                inventory_session_done(&s[i]);
 }
 
 /* The liveness pass: without a probe every session is undecidable; subagents not listed in full
@@ -1891,13 +1892,13 @@ static void test_live_pass_without_probe_and_incomplete_subagents(void **state) 
         Session s[2] = { { .id = PASS_ID0 }, { .id = PASS_ID1 } };
         LiveFacts f[2] = { { .subagents_incomplete = false }, { .subagents_incomplete = true } };
         ClaimSet claims = {};
-        _cleanup_(tree_done) Tree t = {};
+        _cleanup_(inventory_tree_done) Tree t = {};
 
         assert_int_equal(live_pass(NULL, s, f, ELEMENTSOF(s), &claims), 0);
         for (size_t i = 0; i < ELEMENTSOF(s); i++) {
                 assert_int_equal(s[i].live, LIVE_UNKNOWN);
                 assert_string_equal(s[i].live_reason, "liveness probe unavailable");
-                session_done(&s[i]);
+                inventory_session_done(&s[i]);
                 s[i] = (Session){};
         }
         memcpy(s[0].id, PASS_ID0, sizeof(PASS_ID0));
@@ -1910,7 +1911,7 @@ static void test_live_pass_without_probe_and_incomplete_subagents(void **state) 
         assert_int_equal(s[1].live, LIVE_UNKNOWN);
         assert_string_equal(s[1].live_reason, "subagents/ could not be listed");
         for (size_t i = 0; i < ELEMENTSOF(s); i++)
-                session_done(&s[i]);
+                inventory_session_done(&s[i]);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, fixture_corpus_setup, fixture_corpus_teardown)

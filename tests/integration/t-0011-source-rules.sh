@@ -1,6 +1,7 @@
 #!/bin/sh
 # t-0011-source-rules: rules of the source that no compiler checks. src/ holds one folder per
-# layer, bottom to top: base, model, config, policy, qwen, scan, plan, exec, cli.
+# layer, bottom to top: base, model, config, policy, qwen, deepcode, scan, plan,
+# exec, cli.
 #   - layers: a file's #include "x.h" resolves to the folder holding x.h, and a call (an object
 #     of libqgc.a or of qgc's main using a symbol another object defines, by nm) to the folder
 #     of the defining object; either must be the file's own folder or one before it.
@@ -13,7 +14,7 @@
 #   - nothing exported for tests: every global function (T) of libqgc.a is used by another
 #     object of libqgc.a or of qgc's main; one used only in its own file should be static.
 #   - every .c and .h under src/ is named in doc/architecture.md.
-#   - errno becomes text only through errno_to_string() (log.c): strerror() is not thread-safe,
+#   - errno becomes text only through log_errno_to_string() (log.c): strerror() is not thread-safe,
 #     and the scan's worker threads report errors.
 #   - one FNV-1a (hashmap.c): no other copy of its offset basis or prime, right or wrong.
 #   - one UTF-8 decoder (utf8.c), one days_from_civil and ISO 8601 parser (js.c).
@@ -26,7 +27,7 @@
 # the test fails.
 . "$(dirname "$0")/lib.sh"
 : "${QGC_SRCDIR:?QGC_SRCDIR must name the source tree}"
-LAYERS="base model config policy qwen scan plan exec cli"
+LAYERS="base model config policy qwen deepcode scan plan exec cli"
 # The folders of the stores, and the folders of the core that reach them through store.h only.
 # plan/ and exec/ join NEUTRAL when they do (Qwen's statuses, reasons and steps still named
 # directly there).
@@ -36,10 +37,10 @@ NEUTRAL="policy scan"
 #   actions_execute, actions_restore: the executor without the tree locks and the action log
 #     (test_actions and test_faults count the files and fsyncs of one run; actions_run() adds
 #     the lock files and the log);
-#   fs_test_force_walk: fsutil's walk without openat2 and back again, in one test program
-#     (an ld --wrap can take openat2 away but not give it back);
-#   json_input_dialect_to_string: the JSON input table's dialect names (test_json, test_scan).
-TEST_EXPORTS="actions_execute actions_restore fs_test_force_walk json_input_dialect_to_string"
+#   dc_store_scan, dc_store_inventory, dc_store_free: the read side of a Deep Code store (issue
+#     26), called only by test_deepcode until the Deep Code store's scan op (deepcode-store.c
+#     in issue 25's store table) calls them.
+TEST_EXPORTS="actions_execute actions_restore dc_store_scan dc_store_inventory dc_store_free"
 # The I/O of libc: opening, reading, writing, asking about and changing files, directories and
 # terminals. With _FORTIFY_SOURCE and large-file builds they appear as __NAME_chk, __NAME_2 and
 # NAME64, which io_symbol matches too.

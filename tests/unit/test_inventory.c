@@ -235,32 +235,32 @@ static void test_inventory_strings(void **state) {
         char buf[64];
 
         (void)state;
-        assert_string_equal(session_state_to_string(SESSION_ACTIVE), "active");
-        assert_string_equal(session_state_to_string(SESSION_ARCHIVED), "archived");
-        assert_string_equal(session_state_to_string(SESSION_CONFLICT), "conflict");
-        assert_string_equal(owner_status_to_string(OWNER_OK), "ok");
-        assert_string_equal(owner_status_to_string(OWNER_WORKTREE), "worktree");
-        assert_string_equal(owner_status_to_string(OWNER_CLAIM), "claim");
-        assert_string_equal(owner_status_to_string(OWNER_FOREIGN), "foreign");
-        assert_string_equal(owner_status_to_string(OWNER_UNVERIFIED), "unverified");
-        assert_null(owner_status_to_string(_OWNER_STATUS_MAX));
-        assert_string_equal(orphan_kind_to_string(ORPHAN_FILE_HISTORY), "file-history");
-        assert_string_equal(orphan_kind_to_string(ORPHAN_EMPTY_PROJECT), "empty-project");
-        assert_string_equal(orphan_kind_to_string(ORPHAN_TMP_PROJECT), "stale-tmp");
-        assert_string_equal(orphan_kind_to_string(ORPHAN_STALE_PROJECT), "stale-project");
+        assert_string_equal(inventory_session_state_to_string(SESSION_ACTIVE), "active");
+        assert_string_equal(inventory_session_state_to_string(SESSION_ARCHIVED), "archived");
+        assert_string_equal(inventory_session_state_to_string(SESSION_CONFLICT), "conflict");
+        assert_string_equal(inventory_owner_status_to_string(OWNER_OK), "ok");
+        assert_string_equal(inventory_owner_status_to_string(OWNER_WORKTREE), "worktree");
+        assert_string_equal(inventory_owner_status_to_string(OWNER_CLAIM), "claim");
+        assert_string_equal(inventory_owner_status_to_string(OWNER_FOREIGN), "foreign");
+        assert_string_equal(inventory_owner_status_to_string(OWNER_UNVERIFIED), "unverified");
+        assert_null(inventory_owner_status_to_string(_OWNER_STATUS_MAX));
+        assert_string_equal(inventory_orphan_kind_to_string(ORPHAN_FILE_HISTORY), "file-history");
+        assert_string_equal(inventory_orphan_kind_to_string(ORPHAN_EMPTY_PROJECT), "empty-project");
+        assert_string_equal(inventory_orphan_kind_to_string(ORPHAN_TMP_PROJECT), "stale-tmp");
+        assert_string_equal(inventory_orphan_kind_to_string(ORPHAN_STALE_PROJECT), "stale-project");
         for (int k = 0; k < _ORPHAN_KIND_MAX; k++)
-                assert_non_null(orphan_kind_to_string((OrphanKind)k));
+                assert_non_null(inventory_orphan_kind_to_string((OrphanKind)k));
 
-        assert_string_equal(live_flags_to_string(buf, sizeof buf, 0), "");
-        assert_string_equal(live_flags_to_string(buf, sizeof buf, LIVE_REGISTRY), "registry");
-        assert_string_equal(live_flags_to_string(buf, sizeof buf, LIVE_CLAIM | LIVE_LOCK), "claim,lock");
-        assert_string_equal(live_flags_to_string(buf, sizeof buf,
+        assert_string_equal(inventory_live_flags_to_string(buf, sizeof buf, 0), "");
+        assert_string_equal(inventory_live_flags_to_string(buf, sizeof buf, LIVE_REGISTRY), "registry");
+        assert_string_equal(inventory_live_flags_to_string(buf, sizeof buf, LIVE_CLAIM | LIVE_LOCK), "claim,lock");
+        assert_string_equal(inventory_live_flags_to_string(buf, sizeof buf,
                                                  LIVE_REGISTRY | LIVE_CLAIM | LIVE_LOCK | LIVE_RECENT | LIVE_UNKNOWN),
                             "registry,claim,lock,recent,unknown");
         /* a name that does not fit is dropped whole, never cut */
-        assert_string_equal(live_flags_to_string(buf, 12, LIVE_REGISTRY | LIVE_CLAIM), "registry");
-        assert_string_equal(live_flags_to_string(buf, 8, LIVE_REGISTRY), "");
-        assert_string_equal(live_flags_to_string(buf, 9, LIVE_REGISTRY), "registry");
+        assert_string_equal(inventory_live_flags_to_string(buf, 12, LIVE_REGISTRY | LIVE_CLAIM), "registry");
+        assert_string_equal(inventory_live_flags_to_string(buf, 8, LIVE_REGISTRY), "");
+        assert_string_equal(inventory_live_flags_to_string(buf, 9, LIVE_REGISTRY), "registry");
 }
 
 int main(void) {

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "json-dialect.h"
 #include "json-input.h"
 #include "macro.h"
 #include "util.h"

@@ -62,7 +62,7 @@ static void test_owner_no_head_is_unreadable(void **state) {
         assert_null(s.owner_dir);
         assert_null(s.cwd);
         assert_null(s.hash);
-        session_done(&s);
+        inventory_session_done(&s);
 
         /* owner_test_set_unreadable() takes the string */
         s = session_new();
@@ -70,7 +70,7 @@ static void test_owner_no_head_is_unreadable(void **state) {
         assert_int_equal(s.owner, OWNER_UNVERIFIED);
         assert_int_equal(s.owner_cause, OWNER_CAUSE_UNREADABLE);
         assert_string_equal(s.owner_detail, "Permission denied");
-        session_done(&s);
+        inventory_session_done(&s);
 }
 
 /* A first record without a string sessionId proves nothing, even when its cwd is the
@@ -85,7 +85,7 @@ static void test_owner_no_session_id(void **state) {
         assert_int_equal(s.owner_cause, OWNER_CAUSE_NO_SESSION_ID);
         assert_string_equal(s.cwd, "/srv/app");
         assert_string_equal(s.hash, SRV_APP_HASH);
-        session_done(&s);
+        inventory_session_done(&s);
 }
 
 /* sessionId must equal the file's id ignoring ASCII case; another id is unverified, with up to
@@ -99,7 +99,7 @@ static void test_owner_session_id(void **state) {
         assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
         assert_int_equal(s.owner, OWNER_OK);
         assert_int_equal(s.owner_cause, OWNER_CAUSE_CWD);
-        session_done(&s);
+        inventory_session_done(&s);
 
         s = session_new();
         h = head("c7bab6d3-4d35-4ebb-b856-81c884008a1f", "/srv/app");
@@ -109,14 +109,14 @@ static void test_owner_session_id(void **state) {
         assert_string_equal(s.owner_detail, "c7bab6d3-4d35-4ebb-b856-81c884008a1f");
         /* the id test comes before cwd's: cwd and hash are still kept */
         assert_string_equal(s.cwd, "/srv/app");
-        session_done(&s);
+        inventory_session_done(&s);
 
         /* a prefix of the id is not the id */
         s = session_new();
         h = head("c7bab6d3-4d35-4ebb-b856", "/srv/app");
         assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
         assert_int_equal(s.owner_cause, OWNER_CAUSE_ID_MISMATCH);
-        session_done(&s);
+        inventory_session_done(&s);
 
         /* a long sessionId is quoted up to 64 bytes */
         memset(longid, 'a', sizeof longid - 1);
@@ -127,7 +127,7 @@ static void test_owner_session_id(void **state) {
         assert_int_equal(s.owner_cause, OWNER_CAUSE_ID_MISMATCH);
         assert_int_equal(strlen(s.owner_detail), 64);
         assert_true(strneq(s.owner_detail, longid, 64));
-        session_done(&s);
+        inventory_session_done(&s);
 }
 
 /* A first record with the right id and no cwd is unverified: never decided from the directory
@@ -142,7 +142,7 @@ static void test_owner_no_cwd(void **state) {
         assert_int_equal(s.owner_cause, OWNER_CAUSE_NO_CWD);
         assert_null(s.cwd);
         assert_null(s.hash);
-        session_done(&s);
+        inventory_session_done(&s);
 }
 
 /* sanitizeCwd(cwd) is the directory: ours. Qwen's collisions (/a/b-c, /a/b/c, /a/b.c all give
@@ -163,7 +163,7 @@ static void test_owner_cwd(void **state) {
                 assert_null(s.owner_detail);
                 assert_null(s.owner_dir);
                 assert_string_equal(s.cwd, same[i]);
-                session_done(&s);
+                inventory_session_done(&s);
         }
 
         s = session_new();
@@ -173,14 +173,14 @@ static void test_owner_cwd(void **state) {
         assert_int_equal(s.owner_cause, OWNER_CAUSE_FOREIGN);
         assert_string_equal(s.owner_dir, "-srv-other");
         assert_string_equal(s.cwd, "/srv/other");
-        session_done(&s);
+        inventory_session_done(&s);
 
         /* one UTF-16 unit per code point: é is one '-', an astral character two */
         s = session_new();
         h = head(ID, "/x/caf\xc3\xa9/\xf0\x9f\x98\x80");
         assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-x-caf----", NULL), 0);
         assert_int_equal(s.owner, OWNER_OK);
-        session_done(&s);
+        inventory_session_done(&s);
 }
 
 /* A worktree: the part of cwd before the LAST "/.qwen/worktrees/" sanitizes to the directory. */
@@ -196,26 +196,26 @@ static void test_owner_worktree(void **state) {
         /* the hash is still the cwd's own */
         assert_string_equal(s.cwd, "/srv/app/.qwen/worktrees/feature-x");
         assert_string_not_equal(s.hash, SRV_APP_HASH);
-        session_done(&s);
+        inventory_session_done(&s);
 
         /* nested: the last occurrence counts, so the outer root does not own it */
         s = session_new();
         h = head(ID, "/srv/app/.qwen/worktrees/a/.qwen/worktrees/b");
         assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
         assert_int_equal(s.owner, OWNER_FOREIGN);
-        session_done(&s);
+        inventory_session_done(&s);
         s = session_new();
         assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app--qwen-worktrees-a", NULL), 0);
         assert_int_equal(s.owner, OWNER_WORKTREE);
         assert_string_equal(s.owner_dir, "/srv/app/.qwen/worktrees/a");
-        session_done(&s);
+        inventory_session_done(&s);
 
         /* "/.qwen/worktrees" without the trailing slash is no worktree */
         s = session_new();
         h = head(ID, "/srv/app/.qwen/worktrees");
         assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app", NULL), 0);
         assert_int_equal(s.owner, OWNER_FOREIGN);
-        session_done(&s);
+        inventory_session_done(&s);
 }
 
 /* A runtime claim in chats/ vouches (a /cd-migrated session): its session_id names the session
@@ -236,7 +236,7 @@ static void test_owner_claim(void **state) {
         assert_int_equal(s.owner, OWNER_FOREIGN);
         assert_int_equal(s.owner_cause, OWNER_CAUSE_FOREIGN);
         assert_string_equal(s.owner_dir, "-srv-old");
-        session_done(&s);
+        inventory_session_done(&s);
 
         claim_push(&set, ID ".43.runtime.json", "C7BAB6D3-4D35-4EBB-B856-81C884008A1E",
                    "/srv/app", false);
@@ -251,7 +251,7 @@ static void test_owner_claim(void **state) {
                 assert_string_equal(s.owner_dir, "/srv/app");
                 /* the first record's cwd is what is kept */
                 assert_string_equal(s.cwd, "/srv/old");
-                session_done(&s);
+                inventory_session_done(&s);
         }
 
         /* a claim does not rescue a head that failed the id test */
@@ -260,7 +260,7 @@ static void test_owner_claim(void **state) {
         assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app", &set), 0);
         assert_int_equal(s.owner, OWNER_UNVERIFIED);
         assert_int_equal(s.owner_cause, OWNER_CAUSE_ID_MISMATCH);
-        session_done(&s);
+        inventory_session_done(&s);
 
         /* the cwd proof wins over a claim */
         s = session_new();
@@ -268,7 +268,7 @@ static void test_owner_claim(void **state) {
         assert_int_equal(owner_test_check_claims(&s, &h, NULL, "-srv-app", &set), 0);
         assert_int_equal(s.owner, OWNER_OK);
         assert_null(s.owner_detail);
-        session_done(&s);
+        inventory_session_done(&s);
 }
 
 /* The cache remembers one cwd's hash and sanitize result for ONE project directory: the same cwd
@@ -283,25 +283,25 @@ static void test_owner_cache(void **state) {
         assert_int_equal(s.owner, OWNER_OK);
         assert_string_equal(s.hash, SRV_APP_HASH);
         assert_int_equal(cache.sanitizes, 1);
-        session_done(&s);
+        inventory_session_done(&s);
 
         s = session_new();
         assert_int_equal(owner_test_check_cached(&s, &h, NULL, "-srv-other", NULL, &cache), 0);
         assert_int_equal(s.owner, OWNER_FOREIGN);
         assert_string_equal(s.hash, SRV_APP_HASH);
-        session_done(&s);
+        inventory_session_done(&s);
 
         /* and back, and with another cwd */
         s = session_new();
         assert_int_equal(owner_test_check_cached(&s, &h, NULL, "-srv-app", NULL, &cache), 0);
         assert_int_equal(s.owner, OWNER_OK);
-        session_done(&s);
+        inventory_session_done(&s);
         s = session_new();
         h = head(ID, "/srv/other");
         assert_int_equal(owner_test_check_cached(&s, &h, NULL, "-srv-app", NULL, &cache), 0);
         assert_int_equal(s.owner, OWNER_FOREIGN);
         assert_string_not_equal(s.hash, SRV_APP_HASH);
-        session_done(&s);
+        inventory_session_done(&s);
 }
 
 /* A second check of the same Session replaces the facts of the first. */
@@ -321,7 +321,7 @@ static void test_owner_recheck_replaces_facts(void **state) {
         assert_null(s.owner_detail);
         assert_string_equal(s.cwd, "/srv/app");
         assert_string_equal(s.hash, SRV_APP_HASH);
-        session_done(&s);
+        inventory_session_done(&s);
 }
 
 int main(void) {

@@ -736,7 +736,7 @@ static void test_plan_render_json_round_trip(void **state) {
         assert_string_equal(get_str(s0, "id"), "00000004-0000-4000-8000-000000000000");
         assert_string_equal(get_str(s0, "verb"), "delete");
         assert_string_equal(get_str(s0, "rule"), "tree-max-size");
-        assert_string_equal(get_str(s0, "state"), session_state_to_string(SESSION_ACTIVE));
+        assert_string_equal(get_str(s0, "state"), inventory_session_state_to_string(SESSION_ACTIVE));
         assert_int_equal(json_object_get_int64(get(s0, "bytes")), 4000);
         assert_int_equal(json_object_get_int64(get(s0, "bytes_allocated")), 4100);
         assert_int_equal(json_object_get_int64(get(s0, "idle_ms")), 200 * D);

@@ -750,11 +750,27 @@ static void test_policy_shared_file_limit_is_planned(void **state) {
                                               "is larger than the 16M qgc edits (limit) (would "
                                               "delete: idle 101d > max-age 90d)");
 
-        /* archiving edits neither file */
+        /* archiving edits neither file; a sidecar merge past its limit is planned a skip */
         f.cfg.defaults.action = POLICY_ACTION_ARCHIVE;
         fx_eval(&f, false);
         fx_verbs(&f, got);
         assert_string_equal(got, "AAAA");
+        f.s[3].merge_too_big = true;
+        fx_eval(&f, false);
+        fx_verbs(&f, got);
+        assert_string_equal(got, "AAAS");
+        assert_string_equal(f.v->sessions[3].rule, "limit");
+        assert_int_equal(f.v->sessions[3].blocked_verb, VERB_ARCHIVE);
+        assert_string_equal(fx_reason(&f, 3), "its .pr.json or .ledger.jsonl, in both chats/ and "
+                                              "chats/archive/, is larger than the 64M qgc merges "
+                                              "(limit) (would archive: idle 100d > max-age 90d)");
+        /* ... a delete edits no sidecar */
+        f.cfg.defaults.action = POLICY_ACTION_DELETE;
+        f.s[0].logs_state = SHARED_OK;
+        fx_eval(&f, false);
+        fx_verbs(&f, got);
+        assert_string_equal(got, "DSSS");
+        assert_string_equal(f.v->sessions[3].rule, "blast-radius");
         fx_done(&f);
 }
 
@@ -909,6 +925,15 @@ static void test_policy_blast_radius_falls_back_to_archive(void **state) {
                             "max-deletions (1 per run; use --force)");
         assert_false(f.v->sessions[0].protections & PROT_BLAST);
         assert_string_equal(verdict_held_rule(&f.v->sessions[1]), "tree-max-size");
+        /* an archive instead whose sidecar merge the run would refuse: a skip (limit) */
+        f.s[1].merge_too_big = true;
+        fx_eval(&f, false);
+        fx_verbs(&f, got);
+        assert_string_equal(got, "ASD");
+        assert_string_equal(f.v->sessions[1].rule, "limit");
+        assert_string_equal(fx_reason(&f, 1), "its .pr.json or .ledger.jsonl, in both chats/ and "
+                                              "chats/archive/, is larger than the 64M qgc merges "
+                                              "(limit) (would archive: idle 101d > max-age 90d)");
         fx_eval(&f, true);
         fx_verbs(&f, got);
         assert_string_equal(got, "ADD");

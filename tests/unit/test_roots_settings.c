@@ -169,7 +169,7 @@ static void write_files(const char *root, const Files *f) {
 static int resolve(const char *root, const Files *f, char *const *env, char **ret) {
         _cleanup_free_ char *home = fixture_path(root, "home");
         _cleanup_free_ char *sys = fixture_path(root, "etc/settings.json");
-        _cleanup_(tree_done) Tree t = {};
+        _cleanup_(inventory_tree_done) Tree t = {};
         _cleanup_free_ char *why = NULL;
         RootsOptions o = { .home = home, .system_settings = sys, .env = env };
         int r;
@@ -322,7 +322,7 @@ static void test_roots_settings_env(void **state) {
         {
                 _cleanup_free_ char *home = fixture_path(root, "home");
                 _cleanup_free_ char *sys = fixture_path(root, "etc/settings.json");
-                _cleanup_(tree_done) Tree t = {};
+                _cleanup_(inventory_tree_done) Tree t = {};
                 RootsOptions o = { .home = home, .system_settings = sys, .env = env,
                                    .runtime_env = "/env/rt" };
                 assert_int_equal(fixture_write(root, "etc/settings.json", "{ broken"), 0);
@@ -342,13 +342,13 @@ static void test_roots_settings_paths(void **state) {
         assert_int_equal(fixture_write(root, "other/system-defaults.json", RT("/beside")), 0);
         assert_int_equal(fixture_write(root, "defaults.json", RT("/named")), 0);
         {
-                _cleanup_(tree_done) Tree t = {};
+                _cleanup_(inventory_tree_done) Tree t = {};
                 RootsOptions o = { .home = home, .system_settings = sys };
                 assert_int_equal(roots_resolve_opts(&o, &t, NULL), 0);
                 assert_string_equal(t.runtime_dir, "/beside");
         }
         {
-                _cleanup_(tree_done) Tree t = {};
+                _cleanup_(inventory_tree_done) Tree t = {};
                 RootsOptions o = { .home = home, .system_settings = sys, .system_defaults = defs };
                 assert_int_equal(roots_resolve_opts(&o, &t, NULL), 0);
                 assert_string_equal(t.runtime_dir, "/named");
@@ -356,7 +356,7 @@ static void test_roots_settings_paths(void **state) {
         {
                 /* a path stat() does not find is no file to Qwen (fs.existsSync()): a symlink
                  * loop is skipped, not an error */
-                _cleanup_(tree_done) Tree t = {};
+                _cleanup_(inventory_tree_done) Tree t = {};
                 _cleanup_free_ char *loop = fixture_path(root, "loop.json");
                 RootsOptions o = { .home = home, .system_settings = loop, .system_defaults = defs };
                 assert_int_equal(symlink(loop, loop), 0);
@@ -381,7 +381,7 @@ static void test_roots_settings_paths(void **state) {
                 text[4 * 1024 * 1024 + 1] = 0;
                 assert_int_equal(fixture_write(root, "big.json", text), 0);
                 for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
-                        _cleanup_(tree_done) Tree t = {};
+                        _cleanup_(inventory_tree_done) Tree t = {};
                         _cleanup_free_ char *why = NULL;
                         RootsOptions o = { .home = home, .system_settings = paths[i],
                                            .system_defaults = "" };
@@ -427,7 +427,7 @@ static void test_roots_settings_dotenv(void **state) {
         assert_int_equal(fixture_mkdir(root, "home/.qwen"), 0);
         assert_int_equal(fixture_write(root, "etc/settings.json", RT("/sys/rt")), 0);
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                _cleanup_(tree_done) Tree t = {};
+                _cleanup_(inventory_tree_done) Tree t = {};
                 _cleanup_free_ char *why = NULL;
                 _cleanup_free_ char *p1 = fixture_path(root, "home/.qwen/.env");
                 _cleanup_free_ char *p2 = fixture_path(root, "home/.env");
@@ -452,7 +452,7 @@ static void test_roots_settings_dotenv(void **state) {
         }
         {
                 /* a relative system settings or defaults path is against Qwen's cwd */
-                _cleanup_(tree_done) Tree t = {}, t2 = {};
+                _cleanup_(inventory_tree_done) Tree t = {}, t2 = {};
                 _cleanup_free_ char *p2 = fixture_path(root, "home/.env");
                 assert_int_equal(unlink(p2), 0);
                 RootsOptions o0 = { .home = home, .system_settings = sys };
@@ -467,7 +467,7 @@ static void test_roots_settings_dotenv(void **state) {
                 /* an empty value is unset to loadEnvironment(): the .env's wins (Qwen 0.24.4's
                  * loadSettings() and Storage say /h/rt); the same G is fine; a .env
                  * directory is ignored (Qwen catches the read error) */
-                _cleanup_(tree_done) Tree t = {}, t2 = {};
+                _cleanup_(inventory_tree_done) Tree t = {}, t2 = {};
                 RootsOptions o = { .home = home, .system_settings = sys, .runtime_env = "" };
                 assert_int_equal(fixture_write(root, "home/.env", "QWEN_RUNTIME_DIR=/h/rt\n"), 0);
                 assert_int_equal(roots_resolve_opts(&o, &t, NULL), 0);
@@ -481,7 +481,7 @@ static void test_roots_settings_dotenv(void **state) {
         {
                 /* $QWEN_HOME elsewhere: loadEnvironment() still reads ~/.qwen/.env, then
                  * ~/.env, after G/.env (Qwen 0.24.4 moves R so) */
-                _cleanup_(tree_done) Tree t = {}, t2 = {}, t3 = {}, t4 = {};
+                _cleanup_(inventory_tree_done) Tree t = {}, t2 = {}, t3 = {}, t4 = {};
                 _cleanup_free_ char *cg = fixture_path(root, "cg");
                 _cleanup_free_ char *p1 = fixture_path(root, "home/.qwen/.env");
                 _cleanup_free_ char *p2 = fixture_path(root, "home/.env");
@@ -519,7 +519,7 @@ static void test_roots_settings_dotdot(void **state) {
         assert_int_equal(fixture_mkdir(root, "home/.qwen"), 0);
         assert_int_equal(symlink(target, lnk), 0);
         for (size_t i = 0; i < ELEMENTSOF(rel); i++) {
-                _cleanup_(tree_done) Tree t = {};
+                _cleanup_(inventory_tree_done) Tree t = {};
                 _cleanup_free_ char *why = NULL;
                 _cleanup_free_ char *text = strprintf(RT("%s/%s"), root, rel[i]);
                 RootsOptions o = { .home = home, .system_settings = sys };
@@ -651,7 +651,7 @@ static int resolve_env_rt(const char *root, const Files *f, const RootsOptions *
                           int *ret_incomplete, char **ret_rt) {
         _cleanup_free_ char *home = fixture_path(root, "home");
         _cleanup_free_ char *sys = fixture_path(root, "etc/settings.json");
-        _cleanup_(tree_done) Tree t = {};
+        _cleanup_(inventory_tree_done) Tree t = {};
         _cleanup_free_ char *why = NULL;
         RootsOptions o = *extra;
         int r;

@@ -51,11 +51,11 @@ static void test_strtable_edges(void **state) {
 static void test_strtable_project_tables(void **state) {
         (void)state;
         for (int i = 0; i < _SESSION_STATE_MAX; i++)
-                assert_non_null(session_state_to_string((SessionState)i));
-        assert_null(session_state_to_string(_SESSION_STATE_MAX));
-        assert_string_equal(owner_status_to_string(OWNER_UNVERIFIED), "unverified");
-        assert_null(owner_status_to_string(_OWNER_STATUS_INVALID));
-        assert_string_equal(orphan_kind_to_string(ORPHAN_LEGACY), "legacy");
+                assert_non_null(inventory_session_state_to_string((SessionState)i));
+        assert_null(inventory_session_state_to_string(_SESSION_STATE_MAX));
+        assert_string_equal(inventory_owner_status_to_string(OWNER_UNVERIFIED), "unverified");
+        assert_null(inventory_owner_status_to_string(_OWNER_STATUS_INVALID));
+        assert_string_equal(inventory_orphan_kind_to_string(ORPHAN_LEGACY), "legacy");
         for (int i = 0; i < _JOURNAL_EVENT_MAX; i++) {
                 assert_non_null(journal_event_to_string((JournalEvent)i));
                 assert_non_null(journal_event_message_id((JournalEvent)i));

@@ -1,5 +1,5 @@
 /* test_util.c: units (durations, sizes, timestamps), their renderings and string helpers, and
- * log.c's errno_to_string(). */
+ * log.c's log_errno_to_string(). */
 #include "autoconf.h"
 
 #include <stdarg.h>
@@ -497,7 +497,7 @@ static void test_sort_by_runs(void **state) {
         }
 }
 
-/* errno_to_string() (thread-safe) says what strerror() said for every errno glibc knows, so
+/* log_errno_to_string() (thread-safe) says what strerror() said for every errno glibc knows, so
  * moving the scan's messages to it changed no byte of them. */
 static void test_errno_to_string_matches_strerror(void **state) {
         unsigned known = 0;
@@ -509,11 +509,11 @@ static void test_errno_to_string_matches_strerror(void **state) {
                 if (strneq(want, "Unknown error", 13))
                         continue;
                 known++;
-                if (!streq(errno_to_string(e), want))
-                        fail_msg("errno %d: '%s', strerror() says '%s'", e, errno_to_string(e), want);
+                if (!streq(log_errno_to_string(e), want))
+                        fail_msg("errno %d: '%s', strerror() says '%s'", e, log_errno_to_string(e), want);
         }
         assert_true(known > 100);
-        assert_non_null(errno_to_string(100000)); /* unknown: a text, never NULL */
+        assert_non_null(log_errno_to_string(100000)); /* unknown: a text, never NULL */
 }
 
 int main(void) {

@@ -1,0 +1,62 @@
+/* dc-index.h: a project's sessions-index.json as Deep Code 0.2.1 reads it (loadSessionsIndex(),
+ * normalizeSessionEntry()): bounded, read-only. */
+#pragma once
+
+#include <errno.h>
+#include <stddef.h>
+
+#include "util.h"
+
+/* Deep Code rewrites the whole index per change (JSON.stringify(index, null, 2)); 50 entries,
+ * each with its first prompt (summary), last reply and thinking: 16 MiB is far above what it
+ * writes, and bounds what qgc parses. */
+#define DC_INDEX_MAX (16u << 20)
+
+/* SessionStatus; anything else reads as "pending" (normalizeSessionStatus()). */
+typedef enum DcStatus {
+        DC_STATUS_PENDING,
+        DC_STATUS_PROCESSING,
+        DC_STATUS_WAITING_FOR_USER,
+        DC_STATUS_ASK_PERMISSION,
+        DC_STATUS_COMPLETED,
+        DC_STATUS_FAILED,
+        DC_STATUS_INTERRUPTED,
+        DC_STATUS_PERMISSION_DENIED,
+        _DC_STATUS_MAX,
+        _DC_STATUS_INVALID = -EINVAL,
+} DcStatus;
+
+/* Whether the index could be read as Deep Code writes it. Anything but OK or ABSENT: no
+ * ownership can be proven, and the index must never be rewritten (Deep Code reads a
+ * malformed index as empty and its next save overwrites it). */
+typedef enum DcIndexState {
+        DC_INDEX_OK,
+        DC_INDEX_ABSENT,     /* no sessions-index.json: no session is indexed */
+        DC_INDEX_TOO_BIG,    /* over DC_INDEX_MAX */
+        DC_INDEX_MALFORMED,  /* not JSON.parse-able, not an object, no "entries" array or no
+                              * "originalPath" string */
+        DC_INDEX_UNREADABLE, /* cannot be opened or read (a symlink, permissions, ...) */
+        _DC_INDEX_STATE_MAX,
+        _DC_INDEX_STATE_INVALID = -EINVAL,
+} DcIndexState;
+
+typedef struct DcEntry {
+        char *id;          /* NULL: not a string (Deep Code gives it a random id per load) */
+        char *summary;     /* the title analogue (renameSession() edits it); NULL when none */
+        char *forked_from; /* forkedFrom.sessionId, NULL when none */
+        DcStatus status;
+        msec_t create_time, update_time; /* Date.parse(); 0 when absent or not a date */
+} DcEntry;
+
+typedef struct DcIndex {
+        DcIndexState state;
+        char *original_path;
+        DcEntry *entries;
+        size_t n_entries;
+} DcIndex;
+
+/* Read and parse dfd's sessions-index.json into *ret (ret->state says how it went; the
+ * entries are read only when OK). 0, or -ENOMEM. */
+int dc_index_read(int dfd, DcIndex *ret);
+void dc_index_done(DcIndex *idx);
+const char *dc_index_status_to_string(DcStatus s);

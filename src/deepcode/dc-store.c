@@ -1,0 +1,479 @@
+/* dc-store.c: the scan of a Deep Code store (see dc-store.h): projects/<code>/ one by one, each
+ * listed once, through the safe-filesystem layer, never following a symlink or crossing a mount
+ * point. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include "dc-proc.h"
+#include "dc-project.h"
+#include "dc-store.h"
+#include "macro.h"
+
+#define DC_DEPTH_MAX 64 /* below a project: file-history/.git/objects/xx/ is 4 deep */
+
+static msec_t dc_store_mtime(const struct stat *st) {
+        return (msec_t)st->st_mtim.tv_sec * MSEC_PER_SEC + st->st_mtim.tv_nsec / 1000000;
+}
+
+static void dc_store_count(DcBytes *b, const struct stat *st) {
+        b->bytes += (uint64_t)st->st_size;
+        b->alloc += (uint64_t)st->st_blocks * 512;
+        b->mtime = MAX(b->mtime, dc_store_mtime(st));
+}
+
+/* Add directory fd (already counted itself) and everything below it to b. */
+static int dc_store_du_fd(int fd, dev_t dev, unsigned depth, DcBytes *b) {
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        const char *name;
+        unsigned char type;
+        int k;
+
+        if (!d)
+                return -ENOMEM;
+        if (depth > DC_DEPTH_MAX) {
+                b->incomplete = true;
+                return 0;
+        }
+        fs_dir_init(d, fd);
+        while ((k = fs_dir_next(d, &name, &type)) > 0) {
+                _cleanup_close_ int sub = -EBADF;
+                struct stat st;
+                bool mount = false;
+                int r;
+
+                if (fs_statat(fd, name, &st, &mount) < 0)
+                        continue; /* vanished */
+                if (st.st_dev != dev || mount) {
+                        b->incomplete = true;
+                        continue;
+                }
+                dc_store_count(b, &st);
+                if (!S_ISDIR(st.st_mode))
+                        continue;
+                sub = fs_open_noatime(fd, name, O_RDONLY | O_DIRECTORY);
+                if (sub < 0) {
+                        b->incomplete = true;
+                        continue;
+                }
+                r = dc_store_du_fd(sub, dev, depth + 1, b);
+                if (r < 0)
+                        return r;
+        }
+        if (k == -ENOMEM)
+                return k;
+        if (k < 0)
+                b->incomplete = true;
+        return 0;
+}
+
+/* du of (dfd, name), a directory whose stat is st. */
+static int dc_store_du(int dfd, const char *name, const struct stat *st, DcBytes *b) {
+        _cleanup_close_ int fd = fs_open_noatime(dfd, name, O_RDONLY | O_DIRECTORY);
+
+        dc_store_count(b, st);
+        if (fd < 0) {
+                b->incomplete = true;
+                return fd == -ENOMEM ? fd : 0;
+        }
+        return dc_store_du_fd(fd, st->st_dev, 0, b);
+}
+
+static void dc_store_session_done(DcSession *s) {
+        free(s->id);
+        free(s->summary);
+        free(s->forked_from);
+        free(s->why);
+        dc_messages_done(&s->messages);
+}
+
+DcStore *dc_store_free(DcStore *s) {
+        if (!s)
+                return NULL;
+        for (size_t i = 0; i < s->n_projects; i++) {
+                DcProject *p = &s->projects[i];
+
+                for (size_t j = 0; j < p->n_sessions; j++)
+                        dc_store_session_done(&p->sessions[j]);
+                free(p->sessions);
+                free(p->code);
+                free(p->original_path);
+        }
+        free(s->projects);
+        free(s);
+        return NULL;
+}
+
+/* The session of id in p, added (not indexed) when absent; NULL on ENOMEM. */
+static DcSession *dc_store_session(DcProject *p, const char *id, size_t n) {
+        DcSession *s;
+
+        for (size_t i = 0; i < p->n_sessions; i++)
+                if (strlen(p->sessions[i].id) == n && memcmp(p->sessions[i].id, id, n) == 0)
+                        return &p->sessions[i];
+        if (greedy_realloc((void **)&p->sessions, &p->alloc_sessions, p->n_sessions + 1,
+                           sizeof(DcSession)) < 0)
+                return NULL;
+        s = &p->sessions[p->n_sessions];
+        *s = (DcSession){ .id = strndup(id, n), .status = DC_STATUS_PENDING };
+        if (!s->id)
+                return NULL;
+        p->n_sessions++;
+        return s;
+}
+
+/* The index's entries become the first sessions, taking their strings. */
+static int dc_store_indexed(DcProject *p, DcIndex *idx) {
+        for (size_t i = 0; i < idx->n_entries; i++) {
+                DcEntry *e = &idx->entries[i];
+                DcSession *s;
+
+                if (!e->id) {
+                        p->n_nameless++;
+                        continue;
+                }
+                s = dc_store_session(p, e->id, strlen(e->id));
+                if (!s)
+                        return -ENOMEM;
+                if (s->indexed)
+                        continue; /* a second entry of the id: Deep Code finds the first */
+                s->indexed = true;
+                s->summary = TAKE_PTR(e->summary);
+                s->forked_from = TAKE_PTR(e->forked_from);
+                s->status = e->status;
+                s->create_time = e->create_time;
+                s->update_time = e->update_time;
+        }
+        return 0;
+}
+
+/* images/: each images/<id>/ measured and given to its session. */
+static int dc_store_images(DcProject *p, int pfd, dev_t dev) {
+        _cleanup_close_ int fd = fs_open_noatime(pfd, "images", O_RDONLY | O_DIRECTORY);
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        const char *name;
+        unsigned char type;
+        int k;
+
+        if (!d)
+                return -ENOMEM;
+        if (fd < 0) {
+                p->incomplete = true;
+                return fd == -ENOMEM ? fd : 0;
+        }
+        p->images_empty = true;
+        fs_dir_init(d, fd);
+        while ((k = fs_dir_next(d, &name, &type)) > 0) {
+                DcSession *s;
+                struct stat st;
+                bool mount = false;
+                int r;
+
+                p->images_empty = false;
+                if (fs_statat(fd, name, &st, &mount) < 0 || !S_ISDIR(st.st_mode) ||
+                    st.st_dev != dev || mount)
+                        continue; /* counted in the project's total only */
+                s = dc_store_session(p, name, strlen(name));
+                if (!s)
+                        return -ENOMEM;
+                s->has_images = true;
+                r = dc_store_du(fd, name, &st, &s->images);
+                if (r < 0)
+                        return r;
+        }
+        if (k == -ENOMEM)
+                return k;
+        if (k < 0)
+                p->incomplete = true;
+        return 0;
+}
+
+/* The project directory's entries: <id>.jsonl files, images/, file-history/. */
+static int dc_store_list(DcProject *p, int pfd, dev_t dev) {
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        const char *name;
+        unsigned char type;
+        int k, r;
+
+        if (!d)
+                return -ENOMEM;
+        fs_dir_init(d, pfd);
+        while ((k = fs_dir_next(d, &name, &type)) > 0) {
+                size_t n = strlen(name);
+                struct stat st;
+                bool mount = false;
+                DcSession *s;
+
+                if (fs_statat(pfd, name, &st, &mount) < 0 || st.st_dev != dev || mount)
+                        continue;
+                if (S_ISDIR(st.st_mode) && streq(name, "images"))
+                        r = dc_store_images(p, pfd, dev);
+                else if (S_ISDIR(st.st_mode) && streq(name, "file-history")) {
+                        p->has_file_history = true;
+                        r = dc_store_du(pfd, name, &st, &p->file_history);
+                } else if (S_ISREG(st.st_mode) && n > 6 && streq(name + n - 6, ".jsonl")) {
+                        s = dc_store_session(p, name, n - 6);
+                        if (!s)
+                                return -ENOMEM;
+                        fs_fileid_from_stat(&s->jsonl, &st);
+                        r = 0;
+                } else
+                        r = 0;
+                if (r < 0)
+                        return r;
+        }
+        if (k == -ENOMEM)
+                return k;
+        if (k < 0)
+                p->incomplete = true;
+        return 0;
+}
+
+/* Can id be a file name as Deep Code joins it (`${id}.jsonl`, images/<id>)? */
+static bool dc_store_id_ok(const char *id) {
+        return id[0] && id[0] != '.' && !strchr(id, '/') && strlen(id) <= 200;
+}
+
+/* The proof and liveness of session s of project p. */
+static int dc_store_session_check(DcProject *p, DcSession *s, int pfd, msec_t now) {
+        bool busy = s->status == DC_STATUS_PROCESSING || s->status == DC_STATUS_ASK_PERMISSION ||
+                    s->status == DC_STATUS_WAITING_FOR_USER;
+        const char *why = NULL;
+        int r;
+
+        s->live = p->live;
+        s->live_pid = p->live_pid;
+        if (!dc_store_id_ok(s->id))
+                why = "its id cannot be a file name";
+        else if (s->jsonl.present) {
+                r = dc_messages_read(pfd, s->id, &s->messages);
+                if (r == -ENOMEM)
+                        return r;
+                s->jsonl = s->messages.file; /* not present when gone since it was listed */
+                if (s->jsonl.present && !s->messages.proven)
+                        why = s->messages.why;
+                s->last_write = s->jsonl.present ? s->jsonl.mtime_ns / 1000000 : 0;
+        }
+        if (!why && !p->code_proven)
+                why = p->index_state == DC_INDEX_OK ?
+                      "the index's originalPath does not map to the project's directory name" :
+                      "the project's index cannot be read as Deep Code writes it";
+        s->proven = !why;
+        if (why && !(s->why = strdup(why)))
+                return -ENOMEM;
+        s->last_write = MAX(s->last_write, s->images.mtime);
+        if (busy && (s->update_time == 0 || now - s->update_time < DC_STATUS_WINDOW))
+                s->live |= DC_LIVE_STATUS;
+        /* a rename to a prefix of the first prompt reads as not renamed */
+        s->summary_manual = s->summary && !streq(s->summary, "[Image Prompt]") &&
+                            !(s->messages.prompt &&
+                              strneq(s->messages.prompt, s->summary, strlen(s->summary)));
+        return 0;
+}
+
+/* Scan projects/<name> (stat st) into a new project of s. */
+static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd, const char *name,
+                            const struct stat *st, msec_t now) {
+        _cleanup_close_ int pfd = fs_open_noatime(projects_fd, name, O_RDONLY | O_DIRECTORY);
+        _cleanup_free_ char *code = NULL;
+        DcIndex idx = {};
+        struct stat rst, ist;
+        DcProject *p;
+        int r;
+
+        if (greedy_realloc((void **)&s->projects, &s->alloc_projects, s->n_projects + 1,
+                           sizeof(DcProject)) < 0)
+                return -ENOMEM;
+        p = &s->projects[s->n_projects];
+        *p = (DcProject){ .code = strdup(name), .root = DC_ROOT_UNKNOWN };
+        if (!p->code)
+                return -ENOMEM;
+        s->n_projects++;
+        if (pfd < 0) {
+                p->incomplete = true;
+                p->index_state = DC_INDEX_UNREADABLE;
+                return pfd == -ENOMEM ? pfd : 0;
+        }
+        r = dc_store_du(projects_fd, name, st, &p->total);
+        if (r < 0)
+                return r;
+        /* its identity before the read: a rewrite after it shows as a change */
+        if (fs_statat(pfd, "sessions-index.json", &ist, NULL) >= 0)
+                fs_fileid_from_stat(&p->index, &ist);
+        r = dc_index_read(pfd, &idx);
+        if (r < 0)
+                return r;
+        p->index_state = idx.state;
+        p->original_path = TAKE_PTR(idx.original_path);
+        r = dc_store_indexed(p, &idx);
+        dc_index_done(&idx);
+        if (r < 0)
+                return r;
+        if (p->original_path) {
+                r = dc_project_code(p->original_path, &code);
+                if (r == -ENOMEM)
+                        return r;
+                p->code_proven = r >= 0 && streq(code, name);
+                if (stat(p->original_path, &rst) == 0)
+                        p->root = S_ISDIR(rst.st_mode) ? DC_ROOT_EXISTS : DC_ROOT_GONE;
+                else if (errno == ENOENT || errno == ENOTDIR)
+                        p->root = DC_ROOT_GONE;
+        }
+        r = dc_proc_find(procs, name, s->uid, &p->live_pid);
+        p->live = r > 0 ? DC_LIVE_PROCESS : r < 0 ? DC_LIVE_UNKNOWN : 0;
+        r = dc_store_list(p, pfd, st->st_dev);
+        for (size_t i = 0; r >= 0 && i < p->n_sessions; i++)
+                r = dc_store_session_check(p, &p->sessions[i], pfd, now);
+        return r;
+}
+
+int dc_store_scan(const char *path, msec_t now, DcStore **ret) {
+        _cleanup_close_ int fd = fs_open_root(path, 0), pfd = -EBADF, lfd = -EBADF;
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        DcProcs procs = {};
+        const char *name;
+        unsigned char type;
+        struct statvfs vfs;
+        struct stat st;
+        DcStore *s;
+        int k, r;
+
+        if (!d)
+                return -ENOMEM;
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        s = calloc(1, sizeof(DcStore));
+        if (!s)
+                return -ENOMEM;
+        s->uid = st.st_uid;
+        s->dev = st.st_dev;
+        if (fstatvfs(fd, &vfs) == 0) {
+                s->fs_size = (uint64_t)vfs.f_blocks * vfs.f_frsize;
+                s->fs_avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+                s->fs_known = true;
+        }
+        r = dc_store_du(fd, ".", &st, &s->total);
+        if (r >= 0)
+                r = dc_proc_scan(&procs);
+        if (r < 0)
+                goto fail;
+        lfd = fs_open_dir(fd, "logs");
+        if (lfd >= 0 && fs_statat(lfd, "error.log", &st, NULL) >= 0)
+                fs_fileid_from_stat(&s->error_log, &st);
+        pfd = fs_open_noatime(fd, "projects", O_RDONLY | O_DIRECTORY);
+        if (pfd < 0) {
+                s->incomplete = pfd != -ENOENT;
+                goto done;
+        }
+        fs_dir_init(d, pfd);
+        while ((k = fs_dir_next(d, &name, &type)) > 0) {
+                bool mount = false;
+
+                if (fs_statat(pfd, name, &st, &mount) < 0 || !S_ISDIR(st.st_mode) ||
+                    st.st_dev != s->dev || mount)
+                        continue; /* counted in the store's total only */
+                r = dc_store_project(s, &procs, pfd, name, &st, now);
+                if (r < 0)
+                        goto fail;
+        }
+        if (k == -ENOMEM) {
+                r = k;
+                goto fail;
+        }
+        s->incomplete = k < 0;
+done:
+        dc_proc_done(&procs);
+        *ret = s;
+        return 0;
+fail:
+        dc_proc_done(&procs);
+        dc_store_free(s);
+        return r;
+}
+
+static int dc_store_session_record(const DcProject *p, const DcSession *d, size_t tree, msec_t now,
+                                   Session *s) {
+        char ago[FORMAT_DURATION_MAX];
+
+        *s = (Session){ .state = SESSION_ACTIVE, .tree = (uint32_t)tree, .active = d->jsonl };
+        strcpy(s->id, d->id);
+        s->empty = d->jsonl.present && d->jsonl.size == 0;
+        s->tail_incomplete = d->messages.tail_incomplete;
+        s->title_manual = d->summary_manual;
+        s->transcript_bytes = d->jsonl.size;
+        s->bytes = d->jsonl.size + d->images.bytes;
+        s->bytes_alloc = d->jsonl.blocks + d->images.alloc;
+        s->mtime = d->jsonl.present ? d->jsonl.mtime_ns / 1000000 : 0;
+        s->last_write = d->last_write;
+        s->first_record = d->create_time;
+        s->last_record = d->update_time;
+        s->last_activity = MAX(s->mtime, s->last_record);
+        s->future_clamped = s->last_activity > now;
+        s->last_activity = MIN(s->last_activity, now);
+        s->owner = d->proven && d->indexed ? OWNER_OK : OWNER_UNVERIFIED;
+        s->owner_cause = d->proven && d->indexed ? OWNER_CAUSE_CWD : OWNER_CAUSE_UNREADABLE;
+        s->project_dir = strdup(p->code);
+        if (!s->project_dir)
+                return -ENOMEM;
+        if (p->code_proven && !(s->cwd = strdup(p->original_path)))
+                return -ENOMEM;
+        if (s->owner != OWNER_OK &&
+            !(s->owner_detail = strdup(d->why ?: "the index does not name it: Deep Code cannot list it")))
+                return -ENOMEM;
+        if (d->summary && !(s->title = strdup(d->summary)))
+                return -ENOMEM;
+        s->live = (d->live & DC_LIVE_PROCESS ? LIVE_REGISTRY : 0) |
+                  (d->live & DC_LIVE_STATUS ? LIVE_CLAIM : 0) |
+                  (d->live & DC_LIVE_UNKNOWN ? LIVE_UNKNOWN : 0);
+        if (d->live & DC_LIVE_PROCESS)
+                s->live_reason = strprintf("Deep Code pid %d works in its project", (int)d->live_pid);
+        else if (d->live & DC_LIVE_STATUS)
+                s->live_reason = strprintf("its index status is %s, updated %s ago",
+                                           dc_index_status_to_string(d->status),
+                                           format_duration(ago, sizeof(ago), now - d->update_time));
+        else if (d->live & DC_LIVE_UNKNOWN)
+                s->live_reason = strdup("a Deep Code process whose working directory cannot be read");
+        return s->live && !s->live_reason ? -ENOMEM : 0;
+}
+
+int dc_store_inventory(const DcStore *s, Inventory *inv, size_t tree, msec_t now) {
+        Tree *t = &inv->trees[tree];
+
+        t->dev = s->dev;
+        t->fs_size = s->fs_size;
+        t->fs_avail = s->fs_avail;
+        t->fs_known = s->fs_known;
+        t->incomplete = t->incomplete || s->incomplete;
+        for (size_t i = 0; i < s->n_projects; i++) {
+                const DcProject *p = &s->projects[i];
+
+                t->incomplete = t->incomplete || p->incomplete || p->total.incomplete;
+                for (size_t j = 0; j < p->n_sessions; j++) {
+                        const DcSession *d = &p->sessions[j];
+                        Session rec;
+                        int r;
+
+                        if (!d->indexed && !d->jsonl.present)
+                                continue; /* images/<id>/ alone: in the project's bytes */
+                        if (strlen(d->id) > SESSION_ID_MAX) {
+                                t->incomplete = true;
+                                continue;
+                        }
+                        r = dc_store_session_record(p, d, tree, now, &rec);
+                        if (r >= 0)
+                                r = inventory_add_session(inv, &rec);
+                        else
+                                inventory_session_done(&rec);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}

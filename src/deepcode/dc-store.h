@@ -1,0 +1,111 @@
+/* dc-store.h: the read side of a Deep Code 0.2.1 store (~/.deepcode): each projects/<code>/, its
+ * index, its sessions (indexed, or files the index does not name), their bytes by kind, the
+ * ownership proof, the checkpoints their messages name, the evidence that they are in use, and
+ * the bytes of the checkpoint repository file-history/.git. Writes nothing. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "dc-index.h"
+#include "dc-messages.h"
+#include "fsutil.h"
+#include "inventory.h"
+#include "util.h"
+
+/* How long an index status of a prompt in progress (processing, ask_permission,
+ * waiting_for_user) keeps its session live after its updateTime: Deep Code saves the index at
+ * every step of a prompt, and a question waits for a person, overnight perhaps. A status left
+ * by a process that died stops counting after it. */
+#define DC_STATUS_WINDOW (24 * MSEC_PER_HOUR)
+
+/* Evidence that a session is in use (Deep Code has no registry and no lock), a bit each. */
+typedef enum DcLive {
+        DC_LIVE_PROCESS = 1 << 0, /* a process naming Deep Code has the project's root as cwd */
+        DC_LIVE_STATUS = 1 << 1,  /* its index status is processing, ask_permission or
+                                   * waiting_for_user, and its updateTime within
+                                   * DC_STATUS_WINDOW (or not a date) */
+        DC_LIVE_UNKNOWN = 1 << 2, /* a Deep Code process of the store's user (or root) whose cwd
+                                   * cannot be read, or too many: treated as live */
+} DcLive;
+/* Recent writes are the policy's min-idle over DcSession.last_write, as for Qwen. */
+
+typedef enum DcRoot {
+        DC_ROOT_EXISTS,  /* originalPath is a directory */
+        DC_ROOT_GONE,    /* it does not exist (ENOENT, ENOTDIR) */
+        DC_ROOT_UNKNOWN, /* no originalPath, or stat(2) failed otherwise */
+} DcRoot;
+
+/* Bytes as du counts them: st_size and st_blocks * 512 of every file and directory. */
+typedef struct DcBytes {
+        uint64_t bytes, alloc;
+        msec_t mtime;    /* the newest mtime inside */
+        bool incomplete; /* a directory could not be listed, a mount point, too deep */
+} DcBytes;
+
+typedef struct DcSession {
+        char *id;          /* the index entry's id, or the file's name without ".jsonl" */
+        char *summary;     /* index: the title analogue (NULL when none or not indexed) */
+        bool summary_manual; /* the summary is not what createSession() made of the first
+                              * prompt (its first 100 UTF-16 units, or "[Image Prompt]"):
+                              * renameSession() set it, or that cannot be told */
+        char *forked_from; /* index: forkedFrom.sessionId */
+        DcStatus status;
+        msec_t create_time, update_time; /* index: Date.parse(), 0 when unknown */
+        bool indexed;      /* the index names it (else: an orphan file or images/<id>/) */
+        bool proven;       /* its project's code is proven and every message is its own */
+        char *why;         /* !proven: why */
+        unsigned live;     /* DcLive */
+        pid_t live_pid;    /* DC_LIVE_PROCESS: the process */
+        FileId jsonl;      /* <id>.jsonl, .present when it exists */
+        DcBytes images;    /* images/<id>/ (0 when absent) */
+        bool has_images;
+        msec_t last_write; /* the newest mtime of the .jsonl and images/<id>/ */
+        DcMessages messages; /* what its .jsonl says (empty when absent) */
+} DcSession;
+
+typedef struct DcProject {
+        char *code;            /* the directory's name under projects/ */
+        DcIndexState index_state;
+        FileId index;          /* sessions-index.json, as it was just before the read */
+        char *original_path;   /* the index's originalPath (NULL unless index_state is OK) */
+        bool code_proven;      /* dc_project_code(original_path) is the directory's name */
+        DcRoot root;
+        unsigned live;         /* DC_LIVE_PROCESS, DC_LIVE_UNKNOWN: of the whole project */
+        pid_t live_pid;
+        size_t n_nameless;     /* index entries without a string id */
+        DcSession *sessions;   /* the indexed ones first, in index order; then the others */
+        size_t n_sessions, alloc_sessions;
+        bool images_empty;     /* images/ holds nothing (Deep Code leaves it after a delete) */
+        DcBytes total;         /* projects/<code>/ as a whole */
+        DcBytes file_history;  /* file-history/ (its .git: the checkpoint repository) */
+        bool has_file_history;
+        bool incomplete;       /* the directory could not be listed in full */
+} DcProject;
+
+typedef struct DcStore {
+        uid_t uid;             /* the owner of the store's directory */
+        dev_t dev;
+        uint64_t fs_size, fs_avail; /* statvfs: total bytes, bytes available to users */
+        bool fs_known;
+        DcProject *projects;
+        size_t n_projects, alloc_projects;
+        DcBytes total;         /* the whole store, as du counts it */
+        FileId error_log;      /* logs/error.log (global; Deep Code appends to it forever) */
+        bool incomplete;       /* projects/ could not be listed in full */
+} DcStore;
+
+/* Scan the store at path (a ~/.deepcode) at time now. 0, or -errno when path cannot be opened,
+ * -ENOMEM. */
+int dc_store_scan(const char *path, msec_t now, DcStore **ret);
+DcStore *dc_store_free(DcStore *s);
+
+/* The store-neutral records of s for tree `tree` of inv (model/inventory.h): the tree's dev,
+ * fs_size, fs_avail, fs_known; a Session per
+ * session with a .jsonl or an index entry (OWNER_OK only when proven; a .jsonl the index does
+ * not name is OWNER_UNVERIFIED: Deep Code cannot list it), live bits LIVE_REGISTRY (a
+ * process), LIVE_CLAIM (the index status) and LIVE_UNKNOWN, with live_reason; the tree
+ * incomplete when s or a project is, or an id is longer than SESSION_ID_MAX. 0 or -ENOMEM. */
+int dc_store_inventory(const DcStore *s, Inventory *inv, size_t tree, msec_t now);
