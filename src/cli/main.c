@@ -35,6 +35,7 @@
 #include "metrics.h"
 #include "plan.h"
 #include "policy.h"
+#include "deepcode-store.h"
 #include "qwen-store.h"
 #include "recover.h"
 #include "restore.h"
@@ -544,7 +545,7 @@ static int main_load_config(Config *cfg) {
 
 /* The stores, in the order they are asked whose a --root directory is: Qwen's, which takes any
  * directory, last. */
-static const StoreOps *const main_stores[] = { &qwen_store };
+static const StoreOps *const main_stores[] = { &deepcode_store, &qwen_store };
 
 /* --root DIR: the tree of the first store that says DIR is one of its roots (the last store's
  * when DIR cannot be opened: its scan says why). */

@@ -36,11 +36,8 @@ NEUTRAL="policy scan"
 # Still exported for tests only:
 #   actions_execute, actions_restore: the executor without the tree locks and the action log
 #     (test_actions and test_faults count the files and fsyncs of one run; actions_run() adds
-#     the lock files and the log);
-#   dc_store_scan, dc_store_inventory, dc_store_free: the read side of a Deep Code store (issue
-#     26), called only by test_deepcode until the Deep Code store's scan op (deepcode-store.c
-#     in issue 25's store table) calls them.
-TEST_EXPORTS="actions_execute actions_restore dc_store_scan dc_store_inventory dc_store_free"
+#     the lock files and the log).
+TEST_EXPORTS="actions_execute actions_restore"
 # The I/O of libc: opening, reading, writing, asking about and changing files, directories and
 # terminals. With _FORTIFY_SOURCE and large-file builds they appear as __NAME_chk, __NAME_2 and
 # NAME64, which io_symbol matches too.
