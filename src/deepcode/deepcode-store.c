@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,32 +19,43 @@
 #include "macro.h"
 #include "util.h"
 
-/* A Deep Code store: some projects/<code>/ holds a sessions-index.json (a regular file); no
- * symlink followed. */
+/* Is (dfd, name) a regular file (is_reg) or a directory, no symlink followed? */
+static bool deepcode_store_has(int dfd, const char *name, bool is_reg) {
+        struct stat st;
+
+        return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+               (is_reg ? S_ISREG(st.st_mode) : S_ISDIR(st.st_mode));
+}
+
+/* A Deep Code store: the first project directory under projects/ that tells holds a
+ * sessions-index.json (a regular file), not a Qwen chats/ directory. Read as the scan reads
+ * (O_NOATIME when permitted: a dry run changes no atime), no symlink followed. */
 static int deepcode_store_detect(int dir_fd) {
-        _cleanup_close_ int pfd = openat(dir_fd, "projects",
-                                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int pfd = fs_open_noatime(dir_fd, "projects",
+                                                  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         _cleanup_free_ FsDir *d = NULL;
         const char *name;
         unsigned char type;
         int r;
 
         if (pfd < 0)
-                return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? 0 : -errno;
+                return pfd == -ENOENT || pfd == -ENOTDIR || pfd == -ELOOP ? 0 : pfd;
         d = malloc(sizeof(FsDir));
         if (!d)
                 return -ENOMEM;
         fs_dir_init(d, pfd);
         while ((r = fs_dir_next(d, &name, &type)) > 0) {
                 _cleanup_close_ int fd = -EBADF;
-                struct stat st;
 
                 if (type != DT_DIR && type != DT_UNKNOWN)
                         continue;
-                fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (fd >= 0 && fstatat(fd, "sessions-index.json", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                    S_ISREG(st.st_mode))
+                fd = fs_open_noatime(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0)
+                        continue;
+                if (deepcode_store_has(fd, "sessions-index.json", true))
                         return 1;
+                if (deepcode_store_has(fd, "chats", false))
+                        return 0;
         }
         return r;
 }
