@@ -4,6 +4,7 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <langinfo.h>
 #include <locale.h>
@@ -34,13 +35,14 @@
 #include "metrics.h"
 #include "plan.h"
 #include "policy.h"
+#include "deepcode-store.h"
+#include "qwen-store.h"
 #include "recover.h"
 #include "restore.h"
 #include "show.h"
 #include "roots.h"
 #include "scan.h"
 #include "text.h"
-#include "tree-size.h"
 #include "users.h"
 #include "util.h"
 
@@ -541,6 +543,27 @@ static int main_load_config(Config *cfg) {
         return 0;
 }
 
+/* The stores, in the order they are asked whose a --root directory is: Qwen's, which takes any
+ * directory, last. */
+static const StoreOps *const main_stores[] = { &deepcode_store, &qwen_store };
+
+/* --root DIR: the tree of the first store that says DIR is one of its roots (the last store's
+ * when DIR cannot be opened: its scan says why). */
+static int main_root_tree(const char *dir, Tree *ret) {
+        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY);
+        size_t i = 0;
+
+        for (; fd >= 0 && i + 1 < ELEMENTSOF(main_stores); i++) {
+                int r = main_stores[i]->detect(fd);
+
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        break;
+        }
+        return main_stores[i]->tree_from_dir(dir, ret);
+}
+
 /* The current user's trees, as Qwen resolves them, or the --root directories. */
 static int main_add_trees(Inventory *inv) {
         int r;
@@ -557,7 +580,7 @@ static int main_add_trees(Inventory *inv) {
                         if (!S_ISDIR(st.st_mode))
                                 return log_error("--root '%s': not a directory", arg_roots[i]),
                                        -ENOENT;
-                        r = roots_from_dir(arg_roots[i], &t);
+                        r = main_root_tree(arg_roots[i], &t);
                         if (r < 0)
                                 return log_error_errno(r, "--root '%s'", arg_roots[i]);
                         t.uid = getuid();
@@ -593,6 +616,7 @@ static int main_add_trees(Inventory *inv) {
         }
         if (r < 0)
                 return log_error_errno(r, "cannot resolve the Qwen directories");
+        t.store = &qwen_store;
         t.uid = getuid();
         pw = getpwuid(getuid());
         if (pw && pw->pw_name)

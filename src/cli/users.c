@@ -31,6 +31,7 @@
 #include "macro.h"
 #include "metrics.h"
 #include "plan.h"
+#include "qwen-store.h"
 #include "roots.h"
 #include "users.h"
 #include "users-path.h"
@@ -269,7 +270,7 @@ static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reaso
                 Tree t = {};
                 bool dup = false;
 
-                r = roots_resolve_opts(&(RootsOptions){ .home = u->homes[i] }, &t, &why);
+                r = qwen_store.tree_for_home(u->homes[i], &t, &why);
                 if (r == ROOTS_UNDETERMINED)
                         *ret_unknown = true;
                 if (r >= 0)

@@ -31,6 +31,7 @@
 #include "lock.h"
 #include "log.h"
 #include "macro.h"
+#include "qwen-store.h"
 #include "reason.h"
 #include "restore.h"
 #include "session-times.h"
@@ -64,6 +65,12 @@ static int actions_open_trees(ActionsContext *c) {
                 r = usage_index_new(&t->usage);
                 if (r < 0)
                         return r;
+                /* the steps below are Qwen's: another store's tree is not acted on until its
+                 * steps are in its table (store.h) */
+                if (tr->store != &qwen_store) {
+                        t->error = -EOPNOTSUPP;
+                        continue;
+                }
                 r = fs_root_open(tr->runtime_dir, tr->dev, &root);
                 if (r < 0) {
                         t->error = r;

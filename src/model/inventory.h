@@ -20,7 +20,9 @@
  * (Session.merge_too_big), and the plan skips the archive (refuses the restore). */
 #define ARCHIVE_SIDECAR_MAX (64U * 1024 * 1024)
 
-/* A Qwen data directory pair, as Qwen resolves it (see roots.h). */
+struct StoreOps;
+
+/* A store's data directory pair (Qwen's as Qwen resolves it: roots.h). */
 typedef struct Tree {
         char *global_dir;  /* G: usage_record.jsonl, file-history/, sessions/, plans/ */
         char *runtime_dir; /* R: projects/, tmp/, debug/ (== global_dir unless overridden) */
@@ -34,6 +36,7 @@ typedef struct Tree {
                               * tree caps and orphans are not decided for it */
         const char *incomplete_why; /* static text when incomplete from the start (roots.c: not
                                      * every runtime root is known), NULL otherwise */
+        const struct StoreOps *store; /* whose files these are (store.h) */
 } Tree;
 
 /* Why tree-level decisions were skipped for t (the text plan and the run-start entry say it),

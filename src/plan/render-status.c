@@ -11,13 +11,12 @@
 
 #include <json-c/json.h>
 
-#include "hygiene.h"
 #include "macro.h"
 #include "plan.h"
 #include "reason.h"
 #include "render.h"
 #include "text.h"
-#include "tree-size.h"
+#include "store.h"
 
 #define RENDER_BAR_WIDTH 20
 
@@ -225,15 +224,13 @@ int render_status_caps(const Inventory *inv, const TreeLimits *tl, FILE *f) {
         return 0;
 }
 
-static int ts_render_text(const Inventory *inv, size_t t, const TreeSize *s, bool allocated,
+static int ts_render_text(const Inventory *inv, size_t t, const StoreSize *s, bool allocated,
                           FILE *f) {
         const Tree *tr = &inv->trees[t];
         char a[FORMAT_BYTES_MAX], b[FORMAT_BYTES_MAX];
         _cleanup_free_ char *rd = text_clean(tr->runtime_dir, TEXT_TERMINAL);
-        size_t n_stale, n_projects;
-        uint64_t stale_bytes;
 
-        if (!rd || hygiene_stale_projects(inv, t, &n_stale, &n_projects, &stale_bytes) < 0)
+        if (!rd)
                 return -ENOMEM;
         fprintf(f, "\nby kind, %s", rd);
         if (tr->global_dir && !streq(tr->global_dir, tr->runtime_dir)) {
@@ -243,10 +240,10 @@ static int ts_render_text(const Inventory *inv, size_t t, const TreeSize *s, boo
                 fprintf(f, " and %s", gd);
         }
         fprintf(f, ":\n  %-22s %7s %9s %9s\n", "KIND", "FILES", "APPARENT", "DISK");
-        for (TreeKind k = 0; k < _TREE_KIND_MAX; k++) {
-                if (s->files[k] == 0 && k != TREE_KIND_UNKNOWN)
+        for (size_t k = 0; k < s->n_kinds; k++) {
+                if (s->files[k] == 0 && k != s->unknown_kind)
                         continue;
-                fprintf(f, "  %-22s %7" PRIu64 " %9s %9s\n", tree_size_kind_to_string(k), s->files[k],
+                fprintf(f, "  %-22s %7" PRIu64 " %9s %9s\n", s->kind_names[k], s->files[k],
                         format_bytes(a, sizeof a, s->bytes[k]),
                         format_bytes(b, sizeof b, s->alloc[k]));
         }
@@ -263,14 +260,14 @@ static int ts_render_text(const Inventory *inv, size_t t, const TreeSize *s, boo
                         return -ENOMEM;
                 fprintf(f, "  unknown: %s\n", p);
         }
-        if (s->files[TREE_KIND_UNKNOWN] > s->n_unknown)
+        if (s->files[s->unknown_kind] > s->n_unknown)
                 fprintf(f, "  unknown: ... %" PRIu64 " more\n",
-                        s->files[TREE_KIND_UNKNOWN] - s->n_unknown);
-        if (n_stale > 0)
+                        s->files[s->unknown_kind] - s->n_unknown);
+        if (s->n_stale > 0)
                 fprintf(f, "  stale project entries: %zu of %zu (%s): every session's cwd a "
                            "temporary directory that no longer exists (candidates; the plan of "
                            "stale-project-min-age checks every recorded cwd and its guards)\n",
-                        n_stale, n_projects, format_bytes(a, sizeof a, stale_bytes));
+                        s->n_stale, s->n_projects, format_bytes(a, sizeof a, s->stale_bytes));
         return 0;
 }
 
@@ -287,13 +284,11 @@ static int ts_json_add(json_object *o, const char *key, json_object *v) {
         return 0;
 }
 
-static json_object *ts_json_tree(const Inventory *inv, size_t t, const TreeSize *s,
+static json_object *ts_json_tree(const Inventory *inv, size_t t, const StoreSize *s,
                                  bool allocated) {
         json_object *o = json_object_new_object(), *kinds = json_object_new_object(),
                     *unk = json_object_new_array(), *tot = json_object_new_object();
-        size_t n_stale = 0, n_projects = 0;
-        uint64_t stale_bytes = 0;
-        int r = hygiene_stale_projects(inv, t, &n_stale, &n_projects, &stale_bytes);
+        int r = 0;
 
         if (!o || !kinds || !unk || !tot) {
                 json_object_put(o);
@@ -302,9 +297,9 @@ static json_object *ts_json_tree(const Inventory *inv, size_t t, const TreeSize 
                 json_object_put(tot);
                 return NULL;
         }
-        for (TreeKind k = 0; r >= 0 && k < _TREE_KIND_MAX; k++) {
+        for (size_t k = 0; r >= 0 && k < s->n_kinds; k++) {
                 json_object *e = json_object_new_object();
-                r = ts_json_add(kinds, tree_size_kind_key(k), e);
+                r = ts_json_add(kinds, s->kind_keys[k], e);
                 if (r >= 0)
                         r = ts_json_add(e, "files", json_object_new_int64((int64_t)s->files[k]));
                 if (r >= 0)
@@ -328,13 +323,20 @@ static json_object *ts_json_tree(const Inventory *inv, size_t t, const TreeSize 
         r = r >= 0 ? ts_json_add(o, "kinds", kinds) : (json_object_put(kinds), r);
         r = r >= 0 ? ts_json_add(o, "total", tot) : (json_object_put(tot), r);
         r = r >= 0 ? ts_json_add(o, "incomplete", json_object_new_boolean(s->incomplete)) : r;
-        r = r >= 0 ? ts_json_add(o, "stale_projects", json_object_new_int64((int64_t)n_stale)) : r;
+        r = r >= 0 ? ts_json_add(o, "stale_projects", json_object_new_int64((int64_t)s->n_stale)) : r;
         r = r >= 0 ? ts_json_add(o, "unknown_shown", unk) : (json_object_put(unk), r);
         if (r < 0) {
                 json_object_put(o);
                 return NULL;
         }
         return o;
+}
+
+/* Tree t measured by its store (store.h); -EOPNOTSUPP when the store cannot. */
+static int ts_measure(const Inventory *inv, size_t t, StoreSize *ret) {
+        const StoreOps *store = inv->trees[t].store;
+
+        return store && store->measure ? store->measure(inv, t, ret) : -EOPNOTSUPP;
 }
 
 int render_status_trees_json(const Inventory *inv, bool allocated, json_object **ret) {
@@ -344,8 +346,8 @@ int render_status_trees_json(const Inventory *inv, bool allocated, json_object *
         if (!trees)
                 return -ENOMEM;
         for (size_t t = 0; r >= 0 && t < inv->n_trees; t++) {
-                TreeSize s;
-                int k = tree_size_measure(&inv->trees[t], &s);
+                StoreSize s = {};
+                int k = ts_measure(inv, t, &s);
 
                 if (k == -ENOMEM) {
                         r = k;
@@ -358,7 +360,7 @@ int render_status_trees_json(const Inventory *inv, bool allocated, json_object *
                                 r = -ENOMEM;
                         }
                 }
-                tree_size_done(&s); /* k < 0: no such tree, render_status_text() said so */
+                store_size_done(&s); /* k < 0: no such tree, render_status_text() said so */
         }
         if (r < 0) {
                 json_object_put(trees);
@@ -372,8 +374,8 @@ int render_status_trees(const Inventory *inv, bool allocated, FILE *f) {
         int r = 0;
 
         for (size_t t = 0; r >= 0 && t < inv->n_trees; t++) {
-                TreeSize s;
-                int k = tree_size_measure(&inv->trees[t], &s);
+                StoreSize s = {};
+                int k = ts_measure(inv, t, &s);
 
                 if (k == -ENOMEM) {
                         r = k;
@@ -381,7 +383,7 @@ int render_status_trees(const Inventory *inv, bool allocated, FILE *f) {
                 }
                 if (k >= 0)
                         r = ts_render_text(inv, t, &s, allocated, f);
-                tree_size_done(&s);
+                store_size_done(&s);
         }
         return r;
 }

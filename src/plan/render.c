@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hygiene.h"
 #include "macro.h"
 #include "plan.h"
 #include "render.h"

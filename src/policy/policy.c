@@ -38,7 +38,7 @@
 
 #include "macro.h"
 #include "policy.h"
-#include "qwen.h"
+#include "store.h"
 #include "strtable.h"
 #include "util.h"
 
@@ -1137,8 +1137,10 @@ static int policy_stale_decide(const Inventory *inv, size_t oi, const Policy *p,
 }
 
 /* Does orphan o belong to a project with protect = true? Its project directory is that of a
- * protected session of its tree, or the sanitized path of an exact protected project. */
+ * protected session of its tree, or the one its store gives an exact protected project. */
 static bool policy_orphan_protected(const PolicyRun *run, const Orphan *o) {
+        const StoreOps *store = run->inv->trees[o->tree].store;
+
         if (!o->project_dir || !o->project_dir[0])
                 return false; /* file-history: the session is gone, its project unknown */
         for (size_t i = 0; i < run->inv->n_sessions; i++) {
@@ -1151,9 +1153,9 @@ static bool policy_orphan_protected(const PolicyRun *run, const Orphan *o) {
                 const ProjectOverride *po = &run->cfg->projects[k];
                 _cleanup_free_ char *dir = NULL;
 
-                if (!po->policy.protect || po->is_glob)
+                if (!po->policy.protect || po->is_glob || !store || !store->project_dir)
                         continue;
-                dir = qwen_sanitize_cwd(po->pattern);
+                dir = store->project_dir(po->pattern);
                 if (dir && streq(dir, o->project_dir))
                         return true;
         }

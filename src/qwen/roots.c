@@ -1074,7 +1074,7 @@ oom:
         return -ENOMEM;
 }
 
-int roots_workspaces(Inventory *inv, const char *home) {
+int roots_workspaces(Inventory *inv, const StoreOps *store, const char *home) {
         _cleanup_free_ bool *before = calloc(inv->n_trees ?: 1, sizeof(bool));
         _cleanup_(roots_clean_done) Hashmap clean = {}; /* dirs whose .env files are clean, of
                                                          * the tree prev_tree */
@@ -1083,9 +1083,10 @@ int roots_workspaces(Inventory *inv, const char *home) {
 
         if (!before)
                 return -ENOMEM;
-        /* a tree incomplete already decides nothing that this could stop */
+        /* a tree incomplete already decides nothing that this could stop; another store's
+         * trees are not Qwen's */
         for (size_t t = 0; t < inv->n_trees; t++)
-                before[t] = inv->trees[t].incomplete;
+                before[t] = inv->trees[t].incomplete || inv->trees[t].store != store;
         for (size_t i = 0; i < inv->n_sessions; i++) {
                 const Session *s = &inv->sessions[i];
                 Tree *tr = &inv->trees[s->tree];

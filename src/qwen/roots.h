@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <sys/types.h>
 
-#include "inventory.h"
+#include "store.h"
 
 /* What Qwen's process would have: the environment values (NULL or "" when unset). */
 typedef struct RootsOptions {
@@ -64,10 +64,10 @@ int roots_resolve_opts(const RootsOptions *o, Tree *ret, char **ret_why);
 int roots_from_dir(const char *dir, Tree *ret);
 
 /* The workspace check (may Qwen, started there, put sessions in another runtime root?) of each
- * distinct cwd of the sessions of each tree that is complete
+ * distinct cwd of the sessions of each tree of store that is complete
  * (inventory sorted), and of the cwd ("project") G/usage_record.jsonl records for each session
  * that no scanned transcript has and that left G/file-history/<id>/ or G/plans/<id>.md (the
  * G-level orphan candidates; the usage file is read only when there are some): a tree with a
  * project that may is made incomplete (ROOTS_WORKSPACE_WHY; every tree of that G for the
  * candidates), each such project named in a notice. 0 or -ENOMEM. */
-int roots_workspaces(Inventory *inv, const char *home);
+int roots_workspaces(Inventory *inv, const StoreOps *store, const char *home);

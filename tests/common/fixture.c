@@ -22,6 +22,7 @@
 #include "fixture.h"
 #include "hashmap.h"
 #include "macro.h"
+#include "qwen-store.h"
 #include "roots.h"
 #include "scan.h"
 #include "usage-append.h"
@@ -901,7 +902,7 @@ int fixture_corpus_scan(FixtureCorpus *fx, unsigned hygiene) {
         r = inventory_new(&fx->inv);
         if (r < 0)
                 return r;
-        r = roots_from_dir(fx->qwen, &t);
+        r = qwen_store.tree_from_dir(fx->qwen, &t);
         if (r < 0)
                 return r;
         r = inventory_add_tree(fx->inv, &t, NULL);

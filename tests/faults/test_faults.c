@@ -2343,7 +2343,7 @@ static int stale_run(const char *qwen, ActionStats *ret_stats) {
                          0);
         so.hygiene = hygiene_need(&cfg.defaults);
         assert_int_equal(inventory_new(&inv), 0);
-        assert_int_equal(roots_from_dir(qwen, &tr), 0);
+        assert_int_equal(qwen_store.tree_from_dir(qwen, &tr), 0);
         assert_int_equal(inventory_add_tree(inv, &tr, NULL), 0);
         r = scan_all(inv, &so);
         if (r < 0)
@@ -2884,7 +2884,7 @@ static Inventory *scan_with_jobs(const char *qwen, unsigned jobs) {
         ScanOptions so = { .now = now_msec(), .no_atime = true, .jobs = jobs };
 
         assert_int_equal(inventory_new(&inv), 0);
-        assert_int_equal(roots_from_dir(qwen, &t), 0);
+        assert_int_equal(qwen_store.tree_from_dir(qwen, &t), 0);
         assert_int_equal(inventory_add_tree(inv, &t, NULL), 0);
         assert_true(scan_all(inv, &so) >= 0);
         return inv;

@@ -25,6 +25,7 @@
 #include "plan.h"
 #include "policy.h"
 #include "recover.h"
+#include "qwen-store.h"
 #include "roots.h"
 #include "scan.h"
 #include "util.h"
@@ -94,7 +95,7 @@ static inline int apply_scan(const char *qwen, Inventory **ret) {
         r = inventory_new(&inv);
         if (r < 0)
                 return r;
-        r = roots_from_dir(qwen, &t);
+        r = qwen_store.tree_from_dir(qwen, &t);
         if (r >= 0)
                 r = inventory_add_tree(inv, &t, NULL);
         if (r >= 0)

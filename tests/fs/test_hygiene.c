@@ -26,6 +26,7 @@
 #include "macro.h"
 #include "policy.h"
 #include "reason.h"
+#include "qwen-store.h"
 #include "roots.h"
 #include "scan.h"
 #include "tree-size.h"
@@ -112,7 +113,7 @@ static void test_treesize_classify_table(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
                 _cleanup_free_ char *root = NULL;
                 Tree t = {};
-                TreeSize ts;
+                StoreSize ts;
                 TreeKind k = _TREE_KIND_INVALID;
 
                 assert_int_equal(fixture_new(&root), 0);
@@ -136,7 +137,7 @@ static void test_treesize_classify_table(void **state) {
                                     k < 0 ? "none" : tree_size_kind_to_string(k),
                                     tree_size_kind_to_string(table[i].want));
                 assert_int_equal(k, table[i].want);
-                tree_size_done(&ts);
+                store_size_done(&ts);
                 root = fixture_free(root);
         }
 }
@@ -729,7 +730,7 @@ static void test_hygiene_scan_need_zero(void **state) {
         assert_int_equal(fixture_write(fx->qwen, "plans/" ORPH ".md", "p"), 0);
         fx->inv = inventory_free(fx->inv);
         assert_int_equal(inventory_new(&fx->inv), 0);
-        assert_int_equal(roots_from_dir(fx->qwen, &t), 0);
+        assert_int_equal(qwen_store.tree_from_dir(fx->qwen, &t), 0);
         assert_int_equal(inventory_add_tree(fx->inv, &t, NULL), 0);
         assert_int_equal(scan_all(fx->inv, &o), 0);
         for (size_t i = 0; i < fx->inv->n_orphans; i++)
@@ -739,11 +740,11 @@ static void test_hygiene_scan_need_zero(void **state) {
 /* The measure of the corpus: totals equal the kinds' sum, nothing unknown. */
 static void test_treesize_corpus(void **state) {
         Fx *fx = *state;
-        TreeSize s;
+        StoreSize s;
         Tree t = {};
         uint64_t b = 0, a = 0;
 
-        assert_int_equal(roots_from_dir(fx->qwen, &t), 0);
+        assert_int_equal(qwen_store.tree_from_dir(fx->qwen, &t), 0);
         assert_int_equal(tree_size_measure(&t, &s), 0);
         for (TreeKind k = 0; k < _TREE_KIND_MAX; k++) {
                 b += s.bytes[k];
@@ -755,7 +756,7 @@ static void test_treesize_corpus(void **state) {
         assert_true(s.files[TREE_KIND_SESSIONS] > 0);
         assert_true(s.files[TREE_KIND_ARCHIVE] > 0);
         assert_false(s.incomplete);
-        tree_size_done(&s);
+        store_size_done(&s);
         inventory_tree_done(&t);
 }
 

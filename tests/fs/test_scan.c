@@ -37,6 +37,7 @@
 #include "owner-test.h"
 #include "policy.h"
 #include "reason.h"
+#include "qwen-store.h"
 #include "roots.h"
 #include "scan.h"
 #include "util.h"
@@ -696,7 +697,7 @@ static void scan_fx_jobs(Fx *fx, unsigned jobs, Inventory **ret) {
         Tree t = {};
 
         assert_int_equal(inventory_new(ret), 0);
-        assert_int_equal(roots_from_dir(fx->qwen, &t), 0);
+        assert_int_equal(qwen_store.tree_from_dir(fx->qwen, &t), 0);
         assert_int_equal(inventory_add_tree(*ret, &t, NULL), 0);
         assert_int_equal(scan_all(*ret, &o), 0);
 }
@@ -849,7 +850,7 @@ static void scan_fx_prefetch(Fx *fx, unsigned jobs, ScanPrefetch prefetch, const
         Tree t = {};
 
         assert_int_equal(inventory_new(ret), 0);
-        assert_int_equal(roots_from_dir(fx->qwen, &t), 0);
+        assert_int_equal(qwen_store.tree_from_dir(fx->qwen, &t), 0);
         assert_int_equal(inventory_add_tree(*ret, &t, NULL), 0);
         assert_int_equal(scan_all(*ret, &o), 0);
 }
@@ -977,9 +978,9 @@ static void test_scan_orphans_across_trees(void **state) {
         assert_int_equal(fixture_write_size(fx->root, "second/file-history/" ID_ORPHAN_FH "/x", 10),
                          0);
         assert_int_equal(inventory_new(&fx->inv), 0);
-        assert_int_equal(roots_from_dir(fx->qwen, &t1), 0);
+        assert_int_equal(qwen_store.tree_from_dir(fx->qwen, &t1), 0);
         assert_int_equal(inventory_add_tree(fx->inv, &t1, NULL), 0);
-        assert_int_equal(roots_from_dir(second, &t2), 0);
+        assert_int_equal(qwen_store.tree_from_dir(second, &t2), 0);
         assert_int_equal(inventory_add_tree(fx->inv, &t2, NULL), 0);
         assert_int_equal(scan_all(fx->inv, &o), 0);
         assert_int_equal(fx->inv->n_orphans, 1);
@@ -995,9 +996,9 @@ static void test_scan_missing_root_is_error_others_scanned(void **state) {
         Tree t1 = {}, t2 = {};
 
         assert_int_equal(inventory_new(&fx->inv), 0);
-        assert_int_equal(roots_from_dir("/nonexistent/qgc-test-root", &t1), 0);
+        assert_int_equal(qwen_store.tree_from_dir("/nonexistent/qgc-test-root", &t1), 0);
         assert_int_equal(inventory_add_tree(fx->inv, &t1, NULL), 0);
-        assert_int_equal(roots_from_dir(fx->qwen, &t2), 0);
+        assert_int_equal(qwen_store.tree_from_dir(fx->qwen, &t2), 0);
         assert_int_equal(inventory_add_tree(fx->inv, &t2, NULL), 0);
         assert_int_equal(scan_all(fx->inv, &o), -ENOENT);
         assert_int_equal(fx->inv->n_sessions, ELEMENTSOF(corpus_sessions));
@@ -1767,7 +1768,7 @@ static void test_scan_title_read_where_the_policy_could_select(void **state) {
 
                 fx->inv = inventory_free(fx->inv);
                 assert_int_equal(inventory_new(&fx->inv), 0);
-                assert_int_equal(roots_from_dir(fx->qwen, &t), 0);
+                assert_int_equal(qwen_store.tree_from_dir(fx->qwen, &t), 0);
                 assert_int_equal(inventory_add_tree(fx->inv, &t, NULL), 0);
                 assert_int_equal(scan_all(fx->inv, &o), 0);
                 s = find(fx, "be0b1e35-4600-44b4-aba9-84b6d4d12748");
@@ -1902,7 +1903,7 @@ static void test_live_pass_without_probe_and_incomplete_subagents(void **state) 
         }
         memcpy(s[0].id, PASS_ID0, sizeof(PASS_ID0));
         memcpy(s[1].id, PASS_ID1, sizeof(PASS_ID1));
-        assert_int_equal(roots_from_dir(fx->qwen, &t), 0);
+        assert_int_equal(qwen_store.tree_from_dir(fx->qwen, &t), 0);
         assert_int_equal(live_probe_new(&t, &probe), 0);
         assert_int_equal(live_pass(probe, s, f, ELEMENTSOF(s), &claims), 0);
         assert_int_equal(s[0].live, 0);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # t-0011-source-rules: rules of the source that no compiler checks. src/ holds one folder per
-# layer, bottom to top: base, model, qwen, deepcode, config, policy, scan, plan,
+# layer, bottom to top: base, model, config, policy, qwen, deepcode, scan, plan,
 # exec, cli.
 #   - layers: a file's #include "x.h" resolves to the folder holding x.h, and a call (an object
 #     of libqgc.a or of qgc's main using a symbol another object defines, by nm) to the folder
@@ -8,6 +8,9 @@
 #   - no circle between files over the whole of src/ (a file: x.c with its x.h), in the graph
 #     of the #include lines and the calls together.
 #   - the policy is pure: no object of src/policy/ uses an I/O symbol of libc (IO_SYMBOLS).
+#   - the store boundary: no file of a store-neutral folder (NEUTRAL) includes a header of a
+#     store's folder (STORES) or calls its functions; it reaches a store through Tree.store
+#     (model/store.h) alone.
 #   - nothing exported for tests: every global function (T) of libqgc.a is used by another
 #     object of libqgc.a or of qgc's main; one used only in its own file should be static.
 #   - every .c and .h under src/ is named in doc/architecture.md.
@@ -24,17 +27,19 @@
 # the test fails.
 . "$(dirname "$0")/lib.sh"
 : "${QGC_SRCDIR:?QGC_SRCDIR must name the source tree}"
-LAYERS="base model qwen deepcode config policy scan plan exec cli"
+LAYERS="base model config policy qwen deepcode scan plan exec cli"
+# The folders of the stores, and the folders of the core that reach them through store.h only.
+# plan/ and exec/ join NEUTRAL when they do (Qwen's statuses, reasons and steps still named
+# directly there).
+STORES="qwen deepcode"
+NEUTRAL="policy scan"
 # Still exported for tests only:
 #   actions_execute, actions_restore: the executor without the tree locks and the action log
 #     (test_actions and test_faults count the files and fsyncs of one run; actions_run() adds
 #     the lock files and the log);
-#   dc_store_scan, dc_store_inventory, dc_store_free: the read side of a Deep Code store (issue
-#     26), called only by test_deepcode until the Deep Code store's scan op (deepcode-store.c
-#     in issue 25's store table) calls them;
 #   dc_git_compact, dc_git_plan, dc_git_report_done: the compaction of a Deep Code checkpoint
-#     repository (issue 26), driven by t-0710 until the Deep Code executor step calls it.
-TEST_EXPORTS="actions_execute actions_restore dc_store_scan dc_store_inventory dc_store_free dc_git_compact dc_git_plan dc_git_report_done"
+#     repository (issue 26), driven by t-0710 until a Deep Code executor step calls it.
+TEST_EXPORTS="actions_execute actions_restore dc_git_compact dc_git_plan dc_git_report_done"
 # The I/O of libc: opening, reading, writing, asking about and changing files, directories and
 # terminals. With _FORTIFY_SOURCE and large-file builds they appear as __NAME_chk, __NAME_2 and
 # NAME64, which io_symbol matches too.
@@ -134,6 +139,18 @@ layer_calls() {
         upward "$T/lc"
 }
 
+# crossing EDGES: the edges "FROM TO HOW" from a store-neutral folder into a store's
+crossing() {
+        awk -v core="$NEUTRAL" -v stores="$STORES" '
+             BEGIN { n = split(core, l, " "); for (i = 1; i <= n; i++) neutral[l[i]] = 1
+                     n = split(stores, l, " "); for (i = 1; i <= n; i++) store[l[i]] = 1 }
+             { a = $1; b = $2; sub(/\/.*/, "", a); sub(/\/.*/, "", b)
+               if ((a in neutral) && (b in store)) {
+                       how = $0; sub(/^[^ ]* [^ ]* /, "", how)
+                       print "src/" $1 " (" a "/, store-neutral) -> src/" $2 " (" b "/, a store): " how
+               } }' "$1"
+}
+
 # circles EDGES: each set of files in a circle (a strongly connected component of the graph of
 # "FROM TO HOW" edges, Tarjan), with its edges and how each is made
 circles() {
@@ -205,7 +222,7 @@ undocumented() {
 
 # --- each rule fires on a planted violation
 P=$T/plant
-mkdir -p "$P/src/base" "$P/src/policy" "$P/src/cli" "$P/doc"
+mkdir -p "$P/src/base" "$P/src/policy" "$P/src/cli" "$P/src/qwen" "$P/src/scan" "$P/doc"
 printf 'x = strerror(e);\n' > "$P/src/base/bad.c"
 planted "bad.c:1" rule "$P" '(^|[^_a-z])strerror\(' log.c log.h
 # base/low.c includes and calls cli/high (up); cli/a and cli/b include and call each other;
@@ -221,24 +238,30 @@ printf '#include "b.h"\n#include "a.h"\nint b(void) { return a(); }\n' > "$P/src
 printf '#include <fcntl.h>\nint pure(void) { return open("/", O_RDONLY); }\n' > "$P/src/policy/pure.c"
 printf 'int unused_fn(void) { return 1; }\nint self_fn(void) { return 2; }\nint self_user(void) { return self_fn(); }\n' \
         > "$P/src/cli/unused.c"
-printf 'int low(void);\nint pure(void);\nint self_user(void);\nint main(void) { return low() + pure() + self_user(); }\n' \
+# scan/walk.c (store-neutral) includes and calls qwen/qw (a store's)
+printf 'int qw(void);\n' > "$P/src/qwen/qw.h"
+printf '#include "qw.h"\nint qw(void) { return 3; }\n' > "$P/src/qwen/qw.c"
+printf '#include "qw.h"\nint walk(void) { return qw(); }\n' > "$P/src/scan/walk.c"
+printf 'int low(void);\nint pure(void);\nint self_user(void);\nint walk(void);\nint main(void) { return low() + pure() + self_user() + walk(); }\n' \
         > "$P/src/cli/main.c"
-printf '`low.[ch]`, `high.[ch]`, `a.[ch]`, `b.[ch]`, `pure.c`, `main.c`, `bad.c`\n' > "$P/doc/architecture.md"
+printf '`low.[ch]`, `high.[ch]`, `a.[ch]`, `b.[ch]`, `pure.c`, `main.c`, `bad.c`, `qw.[ch]`, `walk.c`\n' > "$P/doc/architecture.md"
 includes "$P" > "$T/p.inc"
 planted "src/base/low (base/) -> src/cli/high (cli/, above): src/base/low.c:2 #include \"high.h\"" upward "$T/p.inc"
 planted "circle between src/cli/a src/cli/b:" circles "$T/p.inc"
+planted "src/scan/walk (scan/, store-neutral) -> src/qwen/qw (qwen/, a store): src/scan/walk.c:1 #include \"qw.h\"" crossing "$T/p.inc"
 planted "src/cli/unused.c is not named" undocumented "$P" "$P/doc/architecture.md"
 cc=${CC:-cc}
 if command -v "$cc" >/dev/null 2>&1 && command -v ar >/dev/null 2>&1 && command -v nm >/dev/null 2>&1 &&
-   ( cd "$P/src" && for f in base/low.c cli/high.c cli/a.c cli/b.c policy/pure.c cli/unused.c cli/main.c; do
-           "$cc" -O0 -Ibase -Icli -c "$f" -o "${f%.c}.o" || exit 1
-     done && ar rc libplanted.a base/low.o cli/high.o cli/a.o cli/b.o policy/pure.o cli/unused.o ) 2>/dev/null; then
+   ( cd "$P/src" && for f in base/low.c cli/high.c cli/a.c cli/b.c policy/pure.c cli/unused.c cli/main.c qwen/qw.c scan/walk.c; do
+           "$cc" -O0 -Ibase -Icli -Iqwen -c "$f" -o "${f%.c}.o" || exit 1
+     done && ar rc libplanted.a base/low.o cli/high.o cli/a.o cli/b.o policy/pure.o cli/unused.o qwen/qw.o scan/walk.o ) 2>/dev/null; then
         symbols "$P" "$P/src/libplanted.a" > "$T/p.lib"
         symbols "$P" "$P/src/libplanted.a" "$P/src/cli/main.o" > "$T/p.all"
         calls "$T/p.all" > "$T/p.call"
         planted "src/base/low (base/) -> src/cli/high (cli/, above): calls high()" layer_calls "$T/p.call"
         awk '{ print $1, $2, "calls " $3 "()" }' "$T/p.call" > "$T/p.callhow"
         planted "src/cli/a -> src/cli/b: calls b()" circles "$T/p.callhow"
+        planted "src/scan/walk (scan/, store-neutral) -> src/qwen/qw (qwen/, a store): calls qw()" crossing "$T/p.callhow"
         planted "src/policy/pure.c uses open()" impure "$T/p.lib"
         planted "src/cli/unused.c: unused_fn() is used by nothing in qgc" unused_exports "$P" "$T/p.lib" "$T/p.all"
         planted "src/cli/unused.c: self_fn() is used only in its own file" unused_exports "$P" "$T/p.lib" "$T/p.all"
@@ -258,6 +281,7 @@ check "every file of src/ is named in doc/architecture.md" undocumented "$S" "$S
 includes "$S" > "$T/inc"
 [ -s "$T/inc" ] || fail "no #include between the files of src/"
 check "no #include of a folder above the file's ($LAYERS)" upward "$T/inc"
+check "no #include of a store's header ($STORES) in $NEUTRAL" crossing "$T/inc"
 lib=${QGC_BUILDDIR:-}/libqgc.a
 if [ -n "${have_planted_objects:-}" ] && [ -n "${QGC_BUILDDIR:-}" ] && [ -f "$lib" ]; then
         # qgc's main: the objects of src/ that are not in the library
@@ -273,6 +297,8 @@ if [ -n "${have_planted_objects:-}" ] && [ -n "${QGC_BUILDDIR:-}" ] && [ -f "$li
         check "no call into a folder above the caller's" layer_calls "$T/call"
         awk '{ print $1, $2, "calls " $3 "()" }' "$T/call" | cat "$T/inc" - > "$T/edges"
         check "no circle between files (#include and calls)" circles "$T/edges"
+        awk '{ print $1, $2, "calls " $3 "()" }' "$T/call" > "$T/callhow"
+        check "no call into a store ($STORES) from $NEUTRAL" crossing "$T/callhow"
         check "the policy is pure: no I/O symbol in src/policy/" impure "$T/lib"
         : > "$T/test-exports"
         check "no function exported for tests only" unused_exports "$S" "$T/lib" "$T/all" "$TEST_EXPORTS"

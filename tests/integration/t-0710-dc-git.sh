@@ -1,5 +1,5 @@
 #!/bin/sh
-# t-0710-dc-git: the compaction of Deep Code checkpoint repositories (src/exec/dc-git.c), through
+# t-0710-dc-git: the compaction of Deep Code checkpoint repositories (src/deepcode/dc-git.c), through
 # tests/helpers/dc-git-run. On every repository of the Deep Code 0.2.1 corpus (made by the real
 # CLI) and on synthetic ones made with the git commands of Deep Code's file-history.ts (a fork
 # sharing history, an /undo that strands named checkpoints, a session removed from the index with

@@ -9,7 +9,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "inventory.h"
+#include "store.h"
 
 #define SCAN_AGGS_DEPTH_MAX 32 /* in file-history/<id>/ and subagents/<id>/ */
 
@@ -61,5 +61,5 @@ int scan_aggs_pend(ScanPendings *to, size_t tree, OrphanKind kind, const char *p
                    ScanAggs *aggs);
 void scan_aggs_pendings_done(ScanPendings *p);
 /* The pending directories of pend whose id has no transcript in any tree of inv become its
- * orphans; nothing is decided when a tree was not listed in full. 0 or -ENOMEM. */
-int scan_aggs_orphans(Inventory *inv, ScanPendings *pend);
+ * orphans; nothing is decided when a tree of store was not listed in full. 0 or -ENOMEM. */
+int scan_aggs_orphans(Inventory *inv, const StoreOps *store, ScanPendings *pend);

@@ -247,7 +247,7 @@ static bool ts_inode_seen(TsInodes *s, const struct stat *st) {
 }
 
 typedef struct TsWalk {
-        TreeSize *size;
+        StoreSize *size;
         TsInodes inodes;
         dev_t dev;
         dev_t skip_dev; /* the other root, when it lies inside this one: measured on its own */
@@ -256,7 +256,7 @@ typedef struct TsWalk {
 } TsWalk;
 
 static int ts_count(TsWalk *w, TreeKind k, const struct stat *st, const char *rel) {
-        TreeSize *s = w->size;
+        StoreSize *s = w->size;
 
         if (st->st_nlink > 1 && !S_ISDIR(st->st_mode) && ts_inode_seen(&w->inodes, st))
                 return 0;
@@ -265,7 +265,7 @@ static int ts_count(TsWalk *w, TreeKind k, const struct stat *st, const char *re
         s->alloc[k] += (uint64_t)st->st_blocks * 512;
         s->total_bytes += (uint64_t)st->st_size;
         s->total_alloc += (uint64_t)st->st_blocks * 512;
-        if (k == TREE_KIND_UNKNOWN && s->n_unknown < TREESIZE_UNKNOWN_SHOWN) {
+        if (k == TREE_KIND_UNKNOWN && s->n_unknown < STORE_SIZE_UNKNOWN_SHOWN) {
                 s->unknown[s->n_unknown] = strdup(rel);
                 if (!s->unknown[s->n_unknown])
                         return -ENOMEM;
@@ -337,7 +337,7 @@ static int ts_walk(TsWalk *w, int dfd, size_t len, unsigned depth) {
 
 /* Measure one root directory (the root's own size counted as a directory); a directory with
  * identity skip (the other root) is neither counted nor entered. */
-static int ts_measure_root(TreeSize *s, const char *path, dev_t dev, const struct stat *skip) {
+static int ts_measure_root(StoreSize *s, const char *path, dev_t dev, const struct stat *skip) {
         _cleanup_close_ int rfd = fs_open_root(path, dev), fd = -EBADF;
         TsWalk *w;
         struct stat st;
@@ -368,18 +368,12 @@ static int ts_measure_root(TreeSize *s, const char *path, dev_t dev, const struc
         return r;
 }
 
-void tree_size_done(TreeSize *s) {
-        for (size_t i = 0; i < s->n_unknown; i++)
-                free(s->unknown[i]);
-        *s = (TreeSize){};
-}
-
-int tree_size_measure(const Tree *t, TreeSize *ret) {
+int tree_size_measure(const Tree *t, StoreSize *ret) {
         bool two = t->global_dir && !streq(t->global_dir, t->runtime_dir);
         struct stat rs, gs;
         int r;
 
-        *ret = (TreeSize){};
+        *ret = (StoreSize){};
         /* R inside G (or G inside R): each is walked once, the inner one on its own */
         two = two && stat(t->runtime_dir, &rs) == 0 && stat(t->global_dir, &gs) == 0 &&
               !(rs.st_dev == gs.st_dev && rs.st_ino == gs.st_ino);

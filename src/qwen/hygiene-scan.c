@@ -241,7 +241,7 @@ static int hygiene_scan_ids(Inventory *inv, size_t t, int root_fd, dev_t dev, co
 
 static int hygiene_scan_stale(Inventory *inv, size_t t, int rfd, dev_t dev);
 
-int hygiene_scan(Inventory *inv, unsigned need) {
+int hygiene_scan(Inventory *inv, const StoreOps *store, unsigned need) {
         bool complete = true;
         int r;
 
@@ -249,6 +249,8 @@ int hygiene_scan(Inventory *inv, unsigned need) {
                 return 0;
         const char *why = NULL;
         for (size_t t = 0; t < inv->n_trees; t++) {
+                if (inv->trees[t].store != store)
+                        continue;
                 complete = complete && !inv->trees[t].incomplete;
                 why = why ?: inv->trees[t].incomplete_why;
         }
@@ -266,7 +268,7 @@ int hygiene_scan(Inventory *inv, unsigned need) {
                 bool g_seen = false;
                 struct stat st;
 
-                if (rfd < 0)
+                if (rfd < 0 || tr->store != store)
                         continue;
                 r = hygiene_scan_tmp(inv, t, rfd, tr->dev, need, complete);
                 if (r < 0)

@@ -19,6 +19,7 @@
 #include "hashmap.h"
 #include "inventory.h"
 #include "orphans.h"
+#include "store.h"
 #include "util.h"
 
 /* Where upstream (PR #9110) keeps the time an entry was first seen stale: its mtime. */
@@ -33,11 +34,11 @@ const char *hygiene_what(OrphanKind k);
 /* The kinds the policy p can act on: bit (1u << kind) for each whose key is on. */
 unsigned hygiene_need(const Policy *p);
 
-/* Add the hygiene items of the kinds in need (hygiene_need()) of every tree of inv; runs after
- * the sessions of every tree are in inv. Items that depend on "no session" (stale tmp, debug,
+/* Add the hygiene items of the kinds in need (hygiene_need()) of every tree of inv whose store
+ * is store; runs after the sessions of every tree are in inv. Items that depend on "no session" (stale tmp, debug,
  * plans) are not looked for when a tree was not listed in full; a stale tmp/<hash>/ not when a
  * session of the tree has no proven cwd (its hash is unknown). 0 or -ENOMEM. */
-int hygiene_scan(Inventory *inv, unsigned need);
+int hygiene_scan(Inventory *inv, const StoreOps *store, unsigned need);
 
 /* Stale project entries of tree t (issue #7906, upstream PR #9110): projects/<dir>/ whose every
  * session is verified (its first record's cwd sanitises to <dir>), not in conflict, not live,

@@ -194,7 +194,7 @@ static bool scan_pending_eq(const void *entry, const void *key) {
 
 /* The set is of the pending directories' ids (a few thousand), each session's id looked up in
  * it: a table that stays in the cache, not one of every session (100k). */
-int scan_aggs_orphans(Inventory *inv, ScanPendings *pend) {
+int scan_aggs_orphans(Inventory *inv, const StoreOps *store, ScanPendings *pend) {
         _cleanup_(hashmap_donep) Hashmap set = {};
         _cleanup_free_ size_t *rep = NULL; /* a pending directory's first one of its id */
         _cleanup_free_ bool *found = NULL; /* a transcript has the id of rep */
@@ -204,7 +204,7 @@ int scan_aggs_orphans(Inventory *inv, ScanPendings *pend) {
                 return 0;
         /* a session id may be missing: a directory would look like an orphan of it */
         for (size_t t = 0; t < inv->n_trees; t++)
-                if (inv->trees[t].incomplete) {
+                if (inv->trees[t].incomplete && inv->trees[t].store == store) {
                         if (inv->trees[t].incomplete_why)
                                 log_notice("orphans are not decided in this run: '%s': %s",
                                            inv->trees[t].global_dir,

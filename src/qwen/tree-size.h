@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "inventory.h"
+#include "store.h"
 
 typedef enum TreeKind {
         TREE_KIND_SESSIONS,     /* projects/<p>/chats/: transcripts, sidecars, claims; and
@@ -31,22 +31,11 @@ typedef enum TreeKind {
         _TREE_KIND_INVALID = -22,
 } TreeKind;
 
-#define TREESIZE_UNKNOWN_SHOWN 5
-
-typedef struct TreeSize {
-        uint64_t files[_TREE_KIND_MAX];
-        uint64_t bytes[_TREE_KIND_MAX];  /* st_size */
-        uint64_t alloc[_TREE_KIND_MAX];  /* st_blocks * 512 */
-        uint64_t total_bytes, total_alloc;
-        bool incomplete;                 /* a mount point, an unlistable directory, too deep */
-        char *unknown[TREESIZE_UNKNOWN_SHOWN]; /* the first unknown paths (relative) */
-        size_t n_unknown;
-} TreeSize;
+_Static_assert(_TREE_KIND_MAX <= STORE_SIZE_KINDS, "TreeKind fits StoreSize");
 
 const char *tree_size_kind_to_string(TreeKind k); /* "active sessions", ... */
 const char *tree_size_kind_key(TreeKind k);       /* "sessions", ... (JSON) */
 
-/* Measure tree t (its roots as configured). 0 or -errno (the runtime root cannot be opened);
- * -ENOMEM. */
-int tree_size_measure(const Tree *t, TreeSize *ret);
-void tree_size_done(TreeSize *s);
+/* Measure tree t (its roots as configured) by TreeKind (files, bytes, alloc, totals, unknown
+ * paths, incomplete). 0 or -errno (the runtime root cannot be opened); -ENOMEM. */
+int tree_size_measure(const Tree *t, StoreSize *ret);

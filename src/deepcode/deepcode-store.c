@@ -1,0 +1,146 @@
+/* deepcode-store.c: Deep Code's store (store.h): a ~/.deepcode told by what is inside it, its
+ * project codes (getProjectCode, dc-project.h), its walk into the inventory (dc-store.h). It
+ * has no run operations yet: the executor leaves its trees alone. */
+#include "autoconf.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dc-project.h"
+#include "dc-store.h"
+#include "deepcode-store.h"
+#include "fsutil.h"
+#include "macro.h"
+#include "util.h"
+
+/* Is (dfd, name) a regular file (is_reg) or a directory, no symlink followed? */
+static bool deepcode_store_has(int dfd, const char *name, bool is_reg) {
+        struct stat st;
+
+        return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+               (is_reg ? S_ISREG(st.st_mode) : S_ISDIR(st.st_mode));
+}
+
+/* A Deep Code store: the first project directory under projects/ that tells holds a
+ * sessions-index.json (a regular file), not a Qwen chats/ directory. Read as the scan reads
+ * (O_NOATIME when permitted: a dry run changes no atime), no symlink followed. */
+static int deepcode_store_detect(int dir_fd) {
+        _cleanup_close_ int pfd = fs_open_noatime(dir_fd, "projects",
+                                                  O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_free_ FsDir *d = NULL;
+        const char *name;
+        unsigned char type;
+        int r;
+
+        if (pfd < 0)
+                return pfd == -ENOENT || pfd == -ENOTDIR || pfd == -ELOOP ? 0 : pfd;
+        d = malloc(sizeof(FsDir));
+        if (!d)
+                return -ENOMEM;
+        fs_dir_init(d, pfd);
+        while ((r = fs_dir_next(d, &name, &type)) > 0) {
+                _cleanup_close_ int fd = -EBADF;
+
+                if (type != DT_DIR && type != DT_UNKNOWN)
+                        continue;
+                fd = fs_open_noatime(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0)
+                        continue;
+                if (deepcode_store_has(fd, "sessions-index.json", true))
+                        return 1;
+                if (deepcode_store_has(fd, "chats", false))
+                        return 0;
+        }
+        return r;
+}
+
+static int deepcode_store_tree(char *dir, Tree *ret) {
+        *ret = (Tree){ .global_dir = dir, .runtime_dir = strdup(dir), .store = &deepcode_store };
+        if (!ret->runtime_dir) {
+                inventory_tree_done(ret);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+/* --root DIR: DIR, made absolute, is the store. */
+static int deepcode_store_tree_from_dir(const char *dir, Tree *ret) {
+        _cleanup_free_ char *cwd = NULL;
+        char *abs;
+
+        if (!dir || !*dir)
+                return -EINVAL;
+        if (dir[0] != '/') {
+                cwd = getcwd(NULL, 0);
+                if (!cwd)
+                        return -errno;
+        }
+        abs = cwd ? path_join(cwd, dir) : strdup(dir);
+        if (!abs)
+                return -ENOMEM;
+        return deepcode_store_tree(abs, ret);
+}
+
+/* home/.deepcode, as Deep Code finds it (os.homedir()); -ENOENT when there is none. */
+static int deepcode_store_tree_for_home(const char *home, Tree *ret, char **ret_why) {
+        char *dir = path_join(home, ".deepcode");
+        struct stat st;
+
+        (void)ret_why;
+        if (!dir)
+                return -ENOMEM;
+        if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                free(dir);
+                return -ENOENT;
+        }
+        return deepcode_store_tree(dir, ret);
+}
+
+static char *deepcode_store_project_dir(const char *cwd) {
+        char *code = NULL;
+
+        return dc_project_code(cwd, &code) < 0 ? NULL : code;
+}
+
+/* Each Deep Code tree of inv read (dc_store_scan()) and turned into records; a store that
+ * cannot be read leaves its tree incomplete. */
+static int deepcode_store_scan(Inventory *inv, const ScanOptions *o) {
+        int r = 0;
+
+        for (size_t i = 0; i < inv->n_trees; i++) {
+                DcStore *s = NULL;
+                int k;
+
+                if (inv->trees[i].store != o->store)
+                        continue;
+                k = dc_store_scan(inv->trees[i].global_dir, o->now, &s);
+                if (k == -ENOMEM)
+                        return k;
+                if (k < 0) {
+                        inv->trees[i].incomplete = true;
+                        if (r == 0)
+                                r = k;
+                        continue;
+                }
+                k = dc_store_inventory(s, inv, i, o->now);
+                dc_store_free(s);
+                if (k < 0)
+                        return k;
+        }
+        return r;
+}
+
+const StoreOps deepcode_store = {
+        .name = "deepcode",
+        .detect = deepcode_store_detect,
+        .tree_from_dir = deepcode_store_tree_from_dir,
+        .tree_for_home = deepcode_store_tree_for_home,
+        .project_dir = deepcode_store_project_dir,
+        .scan = deepcode_store_scan,
+};

@@ -1,0 +1,94 @@
+/* store.h: the boundary between the core (scan/, plan/, exec/, policy/) and a store, the files
+ * one coding agent keeps (Qwen Code's in src/qwen/, Deep Code's in src/deepcode/). A store
+ * exports one const StoreOps; a Tree names its store (Tree.store), and the core reaches a
+ * store's files, names and formats only through it. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "inventory.h"
+
+/* Whether the scan advises the kernel of the transcript reads ahead (never what it reads). */
+typedef enum ScanPrefetch {
+        SCAN_PREFETCH_AUTO = 0, /* while reads find the page cache cold */
+        SCAN_PREFETCH_OFF,
+        SCAN_PREFETCH_ALWAYS,   /* for every transcript (tests: the prefetch path on any cache) */
+} ScanPrefetch;
+
+typedef struct ScanOptions {
+        msec_t now;          /* for clamping future timestamps */
+        bool no_atime;       /* reserved: the scan always tries O_NOATIME (files and dirs) and
+                              * falls back without it on EPERM (not the owner, no CAP_FOWNER) */
+        const TitleNeed *titles; /* whose title windows to read; NULL: every transcript's */
+        unsigned jobs;       /* threads that scan the projects of a tree; 0 and 1: the caller's
+                              * thread alone. The result does not depend on it. */
+        unsigned hygiene;    /* hygiene kinds to look for (hygiene_need()); 0: none */
+        ScanPrefetch prefetch; /* advice to the kernel on a cold page cache */
+        const struct StoreOps *store; /* scan_all() sets it: the store whose trees
+                                       * StoreOps.scan walks */
+} ScanOptions;
+
+#define STORE_SIZE_KINDS 16        /* kinds of bytes a store may tell apart */
+#define STORE_SIZE_UNKNOWN_SHOWN 5 /* unknown paths named */
+
+/* Where every byte of a tree goes, by the store's kinds, for qgc status: what du says of the
+ * tree, hard links once. */
+typedef struct StoreSize {
+        const char *kind_names[STORE_SIZE_KINDS]; /* the text's ("active sessions"), in order */
+        const char *kind_keys[STORE_SIZE_KINDS];  /* the JSON's ("sessions") */
+        size_t n_kinds;
+        size_t unknown_kind;  /* what the store does not recognise (never touched): in the text
+                               * even when empty, with its first paths */
+        uint64_t files[STORE_SIZE_KINDS];
+        uint64_t bytes[STORE_SIZE_KINDS]; /* st_size */
+        uint64_t alloc[STORE_SIZE_KINDS]; /* st_blocks * 512 */
+        uint64_t total_bytes, total_alloc;
+        bool incomplete;      /* a mount point, an unlistable directory, too deep */
+        char *unknown[STORE_SIZE_UNKNOWN_SHOWN]; /* the first unknown paths (relative) */
+        size_t n_unknown;
+        size_t n_stale, n_projects; /* stale project entries (candidates) of all projects */
+        uint64_t stale_bytes;
+} StoreSize;
+
+static inline void store_size_done(StoreSize *s) {
+        for (size_t i = 0; i < s->n_unknown; i++)
+                free(s->unknown[i]);
+        *s = (StoreSize){};
+}
+
+typedef struct StoreOps {
+        const char *name; /* "qwen", "deepcode" */
+
+        /* --root DIR: is the directory open at dir_fd one of this store's roots? 1 yes, 0 no,
+         * or -errno. Read-only, follows no symlink. The cli asks every store, the last one
+         * (Qwen's, which takes any directory) last. */
+        int (*detect)(int dir_fd);
+        /* --root DIR: fill *ret with DIR as the tree's roots and store (strings owned by ret,
+         * user and uid left to the caller). 0 or -errno. */
+        int (*tree_from_dir)(const char *dir, Tree *ret);
+        /* The user's tree below home, found as the store's program finds it: 0 filled; -ENOENT
+         * when the user has none (no error); another -errno with *ret_why (allocated, may stay
+         * NULL) saying why nothing may be decided for the user's tree. */
+        int (*tree_for_home)(const char *home, Tree *ret, char **ret_why);
+
+        /* Pure (the policy calls it): the name of the project directory the store gives a
+         * working directory. Allocated; NULL on ENOMEM or when cwd has none.
+         * This, scan and measure may be NULL: a store without project_dir matches no exact
+         * project to an orphan, one without scan has its trees incomplete (nothing decided),
+         * one without measure is left out of qgc status. */
+        char *(*project_dir)(const char *cwd);
+
+        /* Walk every tree of inv whose store this is, read-only, into sessions and orphans
+         * (inventory_add_session(), inventory_add_orphan()), the orphans that need all of the
+         * store's trees included. Fills Tree.dev, fs_* and incomplete. A problem with one entry
+         * becomes a record (OWNER_UNVERIFIED and its cause) or a debug message. 0, -ENOMEM, or
+         * the first -errno of a tree that could not be opened (the others still walked). */
+        int (*scan)(Inventory *inv, const ScanOptions *o);
+
+        /* qgc status: measure tree t of the scanned inv into *ret (store_size_done() it, also
+         * on failure). 0, -ENOMEM, or another -errno: the tree's root cannot be walked (the
+         * tree is left out). */
+        int (*measure)(const Inventory *inv, size_t t, StoreSize *ret);
+} StoreOps;

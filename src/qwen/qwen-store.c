@@ -1,0 +1,58 @@
+/* qwen-store.c: Qwen Code's store (store.h): its trees found as Qwen's Storage finds them
+ * (roots.h), its project directory names (sanitizeCwd, qwen.h), its walk (qwen-scan.h), its
+ * bytes by kind (tree-size.h). */
+#include "autoconf.h"
+
+#include "hygiene.h"
+#include "qwen.h"
+#include "qwen-scan.h"
+#include "qwen-store.h"
+#include "roots.h"
+#include "tree-size.h"
+
+/* Qwen's store takes any directory given as --root (it is asked last). */
+static int qwen_store_detect(int dir_fd) {
+        (void)dir_fd;
+        return 1;
+}
+
+static int qwen_store_tree_from_dir(const char *dir, Tree *ret) {
+        int r = roots_from_dir(dir, ret);
+
+        if (r >= 0)
+                ret->store = &qwen_store;
+        return r;
+}
+
+static int qwen_store_tree_for_home(const char *home, Tree *ret, char **ret_why) {
+        int r = roots_resolve_opts(&(RootsOptions){ .home = home }, ret, ret_why);
+
+        if (r >= 0)
+                ret->store = &qwen_store;
+        return r;
+}
+
+/* The bytes of tree t by TreeKind, and its stale project entries (hygiene-stale.c). */
+static int qwen_store_measure(const Inventory *inv, size_t t, StoreSize *ret) {
+        int r = tree_size_measure(&inv->trees[t], ret);
+
+        if (r < 0)
+                return r;
+        for (TreeKind k = 0; k < _TREE_KIND_MAX; k++) {
+                ret->kind_names[k] = tree_size_kind_to_string(k);
+                ret->kind_keys[k] = tree_size_kind_key(k);
+        }
+        ret->n_kinds = _TREE_KIND_MAX;
+        ret->unknown_kind = TREE_KIND_UNKNOWN;
+        return hygiene_stale_projects(inv, t, &ret->n_stale, &ret->n_projects, &ret->stale_bytes);
+}
+
+const StoreOps qwen_store = {
+        .name = "qwen",
+        .detect = qwen_store_detect,
+        .tree_from_dir = qwen_store_tree_from_dir,
+        .tree_for_home = qwen_store_tree_for_home,
+        .project_dir = qwen_sanitize_cwd,
+        .scan = qwen_scan,
+        .measure = qwen_store_measure,
+};
