@@ -138,6 +138,7 @@ static int deepcode_store_scan(Inventory *inv, const ScanOptions *o) {
 
 const StoreOps deepcode_store = {
         .name = "deepcode",
+        .read_only = "qgc does not change Deep Code stores yet (read only: scan, status, plan)",
         .detect = deepcode_store_detect,
         .tree_from_dir = deepcode_store_tree_from_dir,
         .tree_for_home = deepcode_store_tree_for_home,

@@ -60,6 +60,11 @@ static inline void store_size_done(StoreSize *s) {
 
 typedef struct StoreOps {
         const char *name; /* "qwen", "deepcode" */
+        /* Why qgc changes nothing in this store's trees, or NULL: a store without run operations
+         * (the executor refuses its trees) is read only. The policy plans every action a rule
+         * selects there as a skip (rule "store") with this as its reason, and the run takes no
+         * lock there and writes nothing: the plan is the run. */
+        const char *read_only;
 
         /* --root DIR: is the directory open at dir_fd one of this store's roots? 1 yes, 0 no,
          * or -errno. Read-only, follows no symlink. The cli asks every store, the last one

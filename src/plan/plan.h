@@ -82,6 +82,10 @@ typedef struct PlanHeldBack {
         uint64_t bytes_limit;
         size_t n_limit_archive; /* archives planned as skips: their sidecar merge would be */
         uint64_t bytes_limit_archive;
+        size_t n_store;    /* actions planned as skips: their store is read only
+                            * (policy_rule_store) */
+        uint64_t bytes_store;
+        const char *read_only; /* the first one's StoreOps.read_only */
 } PlanHeldBack;
 void plan_held_back(const Plan *p, PlanHeldBack *ret);
 
@@ -103,7 +107,7 @@ void plan_compress_forecast(const Plan *p, PlanCompressForecast *ret);
  * met: 336K > max-size 200K after the plan; held by keep-latest 3 sessions (120K)"), then the
  * sessions the deletion limits hold back from other rules ("policy not met: ..."; limit =
  * true), then the deletes planned as skips for a file Qwen shares and the archives planned as skips for a
- * sidecar merge (plan_limit_warning()). fn's first error stops the walk and is returned; -ENOMEM. */
+ * sidecar merge (plan_limit_warning()), then the actions planned as skips in read-only stores. fn's first error stops the walk and is returned; -ENOMEM. */
 typedef int (*PlanWarningFn)(void *userdata, const char *warning, bool limit);
 int plan_foreach_warning(const Plan *p, PlanWarningFn fn, void *userdata);
 

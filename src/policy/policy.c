@@ -688,6 +688,45 @@ static void policy_limit_skip(Verdict *vd) {
         vd->rule = policy_rule_limit;
 }
 
+const char policy_rule_store[] = "store";
+
+/* Plan what a rule selected in a tree of a read-only store (StoreOps.read_only) as a skip: the
+ * run changes nothing there. Once before the deletion limits (they count no such deletion), once
+ * after the stale entries' decisions (they may delete or mark). 0 or -ENOMEM. */
+static int policy_store_skip(PolicyRun *run, Verdict *vd, size_t tree) {
+        const StoreOps *store = run->inv->trees[tree].store;
+
+        if (!store || !store->read_only ||
+            (vd->verb != VERB_ARCHIVE && vd->verb != VERB_DELETE && vd->verb != VERB_COMPRESS &&
+             vd->mark == 0))
+                return 0;
+        if (!policy_facts(vd))
+                return -ENOMEM;
+        vd->facts->read_only = store->read_only;
+        vd->mark = 0;
+        if (vd->verb == VERB_SKIP || vd->verb == VERB_KEEP)
+                return 0; /* only a mark: its reason stays the entry's */
+        vd->blocked_rule = vd->rule;
+        vd->blocked_verb = vd->verb;
+        vd->verb = VERB_SKIP;
+        vd->rule = policy_rule_store;
+        return 0;
+}
+
+static int policy_store_skips(PolicyRun *run, bool orphans) {
+        for (size_t i = 0; i < run->inv->n_sessions; i++) {
+                int r = policy_store_skip(run, &run->v->sessions[i], run->inv->sessions[i].tree);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; orphans && i < run->inv->n_orphans; i++) {
+                int r = policy_store_skip(run, &run->v->orphans[i], run->inv->orphans[i].tree);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* Blast radius: the newest deletions beyond the run's and the projects' limits are skipped. */
 static int policy_blast(PolicyRun *run, const PolicyOptions *opts) {
         const Inventory *inv = run->inv;
@@ -1303,6 +1342,8 @@ int policy_evaluate(const Inventory *inv, const Config *cfg, msec_t now, const P
         for (size_t i = 0; r >= 0 && i < inv->n_sessions; i++)
                 r = policy_finish(&run, i);
         if (r >= 0)
+                r = policy_store_skips(&run, /* orphans= */ false);
+        if (r >= 0)
                 r = policy_stale_projects(&run, /* after_limits= */ false);
         if (r >= 0)
                 r = policy_blast(&run, opts);
@@ -1310,6 +1351,8 @@ int policy_evaluate(const Inventory *inv, const Config *cfg, msec_t now, const P
                 r = policy_caps_unmet(&run);
         if (r >= 0)
                 r = policy_stale_projects(&run, /* after_limits= */ true);
+        if (r >= 0)
+                r = policy_store_skips(&run, /* orphans= */ true);
         policy_run_done(&run);
         if (r < 0)
                 return r;
