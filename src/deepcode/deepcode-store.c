@@ -136,6 +136,13 @@ static int deepcode_store_scan(Inventory *inv, const ScanOptions *o) {
         return r;
 }
 
+/* Deep Code keeps a transcript beside its project's index: projects/<code>/<id>.jsonl (it has
+ * no archive). */
+static char *deepcode_store_session_path(const Tree *t, const Session *s, bool archived) {
+        (void)archived;
+        return strprintf("%s/projects/%s/%s.jsonl", t->runtime_dir, s->project_dir, s->id);
+}
+
 const StoreOps deepcode_store = {
         .name = "deepcode",
         .read_only = "qgc does not change Deep Code stores yet (read only: scan, status, plan)",
@@ -144,4 +151,5 @@ const StoreOps deepcode_store = {
         .tree_for_home = deepcode_store_tree_for_home,
         .project_dir = deepcode_store_project_dir,
         .scan = deepcode_store_scan,
+        .session_path = deepcode_store_session_path,
 };

@@ -11,6 +11,7 @@
 #include "log.h"
 #include "macro.h"
 #include "reason.h"
+#include "store.h"
 #include "util.h"
 
 #include "actions-int.h"
@@ -64,8 +65,9 @@ int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v
         JournalEvent ev = actions_report_event(o, actions_done_event(v));
         const Tree *tr = &c->inv->trees[s->tree];
         bool archived = s->state == SESSION_ARCHIVED || ev == JOURNAL_ARCHIVED;
-        _cleanup_free_ char *path = strprintf("%s/projects/%s/chats/%s%s.jsonl", tr->runtime_dir,
-                                              s->project_dir, archived ? "archive/" : "", s->id);
+        _cleanup_free_ char *path = tr->store && tr->store->session_path
+                                            ? tr->store->session_path(tr, s, archived)
+                                            : NULL;
         _cleanup_free_ char *msg = NULL, *why = v ? reason_verdict(v, s) : NULL;
         const char *verb = journal_event_to_string(ev);
         /* a planned skip names what it held back */

@@ -96,4 +96,9 @@ typedef struct StoreOps {
          * on failure). 0, -ENOMEM, or another -errno: the tree's root cannot be walked (the
          * tree is left out). */
         int (*measure)(const Inventory *inv, size_t t, StoreSize *ret);
+
+        /* The path of session s's transcript in tree t, as the journal names it (archived: where
+         * the store's archive keeps it, for a store that has one). Allocated; NULL on ENOMEM.
+         * May be NULL: the journal then names no path. */
+        char *(*session_path)(const Tree *t, const Session *s, bool archived);
 } StoreOps;

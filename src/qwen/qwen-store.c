@@ -9,6 +9,7 @@
 #include "qwen-store.h"
 #include "roots.h"
 #include "tree-size.h"
+#include "util.h"
 
 /* Qwen's store takes any directory given as --root (it is asked last). */
 static int qwen_store_detect(int dir_fd) {
@@ -47,6 +48,11 @@ static int qwen_store_measure(const Inventory *inv, size_t t, StoreSize *ret) {
         return hygiene_stale_projects(inv, t, &ret->n_stale, &ret->n_projects, &ret->stale_bytes);
 }
 
+static char *qwen_store_session_path(const Tree *t, const Session *s, bool archived) {
+        return strprintf("%s/projects/%s/chats/%s%s.jsonl", t->runtime_dir, s->project_dir,
+                         archived ? "archive/" : "", s->id);
+}
+
 const StoreOps qwen_store = {
         .name = "qwen",
         .detect = qwen_store_detect,
@@ -55,4 +61,5 @@ const StoreOps qwen_store = {
         .project_dir = qwen_sanitize_cwd,
         .scan = qwen_scan,
         .measure = qwen_store_measure,
+        .session_path = qwen_store_session_path,
 };

@@ -3,7 +3,8 @@
 # corpus (tests/data/deepcode/home.tar.gz, a ~/.deepcode with 58 sessions) a policy that deletes
 # plans every selected session as a skip (rule "store", the store's read-only reason) in the
 # text, the JSON plan and the journal; the dry run and the run agree; the run exits 0 with the
-# "policy not met" warning, and leaves the tree byte-identical (no .qgc.lock either).
+# "policy not met" warning, and leaves the tree byte-identical (no .qgc.lock either). The journal
+# names each session by its own path in the store (StoreOps.session_path).
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
 
@@ -50,6 +51,17 @@ grep -q "warning: policy not met: 53 sessions (1020K) not changed: $WHY (store)"
         fail "the run's warning"
 [ "$(grep -c 'QGC_ACTION=skipped .*QGC_RULE=store' "$T/actions.log")" = 53 ] ||
         { cat "$T/actions.log"; fail "53 skips journalled"; }
+# the journal names each session's own file (projects/<code>/<id>.jsonl), not Qwen's chats/<id>.jsonl
+python3 - "$T/actions.log" "$DC" <<'PY' || fail "the journal's paths"
+import os, re, sys
+log, dc = sys.argv[1], sys.argv[2]
+paths = [m.group(1) or m.group(2) for m in
+         re.finditer(r' QGC_PATH=(?:"((?:[^"\\]|\\.)*)"|(\S+))', open(log, encoding="utf-8").read())]
+assert len(paths) == 53, len(paths)
+for f in paths:
+    assert f.startswith(dc + "/projects/") and "/chats/" not in f, f
+    assert os.path.isfile(f), f
+PY
 ! grep -q 'QGC_ACTION=\(deleted\|archived\|failed\)' "$T/actions.log" || fail "the run acted"
 [ ! -e "$DC/.qgc.lock" ] || fail "the run left a lock in the read-only store"
 snapshot "$T/home" "$T/after"
