@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fsutil.h"
+#include "du.h"
 #include "fsutil.h"
 #include "lock.h"
 #include "macro.h"
@@ -19,9 +19,6 @@
 #include "session-times.h"
 #include "tree-size.h"
 #include "util.h"
-
-#define TREESIZE_DEPTH_MAX 64
-#define TREESIZE_PATH_MAX 8192
 
 static const char *const tree_size_kind_table[_TREE_KIND_MAX] = {
         [TREE_KIND_SESSIONS] = "active sessions",
@@ -200,66 +197,12 @@ static TreeKind tree_size_classify(const char *rel) {
         return TREE_KIND_UNKNOWN;
 }
 
-/* Hard-linked inodes seen (nlink > 1; file-history forks link their backups): counted once, as
- * du does. An open-addressed set, cap a power of two, at most half full. */
-typedef struct TsInode {
-        dev_t dev;
-        ino_t ino;
-        bool used;
-} TsInode;
+/* du_walk()'s callback: entry rel counted under its kind (a directory's own size under
+ * TREE_KIND_DIRS). */
+static int ts_count(void *userdata, const char *rel, const struct stat *st) {
+        StoreSize *s = userdata;
+        TreeKind k = S_ISDIR(st->st_mode) ? TREE_KIND_DIRS : tree_size_classify(rel);
 
-typedef struct TsInodes {
-        TsInode *v;
-        size_t n, cap;
-} TsInodes;
-
-static size_t ts_inode_slot(const TsInode *v, size_t cap, dev_t dev, ino_t ino) {
-        size_t k = (size_t)(((uint64_t)ino * UINT64_C(0x9e3779b97f4a7c15)) ^ (uint64_t)dev) &
-                   (cap - 1);
-
-        while (v[k].used && !(v[k].dev == dev && v[k].ino == ino))
-                k = (k + 1) & (cap - 1);
-        return k;
-}
-
-/* Seen before? (else remembered; without memory, counted again: a larger total, never a crash) */
-static bool ts_inode_seen(TsInodes *s, const struct stat *st) {
-        size_t k;
-
-        if (2 * (s->n + 1) > s->cap) {
-                size_t cap = s->cap ? 2 * s->cap : 64;
-                TsInode *v = calloc(cap, sizeof(TsInode));
-                if (!v)
-                        return false;
-                for (size_t i = 0; i < s->cap; i++)
-                        if (s->v[i].used)
-                                v[ts_inode_slot(v, cap, s->v[i].dev, s->v[i].ino)] = s->v[i];
-                free(s->v);
-                s->v = v;
-                s->cap = cap;
-        }
-        k = ts_inode_slot(s->v, s->cap, st->st_dev, st->st_ino);
-        if (s->v[k].used)
-                return true;
-        s->v[k] = (TsInode){ .dev = st->st_dev, .ino = st->st_ino, .used = true };
-        s->n++;
-        return false;
-}
-
-typedef struct TsWalk {
-        StoreSize *size;
-        TsInodes inodes;
-        dev_t dev;
-        dev_t skip_dev; /* the other root, when it lies inside this one: measured on its own */
-        ino_t skip_ino;
-        char path[TREESIZE_PATH_MAX];
-} TsWalk;
-
-static int ts_count(TsWalk *w, TreeKind k, const struct stat *st, const char *rel) {
-        StoreSize *s = w->size;
-
-        if (st->st_nlink > 1 && !S_ISDIR(st->st_mode) && ts_inode_seen(&w->inodes, st))
-                return 0;
         s->files[k]++;
         s->bytes[k] += (uint64_t)st->st_size;
         s->alloc[k] += (uint64_t)st->st_blocks * 512;
@@ -274,100 +217,6 @@ static int ts_count(TsWalk *w, TreeKind k, const struct stat *st, const char *re
         return 0;
 }
 
-/* Walk directory dfd, whose path relative to the root is w->path[0..len). */
-static int ts_walk(TsWalk *w, int dfd, size_t len, unsigned depth) {
-        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
-        const char *name;
-        unsigned char type;
-        int k, r;
-
-        if (!d)
-                return -ENOMEM;
-        if (depth > TREESIZE_DEPTH_MAX) {
-                w->size->incomplete = true;
-                return 0;
-        }
-        fs_dir_init(d, dfd);
-        while ((k = fs_dir_next(d, &name, &type)) > 0) {
-                size_t nl = strlen(name), l2 = len + (len > 0) + nl;
-                struct stat st;
-                bool mount = false;
-
-                if (l2 + 1 > sizeof(w->path)) {
-                        w->size->incomplete = true;
-                        continue;
-                }
-                if (len > 0)
-                        w->path[len] = '/';
-                memcpy(w->path + len + (len > 0), name, nl + 1);
-                if (fs_statat(dfd, name, &st, &mount) < 0)
-                        continue; /* vanished */
-                if (st.st_dev != w->dev || mount) {
-                        w->size->incomplete = true; /* du would count what is mounted there */
-                        continue;
-                }
-                if (S_ISDIR(st.st_mode)) {
-                        _cleanup_close_ int sub = -EBADF;
-                        if (st.st_dev == w->skip_dev && st.st_ino == w->skip_ino)
-                                continue;
-                        r = ts_count(w, TREE_KIND_DIRS, &st, w->path);
-                        if (r < 0)
-                                return r;
-                        sub = fs_open_noatime(dfd, name, O_RDONLY | O_DIRECTORY);
-                        if (sub < 0) {
-                                w->size->incomplete = true;
-                                continue;
-                        }
-                        r = ts_walk(w, sub, l2, depth + 1);
-                        if (r < 0)
-                                return r;
-                        continue;
-                }
-                r = ts_count(w, tree_size_classify(w->path), &st, w->path);
-                if (r < 0)
-                        return r;
-        }
-        if (k < 0) {
-                if (k == -ENOMEM)
-                        return k;
-                w->size->incomplete = true;
-        }
-        return 0;
-}
-
-/* Measure one root directory (the root's own size counted as a directory); a directory with
- * identity skip (the other root) is neither counted nor entered. */
-static int ts_measure_root(StoreSize *s, const char *path, dev_t dev, const struct stat *skip) {
-        _cleanup_close_ int rfd = fs_open_root(path, dev), fd = -EBADF;
-        TsWalk *w;
-        struct stat st;
-        int r;
-
-        if (rfd < 0)
-                return rfd;
-        /* listed with O_NOATIME where permitted, as the scan lists: status changes no atime */
-        fd = fs_open_noatime(rfd, ".", O_RDONLY | O_DIRECTORY);
-        if (fd < 0)
-                return fd;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        w = calloc(1, sizeof(TsWalk));
-        if (!w)
-                return -ENOMEM;
-        w->size = s;
-        w->dev = st.st_dev;
-        if (skip) {
-                w->skip_dev = skip->st_dev;
-                w->skip_ino = skip->st_ino;
-        }
-        r = ts_count(w, TREE_KIND_DIRS, &st, "");
-        if (r >= 0)
-                r = ts_walk(w, fd, 0, 0);
-        free(w->inodes.v);
-        free(w);
-        return r;
-}
-
 int tree_size_measure(const Tree *t, StoreSize *ret) {
         bool two = t->global_dir && !streq(t->global_dir, t->runtime_dir);
         struct stat rs, gs;
@@ -377,11 +226,11 @@ int tree_size_measure(const Tree *t, StoreSize *ret) {
         /* R inside G (or G inside R): each is walked once, the inner one on its own */
         two = two && stat(t->runtime_dir, &rs) == 0 && stat(t->global_dir, &gs) == 0 &&
               !(rs.st_dev == gs.st_dev && rs.st_ino == gs.st_ino);
-        r = ts_measure_root(ret, t->runtime_dir, 0, two ? &gs : NULL);
+        r = du_walk(t->runtime_dir, two ? &gs : NULL, ts_count, ret, &ret->incomplete);
         if (r < 0)
                 return r;
         if (two) {
-                r = ts_measure_root(ret, t->global_dir, 0, &rs);
+                r = du_walk(t->global_dir, &rs, ts_count, ret, &ret->incomplete);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0 && r != -ENOENT)
