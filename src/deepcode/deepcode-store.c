@@ -15,7 +15,9 @@
 #include "dc-project.h"
 #include "dc-store.h"
 #include "deepcode-store.h"
+#include "du.h"
 #include "fsutil.h"
+#include "lock.h"
 #include "macro.h"
 #include "util.h"
 
@@ -136,6 +138,102 @@ static int deepcode_store_scan(Inventory *inv, const ScanOptions *o) {
         return r;
 }
 
+/* qgc status: where every byte of a ~/.deepcode goes (Deep Code 0.2.1's layout: ~/.deepcode/
+ * projects/<code>/{<id>.jsonl,sessions-index.json,images/<id>/,file-history/.git}, logs/,
+ * settings.json, machine-id). */
+typedef enum DcKind {
+        DC_KIND_TRANSCRIPTS,  /* projects/<code>/<id>.jsonl */
+        DC_KIND_IMAGES,       /* projects/<code>/images/ */
+        DC_KIND_INDEX,        /* projects/<code>/sessions-index.json */
+        DC_KIND_FILE_HISTORY, /* projects/<code>/file-history/: the checkpoint git repository */
+        DC_KIND_LOGS,         /* logs/ (error.log grows forever) */
+        DC_KIND_STATE,        /* settings.json, machine-id */
+        DC_KIND_QGC,          /* qgc's lock and temporary files */
+        DC_KIND_OTHER,        /* anything else (never touched) */
+        DC_KIND_DIRS,         /* the directories themselves */
+        _DC_KIND_MAX,
+} DcKind;
+
+_Static_assert(_DC_KIND_MAX <= STORE_SIZE_KINDS, "DcKind fits StoreSize");
+
+static const char *const deepcode_store_kind_names[_DC_KIND_MAX] = {
+        [DC_KIND_TRANSCRIPTS] = "transcripts",   [DC_KIND_IMAGES] = "images",
+        [DC_KIND_INDEX] = "sessions-index.json", [DC_KIND_FILE_HISTORY] = "file-history (git)",
+        [DC_KIND_LOGS] = "logs",                 [DC_KIND_STATE] = "settings, machine-id",
+        [DC_KIND_QGC] = "qgc (lock, temp files)", [DC_KIND_OTHER] = "other",
+        [DC_KIND_DIRS] = "directories",
+};
+
+static const char *const deepcode_store_kind_keys[_DC_KIND_MAX] = {
+        [DC_KIND_TRANSCRIPTS] = "transcripts",   [DC_KIND_IMAGES] = "images",
+        [DC_KIND_INDEX] = "index",               [DC_KIND_FILE_HISTORY] = "file-history",
+        [DC_KIND_LOGS] = "logs",                 [DC_KIND_STATE] = "state",
+        [DC_KIND_QGC] = "qgc",                   [DC_KIND_OTHER] = "other",
+        [DC_KIND_DIRS] = "directories",
+};
+
+/* The kind of file rel (relative to the store), by its path's components. */
+static DcKind deepcode_store_classify(const char *rel) {
+        const char *base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
+        const char *code, *name, *rest;
+        size_t n;
+
+        if (streq(rel, LOCK_FILE) || fs_is_temp_name(base))
+                return DC_KIND_QGC;
+        if (strneq(rel, "logs/", 5))
+                return DC_KIND_LOGS;
+        if (streq(rel, "settings.json") || streq(rel, "machine-id"))
+                return DC_KIND_STATE;
+        if (!strneq(rel, "projects/", 9))
+                return DC_KIND_OTHER;
+        code = rel + 9;
+        name = strchr(code, '/');
+        if (!name || name == code)
+                return DC_KIND_OTHER;
+        name++;
+        rest = strchr(name, '/');
+        n = rest ? (size_t)(rest - name) : strlen(name);
+        if (!rest && streq(name, "sessions-index.json"))
+                return DC_KIND_INDEX;
+        if (!rest && n > 6 && streq(name + n - 6, ".jsonl"))
+                return DC_KIND_TRANSCRIPTS;
+        if (rest && n == 6 && strneq(name, "images", 6))
+                return DC_KIND_IMAGES;
+        if (rest && n == 12 && strneq(name, "file-history", 12))
+                return DC_KIND_FILE_HISTORY;
+        return DC_KIND_OTHER;
+}
+
+/* du_walk()'s callback: entry rel counted under its kind. */
+static int deepcode_store_count(void *userdata, const char *rel, const struct stat *st) {
+        StoreSize *s = userdata;
+        DcKind k = S_ISDIR(st->st_mode) ? DC_KIND_DIRS : deepcode_store_classify(rel);
+
+        s->files[k]++;
+        s->bytes[k] += (uint64_t)st->st_size;
+        s->alloc[k] += (uint64_t)st->st_blocks * 512;
+        s->total_bytes += (uint64_t)st->st_size;
+        s->total_alloc += (uint64_t)st->st_blocks * 512;
+        if (k == DC_KIND_OTHER && s->n_unknown < STORE_SIZE_UNKNOWN_SHOWN) {
+                s->unknown[s->n_unknown] = strdup(rel);
+                if (!s->unknown[s->n_unknown])
+                        return -ENOMEM;
+                s->n_unknown++;
+        }
+        return 0;
+}
+
+/* The bytes of tree t by DcKind: what du says of the ~/.deepcode, hard links once. */
+static int deepcode_store_measure(const Inventory *inv, size_t t, StoreSize *ret) {
+        *ret = (StoreSize){ .n_kinds = _DC_KIND_MAX, .unknown_kind = DC_KIND_OTHER };
+        for (DcKind k = 0; k < _DC_KIND_MAX; k++) {
+                ret->kind_names[k] = deepcode_store_kind_names[k];
+                ret->kind_keys[k] = deepcode_store_kind_keys[k];
+        }
+        return du_walk(inv->trees[t].runtime_dir, NULL, deepcode_store_count, ret,
+                       &ret->incomplete);
+}
+
 /* Deep Code keeps a transcript beside its project's index: projects/<code>/<id>.jsonl (it has
  * no archive). */
 static char *deepcode_store_session_path(const Tree *t, const Session *s, bool archived) {
@@ -151,5 +249,9 @@ const StoreOps deepcode_store = {
         .tree_for_home = deepcode_store_tree_for_home,
         .project_dir = deepcode_store_project_dir,
         .scan = deepcode_store_scan,
+        .measure = deepcode_store_measure,
         .session_path = deepcode_store_session_path,
+        .no_archive = true,
+        .session_bytes = "a session counts its transcript and images/<id>/;\n"
+                         "  file-history is the project's, shared by its sessions",
 };

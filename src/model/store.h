@@ -101,4 +101,11 @@ typedef struct StoreOps {
          * the store's archive keeps it, for a store that has one). Allocated; NULL on ENOMEM.
          * May be NULL: the journal then names no path. */
         char *(*session_path)(const Tree *t, const Session *s, bool archived);
+
+        /* qgc status in the store's words: no_archive, the store keeps no archived sessions
+         * (no ARCHIVED column, no archive line, when no tree's store has one); session_bytes,
+         * what a session's bytes count (the tree cap's lines, lines of 60 columns joined by
+         * "\n  "; NULL: not said). */
+        bool no_archive;
+        const char *session_bytes;
 } StoreOps;

@@ -51,6 +51,14 @@ static int render_use_width(const PlanUse *u, size_t n, size_t limit, size_t *re
         return 0;
 }
 
+/* Does some tree's store keep archived sessions (a tree without a store: yes)? */
+static bool render_status_archive(const Inventory *inv) {
+        for (size_t t = 0; t < inv->n_trees; t++)
+                if (!inv->trees[t].store || !inv->trees[t].store->no_archive)
+                        return true;
+        return false;
+}
+
 /* The archive's size (it frees no space: a rename on the same disk) and the free space of each
  * tree's file system. */
 static int render_status_space(const Inventory *inv, FILE *f) {
@@ -63,8 +71,9 @@ static int render_status_space(const Inventory *inv, FILE *f) {
                         n_archived++;
                         archived += inv->sessions[i].bytes_alloc;
                 }
-        fprintf(f, "archive: %zu session%s, %s (archiving frees no space)\n", n_archived,
-                n_archived == 1 ? "" : "s", format_bytes(a, sizeof a, archived));
+        if (render_status_archive(inv))
+                fprintf(f, "archive: %zu session%s, %s (archiving frees no space)\n", n_archived,
+                        n_archived == 1 ? "" : "s", format_bytes(a, sizeof a, archived));
         /* the cold tier, where there is one: its sessions are counted above at their size on
          * disk, the compressed files' (one size per session, issue 24.10); what they were */
         uint64_t cold, orig;
@@ -95,7 +104,9 @@ int render_status_text(const Inventory *inv, msec_t now, const RenderOptions *o,
         _cleanup_free_ PlanUse *u = NULL;
         unsigned cols = render_columns(o);
         /* PROJECT ACTIVE ARCHIVED DISK OLDEST NEWEST BAR */
-        size_t fixed = 1 + 6 + 1 + 8 + 1 + 6 + 1 + 6 + 1 + 6 + 2, bar_w, proj_w, widest, avail;
+        bool archive = render_status_archive(inv);
+        size_t fixed = 1 + 6 + (archive ? 1 + 8 : 0) + 1 + 6 + 1 + 6 + 1 + 6 + 2, bar_w, proj_w,
+               widest, avail;
         uint64_t max = 0, total = 0;
         size_t n = 0, last_tree = SIZE_MAX;
         char d[FORMAT_BYTES_MAX], old_s[FORMAT_DURATION_MAX], new_s[FORMAT_DURATION_MAX];
@@ -144,8 +155,11 @@ int render_status_text(const Inventory *inv, msec_t now, const RenderOptions *o,
                         r = render_field(f, "PROJECT", proj_w, true, false);
                         if (r < 0)
                                 return r;
-                        fprintf(f, " %6s %8s %6s %6s %6s%s\n", "ACTIVE", "ARCHIVED", "DISK",
-                                "OLDEST", "NEWEST", bar_w > 0 ? "  USE" : "");
+                        fprintf(f, " %6s", "ACTIVE");
+                        if (archive)
+                                fprintf(f, " %8s", "ARCHIVED");
+                        fprintf(f, " %6s %6s %6s%s\n", "DISK", "OLDEST", "NEWEST",
+                                bar_w > 0 ? "  USE" : "");
                         last_tree = u[j].tree;
                 }
                 if (max > 0 && bar_w > 0) {
@@ -170,8 +184,10 @@ int render_status_text(const Inventory *inv, msec_t now, const RenderOptions *o,
                                 fputs(label, f);
                         render_pad(f, proj_w - w);
                 }
-                fprintf(f, " %6u %8u %6s %6s %6s%s%s\n", u[j].n_active, u[j].n_archived,
-                        format_bytes(d, sizeof d, u[j].bytes_alloc),
+                fprintf(f, " %6u", u[j].n_active);
+                if (archive)
+                        fprintf(f, " %8u", u[j].n_archived);
+                fprintf(f, " %6s %6s %6s%s%s\n", format_bytes(d, sizeof d, u[j].bytes_alloc),
                         format_duration(old_s, sizeof old_s, MAX(now - u[j].oldest, (msec_t)0)),
                         format_duration(new_s, sizeof new_s, MAX(now - u[j].newest, (msec_t)0)),
                         bar_w > 0 ? "  " : "", bar);
@@ -211,13 +227,15 @@ int render_status_caps(const Inventory *inv, const TreeLimits *tl, FILE *f) {
                         !inv->trees[t].incomplete && tl->max_size > 0 && total > tl->max_size
                                 ? " (over)"
                                 : "");
-                fprintf(f, "  = %zu session%s %s + %zu orphan%s %s (%s bytes);\n"
-                           "  a session counts in any state (active, archived,\n"
-                           "  compressed) with its sidecars, file-history, subagents\n",
+                const char *counts = inv->trees[t].store ? inv->trees[t].store->session_bytes
+                                                         : NULL;
+
+                fprintf(f, "  = %zu session%s %s + %zu orphan%s %s (%s bytes)%s%s\n",
                         n.n_sessions, n.n_sessions == 1 ? "" : "s",
                         format_bytes(b, sizeof b, n.session_bytes), n.n_orphans,
                         n.n_orphans == 1 ? "" : "s", format_bytes(c, sizeof c, n.orphan_bytes),
-                        tl->count_allocated ? "allocated" : "apparent");
+                        tl->count_allocated ? "allocated" : "apparent", counts ? ";\n  " : "",
+                        counts ?: "");
                 if (inv->trees[t].incomplete)
                         fputs("  not decided here: the tree is incomplete\n", f);
         }

@@ -62,4 +62,6 @@ const StoreOps qwen_store = {
         .scan = qwen_scan,
         .measure = qwen_store_measure,
         .session_path = qwen_store_session_path,
+        .session_bytes = "a session counts in any state (active, archived,\n"
+                         "  compressed) with its sidecars, file-history, subagents",
 };

@@ -1,0 +1,57 @@
+#!/bin/sh
+# t-0722-deepcode-status: qgc status of a Deep Code store (~/.deepcode) accounts for every byte
+# by Deep Code's kinds (transcripts, images, sessions-index.json, file-history: the checkpoint
+# git repository, logs, settings, other), with the total equal to du -b and du -B1 of the store
+# (a hard link counted once), on the corpus (tests/data/deepcode/home.tar.gz, written by the real
+# Deep Code 0.2.1) and with a hard link and an unknown file planted; its text uses no word of
+# Qwen's layout (archive, compressed, sidecars, subagents, chats); status changes nothing.
+. "$(dirname "$0")/lib.sh"
+command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
+
+tar xzf "$QGC_TESTDATA/deepcode/home.tar.gz" -C "$T"
+DC=$T/home/.deepcode
+
+# compare LABEL UNKNOWN: status --json against du, the kinds adding up, UNKNOWN files "other"
+compare() {
+        run_qgc status --json --root "$DC" > "$T/$1.json" 2> "$T/$1.err" ||
+                { cat "$T/$1.err"; fail "$1: status --json"; }
+        python3 - "$T/$1.json" "$(du -s -b "$DC" | cut -f1)" "$(du -s -B1 "$DC" | cut -f1)" "$1" "$2" <<'PY' ||
+import json, sys
+doc, du_b, du_a, label, unknown = json.load(open(sys.argv[1])), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+[t] = doc["breakdown"]
+k = t["kinds"]
+sb = sum(v["bytes"] for v in k.values())
+sa = sum(v["allocated"] for v in k.values())
+print(f"{label}: status {t['total']['bytes']} apparent, {t['total']['allocated']} allocated; "
+      f"du -b {du_b}, du -B1 {du_a}")
+assert t["total"]["bytes"] == du_b == sb and t["total"]["allocated"] == du_a == sa, t
+assert not t["incomplete"], t
+assert sorted(k) == sorted(["transcripts", "images", "index", "file-history", "logs", "state",
+                            "qgc", "other", "directories"]), k
+assert k["transcripts"]["files"] == 58 and k["index"]["files"] == 5, k
+assert k["file-history"]["files"] > 0 and k["logs"]["files"] == 1 and k["images"]["files"] > 0, k
+assert k["other"]["files"] == unknown, (k["other"], t["unknown_shown"])
+PY
+        fail "$1: status and du differ"
+}
+
+reset_atimes "$T/home"
+snapshot "$T/home" "$T/before"
+compare corpus 0
+run_qgc status --root "$DC" > "$T/status.txt" 2>&1 || { cat "$T/status.txt"; fail "status"; }
+snapshot "$T/home" "$T/after"
+diff "$T/before" "$T/after" || fail "status changed the store"
+cat "$T/status.txt"
+grep -q '^by kind, ' "$T/status.txt" || fail "no breakdown by kind"
+grep -q '^  transcripts  *58 ' "$T/status.txt" || fail "no transcripts row"
+grep -q '^  file-history (git)  *[0-9]' "$T/status.txt" || fail "no file-history row"
+grep -q "^  bytes: $(du -s -b "$DC" | cut -f1) apparent, $(du -s -B1 "$DC" | cut -f1) on disk$" \
+        "$T/status.txt" || fail "the text's exact bytes are not du's"
+! grep -Eiq 'archiv|compress|sidecar|subagent|chats' "$T/status.txt" || fail "Qwen's words in a Deep Code status"
+
+# planted: a hard link (counted once, as du does) and a file Deep Code does not write
+P=$(find "$DC/projects" -mindepth 1 -maxdepth 1 -type d | head -1)
+head -c 12345 /dev/urandom > "$P/notes.bin"
+ln "$P/notes.bin" "$DC/notes-link.bin"
+compare planted 1 # the two names of one inode: once
+pass "Deep Code status: every byte by kind, total = du"
