@@ -14,6 +14,7 @@
 #include "fsutil.h"
 #include "macro.h"
 #include "show.h"
+#include "store.h"
 #include "util.h"
 
 static int show_copy_fd(int fd, int out_fd) {
@@ -31,17 +32,24 @@ static int show_copy_fd(int fd, int out_fd) {
         }
 }
 
-/* The inventory's copy of s in tree tr. */
+/* The inventory's copy of s in tree tr, where its store keeps it. */
 static int show_copy(const Tree *tr, const Session *s, int out_fd) {
-        _cleanup_free_ char *rel = strprintf("projects/%s/chats%s", s->project_dir,
-                                             s->state == SESSION_ARCHIVED ? "/archive" : "");
-        _cleanup_free_ char *name = strprintf("%s.jsonl", s->id);
+        _cleanup_free_ char *rel = tr->store && tr->store->session_path
+                                           ? tr->store->session_path(s, s->state == SESSION_ARCHIVED)
+                                           : NULL;
         _cleanup_close_ int dir = -EBADF, fd = -EBADF;
         FsRoot root = FS_ROOT_NULL;
+        char *name;
         int r;
 
-        if (!rel || !name)
+        if (!tr->store || !tr->store->session_path)
+                return -ENOENT;
+        if (!rel)
                 return -ENOMEM;
+        name = strrchr(rel, '/'); /* a store's path has a directory: projects/<dir>/... */
+        if (!name)
+                return -EINVAL;
+        *name++ = '\0';
         r = fs_root_open(tr->runtime_dir, tr->dev, &root);
         if (r < 0)
                 return r;

@@ -236,9 +236,9 @@ static int deepcode_store_measure(const Inventory *inv, size_t t, StoreSize *ret
 
 /* Deep Code keeps a transcript beside its project's index: projects/<code>/<id>.jsonl (it has
  * no archive). */
-static char *deepcode_store_session_path(const Tree *t, const Session *s, bool archived) {
+static char *deepcode_store_session_path(const Session *s, bool archived) {
         (void)archived;
-        return strprintf("%s/projects/%s/%s.jsonl", t->runtime_dir, s->project_dir, s->id);
+        return strprintf("projects/%s/%s.jsonl", s->project_dir, s->id);
 }
 
 const StoreOps deepcode_store = {

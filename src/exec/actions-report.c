@@ -65,9 +65,10 @@ int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v
         JournalEvent ev = actions_report_event(o, actions_done_event(v));
         const Tree *tr = &c->inv->trees[s->tree];
         bool archived = s->state == SESSION_ARCHIVED || ev == JOURNAL_ARCHIVED;
-        _cleanup_free_ char *path = tr->store && tr->store->session_path
-                                            ? tr->store->session_path(tr, s, archived)
-                                            : NULL;
+        _cleanup_free_ char *rel = tr->store && tr->store->session_path
+                                           ? tr->store->session_path(s, archived)
+                                           : NULL;
+        _cleanup_free_ char *path = rel ? strprintf("%s/%s", tr->runtime_dir, rel) : NULL;
         _cleanup_free_ char *msg = NULL, *why = v ? reason_verdict(v, s) : NULL;
         const char *verb = journal_event_to_string(ev);
         /* a planned skip names what it held back */

@@ -97,10 +97,11 @@ typedef struct StoreOps {
          * tree is left out). */
         int (*measure)(const Inventory *inv, size_t t, StoreSize *ret);
 
-        /* The path of session s's transcript in tree t, as the journal names it (archived: where
-         * the store's archive keeps it, for a store that has one). Allocated; NULL on ENOMEM.
-         * May be NULL: the journal then names no path. */
-        char *(*session_path)(const Tree *t, const Session *s, bool archived);
+        /* The path of session s's transcript relative to its tree's runtime root (archived:
+         * where the store's archive keeps it, for a store that has one), as the journal names
+         * it and qgc show reads it. Allocated; NULL on ENOMEM. May be NULL: the journal then
+         * names no path, and qgc show finds no transcript. */
+        char *(*session_path)(const Session *s, bool archived);
 
         /* qgc status in the store's words: no_archive, the store keeps no archived sessions
          * (no ARCHIVED column, no archive line, when no tree's store has one); session_bytes,

@@ -48,8 +48,8 @@ static int qwen_store_measure(const Inventory *inv, size_t t, StoreSize *ret) {
         return hygiene_stale_projects(inv, t, &ret->n_stale, &ret->n_projects, &ret->stale_bytes);
 }
 
-static char *qwen_store_session_path(const Tree *t, const Session *s, bool archived) {
-        return strprintf("%s/projects/%s/chats/%s%s.jsonl", t->runtime_dir, s->project_dir,
+static char *qwen_store_session_path(const Session *s, bool archived) {
+        return strprintf("projects/%s/chats/%s%s.jsonl", s->project_dir,
                          archived ? "archive/" : "", s->id);
 }
 

@@ -4,7 +4,7 @@
 # plans every selected session as a skip (rule "store", the store's read-only reason) in the
 # text, the JSON plan and the journal; the dry run and the run agree; the run exits 0 with the
 # "policy not met" warning, and leaves the tree byte-identical (no .qgc.lock either). The journal
-# names each session by its own path in the store (StoreOps.session_path).
+# names each session by its own path in the store (StoreOps.session_path), where qgc show reads it.
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
 
@@ -66,4 +66,8 @@ PY
 [ ! -e "$DC/.qgc.lock" ] || fail "the run left a lock in the read-only store"
 snapshot "$T/home" "$T/after"
 diff "$T/before" "$T/after" || fail "the run changed the tree"
+# qgc show reads a session where its store keeps it
+F=$(find "$DC/projects" -name '*.jsonl' | head -1)
+run_qgc --root "$DC" show "$(basename "$F" .jsonl)" > "$T/shown" || fail "qgc show"
+cmp "$F" "$T/shown" || fail "qgc show is not the transcript"
 pass "Deep Code: 53 planned skips (store), the run skips the same 53 and changes nothing"
