@@ -344,11 +344,12 @@ static bool erase_stat_same(const struct stat *a, const struct stat *b) {
  * replaced is not exactly the one read, a writer wrote it meanwhile (Qwen's Logger and
  * organisation service read, change and rewrite the whole file, by rename, or in place when the
  * owner differs, and take no lock qgc could take): its version is merged (erase_merge_next())
- * and put in place again, up to ERASE_EDIT_ROUNDS times, so that no element a writer added is
- * lost and none of ids comes back. A writer's version that does not parse, or that holds more
- * elements of one of ids than the text read (that session is being written: nothing more of it
- * may go), is put back as it is, and the edit fails (-EAGAIN). When the last round still replaced
- * a newer version, that one is kept beside the file (erase_keep_unmerged()). The cache entry is
+ * and put in place again, up to ERASE_EDIT_ROUNDS exchanges, so that no element a writer added
+ * is lost and none of ids comes back; a version an exchange displaced goes back to the name at
+ * once. A writer's version that does not parse, or that holds more elements of one of ids than
+ * the text read (that session is being written: nothing more of it may go), stays, and the edit
+ * fails (-EAGAIN); so does one at the last round, and what qgc merged that it lacks is kept
+ * beside the file (erase_keep_unmerged()). The cache entry is
  * used when it was made from the text read, and left describing the file as it is after. */
 int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds *ids,
                EraseStepFn step, void *userdata, unsigned *ret_removed, EraseCached *cache,
