@@ -329,9 +329,13 @@ static bool erase_next(EraseParseFn parse, const EraseIds *ids, const unsigned *
         return ok && erase_merge_next(parse, put, n_put, put_ok, d, ret, ret_n) >= 0;
 }
 
+static bool erase_same_file(const struct stat *a, const struct stat *b) {
+        return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
 /* Has the file at the name still the identity, size and mtime of st? */
 static bool erase_stat_same(const struct stat *a, const struct stat *b) {
-        return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+        return erase_same_file(a, b) && a->st_size == b->st_size &&
                a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
 }
 
@@ -340,11 +344,12 @@ static bool erase_stat_same(const struct stat *a, const struct stat *b) {
  * replaced is not exactly the one read, a writer wrote it meanwhile (Qwen's Logger and
  * organisation service read, change and rewrite the whole file, by rename, or in place when the
  * owner differs, and take no lock qgc could take): its version is merged (erase_merge_next())
- * and put in place again, up to ERASE_EDIT_ROUNDS times, so that no element a writer added is
- * lost and none of ids comes back. A writer's version that does not parse, or that holds more
- * elements of one of ids than the text read (that session is being written: nothing more of it
- * may go), is put back as it is, and the edit fails (-EAGAIN). When the last round still replaced
- * a newer version, that one is kept beside the file (erase_keep_unmerged()). The cache entry is
+ * and put in place again, up to ERASE_EDIT_ROUNDS exchanges, so that no element a writer added
+ * is lost and none of ids comes back; a version an exchange displaced goes back to the name at
+ * once. A writer's version that does not parse, or that holds more elements of one of ids than
+ * the text read (that session is being written: nothing more of it may go), stays, and the edit
+ * fails (-EAGAIN); so does one at the last round, and what qgc merged that it lacks is kept
+ * beside the file (erase_keep_unmerged()). The cache entry is
  * used when it was made from the text read, and left describing the file as it is after. */
 int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds *ids,
                EraseStepFn step, void *userdata, unsigned *ret_removed, EraseCached *cache,
@@ -361,12 +366,13 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
         const EraseIds d_set = { .ids = ids->ids, .n = ids->n, .counts = d_counts };
         const char *tmps[2];
         const EraseParsed *p = NULL;
-        const char *old, *want, *put;
-        struct stat st, now, want_st, put_st = {}, dst, like;
-        size_t n_old, n_new, n_want, n_put, n_next = 0;
+        const char *old, *want, *put, *exp;
+        struct stat st, now, want_st, put_st = {}, dst, like, exp_st;
+        size_t n_old, n_new, n_want, n_put, n_next = 0, n_exp, rest = 0;
         char *next_buf = NULL;
         unsigned removed, rounds = 0, pre = 0;
-        bool at_tmp = false, put_ok = true, next_ok, reuse = false, swapped = false;
+        bool at_tmp = false, put_ok = true, next_ok, reuse = false, swapped = false, back = false,
+             backed = false;
         int at = 0, r, derived;
 
         *ret_removed = 0;
@@ -509,23 +515,113 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
                 /* the version replaced is the one that should have been there: done */
                 if (fstat(dfd, &dst) < 0)
                         r = -errno;
-                else if (dst.st_dev == want_st.st_dev && dst.st_ino == want_st.st_ino)
+                else if (erase_same_file(&dst, &want_st))
                         r = erase_fd_is_buf(dfd, &dst, want, n_want, cmp);
                 else
                         r = 0;
                 if (r > 0)
                         break;
+                /* a writer's version (dfd): back at the name at once, so that qgc's was there for
+                 * microseconds, not a round (a writer that read it, without the rows of this
+                 * one, writes again before the next exchange, which merges them); what a writer
+                 * put at the name meanwhile comes back to it in turn. Each is merged; the last
+                 * one back is at the name, and is replaced as the pre-check's is */
+                exp = put;
+                n_exp = n_put;
+                exp_st = put_st;
+                backed = false;
+                while (r == 0 && at_tmp) {
+                        _cleanup_close_ int y = -EBADF;
+                        struct stat yst;
+
+                        if (renameat2(dir_fd, tmps[at], dir_fd, name, RENAME_EXCHANGE) < 0) {
+                                r = -errno; /* dfd is still at tmps[at] */
+                                break;
+                        }
+                        rounds++;
+                        backed = true;
+                        y = erase_edit_open(dir_fd, tmps[at], &yst);
+                        if (y < 0) {
+                                r = y;
+                                at_tmp = false;
+                                break;
+                        }
+                        r = erase_same_file(&yst, &exp_st) ? erase_fd_is_buf(y, &yst, exp, n_exp,
+                                                                             cmp) : 0;
+                        if (r >= 0) {
+                                int q = erase_read_version(dfd, parse, &d_set, &v);
+
+                                r = q < 0 ? q : r;
+                        }
+                        if (r < 0) {
+                                /* what is at tmps[at] is kept beside */
+                                erase_version_done(&v);
+                                dfd = safe_close(dfd);
+                                dfd = TAKE_FD(y);
+                                dst = yst;
+                                break;
+                        }
+                        put_ok = erase_next(parse, &d_set, counts, put, n_put, put_ok, &v,
+                                            &next_buf, &n_next);
+                        rest = v.drop ? v.p.ne - v.k : 0; /* its elements but the ids' */
+                        free(put_buf);
+                        put_buf = TAKE_PTR(next_buf);
+                        free(want_buf);
+                        want_buf = TAKE_PTR(v.text);
+                        n_want = want_buf ? v.n : 0;
+                        want = want_buf ?: "";
+                        want_st = like = dst;
+                        put = put_buf ?: want;
+                        n_put = put_buf ? n_next : n_want;
+                        if (r > 0) {
+                                /* the version this exchange put is back at tmps[at]: it goes */
+                                (void)fs_unlink(dir_fd, tmps[at], 0);
+                                at_tmp = false;
+                                back = true;
+                                break;
+                        }
+                        dfd = safe_close(dfd);
+                        dfd = TAKE_FD(y);
+                        dst = yst;
+                        exp = want;
+                        n_exp = n_want;
+                        exp_st = want_st;
+                        if (rounds >= ERASE_EDIT_ROUNDS)
+                                break;
+                }
+                if (back && put_ok && put_buf && rounds < ERASE_EDIT_ROUNDS) {
+                        back = reuse = false;
+                        continue;
+                }
+                if (back && (!put_ok || !put_buf)) {
+                        r = 0; /* it stays: nothing of ids in it, or it wins */
+                        break;
+                }
                 /* a writer's version (or one that cannot be read): what is in it */
                 erase_version_done(&v);
-                if (r == 0)
+                if (r == 0 && !back)
                         r = erase_read_version(dfd, parse, &d_set, &v);
-                if (r < 0 || rounds == ERASE_EDIT_ROUNDS) {
-                        /* kept beside the file; the version put stays at the name */
-                        int q = erase_keep_unmerged(dir_fd, name, tmps[at], at_tmp, &dst, dfd,
-                                                    v.text, v.n, v.drop ? &v.p : NULL, ids,
-                                                    ret_kept);
+                if (r < 0 || rounds >= ERASE_EDIT_ROUNDS) {
+                        /* kept beside the file, with what qgc merged (the version put, or a
+                         * writer's when it came back, stays at the name) */
+                        bool parsed = v.drop != NULL;
+                        int q = 0;
+
+                        if (r >= 0 && (back || (parsed && erase_next(parse, &d_set, counts, put,
+                                                                     n_put, put_ok, &v, &next_buf,
+                                                                     &n_next) && next_buf))) {
+                                erase_version_done(&v);
+                                v.n = back ? n_put : n_next;
+                                v.text = back ? TAKE_PTR(put_buf) : TAKE_PTR(next_buf);
+                                parsed = parse(v.text, v.n, &v.p) >= 0;
+                        }
+                        /* not when the writer's version at the name has every element */
+                        if (!back || !parsed || v.p.ne != rest)
+                                q = erase_keep_unmerged(dir_fd, name, tmps[at], at_tmp, &dst, dfd,
+                                                        v.text, v.n, parsed ? &v.p : NULL, ids,
+                                                        ret_kept);
                         at_tmp = false;
-                        r = r < 0 ? r : q < 0 ? q : put_ok ? 0 : -EAGAIN;
+                        r = r < 0 ? r : q < 0 ? q : put_ok && !backed ? 0 : -EAGAIN;
                         break;
                 }
                 /* the next version: the writer's, merged, or as it is */
