@@ -415,7 +415,7 @@ static void test_actions_erase_concurrent_write_merged(void **state) {
         swap_hook_set(erase_race_hook, t);
         assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
         swap_hook_set(NULL, NULL);
-        assert_int_equal(erase_race_rounds, 2); /* the write, then the merge */
+        assert_int_equal(erase_race_rounds, 3); /* the write, the exchange back, the merge */
         assert_int_equal(st.n_deleted, 1);
         assert_int_equal(st.n_skipped, 0);
         assert_int_equal(st.n_failed, 0);
