@@ -58,6 +58,18 @@ static inline void store_size_done(StoreSize *s) {
         *s = (StoreSize){};
 }
 
+/* One step of a run operation (StoreOps.run_*): the caller's hook, and what the store says of
+ * the outcome. */
+struct StoreRun;  /* a store's open tree for a run: the store's own type */
+struct Verdict;   /* policy.h */
+typedef struct StoreStep {
+        void (*hook)(void *userdata, const char *what); /* before every change; may be NULL */
+        void *userdata;
+        char *why;       /* set by the store (allocated): the outcome's reason, for the journal */
+        uint64_t bytes;  /* set by the store: bytes freed (st_blocks * 512) */
+        unsigned n_recovered; /* run_recover: steps finished or undone */
+} StoreStep;
+
 typedef struct StoreOps {
         const char *name; /* "qwen", "deepcode" */
         /* Why qgc changes nothing in this store's trees, or NULL: a store without run operations
@@ -109,4 +121,21 @@ typedef struct StoreOps {
          * "\n  "; NULL: not said). */
         bool no_archive;
         const char *session_bytes;
+
+        /* Run operations (exec/ calls them; a store whose run_open is NULL is read only, see
+         * read_only). run_open opens what a run needs of tree t (directories, liveness probe)
+         * with the tree's lock already held; run_close releases it. run_recover finishes or
+         * undoes what a killed run left (first, before any action). run_session carries out v
+         * (ARCHIVE, COMPRESS or DELETE) for s; run_orphan reclaims o. Each re-checks identity
+         * (the scan's FileId), ownership and liveness, calls step->hook before every change
+         * (the crash tests kill there) and returns 0 done, -ESTALE changed since the scan,
+         * -EBUSY live, -EEXIST conflict, -EAGAIN not now, another -errno failed; after a kill
+         * at any hook, nothing is half-visible to the store's program and run_recover converges
+         * to what an unkilled run leaves. */
+        int (*run_open)(const Inventory *inv, size_t t, struct StoreRun **ret);
+        void (*run_close)(struct StoreRun *run);
+        int (*run_recover)(struct StoreRun *run, StoreStep *step);
+        int (*run_session)(struct StoreRun *run, const Session *s, const struct Verdict *v,
+                           StoreStep *step);
+        int (*run_orphan)(struct StoreRun *run, const Orphan *o, StoreStep *step);
 } StoreOps;
