@@ -47,6 +47,11 @@
 static bool fail_alloc;     /* every malloc/calloc/realloc/reallocarray of qgc's code fails */
 static bool fail_dir_fsync; /* fsync() of a directory fails with EIO */
 static bool no_exchange;    /* renameat2(RENAME_EXCHANGE) fails EINVAL (a filesystem without it) */
+/* The next fsync() first reads fsync_rel under fsync_root into *fsync_seen (and clears
+ * fsync_seen): a reader of the file while qgc syncs a temp file or the directory, between two
+ * of its exchanges. */
+static char **fsync_seen;
+static const char *fsync_root, *fsync_rel;
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t k, size_t n);
@@ -100,7 +105,13 @@ void *__wrap_reallocarray(void *p, size_t k, size_t n) {
 
 int __wrap_fsync(int fd) {
         struct stat st;
+        size_t n;
 
+        if (fsync_seen) {
+                char **seen = TAKE_PTR(fsync_seen);
+
+                assert_int_equal(fixture_read(fsync_root, fsync_rel, seen, &n), 0);
+        }
         if (fail_dir_fsync && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
                 errno = EIO;
                 return -1;
@@ -531,14 +542,11 @@ typedef struct Writer {
         pthread_mutex_t *lock; /* held for each write (another thread writes too), or NULL */
 } Writer;
 
-static void writer_write(Writer *w) {
-        _cleanup_free_ char *text = NULL, *row = NULL, *out = NULL, *tmp = NULL, *path = NULL;
-        size_t n = 0;
+/* The writer's next row added to text (n bytes, the file as it read it), written to the file. */
+static void writer_put(Writer *w, const char *text, size_t n) {
+        _cleanup_free_ char *row = NULL, *out = NULL, *tmp = NULL, *path = NULL;
         int fd;
 
-        if (w->lock)
-                pthread_mutex_lock(w->lock);
-        assert_int_equal(fixture_read(w->root, w->rel, &text, &n), 0);
         row = strprintf("{\n    \"sessionId\": \"%s\",\n    \"messageId\": %u,\n    \"message\": "
                         "\"%c-%u\"\n  }", w->id, w->n, w->tag, w->n);
         assert_non_null(row);
@@ -558,6 +566,16 @@ static void writer_write(Writer *w) {
         if (!w->in_place)
                 assert_int_equal(rename(tmp, path), 0);
         w->n++;
+}
+
+static void writer_write(Writer *w) {
+        _cleanup_free_ char *text = NULL;
+        size_t n = 0;
+
+        if (w->lock)
+                pthread_mutex_lock(w->lock);
+        assert_int_equal(fixture_read(w->root, w->rel, &text, &n), 0);
+        writer_put(w, text, n);
         if (w->lock)
                 pthread_mutex_unlock(w->lock);
 }
@@ -732,6 +750,66 @@ static void test_erase_writer_outruns_the_rounds(void **state) {
         root = fixture_free(root);
 }
 
+/* A writer whose version an exchange displaced hides no row from the next reader: X adds its row
+ * right before qgc's first exchange (by rename or in place), so qgc's version, without that row,
+ * is at the name after it; Y reads the file while qgc syncs its next temp file or the directory
+ * (the next fsync()), and writes its row after the edit, on the text it read. The exchange puts
+ * X's version back at the name at once, before any fsync, so Y read X's row and wrote it again:
+ * no row of X is lost. Before, qgc's version stayed at the name for the whole next round (temp
+ * file written and synced) and Y's write lost X's row every time. Y may bring back rows of A
+ * that X's version still held (Y read them); that loses nothing. The limit: a reader in the
+ * microseconds between the exchange and the exchange back still reads qgc's version. */
+typedef struct Hider {
+        Writer x;
+        char *seen; /* the text Y read */
+} Hider;
+
+static void hider_hook(void *userdata, const char *name) {
+        Hider *h = userdata;
+
+        if (!streq(name, "logs.json") || ++h->x.round != 1)
+                return;
+        writer_write(&h->x);
+        fsync_root = h->x.root;
+        fsync_rel = h->x.rel;
+        fsync_seen = &h->seen;
+}
+
+static void test_erase_writer_version_hides_no_row(void **state) {
+        _cleanup_free_ char *root = NULL;
+        _cleanup_close_ int dfd = -EBADF;
+        Writer a = { .rel = "tmp/" HA "/logs.json", .id = A, .tag = 'a' };
+        Writer y = { .rel = "tmp/" HA "/logs.json", .id = B, .tag = 'y' };
+        Hider h = { .x = { .rel = "tmp/" HA "/logs.json", .id = X, .tag = 'x' } };
+
+        (void)state;
+        assert_int_equal(fixture_new(&root), 0);
+        a.root = y.root = h.x.root = root;
+        assert_int_equal(fixture_write(root, a.rel, "[]"), 0);
+        dfd = open_dir_in(root, "tmp/" HA);
+        swap_hook_set(hider_hook, &h);
+        for (unsigned i = 0; i < 40; i++) {
+                writer_write(&a);
+                writer_write(&a);
+                h.x.in_place = i % 2 == 1;
+                y.in_place = i % 4 >= 2;
+                h.x.round = 0;
+                assert_true(logs_rows_edit(dfd, A) >= 2);
+                assert_int_equal(h.x.n, i + 1);
+                assert_null(fsync_seen); /* Y did read */
+                assert_non_null(h.seen);
+                writer_put(&y, h.seen, strlen(h.seen));
+                free(h.seen);
+                h.seen = NULL;
+                for (unsigned j = 0; j < h.x.n; j++)
+                        assert_true(has_writer_row(root, h.x.rel, 'x', j));
+                for (unsigned j = 0; j < y.n; j++)
+                        assert_true(has_writer_row(root, y.rel, 'y', j));
+        }
+        swap_hook_set(NULL, NULL);
+        root = fixture_free(root);
+}
+
 /* A writer thread rewrites logs.json again and again during each edit (by rename, as Qwen 0.24
  * does, and in place): qgc's hook, right before each of its replaces, lets the thread write once
  * and waits for that write (so each race is known to have happened, and is counted), for the
@@ -834,6 +912,7 @@ int main(void) {
                 cmocka_unit_test(test_erase_writer_of_the_deleted_session_wins),
                 cmocka_unit_test(test_erase_writer_outruns_the_rounds),
                 cmocka_unit_test(test_erase_writer_thread_loses_no_row),
+                cmocka_unit_test(test_erase_writer_version_hides_no_row),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
