@@ -15,9 +15,9 @@
  * Build (erase-race.sh does this): cc -O2 -I SRC/<each folder> -I BUILD -o erase-race
  *   erase-race.c BUILD/libqgc.a LIBS -lpthread
  * Usage: erase-race [-m alternate|inplace|rename] [-e EDITS] [-r ROWS] [-p PACE] [-t SECONDS]
- * Prints one line: mode, rows written, lost, only in a kept version, edits run, failed (by
- * error), edits after which rows of A were at the name again (the writer wrote back what it
- * read before the edit ended), seconds. Exit 1 when a row was lost. */
+ * Prints one line: mode, rows written, lost (of them written in place), only in a kept version,
+ * edits run, failed (by error), edits after which rows of A were at the name again (the writer
+ * wrote back what it read before the edit ended), seconds. Exit 1 when a row was lost. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -162,7 +162,7 @@ static void mark_rows(const char *text, bool *seen, unsigned max) {
 int main(int argc, char *argv[]) {
         Writer w = { .mode = ALTERNATE, .m = PTHREAD_MUTEX_INITIALIZER };
         unsigned edits = 200, seconds = 60, ran = 0, eagain = 0, ebadmsg = 0, other = 0, back = 0;
-        unsigned lost = 0, only_kept = 0;
+        unsigned lost = 0, lost_in_place = 0, only_kept = 0;
         int pace = -1, rows = -1, opt;
         char dir[] = "/var/tmp/qgc-erase-race.XXXXXX";
         const char *tmpdir = getenv("TMPDIR");
@@ -266,11 +266,15 @@ int main(int argc, char *argv[]) {
         }
         for (unsigned j = 0; j < w.n; j++) {
                 lost += !seen[j] && !beside[j];
+                /* how the writer wrote row j (a cycle that read a torn text is retried as is) */
+                lost_in_place += !seen[j] && !beside[j] &&
+                                 (w.mode == IN_PLACE || (w.mode == ALTERNATE && j % 2 == 1));
                 only_kept += !seen[j] && beside[j];
         }
-        printf("mode=%s written=%u lost=%u only-kept=%u edits=%u failed=%u (EAGAIN %u, EBADMSG "
-               "%u, other %u) A-back=%u pace=%uus seconds=%.1f\n",
-               mode_names[w.mode], w.n, lost, only_kept, ran, eagain + ebadmsg + other, eagain,
+        printf("mode=%s written=%u lost=%u (in place %u) only-kept=%u edits=%u failed=%u (EAGAIN "
+               "%u, EBADMSG %u, other %u) A-back=%u pace=%uus seconds=%.1f\n",
+               mode_names[w.mode], w.n, lost, lost_in_place, only_kept, ran,
+               eagain + ebadmsg + other, eagain,
                ebadmsg, other, back, w.pace, now_s() - t0);
         /* the scratch directory goes */
         rewinddir(d);
