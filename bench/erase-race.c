@@ -15,7 +15,8 @@
  * Build (erase-race.sh does this): cc -O2 -I SRC/<each folder> -I BUILD -o erase-race
  *   erase-race.c BUILD/libqgc.a LIBS -lpthread
  * Usage: erase-race [-m alternate|inplace|rename] [-e EDITS] [-r ROWS] [-p PACE] [-t SECONDS]
- * Prints one line: mode, rows written, lost (of them written in place), only in a kept version,
+ * Prints one line: mode, rows written, lost (of them: written in place; hidden: the writer's next
+ * cycle read a text without the row, so wrote a version without it), only in a kept version,
  * edits run, failed (by error), edits after which rows of A were at the name again (the writer
  * wrote back what it read before the edit ended), seconds. Exit 1 when a row was lost. */
 #include "autoconf.h"
@@ -49,6 +50,7 @@ typedef struct Writer {
         unsigned pace; /* us per cycle */
         unsigned n;    /* rows written */
         unsigned na;   /* rows of A written */
+        bool *hidden;  /* [n]: the cycle after row n's read a text without it */
         pthread_mutex_t m;
         atomic_bool stop, done;
 } Writer;
@@ -98,14 +100,20 @@ static char *read_all(int dir_fd, const char *name, size_t *ret_n) {
 
 /* One cycle of a Logger: read logs.json, add a row of id (message "<tag>-<n>"), write it back
  * (framed as JSON.stringify(rows, null, 2)). false when the text read is not such an array (a
- * read that caught an in-place write half-way): nothing written. */
-static bool logger_cycle(int dir_fd, bool in_place, const char *id, char tag, unsigned n) {
+ * read that caught an in-place write half-way): nothing written. *ret_prev (may be NULL): did
+ * the text read hold the row before, "<tag>-<n-1>"? */
+static bool logger_cycle(int dir_fd, bool in_place, const char *id, char tag, unsigned n,
+                         bool *ret_prev) {
         size_t len, m;
         char *text = read_all(dir_fd, "logs.json", &len), *out, row[256];
         int fd;
 
         if (!text)
                 die("read logs.json");
+        if (ret_prev && n > 0) {
+                snprintf(row, sizeof(row), "\"%c-%u\"", tag, n - 1);
+                *ret_prev = strstr(text, row) != NULL;
+        }
         snprintf(row, sizeof(row),
                  "{\n    \"sessionId\": \"%s\",\n    \"messageId\": %u,\n    \"message\": "
                  "\"%c-%u\"\n  }", id, n, tag, n);
@@ -137,10 +145,14 @@ static void *writer_main(void *userdata) {
 
         while (!atomic_load(&w->stop) && w->n < w->rows) {
                 bool in_place = w->mode == IN_PLACE || (w->mode == ALTERNATE && w->n % 2 == 1);
+                bool prev = true;
 
                 pthread_mutex_lock(&w->m);
-                if (logger_cycle(w->dir_fd, in_place, X, 'x', w->n))
+                if (logger_cycle(w->dir_fd, in_place, X, 'x', w->n, &prev)) {
+                        if (w->n > 0)
+                                w->hidden[w->n - 1] = !prev;
                         w->n++;
+                }
                 pthread_mutex_unlock(&w->m);
                 if (w->pace)
                         usleep(w->pace);
@@ -162,7 +174,7 @@ static void mark_rows(const char *text, bool *seen, unsigned max) {
 int main(int argc, char *argv[]) {
         Writer w = { .mode = ALTERNATE, .m = PTHREAD_MUTEX_INITIALIZER };
         unsigned edits = 200, seconds = 60, ran = 0, eagain = 0, ebadmsg = 0, other = 0, back = 0;
-        unsigned lost = 0, lost_in_place = 0, only_kept = 0;
+        unsigned lost = 0, lost_in_place = 0, lost_hidden = 0, only_kept = 0;
         int pace = -1, rows = -1, opt;
         char dir[] = "/var/tmp/qgc-erase-race.XXXXXX";
         const char *tmpdir = getenv("TMPDIR");
@@ -198,6 +210,9 @@ int main(int argc, char *argv[]) {
         /* a rename writer copies the whole file per cycle: unpaced, it only grows the file */
         w.pace = pace >= 0 ? (unsigned)pace : w.mode == RENAME ? 200 : 0;
         w.rows = rows >= 0 ? (unsigned)rows : w.mode == RENAME ? 2000 : 6000;
+        w.hidden = calloc(w.rows + 1, sizeof(bool));
+        if (!w.hidden)
+                die("calloc");
         if (tmpdir && asprintf(&base, "%s/qgc-erase-race.XXXXXX", tmpdir) < 0)
                 die("asprintf");
         if (!mkdtemp(base ? base : dir))
@@ -222,7 +237,7 @@ int main(int argc, char *argv[]) {
 
                 pthread_mutex_lock(&w.m);
                 for (int k = 0; k < 2; k++)
-                        while (!logger_cycle(w.dir_fd, false, A, 'a', w.na))
+                        while (!logger_cycle(w.dir_fd, false, A, 'a', w.na, NULL))
                                 ; /* the writer is not writing: cannot happen */
                 w.na += 2;
                 pthread_mutex_unlock(&w.m);
@@ -269,11 +284,12 @@ int main(int argc, char *argv[]) {
                 /* how the writer wrote row j (a cycle that read a torn text is retried as is) */
                 lost_in_place += !seen[j] && !beside[j] &&
                                  (w.mode == IN_PLACE || (w.mode == ALTERNATE && j % 2 == 1));
+                lost_hidden += !seen[j] && !beside[j] && w.hidden[j];
                 only_kept += !seen[j] && beside[j];
         }
-        printf("mode=%s written=%u lost=%u (in place %u) only-kept=%u edits=%u failed=%u (EAGAIN "
-               "%u, EBADMSG %u, other %u) A-back=%u pace=%uus seconds=%.1f\n",
-               mode_names[w.mode], w.n, lost, lost_in_place, only_kept, ran,
+        printf("mode=%s written=%u lost=%u (in place %u, hidden %u) only-kept=%u edits=%u "
+               "failed=%u (EAGAIN %u, EBADMSG %u, other %u) A-back=%u pace=%uus seconds=%.1f\n",
+               mode_names[w.mode], w.n, lost, lost_in_place, lost_hidden, only_kept, ran,
                eagain + ebadmsg + other, eagain,
                ebadmsg, other, back, w.pace, now_s() - t0);
         /* the scratch directory goes */
@@ -286,6 +302,7 @@ int main(int argc, char *argv[]) {
         if (rmdir(base ? base : dir) < 0)
                 perror("rmdir");
         free(seen);
+        free(w.hidden);
         free(beside);
         free(base);
         return lost > 0;
