@@ -15,8 +15,8 @@
  * Build (erase-race.sh does this): cc -O2 -I SRC/<each folder> -I BUILD -o erase-race
  *   erase-race.c BUILD/libqgc.a LIBS -lpthread
  * Usage: erase-race [-m alternate|inplace|rename] [-e EDITS] [-r ROWS] [-p PACE] [-t SECONDS]
- * Prints one line: mode, rows written, lost (of them: written in place; hidden: the writer's next
- * cycle read a text without the row, so wrote a version without it), only in a kept version,
+ * Prints one line: mode, rows written, lost (of them: written in place; hidden: a later cycle of
+ * the writer read a text without the row and wrote on it), only in a kept version,
  * edits run, failed (by error), edits after which rows of A were at the name again (the writer
  * wrote back what it read before the edit ended), seconds. Exit 1 when a row was lost. */
 #include "autoconf.h"
@@ -50,7 +50,7 @@ typedef struct Writer {
         unsigned pace; /* us per cycle */
         unsigned n;    /* rows written */
         unsigned na;   /* rows of A written */
-        bool *hidden;  /* [n]: the cycle after row n's read a text without it */
+        bool *hidden;  /* [j]: a later cycle wrote on a text without row x-j */
         pthread_mutex_t m;
         atomic_bool stop, done;
 } Writer;
@@ -98,22 +98,29 @@ static char *read_all(int dir_fd, const char *name, size_t *ret_n) {
         return buf;
 }
 
+/* Marks in seen[0..max) the rows "x-<n>" of text. */
+static void mark_rows(const char *text, bool *seen, unsigned max) {
+        for (const char *p = text; (p = strstr(p, "\"x-")); p++) {
+                unsigned long n = strtoul(p + 3, NULL, 10);
+
+                if (n < max)
+                        seen[n] = true;
+        }
+}
+
 /* One cycle of a Logger: read logs.json, add a row of id (message "<tag>-<n>"), write it back
  * (framed as JSON.stringify(rows, null, 2)). false when the text read is not such an array (a
- * read that caught an in-place write half-way): nothing written. *ret_prev (may be NULL): did
- * the text read hold the row before, "<tag>-<n-1>"? */
+ * read that caught an in-place write half-way): nothing written. hidden (may be NULL; tag 'x'):
+ * hidden[j] is set for each row x-j, j < n, that a text written on lacks (a version of qgc's
+ * without it was at the name). */
 static bool logger_cycle(int dir_fd, bool in_place, const char *id, char tag, unsigned n,
-                         bool *ret_prev) {
+                         bool *hidden) {
         size_t len, m;
         char *text = read_all(dir_fd, "logs.json", &len), *out, row[256];
         int fd;
 
         if (!text)
                 die("read logs.json");
-        if (ret_prev && n > 0) {
-                snprintf(row, sizeof(row), "\"%c-%u\"", tag, n - 1);
-                *ret_prev = strstr(text, row) != NULL;
-        }
         snprintf(row, sizeof(row),
                  "{\n    \"sessionId\": \"%s\",\n    \"messageId\": %u,\n    \"message\": "
                  "\"%c-%u\"\n  }", id, n, tag, n);
@@ -128,6 +135,16 @@ static bool logger_cycle(int dir_fd, bool in_place, const char *id, char tag, un
                 free(text);
                 free(out);
                 return false;
+        }
+        if (hidden) {
+                bool *has = calloc(n + 1, sizeof(bool));
+
+                if (!has)
+                        die("calloc");
+                mark_rows(text, has, n);
+                for (unsigned j = 0; j < n; j++)
+                        hidden[j] |= !has[j];
+                free(has);
         }
         fd = openat(dir_fd, in_place ? "logs.json" : "logs.json.w.tmp",
                     O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -145,14 +162,10 @@ static void *writer_main(void *userdata) {
 
         while (!atomic_load(&w->stop) && w->n < w->rows) {
                 bool in_place = w->mode == IN_PLACE || (w->mode == ALTERNATE && w->n % 2 == 1);
-                bool prev = true;
 
                 pthread_mutex_lock(&w->m);
-                if (logger_cycle(w->dir_fd, in_place, X, 'x', w->n, &prev)) {
-                        if (w->n > 0)
-                                w->hidden[w->n - 1] = !prev;
+                if (logger_cycle(w->dir_fd, in_place, X, 'x', w->n, w->hidden))
                         w->n++;
-                }
                 pthread_mutex_unlock(&w->m);
                 if (w->pace)
                         usleep(w->pace);
@@ -161,15 +174,6 @@ static void *writer_main(void *userdata) {
         return NULL;
 }
 
-/* Marks in seen[0..max) the rows "x-<n>" of text. */
-static void mark_rows(const char *text, bool *seen, unsigned max) {
-        for (const char *p = text; (p = strstr(p, "\"x-")); p++) {
-                unsigned long n = strtoul(p + 3, NULL, 10);
-
-                if (n < max)
-                        seen[n] = true;
-        }
-}
 
 int main(int argc, char *argv[]) {
         Writer w = { .mode = ALTERNATE, .m = PTHREAD_MUTEX_INITIALIZER };
