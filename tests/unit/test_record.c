@@ -510,6 +510,31 @@ static void test_record_read_head_line_over_1mib(void **state) {
         }
 }
 
+/* The first line at exactly RECORD_HEAD_MAX bytes (ASCII: as many UTF-16 units), the file's
+ * last (no newline): read, its record found; one byte more: -E2BIG. */
+static void test_record_read_head_line_at_max_and_one_past(void **state) {
+        const char *pre = "{\"sessionId\":\"" ID "\",\"cwd\":\"/a\",\"pad\":\"";
+        _cleanup_free_ char *s = malloc(RECORD_HEAD_MAX + 2);
+
+        (void)state;
+        assert_non_null(s);
+        for (size_t n = RECORD_HEAD_MAX; n <= RECORD_HEAD_MAX + 1; n++) {
+                _cleanup_close_ int fd = -EBADF;
+                HeadInfo h = {};
+
+                memset(s, 'x', n);
+                memcpy(s, pre, strlen(pre));
+                memcpy(s + n - 2, "\"}", 2);
+                fd = mkfile(s, n);
+                if (n == RECORD_HEAD_MAX) {
+                        assert_int_equal(record_read_head(fd, &h, NULL), 0);
+                        assert_string_equal(h.cwd, "/a");
+                } else
+                        assert_int_equal(record_read_head(fd, &h, NULL), -E2BIG);
+                record_head_info_done(&h);
+        }
+}
+
 static void test_record_read_head_counts_utf16_units(void **state) {
         /* 1.5 MiB of bytes but 0.5 Mi UTF-16 units: Qwen reads it. */
         size_t chars = 512 * 1024;
@@ -1276,6 +1301,7 @@ int main(void) {
                 cmocka_unit_test(test_record_read_head_glued_first_wins),
                 cmocka_unit_test(test_record_read_head_invalid_utf8_and_nul),
                 cmocka_unit_test(test_record_read_head_line_over_1mib),
+                cmocka_unit_test(test_record_read_head_line_at_max_and_one_past),
                 cmocka_unit_test(test_record_read_head_counts_utf16_units),
                 cmocka_unit_test(test_record_read_head_qwen_golden),
                 cmocka_unit_test(test_record_read_tail_titles),
