@@ -138,16 +138,38 @@ int erase_edit_leftovers_remove(int dir_fd, const char *name) {
  * an edit is a writer in a loop. */
 #define ERASE_EDIT_ROUNDS 8
 
-/* The temp file tmp with text[0..n), the mode and owner of like, fsynced: its fd (*ret_st), or
- * -errno (no temp file left behind). */
-static int erase_write_temp(int dir_fd, const char *tmp, const char *text, size_t n,
+/* The first n bytes of src (fewer at its end) written to out a chunk at a time: memory is one
+ * chunk whatever the size. 0 or -errno. */
+static int erase_copy_fd(int src, int out, uint64_t n) {
+        _cleanup_free_ char *buf = malloc(ERASE_CHUNK);
+
+        if (!buf)
+                return -ENOMEM;
+        for (uint64_t at = 0; at < n;) {
+                ssize_t k = pread_full(src, buf, (size_t)MIN(n - at, (uint64_t)ERASE_CHUNK),
+                                       (off_t)at);
+                int r;
+
+                if (k <= 0)
+                        return (int)k;
+                r = write_all(out, buf, (size_t)k);
+                if (r < 0)
+                        return r;
+                at += (uint64_t)k;
+        }
+        return 0;
+}
+
+/* The temp file tmp with text[0..n) (or, src >= 0, a copy of src's first n bytes), the mode and
+ * owner of like, fsynced: its fd (*ret_st), or -errno (no temp file left behind). */
+static int erase_write_temp(int dir_fd, const char *tmp, const char *text, size_t n, int src,
                             const struct stat *like, struct stat *ret_st) {
         _cleanup_close_ int fd = fs_openat(dir_fd, tmp, O_RDWR | O_CREAT | O_EXCL, 0600);
         int r;
 
         if (fd < 0)
                 return fd;
-        r = write_all(fd, text, n);
+        r = src >= 0 ? erase_copy_fd(src, fd, n) : write_all(fd, text, n);
         if (r >= 0 && (like->st_uid != geteuid() || like->st_gid != getegid()) &&
             fchown(fd, like->st_uid, like->st_gid) < 0)
                 r = -errno;
@@ -198,7 +220,7 @@ static int erase_keep_unmerged(int dir_fd, const char *name, const char *tmp, bo
                                const struct stat *st, int fd, const char *text, size_t n,
                                const EraseParsed *p, const EraseIds *ids, char **ret_kept) {
         _cleanup_free_ char *kept = NULL, *part = strprintf(".%s.qgc-keep", name);
-        _cleanup_free_ char *copy = NULL, *spliced = NULL;
+        _cleanup_free_ char *spliced = NULL;
         _cleanup_free_ bool *drop = NULL;
         _cleanup_close_ int out = -EBADF;
         const EraseIds all = { .ids = ids->ids, .n = ids->n };
@@ -218,12 +240,15 @@ static int erase_keep_unmerged(int dir_fd, const char *name, const char *tmp, bo
                         if (r >= 0)
                                 r = erase_splice_text(text, n, p, drop, NULL, NULL, NULL,
                                                       &spliced, &m, NULL);
-                } else
-                        r = fs_read_fd(fd, SIZE_MAX / 2, &copy, &m);
+                } else if (fd < 0 || fstat(fd, &ost) < 0)
+                        r = fd < 0 ? fd : -errno;
+                else
+                        m = (size_t)ost.st_size; /* copied as it is now */
                 if (r >= 0)
                         r = fs_unlink(dir_fd, part, 0);
                 if (r >= 0 || r == -ENOENT)
-                        r = out = erase_write_temp(dir_fd, part, p ? spliced : copy, m, st, &ost);
+                        r = out = erase_write_temp(dir_fd, part, spliced, m, p ? -EBADF : fd, st,
+                                                   &ost);
                 if (r < 0)
                         return r;
                 src = part;
@@ -449,7 +474,8 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
                                 if (r < 0 && r != -ENOENT)
                                         break;
                         }
-                        fd = erase_write_temp(dir_fd, tmps[at], put, n_put, &like, &put_st);
+                        fd = erase_write_temp(dir_fd, tmps[at], put, n_put, -EBADF, &like,
+                                              &put_st);
                         if (fd < 0) {
                                 r = fd;
                                 break;
@@ -649,7 +675,10 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
                         put_st = dst;
                         reuse = at_tmp;
                         if (!put_buf && !at_tmp) {
-                                r = -EAGAIN; /* nothing to put back: kept at the name */
+                                /* it could not be read (over the limit): only dfd holds it */
+                                r = erase_keep_unmerged(dir_fd, name, tmps[at], false, &dst, dfd,
+                                                        NULL, 0, NULL, ids, ret_kept);
+                                r = r < 0 ? r : -EAGAIN;
                                 break;
                         }
                 }

@@ -45,6 +45,7 @@
 /* ---------------------------------------------------------------- the seams */
 
 static bool fail_alloc;     /* every malloc/calloc/realloc/reallocarray of qgc's code fails */
+static size_t alloc_max;    /* the largest malloc/realloc asked for since it was reset */
 static bool fail_dir_fsync; /* fsync() of a directory fails with EIO */
 static bool no_exchange;    /* renameat2(RENAME_EXCHANGE) fails EINVAL (a filesystem without it) */
 /* The next fsync() first reads fsync_rel under fsync_root into *fsync_seen (and clears
@@ -76,6 +77,7 @@ void *__wrap_malloc(size_t n) {
                 errno = ENOMEM;
                 return NULL;
         }
+        alloc_max = MAX(alloc_max, n);
         return __real_malloc(n);
 }
 
@@ -92,6 +94,7 @@ void *__wrap_realloc(void *p, size_t n) {
                 errno = ENOMEM;
                 return NULL;
         }
+        alloc_max = MAX(alloc_max, n);
         return __real_realloc(p, n);
 }
 
@@ -810,6 +813,68 @@ static void test_erase_writer_version_hides_no_row(void **state) {
         root = fixture_free(root);
 }
 
+/* Where the filesystem cannot exchange, the name is opened right before qgc's rename: a writer's
+ * version there that qgc cannot read back (over ERASE_FILE_MAX) is then held only by that fd.
+ * It is kept beside the file (copied a chunk at a time: qgc never holds it whole), never
+ * dropped, and the edit fails
+ * (-EAGAIN: A is kept, a later run retries). Before, the edit failed and the version was lost:
+ * qgc's version was at the name, and the writer's row in none. */
+static void big_hook(void *userdata, const char *name) {
+        Writer *w = userdata;
+        _cleanup_free_ char *text = NULL, *tmp = NULL, *path = NULL;
+        const char *pre = "[\n  {\n    \"sessionId\": \"" X "\",\n    \"messageId\": 0,\n"
+                          "    \"message\": \"x-big ";
+        size_t n = ERASE_FILE_MAX + 1;
+
+        if (!streq(name, "logs.json") || ++w->round != 1)
+                return;
+        text = __real_malloc(n); /* not counted in alloc_max: the writer's, not qgc's */
+        assert_non_null(text);
+        memset(text, 'y', n);
+        memcpy(text, pre, strlen(pre));
+        memcpy(text + n - 8, "\"\n  }\n]", 8);
+        path = fixture_path(w->root, w->rel);
+        tmp = strprintf("%s.big.tmp", path);
+        assert_non_null(tmp);
+        assert_int_equal(fixture_write_bytes(w->root, "tmp/" HA "/logs.json.big.tmp", text, n), 0);
+        assert_int_equal(rename(tmp, path), 0);
+}
+
+static void test_erase_unreadable_writer_version_kept_without_exchange(void **state) {
+        _cleanup_free_ char *root = NULL, *kept = NULL, *rel = NULL, *text = NULL;
+        _cleanup_close_ int dfd = -EBADF;
+        Writer a = { .rel = "tmp/" HA "/logs.json", .id = A, .tag = 'a' };
+        Writer x = { .rel = "tmp/" HA "/logs.json", .id = X, .tag = 'x' };
+        size_t n;
+
+        (void)state;
+        assert_int_equal(fixture_new(&root), 0);
+        a.root = x.root = root;
+        assert_int_equal(fixture_write(root, a.rel, "[]"), 0);
+        writer_write(&a);
+        dfd = open_dir_in(root, "tmp/" HA);
+        no_exchange = true;
+        swap_hook_set(big_hook, &x);
+        alloc_max = 0;
+        assert_int_equal(logs_rows_edit(dfd, A), -EAGAIN);
+        assert_true(alloc_max < ERASE_FILE_MAX / 2);
+        swap_hook_set(NULL, NULL);
+        no_exchange = false;
+        kept = kept_versions(root);
+        assert_non_null(kept);
+        assert_non_null(strchr(kept, ' '));
+        assert_ptr_equal(strchr(kept, ' ') + 1, kept + strlen(kept)); /* exactly one */
+        *strchr(kept, ' ') = 0;
+        rel = strprintf("tmp/" HA "/%s", kept);
+        assert_non_null(rel);
+        assert_int_equal(fixture_read(root, rel, &text, &n), 0);
+        assert_int_equal(n, ERASE_FILE_MAX + 1);
+        assert_non_null(strstr(text, "\"x-big y"));
+        assert_false(fixture_exists(root, "tmp/" HA "/.logs.json.qgc-tmp"));
+        assert_false(fixture_exists(root, "tmp/" HA "/.logs.json.qgc-keep"));
+        root = fixture_free(root);
+}
+
 /* A writer thread rewrites logs.json again and again during each edit (by rename, as Qwen 0.24
  * does, and in place): qgc's hook, right before each of its replaces, lets the thread write once
  * and waits for that write (so each race is known to have happened, and is counted), for the
@@ -913,6 +978,7 @@ int main(void) {
                 cmocka_unit_test(test_erase_writer_outruns_the_rounds),
                 cmocka_unit_test(test_erase_writer_thread_loses_no_row),
                 cmocka_unit_test(test_erase_writer_version_hides_no_row),
+                cmocka_unit_test(test_erase_unreadable_writer_version_kept_without_exchange),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
