@@ -10,78 +10,39 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include "dc-git.h"
 #include "dc-proc.h"
 #include "dc-project.h"
 #include "dc-store.h"
+#include "du.h"
 #include "macro.h"
-
-#define DC_DEPTH_MAX 64 /* below a project: file-history/.git/objects/xx/ is 4 deep */
 
 static msec_t dc_store_mtime(const struct stat *st) {
         return (msec_t)st->st_mtim.tv_sec * MSEC_PER_SEC + st->st_mtim.tv_nsec / 1000000;
 }
 
-static void dc_store_count(DcBytes *b, const struct stat *st) {
+/* du_walk()'s callback: an entry counted into the DcBytes. */
+static int dc_store_count(void *userdata, const char *rel, const struct stat *st) {
+        DcBytes *b = userdata;
+
+        (void)rel;
         b->bytes += (uint64_t)st->st_size;
         b->alloc += (uint64_t)st->st_blocks * 512;
         b->mtime = MAX(b->mtime, dc_store_mtime(st));
-}
-
-/* Add directory fd (already counted itself) and everything below it to b. */
-static int dc_store_du_fd(int fd, dev_t dev, unsigned depth, DcBytes *b) {
-        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
-        const char *name;
-        unsigned char type;
-        int k;
-
-        if (!d)
-                return -ENOMEM;
-        if (depth > DC_DEPTH_MAX) {
-                b->incomplete = true;
-                return 0;
-        }
-        fs_dir_init(d, fd);
-        while ((k = fs_dir_next(d, &name, &type)) > 0) {
-                _cleanup_close_ int sub = -EBADF;
-                struct stat st;
-                bool mount = false;
-                int r;
-
-                if (fs_statat(fd, name, &st, &mount) < 0)
-                        continue; /* vanished */
-                if (st.st_dev != dev || mount) {
-                        b->incomplete = true;
-                        continue;
-                }
-                dc_store_count(b, &st);
-                if (!S_ISDIR(st.st_mode))
-                        continue;
-                sub = fs_open_noatime(fd, name, O_RDONLY | O_DIRECTORY);
-                if (sub < 0) {
-                        b->incomplete = true;
-                        continue;
-                }
-                r = dc_store_du_fd(sub, dev, depth + 1, b);
-                if (r < 0)
-                        return r;
-        }
-        if (k == -ENOMEM)
-                return k;
-        if (k < 0)
-                b->incomplete = true;
         return 0;
 }
 
-/* du of (dfd, name), a directory whose stat is st. */
-static int dc_store_du(int dfd, const char *name, const struct stat *st, DcBytes *b) {
-        _cleanup_close_ int fd = fs_open_noatime(dfd, name, O_RDONLY | O_DIRECTORY);
+/* du of the directory dir/name (name NULL: dir itself) into b. */
+static int dc_store_du(const char *dir, const char *name, DcBytes *b) {
+        _cleanup_free_ char *path = name ? path_join(dir, name) : NULL;
+        int r;
 
-        dc_store_count(b, st);
-        if (fd < 0) {
+        if (name && !path)
+                return -ENOMEM;
+        r = du_walk(path ?: dir, NULL, dc_store_count, b, &b->incomplete);
+        if (r < 0 && r != -ENOMEM)
                 b->incomplete = true;
-                return fd == -ENOMEM ? fd : 0;
-        }
-        return dc_store_du_fd(fd, st->st_dev, 0, b);
+        return r == -ENOMEM ? r : 0;
 }
 
 static void dc_store_session_done(DcSession *s) {
@@ -103,6 +64,7 @@ DcStore *dc_store_free(DcStore *s) {
                 free(p->sessions);
                 free(p->code);
                 free(p->original_path);
+                free(p->git_why);
         }
         free(s->projects);
         free(s);
@@ -153,19 +115,23 @@ static int dc_store_indexed(DcProject *p, DcIndex *idx) {
 }
 
 /* images/: each images/<id>/ measured and given to its session. */
-static int dc_store_images(DcProject *p, int pfd, dev_t dev) {
+static int dc_store_images(DcProject *p, int pfd, dev_t dev, const char *ppath) {
         _cleanup_close_ int fd = fs_open_noatime(pfd, "images", O_RDONLY | O_DIRECTORY);
         _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        _cleanup_free_ char *ipath = path_join(ppath, "images");
         const char *name;
         unsigned char type;
+        struct stat ist;
         int k;
 
-        if (!d)
+        if (!d || !ipath)
                 return -ENOMEM;
         if (fd < 0) {
                 p->incomplete = true;
                 return fd == -ENOMEM ? fd : 0;
         }
+        if (fstat(fd, &ist) >= 0)
+                fs_fileid_from_stat(&p->images, &ist);
         p->images_empty = true;
         fs_dir_init(d, fd);
         while ((k = fs_dir_next(d, &name, &type)) > 0) {
@@ -182,7 +148,8 @@ static int dc_store_images(DcProject *p, int pfd, dev_t dev) {
                 if (!s)
                         return -ENOMEM;
                 s->has_images = true;
-                r = dc_store_du(fd, name, &st, &s->images);
+                fs_fileid_from_stat(&s->images_dir, &st);
+                r = dc_store_du(ipath, name, &s->images);
                 if (r < 0)
                         return r;
         }
@@ -194,7 +161,7 @@ static int dc_store_images(DcProject *p, int pfd, dev_t dev) {
 }
 
 /* The project directory's entries: <id>.jsonl files, images/, file-history/. */
-static int dc_store_list(DcProject *p, int pfd, dev_t dev) {
+static int dc_store_list(DcProject *p, int pfd, dev_t dev, const char *ppath) {
         _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
         const char *name;
         unsigned char type;
@@ -212,10 +179,10 @@ static int dc_store_list(DcProject *p, int pfd, dev_t dev) {
                 if (fs_statat(pfd, name, &st, &mount) < 0 || st.st_dev != dev || mount)
                         continue;
                 if (S_ISDIR(st.st_mode) && streq(name, "images"))
-                        r = dc_store_images(p, pfd, dev);
+                        r = dc_store_images(p, pfd, dev, ppath);
                 else if (S_ISDIR(st.st_mode) && streq(name, "file-history")) {
                         p->has_file_history = true;
-                        r = dc_store_du(pfd, name, &st, &p->file_history);
+                        r = dc_store_du(ppath, name, &p->file_history);
                 } else if (S_ISREG(st.st_mode) && n > 6 && streq(name + n - 6, ".jsonl")) {
                         s = dc_store_session(p, name, n - 6);
                         if (!s)
@@ -277,10 +244,11 @@ static int dc_store_session_check(DcProject *p, DcSession *s, int pfd, msec_t no
 }
 
 /* Scan projects/<name> (stat st) into a new project of s. */
-static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd, const char *name,
-                            const struct stat *st, msec_t now) {
+static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd,
+                            const char *projects_path, const char *name, const struct stat *st,
+                            msec_t now) {
         _cleanup_close_ int pfd = fs_open_noatime(projects_fd, name, O_RDONLY | O_DIRECTORY);
-        _cleanup_free_ char *code = NULL;
+        _cleanup_free_ char *code = NULL, *ppath = NULL;
         DcIndex idx = {};
         struct stat rst, ist;
         DcProject *p;
@@ -299,7 +267,10 @@ static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd, c
                 p->index_state = DC_INDEX_UNREADABLE;
                 return pfd == -ENOMEM ? pfd : 0;
         }
-        r = dc_store_du(projects_fd, name, st, &p->total);
+        ppath = path_join(projects_path, name);
+        if (!ppath)
+                return -ENOMEM;
+        r = dc_store_du(ppath, NULL, &p->total);
         if (r < 0)
                 return r;
         /* its identity before the read: a rewrite after it shows as a change */
@@ -326,7 +297,7 @@ static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd, c
         }
         r = dc_proc_find(procs, name, s->uid, &p->live_pid);
         p->live = r > 0 ? DC_LIVE_PROCESS : r < 0 ? DC_LIVE_UNKNOWN : 0;
-        r = dc_store_list(p, pfd, st->st_dev);
+        r = dc_store_list(p, pfd, st->st_dev, ppath);
         for (size_t i = 0; r >= 0 && i < p->n_sessions; i++)
                 r = dc_store_session_check(p, &p->sessions[i], pfd, now);
         return r;
@@ -335,6 +306,7 @@ static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd, c
 int dc_store_scan(const char *path, msec_t now, DcStore **ret) {
         _cleanup_close_ int fd = fs_open_root(path, 0), pfd = -EBADF, lfd = -EBADF;
         _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        _cleanup_free_ char *projects_path = path_join(path, "projects");
         DcProcs procs = {};
         const char *name;
         unsigned char type;
@@ -343,7 +315,7 @@ int dc_store_scan(const char *path, msec_t now, DcStore **ret) {
         DcStore *s;
         int k, r;
 
-        if (!d)
+        if (!d || !projects_path)
                 return -ENOMEM;
         if (fd < 0)
                 return fd;
@@ -359,12 +331,14 @@ int dc_store_scan(const char *path, msec_t now, DcStore **ret) {
                 s->fs_avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
                 s->fs_known = true;
         }
-        r = dc_store_du(fd, ".", &st, &s->total);
+        r = dc_store_du(path, NULL, &s->total);
         if (r >= 0)
                 r = dc_proc_scan(&procs);
         if (r < 0)
                 goto fail;
         lfd = fs_open_dir(fd, "logs");
+        if (lfd >= 0 && fstat(lfd, &st) >= 0)
+                fs_fileid_from_stat(&s->logs, &st);
         if (lfd >= 0 && fs_statat(lfd, "error.log", &st, NULL) >= 0)
                 fs_fileid_from_stat(&s->error_log, &st);
         pfd = fs_open_noatime(fd, "projects", O_RDONLY | O_DIRECTORY);
@@ -379,7 +353,7 @@ int dc_store_scan(const char *path, msec_t now, DcStore **ret) {
                 if (fs_statat(pfd, name, &st, &mount) < 0 || !S_ISDIR(st.st_mode) ||
                     st.st_dev != s->dev || mount)
                         continue; /* counted in the store's total only */
-                r = dc_store_project(s, &procs, pfd, name, &st, now);
+                r = dc_store_project(s, &procs, pfd, projects_path, name, &st, now);
                 if (r < 0)
                         goto fail;
         }
@@ -396,6 +370,13 @@ fail:
         dc_proc_done(&procs);
         dc_store_free(s);
         return r;
+}
+
+/* Is d a transcript the index does not name, proven its project's, of no live project: an
+ * orphan (ORPHAN_DC_UNINDEXED) rather than a session? */
+static bool dc_store_unindexed_orphan(const DcProject *p, const DcSession *d) {
+        return !d->indexed && d->jsonl.present && d->proven && p->code_proven && !p->live &&
+               !d->live && strlen(d->id) <= SESSION_ID_MAX;
 }
 
 static int dc_store_session_record(const DcProject *p, const DcSession *d, size_t tree, msec_t now,
@@ -461,7 +442,9 @@ int dc_store_inventory(const DcStore *s, Inventory *inv, size_t tree, msec_t now
                         int r;
 
                         if (!d->indexed && !d->jsonl.present)
-                                continue; /* images/<id>/ alone: in the project's bytes */
+                                continue; /* images/<id>/ alone: an orphan */
+                        if (dc_store_unindexed_orphan(p, d))
+                                continue; /* ORPHAN_DC_UNINDEXED */
                         if (strlen(d->id) > SESSION_ID_MAX) {
                                 t->incomplete = true;
                                 continue;
@@ -476,4 +459,158 @@ int dc_store_inventory(const DcStore *s, Inventory *inv, size_t tree, msec_t now
                 }
         }
         return 0;
+}
+
+const char *dc_store_git_blocked(const DcProject *p) {
+        if (p->index_state != DC_INDEX_OK || !p->code_proven)
+                return "its index cannot be read, or does not prove the project's directory";
+        if (p->live & (DC_LIVE_PROCESS | DC_LIVE_UNKNOWN))
+                return "a Deep Code process may work in the project";
+        if (p->incomplete || p->file_history.incomplete)
+                return "the project could not be listed in full";
+        for (size_t i = 0; i < p->n_sessions; i++) {
+                const DcSession *d = &p->sessions[i];
+
+                if (d->live & DC_LIVE_STATUS)
+                        return "a session of the project is in a prompt";
+                if (d->jsonl.present && !d->messages.complete)
+                        return "a transcript could not be read to its end: its checkpoints are unknown";
+        }
+        return NULL;
+}
+
+int dc_store_git_input(const DcProject *p, const char ***ret_kept, size_t *ret_n_kept,
+                       const char ***ret_named, size_t *ret_n_named) {
+        size_t n_named = 0, n_kept = 0, k = 0;
+        const char **kept, **named;
+
+        for (size_t i = 0; i < p->n_sessions; i++)
+                n_named += p->sessions[i].messages.n_checkpoints;
+        kept = calloc(p->n_sessions + 1, sizeof(char *));
+        named = calloc(n_named + 1, sizeof(char *));
+        if (!kept || !named) {
+                free(kept);
+                free(named);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < p->n_sessions; i++) {
+                const DcSession *d = &p->sessions[i];
+
+                /* an unindexed transcript keeps its branch until it goes itself */
+                if (d->indexed || d->jsonl.present)
+                        kept[n_kept++] = d->id;
+                for (size_t j = 0; j < d->messages.n_checkpoints; j++)
+                        named[k++] = d->messages.checkpoints[j];
+        }
+        *ret_kept = kept;
+        *ret_n_kept = n_kept;
+        *ret_named = named;
+        *ret_n_named = k;
+        return 0;
+}
+
+int dc_store_plan_git(DcStore *s, const char *path) {
+        _cleanup_close_ int fd = fs_open_root(path, s->dev);
+
+        for (size_t i = 0; fd >= 0 && i < s->n_projects; i++) {
+                DcProject *p = &s->projects[i];
+                _cleanup_free_ char *rel = NULL;
+                _cleanup_free_ const char **kept = NULL, **named = NULL;
+                _cleanup_close_ int gfd = -EBADF;
+                DcGitReport rep = {};
+                size_t n_kept, n_named;
+                const char *why = dc_store_git_blocked(p);
+                struct stat st;
+                int r;
+
+                if (!p->has_file_history)
+                        continue;
+                rel = strprintf("projects/%s/file-history/.git", p->code);
+                if (!rel)
+                        return -ENOMEM;
+                gfd = why ? -EBADF : fs_open_noatime(fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+                if (!why && (gfd < 0 || fstat(gfd, &st) < 0 || st.st_dev != s->dev))
+                        why = "file-history/.git cannot be opened";
+                if (why) {
+                        p->git_why = strdup(why);
+                        if (!p->git_why)
+                                return -ENOMEM;
+                        continue;
+                }
+                fs_fileid_from_stat(&p->git, &st);
+                r = dc_store_git_input(p, &kept, &n_kept, &named, &n_named);
+                if (r < 0)
+                        return r;
+                r = dc_git_plan(gfd, &(DcGitInput){ .kept_ids = kept, .n_kept = n_kept,
+                                                    .named = named, .n_named = n_named },
+                                &rep);
+                p->git_planned = r > 0 && (rep.bytes_estimate > 0 || rep.n_refs_removed > 0);
+                p->git_estimate = rep.bytes_estimate;
+                if (!p->git_planned)
+                        p->git_why = strdup(rep.why ?: r < 0 ? "git failed" : "nothing to compact");
+                dc_git_report_done(&rep);
+                if (r == -ENOMEM || (!p->git_planned && !p->git_why))
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static int dc_store_orphan(Inventory *inv, OrphanKind kind, size_t tree, const char *dir,
+                           const char *name, const FileId *id, uint64_t bytes, uint64_t alloc,
+                           msec_t mtime) {
+        Orphan o = { .kind = kind, .tree = tree, .project_dir = dir ? strdup(dir) : NULL,
+                     .name = strdup(name), .dir = *id, .bytes = bytes, .bytes_alloc = alloc,
+                     .mtime = mtime };
+
+        if ((dir && !o.project_dir) || !o.name) {
+                inventory_orphan_done(&o);
+                return -ENOMEM;
+        }
+        return inventory_add_orphan(inv, &o);
+}
+
+/* The orphans of project p: project_dir its code, as its sessions'. */
+static int dc_store_project_orphans(const DcProject *p, Inventory *inv, size_t tree) {
+        const char *dir = p->code;
+        int r = 0;
+
+        if (!p->code_proven || p->live)
+                return 0;
+        if (p->git_planned)
+                r = dc_store_orphan(inv, ORPHAN_DC_CHECKPOINTS, tree, dir, "file-history",
+                                    &p->git, p->git_estimate, p->git_estimate,
+                                    p->file_history.mtime);
+        if (r >= 0 && p->images.present && p->images_empty)
+                r = dc_store_orphan(inv, ORPHAN_DC_IMAGES, tree, dir, "images", &p->images, 0,
+                                    0, (msec_t)(p->images.mtime_ns / 1000000));
+        for (size_t i = 0; r >= 0 && i < p->n_sessions; i++) {
+                const DcSession *d = &p->sessions[i];
+
+                if (dc_store_unindexed_orphan(p, d))
+                        r = dc_store_orphan(inv, ORPHAN_DC_UNINDEXED, tree, dir, d->id, &d->jsonl,
+                                            d->jsonl.size + d->images.bytes,
+                                            d->jsonl.blocks + d->images.alloc, d->last_write);
+                else if (!d->indexed && !d->jsonl.present && d->has_images &&
+                         strlen(d->id) <= SESSION_ID_MAX) {
+                        _cleanup_free_ char *name = path_join("images", d->id);
+
+                        r = name ? dc_store_orphan(inv, ORPHAN_DC_IMAGES, tree, dir, name,
+                                                   &d->images_dir, d->images.bytes,
+                                                   d->images.alloc, d->images.mtime)
+                                 : -ENOMEM;
+                }
+        }
+        return r;
+}
+
+int dc_store_orphans(const DcStore *s, Inventory *inv, size_t tree) {
+        int r = 0;
+
+        if (s->error_log.present && s->error_log.size > DC_ERROR_LOG_REPORT)
+                r = dc_store_orphan(inv, ORPHAN_DC_ERROR_LOG, tree, NULL, "logs/error.log",
+                                    &s->error_log, s->error_log.size, s->error_log.blocks,
+                                    (msec_t)(s->error_log.mtime_ns / 1000000));
+        for (size_t i = 0; r >= 0 && i < s->n_projects; i++)
+                r = dc_store_project_orphans(&s->projects[i], inv, tree);
+        return r;
 }

@@ -60,6 +60,7 @@ typedef struct DcSession {
         unsigned live;     /* DcLive */
         pid_t live_pid;    /* DC_LIVE_PROCESS: the process */
         FileId jsonl;      /* <id>.jsonl, .present when it exists */
+        FileId images_dir; /* images/<id>/, .present when it exists */
         DcBytes images;    /* images/<id>/ (0 when absent) */
         bool has_images;
         msec_t last_write; /* the newest mtime of the .jsonl and images/<id>/ */
@@ -78,10 +79,17 @@ typedef struct DcProject {
         size_t n_nameless;     /* index entries without a string id */
         DcSession *sessions;   /* the indexed ones first, in index order; then the others */
         size_t n_sessions, alloc_sessions;
+        FileId images;         /* images/, .present when it exists */
         bool images_empty;     /* images/ holds nothing (Deep Code leaves it after a delete) */
         DcBytes total;         /* projects/<code>/ as a whole */
         DcBytes file_history;  /* file-history/ (its .git: the checkpoint repository) */
         bool has_file_history;
+        /* the compaction of file-history/.git (dc_store_plan_git()): planned (the estimate
+         * in git_estimate), or why not (git_why, NULL when not looked at) */
+        bool git_planned;
+        FileId git;
+        uint64_t git_estimate;
+        char *git_why;
         bool incomplete;       /* the directory could not be listed in full */
 } DcProject;
 
@@ -94,6 +102,7 @@ typedef struct DcStore {
         size_t n_projects, alloc_projects;
         DcBytes total;         /* the whole store, as du counts it */
         FileId error_log;      /* logs/error.log (global; Deep Code appends to it forever) */
+        FileId logs;           /* logs/ */
         bool incomplete;       /* projects/ could not be listed in full */
 } DcStore;
 
@@ -102,6 +111,19 @@ typedef struct DcStore {
 int dc_store_scan(const char *path, msec_t now, DcStore **ret);
 DcStore *dc_store_free(DcStore *s);
 
+/* Is the checkpoint repository of p one qgc may compact now: its index parsed and its code
+ * proven, no Deep Code process of it alive (nor one that cannot be told), no session in a
+ * prompt (DC_LIVE_STATUS), and every transcript read to its end (its checkpoints known)? NULL
+ * yes, else why not. */
+const char *dc_store_git_blocked(const DcProject *p);
+/* The compaction of each project's file-history/.git that may be compacted (dc_git_plan(),
+ * reading only), of the store at path: into p->git_*. 0 or -ENOMEM. */
+int dc_store_plan_git(DcStore *s, const char *path);
+/* The DcGitInput of project p (dc-git.h): every session with a transcript or an index entry is
+ * kept, every checkpoint a transcript names is a root. Arrays owned by the caller (free()). */
+int dc_store_git_input(const DcProject *p, const char ***ret_kept, size_t *ret_n_kept,
+                       const char ***ret_named, size_t *ret_n_named);
+
 /* The store-neutral records of s for tree `tree` of inv (model/inventory.h): the tree's dev,
  * fs_size, fs_avail, fs_known; a Session per
  * session with a .jsonl or an index entry (OWNER_OK only when proven; a .jsonl the index does
@@ -109,3 +131,12 @@ DcStore *dc_store_free(DcStore *s);
  * process), LIVE_CLAIM (the index status) and LIVE_UNKNOWN, with live_reason; the tree
  * incomplete when s or a project is, or an id is longer than SESSION_ID_MAX. 0 or -ENOMEM. */
 int dc_store_inventory(const DcStore *s, Inventory *inv, size_t tree, msec_t now);
+
+/* logs/error.log past this is reported (ORPHAN_DC_ERROR_LOG), never trimmed: Deep Code appends
+ * to it with no lock from any of its processes, and it is the user's diagnostics. */
+#define DC_ERROR_LOG_REPORT (UINT64_C(64) << 20)
+/* The orphans of s (ORPHAN_DC_*, inventory.h) for tree `tree` of inv: a proven <id>.jsonl the
+ * index does not name (with its images/<id>/), an images/<id>/ of no session, an empty
+ * images/, logs/error.log over DC_ERROR_LOG_REPORT, and each planned compaction. Nothing of a
+ * project in use, nothing of a project whose code is not proven. 0 or -ENOMEM. */
+int dc_store_orphans(const DcStore *s, Inventory *inv, size_t tree);
