@@ -32,6 +32,22 @@ static int dc_store_count(void *userdata, const char *rel, const struct stat *st
         return 0;
 }
 
+/* du_walk()'s callback for file-history/: also the loose objects of .git
+ * (.git/objects/<2 hex>/<38 hex>), which compaction packs. */
+static int dc_store_count_git(void *userdata, const char *rel, const struct stat *st) {
+        DcProject *p = userdata;
+        size_t n = strlen(rel);
+
+        if (S_ISREG(st->st_mode) && n == 13 + 2 + 1 + 38 && strneq(rel, ".git/objects/", 13) &&
+            rel[15] == '/' && strspn(rel + 13, "0123456789abcdef") == 2 &&
+            strspn(rel + 16, "0123456789abcdef") == 38) {
+                p->git_loose++;
+                p->git_loose_bytes += (uint64_t)st->st_size;
+                p->git_loose_alloc += (uint64_t)st->st_blocks * 512;
+        }
+        return dc_store_count(&p->file_history, rel, st);
+}
+
 /* du of the directory dir/name (name NULL: dir itself) into b. */
 static int dc_store_du(const char *dir, const char *name, DcBytes *b) {
         _cleanup_free_ char *path = name ? path_join(dir, name) : NULL;
@@ -182,7 +198,14 @@ static int dc_store_list(DcProject *p, int pfd, dev_t dev, const char *ppath) {
                         r = dc_store_images(p, pfd, dev, ppath);
                 else if (S_ISDIR(st.st_mode) && streq(name, "file-history")) {
                         p->has_file_history = true;
-                        r = dc_store_du(ppath, name, &p->file_history);
+                        _cleanup_free_ char *fh = path_join(ppath, name);
+
+                        r = fh ? du_walk(fh, NULL, dc_store_count_git, p,
+                                         &p->file_history.incomplete) : -ENOMEM;
+                        if (r < 0 && r != -ENOMEM) {
+                                p->file_history.incomplete = true;
+                                r = 0;
+                        }
                 } else if (S_ISREG(st.st_mode) && n > 6 && streq(name + n - 6, ".jsonl")) {
                         s = dc_store_session(p, name, n - 6);
                         if (!s)
@@ -461,7 +484,10 @@ int dc_store_inventory(const DcStore *s, Inventory *inv, size_t tree, msec_t now
         return 0;
 }
 
-const char *dc_store_git_blocked(const DcProject *p) {
+/* Why the checkpoint repository of p may not be compacted now, or NULL: its index must parse and
+ * prove the code, no Deep Code process may work in it, no session be in a prompt, and every
+ * transcript be read to its end (its checkpoints known). */
+static const char *dc_store_git_blocked(const DcProject *p) {
         if (p->index_state != DC_INDEX_OK || !p->code_proven)
                 return "its index cannot be read, or does not prove the project's directory";
         if (p->live & (DC_LIVE_PROCESS | DC_LIVE_UNKNOWN))
@@ -509,19 +535,37 @@ int dc_store_git_input(const DcProject *p, const char ***ret_kept, size_t *ret_n
         return 0;
 }
 
-int dc_store_plan_git(DcStore *s, const char *path) {
-        _cleanup_close_ int fd = fs_open_root(path, s->dev);
+/* Does projects/<code>/file-history/.git/refs/heads/ (open at hfd) hold a session's branch
+ * (dc_git_is_session_id()) of no session of p: what Deep Code's delete and cap leave? */
+static int dc_store_stale_refs(const DcProject *p, int hfd) {
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        const char *name;
+        unsigned char type;
+        int k;
 
-        for (size_t i = 0; fd >= 0 && i < s->n_projects; i++) {
+        if (!d)
+                return -ENOMEM;
+        fs_dir_init(d, hfd);
+        while ((k = fs_dir_next(d, &name, &type)) > 0) {
+                bool kept = !dc_git_is_session_id(name);
+
+                for (size_t i = 0; i < p->n_sessions && !kept; i++)
+                        kept = (p->sessions[i].indexed || p->sessions[i].jsonl.present) &&
+                               streq(p->sessions[i].id, name);
+                if (!kept)
+                        return 1;
+        }
+        return k;
+}
+
+int dc_store_plan_git(DcStore *s, int fd) {
+        for (size_t i = 0; i < s->n_projects; i++) {
                 DcProject *p = &s->projects[i];
                 _cleanup_free_ char *rel = NULL;
-                _cleanup_free_ const char **kept = NULL, **named = NULL;
-                _cleanup_close_ int gfd = -EBADF;
-                DcGitReport rep = {};
-                size_t n_kept, n_named;
+                _cleanup_close_ int gfd = -EBADF, hfd = -EBADF;
                 const char *why = dc_store_git_blocked(p);
                 struct stat st;
-                int r;
+                int r = 0;
 
                 if (!p->has_file_history)
                         continue;
@@ -531,25 +575,20 @@ int dc_store_plan_git(DcStore *s, const char *path) {
                 gfd = why ? -EBADF : fs_open_noatime(fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
                 if (!why && (gfd < 0 || fstat(gfd, &st) < 0 || st.st_dev != s->dev))
                         why = "file-history/.git cannot be opened";
-                if (why) {
-                        p->git_why = strdup(why);
-                        if (!p->git_why)
-                                return -ENOMEM;
-                        continue;
+                if (!why) {
+                        fs_fileid_from_stat(&p->git, &st);
+                        hfd = fs_open_noatime(gfd, "refs/heads", O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+                        r = hfd >= 0 ? dc_store_stale_refs(p, hfd) : 0;
+                        if (r == -ENOMEM)
+                                return r;
+                        p->git_planned = r > 0 || p->git_loose > 0;
+                        /* packing frees at least the loose objects' slack; the run's
+                         * dc_git_plan() knows the rest (pruned objects) */
+                        p->git_estimate = p->git_loose_alloc - MIN(p->git_loose_alloc,
+                                                                   p->git_loose_bytes);
+                        why = p->git_planned ? NULL : "nothing to compact";
                 }
-                fs_fileid_from_stat(&p->git, &st);
-                r = dc_store_git_input(p, &kept, &n_kept, &named, &n_named);
-                if (r < 0)
-                        return r;
-                r = dc_git_plan(gfd, &(DcGitInput){ .kept_ids = kept, .n_kept = n_kept,
-                                                    .named = named, .n_named = n_named },
-                                &rep);
-                p->git_planned = r > 0 && (rep.bytes_estimate > 0 || rep.n_refs_removed > 0);
-                p->git_estimate = rep.bytes_estimate;
-                if (!p->git_planned)
-                        p->git_why = strdup(rep.why ?: r < 0 ? "git failed" : "nothing to compact");
-                dc_git_report_done(&rep);
-                if (r == -ENOMEM || (!p->git_planned && !p->git_why))
+                if (why && !(p->git_why = strdup(why)))
                         return -ENOMEM;
         }
         return 0;

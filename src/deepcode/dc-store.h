@@ -84,6 +84,7 @@ typedef struct DcProject {
         DcBytes total;         /* projects/<code>/ as a whole */
         DcBytes file_history;  /* file-history/ (its .git: the checkpoint repository) */
         bool has_file_history;
+        uint64_t git_loose, git_loose_bytes, git_loose_alloc; /* loose objects of .git */
         /* the compaction of file-history/.git (dc_store_plan_git()): planned (the estimate
          * in git_estimate), or why not (git_why, NULL when not looked at) */
         bool git_planned;
@@ -111,14 +112,11 @@ typedef struct DcStore {
 int dc_store_scan(const char *path, msec_t now, DcStore **ret);
 DcStore *dc_store_free(DcStore *s);
 
-/* Is the checkpoint repository of p one qgc may compact now: its index parsed and its code
- * proven, no Deep Code process of it alive (nor one that cannot be told), no session in a
- * prompt (DC_LIVE_STATUS), and every transcript read to its end (its checkpoints known)? NULL
- * yes, else why not. */
-const char *dc_store_git_blocked(const DcProject *p);
-/* The compaction of each project's file-history/.git that may be compacted (dc_git_plan(),
- * reading only), of the store at path: into p->git_*. 0 or -ENOMEM. */
-int dc_store_plan_git(DcStore *s, const char *path);
+/* The compaction of each project's file-history/.git that may be compacted, of the store open
+ * at fd, into p->git_*: planned when a branch of no session is left or an object is loose. From
+ * the scan alone: git reads without O_NOATIME, and a plan changes no atime (dc_git_plan() runs
+ * in the run, dc-reclaim.c). 0 or -ENOMEM. */
+int dc_store_plan_git(DcStore *s, int fd);
 /* The DcGitInput of project p (dc-git.h): every session with a transcript or an index entry is
  * kept, every checkpoint a transcript names is a root. Arrays owned by the caller (free()). */
 int dc_store_git_input(const DcProject *p, const char ***ret_kept, size_t *ret_n_kept,

@@ -131,8 +131,11 @@ static int deepcode_store_scan(Inventory *inv, const ScanOptions *o) {
                                 r = k;
                         continue;
                 }
-                if (o->hygiene & (1u << ORPHAN_DC_CHECKPOINTS))
-                        k = dc_store_plan_git(s, inv->trees[i].global_dir);
+                if (o->hygiene & (1u << ORPHAN_DC_CHECKPOINTS)) {
+                        _cleanup_close_ int fd = fs_open_root(inv->trees[i].global_dir, s->dev);
+
+                        k = fd < 0 ? 0 : dc_store_plan_git(s, fd);
+                }
                 if (k >= 0)
                         k = dc_store_inventory(s, inv, i, o->now);
                 if (k >= 0)

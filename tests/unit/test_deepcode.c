@@ -254,7 +254,24 @@ static void test_dc_store_fixture(void **state) {
         assert_int_equal(inventory_new(&inv), 0);
         assert_int_equal(inventory_add_tree(inv, &t, &ti), 0);
         assert_int_equal(dc_store_inventory(s, inv, ti, NOW), 0);
-        assert_int_equal(inv->n_sessions, 8); /* A, B, C, D, -elsewhere's 3 and -huge's; not E */
+        /* A, B, C, -elsewhere's 3 and -huge's; not D (an orphan: proven, unindexed), not E */
+        assert_int_equal(inv->n_sessions, 7);
+        assert_int_equal(dc_store_orphans(s, inv, ti), 0);
+        assert_int_equal(inv->n_orphans, 2); /* error.log is 3 bytes: not reported */
+        for (size_t i = 0; i < 2; i++) {
+                const Orphan *o = &inv->orphans[i];
+
+                assert_string_equal(o->project_dir, "-nonexistent-qgc-dc-proj");
+                if (o->kind == ORPHAN_DC_UNINDEXED) {
+                        assert_string_equal(o->name, ID_D);
+                        assert_true(o->dir.present && o->bytes == d->jsonl.size);
+                } else {
+                        assert_int_equal(o->kind, ORPHAN_DC_IMAGES);
+                        assert_string_equal(o->name, "images/" ID_E);
+                        assert_true(o->bytes >= 300);
+                }
+        }
+        assert_int_not_equal(inv->orphans[0].kind, inv->orphans[1].kind);
         for (size_t i = 0; i < inv->n_sessions; i++) {
                 const Session *r = &inv->sessions[i];
 
