@@ -245,7 +245,6 @@ int hygiene_scan(Inventory *inv, const StoreOps *store, unsigned need) {
         bool complete = true;
         int r;
 
-        need &= (1u << (ORPHAN_STALE_PROJECT + 1)) - (1u << ORPHAN_TOOL_RESULT); /* Qwen's */
         if (need == 0)
                 return 0;
         const char *why = NULL;

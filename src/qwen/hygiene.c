@@ -58,8 +58,6 @@ unsigned hygiene_need(const Policy *p) {
                 if (policy_hygiene_limit(p, k, &key) != MSEC_INFINITY)
                         need |= 1u << k;
         }
-        if (p->compact_min_idle != MSEC_INFINITY)
-                need |= 1u << ORPHAN_DC_CHECKPOINTS;
         return need;
 }
 

@@ -67,20 +67,24 @@ conf() {
 conf ""
 qgc_root --all-users --dry-run --user ${P}q --user ${P}d > "$T/default.txt" 2>&1 ||
         { cat "$T/default.txt"; fail "the default dry run"; }
-grep -q "$Q/.qwen" "$T/default.txt" || { cat "$T/default.txt"; fail "the Qwen tree is not planned"; }
-! grep -q "\.deepcode" "$T/default.txt" || { cat "$T/default.txt"; fail "stores = qwen planned Deep Code"; }
+# the Qwen corpus's projects are /srv/demo/*, the Deep Code corpus's /srv/deepcode-demo/*
+grep -q "^/srv/demo/" "$T/default.txt" || { cat "$T/default.txt"; fail "the Qwen tree is not planned"; }
+! grep -q "^User ${P}d:\|/srv/deepcode-demo/" "$T/default.txt" ||
+        { cat "$T/default.txt"; fail "stores = qwen planned Deep Code"; }
+grep -q "^qgc: users: 1 ok, 0 failed, 0 skipped" "$T/default.txt" || fail "the default's users"
 
 conf ' stores = "all";'
 qgc_root --all-users --dry-run --user ${P}q --user ${P}d > "$T/all.txt" 2>&1 ||
         { cat "$T/all.txt"; fail "the dry run with stores = all"; }
-grep -q "$Q/.qwen" "$T/all.txt" || { cat "$T/all.txt"; fail "stores = all: no Qwen tree"; }
-grep -q "$D/.deepcode" "$T/all.txt" || { cat "$T/all.txt"; fail "stores = all: no Deep Code store"; }
+grep -q "^/srv/demo/" "$T/all.txt" || { cat "$T/all.txt"; fail "stores = all: no Qwen tree"; }
+grep -q "^/srv/deepcode-demo/" "$T/all.txt" || { cat "$T/all.txt"; fail "stores = all: no Deep Code store"; }
+grep -q "^qgc: users: 2 ok, 0 failed, 0 skipped" "$T/all.txt" || fail "stores = all: the users"
 
 conf ' stores = "deepcode";'
 qgc_root --all-users --dry-run --user ${P}q --user ${P}d > "$T/dc.txt" 2>&1 ||
         { cat "$T/dc.txt"; fail "the dry run with stores = deepcode"; }
-grep -q "$D/.deepcode" "$T/dc.txt" || { cat "$T/dc.txt"; fail "stores = deepcode: no Deep Code store"; }
-! grep -q "$Q/.qwen" "$T/dc.txt" || { cat "$T/dc.txt"; fail "stores = deepcode planned Qwen"; }
+grep -q "^/srv/deepcode-demo/" "$T/dc.txt" || { cat "$T/dc.txt"; fail "stores = deepcode: no Deep Code store"; }
+! grep -q "^/srv/demo/" "$T/dc.txt" || { cat "$T/dc.txt"; fail "stores = deepcode planned Qwen"; }
 
 conf ' stores = "claude";'
 ! "$QGC" --system-config "$T/qgc.conf" check-config > "$T/bad.txt" 2>&1 ||
