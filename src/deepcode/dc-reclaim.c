@@ -1,7 +1,8 @@
 /* dc-reclaim.c: the reclaim of a Deep Code store's orphans (see dc-reclaim.h). The order of the
  * removals makes a kill at any point harmless: a transcript's images go before the transcript
- * (the identity a rerun checks), and the checkpoint repository is compacted by git's own
- * crash-safe steps (a ref transaction, prune, repack) after the one hook. */
+ * (the identity a rerun checks), a stale project is renamed away whole before it is removed,
+ * and the checkpoint repository is compacted by git's own crash-safe steps (a ref transaction,
+ * prune, repack) after the one hook. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include "dc-index.h"
 #include "dc-messages.h"
 #include "dc-proc.h"
+#include "dc-project.h"
 #include "dc-reclaim.h"
 #include "dc-store.h"
 #include "fsutil.h"
@@ -64,6 +66,13 @@ static int dc_reclaim_project(int store_fd, int pfd, const char *code, const cha
                 return r;
         if (ret_idx->state != DC_INDEX_OK)
                 return dc_reclaim_why(step, -ESTALE, "the project's index no longer parses");
+        r = dc_project_code(ret_idx->original_path, &why);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || !streq(why, code))
+                return dc_reclaim_why(step, -ESTALE, "the index no longer proves the project");
+        free(why);
+        why = NULL;
         for (size_t i = 0; i < ret_idx->n_entries; i++) {
                 const DcEntry *e = &ret_idx->entries[i];
                 bool busy = e->status == DC_STATUS_PROCESSING ||
@@ -271,6 +280,76 @@ static int dc_reclaim_checkpoints(int pfd, const Orphan *o, const DcIndex *idx, 
         return r;
 }
 
+/* Stale project entry o (its sessions deleted before, as Qwen's): the marker written (first
+ * seen), removed (its originalPath is back), or the project removed once marked long enough.
+ * The removal renames projects/<code>/ to a temporary name first, so that Deep Code never sees
+ * half a project; a rerun finishes the temporary one. */
+static int dc_reclaim_stale(int store_fd, const Orphan *o, dev_t dev, StoreStep *step) {
+        _cleanup_close_ int qfd = fs_open_path(store_fd, "projects", dev), pfd = -EBADF;
+        _cleanup_free_ char *tmp = strjoin(".", o->name, FS_TEMP_SUFFIX, NULL), *line = NULL;
+        DcIndex idx = {};
+        struct stat st;
+        int r;
+
+        if (!tmp)
+                return -ENOMEM;
+        if (qfd < 0)
+                return qfd;
+        if (fs_statat(qfd, o->name, NULL, NULL) == -ENOENT &&
+            dc_reclaim_same(qfd, tmp, &o->dir, true) > 0) {
+                dc_reclaim_hook(step, "remove the renamed project");
+                return rm_rf_at(qfd, tmp, dev, &step->bytes);
+        }
+        r = dc_reclaim_same(qfd, o->name, &o->dir, true);
+        if (r <= 0)
+                return r ?: dc_reclaim_why(step, -ESTALE, "the project changed since the scan");
+        pfd = fs_open_path(qfd, o->name, dev);
+        if (pfd < 0)
+                return pfd;
+        r = dc_reclaim_project(store_fd, pfd, o->name, NULL, now_msec(), &idx, step);
+        if (r >= 0 && (!idx.original_path || !o->cwds ||
+                       strlen(o->cwds) != strlen(idx.original_path) + 1 ||
+                       !strneq(o->cwds, idx.original_path, strlen(idx.original_path))))
+                r = dc_reclaim_why(step, -ESTALE, "the index names another originalPath now");
+        if (r >= 0) {
+                bool gone = stat(idx.original_path, &st) < 0 && (errno == ENOENT || errno == ENOTDIR);
+
+                if (o->cwd_back == gone)
+                        r = dc_reclaim_why(step, -ESTALE, gone ? "its originalPath is gone again"
+                                                               : "its originalPath exists again");
+        }
+        if (r >= 0 && o->cwd_back) {
+                dc_reclaim_hook(step, "remove the stale marker");
+                r = fs_unlink(pfd, DC_STALE_MARKER, 0);
+                r = r == -ENOENT ? 0 : r;
+        } else if (r >= 0 && !o->marker.present) {
+                line = strjoin(idx.original_path, "\n", NULL);
+                dc_reclaim_hook(step, "write the stale marker");
+                r = line ? fs_write_atomic(pfd, DC_STALE_MARKER, line, strlen(line), 0600) : -ENOMEM;
+        } else if (r >= 0) {
+                r = fs_check_identity(pfd, DC_STALE_MARKER, &o->marker);
+                if (r == 0)
+                        r = dc_reclaim_why(step, -ESTALE, "the stale marker changed since the scan");
+                for (size_t i = 0; r > 0 && i < idx.n_entries; i++) {
+                        _cleanup_free_ char *f = idx.entries[i].id ?
+                                                 strjoin(idx.entries[i].id, ".jsonl", NULL) : NULL;
+
+                        if (f && fs_exists(pfd, f) > 0)
+                                r = dc_reclaim_why(step, -EAGAIN, "a session of it is not deleted");
+                }
+                if (r > 0) {
+                        dc_reclaim_hook(step, "rename the project away");
+                        r = renameat(qfd, o->name, qfd, tmp) < 0 ? -errno : 0;
+                }
+                if (r >= 0) {
+                        dc_reclaim_hook(step, "remove the renamed project");
+                        r = rm_rf_at(qfd, tmp, dev, &step->bytes);
+                }
+        }
+        dc_index_done(&idx);
+        return r;
+}
+
 int dc_reclaim_orphan(int store_fd, const Inventory *inv, const Orphan *o, StoreStep *step) {
         _cleanup_close_ int pfd = -EBADF;
         _cleanup_free_ char *rel = NULL;
@@ -282,6 +361,9 @@ int dc_reclaim_orphan(int store_fd, const Inventory *inv, const Orphan *o, Store
         if (o->kind == ORPHAN_DC_ERROR_LOG)
                 return dc_reclaim_why(step, -EOPNOTSUPP,
                                       "logs/error.log is reported only: Deep Code appends to it");
+        if (o->kind == ORPHAN_STALE_PROJECT)
+                return o->name && !strchr(o->name, '/') && o->name[0] != '.' ?
+                       dc_reclaim_stale(store_fd, o, dev, step) : -EINVAL;
         if (o->kind != ORPHAN_DC_UNINDEXED && o->kind != ORPHAN_DC_IMAGES &&
             o->kind != ORPHAN_DC_CHECKPOINTS)
                 return -EOPNOTSUPP;

@@ -1,6 +1,9 @@
 /* dc-reclaim.h: the reclaim of a Deep Code store's orphans (ORPHAN_DC_*, inventory.h, found by
  * dc-store.c): a transcript the index does not name with its images, images of no session, an
- * empty images/, and the compaction of a project's checkpoint repository (dc-git.h). */
+ * empty images/, the compaction of a project's checkpoint repository (dc-git.h), and a stale
+ * project (ORPHAN_STALE_PROJECT: its marker written or removed, or the project removed once its
+ * sessions are deleted; the orphan's own state says which: the executor calls it for a verdict
+ * that deletes or marks, Verdict.mark). */
 #pragma once
 
 #include "inventory.h"

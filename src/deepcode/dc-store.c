@@ -212,8 +212,13 @@ static int dc_store_list(DcProject *p, int pfd, dev_t dev, const char *ppath) {
                                 return -ENOMEM;
                         fs_fileid_from_stat(&s->jsonl, &st);
                         r = 0;
-                } else
+                } else if (S_ISREG(st.st_mode) && streq(name, DC_STALE_MARKER)) {
+                        fs_fileid_from_stat(&p->marker, &st);
                         r = 0;
+                } else {
+                        p->unknown = p->unknown || !streq(name, "sessions-index.json");
+                        r = 0;
+                }
                 if (r < 0)
                         return r;
         }
@@ -284,6 +289,7 @@ static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd,
         *p = (DcProject){ .code = strdup(name), .root = DC_ROOT_UNKNOWN };
         if (!p->code)
                 return -ENOMEM;
+        fs_fileid_from_stat(&p->dir, st);
         s->n_projects++;
         if (pfd < 0) {
                 p->incomplete = true;
@@ -642,6 +648,49 @@ static int dc_store_project_orphans(const DcProject *p, Inventory *inv, size_t t
         return r;
 }
 
+/* Why stale project p may not go (Qwen's guards, hygiene.h), or NULL. */
+static const char *dc_store_stale_why(const DcProject *p) {
+        if (p->index_state != DC_INDEX_OK || !p->code_proven)
+                return "its index does not prove the project's directory";
+        if (p->incomplete || p->total.incomplete)
+                return "it could not be listed in full";
+        if (p->unknown)
+                return "it holds what Deep Code does not write";
+        if (p->live)
+                return "a Deep Code process may work in it";
+        for (size_t i = 0; i < p->n_sessions; i++)
+                if ((p->sessions[i].indexed || p->sessions[i].jsonl.present) &&
+                    !p->sessions[i].proven)
+                        return "a session is not proven the project's";
+        return NULL;
+}
+
+/* The stale project entry of p, when its originalPath is gone (or its marker is left). */
+static int dc_store_stale(const DcProject *p, Inventory *inv, size_t tree) {
+        const char *why = dc_store_stale_why(p);
+        msec_t mtime = (msec_t)(p->index.mtime_ns / 1000000);
+        Orphan o;
+
+        if (p->root != DC_ROOT_GONE && !(p->marker.present && p->root == DC_ROOT_EXISTS))
+                return 0;
+        /* the newest write inside, the marker's excepted */
+        for (size_t i = 0; i < p->n_sessions; i++)
+                mtime = MAX(mtime, p->sessions[i].last_write);
+        mtime = MAX(mtime, p->file_history.mtime);
+        o = (Orphan){ .kind = ORPHAN_STALE_PROJECT, .tree = tree, .project_dir = strdup("projects"),
+                      .name = strdup(p->code), .bytes = p->total.bytes,
+                      .bytes_alloc = p->total.alloc, .mtime = mtime, .marker = p->marker,
+                      .cwd_back = p->root == DC_ROOT_EXISTS,
+                      .stale_why = why ? strdup(why) : NULL,
+                      .cwds = p->original_path ? strjoin(p->original_path, "\n", NULL) : NULL };
+        if (!o.project_dir || !o.name || (why && !o.stale_why) || (p->original_path && !o.cwds)) {
+                inventory_orphan_done(&o);
+                return -ENOMEM;
+        }
+        o.dir = p->dir;
+        return inventory_add_orphan(inv, &o);
+}
+
 int dc_store_orphans(const DcStore *s, Inventory *inv, size_t tree) {
         int r = 0;
 
@@ -649,7 +698,10 @@ int dc_store_orphans(const DcStore *s, Inventory *inv, size_t tree) {
                 r = dc_store_orphan(inv, ORPHAN_DC_ERROR_LOG, tree, NULL, "logs/error.log",
                                     &s->error_log, s->error_log.size, s->error_log.blocks,
                                     (msec_t)(s->error_log.mtime_ns / 1000000));
-        for (size_t i = 0; r >= 0 && i < s->n_projects; i++)
+        for (size_t i = 0; r >= 0 && i < s->n_projects; i++) {
                 r = dc_store_project_orphans(&s->projects[i], inv, tree);
+                if (r >= 0)
+                        r = dc_store_stale(&s->projects[i], inv, tree);
+        }
         return r;
 }

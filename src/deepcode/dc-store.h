@@ -70,6 +70,7 @@ typedef struct DcSession {
 typedef struct DcProject {
         char *code;            /* the directory's name under projects/ */
         DcIndexState index_state;
+        FileId dir;            /* projects/<code>/ itself */
         FileId index;          /* sessions-index.json, as it was just before the read */
         char *original_path;   /* the index's originalPath (NULL unless index_state is OK) */
         bool code_proven;      /* dc_project_code(original_path) is the directory's name */
@@ -92,7 +93,14 @@ typedef struct DcProject {
         uint64_t git_estimate;
         char *git_why;
         bool incomplete;       /* the directory could not be listed in full */
+        bool unknown;          /* it holds an entry Deep Code does not write */
+        FileId marker;         /* DC_STALE_MARKER, .present when it exists */
 } DcProject;
+
+/* Where qgc keeps, in a project of a vanished originalPath, the time it first saw it stale (its
+ * mtime; its line the originalPath): Deep Code reads only the index, the transcripts, images/
+ * and file-history/ of a project. */
+#define DC_STALE_MARKER ".qgc-stale-since"
 
 typedef struct DcStore {
         uid_t uid;             /* the owner of the store's directory */
@@ -135,6 +143,8 @@ int dc_store_inventory(const DcStore *s, Inventory *inv, size_t tree, msec_t now
 #define DC_ERROR_LOG_REPORT (UINT64_C(64) << 20)
 /* The orphans of s (ORPHAN_DC_*, inventory.h) for tree `tree` of inv: a proven <id>.jsonl the
  * index does not name (with its images/<id>/), an images/<id>/ of no session, an empty
- * images/, logs/error.log over DC_ERROR_LOG_REPORT, and each planned compaction. Nothing of a
- * project in use, nothing of a project whose code is not proven. 0 or -ENOMEM. */
+ * images/, logs/error.log over DC_ERROR_LOG_REPORT, and each planned compaction (nothing of a
+ * project in use, nothing of a project whose code is not proven); and an ORPHAN_STALE_PROJECT
+ * (project_dir "projects", name the code) for a project whose originalPath is gone, or whose
+ * marker is left when it is back, with Qwen's guards (stale_why: what keeps it). 0 or -ENOMEM. */
 int dc_store_orphans(const DcStore *s, Inventory *inv, size_t tree);

@@ -167,7 +167,7 @@ static char *state(const char *root) {
 
 /* For kill_at = 1, 2, ...: a fresh store, a child reclaiming orphan (kind, name) killed at that
  * hook, then a normal rerun: the store is what an unkilled run leaves. */
-static void crash_loop(OrphanKind kind, const char *name, bool git) {
+static void crash_loop(OrphanKind kind, const char *name, bool git, void (*prep)(const char *root)) {
         _cleanup_free_ char *want = NULL;
         unsigned hooks = 0;
 
@@ -180,6 +180,8 @@ static void crash_loop(OrphanKind kind, const char *name, bool git) {
 
                 assert_int_equal(fixture_new(&root), 0);
                 plant(root, git);
+                if (prep)
+                        prep(root);
                 inv = scan(root);
                 o = find(inv, kind, name);
                 if (!o)
@@ -209,12 +211,12 @@ static void crash_loop(OrphanKind kind, const char *name, bool git) {
 
 static void test_dc_reclaim_unindexed(void **state) {
         (void)state;
-        crash_loop(ORPHAN_DC_UNINDEXED, ID_D, false);
+        crash_loop(ORPHAN_DC_UNINDEXED, ID_D, false, NULL);
 }
 
 static void test_dc_reclaim_images(void **state) {
         (void)state;
-        crash_loop(ORPHAN_DC_IMAGES, "images/" ID_E, false);
+        crash_loop(ORPHAN_DC_IMAGES, "images/" ID_E, false, NULL);
 }
 
 /* What each kind re-checks: an index that names the transcript now, a changed transcript, an
@@ -322,7 +324,56 @@ static void test_dc_reclaim_compaction(void **state) {
         /* a second run: nothing to do */
         assert_int_equal(reclaim(root, inv, o, 0, NULL, NULL), 0);
         inventory_free(inv);
-        crash_loop(ORPHAN_DC_CHECKPOINTS, "file-history", true);
+        crash_loop(ORPHAN_DC_CHECKPOINTS, "file-history", true, NULL);
+}
+
+#define CODE "-nonexistent-qgc-dcr-proj"
+
+/* A stale project whose sessions are deleted (Deep Code's index empty) and that is marked. */
+static void stale_prep(const char *root) {
+        assert_int_equal(unlink(fixture_path(root, P ID_A ".jsonl")), 0);
+        assert_int_equal(fixture_write(root, P "sessions-index.json",
+                "{\"version\":1,\"entries\":[],\"originalPath\":\"/nonexistent/qgc-dcr/proj\"}"), 0);
+        assert_int_equal(fixture_write(root, P DC_STALE_MARKER, "/nonexistent/qgc-dcr/proj\n"), 0);
+}
+
+/* A project whose originalPath is gone: marked first, kept while a session of it is left, then
+ * renamed away and removed (a kill at every hook converges); the marker goes when the path is
+ * back; an entry Deep Code does not write keeps it. */
+static void test_dc_reclaim_stale(void **state) {
+        const char *root = *state;
+        Inventory *inv;
+        const Orphan *o;
+
+        plant(root, false);
+        inv = scan(root);
+        o = find(inv, ORPHAN_STALE_PROJECT, CODE);
+        if (!o)
+                return fail();
+        assert_null(o->stale_why);
+        assert_false(o->marker.present || o->cwd_back);
+        assert_int_equal(reclaim(root, inv, o, 0, NULL, NULL), 0);
+        assert_true(fixture_exists(root, P DC_STALE_MARKER));
+        inventory_free(inv);
+
+        inv = scan(root);
+        o = find(inv, ORPHAN_STALE_PROJECT, CODE);
+        if (!o)
+                return fail();
+        assert_true(o->marker.present);
+        assert_int_equal(reclaim(root, inv, o, 0, NULL, NULL), -EAGAIN); /* A is not deleted */
+        assert_true(fixture_exists(root, P ID_A ".jsonl"));
+        inventory_free(inv);
+
+        assert_int_equal(fixture_write(root, P "notes.txt", "mine"), 0);
+        inv = scan(root);
+        o = find(inv, ORPHAN_STALE_PROJECT, CODE);
+        if (!o)
+                return fail();
+        assert_string_equal(o->stale_why, "it holds what Deep Code does not write");
+        inventory_free(inv);
+
+        crash_loop(ORPHAN_STALE_PROJECT, CODE, false, stale_prep);
 }
 
 int main(void) {
@@ -334,6 +385,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_dc_reclaim_limits, fixture_root_setup,
                                                 fixture_root_teardown),
                 cmocka_unit_test_setup_teardown(test_dc_reclaim_compaction, fixture_root_setup,
+                                                fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_dc_reclaim_stale, fixture_root_setup,
                                                 fixture_root_teardown),
         };
 
