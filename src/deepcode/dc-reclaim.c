@@ -214,10 +214,12 @@ static int dc_reclaim_checkpoints(int pfd, const Orphan *o, const DcIndex *idx, 
         p.alloc_sessions = idx->n_entries + 1;
         if (!p.sessions)
                 return -ENOMEM;
-        for (size_t i = 0; i < idx->n_entries; i++)
-                if (idx->entries[i].id)
-                        p.sessions[p.n_sessions++] = (DcSession){ .id = idx->entries[i].id,
-                                                                  .indexed = true };
+        for (size_t i = 0; r >= 0 && i < idx->n_entries; i++)
+                if (idx->entries[i].id) {
+                        p.sessions[p.n_sessions] = (DcSession){ .id = strdup(idx->entries[i].id),
+                                                                .indexed = true };
+                        r = p.sessions[p.n_sessions++].id ? 0 : -ENOMEM;
+                }
         fs_dir_init(d, pfd);
         while (r >= 0 && (k = fs_dir_next(d, &name, &type)) > 0) {
                 size_t n = strlen(name);
@@ -241,7 +243,6 @@ static int dc_reclaim_checkpoints(int pfd, const Orphan *o, const DcIndex *idx, 
                                 r = -ENOMEM;
                                 break;
                         }
-                        s->why = s->id; /* not the index's: freed below (as why) */
                 }
                 r = dc_messages_read(pfd, s->id, &s->messages);
                 s->jsonl = s->messages.file;
@@ -274,7 +275,7 @@ static int dc_reclaim_checkpoints(int pfd, const Orphan *o, const DcIndex *idx, 
         dc_git_report_done(&rep);
         for (size_t i = 0; i < p.n_sessions; i++) {
                 dc_messages_done(&p.sessions[i].messages);
-                free(p.sessions[i].why);
+                free(p.sessions[i].id);
         }
         free(p.sessions);
         return r;

@@ -48,6 +48,13 @@ static void sh(const char *root, const char *fmt, ...) {
         assert_int_equal(system(cmd), 0);
 }
 
+static void rm_file(const char *root, const char *rel) {
+        _cleanup_free_ char *path = fixture_path(root, rel);
+
+        assert_non_null(path);
+        assert_int_equal(unlink(path), 0);
+}
+
 /* git in the project's file-history with a fixed identity and clock. */
 #define GIT "GIT_CONFIG_NOSYSTEM=1 HOME=/nonexistent GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t " \
             "GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t GIT_AUTHOR_DATE='2026-01-01T00:00:00Z' " \
@@ -254,7 +261,7 @@ static void test_dc_reclaim_rechecks(void **state) {
         assert_int_equal(fixture_write(root, P "images/x", "y"), 0);
         assert_int_equal(reclaim(root, inv, find(inv, ORPHAN_DC_IMAGES, "images"), 0, NULL, NULL),
                          -ESTALE);
-        assert_int_equal(unlink(fixture_path(root, P "images/x")), 0);
+        rm_file(root, P "images/x");
         assert_int_equal(reclaim(root, inv, find(inv, ORPHAN_DC_IMAGES, "images"), 0, NULL, &bytes),
                          0);
         assert_false(fixture_exists(root, P "images"));
@@ -283,7 +290,7 @@ static void test_dc_reclaim_limits(void **state) {
         inventory_free(inv);
 
         assert_int_equal(fixture_write_size(root, "s/.deepcode/logs/error.log", DC_ERROR_LOG_REPORT + 1), 0);
-        assert_int_equal(unlink(fixture_path(root, rel)), 0);
+        rm_file(root, rel);
         id[SESSION_ID_MAX] = 'i';
         id[SESSION_ID_MAX + 1] = 0;
         free(rel);
@@ -331,7 +338,7 @@ static void test_dc_reclaim_compaction(void **state) {
 
 /* A stale project whose sessions are deleted (Deep Code's index empty) and that is marked. */
 static void stale_prep(const char *root) {
-        assert_int_equal(unlink(fixture_path(root, P ID_A ".jsonl")), 0);
+        rm_file(root, P ID_A ".jsonl");
         assert_int_equal(fixture_write(root, P "sessions-index.json",
                 "{\"version\":1,\"entries\":[],\"originalPath\":\"/nonexistent/qgc-dcr/proj\"}"), 0);
         assert_int_equal(fixture_write(root, P DC_STALE_MARKER, "/nonexistent/qgc-dcr/proj\n"), 0);
