@@ -332,6 +332,90 @@ static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd,
         return r;
 }
 
+/* Why the checkpoint repository of p may not be compacted now, or NULL: its index must parse and
+ * prove the code, no Deep Code process may work in it, no session be in a prompt, and every
+ * transcript be read to its end (its checkpoints known). */
+static const char *dc_store_git_blocked(const DcProject *p) {
+        if (p->index_state != DC_INDEX_OK || !p->code_proven)
+                return "its index cannot be read, or does not prove the project's directory";
+        if (p->live & (DC_LIVE_PROCESS | DC_LIVE_UNKNOWN))
+                return "a Deep Code process may work in the project";
+        if (p->incomplete || p->file_history.incomplete)
+                return "the project could not be listed in full";
+        for (size_t i = 0; i < p->n_sessions; i++) {
+                const DcSession *d = &p->sessions[i];
+
+                if (d->live & DC_LIVE_STATUS)
+                        return "a session of the project is in a prompt";
+                if (d->jsonl.present && !d->messages.complete)
+                        return "a transcript could not be read to its end: its checkpoints are unknown";
+        }
+        return NULL;
+}
+
+/* Does projects/<code>/file-history/.git/refs/heads/ (open at hfd) hold a session's branch
+ * (dc_git_is_session_id()) of no session of p: what Deep Code's delete and cap leave? */
+static int dc_store_stale_refs(const DcProject *p, int hfd) {
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        const char *name;
+        unsigned char type;
+        int k;
+
+        if (!d)
+                return -ENOMEM;
+        fs_dir_init(d, hfd);
+        while ((k = fs_dir_next(d, &name, &type)) > 0) {
+                bool kept = !dc_git_is_session_id(name);
+
+                for (size_t i = 0; i < p->n_sessions && !kept; i++)
+                        kept = (p->sessions[i].indexed || p->sessions[i].jsonl.present) &&
+                               streq(p->sessions[i].id, name);
+                if (!kept)
+                        return 1;
+        }
+        return k;
+}
+
+/* The compaction of each project's file-history/.git that may be compacted, into p->git_*:
+ * planned when a session's branch of no session is left or an object is loose. From the scan
+ * alone: git reads without O_NOATIME, and a plan changes no atime (dc_git_plan() runs in the
+ * run, dc-reclaim.c). 0 or -ENOMEM. */
+static int dc_store_plan_git(DcStore *s, int fd) {
+        for (size_t i = 0; i < s->n_projects; i++) {
+                DcProject *p = &s->projects[i];
+                _cleanup_free_ char *rel = NULL;
+                _cleanup_close_ int gfd = -EBADF, hfd = -EBADF;
+                const char *why = dc_store_git_blocked(p);
+                struct stat st;
+                int r = 0;
+
+                if (!p->has_file_history)
+                        continue;
+                rel = strprintf("projects/%s/file-history/.git", p->code);
+                if (!rel)
+                        return -ENOMEM;
+                gfd = why ? -EBADF : fs_open_noatime(fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+                if (!why && (gfd < 0 || fstat(gfd, &st) < 0 || st.st_dev != s->dev))
+                        why = "file-history/.git cannot be opened";
+                if (!why) {
+                        fs_fileid_from_stat(&p->git, &st);
+                        hfd = fs_open_noatime(gfd, "refs/heads", O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+                        r = hfd >= 0 ? dc_store_stale_refs(p, hfd) : 0;
+                        if (r == -ENOMEM)
+                                return r;
+                        p->git_planned = r > 0 || p->git_loose > 0;
+                        /* packing frees at least the loose objects' slack; the run's
+                         * dc_git_plan() knows the rest (pruned objects) */
+                        p->git_estimate = p->git_loose_alloc - MIN(p->git_loose_alloc,
+                                                                   p->git_loose_bytes);
+                        why = p->git_planned ? NULL : "nothing to compact";
+                }
+                if (why && !(p->git_why = strdup(why)))
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 int dc_store_scan(const char *path, msec_t now, DcStore **ret) {
         _cleanup_close_ int fd = fs_open_root(path, 0), pfd = -EBADF, lfd = -EBADF;
         _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
@@ -392,6 +476,9 @@ int dc_store_scan(const char *path, msec_t now, DcStore **ret) {
         }
         s->incomplete = k < 0;
 done:
+        r = dc_store_plan_git(s, fd);
+        if (r < 0)
+                goto fail;
         dc_proc_done(&procs);
         *ret = s;
         return 0;
@@ -490,27 +577,6 @@ int dc_store_inventory(const DcStore *s, Inventory *inv, size_t tree, msec_t now
         return 0;
 }
 
-/* Why the checkpoint repository of p may not be compacted now, or NULL: its index must parse and
- * prove the code, no Deep Code process may work in it, no session be in a prompt, and every
- * transcript be read to its end (its checkpoints known). */
-static const char *dc_store_git_blocked(const DcProject *p) {
-        if (p->index_state != DC_INDEX_OK || !p->code_proven)
-                return "its index cannot be read, or does not prove the project's directory";
-        if (p->live & (DC_LIVE_PROCESS | DC_LIVE_UNKNOWN))
-                return "a Deep Code process may work in the project";
-        if (p->incomplete || p->file_history.incomplete)
-                return "the project could not be listed in full";
-        for (size_t i = 0; i < p->n_sessions; i++) {
-                const DcSession *d = &p->sessions[i];
-
-                if (d->live & DC_LIVE_STATUS)
-                        return "a session of the project is in a prompt";
-                if (d->jsonl.present && !d->messages.complete)
-                        return "a transcript could not be read to its end: its checkpoints are unknown";
-        }
-        return NULL;
-}
-
 int dc_store_git_input(const DcProject *p, const char ***ret_kept, size_t *ret_n_kept,
                        const char ***ret_named, size_t *ret_n_named) {
         size_t n_named = 0, n_kept = 0, k = 0;
@@ -538,65 +604,6 @@ int dc_store_git_input(const DcProject *p, const char ***ret_kept, size_t *ret_n
         *ret_n_kept = n_kept;
         *ret_named = named;
         *ret_n_named = k;
-        return 0;
-}
-
-/* Does projects/<code>/file-history/.git/refs/heads/ (open at hfd) hold a session's branch
- * (dc_git_is_session_id()) of no session of p: what Deep Code's delete and cap leave? */
-static int dc_store_stale_refs(const DcProject *p, int hfd) {
-        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
-        const char *name;
-        unsigned char type;
-        int k;
-
-        if (!d)
-                return -ENOMEM;
-        fs_dir_init(d, hfd);
-        while ((k = fs_dir_next(d, &name, &type)) > 0) {
-                bool kept = !dc_git_is_session_id(name);
-
-                for (size_t i = 0; i < p->n_sessions && !kept; i++)
-                        kept = (p->sessions[i].indexed || p->sessions[i].jsonl.present) &&
-                               streq(p->sessions[i].id, name);
-                if (!kept)
-                        return 1;
-        }
-        return k;
-}
-
-int dc_store_plan_git(DcStore *s, int fd) {
-        for (size_t i = 0; i < s->n_projects; i++) {
-                DcProject *p = &s->projects[i];
-                _cleanup_free_ char *rel = NULL;
-                _cleanup_close_ int gfd = -EBADF, hfd = -EBADF;
-                const char *why = dc_store_git_blocked(p);
-                struct stat st;
-                int r = 0;
-
-                if (!p->has_file_history)
-                        continue;
-                rel = strprintf("projects/%s/file-history/.git", p->code);
-                if (!rel)
-                        return -ENOMEM;
-                gfd = why ? -EBADF : fs_open_noatime(fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-                if (!why && (gfd < 0 || fstat(gfd, &st) < 0 || st.st_dev != s->dev))
-                        why = "file-history/.git cannot be opened";
-                if (!why) {
-                        fs_fileid_from_stat(&p->git, &st);
-                        hfd = fs_open_noatime(gfd, "refs/heads", O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
-                        r = hfd >= 0 ? dc_store_stale_refs(p, hfd) : 0;
-                        if (r == -ENOMEM)
-                                return r;
-                        p->git_planned = r > 0 || p->git_loose > 0;
-                        /* packing frees at least the loose objects' slack; the run's
-                         * dc_git_plan() knows the rest (pruned objects) */
-                        p->git_estimate = p->git_loose_alloc - MIN(p->git_loose_alloc,
-                                                                   p->git_loose_bytes);
-                        why = p->git_planned ? NULL : "nothing to compact";
-                }
-                if (why && !(p->git_why = strdup(why)))
-                        return -ENOMEM;
-        }
         return 0;
 }
 

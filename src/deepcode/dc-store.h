@@ -115,16 +115,11 @@ typedef struct DcStore {
         bool incomplete;       /* projects/ could not be listed in full */
 } DcStore;
 
-/* Scan the store at path (a ~/.deepcode) at time now. 0, or -errno when path cannot be opened,
- * -ENOMEM. */
+/* Scan the store at path (a ~/.deepcode) at time now, each checkpoint repository's compaction
+ * planned (DcProject.git_*). 0, or -errno when path cannot be opened, -ENOMEM. */
 int dc_store_scan(const char *path, msec_t now, DcStore **ret);
 DcStore *dc_store_free(DcStore *s);
 
-/* The compaction of each project's file-history/.git that may be compacted, of the store open
- * at fd, into p->git_*: planned when a branch of no session is left or an object is loose. From
- * the scan alone: git reads without O_NOATIME, and a plan changes no atime (dc_git_plan() runs
- * in the run, dc-reclaim.c). 0 or -ENOMEM. */
-int dc_store_plan_git(DcStore *s, int fd);
 /* The DcGitInput of project p (dc-git.h): every session with a transcript or an index entry is
  * kept, every checkpoint a transcript names is a root. Arrays owned by the caller (free()). */
 int dc_store_git_input(const DcProject *p, const char ***ret_kept, size_t *ret_n_kept,

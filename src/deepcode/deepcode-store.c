@@ -110,14 +110,12 @@ static char *deepcode_store_project_dir(const char *cwd) {
         return dc_project_code(cwd, &code) < 0 ? NULL : code;
 }
 
-/* Each Deep Code tree of inv read (dc_store_scan()) and turned into records and orphans (each
- * compaction planned from the scan: the policy's compact-min-idle decides); a store that cannot
- * be read leaves its tree incomplete. */
+/* Each Deep Code tree of inv read (dc_store_scan()) and turned into records and orphans; a
+ * store that cannot be read leaves its tree incomplete. */
 static int deepcode_store_scan(Inventory *inv, const ScanOptions *o) {
         int r = 0;
 
         for (size_t i = 0; i < inv->n_trees; i++) {
-                _cleanup_close_ int fd = -EBADF;
                 DcStore *s = NULL;
                 int k;
 
@@ -132,10 +130,7 @@ static int deepcode_store_scan(Inventory *inv, const ScanOptions *o) {
                                 r = k;
                         continue;
                 }
-                fd = fs_open_root(inv->trees[i].global_dir, s->dev);
-                k = fd < 0 ? 0 : dc_store_plan_git(s, fd);
-                if (k >= 0)
-                        k = dc_store_inventory(s, inv, i, o->now);
+                k = dc_store_inventory(s, inv, i, o->now);
                 if (k >= 0)
                         k = dc_store_orphans(s, inv, i);
                 dc_store_free(s);
