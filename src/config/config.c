@@ -456,6 +456,8 @@ int config_copy(const Config *src, Config *ret) {
                 .defaults = src->defaults,
                 .tree = src->tree,
                 .allow_user_files = src->allow_user_files,
+                .user_timeout = src->user_timeout,
+                .stores = src->stores,
         };
         bool ok;
 
