@@ -676,17 +676,25 @@ static const char *dc_store_stale_why(const DcProject *p) {
 static int dc_store_stale(const DcProject *p, Inventory *inv, size_t tree) {
         const char *why = dc_store_stale_why(p);
         msec_t mtime = (msec_t)(p->index.mtime_ns / 1000000);
+        /* what its sessions and other orphans count already (no double count) */
+        uint64_t own = p->git_planned ? p->git_estimate : 0, own_alloc = own;
         Orphan o;
 
         if (p->root != DC_ROOT_GONE && !(p->marker.present && p->root == DC_ROOT_EXISTS))
                 return 0;
         /* the newest write inside, the marker's excepted */
-        for (size_t i = 0; i < p->n_sessions; i++)
-                mtime = MAX(mtime, p->sessions[i].last_write);
+        for (size_t i = 0; i < p->n_sessions; i++) {
+                const DcSession *d = &p->sessions[i];
+
+                mtime = MAX(mtime, d->last_write);
+                own += d->jsonl.size + d->images.bytes;
+                own_alloc += d->jsonl.blocks + d->images.alloc;
+        }
         mtime = MAX(mtime, p->file_history.mtime);
         o = (Orphan){ .kind = ORPHAN_STALE_PROJECT, .tree = tree, .project_dir = strdup("projects"),
-                      .name = strdup(p->code), .bytes = p->total.bytes,
-                      .bytes_alloc = p->total.alloc, .mtime = mtime, .marker = p->marker,
+                      .name = strdup(p->code), .bytes = p->total.bytes - MIN(p->total.bytes, own),
+                      .bytes_alloc = p->total.alloc - MIN(p->total.alloc, own_alloc),
+                      .mtime = mtime, .marker = p->marker,
                       .cwd_back = p->root == DC_ROOT_EXISTS,
                       .stale_why = why ? strdup(why) : NULL,
                       .cwds = p->original_path ? strjoin(p->original_path, "\n", NULL) : NULL };
