@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include "fixture.h"
 #include "inventory.h"
 #include "macro.h"
+#include "testdata.h"
 
 #define NOW ((msec_t)1800000000000)
 #define P "s/.deepcode/projects/-nonexistent-qgc-dcr-proj/"
@@ -132,9 +134,12 @@ static void hook(void *userdata, const char *what) {
                 h->n++;
 }
 
+/* The store below a test's root: s/.deepcode, the corpus's home/.deepcode. */
+static const char *store_rel = "s/.deepcode";
+
 static int reclaim(const char *root, const Inventory *inv, const Orphan *o, unsigned kill_at,
                    unsigned *ret_hooks, uint64_t *ret_bytes) {
-        _cleanup_free_ char *path = fixture_path(root, "s/.deepcode");
+        _cleanup_free_ char *path = fixture_path(root, store_rel);
         _cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         Hooks h = { .kill_at = kill_at };
         StoreStep step = { .hook = hook, .userdata = &h };
@@ -331,6 +336,61 @@ static void test_dc_reclaim_compaction(void **state) {
         crash_loop(ORPHAN_DC_CHECKPOINTS, "file-history", true, NULL);
 }
 
+/* The corpus the real Deep Code wrote (tests/data/deepcode/home.tar.gz): every planned
+ * compaction reclaimed, then in every project `git fsck` is clean and every checkpoint a kept
+ * session's message names resolves to its tree; the bytes freed are what du says of .git. */
+static void test_dc_reclaim_corpus(void **state) {
+        const char *root = *state;
+        _cleanup_free_ char *tarball = test_data_path("deepcode/home.tar.gz");
+        _cleanup_free_ char *store = fixture_path(root, "home/.deepcode");
+        Tree t = { .global_dir = strdup(store), .runtime_dir = strdup(store) };
+        Inventory *inv = NULL;
+        DcStore *s = NULL;
+        size_t ti, n = 0;
+        uint64_t freed = 0, planned = 0;
+
+        if (!have_git())
+                skip();
+        sh(root, "tar xzf '%s' -C . && find home -exec touch -h -d 2026-06-01 {} +", tarball);
+        assert_int_equal(inventory_new(&inv), 0);
+        assert_int_equal(inventory_add_tree(inv, &t, &ti), 0);
+        assert_int_equal(dc_store_scan(store, NOW, &s), 0);
+        assert_int_equal(dc_store_inventory(s, inv, ti, NOW), 0);
+        assert_int_equal(dc_store_orphans(s, inv, ti), 0);
+        store_rel = "home/.deepcode";
+        for (size_t i = 0; i < inv->n_orphans; i++) {
+                const Orphan *o = &inv->orphans[i];
+                _cleanup_free_ char *git = NULL;
+                uint64_t bytes = 0;
+
+                if (o->kind != ORPHAN_DC_CHECKPOINTS)
+                        continue;
+                git = strprintf("home/.deepcode/projects/%s/file-history", o->project_dir);
+                assert_int_equal(reclaim(root, inv, o, 0, NULL, &bytes), 0);
+                assert_true(bytes >= o->bytes_alloc); /* the plan's is a lower bound */
+                sh(root, DC_GIT_PROGRAM " -C '%s' fsck --strict --no-dangling", git);
+                freed += bytes;
+                planned += o->bytes_alloc;
+                n++;
+        }
+        assert_int_equal(n, 5);
+        printf("# the corpus's 5 compactions freed %" PRIu64 " bytes (planned at least %" PRIu64 ")\n",
+               freed, planned);
+        /* every checkpoint named by a kept session still resolves */
+        for (size_t i = 0; i < s->n_projects; i++) {
+                const DcProject *p = &s->projects[i];
+
+                for (size_t j = 0; j < p->n_sessions; j++)
+                        for (size_t k = 0; k < p->sessions[j].messages.n_checkpoints; k++)
+                                sh(root, DC_GIT_PROGRAM " -C 'home/.deepcode/projects/%s/file-history'"
+                                         " cat-file -e %s^{tree}",
+                                   p->code, p->sessions[j].messages.checkpoints[k]);
+        }
+        store_rel = "s/.deepcode";
+        dc_store_free(s);
+        inventory_free(inv);
+}
+
 #define CODE "-nonexistent-qgc-dcr-proj"
 
 /* A stale project whose sessions are deleted (Deep Code's index empty) and that is marked. */
@@ -391,6 +451,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_dc_reclaim_compaction, fixture_root_setup,
                                                 fixture_root_teardown),
                 cmocka_unit_test_setup_teardown(test_dc_reclaim_stale, fixture_root_setup,
+                                                fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_dc_reclaim_corpus, fixture_root_setup,
                                                 fixture_root_teardown),
         };
 
