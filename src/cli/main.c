@@ -564,8 +564,9 @@ static int main_root_tree(const char *dir, Tree *ret) {
         return main_stores[i]->tree_from_dir(dir, ret);
 }
 
-/* The current user's trees, as Qwen resolves them, or the --root directories. */
-static int main_add_trees(Inventory *inv) {
+/* The current user's trees, as Qwen and Deep Code find them (admin.stores), or the --root
+ * directories (whatever store each one is). */
+static int main_add_trees(Inventory *inv, int stores) {
         int r;
 
         if (arg_n_roots > 0) {
@@ -598,6 +599,23 @@ static int main_add_trees(Inventory *inv) {
                 if (!pw || !pw->pw_dir)
                         return log_error_errno(-ENOENT, "cannot find the home directory");
                 home = pw->pw_dir;
+        }
+        if (stores != CONFIG_STORES_QWEN) {
+                _cleanup_free_ char *dwhy = NULL;
+                Tree d = {};
+
+                r = deepcode_store.tree_for_home(home, &d, &dwhy);
+                if (r >= 0) {
+                        d.uid = getuid();
+                        pw = getpwuid(getuid());
+                        if (pw && pw->pw_name)
+                                d.user = strdup(pw->pw_name);
+                        r = inventory_add_tree(inv, &d, NULL);
+                }
+                if (r < 0 && r != -ENOENT)
+                        return log_error_errno(r, "%s", dwhy ?: "cannot find the Deep Code store");
+                if (stores == CONFIG_STORES_DEEPCODE)
+                        return 0;
         }
         Tree t = {};
         _cleanup_free_ char *why = NULL;
@@ -1182,7 +1200,7 @@ static int main_run(void) {
         r = inventory_new(&inv);
         if (r < 0)
                 return log_error_errno(r, "out of memory"), 1;
-        r = main_add_trees(inv);
+        r = main_add_trees(inv, cfg.stores);
         if (r == -ENOENT)
                 return EX_NOINPUT;
         if (r < 0)

@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "deepcode-store.h"
 #include "journal.h"
 #include "log.h"
 #include "macro.h"
@@ -257,26 +258,42 @@ static int users_set_env(const UserCand *u) {
         return 0;
 }
 
+/* The stores whose trees are found in a home, in the order of their trees (admin.stores). */
+static const StoreOps *const users_stores[] = { &qwen_store, &deepcode_store };
+
+static bool users_store_wanted(const StoreOps *store, int stores) {
+        return stores == CONFIG_STORES_ALL ||
+               (store == &qwen_store) == (stores == CONFIG_STORES_QWEN);
+}
+
 /* In the child: resolve and re-check the trees of every home; add the safe ones to inv. Returns
  * the number of trees; when none is safe, *ret_reason says why. *ret_unknown: a tree's runtime
  * root was not known (ROOTS_UNDETERMINED): the run fails, as qgc(8) says. */
-static int users_child_trees(const UserCand *u, Inventory *inv, char **ret_reason,
+static int users_child_trees(const UserCand *u, int stores, Inventory *inv, char **ret_reason,
                              bool *ret_unknown) {
         _cleanup_(strbuf_done) StrBuf why_all = {};
         int r;
 
-        for (size_t i = 0; i < u->n_homes; i++) {
+        for (size_t n = 0; n < u->n_homes * ELEMENTSOF(users_stores); n++) {
+                const StoreOps *store = users_stores[n % ELEMENTSOF(users_stores)];
+                size_t i = n / ELEMENTSOF(users_stores);
                 _cleanup_free_ char *g = NULL, *rt = NULL, *why = NULL;
                 Tree t = {};
                 bool dup = false;
 
-                r = qwen_store.tree_for_home(u->homes[i], &t, &why);
+                if (!users_store_wanted(store, stores))
+                        continue;
+                r = store->tree_for_home(u->homes[i], &t, &why);
+                if (r == -ENOENT && store != &qwen_store)
+                        continue; /* no ~/.deepcode: nothing to say */
                 if (r == ROOTS_UNDETERMINED)
                         *ret_unknown = true;
                 if (r >= 0)
                         r = users_path_check(t.global_dir, u->uid, &g, &why);
                 else if (r != ROOTS_UNDETERMINED || !why)
-                        users_path_reason(&why, r, "cannot resolve the Qwen dirs of '%s'", u->homes[i]);
+                        users_path_reason(&why, r, "cannot resolve the %s of '%s'",
+                                          store == &qwen_store ? "Qwen dirs" : "Deep Code directory",
+                                          u->homes[i]);
                 if (r >= 0 && t.runtime_dir && !streq(t.runtime_dir, t.global_dir))
                         r = users_path_check(t.runtime_dir, u->uid, &rt, &why);
                 if (r < 0) {
@@ -376,7 +393,7 @@ _Noreturn static void users_child(const UserCand *u, const Config *sys, users_ru
                 code = USERS_EXIT_FAILED;
                 goto finish;
         }
-        r = users_child_trees(u, inv, &reason, &unknown);
+        r = users_child_trees(u, sys->stores, inv, &reason, &unknown);
         if (r <= 0) {
                 code = r < 0     ? USERS_EXIT_FAILED
                        : unknown ? USERS_EXIT_UNKNOWN
@@ -686,18 +703,28 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
 
 /* Keep the homes of u that hold a tree reachable only through safe paths; say why for others.
  * Only stats here (as root): nothing in the home is opened for reading. */
-static int users_filter_homes(UserCand *u, UserTally *tally) {
+static int users_filter_homes(UserCand *u, int stores, UserTally *tally) {
         size_t k = 0;
         bool skipped = false;
 
         for (size_t i = 0; i < u->n_homes; i++) {
                 _cleanup_free_ char *g = path_join(u->homes[i], ".qwen"), *why = NULL;
+                _cleanup_free_ char *dc = path_join(u->homes[i], ".deepcode");
                 struct stat st;
                 int r;
 
-                if (!g)
+                if (!g || !dc)
                         return -ENOMEM;
-                r = stat(g, &st) < 0 ? -errno : 0;
+                r = !users_store_wanted(&qwen_store, stores) ? -ENOENT :
+                    stat(g, &st) < 0 ? -errno : 0;
+                /* a home with a ~/.deepcode and no ~/.qwen (Deep Code collected) */
+                if ((r == -ENOENT || (r == 0 && !S_ISDIR(st.st_mode))) &&
+                    users_store_wanted(&deepcode_store, stores) && lstat(dc, &st) == 0 &&
+                    S_ISDIR(st.st_mode)) {
+                        free(g);
+                        g = TAKE_PTR(dc);
+                        r = 0;
+                }
                 if (r < 0 || !S_ISDIR(st.st_mode)) {
                         if (r == -EACCES) {
                                 log_warning_errno(r, "%s: cannot look into '%s', skipping",
@@ -754,7 +781,7 @@ int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata,
         for (size_t i = 0; i < users.n; i++) {
                 if (!users_wanted(out, users.c[i].name))
                         continue;
-                r = users_filter_homes(&users.c[i], &tally);
+                r = users_filter_homes(&users.c[i], system_cfg->stores, &tally);
                 if (r < 0)
                         return log_error_errno(r, "out of memory");
                 if (r == 0)

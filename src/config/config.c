@@ -25,6 +25,11 @@ static const char *const config_action_words[_POLICY_ACTION_MAX] = {
         [POLICY_ACTION_DELETE] = "delete",
 };
 static const char *const config_count_words[] = { "apparent", "allocated" };
+static const char *const config_stores_words[_CONFIG_STORES_MAX] = {
+        [CONFIG_STORES_QWEN] = "qwen",
+        [CONFIG_STORES_DEEPCODE] = "deepcode",
+        [CONFIG_STORES_ALL] = "all",
+};
 
 _Static_assert(_POLICY_KEY_MAX <= 32, "a project block's set_mask has one bit per policy key");
 
@@ -130,6 +135,10 @@ const ConfigKeyInfo config_keys[_CONFIG_KEY_MAX] = {
         KEY(POLICY_KEY_RESTORE_GRACE, "restore-grace", CONFIG_VALUE_DURATION, restore_grace,
             CONFIG_OFF_NO, 0, CONFIG_DURATION_MAX, CONFIG_TIGHTEN_LESS, 30 * MSEC_PER_DAY,
             "a session restored less long ago is never archived, compressed or deleted"),
+        KEY(POLICY_KEY_COMPACT_MIN_IDLE, "compact-min-idle", CONFIG_VALUE_DURATION,
+            compact_min_idle, CONFIG_OFF_INFINITY, MSEC_PER_HOUR, CONFIG_DURATION_MAX,
+            CONFIG_TIGHTEN_LESS, MSEC_PER_DAY,
+            "a Deep Code checkpoint repository not written for longer is compacted"),
 
         /* tree = { ... } */
         CKEY(CONFIG_KEY_TREE_MAX_SIZE, CONFIG_SCOPE_TREE, "max-size", CONFIG_VALUE_SIZE,
@@ -163,6 +172,10 @@ const ConfigKeyInfo config_keys[_CONFIG_KEY_MAX] = {
              user_timeout, origin_user_timeout, CONFIG_OFF_ZERO, MSEC_PER_SEC,
              CONFIG_DURATION_MAX, CONFIG_TIGHTEN_SYSTEM, 30 * MSEC_PER_MIN,
              "--all-users: one user's run is killed after this, the next user goes on"),
+        CKEY(CONFIG_KEY_STORES, CONFIG_SCOPE_ADMIN, "stores", CONFIG_VALUE_CHOICE, stores,
+             origin_stores, CONFIG_OFF_NO, 0, 0, CONFIG_TIGHTEN_SYSTEM, CONFIG_STORES_QWEN,
+             "the agents' stores found in users' homes: qwen, deepcode or all",
+             WORDS(config_stores_words)),
 };
 
 const ConfigKeyInfo *config_key_find(ConfigScope scope, const char *name) {
@@ -443,6 +456,8 @@ int config_copy(const Config *src, Config *ret) {
                 .defaults = src->defaults,
                 .tree = src->tree,
                 .allow_user_files = src->allow_user_files,
+                .user_timeout = src->user_timeout,
+                .stores = src->stores,
         };
         bool ok;
 

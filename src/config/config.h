@@ -30,6 +30,15 @@ typedef enum PolicyAction {
         _POLICY_ACTION_INVALID = -22,
 } PolicyAction;
 
+/* admin.stores: which coding agents' stores qgc collects. Qwen's alone by default: an upgrade
+ * does not start deleting another agent's data; the administrator opts in. */
+typedef enum ConfigStores {
+        CONFIG_STORES_QWEN,
+        CONFIG_STORES_DEEPCODE,
+        CONFIG_STORES_ALL,
+        _CONFIG_STORES_MAX,
+} ConfigStores;
+
 /* Every per-project key, one bit each (set masks, origins). */
 typedef enum PolicyKey {
         POLICY_KEY_ACTION,
@@ -57,6 +66,7 @@ typedef enum PolicyKey {
         POLICY_KEY_COMPRESS_AFTER,
         POLICY_KEY_COMPRESS_LEVEL,
         POLICY_KEY_RESTORE_GRACE,
+        POLICY_KEY_COMPACT_MIN_IDLE,
         _POLICY_KEY_MAX,
         _POLICY_KEY_INVALID = -22,
 } PolicyKey;
@@ -93,6 +103,8 @@ typedef struct Policy {
                                       * 0 = never */
         uint64_t compress_level;     /* their zstd level, 1..19 */
         msec_t restore_grace;        /* a session restored (qgc restore) less long ago stays */
+        msec_t compact_min_idle;     /* a Deep Code checkpoint repository not written for this
+                                      * long is compacted (dc-git.h); MSEC_INFINITY = never */
 } Policy;
 
 /* Where a value came from, for check-config --explain: "built-in default" or "file:line". */
@@ -134,8 +146,10 @@ typedef struct Config {
         char *metrics_file;      /* admin: node_exporter textfile of each real run, or NULL */
         msec_t user_timeout;     /* admin: --all-users: one user's run is killed after this;
                                   * 0 = off */
+        int stores;              /* admin: ConfigStores, the stores a user's trees are found in
+                                  * (per user and --all-users; --root takes what it finds) */
         char *origin_allow_user_files, *origin_user_dirs, *origin_metrics_file;
-        char *origin_user_timeout;
+        char *origin_user_timeout, *origin_stores;
 } Config;
 
 #define CONFIG_BUILTIN "built-in default"
@@ -191,6 +205,7 @@ typedef enum ConfigKey {
         CONFIG_KEY_USER_DIRS,
         CONFIG_KEY_METRICS_FILE,
         CONFIG_KEY_USER_TIMEOUT,
+        CONFIG_KEY_STORES,
         _CONFIG_KEY_MAX,
 } ConfigKey;
 

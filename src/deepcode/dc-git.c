@@ -158,8 +158,7 @@ static bool dc_git_is_hex(const char *s, size_t n) {
         return s[n] == '\0';
 }
 
-/* A session id as Deep Code makes them: crypto.randomUUID(), lowercase 8-4-4-4-12. */
-static bool dc_git_is_session_id(const char *s) {
+bool dc_git_is_session_id(const char *s) {
         if (strlen(s) != 36)
                 return false;
         for (size_t i = 0; i < 36; i++) {

@@ -47,6 +47,10 @@ typedef struct DcGitReport {
                     * git output may be in it, so it is text_clean()ed where it is shown */
 } DcGitReport;
 
+/* Is s a session id as Deep Code makes them (crypto.randomUUID(), lowercase 8-4-4-4-12): a
+ * branch refs/heads/<s> is a session's, which compaction removes when no session keeps it. */
+bool dc_git_is_session_id(const char *s);
+
 /* What dc_git_compact() would do, from the repository open at git_fd (its .git directory),
  * writing nothing. 1 planned, 0 the repository is kept as is (*ret->why), or -errno. */
 int dc_git_plan(int git_fd, const DcGitInput *in, DcGitReport *ret);

@@ -10,78 +10,55 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include "dc-git.h"
 #include "dc-proc.h"
 #include "dc-project.h"
 #include "dc-store.h"
+#include "du.h"
 #include "macro.h"
-
-#define DC_DEPTH_MAX 64 /* below a project: file-history/.git/objects/xx/ is 4 deep */
 
 static msec_t dc_store_mtime(const struct stat *st) {
         return (msec_t)st->st_mtim.tv_sec * MSEC_PER_SEC + st->st_mtim.tv_nsec / 1000000;
 }
 
-static void dc_store_count(DcBytes *b, const struct stat *st) {
+/* du_walk()'s callback: an entry counted into the DcBytes. */
+static int dc_store_count(void *userdata, const char *rel, const struct stat *st) {
+        DcBytes *b = userdata;
+
+        (void)rel;
         b->bytes += (uint64_t)st->st_size;
         b->alloc += (uint64_t)st->st_blocks * 512;
         b->mtime = MAX(b->mtime, dc_store_mtime(st));
-}
-
-/* Add directory fd (already counted itself) and everything below it to b. */
-static int dc_store_du_fd(int fd, dev_t dev, unsigned depth, DcBytes *b) {
-        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
-        const char *name;
-        unsigned char type;
-        int k;
-
-        if (!d)
-                return -ENOMEM;
-        if (depth > DC_DEPTH_MAX) {
-                b->incomplete = true;
-                return 0;
-        }
-        fs_dir_init(d, fd);
-        while ((k = fs_dir_next(d, &name, &type)) > 0) {
-                _cleanup_close_ int sub = -EBADF;
-                struct stat st;
-                bool mount = false;
-                int r;
-
-                if (fs_statat(fd, name, &st, &mount) < 0)
-                        continue; /* vanished */
-                if (st.st_dev != dev || mount) {
-                        b->incomplete = true;
-                        continue;
-                }
-                dc_store_count(b, &st);
-                if (!S_ISDIR(st.st_mode))
-                        continue;
-                sub = fs_open_noatime(fd, name, O_RDONLY | O_DIRECTORY);
-                if (sub < 0) {
-                        b->incomplete = true;
-                        continue;
-                }
-                r = dc_store_du_fd(sub, dev, depth + 1, b);
-                if (r < 0)
-                        return r;
-        }
-        if (k == -ENOMEM)
-                return k;
-        if (k < 0)
-                b->incomplete = true;
         return 0;
 }
 
-/* du of (dfd, name), a directory whose stat is st. */
-static int dc_store_du(int dfd, const char *name, const struct stat *st, DcBytes *b) {
-        _cleanup_close_ int fd = fs_open_noatime(dfd, name, O_RDONLY | O_DIRECTORY);
+/* du_walk()'s callback for file-history/: also the loose objects of .git
+ * (.git/objects/<2 hex>/<38 hex>), which compaction packs. */
+static int dc_store_count_git(void *userdata, const char *rel, const struct stat *st) {
+        DcProject *p = userdata;
+        size_t n = strlen(rel);
 
-        dc_store_count(b, st);
-        if (fd < 0) {
-                b->incomplete = true;
-                return fd == -ENOMEM ? fd : 0;
+        if (S_ISREG(st->st_mode) && n == 13 + 2 + 1 + 38 && strneq(rel, ".git/objects/", 13) &&
+            rel[15] == '/' && strspn(rel + 13, "0123456789abcdef") == 2 &&
+            strspn(rel + 16, "0123456789abcdef") == 38) {
+                p->git_loose++;
+                p->git_loose_bytes += (uint64_t)st->st_size;
+                p->git_loose_alloc += (uint64_t)st->st_blocks * 512;
         }
-        return dc_store_du_fd(fd, st->st_dev, 0, b);
+        return dc_store_count(&p->file_history, rel, st);
+}
+
+/* du of the directory dir/name (name NULL: dir itself) into b. */
+static int dc_store_du(const char *dir, const char *name, DcBytes *b) {
+        _cleanup_free_ char *path = name ? path_join(dir, name) : NULL;
+        int r;
+
+        if (name && !path)
+                return -ENOMEM;
+        r = du_walk(path ?: dir, NULL, dc_store_count, b, &b->incomplete);
+        if (r < 0 && r != -ENOMEM)
+                b->incomplete = true;
+        return r == -ENOMEM ? r : 0;
 }
 
 static void dc_store_session_done(DcSession *s) {
@@ -103,6 +80,7 @@ DcStore *dc_store_free(DcStore *s) {
                 free(p->sessions);
                 free(p->code);
                 free(p->original_path);
+                free(p->git_why);
         }
         free(s->projects);
         free(s);
@@ -153,19 +131,23 @@ static int dc_store_indexed(DcProject *p, DcIndex *idx) {
 }
 
 /* images/: each images/<id>/ measured and given to its session. */
-static int dc_store_images(DcProject *p, int pfd, dev_t dev) {
+static int dc_store_images(DcProject *p, int pfd, dev_t dev, const char *ppath) {
         _cleanup_close_ int fd = fs_open_noatime(pfd, "images", O_RDONLY | O_DIRECTORY);
         _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        _cleanup_free_ char *ipath = path_join(ppath, "images");
         const char *name;
         unsigned char type;
+        struct stat ist;
         int k;
 
-        if (!d)
+        if (!d || !ipath)
                 return -ENOMEM;
         if (fd < 0) {
                 p->incomplete = true;
                 return fd == -ENOMEM ? fd : 0;
         }
+        if (fstat(fd, &ist) >= 0)
+                fs_fileid_from_stat(&p->images, &ist);
         p->images_empty = true;
         fs_dir_init(d, fd);
         while ((k = fs_dir_next(d, &name, &type)) > 0) {
@@ -182,7 +164,8 @@ static int dc_store_images(DcProject *p, int pfd, dev_t dev) {
                 if (!s)
                         return -ENOMEM;
                 s->has_images = true;
-                r = dc_store_du(fd, name, &st, &s->images);
+                fs_fileid_from_stat(&s->images_dir, &st);
+                r = dc_store_du(ipath, name, &s->images);
                 if (r < 0)
                         return r;
         }
@@ -194,7 +177,7 @@ static int dc_store_images(DcProject *p, int pfd, dev_t dev) {
 }
 
 /* The project directory's entries: <id>.jsonl files, images/, file-history/. */
-static int dc_store_list(DcProject *p, int pfd, dev_t dev) {
+static int dc_store_list(DcProject *p, int pfd, dev_t dev, const char *ppath) {
         _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
         const char *name;
         unsigned char type;
@@ -212,18 +195,30 @@ static int dc_store_list(DcProject *p, int pfd, dev_t dev) {
                 if (fs_statat(pfd, name, &st, &mount) < 0 || st.st_dev != dev || mount)
                         continue;
                 if (S_ISDIR(st.st_mode) && streq(name, "images"))
-                        r = dc_store_images(p, pfd, dev);
+                        r = dc_store_images(p, pfd, dev, ppath);
                 else if (S_ISDIR(st.st_mode) && streq(name, "file-history")) {
                         p->has_file_history = true;
-                        r = dc_store_du(pfd, name, &st, &p->file_history);
+                        _cleanup_free_ char *fh = path_join(ppath, name);
+
+                        r = fh ? du_walk(fh, NULL, dc_store_count_git, p,
+                                         &p->file_history.incomplete) : -ENOMEM;
+                        if (r < 0 && r != -ENOMEM) {
+                                p->file_history.incomplete = true;
+                                r = 0;
+                        }
                 } else if (S_ISREG(st.st_mode) && n > 6 && streq(name + n - 6, ".jsonl")) {
                         s = dc_store_session(p, name, n - 6);
                         if (!s)
                                 return -ENOMEM;
                         fs_fileid_from_stat(&s->jsonl, &st);
                         r = 0;
-                } else
+                } else if (S_ISREG(st.st_mode) && streq(name, DC_STALE_MARKER)) {
+                        fs_fileid_from_stat(&p->marker, &st);
                         r = 0;
+                } else {
+                        p->unknown = p->unknown || !streq(name, "sessions-index.json");
+                        r = 0;
+                }
                 if (r < 0)
                         return r;
         }
@@ -277,10 +272,11 @@ static int dc_store_session_check(DcProject *p, DcSession *s, int pfd, msec_t no
 }
 
 /* Scan projects/<name> (stat st) into a new project of s. */
-static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd, const char *name,
-                            const struct stat *st, msec_t now) {
+static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd,
+                            const char *projects_path, const char *name, const struct stat *st,
+                            msec_t now) {
         _cleanup_close_ int pfd = fs_open_noatime(projects_fd, name, O_RDONLY | O_DIRECTORY);
-        _cleanup_free_ char *code = NULL;
+        _cleanup_free_ char *code = NULL, *ppath = NULL;
         DcIndex idx = {};
         struct stat rst, ist;
         DcProject *p;
@@ -293,13 +289,17 @@ static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd, c
         *p = (DcProject){ .code = strdup(name), .root = DC_ROOT_UNKNOWN };
         if (!p->code)
                 return -ENOMEM;
+        fs_fileid_from_stat(&p->dir, st);
         s->n_projects++;
         if (pfd < 0) {
                 p->incomplete = true;
                 p->index_state = DC_INDEX_UNREADABLE;
                 return pfd == -ENOMEM ? pfd : 0;
         }
-        r = dc_store_du(projects_fd, name, st, &p->total);
+        ppath = path_join(projects_path, name);
+        if (!ppath)
+                return -ENOMEM;
+        r = dc_store_du(ppath, NULL, &p->total);
         if (r < 0)
                 return r;
         /* its identity before the read: a rewrite after it shows as a change */
@@ -326,15 +326,100 @@ static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd, c
         }
         r = dc_proc_find(procs, name, s->uid, &p->live_pid);
         p->live = r > 0 ? DC_LIVE_PROCESS : r < 0 ? DC_LIVE_UNKNOWN : 0;
-        r = dc_store_list(p, pfd, st->st_dev);
+        r = dc_store_list(p, pfd, st->st_dev, ppath);
         for (size_t i = 0; r >= 0 && i < p->n_sessions; i++)
                 r = dc_store_session_check(p, &p->sessions[i], pfd, now);
         return r;
 }
 
+/* Why the checkpoint repository of p may not be compacted now, or NULL: its index must parse and
+ * prove the code, no Deep Code process may work in it, no session be in a prompt, and every
+ * transcript be read to its end (its checkpoints known). */
+static const char *dc_store_git_blocked(const DcProject *p) {
+        if (p->index_state != DC_INDEX_OK || !p->code_proven)
+                return "its index cannot be read, or does not prove the project's directory";
+        if (p->live & (DC_LIVE_PROCESS | DC_LIVE_UNKNOWN))
+                return "a Deep Code process may work in the project";
+        if (p->incomplete || p->file_history.incomplete)
+                return "the project could not be listed in full";
+        for (size_t i = 0; i < p->n_sessions; i++) {
+                const DcSession *d = &p->sessions[i];
+
+                if (d->live & DC_LIVE_STATUS)
+                        return "a session of the project is in a prompt";
+                if (d->jsonl.present && !d->messages.complete)
+                        return "a transcript could not be read to its end: its checkpoints are unknown";
+        }
+        return NULL;
+}
+
+/* Does projects/<code>/file-history/.git/refs/heads/ (open at hfd) hold a session's branch
+ * (dc_git_is_session_id()) of no session of p: what Deep Code's delete and cap leave? */
+static int dc_store_stale_refs(const DcProject *p, int hfd) {
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        const char *name;
+        unsigned char type;
+        int k;
+
+        if (!d)
+                return -ENOMEM;
+        fs_dir_init(d, hfd);
+        while ((k = fs_dir_next(d, &name, &type)) > 0) {
+                bool kept = !dc_git_is_session_id(name);
+
+                for (size_t i = 0; i < p->n_sessions && !kept; i++)
+                        kept = (p->sessions[i].indexed || p->sessions[i].jsonl.present) &&
+                               streq(p->sessions[i].id, name);
+                if (!kept)
+                        return 1;
+        }
+        return k;
+}
+
+/* The compaction of each project's file-history/.git that may be compacted, into p->git_*:
+ * planned when a session's branch of no session is left or an object is loose. From the scan
+ * alone: git reads without O_NOATIME, and a plan changes no atime (dc_git_plan() runs in the
+ * run, dc-reclaim.c). 0 or -ENOMEM. */
+static int dc_store_plan_git(DcStore *s, int fd) {
+        for (size_t i = 0; i < s->n_projects; i++) {
+                DcProject *p = &s->projects[i];
+                _cleanup_free_ char *rel = NULL;
+                _cleanup_close_ int gfd = -EBADF, hfd = -EBADF;
+                const char *why = dc_store_git_blocked(p);
+                struct stat st;
+                int r = 0;
+
+                if (!p->has_file_history)
+                        continue;
+                rel = strprintf("projects/%s/file-history/.git", p->code);
+                if (!rel)
+                        return -ENOMEM;
+                gfd = why ? -EBADF : fs_open_noatime(fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+                if (!why && (gfd < 0 || fstat(gfd, &st) < 0 || st.st_dev != s->dev))
+                        why = "file-history/.git cannot be opened";
+                if (!why) {
+                        fs_fileid_from_stat(&p->git, &st);
+                        hfd = fs_open_noatime(gfd, "refs/heads", O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+                        r = hfd >= 0 ? dc_store_stale_refs(p, hfd) : 0;
+                        if (r == -ENOMEM)
+                                return r;
+                        p->git_planned = r > 0 || p->git_loose > 0;
+                        /* packing frees at least the loose objects' slack; the run's
+                         * dc_git_plan() knows the rest (pruned objects) */
+                        p->git_estimate = p->git_loose_alloc - MIN(p->git_loose_alloc,
+                                                                   p->git_loose_bytes);
+                        why = p->git_planned ? NULL : "nothing to compact";
+                }
+                if (why && !(p->git_why = strdup(why)))
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 int dc_store_scan(const char *path, msec_t now, DcStore **ret) {
         _cleanup_close_ int fd = fs_open_root(path, 0), pfd = -EBADF, lfd = -EBADF;
         _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        _cleanup_free_ char *projects_path = path_join(path, "projects");
         DcProcs procs = {};
         const char *name;
         unsigned char type;
@@ -343,7 +428,7 @@ int dc_store_scan(const char *path, msec_t now, DcStore **ret) {
         DcStore *s;
         int k, r;
 
-        if (!d)
+        if (!d || !projects_path)
                 return -ENOMEM;
         if (fd < 0)
                 return fd;
@@ -359,12 +444,14 @@ int dc_store_scan(const char *path, msec_t now, DcStore **ret) {
                 s->fs_avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
                 s->fs_known = true;
         }
-        r = dc_store_du(fd, ".", &st, &s->total);
+        r = dc_store_du(path, NULL, &s->total);
         if (r >= 0)
                 r = dc_proc_scan(&procs);
         if (r < 0)
                 goto fail;
         lfd = fs_open_dir(fd, "logs");
+        if (lfd >= 0 && fstat(lfd, &st) >= 0)
+                fs_fileid_from_stat(&s->logs, &st);
         if (lfd >= 0 && fs_statat(lfd, "error.log", &st, NULL) >= 0)
                 fs_fileid_from_stat(&s->error_log, &st);
         pfd = fs_open_noatime(fd, "projects", O_RDONLY | O_DIRECTORY);
@@ -379,7 +466,7 @@ int dc_store_scan(const char *path, msec_t now, DcStore **ret) {
                 if (fs_statat(pfd, name, &st, &mount) < 0 || !S_ISDIR(st.st_mode) ||
                     st.st_dev != s->dev || mount)
                         continue; /* counted in the store's total only */
-                r = dc_store_project(s, &procs, pfd, name, &st, now);
+                r = dc_store_project(s, &procs, pfd, projects_path, name, &st, now);
                 if (r < 0)
                         goto fail;
         }
@@ -389,6 +476,9 @@ int dc_store_scan(const char *path, msec_t now, DcStore **ret) {
         }
         s->incomplete = k < 0;
 done:
+        r = dc_store_plan_git(s, fd);
+        if (r < 0)
+                goto fail;
         dc_proc_done(&procs);
         *ret = s;
         return 0;
@@ -396,6 +486,13 @@ fail:
         dc_proc_done(&procs);
         dc_store_free(s);
         return r;
+}
+
+/* Is d a transcript the index does not name, proven its project's, of no live project: an
+ * orphan (ORPHAN_DC_UNINDEXED) rather than a session? */
+static bool dc_store_unindexed_orphan(const DcProject *p, const DcSession *d) {
+        return !d->indexed && d->jsonl.present && d->proven && p->code_proven && !p->live &&
+               !d->live && strlen(d->id) <= SESSION_ID_MAX;
 }
 
 static int dc_store_session_record(const DcProject *p, const DcSession *d, size_t tree, msec_t now,
@@ -461,7 +558,9 @@ int dc_store_inventory(const DcStore *s, Inventory *inv, size_t tree, msec_t now
                         int r;
 
                         if (!d->indexed && !d->jsonl.present)
-                                continue; /* images/<id>/ alone: in the project's bytes */
+                                continue; /* images/<id>/ alone: an orphan */
+                        if (dc_store_unindexed_orphan(p, d))
+                                continue; /* ORPHAN_DC_UNINDEXED */
                         if (strlen(d->id) > SESSION_ID_MAX) {
                                 t->incomplete = true;
                                 continue;
@@ -476,4 +575,148 @@ int dc_store_inventory(const DcStore *s, Inventory *inv, size_t tree, msec_t now
                 }
         }
         return 0;
+}
+
+int dc_store_git_input(const DcProject *p, const char ***ret_kept, size_t *ret_n_kept,
+                       const char ***ret_named, size_t *ret_n_named) {
+        size_t n_named = 0, n_kept = 0, k = 0;
+        const char **kept, **named;
+
+        for (size_t i = 0; i < p->n_sessions; i++)
+                n_named += p->sessions[i].messages.n_checkpoints;
+        kept = calloc(p->n_sessions + 1, sizeof(char *));
+        named = calloc(n_named + 1, sizeof(char *));
+        if (!kept || !named) {
+                free(kept);
+                free(named);
+                return -ENOMEM;
+        }
+        for (size_t i = 0; i < p->n_sessions; i++) {
+                const DcSession *d = &p->sessions[i];
+
+                /* an unindexed transcript keeps its branch until it goes itself */
+                if (d->indexed || d->jsonl.present)
+                        kept[n_kept++] = d->id;
+                for (size_t j = 0; j < d->messages.n_checkpoints; j++)
+                        named[k++] = d->messages.checkpoints[j];
+        }
+        *ret_kept = kept;
+        *ret_n_kept = n_kept;
+        *ret_named = named;
+        *ret_n_named = k;
+        return 0;
+}
+
+static int dc_store_orphan(Inventory *inv, OrphanKind kind, size_t tree, const char *dir,
+                           const char *name, const FileId *id, uint64_t bytes, uint64_t alloc,
+                           msec_t mtime) {
+        Orphan o = { .kind = kind, .tree = tree, .project_dir = dir ? strdup(dir) : NULL,
+                     .name = strdup(name), .dir = *id, .bytes = bytes, .bytes_alloc = alloc,
+                     .mtime = mtime };
+
+        if ((dir && !o.project_dir) || !o.name) {
+                inventory_orphan_done(&o);
+                return -ENOMEM;
+        }
+        return inventory_add_orphan(inv, &o);
+}
+
+/* The orphans of project p: project_dir its code, as its sessions'. */
+static int dc_store_project_orphans(const DcProject *p, Inventory *inv, size_t tree) {
+        const char *dir = p->code;
+        int r = 0;
+
+        if (!p->code_proven || p->live)
+                return 0;
+        if (p->git_planned)
+                r = dc_store_orphan(inv, ORPHAN_DC_CHECKPOINTS, tree, dir, "file-history",
+                                    &p->git, p->git_estimate, p->git_estimate,
+                                    p->file_history.mtime);
+        if (r >= 0 && p->images.present && p->images_empty)
+                r = dc_store_orphan(inv, ORPHAN_DC_IMAGES, tree, dir, "images", &p->images, 0,
+                                    0, (msec_t)(p->images.mtime_ns / 1000000));
+        for (size_t i = 0; r >= 0 && i < p->n_sessions; i++) {
+                const DcSession *d = &p->sessions[i];
+
+                if (dc_store_unindexed_orphan(p, d))
+                        r = dc_store_orphan(inv, ORPHAN_DC_UNINDEXED, tree, dir, d->id, &d->jsonl,
+                                            d->jsonl.size + d->images.bytes,
+                                            d->jsonl.blocks + d->images.alloc, d->last_write);
+                else if (!d->indexed && !d->jsonl.present && d->has_images &&
+                         strlen(d->id) <= SESSION_ID_MAX) {
+                        _cleanup_free_ char *name = path_join("images", d->id);
+
+                        r = name ? dc_store_orphan(inv, ORPHAN_DC_IMAGES, tree, dir, name,
+                                                   &d->images_dir, d->images.bytes,
+                                                   d->images.alloc, d->images.mtime)
+                                 : -ENOMEM;
+                }
+        }
+        return r;
+}
+
+/* Why stale project p may not go (Qwen's guards, hygiene.h), or NULL. */
+static const char *dc_store_stale_why(const DcProject *p) {
+        if (p->index_state != DC_INDEX_OK || !p->code_proven)
+                return "its index does not prove the project's directory";
+        if (p->incomplete || p->total.incomplete)
+                return "it could not be listed in full";
+        if (p->unknown)
+                return "it holds what Deep Code does not write";
+        if (p->live)
+                return "a Deep Code process may work in it";
+        for (size_t i = 0; i < p->n_sessions; i++)
+                if ((p->sessions[i].indexed || p->sessions[i].jsonl.present) &&
+                    !p->sessions[i].proven)
+                        return "a session is not proven the project's";
+        return NULL;
+}
+
+/* The stale project entry of p, when its originalPath is gone (or its marker is left). */
+static int dc_store_stale(const DcProject *p, Inventory *inv, size_t tree) {
+        const char *why = dc_store_stale_why(p);
+        msec_t mtime = (msec_t)(p->index.mtime_ns / 1000000);
+        /* what its sessions and other orphans count already (no double count) */
+        uint64_t own = p->git_planned ? p->git_estimate : 0, own_alloc = own;
+        Orphan o;
+
+        if (p->root != DC_ROOT_GONE && !(p->marker.present && p->root == DC_ROOT_EXISTS))
+                return 0;
+        /* the newest write inside, the marker's excepted */
+        for (size_t i = 0; i < p->n_sessions; i++) {
+                const DcSession *d = &p->sessions[i];
+
+                mtime = MAX(mtime, d->last_write);
+                own += d->jsonl.size + d->images.bytes;
+                own_alloc += d->jsonl.blocks + d->images.alloc;
+        }
+        mtime = MAX(mtime, p->file_history.mtime);
+        o = (Orphan){ .kind = ORPHAN_STALE_PROJECT, .tree = tree, .project_dir = strdup("projects"),
+                      .name = strdup(p->code), .bytes = p->total.bytes - MIN(p->total.bytes, own),
+                      .bytes_alloc = p->total.alloc - MIN(p->total.alloc, own_alloc),
+                      .mtime = mtime, .marker = p->marker,
+                      .cwd_back = p->root == DC_ROOT_EXISTS,
+                      .stale_why = why ? strdup(why) : NULL,
+                      .cwds = p->original_path ? strjoin(p->original_path, "\n", NULL) : NULL };
+        if (!o.project_dir || !o.name || (why && !o.stale_why) || (p->original_path && !o.cwds)) {
+                inventory_orphan_done(&o);
+                return -ENOMEM;
+        }
+        o.dir = p->dir;
+        return inventory_add_orphan(inv, &o);
+}
+
+int dc_store_orphans(const DcStore *s, Inventory *inv, size_t tree) {
+        int r = 0;
+
+        if (s->error_log.present && s->error_log.size > DC_ERROR_LOG_REPORT)
+                r = dc_store_orphan(inv, ORPHAN_DC_ERROR_LOG, tree, NULL, "logs/error.log",
+                                    &s->error_log, s->error_log.size, s->error_log.blocks,
+                                    (msec_t)(s->error_log.mtime_ns / 1000000));
+        for (size_t i = 0; r >= 0 && i < s->n_projects; i++) {
+                r = dc_store_project_orphans(&s->projects[i], inv, tree);
+                if (r >= 0)
+                        r = dc_store_stale(&s->projects[i], inv, tree);
+        }
+        return r;
 }

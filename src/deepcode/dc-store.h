@@ -60,6 +60,7 @@ typedef struct DcSession {
         unsigned live;     /* DcLive */
         pid_t live_pid;    /* DC_LIVE_PROCESS: the process */
         FileId jsonl;      /* <id>.jsonl, .present when it exists */
+        FileId images_dir; /* images/<id>/, .present when it exists */
         DcBytes images;    /* images/<id>/ (0 when absent) */
         bool has_images;
         msec_t last_write; /* the newest mtime of the .jsonl and images/<id>/ */
@@ -69,6 +70,7 @@ typedef struct DcSession {
 typedef struct DcProject {
         char *code;            /* the directory's name under projects/ */
         DcIndexState index_state;
+        FileId dir;            /* projects/<code>/ itself */
         FileId index;          /* sessions-index.json, as it was just before the read */
         char *original_path;   /* the index's originalPath (NULL unless index_state is OK) */
         bool code_proven;      /* dc_project_code(original_path) is the directory's name */
@@ -78,12 +80,27 @@ typedef struct DcProject {
         size_t n_nameless;     /* index entries without a string id */
         DcSession *sessions;   /* the indexed ones first, in index order; then the others */
         size_t n_sessions, alloc_sessions;
+        FileId images;         /* images/, .present when it exists */
         bool images_empty;     /* images/ holds nothing (Deep Code leaves it after a delete) */
         DcBytes total;         /* projects/<code>/ as a whole */
         DcBytes file_history;  /* file-history/ (its .git: the checkpoint repository) */
         bool has_file_history;
+        uint64_t git_loose, git_loose_bytes, git_loose_alloc; /* loose objects of .git */
+        /* the compaction of file-history/.git (dc_store_plan_git()): planned (the estimate
+         * in git_estimate), or why not (git_why, NULL when not looked at) */
+        bool git_planned;
+        FileId git;
+        uint64_t git_estimate;
+        char *git_why;
         bool incomplete;       /* the directory could not be listed in full */
+        bool unknown;          /* it holds an entry Deep Code does not write */
+        FileId marker;         /* DC_STALE_MARKER, .present when it exists */
 } DcProject;
+
+/* Where qgc keeps, in a project of a vanished originalPath, the time it first saw it stale (its
+ * mtime; its line the originalPath): Deep Code reads only the index, the transcripts, images/
+ * and file-history/ of a project. */
+#define DC_STALE_MARKER ".qgc-stale-since"
 
 typedef struct DcStore {
         uid_t uid;             /* the owner of the store's directory */
@@ -94,13 +111,19 @@ typedef struct DcStore {
         size_t n_projects, alloc_projects;
         DcBytes total;         /* the whole store, as du counts it */
         FileId error_log;      /* logs/error.log (global; Deep Code appends to it forever) */
+        FileId logs;           /* logs/ */
         bool incomplete;       /* projects/ could not be listed in full */
 } DcStore;
 
-/* Scan the store at path (a ~/.deepcode) at time now. 0, or -errno when path cannot be opened,
- * -ENOMEM. */
+/* Scan the store at path (a ~/.deepcode) at time now, each checkpoint repository's compaction
+ * planned (DcProject.git_*). 0, or -errno when path cannot be opened, -ENOMEM. */
 int dc_store_scan(const char *path, msec_t now, DcStore **ret);
 DcStore *dc_store_free(DcStore *s);
+
+/* The DcGitInput of project p (dc-git.h): every session with a transcript or an index entry is
+ * kept, every checkpoint a transcript names is a root. Arrays owned by the caller (free()). */
+int dc_store_git_input(const DcProject *p, const char ***ret_kept, size_t *ret_n_kept,
+                       const char ***ret_named, size_t *ret_n_named);
 
 /* The store-neutral records of s for tree `tree` of inv (model/inventory.h): the tree's dev,
  * fs_size, fs_avail, fs_known; a Session per
@@ -109,3 +132,14 @@ DcStore *dc_store_free(DcStore *s);
  * process), LIVE_CLAIM (the index status) and LIVE_UNKNOWN, with live_reason; the tree
  * incomplete when s or a project is, or an id is longer than SESSION_ID_MAX. 0 or -ENOMEM. */
 int dc_store_inventory(const DcStore *s, Inventory *inv, size_t tree, msec_t now);
+
+/* logs/error.log past this is reported (ORPHAN_DC_ERROR_LOG), never trimmed: Deep Code appends
+ * to it with no lock from any of its processes, and it is the user's diagnostics. */
+#define DC_ERROR_LOG_REPORT (UINT64_C(64) << 20)
+/* The orphans of s (ORPHAN_DC_*, inventory.h) for tree `tree` of inv: a proven <id>.jsonl the
+ * index does not name (with its images/<id>/), an images/<id>/ of no session, an empty
+ * images/, logs/error.log over DC_ERROR_LOG_REPORT, and each planned compaction (nothing of a
+ * project in use, nothing of a project whose code is not proven); and an ORPHAN_STALE_PROJECT
+ * (project_dir "projects", name the code) for a project whose originalPath is gone, or whose
+ * marker is left when it is back, with Qwen's guards (stale_why: what keeps it). 0 or -ENOMEM. */
+int dc_store_orphans(const DcStore *s, Inventory *inv, size_t tree);

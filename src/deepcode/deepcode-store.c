@@ -110,8 +110,8 @@ static char *deepcode_store_project_dir(const char *cwd) {
         return dc_project_code(cwd, &code) < 0 ? NULL : code;
 }
 
-/* Each Deep Code tree of inv read (dc_store_scan()) and turned into records; a store that
- * cannot be read leaves its tree incomplete. */
+/* Each Deep Code tree of inv read (dc_store_scan()) and turned into records and orphans; a
+ * store that cannot be read leaves its tree incomplete. */
 static int deepcode_store_scan(Inventory *inv, const ScanOptions *o) {
         int r = 0;
 
@@ -131,6 +131,8 @@ static int deepcode_store_scan(Inventory *inv, const ScanOptions *o) {
                         continue;
                 }
                 k = dc_store_inventory(s, inv, i, o->now);
+                if (k >= 0)
+                        k = dc_store_orphans(s, inv, i);
                 dc_store_free(s);
                 if (k < 0)
                         return k;

@@ -362,6 +362,10 @@ static const char *const inventory_orphan_kind_table[_ORPHAN_KIND_MAX] = {
         [ORPHAN_PLAN] = "plan",
         [ORPHAN_LEGACY] = "legacy",
         [ORPHAN_STALE_PROJECT] = "stale-project",
+        [ORPHAN_DC_UNINDEXED] = "deepcode-unindexed",
+        [ORPHAN_DC_IMAGES] = "deepcode-images",
+        [ORPHAN_DC_ERROR_LOG] = "deepcode-error-log",
+        [ORPHAN_DC_CHECKPOINTS] = "deepcode-checkpoints",
 };
 
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(inventory_orphan_kind, OrphanKind);

@@ -194,6 +194,14 @@ typedef enum OrphanKind {
         ORPHAN_LEGACY,         /* Qwen <= 0.1: R/tmp/<hash>/chats/session-*.json, checkpoint*.json */
         ORPHAN_STALE_PROJECT,  /* R/projects/<p>/ whose every recorded cwd is a vanished temporary
                                 * directory (upstream PR #9110); project_dir is "projects" */
+        /* Deep Code's (dc-store.h): project_dir is <code>, name the path below projects/<code>/
+         * (ORPHAN_DC_UNINDEXED: the id) */
+        ORPHAN_DC_UNINDEXED,   /* <id>.jsonl (and images/<id>/) the index does not name, every
+                                * message's sessionId <id>: Deep Code cannot list it */
+        ORPHAN_DC_IMAGES,      /* images/<id>/ of no session, or images/ when empty */
+        ORPHAN_DC_ERROR_LOG,   /* ~/.deepcode/logs/error.log (project_dir NULL) over its size:
+                                * reported, never changed */
+        ORPHAN_DC_CHECKPOINTS, /* file-history/.git compacted (dc-git.h); bytes: the estimate */
         _ORPHAN_KIND_MAX,
         _ORPHAN_KIND_INVALID = -22,
 } OrphanKind;

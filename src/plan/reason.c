@@ -450,6 +450,10 @@ static const char *const orphan_what[_ORPHAN_KIND_MAX] = {
         [ORPHAN_FILE_HISTORY] = "orphan file-history, no transcript",
         [ORPHAN_SUBAGENTS] = "orphan subagents, no transcript",
         [ORPHAN_EMPTY_PROJECT] = "empty project directory",
+        [ORPHAN_DC_UNINDEXED] = "Deep Code transcript its index does not name",
+        [ORPHAN_DC_IMAGES] = "Deep Code images of no session",
+        [ORPHAN_DC_ERROR_LOG] = "Deep Code logs/error.log over 64M: reported, never trimmed",
+        [ORPHAN_DC_CHECKPOINTS] = "Deep Code checkpoint repository, compaction frees about this",
 };
 
 char *reason_orphan(const Verdict *v, const Orphan *o) {
@@ -479,7 +483,9 @@ char *reason_orphan(const Verdict *v, const Orphan *o) {
                 return strprintf("%s, idle %s <= %s %s", what,
                                  format_duration(a, sizeof a, m->measured), m->key ?: "",
                                  format_duration_exact(b, sizeof b, m->limit));
-        return strprintf("%s (%s off)", what, m->key ?: "");
+        if (!m->key)
+                return strdup(what); /* a kind only reported */
+        return strprintf("%s (%s off)", what, m->key);
 }
 
 /* A holder's name: the protection as the plan's reasons say it ("in use" for live), the

@@ -1227,7 +1227,8 @@ static void policy_orphans(PolicyRun *run) {
                         vd->blocked_by = PROT_PROTECT;
                 } else if (limit != MSEC_INFINITY && idle > limit) {
                         vd->verb = VERB_DELETE;
-                        vd->rule = inventory_hygiene_kind(o->kind) ? key : "orphan";
+                        vd->rule = inventory_hygiene_kind(o->kind) ||
+                                           o->kind == ORPHAN_DC_CHECKPOINTS ? key : "orphan";
                 } else {
                         vd->verb = VERB_KEEP;
                         vd->rule = "none";
@@ -1378,6 +1379,12 @@ msec_t policy_hygiene_limit(const Policy *p, OrphanKind k, const char **ret_key)
         case ORPHAN_STALE_PROJECT:
                 *ret_key = "stale-project-min-age";
                 return p->stale_project_min_age;
+        case ORPHAN_DC_CHECKPOINTS:
+                *ret_key = "compact-min-idle";
+                return p->compact_min_idle;
+        case ORPHAN_DC_ERROR_LOG:
+                *ret_key = NULL; /* reported only (dc-store.h) */
+                return MSEC_INFINITY;
         default:
                 *ret_key = "orphan-min-age";
                 return p->orphan_min_age;

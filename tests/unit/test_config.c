@@ -677,7 +677,12 @@ static void test_config_copy_is_deep(void **state) {
 
         assert_int_equal(config_init_default(&c), 0);
         assert_int_equal(config_load_file(&c, path, &e), 0);
+        c.user_timeout = 5 * MSEC_PER_MIN;
+        c.stores = CONFIG_STORES_ALL;
         assert_int_equal(config_copy(&c, &d), 0);
+        /* the admin's values too: a user's own run keeps the system's stores */
+        assert_int_equal(d.user_timeout, 5 * MSEC_PER_MIN);
+        assert_int_equal(d.stores, CONFIG_STORES_ALL);
         assert_int_equal(d.n_projects, c.n_projects);
         assert_ptr_not_equal(d.projects[0].pattern, c.projects[0].pattern);
         assert_string_equal(d.projects[1].pattern, c.projects[1].pattern);

@@ -254,7 +254,33 @@ static void test_dc_store_fixture(void **state) {
         assert_int_equal(inventory_new(&inv), 0);
         assert_int_equal(inventory_add_tree(inv, &t, &ti), 0);
         assert_int_equal(dc_store_inventory(s, inv, ti, NOW), 0);
-        assert_int_equal(inv->n_sessions, 8); /* A, B, C, D, -elsewhere's 3 and -huge's; not E */
+        /* A, B, C, -elsewhere's 3 and -huge's; not D (an orphan: proven, unindexed), not E */
+        assert_int_equal(inv->n_sessions, 7);
+        assert_int_equal(dc_store_orphans(s, inv, ti), 0);
+        /* error.log is 3 bytes: not reported; two projects of a vanished originalPath */
+        assert_int_equal(inv->n_orphans, 4);
+        for (size_t i = 0, n_stale = 0; i < 4; i++) {
+                const Orphan *o = &inv->orphans[i];
+
+                if (o->kind == ORPHAN_STALE_PROJECT) {
+                        assert_string_equal(o->project_dir, "projects");
+                        assert_string_equal(o->stale_why,
+                                            streq(o->name, "-elsewhere") ?
+                                            "its index does not prove the project's directory" :
+                                            "a session is not proven the project's");
+                        assert_true(++n_stale <= 2);
+                        continue;
+                }
+                assert_string_equal(o->project_dir, "-nonexistent-qgc-dc-proj");
+                if (o->kind == ORPHAN_DC_UNINDEXED) {
+                        assert_string_equal(o->name, ID_D);
+                        assert_true(o->dir.present && o->bytes == d->jsonl.size);
+                } else {
+                        assert_int_equal(o->kind, ORPHAN_DC_IMAGES);
+                        assert_string_equal(o->name, "images/" ID_E);
+                        assert_true(o->bytes >= 300);
+                }
+        }
         for (size_t i = 0; i < inv->n_sessions; i++) {
                 const Session *r = &inv->sessions[i];
 

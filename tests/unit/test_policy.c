@@ -1107,6 +1107,43 @@ static void test_policy_orphans_age(void **state) {
         fx_done(&f);
 }
 
+/* Deep Code's orphan kinds at their limits: the compaction at compact-min-idle and one past it,
+ * an unindexed transcript at orphan-min-age and one past it; error.log is only reported. */
+static void test_policy_deepcode_orphans(void **state) {
+        static const struct {
+                OrphanKind kind;
+                msec_t idle;
+                Verb verb;
+                const char *rule;
+        } cases[] = {
+                { ORPHAN_DC_CHECKPOINTS, 1 * D, VERB_KEEP, "none" },
+                { ORPHAN_DC_CHECKPOINTS, 1 * D + 1, VERB_DELETE, "compact-min-idle" },
+                { ORPHAN_DC_UNINDEXED, 30 * D, VERB_KEEP, "none" },
+                { ORPHAN_DC_UNINDEXED, 30 * D + 1, VERB_DELETE, "orphan" },
+                { ORPHAN_DC_IMAGES, 30 * D + 1, VERB_DELETE, "orphan" },
+                { ORPHAN_DC_ERROR_LOG, 3650 * D, VERB_KEEP, "none" },
+        };
+        (void)state;
+        for (size_t c = 0; c < ELEMENTSOF(cases); c++) {
+                Fixture f;
+                fx_init(&f, (Policy)POL(.orphan_min_age = 30 * D, .compact_min_idle = 1 * D));
+                f.o[0] = (Orphan){ .kind = cases[c].kind, .name = (char *)"x",
+                                   .project_dir = (char *)"-p-a", .mtime = NOW - cases[c].idle,
+                                   .bytes = 10 };
+                f.inv.n_orphans = 1;
+                fx_eval(&f, false);
+                if (f.v->orphans[0].verb != cases[c].verb) {
+                        print_error("case %zu: %s\n", c, fx_oreason(&f, 0));
+                        fail();
+                }
+                assert_string_equal(f.v->orphans[0].rule, cases[c].rule);
+                if (cases[c].kind == ORPHAN_DC_ERROR_LOG)
+                        assert_string_equal(fx_oreason(&f, 0), "Deep Code logs/error.log over 64M: "
+                                                               "reported, never trimmed");
+                fx_done(&f);
+        }
+}
+
 static void test_policy_orphan_deletion_counts_for_disk_caps(void **state) {
         Fixture f;
         (void)state;
@@ -1901,6 +1938,7 @@ int main(void) {
                 cmocka_unit_test(test_policy_compress_after),
                 cmocka_unit_test(test_policy_protect_project),
                 cmocka_unit_test(test_policy_orphans_age),
+                cmocka_unit_test(test_policy_deepcode_orphans),
                 cmocka_unit_test(test_policy_orphan_deletion_counts_for_disk_caps),
                 cmocka_unit_test(test_policy_count_allocated_or_apparent),
                 cmocka_unit_test(test_policy_trees_are_separate),
