@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "dc-project.h"
+#include "dc-run.h"
 #include "dc-store.h"
 #include "deepcode-store.h"
 #include "du.h"
@@ -178,7 +179,7 @@ static DcKind deepcode_store_classify(const char *rel) {
         const char *code, *name, *rest;
         size_t n;
 
-        if (streq(rel, LOCK_FILE) || fs_is_temp_name(base))
+        if (streq(rel, LOCK_FILE) || fs_is_temp_name(base) || strneq(rel, DC_RUN_QGC_DIR "/", 5))
                 return DC_KIND_QGC;
         if (strneq(rel, "logs/", 5))
                 return DC_KIND_LOGS;
@@ -243,7 +244,9 @@ static char *deepcode_store_session_path(const Session *s, bool archived) {
 
 const StoreOps deepcode_store = {
         .name = "deepcode",
-        .read_only = "qgc does not change Deep Code stores yet (read only: scan, status, plan)",
+        .archive_refused = "Deep Code has no archive, and qgc's cold tier for it is not built: "
+                           "qgc only deletes there",
+        .orphans_refused = "qgc does not reclaim Deep Code's orphans yet",
         .detect = deepcode_store_detect,
         .tree_from_dir = deepcode_store_tree_from_dir,
         .tree_for_home = deepcode_store_tree_for_home,
@@ -254,4 +257,8 @@ const StoreOps deepcode_store = {
         .no_archive = true,
         .session_bytes = "a session counts its transcript and images/<id>/;\n"
                          "  file-history is the project's, shared by its sessions",
+        .run_open = dc_run_open,
+        .run_close = dc_run_close,
+        .run_recover = dc_run_recover,
+        .run_session = dc_run_session,
 };
