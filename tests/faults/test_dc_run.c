@@ -1,7 +1,8 @@
 /* test_dc_run.c: the delete of Deep Code sessions through deepcode_store's run operations and
  * the executor (actions_execute()): the index edited in Deep Code's exact format (texts written
  * by hand), a rewrite of the index by Deep Code at the edit's hook (nothing lost), an index not
- * in Deep Code's format refused (never rewritten), and a crash after every mutating step of a
+ * in Deep Code's format refused (never rewritten), a killed delete whose session Deep Code
+ * resumed kept whole by the recovery, and a crash after every mutating step of a
  * delete of corpus sessions (tests/data/deepcode/home.tar.gz) followed by a normal rerun: never
  * an index entry whose transcript is gone, and the same tree as an unkilled run. The steps are
  * counted and crashed at through ld --wrap=actions_report_step (the hook of every step). */
@@ -289,6 +290,35 @@ static void test_dc_delete_index_not_deepcode_refused(void **state) {
         assert_false(fixture_exists(t->root, PROJ "/.sessions-index.json.qgc-tmp"));
 }
 
+/* A run killed after its marker, then Deep Code resumes the session (its .jsonl grows): the
+ * next run's recovery drops the marker and the session stays whole. */
+static void test_dc_recover_resumed_session_kept(void **state) {
+        T *t = *state;
+        ActionStats st;
+        int status = 0;
+        pid_t pid;
+
+        fixture_store(t, index_12);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                hk.crash_after = 2; /* the marker written, the index not yet */
+                _exit(run_delete(t->dc, (const char *const[]){ ID1, NULL }, &st));
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 99);
+        assert_true(fixture_exists(t->root, "h/.deepcode/.qgc/delete-" ID1));
+        assert_int_equal(fixture_append(t->root, PROJ "/" ID1 ".jsonl",
+                                        "{\"id\":\"m2\",\"sessionId\":\"" ID1 "\"}\n"), 0);
+        assert_int_equal(run_delete(t->dc, (const char *const[]){ NULL }, &st), 0);
+        assert_int_equal(st.n_recovered, 1);
+        assert_int_equal(st.n_deleted, 0);
+        check_index(t, index_12);
+        check_gone(t, ID1, false);
+        assert_false(fixture_exists(t->root, "h/.deepcode/.qgc"));
+}
+
 /* ---------------------------------------------------------------- crash after every step */
 
 /* corpus sessions: tools (a branch with checkpoints), its fork, one of a non-ASCII project */
@@ -416,6 +446,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_dc_delete_index_rewritten_at_hook, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_dc_delete_index_not_deepcode_refused, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_dc_recover_resumed_session_kept, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_dc_crash_after_every_step, setup, teardown),
         };
