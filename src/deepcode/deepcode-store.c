@@ -242,6 +242,16 @@ static char *deepcode_store_session_path(const Session *s, bool archived) {
         return strprintf("projects/%s/%s.jsonl", s->project_dir, s->id);
 }
 
+/* An orphan's path in a ~/.deepcode: project_dir is a project's code (its files below
+ * projects/<code>/), "projects" (the project directory itself), or NULL (below the store). */
+static char *deepcode_store_orphan_path(const Orphan *o) {
+        if (!o->project_dir)
+                return strdup(o->name);
+        if (streq(o->project_dir, "projects"))
+                return strprintf("projects/%s", o->name);
+        return strprintf("projects/%s/%s", o->project_dir, o->name);
+}
+
 const StoreOps deepcode_store = {
         .name = "deepcode",
         .archive_refused = "Deep Code has no archive, and qgc's cold tier for it is not built: "
@@ -254,6 +264,7 @@ const StoreOps deepcode_store = {
         .scan = deepcode_store_scan,
         .measure = deepcode_store_measure,
         .session_path = deepcode_store_session_path,
+        .orphan_path = deepcode_store_orphan_path,
         .no_archive = true,
         .session_bytes = "a session counts its transcript and images/<id>/;\n"
                          "  file-history is the project's, shared by its sessions",

@@ -61,9 +61,11 @@ static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdi
 static int actions_orphan_store(ActionsContext *c, const Orphan *o, const Verdict *v) {
         const Tree *tr = &c->inv->trees[o->tree];
         StoreStep step = { .hook = actions_report_step, .userdata = c };
-        _cleanup_free_ char *path = o->project_dir ? strprintf("%s/%s/%s", tr->runtime_dir,
-                                                               o->project_dir, o->name)
-                                                   : strprintf("%s/%s", tr->runtime_dir, o->name);
+        _cleanup_free_ char *rel =
+                tr->store->orphan_path ? tr->store->orphan_path(o)
+                : o->project_dir       ? strprintf("%s/%s", o->project_dir, o->name)
+                                       : strdup(o->name);
+        _cleanup_free_ char *path = rel ? strprintf("%s/%s", tr->runtime_dir, rel) : NULL;
         ActionsOutcome oc;
         int r;
 

@@ -120,6 +120,9 @@ typedef struct StoreOps {
          * it and qgc show reads it. Allocated; NULL on ENOMEM. May be NULL: the journal then
          * names no path, and qgc show finds no transcript. */
         char *(*session_path)(const Session *s, bool archived);
+        /* The path of orphan o relative to its tree's runtime root, as the journal names it, for
+         * a store with run_orphan. Allocated; NULL on ENOMEM. May be NULL: project_dir/name. */
+        char *(*orphan_path)(const Orphan *o);
 
         /* qgc status in the store's words: no_archive, the store keeps no archived sessions
          * (no ARCHIVED column, no archive line, when no tree's store has one); session_bytes,
