@@ -1,7 +1,8 @@
 /* test_dc_run.c: the delete of Deep Code sessions through deepcode_store's run operations and
  * the executor (actions_execute()): the index edited in Deep Code's exact format (texts written
  * by hand), a rewrite of the index by Deep Code at the edit's hook (nothing lost), an index not
- * in Deep Code's format refused (never rewritten), a killed delete whose session Deep Code
+ * in Deep Code's format refused (never rewritten), a project a Deep Code process works in
+ * skipped by the executor's own check, a killed delete whose session Deep Code
  * resumed kept whole by the recovery, and a crash after every mutating step of a
  * delete of corpus sessions (tests/data/deepcode/home.tar.gz) followed by a normal rerun: never
  * an index entry whose transcript is gone, and the same tree as an unkilled run. The steps are
@@ -17,6 +18,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <json-c/json.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,7 @@
 #include <unistd.h>
 
 #include "actions.h"
+#include "dc-project.h"
 #include "deepcode-store.h"
 #include "fixture.h"
 #include "journal.h"
@@ -290,6 +293,52 @@ static void test_dc_delete_index_not_deepcode_refused(void **state) {
         assert_false(fixture_exists(t->root, PROJ "/.sessions-index.json.qgc-tmp"));
 }
 
+/* A Deep Code process works in the project: the executor's own check skips the delete (even
+ * when the plan says delete), and nothing changes. */
+static void test_dc_delete_live_project_skipped(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *work = fixture_path(t->root, "work/proj"), *code = NULL;
+        _cleanup_free_ char *index = NULL, *rel = NULL, *jsonl = NULL, *got = NULL, *log = NULL;
+        ActionStats st;
+        int pipefd[2];
+        char c;
+        pid_t pid;
+
+        assert_int_equal(fixture_mkdir(t->root, "work/proj"), 0);
+        assert_int_equal(dc_project_code(work, &code), 0);
+        index = strprintf("{\n  \"version\": 1,\n  \"entries\": [\n    {\n      \"id\": \"" ID1
+                          "\",\n      \"status\": \"completed\"\n    }\n  ],\n"
+                          "  \"originalPath\": \"%s\"\n}", work);
+        rel = strprintf("h/.deepcode/projects/%s/sessions-index.json", code);
+        jsonl = strprintf("h/.deepcode/projects/%s/" ID1 ".jsonl", code);
+        assert_int_equal(fixture_write(t->root, rel, index), 0);
+        assert_int_equal(fixture_write(t->root, jsonl, "{\"sessionId\":\"" ID1 "\"}\n"), 0);
+        assert_int_equal(pipe(pipefd), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                if (setpgid(0, 0) < 0 || chdir(work) < 0 || dup2(pipefd[1], 3) < 0)
+                        _exit(1);
+                /* argv[0] names Deep Code; the shell stays (sleep is not its last command) */
+                execl("/bin/sh", "deepcode", "-c", "echo x >&3; sleep 30; :", (char *)NULL);
+                _exit(1);
+        }
+        close(pipefd[1]);
+        assert_int_equal(read(pipefd[0], &c, 1), 1);
+        close(pipefd[0]);
+        assert_int_equal(run_delete(t->dc, (const char *const[]){ ID1, NULL }, &st), 0);
+        kill(-pid, SIGKILL);
+        (void)waitpid(pid, NULL, 0);
+        assert_int_equal(st.n_deleted, 0);
+        assert_int_equal(st.n_skipped, 1);
+        assert_int_equal(fixture_read(t->root, rel, &got, NULL), 0);
+        assert_string_equal(got, index);
+        assert_true(fixture_exists(t->root, jsonl));
+        assert_false(fixture_exists(t->root, "h/.deepcode/.qgc"));
+        assert_int_equal(fixture_read(t->root, "actions.log", &log, NULL), 0);
+        assert_non_null(strstr(log, "QGC_REASON=\"in use since scan: Deep Code pid "));
+}
+
 /* A run killed after its marker, then Deep Code resumes the session (its .jsonl grows): the
  * next run's recovery drops the marker and the session stays whole. */
 static void test_dc_recover_resumed_session_kept(void **state) {
@@ -446,6 +495,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_dc_delete_index_rewritten_at_hook, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_dc_delete_index_not_deepcode_refused, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_dc_delete_live_project_skipped, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_dc_recover_resumed_session_kept, setup,
                                                 teardown),
