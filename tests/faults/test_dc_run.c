@@ -201,7 +201,8 @@ static void write_session(T *t, const char *id) {
 
         assert_int_equal(fixture_write(t->root, rel, line), 0);
         assert_int_equal(fixture_write(t->root, img, "png"), 0);
-        assert_int_equal(fixture_write(t->root, ref, "0123456789012345678901234567890123456789\n"), 0);
+        assert_int_equal(fixture_write(t->root, ref, "0123456789abcdef0123456789abcdef01234567\n"),
+                         0);
         assert_int_equal(fixture_write(t->root, log, "x\n"), 0);
 }
 
@@ -421,7 +422,8 @@ static void check_visible_whole(const char *home) {
                 assert_int_equal(json_parse(text, n, &root), 0);
                 assert_true(json_object_object_get_ex(root, "entries", &entries));
                 for (size_t i = 0; i < json_object_array_length(entries); i++) {
-                        const char *id = json_get_string(json_object_array_get_idx(entries, i), "id");
+                        json_object *e = json_object_array_get_idx(entries, i);
+                        const char *id = json_get_string(e, "id");
 
                         for (const char *const *c = crash_ids; *c && id; c++) {
                                 _cleanup_free_ char *f = strprintf("%s/%s.jsonl", de->d_name, *c);
