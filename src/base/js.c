@@ -330,7 +330,20 @@ int js_key_order(const char *const *names, const size_t *lens, size_t n, size_t 
 }
 
 /* JSON.stringify() of any parsed JSON value. */
-int js_stringify(StrBuf *b, json_object *v) {
+/* JSON.stringify's break before an element at level depth when it indents by indent spaces
+ * (none when indent is 0): "\n" and indent * depth spaces. */
+static int js_break(StrBuf *b, unsigned indent, unsigned depth) {
+        if (indent == 0)
+                return 0;
+        if (js_puts(b, "\n") < 0)
+                return -ENOMEM;
+        for (size_t k = 0; k < (size_t)indent * depth; k++)
+                if (js_puts(b, " ") < 0)
+                        return -ENOMEM;
+        return 0;
+}
+
+static int js_stringify_at(StrBuf *b, json_object *v, unsigned indent, unsigned depth) {
         switch (json_object_get_type(v)) {
         case json_type_null:
                 return js_puts(b, "null");
@@ -349,9 +362,12 @@ int js_stringify(StrBuf *b, json_object *v) {
                 for (size_t i = 0; i < n; i++) {
                         if (i > 0 && js_puts(b, ",") < 0)
                                 return -ENOMEM;
-                        if (js_stringify(b, json_object_array_get_idx(v, i)) < 0)
+                        if (js_break(b, indent, depth + 1) < 0 ||
+                            js_stringify_at(b, json_object_array_get_idx(v, i), indent, depth + 1) < 0)
                                 return -ENOMEM;
                 }
+                if (n > 0 && js_break(b, indent, depth) < 0)
+                        return -ENOMEM;
                 return js_puts(b, "]");
         }
         case json_type_object: {
@@ -377,14 +393,26 @@ int js_stringify(StrBuf *b, json_object *v) {
                         size_t k = order[i];
                         if (i > 0 && js_puts(b, ",") < 0)
                                 return -ENOMEM;
-                        if (js_stringify_string(b, names[k], lens[k]) < 0 || js_puts(b, ":") < 0 ||
-                            js_stringify(b, vals[k]) < 0)
+                        if (js_break(b, indent, depth + 1) < 0 ||
+                            js_stringify_string(b, names[k], lens[k]) < 0 ||
+                            js_puts(b, indent ? ": " : ":") < 0 ||
+                            js_stringify_at(b, vals[k], indent, depth + 1) < 0)
                                 return -ENOMEM;
                 }
+                if (n > 0 && js_break(b, indent, depth) < 0)
+                        return -ENOMEM;
                 return js_puts(b, "}");
         }
         }
         return 0;
+}
+
+int js_stringify(StrBuf *b, json_object *v) {
+        return js_stringify_at(b, v, 0, 0);
+}
+
+int js_stringify_indent(StrBuf *b, json_object *v, unsigned indent) {
+        return js_stringify_at(b, v, indent, 0);
 }
 
 /* new Date(v).getTime() for a JSON value: NaN when JavaScript gives NaN. */

@@ -46,6 +46,9 @@ int js_stringify_val(StrBuf *b, const JsVal *v);
 int js_stringify_number(StrBuf *b, double d);
 /* Any parsed JSON value, objects' keys in V8's order (js_key_order()). */
 int js_stringify(StrBuf *b, json_object *v);
+/* JSON.stringify(v, null, indent): the same, each element on its own line indented by indent
+ * spaces per level (an empty array or object stays "[]" or "{}"). */
+int js_stringify_indent(StrBuf *b, json_object *v, unsigned indent);
 /* The enumeration order of n property names: array indexes ascending, then the others in
  * insertion order. *ret: a new array of n positions. 0 or -ENOMEM. */
 int js_key_order(const char *const *names, const size_t *lens, size_t n, size_t **ret);

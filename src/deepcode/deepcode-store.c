@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "dc-project.h"
+#include "dc-run.h"
 #include "dc-store.h"
 #include "deepcode-store.h"
 #include "du.h"
@@ -180,7 +181,7 @@ static DcKind deepcode_store_classify(const char *rel) {
         const char *code, *name, *rest;
         size_t n;
 
-        if (streq(rel, LOCK_FILE) || fs_is_temp_name(base))
+        if (streq(rel, LOCK_FILE) || fs_is_temp_name(base) || strneq(rel, DC_RUN_QGC_DIR "/", 5))
                 return DC_KIND_QGC;
         if (strneq(rel, "logs/", 5))
                 return DC_KIND_LOGS;
@@ -243,9 +244,21 @@ static char *deepcode_store_session_path(const Session *s, bool archived) {
         return strprintf("projects/%s/%s.jsonl", s->project_dir, s->id);
 }
 
+/* An orphan's path in a ~/.deepcode: project_dir is a project's code (its files below
+ * projects/<code>/), "projects" (the project directory itself), or NULL (below the store). */
+static char *deepcode_store_orphan_path(const Orphan *o) {
+        if (!o->project_dir)
+                return strdup(o->name);
+        if (streq(o->project_dir, "projects"))
+                return strprintf("projects/%s", o->name);
+        return strprintf("projects/%s/%s", o->project_dir, o->name);
+}
+
 const StoreOps deepcode_store = {
         .name = "deepcode",
-        .read_only = "qgc does not change Deep Code stores yet (read only: scan, status, plan)",
+        .archive_refused = "Deep Code has no archive, and qgc's cold tier for it is not built: "
+                           "qgc only deletes there",
+        .orphans_refused = "qgc does not reclaim Deep Code's orphans yet",
         .detect = deepcode_store_detect,
         .tree_from_dir = deepcode_store_tree_from_dir,
         .tree_for_home = deepcode_store_tree_for_home,
@@ -253,7 +266,12 @@ const StoreOps deepcode_store = {
         .scan = deepcode_store_scan,
         .measure = deepcode_store_measure,
         .session_path = deepcode_store_session_path,
+        .orphan_path = deepcode_store_orphan_path,
         .no_archive = true,
         .session_bytes = "a session counts its transcript and images/<id>/;\n"
                          "  file-history is the project's, shared by its sessions",
+        .run_open = dc_run_open,
+        .run_close = dc_run_close,
+        .run_recover = dc_run_recover,
+        .run_session = dc_run_session,
 };

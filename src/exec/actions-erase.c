@@ -173,7 +173,7 @@ void actions_erase_salvage_ahead(ActionsContext *c, const Plan *p) {
                         continue;
                 s = &p->inv->sessions[it->index];
                 t = &c->trees[s->tree];
-                if (t->error < 0 || session_is_cold(s) ||
+                if (t->error < 0 || t->run || session_is_cold(s) ||
                     (s->state != SESSION_ACTIVE && s->state != SESSION_ARCHIVED) ||
                     s->owner == OWNER_FOREIGN || s->owner == OWNER_UNVERIFIED)
                         continue;

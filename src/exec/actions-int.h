@@ -37,6 +37,8 @@ typedef struct ActionsTree {
         LiveProbe *probe;
         UsageIndex *usage; /* ids with a line in usage_record.jsonl, read incrementally */
         int error; /* why the tree cannot be acted on (negative errno), 0 when usable */
+        struct StoreRun *run; /* a store with run operations: its open tree (none of the above
+                               * but error is used then), else NULL */
 } ActionsTree;
 
 typedef struct ActionsContext {
@@ -185,6 +187,8 @@ JournalEvent actions_report_event(ActionsOutcome o, JournalEvent done);
 /* The outcome of a step that returned r: done, -ESTALE (a file changed since the scan) a skip,
  * any other -errno a failure. A step that knows better (a conflict) says so itself. */
 ActionsOutcome actions_report_errno(int r);
+/* The outcome of a store's run operation that returned r (store.h's return codes). */
+ActionsOutcome actions_report_store(int r);
 int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v,
                            ActionsOutcome o, const char *reason, int error);
 void actions_report_item(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o,
@@ -211,6 +215,10 @@ bool actions_batch_full(const ActionsBatch *b);
 void actions_batch_commit(ActionsContext *c);
 int actions_batch_dir(ActionsContext *c, const ActionsTree *t, const Session *s,
                       const char **ret_why);
+
+/* actions-store.c: a tree whose store has run operations (ActionsTree.run) */
+void actions_store_recover(ActionsContext *c, size_t t);
+int actions_store_session(ActionsContext *c, const Session *s, const Verdict *v);
 
 /* actions-orphan.c */
 int actions_orphan_step(ActionsContext *c, const Orphan *o, const Verdict *v);

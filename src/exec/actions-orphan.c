@@ -57,6 +57,31 @@ static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdi
         return 0;
 }
 
+/* An orphan of a tree whose store has run operations: its run_orphan (store.h). */
+static int actions_orphan_store(ActionsContext *c, const Orphan *o, const Verdict *v) {
+        const Tree *tr = &c->inv->trees[o->tree];
+        StoreStep step = { .hook = actions_report_step, .userdata = c };
+        _cleanup_free_ char *rel =
+                tr->store->orphan_path ? tr->store->orphan_path(o)
+                : o->project_dir       ? strprintf("%s/%s", o->project_dir, o->name)
+                                       : strdup(o->name);
+        _cleanup_free_ char *path = rel ? strprintf("%s/%s", tr->runtime_dir, rel) : NULL;
+        ActionsOutcome oc;
+        int r;
+
+        r = tr->store->run_orphan ? tr->store->run_orphan(c->trees[o->tree].run, o, &step)
+                                  : -EOPNOTSUPP;
+        oc = actions_report_store(r);
+        (void)actions_report_orphan(c, o, v, oc, path ?: o->name,
+                                    oc == ACTIONS_SKIPPED_CHANGED ? "changed since scan"
+                                    : step.why                    ? step.why
+                                    : r == -EOPNOTSUPP ? "the store does not reclaim orphans"
+                                                       : NULL,
+                                    oc == ACTIONS_FAILED ? -r : 0);
+        free(step.why);
+        return 0;
+}
+
 /* Write or remove a stale project entry's marker (hygiene.h) and journal it. */
 static int actions_stale_mark(ActionsContext *c, const Orphan *o, const Verdict *v,
                               const char *path) {
@@ -98,6 +123,8 @@ int actions_orphan_step(ActionsContext *c, const Orphan *o, const Verdict *v) {
         int root_fd, r;
         dev_t dev = tr->dev;
 
+        if (t->run)
+                return actions_orphan_store(c, o, v);
         switch (o->kind) {
         case ORPHAN_FILE_HISTORY:
                 rel = strdup("file-history");

@@ -48,6 +48,27 @@ ActionsOutcome actions_report_errno(int r) {
         return r >= 0 ? ACTIONS_DONE : r == -ESTALE ? ACTIONS_SKIPPED_CHANGED : ACTIONS_FAILED;
 }
 
+ActionsOutcome actions_report_store(int r) {
+        switch (r) {
+        case 0:
+                return ACTIONS_DONE;
+        case -ESTALE:
+                return ACTIONS_SKIPPED_CHANGED;
+        case -EBUSY:
+                return ACTIONS_SKIPPED_LIVE;
+        case -EEXIST:
+                return ACTIONS_SKIPPED_CONFLICT;
+        case -EAGAIN:
+                return ACTIONS_SKIPPED_NOT_NOW;
+        case -EPERM:
+        case -EOPNOTSUPP:
+        case -EBADMSG:
+                return ACTIONS_SKIPPED_REFUSED;
+        default:
+                return r > 0 ? ACTIONS_DONE : ACTIONS_FAILED;
+        }
+}
+
 /* The event of a session action that was done: what its verdict asked for. */
 static JournalEvent actions_done_event(const Verdict *v) {
         if (v && v->rule && streq(v->rule, "restore"))

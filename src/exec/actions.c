@@ -42,7 +42,10 @@
 
 #include "actions-int.h"
 
-static void actions_tree_done(ActionsTree *t) {
+static void actions_tree_done(ActionsTree *t, const Tree *tr) {
+        if (t->run)
+                tr->store->run_close(t->run);
+        t->run = NULL;
         t->global_fd = safe_close(t->global_fd);
         t->runtime_fd = safe_close(t->runtime_fd);
         t->probe = live_probe_free(t->probe);
@@ -65,8 +68,13 @@ static int actions_open_trees(ActionsContext *c) {
                 r = usage_index_new(&t->usage);
                 if (r < 0)
                         return r;
-                /* the steps below are Qwen's: another store's tree is not acted on until its
-                 * steps are in its table (store.h) */
+                if (tr->store && tr->store->run_open) {
+                        r = tr->store->run_open(c->inv, i, &t->run);
+                        if (r < 0)
+                                t->error = r;
+                        continue;
+                }
+                /* the steps below are Qwen's: a store without run operations is read only */
                 if (tr->store != &qwen_store) {
                         t->error = -EOPNOTSUPP;
                         continue;
@@ -129,6 +137,10 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
         if (t->error < 0)
                 return actions_report_session(c, s, v, ACTIONS_FAILED, "cannot open the tree",
                                               -t->error);
+        if (t->run) {
+                actions_batch_commit(c);
+                return actions_store_session(c, s, v);
+        }
         if (b->n > 0 && b->tree != s->tree)
                 actions_batch_commit(c);
         /* rather than wait for the salvage thread to build s's line (at the start of a run, or
@@ -424,8 +436,9 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
         actions_journal_run(&c, p, /* start= */ true, n_planned);
         /* qgc's record of archive and restore times kept near one line per session */
         for (size_t i = 0; i < p->inv->n_trees; i++) {
-                int k = c.trees[i].error < 0 ? 0
-                                             : session_times_compact(c.trees[i].global_fd, p->inv, i);
+                int k = c.trees[i].error < 0 || c.trees[i].run
+                                ? 0
+                                : session_times_compact(c.trees[i].global_fd, p->inv, i);
                 if (k < 0)
                         log_warning_errno(k, "cannot compact '%s/%s'", p->inv->trees[i].global_dir,
                                           SESSION_TIMES_FILE);
@@ -433,6 +446,8 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
 
         /* first what an interrupted run left behind (style.md 2.2), then the policy's actions */
         actions_steps(&c, p, /* restore= */ false);
+        for (size_t i = 0; i < p->inv->n_trees; i++)
+                actions_store_recover(&c, i);
         actions_erase_salvage_ahead(&c, p);
         for (size_t i = 0; i < p->n_items; i++) {
                 const PlanItem *it = &p->items[i];
@@ -466,7 +481,7 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
         actions_report_held_back(&c, p);
         actions_journal_run(&c, p, /* start= */ false, n_planned);
         for (size_t i = 0; i < p->inv->n_trees; i++)
-                actions_tree_done(&c.trees[i]);
+                actions_tree_done(&c.trees[i], &p->inv->trees[i]);
         free(c.why);
         erase_index_free(c.erase_index);
         free(c.trees);

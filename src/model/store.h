@@ -77,6 +77,12 @@ typedef struct StoreOps {
          * selects there as a skip (rule "store") with this as its reason, and the run takes no
          * lock there and writes nothing: the plan is the run. */
         const char *read_only;
+        /* Per verb, for a store with run operations: why qgc does not archive (nor compress)
+         * sessions of this store's trees, and why it does not reclaim its orphans (NULL: it
+         * does, through run_session and run_orphan). The policy plans each such action as a
+         * skip (rule "store") with this as its reason, as for read_only. */
+        const char *archive_refused;
+        const char *orphans_refused;
 
         /* --root DIR: is the directory open at dir_fd one of this store's roots? 1 yes, 0 no,
          * or -errno. Read-only, follows no symlink. The cli asks every store, the last one
@@ -114,6 +120,9 @@ typedef struct StoreOps {
          * it and qgc show reads it. Allocated; NULL on ENOMEM. May be NULL: the journal then
          * names no path, and qgc show finds no transcript. */
         char *(*session_path)(const Session *s, bool archived);
+        /* The path of orphan o relative to its tree's runtime root, as the journal names it, for
+         * a store with run_orphan. Allocated; NULL on ENOMEM. May be NULL: project_dir/name. */
+        char *(*orphan_path)(const Orphan *o);
 
         /* qgc status in the store's words: no_archive, the store keeps no archived sessions
          * (no ARCHIVED column, no archive line, when no tree's store has one); session_bytes,

@@ -690,19 +690,35 @@ static void policy_limit_skip(Verdict *vd) {
 
 const char policy_rule_store[] = "store";
 
-/* Plan what a rule selected in a tree of a read-only store (StoreOps.read_only) as a skip: the
- * run changes nothing there. Once before the deletion limits (they count no such deletion), once
- * after the stale entries' decisions (they may delete or mark). 0 or -ENOMEM. */
-static int policy_store_skip(PolicyRun *run, Verdict *vd, size_t tree) {
-        const StoreOps *store = run->inv->trees[tree].store;
+/* Why the store of tree does not carry out what vd plans (an orphan's when orphan), or NULL:
+ * the whole store is read only (StoreOps.read_only), or that verb is refused there
+ * (StoreOps.archive_refused, orphans_refused). */
+static const char *policy_store_refusal(const StoreOps *store, const Verdict *vd, bool orphan) {
+        if (!store)
+                return NULL;
+        if (store->read_only)
+                return store->read_only;
+        if (orphan)
+                return store->orphans_refused;
+        return vd->verb == VERB_ARCHIVE || vd->verb == VERB_COMPRESS ? store->archive_refused
+                                                                     : NULL;
+}
 
-        if (!store || !store->read_only ||
-            (vd->verb != VERB_ARCHIVE && vd->verb != VERB_DELETE && vd->verb != VERB_COMPRESS &&
-             vd->mark == 0))
+/* Plan what a rule selected in a tree of a store that would not carry it out as a skip: the run
+ * changes nothing there. Once before the deletion limits (they count no such deletion), once
+ * after the stale entries' decisions (they may delete or mark). 0 or -ENOMEM. */
+static int policy_store_skip(PolicyRun *run, Verdict *vd, size_t tree, bool orphan) {
+        const char *why;
+
+        if (vd->verb != VERB_ARCHIVE && vd->verb != VERB_DELETE && vd->verb != VERB_COMPRESS &&
+            vd->mark == 0)
+                return 0;
+        why = policy_store_refusal(run->inv->trees[tree].store, vd, orphan);
+        if (!why)
                 return 0;
         if (!policy_facts(vd))
                 return -ENOMEM;
-        vd->facts->read_only = store->read_only;
+        vd->facts->read_only = why;
         vd->mark = 0;
         if (vd->verb == VERB_SKIP || vd->verb == VERB_KEEP)
                 return 0; /* only a mark: its reason stays the entry's */
@@ -715,12 +731,14 @@ static int policy_store_skip(PolicyRun *run, Verdict *vd, size_t tree) {
 
 static int policy_store_skips(PolicyRun *run, bool orphans) {
         for (size_t i = 0; i < run->inv->n_sessions; i++) {
-                int r = policy_store_skip(run, &run->v->sessions[i], run->inv->sessions[i].tree);
+                int r = policy_store_skip(run, &run->v->sessions[i], run->inv->sessions[i].tree,
+                                          /* orphan= */ false);
                 if (r < 0)
                         return r;
         }
         for (size_t i = 0; orphans && i < run->inv->n_orphans; i++) {
-                int r = policy_store_skip(run, &run->v->orphans[i], run->inv->orphans[i].tree);
+                int r = policy_store_skip(run, &run->v->orphans[i], run->inv->orphans[i].tree,
+                                          /* orphan= */ true);
                 if (r < 0)
                         return r;
         }

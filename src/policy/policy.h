@@ -122,7 +122,7 @@ typedef struct VerdictFacts {
         const char *held_rule; /* static: the rule whose deletion was held back, else NULL */
         char *fact;            /* owned: a whole reason set outside the policy's rules (tests),
                                 * else NULL */
-        const char *read_only; /* static: rule "store": the store's StoreOps.read_only */
+        const char *read_only; /* static: rule "store": the store's refusal (StoreOps) */
 } VerdictFacts;
 
 /* A decision and the facts it was made from; no prose. The reason text is rendered from these

@@ -18,7 +18,8 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REALQWEN="$HERE"   # mock-openai.mjs and net-guard.cjs, copied from realqwen unchanged
+REALQWEN="$HERE"   # mock-openai.mjs, copied from realqwen unchanged
+NET_GUARD="$HERE/../realqwen/net-guard.cjs" # the one copy, realqwen's
 CLI="${REALDC_BUILD:-$HERE/build}/packages/cli/dist/cli.js"
 OP="$HERE/dc-session-op.mjs"
 
@@ -61,7 +62,7 @@ export HOME="$OUT"
 export NO_COLOR=1
 # Deep Code's telemetry is off in settings.json; anything else non-loopback is
 # refused in-process (same guard as realqwen).
-export NODE_OPTIONS="--require $REALQWEN/net-guard.cjs${NODE_OPTIONS:+ $NODE_OPTIONS}"
+export NODE_OPTIONS="--require $NET_GUARD${NODE_OPTIONS:+ $NODE_OPTIONS}"
 export REALQWEN_NET_GUARD_LOG="$WORK/net-guard.log"
 unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE 2>/dev/null || true
 

@@ -1229,6 +1229,39 @@ static void test_policy_read_only_store(void **state) {
         fx_done(&f);
 }
 
+/* A store that deletes but does not archive (StoreOps.archive_refused): an archive is planned as
+ * a skip (rule "store") with the store's reason; a delete stays a delete. */
+static void test_policy_store_refuses_archive(void **state) {
+        static const StoreOps na = { .name = "na", .archive_refused = "na has no archive" };
+        Fixture f;
+        char got[MAX_S + 1];
+        (void)state;
+
+        fx_init(&f, (Policy)POL(.max_age = 90 * D));
+        f.inv.n_trees = 2;
+        f.trees[1].store = &na;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 103 * D, 1)->tree = 1;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, 1);
+        fx_eval(&f, false);
+        fx_verbs(&f, got);
+        assert_string_equal(got, "SA");
+        assert_string_equal(f.v->sessions[0].rule, "store");
+        assert_int_equal(f.v->sessions[0].blocked_verb, VERB_ARCHIVE);
+        assert_string_equal(fx_reason(&f, 0), "na has no archive (store) (would archive: idle "
+                                              "103d > max-age 90d)");
+        fx_done(&f);
+
+        fx_init(&f, (Policy)POL(.action = POLICY_ACTION_DELETE, .max_age = 90 * D));
+        f.inv.n_trees = 2;
+        f.trees[1].store = &na;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 103 * D, 1)->tree = 1;
+        fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, 1);
+        fx_eval(&f, false);
+        fx_verbs(&f, got);
+        assert_string_equal(got, "DD");
+        fx_done(&f);
+}
+
 static void test_policy_override_picks_other_action(void **state) {
         Fixture f;
         ProjectOverride po = {
@@ -1943,6 +1976,7 @@ int main(void) {
                 cmocka_unit_test(test_policy_count_allocated_or_apparent),
                 cmocka_unit_test(test_policy_trees_are_separate),
                 cmocka_unit_test(test_policy_read_only_store),
+                cmocka_unit_test(test_policy_store_refuses_archive),
                 cmocka_unit_test(test_policy_override_picks_other_action),
                 cmocka_unit_test(test_policy_bad_arguments),
                 cmocka_unit_test(test_policy_strings),

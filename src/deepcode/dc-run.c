@@ -1,0 +1,563 @@
+/* dc-run.c: the delete of a Deep Code session and its recovery (see dc-run.h).
+ *
+ * Order of a delete, each change after its hook (StoreStep.hook), so that a kill anywhere
+ * leaves nothing half-visible to Deep Code (it lists only what the index names) and the next
+ * run's dc_run_recover() converges to what an unkilled run leaves:
+ *   1. the marker .qgc/delete-<id> (code, the .jsonl's identity), durable;
+ *   2. the index without the session's entries: a temp file, fsync, the index re-read and
+ *      compared with the text the edit was made from (Deep Code rewrites it whole, with no lock:
+ *      if it did meanwhile, the edit is redone from its text), rename, fsync of the directory;
+ *      only while no Deep Code process works in the project, only when the index parses and is
+ *      exactly JSON.stringify(index, null, 2) of what it holds (the text Deep Code itself
+ *      writes: saveSessionsIndex() of session.ts), so that the edit is what Deep Code's own
+ *      deleteSession() writes;
+ *   3. <id>.jsonl (when it is still what the scan saw), images/<id>/, then the loose
+ *      refs/heads/<id> and logs/refs/heads/<id> of file-history/.git (a branch in packed-refs,
+ *      which only a compaction writes, is left to the compaction: it removes the refs of
+ *      sessions no longer in the index);
+ *   4. the marker.
+ * Before 2 the session is whole; from 2 on Deep Code cannot list it, and what is left of it is
+ * what its own delete leaves. dc_run_recover() redoes 2-4 for each marker (from 2 when the entry
+ * is still there and the .jsonl is still the marker's; else only what is left), and drops a
+ * marker whose session changed since (nothing is lost). */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dc-index.h"
+#include "dc-proc.h"
+#include "dc-project.h"
+#include "dc-run.h"
+#include "dc-store.h"
+#include "fsutil.h"
+#include "js.h"
+#include "json.h"
+#include "macro.h"
+#include "policy.h"
+#include "rm-rf.h"
+#include "util.h"
+
+#define DC_RUN_INDEX "sessions-index.json"
+#define DC_RUN_INDEX_TEMP "." DC_RUN_INDEX FS_TEMP_SUFFIX
+#define DC_RUN_MARKER_MAX 8192
+
+static void dc_run_hook(StoreStep *step, const char *fmt, ...) {
+        _cleanup_free_ char *what = NULL;
+        va_list ap;
+
+        if (!step->hook)
+                return;
+        va_start(ap, fmt);
+        if (vasprintf(&what, fmt, ap) < 0)
+                what = NULL;
+        va_end(ap);
+        step->hook(step->userdata, what ?: "?");
+}
+
+/* Set step->why (the first one stays) and return r. */
+static int dc_run_why(StoreStep *step, int r, const char *fmt, ...) {
+        va_list ap;
+
+        if (step->why)
+                return r;
+        va_start(ap, fmt);
+        if (vasprintf(&step->why, fmt, ap) < 0)
+                step->why = NULL;
+        va_end(ap);
+        return r;
+}
+
+int dc_run_open(const Inventory *inv, size_t t, struct StoreRun **ret) {
+        _cleanup_free_ struct StoreRun *run = calloc(1, sizeof(*run));
+        FsRoot root = FS_ROOT_NULL;
+        struct stat st;
+        int r;
+
+        if (!run)
+                return -ENOMEM;
+        r = fs_root_open(inv->trees[t].runtime_dir, inv->trees[t].dev, &root);
+        if (r < 0)
+                return r;
+        if (fstat(root.fd, &st) < 0) {
+                r = -errno;
+                fs_root_done(&root);
+                return r;
+        }
+        *run = (struct StoreRun){ .inv = inv, .tree = t, .store_fd = TAKE_FD(root.fd),
+                                  .dev = st.st_dev, .uid = st.st_uid };
+        run->projects_fd = fs_open_dir(run->store_fd, "projects");
+        *ret = TAKE_PTR(run);
+        return 0;
+}
+
+void dc_run_close(struct StoreRun *run) {
+        if (!run)
+                return;
+        /* .qgc/ holds only pending markers: gone with the last one */
+        (void)unlinkat(run->store_fd, DC_RUN_QGC_DIR, AT_REMOVEDIR);
+        safe_close(run->projects_fd);
+        safe_close(run->store_fd);
+        free(run);
+}
+
+/* May a Deep Code process be writing projects/<code>/? 0 no, -EBUSY (step->why), -ENOMEM. */
+static int dc_run_live(const struct StoreRun *run, const char *code, StoreStep *step) {
+        DcProcs procs;
+        pid_t pid = 0;
+        int r;
+
+        r = dc_proc_scan(&procs);
+        if (r < 0)
+                return r;
+        r = dc_proc_find(&procs, code, run->uid, &pid);
+        dc_proc_done(&procs);
+        if (r > 0)
+                return dc_run_why(step, -EBUSY, "Deep Code pid %d works in its project", (int)pid);
+        if (r < 0)
+                return dc_run_why(step, -EBUSY,
+                                  "a Deep Code process whose working directory cannot be read");
+        return 0;
+}
+
+/* Is the index entry o of a prompt in progress (store.h's DC_LIVE_STATUS)? */
+static bool dc_run_entry_busy(json_object *o, msec_t now) {
+        const char *st = json_get_string(o, "status");
+        const char *up = json_get_string(o, "updateTime");
+        msec_t t;
+
+        if (!st || (!streq(st, "processing") && !streq(st, "ask_permission") &&
+                    !streq(st, "waiting_for_user")))
+                return false;
+        return !up || js_date_parse(up, &t) < 0 || now - t < DC_STATUS_WINDOW;
+}
+
+/* A text read whole from (dfd, name), with the file's stat. 0, or -errno. */
+static int dc_run_read(int dfd, const char *name, size_t max, char **ret, size_t *ret_n,
+                       struct stat *ret_st) {
+        _cleanup_close_ int fd = fs_open_noatime(dfd, name, O_RDONLY);
+
+        if (fd < 0)
+                return fd;
+        if (ret_st && fstat(fd, ret_st) < 0)
+                return -errno;
+        return fs_read_fd(fd, max, ret, ret_n);
+}
+
+static int dc_run_write_temp(int pfd, const char *text, size_t n, const struct stat *st) {
+        _cleanup_close_ int fd = -EBADF;
+
+        (void)unlinkat(pfd, DC_RUN_INDEX_TEMP, 0);
+        fd = openat(pfd, DC_RUN_INDEX_TEMP,
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st->st_mode & 07777);
+        if (fd < 0)
+                return -errno;
+        if (geteuid() == 0 && fchown(fd, st->st_uid, st->st_gid) < 0)
+                return -errno;
+        for (size_t done = 0; done < n;) {
+                ssize_t k = write(fd, text + done, n - done);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                done += (size_t)k;
+        }
+        return fs_fsync(fd);
+}
+
+/* The index of projects/<code>/ (open at pfd) without the entries of id. With remove false, only
+ * the checks. 1 the index named id (remove: now durably without it), 0 it has no entry of id
+ * (or no index), -EBUSY a Deep Code process works in the project or the entry's status is a
+ * prompt in progress, -EBADMSG the index cannot be read as Deep Code writes it (never
+ * rewritten), -ESTALE its originalPath no longer proves the directory is its, -EAGAIN Deep
+ * Code kept rewriting it, another -errno; step->why says which. */
+static int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code,
+                             const char *id, bool remove, StoreStep *step) {
+        for (unsigned try = 0; try < DC_RUN_INDEX_TRIES; try++) {
+                _cleanup_free_ char *text = NULL, *again = NULL, *pcode = NULL, *out = NULL;
+                json_object *root = NULL, *entries = NULL;
+                StrBuf b = {};
+                struct stat st;
+                size_t n = 0, n_again = 0, found = 0, len = 0;
+                const char *orig;
+                int r;
+
+                r = dc_run_read(pfd, DC_RUN_INDEX, DC_INDEX_MAX, &text, &n, &st);
+                if (r == -ENOENT)
+                        return 0;
+                if (r < 0)
+                        return dc_run_why(step, r == -ENOMEM ? r : -EBADMSG,
+                                          "cannot read sessions-index.json");
+                r = json_parse(text, n, &root);
+                if (r == -ENOMEM)
+                        return r;
+                if (r >= 0 && js_stringify_indent(&b, root, 2) < 0)
+                        r = -ENOMEM;
+                if (r >= 0 && (b.len != n || memcmp(b.buf, text, n) != 0))
+                        r = -EBADMSG;
+                strbuf_done(&b);
+                orig = r < 0 ? NULL : json_get_string(root, "originalPath");
+                if (r >= 0 && (!json_object_object_get_ex(root, "entries", &entries) ||
+                               !json_object_is_type(entries, json_type_array) || !orig))
+                        r = -EBADMSG;
+                if (r < 0) {
+                        json_object_put(root);
+                        return r == -ENOMEM ? r : dc_run_why(step, -EBADMSG,
+                                "sessions-index.json is not what Deep Code writes "
+                                "(JSON.stringify(index, null, 2)): never rewritten");
+                }
+                r = dc_project_code(orig, &pcode);
+                if (r == -ENOMEM || (r >= 0 && !streq(pcode, code))) {
+                        json_object_put(root);
+                        return r == -ENOMEM ? r : dc_run_why(step, -ESTALE,
+                                "its index's originalPath no longer names the project directory");
+                }
+                len = json_object_array_length(entries);
+                for (size_t i = len; i-- > 0;) {
+                        json_object *o = json_object_array_get_idx(entries, i);
+                        const char *eid = json_get_string(o, "id");
+
+                        if (!eid || !streq(eid, id))
+                                continue;
+                        if (dc_run_entry_busy(o, now_msec())) {
+                                json_object_put(root);
+                                return dc_run_why(step, -EBUSY,
+                                                  "its index status is a prompt in progress");
+                        }
+                        found++;
+                        if (remove)
+                                json_object_array_del_idx(entries, i, 1);
+                }
+                if (found == 0 || !remove) {
+                        json_object_put(root);
+                        return found > 0;
+                }
+                r = js_stringify_indent(&b, root, 2);
+                json_object_put(root);
+                if (r < 0) {
+                        strbuf_done(&b);
+                        return -ENOMEM;
+                }
+                out = strbuf_steal(&b);
+                if (!out)
+                        return -ENOMEM;
+                /* Deep Code has no lock: its processes are the only other writers */
+                r = dc_run_live(run, code, step);
+                if (r < 0)
+                        return r;
+                r = dc_run_write_temp(pfd, out, strlen(out), &st);
+                if (r < 0) {
+                        (void)unlinkat(pfd, DC_RUN_INDEX_TEMP, 0);
+                        return dc_run_why(step, r, "cannot write sessions-index.json's new text");
+                }
+                dc_run_hook(step, "replace projects/%s/" DC_RUN_INDEX " by its text without "
+                            "session %s", code, id);
+                r = dc_run_read(pfd, DC_RUN_INDEX, DC_INDEX_MAX, &again, &n_again, NULL);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 || n_again != n || memcmp(again, text, n) != 0) {
+                        (void)unlinkat(pfd, DC_RUN_INDEX_TEMP, 0);
+                        continue; /* rewritten meanwhile: redone from its new text */
+                }
+                if (renameat(pfd, DC_RUN_INDEX_TEMP, pfd, DC_RUN_INDEX) < 0) {
+                        r = -errno;
+                        (void)unlinkat(pfd, DC_RUN_INDEX_TEMP, 0);
+                        return dc_run_why(step, r, "cannot replace sessions-index.json");
+                }
+                r = fs_fsync(pfd);
+                return r < 0 ? dc_run_why(step, r, "cannot sync the project directory") : 1;
+        }
+        return dc_run_why(step, -EAGAIN, "Deep Code rewrote sessions-index.json during each of "
+                          "%u edits", DC_RUN_INDEX_TRIES);
+}
+
+/* Remove name below (dfd, dir) after its hook, and sync the directory. 0 (also when absent). */
+static int dc_run_unlink(int dfd, const char *dir, const char *name, const char *shown,
+                         StoreStep *step) {
+        _cleanup_close_ int fd = fs_open_path(dfd, dir, 0);
+        int r;
+
+        if (fd == -ENOENT || fd == -ENOTDIR)
+                return 0;
+        if (fd < 0)
+                return dc_run_why(step, fd, "cannot open %s", dir);
+        r = fs_exists(fd, name);
+        if (r <= 0)
+                return r;
+        dc_run_hook(step, "remove %s", shown);
+        r = fs_unlink(fd, name, 0);
+        if (r < 0 && r != -ENOENT)
+                return dc_run_why(step, r, "cannot remove %s", shown);
+        r = fs_fsync(fd);
+        return r < 0 ? dc_run_why(step, r, "cannot sync the directory of %s", shown) : 0;
+}
+
+/* Steps 2 and 3 of a delete (see the top). jsonl: the .jsonl's identity when the delete
+ * started (not present: it must still be absent). 0, or -errno with step->why. */
+static int dc_run_delete(const struct StoreRun *run, int pfd, const char *code, const char *id,
+                         const FileId *jsonl, StoreStep *step) {
+        _cleanup_free_ char *name = strprintf("%s.jsonl", id);
+        _cleanup_free_ char *shown = strprintf("projects/%s/%s.jsonl", code, id);
+        _cleanup_free_ char *ref = strprintf("refs/heads/%s", id);
+        _cleanup_close_ int images_fd = -EBADF;
+        uint64_t freed = 0;
+        int r;
+
+        if (!name || !shown || !ref)
+                return -ENOMEM;
+        r = dc_run_index_edit(run, pfd, code, id, /* remove= */ true, step);
+        if (r < 0)
+                return r;
+        r = jsonl->present ? fs_check_identity(pfd, name, jsonl) : 0;
+        if (r < 0)
+                return dc_run_why(step, r, "cannot check %s", shown);
+        if (r > 0) {
+                dc_run_hook(step, "remove %s", shown);
+                r = fs_unlink(pfd, name, 0);
+                if (r < 0 && r != -ENOENT)
+                        return dc_run_why(step, r, "cannot remove %s", shown);
+                r = fs_fsync(pfd);
+                if (r < 0)
+                        return dc_run_why(step, r, "cannot sync the project directory");
+                freed += jsonl->blocks;
+        } /* else changed since (or gone): it stays, a file Deep Code's list does not name */
+        images_fd = fs_open_dir(pfd, "images");
+        if (images_fd >= 0 && fs_exists(images_fd, id) > 0) {
+                uint64_t b = 0;
+
+                dc_run_hook(step, "remove projects/%s/images/%s/", code, id);
+                r = rm_rf_at(images_fd, id, run->dev, &b);
+                freed += b;
+                if (r >= 0)
+                        r = fs_fsync(images_fd);
+                if (r < 0)
+                        return dc_run_why(step, r, "cannot remove projects/%s/images/%s/", code,
+                                          id);
+        }
+        step->bytes += freed;
+        r = dc_run_unlink(pfd, "file-history/.git/refs/heads", id, ref, step);
+        if (r >= 0)
+                r = dc_run_unlink(pfd, "file-history/.git/logs/refs/heads", id, "its reflog",
+                                  step);
+        return r;
+}
+
+/* The marker's text: what dc_run_recover() needs to finish the delete. */
+static char *dc_run_marker_text(const char *code, const char *id, const FileId *f) {
+        return strprintf("qgc deepcode delete 1\ncode %s\nid %s\njsonl %d %" PRIu64 " %" PRIu64
+                         " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 "\n",
+                         code, id, f->present, (uint64_t)f->dev, (uint64_t)f->ino, f->size,
+                         (uint64_t)f->blocks, f->mtime_ns, f->ctime_ns);
+}
+
+static int dc_run_marker_parse(char *text, char **ret_code, char **ret_id, FileId *ret) {
+        char *code, *id, *jl, *e;
+        uint64_t dev, ino, size, blocks;
+        int present;
+
+        if (!strneq(text, "qgc deepcode delete 1\ncode ", 27))
+                return -EBADMSG;
+        code = text + 27;
+        id = strstr(code, "\nid ");
+        if (!id)
+                return -EBADMSG;
+        *id = 0;
+        id += 4;
+        jl = strstr(id, "\njsonl ");
+        if (!jl)
+                return -EBADMSG;
+        *jl = 0;
+        jl += 7;
+        e = strchr(jl, '\n');
+        if (!e || e[1] != 0)
+                return -EBADMSG;
+        *ret = (FileId){};
+        if (sscanf(jl, "%d %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNd64 " %" SCNd64,
+                   &present, &dev, &ino, &size, &blocks, &ret->mtime_ns, &ret->ctime_ns) != 7)
+                return -EBADMSG;
+        ret->present = present != 0;
+        ret->dev = (dev_t)dev;
+        ret->ino = (ino_t)ino;
+        ret->size = size;
+        ret->blocks = blocks;
+        *ret_code = code;
+        *ret_id = id;
+        return 0;
+}
+
+/* Can a name from the index or a marker be used as a file name of the project? */
+static bool dc_run_name_ok(const char *s) {
+        return s && *s && *s != '.' && !strpbrk(s, "/\n") && strlen(s) < 200;
+}
+
+int dc_run_session(struct StoreRun *run, const Session *s, const Verdict *v, StoreStep *step) {
+        _cleanup_close_ int pfd = -EBADF, qfd = -EBADF;
+        _cleanup_free_ char *name = strprintf("%s.jsonl", s->id);
+        _cleanup_free_ char *marker = strprintf(DC_RUN_MARKER_PREFIX "%s", s->id);
+        _cleanup_free_ char *text = NULL;
+        const char *code = s->project_dir;
+        int r;
+
+        if (!name || !marker)
+                return -ENOMEM;
+        if (v->verb != VERB_DELETE)
+                return dc_run_why(step, -EOPNOTSUPP, "Deep Code has no archive");
+        if (s->owner != OWNER_OK || !dc_run_name_ok(s->id) || !dc_run_name_ok(code))
+                return dc_run_why(step, -EPERM, "ownership not proven");
+        if (run->projects_fd < 0)
+                return dc_run_why(step, run->projects_fd, "cannot open projects/");
+        pfd = fs_open_dir(run->projects_fd, code);
+        if (pfd == -ENOENT)
+                return -ESTALE;
+        if (pfd < 0)
+                return dc_run_why(step, pfd, "cannot open projects/%s", code);
+        /* identity, then liveness and the index as they are now */
+        r = s->active.present ? fs_check_identity(pfd, name, &s->active)
+                              : fs_exists(pfd, name) == 0;
+        if (r < 0)
+                return dc_run_why(step, r, "cannot check its transcript");
+        if (r == 0)
+                return -ESTALE;
+        r = dc_run_live(run, code, step);
+        if (r < 0)
+                return r;
+        r = dc_run_index_edit(run, pfd, code, s->id, /* remove= */ false, step);
+        if (r == 0)
+                return -ESTALE; /* Deep Code deleted it (or capped it away) since the scan */
+        if (r < 0)
+                return r;
+
+        text = dc_run_marker_text(code, s->id, &s->active);
+        if (!text)
+                return -ENOMEM;
+        r = fs_mkdirat(run->store_fd, DC_RUN_QGC_DIR, 0700);
+        if (r >= 0)
+                r = fs_fsync(run->store_fd);
+        if (r < 0 && r != -EEXIST)
+                return dc_run_why(step, r, "cannot create ~/.deepcode/" DC_RUN_QGC_DIR);
+        qfd = fs_open_dir(run->store_fd, DC_RUN_QGC_DIR);
+        if (qfd < 0)
+                return dc_run_why(step, qfd, "cannot open ~/.deepcode/" DC_RUN_QGC_DIR);
+        if (fs_exists(qfd, marker) != 0)
+                return dc_run_why(step, -EEXIST, "a pending delete of the same id is recorded");
+        dc_run_hook(step, "write the pending-delete marker of session %s", s->id);
+        r = fs_write_atomic(qfd, marker, text, strlen(text), 0600);
+        if (r < 0)
+                return dc_run_why(step, r, "cannot write the pending-delete marker");
+
+        r = dc_run_delete(run, pfd, code, s->id, &s->active, step);
+        if (r < 0 && r != -EBUSY && r != -EAGAIN && r != -EBADMSG && r != -ESTALE)
+                return r; /* the marker stays: the next run finishes */
+        if (r < 0) {
+                /* nothing was changed but the marker: the session stays whole */
+                (void)fs_unlink(qfd, marker, 0);
+                return r;
+        }
+        dc_run_hook(step, "remove the pending-delete marker of session %s", s->id);
+        (void)fs_unlink(qfd, marker, 0);
+        return 0;
+}
+
+/* Finish the delete of marker (in .qgc/ open at qfd). 1 finished (or dropped: the session
+ * changed since), 0 left for a later run, -errno with step->why. */
+static int dc_run_recover_one(struct StoreRun *run, int qfd, const char *marker,
+                              StoreStep *step) {
+        _cleanup_free_ char *text = NULL, *name = NULL;
+        _cleanup_close_ int pfd = -EBADF;
+        char *code, *id;
+        size_t n;
+        FileId f;
+        int r;
+
+        r = fs_read_file(qfd, marker, DC_RUN_MARKER_MAX, &text, &n);
+        if (r < 0)
+                return dc_run_why(step, r, "cannot read ~/.deepcode/" DC_RUN_QGC_DIR "/%s", marker);
+        r = dc_run_marker_parse(text, &code, &id, &f);
+        if (r < 0 || !dc_run_name_ok(code) || !dc_run_name_ok(id) ||
+            !streq(marker + strlen(DC_RUN_MARKER_PREFIX), id))
+                return dc_run_why(step, -EBADMSG, "~/.deepcode/" DC_RUN_QGC_DIR "/%s is not "
+                                  "qgc's pending-delete marker: kept", marker);
+        name = strprintf("%s.jsonl", id);
+        if (!name)
+                return -ENOMEM;
+        pfd = run->projects_fd < 0 ? run->projects_fd : fs_open_dir(run->projects_fd, code);
+        if (pfd < 0 && pfd != -ENOENT)
+                return dc_run_why(step, pfd, "cannot open projects/%s", code);
+        if (pfd >= 0) {
+                (void)unlinkat(pfd, DC_RUN_INDEX_TEMP, 0); /* a killed edit's */
+                r = dc_run_index_edit(run, pfd, code, id, /* remove= */ false, step);
+                if (r > 0 && (f.present ? fs_check_identity(pfd, name, &f)
+                                        : fs_exists(pfd, name) == 0) <= 0) {
+                        /* resumed (or replaced) since the killed run: not deleted */
+                        dc_run_hook(step, "remove the pending-delete marker of session %s", id);
+                        r = fs_unlink(qfd, marker, 0);
+                        return r < 0 && r != -ENOENT ? r : 1;
+                }
+                r = r < 0 ? r : dc_run_live(run, code, step);
+                if (r >= 0)
+                        r = dc_run_delete(run, pfd, code, id, &f, step);
+                if (r == -EBUSY || r == -EAGAIN)
+                        return 0;
+                if (r < 0)
+                        return r;
+        }
+        dc_run_hook(step, "remove the pending-delete marker of session %s", id);
+        r = fs_unlink(qfd, marker, 0);
+        return r < 0 && r != -ENOENT ? r : 1;
+}
+
+int dc_run_recover(struct StoreRun *run, StoreStep *step) {
+        _cleanup_close_ int qfd = fs_open_dir(run->store_fd, DC_RUN_QGC_DIR);
+        _cleanup_free_ FsDir *d = NULL;
+        char **names = NULL;
+        size_t n = 0, alloc = 0;
+        const char *name;
+        unsigned char type;
+        int k, r = 0;
+
+        if (qfd == -ENOENT)
+                return 0;
+        if (qfd < 0)
+                return dc_run_why(step, qfd, "cannot open ~/.deepcode/" DC_RUN_QGC_DIR);
+        d = malloc(sizeof(FsDir));
+        if (!d)
+                return -ENOMEM;
+        fs_dir_init(d, qfd);
+        while ((k = fs_dir_next(d, &name, &type)) > 0) {
+                if (fs_is_temp_name(name)) {
+                        (void)unlinkat(qfd, name, 0); /* a killed marker write's */
+                        continue;
+                }
+                if (!strneq(name, DC_RUN_MARKER_PREFIX, strlen(DC_RUN_MARKER_PREFIX)))
+                        continue;
+                if (greedy_realloc((void **)&names, &alloc, n + 1, sizeof(char *)) < 0 ||
+                    !(names[n] = strdup(name))) {
+                        k = -ENOMEM;
+                        break;
+                }
+                n++;
+        }
+        if (k < 0)
+                r = dc_run_why(step, k, "cannot list ~/.deepcode/" DC_RUN_QGC_DIR);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                int q = dc_run_recover_one(run, qfd, names[i], step);
+
+                if (q > 0)
+                        step->n_recovered++;
+                else if (q < 0 && r == 0)
+                        r = q;
+        }
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+        return r;
+}

@@ -1,0 +1,508 @@
+/* test_dc_run.c: the delete of Deep Code sessions through deepcode_store's run operations and
+ * the executor (actions_execute()): the index edited in Deep Code's exact format (texts written
+ * by hand), a rewrite of the index by Deep Code at the edit's hook (nothing lost), an index not
+ * in Deep Code's format refused (never rewritten), a project a Deep Code process works in
+ * skipped by the executor's own check, a killed delete whose session Deep Code
+ * resumed kept whole by the recovery, and a crash after every mutating step of a
+ * delete of corpus sessions (tests/data/deepcode/home.tar.gz) followed by a normal rerun: never
+ * an index entry whose transcript is gone, and the same tree as an unkilled run. The steps are
+ * counted and crashed at through ld --wrap=actions_report_step (the hook of every step). */
+#include "autoconf.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "actions.h"
+#include "dc-project.h"
+#include "deepcode-store.h"
+#include "fixture.h"
+#include "journal.h"
+#include "json.h"
+#include "macro.h"
+#include "plan.h"
+#include "policy.h"
+#include "scan.h"
+#include "testdata.h"
+#include "util.h"
+
+static struct {
+        unsigned crash_after, n_steps; /* _exit(99) right after the nth step (0: never) */
+        const char *rewrite_index;     /* at the index edit's hook, Deep Code writes this ... */
+        const char *rewrite_text;      /* ... text there (once) */
+} hk;
+
+void __real_actions_report_step(void *userdata, const char *what);
+void __wrap_actions_report_step(void *userdata, const char *what);
+void __wrap_actions_report_step(void *userdata, const char *what) {
+        __real_actions_report_step(userdata, what);
+        if (hk.rewrite_text && strneq(what, "replace projects/", 17)) {
+                _cleanup_free_ char *tmp = strprintf("%s.dc-tmp", hk.rewrite_index);
+                FILE *f = fopen(tmp, "we");
+
+                assert_non_null(f);
+                assert_int_equal(fputs(hk.rewrite_text, f) >= 0, 1);
+                assert_int_equal(fclose(f), 0);
+                assert_int_equal(rename(tmp, hk.rewrite_index), 0); /* as a whole rewrite */
+                hk.rewrite_text = NULL;
+        }
+        if (hk.crash_after > 0 && ++hk.n_steps >= hk.crash_after)
+                _exit(99);
+}
+
+typedef struct Run {
+        Inventory *inv;
+        Verdicts verdicts;
+        Plan plan;
+} Run;
+
+static void run_done(Run *r) {
+        for (size_t i = 0; i < r->verdicts.n_sessions; i++)
+                free(r->verdicts.sessions[i].facts);
+        free(r->verdicts.sessions);
+        free(r->plan.items);
+        inventory_free(r->inv);
+        *r = (Run){};
+}
+
+/* Scan the store dc and plan DELETE for the sessions ids (NULL-terminated), KEEP the rest;
+ * execute; return actions_execute()'s result with the stats. */
+static int run_delete(const char *dc, const char *const *ids, ActionStats *st) {
+        ScanOptions so = { .now = now_msec(), .no_atime = true };
+        Tree t = {};
+        Run r = {};
+        size_t n = 0;
+        int k;
+
+        assert_int_equal(inventory_new(&r.inv), 0);
+        assert_int_equal(deepcode_store.tree_from_dir(dc, &t), 0);
+        assert_int_equal(inventory_add_tree(r.inv, &t, NULL), 0);
+        assert_int_equal(scan_all(r.inv, &so), 0);
+        r.verdicts.n_sessions = r.inv->n_sessions;
+        r.verdicts.sessions = calloc(r.inv->n_sessions + 1, sizeof(Verdict));
+        r.plan.items = calloc(r.inv->n_sessions + 1, sizeof(PlanItem));
+        assert_non_null(r.verdicts.sessions);
+        assert_non_null(r.plan.items);
+        for (size_t i = 0; i < r.inv->n_sessions; i++) {
+                Verdict *v = &r.verdicts.sessions[i];
+
+                v->verb = VERB_KEEP;
+                v->rule = "test";
+                v->facts = calloc(1, sizeof(VerdictFacts));
+                assert_non_null(v->facts);
+                for (const char *const *id = ids; *id; id++)
+                        if (streq(*id, r.inv->sessions[i].id)) {
+                                /* as the policy plans it: a rerun may find a session whose
+                                 * entry a killed run removed (an unindexed file: not proven) */
+                                if (r.inv->sessions[i].owner != OWNER_OK)
+                                        continue;
+                                v->verb = VERB_DELETE;
+                                r.plan.items[n++] = (PlanItem){ .index = i, .verdict = v };
+                        }
+        }
+        r.plan.inv = r.inv;
+        r.plan.verdicts = &r.verdicts;
+        r.plan.n_items = n;
+        *st = (ActionStats){};
+        k = actions_execute(&r.plan, st);
+        run_done(&r);
+        return k;
+}
+
+/* ---------------------------------------------------------------- the index edit */
+
+#define ID1 "aaaaaaaa-0000-4000-8000-000000000001"
+#define ID2 "aaaaaaaa-0000-4000-8000-000000000002"
+#define ID3 "aaaaaaaa-0000-4000-8000-000000000003"
+#define PROJ "h/.deepcode/projects/-srv-x"
+
+/* An index as Deep Code 0.2.1 writes it (JSON.stringify(index, null, 2), no newline at the
+ * end), written by hand: escapes, a raw non-ASCII summary, an unescaped '/', numbers, null,
+ * empty containers. */
+#define ENTRY(id, extra)                                                                \
+        "    {\n"                                                                       \
+        "      \"id\": \"" id "\",\n"                                                   \
+        "      \"summary\": \"fix \\\"quotes\\\" / ñandú\\nnext\\u0001\",\n"            \
+        "      \"createTime\": \"2026-01-01T00:00:00.000Z\",\n"                         \
+        "      \"updateTime\": \"2026-01-02T00:00:00.000Z\",\n"                         \
+        "      \"status\": \"completed\",\n"                                            \
+        "      \"usage\": {\n"                                                          \
+        "        \"tokens\": 1234,\n"                                                   \
+        "        \"cost\": 0.5\n"                                                       \
+        "      },\n"                                                                    \
+        "      \"processes\": " extra "\n"                                              \
+        "    }"
+#define HEAD "{\n  \"version\": 1,\n  \"entries\": [\n"
+#define TAIL "\n  ],\n  \"originalPath\": \"/srv/x\"\n}"
+
+static const char index_12[] = HEAD ENTRY(ID1, "null") ",\n" ENTRY(ID2, "{}") TAIL;
+static const char index_2[] = HEAD ENTRY(ID2, "{}") TAIL;
+static const char index_123[] = HEAD ENTRY(ID1, "null") ",\n" ENTRY(ID2, "{}") ",\n"
+        ENTRY(ID3, "[]") TAIL;
+static const char index_23[] = HEAD ENTRY(ID2, "{}") ",\n" ENTRY(ID3, "[]") TAIL;
+static const char index_1_empty[] = "{\n  \"version\": 1,\n  \"entries\": [\n" ENTRY(ID1, "null")
+        "\n  ],\n  \"originalPath\": \"/srv/x\"\n}";
+static const char index_empty[] = "{\n  \"version\": 1,\n  \"entries\": [],\n"
+                                  "  \"originalPath\": \"/srv/x\"\n}";
+
+typedef struct T {
+        char *root;
+        char *dc;
+        char *index;
+} T;
+
+static int setup(void **state) {
+        T *t = calloc(1, sizeof(T));
+        _cleanup_free_ char *log = NULL;
+
+        assert_non_null(t);
+        assert_int_equal(fixture_new(&t->root), 0);
+        t->dc = fixture_path(t->root, "h/.deepcode");
+        t->index = fixture_path(t->root, PROJ "/sessions-index.json");
+        log = fixture_path(t->root, "actions.log");
+        assert_int_equal(journal_open(JOURNAL_TARGET_FILE, log, "fedcba9876543210fedcba9876543210"),
+                         0);
+        hk = (typeof(hk)){};
+        *state = t;
+        return 0;
+}
+
+static int teardown(void **state) {
+        T *t = *state;
+
+        journal_close();
+        fixture_free(t->root);
+        free(t->dc);
+        free(t->index);
+        free(t);
+        return 0;
+}
+
+static void write_session(T *t, const char *id) {
+        _cleanup_free_ char *rel = strprintf(PROJ "/%s.jsonl", id);
+        _cleanup_free_ char *line = strprintf(
+                "{\"id\":\"m1\",\"sessionId\":\"%s\",\"role\":\"user\",\"content\":\"hi\","
+                "\"visible\":true,\"createTime\":\"2026-01-01T00:00:00.000Z\"}\n", id);
+        _cleanup_free_ char *img = strprintf(PROJ "/images/%s/a.png", id);
+        _cleanup_free_ char *ref = strprintf(PROJ "/file-history/.git/refs/heads/%s", id);
+        _cleanup_free_ char *log = strprintf(PROJ "/file-history/.git/logs/refs/heads/%s", id);
+
+        assert_int_equal(fixture_write(t->root, rel, line), 0);
+        assert_int_equal(fixture_write(t->root, img, "png"), 0);
+        assert_int_equal(fixture_write(t->root, ref, "0123456789abcdef0123456789abcdef01234567\n"),
+                         0);
+        assert_int_equal(fixture_write(t->root, log, "x\n"), 0);
+}
+
+static void fixture_store(T *t, const char *index) {
+        assert_int_equal(fixture_write(t->root, PROJ "/sessions-index.json", index), 0);
+        write_session(t, ID1);
+        write_session(t, ID2);
+}
+
+static void check_gone(T *t, const char *id, bool gone) {
+        _cleanup_free_ char *a = strprintf(PROJ "/%s.jsonl", id);
+        _cleanup_free_ char *b = strprintf(PROJ "/images/%s", id);
+        _cleanup_free_ char *c = strprintf(PROJ "/file-history/.git/refs/heads/%s", id);
+        _cleanup_free_ char *d = strprintf(PROJ "/file-history/.git/logs/refs/heads/%s", id);
+
+        assert_int_equal(fixture_exists(t->root, a), !gone);
+        assert_int_equal(fixture_exists(t->root, b), !gone);
+        assert_int_equal(fixture_exists(t->root, c), !gone);
+        assert_int_equal(fixture_exists(t->root, d), !gone);
+}
+
+static void check_index(T *t, const char *want) {
+        _cleanup_free_ char *got = test_read(t->index);
+
+        assert_string_equal(got, want);
+}
+
+static void test_dc_delete_index_format(void **state) {
+        T *t = *state;
+        ActionStats st;
+
+        fixture_store(t, index_12);
+        assert_int_equal(run_delete(t->dc, (const char *const[]){ ID1, NULL }, &st), 0);
+        assert_int_equal(st.n_deleted, 1);
+        check_index(t, index_2);
+        check_gone(t, ID1, true);
+        check_gone(t, ID2, false);
+        assert_false(fixture_exists(t->root, "h/.deepcode/.qgc"));
+        /* the last entry: "entries": [] as JSON.stringify writes an empty array */
+        assert_int_equal(fixture_write(t->root, PROJ "/sessions-index.json", index_1_empty), 0);
+        write_session(t, ID1);
+        assert_int_equal(run_delete(t->dc, (const char *const[]){ ID1, NULL }, &st), 0);
+        assert_int_equal(st.n_deleted, 1);
+        check_index(t, index_empty);
+}
+
+/* Deep Code saves a new session into the index while qgc edits it: the edit is redone from its
+ * text, and the new entry stays. */
+static void test_dc_delete_index_rewritten_at_hook(void **state) {
+        T *t = *state;
+        ActionStats st;
+
+        fixture_store(t, index_12);
+        hk.rewrite_index = t->index;
+        hk.rewrite_text = index_123;
+        assert_int_equal(run_delete(t->dc, (const char *const[]){ ID1, NULL }, &st), 0);
+        assert_null(hk.rewrite_text);
+        assert_int_equal(st.n_deleted, 1);
+        check_index(t, index_23);
+        check_gone(t, ID1, true);
+}
+
+/* An index that parses but is not what Deep Code writes (compact), and one Deep Code turns
+ * unparsable at the hook: never rewritten, the session kept whole, the delete skipped. */
+static void test_dc_delete_index_not_deepcode_refused(void **state) {
+        T *t = *state;
+        static const char compact[] =
+                "{\"version\":1,\"entries\":[{\"id\":\"" ID1 "\",\"status\":\"completed\"}],"
+                "\"originalPath\":\"/srv/x\"}";
+        static const char broken[] = "{\"version\":1,\"entries\":[";
+        ActionStats st;
+
+        fixture_store(t, compact);
+        assert_int_equal(run_delete(t->dc, (const char *const[]){ ID1, NULL }, &st), 0);
+        assert_int_equal(st.n_deleted, 0);
+        assert_int_equal(st.n_skipped, 1);
+        check_index(t, compact);
+        check_gone(t, ID1, false);
+        assert_false(fixture_exists(t->root, "h/.deepcode/.qgc"));
+
+        assert_int_equal(fixture_write(t->root, PROJ "/sessions-index.json", index_12), 0);
+        hk.rewrite_index = t->index;
+        hk.rewrite_text = broken;
+        assert_int_equal(run_delete(t->dc, (const char *const[]){ ID1, NULL }, &st), 0);
+        assert_int_equal(st.n_deleted, 0);
+        assert_int_equal(st.n_skipped, 1);
+        check_index(t, broken);
+        check_gone(t, ID1, false);
+        assert_false(fixture_exists(t->root, PROJ "/.sessions-index.json.qgc-tmp"));
+}
+
+/* A Deep Code process works in the project: the executor's own check skips the delete (even
+ * when the plan says delete), and nothing changes. */
+static void test_dc_delete_live_project_skipped(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *work = fixture_path(t->root, "work/proj"), *code = NULL;
+        _cleanup_free_ char *index = NULL, *rel = NULL, *jsonl = NULL, *got = NULL, *log = NULL;
+        ActionStats st;
+        int pipefd[2];
+        char c;
+        pid_t pid;
+
+        assert_int_equal(fixture_mkdir(t->root, "work/proj"), 0);
+        assert_int_equal(dc_project_code(work, &code), 0);
+        index = strprintf("{\n  \"version\": 1,\n  \"entries\": [\n    {\n      \"id\": \"" ID1
+                          "\",\n      \"status\": \"completed\"\n    }\n  ],\n"
+                          "  \"originalPath\": \"%s\"\n}", work);
+        rel = strprintf("h/.deepcode/projects/%s/sessions-index.json", code);
+        jsonl = strprintf("h/.deepcode/projects/%s/" ID1 ".jsonl", code);
+        assert_int_equal(fixture_write(t->root, rel, index), 0);
+        assert_int_equal(fixture_write(t->root, jsonl, "{\"sessionId\":\"" ID1 "\"}\n"), 0);
+        assert_int_equal(pipe(pipefd), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                if (setpgid(0, 0) < 0 || chdir(work) < 0 || dup2(pipefd[1], 3) < 0)
+                        _exit(1);
+                /* argv[0] names Deep Code; the shell stays (sleep is not its last command) */
+                execl("/bin/sh", "deepcode", "-c", "echo x >&3; sleep 30; :", (char *)NULL);
+                _exit(1);
+        }
+        close(pipefd[1]);
+        assert_int_equal(read(pipefd[0], &c, 1), 1);
+        close(pipefd[0]);
+        assert_int_equal(run_delete(t->dc, (const char *const[]){ ID1, NULL }, &st), 0);
+        kill(-pid, SIGKILL);
+        (void)waitpid(pid, NULL, 0);
+        assert_int_equal(st.n_deleted, 0);
+        assert_int_equal(st.n_skipped, 1);
+        assert_int_equal(fixture_read(t->root, rel, &got, NULL), 0);
+        assert_string_equal(got, index);
+        assert_true(fixture_exists(t->root, jsonl));
+        assert_false(fixture_exists(t->root, "h/.deepcode/.qgc"));
+        assert_int_equal(fixture_read(t->root, "actions.log", &log, NULL), 0);
+        assert_non_null(strstr(log, "QGC_REASON=\"in use since scan: Deep Code pid "));
+}
+
+/* A run killed after its marker, then Deep Code resumes the session (its .jsonl grows): the
+ * next run's recovery drops the marker and the session stays whole. */
+static void test_dc_recover_resumed_session_kept(void **state) {
+        T *t = *state;
+        ActionStats st;
+        int status = 0;
+        pid_t pid;
+
+        fixture_store(t, index_12);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                hk.crash_after = 2; /* the marker written, the index not yet */
+                _exit(run_delete(t->dc, (const char *const[]){ ID1, NULL }, &st));
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 99);
+        assert_true(fixture_exists(t->root, "h/.deepcode/.qgc/delete-" ID1));
+        assert_int_equal(fixture_append(t->root, PROJ "/" ID1 ".jsonl",
+                                        "{\"id\":\"m2\",\"sessionId\":\"" ID1 "\"}\n"), 0);
+        assert_int_equal(run_delete(t->dc, (const char *const[]){ NULL }, &st), 0);
+        assert_int_equal(st.n_recovered, 1);
+        assert_int_equal(st.n_deleted, 0);
+        check_index(t, index_12);
+        check_gone(t, ID1, false);
+        assert_false(fixture_exists(t->root, "h/.deepcode/.qgc"));
+}
+
+/* ---------------------------------------------------------------- crash after every step */
+
+/* corpus sessions: tools (a branch with checkpoints), its fork, one of a non-ASCII project */
+static const char *const crash_ids[] = {
+        "458313f1-0b4f-420b-9d20-b6c7a466945d",
+        "ee4d9d2d-c295-4317-96f1-f5ea2c929a74",
+        "ec5a9b46-2522-4510-ae13-5d441694b5ec",
+        NULL,
+};
+
+/* The tree's snapshot without times: path, type, mode, size and content hash of every entry
+ * (directories' sizes left out: they depend on their history). */
+static char *snapshot(const char *root, const char *rel) {
+        _cleanup_free_ char *s = NULL;
+        StrBuf b = {};
+
+        assert_int_equal(fixture_snapshot(root, rel, &s), 0);
+        for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
+                char *f[6];
+                char *end = line + strlen(line);
+
+                for (int i = 5; i >= 0; i--) { /* the last six fields; the path may hold spaces */
+                        while (end > line && end[-1] != ' ')
+                                end--;
+                        f[i] = end;
+                        if (end > line)
+                                *--end = 0;
+                }
+                /* f: type mode size mtime atime hash */
+                assert_int_equal(strbuf_printf(&b, "%s %s %s %s %s\n", line, f[0], f[1],
+                                               streq(f[0], "d") ? "-" : f[2], f[5]), 0);
+        }
+        return strbuf_steal(&b);
+}
+
+/* No index names one of crash_ids without its transcript (each had one). */
+static void check_visible_whole(const char *home) {
+        _cleanup_free_ char *projects = strprintf("%s/.deepcode/projects", home);
+        DIR *d = opendir(projects);
+        struct dirent *de;
+
+        assert_non_null(d);
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *rel = strprintf("%s/sessions-index.json", de->d_name);
+                _cleanup_free_ char *text = NULL;
+                json_object *root = NULL, *entries = NULL;
+                size_t n = 0;
+
+                if (de->d_name[0] == '.' || fixture_read(projects, rel, &text, &n) < 0)
+                        continue;
+                assert_int_equal(json_parse(text, n, &root), 0);
+                assert_true(json_object_object_get_ex(root, "entries", &entries));
+                for (size_t i = 0; i < json_object_array_length(entries); i++) {
+                        json_object *e = json_object_array_get_idx(entries, i);
+                        const char *id = json_get_string(e, "id");
+
+                        for (const char *const *c = crash_ids; *c && id; c++) {
+                                _cleanup_free_ char *f = strprintf("%s/%s.jsonl", de->d_name, *c);
+
+                                if (streq(id, *c) && !fixture_exists(projects, f))
+                                        fail_msg("%s: an index entry without its transcript", f);
+                        }
+                }
+                json_object_put(root);
+        }
+        closedir(d);
+}
+
+static void test_dc_crash_after_every_step(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *tar = test_data_path("deepcode/home.tar.gz");
+        _cleanup_free_ char *ref = NULL, *want = NULL, *cmd = NULL;
+        ActionStats st;
+        unsigned n;
+
+        cmd = strprintf("mkdir -p '%s/ref' && tar xzf '%s' -C '%s/ref'", t->root, tar, t->root);
+        assert_int_equal(system(cmd), 0);
+        ref = fixture_path(t->root, "ref/home/.deepcode");
+        assert_int_equal(run_delete(ref, crash_ids, &st), 0);
+        assert_int_equal(st.n_deleted, 3);
+        assert_int_equal(st.n_failed, 0);
+        want = snapshot(t->root, "ref/home");
+
+        for (n = 1; n < 100; n++) {
+                _cleanup_free_ char *dir = strprintf("%s/run-%u", t->root, n);
+                _cleanup_free_ char *home = strprintf("%s/home", dir);
+                _cleanup_free_ char *dc = strprintf("%s/home/.deepcode", dir);
+                _cleanup_free_ char *rel = strprintf("run-%u/home", n);
+                _cleanup_free_ char *c = strprintf("mkdir -p '%s' && tar xzf '%s' -C '%s'", dir,
+                                                   tar, dir);
+                _cleanup_free_ char *got = NULL;
+                int status = 0;
+                pid_t pid;
+
+                assert_int_equal(system(c), 0);
+                pid = fork();
+                assert_true(pid >= 0);
+                if (pid == 0) {
+                        hk.crash_after = n;
+                        _exit(run_delete(dc, crash_ids, &st) == 0 ? 0 : 1);
+                }
+                assert_int_equal(waitpid(pid, &status, 0), pid);
+                assert_true(WIFEXITED(status));
+                if (WEXITSTATUS(status) != 99) {
+                        assert_int_equal(WEXITSTATUS(status), 0); /* every step was crashed at */
+                        break;
+                }
+                check_visible_whole(home);
+                /* the rerun: recovery first, then the same plan (what is still there) */
+                assert_true(run_delete(dc, crash_ids, &st) >= 0);
+                assert_int_equal(st.n_failed, 0);
+                got = snapshot(t->root, rel);
+                if (!streq(got, want))
+                        fail_msg("crash after step %u, then a rerun: not the unkilled run's "
+                                 "tree\n--- unkilled\n%s--- crashed\n%s", n, want, got);
+                assert_int_equal(fixture_rm_rf(dir), 0);
+        }
+        print_message("crashed after each of %u steps\n", n - 1);
+        assert_true(n > 15); /* 3 deletes of 5 to 7 steps each */
+        assert_true(n < 100);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_dc_delete_index_format, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dc_delete_index_rewritten_at_hook, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_dc_delete_index_not_deepcode_refused, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_dc_delete_live_project_skipped, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_dc_recover_resumed_session_kept, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_dc_crash_after_every_step, setup, teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
