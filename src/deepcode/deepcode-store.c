@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "dc-project.h"
+#include "dc-reclaim.h"
 #include "dc-run.h"
 #include "dc-store.h"
 #include "deepcode-store.h"
@@ -254,11 +255,15 @@ static char *deepcode_store_orphan_path(const Orphan *o) {
         return strprintf("projects/%s/%s", o->project_dir, o->name);
 }
 
+/* An orphan reclaimed in the tree the run opened (dc-reclaim.h). */
+static int deepcode_store_run_orphan(struct StoreRun *run, const Orphan *o, StoreStep *step) {
+        return dc_reclaim_orphan(run->store_fd, run->inv, o, step);
+}
+
 const StoreOps deepcode_store = {
         .name = "deepcode",
         .archive_refused = "Deep Code has no archive, and qgc's cold tier for it is not built: "
                            "qgc only deletes there",
-        .orphans_refused = "qgc does not reclaim Deep Code's orphans yet",
         .detect = deepcode_store_detect,
         .tree_from_dir = deepcode_store_tree_from_dir,
         .tree_for_home = deepcode_store_tree_for_home,
@@ -274,4 +279,5 @@ const StoreOps deepcode_store = {
         .run_close = dc_run_close,
         .run_recover = dc_run_recover,
         .run_session = dc_run_session,
+        .run_orphan = deepcode_store_run_orphan,
 };

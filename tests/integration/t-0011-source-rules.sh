@@ -40,7 +40,7 @@ NEUTRAL="policy scan"
 #   dc_reclaim_orphan: the reclaim of Deep Code's orphans (issue 26), driven by
 #     test_dc_reclaim until deepcode_store.run_orphan calls it (helper dcexec's, at the merge:
 #     remove it here then).
-TEST_EXPORTS="actions_execute actions_restore dc_reclaim_orphan"
+TEST_EXPORTS="actions_execute actions_restore"
 # The I/O of libc: opening, reading, writing, asking about and changing files, directories and
 # terminals. With _FORTIFY_SOURCE and large-file builds they appear as __NAME_chk, __NAME_2 and
 # NAME64, which io_symbol matches too.

@@ -47,7 +47,11 @@ rc=0
 run_qgc -c "$T/d.conf" --root "$T/q/home/.deepcode" --now 2027-02-01T00:00:00Z \
         --log-file "$T/actions.log" > "$T/run.txt" 2>&1 || rc=$?
 [ $rc -eq 0 ] || { cat "$T/run.txt"; fail "the delete run exits $rc"; }
-grep -q 'deleted 28, .* failed 0;' "$T/run.txt" || { cat "$T/run.txt"; fail "the delete run's summary"; }
+grep -q 'deleted 28, orphans reclaimed 6, .* failed 0;' "$T/run.txt" ||
+        { cat "$T/run.txt"; fail "the delete run's summary"; }
+# the same run compacts the 5 checkpoint repositories (default compact-min-idle): judged below too
+[ "$(grep -c 'QGC_ACTION=orphan-reclaimed .*/file-history"\? QGC_RULE=compact-min-idle' "$T/actions.log")" = 5 ] ||
+        { cat "$T/actions.log"; fail "5 compactions journalled"; }
 GONE=$(sed -n 's/.*QGC_ACTION=deleted QGC_SESSION=\([^ ]*\) .*/\1/p' "$T/actions.log" | paste -sd, -)
 node "$HARNESS/dc-check.mjs" "$T/q/home" --compare "$T/baseline.json" --expect-gone "$GONE" \
         > "$T/after.txt" 2>&1 || { cat "$T/after.txt"; fail "Deep Code's judgement after qgc's delete"; }

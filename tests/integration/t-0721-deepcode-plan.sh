@@ -14,8 +14,10 @@ find "$T/home" -exec touch -h -d 2026-06-01 {} +
 DC=$T/home/.deepcode
 NOW=2027-02-01T00:00:00Z
 WHY="Deep Code has no archive, and qgc's cold tier for it is not built: qgc only deletes there"
-printf 'defaults = {\n  max-age = "1d";\n  action = "archive";\n};\n' > "$T/a.conf"
-printf 'defaults = {\n  max-age = "1d";\n  action = "delete";\n};\n' > "$T/d.conf"
+# orphans and compaction off: their reclaim is judged in t-0720 and test_dc_reclaim; here the
+# sessions alone
+printf 'defaults = {\n  max-age = "1d";\n  action = "archive";\n  orphan-min-age = "off";\n  compact-min-idle = "off";\n};\n' > "$T/a.conf"
+printf 'defaults = {\n  max-age = "1d";\n  action = "delete";\n  orphan-min-age = "off";\n  compact-min-idle = "off";\n};\n' > "$T/d.conf"
 
 # archive: planned as skips, and the run does what the plan says: nothing
 reset_atimes "$T/home"
