@@ -12,6 +12,7 @@
 #include "macro.h"
 #include "plan.h"
 #include "render.h"
+#include "store.h"
 #include "text.h"
 
 unsigned render_columns(const RenderOptions *o) {
@@ -424,16 +425,24 @@ static const char *render_item_id(const Plan *p, const PlanItem *it, size_t *ret
 }
 
 /* A hygiene item's path relative to its root (R, or G for plans), so that an admin can tell
- * which tmp/<hash>/ or project it is: "tmp/<hash>/x.output"; NULL (and *ret_oom false) for
- * other items. Raw: the cells clean it (text.c). */
+ * which tmp/<hash>/ or project it is: "tmp/<hash>/x.output", and any orphan of a store that
+ * names its orphans' paths; NULL (and *ret_oom false) for other items. Raw: the cells clean it (text.c). */
 static char *render_hygiene_path(const Plan *p, const PlanItem *it, bool *ret_oom) {
         const Orphan *o = it->is_orphan ? &p->inv->orphans[it->index] : NULL;
         char *s;
 
         *ret_oom = false;
-        if (!o || !inventory_hygiene_kind(o->kind))
+        if (!o)
                 return NULL;
-        s = strprintf("%s/%s", o->project_dir ?: "", o->name ?: "");
+        /* a store that names its orphans' paths (StoreOps.orphan_path) is named by them: a
+         * Deep Code project's "file-history" is told apart from another's */
+        const StoreOps *store = p->inv->trees[o->tree].store;
+        if (store && store->orphan_path)
+                s = store->orphan_path(o);
+        else if (!inventory_hygiene_kind(o->kind))
+                return NULL;
+        else
+                s = strprintf("%s/%s", o->project_dir ?: "", o->name ?: "");
         *ret_oom = !s;
         return s;
 }
