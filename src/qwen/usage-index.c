@@ -7,7 +7,6 @@
  * rewrites bytes that are not its own, with the one exception of usage_index_freeze_history(). */
 #include "autoconf.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -513,50 +512,34 @@ static void usage_index_names_free(char **names, size_t n) {
         free(names);
 }
 
-/* The entry names of directory fd (taken over), sorted by bytes as Node's readdirSync (libuv's
- * scandir sorts with strcmp). */
+/* The entry names of directory fd (freshly opened), sorted by bytes as Node's readdirSync
+ * (libuv's scandir sorts with strcmp). */
 static int usage_index_list(int fd, char ***ret, size_t *ret_n) {
+        FsDir d;
+        const char *name;
+        unsigned char type;
         char **names = NULL;
         size_t n = 0, cap = 0;
-        struct dirent *de;
-        DIR *d = fdopendir(fd);
+        int r;
 
-        if (!d) {
-                safe_close(fd);
-                return -errno;
-        }
-        errno = 0;
-        while ((de = readdir(d))) {
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                if (n == cap) {
-                        char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(char *));
-                        if (!nn)
-                                goto oom;
-                        names = nn;
+        fs_dir_init(&d, fd);
+        while ((r = fs_dir_next(&d, &name, &type)) > 0) {
+                if (greedy_realloc((void **)&names, &cap, n + 1, sizeof(char *)) < 0 ||
+                    !(names[n] = strdup(name))) {
+                        r = -ENOMEM;
+                        break;
                 }
-                names[n] = strdup(de->d_name);
-                if (!names[n])
-                        goto oom;
                 n++;
-                errno = 0;
         }
-        if (errno != 0) {
-                int r = -errno;
-                closedir(d);
+        if (r < 0) {
                 usage_index_names_free(names, n);
                 return r;
         }
-        closedir(d);
         if (n > 1)
                 qsort(names, n, sizeof(char *), usage_index_strcmp);
         *ret = names;
         *ret_n = n;
         return 0;
-oom:
-        closedir(d);
-        usage_index_names_free(names, n);
-        return -ENOMEM;
 }
 
 static bool usage_index_ends_with(const char *s, const char *suffix) {
@@ -589,15 +572,13 @@ static int usage_index_rebuild_lines(int global_fd, StrBuf *out) {
         r = usage_index_open_dir(global_fd, "projects", &pfd);
         if (r != 0)
                 return r > 0 ? 0 : r; /* Qwen: no projects/, nothing to rebuild */
-        r = fcntl(pfd, F_DUPFD_CLOEXEC, 3); /* the listing takes its fd over */
-        r = r < 0 ? -errno : usage_index_list(r, &projects, &n_projects);
+        r = usage_index_list(pfd, &projects, &n_projects);
         if (r < 0)
                 goto finish;
         for (size_t i = 0; i < n_projects && r >= 0; i++) {
                 _cleanup_close_ int proj_fd = -EBADF, chats_fd = -EBADF;
                 char **files = NULL;
                 size_t n_files = 0;
-                int cfd;
 
                 r = usage_index_open_dir(pfd, projects[i], &proj_fd);
                 if (r != 0)
@@ -605,12 +586,7 @@ static int usage_index_rebuild_lines(int global_fd, StrBuf *out) {
                 r = usage_index_open_dir(proj_fd, "chats", &chats_fd);
                 if (r != 0)
                         goto next_project;
-                cfd = fcntl(chats_fd, F_DUPFD_CLOEXEC, 3);
-                if (cfd < 0) {
-                        r = -errno;
-                        goto next_project;
-                }
-                r = usage_index_list(cfd, &files, &n_files);
+                r = usage_index_list(chats_fd, &files, &n_files);
                 for (size_t j = 0; j < n_files && r >= 0; j++) {
                         _cleanup_close_ int fd = -EBADF;
                         _cleanup_free_ char *line = NULL, *key = NULL;
