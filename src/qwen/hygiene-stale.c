@@ -143,7 +143,8 @@ static int hygiene_stale_obj(json_object *obj, void *userdata) {
         return 0;
 }
 
-static int hygiene_stale_line(const char *line, size_t len, bool truncated, void *userdata) {
+static int hygiene_stale_line(const char *line, size_t len, uint64_t offset, bool truncated,
+                              void *userdata) {
         HygieneStale *h = userdata;
         int r;
 
@@ -163,7 +164,7 @@ static int hygiene_stale_lines(HygieneStale *h, int dfd, const char *name, const
         fd = fs_open_noatime(dfd, name, O_RDONLY);
         if (fd < 0)
                 return fd == -ENOMEM ? fd : hygiene_stale_keep(h, "an unreadable transcript: %s", name);
-        r = record_for_each_line(fd, HYGIENE_STALE_LINE_MAX, hygiene_stale_line, h);
+        r = record_for_each_line_at(fd, HYGIENE_STALE_LINE_MAX, hygiene_stale_line, h);
         if (r == -ENOMEM)
                 return r;
         return r < 0 ? hygiene_stale_keep(h, "an unreadable transcript: %s", name) : 0;

@@ -281,25 +281,6 @@ int record_read_exact(int fd, uint64_t size, char **ret) {
         return 0;
 }
 
-typedef struct LineAdapter {
-        record_line_cb cb;
-        void *userdata;
-} LineAdapter;
-
-static int record_line_adapter(const char *line, size_t len, uint64_t offset, bool truncated,
-                               void *userdata) {
-        LineAdapter *a = userdata;
-
-        (void)offset;
-        return a->cb(line, len, truncated, a->userdata);
-}
-
-/* record_for_each_line_at() without offsets. */
-int record_for_each_line(int fd, size_t max_line, record_line_cb cb, void *userdata) {
-        LineAdapter a = { .cb = cb, .userdata = userdata };
-
-        return record_for_each_line_at(fd, max_line, cb ? record_line_adapter : NULL, &a);
-}
 /* The record's "timestamp" string as msec, 0 when absent or unparseable. */
 static msec_t record_timestamp(json_object *obj) {
         json_object *v;

@@ -357,7 +357,8 @@ static int usage_has_cb(json_object *obj, void *userdata) {
         return 0;
 }
 
-static int usage_has_line_cb(const char *line, size_t len, bool truncated, void *userdata) {
+static int usage_has_line_cb(const char *line, size_t len, uint64_t offset, bool truncated,
+                             void *userdata) {
         HasSession *h = userdata;
         const char *p = line, *end = line + len;
 
@@ -398,7 +399,7 @@ static int usage_scan_file(int global_fd, HasSession *h) {
                 return -errno;
         if (!S_ISREG(st.st_mode))
                 return -EBADFD;
-        return record_for_each_line(fd, USAGE_MAX_LINE, usage_has_line_cb, h);
+        return record_for_each_line_at(fd, USAGE_MAX_LINE, usage_has_line_cb, h);
 }
 
 /* Is there a line in G/usage_record.jsonl whose sessionId is id? */
