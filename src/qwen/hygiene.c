@@ -20,9 +20,8 @@
 
 #include <json-c/json.h>
 
-#include "fsutil.h"
-#include "fsutil.h"
 #include "hygiene.h"
+#include "fsutil.h"
 #include "json.h"
 #include "json-input.h"
 #include "live.h"

@@ -1074,7 +1074,6 @@ int usage_build_record_sized(int fd, uint64_t size, char **ret_line) {
         return r < 0 ? r : 0;
 }
 
-/* The sessionId string of a built record line. */
 int usage_line_session_id(const char *line, char **ret) {
         static const char *const keys[] = { "sessionId" };
         JsonSpan span;
