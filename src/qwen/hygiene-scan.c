@@ -145,7 +145,7 @@ static int hygiene_scan_tmp(Inventory *inv, size_t t, int rfd, dev_t dev, unsign
                 const char *key = name;
                 struct stat st;
 
-                if (!hygiene_is_hash(name))
+                if (!qwen_project_hash_valid(name, strlen(name)))
                         continue;
                 hname = strdup(name);
                 if (!hname)

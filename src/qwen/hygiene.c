@@ -65,15 +65,6 @@ bool hygiene_endswith(const char *s, const char *suffix) {
         return a >= b && streq(s + a - b, suffix);
 }
 
-bool hygiene_is_hash(const char *s) {
-        size_t n = 0;
-
-        for (; s[n]; n++)
-                if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
-                        return false;
-        return n == PROJECT_HASH_LEN;
-}
-
 /* Legacy file names of Qwen <= 0.1: chats/session-<...>.json, checkpoint.json,
  * checkpoint-<tag>.json. */
 bool hygiene_is_legacy_chat(const char *n) {

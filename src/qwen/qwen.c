@@ -98,6 +98,15 @@ int qwen_project_hash(const char *cwd, char ret[PROJECT_HASH_LEN + 1]) {
         return sha256_hex(norm, len, ret);
 }
 
+bool qwen_project_hash_valid(const char *s, size_t n) {
+        if (n != PROJECT_HASH_LEN)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+                        return false;
+        return true;
+}
+
 char *qwen_worktree_root(const char *cwd) {
         const char *last = NULL, *p;
         char *r;

@@ -22,6 +22,8 @@ bool qwen_session_id_equal(const char *a, const char *b);
 char *qwen_sanitize_cwd(const char *cwd);
 /* getProjectHash(): lower-case hex sha256 of the UTF-8 string. Returns 0 or -errno. */
 int qwen_project_hash(const char *cwd, char ret[PROJECT_HASH_LEN + 1]);
+/* Is s[0..n) such a hash (the name of R/tmp/<hash>/)? */
+bool qwen_project_hash_valid(const char *s, size_t n);
 
 /* Worktree rule: when cwd contains "/.qwen/worktrees/" past index 0, the part before the LAST
  * occurrence. Returns a new string, or NULL when cwd is not a worktree path (errno 0) or on
