@@ -60,11 +60,6 @@ unsigned hygiene_need(const Policy *p) {
         return need;
 }
 
-bool hygiene_endswith(const char *s, const char *suffix) {
-        size_t a = strlen(s), b = strlen(suffix);
-        return a >= b && streq(s + a - b, suffix);
-}
-
 /* Legacy file names of Qwen <= 0.1: chats/session-<...>.json, checkpoint.json,
  * checkpoint-<tag>.json. */
 bool hygiene_is_legacy_chat(const char *n) {
