@@ -557,7 +557,7 @@ int write_all(int fd, const void *buf, size_t n) {
         return 0;
 }
 
-bool hygiene_endswith(const char *s, const char *suffix) {
+bool endswith(const char *s, const char *suffix) {
         size_t a = strlen(s), b = strlen(suffix);
         return a >= b && streq(s + a - b, suffix);
 }

@@ -97,4 +97,4 @@ int sort_by_runs(void *base, size_t n, size_t size,
                  int (*cmp)(const void *, const void *, void *), void *userdata);
 
 /* Does s end with suffix? */
-bool hygiene_endswith(const char *s, const char *suffix);
+bool endswith(const char *s, const char *suffix);

@@ -80,7 +80,7 @@ static int hygiene_add_pair(Inventory *inv, size_t tree, OrphanKind kind, int hf
 }
 
 static bool hygiene_is_output(const char *n) {
-        return hygiene_endswith(n, ".output");
+        return endswith(n, ".output");
 }
 
 static int hygiene_cmp_str(const void *a, const void *b) {
@@ -213,7 +213,7 @@ static int hygiene_scan_ids(Inventory *inv, size_t t, int root_fd, dev_t dev, co
                 size_t n = strlen(name), sl = strlen(suffix);
                 struct stat st;
 
-                if (n <= sl || n - sl > SESSION_ID_MAX || !hygiene_endswith(name, suffix))
+                if (n <= sl || n - sl > SESSION_ID_MAX || !endswith(name, suffix))
                         continue;
                 memcpy(id, name, n - sl);
                 id[n - sl] = '\0';
