@@ -543,11 +543,6 @@ static int usage_index_list(int fd, char ***ret, size_t *ret_n) {
         return 0;
 }
 
-static bool usage_index_ends_with(const char *s, const char *suffix) {
-        size_t a = strlen(s), b = strlen(suffix);
-        return a >= b && memcmp(s + a - b, suffix, b) == 0;
-}
-
 /* Open directory name below dfd as Qwen's readdirSync would reach it. 0 with *ret, 1 when Qwen
  * skips it (absent, not a directory), -ELOOP for a symlink (Qwen follows it, qgc never does, so
  * the rebuild could not be reproduced), other -errno. */
@@ -593,8 +588,7 @@ static int usage_index_rebuild_lines(int global_fd, StrBuf *out) {
                         _cleanup_free_ char *line = NULL, *key = NULL;
                         struct stat st;
 
-                        if (!usage_index_ends_with(files[j], ".jsonl") ||
-                            usage_index_ends_with(files[j], ".ledger.jsonl"))
+                        if (!endswith(files[j], ".jsonl") || endswith(files[j], ".ledger.jsonl"))
                                 continue;
                         if (fstatat(chats_fd, files[j], &st, AT_SYMLINK_NOFOLLOW) < 0) {
                                 if (errno != ENOENT)
