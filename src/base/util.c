@@ -556,3 +556,8 @@ int write_all(int fd, const void *buf, size_t n) {
         }
         return 0;
 }
+
+bool endswith(const char *s, const char *suffix) {
+        size_t a = strlen(s), b = strlen(suffix);
+        return a >= b && streq(s + a - b, suffix);
+}

@@ -95,3 +95,6 @@ int greedy_realloc(void **p, size_t *allocated, size_t need, size_t sz);
 int sort_by_runs(void *base, size_t n, size_t size,
                  int (*span_cmp)(const void *, const void *, void *),
                  int (*cmp)(const void *, const void *, void *), void *userdata);
+
+/* Does s end with suffix? */
+bool endswith(const char *s, const char *suffix);

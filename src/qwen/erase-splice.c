@@ -1,5 +1,5 @@
 /* erase-splice.c: the text side of erase.h, no files (erase-splice.h). A text is parsed once
- * (erase_splice_parse_*(): the whole text validated, each element's id found with json-scan.c's
+ * (erase_splice_parse_*(): the whole text validated, each element's id found with json.h's
  * scanner, decoded only when it has an escape or a byte beyond ASCII); a splice derives the parse
  * of the text it makes. */
 #include "autoconf.h"

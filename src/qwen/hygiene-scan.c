@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -60,8 +59,28 @@ static int hygiene_add_files(Inventory *inv, size_t tree, OrphanKind kind, int d
         return k == -ENOMEM ? k : 0;
 }
 
+/* The files of kind in tmp/<hname>/<sub>/ that sub_match accepts (NULL: all), then those in
+ * tmp/<hname>/ that top_match accepts. */
+static int hygiene_add_pair(Inventory *inv, size_t tree, OrphanKind kind, int hfd, int tfd,
+                            const char *hname, const char *sub, dev_t dev,
+                            bool (*sub_match)(const char *), bool (*top_match)(const char *)) {
+        _cleanup_close_ int sfd = hygiene_open_dir(hfd, sub, dev, NULL);
+        _cleanup_close_ int ofd = fs_open_noatime(tfd, hname, O_RDONLY | O_DIRECTORY);
+        _cleanup_free_ char *rel = strprintf("tmp/%s/%s", hname, sub);
+        int r = 0;
+
+        if (!rel)
+                return -ENOMEM;
+        if (sfd >= 0)
+                r = hygiene_add_files(inv, tree, kind, sfd, rel, dev, sub_match);
+        rel[strlen(rel) - strlen(sub) - 1] = '\0';
+        if (r >= 0 && ofd >= 0)
+                r = hygiene_add_files(inv, tree, kind, ofd, rel, dev, top_match);
+        return r;
+}
+
 static bool hygiene_is_output(const char *n) {
-        return hygiene_endswith(n, ".output");
+        return endswith(n, ".output");
 }
 
 static int hygiene_cmp_str(const void *a, const void *b) {
@@ -121,12 +140,12 @@ static int hygiene_scan_tmp(Inventory *inv, size_t t, int rfd, dev_t dev, unsign
         }
         fs_dir_init(d, tfd);
         while ((k = fs_dir_next(d, &name, &type)) > 0) {
-                _cleanup_free_ char *rel = NULL, *hname = NULL;
+                _cleanup_free_ char *hname = NULL;
                 _cleanup_close_ int hfd = -EBADF;
                 const char *key = name;
                 struct stat st;
 
-                if (!hygiene_is_hash(name))
+                if (!qwen_project_hash_valid(name, strlen(name)))
                         continue;
                 hname = strdup(name);
                 if (!hname)
@@ -159,46 +178,16 @@ static int hygiene_scan_tmp(Inventory *inv, size_t t, int rfd, dev_t dev, unsign
                                 log_debug("tmp/%s: no session, but %s: kept", hname, c.why);
                 }
                 if (need & (1u << ORPHAN_TOOL_RESULT)) {
-                        _cleanup_close_ int xfd = hygiene_open_dir(hfd, "tool-results", dev, NULL);
-                        _cleanup_close_ int ofd = fs_open_noatime(tfd, hname, O_RDONLY | O_DIRECTORY);
-                        rel = strprintf("tmp/%s/tool-results", hname);
-                        if (!rel)
-                                return -ENOMEM;
-                        if (xfd >= 0) {
-                                r = hygiene_add_files(inv, t, ORPHAN_TOOL_RESULT, xfd, rel, dev,
-                                                      NULL);
-                                if (r < 0)
-                                        return r;
-                        }
-                        rel[strlen(rel) - strlen("/tool-results")] = '\0';
-                        if (ofd >= 0) {
-                                r = hygiene_add_files(inv, t, ORPHAN_TOOL_RESULT, ofd, rel, dev,
-                                                      hygiene_is_output);
-                                if (r < 0)
-                                        return r;
-                        }
-                        free(rel);
-                        rel = NULL;
+                        r = hygiene_add_pair(inv, t, ORPHAN_TOOL_RESULT, hfd, tfd, hname,
+                                             "tool-results", dev, NULL, hygiene_is_output);
+                        if (r < 0)
+                                return r;
                 }
                 if (need & (1u << ORPHAN_LEGACY)) {
-                        _cleanup_close_ int cfd = hygiene_open_dir(hfd, "chats", dev, NULL);
-                        _cleanup_close_ int ofd = fs_open_noatime(tfd, hname, O_RDONLY | O_DIRECTORY);
-                        rel = strprintf("tmp/%s/chats", hname);
-                        if (!rel)
-                                return -ENOMEM;
-                        if (cfd >= 0) {
-                                r = hygiene_add_files(inv, t, ORPHAN_LEGACY, cfd, rel, dev,
-                                                      hygiene_is_legacy_chat);
-                                if (r < 0)
-                                        return r;
-                        }
-                        rel[strlen(rel) - strlen("/chats")] = '\0';
-                        if (ofd >= 0) {
-                                r = hygiene_add_files(inv, t, ORPHAN_LEGACY, ofd, rel, dev,
-                                                      hygiene_is_checkpoint);
-                                if (r < 0)
-                                        return r;
-                        }
+                        r = hygiene_add_pair(inv, t, ORPHAN_LEGACY, hfd, tfd, hname, "chats", dev,
+                                             hygiene_is_legacy_chat, hygiene_is_checkpoint);
+                        if (r < 0)
+                                return r;
                 }
         }
         return k == -ENOMEM ? k : 0;
@@ -224,7 +213,7 @@ static int hygiene_scan_ids(Inventory *inv, size_t t, int root_fd, dev_t dev, co
                 size_t n = strlen(name), sl = strlen(suffix);
                 struct stat st;
 
-                if (n <= sl || n - sl > SESSION_ID_MAX || !hygiene_endswith(name, suffix))
+                if (n <= sl || n - sl > SESSION_ID_MAX || !endswith(name, suffix))
                         continue;
                 memcpy(id, name, n - sl);
                 id[n - sl] = '\0';

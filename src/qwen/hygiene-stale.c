@@ -143,7 +143,8 @@ static int hygiene_stale_obj(json_object *obj, void *userdata) {
         return 0;
 }
 
-static int hygiene_stale_line(const char *line, size_t len, bool truncated, void *userdata) {
+static int hygiene_stale_line(const char *line, size_t len, uint64_t offset, bool truncated,
+                              void *userdata) {
         HygieneStale *h = userdata;
         int r;
 
@@ -163,7 +164,7 @@ static int hygiene_stale_lines(HygieneStale *h, int dfd, const char *name, const
         fd = fs_open_noatime(dfd, name, O_RDONLY);
         if (fd < 0)
                 return fd == -ENOMEM ? fd : hygiene_stale_keep(h, "an unreadable transcript: %s", name);
-        r = record_for_each_line(fd, HYGIENE_STALE_LINE_MAX, hygiene_stale_line, h);
+        r = record_for_each_line_at(fd, HYGIENE_STALE_LINE_MAX, hygiene_stale_line, h);
         if (r == -ENOMEM)
                 return r;
         return r < 0 ? hygiene_stale_keep(h, "an unreadable transcript: %s", name) : 0;
@@ -173,7 +174,7 @@ static int hygiene_stale_lines(HygieneStale *h, int dfd, const char *name, const
 static bool hygiene_stale_id(const char *name, const char *suffix, char *id) {
         size_t n = strlen(name), sl = strlen(suffix);
 
-        if (n <= sl || n - sl > SESSION_ID_MAX || !hygiene_endswith(name, suffix))
+        if (n <= sl || n - sl > SESSION_ID_MAX || !endswith(name, suffix))
                 return false;
         memcpy(id, name, n - sl);
         id[n - sl] = '\0';
@@ -303,8 +304,8 @@ static int hygiene_stale_chats(HygieneStale *h, int cfd) {
 
 static bool hygiene_is_agent_file(const char *n) {
         return strneq(n, "agent-", 6) &&
-               (hygiene_endswith(n, ".jsonl") || hygiene_endswith(n, ".meta.json") ||
-                hygiene_endswith(n, ".jsonl.stream"));
+               (endswith(n, ".jsonl") || endswith(n, ".meta.json") ||
+                endswith(n, ".jsonl.stream"));
 }
 
 /* subagents/ (sfd): <id>/agent-<x>.jsonl, .meta.json, .jsonl.stream. */
@@ -362,7 +363,7 @@ static int hygiene_stale_subagents(HygieneStale *h, int sfd) {
                         if (!S_ISREG(est.st_mode) || !hygiene_is_agent_file(en))
                                 r = hygiene_stale_keep(h, "an entry qgc does not know: "
                                                           "subagents/%s/%s", name, en);
-                        else if (hygiene_endswith(en, ".jsonl"))
+                        else if (endswith(en, ".jsonl"))
                                 r = hygiene_stale_lines(h, ifd, en, &est);
                         if (r < 0)
                                 return r;

@@ -20,9 +20,8 @@
 
 #include <json-c/json.h>
 
-#include "fsutil.h"
-#include "fsutil.h"
 #include "hygiene.h"
+#include "fsutil.h"
 #include "json.h"
 #include "json-input.h"
 #include "live.h"
@@ -61,29 +60,15 @@ unsigned hygiene_need(const Policy *p) {
         return need;
 }
 
-bool hygiene_endswith(const char *s, const char *suffix) {
-        size_t a = strlen(s), b = strlen(suffix);
-        return a >= b && streq(s + a - b, suffix);
-}
-
-bool hygiene_is_hash(const char *s) {
-        size_t n = 0;
-
-        for (; s[n]; n++)
-                if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
-                        return false;
-        return n == PROJECT_HASH_LEN;
-}
-
 /* Legacy file names of Qwen <= 0.1: chats/session-<...>.json, checkpoint.json,
  * checkpoint-<tag>.json. */
 bool hygiene_is_legacy_chat(const char *n) {
-        return strneq(n, "session-", 8) && hygiene_endswith(n, ".json") && strlen(n) > 13;
+        return strneq(n, "session-", 8) && endswith(n, ".json") && strlen(n) > 13;
 }
 
 bool hygiene_is_checkpoint(const char *n) {
         return streq(n, "checkpoint.json") ||
-               (strneq(n, "checkpoint-", 11) && hygiene_endswith(n, ".json") && strlen(n) > 16);
+               (strneq(n, "checkpoint-", 11) && endswith(n, ".json") && strlen(n) > 16);
 }
 
 /* (dfd, name) is a directory on dev (any when 0) and not a mount point (a bind mount of the
@@ -211,7 +196,7 @@ int hygiene_tmp_classify(int hfd, dev_t dev, HygieneTmp *ret) {
                 if ((streq(name, "tool-results") || streq(name, "checkpoints")) && dir)
                         continue;
                 if ((streq(name, "logs.json") || streq(name, "shell_history") ||
-                     hygiene_endswith(name, ".output")) && reg)
+                     endswith(name, ".output")) && reg)
                         continue;
                 if (streq(name, "chats") || hygiene_is_checkpoint(name)) {
                         ret->why = "legacy chats or checkpoints inside";
@@ -240,6 +225,6 @@ int hygiene_tmp_classify(int hfd, dev_t dev, HygieneTmp *ret) {
 bool hygiene_temp_path(const char *p) {
         if (!strneq(p, "/tmp/", 5) && !strneq(p, "/var/tmp/", 9))
                 return false;
-        return !strstr(p, "/./") && !strstr(p, "/../") && !hygiene_endswith(p, "/.") &&
-               !hygiene_endswith(p, "/..");
+        return !strstr(p, "/./") && !strstr(p, "/../") && !endswith(p, "/.") &&
+               !endswith(p, "/..");
 }

@@ -84,8 +84,6 @@ typedef struct HygieneStale {
 } HygieneStale;
 
 /* hygiene.c: the names Qwen leaves, opens and sums through the safe-filesystem layer */
-bool hygiene_endswith(const char *s, const char *suffix);
-bool hygiene_is_hash(const char *s);
 bool hygiene_is_legacy_chat(const char *n);
 bool hygiene_is_checkpoint(const char *n);
 int hygiene_open_dir(int dfd, const char *name, dev_t dev, struct stat *ret_st);

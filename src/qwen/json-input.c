@@ -116,9 +116,7 @@ static int json_read_file(int dfd, const char *name, size_t max, JsonDialect dia
                 return r;
         switch (dialect) {
         case JSON_DIALECT_PARSE:
-                r = json_parse(buf, len, &o);
-                if (r == -E2BIG)
-                        r = -EFBIG;
+                r = json_parse(buf, len, &o); /* len <= max <= INT32_MAX: never -E2BIG */
                 break;
         default:
                 return -EINVAL;

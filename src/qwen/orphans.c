@@ -4,7 +4,6 @@
  * filesystem; an empty project is removed by rmdir() only, never recursively. */
 #include "autoconf.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>

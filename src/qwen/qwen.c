@@ -29,7 +29,6 @@ static bool qwen_id_span_valid(const char *s, size_t n) {
         return true;
 }
 
-/* SESSION_FILE_PATTERN /^[0-9a-fA-F-]{32,36}\.jsonl$/ on a directory entry name. */
 bool qwen_session_file_name(const char *name, char ret_id[SESSION_ID_MAX + 1]) {
         static const char ext[] = ".jsonl";
         size_t n, ext_len = sizeof(ext) - 1;
@@ -48,18 +47,14 @@ bool qwen_session_file_name(const char *name, char ret_id[SESSION_ID_MAX + 1]) {
         return true;
 }
 
-/* A session id as the file name pattern allows it. */
 bool qwen_session_id_valid(const char *id) {
         return id && qwen_id_span_valid(id, strlen(id));
 }
 
-/* ASCII case-insensitive equality of two ids (NULL equals nothing). */
 bool qwen_session_id_equal(const char *a, const char *b) {
         return a && b && ascii_strcasecmp(a, b) == 0;
 }
 
-/* sanitizeCwd(): each UTF-16 code unit outside [A-Za-z0-9] becomes '-' (two for a code point
- * outside the BMP). */
 char *qwen_sanitize_cwd(const char *cwd) {
         size_t n, i = 0, o = 0;
         char *out;
@@ -91,7 +86,6 @@ char *qwen_sanitize_cwd(const char *cwd) {
         return out;
 }
 
-/* getProjectHash(): sha256 hex of the UTF-8 encoding of the (JavaScript) string. */
 int qwen_project_hash(const char *cwd, char ret[PROJECT_HASH_LEN + 1]) {
         _cleanup_free_ char *norm = NULL;
         size_t len;
@@ -104,8 +98,15 @@ int qwen_project_hash(const char *cwd, char ret[PROJECT_HASH_LEN + 1]) {
         return sha256_hex(norm, len, ret);
 }
 
-/* The main checkout of a Qwen worktree path: the part of cwd before the last
- * "/.qwen/worktrees/". NULL (errno 0) when there is none or it starts at index 0. */
+bool qwen_project_hash_valid(const char *s, size_t n) {
+        if (n != PROJECT_HASH_LEN)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+                        return false;
+        return true;
+}
+
 char *qwen_worktree_root(const char *cwd) {
         const char *last = NULL, *p;
         char *r;

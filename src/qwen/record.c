@@ -234,8 +234,6 @@ int record_for_each_line_at(int fd, size_t max_line, record_line_at_cb cb, void 
         }
 }
 
-/* record_for_each_line_at() over text already in memory (a whole file read at once): the same
- * lines, offsets and cuts. */
 int record_for_each_line_mem(const char *text, size_t n, size_t max_line, record_line_at_cb cb,
                              void *userdata) {
         size_t pos = 0;
@@ -258,8 +256,6 @@ int record_for_each_line_mem(const char *text, size_t n, size_t max_line, record
         return 0;
 }
 
-/* The file's text in one pread() of size + 1 bytes when it holds exactly size bytes now
- * (*ret, NUL-terminated), else *ret NULL. 0 or -errno. */
 int record_read_exact(int fd, uint64_t size, char **ret) {
         _cleanup_free_ char *text = NULL;
         size_t got = 0;
@@ -281,25 +277,6 @@ int record_read_exact(int fd, uint64_t size, char **ret) {
         return 0;
 }
 
-typedef struct LineAdapter {
-        record_line_cb cb;
-        void *userdata;
-} LineAdapter;
-
-static int record_line_adapter(const char *line, size_t len, uint64_t offset, bool truncated,
-                               void *userdata) {
-        LineAdapter *a = userdata;
-
-        (void)offset;
-        return a->cb(line, len, truncated, a->userdata);
-}
-
-/* record_for_each_line_at() without offsets. */
-int record_for_each_line(int fd, size_t max_line, record_line_cb cb, void *userdata) {
-        LineAdapter a = { .cb = cb, .userdata = userdata };
-
-        return record_for_each_line_at(fd, max_line, cb ? record_line_adapter : NULL, &a);
-}
 /* The record's "timestamp" string as msec, 0 when absent or unparseable. */
 static msec_t record_timestamp(json_object *obj) {
         json_object *v;

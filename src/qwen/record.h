@@ -83,12 +83,9 @@ int record_ends_advise(int fd, uint64_t size, bool want_title);
 typedef int (*record_object_cb)(struct json_object *obj, void *userdata);
 int record_parse_line(const char *line, size_t len, record_object_cb cb, void *userdata);
 
-/* Stream every line of fd from offset 0 with bounded memory (lines longer than max_line are
- * passed to cb truncated=true and not parsed). */
-typedef int (*record_line_cb)(const char *line, size_t len, bool truncated, void *userdata);
-int record_for_each_line(int fd, size_t max_line, record_line_cb cb, void *userdata);
-/* The same with the file offset at which each line starts. Lines exclude the '\n' (a '\r' before
- * it stays); the last line is passed even without a newline; memory is O(max_line). */
+/* Stream every line of fd from offset 0, with the file offset at which each starts, in
+ * O(max_line) memory: lines longer than max_line are passed to cb cut, truncated=true. Lines
+ * exclude the '\n' (a '\r' before it stays); the last line is passed even without a newline. */
 typedef int (*record_line_at_cb)(const char *line, size_t len, uint64_t offset, bool truncated,
                                  void *userdata);
 int record_for_each_line_at(int fd, size_t max_line, record_line_at_cb cb, void *userdata);

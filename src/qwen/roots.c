@@ -228,26 +228,25 @@ static int roots_undetermined(char **ret_why, const char *fmt, ...) {
 /* The system settings, user settings and system defaults paths Qwen reads for the global dir
  * global_dir: 0, -EINVAL for a relative system settings or defaults path (resolved against
  * each Qwen process's cwd), -ENOMEM. */
-static int roots_settings_paths(const RootsOptions *o, const char *global_dir, char **ret_sys,
-                                char **ret_user, char **ret_defaults) {
-        _cleanup_free_ char *sys = NULL, *user = NULL, *defaults = NULL;
-
+static int roots_settings_paths(const RootsOptions *o, const char *global_dir,
+                                char *ret[_ROOTS_FILES]) {
         if ((o->system_settings && *o->system_settings && o->system_settings[0] != '/') ||
             (o->system_defaults && *o->system_defaults && o->system_defaults[0] != '/'))
                 return -EINVAL;
-        sys = strdup(o->system_settings && *o->system_settings ? o->system_settings :
-                                                                  SETTINGS_SYSTEM_PATH);
-        user = path_join(global_dir, "settings.json");
-        if (!sys || !user)
+        ret[ROOTS_SYSTEM] = strdup(o->system_settings && *o->system_settings ?
+                                           o->system_settings : SETTINGS_SYSTEM_PATH);
+        ret[ROOTS_USER] = path_join(global_dir, "settings.json");
+        if (!ret[ROOTS_SYSTEM] || !ret[ROOTS_USER])
                 return -ENOMEM;
-        defaults = o->system_defaults && *o->system_defaults ? strdup(o->system_defaults) :
-                                                               roots_defaults_path(sys);
-        if (!defaults)
-                return -ENOMEM;
-        *ret_sys = TAKE_PTR(sys);
-        *ret_user = TAKE_PTR(user);
-        *ret_defaults = TAKE_PTR(defaults);
-        return 0;
+        ret[ROOTS_DEFAULTS] = o->system_defaults && *o->system_defaults ?
+                                      strdup(o->system_defaults) :
+                                      roots_defaults_path(ret[ROOTS_SYSTEM]);
+        return ret[ROOTS_DEFAULTS] ? 0 : -ENOMEM;
+}
+
+static void roots_paths_done(char *(*p)[_ROOTS_FILES]) {
+        for (size_t f = 0; f < _ROOTS_FILES; f++)
+                free((*p)[f]);
 }
 
 /* advanced.runtimeOutputDir of Qwen's merged settings (settings.ts mergeSettings(): system
@@ -259,14 +258,14 @@ static int roots_settings_paths(const RootsOptions *o, const char *global_dir, c
  * when nothing stronger decided. */
 static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_dir, char **ret,
                                       bool *ret_partial, char **ret_why) {
-        _cleanup_free_ char *sys = NULL, *user = NULL, *defaults = NULL, *resolved = NULL;
-        const char *paths[_ROOTS_FILES];
+        _cleanup_(roots_paths_done) char *paths[_ROOTS_FILES] = {};
+        _cleanup_free_ char *resolved = NULL;
         json_object *doc = NULL, *adv = NULL, *val = NULL;
         size_t f;
         int r = 0;
 
         *ret = NULL;
-        r = roots_settings_paths(o, global_dir, &sys, &user, &defaults);
+        r = roots_settings_paths(o, global_dir, paths);
         if (r == -EINVAL)
                 /* Qwen resolves a relative path against its own cwd, which is not known here */
                 return roots_undetermined(ret_why,
@@ -276,10 +275,6 @@ static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_
                                           "directory is not known");
         if (r < 0)
                 return r;
-        paths[ROOTS_SYSTEM] = sys;
-        paths[ROOTS_USER] = user;
-        paths[ROOTS_DEFAULTS] = defaults;
-
         for (f = 0; f < _ROOTS_FILES; f++) {
                 r = settings_read_file(paths[f], &doc);
                 if (r == -ENOMEM)
@@ -375,9 +370,8 @@ static int roots_settings_runtime_dir(const RootsOptions *o, const char *global_
  * tree is incomplete, 0 when not, -ENOMEM. */
 static int roots_settings_env_runtime(const RootsOptions *o, const char *g, const char *r_dir,
                                       char **ret_why) {
-        _cleanup_free_ char *sys = NULL, *user = NULL, *defaults = NULL, *resolved = NULL;
-        _cleanup_free_ char *path = NULL;
-        const char *paths[_ROOTS_FILES];
+        _cleanup_(roots_paths_done) char *paths[_ROOTS_FILES] = {};
+        _cleanup_free_ char *resolved = NULL, *path = NULL;
         json_object *doc = NULL, *env = NULL, *val = NULL;
         size_t f;
         int r;
@@ -393,7 +387,7 @@ static int roots_settings_env_runtime(const RootsOptions *o, const char *g, cons
                 if (!streq(legacy_n, g))
                         return 0;
         }
-        r = roots_settings_paths(o, g, &sys, &user, &defaults);
+        r = roots_settings_paths(o, g, paths);
         if (r == -EINVAL) {
                 *ret_why = strdup("a relative QWEN_CODE_SYSTEM_SETTINGS_PATH or "
                                   "QWEN_CODE_SYSTEM_DEFAULTS_PATH names settings files qgc does "
@@ -402,10 +396,6 @@ static int roots_settings_env_runtime(const RootsOptions *o, const char *g, cons
         }
         if (r < 0)
                 return r;
-        paths[ROOTS_SYSTEM] = sys;
-        paths[ROOTS_USER] = user;
-        paths[ROOTS_DEFAULTS] = defaults;
-
         for (f = 0; f < _ROOTS_FILES; f++) {
                 r = settings_read_file(paths[f], &doc);
                 if (r == -ENOMEM)

@@ -22,7 +22,6 @@
 #include "util.h"
 
 #define SETTINGS_MAX (4 * 1024 * 1024)
-#define SETTINGS_JSON_DEPTH 1000 /* the nesting json_parse() reads (json.h) */
 
 /* strip-json-comments' stripWithWhitespace(): /\S/g -> ' ' over s[from..to). */
 static void settings_blank(char *s, size_t from, size_t to) {
@@ -103,7 +102,7 @@ static bool settings_too_deep(const char *s, size_t n) {
                 } else if (s[i] == '"')
                         in_string = true;
                 else if (s[i] == '{' || s[i] == '[') {
-                        if (++depth > SETTINGS_JSON_DEPTH)
+                        if (++depth > JSON_MAX_DEPTH)
                                 return true;
                 } else if ((s[i] == '}' || s[i] == ']') && depth > 0)
                         depth--;
@@ -111,12 +110,19 @@ static bool settings_too_deep(const char *s, size_t n) {
         return false;
 }
 
-/* Read the opened file fd (st: its fstat) whole: 0 with *ret_buf (NUL-terminated) and *ret_len,
- * -ESTALE when it grew past st's size while read, -ENOMEM or -errno. */
+/* Read the file just opened at fd (-1: the open's errno) whole, when it is still the file st
+ * describes: 0 with *ret_buf (NUL-terminated) and *ret_len, -ESTALE when it was replaced since
+ * st was taken or grew past st's size while read, -ENOMEM or -errno. */
 static int settings_read_fd(int fd, const struct stat *st, char **ret_buf, size_t *ret_len) {
-        _cleanup_free_ char *buf = malloc((size_t)st->st_size + 1);
+        _cleanup_free_ char *buf = NULL;
+        struct stat st2;
         ssize_t len;
 
+        if (fd < 0 || fstat(fd, &st2) < 0)
+                return -errno;
+        if (st2.st_dev != st->st_dev || st2.st_ino != st->st_ino)
+                return -ESTALE; /* replaced between the two opens */
+        buf = malloc((size_t)st->st_size + 1);
         if (!buf)
                 return -ENOMEM;
         len = pread_full(fd, buf, (size_t)st->st_size + 1, 0);
@@ -134,7 +140,7 @@ static int settings_read_fd(int fd, const struct stat *st, char **ret_buf, size_
  * *ret_buf (NUL-terminated) and *ret_len, or the errors of settings_read_file(). */
 static int settings_load(const char *path, char **ret_buf, size_t *ret_len) {
         _cleanup_close_ int pfd = -EBADF, fd = -EBADF;
-        struct stat st, st2;
+        struct stat st;
 
         /* Qwen reads a file that fs.existsSync() (a stat) finds: one stat() does not find is
          * none (missing, a symlink loop, a parent it may not search); anything it finds is
@@ -154,12 +160,6 @@ static int settings_load(const char *path, char **ret_buf, size_t *ret_len) {
         if (st.st_size > SETTINGS_MAX)
                 return -EFBIG;
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st2) < 0)
-                return -errno;
-        if (st2.st_dev != st.st_dev || st2.st_ino != st.st_ino)
-                return -ESTALE; /* replaced between the two opens */
         return settings_read_fd(fd, &st, ret_buf, ret_len);
 }
 
@@ -169,7 +169,7 @@ static int settings_load(const char *path, char **ret_buf, size_t *ret_len) {
 static int settings_load_at(int dfd, const char *name, uid_t owner, char **ret_buf,
                             size_t *ret_len) {
         _cleanup_close_ int pfd = -EBADF, fd = -EBADF;
-        struct stat st, st2;
+        struct stat st;
 
         if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return errno == ENOENT ? 1 : -errno;
@@ -195,12 +195,6 @@ static int settings_load_at(int dfd, const char *name, uid_t owner, char **ret_b
                     O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_NOATIME);
         if (fd < 0 && errno == EPERM)
                 fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st2) < 0)
-                return -errno;
-        if (st2.st_dev != st.st_dev || st2.st_ino != st.st_ino)
-                return -ESTALE; /* replaced between the two opens */
         return settings_read_fd(fd, &st, ret_buf, ret_len);
 }
 

@@ -98,15 +98,6 @@ static bool ts_chats_name(const char *c, size_t n) {
                (ts_endswith(c, n, ".json") || ts_endswith(c, n, ".jsonl"));
 }
 
-static bool ts_is_hash(const char *c, size_t n) {
-        if (n != PROJECT_HASH_LEN)
-                return false;
-        for (size_t i = 0; i < n; i++)
-                if (!((c[i] >= '0' && c[i] <= '9') || (c[i] >= 'a' && c[i] <= 'f')))
-                        return false;
-        return true;
-}
-
 static TreeKind ts_classify_tmp(const char *rel) {
         const char *c;
         size_t n;
@@ -116,7 +107,7 @@ static TreeKind ts_classify_tmp(const char *rel) {
                 return TREE_KIND_UNKNOWN;
         if (ts_is(c, n, "session-writer-locks"))
                 return TREE_KIND_STATE;
-        if (!ts_is_hash(c, n) || !ts_component(rel, 2, &c, &n))
+        if (!qwen_project_hash_valid(c, n) || !ts_component(rel, 2, &c, &n))
                 return TREE_KIND_UNKNOWN;
         deeper = c[n] == '/';
         if (ts_is(c, n, "tool-results") && deeper)

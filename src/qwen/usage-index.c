@@ -7,7 +7,6 @@
  * rewrites bytes that are not its own, with the one exception of usage_index_freeze_history(). */
 #include "autoconf.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -358,7 +357,8 @@ static int usage_has_cb(json_object *obj, void *userdata) {
         return 0;
 }
 
-static int usage_has_line_cb(const char *line, size_t len, bool truncated, void *userdata) {
+static int usage_has_line_cb(const char *line, size_t len, uint64_t offset, bool truncated,
+                             void *userdata) {
         HasSession *h = userdata;
         const char *p = line, *end = line + len;
 
@@ -399,7 +399,7 @@ static int usage_scan_file(int global_fd, HasSession *h) {
                 return -errno;
         if (!S_ISREG(st.st_mode))
                 return -EBADFD;
-        return record_for_each_line(fd, USAGE_MAX_LINE, usage_has_line_cb, h);
+        return record_for_each_line_at(fd, USAGE_MAX_LINE, usage_has_line_cb, h);
 }
 
 /* Is there a line in G/usage_record.jsonl whose sessionId is id? */
@@ -513,55 +513,34 @@ static void usage_index_names_free(char **names, size_t n) {
         free(names);
 }
 
-/* The entry names of directory fd (taken over), sorted by bytes as Node's readdirSync (libuv's
- * scandir sorts with strcmp). */
+/* The entry names of directory fd (freshly opened), sorted by bytes as Node's readdirSync
+ * (libuv's scandir sorts with strcmp). */
 static int usage_index_list(int fd, char ***ret, size_t *ret_n) {
+        FsDir d;
+        const char *name;
+        unsigned char type;
         char **names = NULL;
         size_t n = 0, cap = 0;
-        struct dirent *de;
-        DIR *d = fdopendir(fd);
+        int r;
 
-        if (!d) {
-                safe_close(fd);
-                return -errno;
-        }
-        errno = 0;
-        while ((de = readdir(d))) {
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                if (n == cap) {
-                        char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(char *));
-                        if (!nn)
-                                goto oom;
-                        names = nn;
+        fs_dir_init(&d, fd);
+        while ((r = fs_dir_next(&d, &name, &type)) > 0) {
+                if (greedy_realloc((void **)&names, &cap, n + 1, sizeof(char *)) < 0 ||
+                    !(names[n] = strdup(name))) {
+                        r = -ENOMEM;
+                        break;
                 }
-                names[n] = strdup(de->d_name);
-                if (!names[n])
-                        goto oom;
                 n++;
-                errno = 0;
         }
-        if (errno != 0) {
-                int r = -errno;
-                closedir(d);
+        if (r < 0) {
                 usage_index_names_free(names, n);
                 return r;
         }
-        closedir(d);
         if (n > 1)
                 qsort(names, n, sizeof(char *), usage_index_strcmp);
         *ret = names;
         *ret_n = n;
         return 0;
-oom:
-        closedir(d);
-        usage_index_names_free(names, n);
-        return -ENOMEM;
-}
-
-static bool usage_index_ends_with(const char *s, const char *suffix) {
-        size_t a = strlen(s), b = strlen(suffix);
-        return a >= b && memcmp(s + a - b, suffix, b) == 0;
 }
 
 /* Open directory name below dfd as Qwen's readdirSync would reach it. 0 with *ret, 1 when Qwen
@@ -589,15 +568,13 @@ static int usage_index_rebuild_lines(int global_fd, StrBuf *out) {
         r = usage_index_open_dir(global_fd, "projects", &pfd);
         if (r != 0)
                 return r > 0 ? 0 : r; /* Qwen: no projects/, nothing to rebuild */
-        r = fcntl(pfd, F_DUPFD_CLOEXEC, 3); /* the listing takes its fd over */
-        r = r < 0 ? -errno : usage_index_list(r, &projects, &n_projects);
+        r = usage_index_list(pfd, &projects, &n_projects);
         if (r < 0)
                 goto finish;
         for (size_t i = 0; i < n_projects && r >= 0; i++) {
                 _cleanup_close_ int proj_fd = -EBADF, chats_fd = -EBADF;
                 char **files = NULL;
                 size_t n_files = 0;
-                int cfd;
 
                 r = usage_index_open_dir(pfd, projects[i], &proj_fd);
                 if (r != 0)
@@ -605,19 +582,13 @@ static int usage_index_rebuild_lines(int global_fd, StrBuf *out) {
                 r = usage_index_open_dir(proj_fd, "chats", &chats_fd);
                 if (r != 0)
                         goto next_project;
-                cfd = fcntl(chats_fd, F_DUPFD_CLOEXEC, 3);
-                if (cfd < 0) {
-                        r = -errno;
-                        goto next_project;
-                }
-                r = usage_index_list(cfd, &files, &n_files);
+                r = usage_index_list(chats_fd, &files, &n_files);
                 for (size_t j = 0; j < n_files && r >= 0; j++) {
                         _cleanup_close_ int fd = -EBADF;
                         _cleanup_free_ char *line = NULL, *key = NULL;
                         struct stat st;
 
-                        if (!usage_index_ends_with(files[j], ".jsonl") ||
-                            usage_index_ends_with(files[j], ".ledger.jsonl"))
+                        if (!endswith(files[j], ".jsonl") || endswith(files[j], ".ledger.jsonl"))
                                 continue;
                         if (fstatat(chats_fd, files[j], &st, AT_SYMLINK_NOFOLLOW) < 0) {
                                 if (errno != ENOENT)

@@ -860,6 +860,17 @@ static int usage_render_models(StrBuf *b, Salvage *s) {
                 size_t k = order[i];
                 ModelStats *m = s->models.values[k];
                 JsVal total = {};
+                const struct {
+                        const char *key;
+                        const JsVal *v;
+                } f[] = {
+                        { ",\"inputTokens\":", &m->prompt },
+                        { ",\"outputTokens\":", &m->candidates },
+                        { ",\"cachedTokens\":", &m->cached },
+                        { ",\"thoughtsTokens\":", &m->thoughts },
+                        { ",\"totalTokens\":", &total },
+                        { ",\"totalLatencyMs\":", &m->latency },
+                };
 
                 /* totalTokens: tokens.total || prompt + candidates + thoughts */
                 if (js_val_truthy(&m->total))
@@ -867,38 +878,14 @@ static int usage_render_models(StrBuf *b, Salvage *s) {
                 else if ((r = js_val_copy(&total, &m->prompt)) >= 0 &&
                          (r = js_val_add(&total, &m->candidates)) >= 0)
                         r = js_val_add(&total, &m->thoughts);
-                if (r >= 0 && i > 0)
-                        r = usage_puts(b, ",");
-                if (r >= 0)
-                        r = js_stringify_string(b, s->models.names[k], s->models.lens[k]);
-                if (r >= 0)
-                        r = usage_puts(b, ":{\"requests\":");
-                if (r >= 0)
-                        r = js_stringify_number(b, m->requests);
-                if (r >= 0)
-                        r = usage_puts(b, ",\"inputTokens\":");
-                if (r >= 0)
-                        r = js_stringify_val(b, &m->prompt);
-                if (r >= 0)
-                        r = usage_puts(b, ",\"outputTokens\":");
-                if (r >= 0)
-                        r = js_stringify_val(b, &m->candidates);
-                if (r >= 0)
-                        r = usage_puts(b, ",\"cachedTokens\":");
-                if (r >= 0)
-                        r = js_stringify_val(b, &m->cached);
-                if (r >= 0)
-                        r = usage_puts(b, ",\"thoughtsTokens\":");
-                if (r >= 0)
-                        r = js_stringify_val(b, &m->thoughts);
-                if (r >= 0)
-                        r = usage_puts(b, ",\"totalTokens\":");
-                if (r >= 0)
-                        r = js_stringify_val(b, &total);
-                if (r >= 0)
-                        r = usage_puts(b, ",\"totalLatencyMs\":");
-                if (r >= 0)
-                        r = js_stringify_val(b, &m->latency);
+                if (r >= 0 && ((i > 0 && usage_puts(b, ",") < 0) ||
+                               js_stringify_string(b, s->models.names[k], s->models.lens[k]) < 0 ||
+                               usage_puts(b, ":{\"requests\":") < 0 ||
+                               js_stringify_number(b, m->requests) < 0))
+                        r = -ENOMEM;
+                for (size_t j = 0; j < ELEMENTSOF(f) && r >= 0; j++)
+                        if (usage_puts(b, f[j].key) < 0 || js_stringify_val(b, f[j].v) < 0)
+                                r = -ENOMEM;
                 if (r >= 0)
                         r = usage_puts(b, "}");
                 js_val_done(&total);
@@ -1087,7 +1074,6 @@ int usage_build_record_sized(int fd, uint64_t size, char **ret_line) {
         return r < 0 ? r : 0;
 }
 
-/* The sessionId string of a built record line. */
 int usage_line_session_id(const char *line, char **ret) {
         static const char *const keys[] = { "sessionId" };
         JsonSpan span;

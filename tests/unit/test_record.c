@@ -384,22 +384,24 @@ static void test_record_read_exact(void **state) {
         assert_null(t);
 }
 
-static int count_cb(const char *line, size_t len, bool truncated, void *userdata) {
+static int count_cb(const char *line, size_t len, uint64_t offset, bool truncated,
+                    void *userdata) {
         (void)line;
         (void)len;
+        (void)offset;
         (void)truncated;
         (*(size_t *)userdata)++;
         return 0;
 }
 
-static void test_record_for_each_line_without_offsets(void **state) {
+static void test_record_for_each_line_counts(void **state) {
         _cleanup_close_ int fd = mkfile_str("a\nb\n");
         size_t n = 0;
 
         (void)state;
-        assert_int_equal(record_for_each_line(fd, 10, count_cb, &n), 0);
+        assert_int_equal(record_for_each_line_at(fd, 10, count_cb, &n), 0);
         assert_int_equal(n, 2);
-        assert_int_equal(record_for_each_line(fd, 0, count_cb, &n), -EINVAL);
+        assert_int_equal(record_for_each_line_at(fd, 0, count_cb, &n), -EINVAL);
 }
 
 /* ---- head */
@@ -1294,7 +1296,7 @@ int main(void) {
                 cmocka_unit_test(test_record_for_each_line_many_lines_across_chunks),
                 cmocka_unit_test(test_record_for_each_line_mem_matches_stream),
                 cmocka_unit_test(test_record_read_exact),
-                cmocka_unit_test(test_record_for_each_line_without_offsets),
+                cmocka_unit_test(test_record_for_each_line_counts),
                 cmocka_unit_test(test_record_read_head_normal),
                 cmocka_unit_test(test_record_read_head_errors),
                 cmocka_unit_test(test_record_read_head_skips_unparseable_lines),
