@@ -13,7 +13,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +26,7 @@
 
 #include "fsutil.h"
 #include "macro.h"
+#include "syncq.h"
 #include "util.h"
 
 #ifndef RENAME_NOREPLACE
@@ -395,36 +395,20 @@ int fs_fsync(int fd) {
         return fsync(fd) < 0 ? -errno : 0;
 }
 
-typedef struct FsFsyncJob {
-        const int *fds;
-        int *ret;
-        size_t n;
-        size_t next; /* the next index to take, atomically */
-} FsFsyncJob;
-
-static void *fs_fsync_worker(void *userdata) {
-        FsFsyncJob *j = userdata;
-
-        for (;;) {
-                size_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
-
-                if (i >= j->n)
-                        return NULL;
-                j->ret[i] = j->fds[i] < 0 ? 0 : fs_fsync(j->fds[i]);
-        }
-}
-
 void fs_fsync_many(const int *fds, size_t n, int *ret) {
-        FsFsyncJob j = { .fds = fds, .ret = ret, .n = n };
-        pthread_t threads[FS_FSYNC_THREADS - 1];
-        size_t started = 0;
+        SyncQ *q = NULL;
 
-        while (started < MIN(n, (size_t)FS_FSYNC_THREADS) - (n > 0) &&
-               pthread_create(&threads[started], NULL, fs_fsync_worker, &j) == 0)
-                started++;
-        (void)fs_fsync_worker(&j);
-        for (size_t k = 0; k < started; k++)
-                (void)pthread_join(threads[k], NULL);
+        if (syncq_new(&q) < 0) {
+                for (size_t i = 0; i < n; i++)
+                        ret[i] = fds[i] < 0 ? 0 : fs_fsync(fds[i]);
+                return;
+        }
+        for (size_t i = 0; i < n; i++)
+                if (fds[i] < 0)
+                        ret[i] = 0;
+                else
+                        syncq_push(q, fds[i], &ret[i]);
+        (void)syncq_free(q); /* waits for every fsync */
 }
 
 int fs_exists(int dfd, const char *name) {

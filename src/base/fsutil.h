@@ -89,11 +89,9 @@ int fs_rename_noreplace(int olddfd, const char *oldname, int newdfd, const char 
 int fs_unlink(int dfd, const char *name, int flags);
 /* fsync(fd) returning 0 or -errno */
 int fs_fsync(int fd);
-/* fsync(2) every fds[i] of fds[0..n) at once, from up to FS_FSYNC_THREADS threads (the caller's
- * included), so that the device gets the flushes together instead of one after another (the
- * directories of a batch, issue 14); ret[i] is 0 or -errno (0 for a negative fd, which is
- * skipped). Without a thread, one after another. Returns when every fsync has returned. */
-#define FS_FSYNC_THREADS 8
+/* fsync(2) every fds[i] of fds[0..n) at once, on a SyncQ's threads, so that the device gets
+ * the flushes together instead of one after another; ret[i] is 0 or -errno (0 for a negative
+ * fd, which is skipped). Returns when every fsync has returned. */
 void fs_fsync_many(const int *fds, size_t n, int *ret);
 /* does (dfd, name) exist (lstat)? 1 yes, 0 no, -errno */
 int fs_exists(int dfd, const char *name);

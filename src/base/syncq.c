@@ -7,8 +7,8 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <unistd.h>
 
-#include "fsutil.h"
 #include "syncq.h"
 
 typedef struct SyncQEntry {
@@ -59,7 +59,7 @@ static void *syncq_thread(void *userdata) {
                 e = q->q[q->head++];
                 q->busy++;
                 pthread_mutex_unlock(&q->lock);
-                r = fs_fsync(e.fd);
+                r = fsync(e.fd) < 0 ? -errno : 0;
                 pthread_mutex_lock(&q->lock);
                 *e.ret = r;
                 q->busy--;
@@ -100,7 +100,7 @@ void syncq_push(SyncQ *q, int fd, int *ret) {
                 here = true;
         pthread_mutex_unlock(&q->lock);
         if (here)
-                *ret = fs_fsync(fd);
+                *ret = fsync(fd) < 0 ? -errno : 0;
 }
 
 void syncq_wait_one(SyncQ *q, const int *ret) {

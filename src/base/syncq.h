@@ -1,7 +1,6 @@
 /* syncq.h: fsync() calls issued from a few threads that live as long as the queue, so that a caller
  * can start the fsync of a directory as soon as it is done with it and go on with the next one,
- * then wait for all of them. What fs_fsync_many() does in one call, without starting
- * threads per call. */
+ * then wait for all of them. */
 #pragma once
 
 #include <stddef.h>
