@@ -10,24 +10,23 @@
 
 #include "du.h"
 #include "fsutil.h"
+#include "hashmap.h"
 #include "macro.h"
 
 #define DU_DEPTH_MAX 64
 #define DU_PATH_MAX 8192
 
-/* Hard-linked inodes seen (nlink > 1; file-history forks link their backups): counted once, as
- * du does. An open-addressed set, cap a power of two, at most half full. */
+/* A hard-linked inode seen (nlink > 1; file-history forks link their backups): counted once, as
+ * du does. */
 typedef struct DuInode {
         dev_t dev;
         ino_t ino;
-        bool used;
 } DuInode;
 
 typedef struct DuWalk {
         DuFn fn;
         void *userdata;
-        DuInode *inodes;
-        size_t n_inodes, cap_inodes;
+        Hashmap inodes; /* of DuInode */
         dev_t dev;
         dev_t skip_dev; /* the other root, when it lies inside this one: measured on its own */
         ino_t skip_ino;
@@ -35,37 +34,28 @@ typedef struct DuWalk {
         char path[DU_PATH_MAX];
 } DuWalk;
 
-static size_t du_inode_slot(const DuInode *v, size_t cap, dev_t dev, ino_t ino) {
-        size_t k = (size_t)(((uint64_t)ino * UINT64_C(0x9e3779b97f4a7c15)) ^ (uint64_t)dev) &
-                   (cap - 1);
+static bool du_inode_eq(const void *entry, const void *key) {
+        const DuInode *a = entry, *b = key;
 
-        while (v[k].used && !(v[k].dev == dev && v[k].ino == ino))
-                k = (k + 1) & (cap - 1);
-        return k;
+        return a->dev == b->dev && a->ino == b->ino;
 }
 
 /* Seen before? (else remembered; without memory, counted again: a larger total, never a crash) */
 static bool du_inode_seen(DuWalk *w, const struct stat *st) {
-        size_t k;
+        DuInode key = { .dev = st->st_dev, .ino = st->st_ino }, *e;
+        uint64_t h = hashmap_hash_bytes(&key, sizeof(key));
+        HashSlot *slot;
 
-        if (2 * (w->n_inodes + 1) > w->cap_inodes) {
-                size_t cap = w->cap_inodes ? 2 * w->cap_inodes : 64;
-                DuInode *v = calloc(cap, sizeof(DuInode));
-                if (!v)
-                        return false;
-                for (size_t i = 0; i < w->cap_inodes; i++)
-                        if (w->inodes[i].used)
-                                v[du_inode_slot(v, cap, w->inodes[i].dev, w->inodes[i].ino)] =
-                                        w->inodes[i];
-                free(w->inodes);
-                w->inodes = v;
-                w->cap_inodes = cap;
-        }
-        k = du_inode_slot(w->inodes, w->cap_inodes, st->st_dev, st->st_ino);
-        if (w->inodes[k].used)
+        if (hashmap_reserve(&w->inodes, 1) < 0)
+                return false;
+        slot = hashmap_slot(&w->inodes, h, du_inode_eq, &key);
+        if (slot->entry)
                 return true;
-        w->inodes[k] = (DuInode){ .dev = st->st_dev, .ino = st->st_ino, .used = true };
-        w->n_inodes++;
+        e = malloc(sizeof(DuInode));
+        if (!e)
+                return false;
+        *e = key;
+        hashmap_fill(&w->inodes, slot, h, e);
         return false;
 }
 
@@ -160,7 +150,7 @@ int du_walk(const char *path, const struct stat *skip, DuFn fn, void *userdata,
                 r = du_walk_dir(w, fd, 0, 0);
         if (w->incomplete)
                 *ret_incomplete = true;
-        free(w->inodes);
+        hashmap_done(&w->inodes, free);
         free(w);
         return r;
 }
