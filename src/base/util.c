@@ -338,50 +338,6 @@ int greedy_realloc(void **p, size_t *allocated, size_t need, size_t sz) {
         return 0;
 }
 
-int strbuf_append_bytes(StrBuf *b, const char *s, size_t n) {
-        if (b->len + n + 1 > b->cap) {
-                size_t cap = b->cap;
-                void *p = b->buf;
-                if (greedy_realloc(&p, &cap, b->len + n + 1, 1) < 0)
-                        return -ENOMEM;
-                b->buf = p;
-                b->cap = cap;
-        }
-        memcpy(b->buf + b->len, s, n);
-        b->len += n;
-        b->buf[b->len] = '\0';
-        return 0;
-}
-
-int strbuf_printf(StrBuf *b, const char *fmt, ...) {
-        va_list ap;
-        char *s = NULL;
-        int n, r;
-
-        va_start(ap, fmt);
-        n = vasprintf(&s, fmt, ap);
-        va_end(ap);
-        if (n < 0)
-                return -ENOMEM;
-        r = strbuf_append(b, s, (size_t)n);
-        free(s);
-        return r;
-}
-
-void strbuf_done(StrBuf *b) {
-        free(b->buf);
-        *b = (StrBuf){};
-}
-
-char *strbuf_steal(StrBuf *b) {
-        char *s;
-        if (!b->buf && strbuf_append(b, "", 0) < 0)
-                return NULL;
-        s = b->buf;
-        *b = (StrBuf){};
-        return s;
-}
-
 char *strjoin(const char *s, ...) {
         va_list ap;
         size_t n = 0;

@@ -1,9 +1,12 @@
-/* util.h: units (sizes, durations, times), formatting and small string helpers. */
+/* util.h: units (sizes, durations, times), formatting and small string helpers (and StrBuf,
+ * strbuf.h, which most of their callers use with them). */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "strbuf.h"
 
 /* All times in qgc are milliseconds: instants since the Unix epoch, and durations. */
 typedef int64_t msec_t;
@@ -42,21 +45,6 @@ char *format_timestamp(char *buf, size_t n, msec_t t);            /* "2026-11-30
 /* Clock: the only place qgc reads the wall clock (main.c calls it once). */
 msec_t now_msec(void);
 double mono_sec(void); /* CLOCK_MONOTONIC in seconds, for the phase times of -vv */
-
-/* Simple growable string buffer. */
-typedef struct StrBuf {
-        char *buf;
-        size_t len, cap;
-} StrBuf;
-/* The global symbol is strbuf_append_bytes(): libconfig 1.5 exports its own strbuf_append(),
- * and a global qgc function of that name would interpose on it (its strings then parse as ""). */
-int strbuf_append_bytes(StrBuf *b, const char *s, size_t n);
-static inline int strbuf_append(StrBuf *b, const char *s, size_t n) {
-        return strbuf_append_bytes(b, s, n);
-}
-int strbuf_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void strbuf_done(StrBuf *b);
-char *strbuf_steal(StrBuf *b); /* returns buf (NUL-terminated, never NULL on success), resets */
 
 /* write(2) all n bytes of buf to fd, again after EINTR and short writes. 0 or -errno (-EIO when
  * write returns 0). */
