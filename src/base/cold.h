@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fsutil.h"
+#include "fs.h"
 
 #define COLD_DIR ".qgc-cold"
 #define COLD_SUFFIX ".zst"

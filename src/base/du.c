@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "du.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "hashmap.h"
 #include "macro.h"
 

@@ -1,7 +1,7 @@
 /* rm-rf.c: rm_rf_at(), the safe-filesystem layer's removal of a directory and
  * everything below it: iterative (a stack of open directories, no recursion), never following a
  * symlink, and keeping every mount point (with the directories above it) instead of entering
- * it. Every open and stat goes through fsutil.c's fs_open_dir() and fs_statat(). */
+ * it. Every open and stat goes through fs.c's fs_open_dir() and fs_statat(). */
 #include "autoconf.h"
 
 #include <dirent.h>
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fsutil.h"
+#include "fs.h"
 #include "macro.h"
 #include "rm-rf.h"
 #include "util.h"

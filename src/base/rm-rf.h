@@ -1,4 +1,4 @@
-/* rm-rf.h: the removal of a directory tree, on top of fsutil.h's safe opens. */
+/* rm-rf.h: the removal of a directory tree, on top of fs.h's safe opens. */
 #pragma once
 
 #include <stdint.h>

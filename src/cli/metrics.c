@@ -22,7 +22,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "fsutil.h"
+#include "fs.h"
 #include "log.h"
 #include "macro.h"
 #include "metrics.h"

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cold.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "macro.h"
 #include "show.h"
 #include "store.h"

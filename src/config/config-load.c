@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "log.h"
 #include "macro.h"
 #include "util.h"

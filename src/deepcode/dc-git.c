@@ -48,7 +48,7 @@
 #include <unistd.h>
 
 #include "dc-git.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "hashmap.h"
 #include "macro.h"
 #include "util.h"

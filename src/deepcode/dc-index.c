@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "dc-index.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "js.h"
 #include "json.h"
 #include "macro.h"

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "fsutil.h"
+#include "fs.h"
 
 /* Deep Code reads the whole file (readFileSync) and one JSON.parse per line; qgc holds one
  * line at a time, shorter than this (a tool result of a large file is one line). A longer line

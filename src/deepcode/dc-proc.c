@@ -12,7 +12,7 @@
 
 #include "dc-proc.h"
 #include "dc-project.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "macro.h"
 #include "util.h"
 

@@ -19,7 +19,7 @@
 #include "dc-project.h"
 #include "dc-reclaim.h"
 #include "dc-store.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "macro.h"
 #include "rm-rf.h"
 #include "util.h"

@@ -38,7 +38,7 @@
 #include "dc-project.h"
 #include "dc-run.h"
 #include "dc-store.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "js.h"
 #include "json.h"
 #include "macro.h"

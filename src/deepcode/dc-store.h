@@ -11,7 +11,7 @@
 
 #include "dc-index.h"
 #include "dc-messages.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "inventory.h"
 #include "util.h"
 

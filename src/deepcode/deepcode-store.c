@@ -18,7 +18,7 @@
 #include "dc-store.h"
 #include "deepcode-store.h"
 #include "du.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "lock.h"
 #include "macro.h"
 #include "util.h"

@@ -14,7 +14,7 @@
 #include "archive.h"
 #include "cold.h"
 #include "cold-step.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "journal.h"
 #include "live.h"
 #include "log.h"

@@ -19,7 +19,7 @@
 #include "archive.h"
 #include "erase.h"
 #include "cold.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "journal.h"
 #include "json.h"
 #include "json-input.h"

@@ -10,7 +10,7 @@
 #include "archive.h"
 #include "cold-restore.h"
 #include "cold.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "journal.h"
 #include "log.h"
 #include "macro.h"

@@ -25,7 +25,7 @@
 #include "actions.h"
 #include "archive.h"
 #include "cold.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "journal.h"
 #include "live.h"
 #include "lock.h"

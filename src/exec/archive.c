@@ -24,7 +24,7 @@
 #include <json-c/json.h>
 
 #include "archive.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "macro.h"
 #include "util.h"
 

@@ -14,7 +14,7 @@
 #include "cold.h"
 #include "cold-restore.h"
 #include "cold.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "macro.h"
 #include "util.h"
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cold-step.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "macro.h"
 #include "sha256.h"
 #include "util.h"

@@ -17,7 +17,7 @@
 #include "claims.h"
 #include "cold.h"
 #include "erase.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "hashmap.h"
 #include "macro.h"
 #include "recover-marker.h"

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "fsutil.h"
+#include "fs.h"
 
 /* Where the pending-delete markers live, relative to G (next to G/.qgc.lock). */
 #define RECOVER_STATE_DIR ".qgc"

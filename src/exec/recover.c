@@ -45,7 +45,7 @@
 #include <unistd.h>
 
 #include "cold.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "hygiene-reclaim.h"
 #include "rm-rf.h"
 #include "log.h"

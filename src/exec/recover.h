@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <sys/stat.h>
 
-#include "fsutil.h"
+#include "fs.h"
 #include "plan.h"
 #include "recover-marker.h"
 

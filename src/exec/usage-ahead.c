@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fsutil.h"
+#include "fs.h"
 #include "macro.h"
 #include "usage.h"
 #include "usage-ahead.h"

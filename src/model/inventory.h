@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fsutil.h"
+#include "fs.h"
 #include "hashmap.h"
 #include "util.h"
 

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "cold.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "macro.h"
 #include "reason.h"
 #include "restore.h"

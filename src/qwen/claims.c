@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "claims.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "json.h"
 #include "json-input.h"
 #include "macro.h"

@@ -14,7 +14,7 @@
 
 #include "enrich.h"
 #include "erase.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "json.h"
 #include "json-input.h"
 #include "log.h"

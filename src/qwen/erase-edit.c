@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "erase-edit.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "json.h"
 #include "json-input.h"
 #include "log.h"

@@ -17,7 +17,7 @@
 
 #include "erase.h"
 #include "erase-splice.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "live.h"
 #include "macro.h"
 #include "qwen.h"

@@ -1,7 +1,7 @@
 /* hygiene-reclaim.c: the executor's side of tree hygiene: a hygiene item reclaimed
  * (hygiene_reclaim_orphan()) and a stale project entry's marker written or removed and the entry removed
  * (hygiene_reclaim_stale()), each after re-checking afresh what the scan found, the identity the scan
- * saw included; every open through the safe-filesystem layer (fsutil.h). */
+ * saw included; every open through the safe-filesystem layer (fs.h). */
 #include "autoconf.h"
 
 #include <dirent.h>
@@ -15,7 +15,7 @@
 #include <json-c/json.h>
 
 #include "erase.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "rm-rf.h"
 #include "hygiene.h"
 #include "hygiene-reclaim.h"

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fsutil.h"
-#include "fsutil.h"
+#include "fs.h"
+#include "fs.h"
 #include "hygiene.h"
 #include "log.h"
 #include "macro.h"

@@ -29,8 +29,8 @@
 #include <json-c/json.h>
 
 #include "erase.h"
-#include "fsutil.h"
-#include "fsutil.h"
+#include "fs.h"
+#include "fs.h"
 #include "hygiene.h"
 #include "js.h"
 #include "json.h"

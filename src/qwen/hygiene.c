@@ -1,7 +1,7 @@
 /* hygiene.c: the tree hygiene kinds (hygiene.h): each kind's policy key, limit and words, and
  * what the finding (hygiene-scan.c), the reclaim (hygiene-reclaim.c) and the stale project walk
  * (hygiene-stale.c) share: directory opens and sums, the file names Qwen leaves in tmp/<hash>/
- * and whether a tmp/<hash>/ is understood, through the safe-filesystem layer (fsutil.h), regular
+ * and whether a tmp/<hash>/ is understood, through the safe-filesystem layer (fs.h), regular
  * files only, never leaving the tree's filesystem.
  *
  * Qwen's references: tool-results/<f> and tmp/<hash>/<f>.output are unlinked by Qwen itself when
@@ -21,7 +21,7 @@
 #include <json-c/json.h>
 
 #include "hygiene.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "json.h"
 #include "json-input.h"
 #include "live.h"

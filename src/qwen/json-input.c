@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "fsutil.h"
+#include "fs.h"
 #include "json.h"
 #include "json-input.h"
 #include "macro.h"

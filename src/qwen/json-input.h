@@ -1,6 +1,6 @@
 /* json-input.h: the one table of the JSON files of a Qwen tree that qgc reads for evidence, the
  * dialect each is read in (that of the Qwen code that reads it), and the reader of such a file
- * through fsutil.h's safe open (json-input.c). */
+ * through fs.h's safe open (json-input.c). */
 #pragma once
 
 #include <stddef.h>

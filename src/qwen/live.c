@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fsutil.h"
+#include "fs.h"
 #include "json.h"
 #include "json-input.h"
 #include "live.h"

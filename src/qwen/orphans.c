@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cold.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "rm-rf.h"
 #include "macro.h"
 #include "orphans.h"

@@ -1,7 +1,7 @@
 /* qwen-scan.c: the read-only walk of Qwen trees into the Inventory (qwen_store's scan, store.h).
  *
  * Per tree: R/projects/<p>/chats/, chats/archive/ and its cold tier through directory fds
- * (fsutil.h), never leaving the filesystem of R or entering a mount point, never following a
+ * (fs.h), never leaving the filesystem of R or entering a mount point, never following a
  * symlink, never blocking on a FIFO, never writing (O_NOATIME when permitted). Each directory is
  * listed once; sidecars, claims, subagents/, G/file-history/ and the organization file are read
  * once per directory or project and looked up per session: O(n log n) in the sessions, with one
@@ -31,7 +31,7 @@
 #include "cold.h"
 #include "enrich.h"
 #include "erase.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "hygiene.h"
 #include "json.h"
 #include "json-input.h"

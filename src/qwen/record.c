@@ -18,7 +18,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "fsutil.h"
+#include "fs.h"
 #include "js.h"
 #include "macro.h"
 #include "record.h"

@@ -58,7 +58,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fsutil.h"
+#include "fs.h"
 #include "hashmap.h"
 #include "js.h"
 #include "log.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "fsutil.h"
+#include "fs.h"
 #include "hashmap.h"
 #include "log.h"
 #include "macro.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fsutil.h"
+#include "fs.h"
 #include "log.h"
 #include "macro.h"
 #include "qwen.h"

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fsutil.h"
+#include "fs.h"
 #include "js.h"
 #include "json.h"
 #include "macro.h"

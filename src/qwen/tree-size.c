@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "du.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "lock.h"
 #include "macro.h"
 #include "strtable.h"

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fsutil.h"
+#include "fs.h"
 #include "log.h"
 #include "macro.h"
 #include "usage-append.h"

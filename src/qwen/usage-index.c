@@ -18,7 +18,7 @@
 
 #include <json-c/json.h>
 
-#include "fsutil.h"
+#include "fs.h"
 #include "hashmap.h"
 #include "log.h"
 #include "macro.h"

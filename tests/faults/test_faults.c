@@ -19,7 +19,7 @@
 #include "../fs/apply_helpers.h"
 #include "actions-int.h"
 #include "cold.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "rm-rf.h"
 #include "journal.h"
 #include "hygiene.h"

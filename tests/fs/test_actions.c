@@ -16,7 +16,7 @@
 #include "apply_helpers.h"
 #include "archive.h"
 #include "erase.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "rm-rf.h"
 #include "journal.h"
 #include "lock.h"

@@ -20,7 +20,7 @@
 
 #include "claims.h"
 #include "fixture.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "macro.h"
 #include "testdata.h"
 

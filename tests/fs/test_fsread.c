@@ -1,5 +1,5 @@
 /* test_fsread.c: the readers' side of the safe-filesystem layer on real files, in both modes of
- * fsutil.c (openat2 and the fallback walk): fs_open_noatime() (fsread.c: no symlink, never
+ * fs.c (openat2 and the fallback walk): fs_open_noatime() (fsread.c: no symlink, never
  * blocking, no atime update where permitted) and json_read_file()/json_input_read() (jsonfile.c:
  * JSON.parse's dialect, the size limit, regular files only). */
 #include "autoconf.h"
@@ -20,7 +20,7 @@
 
 #include "fixture.h"
 #include "force-walk.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "json.h"
 #include "json-input.h"
 #include "macro.h"

@@ -24,7 +24,7 @@
 
 #include "fixture.h"
 #include "force-walk.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "rm-rf.h"
 #include "macro.h"
 #include "testdata.h"

@@ -19,7 +19,7 @@
 
 #include "config.h"
 #include "fixture.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "hygiene.h"
 #include "hygiene-reclaim.h"
 #include "inventory.h"

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "inventory.h"
 #include "macro.h"
 #include "orphans.h"

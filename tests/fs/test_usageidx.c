@@ -18,7 +18,7 @@
 
 #include "fixture.h"
 #include "macro.h"
-#include "fsutil.h"
+#include "fs.h"
 #include "inventory.h"
 #include "usage.h"
 #include "usage-ahead.h"

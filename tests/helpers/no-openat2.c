@@ -1,5 +1,5 @@
 /* no-openat2.c: run a command where openat2(2) fails with ENOSYS, as on a kernel before 5.6 or
- * under a seccomp filter that refuses the call: qgc's safe-filesystem layer (src/fsutil.c) then
+ * under a seccomp filter that refuses the call: qgc's safe-filesystem layer (src/fs.c) then
  * walks paths component by component, testing each step for a mount root. The binary has no
  * switch for that walk (no test environment variable reaches the installed qgc): t-0110 runs the
  * qgc binary under this filter, the way a system without openat2 would.

@@ -1,4 +1,4 @@
-/* fsutil.h: the safe-filesystem layer, by (dirfd, name): the only code that opens, lists,
+/* fs.h: the safe-filesystem layer, by (dirfd, name): the only code that opens, lists,
  * creates, renames or removes paths inside a managed tree. Opens never follow a symlink, never
  * climb above their dirfd and never cross a mount point, a same-filesystem bind mount included
  * (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_XDEV, or a checked walk without it);

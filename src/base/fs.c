@@ -1,4 +1,4 @@
-/* fsutil.c: the safe-filesystem layer: every open, listing, removal and rename of a path inside
+/* fs.c: the safe-filesystem layer: every open, listing, removal and rename of a path inside
  * a managed tree goes through here. Nothing here follows a symlink in the tree or crosses a
  * mount point: not another filesystem (st_dev) and not a bind mount of the same filesystem,
  * whose st_dev is the tree's own. Opens use openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
@@ -24,7 +24,7 @@
 #include <linux/openat2.h>
 #endif
 
-#include "fsutil.h"
+#include "fs.h"
 #include "macro.h"
 #include "syncq.h"
 #include "util.h"
