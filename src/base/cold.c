@@ -210,7 +210,7 @@ static int cold_compress_fd(ColdCtx *c, int src_fd, uint64_t src_size, int dst_f
         for (bool last = false; !last && r >= 0;) {
                 /* a whole chunk (so a file up to COLD_CHUNK is all in c->in) */
                 size_t want = (size_t)MIN((uint64_t)COLD_CHUNK, src_size - size), got;
-                ssize_t k = pread_full(src_fd, c->in, want, (off_t)size);
+                ssize_t k = fs_pread_full(src_fd, c->in, want, (off_t)size);
                 if (k < 0 || (size_t)k < want) {
                         r = k < 0 ? (int)k : -ESTALE; /* shorter than it was */
                         break;
@@ -293,7 +293,7 @@ static int cold_stream(ColdCtx *c, int src_fd, uint64_t src_len, uint64_t limit,
         *ret_ended = false;
         while (r >= 0 && size < stop) {
                 size_t want = (size_t)MIN((uint64_t)c->din_size, src_len - off);
-                ssize_t k = pread_full(src_fd, c->din, want, (off_t)off);
+                ssize_t k = fs_pread_full(src_fd, c->din, want, (off_t)off);
                 if (k < 0) {
                         r = (int)k;
                         break;
@@ -385,7 +385,7 @@ int cold_read_trailer(int fd, uint64_t *ret_size, char sha[65]) {
                 return -errno;
         if (st.st_size < COLD_TRAILER)
                 return -EBADMSG;
-        if (pread_full(fd, t, COLD_TRAILER, st.st_size - COLD_TRAILER) != COLD_TRAILER)
+        if (fs_pread_full(fd, t, COLD_TRAILER, st.st_size - COLD_TRAILER) != COLD_TRAILER)
                 return -EBADMSG;
         if (cold_get_le32(t) != COLD_SKIP_MAGIC || cold_get_le32(t + 4) != COLD_TRAILER_PAYLOAD ||
             memcmp(t + 8, "qgc-cold 1 ", 11) != 0 || t[8 + 11 + 64] != ' ' ||
@@ -408,7 +408,7 @@ int cold_hash_fd(int fd, char sha[65], uint64_t *ret_size) {
         ssize_t k = 0;
         int r = h ? 0 : -ENOMEM;
 
-        while (r >= 0 && (k = pread_full(fd, buf, sizeof buf, (off_t)size)) > 0) {
+        while (r >= 0 && (k = fs_pread_full(fd, buf, sizeof buf, (off_t)size)) > 0) {
                 size += (uint64_t)k;
                 r = sha256_update(h, buf, (size_t)k);
         }

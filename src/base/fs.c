@@ -419,7 +419,7 @@ int fs_exists(int dfd, const char *name) {
         return errno == ENOENT ? 0 : -errno;
 }
 
-ssize_t pread_full(int fd, void *buf, size_t size, off_t offset) {
+ssize_t fs_pread_full(int fd, void *buf, size_t size, off_t offset) {
         size_t n = 0;
 
         while (n < size) {
@@ -449,7 +449,7 @@ int fs_read_fd(int fd, size_t max, char **ret, size_t *ret_size) {
         buf = malloc((size_t)st.st_size + 1);
         if (!buf)
                 return -ENOMEM;
-        ssize_t k = pread_full(fd, buf, (size_t)st.st_size, 0);
+        ssize_t k = fs_pread_full(fd, buf, (size_t)st.st_size, 0);
         if (k < 0)
                 return (int)k;
         n = (size_t)k;

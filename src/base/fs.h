@@ -97,7 +97,7 @@ void fs_fsync_many(const int *fds, size_t n, int *ret);
 int fs_exists(int dfd, const char *name);
 /* the one read loop: up to size bytes at offset, retried on EINTR and short reads; the count
  * read (less than size only at end of file) or -errno */
-ssize_t pread_full(int fd, void *buf, size_t size, off_t offset);
+ssize_t fs_pread_full(int fd, void *buf, size_t size, off_t offset);
 /* read the whole regular file open at fd (by pread), at most max bytes (-EFBIG beyond; not a
  * regular file: -EBADFD). *ret is NUL-terminated; *ret_size its length. */
 int fs_read_fd(int fd, size_t max, char **ret, size_t *ret_size);

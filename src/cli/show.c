@@ -22,7 +22,7 @@ static int show_copy_fd(int fd, int out_fd) {
         off_t off = 0;
 
         for (;;) {
-                ssize_t k = pread_full(fd, buf, sizeof buf, off);
+                ssize_t k = fs_pread_full(fd, buf, sizeof buf, off);
                 if (k <= 0)
                         return (int)k;
                 int r = write_all(out_fd, buf, (size_t)k);

@@ -171,7 +171,7 @@ int dc_messages_read(int dfd, const char *id, DcMessages *ret) {
                         buf = b;
                         cap *= 2;
                 }
-                k = pread_full(fd, buf + len, MIN(cap - len, (size_t)DC_CHUNK), off);
+                k = fs_pread_full(fd, buf + len, MIN(cap - len, (size_t)DC_CHUNK), off);
                 if (k < 0)
                         return dc_messages_stop(ret, strprintf("read error at byte %lld", (long long)off));
                 off += k;

@@ -1,5 +1,5 @@
 /* dc-proc.c: the Deep Code processes of this host and their project codes (see dc-proc.h).
- * /proc is read by pid directory fd: cmdline by pread_full(), the cwd by readlinkat(). */
+ * /proc is read by pid directory fd: cmdline by fs_pread_full(), the cwd by readlinkat(). */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -44,7 +44,7 @@ static int dc_proc_one(int procfd, const char *name, DcProc *ret) {
         if (pfd < 0 || fstat(pfd, &st) < 0)
                 return 0;
         cfd = openat(pfd, "cmdline", O_RDONLY | O_CLOEXEC);
-        n = cfd < 0 ? -1 : pread_full(cfd, cmd, sizeof(cmd), 0);
+        n = cfd < 0 ? -1 : fs_pread_full(cfd, cmd, sizeof(cmd), 0);
         if (n <= 0 || !dc_proc_names_deepcode(cmd, (size_t)n))
                 return 0;
         *ret = (DcProc){ .pid = (pid_t)strtol(name, NULL, 10), .uid = st.st_uid };

@@ -48,7 +48,7 @@ static int erase_fd_is_buf(int fd, const struct stat *st, const char *text, size
                 return 0;
         for (size_t at = 0; at < n;) {
                 size_t want = MIN(n - at, (size_t)ERASE_CHUNK);
-                ssize_t k = pread_full(fd, buf, want, (off_t)at);
+                ssize_t k = fs_pread_full(fd, buf, want, (off_t)at);
 
                 if (k < 0)
                         return (int)k;
@@ -146,7 +146,7 @@ static int erase_copy_fd(int src, int out, uint64_t n) {
         if (!buf)
                 return -ENOMEM;
         for (uint64_t at = 0; at < n;) {
-                ssize_t k = pread_full(src, buf, (size_t)MIN(n - at, (uint64_t)ERASE_CHUNK),
+                ssize_t k = fs_pread_full(src, buf, (size_t)MIN(n - at, (uint64_t)ERASE_CHUNK),
                                        (off_t)at);
                 int r;
 

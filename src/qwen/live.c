@@ -72,7 +72,7 @@ static int live_read_small(const char *path, char *buf, size_t n) {
 
         if (fd < 0)
                 return -errno;
-        k = pread_full(fd, buf, n - 1, 0);
+        k = fs_pread_full(fd, buf, n - 1, 0);
         if (k < 0)
                 return (int)k;
         buf[k] = 0;

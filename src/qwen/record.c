@@ -39,7 +39,7 @@
 
 /* Up to n bytes at off (fewer only at the end of the file); *ret the count. 0 or -errno. */
 static int record_read_at(int fd, char *buf, size_t n, uint64_t off, size_t *ret) {
-        ssize_t k = pread_full(fd, buf, n, (off_t)off);
+        ssize_t k = fs_pread_full(fd, buf, n, (off_t)off);
 
         if (k < 0)
                 return (int)k;
@@ -185,7 +185,7 @@ int record_for_each_line_at(int fd, size_t max_line, record_line_at_cb cb, void 
                         }
                 }
 
-                k = pread_full(fd, buf + len, cap - len, (off_t)off);
+                k = fs_pread_full(fd, buf + len, cap - len, (off_t)off);
                 if (k < 0)
                         return (int)k;
                 if (k == 0) {
@@ -522,7 +522,7 @@ static int record_read_head_full(int fd, HeadInfo *ret, const char **ret_why) {
                         buf = nb;
                         cap = ncap;
                 }
-                k = pread_full(fd, buf + len, RECORD_HEAD_CHUNK, (off_t)off);
+                k = fs_pread_full(fd, buf + len, RECORD_HEAD_CHUNK, (off_t)off);
 
                 if (k < 0) {
                         why = "cannot read the first record";
@@ -599,7 +599,7 @@ int record_read_head(int fd, HeadInfo *ret, const char **ret_why) {
         ssize_t k;
 
         assert(ret);
-        k = pread_full(fd, buf, sizeof(buf), (off_t)0);
+        k = fs_pread_full(fd, buf, sizeof(buf), (off_t)0);
         return record_read_head_from(fd, buf, k > 0 ? (size_t)k : 0, ret, ret_why);
 }
 

@@ -125,7 +125,7 @@ static int settings_read_fd(int fd, const struct stat *st, char **ret_buf, size_
         buf = malloc((size_t)st->st_size + 1);
         if (!buf)
                 return -ENOMEM;
-        len = pread_full(fd, buf, (size_t)st->st_size + 1, 0);
+        len = fs_pread_full(fd, buf, (size_t)st->st_size + 1, 0);
         if (len < 0)
                 return (int)len;
         if ((size_t)len > (size_t)st->st_size)

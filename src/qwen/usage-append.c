@@ -30,7 +30,7 @@ static int usage_append_bytes_are(int fd, uint64_t off, const char *buf, size_t 
 
         if (!got)
                 return -ENOMEM;
-        k = pread_full(fd, got, n, (off_t)off);
+        k = fs_pread_full(fd, got, n, (off_t)off);
         if (k < 0)
                 return (int)k;
         return (size_t)k == n && memcmp(got, buf, n) == 0;
@@ -162,7 +162,7 @@ int usage_append_begin(int global_fd, const char *line, size_t len, UsageAppend 
                 return -errno;
         if (pos0 > 0) {
                 char c;
-                k = pread_full(rfd, &c, 1, pos0 - 1);
+                k = fs_pread_full(rfd, &c, 1, pos0 - 1);
                 if (k < 0)
                         return (int)k;
                 if (k == 0)

@@ -213,7 +213,7 @@ static int usage_index_refresh(UsageIndex *idx, int fd, uint64_t size) {
                                 buf = nb;
                                 cap *= 2;
                         }
-                        k = pread_full(fd, buf + len, cap - len, (off_t)(off + len));
+                        k = fs_pread_full(fd, buf + len, cap - len, (off_t)(off + len));
                         if (k < 0)
                                 return (int)k;
                 }
@@ -637,7 +637,7 @@ static int usage_index_copy(int src, uint64_t from, uint64_t to, int dst, char *
 
         while (from < to) {
                 size_t want = (size_t)MIN((uint64_t)sizeof(buf), to - from);
-                ssize_t k = pread_full(src, buf, want, (off_t)from);
+                ssize_t k = fs_pread_full(src, buf, want, (off_t)from);
                 if (k < 0)
                         return (int)k;
                 if (k == 0)
@@ -807,7 +807,7 @@ int usage_index_projects(int gfd, const char *const *ids, size_t n, char ***cwds
         if (!buf)
                 return -ENOMEM;
         for (;;) {
-                ssize_t k = pread_full(fd, buf + have, WIN - have, off);
+                ssize_t k = fs_pread_full(fd, buf + have, WIN - have, off);
                 const char *p = buf, *end;
 
                 if (k <= 0)

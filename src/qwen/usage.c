@@ -819,7 +819,7 @@ static int usage_last_record(int fd, uint64_t end, json_object **ret) {
         while (pos > 0) {
                 uint64_t start = pos > win ? pos - win : 0;
                 size_t n = (size_t)(pos - start), e;
-                ssize_t k = pread_full(fd, buf, n, (off_t)start);
+                ssize_t k = fs_pread_full(fd, buf, n, (off_t)start);
 
                 if (k < 0)
                         return (int)k;
