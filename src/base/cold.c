@@ -239,7 +239,7 @@ static int cold_compress_fd(ColdCtx *c, int src_fd, uint64_t src_size, int dst_f
                                 cold_trailer((unsigned char *)c->out + ob.pos, sha, size);
                                 ob.pos += COLD_TRAILER;
                         }
-                        r = write_all(dst_fd, c->out, ob.pos);
+                        r = util_write_all(dst_fd, c->out, ob.pos);
                         written += ob.pos;
                 }
         }
@@ -345,7 +345,7 @@ static int cold_check_sink(void *userdata, const char *buf, size_t n, uint64_t a
         else
                 r = sha256_update(k->h, buf, n);
         if (r >= 0 && k->out_fd >= 0)
-                r = write_all(k->out_fd, buf, n);
+                r = util_write_all(k->out_fd, buf, n);
         return r;
 }
 
@@ -424,12 +424,12 @@ int cold_hash_fd(int fd, char sha[65], uint64_t *ret_size) {
 }
 
 char *cold_tmp_name(const char *name) {
-        return strprintf(".%s" FS_TEMP_SUFFIX, name);
+        return util_strprintf(".%s" FS_TEMP_SUFFIX, name);
 }
 
 /* Open the compressed copy of name, name + COLD_SUFFIX in cold_fd, for reading. */
 static int cold_open_z(int cold_fd, const char *name) {
-        _cleanup_free_ char *z = strprintf("%s%s", name, COLD_SUFFIX);
+        _cleanup_free_ char *z = util_strprintf("%s%s", name, COLD_SUFFIX);
 
         if (!z)
                 return -ENOMEM;
@@ -471,7 +471,7 @@ int cold_remove_original(int dir_fd, const char *name, int cold_fd, const FileId
         /* the original goes only if it is still what was compressed */
         r = fs_check_identity(dir_fd, name, id);
         if (r <= 0) {
-                _cleanup_free_ char *z = strprintf("%s%s", name, COLD_SUFFIX);
+                _cleanup_free_ char *z = util_strprintf("%s%s", name, COLD_SUFFIX);
                 if (z && fs_unlink(cold_fd, z, 0) >= 0)
                         cold_step(step, userdata, z);
                 return r < 0 ? r : -ESTALE;
@@ -484,7 +484,7 @@ int cold_remove_original(int dir_fd, const char *name, int cold_fd, const FileId
 }
 
 int cold_batch_commit(int cold_fd, const char *name, ColdStepFn step, void *userdata) {
-        _cleanup_free_ char *z = strprintf("%s%s", name, COLD_SUFFIX);
+        _cleanup_free_ char *z = util_strprintf("%s%s", name, COLD_SUFFIX);
         _cleanup_free_ char *tmp = z ? cold_tmp_name(z) : NULL;
         int r;
 
@@ -501,7 +501,7 @@ int cold_batch_commit(int cold_fd, const char *name, ColdStepFn step, void *user
 
 int cold_ctx_compress(ColdCtx *c, int dir_fd, const char *name, int cold_fd, const FileId *expect,
                       unsigned flags, ColdStepFn step, void *userdata, ColdResult *ret) {
-        _cleanup_free_ char *z = strprintf("%s%s", name, COLD_SUFFIX);
+        _cleanup_free_ char *z = util_strprintf("%s%s", name, COLD_SUFFIX);
         _cleanup_free_ char *tmp = z ? cold_tmp_name(z) : NULL;
         _cleanup_close_ int fd = -EBADF, out = -EBADF;
         char sha[65], sha2[65];
@@ -639,7 +639,7 @@ static int cold_ends_sink(void *userdata, const char *buf, size_t n, uint64_t at
 
         if (at < k->head) {
                 size_t h = (size_t)MIN((uint64_t)n, k->head - at);
-                r = write_all(k->out_fd, buf, h);
+                r = util_write_all(k->out_fd, buf, h);
         }
         if (r < 0 || k->tail_max == 0)
                 return r;

@@ -478,7 +478,7 @@ int fs_open_noatime(int dfd, const char *name, int flags) {
 }
 
 int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mode_t mode) {
-        _cleanup_free_ char *tmp = strprintf(".%s" FS_TEMP_SUFFIX, name);
+        _cleanup_free_ char *tmp = util_strprintf(".%s" FS_TEMP_SUFFIX, name);
         _cleanup_close_ int fd = -EBADF;
         int r;
 
@@ -490,7 +490,7 @@ int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mo
         fd = fs_openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL, mode);
         if (fd < 0)
                 return fd;
-        r = write_all(fd, data, size);
+        r = util_write_all(fd, data, size);
         if (r >= 0)
                 r = fs_fsync(fd);
         if (r < 0)

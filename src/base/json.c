@@ -613,7 +613,7 @@ static int json_scan_container(JsonScan *j, bool validate, JsonElems *rec) {
                         if (r < 0)
                                 return r;
                         if (rec) {
-                                r = greedy_realloc((void **)&rec->e, &rec->alloc, rec->n + 1,
+                                r = util_greedy_realloc((void **)&rec->e, &rec->alloc, rec->n + 1,
                                                    sizeof(JsonElem));
                                 if (r < 0)
                                         return r;

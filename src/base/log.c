@@ -21,7 +21,7 @@ void log_set_user(const char *user) {
         _cleanup_free_ char *clean = user ? text_clean(user, TEXT_TERMINAL) : NULL;
 
         free(log_user);
-        log_user = clean ? strprintf("%s: ", clean) : NULL;
+        log_user = clean ? util_strprintf("%s: ", clean) : NULL;
 }
 
 const char *log_user_prefix(void) {

@@ -44,7 +44,7 @@ static int fs_rm_push(FsRmFrame **stack, size_t *n, size_t *alloc, int fd, const
         f.dir = malloc(sizeof(FsDir));
         f.name = name ? strdup(name) : NULL;
         if (!f.dir || (name && !f.name) ||
-            greedy_realloc((void **)stack, alloc, *n + 1, sizeof(FsRmFrame)) < 0) {
+            util_greedy_realloc((void **)stack, alloc, *n + 1, sizeof(FsRmFrame)) < 0) {
                 free(f.dir);
                 free(f.name);
                 safe_close(fd);

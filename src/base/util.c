@@ -24,14 +24,14 @@ static const struct {
         { "d", MSEC_PER_DAY },   { "h", MSEC_PER_HOUR }, { "s", MSEC_PER_SEC },
 };
 
-/* A parse_duration()/parse_size() error: why in *ret_why (when wanted), err returned. */
+/* A util_parse_duration()/util_parse_size() error: why in *ret_why (when wanted), err returned. */
 static int parse_fail(const char **ret_why, const char *why, int err) {
         if (ret_why)
                 *ret_why = why;
         return err;
 }
 
-int parse_duration(const char *s, msec_t *ret, const char **ret_why) {
+int util_parse_duration(const char *s, msec_t *ret, const char **ret_why) {
         const char *why = NULL;
         msec_t total = 0;
         const char *p = s;
@@ -100,7 +100,7 @@ invalid:
         return parse_fail(ret_why, why, -EINVAL);
 }
 
-int parse_size(const char *s, bool allow_percent, SizeSpec *ret, const char **ret_why) {
+int util_parse_size(const char *s, bool allow_percent, SizeSpec *ret, const char **ret_why) {
         const char *why;
         char *end;
 
@@ -199,7 +199,7 @@ static char *fmt_end(Fmt *f, char *buf) {
         return buf;
 }
 
-char *format_bytes(char *buf, size_t n, uint64_t bytes) {
+char *util_format_bytes(char *buf, size_t n, uint64_t bytes) {
         static const char suffixes[] = "KMGTPE";
         unsigned shift = 10;
         size_t i = 0;
@@ -228,7 +228,7 @@ char *format_bytes(char *buf, size_t n, uint64_t bytes) {
         return fmt_end(&f, buf);
 }
 
-char *format_size_exact(char *buf, size_t n, uint64_t bytes) {
+char *util_format_size_exact(char *buf, size_t n, uint64_t bytes) {
         static const char units[] = "TGMK";
         for (size_t i = 0; i < sizeof(units) - 1; i++) {
                 unsigned shift = 10 * (unsigned)(4 - i);
@@ -242,7 +242,7 @@ char *format_size_exact(char *buf, size_t n, uint64_t bytes) {
         return buf;
 }
 
-char *format_duration(char *buf, size_t n, msec_t d) {
+char *util_format_duration(char *buf, size_t n, msec_t d) {
         Fmt f = { buf, n };
 
         if (d < 0) {
@@ -265,7 +265,7 @@ char *format_duration(char *buf, size_t n, msec_t d) {
         return fmt_end(&f, buf);
 }
 
-char *format_duration_exact(char *buf, size_t n, msec_t d) {
+char *util_format_duration_exact(char *buf, size_t n, msec_t d) {
         static const struct {
                 const char *s;
                 msec_t f;
@@ -295,7 +295,7 @@ char *format_duration_exact(char *buf, size_t n, msec_t d) {
         return buf;
 }
 
-char *format_timestamp(char *buf, size_t n, msec_t t) {
+char *util_format_timestamp(char *buf, size_t n, msec_t t) {
         struct tm tm;
         time_t secs = (time_t)(t >= 0 ? t / 1000 : (t - 999) / 1000);
         if (!gmtime_r(&secs, &tm)) {
@@ -306,20 +306,20 @@ char *format_timestamp(char *buf, size_t n, msec_t t) {
         return buf;
 }
 
-double mono_sec(void) {
+double util_mono_sec(void) {
         struct timespec ts;
 
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-msec_t now_msec(void) {
+msec_t util_now_msec(void) {
         struct timespec ts;
         (void)clock_gettime(CLOCK_REALTIME, &ts);
         return (msec_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int greedy_realloc(void **p, size_t *allocated, size_t need, size_t sz) {
+int util_greedy_realloc(void **p, size_t *allocated, size_t need, size_t sz) {
         size_t n;
         void *q;
 
@@ -338,7 +338,7 @@ int greedy_realloc(void **p, size_t *allocated, size_t need, size_t sz) {
         return 0;
 }
 
-char *strjoin(const char *s, ...) {
+char *util_strjoin(const char *s, ...) {
         va_list ap;
         size_t n = 0;
         char *r, *p;
@@ -362,7 +362,7 @@ char *strjoin(const char *s, ...) {
         return r;
 }
 
-char *strprintf(const char *fmt, ...) {
+char *util_strprintf(const char *fmt, ...) {
         va_list ap;
         char *s = NULL;
         int n;
@@ -373,7 +373,7 @@ char *strprintf(const char *fmt, ...) {
         return n < 0 ? NULL : s;
 }
 
-char *strdup_or_null(const char *s) {
+char *util_strdup_or_null(const char *s) {
         return s ? strdup(s) : NULL;
 }
 
@@ -381,7 +381,7 @@ static inline unsigned char ascii_lower(unsigned char c) {
         return c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : c;
 }
 
-int ascii_strncasecmp(const char *a, const char *b, size_t n) {
+int util_ascii_strncasecmp(const char *a, const char *b, size_t n) {
         for (size_t i = 0; i < n; i++) {
                 unsigned char x = ascii_lower((unsigned char)a[i]);
                 unsigned char y = ascii_lower((unsigned char)b[i]);
@@ -391,11 +391,11 @@ int ascii_strncasecmp(const char *a, const char *b, size_t n) {
         return 0;
 }
 
-int ascii_strcasecmp(const char *a, const char *b) {
-        return ascii_strncasecmp(a, b, SIZE_MAX);
+int util_ascii_strcasecmp(const char *a, const char *b) {
+        return util_ascii_strncasecmp(a, b, SIZE_MAX);
 }
 
-int ascii_strcasecmp_n(const char *a, size_t an, const char *b, size_t bn) {
+int util_ascii_strcasecmp_n(const char *a, size_t an, const char *b, size_t bn) {
         for (size_t i = 0; i < an && i < bn; i++) {
                 unsigned char x = ascii_lower((unsigned char)a[i]);
                 unsigned char y = ascii_lower((unsigned char)b[i]);
@@ -425,7 +425,7 @@ static size_t edit_distance(const char *a, const char *b) {
         return prev[lb];
 }
 
-const char *closest_name(const char *name, const char *const *names, size_t n) {
+const char *util_closest_name(const char *name, const char *const *names, size_t n) {
         const char *best = NULL;
         size_t best_d = SIZE_MAX, limit = strlen(name) >= 8 ? 3 : 2;
 
@@ -439,13 +439,13 @@ const char *closest_name(const char *name, const char *const *names, size_t n) {
         return best_d <= limit ? best : NULL;
 }
 
-char *path_join(const char *a, const char *b) {
+char *util_path_join(const char *a, const char *b) {
         size_t la = strlen(a);
         while (la > 0 && a[la - 1] == '/')
-                la--; /* "/" becomes "", so path_join("/", "x") is "/x", not "//x" */
+                la--; /* "/" becomes "", so util_path_join("/", "x") is "/x", not "//x" */
         while (*b == '/')
                 b++;
-        return strprintf("%.*s/%s", (int)la, a, b);
+        return util_strprintf("%.*s/%s", (int)la, a, b);
 }
 
 typedef struct SortSpan {
@@ -465,7 +465,7 @@ static int sort_span_cmp(const void *x, const void *y, void *userdata) {
                            c->base + ((const SortSpan *)y)->start * c->size, c->userdata);
 }
 
-int sort_by_runs(void *base, size_t n, size_t size,
+int util_sort_by_runs(void *base, size_t n, size_t size,
                  int (*span_cmp)(const void *, const void *, void *),
                  int (*cmp)(const void *, const void *, void *), void *userdata) {
         _cleanup_free_ SortSpan *spans = NULL;
@@ -498,7 +498,7 @@ int sort_by_runs(void *base, size_t n, size_t size,
         return 1;
 }
 
-int write_all(int fd, const void *buf, size_t n) {
+int util_write_all(int fd, const void *buf, size_t n) {
         const char *p = buf;
 
         while (n > 0) {
@@ -513,7 +513,7 @@ int write_all(int fd, const void *buf, size_t n) {
         return 0;
 }
 
-bool endswith(const char *s, const char *suffix) {
+bool util_endswith(const char *s, const char *suffix) {
         size_t a = strlen(s), b = strlen(suffix);
         return a >= b && streq(s + a - b, suffix);
 }

@@ -27,62 +27,62 @@ typedef struct SizeSpec {
 
 /* "90d", "36h", "2w", "30min", "45s", "1d12h"; plain numbers are refused; "m" is ambiguous.
  * Returns 0, -EINVAL (syntax, with *ret_why set to a static message) or -ERANGE. */
-int parse_duration(const char *s, msec_t *ret, const char **ret_why);
+int util_parse_duration(const char *s, msec_t *ret, const char **ret_why);
 /* "5G", "512M", "100K", "1T", "123" (bytes), "10%" when allow_percent. 1024-based. */
-int parse_size(const char *s, bool allow_percent, SizeSpec *ret, const char **ret_why);
+int util_parse_size(const char *s, bool allow_percent, SizeSpec *ret, const char **ret_why);
 
 /* Human renderings into caller buffers; return buf. */
 #define FORMAT_BYTES_MAX 16
 #define FORMAT_DURATION_MAX 32
 #define FORMAT_TIMESTAMP_MAX 32
-char *format_bytes(char *buf, size_t n, uint64_t bytes);          /* "5.2G", "812K", "0B" */
+char *util_format_bytes(char *buf, size_t n, uint64_t bytes);          /* "5.2G", "812K", "0B" */
 #define FORMAT_SIZE_EXACT_MAX 24
-char *format_size_exact(char *buf, size_t n, uint64_t bytes);     /* "5G", "1536M", "123B" */
-char *format_duration(char *buf, size_t n, msec_t d);             /* "121d", "3h", "45s" (coarse) */
-char *format_duration_exact(char *buf, size_t n, msec_t d);       /* "90d", "1d12h", "30min" */
-char *format_timestamp(char *buf, size_t n, msec_t t);            /* "2026-11-30T06:10:39Z" */
+char *util_format_size_exact(char *buf, size_t n, uint64_t bytes);     /* "5G", "1536M", "123B" */
+char *util_format_duration(char *buf, size_t n, msec_t d);             /* "121d", "3h", "45s" (coarse) */
+char *util_format_duration_exact(char *buf, size_t n, msec_t d);       /* "90d", "1d12h", "30min" */
+char *util_format_timestamp(char *buf, size_t n, msec_t t);            /* "2026-11-30T06:10:39Z" */
 
 /* Clock: the only place qgc reads the wall clock (main.c calls it once). */
-msec_t now_msec(void);
-double mono_sec(void); /* CLOCK_MONOTONIC in seconds, for the phase times of -vv */
+msec_t util_now_msec(void);
+double util_mono_sec(void); /* CLOCK_MONOTONIC in seconds, for the phase times of -vv */
 
 /* write(2) all n bytes of buf to fd, again after EINTR and short writes. 0 or -errno (-EIO when
  * write returns 0). */
-int write_all(int fd, const void *buf, size_t n);
+int util_write_all(int fd, const void *buf, size_t n);
 
 /* asprintf that returns NULL on failure instead of an undefined pointer. */
-char *strprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *util_strprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The concatenation of the strings up to a NULL, or NULL when out of memory. */
-char *strjoin(const char *s, ...) __attribute__((sentinel));
+char *util_strjoin(const char *s, ...) __attribute__((sentinel));
 /* strdup accepting NULL */
-char *strdup_or_null(const char *s);
+char *util_strdup_or_null(const char *s);
 
 /* Compare ignoring ASCII case (A-Z fold to a-z; no locale, every other byte as itself, as
- * unsigned): <0, 0, >0 like strcmp().  * ascii_strncasecmp() compares at most n bytes; ascii_strcasecmp_n() compares the keys a[0..an)
+ * unsigned): <0, 0, >0 like strcmp().  * util_ascii_strncasecmp() compares at most n bytes; util_ascii_strcasecmp_n() compares the keys a[0..an)
  * and b[0..bn) (a proper prefix orders first). */
-int ascii_strcasecmp(const char *a, const char *b);
-int ascii_strncasecmp(const char *a, const char *b, size_t n);
-int ascii_strcasecmp_n(const char *a, size_t an, const char *b, size_t bn);
+int util_ascii_strcasecmp(const char *a, const char *b);
+int util_ascii_strncasecmp(const char *a, const char *b, size_t n);
+int util_ascii_strcasecmp_n(const char *a, size_t an, const char *b, size_t bn);
 
 /* The name of names[0..n) closest to name (Levenshtein distance, ASCII case ignored) if it is
  * within 2 edits (3 for a name of 8 characters or more), else NULL: the one "did you mean"
  * (unknown policy keys, commands and options). */
-const char *closest_name(const char *name, const char *const *names, size_t n);
+const char *util_closest_name(const char *name, const char *const *names, size_t n);
 
 /* Join a and b with exactly one '/'. NULL on ENOMEM. */
-char *path_join(const char *a, const char *b);
+char *util_path_join(const char *a, const char *b);
 
 /* Generic growable array helper: ensure *p has room for need elements of size sz. */
-int greedy_realloc(void **p, size_t *allocated, size_t need, size_t sz);
+int util_greedy_realloc(void **p, size_t *allocated, size_t need, size_t sz);
 
 /* qsort_r() for arrays that hold runs of elements with equal span keys (span_cmp() == 0), each
  * key in one run only, as a scan leaves them: the runs are put in span_cmp() order and each is
  * sorted with cmp (which must order by the span key first), the same order as qsort_r() with
  * cmp, with small sorts instead of one of the whole. Returns 1 when sorted, 0 when a key has
  * two runs (nothing was changed: sort the whole), -ENOMEM. */
-int sort_by_runs(void *base, size_t n, size_t size,
+int util_sort_by_runs(void *base, size_t n, size_t size,
                  int (*span_cmp)(const void *, const void *, void *),
                  int (*cmp)(const void *, const void *, void *), void *userdata);
 
 /* Does s end with suffix? */
-bool endswith(const char *s, const char *suffix);
+bool util_endswith(const char *s, const char *suffix);

@@ -151,7 +151,7 @@ static int main_parse_now(const char *s) {
         time_t secs;
 
         if (s[0] == '+' || s[0] == '-') {
-                if (parse_duration(s + 1, &v, &why) < 0 || v == MSEC_INFINITY)
+                if (util_parse_duration(s + 1, &v, &why) < 0 || v == MSEC_INFINITY)
                         return -EINVAL;
                 arg_now_rel = s[0] == '-' ? -v : v;
                 arg_now_is_rel = true;
@@ -190,7 +190,7 @@ static void main_usage_hint(const struct option *options, const char *arg) {
                 name = strndup(arg + 2, strcspn(arg + 2, "="));
                 for (; options[n].name && n < ELEMENTSOF(names); n++)
                         names[n] = options[n].name;
-                s = name ? closest_name(name, names, n) : NULL;
+                s = name ? util_closest_name(name, names, n) : NULL;
         }
         if (s && !streq(s, name))
                 log_error("did you mean '--%s'? (try 'qgc --help')", s);
@@ -301,7 +301,7 @@ static int main_options_parse(int argc, char *argv[]) {
                         break;
                 case OPT_RANDOM_DELAY: {
                         const char *why = NULL;
-                        if (parse_duration(optarg, &arg_random_delay, &why) < 0) {
+                        if (util_parse_duration(optarg, &arg_random_delay, &why) < 0) {
                                 log_error("--random-delay '%s': %s", optarg, why);
                                 return -EINVAL;
                         }
@@ -375,7 +375,7 @@ static int main_options_parse(int argc, char *argv[]) {
                 else {
                         static const char *const commands[] = { "run", "status", "check-config",
                                                                 "restore", "show" };
-                        const char *s = closest_name(verb, commands, ELEMENTSOF(commands));
+                        const char *s = util_closest_name(verb, commands, ELEMENTSOF(commands));
                         if (s)
                                 log_error("unknown command '%s'; did you mean '%s'? (try 'qgc "
                                           "--help')",
@@ -441,9 +441,9 @@ static char *main_user_config_path(void) {
         const char *xdg = getenv("XDG_CONFIG_HOME");
         const char *home = getenv("HOME");
         if (xdg && xdg[0] == '/')
-                return path_join(xdg, "qgc/qgc.conf");
+                return util_path_join(xdg, "qgc/qgc.conf");
         if (home && home[0] == '/')
-                return path_join(home, ".config/qgc/qgc.conf");
+                return util_path_join(home, ".config/qgc/qgc.conf");
         return NULL;
 }
 
@@ -482,7 +482,7 @@ static char *main_dropin_dir(const char *system_file) {
         _cleanup_free_ char *dir = slash ? strndup(system_file, (size_t)(slash - system_file))
                                          : strdup(".");
 
-        return dir ? path_join(*dir ? dir : "/", "conf.d") : NULL;
+        return dir ? util_path_join(*dir ? dir : "/", "conf.d") : NULL;
 }
 
 /* Load the policy: -c FILE only, else the system file (--system-config FILE) and its drop-ins
@@ -743,7 +743,7 @@ static int main_restore_plan(const Inventory *inv, msec_t now, Plan **ret) {
                 r = restore_plan(inv, NULL, arg_restore_project, arg_restore_to_archive, now,
                                  ret);
                 if (r == -ENOENT) {
-                        _cleanup_free_ char *what = strprintf(
+                        _cleanup_free_ char *what = util_strprintf(
                                 "project '%s' has no archived session", arg_restore_project);
                         return main_restore_absent(what ?: "project not found", trees);
                 }
@@ -754,7 +754,7 @@ static int main_restore_plan(const Inventory *inv, msec_t now, Plan **ret) {
                 return r;
         r = restore_plan(inv, id, NULL, arg_restore_to_archive, now, ret);
         if (r == -ENOENT) {
-                _cleanup_free_ char *what = strprintf("no session '%s'", arg_restore_id);
+                _cleanup_free_ char *what = util_strprintf("no session '%s'", arg_restore_id);
                 return main_restore_absent(what ?: "no such session", trees);
         }
         if (r < 0)
@@ -840,7 +840,7 @@ static int main_build_plan(Inventory *inv, const Config *cfg, msec_t now, Plan *
 
         if (arg_command == CMD_RESTORE)
                 return main_restore_plan(inv, now, ret);
-        t0 = mono_sec();
+        t0 = util_mono_sec();
         r = plan_new_steps(inv, now, &rec.steps);
         if (r < 0)
                 return log_error_errno(r, "cannot build the plan");
@@ -850,8 +850,8 @@ static int main_build_plan(Inventory *inv, const Config *cfg, msec_t now, Plan *
         r = policy_evaluate(inv, cfg, now, &po, &verdicts);
         if (r < 0)
                 return log_error_errno(r, "policy evaluation failed");
-        log_debug("policy: %.3f s", mono_sec() - t0);
-        t0 = mono_sec();
+        log_debug("policy: %.3f s", util_mono_sec() - t0);
+        t0 = util_mono_sec();
         r = plan_build(inv, &verdicts, now, &plan);
         if (r < 0)
                 return log_error_errno(r, "cannot build the plan");
@@ -860,7 +860,7 @@ static int main_build_plan(Inventory *inv, const Config *cfg, msec_t now, Plan *
                 r = plan_take_steps(plan, rec.steps);
         if (r < 0)
                 return log_error_errno(r, "cannot look for leftovers of an interrupted run");
-        log_debug("plan: %.3f s", mono_sec() - t0);
+        log_debug("plan: %.3f s", util_mono_sec() - t0);
         *ret = TAKE_PTR(plan);
         return 0;
 }
@@ -889,18 +889,18 @@ static int main_report_run(const Plan *plan, const ActionStats *st, int r) {
                 printf("qgc: %sarchived %u (%s moved to the archive), deleted %u, orphans "
                        "reclaimed %u, skipped %u, failed %u",
                        log_user_prefix(), st->n_archived,
-                       format_bytes(as, sizeof as, st->bytes_archived), st->n_deleted,
+                       util_format_bytes(as, sizeof as, st->bytes_archived), st->n_deleted,
                        st->n_orphans, st->n_skipped, st->n_failed);
                 if (st->n_recovered > 0)
                         printf(", recovered %u", st->n_recovered);
                 if (st->n_compressed > 0) {
                         char ci[FORMAT_BYTES_MAX], co[FORMAT_BYTES_MAX];
                         printf(", compressed %u (%s into %s)", st->n_compressed,
-                               format_bytes(ci, sizeof ci, st->bytes_compressed_in),
-                               format_bytes(co, sizeof co, st->bytes_compressed_out));
+                               util_format_bytes(ci, sizeof ci, st->bytes_compressed_in),
+                               util_format_bytes(co, sizeof co, st->bytes_compressed_out));
                 }
                 printf("; freed %s\n",
-                       format_bytes(fs, sizeof fs, st->bytes_deleted + st->bytes_orphans));
+                       util_format_bytes(fs, sizeof fs, st->bytes_deleted + st->bytes_orphans));
         }
         /* an interactive run: where each action is recorded */
         if (!arg_quiet && isatty(STDOUT_FILENO)) {
@@ -1014,7 +1014,7 @@ static void main_echo_change(void *userdata, const JournalEntry *e) {
         proj = e->project ? text_clean(e->project, TEXT_TERMINAL) : NULL;
         why = with_why && e->reason ? text_clean(e->reason, TEXT_TERMINAL) : NULL;
         if (e->has_bytes)
-                format_bytes(b, sizeof b, e->bytes);
+                util_format_bytes(b, sizeof b, e->bytes);
         fprintf(userdata, "%-16s %s %6s  %s%s%s\n", journal_event_to_string(e->event),
                 what ?: "?", b, proj ?: "", why ? "  " : "", why ?: "");
 }
@@ -1043,10 +1043,10 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         policy_title_need(cfg, arg_dry_run && arg_json, &titles);
         so.titles = &titles;
         so.hygiene = hygiene_need(&cfg->defaults);
-        t0 = mono_sec();
+        t0 = util_mono_sec();
         r = scan_all(inv, &so);
         log_debug("scan: %zu sessions, %zu orphans in %.3f s (%u jobs)", inv->n_sessions,
-                  inv->n_orphans, mono_sec() - t0, so.jobs);
+                  inv->n_orphans, util_mono_sec() - t0, so.jobs);
         if (r == -ENOENT)
                 log_info("a Qwen tree does not exist (nothing to do there)");
         else if (r < 0)
@@ -1082,9 +1082,9 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
                 return r;
 
         if (arg_dry_run) {
-                t0 = mono_sec();
+                t0 = util_mono_sec();
                 r = arg_json ? plan_json_render(plan, stdout) : render_text(plan, &ro, stdout);
-                log_debug("render: %.3f s", mono_sec() - t0);
+                log_debug("render: %.3f s", util_mono_sec() - t0);
                 if (r >= 0 && plan->is_restore && main_plan_refuses(plan))
                         r = 1;
                 return r;
@@ -1142,7 +1142,7 @@ static int main_run(void) {
          * makes them; --metrics-file wins. Before any fork, as metrics_init() needs. */
         if (!arg_metrics_file && cfg.metrics_file && geteuid() == 0 && !arg_dry_run &&
             arg_command == CMD_RUN) {
-                _cleanup_free_ char *source = strprintf("admin.metrics-file (%s)",
+                _cleanup_free_ char *source = util_strprintf("admin.metrics-file (%s)",
                                                         cfg.origin_metrics_file ?: "?");
                 if (!source || metrics_init(cfg.metrics_file, source) < 0)
                         return 1;
@@ -1158,7 +1158,7 @@ static int main_run(void) {
         if (arg_random_delay > 0 && !arg_dry_run) {
                 struct timespec ts;
                 msec_t d;
-                srandom((unsigned)(now_msec() ^ getpid()));
+                srandom((unsigned)(util_now_msec() ^ getpid()));
                 d = (msec_t)((double)random() / RAND_MAX * (double)arg_random_delay);
                 ts.tv_sec = d / 1000;
                 ts.tv_nsec = (d % 1000) * 1000000;
@@ -1166,7 +1166,7 @@ static int main_run(void) {
         }
 
         /* the clock is read once, after any random delay */
-        real_now_msec = now_msec();
+        real_now_msec = util_now_msec();
         now = !arg_now ? real_now_msec : arg_now_is_rel ? real_now_msec + arg_now_rel : arg_now_msec;
 
         if (arg_all_users) {

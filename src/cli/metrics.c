@@ -84,7 +84,7 @@ int metrics_init(const char *path, const char *source) {
         metrics_source = strdup(source);
         if (!metrics_path || !metrics_source)
                 return log_error_errno(-ENOMEM, "out of memory");
-        metrics_t0 = mono_sec();
+        metrics_t0 = util_mono_sec();
         if (metrics_fd < 0) {
                 metrics_fd = memfd_create("qgc-metrics", MFD_CLOEXEC);
                 if (metrics_fd < 0)
@@ -148,7 +148,7 @@ static int metrics_count(Count **c, size_t *n, size_t *alloc, const char *a, con
                         (*c)[i].n++;
                         return 0;
                 }
-        if (greedy_realloc((void **)c, alloc, *n + 1, sizeof(Count)) < 0)
+        if (util_greedy_realloc((void **)c, alloc, *n + 1, sizeof(Count)) < 0)
                 return -ENOMEM;
         (*c)[(*n)++] = (Count){ a, b, 1 };
         return 0;
@@ -168,7 +168,7 @@ static int metrics_record_buf(StrBuf *b, const Plan *p, const ActionStats *st, c
         user = pw && pw->pw_name ? pw->pw_name : NULL;
         if (!user && inv->n_trees > 0)
                 user = inv->trees[0].user;
-        _cleanup_free_ char *uid_str = strprintf("%u", (unsigned)geteuid());
+        _cleanup_free_ char *uid_str = util_strprintf("%u", (unsigned)geteuid());
         if (!uid_str)
                 return -ENOMEM;
         if (!user)
@@ -398,13 +398,13 @@ int metrics_finish(int exit_code) {
         if (r < 0 || !records)
                 return log_warning_errno(r < 0 ? r : -ENOMEM, "%s: cannot read the records",
                                          metrics_source);
-        text = metrics_render(records, len, (double)now_msec() / 1000.0, mono_sec() - metrics_t0,
+        text = metrics_render(records, len, (double)util_now_msec() / 1000.0, util_mono_sec() - metrics_t0,
                               exit_code);
         _cleanup_free_ char *path_copy = strdup(metrics_path);
         if (!text || !path_copy)
                 return log_warning_errno(-ENOMEM, "%s: out of memory", metrics_source);
         dir = strdup(dirname(path_copy));
-        tmp = strprintf("%s.tmp.XXXXXX", metrics_path);
+        tmp = util_strprintf("%s.tmp.XXXXXX", metrics_path);
         if (!dir || !tmp)
                 return log_warning_errno(-ENOMEM, "%s: out of memory", metrics_source);
 
@@ -412,7 +412,7 @@ int metrics_finish(int exit_code) {
         fd = mkostemp(tmp, O_CLOEXEC);
         if (fd < 0)
                 return metrics_warn_write(-errno, "cannot create a file next to");
-        r = write_all(fd, text, strlen(text));
+        r = util_write_all(fd, text, strlen(text));
         if (r >= 0 && fchmod(fd, 0644) < 0) /* UMask=0077 in the unit; node_exporter must read */
                 r = -errno;
         if (r >= 0 && fsync(fd) < 0)

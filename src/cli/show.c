@@ -25,7 +25,7 @@ static int show_copy_fd(int fd, int out_fd) {
                 ssize_t k = fs_pread_full(fd, buf, sizeof buf, off);
                 if (k <= 0)
                         return (int)k;
-                int r = write_all(out_fd, buf, (size_t)k);
+                int r = util_write_all(out_fd, buf, (size_t)k);
                 if (r < 0)
                         return r;
                 off += k;
@@ -65,7 +65,7 @@ static int show_copy(const Tree *tr, const Session *s, int out_fd) {
 
 /* The cold tier's copy of id in any project of tree tr: -ENOENT when none. */
 static int show_cold(const Tree *tr, const char *id, int out_fd) {
-        _cleanup_free_ char *name = strprintf("%s.jsonl", id);
+        _cleanup_free_ char *name = util_strprintf("%s.jsonl", id);
         _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
         _cleanup_close_ int pfd = -EBADF;
         FsRoot root = FS_ROOT_NULL;
@@ -92,7 +92,7 @@ static int show_cold(const Tree *tr, const char *id, int out_fd) {
         fs_dir_init(d, pfd);
         r = -ENOENT;
         while (r == -ENOENT && fs_dir_next(d, &p, &type) > 0) {
-                _cleanup_free_ char *rel = strprintf("projects/%s/chats/archive/" COLD_DIR, p);
+                _cleanup_free_ char *rel = util_strprintf("projects/%s/chats/archive/" COLD_DIR, p);
                 _cleanup_close_ int cfd = -EBADF;
 
                 if (!rel) {

@@ -107,7 +107,7 @@ static int users_walk_link(PathWalk *w, const char *name, const char *cur, char 
         if (len < 0)
                 return users_path_reason(ret_reason, -errno, "cannot read symlink '%s': %m", cur);
         target[len] = '\0';
-        n = strprintf("%s/%s", target, w->rest + w->off);
+        n = util_strprintf("%s/%s", target, w->rest + w->off);
         if (!n)
                 return -ENOMEM;
         free(w->rest);
@@ -159,7 +159,7 @@ static int users_walk_step(PathWalk *w, char **ret_reason) {
                                             w->canon.len > 0 ? w->canon.buf : "/")
                              : 1;
         }
-        cur = strprintf("%s/%s", w->canon.buf, name);
+        cur = util_strprintf("%s/%s", w->canon.buf, name);
         if (!cur)
                 return -ENOMEM;
         if (fstatat(w->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)

@@ -105,7 +105,7 @@ static int users_cand_add_home(UserCand *u, const char *home) {
         for (size_t i = 0; i < u->n_homes; i++)
                 if (streq(u->homes[i], home))
                         return 0;
-        if (greedy_realloc((void **)&u->homes, &u->alloc_homes, u->n_homes + 1, sizeof(char *)) < 0)
+        if (util_greedy_realloc((void **)&u->homes, &u->alloc_homes, u->n_homes + 1, sizeof(char *)) < 0)
                 return -ENOMEM;
         u->homes[u->n_homes] = strdup(home);
         if (!u->homes[u->n_homes])
@@ -119,7 +119,7 @@ static int users_list_add(UserList *l, const struct passwd *pw, const char *home
         UserCand *u = users_list_find(l, pw->pw_uid);
 
         if (!u) {
-                if (greedy_realloc((void **)&l->c, &l->alloc, l->n + 1, sizeof(UserCand)) < 0)
+                if (util_greedy_realloc((void **)&l->c, &l->alloc, l->n + 1, sizeof(UserCand)) < 0)
                         return -ENOMEM;
                 u = &l->c[l->n];
                 *u = (UserCand){ .uid = pw->pw_uid, .gid = pw->pw_gid };
@@ -185,7 +185,7 @@ static int users_enumerate_dir(UserList *l, const char *dir) {
                                   de->d_name);
                         continue;
                 }
-                home = path_join(dir, de->d_name);
+                home = util_path_join(dir, de->d_name);
                 if (!home) {
                         r = -ENOMEM;
                         break;
@@ -357,7 +357,7 @@ static int users_child_config(const Config *sys, const UserCand *u, Config *ret,
         _cleanup_free_ char *path = NULL;
         int r;
 
-        path = path_join(u->home, ".config/qgc/qgc.conf");
+        path = util_path_join(u->home, ".config/qgc/qgc.conf");
         if (!path)
                 return -ENOMEM;
         r = config_merge_user(ret, sys, path, &errs);
@@ -476,7 +476,7 @@ static int users_wait_child(pid_t pid, int pidfd, int pipe_fd, msec_t timeout, U
                             int *ret_status, bool *ret_reaped, int *ret_kill_errno) {
         struct pollfd p[2] = { { .fd = pipe_fd, .events = POLLIN },
                                { .fd = pidfd, .events = POLLIN } };
-        double deadline = mono_sec() + (double)timeout / 1000.0;
+        double deadline = util_mono_sec() + (double)timeout / 1000.0;
         bool timed_out = false;
 
         *ret_reaped = false;
@@ -485,7 +485,7 @@ static int users_wait_child(pid_t pid, int pidfd, int pipe_fd, msec_t timeout, U
                 int wait_ms = -1;
 
                 if (timeout > 0) {
-                        double left = deadline - mono_sec();
+                        double left = deadline - util_mono_sec();
                         if (left <= 0) {
                                 timed_out = true;
                                 break;
@@ -528,7 +528,7 @@ static int users_wait_child(pid_t pid, int pidfd, int pipe_fd, msec_t timeout, U
  * on stderr, and in the action log (when open) at priority err with QGC_USER, so that
  * `journalctl -p err` and `journalctl QGC_USER=name` show it. */
 static void users_report_failed(const UserCand *u, const char *outcome, const char *reason) {
-        _cleanup_free_ char *msg = strprintf("%s: %s: %s", u->name, outcome, reason);
+        _cleanup_free_ char *msg = util_strprintf("%s: %s: %s", u->name, outcome, reason);
 
         log_error("%s: %s: %s", u->name, outcome, reason);
         (void)journal_log(&(const JournalEntry){
@@ -617,9 +617,9 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
         fflush(stdout);
         if (r == -ETIME) {
                 char d[FORMAT_DURATION_MAX];
-                _cleanup_free_ char *why = strprintf(
+                _cleanup_free_ char *why = util_strprintf(
                         "no end after admin.user-timeout (%s): %s%s",
-                        format_duration_exact(d, sizeof d, sys->user_timeout),
+                        util_format_duration_exact(d, sizeof d, sys->user_timeout),
                         kill_errno ? "could not kill it: " : "killed",
                         kill_errno ? log_errno_to_string(kill_errno)
                         : reaped   ? ""
@@ -636,7 +636,7 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
                 return log_error_errno(r, "waiting for %s's run", u->name);
 
         if (WIFSIGNALED(status)) {
-                _cleanup_free_ char *why = strprintf("killed by signal %d", WTERMSIG(status));
+                _cleanup_free_ char *why = util_strprintf("killed by signal %d", WTERMSIG(status));
 
                 tally->n_failed++;
                 users_output_after(out, ran, "failed", "killed by a signal");
@@ -675,7 +675,7 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
                                     reason ?: "the runtime directory of a tree is not known");
                 break;
         case USERS_EXIT_DROP: {
-                _cleanup_free_ char *why = strprintf("cannot drop privileges: %s",
+                _cleanup_free_ char *why = util_strprintf("cannot drop privileges: %s",
                                                      reason ?: "unknown");
                 tally->n_failed++;
                 users_report_failed(u, "failed", why ?: "cannot drop privileges");
@@ -708,8 +708,8 @@ static int users_filter_homes(UserCand *u, int stores, UserTally *tally) {
         bool skipped = false;
 
         for (size_t i = 0; i < u->n_homes; i++) {
-                _cleanup_free_ char *g = path_join(u->homes[i], ".qwen"), *why = NULL;
-                _cleanup_free_ char *dc = path_join(u->homes[i], ".deepcode");
+                _cleanup_free_ char *g = util_path_join(u->homes[i], ".qwen"), *why = NULL;
+                _cleanup_free_ char *dc = util_path_join(u->homes[i], ".deepcode");
                 struct stat st;
                 int r;
 

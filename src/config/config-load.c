@@ -145,7 +145,7 @@ static int config_load_read(const char *path, bool regular_only, char **ret, siz
 /* ------------------------------------------------------------------ @include */
 
 static int config_load_add_seg(ConfigLoad *cl, size_t file, unsigned line) {
-        if (greedy_realloc((void **)&cl->segs, &cl->alloc_segs, cl->n_segs + 1,
+        if (util_greedy_realloc((void **)&cl->segs, &cl->alloc_segs, cl->n_segs + 1,
                            sizeof(ConfigSegment)) < 0)
                 return -ENOMEM;
         cl->segs[cl->n_segs++] = (ConfigSegment){ .first = cl->out_line, .file = file,
@@ -157,12 +157,12 @@ static int config_load_add_seg(ConfigLoad *cl, size_t file, unsigned line) {
 static int config_load_add_file(ConfigLoad *cl, const char *path, const char *included_at,
                                 size_t *ret) {
         Config *c = cl->c;
-        char *f = strdup(path), *w = strdup_or_null(included_at);
+        char *f = strdup(path), *w = util_strdup_or_null(included_at);
 
         if (!f || (included_at && !w) ||
-            greedy_realloc((void **)&c->files, &(size_t){ c->n_files }, c->n_files + 1,
+            util_greedy_realloc((void **)&c->files, &(size_t){ c->n_files }, c->n_files + 1,
                            sizeof(char *)) < 0 ||
-            greedy_realloc((void **)&c->files_from, &(size_t){ c->n_files }, c->n_files + 1,
+            util_greedy_realloc((void **)&c->files_from, &(size_t){ c->n_files }, c->n_files + 1,
                            sizeof(char *)) < 0) {
                 free(f);
                 free(w);
@@ -230,7 +230,7 @@ static int config_load_include(ConfigLoad *cl, size_t from, const char *arg, con
         if (arg[0] == '/' || !dir_end)
                 path = strdup(arg);
         else
-                path = strprintf("%.*s/%s", (int)(dir_end - cl->c->files[from]), cl->c->files[from],
+                path = util_strprintf("%.*s/%s", (int)(dir_end - cl->c->files[from]), cl->c->files[from],
                                  arg);
         if (!path)
                 return -ENOMEM;
@@ -327,7 +327,7 @@ static int config_load_text(ConfigLoad *cl, size_t file, const char *text, size_
                         _cleanup_free_ char *arg = NULL, *loc = NULL;
                         const char *eol = NULL, *why;
 
-                        loc = strprintf("%s:%u", cl->c->files[file], line);
+                        loc = util_strprintf("%s:%u", cl->c->files[file], line);
                         if (!loc)
                                 return -ENOMEM;
                         why = config_load_directive(p + q, &arg, &eol);
@@ -395,7 +395,7 @@ static char *config_load_where(const ConfigLoad *cl, unsigned line, size_t *ret_
                 *ret_file = s->file;
         if (ret_line)
                 *ret_line = l;
-        return strprintf("%s:%u", cl->c->files[s->file], l);
+        return util_strprintf("%s:%u", cl->c->files[s->file], l);
 }
 
 static char *config_load_loc(const ConfigLoad *cl, const config_setting_t *s) {
@@ -439,7 +439,7 @@ static bool config_load_agrees(const config_setting_t *s, const char *lit) {
         case CONFIG_TYPE_FLOAT:
                 return r == -EINVAL && strtod(lit, NULL) == config_setting_get_float(s);
         case CONFIG_TYPE_BOOL:
-                return ascii_strcasecmp(lit, config_setting_get_bool(s) ? "true" : "false") == 0;
+                return util_ascii_strcasecmp(lit, config_setting_get_bool(s) ? "true" : "false") == 0;
         }
         return false;
 }
@@ -550,9 +550,9 @@ static char *config_load_describe(const config_setting_t *s) {
         const char *raw = config_load_raw(s);
 
         if (type == CONFIG_TYPE_STRING)
-                return strprintf("a string (\"%s\")", config_setting_get_string(s));
+                return util_strprintf("a string (\"%s\")", config_setting_get_string(s));
         if (raw)
-                return strprintf("%s (%s)", config_load_type_name(type), raw);
+                return util_strprintf("%s (%s)", config_load_type_name(type), raw);
         return strdup(config_load_type_name(type));
 }
 
@@ -616,7 +616,7 @@ static int config_load_duration(const ConfigKeyInfo *k, const config_setting_t *
                 *f = k->off == CONFIG_OFF_ZERO ? 0 : MSEC_INFINITY;
                 return 0;
         }
-        if (parse_duration(v, &d, &why) < 0)
+        if (util_parse_duration(v, &d, &why) < 0)
                 return config_error(errs, loc, "%s: invalid duration \"%s\": %s", k->name, v, why);
         if (d == 0 && k->off != CONFIG_OFF_NO)
                 return config_error(errs, loc,
@@ -625,10 +625,10 @@ static int config_load_duration(const ConfigKeyInfo *k, const config_setting_t *
                                     k->name, v);
         if (d < (msec_t)k->min)
                 return config_error(errs, loc, "%s: %s is too short (at least %s)", k->name, v,
-                                    format_duration_exact(buf, sizeof buf, (msec_t)k->min));
+                                    util_format_duration_exact(buf, sizeof buf, (msec_t)k->min));
         if (d > (msec_t)k->max)
                 return config_error(errs, loc, "%s: %s is out of range (at most %s)", k->name, v,
-                                    format_duration_exact(buf, sizeof buf, (msec_t)k->max));
+                                    util_format_duration_exact(buf, sizeof buf, (msec_t)k->max));
         *f = d;
         return 0;
 }
@@ -683,7 +683,7 @@ static int config_load_size(const ConfigKeyInfo *k, const config_setting_t *s, c
                 *f = (SizeSpec){};
                 return 0;
         }
-        if (parse_size(v, allow_percent, &sz, &why) < 0)
+        if (util_parse_size(v, allow_percent, &sz, &why) < 0)
                 return config_error(errs, loc, "%s: invalid size \"%s\": %s", k->name, v, why);
         if (sz.is_percent && strchr(v, '.'))
                 return config_error(errs, loc,
@@ -729,13 +729,13 @@ static int config_load_percent(const ConfigKeyInfo *k, const config_setting_t *s
         else if (streq(v, "off")) {
                 *f = 0;
                 return 0;
-        } else if (!strchr(v, '%') || parse_size(v, /* allow_percent= */ true, &sz, &why) < 0)
+        } else if (!strchr(v, '%') || util_parse_size(v, /* allow_percent= */ true, &sz, &why) < 0)
                 return config_error(errs, loc,
                                     "%s: invalid percentage \"%s\" (write 50, 12.5 or \"off\")",
                                     k->name, v);
         else {
                 d = sz.percent;
-                shown = quoted = strprintf("\"%s\"", v);
+                shown = quoted = util_strprintf("\"%s\"", v);
                 if (!quoted)
                         return -ENOMEM;
         }
@@ -760,7 +760,7 @@ static int config_load_path_list(const ConfigKeyInfo *k, const config_setting_t 
         char **v;
 
         if (!config_setting_is_list(s) && !config_setting_is_array(s)) {
-                _cleanup_free_ char *what = strprintf("a list of paths such as ( \"%s\" )",
+                _cleanup_free_ char *what = util_strprintf("a list of paths such as ( \"%s\" )",
                                                       k->example);
                 return what ? config_load_expected(errs, loc, k->name, what, s) : -ENOMEM;
         }
@@ -809,7 +809,7 @@ static int config_load_value(const ConfigKeyInfo *k, const config_setting_t *s, 
                         return config_error(errs, loc,
                                             "%s: invalid value \"%s\" (expected \"%s\" or \"%s\")",
                                             k->name, v, w[0], w[1]);
-                _cleanup_free_ char *what = strprintf("\"%s\" or \"%s\"", w[0], w[1]);
+                _cleanup_free_ char *what = util_strprintf("\"%s\" or \"%s\"", w[0], w[1]);
                 return what ? config_load_expected(errs, loc, k->name, what, s) : -ENOMEM;
         }
         case CONFIG_VALUE_DURATION:
@@ -838,7 +838,7 @@ static int config_load_value(const ConfigKeyInfo *k, const config_setting_t *s, 
         case CONFIG_VALUE_PATH: {
                 if (v && v[0] == '/')
                         return config_set_str(f, v);
-                _cleanup_free_ char *what = strprintf("an absolute path such as \"%s\"",
+                _cleanup_free_ char *what = util_strprintf("an absolute path such as \"%s\"",
                                                       k->example);
                 return what ? config_load_expected(errs, loc, k->name, what, s) : -ENOMEM;
         }
@@ -852,7 +852,7 @@ static int config_load_value(const ConfigKeyInfo *k, const config_setting_t *s, 
  * key in the wrong group. */
 static int config_load_unknown(ConfigErrors *errs, const char *loc, const char *name,
                                const char *where, const char *const *names, size_t n) {
-        const char *s = closest_name(name, names, n);
+        const char *s = util_closest_name(name, names, n);
         bool is_policy = config_key_find(CONFIG_SCOPE_POLICY, name) != NULL;
         bool is_tree = config_key_find(CONFIG_SCOPE_TREE, name) != NULL;
 
@@ -969,7 +969,7 @@ static int config_load_project(ConfigLoad *cl, const config_setting_t *g) {
         r = config_load_pattern(g, loc, cl->errs, &pattern);
         if (r == -ENOMEM)
                 return r;
-        where = strprintf("project '%s'", pattern ? pattern : "?");
+        where = util_strprintf("project '%s'", pattern ? pattern : "?");
         if (!where)
                 return -ENOMEM;
         r = config_load_group(cl, g, CONFIG_SCOPE_POLICY, where, &p, &o, &mask);
@@ -988,7 +988,7 @@ static int config_load_project(ConfigLoad *cl, const config_setting_t *g) {
                         po = &c->projects[i]; /* from an earlier file: layer on top of it */
         if (!po) {
                 /* no capacity is kept: grow by one each time (a file has few blocks) */
-                if (greedy_realloc((void **)&c->projects, &(size_t){ c->n_projects },
+                if (util_greedy_realloc((void **)&c->projects, &(size_t){ c->n_projects },
                                    c->n_projects + 1, sizeof(ProjectOverride)) < 0) {
                         r = -ENOMEM;
                         goto finish;
@@ -1007,7 +1007,7 @@ static int config_load_project(ConfigLoad *cl, const config_setting_t *g) {
                         goto finish;
                 }
         }
-        if (greedy_realloc((void **)&cl->seen, &cl->alloc_seen, cl->n_seen + 1,
+        if (util_greedy_realloc((void **)&cl->seen, &cl->alloc_seen, cl->n_seen + 1,
                            sizeof(*cl->seen)) < 0) {
                 r = -ENOMEM;
                 goto finish;
@@ -1133,14 +1133,14 @@ static int config_load_check_tree(ConfigLoad *cl) {
         if (t->max_size == 0)
                 r = config_error(cl->errs, loc,
                                  "tree low-watermark %s (%s) is set but tree max-size is off",
-                                 format_size_exact(a, sizeof a, t->low_watermark),
+                                 util_format_size_exact(a, sizeof a, t->low_watermark),
                                  t->origin_low_watermark);
         else if (t->low_watermark >= t->max_size)
                 r = config_error(cl->errs, loc,
                                  "tree low-watermark %s (%s) is not below max-size %s (%s)",
-                                 format_size_exact(a, sizeof a, t->low_watermark),
+                                 util_format_size_exact(a, sizeof a, t->low_watermark),
                                  t->origin_low_watermark,
-                                 format_size_exact(b, sizeof b, t->max_size), t->origin_max_size);
+                                 util_format_size_exact(b, sizeof b, t->max_size), t->origin_max_size);
         return r == -ENOMEM ? r : 0;
 }
 
@@ -1152,7 +1152,7 @@ static int config_load_check(ConfigLoad *cl) {
         if (r < 0)
                 return r;
         for (size_t i = 0; i < c->n_projects; i++) {
-                _cleanup_free_ char *ctx = strprintf("project '%s': ", c->projects[i].pattern);
+                _cleanup_free_ char *ctx = util_strprintf("project '%s': ", c->projects[i].pattern);
                 if (!ctx)
                         return -ENOMEM;
                 r = config_load_check_policy(cl, &c->projects[i].policy, &c->projects[i].origin,
@@ -1281,14 +1281,14 @@ static int config_load_hint(const char *text, unsigned err_line, unsigned *ret_l
 
                 if (!val)
                         return -ENOMEM;
-                if (!digits && (ascii_strcasecmp(val, "true") == 0 ||
-                                 ascii_strcasecmp(val, "false") == 0))
+                if (!digits && (util_ascii_strcasecmp(val, "true") == 0 ||
+                                 util_ascii_strcasecmp(val, "false") == 0))
                         continue;
                 const char *what = !digits ? "a word (or true, false)"
-                                   : parse_duration(val, &d, NULL) >= 0     ? "a duration"
-                                   : parse_size(val, false, &sz, NULL) >= 0 ? "a size"
+                                   : util_parse_duration(val, &d, NULL) >= 0     ? "a duration"
+                                   : util_parse_size(val, false, &sz, NULL) >= 0 ? "a size"
                                                                             : "a value with a unit";
-                *ret_hint = strprintf("%s must be quoted: %.*s = \"%s\";", what, (int)kn, k, val);
+                *ret_hint = util_strprintf("%s must be quoted: %.*s = \"%s\";", what, (int)kn, k, val);
                 return *ret_hint ? 0 : -ENOMEM;
         }
         return 0;
@@ -1400,7 +1400,7 @@ int config_load_dropins(Config *c, const char *dir, ConfigErrors *errs) {
         if (n < 0)
                 return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
         for (int i = 0; i < n; i++) {
-                _cleanup_free_ char *path = path_join(dir, names[i]->d_name);
+                _cleanup_free_ char *path = util_path_join(dir, names[i]->d_name);
                 int k = path ? config_load(c, path, /* allow_admin= */ true,
                                            /* regular_only= */ true, errs)
                              : -ENOMEM;

@@ -131,7 +131,7 @@ static int config_merge_clamp_policy(Policy *p, PolicyOrigin *o, unsigned *mask,
                                  "%s, %s); using %s",
                                  ctx, ki->name, vu, ki->name, va, b->where[k], va) == -ENOMEM)
                         return -ENOMEM;
-                origin = strprintf("%s (clamped to the system policy)", b->where[k]);
+                origin = util_strprintf("%s (clamped to the system policy)", b->where[k]);
                 if (!origin)
                         return -ENOMEM;
                 config_key_copy(ki, p, &b->policy);
@@ -240,8 +240,8 @@ static int config_merge_clamp(Config *m, const Config *system, const char *user_
                 return r;
         for (size_t i = 0; i < m->n_projects; i++) {
                 ProjectOverride *po = &m->projects[i];
-                _cleanup_free_ char *ctx = strprintf("project '%s': ", po->pattern);
-                _cleanup_free_ char *loc = strprintf("%s:%d", po->file, po->line);
+                _cleanup_free_ char *ctx = util_strprintf("project '%s': ", po->pattern);
+                _cleanup_free_ char *loc = util_strprintf("%s:%d", po->file, po->line);
 
                 if (!ctx || !loc)
                         return -ENOMEM;

@@ -269,7 +269,7 @@ char *config_key_format_buf(const ConfigKeyInfo *k, const void *base, char *buf,
                     (k->off == CONFIG_OFF_INFINITY && d == MSEC_INFINITY))
                         snprintf(buf, n, "off");
                 else
-                        format_duration_exact(buf, n, d);
+                        util_format_duration_exact(buf, n, d);
                 break;
         }
         case CONFIG_VALUE_COUNT:
@@ -282,7 +282,7 @@ char *config_key_format_buf(const ConfigKeyInfo *k, const void *base, char *buf,
                 if (*(const uint64_t *)f == 0)
                         snprintf(buf, n, "off");
                 else
-                        format_size_exact(buf, n, *(const uint64_t *)f);
+                        util_format_size_exact(buf, n, *(const uint64_t *)f);
                 break;
         case CONFIG_VALUE_SIZE_OR_PERCENT: {
                 const SizeSpec *sz = f;
@@ -291,7 +291,7 @@ char *config_key_format_buf(const ConfigKeyInfo *k, const void *base, char *buf,
                 else if (sz->is_percent)
                         snprintf(buf, n, "%g%%", sz->percent);
                 else
-                        format_size_exact(buf, n, sz->bytes);
+                        util_format_size_exact(buf, n, sz->bytes);
                 break;
         }
         case CONFIG_VALUE_BOOL:
@@ -350,9 +350,9 @@ int config_error(ConfigErrors *e, const char *loc, const char *fmt, ...) {
         va_start(ap, fmt);
         n = vasprintf(&msg, fmt, ap);
         va_end(ap);
-        if (n < 0 || greedy_realloc((void **)&e->msgs, &e->alloc, e->n + 1, sizeof(char *)) < 0)
+        if (n < 0 || util_greedy_realloc((void **)&e->msgs, &e->alloc, e->n + 1, sizeof(char *)) < 0)
                 return -ENOMEM;
-        e->msgs[e->n] = loc ? strprintf("%s: %s", loc, msg) : TAKE_PTR(msg);
+        e->msgs[e->n] = loc ? util_strprintf("%s: %s", loc, msg) : TAKE_PTR(msg);
         if (!e->msgs[e->n])
                 return -ENOMEM;
         e->n++;
@@ -470,13 +470,13 @@ int config_copy(const Config *src, Config *ret) {
                 const char *so = *config_key_origin(k, (Config *)src, NULL);
                 char **d = config_key_origin(k, &c, NULL);
 
-                *d = strdup_or_null(so);
+                *d = util_strdup_or_null(so);
                 ok = *d || !so;
                 if (ok && k->type == CONFIG_VALUE_PATH) {
                         const char *v = *(char *const *)config_key_ptr_const(k, src);
                         char **dv = config_key_ptr(k, &c);
 
-                        *dv = strdup_or_null(v);
+                        *dv = util_strdup_or_null(v);
                         ok = *dv || !v;
                 } else if (ok && k->type == CONFIG_VALUE_PATH_LIST) {
                         size_t n = *config_key_count(k, (Config *)src);
@@ -507,7 +507,7 @@ int config_copy(const Config *src, Config *ret) {
                                         .policy = s->policy, .line = s->line };
                 c.n_projects++;
                 d->pattern = strdup(s->pattern);
-                d->file = strdup_or_null(s->file);
+                d->file = util_strdup_or_null(s->file);
                 ok = d->pattern && (d->file || !s->file) &&
                      config_origin_copy(&s->origin, &d->origin) >= 0;
         }

@@ -278,7 +278,7 @@ static int dc_git_run(DcGit *g, const char *const *args, const char *in, size_t 
                                        { .fd = out_fd, .events = POLLIN },
                                        { .fd = err_fd, .events = POLLIN },
                                        { .fd = exited ? -1 : pidfd, .events = POLLIN } };
-                double left = g->deadline - mono_sec();
+                double left = g->deadline - util_mono_sec();
                 ssize_t k;
 
                 if (left <= 0) {
@@ -345,7 +345,7 @@ static int dc_git_run(DcGit *g, const char *const *args, const char *in, size_t 
                 return 0;
         err[err_len] = '\0';
         free(g->rep->why);
-        g->rep->why = strprintf("git %s: %s%.*s", args[0],
+        g->rep->why = util_strprintf("git %s: %s%.*s", args[0],
                                 WIFEXITED(status) ? (WEXITSTATUS(status) == 127 ? "cannot run " DC_GIT_PROGRAM ": " : "")
                                                   : "killed by a signal: ",
                                 (int)strcspn(dc_git_err_line(err), "\n"), dc_git_err_line(err));
@@ -860,7 +860,7 @@ static int dc_git_write_reflogs(DcGit *g) {
                 if (!names)
                         return -ENOMEM;
                 for (k = 0; k < DC_GIT_ARGS_PER_RUN && i + k < g->n_log_expire; k++) {
-                        names[k] = strjoin("refs/heads/", g->log_expire[i + k], NULL);
+                        names[k] = util_strjoin("refs/heads/", g->log_expire[i + k], NULL);
                         if (!names[k])
                                 break;
                         args[n++] = names[k];
@@ -899,7 +899,7 @@ static int dc_git_verify(DcGit *g) {
                 l = dc_git_next_line(&s);
                 if (!l || !streq(l, "tree")) {
                         free(g->rep->why);
-                        g->rep->why = strprintf("checkpoint %s has no tree after compaction", g->named_commits[i]);
+                        g->rep->why = util_strprintf("checkpoint %s has no tree after compaction", g->named_commits[i]);
                         return -EIO;
                 }
         }
@@ -962,7 +962,7 @@ static int dc_git_start(int git_fd, const DcGitInput *in, bool fsck, DcGitReport
         if (copy->max_bytes == 0)
                 copy->max_bytes = DC_GIT_MAX_BYTES_DEFAULT;
         *g = (DcGit){ .fd = git_fd, .uid = geteuid(), .in = copy, .rep = ret,
-                      .deadline = mono_sec() + (double)copy->timeout / 1000.0 };
+                      .deadline = util_mono_sec() + (double)copy->timeout / 1000.0 };
         return dc_git_inspect(g, fsck);
 }
 

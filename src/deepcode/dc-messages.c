@@ -60,7 +60,7 @@ static int dc_messages_checkpoint(DcMessages *m, JsonSpan v, size_t *alloc) {
         for (size_t i = 0; i < m->n_checkpoints; i++)
                 if (streq(m->checkpoints[i], h))
                         return 0;
-        if (greedy_realloc((void **)&m->checkpoints, alloc, m->n_checkpoints + 1,
+        if (util_greedy_realloc((void **)&m->checkpoints, alloc, m->n_checkpoints + 1,
                            sizeof(*m->checkpoints)) < 0)
                 return -ENOMEM;
         memcpy(m->checkpoints[m->n_checkpoints++], h, sizeof(h));
@@ -107,13 +107,13 @@ static int dc_messages_line(DcMessages *m, const char *id, const char *s, size_t
         if (tn == 0)
                 return 0;
         if (json_capture(s, n, true, &cap) < 0) {
-                if (!m->why && !(m->why = strprintf("line %zu is not a JSON object", lineno)))
+                if (!m->why && !(m->why = util_strprintf("line %zu is not a JSON object", lineno)))
                         return -ENOMEM;
                 return 0; /* Deep Code skips it too */
         }
         m->n_messages++;
         if (!m->why && !dc_messages_string_is(v[0], id) &&
-            !(m->why = strprintf("line %zu: its sessionId is not %s", lineno, id)))
+            !(m->why = util_strprintf("line %zu: its sessionId is not %s", lineno, id)))
                 return -ENOMEM;
         if (!m->has_prompt && dc_messages_string_is(v[2], "user")) {
                 m->has_prompt = true;
@@ -135,7 +135,7 @@ static int dc_messages_stop(DcMessages *m, char *why) {
 }
 
 int dc_messages_read(int dfd, const char *id, DcMessages *ret) {
-        _cleanup_free_ char *name = strjoin(id, ".jsonl", NULL), *buf = NULL;
+        _cleanup_free_ char *name = util_strjoin(id, ".jsonl", NULL), *buf = NULL;
         _cleanup_close_ int fd = -EBADF;
         size_t len = 0, cap = DC_CHUNK, lineno = 0, alloc = 0;
         off_t off = 0;
@@ -163,7 +163,7 @@ int dc_messages_read(int dfd, const char *id, DcMessages *ret) {
                         char *b;
 
                         if (cap >= DC_LINE_MAX)
-                                return dc_messages_stop(ret, strprintf("line %zu is %u bytes or longer",
+                                return dc_messages_stop(ret, util_strprintf("line %zu is %u bytes or longer",
                                                                        lineno + 1, DC_LINE_MAX));
                         b = realloc(buf, cap * 2);
                         if (!b)
@@ -173,7 +173,7 @@ int dc_messages_read(int dfd, const char *id, DcMessages *ret) {
                 }
                 k = fs_pread_full(fd, buf + len, MIN(cap - len, (size_t)DC_CHUNK), off);
                 if (k < 0)
-                        return dc_messages_stop(ret, strprintf("read error at byte %lld", (long long)off));
+                        return dc_messages_stop(ret, util_strprintf("read error at byte %lld", (long long)off));
                 off += k;
                 from = len; /* buf[0..len) holds no '\n': each byte is searched once */
                 len += (size_t)k;

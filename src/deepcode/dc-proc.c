@@ -27,7 +27,7 @@ static bool dc_proc_names_deepcode(const char *s, size_t n) {
         static const char word[] = "deepcode";
 
         for (size_t i = 0; i + sizeof(word) - 1 <= n; i++)
-                if (ascii_strncasecmp(s + i, word, sizeof(word) - 1) == 0)
+                if (util_ascii_strncasecmp(s + i, word, sizeof(word) - 1) == 0)
                         return true;
         return false;
 }
@@ -89,7 +89,7 @@ int dc_proc_scan(DcProcs *ret) {
                         ret->overflow = true;
                         break;
                 }
-                if (greedy_realloc((void **)&ret->procs, &alloc, ret->n + 1, sizeof(DcProc)) < 0) {
+                if (util_greedy_realloc((void **)&ret->procs, &alloc, ret->n + 1, sizeof(DcProc)) < 0) {
                         free(p.code);
                         dc_proc_done(ret);
                         return -ENOMEM;

@@ -129,6 +129,6 @@ int dc_project_code(const char *root, char **ret) {
         if (r < 0)
                 return r;
         hex[DC_CODE_HASH] = 0;
-        *ret = strjoin(prefix, "-", hex, NULL);
+        *ret = util_strjoin(prefix, "-", hex, NULL);
         return *ret ? 0 : -ENOMEM;
 }

@@ -93,7 +93,7 @@ static int dc_reclaim_project(int store_fd, int pfd, const char *code, const cha
         if (r == -ENOMEM)
                 return r;
         if (r != 0) {
-                why = r > 0 ? strprintf("Deep Code pid %d works in the project", (int)pid)
+                why = r > 0 ? util_strprintf("Deep Code pid %d works in the project", (int)pid)
                             : strdup("a Deep Code process whose working directory cannot be read");
                 return dc_reclaim_why(step, -EBUSY, why ?: "in use");
         }
@@ -121,7 +121,7 @@ static int dc_reclaim_images(int pfd, const char *id, dev_t dev, StoreStep *step
 
 /* <id>.jsonl the index does not name, with its images/<id>/. */
 static int dc_reclaim_unindexed(int pfd, const Orphan *o, dev_t dev, StoreStep *step) {
-        _cleanup_free_ char *file = strjoin(o->name, ".jsonl", NULL);
+        _cleanup_free_ char *file = util_strjoin(o->name, ".jsonl", NULL);
         DcMessages m = {};
         bool proven;
         int r;
@@ -170,7 +170,7 @@ static int dc_reclaim_orphan_images(int pfd, const Orphan *o, dev_t dev, StoreSt
         if (!strneq(o->name, "images/", 7) || strchr(o->name + 7, '/'))
                 return -EINVAL;
         id = o->name + 7;
-        file = strjoin(id, ".jsonl", NULL);
+        file = util_strjoin(id, ".jsonl", NULL);
         if (!file)
                 return -ENOMEM;
         r = fs_exists(pfd, file);
@@ -232,7 +232,7 @@ static int dc_reclaim_checkpoints(int pfd, const Orphan *o, const DcIndex *idx, 
                             strneq(p.sessions[i].id, name, n - 6))
                                 s = &p.sessions[i];
                 if (!s) {
-                        if (greedy_realloc((void **)&p.sessions, &p.alloc_sessions,
+                        if (util_greedy_realloc((void **)&p.sessions, &p.alloc_sessions,
                                            p.n_sessions + 1, sizeof(DcSession)) < 0) {
                                 r = -ENOMEM;
                                 break;
@@ -287,7 +287,7 @@ static int dc_reclaim_checkpoints(int pfd, const Orphan *o, const DcIndex *idx, 
  * half a project; a rerun finishes the temporary one. */
 static int dc_reclaim_stale(int store_fd, const Orphan *o, dev_t dev, StoreStep *step) {
         _cleanup_close_ int qfd = fs_open_path(store_fd, "projects", dev), pfd = -EBADF;
-        _cleanup_free_ char *tmp = strjoin(".", o->name, FS_TEMP_SUFFIX, NULL), *line = NULL;
+        _cleanup_free_ char *tmp = util_strjoin(".", o->name, FS_TEMP_SUFFIX, NULL), *line = NULL;
         DcIndex idx = {};
         struct stat st;
         int r;
@@ -307,7 +307,7 @@ static int dc_reclaim_stale(int store_fd, const Orphan *o, dev_t dev, StoreStep 
         pfd = fs_open_path(qfd, o->name, dev);
         if (pfd < 0)
                 return pfd;
-        r = dc_reclaim_project(store_fd, pfd, o->name, NULL, now_msec(), &idx, step);
+        r = dc_reclaim_project(store_fd, pfd, o->name, NULL, util_now_msec(), &idx, step);
         if (r >= 0 && (!idx.original_path || !o->cwds ||
                        strlen(o->cwds) != strlen(idx.original_path) + 1 ||
                        !strneq(o->cwds, idx.original_path, strlen(idx.original_path))))
@@ -324,7 +324,7 @@ static int dc_reclaim_stale(int store_fd, const Orphan *o, dev_t dev, StoreStep 
                 r = fs_unlink(pfd, DC_STALE_MARKER, 0);
                 r = r == -ENOENT ? 0 : r;
         } else if (r >= 0 && !o->marker.present) {
-                line = strjoin(idx.original_path, "\n", NULL);
+                line = util_strjoin(idx.original_path, "\n", NULL);
                 dc_reclaim_hook(step, "write the stale marker");
                 r = line ? fs_write_atomic(pfd, DC_STALE_MARKER, line, strlen(line), 0600) : -ENOMEM;
         } else if (r >= 0) {
@@ -333,7 +333,7 @@ static int dc_reclaim_stale(int store_fd, const Orphan *o, dev_t dev, StoreStep 
                         r = dc_reclaim_why(step, -ESTALE, "the stale marker changed since the scan");
                 for (size_t i = 0; r > 0 && i < idx.n_entries; i++) {
                         _cleanup_free_ char *f = idx.entries[i].id ?
-                                                 strjoin(idx.entries[i].id, ".jsonl", NULL) : NULL;
+                                                 util_strjoin(idx.entries[i].id, ".jsonl", NULL) : NULL;
 
                         if (f && fs_exists(pfd, f) > 0)
                                 r = dc_reclaim_why(step, -EAGAIN, "a session of it is not deleted");
@@ -371,7 +371,7 @@ int dc_reclaim_orphan(int store_fd, const Inventory *inv, const Orphan *o, Store
         if (!o->project_dir || !o->name || strchr(o->project_dir, '/') ||
             o->project_dir[0] == '.')
                 return -EINVAL;
-        rel = path_join("projects", o->project_dir);
+        rel = util_path_join("projects", o->project_dir);
         if (!rel)
                 return -ENOMEM;
         pfd = fs_open_path(store_fd, rel, dev);
@@ -381,7 +381,7 @@ int dc_reclaim_orphan(int store_fd, const Inventory *inv, const Orphan *o, Store
                                o->kind == ORPHAN_DC_UNINDEXED ? o->name :
                                o->kind == ORPHAN_DC_IMAGES && strneq(o->name, "images/", 7) ?
                                o->name + 7 : NULL,
-                               now_msec(), &idx, step);
+                               util_now_msec(), &idx, step);
         if (r >= 0) {
                 if (o->kind == ORPHAN_DC_UNINDEXED)
                         r = dc_reclaim_unindexed(pfd, o, dev, step);

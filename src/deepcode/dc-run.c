@@ -228,7 +228,7 @@ static int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *co
 
                         if (!eid || !streq(eid, id))
                                 continue;
-                        if (dc_run_entry_busy(o, now_msec())) {
+                        if (dc_run_entry_busy(o, util_now_msec())) {
                                 json_object_put(root);
                                 return dc_run_why(step, -EBUSY,
                                                   "its index status is a prompt in progress");
@@ -305,9 +305,9 @@ static int dc_run_unlink(int dfd, const char *dir, const char *name, const char 
  * started (not present: it must still be absent). 0, or -errno with step->why. */
 static int dc_run_delete(const struct StoreRun *run, int pfd, const char *code, const char *id,
                          const FileId *jsonl, StoreStep *step) {
-        _cleanup_free_ char *name = strprintf("%s.jsonl", id);
-        _cleanup_free_ char *shown = strprintf("projects/%s/%s.jsonl", code, id);
-        _cleanup_free_ char *ref = strprintf("refs/heads/%s", id);
+        _cleanup_free_ char *name = util_strprintf("%s.jsonl", id);
+        _cleanup_free_ char *shown = util_strprintf("projects/%s/%s.jsonl", code, id);
+        _cleanup_free_ char *ref = util_strprintf("refs/heads/%s", id);
         _cleanup_close_ int images_fd = -EBADF;
         uint64_t freed = 0;
         int r;
@@ -353,7 +353,7 @@ static int dc_run_delete(const struct StoreRun *run, int pfd, const char *code, 
 
 /* The marker's text: what dc_run_recover() needs to finish the delete. */
 static char *dc_run_marker_text(const char *code, const char *id, const FileId *f) {
-        return strprintf("qgc deepcode delete 1\ncode %s\nid %s\njsonl %d %" PRIu64 " %" PRIu64
+        return util_strprintf("qgc deepcode delete 1\ncode %s\nid %s\njsonl %d %" PRIu64 " %" PRIu64
                          " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 "\n",
                          code, id, f->present, (uint64_t)f->dev, (uint64_t)f->ino, f->size,
                          (uint64_t)f->blocks, f->mtime_ns, f->ctime_ns);
@@ -401,8 +401,8 @@ static bool dc_run_name_ok(const char *s) {
 
 int dc_run_session(struct StoreRun *run, const Session *s, const Verdict *v, StoreStep *step) {
         _cleanup_close_ int pfd = -EBADF, qfd = -EBADF;
-        _cleanup_free_ char *name = strprintf("%s.jsonl", s->id);
-        _cleanup_free_ char *marker = strprintf(DC_RUN_MARKER_PREFIX "%s", s->id);
+        _cleanup_free_ char *name = util_strprintf("%s.jsonl", s->id);
+        _cleanup_free_ char *marker = util_strprintf(DC_RUN_MARKER_PREFIX "%s", s->id);
         _cleanup_free_ char *text = NULL;
         const char *code = s->project_dir;
         int r;
@@ -486,7 +486,7 @@ static int dc_run_recover_one(struct StoreRun *run, int qfd, const char *marker,
             !streq(marker + strlen(DC_RUN_MARKER_PREFIX), id))
                 return dc_run_why(step, -EBADMSG, "~/.deepcode/" DC_RUN_QGC_DIR "/%s is not "
                                   "qgc's pending-delete marker: kept", marker);
-        name = strprintf("%s.jsonl", id);
+        name = util_strprintf("%s.jsonl", id);
         if (!name)
                 return -ENOMEM;
         pfd = run->projects_fd < 0 ? run->projects_fd : fs_open_dir(run->projects_fd, code);
@@ -539,7 +539,7 @@ int dc_run_recover(struct StoreRun *run, StoreStep *step) {
                 }
                 if (!strneq(name, DC_RUN_MARKER_PREFIX, strlen(DC_RUN_MARKER_PREFIX)))
                         continue;
-                if (greedy_realloc((void **)&names, &alloc, n + 1, sizeof(char *)) < 0 ||
+                if (util_greedy_realloc((void **)&names, &alloc, n + 1, sizeof(char *)) < 0 ||
                     !(names[n] = strdup(name))) {
                         k = -ENOMEM;
                         break;

@@ -50,7 +50,7 @@ static int dc_store_count_git(void *userdata, const char *rel, const struct stat
 
 /* du of the directory dir/name (name NULL: dir itself) into b. */
 static int dc_store_du(const char *dir, const char *name, DcBytes *b) {
-        _cleanup_free_ char *path = name ? path_join(dir, name) : NULL;
+        _cleanup_free_ char *path = name ? util_path_join(dir, name) : NULL;
         int r;
 
         if (name && !path)
@@ -94,7 +94,7 @@ static DcSession *dc_store_session(DcProject *p, const char *id, size_t n) {
         for (size_t i = 0; i < p->n_sessions; i++)
                 if (strlen(p->sessions[i].id) == n && memcmp(p->sessions[i].id, id, n) == 0)
                         return &p->sessions[i];
-        if (greedy_realloc((void **)&p->sessions, &p->alloc_sessions, p->n_sessions + 1,
+        if (util_greedy_realloc((void **)&p->sessions, &p->alloc_sessions, p->n_sessions + 1,
                            sizeof(DcSession)) < 0)
                 return NULL;
         s = &p->sessions[p->n_sessions];
@@ -134,7 +134,7 @@ static int dc_store_indexed(DcProject *p, DcIndex *idx) {
 static int dc_store_images(DcProject *p, int pfd, dev_t dev, const char *ppath) {
         _cleanup_close_ int fd = fs_open_noatime(pfd, "images", O_RDONLY | O_DIRECTORY);
         _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
-        _cleanup_free_ char *ipath = path_join(ppath, "images");
+        _cleanup_free_ char *ipath = util_path_join(ppath, "images");
         const char *name;
         unsigned char type;
         struct stat ist;
@@ -198,7 +198,7 @@ static int dc_store_list(DcProject *p, int pfd, dev_t dev, const char *ppath) {
                         r = dc_store_images(p, pfd, dev, ppath);
                 else if (S_ISDIR(st.st_mode) && streq(name, "file-history")) {
                         p->has_file_history = true;
-                        _cleanup_free_ char *fh = path_join(ppath, name);
+                        _cleanup_free_ char *fh = util_path_join(ppath, name);
 
                         r = fh ? du_walk(fh, NULL, dc_store_count_git, p,
                                          &p->file_history.incomplete) : -ENOMEM;
@@ -282,7 +282,7 @@ static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd,
         DcProject *p;
         int r;
 
-        if (greedy_realloc((void **)&s->projects, &s->alloc_projects, s->n_projects + 1,
+        if (util_greedy_realloc((void **)&s->projects, &s->alloc_projects, s->n_projects + 1,
                            sizeof(DcProject)) < 0)
                 return -ENOMEM;
         p = &s->projects[s->n_projects];
@@ -296,7 +296,7 @@ static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd,
                 p->index_state = DC_INDEX_UNREADABLE;
                 return pfd == -ENOMEM ? pfd : 0;
         }
-        ppath = path_join(projects_path, name);
+        ppath = util_path_join(projects_path, name);
         if (!ppath)
                 return -ENOMEM;
         r = dc_store_du(ppath, NULL, &p->total);
@@ -391,7 +391,7 @@ static int dc_store_plan_git(DcStore *s, int fd) {
 
                 if (!p->has_file_history)
                         continue;
-                rel = strprintf("projects/%s/file-history/.git", p->code);
+                rel = util_strprintf("projects/%s/file-history/.git", p->code);
                 if (!rel)
                         return -ENOMEM;
                 gfd = why ? -EBADF : fs_open_noatime(fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
@@ -419,7 +419,7 @@ static int dc_store_plan_git(DcStore *s, int fd) {
 int dc_store_scan(const char *path, msec_t now, DcStore **ret) {
         _cleanup_close_ int fd = fs_open_root(path, 0), pfd = -EBADF, lfd = -EBADF;
         _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
-        _cleanup_free_ char *projects_path = path_join(path, "projects");
+        _cleanup_free_ char *projects_path = util_path_join(path, "projects");
         DcProcs procs = {};
         const char *name;
         unsigned char type;
@@ -530,11 +530,11 @@ static int dc_store_session_record(const DcProject *p, const DcSession *d, size_
                   (d->live & DC_LIVE_STATUS ? LIVE_CLAIM : 0) |
                   (d->live & DC_LIVE_UNKNOWN ? LIVE_UNKNOWN : 0);
         if (d->live & DC_LIVE_PROCESS)
-                s->live_reason = strprintf("Deep Code pid %d works in its project", (int)d->live_pid);
+                s->live_reason = util_strprintf("Deep Code pid %d works in its project", (int)d->live_pid);
         else if (d->live & DC_LIVE_STATUS)
-                s->live_reason = strprintf("its index status is %s, updated %s ago",
+                s->live_reason = util_strprintf("its index status is %s, updated %s ago",
                                            dc_index_status_to_string(d->status),
-                                           format_duration(ago, sizeof(ago), now - d->update_time));
+                                           util_format_duration(ago, sizeof(ago), now - d->update_time));
         else if (d->live & DC_LIVE_UNKNOWN)
                 s->live_reason = strdup("a Deep Code process whose working directory cannot be read");
         return s->live && !s->live_reason ? -ENOMEM : 0;
@@ -644,7 +644,7 @@ static int dc_store_project_orphans(const DcProject *p, Inventory *inv, size_t t
                                             d->jsonl.blocks + d->images.alloc, d->last_write);
                 else if (!d->indexed && !d->jsonl.present && d->has_images &&
                          strlen(d->id) <= SESSION_ID_MAX) {
-                        _cleanup_free_ char *name = path_join("images", d->id);
+                        _cleanup_free_ char *name = util_path_join("images", d->id);
 
                         r = name ? dc_store_orphan(inv, ORPHAN_DC_IMAGES, tree, dir, name,
                                                    &d->images_dir, d->images.bytes,
@@ -697,7 +697,7 @@ static int dc_store_stale(const DcProject *p, Inventory *inv, size_t tree) {
                       .mtime = mtime, .marker = p->marker,
                       .cwd_back = p->root == DC_ROOT_EXISTS,
                       .stale_why = why ? strdup(why) : NULL,
-                      .cwds = p->original_path ? strjoin(p->original_path, "\n", NULL) : NULL };
+                      .cwds = p->original_path ? util_strjoin(p->original_path, "\n", NULL) : NULL };
         if (!o.project_dir || !o.name || (why && !o.stale_why) || (p->original_path && !o.cwds)) {
                 inventory_orphan_done(&o);
                 return -ENOMEM;

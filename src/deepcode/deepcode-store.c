@@ -85,7 +85,7 @@ static int deepcode_store_tree_from_dir(const char *dir, Tree *ret) {
                 if (!cwd)
                         return -errno;
         }
-        abs = cwd ? path_join(cwd, dir) : strdup(dir);
+        abs = cwd ? util_path_join(cwd, dir) : strdup(dir);
         if (!abs)
                 return -ENOMEM;
         return deepcode_store_tree(abs, ret);
@@ -93,7 +93,7 @@ static int deepcode_store_tree_from_dir(const char *dir, Tree *ret) {
 
 /* home/.deepcode, as Deep Code finds it (os.homedir()); -ENOENT when there is none. */
 static int deepcode_store_tree_for_home(const char *home, Tree *ret, char **ret_why) {
-        char *dir = path_join(home, ".deepcode");
+        char *dir = util_path_join(home, ".deepcode");
         struct stat st;
 
         (void)ret_why;
@@ -242,7 +242,7 @@ static int deepcode_store_measure(const Inventory *inv, size_t t, StoreSize *ret
  * no archive). */
 static char *deepcode_store_session_path(const Session *s, bool archived) {
         (void)archived;
-        return strprintf("projects/%s/%s.jsonl", s->project_dir, s->id);
+        return util_strprintf("projects/%s/%s.jsonl", s->project_dir, s->id);
 }
 
 /* An orphan's path in a ~/.deepcode: project_dir is a project's code (its files below
@@ -251,8 +251,8 @@ static char *deepcode_store_orphan_path(const Orphan *o) {
         if (!o->project_dir)
                 return strdup(o->name);
         if (streq(o->project_dir, "projects"))
-                return strprintf("projects/%s", o->name);
-        return strprintf("projects/%s/%s", o->project_dir, o->name);
+                return util_strprintf("projects/%s", o->name);
+        return util_strprintf("projects/%s/%s", o->project_dir, o->name);
 }
 
 /* An orphan reclaimed in the tree the run opened (dc-reclaim.h). */

@@ -96,7 +96,7 @@ static void actions_batch_live(ActionsContext *c, ActionsBatch *b) {
                         actions_report_item(c, it, ACTIONS_SKIPPED_LIVE,
                                              "liveness cannot be checked", 0);
                 else if ((copy.live & ~(unsigned)LIVE_RECENT) != 0) {
-                        _cleanup_free_ char *m = strprintf("in use since scan: %s",
+                        _cleanup_free_ char *m = util_strprintf("in use since scan: %s",
                                                            copy.live_reason ?: "in use");
                         actions_report_item(c, it, ACTIONS_SKIPPED_LIVE,
                                              m ?: "in use since scan", 0);
@@ -290,7 +290,7 @@ static void actions_batch_salvaged(ActionsContext *c, ActionsBatch *b, int r, si
                 }
                 c->stats->n_salvaged++;
                 it->appended = true;
-                _cleanup_free_ char *msg = strprintf("salvaged the usage record of session %s "
+                _cleanup_free_ char *msg = util_strprintf("salvaged the usage record of session %s "
                                                      "before its transcript goes",
                                                      it->s->id);
                 JournalEntry e = {
@@ -406,7 +406,7 @@ static void actions_batch_mark(ActionsContext *c, ActionsBatch *b, const Actions
                  * use again */
                 if (session_is_cold(it->s)) {
                         /* compressed: a copy in chats/ or chats/archive/ is one */
-                        _cleanup_free_ char *plain = strprintf("%s.jsonl", it->s->id);
+                        _cleanup_free_ char *plain = util_strprintf("%s.jsonl", it->s->id);
                         r = plain ? actions_erase_copy_exists(d->chats_fd, d->archive_fd, plain, false)
                                   : -ENOMEM;
                         if (r == 0)
@@ -648,16 +648,16 @@ static void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it) {
         const Session *s = it->s;
         const Tree *tr = &c->inv->trees[s->tree];
         uint64_t in = it->cold ? it->cold->bytes_in : 0, out = it->cold ? it->cold->bytes_out : 0;
-        _cleanup_free_ char *path = strprintf("%s/projects/%s/chats/archive/" COLD_DIR
+        _cleanup_free_ char *path = util_strprintf("%s/projects/%s/chats/archive/" COLD_DIR
                                               "/%s.jsonl" COLD_SUFFIX,
                                               tr->runtime_dir, s->project_dir, s->id);
         _cleanup_free_ char *why = reason_verdict(it->v, s);
         char in_s[FORMAT_BYTES_MAX], out_s[FORMAT_BYTES_MAX];
         /* the run line's units; the exact bytes are QGC_ORIGINAL_BYTES, QGC_COMPRESSED_BYTES */
-        _cleanup_free_ char *msg = strprintf("compressed session %s in %s (%s): %s into %s",
+        _cleanup_free_ char *msg = util_strprintf("compressed session %s in %s (%s): %s into %s",
                                              s->id, actions_report_project(s), why ?: "",
-                                             format_bytes(in_s, sizeof in_s, in),
-                                             format_bytes(out_s, sizeof out_s, out));
+                                             util_format_bytes(in_s, sizeof in_s, in),
+                                             util_format_bytes(out_s, sizeof out_s, out));
         const JournalField fields[] = {
                 JOURNAL_FIELD_U64("QGC_ORIGINAL_BYTES", in),
                 JOURNAL_FIELD_U64("QGC_COMPRESSED_BYTES", out),
@@ -883,7 +883,7 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
         for (size_t i = 0; i < b->n; i++) {
                 ActionsBatchItem *it = &b->items[i];
                 ActionsBatchDir *d = &b->dirs[it->dir];
-                _cleanup_free_ char *name = strprintf("%s.jsonl", it->s->id);
+                _cleanup_free_ char *name = util_strprintf("%s.jsonl", it->s->id);
 
                 if (it->v->verb != VERB_DELETE || !it->marked || !it->removed)
                         continue; /* never began: nothing for the marker to finish */
@@ -929,7 +929,7 @@ static void actions_batch_finish(ActionsContext *c, ActionsBatch *b, const Actio
         /* when each archive of the batch happened (session-times.h: archive-max-age counts from
          * it), with one write and one fsync, once the moves are durable */
         _cleanup_(strbuf_done) StrBuf times = {};
-        msec_t now = now_msec();
+        msec_t now = util_now_msec();
         r = 0;
         for (size_t i = 0; r >= 0 && i < b->n; i++)
                 if (b->items[i].v->verb == VERB_ARCHIVE && !b->items[i].done)
@@ -1037,7 +1037,7 @@ int actions_batch_dir(ActionsContext *c, const ActionsTree *t, const Session *s,
                         return (int)(j - 1);
         if (b->n_dirs == ACTIONS_BATCH_DIRS)
                 actions_batch_commit(c);
-        rel = strprintf("projects/%s/chats", s->project_dir);
+        rel = util_strprintf("projects/%s/chats", s->project_dir);
         if (!rel) {
                 *ret_why = "out of memory";
                 return -ENOMEM;

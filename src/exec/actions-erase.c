@@ -104,7 +104,7 @@ int actions_erase_salvage(ActionsContext *c, const ActionsTree *t, const Session
                 if (r < 0)
                         return r;
                 if (r > 0) {
-                        _cleanup_free_ char *msg = strprintf(
+                        _cleanup_free_ char *msg = util_strprintf(
                                 "usage_record.jsonl had no version-1 record: wrote the usage "
                                 "history Qwen rebuilds from the transcripts before session %s "
                                 "goes, so that its totals stay as they are",
@@ -209,7 +209,7 @@ static bool actions_claim_names(int dfd, const char *name, const char *id) {
         if (json_input_read(dfd, name, JSON_INPUT_CLAIM, &doc) < 0)
                 return false;
         sid = json_get_string(doc, "session_id");
-        match = sid && ascii_strcasecmp(sid, id) == 0;
+        match = sid && util_ascii_strcasecmp(sid, id) == 0;
         json_object_put(doc);
         return match;
 }
@@ -223,7 +223,7 @@ static int actions_unlink_listed(ActionsContext *c, int dfd, const char *name) {
 
 /* Remove the dead runtime claims of a session whose transcripts are gone. */
 static int actions_remove_claims(ActionsContext *c, int chats_fd, const char *id) {
-        _cleanup_free_ char *t = strprintf("%s.jsonl", id);
+        _cleanup_free_ char *t = util_strprintf("%s.jsonl", id);
         _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
         _cleanup_close_ int fd = -EBADF;
         const char *name;
@@ -319,10 +319,10 @@ static void actions_paths_done(ActionsPaths *p) {
 }
 
 static int actions_paths_init(ActionsPaths *p, const Session *s) {
-        p->sub = strprintf("projects/%s/subagents", s->project_dir);
-        p->dbg = strprintf("%s.txt", s->id);
-        p->plan = strprintf("%s.md", s->id);
-        p->review = strprintf("projects/%s/" ERASE_REVIEW_DIR, s->project_dir);
+        p->sub = util_strprintf("projects/%s/subagents", s->project_dir);
+        p->dbg = util_strprintf("%s.txt", s->id);
+        p->plan = util_strprintf("%s.md", s->id);
+        p->review = util_strprintf("projects/%s/" ERASE_REVIEW_DIR, s->project_dir);
         p->rname = erase_review_dir_name(s->id);
         return p->sub && p->dbg && p->plan && p->review && p->rname ? 0 : -ENOMEM;
 }
@@ -341,7 +341,7 @@ int actions_erase_rest(ActionsContext *c, const ActionsTree *t, const Session *s
                 _cleanup_close_ int cfd = archive_fd >= 0 ? fs_open_dir(archive_fd, COLD_DIR)
                                                           : -EBADF;
                 for (size_t i = 0; cfd >= 0 && i < ELEMENTSOF(sidecars); i++) {
-                        _cleanup_free_ char *z = strprintf("%s.%s" COLD_SUFFIX, s->id,
+                        _cleanup_free_ char *z = util_strprintf("%s.%s" COLD_SUFFIX, s->id,
                                                            sidecars[i]);
                         k = z ? actions_unlink_benign(c, cfd, z, 0) : -ENOMEM;
                         if (k < 0 && r == 0)
@@ -349,7 +349,7 @@ int actions_erase_rest(ActionsContext *c, const ActionsTree *t, const Session *s
                 }
         }
         for (size_t i = 0; i < ELEMENTSOF(sidecars); i++) {
-                _cleanup_free_ char *n = strprintf("%s.%s", s->id, sidecars[i]);
+                _cleanup_free_ char *n = util_strprintf("%s.%s", s->id, sidecars[i]);
                 if (!n)
                         return -ENOMEM;
                 k = actions_unlink_listed(c, chats_fd, n);
@@ -402,7 +402,7 @@ static int actions_mark_in(ActionsContext *c, RecoverMarker *m, int root_fd, dev
         bool owned;
         int fd = actions_batch_path(c, root_fd, dir, dev, &owned);
         _cleanup_close_ _unused_ int own = owned ? fd : -EBADF; /* closed on return */
-        _cleanup_free_ char *rel = strprintf("%s/%s", dir, name);
+        _cleanup_free_ char *rel = util_strprintf("%s/%s", dir, name);
 
         if (!rel)
                 return -ENOMEM;
@@ -424,7 +424,7 @@ static int actions_mark_claims(RecoverMarker *m, int chats_fd, const char *chats
                 if (!claims_is_claim_of(names[i], id) ||
                     !actions_claim_names(chats_fd, names[i], id))
                         continue;
-                rel = strprintf("%s/%s", chats, names[i]);
+                rel = util_strprintf("%s/%s", chats, names[i]);
                 r = rel ? actions_mark_file(NULL, m, chats_fd, false, rel, names[i], false, false)
                         : -ENOMEM;
         }
@@ -446,7 +446,7 @@ static int actions_mark_claims(RecoverMarker *m, int chats_fd, const char *chats
                 if (!claims_is_claim_of(de->d_name, id) ||
                     !actions_claim_names(chats_fd, de->d_name, id))
                         continue;
-                rel = strprintf("%s/%s", chats, de->d_name);
+                rel = util_strprintf("%s/%s", chats, de->d_name);
                 r = rel ? actions_mark_file(NULL, m, chats_fd, false, rel, de->d_name, false, false)
                         : -ENOMEM;
         }
@@ -463,16 +463,16 @@ int actions_erase_mark(ActionsContext *c, const ActionsTree *t, const Session *s
         _cleanup_(recover_marker_done) RecoverMarker m = {
                 .session = strdup(s->id), .project_dir = strdup(s->project_dir)
         };
-        _cleanup_free_ char *chats = strprintf("projects/%s/chats", s->project_dir);
+        _cleanup_free_ char *chats = util_strprintf("projects/%s/chats", s->project_dir);
         _cleanup_(actions_paths_done) ActionsPaths p = {};
         int r = 0;
 
         if (!m.session || !m.project_dir || !chats || actions_paths_init(&p, s) < 0)
                 return -ENOMEM;
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(exts); i++) {
-                _cleanup_free_ char *n = strprintf("%s.%s", s->id, exts[i]);
-                _cleanup_free_ char *a = strprintf("%s/%s", chats, n);
-                _cleanup_free_ char *b = strprintf("%s/archive/%s", chats, n);
+                _cleanup_free_ char *n = util_strprintf("%s.%s", s->id, exts[i]);
+                _cleanup_free_ char *a = util_strprintf("%s/%s", chats, n);
+                _cleanup_free_ char *b = util_strprintf("%s/archive/%s", chats, n);
                 if (!n || !a || !b)
                         return -ENOMEM;
                 r = actions_mark_file(c, &m, chats_fd, false, a, n, false, i == 0);
@@ -483,8 +483,8 @@ int actions_erase_mark(ActionsContext *c, const ActionsTree *t, const Session *s
                 _cleanup_close_ int cfd = archive_fd >= 0 ? fs_open_dir(archive_fd, COLD_DIR)
                                                           : -EBADF;
                 for (size_t i = 0; r >= 0 && cfd >= 0 && i < ELEMENTSOF(exts); i++) {
-                        _cleanup_free_ char *z = strprintf("%s.%s" COLD_SUFFIX, s->id, exts[i]);
-                        _cleanup_free_ char *rz = z ? strprintf("%s/archive/" COLD_DIR "/%s",
+                        _cleanup_free_ char *z = util_strprintf("%s.%s" COLD_SUFFIX, s->id, exts[i]);
+                        _cleanup_free_ char *rz = z ? util_strprintf("%s/archive/" COLD_DIR "/%s",
                                                                 chats, z)
                                                     : NULL;
                         r = rz ? actions_mark_file(NULL, &m, cfd, false, rz, z, false, i == 0)
@@ -676,8 +676,8 @@ static int actions_listed(ActionsContext *c, int dfd, const char *name) {
 static void actions_report_erased(ActionsContext *c, const Session *s, const char *dir,
                                   const char *file, unsigned n, const char *what) {
         const Tree *tr = &c->inv->trees[s->tree];
-        _cleanup_free_ char *path = strprintf("%s/%s/%s", tr->runtime_dir, dir, file);
-        _cleanup_free_ char *msg = strprintf("removed %u %s of session %s from '%s'", n, what,
+        _cleanup_free_ char *path = util_strprintf("%s/%s/%s", tr->runtime_dir, dir, file);
+        _cleanup_free_ char *msg = util_strprintf("removed %u %s of session %s from '%s'", n, what,
                                              s->id, path ? path : file);
         const JournalField fields[] = { JOURNAL_FIELD_U64("QGC_ERASED", n) };
         JournalEntry e = {
@@ -720,8 +720,8 @@ void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *
 
                 if (it->done || it->v->verb != VERB_DELETE || !it->marked)
                         continue;
-                tmp = strprintf("tmp/%s", s->hash ? s->hash : "");
-                pdir = strprintf("projects/%s", s->project_dir);
+                tmp = util_strprintf("tmp/%s", s->hash ? s->hash : "");
+                pdir = util_strprintf("projects/%s", s->project_dir);
                 if (!tmp || !pdir) {
                         r = -ENOMEM;
                         break;
@@ -766,8 +766,8 @@ void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *
         for (size_t j = 0; r >= 0 && j < n; j++) {
                 ActionsBatchItem *it = &b->items[idx[j]];
                 const Session *s = it->s;
-                _cleanup_free_ char *tmp = strprintf("tmp/%s", s->hash ? s->hash : "");
-                _cleanup_free_ char *pdir = strprintf("projects/%s", s->project_dir);
+                _cleanup_free_ char *tmp = util_strprintf("tmp/%s", s->hash ? s->hash : "");
+                _cleanup_free_ char *pdir = util_strprintf("projects/%s", s->project_dir);
 
                 actions_report_erased(c, s, tmp ? tmp : "tmp", ERASE_LOGS_FILE,
                                       items[j].done.log_rows, "prompt history row(s)");

@@ -177,7 +177,7 @@ static inline const FileId *actions_fid(const Session *s) {
 }
 
 static inline char *actions_tname(const Session *s) {
-        return strprintf("%s.jsonl%s", s->id, session_is_cold(s) ? COLD_SUFFIX : "");
+        return util_strprintf("%s.jsonl%s", s->id, session_is_cold(s) ? COLD_SUFFIX : "");
 }
 
 /* actions-report.c: the bottom; every other file of the executor calls it */

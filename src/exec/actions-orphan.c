@@ -23,9 +23,9 @@ static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdi
         _cleanup_free_ char *msg = NULL, *why = v ? reason_orphan(v, o) : NULL;
 
         if (ev == JOURNAL_ORPHAN_RECLAIMED)
-                msg = strprintf("reclaimed orphan %s '%s'", inventory_orphan_kind_to_string(o->kind), path);
+                msg = util_strprintf("reclaimed orphan %s '%s'", inventory_orphan_kind_to_string(o->kind), path);
         else
-                msg = strprintf("%s orphan %s '%s': %s%s%s",
+                msg = util_strprintf("%s orphan %s '%s': %s%s%s",
                                 ev == JOURNAL_SKIPPED ? "skipped" : "failed to reclaim",
                                 inventory_orphan_kind_to_string(o->kind), path, reason ? reason : "",
                                 error ? ": " : "", error ? log_errno_to_string(error) : "");
@@ -63,9 +63,9 @@ static int actions_orphan_store(ActionsContext *c, const Orphan *o, const Verdic
         StoreStep step = { .hook = actions_report_step, .userdata = c };
         _cleanup_free_ char *rel =
                 tr->store->orphan_path ? tr->store->orphan_path(o)
-                : o->project_dir       ? strprintf("%s/%s", o->project_dir, o->name)
+                : o->project_dir       ? util_strprintf("%s/%s", o->project_dir, o->name)
                                        : strdup(o->name);
-        _cleanup_free_ char *path = rel ? strprintf("%s/%s", tr->runtime_dir, rel) : NULL;
+        _cleanup_free_ char *path = rel ? util_strprintf("%s/%s", tr->runtime_dir, rel) : NULL;
         ActionsOutcome oc;
         int r;
 
@@ -97,7 +97,7 @@ static int actions_stale_mark(ActionsContext *c, const Orphan *o, const Verdict 
                 return actions_report_orphan(c, o, v,
                                              r == 0 ? ACTIONS_SKIPPED_NOT_NOW : ACTIONS_FAILED,
                                              path, why ?: "cannot open the tree", -r);
-        msg = strprintf(v->mark > 0 ? "marked stale project entry '%s'"
+        msg = util_strprintf(v->mark > 0 ? "marked stale project entry '%s'"
                                     : "removed the stale mark of project entry '%s'", path);
         JournalEntry e = {
                 .event = JOURNAL_STALE_MARK,
@@ -128,18 +128,18 @@ int actions_orphan_step(ActionsContext *c, const Orphan *o, const Verdict *v) {
         switch (o->kind) {
         case ORPHAN_FILE_HISTORY:
                 rel = strdup("file-history");
-                path = strprintf("%s/file-history/%s", tr->global_dir, o->name);
+                path = util_strprintf("%s/file-history/%s", tr->global_dir, o->name);
                 root_fd = t->global_fd;
                 dev = t->global_dev;
                 break;
         case ORPHAN_SUBAGENTS:
-                rel = strprintf("projects/%s/subagents", o->project_dir);
-                path = strprintf("%s/%s/%s", tr->runtime_dir, rel ? rel : "", o->name);
+                rel = util_strprintf("projects/%s/subagents", o->project_dir);
+                path = util_strprintf("%s/%s/%s", tr->runtime_dir, rel ? rel : "", o->name);
                 root_fd = t->runtime_fd;
                 break;
         case ORPHAN_EMPTY_PROJECT:
                 rel = strdup("projects");
-                path = strprintf("%s/projects/%s", tr->runtime_dir, o->name);
+                path = util_strprintf("%s/projects/%s", tr->runtime_dir, o->name);
                 root_fd = t->runtime_fd;
                 break;
         default:
@@ -149,7 +149,7 @@ int actions_orphan_step(ActionsContext *c, const Orphan *o, const Verdict *v) {
                 rel = strdup(o->project_dir ?: "");
                 root_fd = o->kind == ORPHAN_PLAN ? t->global_fd : t->runtime_fd;
                 dev = o->kind == ORPHAN_PLAN ? t->global_dev : dev;
-                path = strprintf("%s/%s/%s", o->kind == ORPHAN_PLAN ? tr->global_dir : tr->runtime_dir,
+                path = util_strprintf("%s/%s/%s", o->kind == ORPHAN_PLAN ? tr->global_dir : tr->runtime_dir,
                                  rel ? rel : "", o->name);
                 break;
         }

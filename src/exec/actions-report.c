@@ -89,14 +89,14 @@ int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v
         _cleanup_free_ char *rel = tr->store && tr->store->session_path
                                            ? tr->store->session_path(s, archived)
                                            : NULL;
-        _cleanup_free_ char *path = rel ? strprintf("%s/%s", tr->runtime_dir, rel) : NULL;
+        _cleanup_free_ char *path = rel ? util_strprintf("%s/%s", tr->runtime_dir, rel) : NULL;
         _cleanup_free_ char *msg = NULL, *why = v ? reason_verdict(v, s) : NULL;
         const char *verb = journal_event_to_string(ev);
         /* a planned skip names what it held back */
         Verb act = !v ? VERB_DELETE : v->verb == VERB_SKIP ? v->blocked_verb : v->verb;
 
         if (ev == JOURNAL_SKIPPED || ev == JOURNAL_FAILED)
-                msg = strprintf("%s %s of session %s in %s ('%s'): %s%s%s",
+                msg = util_strprintf("%s %s of session %s in %s ('%s'): %s%s%s",
                                 ev == JOURNAL_SKIPPED ? "skipped" : "failed",
                                 v && v->rule && streq(v->rule, "restore") ? "restore"
                                 : act == VERB_ARCHIVE                     ? "archive"
@@ -106,7 +106,7 @@ int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v
                                 reason ? reason : "", error ? ": " : "",
                                 error ? log_errno_to_string(error) : "");
         else
-                msg = strprintf("%s session %s in %s (%s)", verb, s->id, actions_report_project(s),
+                msg = util_strprintf("%s session %s in %s (%s)", verb, s->id, actions_report_project(s),
                                 why ?: "");
 
         JournalEntry e = {

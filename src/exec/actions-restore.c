@@ -25,7 +25,7 @@
 static int actions_restore_one(ActionsContext *c, const Session *s, const char *why) {
         const Tree *tr = &c->inv->trees[s->tree];
         const ActionsTree *t = &c->trees[s->tree];
-        _cleanup_free_ char *rel = strprintf("projects/%s/chats", s->project_dir);
+        _cleanup_free_ char *rel = util_strprintf("projects/%s/chats", s->project_dir);
         _cleanup_close_ int chats_fd = -EBADF, archive_fd = -EBADF;
         VerdictFacts f = { .fact = (char *)"qgc restore" };
         Verdict v = { .verb = VERB_KEEP, .rule = "restore", .facts = &f };
@@ -98,7 +98,7 @@ static int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
         char *names[ELEMENTSOF(exts)] = {};
         ColdResult res[ELEMENTSOF(exts)] = {};
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(exts); i++)
-                if (!(names[i] = strprintf("%s.%s", st->name, exts[i])))
+                if (!(names[i] = util_strprintf("%s.%s", st->name, exts[i])))
                         r = -ENOMEM;
         if (r >= 0) {
                 r = cold_restore_files(cfd, (const char *const *)names, ELEMENTSOF(exts),
@@ -129,18 +129,18 @@ static int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
                 out += r >= 0 ? res[i].bytes_out : 0;
                 free(names[i]);
         }
-        path = strprintf("%s/%s/%s.jsonl", tr->runtime_dir, arel ? arel : st->dir, st->name);
+        path = util_strprintf("%s/%s/%s.jsonl", tr->runtime_dir, arel ? arel : st->dir, st->name);
         if (r < 0) {
                 log_error("cannot restore session %s: %s: %s", st->session_id, why,
                           log_errno_to_string(-r));
-                msg = strprintf("failed restore of compressed session %s: %s", st->session_id,
+                msg = util_strprintf("failed restore of compressed session %s: %s", st->session_id,
                                 why);
         } else {
                 const char *to = st->to_archive ? "chats/archive/" : "chats/";
                 log_info("restored session %s from the compressed archive to %s/%s%s",
                          st->session_id, tr->runtime_dir, arel,
                          st->to_archive ? "" : " and on to chats/");
-                msg = strprintf("restored session %s from the compressed archive to %s (%" PRIu64
+                msg = util_strprintf("restored session %s from the compressed archive to %s (%" PRIu64
                                 " bytes from %" PRIu64 " compressed)",
                                 st->session_id, to, in, out);
         }
@@ -181,7 +181,7 @@ static bool actions_restore_is_cold(const PlanStep *st) {
 }
 
 int actions_restore_intents(ActionsContext *c, const Plan *p, bool *ok) {
-        msec_t now = now_msec();
+        msec_t now = util_now_msec();
         int r = 0;
 
         for (size_t t = 0; t < c->inv->n_trees; t++) {
@@ -218,7 +218,7 @@ int actions_restore_step(ActionsContext *c, const PlanStep *st) {
          * or needs a newer qgc) ends too, else every run's recovery pass would fail it again;
          * a step refused by its plan never began */
         if (!st->why && (r >= 0 || r == -EEXIST || cold_damage_why(r)) &&
-            session_times_line(&sb, SESSION_TIME_RESTORED, now_msec(), st->session_id) >= 0)
+            session_times_line(&sb, SESSION_TIME_RESTORED, util_now_msec(), st->session_id) >= 0)
                 (void)actions_restore_append(c, st->tree, &sb);
         return r;
 }
@@ -233,11 +233,11 @@ static void actions_report_recover(ActionsContext *c, const PlanStep *st, const 
 
         if (ev == JOURNAL_RECOVERED)
                 msg = st->kind == PLAN_STEP_RECOVER_DELETE
-                              ? strprintf("%s %s (%s)", what, st->session_id,
+                              ? util_strprintf("%s %s (%s)", what, st->session_id,
                                           reason ? reason : "marker removed")
-                              : strprintf("%s '%s'", what, path);
+                              : util_strprintf("%s '%s'", what, path);
         else
-                msg = strprintf("recovery failed for '%s': %s%s%s", path, reason ? reason : "",
+                msg = util_strprintf("recovery failed for '%s': %s%s%s", path, reason ? reason : "",
                                 error ? ": " : "", error ? log_errno_to_string(error) : "");
         JournalEntry e = {
                 .event = ev,
@@ -262,7 +262,7 @@ static void actions_report_recover(ActionsContext *c, const PlanStep *st, const 
 void actions_restore_recover(ActionsContext *c, const PlanStep *st) {
         const Tree *tr = &c->inv->trees[st->tree];
         const ActionsTree *t = &c->trees[st->tree];
-        _cleanup_free_ char *path = strprintf("%s/%s/%s",
+        _cleanup_free_ char *path = util_strprintf("%s/%s/%s",
                                               st->in_global ? tr->global_dir : tr->runtime_dir,
                                               st->dir, st->name);
         const char *why = NULL;
@@ -292,6 +292,6 @@ void actions_restore_recover(ActionsContext *c, const PlanStep *st) {
                 actions_report_recover(c, st, path, JOURNAL_FAILED, why, -r);
                 return;
         }
-        _cleanup_free_ char *n = why ? NULL : strprintf("%d file(s) of the session removed", r);
+        _cleanup_free_ char *n = why ? NULL : util_strprintf("%d file(s) of the session removed", r);
         actions_report_recover(c, st, path, JOURNAL_RECOVERED, why ?: n, 0);
 }

@@ -29,10 +29,10 @@ void actions_store_recover(ActionsContext *c, size_t t) {
                 return;
         }
         if (r >= 0)
-                msg = strprintf("finished %u interrupted delete%s in '%s'", step.n_recovered,
+                msg = util_strprintf("finished %u interrupted delete%s in '%s'", step.n_recovered,
                                 step.n_recovered == 1 ? "" : "s", tr->runtime_dir);
         else
-                msg = strprintf("recovery failed for '%s': %s%s%s", tr->runtime_dir,
+                msg = util_strprintf("recovery failed for '%s': %s%s%s", tr->runtime_dir,
                                 step.why ?: "", step.why ? ": " : "", log_errno_to_string(-r));
         JournalEntry e = {
                 .event = r >= 0 ? JOURNAL_RECOVERED : JOURNAL_FAILED,
@@ -64,7 +64,7 @@ int actions_store_session(ActionsContext *c, const Session *s, const Verdict *v)
         o = actions_report_store(r);
         why = o == ACTIONS_SKIPPED_CHANGED ? "changed since scan" : step.why;
         if (o == ACTIONS_SKIPPED_LIVE)
-                why = live = strprintf("in use since scan: %s", step.why ?: "in use");
+                why = live = util_strprintf("in use since scan: %s", step.why ?: "in use");
         (void)actions_report_session(c, s, v, o, why, o == ACTIONS_FAILED ? -r : 0);
         free(step.why);
         return 0;

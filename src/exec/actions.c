@@ -176,7 +176,7 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                                               "changed since scan", 0);
         if (r < 0 && session_is_cold(s) && cold_damage_why(r)) {
                 /* a compressed file that lies about its content is never salvaged from */
-                _cleanup_free_ char *damaged = strprintf("%s; session kept", cold_damage_why(r));
+                _cleanup_free_ char *damaged = util_strprintf("%s; session kept", cold_damage_why(r));
                 return actions_report_session(c, s, v, ACTIONS_FAILED,
                                               damaged ?: "compressed file is damaged; session kept",
                                               -r);
@@ -277,12 +277,12 @@ static void actions_journal_run(const ActionsContext *c, const Plan *p, bool sta
         if (start)
                 n_inc_fields = actions_incomplete_fields(p->inv, incomplete, &n_incomplete);
         if (start && n_incomplete > 0) /* only then: other runs keep their message */
-                msg = strprintf("qgc run started: %zu action%s planned; %zu incomplete tree%s: no "
+                msg = util_strprintf("qgc run started: %zu action%s planned; %zu incomplete tree%s: no "
                                 "orphan, stale file or tree cap decided there",
                                 n_planned, n_planned == 1 ? "" : "s", n_incomplete,
                                 n_incomplete == 1 ? "" : "s");
         else if (start)
-                msg = strprintf("qgc run started: %zu action%s planned", n_planned,
+                msg = util_strprintf("qgc run started: %zu action%s planned", n_planned,
                                 n_planned == 1 ? "" : "s");
         else {
                 plan_held_back(p, &h);
@@ -291,21 +291,21 @@ static void actions_journal_run(const ActionsContext *c, const Plan *p, bool sta
                 /* the compression as the run line says it (main.c), when there was one */
                 _cleanup_free_ char *comp =
                         st->n_compressed > 0
-                                ? strprintf(", compressed %u (%s into %s)", st->n_compressed,
-                                            format_bytes(ci, sizeof ci, st->bytes_compressed_in),
-                                            format_bytes(co, sizeof co,
+                                ? util_strprintf(", compressed %u (%s into %s)", st->n_compressed,
+                                            util_format_bytes(ci, sizeof ci, st->bytes_compressed_in),
+                                            util_format_bytes(co, sizeof co,
                                                          st->bytes_compressed_out))
                                 : NULL;
-                msg = strprintf("qgc run finished: archived %u (%s moved to the archive), deleted "
+                msg = util_strprintf("qgc run finished: archived %u (%s moved to the archive), deleted "
                                 "%u, orphans reclaimed %u, skipped %u, failed %u%s; freed %s%s%s",
-                                st->n_archived, format_bytes(archived_s, sizeof archived_s,
+                                st->n_archived, util_format_bytes(archived_s, sizeof archived_s,
                                                              st->bytes_archived),
                                 st->n_deleted, st->n_orphans, st->n_skipped, st->n_failed,
-                                comp ?: "", format_bytes(freed_s, sizeof freed_s, freed),
+                                comp ?: "", util_format_bytes(freed_s, sizeof freed_s, freed),
                                 warning ? "; warning: " : "", warning ?: "");
         }
         if (msg && *log_user_prefix()) { /* root mode: the text names the user too */
-                char *m = strprintf("%s%s", log_user_prefix(), msg);
+                char *m = util_strprintf("%s%s", log_user_prefix(), msg);
                 free(msg);
                 msg = m;
         }
@@ -394,20 +394,20 @@ static void actions_progress(ActionsProgress *pr, const ActionStats *st, bool en
                         fputs("\r\033[K", stderr);
                 return;
         }
-        now = mono_sec();
+        now = util_mono_sec();
         if (now - pr->started < 0.5 || now - pr->shown < 0.2)
                 return;
         pr->shown = now;
         pr->printed = true;
         fprintf(stderr, "\rqgc: %zu/%zu sessions, %s\033[K", pr->done, pr->total,
-                format_bytes(b, sizeof b, st->bytes_deleted + st->bytes_archived));
+                util_format_bytes(b, sizeof b, st->bytes_deleted + st->bytes_archived));
         fflush(stderr);
 }
 
 static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_first_error,
                                 bool progress, bool one_thread) {
         ActionStats stats = {};
-        ActionsProgress pr = { .on = progress, .started = mono_sec() };
+        ActionsProgress pr = { .on = progress, .started = util_mono_sec() };
         ActionsContext c = {
                 .inv = p->inv,
                 .stats = &stats,
@@ -574,7 +574,7 @@ int actions_restore(const Inventory *inv, const char *id, bool to_archive) {
         _cleanup_(plan_freep) Plan *p = NULL;
         int r, first = 0;
 
-        r = restore_plan(inv, id, NULL, to_archive, now_msec(), &p);
+        r = restore_plan(inv, id, NULL, to_archive, util_now_msec(), &p);
         if (r == -ENOENT)
                 return log_error_errno(r, "no session %s in any tree", id);
         if (r < 0)

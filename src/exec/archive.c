@@ -135,7 +135,7 @@ static int archive_merge_pr(const char *base, const char *incoming, char **ret) 
                 out, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
         if (!s)
                 return -ENOMEM;
-        *ret = strprintf("%s\n", s);
+        *ret = util_strprintf("%s\n", s);
         return *ret ? 0 : -ENOMEM;
 }
 
@@ -270,9 +270,9 @@ const char archive_why_conflict[] = "target transcript exists (conflict)";
 /* Everything that would make the move fail, checked before anything changes. */
 static int archive_preflight(int src_fd, int dst_fd, const char *id, const FileId *expect,
                              const char **ret_why) {
-        _cleanup_free_ char *t = strprintf("%s.jsonl", id);
-        _cleanup_free_ char *w = strprintf("%s.worktree.json", id);
-        _cleanup_free_ char *p = strprintf("%s.pr.json", id);
+        _cleanup_free_ char *t = util_strprintf("%s.jsonl", id);
+        _cleanup_free_ char *w = util_strprintf("%s.worktree.json", id);
+        _cleanup_free_ char *p = util_strprintf("%s.pr.json", id);
         int r;
 
         if (!t || !w || !p)
@@ -315,10 +315,10 @@ static int archive_preflight(int src_fd, int dst_fd, const char *id, const FileI
 static int archive_move_full(int src_fd, int dst_fd, const char *id, const FileId *expect,
                              bool to_archive, bool sync, ArchiveStepFn step, void *userdata,
                              const char **ret_why) {
-        _cleanup_free_ char *t = strprintf("%s.jsonl", id);
-        _cleanup_free_ char *w = strprintf("%s.worktree.json", id);
-        _cleanup_free_ char *p = strprintf("%s.pr.json", id);
-        _cleanup_free_ char *l = strprintf("%s.ledger.jsonl", id);
+        _cleanup_free_ char *t = util_strprintf("%s.jsonl", id);
+        _cleanup_free_ char *w = util_strprintf("%s.worktree.json", id);
+        _cleanup_free_ char *p = util_strprintf("%s.pr.json", id);
+        _cleanup_free_ char *l = util_strprintf("%s.ledger.jsonl", id);
         const char *why = NULL;
         const char *names[3] = { w, p, l };
         bool renamed[3] = {};
@@ -398,7 +398,7 @@ int archive_move(int src_fd, int dst_fd, const char *id, const FileId *expect, b
 
 int archive_move_bare_nosync(int src_fd, int dst_fd, const char *id, const FileId *expect,
                              ArchiveStepFn step, void *userdata, const char **ret_why) {
-        _cleanup_free_ char *t = strprintf("%s.jsonl", id);
+        _cleanup_free_ char *t = util_strprintf("%s.jsonl", id);
         int r;
 
         if (!t)

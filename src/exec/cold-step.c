@@ -45,8 +45,8 @@ int cold_step_begin(ColdCtx *ctx, int archive_fd, int cold_fd, const char *id,
 
         for (size_t i = 0; i < COLD_STEP_FILES; i++) {
                 bool is_transcript = i + 1 == COLD_STEP_FILES, resolve = false;
-                _cleanup_free_ char *n = strprintf("%s.%s", id, exts[i]);
-                _cleanup_free_ char *z = n ? strprintf("%s" COLD_SUFFIX, n) : NULL;
+                _cleanup_free_ char *n = util_strprintf("%s.%s", id, exts[i]);
+                _cleanup_free_ char *z = n ? util_strprintf("%s" COLD_SUFFIX, n) : NULL;
                 ColdResult res = {};
                 struct stat sb;
                 int r;
@@ -133,7 +133,7 @@ int cold_step_end(int archive_fd, int cold_fd, ColdStep *st, ColdStepFn step, vo
 }
 
 int cold_step_memfd(int cold_fd, const char *id) {
-        _cleanup_free_ char *n = strprintf("%s.jsonl", id);
+        _cleanup_free_ char *n = util_strprintf("%s.jsonl", id);
         _cleanup_close_ int fd = -EBADF;
         int r;
 

@@ -330,7 +330,7 @@ static int journal_iov_field(void *userdata, const char *key, const char *value)
 
         if (j->n >= JOURNAL_MAX_FIELDS)
                 return -E2BIG;
-        s = strprintf("%s=%s", key, value);
+        s = util_strprintf("%s=%s", key, value);
         if (!s)
                 return -ENOMEM;
         j->strings[j->n] = s;
@@ -399,7 +399,7 @@ int journal_log(const JournalEntry *e) {
                 if (r < 0)
                         return r;
         }
-        nl = strprintf("%s\n", line);
+        nl = util_strprintf("%s\n", line);
         if (!nl)
                 return -ENOMEM;
         return journal_write_lines(nl, strlen(nl));
@@ -408,9 +408,9 @@ int journal_log(const JournalEntry *e) {
 /* Write n bytes of complete lines to the line target, with one write(). */
 static int journal_write_lines(const char *p, size_t n) {
         if (journal_state.target == JOURNAL_TARGET_FILE)
-                return write_all(journal_state.fd, p, n);
+                return util_write_all(journal_state.fd, p, n);
         fflush(stderr);
-        return write_all(STDERR_FILENO, p, n);
+        return util_write_all(STDERR_FILENO, p, n);
 }
 
 static int journal_flush_held(void) {

@@ -55,7 +55,7 @@ void recover_marker_done(RecoverMarker *m) {
 static int recover_marker_push(RecoverMarker *m, const RecoverFile *f) {
         char *rel = strdup(f->rel);
 
-        if (!rel || greedy_realloc((void **)&m->files, &m->alloc_files, m->n_files + 1,
+        if (!rel || util_greedy_realloc((void **)&m->files, &m->alloc_files, m->n_files + 1,
                                    sizeof(RecoverFile)) < 0) {
                 free(rel);
                 return -ENOMEM;
@@ -113,7 +113,7 @@ static bool recover_component_ok(const char *s) {
  * marker names nothing else. */
 static bool recover_file_allowed(const char *id, const char *pd, const RecoverFile *f) {
         static const char *const exts[] = { "worktree.json", "pr.json", "ledger.jsonl" };
-        _cleanup_free_ char *chats = strprintf("projects/%s/chats/", pd);
+        _cleanup_free_ char *chats = util_strprintf("projects/%s/chats/", pd);
         char buf[1024];
         size_t lc;
 
@@ -277,7 +277,7 @@ int recover_marker_parse(const char *text, RecoverMarker *ret) {
 /* The marker's file name: the session id and a hash of the project (one id may be in two).
  * On disk: a marker written by an earlier run has this name, so the hash never changes. */
 static char *recover_marker_name(const RecoverMarker *m) {
-        return strprintf("%s.%016" PRIx64, m->session, hashmap_hash_string(m->project_dir));
+        return util_strprintf("%s.%016" PRIx64, m->session, hashmap_hash_string(m->project_dir));
 }
 
 /* mkdirat(dfd, name) unless it exists, then open it (on dev). A new directory's name is made
@@ -306,7 +306,7 @@ static int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMa
         _cleanup_close_ int state_fd = -EBADF, dir_fd = -EBADF, fd = -EBADF;
         int r;
 
-        if (!text || !name || !(tmp = strprintf(".%s%s", name, RECOVER_TEMP_SUFFIX)))
+        if (!text || !name || !(tmp = util_strprintf(".%s%s", name, RECOVER_TEMP_SUFFIX)))
                 return -ENOMEM;
         state_fd = recover_mkdir_open(global_fd, RECOVER_STATE_DIR, global_dev, step, userdata);
         if (state_fd < 0)
@@ -320,7 +320,7 @@ static int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMa
         fd = fs_openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (fd < 0)
                 return fd;
-        r = write_all(fd, text, strlen(text));
+        r = util_write_all(fd, text, strlen(text));
         if (r >= 0)
                 r = fs_fsync(fd);
         if (r < 0) {

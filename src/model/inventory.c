@@ -85,7 +85,7 @@ int inventory_add_tree(Inventory *inv, Tree *t, size_t *ret_index) {
 
         /* Session.tree is 32 bits */
         r = inv->n_trees >= UINT32_MAX ? -E2BIG
-                                       : greedy_realloc((void **)&inv->trees, &inv->alloc_trees,
+                                       : util_greedy_realloc((void **)&inv->trees, &inv->alloc_trees,
                                                         inv->n_trees + 1, sizeof(Tree));
         if (r < 0) {
                 inventory_tree_done(t);
@@ -125,7 +125,7 @@ static void inventory_intern(Inventory *inv, char **p, char *prev) {
 int inventory_add_session(Inventory *inv, Session *s) {
         int r;
 
-        r = greedy_realloc((void **)&inv->sessions, &inv->alloc_sessions, inv->n_sessions + 1,
+        r = util_greedy_realloc((void **)&inv->sessions, &inv->alloc_sessions, inv->n_sessions + 1,
                            sizeof(Session));
         if (r >= 0)
                 r = hashmap_reserve(&inv->strings, 5);
@@ -150,7 +150,7 @@ int inventory_add_session(Inventory *inv, Session *s) {
 int inventory_add_orphan(Inventory *inv, Orphan *o) {
         int r;
 
-        r = greedy_realloc((void **)&inv->orphans, &inv->alloc_orphans, inv->n_orphans + 1,
+        r = util_greedy_realloc((void **)&inv->orphans, &inv->alloc_orphans, inv->n_orphans + 1,
                            sizeof(Orphan));
         if (r < 0) {
                 inventory_orphan_done(o);
@@ -215,7 +215,7 @@ static int inventory_cmp_key(const void *pa, const void *pb) {
                 return a->tree < b->tree ? -1 : 1;
         if (a->prefix != b->prefix)
                 return a->prefix < b->prefix ? -1 : 1;
-        c = ascii_strcasecmp(a->id, b->id);
+        c = util_ascii_strcasecmp(a->id, b->id);
         if (c != 0)
                 return c;
         return a->index < b->index ? -1 : a->index > b->index;
@@ -297,7 +297,7 @@ static const Session *inventory_find_indexed(const Inventory *inv, size_t tree, 
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
                 const Session *s = &inv->sessions[inv->by_id[mid]];
-                int c = s->tree != tree ? (s->tree < tree ? -1 : 1) : ascii_strcasecmp(s->id, id);
+                int c = s->tree != tree ? (s->tree < tree ? -1 : 1) : util_ascii_strcasecmp(s->id, id);
                 if (c < 0)
                         lo = mid + 1;
                 else
@@ -305,7 +305,7 @@ static const Session *inventory_find_indexed(const Inventory *inv, size_t tree, 
         }
         if (lo < inv->n_by_id) {
                 const Session *s = &inv->sessions[inv->by_id[lo]];
-                if (s->tree == tree && ascii_strcasecmp(s->id, id) == 0)
+                if (s->tree == tree && util_ascii_strcasecmp(s->id, id) == 0)
                         return s;
         }
         return NULL;
@@ -328,7 +328,7 @@ const Session *inventory_find(const Inventory *inv, size_t tree, const char *id)
         }
         for (size_t i = 0; i < inv->n_sessions; i++) {
                 const Session *s = &inv->sessions[i];
-                if ((tree == SIZE_MAX || s->tree == tree) && ascii_strcasecmp(s->id, id) == 0)
+                if ((tree == SIZE_MAX || s->tree == tree) && util_ascii_strcasecmp(s->id, id) == 0)
                         return s;
         }
         return NULL;

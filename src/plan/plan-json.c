@@ -132,7 +132,7 @@ static void plan_json_string(PlanJson *j, const char *key, const char *s) {
 static void plan_json_time(PlanJson *j, const char *key, msec_t t) {
         char buf[FORMAT_TIMESTAMP_MAX];
 
-        plan_json_string(j, key, t == 0 ? NULL : format_timestamp(buf, sizeof buf, t));
+        plan_json_string(j, key, t == 0 ? NULL : util_format_timestamp(buf, sizeof buf, t));
 }
 
 /* Decimal digits of v (what printf's %PRIu64 gives), preceded by '-' when neg. */
@@ -364,7 +364,7 @@ static PlanCounter *plan_counter(PlanCounters *c, const char *name) {
         for (size_t i = c->n; i > 0; i--)
                 if (streq(c->v[i - 1].name, name))
                         return &c->v[i - 1];
-        if (greedy_realloc((void **)&c->v, &c->alloc, c->n + 1, sizeof(PlanCounter)) < 0)
+        if (util_greedy_realloc((void **)&c->v, &c->alloc, c->n + 1, sizeof(PlanCounter)) < 0)
                 return NULL;
         c->v[c->n] = (PlanCounter){ .name = name };
         return &c->v[c->n++];
@@ -521,7 +521,7 @@ int plan_json_render(const Plan *p, FILE *f) {
 
         plan_json_open(&j, '{');
         plan_json_int(&j, "version", PLAN_JSON_VERSION);
-        plan_json_string(&j, "now", format_timestamp(buf, sizeof buf, p->now));
+        plan_json_string(&j, "now", util_format_timestamp(buf, sizeof buf, p->now));
         plan_json_int(&j, "now_ms", p->now);
         plan_json_trees(&j, p);
         if (p->is_restore) {
@@ -604,7 +604,7 @@ int plan_json_render_status(const Inventory *inv, msec_t now, FILE *f) {
         j->f = f;
         plan_json_open(j, '{');
         plan_json_int(j, "version", PLAN_JSON_VERSION);
-        plan_json_string(j, "now", format_timestamp(buf, sizeof buf, now));
+        plan_json_string(j, "now", util_format_timestamp(buf, sizeof buf, now));
         plan_json_int(j, "now_ms", now);
         plan_json_inv_trees(j, inv);
         plan_json_key(j, "projects");

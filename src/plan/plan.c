@@ -148,8 +148,8 @@ void plan_held_back(const Plan *p, PlanHeldBack *ret) {
 static char *plan_limit_warning(size_t n, uint64_t bytes, bool archive) {
         char sz[FORMAT_BYTES_MAX];
 
-        return strprintf("policy not met: %zu session%s (%s) %s (limit)", n, n == 1 ? "" : "s",
-                         format_bytes(sz, sizeof sz, bytes),
+        return util_strprintf("policy not met: %zu session%s (%s) %s (limit)", n, n == 1 ? "" : "s",
+                         util_format_bytes(sz, sizeof sz, bytes),
                          archive ? "not archived: a sidecar to merge is larger than qgc merges"
                                  : "not deleted: a file Qwen shares is one qgc does not edit");
 }
@@ -162,9 +162,9 @@ static char *plan_held_back_warning(const PlanHeldBack *h) {
 
         if (h->n == 0)
                 return NULL;
-        return strprintf("%s not met: %zu session%s (%s) held back by %s",
+        return util_strprintf("%s not met: %zu session%s (%s) held back by %s",
                          h->tree_cap ? "tree cap" : "policy", h->n, h->n == 1 ? "" : "s",
-                         format_bytes(sz, sizeof sz, h->bytes), h->limit ?: "max-deletions");
+                         util_format_bytes(sz, sizeof sz, h->bytes), h->limit ?: "max-deletions");
 }
 
 int plan_foreach_warning(const Plan *p, PlanWarningFn fn, void *userdata) {
@@ -214,9 +214,9 @@ int plan_foreach_warning(const Plan *p, PlanWarningFn fn, void *userdata) {
         }
         if (h.n_store > 0) {
                 char sz[FORMAT_BYTES_MAX];
-                _cleanup_free_ char *w = strprintf(
+                _cleanup_free_ char *w = util_strprintf(
                         "policy not met: %zu session%s (%s) not changed: %s (store)", h.n_store,
-                        h.n_store == 1 ? "" : "s", format_bytes(sz, sizeof sz, h.bytes_store),
+                        h.n_store == 1 ? "" : "s", util_format_bytes(sz, sizeof sz, h.bytes_store),
                         h.read_only);
 
                 if (!w)
@@ -307,7 +307,7 @@ static int plan_cmp_run(const void *x, const void *y, void *userdata) {
 }
 
 /* Sort keys in plan_cmp_key() order: the runs are put in span key order and each is sorted on
- * its own, the order of one qsort() of the whole with small sorts (util.h's sort_by_runs(),
+ * its own, the order of one qsort() of the whole with small sorts (util.h's util_sort_by_runs(),
  * but what is sorted is read through runs, not copied back). *ret_runs: the runs in order (the
  * keys of run j at keys[runs[j].start...]). 1: sorted; 0: a span key has two runs (nothing
  * changed); -ENOMEM. */
@@ -320,7 +320,7 @@ static int plan_sort_runs(PlanKey *keys, size_t n, PlanRun **ret_runs, size_t *r
                         runs[n_runs - 1].n++;
                         continue;
                 }
-                if (greedy_realloc((void **)&runs, &alloc, n_runs + 1, sizeof(PlanRun)) < 0)
+                if (util_greedy_realloc((void **)&runs, &alloc, n_runs + 1, sizeof(PlanRun)) < 0)
                         return -ENOMEM;
                 runs[n_runs++] = (PlanRun){ .start = i, .n = 1 };
         }
@@ -487,7 +487,7 @@ int plan_step_add_path(PlanStep *step, const char *from, const char *to) {
 }
 
 int plan_add_step(Plan *p, PlanStep *step) {
-        if (greedy_realloc((void **)&p->steps, &p->n_steps_alloc, p->n_steps + 1,
+        if (util_greedy_realloc((void **)&p->steps, &p->n_steps_alloc, p->n_steps + 1,
                            sizeof(PlanStep)) < 0) {
                 plan_step_done(step);
                 return -ENOMEM;

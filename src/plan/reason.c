@@ -47,7 +47,7 @@ char *reason_format_limit(char *buf, size_t n, uint64_t bytes) {
                         return buf;
                 }
         }
-        return format_bytes(buf, n, bytes);
+        return util_format_bytes(buf, n, bytes);
 }
 
 /* How each rule's measure reads. */
@@ -86,43 +86,43 @@ static char *reason_rule(const char *rule, const Measure *m, const VerdictFacts 
                         continue;
                 switch (reason_forms[k].form) {
                 case FORM_IDLE:
-                        return strjoin("idle ", format_duration(a, sizeof a, m->measured), " > ",
-                                       rule, " ", format_duration_exact(b, sizeof b, m->limit),
+                        return util_strjoin("idle ", util_format_duration(a, sizeof a, m->measured), " > ",
+                                       rule, " ", util_format_duration_exact(b, sizeof b, m->limit),
                                        NULL);
                 case FORM_ARCHIVED_IDLE:
-                        return strprintf("archived, idle %s > %s %s",
-                                         format_duration(a, sizeof a, m->measured), rule,
-                                         format_duration_exact(b, sizeof b, m->limit));
+                        return util_strprintf("archived, idle %s > %s %s",
+                                         util_format_duration(a, sizeof a, m->measured), rule,
+                                         util_format_duration_exact(b, sizeof b, m->limit));
                 case FORM_IN_ARCHIVE:
-                        return strprintf("archived %s ago > %s %s",
-                                         format_duration(a, sizeof a, m->measured), rule,
-                                         format_duration_exact(b, sizeof b, m->limit));
+                        return util_strprintf("archived %s ago > %s %s",
+                                         util_format_duration(a, sizeof a, m->measured), rule,
+                                         util_format_duration_exact(b, sizeof b, m->limit));
                 case FORM_RANK:
-                        return strprintf("rank %" PRId64 " > %s %" PRId64, m->measured, rule,
+                        return util_strprintf("rank %" PRId64 " > %s %" PRId64, m->measured, rule,
                                          m->limit);
                 case FORM_PROJECT:
                 case FORM_ARCHIVE:
-                        return strprintf("%s %s > %s %s",
+                        return util_strprintf("%s %s > %s %s",
                                          reason_forms[k].form == FORM_PROJECT ? "project"
                                                                               : "archive",
-                                         format_bytes(a, sizeof a, (uint64_t)m->measured), rule,
+                                         util_format_bytes(a, sizeof a, (uint64_t)m->measured), rule,
                                          reason_format_limit(b, sizeof b, (uint64_t)m->limit));
                 case FORM_TREE:
-                        return strprintf("tree %s > max-size %s, shrinking to %s (disk caps "
+                        return util_strprintf("tree %s > max-size %s, shrinking to %s (disk caps "
                                          "delete)",
-                                         format_bytes(a, sizeof a, (uint64_t)m->measured),
+                                         util_format_bytes(a, sizeof a, (uint64_t)m->measured),
                                          reason_format_limit(b, sizeof b, (uint64_t)m->limit),
                                          reason_format_limit(c, sizeof c,
                                                              (uint64_t)(f ? f->target : 0)));
                 case FORM_FREE:
                         if (f && f->percent > 0)
-                                return strprintf("free %s < keep-free %g%% (%s) (disk caps "
+                                return util_strprintf("free %s < keep-free %g%% (%s) (disk caps "
                                                  "delete)",
-                                                 format_bytes(a, sizeof a, (uint64_t)m->measured),
+                                                 util_format_bytes(a, sizeof a, (uint64_t)m->measured),
                                                  f->percent,
-                                                 format_bytes(b, sizeof b, (uint64_t)m->limit));
-                        return strprintf("free %s < keep-free %s (disk caps delete)",
-                                         format_bytes(a, sizeof a, (uint64_t)m->measured),
+                                                 util_format_bytes(b, sizeof b, (uint64_t)m->limit));
+                        return util_strprintf("free %s < keep-free %s (disk caps delete)",
+                                         util_format_bytes(a, sizeof a, (uint64_t)m->measured),
                                          reason_format_limit(b, sizeof b, (uint64_t)m->limit));
                 }
         }
@@ -141,7 +141,7 @@ int reason_owner(const Session *s, char **ret) {
                 r = strdup("first record has no sessionId");
                 break;
         case OWNER_CAUSE_ID_MISMATCH:
-                r = strprintf("first record's sessionId '%.64s' differs from the file name",
+                r = util_strprintf("first record's sessionId '%.64s' differs from the file name",
                               d ?: "");
                 break;
         case OWNER_CAUSE_NO_CWD:
@@ -151,13 +151,13 @@ int reason_owner(const Session *s, char **ret) {
                 r = strdup("cwd matches the project directory");
                 break;
         case OWNER_CAUSE_WORKTREE:
-                r = strprintf("worktree of '%s'", dir ?: "");
+                r = util_strprintf("worktree of '%s'", dir ?: "");
                 break;
         case OWNER_CAUSE_CLAIM:
-                r = strprintf("runtime claim '%s' (work_dir '%s')", d ?: "", dir ?: "");
+                r = util_strprintf("runtime claim '%s' (work_dir '%s')", d ?: "", dir ?: "");
                 break;
         case OWNER_CAUSE_FOREIGN:
-                r = strprintf("cwd '%s' belongs to project directory '%s'", s->cwd ?: "",
+                r = util_strprintf("cwd '%s' belongs to project directory '%s'", s->cwd ?: "",
                               dir ?: "");
                 break;
         default:
@@ -181,29 +181,29 @@ static char *reason_skip(const Verdict *v, const Session *s) {
         case PROT_UNVERIFIED:
                 if (reason_owner(s, &owner) < 0)
                         return NULL;
-                return strprintf("unverified: %s", owner ?: "ownership not proven");
+                return util_strprintf("unverified: %s", owner ?: "ownership not proven");
         case PROT_FOREIGN:
                 if (reason_owner(s, &owner) < 0)
                         return NULL;
                 if (owner)
-                        return strprintf("foreign: %s", owner);
-                return strprintf("foreign: cwd %s does not belong to projects/%s",
+                        return util_strprintf("foreign: %s", owner);
+                return util_strprintf("foreign: cwd %s does not belong to projects/%s",
                                  s->cwd ?: "(null)", s->project_dir ?: "?");
         case PROT_CONFLICT:
                 return strdup("in both chats/ and chats/archive/");
         case PROT_LIVE:
                 live = s->live | (v->flags & VERDICT_RECENT_WRITE ? (unsigned)LIVE_RECENT : 0);
                 if (live & ~(unsigned)LIVE_RECENT)
-                        return strprintf("in use: %s",
+                        return util_strprintf("in use: %s",
                                          s->live_reason ?: inventory_live_flags_to_string(flags,
                                                                                 sizeof flags,
                                                                                 live));
                 if (f->since_write < 0)
-                        return strprintf("in use: written %s in the future",
-                                         format_duration(a, sizeof a, -f->since_write));
-                return strprintf("in use: written %s ago < min-idle %s",
-                                 format_duration(a, sizeof a, f->since_write),
-                                 format_duration_exact(b, sizeof b, f->min_idle));
+                        return util_strprintf("in use: written %s in the future",
+                                         util_format_duration(a, sizeof a, -f->since_write));
+                return util_strprintf("in use: written %s ago < min-idle %s",
+                                 util_format_duration(a, sizeof a, f->since_write),
+                                 util_format_duration_exact(b, sizeof b, f->min_idle));
         default:
                 return strdup(policy_protection_to_string(v->blocked_by) ?: "");
         }
@@ -220,12 +220,12 @@ static char *reason_keep(const Verdict *v, const Session *s) {
                 r |= strbuf_printf(&sb, "%sprotected project (protect = true)", sb.len ? ", " : "");
         if (v->protections & PROT_RESTORED)
                 r |= strbuf_printf(&sb, "%srestored %s ago (restore-grace %s)", sb.len ? ", " : "",
-                                   format_duration(a, sizeof a, f->restored_ago),
-                                   format_duration_exact(b, sizeof b, f->restore_grace));
+                                   util_format_duration(a, sizeof a, f->restored_ago),
+                                   util_format_duration_exact(b, sizeof b, f->restore_grace));
         if (v->protections & PROT_MIN_AGE)
                 r |= strbuf_printf(&sb, "%sage %s < min-age %s", sb.len ? ", " : "",
-                                   format_duration(a, sizeof a, f->age),
-                                   format_duration_exact(b, sizeof b, f->min_age));
+                                   util_format_duration(a, sizeof a, f->age),
+                                   util_format_duration_exact(b, sizeof b, f->min_age));
         if (v->protections & PROT_PINNED)
                 r |= strbuf_printf(&sb, "%s%s", sb.len ? ", " : "",
                                    s->pinned    ? "pinned"
@@ -261,13 +261,13 @@ static char *reason_blocked(const Verdict *v, const Session *s) {
         if (v->flags & VERDICT_TITLE_UNREAD)
                 head = strdup("unverified: title not read");
         else if (v->flags & VERDICT_TASKS_HELD)
-                head = strprintf("bound to %u scheduled task%s, which qgc does not remove",
+                head = util_strprintf("bound to %u scheduled task%s, which qgc does not remove",
                                  s->n_tasks, s->n_tasks == 1 ? "" : "s");
         else
                 head = v->verb == VERB_SKIP ? reason_skip(v, s) : reason_keep(v, s);
         if (!head || !sel)
                 return TAKE_PTR(head);
-        return strjoin("kept: ", head, " (a rule would select it: ", would, " for ", sel, ")",
+        return util_strjoin("kept: ", head, " (a rule would select it: ", would, " for ", sel, ")",
                        NULL);
 }
 
@@ -283,61 +283,61 @@ static char *reason_stale(const Verdict *v) {
                                          : "bound to a scheduled task";
         size_t len = strcspn(c, "\n");
         char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
-        _cleanup_free_ char *cwd = strprintf("%.*s%s", (int)MIN(len, (size_t)REASON_CWD_MAX), c,
+        _cleanup_free_ char *cwd = util_strprintf("%.*s%s", (int)MIN(len, (size_t)REASON_CWD_MAX), c,
                                              c[len] && c[len + 1] ? ", ..." : "");
         _cleanup_free_ char *q = NULL;
 
         if (!cwd)
                 return NULL;
-        format_duration(a, sizeof a, f->stale_age);
-        format_duration_exact(b, sizeof b, f->stale_limit);
+        util_format_duration(a, sizeof a, f->stale_age);
+        util_format_duration_exact(b, sizeof b, f->stale_limit);
         switch (f->stale_why) {
         case STALE_WHY_HELD:
-                return strprintf("stale project entry, %zu of its sessions held back by the "
+                return util_strprintf("stale project entry, %zu of its sessions held back by the "
                                  "deletion limits: it goes in a later run", f->stale_n);
         case STALE_WHY_OFF:
-                return strprintf("stale project entry (%s off)", key);
+                return util_strprintf("stale project entry (%s off)", key);
         case STALE_WHY_PROTECTED:
                 return strdup("stale project entry, protected project (protect = true)");
         case STALE_WHY_BACK:
-                return strprintf("project entry, no longer stale: %s%s",
+                return util_strprintf("project entry, no longer stale: %s%s",
                                  o->stale_why ?: "a recorded cwd exists",
                                  v->mark ? "; would remove its mark" : "");
         case STALE_WHY_KEPT:
-                return strprintf("stale project entry (cwd %s gone), kept: %s", cwd, o->stale_why);
+                return util_strprintf("stale project entry (cwd %s gone), kept: %s", cwd, o->stale_why);
         case STALE_WHY_TITLE_UNREAD:
-                return strprintf("stale project entry (cwd %s gone), kept: session %.8s: title "
+                return util_strprintf("stale project entry (cwd %s gone), kept: session %.8s: title "
                                  "not read", cwd, id);
         case STALE_WHY_SHARED:
-                return strprintf("stale project entry (cwd %s gone), kept: session %.8s: a file "
+                return util_strprintf("stale project entry (cwd %s gone), kept: session %.8s: a file "
                                  "Qwen shares that qgc does not edit (limit)", cwd, id);
         case STALE_WHY_KEPT_BY:
                 if (!f->quote)
-                        return strprintf("stale project entry (cwd %s gone), kept by session "
+                        return util_strprintf("stale project entry (cwd %s gone), kept by session "
                                          "%.8s (%s)", cwd, id, what);
                 /* "... (live: in use: runtime claim pid 4242 alive)" */
                 q = reason_verdict(f->quote, f->quote_session);
-                return q ? strprintf("stale project entry (cwd %s gone), kept by session %.8s "
+                return q ? util_strprintf("stale project entry (cwd %s gone), kept by session %.8s "
                                      "(%s: %s)", cwd, id, what, q)
                          : NULL;
         case STALE_WHY_YOUNG:
-                return strprintf("stale project entry (cwd %s gone), a file written %s ago <= "
+                return util_strprintf("stale project entry (cwd %s gone), a file written %s ago <= "
                                  "%s %s", cwd, a, key, b);
         case STALE_WHY_MARK:
-                return strprintf("stale project entry (cwd %s gone): would mark it; it goes "
+                return util_strprintf("stale project entry (cwd %s gone): would mark it; it goes "
                                  "once the mark is older than %s %s", cwd, key, b);
         case STALE_WHY_MARKED:
-                return strprintf("stale project entry (cwd %s gone), marked %s ago <= %s %s", cwd,
+                return util_strprintf("stale project entry (cwd %s gone), marked %s ago <= %s %s", cwd,
                                  a, key, b);
         case STALE_WHY_DELETE:
                 if (f->stale_n == 0)
-                        return strprintf("stale project entry (cwd %s gone, no session), marked "
+                        return util_strprintf("stale project entry (cwd %s gone, no session), marked "
                                          "%s ago > %s", cwd, a, b);
-                return strprintf("stale project entry (cwd %s gone), marked %s ago > %s; its %zu "
+                return util_strprintf("stale project entry (cwd %s gone), marked %s ago > %s; its %zu "
                                  "session%s deleted first", cwd, a, b, f->stale_n,
                                  f->stale_n == 1 ? "" : "s");
         case STALE_WHY_MEMBER:
-                return strprintf("stale project entry: cwd %s gone, marked %s ago > %s %s", cwd,
+                return util_strprintf("stale project entry: cwd %s gone, marked %s ago > %s %s", cwd,
                                  a, key, b);
         default:
                 return strdup("stale project entry");
@@ -359,7 +359,7 @@ static char *reason_held(const Verdict *v) {
         if (v->verb != VERB_SKIP) {
                 /* the archive (compression) was not held back: the deletion it replaces was */
                 inner = reason_rule(v->rule, &v->measure, v->facts);
-                return inner ? strprintf("%s; its %s deletion held back by %s (%s; use --force)",
+                return inner ? util_strprintf("%s; its %s deletion held back by %s (%s; use --force)",
                                          inner, verdict_held_rule(v) ?: "", verdict_held_by(v),
                                          limit)
                              : NULL;
@@ -367,7 +367,7 @@ static char *reason_held(const Verdict *v) {
         inner = verdict_fact(v) ? strdup(verdict_fact(v))
                 : f->stale      ? reason_stale(v)
                                 : reason_rule(verdict_held_rule(v), &v->measure, v->facts);
-        return inner ? strprintf("held back by %s (%s; use --force); would delete: %s",
+        return inner ? util_strprintf("held back by %s (%s; use --force); would delete: %s",
                                  verdict_held_by(v), limit, inner)
                      : NULL;
 }
@@ -386,11 +386,11 @@ static char *reason_limit(const Verdict *v, const Session *s) {
         if (!sel)
                 return NULL;
         if (v->blocked_verb == VERB_ARCHIVE)
-                return strprintf("%s (would archive: %s)", reason_merge_limit, sel);
-        format_bytes(max, sizeof max, ERASE_FILE_MAX);
+                return util_strprintf("%s (would archive: %s)", reason_merge_limit, sel);
+        util_format_bytes(max, sizeof max, ERASE_FILE_MAX);
         switch (s->logs_state) {
         case SHARED_TOO_BIG:
-                return strprintf("tmp/<hash>/logs.json is larger than the %s qgc edits (limit) "
+                return util_strprintf("tmp/<hash>/logs.json is larger than the %s qgc edits (limit) "
                                  "(would delete: %s)", max, sel);
         case SHARED_MALFORMED:
                 what = "is not what Qwen Code writes";
@@ -399,18 +399,18 @@ static char *reason_limit(const Verdict *v, const Session *s) {
                 what = "cannot be read";
                 break;
         default:
-                return strprintf("session-organization.v1.json cannot be read, or is larger than "
+                return util_strprintf("session-organization.v1.json cannot be read, or is larger than "
                                  "the %s qgc edits (limit) (would delete: %s)",
-                                 format_bytes(max, sizeof max,
+                                 util_format_bytes(max, sizeof max,
                                               json_input_info(JSON_INPUT_ORGANIZATION)->max),
                                  sel);
         }
-        return strprintf("tmp/<hash>/logs.json %s (limit) (would delete: %s)", what, sel);
+        return util_strprintf("tmp/<hash>/logs.json %s (limit) (would delete: %s)", what, sel);
 }
 
 /* An action planned as a skip in a read-only store's tree (policy_rule_store). */
 static char *reason_store(const Verdict *v, const char *sel) {
-        return sel ? strprintf("%s (store) (would %s: %s)", v->facts->read_only,
+        return sel ? util_strprintf("%s (store) (would %s: %s)", v->facts->read_only,
                                policy_verb_to_string(v->blocked_verb), sel)
                    : NULL;
 }
@@ -440,8 +440,8 @@ char *reason_verdict(const Verdict *v, const Session *s) {
         if (s->state == SESSION_ARCHIVED)
                 return strdup("archived");
         if (v->measure.kind == MEASURE_AGE)
-                return strjoin("idle ", format_duration(a, sizeof a, v->measure.measured),
-                               " <= max-age ", format_duration_exact(b, sizeof b, v->measure.limit),
+                return util_strjoin("idle ", util_format_duration(a, sizeof a, v->measure.measured),
+                               " <= max-age ", util_format_duration_exact(b, sizeof b, v->measure.limit),
                                NULL);
         return strdup("no rule applies");
 }
@@ -468,24 +468,24 @@ char *reason_orphan(const Verdict *v, const Orphan *o) {
         if (verdict_fact(v))
                 return strdup(verdict_fact(v));
         if (v->blocked_by == PROT_PROTECT)
-                return strprintf("%s, protected project (protect = true)", what);
+                return util_strprintf("%s, protected project (protect = true)", what);
         if (v->verb == VERB_SKIP && v->rule == policy_rule_store) {
-                _cleanup_free_ char *sel = strprintf("%s, idle %s > %s", what,
-                                                     format_duration(a, sizeof a, m->measured),
-                                                     format_duration_exact(b, sizeof b, m->limit));
+                _cleanup_free_ char *sel = util_strprintf("%s, idle %s > %s", what,
+                                                     util_format_duration(a, sizeof a, m->measured),
+                                                     util_format_duration_exact(b, sizeof b, m->limit));
                 return reason_store(v, sel);
         }
         if (v->verb == VERB_DELETE)
-                return strprintf("%s, idle %s > %s", what,
-                                 format_duration(a, sizeof a, m->measured),
-                                 format_duration_exact(b, sizeof b, m->limit));
+                return util_strprintf("%s, idle %s > %s", what,
+                                 util_format_duration(a, sizeof a, m->measured),
+                                 util_format_duration_exact(b, sizeof b, m->limit));
         if (m->limit != MSEC_INFINITY)
-                return strprintf("%s, idle %s <= %s %s", what,
-                                 format_duration(a, sizeof a, m->measured), m->key ?: "",
-                                 format_duration_exact(b, sizeof b, m->limit));
+                return util_strprintf("%s, idle %s <= %s %s", what,
+                                 util_format_duration(a, sizeof a, m->measured), m->key ?: "",
+                                 util_format_duration_exact(b, sizeof b, m->limit));
         if (!m->key)
                 return strdup(what); /* a kind only reported */
-        return strprintf("%s (%s off)", what, m->key);
+        return util_strprintf("%s (%s off)", what, m->key);
 }
 
 /* A holder's name: the protection as the plan's reasons say it ("in use" for live), the
@@ -515,11 +515,11 @@ char *reason_cap_unmet(const CapUnmet *c, const char *tree_dir) {
                 return NULL;
         if (streq(c->cap, "keep-free") && c->percent > 0)
                 r = strbuf_printf(&sb, ": free %s < keep-free %g%% (%s)",
-                                  format_bytes(a, sizeof a, c->after), c->percent,
-                                  format_bytes(b, sizeof b, c->limit));
+                                  util_format_bytes(a, sizeof a, c->after), c->percent,
+                                  util_format_bytes(b, sizeof b, c->limit));
         else if (streq(c->cap, "keep-free"))
                 r = strbuf_printf(&sb, ": free %s < keep-free %s",
-                                  format_bytes(a, sizeof a, c->after),
+                                  util_format_bytes(a, sizeof a, c->after),
                                   reason_format_limit(b, sizeof b, c->limit));
         else if (streq(c->cap, "max-sessions"))
                 r = strbuf_printf(&sb, ": %" PRIu64 " active sessions > max-sessions %" PRIu64,
@@ -527,7 +527,7 @@ char *reason_cap_unmet(const CapUnmet *c, const char *tree_dir) {
         else
                 r = strbuf_printf(&sb, ": %s%s > max-size %s",
                                   tree_cap ? "" : "active ",
-                                  format_bytes(a, sizeof a, c->after),
+                                  util_format_bytes(a, sizeof a, c->after),
                                   reason_format_limit(b, sizeof b, c->limit));
         if (r >= 0)
                 r = strbuf_printf(&sb, " after the plan");
@@ -537,7 +537,7 @@ char *reason_cap_unmet(const CapUnmet *c, const char *tree_dir) {
                                   k > 0 || (!c->held[k].prot && !c->held[k].limit) ? ""
                                   : c->held[k].n == 1                              ? " session"
                                                                                    : " sessions",
-                                  format_bytes(a, sizeof a, c->held[k].bytes));
+                                  util_format_bytes(a, sizeof a, c->held[k].bytes));
         if (r < 0)
                 return NULL;
         return strbuf_steal(&sb);

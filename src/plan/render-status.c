@@ -24,7 +24,7 @@
  * directory. NULL when out of memory. */
 static char *render_use_label(const PlanUse *u) {
         _cleanup_free_ char *c = u->verified ? strdup(u->group)
-                                             : strprintf("(unverified) projects/%s", u->group);
+                                             : util_strprintf("(unverified) projects/%s", u->group);
 
         return c ? text_clean(c, TEXT_TERMINAL) : NULL;
 }
@@ -73,7 +73,7 @@ static int render_status_space(const Inventory *inv, FILE *f) {
                 }
         if (render_status_archive(inv))
                 fprintf(f, "archive: %zu session%s, %s (archiving frees no space)\n", n_archived,
-                        n_archived == 1 ? "" : "s", format_bytes(a, sizeof a, archived));
+                        n_archived == 1 ? "" : "s", util_format_bytes(a, sizeof a, archived));
         /* the cold tier, where there is one: its sessions are counted above at their size on
          * disk, the compressed files' (one size per session, issue 24.10); what they were */
         uint64_t cold, orig;
@@ -81,14 +81,14 @@ static int render_status_space(const Inventory *inv, FILE *f) {
         inventory_cold_totals(inv, &n_cold, &cold, &orig);
         if (n_cold > 0)
                 fprintf(f, "compressed: %zu of them, at their size on disk (%s before)\n",
-                        n_cold, format_bytes(a, sizeof a, orig));
+                        n_cold, util_format_bytes(a, sizeof a, orig));
         for (size_t t = 0; t < inv->n_trees; t++) {
                 const Tree *tr = &inv->trees[t];
 
                 if (!tr->fs_known)
                         continue;
-                fprintf(f, "file system: %s free of %s", format_bytes(a, sizeof a, tr->fs_avail),
-                        format_bytes(b, sizeof b, tr->fs_size));
+                fprintf(f, "file system: %s free of %s", util_format_bytes(a, sizeof a, tr->fs_avail),
+                        util_format_bytes(b, sizeof b, tr->fs_size));
                 if (inv->n_trees > 1) {
                         _cleanup_free_ char *c = text_clean(tr->runtime_dir, TEXT_TERMINAL);
                         if (!c)
@@ -144,7 +144,7 @@ int render_status_text(const Inventory *inv, msec_t now, const RenderOptions *o,
 
                 if (u[j].tree != last_tree) {
                         if (inv->n_trees > 1 && u[j].tree < inv->n_trees) {
-                                _cleanup_free_ char *h = strprintf(
+                                _cleanup_free_ char *h = util_strprintf(
                                         "tree %s", inv->trees[u[j].tree].runtime_dir);
                                 if (!h)
                                         return -ENOMEM;
@@ -187,13 +187,13 @@ int render_status_text(const Inventory *inv, msec_t now, const RenderOptions *o,
                 fprintf(f, " %6u", u[j].n_active);
                 if (archive)
                         fprintf(f, " %8u", u[j].n_archived);
-                fprintf(f, " %6s %6s %6s%s%s\n", format_bytes(d, sizeof d, u[j].bytes_alloc),
-                        format_duration(old_s, sizeof old_s, MAX(now - u[j].oldest, (msec_t)0)),
-                        format_duration(new_s, sizeof new_s, MAX(now - u[j].newest, (msec_t)0)),
+                fprintf(f, " %6s %6s %6s%s%s\n", util_format_bytes(d, sizeof d, u[j].bytes_alloc),
+                        util_format_duration(old_s, sizeof old_s, MAX(now - u[j].oldest, (msec_t)0)),
+                        util_format_duration(new_s, sizeof new_s, MAX(now - u[j].newest, (msec_t)0)),
                         bar_w > 0 ? "  " : "", bar);
         }
         fprintf(f, "total: %zu project%s, %zu session%s, %s on disk\n", n, n == 1 ? "" : "s",
-                inv->n_sessions, inv->n_sessions == 1 ? "" : "s", format_bytes(d, sizeof d, total));
+                inv->n_sessions, inv->n_sessions == 1 ? "" : "s", util_format_bytes(d, sizeof d, total));
         r = render_status_space(inv, f);
         if (r < 0)
                 return r;
@@ -202,7 +202,7 @@ int render_status_text(const Inventory *inv, msec_t now, const RenderOptions *o,
                 for (size_t i = 0; i < inv->n_orphans; i++)
                         ob += inv->orphans[i].bytes_alloc;
                 fprintf(f, "orphans: %zu (%s) with no transcript\n", inv->n_orphans,
-                        format_bytes(d, sizeof d, ob));
+                        util_format_bytes(d, sizeof d, ob));
         }
         return 0;
 }
@@ -222,7 +222,7 @@ int render_status_caps(const Inventory *inv, const TreeLimits *tl, FILE *f) {
                 }
                 /* lines of at most 60 columns (status fits a narrow terminal) */
                 fprintf(f, "tree cap: %s counted, tree.max-size %s%s\n",
-                        format_bytes(a, sizeof a, total),
+                        util_format_bytes(a, sizeof a, total),
                         tl->max_size > 0 ? reason_format_limit(b, sizeof b, tl->max_size) : "off",
                         !inv->trees[t].incomplete && tl->max_size > 0 && total > tl->max_size
                                 ? " (over)"
@@ -232,8 +232,8 @@ int render_status_caps(const Inventory *inv, const TreeLimits *tl, FILE *f) {
 
                 fprintf(f, "  = %zu session%s %s + %zu orphan%s %s (%s bytes)%s%s\n",
                         n.n_sessions, n.n_sessions == 1 ? "" : "s",
-                        format_bytes(b, sizeof b, n.session_bytes), n.n_orphans,
-                        n.n_orphans == 1 ? "" : "s", format_bytes(c, sizeof c, n.orphan_bytes),
+                        util_format_bytes(b, sizeof b, n.session_bytes), n.n_orphans,
+                        n.n_orphans == 1 ? "" : "s", util_format_bytes(c, sizeof c, n.orphan_bytes),
                         tl->count_allocated ? "allocated" : "apparent", counts ? ";\n  " : "",
                         counts ?: "");
                 if (inv->trees[t].incomplete)
@@ -262,11 +262,11 @@ static int ts_render_text(const Inventory *inv, size_t t, const StoreSize *s, bo
                 if (s->files[k] == 0 && k != s->unknown_kind)
                         continue;
                 fprintf(f, "  %-22s %7" PRIu64 " %9s %9s\n", s->kind_names[k], s->files[k],
-                        format_bytes(a, sizeof a, s->bytes[k]),
-                        format_bytes(b, sizeof b, s->alloc[k]));
+                        util_format_bytes(a, sizeof a, s->bytes[k]),
+                        util_format_bytes(b, sizeof b, s->alloc[k]));
         }
-        fprintf(f, "  %-22s %7s %9s %9s\n", "total", "", format_bytes(a, sizeof a, s->total_bytes),
-                format_bytes(b, sizeof b, s->total_alloc));
+        fprintf(f, "  %-22s %7s %9s %9s\n", "total", "", util_format_bytes(a, sizeof a, s->total_bytes),
+                util_format_bytes(b, sizeof b, s->total_alloc));
         /* exact bytes, as du -b and du -B1 print them; short lines (60 columns) */
         fprintf(f, "  bytes: %" PRIu64 " apparent, %" PRIu64 " on disk\n  (caps count %s)\n",
                 s->total_bytes, s->total_alloc, allocated ? "allocated" : "apparent");
@@ -285,7 +285,7 @@ static int ts_render_text(const Inventory *inv, size_t t, const StoreSize *s, bo
                 fprintf(f, "  stale project entries: %zu of %zu (%s): every session's cwd a "
                            "temporary directory that no longer exists (candidates; the plan of "
                            "stale-project-min-age checks every recorded cwd and its guards)\n",
-                        s->n_stale, s->n_projects, format_bytes(a, sizeof a, s->stale_bytes));
+                        s->n_stale, s->n_projects, util_format_bytes(a, sizeof a, s->stale_bytes));
         return 0;
 }
 

@@ -275,23 +275,23 @@ static int render_header(const Plan *p, size_t k, size_t e, unsigned cols, FILE 
                 total += bytes;
         }
         if (it->is_orphan)
-                r = strbuf_printf(&sb, "orphans: %zu, %s", e - k, format_bytes(sz, sizeof sz, total));
+                r = strbuf_printf(&sb, "orphans: %zu, %s", e - k, util_format_bytes(sz, sizeof sz, total));
         else if (verified)
                 r = strbuf_printf(&sb, "%s  [projects/%s]  %zu session%s, %s", g,
                                   p->inv->sessions[it->index].project_dir ?: "?", e - k,
-                                  e - k == 1 ? "" : "s", format_bytes(sz, sizeof sz, total));
+                                  e - k == 1 ? "" : "s", util_format_bytes(sz, sizeof sz, total));
         else
                 r = strbuf_printf(&sb, "(unverified owner)  [projects/%s]  %zu session%s, %s", g,
-                                  e - k, e - k == 1 ? "" : "s", format_bytes(sz, sizeof sz, total));
+                                  e - k, e - k == 1 ? "" : "s", util_format_bytes(sz, sizeof sz, total));
         if (r >= 0 && n[VERB_DELETE] > 0)
                 r = strbuf_printf(&sb, "; would delete %" PRIu64 " (%s)", n[VERB_DELETE],
-                                  format_bytes(sz2, sizeof sz2, b[VERB_DELETE]));
+                                  util_format_bytes(sz2, sizeof sz2, b[VERB_DELETE]));
         if (r >= 0 && n[VERB_ARCHIVE] > 0)
                 r = strbuf_printf(&sb, "; would archive %" PRIu64 " (%s)", n[VERB_ARCHIVE],
-                                  format_bytes(sz2, sizeof sz2, b[VERB_ARCHIVE]));
+                                  util_format_bytes(sz2, sizeof sz2, b[VERB_ARCHIVE]));
         if (r >= 0 && n[VERB_COMPRESS] > 0)
                 r = strbuf_printf(&sb, "; would compress %" PRIu64 " (%s)", n[VERB_COMPRESS],
-                                  format_bytes(sz2, sizeof sz2, b[VERB_COMPRESS]));
+                                  util_format_bytes(sz2, sizeof sz2, b[VERB_COMPRESS]));
         if (r >= 0 && n[VERB_SKIP] > 0)
                 r = strbuf_printf(&sb, "; skip %" PRIu64, n[VERB_SKIP]);
         if (r < 0)
@@ -442,7 +442,7 @@ static char *render_hygiene_path(const Plan *p, const PlanItem *it, bool *ret_oo
         else if (!inventory_hygiene_kind(o->kind))
                 return NULL;
         else
-                s = strprintf("%s/%s", o->project_dir ?: "", o->name ?: "");
+                s = util_strprintf("%s/%s", o->project_dir ?: "", o->name ?: "");
         *ret_oom = !s;
         return s;
 }
@@ -510,11 +510,11 @@ static int render_row(const Plan *p, const PlanItem *it, const RenderLayout *lay
                                      false);
         render_line_put(&l, " ", 1);
         if (r >= 0)
-                r = render_line_cell(&l, format_duration(idle_s, sizeof idle_s, idle),
+                r = render_line_cell(&l, util_format_duration(idle_s, sizeof idle_s, idle),
                                      RENDER_NUM_WIDTH, true);
         render_line_put(&l, " ", 1);
         if (r >= 0)
-                r = render_line_cell(&l, format_bytes(size_s, sizeof size_s, bytes),
+                r = render_line_cell(&l, util_format_bytes(size_s, sizeof size_s, bytes),
                                      RENDER_NUM_WIDTH, true);
         if (r < 0)
                 return r;
@@ -611,9 +611,9 @@ static int render_change(const Plan *p, const PlanItem *it, const RenderLayout *
                 whole = strlen(full); /* its name, and its directory as the project */
         id = whole > 0 ? text_clean(full, TEXT_TERMINAL) : strndup(full, lay->id_cur);
         proj = it->is_orphan && inventory_hygiene_kind(p->inv->orphans[it->index].kind) ? strdup(g)
-               : it->is_orphan ? (*g ? strprintf("projects/%s", g) : strdup("file-history"))
+               : it->is_orphan ? (*g ? util_strprintf("projects/%s", g) : strdup("file-history"))
                : verified      ? text_clean(g, TEXT_TERMINAL)
-                               : strprintf("projects/%s", g);
+                               : util_strprintf("projects/%s", g);
         raw = plan_item_reason(p, it);
         reason = raw ? text_clean(raw, TEXT_TERMINAL) : NULL;
         if (!id || !proj || !reason)
@@ -627,8 +627,8 @@ static int render_change(const Plan *p, const PlanItem *it, const RenderLayout *
         }
         fprintf(f, "%-*s %-*s %*s %*s  %s", render_verb_w, render_verb(plan_item_verb(it)),
                 (int)lay->id_cur, id, RENDER_NUM_WIDTH,
-                format_duration(idle_s, sizeof idle_s, idle), RENDER_NUM_WIDTH,
-                format_bytes(size_s, sizeof size_s, bytes), proj);
+                util_format_duration(idle_s, sizeof idle_s, idle), RENDER_NUM_WIDTH,
+                util_format_bytes(size_s, sizeof size_s, bytes), proj);
         used = (size_t)render_verb_w + 1 + MAX(lay->id_cur, text_width(id, strlen(id))) + 1 +
                RENDER_NUM_WIDTH + 1 + RENDER_NUM_WIDTH + 2 + text_width(proj, strlen(proj)) + 2;
         rw = text_width(reason, strlen(reason));
@@ -698,7 +698,7 @@ static int render_incomplete(const Inventory *inv, unsigned cols, FILE *f) {
 
                 if (!why)
                         continue;
-                line = strprintf("incomplete tree '%s': no tree-level decision (orphans, stale "
+                line = util_strprintf("incomplete tree '%s': no tree-level decision (orphans, stale "
                                  "files, tree caps) because %s",
                                  inv->trees[t].runtime_dir, why);
                 if (!line)
@@ -779,23 +779,23 @@ static int render_summary(const Plan *p, unsigned cols, FILE *f) {
         }
 
         fprintf(f, "Summary (dry run at %s; nothing changed):\n",
-                format_timestamp(ts, sizeof ts, p->now));
+                util_format_timestamp(ts, sizeof ts, p->now));
         static const Verb order[] = { VERB_DELETE, VERB_ARCHIVE, VERB_COMPRESS, VERB_SKIP,
                                       VERB_KEEP };
         for (size_t i = 0; i < ELEMENTSOF(order); i++)
                 if (order[i] != VERB_COMPRESS || n[order[i]] > 0)
                         fprintf(f, "  %-*s %6" PRIu64 " session%s %8s\n", render_verb_w,
                                 render_verb(order[i]), n[order[i]], n[order[i]] == 1 ? " " : "s",
-                                format_bytes(sz, sizeof sz, b[order[i]]));
+                                util_format_bytes(sz, sizeof sz, b[order[i]]));
         if (p->inv->n_orphans > 0)
                 fprintf(f, "  orphans: would delete %" PRIu64 " (%s), keep %" PRIu64 "\n",
-                        on[VERB_DELETE], format_bytes(sz, sizeof sz, ob[VERB_DELETE]),
+                        on[VERB_DELETE], util_format_bytes(sz, sizeof sz, ob[VERB_DELETE]),
                         on[VERB_KEEP]);
         /* archiving is a rename on the same disk: only deletions free space */
         fprintf(f, "  would free %8s (deletions and orphans)\n",
-                format_bytes(sz, sizeof sz, b[VERB_DELETE] + ob[VERB_DELETE]));
+                util_format_bytes(sz, sizeof sz, b[VERB_DELETE] + ob[VERB_DELETE]));
         fprintf(f, "  would move %8s to the archive (frees no space)\n",
-                format_bytes(sz, sizeof sz, b[VERB_ARCHIVE]));
+                util_format_bytes(sz, sizeof sz, b[VERB_ARCHIVE]));
         if (n[VERB_COMPRESS] > 0) {
                 /* the bytes the executor compresses, and an estimate said to be one (24.10) */
                 PlanCompressForecast fc;
@@ -804,8 +804,8 @@ static int render_summary(const Plan *p, unsigned cols, FILE *f) {
                 plan_compress_forecast(p, &fc);
                 fprintf(f, "  would compress %s (their transcripts and sidecars) into the cold tier\n"
                            "    about %s after compression, estimated ",
-                        format_bytes(sz, sizeof sz, fc.bytes_in),
-                        format_bytes(sz2, sizeof sz2, fc.bytes_out));
+                        util_format_bytes(sz, sizeof sz, fc.bytes_in),
+                        util_format_bytes(sz2, sizeof sz2, fc.bytes_out));
                 if (fc.measured)
                         fprintf(f, "from the tree's compressed sessions (1:%.1f)\n", fc.ratio);
                 else if (fc.ratio == PLAN_COMPRESS_DEFAULT_RATIO)
@@ -818,15 +818,15 @@ static int render_summary(const Plan *p, unsigned cols, FILE *f) {
         if (n_cold > 0) {
                 char sz2[FORMAT_BYTES_MAX], sz3[FORMAT_BYTES_MAX];
                 fprintf(f, "  compressed: %" PRIu64 " session%s, %s (of %s; %s saved)\n", n_cold,
-                        n_cold == 1 ? "" : "s", format_bytes(sz, sizeof sz, cold_bytes),
-                        format_bytes(sz2, sizeof sz2, cold_orig),
-                        format_bytes(sz3, sizeof sz3, cold_orig - MIN(cold_bytes, cold_orig)));
+                        n_cold == 1 ? "" : "s", util_format_bytes(sz, sizeof sz, cold_bytes),
+                        util_format_bytes(sz2, sizeof sz2, cold_orig),
+                        util_format_bytes(sz3, sizeof sz3, cold_orig - MIN(cold_bytes, cold_orig)));
         }
         if (n_rules > 0) {
                 fputs("  by rule:\n", f);
                 for (size_t j = 0; j < n_rules; j++)
                         fprintf(f, "    %-17s %6" PRIu64 " session%s %8s\n", rules[j], rn[j],
-                                rn[j] == 1 ? " " : "s", format_bytes(sz, sizeof sz, rb[j]));
+                                rn[j] == 1 ? " " : "s", util_format_bytes(sz, sizeof sz, rb[j]));
         }
         for (unsigned i = 0; r >= 0 && i < _PROT_MAX; i++)
                 if (pn[i] > 0)

@@ -32,9 +32,9 @@ static const char *restore_refusal(const Session *s) {
 /* The transcript and the sidecars present in chats/archive/ of s, as from -> to paths. */
 static int restore_paths(const Tree *tr, const Session *s, PlanStep *st) {
         static const char *const exts[] = { "jsonl", "worktree.json", "pr.json", "ledger.jsonl" };
-        _cleanup_free_ char *chats = strprintf("%s/projects/%s/chats", tr->runtime_dir,
+        _cleanup_free_ char *chats = util_strprintf("%s/projects/%s/chats", tr->runtime_dir,
                                                s->project_dir);
-        _cleanup_free_ char *rel = strprintf("projects/%s/chats/archive", s->project_dir);
+        _cleanup_free_ char *rel = util_strprintf("projects/%s/chats/archive", s->project_dir);
         _cleanup_close_ int root_fd = -EBADF, dir_fd = -EBADF;
         int r;
 
@@ -44,7 +44,7 @@ static int restore_paths(const Tree *tr, const Session *s, PlanStep *st) {
         if (root_fd >= 0)
                 dir_fd = fs_open_path(root_fd, rel, tr->dev);
         for (size_t i = 0; i < ELEMENTSOF(exts); i++) {
-                _cleanup_free_ char *name = strprintf("%s.%s", s->id, exts[i]);
+                _cleanup_free_ char *name = util_strprintf("%s.%s", s->id, exts[i]);
                 _cleanup_free_ char *from = NULL, *to = NULL;
                 struct stat sb;
 
@@ -54,8 +54,8 @@ static int restore_paths(const Tree *tr, const Session *s, PlanStep *st) {
                 if (i > 0 && (dir_fd < 0 || fstatat(dir_fd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
                               !S_ISREG(sb.st_mode)))
                         continue;
-                from = strprintf("%s/archive/%s", chats, name);
-                to = strprintf("%s/%s", chats, name);
+                from = util_strprintf("%s/archive/%s", chats, name);
+                to = util_strprintf("%s/%s", chats, name);
                 if (!from || !to)
                         return -ENOMEM;
                 r = plan_step_add_path(st, from, to);
@@ -73,14 +73,14 @@ int restore_resolve(const Inventory *inv, const char *prefix, const char **ret_i
         if (n == 0)
                 return -ENOENT;
         for (size_t i = 0; i < inv->n_sessions; i++)
-                if (ascii_strcasecmp(inv->sessions[i].id, prefix) == 0) {
+                if (util_ascii_strcasecmp(inv->sessions[i].id, prefix) == 0) {
                         *ret_id = inv->sessions[i].id;
                         return 0;
                 }
         for (size_t i = 0; i < inv->n_sessions; i++) {
                 const char *id = inv->sessions[i].id;
 
-                if (ascii_strncasecmp(id, prefix, n) != 0 || (found && ascii_strcasecmp(found, id) == 0))
+                if (util_ascii_strncasecmp(id, prefix, n) != 0 || (found && util_ascii_strcasecmp(found, id) == 0))
                         continue;
                 if (found) {
                         *ret_id = found;
@@ -130,7 +130,7 @@ static int restore_cold_step(const Inventory *inv, size_t t, const char *id, boo
         const Tree *tr = &inv->trees[t];
         _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
         _cleanup_close_ int root_fd = -EBADF, pfd = -EBADF;
-        _cleanup_free_ char *tname = strprintf("%s.jsonl%s", id, COLD_SUFFIX);
+        _cleanup_free_ char *tname = util_strprintf("%s.jsonl%s", id, COLD_SUFFIX);
         const char *proj;
         unsigned char type;
         struct stat sb;
@@ -148,9 +148,9 @@ static int restore_cold_step(const Inventory *inv, size_t t, const char *id, boo
                 return 0;
         fs_dir_init(d, pfd);
         while (fs_dir_next(d, &proj, &type) > 0) {
-                _cleanup_free_ char *rel = strprintf("projects/%s/chats/archive/" COLD_DIR, proj);
-                _cleanup_free_ char *arel = strprintf("projects/%s/chats/archive", proj);
-                _cleanup_free_ char *crel = strprintf("projects/%s/chats", proj);
+                _cleanup_free_ char *rel = util_strprintf("projects/%s/chats/archive/" COLD_DIR, proj);
+                _cleanup_free_ char *arel = util_strprintf("projects/%s/chats/archive", proj);
+                _cleanup_free_ char *crel = util_strprintf("projects/%s/chats", proj);
                 _cleanup_close_ int cfd = -EBADF, afd = -EBADF;
                 int r;
 
@@ -177,8 +177,8 @@ static int restore_cold_step(const Inventory *inv, size_t t, const char *id, boo
                         return -ENOMEM;
                 }
                 for (size_t i = 0; i < ELEMENTSOF(exts); i++) {
-                        _cleanup_free_ char *n = strprintf("%s.%s", id, exts[i]);
-                        _cleanup_free_ char *zn = strprintf("%s.%s%s", id, exts[i], COLD_SUFFIX);
+                        _cleanup_free_ char *n = util_strprintf("%s.%s", id, exts[i]);
+                        _cleanup_free_ char *zn = util_strprintf("%s.%s%s", id, exts[i], COLD_SUFFIX);
                         _cleanup_free_ char *from = NULL, *to = NULL;
 
                         if (!n || !zn) {
@@ -202,8 +202,8 @@ static int restore_cold_step(const Inventory *inv, size_t t, const char *id, boo
                                 if (r < 0 && cold_damage_why(r))
                                         st.why = strdup(cold_damage_why(r));
                         }
-                        from = strprintf("%s/%s/%s", tr->runtime_dir, rel, zn);
-                        to = strprintf("%s/%s/%s", tr->runtime_dir, to_archive ? arel : crel, n);
+                        from = util_strprintf("%s/%s/%s", tr->runtime_dir, rel, zn);
+                        to = util_strprintf("%s/%s/%s", tr->runtime_dir, to_archive ? arel : crel, n);
                         r = from && to ? plan_step_add_path(&st, from, to) : -ENOMEM;
                         if (r < 0) {
                                 plan_step_done(&st);

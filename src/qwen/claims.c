@@ -21,7 +21,7 @@ bool claims_is_claim_of(const char *name, const char *id) {
         size_t l = strlen(id);
         const char *p;
 
-        if (ascii_strncasecmp(name, id, l) != 0 || name[l] != '.')
+        if (util_ascii_strncasecmp(name, id, l) != 0 || name[l] != '.')
                 return false;
         p = name + l + 1;
         if (streq(p, "runtime.json"))
@@ -69,7 +69,7 @@ int claims_add(ClaimSet *set, int chats_fd, const char *name) {
                         c.malformed = true;
         }
         json_object_put(o);
-        r = greedy_realloc((void **)&set->claims, &set->alloc, set->n + 1, sizeof(RuntimeClaim));
+        r = util_greedy_realloc((void **)&set->claims, &set->alloc, set->n + 1, sizeof(RuntimeClaim));
         if (r < 0) {
                 free(c.file);
                 free(c.session_id);
@@ -118,9 +118,9 @@ bool claims_match(const RuntimeClaim *c, const char *id) {
         size_t n = strlen(id);
 
         if (c->session_id)
-                return ascii_strcasecmp(c->session_id, id) == 0;
+                return util_ascii_strcasecmp(c->session_id, id) == 0;
         /* malformed: tie it to a session by its name, <id>.runtime.json or <id>.<pid>... */
-        return ascii_strncasecmp(c->file, id, n) == 0 && c->file[n] == '.';
+        return util_ascii_strncasecmp(c->file, id, n) == 0 && c->file[n] == '.';
 }
 
 /* The id a claim names, as a (pointer, length) key: session_id, or the file name up to its
@@ -136,14 +136,14 @@ static const char *claims_key(const RuntimeClaim *c, size_t *ret_len) {
 
 /* Case-insensitive compare of a key (a, an) with the NUL-terminated b. */
 static int claims_key_cmp(const char *a, size_t an, const char *b) {
-        return ascii_strcasecmp_n(a, an, b, strlen(b));
+        return util_ascii_strcasecmp_n(a, an, b, strlen(b));
 }
 
 static int claims_cmp(const void *pa, const void *pb) {
         size_t an, bn;
         const char *ak = claims_key(pa, &an), *bk = claims_key(pb, &bn);
 
-        return ascii_strcasecmp_n(ak, an, bk, bn);
+        return util_ascii_strcasecmp_n(ak, an, bk, bn);
 }
 
 void claims_sort(ClaimSet *set) {

@@ -171,7 +171,7 @@ static int enrich_tasks(const EnrichProject *p, EnrichCache *c, Session *s) {
                         enrich_tasks_free(&key);
                         return r;
                 }
-                r = greedy_realloc((void **)&c->tasks, &c->alloc_tasks, c->n_tasks + 1,
+                r = util_greedy_realloc((void **)&c->tasks, &c->alloc_tasks, c->n_tasks + 1,
                                    sizeof(EnrichTasks));
                 if (r < 0) {
                         enrich_tasks_free(&key);

@@ -107,8 +107,8 @@ void erase_edit_cache_put(EraseCached *c, size_t total, char **text, size_t n, E
 
 /* The temp files of an edit of name: ".<name>.qgc-tmp" and ".<name>.qgc-tmp2". */
 static int erase_temp_names(const char *name, char **ret0, char **ret1) {
-        *ret0 = strprintf(".%s.qgc-tmp", name);
-        *ret1 = strprintf(".%s.qgc-tmp2", name);
+        *ret0 = util_strprintf(".%s.qgc-tmp", name);
+        *ret1 = util_strprintf(".%s.qgc-tmp2", name);
         return *ret0 && *ret1 ? 0 : -ENOMEM;
 }
 
@@ -125,7 +125,7 @@ int erase_edit_leftovers_remove(int dir_fd, const char *name) {
         if (r >= 0 || r == -ENOENT)
                 r = fs_unlink(dir_fd, t1, 0);
         if (r >= 0 || r == -ENOENT) {
-                _cleanup_free_ char *t2 = strprintf(".%s.qgc-keep", name);
+                _cleanup_free_ char *t2 = util_strprintf(".%s.qgc-keep", name);
 
                 r = t2 ? fs_unlink(dir_fd, t2, 0) : -ENOMEM;
         }
@@ -152,7 +152,7 @@ static int erase_copy_fd(int src, int out, uint64_t n) {
 
                 if (k <= 0)
                         return (int)k;
-                r = write_all(out, buf, (size_t)k);
+                r = util_write_all(out, buf, (size_t)k);
                 if (r < 0)
                         return r;
                 at += (uint64_t)k;
@@ -169,7 +169,7 @@ static int erase_write_temp(int dir_fd, const char *tmp, const char *text, size_
 
         if (fd < 0)
                 return fd;
-        r = src >= 0 ? erase_copy_fd(src, fd, n) : write_all(fd, text, n);
+        r = src >= 0 ? erase_copy_fd(src, fd, n) : util_write_all(fd, text, n);
         if (r >= 0 && (like->st_uid != geteuid() || like->st_gid != getegid()) &&
             fchown(fd, like->st_uid, like->st_gid) < 0)
                 r = -errno;
@@ -219,7 +219,7 @@ static int erase_swap(int dir_fd, const char *tmp, const char *name, bool *ret_a
 static int erase_keep_unmerged(int dir_fd, const char *name, const char *tmp, bool at_tmp,
                                const struct stat *st, int fd, const char *text, size_t n,
                                const EraseParsed *p, const EraseIds *ids, char **ret_kept) {
-        _cleanup_free_ char *kept = NULL, *part = strprintf(".%s.qgc-keep", name);
+        _cleanup_free_ char *kept = NULL, *part = util_strprintf(".%s.qgc-keep", name);
         _cleanup_free_ char *spliced = NULL;
         _cleanup_free_ bool *drop = NULL;
         _cleanup_close_ int out = -EBADF;
@@ -253,7 +253,7 @@ static int erase_keep_unmerged(int dir_fd, const char *name, const char *tmp, bo
                         return r;
                 src = part;
         }
-        kept = strprintf("%s.qgc-unmerged-%ju", name, (uintmax_t)ost.st_ino);
+        kept = util_strprintf("%s.qgc-unmerged-%ju", name, (uintmax_t)ost.st_ino);
         r = kept ? fs_rename_noreplace(dir_fd, src, dir_fd, kept) : -ENOMEM;
         if (r < 0) {
                 if (src == part)

@@ -59,7 +59,7 @@ static int erase_key_cmp(const void *a, const void *b) {
 
         if (x->tree != y->tree)
                 return x->tree < y->tree ? -1 : 1;
-        return ascii_strcasecmp(x->id, y->id);
+        return util_ascii_strcasecmp(x->id, y->id);
 }
 
 EraseIndex *erase_index_free(EraseIndex *x) {
@@ -620,5 +620,5 @@ char *erase_review_dir_name(const char *id) {
                 if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
                       (*p >= '0' && *p <= '9') || *p == '_' || *p == '-'))
                         *p = '_';
-        return strprintf("%s-%.8s", clean, hex);
+        return util_strprintf("%s-%.8s", clean, hex);
 }

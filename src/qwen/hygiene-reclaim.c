@@ -116,7 +116,7 @@ static int hygiene_stale_mark_write(int efd, const char *cwds, OrphansStepFn ste
                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return fd;
-        r = write_all(fd, cwds ?: "", strlen(cwds ?: ""));
+        r = util_write_all(fd, cwds ?: "", strlen(cwds ?: ""));
         if (r >= 0)
                 r = fs_fsync(fd);
         if (r >= 0)
@@ -245,7 +245,7 @@ int hygiene_reclaim_stale(const Inventory *inv, const Orphan *o, int mark, bool 
          * (hygiene_reclaim_stale_rest()) */
         r = hygiene_reclaim_stale_content(efd, dev, step, userdata);
         efd = safe_close(efd);
-        tmp = r >= 0 ? strprintf(".%s" FS_TEMP_SUFFIX, o->name) : NULL;
+        tmp = r >= 0 ? util_strprintf(".%s" FS_TEMP_SUFFIX, o->name) : NULL;
         if (r >= 0 && !tmp)
                 r = -ENOMEM;
         if (r >= 0)

@@ -66,7 +66,7 @@ static int hygiene_add_pair(Inventory *inv, size_t tree, OrphanKind kind, int hf
                             bool (*sub_match)(const char *), bool (*top_match)(const char *)) {
         _cleanup_close_ int sfd = hygiene_open_dir(hfd, sub, dev, NULL);
         _cleanup_close_ int ofd = fs_open_noatime(tfd, hname, O_RDONLY | O_DIRECTORY);
-        _cleanup_free_ char *rel = strprintf("tmp/%s/%s", hname, sub);
+        _cleanup_free_ char *rel = util_strprintf("tmp/%s/%s", hname, sub);
         int r = 0;
 
         if (!rel)
@@ -80,7 +80,7 @@ static int hygiene_add_pair(Inventory *inv, size_t tree, OrphanKind kind, int hf
 }
 
 static bool hygiene_is_output(const char *n) {
-        return endswith(n, ".output");
+        return util_endswith(n, ".output");
 }
 
 static int hygiene_cmp_str(const void *a, const void *b) {
@@ -213,7 +213,7 @@ static int hygiene_scan_ids(Inventory *inv, size_t t, int root_fd, dev_t dev, co
                 size_t n = strlen(name), sl = strlen(suffix);
                 struct stat st;
 
-                if (n <= sl || n - sl > SESSION_ID_MAX || !endswith(name, suffix))
+                if (n <= sl || n - sl > SESSION_ID_MAX || !util_endswith(name, suffix))
                         continue;
                 memcpy(id, name, n - sl);
                 id[n - sl] = '\0';

@@ -174,7 +174,7 @@ static int hygiene_stale_lines(HygieneStale *h, int dfd, const char *name, const
 static bool hygiene_stale_id(const char *name, const char *suffix, char *id) {
         size_t n = strlen(name), sl = strlen(suffix);
 
-        if (n <= sl || n - sl > SESSION_ID_MAX || !endswith(name, suffix))
+        if (n <= sl || n - sl > SESSION_ID_MAX || !util_endswith(name, suffix))
                 return false;
         memcpy(id, name, n - sl);
         id[n - sl] = '\0';
@@ -304,8 +304,8 @@ static int hygiene_stale_chats(HygieneStale *h, int cfd) {
 
 static bool hygiene_is_agent_file(const char *n) {
         return strneq(n, "agent-", 6) &&
-               (endswith(n, ".jsonl") || endswith(n, ".meta.json") ||
-                endswith(n, ".jsonl.stream"));
+               (util_endswith(n, ".jsonl") || util_endswith(n, ".meta.json") ||
+                util_endswith(n, ".jsonl.stream"));
 }
 
 /* subagents/ (sfd): <id>/agent-<x>.jsonl, .meta.json, .jsonl.stream. */
@@ -363,7 +363,7 @@ static int hygiene_stale_subagents(HygieneStale *h, int sfd) {
                         if (!S_ISREG(est.st_mode) || !hygiene_is_agent_file(en))
                                 r = hygiene_stale_keep(h, "an entry qgc does not know: "
                                                           "subagents/%s/%s", name, en);
-                        else if (endswith(en, ".jsonl"))
+                        else if (util_endswith(en, ".jsonl"))
                                 r = hygiene_stale_lines(h, ifd, en, &est);
                         if (r < 0)
                                 return r;

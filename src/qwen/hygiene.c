@@ -63,12 +63,12 @@ unsigned hygiene_need(const Policy *p) {
 /* Legacy file names of Qwen <= 0.1: chats/session-<...>.json, checkpoint.json,
  * checkpoint-<tag>.json. */
 bool hygiene_is_legacy_chat(const char *n) {
-        return strneq(n, "session-", 8) && endswith(n, ".json") && strlen(n) > 13;
+        return strneq(n, "session-", 8) && util_endswith(n, ".json") && strlen(n) > 13;
 }
 
 bool hygiene_is_checkpoint(const char *n) {
         return streq(n, "checkpoint.json") ||
-               (strneq(n, "checkpoint-", 11) && endswith(n, ".json") && strlen(n) > 16);
+               (strneq(n, "checkpoint-", 11) && util_endswith(n, ".json") && strlen(n) > 16);
 }
 
 /* (dfd, name) is a directory on dev (any when 0) and not a mount point (a bind mount of the
@@ -196,7 +196,7 @@ int hygiene_tmp_classify(int hfd, dev_t dev, HygieneTmp *ret) {
                 if ((streq(name, "tool-results") || streq(name, "checkpoints")) && dir)
                         continue;
                 if ((streq(name, "logs.json") || streq(name, "shell_history") ||
-                     endswith(name, ".output")) && reg)
+                     util_endswith(name, ".output")) && reg)
                         continue;
                 if (streq(name, "chats") || hygiene_is_checkpoint(name)) {
                         ret->why = "legacy chats or checkpoints inside";
@@ -225,6 +225,6 @@ int hygiene_tmp_classify(int hfd, dev_t dev, HygieneTmp *ret) {
 bool hygiene_temp_path(const char *p) {
         if (!strneq(p, "/tmp/", 5) && !strneq(p, "/var/tmp/", 9))
                 return false;
-        return !strstr(p, "/./") && !strstr(p, "/../") && !endswith(p, "/.") &&
-               !endswith(p, "/..");
+        return !strstr(p, "/./") && !strstr(p, "/../") && !util_endswith(p, "/.") &&
+               !util_endswith(p, "/..");
 }

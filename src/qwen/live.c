@@ -172,7 +172,7 @@ static int live_registry_eval(const LiveProbe *p, int64_t name_pid, json_object 
 #define LIVE_VERDICT(f, ...)                                                                       \
         do {                                                                                       \
                 *ret_flags = (f);                                                                  \
-                *ret_reason = strprintf(__VA_ARGS__);                                              \
+                *ret_reason = util_strprintf(__VA_ARGS__);                                              \
                 return *ret_reason ? 0 : -ENOMEM;                                                  \
         } while (0)
 
@@ -211,7 +211,7 @@ static int live_registry_eval(const LiveProbe *p, int64_t name_pid, json_object 
 static int live_reg_cmp_id(const LiveRegEntry *e, const char *id) {
         if (!e->session_id)
                 return 1;
-        return ascii_strcasecmp(e->session_id, id);
+        return util_ascii_strcasecmp(e->session_id, id);
 }
 
 static int live_cmp_reg(const void *a, const void *b) {
@@ -349,7 +349,7 @@ static int live_probe_load_registry(LiveProbe *p) {
                                         break;
                                 }
                         }
-                        r = greedy_realloc((void **)&reg, &alloc, n + 1, sizeof(LiveRegEntry));
+                        r = util_greedy_realloc((void **)&reg, &alloc, n + 1, sizeof(LiveRegEntry));
                         if (r < 0) {
                                 live_reg_entry_done(&e);
                                 break;
@@ -427,7 +427,7 @@ static int live_probe_load_locks(LiveProbe *p) {
                 if (n < 6 || !streq(name + n - 5, ".lock"))
                         continue;
                 s = strdup(name);
-                if (!s || greedy_realloc((void **)&p->locks, &p->alloc_locks, p->n_locks + 1,
+                if (!s || util_greedy_realloc((void **)&p->locks, &p->alloc_locks, p->n_locks + 1,
                                          sizeof(char *)) < 0) {
                         free(s);
                         r = -ENOMEM;
@@ -455,7 +455,7 @@ static int live_probe_load(LiveProbe *p) {
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
-                p->registry_problem = strprintf("registry '%s/sessions' unreadable: %s",
+                p->registry_problem = util_strprintf("registry '%s/sessions' unreadable: %s",
                                                 p->global_dir, log_errno_to_string(-r));
                 if (!p->registry_problem)
                         return -ENOMEM;
@@ -464,7 +464,7 @@ static int live_probe_load(LiveProbe *p) {
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
-                p->locks_problem = strprintf("writer locks in '%s/tmp' unreadable: %s",
+                p->locks_problem = util_strprintf("writer locks in '%s/tmp' unreadable: %s",
                                              p->runtime_dir, log_errno_to_string(-r));
                 if (!p->locks_problem)
                         return -ENOMEM;
@@ -517,7 +517,7 @@ static int live_add(Session *s, unsigned flag, const char *reason) {
         s->live |= flag;
         if (!reason)
                 return 0;
-        n = s->live_reason ? strprintf("%s; %s", s->live_reason, reason) : strdup(reason);
+        n = s->live_reason ? util_strprintf("%s; %s", s->live_reason, reason) : strdup(reason);
         if (!n)
                 return -ENOMEM;
         free(s->live_reason);
@@ -531,20 +531,20 @@ static int live_check_claim(const LiveProbe *p, Session *s, const RuntimeClaim *
         int r;
 
         if (c->malformed) {
-                why = strprintf("runtime claim '%s' unreadable", c->file);
+                why = util_strprintf("runtime claim '%s' unreadable", c->file);
                 return why ? live_add(s, LIVE_UNKNOWN, why) : -ENOMEM;
         }
         if (c->pid <= 0)
                 return 0; /* Qwen: not active */
         if (!c->hostname || !streq(c->hostname, p->hostname)) {
-                why = strprintf("runtime claim pid %" PRId64 " on host '%s'", c->pid,
+                why = util_strprintf("runtime claim pid %" PRId64 " on host '%s'", c->pid,
                                 c->hostname ? c->hostname : "(none)");
                 return why ? live_add(s, LIVE_CLAIM, why) : -ENOMEM;
         }
         r = live_pid_start(c->pid, NULL);
         if (r == 0)
                 return 0;
-        why = strprintf("runtime claim pid %" PRId64 " alive", c->pid);
+        why = util_strprintf("runtime claim pid %" PRId64 " alive", c->pid);
         return why ? live_add(s, LIVE_CLAIM, why) : -ENOMEM;
 }
 
@@ -564,7 +564,7 @@ static int live_lock_eval(const LiveProbe *p, json_object *o, char **ret_reason)
         *ret_reason = NULL;
 #define LIVE_LOCKED(...)                                                                           \
         do {                                                                                       \
-                *ret_reason = strprintf(__VA_ARGS__);                                              \
+                *ret_reason = util_strprintf(__VA_ARGS__);                                              \
                 return *ret_reason ? 0 : -ENOMEM;                                                  \
         } while (0)
 
@@ -736,8 +736,8 @@ static int live_busy_id(const LiveProbe *p, const ClaimSet *claims, const char *
                 free(s.live_reason);
                 return 0;
         }
-        *ret_reason = s.live_reason ? strprintf("session %s: %s", s.id, s.live_reason)
-                                    : strprintf("session %s in use", s.id);
+        *ret_reason = s.live_reason ? util_strprintf("session %s: %s", s.id, s.live_reason)
+                                    : util_strprintf("session %s in use", s.id);
         free(s.live_reason);
         return *ret_reason ? 1 : -ENOMEM;
 }
@@ -776,7 +776,7 @@ int live_project_busy(const Tree *t, int chats_fd, bool (*elsewhere)(const char 
                 size_t k;
 
                 if (c->malformed || !c->session_id) {
-                        *ret_reason = strprintf("runtime claim '%s' unreadable", c->file);
+                        *ret_reason = util_strprintf("runtime claim '%s' unreadable", c->file);
                         return *ret_reason ? 1 : -ENOMEM;
                 }
                 k = strcspn(c->session_id, "");

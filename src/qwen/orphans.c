@@ -59,7 +59,7 @@ static int orphans_open_project(int projects_fd, const char *name) {
 
 /* Is there a transcript for tname below one runtime root? Fails closed (true). */
 static bool orphans_transcript_in_root(int runtime_fd, const char *tname) {
-        _cleanup_free_ char *ztname = strprintf("%s" COLD_SUFFIX, tname);
+        _cleanup_free_ char *ztname = util_strprintf("%s" COLD_SUFFIX, tname);
         _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
         _cleanup_close_ int fd = -EBADF;
         const char *name;
@@ -93,7 +93,7 @@ static bool orphans_transcript_in_root(int runtime_fd, const char *tname) {
 }
 
 bool orphans_transcript_anywhere(const int *runtime_fds, size_t n, const char *id) {
-        _cleanup_free_ char *tname = strprintf("%s.jsonl", id);
+        _cleanup_free_ char *tname = util_strprintf("%s.jsonl", id);
 
         if (!tname)
                 return true;

@@ -143,7 +143,7 @@ typedef struct ScanProject {
 } ScanProject;
 
 static int scan_out_add_session(ScanOut *out, Session *s) {
-        if (greedy_realloc((void **)&out->sessions, &out->alloc_sessions, out->n_sessions + 1,
+        if (util_greedy_realloc((void **)&out->sessions, &out->alloc_sessions, out->n_sessions + 1,
                            sizeof(Session)) < 0) {
                 inventory_session_done(s);
                 return -ENOMEM;
@@ -154,7 +154,7 @@ static int scan_out_add_session(ScanOut *out, Session *s) {
 }
 
 static int scan_out_add_orphan(ScanOut *out, Orphan *o) {
-        if (greedy_realloc((void **)&out->orphans, &out->alloc_orphans, out->n_orphans + 1,
+        if (util_greedy_realloc((void **)&out->orphans, &out->alloc_orphans, out->n_orphans + 1,
                            sizeof(Orphan)) < 0) {
                 inventory_orphan_done(o);
                 return -ENOMEM;
@@ -182,7 +182,7 @@ static int scan_cmp_str(const void *a, const void *b) {
 static int scan_names_add(ScanNames *n, const char *name) {
         char *s = strdup(name);
 
-        if (!s || greedy_realloc((void **)&n->v, &n->alloc, n->n + 1, sizeof(char *)) < 0) {
+        if (!s || util_greedy_realloc((void **)&n->v, &n->alloc, n->n + 1, sizeof(char *)) < 0) {
                 free(s);
                 return -ENOMEM;
         }
@@ -211,7 +211,7 @@ static void scan_entries_done(ScanEntries *e) {
 /* Case-insensitive order of ids (ties by exact id). */
 static int scan_cmp_entry(const void *a, const void *b) {
         const ScanEntry *x = a, *y = b;
-        int c = ascii_strcasecmp(x->id, y->id);
+        int c = util_ascii_strcasecmp(x->id, y->id);
         return c != 0 ? c : strcmp(x->id, y->id);
 }
 
@@ -222,7 +222,7 @@ static int scan_entries_add(ScanEntries *e, const char id[SESSION_ID_MAX + 1], c
 
         memcpy(x.id, id, sizeof(x.id));
         x.name = strdup(name);
-        if (!x.name || greedy_realloc((void **)&e->v, &e->alloc, e->n + 1, sizeof(ScanEntry)) < 0) {
+        if (!x.name || util_greedy_realloc((void **)&e->v, &e->alloc, e->n + 1, sizeof(ScanEntry)) < 0) {
                 free(x.name);
                 return -ENOMEM;
         }
@@ -394,12 +394,12 @@ static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, bool archiv
         if (fd < 0) {
                 /* not known to be a regular file: stat it first, never open anything else */
                 if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-                        c->problem = strprintf("cannot stat: %s", log_errno_to_string(errno));
+                        c->problem = util_strprintf("cannot stat: %s", log_errno_to_string(errno));
                         return c->problem ? 0 : -ENOMEM;
                 }
                 fs_fileid_from_stat(&c->id, &st);
                 if (!S_ISREG(st.st_mode)) {
-                        c->problem = strprintf("not a regular file (%s)",
+                        c->problem = util_strprintf("not a regular file (%s)",
                                                scan_type_name(st.st_mode));
                         return c->problem ? 0 : -ENOMEM;
                 }
@@ -409,7 +409,7 @@ static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, bool archiv
                 }
                 fd = fs_open_noatime(dfd, name, O_RDONLY);
                 if (fd < 0) {
-                        c->problem = strprintf("cannot open: %s", log_errno_to_string(-fd));
+                        c->problem = util_strprintf("cannot open: %s", log_errno_to_string(-fd));
                         return c->problem ? 0 : -ENOMEM;
                 }
                 if (fstat(fd, &fst) < 0 || !S_ISREG(fst.st_mode) || fst.st_dev != st.st_dev ||
@@ -489,7 +489,7 @@ static int scan_cold_read(ScanCtx *ctx, int cold_fd, const ScanEntry *e, bool wa
                 return -ENOMEM;
         fd = fs_open_noatime(cold_fd, e->name, O_RDONLY);
         if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != ctx->dev) {
-                c->problem = strprintf("compressed transcript: cannot open: %s",
+                c->problem = util_strprintf("compressed transcript: cannot open: %s",
                                        fd < 0 ? log_errno_to_string(-fd) : "not a regular file");
                 return c->problem ? 0 : -ENOMEM;
         }
@@ -519,7 +519,7 @@ static int scan_cold_read(ScanCtx *ctx, int cold_fd, const ScanEntry *e, bool wa
                 const char *why = cold_damage_why(r);
 
                 c->problem = why ? strdup(why)
-                                 : strprintf("compressed transcript unreadable: %s",
+                                 : util_strprintf("compressed transcript unreadable: %s",
                                              log_errno_to_string(-(r < 0 ? r : mfd)));
                 return c->problem ? 0 : -ENOMEM;
         }
@@ -548,8 +548,8 @@ static void scan_cold_sidecars(const ScanCtx *ctx, Session *s, const ScanProject
         char sha[65];
 
         for (size_t i = 0; p->cold_fd >= 0 && i < ELEMENTSOF(exts); i++) {
-                _cleanup_free_ char *n = strprintf("%s.%s", s->id, exts[i]);
-                _cleanup_free_ char *z = n ? strprintf("%s" COLD_SUFFIX, n) : NULL;
+                _cleanup_free_ char *n = util_strprintf("%s.%s", s->id, exts[i]);
+                _cleanup_free_ char *z = n ? util_strprintf("%s" COLD_SUFFIX, n) : NULL;
                 uint64_t orig = 0;
                 struct stat st;
                 bool mount = false;
@@ -880,15 +880,15 @@ static int scan_project_chats(ScanCtx *ctx, ScanProject *p, int pfd, bool *ret_e
 
                 if (i < act.n)
                         id = act.v[i].id;
-                if (j < arc.n && (!id || ascii_strcasecmp(arc.v[j].id, id) < 0))
+                if (j < arc.n && (!id || util_ascii_strcasecmp(arc.v[j].id, id) < 0))
                         id = arc.v[j].id;
-                if (l < cold.n && (!id || ascii_strcasecmp(cold.v[l].id, id) < 0))
+                if (l < cold.n && (!id || util_ascii_strcasecmp(cold.v[l].id, id) < 0))
                         id = cold.v[l].id;
-                if (i < act.n && ascii_strcasecmp(act.v[i].id, id) == 0)
+                if (i < act.n && util_ascii_strcasecmp(act.v[i].id, id) == 0)
                         a = &act.v[i++];
-                if (j < arc.n && ascii_strcasecmp(arc.v[j].id, id) == 0)
+                if (j < arc.n && util_ascii_strcasecmp(arc.v[j].id, id) == 0)
                         b = &arc.v[j++];
-                if (l < cold.n && ascii_strcasecmp(cold.v[l].id, id) == 0)
+                if (l < cold.n && util_ascii_strcasecmp(cold.v[l].id, id) == 0)
                         z = &cold.v[l++];
                 r = scan_session(ctx, p, a, b, z);
                 if (r < 0)
@@ -1046,7 +1046,7 @@ static int scan_out_merge(ScanCtx *c, ScanOut *out) {
                         inventory_orphan_done(&out->orphans[i]);
         out->n_orphans = 0;
         if (r >= 0 && out->pending.n > 0) {
-                if (greedy_realloc((void **)&c->pending.v, &c->pending.alloc,
+                if (util_greedy_realloc((void **)&c->pending.v, &c->pending.alloc,
                                    c->pending.n + out->pending.n, sizeof(ScanPending)) < 0)
                         r = -ENOMEM;
                 else {
@@ -1321,9 +1321,9 @@ static int scan_tree(ScanCtx *ctx) {
                 /* in name order: the sessions arrive nearly sorted (see inventory_sort()) */
                 if (names.n > 1)
                         qsort(names.v, names.n, sizeof(char *), scan_cmp_str);
-                t0 = mono_sec();
+                t0 = util_mono_sec();
                 r = scan_projects(ctx, pfd, names.v, names.n, hfd, hdev);
-                log_debug("'%s': %zu projects in %.3f s", t->runtime_dir, names.n, mono_sec() - t0);
+                log_debug("'%s': %zu projects in %.3f s", t->runtime_dir, names.n, util_mono_sec() - t0);
                 if (r < 0)
                         return r;
         } else {
@@ -1373,7 +1373,7 @@ int qwen_scan(Inventory *inv, const ScanOptions *o) {
                                 r = k;
                 }
         }
-        t0 = mono_sec();
+        t0 = util_mono_sec();
         inventory_sort(inv);
         /* before anything that needs every transcript of a tree */
         k = roots_workspaces(inv, o->store, getenv("HOME"));
@@ -1386,7 +1386,7 @@ int qwen_scan(Inventory *inv, const ScanOptions *o) {
                 for (size_t i = 0; i < inv->n_trees; i++)
                         if (inv->trees[i].store == o->store)
                                 session_times_scan(inv, i);
-        log_debug("scan: sorted and found orphans in %.3f s", mono_sec() - t0);
+        log_debug("scan: sorted and found orphans in %.3f s", util_mono_sec() - t0);
         if (k < 0)
                 r = k;
 finish:

@@ -49,7 +49,7 @@ static int qwen_store_measure(const Inventory *inv, size_t t, StoreSize *ret) {
 }
 
 static char *qwen_store_session_path(const Session *s, bool archived) {
-        return strprintf("projects/%s/chats/%s%s.jsonl", s->project_dir,
+        return util_strprintf("projects/%s/chats/%s%s.jsonl", s->project_dir,
                          archived ? "archive/" : "", s->id);
 }
 

@@ -52,7 +52,7 @@ bool qwen_session_id_valid(const char *id) {
 }
 
 bool qwen_session_id_equal(const char *a, const char *b) {
-        return a && b && ascii_strcasecmp(a, b) == 0;
+        return a && b && util_ascii_strcasecmp(a, b) == 0;
 }
 
 char *qwen_sanitize_cwd(const char *cwd) {

@@ -148,7 +148,7 @@ static int roots_resolve_path(const char *value, const char *home, char **ret) {
         if (streq(value, "~") || strneq(value, "~/", 2) || strneq(value, "~\\", 2)) {
                 if (!home || home[0] != '/')
                         return -EINVAL;
-                joined = strprintf("%s/%s", home, value[1] ? value + 2 : "");
+                joined = util_strprintf("%s/%s", home, value[1] ? value + 2 : "");
                 /* Qwen splits the rest on both separators */
                 if (joined)
                         for (char *c = joined + strlen(home); *c; c++)
@@ -162,7 +162,7 @@ static int roots_resolve_path(const char *value, const char *home, char **ret) {
                 cwd = getcwd(NULL, 0);
                 if (!cwd)
                         return -errno;
-                joined = strprintf("%s/%s", cwd, value);
+                joined = util_strprintf("%s/%s", cwd, value);
         }
         if (!joined)
                 return -ENOMEM;
@@ -186,7 +186,7 @@ static char *roots_defaults_path(const char *system) {
 
         if (!slash)
                 return strdup(SETTINGS_SYSTEM_DEFAULTS_NAME);
-        return strprintf("%.*s/%s", (int)(slash - system), system, SETTINGS_SYSTEM_DEFAULTS_NAME);
+        return util_strprintf("%.*s/%s", (int)(slash - system), system, SETTINGS_SYSTEM_DEFAULTS_NAME);
 }
 
 /* Why settings_read_file() did not give a file's object. */
@@ -235,7 +235,7 @@ static int roots_settings_paths(const RootsOptions *o, const char *global_dir,
                 return -EINVAL;
         ret[ROOTS_SYSTEM] = strdup(o->system_settings && *o->system_settings ?
                                            o->system_settings : SETTINGS_SYSTEM_PATH);
-        ret[ROOTS_USER] = path_join(global_dir, "settings.json");
+        ret[ROOTS_USER] = util_path_join(global_dir, "settings.json");
         if (!ret[ROOTS_SYSTEM] || !ret[ROOTS_USER])
                 return -ENOMEM;
         ret[ROOTS_DEFAULTS] = o->system_defaults && *o->system_defaults ?
@@ -380,7 +380,7 @@ static int roots_settings_env_runtime(const RootsOptions *o, const char *g, cons
         if (o->runtime_env && *o->runtime_env)
                 return 0;
         if (o->home && o->home[0] == '/') {
-                _cleanup_free_ char *legacy = path_join(o->home, ".qwen"), *legacy_n = NULL;
+                _cleanup_free_ char *legacy = util_path_join(o->home, ".qwen"), *legacy_n = NULL;
                 legacy_n = legacy ? roots_normalize(legacy) : NULL;
                 if (!legacy_n)
                         return -ENOMEM;
@@ -401,7 +401,7 @@ static int roots_settings_env_runtime(const RootsOptions *o, const char *g, cons
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0) {
-                        *ret_why = strprintf("the %s file '%s' cannot be used as Qwen reads it "
+                        *ret_why = util_strprintf("the %s file '%s' cannot be used as Qwen reads it "
                                              "(%s), and Qwen 0.15.6 applies env.QWEN_RUNTIME_DIR "
                                              "from it",
                                              roots_file_kind[f], paths[f], roots_file_error(r));
@@ -448,7 +448,7 @@ static int roots_settings_env_runtime(const RootsOptions *o, const char *g, cons
         json_object_put(doc);
         if (r == 0)
                 return 0;
-        *ret_why = strprintf("env.QWEN_RUNTIME_DIR in the %s file '%s' (Qwen 0.15.6 applies it) "
+        *ret_why = util_strprintf("env.QWEN_RUNTIME_DIR in the %s file '%s' (Qwen 0.15.6 applies it) "
                              "may have put sessions in a runtime directory qgc does not see",
                              roots_file_kind[f], paths[f]);
         return *ret_why ? 1 : -ENOMEM;
@@ -476,15 +476,15 @@ static int roots_dotenv(const RootsOptions *o, const char *g, char **ret_home, c
         size_t n_files = 0;
         int r = 0;
 
-        files[n_files++] = path_join(g, ".env");
+        files[n_files++] = util_path_join(g, ".env");
         if (o->home && o->home[0] == '/') {
-                legacy = path_join(o->home, ".qwen");
+                legacy = util_path_join(o->home, ".qwen");
                 legacy_n = legacy ? roots_normalize(legacy) : NULL;
                 if (!legacy_n)
                         r = -ENOMEM;
                 else if (!streq(legacy_n, g))
-                        files[n_files++] = path_join(legacy_n, ".env");
-                files[n_files++] = path_join(o->home, ".env");
+                        files[n_files++] = util_path_join(legacy_n, ".env");
+                files[n_files++] = util_path_join(o->home, ".env");
         }
         for (size_t f = 0; f < n_files && r >= 0; f++) {
                 if (!files[f]) {
@@ -566,7 +566,7 @@ int roots_resolve_opts(const RootsOptions *o, Tree *ret, char **ret_why) {
                 _cleanup_free_ char *h = NULL;
                 if (!home || home[0] != '/')
                         return -EINVAL;
-                h = path_join(home, ".qwen");
+                h = util_path_join(home, ".qwen");
                 if (!h)
                         return -ENOMEM;
                 g = roots_normalize(h);
@@ -638,7 +638,7 @@ int roots_from_dir(const char *dir, Tree *ret) {
                 _cleanup_free_ char *cwd = getcwd(NULL, 0), *joined = NULL;
                 if (!cwd)
                         return -errno;
-                joined = path_join(cwd, dir);
+                joined = util_path_join(cwd, dir);
                 g = joined ? roots_normalize(joined) : NULL;
         }
         if (!g)
@@ -682,7 +682,7 @@ static int roots_ws_same(const char *v, const char *cwd, const char *home, const
                 if (r < 0)
                         return 0;
         } else {
-                joined = strprintf("%s/%s", cwd, resolved);
+                joined = util_strprintf("%s/%s", cwd, resolved);
                 if (!joined)
                         return -ENOMEM;
                 if (!roots_dotdot_lexical(joined))
@@ -744,7 +744,7 @@ static int roots_ws_settings(int cfd, const char *cwd, const Tree *tr, const cha
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
-                *ret_why = strprintf("its workspace settings '%s/.qwen/settings.json' cannot be "
+                *ret_why = util_strprintf("its workspace settings '%s/.qwen/settings.json' cannot be "
                                      "used (%s)",
                                      cwd, roots_ws_error(r, false));
                 return *ret_why ? 1 : -ENOMEM;
@@ -756,7 +756,7 @@ static int roots_ws_settings(int cfd, const char *cwd, const Tree *tr, const cha
             (json_object_object_get_ex(env, "QWEN_RUNTIME_DIR", NULL) ||
              json_object_object_get_ex(env, "QWEN_HOME", NULL))) {
                 json_object_put(doc);
-                *ret_why = strprintf("its workspace settings '%s/.qwen/settings.json' set "
+                *ret_why = util_strprintf("its workspace settings '%s/.qwen/settings.json' set "
                                      "QWEN_RUNTIME_DIR or QWEN_HOME in env (Qwen 0.15.6 "
                                      "applies them)",
                                      cwd);
@@ -782,7 +782,7 @@ static int roots_ws_settings(int cfd, const char *cwd, const Tree *tr, const cha
         json_object_put(doc);
         if (same)
                 return 0;
-        *ret_why = strprintf("its workspace settings '%s/.qwen/settings.json' set "
+        *ret_why = util_strprintf("its workspace settings '%s/.qwen/settings.json' set "
                              "advanced.runtimeOutputDir",
                              cwd);
         return *ret_why ? 1 : -ENOMEM;
@@ -843,7 +843,7 @@ static int roots_ws_dotenv(const char *cwd, const Tree *tr, const char *home, Ha
                         return roots_ws_remember(clean, cwd, *dir ? strlen(dir) : 0, false);
                 dfd = open(*dir ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (dfd < 0 && errno != ENOENT && errno != ENOTDIR) {
-                        *ret_why = strprintf("'%s' cannot be searched for the .env files Qwen "
+                        *ret_why = util_strprintf("'%s' cannot be searched for the .env files Qwen "
                                              "loads (%s)",
                                              *dir ? dir : "/", log_errno_to_string(errno));
                         return *ret_why ? 1 : -ENOMEM;
@@ -878,7 +878,7 @@ static int roots_ws_dotenv(const char *cwd, const Tree *tr, const char *home, Ha
                         if (r == -ENOMEM)
                                 return r;
                         if (r < 0) {
-                                *ret_why = strprintf("the .env file '%s/%s' Qwen may load cannot "
+                                *ret_why = util_strprintf("the .env file '%s/%s' Qwen may load cannot "
                                                      "be used (%s)",
                                                      *dir ? dir : "",
                                                      f == 0 ? ".env" : ".qwen/.env",
@@ -896,7 +896,7 @@ static int roots_ws_dotenv(const char *cwd, const Tree *tr, const char *home, Ha
                                         return r;
                                 if (same)
                                         continue;
-                                *ret_why = strprintf("the .env file '%s/%s' sets %s (Qwen "
+                                *ret_why = util_strprintf("the .env file '%s/%s' sets %s (Qwen "
                                                      "0.15.6 applies it)",
                                                      *dir ? dir : "",
                                                      f == 0 ? ".env" : ".qwen/.env", keys[k]);
@@ -943,7 +943,7 @@ static int roots_ws_check(const Tree *tr, const char *cwd_raw, const char *home,
         if (cfd < 0) {
                 if (errno == ENOENT || errno == ENOTDIR)
                         return 0; /* gone: no Qwen starts there, and what it read is gone */
-                *ret_why = strprintf("its directory '%s' cannot be looked at (%s)", cwd,
+                *ret_why = util_strprintf("its directory '%s' cannot be looked at (%s)", cwd,
                                      log_errno_to_string(errno));
                 return *ret_why ? 1 : -ENOMEM;
         }
@@ -963,7 +963,7 @@ static void roots_clean_done(Hashmap *h) {
 }
 
 static int roots_ws_idcmp(const void *a, const void *b) {
-        return ascii_strcasecmp(*(char *const *)a, *(char *const *)b);
+        return util_ascii_strcasecmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* The session ids of G's entries that are kept per session and that no scanned transcript has:

@@ -177,7 +177,7 @@ int session_times_append(int global_fd, dev_t global_dev, const char *text, size
         }
         if (fd < 0)
                 return fd;
-        r = write_all(fd, text, n);
+        r = util_write_all(fd, text, n);
         if (r >= 0)
                 r = fs_fsync(fd);
         if (r >= 0 && created)

@@ -525,7 +525,7 @@ static int usage_index_list(int fd, char ***ret, size_t *ret_n) {
 
         fs_dir_init(&d, fd);
         while ((r = fs_dir_next(&d, &name, &type)) > 0) {
-                if (greedy_realloc((void **)&names, &cap, n + 1, sizeof(char *)) < 0 ||
+                if (util_greedy_realloc((void **)&names, &cap, n + 1, sizeof(char *)) < 0 ||
                     !(names[n] = strdup(name))) {
                         r = -ENOMEM;
                         break;
@@ -588,7 +588,7 @@ static int usage_index_rebuild_lines(int global_fd, StrBuf *out) {
                         _cleanup_free_ char *line = NULL, *key = NULL;
                         struct stat st;
 
-                        if (!endswith(files[j], ".jsonl") || endswith(files[j], ".ledger.jsonl"))
+                        if (!util_endswith(files[j], ".jsonl") || util_endswith(files[j], ".ledger.jsonl"))
                                 continue;
                         if (fstatat(chats_fd, files[j], &st, AT_SYMLINK_NOFOLLOW) < 0) {
                                 if (errno != ENOENT)
@@ -642,7 +642,7 @@ static int usage_index_copy(int src, uint64_t from, uint64_t to, int dst, char *
                         return (int)k;
                 if (k == 0)
                         return -EIO;
-                int r = write_all(dst, buf, (size_t)k);
+                int r = util_write_all(dst, buf, (size_t)k);
                 if (r < 0)
                         return r;
                 *last = buf[k - 1];
@@ -677,9 +677,9 @@ static int usage_index_freeze_once(int global_fd, const StrBuf *lines) {
         /* the file's bytes so far stay as they are (none is a v1 record), then a fresh line */
         r = ofd >= 0 ? usage_index_copy(ofd, 0, (uint64_t)ost.st_size, tfd, &last) : 0;
         if (r >= 0 && last != '\n')
-                r = write_all(tfd, "\n", 1);
+                r = util_write_all(tfd, "\n", 1);
         if (r >= 0)
-                r = write_all(tfd, lines->buf, lines->len);
+                r = util_write_all(tfd, lines->buf, lines->len);
         if (r >= 0 && ofd >= 0 && fchmod(tfd, ost.st_mode & 07777) < 0)
                 r = -errno;
         if (r >= 0 && fsync(tfd) < 0)
@@ -720,7 +720,7 @@ static int usage_index_freeze_once(int global_fd, const StrBuf *lines) {
                         r = usage_index_copy(ofd, (uint64_t)ost.st_size, (uint64_t)st.st_size, afd,
                                           &last);
                         if (r >= 0 && last != '\n')
-                                r = write_all(afd, "\n", 1);
+                                r = util_write_all(afd, "\n", 1);
                         if (r >= 0 && fsync(afd) < 0)
                                 r = -errno;
                         if (r < 0)
@@ -765,7 +765,7 @@ int usage_index_freeze_history(UsageIndex *idx, int global_fd) {
 /* The JSON string value of "key" in the line [p, e): 1 with *ret (unescaped), 0 when the line
  * has none that qgc reads with certainty, -ENOMEM. */
 static int usage_index_line_string(const char *p, const char *e, const char *key, char **ret) {
-        _cleanup_free_ char *pat = strprintf("\"%s\":\"", key);
+        _cleanup_free_ char *pat = util_strprintf("\"%s\":\"", key);
         const char *v, *q;
         size_t plen;
 
@@ -787,7 +787,7 @@ static int usage_index_line_string(const char *p, const char *e, const char *key
 }
 
 static int usage_index_idcmp(const void *a, const void *b) {
-        return ascii_strcasecmp(*(char *const *)a, *(char *const *)b);
+        return util_ascii_strcasecmp(*(char *const *)a, *(char *const *)b);
 }
 
 int usage_index_projects(int gfd, const char *const *ids, size_t n, char ***cwds, size_t *n_cwds) {

@@ -68,7 +68,7 @@ void usage_index_appended(UsageIndex *idx, const UsageAppend *a);
 int usage_index_freeze_history(UsageIndex *idx, int global_fd);
 
 /* The cwds ("project") that the file records for the sessions of ids (n, sorted by
- * ascii_strcasecmp()), each once, appended to *cwds (*n_cwds): a text scan of each line for
+ * util_ascii_strcasecmp()), each once, appended to *cwds (*n_cwds): a text scan of each line for
  * "sessionId":"<id>" and "project":"<absolute path>" without escapes, read without moving the
  * atime in 1 MiB windows, a longer line skipped; a file that cannot be read gives nothing.
  * 0 or -ENOMEM. */

@@ -34,7 +34,7 @@ int fixture_new(char **ret_root) {
 
         if (!tmp || !*tmp)
                 tmp = "/tmp";
-        p = strprintf("%s/qgc-test-XXXXXX", tmp);
+        p = util_strprintf("%s/qgc-test-XXXXXX", tmp);
         if (!p)
                 return -ENOMEM;
         if (!mkdtemp(p))
@@ -89,7 +89,7 @@ const char *fixture_testdata(const char *rel) {
 char *fixture_path(const char *root, const char *rel) {
         if (!rel || !*rel)
                 return strdup(root);
-        return path_join(root, rel);
+        return util_path_join(root, rel);
 }
 
 /* mkdir -p of an absolute path; the last component too when is_dir, else only its parents. */
@@ -554,7 +554,7 @@ static int fixture_local_claims(const char *tree) {
         if (!pd)
                 return errno == ENOENT ? 0 : -errno;
         while (r >= 0 && (pe = fixture_readdir(pd))) {
-                _cleanup_free_ char *chats = strprintf("%s/%s/chats", projects, pe->d_name);
+                _cleanup_free_ char *chats = util_strprintf("%s/%s/chats", projects, pe->d_name);
                 DIR *cd = chats ? opendir(chats) : NULL;
                 struct dirent *ce;
 
@@ -568,7 +568,7 @@ static int fixture_local_claims(const char *tree) {
 
                         if (!fixture_endswith(ce->d_name, ".runtime.json"))
                                 continue;
-                        f = strprintf("%s/%s", chats, ce->d_name);
+                        f = util_strprintf("%s/%s", chats, ce->d_name);
                         if (!f || stat(f, &st) < 0 || !(o = json_object_from_file(f)))
                                 continue;
                         json_object_object_add(o, "hostname", json_object_new_string(u.nodename));
@@ -727,14 +727,14 @@ static int fixture_snapshot_entry(int dfd, const char *name, const char *rel, bo
                 atime_ns = 0; /* readlink itself bumps it */
         } else if (S_ISDIR(st.st_mode) && !dir_atime)
                 atime_ns = 0;
-        line = strprintf("%s %c %04o %" PRIu64 " %" PRId64 " %" PRId64 " %016" PRIx64, rel,
+        line = util_strprintf("%s %c %04o %" PRIu64 " %" PRId64 " %" PRId64 " %016" PRIx64, rel,
                          fixture_type_char(st.st_mode), (unsigned)(st.st_mode & 07777),
                          S_ISDIR(st.st_mode) ? 0 : (uint64_t)st.st_size,
                          (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, atime_ns,
                          h);
         if (!line)
                 return -ENOMEM;
-        r = greedy_realloc((void **)&out->v, &out->alloc, out->n + 1, sizeof(char *));
+        r = util_greedy_realloc((void **)&out->v, &out->alloc, out->n + 1, sizeof(char *));
         if (r < 0) {
                 free(line);
                 return r;
@@ -759,7 +759,7 @@ static int fixture_snapshot_dir(int dfd, const char *prefix, bool dir_atime, Sna
         while ((de = fixture_readdir(d))) {
                 _cleanup_free_ char *rel = NULL;
 
-                rel = *prefix ? path_join(prefix, de->d_name) : strdup(de->d_name);
+                rel = *prefix ? util_path_join(prefix, de->d_name) : strdup(de->d_name);
                 if (!rel) {
                         r = -ENOMEM;
                         break;
@@ -894,7 +894,7 @@ int fixture_corpus_teardown(void **state) {
 }
 
 int fixture_corpus_scan(FixtureCorpus *fx, unsigned hygiene) {
-        ScanOptions o = { .now = now_msec(), .no_atime = true, .hygiene = hygiene };
+        ScanOptions o = { .now = util_now_msec(), .no_atime = true, .hygiene = hygiene };
         Tree t = {};
         int r;
 

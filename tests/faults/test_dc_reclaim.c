@@ -45,7 +45,7 @@ static void sh(const char *root, const char *fmt, ...) {
         va_start(ap, fmt);
         assert_true(vasprintf(&inner, fmt, ap) >= 0);
         va_end(ap);
-        cmd = strprintf("cd '%s' && { %s; } >/dev/null 2>&1", root, inner);
+        cmd = util_strprintf("cd '%s' && { %s; } >/dev/null 2>&1", root, inner);
         assert_non_null(cmd);
         assert_int_equal(system(cmd), 0);
 }
@@ -86,7 +86,7 @@ static void plant(const char *root, bool git) {
         assert_int_equal(fixture_write(root, P "sessions-index.json",
                 "{\n  \"version\": 1,\n  \"entries\": [\n    {\"id\": \"" ID_A "\", \"status\": \"completed\"}\n"
                 "  ],\n  \"originalPath\": \"/nonexistent/qgc-dcr/proj\"\n}"), 0);
-        a = strprintf("{\"sessionId\":\"" ID_A "\",\"role\":\"user\",\"checkpointHash\":\"%s\"}\n", hash_a);
+        a = util_strprintf("{\"sessionId\":\"" ID_A "\",\"role\":\"user\",\"checkpointHash\":\"%s\"}\n", hash_a);
         assert_int_equal(fixture_write(root, P ID_A ".jsonl", a), 0);
         assert_int_equal(fixture_write(root, P ID_D ".jsonl",
                                        "{\"sessionId\":\"" ID_D "\",\"role\":\"user\"}\n"), 0);
@@ -160,7 +160,7 @@ static int reclaim(const char *root, const Inventory *inv, const Orphan *o, unsi
 /* Every path below the store with its type and size (git's objects left out: their packing
  * differs by run), sorted. */
 static char *state(const char *root) {
-        _cleanup_free_ char *cmd = strprintf("cd '%s/s/.deepcode' && find . -path '*/.git/objects' "
+        _cleanup_free_ char *cmd = util_strprintf("cd '%s/s/.deepcode' && find . -path '*/.git/objects' "
                                              "-prune -o -printf '%%y %%s %%p\\n' | grep -v "
                                              "'/.git/' | sort", root);
         char buf[8192];
@@ -283,8 +283,8 @@ static void test_dc_reclaim_limits(void **state) {
         assert_int_equal(fixture_write_size(root, "s/.deepcode/logs/error.log", DC_ERROR_LOG_REPORT), 0);
         memset(id, 'i', SESSION_ID_MAX);
         id[SESSION_ID_MAX] = 0;
-        rel = strprintf(P "%s.jsonl", id);
-        line = strprintf("{\"sessionId\":\"%s\"}\n", id);
+        rel = util_strprintf(P "%s.jsonl", id);
+        line = util_strprintf("{\"sessionId\":\"%s\"}\n", id);
         assert_int_equal(fixture_write(root, rel, line), 0);
         inv = scan(root);
         assert_null(find(inv, ORPHAN_DC_ERROR_LOG, NULL));
@@ -297,8 +297,8 @@ static void test_dc_reclaim_limits(void **state) {
         id[SESSION_ID_MAX + 1] = 0;
         free(rel);
         free(line);
-        rel = strprintf(P "%s.jsonl", id);
-        line = strprintf("{\"sessionId\":\"%s\"}\n", id);
+        rel = util_strprintf(P "%s.jsonl", id);
+        line = util_strprintf("{\"sessionId\":\"%s\"}\n", id);
         assert_int_equal(fixture_write(root, rel, line), 0);
         inv = scan(root);
         o = find(inv, ORPHAN_DC_ERROR_LOG, NULL);
@@ -365,7 +365,7 @@ static void test_dc_reclaim_corpus(void **state) {
 
                 if (o->kind != ORPHAN_DC_CHECKPOINTS)
                         continue;
-                git = strprintf("home/.deepcode/projects/%s/file-history", o->project_dir);
+                git = util_strprintf("home/.deepcode/projects/%s/file-history", o->project_dir);
                 assert_int_equal(reclaim(root, inv, o, 0, NULL, &bytes), 0);
                 assert_true(bytes >= o->bytes_alloc); /* the plan's is a lower bound */
                 sh(root, DC_GIT_PROGRAM " -C '%s' fsck --strict --no-dangling", git);

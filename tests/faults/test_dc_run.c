@@ -49,7 +49,7 @@ void __wrap_actions_report_step(void *userdata, const char *what);
 void __wrap_actions_report_step(void *userdata, const char *what) {
         __real_actions_report_step(userdata, what);
         if (hk.rewrite_text && strneq(what, "replace projects/", 17)) {
-                _cleanup_free_ char *tmp = strprintf("%s.dc-tmp", hk.rewrite_index);
+                _cleanup_free_ char *tmp = util_strprintf("%s.dc-tmp", hk.rewrite_index);
                 FILE *f = fopen(tmp, "we");
 
                 assert_non_null(f);
@@ -80,7 +80,7 @@ static void run_done(Run *r) {
 /* Scan the store dc and plan DELETE for the sessions ids (NULL-terminated), KEEP the rest;
  * execute; return actions_execute()'s result with the stats. */
 static int run_delete(const char *dc, const char *const *ids, ActionStats *st) {
-        ScanOptions so = { .now = now_msec(), .no_atime = true };
+        ScanOptions so = { .now = util_now_msec(), .no_atime = true };
         Tree t = {};
         Run r = {};
         size_t n = 0;
@@ -191,13 +191,13 @@ static int teardown(void **state) {
 }
 
 static void write_session(T *t, const char *id) {
-        _cleanup_free_ char *rel = strprintf(PROJ "/%s.jsonl", id);
-        _cleanup_free_ char *line = strprintf(
+        _cleanup_free_ char *rel = util_strprintf(PROJ "/%s.jsonl", id);
+        _cleanup_free_ char *line = util_strprintf(
                 "{\"id\":\"m1\",\"sessionId\":\"%s\",\"role\":\"user\",\"content\":\"hi\","
                 "\"visible\":true,\"createTime\":\"2026-01-01T00:00:00.000Z\"}\n", id);
-        _cleanup_free_ char *img = strprintf(PROJ "/images/%s/a.png", id);
-        _cleanup_free_ char *ref = strprintf(PROJ "/file-history/.git/refs/heads/%s", id);
-        _cleanup_free_ char *log = strprintf(PROJ "/file-history/.git/logs/refs/heads/%s", id);
+        _cleanup_free_ char *img = util_strprintf(PROJ "/images/%s/a.png", id);
+        _cleanup_free_ char *ref = util_strprintf(PROJ "/file-history/.git/refs/heads/%s", id);
+        _cleanup_free_ char *log = util_strprintf(PROJ "/file-history/.git/logs/refs/heads/%s", id);
 
         assert_int_equal(fixture_write(t->root, rel, line), 0);
         assert_int_equal(fixture_write(t->root, img, "png"), 0);
@@ -213,10 +213,10 @@ static void fixture_store(T *t, const char *index) {
 }
 
 static void check_gone(T *t, const char *id, bool gone) {
-        _cleanup_free_ char *a = strprintf(PROJ "/%s.jsonl", id);
-        _cleanup_free_ char *b = strprintf(PROJ "/images/%s", id);
-        _cleanup_free_ char *c = strprintf(PROJ "/file-history/.git/refs/heads/%s", id);
-        _cleanup_free_ char *d = strprintf(PROJ "/file-history/.git/logs/refs/heads/%s", id);
+        _cleanup_free_ char *a = util_strprintf(PROJ "/%s.jsonl", id);
+        _cleanup_free_ char *b = util_strprintf(PROJ "/images/%s", id);
+        _cleanup_free_ char *c = util_strprintf(PROJ "/file-history/.git/refs/heads/%s", id);
+        _cleanup_free_ char *d = util_strprintf(PROJ "/file-history/.git/logs/refs/heads/%s", id);
 
         assert_int_equal(fixture_exists(t->root, a), !gone);
         assert_int_equal(fixture_exists(t->root, b), !gone);
@@ -307,11 +307,11 @@ static void test_dc_delete_live_project_skipped(void **state) {
 
         assert_int_equal(fixture_mkdir(t->root, "work/proj"), 0);
         assert_int_equal(dc_project_code(work, &code), 0);
-        index = strprintf("{\n  \"version\": 1,\n  \"entries\": [\n    {\n      \"id\": \"" ID1
+        index = util_strprintf("{\n  \"version\": 1,\n  \"entries\": [\n    {\n      \"id\": \"" ID1
                           "\",\n      \"status\": \"completed\"\n    }\n  ],\n"
                           "  \"originalPath\": \"%s\"\n}", work);
-        rel = strprintf("h/.deepcode/projects/%s/sessions-index.json", code);
-        jsonl = strprintf("h/.deepcode/projects/%s/" ID1 ".jsonl", code);
+        rel = util_strprintf("h/.deepcode/projects/%s/sessions-index.json", code);
+        jsonl = util_strprintf("h/.deepcode/projects/%s/" ID1 ".jsonl", code);
         assert_int_equal(fixture_write(t->root, rel, index), 0);
         assert_int_equal(fixture_write(t->root, jsonl, "{\"sessionId\":\"" ID1 "\"}\n"), 0);
         assert_int_equal(pipe(pipefd), 0);
@@ -406,13 +406,13 @@ static char *snapshot(const char *root, const char *rel) {
 
 /* No index names one of crash_ids without its transcript (each had one). */
 static void check_visible_whole(const char *home) {
-        _cleanup_free_ char *projects = strprintf("%s/.deepcode/projects", home);
+        _cleanup_free_ char *projects = util_strprintf("%s/.deepcode/projects", home);
         DIR *d = opendir(projects);
         struct dirent *de;
 
         assert_non_null(d);
         while ((de = readdir(d))) {
-                _cleanup_free_ char *rel = strprintf("%s/sessions-index.json", de->d_name);
+                _cleanup_free_ char *rel = util_strprintf("%s/sessions-index.json", de->d_name);
                 _cleanup_free_ char *text = NULL;
                 json_object *root = NULL, *entries = NULL;
                 size_t n = 0;
@@ -426,7 +426,7 @@ static void check_visible_whole(const char *home) {
                         const char *id = json_get_string(e, "id");
 
                         for (const char *const *c = crash_ids; *c && id; c++) {
-                                _cleanup_free_ char *f = strprintf("%s/%s.jsonl", de->d_name, *c);
+                                _cleanup_free_ char *f = util_strprintf("%s/%s.jsonl", de->d_name, *c);
 
                                 if (streq(id, *c) && !fixture_exists(projects, f))
                                         fail_msg("%s: an index entry without its transcript", f);
@@ -444,7 +444,7 @@ static void test_dc_crash_after_every_step(void **state) {
         ActionStats st;
         unsigned n;
 
-        cmd = strprintf("mkdir -p '%s/ref' && tar xzf '%s' -C '%s/ref'", t->root, tar, t->root);
+        cmd = util_strprintf("mkdir -p '%s/ref' && tar xzf '%s' -C '%s/ref'", t->root, tar, t->root);
         assert_int_equal(system(cmd), 0);
         ref = fixture_path(t->root, "ref/home/.deepcode");
         assert_int_equal(run_delete(ref, crash_ids, &st), 0);
@@ -453,11 +453,11 @@ static void test_dc_crash_after_every_step(void **state) {
         want = snapshot(t->root, "ref/home");
 
         for (n = 1; n < 100; n++) {
-                _cleanup_free_ char *dir = strprintf("%s/run-%u", t->root, n);
-                _cleanup_free_ char *home = strprintf("%s/home", dir);
-                _cleanup_free_ char *dc = strprintf("%s/home/.deepcode", dir);
-                _cleanup_free_ char *rel = strprintf("run-%u/home", n);
-                _cleanup_free_ char *c = strprintf("mkdir -p '%s' && tar xzf '%s' -C '%s'", dir,
+                _cleanup_free_ char *dir = util_strprintf("%s/run-%u", t->root, n);
+                _cleanup_free_ char *home = util_strprintf("%s/home", dir);
+                _cleanup_free_ char *dc = util_strprintf("%s/home/.deepcode", dir);
+                _cleanup_free_ char *rel = util_strprintf("run-%u/home", n);
+                _cleanup_free_ char *c = util_strprintf("mkdir -p '%s' && tar xzf '%s' -C '%s'", dir,
                                                    tar, dir);
                 _cleanup_free_ char *got = NULL;
                 int status = 0;

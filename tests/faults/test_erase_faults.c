@@ -550,18 +550,18 @@ static void writer_put(Writer *w, const char *text, size_t n) {
         _cleanup_free_ char *row = NULL, *out = NULL, *tmp = NULL, *path = NULL;
         int fd;
 
-        row = strprintf("{\n    \"sessionId\": \"%s\",\n    \"messageId\": %u,\n    \"message\": "
+        row = util_strprintf("{\n    \"sessionId\": \"%s\",\n    \"messageId\": %u,\n    \"message\": "
                         "\"%c-%u\"\n  }", w->id, w->n, w->tag, w->n);
         assert_non_null(row);
         if (streq(text, "[]"))
-                out = strprintf("[\n  %s\n]", row);
+                out = util_strprintf("[\n  %s\n]", row);
         else {
                 assert_true(n >= 2 && streq(text + n - 2, "\n]"));
-                out = strprintf("%.*s,\n  %s\n]", (int)(n - 2), text, row);
+                out = util_strprintf("%.*s,\n  %s\n]", (int)(n - 2), text, row);
         }
         assert_non_null(out);
         path = fixture_path(w->root, w->rel);
-        tmp = strprintf("%s.%c.tmp", path, w->tag);
+        tmp = util_strprintf("%s.%c.tmp", path, w->tag);
         fd = open(w->in_place ? path : tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         assert_true(fd >= 0);
         assert_int_equal(write(fd, out, strlen(out)), (ssize_t)strlen(out));
@@ -606,7 +606,7 @@ static void writer_hook(void *userdata, const char *name) {
 
 /* Is row "<tag>-<i>" in rel? */
 static bool has_writer_row(const char *root, const char *rel, char tag, unsigned i) {
-        _cleanup_free_ char *text = NULL, *want = strprintf("\"%c-%u\"", tag, i);
+        _cleanup_free_ char *text = NULL, *want = util_strprintf("\"%c-%u\"", tag, i);
         size_t n;
 
         assert_non_null(want);
@@ -744,7 +744,7 @@ static void test_erase_writer_outruns_the_rounds(void **state) {
         assert_non_null(strchr(kept, ' '));
         assert_ptr_equal(strchr(kept, ' ') + 1, kept + strlen(kept)); /* exactly one */
         *strchr(kept, ' ') = 0;
-        rel = strprintf("tmp/" HA "/%s", kept);
+        rel = util_strprintf("tmp/" HA "/%s", kept);
         for (unsigned j = 0; j < x.n; j++)
                 assert_true(has_writer_row(root, rel, 'x', j));
         assert_false(has_row_in(root, rel, A));
@@ -834,7 +834,7 @@ static void big_hook(void *userdata, const char *name) {
         memcpy(text, pre, strlen(pre));
         memcpy(text + n - 8, "\"\n  }\n]", 8);
         path = fixture_path(w->root, w->rel);
-        tmp = strprintf("%s.big.tmp", path);
+        tmp = util_strprintf("%s.big.tmp", path);
         assert_non_null(tmp);
         assert_int_equal(fixture_write_bytes(w->root, "tmp/" HA "/logs.json.big.tmp", text, n), 0);
         assert_int_equal(rename(tmp, path), 0);
@@ -865,7 +865,7 @@ static void test_erase_unreadable_writer_version_kept_without_exchange(void **st
         assert_non_null(strchr(kept, ' '));
         assert_ptr_equal(strchr(kept, ' ') + 1, kept + strlen(kept)); /* exactly one */
         *strchr(kept, ' ') = 0;
-        rel = strprintf("tmp/" HA "/%s", kept);
+        rel = util_strprintf("tmp/" HA "/%s", kept);
         assert_non_null(rel);
         assert_int_equal(fixture_read(root, rel, &text, &n), 0);
         assert_int_equal(n, ERASE_FILE_MAX + 1);

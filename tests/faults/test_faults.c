@@ -303,7 +303,7 @@ static void usage_audit_synced(int fd, unsigned seq) {
 /* A line already in the file when the run starts may be Qwen's, which Qwen does not fsync: it
  * counts as not yet fsynced until the run fsyncs the file, like a line the run writes. */
 static void usage_audit_preexisting(const char *global_dir) {
-        _cleanup_free_ char *path = strprintf("%s/usage_record.jsonl", global_dir);
+        _cleanup_free_ char *path = util_strprintf("%s/usage_record.jsonl", global_dir);
         _cleanup_free_ char *buf = NULL;
         _cleanup_close_ int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -EBADF;
         struct stat st;
@@ -879,7 +879,7 @@ static int usage_readable(T *t, const char *id) {
 static void check_salvage_failure_keeps_session(T *t, Verb verb, int err) {
         ApplyPick picks[] = { { S_KILLED, verb }, {} };
         ActionStats st = {};
-        _cleanup_free_ char *log = NULL, *want = strprintf("ERRNO=%d", err);
+        _cleanup_free_ char *log = NULL, *want = util_strprintf("ERRNO=%d", err);
 
         assert_int_equal(apply_execute(t->qwen, picks, &st), 1);
         assert_int_equal(st.n_failed, 1);
@@ -932,7 +932,7 @@ static void check_short_write(T *t, int err) {
         ApplyPick picks[] = { { S_KILLED, VERB_DELETE }, {} };
         ActionStats st = {};
         _cleanup_free_ char *before = test_read_rel(t->qwen, "usage_record.jsonl");
-        _cleanup_free_ char *log = NULL, *after = NULL, *want = strprintf("ERRNO=%d", ENOSPC);
+        _cleanup_free_ char *log = NULL, *after = NULL, *want = util_strprintf("ERRNO=%d", ENOSPC);
         size_t nb = strlen(before);
 
         faults.write_short = 100;
@@ -1001,7 +1001,7 @@ static void test_faults_usage_append_after_partial_line_readable(void **state) {
         ActionStats st = {};
         _cleanup_free_ char *p = fixture_path(t->qwen, "usage_record.jsonl");
         _cleanup_free_ char *golden = apply_golden_record(S_KILLED), *after = NULL;
-        _cleanup_free_ char *want = golden ? strprintf("\n%s", golden) : NULL;
+        _cleanup_free_ char *want = golden ? util_strprintf("\n%s", golden) : NULL;
         static const char frag[] = "{\"version\":1,\"sessionId\":\"cut-short\",\"timestamp\":17";
         FILE *f = fopen(p, "a");
 
@@ -1269,7 +1269,7 @@ static bool crash_find_temp(const char *dir, char **ret_path) {
 
                 if (streq(de->d_name, ".") || streq(de->d_name, ".."))
                         continue;
-                p = strprintf("%s/%s", dir, de->d_name);
+                p = util_strprintf("%s/%s", dir, de->d_name);
                 assert_non_null(p);
                 if (n > 9 && de->d_name[0] == '.' && streq(de->d_name + n - 8, ".qgc-tmp")) {
                         *ret_path = TAKE_PTR(p);
@@ -1380,7 +1380,7 @@ static void crash_run_every_step(T *t, const CrashRun *c) {
         unsigned n;
 
         for (n = 1; n < 200; n++) {
-                _cleanup_free_ char *dir = strprintf("%s%s-%u", c->prefix, c->batch ?: "", n);
+                _cleanup_free_ char *dir = util_strprintf("%s%s-%u", c->prefix, c->batch ?: "", n);
                 _cleanup_free_ char *qwen = fixture_path(t->root, dir);
                 ActionStats st = {};
                 int status = 0;
@@ -1775,13 +1775,13 @@ static void crash_overlap_check(const char *qwen, unsigned n) {
 
         for (size_t i = 0; overlap_picks[i].id; i++) {
                 const char *id = overlap_picks[i].id;
-                _cleanup_free_ char *a = strprintf("%s/%s.jsonl",
+                _cleanup_free_ char *a = util_strprintf("%s/%s.jsonl",
                                                    streq(id, S_WEB) ? P_WEB
                                                    : streq(id, S_KILLED) || streq(id, S_NOTES)
                                                            ? P_NOTES
                                                            : P_API,
                                                    id);
-                _cleanup_free_ char *b = strprintf("%.*s/archive/%s.jsonl",
+                _cleanup_free_ char *b = util_strprintf("%.*s/archive/%s.jsonl",
                                                    (int)(strrchr(a, '/') - a), a, id);
                 if (fixture_exists(qwen, a) || !fixture_exists(qwen, b))
                         fail_msg("step %u: %s not archived after the rerun", n, id);
@@ -1885,7 +1885,7 @@ static void test_faults_batch_shared_usage_line_failure_keeps_both(void **state)
         T *t = *state;
         static const char *upper = "6DCFB8C0-951C-475B-9CA1-0D8837BEAD38";
         _cleanup_free_ char *src = test_read_rel(t->qwen, P_NOTES "/" S_KILLED ".jsonl");
-        _cleanup_free_ char *rel = strprintf(P_NOTES "/%s.jsonl", upper);
+        _cleanup_free_ char *rel = util_strprintf(P_NOTES "/%s.jsonl", upper);
         ApplyPick picks[] = { { S_KILLED, VERB_DELETE }, { upper, VERB_DELETE }, {} };
         ActionStats st = {};
 
@@ -1951,7 +1951,7 @@ static void test_faults_cold_restore_crash_after_every_step_then_rerun(void **st
         assert_false(fixture_exists(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl"));
 
         for (n = 1; n < 50; n++) {
-                _cleanup_free_ char *dir = strprintf("cold%u", n);
+                _cleanup_free_ char *dir = util_strprintf("cold%u", n);
                 _cleanup_free_ char *qwen = fixture_path(t->root, dir);
                 _cleanup_free_ char *got = NULL, *got_pr = NULL, *tmp = NULL;
                 int status = 0;
@@ -2132,7 +2132,7 @@ static int restore_run(const char *qwen, const char *id, const char *project) {
         r = apply_scan(qwen, &inv);
         if (r < 0)
                 return r;
-        r = restore_plan(inv, id, id ? NULL : project, false, now_msec(), &p);
+        r = restore_plan(inv, id, id ? NULL : project, false, util_now_msec(), &p);
         if (r < 0)
                 return r;
         r = actions_execute(p, &st);
@@ -2166,7 +2166,7 @@ static void restore_crash_every_step_by(T *t, const char *id, const char *what, 
         assert_int_equal(restore_run(ref, id, "/srv/demo/scratch"), 0);
         want = crash_tree(ref);
         for (n = 1; n < 100; n++) {
-                _cleanup_free_ char *dir = strprintf("%s%u", what, n);
+                _cleanup_free_ char *dir = util_strprintf("%s%u", what, n);
                 _cleanup_free_ char *qwen = fixture_path(t->root, dir);
                 _cleanup_free_ char *got = NULL;
                 int status = 0;
@@ -2273,7 +2273,7 @@ static void stale_plant(const char *qwen) {
                 _cleanup_free_ char *body = NULL;
 
                 snprintf(id, sizeof id, "0c0ffee0-1234-4abc-8def-0000000000%02d", i);
-                body = strprintf(
+                body = util_strprintf(
                         "{\"uuid\":\"u1\",\"parentUuid\":null,\"sessionId\":\"%s\",\"timestamp\":"
                         "\"2026-10-01T00:00:00.000Z\",\"type\":\"user\",\"cwd\":\"%s\",\"version\":"
                         "\"0.24.4\",\"message\":{\"role\":\"user\",\"parts\":[{\"text\":\"hi\"}]}}\n"
@@ -2329,7 +2329,7 @@ static int stale_run(const char *qwen, ActionStats *ret_stats) {
         _cleanup_(config_done) Config cfg = {};
         ConfigErrors errs = {};
         Tree tr = {};
-        msec_t now = now_msec();
+        msec_t now = util_now_msec();
         ScanOptions so = { .now = now, .no_atime = true };
         PolicyOptions po = { .real_now = now };
         int r;
@@ -2364,7 +2364,7 @@ static char *stale_tree(const char *qwen) {
 
         stale_names(dir, sizeof dir, cwd, sizeof cwd);
         assert_int_equal(qwen_project_hash(cwd, hash), 0);
-        logs = strprintf("tmp/%s/logs.json", hash);
+        logs = util_strprintf("tmp/%s/logs.json", hash);
         assert_int_equal(fixture_set_mtime(qwen, logs, 1), 0);
         return crash_tree(qwen);
 }
@@ -2380,7 +2380,7 @@ static void stale_crash_every(T *t, const char *want, bool by_unlink) {
 
         stale_names(dir, sizeof dir, cwd, sizeof cwd);
         for (n = 1; n < 200; n++) {
-                _cleanup_free_ char *d = strprintf("stale%s%u", by_unlink ? "u" : "", n);
+                _cleanup_free_ char *d = util_strprintf("stale%s%u", by_unlink ? "u" : "", n);
                 _cleanup_free_ char *qwen = fixture_path(t->root, d);
                 _cleanup_free_ char *got = NULL;
                 int status = 0;
@@ -2431,7 +2431,7 @@ static void test_faults_stale_project_crash_after_every_step_then_rerun(void **s
         assert_int_equal(st.n_deleted, STALE_N);
         assert_false(fixture_exists(ref, dir));
         assert_int_equal(qwen_project_hash(cwd, hash), 0);
-        logs = strprintf("tmp/%s/logs.json", hash);
+        logs = util_strprintf("tmp/%s/logs.json", hash);
         got = test_read_rel(ref, logs);
         assert_string_equal(got, "[\n  " CRASH_ROW(S_OTHER) "\n]");
         want = stale_tree(ref);
@@ -2518,7 +2518,7 @@ static void test_faults_cold_compress_crash_after_every_step_then_rerun(void **s
         assert_int_equal(mtime_ns_rel(ref, COLD_SCRATCH "/" S_ARCH ".jsonl.zst"), mt);
 
         for (n = 1; n < 100; n++) {
-                _cleanup_free_ char *dir = strprintf("crash%u", n);
+                _cleanup_free_ char *dir = util_strprintf("crash%u", n);
                 _cleanup_free_ char *qwen = fixture_path(t->root, dir);
                 _cleanup_free_ char *got = NULL, *got_pr = NULL, *tmp = NULL;
                 int status = 0;
@@ -2651,7 +2651,7 @@ static void test_faults_crash_without_usage_file_then_rerun(void **state) {
         assert_int_equal(apply_usage_lines(ref, S_WEB), 1);
 
         for (n = 1; n < 100; n++) {
-                _cleanup_free_ char *dir = strprintf("nofile%u", n);
+                _cleanup_free_ char *dir = util_strprintf("nofile%u", n);
                 _cleanup_free_ char *qwen = fixture_path(t->root, dir);
                 _cleanup_free_ char *got = NULL;
                 int status = 0;
@@ -2862,11 +2862,11 @@ static void test_faults_concurrent_writer_never_loses_records(void **state) {
 
 static const char *sent_field(const char *key) {
         static char val[4096];
-        _cleanup_free_ char *k = strprintf("\n%s=", key);
+        _cleanup_free_ char *k = util_strprintf("\n%s=", key);
         const char *p;
 
         /* the buffer starts with the first field: look for "\nKEY=" after a leading '\n' */
-        _cleanup_free_ char *all = strprintf("\n%s", faults.sent.buf ? faults.sent.buf : "");
+        _cleanup_free_ char *all = util_strprintf("\n%s", faults.sent.buf ? faults.sent.buf : "");
         p = strstr(all, k);
         if (!p)
                 return NULL;
@@ -2881,7 +2881,7 @@ static const char *sent_field(const char *key) {
 static Inventory *scan_with_jobs(const char *qwen, unsigned jobs) {
         Inventory *inv = NULL;
         Tree t = {};
-        ScanOptions so = { .now = now_msec(), .no_atime = true, .jobs = jobs };
+        ScanOptions so = { .now = util_now_msec(), .no_atime = true, .jobs = jobs };
 
         assert_int_equal(inventory_new(&inv), 0);
         assert_int_equal(qwen_store.tree_from_dir(qwen, &t), 0);
@@ -2923,7 +2923,7 @@ static void test_faults_listing_eio_skips_project_and_orphans(void **state) {
                 /* a free-space floor no filesystem meets would delete: not on an incomplete tree */
                 assert_int_equal(config_init_default(&cfg), 0);
                 cfg.tree.keep_free = (SizeSpec){ .is_set = true, .is_percent = true, .percent = 100 };
-                assert_int_equal(policy_evaluate(inv, &cfg, now_msec(), &po, &v), 0);
+                assert_int_equal(policy_evaluate(inv, &cfg, util_now_msec(), &po, &v), 0);
                 for (size_t i = 0; i < v->n_sessions; i++) {
                         _cleanup_free_ char *why = reason_verdict(&v->sessions[i],
                                                                   &inv->sessions[i]);
@@ -3137,14 +3137,14 @@ static void test_journal_file_target_refuses_symlink_and_fifo(void **state) {
 
 static void test_journal_ids_distinct_and_in_catalog(void **state) {
         const char *src = getenv("QGC_SRCDIR");
-        _cleanup_free_ char *dir = strprintf("%s/systemd", src ? src : ".");
+        _cleanup_free_ char *dir = util_strprintf("%s/systemd", src ? src : ".");
         _cleanup_free_ char *cat = NULL;
         (void)state;
 
         assert_int_equal(fixture_read(dir, "qgc.catalog", &cat, NULL), 0);
         for (int i = 0; i < _JOURNAL_EVENT_MAX; i++) {
                 const char *id = journal_event_message_id((JournalEvent)i);
-                _cleanup_free_ char *hdr = strprintf("\n-- %s\n", id);
+                _cleanup_free_ char *hdr = util_strprintf("\n-- %s\n", id);
                 assert_non_null(id);
                 assert_int_equal(strlen(id), 32);
                 if (!strstr(cat, hdr))

@@ -89,7 +89,7 @@ static inline int apply_set_fact(Verdict *v, Verb verb, const char *rule) {
 static inline int apply_scan(const char *qwen, Inventory **ret) {
         Inventory *inv = NULL;
         Tree t = {};
-        ScanOptions so = { .now = now_msec(), .no_atime = true };
+        ScanOptions so = { .now = util_now_msec(), .no_atime = true };
         int r;
 
         r = inventory_new(&inv);
@@ -193,7 +193,7 @@ static inline int apply_execute(const char *qwen, const ApplyPick *picks, Action
 /* Count lines of qwen/usage_record.jsonl naming session id. */
 static inline int apply_usage_lines(const char *qwen, const char *id) {
         char *buf = NULL;
-        _cleanup_free_ char *needle = strprintf("\"sessionId\":\"%s\"", id);
+        _cleanup_free_ char *needle = util_strprintf("\"sessionId\":\"%s\"", id);
         int n = 0;
 
         if (fixture_read(qwen, "usage_record.jsonl", &buf, NULL) < 0)
@@ -213,7 +213,7 @@ static inline int apply_usage_lines(const char *qwen, const char *id) {
 /* Qwen's own salvage record for a transcript from golden/salvage.jsonl, plus '\n'. */
 static inline char *apply_golden_record(const char *id) {
         char *buf = NULL, *ret = NULL;
-        _cleanup_free_ char *needle = strprintf("\"record\":{\"version\":1,\"sessionId\":\"%s\"", id);
+        _cleanup_free_ char *needle = util_strprintf("\"record\":{\"version\":1,\"sessionId\":\"%s\"", id);
         const char *dir = fixture_testdata("corpus/golden");
 
         if (fixture_read(dir, "salvage.jsonl", &buf, NULL) < 0)
@@ -225,7 +225,7 @@ static inline char *apply_golden_record(const char *id) {
                 size_t len = nl ? (size_t)(nl - start) : strlen(start);
                 /* drop the enclosing object's closing brace */
                 if (len > 0 && start[len - 1] == '}')
-                        ret = strprintf("%.*s\n", (int)len - 1, start);
+                        ret = util_strprintf("%.*s\n", (int)len - 1, start);
         }
         free(buf);
         return ret;
@@ -246,9 +246,9 @@ static inline int apply_plant_dead_claim(const char *qwen, const char *chats, co
         char host[256] = "localhost";
         pid_t pid = apply_dead_pid();
         (void)gethostname(host, sizeof host - 1);
-        _cleanup_free_ char *rel = with_pid ? strprintf("%s/%s.%d.runtime.json", chats, id, (int)pid)
-                                            : strprintf("%s/%s.runtime.json", chats, id);
-        _cleanup_free_ char *body = strprintf(
+        _cleanup_free_ char *rel = with_pid ? util_strprintf("%s/%s.%d.runtime.json", chats, id, (int)pid)
+                                            : util_strprintf("%s/%s.runtime.json", chats, id);
+        _cleanup_free_ char *body = util_strprintf(
                 "{\"schema_version\":1,\"pid\":%d,\"session_id\":\"%s\",\"work_dir\":\"/nowhere\","
                 "\"hostname\":\"%s\",\"started_at\":1.5,\"qwen_version\":\"0.24.4\"}\n",
                 (int)pid, id, host);

@@ -59,7 +59,7 @@ static int teardown(void **state) {
 }
 
 static char *rel(const char *dir, const char *id, const char *suffix) {
-        return strprintf("%s/%s%s", dir, id, suffix);
+        return util_strprintf("%s/%s%s", dir, id, suffix);
 }
 
 static ino_t inode_of(const char *root, const char *r) {
@@ -118,7 +118,7 @@ static void test_actions_archive_and_restore_are_recorded(void **state) {
         _cleanup_(inventory_freep) Inventory *inv = NULL;
         _cleanup_free_ char *rec = NULL;
         ActionStats st = {};
-        msec_t before = now_msec(), at;
+        msec_t before = util_now_msec(), at;
         const Session *s;
         char want[128];
 
@@ -126,7 +126,7 @@ static void test_actions_archive_and_restore_are_recorded(void **state) {
         assert_int_equal(st.n_archived, 1);
         rec = test_read_rel(t->qwen, ".qgc/session-times");
         assert_int_equal(sscanf(rec, "archived %" SCNd64 " ", &at), 1);
-        assert_true(at >= before && at <= now_msec());
+        assert_true(at >= before && at <= util_now_msec());
         snprintf(want, sizeof want, "archived %" PRId64 " %s\n", at, S_TEXT);
         assert_string_equal(rec, want); /* the delete is not an archive */
         assert_int_equal(apply_scan(t->qwen, &inv), 0);
@@ -443,7 +443,7 @@ static void test_actions_erase_waits_for_live_project(void **state) {
         plant_shared(t);
         (void)gethostname(host, sizeof host - 1);
         /* a brand-new process of the project: a live claim for a session with no transcript */
-        body = strprintf("{\"schema_version\":1,\"pid\":%d,\"session_id\":\"%s\",\"work_dir\":"
+        body = util_strprintf("{\"schema_version\":1,\"pid\":%d,\"session_id\":\"%s\",\"work_dir\":"
                          "\"/srv/demo/my-notes\",\"hostname\":\"%s\",\"started_at\":1.5}\n",
                          (int)getpid(), S_OTHER, host);
         assert_int_equal(fixture_write(t->qwen, P_NOTES "/" S_OTHER ".runtime.json", body), 0);
@@ -467,7 +467,7 @@ static void erase_start_qwen_hook(void *userdata, const char *name) {
         if (!streq(name, "logs.json") || fixture_exists(t->qwen, P_NOTES "/" S_OTHER ".runtime.json"))
                 return;
         (void)gethostname(host, sizeof host - 1);
-        body = strprintf("{\"schema_version\":1,\"pid\":%d,\"session_id\":\"%s\",\"work_dir\":"
+        body = util_strprintf("{\"schema_version\":1,\"pid\":%d,\"session_id\":\"%s\",\"work_dir\":"
                          "\"/srv/demo/my-notes\",\"hostname\":\"%s\",\"started_at\":1.5}\n",
                          (int)getpid(), S_OTHER, host);
         assert_int_equal(fixture_write(t->qwen, P_NOTES "/" S_OTHER ".runtime.json", body), 0);
@@ -980,7 +980,7 @@ static void test_actions_same_size_rewrite_after_scan_skips(void **state) {
         assert_int_equal(apply_prepare(t->qwen, picks, &a), 0);
         assert_int_equal(a.plan.n_items, 1);
         assert_int_equal(lstat(path, &before), 0);
-        for (msec_t deadline = now_msec() + 5 * MSEC_PER_SEC;;) {
+        for (msec_t deadline = util_now_msec() + 5 * MSEC_PER_SEC;;) {
                 fd = open(path, O_WRONLY | O_CLOEXEC);
                 assert_true(fd >= 0);
                 assert_int_equal(pwrite(fd, "{", 1, 0), 1); /* same byte count, same first byte */
@@ -992,7 +992,7 @@ static void test_actions_same_size_rewrite_after_scan_skips(void **state) {
                 if (after.st_ctim.tv_sec != before.st_ctim.tv_sec ||
                     after.st_ctim.tv_nsec != before.st_ctim.tv_nsec)
                         break;
-                if (now_msec() > deadline)
+                if (util_now_msec() > deadline)
                         fail_msg("the file's ctime did not change in 5 s of rewrites");
                 (void)sched_yield();
         }
@@ -1203,7 +1203,7 @@ static void test_recover_marker_parse_refuses_other_paths(void **state) {
         (void)state;
 
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
-                _cleanup_free_ char *text = strprintf("qgc-pending-delete 1\nsession " S_TEXT
+                _cleanup_free_ char *text = util_strprintf("qgc-pending-delete 1\nsession " S_TEXT
                                                       "\nproject p\n%s\n", bad[i]);
                 if (recover_marker_parse(text, &m) != -EBADMSG)
                         fail_msg("accepted: %s", bad[i]);
@@ -1302,7 +1302,7 @@ static void test_recover_marker_parse_limits(void **state) {
         assert_int_equal(n, RECOVER_MARKERS_MAX);
         recover_marker_done(&m);
 
-        more = strprintf("%s\n", text);
+        more = util_strprintf("%s\n", text);
         assert_non_null(more);
         assert_int_equal(recover_marker_parse(more, &m), -EFBIG);
 
@@ -1741,7 +1741,7 @@ static void test_syncq_runs_every_fsync(void **state) {
         assert_int_equal(fixture_new(&root), 0);
         assert_int_equal(syncq_new(&q), 0);
         for (size_t i = 0; i < ELEMENTSOF(fds); i++) {
-                _cleanup_free_ char *name = strprintf("f%zu", i);
+                _cleanup_free_ char *name = util_strprintf("f%zu", i);
                 _cleanup_free_ char *p = fixture_path(root, name);
 
                 fds[i] = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);

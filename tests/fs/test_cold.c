@@ -90,8 +90,8 @@ static char *make_jsonl(size_t n) {
 static void roundtrip(T *t, size_t n) {
         _cleanup_free_ char *data = make_jsonl(n), *back = NULL;
         const char *name = "11111111-2222-3333-4444-555555555555.jsonl";
-        _cleanup_free_ char *rel = strprintf("archive/%s", name);
-        _cleanup_free_ char *zrel = strprintf("archive/" COLD_DIR "/%s" COLD_SUFFIX, name);
+        _cleanup_free_ char *rel = util_strprintf("archive/%s", name);
+        _cleanup_free_ char *zrel = util_strprintf("archive/" COLD_DIR "/%s" COLD_SUFFIX, name);
         _cleanup_free_ char *p = fixture_path(t->root, rel), *zp = fixture_path(t->root, zrel);
         ColdResult res = {};
         struct stat st0, st1, stz;
@@ -241,7 +241,7 @@ static void test_cold_trailer_mismatch_refused(void **state) {
  * lies when recorded is not np + n). */
 static void write_frame(T *t, const char *name, const char *prefix, size_t np, uint64_t n,
                         char fill, uint64_t recorded) {
-        _cleanup_free_ char *rel = strprintf("archive/" COLD_DIR "/%s" COLD_SUFFIX, name);
+        _cleanup_free_ char *rel = util_strprintf("archive/" COLD_DIR "/%s" COLD_SUFFIX, name);
         _cleanup_free_ char *path = rel ? fixture_path(t->root, rel) : NULL;
         _cleanup_free_ char *in = malloc(CHUNK_BYTES), *out = malloc(ZSTD_CStreamOutSize());
         ZSTD_CCtx *cc = ZSTD_createCCtx();
@@ -475,7 +475,7 @@ static void test_cold_cat_ends_holds_only_the_ends(void **state) {
 
 /* The zstd dictionary ID in the frame header of (archive/.qgc-cold/name.zst). */
 static unsigned frame_dict_id(T *t, const char *name) {
-        _cleanup_free_ char *rel = strprintf("archive/" COLD_DIR "/%s" COLD_SUFFIX, name);
+        _cleanup_free_ char *rel = util_strprintf("archive/" COLD_DIR "/%s" COLD_SUFFIX, name);
         _cleanup_free_ char *z = NULL;
         size_t len = 0;
 
@@ -486,8 +486,8 @@ static unsigned frame_dict_id(T *t, const char *name) {
 /* Compress name through c (cold_compress() when c is NULL), restore it, compare bytes and mtime. */
 static void roundtrip_data(T *t, ColdCtx *c, const char *name, const char *data, size_t n,
                            unsigned want_dict_id) {
-        _cleanup_free_ char *rel = strprintf("archive/%s", name), *back = NULL;
-        _cleanup_free_ char *zrel = strprintf("archive/" COLD_DIR "/%s" COLD_SUFFIX, name);
+        _cleanup_free_ char *rel = util_strprintf("archive/%s", name), *back = NULL;
+        _cleanup_free_ char *zrel = util_strprintf("archive/" COLD_DIR "/%s" COLD_SUFFIX, name);
         ColdResult res = {};
         size_t len = 0;
         struct stat st;
@@ -595,9 +595,9 @@ static void test_cold_old_format_fixture(void **state) {
         assert_non_null(dir);
         for (size_t i = 0; i < ELEMENTSOF(names); i++) {
                 _cleanup_free_ char *want = NULL, *z = NULL, *got = NULL, *cat = NULL;
-                _cleanup_free_ char *zname = strprintf("%s" COLD_SUFFIX, names[i]);
-                _cleanup_free_ char *zrel = strprintf("archive/" COLD_DIR "/%s", zname);
-                _cleanup_free_ char *rel = strprintf("archive/%s", names[i]);
+                _cleanup_free_ char *zname = util_strprintf("%s" COLD_SUFFIX, names[i]);
+                _cleanup_free_ char *zrel = util_strprintf("archive/" COLD_DIR "/%s", zname);
+                _cleanup_free_ char *rel = util_strprintf("archive/%s", names[i]);
                 size_t wlen = 0, zlen = 0, glen = 0;
                 uint64_t size = 0;
                 char sha[65];

@@ -215,7 +215,7 @@ static void test_hygiene_policy_table(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
                 _cleanup_(inventory_freep) Inventory *inv = NULL;
                 _cleanup_(policy_verdicts_freep) Verdicts *v = NULL;
-                _cleanup_free_ char *text = strprintf("defaults = { %s };", table[i].conf);
+                _cleanup_free_ char *text = util_strprintf("defaults = { %s };", table[i].conf);
                 _cleanup_free_ char *why = NULL;
                 PolicyOptions po = { .real_now = real };
                 ConfigErrors e = {};
@@ -336,7 +336,7 @@ static void test_hygiene_stale_policy_table(void **state) {
                 if (table[i].live) {
                         /* the skipped session's own reason is quoted whole (rendered at the edge
                          * from VerdictFacts.quote) */
-                        _cleanup_free_ char *want = strprintf("stale project entry (cwd /tmp/x "
+                        _cleanup_free_ char *want = util_strprintf("stale project entry (cwd /tmp/x "
                                                               "gone), kept by session %.8s "
                                                               "(live: %s)", ORPH, swhy);
                         assert_non_null(want);
@@ -597,7 +597,7 @@ static void test_hygiene_stale_act_guards(void **state) {
         /* the marker: written once (never replaced) with the recorded cwds, removed by identity */
         {
                 _cleanup_close_ int rfd = -EBADF;
-                _cleanup_free_ char *text = NULL, *want = strprintf("%s/wt\n", cwd);
+                _cleanup_free_ char *text = NULL, *want = util_strprintf("%s/wt\n", cwd);
                 const char *why = "unset";
                 size_t len = 0;
                 const Orphan *o;
@@ -672,7 +672,7 @@ static void test_hygiene_stale_marker_limit(void **state) {
                 fx = *state;
                 assert_int_equal(fixture_write(fx->qwen, "projects/" STALE_DIR "/chats/" ORPH
                                                          ".worktree.json", body), 0);
-                more = past ? strprintf("%sx", text) : strdup(text);
+                more = past ? util_strprintf("%sx", text) : strdup(text);
                 assert_non_null(more);
                 assert_int_equal(fixture_write(fx->qwen, "projects/" STALE_DIR "/"
                                                          HYGIENE_STALE_MARKER, more), 0);
@@ -723,7 +723,7 @@ static void test_hygiene_scan_unknown_keeps_tmp(void **state) {
 /* Nothing is looked for with the keys off. */
 static void test_hygiene_scan_need_zero(void **state) {
         Fx *fx = *state;
-        ScanOptions o = { .now = now_msec(), .no_atime = true };
+        ScanOptions o = { .now = util_now_msec(), .no_atime = true };
         Tree t = {};
 
         assert_int_equal(fixture_write(fx->qwen, "tmp/" H_GONE "/logs.json", "[]"), 0);

@@ -35,7 +35,7 @@ static bool anywhere(const char *root, const char *rel, const char *id) {
 
 /* An Orphan as the scan leaves it: kind, name and the identity of root/rel/name. */
 static Orphan orphan_of(const char *root, const char *rel, const char *name, OrphanKind kind) {
-        _cleanup_free_ char *r = strprintf("%s/%s", rel, name);
+        _cleanup_free_ char *r = util_strprintf("%s/%s", rel, name);
         _cleanup_free_ char *p = fixture_path(root, r);
         Orphan o = { .kind = kind, .name = (char *)name };
         struct stat st;

@@ -79,7 +79,7 @@ static void test_roots_tilde_name_is_relative(void **state) {
 
         (void)state;
         assert_non_null(cwd);
-        want = strprintf("%s/~x", streq(cwd, "/") ? "" : cwd);
+        want = util_strprintf("%s/~x", streq(cwd, "/") ? "" : cwd);
         assert_int_equal(fixture_roots_resolve("/home/u", "~x", "~x", &t), 0);
         assert_string_equal(t.global_dir, want);
         assert_string_equal(t.runtime_dir, want);

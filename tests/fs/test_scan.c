@@ -151,9 +151,9 @@ static void claims_dead_here(Fx *fx) {
         static const char *const cwds[] = { "/srv/demo/my.notes", "/srv/demo/my-notes" };
 
         for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
-                _cleanup_free_ char *rel = strprintf(
+                _cleanup_free_ char *rel = util_strprintf(
                         "q/projects/-srv-demo-my-notes/chats/%s.runtime.json", ids[i]);
-                _cleanup_free_ char *json = strprintf(
+                _cleanup_free_ char *json = util_strprintf(
                         "{\"schema_version\":1,\"pid\":%d,\"session_id\":\"%s\","
                         "\"work_dir\":\"%s\",\"hostname\":\"%s\",\"started_at\":1796010821.8}",
                         (int)dead_pid(), ids[i], cwds[i], own_hostname());
@@ -282,7 +282,7 @@ static void test_scan_corpus_scheduled_task_unbound(void **state) {
 static void test_scan_tasks_bound_by_session_id(void **state) {
         Fx *fx = *state;
         const char *hash = "eaf4e3b21d9e4dffefffe05513fa8b1769d6422c03e7c712252f377e0f53310b";
-        _cleanup_free_ char *rel = strprintf("q/tmp/%s/scheduled_tasks.json", hash);
+        _cleanup_free_ char *rel = util_strprintf("q/tmp/%s/scheduled_tasks.json", hash);
 
         assert_int_equal(fixture_write(fx->root, rel,
                                        "[{\"id\":\"a\",\"cron\":\"* * * * *\",\"prompt\":\"x\","
@@ -345,7 +345,7 @@ static void test_scan_organisation_pinned_grouped(void **state) {
 static void test_scan_worktree_sidecar_live(void **state) {
         Fx *fx = *state;
         _cleanup_free_ char *wt = fixture_path(fx->root, "wt");
-        _cleanup_free_ char *json = strprintf("{\"slug\":\"x\",\"worktreePath\":\"%s\"}", wt);
+        _cleanup_free_ char *json = util_strprintf("{\"slug\":\"x\",\"worktreePath\":\"%s\"}", wt);
         const Session *s;
         uint64_t before;
 
@@ -387,7 +387,7 @@ static void test_scan_dry_run_keeps_atimes(void **state) {
         const time_t old = 1000000000; /* 2001: relatime would update it on any read */
 
         for (size_t i = 0; i < ELEMENTSOF(corpus_sessions); i++) {
-                _cleanup_free_ char *rel = strprintf(
+                _cleanup_free_ char *rel = util_strprintf(
                         "q/projects/%s/chats/%s%s.jsonl", corpus_sessions[i].project,
                         corpus_sessions[i].state == SESSION_ARCHIVED ? "archive/" : "",
                         corpus_sessions[i].id);
@@ -404,7 +404,7 @@ static void test_scan_dry_run_keeps_atimes(void **state) {
 /* ------------------------------------------------------------------ hostile entries */
 
 static void write_record(Fx *fx, const char *rel, const char *id, const char *cwd) {
-        _cleanup_free_ char *json = strprintf(
+        _cleanup_free_ char *json = util_strprintf(
                 "{\"uuid\":\"u1\",\"parentUuid\":null,\"sessionId\":\"%s\","
                 "\"timestamp\":\"2026-11-01T10:00:00.000Z\",\"type\":\"user\",\"cwd\":\"%s\","
                 "\"version\":\"0.24.4\"}\n"
@@ -460,7 +460,7 @@ static void plant_hostile(Fx *fx) {
         write_record(fx, WEBAPP "/chats/" ID_WORKTREE ".jsonl", ID_WORKTREE,
                      "/srv/demo/webapp/.qwen/worktrees/feature-x");
         write_record(fx, WEBAPP "/chats/" ID_MIGRATED ".jsonl", ID_MIGRATED, "/srv/demo/old-place");
-        claim = strprintf("{\"schema_version\":1,\"pid\":%d,\"session_id\":\"%s\","
+        claim = util_strprintf("{\"schema_version\":1,\"pid\":%d,\"session_id\":\"%s\","
                           "\"work_dir\":\"/srv/demo/webapp\",\"hostname\":\"%s\"}",
                           (int)dead_pid(), ID_MIGRATED, own_hostname());
         assert_int_equal(fixture_write(fx->root, WEBAPP "/chats/" ID_MIGRATED ".4242.runtime.json",
@@ -557,7 +557,7 @@ static void test_scan_hostile_entries_reasons(void **state) {
         /* no newline at the end, timestamp in the future */
         assert_true(find(fx, ID_FUTURE)->tail_incomplete);
         assert_true(find(fx, ID_FUTURE)->future_clamped);
-        assert_true(find(fx, ID_FUTURE)->last_activity <= now_msec());
+        assert_true(find(fx, ID_FUTURE)->last_activity <= util_now_msec());
         assert_false(find(fx, ID_GLUED)->tail_incomplete);
 }
 
@@ -738,17 +738,17 @@ static void plant_projects(Fx *fx) {
         plant_hostile(fx);
         for (unsigned p = 0; p < 40; p++)
                 for (unsigned k = 0; k < 1 + p % 4; k++) {
-                        _cleanup_free_ char *rel = strprintf(
+                        _cleanup_free_ char *rel = util_strprintf(
                                 "q/projects/-srv-p%02u/chats/%s00000000-0000-4000-8000-0000000%02u%03u.jsonl",
                                 p, k == 3 ? "archive/" : "", p, k);
-                        _cleanup_free_ char *id = strprintf("00000000-0000-4000-8000-0000000%02u%03u", p, k);
-                        _cleanup_free_ char *cwd = strprintf("/srv/p%02u", p);
+                        _cleanup_free_ char *id = util_strprintf("00000000-0000-4000-8000-0000000%02u%03u", p, k);
+                        _cleanup_free_ char *cwd = util_strprintf("/srv/p%02u", p);
                         assert_non_null(rel);
                         write_record(fx, rel, id, p % 7 == 3 ? "/elsewhere" : cwd);
                 }
         for (unsigned p = 0; p < 5; p++) {
-                _cleanup_free_ char *empty = strprintf("q/projects/-srv-empty%u/chats", p);
-                _cleanup_free_ char *sub = strprintf("q/projects/-srv-p%02u/subagents/00000000-0000-4000-8000-99999999900%u/a.jsonl", p, p);
+                _cleanup_free_ char *empty = util_strprintf("q/projects/-srv-empty%u/chats", p);
+                _cleanup_free_ char *sub = util_strprintf("q/projects/-srv-p%02u/subagents/00000000-0000-4000-8000-99999999900%u/a.jsonl", p, p);
                 assert_int_equal(fixture_mkdir(fx->root, empty), 0);
                 assert_int_equal(fixture_write_size(fx->root, sub, 10 + p), 0);
         }
@@ -871,8 +871,8 @@ static void test_scan_prefetch_same_inventory(void **state) {
          * 16 KiB, a title read in one up to 64 KiB), with and without titles */
         for (unsigned k = 0; k < 24; k++) {
                 static const size_t sizes[] = { 100, 3000, 17000, 40000, 70000, 150000 };
-                _cleanup_free_ char *id = strprintf("00000000-0000-4000-8000-0000001%05u", k);
-                _cleanup_free_ char *rel = strprintf("q/projects/-srv-big/chats/%s%s.jsonl",
+                _cleanup_free_ char *id = util_strprintf("00000000-0000-4000-8000-0000001%05u", k);
+                _cleanup_free_ char *rel = util_strprintf("q/projects/-srv-big/chats/%s%s.jsonl",
                                                      k % 5 == 4 ? "archive/" : "", id);
                 _cleanup_free_ char *path = NULL;
                 /* half of them old: the policy could select them, their titles are read */
@@ -932,8 +932,8 @@ static void test_scan_prefetch_starts_on_a_cold_read(void **state) {
         unsigned long before;
 
         for (unsigned k = 0; k < 40; k++) {
-                _cleanup_free_ char *id = strprintf("00000000-0000-4000-8000-0000002%05u", k);
-                _cleanup_free_ char *rel = strprintf("q/projects/-srv-big/chats/%s.jsonl", id);
+                _cleanup_free_ char *id = util_strprintf("00000000-0000-4000-8000-0000002%05u", k);
+                _cleanup_free_ char *rel = util_strprintf("q/projects/-srv-big/chats/%s.jsonl", id);
                 assert_non_null(rel);
                 write_record_sized(fx, rel, id, 5000 + 1000 * k, false);
         }
@@ -966,7 +966,7 @@ static void test_scan_prefetch_starts_on_a_cold_read(void **state) {
 
 static void test_scan_orphans_across_trees(void **state) {
         Fx *fx = *state;
-        ScanOptions o = { .now = now_msec() };
+        ScanOptions o = { .now = util_now_msec() };
         Tree t1 = {}, t2 = {};
         _cleanup_free_ char *second = fixture_path(fx->root, "second");
 
@@ -992,7 +992,7 @@ static void test_scan_orphans_across_trees(void **state) {
 
 static void test_scan_missing_root_is_error_others_scanned(void **state) {
         Fx *fx = *state;
-        ScanOptions o = { .now = now_msec() };
+        ScanOptions o = { .now = util_now_msec() };
         Tree t1 = {}, t2 = {};
 
         assert_int_equal(inventory_new(&fx->inv), 0);
@@ -1013,17 +1013,17 @@ static void test_scan_live_registry_own_pid(void **state) {
 
         claims_dead_here(fx);
         own_proc_start(ps, sizeof(ps));
-        rec = strprintf("{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
+        rec = util_strprintf("{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
                         ",\"sessionId\":\"df25afd1-db41-477e-87bb-98d273af1115\","
                         "\"cwd\":\"/srv/demo/my-notes\",\"kind\":\"tui\"}",
                         (int)getpid(), ps, own_pidns());
-        rel = strprintf("q/sessions/%d.json", (int)getpid());
+        rel = util_strprintf("q/sessions/%d.json", (int)getpid());
         assert_int_equal(fixture_write(fx->root, rel, rec), 0);
         /* same pid, other start ticks: a reused pid, not live */
-        bad = strprintf("{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%.*s:1\",\"pidNs\":%" PRIu64
+        bad = util_strprintf("{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%.*s:1\",\"pidNs\":%" PRIu64
                         ",\"sessionId\":\"be0b1e35-4600-44b4-aba9-84b6d4d12748\"}",
                         (int)getpid(), (int)strcspn(ps, ":"), ps, own_pidns());
-        rel2 = strprintf("q/sessions/%d-0123abcd.json", (int)getpid());
+        rel2 = util_strprintf("q/sessions/%d-0123abcd.json", (int)getpid());
         assert_int_equal(fixture_write(fx->root, rel2, bad), 0);
         scan_fx(fx);
         assert_int_equal(find(fx, "df25afd1-db41-477e-87bb-98d273af1115")->live, LIVE_REGISTRY);
@@ -1040,7 +1040,7 @@ static void test_scan_live_registry_other_namespace_unknown(void **state) {
 
         claims_dead_here(fx);
         own_proc_start(ps, sizeof(ps));
-        rec = strprintf("{\"schemaVersion\":1,\"pid\":4242,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
+        rec = util_strprintf("{\"schemaVersion\":1,\"pid\":4242,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
                         ",\"sessionId\":\"be0b1e35-4600-44b4-aba9-84b6d4d12748\"}",
                         ps, own_pidns() + 1);
         assert_int_equal(fixture_write(fx->root, "q/sessions/4242.json", rec), 0);
@@ -1056,7 +1056,7 @@ static void test_scan_live_registry_other_namespace_other_boot_dead(void **state
         _cleanup_free_ char *rec = NULL;
 
         claims_dead_here(fx);
-        rec = strprintf("{\"schemaVersion\":1,\"pid\":4242,\"procStart\":"
+        rec = util_strprintf("{\"schemaVersion\":1,\"pid\":4242,\"procStart\":"
                         "\"00000000-0000-4000-8000-000000000000:123\",\"pidNs\":%" PRIu64
                         ",\"sessionId\":\"be0b1e35-4600-44b4-aba9-84b6d4d12748\"}",
                         own_pidns() + 1);
@@ -1067,7 +1067,7 @@ static void test_scan_live_registry_other_namespace_other_boot_dead(void **state
 
 static void test_scan_live_claims(void **state) {
         Fx *fx = *state;
-        _cleanup_free_ char *alive = strprintf(
+        _cleanup_free_ char *alive = util_strprintf(
                 "{\"schema_version\":1,\"pid\":%d,\"session_id\":"
                 "\"aefd2a51-f2fc-4eed-a29c-91292bb022bf\",\"work_dir\":\"/srv/demo/webapp\","
                 "\"hostname\":\"%s\"}",
@@ -1158,8 +1158,8 @@ static void test_json_inputs_read_as_json_parse(void **state) {
 static void test_scan_json_parse_keeps_what_qwen_cannot_read(void **state) {
         Fx *fx = *state;
         const char *hash = "eaf4e3b21d9e4dffefffe05513fa8b1769d6422c03e7c712252f377e0f53310b";
-        _cleanup_free_ char *tasks = strprintf("q/tmp/%s/scheduled_tasks.json", hash);
-        _cleanup_free_ char *claim = strprintf(
+        _cleanup_free_ char *tasks = util_strprintf("q/tmp/%s/scheduled_tasks.json", hash);
+        _cleanup_free_ char *claim = util_strprintf(
                 "{\"schema_version\":1,\"pid\":%d,\"session_id\":"
                 "\"df25afd1-db41-477e-87bb-98d273af1115\",\"work_dir\":\"/srv/demo/my-notes\","
                 "\"hostname\":\"%s\",\"started_at\":1796010821.8} x",
@@ -1187,13 +1187,13 @@ static void test_scan_live_writer_locks(void **state) {
 
         claims_dead_here(fx);
         own_proc_start(ps, sizeof(ps));
-        held = strprintf("{\"schema_version\":1,\"session_id\":\"47406782-cafc-46f6-a948-"
+        held = util_strprintf("{\"schema_version\":1,\"session_id\":\"47406782-cafc-46f6-a948-"
                          "02f7b5b53f92\",\"pid\":%d,\"process_start_identity\":\"linux:%s\","
                          "\"hostname\":\"%s\",\"process_kind\":\"acp\"}",
                          (int)getpid(), ps, own_hostname());
         colon = strrchr(ps, ':');
         *colon = 0;
-        stale = strprintf("{\"schema_version\":2,\"state\":\"active\",\"pid\":%d,"
+        stale = util_strprintf("{\"schema_version\":2,\"state\":\"active\",\"pid\":%d,"
                           "\"process_start_identity\":\"linux:%s:12\",\"hostname\":\"%s\"}",
                           (int)dead_pid(), ps, own_hostname());
         assert_int_equal(fixture_write(fx->root,
@@ -1228,8 +1228,8 @@ static void test_scan_live_writer_locks(void **state) {
 static void test_scan_last_write_from_subagents(void **state) {
         Fx *fx = *state;
         const char *id = "dd3dc65a-7d32-4843-a56c-9eef3a13391d";
-        _cleanup_free_ char *t = strprintf(WEBAPP "/chats/%s.jsonl", id);
-        _cleanup_free_ char *sub = strprintf(WEBAPP "/subagents/%s/agent-general-purpose-call_mock_10.jsonl",
+        _cleanup_free_ char *t = util_strprintf(WEBAPP "/chats/%s.jsonl", id);
+        _cleanup_free_ char *sub = util_strprintf(WEBAPP "/subagents/%s/agent-general-purpose-call_mock_10.jsonl",
                                              id);
         const Session *s;
 
@@ -1286,10 +1286,10 @@ static void test_live_check_rereads_registry_and_claims(void **state) {
 
         /* a Qwen process starts after the probe was made: the re-check sees it */
         own_proc_start(ps, sizeof(ps));
-        rec = strprintf("{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
+        rec = util_strprintf("{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
                         ",\"sessionId\":\"%s\"}",
                         (int)getpid(), ps, own_pidns(), s.id);
-        rel = strprintf("q/sessions/%d.json", (int)getpid());
+        rel = util_strprintf("q/sessions/%d.json", (int)getpid());
         assert_int_equal(fixture_write(fx->root, rel, rec), 0);
         assert_int_equal(live_recheck(&fx->inv->trees[0], &s, cfd), 0);
         assert_int_equal(s.live, LIVE_REGISTRY);
@@ -1328,10 +1328,10 @@ static void test_live_probe_refresh_reads_only_changes(void **state) {
 
         scan_fx(fx);
         own_proc_start(ps, sizeof(ps));
-        rec = strprintf("{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
+        rec = util_strprintf("{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
                         ",\"sessionId\":\"%s\"}",
                         (int)getpid(), ps, own_pidns(), id_a);
-        rel = strprintf("q/sessions/%d.json", (int)getpid());
+        rel = util_strprintf("q/sessions/%d.json", (int)getpid());
         assert_int_equal(fixture_write(fx->root, rel, rec), 0);
         assert_int_equal(fixture_write(fx->root, "q/sessions/2147483646.json", "{\"pid\":1}"), 0);
         assert_int_equal(fixture_write(fx->root, "q/sessions/2147483645.json", "not json"), 0);
@@ -1354,7 +1354,7 @@ static void test_live_probe_refresh_reads_only_changes(void **state) {
 
         /* /clear: Qwen rewrites the record by rename; that record alone is read again */
         free(rec);
-        rec = strprintf("{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
+        rec = util_strprintf("{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
                         ",\"sessionId\":\"%s\"}",
                         (int)getpid(), ps, own_pidns(), id_b);
         assert_int_equal(fixture_write(fx->root, "q/sessions/tmp-record", rec), 0);
@@ -1391,8 +1391,8 @@ static void test_claims_load_sort_range_of_a_directory(void **state) {
 
         for (size_t i = 0; i < ELEMENTSOF(ids); i++)
                 for (int k = 0; k < 3; k++) {
-                        _cleanup_free_ char *rel = strprintf("claims/%s.%d.runtime.json", ids[i], k);
-                        _cleanup_free_ char *json = strprintf(
+                        _cleanup_free_ char *rel = util_strprintf("claims/%s.%d.runtime.json", ids[i], k);
+                        _cleanup_free_ char *json = util_strprintf(
                                 "{\"pid\":%d,\"session_id\":\"%s\"}", k, ids[i]);
                         assert_int_equal(fixture_write(fx->root, rel, json), 0);
                 }
@@ -1459,7 +1459,7 @@ static void test_roots_resolve_relative_against_cwd(void **state) {
         (void)state;
 
         assert_non_null(cwd);
-        want = strprintf("%s/rel/q", streq(cwd, "/") ? "" : cwd);
+        want = util_strprintf("%s/rel/q", streq(cwd, "/") ? "" : cwd);
         assert_int_equal(fixture_roots_resolve("/h", "rel/q", NULL, &t), 0);
         assert_string_equal(t.global_dir, want);
         assert_int_equal(roots_from_dir("rel/./q/", &u), 0);
@@ -1499,7 +1499,7 @@ static void test_roots_resolve_settings_runtime_dir(void **state) {
                 if (!cases[i].runtime)
                         want = strdup(g);
                 else if (strneq(cases[i].runtime, "HOME", 4))
-                        want = strprintf("%s%s", home, cases[i].runtime + 4);
+                        want = util_strprintf("%s%s", home, cases[i].runtime + 4);
                 else
                         want = strdup(cases[i].runtime);
                 print_message("  %s -> %s\n", cases[i].settings, t.runtime_dir);

@@ -258,7 +258,7 @@ static void test_usage_history_freeze_writes_qwens_rebuild(void **state) {
         freeze_tree(t);
         a = record_of(t, FZ_PROJ FZ_WEB ".jsonl");
         b = record_of(t, FZ_PROJ FZ_DEBUG ".jsonl");
-        want = strprintf("%s%s", a, b);
+        want = util_strprintf("%s%s", a, b);
         assert_int_equal(usage_index_freeze_history(t->idx, t->fd), 1);
         assert_int_equal(fixture_read(t->root, "usage_record.jsonl", &got, NULL), 0);
         assert_string_equal(got, want);
@@ -277,7 +277,7 @@ static void test_usage_history_freeze_keeps_the_files_bytes(void **state) {
         write_usage(t, "w", "{\"version\":2,\"sessionId\":\"v2\"}\n{\"version\":1,\"sessi");
         a = record_of(t, FZ_PROJ FZ_WEB ".jsonl");
         b = record_of(t, FZ_PROJ FZ_DEBUG ".jsonl");
-        want = strprintf("{\"version\":2,\"sessionId\":\"v2\"}\n{\"version\":1,\"sessi\n%s%s", a, b);
+        want = util_strprintf("{\"version\":2,\"sessionId\":\"v2\"}\n{\"version\":1,\"sessi\n%s%s", a, b);
         assert_int_equal(usage_index_freeze_history(t->idx, t->fd), 1);
         assert_int_equal(fixture_read(t->root, "usage_record.jsonl", &got, NULL), 0);
         assert_string_equal(got, want);
@@ -354,7 +354,7 @@ static void test_usage_ahead_builds_the_salvage_lines(void **state) {
                 struct stat st;
 
                 snprintf(ids[i], sizeof ids[i], "0000%04zu-8e49-442e-bc79-1cb2de9eae0c", i);
-                rel = strprintf(FZ_PROJ "%s%s.jsonl", i % 3 == 2 ? "archive/" : "", ids[i]);
+                rel = util_strprintf(FZ_PROJ "%s%s.jsonl", i % 3 == 2 ? "archive/" : "", ids[i]);
                 assert_int_equal(fixture_write(t->root, rel, web), 0);
                 p = fixture_path(t->root, rel);
                 assert_int_equal(stat(p, &st), 0);
@@ -388,7 +388,7 @@ static void test_usage_ahead_builds_the_salvage_lines(void **state) {
                         continue;
                 }
                 assert_int_equal(r, 1);
-                rel = strprintf(FZ_PROJ "%s%s.jsonl", i % 3 == 2 ? "archive/" : "", ids[i]);
+                rel = util_strprintf(FZ_PROJ "%s%s.jsonl", i % 3 == 2 ? "archive/" : "", ids[i]);
                 want = record_of(t, rel);
                 assert_string_equal(line, want);
         }

@@ -18,7 +18,7 @@
 #     and the scan's worker threads report errors.
 #   - one FNV-1a (hashmap.c): no other copy of its offset basis or prime, right or wrong.
 #   - one UTF-8 decoder (utf8.c), one days_from_civil and ISO 8601 parser (js.c).
-#   - one case-insensitive comparison: util.c's ascii_strcasecmp() family (no locale); the C
+#   - one case-insensitive comparison: util.c's util_ascii_strcasecmp() family (no locale); the C
 #     library's strcasecmp()/tolower() nowhere.
 # No rule has an exception list but one: TEST_EXPORTS, the functions still exported only for
 # tests, each with its reason; one that production calls or that is gone fails (the list only

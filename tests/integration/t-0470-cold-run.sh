@@ -80,7 +80,7 @@ grep "QGC_ACTION=run-summary" "$T/run2.log" | grep -q "compressed $(echo "$ran" 
         { grep run-summary "$T/run2.log"; fail "the journal summary does not say the run line's compression"; }
 python3 - "$T/run2.log" <<'PY' || fail "compressed entries: human units in MESSAGE, exact bytes in fields"
 import re, shlex, sys
-def human(b):  # util.c's format_bytes(): B, then K, M, ... truncated, one decimal below 10
+def human(b):  # util.c's util_format_bytes(): B, then K, M, ... truncated, one decimal below 10
     if b < 1024:
         return "%dB" % b
     shift, i = 10, 0

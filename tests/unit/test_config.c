@@ -30,7 +30,7 @@ static int config_load_string(Config *c, const char *text, const char *name, Con
 
 /* A path under tests/data/config. */
 static char *test_data(const char *name) {
-        _cleanup_free_ char *rel = strprintf("config/%s", name);
+        _cleanup_free_ char *rel = util_strprintf("config/%s", name);
 
         assert_non_null(rel);
         return test_data_path(rel);
@@ -173,9 +173,9 @@ static void test_config_load_file_every_key(void **state) {
         assert_int_equal(c.projects[1].policy.keep_latest, 5);
         assert_int_equal(c.projects[1].policy.max_sessions, 0); /* "off" */
 
-        o4 = strprintf("%s:4", path);
-        o17 = strprintf("%s:18", path);
-        o25 = strprintf("%s:25", path);
+        o4 = util_strprintf("%s:4", path);
+        o17 = util_strprintf("%s:18", path);
+        o25 = util_strprintf("%s:25", path);
         assert_string_equal(c.defaults_origin.where[POLICY_KEY_MAX_AGE], o4);
         assert_string_equal(c.defaults_origin.where[POLICY_KEY_ORPHAN_MIN_AGE], o17);
         assert_string_equal(c.tree.origin_count, o25);
@@ -244,7 +244,7 @@ static void test_config_load_file_syntax_error_line(void **state) {
         assert_int_equal(config_init_default(&c), 0);
         assert_int_equal(config_load_file(&c, path, &e), -EINVAL);
         assert_int_equal(e.n, 1);
-        prefix = strprintf("%s:3: ", path);
+        prefix = util_strprintf("%s:3: ", path);
         assert_msg(&e, prefix, "syntax error");
 }
 
@@ -279,7 +279,7 @@ static void test_config_load_file_reports_all_errors_at_once(void **state) {
         assert_int_equal(config_init_default(&c), 0);
         assert_int_equal(config_load_user_file(&c, path, &e), -EINVAL);
         for (size_t i = 0; i < ELEMENTSOF(want); i++) {
-                _cleanup_free_ char *prefix = strprintf("%s:%d: ", path, want[i].line);
+                _cleanup_free_ char *prefix = util_strprintf("%s:%d: ", path, want[i].line);
                 assert_msg(&e, prefix, want[i].needle);
         }
         if (e.n != ELEMENTSOF(want)) {
@@ -487,7 +487,7 @@ static void test_config_parse_string_other_spellings(void **state) {
 /* admin is honoured in the first (system) file only. */
 static void test_config_admin_only_in_system_file(void **state) {
         _cleanup_free_ char *user = test_data("user-admin.cfg");
-        _cleanup_free_ char *prefix = strprintf("%s:2: ", user);
+        _cleanup_free_ char *prefix = util_strprintf("%s:2: ", user);
         _cleanup_(config_done) Config c = {}, d = {};
         _cleanup_(config_errors_done) ConfigErrors e = {}, f = {};
 
@@ -524,7 +524,7 @@ static void test_config_layering_defaults_flow_into_earlier_overrides(void **sta
         assert_int_equal(p->max_sessions, 9);
         assert_int_equal(p->max_age, 45 * MSEC_PER_DAY);
         assert_int_equal(p->keep_latest, 4);
-        ob = strprintf("%s:2", b);
+        ob = util_strprintf("%s:2", b);
         assert_string_equal(c.projects[0].origin.where[POLICY_KEY_MAX_AGE], ob);
         assert_int_equal(c.defaults.max_age, 45 * MSEC_PER_DAY);
 }
@@ -634,8 +634,8 @@ static void test_config_explain_shows_origins(void **state) {
         assert_int_equal(config_explain(&c, f), 0);
         fclose(f);
         out = buf;
-        o4 = strprintf("max-age                60d        %s:4\n", path);
-        o31 = strprintf("max-age                1w         %s:31\n", path);
+        o4 = util_strprintf("max-age                60d        %s:4\n", path);
+        o31 = util_strprintf("max-age                1w         %s:31\n", path);
         assert_non_null(strstr(out, o4));
         assert_non_null(strstr(out, o31));
         assert_non_null(strstr(out, "project '/srv/scratch/*' (glob, "));
@@ -718,14 +718,14 @@ static void test_config_merge_user_clamps_to_system(void **state) {
         assert_int_equal(m.tree.max_size, UINT64_C(20) << 30);
         assert_true(m.tree.count_allocated);
         {
-                _cleanup_free_ char *l4 = strprintf("%s:4: warning: ", u);
-                _cleanup_free_ char *l6 = strprintf("%s:6: warning: ", u);
-                _cleanup_free_ char *l7 = strprintf("%s:7: warning: ", u);
-                _cleanup_free_ char *l10 = strprintf("%s:10: warning: ", u);
-                _cleanup_free_ char *l11 = strprintf("%s:11: warning: ", u);
-                _cleanup_free_ char *l14 = strprintf("%s:14: warning: ", u);
-                _cleanup_free_ char *l15 = strprintf("%s:15: warning: ", u);
-                _cleanup_free_ char *l16 = strprintf("%s:16: warning: ", u);
+                _cleanup_free_ char *l4 = util_strprintf("%s:4: warning: ", u);
+                _cleanup_free_ char *l6 = util_strprintf("%s:6: warning: ", u);
+                _cleanup_free_ char *l7 = util_strprintf("%s:7: warning: ", u);
+                _cleanup_free_ char *l10 = util_strprintf("%s:10: warning: ", u);
+                _cleanup_free_ char *l11 = util_strprintf("%s:11: warning: ", u);
+                _cleanup_free_ char *l14 = util_strprintf("%s:14: warning: ", u);
+                _cleanup_free_ char *l15 = util_strprintf("%s:15: warning: ", u);
+                _cleanup_free_ char *l16 = util_strprintf("%s:16: warning: ", u);
                 assert_msg(&e, l4, "max-age 90d keeps more than the system policy allows (max-age 30d");
                 assert_msg(&e, l6, "keep-titled true");
                 /* the whole text of a limit's and of a choice's warning */
@@ -823,7 +823,7 @@ static void test_config_merge_user_missing_file(void **state) {
 
 static void test_config_merge_user_admin_group_refused(void **state) {
         _cleanup_free_ char *u = test_data("user-admin.cfg");
-        _cleanup_free_ char *prefix = strprintf("%s:2: ", u);
+        _cleanup_free_ char *prefix = util_strprintf("%s:2: ", u);
         Config s = {}, m = { .n_files = 12345 };
         _cleanup_(config_errors_done) ConfigErrors e = {};
 
@@ -878,7 +878,7 @@ static void test_config_etc_example_matches_builtin(void **state) {
 
         if (!src)
                 fail_msg("QGC_SRCDIR is not set (run through make check)");
-        path = strprintf("%s/etc/qgc.conf", src);
+        path = util_strprintf("%s/etc/qgc.conf", src);
         assert_int_equal(config_init_default(&c), 0);
         assert_int_equal(config_init_default(&d), 0);
         if (config_load_file(&c, path, &e) != 0) {
@@ -1001,11 +1001,11 @@ static void test_config_parse_string_numbers_out_of_range(void **state) {
                 int r;
 
                 if (streq(t->group, "projects"))
-                        text = strprintf("projects = ( { path = \"/p\";\n  %s = %s;\n} );\n", t->key,
+                        text = util_strprintf("projects = ( { path = \"/p\";\n  %s = %s;\n} );\n", t->key,
                                          t->value);
                 else
-                        text = strprintf("%s = {\n  %s = %s;\n};\n", t->group, t->key, t->value);
-                needle = strprintf("%s: ", t->key);
+                        text = util_strprintf("%s = {\n  %s = %s;\n};\n", t->group, t->key, t->value);
+                needle = util_strprintf("%s: ", t->key);
                 assert_non_null(text);
                 assert_non_null(needle);
                 r = test_parse(&c, text, &e);
@@ -1044,7 +1044,7 @@ static void test_config_parse_string_numbers_in_range(void **state) {
 /* A fresh directory for include tests; removed by test_rmdir(). */
 static char *test_mkdir(void) {
         const char *tmp = getenv("TMPDIR");
-        char *d = strprintf("%s/qgc-inc.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        char *d = util_strprintf("%s/qgc-inc.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 
         assert_non_null(d);
         assert_non_null(mkdtemp(d));
@@ -1053,7 +1053,7 @@ static char *test_mkdir(void) {
 
 static void test_rmdir(char **d) {
         if (*d) {
-                _cleanup_free_ char *cmd = strprintf("rm -rf '%s'", *d);
+                _cleanup_free_ char *cmd = util_strprintf("rm -rf '%s'", *d);
                 if (cmd)
                         (void)!system(cmd);
                 free(*d);
@@ -1062,7 +1062,7 @@ static void test_rmdir(char **d) {
 
 /* Write dir/name with text; returns the path. */
 static char *test_write(const char *dir, const char *name, const char *text) {
-        char *p = strprintf("%s/%s", dir, name);
+        char *p = util_strprintf("%s/%s", dir, name);
         FILE *f;
 
         assert_non_null(p);
@@ -1075,7 +1075,7 @@ static char *test_write(const char *dir, const char *name, const char *text) {
 
 /* Load dir/main.conf on top of the defaults. */
 static int test_load_main(const char *dir, Config *c, ConfigErrors *e) {
-        _cleanup_free_ char *p = strprintf("%s/main.conf", dir);
+        _cleanup_free_ char *p = util_strprintf("%s/main.conf", dir);
 
         assert_int_equal(config_init_default(c), 0);
         return config_load_file(c, p, e);
@@ -1085,7 +1085,7 @@ static int test_load_main(const char *dir, Config *c, ConfigErrors *e) {
  * including file's directory; errors inside an included file carry its own file:line. */
 static void test_config_include_nested_file_line(void **state) {
         _cleanup_(test_rmdir) char *d = test_mkdir();
-        _cleanup_free_ char *m = NULL, *a = NULL, *b = NULL, *sub = strprintf("%s/sub", d);
+        _cleanup_free_ char *m = NULL, *a = NULL, *b = NULL, *sub = util_strprintf("%s/sub", d);
         _cleanup_free_ char *where = NULL;
         _cleanup_(config_done) Config c = {};
         _cleanup_(config_errors_done) ConfigErrors e = {};
@@ -1101,10 +1101,10 @@ static void test_config_include_nested_file_line(void **state) {
         assert_int_equal(c.defaults.min_age, MSEC_PER_DAY);
         assert_int_equal(c.defaults.keep_latest, 2);
         assert_int_equal(c.defaults.max_sessions, 7);
-        where = strprintf("%s/sub/b.conf:2", d);
+        where = util_strprintf("%s/sub/b.conf:2", d);
         assert_string_equal(c.defaults_origin.where[POLICY_KEY_MAX_SESSIONS], where);
         free(where);
-        where = strprintf("%s/main.conf:4", d);
+        where = util_strprintf("%s/main.conf:4", d);
         assert_string_equal(c.defaults_origin.where[POLICY_KEY_MIN_AGE], where);
         assert_int_equal(c.n_files, 3);
         assert_string_equal(c.files[0], m);
@@ -1112,7 +1112,7 @@ static void test_config_include_nested_file_line(void **state) {
         assert_string_equal(c.files[2], b);
         assert_null(c.files_from[0]);
         free(where);
-        where = strprintf("%s:3", m);
+        where = util_strprintf("%s:3", m);
         assert_string_equal(c.files_from[1], where);
 
         /* an error inside the innermost file, and one after the includes, each at its line */
@@ -1124,10 +1124,10 @@ static void test_config_include_nested_file_line(void **state) {
         m = test_write(d, "main.conf", "defaults = {\n  @include \"sub/a.conf\"\n  min-age = 5;\n};\n");
         assert_int_equal(test_load_main(d, &c, &e), -EINVAL);
         free(where);
-        where = strprintf("%s:2: ", b);
+        where = util_strprintf("%s:2: ", b);
         assert_msg(&e, where, "max-sessions: 4294967297 is out of range");
         free(where);
-        where = strprintf("%s:3: ", m);
+        where = util_strprintf("%s:3: ", m);
         assert_msg(&e, where, "min-age: expected a duration string");
 }
 
@@ -1148,13 +1148,13 @@ static void test_config_include_explain_lists_files(void **state) {
         assert_non_null(f);
         assert_int_equal(config_explain(&c, f), 0);
         assert_int_equal(fclose(f), 0);
-        line = strprintf("files: %s %s %s\n", m, a, b);
+        line = util_strprintf("files: %s %s %s\n", m, a, b);
         assert_non_null(strstr(out, line));
         free(line);
-        line = strprintf("%s included from %s:1\n", a, m);
+        line = util_strprintf("%s included from %s:1\n", a, m);
         assert_non_null(strstr(out, line));
         free(line);
-        line = strprintf("%s included from %s:2\n", b, m);
+        line = util_strprintf("%s included from %s:2\n", b, m);
         assert_non_null(strstr(out, line));
         assert_true(strstr(out, a) < strstr(out, b));
 }
@@ -1172,8 +1172,8 @@ typedef struct IncludeCase {
  * malformed directives. */
 static void test_config_include_refused(void **state) {
         _cleanup_(test_rmdir) char *d = test_mkdir();
-        _cleanup_free_ char *fifo = strprintf("%s/fifo", d), *dir = strprintf("%s/dir", d);
-        _cleanup_free_ char *big = strprintf("%s/big.conf", d);
+        _cleanup_free_ char *fifo = util_strprintf("%s/fifo", d), *dir = util_strprintf("%s/dir", d);
+        _cleanup_free_ char *big = util_strprintf("%s/big.conf", d);
         static const IncludeCase cases[] = {
                 { "fifo", "defaults = {\n@include \"fifo\"\n};\n", "not a regular file", "main.conf", 2 },
                 { "device", "@include \"/dev/zero\"\n", "not a regular file", "main.conf", 1 },
@@ -1199,8 +1199,8 @@ static void test_config_include_refused(void **state) {
         free(test_write(d, "cyc2.conf", "# back to the first\n@include \"cyc1.conf\"\n"));
         free(test_write(d, "opencomment.conf", "/* no end\n"));
         for (int i = 1; i <= 12; i++) {
-                _cleanup_free_ char *name = strprintf("d%d.conf", i);
-                _cleanup_free_ char *text = strprintf("@include \"d%d.conf\"\n", i + 1);
+                _cleanup_free_ char *name = util_strprintf("d%d.conf", i);
+                _cleanup_free_ char *text = util_strprintf("@include \"d%d.conf\"\n", i + 1);
                 free(test_write(d, name, text));
         }
         free(test_write(d, "d13.conf", ""));
@@ -1220,7 +1220,7 @@ static void test_config_include_refused(void **state) {
                 int r;
 
                 free(test_write(d, "main.conf", t->main));
-                prefix = strprintf("%s/%s:%u: ", d, t->at, t->line);
+                prefix = util_strprintf("%s/%s:%u: ", d, t->at, t->line);
                 r = test_load_main(d, &c, &e);
                 if (r != -EINVAL || !test_has_msg(&e, prefix, t->needle)) {
                         test_dump(&e);
@@ -1235,7 +1235,7 @@ static void test_config_include_refused(void **state) {
  * writes (a user's in root mode) would hang the run. -c FILE may still be a pipe. */
 static void test_config_user_and_system_file_fifo_refused(void **state) {
         _cleanup_(test_rmdir) char *d = test_mkdir();
-        _cleanup_free_ char *fifo = strprintf("%s/qgc.conf", d);
+        _cleanup_free_ char *fifo = util_strprintf("%s/qgc.conf", d);
         int wfd;
         (void)state;
 
@@ -1281,7 +1281,7 @@ static void test_config_include_only_at_line_start(void **state) {
         free(m);
         m = test_write(d, "main.conf", "defaults = {}; @include \"x.conf\"\n");
         assert_int_equal(test_load_main(d, &c, &e), -EINVAL);
-        prefix = strprintf("%s:1: ", m);
+        prefix = util_strprintf("%s:1: ", m);
         assert_msg(&e, prefix, "syntax error");
 }
 
@@ -1294,15 +1294,15 @@ static void test_config_man_page_documents_every_key(void **state) {
 
         if (!src)
                 fail_msg("QGC_SRCDIR is not set (run through make check)");
-        path = strprintf("%s/man/qgc.conf.5", src);
+        path = util_strprintf("%s/man/qgc.conf.5", src);
         text = test_read(path);
         for (int k = 0; k < _POLICY_KEY_MAX; k++) {
-                _cleanup_free_ char *needle = strprintf("Cm %s", config_keys[k].name);
+                _cleanup_free_ char *needle = util_strprintf("Cm %s", config_keys[k].name);
                 if (!strstr(text, needle))
                         fail_msg("qgc.conf.5 does not document %s", config_keys[k].name);
         }
         for (size_t i = 0; i < ELEMENTSOF(more); i++) {
-                _cleanup_free_ char *needle = strprintf("Cm %s", more[i]);
+                _cleanup_free_ char *needle = util_strprintf("Cm %s", more[i]);
                 if (!strstr(text, needle))
                         fail_msg("qgc.conf.5 does not document %s", more[i]);
         }

@@ -36,8 +36,8 @@ static void test_dump(const ConfigErrors *e) {
 /* The group a key is written in, as "<group> = { %s };" or a project block. */
 static char *test_in_group(ConfigScope scope, bool project, const char *setting) {
         if (project)
-                return strprintf("projects = ( { path = \"/p\"; %s } );", setting);
-        return strprintf("%s = { %s };", config_scopes[scope].group, setting);
+                return util_strprintf("projects = ( { path = \"/p\"; %s } );", setting);
+        return util_strprintf("%s = { %s };", config_scopes[scope].group, setting);
 }
 
 /* Parse text on top of the built-in defaults (as the first file: admin allowed). */
@@ -65,7 +65,7 @@ static char *test_default_literal(const ConfigKeyInfo *k, const Config *def) {
         case CONFIG_VALUE_PATH_LIST:
                 return strdup("( )");
         default:
-                return strprintf("\"%s\"", v);
+                return util_strprintf("\"%s\"", v);
         }
 }
 
@@ -100,7 +100,7 @@ static void test_every_key_parses_its_default(void **state) {
                         _cleanup_(config_done) Config c = {};
                         _cleanup_(config_errors_done) ConfigErrors e = {};
                         _cleanup_free_ char *lit = test_default_literal(k, &def);
-                        _cleanup_free_ char *setting = strprintf("%s = %s;", k->name, lit);
+                        _cleanup_free_ char *setting = util_strprintf("%s = %s;", k->name, lit);
                         _cleanup_free_ char *text = test_in_group(k->scope, project, setting);
                         _cleanup_free_ char *got = NULL, *want = NULL;
 
@@ -131,7 +131,7 @@ static bool test_accepts(const ConfigKeyInfo *k, const char *lit) {
         _cleanup_(config_errors_done) ConfigErrors e = {};
         /* a low-watermark needs a max-size above it */
         bool ctx = k == &config_keys[CONFIG_KEY_TREE_LOW_WATERMARK];
-        _cleanup_free_ char *setting = strprintf("%s%s = %s;", ctx ? "max-size = \"1T\"; " : "",
+        _cleanup_free_ char *setting = util_strprintf("%s%s = %s;", ctx ? "max-size = \"1T\"; " : "",
                                                  k->name, lit);
         _cleanup_free_ char *text = test_in_group(k->scope, false, setting);
         int r = test_parse(&c, text, &e);
@@ -168,53 +168,53 @@ static void test_bounds_at_the_limit(void **state) {
                 case CONFIG_VALUE_DURATION:
                         if (k->min > 0) {
                                 b[0] = '"';
-                                format_duration_exact(b + 1, sizeof b - 2, (msec_t)k->min);
+                                util_format_duration_exact(b + 1, sizeof b - 2, (msec_t)k->min);
                                 strcat(b, "\"");
                                 test_accept(k, b);
-                                format_duration_exact(b + 1, sizeof b - 2,
+                                util_format_duration_exact(b + 1, sizeof b - 2,
                                                       (msec_t)k->min - MSEC_PER_SEC);
                                 strcat(b, "\"");
                                 test_refuse(k, b);
                         } else
                                 test_accept(k, "\"0s\"");
-                        format_duration_exact(b + 1, sizeof b - 2, (msec_t)k->max);
+                        util_format_duration_exact(b + 1, sizeof b - 2, (msec_t)k->max);
                         strcat(b, "\"");
                         test_accept(k, b);
-                        format_duration_exact(b + 1, sizeof b - 2, (msec_t)k->max + MSEC_PER_SEC);
+                        util_format_duration_exact(b + 1, sizeof b - 2, (msec_t)k->max + MSEC_PER_SEC);
                         strcat(b, "\"");
                         test_refuse(k, b);
                         break;
                 case CONFIG_VALUE_COUNT:
-                        lit = strprintf("%" PRIu64, k->min);
+                        lit = util_strprintf("%" PRIu64, k->min);
                         test_accept(k, lit);
                         free(lit);
-                        lit = strprintf("%" PRId64, (int64_t)k->min - 1);
+                        lit = util_strprintf("%" PRId64, (int64_t)k->min - 1);
                         test_refuse(k, lit);
                         free(lit);
-                        lit = strprintf("%" PRIu64, k->max);
+                        lit = util_strprintf("%" PRIu64, k->max);
                         test_accept(k, lit);
                         free(lit);
-                        lit = strprintf("%" PRIu64, k->max + 1);
+                        lit = util_strprintf("%" PRIu64, k->max + 1);
                         test_refuse(k, lit);
                         break;
                 case CONFIG_VALUE_PERCENT: /* (min, max] */
-                        lit = strprintf("%" PRIu64, k->max);
+                        lit = util_strprintf("%" PRIu64, k->max);
                         test_accept(k, lit);
                         free(lit);
-                        lit = strprintf("%" PRIu64 ".5", k->max);
+                        lit = util_strprintf("%" PRIu64 ".5", k->max);
                         test_refuse(k, lit);
                         free(lit);
-                        lit = strprintf("%" PRIu64, k->min);
+                        lit = util_strprintf("%" PRIu64, k->min);
                         test_refuse(k, lit);
                         free(lit);
-                        lit = strprintf("%" PRIu64 ".5", k->min);
+                        lit = util_strprintf("%" PRIu64 ".5", k->min);
                         test_accept(k, lit);
                         break;
                 case CONFIG_VALUE_SIZE_OR_PERCENT: /* a percentage below max */
-                        lit = strprintf("\"%" PRIu64 "%%\"", k->max - 1);
+                        lit = util_strprintf("\"%" PRIu64 "%%\"", k->max - 1);
                         test_accept(k, lit);
                         free(lit);
-                        lit = strprintf("\"%" PRIu64 "%%\"", k->max);
+                        lit = util_strprintf("\"%" PRIu64 "%%\"", k->max);
                         test_refuse(k, lit);
                         test_accept(k, "\"1B\"");
                         test_refuse(k, "\"0B\"");
@@ -226,7 +226,7 @@ static void test_bounds_at_the_limit(void **state) {
                 case CONFIG_VALUE_CHOICE:
                         for (size_t w = 0; w < k->n_words; w++) {
                                 free(lit);
-                                lit = strprintf("\"%s\"", k->words[w]);
+                                lit = util_strprintf("\"%s\"", k->words[w]);
                                 test_accept(k, lit);
                         }
                         test_refuse(k, "\"none-of-these\"");
@@ -329,10 +329,10 @@ static void test_unknown_key_refused(void **state) {
                                 continue; /* its own group, or a key of that name there */
                         /* a value valid for the key: only the group can refuse it */
                         if (k->type == CONFIG_VALUE_PATH)
-                                setting = strprintf("%s = \"%s\";", k->name, k->example);
+                                setting = util_strprintf("%s = \"%s\";", k->name, k->example);
                         else {
                                 _cleanup_free_ char *lit = test_default_literal(k, def);
-                                setting = strprintf("%s = %s;", k->name, lit);
+                                setting = util_strprintf("%s = %s;", k->name, lit);
                         }
                         text = test_in_group((ConfigScope)s, false, setting);
                         if (test_parse(&c, text, &e) != -EINVAL || e.n != 1 ||
@@ -344,7 +344,7 @@ static void test_unknown_key_refused(void **state) {
         for (size_t i = 0; i < _CONFIG_KEY_MAX; i++) { /* nor at the top level */
                 _cleanup_(config_done) Config c = {};
                 _cleanup_(config_errors_done) ConfigErrors e = {};
-                _cleanup_free_ char *text = strprintf("%s = 1;", config_keys[i].name);
+                _cleanup_free_ char *text = util_strprintf("%s = 1;", config_keys[i].name);
 
                 assert_int_equal(test_parse(&c, text, &e), -EINVAL);
         }
@@ -365,8 +365,8 @@ static void test_explain_shows_every_key(void **state) {
         for (size_t i = 0; i < _CONFIG_KEY_MAX; i++) {
                 const ConfigKeyInfo *k = &config_keys[i];
                 _cleanup_free_ char *v = config_key_format(k, test_base(k, &c, false));
-                _cleanup_free_ char *head = strprintf("\n%s\n", config_scopes[k->scope].explain);
-                _cleanup_free_ char *line = strprintf("\n        %-22s %-10s %s\n", k->name, v,
+                _cleanup_free_ char *head = util_strprintf("\n%s\n", config_scopes[k->scope].explain);
+                _cleanup_free_ char *line = util_strprintf("\n        %-22s %-10s %s\n", k->name, v,
                                                       CONFIG_BUILTIN);
                 const char *sect = strstr(out, head), *at = sect ? strstr(sect, line) : NULL;
 
@@ -382,7 +382,7 @@ static char *test_man_page(void) {
 
         if (!src)
                 fail_msg("QGC_SRCDIR is not set (run through make check)");
-        path = strprintf("%s/man/qgc.conf.5", src);
+        path = util_strprintf("%s/man/qgc.conf.5", src);
         return test_read(path);
 }
 
@@ -391,7 +391,7 @@ static char *test_synopsis(const ConfigKeyInfo *k) {
         const char *off = k->off == CONFIG_OFF_NO ? "" : " | Qo off Qc";
 
         if (k->arg)
-                return strprintf("Ar %s%s", k->arg, off);
+                return util_strprintf("Ar %s%s", k->arg, off);
 
         switch (k->type) {
         case CONFIG_VALUE_CHOICE: {
@@ -404,17 +404,17 @@ static char *test_synopsis(const ConfigKeyInfo *k) {
                 return strbuf_steal(&b);
         }
         case CONFIG_VALUE_DURATION:
-                return strprintf("Ar duration%s", off);
+                return util_strprintf("Ar duration%s", off);
         case CONFIG_VALUE_COUNT:
-                return strprintf("Ar count%s", off);
+                return util_strprintf("Ar count%s", off);
         case CONFIG_VALUE_SIZE:
-                return strprintf("Ar size%s", off);
+                return util_strprintf("Ar size%s", off);
         case CONFIG_VALUE_SIZE_OR_PERCENT:
-                return strprintf("Ar size | Ar percent%s", off);
+                return util_strprintf("Ar size | Ar percent%s", off);
         case CONFIG_VALUE_BOOL:
                 return strdup("Ar boolean");
         case CONFIG_VALUE_PERCENT:
-                return strprintf("Ar percent%s", off);
+                return util_strprintf("Ar percent%s", off);
         case CONFIG_VALUE_PATH:
                 return strdup("Qq Ar path");
         case CONFIG_VALUE_PATH_LIST:

@@ -315,7 +315,7 @@ static void test_dc_messages_long_lines(void **state) {
         assert_non_null(pad);
         memset(pad, 'p', 300000);
         pad[300000] = 0;
-        text = strprintf("{\"sessionId\":\"" ID_A "\",\"content\":\"%s\"}\n"
+        text = util_strprintf("{\"sessionId\":\"" ID_A "\",\"content\":\"%s\"}\n"
                          "{\"sessionId\":\"" ID_A "\",\"content\":\"%.70000s\"}\r\n"
                          "{\"content\":\"%.1000s\",\"sessionId\":\"" ID_A "\",\"checkpointHash\":\"%s\"}\n",
                          pad, pad, pad, "ABCDEF0123456789ABCDEF0123456789ABCDEF01");
@@ -346,8 +346,8 @@ static void test_dc_store_process(void **state) {
 
         assert_int_equal(fixture_mkdir(root, "work/proj"), 0);
         assert_int_equal(dc_project_code(work, &code), 0);
-        rel = strprintf(".deepcode/projects/%s/sessions-index.json", code);
-        idx = strprintf("{\"version\":1,\"entries\":[{\"id\":\"%s\",\"status\":\"completed\"}],"
+        rel = util_strprintf(".deepcode/projects/%s/sessions-index.json", code);
+        idx = util_strprintf("{\"version\":1,\"entries\":[{\"id\":\"%s\",\"status\":\"completed\"}],"
                         "\"originalPath\":\"%s\"}", ID_A, work);
         assert_int_equal(fixture_write(root, rel, idx), 0);
         assert_int_equal(pipe(pipefd), 0);
@@ -379,7 +379,7 @@ static void test_dc_store_process(void **state) {
 
 /* du's two numbers of a directory. */
 static void du(const char *dir, bool apparent, uint64_t *ret) {
-        _cleanup_free_ char *cmd = strprintf("du -s -B1 %s '%s'", apparent ? "--apparent-size" : "", dir);
+        _cleanup_free_ char *cmd = util_strprintf("du -s -B1 %s '%s'", apparent ? "--apparent-size" : "", dir);
         FILE *f = popen(cmd, "r");
         unsigned long long v = 0;
 
@@ -394,7 +394,7 @@ static void du(const char *dir, bool apparent, uint64_t *ret) {
 static void test_dc_store_corpus(void **state) {
         const char *root = *state;
         _cleanup_free_ char *tarball = test_data_path("deepcode/home.tar.gz");
-        _cleanup_free_ char *cmd = strprintf("tar xzf '%s' -C '%s'", tarball, root);
+        _cleanup_free_ char *cmd = util_strprintf("tar xzf '%s' -C '%s'", tarball, root);
         _cleanup_free_ char *store_path = fixture_path(root, "home/.deepcode");
         size_t n = 0, msgs = 0, cps = 0, indexed = 0;
         uint64_t bytes, alloc;

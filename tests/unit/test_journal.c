@@ -167,7 +167,7 @@ static void test_journal_file_target_writes_fields(void **state) {
 
         (void)state;
         assert_non_null(mkdtemp(dir));
-        path = strprintf("%s/qgc.log", dir);
+        path = util_strprintf("%s/qgc.log", dir);
         assert_non_null(path);
         assert_int_equal(journal_open(JOURNAL_TARGET_FILE, path, RUN), 0);
         assert_int_equal(journal_log(&e), 0);
@@ -180,7 +180,7 @@ static void test_journal_file_target_writes_fields(void **state) {
         e.n_fields = ELEMENTSOF(f);
         line = journal_format_line(&e, RUN);
         assert_non_null(line);
-        want = strprintf("%s\n", line);
+        want = util_strprintf("%s\n", line);
         fd = open(path, O_RDONLY | O_CLOEXEC);
         assert_true(fd >= 0);
         n = read(fd, buf, sizeof buf - 1);

@@ -374,7 +374,7 @@ static void test_parse_timestamp_roundtrips_format(void **state) {
 
         for (msec_t x = -MSEC_PER_DAY * 400; x < INT64_C(4102444800000); x += 9876543210) {
                 msec_t whole = x - (((x % 1000) + 1000) % 1000);
-                format_timestamp(buf, sizeof buf, x);
+                util_format_timestamp(buf, sizeof buf, x);
                 assert_int_equal(js_parse_timestamp(buf, &t), 0);
                 assert_int_equal(t, whole);
         }

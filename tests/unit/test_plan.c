@@ -950,7 +950,7 @@ static void test_plan_take_steps(void **state) {
         assert_int_equal(plan_new_steps(inv, 0, &p), 0);
         assert_int_equal(plan_new_steps(inv, 0, &from), 0);
         for (int i = 0; i < 3; i++) {
-                PlanStep st = { .kind = PLAN_STEP_RECOVER_TEMP, .name = strprintf("t%d", i) };
+                PlanStep st = { .kind = PLAN_STEP_RECOVER_TEMP, .name = util_strprintf("t%d", i) };
 
                 assert_non_null(st.name);
                 assert_int_equal(plan_add_step(i == 0 ? p : from, &st), 0);

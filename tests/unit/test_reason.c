@@ -301,7 +301,7 @@ static void test_reason_orphans(void **state) {
 
                 assert_non_null(got);
                 if (!oc[i].want) {
-                        want = strprintf("%s, idle 8d > 1w", hygiene_what(oc[i].o.kind));
+                        want = util_strprintf("%s, idle 8d > 1w", hygiene_what(oc[i].o.kind));
                         assert_non_null(want);
                 }
                 assert_string_equal(got, oc[i].want ?: want);

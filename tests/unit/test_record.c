@@ -587,7 +587,7 @@ static void test_record_read_head_qwen_golden(void **state) {
                 if (json_object_object_get_ex(g, "cwd", &v) && v)
                         want_cwd = json_object_get_string(v);
 
-                path = strprintf("%s/cases/%s.jsonl", fixture_testdata("record"), name);
+                path = util_strprintf("%s/cases/%s.jsonl", fixture_testdata("record"), name);
                 assert_non_null(path);
                 fd = open(path, O_RDONLY | O_CLOEXEC);
                 assert_true(fd >= 0);
@@ -867,7 +867,7 @@ static void test_record_read_tail_qwen_title_golden(void **state) {
                         want = json_object_get_string(v);
                 if (json_object_object_get_ex(g, "source", &v) && v)
                         source = json_object_get_string(v);
-                path = strprintf("%s/titles/%s.jsonl", fixture_testdata("record"), name);
+                path = util_strprintf("%s/titles/%s.jsonl", fixture_testdata("record"), name);
                 assert_non_null(path);
                 fd = open(path, O_RDONLY | O_CLOEXEC);
                 assert_true(fd >= 0);
@@ -1086,7 +1086,7 @@ static bool drop_cache(int fd, size_t n) {
  * they stay (a filesystem without a page cache of its own, tmpfs: the caller SKIPs). */
 static int mkfile_cold(const char *text, size_t n) {
         const char *dir = getenv("TMPDIR") ?: "/var/tmp";
-        _cleanup_free_ char *path = strprintf("%s/test_record.XXXXXX", dir);
+        _cleanup_free_ char *path = util_strprintf("%s/test_record.XXXXXX", dir);
         int fd;
 
         assert_non_null(path);

@@ -177,7 +177,7 @@ static int resolve(const char *root, const Files *f, char *const *env, char **re
         write_files(root, f);
         r = roots_resolve_opts(&o, &t, &why);
         if (r == 0) {
-                _cleanup_free_ char *g = strprintf("%s/.qwen", home);
+                _cleanup_free_ char *g = util_strprintf("%s/.qwen", home);
                 assert_string_equal(t.global_dir, g);
                 *ret = strdup(t.runtime_dir);
                 assert_null(why);
@@ -235,7 +235,7 @@ static void test_roots_settings_precedence(void **state) {
                 if (!cases[i].want)
                         want = strdup(g);
                 else if (strneq(cases[i].want, "HOME", 4))
-                        want = strprintf("%s/home%s", root, cases[i].want + 4);
+                        want = util_strprintf("%s/home%s", root, cases[i].want + 4);
                 else
                         want = strdup(cases[i].want);
                 assert_string_equal(got, want);
@@ -401,7 +401,7 @@ static void test_roots_settings_dotenv(void **state) {
         _cleanup_free_ char *home = fixture_path(root, "home");
         _cleanup_free_ char *g = fixture_path(root, "home/.qwen");
         _cleanup_free_ char *sys = fixture_path(root, "etc/settings.json");
-        _cleanup_free_ char *same = strprintf("QWEN_HOME=%s\n", g);
+        _cleanup_free_ char *same = util_strprintf("QWEN_HOME=%s\n", g);
         static const struct {
                 const char *genv, *henv; /* G/.env, ~/.env (NULL: none) */
                 const char *want;        /* R, NULL: ROOTS_UNDETERMINED */
@@ -521,7 +521,7 @@ static void test_roots_settings_dotdot(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(rel); i++) {
                 _cleanup_(inventory_tree_done) Tree t = {};
                 _cleanup_free_ char *why = NULL;
-                _cleanup_free_ char *text = strprintf(RT("%s/%s"), root, rel[i]);
+                _cleanup_free_ char *text = util_strprintf(RT("%s/%s"), root, rel[i]);
                 RootsOptions o = { .home = home, .system_settings = sys };
 
                 assert_int_equal(fixture_write(root, "etc/settings.json", text), 0);
@@ -545,7 +545,7 @@ static void test_roots_workspace_check(void **state) {
         _cleanup_free_ char *g = fixture_path(root, "home/.qwen");
         _cleanup_free_ char *proj = fixture_path(root, "home/src/p");
         _cleanup_free_ char *out = fixture_path(root, "out/p");
-        _cleanup_free_ char *same = strprintf("{\"advanced\":{\"runtimeOutputDir\":\"%s\"}}", g);
+        _cleanup_free_ char *same = util_strprintf("{\"advanced\":{\"runtimeOutputDir\":\"%s\"}}", g);
         _cleanup_free_ char *fifo = fixture_path(root, "home/src/p/.qwen/settings.json");
         Tree t = { .global_dir = g, .runtime_dir = g, .uid = getuid() };
         Tree t2 = { .global_dir = g, .runtime_dir = (char *)"/rt", .uid = getuid() };
@@ -674,8 +674,8 @@ static int resolve_env_rt(const char *root, const Files *f, const RootsOptions *
 static void test_roots_settings_env_runtime(void **state) {
         const char *root = *state;
         _cleanup_free_ char *g = fixture_path(root, "home/.qwen");
-        _cleanup_free_ char *g_env = strprintf("GQ=%s", g);
-        _cleanup_free_ char *user_g = strprintf("{\"env\":{\"QWEN_RUNTIME_DIR\":\"%s/\"}}", g);
+        _cleanup_free_ char *g_env = util_strprintf("GQ=%s", g);
+        _cleanup_free_ char *user_g = util_strprintf("{\"env\":{\"QWEN_RUNTIME_DIR\":\"%s/\"}}", g);
         _cleanup_free_ char *other_g = fixture_path(root, "elsewhere");
         char *env[] = { (char *)"RT_BASE=/scratch", g_env, NULL };
         const struct {

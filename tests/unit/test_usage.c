@@ -28,7 +28,7 @@
 /* From a golden line {"<k>":"<name>","record":<record>}, the name and the record's text exactly
  * as JSON.stringify wrote it. */
 static void golden_split(char *line, const char *key, char **ret_name, char **ret_record) {
-        _cleanup_free_ char *prefix = strprintf("{\"%s\":\"", key);
+        _cleanup_free_ char *prefix = util_strprintf("{\"%s\":\"", key);
         char *rec, *end;
 
         assert_non_null(prefix);
@@ -118,7 +118,7 @@ static unsigned check_golden_file(const char *golden_rel, const char *key, const
                 _cleanup_free_ char *rel = NULL, *path = NULL;
 
                 golden_split(line, key, &name, &want);
-                rel = strprintf("%s/%s%s", dir_rel, name, suffix);
+                rel = util_strprintf("%s/%s%s", dir_rel, name, suffix);
                 assert_non_null(rel);
                 path = test_data_path(rel);
                 if (!check_record(path, name, want))
@@ -186,7 +186,7 @@ static void tmpdir_new(TmpDir *t) {
 }
 
 static void tmpdir_done(TmpDir *t) {
-        _cleanup_free_ char *cmd = strprintf("rm -rf '%s'", t->path);
+        _cleanup_free_ char *cmd = util_strprintf("rm -rf '%s'", t->path);
 
         safe_close(t->fd);
         assert_int_equal(system(cmd), 0);

@@ -65,10 +65,10 @@ static void test_parse_duration_table(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 const char *why = NULL;
                 msec_t got = -1;
-                int r = parse_duration(cases[i].in, &got, &why);
+                int r = util_parse_duration(cases[i].in, &got, &why);
 
                 if (r != cases[i].r || (r == 0 && got != cases[i].want))
-                        fail_msg("parse_duration(\"%s\") = %d, %lld; want %d, %lld", cases[i].in, r,
+                        fail_msg("util_parse_duration(\"%s\") = %d, %lld; want %d, %lld", cases[i].in, r,
                                  (long long)got, cases[i].r, (long long)cases[i].want);
                 if (r < 0)
                         assert_non_null(why);
@@ -81,7 +81,7 @@ static void test_parse_duration_m_is_ambiguous_message(void **state) {
         const char *why = NULL;
         msec_t d = 7;
 
-        assert_int_equal(parse_duration("10m", &d, &why), -EINVAL);
+        assert_int_equal(util_parse_duration("10m", &d, &why), -EINVAL);
         assert_non_null(strstr(why, "ambiguous"));
         assert_int_equal(d, 7); /* not written on failure */
 }
@@ -89,8 +89,8 @@ static void test_parse_duration_m_is_ambiguous_message(void **state) {
 static void test_parse_duration_null(void **state) {
         const char *why = NULL;
         msec_t d;
-        assert_int_equal(parse_duration(NULL, &d, &why), -EINVAL);
-        assert_int_equal(parse_duration("5d", &d, NULL), 0);
+        assert_int_equal(util_parse_duration(NULL, &d, &why), -EINVAL);
+        assert_int_equal(util_parse_duration("5d", &d, NULL), 0);
         assert_int_equal(d, 5 * MSEC_PER_DAY);
 }
 
@@ -145,10 +145,10 @@ static void test_parse_size_table(void **state) {
                 const SizeCase *c = &cases[i];
                 const char *why = NULL;
                 SizeSpec s = {};
-                int r = parse_size(c->in, c->allow_percent, &s, &why);
+                int r = util_parse_size(c->in, c->allow_percent, &s, &why);
 
                 if (r != c->r)
-                        fail_msg("parse_size(\"%s\", %d) = %d (%s), want %d", c->in,
+                        fail_msg("util_parse_size(\"%s\", %d) = %d (%s), want %d", c->in,
                                  c->allow_percent, r, why ? why : "-", c->r);
                 if (r < 0) {
                         assert_non_null(why);
@@ -157,18 +157,18 @@ static void test_parse_size_table(void **state) {
                 assert_true(s.is_set);
                 if (s.is_percent != c->is_percent || s.bytes != c->bytes ||
                     s.percent != c->percent)
-                        fail_msg("parse_size(\"%s\"): percent=%d bytes=%llu %%=%g", c->in,
+                        fail_msg("util_parse_size(\"%s\"): percent=%d bytes=%llu %%=%g", c->in,
                                  s.is_percent, (unsigned long long)s.bytes, s.percent);
         }
 }
 
 static void test_format_timestamp(void **state) {
         char buf[FORMAT_TIMESTAMP_MAX];
-        assert_string_equal(format_timestamp(buf, sizeof buf, INT64_C(1798761600000)),
+        assert_string_equal(util_format_timestamp(buf, sizeof buf, INT64_C(1798761600000)),
                             "2027-01-01T00:00:00Z");
-        assert_string_equal(format_timestamp(buf, sizeof buf, 0), "1970-01-01T00:00:00Z");
-        assert_string_equal(format_timestamp(buf, sizeof buf, -1), "1969-12-31T23:59:59Z");
-        assert_string_equal(format_timestamp(buf, sizeof buf, 1999), "1970-01-01T00:00:01Z");
+        assert_string_equal(util_format_timestamp(buf, sizeof buf, 0), "1970-01-01T00:00:00Z");
+        assert_string_equal(util_format_timestamp(buf, sizeof buf, -1), "1969-12-31T23:59:59Z");
+        assert_string_equal(util_format_timestamp(buf, sizeof buf, 1999), "1970-01-01T00:00:01Z");
 }
 
 typedef struct BytesCase {
@@ -194,8 +194,8 @@ static void test_format_bytes_table(void **state) {
         char buf[FORMAT_BYTES_MAX];
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++)
-                if (!streq(format_bytes(buf, sizeof buf, cases[i].in), cases[i].want))
-                        fail_msg("format_bytes(%llu) = \"%s\", want \"%s\"",
+                if (!streq(util_format_bytes(buf, sizeof buf, cases[i].in), cases[i].want))
+                        fail_msg("util_format_bytes(%llu) = \"%s\", want \"%s\"",
                                  (unsigned long long)cases[i].in, buf, cases[i].want);
 }
 
@@ -214,11 +214,11 @@ static void test_format_size_exact_table(void **state) {
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 SizeSpec s;
-                if (!streq(format_size_exact(buf, sizeof buf, cases[i].in), cases[i].want))
-                        fail_msg("format_size_exact(%llu) = \"%s\", want \"%s\"",
+                if (!streq(util_format_size_exact(buf, sizeof buf, cases[i].in), cases[i].want))
+                        fail_msg("util_format_size_exact(%llu) = \"%s\", want \"%s\"",
                                  (unsigned long long)cases[i].in, buf, cases[i].want);
                 /* what it prints parses back to the same number */
-                assert_int_equal(parse_size(buf, false, &s, NULL), 0);
+                assert_int_equal(util_parse_size(buf, false, &s, NULL), 0);
                 assert_true(s.bytes == cases[i].in);
         }
 }
@@ -250,11 +250,11 @@ static void test_format_duration_table(void **state) {
         char buf[FORMAT_DURATION_MAX];
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                if (!streq(format_duration(buf, sizeof buf, cases[i].in), cases[i].coarse))
-                        fail_msg("format_duration(%lld) = \"%s\", want \"%s\"",
+                if (!streq(util_format_duration(buf, sizeof buf, cases[i].in), cases[i].coarse))
+                        fail_msg("util_format_duration(%lld) = \"%s\", want \"%s\"",
                                  (long long)cases[i].in, buf, cases[i].coarse);
-                if (!streq(format_duration_exact(buf, sizeof buf, cases[i].in), cases[i].exact))
-                        fail_msg("format_duration_exact(%lld) = \"%s\", want \"%s\"",
+                if (!streq(util_format_duration_exact(buf, sizeof buf, cases[i].in), cases[i].exact))
+                        fail_msg("util_format_duration_exact(%lld) = \"%s\", want \"%s\"",
                                  (long long)cases[i].in, buf, cases[i].exact);
         }
 }
@@ -264,27 +264,27 @@ static void test_format_duration_exact_roundtrips(void **state) {
         msec_t d;
 
         for (msec_t x = 1; x < 400 * MSEC_PER_DAY; x = x * 3 + 7) {
-                format_duration_exact(buf, sizeof buf, x);
-                assert_int_equal(parse_duration(buf, &d, NULL), 0);
+                util_format_duration_exact(buf, sizeof buf, x);
+                assert_int_equal(util_parse_duration(buf, &d, NULL), 0);
                 assert_int_equal(d, x);
         }
 }
 
 static void test_format_duration_extremes(void **state) {
         char buf[FORMAT_DURATION_MAX];
-        assert_string_equal(format_duration(buf, sizeof buf, INT64_MIN), "-106751991167d");
-        assert_string_equal(format_duration(buf, sizeof buf, INT64_MAX), "106751991167d");
+        assert_string_equal(util_format_duration(buf, sizeof buf, INT64_MIN), "-106751991167d");
+        assert_string_equal(util_format_duration(buf, sizeof buf, INT64_MAX), "106751991167d");
         /* a tiny buffer truncates without overflowing */
         char small[4];
-        format_duration_exact(small, sizeof small, 36 * MSEC_PER_HOUR);
+        util_format_duration_exact(small, sizeof small, 36 * MSEC_PER_HOUR);
         assert_true(strlen(small) < sizeof small);
 }
 
 static void test_path_join(void **state) {
-        _cleanup_free_ char *a = path_join("/a/b", "c");
-        _cleanup_free_ char *b = path_join("/a/b/", "/c");
-        _cleanup_free_ char *c = path_join("/", "x");
-        _cleanup_free_ char *d = path_join("//", "x/y");
+        _cleanup_free_ char *a = util_path_join("/a/b", "c");
+        _cleanup_free_ char *b = util_path_join("/a/b/", "/c");
+        _cleanup_free_ char *c = util_path_join("/", "x");
+        _cleanup_free_ char *d = util_path_join("//", "x/y");
         assert_string_equal(a, "/a/b/c");
         assert_string_equal(b, "/a/b/c");
         assert_string_equal(c, "/x");
@@ -317,15 +317,15 @@ static void test_strbuf_steal_empty_is_empty_string(void **state) {
 static void test_greedy_realloc_overflow(void **state) {
         void *p = NULL;
         size_t alloc = 0;
-        assert_int_equal(greedy_realloc(&p, &alloc, SIZE_MAX / 2 + 1, 1), -ENOMEM);
-        assert_int_equal(greedy_realloc(&p, &alloc, 10, 8), 0);
+        assert_int_equal(util_greedy_realloc(&p, &alloc, SIZE_MAX / 2 + 1, 1), -ENOMEM);
+        assert_int_equal(util_greedy_realloc(&p, &alloc, 10, 8), 0);
         assert_true(alloc >= 10);
         free(p);
 }
 
 static void test_strdup_or_null(void **state) {
-        _cleanup_free_ char *s = strdup_or_null("x");
-        assert_null(strdup_or_null(NULL));
+        _cleanup_free_ char *s = util_strdup_or_null("x");
+        assert_null(util_strdup_or_null(NULL));
         assert_string_equal(s, "x");
 }
 
@@ -335,17 +335,17 @@ static int sign(int x) {
 
 /* Ids compare ignoring ASCII case only, bytes as unsigned, like strcmp() otherwise. */
 static void test_ascii_strcasecmp(void **state) {
-        assert_int_equal(ascii_strcasecmp("0A1B-c2d3", "0a1b-C2D3"), 0);
-        assert_int_equal(ascii_strcasecmp("", ""), 0);
-        assert_true(ascii_strcasecmp("abc", "ABD") < 0);
-        assert_true(ascii_strcasecmp("ABD", "abc") > 0);
-        assert_true(ascii_strcasecmp("ab", "ABC") < 0); /* a prefix first */
-        assert_true(ascii_strcasecmp("ABC", "ab") > 0);
+        assert_int_equal(util_ascii_strcasecmp("0A1B-c2d3", "0a1b-C2D3"), 0);
+        assert_int_equal(util_ascii_strcasecmp("", ""), 0);
+        assert_true(util_ascii_strcasecmp("abc", "ABD") < 0);
+        assert_true(util_ascii_strcasecmp("ABD", "abc") > 0);
+        assert_true(util_ascii_strcasecmp("ab", "ABC") < 0); /* a prefix first */
+        assert_true(util_ascii_strcasecmp("ABC", "ab") > 0);
         /* '_' (0x5f) sorts before 'a' after folding, as strcasecmp() in the C locale */
-        assert_true(ascii_strcasecmp("_", "A") < 0);
+        assert_true(util_ascii_strcasecmp("_", "A") < 0);
         /* no locale: only A-Z fold; bytes past ASCII compare as unsigned */
-        assert_true(ascii_strcasecmp("\xc9", "\xe9") < 0);
-        assert_true(ascii_strcasecmp("\xc9", "z") > 0);
+        assert_true(util_ascii_strcasecmp("\xc9", "\xe9") < 0);
+        assert_true(util_ascii_strcasecmp("\xc9", "z") > 0);
         /* the same signs as the C library's in the C locale, over a table */
         static const char *const w[] = { "", "a", "A", "b", "ab", "aB", "a-", "A_", "0", "9f",
                                          "F0", "f", "\x80", "~", "abc-DEF", "ABC-def1" };
@@ -353,21 +353,21 @@ static void test_ascii_strcasecmp(void **state) {
                 for (size_t j = 0; j < ELEMENTSOF(w); j++) {
                         size_t li = strlen(w[i]), lj = strlen(w[j]);
 
-                        assert_int_equal(sign(ascii_strcasecmp(w[i], w[j])),
+                        assert_int_equal(sign(util_ascii_strcasecmp(w[i], w[j])),
                                          sign(strcasecmp(w[i], w[j])));
-                        assert_int_equal(sign(ascii_strcasecmp_n(w[i], li, w[j], lj)),
+                        assert_int_equal(sign(util_ascii_strcasecmp_n(w[i], li, w[j], lj)),
                                          sign(strcasecmp(w[i], w[j])));
                         for (size_t n = 0; n < 4; n++)
-                                assert_int_equal(sign(ascii_strncasecmp(w[i], w[j], n)),
+                                assert_int_equal(sign(util_ascii_strncasecmp(w[i], w[j], n)),
                                                  sign(strncasecmp(w[i], w[j], n)));
                 }
         /* a key ends at its length, not at a NUL */
-        assert_int_equal(ascii_strcasecmp_n("ABCdef", 3, "abc", 3), 0);
-        assert_true(ascii_strcasecmp_n("ABCdef", 4, "abc", 3) > 0);
-        assert_true(ascii_strcasecmp_n("abc.x", 3, "ABCD", 4) < 0);
+        assert_int_equal(util_ascii_strcasecmp_n("ABCdef", 3, "abc", 3), 0);
+        assert_true(util_ascii_strcasecmp_n("ABCdef", 4, "abc", 3) > 0);
+        assert_true(util_ascii_strcasecmp_n("abc.x", 3, "ABCD", 4) < 0);
 }
 
-/* The stdio-free format_bytes()/format_duration() write what the snprintf() forms wrote, also
+/* The stdio-free util_format_bytes()/util_format_duration() write what the snprintf() forms wrote, also
  * into short buffers. */
 static void ref_bytes(char *buf, size_t n, uint64_t bytes) {
         static const char suffixes[] = "KMGTPE";
@@ -422,7 +422,7 @@ static void test_format_matches_snprintf(void **state) {
                         v = UINT64_MAX;
                 memset(a, 'x', sizeof a);
                 memset(b, 'x', sizeof b);
-                format_bytes(a, n, v);
+                util_format_bytes(a, n, v);
                 ref_bytes(b, n, v);
                 assert_memory_equal(a, b, sizeof a);
                 memset(a, 'x', sizeof a);
@@ -430,13 +430,13 @@ static void test_format_matches_snprintf(void **state) {
                 d = (msec_t)(v >> 1) * (round % 2 ? -1 : 1);
                 if (round == 2)
                         d = INT64_MIN;
-                format_duration(a, n, d);
+                util_format_duration(a, n, d);
                 ref_duration(b, n, d);
                 assert_memory_equal(a, b, sizeof a);
         }
 }
 
-/* sort_by_runs(): the order of qsort_r() when each span key has one run; 0 and nothing changed
+/* util_sort_by_runs(): the order of qsort_r() when each span key has one run; 0 and nothing changed
  * when a key has two. */
 typedef struct RunItem {
         unsigned key, value, seq;
@@ -481,7 +481,7 @@ static void test_sort_by_runs(void **state) {
                 }
                 memcpy(b, a, n * sizeof(RunItem));
                 memcpy(orig, a, n * sizeof(RunItem));
-                assert_int_equal(sort_by_runs(a, n, sizeof(RunItem), run_span_cmp, run_cmp, NULL), 1);
+                assert_int_equal(util_sort_by_runs(a, n, sizeof(RunItem), run_span_cmp, run_cmp, NULL), 1);
                 qsort_r(b, n, sizeof(RunItem), run_cmp, NULL);
                 assert_memory_equal(a, b, n * sizeof(RunItem));
                 /* a key in two places: refused, untouched */
@@ -490,7 +490,7 @@ static void test_sort_by_runs(void **state) {
                         a[n - 1].key = a[0].key;
                         if (a[n - 2].key != a[0].key) {
                                 memcpy(b, a, n * sizeof(RunItem));
-                                assert_int_equal(sort_by_runs(a, n, sizeof(RunItem), run_span_cmp, run_cmp, NULL), 0);
+                                assert_int_equal(util_sort_by_runs(a, n, sizeof(RunItem), run_span_cmp, run_cmp, NULL), 0);
                                 assert_memory_equal(a, b, n * sizeof(RunItem));
                         }
                 }
