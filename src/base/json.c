@@ -614,7 +614,7 @@ static int json_scan_container(JsonScan *j, bool validate, JsonElems *rec) {
                                 return r;
                         if (rec) {
                                 r = util_greedy_realloc((void **)&rec->e, &rec->alloc, rec->n + 1,
-                                                   sizeof(JsonElem));
+                                                        sizeof(JsonElem));
                                 if (r < 0)
                                         return r;
                                 rec->e[rec->n++] = (JsonElem){

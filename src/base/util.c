@@ -466,8 +466,8 @@ static int sort_span_cmp(const void *x, const void *y, void *userdata) {
 }
 
 int util_sort_by_runs(void *base, size_t n, size_t size,
-                 int (*span_cmp)(const void *, const void *, void *),
-                 int (*cmp)(const void *, const void *, void *), void *userdata) {
+                      int (*span_cmp)(const void *, const void *, void *),
+                      int (*cmp)(const void *, const void *, void *), void *userdata) {
         _cleanup_free_ SortSpan *spans = NULL;
         _cleanup_free_ char *sorted = NULL;
         SortSpanCtx c = { .base = base, .size = size, .span_cmp = span_cmp, .userdata = userdata };

@@ -81,8 +81,8 @@ int util_greedy_realloc(void **p, size_t *allocated, size_t need, size_t sz);
  * cmp, with small sorts instead of one of the whole. Returns 1 when sorted, 0 when a key has
  * two runs (nothing was changed: sort the whole), -ENOMEM. */
 int util_sort_by_runs(void *base, size_t n, size_t size,
-                 int (*span_cmp)(const void *, const void *, void *),
-                 int (*cmp)(const void *, const void *, void *), void *userdata);
+                      int (*span_cmp)(const void *, const void *, void *),
+                      int (*cmp)(const void *, const void *, void *), void *userdata);
 
 /* Does s end with suffix? */
 bool util_endswith(const char *s, const char *suffix);

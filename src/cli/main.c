@@ -1142,8 +1142,8 @@ static int main_run(void) {
          * makes them; --metrics-file wins. Before any fork, as metrics_init() needs. */
         if (!arg_metrics_file && cfg.metrics_file && geteuid() == 0 && !arg_dry_run &&
             arg_command == CMD_RUN) {
-                _cleanup_free_ char *source = util_strprintf("admin.metrics-file (%s)",
-                                                        cfg.origin_metrics_file ?: "?");
+                _cleanup_free_ char *source =
+                        util_strprintf("admin.metrics-file (%s)", cfg.origin_metrics_file ?: "?");
                 if (!source || metrics_init(cfg.metrics_file, source) < 0)
                         return 1;
         }

@@ -398,8 +398,8 @@ int metrics_finish(int exit_code) {
         if (r < 0 || !records)
                 return log_warning_errno(r < 0 ? r : -ENOMEM, "%s: cannot read the records",
                                          metrics_source);
-        text = metrics_render(records, len, (double)util_now_msec() / 1000.0, util_mono_sec() - metrics_t0,
-                              exit_code);
+        text = metrics_render(records, len, (double)util_now_msec() / 1000.0,
+                              util_mono_sec() - metrics_t0, exit_code);
         _cleanup_free_ char *path_copy = strdup(metrics_path);
         if (!text || !path_copy)
                 return log_warning_errno(-ENOMEM, "%s: out of memory", metrics_source);

@@ -105,7 +105,8 @@ static int users_cand_add_home(UserCand *u, const char *home) {
         for (size_t i = 0; i < u->n_homes; i++)
                 if (streq(u->homes[i], home))
                         return 0;
-        if (util_greedy_realloc((void **)&u->homes, &u->alloc_homes, u->n_homes + 1, sizeof(char *)) < 0)
+        if (util_greedy_realloc((void **)&u->homes, &u->alloc_homes, u->n_homes + 1,
+                                sizeof(char *)) < 0)
                 return -ENOMEM;
         u->homes[u->n_homes] = strdup(home);
         if (!u->homes[u->n_homes])
@@ -617,13 +618,13 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
         fflush(stdout);
         if (r == -ETIME) {
                 char d[FORMAT_DURATION_MAX];
-                _cleanup_free_ char *why = util_strprintf(
-                        "no end after admin.user-timeout (%s): %s%s",
-                        util_format_duration_exact(d, sizeof d, sys->user_timeout),
-                        kill_errno ? "could not kill it: " : "killed",
-                        kill_errno ? log_errno_to_string(kill_errno)
-                        : reaped   ? ""
-                                   : ", and still not gone");
+                _cleanup_free_ char *why =
+                        util_strprintf("no end after admin.user-timeout (%s): %s%s",
+                                       util_format_duration_exact(d, sizeof d, sys->user_timeout),
+                                       kill_errno ? "could not kill it: " : "killed",
+                                       kill_errno ? log_errno_to_string(kill_errno)
+                                       : reaped   ? ""
+                                                  : ", and still not gone");
 
                 tally->n_failed++;
                 /* "plan": null, as for a child that printed none: it had not, unless it was
@@ -675,8 +676,8 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
                                     reason ?: "the runtime directory of a tree is not known");
                 break;
         case USERS_EXIT_DROP: {
-                _cleanup_free_ char *why = util_strprintf("cannot drop privileges: %s",
-                                                     reason ?: "unknown");
+                _cleanup_free_ char *why =
+                        util_strprintf("cannot drop privileges: %s", reason ?: "unknown");
                 tally->n_failed++;
                 users_report_failed(u, "failed", why ?: "cannot drop privileges");
                 break;

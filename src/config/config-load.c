@@ -146,7 +146,7 @@ static int config_load_read(const char *path, bool regular_only, char **ret, siz
 
 static int config_load_add_seg(ConfigLoad *cl, size_t file, unsigned line) {
         if (util_greedy_realloc((void **)&cl->segs, &cl->alloc_segs, cl->n_segs + 1,
-                           sizeof(ConfigSegment)) < 0)
+                                sizeof(ConfigSegment)) < 0)
                 return -ENOMEM;
         cl->segs[cl->n_segs++] = (ConfigSegment){ .first = cl->out_line, .file = file,
                                                   .line = line };
@@ -161,9 +161,9 @@ static int config_load_add_file(ConfigLoad *cl, const char *path, const char *in
 
         if (!f || (included_at && !w) ||
             util_greedy_realloc((void **)&c->files, &(size_t){ c->n_files }, c->n_files + 1,
-                           sizeof(char *)) < 0 ||
+                                sizeof(char *)) < 0 ||
             util_greedy_realloc((void **)&c->files_from, &(size_t){ c->n_files }, c->n_files + 1,
-                           sizeof(char *)) < 0) {
+                                sizeof(char *)) < 0) {
                 free(f);
                 free(w);
                 return -ENOMEM;
@@ -230,8 +230,8 @@ static int config_load_include(ConfigLoad *cl, size_t from, const char *arg, con
         if (arg[0] == '/' || !dir_end)
                 path = strdup(arg);
         else
-                path = util_strprintf("%.*s/%s", (int)(dir_end - cl->c->files[from]), cl->c->files[from],
-                                 arg);
+                path = util_strprintf("%.*s/%s", (int)(dir_end - cl->c->files[from]),
+                                      cl->c->files[from], arg);
         if (!path)
                 return -ENOMEM;
         if (cl->depth >= CONFIG_LOAD_DEPTH_MAX)
@@ -439,7 +439,7 @@ static bool config_load_agrees(const config_setting_t *s, const char *lit) {
         case CONFIG_TYPE_FLOAT:
                 return r == -EINVAL && strtod(lit, NULL) == config_setting_get_float(s);
         case CONFIG_TYPE_BOOL:
-                return util_ascii_strcasecmp(lit, config_setting_get_bool(s) ? "true" : "false") == 0;
+                return !util_ascii_strcasecmp(lit, config_setting_get_bool(s) ? "true" : "false");
         }
         return false;
 }
@@ -760,8 +760,8 @@ static int config_load_path_list(const ConfigKeyInfo *k, const config_setting_t 
         char **v;
 
         if (!config_setting_is_list(s) && !config_setting_is_array(s)) {
-                _cleanup_free_ char *what = util_strprintf("a list of paths such as ( \"%s\" )",
-                                                      k->example);
+                _cleanup_free_ char *what =
+                        util_strprintf("a list of paths such as ( \"%s\" )", k->example);
                 return what ? config_load_expected(errs, loc, k->name, what, s) : -ENOMEM;
         }
         v = calloc((size_t)m + 1, sizeof(char *));
@@ -838,8 +838,8 @@ static int config_load_value(const ConfigKeyInfo *k, const config_setting_t *s, 
         case CONFIG_VALUE_PATH: {
                 if (v && v[0] == '/')
                         return config_set_str(f, v);
-                _cleanup_free_ char *what = util_strprintf("an absolute path such as \"%s\"",
-                                                      k->example);
+                _cleanup_free_ char *what =
+                        util_strprintf("an absolute path such as \"%s\"", k->example);
                 return what ? config_load_expected(errs, loc, k->name, what, s) : -ENOMEM;
         }
         case CONFIG_VALUE_PATH_LIST:
@@ -989,7 +989,7 @@ static int config_load_project(ConfigLoad *cl, const config_setting_t *g) {
         if (!po) {
                 /* no capacity is kept: grow by one each time (a file has few blocks) */
                 if (util_greedy_realloc((void **)&c->projects, &(size_t){ c->n_projects },
-                                   c->n_projects + 1, sizeof(ProjectOverride)) < 0) {
+                                        c->n_projects + 1, sizeof(ProjectOverride)) < 0) {
                         r = -ENOMEM;
                         goto finish;
                 }
@@ -1008,7 +1008,7 @@ static int config_load_project(ConfigLoad *cl, const config_setting_t *g) {
                 }
         }
         if (util_greedy_realloc((void **)&cl->seen, &cl->alloc_seen, cl->n_seen + 1,
-                           sizeof(*cl->seen)) < 0) {
+                                sizeof(*cl->seen)) < 0) {
                 r = -ENOMEM;
                 goto finish;
         }
@@ -1136,11 +1136,11 @@ static int config_load_check_tree(ConfigLoad *cl) {
                                  util_format_size_exact(a, sizeof a, t->low_watermark),
                                  t->origin_low_watermark);
         else if (t->low_watermark >= t->max_size)
-                r = config_error(cl->errs, loc,
-                                 "tree low-watermark %s (%s) is not below max-size %s (%s)",
-                                 util_format_size_exact(a, sizeof a, t->low_watermark),
-                                 t->origin_low_watermark,
-                                 util_format_size_exact(b, sizeof b, t->max_size), t->origin_max_size);
+                r = config_error(
+                        cl->errs, loc, "tree low-watermark %s (%s) is not below max-size %s (%s)",
+                        util_format_size_exact(a, sizeof a, t->low_watermark),
+                        t->origin_low_watermark, util_format_size_exact(b, sizeof b, t->max_size),
+                        t->origin_max_size);
         return r == -ENOMEM ? r : 0;
 }
 
@@ -1282,13 +1282,15 @@ static int config_load_hint(const char *text, unsigned err_line, unsigned *ret_l
                 if (!val)
                         return -ENOMEM;
                 if (!digits && (util_ascii_strcasecmp(val, "true") == 0 ||
-                                 util_ascii_strcasecmp(val, "false") == 0))
+                                util_ascii_strcasecmp(val, "false") == 0))
                         continue;
                 const char *what = !digits ? "a word (or true, false)"
-                                   : util_parse_duration(val, &d, NULL) >= 0     ? "a duration"
-                                   : util_parse_size(val, false, &sz, NULL) >= 0 ? "a size"
-                                                                            : "a value with a unit";
-                *ret_hint = util_strprintf("%s must be quoted: %.*s = \"%s\";", what, (int)kn, k, val);
+                                   : util_parse_duration(val, &d, NULL) >= 0 ? "a duration"
+                                   : util_parse_size(val, false, &sz, NULL) >= 0
+                                           ? "a size"
+                                           : "a value with a unit";
+                *ret_hint =
+                        util_strprintf("%s must be quoted: %.*s = \"%s\";", what, (int)kn, k, val);
                 return *ret_hint ? 0 : -ENOMEM;
         }
         return 0;

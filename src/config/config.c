@@ -350,7 +350,8 @@ int config_error(ConfigErrors *e, const char *loc, const char *fmt, ...) {
         va_start(ap, fmt);
         n = vasprintf(&msg, fmt, ap);
         va_end(ap);
-        if (n < 0 || util_greedy_realloc((void **)&e->msgs, &e->alloc, e->n + 1, sizeof(char *)) < 0)
+        if (n < 0 ||
+            util_greedy_realloc((void **)&e->msgs, &e->alloc, e->n + 1, sizeof(char *)) < 0)
                 return -ENOMEM;
         e->msgs[e->n] = loc ? util_strprintf("%s: %s", loc, msg) : TAKE_PTR(msg);
         if (!e->msgs[e->n])

@@ -345,10 +345,12 @@ static int dc_git_run(DcGit *g, const char *const *args, const char *in, size_t 
                 return 0;
         err[err_len] = '\0';
         free(g->rep->why);
-        g->rep->why = util_strprintf("git %s: %s%.*s", args[0],
-                                WIFEXITED(status) ? (WEXITSTATUS(status) == 127 ? "cannot run " DC_GIT_PROGRAM ": " : "")
-                                                  : "killed by a signal: ",
-                                (int)strcspn(dc_git_err_line(err), "\n"), dc_git_err_line(err));
+        g->rep->why = util_strprintf(
+                "git %s: %s%.*s", args[0],
+                WIFEXITED(status)
+                        ? (WEXITSTATUS(status) == 127 ? "cannot run " DC_GIT_PROGRAM ": " : "")
+                        : "killed by a signal: ",
+                (int)strcspn(dc_git_err_line(err), "\n"), dc_git_err_line(err));
         return -EIO;
 }
 
@@ -899,7 +901,8 @@ static int dc_git_verify(DcGit *g) {
                 l = dc_git_next_line(&s);
                 if (!l || !streq(l, "tree")) {
                         free(g->rep->why);
-                        g->rep->why = util_strprintf("checkpoint %s has no tree after compaction", g->named_commits[i]);
+                        g->rep->why = util_strprintf("checkpoint %s has no tree after compaction",
+                                                     g->named_commits[i]);
                         return -EIO;
                 }
         }
@@ -961,7 +964,10 @@ static int dc_git_start(int git_fd, const DcGitInput *in, bool fsck, DcGitReport
                 copy->timeout = DC_GIT_TIMEOUT_DEFAULT;
         if (copy->max_bytes == 0)
                 copy->max_bytes = DC_GIT_MAX_BYTES_DEFAULT;
-        *g = (DcGit){ .fd = git_fd, .uid = geteuid(), .in = copy, .rep = ret,
+        *g = (DcGit){ .fd = git_fd,
+                      .uid = geteuid(),
+                      .in = copy,
+                      .rep = ret,
                       .deadline = util_mono_sec() + (double)copy->timeout / 1000.0 };
         return dc_git_inspect(g, fsck);
 }

@@ -61,7 +61,7 @@ static int dc_messages_checkpoint(DcMessages *m, JsonSpan v, size_t *alloc) {
                 if (streq(m->checkpoints[i], h))
                         return 0;
         if (util_greedy_realloc((void **)&m->checkpoints, alloc, m->n_checkpoints + 1,
-                           sizeof(*m->checkpoints)) < 0)
+                                sizeof(*m->checkpoints)) < 0)
                 return -ENOMEM;
         memcpy(m->checkpoints[m->n_checkpoints++], h, sizeof(h));
         return 0;
@@ -163,8 +163,9 @@ int dc_messages_read(int dfd, const char *id, DcMessages *ret) {
                         char *b;
 
                         if (cap >= DC_LINE_MAX)
-                                return dc_messages_stop(ret, util_strprintf("line %zu is %u bytes or longer",
-                                                                       lineno + 1, DC_LINE_MAX));
+                                return dc_messages_stop(
+                                        ret, util_strprintf("line %zu is %u bytes or longer",
+                                                            lineno + 1, DC_LINE_MAX));
                         b = realloc(buf, cap * 2);
                         if (!b)
                                 return -ENOMEM;
@@ -173,7 +174,8 @@ int dc_messages_read(int dfd, const char *id, DcMessages *ret) {
                 }
                 k = fs_pread_full(fd, buf + len, MIN(cap - len, (size_t)DC_CHUNK), off);
                 if (k < 0)
-                        return dc_messages_stop(ret, util_strprintf("read error at byte %lld", (long long)off));
+                        return dc_messages_stop(
+                                ret, util_strprintf("read error at byte %lld", (long long)off));
                 off += k;
                 from = len; /* buf[0..len) holds no '\n': each byte is searched once */
                 len += (size_t)k;

@@ -89,7 +89,8 @@ int dc_proc_scan(DcProcs *ret) {
                         ret->overflow = true;
                         break;
                 }
-                if (util_greedy_realloc((void **)&ret->procs, &alloc, ret->n + 1, sizeof(DcProc)) < 0) {
+                if (util_greedy_realloc((void **)&ret->procs, &alloc, ret->n + 1,
+                                        sizeof(DcProc)) < 0) {
                         free(p.code);
                         dc_proc_done(ret);
                         return -ENOMEM;

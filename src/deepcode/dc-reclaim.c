@@ -233,7 +233,7 @@ static int dc_reclaim_checkpoints(int pfd, const Orphan *o, const DcIndex *idx, 
                                 s = &p.sessions[i];
                 if (!s) {
                         if (util_greedy_realloc((void **)&p.sessions, &p.alloc_sessions,
-                                           p.n_sessions + 1, sizeof(DcSession)) < 0) {
+                                                p.n_sessions + 1, sizeof(DcSession)) < 0) {
                                 r = -ENOMEM;
                                 break;
                         }
@@ -332,8 +332,9 @@ static int dc_reclaim_stale(int store_fd, const Orphan *o, dev_t dev, StoreStep 
                 if (r == 0)
                         r = dc_reclaim_why(step, -ESTALE, "the stale marker changed since the scan");
                 for (size_t i = 0; r > 0 && i < idx.n_entries; i++) {
-                        _cleanup_free_ char *f = idx.entries[i].id ?
-                                                 util_strjoin(idx.entries[i].id, ".jsonl", NULL) : NULL;
+                        _cleanup_free_ char *f =
+                                idx.entries[i].id ? util_strjoin(idx.entries[i].id, ".jsonl", NULL)
+                                                  : NULL;
 
                         if (f && fs_exists(pfd, f) > 0)
                                 r = dc_reclaim_why(step, -EAGAIN, "a session of it is not deleted");
@@ -378,9 +379,10 @@ int dc_reclaim_orphan(int store_fd, const Inventory *inv, const Orphan *o, Store
         if (pfd < 0)
                 return pfd == -ENOENT ? dc_reclaim_why(step, -ESTALE, "the project is gone") : pfd;
         r = dc_reclaim_project(store_fd, pfd, o->project_dir,
-                               o->kind == ORPHAN_DC_UNINDEXED ? o->name :
-                               o->kind == ORPHAN_DC_IMAGES && strneq(o->name, "images/", 7) ?
-                               o->name + 7 : NULL,
+                               o->kind == ORPHAN_DC_UNINDEXED ? o->name
+                               : o->kind == ORPHAN_DC_IMAGES && strneq(o->name, "images/", 7)
+                                       ? o->name + 7
+                                       : NULL,
                                util_now_msec(), &idx, step);
         if (r >= 0) {
                 if (o->kind == ORPHAN_DC_UNINDEXED)

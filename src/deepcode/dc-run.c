@@ -354,9 +354,9 @@ static int dc_run_delete(const struct StoreRun *run, int pfd, const char *code, 
 /* The marker's text: what dc_run_recover() needs to finish the delete. */
 static char *dc_run_marker_text(const char *code, const char *id, const FileId *f) {
         return util_strprintf("qgc deepcode delete 1\ncode %s\nid %s\njsonl %d %" PRIu64 " %" PRIu64
-                         " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 "\n",
-                         code, id, f->present, (uint64_t)f->dev, (uint64_t)f->ino, f->size,
-                         (uint64_t)f->blocks, f->mtime_ns, f->ctime_ns);
+                              " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 "\n",
+                              code, id, f->present, (uint64_t)f->dev, (uint64_t)f->ino, f->size,
+                              (uint64_t)f->blocks, f->mtime_ns, f->ctime_ns);
 }
 
 static int dc_run_marker_parse(char *text, char **ret_code, char **ret_id, FileId *ret) {

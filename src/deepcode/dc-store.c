@@ -95,7 +95,7 @@ static DcSession *dc_store_session(DcProject *p, const char *id, size_t n) {
                 if (strlen(p->sessions[i].id) == n && memcmp(p->sessions[i].id, id, n) == 0)
                         return &p->sessions[i];
         if (util_greedy_realloc((void **)&p->sessions, &p->alloc_sessions, p->n_sessions + 1,
-                           sizeof(DcSession)) < 0)
+                                sizeof(DcSession)) < 0)
                 return NULL;
         s = &p->sessions[p->n_sessions];
         *s = (DcSession){ .id = strndup(id, n), .status = DC_STATUS_PENDING };
@@ -283,7 +283,7 @@ static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd,
         int r;
 
         if (util_greedy_realloc((void **)&s->projects, &s->alloc_projects, s->n_projects + 1,
-                           sizeof(DcProject)) < 0)
+                                sizeof(DcProject)) < 0)
                 return -ENOMEM;
         p = &s->projects[s->n_projects];
         *p = (DcProject){ .code = strdup(name), .root = DC_ROOT_UNKNOWN };
@@ -530,11 +530,13 @@ static int dc_store_session_record(const DcProject *p, const DcSession *d, size_
                   (d->live & DC_LIVE_STATUS ? LIVE_CLAIM : 0) |
                   (d->live & DC_LIVE_UNKNOWN ? LIVE_UNKNOWN : 0);
         if (d->live & DC_LIVE_PROCESS)
-                s->live_reason = util_strprintf("Deep Code pid %d works in its project", (int)d->live_pid);
+                s->live_reason =
+                        util_strprintf("Deep Code pid %d works in its project", (int)d->live_pid);
         else if (d->live & DC_LIVE_STATUS)
-                s->live_reason = util_strprintf("its index status is %s, updated %s ago",
-                                           dc_index_status_to_string(d->status),
-                                           util_format_duration(ago, sizeof(ago), now - d->update_time));
+                s->live_reason = util_strprintf(
+                        "its index status is %s, updated %s ago",
+                        dc_index_status_to_string(d->status),
+                        util_format_duration(ago, sizeof(ago), now - d->update_time));
         else if (d->live & DC_LIVE_UNKNOWN)
                 s->live_reason = strdup("a Deep Code process whose working directory cannot be read");
         return s->live && !s->live_reason ? -ENOMEM : 0;
@@ -691,13 +693,18 @@ static int dc_store_stale(const DcProject *p, Inventory *inv, size_t tree) {
                 own_alloc += d->jsonl.blocks + d->images.alloc;
         }
         mtime = MAX(mtime, p->file_history.mtime);
-        o = (Orphan){ .kind = ORPHAN_STALE_PROJECT, .tree = tree, .project_dir = strdup("projects"),
-                      .name = strdup(p->code), .bytes = p->total.bytes - MIN(p->total.bytes, own),
+        o = (Orphan){ .kind = ORPHAN_STALE_PROJECT,
+                      .tree = tree,
+                      .project_dir = strdup("projects"),
+                      .name = strdup(p->code),
+                      .bytes = p->total.bytes - MIN(p->total.bytes, own),
                       .bytes_alloc = p->total.alloc - MIN(p->total.alloc, own_alloc),
-                      .mtime = mtime, .marker = p->marker,
+                      .mtime = mtime,
+                      .marker = p->marker,
                       .cwd_back = p->root == DC_ROOT_EXISTS,
                       .stale_why = why ? strdup(why) : NULL,
-                      .cwds = p->original_path ? util_strjoin(p->original_path, "\n", NULL) : NULL };
+                      .cwds = p->original_path ? util_strjoin(p->original_path, "\n", NULL)
+                                               : NULL };
         if (!o.project_dir || !o.name || (why && !o.stale_why) || (p->original_path && !o.cwds)) {
                 inventory_orphan_done(&o);
                 return -ENOMEM;

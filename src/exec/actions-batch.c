@@ -97,7 +97,7 @@ static void actions_batch_live(ActionsContext *c, ActionsBatch *b) {
                                              "liveness cannot be checked", 0);
                 else if ((copy.live & ~(unsigned)LIVE_RECENT) != 0) {
                         _cleanup_free_ char *m = util_strprintf("in use since scan: %s",
-                                                           copy.live_reason ?: "in use");
+                                                                copy.live_reason ?: "in use");
                         actions_report_item(c, it, ACTIONS_SKIPPED_LIVE,
                                              m ?: "in use since scan", 0);
                 }
@@ -291,8 +291,8 @@ static void actions_batch_salvaged(ActionsContext *c, ActionsBatch *b, int r, si
                 c->stats->n_salvaged++;
                 it->appended = true;
                 _cleanup_free_ char *msg = util_strprintf("salvaged the usage record of session %s "
-                                                     "before its transcript goes",
-                                                     it->s->id);
+                                                          "before its transcript goes",
+                                                          it->s->id);
                 JournalEntry e = {
                         .event = JOURNAL_SALVAGED,
                         .message = msg ?: "salvaged the usage record before the transcript goes",
@@ -648,16 +648,16 @@ static void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it) {
         const Session *s = it->s;
         const Tree *tr = &c->inv->trees[s->tree];
         uint64_t in = it->cold ? it->cold->bytes_in : 0, out = it->cold ? it->cold->bytes_out : 0;
-        _cleanup_free_ char *path = util_strprintf("%s/projects/%s/chats/archive/" COLD_DIR
-                                              "/%s.jsonl" COLD_SUFFIX,
-                                              tr->runtime_dir, s->project_dir, s->id);
+        _cleanup_free_ char *path =
+                util_strprintf("%s/projects/%s/chats/archive/" COLD_DIR "/%s.jsonl" COLD_SUFFIX,
+                               tr->runtime_dir, s->project_dir, s->id);
         _cleanup_free_ char *why = reason_verdict(it->v, s);
         char in_s[FORMAT_BYTES_MAX], out_s[FORMAT_BYTES_MAX];
         /* the run line's units; the exact bytes are QGC_ORIGINAL_BYTES, QGC_COMPRESSED_BYTES */
         _cleanup_free_ char *msg = util_strprintf("compressed session %s in %s (%s): %s into %s",
-                                             s->id, actions_report_project(s), why ?: "",
-                                             util_format_bytes(in_s, sizeof in_s, in),
-                                             util_format_bytes(out_s, sizeof out_s, out));
+                                                  s->id, actions_report_project(s), why ?: "",
+                                                  util_format_bytes(in_s, sizeof in_s, in),
+                                                  util_format_bytes(out_s, sizeof out_s, out));
         const JournalField fields[] = {
                 JOURNAL_FIELD_U64("QGC_ORIGINAL_BYTES", in),
                 JOURNAL_FIELD_U64("QGC_COMPRESSED_BYTES", out),

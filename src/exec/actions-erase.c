@@ -341,8 +341,8 @@ int actions_erase_rest(ActionsContext *c, const ActionsTree *t, const Session *s
                 _cleanup_close_ int cfd = archive_fd >= 0 ? fs_open_dir(archive_fd, COLD_DIR)
                                                           : -EBADF;
                 for (size_t i = 0; cfd >= 0 && i < ELEMENTSOF(sidecars); i++) {
-                        _cleanup_free_ char *z = util_strprintf("%s.%s" COLD_SUFFIX, s->id,
-                                                           sidecars[i]);
+                        _cleanup_free_ char *z =
+                                util_strprintf("%s.%s" COLD_SUFFIX, s->id, sidecars[i]);
                         k = z ? actions_unlink_benign(c, cfd, z, 0) : -ENOMEM;
                         if (k < 0 && r == 0)
                                 r = k;
@@ -483,10 +483,10 @@ int actions_erase_mark(ActionsContext *c, const ActionsTree *t, const Session *s
                 _cleanup_close_ int cfd = archive_fd >= 0 ? fs_open_dir(archive_fd, COLD_DIR)
                                                           : -EBADF;
                 for (size_t i = 0; r >= 0 && cfd >= 0 && i < ELEMENTSOF(exts); i++) {
-                        _cleanup_free_ char *z = util_strprintf("%s.%s" COLD_SUFFIX, s->id, exts[i]);
-                        _cleanup_free_ char *rz = z ? util_strprintf("%s/archive/" COLD_DIR "/%s",
-                                                                chats, z)
-                                                    : NULL;
+                        _cleanup_free_ char *z =
+                                util_strprintf("%s.%s" COLD_SUFFIX, s->id, exts[i]);
+                        _cleanup_free_ char *rz =
+                                z ? util_strprintf("%s/archive/" COLD_DIR "/%s", chats, z) : NULL;
                         r = rz ? actions_mark_file(NULL, &m, cfd, false, rz, z, false, i == 0)
                                : -ENOMEM;
                 }
@@ -678,7 +678,7 @@ static void actions_report_erased(ActionsContext *c, const Session *s, const cha
         const Tree *tr = &c->inv->trees[s->tree];
         _cleanup_free_ char *path = util_strprintf("%s/%s/%s", tr->runtime_dir, dir, file);
         _cleanup_free_ char *msg = util_strprintf("removed %u %s of session %s from '%s'", n, what,
-                                             s->id, path ? path : file);
+                                                  s->id, path ? path : file);
         const JournalField fields[] = { JOURNAL_FIELD_U64("QGC_ERASED", n) };
         JournalEntry e = {
                 .event = JOURNAL_ERASED,

@@ -23,12 +23,14 @@ static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdi
         _cleanup_free_ char *msg = NULL, *why = v ? reason_orphan(v, o) : NULL;
 
         if (ev == JOURNAL_ORPHAN_RECLAIMED)
-                msg = util_strprintf("reclaimed orphan %s '%s'", inventory_orphan_kind_to_string(o->kind), path);
+                msg = util_strprintf("reclaimed orphan %s '%s'",
+                                     inventory_orphan_kind_to_string(o->kind), path);
         else
                 msg = util_strprintf("%s orphan %s '%s': %s%s%s",
-                                ev == JOURNAL_SKIPPED ? "skipped" : "failed to reclaim",
-                                inventory_orphan_kind_to_string(o->kind), path, reason ? reason : "",
-                                error ? ": " : "", error ? log_errno_to_string(error) : "");
+                                     ev == JOURNAL_SKIPPED ? "skipped" : "failed to reclaim",
+                                     inventory_orphan_kind_to_string(o->kind), path,
+                                     reason ? reason : "", error ? ": " : "",
+                                     error ? log_errno_to_string(error) : "");
         JournalEntry e = {
                 .event = ev,
                 .message = msg,
@@ -61,10 +63,10 @@ static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdi
 static int actions_orphan_store(ActionsContext *c, const Orphan *o, const Verdict *v) {
         const Tree *tr = &c->inv->trees[o->tree];
         StoreStep step = { .hook = actions_report_step, .userdata = c };
-        _cleanup_free_ char *rel =
-                tr->store->orphan_path ? tr->store->orphan_path(o)
-                : o->project_dir       ? util_strprintf("%s/%s", o->project_dir, o->name)
-                                       : strdup(o->name);
+        _cleanup_free_ char *rel = tr->store->orphan_path ? tr->store->orphan_path(o)
+                                   : o->project_dir
+                                           ? util_strprintf("%s/%s", o->project_dir, o->name)
+                                           : strdup(o->name);
         _cleanup_free_ char *path = rel ? util_strprintf("%s/%s", tr->runtime_dir, rel) : NULL;
         ActionsOutcome oc;
         int r;
@@ -98,7 +100,8 @@ static int actions_stale_mark(ActionsContext *c, const Orphan *o, const Verdict 
                                              r == 0 ? ACTIONS_SKIPPED_NOT_NOW : ACTIONS_FAILED,
                                              path, why ?: "cannot open the tree", -r);
         msg = util_strprintf(v->mark > 0 ? "marked stale project entry '%s'"
-                                    : "removed the stale mark of project entry '%s'", path);
+                                         : "removed the stale mark of project entry '%s'",
+                             path);
         JournalEntry e = {
                 .event = JOURNAL_STALE_MARK,
                 .message = msg,
@@ -149,8 +152,9 @@ int actions_orphan_step(ActionsContext *c, const Orphan *o, const Verdict *v) {
                 rel = strdup(o->project_dir ?: "");
                 root_fd = o->kind == ORPHAN_PLAN ? t->global_fd : t->runtime_fd;
                 dev = o->kind == ORPHAN_PLAN ? t->global_dev : dev;
-                path = util_strprintf("%s/%s/%s", o->kind == ORPHAN_PLAN ? tr->global_dir : tr->runtime_dir,
-                                 rel ? rel : "", o->name);
+                path = util_strprintf("%s/%s/%s",
+                                      o->kind == ORPHAN_PLAN ? tr->global_dir : tr->runtime_dir,
+                                      rel ? rel : "", o->name);
                 break;
         }
         if (!rel || !path)

@@ -97,17 +97,17 @@ int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v
 
         if (ev == JOURNAL_SKIPPED || ev == JOURNAL_FAILED)
                 msg = util_strprintf("%s %s of session %s in %s ('%s'): %s%s%s",
-                                ev == JOURNAL_SKIPPED ? "skipped" : "failed",
-                                v && v->rule && streq(v->rule, "restore") ? "restore"
-                                : act == VERB_ARCHIVE                     ? "archive"
-                                : act == VERB_COMPRESS                    ? "compress"
-                                                                          : "delete",
-                                s->id, actions_report_project(s), path ? path : "?",
-                                reason ? reason : "", error ? ": " : "",
-                                error ? log_errno_to_string(error) : "");
+                                     ev == JOURNAL_SKIPPED ? "skipped" : "failed",
+                                     v && v->rule && streq(v->rule, "restore") ? "restore"
+                                     : act == VERB_ARCHIVE                     ? "archive"
+                                     : act == VERB_COMPRESS                    ? "compress"
+                                                                               : "delete",
+                                     s->id, actions_report_project(s), path ? path : "?",
+                                     reason ? reason : "", error ? ": " : "",
+                                     error ? log_errno_to_string(error) : "");
         else
-                msg = util_strprintf("%s session %s in %s (%s)", verb, s->id, actions_report_project(s),
-                                why ?: "");
+                msg = util_strprintf("%s session %s in %s (%s)", verb, s->id,
+                                     actions_report_project(s), why ?: "");
 
         JournalEntry e = {
                 .event = ev,

@@ -134,15 +134,16 @@ static int actions_restore_cold(ActionsContext *c, const PlanStep *st) {
                 log_error("cannot restore session %s: %s: %s", st->session_id, why,
                           log_errno_to_string(-r));
                 msg = util_strprintf("failed restore of compressed session %s: %s", st->session_id,
-                                why);
+                                     why);
         } else {
                 const char *to = st->to_archive ? "chats/archive/" : "chats/";
                 log_info("restored session %s from the compressed archive to %s/%s%s",
                          st->session_id, tr->runtime_dir, arel,
                          st->to_archive ? "" : " and on to chats/");
-                msg = util_strprintf("restored session %s from the compressed archive to %s (%" PRIu64
-                                " bytes from %" PRIu64 " compressed)",
-                                st->session_id, to, in, out);
+                msg = util_strprintf(
+                        "restored session %s from the compressed archive to %s (%" PRIu64
+                        " bytes from %" PRIu64 " compressed)",
+                        st->session_id, to, in, out);
         }
         JournalEntry e = {
                 .event = r < 0 ? JOURNAL_FAILED : JOURNAL_RESTORED,
@@ -234,11 +235,11 @@ static void actions_report_recover(ActionsContext *c, const PlanStep *st, const 
         if (ev == JOURNAL_RECOVERED)
                 msg = st->kind == PLAN_STEP_RECOVER_DELETE
                               ? util_strprintf("%s %s (%s)", what, st->session_id,
-                                          reason ? reason : "marker removed")
+                                               reason ? reason : "marker removed")
                               : util_strprintf("%s '%s'", what, path);
         else
                 msg = util_strprintf("recovery failed for '%s': %s%s%s", path, reason ? reason : "",
-                                error ? ": " : "", error ? log_errno_to_string(error) : "");
+                                     error ? ": " : "", error ? log_errno_to_string(error) : "");
         JournalEntry e = {
                 .event = ev,
                 .message = msg,
@@ -262,9 +263,8 @@ static void actions_report_recover(ActionsContext *c, const PlanStep *st, const 
 void actions_restore_recover(ActionsContext *c, const PlanStep *st) {
         const Tree *tr = &c->inv->trees[st->tree];
         const ActionsTree *t = &c->trees[st->tree];
-        _cleanup_free_ char *path = util_strprintf("%s/%s/%s",
-                                              st->in_global ? tr->global_dir : tr->runtime_dir,
-                                              st->dir, st->name);
+        _cleanup_free_ char *path = util_strprintf(
+                "%s/%s/%s", st->in_global ? tr->global_dir : tr->runtime_dir, st->dir, st->name);
         const char *why = NULL;
         int r;
 
@@ -292,6 +292,7 @@ void actions_restore_recover(ActionsContext *c, const PlanStep *st) {
                 actions_report_recover(c, st, path, JOURNAL_FAILED, why, -r);
                 return;
         }
-        _cleanup_free_ char *n = why ? NULL : util_strprintf("%d file(s) of the session removed", r);
+        _cleanup_free_ char *n =
+                why ? NULL : util_strprintf("%d file(s) of the session removed", r);
         actions_report_recover(c, st, path, JOURNAL_RECOVERED, why ?: n, 0);
 }

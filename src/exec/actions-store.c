@@ -30,10 +30,10 @@ void actions_store_recover(ActionsContext *c, size_t t) {
         }
         if (r >= 0)
                 msg = util_strprintf("finished %u interrupted delete%s in '%s'", step.n_recovered,
-                                step.n_recovered == 1 ? "" : "s", tr->runtime_dir);
+                                     step.n_recovered == 1 ? "" : "s", tr->runtime_dir);
         else
                 msg = util_strprintf("recovery failed for '%s': %s%s%s", tr->runtime_dir,
-                                step.why ?: "", step.why ? ": " : "", log_errno_to_string(-r));
+                                     step.why ?: "", step.why ? ": " : "", log_errno_to_string(-r));
         JournalEntry e = {
                 .event = r >= 0 ? JOURNAL_RECOVERED : JOURNAL_FAILED,
                 .message = msg,

@@ -176,7 +176,8 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
                                               "changed since scan", 0);
         if (r < 0 && session_is_cold(s) && cold_damage_why(r)) {
                 /* a compressed file that lies about its content is never salvaged from */
-                _cleanup_free_ char *damaged = util_strprintf("%s; session kept", cold_damage_why(r));
+                _cleanup_free_ char *damaged =
+                        util_strprintf("%s; session kept", cold_damage_why(r));
                 return actions_report_session(c, s, v, ACTIONS_FAILED,
                                               damaged ?: "compressed file is damaged; session kept",
                                               -r);
@@ -277,13 +278,14 @@ static void actions_journal_run(const ActionsContext *c, const Plan *p, bool sta
         if (start)
                 n_inc_fields = actions_incomplete_fields(p->inv, incomplete, &n_incomplete);
         if (start && n_incomplete > 0) /* only then: other runs keep their message */
-                msg = util_strprintf("qgc run started: %zu action%s planned; %zu incomplete tree%s: no "
-                                "orphan, stale file or tree cap decided there",
-                                n_planned, n_planned == 1 ? "" : "s", n_incomplete,
-                                n_incomplete == 1 ? "" : "s");
+                msg = util_strprintf(
+                        "qgc run started: %zu action%s planned; %zu incomplete tree%s: no "
+                        "orphan, stale file or tree cap decided there",
+                        n_planned, n_planned == 1 ? "" : "s", n_incomplete,
+                        n_incomplete == 1 ? "" : "s");
         else if (start)
                 msg = util_strprintf("qgc run started: %zu action%s planned", n_planned,
-                                n_planned == 1 ? "" : "s");
+                                     n_planned == 1 ? "" : "s");
         else {
                 plan_held_back(p, &h);
                 warning = actions_warnings(p);
@@ -291,18 +293,20 @@ static void actions_journal_run(const ActionsContext *c, const Plan *p, bool sta
                 /* the compression as the run line says it (main.c), when there was one */
                 _cleanup_free_ char *comp =
                         st->n_compressed > 0
-                                ? util_strprintf(", compressed %u (%s into %s)", st->n_compressed,
-                                            util_format_bytes(ci, sizeof ci, st->bytes_compressed_in),
-                                            util_format_bytes(co, sizeof co,
-                                                         st->bytes_compressed_out))
+                                ? util_strprintf(
+                                          ", compressed %u (%s into %s)", st->n_compressed,
+                                          util_format_bytes(ci, sizeof ci, st->bytes_compressed_in),
+                                          util_format_bytes(co, sizeof co,
+                                                            st->bytes_compressed_out))
                                 : NULL;
-                msg = util_strprintf("qgc run finished: archived %u (%s moved to the archive), deleted "
-                                "%u, orphans reclaimed %u, skipped %u, failed %u%s; freed %s%s%s",
-                                st->n_archived, util_format_bytes(archived_s, sizeof archived_s,
-                                                             st->bytes_archived),
-                                st->n_deleted, st->n_orphans, st->n_skipped, st->n_failed,
-                                comp ?: "", util_format_bytes(freed_s, sizeof freed_s, freed),
-                                warning ? "; warning: " : "", warning ?: "");
+                msg = util_strprintf(
+                        "qgc run finished: archived %u (%s moved to the archive), deleted "
+                        "%u, orphans reclaimed %u, skipped %u, failed %u%s; freed %s%s%s",
+                        st->n_archived,
+                        util_format_bytes(archived_s, sizeof archived_s, st->bytes_archived),
+                        st->n_deleted, st->n_orphans, st->n_skipped, st->n_failed, comp ?: "",
+                        util_format_bytes(freed_s, sizeof freed_s, freed),
+                        warning ? "; warning: " : "", warning ?: "");
         }
         if (msg && *log_user_prefix()) { /* root mode: the text names the user too */
                 char *m = util_strprintf("%s%s", log_user_prefix(), msg);

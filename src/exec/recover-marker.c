@@ -56,7 +56,7 @@ static int recover_marker_push(RecoverMarker *m, const RecoverFile *f) {
         char *rel = strdup(f->rel);
 
         if (!rel || util_greedy_realloc((void **)&m->files, &m->alloc_files, m->n_files + 1,
-                                   sizeof(RecoverFile)) < 0) {
+                                        sizeof(RecoverFile)) < 0) {
                 free(rel);
                 return -ENOMEM;
         }

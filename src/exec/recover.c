@@ -68,7 +68,8 @@ static int recover_root_fd(const RecoverRoots *rt, bool in_global, dev_t *ret_de
 }
 
 static char *recover_abs(const RecoverRoots *rt, bool in_global, const char *rel) {
-        return util_strprintf("%s/%s", in_global ? rt->tree->global_dir : rt->tree->runtime_dir, rel);
+        return util_strprintf("%s/%s", in_global ? rt->tree->global_dir : rt->tree->runtime_dir,
+                              rel);
 }
 
 /* Open the parent directory of rel (below its root) and point *ret_base at the last component. */
@@ -98,9 +99,9 @@ static int recover_transcript_exists(const RecoverRoots *rt, const RecoverMarker
         static const char *const where[] = { "", "archive/", "archive/" COLD_DIR "/" };
 
         for (size_t w = 0; w < ELEMENTSOF(where); w++) {
-                _cleanup_free_ char *rel = util_strprintf("projects/%s/chats/%s%s.jsonl%s",
-                                                     m->project_dir, where[w], m->session,
-                                                     w == 2 ? COLD_SUFFIX : "");
+                _cleanup_free_ char *rel =
+                        util_strprintf("projects/%s/chats/%s%s.jsonl%s", m->project_dir, where[w],
+                                       m->session, w == 2 ? COLD_SUFFIX : "");
                 _cleanup_close_ int fd = -EBADF;
                 const char *base;
                 int r;
@@ -366,9 +367,8 @@ static int recover_scan_temp(Plan *p, size_t t, const RecoverRoots *rt, bool in_
                 return 0;
         PlanStep st = { .kind = PLAN_STEP_RECOVER_TEMP, .tree = t, .in_global = in_global,
                         .dir = strdup(rel), .name = strdup(name) };
-        _cleanup_free_ char *abs = util_strprintf("%s/%s/%s", in_global ? rt->tree->global_dir
-                                                                   : rt->tree->runtime_dir,
-                                             rel, name);
+        _cleanup_free_ char *abs = util_strprintf(
+                "%s/%s/%s", in_global ? rt->tree->global_dir : rt->tree->runtime_dir, rel, name);
         fs_fileid_from_stat(&st.id, sb);
         if (!st.dir || !st.name || !abs || plan_step_add_path(&st, abs, NULL) < 0) {
                 plan_step_done(&st);
@@ -460,8 +460,8 @@ static int recover_scan_projects(Plan *p, size_t t, const RecoverRoots *rt, bool
                         continue;
                 }
                 for (int i = 0; i < (tmp ? 1 : 3); i++) {
-                        _cleanup_free_ char *rel = util_strprintf("%s/%s%s", tmp ? "tmp" : "projects",
-                                                             name, sub[i]);
+                        _cleanup_free_ char *rel =
+                                util_strprintf("%s/%s%s", tmp ? "tmp" : "projects", name, sub[i]);
                         int k;
 
                         if (!rel)

@@ -92,7 +92,7 @@ static bool usage_ahead_build(const UsageAhead *ua, const Session *s, char **ret
         if (s->tree >= ua->inv->n_trees || ua->runtime_fds[s->tree] < 0)
                 return false;
         rel = util_strprintf("projects/%s/chats/%s%s.jsonl", s->project_dir,
-                        s->state == SESSION_ARCHIVED ? "archive/" : "", s->id);
+                             s->state == SESSION_ARCHIVED ? "archive/" : "", s->id);
         if (!rel)
                 return false;
         fd = fs_openat(ua->runtime_fds[s->tree], rel, O_RDONLY | O_NONBLOCK, 0);

@@ -84,9 +84,10 @@ int inventory_add_tree(Inventory *inv, Tree *t, size_t *ret_index) {
         int r;
 
         /* Session.tree is 32 bits */
-        r = inv->n_trees >= UINT32_MAX ? -E2BIG
-                                       : util_greedy_realloc((void **)&inv->trees, &inv->alloc_trees,
-                                                        inv->n_trees + 1, sizeof(Tree));
+        r = inv->n_trees >= UINT32_MAX
+                    ? -E2BIG
+                    : util_greedy_realloc((void **)&inv->trees, &inv->alloc_trees, inv->n_trees + 1,
+                                          sizeof(Tree));
         if (r < 0) {
                 inventory_tree_done(t);
                 return r;
@@ -126,7 +127,7 @@ int inventory_add_session(Inventory *inv, Session *s) {
         int r;
 
         r = util_greedy_realloc((void **)&inv->sessions, &inv->alloc_sessions, inv->n_sessions + 1,
-                           sizeof(Session));
+                                sizeof(Session));
         if (r >= 0)
                 r = hashmap_reserve(&inv->strings, 5);
         if (r < 0) {
@@ -151,7 +152,7 @@ int inventory_add_orphan(Inventory *inv, Orphan *o) {
         int r;
 
         r = util_greedy_realloc((void **)&inv->orphans, &inv->alloc_orphans, inv->n_orphans + 1,
-                           sizeof(Orphan));
+                                sizeof(Orphan));
         if (r < 0) {
                 inventory_orphan_done(o);
                 return r;
@@ -297,7 +298,8 @@ static const Session *inventory_find_indexed(const Inventory *inv, size_t tree, 
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
                 const Session *s = &inv->sessions[inv->by_id[mid]];
-                int c = s->tree != tree ? (s->tree < tree ? -1 : 1) : util_ascii_strcasecmp(s->id, id);
+                int c = s->tree != tree ? (s->tree < tree ? -1 : 1)
+                                        : util_ascii_strcasecmp(s->id, id);
                 if (c < 0)
                         lo = mid + 1;
                 else

@@ -149,9 +149,9 @@ static char *plan_limit_warning(size_t n, uint64_t bytes, bool archive) {
         char sz[FORMAT_BYTES_MAX];
 
         return util_strprintf("policy not met: %zu session%s (%s) %s (limit)", n, n == 1 ? "" : "s",
-                         util_format_bytes(sz, sizeof sz, bytes),
-                         archive ? "not archived: a sidecar to merge is larger than qgc merges"
-                                 : "not deleted: a file Qwen shares is one qgc does not edit");
+                              util_format_bytes(sz, sizeof sz, bytes),
+                              archive ? "not archived: a sidecar to merge is larger than qgc merges"
+                                      : "not deleted: a file Qwen shares is one qgc does not edit");
 }
 
 /* "policy not met: 3 sessions (12K) held back by max-deletions" ("tree cap not met: ..." when
@@ -163,8 +163,9 @@ static char *plan_held_back_warning(const PlanHeldBack *h) {
         if (h->n == 0)
                 return NULL;
         return util_strprintf("%s not met: %zu session%s (%s) held back by %s",
-                         h->tree_cap ? "tree cap" : "policy", h->n, h->n == 1 ? "" : "s",
-                         util_format_bytes(sz, sizeof sz, h->bytes), h->limit ?: "max-deletions");
+                              h->tree_cap ? "tree cap" : "policy", h->n, h->n == 1 ? "" : "s",
+                              util_format_bytes(sz, sizeof sz, h->bytes),
+                              h->limit ?: "max-deletions");
 }
 
 int plan_foreach_warning(const Plan *p, PlanWarningFn fn, void *userdata) {
@@ -488,7 +489,7 @@ int plan_step_add_path(PlanStep *step, const char *from, const char *to) {
 
 int plan_add_step(Plan *p, PlanStep *step) {
         if (util_greedy_realloc((void **)&p->steps, &p->n_steps_alloc, p->n_steps + 1,
-                           sizeof(PlanStep)) < 0) {
+                                sizeof(PlanStep)) < 0) {
                 plan_step_done(step);
                 return -ENOMEM;
         }

@@ -86,44 +86,45 @@ static char *reason_rule(const char *rule, const Measure *m, const VerdictFacts 
                         continue;
                 switch (reason_forms[k].form) {
                 case FORM_IDLE:
-                        return util_strjoin("idle ", util_format_duration(a, sizeof a, m->measured), " > ",
-                                       rule, " ", util_format_duration_exact(b, sizeof b, m->limit),
-                                       NULL);
+                        return util_strjoin(
+                                "idle ", util_format_duration(a, sizeof a, m->measured), " > ",
+                                rule, " ", util_format_duration_exact(b, sizeof b, m->limit), NULL);
                 case FORM_ARCHIVED_IDLE:
                         return util_strprintf("archived, idle %s > %s %s",
-                                         util_format_duration(a, sizeof a, m->measured), rule,
-                                         util_format_duration_exact(b, sizeof b, m->limit));
+                                              util_format_duration(a, sizeof a, m->measured), rule,
+                                              util_format_duration_exact(b, sizeof b, m->limit));
                 case FORM_IN_ARCHIVE:
                         return util_strprintf("archived %s ago > %s %s",
-                                         util_format_duration(a, sizeof a, m->measured), rule,
-                                         util_format_duration_exact(b, sizeof b, m->limit));
+                                              util_format_duration(a, sizeof a, m->measured), rule,
+                                              util_format_duration_exact(b, sizeof b, m->limit));
                 case FORM_RANK:
                         return util_strprintf("rank %" PRId64 " > %s %" PRId64, m->measured, rule,
-                                         m->limit);
+                                              m->limit);
                 case FORM_PROJECT:
                 case FORM_ARCHIVE:
-                        return util_strprintf("%s %s > %s %s",
-                                         reason_forms[k].form == FORM_PROJECT ? "project"
-                                                                              : "archive",
-                                         util_format_bytes(a, sizeof a, (uint64_t)m->measured), rule,
-                                         reason_format_limit(b, sizeof b, (uint64_t)m->limit));
+                        return util_strprintf(
+                                "%s %s > %s %s",
+                                reason_forms[k].form == FORM_PROJECT ? "project" : "archive",
+                                util_format_bytes(a, sizeof a, (uint64_t)m->measured), rule,
+                                reason_format_limit(b, sizeof b, (uint64_t)m->limit));
                 case FORM_TREE:
-                        return util_strprintf("tree %s > max-size %s, shrinking to %s (disk caps "
-                                         "delete)",
-                                         util_format_bytes(a, sizeof a, (uint64_t)m->measured),
-                                         reason_format_limit(b, sizeof b, (uint64_t)m->limit),
-                                         reason_format_limit(c, sizeof c,
-                                                             (uint64_t)(f ? f->target : 0)));
+                        return util_strprintf(
+                                "tree %s > max-size %s, shrinking to %s (disk caps "
+                                "delete)",
+                                util_format_bytes(a, sizeof a, (uint64_t)m->measured),
+                                reason_format_limit(b, sizeof b, (uint64_t)m->limit),
+                                reason_format_limit(c, sizeof c, (uint64_t)(f ? f->target : 0)));
                 case FORM_FREE:
                         if (f && f->percent > 0)
-                                return util_strprintf("free %s < keep-free %g%% (%s) (disk caps "
-                                                 "delete)",
-                                                 util_format_bytes(a, sizeof a, (uint64_t)m->measured),
-                                                 f->percent,
-                                                 util_format_bytes(b, sizeof b, (uint64_t)m->limit));
+                                return util_strprintf(
+                                        "free %s < keep-free %g%% (%s) (disk caps "
+                                        "delete)",
+                                        util_format_bytes(a, sizeof a, (uint64_t)m->measured),
+                                        f->percent,
+                                        util_format_bytes(b, sizeof b, (uint64_t)m->limit));
                         return util_strprintf("free %s < keep-free %s (disk caps delete)",
-                                         util_format_bytes(a, sizeof a, (uint64_t)m->measured),
-                                         reason_format_limit(b, sizeof b, (uint64_t)m->limit));
+                                              util_format_bytes(a, sizeof a, (uint64_t)m->measured),
+                                              reason_format_limit(b, sizeof b, (uint64_t)m->limit));
                 }
         }
         return strdup(rule ?: ""); /* a rule without a measure: its name */
@@ -142,7 +143,7 @@ int reason_owner(const Session *s, char **ret) {
                 break;
         case OWNER_CAUSE_ID_MISMATCH:
                 r = util_strprintf("first record's sessionId '%.64s' differs from the file name",
-                              d ?: "");
+                                   d ?: "");
                 break;
         case OWNER_CAUSE_NO_CWD:
                 r = strdup("first record has no cwd");
@@ -158,7 +159,7 @@ int reason_owner(const Session *s, char **ret) {
                 break;
         case OWNER_CAUSE_FOREIGN:
                 r = util_strprintf("cwd '%s' belongs to project directory '%s'", s->cwd ?: "",
-                              dir ?: "");
+                                   dir ?: "");
                 break;
         default:
                 *ret = NULL;
@@ -188,22 +189,22 @@ static char *reason_skip(const Verdict *v, const Session *s) {
                 if (owner)
                         return util_strprintf("foreign: %s", owner);
                 return util_strprintf("foreign: cwd %s does not belong to projects/%s",
-                                 s->cwd ?: "(null)", s->project_dir ?: "?");
+                                      s->cwd ?: "(null)", s->project_dir ?: "?");
         case PROT_CONFLICT:
                 return strdup("in both chats/ and chats/archive/");
         case PROT_LIVE:
                 live = s->live | (v->flags & VERDICT_RECENT_WRITE ? (unsigned)LIVE_RECENT : 0);
                 if (live & ~(unsigned)LIVE_RECENT)
                         return util_strprintf("in use: %s",
-                                         s->live_reason ?: inventory_live_flags_to_string(flags,
-                                                                                sizeof flags,
-                                                                                live));
+                                              s->live_reason
+                                                      ?: inventory_live_flags_to_string(
+                                                                 flags, sizeof flags, live));
                 if (f->since_write < 0)
                         return util_strprintf("in use: written %s in the future",
-                                         util_format_duration(a, sizeof a, -f->since_write));
+                                              util_format_duration(a, sizeof a, -f->since_write));
                 return util_strprintf("in use: written %s ago < min-idle %s",
-                                 util_format_duration(a, sizeof a, f->since_write),
-                                 util_format_duration_exact(b, sizeof b, f->min_idle));
+                                      util_format_duration(a, sizeof a, f->since_write),
+                                      util_format_duration_exact(b, sizeof b, f->min_idle));
         default:
                 return strdup(policy_protection_to_string(v->blocked_by) ?: "");
         }
@@ -262,13 +263,13 @@ static char *reason_blocked(const Verdict *v, const Session *s) {
                 head = strdup("unverified: title not read");
         else if (v->flags & VERDICT_TASKS_HELD)
                 head = util_strprintf("bound to %u scheduled task%s, which qgc does not remove",
-                                 s->n_tasks, s->n_tasks == 1 ? "" : "s");
+                                      s->n_tasks, s->n_tasks == 1 ? "" : "s");
         else
                 head = v->verb == VERB_SKIP ? reason_skip(v, s) : reason_keep(v, s);
         if (!head || !sel)
                 return TAKE_PTR(head);
         return util_strjoin("kept: ", head, " (a rule would select it: ", would, " for ", sel, ")",
-                       NULL);
+                            NULL);
 }
 
 #define REASON_CWD_MAX 248 /* the bytes of a stale entry's first cwd that its reasons quote */
@@ -283,8 +284,8 @@ static char *reason_stale(const Verdict *v) {
                                          : "bound to a scheduled task";
         size_t len = strcspn(c, "\n");
         char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
-        _cleanup_free_ char *cwd = util_strprintf("%.*s%s", (int)MIN(len, (size_t)REASON_CWD_MAX), c,
-                                             c[len] && c[len + 1] ? ", ..." : "");
+        _cleanup_free_ char *cwd = util_strprintf("%.*s%s", (int)MIN(len, (size_t)REASON_CWD_MAX),
+                                                  c, c[len] && c[len + 1] ? ", ..." : "");
         _cleanup_free_ char *q = NULL;
 
         if (!cwd)
@@ -294,51 +295,64 @@ static char *reason_stale(const Verdict *v) {
         switch (f->stale_why) {
         case STALE_WHY_HELD:
                 return util_strprintf("stale project entry, %zu of its sessions held back by the "
-                                 "deletion limits: it goes in a later run", f->stale_n);
+                                      "deletion limits: it goes in a later run",
+                                      f->stale_n);
         case STALE_WHY_OFF:
                 return util_strprintf("stale project entry (%s off)", key);
         case STALE_WHY_PROTECTED:
                 return strdup("stale project entry, protected project (protect = true)");
         case STALE_WHY_BACK:
                 return util_strprintf("project entry, no longer stale: %s%s",
-                                 o->stale_why ?: "a recorded cwd exists",
-                                 v->mark ? "; would remove its mark" : "");
+                                      o->stale_why ?: "a recorded cwd exists",
+                                      v->mark ? "; would remove its mark" : "");
         case STALE_WHY_KEPT:
-                return util_strprintf("stale project entry (cwd %s gone), kept: %s", cwd, o->stale_why);
+                return util_strprintf("stale project entry (cwd %s gone), kept: %s", cwd,
+                                      o->stale_why);
         case STALE_WHY_TITLE_UNREAD:
-                return util_strprintf("stale project entry (cwd %s gone), kept: session %.8s: title "
-                                 "not read", cwd, id);
+                return util_strprintf(
+                        "stale project entry (cwd %s gone), kept: session %.8s: title "
+                        "not read",
+                        cwd, id);
         case STALE_WHY_SHARED:
-                return util_strprintf("stale project entry (cwd %s gone), kept: session %.8s: a file "
-                                 "Qwen shares that qgc does not edit (limit)", cwd, id);
+                return util_strprintf(
+                        "stale project entry (cwd %s gone), kept: session %.8s: a file "
+                        "Qwen shares that qgc does not edit (limit)",
+                        cwd, id);
         case STALE_WHY_KEPT_BY:
                 if (!f->quote)
                         return util_strprintf("stale project entry (cwd %s gone), kept by session "
-                                         "%.8s (%s)", cwd, id, what);
+                                              "%.8s (%s)",
+                                              cwd, id, what);
                 /* "... (live: in use: runtime claim pid 4242 alive)" */
                 q = reason_verdict(f->quote, f->quote_session);
                 return q ? util_strprintf("stale project entry (cwd %s gone), kept by session %.8s "
-                                     "(%s: %s)", cwd, id, what, q)
+                                          "(%s: %s)",
+                                          cwd, id, what, q)
                          : NULL;
         case STALE_WHY_YOUNG:
                 return util_strprintf("stale project entry (cwd %s gone), a file written %s ago <= "
-                                 "%s %s", cwd, a, key, b);
+                                      "%s %s",
+                                      cwd, a, key, b);
         case STALE_WHY_MARK:
                 return util_strprintf("stale project entry (cwd %s gone): would mark it; it goes "
-                                 "once the mark is older than %s %s", cwd, key, b);
+                                      "once the mark is older than %s %s",
+                                      cwd, key, b);
         case STALE_WHY_MARKED:
-                return util_strprintf("stale project entry (cwd %s gone), marked %s ago <= %s %s", cwd,
-                                 a, key, b);
+                return util_strprintf("stale project entry (cwd %s gone), marked %s ago <= %s %s",
+                                      cwd, a, key, b);
         case STALE_WHY_DELETE:
                 if (f->stale_n == 0)
-                        return util_strprintf("stale project entry (cwd %s gone, no session), marked "
-                                         "%s ago > %s", cwd, a, b);
-                return util_strprintf("stale project entry (cwd %s gone), marked %s ago > %s; its %zu "
-                                 "session%s deleted first", cwd, a, b, f->stale_n,
-                                 f->stale_n == 1 ? "" : "s");
+                        return util_strprintf(
+                                "stale project entry (cwd %s gone, no session), marked "
+                                "%s ago > %s",
+                                cwd, a, b);
+                return util_strprintf(
+                        "stale project entry (cwd %s gone), marked %s ago > %s; its %zu "
+                        "session%s deleted first",
+                        cwd, a, b, f->stale_n, f->stale_n == 1 ? "" : "s");
         case STALE_WHY_MEMBER:
-                return util_strprintf("stale project entry: cwd %s gone, marked %s ago > %s %s", cwd,
-                                 a, key, b);
+                return util_strprintf("stale project entry: cwd %s gone, marked %s ago > %s %s",
+                                      cwd, a, key, b);
         default:
                 return strdup("stale project entry");
         }
@@ -359,16 +373,16 @@ static char *reason_held(const Verdict *v) {
         if (v->verb != VERB_SKIP) {
                 /* the archive (compression) was not held back: the deletion it replaces was */
                 inner = reason_rule(v->rule, &v->measure, v->facts);
-                return inner ? util_strprintf("%s; its %s deletion held back by %s (%s; use --force)",
-                                         inner, verdict_held_rule(v) ?: "", verdict_held_by(v),
-                                         limit)
+                return inner ? util_strprintf(
+                                       "%s; its %s deletion held back by %s (%s; use --force)",
+                                       inner, verdict_held_rule(v) ?: "", verdict_held_by(v), limit)
                              : NULL;
         }
         inner = verdict_fact(v) ? strdup(verdict_fact(v))
                 : f->stale      ? reason_stale(v)
                                 : reason_rule(verdict_held_rule(v), &v->measure, v->facts);
         return inner ? util_strprintf("held back by %s (%s; use --force); would delete: %s",
-                                 verdict_held_by(v), limit, inner)
+                                      verdict_held_by(v), limit, inner)
                      : NULL;
 }
 
@@ -390,8 +404,10 @@ static char *reason_limit(const Verdict *v, const Session *s) {
         util_format_bytes(max, sizeof max, ERASE_FILE_MAX);
         switch (s->logs_state) {
         case SHARED_TOO_BIG:
-                return util_strprintf("tmp/<hash>/logs.json is larger than the %s qgc edits (limit) "
-                                 "(would delete: %s)", max, sel);
+                return util_strprintf(
+                        "tmp/<hash>/logs.json is larger than the %s qgc edits (limit) "
+                        "(would delete: %s)",
+                        max, sel);
         case SHARED_MALFORMED:
                 what = "is not what Qwen Code writes";
                 break;
@@ -399,11 +415,12 @@ static char *reason_limit(const Verdict *v, const Session *s) {
                 what = "cannot be read";
                 break;
         default:
-                return util_strprintf("session-organization.v1.json cannot be read, or is larger than "
-                                 "the %s qgc edits (limit) (would delete: %s)",
-                                 util_format_bytes(max, sizeof max,
-                                              json_input_info(JSON_INPUT_ORGANIZATION)->max),
-                                 sel);
+                return util_strprintf(
+                        "session-organization.v1.json cannot be read, or is larger than "
+                        "the %s qgc edits (limit) (would delete: %s)",
+                        util_format_bytes(max, sizeof max,
+                                          json_input_info(JSON_INPUT_ORGANIZATION)->max),
+                        sel);
         }
         return util_strprintf("tmp/<hash>/logs.json %s (limit) (would delete: %s)", what, sel);
 }
@@ -411,7 +428,7 @@ static char *reason_limit(const Verdict *v, const Session *s) {
 /* An action planned as a skip in a read-only store's tree (policy_rule_store). */
 static char *reason_store(const Verdict *v, const char *sel) {
         return sel ? util_strprintf("%s (store) (would %s: %s)", v->facts->read_only,
-                               policy_verb_to_string(v->blocked_verb), sel)
+                                    policy_verb_to_string(v->blocked_verb), sel)
                    : NULL;
 }
 
@@ -441,8 +458,9 @@ char *reason_verdict(const Verdict *v, const Session *s) {
                 return strdup("archived");
         if (v->measure.kind == MEASURE_AGE)
                 return util_strjoin("idle ", util_format_duration(a, sizeof a, v->measure.measured),
-                               " <= max-age ", util_format_duration_exact(b, sizeof b, v->measure.limit),
-                               NULL);
+                                    " <= max-age ",
+                                    util_format_duration_exact(b, sizeof b, v->measure.limit),
+                                    NULL);
         return strdup("no rule applies");
 }
 
@@ -470,19 +488,19 @@ char *reason_orphan(const Verdict *v, const Orphan *o) {
         if (v->blocked_by == PROT_PROTECT)
                 return util_strprintf("%s, protected project (protect = true)", what);
         if (v->verb == VERB_SKIP && v->rule == policy_rule_store) {
-                _cleanup_free_ char *sel = util_strprintf("%s, idle %s > %s", what,
-                                                     util_format_duration(a, sizeof a, m->measured),
-                                                     util_format_duration_exact(b, sizeof b, m->limit));
+                _cleanup_free_ char *sel = util_strprintf(
+                        "%s, idle %s > %s", what, util_format_duration(a, sizeof a, m->measured),
+                        util_format_duration_exact(b, sizeof b, m->limit));
                 return reason_store(v, sel);
         }
         if (v->verb == VERB_DELETE)
                 return util_strprintf("%s, idle %s > %s", what,
-                                 util_format_duration(a, sizeof a, m->measured),
-                                 util_format_duration_exact(b, sizeof b, m->limit));
+                                      util_format_duration(a, sizeof a, m->measured),
+                                      util_format_duration_exact(b, sizeof b, m->limit));
         if (m->limit != MSEC_INFINITY)
                 return util_strprintf("%s, idle %s <= %s %s", what,
-                                 util_format_duration(a, sizeof a, m->measured), m->key ?: "",
-                                 util_format_duration_exact(b, sizeof b, m->limit));
+                                      util_format_duration(a, sizeof a, m->measured), m->key ?: "",
+                                      util_format_duration_exact(b, sizeof b, m->limit));
         if (!m->key)
                 return strdup(what); /* a kind only reported */
         return util_strprintf("%s (%s off)", what, m->key);
@@ -525,8 +543,7 @@ char *reason_cap_unmet(const CapUnmet *c, const char *tree_dir) {
                 r = strbuf_printf(&sb, ": %" PRIu64 " active sessions > max-sessions %" PRIu64,
                                   c->after, c->limit);
         else
-                r = strbuf_printf(&sb, ": %s%s > max-size %s",
-                                  tree_cap ? "" : "active ",
+                r = strbuf_printf(&sb, ": %s%s > max-size %s", tree_cap ? "" : "active ",
                                   util_format_bytes(a, sizeof a, c->after),
                                   reason_format_limit(b, sizeof b, c->limit));
         if (r >= 0)

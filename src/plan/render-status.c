@@ -80,14 +80,15 @@ static int render_status_space(const Inventory *inv, FILE *f) {
         size_t n_cold;
         inventory_cold_totals(inv, &n_cold, &cold, &orig);
         if (n_cold > 0)
-                fprintf(f, "compressed: %zu of them, at their size on disk (%s before)\n",
-                        n_cold, util_format_bytes(a, sizeof a, orig));
+                fprintf(f, "compressed: %zu of them, at their size on disk (%s before)\n", n_cold,
+                        util_format_bytes(a, sizeof a, orig));
         for (size_t t = 0; t < inv->n_trees; t++) {
                 const Tree *tr = &inv->trees[t];
 
                 if (!tr->fs_known)
                         continue;
-                fprintf(f, "file system: %s free of %s", util_format_bytes(a, sizeof a, tr->fs_avail),
+                fprintf(f, "file system: %s free of %s",
+                        util_format_bytes(a, sizeof a, tr->fs_avail),
                         util_format_bytes(b, sizeof b, tr->fs_size));
                 if (inv->n_trees > 1) {
                         _cleanup_free_ char *c = text_clean(tr->runtime_dir, TEXT_TERMINAL);
@@ -188,12 +189,15 @@ int render_status_text(const Inventory *inv, msec_t now, const RenderOptions *o,
                 if (archive)
                         fprintf(f, " %8u", u[j].n_archived);
                 fprintf(f, " %6s %6s %6s%s%s\n", util_format_bytes(d, sizeof d, u[j].bytes_alloc),
-                        util_format_duration(old_s, sizeof old_s, MAX(now - u[j].oldest, (msec_t)0)),
-                        util_format_duration(new_s, sizeof new_s, MAX(now - u[j].newest, (msec_t)0)),
+                        util_format_duration(old_s, sizeof old_s,
+                                             MAX(now - u[j].oldest, (msec_t)0)),
+                        util_format_duration(new_s, sizeof new_s,
+                                             MAX(now - u[j].newest, (msec_t)0)),
                         bar_w > 0 ? "  " : "", bar);
         }
         fprintf(f, "total: %zu project%s, %zu session%s, %s on disk\n", n, n == 1 ? "" : "s",
-                inv->n_sessions, inv->n_sessions == 1 ? "" : "s", util_format_bytes(d, sizeof d, total));
+                inv->n_sessions, inv->n_sessions == 1 ? "" : "s",
+                util_format_bytes(d, sizeof d, total));
         r = render_status_space(inv, f);
         if (r < 0)
                 return r;
@@ -230,8 +234,8 @@ int render_status_caps(const Inventory *inv, const TreeLimits *tl, FILE *f) {
                 const char *counts = inv->trees[t].store ? inv->trees[t].store->session_bytes
                                                          : NULL;
 
-                fprintf(f, "  = %zu session%s %s + %zu orphan%s %s (%s bytes)%s%s\n",
-                        n.n_sessions, n.n_sessions == 1 ? "" : "s",
+                fprintf(f, "  = %zu session%s %s + %zu orphan%s %s (%s bytes)%s%s\n", n.n_sessions,
+                        n.n_sessions == 1 ? "" : "s",
                         util_format_bytes(b, sizeof b, n.session_bytes), n.n_orphans,
                         n.n_orphans == 1 ? "" : "s", util_format_bytes(c, sizeof c, n.orphan_bytes),
                         tl->count_allocated ? "allocated" : "apparent", counts ? ";\n  " : "",
@@ -265,7 +269,8 @@ static int ts_render_text(const Inventory *inv, size_t t, const StoreSize *s, bo
                         util_format_bytes(a, sizeof a, s->bytes[k]),
                         util_format_bytes(b, sizeof b, s->alloc[k]));
         }
-        fprintf(f, "  %-22s %7s %9s %9s\n", "total", "", util_format_bytes(a, sizeof a, s->total_bytes),
+        fprintf(f, "  %-22s %7s %9s %9s\n", "total", "",
+                util_format_bytes(a, sizeof a, s->total_bytes),
                 util_format_bytes(b, sizeof b, s->total_alloc));
         /* exact bytes, as du -b and du -B1 print them; short lines (60 columns) */
         fprintf(f, "  bytes: %" PRIu64 " apparent, %" PRIu64 " on disk\n  (caps count %s)\n",
@@ -282,9 +287,10 @@ static int ts_render_text(const Inventory *inv, size_t t, const StoreSize *s, bo
                 fprintf(f, "  unknown: ... %" PRIu64 " more\n",
                         s->files[s->unknown_kind] - s->n_unknown);
         if (s->n_stale > 0)
-                fprintf(f, "  stale project entries: %zu of %zu (%s): every session's cwd a "
-                           "temporary directory that no longer exists (candidates; the plan of "
-                           "stale-project-min-age checks every recorded cwd and its guards)\n",
+                fprintf(f,
+                        "  stale project entries: %zu of %zu (%s): every session's cwd a "
+                        "temporary directory that no longer exists (candidates; the plan of "
+                        "stale-project-min-age checks every recorded cwd and its guards)\n",
                         s->n_stale, s->n_projects, util_format_bytes(a, sizeof a, s->stale_bytes));
         return 0;
 }

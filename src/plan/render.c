@@ -275,14 +275,16 @@ static int render_header(const Plan *p, size_t k, size_t e, unsigned cols, FILE 
                 total += bytes;
         }
         if (it->is_orphan)
-                r = strbuf_printf(&sb, "orphans: %zu, %s", e - k, util_format_bytes(sz, sizeof sz, total));
+                r = strbuf_printf(&sb, "orphans: %zu, %s", e - k,
+                                  util_format_bytes(sz, sizeof sz, total));
         else if (verified)
                 r = strbuf_printf(&sb, "%s  [projects/%s]  %zu session%s, %s", g,
                                   p->inv->sessions[it->index].project_dir ?: "?", e - k,
                                   e - k == 1 ? "" : "s", util_format_bytes(sz, sizeof sz, total));
         else
                 r = strbuf_printf(&sb, "(unverified owner)  [projects/%s]  %zu session%s, %s", g,
-                                  e - k, e - k == 1 ? "" : "s", util_format_bytes(sz, sizeof sz, total));
+                                  e - k, e - k == 1 ? "" : "s",
+                                  util_format_bytes(sz, sizeof sz, total));
         if (r >= 0 && n[VERB_DELETE] > 0)
                 r = strbuf_printf(&sb, "; would delete %" PRIu64 " (%s)", n[VERB_DELETE],
                                   util_format_bytes(sz2, sizeof sz2, b[VERB_DELETE]));
@@ -698,9 +700,10 @@ static int render_incomplete(const Inventory *inv, unsigned cols, FILE *f) {
 
                 if (!why)
                         continue;
-                line = util_strprintf("incomplete tree '%s': no tree-level decision (orphans, stale "
-                                 "files, tree caps) because %s",
-                                 inv->trees[t].runtime_dir, why);
+                line = util_strprintf(
+                        "incomplete tree '%s': no tree-level decision (orphans, stale "
+                        "files, tree caps) because %s",
+                        inv->trees[t].runtime_dir, why);
                 if (!line)
                         return -ENOMEM;
                 fputs("  ", f);
@@ -802,8 +805,9 @@ static int render_summary(const Plan *p, unsigned cols, FILE *f) {
                 char sz2[FORMAT_BYTES_MAX];
 
                 plan_compress_forecast(p, &fc);
-                fprintf(f, "  would compress %s (their transcripts and sidecars) into the cold tier\n"
-                           "    about %s after compression, estimated ",
+                fprintf(f,
+                        "  would compress %s (their transcripts and sidecars) into the cold tier\n"
+                        "    about %s after compression, estimated ",
                         util_format_bytes(sz, sizeof sz, fc.bytes_in),
                         util_format_bytes(sz2, sizeof sz2, fc.bytes_out));
                 if (fc.measured)

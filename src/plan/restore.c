@@ -32,8 +32,8 @@ static const char *restore_refusal(const Session *s) {
 /* The transcript and the sidecars present in chats/archive/ of s, as from -> to paths. */
 static int restore_paths(const Tree *tr, const Session *s, PlanStep *st) {
         static const char *const exts[] = { "jsonl", "worktree.json", "pr.json", "ledger.jsonl" };
-        _cleanup_free_ char *chats = util_strprintf("%s/projects/%s/chats", tr->runtime_dir,
-                                               s->project_dir);
+        _cleanup_free_ char *chats =
+                util_strprintf("%s/projects/%s/chats", tr->runtime_dir, s->project_dir);
         _cleanup_free_ char *rel = util_strprintf("projects/%s/chats/archive", s->project_dir);
         _cleanup_close_ int root_fd = -EBADF, dir_fd = -EBADF;
         int r;
@@ -80,7 +80,8 @@ int restore_resolve(const Inventory *inv, const char *prefix, const char **ret_i
         for (size_t i = 0; i < inv->n_sessions; i++) {
                 const char *id = inv->sessions[i].id;
 
-                if (util_ascii_strncasecmp(id, prefix, n) != 0 || (found && util_ascii_strcasecmp(found, id) == 0))
+                if (util_ascii_strncasecmp(id, prefix, n) != 0 ||
+                    (found && util_ascii_strcasecmp(found, id) == 0))
                         continue;
                 if (found) {
                         *ret_id = found;
@@ -148,7 +149,8 @@ static int restore_cold_step(const Inventory *inv, size_t t, const char *id, boo
                 return 0;
         fs_dir_init(d, pfd);
         while (fs_dir_next(d, &proj, &type) > 0) {
-                _cleanup_free_ char *rel = util_strprintf("projects/%s/chats/archive/" COLD_DIR, proj);
+                _cleanup_free_ char *rel =
+                        util_strprintf("projects/%s/chats/archive/" COLD_DIR, proj);
                 _cleanup_free_ char *arel = util_strprintf("projects/%s/chats/archive", proj);
                 _cleanup_free_ char *crel = util_strprintf("projects/%s/chats", proj);
                 _cleanup_close_ int cfd = -EBADF, afd = -EBADF;
@@ -178,7 +180,8 @@ static int restore_cold_step(const Inventory *inv, size_t t, const char *id, boo
                 }
                 for (size_t i = 0; i < ELEMENTSOF(exts); i++) {
                         _cleanup_free_ char *n = util_strprintf("%s.%s", id, exts[i]);
-                        _cleanup_free_ char *zn = util_strprintf("%s.%s%s", id, exts[i], COLD_SUFFIX);
+                        _cleanup_free_ char *zn =
+                                util_strprintf("%s.%s%s", id, exts[i], COLD_SUFFIX);
                         _cleanup_free_ char *from = NULL, *to = NULL;
 
                         if (!n || !zn) {
@@ -203,7 +206,8 @@ static int restore_cold_step(const Inventory *inv, size_t t, const char *id, boo
                                         st.why = strdup(cold_damage_why(r));
                         }
                         from = util_strprintf("%s/%s/%s", tr->runtime_dir, rel, zn);
-                        to = util_strprintf("%s/%s/%s", tr->runtime_dir, to_archive ? arel : crel, n);
+                        to = util_strprintf("%s/%s/%s", tr->runtime_dir, to_archive ? arel : crel,
+                                            n);
                         r = from && to ? plan_step_add_path(&st, from, to) : -ENOMEM;
                         if (r < 0) {
                                 plan_step_done(&st);

@@ -335,7 +335,7 @@ static int policy_build_groups(PolicyRun *run) {
         run->n_order = n;
         /* the inventory keeps a project's sessions together (inventory_sort()) */
         r = util_sort_by_runs(run->order, n, sizeof(size_t), policy_cmp_project, policy_cmp_group,
-                         (void *)inv);
+                              (void *)inv);
         if (r <= 0) /* a project in two places of the inventory, or short of memory */
                 qsort_r(run->order, n, sizeof(size_t), policy_cmp_group, (void *)inv);
 

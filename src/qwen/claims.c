@@ -69,7 +69,8 @@ int claims_add(ClaimSet *set, int chats_fd, const char *name) {
                         c.malformed = true;
         }
         json_object_put(o);
-        r = util_greedy_realloc((void **)&set->claims, &set->alloc, set->n + 1, sizeof(RuntimeClaim));
+        r = util_greedy_realloc((void **)&set->claims, &set->alloc, set->n + 1,
+                                sizeof(RuntimeClaim));
         if (r < 0) {
                 free(c.file);
                 free(c.session_id);

@@ -172,7 +172,7 @@ static int enrich_tasks(const EnrichProject *p, EnrichCache *c, Session *s) {
                         return r;
                 }
                 r = util_greedy_realloc((void **)&c->tasks, &c->alloc_tasks, c->n_tasks + 1,
-                                   sizeof(EnrichTasks));
+                                        sizeof(EnrichTasks));
                 if (r < 0) {
                         enrich_tasks_free(&key);
                         return r;

@@ -147,7 +147,7 @@ static int erase_copy_fd(int src, int out, uint64_t n) {
                 return -ENOMEM;
         for (uint64_t at = 0; at < n;) {
                 ssize_t k = fs_pread_full(src, buf, (size_t)MIN(n - at, (uint64_t)ERASE_CHUNK),
-                                       (off_t)at);
+                                          (off_t)at);
                 int r;
 
                 if (k <= 0)

@@ -196,7 +196,8 @@ int hygiene_tmp_classify(int hfd, dev_t dev, HygieneTmp *ret) {
                 if ((streq(name, "tool-results") || streq(name, "checkpoints")) && dir)
                         continue;
                 if ((streq(name, "logs.json") || streq(name, "shell_history") ||
-                     util_endswith(name, ".output")) && reg)
+                     util_endswith(name, ".output")) &&
+                    reg)
                         continue;
                 if (streq(name, "chats") || hygiene_is_checkpoint(name)) {
                         ret->why = "legacy chats or checkpoints inside";

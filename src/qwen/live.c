@@ -169,11 +169,11 @@ static int live_registry_eval(const LiveProbe *p, int64_t name_pid, json_object 
         const char *colon;
         int r;
 
-#define LIVE_VERDICT(f, ...)                                                                       \
-        do {                                                                                       \
-                *ret_flags = (f);                                                                  \
-                *ret_reason = util_strprintf(__VA_ARGS__);                                              \
-                return *ret_reason ? 0 : -ENOMEM;                                                  \
+#define LIVE_VERDICT(f, ...) \
+        do { \
+                *ret_flags = (f); \
+                *ret_reason = util_strprintf(__VA_ARGS__); \
+                return *ret_reason ? 0 : -ENOMEM; \
         } while (0)
 
         if (json_get_int(o, "schemaVersion", &schema) && schema > 1)
@@ -428,7 +428,7 @@ static int live_probe_load_locks(LiveProbe *p) {
                         continue;
                 s = strdup(name);
                 if (!s || util_greedy_realloc((void **)&p->locks, &p->alloc_locks, p->n_locks + 1,
-                                         sizeof(char *)) < 0) {
+                                              sizeof(char *)) < 0) {
                         free(s);
                         r = -ENOMEM;
                         break;
@@ -456,7 +456,7 @@ static int live_probe_load(LiveProbe *p) {
                 return r;
         if (r < 0) {
                 p->registry_problem = util_strprintf("registry '%s/sessions' unreadable: %s",
-                                                p->global_dir, log_errno_to_string(-r));
+                                                     p->global_dir, log_errno_to_string(-r));
                 if (!p->registry_problem)
                         return -ENOMEM;
         }
@@ -465,7 +465,7 @@ static int live_probe_load(LiveProbe *p) {
                 return r;
         if (r < 0) {
                 p->locks_problem = util_strprintf("writer locks in '%s/tmp' unreadable: %s",
-                                             p->runtime_dir, log_errno_to_string(-r));
+                                                  p->runtime_dir, log_errno_to_string(-r));
                 if (!p->locks_problem)
                         return -ENOMEM;
         }
@@ -538,7 +538,7 @@ static int live_check_claim(const LiveProbe *p, Session *s, const RuntimeClaim *
                 return 0; /* Qwen: not active */
         if (!c->hostname || !streq(c->hostname, p->hostname)) {
                 why = util_strprintf("runtime claim pid %" PRId64 " on host '%s'", c->pid,
-                                c->hostname ? c->hostname : "(none)");
+                                     c->hostname ? c->hostname : "(none)");
                 return why ? live_add(s, LIVE_CLAIM, why) : -ENOMEM;
         }
         r = live_pid_start(c->pid, NULL);
@@ -562,10 +562,10 @@ static int live_lock_eval(const LiveProbe *p, json_object *o, char **ret_reason)
         int r;
 
         *ret_reason = NULL;
-#define LIVE_LOCKED(...)                                                                           \
-        do {                                                                                       \
-                *ret_reason = util_strprintf(__VA_ARGS__);                                              \
-                return *ret_reason ? 0 : -ENOMEM;                                                  \
+#define LIVE_LOCKED(...) \
+        do { \
+                *ret_reason = util_strprintf(__VA_ARGS__); \
+                return *ret_reason ? 0 : -ENOMEM; \
         } while (0)
 
         if (!json_object_is_type(o, json_type_object))

@@ -144,7 +144,7 @@ typedef struct ScanProject {
 
 static int scan_out_add_session(ScanOut *out, Session *s) {
         if (util_greedy_realloc((void **)&out->sessions, &out->alloc_sessions, out->n_sessions + 1,
-                           sizeof(Session)) < 0) {
+                                sizeof(Session)) < 0) {
                 inventory_session_done(s);
                 return -ENOMEM;
         }
@@ -155,7 +155,7 @@ static int scan_out_add_session(ScanOut *out, Session *s) {
 
 static int scan_out_add_orphan(ScanOut *out, Orphan *o) {
         if (util_greedy_realloc((void **)&out->orphans, &out->alloc_orphans, out->n_orphans + 1,
-                           sizeof(Orphan)) < 0) {
+                                sizeof(Orphan)) < 0) {
                 inventory_orphan_done(o);
                 return -ENOMEM;
         }
@@ -222,7 +222,8 @@ static int scan_entries_add(ScanEntries *e, const char id[SESSION_ID_MAX + 1], c
 
         memcpy(x.id, id, sizeof(x.id));
         x.name = strdup(name);
-        if (!x.name || util_greedy_realloc((void **)&e->v, &e->alloc, e->n + 1, sizeof(ScanEntry)) < 0) {
+        if (!x.name ||
+            util_greedy_realloc((void **)&e->v, &e->alloc, e->n + 1, sizeof(ScanEntry)) < 0) {
                 free(x.name);
                 return -ENOMEM;
         }
@@ -400,7 +401,7 @@ static int scan_copy_read(ScanCtx *ctx, int dfd, const ScanEntry *e, bool archiv
                 fs_fileid_from_stat(&c->id, &st);
                 if (!S_ISREG(st.st_mode)) {
                         c->problem = util_strprintf("not a regular file (%s)",
-                                               scan_type_name(st.st_mode));
+                                                    scan_type_name(st.st_mode));
                         return c->problem ? 0 : -ENOMEM;
                 }
                 if (st.st_dev != ctx->dev) {
@@ -489,7 +490,8 @@ static int scan_cold_read(ScanCtx *ctx, int cold_fd, const ScanEntry *e, bool wa
                 return -ENOMEM;
         fd = fs_open_noatime(cold_fd, e->name, O_RDONLY);
         if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != ctx->dev) {
-                c->problem = util_strprintf("compressed transcript: cannot open: %s",
+                c->problem =
+                        util_strprintf("compressed transcript: cannot open: %s",
                                        fd < 0 ? log_errno_to_string(-fd) : "not a regular file");
                 return c->problem ? 0 : -ENOMEM;
         }
@@ -520,7 +522,7 @@ static int scan_cold_read(ScanCtx *ctx, int cold_fd, const ScanEntry *e, bool wa
 
                 c->problem = why ? strdup(why)
                                  : util_strprintf("compressed transcript unreadable: %s",
-                                             log_errno_to_string(-(r < 0 ? r : mfd)));
+                                                  log_errno_to_string(-(r < 0 ? r : mfd)));
                 return c->problem ? 0 : -ENOMEM;
         }
         c->regular = true;
@@ -1047,7 +1049,7 @@ static int scan_out_merge(ScanCtx *c, ScanOut *out) {
         out->n_orphans = 0;
         if (r >= 0 && out->pending.n > 0) {
                 if (util_greedy_realloc((void **)&c->pending.v, &c->pending.alloc,
-                                   c->pending.n + out->pending.n, sizeof(ScanPending)) < 0)
+                                        c->pending.n + out->pending.n, sizeof(ScanPending)) < 0)
                         r = -ENOMEM;
                 else {
                         memcpy(c->pending.v + c->pending.n, out->pending.v,
@@ -1323,7 +1325,8 @@ static int scan_tree(ScanCtx *ctx) {
                         qsort(names.v, names.n, sizeof(char *), scan_cmp_str);
                 t0 = util_mono_sec();
                 r = scan_projects(ctx, pfd, names.v, names.n, hfd, hdev);
-                log_debug("'%s': %zu projects in %.3f s", t->runtime_dir, names.n, util_mono_sec() - t0);
+                log_debug("'%s': %zu projects in %.3f s", t->runtime_dir, names.n,
+                          util_mono_sec() - t0);
                 if (r < 0)
                         return r;
         } else {

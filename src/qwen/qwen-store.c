@@ -50,7 +50,7 @@ static int qwen_store_measure(const Inventory *inv, size_t t, StoreSize *ret) {
 
 static char *qwen_store_session_path(const Session *s, bool archived) {
         return util_strprintf("projects/%s/chats/%s%s.jsonl", s->project_dir,
-                         archived ? "archive/" : "", s->id);
+                              archived ? "archive/" : "", s->id);
 }
 
 const StoreOps qwen_store = {

@@ -186,7 +186,8 @@ static char *roots_defaults_path(const char *system) {
 
         if (!slash)
                 return strdup(SETTINGS_SYSTEM_DEFAULTS_NAME);
-        return util_strprintf("%.*s/%s", (int)(slash - system), system, SETTINGS_SYSTEM_DEFAULTS_NAME);
+        return util_strprintf("%.*s/%s", (int)(slash - system), system,
+                              SETTINGS_SYSTEM_DEFAULTS_NAME);
 }
 
 /* Why settings_read_file() did not give a file's object. */
@@ -401,10 +402,11 @@ static int roots_settings_env_runtime(const RootsOptions *o, const char *g, cons
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0) {
-                        *ret_why = util_strprintf("the %s file '%s' cannot be used as Qwen reads it "
-                                             "(%s), and Qwen 0.15.6 applies env.QWEN_RUNTIME_DIR "
-                                             "from it",
-                                             roots_file_kind[f], paths[f], roots_file_error(r));
+                        *ret_why =
+                                util_strprintf("the %s file '%s' cannot be used as Qwen reads it "
+                                               "(%s), and Qwen 0.15.6 applies env.QWEN_RUNTIME_DIR "
+                                               "from it",
+                                               roots_file_kind[f], paths[f], roots_file_error(r));
                         return *ret_why ? 1 : -ENOMEM;
                 }
                 if (!doc)
@@ -448,9 +450,10 @@ static int roots_settings_env_runtime(const RootsOptions *o, const char *g, cons
         json_object_put(doc);
         if (r == 0)
                 return 0;
-        *ret_why = util_strprintf("env.QWEN_RUNTIME_DIR in the %s file '%s' (Qwen 0.15.6 applies it) "
-                             "may have put sessions in a runtime directory qgc does not see",
-                             roots_file_kind[f], paths[f]);
+        *ret_why =
+                util_strprintf("env.QWEN_RUNTIME_DIR in the %s file '%s' (Qwen 0.15.6 applies it) "
+                               "may have put sessions in a runtime directory qgc does not see",
+                               roots_file_kind[f], paths[f]);
         return *ret_why ? 1 : -ENOMEM;
 }
 
@@ -744,9 +747,10 @@ static int roots_ws_settings(int cfd, const char *cwd, const Tree *tr, const cha
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
-                *ret_why = util_strprintf("its workspace settings '%s/.qwen/settings.json' cannot be "
-                                     "used (%s)",
-                                     cwd, roots_ws_error(r, false));
+                *ret_why =
+                        util_strprintf("its workspace settings '%s/.qwen/settings.json' cannot be "
+                                       "used (%s)",
+                                       cwd, roots_ws_error(r, false));
                 return *ret_why ? 1 : -ENOMEM;
         }
         if (!doc)
@@ -757,9 +761,9 @@ static int roots_ws_settings(int cfd, const char *cwd, const Tree *tr, const cha
              json_object_object_get_ex(env, "QWEN_HOME", NULL))) {
                 json_object_put(doc);
                 *ret_why = util_strprintf("its workspace settings '%s/.qwen/settings.json' set "
-                                     "QWEN_RUNTIME_DIR or QWEN_HOME in env (Qwen 0.15.6 "
-                                     "applies them)",
-                                     cwd);
+                                          "QWEN_RUNTIME_DIR or QWEN_HOME in env (Qwen 0.15.6 "
+                                          "applies them)",
+                                          cwd);
                 return *ret_why ? 1 : -ENOMEM;
         }
         if (!json_object_object_get_ex(doc, "advanced", &adv) ||
@@ -783,8 +787,8 @@ static int roots_ws_settings(int cfd, const char *cwd, const Tree *tr, const cha
         if (same)
                 return 0;
         *ret_why = util_strprintf("its workspace settings '%s/.qwen/settings.json' set "
-                             "advanced.runtimeOutputDir",
-                             cwd);
+                                  "advanced.runtimeOutputDir",
+                                  cwd);
         return *ret_why ? 1 : -ENOMEM;
 }
 
@@ -844,8 +848,8 @@ static int roots_ws_dotenv(const char *cwd, const Tree *tr, const char *home, Ha
                 dfd = open(*dir ? dir : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (dfd < 0 && errno != ENOENT && errno != ENOTDIR) {
                         *ret_why = util_strprintf("'%s' cannot be searched for the .env files Qwen "
-                                             "loads (%s)",
-                                             *dir ? dir : "/", log_errno_to_string(errno));
+                                                  "loads (%s)",
+                                                  *dir ? dir : "/", log_errno_to_string(errno));
                         return *ret_why ? 1 : -ENOMEM;
                 }
                 for (int f = 0; dfd >= 0 && f < 2; f++) {
@@ -878,11 +882,11 @@ static int roots_ws_dotenv(const char *cwd, const Tree *tr, const char *home, Ha
                         if (r == -ENOMEM)
                                 return r;
                         if (r < 0) {
-                                *ret_why = util_strprintf("the .env file '%s/%s' Qwen may load cannot "
-                                                     "be used (%s)",
-                                                     *dir ? dir : "",
-                                                     f == 0 ? ".env" : ".qwen/.env",
-                                                     roots_ws_error(r, true));
+                                *ret_why = util_strprintf(
+                                        "the .env file '%s/%s' Qwen may load cannot "
+                                        "be used (%s)",
+                                        *dir ? dir : "", f == 0 ? ".env" : ".qwen/.env",
+                                        roots_ws_error(r, true));
                                 return *ret_why ? 1 : -ENOMEM;
                         }
                         for (size_t k = 0; k < 2; k++) {
@@ -897,9 +901,9 @@ static int roots_ws_dotenv(const char *cwd, const Tree *tr, const char *home, Ha
                                 if (same)
                                         continue;
                                 *ret_why = util_strprintf("the .env file '%s/%s' sets %s (Qwen "
-                                                     "0.15.6 applies it)",
-                                                     *dir ? dir : "",
-                                                     f == 0 ? ".env" : ".qwen/.env", keys[k]);
+                                                          "0.15.6 applies it)",
+                                                          *dir ? dir : "",
+                                                          f == 0 ? ".env" : ".qwen/.env", keys[k]);
                                 return *ret_why ? 1 : -ENOMEM;
                         }
                         r = 0;
@@ -944,7 +948,7 @@ static int roots_ws_check(const Tree *tr, const char *cwd_raw, const char *home,
                 if (errno == ENOENT || errno == ENOTDIR)
                         return 0; /* gone: no Qwen starts there, and what it read is gone */
                 *ret_why = util_strprintf("its directory '%s' cannot be looked at (%s)", cwd,
-                                     log_errno_to_string(errno));
+                                          log_errno_to_string(errno));
                 return *ret_why ? 1 : -ENOMEM;
         }
         /* Qwen loads no workspace settings in the home directory, and there only the home's

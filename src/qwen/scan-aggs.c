@@ -127,9 +127,8 @@ int scan_aggs_collect(int dfd, dev_t dev, bool only_ids, ScanAggs *aggs) {
                 if (r < 0)
                         break;
                 a.name = strdup(de->d_name);
-                if (!a.name ||
-                    util_greedy_realloc((void **)&aggs->v, &aggs->alloc, aggs->n + 1, sizeof(ScanAgg)) <
-                            0) {
+                if (!a.name || util_greedy_realloc((void **)&aggs->v, &aggs->alloc, aggs->n + 1,
+                                                   sizeof(ScanAgg)) < 0) {
                         free(a.name);
                         r = -ENOMEM;
                         break;
@@ -158,8 +157,8 @@ int scan_aggs_pend(ScanPendings *to, size_t tree, OrphanKind kind, const char *p
                         if (!p.project_dir)
                                 return -ENOMEM;
                 }
-                if (util_greedy_realloc((void **)&to->v, &to->alloc, to->n + 1, sizeof(ScanPending)) <
-                    0) {
+                if (util_greedy_realloc((void **)&to->v, &to->alloc, to->n + 1,
+                                        sizeof(ScanPending)) < 0) {
                         free(p.project_dir);
                         return -ENOMEM;
                 }

@@ -588,7 +588,8 @@ static int usage_index_rebuild_lines(int global_fd, StrBuf *out) {
                         _cleanup_free_ char *line = NULL, *key = NULL;
                         struct stat st;
 
-                        if (!util_endswith(files[j], ".jsonl") || util_endswith(files[j], ".ledger.jsonl"))
+                        if (!util_endswith(files[j], ".jsonl") ||
+                            util_endswith(files[j], ".ledger.jsonl"))
                                 continue;
                         if (fstatat(chats_fd, files[j], &st, AT_SYMLINK_NOFOLLOW) < 0) {
                                 if (errno != ENOENT)

@@ -728,10 +728,10 @@ static int fixture_snapshot_entry(int dfd, const char *name, const char *rel, bo
         } else if (S_ISDIR(st.st_mode) && !dir_atime)
                 atime_ns = 0;
         line = util_strprintf("%s %c %04o %" PRIu64 " %" PRId64 " %" PRId64 " %016" PRIx64, rel,
-                         fixture_type_char(st.st_mode), (unsigned)(st.st_mode & 07777),
-                         S_ISDIR(st.st_mode) ? 0 : (uint64_t)st.st_size,
-                         (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec, atime_ns,
-                         h);
+                              fixture_type_char(st.st_mode), (unsigned)(st.st_mode & 07777),
+                              S_ISDIR(st.st_mode) ? 0 : (uint64_t)st.st_size,
+                              (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+                              atime_ns, h);
         if (!line)
                 return -ENOMEM;
         r = util_greedy_realloc((void **)&out->v, &out->alloc, out->n + 1, sizeof(char *));

@@ -86,7 +86,9 @@ static void plant(const char *root, bool git) {
         assert_int_equal(fixture_write(root, P "sessions-index.json",
                 "{\n  \"version\": 1,\n  \"entries\": [\n    {\"id\": \"" ID_A "\", \"status\": \"completed\"}\n"
                 "  ],\n  \"originalPath\": \"/nonexistent/qgc-dcr/proj\"\n}"), 0);
-        a = util_strprintf("{\"sessionId\":\"" ID_A "\",\"role\":\"user\",\"checkpointHash\":\"%s\"}\n", hash_a);
+        a = util_strprintf("{\"sessionId\":\"" ID_A
+                           "\",\"role\":\"user\",\"checkpointHash\":\"%s\"}\n",
+                           hash_a);
         assert_int_equal(fixture_write(root, P ID_A ".jsonl", a), 0);
         assert_int_equal(fixture_write(root, P ID_D ".jsonl",
                                        "{\"sessionId\":\"" ID_D "\",\"role\":\"user\"}\n"), 0);
@@ -160,9 +162,11 @@ static int reclaim(const char *root, const Inventory *inv, const Orphan *o, unsi
 /* Every path below the store with its type and size (git's objects left out: their packing
  * differs by run), sorted. */
 static char *state(const char *root) {
-        _cleanup_free_ char *cmd = util_strprintf("cd '%s/s/.deepcode' && find . -path '*/.git/objects' "
-                                             "-prune -o -printf '%%y %%s %%p\\n' | grep -v "
-                                             "'/.git/' | sort", root);
+        _cleanup_free_ char *cmd =
+                util_strprintf("cd '%s/s/.deepcode' && find . -path '*/.git/objects' "
+                               "-prune -o -printf '%%y %%s %%p\\n' | grep -v "
+                               "'/.git/' | sort",
+                               root);
         char buf[8192];
         FILE *f = popen(cmd, "r");
         size_t n;

@@ -194,7 +194,8 @@ static void write_session(T *t, const char *id) {
         _cleanup_free_ char *rel = util_strprintf(PROJ "/%s.jsonl", id);
         _cleanup_free_ char *line = util_strprintf(
                 "{\"id\":\"m1\",\"sessionId\":\"%s\",\"role\":\"user\",\"content\":\"hi\","
-                "\"visible\":true,\"createTime\":\"2026-01-01T00:00:00.000Z\"}\n", id);
+                "\"visible\":true,\"createTime\":\"2026-01-01T00:00:00.000Z\"}\n",
+                id);
         _cleanup_free_ char *img = util_strprintf(PROJ "/images/%s/a.png", id);
         _cleanup_free_ char *ref = util_strprintf(PROJ "/file-history/.git/refs/heads/%s", id);
         _cleanup_free_ char *log = util_strprintf(PROJ "/file-history/.git/logs/refs/heads/%s", id);
@@ -308,8 +309,9 @@ static void test_dc_delete_live_project_skipped(void **state) {
         assert_int_equal(fixture_mkdir(t->root, "work/proj"), 0);
         assert_int_equal(dc_project_code(work, &code), 0);
         index = util_strprintf("{\n  \"version\": 1,\n  \"entries\": [\n    {\n      \"id\": \"" ID1
-                          "\",\n      \"status\": \"completed\"\n    }\n  ],\n"
-                          "  \"originalPath\": \"%s\"\n}", work);
+                               "\",\n      \"status\": \"completed\"\n    }\n  ],\n"
+                               "  \"originalPath\": \"%s\"\n}",
+                               work);
         rel = util_strprintf("h/.deepcode/projects/%s/sessions-index.json", code);
         jsonl = util_strprintf("h/.deepcode/projects/%s/" ID1 ".jsonl", code);
         assert_int_equal(fixture_write(t->root, rel, index), 0);
@@ -426,7 +428,8 @@ static void check_visible_whole(const char *home) {
                         const char *id = json_get_string(e, "id");
 
                         for (const char *const *c = crash_ids; *c && id; c++) {
-                                _cleanup_free_ char *f = util_strprintf("%s/%s.jsonl", de->d_name, *c);
+                                _cleanup_free_ char *f =
+                                        util_strprintf("%s/%s.jsonl", de->d_name, *c);
 
                                 if (streq(id, *c) && !fixture_exists(projects, f))
                                         fail_msg("%s: an index entry without its transcript", f);
@@ -444,7 +447,8 @@ static void test_dc_crash_after_every_step(void **state) {
         ActionStats st;
         unsigned n;
 
-        cmd = util_strprintf("mkdir -p '%s/ref' && tar xzf '%s' -C '%s/ref'", t->root, tar, t->root);
+        cmd = util_strprintf("mkdir -p '%s/ref' && tar xzf '%s' -C '%s/ref'", t->root, tar,
+                             t->root);
         assert_int_equal(system(cmd), 0);
         ref = fixture_path(t->root, "ref/home/.deepcode");
         assert_int_equal(run_delete(ref, crash_ids, &st), 0);
@@ -457,8 +461,8 @@ static void test_dc_crash_after_every_step(void **state) {
                 _cleanup_free_ char *home = util_strprintf("%s/home", dir);
                 _cleanup_free_ char *dc = util_strprintf("%s/home/.deepcode", dir);
                 _cleanup_free_ char *rel = util_strprintf("run-%u/home", n);
-                _cleanup_free_ char *c = util_strprintf("mkdir -p '%s' && tar xzf '%s' -C '%s'", dir,
-                                                   tar, dir);
+                _cleanup_free_ char *c =
+                        util_strprintf("mkdir -p '%s' && tar xzf '%s' -C '%s'", dir, tar, dir);
                 _cleanup_free_ char *got = NULL;
                 int status = 0;
                 pid_t pid;

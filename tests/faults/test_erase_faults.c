@@ -550,8 +550,10 @@ static void writer_put(Writer *w, const char *text, size_t n) {
         _cleanup_free_ char *row = NULL, *out = NULL, *tmp = NULL, *path = NULL;
         int fd;
 
-        row = util_strprintf("{\n    \"sessionId\": \"%s\",\n    \"messageId\": %u,\n    \"message\": "
-                        "\"%c-%u\"\n  }", w->id, w->n, w->tag, w->n);
+        row = util_strprintf(
+                "{\n    \"sessionId\": \"%s\",\n    \"messageId\": %u,\n    \"message\": "
+                "\"%c-%u\"\n  }",
+                w->id, w->n, w->tag, w->n);
         assert_non_null(row);
         if (streq(text, "[]"))
                 out = util_strprintf("[\n  %s\n]", row);

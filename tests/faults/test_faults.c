@@ -1775,14 +1775,14 @@ static void crash_overlap_check(const char *qwen, unsigned n) {
 
         for (size_t i = 0; overlap_picks[i].id; i++) {
                 const char *id = overlap_picks[i].id;
-                _cleanup_free_ char *a = util_strprintf("%s/%s.jsonl",
-                                                   streq(id, S_WEB) ? P_WEB
-                                                   : streq(id, S_KILLED) || streq(id, S_NOTES)
-                                                           ? P_NOTES
-                                                           : P_API,
-                                                   id);
-                _cleanup_free_ char *b = util_strprintf("%.*s/archive/%s.jsonl",
-                                                   (int)(strrchr(a, '/') - a), a, id);
+                _cleanup_free_ char *a =
+                        util_strprintf("%s/%s.jsonl",
+                                       streq(id, S_WEB)                            ? P_WEB
+                                       : streq(id, S_KILLED) || streq(id, S_NOTES) ? P_NOTES
+                                                                                   : P_API,
+                                       id);
+                _cleanup_free_ char *b =
+                        util_strprintf("%.*s/archive/%s.jsonl", (int)(strrchr(a, '/') - a), a, id);
                 if (fixture_exists(qwen, a) || !fixture_exists(qwen, b))
                         fail_msg("step %u: %s not archived after the rerun", n, id);
                 if (apply_usage_lines(qwen, id) != (streq(id, S_WEB) ? 3 : 1))
@@ -2276,7 +2276,8 @@ static void stale_plant(const char *qwen) {
                 body = util_strprintf(
                         "{\"uuid\":\"u1\",\"parentUuid\":null,\"sessionId\":\"%s\",\"timestamp\":"
                         "\"2026-10-01T00:00:00.000Z\",\"type\":\"user\",\"cwd\":\"%s\",\"version\":"
-                        "\"0.24.4\",\"message\":{\"role\":\"user\",\"parts\":[{\"text\":\"hi\"}]}}\n"
+                        "\"0.24.4\",\"message\":{\"role\":\"user\",\"parts\":[{\"text\":\"hi\"}]}}"
+                        "\n"
                         "{\"uuid\":\"u2\",\"parentUuid\":\"u1\",\"sessionId\":\"%s\",\"timestamp\":"
                         "\"2026-10-01T00:00:01.000Z\",\"type\":\"system\",\"subtype\":"
                         "\"ui_telemetry\",\"cwd\":\"%s\",\"version\":\"0.24.4\",\"systemPayload\":"

@@ -213,7 +213,8 @@ static inline int apply_usage_lines(const char *qwen, const char *id) {
 /* Qwen's own salvage record for a transcript from golden/salvage.jsonl, plus '\n'. */
 static inline char *apply_golden_record(const char *id) {
         char *buf = NULL, *ret = NULL;
-        _cleanup_free_ char *needle = util_strprintf("\"record\":{\"version\":1,\"sessionId\":\"%s\"", id);
+        _cleanup_free_ char *needle =
+                util_strprintf("\"record\":{\"version\":1,\"sessionId\":\"%s\"", id);
         const char *dir = fixture_testdata("corpus/golden");
 
         if (fixture_read(dir, "salvage.jsonl", &buf, NULL) < 0)
@@ -246,8 +247,9 @@ static inline int apply_plant_dead_claim(const char *qwen, const char *chats, co
         char host[256] = "localhost";
         pid_t pid = apply_dead_pid();
         (void)gethostname(host, sizeof host - 1);
-        _cleanup_free_ char *rel = with_pid ? util_strprintf("%s/%s.%d.runtime.json", chats, id, (int)pid)
-                                            : util_strprintf("%s/%s.runtime.json", chats, id);
+        _cleanup_free_ char *rel =
+                with_pid ? util_strprintf("%s/%s.%d.runtime.json", chats, id, (int)pid)
+                         : util_strprintf("%s/%s.runtime.json", chats, id);
         _cleanup_free_ char *body = util_strprintf(
                 "{\"schema_version\":1,\"pid\":%d,\"session_id\":\"%s\",\"work_dir\":\"/nowhere\","
                 "\"hostname\":\"%s\",\"started_at\":1.5,\"qwen_version\":\"0.24.4\"}\n",

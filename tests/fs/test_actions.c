@@ -444,8 +444,8 @@ static void test_actions_erase_waits_for_live_project(void **state) {
         (void)gethostname(host, sizeof host - 1);
         /* a brand-new process of the project: a live claim for a session with no transcript */
         body = util_strprintf("{\"schema_version\":1,\"pid\":%d,\"session_id\":\"%s\",\"work_dir\":"
-                         "\"/srv/demo/my-notes\",\"hostname\":\"%s\",\"started_at\":1.5}\n",
-                         (int)getpid(), S_OTHER, host);
+                              "\"/srv/demo/my-notes\",\"hostname\":\"%s\",\"started_at\":1.5}\n",
+                              (int)getpid(), S_OTHER, host);
         assert_int_equal(fixture_write(t->qwen, P_NOTES "/" S_OTHER ".runtime.json", body), 0);
         assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
         assert_int_equal(st.n_deleted, 0);
@@ -468,8 +468,8 @@ static void erase_start_qwen_hook(void *userdata, const char *name) {
                 return;
         (void)gethostname(host, sizeof host - 1);
         body = util_strprintf("{\"schema_version\":1,\"pid\":%d,\"session_id\":\"%s\",\"work_dir\":"
-                         "\"/srv/demo/my-notes\",\"hostname\":\"%s\",\"started_at\":1.5}\n",
-                         (int)getpid(), S_OTHER, host);
+                              "\"/srv/demo/my-notes\",\"hostname\":\"%s\",\"started_at\":1.5}\n",
+                              (int)getpid(), S_OTHER, host);
         assert_int_equal(fixture_write(t->qwen, P_NOTES "/" S_OTHER ".runtime.json", body), 0);
 }
 
@@ -1203,8 +1203,8 @@ static void test_recover_marker_parse_refuses_other_paths(void **state) {
         (void)state;
 
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
-                _cleanup_free_ char *text = util_strprintf("qgc-pending-delete 1\nsession " S_TEXT
-                                                      "\nproject p\n%s\n", bad[i]);
+                _cleanup_free_ char *text = util_strprintf(
+                        "qgc-pending-delete 1\nsession " S_TEXT "\nproject p\n%s\n", bad[i]);
                 if (recover_marker_parse(text, &m) != -EBADMSG)
                         fail_msg("accepted: %s", bad[i]);
         }

@@ -336,9 +336,11 @@ static void test_hygiene_stale_policy_table(void **state) {
                 if (table[i].live) {
                         /* the skipped session's own reason is quoted whole (rendered at the edge
                          * from VerdictFacts.quote) */
-                        _cleanup_free_ char *want = util_strprintf("stale project entry (cwd /tmp/x "
-                                                              "gone), kept by session %.8s "
-                                                              "(live: %s)", ORPH, swhy);
+                        _cleanup_free_ char *want =
+                                util_strprintf("stale project entry (cwd /tmp/x "
+                                               "gone), kept by session %.8s "
+                                               "(live: %s)",
+                                               ORPH, swhy);
                         assert_non_null(want);
                         assert_string_equal(why, want);
                 }

@@ -409,7 +409,8 @@ static void write_record(Fx *fx, const char *rel, const char *id, const char *cw
                 "\"timestamp\":\"2026-11-01T10:00:00.000Z\",\"type\":\"user\",\"cwd\":\"%s\","
                 "\"version\":\"0.24.4\"}\n"
                 "{\"uuid\":\"u2\",\"parentUuid\":\"u1\",\"sessionId\":\"%s\","
-                "\"timestamp\":\"2026-11-01T10:05:00.000Z\",\"type\":\"assistant\",\"cwd\":\"%s\"}\n",
+                "\"timestamp\":\"2026-11-01T10:05:00.000Z\",\"type\":\"assistant\",\"cwd\":\"%s\"}"
+                "\n",
                 id, cwd, id, cwd);
         assert_int_equal(fixture_write(fx->root, rel, json), 0);
 }
@@ -461,8 +462,8 @@ static void plant_hostile(Fx *fx) {
                      "/srv/demo/webapp/.qwen/worktrees/feature-x");
         write_record(fx, WEBAPP "/chats/" ID_MIGRATED ".jsonl", ID_MIGRATED, "/srv/demo/old-place");
         claim = util_strprintf("{\"schema_version\":1,\"pid\":%d,\"session_id\":\"%s\","
-                          "\"work_dir\":\"/srv/demo/webapp\",\"hostname\":\"%s\"}",
-                          (int)dead_pid(), ID_MIGRATED, own_hostname());
+                               "\"work_dir\":\"/srv/demo/webapp\",\"hostname\":\"%s\"}",
+                               (int)dead_pid(), ID_MIGRATED, own_hostname());
         assert_int_equal(fixture_write(fx->root, WEBAPP "/chats/" ID_MIGRATED ".4242.runtime.json",
                                        claim),
                          0);
@@ -738,17 +739,22 @@ static void plant_projects(Fx *fx) {
         plant_hostile(fx);
         for (unsigned p = 0; p < 40; p++)
                 for (unsigned k = 0; k < 1 + p % 4; k++) {
-                        _cleanup_free_ char *rel = util_strprintf(
-                                "q/projects/-srv-p%02u/chats/%s00000000-0000-4000-8000-0000000%02u%03u.jsonl",
-                                p, k == 3 ? "archive/" : "", p, k);
-                        _cleanup_free_ char *id = util_strprintf("00000000-0000-4000-8000-0000000%02u%03u", p, k);
+                        _cleanup_free_ char *rel =
+                                util_strprintf("q/projects/-srv-p%02u/chats/"
+                                               "%s00000000-0000-4000-8000-0000000%02u%03u.jsonl",
+                                               p, k == 3 ? "archive/" : "", p, k);
+                        _cleanup_free_ char *id =
+                                util_strprintf("00000000-0000-4000-8000-0000000%02u%03u", p, k);
                         _cleanup_free_ char *cwd = util_strprintf("/srv/p%02u", p);
                         assert_non_null(rel);
                         write_record(fx, rel, id, p % 7 == 3 ? "/elsewhere" : cwd);
                 }
         for (unsigned p = 0; p < 5; p++) {
                 _cleanup_free_ char *empty = util_strprintf("q/projects/-srv-empty%u/chats", p);
-                _cleanup_free_ char *sub = util_strprintf("q/projects/-srv-p%02u/subagents/00000000-0000-4000-8000-99999999900%u/a.jsonl", p, p);
+                _cleanup_free_ char *sub =
+                        util_strprintf("q/projects/-srv-p%02u/subagents/"
+                                       "00000000-0000-4000-8000-99999999900%u/a.jsonl",
+                                       p, p);
                 assert_int_equal(fixture_mkdir(fx->root, empty), 0);
                 assert_int_equal(fixture_write_size(fx->root, sub, 10 + p), 0);
         }
@@ -873,7 +879,7 @@ static void test_scan_prefetch_same_inventory(void **state) {
                 static const size_t sizes[] = { 100, 3000, 17000, 40000, 70000, 150000 };
                 _cleanup_free_ char *id = util_strprintf("00000000-0000-4000-8000-0000001%05u", k);
                 _cleanup_free_ char *rel = util_strprintf("q/projects/-srv-big/chats/%s%s.jsonl",
-                                                     k % 5 == 4 ? "archive/" : "", id);
+                                                          k % 5 == 4 ? "archive/" : "", id);
                 _cleanup_free_ char *path = NULL;
                 /* half of them old: the policy could select them, their titles are read */
                 const struct timespec old[2] = { { .tv_sec = 1767225600 }, { .tv_sec = 1767225600 } };
@@ -1013,16 +1019,18 @@ static void test_scan_live_registry_own_pid(void **state) {
 
         claims_dead_here(fx);
         own_proc_start(ps, sizeof(ps));
-        rec = util_strprintf("{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
-                        ",\"sessionId\":\"df25afd1-db41-477e-87bb-98d273af1115\","
-                        "\"cwd\":\"/srv/demo/my-notes\",\"kind\":\"tui\"}",
-                        (int)getpid(), ps, own_pidns());
+        rec = util_strprintf(
+                "{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
+                ",\"sessionId\":\"df25afd1-db41-477e-87bb-98d273af1115\","
+                "\"cwd\":\"/srv/demo/my-notes\",\"kind\":\"tui\"}",
+                (int)getpid(), ps, own_pidns());
         rel = util_strprintf("q/sessions/%d.json", (int)getpid());
         assert_int_equal(fixture_write(fx->root, rel, rec), 0);
         /* same pid, other start ticks: a reused pid, not live */
-        bad = util_strprintf("{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%.*s:1\",\"pidNs\":%" PRIu64
-                        ",\"sessionId\":\"be0b1e35-4600-44b4-aba9-84b6d4d12748\"}",
-                        (int)getpid(), (int)strcspn(ps, ":"), ps, own_pidns());
+        bad = util_strprintf(
+                "{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%.*s:1\",\"pidNs\":%" PRIu64
+                ",\"sessionId\":\"be0b1e35-4600-44b4-aba9-84b6d4d12748\"}",
+                (int)getpid(), (int)strcspn(ps, ":"), ps, own_pidns());
         rel2 = util_strprintf("q/sessions/%d-0123abcd.json", (int)getpid());
         assert_int_equal(fixture_write(fx->root, rel2, bad), 0);
         scan_fx(fx);
@@ -1040,9 +1048,10 @@ static void test_scan_live_registry_other_namespace_unknown(void **state) {
 
         claims_dead_here(fx);
         own_proc_start(ps, sizeof(ps));
-        rec = util_strprintf("{\"schemaVersion\":1,\"pid\":4242,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
-                        ",\"sessionId\":\"be0b1e35-4600-44b4-aba9-84b6d4d12748\"}",
-                        ps, own_pidns() + 1);
+        rec = util_strprintf(
+                "{\"schemaVersion\":1,\"pid\":4242,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
+                ",\"sessionId\":\"be0b1e35-4600-44b4-aba9-84b6d4d12748\"}",
+                ps, own_pidns() + 1);
         assert_int_equal(fixture_write(fx->root, "q/sessions/4242.json", rec), 0);
         scan_fx(fx);
         assert_int_equal(find(fx, "be0b1e35-4600-44b4-aba9-84b6d4d12748")->live, LIVE_UNKNOWN);
@@ -1057,9 +1066,9 @@ static void test_scan_live_registry_other_namespace_other_boot_dead(void **state
 
         claims_dead_here(fx);
         rec = util_strprintf("{\"schemaVersion\":1,\"pid\":4242,\"procStart\":"
-                        "\"00000000-0000-4000-8000-000000000000:123\",\"pidNs\":%" PRIu64
-                        ",\"sessionId\":\"be0b1e35-4600-44b4-aba9-84b6d4d12748\"}",
-                        own_pidns() + 1);
+                             "\"00000000-0000-4000-8000-000000000000:123\",\"pidNs\":%" PRIu64
+                             ",\"sessionId\":\"be0b1e35-4600-44b4-aba9-84b6d4d12748\"}",
+                             own_pidns() + 1);
         assert_int_equal(fixture_write(fx->root, "q/sessions/4242.json", rec), 0);
         scan_fx(fx);
         assert_int_equal(find(fx, "be0b1e35-4600-44b4-aba9-84b6d4d12748")->live, 0);
@@ -1188,14 +1197,14 @@ static void test_scan_live_writer_locks(void **state) {
         claims_dead_here(fx);
         own_proc_start(ps, sizeof(ps));
         held = util_strprintf("{\"schema_version\":1,\"session_id\":\"47406782-cafc-46f6-a948-"
-                         "02f7b5b53f92\",\"pid\":%d,\"process_start_identity\":\"linux:%s\","
-                         "\"hostname\":\"%s\",\"process_kind\":\"acp\"}",
-                         (int)getpid(), ps, own_hostname());
+                              "02f7b5b53f92\",\"pid\":%d,\"process_start_identity\":\"linux:%s\","
+                              "\"hostname\":\"%s\",\"process_kind\":\"acp\"}",
+                              (int)getpid(), ps, own_hostname());
         colon = strrchr(ps, ':');
         *colon = 0;
         stale = util_strprintf("{\"schema_version\":2,\"state\":\"active\",\"pid\":%d,"
-                          "\"process_start_identity\":\"linux:%s:12\",\"hostname\":\"%s\"}",
-                          (int)dead_pid(), ps, own_hostname());
+                               "\"process_start_identity\":\"linux:%s:12\",\"hostname\":\"%s\"}",
+                               (int)dead_pid(), ps, own_hostname());
         assert_int_equal(fixture_write(fx->root,
                                        "q/tmp/session-writer-locks/47406782-cafc-46f6-a948-"
                                        "02f7b5b53f92.lock",
@@ -1229,8 +1238,8 @@ static void test_scan_last_write_from_subagents(void **state) {
         Fx *fx = *state;
         const char *id = "dd3dc65a-7d32-4843-a56c-9eef3a13391d";
         _cleanup_free_ char *t = util_strprintf(WEBAPP "/chats/%s.jsonl", id);
-        _cleanup_free_ char *sub = util_strprintf(WEBAPP "/subagents/%s/agent-general-purpose-call_mock_10.jsonl",
-                                             id);
+        _cleanup_free_ char *sub =
+                util_strprintf(WEBAPP "/subagents/%s/agent-general-purpose-call_mock_10.jsonl", id);
         const Session *s;
 
         assert_int_equal(fixture_set_mtime(fx->root, t, 1700000000), 0);
@@ -1286,9 +1295,10 @@ static void test_live_check_rereads_registry_and_claims(void **state) {
 
         /* a Qwen process starts after the probe was made: the re-check sees it */
         own_proc_start(ps, sizeof(ps));
-        rec = util_strprintf("{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
-                        ",\"sessionId\":\"%s\"}",
-                        (int)getpid(), ps, own_pidns(), s.id);
+        rec = util_strprintf(
+                "{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
+                ",\"sessionId\":\"%s\"}",
+                (int)getpid(), ps, own_pidns(), s.id);
         rel = util_strprintf("q/sessions/%d.json", (int)getpid());
         assert_int_equal(fixture_write(fx->root, rel, rec), 0);
         assert_int_equal(live_recheck(&fx->inv->trees[0], &s, cfd), 0);
@@ -1328,9 +1338,10 @@ static void test_live_probe_refresh_reads_only_changes(void **state) {
 
         scan_fx(fx);
         own_proc_start(ps, sizeof(ps));
-        rec = util_strprintf("{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
-                        ",\"sessionId\":\"%s\"}",
-                        (int)getpid(), ps, own_pidns(), id_a);
+        rec = util_strprintf(
+                "{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
+                ",\"sessionId\":\"%s\"}",
+                (int)getpid(), ps, own_pidns(), id_a);
         rel = util_strprintf("q/sessions/%d.json", (int)getpid());
         assert_int_equal(fixture_write(fx->root, rel, rec), 0);
         assert_int_equal(fixture_write(fx->root, "q/sessions/2147483646.json", "{\"pid\":1}"), 0);
@@ -1354,9 +1365,10 @@ static void test_live_probe_refresh_reads_only_changes(void **state) {
 
         /* /clear: Qwen rewrites the record by rename; that record alone is read again */
         free(rec);
-        rec = util_strprintf("{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
-                        ",\"sessionId\":\"%s\"}",
-                        (int)getpid(), ps, own_pidns(), id_b);
+        rec = util_strprintf(
+                "{\"schemaVersion\":1,\"pid\":%d,\"procStart\":\"%s\",\"pidNs\":%" PRIu64
+                ",\"sessionId\":\"%s\"}",
+                (int)getpid(), ps, own_pidns(), id_b);
         assert_int_equal(fixture_write(fx->root, "q/sessions/tmp-record", rec), 0);
         from = fixture_path(fx->root, "q/sessions/tmp-record");
         to = fixture_path(fx->root, rel);
@@ -1391,9 +1403,10 @@ static void test_claims_load_sort_range_of_a_directory(void **state) {
 
         for (size_t i = 0; i < ELEMENTSOF(ids); i++)
                 for (int k = 0; k < 3; k++) {
-                        _cleanup_free_ char *rel = util_strprintf("claims/%s.%d.runtime.json", ids[i], k);
-                        _cleanup_free_ char *json = util_strprintf(
-                                "{\"pid\":%d,\"session_id\":\"%s\"}", k, ids[i]);
+                        _cleanup_free_ char *rel =
+                                util_strprintf("claims/%s.%d.runtime.json", ids[i], k);
+                        _cleanup_free_ char *json =
+                                util_strprintf("{\"pid\":%d,\"session_id\":\"%s\"}", k, ids[i]);
                         assert_int_equal(fixture_write(fx->root, rel, json), 0);
                 }
         /* malformed, named after b in upper case */

@@ -277,7 +277,8 @@ static void test_usage_history_freeze_keeps_the_files_bytes(void **state) {
         write_usage(t, "w", "{\"version\":2,\"sessionId\":\"v2\"}\n{\"version\":1,\"sessi");
         a = record_of(t, FZ_PROJ FZ_WEB ".jsonl");
         b = record_of(t, FZ_PROJ FZ_DEBUG ".jsonl");
-        want = util_strprintf("{\"version\":2,\"sessionId\":\"v2\"}\n{\"version\":1,\"sessi\n%s%s", a, b);
+        want = util_strprintf("{\"version\":2,\"sessionId\":\"v2\"}\n{\"version\":1,\"sessi\n%s%s",
+                              a, b);
         assert_int_equal(usage_index_freeze_history(t->idx, t->fd), 1);
         assert_int_equal(fixture_read(t->root, "usage_record.jsonl", &got, NULL), 0);
         assert_string_equal(got, want);

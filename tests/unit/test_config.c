@@ -1001,10 +1001,11 @@ static void test_config_parse_string_numbers_out_of_range(void **state) {
                 int r;
 
                 if (streq(t->group, "projects"))
-                        text = util_strprintf("projects = ( { path = \"/p\";\n  %s = %s;\n} );\n", t->key,
-                                         t->value);
+                        text = util_strprintf("projects = ( { path = \"/p\";\n  %s = %s;\n} );\n",
+                                              t->key, t->value);
                 else
-                        text = util_strprintf("%s = {\n  %s = %s;\n};\n", t->group, t->key, t->value);
+                        text = util_strprintf("%s = {\n  %s = %s;\n};\n", t->group, t->key,
+                                              t->value);
                 needle = util_strprintf("%s: ", t->key);
                 assert_non_null(text);
                 assert_non_null(needle);
@@ -1172,7 +1173,8 @@ typedef struct IncludeCase {
  * malformed directives. */
 static void test_config_include_refused(void **state) {
         _cleanup_(test_rmdir) char *d = test_mkdir();
-        _cleanup_free_ char *fifo = util_strprintf("%s/fifo", d), *dir = util_strprintf("%s/dir", d);
+        _cleanup_free_ char *fifo = util_strprintf("%s/fifo", d),
+                            *dir = util_strprintf("%s/dir", d);
         _cleanup_free_ char *big = util_strprintf("%s/big.conf", d);
         static const IncludeCase cases[] = {
                 { "fifo", "defaults = {\n@include \"fifo\"\n};\n", "not a regular file", "main.conf", 2 },

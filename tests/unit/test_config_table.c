@@ -131,8 +131,8 @@ static bool test_accepts(const ConfigKeyInfo *k, const char *lit) {
         _cleanup_(config_errors_done) ConfigErrors e = {};
         /* a low-watermark needs a max-size above it */
         bool ctx = k == &config_keys[CONFIG_KEY_TREE_LOW_WATERMARK];
-        _cleanup_free_ char *setting = util_strprintf("%s%s = %s;", ctx ? "max-size = \"1T\"; " : "",
-                                                 k->name, lit);
+        _cleanup_free_ char *setting =
+                util_strprintf("%s%s = %s;", ctx ? "max-size = \"1T\"; " : "", k->name, lit);
         _cleanup_free_ char *text = test_in_group(k->scope, false, setting);
         int r = test_parse(&c, text, &e);
 
@@ -172,7 +172,7 @@ static void test_bounds_at_the_limit(void **state) {
                                 strcat(b, "\"");
                                 test_accept(k, b);
                                 util_format_duration_exact(b + 1, sizeof b - 2,
-                                                      (msec_t)k->min - MSEC_PER_SEC);
+                                                           (msec_t)k->min - MSEC_PER_SEC);
                                 strcat(b, "\"");
                                 test_refuse(k, b);
                         } else
@@ -180,7 +180,8 @@ static void test_bounds_at_the_limit(void **state) {
                         util_format_duration_exact(b + 1, sizeof b - 2, (msec_t)k->max);
                         strcat(b, "\"");
                         test_accept(k, b);
-                        util_format_duration_exact(b + 1, sizeof b - 2, (msec_t)k->max + MSEC_PER_SEC);
+                        util_format_duration_exact(b + 1, sizeof b - 2,
+                                                   (msec_t)k->max + MSEC_PER_SEC);
                         strcat(b, "\"");
                         test_refuse(k, b);
                         break;
@@ -365,9 +366,10 @@ static void test_explain_shows_every_key(void **state) {
         for (size_t i = 0; i < _CONFIG_KEY_MAX; i++) {
                 const ConfigKeyInfo *k = &config_keys[i];
                 _cleanup_free_ char *v = config_key_format(k, test_base(k, &c, false));
-                _cleanup_free_ char *head = util_strprintf("\n%s\n", config_scopes[k->scope].explain);
-                _cleanup_free_ char *line = util_strprintf("\n        %-22s %-10s %s\n", k->name, v,
-                                                      CONFIG_BUILTIN);
+                _cleanup_free_ char *head =
+                        util_strprintf("\n%s\n", config_scopes[k->scope].explain);
+                _cleanup_free_ char *line =
+                        util_strprintf("\n        %-22s %-10s %s\n", k->name, v, CONFIG_BUILTIN);
                 const char *sect = strstr(out, head), *at = sect ? strstr(sect, line) : NULL;
 
                 if (!at)

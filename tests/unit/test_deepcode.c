@@ -316,9 +316,10 @@ static void test_dc_messages_long_lines(void **state) {
         memset(pad, 'p', 300000);
         pad[300000] = 0;
         text = util_strprintf("{\"sessionId\":\"" ID_A "\",\"content\":\"%s\"}\n"
-                         "{\"sessionId\":\"" ID_A "\",\"content\":\"%.70000s\"}\r\n"
-                         "{\"content\":\"%.1000s\",\"sessionId\":\"" ID_A "\",\"checkpointHash\":\"%s\"}\n",
-                         pad, pad, pad, "ABCDEF0123456789ABCDEF0123456789ABCDEF01");
+                              "{\"sessionId\":\"" ID_A "\",\"content\":\"%.70000s\"}\r\n"
+                              "{\"content\":\"%.1000s\",\"sessionId\":\"" ID_A
+                              "\",\"checkpointHash\":\"%s\"}\n",
+                              pad, pad, pad, "ABCDEF0123456789ABCDEF0123456789ABCDEF01");
         assert_int_equal(fixture_write(root, ID_A ".jsonl", text), 0);
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         assert_true(fd >= 0);
@@ -347,8 +348,10 @@ static void test_dc_store_process(void **state) {
         assert_int_equal(fixture_mkdir(root, "work/proj"), 0);
         assert_int_equal(dc_project_code(work, &code), 0);
         rel = util_strprintf(".deepcode/projects/%s/sessions-index.json", code);
-        idx = util_strprintf("{\"version\":1,\"entries\":[{\"id\":\"%s\",\"status\":\"completed\"}],"
-                        "\"originalPath\":\"%s\"}", ID_A, work);
+        idx = util_strprintf(
+                "{\"version\":1,\"entries\":[{\"id\":\"%s\",\"status\":\"completed\"}],"
+                "\"originalPath\":\"%s\"}",
+                ID_A, work);
         assert_int_equal(fixture_write(root, rel, idx), 0);
         assert_int_equal(pipe(pipefd), 0);
         pid = fork();
@@ -379,7 +382,8 @@ static void test_dc_store_process(void **state) {
 
 /* du's two numbers of a directory. */
 static void du(const char *dir, bool apparent, uint64_t *ret) {
-        _cleanup_free_ char *cmd = util_strprintf("du -s -B1 %s '%s'", apparent ? "--apparent-size" : "", dir);
+        _cleanup_free_ char *cmd =
+                util_strprintf("du -s -B1 %s '%s'", apparent ? "--apparent-size" : "", dir);
         FILE *f = popen(cmd, "r");
         unsigned long long v = 0;
 

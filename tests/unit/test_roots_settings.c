@@ -545,7 +545,8 @@ static void test_roots_workspace_check(void **state) {
         _cleanup_free_ char *g = fixture_path(root, "home/.qwen");
         _cleanup_free_ char *proj = fixture_path(root, "home/src/p");
         _cleanup_free_ char *out = fixture_path(root, "out/p");
-        _cleanup_free_ char *same = util_strprintf("{\"advanced\":{\"runtimeOutputDir\":\"%s\"}}", g);
+        _cleanup_free_ char *same =
+                util_strprintf("{\"advanced\":{\"runtimeOutputDir\":\"%s\"}}", g);
         _cleanup_free_ char *fifo = fixture_path(root, "home/src/p/.qwen/settings.json");
         Tree t = { .global_dir = g, .runtime_dir = g, .uid = getuid() };
         Tree t2 = { .global_dir = g, .runtime_dir = (char *)"/rt", .uid = getuid() };

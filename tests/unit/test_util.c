@@ -68,8 +68,9 @@ static void test_parse_duration_table(void **state) {
                 int r = util_parse_duration(cases[i].in, &got, &why);
 
                 if (r != cases[i].r || (r == 0 && got != cases[i].want))
-                        fail_msg("util_parse_duration(\"%s\") = %d, %lld; want %d, %lld", cases[i].in, r,
-                                 (long long)got, cases[i].r, (long long)cases[i].want);
+                        fail_msg("util_parse_duration(\"%s\") = %d, %lld; want %d, %lld",
+                                 cases[i].in, r, (long long)got, cases[i].r,
+                                 (long long)cases[i].want);
                 if (r < 0)
                         assert_non_null(why);
                 else
@@ -253,7 +254,8 @@ static void test_format_duration_table(void **state) {
                 if (!streq(util_format_duration(buf, sizeof buf, cases[i].in), cases[i].coarse))
                         fail_msg("util_format_duration(%lld) = \"%s\", want \"%s\"",
                                  (long long)cases[i].in, buf, cases[i].coarse);
-                if (!streq(util_format_duration_exact(buf, sizeof buf, cases[i].in), cases[i].exact))
+                if (!streq(util_format_duration_exact(buf, sizeof buf, cases[i].in),
+                           cases[i].exact))
                         fail_msg("util_format_duration_exact(%lld) = \"%s\", want \"%s\"",
                                  (long long)cases[i].in, buf, cases[i].exact);
         }
@@ -481,7 +483,8 @@ static void test_sort_by_runs(void **state) {
                 }
                 memcpy(b, a, n * sizeof(RunItem));
                 memcpy(orig, a, n * sizeof(RunItem));
-                assert_int_equal(util_sort_by_runs(a, n, sizeof(RunItem), run_span_cmp, run_cmp, NULL), 1);
+                assert_int_equal(
+                        util_sort_by_runs(a, n, sizeof(RunItem), run_span_cmp, run_cmp, NULL), 1);
                 qsort_r(b, n, sizeof(RunItem), run_cmp, NULL);
                 assert_memory_equal(a, b, n * sizeof(RunItem));
                 /* a key in two places: refused, untouched */
@@ -490,7 +493,9 @@ static void test_sort_by_runs(void **state) {
                         a[n - 1].key = a[0].key;
                         if (a[n - 2].key != a[0].key) {
                                 memcpy(b, a, n * sizeof(RunItem));
-                                assert_int_equal(util_sort_by_runs(a, n, sizeof(RunItem), run_span_cmp, run_cmp, NULL), 0);
+                                assert_int_equal(util_sort_by_runs(a, n, sizeof(RunItem),
+                                                                   run_span_cmp, run_cmp, NULL),
+                                                 0);
                                 assert_memory_equal(a, b, n * sizeof(RunItem));
                         }
                 }
