@@ -334,6 +334,41 @@ static void test_dc_messages_long_lines(void **state) {
         assert_int_equal(dc_messages_read(fd, ID_B, &m), -ENOENT);
 }
 
+/* sessions-index.json is read at exactly DC_INDEX_MAX bytes and refused one byte past it. */
+static void test_dc_index_at_max_and_one_past(void **state) {
+        const char *root = *state;
+        const char *head = "{\"version\":1,\"entries\":[{\"id\":\"" ID_A "\"}],\"originalPath\":\"/x\"";
+        size_t n = DC_INDEX_MAX;
+        _cleanup_free_ char *text = malloc(n + 2);
+        _cleanup_close_ int fd = -EBADF;
+        DcIndex idx;
+
+        assert_non_null(text);
+        /* JSON's whitespace pads the object to the limit: the text is valid at any size */
+        memcpy(text, head, strlen(head));
+        memset(text + strlen(head), ' ', n - strlen(head) - 1);
+        text[n - 1] = '}';
+        text[n] = 0;
+        assert_int_equal(fixture_write(root, "sessions-index.json", text), 0);
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(dc_index_read(fd, &idx), 0);
+        assert_int_equal(idx.state, DC_INDEX_OK);
+        assert_int_equal(idx.n_entries, 1);
+        assert_string_equal(idx.entries[0].id, ID_A);
+        assert_string_equal(idx.original_path, "/x");
+        dc_index_done(&idx);
+
+        text[n - 1] = ' ';
+        text[n] = '}';
+        text[n + 1] = 0;
+        assert_int_equal(fixture_write(root, "sessions-index.json", text), 0);
+        assert_int_equal(dc_index_read(fd, &idx), 0);
+        assert_int_equal(idx.state, DC_INDEX_TOO_BIG);
+        assert_int_equal(idx.n_entries, 0);
+        dc_index_done(&idx);
+}
+
 /* A process naming Deep Code whose cwd is the project's root makes the project live. */
 static void test_dc_store_process(void **state) {
         const char *root = *state;
@@ -460,6 +495,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_dc_store_fixture, fixture_root_setup,
                                                 fixture_root_teardown),
                 cmocka_unit_test_setup_teardown(test_dc_messages_long_lines, fixture_root_setup,
+                                                fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_dc_index_at_max_and_one_past, fixture_root_setup,
                                                 fixture_root_teardown),
                 cmocka_unit_test_setup_teardown(test_dc_store_process, fixture_root_setup,
                                                 fixture_root_teardown),
