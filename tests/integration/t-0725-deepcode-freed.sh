@@ -4,7 +4,10 @@
 # that only compacts the 5 checkpoint repositories journals, per repository, the bytes that
 # repository's du lost (the plan's figure is only an estimate: "frees about this"), and its
 # summary's freed is their sum, the store's du difference. A run that only marks the 5 stale
-# projects journals 5 stale marks (as Qwen's marks), reclaims no orphan and frees nothing.
+# projects journals 5 stale marks (as Qwen's marks), reclaims no orphan and frees nothing; once
+# the marks are old enough, the run that deletes the 58 sessions and removes the 5 projects says
+# it freed what du lost, short by no more than 12 KiB a session (a session's bytes are its
+# transcript's size: not its ref and reflog, nor its last block).
 . "$(dirname "$0")/lib.sh"
 
 tar xzf "$QGC_TESTDATA/deepcode/home.tar.gz" -C "$T"
@@ -51,3 +54,18 @@ grep -q '^qgc: archived 0 (0B moved to the archive), deleted 0, orphans reclaime
 ! grep -q 'QGC_ACTION=orphan-reclaimed' "$T/s.log" || { cat "$T/s.log"; fail "a mark journalled as reclaimed"; }
 [ "$(ls "$DC"/projects/*/.qgc-stale-since | wc -l)" = 5 ] || fail "5 markers written"
 pass "5 stale marks journalled as marks, 0 bytes freed"
+
+# the marks old enough: the projects go, with what du counted in them
+touch -h -d 2026-06-01 "$DC"/projects/*/.qgc-stale-since "$DC"/projects/*
+before=$(du -sB1 "$DC" | cut -f1)
+rc=0
+run_qgc -c "$T/s.conf" --root "$DC" --now "$NOW" --force --log-file "$T/r.log" > "$T/r.txt" 2>&1 || rc=$?
+[ $rc -eq 0 ] || { cat "$T/r.txt"; fail "the removing run exits $rc"; }
+grep -q '^qgc: archived 0 (0B moved to the archive), deleted 58, orphans reclaimed 5, skipped 0, failed 0;' \
+        "$T/r.txt" || { cat "$T/r.txt"; fail "58 sessions deleted, 5 stale projects removed"; }
+[ -z "$(ls "$DC/projects")" ] || { ls -a "$DC/projects"; fail "a stale project is left"; }
+du_freed=$((before - $(du -sB1 "$DC" | cut -f1)))
+freed=$(sed -n 's/.* QGC_ACTION=run-summary .*QGC_FREED_BYTES=\([0-9]*\).*/\1/p' "$T/r.log")
+[ "$freed" -le "$du_freed" ] && [ $((du_freed - freed)) -le $((58 * 12288)) ] ||
+        fail "the run says $freed bytes freed, du $du_freed"
+pass "5 stale projects removed: $freed bytes freed said, du $du_freed"
