@@ -280,23 +280,29 @@ static int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *co
                           "%u edits", DC_RUN_INDEX_TRIES);
 }
 
-/* Remove name below (dfd, dir) after its hook, and sync the directory. 0 (also when absent). */
+/* Remove name below (dfd, dir) after its hook, and sync the directory; its blocks are added to
+ * step->bytes. 0 (also when absent). */
 static int dc_run_unlink(int dfd, const char *dir, const char *name, const char *shown,
                          StoreStep *step) {
         _cleanup_close_ int fd = fs_open_path(dfd, dir, 0);
+        struct stat st;
         int r;
 
         if (fd == -ENOENT || fd == -ENOTDIR)
                 return 0;
         if (fd < 0)
                 return dc_run_why(step, fd, "cannot open %s", dir);
-        r = fs_exists(fd, name);
-        if (r <= 0)
+        r = fs_statat(fd, name, &st, NULL);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
                 return r;
         dc_run_hook(step, "remove %s", shown);
         r = fs_unlink(fd, name, 0);
         if (r < 0 && r != -ENOENT)
                 return dc_run_why(step, r, "cannot remove %s", shown);
+        if (r >= 0)
+                step->bytes += (uint64_t)st.st_blocks * 512;
         r = fs_fsync(fd);
         return r < 0 ? dc_run_why(step, r, "cannot sync the directory of %s", shown) : 0;
 }

@@ -15,10 +15,10 @@
 
 #include "actions-int.h"
 
-/* Journal an orphan outcome and count it. */
+/* Journal an orphan outcome and count it; bytes: what reclaiming it freed. */
 static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdict *v,
                                  ActionsOutcome oc, const char *path, const char *reason,
-                                 int error) {
+                                 int error, uint64_t bytes) {
         JournalEvent ev = actions_report_event(oc, JOURNAL_ORPHAN_RECLAIMED);
         _cleanup_free_ char *msg = NULL, *why = v ? reason_orphan(v, o) : NULL;
 
@@ -41,7 +41,7 @@ static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdi
                 .path = path,
                 .rule = v ? v->rule : NULL,
                 .reason = ev == JOURNAL_ORPHAN_RECLAIMED ? why : reason,
-                .bytes = o->bytes,
+                .bytes = bytes,
                 .has_bytes = ev == JOURNAL_ORPHAN_RECLAIMED,
                 .user = c->inv->trees[o->tree].user,
                 .error = error,
@@ -49,7 +49,7 @@ static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdi
         (void)journal_log(&e);
         if (ev == JOURNAL_ORPHAN_RECLAIMED) {
                 c->stats->n_orphans++;
-                c->stats->bytes_orphans += o->bytes;
+                c->stats->bytes_orphans += bytes;
         } else if (ev == JOURNAL_SKIPPED)
                 c->stats->n_skipped++;
         else {
@@ -57,6 +57,25 @@ static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdi
                 c->failed = true;
         }
         return 0;
+}
+
+/* Journal a stale project entry's marker written (mark > 0) or removed; reason: what happened,
+ * not the plan's "would". */
+static void actions_journal_stale_mark(ActionsContext *c, const Orphan *o, const Verdict *v,
+                                       const char *path, const char *reason) {
+        _cleanup_free_ char *msg = util_strprintf(v->mark > 0 ? "marked stale project entry '%s'"
+                                                              : "removed the stale mark of project entry '%s'",
+                                                  path);
+        JournalEntry e = {
+                .event = JOURNAL_STALE_MARK,
+                .message = msg,
+                .project = o->name,
+                .path = path,
+                .rule = v->rule,
+                .reason = reason ?: "a recorded cwd exists again",
+                .user = c->inv->trees[o->tree].user,
+        };
+        (void)journal_log(&e);
 }
 
 /* An orphan of a tree whose store has run operations: its run_orphan (store.h). */
@@ -74,12 +93,17 @@ static int actions_orphan_store(ActionsContext *c, const Orphan *o, const Verdic
         r = tr->store->run_orphan ? tr->store->run_orphan(c->trees[o->tree].run, o, &step)
                                   : -EOPNOTSUPP;
         oc = actions_report_store(r);
-        (void)actions_report_orphan(c, o, v, oc, path ?: o->name,
-                                    oc == ACTIONS_SKIPPED_CHANGED ? "changed since scan"
-                                    : step.why                    ? step.why
-                                    : r == -EOPNOTSUPP ? "the store does not reclaim orphans"
-                                                       : NULL,
-                                    oc == ACTIONS_FAILED ? -r : 0);
+        /* a stale mark written or removed frees nothing: journalled as a mark, as Qwen's */
+        if (oc == ACTIONS_DONE && o->kind == ORPHAN_STALE_PROJECT && v->verb != VERB_DELETE)
+                actions_journal_stale_mark(c, o, v, path ?: o->name,
+                                           v->mark > 0 ? "its originalPath is gone" : o->stale_why);
+        else /* the bytes the store measured: a compaction's plan is only an estimate */
+                (void)actions_report_orphan(c, o, v, oc, path ?: o->name,
+                                            oc == ACTIONS_SKIPPED_CHANGED ? "changed since scan"
+                                            : step.why                    ? step.why
+                                            : r == -EOPNOTSUPP ? "the store does not reclaim orphans"
+                                                               : NULL,
+                                            oc == ACTIONS_FAILED ? -r : 0, step.bytes);
         free(step.why);
         return 0;
 }
@@ -88,7 +112,6 @@ static int actions_orphan_store(ActionsContext *c, const Orphan *o, const Verdic
 static int actions_stale_mark(ActionsContext *c, const Orphan *o, const Verdict *v,
                               const char *path) {
         const ActionsTree *t = &c->trees[o->tree];
-        _cleanup_free_ char *msg = NULL;
         const char *why = NULL;
         int r = t->error < 0 ? t->error
                              : hygiene_reclaim_stale(c->inv, o, v->mark, /* remove= */ false,
@@ -98,22 +121,10 @@ static int actions_stale_mark(ActionsContext *c, const Orphan *o, const Verdict 
         if (r <= 0)
                 return actions_report_orphan(c, o, v,
                                              r == 0 ? ACTIONS_SKIPPED_NOT_NOW : ACTIONS_FAILED,
-                                             path, why ?: "cannot open the tree", -r);
-        msg = util_strprintf(v->mark > 0 ? "marked stale project entry '%s'"
-                                         : "removed the stale mark of project entry '%s'",
-                             path);
-        JournalEntry e = {
-                .event = JOURNAL_STALE_MARK,
-                .message = msg,
-                .project = o->name,
-                .path = path,
-                .rule = v->rule,
-                /* what happened, not the plan's "would" */
-                .reason = v->mark > 0 ? "every recorded cwd is a vanished temporary directory"
-                                      : o->stale_why ?: "a recorded cwd exists again",
-                .user = c->inv->trees[o->tree].user,
-        };
-        (void)journal_log(&e);
+                                             path, why ?: "cannot open the tree", -r, o->bytes);
+        actions_journal_stale_mark(c, o, v, path,
+                                   v->mark > 0 ? "every recorded cwd is a vanished temporary directory"
+                                               : o->stale_why);
         return 0;
 }
 
@@ -159,10 +170,10 @@ int actions_orphan_step(ActionsContext *c, const Orphan *o, const Verdict *v) {
         }
         if (!rel || !path)
                 return actions_report_orphan(c, o, v, ACTIONS_FAILED, o->name, "out of memory",
-                                             ENOMEM);
+                                             ENOMEM, o->bytes);
         if (t->error < 0)
                 return actions_report_orphan(c, o, v, ACTIONS_FAILED, path, "cannot open the tree",
-                                             -t->error);
+                                             -t->error, o->bytes);
         if (o->kind == ORPHAN_STALE_PROJECT && v->verb != VERB_DELETE)
                 return actions_stale_mark(c, o, v, path);
         if (o->kind == ORPHAN_STALE_PROJECT)
@@ -175,8 +186,8 @@ int actions_orphan_step(ActionsContext *c, const Orphan *o, const Verdict *v) {
                 r = orphans_reclaim(o, root_fd, rel, dev, c->runtime_fds, c->inv->n_trees,
                                     actions_report_step, c, &why);
         if (r == 0)
-                return actions_report_orphan(c, o, v, ACTIONS_SKIPPED_NOT_NOW, path, why, 0);
+                return actions_report_orphan(c, o, v, ACTIONS_SKIPPED_NOT_NOW, path, why, 0, o->bytes);
         if (r < 0)
-                return actions_report_orphan(c, o, v, ACTIONS_FAILED, path, why, -r);
-        return actions_report_orphan(c, o, v, ACTIONS_DONE, path, NULL, 0);
+                return actions_report_orphan(c, o, v, ACTIONS_FAILED, path, why, -r, o->bytes);
+        return actions_report_orphan(c, o, v, ACTIONS_DONE, path, NULL, 0, o->bytes);
 }

@@ -56,12 +56,18 @@ int actions_store_session(ActionsContext *c, const Session *s, const Verdict *v)
         const ActionsTree *t = &c->trees[s->tree];
         StoreStep step = { .hook = actions_report_step, .userdata = c };
         ActionsOutcome o;
+        Session done;
         _cleanup_free_ char *live = NULL;
         const char *why;
         int r;
 
         r = c->inv->trees[s->tree].store->run_session(t->run, s, v, &step);
         o = actions_report_store(r);
+        if (o == ACTIONS_DONE) { /* what the store freed (store.h), not the planned size */
+                done = *s;
+                done.bytes = step.bytes;
+                s = &done;
+        }
         why = o == ACTIONS_SKIPPED_CHANGED ? "changed since scan" : step.why;
         if (o == ACTIONS_SKIPPED_LIVE)
                 why = live = util_strprintf("in use since scan: %s", step.why ?: "in use");
