@@ -307,6 +307,24 @@ static int dc_run_unlink(int dfd, const char *dir, const char *name, const char 
         return r < 0 ? dc_run_why(step, r, "cannot sync the directory of %s", shown) : 0;
 }
 
+int dc_run_rm_images(int images_fd, const char *id, dev_t dev, uint64_t *ret_bytes) {
+        struct stat st;
+        int r;
+
+        *ret_bytes = 0;
+        r = fs_statat(images_fd, id, &st, NULL);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        if (S_ISDIR(st.st_mode))
+                return rm_rf_at(images_fd, id, dev, ret_bytes);
+        /* a symlink or file planted there: the name goes, never what a link points to (as
+         * Deep Code's own fs.rmSync(…, { recursive: true, force: true }) does) */
+        r = fs_unlink(images_fd, id, 0);
+        if (r >= 0)
+                *ret_bytes = (uint64_t)st.st_blocks * 512;
+        return r == -ENOENT ? 0 : r;
+}
+
 /* Steps 2 and 3 of a delete (see the top). jsonl: the .jsonl's identity when the delete
  * started (not present: it must still be absent). 0, or -errno with step->why. */
 static int dc_run_delete(const struct StoreRun *run, int pfd, const char *code, const char *id,
@@ -341,7 +359,7 @@ static int dc_run_delete(const struct StoreRun *run, int pfd, const char *code, 
                 uint64_t b = 0;
 
                 dc_run_hook(step, "remove projects/%s/images/%s/", code, id);
-                r = rm_rf_at(images_fd, id, run->dev, &b);
+                r = dc_run_rm_images(images_fd, id, run->dev, &b);
                 freed += b;
                 if (r >= 0)
                         r = fs_fsync(images_fd);
