@@ -572,12 +572,15 @@ int dc_run_recover(struct StoreRun *run, StoreStep *step) {
         }
         if (k < 0)
                 r = dc_run_why(step, k, "cannot list ~/.deepcode/" DC_RUN_QGC_DIR);
-        for (size_t i = 0; r >= 0 && i < n; i++) {
+        /* a marker that fails (a forged one: kept and reported) stops no other marker */
+        for (size_t i = 0; r != -ENOMEM && i < n; i++) {
                 int q = dc_run_recover_one(run, qfd, names[i], step);
 
                 if (q > 0)
                         step->n_recovered++;
-                else if (q < 0 && r == 0)
+                else if (q < 0 && r >= 0)
+                        r = q;
+                else if (q == -ENOMEM)
                         r = q;
         }
         for (size_t i = 0; i < n; i++)

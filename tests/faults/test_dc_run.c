@@ -393,6 +393,46 @@ static void test_dc_delete_images_symlink(void **state) {
         assert_false(fixture_exists(t->root, "h/.deepcode/.qgc"));
 }
 
+/* A killed delete's marker next to forged ones (garbage, one past the marker size limit): the
+ * recovery finishes the real one and keeps and reports the forged ones (before: the first
+ * forged marker listed stopped the recovery of every marker after it, in every run). */
+static void test_dc_recover_forged_markers(void **state) {
+        T *t = *state;
+        ActionStats st;
+        int status = 0;
+        pid_t pid;
+
+        fixture_store(t, index_12);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                hk.crash_after = 3; /* the marker written, the index edited */
+                _exit(run_delete(t->dc, (const char *const[]){ ID1, NULL }, &st));
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 99);
+        assert_true(fixture_exists(t->root, "h/.deepcode/.qgc/delete-" ID1));
+        for (int i = 0; i < 16; i++) {
+                _cleanup_free_ char *m = util_strprintf("h/.deepcode/.qgc/delete-f%02d", i);
+
+                if (i == 0)
+                        assert_int_equal(fixture_write_size(t->root, m, 1 << 20), 0);
+                else
+                        assert_int_equal(fixture_write(t->root, m, "code ../../x\nid ../\n"),
+                                         0);
+        }
+        (void)run_delete(t->dc, (const char *const[]){ NULL }, &st);
+        assert_int_equal(st.n_recovered, 1);
+        assert_int_equal(st.n_failed, 1);
+        check_index(t, index_2);
+        check_gone(t, ID1, true);
+        check_gone(t, ID2, false);
+        assert_false(fixture_exists(t->root, "h/.deepcode/.qgc/delete-" ID1));
+        assert_true(fixture_exists(t->root, "h/.deepcode/.qgc/delete-f00"));
+        assert_true(fixture_exists(t->root, "h/.deepcode/.qgc/delete-f15"));
+}
+
 /* ---------------------------------------------------------------- crash after every step */
 
 /* corpus sessions: tools (a branch with checkpoints), its fork, one of a non-ASCII project */
@@ -529,6 +569,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_dc_recover_resumed_session_kept, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_dc_delete_images_symlink, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dc_recover_forged_markers, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_dc_crash_after_every_step, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
