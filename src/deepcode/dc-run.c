@@ -281,19 +281,20 @@ static int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *co
 }
 
 /* Remove name below (dfd, dir) after its hook, and sync the directory; its blocks are added to
- * step->bytes. 0 (also when absent). */
+ * step->bytes. 0 (also when absent, and when dir is a symlink or name a directory: planted, never
+ * followed, left as Deep Code's own delete leaves a branch). */
 static int dc_run_unlink(int dfd, const char *dir, const char *name, const char *shown,
                          StoreStep *step) {
         _cleanup_close_ int fd = fs_open_path(dfd, dir, 0);
         struct stat st;
         int r;
 
-        if (fd == -ENOENT || fd == -ENOTDIR)
+        if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP)
                 return 0;
         if (fd < 0)
                 return dc_run_why(step, fd, "cannot open %s", dir);
         r = fs_statat(fd, name, &st, NULL);
-        if (r == -ENOENT)
+        if (r == -ENOENT || (r >= 0 && S_ISDIR(st.st_mode)))
                 return 0;
         if (r < 0)
                 return r;

@@ -393,6 +393,33 @@ static void test_dc_delete_images_symlink(void **state) {
         assert_false(fixture_exists(t->root, "h/.deepcode/.qgc"));
 }
 
+/* file-history/.git/logs/refs/heads a symlink (to a directory outside, holding a file of the
+ * session's name) and refs/heads/<id> a directory: the delete finishes, the branch left as Deep
+ * Code's own delete leaves it, nothing outside touched (before: the delete failed after its
+ * index edit, its marker left for every later run to fail again). */
+static void test_dc_delete_refs_planted(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *logs = fixture_path(t->root, PROJ "/file-history/.git/logs/refs/heads");
+        _cleanup_free_ char *ref = fixture_path(t->root, PROJ "/file-history/.git/refs/heads/" ID1);
+        ActionStats st;
+
+        fixture_store(t, index_12);
+        assert_int_equal(fixture_write(t->root, "outside/" ID1, "mine"), 0);
+        assert_int_equal(fixture_rm_rf(logs), 0);
+        assert_int_equal(fixture_symlink(t->root, PROJ "/file-history/.git/logs/refs/heads",
+                                         "../../../../../../../outside"), 0);
+        assert_int_equal(fixture_rm_rf(ref), 0);
+        assert_int_equal(fixture_write(t->root, PROJ "/file-history/.git/refs/heads/" ID1 "/x",
+                                       "0123456789abcdef0123456789abcdef01234567\n"), 0);
+        assert_int_equal(run_delete(t->dc, (const char *const[]){ ID1, NULL }, &st), 0);
+        assert_int_equal(st.n_deleted, 1);
+        assert_int_equal(st.n_failed, 0);
+        check_index(t, index_2);
+        assert_false(fixture_exists(t->root, PROJ "/" ID1 ".jsonl"));
+        assert_true(fixture_exists(t->root, "outside/" ID1));
+        assert_false(fixture_exists(t->root, "h/.deepcode/.qgc"));
+}
+
 /* A killed delete's marker next to forged ones (garbage, one past the marker size limit): the
  * recovery finishes the real one and keeps and reports the forged ones (before: the first
  * forged marker listed stopped the recovery of every marker after it, in every run). */
@@ -570,6 +597,7 @@ int main(void) {
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_dc_delete_images_symlink, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_dc_recover_forged_markers, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dc_delete_refs_planted, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_dc_crash_after_every_step, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
