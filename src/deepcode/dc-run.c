@@ -49,6 +49,8 @@
 #define DC_RUN_INDEX "sessions-index.json"
 #define DC_RUN_INDEX_TEMP "." DC_RUN_INDEX FS_TEMP_SUFFIX
 #define DC_RUN_MARKER_MAX 8192
+/* Markers recovered per run: a kill leaves one; more are forged, and wait for later runs */
+#define DC_RUN_MARKERS_MAX 1024
 
 static void dc_run_hook(StoreStep *step, const char *fmt, ...) {
         _cleanup_free_ char *what = NULL;
@@ -557,7 +559,7 @@ int dc_run_recover(struct StoreRun *run, StoreStep *step) {
         if (!d)
                 return -ENOMEM;
         fs_dir_init(d, qfd);
-        while ((k = fs_dir_next(d, &name, &type)) > 0) {
+        while (n < DC_RUN_MARKERS_MAX && (k = fs_dir_next(d, &name, &type)) > 0) {
                 if (fs_is_temp_name(name)) {
                         (void)unlinkat(qfd, name, 0); /* a killed marker write's */
                         continue;
