@@ -50,7 +50,7 @@
 #define DC_RUN_INDEX_TEMP "." DC_RUN_INDEX FS_TEMP_SUFFIX
 #define DC_RUN_MARKER_MAX 8192
 /* Markers recovered per run: a kill leaves one; more are forged, and wait for later runs */
-#define DC_RUN_MARKERS_MAX 1024
+#define DC_RUN_MARKERS_MAX 64
 
 static void dc_run_hook(StoreStep *step, const char *fmt, ...) {
         _cleanup_free_ char *what = NULL;

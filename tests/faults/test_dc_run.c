@@ -460,14 +460,14 @@ static void test_dc_recover_forged_markers(void **state) {
         assert_true(fixture_exists(t->root, "h/.deepcode/.qgc/delete-f15"));
 }
 
-/* More markers than one run recovers (1024), each well-formed and naming a project that does
- * not exist (so each is finished by its removal): a run takes 1024, the next the rest. */
+/* More markers than one run recovers (64), each well-formed and naming a project that does
+ * not exist (so each is finished by its removal): a run takes 64, the next the rest. */
 static void test_dc_recover_markers_bounded(void **state) {
         T *t = *state;
         ActionStats st;
 
         fixture_store(t, index_12);
-        for (int i = 0; i < 1024 + 3; i++) {
+        for (int i = 0; i < 64 + 3; i++) {
                 _cleanup_free_ char *m = util_strprintf("h/.deepcode/.qgc/delete-m%04d", i);
                 _cleanup_free_ char *text = util_strprintf(
                         "qgc deepcode delete 1\ncode -nope\nid m%04d\njsonl 0 0 0 0 0 0 0\n", i);
@@ -475,7 +475,7 @@ static void test_dc_recover_markers_bounded(void **state) {
                 assert_int_equal(fixture_write(t->root, m, text), 0);
         }
         assert_int_equal(run_delete(t->dc, (const char *const[]){ NULL }, &st), 0);
-        assert_int_equal(st.n_recovered, 1024);
+        assert_int_equal(st.n_recovered, 64);
         assert_int_equal(run_delete(t->dc, (const char *const[]){ NULL }, &st), 0);
         assert_int_equal(st.n_recovered, 3);
         assert_false(fixture_exists(t->root, "h/.deepcode/.qgc"));
