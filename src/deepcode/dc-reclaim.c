@@ -18,6 +18,7 @@
 #include "dc-proc.h"
 #include "dc-project.h"
 #include "dc-reclaim.h"
+#include "dc-run.h"
 #include "dc-store.h"
 #include "du.h"
 #include "fs.h"
@@ -115,7 +116,7 @@ static int dc_reclaim_images(int pfd, const char *id, dev_t dev, StoreStep *step
         if (r <= 0)
                 return r;
         dc_reclaim_hook(step, "remove images/<id>/");
-        r = rm_rf_at(ifd, id, dev, &bytes);
+        r = dc_run_rm_images(ifd, id, dev, &bytes);
         step->bytes += bytes;
         return r;
 }

@@ -49,6 +49,8 @@
 #define DC_RUN_INDEX "sessions-index.json"
 #define DC_RUN_INDEX_TEMP "." DC_RUN_INDEX FS_TEMP_SUFFIX
 #define DC_RUN_MARKER_MAX 8192
+/* Markers recovered per run: a kill leaves one; more are forged, and wait for later runs */
+#define DC_RUN_MARKERS_MAX 64
 
 static void dc_run_hook(StoreStep *step, const char *fmt, ...) {
         _cleanup_free_ char *what = NULL;
@@ -281,19 +283,20 @@ static int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *co
 }
 
 /* Remove name below (dfd, dir) after its hook, and sync the directory; its blocks are added to
- * step->bytes. 0 (also when absent). */
+ * step->bytes. 0 (also when absent, and when dir is a symlink or name a directory: planted, never
+ * followed, left as Deep Code's own delete leaves a branch). */
 static int dc_run_unlink(int dfd, const char *dir, const char *name, const char *shown,
                          StoreStep *step) {
         _cleanup_close_ int fd = fs_open_path(dfd, dir, 0);
         struct stat st;
         int r;
 
-        if (fd == -ENOENT || fd == -ENOTDIR)
+        if (fd == -ENOENT || fd == -ENOTDIR || fd == -ELOOP)
                 return 0;
         if (fd < 0)
                 return dc_run_why(step, fd, "cannot open %s", dir);
         r = fs_statat(fd, name, &st, NULL);
-        if (r == -ENOENT)
+        if (r == -ENOENT || (r >= 0 && S_ISDIR(st.st_mode)))
                 return 0;
         if (r < 0)
                 return r;
@@ -305,6 +308,24 @@ static int dc_run_unlink(int dfd, const char *dir, const char *name, const char 
                 step->bytes += (uint64_t)st.st_blocks * 512;
         r = fs_fsync(fd);
         return r < 0 ? dc_run_why(step, r, "cannot sync the directory of %s", shown) : 0;
+}
+
+int dc_run_rm_images(int images_fd, const char *id, dev_t dev, uint64_t *ret_bytes) {
+        struct stat st;
+        int r;
+
+        *ret_bytes = 0;
+        r = fs_statat(images_fd, id, &st, NULL);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        if (S_ISDIR(st.st_mode))
+                return rm_rf_at(images_fd, id, dev, ret_bytes);
+        /* a symlink or file planted there: the name goes, never what a link points to (as
+         * Deep Code's own fs.rmSync(…, { recursive: true, force: true }) does) */
+        r = fs_unlink(images_fd, id, 0);
+        if (r >= 0)
+                *ret_bytes = (uint64_t)st.st_blocks * 512;
+        return r == -ENOENT ? 0 : r;
 }
 
 /* Steps 2 and 3 of a delete (see the top). jsonl: the .jsonl's identity when the delete
@@ -341,7 +362,7 @@ static int dc_run_delete(const struct StoreRun *run, int pfd, const char *code, 
                 uint64_t b = 0;
 
                 dc_run_hook(step, "remove projects/%s/images/%s/", code, id);
-                r = rm_rf_at(images_fd, id, run->dev, &b);
+                r = dc_run_rm_images(images_fd, id, run->dev, &b);
                 freed += b;
                 if (r >= 0)
                         r = fs_fsync(images_fd);
@@ -538,7 +559,7 @@ int dc_run_recover(struct StoreRun *run, StoreStep *step) {
         if (!d)
                 return -ENOMEM;
         fs_dir_init(d, qfd);
-        while ((k = fs_dir_next(d, &name, &type)) > 0) {
+        while (n < DC_RUN_MARKERS_MAX && (k = fs_dir_next(d, &name, &type)) > 0) {
                 if (fs_is_temp_name(name)) {
                         (void)unlinkat(qfd, name, 0); /* a killed marker write's */
                         continue;
@@ -554,12 +575,15 @@ int dc_run_recover(struct StoreRun *run, StoreStep *step) {
         }
         if (k < 0)
                 r = dc_run_why(step, k, "cannot list ~/.deepcode/" DC_RUN_QGC_DIR);
-        for (size_t i = 0; r >= 0 && i < n; i++) {
+        /* a marker that fails (a forged one: kept and reported) stops no other marker */
+        for (size_t i = 0; r != -ENOMEM && i < n; i++) {
                 int q = dc_run_recover_one(run, qfd, names[i], step);
 
                 if (q > 0)
                         step->n_recovered++;
-                else if (q < 0 && r == 0)
+                else if (q < 0 && r >= 0)
+                        r = q;
+                else if (q == -ENOMEM)
                         r = q;
         }
         for (size_t i = 0; i < n; i++)

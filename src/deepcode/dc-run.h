@@ -5,6 +5,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "inventory.h"
@@ -34,3 +35,6 @@ void dc_run_close(struct StoreRun *run);
 int dc_run_recover(struct StoreRun *run, StoreStep *step);
 int dc_run_session(struct StoreRun *run, const Session *s, const struct Verdict *v,
                    StoreStep *step);
+/* Remove images/<id> (in images_fd): a directory recursively (not past dev), a symlink or file
+ * planted there by its name only. 0 (also when absent) or -errno; *ret_bytes what went. */
+int dc_run_rm_images(int images_fd, const char *id, dev_t dev, uint64_t *ret_bytes);

@@ -371,6 +371,117 @@ static void test_dc_recover_resumed_session_kept(void **state) {
         assert_false(fixture_exists(t->root, "h/.deepcode/.qgc"));
 }
 
+/* images/<id> a symlink (to a directory outside the store, with a file in it): the delete
+ * removes the link and the session, never what it points to (before: the delete failed at
+ * images/<id>/ after the index edit, its marker left for every later run to fail again). */
+static void test_dc_delete_images_symlink(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *img = fixture_path(t->root, PROJ "/images/" ID1);
+        ActionStats st;
+
+        fixture_store(t, index_12);
+        assert_int_equal(fixture_write(t->root, "outside/keep.png", "mine"), 0);
+        assert_int_equal(fixture_rm_rf(img), 0);
+        assert_int_equal(fixture_symlink(t->root, PROJ "/images/" ID1, "../../../../outside"), 0);
+        assert_int_equal(run_delete(t->dc, (const char *const[]){ ID1, NULL }, &st), 0);
+        assert_int_equal(st.n_deleted, 1);
+        assert_int_equal(st.n_failed, 0);
+        check_index(t, index_2);
+        check_gone(t, ID1, true);
+        check_gone(t, ID2, false);
+        assert_true(fixture_exists(t->root, "outside/keep.png"));
+        assert_false(fixture_exists(t->root, "h/.deepcode/.qgc"));
+}
+
+/* file-history/.git/logs/refs/heads a symlink (to a directory outside, holding a file of the
+ * session's name) and refs/heads/<id> a directory: the delete finishes, the branch left as Deep
+ * Code's own delete leaves it, nothing outside touched (before: the delete failed after its
+ * index edit, its marker left for every later run to fail again). */
+static void test_dc_delete_refs_planted(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *logs = fixture_path(t->root, PROJ "/file-history/.git/logs/refs/heads");
+        _cleanup_free_ char *ref = fixture_path(t->root, PROJ "/file-history/.git/refs/heads/" ID1);
+        ActionStats st;
+
+        fixture_store(t, index_12);
+        assert_int_equal(fixture_write(t->root, "outside/" ID1, "mine"), 0);
+        assert_int_equal(fixture_rm_rf(logs), 0);
+        assert_int_equal(fixture_symlink(t->root, PROJ "/file-history/.git/logs/refs/heads",
+                                         "../../../../../../../outside"), 0);
+        assert_int_equal(fixture_rm_rf(ref), 0);
+        assert_int_equal(fixture_write(t->root, PROJ "/file-history/.git/refs/heads/" ID1 "/x",
+                                       "0123456789abcdef0123456789abcdef01234567\n"), 0);
+        assert_int_equal(run_delete(t->dc, (const char *const[]){ ID1, NULL }, &st), 0);
+        assert_int_equal(st.n_deleted, 1);
+        assert_int_equal(st.n_failed, 0);
+        check_index(t, index_2);
+        assert_false(fixture_exists(t->root, PROJ "/" ID1 ".jsonl"));
+        assert_true(fixture_exists(t->root, "outside/" ID1));
+        assert_false(fixture_exists(t->root, "h/.deepcode/.qgc"));
+}
+
+/* A killed delete's marker next to forged ones (garbage, one past the marker size limit): the
+ * recovery finishes the real one and keeps and reports the forged ones (before: the first
+ * forged marker listed stopped the recovery of every marker after it, in every run). */
+static void test_dc_recover_forged_markers(void **state) {
+        T *t = *state;
+        ActionStats st;
+        int status = 0;
+        pid_t pid;
+
+        fixture_store(t, index_12);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                hk.crash_after = 3; /* the marker written, the index edited */
+                _exit(run_delete(t->dc, (const char *const[]){ ID1, NULL }, &st));
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 99);
+        assert_true(fixture_exists(t->root, "h/.deepcode/.qgc/delete-" ID1));
+        for (int i = 0; i < 16; i++) {
+                _cleanup_free_ char *m = util_strprintf("h/.deepcode/.qgc/delete-f%02d", i);
+
+                if (i == 0)
+                        assert_int_equal(fixture_write_size(t->root, m, 1 << 20), 0);
+                else
+                        assert_int_equal(fixture_write(t->root, m, "code ../../x\nid ../\n"),
+                                         0);
+        }
+        (void)run_delete(t->dc, (const char *const[]){ NULL }, &st);
+        assert_int_equal(st.n_recovered, 1);
+        assert_int_equal(st.n_failed, 1);
+        check_index(t, index_2);
+        check_gone(t, ID1, true);
+        check_gone(t, ID2, false);
+        assert_false(fixture_exists(t->root, "h/.deepcode/.qgc/delete-" ID1));
+        assert_true(fixture_exists(t->root, "h/.deepcode/.qgc/delete-f00"));
+        assert_true(fixture_exists(t->root, "h/.deepcode/.qgc/delete-f15"));
+}
+
+/* More markers than one run recovers (64), each well-formed and naming a project that does
+ * not exist (so each is finished by its removal): a run takes 64, the next the rest. */
+static void test_dc_recover_markers_bounded(void **state) {
+        T *t = *state;
+        ActionStats st;
+
+        fixture_store(t, index_12);
+        for (int i = 0; i < 64 + 3; i++) {
+                _cleanup_free_ char *m = util_strprintf("h/.deepcode/.qgc/delete-m%04d", i);
+                _cleanup_free_ char *text = util_strprintf(
+                        "qgc deepcode delete 1\ncode -nope\nid m%04d\njsonl 0 0 0 0 0 0 0\n", i);
+
+                assert_int_equal(fixture_write(t->root, m, text), 0);
+        }
+        assert_int_equal(run_delete(t->dc, (const char *const[]){ NULL }, &st), 0);
+        assert_int_equal(st.n_recovered, 64);
+        assert_int_equal(run_delete(t->dc, (const char *const[]){ NULL }, &st), 0);
+        assert_int_equal(st.n_recovered, 3);
+        assert_false(fixture_exists(t->root, "h/.deepcode/.qgc"));
+        check_index(t, index_12);
+}
+
 /* ---------------------------------------------------------------- crash after every step */
 
 /* corpus sessions: tools (a branch with checkpoints), its fork, one of a non-ASCII project */
@@ -506,6 +617,10 @@ int main(void) {
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_dc_recover_resumed_session_kept, setup,
                                                 teardown),
+                cmocka_unit_test_setup_teardown(test_dc_delete_images_symlink, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dc_recover_forged_markers, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dc_delete_refs_planted, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dc_recover_markers_bounded, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_dc_crash_after_every_step, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
