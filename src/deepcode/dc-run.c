@@ -52,7 +52,7 @@
 /* Markers recovered per run: a kill leaves one; more are forged, and wait for later runs */
 #define DC_RUN_MARKERS_MAX 64
 
-static void dc_run_hook(StoreStep *step, const char *fmt, ...) {
+_printf_(2, 3) static void dc_run_hook(StoreStep *step, const char *fmt, ...) {
         _cleanup_free_ char *what = NULL;
         va_list ap;
 
@@ -66,7 +66,7 @@ static void dc_run_hook(StoreStep *step, const char *fmt, ...) {
 }
 
 /* Set step->why (the first one stays) and return r. */
-static int dc_run_why(StoreStep *step, int r, const char *fmt, ...) {
+_printf_(3, 4) static int dc_run_why(StoreStep *step, int r, const char *fmt, ...) {
         va_list ap;
 
         if (step->why)

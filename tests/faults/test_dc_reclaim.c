@@ -38,7 +38,7 @@ static bool have_git(void) {
         return access(DC_GIT_PROGRAM, X_OK) == 0;
 }
 
-static void sh(const char *root, const char *fmt, ...) {
+_printf_(2, 3) static void sh(const char *root, const char *fmt, ...) {
         _cleanup_free_ char *cmd = NULL, *inner = NULL;
         va_list ap;
 
