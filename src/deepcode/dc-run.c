@@ -176,20 +176,40 @@ static int dc_run_write_temp(int pfd, const char *text, size_t n, const struct s
         return fs_fsync(fd);
 }
 
-/* The index of projects/<code>/ (open at pfd) without the entries of id. With remove false, only
- * the checks. 1 the index named id (remove: now durably without it), 0 it has no entry of id
- * (or no index), -EBUSY a Deep Code process works in the project or the entry's status is a
- * prompt in progress, -EBADMSG the index cannot be read as Deep Code writes it (never
- * rewritten), -ESTALE its originalPath no longer proves the directory is its, -EAGAIN Deep
- * Code kept rewriting it, another -errno; step->why says which. */
-static int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code,
-                             const char *id, bool remove, StoreStep *step) {
+/* DcRunIndexEditFn of a delete: the entries of id removed (with remove), none of them a prompt in
+ * progress. */
+typedef struct DcRunRemove {
+        bool remove;
+} DcRunRemove;
+
+static int dc_run_index_remove(json_object *entries, const char *id, void *userdata,
+                               StoreStep *step) {
+        const DcRunRemove *rm = userdata;
+        size_t found = 0;
+
+        for (size_t i = json_object_array_length(entries); i-- > 0;) {
+                json_object *o = json_object_array_get_idx(entries, i);
+                const char *eid = json_get_string(o, "id");
+
+                if (!eid || !streq(eid, id))
+                        continue;
+                if (dc_run_entry_busy(o, util_now_msec()))
+                        return dc_run_why(step, -EBUSY, "its index status is a prompt in progress");
+                found++;
+                if (rm->remove)
+                        json_object_array_del_idx(entries, i, 1);
+        }
+        return found > 0 ? (rm->remove ? 1 : 2) : 0;
+}
+
+int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code, const char *id,
+                      DcRunIndexEditFn edit, void *userdata, const char *what, StoreStep *step) {
         for (unsigned try = 0; try < DC_RUN_INDEX_TRIES; try++) {
                 _cleanup_free_ char *text = NULL, *again = NULL, *pcode = NULL, *out = NULL;
                 json_object *root = NULL, *entries = NULL;
                 StrBuf b = {};
                 struct stat st;
-                size_t n = 0, n_again = 0, found = 0, len = 0;
+                size_t n = 0, n_again = 0;
                 const char *orig;
                 int r;
 
@@ -223,25 +243,10 @@ static int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *co
                         return r == -ENOMEM ? r : dc_run_why(step, -ESTALE,
                                 "its index's originalPath no longer names the project directory");
                 }
-                len = json_object_array_length(entries);
-                for (size_t i = len; i-- > 0;) {
-                        json_object *o = json_object_array_get_idx(entries, i);
-                        const char *eid = json_get_string(o, "id");
-
-                        if (!eid || !streq(eid, id))
-                                continue;
-                        if (dc_run_entry_busy(o, util_now_msec())) {
-                                json_object_put(root);
-                                return dc_run_why(step, -EBUSY,
-                                                  "its index status is a prompt in progress");
-                        }
-                        found++;
-                        if (remove)
-                                json_object_array_del_idx(entries, i, 1);
-                }
-                if (found == 0 || !remove) {
+                r = edit(entries, id, userdata, step);
+                if (r != 1) {
                         json_object_put(root);
-                        return found > 0;
+                        return r == 2 ? 1 : r;
                 }
                 r = js_stringify_indent(&b, root, 2);
                 json_object_put(root);
@@ -261,8 +266,8 @@ static int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *co
                         (void)unlinkat(pfd, DC_RUN_INDEX_TEMP, 0);
                         return dc_run_why(step, r, "cannot write sessions-index.json's new text");
                 }
-                dc_run_hook(step, "replace projects/%s/" DC_RUN_INDEX " by its text without "
-                            "session %s", code, id);
+                dc_run_hook(step, "replace projects/%s/" DC_RUN_INDEX " by its text %s session %s",
+                            code, what, id);
                 r = dc_run_read(pfd, DC_RUN_INDEX, DC_INDEX_MAX, &again, &n_again, NULL);
                 if (r == -ENOMEM)
                         return r;
@@ -341,7 +346,8 @@ static int dc_run_delete(const struct StoreRun *run, int pfd, const char *code, 
 
         if (!name || !shown || !ref)
                 return -ENOMEM;
-        r = dc_run_index_edit(run, pfd, code, id, /* remove= */ true, step);
+        r = dc_run_index_edit(run, pfd, code, id, dc_run_index_remove, &(DcRunRemove){ true },
+                              "without", step);
         if (r < 0)
                 return r;
         r = jsonl->present ? fs_check_identity(pfd, name, jsonl) : 0;
@@ -457,7 +463,8 @@ int dc_run_session(struct StoreRun *run, const Session *s, const Verdict *v, Sto
         r = dc_run_live(run, code, step);
         if (r < 0)
                 return r;
-        r = dc_run_index_edit(run, pfd, code, s->id, /* remove= */ false, step);
+        r = dc_run_index_edit(run, pfd, code, s->id, dc_run_index_remove,
+                              &(DcRunRemove){ false }, "without", step);
         if (r == 0)
                 return -ESTALE; /* Deep Code deleted it (or capped it away) since the scan */
         if (r < 0)
@@ -521,7 +528,8 @@ static int dc_run_recover_one(struct StoreRun *run, int qfd, const char *marker,
                 return dc_run_why(step, pfd, "cannot open projects/%s", code);
         if (pfd >= 0) {
                 (void)unlinkat(pfd, DC_RUN_INDEX_TEMP, 0); /* a killed edit's */
-                r = dc_run_index_edit(run, pfd, code, id, /* remove= */ false, step);
+                r = dc_run_index_edit(run, pfd, code, id, dc_run_index_remove,
+                                      &(DcRunRemove){ false }, "without", step);
                 if (r > 0 && (f.present ? fs_check_identity(pfd, name, &f)
                                         : fs_exists(pfd, name) == 0) <= 0) {
                         /* resumed (or replaced) since the killed run: not deleted */

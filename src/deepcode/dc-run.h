@@ -35,6 +35,22 @@ void dc_run_close(struct StoreRun *run);
 int dc_run_recover(struct StoreRun *run, StoreStep *step);
 int dc_run_session(struct StoreRun *run, const Session *s, const struct Verdict *v,
                    StoreStep *step);
+/* An edit of the parsed index (its "entries" array) for session id, by dc_run_index_edit(): 1
+ * changed (the new text is written), 2 nothing to change but the checks passed (the edit returns
+ * 1), 0 nothing of id there (the edit returns 0), or -errno with step->why set. */
+struct json_object;
+typedef int (*DcRunIndexEditFn)(struct json_object *entries, const char *id, void *userdata,
+                                StoreStep *step);
+/* Edit projects/<code>/sessions-index.json (the project directory open at pfd) with edit: only
+ * when the text is exactly what Deep Code writes (JSON.stringify(index, null, 2)) and its
+ * originalPath still names code, while no Deep Code process works in the project; as temp file,
+ * fsync, re-read and compare, rename, directory fsync; redone from the new text when Deep Code
+ * rewrote it meanwhile (DC_RUN_INDEX_TRIES). The hook says "replace ... by its text <what>
+ * session <id>". 1 edited (or edit returned 2), 0 no index or edit returned 0; -EBUSY live,
+ * -EBADMSG not Deep Code's text (never rewritten), -ESTALE originalPath changed, -EAGAIN kept
+ * rewritten, another -errno; step->why says which. */
+int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code, const char *id,
+                      DcRunIndexEditFn edit, void *userdata, const char *what, StoreStep *step);
 /* Remove images/<id> (in images_fd): a directory recursively (not past dev), a symlink or file
  * planted there by its name only. 0 (also when absent) or -errno; *ret_bytes what went. */
 int dc_run_rm_images(int images_fd, const char *id, dev_t dev, uint64_t *ret_bytes);
