@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cold.h"
 #include "dc-index.h"
 #include "dc-messages.h"
 #include "fs.h"
@@ -101,6 +102,17 @@ typedef struct DcProject {
  * mtime; its line the originalPath): Deep Code reads only the index, the transcripts, images/
  * and file-history/ of a project. */
 #define DC_STALE_MARKER ".qgc-stale-since"
+
+/* qgc's archive of Deep Code sessions (dc-cold.h): ~/.deepcode/.qgc-archive/<code>/<id>.jsonl
+ * (compressed: .jsonl.zst), <id>.entry.json, <id>.checkpoints, <id>.images/; Deep Code never
+ * reads it. */
+#define DC_ARCHIVE_DIR ".qgc-archive"          /* in ~/.deepcode */
+#define DC_ARCHIVE_ZST ".jsonl" COLD_SUFFIX     /* "<id>.jsonl.zst" */
+#define DC_ARCHIVE_ENTRY ".entry.json"
+#define DC_ARCHIVE_CHECKPOINTS ".checkpoints"
+#define DC_ARCHIVE_IMAGES ".images"
+#define DC_ARCHIVE_ENTRY_MAX (1u << 20)         /* the scan's and restore's read bound */
+#define DC_ARCHIVE_CHECKPOINTS_MAX (16u << 20)
 
 typedef struct DcStore {
         uid_t uid;             /* the owner of the store's directory */
