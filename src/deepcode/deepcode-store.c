@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cold.h"
 #include "dc-project.h"
 #include "dc-reclaim.h"
 #include "dc-run.h"
@@ -155,6 +156,8 @@ typedef enum DcKind {
         DC_KIND_QGC,          /* qgc's lock and temporary files */
         DC_KIND_OTHER,        /* anything else (never touched) */
         DC_KIND_DIRS,         /* the directories themselves */
+        DC_KIND_ARCHIVED,     /* DC_ARCHIVE_DIR/ (dc-store.h): qgc's archive; last, and shown
+                               * only when it holds a file */
         _DC_KIND_MAX,
 } DcKind;
 
@@ -165,7 +168,7 @@ static const char *const deepcode_store_kind_names[_DC_KIND_MAX] = {
         [DC_KIND_INDEX] = "sessions-index.json", [DC_KIND_FILE_HISTORY] = "file-history (git)",
         [DC_KIND_LOGS] = "logs",                 [DC_KIND_STATE] = "settings, machine-id",
         [DC_KIND_QGC] = "qgc (lock, temp files)", [DC_KIND_OTHER] = "other",
-        [DC_KIND_DIRS] = "directories",
+        [DC_KIND_DIRS] = "directories",           [DC_KIND_ARCHIVED] = "archived sessions",
 };
 
 static const char *const deepcode_store_kind_keys[_DC_KIND_MAX] = {
@@ -173,7 +176,7 @@ static const char *const deepcode_store_kind_keys[_DC_KIND_MAX] = {
         [DC_KIND_INDEX] = "index",               [DC_KIND_FILE_HISTORY] = "file-history",
         [DC_KIND_LOGS] = "logs",                 [DC_KIND_STATE] = "state",
         [DC_KIND_QGC] = "qgc",                   [DC_KIND_OTHER] = "other",
-        [DC_KIND_DIRS] = "directories",
+        [DC_KIND_DIRS] = "directories",          [DC_KIND_ARCHIVED] = "archived",
 };
 
 /* The kind of file rel (relative to the store), by its path's components. */
@@ -184,6 +187,8 @@ static DcKind deepcode_store_classify(const char *rel) {
 
         if (streq(rel, LOCK_FILE) || fs_is_temp_name(base) || strneq(rel, DC_RUN_QGC_DIR "/", 5))
                 return DC_KIND_QGC;
+        if (strneq(rel, DC_ARCHIVE_DIR "/", strlen(DC_ARCHIVE_DIR "/")))
+                return DC_KIND_ARCHIVED;
         if (strneq(rel, "logs/", 5))
                 return DC_KIND_LOGS;
         if (streq(rel, "settings.json") || streq(rel, "machine-id"))
@@ -229,19 +234,25 @@ static int deepcode_store_count(void *userdata, const char *rel, const struct st
 
 /* The bytes of tree t by DcKind: what du says of the ~/.deepcode, hard links once. */
 static int deepcode_store_measure(const Inventory *inv, size_t t, StoreSize *ret) {
+        int r;
+
         *ret = (StoreSize){ .n_kinds = _DC_KIND_MAX, .unknown_kind = DC_KIND_OTHER };
         for (DcKind k = 0; k < _DC_KIND_MAX; k++) {
                 ret->kind_names[k] = deepcode_store_kind_names[k];
                 ret->kind_keys[k] = deepcode_store_kind_keys[k];
         }
-        return du_walk(inv->trees[t].runtime_dir, NULL, deepcode_store_count, ret,
-                       &ret->incomplete);
+        r = du_walk(inv->trees[t].runtime_dir, NULL, deepcode_store_count, ret, &ret->incomplete);
+        if (ret->files[DC_KIND_ARCHIVED] == 0)
+                ret->n_kinds--; /* a store qgc never archived in reads as Deep Code's alone */
+        return r;
 }
 
-/* Deep Code keeps a transcript beside its project's index: projects/<code>/<id>.jsonl (it has
- * no archive). */
+/* Deep Code keeps a transcript beside its project's index: projects/<code>/<id>.jsonl; qgc's
+ * archive of it is DC_ARCHIVE_DIR/<code>/<id>.jsonl (.zst when compressed). */
 static char *deepcode_store_session_path(const Session *s, bool archived) {
-        (void)archived;
+        if (archived)
+                return util_strprintf(DC_ARCHIVE_DIR "/%s/%s.jsonl%s", s->project_dir, s->id,
+                                      s->cold ? COLD_SUFFIX : "");
         return util_strprintf("projects/%s/%s.jsonl", s->project_dir, s->id);
 }
 

@@ -124,8 +124,9 @@ typedef struct StoreOps {
          * a store with run_orphan. Allocated; NULL on ENOMEM. May be NULL: project_dir/name. */
         char *(*orphan_path)(const Orphan *o);
 
-        /* qgc status in the store's words: no_archive, the store keeps no archived sessions
-         * (no ARCHIVED column, no archive line, when no tree's store has one); session_bytes,
+        /* qgc status in the store's words: no_archive, the store has no archive of its own (no
+         * ARCHIVED column, no archive line, when no tree's store has one and no session is
+         * archived: Deep Code's is qgc's, there once qgc archived there); session_bytes,
          * what a session's bytes count (the tree cap's lines, lines of 60 columns joined by
          * "\n  "; NULL: not said). */
         bool no_archive;
