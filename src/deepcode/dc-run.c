@@ -52,7 +52,7 @@
 /* Markers recovered per run: a kill leaves one; more are forged, and wait for later runs */
 #define DC_RUN_MARKERS_MAX 64
 
-_printf_(2, 3) static void dc_run_hook(StoreStep *step, const char *fmt, ...) {
+void dc_run_hook(StoreStep *step, const char *fmt, ...) {
         _cleanup_free_ char *what = NULL;
         va_list ap;
 
@@ -65,8 +65,7 @@ _printf_(2, 3) static void dc_run_hook(StoreStep *step, const char *fmt, ...) {
         step->hook(step->userdata, what ?: "?");
 }
 
-/* Set step->why (the first one stays) and return r. */
-_printf_(3, 4) static int dc_run_why(StoreStep *step, int r, const char *fmt, ...) {
+int dc_run_why(StoreStep *step, int r, const char *fmt, ...) {
         va_list ap;
 
         if (step->why)
@@ -111,8 +110,7 @@ void dc_run_close(struct StoreRun *run) {
         free(run);
 }
 
-/* May a Deep Code process be writing projects/<code>/? 0 no, -EBUSY (step->why), -ENOMEM. */
-static int dc_run_live(const struct StoreRun *run, const char *code, StoreStep *step) {
+int dc_run_live(const struct StoreRun *run, const char *code, StoreStep *step) {
         DcProcs procs;
         pid_t pid = 0;
         int r;
@@ -427,8 +425,7 @@ static int dc_run_marker_parse(char *text, char **ret_code, char **ret_id, FileI
         return 0;
 }
 
-/* Can a name from the index or a marker be used as a file name of the project? */
-static bool dc_run_name_ok(const char *s) {
+bool dc_run_name_ok(const char *s) {
         return s && *s && *s != '.' && !strpbrk(s, "/\n") && strlen(s) < 200;
 }
 

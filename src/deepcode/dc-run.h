@@ -4,11 +4,13 @@
  * pending-delete markers under .qgc/ from which run_recover finishes a killed delete. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "inventory.h"
+#include "macro.h"
 #include "store.h"
 
 /* A pending delete's marker: .qgc/delete-<id>, written durably before the first change of the
@@ -51,6 +53,15 @@ typedef int (*DcRunIndexEditFn)(struct json_object *entries, const char *id, voi
  * rewritten, another -errno; step->why says which. */
 int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code, const char *id,
                       DcRunIndexEditFn edit, void *userdata, const char *what, StoreStep *step);
+/* The helpers of every change to a Deep Code store (dc-run.c, dc-cold.c, dc-restore.c): step's
+ * hook called with the formatted text (when there is a hook); step->why set (the first one
+ * stays) and r returned; whether a Deep Code process may be writing projects/<code>/ (0 no,
+ * -EBUSY with step->why, -ENOMEM); whether a name from the index or a marker can be a file name
+ * of the project. */
+_printf_(2, 3) void dc_run_hook(StoreStep *step, const char *fmt, ...);
+_printf_(3, 4) int dc_run_why(StoreStep *step, int r, const char *fmt, ...);
+int dc_run_live(const struct StoreRun *run, const char *code, StoreStep *step);
+bool dc_run_name_ok(const char *s);
 /* Remove images/<id> (in images_fd): a directory recursively (not past dev), a symlink or file
  * planted there by its name only. 0 (also when absent) or -errno; *ret_bytes what went. */
 int dc_run_rm_images(int images_fd, const char *id, dev_t dev, uint64_t *ret_bytes);
