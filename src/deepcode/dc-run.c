@@ -498,9 +498,7 @@ int dc_run_session(struct StoreRun *run, const Session *s, const Verdict *v, Sto
         return 0;
 }
 
-/* Finish the delete of marker (in .qgc/ open at qfd). 1 finished (or dropped: the session
- * changed since), 0 left for a later run, -errno with step->why. */
-static int dc_run_recover_one(struct StoreRun *run, int qfd, const char *marker,
+int dc_run_recover_one(struct StoreRun *run, int qfd, const char *marker,
                               StoreStep *step) {
         _cleanup_free_ char *text = NULL, *name = NULL;
         _cleanup_close_ int pfd = -EBADF;
@@ -547,7 +545,15 @@ static int dc_run_recover_one(struct StoreRun *run, int qfd, const char *marker,
         return r < 0 && r != -ENOENT ? r : 1;
 }
 
-int dc_run_recover(struct StoreRun *run, StoreStep *step) {
+/* The entry of table whose prefix starts name, or NULL. */
+static const DcRunRecovery *dc_run_recovery(const DcRunRecovery *table, const char *name) {
+        for (; table->prefix; table++)
+                if (strneq(name, table->prefix, strlen(table->prefix)))
+                        return table;
+        return NULL;
+}
+
+int dc_run_recover(struct StoreRun *run, const DcRunRecovery *table, StoreStep *step) {
         _cleanup_close_ int qfd = fs_open_dir(run->store_fd, DC_RUN_QGC_DIR);
         _cleanup_free_ FsDir *d = NULL;
         char **names = NULL;
@@ -569,7 +575,7 @@ int dc_run_recover(struct StoreRun *run, StoreStep *step) {
                         (void)unlinkat(qfd, name, 0); /* a killed marker write's */
                         continue;
                 }
-                if (!strneq(name, DC_RUN_MARKER_PREFIX, strlen(DC_RUN_MARKER_PREFIX)))
+                if (!dc_run_recovery(table, name))
                         continue;
                 if (util_greedy_realloc((void **)&names, &alloc, n + 1, sizeof(char *)) < 0 ||
                     !(names[n] = strdup(name))) {
@@ -582,7 +588,8 @@ int dc_run_recover(struct StoreRun *run, StoreStep *step) {
                 r = dc_run_why(step, k, "cannot list ~/.deepcode/" DC_RUN_QGC_DIR);
         /* a marker that fails (a forged one: kept and reported) stops no other marker */
         for (size_t i = 0; r != -ENOMEM && i < n; i++) {
-                int q = dc_run_recover_one(run, qfd, names[i], step);
+                const DcRunRecovery *rec = dc_run_recovery(table, names[i]);
+                int q = rec ? rec->fn(run, qfd, names[i], step) : 0;
 
                 if (q > 0)
                         step->n_recovered++;

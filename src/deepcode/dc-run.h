@@ -34,7 +34,19 @@ struct StoreRun {
  * archive and compress as skips: StoreOps.archive_refused). */
 int dc_run_open(const Inventory *inv, size_t t, struct StoreRun **ret);
 void dc_run_close(struct StoreRun *run);
-int dc_run_recover(struct StoreRun *run, StoreStep *step);
+/* The recovery of one kind of marker (in .qgc/ open at qfd): 1 finished or undone (or dropped:
+ * the session changed since), 0 left for a later run, -errno with step->why. */
+typedef int (*DcRunRecoverFn)(struct StoreRun *run, int qfd, const char *marker,
+                              StoreStep *step);
+typedef struct DcRunRecovery {
+        const char *prefix; /* of the marker's name */
+        DcRunRecoverFn fn;
+} DcRunRecovery;
+/* run_recover: .qgc/ listed once (at most 64 markers a run, of every kind), each marker given to
+ * the fn of the first entry of table (ended by a NULL prefix) whose prefix starts its name. */
+int dc_run_recover(struct StoreRun *run, const DcRunRecovery *table, StoreStep *step);
+/* The recovery of a delete's marker (DC_RUN_MARKER_PREFIX). */
+int dc_run_recover_one(struct StoreRun *run, int qfd, const char *marker, StoreStep *step);
 int dc_run_session(struct StoreRun *run, const Session *s, const struct Verdict *v,
                    StoreStep *step);
 /* An edit of the parsed index (its "entries" array) for session id, by dc_run_index_edit(): 1

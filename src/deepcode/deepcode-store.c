@@ -266,6 +266,16 @@ static char *deepcode_store_orphan_path(const Orphan *o) {
         return util_strprintf("projects/%s/%s", o->project_dir, o->name);
 }
 
+/* Each marker of a killed run to the recovery of its kind (dc-run.h). */
+static int deepcode_store_run_recover(struct StoreRun *run, StoreStep *step) {
+        static const DcRunRecovery recovery[] = {
+                { DC_RUN_MARKER_PREFIX, dc_run_recover_one },
+                {},
+        };
+
+        return dc_run_recover(run, recovery, step);
+}
+
 /* An orphan reclaimed in the tree the run opened (dc-reclaim.h). */
 static int deepcode_store_run_orphan(struct StoreRun *run, const Orphan *o, StoreStep *step) {
         return dc_reclaim_orphan(run->store_fd, run->inv, o, step);
@@ -288,7 +298,7 @@ const StoreOps deepcode_store = {
                          "  file-history is the project's, shared by its sessions",
         .run_open = dc_run_open,
         .run_close = dc_run_close,
-        .run_recover = dc_run_recover,
+        .run_recover = deepcode_store_run_recover,
         .run_session = dc_run_session,
         .run_orphan = deepcode_store_run_orphan,
 };
