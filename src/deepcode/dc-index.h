@@ -11,6 +11,9 @@
  * each with its first prompt (summary), last reply and thinking: 16 MiB is far above what it
  * writes, and bounds what qgc parses. */
 #define DC_INDEX_MAX (16u << 20)
+/* MAX_SESSION_ENTRIES of session.ts: a save (createSession(), forkSession()) keeps the 50 newest
+ * entries by updateTime and deletes the files of the others */
+#define DC_INDEX_ENTRIES_MAX 50
 
 /* SessionStatus; anything else reads as "pending" (normalizeSessionStatus()). */
 typedef enum DcStatus {

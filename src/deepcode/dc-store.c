@@ -481,6 +481,7 @@ static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd,
         if (r < 0)
                 return r;
         p->index_state = idx.state;
+        p->n_entries = idx.n_entries;
         p->original_path = TAKE_PTR(idx.original_path);
         r = dc_store_indexed(p, &idx);
         dc_index_done(&idx);
@@ -746,6 +747,7 @@ static int dc_store_session_record(const DcProject *p, const DcSession *d, size_
                 s->cold_bytes = d->arc_zst.size;
                 s->cold_orig = d->arc_zst.present ? d->arc_zst_orig : 0;
                 s->archived_at = (msec_t)(d->arc_entry.mtime_ns / 1000000);
+                s->restore_full = p->n_entries >= DC_INDEX_ENTRIES_MAX;
                 s->bytes += d->arc_jsonl.size + d->arc_zst.size + d->arc_entry.size +
                             d->arc_checkpoints.size + d->arc_images.bytes;
                 s->bytes_alloc += d->arc_jsonl.blocks + d->arc_zst.blocks + d->arc_entry.blocks +

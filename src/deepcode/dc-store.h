@@ -118,6 +118,7 @@ typedef struct DcProject {
         bool incomplete;       /* the directory could not be listed in full */
         bool unknown;          /* it holds an entry Deep Code does not write */
         FileId marker;         /* DC_STALE_MARKER, .present when it exists */
+        size_t n_entries;      /* the index's entries, nameless ones too */
         bool absent;           /* no projects/<code>/: only archived sessions of the code */
         size_t n_archived;     /* sessions with their files in qgc's archive */
 } DcProject;

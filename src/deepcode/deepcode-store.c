@@ -15,6 +15,7 @@
 #include "cold.h"
 #include "dc-project.h"
 #include "dc-reclaim.h"
+#include "dc-restore.h"
 #include "dc-run.h"
 #include "dc-store.h"
 #include "deepcode-store.h"
@@ -270,6 +271,7 @@ static char *deepcode_store_orphan_path(const Orphan *o) {
 static int deepcode_store_run_recover(struct StoreRun *run, StoreStep *step) {
         static const DcRunRecovery recovery[] = {
                 { DC_RUN_MARKER_PREFIX, dc_run_recover_one },
+                { DC_RESTORE_MARKER_PREFIX, dc_restore_recover_one },
                 {},
         };
 
@@ -285,6 +287,8 @@ const StoreOps deepcode_store = {
         .name = "deepcode",
         .archive_refused = "Deep Code has no archive, and qgc's cold tier for it is not built: "
                            "qgc only deletes there",
+        .restore_full = "its project's index holds 50 entries, Deep Code's most: its next save "
+                        "would cut the oldest and delete its files",
         .detect = deepcode_store_detect,
         .tree_from_dir = deepcode_store_tree_from_dir,
         .tree_for_home = deepcode_store_tree_for_home,
@@ -301,4 +305,5 @@ const StoreOps deepcode_store = {
         .run_recover = deepcode_store_run_recover,
         .run_session = dc_run_session,
         .run_orphan = deepcode_store_run_orphan,
+        .run_restore = dc_restore_session,
 };
