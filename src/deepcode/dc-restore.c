@@ -241,6 +241,15 @@ static int dc_restore_remove_archive(DcRestore *d, StoreStep *step) {
         return r < 0 ? dc_run_why(step, r, "cannot sync " DC_ARCHIVE_DIR "/%s", d->code) : 0;
 }
 
+/* After step 5: the archive's directories of code, when empty, go (no hook: nothing of a
+ * session is in them). */
+static void dc_restore_prune(const struct StoreRun *run, const char *code) {
+        _cleanup_close_ int afd = fs_open_dir(run->store_fd, DC_ARCHIVE_DIR);
+
+        if (afd >= 0 && unlinkat(afd, code, AT_REMOVEDIR) >= 0)
+                (void)unlinkat(run->store_fd, DC_ARCHIVE_DIR, AT_REMOVEDIR);
+}
+
 /* Undo steps 3 and 2 (a refusal at 4, or an archive no longer whole): images/<id>/ back into
  * the archive, the transcript removed only while it is a copy of the archive's (the same inode,
  * or the .zst's exact content: cold_resolve()). 0 or -errno. */
@@ -399,6 +408,8 @@ int dc_restore_session(struct StoreRun *run, const Session *s, StoreStep *step) 
         if (r < 0 && r != -ENOSPC && r != -EEXIST && r != -EBUSY && r != -EAGAIN &&
             r != -EBADMSG && r != -ESTALE)
                 return r; /* the marker stays: the next run finishes or undoes */
+        if (r >= 0)
+                dc_restore_prune(run, code);
         dc_run_hook(step, "remove the pending-restore marker of session %s", s->id);
         (void)fs_unlink(qfd, marker, 0);
         return r;
@@ -502,6 +513,7 @@ int dc_restore_recover_one(struct StoreRun *run, int qfd, const char *marker, St
                 r = 0; /* its project or archive is gone: nothing of it to finish */
         if (r < 0)
                 return r;
+        dc_restore_prune(run, code);
         dc_run_hook(step, "remove the pending-restore marker of session %s", id);
         r = fs_unlink(qfd, marker, 0);
         return r < 0 && r != -ENOENT ? r : 1;
