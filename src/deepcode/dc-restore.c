@@ -139,7 +139,7 @@ static int dc_restore_index_insert(json_object *entries, const char *id, void *u
 static int dc_restore_transcript(DcRestore *d, StoreStep *step) {
         _cleanup_free_ char *tmp = util_strprintf(".%s" FS_TEMP_SUFFIX, d->jsonl);
         _cleanup_close_ int fd = -EBADF;
-        struct stat st;
+        struct stat st, pst;
         int r;
 
         if (!tmp)
@@ -159,12 +159,17 @@ static int dc_restore_transcript(DcRestore *d, StoreStep *step) {
         r = fs_statat(d->cfd, d->zst, &st, NULL);
         if (r < 0)
                 return dc_run_why(step, r, "its archived transcript is gone");
+        if (fstat(d->pfd, &pst) < 0)
+                return -errno;
         (void)unlinkat(d->pfd, tmp, 0);
+        /* a file as Deep Code writes it there: its directory's mode without x (umask's) */
         fd = openat(d->pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                    st.st_mode & 0777);
+                    pst.st_mode & 0666);
         if (fd < 0)
                 return dc_run_why(step, -errno, "cannot create the transcript's temporary file");
-        if (geteuid() == 0 && fchown(fd, st.st_uid, st.st_gid) < 0)
+        if (geteuid() == 0 && fchown(fd, pst.st_uid, pst.st_gid) < 0)
+                r = -errno;
+        if (r >= 0 && fchmod(fd, pst.st_mode & 0666) < 0) /* past the umask */
                 r = -errno;
         if (r >= 0)
                 r = cold_cat(d->cfd, d->jsonl, fd);
@@ -448,6 +453,17 @@ static int dc_restore_marker_parse(char *text, char **ret_code, char **ret_id, F
         return 0;
 }
 
+/* Is (dfd, name) still the file f (its ctime aside: the link of step 2 changed it)? */
+static int dc_restore_same(int dfd, const char *name, const FileId *f) {
+        struct stat st;
+        int r = fs_statat(dfd, name, &st, NULL);
+
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        return st.st_dev == f->dev && st.st_ino == f->ino && (uint64_t)st.st_size == f->size &&
+               (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec == f->mtime_ns;
+}
+
 /* DcRunIndexEditFn: is id in the index (2) or not (0)? */
 static int dc_restore_index_has(json_object *entries, const char *id, void *userdata,
                                 StoreStep *step) {
@@ -496,8 +512,8 @@ int dc_restore_recover_one(struct StoreRun *run, int qfd, const char *marker, St
         else if (r == 0 && d.cfd >= 0) {
                 /* not listed: the archive is whole when its transcript is the marker's and its
                  * entry reads; then redone, else 2-3 undone */
-                whole = fs_check_identity(d.cfd, fs_exists(d.cfd, d.jsonl) > 0 ? d.jsonl : d.zst,
-                                          &f);
+                whole = dc_restore_same(d.cfd, fs_exists(d.cfd, d.jsonl) > 0 ? d.jsonl : d.zst,
+                                        &f);
                 if (whole > 0 && dc_restore_entry(&d, &entry) < 0)
                         whole = 0;
                 json_object_put(entry);
