@@ -20,9 +20,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <json-c/json.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -345,13 +343,6 @@ static int dc_restore_apply(struct StoreRun *run, DcRestore *d, StoreStep *step)
         return r < 0 ? r : 0;
 }
 
-static char *dc_restore_marker_text(const char *code, const char *id, const FileId *f) {
-        return util_strprintf("qgc deepcode restore 1\ncode %s\nid %s\njsonl %d %" PRIu64 " %" PRIu64
-                              " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 "\n",
-                              code, id, f->present, (uint64_t)f->dev, (uint64_t)f->ino, f->size,
-                              (uint64_t)f->blocks, f->mtime_ns, f->ctime_ns);
-}
-
 int dc_restore_session(struct StoreRun *run, const Session *s, StoreStep *step) {
         _cleanup_(dc_restore_done) DcRestore d = { .pfd = -EBADF, .cfd = -EBADF };
         _cleanup_free_ char *marker = util_strprintf(DC_RESTORE_MARKER_PREFIX "%s", s->id);
@@ -391,23 +382,12 @@ int dc_restore_session(struct StoreRun *run, const Session *s, StoreStep *step) 
         if (r < 0)
                 return r;
 
-        text = dc_restore_marker_text(code, s->id, &s->archived);
+        text = dc_run_marker_text("restore", code, s->id, &s->archived);
         if (!text)
                 return -ENOMEM;
-        r = fs_mkdirat(run->store_fd, DC_RUN_QGC_DIR, 0700);
-        if (r >= 0)
-                r = fs_fsync(run->store_fd);
-        if (r < 0 && r != -EEXIST)
-                return dc_run_why(step, r, "cannot create ~/.deepcode/" DC_RUN_QGC_DIR);
-        qfd = fs_open_dir(run->store_fd, DC_RUN_QGC_DIR);
+        qfd = dc_run_marker_write(run, marker, text, "restore", s->id, step);
         if (qfd < 0)
-                return dc_run_why(step, qfd, "cannot open ~/.deepcode/" DC_RUN_QGC_DIR);
-        if (fs_exists(qfd, marker) != 0)
-                return dc_run_why(step, -EEXIST, "a pending restore of the same id is recorded");
-        dc_run_hook(step, "write the pending-restore marker of session %s", s->id);
-        r = fs_write_atomic(qfd, marker, text, strlen(text), 0600);
-        if (r < 0)
-                return dc_run_why(step, r, "cannot write the pending-restore marker");
+                return qfd;
 
         r = dc_restore_apply(run, &d, step);
         if (r < 0 && r != -ENOSPC && r != -EEXIST && r != -EBUSY && r != -EAGAIN &&
@@ -418,39 +398,6 @@ int dc_restore_session(struct StoreRun *run, const Session *s, StoreStep *step) 
         dc_run_hook(step, "remove the pending-restore marker of session %s", s->id);
         (void)fs_unlink(qfd, marker, 0);
         return r;
-}
-
-/* The code, id and archived transcript's identity of a marker's text (changed in place). */
-static int dc_restore_marker_parse(char *text, char **ret_code, char **ret_id, FileId *ret) {
-        static const char head[] = "qgc deepcode restore 1\ncode ";
-        char *code, *id, *jl, *e;
-        uint64_t dev, ino, size, blocks;
-        int present;
-
-        if (!strneq(text, head, strlen(head)))
-                return -EBADMSG;
-        code = text + strlen(head);
-        id = strstr(code, "\nid ");
-        jl = id ? strstr(id, "\njsonl ") : NULL;
-        if (!jl)
-                return -EBADMSG;
-        *id = 0;
-        *jl = 0;
-        id += 4;
-        jl += 7;
-        e = strchr(jl, '\n');
-        if (!e || e[1] != 0)
-                return -EBADMSG;
-        *ret = (FileId){};
-        if (sscanf(jl, "%d %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNd64 " %" SCNd64,
-                   &present, &dev, &ino, &size, &blocks, &ret->mtime_ns, &ret->ctime_ns) != 7)
-                return -EBADMSG;
-        *ret = (FileId){ .present = present != 0, .dev = (dev_t)dev, .ino = (ino_t)ino,
-                         .size = size, .blocks = blocks, .mtime_ns = ret->mtime_ns,
-                         .ctime_ns = ret->ctime_ns };
-        *ret_code = code;
-        *ret_id = id;
-        return 0;
 }
 
 /* Is (dfd, name) still the file f (its ctime aside: the link of step 2 changed it)? */
@@ -490,7 +437,7 @@ int dc_restore_recover_one(struct StoreRun *run, int qfd, const char *marker, St
         r = fs_read_file(qfd, marker, DC_RESTORE_MARKER_MAX, &text, &n);
         if (r < 0)
                 return dc_run_why(step, r, "cannot read ~/.deepcode/" DC_RUN_QGC_DIR "/%s", marker);
-        r = dc_restore_marker_parse(text, &code, &id, &f);
+        r = dc_run_marker_parse(text, "restore", &code, &id, &f);
         if (r < 0 || !dc_run_name_ok(code) || !dc_run_name_ok(id) ||
             !streq(marker + strlen(DC_RESTORE_MARKER_PREFIX), id))
                 return dc_run_why(step, -EBADMSG, "~/.deepcode/" DC_RUN_QGC_DIR "/%s is not "

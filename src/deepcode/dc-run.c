@@ -128,8 +128,7 @@ int dc_run_live(const struct StoreRun *run, const char *code, StoreStep *step) {
         return 0;
 }
 
-/* Is the index entry o of a prompt in progress (store.h's DC_LIVE_STATUS)? */
-static bool dc_run_entry_busy(json_object *o, msec_t now) {
+bool dc_run_entry_busy(json_object *o, msec_t now) {
         const char *st = json_get_string(o, "status");
         const char *up = json_get_string(o, "updateTime");
         msec_t t;
@@ -331,18 +330,30 @@ int dc_run_rm_images(int images_fd, const char *id, dev_t dev, uint64_t *ret_byt
         return r == -ENOENT ? 0 : r;
 }
 
+int dc_run_rm_branch(int pfd, const char *id, StoreStep *step) {
+        _cleanup_free_ char *ref = util_strprintf("refs/heads/%s", id);
+        int r;
+
+        if (!ref)
+                return -ENOMEM;
+        r = dc_run_unlink(pfd, "file-history/.git/refs/heads", id, ref, step);
+        if (r >= 0)
+                r = dc_run_unlink(pfd, "file-history/.git/logs/refs/heads", id, "its reflog",
+                                  step);
+        return r;
+}
+
 /* Steps 2 and 3 of a delete (see the top). jsonl: the .jsonl's identity when the delete
  * started (not present: it must still be absent). 0, or -errno with step->why. */
 static int dc_run_delete(const struct StoreRun *run, int pfd, const char *code, const char *id,
                          const FileId *jsonl, StoreStep *step) {
         _cleanup_free_ char *name = util_strprintf("%s.jsonl", id);
         _cleanup_free_ char *shown = util_strprintf("projects/%s/%s.jsonl", code, id);
-        _cleanup_free_ char *ref = util_strprintf("refs/heads/%s", id);
         _cleanup_close_ int images_fd = -EBADF;
         uint64_t freed = 0;
         int r;
 
-        if (!name || !shown || !ref)
+        if (!name || !shown)
                 return -ENOMEM;
         r = dc_run_index_edit(run, pfd, code, id, dc_run_index_remove, &(DcRunRemove){ true },
                               "without", step);
@@ -375,29 +386,28 @@ static int dc_run_delete(const struct StoreRun *run, int pfd, const char *code, 
                                           id);
         }
         step->bytes += freed;
-        r = dc_run_unlink(pfd, "file-history/.git/refs/heads", id, ref, step);
-        if (r >= 0)
-                r = dc_run_unlink(pfd, "file-history/.git/logs/refs/heads", id, "its reflog",
-                                  step);
-        return r;
+        return dc_run_rm_branch(pfd, id, step);
 }
 
-/* The marker's text: what dc_run_recover() needs to finish the delete. */
-static char *dc_run_marker_text(const char *code, const char *id, const FileId *f) {
-        return util_strprintf("qgc deepcode delete 1\ncode %s\nid %s\njsonl %d %" PRIu64 " %" PRIu64
+char *dc_run_marker_text(const char *kind, const char *code, const char *id, const FileId *f) {
+        return util_strprintf("qgc deepcode %s 1\ncode %s\nid %s\njsonl %d %" PRIu64 " %" PRIu64
                               " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 "\n",
-                              code, id, f->present, (uint64_t)f->dev, (uint64_t)f->ino, f->size,
-                              (uint64_t)f->blocks, f->mtime_ns, f->ctime_ns);
+                              kind, code, id, f->present, (uint64_t)f->dev, (uint64_t)f->ino,
+                              f->size, (uint64_t)f->blocks, f->mtime_ns, f->ctime_ns);
 }
 
-static int dc_run_marker_parse(char *text, char **ret_code, char **ret_id, FileId *ret) {
+int dc_run_marker_parse(char *text, const char *kind, char **ret_code, char **ret_id,
+                        FileId *ret) {
+        _cleanup_free_ char *head = util_strprintf("qgc deepcode %s 1\ncode ", kind);
         char *code, *id, *jl, *e;
         uint64_t dev, ino, size, blocks;
         int present;
 
-        if (!strneq(text, "qgc deepcode delete 1\ncode ", 27))
+        if (!head)
+                return -ENOMEM;
+        if (!strneq(text, head, strlen(head)))
                 return -EBADMSG;
-        code = text + 27;
+        code = text + strlen(head);
         id = strstr(code, "\nid ");
         if (!id)
                 return -EBADMSG;
@@ -423,6 +433,28 @@ static int dc_run_marker_parse(char *text, char **ret_code, char **ret_id, FileI
         *ret_code = code;
         *ret_id = id;
         return 0;
+}
+
+int dc_run_marker_write(struct StoreRun *run, const char *marker, const char *text,
+                        const char *what, const char *id, StoreStep *step) {
+        _cleanup_close_ int qfd = -EBADF;
+        int r;
+
+        r = fs_mkdirat(run->store_fd, DC_RUN_QGC_DIR, 0700);
+        if (r >= 0)
+                r = fs_fsync(run->store_fd);
+        if (r < 0 && r != -EEXIST)
+                return dc_run_why(step, r, "cannot create ~/.deepcode/" DC_RUN_QGC_DIR);
+        qfd = fs_open_dir(run->store_fd, DC_RUN_QGC_DIR);
+        if (qfd < 0)
+                return dc_run_why(step, qfd, "cannot open ~/.deepcode/" DC_RUN_QGC_DIR);
+        if (fs_exists(qfd, marker) != 0)
+                return dc_run_why(step, -EEXIST, "a pending %s of the same id is recorded", what);
+        dc_run_hook(step, "write the pending-%s marker of session %s", what, id);
+        r = fs_write_atomic(qfd, marker, text, strlen(text), 0600);
+        if (r < 0)
+                return dc_run_why(step, r, "cannot write the pending-%s marker", what);
+        return TAKE_FD(qfd);
 }
 
 bool dc_run_name_ok(const char *s) {
@@ -467,23 +499,12 @@ int dc_run_session(struct StoreRun *run, const Session *s, const Verdict *v, Sto
         if (r < 0)
                 return r;
 
-        text = dc_run_marker_text(code, s->id, &s->active);
+        text = dc_run_marker_text("delete", code, s->id, &s->active);
         if (!text)
                 return -ENOMEM;
-        r = fs_mkdirat(run->store_fd, DC_RUN_QGC_DIR, 0700);
-        if (r >= 0)
-                r = fs_fsync(run->store_fd);
-        if (r < 0 && r != -EEXIST)
-                return dc_run_why(step, r, "cannot create ~/.deepcode/" DC_RUN_QGC_DIR);
-        qfd = fs_open_dir(run->store_fd, DC_RUN_QGC_DIR);
+        qfd = dc_run_marker_write(run, marker, text, "delete", s->id, step);
         if (qfd < 0)
-                return dc_run_why(step, qfd, "cannot open ~/.deepcode/" DC_RUN_QGC_DIR);
-        if (fs_exists(qfd, marker) != 0)
-                return dc_run_why(step, -EEXIST, "a pending delete of the same id is recorded");
-        dc_run_hook(step, "write the pending-delete marker of session %s", s->id);
-        r = fs_write_atomic(qfd, marker, text, strlen(text), 0600);
-        if (r < 0)
-                return dc_run_why(step, r, "cannot write the pending-delete marker");
+                return qfd;
 
         r = dc_run_delete(run, pfd, code, s->id, &s->active, step);
         if (r < 0 && r != -EBUSY && r != -EAGAIN && r != -EBADMSG && r != -ESTALE)
@@ -498,8 +519,7 @@ int dc_run_session(struct StoreRun *run, const Session *s, const Verdict *v, Sto
         return 0;
 }
 
-int dc_run_recover_one(struct StoreRun *run, int qfd, const char *marker,
-                              StoreStep *step) {
+int dc_run_recover_one(struct StoreRun *run, int qfd, const char *marker, StoreStep *step) {
         _cleanup_free_ char *text = NULL, *name = NULL;
         _cleanup_close_ int pfd = -EBADF;
         char *code, *id;
@@ -510,7 +530,9 @@ int dc_run_recover_one(struct StoreRun *run, int qfd, const char *marker,
         r = fs_read_file(qfd, marker, DC_RUN_MARKER_MAX, &text, &n);
         if (r < 0)
                 return dc_run_why(step, r, "cannot read ~/.deepcode/" DC_RUN_QGC_DIR "/%s", marker);
-        r = dc_run_marker_parse(text, &code, &id, &f);
+        r = dc_run_marker_parse(text, "delete", &code, &id, &f);
+        if (r == -ENOMEM)
+                return r;
         if (r < 0 || !dc_run_name_ok(code) || !dc_run_name_ok(id) ||
             !streq(marker + strlen(DC_RUN_MARKER_PREFIX), id))
                 return dc_run_why(step, -EBADMSG, "~/.deepcode/" DC_RUN_QGC_DIR "/%s is not "
@@ -545,15 +567,14 @@ int dc_run_recover_one(struct StoreRun *run, int qfd, const char *marker,
         return r < 0 && r != -ENOENT ? r : 1;
 }
 
-/* The entry of table whose prefix starts name, or NULL. */
-static const DcRunRecovery *dc_run_recovery(const DcRunRecovery *table, const char *name) {
-        for (; table->prefix; table++)
-                if (strneq(name, table->prefix, strlen(table->prefix)))
-                        return table;
+static const DcRunRecovery *dc_run_recovery_of(const DcRunRecovery *kinds, const char *name) {
+        for (; kinds->prefix; kinds++)
+                if (strneq(name, kinds->prefix, strlen(kinds->prefix)))
+                        return kinds;
         return NULL;
 }
 
-int dc_run_recover(struct StoreRun *run, const DcRunRecovery *table, StoreStep *step) {
+int dc_run_recover(struct StoreRun *run, const DcRunRecovery *kinds, StoreStep *step) {
         _cleanup_close_ int qfd = fs_open_dir(run->store_fd, DC_RUN_QGC_DIR);
         _cleanup_free_ FsDir *d = NULL;
         char **names = NULL;
@@ -575,7 +596,7 @@ int dc_run_recover(struct StoreRun *run, const DcRunRecovery *table, StoreStep *
                         (void)unlinkat(qfd, name, 0); /* a killed marker write's */
                         continue;
                 }
-                if (!dc_run_recovery(table, name))
+                if (!dc_run_recovery_of(kinds, name))
                         continue;
                 if (util_greedy_realloc((void **)&names, &alloc, n + 1, sizeof(char *)) < 0 ||
                     !(names[n] = strdup(name))) {
@@ -588,8 +609,8 @@ int dc_run_recover(struct StoreRun *run, const DcRunRecovery *table, StoreStep *
                 r = dc_run_why(step, k, "cannot list ~/.deepcode/" DC_RUN_QGC_DIR);
         /* a marker that fails (a forged one: kept and reported) stops no other marker */
         for (size_t i = 0; r != -ENOMEM && i < n; i++) {
-                const DcRunRecovery *rec = dc_run_recovery(table, names[i]);
-                int q = rec ? rec->fn(run, qfd, names[i], step) : 0;
+                const DcRunRecovery *kind = dc_run_recovery_of(kinds, names[i]);
+                int q = kind ? kind->recover(run, qfd, names[i], step) : 0;
 
                 if (q > 0)
                         step->n_recovered++;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cold.h"
 #include "dc-index.h"
 #include "dc-messages.h"
 #include "fs.h"
@@ -22,6 +23,7 @@
  * (the checkpointHash values its messages name, one 40-hex per line, sorted) and <id>.images/
  * (its images/<id>/, when it had one). Its branch stays in file-history/.git. */
 #define DC_ARCHIVE_DIR ".qgc-archive"
+#define DC_ARCHIVE_ZST ".jsonl" COLD_SUFFIX
 #define DC_ARCHIVE_ENTRY ".entry.json"
 #define DC_ARCHIVE_CHECKPOINTS ".checkpoints"
 #define DC_ARCHIVE_IMAGES ".images"

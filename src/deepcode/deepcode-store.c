@@ -1,6 +1,7 @@
 /* deepcode-store.c: Deep Code's store (store.h): a ~/.deepcode told by what is inside it, its
- * project codes (getProjectCode, dc-project.h), its walk into the inventory (dc-store.h). It
- * has no run operations yet: the executor leaves its trees alone. */
+ * project codes (getProjectCode, dc-project.h), its walk into the inventory (dc-store.h), and
+ * its run operations: the delete (dc-run.h), the archive tier (dc-cold.h), the reclaim of
+ * orphans (dc-reclaim.h), each kind of pending marker's recovery. */
 #include "autoconf.h"
 
 #include <dirent.h>
@@ -12,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cold.h"
+#include "dc-cold.h"
 #include "dc-project.h"
 #include "dc-reclaim.h"
 #include "dc-restore.h"
@@ -23,6 +24,7 @@
 #include "fs.h"
 #include "lock.h"
 #include "macro.h"
+#include "policy.h"
 #include "util.h"
 
 /* Is (dfd, name) a regular file (is_reg) or a directory, no symlink followed? */
@@ -249,11 +251,11 @@ static int deepcode_store_measure(const Inventory *inv, size_t t, StoreSize *ret
 }
 
 /* Deep Code keeps a transcript beside its project's index: projects/<code>/<id>.jsonl; qgc's
- * archive of it is DC_ARCHIVE_DIR/<code>/<id>.jsonl (.zst when compressed). */
+ * archive of it is .qgc-archive/<code>/<id>.jsonl (compressed: .zst), dc-cold.h. */
 static char *deepcode_store_session_path(const Session *s, bool archived) {
         if (archived)
-                return util_strprintf(DC_ARCHIVE_DIR "/%s/%s.jsonl%s", s->project_dir, s->id,
-                                      s->cold ? COLD_SUFFIX : "");
+                return util_strprintf(DC_ARCHIVE_DIR "/%s/%s%s", s->project_dir, s->id,
+                                      s->cold ? DC_ARCHIVE_ZST : ".jsonl");
         return util_strprintf("projects/%s/%s.jsonl", s->project_dir, s->id);
 }
 
@@ -267,26 +269,32 @@ static char *deepcode_store_orphan_path(const Orphan *o) {
         return util_strprintf("projects/%s/%s", o->project_dir, o->name);
 }
 
-/* Each marker of a killed run to the recovery of its kind (dc-run.h). */
-static int deepcode_store_run_recover(struct StoreRun *run, StoreStep *step) {
-        static const DcRunRecovery recovery[] = {
-                { DC_RUN_MARKER_PREFIX, dc_run_recover_one },
-                { DC_RESTORE_MARKER_PREFIX, dc_restore_recover_one },
-                {},
-        };
-
-        return dc_run_recover(run, recovery, step);
-}
-
 /* An orphan reclaimed in the tree the run opened (dc-reclaim.h). */
 static int deepcode_store_run_orphan(struct StoreRun *run, const Orphan *o, StoreStep *step) {
         return dc_reclaim_orphan(run->store_fd, run->inv, o, step);
 }
 
+/* The delete of an indexed session is dc-run.c's; the archive tier's verbs dc-cold.c's. */
+static int deepcode_store_run_session(struct StoreRun *run, const Session *s, const Verdict *v,
+                                      StoreStep *step) {
+        if (v->verb == VERB_DELETE && s->state != SESSION_ARCHIVED)
+                return dc_run_session(run, s, v, step);
+        return dc_cold_session(run, s, v, step);
+}
+
+static const DcRunRecovery deepcode_store_recovery[] = {
+        { DC_RUN_MARKER_PREFIX, dc_run_recover_one },
+        { DC_COLD_MARKER_PREFIX, dc_cold_recover_one },
+        { DC_RESTORE_MARKER_PREFIX, dc_restore_recover_one },
+        {},
+};
+
+static int deepcode_store_run_recover(struct StoreRun *run, StoreStep *step) {
+        return dc_run_recover(run, deepcode_store_recovery, step);
+}
+
 const StoreOps deepcode_store = {
         .name = "deepcode",
-        .archive_refused = "Deep Code has no archive, and qgc's cold tier for it is not built: "
-                           "qgc only deletes there",
         .restore_full = "its project's index holds 50 entries, Deep Code's most: its next save "
                         "would cut the oldest and delete its files",
         .detect = deepcode_store_detect,
@@ -303,7 +311,7 @@ const StoreOps deepcode_store = {
         .run_open = dc_run_open,
         .run_close = dc_run_close,
         .run_recover = deepcode_store_run_recover,
-        .run_session = dc_run_session,
+        .run_session = deepcode_store_run_session,
         .run_orphan = deepcode_store_run_orphan,
         .run_restore = dc_restore_session,
 };
