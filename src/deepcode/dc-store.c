@@ -306,6 +306,17 @@ static int dc_store_arc_read(DcSession *d, int cfd) {
                 return r;
         if (r < 0 && !why)
                 why = "its archived checkpoints (" DC_ARCHIVE_CHECKPOINTS ") are missing or unreadable";
+        /* a plain transcript read as Deep Code's are (the proof, its first prompt): unless Deep
+         * Code has one too (a conflict: that one is read) */
+        if (d->arc_jsonl.present && !d->jsonl.present) {
+                r = dc_messages_read(cfd, d->id, &d->messages);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 && !why)
+                        why = "its archived transcript cannot be read";
+                else if (r >= 0 && !d->messages.proven && !why)
+                        why = d->messages.why;
+        }
         if (d->arc_zst.present) {
                 r = cold_info(cfd, zst, &d->arc_zst_orig, sha);
                 if (r == -ENOMEM)
@@ -436,10 +447,13 @@ static int dc_store_session_check(DcProject *p, DcSession *s, int pfd, msec_t no
                                             1000000);
         if (busy && (s->update_time == 0 || now - s->update_time < DC_STATUS_WINDOW))
                 s->live |= DC_LIVE_STATUS;
-        /* a rename to a prefix of the first prompt reads as not renamed */
+        /* a rename to a prefix of the first prompt reads as not renamed; a compressed session
+         * was not renamed: Deep Code cannot rename what it does not list, and qgc compresses no
+         * session its protections keep (titled by a person) */
         s->summary_manual = s->summary && !streq(s->summary, "[Image Prompt]") &&
                             !(s->messages.prompt &&
-                              strneq(s->messages.prompt, s->summary, strlen(s->summary)));
+                              strneq(s->messages.prompt, s->summary, strlen(s->summary))) &&
+                            !(s->archived && !s->jsonl.present && !s->arc_jsonl.present);
         return 0;
 }
 
