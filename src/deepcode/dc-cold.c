@@ -397,7 +397,7 @@ static int dc_cold_redo(DcCold *c, const FileId *f, StoreStep *step) {
         if (!dc_cold_whole(c) || dc_cold_stat(c->pfd, name, &orig) < 0 ||
             dc_cold_stat(c->afd, name, &arch) < 0 || orig.dev != arch.dev ||
             orig.ino != arch.ino || !dc_cold_same(&orig, f) ||
-            fs_read_file(c->afd, ename, DC_ARCHIVE_ENTRY_MAX, &entry, &n) < 0)
+            fs_read_file(c->afd, ename, DC_INDEX_MAX, &entry, &n) < 0)
                 return dc_cold_undo(c, step);
         take.want = entry;
         r = dc_run_live(c->run, c->code, step);

@@ -16,6 +16,7 @@
 #include "dc-cold.h"
 #include "dc-project.h"
 #include "dc-reclaim.h"
+#include "dc-restore.h"
 #include "dc-run.h"
 #include "dc-store.h"
 #include "deepcode-store.h"
@@ -158,6 +159,8 @@ typedef enum DcKind {
         DC_KIND_QGC,          /* qgc's lock and temporary files */
         DC_KIND_OTHER,        /* anything else (never touched) */
         DC_KIND_DIRS,         /* the directories themselves */
+        DC_KIND_ARCHIVED,     /* DC_ARCHIVE_DIR/ (dc-store.h): qgc's archive; last, and shown
+                               * only when it holds a file */
         _DC_KIND_MAX,
 } DcKind;
 
@@ -168,7 +171,7 @@ static const char *const deepcode_store_kind_names[_DC_KIND_MAX] = {
         [DC_KIND_INDEX] = "sessions-index.json", [DC_KIND_FILE_HISTORY] = "file-history (git)",
         [DC_KIND_LOGS] = "logs",                 [DC_KIND_STATE] = "settings, machine-id",
         [DC_KIND_QGC] = "qgc (lock, temp files)", [DC_KIND_OTHER] = "other",
-        [DC_KIND_DIRS] = "directories",
+        [DC_KIND_DIRS] = "directories",           [DC_KIND_ARCHIVED] = "archived sessions",
 };
 
 static const char *const deepcode_store_kind_keys[_DC_KIND_MAX] = {
@@ -176,7 +179,7 @@ static const char *const deepcode_store_kind_keys[_DC_KIND_MAX] = {
         [DC_KIND_INDEX] = "index",               [DC_KIND_FILE_HISTORY] = "file-history",
         [DC_KIND_LOGS] = "logs",                 [DC_KIND_STATE] = "state",
         [DC_KIND_QGC] = "qgc",                   [DC_KIND_OTHER] = "other",
-        [DC_KIND_DIRS] = "directories",
+        [DC_KIND_DIRS] = "directories",          [DC_KIND_ARCHIVED] = "archived",
 };
 
 /* The kind of file rel (relative to the store), by its path's components. */
@@ -187,6 +190,8 @@ static DcKind deepcode_store_classify(const char *rel) {
 
         if (streq(rel, LOCK_FILE) || fs_is_temp_name(base) || strneq(rel, DC_RUN_QGC_DIR "/", 5))
                 return DC_KIND_QGC;
+        if (strneq(rel, DC_ARCHIVE_DIR "/", strlen(DC_ARCHIVE_DIR "/")))
+                return DC_KIND_ARCHIVED;
         if (strneq(rel, "logs/", 5))
                 return DC_KIND_LOGS;
         if (streq(rel, "settings.json") || streq(rel, "machine-id"))
@@ -232,13 +237,17 @@ static int deepcode_store_count(void *userdata, const char *rel, const struct st
 
 /* The bytes of tree t by DcKind: what du says of the ~/.deepcode, hard links once. */
 static int deepcode_store_measure(const Inventory *inv, size_t t, StoreSize *ret) {
+        int r;
+
         *ret = (StoreSize){ .n_kinds = _DC_KIND_MAX, .unknown_kind = DC_KIND_OTHER };
         for (DcKind k = 0; k < _DC_KIND_MAX; k++) {
                 ret->kind_names[k] = deepcode_store_kind_names[k];
                 ret->kind_keys[k] = deepcode_store_kind_keys[k];
         }
-        return du_walk(inv->trees[t].runtime_dir, NULL, deepcode_store_count, ret,
-                       &ret->incomplete);
+        r = du_walk(inv->trees[t].runtime_dir, NULL, deepcode_store_count, ret, &ret->incomplete);
+        if (ret->files[DC_KIND_ARCHIVED] == 0)
+                ret->n_kinds--; /* a store qgc never archived in reads as Deep Code's alone */
+        return r;
 }
 
 /* Deep Code keeps a transcript beside its project's index: projects/<code>/<id>.jsonl; qgc's
@@ -276,6 +285,7 @@ static int deepcode_store_run_session(struct StoreRun *run, const Session *s, co
 static const DcRunRecovery deepcode_store_recovery[] = {
         { DC_RUN_MARKER_PREFIX, dc_run_recover_one },
         { DC_COLD_MARKER_PREFIX, dc_cold_recover_one },
+        { DC_RESTORE_MARKER_PREFIX, dc_restore_recover_one },
         {},
 };
 
@@ -285,6 +295,8 @@ static int deepcode_store_run_recover(struct StoreRun *run, StoreStep *step) {
 
 const StoreOps deepcode_store = {
         .name = "deepcode",
+        .restore_full = "its project's index holds 50 entries, Deep Code's most: its next save "
+                        "would cut the oldest and delete its files",
         .detect = deepcode_store_detect,
         .tree_from_dir = deepcode_store_tree_from_dir,
         .tree_for_home = deepcode_store_tree_for_home,
@@ -301,4 +313,5 @@ const StoreOps deepcode_store = {
         .run_recover = deepcode_store_run_recover,
         .run_session = deepcode_store_run_session,
         .run_orphan = deepcode_store_run_orphan,
+        .run_restore = dc_restore_session,
 };
