@@ -141,13 +141,15 @@ out:
 }
 
 int dc_index_entry_read(int dfd, const char *name, DcEntry *ret) {
+        _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *text = NULL;
         json_object *o = NULL;
         size_t n = 0;
         int r;
 
         *ret = (DcEntry){ .status = DC_STATUS_PENDING };
-        r = fs_read_file(dfd, name, DC_INDEX_ENTRY_MAX, &text, &n);
+        fd = fs_open_noatime(dfd, name, O_RDONLY); /* as the scan reads: no atime changed */
+        r = fd < 0 ? fd : fs_read_fd(fd, DC_INDEX_ENTRY_MAX, &text, &n);
         if (r < 0)
                 return r;
         r = json_parse(text, n, &o);

@@ -62,7 +62,7 @@ static int dc_store_du(const char *dir, const char *name, DcBytes *b) {
         return r == -ENOMEM ? r : 0;
 }
 
-static void dc_store_session_done(DcSession *s) {
+void dc_store_session_done(DcSession *s) {
         free(s->id);
         free(s->summary);
         free(s->forked_from);
@@ -251,11 +251,12 @@ static const char *dc_store_suffixed(const char *name, const char *suffix, size_
 /* <id>.checkpoints (in cfd) into d->arc_hashes: lines of 40 lower-case hex digits. 0, -EBADMSG
  * (not that), -ENOMEM, -errno. */
 static int dc_store_arc_hashes(DcSession *d, int cfd, const char *name) {
+        _cleanup_close_ int fd = fs_open_noatime(cfd, name, O_RDONLY);
         _cleanup_free_ char *text = NULL;
         size_t n = 0, k = 0;
         int r;
 
-        r = fs_read_file(cfd, name, DC_ARCHIVE_CHECKPOINTS_MAX, &text, &n);
+        r = fd < 0 ? fd : fs_read_fd(fd, DC_ARCHIVE_CHECKPOINTS_MAX, &text, &n);
         if (r < 0)
                 return r;
         if (n % (DC_HASH_LEN + 1) != 0)
@@ -277,7 +278,8 @@ static int dc_store_arc_hashes(DcSession *d, int cfd, const char *name) {
 static int dc_store_arc_read(DcSession *d, int cfd) {
         _cleanup_free_ char *entry = util_strprintf("%s" DC_ARCHIVE_ENTRY, d->id);
         _cleanup_free_ char *hashes = util_strprintf("%s" DC_ARCHIVE_CHECKPOINTS, d->id);
-        _cleanup_free_ char *zst = util_strprintf("%s.jsonl", d->id);
+        _cleanup_free_ char *zst = util_strprintf("%s" DC_ARCHIVE_ZST, d->id);
+        _cleanup_close_ int zfd = -EBADF;
         const char *why = NULL;
         char sha[65];
         DcEntry e;
@@ -318,7 +320,8 @@ static int dc_store_arc_read(DcSession *d, int cfd) {
                         why = d->messages.why;
         }
         if (d->arc_zst.present) {
-                r = cold_info(cfd, zst, &d->arc_zst_orig, sha);
+                zfd = fs_open_noatime(cfd, zst, O_RDONLY);
+                r = zfd < 0 ? zfd : cold_read_trailer(zfd, &d->arc_zst_orig, sha);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0 && !why)
@@ -329,20 +332,18 @@ static int dc_store_arc_read(DcSession *d, int cfd) {
         return 0;
 }
 
-/* qgc's archive of project p's code, when there is one (archive_fd: DC_ARCHIVE_DIR, or -errno),
- * into p's sessions. */
-static int dc_store_arc_list(DcProject *p, int archive_fd, dev_t dev, const char *apath) {
+int dc_store_archived(DcProject *p, int archive_fd, dev_t dev, const char *apath) {
         _cleanup_close_ int cfd = archive_fd < 0 ? -EBADF
                                                  : fs_open_noatime(archive_fd, p->code,
                                                                    O_RDONLY | O_DIRECTORY);
         _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
-        _cleanup_free_ char *cpath = util_path_join(apath, p->code);
+        _cleanup_free_ char *cpath = apath ? util_path_join(apath, p->code) : NULL;
         const char *name;
         unsigned char type;
         struct stat st;
         int k, r;
 
-        if (!d || !cpath)
+        if (!d || (apath && !cpath))
                 return -ENOMEM;
         if (cfd == -ENOENT || cfd == -EBADF)
                 return 0;
@@ -382,7 +383,7 @@ static int dc_store_arc_list(DcProject *p, int archive_fd, dev_t dev, const char
                     : streq(name + n, DC_ARCHIVE_ENTRY) ? &s->arc_entry
                                                         : &s->arc_checkpoints;
                 fs_fileid_from_stat(f, &st);
-                if (f == &s->arc_images_dir) {
+                if (f == &s->arc_images_dir && cpath) {
                         r = dc_store_du(cpath, name, &s->arc_images);
                         if (r < 0)
                                 return r;
@@ -515,7 +516,7 @@ static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd,
         p->live = r > 0 ? DC_LIVE_PROCESS : r < 0 ? DC_LIVE_UNKNOWN : 0;
         r = dc_store_list(p, pfd, st->st_dev, ppath);
         if (r >= 0)
-                r = dc_store_arc_list(p, archive_fd, st->st_dev, archive_path);
+                r = dc_store_archived(p, archive_fd, st->st_dev, archive_path);
         for (size_t i = 0; r >= 0 && i < p->n_sessions; i++)
                 r = dc_store_session_check(p, &p->sessions[i], pfd, now);
         return r;
@@ -637,7 +638,7 @@ static int dc_store_arc_absent(DcStore *s, int afd, const char *apath, msec_t no
                 if (!p->code)
                         return -ENOMEM;
                 s->n_projects++;
-                r = dc_store_arc_list(p, afd, s->dev, apath);
+                r = dc_store_archived(p, afd, s->dev, apath);
                 for (size_t i = 0; r >= 0 && i < p->n_sessions; i++)
                         r = dc_store_session_check(p, &p->sessions[i], -EBADF, now);
                 if (r < 0)

@@ -148,6 +148,13 @@ typedef struct DcStore {
 int dc_store_scan(const char *path, msec_t now, DcStore **ret);
 DcStore *dc_store_free(DcStore *s);
 
+/* The archived sessions of p->code in qgc's archive (open at archive_fd; -errno: none) added to
+ * p's sessions, their files read (entry, checkpoints, the .zst's record, a plain transcript's
+ * messages) and, with apath (the archive's path), <id>.images/ measured; p->incomplete when it
+ * cannot be listed. 0 or -ENOMEM. */
+int dc_store_archived(DcProject *p, int archive_fd, dev_t dev, const char *apath);
+void dc_store_session_done(DcSession *s);
+
 /* The DcGitInput of project p (dc-git.h): every session with a transcript, an index entry or
  * qgc's archive of it is kept, every checkpoint a transcript or an archived <id>.checkpoints
  * names is a root. Arrays owned by the caller (free()). */
