@@ -3,7 +3,8 @@
  * entry in Deep Code's format, the transcript hard-linked byte for byte, the entry, the sorted
  * checkpoints, the images moved), a rewrite of the index by Deep Code at the edit's hook (nothing
  * lost), the re-checks (a transcript changed since the scan, an entry Deep Code changed at the
- * hook, an archive of the same id, an archived id Deep Code indexes again), and a crash after
+ * hook, an archive of the same id, a Deep Code process in the project, an archived id Deep Code
+ * indexes again), and a crash after
  * every mutating step of an archive, a compress and a delete of archived corpus sessions
  * (tests/data/deepcode/home.tar.gz) followed by a normal rerun: never an index entry without its
  * transcript, never a session gone from the index without its archive files whole, and the
@@ -21,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,7 @@
 
 #include "actions.h"
 #include "cold.h"
+#include "dc-project.h"
 #include "deepcode-store.h"
 #include "fixture.h"
 #include "fs.h"
@@ -415,6 +418,52 @@ static void test_dc_archive_rechecks(void **state) {
         assert_false(fixture_exists(t->root, "h/.deepcode/.qgc"));
 }
 
+/* A Deep Code process works in the project: the archive is skipped by the run's own check (even
+ * when the plan says archive), and nothing changes. */
+static void test_dc_archive_live_project_skipped(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *work = fixture_path(t->root, "work/proj"), *code = NULL;
+        _cleanup_free_ char *index = NULL, *rel = NULL, *jsonl = NULL, *got = NULL, *dc = NULL;
+        ActionStats st;
+        int pipefd[2];
+        char c;
+        pid_t pid;
+
+        assert_int_equal(fixture_mkdir(t->root, "work/proj"), 0);
+        assert_int_equal(dc_project_code(work, &code), 0);
+        index = util_strprintf("{\n  \"version\": 1,\n  \"entries\": [\n    {\n      \"id\": \"" ID1
+                               "\",\n      \"status\": \"completed\"\n    }\n  ],\n"
+                               "  \"originalPath\": \"%s\"\n}",
+                               work);
+        rel = util_strprintf("h/.deepcode/projects/%s/sessions-index.json", code);
+        jsonl = util_strprintf("h/.deepcode/projects/%s/" ID1 ".jsonl", code);
+        dc = util_strprintf("h/.deepcode/.qgc-archive/%s", code);
+        assert_int_equal(fixture_write(t->root, rel, index), 0);
+        assert_int_equal(fixture_write(t->root, jsonl, "{\"sessionId\":\"" ID1 "\"}\n"), 0);
+        assert_int_equal(pipe(pipefd), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                if (setpgid(0, 0) < 0 || chdir(work) < 0 || dup2(pipefd[1], 3) < 0)
+                        _exit(1);
+                execl("/bin/sh", "deepcode", "-c", "echo x >&3; sleep 30; :", (char *)NULL);
+                _exit(1);
+        }
+        close(pipefd[1]);
+        assert_int_equal(read(pipefd[0], &c, 1), 1);
+        close(pipefd[0]);
+        assert_int_equal(run_verb(t->dc, (const char *const[]){ ID1, NULL }, VERB_ARCHIVE, &st), 0);
+        kill(-pid, SIGKILL);
+        (void)waitpid(pid, NULL, 0);
+        assert_int_equal(st.n_archived, 0);
+        assert_int_equal(st.n_skipped, 1);
+        assert_int_equal(fixture_read(t->root, rel, &got, NULL), 0);
+        assert_string_equal(got, index);
+        assert_true(fixture_exists(t->root, jsonl));
+        assert_false(fixture_exists(t->root, dc));
+        assert_false(fixture_exists(t->root, "h/.deepcode/.qgc"));
+}
+
 /* An archived id that Deep Code's index names again: its delete is refused (its branch is the
  * indexed session's), nothing changed. */
 static void test_dc_delete_archived_reused_refused(void **state) {
@@ -646,6 +695,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_dc_archive_entry_changed_at_hook, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_dc_archive_rechecks, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dc_archive_live_project_skipped, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(test_dc_delete_archived_reused_refused, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_dc_archive_crash_after_every_step, setup,
