@@ -27,12 +27,16 @@ static const char *const dc_status_table[_DC_STATUS_MAX] = {
 };
 DEFINE_STRING_TABLE_TO_STRING_FUNC(dc_index_status_to_string, dc_status_table, DcStatus);
 
+void dc_index_entry_done(DcEntry *e) {
+        free(e->id);
+        free(e->summary);
+        free(e->forked_from);
+        *e = (DcEntry){};
+}
+
 void dc_index_done(DcIndex *idx) {
-        for (size_t i = 0; i < idx->n_entries; i++) {
-                free(idx->entries[i].id);
-                free(idx->entries[i].summary);
-                free(idx->entries[i].forked_from);
-        }
+        for (size_t i = 0; i < idx->n_entries; i++)
+                dc_index_entry_done(&idx->entries[i]);
         free(idx->entries);
         free(idx->original_path);
         *idx = (DcIndex){};
@@ -134,4 +138,28 @@ out:
         if (r == -ENOMEM)
                 dc_index_done(ret);
         return r == -ENOMEM ? r : 0;
+}
+
+int dc_index_entry_read(int dfd, const char *name, DcEntry *ret) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *text = NULL;
+        json_object *o = NULL;
+        size_t n = 0;
+        int r;
+
+        *ret = (DcEntry){ .status = DC_STATUS_PENDING };
+        fd = fs_open_noatime(dfd, name, O_RDONLY); /* as the scan reads: no atime changed */
+        r = fd < 0 ? fd : fs_read_fd(fd, DC_INDEX_ENTRY_MAX, &text, &n);
+        if (r < 0)
+                return r;
+        r = json_parse(text, n, &o);
+        if (r == -ENOMEM)
+                return r;
+        r = r < 0 || !json_object_is_type(o, json_type_object) ? -EBADMSG : dc_index_entry(o, ret);
+        json_object_put(o);
+        if (r >= 0 && !ret->id)
+                r = -EBADMSG;
+        if (r < 0)
+                dc_index_entry_done(ret);
+        return r;
 }

@@ -11,6 +11,9 @@
  * each with its first prompt (summary), last reply and thinking: 16 MiB is far above what it
  * writes, and bounds what qgc parses. */
 #define DC_INDEX_MAX (16u << 20)
+/* MAX_SESSION_ENTRIES of session.ts: a save (createSession(), forkSession()) keeps the 50 newest
+ * entries by updateTime and deletes the files of the others */
+#define DC_INDEX_ENTRIES_MAX 50
 
 /* SessionStatus; anything else reads as "pending" (normalizeSessionStatus()). */
 typedef enum DcStatus {
@@ -60,3 +63,10 @@ typedef struct DcIndex {
 int dc_index_read(int dfd, DcIndex *ret);
 void dc_index_done(DcIndex *idx);
 const char *dc_index_status_to_string(DcStatus s);
+
+/* One entry kept apart from its index (qgc's archive: dc-store.h's <id>.entry.json), at most
+ * DC_INDEX_ENTRY_MAX: read from (dfd, name) and normalized as the index's entries are. 0;
+ * -EBADMSG when it is not a JSON object with a string id; -EFBIG, -ENOMEM, another -errno. */
+#define DC_INDEX_ENTRY_MAX (1u << 20)
+int dc_index_entry_read(int dfd, const char *name, DcEntry *ret);
+void dc_index_entry_done(DcEntry *e);

@@ -187,10 +187,12 @@ static int dc_reclaim_orphan_images(int pfd, const Orphan *o, dev_t dev, StoreSt
         return dc_reclaim_images(pfd, id, dev, step);
 }
 
-/* The checkpoints every transcript of the project names (read to its end), every session of
- * the index or with a transcript kept; then the compaction. */
-static int dc_reclaim_checkpoints(int pfd, const Orphan *o, const DcIndex *idx, StoreStep *step) {
-        _cleanup_close_ int gfd = -EBADF;
+/* The checkpoints every transcript of the project names (read to its end) and every archived
+ * session's (qgc's archive, store_fd's), every session of the index, with a transcript or
+ * archived kept; then the compaction. */
+static int dc_reclaim_checkpoints(int store_fd, int pfd, const Orphan *o, const DcIndex *idx,
+                                  StoreStep *step) {
+        _cleanup_close_ int gfd = -EBADF, afd = fs_open_dir(store_fd, DC_ARCHIVE_DIR);
         _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
         DcProject p = { .code = o->project_dir, .index_state = DC_INDEX_OK, .code_proven = true };
         _cleanup_free_ const char **kept = NULL, **named = NULL;
@@ -253,6 +255,14 @@ static int dc_reclaim_checkpoints(int pfd, const Orphan *o, const DcIndex *idx, 
         }
         if (r >= 0 && k < 0)
                 r = k;
+        if (r >= 0 && afd < 0 && afd != -ENOENT) /* what it keeps unknown */
+                r = dc_reclaim_why(step, -ESTALE, "qgc's archive cannot be opened");
+        if (r >= 0 && afd >= 0)
+                r = dc_store_archived(&p, afd, st.st_dev, NULL);
+        for (size_t i = 0; r >= 0 && i < p.n_sessions; i++)
+                if (p.incomplete || (p.sessions[i].archived && !p.sessions[i].arc_hashes))
+                        r = dc_reclaim_why(step, -ESTALE, "an archived session's checkpoints are "
+                                           "unknown");
         if (r >= 0)
                 r = dc_store_git_input(&p, &kept, &n_kept, &named, &n_named);
         in = (DcGitInput){ .kept_ids = kept, .n_kept = n_kept, .named = named, .n_named = n_named };
@@ -275,10 +285,8 @@ static int dc_reclaim_checkpoints(int pfd, const Orphan *o, const DcIndex *idx, 
                         dc_reclaim_why(step, r, rep.why ?: "git failed");
         }
         dc_git_report_done(&rep);
-        for (size_t i = 0; i < p.n_sessions; i++) {
-                dc_messages_done(&p.sessions[i].messages);
-                free(p.sessions[i].id);
-        }
+        for (size_t i = 0; i < p.n_sessions; i++)
+                dc_store_session_done(&p.sessions[i]);
         free(p.sessions);
         return r;
 }
@@ -411,7 +419,7 @@ int dc_reclaim_orphan(int store_fd, const Inventory *inv, const Orphan *o, Store
                 else if (o->kind == ORPHAN_DC_IMAGES)
                         r = dc_reclaim_orphan_images(pfd, o, dev, step);
                 else
-                        r = dc_reclaim_checkpoints(pfd, o, &idx, step);
+                        r = dc_reclaim_checkpoints(store_fd, pfd, o, &idx, step);
         }
         dc_index_done(&idx);
         return r;

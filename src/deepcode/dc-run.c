@@ -52,7 +52,7 @@
 /* Markers recovered per run: a kill leaves one; more are forged, and wait for later runs */
 #define DC_RUN_MARKERS_MAX 64
 
-_printf_(2, 3) static void dc_run_hook(StoreStep *step, const char *fmt, ...) {
+void dc_run_hook(StoreStep *step, const char *fmt, ...) {
         _cleanup_free_ char *what = NULL;
         va_list ap;
 
@@ -65,8 +65,7 @@ _printf_(2, 3) static void dc_run_hook(StoreStep *step, const char *fmt, ...) {
         step->hook(step->userdata, what ?: "?");
 }
 
-/* Set step->why (the first one stays) and return r. */
-_printf_(3, 4) static int dc_run_why(StoreStep *step, int r, const char *fmt, ...) {
+int dc_run_why(StoreStep *step, int r, const char *fmt, ...) {
         va_list ap;
 
         if (step->why)
@@ -111,8 +110,7 @@ void dc_run_close(struct StoreRun *run) {
         free(run);
 }
 
-/* May a Deep Code process be writing projects/<code>/? 0 no, -EBUSY (step->why), -ENOMEM. */
-static int dc_run_live(const struct StoreRun *run, const char *code, StoreStep *step) {
+int dc_run_live(const struct StoreRun *run, const char *code, StoreStep *step) {
         DcProcs procs;
         pid_t pid = 0;
         int r;
@@ -130,8 +128,7 @@ static int dc_run_live(const struct StoreRun *run, const char *code, StoreStep *
         return 0;
 }
 
-/* Is the index entry o of a prompt in progress (store.h's DC_LIVE_STATUS)? */
-static bool dc_run_entry_busy(json_object *o, msec_t now) {
+bool dc_run_entry_busy(json_object *o, msec_t now) {
         const char *st = json_get_string(o, "status");
         const char *up = json_get_string(o, "updateTime");
         msec_t t;
@@ -176,20 +173,40 @@ static int dc_run_write_temp(int pfd, const char *text, size_t n, const struct s
         return fs_fsync(fd);
 }
 
-/* The index of projects/<code>/ (open at pfd) without the entries of id. With remove false, only
- * the checks. 1 the index named id (remove: now durably without it), 0 it has no entry of id
- * (or no index), -EBUSY a Deep Code process works in the project or the entry's status is a
- * prompt in progress, -EBADMSG the index cannot be read as Deep Code writes it (never
- * rewritten), -ESTALE its originalPath no longer proves the directory is its, -EAGAIN Deep
- * Code kept rewriting it, another -errno; step->why says which. */
-static int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code,
-                             const char *id, bool remove, StoreStep *step) {
+/* DcRunIndexEditFn of a delete: the entries of id removed (with remove), none of them a prompt in
+ * progress. */
+typedef struct DcRunRemove {
+        bool remove;
+} DcRunRemove;
+
+static int dc_run_index_remove(json_object *entries, const char *id, void *userdata,
+                               StoreStep *step) {
+        const DcRunRemove *rm = userdata;
+        size_t found = 0;
+
+        for (size_t i = json_object_array_length(entries); i-- > 0;) {
+                json_object *o = json_object_array_get_idx(entries, i);
+                const char *eid = json_get_string(o, "id");
+
+                if (!eid || !streq(eid, id))
+                        continue;
+                if (dc_run_entry_busy(o, util_now_msec()))
+                        return dc_run_why(step, -EBUSY, "its index status is a prompt in progress");
+                found++;
+                if (rm->remove)
+                        json_object_array_del_idx(entries, i, 1);
+        }
+        return found > 0 ? (rm->remove ? 1 : 2) : 0;
+}
+
+int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code, const char *id,
+                      DcRunIndexEditFn edit, void *userdata, const char *what, StoreStep *step) {
         for (unsigned try = 0; try < DC_RUN_INDEX_TRIES; try++) {
                 _cleanup_free_ char *text = NULL, *again = NULL, *pcode = NULL, *out = NULL;
                 json_object *root = NULL, *entries = NULL;
                 StrBuf b = {};
                 struct stat st;
-                size_t n = 0, n_again = 0, found = 0, len = 0;
+                size_t n = 0, n_again = 0;
                 const char *orig;
                 int r;
 
@@ -223,25 +240,10 @@ static int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *co
                         return r == -ENOMEM ? r : dc_run_why(step, -ESTALE,
                                 "its index's originalPath no longer names the project directory");
                 }
-                len = json_object_array_length(entries);
-                for (size_t i = len; i-- > 0;) {
-                        json_object *o = json_object_array_get_idx(entries, i);
-                        const char *eid = json_get_string(o, "id");
-
-                        if (!eid || !streq(eid, id))
-                                continue;
-                        if (dc_run_entry_busy(o, util_now_msec())) {
-                                json_object_put(root);
-                                return dc_run_why(step, -EBUSY,
-                                                  "its index status is a prompt in progress");
-                        }
-                        found++;
-                        if (remove)
-                                json_object_array_del_idx(entries, i, 1);
-                }
-                if (found == 0 || !remove) {
+                r = edit(entries, id, userdata, step);
+                if (r != 1) {
                         json_object_put(root);
-                        return found > 0;
+                        return r == 2 ? 1 : r;
                 }
                 r = js_stringify_indent(&b, root, 2);
                 json_object_put(root);
@@ -261,8 +263,8 @@ static int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *co
                         (void)unlinkat(pfd, DC_RUN_INDEX_TEMP, 0);
                         return dc_run_why(step, r, "cannot write sessions-index.json's new text");
                 }
-                dc_run_hook(step, "replace projects/%s/" DC_RUN_INDEX " by its text without "
-                            "session %s", code, id);
+                dc_run_hook(step, "replace projects/%s/" DC_RUN_INDEX " by its text %s session %s",
+                            code, what, id);
                 r = dc_run_read(pfd, DC_RUN_INDEX, DC_INDEX_MAX, &again, &n_again, NULL);
                 if (r == -ENOMEM)
                         return r;
@@ -328,20 +330,33 @@ int dc_run_rm_images(int images_fd, const char *id, dev_t dev, uint64_t *ret_byt
         return r == -ENOENT ? 0 : r;
 }
 
+int dc_run_rm_branch(int pfd, const char *id, StoreStep *step) {
+        _cleanup_free_ char *ref = util_strprintf("refs/heads/%s", id);
+        int r;
+
+        if (!ref)
+                return -ENOMEM;
+        r = dc_run_unlink(pfd, "file-history/.git/refs/heads", id, ref, step);
+        if (r >= 0)
+                r = dc_run_unlink(pfd, "file-history/.git/logs/refs/heads", id, "its reflog",
+                                  step);
+        return r;
+}
+
 /* Steps 2 and 3 of a delete (see the top). jsonl: the .jsonl's identity when the delete
  * started (not present: it must still be absent). 0, or -errno with step->why. */
 static int dc_run_delete(const struct StoreRun *run, int pfd, const char *code, const char *id,
                          const FileId *jsonl, StoreStep *step) {
         _cleanup_free_ char *name = util_strprintf("%s.jsonl", id);
         _cleanup_free_ char *shown = util_strprintf("projects/%s/%s.jsonl", code, id);
-        _cleanup_free_ char *ref = util_strprintf("refs/heads/%s", id);
         _cleanup_close_ int images_fd = -EBADF;
         uint64_t freed = 0;
         int r;
 
-        if (!name || !shown || !ref)
+        if (!name || !shown)
                 return -ENOMEM;
-        r = dc_run_index_edit(run, pfd, code, id, /* remove= */ true, step);
+        r = dc_run_index_edit(run, pfd, code, id, dc_run_index_remove, &(DcRunRemove){ true },
+                              "without", step);
         if (r < 0)
                 return r;
         r = jsonl->present ? fs_check_identity(pfd, name, jsonl) : 0;
@@ -371,29 +386,28 @@ static int dc_run_delete(const struct StoreRun *run, int pfd, const char *code, 
                                           id);
         }
         step->bytes += freed;
-        r = dc_run_unlink(pfd, "file-history/.git/refs/heads", id, ref, step);
-        if (r >= 0)
-                r = dc_run_unlink(pfd, "file-history/.git/logs/refs/heads", id, "its reflog",
-                                  step);
-        return r;
+        return dc_run_rm_branch(pfd, id, step);
 }
 
-/* The marker's text: what dc_run_recover() needs to finish the delete. */
-static char *dc_run_marker_text(const char *code, const char *id, const FileId *f) {
-        return util_strprintf("qgc deepcode delete 1\ncode %s\nid %s\njsonl %d %" PRIu64 " %" PRIu64
+char *dc_run_marker_text(const char *kind, const char *code, const char *id, const FileId *f) {
+        return util_strprintf("qgc deepcode %s 1\ncode %s\nid %s\njsonl %d %" PRIu64 " %" PRIu64
                               " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 "\n",
-                              code, id, f->present, (uint64_t)f->dev, (uint64_t)f->ino, f->size,
-                              (uint64_t)f->blocks, f->mtime_ns, f->ctime_ns);
+                              kind, code, id, f->present, (uint64_t)f->dev, (uint64_t)f->ino,
+                              f->size, (uint64_t)f->blocks, f->mtime_ns, f->ctime_ns);
 }
 
-static int dc_run_marker_parse(char *text, char **ret_code, char **ret_id, FileId *ret) {
+int dc_run_marker_parse(char *text, const char *kind, char **ret_code, char **ret_id,
+                        FileId *ret) {
+        _cleanup_free_ char *head = util_strprintf("qgc deepcode %s 1\ncode ", kind);
         char *code, *id, *jl, *e;
         uint64_t dev, ino, size, blocks;
         int present;
 
-        if (!strneq(text, "qgc deepcode delete 1\ncode ", 27))
+        if (!head)
+                return -ENOMEM;
+        if (!strneq(text, head, strlen(head)))
                 return -EBADMSG;
-        code = text + 27;
+        code = text + strlen(head);
         id = strstr(code, "\nid ");
         if (!id)
                 return -EBADMSG;
@@ -421,8 +435,29 @@ static int dc_run_marker_parse(char *text, char **ret_code, char **ret_id, FileI
         return 0;
 }
 
-/* Can a name from the index or a marker be used as a file name of the project? */
-static bool dc_run_name_ok(const char *s) {
+int dc_run_marker_write(struct StoreRun *run, const char *marker, const char *text,
+                        const char *what, const char *id, StoreStep *step) {
+        _cleanup_close_ int qfd = -EBADF;
+        int r;
+
+        r = fs_mkdirat(run->store_fd, DC_RUN_QGC_DIR, 0700);
+        if (r >= 0)
+                r = fs_fsync(run->store_fd);
+        if (r < 0 && r != -EEXIST)
+                return dc_run_why(step, r, "cannot create ~/.deepcode/" DC_RUN_QGC_DIR);
+        qfd = fs_open_dir(run->store_fd, DC_RUN_QGC_DIR);
+        if (qfd < 0)
+                return dc_run_why(step, qfd, "cannot open ~/.deepcode/" DC_RUN_QGC_DIR);
+        if (fs_exists(qfd, marker) != 0)
+                return dc_run_why(step, -EEXIST, "a pending %s of the same id is recorded", what);
+        dc_run_hook(step, "write the pending-%s marker of session %s", what, id);
+        r = fs_write_atomic(qfd, marker, text, strlen(text), 0600);
+        if (r < 0)
+                return dc_run_why(step, r, "cannot write the pending-%s marker", what);
+        return TAKE_FD(qfd);
+}
+
+bool dc_run_name_ok(const char *s) {
         return s && *s && *s != '.' && !strpbrk(s, "/\n") && strlen(s) < 200;
 }
 
@@ -457,29 +492,19 @@ int dc_run_session(struct StoreRun *run, const Session *s, const Verdict *v, Sto
         r = dc_run_live(run, code, step);
         if (r < 0)
                 return r;
-        r = dc_run_index_edit(run, pfd, code, s->id, /* remove= */ false, step);
+        r = dc_run_index_edit(run, pfd, code, s->id, dc_run_index_remove,
+                              &(DcRunRemove){ false }, "without", step);
         if (r == 0)
                 return -ESTALE; /* Deep Code deleted it (or capped it away) since the scan */
         if (r < 0)
                 return r;
 
-        text = dc_run_marker_text(code, s->id, &s->active);
+        text = dc_run_marker_text("delete", code, s->id, &s->active);
         if (!text)
                 return -ENOMEM;
-        r = fs_mkdirat(run->store_fd, DC_RUN_QGC_DIR, 0700);
-        if (r >= 0)
-                r = fs_fsync(run->store_fd);
-        if (r < 0 && r != -EEXIST)
-                return dc_run_why(step, r, "cannot create ~/.deepcode/" DC_RUN_QGC_DIR);
-        qfd = fs_open_dir(run->store_fd, DC_RUN_QGC_DIR);
+        qfd = dc_run_marker_write(run, marker, text, "delete", s->id, step);
         if (qfd < 0)
-                return dc_run_why(step, qfd, "cannot open ~/.deepcode/" DC_RUN_QGC_DIR);
-        if (fs_exists(qfd, marker) != 0)
-                return dc_run_why(step, -EEXIST, "a pending delete of the same id is recorded");
-        dc_run_hook(step, "write the pending-delete marker of session %s", s->id);
-        r = fs_write_atomic(qfd, marker, text, strlen(text), 0600);
-        if (r < 0)
-                return dc_run_why(step, r, "cannot write the pending-delete marker");
+                return qfd;
 
         r = dc_run_delete(run, pfd, code, s->id, &s->active, step);
         if (r < 0 && r != -EBUSY && r != -EAGAIN && r != -EBADMSG && r != -ESTALE)
@@ -494,10 +519,7 @@ int dc_run_session(struct StoreRun *run, const Session *s, const Verdict *v, Sto
         return 0;
 }
 
-/* Finish the delete of marker (in .qgc/ open at qfd). 1 finished (or dropped: the session
- * changed since), 0 left for a later run, -errno with step->why. */
-static int dc_run_recover_one(struct StoreRun *run, int qfd, const char *marker,
-                              StoreStep *step) {
+int dc_run_recover_one(struct StoreRun *run, int qfd, const char *marker, StoreStep *step) {
         _cleanup_free_ char *text = NULL, *name = NULL;
         _cleanup_close_ int pfd = -EBADF;
         char *code, *id;
@@ -508,7 +530,9 @@ static int dc_run_recover_one(struct StoreRun *run, int qfd, const char *marker,
         r = fs_read_file(qfd, marker, DC_RUN_MARKER_MAX, &text, &n);
         if (r < 0)
                 return dc_run_why(step, r, "cannot read ~/.deepcode/" DC_RUN_QGC_DIR "/%s", marker);
-        r = dc_run_marker_parse(text, &code, &id, &f);
+        r = dc_run_marker_parse(text, "delete", &code, &id, &f);
+        if (r == -ENOMEM)
+                return r;
         if (r < 0 || !dc_run_name_ok(code) || !dc_run_name_ok(id) ||
             !streq(marker + strlen(DC_RUN_MARKER_PREFIX), id))
                 return dc_run_why(step, -EBADMSG, "~/.deepcode/" DC_RUN_QGC_DIR "/%s is not "
@@ -521,7 +545,8 @@ static int dc_run_recover_one(struct StoreRun *run, int qfd, const char *marker,
                 return dc_run_why(step, pfd, "cannot open projects/%s", code);
         if (pfd >= 0) {
                 (void)unlinkat(pfd, DC_RUN_INDEX_TEMP, 0); /* a killed edit's */
-                r = dc_run_index_edit(run, pfd, code, id, /* remove= */ false, step);
+                r = dc_run_index_edit(run, pfd, code, id, dc_run_index_remove,
+                                      &(DcRunRemove){ false }, "without", step);
                 if (r > 0 && (f.present ? fs_check_identity(pfd, name, &f)
                                         : fs_exists(pfd, name) == 0) <= 0) {
                         /* resumed (or replaced) since the killed run: not deleted */
@@ -542,7 +567,14 @@ static int dc_run_recover_one(struct StoreRun *run, int qfd, const char *marker,
         return r < 0 && r != -ENOENT ? r : 1;
 }
 
-int dc_run_recover(struct StoreRun *run, StoreStep *step) {
+static const DcRunRecovery *dc_run_recovery_of(const DcRunRecovery *kinds, const char *name) {
+        for (; kinds->prefix; kinds++)
+                if (strneq(name, kinds->prefix, strlen(kinds->prefix)))
+                        return kinds;
+        return NULL;
+}
+
+int dc_run_recover(struct StoreRun *run, const DcRunRecovery *kinds, StoreStep *step) {
         _cleanup_close_ int qfd = fs_open_dir(run->store_fd, DC_RUN_QGC_DIR);
         _cleanup_free_ FsDir *d = NULL;
         char **names = NULL;
@@ -564,7 +596,7 @@ int dc_run_recover(struct StoreRun *run, StoreStep *step) {
                         (void)unlinkat(qfd, name, 0); /* a killed marker write's */
                         continue;
                 }
-                if (!strneq(name, DC_RUN_MARKER_PREFIX, strlen(DC_RUN_MARKER_PREFIX)))
+                if (!dc_run_recovery_of(kinds, name))
                         continue;
                 if (util_greedy_realloc((void **)&names, &alloc, n + 1, sizeof(char *)) < 0 ||
                     !(names[n] = strdup(name))) {
@@ -577,7 +609,8 @@ int dc_run_recover(struct StoreRun *run, StoreStep *step) {
                 r = dc_run_why(step, k, "cannot list ~/.deepcode/" DC_RUN_QGC_DIR);
         /* a marker that fails (a forged one: kept and reported) stops no other marker */
         for (size_t i = 0; r != -ENOMEM && i < n; i++) {
-                int q = dc_run_recover_one(run, qfd, names[i], step);
+                const DcRunRecovery *kind = dc_run_recovery_of(kinds, names[i]);
+                int q = kind ? kind->recover(run, qfd, names[i], step) : 0;
 
                 if (q > 0)
                         step->n_recovered++;

@@ -4,11 +4,13 @@
  * pending-delete markers under .qgc/ from which run_recover finishes a killed delete. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "inventory.h"
+#include "macro.h"
 #include "store.h"
 
 /* A pending delete's marker: .qgc/delete-<id>, written durably before the first change of the
@@ -28,13 +30,67 @@ struct StoreRun {
         uid_t uid;       /* the store directory's owner (whose Deep Code processes count) */
 };
 
-/* The run operations (store.h: their contract). run_session does DELETE only (the policy plans
- * archive and compress as skips: StoreOps.archive_refused). */
+/* The run operations (store.h: their contract); deepcode-store.c gives run_session the delete
+ * of a session not archived (dc_run_session), the rest to dc-cold.c. */
 int dc_run_open(const Inventory *inv, size_t t, struct StoreRun **ret);
 void dc_run_close(struct StoreRun *run);
-int dc_run_recover(struct StoreRun *run, StoreStep *step);
 int dc_run_session(struct StoreRun *run, const Session *s, const struct Verdict *v,
                    StoreStep *step);
+
+/* The kinds of pending marker in .qgc/ (by the prefix of their names) and what finishes each:
+ * recover(run, qfd (.qgc/), marker's name, step) returns 1 finished (or dropped: the session
+ * changed since), 0 left for a later run, -errno with step->why. dc_run_recover() lists .qgc/
+ * once, at most 64 markers of all kinds a run, and calls each marker's; kinds ends with {}. */
+typedef int (*DcRunRecoverFn)(struct StoreRun *run, int qfd, const char *marker,
+                              StoreStep *step);
+typedef struct DcRunRecovery {
+        const char *prefix;
+        DcRunRecoverFn recover;
+} DcRunRecovery;
+int dc_run_recover(struct StoreRun *run, const DcRunRecovery *kinds, StoreStep *step);
+/* The delete's (DC_RUN_MARKER_PREFIX). */
+int dc_run_recover_one(struct StoreRun *run, int qfd, const char *marker, StoreStep *step);
+
+/* A marker's text, "qgc deepcode <kind> 1" then the project's code, the id and the .jsonl's
+ * identity; parsed in place (-EBADMSG: not of kind, or not qgc's). */
+char *dc_run_marker_text(const char *kind, const char *code, const char *id, const FileId *f);
+int dc_run_marker_parse(char *text, const char *kind, char **ret_code, char **ret_id,
+                        FileId *ret);
+/* Write the marker (what: "delete", "archive"...) durably after its hook, .qgc/ made if
+ * needed: the fd of .qgc/, or -errno with step->why (-EEXIST: one of that name is pending). */
+int dc_run_marker_write(struct StoreRun *run, const char *marker, const char *text,
+                        const char *what, const char *id, StoreStep *step);
+
+/* The hook of a change (step->hook), and step->why set (the first one stays) returning r. */
+_printf_(2, 3) void dc_run_hook(StoreStep *step, const char *fmt, ...);
+_printf_(3, 4) int dc_run_why(StoreStep *step, int r, const char *fmt, ...);
+/* May a Deep Code process be writing projects/<code>/? 0 no, -EBUSY (step->why), -ENOMEM. */
+int dc_run_live(const struct StoreRun *run, const char *code, StoreStep *step);
+/* Can a name from the index or a marker be used as a file name of the project? */
+bool dc_run_name_ok(const char *s);
+
+/* An edit of the parsed index (its "entries" array) for session id, by dc_run_index_edit(): 1
+ * changed (the new text is written), 2 nothing to change but the checks passed (the edit returns
+ * 1), 0 nothing of id there (the edit returns 0), or -errno with step->why set. */
+struct json_object;
+typedef int (*DcRunIndexEditFn)(struct json_object *entries, const char *id, void *userdata,
+                                StoreStep *step);
+/* Edit projects/<code>/sessions-index.json (the project directory open at pfd) with edit: only
+ * when the text is exactly what Deep Code writes (JSON.stringify(index, null, 2)) and its
+ * originalPath still names code, while no Deep Code process works in the project; as temp file,
+ * fsync, re-read and compare, rename, directory fsync; redone from the new text when Deep Code
+ * rewrote it meanwhile (DC_RUN_INDEX_TRIES). The hook says "replace ... by its text <what>
+ * session <id>". 1 edited (or edit returned 2), 0 no index or edit returned 0; -EBUSY live,
+ * -EBADMSG not Deep Code's text (never rewritten), -ESTALE originalPath changed, -EAGAIN kept
+ * rewritten, another -errno; step->why says which. */
+int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code, const char *id,
+                      DcRunIndexEditFn edit, void *userdata, const char *what, StoreStep *step);
+/* Is the index entry o of a prompt in progress (dc-store.h's DC_LIVE_STATUS)? */
+bool dc_run_entry_busy(struct json_object *o, msec_t now);
+/* Remove the loose refs/heads/<id> and its reflog of projects/<code>/file-history/.git (pfd the
+ * project's directory) after their hooks, their blocks added to step->bytes; a planted symlink
+ * or directory is left. 0 or -errno with step->why. */
+int dc_run_rm_branch(int pfd, const char *id, StoreStep *step);
 /* Remove images/<id> (in images_fd): a directory recursively (not past dev), a symlink or file
  * planted there by its name only. 0 (also when absent) or -errno; *ret_bytes what went. */
 int dc_run_rm_images(int images_fd, const char *id, dev_t dev, uint64_t *ret_bytes);

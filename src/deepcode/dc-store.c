@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include "cold.h"
 #include "dc-git.h"
 #include "dc-proc.h"
 #include "dc-project.h"
@@ -61,12 +62,20 @@ static int dc_store_du(const char *dir, const char *name, DcBytes *b) {
         return r == -ENOMEM ? r : 0;
 }
 
-static void dc_store_session_done(DcSession *s) {
+void dc_store_session_done(DcSession *s) {
         free(s->id);
         free(s->summary);
         free(s->forked_from);
         free(s->why);
+        free(s->arc_why);
+        free(s->arc_hashes);
         dc_messages_done(&s->messages);
+}
+
+/* Does session d keep its branch and checkpoints: listed by Deep Code, a transcript of the
+ * project, or in qgc's archive? */
+static bool dc_store_kept(const DcSession *d) {
+        return d->indexed || d->jsonl.present || d->archived;
 }
 
 DcStore *dc_store_free(DcStore *s) {
@@ -229,6 +238,173 @@ static int dc_store_list(DcProject *p, int pfd, dev_t dev, const char *ppath) {
         return 0;
 }
 
+/* The name's id when it ends in suffix (and has one), else NULL; *ret_n its length. */
+static const char *dc_store_suffixed(const char *name, const char *suffix, size_t *ret_n) {
+        size_t n = strlen(name), k = strlen(suffix);
+
+        if (n <= k || !streq(name + n - k, suffix))
+                return NULL;
+        *ret_n = n - k;
+        return name;
+}
+
+/* <id>.checkpoints (in cfd) into d->arc_hashes: lines of 40 lower-case hex digits. 0, -EBADMSG
+ * (not that), -ENOMEM, -errno. */
+static int dc_store_arc_hashes(DcSession *d, int cfd, const char *name) {
+        _cleanup_close_ int fd = fs_open_noatime(cfd, name, O_RDONLY);
+        _cleanup_free_ char *text = NULL;
+        size_t n = 0, k = 0;
+        int r;
+
+        r = fd < 0 ? fd : fs_read_fd(fd, DC_ARCHIVE_CHECKPOINTS_MAX, &text, &n);
+        if (r < 0)
+                return r;
+        if (n % (DC_HASH_LEN + 1) != 0)
+                return -EBADMSG;
+        d->arc_hashes = calloc(n / (DC_HASH_LEN + 1) + 1, sizeof(*d->arc_hashes));
+        if (!d->arc_hashes)
+                return -ENOMEM;
+        for (const char *l = text; l < text + n; l += DC_HASH_LEN + 1, k++) {
+                if (strspn(l, "0123456789abcdef") != DC_HASH_LEN || l[DC_HASH_LEN] != '\n')
+                        return -EBADMSG;
+                memcpy(d->arc_hashes[k], l, DC_HASH_LEN);
+        }
+        d->n_arc_hashes = k;
+        return 0;
+}
+
+/* The archive files of session d (in cfd, the archive's <code>/): its entry (the index's fields
+ * when the index does not name it), checkpoints and the .zst's record, or d->arc_why. */
+static int dc_store_arc_read(DcSession *d, int cfd) {
+        _cleanup_free_ char *entry = util_strprintf("%s" DC_ARCHIVE_ENTRY, d->id);
+        _cleanup_free_ char *hashes = util_strprintf("%s" DC_ARCHIVE_CHECKPOINTS, d->id);
+        _cleanup_free_ char *zst = util_strprintf("%s" DC_ARCHIVE_ZST, d->id);
+        _cleanup_close_ int zfd = -EBADF;
+        const char *why = NULL;
+        char sha[65];
+        DcEntry e;
+        int r;
+
+        if (!entry || !hashes || !zst)
+                return -ENOMEM;
+        r = d->arc_entry.present ? dc_index_entry_read(cfd, entry, &e) : -ENOENT;
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0 && !streq(e.id, d->id))
+                why = "its archived index entry names another id";
+        else if (r < 0)
+                why = "its archived index entry (" DC_ARCHIVE_ENTRY ") is missing or not an entry";
+        if (r >= 0 && !d->indexed) {
+                d->summary = TAKE_PTR(e.summary);
+                d->forked_from = TAKE_PTR(e.forked_from);
+                d->status = e.status;
+                d->create_time = e.create_time;
+                d->update_time = e.update_time;
+        }
+        if (r >= 0)
+                dc_index_entry_done(&e);
+        r = d->arc_checkpoints.present ? dc_store_arc_hashes(d, cfd, hashes) : -ENOENT;
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 && !why)
+                why = "its archived checkpoints (" DC_ARCHIVE_CHECKPOINTS ") are missing or unreadable";
+        /* a plain transcript read as Deep Code's are (the proof, its first prompt): unless Deep
+         * Code has one too (a conflict: that one is read) */
+        if (d->arc_jsonl.present && !d->jsonl.present) {
+                r = dc_messages_read(cfd, d->id, &d->messages);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 && !why)
+                        why = "its archived transcript cannot be read";
+                else if (r >= 0 && !d->messages.proven && !why)
+                        why = d->messages.why;
+        }
+        if (d->arc_zst.present) {
+                zfd = fs_open_noatime(cfd, zst, O_RDONLY);
+                r = zfd < 0 ? zfd : cold_read_trailer(zfd, &d->arc_zst_orig, sha);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 && !why)
+                        why = "its compressed transcript has no valid record of its original";
+        }
+        if (why && !(d->arc_why = strdup(why)))
+                return -ENOMEM;
+        return 0;
+}
+
+int dc_store_archived(DcProject *p, int archive_fd, dev_t dev, const char *apath) {
+        _cleanup_close_ int cfd = archive_fd < 0 ? -EBADF
+                                                 : fs_open_noatime(archive_fd, p->code,
+                                                                   O_RDONLY | O_DIRECTORY);
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        _cleanup_free_ char *cpath = apath ? util_path_join(apath, p->code) : NULL;
+        const char *name;
+        unsigned char type;
+        struct stat st;
+        int k, r;
+
+        if (!d || (apath && !cpath))
+                return -ENOMEM;
+        if (cfd == -ENOENT || cfd == -EBADF)
+                return 0;
+        if (cfd < 0 || fstat(cfd, &st) < 0 || st.st_dev != dev) {
+                p->incomplete = true;
+                return cfd == -ENOMEM ? cfd : 0;
+        }
+        fs_dir_init(d, cfd);
+        while ((k = fs_dir_next(d, &name, &type)) > 0) {
+                const char *id;
+                size_t n = 0;
+                bool mount = false;
+                DcSession *s;
+                FileId *f;
+
+                if (fs_is_temp_name(name) || fs_statat(cfd, name, &st, &mount) < 0 ||
+                    st.st_dev != dev || mount)
+                        continue; /* counted in the store's total only */
+                if (S_ISDIR(st.st_mode))
+                        id = dc_store_suffixed(name, DC_ARCHIVE_IMAGES, &n);
+                else if (!S_ISREG(st.st_mode))
+                        id = NULL;
+                else if ((id = dc_store_suffixed(name, ".jsonl" COLD_SUFFIX, &n)) ||
+                         (id = dc_store_suffixed(name, ".jsonl", &n)) ||
+                         (id = dc_store_suffixed(name, DC_ARCHIVE_ENTRY, &n)))
+                        ;
+                else
+                        id = dc_store_suffixed(name, DC_ARCHIVE_CHECKPOINTS, &n);
+                if (!id)
+                        continue;
+                s = dc_store_session(p, id, n);
+                if (!s)
+                        return -ENOMEM;
+                f = S_ISDIR(st.st_mode)                 ? &s->arc_images_dir
+                    : strstr(name + n, COLD_SUFFIX)     ? &s->arc_zst
+                    : streq(name + n, ".jsonl")         ? &s->arc_jsonl
+                    : streq(name + n, DC_ARCHIVE_ENTRY) ? &s->arc_entry
+                                                        : &s->arc_checkpoints;
+                fs_fileid_from_stat(f, &st);
+                if (f == &s->arc_images_dir && cpath) {
+                        r = dc_store_du(cpath, name, &s->arc_images);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        if (k == -ENOMEM)
+                return k;
+        if (k < 0)
+                p->incomplete = true;
+        for (size_t i = 0; i < p->n_sessions; i++) {
+                DcSession *s = &p->sessions[i];
+
+                s->archived = s->arc_jsonl.present || s->arc_zst.present;
+                if (s->archived && (r = dc_store_arc_read(s, cfd)) < 0)
+                        return r;
+                if (s->archived)
+                        p->n_archived++;
+        }
+        return 0;
+}
+
 /* Can id be a file name as Deep Code joins it (`${id}.jsonl`, images/<id>)? */
 static bool dc_store_id_ok(const char *id) {
         return id[0] && id[0] != '.' && !strchr(id, '/') && strlen(id) <= 200;
@@ -254,6 +430,10 @@ static int dc_store_session_check(DcProject *p, DcSession *s, int pfd, msec_t no
                         why = s->messages.why;
                 s->last_write = s->jsonl.present ? s->jsonl.mtime_ns / 1000000 : 0;
         }
+        if (!why && s->archived && s->arc_why)
+                why = s->arc_why;
+        if (!why && p->absent)
+                why = "its project directory is gone";
         if (!why && !p->code_proven)
                 why = p->index_state == DC_INDEX_OK ?
                       "the index's originalPath does not map to the project's directory name" :
@@ -262,19 +442,26 @@ static int dc_store_session_check(DcProject *p, DcSession *s, int pfd, msec_t no
         if (why && !(s->why = strdup(why)))
                 return -ENOMEM;
         s->last_write = MAX(s->last_write, s->images.mtime);
+        if (s->archived) /* a link and the .zst keep the transcript's mtime */
+                s->last_write = MAX(s->last_write,
+                                    (s->arc_jsonl.present ? s->arc_jsonl : s->arc_zst).mtime_ns /
+                                            1000000);
         if (busy && (s->update_time == 0 || now - s->update_time < DC_STATUS_WINDOW))
                 s->live |= DC_LIVE_STATUS;
-        /* a rename to a prefix of the first prompt reads as not renamed */
+        /* a rename to a prefix of the first prompt reads as not renamed; a compressed session
+         * was not renamed: Deep Code cannot rename what it does not list, and qgc compresses no
+         * session its protections keep (titled by a person) */
         s->summary_manual = s->summary && !streq(s->summary, "[Image Prompt]") &&
                             !(s->messages.prompt &&
-                              strneq(s->messages.prompt, s->summary, strlen(s->summary)));
+                              strneq(s->messages.prompt, s->summary, strlen(s->summary))) &&
+                            !(s->archived && !s->jsonl.present && !s->arc_jsonl.present);
         return 0;
 }
 
 /* Scan projects/<name> (stat st) into a new project of s. */
 static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd,
-                            const char *projects_path, const char *name, const struct stat *st,
-                            msec_t now) {
+                            const char *projects_path, int archive_fd, const char *archive_path,
+                            const char *name, const struct stat *st, msec_t now) {
         _cleanup_close_ int pfd = fs_open_noatime(projects_fd, name, O_RDONLY | O_DIRECTORY);
         _cleanup_free_ char *code = NULL, *ppath = NULL;
         DcIndex idx = {};
@@ -309,6 +496,7 @@ static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd,
         if (r < 0)
                 return r;
         p->index_state = idx.state;
+        p->n_entries = idx.n_entries;
         p->original_path = TAKE_PTR(idx.original_path);
         r = dc_store_indexed(p, &idx);
         dc_index_done(&idx);
@@ -327,6 +515,8 @@ static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd,
         r = dc_proc_find(procs, name, s->uid, &p->live_pid);
         p->live = r > 0 ? DC_LIVE_PROCESS : r < 0 ? DC_LIVE_UNKNOWN : 0;
         r = dc_store_list(p, pfd, st->st_dev, ppath);
+        if (r >= 0)
+                r = dc_store_archived(p, archive_fd, st->st_dev, archive_path);
         for (size_t i = 0; r >= 0 && i < p->n_sessions; i++)
                 r = dc_store_session_check(p, &p->sessions[i], pfd, now);
         return r;
@@ -349,6 +539,8 @@ static const char *dc_store_git_blocked(const DcProject *p) {
                         return "a session of the project is in a prompt";
                 if (d->jsonl.present && !d->messages.complete)
                         return "a transcript could not be read to its end: its checkpoints are unknown";
+                if (d->archived && !d->arc_hashes)
+                        return "an archived session's checkpoints are unknown";
         }
         return NULL;
 }
@@ -368,8 +560,7 @@ static int dc_store_stale_refs(const DcProject *p, int hfd) {
                 bool kept = !dc_git_is_session_id(name);
 
                 for (size_t i = 0; i < p->n_sessions && !kept; i++)
-                        kept = (p->sessions[i].indexed || p->sessions[i].jsonl.present) &&
-                               streq(p->sessions[i].id, name);
+                        kept = dc_store_kept(&p->sessions[i]) && streq(p->sessions[i].id, name);
                 if (!kept)
                         return 1;
         }
@@ -416,10 +607,54 @@ static int dc_store_plan_git(DcStore *s, int fd) {
         return 0;
 }
 
+/* The codes of qgc's archive (open at afd) with no project directory: each an absent project of
+ * s, its archived sessions unproven (nothing is restored into, nor decided for, a project that
+ * is gone). */
+static int dc_store_arc_absent(DcStore *s, int afd, const char *apath, msec_t now) {
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        const char *name;
+        unsigned char type;
+        int k, r;
+
+        if (!d)
+                return -ENOMEM;
+        fs_dir_init(d, afd);
+        while ((k = fs_dir_next(d, &name, &type)) > 0) {
+                bool mount = false, found = false;
+                struct stat st;
+                DcProject *p;
+
+                for (size_t i = 0; i < s->n_projects && !found; i++)
+                        found = streq(s->projects[i].code, name);
+                if (found || fs_statat(afd, name, &st, &mount) < 0 || !S_ISDIR(st.st_mode) ||
+                    st.st_dev != s->dev || mount)
+                        continue;
+                if (util_greedy_realloc((void **)&s->projects, &s->alloc_projects,
+                                        s->n_projects + 1, sizeof(DcProject)) < 0)
+                        return -ENOMEM;
+                p = &s->projects[s->n_projects];
+                *p = (DcProject){ .code = strdup(name), .root = DC_ROOT_UNKNOWN, .absent = true,
+                                  .index_state = DC_INDEX_ABSENT };
+                if (!p->code)
+                        return -ENOMEM;
+                s->n_projects++;
+                r = dc_store_archived(p, afd, s->dev, apath);
+                for (size_t i = 0; r >= 0 && i < p->n_sessions; i++)
+                        r = dc_store_session_check(p, &p->sessions[i], -EBADF, now);
+                if (r < 0)
+                        return r;
+        }
+        if (k == -ENOMEM)
+                return k;
+        s->incomplete = s->incomplete || k < 0;
+        return 0;
+}
+
 int dc_store_scan(const char *path, msec_t now, DcStore **ret) {
-        _cleanup_close_ int fd = fs_open_root(path, 0), pfd = -EBADF, lfd = -EBADF;
+        _cleanup_close_ int fd = fs_open_root(path, 0), pfd = -EBADF, lfd = -EBADF, afd = -EBADF;
         _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
         _cleanup_free_ char *projects_path = util_path_join(path, "projects");
+        _cleanup_free_ char *archive_path = util_path_join(path, DC_ARCHIVE_DIR);
         DcProcs procs = {};
         const char *name;
         unsigned char type;
@@ -428,7 +663,7 @@ int dc_store_scan(const char *path, msec_t now, DcStore **ret) {
         DcStore *s;
         int k, r;
 
-        if (!d || !projects_path)
+        if (!d || !projects_path || !archive_path)
                 return -ENOMEM;
         if (fd < 0)
                 return fd;
@@ -454,9 +689,15 @@ int dc_store_scan(const char *path, msec_t now, DcStore **ret) {
                 fs_fileid_from_stat(&s->logs, &st);
         if (lfd >= 0 && fs_statat(lfd, "error.log", &st, NULL) >= 0)
                 fs_fileid_from_stat(&s->error_log, &st);
+        afd = fs_open_noatime(fd, DC_ARCHIVE_DIR, O_RDONLY | O_DIRECTORY);
+        if (afd >= 0 && (fstat(afd, &st) < 0 || st.st_dev != s->dev)) {
+                safe_close(afd);
+                afd = -EXDEV;
+        }
+        s->incomplete = afd < 0 && afd != -ENOENT;
         pfd = fs_open_noatime(fd, "projects", O_RDONLY | O_DIRECTORY);
         if (pfd < 0) {
-                s->incomplete = pfd != -ENOENT;
+                s->incomplete = s->incomplete || pfd != -ENOENT;
                 goto done;
         }
         fs_dir_init(d, pfd);
@@ -466,7 +707,8 @@ int dc_store_scan(const char *path, msec_t now, DcStore **ret) {
                 if (fs_statat(pfd, name, &st, &mount) < 0 || !S_ISDIR(st.st_mode) ||
                     st.st_dev != s->dev || mount)
                         continue; /* counted in the store's total only */
-                r = dc_store_project(s, &procs, pfd, projects_path, name, &st, now);
+                r = dc_store_project(s, &procs, pfd, projects_path, afd, archive_path, name, &st,
+                                     now);
                 if (r < 0)
                         goto fail;
         }
@@ -474,9 +716,11 @@ int dc_store_scan(const char *path, msec_t now, DcStore **ret) {
                 r = k;
                 goto fail;
         }
-        s->incomplete = k < 0;
+        s->incomplete = s->incomplete || k < 0;
 done:
-        r = dc_store_plan_git(s, fd);
+        r = afd >= 0 ? dc_store_arc_absent(s, afd, archive_path, now) : 0;
+        if (r >= 0)
+                r = dc_store_plan_git(s, fd);
         if (r < 0)
                 goto fail;
         dc_proc_done(&procs);
@@ -491,8 +735,8 @@ fail:
 /* Is d a transcript the index does not name, proven its project's, of no live project: an
  * orphan (ORPHAN_DC_UNINDEXED) rather than a session? */
 static bool dc_store_unindexed_orphan(const DcProject *p, const DcSession *d) {
-        return !d->indexed && d->jsonl.present && d->proven && p->code_proven && !p->live &&
-               !d->live && strlen(d->id) <= SESSION_ID_MAX;
+        return !d->indexed && !d->archived && d->jsonl.present && d->proven && p->code_proven &&
+               !p->live && !d->live && strlen(d->id) <= SESSION_ID_MAX;
 }
 
 static int dc_store_session_record(const DcProject *p, const DcSession *d, size_t tree, msec_t now,
@@ -508,14 +752,35 @@ static int dc_store_session_record(const DcProject *p, const DcSession *d, size_
         s->bytes = d->jsonl.size + d->images.bytes;
         s->bytes_alloc = d->jsonl.blocks + d->images.alloc;
         s->mtime = d->jsonl.present ? d->jsonl.mtime_ns / 1000000 : 0;
+        if (d->archived) {
+                /* Deep Code lists it too (a restore or an archive cut short): both left alone */
+                s->state = d->indexed || d->jsonl.present || d->has_images ? SESSION_CONFLICT
+                                                                           : SESSION_ARCHIVED;
+                s->archived = d->arc_jsonl.present ? d->arc_jsonl : d->arc_zst;
+                s->cold = !d->arc_jsonl.present;
+                s->cold_copy = d->arc_jsonl.present && d->arc_zst.present;
+                s->cold_bytes = d->arc_zst.size;
+                s->cold_orig = d->arc_zst.present ? d->arc_zst_orig : 0;
+                s->archived_at = (msec_t)(d->arc_entry.mtime_ns / 1000000);
+                s->restore_full = p->n_entries >= DC_INDEX_ENTRIES_MAX;
+                s->bytes += d->arc_jsonl.size + d->arc_zst.size + d->arc_entry.size +
+                            d->arc_checkpoints.size + d->arc_images.bytes;
+                s->bytes_alloc += d->arc_jsonl.blocks + d->arc_zst.blocks + d->arc_entry.blocks +
+                                  d->arc_checkpoints.blocks + d->arc_images.alloc;
+                if (!d->jsonl.present) {
+                        s->transcript_bytes = s->cold ? d->arc_zst_orig : d->arc_jsonl.size;
+                        s->empty = s->transcript_bytes == 0;
+                        s->mtime = s->archived.mtime_ns / 1000000;
+                }
+        }
         s->last_write = d->last_write;
         s->first_record = d->create_time;
         s->last_record = d->update_time;
         s->last_activity = MAX(s->mtime, s->last_record);
         s->future_clamped = s->last_activity > now;
         s->last_activity = MIN(s->last_activity, now);
-        s->owner = d->proven && d->indexed ? OWNER_OK : OWNER_UNVERIFIED;
-        s->owner_cause = d->proven && d->indexed ? OWNER_CAUSE_CWD : OWNER_CAUSE_UNREADABLE;
+        s->owner = d->proven && (d->indexed || d->archived) ? OWNER_OK : OWNER_UNVERIFIED;
+        s->owner_cause = s->owner == OWNER_OK ? OWNER_CAUSE_CWD : OWNER_CAUSE_UNREADABLE;
         s->project_dir = strdup(p->code);
         if (!s->project_dir)
                 return -ENOMEM;
@@ -559,8 +824,8 @@ int dc_store_inventory(const DcStore *s, Inventory *inv, size_t tree, msec_t now
                         Session rec;
                         int r;
 
-                        if (!d->indexed && !d->jsonl.present)
-                                continue; /* images/<id>/ alone: an orphan */
+                        if (!dc_store_kept(d))
+                                continue; /* images/<id>/ alone, or archive files alone */
                         if (dc_store_unindexed_orphan(p, d))
                                 continue; /* ORPHAN_DC_UNINDEXED */
                         if (strlen(d->id) > SESSION_ID_MAX) {
@@ -585,7 +850,7 @@ int dc_store_git_input(const DcProject *p, const char ***ret_kept, size_t *ret_n
         const char **kept, **named;
 
         for (size_t i = 0; i < p->n_sessions; i++)
-                n_named += p->sessions[i].messages.n_checkpoints;
+                n_named += p->sessions[i].messages.n_checkpoints + p->sessions[i].n_arc_hashes;
         kept = calloc(p->n_sessions + 1, sizeof(char *));
         named = calloc(n_named + 1, sizeof(char *));
         if (!kept || !named) {
@@ -597,10 +862,12 @@ int dc_store_git_input(const DcProject *p, const char ***ret_kept, size_t *ret_n
                 const DcSession *d = &p->sessions[i];
 
                 /* an unindexed transcript keeps its branch until it goes itself */
-                if (d->indexed || d->jsonl.present)
+                if (dc_store_kept(d))
                         kept[n_kept++] = d->id;
                 for (size_t j = 0; j < d->messages.n_checkpoints; j++)
                         named[k++] = d->messages.checkpoints[j];
+                for (size_t j = 0; j < d->n_arc_hashes; j++)
+                        named[k++] = d->arc_hashes[j];
         }
         *ret_kept = kept;
         *ret_n_kept = n_kept;
@@ -644,7 +911,7 @@ static int dc_store_project_orphans(const DcProject *p, Inventory *inv, size_t t
                         r = dc_store_orphan(inv, ORPHAN_DC_UNINDEXED, tree, dir, d->id, &d->jsonl,
                                             d->jsonl.size + d->images.bytes,
                                             d->jsonl.blocks + d->images.alloc, d->last_write);
-                else if (!d->indexed && !d->jsonl.present && d->has_images &&
+                else if (!dc_store_kept(d) && d->has_images &&
                          strlen(d->id) <= SESSION_ID_MAX) {
                         _cleanup_free_ char *name = util_path_join("images", d->id);
 
@@ -667,6 +934,8 @@ static const char *dc_store_stale_why(const DcProject *p) {
                 return "it holds what Deep Code does not write";
         if (p->live)
                 return "a Deep Code process may work in it";
+        if (p->n_archived > 0) /* its checkpoints are what a restore brings back to */
+                return "qgc's archive holds sessions of it";
         for (size_t i = 0; i < p->n_sessions; i++)
                 if ((p->sessions[i].indexed || p->sessions[i].jsonl.present) &&
                     !p->sessions[i].proven)

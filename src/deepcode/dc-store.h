@@ -9,11 +9,26 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cold.h"
 #include "dc-index.h"
 #include "dc-messages.h"
 #include "fs.h"
 #include "inventory.h"
 #include "util.h"
+
+/* qgc's archive of Deep Code's sessions (Deep Code has none; dc-cold.c archives, dc-restore.c
+ * restores), in a directory Deep Code never reads: ~/.deepcode/.qgc-archive/<code>/, 0700, with
+ * per session <id>.jsonl (the transcript, byte for byte) or <id>.jsonl.zst (compressed:
+ * cold.h), <id>.entry.json (its index entry, js_stringify_indent(entry, 2)), <id>.checkpoints
+ * (the checkpointHash values its messages name, one 40-hex per line, sorted) and <id>.images/
+ * (its images/<id>/, when it had one). Its branch stays in file-history/.git. */
+#define DC_ARCHIVE_DIR ".qgc-archive"
+#define DC_ARCHIVE_ZST ".jsonl" COLD_SUFFIX
+#define DC_ARCHIVE_ENTRY ".entry.json"
+#define DC_ARCHIVE_CHECKPOINTS ".checkpoints"
+#define DC_ARCHIVE_IMAGES ".images"
+/* <id>.checkpoints past this is not read: its checkpoints are unknown (41 bytes a checkpoint) */
+#define DC_ARCHIVE_CHECKPOINTS_MAX (16u << 20)
 
 /* How long an index status of a prompt in progress (processing, ask_permission,
  * waiting_for_user) keeps its session live after its updateTime: Deep Code saves the index at
@@ -65,6 +80,16 @@ typedef struct DcSession {
         bool has_images;
         msec_t last_write; /* the newest mtime of the .jsonl and images/<id>/ */
         DcMessages messages; /* what its .jsonl says (empty when absent) */
+        /* in qgc's archive (DC_ARCHIVE_DIR/<code>/): archived when <id>.jsonl or
+         * <id>.jsonl.zst is there (.present of each); its entry's fields fill the index's
+         * above when the index does not name it */
+        bool archived;
+        FileId arc_jsonl, arc_zst, arc_entry, arc_checkpoints, arc_images_dir;
+        DcBytes arc_images;   /* <id>.images/ */
+        uint64_t arc_zst_orig; /* the size the .zst records of its original */
+        char *arc_why;        /* why the archive of it is not whole (NULL: whole) */
+        char (*arc_hashes)[DC_HASH_LEN + 1]; /* <id>.checkpoints, read whole (arc_why else) */
+        size_t n_arc_hashes;
 } DcSession;
 
 typedef struct DcProject {
@@ -95,6 +120,9 @@ typedef struct DcProject {
         bool incomplete;       /* the directory could not be listed in full */
         bool unknown;          /* it holds an entry Deep Code does not write */
         FileId marker;         /* DC_STALE_MARKER, .present when it exists */
+        size_t n_entries;      /* the index's entries, nameless ones too */
+        bool absent;           /* no projects/<code>/: only archived sessions of the code */
+        size_t n_archived;     /* sessions with their files in qgc's archive */
 } DcProject;
 
 /* Where qgc keeps, in a project of a vanished originalPath, the time it first saw it stale (its
@@ -112,7 +140,7 @@ typedef struct DcStore {
         DcBytes total;         /* the whole store, as du counts it */
         FileId error_log;      /* logs/error.log (global; Deep Code appends to it forever) */
         FileId logs;           /* logs/ */
-        bool incomplete;       /* projects/ could not be listed in full */
+        bool incomplete;       /* projects/ or DC_ARCHIVE_DIR could not be listed in full */
 } DcStore;
 
 /* Scan the store at path (a ~/.deepcode) at time now, each checkpoint repository's compaction
@@ -120,15 +148,26 @@ typedef struct DcStore {
 int dc_store_scan(const char *path, msec_t now, DcStore **ret);
 DcStore *dc_store_free(DcStore *s);
 
-/* The DcGitInput of project p (dc-git.h): every session with a transcript or an index entry is
- * kept, every checkpoint a transcript names is a root. Arrays owned by the caller (free()). */
+/* The archived sessions of p->code in qgc's archive (open at archive_fd; -errno: none) added to
+ * p's sessions, their files read (entry, checkpoints, the .zst's record, a plain transcript's
+ * messages) and, with apath (the archive's path), <id>.images/ measured; p->incomplete when it
+ * cannot be listed. 0 or -ENOMEM. */
+int dc_store_archived(DcProject *p, int archive_fd, dev_t dev, const char *apath);
+void dc_store_session_done(DcSession *s);
+
+/* The DcGitInput of project p (dc-git.h): every session with a transcript, an index entry or
+ * qgc's archive of it is kept, every checkpoint a transcript or an archived <id>.checkpoints
+ * names is a root. Arrays owned by the caller (free()). */
 int dc_store_git_input(const DcProject *p, const char ***ret_kept, size_t *ret_n_kept,
                        const char ***ret_named, size_t *ret_n_named);
 
 /* The store-neutral records of s for tree `tree` of inv (model/inventory.h): the tree's dev,
  * fs_size, fs_avail, fs_known; a Session per
  * session with a .jsonl or an index entry (OWNER_OK only when proven; a .jsonl the index does
- * not name is OWNER_UNVERIFIED: Deep Code cannot list it), live bits LIVE_REGISTRY (a
+ * not name is OWNER_UNVERIFIED: Deep Code cannot list it), or archived (SESSION_ARCHIVED, cold
+ * for a .zst alone, cold_copy for both, archived_at the mtime of its <id>.entry.json, written
+ * once when qgc archived it; OWNER_OK when its archive is whole and its project proven;
+ * SESSION_CONFLICT when Deep Code has it too: indexed, a .jsonl or images/<id>/), live bits LIVE_REGISTRY (a
  * process), LIVE_CLAIM (the index status) and LIVE_UNKNOWN, with live_reason; the tree
  * incomplete when s or a project is, or an id is longer than SESSION_ID_MAX. 0 or -ENOMEM. */
 int dc_store_inventory(const DcStore *s, Inventory *inv, size_t tree, msec_t now);

@@ -1,6 +1,7 @@
 /* deepcode-store.c: Deep Code's store (store.h): a ~/.deepcode told by what is inside it, its
- * project codes (getProjectCode, dc-project.h), its walk into the inventory (dc-store.h). It
- * has no run operations yet: the executor leaves its trees alone. */
+ * project codes (getProjectCode, dc-project.h), its walk into the inventory (dc-store.h), and
+ * its run operations: the delete (dc-run.h), the archive tier (dc-cold.h), the reclaim of
+ * orphans (dc-reclaim.h), each kind of pending marker's recovery. */
 #include "autoconf.h"
 
 #include <dirent.h>
@@ -12,8 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dc-cold.h"
 #include "dc-project.h"
 #include "dc-reclaim.h"
+#include "dc-restore.h"
 #include "dc-run.h"
 #include "dc-store.h"
 #include "deepcode-store.h"
@@ -21,6 +24,7 @@
 #include "fs.h"
 #include "lock.h"
 #include "macro.h"
+#include "policy.h"
 #include "util.h"
 
 /* Is (dfd, name) a regular file (is_reg) or a directory, no symlink followed? */
@@ -155,6 +159,8 @@ typedef enum DcKind {
         DC_KIND_QGC,          /* qgc's lock and temporary files */
         DC_KIND_OTHER,        /* anything else (never touched) */
         DC_KIND_DIRS,         /* the directories themselves */
+        DC_KIND_ARCHIVED,     /* DC_ARCHIVE_DIR/ (dc-store.h): qgc's archive; last, and shown
+                               * only when it holds a file */
         _DC_KIND_MAX,
 } DcKind;
 
@@ -165,7 +171,7 @@ static const char *const deepcode_store_kind_names[_DC_KIND_MAX] = {
         [DC_KIND_INDEX] = "sessions-index.json", [DC_KIND_FILE_HISTORY] = "file-history (git)",
         [DC_KIND_LOGS] = "logs",                 [DC_KIND_STATE] = "settings, machine-id",
         [DC_KIND_QGC] = "qgc (lock, temp files)", [DC_KIND_OTHER] = "other",
-        [DC_KIND_DIRS] = "directories",
+        [DC_KIND_DIRS] = "directories",           [DC_KIND_ARCHIVED] = "archived sessions",
 };
 
 static const char *const deepcode_store_kind_keys[_DC_KIND_MAX] = {
@@ -173,7 +179,7 @@ static const char *const deepcode_store_kind_keys[_DC_KIND_MAX] = {
         [DC_KIND_INDEX] = "index",               [DC_KIND_FILE_HISTORY] = "file-history",
         [DC_KIND_LOGS] = "logs",                 [DC_KIND_STATE] = "state",
         [DC_KIND_QGC] = "qgc",                   [DC_KIND_OTHER] = "other",
-        [DC_KIND_DIRS] = "directories",
+        [DC_KIND_DIRS] = "directories",          [DC_KIND_ARCHIVED] = "archived",
 };
 
 /* The kind of file rel (relative to the store), by its path's components. */
@@ -184,6 +190,8 @@ static DcKind deepcode_store_classify(const char *rel) {
 
         if (streq(rel, LOCK_FILE) || fs_is_temp_name(base) || strneq(rel, DC_RUN_QGC_DIR "/", 5))
                 return DC_KIND_QGC;
+        if (strneq(rel, DC_ARCHIVE_DIR "/", strlen(DC_ARCHIVE_DIR "/")))
+                return DC_KIND_ARCHIVED;
         if (strneq(rel, "logs/", 5))
                 return DC_KIND_LOGS;
         if (streq(rel, "settings.json") || streq(rel, "machine-id"))
@@ -229,19 +237,25 @@ static int deepcode_store_count(void *userdata, const char *rel, const struct st
 
 /* The bytes of tree t by DcKind: what du says of the ~/.deepcode, hard links once. */
 static int deepcode_store_measure(const Inventory *inv, size_t t, StoreSize *ret) {
+        int r;
+
         *ret = (StoreSize){ .n_kinds = _DC_KIND_MAX, .unknown_kind = DC_KIND_OTHER };
         for (DcKind k = 0; k < _DC_KIND_MAX; k++) {
                 ret->kind_names[k] = deepcode_store_kind_names[k];
                 ret->kind_keys[k] = deepcode_store_kind_keys[k];
         }
-        return du_walk(inv->trees[t].runtime_dir, NULL, deepcode_store_count, ret,
-                       &ret->incomplete);
+        r = du_walk(inv->trees[t].runtime_dir, NULL, deepcode_store_count, ret, &ret->incomplete);
+        if (ret->files[DC_KIND_ARCHIVED] == 0)
+                ret->n_kinds--; /* a store qgc never archived in reads as Deep Code's alone */
+        return r;
 }
 
-/* Deep Code keeps a transcript beside its project's index: projects/<code>/<id>.jsonl (it has
- * no archive). */
+/* Deep Code keeps a transcript beside its project's index: projects/<code>/<id>.jsonl; qgc's
+ * archive of it is .qgc-archive/<code>/<id>.jsonl (compressed: .zst), dc-cold.h. */
 static char *deepcode_store_session_path(const Session *s, bool archived) {
-        (void)archived;
+        if (archived)
+                return util_strprintf(DC_ARCHIVE_DIR "/%s/%s%s", s->project_dir, s->id,
+                                      s->cold ? DC_ARCHIVE_ZST : ".jsonl");
         return util_strprintf("projects/%s/%s.jsonl", s->project_dir, s->id);
 }
 
@@ -260,10 +274,29 @@ static int deepcode_store_run_orphan(struct StoreRun *run, const Orphan *o, Stor
         return dc_reclaim_orphan(run->store_fd, run->inv, o, step);
 }
 
+/* The delete of an indexed session is dc-run.c's; the archive tier's verbs dc-cold.c's. */
+static int deepcode_store_run_session(struct StoreRun *run, const Session *s, const Verdict *v,
+                                      StoreStep *step) {
+        if (v->verb == VERB_DELETE && s->state != SESSION_ARCHIVED)
+                return dc_run_session(run, s, v, step);
+        return dc_cold_session(run, s, v, step);
+}
+
+static const DcRunRecovery deepcode_store_recovery[] = {
+        { DC_RUN_MARKER_PREFIX, dc_run_recover_one },
+        { DC_COLD_MARKER_PREFIX, dc_cold_recover_one },
+        { DC_RESTORE_MARKER_PREFIX, dc_restore_recover_one },
+        {},
+};
+
+static int deepcode_store_run_recover(struct StoreRun *run, StoreStep *step) {
+        return dc_run_recover(run, deepcode_store_recovery, step);
+}
+
 const StoreOps deepcode_store = {
         .name = "deepcode",
-        .archive_refused = "Deep Code has no archive, and qgc's cold tier for it is not built: "
-                           "qgc only deletes there",
+        .restore_full = "its project's index holds 50 entries, Deep Code's most: its next save "
+                        "would cut the oldest and delete its files",
         .detect = deepcode_store_detect,
         .tree_from_dir = deepcode_store_tree_from_dir,
         .tree_for_home = deepcode_store_tree_for_home,
@@ -277,7 +310,8 @@ const StoreOps deepcode_store = {
                          "  file-history is the project's, shared by its sessions",
         .run_open = dc_run_open,
         .run_close = dc_run_close,
-        .run_recover = dc_run_recover,
-        .run_session = dc_run_session,
+        .run_recover = deepcode_store_run_recover,
+        .run_session = deepcode_store_run_session,
         .run_orphan = deepcode_store_run_orphan,
+        .run_restore = dc_restore_session,
 };

@@ -219,6 +219,9 @@ int actions_batch_dir(ActionsContext *c, const ActionsTree *t, const Session *s,
 /* actions-store.c: a tree whose store has run operations (ActionsTree.run) */
 void actions_store_recover(ActionsContext *c, size_t t);
 int actions_store_session(ActionsContext *c, const Session *s, const Verdict *v);
+/* A RESTORE step of a session of such a tree (StoreOps.run_restore), journalled as Qwen's
+ * restore. 0 or -errno. */
+int actions_store_restore(ActionsContext *c, const PlanStep *st);
 
 /* actions-orphan.c */
 int actions_orphan_step(ActionsContext *c, const Orphan *o, const Verdict *v);

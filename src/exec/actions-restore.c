@@ -16,6 +16,7 @@
 #include "macro.h"
 #include "recover.h"
 #include "session-times.h"
+#include "store.h"
 #include "util.h"
 
 #include "actions-int.h"
@@ -177,6 +178,14 @@ static int actions_restore_append(ActionsContext *c, size_t tree, const StrBuf *
         return r;
 }
 
+/* A step of a store that restores itself (StoreOps.run_restore): no session-times there, its
+ * store keeps its own markers. */
+static bool actions_restore_by_store(const ActionsContext *c, const PlanStep *st) {
+        const Tree *tr = &c->inv->trees[st->tree];
+
+        return tr->store && tr->store->run_restore && st->session < c->inv->n_sessions;
+}
+
 static bool actions_restore_is_cold(const PlanStep *st) {
         return st->session == SIZE_MAX && st->dir && st->name;
 }
@@ -191,7 +200,8 @@ int actions_restore_intents(ActionsContext *c, const Plan *p, bool *ok) {
                 for (size_t i = 0; r >= 0 && i < p->n_steps; i++) {
                         const PlanStep *st = &p->steps[i];
 
-                        if (st->kind != PLAN_STEP_RESTORE || st->tree != t || st->why)
+                        if (st->kind != PLAN_STEP_RESTORE || st->tree != t || st->why ||
+                            actions_restore_by_store(c, st))
                                 continue;
                         r = session_times_line(&sb, actions_restore_is_cold(st) && st->to_archive
                                                             ? SESSION_TIME_RESTORE_TO_ARCHIVE
@@ -212,6 +222,8 @@ int actions_restore_step(ActionsContext *c, const PlanStep *st) {
 
         if (!cold && st->session >= c->inv->n_sessions)
                 return -EINVAL;
+        if (actions_restore_by_store(c, st))
+                return actions_store_restore(c, st);
         r = cold ? actions_restore_cold(c, st)
                  : actions_restore_one(c, &c->inv->sessions[st->session], st->why);
         /* its end (a cold restore --to-archive is complete in chats/archive/); one that can

@@ -1,6 +1,6 @@
 /* actions-store.c: the trees of a store with run operations (StoreOps.run_*, store.h): its
- * recovery and each session's action carried out by the store, journalled and counted as
- * Qwen's (actions-report.c). Nothing here knows a store's files. */
+ * recovery, each session's action and restore carried out by the store, journalled and counted
+ * as Qwen's (actions-report.c). Nothing here knows a store's files. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -74,4 +74,37 @@ int actions_store_session(ActionsContext *c, const Session *s, const Verdict *v)
         (void)actions_report_session(c, s, v, o, why, o == ACTIONS_FAILED ? -r : 0);
         free(step.why);
         return 0;
+}
+
+int actions_store_restore(ActionsContext *c, const PlanStep *st) {
+        const Session *s = &c->inv->sessions[st->session];
+        const Tree *tr = &c->inv->trees[s->tree];
+        const ActionsTree *t = &c->trees[s->tree];
+        StoreStep step = { .hook = actions_report_step, .userdata = c };
+        VerdictFacts f = { .fact = (char *)"qgc restore" };
+        Verdict v = { .verb = VERB_KEEP, .rule = "restore", .facts = &f };
+        Session moved;
+        int r;
+
+        /* refused by its plan (restore.c): never begun */
+        r = st->why ? -EEXIST : t->error < 0 ? t->error : t->run ? 0 : -EBADF;
+        if (r >= 0)
+                r = tr->store->run_restore(t->run, s, &step);
+        if (r < 0) {
+                const char *why = st->why ?: step.why ?: "cannot restore it";
+
+                log_error("restore: cannot restore session %s in '%s': %s", s->id,
+                          tr->runtime_dir, why);
+                (void)actions_report_session(c, s, &v, st->why ? ACTIONS_FAILED
+                                                               : actions_report_store(r),
+                                             why, st->why ? 0 : -r);
+        } else {
+                moved = *s;
+                moved.state = SESSION_ACTIVE;
+                (void)actions_report_session(c, &moved, &v, ACTIONS_DONE, NULL, 0);
+                log_info("restored session %s into %s/projects/%s", s->id, tr->runtime_dir,
+                         s->project_dir);
+        }
+        free(step.why);
+        return r;
 }

@@ -122,6 +122,8 @@ typedef struct Session {
         bool review_dir : 1;      /* workflows/generated/review/<id>-<hash>/ exists */
         bool restore_pending : 1; /* a restore began and did not complete (session-times.h) */
         bool restore_to_archive : 1; /* ... a restore --to-archive */
+        bool restore_full : 1;    /* its store would refuse its restore: the place it goes back
+                                   * to is full (StoreOps.restore_full says why) */
         bool merge_too_big : 1;   /* chats/ and chats/archive/ both hold its .pr.json or
                                    * .ledger.jsonl, one larger than ARCHIVE_SIDECAR_MAX: its
                                    * archive (restore) would refuse the merge */

@@ -83,6 +83,9 @@ typedef struct StoreOps {
          * skip (rule "store") with this as its reason, as for read_only. */
         const char *archive_refused;
         const char *orphans_refused;
+        /* Why the store refuses the restore of a session whose Session.restore_full the scan
+         * set (its place is full), for a store with run_restore. */
+        const char *restore_full;
 
         /* --root DIR: is the directory open at dir_fd one of this store's roots? 1 yes, 0 no,
          * or -errno. Read-only, follows no symlink. The cli asks every store, the last one
@@ -124,8 +127,9 @@ typedef struct StoreOps {
          * a store with run_orphan. Allocated; NULL on ENOMEM. May be NULL: project_dir/name. */
         char *(*orphan_path)(const Orphan *o);
 
-        /* qgc status in the store's words: no_archive, the store keeps no archived sessions
-         * (no ARCHIVED column, no archive line, when no tree's store has one); session_bytes,
+        /* qgc status in the store's words: no_archive, the store has no archive of its own (no
+         * ARCHIVED column, no archive line, when no tree's store has one and no session is
+         * archived: Deep Code's is qgc's, there once qgc archived there); session_bytes,
          * what a session's bytes count (the tree cap's lines, lines of 60 columns joined by
          * "\n  "; NULL: not said). */
         bool no_archive;
@@ -147,4 +151,10 @@ typedef struct StoreOps {
         int (*run_session)(struct StoreRun *run, const Session *s, const struct Verdict *v,
                            StoreStep *step);
         int (*run_orphan)(struct StoreRun *run, const Orphan *o, StoreStep *step);
+        /* qgc restore of archived session s (plan/restore.c plans it; NULL: the executor's own
+         * restore, Qwen's): back where the store's program lists it, whole, with the same
+         * re-checks, hook and results as run_session (-EEXIST: the store's program has it too,
+         * -ENOSPC: restore_full, -EPERM: ownership not proven); a kill at any hook is finished
+         * or undone by run_recover. */
+        int (*run_restore)(struct StoreRun *run, const Session *s, StoreStep *step);
 } StoreOps;

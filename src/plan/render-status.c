@@ -51,10 +51,13 @@ static int render_use_width(const PlanUse *u, size_t n, size_t limit, size_t *re
         return 0;
 }
 
-/* Does some tree's store keep archived sessions (a tree without a store: yes)? */
+/* Does some tree's store keep archived sessions (a tree without a store: yes), or hold one? */
 static bool render_status_archive(const Inventory *inv) {
         for (size_t t = 0; t < inv->n_trees; t++)
                 if (!inv->trees[t].store || !inv->trees[t].store->no_archive)
+                        return true;
+        for (size_t i = 0; i < inv->n_sessions; i++)
+                if (inv->sessions[i].state == SESSION_ARCHIVED)
                         return true;
         return false;
 }

@@ -16,17 +16,41 @@
 #include "macro.h"
 #include "reason.h"
 #include "restore.h"
+#include "store.h"
 #include "util.h"
 
-/* Why the session cannot be restored, or NULL. */
-static const char *restore_refusal(const Session *s) {
+/* Does tree tr's store restore its sessions itself (StoreOps.run_restore)? */
+static bool restore_by_store(const Tree *tr) {
+        return tr->store && tr->store->run_restore;
+}
+
+/* Why the session cannot be restored, or NULL. A store that restores itself also refuses a
+ * session in use, and one whose place is full. */
+static const char *restore_refusal(const Tree *tr, const Session *s) {
         if (s->state == SESSION_CONFLICT)
                 return "an active copy exists (conflict)";
         if (s->state != SESSION_ARCHIVED)
                 return "not archived";
         if (s->owner == OWNER_FOREIGN || s->owner == OWNER_UNVERIFIED)
                 return "ownership not proven";
+        if (restore_by_store(tr) && s->live)
+                return s->live_reason ?: "in use";
+        if (restore_by_store(tr) && s->restore_full)
+                return tr->store->restore_full;
         return NULL;
+}
+
+/* The transcript's move of a store that restores itself: from its archive to its place, as the
+ * store names them (StoreOps.session_path). */
+static int restore_store_paths(const Tree *tr, const Session *s, PlanStep *st) {
+        _cleanup_free_ char *a = tr->store->session_path ? tr->store->session_path(s, true) : NULL;
+        _cleanup_free_ char *b = tr->store->session_path ? tr->store->session_path(s, false) : NULL;
+        _cleanup_free_ char *from = a ? util_path_join(tr->runtime_dir, a) : NULL;
+        _cleanup_free_ char *to = b ? util_path_join(tr->runtime_dir, b) : NULL;
+
+        if (!tr->store->session_path)
+                return 0;
+        return from && to ? plan_step_add_path(st, from, to) : -ENOMEM;
 }
 
 /* The transcript and the sidecars present in chats/archive/ of s, as from -> to paths. */
@@ -97,8 +121,13 @@ int restore_resolve(const Inventory *inv, const char *prefix, const char **ret_i
 }
 
 /* Add the RESTORE step of session s (of tree t) to p. */
-static int restore_add(Plan *p, const Inventory *inv, size_t t, const Session *s) {
-        const char *why = restore_refusal(s) ?: s->merge_too_big ? reason_merge_limit : NULL;
+static int restore_add(Plan *p, const Inventory *inv, size_t t, const Session *s,
+                       bool to_archive) {
+        const Tree *tr = &inv->trees[t];
+        const char *why = restore_refusal(tr, s) ?: s->merge_too_big ? reason_merge_limit : NULL;
+
+        if (!why && to_archive && restore_by_store(tr))
+                why = "its store restores it whole: --to-archive does not apply";
         PlanStep st = {
                 .kind = PLAN_STEP_RESTORE,
                 .tree = t,
@@ -113,7 +142,9 @@ static int restore_add(Plan *p, const Inventory *inv, size_t t, const Session *s
                 plan_step_done(&st);
                 return -ENOMEM;
         }
-        r = why ? 0 : restore_paths(&inv->trees[t], s, &st);
+        r = why                   ? 0
+            : restore_by_store(tr) ? restore_store_paths(tr, s, &st)
+                                   : restore_paths(tr, s, &st);
         if (r < 0) {
                 plan_step_done(&st);
                 return r;
@@ -229,10 +260,14 @@ int restore_add_id(Plan *p, const Inventory *inv, size_t t, const char *id, bool
         const Session *s = inventory_find(inv, t, id);
         int r;
 
+        if (restore_by_store(&inv->trees[t])) { /* its archive, compressed or not, its own */
+                r = s ? restore_add(p, inv, t, s, to_archive) : 0;
+                return r < 0 ? r : s ? 1 : 0;
+        }
         r = restore_cold_step(inv, t, id, to_archive, p);
         if (r != 0 || !s || session_is_cold(s))
                 return r;
-        r = restore_add(p, inv, t, s);
+        r = restore_add(p, inv, t, s, false);
         return r < 0 ? r : 1;
 }
 
@@ -252,8 +287,10 @@ int restore_plan(const Inventory *inv, const char *id, const char *project, bool
         for (size_t i = 0; project && i < inv->n_sessions; i++) {
                 const Session *s = &inv->sessions[i];
 
+                /* a store that restores itself: its refusals shown */
                 if (s->state != SESSION_ARCHIVED || !s->cwd || !streq(s->cwd, project) ||
-                    restore_refusal(s))
+                    (!restore_by_store(&inv->trees[s->tree]) &&
+                     restore_refusal(&inv->trees[s->tree], s)))
                         continue;
                 /* each session by the path of `qgc restore ID`, so that a compressed one whose
                  * restore was cut short is finished, never moved on beside its .zst */

@@ -1,0 +1,716 @@
+/* dc-cold.c: qgc's archive of Deep Code sessions, the run side (dc-cold.h). Deep Code lists only
+ * what its index names, so an archived session is one whose entry left the index, its files in
+ * ~/.deepcode/.qgc-archive/<code>/ (0700, the store's owner), which Deep Code never reads.
+ *
+ * Order of an archive, each change after its hook (StoreStep.hook):
+ *   1. re-checks: the .jsonl is what the scan saw and read whole (its checkpoints), nothing of
+ *      the id in the archive, no Deep Code process in the project, the entry not in progress;
+ *   2. the marker .qgc/archive-<id> (code, the .jsonl's identity), durable;
+ *   3. .qgc-archive/<code>/ made; <id>.entry.json (the entry as the index holds it,
+ *      JSON.stringify(entry, null, 2)) and <id>.checkpoints (sorted, one a line) written; the
+ *      .jsonl hard-linked as <id>.jsonl (the same inode: the transcript byte for byte);
+ *   4. the entry removed from the index (dc_run_index_edit(): refused when it changed since
+ *      step 3) -- from here Deep Code does not list it;
+ *   5. images/<id>/ renamed to <id>.images/;
+ *   6. projects/<code>/<id>.jsonl unlinked when it is still the archive's inode;
+ *   7. the marker removed.
+ * Before 4 Deep Code lists the session whole; from 4 on the archive holds it whole. Recovery
+ * (dc_cold_recover_one()): the entry still in the index -> redone from 4 when the archive files
+ * are whole and the transcript and entry are still what they were, else undone (what was moved
+ * goes back, qgc's files of the id go: the next plan decides again); the entry gone -> 5-7
+ * when the archive files are whole, else undone.
+ * COMPRESS: cold_ctx_compress() of <id>.jsonl in the archive (cold.c's crash order; a .zst
+ * left beside it by a killed run is resolved by cold_resolve()). DELETE of an archived session:
+ * the marker (kind "delete-archived"), the archive files (the transcript first, the entry
+ * last), the branch and reflog as dc-run.c's delete, the marker; its recovery finishes it. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cold.h"
+#include "dc-cold.h"
+#include "dc-messages.h"
+#include "dc-store.h"
+#include "fs.h"
+#include "js.h"
+#include "json.h"
+#include "macro.h"
+#include "policy.h"
+#include "rm-rf.h"
+#include "strbuf.h"
+#include "util.h"
+
+#define DC_COLD_INDEX_TEMP ".sessions-index.json" FS_TEMP_SUFFIX
+#define DC_COLD_MARKER_MAX 8192
+
+/* The archive's files of an id, the transcript first, its entry last (the order of a delete). */
+static const char *const dc_cold_files[] = { DC_ARCHIVE_ZST, ".jsonl", DC_ARCHIVE_IMAGES,
+                                             DC_ARCHIVE_CHECKPOINTS, DC_ARCHIVE_ENTRY };
+
+/* The archive directory of a project, and the owner its files get (run as root). */
+typedef struct DcCold {
+        struct StoreRun *run;
+        const char *code, *id;
+        int pfd;        /* projects/<code>/, -errno when absent */
+        int afd;        /* .qgc-archive/<code>/, -errno when absent */
+        uid_t uid;
+        gid_t gid;
+} DcCold;
+
+static void dc_cold_done(DcCold *c) {
+        safe_close(c->pfd);
+        safe_close(c->afd);
+}
+
+static int dc_cold_init(DcCold *c, struct StoreRun *run, const char *code, const char *id) {
+        _cleanup_free_ char *rel = util_strprintf(DC_ARCHIVE_DIR "/%s", code);
+        struct stat st;
+
+        *c = (DcCold){ .run = run, .code = code, .id = id, .pfd = -EBADF, .afd = -EBADF,
+                       .uid = run->uid };
+        if (!rel)
+                return -ENOMEM;
+        if (fstat(run->store_fd, &st) < 0)
+                return -errno;
+        c->gid = st.st_gid;
+        c->pfd = run->projects_fd < 0 ? run->projects_fd : fs_open_dir(run->projects_fd, code);
+        c->afd = fs_open_path(run->store_fd, rel, run->dev);
+        if (c->pfd < 0 && c->pfd != -ENOENT)
+                return c->pfd;
+        if (c->afd < 0 && c->afd != -ENOENT)
+                return c->afd;
+        return 0;
+}
+
+/* The archive's name of id with suffix (".jsonl", DC_ARCHIVE_ENTRY...). */
+static char *dc_cold_name(const DcCold *c, const char *suffix) {
+        return util_strprintf("%s%s", c->id, suffix);
+}
+
+static void dc_cold_own(const DcCold *c, int dfd, const char *name) {
+        if (geteuid() == 0)
+                (void)fchownat(dfd, name, c->uid, c->gid, AT_SYMLINK_NOFOLLOW);
+}
+
+/* (dfd, name) made if absent (after its hook, dfd fsynced), opened. The fd or -errno. */
+static int dc_cold_mkdir(const DcCold *c, int dfd, const char *name, const char *shown,
+                         StoreStep *step) {
+        int fd = fs_open_dir(dfd, name), r;
+
+        if (fd != -ENOENT)
+                return fd;
+        dc_run_hook(step, "create %s/", shown);
+        r = fs_mkdirat(dfd, name, 0700);
+        if (r < 0 && r != -EEXIST)
+                return r;
+        dc_cold_own(c, dfd, name);
+        r = fs_fsync(dfd);
+        return r < 0 ? r : fs_open_dir(dfd, name);
+}
+
+/* .qgc-archive/<code>/ removed when empty, then .qgc-archive/ (nothing else there). */
+static void dc_cold_rmdir(DcCold *c) {
+        _cleanup_close_ int top = fs_open_dir(c->run->store_fd, DC_ARCHIVE_DIR);
+
+        if (top < 0)
+                return;
+        if (unlinkat(top, c->code, AT_REMOVEDIR) == 0) {
+                c->afd = safe_close(c->afd);
+                (void)fs_fsync(top);
+        }
+        if (unlinkat(c->run->store_fd, DC_ARCHIVE_DIR, AT_REMOVEDIR) == 0)
+                (void)fs_fsync(c->run->store_fd);
+}
+
+/* Do two identities name the same content of the same file (ctime aside: a link changes it)? */
+static bool dc_cold_same(const FileId *a, const FileId *b) {
+        return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+               a->mtime_ns == b->mtime_ns;
+}
+
+static int dc_cold_stat(int dfd, const char *name, FileId *ret) {
+        struct stat st;
+        int r = fs_statat(dfd, name, &st, NULL);
+
+        *ret = (FileId){};
+        if (r < 0)
+                return r;
+        if (!S_ISREG(st.st_mode))
+                return -ESTALE;
+        fs_fileid_from_stat(ret, &st);
+        return 0;
+}
+
+/* DcRunIndexEditFn: the one entry of id; without remove its text is kept (take->text), with
+ * remove it goes when its text is still take->want. */
+typedef struct DcColdTake {
+        bool remove;
+        const char *want;
+        char *text;
+} DcColdTake;
+
+static int dc_cold_index_take(json_object *entries, const char *id, void *userdata,
+                              StoreStep *step) {
+        DcColdTake *t = userdata;
+        size_t found = 0, at = 0;
+        json_object *e = NULL;
+        StrBuf b = {};
+        int r;
+
+        for (size_t i = 0; i < json_object_array_length(entries); i++) {
+                json_object *o = json_object_array_get_idx(entries, i);
+                const char *eid = json_get_string(o, "id");
+
+                if (!eid || !streq(eid, id))
+                        continue;
+                if (dc_run_entry_busy(o, util_now_msec()))
+                        return dc_run_why(step, -EBUSY, "its index status is a prompt in progress");
+                found++;
+                at = i;
+                e = o;
+        }
+        if (found == 0)
+                return 0;
+        if (found > 1)
+                return dc_run_why(step, -EBADMSG, "its index holds %zu entries of its id", found);
+        if (js_stringify_indent(&b, e, 2) < 0) {
+                strbuf_done(&b);
+                return -ENOMEM;
+        }
+        if (!t->remove) {
+                free(t->text);
+                t->text = strbuf_steal(&b);
+                return t->text ? 2 : -ENOMEM;
+        }
+        r = b.buf && streq(b.buf, t->want);
+        strbuf_done(&b);
+        if (!r)
+                return dc_run_why(step, -ESTALE, "its index entry changed since it was archived");
+        json_object_array_del_idx(entries, at, 1);
+        return 1;
+}
+
+/* Is the id in its project's index? 1 yes (take->text its entry), 0 no (or no project), or
+ * -errno with step->why (-EBUSY: in use, the index is not Deep Code's...). */
+static int dc_cold_indexed(DcCold *c, DcColdTake *take, StoreStep *step) {
+        if (c->pfd < 0)
+                return 0;
+        return dc_run_index_edit(c->run, c->pfd, c->code, c->id, dc_cold_index_take, take,
+                                 "without", step);
+}
+
+static int dc_cold_cmp(const void *a, const void *b) {
+        return strcmp(a, b);
+}
+
+/* The checkpoints of m, sorted, one a line. */
+static char *dc_cold_checkpoints(DcMessages *m) {
+        StrBuf b = {};
+
+        qsort(m->checkpoints, m->n_checkpoints, sizeof(*m->checkpoints), dc_cold_cmp);
+        if (strbuf_printf(&b, "%s", "") < 0)
+                return NULL;
+        for (size_t i = 0; i < m->n_checkpoints; i++)
+                if (strbuf_printf(&b, "%s\n", m->checkpoints[i]) < 0) {
+                        strbuf_done(&b);
+                        return NULL;
+                }
+        return strbuf_steal(&b);
+}
+
+/* Write text as (afd, suffix's name) after its hook: temp file, fsync, rename, fsync. */
+static int dc_cold_write(const DcCold *c, const char *suffix, const char *text, StoreStep *step) {
+        _cleanup_free_ char *name = dc_cold_name(c, suffix);
+        int r;
+
+        if (!name)
+                return -ENOMEM;
+        dc_run_hook(step, "write " DC_ARCHIVE_DIR "/%s/%s", c->code, name);
+        r = fs_write_atomic(c->afd, name, text, strlen(text), 0600);
+        if (r < 0)
+                return dc_run_why(step, r, "cannot write " DC_ARCHIVE_DIR "/%s/%s", c->code, name);
+        dc_cold_own(c, c->afd, name);
+        return 0;
+}
+
+/* Remove (afd, id + suffix) after its hook (a directory recursively); its bytes to step. */
+static int dc_cold_rm(DcCold *c, const char *suffix, StoreStep *step) {
+        _cleanup_free_ char *name = dc_cold_name(c, suffix);
+        uint64_t bytes = 0;
+        struct stat st;
+        int r;
+
+        if (!name)
+                return -ENOMEM;
+        r = fs_statat(c->afd, name, &st, NULL);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return dc_run_why(step, r, "cannot check " DC_ARCHIVE_DIR "/%s/%s", c->code, name);
+        dc_run_hook(step, "remove " DC_ARCHIVE_DIR "/%s/%s", c->code, name);
+        if (S_ISDIR(st.st_mode))
+                r = rm_rf_at(c->afd, name, c->run->dev, &bytes);
+        else {
+                r = fs_unlink(c->afd, name, 0);
+                bytes = (uint64_t)st.st_blocks * 512;
+        }
+        if (r < 0 && r != -ENOENT)
+                return dc_run_why(step, r, "cannot remove " DC_ARCHIVE_DIR "/%s/%s", c->code,
+                                  name);
+        step->bytes += bytes;
+        return 0;
+}
+
+/* Steps 5 and 6 of an archive (see the top): what is left in Deep Code's project goes. */
+static int dc_cold_finish(DcCold *c, StoreStep *step) {
+        _cleanup_free_ char *name = dc_cold_name(c, ".jsonl");
+        _cleanup_free_ char *images = dc_cold_name(c, DC_ARCHIVE_IMAGES);
+        _cleanup_close_ int ifd = -EBADF;
+        FileId orig, arch;
+        struct stat st;
+        int r;
+
+        if (!name || !images)
+                return -ENOMEM;
+        if (c->pfd < 0)
+                return 0;
+        ifd = fs_open_dir(c->pfd, "images");
+        if (ifd >= 0 && fs_statat(ifd, c->id, &st, NULL) >= 0 && S_ISDIR(st.st_mode) &&
+            fs_exists(c->afd, images) == 0) {
+                dc_run_hook(step, "move projects/%s/images/%s/ to " DC_ARCHIVE_DIR "/%s/%s/",
+                            c->code, c->id, c->code, images);
+                r = fs_rename_noreplace(ifd, c->id, c->afd, images);
+                if (r >= 0)
+                        r = fs_fsync(c->afd);
+                if (r >= 0)
+                        r = fs_fsync(ifd);
+                if (r < 0)
+                        return dc_run_why(step, r, "cannot move projects/%s/images/%s/", c->code,
+                                          c->id);
+        }
+        /* the original goes only as a second name of the archive's transcript */
+        if (dc_cold_stat(c->pfd, name, &orig) < 0 || dc_cold_stat(c->afd, name, &arch) < 0 ||
+            orig.dev != arch.dev || orig.ino != arch.ino)
+                return 0;
+        dc_run_hook(step, "remove projects/%s/%s", c->code, name);
+        r = fs_unlink(c->pfd, name, 0);
+        if (r >= 0)
+                r = fs_fsync(c->pfd);
+        return r < 0 && r != -ENOENT ? dc_run_why(step, r, "cannot remove projects/%s/%s",
+                                                  c->code, name)
+                                     : 0;
+}
+
+/* Undo an archive: what was moved goes back, then qgc's files of the id in the archive (its
+ * transcript only as a second name of the project's). */
+static int dc_cold_undo(DcCold *c, StoreStep *step) {
+        static const char *const qgc_own[] = { DC_ARCHIVE_CHECKPOINTS, DC_ARCHIVE_ENTRY };
+        _cleanup_free_ char *name = dc_cold_name(c, ".jsonl");
+        _cleanup_free_ char *images = dc_cold_name(c, DC_ARCHIVE_IMAGES);
+        _cleanup_close_ int ifd = -EBADF;
+        FileId orig, arch;
+        int r;
+
+        if (!name || !images)
+                return -ENOMEM;
+        if (c->afd < 0)
+                return 0;
+        if (c->pfd >= 0 && fs_exists(c->afd, name) > 0 && fs_exists(c->pfd, name) == 0) {
+                dc_run_hook(step, "link projects/%s/%s back", c->code, name);
+                if (linkat(c->afd, name, c->pfd, name, 0) < 0 || fs_fsync(c->pfd) < 0)
+                        return dc_run_why(step, -errno, "cannot link projects/%s/%s back",
+                                          c->code, name);
+        }
+        if (fs_exists(c->afd, images) > 0) {
+                ifd = c->pfd < 0 ? c->pfd : fs_open_dir(c->pfd, "images");
+                if (ifd < 0 || fs_exists(ifd, c->id) != 0)
+                        return dc_run_why(step, -EEXIST, "cannot move " DC_ARCHIVE_DIR "/%s/%s/ "
+                                          "back to projects/%s/images/", c->code, images, c->code);
+                dc_run_hook(step, "move " DC_ARCHIVE_DIR "/%s/%s/ back", c->code, images);
+                r = fs_rename_noreplace(c->afd, images, ifd, c->id);
+                if (r >= 0)
+                        r = fs_fsync(ifd);
+                if (r < 0)
+                        return dc_run_why(step, r, "cannot move " DC_ARCHIVE_DIR "/%s/%s/ back",
+                                          c->code, images);
+        }
+        if (fs_exists(c->afd, name) > 0) {
+                if (c->pfd < 0 || dc_cold_stat(c->pfd, name, &orig) < 0 ||
+                    dc_cold_stat(c->afd, name, &arch) < 0 || orig.dev != arch.dev ||
+                    orig.ino != arch.ino)
+                        return dc_run_why(step, -EEXIST, DC_ARCHIVE_DIR "/%s/%s is no second "
+                                          "name of its project's: kept", c->code, name);
+                r = dc_cold_rm(c, ".jsonl", step);
+                if (r < 0)
+                        return r;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(qgc_own); i++) {
+                const char *sfx = qgc_own[i];
+                _cleanup_free_ char *n = dc_cold_name(c, sfx);
+                _cleanup_free_ char *tmp = n ? util_strprintf(".%s" FS_TEMP_SUFFIX, n) : NULL;
+
+                if (!tmp)
+                        return -ENOMEM;
+                (void)unlinkat(c->afd, tmp, 0);
+                r = dc_cold_rm(c, sfx, step);
+                if (r < 0)
+                        return r;
+        }
+        r = fs_fsync(c->afd);
+        if (r < 0)
+                return dc_run_why(step, r, "cannot sync " DC_ARCHIVE_DIR "/%s", c->code);
+        dc_cold_rmdir(c);
+        return 0;
+}
+
+/* Are the archive files of an archive whole (steps 3 done)? */
+static bool dc_cold_whole(const DcCold *c) {
+        _cleanup_free_ char *e = dc_cold_name(c, DC_ARCHIVE_ENTRY);
+        _cleanup_free_ char *k = dc_cold_name(c, DC_ARCHIVE_CHECKPOINTS);
+        _cleanup_free_ char *j = dc_cold_name(c, ".jsonl");
+        _cleanup_free_ char *z = dc_cold_name(c, DC_ARCHIVE_ZST);
+
+        return c->afd >= 0 && e && k && j && z && fs_exists(c->afd, e) > 0 &&
+               fs_exists(c->afd, k) > 0 && (fs_exists(c->afd, j) > 0 || fs_exists(c->afd, z) > 0);
+}
+
+/* An archive killed before its index edit (the entry still indexed): redone from step 4 when
+ * its files are whole, the transcript still what the marker says (f) with the archive's as its
+ * second name and the entry still the archived one; else undone. */
+static int dc_cold_redo(DcCold *c, const FileId *f, StoreStep *step) {
+        _cleanup_free_ char *name = dc_cold_name(c, ".jsonl");
+        _cleanup_free_ char *ename = dc_cold_name(c, DC_ARCHIVE_ENTRY);
+        _cleanup_free_ char *entry = NULL;
+        DcColdTake take = { .remove = true };
+        FileId orig, arch;
+        size_t n;
+        int r;
+
+        if (!name || !ename)
+                return -ENOMEM;
+        if (!dc_cold_whole(c) || dc_cold_stat(c->pfd, name, &orig) < 0 ||
+            dc_cold_stat(c->afd, name, &arch) < 0 || orig.dev != arch.dev ||
+            orig.ino != arch.ino || !dc_cold_same(&orig, f) ||
+            fs_read_file(c->afd, ename, DC_INDEX_MAX, &entry, &n) < 0)
+                return dc_cold_undo(c, step);
+        take.want = entry;
+        r = dc_run_live(c->run, c->code, step);
+        if (r >= 0)
+                r = dc_cold_indexed(c, &take, step);
+        if (r == 0 || r == -ESTALE)
+                return dc_cold_undo(c, step); /* changed since: the next plan decides again */
+        if (r < 0)
+                return r;
+        return dc_cold_finish(c, step);
+}
+
+static int dc_cold_unmark(int qfd, const char *marker, const char *what, const char *id,
+                          StoreStep *step) {
+        int r;
+
+        dc_run_hook(step, "remove the pending-%s marker of session %s", what, id);
+        r = fs_unlink(qfd, marker, 0);
+        return r < 0 && r != -ENOENT ? r : 0;
+}
+
+/* Steps 3 to 6 of an archive of s (see the top); on a failure before 4, undone. */
+static int dc_cold_move(DcCold *c, const Session *s, const char *entry, const char *ckpt,
+                        bool *ret_undone, StoreStep *step) {
+        _cleanup_free_ char *name = dc_cold_name(c, ".jsonl");
+        _cleanup_free_ char *rel = util_strprintf(DC_ARCHIVE_DIR "/%s", c->code);
+        _cleanup_close_ int top = -EBADF;
+        FileId linked;
+        int r;
+
+        if (!name || !rel)
+                return -ENOMEM;
+        top = dc_cold_mkdir(c, c->run->store_fd, DC_ARCHIVE_DIR, DC_ARCHIVE_DIR, step);
+        if (top < 0)
+                return dc_run_why(step, top, "cannot create ~/.deepcode/" DC_ARCHIVE_DIR);
+        if (c->afd < 0)
+                c->afd = dc_cold_mkdir(c, top, c->code, rel, step);
+        if (c->afd < 0)
+                return dc_run_why(step, c->afd, "cannot create " DC_ARCHIVE_DIR "/%s", c->code);
+        r = dc_cold_write(c, DC_ARCHIVE_ENTRY, entry, step);
+        if (r >= 0)
+                r = dc_cold_write(c, DC_ARCHIVE_CHECKPOINTS, ckpt, step);
+        if (r >= 0) {
+                dc_run_hook(step, "link projects/%s/%s as " DC_ARCHIVE_DIR "/%s/%s", c->code,
+                            name, c->code, name);
+                if (linkat(c->pfd, name, c->afd, name, 0) < 0)
+                        r = dc_run_why(step, -errno, "cannot link projects/%s/%s into "
+                                       DC_ARCHIVE_DIR, c->code, name);
+        }
+        if (r >= 0)
+                r = fs_fsync(c->afd);
+        if (r >= 0 && (dc_cold_stat(c->afd, name, &linked) < 0 ||
+                       !dc_cold_same(&linked, &s->active)))
+                r = -ESTALE; /* replaced or written since the check */
+        if (r >= 0) {
+                DcColdTake take = { .remove = true, .want = entry };
+
+                r = dc_cold_indexed(c, &take, step);
+                if (r == 0)
+                        r = -ESTALE; /* Deep Code deleted it (or capped it away) since */
+        }
+        if (r < 0) {
+                /* nothing Deep Code lists was changed: the session stays whole there */
+                *ret_undone = dc_cold_undo(c, step) >= 0;
+                return r;
+        }
+        return dc_cold_finish(c, step);
+}
+
+static int dc_cold_archive(struct StoreRun *run, const Session *s, StoreStep *step) {
+        _cleanup_(dc_cold_done) DcCold c = { .pfd = -EBADF, .afd = -EBADF };
+        _cleanup_free_ char *marker = util_strprintf(DC_COLD_MARKER_PREFIX "%s", s->id);
+        _cleanup_free_ char *text = NULL, *ckpt = NULL, *name = NULL;
+        _cleanup_close_ int qfd = -EBADF;
+        DcColdTake take = {};
+        DcMessages m = {};
+        bool undone = false;
+        int r;
+
+        if (!marker)
+                return -ENOMEM;
+        r = dc_cold_init(&c, run, s->project_dir, s->id);
+        if (r < 0)
+                return dc_run_why(step, r, "cannot open its project or archive");
+        if (c.pfd < 0 || !s->active.present)
+                return -ESTALE;
+        /* nothing of the id in the archive: never replaced */
+        for (size_t i = 0; i < ELEMENTSOF(dc_cold_files); i++) {
+                _cleanup_free_ char *n = dc_cold_name(&c, dc_cold_files[i]);
+
+                if (!n)
+                        return -ENOMEM;
+                if (c.afd >= 0 && fs_exists(c.afd, n) != 0)
+                        return dc_run_why(step, -EEXIST, "an archive of the same id exists");
+        }
+        /* the transcript as the scan saw it, read whole: the checkpoints it names */
+        r = dc_messages_read(c.pfd, s->id, &m);
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0 && m.complete && m.proven && dc_cold_same(&m.file, &s->active) &&
+            m.file.ctime_ns == s->active.ctime_ns)
+                ckpt = dc_cold_checkpoints(&m);
+        else
+                r = -ESTALE;
+        dc_messages_done(&m);
+        if (r < 0)
+                return r;
+        if (!ckpt)
+                return -ENOMEM;
+        r = dc_run_live(run, c.code, step);
+        if (r < 0)
+                return r;
+        r = dc_cold_indexed(&c, &take, step);
+        if (r == 0)
+                r = -ESTALE;
+        if (r < 0) {
+                free(take.text);
+                return r;
+        }
+
+        name = dc_run_marker_text("archive", c.code, s->id, &s->active);
+        if (!name) {
+                free(take.text);
+                return -ENOMEM;
+        }
+        qfd = dc_run_marker_write(run, marker, name, "archive", s->id, step);
+        if (qfd < 0) {
+                free(take.text);
+                return qfd;
+        }
+        r = dc_cold_move(&c, s, take.text, ckpt, &undone, step);
+        free(take.text);
+        if (r < 0 && !undone)
+                return r; /* the marker stays: the next run finishes or undoes */
+        if (r >= 0)
+                step->bytes = s->bytes; /* what went to the archive */
+        (void)dc_cold_unmark(qfd, marker, "archive", s->id, step);
+        return r;
+}
+
+/* The archive files of the id (the transcript first, the entry last), then its branch. */
+static int dc_cold_remove(DcCold *c, bool branch, StoreStep *step) {
+        int r = 0;
+
+        if (c->afd >= 0) {
+                for (size_t i = 0; i < ELEMENTSOF(dc_cold_files); i++) {
+                        r = dc_cold_rm(c, dc_cold_files[i], step);
+                        if (r < 0)
+                                return r;
+                }
+                r = fs_fsync(c->afd);
+                if (r < 0)
+                        return dc_run_why(step, r, "cannot sync " DC_ARCHIVE_DIR "/%s", c->code);
+                dc_cold_rmdir(c);
+        }
+        return c->pfd >= 0 && branch ? dc_run_rm_branch(c->pfd, c->id, step) : 0;
+}
+
+/* Is the id Deep Code's again (indexed, or a transcript in the project)? 1 yes, 0 no, -errno. */
+static int dc_cold_reused(DcCold *c, StoreStep *step) {
+        _cleanup_free_ char *name = dc_cold_name(c, ".jsonl");
+        DcColdTake take = {};
+        int r;
+
+        if (!name)
+                return -ENOMEM;
+        r = dc_cold_indexed(c, &take, step);
+        free(take.text);
+        if (r != 0)
+                return r;
+        return c->pfd >= 0 ? fs_exists(c->pfd, name) : 0;
+}
+
+static int dc_cold_delete(struct StoreRun *run, const Session *s, StoreStep *step) {
+        _cleanup_(dc_cold_done) DcCold c = { .pfd = -EBADF, .afd = -EBADF };
+        _cleanup_free_ char *marker = util_strprintf(DC_COLD_MARKER_PREFIX "%s", s->id);
+        _cleanup_free_ char *text = NULL, *name = NULL;
+        _cleanup_close_ int qfd = -EBADF;
+        int r;
+
+        if (!marker)
+                return -ENOMEM;
+        r = dc_cold_init(&c, run, s->project_dir, s->id);
+        if (r < 0)
+                return dc_run_why(step, r, "cannot open its project or archive");
+        name = dc_cold_name(&c, s->cold ? DC_ARCHIVE_ZST : ".jsonl");
+        if (!name)
+                return -ENOMEM;
+        r = c.afd < 0 ? 0 : fs_check_identity(c.afd, name, &s->archived);
+        if (r < 0)
+                return dc_run_why(step, r, "cannot check its archived transcript");
+        if (r == 0)
+                return -ESTALE;
+        r = dc_cold_reused(&c, step);
+        if (r > 0)
+                return dc_run_why(step, -EEXIST, "Deep Code's project holds a session of its id");
+        if (r < 0)
+                return r;
+        text = dc_run_marker_text("delete-archived", c.code, s->id, &s->archived);
+        if (!text)
+                return -ENOMEM;
+        qfd = dc_run_marker_write(run, marker, text, "delete", s->id, step);
+        if (qfd < 0)
+                return qfd;
+        r = dc_cold_remove(&c, true, step);
+        if (r < 0)
+                return r; /* the marker stays: the next run finishes */
+        return dc_cold_unmark(qfd, marker, "delete", s->id, step);
+}
+
+static int dc_cold_compress(struct StoreRun *run, const Session *s, const Verdict *v,
+                            StoreStep *step) {
+        _cleanup_(dc_cold_done) DcCold c = { .pfd = -EBADF, .afd = -EBADF };
+        _cleanup_free_ char *name = NULL, *z = NULL;
+        ColdCtx *ctx = NULL;
+        int r;
+
+        r = dc_cold_init(&c, run, s->project_dir, s->id);
+        if (r < 0)
+                return dc_run_why(step, r, "cannot open its archive");
+        name = dc_cold_name(&c, ".jsonl");
+        z = dc_cold_name(&c, DC_ARCHIVE_ZST);
+        if (!name || !z)
+                return -ENOMEM;
+        if (c.afd < 0 || s->cold)
+                return -ESTALE;
+        r = cold_default(v->compress_level > 0 ? v->compress_level : COLD_LEVEL_DEFAULT, &ctx);
+        if (r < 0)
+                return dc_run_why(step, r, "cannot make a compression context");
+        dc_run_hook(step, "compress " DC_ARCHIVE_DIR "/%s/%s", c.code, name);
+        r = cold_ctx_compress(ctx, c.afd, name, c.afd, &s->archived, 0, step->hook,
+                              step->userdata, NULL);
+        if (r == -EEXIST) {
+                /* a run cut short after the .zst got its name: the original goes when it has
+                 * exactly the recorded content */
+                r = cold_resolve(c.afd, name, c.afd, step->hook, step->userdata);
+                if (r == -ENOENT)
+                        r = 0;
+                if (r == -ESTALE)
+                        return dc_run_why(step, -EEXIST, "a compressed copy with other content "
+                                          "exists (conflict)");
+        }
+        if (r < 0)
+                return dc_run_why(step, r, r == -ESTALE    ? "changed since scan"
+                                           : r == -EBADMSG ? "the compressed file did not verify"
+                                                           : "cannot compress");
+        dc_cold_own(&c, c.afd, z);
+        return 0;
+}
+
+int dc_cold_session(struct StoreRun *run, const Session *s, const Verdict *v, StoreStep *step) {
+        if (s->owner != OWNER_OK || !dc_run_name_ok(s->id) || !dc_run_name_ok(s->project_dir))
+                return dc_run_why(step, -EPERM, "ownership not proven");
+        if (v->verb == VERB_ARCHIVE && s->state == SESSION_ACTIVE)
+                return dc_cold_archive(run, s, step);
+        if (v->verb == VERB_COMPRESS && s->state == SESSION_ARCHIVED)
+                return dc_cold_compress(run, s, v, step);
+        if (v->verb == VERB_DELETE && s->state == SESSION_ARCHIVED)
+                return dc_cold_delete(run, s, step);
+        return dc_run_why(step, -EOPNOTSUPP, "not an action of Deep Code's archive");
+}
+
+int dc_cold_recover_one(struct StoreRun *run, int qfd, const char *marker, StoreStep *step) {
+        _cleanup_(dc_cold_done) DcCold c = { .pfd = -EBADF, .afd = -EBADF };
+        _cleanup_free_ char *text = NULL;
+        DcColdTake take = {};
+        bool archive;
+        char *code, *id;
+        size_t n;
+        FileId f;
+        int r;
+
+        r = fs_read_file(qfd, marker, DC_COLD_MARKER_MAX, &text, &n);
+        if (r < 0)
+                return dc_run_why(step, r, "cannot read ~/.deepcode/" DC_RUN_QGC_DIR "/%s", marker);
+        r = dc_run_marker_parse(text, "archive", &code, &id, &f);
+        archive = r >= 0;
+        if (r == -EBADMSG)
+                r = dc_run_marker_parse(text, "delete-archived", &code, &id, &f);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || !dc_run_name_ok(code) || !dc_run_name_ok(id) ||
+            !streq(marker + strlen(DC_COLD_MARKER_PREFIX), id))
+                return dc_run_why(step, -EBADMSG, "~/.deepcode/" DC_RUN_QGC_DIR "/%s is not "
+                                  "qgc's pending-archive marker: kept", marker);
+        r = dc_cold_init(&c, run, code, id);
+        if (r < 0)
+                return dc_run_why(step, r, "cannot open projects/%s or its archive", code);
+        if (c.pfd >= 0)
+                (void)unlinkat(c.pfd, DC_COLD_INDEX_TEMP, 0); /* a killed edit's */
+        /* archive: is the entry in the index? delete: is the id Deep Code's again (then the
+         * branch is too)? */
+        if (archive) {
+                r = dc_cold_indexed(&c, &take, step);
+                free(take.text);
+        } else
+                r = dc_cold_reused(&c, step);
+        if (r == -EBUSY || r == -EAGAIN)
+                return 0;
+        if (r < 0)
+                return r;
+        if (!archive)
+                r = dc_cold_remove(&c, r == 0, step);
+        else if (r > 0)
+                r = dc_cold_redo(&c, &f, step);
+        else if (!dc_cold_whole(&c))
+                r = dc_cold_undo(&c, step);
+        else
+                r = dc_cold_finish(&c, step);
+        if (r == -EBUSY || r == -EAGAIN)
+                return 0;
+        if (r < 0)
+                return r;
+        r = dc_cold_unmark(qfd, marker, archive ? "archive" : "delete", id, step);
+        return r < 0 ? r : 1;
+}

@@ -1,0 +1,541 @@
+/* test_dc_restore.c: qgc restore of Deep Code sessions from qgc's archive (dc-store.h's layout,
+ * made here by hand as dc-cold.c makes it: the entry as js_stringify_indent(entry, 2), the
+ * checkpoints, the transcript plain or compressed by cold.c, images/<id>/ as <id>.images/),
+ * through restore_plan()'s steps and the executor (actions_execute()): the index gets the entry
+ * back byte for byte at Deep Code's place (before the first entry strictly older), transcripts
+ * and images come back byte for byte, the archive goes; the refusals, in the plan and at run
+ * time (50 index entries, Deep Code has the id too, a Deep Code process in the project, an
+ * archive not proven); and a crash after every mutating step of two restores followed by a
+ * rerun: never an index entry without its transcript and images, and the same tree as an
+ * unkilled run. The steps are counted and crashed at through ld --wrap=actions_report_step. */
+#include "autoconf.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "actions.h"
+#include "cold.h"
+#include "dc-project.h"
+#include "deepcode-store.h"
+#include "fixture.h"
+#include "js.h"
+#include "journal.h"
+#include "json.h"
+#include "macro.h"
+#include "plan.h"
+#include "restore.h"
+#include "scan.h"
+#include "util.h"
+
+static struct {
+        unsigned crash_after, n_steps; /* _exit(99) right after the nth step (0: never) */
+} hk;
+
+void __real_actions_report_step(void *userdata, const char *what);
+void __wrap_actions_report_step(void *userdata, const char *what);
+void __wrap_actions_report_step(void *userdata, const char *what) {
+        __real_actions_report_step(userdata, what);
+        if (hk.crash_after > 0 && ++hk.n_steps >= hk.crash_after)
+                _exit(99);
+}
+
+#define ID1 "aaaaaaaa-0000-4000-8000-000000000001"
+#define ID2 "aaaaaaaa-0000-4000-8000-000000000002"
+#define ID3 "aaaaaaaa-0000-4000-8000-000000000003"
+#define ID4 "aaaaaaaa-0000-4000-8000-000000000004"
+#define DC "h/.deepcode"
+#define PROJ DC "/projects/-srv-x"
+#define ARC DC "/.qgc-archive/-srv-x"
+
+/* Index entries as Deep Code 0.2.1 writes them (JSON.stringify(index, null, 2)). */
+#define ENTRYT(id, extra, up)                                                           \
+        "    {\n"                                                                       \
+        "      \"id\": \"" id "\",\n"                                                   \
+        "      \"summary\": \"fix \\\"quotes\\\" / ñandú\\nnext\\u0001\",\n"            \
+        "      \"createTime\": \"2026-01-01T00:00:00.000Z\",\n"                         \
+        "      \"updateTime\": \"" up "\",\n"                                           \
+        "      \"status\": \"completed\",\n"                                            \
+        "      \"usage\": {\n"                                                          \
+        "        \"tokens\": 1234,\n"                                                   \
+        "        \"cost\": 0.5\n"                                                       \
+        "      },\n"                                                                    \
+        "      \"processes\": " extra "\n"                                              \
+        "    }"
+#define ENTRY(id, extra) ENTRYT(id, extra, "2026-01-02T00:00:00.000Z")
+#define ENTRY4 ENTRYT(ID4, "[]", "2026-01-03T00:00:00.000Z") /* the newest */
+#define HEAD "{\n  \"version\": 1,\n  \"entries\": [\n"
+#define TAIL "\n  ],\n  \"originalPath\": \"%s\"\n}"
+
+/* before: ID1, ID2 listed, ID3 and ID4 archived; after: ID4 first (newer), ID3 after the equal
+ * ones */
+static const char index_12[] = HEAD ENTRY(ID1, "null") ",\n" ENTRY(ID2, "{}") TAIL;
+static const char index_4123[] = HEAD ENTRY4 ",\n" ENTRY(ID1, "null") ",\n" ENTRY(ID2, "{}")
+        ",\n" ENTRY(ID3, "[]") TAIL;
+
+#define HASH "0123456789abcdef0123456789abcdef01234567"
+
+typedef struct T {
+        char *root;
+        const char *orig; /* the index's originalPath */
+} T;
+
+static int setup(void **state) {
+        T *t = calloc(1, sizeof(T));
+        _cleanup_free_ char *log = NULL;
+
+        assert_non_null(t);
+        assert_int_equal(fixture_new(&t->root), 0);
+        t->orig = "/srv/x";
+        log = fixture_path(t->root, "actions.log");
+        assert_int_equal(journal_open(JOURNAL_TARGET_FILE, log, "fedcba9876543210fedcba9876543210"),
+                         0);
+        hk = (typeof(hk)){};
+        *state = t;
+        return 0;
+}
+
+static int teardown(void **state) {
+        T *t = *state;
+
+        journal_close();
+        fixture_free(t->root);
+        free(t);
+        return 0;
+}
+
+static char *line_of(const char *id) {
+        return util_strprintf("{\"id\":\"m1\",\"sessionId\":\"%s\",\"role\":\"user\",\"content\":"
+                              "\"hi\",\"checkpointHash\":\"" HASH "\"}\n", id);
+}
+
+/* The index text fmt (HEAD ... TAIL) with the originalPath. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+static char *index_text(const T *t, const char *fmt) {
+        return util_strprintf(fmt, t->orig);
+}
+#pragma GCC diagnostic pop
+
+/* A session Deep Code lists: <id>.jsonl, images/<id>/a.png, its branch. */
+static void write_session(const char *root, const char *proj, const char *id) {
+        _cleanup_free_ char *rel = util_strprintf("%s/%s.jsonl", proj, id);
+        _cleanup_free_ char *img = util_strprintf("%s/images/%s/a.png", proj, id);
+        _cleanup_free_ char *ref = util_strprintf("%s/file-history/.git/refs/heads/%s", proj, id);
+        _cleanup_free_ char *line = line_of(id);
+
+        assert_int_equal(fixture_write(root, rel, line), 0);
+        assert_int_equal(fixture_write(root, img, id), 0);
+        assert_int_equal(fixture_write(root, ref, HASH "\n"), 0);
+}
+
+/* Session id archived by hand in arc: its entry (the index's text of it, entry_text, as
+ * js_stringify_indent(entry, 2)), checkpoints, transcript (compressed when cold), images. */
+static void write_archived(const char *root, const char *proj, const char *arc, const char *id,
+                           const char *entry_text, bool cold) {
+        _cleanup_free_ char *rel = util_strprintf("%s/%s.jsonl", arc, id);
+        _cleanup_free_ char *erel = util_strprintf("%s/%s.entry.json", arc, id);
+        _cleanup_free_ char *hrel = util_strprintf("%s/%s.checkpoints", arc, id);
+        _cleanup_free_ char *img = util_strprintf("%s/%s.images/a.png", arc, id);
+        _cleanup_free_ char *ref = util_strprintf("%s/file-history/.git/refs/heads/%s", proj, id);
+        _cleanup_free_ char *line = line_of(id), *name = util_strprintf("%s.jsonl", id);
+        _cleanup_free_ char *adir = fixture_path(root, arc);
+        json_object *o = NULL;
+        StrBuf b = {};
+
+        assert_int_equal(json_parse(entry_text, strlen(entry_text), &o), 0);
+        assert_int_equal(js_stringify_indent(&b, o, 2), 0);
+        json_object_put(o);
+        assert_int_equal(fixture_write(root, erel, b.buf), 0);
+        strbuf_done(&b);
+        assert_int_equal(fixture_write(root, hrel, HASH "\n"), 0);
+        assert_int_equal(fixture_write(root, rel, line), 0);
+        assert_int_equal(fixture_write(root, img, id), 0);
+        assert_int_equal(fixture_write(root, ref, HASH "\n"), 0);
+        if (cold) {
+                _cleanup_(cold_ctx_freep) ColdCtx *c = NULL;
+                _cleanup_close_ int fd = open(adir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                ColdResult res;
+
+                assert_true(fd >= 0);
+                assert_int_equal(cold_ctx_new(COLD_LEVEL_DEFAULT, COLD_DICT_CURRENT, &c), 0);
+                assert_int_equal(cold_ctx_compress(c, fd, name, fd, NULL, 0, NULL, NULL, &res), 0);
+                assert_false(fixture_exists(root, rel));
+        }
+}
+
+/* The store below root/top: ID1, ID2 listed (index_12), ID3 archived plain, ID4 compressed. */
+static void build_store(const T *t, const char *top) {
+        _cleanup_free_ char *proj = util_strprintf("%s/" PROJ, top);
+        _cleanup_free_ char *arc = util_strprintf("%s/" ARC, top);
+        _cleanup_free_ char *irel = util_strprintf("%s/sessions-index.json", proj);
+        _cleanup_free_ char *index = index_text(t, index_12);
+
+        assert_int_equal(fixture_write(t->root, irel, index), 0);
+        write_session(t->root, proj, ID1);
+        write_session(t->root, proj, ID2);
+        write_archived(t->root, proj, arc, ID3, ENTRY(ID3, "[]"), false);
+        write_archived(t->root, proj, arc, ID4, ENTRY4, true);
+}
+
+typedef void (*PrepFn)(const T *t);
+
+/* Scan the store root/top/h/.deepcode, plan the restore of ids (NULL-terminated; only those
+ * still archived when only_archived), call prep (may be NULL), execute: actions_execute()'s
+ * result, with the stats, and the plan's refusal of the first step in *ret_why (may be NULL). */
+static int run_restore(const T *t, const char *top, const char *const *ids, bool only_archived,
+                       PrepFn prep, ActionStats *st, char **ret_why) {
+        _cleanup_free_ char *dc = util_strprintf("%s/%s/" DC, t->root, top);
+        ScanOptions so = { .now = util_now_msec(), .no_atime = true };
+        _cleanup_(plan_freep) Plan *p = NULL;
+        Inventory *inv = NULL;
+        Tree tr = {};
+        int k;
+
+        assert_int_equal(inventory_new(&inv), 0);
+        assert_int_equal(deepcode_store.tree_from_dir(dc, &tr), 0);
+        assert_int_equal(inventory_add_tree(inv, &tr, NULL), 0);
+        assert_int_equal(scan_all(inv, &so), 0);
+        assert_int_equal(inventory_index(inv), 0);
+        assert_int_equal(plan_new_steps(inv, so.now, &p), 0);
+        p->is_restore = true;
+        for (const char *const *id = ids; *id; id++) {
+                const Session *s = inventory_find(inv, 0, *id);
+
+                if (!only_archived || (s && s->state == SESSION_ARCHIVED))
+                        assert_true(restore_add_id(p, inv, 0, *id, false) >= 0);
+        }
+        if (ret_why)
+                *ret_why = p->n_steps > 0 && p->steps[0].why ? strdup(p->steps[0].why) : NULL;
+        if (prep)
+                prep(t);
+        *st = (ActionStats){};
+        k = actions_execute(p, st);
+        p = plan_free(p);
+        inventory_free(inv);
+        return k;
+}
+
+static void check_index(const T *t, const char *top, const char *fmt) {
+        _cleanup_free_ char *rel = util_strprintf("%s/" PROJ "/sessions-index.json", top);
+        _cleanup_free_ char *got = NULL, *want = index_text(t, fmt);
+
+        assert_int_equal(fixture_read(t->root, rel, &got, NULL), 0);
+        assert_string_equal(got, want);
+}
+
+/* Session id back where Deep Code lists it, byte for byte, nothing of it left in the archive. */
+static void check_restored(const T *t, const char *top, const char *id) {
+        _cleanup_free_ char *rel = util_strprintf("%s/" PROJ "/%s.jsonl", top, id);
+        _cleanup_free_ char *img = util_strprintf("%s/" PROJ "/images/%s/a.png", top, id);
+        _cleanup_free_ char *arc = util_strprintf("%s/" ARC "/%s.entry.json", top, id);
+        _cleanup_free_ char *got = NULL, *gimg = NULL, *want = line_of(id);
+
+        assert_int_equal(fixture_read(t->root, rel, &got, NULL), 0);
+        assert_string_equal(got, want);
+        assert_int_equal(fixture_read(t->root, img, &gimg, NULL), 0);
+        assert_string_equal(gimg, id);
+        assert_false(fixture_exists(t->root, arc));
+}
+
+static void test_dc_restore_plain_and_compressed(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *why = NULL, *log = NULL;
+        ActionStats st;
+
+        build_store(t, ".");
+        assert_int_equal(run_restore(t, ".", (const char *const[]){ ID3, ID4, NULL }, false, NULL,
+                                     &st, &why),
+                         0);
+        assert_null(why);
+        assert_int_equal(st.n_restored, 2);
+        assert_int_equal(st.n_failed, 0);
+        check_index(t, ".", index_4123);
+        check_restored(t, ".", ID3);
+        check_restored(t, ".", ID4);
+        /* the archive's directories went with its last session, the markers with the run */
+        assert_false(fixture_exists(t->root, DC "/.qgc-archive"));
+        assert_false(fixture_exists(t->root, DC "/.qgc"));
+        assert_int_equal(fixture_read(t->root, "actions.log", &log, NULL), 0);
+        assert_non_null(strstr(log, "QGC_ACTION=restored QGC_SESSION=" ID3));
+        assert_non_null(strstr(log, "QGC_ACTION=restored QGC_SESSION=" ID4));
+}
+
+/* 50 entries: Deep Code's next save would cut the oldest (and delete its files). */
+static char *index_50(const T *t) {
+        StrBuf b = {};
+
+        assert_int_equal(strbuf_printf(&b, "%s", HEAD), 0);
+        for (int i = 0; i < 50; i++)
+                assert_int_equal(strbuf_printf(&b, "%s    {\n      \"id\": \"bbbbbbbb-0000-4000-"
+                                               "8000-%012d\",\n      \"updateTime\": \"2026-01-0"
+                                               "2T00:00:00.000Z\"\n    }",
+                                               i ? ",\n" : "", i), 0);
+        assert_int_equal(strbuf_printf(&b, TAIL, t->orig), 0);
+        return strbuf_steal(&b);
+}
+
+static void rm_rel(const T *t, const char *rel) {
+        _cleanup_free_ char *path = fixture_path(t->root, rel);
+
+        assert_int_equal(fixture_rm_rf(path), 0);
+}
+
+static void prep_full(const T *t) {
+        _cleanup_free_ char *text = index_50(t);
+
+        assert_int_equal(fixture_write(t->root, PROJ "/sessions-index.json", text), 0);
+}
+
+static void prep_conflict(const T *t) {
+        assert_int_equal(fixture_write(t->root, PROJ "/" ID3 ".jsonl", "{}\n"), 0);
+}
+
+/* The tree's snapshot without times: path, type, mode, size and content hash of every entry
+ * (directories' sizes left out: they depend on their history). */
+static char *snapshot(const char *root, const char *rel) {
+        _cleanup_free_ char *s = NULL;
+        StrBuf b = {};
+
+        assert_int_equal(fixture_snapshot(root, rel, &s), 0);
+        for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
+                char *f[6];
+                char *end = line + strlen(line);
+
+                for (int i = 5; i >= 0; i--) { /* the last six fields; the path may hold spaces */
+                        while (end > line && end[-1] != ' ')
+                                end--;
+                        f[i] = end;
+                        if (end > line)
+                                *--end = 0;
+                }
+                assert_int_equal(strbuf_printf(&b, "%s %s %s %s %s\n", line, f[0], f[1],
+                                               streq(f[0], "d") ? "-" : f[2], f[5]), 0);
+        }
+        return strbuf_steal(&b);
+}
+
+/* Refused, in the plan and at run time: nothing changes. */
+static void check_refused(const T *t, const char *before, const ActionStats *st, int k) {
+        _cleanup_free_ char *after = snapshot(t->root, DC);
+
+        assert_int_equal(k, 1);
+        assert_int_equal(st->n_restored, 0);
+        assert_string_equal(after, before);
+}
+
+static void test_dc_restore_refusals(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *full = index_50(t);
+        ActionStats st;
+        int k;
+
+        build_store(t, ".");
+        /* 50 entries: in the plan (the scan saw them), and when they came after the plan */
+        assert_int_equal(fixture_write(t->root, PROJ "/sessions-index.json", full), 0);
+        {
+                _cleanup_free_ char *before = NULL, *why = NULL;
+
+                before = snapshot(t->root, DC);
+                k = run_restore(t, ".", (const char *const[]){ ID3, NULL }, false, NULL, &st, &why);
+                assert_non_null(why);
+                assert_non_null(strstr(why, "holds 50 entries"));
+                check_refused(t, before, &st, k);
+        }
+        {
+                _cleanup_free_ char *before = NULL, *why = NULL, *index = index_text(t, index_12);
+
+                assert_int_equal(fixture_write(t->root, PROJ "/sessions-index.json", index), 0);
+                prep_full(t);
+                before = snapshot(t->root, DC);
+                assert_int_equal(fixture_write(t->root, PROJ "/sessions-index.json", index), 0);
+                k = run_restore(t, ".", (const char *const[]){ ID4, NULL }, false, prep_full, &st,
+                                &why);
+                assert_null(why);
+                check_refused(t, before, &st, k);
+                assert_int_equal(fixture_write(t->root, PROJ "/sessions-index.json", index), 0);
+        }
+        /* Deep Code has the id too: a conflict in the plan, and when it came after the plan */
+        {
+                _cleanup_free_ char *before = NULL, *why = NULL;
+
+                prep_conflict(t);
+                before = snapshot(t->root, DC);
+                rm_rel(t, PROJ "/" ID3 ".jsonl");
+                k = run_restore(t, ".", (const char *const[]){ ID3, NULL }, false, prep_conflict,
+                                &st, &why);
+                assert_null(why);
+                check_refused(t, before, &st, k);
+                k = run_restore(t, ".", (const char *const[]){ ID3, NULL }, false, NULL, &st, &why);
+                assert_non_null(why);
+                assert_non_null(strstr(why, "conflict"));
+                check_refused(t, before, &st, k);
+                rm_rel(t, PROJ "/" ID3 ".jsonl");
+        }
+        /* its archive not whole (no entry): not proven */
+        {
+                _cleanup_free_ char *before = NULL, *why = NULL;
+
+                rm_rel(t, ARC "/" ID3 ".entry.json");
+                before = snapshot(t->root, DC);
+                k = run_restore(t, ".", (const char *const[]){ ID3, NULL }, false, NULL, &st, &why);
+                assert_non_null(why);
+                assert_string_equal(why, "ownership not proven");
+                check_refused(t, before, &st, k);
+        }
+}
+
+/* A Deep Code process works in the project (its originalPath): refused in the plan, and when it
+ * started after the plan. */
+static pid_t live_pid;
+
+static void prep_live(const T *t) {
+        _cleanup_free_ char *work = fixture_path(t->root, "work/proj");
+        int pipefd[2];
+        char c;
+
+        assert_int_equal(pipe(pipefd), 0);
+        live_pid = fork();
+        assert_true(live_pid >= 0);
+        if (live_pid == 0) {
+                if (setpgid(0, 0) < 0 || chdir(work) < 0 || dup2(pipefd[1], 3) < 0)
+                        _exit(1);
+                execl("/bin/sh", "deepcode", "-c", "echo x >&3; sleep 30; :", (char *)NULL);
+                _exit(1);
+        }
+        close(pipefd[1]);
+        assert_int_equal(read(pipefd[0], &c, 1), 1);
+        close(pipefd[0]);
+}
+
+static void test_dc_restore_live_refused(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *work = fixture_path(t->root, "work/proj"), *code = NULL;
+        _cleanup_free_ char *before = NULL, *why = NULL, *log = NULL;
+        ActionStats st;
+        int k;
+
+        assert_int_equal(fixture_mkdir(t->root, "work/proj"), 0);
+        assert_int_equal(dc_project_code(work, &code), 0);
+        t->orig = work;
+        build_store(t, ".");
+        /* the store's project directory named by the real path's code */
+        {
+                _cleanup_free_ char *a = fixture_path(t->root, DC "/projects/-srv-x");
+                _cleanup_free_ char *b = util_strprintf("%s/" DC "/projects/%s", t->root, code);
+                _cleanup_free_ char *c = fixture_path(t->root, DC "/.qgc-archive/-srv-x");
+                _cleanup_free_ char *d = util_strprintf("%s/" DC "/.qgc-archive/%s", t->root, code);
+
+                assert_int_equal(rename(a, b), 0);
+                assert_int_equal(rename(c, d), 0);
+        }
+        before = snapshot(t->root, DC);
+        k = run_restore(t, ".", (const char *const[]){ ID3, NULL }, false, prep_live, &st, &why);
+        assert_null(why);
+        check_refused(t, before, &st, k);
+        assert_int_equal(fixture_read(t->root, "actions.log", &log, NULL), 0);
+        assert_non_null(strstr(log, "Deep Code pid "));
+        /* the process still there at the next scan: refused in the plan */
+        free(why);
+        why = NULL;
+        k = run_restore(t, ".", (const char *const[]){ ID3, NULL }, false, NULL, &st, &why);
+        kill(-live_pid, SIGKILL);
+        (void)waitpid(live_pid, NULL, 0);
+        assert_non_null(why);
+        assert_non_null(strstr(why, "Deep Code pid "));
+        check_refused(t, before, &st, k);
+}
+
+/* ---------------------------------------------------------------- crash after every step */
+
+/* Every entry of the index has its transcript and images (Deep Code lists only whole sessions). */
+static void check_visible_whole(const T *t, const char *top) {
+        _cleanup_free_ char *rel = util_strprintf("%s/" PROJ "/sessions-index.json", top);
+        _cleanup_free_ char *text = NULL;
+        json_object *root = NULL, *entries = NULL;
+        size_t n = 0;
+
+        assert_int_equal(fixture_read(t->root, rel, &text, &n), 0);
+        assert_int_equal(json_parse(text, n, &root), 0);
+        assert_true(json_object_object_get_ex(root, "entries", &entries));
+        for (size_t i = 0; i < json_object_array_length(entries); i++) {
+                const char *id = json_get_string(json_object_array_get_idx(entries, i), "id");
+                _cleanup_free_ char *f = util_strprintf("%s/" PROJ "/%s.jsonl", top, id);
+                _cleanup_free_ char *g = util_strprintf("%s/" PROJ "/images/%s/a.png", top, id);
+
+                if (!fixture_exists(t->root, f) || !fixture_exists(t->root, g))
+                        fail_msg("%s: an index entry without its transcript or images", id);
+        }
+        json_object_put(root);
+}
+
+static void test_dc_restore_crash_after_every_step(void **state) {
+        T *t = *state;
+        static const char *const ids[] = { ID3, ID4, NULL };
+        _cleanup_free_ char *want = NULL;
+        ActionStats st;
+        unsigned n;
+
+        build_store(t, "ref");
+        assert_int_equal(run_restore(t, "ref", ids, false, NULL, &st, NULL), 0);
+        assert_int_equal(st.n_restored, 2);
+        want = snapshot(t->root, "ref/h");
+        for (n = 1; n < 100; n++) {
+                _cleanup_free_ char *top = util_strprintf("run-%u", n);
+                _cleanup_free_ char *dir = fixture_path(t->root, top);
+                _cleanup_free_ char *rel = util_strprintf("%s/h", top), *got = NULL;
+                int status = 0;
+                pid_t pid;
+
+                build_store(t, top);
+                pid = fork();
+                assert_true(pid >= 0);
+                if (pid == 0) {
+                        hk.crash_after = n;
+                        _exit(run_restore(t, top, ids, false, NULL, &st, NULL) == 0 ? 0 : 1);
+                }
+                assert_int_equal(waitpid(pid, &status, 0), pid);
+                assert_true(WIFEXITED(status));
+                if (WEXITSTATUS(status) != 99) {
+                        assert_int_equal(WEXITSTATUS(status), 0); /* every step was crashed at */
+                        break;
+                }
+                check_visible_whole(t, top);
+                /* the rerun: recovery first, then the restores of what is still archived */
+                assert_true(run_restore(t, top, ids, true, NULL, &st, NULL) >= 0);
+                assert_int_equal(st.n_failed, 0);
+                check_visible_whole(t, top);
+                got = snapshot(t->root, rel);
+                if (!streq(got, want))
+                        fail_msg("crash after step %u, then a rerun: not the unkilled run's "
+                                 "tree\n--- unkilled\n%s--- crashed\n%s", n, want, got);
+                assert_int_equal(fixture_rm_rf(dir), 0);
+        }
+        print_message("crashed after each of %u steps\n", n - 1);
+        assert_true(n > 8); /* 2 restores of 5 to 7 steps each */
+        assert_true(n < 100);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test_setup_teardown(test_dc_restore_plain_and_compressed, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_dc_restore_refusals, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dc_restore_live_refused, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dc_restore_crash_after_every_step, setup,
+                                                teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
