@@ -1,10 +1,10 @@
 /* dc-gitobj.c: the objects of a checkpoint repository, read without git (dc-gitobj.h): loose
- * objects (objects/xx/<38 hex>: zlib of "type size\0body"), packs (objects/pack/<name>.idx version 2
- * and its .pack: whole objects, OFS_DELTA and REF_DELTA), refs (HEAD, refs/ loose, packed-refs).
- * A walk from the roots reads commits (tree, parents), trees (entries; a gitlink, mode 160000,
- * is another repository's) and tags; a blob is never inflated. Each object is pushed once, so
- * the walk is linear in the objects times the delta depth. Checksums are not verified (as git
- * reads). */
+ * objects (objects/xx/<38 hex>: zlib of "type size\0body"), packs (objects/pack/<name>.idx,
+ * version 2, and its .pack: whole objects, OFS_DELTA and REF_DELTA), refs (HEAD, loose refs/,
+ * packed-refs). A walk from the roots reads commits (tree, parents), trees (entries; a gitlink,
+ * mode 160000, is another repository's) and tags; a blob is never inflated. Each object is
+ * pushed once, so the walk is linear in the objects times the delta depth. Checksums are not
+ * verified (git does not verify them on a read either). */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -19,11 +19,12 @@
 #include "hashmap.h"
 #include "macro.h"
 
-#define DC_GITOBJ_MAX_REF 4096              /* bytes of a loose ref or HEAD */
+#define DC_GITOBJ_MAX_REF 4096 /* bytes of a loose ref or HEAD */
 #define DC_GITOBJ_MAX_PACKED_REFS (64u << 20)
-#define DC_GITOBJ_MAX_IDX (UINT64_C(1032) + UINT64_C(40) + (UINT64_C(28) + 8) * DC_GITOBJ_MAX_OBJECTS)
-#define DC_GITOBJ_MAX_REF_DEPTH 16          /* directories under refs/ */
-#define DC_GITOBJ_MAX_SYMREF 5              /* symbolic refs followed */
+#define DC_GITOBJ_MAX_IDX                                                                          \
+        (UINT64_C(1032) + UINT64_C(40) + (UINT64_C(28) + 8) * DC_GITOBJ_MAX_OBJECTS)
+#define DC_GITOBJ_MAX_REF_DEPTH 16 /* directories under refs/ */
+#define DC_GITOBJ_MAX_SYMREF 5     /* symbolic refs followed */
 #define DC_GITOBJ_MAX_PACKS 4096
 #define DC_GITOBJ_CHUNK 65536
 
@@ -85,8 +86,10 @@ static int gitobj_bad(G *g, const char *why) {
 static int gitobj_unhex(const char *s, uint8_t oid[20]) {
         for (size_t i = 0; i < 40; i++) {
                 char c = s[i];
-                int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                                                        : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+                int v = c >= '0' && c <= '9'   ? c - '0'
+                        : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                        : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                               : -1;
                 if (v < 0)
                         return -EINVAL;
                 if (i % 2 == 0)
@@ -117,8 +120,9 @@ static int gitobj_add(G *g, const uint8_t oid[20], uint32_t pack, uint64_t offse
                 return gitobj_bad(g, "more than 1000000 objects");
         if (util_greedy_realloc((void **)&g->objs, &g->alloc_objs, g->n_objs + 1, sizeof(Obj)) < 0)
                 return -ENOMEM;
-        g->objs[g->n_objs++] = (Obj){ .loose = pack == UINT32_MAX, .pack = pack, .offset = offset,
-                                      .alloc = alloc };
+        g->objs[g->n_objs++] = (Obj){
+                .loose = pack == UINT32_MAX, .pack = pack, .offset = offset, .alloc = alloc
+        };
         memcpy(g->objs[g->n_objs - 1].oid, oid, 20);
         return 0;
 }
@@ -153,7 +157,9 @@ static int gitobj_inflate(G *g, Inflater *f, void *out, size_t n, size_t *ret_go
                         m = fs_pread_full(f->fd, f->in, (size_t)MIN(f->end - f->pos, sizeof(f->in)),
                                           (off_t)f->pos);
                         if (m <= 0)
-                                return m < 0 ? (m == -ENOMEM ? -ENOMEM : gitobj_bad(g, "an object cannot be read"))
+                                return m < 0 ? (m == -ENOMEM
+                                                        ? -ENOMEM
+                                                        : gitobj_bad(g, "an object cannot be read"))
                                              : gitobj_bad(g, "a truncated object");
                         f->pos += (uint64_t)m;
                         f->z.next_in = f->in;
@@ -164,7 +170,7 @@ static int gitobj_inflate(G *g, Inflater *f, void *out, size_t n, size_t *ret_go
                         f->ended = true;
                 else if (k == Z_MEM_ERROR)
                         return -ENOMEM;
-                else if (k != Z_OK && k != Z_BUF_ERROR)
+                else if (k != Z_OK && !(k == Z_BUF_ERROR && f->z.avail_in == 0))
                         return gitobj_bad(g, "an object is not zlib");
         }
         *ret_got = n - f->z.avail_out;
@@ -204,8 +210,9 @@ static int gitobj_read(G *g, Obj *o, unsigned depth, bool header_only, int *ret_
                        unsigned char **ret, size_t *ret_size);
 
 static int gitobj_type_of(const char *s, size_t n) {
-        static const char *const names[] = { [OBJ_COMMIT] = "commit", [OBJ_TREE] = "tree",
-                                             [OBJ_BLOB] = "blob", [OBJ_TAG] = "tag" };
+        static const char *const names[] = {
+                [OBJ_COMMIT] = "commit", [OBJ_TREE] = "tree", [OBJ_BLOB] = "blob", [OBJ_TAG] = "tag"
+        };
 
         for (int t = OBJ_COMMIT; t <= OBJ_TAG; t++)
                 if (strlen(names[t]) == n && memcmp(names[t], s, n) == 0)
@@ -245,8 +252,9 @@ static int gitobj_read_loose(G *g, const Obj *o, bool header_only, int *ret_type
                 r = gitobj_inflate(g, f, hdr, sizeof(hdr), &got);
         sp = r >= 0 ? memchr(hdr, ' ', got) : NULL;
         nul = sp ? memchr(sp, 0, got - (size_t)((unsigned char *)sp - hdr)) : NULL;
-        if (r >= 0 && (!nul || nul == sp + 1 ||
-                       (*ret_type = gitobj_type_of((char *)hdr, (size_t)(sp - (char *)hdr))) == OBJ_NONE))
+        if (r >= 0 &&
+            (!nul || nul == sp + 1 ||
+             (*ret_type = gitobj_type_of((char *)hdr, (size_t)(sp - (char *)hdr))) == OBJ_NONE))
                 r = gitobj_bad(g, "a loose object without a header");
         for (const char *p = sp + 1; r >= 0 && p < nul; p++) {
                 if (*p < '0' || *p > '9' || size > DC_GITOBJ_MAX_OBJECT)
@@ -255,7 +263,8 @@ static int gitobj_read_loose(G *g, const Obj *o, bool header_only, int *ret_type
         }
         if (r >= 0 && !header_only) {
                 *ret = (unsigned char *)nul + 1;
-                r = gitobj_inflate_all(g, f, size, got - (size_t)((unsigned char *)nul + 1 - hdr), ret);
+                r = gitobj_inflate_all(g, f, size, got - (size_t)((unsigned char *)nul + 1 - hdr),
+                                       ret);
                 if (r >= 0)
                         *ret_size = (size_t)size;
         }
@@ -286,7 +295,8 @@ static int gitobj_apply(G *g, const unsigned char *base, size_t base_n, const un
         uint64_t bn, rn;
         size_t o = 0;
 
-        if (gitobj_delta_size(&p, end, &bn) < 0 || gitobj_delta_size(&p, end, &rn) < 0 || bn != base_n)
+        if (gitobj_delta_size(&p, end, &bn) < 0 || gitobj_delta_size(&p, end, &rn) < 0 ||
+            bn != base_n)
                 return gitobj_bad(g, "a delta's header does not fit its base");
         if (rn > DC_GITOBJ_MAX_OBJECT)
                 return gitobj_bad(g, "an object over 64 MiB");
@@ -405,7 +415,8 @@ static int gitobj_read_packed(G *g, uint32_t pi, uint64_t off, unsigned depth, b
         if (type == OBJ_OFS_DELTA || type == OBJ_REF_DELTA) {
                 if (depth >= DC_GITOBJ_MAX_DEPTH)
                         return gitobj_bad(g, "a delta chain longer than 50");
-                r = base_obj ? gitobj_read(g, base_obj, depth + 1, header_only, &type, &base, &base_n)
+                r = base_obj ? gitobj_read(g, base_obj, depth + 1, header_only, &type, &base,
+                                           &base_n)
                              : gitobj_read_packed(g, pi, base_off, depth + 1, header_only, &type,
                                                   &base, &base_n);
                 if (r < 0 || header_only) {
@@ -444,7 +455,8 @@ static int gitobj_read(G *g, Obj *o, unsigned depth, bool header_only, int *ret_
                        unsigned char **ret, size_t *ret_size) {
         if (o->loose)
                 return gitobj_read_loose(g, o, header_only, ret_type, ret, ret_size);
-        return gitobj_read_packed(g, o->pack, o->offset, depth, header_only, ret_type, ret, ret_size);
+        return gitobj_read_packed(g, o->pack, o->offset, depth, header_only, ret_type, ret,
+                                  ret_size);
 }
 
 /* ---------------------------------------------------------------- finding objects */
@@ -521,7 +533,7 @@ static int gitobj_pack(G *g, int dfd, const char *idx_name) {
 
         if (!pack_name)
                 return -ENOMEM;
-        strcpy(pack_name + strlen(pack_name) - 4, "pack");
+        strcpy(pack_name + strlen(pack_name) - 3, "pack");
         if (g->n_packs >= DC_GITOBJ_MAX_PACKS)
                 return gitobj_bad(g, "more than 4096 packs");
         ifd = fs_open_noatime(dfd, idx_name, O_RDONLY);
@@ -548,13 +560,17 @@ static int gitobj_pack(G *g, int dfd, const char *idx_name) {
                 return gitobj_bad(g, "a pack index's size does not fit its count");
         n_large = (size - 1032 - 28 * (uint64_t)n - 40) / 8;
         if (fs_pread_full(pfd, head, sizeof(head), 0) != sizeof(head) ||
-            memcmp(head, "PACK", 4) != 0 || (gitobj_be32(head + 4) != 2 && gitobj_be32(head + 4) != 3) ||
+            memcmp(head, "PACK", 4) != 0 ||
+            (gitobj_be32(head + 4) != 2 && gitobj_be32(head + 4) != 3) ||
             gitobj_be32(head + 8) != n || (uint64_t)pst.st_size < 32)
                 return gitobj_bad(g, "a pack's header does not fit its index");
-        if (util_greedy_realloc((void **)&g->packs, &g->alloc_packs, g->n_packs + 1, sizeof(Pack)) < 0)
+        if (util_greedy_realloc((void **)&g->packs, &g->alloc_packs, g->n_packs + 1, sizeof(Pack)) <
+            0)
                 return -ENOMEM;
         p = &g->packs[g->n_packs];
-        *p = (Pack){ .fd = -EBADF, .size = (uint64_t)pst.st_size, .n = n,
+        *p = (Pack){ .fd = -EBADF,
+                     .size = (uint64_t)pst.st_size,
+                     .n = n,
                      .offsets = malloc(((size_t)n + 1) * sizeof(uint64_t)) };
         if (!p->offsets)
                 return -ENOMEM;
@@ -572,7 +588,8 @@ static int gitobj_pack(G *g, int dfd, const char *idx_name) {
                         o &= 0x7fffffffu;
                         if (o >= n_large)
                                 return gitobj_bad(g, "a pack index's large offset is out of it");
-                        o = (uint64_t)gitobj_be32(off64 + 8 * o) << 32 | gitobj_be32(off64 + 8 * o + 4);
+                        o = (uint64_t)gitobj_be32(off64 + 8 * o) << 32 |
+                            gitobj_be32(off64 + 8 * o + 4);
                 }
                 if (o < 12 || o >= p->size - 20)
                         return gitobj_bad(g, "a pack index's offset is out of its pack");
@@ -705,7 +722,8 @@ static int gitobj_loose_refs(G *g, int dfd, char *path, size_t len, unsigned dep
                         r = fd < 0 ? fd : fs_read_fd(fd, DC_GITOBJ_MAX_REF, &v, &vn);
                         if (r == -ENOMEM)
                                 return r;
-                        r = r < 0 ? gitobj_bad(g, "a ref cannot be read") : gitobj_ref_add(g, path, v, vn, true);
+                        r = r < 0 ? gitobj_bad(g, "a ref cannot be read")
+                                  : gitobj_ref_add(g, path, v, vn, true);
                 } else
                         r = gitobj_bad(g, "a ref is not a file"); /* a symlink is never followed */
                 path[len] = 0;
@@ -850,20 +868,26 @@ static int gitobj_walk(G *g, uint8_t cls) {
                         }
                         if (type == OBJ_TAG && n >= 48 && strneq((const char *)body, "object ", 7))
                                 gitobj_push_hex(g, (const char *)body + 7, cls,
-                                                tag_type ? (uint8_t)gitobj_type_of(tag_type, strcspn(tag_type, "\n")) : OBJ_NONE);
+                                                tag_type
+                                                        ? (uint8_t)gitobj_type_of(
+                                                                  tag_type, strcspn(tag_type, "\n"))
+                                                        : OBJ_NONE);
                 } else if (type == OBJ_TREE) {
                         const unsigned char *p = body, *end = body + n;
 
                         while (p < end) {
                                 const unsigned char *sp = memchr(p, ' ', (size_t)(end - p));
-                                const unsigned char *nul = sp ? memchr(sp, 0, (size_t)(end - sp)) : NULL;
+                                const unsigned char *nul =
+                                        sp ? memchr(sp, 0, (size_t)(end - sp)) : NULL;
                                 size_t mode_n = sp ? (size_t)(sp - p) : 0;
 
                                 if (!nul || end - nul < 21)
                                         return gitobj_bad(g, "a tree is malformed");
                                 if (!(mode_n == 6 && memcmp(p, "160000", 6) == 0)) /* a gitlink */
                                         gitobj_push(g, gitobj_find(g, nul + 1), cls,
-                                                    mode_n == 5 && memcmp(p, "40000", 5) == 0 ? OBJ_TREE : OBJ_BLOB);
+                                                    mode_n == 5 && memcmp(p, "40000", 5) == 0
+                                                            ? OBJ_TREE
+                                                            : OBJ_BLOB);
                                 p = nul + 21;
                         }
                 }
@@ -887,7 +911,7 @@ static uint8_t gitobj_ref_class(const G *g, const Ref *ref, const Ref **ret) {
                 return CLS_LIVE; /* keep-refs, and refs that compaction never changes */
         id = ref->name + 11;
         return hashmap_get(&g->kept, hashmap_hash_string(id), hashmap_eq_string, id) ? CLS_LIVE
-                                                                                      : CLS_ORPHAN;
+                                                                                     : CLS_ORPHAN;
 }
 
 static int gitobj_roots(G *g, uint8_t cls, const Ref *head) {
@@ -960,9 +984,10 @@ static int gitobj_run(G *g, DcGitobjCounts *ret) {
                 r = gitobj_roots(g, CLS_ORPHAN, have_head ? &head : NULL);
         if (r < 0)
                 return r;
-        HASHMAP_FOREACH(o, &g->map) {
-                DcGitobjClass c = o->cls == CLS_LIVE ? DC_GITOBJ_LIVE : o->cls == CLS_ORPHAN ? DC_GITOBJ_ORPHAN
-                                                                                          : DC_GITOBJ_UNREACHABLE;
+        HASHMAP_FOREACH (o, &g->map) {
+                DcGitobjClass c = o->cls == CLS_LIVE     ? DC_GITOBJ_LIVE
+                                  : o->cls == CLS_ORPHAN ? DC_GITOBJ_ORPHAN
+                                                         : DC_GITOBJ_UNREACHABLE;
                 ret->objects[c]++;
                 ret->alloc[c] += o->alloc;
         }

@@ -37,9 +37,10 @@
 
 #define KEPT "aaaaaaaa-0000-4000-8000-000000000001"
 #define GONE "bbbbbbbb-0000-4000-8000-000000000002"
-#define GIT "GIT_CONFIG_NOSYSTEM=1 HOME=/nonexistent GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t " \
-            "GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t GIT_AUTHOR_DATE='2026-01-01T00:00:00Z' " \
-            "GIT_COMMITTER_DATE='2026-01-01T00:00:00Z' " DC_GIT_PROGRAM " -C r"
+#define GIT                                                                                        \
+        "GIT_CONFIG_NOSYSTEM=1 HOME=/nonexistent GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t "          \
+        "GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t GIT_AUTHOR_DATE='2026-01-01T00:00:00Z' "     \
+        "GIT_COMMITTER_DATE='2026-01-01T00:00:00Z' " DC_GIT_PROGRAM " -C r"
 
 static bool have_git(void) {
         return access(DC_GIT_PROGRAM, X_OK) == 0;
@@ -86,7 +87,8 @@ static bool is_session_id_kept(const char *id, const char *const *kept, size_t n
  * objectsize:disk (a packed entry's bytes; a loose object counts its file's blocks). */
 static void expect_git(const char *dir, const char *const *kept, size_t n_kept,
                        const char *const *named, size_t n_named, Expect *e) {
-        _cleanup_free_ char *refs = sh(dir, DC_GIT_PROGRAM " for-each-ref --format='%%(objectname) %%(refname)'");
+        _cleanup_free_ char *refs =
+                sh(dir, DC_GIT_PROGRAM " for-each-ref --format='%%(objectname) %%(refname)'");
         _cleanup_free_ char *head = sh(dir, DC_GIT_PROGRAM " rev-parse -q --verify HEAD || true");
         _cleanup_free_ char *live_roots = strdup(head), *orphan_roots = strdup("");
         _cleanup_free_ char *live = NULL, *orphan = NULL, *all = NULL, *packs = NULL;
@@ -106,16 +108,22 @@ static void expect_git(const char *dir, const char *const *kept, size_t n_kept,
                 l = nl + 1;
         }
         for (size_t i = 0; i < n_named; i++) {
-                _cleanup_free_ char *ok = sh(dir, DC_GIT_PROGRAM " cat-file -e %s && echo yes || true", named[i]);
+                _cleanup_free_ char *ok =
+                        sh(dir, DC_GIT_PROGRAM " cat-file -e %s && echo yes || true", named[i]);
 
                 if (streq(ok, "yes\n"))
                         live_roots = util_strjoin(live_roots, named[i], "\n", NULL);
         }
-        live = sh(dir, "printf '%%s' '%s' | " DC_GIT_PROGRAM " rev-list --objects --stdin | cut -c1-40", live_roots);
-        orphan = sh(dir, "printf '%%s' '%s' | sed 's/^/^/' > ../not.txt; printf '%%s' '%s' | cat - ../not.txt | "
-                         DC_GIT_PROGRAM " rev-list --objects --stdin | cut -c1-40",
+        live = sh(dir,
+                  "printf '%%s' '%s' | " DC_GIT_PROGRAM " rev-list --objects --stdin | cut -c1-40",
+                  live_roots);
+        orphan = sh(dir,
+                    "printf '%%s' '%s' | sed 's/^/^/' > ../not.txt; printf '%%s' '%s' | cat - "
+                    "../not.txt | " DC_GIT_PROGRAM " rev-list --objects --stdin | cut -c1-40",
                     live_roots, orphan_roots);
-        all = sh(dir, DC_GIT_PROGRAM " cat-file --batch-all-objects --batch-check='%%(objectname) %%(objectsize:disk)'");
+        all = sh(
+                dir, DC_GIT_PROGRAM
+                " cat-file --batch-all-objects --batch-check='%%(objectname) %%(objectsize:disk)'");
         for (char *l = all; *l;) {
                 char *nl = strchr(l, '\n');
                 _cleanup_free_ char *loose = NULL;
@@ -131,13 +139,17 @@ static void expect_git(const char *dir, const char *const *kept, size_t n_kept,
                         bytes = (uint64_t)st.st_blocks * 512;
                 else
                         packed += bytes;
-                c = strstr(live, l) ? DC_GITOBJ_LIVE : strstr(orphan, l) ? DC_GITOBJ_ORPHAN : DC_GITOBJ_UNREACHABLE;
+                c = strstr(live, l)     ? DC_GITOBJ_LIVE
+                    : strstr(orphan, l) ? DC_GITOBJ_ORPHAN
+                                        : DC_GITOBJ_UNREACHABLE;
                 e->objects[c]++;
                 e->alloc[c] += bytes;
                 l = nl + 1;
         }
-        packs = sh(dir, "find .git/objects/pack -name '*.pack' -o -name '*.idx' | xargs -r stat -c %%b | "
-                        "awk '{ s += $1 } END { print s + 0 }'");
+        packs = sh(
+                dir,
+                "find .git/objects/pack -name '*.pack' -o -name '*.idx' | xargs -r stat -c %%b | "
+                "awk '{ s += $1 } END { print s + 0 }'");
         pack_alloc = strtoull(packs, NULL, 10) * 512;
         e->alloc[DC_GITOBJ_LIVE] += pack_alloc - packed;
 }
@@ -163,8 +175,9 @@ static void check(const char *root, const char *const *kept, size_t n_kept,
         if (!c.known)
                 fail_msg("unknown: %s", c.why);
         for (int k = 0; k < _DC_GITOBJ_CLASS_MAX; k++) {
-                print_message("# class %d: %" PRIu64 " objects %" PRIu64 " bytes (git: %" PRIu64 " %" PRIu64 ")\n", k,
-                              c.objects[k], c.alloc[k], e.objects[k], e.alloc[k]);
+                print_message("# class %d: %" PRIu64 " objects %" PRIu64 " bytes (git: %" PRIu64
+                              " %" PRIu64 ")\n",
+                              k, c.objects[k], c.alloc[k], e.objects[k], e.alloc[k]);
                 assert_int_equal(c.objects[k], e.objects[k]);
                 assert_int_equal(c.alloc[k], e.alloc[k]);
         }
@@ -179,18 +192,22 @@ static char named_hash[41];
 static void plant(const char *root) {
         _cleanup_free_ char *h = NULL;
 
-        free(sh(root, "mkdir r && " GIT " init -q && " GIT " checkout -q -b " KEPT " && "
-                      "seq 1 3000 > r/f && " GIT " add f && " GIT " commit -q -m a && "
-                      "seq 2 3001 > r/f && mkdir r/d && echo x > r/d/g && " GIT " add -A && " GIT " commit -q -m b && "
-                      "seq 3 3002 > r/f && " GIT " commit -q -am c && "
-                      GIT " rev-parse HEAD > named.txt && " GIT " update-ref refs/heads/" KEPT " HEAD~1 && "
-                      GIT " checkout -q -b " GONE " && seq 4 3003 > r/f && " GIT " commit -q -am d && "
-                      "seq 5 3004 > r/f && " GIT " commit -q -am e && "
-                      GIT " checkout -q --orphan tmp && seq 6 3005 > r/f && " GIT " commit -q -am lost && "
-                      GIT " update-ref refs/qgc/keep/$(" GIT " rev-parse HEAD~0) HEAD && "
-                      "seq 9 3008 > r/f && " GIT " commit -q -am tagged && " GIT " tag -a -m t v1 && "
-                      "seq 7 3006 > r/f && " GIT " commit -q -am unreachable && "
-                      GIT " symbolic-ref HEAD refs/heads/master && " GIT " update-ref -d refs/heads/tmp"));
+        free(sh(root,
+                "mkdir r && " GIT " init -q && " GIT " checkout -q -b " KEPT " && "
+                "seq 1 3000 > r/f && " GIT " add f && " GIT " commit -q -m a && "
+                "seq 2 3001 > r/f && mkdir r/d && echo x > r/d/g && " GIT " add -A && " GIT
+                " commit -q -m b && "
+                "seq 3 3002 > r/f && " GIT " commit -q -am c && " GIT
+                " rev-parse HEAD > named.txt && " GIT " update-ref refs/heads/" KEPT
+                " HEAD~1 && " GIT " checkout -q -b " GONE " && seq 4 3003 > r/f && " GIT
+                " commit -q -am d && "
+                "seq 5 3004 > r/f && " GIT " commit -q -am e && " GIT
+                " checkout -q --orphan tmp && seq 6 3005 > r/f && " GIT
+                " commit -q -am lost && " GIT " update-ref refs/qgc/keep/$(" GIT
+                " rev-parse HEAD~0) HEAD && "
+                "seq 9 3008 > r/f && " GIT " commit -q -am tagged && " GIT " tag -a -m t v1 && "
+                "seq 7 3006 > r/f && " GIT " commit -q -am unreachable && " GIT
+                " symbolic-ref HEAD refs/heads/master && " GIT " update-ref -d refs/heads/tmp"));
         h = sh(root, "cat named.txt");
         memcpy(named_hash, h, 40);
         named_hash[40] = 0;
@@ -198,27 +215,30 @@ static void plant(const char *root) {
 
 static void test_dc_gitobj_git(void **state) {
         const char *root = *state;
-        const char *kept[] = { KEPT, "cccccccc-0000-4000-8000-000000000003" }, *named[] = { named_hash };
+        const char *kept[] = { KEPT, "cccccccc-0000-4000-8000-000000000003" },
+                   *named[] = { named_hash };
         _cleanup_free_ char *deltas = NULL;
         DcGitobjCounts c;
 
         if (!have_git())
                 test_skip("no " DC_GIT_PROGRAM);
         plant(root);
-        check(root, kept, 2, named, 1);                  /* loose */
+        check(root, kept, 2, named, 1); /* loose */
         count(root, "r", kept, 2, named, 1, &c);
-        assert_true(c.objects[DC_GITOBJ_ORPHAN] >= 4);   /* d, e, their trees and blobs */
+        assert_true(c.objects[DC_GITOBJ_ORPHAN] >= 4); /* d, e, their trees and blobs */
         assert_true(c.objects[DC_GITOBJ_UNREACHABLE] >= 3);
-        check(root, kept, 1, NULL, 0);                   /* the named commit is unreachable now */
+        check(root, kept, 1, NULL, 0); /* the named commit is unreachable now */
         free(sh(root, GIT " repack -q -adk -f --window=50 --depth=50 && " GIT " pack-refs --all"));
-        deltas = sh(root, DC_GIT_PROGRAM " verify-pack -v r/.git/objects/pack/*.idx | grep -c 'chain length' || true");
-        assert_true(atoi(deltas) > 0);                   /* OFS_DELTA entries */
+        deltas = sh(root, DC_GIT_PROGRAM
+                    " verify-pack -v r/.git/objects/pack/*.idx | grep -c 'chain length' || true");
+        assert_true(atoi(deltas) > 0); /* OFS_DELTA entries */
         check(root, kept, 2, named, 1);
-        free(sh(root, GIT " -c repack.useDeltaBaseOffset=false repack -q -adk -f --window=50 --depth=50"));
-        check(root, kept, 2, named, 1);                  /* REF_DELTA entries */
+        free(sh(root, GIT
+                " -c repack.useDeltaBaseOffset=false repack -q -adk -f --window=50 --depth=50"));
+        check(root, kept, 2, named, 1); /* REF_DELTA entries */
         /* loose and packed at once: a new loose commit on the gone branch */
-        free(sh(root, GIT " checkout -q -f " GONE " && seq 8 3007 > r/f && " GIT " commit -q -am f && "
-                      GIT " symbolic-ref HEAD refs/heads/master"));
+        free(sh(root, GIT " checkout -q -f " GONE " && seq 8 3007 > r/f && " GIT
+                          " commit -q -am f && " GIT " symbolic-ref HEAD refs/heads/master"));
         check(root, kept, 2, named, 1);
 }
 
@@ -227,12 +247,17 @@ static void test_dc_gitobj_corrupt(void **state) {
         const char *root = *state;
         const char *kept[] = { KEPT }, *named[] = { named_hash };
         static const char *const damage[] = {
-                "truncate -s 2000 r/.git/objects/pack/*.idx",                             /* truncated */
-                "printf '\\377\\377\\377\\377' | dd of=$(ls r/.git/objects/pack/*.idx) bs=1 seek=12 conv=notrunc", /* fan-out */
-                "printf '\\377\\377\\377\\377' | dd of=$(ls r/.git/objects/pack/*.idx) bs=1 seek=$((1032 + 24 * $(" GIT " count-objects -v | sed -n 's/^in-pack: //p'))) conv=notrunc", /* an offset */
-                "truncate -s 100 r/.git/objects/pack/*.pack",                             /* truncated */
-                "f=$(ls r/.git/objects/pack/*.pack) && head -c 12 $f > p && head -c $(($(stat -c %s $f) - 12)) /dev/urandom >> p && cat p > $f",
-                "printf 'PACK\\0\\0\\0\\011' | dd of=$(ls r/.git/objects/pack/*.pack) bs=1 conv=notrunc", /* version 9 */
+                "truncate -s 2000 r/.git/objects/pack/*.idx", /* truncated */
+                "printf '\\377\\377\\377\\377' | dd of=$(ls r/.git/objects/pack/*.idx) bs=1 "
+                "seek=12 conv=notrunc", /* fan-out */
+                "printf '\\377\\377\\377\\377' | dd of=$(ls r/.git/objects/pack/*.idx) bs=1 "
+                "seek=$((1032 + 24 * $(" GIT
+                " count-objects -v | sed -n 's/^in-pack: //p'))) conv=notrunc", /* an offset */
+                "truncate -s 100 r/.git/objects/pack/*.pack",                   /* truncated */
+                "f=$(ls r/.git/objects/pack/*.pack) && head -c 12 $f > p && head -c $(($(stat -c "
+                "%s $f) - 12)) /dev/urandom >> p && cat p > $f",
+                "printf 'PACK\\0\\0\\0\\011' | dd of=$(ls r/.git/objects/pack/*.pack) bs=1 "
+                "conv=notrunc", /* version 9 */
         };
 
         if (!have_git())
@@ -242,15 +267,17 @@ static void test_dc_gitobj_corrupt(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(damage); i++) {
                 DcGitobjCounts c;
 
-                free(sh(root, "rm -rf r && cp -a r.good r && chmod -R u+w r/.git/objects && %s", damage[i]));
+                free(sh(root, "rm -rf r && cp -a r.good r && chmod -R u+w r/.git/objects && %s",
+                        damage[i]));
                 count(root, "r", kept, 1, named, 1, &c);
                 print_message("# damage %zu: %s\n", i, c.known ? "known" : c.why);
                 assert_false(c.known);
                 assert_non_null(c.why);
         }
         /* a loose object that is not zlib */
-        free(sh(root, "rm -rf r && cp -a r.good r && " GIT " commit-tree -m x $(" GIT " write-tree) > c.txt && "
-                      GIT " update-ref refs/heads/" KEPT " $(cat c.txt) && f=r/.git/objects/$(cut -c1-2 c.txt)/$(cut -c3-40 c.txt) && "
+        free(sh(root, "rm -rf r && cp -a r.good r && " GIT " commit-tree -m x $(" GIT
+                      " write-tree) > c.txt && " GIT " update-ref refs/heads/" KEPT
+                      " $(cat c.txt) && f=r/.git/objects/$(cut -c1-2 c.txt)/$(cut -c3-40 c.txt) && "
                       "chmod u+w $f && echo garbage > $f"));
         {
                 DcGitobjCounts c;
@@ -291,8 +318,8 @@ static void buf_add(Buf *b, const void *p, size_t n) {
         b->n += n;
 }
 
-static void pack_entry(Buf *pack, int type, uint64_t size, const unsigned char *extra, size_t n_extra,
-                       const void *data, size_t n) {
+static void pack_entry(Buf *pack, int type, uint64_t size, const unsigned char *extra,
+                       size_t n_extra, const void *data, size_t n) {
         unsigned char h[16], z[8192];
         uLongf zn = sizeof(z);
         size_t k = 0;
@@ -320,11 +347,13 @@ static void chain(const char *root, unsigned deltas) {
         size_t n;
 
         free(sh(root, "rm -rf r && mkdir r && " GIT " init -q"));
-        hdr[8] = 0, hdr[9] = 0, hdr[10] = (unsigned char)((deltas + 1) >> 8), hdr[11] = (unsigned char)(deltas + 1);
+        hdr[8] = 0, hdr[9] = 0, hdr[10] = (unsigned char)((deltas + 1) >> 8),
+        hdr[11] = (unsigned char)(deltas + 1);
         buf_add(&pack, hdr, 12);
-        n = (size_t)snprintf(commit, sizeof(commit),
-                             "tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor t <t@t> 0 +0000\n"
-                             "committer t <t@t> 0 +0000\n\nm");
+        n = (size_t)snprintf(
+                commit, sizeof(commit),
+                "tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nauthor t <t@t> 0 +0000\n"
+                "committer t <t@t> 0 +0000\n\nm");
         for (unsigned i = 0; i <= deltas; i++) {
                 uint64_t off = pack.n;
 
@@ -337,7 +366,8 @@ static void chain(const char *root, unsigned deltas) {
 
                         dn += put_varint(d + dn, n + 1);
                         d[dn++] = 0x80 | 0x01 | 0x02 | 0x10 | 0x20; /* copy: offset 0, size n */
-                        d[dn++] = 0, d[dn++] = 0, d[dn++] = (unsigned char)(n & 0xff), d[dn++] = (unsigned char)(n >> 8);
+                        d[dn++] = 0, d[dn++] = 0, d[dn++] = (unsigned char)(n & 0xff),
+                        d[dn++] = (unsigned char)(n >> 8);
                         d[dn++] = 1, d[dn++] = 'x'; /* insert "x" */
                         /* the base's offset, as git encodes it */
                         unsigned char tmp[16];
@@ -356,7 +386,8 @@ static void chain(const char *root, unsigned deltas) {
         buf_add(&pack, trailer, 20);
         assert_int_equal(fixture_write_bytes(root, "chain.pack", pack.p, pack.n), 0);
         free(pack.p);
-        free(sh(root, "cd r && " DC_GIT_PROGRAM " index-pack -o .git/objects/pack/pack-chain.idx ../chain.pack >/dev/null && "
+        free(sh(root, "cd r && " DC_GIT_PROGRAM
+                      " index-pack -o .git/objects/pack/pack-chain.idx ../chain.pack >/dev/null && "
                       "mv ../chain.pack .git/objects/pack/pack-chain.pack"));
         {
                 size_t h = (size_t)snprintf((char *)obj, sizeof(obj), "commit %zu", n) + 1;
@@ -405,7 +436,9 @@ static void test_dc_gitobj_corpus(void **state) {
         _cleanup_free_ char *tarball = test_data_path("deepcode/home.tar.gz");
         _cleanup_free_ char *store = fixture_path(root, "home/.deepcode");
         _cleanup_free_ char *before = NULL, *after = NULL;
-        Tree t = { .global_dir = strdup(store), .runtime_dir = strdup(store), .store = &deepcode_store };
+        Tree t = { .global_dir = strdup(store),
+                   .runtime_dir = strdup(store),
+                   .store = &deepcode_store };
         uint64_t sum = 0, loose = 0;
         Inventory *inv = NULL;
         StoreSize size = {};
@@ -414,8 +447,10 @@ static void test_dc_gitobj_corpus(void **state) {
 
         if (!have_git())
                 test_skip("no " DC_GIT_PROGRAM);
-        free(sh(root, "tar xzf '%s' -C . && find home -exec touch -h -d 2026-06-01 {} + && "
-                      "find home -exec touch -a -h -d 2001-01-01 {} +", tarball));
+        free(sh(root,
+                "tar xzf '%s' -C . && find home -exec touch -h -d 2026-06-01 {} + && "
+                "find home -exec touch -a -h -d 2001-01-01 {} +",
+                tarball));
         before = atimes(root);
         assert_int_equal(inventory_new(&inv), 0);
         assert_int_equal(inventory_add_tree(inv, &t, &ti), 0);
@@ -451,12 +486,14 @@ static void test_dc_gitobj_corpus(void **state) {
                         assert_int_equal(part->alloc[k], e.alloc[k]);
                         total += part->alloc[k];
                 }
-                print_message("# %s: live %" PRIu64 " (%" PRIu64 " B), orphan-ref-only %" PRIu64 " (%" PRIu64
-                              " B), unreachable %" PRIu64 " (%" PRIu64 " B); loose %" PRIu64 " B\n",
-                              p->code, part->objects[0], part->alloc[0], part->objects[1], part->alloc[1],
-                              part->objects[2], part->alloc[2], p->git_loose_alloc);
+                print_message("# %s: live %" PRIu64 " (%" PRIu64 " B), orphan-ref-only %" PRIu64
+                              " (%" PRIu64 " B), unreachable %" PRIu64 " (%" PRIu64
+                              " B); loose %" PRIu64 " B\n",
+                              p->code, part->objects[0], part->alloc[0], part->objects[1],
+                              part->alloc[1], part->objects[2], part->alloc[2], p->git_loose_alloc);
                 assert_int_equal(total, p->git_loose_alloc);
-                assert_int_equal(part->objects[0] + part->objects[1] + part->objects[2], p->git_loose);
+                assert_int_equal(part->objects[0] + part->objects[1] + part->objects[2],
+                                 p->git_loose);
                 sum += total;
                 loose += p->git_loose_alloc;
         }
@@ -468,10 +505,14 @@ static void test_dc_gitobj_corpus(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_dc_gitobj_git, fixture_root_setup, fixture_root_teardown),
-                cmocka_unit_test_setup_teardown(test_dc_gitobj_corrupt, fixture_root_setup, fixture_root_teardown),
-                cmocka_unit_test_setup_teardown(test_dc_gitobj_depth, fixture_root_setup, fixture_root_teardown),
-                cmocka_unit_test_setup_teardown(test_dc_gitobj_corpus, fixture_root_setup, fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_dc_gitobj_git, fixture_root_setup,
+                                                fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_dc_gitobj_corrupt, fixture_root_setup,
+                                                fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_dc_gitobj_depth, fixture_root_setup,
+                                                fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_dc_gitobj_corpus, fixture_root_setup,
+                                                fixture_root_teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
