@@ -520,7 +520,7 @@ static int gitobj_cmp_u64(const void *a, const void *b) {
 
 /* Pack <base>.idx and <base>.pack (base without ".idx") in objects/pack open at dfd. */
 static int gitobj_pack(G *g, int dfd, const char *idx_name) {
-        _cleanup_free_ char *buf = NULL, *pack_name = strdup(idx_name);
+        _cleanup_free_ char *buf = NULL, *pack_name = NULL;
         _cleanup_close_ int ifd = -EBADF, pfd = -EBADF;
         const unsigned char *b, *sha, *off32, *off64;
         unsigned char head[12];
@@ -531,9 +531,9 @@ static int gitobj_pack(G *g, int dfd, const char *idx_name) {
         uint32_t n;
         int r;
 
+        pack_name = util_strprintf("%.*s.pack", (int)(strlen(idx_name) - 4), idx_name);
         if (!pack_name)
                 return -ENOMEM;
-        strcpy(pack_name + strlen(pack_name) - 3, "pack");
         if (g->n_packs >= DC_GITOBJ_MAX_PACKS)
                 return gitobj_bad(g, "more than 4096 packs");
         ifd = fs_open_noatime(dfd, idx_name, O_RDONLY);

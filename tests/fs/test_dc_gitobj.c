@@ -82,6 +82,15 @@ static bool is_session_id_kept(const char *id, const char *const *kept, size_t n
         return false;
 }
 
+/* *s with a and b appended. */
+static void append(char **s, const char *a, const char *b) {
+        char *n = util_strjoin(*s, a, b, NULL);
+
+        assert_non_null(n);
+        free(*s);
+        *s = n;
+}
+
 /* What git says of repository dir (its work tree, or the directory holding .git): the roots as
  * dc-gitobj.h defines them, rev-list --objects from each class's roots, every object with its
  * objectsize:disk (a packed entry's bytes; a loose object counts its file's blocks). */
@@ -104,7 +113,7 @@ static void expect_git(const char *dir, const char *const *kept, size_t n_kept,
                              ? &orphan_roots
                              : &live_roots;
                 l[40] = 0;
-                *to = util_strjoin(*to, l, "\n", NULL); /* leaks the old string: a test */
+                append(to, l, "\n");
                 l = nl + 1;
         }
         for (size_t i = 0; i < n_named; i++) {
@@ -112,7 +121,7 @@ static void expect_git(const char *dir, const char *const *kept, size_t n_kept,
                         sh(dir, DC_GIT_PROGRAM " cat-file -e %s && echo yes || true", named[i]);
 
                 if (streq(ok, "yes\n"))
-                        live_roots = util_strjoin(live_roots, named[i], "\n", NULL);
+                        append(&live_roots, named[i], "\n");
         }
         live = sh(dir,
                   "printf '%%s' '%s' | " DC_GIT_PROGRAM " rev-list --objects --stdin | cut -c1-40",
