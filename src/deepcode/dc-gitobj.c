@@ -177,7 +177,8 @@ static int gitobj_inflate(G *g, Inflater *f, void *out, size_t n, size_t *ret_go
         return 0;
 }
 
-/* Exactly size bytes, then the stream's end: *ret (size + 1, NUL-terminated). */
+/* Exactly size bytes, then the stream's end, the first `have` of them already inflated at *ret:
+ * *ret then an allocated copy (size + 1, NUL-terminated), left as it was on failure. */
 static int gitobj_inflate_all(G *g, Inflater *f, uint64_t size, size_t have, unsigned char **ret) {
         _cleanup_free_ unsigned char *buf = NULL;
         size_t got;
@@ -256,17 +257,21 @@ static int gitobj_read_loose(G *g, const Obj *o, bool header_only, int *ret_type
             (!nul || nul == sp + 1 ||
              (*ret_type = gitobj_type_of((char *)hdr, (size_t)(sp - (char *)hdr))) == OBJ_NONE))
                 r = gitobj_bad(g, "a loose object without a header");
-        for (const char *p = sp + 1; r >= 0 && p < nul; p++) {
-                if (*p < '0' || *p > '9' || size > DC_GITOBJ_MAX_OBJECT)
+        for (const char *p = r >= 0 ? sp + 1 : nul; p < nul; p++) {
+                if (*p < '0' || *p > '9' || size > DC_GITOBJ_MAX_OBJECT) {
                         r = gitobj_bad(g, "a loose object's size is not a number");
+                        break;
+                }
                 size = size * 10 + (uint64_t)(*p - '0');
         }
         if (r >= 0 && !header_only) {
-                *ret = (unsigned char *)nul + 1;
-                r = gitobj_inflate_all(g, f, size, got - (size_t)((unsigned char *)nul + 1 - hdr),
-                                       ret);
-                if (r >= 0)
+                unsigned char *body = (unsigned char *)nul + 1; /* what came with the header */
+
+                r = gitobj_inflate_all(g, f, size, got - (size_t)(body - hdr), &body);
+                if (r >= 0) {
+                        *ret = body;
                         *ret_size = (size_t)size;
+                }
         }
         inflateEnd(&f->z);
         free(f);
