@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "cold.h"
+#include "dc-gitobj.h"
 #include "dc-index.h"
 #include "dc-messages.h"
 #include "fs.h"
@@ -117,6 +118,8 @@ typedef struct DcProject {
         FileId git;
         uint64_t git_estimate;
         char *git_why;
+        DcGitobjCounts git_objects; /* file-history/.git's objects by what reaches them: qgc
+                                     * status only (deepcode-store.c), not the scan */
         bool incomplete;       /* the directory could not be listed in full */
         bool unknown;          /* it holds an entry Deep Code does not write */
         FileId marker;         /* DC_STALE_MARKER, .present when it exists */

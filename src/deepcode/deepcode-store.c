@@ -235,19 +235,96 @@ static int deepcode_store_count(void *userdata, const char *rel, const struct st
         return 0;
 }
 
-/* The bytes of tree t by DcKind: what du says of the ~/.deepcode, hard links once. */
+/* Why p's checkpoint objects cannot be classified, or NULL: which sessions are kept, and which
+ * checkpoints they name, must be known in full. */
+static const char *deepcode_store_git_unknown(const DcProject *p) {
+        if (p->index_state != DC_INDEX_OK)
+                return "the index cannot be read: which sessions are kept is unknown";
+        for (size_t i = 0; i < p->n_sessions; i++)
+                if (p->sessions[i].jsonl.present && !p->sessions[i].messages.complete)
+                        return "a transcript could not be read to its end";
+        return NULL;
+}
+
+/* Each project's file-history/.git objects, counted (dc_gitobj_count()) into s->git_objects
+ * and a part of ret. Status alone pays for it: the scan reads no object. 0 or -ENOMEM. */
+static int deepcode_store_measure_git(const char *dir, DcStore *s, StoreSize *ret) {
+        _cleanup_close_ int fd = fs_open_root(dir, 0);
+
+        if (fd < 0)
+                return fd == -ENOMEM ? fd : 0;
+        ret->parts = calloc(s->n_projects + 1, sizeof(StoreSizePart));
+        if (!ret->parts)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n_projects; i++) {
+                DcProject *p = &s->projects[i];
+                StoreSizePart *part = &ret->parts[ret->n_parts];
+                _cleanup_free_ char *rel = util_strprintf("projects/%s/file-history/.git", p->code);
+                _cleanup_free_ const char **kept = NULL, **named = NULL;
+                _cleanup_close_ int gfd = -EBADF;
+                DcGitInput in = {};
+                int r;
+
+                if (!rel)
+                        return -ENOMEM;
+                if (!p->has_file_history)
+                        continue;
+                gfd = fs_open_noatime(fd, rel, O_RDONLY | O_DIRECTORY);
+                if (gfd == -ENOENT)
+                        continue;
+                p->git_objects.why = deepcode_store_git_unknown(p);
+                if (!p->git_objects.why && gfd < 0)
+                        p->git_objects.why = "file-history/.git cannot be opened";
+                if (!p->git_objects.why) {
+                        r = dc_store_git_input(p, &kept, &in.n_kept, &named, &in.n_named);
+                        in.kept_ids = kept;
+                        in.named = named;
+                        if (r >= 0)
+                                r = dc_gitobj_count(gfd, &in, &p->git_objects);
+                        if (r < 0)
+                                return r;
+                }
+                *part = (StoreSizePart){ .name = strdup(p->code), .known = p->git_objects.known,
+                                         .why = p->git_objects.why };
+                if (!part->name)
+                        return -ENOMEM;
+                ret->n_parts++;
+                memcpy(part->objects, p->git_objects.objects, sizeof(part->objects));
+                memcpy(part->alloc, p->git_objects.alloc, sizeof(part->alloc));
+        }
+        return 0;
+}
+
+_Static_assert(_DC_GITOBJ_CLASS_MAX == STORE_SIZE_WAYS, "DcGitobjClass fits StoreSizePart");
+
+/* The bytes of tree t by DcKind: what du says of the ~/.deepcode, hard links once; and
+ * file-history's objects by project and by what reaches them. */
 static int deepcode_store_measure(const Inventory *inv, size_t t, StoreSize *ret) {
+        const char *dir = inv->trees[t].runtime_dir;
+        DcStore *s = NULL;
         int r;
 
-        *ret = (StoreSize){ .n_kinds = _DC_KIND_MAX, .unknown_kind = DC_KIND_OTHER };
+        *ret = (StoreSize){ .n_kinds = _DC_KIND_MAX, .unknown_kind = DC_KIND_OTHER,
+                            .split_title = "file-history (git) objects by project",
+                            .split_key = "file_history_by_project", .part_key = "project_dir",
+                            .way_names = { "live", "orphan-ref-only", "unreachable" },
+                            .way_keys = { "live", "orphan_ref_only", "unreachable" } };
         for (DcKind k = 0; k < _DC_KIND_MAX; k++) {
                 ret->kind_names[k] = deepcode_store_kind_names[k];
                 ret->kind_keys[k] = deepcode_store_kind_keys[k];
         }
-        r = du_walk(inv->trees[t].runtime_dir, NULL, deepcode_store_count, ret, &ret->incomplete);
+        r = du_walk(dir, NULL, deepcode_store_count, ret, &ret->incomplete);
         if (ret->files[DC_KIND_ARCHIVED] == 0)
                 ret->n_kinds--; /* a store qgc never archived in reads as Deep Code's alone */
-        return r;
+        if (r < 0)
+                return r;
+        r = dc_store_scan(dir, util_now_msec(), &s);
+        if (r == -ENOMEM)
+                return r;
+        if (r >= 0)
+                r = deepcode_store_measure_git(dir, s, ret);
+        dc_store_free(s);
+        return r == -ENOMEM ? r : 0;
 }
 
 /* Deep Code keeps a transcript beside its project's index: projects/<code>/<id>.jsonl; qgc's

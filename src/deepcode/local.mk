@@ -1,7 +1,8 @@
 # src/deepcode/: Deep Code's store: the project code, the index, the transcripts' ownership proof
 # and checkpoints, its processes, the scan of a ~/.deepcode, the checkpoint repository's compaction.
 # It includes only the folders listed before it in Makefile.am (t-0011).
-libqgc_a_SOURCES += src/deepcode/dc-git.c src/deepcode/dc-git.h src/deepcode/dc-index.c \
+libqgc_a_SOURCES += src/deepcode/dc-git.c src/deepcode/dc-git.h src/deepcode/dc-gitobj.c \
+	src/deepcode/dc-gitobj.h src/deepcode/dc-index.c \
 	src/deepcode/dc-cold.c src/deepcode/dc-cold.h \
 	src/deepcode/dc-index.h src/deepcode/dc-messages.c src/deepcode/dc-messages.h \
 	src/deepcode/dc-proc.c src/deepcode/dc-proc.h src/deepcode/dc-project.c src/deepcode/dc-project.h \

@@ -33,6 +33,16 @@ typedef struct ScanOptions {
 #define STORE_SIZE_KINDS 16        /* kinds of bytes a store may tell apart */
 #define STORE_SIZE_UNKNOWN_SHOWN 5 /* unknown paths named */
 
+/* One part of a kind split three ways (StoreSize.split): its objects and allocated bytes per
+ * way, or unknown (why). */
+#define STORE_SIZE_WAYS 3
+typedef struct StoreSizePart {
+        char *name;      /* the part: a project's directory name */
+        bool known;
+        const char *why; /* !known: why (static) */
+        uint64_t objects[STORE_SIZE_WAYS], alloc[STORE_SIZE_WAYS];
+} StoreSizePart;
+
 /* Where every byte of a tree goes, by the store's kinds, for qgc status: what du says of the
  * tree, hard links once. */
 typedef struct StoreSize {
@@ -50,11 +60,20 @@ typedef struct StoreSize {
         size_t n_unknown;
         size_t n_stale, n_projects; /* stale project entries (candidates) of all projects */
         uint64_t stale_bytes;
+        /* A kind split by part and three ways (Deep Code: file-history's objects by project,
+         * by what reaches them); split_title NULL: none. */
+        const char *split_title, *split_key, *part_key; /* the text's; the JSON's keys */
+        const char *way_names[STORE_SIZE_WAYS], *way_keys[STORE_SIZE_WAYS];
+        StoreSizePart *parts;
+        size_t n_parts;
 } StoreSize;
 
 static inline void store_size_done(StoreSize *s) {
         for (size_t i = 0; i < s->n_unknown; i++)
                 free(s->unknown[i]);
+        for (size_t i = 0; i < s->n_parts; i++)
+                free(s->parts[i].name);
+        free(s->parts);
         *s = (StoreSize){};
 }
 

@@ -249,6 +249,35 @@ int render_status_caps(const Inventory *inv, const TreeLimits *tl, FILE *f) {
         return 0;
 }
 
+/* The store's split of a kind (StoreSize.split_title): a row per part, the part's name last. */
+static int ts_render_split(const StoreSize *s, FILE *f) {
+        char a[FORMAT_BYTES_MAX];
+
+        if (!s->split_title || s->n_parts == 0)
+                return 0;
+        fprintf(f, "  %s (objects, disk):\n ", s->split_title);
+        for (size_t w = 0; w < STORE_SIZE_WAYS; w++)
+                fprintf(f, " %17s", s->way_names[w]);
+        fputs("  PROJECT\n", f);
+        for (size_t i = 0; i < s->n_parts; i++) {
+                const StoreSizePart *p = &s->parts[i];
+                _cleanup_free_ char *name = text_clean(p->name, TEXT_TERMINAL);
+
+                if (!name)
+                        return -ENOMEM;
+                if (!p->known) {
+                        fprintf(f, "  unknown: %s  %s\n", p->why, name);
+                        continue;
+                }
+                fputc(' ', f);
+                for (size_t w = 0; w < STORE_SIZE_WAYS; w++)
+                        fprintf(f, " %7" PRIu64 " %9s", p->objects[w],
+                                util_format_bytes(a, sizeof a, p->alloc[w]));
+                fprintf(f, "  %s\n", name);
+        }
+        return 0;
+}
+
 static int ts_render_text(const Inventory *inv, size_t t, const StoreSize *s, bool allocated,
                           FILE *f) {
         const Tree *tr = &inv->trees[t];
@@ -295,7 +324,7 @@ static int ts_render_text(const Inventory *inv, size_t t, const StoreSize *s, bo
                         "temporary directory that no longer exists (candidates; the plan of "
                         "stale-project-min-age checks every recorded cwd and its guards)\n",
                         s->n_stale, s->n_projects, util_format_bytes(a, sizeof a, s->stale_bytes));
-        return 0;
+        return ts_render_split(s, f);
 }
 
 static json_object *ts_json_str(const char *s) {
@@ -309,6 +338,44 @@ static int ts_json_add(json_object *o, const char *key, json_object *v) {
                 return -ENOMEM;
         }
         return 0;
+}
+
+/* The store's split of a kind: an array of parts, each with its name (part_key), "known" and,
+ * when known, {"objects", "allocated"} per way. */
+static int ts_json_split(json_object *o, const StoreSize *s) {
+        json_object *parts;
+        int r = 0;
+
+        if (!s->split_key)
+                return 0;
+        parts = json_object_new_array();
+        if (!parts)
+                return -ENOMEM;
+        for (size_t i = 0; r >= 0 && i < s->n_parts; i++) {
+                const StoreSizePart *p = &s->parts[i];
+                json_object *e = json_object_new_object();
+
+                if (!e || json_object_array_add(parts, e) < 0) {
+                        json_object_put(e);
+                        r = -ENOMEM;
+                        break;
+                }
+                r = ts_json_add(e, s->part_key, ts_json_str(p->name));
+                if (r >= 0)
+                        r = ts_json_add(e, "known", json_object_new_boolean(p->known));
+                if (r >= 0 && !p->known)
+                        r = ts_json_add(e, "why", json_object_new_string(p->why));
+                for (size_t w = 0; r >= 0 && p->known && w < STORE_SIZE_WAYS; w++) {
+                        json_object *v = json_object_new_object();
+
+                        r = ts_json_add(e, s->way_keys[w], v);
+                        if (r >= 0)
+                                r = ts_json_add(v, "objects", json_object_new_int64((int64_t)p->objects[w]));
+                        if (r >= 0)
+                                r = ts_json_add(v, "allocated", json_object_new_int64((int64_t)p->alloc[w]));
+                }
+        }
+        return r >= 0 ? ts_json_add(o, s->split_key, parts) : (json_object_put(parts), r);
 }
 
 static json_object *ts_json_tree(const Inventory *inv, size_t t, const StoreSize *s,
@@ -352,6 +419,7 @@ static json_object *ts_json_tree(const Inventory *inv, size_t t, const StoreSize
         r = r >= 0 ? ts_json_add(o, "incomplete", json_object_new_boolean(s->incomplete)) : r;
         r = r >= 0 ? ts_json_add(o, "stale_projects", json_object_new_int64((int64_t)s->n_stale)) : r;
         r = r >= 0 ? ts_json_add(o, "unknown_shown", unk) : (json_object_put(unk), r);
+        r = r >= 0 ? ts_json_split(o, s) : r;
         if (r < 0) {
                 json_object_put(o);
                 return NULL;
