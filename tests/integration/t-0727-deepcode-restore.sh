@@ -7,7 +7,8 @@
 # (compress-after 1d: every archived transcript as .zst), a dry run of `qgc restore --project`
 # that changes nothing, then `qgc restore ID` of every archived id (half of them by a prefix):
 # dc-check --compare with nothing gone, every index, transcript and image byte for byte as
-# before, the archive empty, no marker left. Needs node, npm (the registry) and git; SKIP
+# before, the archive empty, no marker left, each restore's end recorded (restore-grace: the next
+# archive run leaves them alone). Needs node, npm (the registry) and git; SKIP
 # otherwise.
 . "$(dirname "$0")/lib.sh"
 : "${QGC_SRCDIR:?}" "${QGC_BUILDDIR:?}"
@@ -94,5 +95,15 @@ for p in "$T"/orig/home/.deepcode/projects/*/; do
                 diff -r "$p/images" "$DC/projects/$c/images" || fail "$c: images differ"
 done
 [ ! -e "$DC/.qgc-archive" ] || { ls -R "$DC/.qgc-archive"; fail "the archive is not empty"; }
-[ ! -e "$DC/.qgc" ] || { ls -R "$DC/.qgc"; fail "a marker is left"; }
+[ "$(ls "$DC/.qgc")" = session-times ] || { ls -R "$DC/.qgc"; fail "a marker is left"; }
+[ "$(grep -c '^restored [0-9]* ' "$DC/.qgc/session-times")" = "$n" ] ||
+        { cat "$DC/.qgc/session-times"; fail "$n restores recorded"; }
 pass "$n sessions restored: Deep Code lists all 58 whole, indexes, transcripts and images byte for byte"
+
+# restore-grace: the archive run again archives none of them
+printf 'defaults = {\n  max-age = "1d";\n  action = "archive";\n  restore-grace = "30d";\n};\n' > "$T/g.conf"
+rc=0
+run_qgc -c "$T/g.conf" --root "$DC" --now "$NOW" --log-file "$T/g.log" > "$T/g.txt" 2>&1 || rc=$?
+[ $rc -eq 0 ] || { cat "$T/g.txt"; fail "the archive run after the restores exits $rc"; }
+grep -q '^qgc: archived 0 ' "$T/g.txt" || { cat "$T/g.txt"; fail "restored sessions archived again at once"; }
+pass "restore-grace: the next archive run leaves the $n restored sessions alone"
