@@ -15,8 +15,10 @@
  *   6. projects/<code>/<id>.jsonl unlinked when it is still the archive's inode;
  *   7. the marker removed.
  * Before 4 Deep Code lists the session whole; from 4 on the archive holds it whole. Recovery
- * (dc_cold_recover_one()): the entry still in the index, or the archive files not whole -> undo
- * (what was moved goes back, qgc's files of the id go); else 5-7.
+ * (dc_cold_recover_one()): the entry still in the index -> redone from 4 when the archive files
+ * are whole and the transcript and entry are still what they were, else undone (what was moved
+ * goes back, qgc's files of the id go: the next plan decides again); the entry gone -> 5-7
+ * when the archive files are whole, else undone.
  * COMPRESS: cold_ctx_compress() of <id>.jsonl in the archive (cold.c's crash order; a .zst
  * left beside it by a killed run is resolved by cold_resolve()). DELETE of an archived session:
  * the marker (kind "delete-archived"), the archive files (the transcript first, the entry
@@ -378,6 +380,36 @@ static bool dc_cold_whole(const DcCold *c) {
                fs_exists(c->afd, k) > 0 && (fs_exists(c->afd, j) > 0 || fs_exists(c->afd, z) > 0);
 }
 
+/* An archive killed before its index edit (the entry still indexed): redone from step 4 when
+ * its files are whole, the transcript still what the marker says (f) with the archive's as its
+ * second name and the entry still the archived one; else undone. */
+static int dc_cold_redo(DcCold *c, const FileId *f, StoreStep *step) {
+        _cleanup_free_ char *name = dc_cold_name(c, ".jsonl");
+        _cleanup_free_ char *ename = dc_cold_name(c, DC_ARCHIVE_ENTRY);
+        _cleanup_free_ char *entry = NULL;
+        DcColdTake take = { .remove = true };
+        FileId orig, arch;
+        size_t n;
+        int r;
+
+        if (!name || !ename)
+                return -ENOMEM;
+        if (!dc_cold_whole(c) || dc_cold_stat(c->pfd, name, &orig) < 0 ||
+            dc_cold_stat(c->afd, name, &arch) < 0 || orig.dev != arch.dev ||
+            orig.ino != arch.ino || !dc_cold_same(&orig, f) ||
+            fs_read_file(c->afd, ename, DC_INDEX_MAX, &entry, &n) < 0)
+                return dc_cold_undo(c, step);
+        take.want = entry;
+        r = dc_run_live(c->run, c->code, step);
+        if (r >= 0)
+                r = dc_cold_indexed(c, &take, step);
+        if (r == 0 || r == -ESTALE)
+                return dc_cold_undo(c, step); /* changed since: the next plan decides again */
+        if (r < 0)
+                return r;
+        return dc_cold_finish(c, step);
+}
+
 static int dc_cold_unmark(int qfd, const char *marker, const char *what, const char *id,
                           StoreStep *step) {
         int r;
@@ -590,14 +622,14 @@ static int dc_cold_compress(struct StoreRun *run, const Session *s, const Verdic
         z = dc_cold_name(&c, DC_ARCHIVE_ZST);
         if (!name || !z)
                 return -ENOMEM;
-        if (c.afd < 0 || (s->cold && !s->cold_copy))
+        if (c.afd < 0 || s->cold)
                 return -ESTALE;
         r = cold_default(v->compress_level > 0 ? v->compress_level : COLD_LEVEL_DEFAULT, &ctx);
         if (r < 0)
                 return dc_run_why(step, r, "cannot make a compression context");
         dc_run_hook(step, "compress " DC_ARCHIVE_DIR "/%s/%s", c.code, name);
-        r = cold_ctx_compress(ctx, c.afd, name, c.afd, s->cold ? NULL : &s->archived, 0,
-                              step->hook, step->userdata, NULL);
+        r = cold_ctx_compress(ctx, c.afd, name, c.afd, &s->archived, 0, step->hook,
+                              step->userdata, NULL);
         if (r == -EEXIST) {
                 /* a run cut short after the .zst got its name: the original goes when it has
                  * exactly the recorded content */
@@ -669,10 +701,14 @@ int dc_cold_recover_one(struct StoreRun *run, int qfd, const char *marker, Store
                 return r;
         if (!archive)
                 r = dc_cold_remove(&c, r == 0, step);
-        else if (r > 0 || !dc_cold_whole(&c))
+        else if (r > 0)
+                r = dc_cold_redo(&c, &f, step);
+        else if (!dc_cold_whole(&c))
                 r = dc_cold_undo(&c, step);
         else
                 r = dc_cold_finish(&c, step);
+        if (r == -EBUSY || r == -EAGAIN)
+                return 0;
         if (r < 0)
                 return r;
         r = dc_cold_unmark(qfd, marker, archive ? "archive" : "delete", id, step);

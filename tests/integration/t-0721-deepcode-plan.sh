@@ -4,8 +4,9 @@
 # 28 deletions (25 more held back by max-deletions-percent in the 50-session project, 5 kept by
 # keep-latest) in the text and the JSON plan; the run takes the tree lock, deletes exactly those
 # 28 (journalled with their own paths, projects/<code>/<id>.jsonl, now gone) and skips the 25.
-# A policy that archives plans every selected session as a skip (rule "store": Deep Code has no
-# archive), and its run changes nothing but the lock file.
+# A policy that archives plans the 53 selected sessions as archives (qgc's archive of Deep Code,
+# dc-cold.h), and its run moves exactly those: each out of its index, its transcript byte for
+# byte and its entry in .qgc-archive/<code>/, journalled with that path.
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"
 
@@ -13,35 +14,52 @@ tar xzf "$QGC_TESTDATA/deepcode/home.tar.gz" -C "$T"
 find "$T/home" -exec touch -h -d 2026-06-01 {} +
 DC=$T/home/.deepcode
 NOW=2027-02-01T00:00:00Z
-WHY="Deep Code has no archive, and qgc's cold tier for it is not built: qgc only deletes there"
 # orphans and compaction off: their reclaim is judged in t-0720 and test_dc_reclaim; here the
 # sessions alone
 printf 'defaults = {\n  max-age = "1d";\n  action = "archive";\n  orphan-min-age = "off";\n  compact-min-idle = "off";\n};\n' > "$T/a.conf"
 printf 'defaults = {\n  max-age = "1d";\n  action = "delete";\n  orphan-min-age = "off";\n  compact-min-idle = "off";\n};\n' > "$T/d.conf"
 
-# archive: planned as skips, and the run does what the plan says: nothing
-reset_atimes "$T/home"
-snapshot "$T/home" "$T/before"
-run_qgc -c "$T/a.conf" --root "$DC" --dry-run --now "$NOW" > "$T/dry.txt" 2>&1 ||
+# archive: the 53 planned, the same 53 archived (on a copy: the delete below runs on the corpus)
+mkdir "$T/a"
+tar xzf "$QGC_TESTDATA/deepcode/home.tar.gz" -C "$T/a"
+find "$T/a/home" -exec touch -h -d 2026-06-01 {} +
+A=$T/a/home/.deepcode
+run_qgc -c "$T/a.conf" --root "$A" --dry-run --now "$NOW" > "$T/dry.txt" 2>&1 ||
         { cat "$T/dry.txt"; fail "dry run (archive)"; }
-grep -q "^  skip              53 sessions" "$T/dry.txt" || { cat "$T/dry.txt"; fail "53 skips planned"; }
-grep -q "warning: policy not met: 53 sessions (1020K) not changed: $WHY (store)" "$T/dry.txt" ||
-        { cat "$T/dry.txt"; fail "the dry run's warning"; }
-grep -q "skip .*$WHY (store) (would archive: idle 57d > max-age 1d)" "$T/dry.txt" ||
-        fail "a skip's reason"
+grep -q "^  would archive     53 sessions    1020K$" "$T/dry.txt" ||
+        { cat "$T/dry.txt"; fail "53 archives planned"; }
+grep -q "would archive .*idle 57d > max-age 1d" "$T/dry.txt" || fail "an archive's reason"
+! grep -q "(store)" "$T/dry.txt" || fail "an archive planned as a skip of the store"
 rc=0
-run_qgc -c "$T/a.conf" --root "$DC" --now "$NOW" --log-file "$T/archive.log" > "$T/run.txt" 2>&1 || rc=$?
+run_qgc -c "$T/a.conf" --root "$A" --now "$NOW" --log-file "$T/archive.log" > "$T/run.txt" 2>&1 || rc=$?
 [ $rc -eq 0 ] || { cat "$T/run.txt"; fail "the archive run exits $rc"; }
-grep -q '^qgc: archived 0 (0B moved to the archive), deleted 0, orphans reclaimed 0, skipped 53, failed 0; freed 0B$' \
+grep -q '^qgc: archived 53 (1020K moved to the archive), deleted 0, orphans reclaimed 0, skipped 0, failed 0; freed 0B$' \
         "$T/run.txt" || { cat "$T/run.txt"; fail "the archive run's summary"; }
-[ "$(grep -c 'QGC_ACTION=skipped .*QGC_RULE=store' "$T/archive.log")" = 53 ] ||
-        { cat "$T/archive.log"; fail "53 skips journalled"; }
-! grep -q 'QGC_ACTION=\(deleted\|archived\|failed\)' "$T/archive.log" || fail "the archive run acted"
-[ -e "$DC/.qgc.lock" ] || fail "a real run in a Deep Code store takes the tree lock"
-rm "$DC/.qgc.lock"
-touch -m -d 2026-06-01 "$DC" # the lock's creation and removal changed only that
-snapshot "$T/home" "$T/after"
-diff "$T/before" "$T/after" || fail "the archive run changed the tree"
+[ -e "$A/.qgc.lock" ] || fail "a real run in a Deep Code store takes the tree lock"
+[ ! -e "$A/.qgc" ] || fail "the run left its pending-archive markers"
+python3 - "$T/archive.log" "$A" "$DC" <<'PY' || fail "the archived sessions"
+import json, os, re, sys
+log, a, orig = sys.argv[1], sys.argv[2], sys.argv[3]
+n = 0
+for line in open(log, encoding="utf-8"):
+    if "QGC_ACTION=archived" not in line:
+        continue
+    m = re.search(r' QGC_PATH=(?:"((?:[^"\\]|\\.)*)"|(\S+))', line)
+    f = m.group(1) or m.group(2)
+    sid = re.search(r' QGC_SESSION=(\S+)', line).group(1)
+    code = os.path.basename(os.path.dirname(f))
+    assert f == os.path.join(a, ".qgc-archive", code, sid + ".jsonl"), f
+    was = os.path.join(orig, "projects", code, sid + ".jsonl")
+    assert open(f, "rb").read() == open(was, "rb").read(), f
+    assert not os.path.exists(os.path.join(a, "projects", code, sid + ".jsonl")), sid
+    entries = json.load(open(os.path.join(orig, "projects", code, "sessions-index.json")))["entries"]
+    entry = [e for e in entries if e["id"] == sid][0]
+    assert json.load(open(os.path.join(a, ".qgc-archive", code, sid + ".entry.json"))) == entry, sid
+    ids = [e["id"] for e in json.load(open(os.path.join(a, "projects", code, "sessions-index.json")))["entries"]]
+    assert sid not in ids, sid
+    n += 1
+assert n == 53, n
+PY
 
 # delete: 28 planned, the same 28 done
 run_qgc -c "$T/d.conf" --root "$DC" --dry-run --now "$NOW" > "$T/dry.txt" 2>&1 ||
@@ -104,4 +122,4 @@ PY
 F=$(find "$DC/projects" -name '*.jsonl' | head -1)
 run_qgc --root "$DC" show "$(basename "$F" .jsonl)" > "$T/shown" || fail "qgc show"
 cmp "$F" "$T/shown" || fail "qgc show is not the transcript"
-pass "Deep Code: archive planned and run as 53 skips (store); delete: 28 planned, the same 28 deleted"
+pass "Deep Code: archive: 53 planned, the same 53 archived; delete: 28 planned, the same 28 deleted"
