@@ -32,7 +32,7 @@ static int show_copy_fd(int fd, int out_fd) {
         }
 }
 
-/* The inventory's copy of s in tree tr, where its store keeps it. */
+/* The inventory's copy of s in tree tr, where its store keeps it (a .zst decompressed). */
 static int show_copy(const Tree *tr, const Session *s, int out_fd) {
         _cleanup_free_ char *rel = tr->store && tr->store->session_path
                                            ? tr->store->session_path(s, s->state == SESSION_ARCHIVED)
@@ -40,6 +40,7 @@ static int show_copy(const Tree *tr, const Session *s, int out_fd) {
         _cleanup_close_ int dir = -EBADF, fd = -EBADF;
         FsRoot root = FS_ROOT_NULL;
         char *name;
+        size_t n;
         int r;
 
         if (!tr->store || !tr->store->session_path)
@@ -57,6 +58,11 @@ static int show_copy(const Tree *tr, const Session *s, int out_fd) {
         fs_root_done(&root);
         if (dir < 0)
                 return dir;
+        n = strlen(name);
+        if (n > strlen(COLD_SUFFIX) && streq(name + n - strlen(COLD_SUFFIX), COLD_SUFFIX)) {
+                name[n - strlen(COLD_SUFFIX)] = '\0';
+                return cold_cat(dir, name, out_fd);
+        }
         fd = fs_openat(dir, name, O_RDONLY | O_NONBLOCK, 0);
         if (fd < 0)
                 return fd;
@@ -115,9 +121,15 @@ int show_session(const Inventory *inv, const char *id, int out_fd) {
                 return -EINVAL;
         for (size_t t = 0; t < inv->n_trees; t++) {
                 const Session *s = inventory_find(inv, t, id);
-                if (s && !session_is_cold(s))
-                        return show_copy(&inv->trees[t], s, out_fd);
+
+                if (!s)
+                        continue;
+                /* a compressed one where its store names its .zst (Deep Code's), else below */
+                r = show_copy(&inv->trees[t], s, out_fd);
+                if (r != -ENOENT || !session_is_cold(s))
+                        return r;
         }
+        r = -ENOENT;
         for (size_t t = 0; r == -ENOENT && t < inv->n_trees; t++)
                 r = show_cold(&inv->trees[t], id, out_fd);
         return r;

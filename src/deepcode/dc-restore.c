@@ -34,6 +34,7 @@
 #include "js.h"
 #include "json.h"
 #include "macro.h"
+#include "session-times.h"
 #include "util.h"
 
 #define DC_RESTORE_MARKER_MAX 8192
@@ -244,6 +245,17 @@ static int dc_restore_remove_archive(DcRestore *d, StoreStep *step) {
         return r < 0 ? dc_run_why(step, r, "cannot sync " DC_ARCHIVE_DIR "/%s", d->code) : 0;
 }
 
+/* After step 5: its end recorded in ~/.deepcode/.qgc/session-times (session-times.h, as for
+ * Qwen), whose "restored" line starts restore-grace: the next run does not archive it again
+ * at once. A failure is no failure of the restore (the session is whole): logged. */
+static void dc_restore_record(const struct StoreRun *run, const char *id, StoreStep *step) {
+        _cleanup_(strbuf_done) StrBuf b = {};
+
+        if (session_times_line(&b, SESSION_TIME_RESTORED, util_now_msec(), id) >= 0)
+                (void)session_times_append(run->store_fd, run->dev, b.buf, b.len, step->hook,
+                                           step->userdata);
+}
+
 /* After step 5: the archive's directories of code, when empty, go (no hook: nothing of a
  * session is in them). */
 static void dc_restore_prune(const struct StoreRun *run, const char *code) {
@@ -397,6 +409,8 @@ int dc_restore_session(struct StoreRun *run, const Session *s, StoreStep *step) 
                 dc_restore_prune(run, code);
         dc_run_hook(step, "remove the pending-restore marker of session %s", s->id);
         (void)fs_unlink(qfd, marker, 0);
+        if (r >= 0)
+                dc_restore_record(run, s->id, step);
         return r;
 }
 
@@ -431,6 +445,7 @@ int dc_restore_recover_one(struct StoreRun *run, int qfd, const char *marker, St
         json_object *entry = NULL;
         char *code, *id;
         size_t n;
+        bool restored = false;
         FileId f;
         int r, whole;
 
@@ -454,9 +469,10 @@ int dc_restore_recover_one(struct StoreRun *run, int qfd, const char *marker, St
                 if (r < 0)
                         return r;
         }
-        if (r > 0) /* listed by Deep Code, whole: only the archive's copies are left */
+        if (r > 0) { /* listed by Deep Code, whole: only the archive's copies are left */
                 r = dc_restore_remove_archive(&d, step);
-        else if (r == 0 && d.cfd >= 0) {
+                restored = r >= 0;
+        } else if (r == 0 && d.cfd >= 0) {
                 /* not listed: the archive is whole when its transcript is the marker's and its
                  * entry reads; then redone, else 2-3 undone */
                 whole = dc_restore_same(d.cfd, fs_exists(d.cfd, d.jsonl) > 0 ? d.jsonl : d.zst,
@@ -468,6 +484,7 @@ int dc_restore_recover_one(struct StoreRun *run, int qfd, const char *marker, St
                 if (r < 0)
                         return 0;
                 r = whole > 0 ? dc_restore_apply(run, &d, step) : dc_restore_undo(&d, step);
+                restored = whole > 0 && r >= 0;
                 if (r == -EBUSY || r == -EAGAIN)
                         return 0;
                 if (r == -ENOSPC || r == -EEXIST || r == -EBADMSG || r == -ESTALE)
@@ -479,5 +496,7 @@ int dc_restore_recover_one(struct StoreRun *run, int qfd, const char *marker, St
         dc_restore_prune(run, code);
         dc_run_hook(step, "remove the pending-restore marker of session %s", id);
         r = fs_unlink(qfd, marker, 0);
+        if (restored)
+                dc_restore_record(run, id, step);
         return r < 0 && r != -ENOENT ? r : 1;
 }

@@ -23,6 +23,7 @@
 #include "du.h"
 #include "fs.h"
 #include "lock.h"
+#include "session-times.h"
 #include "macro.h"
 #include "policy.h"
 #include "util.h"
@@ -142,6 +143,7 @@ static int deepcode_store_scan(Inventory *inv, const ScanOptions *o) {
                 dc_store_free(s);
                 if (k < 0)
                         return k;
+                session_times_scan(inv, i); /* qgc restore's ends: restore-grace (dc-restore.h) */
         }
         return r;
 }

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -252,7 +253,7 @@ static void check_restored(const T *t, const char *top, const char *id) {
 
 static void test_dc_restore_plain_and_compressed(void **state) {
         T *t = *state;
-        _cleanup_free_ char *why = NULL, *log = NULL;
+        _cleanup_free_ char *why = NULL, *log = NULL, *times = NULL;
         ActionStats st;
 
         build_store(t, ".");
@@ -265,9 +266,14 @@ static void test_dc_restore_plain_and_compressed(void **state) {
         check_index(t, ".", index_4123);
         check_restored(t, ".", ID3);
         check_restored(t, ".", ID4);
-        /* the archive's directories went with its last session, the markers with the run */
+        /* the archive's directories went with its last session, the markers with the run; the
+         * restores' ends recorded (restore-grace) */
         assert_false(fixture_exists(t->root, DC "/.qgc-archive"));
-        assert_false(fixture_exists(t->root, DC "/.qgc"));
+        assert_false(fixture_exists(t->root, DC "/.qgc/restore-" ID3));
+        assert_int_equal(fixture_read(t->root, DC "/.qgc/session-times", &times, NULL), 0);
+        assert_non_null(strstr(times, " " ID3 "\n"));
+        assert_non_null(strstr(times, " " ID4 "\n"));
+        assert_true(strneq(times, "restored ", 9));
         assert_int_equal(fixture_read(t->root, "actions.log", &log, NULL), 0);
         assert_non_null(strstr(log, "QGC_ACTION=restored QGC_SESSION=" ID3));
         assert_non_null(strstr(log, "QGC_ACTION=restored QGC_SESSION=" ID4));
@@ -481,6 +487,16 @@ static void check_visible_whole(const T *t, const char *top) {
         json_object_put(root);
 }
 
+/* The restores' record (its times differ from run to run) out of the comparison: the tree's
+ * .qgc/ then holds no marker, as after an unkilled run. */
+static void drop_times(const T *t, const char *top) {
+        _cleanup_free_ char *f = util_strprintf("%s/" DC "/.qgc/session-times", top);
+        _cleanup_free_ char *d = util_strprintf("%s/%s/" DC "/.qgc", t->root, top);
+
+        rm_rel(t, f);
+        (void)rmdir(d);
+}
+
 static void test_dc_restore_crash_after_every_step(void **state) {
         T *t = *state;
         static const char *const ids[] = { ID3, ID4, NULL };
@@ -491,6 +507,7 @@ static void test_dc_restore_crash_after_every_step(void **state) {
         build_store(t, "ref");
         assert_int_equal(run_restore(t, "ref", ids, false, NULL, &st, NULL), 0);
         assert_int_equal(st.n_restored, 2);
+        drop_times(t, "ref");
         want = snapshot(t->root, "ref/h");
         for (n = 1; n < 100; n++) {
                 _cleanup_free_ char *top = util_strprintf("run-%u", n);
@@ -517,6 +534,7 @@ static void test_dc_restore_crash_after_every_step(void **state) {
                 assert_true(run_restore(t, top, ids, true, NULL, &st, NULL) >= 0);
                 assert_int_equal(st.n_failed, 0);
                 check_visible_whole(t, top);
+                drop_times(t, top);
                 got = snapshot(t->root, rel);
                 if (!streq(got, want))
                         fail_msg("crash after step %u, then a rerun: not the unkilled run's "

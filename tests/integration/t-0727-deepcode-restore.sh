@@ -2,13 +2,13 @@
 # t-0727-deepcode-restore: qgc restore brings Deep Code sessions back from qgc's archive whole,
 # judged by the real Deep Code 0.2.1 (dc-check.mjs: its SessionManager lists and loads every
 # session, every /undo target restorable, git fsck clean). On the corpus
-# (tests/data/deepcode/home.tar.gz): a real archive run (max-age 1d: 53 sessions to
-# .qgc-archive/, the checkpoint repositories compacted in the same run), a compress run
-# (compress-after 1d: every archived transcript as .zst), a dry run of `qgc restore --project`
-# that changes nothing, then `qgc restore ID` of every archived id (half of them by a prefix):
-# dc-check --compare with nothing gone, every index, transcript and image byte for byte as
-# before, the archive empty, no marker left. Needs node, npm (the registry) and git; SKIP
-# otherwise.
+# (tests/data/deepcode/home.tar.gz): a real archive run (max-age 1d: 53 sessions to .qgc-archive/,
+# the checkpoint repositories compacted in the same run), a compress run (compress-after 1d: every
+# archived transcript as .zst; qgc show still reads one), a dry run of `qgc restore --project` that
+# changes nothing, then `qgc restore ID` of every archived id (half of them by a prefix): dc-check
+# --compare with nothing gone, every index, transcript and image byte for byte as before, the
+# archive empty, no marker left, each restore's end recorded (restore-grace: the next archive run
+# leaves them alone). Needs node, npm (the registry) and git; SKIP otherwise.
 . "$(dirname "$0")/lib.sh"
 : "${QGC_SRCDIR:?}" "${QGC_BUILDDIR:?}"
 HARNESS=$QGC_SRCDIR/tests/realdeepcode
@@ -52,7 +52,12 @@ run_qgc -c "$T/c.conf" --root "$DC" --now "$NOW" --log-file "$T/c.log" > "$T/c.t
 node "$HARNESS/dc-check.mjs" "$T/home" --compare "$T/baseline.json" \
         --expect-gone "$(echo "$IDS" | paste -sd, -)" > "$T/gone.txt" 2>&1 ||
         { cat "$T/gone.txt"; fail "Deep Code's judgement of the archived store"; }
-pass "$n sessions archived and compressed: Deep Code lists the rest, whole"
+# qgc show reads an archived, compressed transcript: the original, byte for byte
+id1=$(echo "$IDS" | head -1)
+f1=$(find "$T/orig/home/.deepcode/projects" -name "$id1.jsonl")
+run_qgc --root "$DC" show "$id1" > "$T/show.jsonl" 2> "$T/show.err" || { cat "$T/show.err"; fail "qgc show $id1"; }
+cmp "$T/show.jsonl" "$f1" || fail "qgc show of a compressed archived session is not its transcript"
+pass "$n sessions archived and compressed: Deep Code lists the rest, whole; qgc show reads them"
 
 # the dry run of a project's restore shows its plan and changes nothing
 reset_atimes "$T/home"
@@ -94,5 +99,15 @@ for p in "$T"/orig/home/.deepcode/projects/*/; do
                 diff -r "$p/images" "$DC/projects/$c/images" || fail "$c: images differ"
 done
 [ ! -e "$DC/.qgc-archive" ] || { ls -R "$DC/.qgc-archive"; fail "the archive is not empty"; }
-[ ! -e "$DC/.qgc" ] || { ls -R "$DC/.qgc"; fail "a marker is left"; }
+[ "$(ls "$DC/.qgc")" = session-times ] || { ls -R "$DC/.qgc"; fail "a marker is left"; }
+[ "$(grep -c '^restored [0-9]* ' "$DC/.qgc/session-times")" = "$n" ] ||
+        { cat "$DC/.qgc/session-times"; fail "$n restores recorded"; }
 pass "$n sessions restored: Deep Code lists all 58 whole, indexes, transcripts and images byte for byte"
+
+# restore-grace: the archive run again archives none of them
+printf 'defaults = {\n  max-age = "1d";\n  action = "archive";\n  restore-grace = "30d";\n};\n' > "$T/g.conf"
+rc=0
+run_qgc -c "$T/g.conf" --root "$DC" --now "$NOW" --log-file "$T/g.log" > "$T/g.txt" 2>&1 || rc=$?
+[ $rc -eq 0 ] || { cat "$T/g.txt"; fail "the archive run after the restores exits $rc"; }
+grep -q '^qgc: archived 0 ' "$T/g.txt" || { cat "$T/g.txt"; fail "restored sessions archived again at once"; }
+pass "restore-grace: the next archive run leaves the $n restored sessions alone"
