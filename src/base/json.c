@@ -21,6 +21,10 @@
 #define JSON_HAVE_AVX2 1 /* AVX2 loops, used when the CPU has it */
 #endif
 
+/* json_string() and json_container() are inlined into each caller: each sink gets a copy of the
+ * walk without the other sinks' branches (the scan is the hot path of the line readers). */
+#define _always_inline_ inline __attribute__((always_inline))
+
 typedef struct JsonWalk {
         const char *p, *end;
         unsigned depth;
@@ -43,6 +47,7 @@ typedef struct JsonElems {
 } JsonElems;
 
 static int json_value(JsonWalk *j, json_object **ret);
+static int json_capture_object(JsonWalk *j, const JsonCapture *cap);
 
 static inline void json_ws(JsonWalk *j) {
         /* the common case: no whitespace (every structural character is above ' ') */
@@ -85,7 +90,8 @@ __attribute__((target("avx2"))) static const char *json_skip_plain_avx2(const ch
 }
 #endif
 
-/* The first byte of [p, end) that is '"', '\\' or a control character, or end. */
+/* Past the plain bytes at p: to the first '"', '\\' or control character, or to a few bytes
+ * before end (the caller looks at those one at a time). */
 static inline const char *json_skip_plain(const char *p, const char *end) {
 #ifdef JSON_HAVE_AVX2
         /* long runs of plain bytes (message text) 32 at a time */
@@ -106,8 +112,6 @@ static inline const char *json_skip_plain(const char *p, const char *end) {
                 }
                 p += 8;
         }
-        while (p < end && (unsigned char)*p >= 0x20 && *p != '"' && *p != '\\')
-                p++;
         return p;
 }
 
@@ -122,6 +126,14 @@ static int json_put_plain(StrBuf *b, const char *s, size_t n) {
                 size_t k;
                 bool valid;
 
+                while (end - s >= 8) { /* eight ASCII bytes at a time */
+                        uint64_t w;
+
+                        memcpy(&w, s, 8);
+                        if (w & UINT64_C(0x8080808080808080))
+                                break;
+                        s += 8;
+                }
                 while (s < end && (unsigned char)*s < 0x80)
                         s++;
                 if (s > run && strbuf_append(b, run, (size_t)(s - run)) < 0)
@@ -164,8 +176,8 @@ static int json_hex4(const char *p, const char *end, uint32_t *ret) {
  * A \u pair of surrogates is one code point; a lone surrogate becomes U+FFFD, as Node does when
  * the string is later encoded. */
 static int json_escape(JsonWalk *j, StrBuf *out) {
-        static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
-        const char *e;
+        static const char unescape[256] = { ['"'] = '"', ['\\'] = '\\', ['/'] = '/', ['b'] = '\b',
+                                            ['f'] = '\f', ['n'] = '\n',  ['r'] = '\r', ['t'] = '\t' };
         uint32_t cp, lo;
         char u[4];
 
@@ -175,10 +187,11 @@ static int json_escape(JsonWalk *j, StrBuf *out) {
         if (!j->validate)
                 return 0;
         if (j->p[-1] != 'u') {
-                e = memchr(from, j->p[-1], sizeof(from) - 1);
-                if (!e)
+                char c = unescape[(unsigned char)j->p[-1]];
+
+                if (!c)
                         return -EBADMSG;
-                return out && strbuf_append(out, to + (e - from), 1) < 0 ? -ENOMEM : 0;
+                return out && strbuf_append(out, &c, 1) < 0 ? -ENOMEM : 0;
         }
         if (json_hex4(j->p, j->end, &cp) < 0)
                 return -EBADMSG;
@@ -201,35 +214,39 @@ static int json_escape(JsonWalk *j, StrBuf *out) {
 /* The string at j->p (its opening quote), to past its closing quote; with j->validate,
  * JSON.parse's rules for its content. out: its value is appended (json_decode()).
  * *ret_escaped (when set): it has an escape. */
-static int json_string(JsonWalk *j, StrBuf *out, bool *ret_escaped) {
+static _always_inline_ int json_string(JsonWalk *j, StrBuf *out, bool *ret_escaped) {
+        const char *run = ++j->p;
         bool escaped = false;
         int r;
 
-        j->p++;
-        for (;;) {
-                const char *run = j->p;
+        while (j->p < j->end) {
+                unsigned char c;
 
                 j->p = json_skip_plain(j->p, j->end);
+                if (j->p >= j->end)
+                        break;
+                c = (unsigned char)*j->p;
+                if (c != '"' && c != '\\' && (c >= 0x20 || !j->validate)) {
+                        j->p++;
+                        continue;
+                }
                 if (out && j->p > run && json_put_plain(out, run, (size_t)(j->p - run)) < 0)
                         return -ENOMEM;
-                if (j->p >= j->end)
-                        return -EBADMSG;
-                if (*j->p == '"') {
+                if (c == '"') {
                         j->p++;
                         if (ret_escaped)
                                 *ret_escaped = escaped;
                         return 0;
                 }
-                if (*j->p == '\\') {
-                        escaped = true;
-                        r = json_escape(j, out);
-                        if (r < 0)
-                                return r;
-                } else if (j->validate)
+                if (c != '\\')
                         return -EBADMSG; /* a raw control character */
-                else
-                        j->p++;
+                escaped = true;
+                r = json_escape(j, out);
+                if (r < 0)
+                        return r;
+                run = j->p;
         }
+        return -EBADMSG;
 }
 
 /* The value of the string at j->p into out (reset; NUL-terminated, even when empty). */
@@ -309,26 +326,12 @@ static size_t json_key_find(JsonWalk *j, const JsonKeys *k, const char *s, size_
         return hit;
 }
 
-static int json_container(JsonWalk *j, const JsonKeys *keys, JsonElems *rec, json_object **ret);
-
-/* The object at j->p through cap's sink (its spans cleared first). */
-static int json_capture_object(JsonWalk *j, const JsonCapture *cap) {
-        JsonKeys k = { .cap = cap };
-
-        assert(cap->n_keys <= ELEMENTSOF(k.lens));
-        for (size_t i = 0; i < cap->n_keys; i++) {
-                cap->spans[i] = (JsonSpan){};
-                k.lens[i] = strlen(cap->keys[i]);
-                k.len_mask |= k.lens[i] < 64 ? UINT64_C(1) << k.lens[i] : 0;
-        }
-        return json_container(j, &k, NULL, NULL);
-}
-
 /* The container at j->p ('{' or '['), to past its closing bracket, through at most one sink:
  * ret (json_parse(): the container built), keys (json_capture(): the spans of the object's
  * wanted members, descending into the captured objects that have a child capture) or rec
  * (json_elements()). */
-static int json_container(JsonWalk *j, const JsonKeys *keys, JsonElems *rec, json_object **ret) {
+static _always_inline_ int json_container(JsonWalk *j, const JsonKeys *keys, JsonElems *rec,
+                                          json_object **ret) {
         char close = *j->p == '{' ? '}' : ']';
         json_object *c = NULL;
         char *key = NULL;
@@ -436,6 +439,19 @@ fail:
         free(key);
         json_object_put(c);
         return r;
+}
+
+/* The object at j->p through cap's sink (its spans cleared first). */
+static int json_capture_object(JsonWalk *j, const JsonCapture *cap) {
+        JsonKeys k = { .cap = cap };
+
+        assert(cap->n_keys <= ELEMENTSOF(k.lens));
+        for (size_t i = 0; i < cap->n_keys; i++) {
+                cap->spans[i] = (JsonSpan){};
+                k.lens[i] = strlen(cap->keys[i]);
+                k.len_mask |= k.lens[i] < 64 ? UINT64_C(1) << k.lens[i] : 0;
+        }
+        return json_container(j, &k, NULL, NULL);
 }
 
 /* The value at j->p, built into *ret when set (JSON null is json-c's NULL: *ret untouched). */
