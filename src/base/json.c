@@ -124,7 +124,6 @@ static int json_put_plain(StrBuf *b, const char *s, size_t n) {
                 const char *run = s;
                 uint32_t cp;
                 size_t k;
-                bool valid;
 
                 while (end - s >= 8) { /* eight ASCII bytes at a time */
                         uint64_t w;
@@ -140,11 +139,10 @@ static int json_put_plain(StrBuf *b, const char *s, size_t n) {
                         return -ENOMEM;
                 if (s >= end)
                         return 0;
-                k = utf8_next(s, (size_t)(end - s), &cp);
-                valid = cp != UTF8_REPLACEMENT || (k == 3 && (unsigned char)*s == 0xef);
-                if (strbuf_append(b, valid ? s : "\xef\xbf\xbd", valid ? k : 3) < 0)
+                k = utf8_decode(s, (size_t)(end - s), &cp);
+                if (strbuf_append(b, k ? s : "\xef\xbf\xbd", k ? k : 3) < 0)
                         return -ENOMEM;
-                s += k;
+                s += k ? k : utf8_next(s, (size_t)(end - s), &cp);
         }
         return 0;
 }
