@@ -1,6 +1,6 @@
-/* test_json.c: json.h's grammar (JSON.parse's: json_parse() in json.c builds, json_members() and
- * json_capture() in json-scan.c validate and capture) and the table of JSON inputs (jsonfile.c).
- * The two halves must accept exactly the same texts. */
+/* test_json.c: json.h's grammar (JSON.parse's, one walk in json.c: json_parse() builds,
+ * json_members() and json_capture() validate and capture) and the table of JSON inputs
+ * (json-input.c). The sinks must accept exactly the same texts. */
 #include "autoconf.h"
 
 #include <stdarg.h>
