@@ -6,7 +6,8 @@ libqgc_a_SOURCES += src/qwen/claims.c src/qwen/claims.h src/qwen/enrich.c src/qw
 	src/qwen/hygiene-scan.c src/qwen/hygiene-stale.c \
 	src/qwen/hygiene.c src/qwen/hygiene.h src/qwen/json-input.c src/qwen/json-input.h \
 	src/qwen/live.c src/qwen/live.h src/qwen/orphans.c src/qwen/orphans.h src/qwen/owner.c \
-	src/qwen/owner.h src/qwen/qwen.c src/qwen/qwen.h src/qwen/qwen-scan.c src/qwen/qwen-scan.h \
+	src/qwen/owner.h src/qwen/qwen.c src/qwen/qwen.h src/qwen/qwen-run.c src/qwen/qwen-run.h \
+	src/qwen/qwen-scan.c src/qwen/qwen-scan.h \
 	src/qwen/qwen-store.c src/qwen/qwen-store.h src/qwen/record.c src/qwen/record.h \
 	src/qwen/roots.c src/qwen/roots.h src/qwen/scan-aggs.c src/qwen/scan-aggs.h \
 	src/qwen/session-times.c src/qwen/session-times.h src/qwen/settings.c src/qwen/settings.h \
