@@ -349,7 +349,9 @@ static char *deepcode_store_orphan_path(const Orphan *o) {
 }
 
 /* An orphan reclaimed in the tree the run opened (dc-reclaim.h). */
-static int deepcode_store_run_orphan(struct StoreRun *run, const Orphan *o, StoreStep *step) {
+static int deepcode_store_run_orphan(struct StoreRun *run, const Orphan *o,
+                                     const struct Verdict *v, StoreStep *step) {
+        (void)v; /* the orphan's facts say which: a stale mark written or removed (dc-reclaim.c) */
         return dc_reclaim_orphan(run->store_fd, run->inv, o, step);
 }
 

@@ -12,7 +12,6 @@
 #include "erase.h"
 #include "journal.h"
 #include "live.h"
-#include "orphans.h"
 #include "plan.h"
 #include "recover.h"
 #include "usage-index.h"
@@ -45,7 +44,7 @@ typedef struct ActionsContext {
         const Inventory *inv;
         ActionStats *stats;
         ActionsTree *trees;
-        int *runtime_fds; /* trees[i].runtime_fd, for orphans_transcript_anywhere() */
+        int *runtime_fds; /* trees[i].runtime_fd, for the salvage thread (usage-ahead.h) */
         bool one_thread; /* --jobs 1: no salvage thread (ActionsRunOptions.one_thread) */
         unsigned n_steps;
         bool failed;

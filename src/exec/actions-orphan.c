@@ -1,5 +1,5 @@
-/* actions-orphan.c: the executor's orphan step: reclaiming what the hygiene scan found
- * (hygiene_reclaim_orphan()), the stale-project marker, and journalling each orphan outcome. */
+/* actions-orphan.c: the executor's orphan step: an orphan reclaimed, or a stale project entry's
+ * marker written or removed, by its store (StoreOps.run_orphan), and each outcome journalled. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -7,10 +7,9 @@
 
 #include "journal.h"
 #include "log.h"
-#include "hygiene-reclaim.h"
-#include "orphans.h"
 #include "macro.h"
 #include "reason.h"
+#include "store.h"
 #include "util.h"
 
 #include "actions-int.h"
@@ -78,9 +77,10 @@ static void actions_journal_stale_mark(ActionsContext *c, const Orphan *o, const
         (void)journal_log(&e);
 }
 
-/* An orphan of a tree whose store has run operations: its run_orphan (store.h). */
-static int actions_orphan_store(ActionsContext *c, const Orphan *o, const Verdict *v) {
+/* Reclaim one orphan through its store's run_orphan (store.h), journal and count the outcome. */
+int actions_orphan_step(ActionsContext *c, const Orphan *o, const Verdict *v) {
         const Tree *tr = &c->inv->trees[o->tree];
+        const ActionsTree *t = &c->trees[o->tree];
         StoreStep step = { .hook = actions_report_step, .userdata = c };
         _cleanup_free_ char *rel = tr->store->orphan_path ? tr->store->orphan_path(o)
                                    : o->project_dir
@@ -90,13 +90,21 @@ static int actions_orphan_store(ActionsContext *c, const Orphan *o, const Verdic
         ActionsOutcome oc;
         int r;
 
-        r = tr->store->run_orphan ? tr->store->run_orphan(c->trees[o->tree].run, o, &step)
-                                  : -EOPNOTSUPP;
-        oc = actions_report_store(r);
-        /* a stale mark written or removed frees nothing: journalled as a mark, as Qwen's */
+        if (t->error < 0 && !t->run)
+                return actions_report_orphan(c, o, v, ACTIONS_FAILED, path ?: o->name,
+                                             "cannot open the tree", -t->error, o->bytes);
+        r = tr->store->run_orphan && t->run ? tr->store->run_orphan(t->run, o, v, &step)
+                                            : -EOPNOTSUPP;
+        oc = r < 0 && step.failed ? ACTIONS_FAILED : actions_report_store(r);
+        if (step.path) {
+                free(path);
+                path = TAKE_PTR(step.path);
+        }
+        /* a stale mark written or removed frees nothing: journalled as a mark */
         if (oc == ACTIONS_DONE && o->kind == ORPHAN_STALE_PROJECT && v->verb != VERB_DELETE)
                 actions_journal_stale_mark(c, o, v, path ?: o->name,
-                                           v->mark > 0 ? "its originalPath is gone" : o->stale_why);
+                                           step.why ?: (v->mark > 0 ? "its originalPath is gone"
+                                                                    : o->stale_why));
         else /* the bytes the store measured: a compaction's plan is only an estimate */
                 (void)actions_report_orphan(c, o, v, oc, path ?: o->name,
                                             oc == ACTIONS_SKIPPED_CHANGED ? "changed since scan"
@@ -106,88 +114,4 @@ static int actions_orphan_store(ActionsContext *c, const Orphan *o, const Verdic
                                             oc == ACTIONS_FAILED ? -r : 0, step.bytes);
         free(step.why);
         return 0;
-}
-
-/* Write or remove a stale project entry's marker (hygiene.h) and journal it. */
-static int actions_stale_mark(ActionsContext *c, const Orphan *o, const Verdict *v,
-                              const char *path) {
-        const ActionsTree *t = &c->trees[o->tree];
-        const char *why = NULL;
-        int r = t->error < 0 ? t->error
-                             : hygiene_reclaim_stale(c->inv, o, v->mark, /* remove= */ false,
-                                                 t->runtime_fd, c->inv->trees[o->tree].dev,
-                                                 actions_report_step, c, &why);
-
-        if (r <= 0)
-                return actions_report_orphan(c, o, v,
-                                             r == 0 ? ACTIONS_SKIPPED_NOT_NOW : ACTIONS_FAILED,
-                                             path, why ?: "cannot open the tree", -r, o->bytes);
-        actions_journal_stale_mark(c, o, v, path,
-                                   v->mark > 0 ? "every recorded cwd is a vanished temporary directory"
-                                               : o->stale_why);
-        return 0;
-}
-
-/* Reclaim one orphan (orphans.c), journal and count the outcome. */
-int actions_orphan_step(ActionsContext *c, const Orphan *o, const Verdict *v) {
-        const Tree *tr = &c->inv->trees[o->tree];
-        const ActionsTree *t = &c->trees[o->tree];
-        _cleanup_free_ char *rel = NULL, *path = NULL;
-        const char *why = NULL;
-        int root_fd, r;
-        dev_t dev = tr->dev;
-
-        if (t->run)
-                return actions_orphan_store(c, o, v);
-        switch (o->kind) {
-        case ORPHAN_FILE_HISTORY:
-                rel = strdup("file-history");
-                path = util_strprintf("%s/file-history/%s", tr->global_dir, o->name);
-                root_fd = t->global_fd;
-                dev = t->global_dev;
-                break;
-        case ORPHAN_SUBAGENTS:
-                rel = util_strprintf("projects/%s/subagents", o->project_dir);
-                path = util_strprintf("%s/%s/%s", tr->runtime_dir, rel ? rel : "", o->name);
-                root_fd = t->runtime_fd;
-                break;
-        case ORPHAN_EMPTY_PROJECT:
-                rel = strdup("projects");
-                path = util_strprintf("%s/projects/%s", tr->runtime_dir, o->name);
-                root_fd = t->runtime_fd;
-                break;
-        default:
-                if (!inventory_hygiene_kind(o->kind))
-                        return 0;
-                /* hygiene (hygiene.h): project_dir is the directory below R, or G for plans */
-                rel = strdup(o->project_dir ?: "");
-                root_fd = o->kind == ORPHAN_PLAN ? t->global_fd : t->runtime_fd;
-                dev = o->kind == ORPHAN_PLAN ? t->global_dev : dev;
-                path = util_strprintf("%s/%s/%s",
-                                      o->kind == ORPHAN_PLAN ? tr->global_dir : tr->runtime_dir,
-                                      rel ? rel : "", o->name);
-                break;
-        }
-        if (!rel || !path)
-                return actions_report_orphan(c, o, v, ACTIONS_FAILED, o->name, "out of memory",
-                                             ENOMEM, o->bytes);
-        if (t->error < 0)
-                return actions_report_orphan(c, o, v, ACTIONS_FAILED, path, "cannot open the tree",
-                                             -t->error, o->bytes);
-        if (o->kind == ORPHAN_STALE_PROJECT && v->verb != VERB_DELETE)
-                return actions_stale_mark(c, o, v, path);
-        if (o->kind == ORPHAN_STALE_PROJECT)
-                r = hygiene_reclaim_stale(c->inv, o, 0, /* remove= */ true, root_fd, dev, actions_report_step,
-                                      c, &why);
-        else if (inventory_hygiene_kind(o->kind))
-                r = hygiene_reclaim_orphan(o, root_fd, dev, c->runtime_fds, c->inv->n_trees, actions_report_step,
-                                    c, &why);
-        else
-                r = orphans_reclaim(o, root_fd, rel, dev, c->runtime_fds, c->inv->n_trees,
-                                    actions_report_step, c, &why);
-        if (r == 0)
-                return actions_report_orphan(c, o, v, ACTIONS_SKIPPED_NOT_NOW, path, why, 0, o->bytes);
-        if (r < 0)
-                return actions_report_orphan(c, o, v, ACTIONS_FAILED, path, why, -r, o->bytes);
-        return actions_report_orphan(c, o, v, ACTIONS_DONE, path, NULL, 0, o->bytes);
 }

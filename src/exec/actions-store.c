@@ -21,7 +21,7 @@ void actions_store_recover(ActionsContext *c, size_t t) {
         _cleanup_free_ char *msg = NULL;
         int r;
 
-        if (at->error < 0 || !at->run)
+        if (at->error < 0 || !at->run || !tr->store->run_recover)
                 return;
         r = tr->store->run_recover(at->run, &step);
         if (r >= 0 && step.n_recovered == 0) {

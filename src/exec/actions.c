@@ -31,10 +31,10 @@
 #include "lock.h"
 #include "log.h"
 #include "macro.h"
-#include "qwen-store.h"
 #include "reason.h"
 #include "restore.h"
 #include "session-times.h"
+#include "store.h"
 #include "syncq.h"
 #include "usage-ahead.h"
 #include "usage-index.h"
@@ -68,17 +68,18 @@ static int actions_open_trees(ActionsContext *c) {
                 r = usage_index_new(&t->usage);
                 if (r < 0)
                         return r;
-                if (tr->store && tr->store->run_open) {
-                        r = tr->store->run_open(c->inv, i, &t->run);
-                        if (r < 0)
-                                t->error = r;
-                        continue;
-                }
-                /* the steps below are Qwen's: a store without run operations is read only */
-                if (tr->store != &qwen_store) {
+                /* a store without run operations is read only */
+                if (!tr->store || !tr->store->run_open) {
                         t->error = -EOPNOTSUPP;
                         continue;
                 }
+                r = tr->store->run_open(c->inv, i, &t->run);
+                if (r < 0)
+                        t->error = r;
+                /* the steps below are Qwen's (its sessions', the executor's own until they are
+                 * its run_session): a store with run_session needs none of them */
+                if (r < 0 || tr->store->run_session)
+                        continue;
                 r = fs_root_open(tr->runtime_dir, tr->dev, &root);
                 if (r < 0) {
                         t->error = r;
@@ -137,7 +138,7 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
         if (t->error < 0)
                 return actions_report_session(c, s, v, ACTIONS_FAILED, "cannot open the tree",
                                               -t->error);
-        if (t->run) {
+        if (c->inv->trees[s->tree].store->run_session) {
                 actions_batch_commit(c);
                 return actions_store_session(c, s, v);
         }
@@ -440,7 +441,7 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
         actions_journal_run(&c, p, /* start= */ true, n_planned);
         /* qgc's record of archive and restore times kept near one line per session */
         for (size_t i = 0; i < p->inv->n_trees; i++) {
-                int k = c.trees[i].error < 0 || c.trees[i].run
+                int k = c.trees[i].error < 0 || p->inv->trees[i].store->run_session
                                 ? 0
                                 : session_times_compact(c.trees[i].global_fd, p->inv, i);
                 if (k < 0)

@@ -87,6 +87,11 @@ typedef struct StoreStep {
         char *why;       /* set by the store (allocated): the outcome's reason, for the journal */
         uint64_t bytes;  /* set by the store: bytes freed (st_blocks * 512) */
         unsigned n_recovered; /* run_recover: steps finished or undone */
+        char *path;      /* run_orphan may set it (allocated): the path the journal names, for
+                          * a store whose orphans are not all below the runtime root (NULL:
+                          * the runtime root / orphan_path) */
+        bool failed;     /* set by the store: the -errno returned is a failure even when it is
+                          * one of the skips' codes below (an unlinkat()'s EPERM, EBUSY) */
 } StoreStep;
 
 typedef struct StoreOps {
@@ -155,10 +160,12 @@ typedef struct StoreOps {
         const char *session_bytes;
 
         /* Run operations (exec/ calls them; a store whose run_open is NULL is read only, see
-         * read_only). run_open opens what a run needs of tree t (directories, liveness probe)
+         * read_only; one whose run_session is NULL, Qwen's until its sessions' steps move out of
+         * exec/, has them carried out by the executor's own steps). run_open opens what a run needs of tree t (directories, liveness probe)
          * with the tree's lock already held; run_close releases it. run_recover finishes or
          * undoes what a killed run left (first, before any action). run_session carries out v
-         * (ARCHIVE, COMPRESS or DELETE) for s; run_orphan reclaims o. Each re-checks identity
+         * (ARCHIVE, COMPRESS or DELETE) for s; run_orphan carries out v for o (DELETE reclaims
+         * it; a stale project entry's v->mark writes (> 0) or removes (< 0) its marker). Each re-checks identity
          * (the scan's FileId), ownership and liveness, calls step->hook before every change
          * (the crash tests kill there) and returns 0 done, -ESTALE changed since the scan,
          * -EBUSY live, -EEXIST conflict, -EAGAIN not now, another -errno failed; after a kill
@@ -169,7 +176,8 @@ typedef struct StoreOps {
         int (*run_recover)(struct StoreRun *run, StoreStep *step);
         int (*run_session)(struct StoreRun *run, const Session *s, const struct Verdict *v,
                            StoreStep *step);
-        int (*run_orphan)(struct StoreRun *run, const Orphan *o, StoreStep *step);
+        int (*run_orphan)(struct StoreRun *run, const Orphan *o, const struct Verdict *v,
+                          StoreStep *step);
         /* qgc restore of archived session s (plan/restore.c plans it; NULL: the executor's own
          * restore, Qwen's): back where the store's program lists it, whole, with the same
          * re-checks, hook and results as run_session (-EEXIST: the store's program has it too,

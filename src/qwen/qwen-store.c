@@ -1,10 +1,11 @@
 /* qwen-store.c: Qwen Code's store (store.h): its trees found as Qwen's Storage finds them
  * (roots.h), its project directory names (sanitizeCwd, qwen.h), its walk (qwen-scan.h), its
- * bytes by kind (tree-size.h). */
+ * bytes by kind (tree-size.h), its run operations (qwen-run.h). */
 #include "autoconf.h"
 
 #include "hygiene.h"
 #include "qwen.h"
+#include "qwen-run.h"
 #include "qwen-scan.h"
 #include "qwen-store.h"
 #include "roots.h"
@@ -64,4 +65,7 @@ const StoreOps qwen_store = {
         .session_path = qwen_store_session_path,
         .session_bytes = "a session counts in any state (active, archived,\n"
                          "  compressed) with its sidecars, file-history, subagents",
+        .run_open = qwen_run_open,
+        .run_close = qwen_run_close,
+        .run_orphan = qwen_run_orphan,
 };

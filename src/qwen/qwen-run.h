@@ -1,0 +1,15 @@
+/* qwen-run.h: what a real run changes in Qwen's trees through qwen_store's run operations
+ * (store.h: their contract): so far its orphans (file-history/, subagents/, empty projects, the
+ * hygiene kinds and stale project entries). A session's archive, delete, compress and restore
+ * are still the executor's own steps (exec/), so qwen_store has no run_session. */
+#pragma once
+
+#include <stddef.h>
+
+#include "inventory.h"
+#include "store.h"
+
+int qwen_run_open(const Inventory *inv, size_t t, struct StoreRun **ret);
+void qwen_run_close(struct StoreRun *run);
+int qwen_run_orphan(struct StoreRun *run, const Orphan *o, const struct Verdict *v,
+                    StoreStep *step);
