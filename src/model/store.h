@@ -4,6 +4,7 @@
  * store's files, names and formats only through it. */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -148,3 +149,11 @@ typedef struct StoreOps {
                            StoreStep *step);
         int (*run_orphan)(struct StoreRun *run, const Orphan *o, StoreStep *step);
 } StoreOps;
+
+/* qgc status: tree t of the scanned inv measured by its store (StoreOps.measure); -EOPNOTSUPP
+ * when the store cannot. store_size_done() *ret after it in any case. */
+static inline int store_measure(const Inventory *inv, size_t t, StoreSize *ret) {
+        const StoreOps *store = inv->trees[t].store;
+
+        return store && store->measure ? store->measure(inv, t, ret) : -EOPNOTSUPP;
+}
