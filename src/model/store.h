@@ -51,6 +51,7 @@ typedef struct StoreSize {
         size_t n_unknown;
         size_t n_stale, n_projects; /* stale project entries (candidates) of all projects */
         uint64_t stale_bytes;
+        const char *stale_what; /* what the store calls stale and what stale_bytes counts */
 } StoreSize;
 
 static inline void store_size_done(StoreSize *s) {

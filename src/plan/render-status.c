@@ -284,12 +284,10 @@ static int ts_render_text(const Inventory *inv, size_t t, const StoreSize *s, bo
         if (s->files[s->unknown_kind] > s->n_unknown)
                 fprintf(f, "  unknown: ... %" PRIu64 " more\n",
                         s->files[s->unknown_kind] - s->n_unknown);
-        if (s->n_stale > 0)
-                fprintf(f,
-                        "  stale project entries: %zu of %zu (%s): every session's cwd a "
-                        "temporary directory that no longer exists (candidates; the plan of "
-                        "stale-project-min-age checks every recorded cwd and its guards)\n",
-                        s->n_stale, s->n_projects, util_format_bytes(a, sizeof a, s->stale_bytes));
+        if (s->n_stale > 0 && s->stale_what)
+                fprintf(f, "  stale project entries: %zu of %zu (%s): %s\n", s->n_stale,
+                        s->n_projects, util_format_bytes(a, sizeof a, s->stale_bytes),
+                        s->stale_what);
         return 0;
 }
 
