@@ -25,6 +25,7 @@
 typedef struct FsRmFrame {
         FsDir *dir; /* owns dir->fd */
         char *name;
+        uint64_t alloc; /* its own blocks (st_blocks * 512), freed when it goes */
         bool kept;   /* a mount point inside stays, so this directory stays too */
         bool failed; /* something inside could not be removed */
 } FsRmFrame;
@@ -37,9 +38,11 @@ static void fs_rm_frame_done(FsRmFrame *f) {
         *f = (FsRmFrame){};
 }
 
-/* Push directory fd (consumed), named name in the frame below, on the stack. */
-static int fs_rm_push(FsRmFrame **stack, size_t *n, size_t *alloc, int fd, const char *name) {
-        FsRmFrame f = {};
+/* Push directory fd (consumed), named name in the frame below, of st_blocks blocks, on the
+ * stack. */
+static int fs_rm_push(FsRmFrame **stack, size_t *n, size_t *alloc, int fd, const char *name,
+                      blkcnt_t blocks) {
+        FsRmFrame f = { .alloc = (uint64_t)blocks * 512 };
 
         f.dir = malloc(sizeof(FsDir));
         f.name = name ? strdup(name) : NULL;
@@ -55,11 +58,12 @@ static int fs_rm_push(FsRmFrame **stack, size_t *n, size_t *alloc, int fd, const
         return 0;
 }
 
-/* Handle one entry of directory top: unlink a file, or open a directory to push (*ret_sub).
- * A mount point (a bind mount of the same filesystem too) or another filesystem marks top kept
- * and is never entered. 0 or -errno (top->failed is set by the caller). */
+/* Handle one entry of directory top: unlink a file (its blocks added to *bytes when that was
+ * its last link), or open a directory to push (*ret_sub, of *ret_blocks). A mount point (a bind
+ * mount of the same filesystem too) or another filesystem marks top kept and is never entered.
+ * 0 or -errno (top->failed is set by the caller). */
 static int fs_rm_entry(FsRmFrame *top, const char *name, dev_t dev, size_t depth,
-                       uint64_t *bytes, int *ret_sub) {
+                       uint64_t *bytes, int *ret_sub, blkcnt_t *ret_blocks) {
         int fd = top->dir->fd, sub;
         struct stat st, sst;
         bool mount = false;
@@ -85,8 +89,8 @@ static int fs_rm_entry(FsRmFrame *top, const char *name, dev_t dev, size_t depth
                         }
                         return -errno;
                 }
-                if (bytes && S_ISREG(st.st_mode))
-                        *bytes += (uint64_t)st.st_size;
+                if (st.st_nlink == 1)
+                        *bytes += (uint64_t)st.st_blocks * 512;
                 return 0;
         }
         if (depth >= FS_RM_RF_MAX_DEPTH)
@@ -107,19 +111,21 @@ static int fs_rm_entry(FsRmFrame *top, const char *name, dev_t dev, size_t depth
                 return 0;
         }
         *ret_sub = sub;
+        *ret_blocks = sst.st_blocks;
         return 0;
 }
 
 /* Remove the directory fd (consumed; named name in dfd) and everything below it, iteratively:
  * an explicit stack of open directories, no recursion. Returns 0, -EBUSY when a mount point was
  * kept (with every directory above it), or the first other -errno. */
-static int fs_rm_rf_fd(int dfd, const char *name, int fd, dev_t dev, uint64_t *bytes) {
+static int fs_rm_rf_fd(int dfd, const char *name, int fd, const struct stat *st,
+                       uint64_t *bytes) {
         _cleanup_free_ FsRmFrame *stack = NULL;
         size_t n = 0, alloc = 0;
         bool kept = false;
         int r = 0, k;
 
-        k = fs_rm_push(&stack, &n, &alloc, fd, NULL);
+        k = fs_rm_push(&stack, &n, &alloc, fd, NULL, st->st_blocks);
         if (k < 0)
                 return k;
         while (n > 0) {
@@ -127,12 +133,13 @@ static int fs_rm_rf_fd(int dfd, const char *name, int fd, dev_t dev, uint64_t *b
                 const char *ename;
                 unsigned char type;
                 int sub = -EBADF;
+                blkcnt_t blocks = 0;
 
                 k = fs_dir_next(top->dir, &ename, &type);
                 if (k > 0) {
-                        k = fs_rm_entry(top, ename, dev, n, bytes, &sub);
+                        k = fs_rm_entry(top, ename, st->st_dev, n, bytes, &sub, &blocks);
                         if (k >= 0 && sub >= 0)
-                                k = fs_rm_push(&stack, &n, &alloc, sub, ename);
+                                k = fs_rm_push(&stack, &n, &alloc, sub, ename, blocks);
                         if (k < 0) {
                                 top = &stack[n - 1];
                                 top->failed = true;
@@ -152,7 +159,9 @@ static int fs_rm_rf_fd(int dfd, const char *name, int fd, dev_t dev, uint64_t *b
                 int parent = n >= 2 ? stack[n - 2].dir->fd : dfd;
                 const char *pname = n >= 2 ? top->name : name;
                 if (!top->kept && !top->failed) {
-                        if (unlinkat(parent, pname, AT_REMOVEDIR) < 0 && errno != ENOENT) {
+                        if (unlinkat(parent, pname, AT_REMOVEDIR) >= 0)
+                                *bytes += top->alloc;
+                        else if (errno != ENOENT) {
                                 if (errno == EBUSY)
                                         top->kept = true;
                                 else {
@@ -198,7 +207,7 @@ int rm_rf_at(int dfd, const char *name, dev_t dev, uint64_t *ret_bytes) {
                 safe_close(fd);
                 return -EBUSY;
         }
-        r = fs_rm_rf_fd(dfd, name, fd, st.st_dev, &bytes);
+        r = fs_rm_rf_fd(dfd, name, fd, &st, &bytes);
         if (ret_bytes)
                 *ret_bytes = bytes;
         return r;

@@ -8,5 +8,6 @@
  * rule): never follows a symlink and never enters a mount point, a bind mount of the same
  * filesystem included; such a mount point stays, with every directory above it, and the
  * result is -EBUSY ("kept: mount point"). The directory must be on dev when dev != 0 (else
- * -EBUSY too). ENOENT is success. Returns bytes freed via ret_bytes (may be NULL). */
+ * -EBUSY too). ENOENT is success. *ret_bytes (may be NULL): the bytes freed, as du counts them
+ * (st_blocks * 512): of each directory removed, and of each file whose last link it removed. */
 int rm_rf_at(int dfd, const char *name, dev_t dev, uint64_t *ret_bytes);

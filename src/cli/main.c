@@ -21,8 +21,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <json-c/json.h>
-
 #include "actions.h"
 #include "cold.h"
 #include "config.h"
@@ -951,44 +949,6 @@ static int main_show(const Inventory *inv, const char *id) {
         return ferror(tmp) ? -EIO : 0;
 }
 
-/* status --json: the per-project document (plan_json_render_status()) with the breakdown of
- * every byte by kind (tree-size.h) as its "breakdown" member; one JSON document. */
-static int main_status_json(const Inventory *inv, msec_t now, const Config *cfg) {
-        _cleanup_free_ char *buf = NULL, *out = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
-        json_object *doc = NULL, *trees = NULL;
-        int r;
-
-        if (!f)
-                return -ENOMEM;
-        r = plan_json_render_status(inv, now, f);
-        if (fclose(f) != 0 && r >= 0)
-                r = -ENOMEM;
-        if (r < 0)
-                return r;
-        doc = json_tokener_parse(buf);
-        if (!doc)
-                return -EINVAL;
-        r = render_status_trees_json(inv, cfg->tree.count_allocated, &trees);
-        if (r >= 0 && json_object_object_add(doc, "breakdown", trees) < 0) {
-                json_object_put(trees);
-                r = -ENOMEM;
-        }
-        if (r >= 0) {
-                /* the layout of qgc's JSON (json-c's), with the controls it leaves raw escaped */
-                out = text_json_escape_controls(json_object_to_json_string_ext(
-                        doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                     JSON_C_TO_STRING_NOSLASHESCAPE));
-                if (!out)
-                        r = -ENOMEM;
-                else
-                        printf("%s\n", out);
-        }
-        json_object_put(doc);
-        return r;
-}
-
 /* A real run on a terminal: one line per change it made (or held back at the last moment, or
  * failed), from the action log's own entries, as --changes lists the plan's; into userdata (a
  * FILE), printed after the run (the progress line shares the terminal meanwhile). */
@@ -1057,7 +1017,8 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         if (arg_command == CMD_STATUS) {
                 /* below the per-project table: every byte of each tree by kind (tree-size.h) */
                 if (arg_json)
-                        return main_status_json(inv, now, cfg);
+                        return plan_json_render_status(inv, now, cfg->tree.count_allocated,
+                                                       stdout);
                 r = render_status_text(inv, now, &ro, stdout);
                 if (r >= 0)
                         r = render_status_caps(inv, &cfg->tree, stdout);

@@ -20,7 +20,6 @@
 #include "dc-reclaim.h"
 #include "dc-run.h"
 #include "dc-store.h"
-#include "du.h"
 #include "fs.h"
 #include "macro.h"
 #include "rm-rf.h"
@@ -291,34 +290,17 @@ static int dc_reclaim_checkpoints(int store_fd, int pfd, const Orphan *o, const 
         return r;
 }
 
-/* du_walk()'s callback: the allocated bytes, as du counts them. */
-static int dc_reclaim_du(void *userdata, const char *rel, const struct stat *st) {
-        *(uint64_t *)userdata += (uint64_t)st->st_blocks * 512;
-        return 0;
-}
-
-/* Remove projects/<tmp> (qfd), step->bytes what du counted there (rm_rf_at() counts st_size). */
-static int dc_reclaim_rm_project(int qfd, const char *store, const char *tmp, dev_t dev,
-                                 StoreStep *step) {
-        _cleanup_free_ char *path = util_strprintf("%s/projects/%s", store, tmp);
-        uint64_t alloc = 0;
-        bool incomplete = false;
-        int r;
-
-        if (path)
-                (void)du_walk(path, NULL, dc_reclaim_du, &alloc, &incomplete);
+/* Remove projects/<tmp> (qfd), step->bytes what that freed (rm_rf_at()). */
+static int dc_reclaim_rm_project(int qfd, const char *tmp, dev_t dev, StoreStep *step) {
         dc_reclaim_hook(step, "remove the renamed project");
-        r = rm_rf_at(qfd, tmp, dev, NULL);
-        step->bytes = r >= 0 ? alloc : 0;
-        return r;
+        return rm_rf_at(qfd, tmp, dev, &step->bytes);
 }
 
 /* Stale project entry o (its sessions deleted before, as Qwen's): the marker written (first
  * seen), removed (its originalPath is back), or the project removed once marked long enough.
  * The removal renames projects/<code>/ to a temporary name first, so that Deep Code never sees
- * half a project; a rerun finishes the temporary one. store: the ~/.deepcode's path. */
-static int dc_reclaim_stale(int store_fd, const char *store, const Orphan *o, dev_t dev,
-                            StoreStep *step) {
+ * half a project; a rerun finishes the temporary one. */
+static int dc_reclaim_stale(int store_fd, const Orphan *o, dev_t dev, StoreStep *step) {
         _cleanup_close_ int qfd = fs_open_path(store_fd, "projects", dev), pfd = -EBADF;
         _cleanup_free_ char *tmp = util_strjoin(".", o->name, FS_TEMP_SUFFIX, NULL), *line = NULL;
         DcIndex idx = {};
@@ -331,7 +313,7 @@ static int dc_reclaim_stale(int store_fd, const char *store, const Orphan *o, de
                 return qfd;
         if (fs_statat(qfd, o->name, NULL, NULL) == -ENOENT &&
             dc_reclaim_same(qfd, tmp, &o->dir, true) > 0)
-                return dc_reclaim_rm_project(qfd, store, tmp, dev, step);
+                return dc_reclaim_rm_project(qfd, tmp, dev, step);
         r = dc_reclaim_same(qfd, o->name, &o->dir, true);
         if (r <= 0)
                 return r ?: dc_reclaim_why(step, -ESTALE, "the project changed since the scan");
@@ -375,7 +357,7 @@ static int dc_reclaim_stale(int store_fd, const char *store, const Orphan *o, de
                         r = renameat(qfd, o->name, qfd, tmp) < 0 ? -errno : 0;
                 }
                 if (r >= 0)
-                        r = dc_reclaim_rm_project(qfd, store, tmp, dev, step);
+                        r = dc_reclaim_rm_project(qfd, tmp, dev, step);
         }
         dc_index_done(&idx);
         return r;
@@ -394,7 +376,7 @@ int dc_reclaim_orphan(int store_fd, const Inventory *inv, const Orphan *o, Store
                                       "logs/error.log is reported only: Deep Code appends to it");
         if (o->kind == ORPHAN_STALE_PROJECT)
                 return o->name && !strchr(o->name, '/') && o->name[0] != '.' ?
-                       dc_reclaim_stale(store_fd, inv->trees[o->tree].runtime_dir, o, dev, step) : -EINVAL;
+                       dc_reclaim_stale(store_fd, o, dev, step) : -EINVAL;
         if (o->kind != ORPHAN_DC_UNINDEXED && o->kind != ORPHAN_DC_IMAGES &&
             o->kind != ORPHAN_DC_CHECKPOINTS)
                 return -EOPNOTSUPP;

@@ -218,10 +218,35 @@ static DcKind deepcode_store_classify(const char *rel) {
         return DC_KIND_OTHER;
 }
 
-/* du_walk()'s callback: entry rel counted under its kind. */
+/* deepcode_store_measure()'s walk: the sizes, and where it is among the tree's projects. */
+typedef struct DcMeasure {
+        StoreSize *size;
+        const Inventory *inv;
+        size_t tree;
+        const char *stale; /* the code of the stale project the walk is in, or NULL */
+} DcMeasure;
+
+/* Is projects/<code>/ of tree t a stale project entry whose originalPath is gone (the scan's
+ * orphan; one whose path is back only waits for its marker to go)? Its code (the orphan's), or
+ * NULL. */
+static const char *deepcode_store_stale(const Inventory *inv, size_t t, const char *code) {
+        for (size_t i = 0; i < inv->n_orphans; i++) {
+                const Orphan *o = &inv->orphans[i];
+
+                if (o->kind == ORPHAN_STALE_PROJECT && o->tree == t && !o->cwd_back &&
+                    streq(o->name, code))
+                        return o->name;
+        }
+        return NULL;
+}
+
+/* du_walk()'s callback: entry rel counted under its kind, and in its stale project's bytes. */
 static int deepcode_store_count(void *userdata, const char *rel, const struct stat *st) {
-        StoreSize *s = userdata;
+        DcMeasure *m = userdata;
+        StoreSize *s = m->size;
         DcKind k = S_ISDIR(st->st_mode) ? DC_KIND_DIRS : deepcode_store_classify(rel);
+        const char *code;
+        size_t n;
 
         s->files[k]++;
         s->bytes[k] += (uint64_t)st->st_size;
@@ -234,6 +259,18 @@ static int deepcode_store_count(void *userdata, const char *rel, const struct st
                         return -ENOMEM;
                 s->n_unknown++;
         }
+        if (!strneq(rel, "projects/", 9))
+                return 0;
+        /* a directory comes before what it holds: projects/<code> sets the project */
+        code = rel + 9;
+        if (!strchr(code, '/') && S_ISDIR(st->st_mode)) {
+                s->n_projects++;
+                m->stale = deepcode_store_stale(m->inv, m->tree, code);
+                s->n_stale += !!m->stale;
+        }
+        n = m->stale ? strlen(m->stale) : 0;
+        if (m->stale && strneq(code, m->stale, n) && (code[n] == '/' || code[n] == '\0'))
+                s->stale_bytes += (uint64_t)st->st_blocks * 512;
         return 0;
 }
 
@@ -299,10 +336,12 @@ static int deepcode_store_measure_git(const char *dir, DcStore *s, StoreSize *re
 
 _Static_assert(_DC_GITOBJ_CLASS_MAX == STORE_SIZE_WAYS, "DcGitobjClass fits StoreSizePart");
 
-/* The bytes of tree t by DcKind: what du says of the ~/.deepcode, hard links once; and
- * file-history's objects by project and by what reaches them. */
+/* The bytes of tree t by DcKind: what du says of the ~/.deepcode, hard links once; its stale
+ * project entries, with every byte du counts in them; and file-history's objects by project and
+ * by what reaches them. */
 static int deepcode_store_measure(const Inventory *inv, size_t t, StoreSize *ret) {
         const char *dir = inv->trees[t].runtime_dir;
+        DcMeasure m = { .size = ret, .inv = inv, .tree = t };
         DcStore *s = NULL;
         int r;
 
@@ -310,12 +349,15 @@ static int deepcode_store_measure(const Inventory *inv, size_t t, StoreSize *ret
                             .split_title = "file-history (git) objects by project",
                             .split_key = "file_history_by_project", .part_key = "project_dir",
                             .way_names = { "live", "orphan-ref-only", "unreachable" },
-                            .way_keys = { "live", "orphan_ref_only", "unreachable" } };
+                            .way_keys = { "live", "orphan_ref_only", "unreachable" },
+                            .stale_what = "projects/<code>/ whose originalPath no longer exists, "
+                                          "every byte in it (candidates; the plan of "
+                                          "stale-project-min-age checks its guards)" };
         for (DcKind k = 0; k < _DC_KIND_MAX; k++) {
                 ret->kind_names[k] = deepcode_store_kind_names[k];
                 ret->kind_keys[k] = deepcode_store_kind_keys[k];
         }
-        r = du_walk(dir, NULL, deepcode_store_count, ret, &ret->incomplete);
+        r = du_walk(dir, NULL, deepcode_store_count, &m, &ret->incomplete);
         if (ret->files[DC_KIND_ARCHIVED] == 0)
                 ret->n_kinds--; /* a store qgc never archived in reads as Deep Code's alone */
         if (r < 0)

@@ -4,6 +4,7 @@
  * store's files, names and formats only through it. */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -66,6 +67,7 @@ typedef struct StoreSize {
         const char *way_names[STORE_SIZE_WAYS], *way_keys[STORE_SIZE_WAYS];
         StoreSizePart *parts;
         size_t n_parts;
+        const char *stale_what; /* what the store calls stale and what stale_bytes counts */
 } StoreSize;
 
 static inline void store_size_done(StoreSize *s) {
@@ -185,3 +187,11 @@ typedef struct StoreOps {
          * or undone by run_recover. */
         int (*run_restore)(struct StoreRun *run, const Session *s, StoreStep *step);
 } StoreOps;
+
+/* qgc status: tree t of the scanned inv measured by its store (StoreOps.measure); -EOPNOTSUPP
+ * when the store cannot. store_size_done() *ret after it in any case. */
+static inline int store_measure(const Inventory *inv, size_t t, StoreSize *ret) {
+        const StoreOps *store = inv->trees[t].store;
+
+        return store && store->measure ? store->measure(inv, t, ret) : -EOPNOTSUPP;
+}

@@ -14,6 +14,7 @@
 #include "macro.h"
 #include "plan.h"
 #include "reason.h"
+#include "store.h"
 #include "text.h"
 
 /* The JSON text is written as it is built, in exactly the layout json-c gives with
@@ -588,7 +589,42 @@ static void plan_json_inv_trees(PlanJson *j, const Inventory *inv) {
         plan_json_close(j, ']');
 }
 
-int plan_json_render_status(const Inventory *inv, msec_t now, FILE *f) {
+/* One tree's bytes by its store's kinds (store.h), an element of status's "breakdown". */
+static void plan_json_breakdown(PlanJson *j, const Tree *tr, const StoreSize *s, bool allocated) {
+        plan_json_next(j);
+        plan_json_open(j, '{');
+        plan_json_string(j, "runtime_dir", tr->runtime_dir);
+        plan_json_string(j, "global_dir", tr->global_dir ?: "");
+        plan_json_string(j, "count", allocated ? "allocated" : "apparent");
+        plan_json_key(j, "kinds");
+        plan_json_open(j, '{');
+        for (size_t k = 0; k < s->n_kinds; k++) {
+                plan_json_key(j, s->kind_keys[k]);
+                plan_json_open(j, '{');
+                plan_json_uint(j, "files", s->files[k]);
+                plan_json_uint(j, "bytes", s->bytes[k]);
+                plan_json_uint(j, "allocated", s->alloc[k]);
+                plan_json_close(j, '}');
+        }
+        plan_json_close(j, '}');
+        plan_json_key(j, "total");
+        plan_json_open(j, '{');
+        plan_json_uint(j, "bytes", s->total_bytes);
+        plan_json_uint(j, "allocated", s->total_alloc);
+        plan_json_close(j, '}');
+        plan_json_bool(j, "incomplete", s->incomplete);
+        plan_json_uint(j, "stale_projects", s->n_stale);
+        plan_json_key(j, "unknown_shown");
+        plan_json_open(j, '[');
+        for (size_t i = 0; i < s->n_unknown; i++) {
+                plan_json_next(j);
+                plan_json_value_string(j, s->unknown[i]);
+        }
+        plan_json_close(j, ']');
+        plan_json_close(j, '}');
+}
+
+int plan_json_render_status(const Inventory *inv, msec_t now, bool allocated, FILE *f) {
         _cleanup_free_ PlanJson *j = calloc(1, sizeof(PlanJson));
         _cleanup_free_ PlanUse *u = NULL;
         char buf[FORMAT_TIMESTAMP_MAX];
@@ -649,5 +685,20 @@ int plan_json_render_status(const Inventory *inv, msec_t now, FILE *f) {
                 plan_json_close(j, '}');
         }
         plan_json_close(j, '}');
+        /* every tree whose store measures it; one it cannot walk is left out (the text says
+         * so) */
+        plan_json_key(j, "breakdown");
+        plan_json_open(j, '[');
+        for (size_t t = 0; t < inv->n_trees; t++) {
+                StoreSize s = {};
+
+                r = store_measure(inv, t, &s);
+                if (r >= 0)
+                        plan_json_breakdown(j, &inv->trees[t], &s, allocated);
+                store_size_done(&s);
+                if (r == -ENOMEM)
+                        return r;
+        }
+        plan_json_close(j, ']');
         return plan_json_end(j, f);
 }

@@ -155,8 +155,9 @@ typedef struct PlanUse {
 } PlanUse;
 /* Aggregate the inventory per (tree, project), largest first within each tree. */
 int plan_status_collect(const Inventory *inv, PlanUse **ret, size_t *ret_n);
-/* qgc status --json: one document (schema in doc/plan-schema.md, "Status"). */
-int plan_json_render_status(const Inventory *inv, msec_t now, FILE *f);
+/* qgc status --json: one document (schema in doc/plan-schema.md, "Status"), with every tree's
+ * bytes by kind (store.h) as its "breakdown"; allocated: the total the caps compare first. */
+int plan_json_render_status(const Inventory *inv, msec_t now, bool allocated, FILE *f);
 /* qgc status: per-project disk use, largest first, with a bar. */
 int render_status_text(const Inventory *inv, msec_t now, const RenderOptions *o, FILE *f);
 /* qgc status: per tree, the figure tree.max-size compares and what it counts
@@ -166,7 +167,3 @@ int render_status_caps(const Inventory *inv, const TreeLimits *tl, FILE *f);
 /* qgc status: the breakdown of every tree of inv by kind (tree-size.h), below the per-project
  * table. allocated: which measure the total is compared with first (tree.count). */
 int render_status_trees(const Inventory *inv, bool allocated, FILE *f);
-/* The breakdown of every tree as a json-c array (one object per tree that exists), in *ret
- * (the caller's). 0 or -errno. */
-struct json_object;
-int render_status_trees_json(const Inventory *inv, bool allocated, struct json_object **ret);

@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/json.h>
-
 #include "macro.h"
 #include "plan.h"
 #include "reason.h"
@@ -318,151 +316,11 @@ static int ts_render_text(const Inventory *inv, size_t t, const StoreSize *s, bo
         if (s->files[s->unknown_kind] > s->n_unknown)
                 fprintf(f, "  unknown: ... %" PRIu64 " more\n",
                         s->files[s->unknown_kind] - s->n_unknown);
-        if (s->n_stale > 0)
-                fprintf(f,
-                        "  stale project entries: %zu of %zu (%s): every session's cwd a "
-                        "temporary directory that no longer exists (candidates; the plan of "
-                        "stale-project-min-age checks every recorded cwd and its guards)\n",
-                        s->n_stale, s->n_projects, util_format_bytes(a, sizeof a, s->stale_bytes));
+        if (s->n_stale > 0 && s->stale_what)
+                fprintf(f, "  stale project entries: %zu of %zu (%s): %s\n", s->n_stale,
+                        s->n_projects, util_format_bytes(a, sizeof a, s->stale_bytes),
+                        s->stale_what);
         return ts_render_split(s, f);
-}
-
-static json_object *ts_json_str(const char *s) {
-        _cleanup_free_ char *c = text_clean(s, TEXT_JSON);
-        return c ? json_object_new_string(c) : NULL;
-}
-
-static int ts_json_add(json_object *o, const char *key, json_object *v) {
-        if (!v || json_object_object_add(o, key, v) < 0) {
-                json_object_put(v);
-                return -ENOMEM;
-        }
-        return 0;
-}
-
-/* The store's split of a kind: an array of parts, each with its name (part_key), "known" and,
- * when known, {"objects", "allocated"} per way. */
-static int ts_json_split(json_object *o, const StoreSize *s) {
-        json_object *parts;
-        int r = 0;
-
-        if (!s->split_key)
-                return 0;
-        parts = json_object_new_array();
-        if (!parts)
-                return -ENOMEM;
-        for (size_t i = 0; r >= 0 && i < s->n_parts; i++) {
-                const StoreSizePart *p = &s->parts[i];
-                json_object *e = json_object_new_object();
-
-                if (!e || json_object_array_add(parts, e) < 0) {
-                        json_object_put(e);
-                        r = -ENOMEM;
-                        break;
-                }
-                r = ts_json_add(e, s->part_key, ts_json_str(p->name));
-                if (r >= 0)
-                        r = ts_json_add(e, "known", json_object_new_boolean(p->known));
-                if (r >= 0 && !p->known)
-                        r = ts_json_add(e, "why", json_object_new_string(p->why));
-                for (size_t w = 0; r >= 0 && p->known && w < STORE_SIZE_WAYS; w++) {
-                        json_object *v = json_object_new_object();
-
-                        r = ts_json_add(e, s->way_keys[w], v);
-                        if (r >= 0)
-                                r = ts_json_add(v, "objects", json_object_new_int64((int64_t)p->objects[w]));
-                        if (r >= 0)
-                                r = ts_json_add(v, "allocated", json_object_new_int64((int64_t)p->alloc[w]));
-                }
-        }
-        return r >= 0 ? ts_json_add(o, s->split_key, parts) : (json_object_put(parts), r);
-}
-
-static json_object *ts_json_tree(const Inventory *inv, size_t t, const StoreSize *s,
-                                 bool allocated) {
-        json_object *o = json_object_new_object(), *kinds = json_object_new_object(),
-                    *unk = json_object_new_array(), *tot = json_object_new_object();
-        int r = 0;
-
-        if (!o || !kinds || !unk || !tot) {
-                json_object_put(o);
-                json_object_put(kinds);
-                json_object_put(unk);
-                json_object_put(tot);
-                return NULL;
-        }
-        for (size_t k = 0; r >= 0 && k < s->n_kinds; k++) {
-                json_object *e = json_object_new_object();
-                r = ts_json_add(kinds, s->kind_keys[k], e);
-                if (r >= 0)
-                        r = ts_json_add(e, "files", json_object_new_int64((int64_t)s->files[k]));
-                if (r >= 0)
-                        r = ts_json_add(e, "bytes", json_object_new_int64((int64_t)s->bytes[k]));
-                if (r >= 0)
-                        r = ts_json_add(e, "allocated",
-                                        json_object_new_int64((int64_t)s->alloc[k]));
-        }
-        for (size_t i = 0; r >= 0 && i < s->n_unknown; i++)
-                if (json_object_array_add(unk, ts_json_str(s->unknown[i])) < 0)
-                        r = -ENOMEM;
-        if (r >= 0)
-                r = ts_json_add(tot, "bytes", json_object_new_int64((int64_t)s->total_bytes));
-        if (r >= 0)
-                r = ts_json_add(tot, "allocated", json_object_new_int64((int64_t)s->total_alloc));
-        r = r >= 0 ? ts_json_add(o, "runtime_dir", ts_json_str(inv->trees[t].runtime_dir)) : r;
-        r = r >= 0 ? ts_json_add(o, "global_dir", ts_json_str(inv->trees[t].global_dir ?: "")) : r;
-        r = r >= 0 ? ts_json_add(o, "count", json_object_new_string(allocated ? "allocated"
-                                                                               : "apparent"))
-                   : r;
-        r = r >= 0 ? ts_json_add(o, "kinds", kinds) : (json_object_put(kinds), r);
-        r = r >= 0 ? ts_json_add(o, "total", tot) : (json_object_put(tot), r);
-        r = r >= 0 ? ts_json_add(o, "incomplete", json_object_new_boolean(s->incomplete)) : r;
-        r = r >= 0 ? ts_json_add(o, "stale_projects", json_object_new_int64((int64_t)s->n_stale)) : r;
-        r = r >= 0 ? ts_json_add(o, "unknown_shown", unk) : (json_object_put(unk), r);
-        r = r >= 0 ? ts_json_split(o, s) : r;
-        if (r < 0) {
-                json_object_put(o);
-                return NULL;
-        }
-        return o;
-}
-
-/* Tree t measured by its store (store.h); -EOPNOTSUPP when the store cannot. */
-static int ts_measure(const Inventory *inv, size_t t, StoreSize *ret) {
-        const StoreOps *store = inv->trees[t].store;
-
-        return store && store->measure ? store->measure(inv, t, ret) : -EOPNOTSUPP;
-}
-
-int render_status_trees_json(const Inventory *inv, bool allocated, json_object **ret) {
-        json_object *trees = json_object_new_array();
-        int r = 0;
-
-        if (!trees)
-                return -ENOMEM;
-        for (size_t t = 0; r >= 0 && t < inv->n_trees; t++) {
-                StoreSize s = {};
-                int k = ts_measure(inv, t, &s);
-
-                if (k == -ENOMEM) {
-                        r = k;
-                        break;
-                }
-                if (k >= 0) {
-                        json_object *o = ts_json_tree(inv, t, &s, allocated);
-                        if (!o || json_object_array_add(trees, o) < 0) {
-                                json_object_put(o);
-                                r = -ENOMEM;
-                        }
-                }
-                store_size_done(&s); /* k < 0: no such tree, render_status_text() said so */
-        }
-        if (r < 0) {
-                json_object_put(trees);
-                return r;
-        }
-        *ret = trees;
-        return 0;
 }
 
 int render_status_trees(const Inventory *inv, bool allocated, FILE *f) {
@@ -470,7 +328,7 @@ int render_status_trees(const Inventory *inv, bool allocated, FILE *f) {
 
         for (size_t t = 0; r >= 0 && t < inv->n_trees; t++) {
                 StoreSize s = {};
-                int k = ts_measure(inv, t, &s);
+                int k = store_measure(inv, t, &s);
 
                 if (k == -ENOMEM) {
                         r = k;

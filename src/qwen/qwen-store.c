@@ -46,6 +46,9 @@ static int qwen_store_measure(const Inventory *inv, size_t t, StoreSize *ret) {
         }
         ret->n_kinds = _TREE_KIND_MAX;
         ret->unknown_kind = TREE_KIND_UNKNOWN;
+        ret->stale_what = "every session's cwd a temporary directory that no longer exists "
+                          "(candidates; the plan of stale-project-min-age checks every "
+                          "recorded cwd and its guards)";
         return hygiene_stale_projects(inv, t, &ret->n_stale, &ret->n_projects, &ret->stale_bytes);
 }
 

@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -299,6 +300,24 @@ bool fixture_exists(const char *root, const char *rel) {
         struct stat st;
 
         return p && lstat(p, &st) == 0;
+}
+
+static uint64_t fixture_du_sum;
+
+static int fixture_du_add(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+        fixture_du_sum += (uint64_t)st->st_blocks * 512;
+        return 0;
+}
+
+uint64_t fixture_du(const char *root, const char *rel) {
+        _cleanup_free_ char *p = fixture_path(root, rel);
+
+        fixture_du_sum = 0;
+        if (!p)
+                return UINT64_MAX;
+        if (!fixture_exists(root, rel))
+                return 0;
+        return nftw(p, fixture_du_add, 16, FTW_PHYS | FTW_MOUNT) < 0 ? UINT64_MAX : fixture_du_sum;
 }
 
 /* "100", "4K", "2M" -> bytes */

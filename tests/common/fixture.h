@@ -80,6 +80,10 @@ int fixture_age(const char *root, const char *rel, int64_t age_sec);
 /* Does root/rel exist (lstat)? */
 bool fixture_exists(const char *root, const char *rel);
 
+/* What du -sB1 says of root/rel (st_blocks * 512 of it and of everything below, no symlink
+ * followed, no mount entered; hard links each time); 0 when absent, UINT64_MAX on an error. */
+uint64_t fixture_du(const char *root, const char *rel);
+
 /* Build entries from specs, one per string, terminated by NULL. Each spec is
  *     "path [SIZE] [AGE]"
  * where a path ending in '/' is a directory, SIZE is bytes with an optional K/M suffix ("100",

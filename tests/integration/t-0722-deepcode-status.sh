@@ -55,3 +55,29 @@ head -c 12345 /dev/urandom > "$P/notes.bin"
 ln "$P/notes.bin" "$DC/notes-link.bin"
 compare planted 1 # the two names of one inode: once
 pass "Deep Code status: every byte by kind, total = du"
+
+# stale project entries in Deep Code's words: the corpus's 5 projects/<code>/ whose originalPath
+# is gone, with every byte du counts in them; not a project whose originalPath exists (made
+# here, of no session); status --json counts the same 5
+mkdir -p "$T/s" "$T/work"
+tar xzf "$QGC_TESTDATA/deepcode/home.tar.gz" -C "$T/s"
+S=$T/s/home/.deepcode
+stale=$(du -scB1 "$S"/projects/*/ | tail -n 1 | cut -f1)
+code=$(printf '%s' "$T/work" | tr '/\\' '--' | tr -d :)
+mkdir "$S/projects/$code"
+printf '{\n  "version": 1,\n  "entries": [],\n  "originalPath": "%s"\n}' "$T/work" > "$S/projects/$code/sessions-index.json"
+run_qgc status --root "$S" > "$T/stale.txt" 2>&1 || { cat "$T/stale.txt"; fail "status (stale)"; }
+run_qgc status --json --root "$S" > "$T/stale.json" 2>&1 || { cat "$T/stale.json"; fail "status --json (stale)"; }
+# util_format_bytes(): 1024-based, one decimal (truncated) below 10
+b=$(python3 -c 'import sys
+b, i = int(sys.argv[1]), 0
+while b >> (10 * (i + 2)) >= 1: i += 1
+s, u = 10 * (i + 1), "KMGTPE"[i]
+w, r = b >> s, b & ((1 << s) - 1)
+print(f"{w}.{(r * 10) >> s}{u}" if w < 10 else f"{w}{u}")' "$stale")
+want="  stale project entries: 5 of 6 ($b): projects/<code>/ whose originalPath no longer exists, every byte in it (candidates; the plan of stale-project-min-age checks its guards)"
+grep -qxF "$want" "$T/stale.txt" || { cat "$T/stale.txt"; fail "the stale line is not: $want"; }
+! grep -q 'temporary directory' "$T/stale.txt" || fail "Qwen's stale rule in a Deep Code status"
+python3 -c 'import json,sys; [t]=json.load(open(sys.argv[1]))["breakdown"]; sys.exit(t["stale_projects"] != 5)' "$T/stale.json" ||
+        fail "status --json: $(grep stale_projects "$T/stale.json"), not 5"
+pass "Deep Code status: 5 of 6 projects stale ($b, du $stale), in Deep Code's words; the JSON says 5"

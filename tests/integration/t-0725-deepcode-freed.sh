@@ -55,8 +55,17 @@ grep -q '^qgc: archived 0 (0B moved to the archive), deleted 0, orphans reclaime
 [ "$(ls "$DC"/projects/*/.qgc-stale-since | wc -l)" = 5 ] || fail "5 markers written"
 pass "5 stale marks journalled as marks, 0 bytes freed"
 
-# the marks old enough: the projects go, with what du counted in them
+# the marks old enough: the projects go, with what du counted in them; each delete journals
+# what du counts of the session's files (its transcript, images/<id>/ with what is in it, its
+# branch and reflog): allocated blocks, not st_size
 touch -h -d 2026-06-01 "$DC"/projects/*/.qgc-stale-since "$DC"/projects/*
+for j in "$DC"/projects/*/*.jsonl; do
+        p=$(dirname "$j") id=$(basename "$j" .jsonl)
+        du -cB1 "$j" "$p/images/$id" "$p/file-history/.git/refs/heads/$id" \
+                "$p/file-history/.git/logs/refs/heads/$id" 2>/dev/null | tail -n 1 | cut -f1 > "$T/$id.du"
+done
+imaged=$(basename "$(dirname "$DC"/projects/*/images/*/*.png)")
+[ -s "$T/$imaged.du" ] || fail "the corpus has no session with images"
 before=$(du -sB1 "$DC" | cut -f1)
 rc=0
 run_qgc -c "$T/s.conf" --root "$DC" --now "$NOW" --force --log-file "$T/r.log" > "$T/r.txt" 2>&1 || rc=$?
@@ -69,3 +78,13 @@ freed=$(sed -n 's/.* QGC_ACTION=run-summary .*QGC_FREED_BYTES=\([0-9]*\).*/\1/p'
 [ "$freed" -le "$du_freed" ] && [ $((du_freed - freed)) -le $((58 * 1024 + 5 * 8192)) ] ||
         fail "the run says $freed bytes freed, du $du_freed"
 pass "5 stale projects removed: $freed bytes freed said, du $du_freed"
+n=0
+grep 'QGC_ACTION=deleted' "$T/r.log" > "$T/deleted"
+while read -r line; do
+        id=$(echo "$line" | sed 's/.* QGC_SESSION=\([^ ]*\) .*/\1/')
+        got=$(echo "$line" | sed -n 's/.* QGC_BYTES=\([0-9]*\) .*/\1/p')
+        [ "$got" = "$(cat "$T/$id.du")" ] || fail "$id: journalled $got bytes freed, du $(cat "$T/$id.du")"
+        n=$((n + 1))
+done < "$T/deleted"
+[ $n = 58 ] && grep -q "QGC_SESSION=$imaged " "$T/deleted" || fail "$n deletes checked, $imaged's not among them"
+pass "each of the 58 deletes journals what du counted of its files, images included"
