@@ -621,6 +621,29 @@ static void plan_json_breakdown(PlanJson *j, const Tree *tr, const StoreSize *s,
                 plan_json_value_string(j, s->unknown[i]);
         }
         plan_json_close(j, ']');
+        if (s->split_key) { /* the store's split of a kind (store.h): parts by ways */
+                plan_json_key(j, s->split_key);
+                plan_json_open(j, '[');
+                for (size_t i = 0; i < s->n_parts; i++) {
+                        const StoreSizePart *p = &s->parts[i];
+
+                        plan_json_next(j);
+                        plan_json_open(j, '{');
+                        plan_json_string(j, s->part_key, p->name);
+                        plan_json_bool(j, "known", p->known);
+                        if (!p->known)
+                                plan_json_string(j, "why", p->why);
+                        for (size_t w = 0; p->known && w < STORE_SIZE_WAYS; w++) {
+                                plan_json_key(j, s->way_keys[w]);
+                                plan_json_open(j, '{');
+                                plan_json_uint(j, "objects", p->objects[w]);
+                                plan_json_uint(j, "allocated", p->alloc[w]);
+                                plan_json_close(j, '}');
+                        }
+                        plan_json_close(j, '}');
+                }
+                plan_json_close(j, ']');
+        }
         plan_json_close(j, '}');
 }
 

@@ -81,3 +81,61 @@ grep -qxF "$want" "$T/stale.txt" || { cat "$T/stale.txt"; fail "the stale line i
 python3 -c 'import json,sys; [t]=json.load(open(sys.argv[1]))["breakdown"]; sys.exit(t["stale_projects"] != 5)' "$T/stale.json" ||
         fail "status --json: $(grep stale_projects "$T/stale.json"), not 5"
 pass "Deep Code status: 5 of 6 projects stale ($b, du $stale), in Deep Code's words; the JSON says 5"
+
+# file-history's objects by what reaches them (dc-gitobj.c), in the text and in status --json,
+# against git's own walk done here: live = reachable from the branch of a session the index
+# lists, a checkpoint a transcript names, HEAD or any ref not of a session; orphan-ref-only =
+# reachable only from refs/heads/<id> of a session gone from the index; unreachable = the rest
+command -v git >/dev/null 2>&1 || skip "git is not installed (the file-history split's judge)"
+rm -rf "$T/g" && mkdir -p "$T/g" && tar xzf "$QGC_TESTDATA/deepcode/home.tar.gz" -C "$T/g"
+G=$T/g/home/.deepcode
+run_qgc status --root "$G" > "$T/g.txt" 2>&1 || { cat "$T/g.txt"; fail "status (split)"; }
+run_qgc status --json --root "$G" > "$T/g.json" 2>&1 || { cat "$T/g.json"; fail "status --json (split)"; }
+python3 - "$G" "$T/g.json" "$T/g.txt" <<'PY' || fail "the file-history split differs from git's"
+import json, os, re, subprocess, sys
+store, js, txt = sys.argv[1:4]
+parts = {p["project_dir"]: p for p in json.load(open(js))["breakdown"][0]["file_history_by_project"]}
+text = open(txt).read()
+def reach(git, roots):
+    if not roots: return set()
+    out = subprocess.run(["git", "--git-dir", git, "rev-list", "--objects", "--ignore-missing"] + sorted(roots),
+                         capture_output=True, text=True, check=True).stdout
+    return {l.split()[0] for l in out.splitlines() if l}
+n = 0
+for code in sorted(os.listdir(f"{store}/projects")):
+    pdir = f"{store}/projects/{code}"
+    git = f"{pdir}/file-history/.git"
+    if not os.path.isdir(git): continue
+    kept = {e["id"] for e in json.load(open(f"{pdir}/sessions-index.json"))["entries"]}
+    kept |= {f[:-6] for f in os.listdir(pdir) if f.endswith(".jsonl")}
+    named = set()
+    for f in os.listdir(pdir):
+        if f.endswith(".jsonl"):
+            named |= set(re.findall(r'"checkpointHash":"([0-9a-f]{40})"', open(f"{pdir}/{f}").read()))
+    refs = subprocess.run(["git", "--git-dir", git, "for-each-ref", "--format=%(refname) %(objectname)"],
+                          capture_output=True, text=True, check=True).stdout.split("\n")
+    live_roots, orphan_roots = set(named), set()
+    for l in filter(None, refs):
+        name, oid = l.split()
+        if name.startswith("refs/heads/") and name[11:] not in kept: orphan_roots.add(oid)
+        else: live_roots.add(oid)
+    head = subprocess.run(["git", "--git-dir", git, "rev-parse", "-q", "--verify", "HEAD"], capture_output=True, text=True).stdout.strip()
+    if head: live_roots.add(head)
+    allobj = {l.split()[0] for l in subprocess.run(["git", "--git-dir", git, "cat-file", "--batch-all-objects",
+              "--batch-check"], capture_output=True, text=True, check=True).stdout.splitlines()}
+    live = reach(git, live_roots) & allobj
+    orphan = (reach(git, orphan_roots) & allobj) - live
+    want = [len(live), len(orphan), len(allobj - live - orphan)]
+    p = parts.get(code)
+    got = [p[k]["objects"] for k in ("live", "orphan_ref_only", "unreachable")] if p and p["known"] else None
+    if got != want:
+        sys.exit(f"{code}: qgc says {got}, git {want}")
+    row = [l for l in text.splitlines() if l.rstrip().endswith(" " + code)]
+    if len(row) != 1 or [int(x) for x in row[0].split()[0:6:2]] != want:
+        sys.exit(f"{code}: the text row {row} is not {want}")
+    n += 1
+if n != len(parts) or n < 5:
+    sys.exit(f"{n} repositories checked, {len(parts)} in the JSON")
+print(f"{n} repositories: qgc's split = git's")
+PY
+pass "Deep Code status: each project's checkpoint objects split as git's own walk splits them, text and JSON"
