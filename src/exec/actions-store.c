@@ -29,7 +29,7 @@ void actions_store_recover(ActionsContext *c, size_t t) {
                 return;
         }
         if (r >= 0)
-                msg = util_strprintf("finished %u interrupted delete%s in '%s'", step.n_recovered,
+                msg = util_strprintf("finished %u interrupted action%s in '%s'", step.n_recovered,
                                      step.n_recovered == 1 ? "" : "s", tr->runtime_dir);
         else
                 msg = util_strprintf("recovery failed for '%s': %s%s%s", tr->runtime_dir,
