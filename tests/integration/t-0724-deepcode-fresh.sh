@@ -11,6 +11,7 @@
 # (dc-check.mjs --compare --expect-gone); `git fsck --full --strict` is clean in every
 # file-history/.git; qgc's freed figure is at most what du lost, and short of it by no more than
 # the indexes' shrinking as their entries went (1 KiB an entry, 8 KiB a project).
+# Then archive, compress and restore of the sessions the age rule selects, judged the same way.
 # Needs node, npm (the registry, once: the build is t-0720's) and git; SKIP otherwise.
 . "$(dirname "$0")/lib.sh"
 : "${QGC_SRCDIR:?}" "${QGC_BUILDDIR:?}"
@@ -126,3 +127,70 @@ run_policy count 'defaults = {
   action = "delete";
 };' 8 50
 pass "max-sessions: the plan's 50 deletions and 5 compactions done; Deep Code's judgement and git fsck clean"
+
+# archive (with compaction), compress and restore on its own copy of the fresh store: after the
+# archive and compress runs Deep Code lists the rest whole and the archived ids gone; after
+# `qgc restore` of every one, Deep Code lists all 58 whole again, every /undo target restorable,
+# every transcript and index entry byte for byte what the generator left (the index too
+# when sorted, see below), git fsck clean
+H=$T/arc/home
+mkdir "$T/arc"
+cp -a "$T/home" "$H"
+printf 'defaults = {\n  max-age = "1d";\n  action = "archive";\n};\n' > "$T/arc-a.conf"
+printf 'defaults = {\n  max-age = "off";\n  compress-after = "1d";\n};\n' > "$T/arc-c.conf"
+rc=0
+run_qgc -c "$T/arc-a.conf" --root "$H/.deepcode" --now +30d --force --log-file "$T/arc-a.log" \
+        > "$T/arc-a.txt" 2>&1 || rc=$?
+[ $rc -eq 0 ] || { cat "$T/arc-a.txt"; fail "archive: the run exits $rc"; }
+IDS=$(sed -n 's/.*QGC_ACTION=archived QGC_SESSION=\([^ ]*\) .*/\1/p' "$T/arc-a.log")
+n=$(echo "$IDS" | grep -c .)
+[ "$n" -ge 40 ] || { cat "$T/arc-a.txt"; fail "archive: $n sessions archived"; }
+rc=0
+run_qgc -c "$T/arc-c.conf" --root "$H/.deepcode" --now +60d --force --log-file "$T/arc-c.log" \
+        > "$T/arc-c.txt" 2>&1 || rc=$?
+[ $rc -eq 0 ] || { cat "$T/arc-c.txt"; fail "compress: the run exits $rc"; }
+[ "$(ls "$H"/.deepcode/.qgc-archive/*/*.jsonl.zst | wc -l)" = "$n" ] ||
+        { cat "$T/arc-c.txt"; fail "compress: not every archived transcript compressed"; }
+node "$HARNESS/dc-check.mjs" "$H" --compare "$T/baseline.json" --expect-gone "$(echo "$IDS" | paste -sd, -)" \
+        > "$T/arc-gone.txt" 2>&1 || { cat "$T/arc-gone.txt"; fail "archive: Deep Code's judgement"; }
+grep -q "^compare with .*: $((58 - n)) kept session(s) identical, $n expected-gone session(s) gone, 0 difference(s)" \
+        "$T/arc-gone.txt" || { cat "$T/arc-gone.txt"; fail "archive: dc-check --compare"; }
+for id in $IDS; do
+        run_qgc --root "$H/.deepcode" --log-file "$T/arc-r.log" restore "$id" > "$T/arc-r.txt" 2>&1 ||
+                { cat "$T/arc-r.txt"; fail "qgc restore $id"; }
+done
+[ "$(grep -c 'QGC_ACTION=restored ' "$T/arc-r.log")" = "$n" ] || fail "restore: $n restores journalled"
+node "$HARNESS/dc-check.mjs" "$H" --compare "$T/baseline.json" > "$T/arc-after.txt" 2>&1 ||
+        { cat "$T/arc-after.txt"; fail "restore: Deep Code's judgement"; }
+grep -q '^compare with .*: 58 kept session(s) identical, 0 expected-gone session(s) gone, 0 difference(s)' \
+        "$T/arc-after.txt" || { cat "$T/arc-after.txt"; fail "restore: dc-check --compare"; }
+grep -q "^PASS: .* 0 error(s), 0 warning(s)" "$T/arc-after.txt" ||
+        { cat "$T/arc-after.txt"; fail "restore: dc-check's warnings"; }
+# An index Deep Code left unsorted (the undone fork's entry, updated last, stays where it was)
+# gets a restored entry back at its sorted place (updateTime descending), where Deep Code's next
+# createSession() or forkSession() puts it: every entry is byte for byte what it was, and the
+# index is byte for byte when its entries are in that order; not yet its unsorted order.
+for p in "$T"/home/.deepcode/projects/*/; do
+        c=$(basename "$p")
+        [ ! -f "$p/sessions-index.json" ] ||
+                python3 - "$p/sessions-index.json" "$H/.deepcode/projects/$c/sessions-index.json" <<'PY' ||
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+ea, eb = ([json.dumps(e) for e in x.pop("entries")] for x in (a, b))
+assert a == b and sorted(ea) == sorted(eb), "entries differ"
+s = [json.dumps(e) for e in sorted(json.loads(open(sys.argv[1]).read())["entries"],
+                                   key=lambda e: e["updateTime"], reverse=True)]
+assert ea != s or open(sys.argv[1], "rb").read() == open(sys.argv[2], "rb").read(), "not byte for byte"
+PY
+                fail "restore: $c's index is not what it was"
+        for f in "$p"/*.jsonl; do
+                [ -e "$f" ] || continue
+                cmp "$f" "$H/.deepcode/projects/$c/${f##*/}" || fail "restore: $c/${f##*/} is not what it was"
+        done
+done
+for g in "$H"/.deepcode/projects/*/file-history/.git; do
+        git --git-dir="$g" fsck --full --strict --no-progress > "$T/fsck.txt" 2>&1 ||
+                { cat "$T/fsck.txt"; fail "restore: git fsck $g"; }
+done
+[ -z "$(ls -A "$H/.deepcode/.qgc-archive"/* 2>/dev/null)" ] || fail "restore: the archive is not empty"
+pass "archive, compress, restore of $n sessions: Deep Code's judgement before and after, byte for byte, git fsck clean"
