@@ -470,7 +470,7 @@ static int dc_cold_move(DcCold *c, const Session *s, const char *entry, const ch
 static int dc_cold_archive(struct StoreRun *run, const Session *s, StoreStep *step) {
         _cleanup_(dc_cold_done) DcCold c = { .pfd = -EBADF, .afd = -EBADF };
         _cleanup_free_ char *marker = util_strprintf(DC_COLD_MARKER_PREFIX "%s", s->id);
-        _cleanup_free_ char *text = NULL, *ckpt = NULL, *name = NULL;
+        _cleanup_free_ char *ckpt = NULL, *name = NULL;
         _cleanup_close_ int qfd = -EBADF;
         DcColdTake take = {};
         DcMessages m = {};

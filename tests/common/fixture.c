@@ -971,3 +971,29 @@ int fixture_roots_resolve(const char *home, const char *qwen_home, const char *r
 
         return roots_resolve_opts(&o, ret, NULL);
 }
+
+char *fixture_snapshot_timeless(const char *root, const char *rel) {
+        _cleanup_free_ char *s = NULL;
+        StrBuf b = {};
+
+        if (fixture_snapshot(root, rel, &s) < 0)
+                return NULL;
+        for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
+                char *f[6]; /* type mode size mtime atime hash */
+                char *end = line + strlen(line);
+
+                for (int i = 5; i >= 0; i--) { /* the last six fields; the path may hold spaces */
+                        while (end > line && end[-1] != ' ')
+                                end--;
+                        f[i] = end;
+                        if (end > line)
+                                *--end = 0;
+                }
+                if (strbuf_printf(&b, "%s %s %s %s %s\n", line, f[0], f[1],
+                                  streq(f[0], "d") ? "-" : f[2], f[5]) < 0) {
+                        strbuf_done(&b);
+                        return NULL;
+                }
+        }
+        return strbuf_steal(&b);
+}

@@ -107,6 +107,10 @@ int fixture_rm_rf(const char *path);
  * snapshots with streq to prove that a run changed nothing (atimes included). *ret is malloc'ed. */
 int fixture_snapshot(const char *root, const char *rel, char **ret);
 int fixture_snapshot_full(const char *root, const char *rel, char **ret);
+/* fixture_snapshot() without times: path, type, mode, size and content hash of every entry
+ * (directories' sizes left out: they depend on their history), for comparing a rerun after a
+ * kill with an unkilled run. NULL on error. */
+char *fixture_snapshot_timeless(const char *root, const char *rel);
 
 /* Enter a private mount namespace (a user namespace too when not root), with "/" made private
  * so nothing mounted leaks out. 0, or -errno. Call it in a forked child. */

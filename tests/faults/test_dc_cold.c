@@ -492,30 +492,6 @@ static const char *const crash_ids[] = {
         NULL,
 };
 
-/* The tree's snapshot without times: path, type, mode, size and content hash of every entry
- * (directories' sizes left out: they depend on their history). */
-static char *snapshot(const char *root, const char *rel) {
-        _cleanup_free_ char *s = NULL;
-        StrBuf b = {};
-
-        assert_int_equal(fixture_snapshot(root, rel, &s), 0);
-        for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
-                char *f[6];
-                char *end = line + strlen(line);
-
-                for (int i = 5; i >= 0; i--) { /* the last six fields; the path may hold spaces */
-                        while (end > line && end[-1] != ' ')
-                                end--;
-                        f[i] = end;
-                        if (end > line)
-                                *--end = 0;
-                }
-                assert_int_equal(strbuf_printf(&b, "%s %s %s %s %s\n", line, f[0], f[1],
-                                               streq(f[0], "d") ? "-" : f[2], f[5]), 0);
-        }
-        return strbuf_steal(&b);
-}
-
 /* Is id in the index of projects/<code>/ of the store dc? */
 static bool indexed(const char *dc, const char *code, const char *id) {
         _cleanup_free_ char *rel = util_strprintf("projects/%s/sessions-index.json", code);
@@ -627,7 +603,7 @@ static void crash_every_step(T *t, const Verb *pre, Verb verb, unsigned min_step
                 for (size_t i = 0; crash_ids[i]; i++)
                         assert_non_null(code_of[i]);
         }
-        want = snapshot(t->root, "ref/home");
+        want = fixture_snapshot_timeless(t->root, "ref/home");
 
         for (n = 1; n < 200; n++) {
                 _cleanup_free_ char *dir = util_strprintf("%s/run-%u", t->root, n);
@@ -661,7 +637,7 @@ static void crash_every_step(T *t, const Verb *pre, Verb verb, unsigned min_step
                 assert_int_equal(st.n_failed, 0);
                 if (verb != VERB_DELETE)
                         check_whole(dc, orig, code_of);
-                got = snapshot(t->root, rel);
+                got = fixture_snapshot_timeless(t->root, rel);
                 if (!streq(got, want))
                         fail_msg("crash after step %u, then a rerun: not the unkilled run's "
                                  "tree\n--- unkilled\n%s--- crashed\n%s", n, want, got);

@@ -309,33 +309,9 @@ static void prep_conflict(const T *t) {
         assert_int_equal(fixture_write(t->root, PROJ "/" ID3 ".jsonl", "{}\n"), 0);
 }
 
-/* The tree's snapshot without times: path, type, mode, size and content hash of every entry
- * (directories' sizes left out: they depend on their history). */
-static char *snapshot(const char *root, const char *rel) {
-        _cleanup_free_ char *s = NULL;
-        StrBuf b = {};
-
-        assert_int_equal(fixture_snapshot(root, rel, &s), 0);
-        for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
-                char *f[6];
-                char *end = line + strlen(line);
-
-                for (int i = 5; i >= 0; i--) { /* the last six fields; the path may hold spaces */
-                        while (end > line && end[-1] != ' ')
-                                end--;
-                        f[i] = end;
-                        if (end > line)
-                                *--end = 0;
-                }
-                assert_int_equal(strbuf_printf(&b, "%s %s %s %s %s\n", line, f[0], f[1],
-                                               streq(f[0], "d") ? "-" : f[2], f[5]), 0);
-        }
-        return strbuf_steal(&b);
-}
-
 /* Refused, in the plan and at run time: nothing changes. */
 static void check_refused(const T *t, const char *before, const ActionStats *st, int k) {
-        _cleanup_free_ char *after = snapshot(t->root, DC);
+        _cleanup_free_ char *after = fixture_snapshot_timeless(t->root, DC);
 
         assert_int_equal(k, 1);
         assert_int_equal(st->n_restored, 0);
@@ -354,7 +330,7 @@ static void test_dc_restore_refusals(void **state) {
         {
                 _cleanup_free_ char *before = NULL, *why = NULL;
 
-                before = snapshot(t->root, DC);
+                before = fixture_snapshot_timeless(t->root, DC);
                 k = run_restore(t, ".", (const char *const[]){ ID3, NULL }, false, NULL, &st, &why);
                 assert_non_null(why);
                 assert_non_null(strstr(why, "holds 50 entries"));
@@ -365,7 +341,7 @@ static void test_dc_restore_refusals(void **state) {
 
                 assert_int_equal(fixture_write(t->root, PROJ "/sessions-index.json", index), 0);
                 prep_full(t);
-                before = snapshot(t->root, DC);
+                before = fixture_snapshot_timeless(t->root, DC);
                 assert_int_equal(fixture_write(t->root, PROJ "/sessions-index.json", index), 0);
                 k = run_restore(t, ".", (const char *const[]){ ID4, NULL }, false, prep_full, &st,
                                 &why);
@@ -378,7 +354,7 @@ static void test_dc_restore_refusals(void **state) {
                 _cleanup_free_ char *before = NULL, *why = NULL;
 
                 prep_conflict(t);
-                before = snapshot(t->root, DC);
+                before = fixture_snapshot_timeless(t->root, DC);
                 rm_rel(t, PROJ "/" ID3 ".jsonl");
                 k = run_restore(t, ".", (const char *const[]){ ID3, NULL }, false, prep_conflict,
                                 &st, &why);
@@ -395,7 +371,7 @@ static void test_dc_restore_refusals(void **state) {
                 _cleanup_free_ char *before = NULL, *why = NULL;
 
                 rm_rel(t, ARC "/" ID3 ".entry.json");
-                before = snapshot(t->root, DC);
+                before = fixture_snapshot_timeless(t->root, DC);
                 k = run_restore(t, ".", (const char *const[]){ ID3, NULL }, false, NULL, &st, &why);
                 assert_non_null(why);
                 assert_string_equal(why, "ownership not proven");
@@ -447,7 +423,7 @@ static void test_dc_restore_live_refused(void **state) {
                 assert_int_equal(rename(a, b), 0);
                 assert_int_equal(rename(c, d), 0);
         }
-        before = snapshot(t->root, DC);
+        before = fixture_snapshot_timeless(t->root, DC);
         k = run_restore(t, ".", (const char *const[]){ ID3, NULL }, false, prep_live, &st, &why);
         assert_null(why);
         check_refused(t, before, &st, k);
@@ -508,7 +484,7 @@ static void test_dc_restore_crash_after_every_step(void **state) {
         assert_int_equal(run_restore(t, "ref", ids, false, NULL, &st, NULL), 0);
         assert_int_equal(st.n_restored, 2);
         drop_times(t, "ref");
-        want = snapshot(t->root, "ref/h");
+        want = fixture_snapshot_timeless(t->root, "ref/h");
         for (n = 1; n < 100; n++) {
                 _cleanup_free_ char *top = util_strprintf("run-%u", n);
                 _cleanup_free_ char *dir = fixture_path(t->root, top);
@@ -535,7 +511,7 @@ static void test_dc_restore_crash_after_every_step(void **state) {
                 assert_int_equal(st.n_failed, 0);
                 check_visible_whole(t, top);
                 drop_times(t, top);
-                got = snapshot(t->root, rel);
+                got = fixture_snapshot_timeless(t->root, rel);
                 if (!streq(got, want))
                         fail_msg("crash after step %u, then a rerun: not the unkilled run's "
                                  "tree\n--- unkilled\n%s--- crashed\n%s", n, want, got);

@@ -492,31 +492,6 @@ static const char *const crash_ids[] = {
         NULL,
 };
 
-/* The tree's snapshot without times: path, type, mode, size and content hash of every entry
- * (directories' sizes left out: they depend on their history). */
-static char *snapshot(const char *root, const char *rel) {
-        _cleanup_free_ char *s = NULL;
-        StrBuf b = {};
-
-        assert_int_equal(fixture_snapshot(root, rel, &s), 0);
-        for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
-                char *f[6];
-                char *end = line + strlen(line);
-
-                for (int i = 5; i >= 0; i--) { /* the last six fields; the path may hold spaces */
-                        while (end > line && end[-1] != ' ')
-                                end--;
-                        f[i] = end;
-                        if (end > line)
-                                *--end = 0;
-                }
-                /* f: type mode size mtime atime hash */
-                assert_int_equal(strbuf_printf(&b, "%s %s %s %s %s\n", line, f[0], f[1],
-                                               streq(f[0], "d") ? "-" : f[2], f[5]), 0);
-        }
-        return strbuf_steal(&b);
-}
-
 /* No index names one of crash_ids without its transcript (each had one). */
 static void check_visible_whole(const char *home) {
         _cleanup_free_ char *projects = util_strprintf("%s/.deepcode/projects", home);
@@ -565,7 +540,7 @@ static void test_dc_crash_after_every_step(void **state) {
         assert_int_equal(run_delete(ref, crash_ids, &st), 0);
         assert_int_equal(st.n_deleted, 3);
         assert_int_equal(st.n_failed, 0);
-        want = snapshot(t->root, "ref/home");
+        want = fixture_snapshot_timeless(t->root, "ref/home");
 
         for (n = 1; n < 100; n++) {
                 _cleanup_free_ char *dir = util_strprintf("%s/run-%u", t->root, n);
@@ -595,7 +570,7 @@ static void test_dc_crash_after_every_step(void **state) {
                 /* the rerun: recovery first, then the same plan (what is still there) */
                 assert_true(run_delete(dc, crash_ids, &st) >= 0);
                 assert_int_equal(st.n_failed, 0);
-                got = snapshot(t->root, rel);
+                got = fixture_snapshot_timeless(t->root, rel);
                 if (!streq(got, want))
                         fail_msg("crash after step %u, then a rerun: not the unkilled run's "
                                  "tree\n--- unkilled\n%s--- crashed\n%s", n, want, got);

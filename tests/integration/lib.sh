@@ -164,3 +164,23 @@ run_qgc() {
         [ $rc -lt 124 ] || fail "qgc $* timed out or crashed (rc=$rc)"
         return $rc
 }
+
+# realdc_setup [TOOL...]: the real Deep Code 0.2.1, the judge of a Deep Code store, built by
+# tests/realdeepcode/setup.sh into $REALDC_BUILD (one build at a time, under a lock; setup.sh is
+# idempotent: a stamp holds the tarball's sha256); sets HARNESS to tests/realdeepcode. The judge
+# is missing (judge_missing) without node, npm, git or a TOOL named, or when setup.sh says so.
+realdc_setup() {
+        : "${QGC_SRCDIR:?}" "${QGC_BUILDDIR:?}"
+        HARNESS=$QGC_SRCDIR/tests/realdeepcode
+        REALDC_BUILD=${REALDC_BUILD:-$QGC_BUILDDIR/tests/realdeepcode-build}
+        export REALDC_BUILD
+        for _tool in node npm git "$@"; do
+                command -v "$_tool" >/dev/null 2>&1 || judge_missing "Deep Code" "$_tool is not installed"
+        done
+        mkdir -p "$(dirname "$REALDC_BUILD")"
+        _rc=0
+        ( command -v flock >/dev/null && flock -w 1800 9; "$HARNESS/setup.sh" ) 9>>"$REALDC_BUILD.lock" \
+                > "$T/setup.log" 2>&1 || _rc=$?
+        [ $_rc -ne 77 ] || judge_missing "Deep Code" "$(tail -1 "$T/setup.log")"
+        [ $_rc -eq 0 ] || { cat "$T/setup.log"; fail "setup.sh could not build Deep Code"; }
+}

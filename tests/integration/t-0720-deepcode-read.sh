@@ -9,21 +9,7 @@
 # and its indexes are compared byte for byte with what Deep Code's own deleteSession() writes
 # for the same sessions. Needs node, npm (the registry) and git; SKIP otherwise.
 . "$(dirname "$0")/lib.sh"
-: "${QGC_SRCDIR:?}" "${QGC_BUILDDIR:?}"
-HARNESS=$QGC_SRCDIR/tests/realdeepcode
-REALDC_BUILD=${REALDC_BUILD:-$QGC_BUILDDIR/tests/realdeepcode-build}
-export REALDC_BUILD
-
-for tool in node npm git; do
-        command -v $tool >/dev/null 2>&1 || judge_missing "Deep Code" "$tool is not installed"
-done
-# one build at a time (setup.sh is idempotent: a stamp holds the tarball's sha256)
-mkdir -p "$(dirname "$REALDC_BUILD")"
-rc=0
-( command -v flock >/dev/null && flock -w 1800 9; "$HARNESS/setup.sh" ) 9>>"$REALDC_BUILD.lock" \
-        > "$T/setup.log" 2>&1 || rc=$?
-[ $rc -ne 77 ] || judge_missing "Deep Code" "$(tail -1 "$T/setup.log")"
-[ $rc -eq 0 ] || { cat "$T/setup.log"; fail "setup.sh could not build Deep Code"; }
+realdc_setup
 
 tar xzf "$QGC_TESTDATA/deepcode/home.tar.gz" -C "$T"
 node "$HARNESS/dc-check.mjs" "$T/home" --save "$T/baseline.json" > "$T/check.txt" 2>&1 ||

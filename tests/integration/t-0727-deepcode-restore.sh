@@ -10,20 +10,7 @@
 # archive empty, no marker left, each restore's end recorded (restore-grace: the next archive run
 # leaves them alone). Needs node, npm (the registry) and git; SKIP otherwise.
 . "$(dirname "$0")/lib.sh"
-: "${QGC_SRCDIR:?}" "${QGC_BUILDDIR:?}"
-HARNESS=$QGC_SRCDIR/tests/realdeepcode
-REALDC_BUILD=${REALDC_BUILD:-$QGC_BUILDDIR/tests/realdeepcode-build}
-export REALDC_BUILD
-
-for tool in node npm git; do
-        command -v $tool >/dev/null 2>&1 || judge_missing "Deep Code" "$tool is not installed"
-done
-mkdir -p "$(dirname "$REALDC_BUILD")"
-rc=0
-( command -v flock >/dev/null && flock -w 1800 9; "$HARNESS/setup.sh" ) 9>>"$REALDC_BUILD.lock" \
-        > "$T/setup.log" 2>&1 || rc=$?
-[ $rc -ne 77 ] || judge_missing "Deep Code" "$(tail -1 "$T/setup.log")"
-[ $rc -eq 0 ] || { cat "$T/setup.log"; fail "setup.sh could not build Deep Code"; }
+realdc_setup
 
 mkdir "$T/orig"
 tar xzf "$QGC_TESTDATA/deepcode/home.tar.gz" -C "$T"
