@@ -321,6 +321,8 @@ typedef struct Buf {
 } Buf;
 
 static void buf_add(Buf *b, const void *p, size_t n) {
+        if (n == 0)
+                return; /* p may be NULL */
         b->p = realloc(b->p, b->n + n);
         assert_non_null(b->p);
         memcpy(b->p + b->n, p, n);
