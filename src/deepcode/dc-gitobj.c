@@ -807,7 +807,8 @@ static int gitobj_refs(G *g) {
                 r = gitobj_loose_refs(g, fd, path, 4, 0);
         if (r < 0)
                 return r;
-        qsort(g->refs, g->n_refs, sizeof(Ref), gitobj_cmp_ref);
+        if (g->n_refs > 0) /* refs is NULL then, which qsort() may not take */
+                qsort(g->refs, g->n_refs, sizeof(Ref), gitobj_cmp_ref);
         for (size_t i = 0; i < g->n_refs; i++) { /* a loose ref hides its packed copy */
                 if (w > 0 && streq(g->refs[w - 1].name, g->refs[i].name)) {
                         free(g->refs[i].name);
