@@ -213,7 +213,8 @@ static int dc_cold_cmp(const void *a, const void *b) {
 static char *dc_cold_checkpoints(DcMessages *m) {
         StrBuf b = {};
 
-        qsort(m->checkpoints, m->n_checkpoints, sizeof(*m->checkpoints), dc_cold_cmp);
+        if (m->n_checkpoints > 0) /* qsort() of NULL is undefined, even of 0 elements */
+                qsort(m->checkpoints, m->n_checkpoints, sizeof(*m->checkpoints), dc_cold_cmp);
         if (strbuf_printf(&b, "%s", "") < 0)
                 return NULL;
         for (size_t i = 0; i < m->n_checkpoints; i++)

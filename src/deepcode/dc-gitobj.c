@@ -600,7 +600,8 @@ static int gitobj_pack(G *g, int dfd, const char *idx_name) {
                         return gitobj_bad(g, "a pack index's offset is out of its pack");
                 p->offsets[i] = o;
         }
-        qsort(p->offsets, n, sizeof(uint64_t), gitobj_cmp_u64);
+        if (n > 0) /* offsets may be NULL then, which qsort() may not take */
+                qsort(p->offsets, n, sizeof(uint64_t), gitobj_cmp_u64);
         for (uint32_t i = 1; i < n; i++)
                 if (p->offsets[i] == p->offsets[i - 1])
                         return gitobj_bad(g, "two objects at one offset of a pack");
