@@ -272,7 +272,10 @@ static bool users_store_wanted(const StoreOps *store, int stores) {
  * root was not known (ROOTS_UNDETERMINED): the run fails, as qgc(8) says. */
 static int users_child_trees(const UserCand *u, int stores, Inventory *inv, char **ret_reason,
                              bool *ret_unknown) {
-        _cleanup_(strbuf_done) StrBuf why_all = {};
+        /* why_all: every tree not taken, said when the user has none; why_warn: those of them
+         * that exist (a user of one agent only has no tree of the other: not worth a warning
+         * on every run) */
+        _cleanup_(strbuf_done) StrBuf why_all = {}, why_warn = {};
         int r;
 
         for (size_t n = 0; n < u->n_homes * ELEMENTSOF(users_stores); n++) {
@@ -300,7 +303,10 @@ static int users_child_trees(const UserCand *u, int stores, Inventory *inv, char
                 if (r < 0) {
                         inventory_tree_done(&t);
                         if (strbuf_printf(&why_all, "%s%s", why_all.len > 0 ? "; " : "",
-                                          why ? why : "unsafe tree") < 0)
+                                          why ? why : "unsafe tree") < 0 ||
+                            (r != -ENOENT &&
+                             strbuf_printf(&why_warn, "%s%s", why_warn.len > 0 ? "; " : "",
+                                           why ? why : "unsafe tree") < 0))
                                 return -ENOMEM;
                         continue;
                 }
@@ -315,9 +321,9 @@ static int users_child_trees(const UserCand *u, int stores, Inventory *inv, char
                 for (size_t j = 0; j < inv->n_trees && !dup; j++)
                         if (streq(inv->trees[j].runtime_dir, rt ?: g)) {
                                 dup = true;
-                                if (strbuf_printf(&why_all,
+                                if (strbuf_printf(&why_warn,
                                                   "%s'%s' has the runtime directory of '%s'",
-                                                  why_all.len > 0 ? "; " : "", g,
+                                                  why_warn.len > 0 ? "; " : "", g,
                                                   inv->trees[j].global_dir) < 0)
                                         return -ENOMEM;
                         }
@@ -340,12 +346,10 @@ static int users_child_trees(const UserCand *u, int stores, Inventory *inv, char
                 if (r < 0)
                         return r;
         }
-        if (why_all.len > 0) {
-                if (inv->n_trees > 0)
-                        log_warning("%s, skipping that tree", why_all.buf); /* "qgc: alice: " */
-                else
-                        users_path_reason(ret_reason, 0, "%s", why_all.buf);
-        }
+        if (inv->n_trees > 0 && why_warn.len > 0)
+                log_warning("%s, skipping that tree", why_warn.buf); /* "qgc: alice: " */
+        else if (inv->n_trees == 0 && why_all.len > 0)
+                users_path_reason(ret_reason, 0, "%s", why_all.buf);
         return (int)inv->n_trees;
 }
 
@@ -400,7 +404,7 @@ _Noreturn static void users_child(const UserCand *u, const Config *sys, users_ru
                        : unknown ? USERS_EXIT_UNKNOWN
                                  : USERS_EXIT_SKIPPED;
                 if (!reason)
-                        users_path_reason(&reason, r, "no Qwen tree");
+                        users_path_reason(&reason, r, "no tree of the stores collected");
                 goto finish;
         }
         r = users_child_config(sys, u, &cfg, &reason);
@@ -816,7 +820,10 @@ int users_run_all(const Config *system_cfg, users_run_cb cb, void *userdata,
         /* On stderr: stdout carries the children's plans (one JSON document each with --json).
          * Under --quiet only a run with failures is summarized. */
         if (n_candidates == 0 && tally.n_skipped == 0)
-                log_notice("no user has a Qwen tree");
+                log_notice("no user has a %s",
+                           system_cfg->stores == CONFIG_STORES_QWEN       ? "Qwen tree"
+                           : system_cfg->stores == CONFIG_STORES_DEEPCODE ? "Deep Code store"
+                                                                          : "Qwen tree or a Deep Code store");
         else
                 log_internal(tally.n_failed > 0 ? LOG_LEVEL_WARNING : LOG_LEVEL_NOTICE, 0,
                              "users: %u ok, %u failed, %u skipped%s%s", tally.n_ok,

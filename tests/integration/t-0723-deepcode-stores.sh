@@ -79,6 +79,8 @@ qgc_root --all-users --dry-run --user ${P}q --user ${P}d > "$T/all.txt" 2>&1 ||
 grep -q "^/srv/demo/" "$T/all.txt" || { cat "$T/all.txt"; fail "stores = all: no Qwen tree"; }
 grep -q "^/srv/deepcode-demo/" "$T/all.txt" || { cat "$T/all.txt"; fail "stores = all: no Deep Code store"; }
 grep -q "^qgc: users: 2 ok, 0 failed, 0 skipped" "$T/all.txt" || fail "stores = all: the users"
+# a user of one agent only has no tree of the other: that is no warning on every run
+! grep -q "cannot stat\|skipping that tree" "$T/all.txt" || { cat "$T/all.txt"; fail "stores = all: a warning for the tree a user does not have"; }
 
 conf ' stores = "deepcode";'
 qgc_root --all-users --dry-run --user ${P}q --user ${P}d > "$T/dc.txt" 2>&1 ||
