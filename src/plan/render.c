@@ -123,6 +123,17 @@ static const char *render_verb(Verb v) {
         }
 }
 
+/* An item's verb: a Deep Code checkpoint repository is compacted, not deleted (the repository
+ * stays; the branches of removed sessions and what nothing kept reaches go). */
+static const char *render_item_verb(const Plan *p, const PlanItem *it) {
+        Verb v = plan_item_verb(it);
+
+        if (it->is_orphan && v == VERB_DELETE &&
+            p->inv->orphans[it->index].kind == ORPHAN_DC_CHECKPOINTS)
+                return "would compact";
+        return render_verb(v);
+}
+
 #define RENDER_ID_MIN 8  /* short ids: the first 8 characters, more when needed */
 #define RENDER_ID_MAX 36 /* a whole session id */
 
@@ -508,7 +519,7 @@ static int render_row(const Plan *p, const PlanItem *it, const RenderLayout *lay
         r = render_line_cell(&l, id, id_w, false);
         render_line_put(&l, " ", 1);
         if (r >= 0)
-                r = render_line_cell(&l, render_verb(plan_item_verb(it)), (size_t)render_verb_w,
+                r = render_line_cell(&l, render_item_verb(p, it), (size_t)render_verb_w,
                                      false);
         render_line_put(&l, " ", 1);
         if (r >= 0)
@@ -627,7 +638,7 @@ static int render_change(const Plan *p, const PlanItem *it, const RenderLayout *
                 free(proj);
                 proj = c;
         }
-        fprintf(f, "%-*s %-*s %*s %*s  %s", render_verb_w, render_verb(plan_item_verb(it)),
+        fprintf(f, "%-*s %-*s %*s %*s  %s", render_verb_w, render_item_verb(p, it),
                 (int)lay->id_cur, id, RENDER_NUM_WIDTH,
                 util_format_duration(idle_s, sizeof idle_s, idle), RENDER_NUM_WIDTH,
                 util_format_bytes(size_s, sizeof size_s, bytes), proj);

@@ -1,5 +1,6 @@
 #!/bin/sh
-# t-0725-deepcode-freed: what a run says it freed in a Deep Code store is what du sees. On the
+# t-0725-deepcode-freed: what a run says it freed in a Deep Code store is what du sees (and its
+# dry run says "would compact" of a checkpoint repository, not "would delete"). On the
 # corpus (tests/data/deepcode/home.tar.gz, whose 5 projects' originalPaths are all gone) a run
 # that only compacts the 5 checkpoint repositories journals, per repository, the bytes that
 # repository's du lost (the plan's figure is only an estimate: "frees about this"), and its
@@ -16,6 +17,14 @@ DC=$T/home/.deepcode
 NOW=2027-02-01T00:00:00Z
 printf 'defaults = {\n  max-age = "off";\n  orphan-min-age = "off";\n  compact-min-idle = "1d";\n};\n' > "$T/c.conf"
 printf 'defaults = {\n  max-age = "off";\n  orphan-min-age = "off";\n  compact-min-idle = "off";\n  stale-project-min-age = "1d";\n};\n' > "$T/s.conf"
+
+# the dry run names a compaction as one: the repository stays, only what no kept session reaches goes
+run_qgc -c "$T/c.conf" --root "$DC" --now "$NOW" --dry-run > "$T/c-dry.txt" 2>&1 ||
+        { cat "$T/c-dry.txt"; fail "the compaction dry run"; }
+[ "$(grep -c '^  projects/.*/file-history would compact ' "$T/c-dry.txt")" = 5 ] ||
+        { cat "$T/c-dry.txt"; fail "the dry run does not show 5 compactions as such"; }
+! grep -q 'file-history would delete' "$T/c-dry.txt" ||
+        { cat "$T/c-dry.txt"; fail "the dry run says a checkpoint repository would be deleted"; }
 
 # compaction: journalled bytes == du's, per repository and in the summary
 for p in "$DC"/projects/*/; do du -sB1 "$p/file-history" | cut -f1 > "$p.du0"; done
