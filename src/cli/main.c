@@ -552,7 +552,7 @@ static int main_root_tree(const char *dir, Tree *ret) {
         size_t i = 0;
 
         for (; fd >= 0 && i + 1 < ELEMENTSOF(main_stores); i++) {
-                int r = main_stores[i]->detect(fd);
+                int r = main_stores[i]->detect(fd, dir);
 
                 if (r < 0)
                         return r;

@@ -37,23 +37,27 @@ static bool deepcode_store_has(int dfd, const char *name, bool is_reg) {
 }
 
 /* A Deep Code store: the first project directory under projects/ that tells holds a
- * sessions-index.json (a regular file), not a Qwen chats/ directory. Read as the scan reads
- * (O_NOATIME when permitted: a dry run changes no atime), no symlink followed. */
-static int deepcode_store_detect(int dir_fd) {
+ * sessions-index.json (a regular file), not a Qwen chats/ directory. When none tells (a store
+ * with no session yet), a directory named .deepcode or holding qgc's .qgc-archive/ (made only in
+ * Deep Code stores) is one. Read as the scan reads (O_NOATIME when permitted: a dry run changes
+ * no atime), no symlink followed. */
+static int deepcode_store_detect(int dir_fd, const char *dir) {
         _cleanup_close_ int pfd = fs_open_noatime(dir_fd, "projects",
                                                   O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         _cleanup_free_ FsDir *d = NULL;
+        size_t n = strlen(dir), b;
         const char *name;
         unsigned char type;
-        int r;
+        int r = 0;
 
-        if (pfd < 0)
-                return pfd == -ENOENT || pfd == -ENOTDIR || pfd == -ELOOP ? 0 : pfd;
-        d = malloc(sizeof(FsDir));
-        if (!d)
+        if (pfd < 0 && pfd != -ENOENT && pfd != -ENOTDIR && pfd != -ELOOP)
+                return pfd;
+        d = pfd < 0 ? NULL : malloc(sizeof(FsDir));
+        if (pfd >= 0 && !d)
                 return -ENOMEM;
-        fs_dir_init(d, pfd);
-        while ((r = fs_dir_next(d, &name, &type)) > 0) {
+        if (d)
+                fs_dir_init(d, pfd);
+        while (d && (r = fs_dir_next(d, &name, &type)) > 0) {
                 _cleanup_close_ int fd = -EBADF;
 
                 if (type != DT_DIR && type != DT_UNKNOWN)
@@ -66,7 +70,14 @@ static int deepcode_store_detect(int dir_fd) {
                 if (deepcode_store_has(fd, "chats", false))
                         return 0;
         }
-        return r;
+        if (r < 0)
+                return r;
+        while (n > 1 && dir[n - 1] == '/') /* "~/.deepcode/" */
+                n--;
+        for (b = n; b > 0 && dir[b - 1] != '/'; b--)
+                ;
+        return (n - b == strlen(".deepcode") && memcmp(dir + b, ".deepcode", n - b) == 0) ||
+               deepcode_store_has(dir_fd, DC_ARCHIVE_DIR, false);
 }
 
 static int deepcode_store_tree(char *dir, Tree *ret) {

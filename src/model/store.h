@@ -113,10 +113,10 @@ typedef struct StoreOps {
          * set (its place is full), for a store with run_restore. */
         const char *restore_full;
 
-        /* --root DIR: is the directory open at dir_fd one of this store's roots? 1 yes, 0 no,
-         * or -errno. Read-only, follows no symlink. The cli asks every store, the last one
-         * (Qwen's, which takes any directory) last. */
-        int (*detect)(int dir_fd);
+        /* --root DIR: is DIR, open at dir_fd, one of this store's roots? 1 yes, 0 no, or -errno.
+         * Read-only, follows no symlink. The cli asks every store, the last one (Qwen's, which
+         * takes any directory) last. */
+        int (*detect)(int dir_fd, const char *dir);
         /* --root DIR: fill *ret with DIR as the tree's roots and store (strings owned by ret,
          * user and uid left to the caller). 0 or -errno. */
         int (*tree_from_dir)(const char *dir, Tree *ret);

@@ -13,8 +13,9 @@
 #include "util.h"
 
 /* Qwen's store takes any directory given as --root (it is asked last). */
-static int qwen_store_detect(int dir_fd) {
+static int qwen_store_detect(int dir_fd, const char *dir) {
         (void)dir_fd;
+        (void)dir;
         return 1;
 }
 

@@ -139,3 +139,23 @@ if n != len(parts) or n < 5:
 print(f"{n} repositories: qgc's split = git's")
 PY
 pass "Deep Code status: each project's checkpoint objects split as git's own walk splits them, text and JSON"
+
+# --root tells a Deep Code store with no session yet (Deep Code made projects/<code>/ and nothing
+# in it) by its name .deepcode, or by qgc's .qgc-archive/ in it: Deep Code's kinds, and no empty
+# project (a Qwen orphan) found there
+for d in "$T/fresh/.deepcode" "$T/fresh/.deepcode/" "$T/renamed"; do
+        mkdir -p "$d/projects/-srv-new"
+        printf '{}\n' > "$d/settings.json"
+done
+mkdir "$T/renamed/.qgc-archive"
+mkdir -p "$T/qwenlike/projects/-srv-new"
+for d in "$T/fresh/.deepcode" "$T/fresh/.deepcode/" "$T/renamed" "$T/qwenlike"; do
+        run_qgc status --root "$d" > "$T/fresh.txt" 2>&1 || { cat "$T/fresh.txt"; fail "status --root $d"; }
+        if [ "$d" = "$T/qwenlike" ]; then
+                grep -q 'with its sidecars, file-history, subagents' "$T/fresh.txt" || { cat "$T/fresh.txt"; fail "$d: not Qwen's"; }
+                continue
+        fi
+        grep -q 'settings, machine-id' "$T/fresh.txt" && grep -q ' 0 orphans ' "$T/fresh.txt" ||
+                { cat "$T/fresh.txt"; fail "--root $d is not told a Deep Code store"; }
+done
+pass "--root: a Deep Code store with no session yet is told by its name or qgc's archive in it"
