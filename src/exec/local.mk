@@ -1,7 +1,5 @@
-# src/exec/: the only code that changes a tree: steps, group commit, cold tier, recovery, journal.
+# src/exec/: the only code that changes a tree: steps, group commit, cold tier, recovery.
 # It includes only the folders listed before it in Makefile.am (t-0011).
 libqgc_a_SOURCES += src/exec/actions-batch.c src/exec/actions-erase.c src/exec/actions-int.h \
 	src/exec/actions-orphan.c src/exec/actions-report.c src/exec/actions-store.c src/exec/actions-restore.c src/exec/actions.c \
-	src/exec/actions.h src/exec/cold-restore.c src/exec/cold-restore.h src/exec/journal.c \
-	src/exec/journal.h src/exec/recover.c src/exec/recover.h src/exec/usage-ahead.c \
-	src/exec/usage-ahead.h
+	src/exec/actions.h src/exec/recover.c src/exec/recover.h

@@ -14,4 +14,4 @@ libqgc_a_SOURCES += src/qwen/archive.c src/qwen/archive.h src/qwen/claims.c src/
 	src/qwen/roots.c src/qwen/roots.h src/qwen/scan-aggs.c src/qwen/scan-aggs.h \
 	src/qwen/session-times.c src/qwen/session-times.h src/qwen/settings.c src/qwen/settings.h \
 	src/qwen/tree-size.c src/qwen/tree-size.h src/qwen/usage-append.c src/qwen/usage-append.h \
-	src/qwen/usage-index.c src/qwen/usage-index.h src/qwen/usage.c src/qwen/usage.h
+	src/qwen/usage-ahead.c src/qwen/usage-ahead.h src/qwen/usage-index.c src/qwen/usage-index.h src/qwen/usage.c src/qwen/usage.h

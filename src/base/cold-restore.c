@@ -13,7 +13,6 @@
 
 #include "cold.h"
 #include "cold-restore.h"
-#include "cold.h"
 #include "fs.h"
 #include "macro.h"
 #include "util.h"
