@@ -258,7 +258,9 @@ static int gitobj_read_loose(G *g, const Obj *o, bool header_only, int *ret_type
              (*ret_type = gitobj_type_of((char *)hdr, (size_t)(sp - (char *)hdr))) == OBJ_NONE))
                 r = gitobj_bad(g, "a loose object without a header");
         for (const char *p = r >= 0 ? sp + 1 : nul; p < nul; p++) {
-                if (*p < '0' || *p > '9' || size > DC_GITOBJ_MAX_OBJECT) {
+                /* any 64-bit size: a blob is never inflated (the others: inflate_all()'s limit) */
+                if (*p < '0' || *p > '9' ||
+                    size > (UINT64_MAX - (uint64_t)(*p - '0')) / 10) {
                         r = gitobj_bad(g, "a loose object's size is not a number");
                         break;
                 }

@@ -523,6 +523,21 @@ static void loose(const char *root, const char *type, const void *head, size_t n
         free(out.p);
 }
 
+/* A loose blob named oid (no hash of it) whose header says `size` bytes, as digits, but whose
+ * stream ends after three: enough for a reader that reads no blob past its header. */
+static void blob_header(const char *root, const char *size, const char *oid) {
+        _cleanup_free_ char *path = util_strprintf("r/.git/objects/%.2s/%s", oid, oid + 2);
+        _cleanup_free_ char *dir = util_strprintf("r/.git/objects/%.2s", oid);
+        unsigned char obj[64], z[128];
+        size_t n = (size_t)snprintf((char *)obj, sizeof(obj), "blob %s", size) + 1;
+        uLongf zn = sizeof(z);
+
+        memcpy(obj + n, "abc", 3);
+        assert_int_equal(compress(z, &zn, obj, n + 3), Z_OK);
+        assert_int_equal(fixture_mkdir(root, dir), 0);
+        assert_int_equal(fixture_write_bytes(root, path, z, zn), 0);
+}
+
 /* A commit object's text: tree, parent (NULL: none), the signature lines. */
 static size_t commit_head(char *out, size_t size, const char *tree, const char *parent) {
         return (size_t)snprintf(out, size, "tree %s\n%s%s%s" SIG, tree, parent ? "parent " : "",
@@ -786,6 +801,7 @@ static void test_dc_gitobj_object(void **state) {
         unsigned char oid[20], blob[20], tree[20], t[64];
         char head[256], h[41];
         size_t hn = commit_head(head, sizeof(head), EMPTY_TREE, NULL), tn;
+        DcGitobjCounts c;
 
         if (!have_git())
                 test_skip("no " DC_GIT_PROGRAM);
@@ -807,6 +823,18 @@ static void test_dc_gitobj_object(void **state) {
         loose(root, "commit", head, commit_head(head, sizeof(head), h, NULL), 0, oid);
         ref_kept(root, oid);
         check(root, kept, 1, NULL, 0);
+        /* a root blob of 2^64 - 1 bytes by its header: its type read, not its body */
+        blob_header(root, "18446744073709551615", "b10b000000000000000000000000000000000001");
+        assert_int_equal(fixture_write(root, "r/.git/refs/qgc/keep/b",
+                                       "b10b000000000000000000000000000000000001\n"),
+                         0);
+        c = expect_known(root);
+        assert_int_equal(c.objects[DC_GITOBJ_LIVE], 4);
+        blob_header(root, "18446744073709551616", "b10b000000000000000000000000000000000001");
+        expect_unknown(root, "a loose object's size is not a number");
+        blob_header(root, "1000000000000", "b10b000000000000000000000000000000000001");
+        c = expect_known(root);
+        assert_int_equal(c.objects[DC_GITOBJ_LIVE], 4);
 }
 
 /* The base distance of an OFS_DELTA, as git encodes it. */
