@@ -266,7 +266,7 @@ static int gitobj_read_loose(G *g, const Obj *o, bool header_only, int *ret_type
                 }
                 size = size * 10 + (uint64_t)(*p - '0');
         }
-        if (r >= 0 && !header_only) {
+        if (r >= 0 && !header_only && *ret_type != OBJ_BLOB) { /* a blob: its type only */
                 unsigned char *body = (unsigned char *)nul + 1; /* what came with the header */
 
                 r = gitobj_inflate_all(g, f, size, got - (size_t)(body - hdr), &body);
@@ -432,7 +432,7 @@ static int gitobj_read_packed(G *g, uint32_t pi, uint64_t off, unsigned depth, b
                 }
         }
         *ret_type = type;
-        if (header_only)
+        if (header_only || type == OBJ_BLOB) /* a blob (or a delta on one): its type only */
                 return 0;
         f = malloc(sizeof(Inflater));
         if (!f) {
@@ -457,7 +457,8 @@ static int gitobj_read_packed(G *g, uint32_t pi, uint64_t off, unsigned depth, b
         return r;
 }
 
-/* Object o's type (header_only), or its type and body (*ret, to free). */
+/* Object o's type (header_only, or a blob: never inflated), or its type and body (*ret, to
+ * free). */
 static int gitobj_read(G *g, Obj *o, unsigned depth, bool header_only, int *ret_type,
                        unsigned char **ret, size_t *ret_size) {
         if (o->loose)
@@ -858,6 +859,8 @@ static int gitobj_walk(G *g, uint8_t cls) {
                 r = gitobj_read(g, it.obj, 0, false, &type, &body, &n);
                 if (r < 0)
                         return r;
+                if (type != it.type) /* a blob named as a tree is not read as one (git fails) */
+                        return gitobj_bad(g, "an object is not of the type that names it");
                 if (type == OBJ_COMMIT || type == OBJ_TAG) {
                         const char *end = (const char *)body + n, *tag_type = NULL;
 

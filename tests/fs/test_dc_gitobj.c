@@ -835,6 +835,15 @@ static void test_dc_gitobj_object(void **state) {
         blob_header(root, "1000000000000", "b10b000000000000000000000000000000000001");
         c = expect_known(root);
         assert_int_equal(c.objects[DC_GITOBJ_LIVE], 4);
+        /* a blob named as a directory: git fails on it; never read as a tree */
+        tn = (size_t)snprintf((char *)t, sizeof(t), "40000 d") + 1;
+        memcpy(t + tn, "\xb1\x0b\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x01", 20);
+        free(sh(root, "rm r/.git/refs/qgc/keep/b"));
+        loose(root, "tree", t, tn + 20, 0, tree);
+        tohex(tree, h);
+        loose(root, "commit", head, commit_head(head, sizeof(head), h, NULL), 0, oid);
+        ref_kept(root, oid);
+        expect_unknown(root, "an object is not of the type that names it");
 }
 
 /* The base distance of an OFS_DELTA, as git encodes it. */
