@@ -25,7 +25,7 @@
         (UINT64_C(1032) + UINT64_C(40) + (UINT64_C(28) + 8) * DC_GITOBJ_MAX_OBJECTS)
 #define DC_GITOBJ_MAX_REF_DEPTH 16 /* directories under refs/ */
 #define DC_GITOBJ_MAX_SYMREF 5     /* symbolic refs followed */
-#define DC_GITOBJ_MAX_PACKS 4096
+#define DC_GITOBJ_MAX_PACKS 512 /* each holds its descriptor open for the count */
 #define DC_GITOBJ_CHUNK 65536
 
 enum { OBJ_NONE, OBJ_COMMIT, OBJ_TREE, OBJ_BLOB, OBJ_TAG, OBJ_OFS_DELTA = 6, OBJ_REF_DELTA = 7 };
@@ -543,7 +543,7 @@ static int gitobj_pack(G *g, int dfd, const char *idx_name) {
         if (!pack_name)
                 return -ENOMEM;
         if (g->n_packs >= DC_GITOBJ_MAX_PACKS)
-                return gitobj_bad(g, "more than 4096 packs");
+                return gitobj_bad(g, "more than 512 packs");
         ifd = fs_open_noatime(dfd, idx_name, O_RDONLY);
         pfd = fs_open_noatime(dfd, pack_name, O_RDONLY);
         if (ifd == -ENOMEM || pfd == -ENOMEM)

@@ -791,6 +791,36 @@ static void test_dc_gitobj_refs(void **state) {
         expect_unknown(root, "HEAD cannot be read");
 }
 
+/* 512 packs, then 513: each holds its descriptor open for the count (the service's
+ * LimitNOFILE is 1024). */
+static void test_dc_gitobj_packs(void **state) {
+        const char *root = *state;
+        const size_t max = 512;
+        DcGitobjCounts c;
+
+        if (!have_git())
+                test_skip("no " DC_GIT_PROGRAM);
+        free(sh(root, "mkdir r && " GIT " init -q"));
+        for (size_t i = 0; i <= max; i++) {
+                _cleanup_free_ char *base = util_strprintf(PACKS "pack-%04zu", i);
+                PackW w;
+
+                if (i == max) {
+                        c = expect_known(root);
+                        assert_int_equal(c.objects[DC_GITOBJ_UNREACHABLE], max);
+                }
+                packw_start(&w, 1);
+                packw_blob(&w, i);
+                packw_write(&w, root, base, 1, false);
+                packw_done(&w);
+        }
+        /* the index as git writes it */
+        free(sh(root, "cd r && " DC_GIT_PROGRAM " index-pack -o ../git.idx .git/objects/pack/"
+                      "pack-0000.pack >/dev/null && rm -f .git/objects/pack/*.rev ../git.rev && "
+                      "cmp ../git.idx .git/objects/pack/pack-0000.idx"));
+        expect_unknown(root, "more than 512 packs");
+}
+
 /* A commit of 64 MiB, and one byte more; a blob over 64 MiB, named by a tree, never inflated;
  * a blob of 2^64 - 1 bytes by its header (a keep-ref's), and one more; a blob named as a
  * directory. */
@@ -1076,6 +1106,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_dc_gitobj_object, fixture_root_setup,
                                                 fixture_root_teardown),
                 cmocka_unit_test_setup_teardown(test_dc_gitobj_work, fixture_root_setup,
+                                                fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_dc_gitobj_packs, fixture_root_setup,
                                                 fixture_root_teardown),
                 cmocka_unit_test_setup_teardown(test_dc_gitobj_refs, fixture_root_setup,
                                                 fixture_root_teardown),
