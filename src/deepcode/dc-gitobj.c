@@ -563,7 +563,9 @@ static int gitobj_pack(G *g, int dfd, const char *idx_name) {
         for (unsigned i = 1; i < 256; i++)
                 if (gitobj_be32(b + 8 + 4 * i) < gitobj_be32(b + 8 + 4 * (i - 1)))
                         return gitobj_bad(g, "a pack index's fan-out is not sorted");
-        if (n > DC_GITOBJ_MAX_OBJECTS || size < 1032 + 28 * (uint64_t)n + 40 ||
+        if (n > DC_GITOBJ_MAX_OBJECTS)
+                return gitobj_bad(g, "more than 1000000 objects");
+        if (size < 1032 + 28 * (uint64_t)n + 40 ||
             (size - 1032 - 28 * (uint64_t)n - 40) % 8 != 0)
                 return gitobj_bad(g, "a pack index's size does not fit its count");
         n_large = (size - 1032 - 28 * (uint64_t)n - 40) / 8;

@@ -733,6 +733,11 @@ static void test_dc_gitobj_objects(void **state) {
         packw_write(&w, root, PACKS "pack-max", max, false);
         loose(root, "blob", "y", 1, 0, oid);
         expect_unknown(root, "more than 1000000 objects");
+        /* one more in the pack */
+        free(sh(root, "rm -r r/.git/objects/??"));
+        expect_known(root);
+        packw_write(&w, root, PACKS "pack-max", max + 1, false);
+        expect_unknown(root, "more than 1000000 objects");
         packw_done(&w);
 }
 
