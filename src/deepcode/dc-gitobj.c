@@ -2,9 +2,30 @@
  * objects (objects/xx/<38 hex>: zlib of "type size\0body"), packs (objects/pack/<name>.idx,
  * version 2, and its .pack: whole objects, OFS_DELTA and REF_DELTA), refs (HEAD, loose refs/,
  * packed-refs). A walk from the roots reads commits (tree, parents), trees (entries; a gitlink,
- * mode 160000, is another repository's) and tags; a blob is never inflated. Each object is
- * pushed once, so the walk is linear in the objects times the delta depth. Checksums are not
- * verified (git does not verify them on a read either). */
+ * mode 160000, is another repository's) and tags; a blob is never inflated, only its type read
+ * (a blob named as a tree or a commit: unknown, as git fails on it). Each object is pushed once,
+ * so the walk is linear in the objects times the delta depth. Checksums are not verified (git
+ * does not verify them on a read either).
+ *
+ * Limits: every file here is the user's, and root reads it. Past one, or malformed, the figures
+ * are unknown (never a failure of status). tests/fs/test_dc_gitobj.c tests each at its maximum
+ * and one past it, at real size.
+ *   - 64 MiB inflated of one object or delta result (DC_GITOBJ_MAX_OBJECT); a blob, never
+ *     inflated, may be of any 64-bit size;
+ *   - 4 GiB inflated in all (DC_GITOBJ_MAX_WORK), a delta's base counted each time it is;
+ *   - 50 deltas on a base (DC_GITOBJ_MAX_DEPTH);
+ *   - 1,000,000 objects (DC_GITOBJ_MAX_OBJECTS), each copy counted (loose, in each pack);
+ *   - a pack index of 1,072 + 36 bytes per object, 36,001,072 bytes (DC_GITOBJ_MAX_IDX);
+ *   - 512 packs (DC_GITOBJ_MAX_PACKS): each holds its descriptor open for the count, and
+ *     systemd's default LimitNOFILE is 1024 (the unit sets none);
+ *   - 1,000,000 refs, a loose ref and its packed copy each counted;
+ *   - 4,096 bytes of a loose ref or HEAD (DC_GITOBJ_MAX_REF), 64 MiB of packed-refs
+ *     (DC_GITOBJ_MAX_PACKED_REFS);
+ *   - 16 directories under refs/ (DC_GITOBJ_MAX_REF_DEPTH), a ref's path under 4,096 bytes;
+ *   - 5 symbolic refs followed (DC_GITOBJ_MAX_SYMREF): a loop guard, not a file's size; past
+ *     it the ref is no root, and every ref of the chain is a root of its own (untested: it
+ *     changes no count).
+ * A pack and a loose object are read piecewise (pread, zlib), never whole. */
 #include "autoconf.h"
 
 #include <errno.h>

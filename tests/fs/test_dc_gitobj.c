@@ -2,9 +2,13 @@
  * (src/deepcode/dc-gitobj.c) against what git itself says (`git rev-list --objects` from the
  * roots, `git cat-file --batch-all-objects`, computed here): loose objects, packs with
  * OFS_DELTA and REF_DELTA, packed-refs, a session's branch gone from the index, an unreachable
- * commit, a checkpoint on no branch, a keep-ref and a tag; a corrupted pack and index; the delta
- * chain limit at its maximum and one past; the corpus, through qgc status's measure, adding up to
- * its loose objects, with every atime unchanged. SKIP without /usr/bin/git. */
+ * commit, a checkpoint on no branch, a keep-ref and a tag; a corrupted pack and index; the corpus,
+ * through qgc status's measure, adding up to its loose objects, with every atime unchanged. Each
+ * limit of dc-gitobj.c's header at its maximum and one past it, at real size, in repositories
+ * written here (zlib, hand-written packs and indexes): the delta chain, the inflated object, the
+ * inflated repository, objects, the index's size, packs, refs, packed-refs, a loose ref and HEAD,
+ * a ref's path and depth; a root blob's 64-bit size, a blob named as a directory. SKIP without
+ * /usr/bin/git. */
 #include "autoconf.h"
 
 #include <stdarg.h>
@@ -742,7 +746,8 @@ static void test_dc_gitobj_objects(void **state) {
 }
 
 /* 1,000,000 refs in a packed-refs of 64 MiB, one ref more, and one byte more; a loose ref and
- * HEAD of 4096 bytes, and one more. */
+ * HEAD of 4096 bytes, and one more; a ref's path of 4095 bytes and 4096, 16 directories deep
+ * and 17. */
 static void test_dc_gitobj_refs(void **state) {
         const char *root = *state;
         const size_t max = DC_GITOBJ_MAX_OBJECTS, max_file = UINT64_C(64) << 20;
@@ -794,6 +799,23 @@ static void test_dc_gitobj_refs(void **state) {
         big[4096] = '\n';
         assert_int_equal(fixture_write(root, "r/.git/HEAD", big), 0);
         expect_unknown(root, "HEAD cannot be read");
+        /* a ref 16 directories under refs/ whose path is 4095 bytes, one of 4096, one 17 deep */
+        assert_int_equal(fixture_write(root, "r/.git/HEAD", "ref: refs/heads/master\n"), 0);
+        free(sh(root, "rm r/.git/refs/heads/" KEPT " && cd r/.git/refs && for i in $(seq 16); do "
+                      "d=$(printf %%0250d $i) && mkdir $d && cd $d || exit 1; done && "
+                      "echo %s > f$(printf %%073d 0)",
+                h));
+        c = expect_known(root);
+        assert_int_equal(c.objects[DC_GITOBJ_LIVE], 1);
+        free(sh(root, "cd r/.git/refs && p=$(find . -name 'f0*') && mv $p ${p%%/*}/x${p##*/}"));
+        expect_unknown(root, "a ref's name is too long");
+        free(sh(root, "rm -r r/.git/refs/0* && cd r/.git/refs && mkdir -p $(seq -s/ 16) && "
+                      "echo %s > $(seq -s/ 16)/f",
+                h));
+        c = expect_known(root);
+        assert_int_equal(c.objects[DC_GITOBJ_LIVE], 1);
+        free(sh(root, "cd r/.git/refs/$(seq -s/ 16) && mkdir 17 && mv f 17/f"));
+        expect_unknown(root, "refs nested too deep");
 }
 
 /* 512 packs, then 513: each holds its descriptor open for the count (the service's
