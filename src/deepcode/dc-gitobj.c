@@ -541,6 +541,22 @@ static uint32_t gitobj_be32(const unsigned char *p) {
         return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+/* The offset of an index's entry i: its 32-bit one, or its 64-bit one when the high bit says so.
+ * -EBADMSG: that is out of the n_large 64-bit ones. */
+static int gitobj_idx_offset(const unsigned char *off32, const unsigned char *off64,
+                             uint64_t n_large, uint32_t i, uint64_t *ret) {
+        uint64_t o = gitobj_be32(off32 + 4 * (size_t)i);
+
+        if (o & 0x80000000u) {
+                o &= 0x7fffffffu;
+                if (o >= n_large)
+                        return -EBADMSG;
+                o = (uint64_t)gitobj_be32(off64 + 8 * o) << 32 | gitobj_be32(off64 + 8 * o + 4);
+        }
+        *ret = o;
+        return 0;
+}
+
 static int gitobj_cmp_u64(const void *a, const void *b) {
         uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
@@ -611,17 +627,12 @@ static int gitobj_pack(G *g, int dfd, const char *idx_name) {
         off32 = sha + 24 * (size_t)n;
         off64 = off32 + 4 * (size_t)n;
         for (uint32_t i = 0; i < n; i++) {
-                uint64_t o = gitobj_be32(off32 + 4 * (size_t)i);
+                uint64_t o;
 
                 if (i > 0 && memcmp(sha + 20 * (size_t)(i - 1), sha + 20 * (size_t)i, 20) >= 0)
                         return gitobj_bad(g, "a pack index's names are not sorted");
-                if (o & 0x80000000u) {
-                        o &= 0x7fffffffu;
-                        if (o >= n_large)
-                                return gitobj_bad(g, "a pack index's large offset is out of it");
-                        o = (uint64_t)gitobj_be32(off64 + 8 * o) << 32 |
-                            gitobj_be32(off64 + 8 * o + 4);
-                }
+                if (gitobj_idx_offset(off32, off64, n_large, i, &o) < 0)
+                        return gitobj_bad(g, "a pack index's large offset is out of it");
                 if (o < 12 || o >= p->size - 20)
                         return gitobj_bad(g, "a pack index's offset is out of its pack");
                 p->offsets[i] = o;
@@ -632,11 +643,9 @@ static int gitobj_pack(G *g, int dfd, const char *idx_name) {
                 if (p->offsets[i] == p->offsets[i - 1])
                         return gitobj_bad(g, "two objects at one offset of a pack");
         for (uint32_t i = 0; i < n; i++) {
-                uint64_t o = gitobj_be32(off32 + 4 * (size_t)i), end;
+                uint64_t o = 0, end;
 
-                if (o & 0x80000000u)
-                        o = (uint64_t)gitobj_be32(off64 + 8 * (o & 0x7fffffffu)) << 32 |
-                            gitobj_be32(off64 + 8 * (o & 0x7fffffffu) + 4);
+                (void)gitobj_idx_offset(off32, off64, n_large, i, &o); /* checked above */
                 end = gitobj_entry_end(p, o);
                 sum += end - o;
                 r = gitobj_add(g, sha + 20 * (size_t)i, (uint32_t)(g->n_packs - 1), o, end - o);
@@ -694,7 +703,24 @@ static int gitobj_index(G *g) {
 
 /* ---------------------------------------------------------------- refs */
 
+/* A ref's value (a loose ref's file, HEAD, packed-refs' hash), its line ends ignored: a hash, in
+ * oid, or "ref: <name>" (*ret_target, of *ret_n bytes; else NULL). -EINVAL: neither. */
+static int gitobj_ref_value(const char *value, size_t n, uint8_t oid[20], const char **ret_target,
+                            size_t *ret_n) {
+        while (n > 0 && (value[n - 1] == '\n' || value[n - 1] == '\r'))
+                n--;
+        *ret_target = NULL;
+        if (n >= 5 && strneq(value, "ref: ", 5)) {
+                *ret_target = value + 5;
+                *ret_n = n - 5;
+                return 0;
+        }
+        return n == 40 && gitobj_unhex(value, oid) >= 0 ? 0 : -EINVAL;
+}
+
 static int gitobj_ref_add(G *g, const char *name, const char *value, size_t n, bool loose) {
+        const char *target;
+        size_t target_n = 0;
         Ref *ref;
 
         if (g->n_refs >= DC_GITOBJ_MAX_OBJECTS)
@@ -706,14 +732,12 @@ static int gitobj_ref_add(G *g, const char *name, const char *value, size_t n, b
         if (!ref->name)
                 return -ENOMEM;
         g->n_refs++;
-        while (n > 0 && (value[n - 1] == '\n' || value[n - 1] == '\r'))
-                n--;
-        if (n >= 5 && strneq(value, "ref: ", 5)) {
-                ref->target = strndup(value + 5, n - 5);
+        if (gitobj_ref_value(value, n, ref->oid, &target, &target_n) < 0)
+                return gitobj_bad(g, "a ref is neither a hash nor symbolic");
+        if (target) {
+                ref->target = strndup(target, target_n);
                 return ref->target ? 0 : -ENOMEM;
         }
-        if (n != 40 || gitobj_unhex(value, ref->oid) < 0)
-                return gitobj_bad(g, "a ref is neither a hash nor symbolic");
         return 0;
 }
 
@@ -967,6 +991,8 @@ static int gitobj_run(G *g, DcGitobjCounts *ret) {
         _cleanup_close_ int hfd = fs_open_noatime(g->fd, "HEAD", O_RDONLY);
         _cleanup_free_ char *v = NULL;
         Ref head = { .name = (char *)"HEAD" };
+        const char *target;
+        size_t target_n = 0;
         bool have_head = false;
         size_t vn;
         Obj *o;
@@ -1002,13 +1028,12 @@ static int gitobj_run(G *g, DcGitobjCounts *ret) {
                         return r;
                 if (r < 0)
                         return gitobj_bad(g, "HEAD cannot be read");
-                while (vn > 0 && (v[vn - 1] == '\n' || v[vn - 1] == '\r'))
-                        vn--;
-                if (vn >= 5 && strneq(v, "ref: ", 5)) {
-                        v[vn] = 0;
-                        head.target = v + 5;
-                } else if (vn != 40 || gitobj_unhex(v, head.oid) < 0)
+                if (gitobj_ref_value(v, vn, head.oid, &target, &target_n) < 0)
                         return gitobj_bad(g, "HEAD is neither a hash nor symbolic");
+                if (target) {
+                        v[5 + target_n] = 0;
+                        head.target = v + 5;
+                }
                 have_head = true;
         }
         g->stack = malloc(MAX(g->n_objs, (size_t)1) * sizeof(Item));
