@@ -336,10 +336,8 @@ static void buf_add(Buf *b, const void *p, size_t n) {
         b->n += n;
 }
 
-static void pack_entry(Buf *pack, int type, uint64_t size, const unsigned char *extra,
-                       size_t n_extra, const void *data, size_t n) {
-        unsigned char h[16], z[8192];
-        uLongf zn = sizeof(z);
+static void pack_hdr(Buf *b, int type, uint64_t size) {
+        unsigned char h[16];
         size_t k = 0;
 
         h[k] = (unsigned char)(type << 4 | (size & 15));
@@ -349,7 +347,28 @@ static void pack_entry(Buf *pack, int type, uint64_t size, const unsigned char *
                 h[k] = size & 0x7f;
                 size >>= 7;
         }
-        buf_add(pack, h, k + 1);
+        buf_add(b, h, k + 1);
+}
+
+/* The base distance of an OFS_DELTA, as git encodes it. */
+static size_t ofs_encode(uint64_t v, unsigned char out[16]) {
+        unsigned char tmp[16];
+        size_t t = 0, k = 0;
+
+        tmp[t++] = v & 0x7f;
+        while (v >>= 7)
+                tmp[t++] = 0x80 | (--v & 0x7f);
+        while (t > 0)
+                out[k++] = tmp[--t];
+        return k;
+}
+
+static void pack_entry(Buf *pack, int type, uint64_t size, const unsigned char *extra,
+                       size_t n_extra, const void *data, size_t n) {
+        unsigned char z[8192];
+        uLongf zn = sizeof(z);
+
+        pack_hdr(pack, type, size);
         buf_add(pack, extra, n_extra);
         assert_int_equal(compress(z, &zn, data, n), Z_OK);
         buf_add(pack, z, zn);
@@ -379,23 +398,14 @@ static void chain(const char *root, unsigned deltas) {
                         pack_entry(&pack, 1, n, NULL, 0, commit, n);
                 else {
                         unsigned char d[32], ofs[16];
-                        size_t dn = put_varint(d, n), k = 0;
-                        uint64_t v = off - prev_off;
+                        size_t dn = put_varint(d, n);
 
                         dn += put_varint(d + dn, n + 1);
                         d[dn++] = 0x80 | 0x01 | 0x02 | 0x10 | 0x20; /* copy: offset 0, size n */
                         d[dn++] = 0, d[dn++] = 0, d[dn++] = (unsigned char)(n & 0xff),
                         d[dn++] = (unsigned char)(n >> 8);
                         d[dn++] = 1, d[dn++] = 'x'; /* insert "x" */
-                        /* the base's offset, as git encodes it */
-                        unsigned char tmp[16];
-                        size_t t = 0;
-                        tmp[t++] = v & 0x7f;
-                        while (v >>= 7)
-                                tmp[t++] = 0x80 | (--v & 0x7f);
-                        while (t > 0)
-                                ofs[k++] = tmp[--t];
-                        pack_entry(&pack, 6, dn, ofs, k, d, dn);
+                        pack_entry(&pack, 6, dn, ofs, ofs_encode(off - prev_off, ofs), d, dn);
                         commit[n++] = 'x';
                 }
                 prev_off = off;
@@ -589,20 +599,6 @@ static void packw_start(PackW *w, size_t max) {
         *w = (PackW){ .o = calloc(max, sizeof(PackObj)) };
         assert_non_null(w->o);
         buf_add(&w->b, hdr, sizeof(hdr));
-}
-
-static void pack_hdr(Buf *b, int type, uint64_t size) {
-        unsigned char h[16];
-        size_t k = 0;
-
-        h[k] = (unsigned char)(type << 4 | (size & 15));
-        size >>= 4;
-        while (size) {
-                h[k++] |= 0x80;
-                h[k] = size & 0x7f;
-                size >>= 7;
-        }
-        buf_add(b, h, k + 1);
 }
 
 /* An entry named oid: type and (inflated) size, extra (an OFS_DELTA's base distance), zlib z. */
@@ -901,19 +897,6 @@ static void test_dc_gitobj_object(void **state) {
         loose(root, "commit", head, commit_head(head, sizeof(head), h, NULL), 0, oid);
         ref_kept(root, oid);
         expect_unknown(root, "an object is not of the type that names it");
-}
-
-/* The base distance of an OFS_DELTA, as git encodes it. */
-static size_t ofs_encode(uint64_t v, unsigned char out[16]) {
-        unsigned char tmp[16];
-        size_t t = 0, k = 0;
-
-        tmp[t++] = v & 0x7f;
-        while (v >>= 7)
-                tmp[t++] = 0x80 | (--v & 0x7f);
-        while (t > 0)
-                out[k++] = tmp[--t];
-        return k;
 }
 
 /* Pack pack-work: commit B (a 4 KiB message, unreachable), and k OFS_DELTAs on it, commits of
