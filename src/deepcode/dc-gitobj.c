@@ -2,9 +2,30 @@
  * objects (objects/xx/<38 hex>: zlib of "type size\0body"), packs (objects/pack/<name>.idx,
  * version 2, and its .pack: whole objects, OFS_DELTA and REF_DELTA), refs (HEAD, loose refs/,
  * packed-refs). A walk from the roots reads commits (tree, parents), trees (entries; a gitlink,
- * mode 160000, is another repository's) and tags; a blob is never inflated. Each object is
- * pushed once, so the walk is linear in the objects times the delta depth. Checksums are not
- * verified (git does not verify them on a read either). */
+ * mode 160000, is another repository's) and tags; a blob is never inflated, only its type read
+ * (a blob named as a tree or a commit: unknown, as git fails on it). Each object is pushed once,
+ * so the walk is linear in the objects times the delta depth. Checksums are not verified (git
+ * does not verify them on a read either).
+ *
+ * Limits: every file here is the user's, and root reads it. Past one, or malformed, the figures
+ * are unknown (never a failure of status). tests/fs/test_dc_gitobj.c tests each at its maximum
+ * and one past it, at real size.
+ *   - 64 MiB inflated of one object or delta result (DC_GITOBJ_MAX_OBJECT); a blob, never
+ *     inflated, may be of any 64-bit size;
+ *   - 4 GiB inflated in all (DC_GITOBJ_MAX_WORK), a delta's base counted each time it is;
+ *   - 50 deltas on a base (DC_GITOBJ_MAX_DEPTH);
+ *   - 1,000,000 objects (DC_GITOBJ_MAX_OBJECTS), each copy counted (loose, in each pack);
+ *   - a pack index of 1,072 + 36 bytes per object, 36,001,072 bytes (DC_GITOBJ_MAX_IDX);
+ *   - 512 packs (DC_GITOBJ_MAX_PACKS): each holds its descriptor open for the count, and
+ *     systemd's default LimitNOFILE is 1024 (the unit sets none);
+ *   - 1,000,000 refs, a loose ref and its packed copy each counted;
+ *   - 4,096 bytes of a loose ref or HEAD (DC_GITOBJ_MAX_REF), 64 MiB of packed-refs
+ *     (DC_GITOBJ_MAX_PACKED_REFS);
+ *   - 16 directories under refs/ (DC_GITOBJ_MAX_REF_DEPTH), a ref's path under 4,096 bytes;
+ *   - 5 symbolic refs followed (DC_GITOBJ_MAX_SYMREF): a loop guard, not a file's size; past
+ *     it the ref is no root, and every ref of the chain is a root of its own (untested: it
+ *     changes no count).
+ * A pack and a loose object are read piecewise (pread, zlib), never whole. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -25,7 +46,7 @@
         (UINT64_C(1032) + UINT64_C(40) + (UINT64_C(28) + 8) * DC_GITOBJ_MAX_OBJECTS)
 #define DC_GITOBJ_MAX_REF_DEPTH 16 /* directories under refs/ */
 #define DC_GITOBJ_MAX_SYMREF 5     /* symbolic refs followed */
-#define DC_GITOBJ_MAX_PACKS 4096
+#define DC_GITOBJ_MAX_PACKS 512 /* each holds its descriptor open for the count */
 #define DC_GITOBJ_CHUNK 65536
 
 enum { OBJ_NONE, OBJ_COMMIT, OBJ_TREE, OBJ_BLOB, OBJ_TAG, OBJ_OFS_DELTA = 6, OBJ_REF_DELTA = 7 };
@@ -258,13 +279,15 @@ static int gitobj_read_loose(G *g, const Obj *o, bool header_only, int *ret_type
              (*ret_type = gitobj_type_of((char *)hdr, (size_t)(sp - (char *)hdr))) == OBJ_NONE))
                 r = gitobj_bad(g, "a loose object without a header");
         for (const char *p = r >= 0 ? sp + 1 : nul; p < nul; p++) {
-                if (*p < '0' || *p > '9' || size > DC_GITOBJ_MAX_OBJECT) {
+                /* any 64-bit size: a blob is never inflated (the others: inflate_all()'s limit) */
+                if (*p < '0' || *p > '9' ||
+                    size > (UINT64_MAX - (uint64_t)(*p - '0')) / 10) {
                         r = gitobj_bad(g, "a loose object's size is not a number");
                         break;
                 }
                 size = size * 10 + (uint64_t)(*p - '0');
         }
-        if (r >= 0 && !header_only) {
+        if (r >= 0 && !header_only && *ret_type != OBJ_BLOB) { /* a blob: its type only */
                 unsigned char *body = (unsigned char *)nul + 1; /* what came with the header */
 
                 r = gitobj_inflate_all(g, f, size, got - (size_t)(body - hdr), &body);
@@ -430,7 +453,7 @@ static int gitobj_read_packed(G *g, uint32_t pi, uint64_t off, unsigned depth, b
                 }
         }
         *ret_type = type;
-        if (header_only)
+        if (header_only || type == OBJ_BLOB) /* a blob (or a delta on one): its type only */
                 return 0;
         f = malloc(sizeof(Inflater));
         if (!f) {
@@ -455,7 +478,8 @@ static int gitobj_read_packed(G *g, uint32_t pi, uint64_t off, unsigned depth, b
         return r;
 }
 
-/* Object o's type (header_only), or its type and body (*ret, to free). */
+/* Object o's type (header_only, or a blob: never inflated), or its type and body (*ret, to
+ * free). */
 static int gitobj_read(G *g, Obj *o, unsigned depth, bool header_only, int *ret_type,
                        unsigned char **ret, size_t *ret_size) {
         if (o->loose)
@@ -517,6 +541,22 @@ static uint32_t gitobj_be32(const unsigned char *p) {
         return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+/* The offset of an index's entry i: its 32-bit one, or its 64-bit one when the high bit says so.
+ * -EBADMSG: that is out of the n_large 64-bit ones. */
+static int gitobj_idx_offset(const unsigned char *off32, const unsigned char *off64,
+                             uint64_t n_large, uint32_t i, uint64_t *ret) {
+        uint64_t o = gitobj_be32(off32 + 4 * (size_t)i);
+
+        if (o & 0x80000000u) {
+                o &= 0x7fffffffu;
+                if (o >= n_large)
+                        return -EBADMSG;
+                o = (uint64_t)gitobj_be32(off64 + 8 * o) << 32 | gitobj_be32(off64 + 8 * o + 4);
+        }
+        *ret = o;
+        return 0;
+}
+
 static int gitobj_cmp_u64(const void *a, const void *b) {
         uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
@@ -540,7 +580,7 @@ static int gitobj_pack(G *g, int dfd, const char *idx_name) {
         if (!pack_name)
                 return -ENOMEM;
         if (g->n_packs >= DC_GITOBJ_MAX_PACKS)
-                return gitobj_bad(g, "more than 4096 packs");
+                return gitobj_bad(g, "more than 512 packs");
         ifd = fs_open_noatime(dfd, idx_name, O_RDONLY);
         pfd = fs_open_noatime(dfd, pack_name, O_RDONLY);
         if (ifd == -ENOMEM || pfd == -ENOMEM)
@@ -560,7 +600,9 @@ static int gitobj_pack(G *g, int dfd, const char *idx_name) {
         for (unsigned i = 1; i < 256; i++)
                 if (gitobj_be32(b + 8 + 4 * i) < gitobj_be32(b + 8 + 4 * (i - 1)))
                         return gitobj_bad(g, "a pack index's fan-out is not sorted");
-        if (n > DC_GITOBJ_MAX_OBJECTS || size < 1032 + 28 * (uint64_t)n + 40 ||
+        if (n > DC_GITOBJ_MAX_OBJECTS)
+                return gitobj_bad(g, "more than 1000000 objects");
+        if (size < 1032 + 28 * (uint64_t)n + 40 ||
             (size - 1032 - 28 * (uint64_t)n - 40) % 8 != 0)
                 return gitobj_bad(g, "a pack index's size does not fit its count");
         n_large = (size - 1032 - 28 * (uint64_t)n - 40) / 8;
@@ -585,17 +627,12 @@ static int gitobj_pack(G *g, int dfd, const char *idx_name) {
         off32 = sha + 24 * (size_t)n;
         off64 = off32 + 4 * (size_t)n;
         for (uint32_t i = 0; i < n; i++) {
-                uint64_t o = gitobj_be32(off32 + 4 * (size_t)i);
+                uint64_t o;
 
                 if (i > 0 && memcmp(sha + 20 * (size_t)(i - 1), sha + 20 * (size_t)i, 20) >= 0)
                         return gitobj_bad(g, "a pack index's names are not sorted");
-                if (o & 0x80000000u) {
-                        o &= 0x7fffffffu;
-                        if (o >= n_large)
-                                return gitobj_bad(g, "a pack index's large offset is out of it");
-                        o = (uint64_t)gitobj_be32(off64 + 8 * o) << 32 |
-                            gitobj_be32(off64 + 8 * o + 4);
-                }
+                if (gitobj_idx_offset(off32, off64, n_large, i, &o) < 0)
+                        return gitobj_bad(g, "a pack index's large offset is out of it");
                 if (o < 12 || o >= p->size - 20)
                         return gitobj_bad(g, "a pack index's offset is out of its pack");
                 p->offsets[i] = o;
@@ -606,11 +643,9 @@ static int gitobj_pack(G *g, int dfd, const char *idx_name) {
                 if (p->offsets[i] == p->offsets[i - 1])
                         return gitobj_bad(g, "two objects at one offset of a pack");
         for (uint32_t i = 0; i < n; i++) {
-                uint64_t o = gitobj_be32(off32 + 4 * (size_t)i), end;
+                uint64_t o = 0, end;
 
-                if (o & 0x80000000u)
-                        o = (uint64_t)gitobj_be32(off64 + 8 * (o & 0x7fffffffu)) << 32 |
-                            gitobj_be32(off64 + 8 * (o & 0x7fffffffu) + 4);
+                (void)gitobj_idx_offset(off32, off64, n_large, i, &o); /* checked above */
                 end = gitobj_entry_end(p, o);
                 sum += end - o;
                 r = gitobj_add(g, sha + 20 * (size_t)i, (uint32_t)(g->n_packs - 1), o, end - o);
@@ -668,7 +703,24 @@ static int gitobj_index(G *g) {
 
 /* ---------------------------------------------------------------- refs */
 
+/* A ref's value (a loose ref's file, HEAD, packed-refs' hash), its line ends ignored: a hash, in
+ * oid, or "ref: <name>" (*ret_target, of *ret_n bytes; else NULL). -EINVAL: neither. */
+static int gitobj_ref_value(const char *value, size_t n, uint8_t oid[20], const char **ret_target,
+                            size_t *ret_n) {
+        while (n > 0 && (value[n - 1] == '\n' || value[n - 1] == '\r'))
+                n--;
+        *ret_target = NULL;
+        if (n >= 5 && strneq(value, "ref: ", 5)) {
+                *ret_target = value + 5;
+                *ret_n = n - 5;
+                return 0;
+        }
+        return n == 40 && gitobj_unhex(value, oid) >= 0 ? 0 : -EINVAL;
+}
+
 static int gitobj_ref_add(G *g, const char *name, const char *value, size_t n, bool loose) {
+        const char *target;
+        size_t target_n = 0;
         Ref *ref;
 
         if (g->n_refs >= DC_GITOBJ_MAX_OBJECTS)
@@ -680,14 +732,12 @@ static int gitobj_ref_add(G *g, const char *name, const char *value, size_t n, b
         if (!ref->name)
                 return -ENOMEM;
         g->n_refs++;
-        while (n > 0 && (value[n - 1] == '\n' || value[n - 1] == '\r'))
-                n--;
-        if (n >= 5 && strneq(value, "ref: ", 5)) {
-                ref->target = strndup(value + 5, n - 5);
+        if (gitobj_ref_value(value, n, ref->oid, &target, &target_n) < 0)
+                return gitobj_bad(g, "a ref is neither a hash nor symbolic");
+        if (target) {
+                ref->target = strndup(target, target_n);
                 return ref->target ? 0 : -ENOMEM;
         }
-        if (n != 40 || gitobj_unhex(value, ref->oid) < 0)
-                return gitobj_bad(g, "a ref is neither a hash nor symbolic");
         return 0;
 }
 
@@ -856,6 +906,8 @@ static int gitobj_walk(G *g, uint8_t cls) {
                 r = gitobj_read(g, it.obj, 0, false, &type, &body, &n);
                 if (r < 0)
                         return r;
+                if (type != it.type) /* a blob named as a tree is not read as one (git fails) */
+                        return gitobj_bad(g, "an object is not of the type that names it");
                 if (type == OBJ_COMMIT || type == OBJ_TAG) {
                         const char *end = (const char *)body + n, *tag_type = NULL;
 
@@ -939,6 +991,8 @@ static int gitobj_run(G *g, DcGitobjCounts *ret) {
         _cleanup_close_ int hfd = fs_open_noatime(g->fd, "HEAD", O_RDONLY);
         _cleanup_free_ char *v = NULL;
         Ref head = { .name = (char *)"HEAD" };
+        const char *target;
+        size_t target_n = 0;
         bool have_head = false;
         size_t vn;
         Obj *o;
@@ -974,13 +1028,12 @@ static int gitobj_run(G *g, DcGitobjCounts *ret) {
                         return r;
                 if (r < 0)
                         return gitobj_bad(g, "HEAD cannot be read");
-                while (vn > 0 && (v[vn - 1] == '\n' || v[vn - 1] == '\r'))
-                        vn--;
-                if (vn >= 5 && strneq(v, "ref: ", 5)) {
-                        v[vn] = 0;
-                        head.target = v + 5;
-                } else if (vn != 40 || gitobj_unhex(v, head.oid) < 0)
+                if (gitobj_ref_value(v, vn, head.oid, &target, &target_n) < 0)
                         return gitobj_bad(g, "HEAD is neither a hash nor symbolic");
+                if (target) {
+                        v[5 + target_n] = 0;
+                        head.target = v + 5;
+                }
                 have_head = true;
         }
         g->stack = malloc(MAX(g->n_objs, (size_t)1) * sizeof(Item));

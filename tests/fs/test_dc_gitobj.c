@@ -2,9 +2,13 @@
  * (src/deepcode/dc-gitobj.c) against what git itself says (`git rev-list --objects` from the
  * roots, `git cat-file --batch-all-objects`, computed here): loose objects, packs with
  * OFS_DELTA and REF_DELTA, packed-refs, a session's branch gone from the index, an unreachable
- * commit, a checkpoint on no branch, a keep-ref and a tag; a corrupted pack and index; the delta
- * chain limit at its maximum and one past; the corpus, through qgc status's measure, adding up to
- * its loose objects, with every atime unchanged. SKIP without /usr/bin/git. */
+ * commit, a checkpoint on no branch, a keep-ref and a tag; a corrupted pack and index; the corpus,
+ * through qgc status's measure, adding up to its loose objects, with every atime unchanged. Each
+ * limit of dc-gitobj.c's header at its maximum and one past it, at real size, in repositories
+ * written here (zlib, hand-written packs and indexes): the delta chain, the inflated object, the
+ * inflated repository, objects, the index's size, packs, refs, packed-refs, a loose ref and HEAD,
+ * a ref's path and depth; a root blob's 64-bit size, a blob named as a directory. SKIP without
+ * /usr/bin/git. */
 #include "autoconf.h"
 
 #include <stdarg.h>
@@ -317,22 +321,23 @@ static size_t put_varint(unsigned char *p, uint64_t v) {
 
 typedef struct Buf {
         unsigned char *p;
-        size_t n;
+        size_t n, alloc;
 } Buf;
 
 static void buf_add(Buf *b, const void *p, size_t n) {
         if (n == 0)
                 return; /* p may be NULL */
-        b->p = realloc(b->p, b->n + n);
-        assert_non_null(b->p);
+        if (b->n + n > b->alloc) { /* doubling: a million adds stay linear (ASan copies) */
+                b->alloc = MAX(b->alloc * 2, b->n + n);
+                b->p = realloc(b->p, b->alloc);
+                assert_non_null(b->p);
+        }
         memcpy(b->p + b->n, p, n);
         b->n += n;
 }
 
-static void pack_entry(Buf *pack, int type, uint64_t size, const unsigned char *extra,
-                       size_t n_extra, const void *data, size_t n) {
-        unsigned char h[16], z[8192];
-        uLongf zn = sizeof(z);
+static void pack_hdr(Buf *b, int type, uint64_t size) {
+        unsigned char h[16];
         size_t k = 0;
 
         h[k] = (unsigned char)(type << 4 | (size & 15));
@@ -342,7 +347,28 @@ static void pack_entry(Buf *pack, int type, uint64_t size, const unsigned char *
                 h[k] = size & 0x7f;
                 size >>= 7;
         }
-        buf_add(pack, h, k + 1);
+        buf_add(b, h, k + 1);
+}
+
+/* The base distance of an OFS_DELTA, as git encodes it. */
+static size_t ofs_encode(uint64_t v, unsigned char out[16]) {
+        unsigned char tmp[16];
+        size_t t = 0, k = 0;
+
+        tmp[t++] = v & 0x7f;
+        while (v >>= 7)
+                tmp[t++] = 0x80 | (--v & 0x7f);
+        while (t > 0)
+                out[k++] = tmp[--t];
+        return k;
+}
+
+static void pack_entry(Buf *pack, int type, uint64_t size, const unsigned char *extra,
+                       size_t n_extra, const void *data, size_t n) {
+        unsigned char z[8192];
+        uLongf zn = sizeof(z);
+
+        pack_hdr(pack, type, size);
         buf_add(pack, extra, n_extra);
         assert_int_equal(compress(z, &zn, data, n), Z_OK);
         buf_add(pack, z, zn);
@@ -372,23 +398,14 @@ static void chain(const char *root, unsigned deltas) {
                         pack_entry(&pack, 1, n, NULL, 0, commit, n);
                 else {
                         unsigned char d[32], ofs[16];
-                        size_t dn = put_varint(d, n), k = 0;
-                        uint64_t v = off - prev_off;
+                        size_t dn = put_varint(d, n);
 
                         dn += put_varint(d + dn, n + 1);
                         d[dn++] = 0x80 | 0x01 | 0x02 | 0x10 | 0x20; /* copy: offset 0, size n */
                         d[dn++] = 0, d[dn++] = 0, d[dn++] = (unsigned char)(n & 0xff),
                         d[dn++] = (unsigned char)(n >> 8);
                         d[dn++] = 1, d[dn++] = 'x'; /* insert "x" */
-                        /* the base's offset, as git encodes it */
-                        unsigned char tmp[16];
-                        size_t t = 0;
-                        tmp[t++] = v & 0x7f;
-                        while (v >>= 7)
-                                tmp[t++] = 0x80 | (--v & 0x7f);
-                        while (t > 0)
-                                ofs[k++] = tmp[--t];
-                        pack_entry(&pack, 6, dn, ofs, k, d, dn);
+                        pack_entry(&pack, 6, dn, ofs, ofs_encode(off - prev_off, ofs), d, dn);
                         commit[n++] = 'x';
                 }
                 prev_off = off;
@@ -431,6 +448,581 @@ static void test_dc_gitobj_depth(void **state) {
         count(root, "r", kept, 1, NULL, 0, &c);
         assert_false(c.known);
         assert_string_equal(c.why, "a delta chain longer than 50");
+}
+
+/* ---------------------------------------------------------------- the limits, each at its
+ * maximum and one past it */
+
+#define EMPTY_TREE "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+#define SIG "author t <t@t> 0 +0000\ncommitter t <t@t> 0 +0000\n\n"
+#define PACKS "r/.git/objects/pack/"
+
+static void tohex(const unsigned char oid[20], char out[41]) {
+        for (size_t i = 0; i < 20; i++)
+                sprintf(out + 2 * i, "%02x", oid[i]);
+}
+
+static DcGitobjCounts expect_known(const char *root) {
+        const char *kept[] = { KEPT };
+        DcGitobjCounts c;
+
+        count(root, "r", kept, 1, NULL, 0, &c);
+        if (!c.known)
+                fail_msg("unknown: %s", c.why);
+        return c;
+}
+
+static void expect_unknown(const char *root, const char *why) {
+        const char *kept[] = { KEPT };
+        DcGitobjCounts c;
+
+        count(root, "r", kept, 1, NULL, 0, &c);
+        print_message("# %s\n", c.known ? "known" : c.why);
+        assert_false(c.known);
+        assert_string_equal(c.why, why);
+}
+
+/* n bytes at p into z, then the stream's end when flush is Z_FINISH. */
+static void zfeed(z_stream *z, Buf *out, const void *p, size_t n, int flush) {
+        unsigned char o[65536];
+        int k;
+
+        z->next_in = (Bytef *)(uintptr_t)p;
+        z->avail_in = (uInt)n;
+        do {
+                z->next_out = o;
+                z->avail_out = sizeof(o);
+                k = deflate(z, flush);
+                assert_true(k == Z_OK || k == Z_STREAM_END || k == Z_BUF_ERROR);
+                buf_add(out, o, sizeof(o) - z->avail_out);
+        } while (z->avail_in > 0 || (flush == Z_FINISH && k != Z_STREAM_END));
+}
+
+/* Loose object "type size\0" head, then `fill` bytes 'x' (streamed: 64 MiB cost no buffer of
+ * it); its name in oid. */
+static void loose(const char *root, const char *type, const void *head, size_t n_head,
+                  uint64_t fill, unsigned char oid[20]) {
+        static unsigned char xs[65536];
+        _cleanup_free_ char *path = NULL, *dir = NULL;
+        EVP_MD_CTX *md = EVP_MD_CTX_new();
+        char h[64], name[41];
+        size_t hn = (size_t)snprintf(h, sizeof(h), "%s %" PRIu64, type, n_head + fill) + 1;
+        z_stream z = {};
+        Buf out = {};
+
+        memset(xs, 'x', sizeof(xs));
+        assert_non_null(md);
+        assert_int_equal(EVP_DigestInit_ex(md, EVP_sha1(), NULL), 1);
+        assert_int_equal(deflateInit(&z, 1), Z_OK);
+        EVP_DigestUpdate(md, h, hn);
+        zfeed(&z, &out, h, hn, Z_NO_FLUSH);
+        EVP_DigestUpdate(md, head, n_head);
+        zfeed(&z, &out, head, n_head, Z_NO_FLUSH);
+        for (uint64_t left = fill; left > 0;) {
+                size_t k = (size_t)MIN(left, sizeof(xs));
+
+                EVP_DigestUpdate(md, xs, k);
+                zfeed(&z, &out, xs, k, Z_NO_FLUSH);
+                left -= k;
+        }
+        zfeed(&z, &out, NULL, 0, Z_FINISH);
+        deflateEnd(&z);
+        assert_int_equal(EVP_DigestFinal_ex(md, oid, NULL), 1);
+        EVP_MD_CTX_free(md);
+        tohex(oid, name);
+        dir = util_strprintf("r/.git/objects/%.2s", name);
+        path = util_strprintf("%s/%s", dir, name + 2);
+        assert_int_equal(fixture_mkdir(root, dir), 0);
+        assert_int_equal(fixture_write_bytes(root, path, out.p, out.n), 0);
+        free(out.p);
+}
+
+/* A loose blob named oid (no hash of it) whose header says `size` bytes, as digits, but whose
+ * stream ends after three: enough for a reader that reads no blob past its header. */
+static void blob_header(const char *root, const char *size, const char *oid) {
+        _cleanup_free_ char *path = util_strprintf("r/.git/objects/%.2s/%s", oid, oid + 2);
+        _cleanup_free_ char *dir = util_strprintf("r/.git/objects/%.2s", oid);
+        unsigned char obj[64], z[128];
+        size_t n = (size_t)snprintf((char *)obj, sizeof(obj), "blob %s", size) + 1;
+        uLongf zn = sizeof(z);
+
+        memcpy(obj + n, "abc", 3);
+        assert_int_equal(compress(z, &zn, obj, n + 3), Z_OK);
+        assert_int_equal(fixture_mkdir(root, dir), 0);
+        assert_int_equal(fixture_write_bytes(root, path, z, zn), 0);
+}
+
+/* A commit object's text: tree, parent (NULL: none), the signature lines. */
+static size_t commit_head(char *out, size_t size, const char *tree, const char *parent) {
+        return (size_t)snprintf(out, size, "tree %s\n%s%s%s" SIG, tree, parent ? "parent " : "",
+                                parent ?: "", parent ? "\n" : "");
+}
+
+/* refs/heads/KEPT names oid. */
+static void ref_kept(const char *root, const unsigned char oid[20]) {
+        char h[42];
+
+        tohex(oid, h);
+        h[40] = '\n', h[41] = 0;
+        assert_int_equal(fixture_write(root, "r/.git/refs/heads/" KEPT, h), 0);
+}
+
+/* zlib of p as one stored block: a million of them cost no deflateInit(). n < 65536. */
+static size_t zstored(unsigned char *out, const void *p, size_t n) {
+        uLong a = adler32(adler32(0L, Z_NULL, 0), p, (uInt)n);
+
+        out[0] = 0x78, out[1] = 0x01, out[2] = 0x01;
+        out[3] = (unsigned char)n, out[4] = (unsigned char)(n >> 8);
+        out[5] = (unsigned char)~n, out[6] = (unsigned char)(~n >> 8);
+        memcpy(out + 7, p, n);
+        for (int i = 0; i < 4; i++)
+                out[7 + n + (size_t)i] = (unsigned char)(a >> (24 - 8 * i));
+        return n + 11;
+}
+
+/* A pack written by hand, and its .idx as git index-pack writes it. */
+typedef struct PackObj {
+        unsigned char oid[20];
+        uint64_t off;
+        uint32_t crc;
+} PackObj;
+
+typedef struct PackW {
+        Buf b;
+        PackObj *o;
+        size_t n;
+} PackW;
+
+static void packw_start(PackW *w, size_t max) {
+        static const unsigned char hdr[12] = "PACK\0\0\0\2";
+
+        *w = (PackW){ .o = calloc(max, sizeof(PackObj)) };
+        assert_non_null(w->o);
+        buf_add(&w->b, hdr, sizeof(hdr));
+}
+
+/* An entry named oid: type and (inflated) size, extra (an OFS_DELTA's base distance), zlib z. */
+static uint64_t packw_add(PackW *w, const unsigned char oid[20], int type, uint64_t size,
+                          const void *extra, size_t n_extra, const void *z, size_t zn) {
+        PackObj *o = &w->o[w->n++];
+
+        o->off = w->b.n;
+        pack_hdr(&w->b, type, size);
+        buf_add(&w->b, extra, n_extra);
+        buf_add(&w->b, z, zn);
+        memcpy(o->oid, oid, 20);
+        o->crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), w->b.p + o->off, (uInt)(w->b.n - o->off));
+        return o->off;
+}
+
+static int cmp_oid(const void *a, const void *b) {
+        return memcmp(a, b, 20);
+}
+
+static void buf_be32(Buf *b, uint32_t v) {
+        unsigned char p[4] = { (unsigned char)(v >> 24), (unsigned char)(v >> 16),
+                               (unsigned char)(v >> 8), (unsigned char)v };
+
+        buf_add(b, p, 4);
+}
+
+/* <base>.pack of the first n entries and <base>.idx (version 2); all_large: every offset in the
+ * 64-bit table (git puts there only those past 2 GiB; the index is then its largest). */
+static void packw_write(PackW *w, const char *root, const char *base, size_t n, bool all_large) {
+        _cleanup_free_ char *pack = util_strprintf("%s/%s.pack", root, base);
+        _cleanup_free_ char *idx = util_strprintf("%s/%s.idx", root, base);
+        size_t end = n < w->n ? (size_t)w->o[n].off : w->b.n, k = 0;
+        PackObj *o = malloc(MAX(n, (size_t)1) * sizeof(PackObj));
+        unsigned char sum[20], isum[20];
+        Buf x = {};
+        FILE *f;
+
+        assert_non_null(o);
+        w->b.p[8] = (unsigned char)(n >> 24), w->b.p[9] = (unsigned char)(n >> 16);
+        w->b.p[10] = (unsigned char)(n >> 8), w->b.p[11] = (unsigned char)n;
+        sha1(w->b.p, end, sum);
+        f = fopen(pack, "we");
+        assert_non_null(f);
+        assert_int_equal(fwrite(w->b.p, 1, end, f), end);
+        assert_int_equal(fwrite(sum, 1, 20, f), 20);
+        assert_int_equal(fclose(f), 0);
+        if (n > 0)
+                memcpy(o, w->o, n * sizeof(PackObj));
+        if (n > 0)
+                qsort(o, n, sizeof(PackObj), cmp_oid);
+        buf_add(&x, "\377tOc\0\0\0\2", 8);
+        for (unsigned i = 0, j = 0; i < 256; i++) {
+                while (j < n && o[j].oid[0] <= i)
+                        j++;
+                buf_be32(&x, j);
+        }
+        for (size_t i = 0; i < n; i++)
+                buf_add(&x, o[i].oid, 20);
+        for (size_t i = 0; i < n; i++)
+                buf_be32(&x, o[i].crc);
+        for (size_t i = 0; i < n; i++)
+                buf_be32(&x, all_large || o[i].off >= 0x80000000u ? 0x80000000u | (uint32_t)k++
+                                                                  : (uint32_t)o[i].off);
+        for (size_t i = 0; i < n; i++)
+                if (all_large || o[i].off >= 0x80000000u) {
+                        buf_be32(&x, (uint32_t)(o[i].off >> 32));
+                        buf_be32(&x, (uint32_t)o[i].off);
+                }
+        buf_add(&x, sum, 20);
+        sha1(x.p, x.n, isum);
+        buf_add(&x, isum, 20);
+        f = fopen(idx, "we");
+        assert_non_null(f);
+        assert_int_equal(fwrite(x.p, 1, x.n, f), x.n);
+        assert_int_equal(fclose(f), 0);
+        free(x.p);
+        free(o);
+}
+
+static void packw_done(PackW *w) {
+        free(w->b.p);
+        free(w->o);
+}
+
+/* A pack entry of a small blob "<i>\n" (stored, not deflated). */
+static void packw_blob(PackW *w, size_t i) {
+        unsigned char obj[64], z[64], oid[20];
+        char data[32];
+        size_t dn = (size_t)snprintf(data, sizeof(data), "%zu\n", i);
+        size_t on = (size_t)snprintf((char *)obj, sizeof(obj), "blob %zu", dn) + 1;
+
+        memcpy(obj + on, data, dn);
+        sha1(obj, on + dn, oid);
+        packw_add(w, oid, 3, dn, NULL, 0, z, zstored(z, data, dn));
+}
+
+/* 1,000,000 objects in one pack (its index at its largest too), and one more: loose, or in the
+ * pack. */
+static void test_dc_gitobj_objects(void **state) {
+        const char *root = *state;
+        const size_t max = DC_GITOBJ_MAX_OBJECTS;
+        unsigned char oid[20];
+        DcGitobjCounts c;
+        struct stat st;
+        PackW w;
+
+        if (!have_git())
+                test_skip("no " DC_GIT_PROGRAM);
+        free(sh(root, "mkdir r && " GIT " init -q"));
+        packw_start(&w, max + 1);
+        for (size_t i = 0; i <= max; i++)
+                packw_blob(&w, i);
+        packw_write(&w, root, PACKS "pack-max", max, false);
+        free(sh(root, GIT " count-objects -v | grep -qx 'in-pack: 1000000'")); /* git reads it */
+        c = expect_known(root);
+        assert_int_equal(c.objects[DC_GITOBJ_UNREACHABLE], max);
+        assert_int_equal(c.objects[DC_GITOBJ_LIVE] + c.objects[DC_GITOBJ_ORPHAN], 0);
+        /* the index at its largest: every offset 64-bit */
+        packw_write(&w, root, PACKS "pack-max", max, true);
+        {
+                _cleanup_free_ char *idx = fixture_path(root, PACKS "pack-max.idx");
+
+                assert_int_equal(stat(idx, &st), 0);
+                assert_int_equal((uint64_t)st.st_size, 1072 + 36 * (uint64_t)max);
+        }
+        c = expect_known(root);
+        assert_int_equal(c.objects[DC_GITOBJ_UNREACHABLE], max);
+        free(sh(root, "printf x >> " PACKS "pack-max.idx"));
+        expect_unknown(root, "a pack index cannot be read, or is too large");
+        /* one object more, loose */
+        packw_write(&w, root, PACKS "pack-max", max, false);
+        loose(root, "blob", "y", 1, 0, oid);
+        expect_unknown(root, "more than 1000000 objects");
+        /* one more in the pack */
+        free(sh(root, "rm -r r/.git/objects/??"));
+        expect_known(root);
+        packw_write(&w, root, PACKS "pack-max", max + 1, false);
+        expect_unknown(root, "more than 1000000 objects");
+        packw_done(&w);
+}
+
+/* 1,000,000 refs in a packed-refs of 64 MiB, one ref more, and one byte more; a loose ref and
+ * HEAD of 4096 bytes, and one more; a ref's path of 4095 bytes and 4096, 16 directories deep
+ * and 17. */
+static void test_dc_gitobj_refs(void **state) {
+        const char *root = *state;
+        const size_t max = DC_GITOBJ_MAX_OBJECTS, max_file = UINT64_C(64) << 20;
+        char head[256], h[41], line[80];
+        _cleanup_free_ char *big = malloc(4098);
+        unsigned char oid[20];
+        DcGitobjCounts c;
+        Buf b = {};
+
+        if (!have_git())
+                test_skip("no " DC_GIT_PROGRAM);
+        assert_non_null(big);
+        free(sh(root, "mkdir r && " GIT " init -q"));
+        loose(root, "commit", head, commit_head(head, sizeof(head), EMPTY_TREE, NULL), 0, oid);
+        tohex(oid, h);
+        /* lines of 67 bytes, the first of 68: exactly 64 MiB, as git reads it */
+        buf_add(&b, "# pack-refs with: peeled fully-peeled sorted \n", 46);
+        for (size_t i = 0; i < max; i++)
+                buf_add(&b, line,
+                        (size_t)snprintf(line, sizeof(line), "%s refs/r/%018zu%s\n", h, i,
+                                         i < max_file - 46 - 67 * max ? "x" : ""));
+        assert_int_equal(b.n, max_file);
+        assert_int_equal(fixture_write_bytes(root, "r/.git/packed-refs", b.p, b.n), 0);
+        free(b.p);
+        c = expect_known(root);
+        assert_int_equal(c.objects[DC_GITOBJ_LIVE], 1);
+        free(sh(root, GIT " rev-parse -q --verify refs/r/000000000000999999")); /* as git's */
+        ref_kept(root, oid); /* one ref more */
+        expect_unknown(root, "more than 1000000 refs");
+        free(sh(root, "rm r/.git/refs/heads/" KEPT " && printf '\\n' >> r/.git/packed-refs"));
+        expect_unknown(root, "packed-refs cannot be read, or is too large");
+        /* a loose ref of 4096 bytes (its newlines ignored, as git does), and 4097 */
+        free(sh(root, "rm r/.git/packed-refs"));
+        memcpy(big, h, 40);
+        memset(big + 40, '\n', 4096 - 40);
+        big[4096] = 0;
+        assert_int_equal(fixture_write(root, "r/.git/refs/heads/" KEPT, big), 0);
+        c = expect_known(root);
+        assert_int_equal(c.objects[DC_GITOBJ_LIVE], 1);
+        big[4096] = '\n', big[4097] = 0;
+        assert_int_equal(fixture_write(root, "r/.git/refs/heads/" KEPT, big), 0);
+        expect_unknown(root, "a ref cannot be read");
+        big[4096] = 0;
+        assert_int_equal(fixture_write(root, "r/.git/refs/heads/" KEPT, big), 0);
+        /* HEAD */
+        assert_int_equal(fixture_write(root, "r/.git/HEAD", big), 0);
+        c = expect_known(root);
+        assert_int_equal(c.objects[DC_GITOBJ_LIVE], 1);
+        big[4096] = '\n';
+        assert_int_equal(fixture_write(root, "r/.git/HEAD", big), 0);
+        expect_unknown(root, "HEAD cannot be read");
+        /* a ref 16 directories under refs/ whose path is 4095 bytes, one of 4096, one 17 deep */
+        assert_int_equal(fixture_write(root, "r/.git/HEAD", "ref: refs/heads/master\n"), 0);
+        free(sh(root, "rm r/.git/refs/heads/" KEPT " && cd r/.git/refs && for i in $(seq 16); do "
+                      "d=$(printf %%0250d $i) && mkdir $d && cd $d || exit 1; done && "
+                      "echo %s > f$(printf %%073d 0)",
+                h));
+        c = expect_known(root);
+        assert_int_equal(c.objects[DC_GITOBJ_LIVE], 1);
+        free(sh(root, "cd r/.git/refs && p=$(find . -name 'f0*') && mv $p ${p%%/*}/x${p##*/}"));
+        expect_unknown(root, "a ref's name is too long");
+        free(sh(root, "rm -r r/.git/refs/0* && cd r/.git/refs && mkdir -p $(seq -s/ 16) && "
+                      "echo %s > $(seq -s/ 16)/f",
+                h));
+        c = expect_known(root);
+        assert_int_equal(c.objects[DC_GITOBJ_LIVE], 1);
+        free(sh(root, "cd r/.git/refs/$(seq -s/ 16) && mkdir 17 && mv f 17/f"));
+        expect_unknown(root, "refs nested too deep");
+}
+
+/* 512 packs, then 513: each holds its descriptor open for the count (the service's
+ * LimitNOFILE is 1024). */
+static void test_dc_gitobj_packs(void **state) {
+        const char *root = *state;
+        const size_t max = 512;
+        DcGitobjCounts c;
+
+        if (!have_git())
+                test_skip("no " DC_GIT_PROGRAM);
+        free(sh(root, "mkdir r && " GIT " init -q"));
+        for (size_t i = 0; i <= max; i++) {
+                _cleanup_free_ char *base = util_strprintf(PACKS "pack-%04zu", i);
+                PackW w;
+
+                if (i == max) {
+                        c = expect_known(root);
+                        assert_int_equal(c.objects[DC_GITOBJ_UNREACHABLE], max);
+                }
+                packw_start(&w, 1);
+                packw_blob(&w, i);
+                packw_write(&w, root, base, 1, false);
+                packw_done(&w);
+        }
+        /* the index as git writes it */
+        free(sh(root, "cd r && " DC_GIT_PROGRAM " index-pack -o ../git.idx .git/objects/pack/"
+                      "pack-0000.pack >/dev/null && rm -f .git/objects/pack/*.rev ../git.rev && "
+                      "cmp ../git.idx .git/objects/pack/pack-0000.idx"));
+        expect_unknown(root, "more than 512 packs");
+}
+
+/* A commit of 64 MiB, and one byte more; a blob over 64 MiB, named by a tree, never inflated;
+ * a blob of 2^64 - 1 bytes by its header (a keep-ref's), and one more; a blob named as a
+ * directory. */
+static void test_dc_gitobj_object(void **state) {
+        const char *root = *state;
+        const char *kept[] = { KEPT };
+        const uint64_t max = DC_GITOBJ_MAX_OBJECT;
+        unsigned char oid[20], blob[20], tree[20], t[64];
+        char head[256], h[41];
+        size_t hn = commit_head(head, sizeof(head), EMPTY_TREE, NULL), tn;
+        DcGitobjCounts c;
+
+        if (!have_git())
+                test_skip("no " DC_GIT_PROGRAM);
+        free(sh(root, "mkdir r && " GIT " init -q"));
+        loose(root, "commit", head, hn, max - hn, oid);
+        ref_kept(root, oid);
+        check(root, kept, 1, NULL, 0);
+        free(sh(root, "rm -r r/.git/objects/??"));
+        loose(root, "commit", head, hn, max - hn + 1, oid);
+        ref_kept(root, oid);
+        expect_unknown(root, "an object over 64 MiB");
+        /* a blob over 64 MiB: never inflated */
+        free(sh(root, "rm -r r/.git/objects/??"));
+        loose(root, "blob", "", 0, max + 1, blob);
+        tn = (size_t)snprintf((char *)t, sizeof(t), "100644 big") + 1;
+        memcpy(t + tn, blob, 20);
+        loose(root, "tree", t, tn + 20, 0, tree);
+        tohex(tree, h);
+        loose(root, "commit", head, commit_head(head, sizeof(head), h, NULL), 0, oid);
+        ref_kept(root, oid);
+        check(root, kept, 1, NULL, 0);
+        /* a root blob of 2^64 - 1 bytes by its header: its type read, not its body */
+        blob_header(root, "18446744073709551615", "b10b000000000000000000000000000000000001");
+        assert_int_equal(fixture_write(root, "r/.git/refs/qgc/keep/b",
+                                       "b10b000000000000000000000000000000000001\n"),
+                         0);
+        c = expect_known(root);
+        assert_int_equal(c.objects[DC_GITOBJ_LIVE], 4);
+        blob_header(root, "18446744073709551616", "b10b000000000000000000000000000000000001");
+        expect_unknown(root, "a loose object's size is not a number");
+        blob_header(root, "1000000000000", "b10b000000000000000000000000000000000001");
+        c = expect_known(root);
+        assert_int_equal(c.objects[DC_GITOBJ_LIVE], 4);
+        /* a blob named as a directory: git fails on it; never read as a tree */
+        tn = (size_t)snprintf((char *)t, sizeof(t), "40000 d") + 1;
+        memcpy(t + tn, "\xb1\x0b\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x01", 20);
+        free(sh(root, "rm r/.git/refs/qgc/keep/b"));
+        loose(root, "tree", t, tn + 20, 0, tree);
+        tohex(tree, h);
+        loose(root, "commit", head, commit_head(head, sizeof(head), h, NULL), 0, oid);
+        ref_kept(root, oid);
+        expect_unknown(root, "an object is not of the type that names it");
+}
+
+/* Pack pack-work: commit B (a 4 KiB message, unreachable), and k OFS_DELTAs on it, commits of
+ * `size` bytes each, each the parent of the next (the last in last). Their names are not their
+ * hashes (the reader checks none; hashing 4 GiB would cost the test seconds). What reading the
+ * k commits inflates: B again for each, its delta, and the commit. */
+static uint64_t deltas(const char *root, unsigned k, uint64_t size, unsigned char last[20]) {
+        const size_t msg = 4096;
+        char head[256], parent[41];
+        size_t hn = commit_head(head, sizeof(head), EMPTY_TREE, NULL), bn = hn + msg;
+        _cleanup_free_ unsigned char *b = malloc(bn), *zb = malloc(compressBound(bn));
+        uLongf zn = compressBound(bn);
+        uint64_t base, work = 0;
+        unsigned char oid[20];
+        PackW w;
+
+        assert_true(b && zb);
+        memcpy(b, head, hn);
+        memset(b + hn, 'x', msg);
+        assert_int_equal(compress(zb, &zn, b, bn), Z_OK);
+        {
+                char h[64];
+                size_t n = (size_t)snprintf(h, sizeof(h), "commit %zu", bn) + 1;
+                EVP_MD_CTX *md = EVP_MD_CTX_new();
+
+                EVP_DigestInit_ex(md, EVP_sha1(), NULL);
+                EVP_DigestUpdate(md, h, n);
+                EVP_DigestUpdate(md, b, bn);
+                EVP_DigestFinal_ex(md, oid, NULL);
+                EVP_MD_CTX_free(md);
+        }
+        packw_start(&w, k + 1);
+        base = packw_add(&w, oid, 1, bn, NULL, 0, zb, zn);
+        for (unsigned i = 0; i < k; i++) {
+                char text[256];
+                size_t tn = commit_head(text, sizeof(text), EMPTY_TREE, i > 0 ? parent : NULL);
+                Buf d = {};
+                unsigned char v[16], ofs[16], *z;
+                uLongf dz;
+
+                buf_add(&d, v, put_varint(v, bn));
+                buf_add(&d, v, put_varint(v, size));
+                for (size_t o = 0; o < tn; o += 127) { /* insert the commit's text */
+                        unsigned char c = (unsigned char)MIN(tn - o, (size_t)127);
+
+                        buf_add(&d, &c, 1);
+                        buf_add(&d, text + o, c);
+                }
+                for (uint64_t left = size - tn; left > 0;) { /* copy B's message */
+                        uint64_t n = MIN(left, (uint64_t)msg);
+                        unsigned char op[8] = { 0xff,
+                                                (unsigned char)hn,
+                                                (unsigned char)(hn >> 8),
+                                                0,
+                                                0,
+                                                (unsigned char)n,
+                                                (unsigned char)(n >> 8),
+                                                (unsigned char)(n >> 16) };
+
+                        buf_add(&d, op, sizeof(op));
+                        left -= n;
+                }
+                dz = compressBound(d.n) + 11;
+                z = malloc(dz);
+                assert_non_null(z);
+                if (d.n < 65536) /* stored: sixty thousand deflateInit()s would cost seconds */
+                        dz = zstored(z, d.p, d.n);
+                else
+                        assert_int_equal(compress(z, &dz, d.p, d.n), Z_OK);
+                {
+                        char name[32];
+
+                        snprintf(name, sizeof(name), "delta %u", i);
+                        sha1(name, strlen(name), oid);
+                }
+                packw_add(&w, oid, 6, d.n, ofs, ofs_encode(w.b.n - base, ofs), z, dz);
+                tohex(oid, parent);
+                work += bn + d.n + size;
+                free(z);
+                free(d.p);
+        }
+        memcpy(last, oid, 20);
+        packw_write(&w, root, PACKS "pack-work", k + 1, false);
+        packw_done(&w);
+        return work;
+}
+
+/* 4 GiB inflated in a repository: commits of 64 KiB (their buffers reused: the sanitizers' and
+ * glibc's mmap() and fault in each larger one), deltas on one small base (300 bytes of disk each),
+ * and a last loose commit of what is left, and one byte more. */
+static void test_dc_gitobj_work(void **state) {
+        const char *root = *state;
+        const uint64_t max = DC_GITOBJ_MAX_WORK, size = UINT64_C(64) << 10;
+        const unsigned k = (unsigned)((max - size) / (size + 4096 + 512)); /* B and a delta: less */
+        unsigned char last[20], oid[20];
+        char head[256], parent[41];
+        uint64_t work, hn;
+        DcGitobjCounts c;
+
+        if (!have_git())
+                test_skip("no " DC_GIT_PROGRAM);
+        free(sh(root, "mkdir r && " GIT " init -q"));
+        /* a delta's result at 64 MiB, and one byte more */
+        deltas(root, 1, DC_GITOBJ_MAX_OBJECT, last);
+        ref_kept(root, last);
+        c = expect_known(root);
+        assert_int_equal(c.objects[DC_GITOBJ_LIVE], 1);
+        deltas(root, 1, DC_GITOBJ_MAX_OBJECT + 1, last);
+        ref_kept(root, last);
+        expect_unknown(root, "an object over 64 MiB");
+        /* the repository's */
+        work = deltas(root, k, size, last);
+        tohex(last, parent);
+        hn = commit_head(head, sizeof(head), EMPTY_TREE, parent);
+        assert_true(work + hn < max && max - work <= DC_GITOBJ_MAX_OBJECT);
+        print_message("# %u deltas inflate %" PRIu64 " bytes, the last commit %" PRIu64 "\n", k,
+                      work, max - work);
+        loose(root, "commit", head, hn, max - work - hn, oid);
+        ref_kept(root, oid);
+        c = expect_known(root);
+        assert_int_equal(c.objects[DC_GITOBJ_LIVE], k + 1);
+        assert_int_equal(c.objects[DC_GITOBJ_UNREACHABLE], 1);
+        free(sh(root, "rm -r r/.git/objects/??"));
+        loose(root, "commit", head, hn, max - work - hn + 1, oid);
+        ref_kept(root, oid);
+        expect_unknown(root, "more than 4 GiB to inflate");
 }
 
 /* ---------------------------------------------------------------- the corpus */
@@ -523,6 +1115,16 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_dc_gitobj_depth, fixture_root_setup,
                                                 fixture_root_teardown),
                 cmocka_unit_test_setup_teardown(test_dc_gitobj_corpus, fixture_root_setup,
+                                                fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_dc_gitobj_object, fixture_root_setup,
+                                                fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_dc_gitobj_work, fixture_root_setup,
+                                                fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_dc_gitobj_packs, fixture_root_setup,
+                                                fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_dc_gitobj_refs, fixture_root_setup,
+                                                fixture_root_teardown),
+                cmocka_unit_test_setup_teardown(test_dc_gitobj_objects, fixture_root_setup,
                                                 fixture_root_teardown),
         };
 
