@@ -6,9 +6,11 @@
  *   1. re-checks: the .jsonl is what the scan saw and read whole (its checkpoints), nothing of
  *      the id in the archive, no Deep Code process in the project, the entry not in progress;
  *   2. the marker .qgc/archive-<id> (code, the .jsonl's identity), durable;
- *   3. .qgc-archive/<code>/ made; <id>.entry.json (the entry as the index holds it,
- *      JSON.stringify(entry, null, 2)) and <id>.checkpoints (sorted, one a line) written; the
- *      .jsonl hard-linked as <id>.jsonl (the same inode: the transcript byte for byte);
+ *   3. .qgc-archive/<code>/ made; <id>.after (its place: dc_cold_after(), computed with the
+ *      entry's text at step 1), <id>.entry.json (the entry as the index holds it,
+ *      JSON.stringify(entry, null, 2)) and <id>.checkpoints (sorted, one a line) written, in
+ *      this order (an entry file means its .after is there); the .jsonl hard-linked as
+ *      <id>.jsonl (the same inode: the transcript byte for byte);
  *   4. the entry removed from the index (dc_run_index_edit(): refused when it changed since
  *      step 3) -- from here Deep Code does not list it;
  *   5. images/<id>/ renamed to <id>.images/;
@@ -21,8 +23,9 @@
  * when the archive files are whole, else undone.
  * COMPRESS: cold_ctx_compress() of <id>.jsonl in the archive (cold.c's crash order; a .zst
  * left beside it by a killed run is resolved by cold_resolve()). DELETE of an archived session:
- * the marker (kind "delete-archived"), the archive files (the transcript first, the entry
- * last), the branch and reflog as dc-run.c's delete, the marker; its recovery finishes it. */
+ * the marker (kind "delete-archived"), the archive files (the transcript first, the entry and
+ * .after last), the branch and reflog as dc-run.c's delete, the marker; its recovery finishes
+ * it. An undo removes the .after with qgc's other files of the id. */
 #include "autoconf.h"
 
 #include <errno.h>

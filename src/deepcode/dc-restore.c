@@ -9,10 +9,16 @@
  *      decompressed (checked against its record) into a temp file there, fsync, renamed without
  *      replacing; the directory fsynced;
  *   3. <id>.images/ renamed back to images/<id>/ (images/ made when absent), both fsynced;
- *   4. the entry inserted into the index (dc_run_index_edit()) at Deep Code's place: before the
- *      first entry strictly older by updateTime, as createSession()'s sort orders them (equal
- *      times keep index order) -- from here Deep Code lists it, whole;
- *   5. the archive files of the id removed (transcripts, checkpoints, entry last); the marker.
+ *   4. the entry inserted into the index (dc_run_index_edit()) at its place: before the first id
+ *      its <id>.after (dc-cold.c's: the ids after it in the project's order, the index with the
+ *      sessions archived before at their places) names that is indexed, else last -- so that
+ *      restores in any order give the index's order back, also one Deep Code left unsorted;
+ *      without <id>.after (an archive of an older qgc; one over DC_INDEX_AFTER_MAX, logged) at
+ *      Deep Code's place: before the first entry strictly older by updateTime, as
+ *      createSession()'s sort orders them (equal times keep index order) -- from here Deep Code
+ *      lists it, whole;
+ *   5. the archive files of the id removed (transcripts, checkpoints, entry and .after last);
+ *      the marker.
  * Recovery: the entry in the index -> 5; else, the archive still whole -> 2-5 again; a refusal
  * at 4 (the index full, Deep Code live, not its text) or an archive no longer whole -> 2-3
  * undone (only what is still a copy of the archive's), the marker dropped. */
