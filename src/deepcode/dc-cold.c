@@ -229,7 +229,7 @@ static bool dc_cold_node_eq(const void *entry, const void *key) {
         return streq(((const DcColdNode *)entry)->id, key);
 }
 
-/* Add id as node k unless the order holds it already: 1 added, 0 not, -ENOMEM. */
+/* Add id as node k unless the order holds it already (room reserved): 1 added, 0 not. */
 static int dc_cold_node_add(Hashmap *h, DcColdNode *nodes, size_t k, const char *id) {
         uint64_t hash = hashmap_hash_string(id);
         HashSlot *slot = hashmap_slot(h, hash, dc_cold_node_eq, id);
@@ -241,8 +241,8 @@ static int dc_cold_node_add(Hashmap *h, DcColdNode *nodes, size_t k, const char 
         return 1;
 }
 
-/* Link node k before node at (at == n: last); head is node n's next, tail its prev. */
-static void dc_cold_node_link(DcColdNode *nodes, size_t n, size_t k, size_t at) {
+/* Link node k before node at (the end node: last; its next is the head, its prev the tail). */
+static void dc_cold_node_link(DcColdNode *nodes, size_t k, size_t at) {
         size_t prev = nodes[at].prev;
 
         nodes[k].prev = prev;
@@ -319,13 +319,11 @@ static char *dc_cold_after(json_object *entries, int afd, const char *id) {
 
                 if (!eid)
                         continue;
-                r = dc_cold_node_add(&h, nodes, n, eid);
-                if (r > 0)
-                        n++;
+                n += (size_t)dc_cold_node_add(&h, nodes, n, eid);
         }
         nodes[n_idx + n_arc] = (DcColdNode){ .prev = n_idx + n_arc, .next = n_idx + n_arc };
         for (size_t i = 0; i < n; i++) {
-                dc_cold_node_link(nodes, n_idx + n_arc, i, n_idx + n_arc);
+                dc_cold_node_link(nodes, i, n_idx + n_arc);
                 if (streq(nodes[i].id, id))
                         self = i;
         }
@@ -356,7 +354,7 @@ static char *dc_cold_after(json_object *entries, int afd, const char *id) {
                         if (z && z->placed)
                                 at = (size_t)(z - nodes);
                 }
-                dc_cold_node_link(nodes, n_idx + n_arc, k, at);
+                dc_cold_node_link(nodes, k, at);
         }
         if (strbuf_printf(&b, "%s", "") < 0)
                 goto out;
