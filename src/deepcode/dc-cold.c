@@ -6,9 +6,11 @@
  *   1. re-checks: the .jsonl is what the scan saw and read whole (its checkpoints), nothing of
  *      the id in the archive, no Deep Code process in the project, the entry not in progress;
  *   2. the marker .qgc/archive-<id> (code, the .jsonl's identity), durable;
- *   3. .qgc-archive/<code>/ made; <id>.entry.json (the entry as the index holds it,
- *      JSON.stringify(entry, null, 2)) and <id>.checkpoints (sorted, one a line) written; the
- *      .jsonl hard-linked as <id>.jsonl (the same inode: the transcript byte for byte);
+ *   3. .qgc-archive/<code>/ made; <id>.after (its place: dc_cold_after(), computed with the
+ *      entry's text at step 1), <id>.entry.json (the entry as the index holds it,
+ *      JSON.stringify(entry, null, 2)) and <id>.checkpoints (sorted, one a line) written, in
+ *      this order (an entry file means its .after is there); the .jsonl hard-linked as
+ *      <id>.jsonl (the same inode: the transcript byte for byte);
  *   4. the entry removed from the index (dc_run_index_edit(): refused when it changed since
  *      step 3) -- from here Deep Code does not list it;
  *   5. images/<id>/ renamed to <id>.images/;
@@ -21,8 +23,9 @@
  * when the archive files are whole, else undone.
  * COMPRESS: cold_ctx_compress() of <id>.jsonl in the archive (cold.c's crash order; a .zst
  * left beside it by a killed run is resolved by cold_resolve()). DELETE of an archived session:
- * the marker (kind "delete-archived"), the archive files (the transcript first, the entry
- * last), the branch and reflog as dc-run.c's delete, the marker; its recovery finishes it. */
+ * the marker (kind "delete-archived"), the archive files (the transcript first, the entry and
+ * .after last), the branch and reflog as dc-run.c's delete, the marker; its recovery finishes
+ * it. An undo removes the .after with qgc's other files of the id. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -38,6 +41,7 @@
 #include "dc-messages.h"
 #include "dc-store.h"
 #include "fs.h"
+#include "hashmap.h"
 #include "js.h"
 #include "json.h"
 #include "macro.h"
@@ -49,9 +53,11 @@
 #define DC_COLD_INDEX_TEMP ".sessions-index.json" FS_TEMP_SUFFIX
 #define DC_COLD_MARKER_MAX 8192
 
-/* The archive's files of an id, the transcript first, its entry last (the order of a delete). */
+/* The archive's files of an id, the transcript first, its entry and order last (the order of a
+ * delete). */
 static const char *const dc_cold_files[] = { DC_ARCHIVE_ZST, ".jsonl", DC_ARCHIVE_IMAGES,
-                                             DC_ARCHIVE_CHECKPOINTS, DC_ARCHIVE_ENTRY };
+                                             DC_ARCHIVE_CHECKPOINTS, DC_ARCHIVE_ENTRY,
+                                             DC_ARCHIVE_AFTER };
 
 /* The archive directory of a project, and the owner its files get (run as root). */
 typedef struct DcCold {
@@ -147,13 +153,17 @@ static int dc_cold_stat(int dfd, const char *name, FileId *ret) {
         return 0;
 }
 
-/* DcRunIndexEditFn: the one entry of id; without remove its text is kept (take->text), with
- * remove it goes when its text is still take->want. */
+/* DcRunIndexEditFn: the one entry of id; without remove its text is kept (take->text) and, with
+ * order, its <id>.after (take->after), with remove it goes when its text is still take->want. */
 typedef struct DcColdTake {
-        bool remove;
+        bool remove, order;
+        int afd;           /* with order: .qgc-archive/<code>/, or -errno */
         const char *want;
         char *text;
+        char *after;
 } DcColdTake;
+
+static char *dc_cold_after(json_object *entries, int afd, const char *id);
 
 static int dc_cold_index_take(json_object *entries, const char *id, void *userdata,
                               StoreStep *step) {
@@ -186,7 +196,13 @@ static int dc_cold_index_take(json_object *entries, const char *id, void *userda
         if (!t->remove) {
                 free(t->text);
                 t->text = strbuf_steal(&b);
-                return t->text ? 2 : -ENOMEM;
+                if (!t->text)
+                        return -ENOMEM;
+                if (!t->order)
+                        return 2;
+                free(t->after);
+                t->after = dc_cold_after(entries, t->afd, id);
+                return t->after ? 2 : -ENOMEM;
         }
         r = b.buf && streq(b.buf, t->want);
         strbuf_done(&b);
@@ -194,6 +210,167 @@ static int dc_cold_index_take(json_object *entries, const char *id, void *userda
                 return dc_run_why(step, -ESTALE, "its index entry changed since it was archived");
         json_object_array_del_idx(entries, at, 1);
         return 1;
+}
+
+/* A session in the project's order (dc_cold_after()): a linked list over an array, the index's
+ * entries first, then the archived sessions, each linked in when placed. */
+typedef struct DcColdNode {
+        const char *id;
+        char **after; /* an archived one's <id>.after (known: read) */
+        size_t n_after, prev, next;
+        bool known, placed;
+} DcColdNode;
+
+static int dc_cold_cmp_ptr(const void *a, const void *b) {
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool dc_cold_node_eq(const void *entry, const void *key) {
+        return streq(((const DcColdNode *)entry)->id, key);
+}
+
+/* Add id as node k unless the order holds it already (room reserved): 1 added, 0 not. */
+static int dc_cold_node_add(Hashmap *h, DcColdNode *nodes, size_t k, const char *id) {
+        uint64_t hash = hashmap_hash_string(id);
+        HashSlot *slot = hashmap_slot(h, hash, dc_cold_node_eq, id);
+
+        if (slot->entry)
+                return 0;
+        nodes[k] = (DcColdNode){ .id = id };
+        hashmap_fill(h, slot, hash, &nodes[k]);
+        return 1;
+}
+
+/* Link node k before node at (the end node: last; its next is the head, its prev the tail). */
+static void dc_cold_node_link(DcColdNode *nodes, size_t k, size_t at) {
+        size_t prev = nodes[at].prev;
+
+        nodes[k].prev = prev;
+        nodes[k].next = at;
+        nodes[prev].next = k;
+        nodes[at].prev = k;
+        nodes[k].placed = true;
+}
+
+/* The names of the archive directory afd's entries (<x>.entry.json: x, an id archived), other
+ * than id's. 0 or -ENOMEM (an unlistable directory: none). */
+static int dc_cold_archived(int afd, const char *id, char ***ret, size_t *ret_n) {
+        _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
+        _cleanup_close_ int fd = afd < 0 ? -EBADF : openat(afd, ".", O_RDONLY | O_DIRECTORY |
+                                                                            O_CLOEXEC);
+        const char *name;
+        unsigned char type;
+        size_t n = 0, len;
+        char **ids = NULL;
+
+        *ret = NULL;
+        *ret_n = 0;
+        if (!d)
+                return -ENOMEM;
+        if (fd < 0)
+                return 0;
+        fs_dir_init(d, fd);
+        while (fs_dir_next(d, &name, &type) > 0) {
+                char **a;
+
+                len = strlen(name);
+                if (fs_is_temp_name(name) || len <= strlen(DC_ARCHIVE_ENTRY) ||
+                    !streq(name + len - strlen(DC_ARCHIVE_ENTRY), DC_ARCHIVE_ENTRY) ||
+                    (strneq(name, id, len - strlen(DC_ARCHIVE_ENTRY)) &&
+                     strlen(id) == len - strlen(DC_ARCHIVE_ENTRY)))
+                        continue;
+                a = reallocarray(ids, n + 1, sizeof(char *));
+                if (!a || !(a[n] = strndup(name, len - strlen(DC_ARCHIVE_ENTRY)))) {
+                        dc_index_after_free(a ?: ids, n);
+                        return -ENOMEM;
+                }
+                ids = a;
+                n++;
+        }
+        if (n > 0)
+                qsort(ids, n, sizeof(char *), dc_cold_cmp_ptr);
+        *ret = ids;
+        *ret_n = n;
+        return 0;
+}
+
+/* <id>.after's text (dc-store.h): the ids after id in the project's order, one a line, at most
+ * DC_INDEX_AFTER_MAX bytes (past that the farthest are left out: some 1700 archived sessions).
+ * The project's order: the index (entries, id's among them), with the sessions archived before
+ * (in afd) each at its place: before the first id its own <id>.after names that is placed, else
+ * last; one by one in the order of their ids (when each <id>.after is what this wrote, any order
+ * gives the same list); those without a readable <id>.after (older qgc's) left out. NULL: no
+ * memory. */
+static char *dc_cold_after(json_object *entries, int afd, const char *id) {
+        _cleanup_(hashmap_donep) Hashmap h = {};
+        _cleanup_free_ DcColdNode *nodes = NULL;
+        _cleanup_(strbuf_done) StrBuf b = {};
+        char **archived = NULL, *ret = NULL;
+        size_t n_idx = json_object_array_length(entries), n_arc = 0, n = 0, self = SIZE_MAX;
+        int r;
+
+        if (dc_cold_archived(afd, id, &archived, &n_arc) < 0)
+                return NULL;
+        nodes = calloc(n_idx + n_arc + 1, sizeof(DcColdNode));
+        if (!nodes || hashmap_reserve(&h, n_idx + n_arc) < 0)
+                goto out;
+        for (size_t i = 0; i < n_idx; i++) {
+                const char *eid = json_get_string(json_object_array_get_idx(entries, i), "id");
+
+                if (!eid)
+                        continue;
+                n += (size_t)dc_cold_node_add(&h, nodes, n, eid);
+        }
+        nodes[n_idx + n_arc] = (DcColdNode){ .prev = n_idx + n_arc, .next = n_idx + n_arc };
+        for (size_t i = 0; i < n; i++) {
+                dc_cold_node_link(nodes, i, n_idx + n_arc);
+                if (streq(nodes[i].id, id))
+                        self = i;
+        }
+        for (size_t i = 0; i < n_arc; i++) {
+                _cleanup_free_ char *name = util_strprintf("%s" DC_ARCHIVE_AFTER, archived[i]);
+                DcColdNode *y = &nodes[n];
+
+                if (!name)
+                        goto out;
+                if (dc_cold_node_add(&h, nodes, n, archived[i]) == 0)
+                        continue; /* indexed too: Deep Code's is placed */
+                n++;
+                r = dc_index_after_read(afd, name, &y->after, &y->n_after);
+                if (r == -ENOMEM)
+                        goto out;
+                y->known = r >= 0;
+        }
+        for (size_t k = 0; k < n; k++) {
+                DcColdNode *y = &nodes[k];
+                size_t at = n_idx + n_arc;
+
+                if (y->placed || !y->known)
+                        continue;
+                for (size_t j = 0; j < y->n_after && at == n_idx + n_arc; j++) {
+                        DcColdNode *z = hashmap_get(&h, hashmap_hash_string(y->after[j]),
+                                                    dc_cold_node_eq, y->after[j]);
+
+                        if (z && z->placed)
+                                at = (size_t)(z - nodes);
+                }
+                dc_cold_node_link(nodes, k, at);
+        }
+        if (strbuf_printf(&b, "%s", "") < 0)
+                goto out;
+        for (size_t k = self == SIZE_MAX ? n_idx + n_arc : nodes[self].next; k != n_idx + n_arc;
+             k = nodes[k].next) {
+                if (b.len + strlen(nodes[k].id) + 1 > DC_INDEX_AFTER_MAX)
+                        break;
+                if (strbuf_printf(&b, "%s\n", nodes[k].id) < 0)
+                        goto out;
+        }
+        ret = strbuf_steal(&b);
+out:
+        for (size_t k = 0; nodes && k < n; k++)
+                dc_index_after_free(nodes[k].after, nodes[k].n_after);
+        dc_index_after_free(archived, n_arc);
+        return ret;
 }
 
 /* Is the id in its project's index? 1 yes (take->text its entry), 0 no (or no project), or
@@ -311,7 +488,8 @@ static int dc_cold_finish(DcCold *c, StoreStep *step) {
 /* Undo an archive: what was moved goes back, then qgc's files of the id in the archive (its
  * transcript only as a second name of the project's). */
 static int dc_cold_undo(DcCold *c, StoreStep *step) {
-        static const char *const qgc_own[] = { DC_ARCHIVE_CHECKPOINTS, DC_ARCHIVE_ENTRY };
+        static const char *const qgc_own[] = { DC_ARCHIVE_CHECKPOINTS, DC_ARCHIVE_ENTRY,
+                                               DC_ARCHIVE_AFTER };
         _cleanup_free_ char *name = dc_cold_name(c, ".jsonl");
         _cleanup_free_ char *images = dc_cold_name(c, DC_ARCHIVE_IMAGES);
         _cleanup_close_ int ifd = -EBADF;
@@ -421,8 +599,8 @@ static int dc_cold_unmark(int qfd, const char *marker, const char *what, const c
 }
 
 /* Steps 3 to 6 of an archive of s (see the top); on a failure before 4, undone. */
-static int dc_cold_move(DcCold *c, const Session *s, const char *entry, const char *ckpt,
-                        bool *ret_undone, StoreStep *step) {
+static int dc_cold_move(DcCold *c, const Session *s, const char *entry, const char *after,
+                        const char *ckpt, bool *ret_undone, StoreStep *step) {
         _cleanup_free_ char *name = dc_cold_name(c, ".jsonl");
         _cleanup_free_ char *rel = util_strprintf(DC_ARCHIVE_DIR "/%s", c->code);
         _cleanup_close_ int top = -EBADF;
@@ -438,7 +616,9 @@ static int dc_cold_move(DcCold *c, const Session *s, const char *entry, const ch
                 c->afd = dc_cold_mkdir(c, top, c->code, rel, step);
         if (c->afd < 0)
                 return dc_run_why(step, c->afd, "cannot create " DC_ARCHIVE_DIR "/%s", c->code);
-        r = dc_cold_write(c, DC_ARCHIVE_ENTRY, entry, step);
+        r = dc_cold_write(c, DC_ARCHIVE_AFTER, after, step);
+        if (r >= 0)
+                r = dc_cold_write(c, DC_ARCHIVE_ENTRY, entry, step);
         if (r >= 0)
                 r = dc_cold_write(c, DC_ARCHIVE_CHECKPOINTS, ckpt, step);
         if (r >= 0) {
@@ -473,7 +653,7 @@ static int dc_cold_archive(struct StoreRun *run, const Session *s, StoreStep *st
         _cleanup_free_ char *marker = util_strprintf(DC_COLD_MARKER_PREFIX "%s", s->id);
         _cleanup_free_ char *ckpt = NULL, *name = NULL;
         _cleanup_close_ int qfd = -EBADF;
-        DcColdTake take = {};
+        DcColdTake take = { .order = true };
         DcMessages m = {};
         bool undone = false;
         int r;
@@ -511,26 +691,24 @@ static int dc_cold_archive(struct StoreRun *run, const Session *s, StoreStep *st
         r = dc_run_live(run, c.code, step);
         if (r < 0)
                 return r;
+        take.afd = c.afd;
         r = dc_cold_indexed(&c, &take, step);
         if (r == 0)
                 r = -ESTALE;
-        if (r < 0) {
-                free(take.text);
-                return r;
-        }
-
-        name = dc_run_marker_text("archive", c.code, s->id, &s->active);
-        if (!name) {
-                free(take.text);
-                return -ENOMEM;
-        }
-        qfd = dc_run_marker_write(run, marker, name, "archive", s->id, step);
-        if (qfd < 0) {
-                free(take.text);
-                return qfd;
-        }
-        r = dc_cold_move(&c, s, take.text, ckpt, &undone, step);
+        if (r >= 0)
+                name = dc_run_marker_text("archive", c.code, s->id, &s->active);
+        if (r >= 0 && !name)
+                r = -ENOMEM;
+        if (r >= 0)
+                qfd = dc_run_marker_write(run, marker, name, "archive", s->id, step);
+        if (r >= 0 && qfd < 0)
+                r = qfd;
+        if (r >= 0)
+                r = dc_cold_move(&c, s, take.text, take.after, ckpt, &undone, step);
         free(take.text);
+        free(take.after);
+        if (r < 0 && qfd < 0)
+                return r;
         if (r < 0 && !undone)
                 return r; /* the marker stays: the next run finishes or undoes */
         if (r >= 0)

@@ -1,6 +1,8 @@
 /* dc-cold.h: the run side of qgc's archive of Deep Code sessions (Deep Code has none): ARCHIVE
  * takes a session out of Deep Code's view into ~/.deepcode/.qgc-archive/<code>/ (its
- * transcript, index entry, checkpoints and images, whole and restorable byte for byte),
+ * transcript, index entry, checkpoints and images, whole and restorable byte for byte, and
+ * <id>.after, the ids after it in the project's order, from which dc-restore.c puts the entry
+ * back where it was),
  * COMPRESS turns its transcript there into cold.h's .zst, DELETE of an archived session
  * removes those files and its branch; the pending markers .qgc/archive-<id> and their recovery. */
 #pragma once

@@ -163,3 +163,53 @@ int dc_index_entry_read(int dfd, const char *name, DcEntry *ret) {
                 dc_index_entry_done(ret);
         return r;
 }
+
+void dc_index_after_free(char **ids, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(ids[i]);
+        free(ids);
+}
+
+/* Can the line [s, s + n) be an id of Deep Code's? */
+static bool dc_index_id_line_ok(const char *s, size_t n) {
+        if (n == 0 || n > DC_INDEX_ID_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+                        return false;
+        return true;
+}
+
+int dc_index_after_read(int dfd, const char *name, char ***ret, size_t *ret_n) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *text = NULL;
+        char **ids = NULL;
+        size_t n = 0, k = 0;
+        int r;
+
+        *ret = NULL;
+        *ret_n = 0;
+        fd = fs_open_noatime(dfd, name, O_RDONLY);
+        r = fd < 0 ? fd : fs_read_fd(fd, DC_INDEX_AFTER_MAX, &text, &n);
+        if (r < 0)
+                return r;
+        for (const char *p = text, *end = text + n; p < end;) {
+                const char *nl = memchr(p, '\n', (size_t)(end - p));
+                size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+                if (dc_index_id_line_ok(p, len)) {
+                        char **a = reallocarray(ids, k + 1, sizeof(char *));
+
+                        if (!a || !(a[k] = strndup(p, len))) {
+                                dc_index_after_free(a ?: ids, k);
+                                return -ENOMEM;
+                        }
+                        ids = a;
+                        k++;
+                }
+                p += len + 1;
+        }
+        *ret = ids;
+        *ret_n = k;
+        return 0;
+}

@@ -70,3 +70,13 @@ const char *dc_index_status_to_string(DcStatus s);
 #define DC_INDEX_ENTRY_MAX (1u << 20)
 int dc_index_entry_read(int dfd, const char *name, DcEntry *ret);
 void dc_index_entry_done(DcEntry *e);
+
+/* The order an entry kept apart had (qgc's archive: dc-store.h's <id>.after): the ids after it,
+ * one a line, at most DC_INDEX_AFTER_MAX bytes (a person can write it: past that it is not
+ * read). Lines that cannot be an id (empty, over DC_INDEX_ID_MAX bytes, a control character)
+ * are left out. 0 with *ret (n ids, each its own allocation; *ret NULL when none); -EFBIG past
+ * DC_INDEX_AFTER_MAX, -ENOENT, -ENOMEM, another -errno. */
+#define DC_INDEX_AFTER_MAX (64u << 10)
+#define DC_INDEX_ID_MAX 200
+int dc_index_after_read(int dfd, const char *name, char ***ret, size_t *ret_n);
+void dc_index_after_free(char **ids, size_t n);

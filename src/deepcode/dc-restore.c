@@ -9,10 +9,16 @@
  *      decompressed (checked against its record) into a temp file there, fsync, renamed without
  *      replacing; the directory fsynced;
  *   3. <id>.images/ renamed back to images/<id>/ (images/ made when absent), both fsynced;
- *   4. the entry inserted into the index (dc_run_index_edit()) at Deep Code's place: before the
- *      first entry strictly older by updateTime, as createSession()'s sort orders them (equal
- *      times keep index order) -- from here Deep Code lists it, whole;
- *   5. the archive files of the id removed (transcripts, checkpoints, entry last); the marker.
+ *   4. the entry inserted into the index (dc_run_index_edit()) at its place: before the first id
+ *      its <id>.after (dc-cold.c's: the ids after it in the project's order, the index with the
+ *      sessions archived before at their places) names that is indexed, else last -- so that
+ *      restores in any order give the index's order back, also one Deep Code left unsorted;
+ *      without <id>.after (an archive of an older qgc; one over DC_INDEX_AFTER_MAX, logged) at
+ *      Deep Code's place: before the first entry strictly older by updateTime, as
+ *      createSession()'s sort orders them (equal times keep index order) -- from here Deep Code
+ *      lists it, whole;
+ *   5. the archive files of the id removed (transcripts, checkpoints, entry and .after last);
+ *      the marker.
  * Recovery: the entry in the index -> 5; else, the archive still whole -> 2-5 again; a refusal
  * at 4 (the index full, Deep Code live, not its text) or an archive no longer whole -> 2-3
  * undone (only what is still a copy of the archive's), the marker dropped. */
@@ -33,6 +39,7 @@
 #include "fs.h"
 #include "js.h"
 #include "json.h"
+#include "log.h"
 #include "macro.h"
 #include "session-times.h"
 #include "util.h"
@@ -43,7 +50,7 @@
 typedef struct DcRestore {
         const char *code, *id;
         int pfd, cfd;
-        char *jsonl, *zst, *entry, *hashes, *images; /* <id>.jsonl, .jsonl.zst, ... */
+        char *jsonl, *zst, *entry, *hashes, *images, *after; /* <id>.jsonl, .jsonl.zst, ... */
 } DcRestore;
 
 static void dc_restore_done(DcRestore *d) {
@@ -54,6 +61,7 @@ static void dc_restore_done(DcRestore *d) {
         free(d->entry);
         free(d->hashes);
         free(d->images);
+        free(d->after);
 }
 
 /* Open the project and archive directories of (code, id). 0, -ENOENT (either is gone), -errno. */
@@ -67,7 +75,9 @@ static int dc_restore_open(const struct StoreRun *run, const char *code, const c
         ret->entry = util_strprintf("%s" DC_ARCHIVE_ENTRY, id);
         ret->hashes = util_strprintf("%s" DC_ARCHIVE_CHECKPOINTS, id);
         ret->images = util_strprintf("%s" DC_ARCHIVE_IMAGES, id);
-        if (!ret->jsonl || !ret->zst || !ret->entry || !ret->hashes || !ret->images)
+        ret->after = util_strprintf("%s" DC_ARCHIVE_AFTER, id);
+        if (!ret->jsonl || !ret->zst || !ret->entry || !ret->hashes || !ret->images ||
+            !ret->after)
                 return -ENOMEM;
         if (run->projects_fd < 0)
                 return run->projects_fd;
@@ -80,10 +90,15 @@ static int dc_restore_open(const struct StoreRun *run, const char *code, const c
 }
 
 /* DcRunIndexEditFn of a restore: with entry NULL, only the checks (2: the id is not there and
- * the index has room; -EEXIST, -ENOSPC); else entry inserted at Deep Code's place (1), or 2
- * when it is there already (a rerun). */
+ * the index has room; -EEXIST, -ENOSPC); else entry inserted at its place (1), or 2 when it is
+ * there already (a rerun). Its place: with its <id>.after (ordered), before the first id listed
+ * there that the index holds, else last; without (an archive of an older qgc, or one not read),
+ * Deep Code's place by updateTime. */
 typedef struct DcRestoreInsert {
         json_object *entry;
+        bool ordered;
+        char **after;
+        size_t n_after;
 } DcRestoreInsert;
 
 /* Is index entry o strictly older than (t, up), as Deep Code's sort of the entries says? */
@@ -119,7 +134,15 @@ static int dc_restore_index_insert(json_object *entries, const char *id, void *u
                                   "its files", DC_INDEX_ENTRIES_MAX);
         if (!ins->entry)
                 return 2;
-        for (size_t i = 0; i < n && at == n; i++)
+        for (size_t j = 0; ins->ordered && j < ins->n_after && at == n; j++)
+                for (size_t i = 0; i < n && at == n; i++) {
+                        const char *eid = json_get_string(json_object_array_get_idx(entries, i),
+                                                          "id");
+
+                        if (eid && streq(eid, ins->after[j]))
+                                at = i;
+                }
+        for (size_t i = 0; !ins->ordered && i < n && at == n; i++)
                 if (dc_restore_older(json_object_array_get_idx(entries, i), up, t, t_ok))
                         at = i;
         /* json-c 0.16 has no insert: one slot more, the tail shifted into it */
@@ -229,9 +252,10 @@ static int dc_restore_images(DcRestore *d, StoreStep *step) {
         return r < 0 ? dc_run_why(step, r, "cannot move its images back") : 0;
 }
 
-/* Step 5: the archive files of the id (the entry last: what is left of a kill is no session). */
+/* Step 5: the archive files of the id (the entry and its order last: what is left of a kill is
+ * no session). */
 static int dc_restore_remove_archive(DcRestore *d, StoreStep *step) {
-        const char *names[] = { d->jsonl, d->zst, d->hashes, d->entry };
+        const char *names[] = { d->jsonl, d->zst, d->hashes, d->entry, d->after };
         int r;
 
         dc_run_hook(step, "remove the archive files of session %s", d->id);
@@ -326,21 +350,43 @@ static int dc_restore_entry(DcRestore *d, json_object **ret) {
         return 0;
 }
 
+/* <id>.after read into ins (ordered when it was); unread (absent, too big: a person wrote it,
+ * unreadable): Deep Code's place, logged unless absent. 0 or -ENOMEM. */
+static int dc_restore_order(DcRestore *d, DcRestoreInsert *ins) {
+        int r = dc_index_after_read(d->cfd, d->after, &ins->after, &ins->n_after);
+
+        ins->ordered = r >= 0;
+        if (r == -ENOMEM)
+                return r;
+        if (r == -EFBIG)
+                log_warning(DC_ARCHIVE_DIR "/%s/%s is over %u bytes: not read, session %s goes "
+                            "back to its place by updateTime", d->code, d->after,
+                            DC_INDEX_AFTER_MAX, d->id);
+        else if (r < 0 && r != -ENOENT)
+                log_warning_errno(r, DC_ARCHIVE_DIR "/%s/%s cannot be read: session %s goes "
+                                  "back to its place by updateTime", d->code, d->after, d->id);
+        return 0;
+}
+
 /* Steps 2-5 (see the top), from wherever a killed run left them. 0; a refusal of step 4
  * (-ENOSPC, -EEXIST, -EBUSY, -EAGAIN, -EBADMSG, -ESTALE) with 2-3 undone; another -errno. */
 static int dc_restore_apply(struct StoreRun *run, DcRestore *d, StoreStep *step) {
+        DcRestoreInsert ins = {};
         json_object *entry = NULL;
         int r, k;
 
         r = dc_restore_entry(d, &entry);
         if (r < 0)
                 return dc_run_why(step, r, "its archived index entry cannot be read");
-        r = dc_restore_transcript(d, step);
+        ins.entry = entry;
+        r = dc_restore_order(d, &ins);
+        if (r >= 0)
+                r = dc_restore_transcript(d, step);
         if (r >= 0)
                 r = dc_restore_images(d, step);
         if (r >= 0) {
-                r = dc_run_index_edit(run, d->pfd, d->code, d->id, dc_restore_index_insert,
-                                      &(DcRestoreInsert){ entry }, "with", step);
+                r = dc_run_index_edit(run, d->pfd, d->code, d->id, dc_restore_index_insert, &ins,
+                                      "with", step);
                 if (r == 0)
                         r = dc_run_why(step, -ESTALE, "its project's index is gone");
                 if (r == -ENOSPC || r == -EEXIST || r == -EBUSY || r == -EAGAIN ||
@@ -350,6 +396,7 @@ static int dc_restore_apply(struct StoreRun *run, DcRestore *d, StoreStep *step)
                 }
         }
         json_object_put(entry);
+        dc_index_after_free(ins.after, ins.n_after);
         if (r >= 0)
                 r = dc_restore_remove_archive(d, step);
         return r < 0 ? r : 0;

@@ -1,5 +1,6 @@
 /* dc-restore.h: qgc restore of a Deep Code session from qgc's archive (dc-store.h's layout):
- * its transcript, images and index entry back where Deep Code lists them, and the
+ * its transcript, images and index entry back where Deep Code lists them (the entry at the place
+ * its <id>.after gives: restores in any order rebuild the index's order, sorted or not), and the
  * pending-restore markers under .qgc/ from which run_recover finishes or undoes a killed one. */
 #pragma once
 

@@ -21,13 +21,17 @@
  * restores), in a directory Deep Code never reads: ~/.deepcode/.qgc-archive/<code>/, 0700, with
  * per session <id>.jsonl (the transcript, byte for byte) or <id>.jsonl.zst (compressed:
  * cold.h), <id>.entry.json (its index entry, js_stringify_indent(entry, 2)), <id>.checkpoints
- * (the checkpointHash values its messages name, one 40-hex per line, sorted) and <id>.images/
- * (its images/<id>/, when it had one). Its branch stays in file-history/.git. */
+ * (the checkpointHash values its messages name, one 40-hex per line, sorted), <id>.after (the
+ * ids after its entry in the project's order when it was archived, one a line: the index with
+ * the sessions archived before at their places; its restore's place; absent in archives of qgc
+ * before it) and <id>.images/ (its images/<id>/, when it had one). Its branch stays in
+ * file-history/.git. */
 #define DC_ARCHIVE_DIR ".qgc-archive"
 #define DC_ARCHIVE_ZST ".jsonl" COLD_SUFFIX
 #define DC_ARCHIVE_ENTRY ".entry.json"
 #define DC_ARCHIVE_CHECKPOINTS ".checkpoints"
 #define DC_ARCHIVE_IMAGES ".images"
+#define DC_ARCHIVE_AFTER ".after"
 /* <id>.checkpoints past this is not read: its checkpoints are unknown (41 bytes a checkpoint) */
 #define DC_ARCHIVE_CHECKPOINTS_MAX (16u << 20)
 

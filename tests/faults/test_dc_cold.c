@@ -42,6 +42,7 @@
 #include "macro.h"
 #include "plan.h"
 #include "policy.h"
+#include "restore.h"
 #include "scan.h"
 #include "testdata.h"
 #include "util.h"
@@ -663,6 +664,152 @@ static void test_dc_delete_archived_crash_after_every_step(void **state) {
                          VERB_DELETE, 9);
 }
 
+/* ---------------------------------------------------------------- the index's order back */
+
+/* Deep Code's index unsorted (an older session updated later, an undone fork...): ord_ids in
+ * this order, their updateTimes not (ord_up) -- the sorted place of a restore differs from the
+ * original for every one of them. */
+#define ID4 "aaaaaaaa-0000-4000-8000-000000000004"
+#define ID5 "aaaaaaaa-0000-4000-8000-000000000005"
+#define N_ORD 5
+static const char *const ord_ids[N_ORD] = { ID3, ID1, ID5, ID2, ID4 };
+static const char *const ord_up[N_ORD] = { "01", "05", "02", "04", "03" };
+
+/* The original index with only the entries of mask's bits (bit i: ord_ids[i]). */
+static char *ord_index(unsigned mask) {
+        StrBuf b = {};
+        bool first = true;
+
+        if (mask == 0) /* JSON.stringify() of [] */
+                return strdup("{\n  \"version\": 1,\n  \"entries\": [],\n  \"originalPath\": "
+                              "\"/srv/x\"\n}");
+        assert_int_equal(strbuf_printf(&b, "%s", HEAD), 0);
+        for (size_t i = 0; i < N_ORD; i++) {
+                if (!(mask & (1u << i)))
+                        continue;
+                assert_int_equal(strbuf_printf(&b, "%s    {\n      \"id\": \"%s\",\n      "
+                                               "\"updateTime\": \"2026-01-%sT00:00:00.000Z\",\n"
+                                               "      \"status\": \"completed\"\n    }",
+                                               first ? "" : ",\n", ord_ids[i], ord_up[i]), 0);
+                first = false;
+        }
+        assert_int_equal(strbuf_printf(&b, "%s", TAIL), 0);
+        return strbuf_steal(&b);
+}
+
+/* Scan the store dc, plan the restore of ids (NULL-terminated), execute. */
+static void run_restore(const char *dc, const char *const *ids) {
+        ScanOptions so = { .now = util_now_msec(), .no_atime = true };
+        _cleanup_(plan_freep) Plan *p = NULL;
+        Inventory *inv = NULL;
+        ActionStats st = {};
+        Tree tr = {};
+        size_t n = 0;
+
+        assert_int_equal(inventory_new(&inv), 0);
+        assert_int_equal(deepcode_store.tree_from_dir(dc, &tr), 0);
+        assert_int_equal(inventory_add_tree(inv, &tr, NULL), 0);
+        assert_int_equal(scan_all(inv, &so), 0);
+        assert_int_equal(inventory_index(inv), 0);
+        assert_int_equal(plan_new_steps(inv, so.now, &p), 0);
+        p->is_restore = true;
+        for (const char *const *id = ids; *id; id++, n++)
+                assert_true(restore_add_id(p, inv, 0, *id, false) >= 0);
+        assert_int_equal(actions_execute(p, &st), 0);
+        assert_int_equal(st.n_restored, n);
+        assert_int_equal(st.n_failed, 0);
+        p = plan_free(p);
+        inventory_free(inv);
+}
+
+/* A fresh store of the original index; its sessions archived: all in one run (arc NULL), or
+ * one a run in the order of arc (indices into ord_ids). */
+static void ord_archive(T *t, const unsigned *arc) {
+        _cleanup_free_ char *dc = fixture_path(t->root, "h");
+        _cleanup_free_ char *index = ord_index((1u << N_ORD) - 1), *none = ord_index(0);
+        ActionStats st;
+
+        assert_int_equal(fixture_rm_rf(dc), 0);
+        assert_int_equal(fixture_write(t->root, PROJ "/sessions-index.json", index), 0);
+        for (size_t i = 0; i < N_ORD; i++)
+                write_session(t, ord_ids[i]);
+        if (!arc) {
+                const char *ids[N_ORD + 1] = {};
+
+                memcpy(ids, ord_ids, sizeof(ord_ids));
+                assert_int_equal(run_verb(t->dc, ids, VERB_ARCHIVE, &st), 0);
+                assert_int_equal(st.n_archived, N_ORD);
+        } else
+                for (size_t i = 0; i < N_ORD; i++) {
+                        assert_int_equal(run_verb(t->dc, (const char *const[]){ ord_ids[arc[i]],
+                                                                                NULL },
+                                                  VERB_ARCHIVE, &st), 0);
+                        assert_int_equal(st.n_archived, 1);
+                }
+        assert_int_equal(st.n_failed, 0);
+        check_index(t, none);
+}
+
+/* The next permutation of a (n elements) in lexicographic order; false after the last. */
+static bool next_perm(unsigned *a, size_t n) {
+        size_t i = n - 1, j = n - 1;
+        unsigned x;
+
+        while (i > 0 && a[i - 1] >= a[i])
+                i--;
+        if (i == 0)
+                return false;
+        while (a[j] <= a[i - 1])
+                j--;
+        x = a[i - 1], a[i - 1] = a[j], a[j] = x;
+        for (j = n - 1; i < j; i++, j--)
+                x = a[i], a[i] = a[j], a[j] = x;
+        return true;
+}
+
+/* Archive the unsorted index's 5 sessions (in one run, one a run in two orders), then restore
+ * them one a run: the first, middle and last in each of their 6 orders, then the other two; and
+ * all 5 in one run. After each restore the index is byte for byte the original without the
+ * entries still archived; at the end the original, and nothing is left in the archive. */
+static void test_dc_restore_unsorted_order(void **state) {
+        T *t = *state;
+        static const unsigned fwd[N_ORD] = { 0, 1, 2, 3, 4 }, mixed[N_ORD] = { 3, 0, 4, 2, 1 };
+        const unsigned *arcs[] = { NULL, fwd, mixed };
+        unsigned n_orders = 0;
+
+        for (size_t k = 0; k < ELEMENTSOF(arcs); k++) {
+                unsigned perm[N_ORD] = { 0, 2, 4, 3, 1 };
+
+                do {
+                        unsigned mask = 0;
+
+                        ord_archive(t, arcs[k]);
+                        for (size_t i = 0; i < N_ORD; i++) {
+                                _cleanup_free_ char *want = NULL;
+
+                                run_restore(t->dc, (const char *const[]){ ord_ids[perm[i]],
+                                                                          NULL });
+                                mask |= 1u << perm[i];
+                                want = ord_index(mask);
+                                check_index(t, want);
+                        }
+                        assert_false(fixture_exists(t->root, "h/.deepcode/.qgc-archive"));
+                        n_orders++;
+                } while (next_perm(perm, 3));
+                {
+                        _cleanup_free_ char *want = ord_index((1u << N_ORD) - 1);
+                        const char *ids[N_ORD + 1] = {};
+
+                        ord_archive(t, arcs[k]);
+                        memcpy(ids, ord_ids, sizeof(ord_ids));
+                        run_restore(t->dc, ids);
+                        check_index(t, want);
+                        assert_false(fixture_exists(t->root, "h/.deepcode/.qgc-archive"));
+                }
+        }
+        print_message("%u orders of restores, each byte for byte\n", n_orders);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_dc_archive_layout, setup, teardown),
@@ -675,6 +822,7 @@ int main(void) {
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_dc_delete_archived_reused_refused, setup,
                                                 teardown),
+                cmocka_unit_test_setup_teardown(test_dc_restore_unsorted_order, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_dc_archive_crash_after_every_step, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_dc_compress_crash_after_every_step, setup,

@@ -2,7 +2,9 @@
  * made here by hand as dc-cold.c makes it: the entry as js_stringify_indent(entry, 2), the
  * checkpoints, the transcript plain or compressed by cold.c, images/<id>/ as <id>.images/),
  * through restore_plan()'s steps and the executor (actions_execute()): the index gets the entry
- * back byte for byte at Deep Code's place (before the first entry strictly older), transcripts
+ * back byte for byte at its place (before the first id its <id>.after names that is indexed,
+ * lines that are no id ignored; without one, or one over 64 KiB, at Deep Code's place: before
+ * the first entry strictly older), transcripts
  * and images come back byte for byte, the archive goes; the refusals, in the plan and at run
  * time (50 index entries, Deep Code has the id too, a Deep Code process in the project, an
  * archive not proven); and a crash after every mutating step of two restores followed by a
@@ -80,11 +82,19 @@ void __wrap_actions_report_step(void *userdata, const char *what) {
 #define HEAD "{\n  \"version\": 1,\n  \"entries\": [\n"
 #define TAIL "\n  ],\n  \"originalPath\": \"%s\"\n}"
 
-/* before: ID1, ID2 listed, ID3 and ID4 archived; after: ID4 first (newer), ID3 after the equal
- * ones */
+/* before: ID1, ID2 listed, ID3 and ID4 archived; after: ID4 first (newer: no <id>.after, an
+ * older qgc's archive), ID3 before ID1 (its <id>.after names it, after lines that are no ids and
+ * one that is not indexed) */
 static const char index_12[] = HEAD ENTRY(ID1, "null") ",\n" ENTRY(ID2, "{}") TAIL;
-static const char index_4123[] = HEAD ENTRY4 ",\n" ENTRY(ID1, "null") ",\n" ENTRY(ID2, "{}")
-        ",\n" ENTRY(ID3, "[]") TAIL;
+static const char index_4312[] = HEAD ENTRY4 ",\n" ENTRY(ID3, "[]") ",\n" ENTRY(ID1, "null")
+        ",\n" ENTRY(ID2, "{}") TAIL;
+static const char after_3[] = "\n" ID2 "\x01\n \t\n"
+        "cccccccc-0000-4000-8000-000000000009\n" ID1 "\n" ID2 "\n";
+/* ID3 back with its <id>.after read (before ID1), or not (after the equal ones) */
+static const char index_312[] = HEAD ENTRY(ID3, "[]") ",\n" ENTRY(ID1, "null") ",\n"
+        ENTRY(ID2, "{}") TAIL;
+static const char index_123[] = HEAD ENTRY(ID1, "null") ",\n" ENTRY(ID2, "{}") ",\n"
+        ENTRY(ID3, "[]") TAIL;
 
 #define HASH "0123456789abcdef0123456789abcdef01234567"
 
@@ -177,11 +187,13 @@ static void write_archived(const char *root, const char *proj, const char *arc, 
         }
 }
 
-/* The store below root/top: ID1, ID2 listed (index_12), ID3 archived plain, ID4 compressed. */
+/* The store below root/top: ID1, ID2 listed (index_12), ID3 archived plain (its <id>.after:
+ * after_3), ID4 compressed (none). */
 static void build_store(const T *t, const char *top) {
         _cleanup_free_ char *proj = util_strprintf("%s/" PROJ, top);
         _cleanup_free_ char *arc = util_strprintf("%s/" ARC, top);
         _cleanup_free_ char *irel = util_strprintf("%s/sessions-index.json", proj);
+        _cleanup_free_ char *arel = util_strprintf("%s/" ID3 ".after", arc);
         _cleanup_free_ char *index = index_text(t, index_12);
 
         assert_int_equal(fixture_write(t->root, irel, index), 0);
@@ -189,6 +201,7 @@ static void build_store(const T *t, const char *top) {
         write_session(t->root, proj, ID2);
         write_archived(t->root, proj, arc, ID3, ENTRY(ID3, "[]"), false);
         write_archived(t->root, proj, arc, ID4, ENTRY4, true);
+        assert_int_equal(fixture_write(t->root, arel, after_3), 0);
 }
 
 typedef void (*PrepFn)(const T *t);
@@ -263,7 +276,7 @@ static void test_dc_restore_plain_and_compressed(void **state) {
         assert_null(why);
         assert_int_equal(st.n_restored, 2);
         assert_int_equal(st.n_failed, 0);
-        check_index(t, ".", index_4123);
+        check_index(t, ".", index_4312);
         check_restored(t, ".", ID3);
         check_restored(t, ".", ID4);
         /* the archive's directories went with its last session, the markers with the run; the
@@ -297,6 +310,66 @@ static void rm_rel(const T *t, const char *rel) {
         _cleanup_free_ char *path = fixture_path(t->root, rel);
 
         assert_int_equal(fixture_rm_rf(path), 0);
+}
+
+/* ID3's <id>.after of size bytes: ID1 first, then lines of no indexed id. */
+static void write_after(const T *t, size_t size) {
+        StrBuf b = {};
+
+        assert_int_equal(strbuf_printf(&b, "%s", ID1 "\n"), 0);
+        while (b.len < size) {
+                size_t k = MIN(size - b.len, (size_t)100);
+
+                assert_int_equal(strbuf_printf(&b, "%.*s\n", (int)(k - 1),
+                                               "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz"
+                                               "zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz"),
+                                 0);
+        }
+        assert_int_equal(b.len, size);
+        assert_int_equal(fixture_write(t->root, ARC "/" ID3 ".after", b.buf), 0);
+        strbuf_done(&b);
+}
+
+/* Restore ID3 with an <id>.after of size bytes; what qgc logged. */
+static char *restore_after(T *t, size_t size, const char *want_index) {
+        _cleanup_free_ char *log = fixture_path(t->root, "stderr.log"), *text = NULL;
+        _cleanup_close_ int fd = -EBADF, saved = -EBADF;
+        ActionStats st;
+
+        rm_rel(t, "h");
+        build_store(t, ".");
+        write_after(t, size);
+        fflush(stderr);
+        saved = dup(STDERR_FILENO);
+        fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        assert_true(saved >= 0 && fd >= 0);
+        assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+        assert_int_equal(run_restore(t, ".", (const char *const[]){ ID3, NULL }, false, NULL, &st,
+                                     NULL),
+                         0);
+        fflush(stderr);
+        assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+        assert_int_equal(st.n_restored, 1);
+        assert_int_equal(st.n_failed, 0);
+        check_index(t, ".", want_index);
+        check_restored(t, ".", ID3);
+        assert_false(fixture_exists(t->root, ARC "/" ID3 ".after"));
+        assert_int_equal(fixture_read(t->root, "stderr.log", &text, NULL), 0);
+        return TAKE_PTR(text);
+}
+
+/* <id>.after is read up to DC_INDEX_AFTER_MAX (64 KiB) bytes: at exactly that, used (ID3 before
+ * ID1); one byte more, not read (Deep Code's place, after the equal ones), said in the log, and
+ * the restore done. */
+static void test_dc_restore_after_max(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *at = NULL, *over = NULL;
+
+        at = restore_after(t, 64 * 1024, index_312);
+        assert_null(strstr(at, ".after"));
+        over = restore_after(t, 64 * 1024 + 1, index_123);
+        assert_non_null(strstr(over, ".qgc-archive/-srv-x/" ID3 ".after is over 65536 bytes: "
+                                     "not read"));
 }
 
 static void prep_full(const T *t) {
@@ -527,6 +600,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_dc_restore_plain_and_compressed, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_dc_restore_refusals, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dc_restore_after_max, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_dc_restore_live_refused, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_dc_restore_crash_after_every_step, setup,
                                                 teardown),
