@@ -51,7 +51,6 @@
 #include "util.h"
 
 #define DC_COLD_INDEX_TEMP ".sessions-index.json" FS_TEMP_SUFFIX
-#define DC_COLD_MARKER_MAX 8192
 
 /* The archive's files of an id, the transcript first, its entry and order last (the order of a
  * delete). */
@@ -845,23 +844,16 @@ int dc_cold_recover_one(struct StoreRun *run, int qfd, const char *marker, Store
         DcColdTake take = {};
         bool archive;
         char *code, *id;
-        size_t n;
+        size_t kind;
         FileId f;
         int r;
 
-        r = fs_read_file(qfd, marker, DC_COLD_MARKER_MAX, &text, &n);
+        r = dc_run_marker_read(qfd, marker, DC_COLD_MARKER_PREFIX,
+                               (const char *const[]){ "archive", "delete-archived", NULL },
+                               "archive", &text, &code, &id, &f, &kind, step);
         if (r < 0)
-                return dc_run_why(step, r, "cannot read ~/.deepcode/" DC_RUN_QGC_DIR "/%s", marker);
-        r = dc_run_marker_parse(text, "archive", &code, &id, &f);
-        archive = r >= 0;
-        if (r == -EBADMSG)
-                r = dc_run_marker_parse(text, "delete-archived", &code, &id, &f);
-        if (r == -ENOMEM)
                 return r;
-        if (r < 0 || !dc_run_name_ok(code) || !dc_run_name_ok(id) ||
-            !streq(marker + strlen(DC_COLD_MARKER_PREFIX), id))
-                return dc_run_why(step, -EBADMSG, "~/.deepcode/" DC_RUN_QGC_DIR "/%s is not "
-                                  "qgc's pending-archive marker: kept", marker);
+        archive = kind == 0;
         r = dc_cold_init(&c, run, code, id);
         if (r < 0)
                 return dc_run_why(step, r, "cannot open projects/%s or its archive", code);

@@ -44,7 +44,6 @@
 #include "session-times.h"
 #include "util.h"
 
-#define DC_RESTORE_MARKER_MAX 8192
 
 /* The archive of one session: its names in .qgc-archive/<code>/ (cfd) and projects/<code>/ (pfd). */
 typedef struct DcRestore {
@@ -496,14 +495,11 @@ int dc_restore_recover_one(struct StoreRun *run, int qfd, const char *marker, St
         FileId f;
         int r, whole;
 
-        r = fs_read_file(qfd, marker, DC_RESTORE_MARKER_MAX, &text, &n);
+        r = dc_run_marker_read(qfd, marker, DC_RESTORE_MARKER_PREFIX,
+                               (const char *const[]){ "restore", NULL }, "restore", &text, &code,
+                               &id, &f, &n, step);
         if (r < 0)
-                return dc_run_why(step, r, "cannot read ~/.deepcode/" DC_RUN_QGC_DIR "/%s", marker);
-        r = dc_run_marker_parse(text, "restore", &code, &id, &f);
-        if (r < 0 || !dc_run_name_ok(code) || !dc_run_name_ok(id) ||
-            !streq(marker + strlen(DC_RESTORE_MARKER_PREFIX), id))
-                return dc_run_why(step, -EBADMSG, "~/.deepcode/" DC_RUN_QGC_DIR "/%s is not "
-                                  "qgc's pending-restore marker: kept", marker);
+                return r;
         r = dc_restore_open(run, code, id, &d);
         if (r < 0 && r != -ENOENT)
                 return dc_run_why(step, r, "cannot open projects/%s or its archive", code);

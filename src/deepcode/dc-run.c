@@ -48,7 +48,6 @@
 
 #define DC_RUN_INDEX "sessions-index.json"
 #define DC_RUN_INDEX_TEMP "." DC_RUN_INDEX FS_TEMP_SUFFIX
-#define DC_RUN_MARKER_MAX 8192
 /* Markers recovered per run: a kill leaves one; more are forged, and wait for later runs */
 #define DC_RUN_MARKERS_MAX 64
 
@@ -396,8 +395,9 @@ char *dc_run_marker_text(const char *kind, const char *code, const char *id, con
                               f->size, (uint64_t)f->blocks, f->mtime_ns, f->ctime_ns);
 }
 
-int dc_run_marker_parse(char *text, const char *kind, char **ret_code, char **ret_id,
-                        FileId *ret) {
+/* text, a marker's, parsed in place (-EBADMSG: not of kind, or not qgc's). */
+static int dc_run_marker_parse(char *text, const char *kind, char **ret_code, char **ret_id,
+                               FileId *ret) {
         _cleanup_free_ char *head = util_strprintf("qgc deepcode %s 1\ncode ", kind);
         char *code, *id, *jl, *e;
         uint64_t dev, ino, size, blocks;
@@ -432,6 +432,30 @@ int dc_run_marker_parse(char *text, const char *kind, char **ret_code, char **re
         ret->blocks = blocks;
         *ret_code = code;
         *ret_id = id;
+        return 0;
+}
+
+int dc_run_marker_read(int qfd, const char *marker, const char *prefix,
+                       const char *const *kinds, const char *what, char **ret_text,
+                       char **ret_code, char **ret_id, FileId *ret_f, size_t *ret_kind,
+                       StoreStep *step) {
+        _cleanup_free_ char *text = NULL;
+        size_t n, k = 0;
+        int r;
+
+        r = fs_read_file(qfd, marker, DC_RUN_MARKER_MAX, &text, &n);
+        if (r < 0)
+                return dc_run_why(step, r, "cannot read ~/.deepcode/" DC_RUN_QGC_DIR "/%s", marker);
+        for (r = -EBADMSG; r == -EBADMSG && kinds[k]; k++)
+                r = dc_run_marker_parse(text, kinds[k], ret_code, ret_id, ret_f);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || !dc_run_name_ok(*ret_code) || !dc_run_name_ok(*ret_id) ||
+            !streq(marker + strlen(prefix), *ret_id))
+                return dc_run_why(step, -EBADMSG, "~/.deepcode/" DC_RUN_QGC_DIR "/%s is not "
+                                  "qgc's pending-%s marker: kept", marker, what);
+        *ret_kind = k - 1;
+        *ret_text = TAKE_PTR(text);
         return 0;
 }
 
@@ -523,20 +547,15 @@ int dc_run_recover_one(struct StoreRun *run, int qfd, const char *marker, StoreS
         _cleanup_free_ char *text = NULL, *name = NULL;
         _cleanup_close_ int pfd = -EBADF;
         char *code, *id;
-        size_t n;
+        size_t kind;
         FileId f;
         int r;
 
-        r = fs_read_file(qfd, marker, DC_RUN_MARKER_MAX, &text, &n);
+        r = dc_run_marker_read(qfd, marker, DC_RUN_MARKER_PREFIX,
+                               (const char *const[]){ "delete", NULL }, "delete", &text, &code,
+                               &id, &f, &kind, step);
         if (r < 0)
-                return dc_run_why(step, r, "cannot read ~/.deepcode/" DC_RUN_QGC_DIR "/%s", marker);
-        r = dc_run_marker_parse(text, "delete", &code, &id, &f);
-        if (r == -ENOMEM)
                 return r;
-        if (r < 0 || !dc_run_name_ok(code) || !dc_run_name_ok(id) ||
-            !streq(marker + strlen(DC_RUN_MARKER_PREFIX), id))
-                return dc_run_why(step, -EBADMSG, "~/.deepcode/" DC_RUN_QGC_DIR "/%s is not "
-                                  "qgc's pending-delete marker: kept", marker);
         name = util_strprintf("%s.jsonl", id);
         if (!name)
                 return -ENOMEM;

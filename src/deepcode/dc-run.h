@@ -52,10 +52,17 @@ int dc_run_recover(struct StoreRun *run, const DcRunRecovery *kinds, StoreStep *
 int dc_run_recover_one(struct StoreRun *run, int qfd, const char *marker, StoreStep *step);
 
 /* A marker's text, "qgc deepcode <kind> 1" then the project's code, the id and the .jsonl's
- * identity; parsed in place (-EBADMSG: not of kind, or not qgc's). */
+ * identity. */
 char *dc_run_marker_text(const char *kind, const char *code, const char *id, const FileId *f);
-int dc_run_marker_parse(char *text, const char *kind, char **ret_code, char **ret_id,
-                        FileId *ret);
+/* Read the marker (qfd, marker), named prefix<id>, at most DC_RUN_MARKER_MAX bytes, of one of
+ * kinds (NULL-terminated; what names them in the message): *ret_text holds it, parsed in place
+ * into *ret_code, *ret_id and *ret_f; *ret_kind is its kind's index. 0, -ENOMEM, else -errno
+ * with step->why (-EBADMSG: not qgc's marker of those kinds, kept). */
+#define DC_RUN_MARKER_MAX 8192
+int dc_run_marker_read(int qfd, const char *marker, const char *prefix,
+                       const char *const *kinds, const char *what, char **ret_text,
+                       char **ret_code, char **ret_id, FileId *ret_f, size_t *ret_kind,
+                       StoreStep *step);
 /* Write the marker (what: "delete", "archive"...) durably after its hook, .qgc/ made if
  * needed: the fd of .qgc/, or -errno with step->why (-EEXIST: one of that name is pending). */
 int dc_run_marker_write(struct StoreRun *run, const char *marker, const char *text,
