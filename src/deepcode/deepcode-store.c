@@ -427,6 +427,24 @@ static int deepcode_store_run_recover(struct StoreRun *run, StoreStep *step) {
         return dc_run_recover(run, deepcode_store_recovery, step);
 }
 
+static const char *deepcode_store_orphan_what(OrphanKind k) {
+        switch (k) {
+        case ORPHAN_DC_UNINDEXED:
+                return "Deep Code transcript its index does not name";
+        case ORPHAN_DC_IMAGES:
+                return "Deep Code images of no session";
+        case ORPHAN_DC_ERROR_LOG:
+                return "Deep Code logs/error.log over 64M: reported, never trimmed";
+        case ORPHAN_DC_CHECKPOINTS:
+                return "Deep Code checkpoint repository, compaction frees about this";
+        case ORPHAN_STALE_PROJECT:
+                return "stale project entry";
+        default:
+                return "orphan";
+        }
+}
+_Static_assert(DC_ERROR_LOG_REPORT == UINT64_C(64) << 20, "deepcode_store_orphan_what says 64M");
+
 const StoreOps deepcode_store = {
         .name = "deepcode",
         .restore_full = "its project's index holds 50 entries, Deep Code's most: its next save "
@@ -439,6 +457,7 @@ const StoreOps deepcode_store = {
         .measure = deepcode_store_measure,
         .session_path = deepcode_store_session_path,
         .orphan_path = deepcode_store_orphan_path,
+        .orphan_what = deepcode_store_orphan_what,
         .no_archive = true,
         .session_bytes = "a session counts its transcript and images/<id>/;\n"
                          "  file-history is the project's, shared by its sessions",

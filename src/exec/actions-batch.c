@@ -651,7 +651,7 @@ static void actions_batch_compressed(ActionsContext *c, ActionsBatchItem *it) {
         _cleanup_free_ char *path =
                 util_strprintf("%s/projects/%s/chats/archive/" COLD_DIR "/%s.jsonl" COLD_SUFFIX,
                                tr->runtime_dir, s->project_dir, s->id);
-        _cleanup_free_ char *why = reason_verdict(it->v, s);
+        _cleanup_free_ char *why = reason_verdict(it->v, s, tr->store);
         char in_s[FORMAT_BYTES_MAX], out_s[FORMAT_BYTES_MAX];
         /* the run line's units; the exact bytes are QGC_ORIGINAL_BYTES, QGC_COMPRESSED_BYTES */
         _cleanup_free_ char *msg = util_strprintf("compressed session %s in %s (%s): %s into %s",

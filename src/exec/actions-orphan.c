@@ -19,7 +19,7 @@ static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdi
                                  ActionsOutcome oc, const char *path, const char *reason,
                                  int error, uint64_t bytes) {
         JournalEvent ev = actions_report_event(oc, JOURNAL_ORPHAN_RECLAIMED);
-        _cleanup_free_ char *msg = NULL, *why = v ? reason_orphan(v, o) : NULL;
+        _cleanup_free_ char *msg = NULL, *why = v ? reason_orphan(v, o, c->inv->trees[o->tree].store) : NULL;
 
         if (ev == JOURNAL_ORPHAN_RECLAIMED)
                 msg = util_strprintf("reclaimed orphan %s '%s'",

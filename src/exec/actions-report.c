@@ -90,7 +90,7 @@ int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v
                                            ? tr->store->session_path(s, archived)
                                            : NULL;
         _cleanup_free_ char *path = rel ? util_strprintf("%s/%s", tr->runtime_dir, rel) : NULL;
-        _cleanup_free_ char *msg = NULL, *why = v ? reason_verdict(v, s) : NULL;
+        _cleanup_free_ char *msg = NULL, *why = v ? reason_verdict(v, s, tr->store) : NULL;
         const char *verb = journal_event_to_string(ev);
         /* a planned skip names what it held back */
         Verb act = !v ? VERB_DELETE : v->verb == VERB_SKIP ? v->blocked_verb : v->verb;

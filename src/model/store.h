@@ -153,6 +153,16 @@ typedef struct StoreOps {
          * a store with run_orphan. Allocated; NULL on ENOMEM. May be NULL: project_dir/name. */
         char *(*orphan_path)(const Orphan *o);
 
+        /* The plan's reasons in the store's words (plan/reason.c): what an orphan of kind k is
+         * ("orphan file-history, no transcript"; static); why the run would skip the action of
+         * session s that a limit of the store's own files refuses (the rule policy_rule_limit:
+         * archive, an archive refused, else a delete; sel, the rule that selects it; allocated,
+         * NULL on ENOMEM; may be NULL: said in general words); merge_limit, why a restore of a
+         * session with Session.merge_too_big is refused (NULL: the store sets none). */
+        const char *(*orphan_what)(OrphanKind k);
+        char *(*limit_reason)(const Session *s, bool archive, const char *sel);
+        const char *merge_limit;
+
         /* qgc status in the store's words: no_archive, the store has no archive of its own (no
          * ARCHIVED column, no archive line, when no tree's store has one and no session is
          * archived: Deep Code's is qgc's, there once qgc archived there); session_bytes,

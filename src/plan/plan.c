@@ -42,8 +42,14 @@ Verb plan_item_verb(const PlanItem *it) {
 char *plan_item_reason(const Plan *p, const PlanItem *it) {
         if (!it->verdict)
                 return strdup("");
-        return it->is_orphan ? reason_orphan(it->verdict, &p->inv->orphans[it->index])
-                             : reason_verdict(it->verdict, &p->inv->sessions[it->index]);
+        if (it->is_orphan) {
+                const Orphan *o = &p->inv->orphans[it->index];
+
+                return reason_orphan(it->verdict, o, p->inv->trees[o->tree].store);
+        }
+        const Session *s = &p->inv->sessions[it->index];
+
+        return reason_verdict(it->verdict, s, p->inv->trees[s->tree].store);
 }
 
 void plan_compress_forecast(const Plan *p, PlanCompressForecast *ret) {

@@ -27,12 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "erase.h"
-#include "hygiene.h"
 #include "json.h"
-#include "json-input.h"
 #include "macro.h"
 #include "reason.h"
+#include "store.h"
 #include "util.h"
 
 /* What a verdict without facts quotes: zeros. */
@@ -275,7 +273,7 @@ static char *reason_blocked(const Verdict *v, const Session *s) {
 #define REASON_CWD_MAX 248 /* the bytes of a stale entry's first cwd that its reasons quote */
 
 /* A stale project entry's reason (VerdictFacts.stale), on the entry or one of its sessions. */
-static char *reason_stale(const Verdict *v) {
+static char *reason_stale(const Verdict *v, const StoreOps *store) {
         static const char key[] = "stale-project-min-age";
         const VerdictFacts *f = v->facts;
         const Orphan *o = f->stale;
@@ -324,7 +322,7 @@ static char *reason_stale(const Verdict *v) {
                                               "%.8s (%s)",
                                               cwd, id, what);
                 /* "... (live: in use: runtime claim pid 4242 alive)" */
-                q = reason_verdict(f->quote, f->quote_session);
+                q = reason_verdict(f->quote, f->quote_session, store);
                 return q ? util_strprintf("stale project entry (cwd %s gone), kept by session %.8s "
                                           "(%s: %s)",
                                           cwd, id, what, q)
@@ -359,7 +357,7 @@ static char *reason_stale(const Verdict *v) {
 }
 
 /* Held back by a deletion limit: skipped, or the archive (compression) it falls back to. */
-static char *reason_held(const Verdict *v) {
+static char *reason_held(const Verdict *v, const StoreOps *store) {
         const VerdictFacts *f = v->facts ?: &no_facts;
         _cleanup_free_ char *inner = NULL;
         char limit[96];
@@ -379,50 +377,24 @@ static char *reason_held(const Verdict *v) {
                              : NULL;
         }
         inner = verdict_fact(v) ? strdup(verdict_fact(v))
-                : f->stale      ? reason_stale(v)
+                : f->stale      ? reason_stale(v, store)
                                 : reason_rule(verdict_held_rule(v), &v->measure, v->facts);
         return inner ? util_strprintf("held back by %s (%s; use --force); would delete: %s",
                                       verdict_held_by(v), limit, inner)
                      : NULL;
 }
 
-const char reason_merge_limit[] = "its .pr.json or .ledger.jsonl, in both chats/ and "
-                                  "chats/archive/, is larger than the 64M qgc merges (limit)";
-_Static_assert(ARCHIVE_SIDECAR_MAX == 64U << 20, "reason_merge_limit says 64M");
-
-/* A delete the run would skip: its edit of a file Qwen shares would be refused; or an archive:
- * its sidecar merge would be (policy.h). */
-static char *reason_limit(const Verdict *v, const Session *s) {
+/* A session action the run would skip: a limit of the store's own files would refuse it
+ * (policy.h: policy_rule_limit), in the store's words (StoreOps.limit_reason). */
+static char *reason_limit(const Verdict *v, const Session *s, const StoreOps *store) {
         _cleanup_free_ char *sel = reason_rule(v->blocked_rule, &v->measure, v->facts);
-        char max[FORMAT_BYTES_MAX];
-        const char *what;
 
         if (!sel)
                 return NULL;
-        if (v->blocked_verb == VERB_ARCHIVE)
-                return util_strprintf("%s (would archive: %s)", reason_merge_limit, sel);
-        util_format_bytes(max, sizeof max, ERASE_FILE_MAX);
-        switch (s->logs_state) {
-        case SHARED_TOO_BIG:
-                return util_strprintf(
-                        "tmp/<hash>/logs.json is larger than the %s qgc edits (limit) "
-                        "(would delete: %s)",
-                        max, sel);
-        case SHARED_MALFORMED:
-                what = "is not what Qwen Code writes";
-                break;
-        case SHARED_UNREADABLE:
-                what = "cannot be read";
-                break;
-        default:
-                return util_strprintf(
-                        "session-organization.v1.json cannot be read, or is larger than "
-                        "the %s qgc edits (limit) (would delete: %s)",
-                        util_format_bytes(max, sizeof max,
-                                          json_input_info(JSON_INPUT_ORGANIZATION)->max),
-                        sel);
-        }
-        return util_strprintf("tmp/<hash>/logs.json %s (limit) (would delete: %s)", what, sel);
+        if (store && store->limit_reason)
+                return store->limit_reason(s, v->blocked_verb == VERB_ARCHIVE, sel);
+        return util_strprintf("a file of the store's is over what qgc edits (limit) (would %s: %s)",
+                              policy_verb_to_string(v->blocked_verb), sel);
 }
 
 /* An action planned as a skip in a read-only store's tree (policy_rule_store). */
@@ -432,22 +404,22 @@ static char *reason_store(const Verdict *v, const char *sel) {
                    : NULL;
 }
 
-char *reason_verdict(const Verdict *v, const Session *s) {
+char *reason_verdict(const Verdict *v, const Session *s, const StoreOps *store) {
         char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
 
         if (v->verb == VERB_SKIP && v->rule && streq(v->rule, policy_rule_limit))
-                return reason_limit(v, s);
+                return reason_limit(v, s, store);
         if (v->verb == VERB_SKIP && v->rule == policy_rule_store) {
                 _cleanup_free_ char *sel = reason_rule(v->blocked_rule, &v->measure, v->facts);
                 return reason_store(v, sel);
         }
 
         if ((v->protections & PROT_BLAST) && verdict_held_by(v))
-                return reason_held(v);
+                return reason_held(v, store);
         if (verdict_fact(v))
                 return strdup(verdict_fact(v));
         if (v->facts && v->facts->stale)
-                return reason_stale(v);
+                return reason_stale(v, store);
         if (v->blocked_by)
                 return reason_blocked(v, s);
         if (v->verb != VERB_KEEP)
@@ -464,25 +436,13 @@ char *reason_verdict(const Verdict *v, const Session *s) {
         return strdup("no rule applies");
 }
 
-static const char *const orphan_what[_ORPHAN_KIND_MAX] = {
-        [ORPHAN_FILE_HISTORY] = "orphan file-history, no transcript",
-        [ORPHAN_SUBAGENTS] = "orphan subagents, no transcript",
-        [ORPHAN_EMPTY_PROJECT] = "empty project directory",
-        [ORPHAN_DC_UNINDEXED] = "Deep Code transcript its index does not name",
-        [ORPHAN_DC_IMAGES] = "Deep Code images of no session",
-        [ORPHAN_DC_ERROR_LOG] = "Deep Code logs/error.log over 64M: reported, never trimmed",
-        [ORPHAN_DC_CHECKPOINTS] = "Deep Code checkpoint repository, compaction frees about this",
-};
-
-char *reason_orphan(const Verdict *v, const Orphan *o) {
+char *reason_orphan(const Verdict *v, const Orphan *o, const StoreOps *store) {
         char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
-        const char *what = o->kind >= 0 && o->kind < _ORPHAN_KIND_MAX && orphan_what[o->kind]
-                                   ? orphan_what[o->kind]
-                                   : hygiene_what(o->kind);
+        const char *what = store && store->orphan_what ? store->orphan_what(o->kind) : "orphan";
         const Measure *m = &v->measure;
 
         if (v->facts && v->facts->stale)
-                return reason_stale(v);
+                return reason_stale(v, store);
         if (verdict_fact(v))
                 return strdup(verdict_fact(v));
         if (v->blocked_by == PROT_PROTECT)

@@ -6,15 +6,16 @@
 #include "inventory.h"
 #include "policy.h"
 
+struct StoreOps;
+
 /* The reason of session s's verdict v: "idle 121d > max-age 90d", "kept: pinned (a rule would
- * select it: archive for idle 121d > max-age 90d)", ... malloc'ed; NULL only on ENOMEM. */
-char *reason_verdict(const Verdict *v, const Session *s);
-/* Why an archive or a restore of a session with Session.merge_too_big is refused. */
-extern const char reason_merge_limit[];
+ * select it: archive for idle 121d > max-age 90d)", ... malloc'ed; NULL only on ENOMEM. store:
+ * s's tree's, for the words only it knows (StoreOps.limit_reason). */
+char *reason_verdict(const Verdict *v, const Session *s, const struct StoreOps *store);
 
 /* The reason of orphan o's verdict v: "orphan file-history, no transcript, idle 40d > 30d", ...
- * malloc'ed; NULL only on ENOMEM. */
-char *reason_orphan(const Verdict *v, const Orphan *o);
+ * malloc'ed; NULL only on ENOMEM. store: o's tree's (StoreOps.orphan_what). */
+char *reason_orphan(const Verdict *v, const Orphan *o, const struct StoreOps *store);
 
 /* How the ownership of s was proven or why not ("cwd matches the project directory", "first
  * line longer than 1 MiB", ...): *ret malloc'ed, NULL when no check ran. 0 or -ENOMEM. */

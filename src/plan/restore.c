@@ -124,7 +124,12 @@ int restore_resolve(const Inventory *inv, const char *prefix, const char **ret_i
 static int restore_add(Plan *p, const Inventory *inv, size_t t, const Session *s,
                        bool to_archive) {
         const Tree *tr = &inv->trees[t];
-        const char *why = restore_refusal(tr, s) ?: s->merge_too_big ? reason_merge_limit : NULL;
+        const char *why = restore_refusal(tr, s);
+
+        if (!why && s->merge_too_big) /* the store's words, Qwen's sidecars */
+                why = tr->store && tr->store->merge_limit
+                              ? tr->store->merge_limit
+                              : "its files are larger than qgc merges (limit)";
 
         if (!why && to_archive && restore_by_store(tr))
                 why = "its store restores it whole: --to-archive does not apply";

@@ -3,7 +3,9 @@
  * bytes by kind (tree-size.h), its run operations (qwen-run.h). */
 #include "autoconf.h"
 
+#include "erase-edit.h"
 #include "hygiene.h"
+#include "json-input.h"
 #include "qwen.h"
 #include "qwen-run.h"
 #include "qwen-scan.h"
@@ -53,6 +55,56 @@ static int qwen_store_measure(const Inventory *inv, size_t t, StoreSize *ret) {
         return hygiene_stale_projects(inv, t, &ret->n_stale, &ret->n_projects, &ret->stale_bytes);
 }
 
+static const char *qwen_store_orphan_what(OrphanKind k) {
+        switch (k) {
+        case ORPHAN_FILE_HISTORY:
+                return "orphan file-history, no transcript";
+        case ORPHAN_SUBAGENTS:
+                return "orphan subagents, no transcript";
+        case ORPHAN_EMPTY_PROJECT:
+                return "empty project directory";
+        default:
+                return hygiene_what(k);
+        }
+}
+
+#define QWEN_STORE_MERGE_LIMIT                                                                     \
+        "its .pr.json or .ledger.jsonl, in both chats/ and chats/archive/, is larger than the "    \
+        "64M qgc merges (limit)"
+_Static_assert(ARCHIVE_SIDECAR_MAX == 64U << 20, "QWEN_STORE_MERGE_LIMIT says 64M");
+
+/* An archive its sidecar merge would refuse, or a delete its edit of a file Qwen shares would
+ * (logs.json, session-organization.v1.json: policy.h's policy_rule_limit). */
+static char *qwen_store_limit_reason(const Session *s, bool archive, const char *sel) {
+        char max[FORMAT_BYTES_MAX];
+        const char *what;
+
+        if (archive)
+                return util_strprintf("%s (would archive: %s)", QWEN_STORE_MERGE_LIMIT, sel);
+        util_format_bytes(max, sizeof max, ERASE_FILE_MAX);
+        switch (s->logs_state) {
+        case SHARED_TOO_BIG:
+                return util_strprintf(
+                        "tmp/<hash>/logs.json is larger than the %s qgc edits (limit) "
+                        "(would delete: %s)",
+                        max, sel);
+        case SHARED_MALFORMED:
+                what = "is not what Qwen Code writes";
+                break;
+        case SHARED_UNREADABLE:
+                what = "cannot be read";
+                break;
+        default:
+                return util_strprintf(
+                        "session-organization.v1.json cannot be read, or is larger than "
+                        "the %s qgc edits (limit) (would delete: %s)",
+                        util_format_bytes(max, sizeof max,
+                                          json_input_info(JSON_INPUT_ORGANIZATION)->max),
+                        sel);
+        }
+        return util_strprintf("tmp/<hash>/logs.json %s (limit) (would delete: %s)", what, sel);
+}
+
 static char *qwen_store_session_path(const Session *s, bool archived) {
         return util_strprintf("projects/%s/chats/%s%s.jsonl", s->project_dir,
                               archived ? "archive/" : "", s->id);
@@ -67,6 +119,9 @@ const StoreOps qwen_store = {
         .scan = qwen_scan,
         .measure = qwen_store_measure,
         .session_path = qwen_store_session_path,
+        .orphan_what = qwen_store_orphan_what,
+        .limit_reason = qwen_store_limit_reason,
+        .merge_limit = QWEN_STORE_MERGE_LIMIT,
         .session_bytes = "a session counts in any state (active, archived,\n"
                          "  compressed) with its sidecars, file-history, subagents",
         .run_open = qwen_run_open,

@@ -28,6 +28,7 @@
 #include "reason.h"
 #include "restore.h"
 #include "qwen.h"
+#include "qwen-store.h"
 #include "syncq.h"
 #include "usage.h"
 #include "usage-ahead.h"
@@ -2927,7 +2928,7 @@ static void test_faults_listing_eio_skips_project_and_orphans(void **state) {
                 assert_int_equal(policy_evaluate(inv, &cfg, util_now_msec(), &po, &v), 0);
                 for (size_t i = 0; i < v->n_sessions; i++) {
                         _cleanup_free_ char *why = reason_verdict(&v->sessions[i],
-                                                                  &inv->sessions[i]);
+                                                                  &inv->sessions[i], &qwen_store);
                         assert_non_null(why);
                         assert_null(strstr(why, "keep-free"));
                 }

@@ -235,7 +235,7 @@ static void test_hygiene_policy_table(void **state) {
                 assert_int_equal(policy_evaluate(inv, &c, real + table[i].forecast_h * 3600 * 1000,
                                                  &po, &v),
                                  0);
-                why = reason_orphan(&v->orphans[0], &inv->orphans[0]);
+                why = reason_orphan(&v->orphans[0], &inv->orphans[0], &qwen_store);
                 assert_non_null(why);
                 if (v->orphans[0].verb != table[i].want || !strstr(why, table[i].reason))
                         print_error("case %zu: %s %s '%s'\n", i, policy_verb_to_string(v->orphans[0].verb),
@@ -320,8 +320,8 @@ static void test_hygiene_stale_policy_table(void **state) {
                 assert_int_equal(inventory_add_session(inv, &s), 0);
                 assert_int_equal(inventory_add_orphan(inv, &o), 0);
                 assert_int_equal(policy_evaluate(inv, &c, real, &po, &v), 0);
-                why = reason_orphan(&v->orphans[0], &inv->orphans[0]);
-                swhy = reason_verdict(&v->sessions[0], &inv->sessions[0]);
+                why = reason_orphan(&v->orphans[0], &inv->orphans[0], &qwen_store);
+                swhy = reason_verdict(&v->sessions[0], &inv->sessions[0], &qwen_store);
                 assert_non_null(why);
                 assert_non_null(swhy);
                 if (v->orphans[0].verb != table[i].want || v->orphans[0].mark != table[i].mark ||

@@ -29,10 +29,9 @@
 : "${QGC_SRCDIR:?QGC_SRCDIR must name the source tree}"
 LAYERS="base model config policy qwen deepcode scan plan exec cli"
 # The folders of the stores, and the folders of the core that reach them through store.h only.
-# plan/ and exec/ join NEUTRAL when they do (Qwen's statuses, reasons and steps still named
-# directly there).
+# exec/ joins NEUTRAL when it does (Qwen's session steps still named directly there).
 STORES="qwen deepcode"
-NEUTRAL="policy scan"
+NEUTRAL="policy scan plan"
 # Still exported for tests only:
 #   actions_execute, actions_restore: the executor without the tree locks and the action log
 #     (test_actions and test_faults count the files and fsyncs of one run; actions_run() adds

@@ -16,7 +16,9 @@
 #include "config.h"
 #include "inventory.h"
 #include "macro.h"
+#include "deepcode-store.h"
 #include "policy.h"
+#include "qwen-store.h"
 #include "reason.h"
 #include "store.h"
 
@@ -97,7 +99,8 @@ static Session *fx_add(Fixture *f, const char *cwd, SessionState state, msec_t i
 static const char *fx_reason(Fixture *f, size_t i) {
         assert_true(i < MAX_S && i < f->v->n_sessions);
         free(f->rs[i]);
-        f->rs[i] = reason_verdict(&f->v->sessions[i], &f->inv.sessions[i]);
+        f->rs[i] = reason_verdict(&f->v->sessions[i], &f->inv.sessions[i],
+                                  f->inv.trees[f->inv.sessions[i].tree].store ?: &qwen_store);
         assert_non_null(f->rs[i]);
         return f->rs[i];
 }
@@ -105,7 +108,8 @@ static const char *fx_reason(Fixture *f, size_t i) {
 static const char *fx_oreason(Fixture *f, size_t i) {
         assert_true(i < ELEMENTSOF(f->ro) && i < f->v->n_orphans);
         free(f->ro[i]);
-        f->ro[i] = reason_orphan(&f->v->orphans[i], &f->inv.orphans[i]);
+        f->ro[i] = reason_orphan(&f->v->orphans[i], &f->inv.orphans[i],
+                                 f->inv.trees[f->inv.orphans[i].tree].store ?: &qwen_store);
         assert_non_null(f->ro[i]);
         return f->ro[i];
 }
@@ -1131,6 +1135,7 @@ static void test_policy_deepcode_orphans(void **state) {
                                    .project_dir = (char *)"-p-a", .mtime = NOW - cases[c].idle,
                                    .bytes = 10 };
                 f.inv.n_orphans = 1;
+                f.trees[0].store = &deepcode_store; /* the words of its reasons */
                 fx_eval(&f, false);
                 if (f.v->orphans[0].verb != cases[c].verb) {
                         print_error("case %zu: %s\n", c, fx_oreason(&f, 0));

@@ -11,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "deepcode-store.h"
 #include "hygiene.h"
 #include "inventory.h"
 #include "macro.h"
 #include "policy.h"
+#include "qwen-store.h"
 #include "reason.h"
 
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -255,7 +257,7 @@ static const ReasonCase cases[] = {
 static void test_reason_every_form(void **state) {
         (void)state;
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                _cleanup_free_ char *got = reason_verdict(&cases[i].v, &cases[i].s);
+                _cleanup_free_ char *got = reason_verdict(&cases[i].v, &cases[i].s, &qwen_store);
 
                 assert_non_null(got);
                 if (!streq(got, cases[i].want)) {
@@ -293,10 +295,21 @@ static void test_reason_orphans(void **state) {
                   { .kind = ORPHAN_TOOL_RESULT }, NULL /* hygiene_what()'s words */ },
                 { { .verb = VERB_KEEP, .rule = "none", .facts = &f_stale },
                   { .kind = ORPHAN_STALE_PROJECT }, "stale project entry (x)" },
+                /* a Deep Code orphan, in its store's words */
+                { { .verb = VERB_DELETE, .rule = "compact-min-idle",
+                    .measure = AGE("compact-min-idle", 3 * D, 1 * D) },
+                  { .kind = ORPHAN_DC_CHECKPOINTS },
+                  "Deep Code checkpoint repository, compaction frees about this, idle 3d > 1d" },
+                { { .verb = VERB_KEEP, .rule = "none", .measure = { .limit = MSEC_INFINITY } },
+                  { .kind = ORPHAN_DC_ERROR_LOG },
+                  "Deep Code logs/error.log over 64M: reported, never trimmed" },
         };
         (void)state;
         for (size_t i = 0; i < ELEMENTSOF(oc); i++) {
-                _cleanup_free_ char *got = reason_orphan(&oc[i].v, &oc[i].o);
+                bool dc = oc[i].o.kind == ORPHAN_DC_CHECKPOINTS ||
+                          oc[i].o.kind == ORPHAN_DC_ERROR_LOG;
+                _cleanup_free_ char *got =
+                        reason_orphan(&oc[i].v, &oc[i].o, dc ? &deepcode_store : &qwen_store);
                 _cleanup_free_ char *want = NULL;
 
                 assert_non_null(got);
