@@ -1,5 +1,5 @@
 /* test_dc_cold.c: qgc's archive of Deep Code sessions (dc-cold.h) through deepcode_store's run
- * operations and the executor (actions_execute()): an archive's layout (the index without the
+ * operations and the executor (actions_run()): an archive's layout (the index without the
  * entry in Deep Code's format, the transcript hard-linked byte for byte, the entry, the sorted
  * checkpoints, the images moved), a rewrite of the index by Deep Code at the edit's hook (nothing
  * lost), the re-checks (a transcript changed since the scan, an entry Deep Code changed at the
@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "actions.h"
+#include "run-plan.h"
 #include "cold.h"
 #include "dc-project.h"
 #include "deepcode-store.h"
@@ -119,7 +120,7 @@ static void add_archived(Inventory *inv, const char *dc, const char *id) {
 
 /* Scan the store dc, plan verb for the sessions ids (NULL-terminated; ARCHIVE: the active ones,
  * else the archived ones, built by hand when the scan does not list them), KEEP the rest;
- * execute; actions_execute()'s result with the stats. */
+ * execute; actions_run()'s result with the stats. */
 static int run_verb(const char *dc, const char *const *ids, Verb verb, ActionStats *st) {
         ScanOptions so = { .now = util_now_msec(), .no_atime = true };
         Verdicts verdicts = {};
@@ -171,7 +172,7 @@ static int run_verb(const char *dc, const char *const *ids, Verb verb, ActionSta
         plan.verdicts = &verdicts;
         plan.n_items = n;
         *st = (ActionStats){};
-        k = actions_execute(&plan, st);
+        k = test_run_plan(&plan, st);
         for (size_t i = 0; i < verdicts.n_sessions; i++)
                 free(verdicts.sessions[i].facts);
         free(verdicts.sessions);
