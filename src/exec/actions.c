@@ -406,12 +406,8 @@ static void actions_progress(ActionsProgress *pr, const ActionStats *st, bool en
         fflush(stderr);
 }
 
-/* Execute the plan with the action log already open (-EBADF when it is not) and the locks
- * held: first the recovery steps (recover.h), then every ARCHIVE/DELETE item (sessions and
- * orphans): re-check identity and liveness, salvage usage, archive by rename or delete by
- * unlinkat; then the restore steps. Each outcome is journalled; a failed action does not stop
- * the run. Returns 0 when all succeeded (or were skipped for safety), 1 when some failed,
- * -errno on a fatal error. */
+/* actions_run()'s execution of the plan, the locks held and the action log open (-EBADF when
+ * it is not); its result. */
 static int actions_execute(const Plan *p, ActionStats *ret_stats, bool progress, bool one_thread) {
         ActionStats stats = {};
         ActionsProgress pr = { .on = progress, .started = util_mono_sec() };
