@@ -48,7 +48,6 @@ typedef struct ActionsContext {
         bool one_thread; /* --jobs 1: no salvage thread (ActionsRunOptions.one_thread) */
         unsigned n_steps;
         bool failed;
-        int first_error; /* of a restore step: what actions_restore() returns */
         char *why; /* an allocated reason of the current session's outcome */
         struct ActionsBatch *batch;
         /* the runtime claim names of the chats/ being worked on, listed once per batch (NULL:

@@ -32,7 +32,6 @@
 #include "log.h"
 #include "macro.h"
 #include "reason.h"
-#include "restore.h"
 #include "session-times.h"
 #include "store.h"
 #include "syncq.h"
@@ -368,11 +367,9 @@ static void actions_steps(ActionsContext *c, const Plan *p, bool restore) {
                         /* no restore without its start recorded first */
                         int r = k < 0 ? k : !ok[st->tree] && !st->why ? -EIO
                                                                        : actions_restore_step(c, st);
-                        if (r < 0) {
+                        if (r < 0)
                                 c->failed = true;
-                                if (c->first_error == 0)
-                                        c->first_error = r;
-                        } else
+                        else
                                 c->stats->n_restored++;
                 } else
                         actions_restore_recover(c, st);
@@ -409,8 +406,9 @@ static void actions_progress(ActionsProgress *pr, const ActionStats *st, bool en
         fflush(stderr);
 }
 
-static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_first_error,
-                                bool progress, bool one_thread) {
+/* actions_run()'s execution of the plan, the locks held and the action log open (-EBADF when
+ * it is not); its result. */
+static int actions_execute(const Plan *p, ActionStats *ret_stats, bool progress, bool one_thread) {
         ActionStats stats = {};
         ActionsProgress pr = { .on = progress, .started = util_mono_sec() };
         ActionsContext c = {
@@ -493,13 +491,7 @@ static int actions_execute_full(const Plan *p, ActionStats *ret_stats, int *ret_
         free(c.runtime_fds);
         if (ret_stats)
                 *ret_stats = stats;
-        if (ret_first_error)
-                *ret_first_error = c.first_error;
         return c.failed ? 1 : 0;
-}
-
-int actions_execute(const Plan *p, ActionStats *ret_stats) {
-        return actions_execute_full(p, ret_stats, NULL, false, false);
 }
 
 /* Take the lock of every tree of inv; *ret_fds holds them (-EBADF where there is no tree). */
@@ -566,26 +558,11 @@ int actions_run(const Plan *p, const ActionsRunOptions *o, ActionStats *ret_stat
                  * into the action log on that terminal */
                 bool progress = !o->quiet && isatty(STDERR_FILENO) &&
                                 journal_get_target() != JOURNAL_TARGET_STDERR;
-                r = actions_execute_full(p, ret_stats, NULL, progress, o->one_thread);
+                r = actions_execute(p, ret_stats, progress, o->one_thread);
                 if (!o->log_is_open)
                         journal_close();
         }
         for (size_t i = 0; i < p->inv->n_trees; i++)
                 safe_close(lock_fds[i]);
         return r;
-}
-
-int actions_restore(const Inventory *inv, const char *id, bool to_archive) {
-        _cleanup_(plan_freep) Plan *p = NULL;
-        int r, first = 0;
-
-        r = restore_plan(inv, id, NULL, to_archive, util_now_msec(), &p);
-        if (r == -ENOENT)
-                return log_error_errno(r, "no session %s in any tree", id);
-        if (r < 0)
-                return r;
-        r = actions_execute_full(p, NULL, &first, false, false);
-        if (r < 0)
-                return r;
-        return first < 0 ? first : r;
 }

@@ -21,23 +21,14 @@ typedef struct ActionsRunOptions {
 } ActionsRunOptions;
 
 /* A real run of the plan p: take the lock of every tree (-EWOULDBLOCK when another qgc holds
- * one; nothing done), open the action log, actions_execute(), close both. */
+ * one; nothing done), open the action log (unless log_is_open), then execute the plan: first the
+ * recovery steps (recover.h), then every ARCHIVE/DELETE item (sessions and orphans): re-check
+ * identity and liveness, salvage usage, archive by rename or delete by unlinkat; then the
+ * restore steps (restore.h: `qgc restore`). Each outcome is journalled; a failed action does
+ * not stop the run. Close the log and the locks. Returns 0 when all succeeded (or were skipped
+ * for safety), 1 when some failed, -errno on a fatal error. */
 int actions_run(const Plan *p, const ActionsRunOptions *o, ActionStats *ret_stats);
 
 /* Open the action log of a run (a fresh run id). actions_run() calls it; only the --all-users
  * parent calls it itself, before its children drop privileges and run (log_is_open). */
 int actions_open_log(const ActionsRunOptions *o);
-
-/* Execute the plan with the action log already open (-EBADF when it is not) and the locks
- * held: first the recovery steps (recover.h), then every ARCHIVE/DELETE item (sessions and
- * orphans): re-check identity and liveness, salvage usage, archive by rename or delete by
- * unlinkat; then the restore steps. Each outcome is journalled; a failed action does not stop
- * the run. Returns 0 when all succeeded (or were skipped for safety), 1 when some failed,
- * -errno on a fatal error. */
-int actions_execute(const Plan *p, ActionStats *ret_stats);
-
-/* qgc restore ID through its plan (restore.h) with the action log already open: move an
- * archived session (and sidecars) back into chats/; a compressed one decompressed and moved on
- * into chats/ (only into chats/archive/ when to_archive). 0, -ENOENT (no such session), 1
- * failed. */
-int actions_restore(const Inventory *inv, const char *id, bool to_archive);

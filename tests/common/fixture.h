@@ -108,8 +108,9 @@ int fixture_rm_rf(const char *path);
 int fixture_snapshot(const char *root, const char *rel, char **ret);
 int fixture_snapshot_full(const char *root, const char *rel, char **ret);
 /* fixture_snapshot() without times: path, type, mode, size and content hash of every entry
- * (directories' sizes left out: they depend on their history), for comparing a rerun after a
- * kill with an unkilled run. NULL on error. */
+ * (directories' sizes left out: they depend on their history) and without the trees' lock files
+ * (LOCK_FILE, which every run creates), for comparing a rerun after a kill with an unkilled run,
+ * or a tree before and after a refused run. NULL on error. */
 char *fixture_snapshot_timeless(const char *root, const char *rel);
 
 /* Enter a private mount namespace (a user namespace too when not root), with "/" made private

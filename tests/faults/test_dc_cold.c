@@ -1,5 +1,5 @@
 /* test_dc_cold.c: qgc's archive of Deep Code sessions (dc-cold.h) through deepcode_store's run
- * operations and the executor (actions_execute()): an archive's layout (the index without the
+ * operations and the executor (actions_run()): an archive's layout (the index without the
  * entry in Deep Code's format, the transcript hard-linked byte for byte, the entry, the sorted
  * checkpoints, the images moved), a rewrite of the index by Deep Code at the edit's hook (nothing
  * lost), the re-checks (a transcript changed since the scan, an entry Deep Code changed at the
@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "actions.h"
+#include "run-plan.h"
 #include "cold.h"
 #include "dc-project.h"
 #include "deepcode-store.h"
@@ -120,7 +121,7 @@ static void add_archived(Inventory *inv, const char *dc, const char *id) {
 
 /* Scan the store dc, plan verb for the sessions ids (NULL-terminated; ARCHIVE: the active ones,
  * else the archived ones, built by hand when the scan does not list them), KEEP the rest;
- * execute; actions_execute()'s result with the stats. */
+ * execute; actions_run()'s result with the stats. */
 static int run_verb(const char *dc, const char *const *ids, Verb verb, ActionStats *st) {
         ScanOptions so = { .now = util_now_msec(), .no_atime = true };
         Verdicts verdicts = {};
@@ -172,7 +173,7 @@ static int run_verb(const char *dc, const char *const *ids, Verb verb, ActionSta
         plan.verdicts = &verdicts;
         plan.n_items = n;
         *st = (ActionStats){};
-        k = actions_execute(&plan, st);
+        k = test_run_plan(&plan, st);
         for (size_t i = 0; i < verdicts.n_sessions; i++)
                 free(verdicts.sessions[i].facts);
         free(verdicts.sessions);
@@ -715,7 +716,7 @@ static void run_restore(const char *dc, const char *const *ids) {
         p->is_restore = true;
         for (const char *const *id = ids; *id; id++, n++)
                 assert_true(restore_add_id(p, inv, 0, *id, false) >= 0);
-        assert_int_equal(actions_execute(p, &st), 0);
+        assert_int_equal(test_run_plan(p, &st), 0);
         assert_int_equal(st.n_restored, n);
         assert_int_equal(st.n_failed, 0);
         p = plan_free(p);

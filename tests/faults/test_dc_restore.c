@@ -1,7 +1,7 @@
 /* test_dc_restore.c: qgc restore of Deep Code sessions from qgc's archive (dc-store.h's layout,
  * made here by hand as dc-cold.c makes it: the entry as js_stringify_indent(entry, 2), the
  * checkpoints, the transcript plain or compressed by cold.c, images/<id>/ as <id>.images/),
- * through restore_plan()'s steps and the executor (actions_execute()): the index gets the entry
+ * through restore_plan()'s steps and the executor (actions_run()): the index gets the entry
  * back byte for byte at its place (before the first id its <id>.after names that is indexed,
  * lines that are no id ignored; without one, or one over 64 KiB, at Deep Code's place: before
  * the first entry strictly older), transcripts
@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "actions.h"
+#include "run-plan.h"
 #include "cold.h"
 #include "dc-project.h"
 #include "deepcode-store.h"
@@ -207,7 +208,7 @@ static void build_store(const T *t, const char *top) {
 typedef void (*PrepFn)(const T *t);
 
 /* Scan the store root/top/h/.deepcode, plan the restore of ids (NULL-terminated; only those
- * still archived when only_archived), call prep (may be NULL), execute: actions_execute()'s
+ * still archived when only_archived), call prep (may be NULL), execute: actions_run()'s
  * result, with the stats, and the plan's refusal of the first step in *ret_why (may be NULL). */
 static int run_restore(const T *t, const char *top, const char *const *ids, bool only_archived,
                        PrepFn prep, ActionStats *st, char **ret_why) {
@@ -236,7 +237,7 @@ static int run_restore(const T *t, const char *top, const char *const *ids, bool
         if (prep)
                 prep(t);
         *st = (ActionStats){};
-        k = actions_execute(p, st);
+        k = test_run_plan(p, st);
         p = plan_free(p);
         inventory_free(inv);
         return k;

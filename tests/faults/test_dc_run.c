@@ -1,5 +1,5 @@
 /* test_dc_run.c: the delete of Deep Code sessions through deepcode_store's run operations and
- * the executor (actions_execute()): the index edited in Deep Code's exact format (texts written
+ * the executor (actions_run()): the index edited in Deep Code's exact format (texts written
  * by hand), a rewrite of the index by Deep Code at the edit's hook (nothing lost), an index not
  * in Deep Code's format refused (never rewritten), a project a Deep Code process works in
  * skipped by the executor's own check, a killed delete whose session Deep Code
@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "actions.h"
+#include "run-plan.h"
 #include "dc-project.h"
 #include "deepcode-store.h"
 #include "fixture.h"
@@ -78,7 +79,7 @@ static void run_done(Run *r) {
 }
 
 /* Scan the store dc and plan DELETE for the sessions ids (NULL-terminated), KEEP the rest;
- * execute; return actions_execute()'s result with the stats. */
+ * execute; return actions_run()'s result with the stats. */
 static int run_delete(const char *dc, const char *const *ids, ActionStats *st) {
         ScanOptions so = { .now = util_now_msec(), .no_atime = true };
         Tree t = {};
@@ -116,7 +117,7 @@ static int run_delete(const char *dc, const char *const *ids, ActionStats *st) {
         r.plan.verdicts = &r.verdicts;
         r.plan.n_items = n;
         *st = (ActionStats){};
-        k = actions_execute(&r.plan, st);
+        k = test_run_plan(&r.plan, st);
         run_done(&r);
         return k;
 }

@@ -22,6 +22,7 @@
 #include "fs.h"
 #include "rm-rf.h"
 #include "journal.h"
+#include "lock.h"
 #include "hygiene.h"
 #include "config.h"
 #include "live.h"
@@ -130,7 +131,7 @@ typedef struct AuditEntry {
 } AuditEntry;
 static pthread_mutex_t audit_lock = PTHREAD_MUTEX_INITIALIZER; /* fs_fsync_many()'s threads */
 static struct {
-        bool armed; /* inside the executor (actions_execute(), actions_restore()) */
+        bool armed; /* inside the executor (actions_run()) */
         AuditEntry e[AUDIT_MAX];
         size_t n;
         unsigned n_checked;    /* destructive steps checked */
@@ -762,33 +763,22 @@ void __wrap_actions_report_step(void *userdata, const char *what) {
                 _exit(99);
 }
 
-int __real_actions_execute(const Plan *p, ActionStats *ret_stats);
-int __wrap_actions_execute(const Plan *p, ActionStats *ret_stats);
-int __wrap_actions_execute(const Plan *p, ActionStats *ret_stats) {
+/* The executor as the tests reach it (run-plan.h): actions_run(), its tree locks taken. */
+int __real_actions_run(const Plan *p, const ActionsRunOptions *o, ActionStats *ret_stats);
+int __wrap_actions_run(const Plan *p, const ActionsRunOptions *o, ActionStats *ret_stats);
+int __wrap_actions_run(const Plan *p, const ActionsRunOptions *o, ActionStats *ret_stats) {
         int r;
 
         audit.armed = true;
         faults.n_steps = 0;
-        faults.n_unlinks = 0;
+        if (!p->is_restore)
+                faults.n_unlinks = 0;
         usage_dirty.n = 0; /* each run answers for the lines it writes ... */
         for (size_t i = 0; !p->is_restore && i < p->inv->n_trees; i++) /* ... and for those it
                                                                           * relies on (a restore
                                                                           * relies on none) */
                 usage_audit_preexisting(p->inv->trees[i].global_dir);
-        r = __real_actions_execute(p, ret_stats);
-        audit.armed = false;
-        return r;
-}
-
-int __real_actions_restore(const Inventory *inv, const char *id, bool to_archive);
-int __wrap_actions_restore(const Inventory *inv, const char *id, bool to_archive);
-int __wrap_actions_restore(const Inventory *inv, const char *id, bool to_archive) {
-        int r;
-
-        audit.armed = true;
-        faults.n_steps = 0;
-        usage_dirty.n = 0; /* a restore relies on no usage line */
-        r = __real_actions_restore(inv, id, to_archive);
+        r = __real_actions_run(p, o, ret_stats);
         audit.armed = false;
         return r;
 }
@@ -1966,7 +1956,7 @@ static void test_faults_cold_restore_crash_after_every_step_then_rerun(void **st
                         faults.crash_after = n;
                         if (apply_scan(qwen, &inv) < 0)
                                 _exit(2);
-                        _exit(actions_restore(inv, S_ARCH, /* to_archive= */ true) == 0 ? 0 : 1);
+                        _exit(test_restore(inv, S_ARCH, /* to_archive= */ true, NULL) == 0 ? 0 : 1);
                 }
                 assert_int_equal(waitpid(pid, &status, 0), pid);
                 assert_true(WIFEXITED(status));
@@ -1980,7 +1970,7 @@ static void test_faults_cold_restore_crash_after_every_step_then_rerun(void **st
                 /* the rerun: a restore again when the transcript is still compressed; else
                  * (killed after the transcript's own step) the session is archived already */
                 if (fixture_exists(qwen, P_SCRATCH "/archive/" COLD_DIR "/" S_ARCH ".jsonl.zst"))
-                        assert_int_equal(actions_restore(inv, S_ARCH, /* to_archive= */ true), 0);
+                        assert_int_equal(test_restore(inv, S_ARCH, /* to_archive= */ true, NULL), 0);
                 got = test_read_rel(qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
                 got_pr = test_read_rel(qwen, P_SCRATCH "/archive/" S_ARCH ".pr.json");
                 if (!streq(got, body) || !streq(got_pr, pr))
@@ -2032,7 +2022,7 @@ static void test_faults_cold_restore_is_one_batch(void **state) {
 
         assert_int_equal(apply_scan(t->qwen, &inv), 0);
         faults.n_fsync = faults.n_dir_fsync = 0;
-        assert_int_equal(actions_restore(inv, S_ARCH, /* to_archive= */ true), 0);
+        assert_int_equal(test_restore(inv, S_ARCH, /* to_archive= */ true, NULL), 0);
         /* plus the restore's start and end in the tree's record (session-times.h: a file fsync
          * each, and the directory fsyncs of .qgc/ and of the new file's name) */
         if (faults.n_dir_fsync > 2 + 2 || faults.n_fsync > 2 + 3 + 4)
@@ -2056,8 +2046,8 @@ static void test_faults_cold_restore_is_one_batch(void **state) {
 
 /* The tree under qwen as a comparable listing: each entry's path, type, size and content hash,
  * and a file's mtime (fixture_snapshot()); what differs between two runs of the same plan is left
- * out: directories' mtimes, atimes, usage_record.jsonl's mtime and qgc's own state directory
- * .qgc/ (its times). */
+ * out: directories' mtimes, atimes, usage_record.jsonl's mtime, qgc's own state directory
+ * .qgc/ (its times) and the tree's lock (LOCK_FILE: created when the run took it). */
 static char *crash_tree(const char *qwen) {
         _cleanup_free_ char *snap = NULL;
         _cleanup_(strbuf_done) StrBuf out = {};
@@ -2072,7 +2062,8 @@ static char *crash_tree(const char *qwen) {
                 if (sscanf(l, "%4095s %3s %15s %31s %31s %31s %31s", path, type, mode, size, mt, at,
                            h) != 7)
                         fail_msg("snapshot line '%s'", l);
-                if (strneq(path, ".qgc", 4) && (path[4] == 0 || path[4] == '/'))
+                if ((strneq(path, ".qgc", 4) && (path[4] == 0 || path[4] == '/')) ||
+                    streq(path, LOCK_FILE)) /* its mtime: when the run took the lock */
                         continue;
                 /* usage_record.jsonl is appended to when the run happens */
                 assert_true(strbuf_printf(&out, "%s %s %s %s %s\n", path, type, size, h,
@@ -2136,7 +2127,7 @@ static int restore_run(const char *qwen, const char *id, const char *project) {
         r = restore_plan(inv, id, id ? NULL : project, false, util_now_msec(), &p);
         if (r < 0)
                 return r;
-        r = actions_execute(p, &st);
+        r = test_run_plan(p, &st);
         return r < 0 ? r : st.n_failed > 0 ? 1 : 0;
 }
 
@@ -2356,7 +2347,7 @@ static int stale_run(const char *qwen, ActionStats *ret_stats) {
         assert_true(recover_scan(steps) >= 0);
         assert_int_equal(plan_take_steps(plan, steps), 0);
         *ret_stats = (ActionStats){};
-        return actions_execute(plan, ret_stats);
+        return test_run_plan(plan, ret_stats);
 }
 
 /* crash_tree() of qwen, logs.json's mtime (the time of qgc's edit) left out. */

@@ -25,6 +25,7 @@
 #include "plan.h"
 #include "policy.h"
 #include "recover.h"
+#include "run-plan.h"
 #include "qwen-store.h"
 #include "roots.h"
 #include "scan.h"
@@ -177,7 +178,7 @@ static inline int apply_prepare(const char *qwen, const ApplyPick *picks, ApplyR
         return 0;
 }
 
-/* Scan, plan the picks and execute. Returns actions_execute()'s result. */
+/* Scan, plan the picks and execute. Returns test_run_plan()'s result. */
 static inline int apply_execute(const char *qwen, const ApplyPick *picks, ActionStats *ret_stats) {
         ApplyRun a = {};
         int r;
@@ -185,7 +186,7 @@ static inline int apply_execute(const char *qwen, const ApplyPick *picks, Action
         r = apply_prepare(qwen, picks, &a);
         if (r < 0)
                 return r;
-        r = actions_execute(&a.plan, ret_stats);
+        r = test_run_plan(&a.plan, ret_stats);
         apply_run_done(&a);
         return r;
 }

@@ -71,7 +71,8 @@ static ino_t inode_of(const char *root, const char *r) {
 }
 
 /* Snapshot lines without atimes (reading a file is allowed to bump it), directories reduced to
- * their path (their mtimes change when entries go). */
+ * their path (their mtimes change when entries go), without the tree's lock file (LOCK_FILE:
+ * every run takes the lock, whatever it changes). */
 static char *snapshot_no_atime(const char *root) {
         _cleanup_free_ char *snap = NULL;
         StrBuf b = {};
@@ -83,7 +84,7 @@ static char *snapshot_no_atime(const char *root) {
                 if (nl)
                         *nl = 0;
                 if (sscanf(l, "%1023s %1023s %1023s %1023s %1023s %1023s %1023s", f[0], f[1], f[2],
-                           f[3], f[4], f[5], f[6]) >= 2) {
+                           f[3], f[4], f[5], f[6]) >= 2 && !streq(f[0], LOCK_FILE)) {
                         if (streq(f[1], "d"))
                                 assert_int_equal(strbuf_printf(&b, "%s d\n", f[0]), 0);
                         else
@@ -133,7 +134,7 @@ static void test_actions_archive_and_restore_are_recorded(void **state) {
         assert_non_null(s = inventory_find(inv, 0, S_TEXT));
         assert_int_equal(s->archived_at, at);
 
-        assert_int_equal(actions_restore(inv, S_TEXT, false), 0);
+        assert_int_equal(test_restore(inv, S_TEXT, false, NULL), 0);
         inv = inventory_free(inv);
         assert_int_equal(apply_scan(t->qwen, &inv), 0);
         assert_non_null(s = inventory_find(inv, 0, S_TEXT));
@@ -247,7 +248,7 @@ static void test_actions_archive_copy_appearing_after_scan_skips(void **state) {
         assert_int_equal(apply_prepare(t->qwen, picks, &a), 0);
         /* Qwen archives the same session meanwhile and something recreates the active copy */
         assert_int_equal(fixture_write(t->qwen, P_API "/archive/" S_TEXT ".jsonl", body), 0);
-        assert_int_equal(actions_execute(&a.plan, &st), 0);
+        assert_int_equal(test_run_plan(&a.plan, &st), 0);
         apply_run_done(&a);
         assert_int_equal(st.n_skipped, 1);
         assert_int_equal(st.n_archived, 0);
@@ -763,7 +764,7 @@ static void test_actions_delete_with_copy_appearing_after_scan_skips(void **stat
         assert_int_equal(a.plan.n_items, 1);
         assert_int_equal(fixture_write(t->qwen, P_SCRATCH "/" S_ARCH ".jsonl", "{}\n"), 0);
         assert_int_equal(fixture_write(t->qwen, "file-history/" S_ARCH "/f@v1", "backup"), 0);
-        assert_int_equal(actions_execute(&a.plan, &st), 0);
+        assert_int_equal(test_run_plan(&a.plan, &st), 0);
         apply_run_done(&a);
         assert_int_equal(st.n_deleted, 0);
         assert_int_equal(st.n_skipped, 1);
@@ -784,7 +785,7 @@ static void test_actions_archive_conflict_skips_sidecar_clash_fails(void **state
 
         assert_int_equal(apply_prepare(t->qwen, picks, &a), 0);
         assert_int_equal(fixture_write(t->qwen, P_API "/archive/" S_TEXT ".jsonl", "{}\n"), 0);
-        assert_int_equal(actions_execute(&a.plan, &st), 0);
+        assert_int_equal(test_run_plan(&a.plan, &st), 0);
         apply_run_done(&a);
         assert_int_equal(st.n_archived, 0);
         assert_int_equal(st.n_skipped, 1);
@@ -802,7 +803,7 @@ static void test_actions_archive_conflict_skips_sidecar_clash_fails(void **state
         assert_int_equal(fixture_write(t->qwen, P_API "/archive/" S_TEXT ".worktree.json", "{}\n"),
                          0);
         st = (ActionStats){};
-        assert_int_equal(actions_execute(&a.plan, &st), 1);
+        assert_int_equal(test_run_plan(&a.plan, &st), 1);
         apply_run_done(&a);
         assert_int_equal(st.n_skipped, 0);
         assert_int_equal(st.n_failed, 1);
@@ -887,7 +888,7 @@ static void test_actions_archive_salvages_and_rerun_never_duplicates(void **stat
 
         /* restore, archive again: the line is there, so nothing is appended */
         assert_int_equal(apply_scan(t->qwen, &inv), 0);
-        assert_int_equal(actions_restore(inv, S_KILLED, false), 0);
+        assert_int_equal(test_restore(inv, S_KILLED, false, NULL), 0);
         assert_true(fixture_exists(t->qwen, P_NOTES "/" S_KILLED ".jsonl"));
         assert_int_equal(apply_execute(t->qwen, picks, &st), 0);
         assert_int_equal(st.n_archived, 1);
@@ -909,7 +910,7 @@ static void test_actions_append_after_scan_skips(void **state) {
         /* Qwen appends by path after the scan */
         assert_int_equal(fixture_append(t->qwen, P_API "/" S_TEXT ".jsonl", "{\"type\":\"user\"}\n"), 0);
         assert_int_equal(fixture_append(t->qwen, P_API "/" S_FORK ".jsonl", "{\"type\":\"user\"}\n"), 0);
-        assert_int_equal(actions_execute(&a.plan, &st), 0);
+        assert_int_equal(test_run_plan(&a.plan, &st), 0);
         apply_run_done(&a);
 
         assert_int_equal(st.n_skipped, 2);
@@ -935,7 +936,7 @@ static void test_actions_replaced_after_scan_skips(void **state) {
         _cleanup_free_ char *from = fixture_path(t->qwen, P_API "/tmpcopy");
         _cleanup_free_ char *to = fixture_path(t->qwen, P_API "/" S_TEXT ".jsonl");
         assert_int_equal(rename(from, to), 0);
-        assert_int_equal(actions_execute(&a.plan, &st), 0);
+        assert_int_equal(test_run_plan(&a.plan, &st), 0);
         apply_run_done(&a);
         assert_int_equal(st.n_skipped, 1);
         assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
@@ -952,7 +953,7 @@ static void test_actions_liveness_after_scan_skips(void **state) {
         assert_int_equal(a.plan.n_items, 1);
         /* a Qwen writer takes the session's lease after the scan (a malformed lock is live) */
         assert_int_equal(fixture_write(t->qwen, "tmp/session-writer-locks/" S_TEXT ".lock", "{"), 0);
-        assert_int_equal(actions_execute(&a.plan, &st), 0);
+        assert_int_equal(test_run_plan(&a.plan, &st), 0);
         apply_run_done(&a);
         assert_int_equal(st.n_skipped, 1);
         assert_int_equal(st.n_deleted, 0);
@@ -1001,7 +1002,7 @@ static void test_actions_same_size_rewrite_after_scan_skips(void **state) {
         assert_true(after.st_mtim.tv_sec == before.st_mtim.tv_sec &&
                     after.st_mtim.tv_nsec == before.st_mtim.tv_nsec);
 
-        assert_int_equal(actions_execute(&a.plan, &st), 0);
+        assert_int_equal(test_run_plan(&a.plan, &st), 0);
         apply_run_done(&a);
         assert_int_equal(st.n_skipped, 1);
         assert_int_equal(st.n_deleted, 0);
@@ -1064,7 +1065,7 @@ static void test_actions_restore_moves_session_back(void **state) {
         assert_int_equal(fixture_write(t->qwen, P_API "/" S_TEXT ".ledger.jsonl", "{\"b\":2}\n"), 0);
 
         assert_int_equal(apply_scan(t->qwen, &inv), 0);
-        assert_int_equal(actions_restore(inv, S_TEXT, false), 0);
+        assert_int_equal(test_restore(inv, S_TEXT, false, NULL), 0);
         assert_int_equal(inode_of(t->qwen, P_API "/" S_TEXT ".jsonl"), ino);
         assert_false(fixture_exists(t->qwen, P_API "/archive/" S_TEXT ".jsonl"));
         assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".worktree.json"));
@@ -1078,12 +1079,19 @@ static void test_actions_restore_refused_with_active_copy(void **state) {
         T *t = *state;
         _cleanup_(inventory_freep) Inventory *inv = NULL;
         _cleanup_free_ char *body = test_read_rel(t->qwen, P_SCRATCH "/archive/" S_ARCH ".jsonl");
-        _cleanup_free_ char *before = NULL, *after = NULL;
+        _cleanup_free_ char *before = NULL, *after = NULL, *log = NULL;
+        ActionStats st = {};
 
         assert_int_equal(fixture_write(t->qwen, P_SCRATCH "/" S_ARCH ".jsonl", body), 0);
         before = snapshot_no_atime(t->qwen);
         assert_int_equal(apply_scan(t->qwen, &inv), 0);
-        assert_true(actions_restore(inv, S_ARCH, false) < 0);
+        /* the run fails its one step (a conflict: actions_restore_one()'s -EEXIST) */
+        assert_int_equal(test_restore(inv, S_ARCH, false, &st), 1);
+        assert_int_equal(st.n_failed, 1);
+        assert_int_equal(st.n_restored, 0);
+        log = test_read_rel(t->root, "journal.log");
+        assert_non_null(strstr(log, "QGC_ACTION=failed "));
+        assert_non_null(strstr(log, ": an active copy exists (conflict)\" "));
         after = snapshot_no_atime(t->qwen);
         assert_string_equal(before, after);
 }
@@ -1091,10 +1099,18 @@ static void test_actions_restore_refused_with_active_copy(void **state) {
 static void test_actions_restore_unknown_id_fails(void **state) {
         T *t = *state;
         _cleanup_(inventory_freep) Inventory *inv = NULL;
+        _cleanup_free_ char *log = NULL;
+        ActionStats st = {};
 
         assert_int_equal(apply_scan(t->qwen, &inv), 0);
-        assert_int_equal(actions_restore(inv, "00000000-0000-0000-0000-000000000000", false), -ENOENT);
-        assert_true(actions_restore(inv, S_TEXT, false) < 0); /* active: nothing to restore */
+        assert_int_equal(test_restore(inv, "00000000-0000-0000-0000-000000000000", false, NULL), -ENOENT);
+        /* active: nothing to restore; the run fails its one step, and says why */
+        assert_int_equal(test_restore(inv, S_TEXT, false, &st), 1);
+        assert_int_equal(st.n_failed, 1);
+        assert_int_equal(st.n_restored, 0);
+        log = test_read_rel(t->root, "journal.log");
+        assert_non_null(strstr(log, "QGC_ACTION=failed "));
+        assert_non_null(strstr(log, ": not archived\" "));
 }
 
 /* ---------------------------------------------------------------- recovery pass */
@@ -1499,7 +1515,7 @@ static void test_actions_orphan_with_new_transcript_skipped(void **state) {
         assert_int_equal(apply_prepare(t->qwen, picks, &a), 0);
         assert_int_equal(a.plan.n_items, 1);
         assert_int_equal(fixture_write(t->qwen, P_WEB "/" ORPHAN_ID ".jsonl", "{}\n"), 0);
-        assert_int_equal(actions_execute(&a.plan, &st), 0);
+        assert_int_equal(test_run_plan(&a.plan, &st), 0);
         apply_run_done(&a);
         assert_int_equal(st.n_skipped, 1);
         assert_true(fixture_exists(t->qwen, "file-history/" ORPHAN_ID "/a@v1"));
@@ -1519,7 +1535,7 @@ static void test_actions_orphan_with_transcript_in_symlinked_project_skipped(voi
         assert_int_equal(a.plan.n_items, 1);
         assert_int_equal(fixture_write(t->root, "elsewhere/chats/" ORPHAN_ID ".jsonl", "{}\n"), 0);
         assert_int_equal(fixture_symlink(t->qwen, "projects/-srv-linked", elsewhere), 0);
-        assert_int_equal(actions_execute(&a.plan, &st), 0);
+        assert_int_equal(test_run_plan(&a.plan, &st), 0);
         apply_run_done(&a);
         assert_int_equal(st.n_orphans, 0);
         assert_int_equal(st.n_skipped, 1);
@@ -1550,7 +1566,7 @@ static void test_actions_empty_project_refilled_skipped(void **state) {
         assert_int_equal(a.plan.n_items, 1);
         /* Qwen starts a session there after the scan */
         assert_int_equal(fixture_write(t->qwen, "projects/-tmp-gone/chats/" ORPHAN_ID ".jsonl", "{}\n"), 0);
-        assert_int_equal(actions_execute(&a.plan, &st), 0);
+        assert_int_equal(test_run_plan(&a.plan, &st), 0);
         apply_run_done(&a);
         assert_int_equal(st.n_skipped, 1);
         assert_int_equal(st.n_orphans, 0);
@@ -1592,11 +1608,14 @@ static void test_actions_symlinked_root_locks_and_acts(void **state) {
         fd = lock_tree(link);
         assert_true(fd >= 0);
         assert_int_equal(lock_tree(t->qwen), -EWOULDBLOCK); /* one lock, whichever path names it */
+        /* the run takes the same lock through the link: refused while it is held, nothing done */
+        assert_int_equal(apply_execute(link, picks, &st), -EWOULDBLOCK);
+        assert_true(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
+        close(fd);
         assert_int_equal(apply_execute(link, picks, &st), 0);
         assert_int_equal(st.n_deleted, 1);
         assert_int_equal(st.n_failed, 0);
         assert_false(fixture_exists(t->qwen, P_API "/" S_TEXT ".jsonl"));
-        close(fd);
 
         /* root is not led elsewhere by another user's symlink */
         if (geteuid() == 0) {

@@ -20,10 +20,9 @@
 #   - one UTF-8 decoder (utf8.c), one days_from_civil and ISO 8601 parser (js.c).
 #   - one case-insensitive comparison: util.c's util_ascii_strcasecmp() family (no locale); the C
 #     library's strcasecmp()/tolower() nowhere.
-# No rule has an exception list but one: TEST_EXPORTS, the functions still exported only for
-# tests, each with its reason; one that production calls or that is gone fails (the list only
-# shrinks). Each rule is first checked on a planted violation, so a rule
-# that never fires fails. Every rule runs and prints each violation (file, edge, symbol) before
+# No rule has an exception list: a test reaches qgc through what qgc itself calls (the
+# executor through actions_run(): tests/common/run-plan.h). Each rule is first checked on a
+# planted violation, so a rule that never fires fails. Every rule runs and prints each violation (file, edge, symbol) before
 # the test fails.
 . "$(dirname "$0")/lib.sh"
 : "${QGC_SRCDIR:?QGC_SRCDIR must name the source tree}"
@@ -32,14 +31,6 @@ LAYERS="base model config policy qwen deepcode scan plan exec cli"
 # exec/ joins NEUTRAL when it does (Qwen's session steps still named directly there).
 STORES="qwen deepcode"
 NEUTRAL="policy scan plan"
-# Still exported for tests only:
-#   actions_execute, actions_restore: the executor without the tree locks and the action log
-#     (test_actions and test_faults count the files and fsyncs of one run; actions_run() adds
-#     the lock files and the log);
-#   dc_reclaim_orphan: the reclaim of Deep Code's orphans (issue 26), driven by
-#     test_dc_reclaim until deepcode_store.run_orphan calls it (helper dcexec's, at the merge:
-#     remove it here then).
-TEST_EXPORTS="actions_execute actions_restore"
 # The I/O of libc: opening, reading, writing, asking about and changing files, directories and
 # terminals. With _FORTIFY_SOURCE and large-file builds they appear as __NAME_chk, __NAME_2 and
 # NAME64, which io_symbol matches too.
@@ -200,7 +191,6 @@ unused_exports() {
         awk 'NR == FNR { if ($2 == "U") used[$3] = 1; next }
              $2 == "T" && !($3 in used) { print $1, $3 }' "$3" "$2" | sort -u |
         while read -r node sym; do
-                case " ${4-} " in *" $sym "*) echo "$sym" >> "$T/test-exports"; continue ;; esac
                 if grep -v '^ *\(/\*\|\*\)' "$src/src/$node.c" | grep -w -- "$sym" |
                    grep -qv "^[a-zA-Z_][^(]*[ *]$sym(.*[^;]$"; then
                         echo "src/$node.c: $sym() is used only in its own file: make it static"
@@ -300,12 +290,7 @@ if [ -n "${have_planted_objects:-}" ] && [ -n "${QGC_BUILDDIR:-}" ] && [ -f "$li
         awk '{ print $1, $2, "calls " $3 "()" }' "$T/call" > "$T/callhow"
         check "no call into a store ($STORES) from $NEUTRAL" crossing "$T/callhow"
         check "the policy is pure: no I/O symbol in src/policy/" impure "$T/lib"
-        : > "$T/test-exports"
-        check "no function exported for tests only" unused_exports "$S" "$T/lib" "$T/all" "$TEST_EXPORTS"
-        for sym in $TEST_EXPORTS; do
-                grep -qxF -- "$sym" "$T/test-exports" ||
-                        fail "$sym is in TEST_EXPORTS but no longer exported for tests only: remove it"
-        done
+        check "no function exported for tests only" unused_exports "$S" "$T/lib" "$T/all"
 else
         part_skipped "no libqgc.a (QGC_BUILDDIR), C compiler or nm: calls not checked"
         check "no circle between files (#include)" circles "$T/inc"
