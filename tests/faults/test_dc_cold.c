@@ -35,6 +35,7 @@
 #include "run-plan.h"
 #include "cold.h"
 #include "dc-project.h"
+#include "dc-hook.h"
 #include "deepcode-store.h"
 #include "fixture.h"
 #include "fs.h"
@@ -48,30 +49,6 @@
 #include "testdata.h"
 #include "util.h"
 
-static struct {
-        unsigned crash_after, n_steps; /* _exit(99) right after the nth step (0: never) */
-        const char *rewrite_index;     /* at the index edit's hook, Deep Code writes this ... */
-        const char *rewrite_text;      /* ... text there (once) */
-        void (*before_exec)(void);     /* between the scan and the run */
-} hk;
-
-void __real_actions_report_step(void *userdata, const char *what);
-void __wrap_actions_report_step(void *userdata, const char *what);
-void __wrap_actions_report_step(void *userdata, const char *what) {
-        __real_actions_report_step(userdata, what);
-        if (hk.rewrite_text && strneq(what, "replace projects/", 17)) {
-                _cleanup_free_ char *tmp = util_strprintf("%s.dc-tmp", hk.rewrite_index);
-                FILE *f = fopen(tmp, "we");
-
-                assert_non_null(f);
-                assert_int_equal(fputs(hk.rewrite_text, f) >= 0, 1);
-                assert_int_equal(fclose(f), 0);
-                assert_int_equal(rename(tmp, hk.rewrite_index), 0); /* as a whole rewrite */
-                hk.rewrite_text = NULL;
-        }
-        if (hk.crash_after > 0 && ++hk.n_steps >= hk.crash_after)
-                _exit(99);
-}
 
 /* The archive directory of id in the store dc (.qgc-archive/<code>/ holding <id>.jsonl or its
  * .zst), allocated; NULL when none. */
@@ -184,11 +161,6 @@ static int run_verb(const char *dc, const char *const *ids, Verb verb, ActionSta
 
 /* ---------------------------------------------------------------- an archive, by hand */
 
-#define ID1 "aaaaaaaa-0000-4000-8000-000000000001"
-#define ID2 "aaaaaaaa-0000-4000-8000-000000000002"
-#define ID3 "aaaaaaaa-0000-4000-8000-000000000003"
-#define PROJ "h/.deepcode/projects/-srv-x"
-#define ARCH "h/.deepcode/.qgc-archive/-srv-x"
 
 /* An index as Deep Code 0.2.1 writes it (JSON.stringify(index, null, 2)), by hand. */
 #define ENTRY(id, status)                                                               \
@@ -202,7 +174,6 @@ static int run_verb(const char *dc, const char *const *ids, Verb verb, ActionSta
         "        \"tokens\": 1234\n"                                                    \
         "      }\n"                                                                     \
         "    }"
-#define HEAD "{\n  \"version\": 1,\n  \"entries\": [\n"
 #define TAIL "\n  ],\n  \"originalPath\": \"/srv/x\"\n}"
 
 static const char index_12[] = HEAD ENTRY(ID1, "completed") ",\n" ENTRY(ID2, "failed") TAIL;
@@ -301,10 +272,10 @@ static void check_archived(T *t, const char *id, bool archived) {
         _cleanup_free_ char *text = session_text(id), *got = NULL;
         _cleanup_free_ char *p = util_strprintf(PROJ "/%s.jsonl", id);
         _cleanup_free_ char *pi = util_strprintf(PROJ "/images/%s/a.png", id);
-        _cleanup_free_ char *a = util_strprintf(ARCH "/%s.jsonl", id);
-        _cleanup_free_ char *ai = util_strprintf(ARCH "/%s.images/a.png", id);
-        _cleanup_free_ char *ae = util_strprintf(ARCH "/%s.entry.json", id);
-        _cleanup_free_ char *ak = util_strprintf(ARCH "/%s.checkpoints", id);
+        _cleanup_free_ char *a = util_strprintf(ARC "/%s.jsonl", id);
+        _cleanup_free_ char *ai = util_strprintf(ARC "/%s.images/a.png", id);
+        _cleanup_free_ char *ae = util_strprintf(ARC "/%s.entry.json", id);
+        _cleanup_free_ char *ak = util_strprintf(ARC "/%s.checkpoints", id);
         _cleanup_free_ char *ref = util_strprintf(PROJ "/file-history/.git/refs/heads/%s", id);
 
         assert_int_equal(fixture_exists(t->root, p), !archived);
@@ -330,9 +301,9 @@ static void test_dc_archive_layout(void **state) {
         check_index(t, index_2);
         check_archived(t, ID1, true);
         check_archived(t, ID2, false);
-        assert_int_equal(fixture_read(t->root, ARCH "/" ID1 ".entry.json", &entry, NULL), 0);
+        assert_int_equal(fixture_read(t->root, ARC "/" ID1 ".entry.json", &entry, NULL), 0);
         assert_string_equal(entry, entry_1);
-        assert_int_equal(fixture_read(t->root, ARCH "/" ID1 ".checkpoints", &ckpt, NULL), 0);
+        assert_int_equal(fixture_read(t->root, ARC "/" ID1 ".checkpoints", &ckpt, NULL), 0);
         assert_string_equal(ckpt, HASH_A "\n" HASH_B "\n");
         assert_false(fixture_exists(t->root, "h/.deepcode/.qgc"));
 
@@ -340,8 +311,8 @@ static void test_dc_archive_layout(void **state) {
          * other sessions */
         assert_int_equal(run_verb(t->dc, (const char *const[]){ ID1, NULL }, VERB_COMPRESS, &st), 0);
         assert_int_equal(st.n_failed, 0);
-        assert_false(fixture_exists(t->root, ARCH "/" ID1 ".jsonl"));
-        assert_true(fixture_exists(t->root, ARCH "/" ID1 ".jsonl.zst"));
+        assert_false(fixture_exists(t->root, ARC "/" ID1 ".jsonl"));
+        assert_true(fixture_exists(t->root, ARC "/" ID1 ".jsonl.zst"));
         assert_int_equal(run_verb(t->dc, (const char *const[]){ ID1, NULL }, VERB_DELETE, &st), 0);
         assert_int_equal(st.n_deleted, 1);
         assert_int_equal(st.n_failed, 0);
@@ -407,15 +378,15 @@ static void test_dc_archive_rechecks(void **state) {
         check_index(t, index_12);
         assert_false(fixture_exists(t->root, "h/.deepcode/.qgc-archive"));
 
-        assert_int_equal(fixture_write(t->root, ARCH "/" ID2 ".entry.json", "{}"), 0);
+        assert_int_equal(fixture_write(t->root, ARC "/" ID2 ".entry.json", "{}"), 0);
         assert_int_equal(run_verb(t->dc, (const char *const[]){ ID2, NULL }, VERB_ARCHIVE, &st), 0);
         assert_int_equal(st.n_archived, 0);
         assert_int_equal(st.n_skipped, 1);
         check_index(t, index_12);
         assert_true(fixture_exists(t->root, PROJ "/" ID2 ".jsonl"));
         assert_true(fixture_exists(t->root, PROJ "/images/" ID2 "/a.png"));
-        assert_false(fixture_exists(t->root, ARCH "/" ID2 ".jsonl"));
-        assert_int_equal(fixture_read(t->root, ARCH "/" ID2 ".entry.json", &text, NULL), 0);
+        assert_false(fixture_exists(t->root, ARC "/" ID2 ".jsonl"));
+        assert_int_equal(fixture_read(t->root, ARC "/" ID2 ".entry.json", &text, NULL), 0);
         assert_string_equal(text, "{}");
         assert_false(fixture_exists(t->root, "h/.deepcode/.qgc"));
 }
@@ -479,7 +450,7 @@ static void test_dc_delete_archived_reused_refused(void **state) {
         assert_int_equal(run_verb(t->dc, (const char *const[]){ ID1, NULL }, VERB_DELETE, &st), 0);
         assert_int_equal(st.n_deleted, 0);
         assert_int_equal(st.n_skipped, 1);
-        assert_true(fixture_exists(t->root, ARCH "/" ID1 ".jsonl"));
+        assert_true(fixture_exists(t->root, ARC "/" ID1 ".jsonl"));
         assert_true(fixture_exists(t->root, PROJ "/file-history/.git/refs/heads/" ID1));
         assert_false(fixture_exists(t->root, "h/.deepcode/.qgc"));
 }
@@ -670,8 +641,6 @@ static void test_dc_delete_archived_crash_after_every_step(void **state) {
 /* Deep Code's index unsorted (an older session updated later, an undone fork...): ord_ids in
  * this order, their updateTimes not (ord_up) -- the sorted place of a restore differs from the
  * original for every one of them. */
-#define ID4 "aaaaaaaa-0000-4000-8000-000000000004"
-#define ID5 "aaaaaaaa-0000-4000-8000-000000000005"
 #define N_ORD 5
 static const char *const ord_ids[N_ORD] = { ID3, ID1, ID5, ID2, ID4 };
 static const char *const ord_up[N_ORD] = { "01", "05", "02", "04", "03" };

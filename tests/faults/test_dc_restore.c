@@ -33,6 +33,7 @@
 #include "run-plan.h"
 #include "cold.h"
 #include "dc-project.h"
+#include "dc-hook.h"
 #include "deepcode-store.h"
 #include "fixture.h"
 #include "js.h"
@@ -44,25 +45,7 @@
 #include "scan.h"
 #include "util.h"
 
-static struct {
-        unsigned crash_after, n_steps; /* _exit(99) right after the nth step (0: never) */
-} hk;
 
-void __real_actions_report_step(void *userdata, const char *what);
-void __wrap_actions_report_step(void *userdata, const char *what);
-void __wrap_actions_report_step(void *userdata, const char *what) {
-        __real_actions_report_step(userdata, what);
-        if (hk.crash_after > 0 && ++hk.n_steps >= hk.crash_after)
-                _exit(99);
-}
-
-#define ID1 "aaaaaaaa-0000-4000-8000-000000000001"
-#define ID2 "aaaaaaaa-0000-4000-8000-000000000002"
-#define ID3 "aaaaaaaa-0000-4000-8000-000000000003"
-#define ID4 "aaaaaaaa-0000-4000-8000-000000000004"
-#define DC "h/.deepcode"
-#define PROJ DC "/projects/-srv-x"
-#define ARC DC "/.qgc-archive/-srv-x"
 
 /* Index entries as Deep Code 0.2.1 writes them (JSON.stringify(index, null, 2)). */
 #define ENTRYT(id, extra, up)                                                           \
@@ -80,7 +63,6 @@ void __wrap_actions_report_step(void *userdata, const char *what) {
         "    }"
 #define ENTRY(id, extra) ENTRYT(id, extra, "2026-01-02T00:00:00.000Z")
 #define ENTRY4 ENTRYT(ID4, "[]", "2026-01-03T00:00:00.000Z") /* the newest */
-#define HEAD "{\n  \"version\": 1,\n  \"entries\": [\n"
 #define TAIL "\n  ],\n  \"originalPath\": \"%s\"\n}"
 
 /* before: ID1, ID2 listed, ID3 and ID4 archived; after: ID4 first (newer: no <id>.after, an

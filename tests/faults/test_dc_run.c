@@ -28,6 +28,7 @@
 #include "actions.h"
 #include "run-plan.h"
 #include "dc-project.h"
+#include "dc-hook.h"
 #include "deepcode-store.h"
 #include "fixture.h"
 #include "journal.h"
@@ -39,29 +40,6 @@
 #include "testdata.h"
 #include "util.h"
 
-static struct {
-        unsigned crash_after, n_steps; /* _exit(99) right after the nth step (0: never) */
-        const char *rewrite_index;     /* at the index edit's hook, Deep Code writes this ... */
-        const char *rewrite_text;      /* ... text there (once) */
-} hk;
-
-void __real_actions_report_step(void *userdata, const char *what);
-void __wrap_actions_report_step(void *userdata, const char *what);
-void __wrap_actions_report_step(void *userdata, const char *what) {
-        __real_actions_report_step(userdata, what);
-        if (hk.rewrite_text && strneq(what, "replace projects/", 17)) {
-                _cleanup_free_ char *tmp = util_strprintf("%s.dc-tmp", hk.rewrite_index);
-                FILE *f = fopen(tmp, "we");
-
-                assert_non_null(f);
-                assert_int_equal(fputs(hk.rewrite_text, f) >= 0, 1);
-                assert_int_equal(fclose(f), 0);
-                assert_int_equal(rename(tmp, hk.rewrite_index), 0); /* as a whole rewrite */
-                hk.rewrite_text = NULL;
-        }
-        if (hk.crash_after > 0 && ++hk.n_steps >= hk.crash_after)
-                _exit(99);
-}
 
 typedef struct Run {
         Inventory *inv;
@@ -124,10 +102,6 @@ static int run_delete(const char *dc, const char *const *ids, ActionStats *st) {
 
 /* ---------------------------------------------------------------- the index edit */
 
-#define ID1 "aaaaaaaa-0000-4000-8000-000000000001"
-#define ID2 "aaaaaaaa-0000-4000-8000-000000000002"
-#define ID3 "aaaaaaaa-0000-4000-8000-000000000003"
-#define PROJ "h/.deepcode/projects/-srv-x"
 
 /* An index as Deep Code 0.2.1 writes it (JSON.stringify(index, null, 2), no newline at the
  * end), written by hand: escapes, a raw non-ASCII summary, an unescaped '/', numbers, null,
@@ -145,7 +119,6 @@ static int run_delete(const char *dc, const char *const *ids, ActionStats *st) {
         "      },\n"                                                                    \
         "      \"processes\": " extra "\n"                                              \
         "    }"
-#define HEAD "{\n  \"version\": 1,\n  \"entries\": [\n"
 #define TAIL "\n  ],\n  \"originalPath\": \"/srv/x\"\n}"
 
 static const char index_12[] = HEAD ENTRY(ID1, "null") ",\n" ENTRY(ID2, "{}") TAIL;
