@@ -398,8 +398,6 @@ static void test_dc_archive_live_project_skipped(void **state) {
         _cleanup_free_ char *work = fixture_path(t->root, "work/proj"), *code = NULL;
         _cleanup_free_ char *index = NULL, *rel = NULL, *jsonl = NULL, *got = NULL, *dc = NULL;
         ActionStats st;
-        int pipefd[2];
-        char c;
         pid_t pid;
 
         assert_int_equal(fixture_mkdir(t->root, "work/proj"), 0);
@@ -413,21 +411,9 @@ static void test_dc_archive_live_project_skipped(void **state) {
         dc = util_strprintf("h/.deepcode/.qgc-archive/%s", code);
         assert_int_equal(fixture_write(t->root, rel, index), 0);
         assert_int_equal(fixture_write(t->root, jsonl, "{\"sessionId\":\"" ID1 "\"}\n"), 0);
-        assert_int_equal(pipe(pipefd), 0);
-        pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-                if (setpgid(0, 0) < 0 || chdir(work) < 0 || dup2(pipefd[1], 3) < 0)
-                        _exit(1);
-                execl("/bin/sh", "deepcode", "-c", "echo x >&3; sleep 30; :", (char *)NULL);
-                _exit(1);
-        }
-        close(pipefd[1]);
-        assert_int_equal(read(pipefd[0], &c, 1), 1);
-        close(pipefd[0]);
+        pid = dc_process_start(work);
         assert_int_equal(run_verb(t->dc, (const char *const[]){ ID1, NULL }, VERB_ARCHIVE, &st), 0);
-        kill(-pid, SIGKILL);
-        (void)waitpid(pid, NULL, 0);
+        dc_process_stop(pid);
         assert_int_equal(st.n_archived, 0);
         assert_int_equal(st.n_skipped, 1);
         assert_int_equal(fixture_read(t->root, rel, &got, NULL), 0);

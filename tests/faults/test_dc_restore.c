@@ -441,21 +441,8 @@ static pid_t live_pid;
 
 static void prep_live(const T *t) {
         _cleanup_free_ char *work = fixture_path(t->root, "work/proj");
-        int pipefd[2];
-        char c;
 
-        assert_int_equal(pipe(pipefd), 0);
-        live_pid = fork();
-        assert_true(live_pid >= 0);
-        if (live_pid == 0) {
-                if (setpgid(0, 0) < 0 || chdir(work) < 0 || dup2(pipefd[1], 3) < 0)
-                        _exit(1);
-                execl("/bin/sh", "deepcode", "-c", "echo x >&3; sleep 30; :", (char *)NULL);
-                _exit(1);
-        }
-        close(pipefd[1]);
-        assert_int_equal(read(pipefd[0], &c, 1), 1);
-        close(pipefd[0]);
+        live_pid = dc_process_start(work);
 }
 
 static void test_dc_restore_live_refused(void **state) {
@@ -489,8 +476,7 @@ static void test_dc_restore_live_refused(void **state) {
         free(why);
         why = NULL;
         k = run_restore(t, ".", (const char *const[]){ ID3, NULL }, false, NULL, &st, &why);
-        kill(-live_pid, SIGKILL);
-        (void)waitpid(live_pid, NULL, 0);
+        dc_process_stop(live_pid);
         assert_non_null(why);
         assert_non_null(strstr(why, "Deep Code pid "));
         check_refused(t, before, &st, k);
