@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "dc-project.h"
+#include "fixture.h"
 #include "macro.h"
 #include "util.h"
 
@@ -76,4 +78,40 @@ static inline pid_t dc_process_start(const char *work) {
 static inline void dc_process_stop(pid_t pid) {
         kill(-pid, SIGKILL);
         (void)waitpid(pid, NULL, 0);
+}
+
+/* A store under root whose one project is at the real directory root/work/proj (its code:
+ * getProjectCode's), ID1 indexed with its .jsonl: for the tests of a Deep Code process working
+ * there. Paths relative to root; dc_live_done() frees them. */
+typedef struct DcLive {
+        char *work;  /* absolute */
+        char *code;
+        char *index; /* the index's text */
+        char *rel;   /* the index */
+        char *jsonl;
+} DcLive;
+
+static inline void dc_live_store(const char *root, DcLive *l) {
+        *l = (DcLive){ .work = fixture_path(root, "work/proj") };
+        assert_int_equal(fixture_mkdir(root, "work/proj"), 0);
+        assert_int_equal(dc_project_code(l->work, &l->code), 0);
+        l->index = util_strprintf("{\n  \"version\": 1,\n  \"entries\": [\n    {\n      \"id\": \"" ID1
+                                  "\",\n      \"status\": \"completed\"\n    }\n  ],\n"
+                                  "  \"originalPath\": \"%s\"\n}",
+                                  l->work);
+        l->rel = util_strprintf(DC "/projects/%s/sessions-index.json", l->code);
+        l->jsonl = util_strprintf(DC "/projects/%s/" ID1 ".jsonl", l->code);
+        assert_non_null(l->index);
+        assert_non_null(l->rel);
+        assert_non_null(l->jsonl);
+        assert_int_equal(fixture_write(root, l->rel, l->index), 0);
+        assert_int_equal(fixture_write(root, l->jsonl, "{\"sessionId\":\"" ID1 "\"}\n"), 0);
+}
+
+static inline void dc_live_done(DcLive *l) {
+        free(l->work);
+        free(l->code);
+        free(l->index);
+        free(l->rel);
+        free(l->jsonl);
 }

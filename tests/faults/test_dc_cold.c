@@ -395,32 +395,24 @@ static void test_dc_archive_rechecks(void **state) {
  * when the plan says archive), and nothing changes. */
 static void test_dc_archive_live_project_skipped(void **state) {
         T *t = *state;
-        _cleanup_free_ char *work = fixture_path(t->root, "work/proj"), *code = NULL;
-        _cleanup_free_ char *index = NULL, *rel = NULL, *jsonl = NULL, *got = NULL, *dc = NULL;
+        _cleanup_free_ char *got = NULL, *dc = NULL;
         ActionStats st;
+        DcLive l;
         pid_t pid;
 
-        assert_int_equal(fixture_mkdir(t->root, "work/proj"), 0);
-        assert_int_equal(dc_project_code(work, &code), 0);
-        index = util_strprintf("{\n  \"version\": 1,\n  \"entries\": [\n    {\n      \"id\": \"" ID1
-                               "\",\n      \"status\": \"completed\"\n    }\n  ],\n"
-                               "  \"originalPath\": \"%s\"\n}",
-                               work);
-        rel = util_strprintf("h/.deepcode/projects/%s/sessions-index.json", code);
-        jsonl = util_strprintf("h/.deepcode/projects/%s/" ID1 ".jsonl", code);
-        dc = util_strprintf("h/.deepcode/.qgc-archive/%s", code);
-        assert_int_equal(fixture_write(t->root, rel, index), 0);
-        assert_int_equal(fixture_write(t->root, jsonl, "{\"sessionId\":\"" ID1 "\"}\n"), 0);
-        pid = dc_process_start(work);
+        dc_live_store(t->root, &l);
+        dc = util_strprintf(DC "/.qgc-archive/%s", l.code);
+        pid = dc_process_start(l.work);
         assert_int_equal(run_verb(t->dc, (const char *const[]){ ID1, NULL }, VERB_ARCHIVE, &st), 0);
         dc_process_stop(pid);
         assert_int_equal(st.n_archived, 0);
         assert_int_equal(st.n_skipped, 1);
-        assert_int_equal(fixture_read(t->root, rel, &got, NULL), 0);
-        assert_string_equal(got, index);
-        assert_true(fixture_exists(t->root, jsonl));
+        assert_int_equal(fixture_read(t->root, l.rel, &got, NULL), 0);
+        assert_string_equal(got, l.index);
+        assert_true(fixture_exists(t->root, l.jsonl));
         assert_false(fixture_exists(t->root, dc));
-        assert_false(fixture_exists(t->root, "h/.deepcode/.qgc"));
+        assert_false(fixture_exists(t->root, DC "/.qgc"));
+        dc_live_done(&l);
 }
 
 /* An archived id that Deep Code's index names again: its delete is refused (its branch is the

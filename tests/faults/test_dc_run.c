@@ -273,32 +273,24 @@ static void test_dc_delete_index_not_deepcode_refused(void **state) {
  * when the plan says delete), and nothing changes. */
 static void test_dc_delete_live_project_skipped(void **state) {
         T *t = *state;
-        _cleanup_free_ char *work = fixture_path(t->root, "work/proj"), *code = NULL;
-        _cleanup_free_ char *index = NULL, *rel = NULL, *jsonl = NULL, *got = NULL, *log = NULL;
+        _cleanup_free_ char *got = NULL, *log = NULL;
         ActionStats st;
+        DcLive l;
         pid_t pid;
 
-        assert_int_equal(fixture_mkdir(t->root, "work/proj"), 0);
-        assert_int_equal(dc_project_code(work, &code), 0);
-        index = util_strprintf("{\n  \"version\": 1,\n  \"entries\": [\n    {\n      \"id\": \"" ID1
-                               "\",\n      \"status\": \"completed\"\n    }\n  ],\n"
-                               "  \"originalPath\": \"%s\"\n}",
-                               work);
-        rel = util_strprintf("h/.deepcode/projects/%s/sessions-index.json", code);
-        jsonl = util_strprintf("h/.deepcode/projects/%s/" ID1 ".jsonl", code);
-        assert_int_equal(fixture_write(t->root, rel, index), 0);
-        assert_int_equal(fixture_write(t->root, jsonl, "{\"sessionId\":\"" ID1 "\"}\n"), 0);
-        pid = dc_process_start(work);
+        dc_live_store(t->root, &l);
+        pid = dc_process_start(l.work);
         assert_int_equal(run_delete(t->dc, (const char *const[]){ ID1, NULL }, &st), 0);
         dc_process_stop(pid);
         assert_int_equal(st.n_deleted, 0);
         assert_int_equal(st.n_skipped, 1);
-        assert_int_equal(fixture_read(t->root, rel, &got, NULL), 0);
-        assert_string_equal(got, index);
-        assert_true(fixture_exists(t->root, jsonl));
-        assert_false(fixture_exists(t->root, "h/.deepcode/.qgc"));
+        assert_int_equal(fixture_read(t->root, l.rel, &got, NULL), 0);
+        assert_string_equal(got, l.index);
+        assert_true(fixture_exists(t->root, l.jsonl));
+        assert_false(fixture_exists(t->root, DC "/.qgc"));
         assert_int_equal(fixture_read(t->root, "actions.log", &log, NULL), 0);
         assert_non_null(strstr(log, "QGC_REASON=\"in use since scan: Deep Code pid "));
+        dc_live_done(&l);
 }
 
 /* A run killed after its marker, then Deep Code resumes the session (its .jsonl grows): the
