@@ -1,16 +1,15 @@
 /* dc-hook.h: what the Deep Code fault tests (test_dc_run.c, test_dc_cold.c, test_dc_restore.c)
  * share: the hook at every step of the executor (ld --wrap=actions_report_step), which crashes
  * the run after its nth step or, at the index edit's hook, rewrites the index as Deep Code does
- * (whole, with no lock); the session ids and the store's paths of their fixtures; a process
- * that is Deep Code's to qgc (its command line names it) working in a directory. Included once
- * per test program: it defines the wrap. */
+ * (whole, with no lock); the session ids and the store's paths of their fixtures; a store of a
+ * project a Deep Code process works in (dc-process.h). Included once per test program: it
+ * defines the wrap. */
 #pragma once
 
-#include <signal.h>
 #include <stdio.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "dc-process.h"
 #include "dc-project.h"
 #include "fixture.h"
 #include "macro.h"
@@ -50,34 +49,6 @@ void __wrap_actions_report_step(void *userdata, const char *what) {
         }
         if (hk.crash_after > 0 && ++hk.n_steps >= hk.crash_after)
                 _exit(99);
-}
-
-/* Start a process whose argv[0] names Deep Code, its cwd work, in a process group of its own;
- * return once it runs. */
-static inline pid_t dc_process_start(const char *work) {
-        int pipefd[2];
-        pid_t pid;
-        char c;
-
-        assert_int_equal(pipe(pipefd), 0);
-        pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-                if (setpgid(0, 0) < 0 || chdir(work) < 0 || dup2(pipefd[1], 3) < 0)
-                        _exit(1);
-                /* the shell stays (sleep is not its last command) */
-                execl("/bin/sh", "deepcode", "-c", "echo x >&3; sleep 30; :", (char *)NULL);
-                _exit(1);
-        }
-        close(pipefd[1]);
-        assert_int_equal(read(pipefd[0], &c, 1), 1);
-        close(pipefd[0]);
-        return pid;
-}
-
-static inline void dc_process_stop(pid_t pid) {
-        kill(-pid, SIGKILL);
-        (void)waitpid(pid, NULL, 0);
 }
 
 /* A store under root whose one project is at the real directory root/work/proj (its code:

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "dc-messages.h"
+#include "dc-process.h"
 #include "dc-project.h"
 #include "dc-store.h"
 #include "fixture.h"
@@ -376,8 +377,6 @@ static void test_dc_store_process(void **state) {
         _cleanup_free_ char *work = fixture_path(root, "work/proj"), *code = NULL, *rel = NULL;
         _cleanup_free_ char *idx = NULL;
         DcStore *s = NULL;
-        int pipefd[2];
-        char c;
         pid_t pid;
 
         assert_int_equal(fixture_mkdir(root, "work/proj"), 0);
@@ -388,24 +387,9 @@ static void test_dc_store_process(void **state) {
                 "\"originalPath\":\"%s\"}",
                 ID_A, work);
         assert_int_equal(fixture_write(root, rel, idx), 0);
-        assert_int_equal(pipe(pipefd), 0);
-        pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-                if (setpgid(0, 0) < 0 || chdir(work) < 0 || dup2(pipefd[1], 3) < 0)
-                        _exit(1);
-                /* argv[0] names Deep Code, as `deepcode` (its npm bin) does; sleep is not the
-                 * last command, so the shell stays */
-                execl("/bin/sh", "deepcode", "-c", "echo x >&3; sleep 30; :", (char *)NULL);
-                _exit(1);
-        }
-        close(pipefd[1]);
-        assert_int_equal(read(pipefd[0], &c, 1), 1); /* the shell runs */
-        close(pipefd[0]);
-        (void)c;
+        pid = dc_process_start(work);
         assert_int_equal(dc_store_scan(store_path, NOW, &s), 0);
-        kill(-pid, SIGKILL); /* the shell and its sleep */
-        (void)waitpid(pid, NULL, 0);
+        dc_process_stop(pid);
         assert_int_equal(s->n_projects, 1);
         assert_true(s->projects[0].code_proven);
         assert_int_equal(s->projects[0].root, DC_ROOT_EXISTS);
