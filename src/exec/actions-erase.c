@@ -26,6 +26,7 @@
 #include "log.h"
 #include "macro.h"
 #include "rm-rf.h"
+#include "store.h"
 #include "recover.h"
 #include "usage.h"
 #include "usage-ahead.h"
@@ -173,7 +174,9 @@ void actions_erase_salvage_ahead(ActionsContext *c, const Plan *p) {
                         continue;
                 s = &p->inv->sessions[it->index];
                 t = &c->trees[s->tree];
-                if (t->error < 0 || t->run || session_is_cold(s) ||
+                /* a store's own sessions (run_session) are not the executor's to salvage */
+                if (t->error < 0 || c->inv->trees[s->tree].store->run_session ||
+                    session_is_cold(s) ||
                     (s->state != SESSION_ACTIVE && s->state != SESSION_ARCHIVED) ||
                     s->owner == OWNER_FOREIGN || s->owner == OWNER_UNVERIFIED)
                         continue;

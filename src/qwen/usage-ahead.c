@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "fs.h"
+#include "log.h"
 #include "macro.h"
 #include "usage.h"
 #include "usage-ahead.h"
@@ -145,10 +146,17 @@ int usage_ahead_start(UsageAhead *ua) {
         cpu_set_t set;
         int r;
 
-        if (ua->started || ua->n < USAGE_AHEAD_MIN_JOBS || ua->n >= UINT32_MAX)
+        if (ua->started)
                 return 0;
-        if (sched_getaffinity(0, sizeof(set), &set) < 0 || CPU_COUNT(&set) < 2)
+        if (ua->n < USAGE_AHEAD_MIN_JOBS || ua->n >= UINT32_MAX) {
+                log_debug("salvage thread: off (%zu usage lines to build, it starts from %u)",
+                          ua->n, USAGE_AHEAD_MIN_JOBS);
                 return 0;
+        }
+        if (sched_getaffinity(0, sizeof(set), &set) < 0 || CPU_COUNT(&set) < 2) {
+                log_debug("salvage thread: off (one CPU)");
+                return 0;
+        }
         ua->job_of = malloc(MAX(ua->inv->n_sessions, (size_t)1) * sizeof(uint32_t));
         if (!ua->job_of)
                 return 0;

@@ -99,3 +99,33 @@ grep -q "salvage thread: off (--jobs 1)" "$T/jobs1.err" || { cat "$T/jobs1.err";
 cmp "$tree2/usage_record.jsonl" "$tree3/usage_record.jsonl" ||
         fail "--jobs 1 salvaged other usage lines than a run with the salvage thread"
 pass "--jobs 1 runs without the salvage thread and salvages the same lines"
+
+# A run with enough sessions to salvage starts the salvage thread, which builds their usage lines
+# ahead of the executor (usage-ahead.h). It once got no Qwen session at all (each was taken for
+# another store's), and every line was built by the executor alone.
+cc -O2 -o "$T/gen-tree" "$QGC_SRCDIR/bench/gen-tree.c" -lm || fail "cannot build gen-tree"
+"$T/gen-tree" --seed 42 --projects 4 --sessions 20 --min-age-days 120 --max-age-days 400 \
+        --pin-pct 0 --title-pct 0 --runtime-pct 0 --archive-pct 0 --now 1796083200 "$T/ahead" \
+        > /dev/null || fail "gen-tree"
+cp -a "$T/ahead" "$T/ahead0"
+printf 'defaults = { action = "archive"; max-age = "7d"; keep-latest = 0; min-age = "1d"; };\n' \
+        > "$T/ahead.conf"
+run_qgc -vv --force --root "$T/ahead" --now @1796083200 -c "$T/ahead.conf" \
+        --log-file "$T/ahead.log" >/dev/null 2>"$T/ahead.err" ||
+        { cat "$T/ahead.err"; fail "the run of 80 sessions failed"; }
+if [ "$(nproc)" -ge 2 ]; then
+        grep -q "salvage thread: [1-9][0-9]* usage lines built ahead" "$T/ahead.err" ||
+                { grep "salvage thread" "$T/ahead.err"; fail "80 to salvage, $(nproc) CPUs: no thread"; }
+else
+        grep -q "salvage thread: off (one CPU)" "$T/ahead.err" ||
+                { grep "salvage thread" "$T/ahead.err"; fail "one CPU, and the salvage thread is not said to be off"; }
+fi
+# the same lines as the executor builds alone (--jobs 1)
+cp -a "$T/ahead0" "$T/ahead1"
+run_qgc --jobs 1 --force --root "$T/ahead1" --now @1796083200 -c "$T/ahead.conf" \
+        --log-file "$T/ahead1.log" >/dev/null 2>&1 || fail "the --jobs 1 run of 80 sessions failed"
+cmp "$T/ahead/usage_record.jsonl" "$T/ahead1/usage_record.jsonl" ||
+        fail "the salvage thread built other usage lines than the executor alone"
+n=$(find "$T/ahead/projects" -path '*/chats/archive/*.jsonl' | wc -l)
+[ "$n" -ge 16 ] || fail "only $n sessions archived"
+pass "a run of 80 sessions to salvage starts the salvage thread ($(nproc) CPUs)"
