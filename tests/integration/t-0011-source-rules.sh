@@ -13,6 +13,7 @@
 #     (model/store.h) alone.
 #   - nothing exported for tests: every global function (T) of libqgc.a is used by another
 #     object of libqgc.a or of qgc's main; one used only in its own file should be static.
+#   - every function an object of src/ exports is prefixed with its file's name (x-y.c: x_y_).
 #   - every .c and .h under src/ is named in doc/architecture.md.
 #   - errno becomes text only through log_errno_to_string() (log.c): strerror() is not thread-safe,
 #     and the scan's worker threads report errors.
@@ -200,6 +201,16 @@ unused_exports() {
         done
 }
 
+# unprefixed SYMS: each function an object exports (T) whose name does not start with its file's
+# (x-y.c: x_y_, or is x_y itself); main() is the program's
+unprefixed() {
+        awk '$2 == "T" && $3 != "main" {
+                f = $1; sub(/.*\//, "", f); gsub(/-/, "_", f)
+                if ($3 != f && substr($3, 1, length(f) + 1) != f "_")
+                        print "src/" $1 ".c: " $3 "() is not named after its file (" f "_)"
+             }' "$1"
+}
+
 # undocumented SRC DOC: each .c and .h of SRC/src that DOC does not name (`x.c`, `x.h`, `x.[ch]`)
 undocumented() {
         grep -o '`[^`]*`' "$2" | tr -d '`' | tr ', ' '\n\n' | sed 's/.*\///' |
@@ -255,6 +266,7 @@ if command -v "$cc" >/dev/null 2>&1 && command -v ar >/dev/null 2>&1 && command 
         planted "src/policy/pure.c uses open()" impure "$T/p.lib"
         planted "src/cli/unused.c: unused_fn() is used by nothing in qgc" unused_exports "$P" "$T/p.lib" "$T/p.all"
         planted "src/cli/unused.c: self_fn() is used only in its own file" unused_exports "$P" "$T/p.lib" "$T/p.all"
+        planted "src/cli/unused.c: self_fn() is not named after its file (unused_)" unprefixed "$T/p.all"
         have_planted_objects=yes
 else
         part_skipped "no C compiler, ar or nm to plant the rules on calls"
@@ -291,6 +303,7 @@ if [ -n "${have_planted_objects:-}" ] && [ -n "${QGC_BUILDDIR:-}" ] && [ -f "$li
         check "no call into a store ($STORES) from $NEUTRAL" crossing "$T/callhow"
         check "the policy is pure: no I/O symbol in src/policy/" impure "$T/lib"
         check "no function exported for tests only" unused_exports "$S" "$T/lib" "$T/all"
+        check "every exported function is prefixed with its file's name" unprefixed "$T/all"
 else
         part_skipped "no libqgc.a (QGC_BUILDDIR), C compiler or nm: calls not checked"
         check "no circle between files (#include)" circles "$T/inc"
