@@ -14,7 +14,8 @@
 #   - nothing exported for tests: every global function (T) of libqgc.a is used by another
 #     object of libqgc.a or of qgc's main; one used only in its own file should be static.
 #   - every function an object of src/ exports is prefixed with its file's name (x-y.c: x_y_).
-#   - every .c and .h under src/ is named in doc/architecture.md.
+#   - every .c and .h under src/ is named in doc/architecture.md, and opens with a comment
+#     "/* NAME: what it owns".
 #   - errno becomes text only through log_errno_to_string() (log.c): strerror() is not thread-safe,
 #     and the scan's worker threads report errors.
 #   - one FNV-1a (hashmap.c): no other copy of its offset basis or prime, right or wrong.
@@ -211,6 +212,14 @@ unprefixed() {
              }' "$1"
 }
 
+# unheaded SRC: each .c and .h of SRC/src whose first line is not "/* NAME: " (what it owns)
+unheaded() {
+        files "$1" | while read -r f; do
+                head -n 1 "$1/src/$f" | grep -qF "/* ${f##*/}: " ||
+                        echo "src/$f does not open with /* ${f##*/}: what it owns"
+        done
+}
+
 # undocumented SRC DOC: each .c and .h of SRC/src that DOC does not name (`x.c`, `x.h`, `x.[ch]`)
 undocumented() {
         grep -o '`[^`]*`' "$2" | tr -d '`' | tr ', ' '\n\n' | sed 's/.*\///' |
@@ -251,6 +260,7 @@ planted "src/base/low (base/) -> src/cli/high (cli/, above): src/base/low.c:2 #i
 planted "circle between src/cli/a src/cli/b:" circles "$T/p.inc"
 planted "src/scan/walk (scan/, store-neutral) -> src/qwen/qw (qwen/, a store): src/scan/walk.c:1 #include \"qw.h\"" crossing "$T/p.inc"
 planted "src/cli/unused.c is not named" undocumented "$P" "$P/doc/architecture.md"
+planted "src/cli/a.c does not open with" unheaded "$P"
 cc=${CC:-cc}
 if command -v "$cc" >/dev/null 2>&1 && command -v ar >/dev/null 2>&1 && command -v nm >/dev/null 2>&1 &&
    ( cd "$P/src" && for f in base/low.c cli/high.c cli/a.c cli/b.c policy/pure.c cli/unused.c cli/main.c qwen/qw.c scan/walk.c; do
@@ -280,6 +290,7 @@ check "one days_from_civil" rule "$S" 'days_from_civil\(' js.c js.h
 check "one UTF-8 decoder" rule "$S" '0xc2 && .*<= 0xdf' utf8.c
 check "one id compare ignoring case" rule "$S" '(^|[^_a-z])(str(n)?casecmp|tolower)\('
 check "every file of src/ is named in doc/architecture.md" undocumented "$S" "$S/doc/architecture.md"
+check "every file of src/ opens with its name and what it owns" unheaded "$S"
 includes "$S" > "$T/inc"
 [ -s "$T/inc" ] || fail "no #include between the files of src/"
 check "no #include of a folder above the file's ($LAYERS)" upward "$T/inc"
