@@ -26,7 +26,7 @@
 #include "log.h"
 #include "macro.h"
 #include "rm-rf.h"
-#include "recover.h"
+#include "recover-marker.h"
 #include "usage.h"
 #include "usage-ahead.h"
 #include "usage-index.h"
