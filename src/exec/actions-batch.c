@@ -20,7 +20,7 @@
 #include "log.h"
 #include "macro.h"
 #include "reason.h"
-#include "recover.h"
+#include "recover-marker.h"
 #include "session-times.h"
 #include "syncq.h"
 #include "usage-index.h"

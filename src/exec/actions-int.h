@@ -13,7 +13,7 @@
 #include "journal.h"
 #include "live.h"
 #include "plan.h"
-#include "recover.h"
+#include "recover-marker.h"
 #include "usage-index.h"
 #include "util.h"
 
@@ -216,6 +216,9 @@ int actions_batch_dir(ActionsContext *c, const ActionsTree *t, const Session *s,
 
 /* actions-store.c: a tree whose store has run operations (ActionsTree.run) */
 void actions_store_recover(ActionsContext *c, size_t t);
+/* A recovery step (PLAN_STEP_RECOVER_*) the tree's store planned, carried out by it
+ * (StoreOps.run_recover_step), journalled and counted. */
+void actions_store_recover_step(ActionsContext *c, const PlanStep *st);
 int actions_store_session(ActionsContext *c, const Session *s, const Verdict *v);
 /* A RESTORE step of a session of such a tree (StoreOps.run_restore), journalled as Qwen's
  * restore. 0 or -errno. */
@@ -233,4 +236,3 @@ int actions_restore_intents(ActionsContext *c, const Plan *p, bool *ok);
 /* A RESTORE step: actions_restore_one() or actions_restore_cold(), then its end recorded. 0 or
  * -errno. */
 int actions_restore_step(ActionsContext *c, const PlanStep *st);
-void actions_restore_recover(ActionsContext *c, const PlanStep *st);

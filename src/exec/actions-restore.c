@@ -1,6 +1,5 @@
 /* actions-restore.c: the executor's restore steps (an archived session back to chats/, a
- * compressed one from the cold tier) and the recovery steps of recover.c's plan, each journalled
- * and counted. */
+ * compressed one from the cold tier), each journalled and counted. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -14,7 +13,6 @@
 #include "journal.h"
 #include "log.h"
 #include "macro.h"
-#include "recover.h"
 #include "session-times.h"
 #include "store.h"
 #include "util.h"
@@ -234,77 +232,4 @@ int actions_restore_step(ActionsContext *c, const PlanStep *st) {
             session_times_line(&sb, SESSION_TIME_RESTORED, util_now_msec(), st->session_id) >= 0)
                 (void)actions_restore_append(c, st->tree, &sb);
         return r;
-}
-
-/* Journal a recovery step and count it. */
-static void actions_report_recover(ActionsContext *c, const PlanStep *st, const char *path,
-                                   JournalEvent ev, const char *reason, int error) {
-        const char *what = st->kind == PLAN_STEP_RECOVER_DELETE
-                                   ? "finished the interrupted delete of session"
-                                   : "removed the stale temporary file";
-        _cleanup_free_ char *msg = NULL;
-
-        if (ev == JOURNAL_RECOVERED)
-                msg = st->kind == PLAN_STEP_RECOVER_DELETE
-                              ? util_strprintf("%s %s (%s)", what, st->session_id,
-                                               reason ? reason : "marker removed")
-                              : util_strprintf("%s '%s'", what, path);
-        else
-                msg = util_strprintf("recovery failed for '%s': %s%s%s", path, reason ? reason : "",
-                                     error ? ": " : "", error ? log_errno_to_string(error) : "");
-        JournalEntry e = {
-                .event = ev,
-                .message = msg,
-                .session = st->session_id,
-                .path = path,
-                .rule = "recover",
-                .reason = reason,
-                .user = c->inv->trees[st->tree].user,
-                .error = error,
-        };
-        (void)journal_log(&e);
-        if (ev == JOURNAL_RECOVERED)
-                c->stats->n_recovered++;
-        else if (ev == JOURNAL_FAILED) {
-                c->stats->n_failed++;
-                c->failed = true;
-        }
-}
-
-/* Execute one recovery step (recover.c) under the tree lock. */
-void actions_restore_recover(ActionsContext *c, const PlanStep *st) {
-        const Tree *tr = &c->inv->trees[st->tree];
-        const ActionsTree *t = &c->trees[st->tree];
-        _cleanup_free_ char *path = util_strprintf(
-                "%s/%s/%s", st->in_global ? tr->global_dir : tr->runtime_dir, st->dir, st->name);
-        const char *why = NULL;
-        int r;
-
-        if (t->error < 0) {
-                actions_report_recover(c, st, path, JOURNAL_FAILED, "cannot open the tree",
-                                       -t->error);
-                return;
-        }
-        if (st->kind == PLAN_STEP_RECOVER_TEMP) {
-                r = recover_remove_temp(st->in_global ? t->global_fd : t->runtime_fd,
-                                        st->in_global ? t->global_dev : tr->dev, st, actions_report_step,
-                                        c);
-                if (r < 0)
-                        actions_report_recover(c, st, path, JOURNAL_FAILED,
-                                               "cannot remove the temporary file", -r);
-                else if (r > 0)
-                        actions_report_recover(c, st, path, JOURNAL_RECOVERED, NULL, 0);
-                return;
-        }
-        r = recover_finish_delete(t->global_fd, t->global_dev, t->runtime_fd, tr->dev, st,
-                                  actions_report_step, c, &why);
-        if (r == -ESTALE)
-                return; /* the marker was replaced or removed since the scan: not ours to judge */
-        if (r < 0) {
-                actions_report_recover(c, st, path, JOURNAL_FAILED, why, -r);
-                return;
-        }
-        _cleanup_free_ char *n =
-                why ? NULL : util_strprintf("%d file(s) of the session removed", r);
-        actions_report_recover(c, st, path, JOURNAL_RECOVERED, why ?: n, 0);
 }

@@ -1,6 +1,7 @@
 /* actions-store.c: the trees of a store with run operations (StoreOps.run_*, store.h): its
- * recovery, each session's action and restore carried out by the store, journalled and counted
- * as Qwen's (actions-report.c). Nothing here knows a store's files. */
+ * recovery (unplanned, or the steps of the store's recovery pass), each session's action and
+ * restore carried out by the store, journalled and counted as Qwen's (actions-report.c).
+ * Nothing here knows a store's files. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include "journal.h"
 #include "log.h"
 #include "macro.h"
+#include "plan.h"
 #include "store.h"
 #include "util.h"
 
@@ -49,6 +51,67 @@ void actions_store_recover(ActionsContext *c, size_t t) {
                 c->stats->n_failed++;
                 c->failed = true;
         }
+        free(step.why);
+}
+
+/* Journal a recovery step and count it. */
+static void actions_report_recover(ActionsContext *c, const PlanStep *st, const char *path,
+                                   JournalEvent ev, const char *reason, int error) {
+        const char *what = st->kind == PLAN_STEP_RECOVER_DELETE
+                                   ? "finished the interrupted delete of session"
+                                   : "removed the stale temporary file";
+        _cleanup_free_ char *msg = NULL;
+
+        if (ev == JOURNAL_RECOVERED)
+                msg = st->kind == PLAN_STEP_RECOVER_DELETE
+                              ? util_strprintf("%s %s (%s)", what, st->session_id,
+                                               reason ? reason : "marker removed")
+                              : util_strprintf("%s '%s'", what, path);
+        else
+                msg = util_strprintf("recovery failed for '%s': %s%s%s", path, reason ? reason : "",
+                                     error ? ": " : "", error ? log_errno_to_string(error) : "");
+        JournalEntry e = {
+                .event = ev,
+                .message = msg,
+                .session = st->session_id,
+                .path = path,
+                .rule = "recover",
+                .reason = reason,
+                .user = c->inv->trees[st->tree].user,
+                .error = error,
+        };
+        (void)journal_log(&e);
+        if (ev == JOURNAL_RECOVERED)
+                c->stats->n_recovered++;
+        else if (ev == JOURNAL_FAILED) {
+                c->stats->n_failed++;
+                c->failed = true;
+        }
+}
+
+void actions_store_recover_step(ActionsContext *c, const PlanStep *st) {
+        const Tree *tr = &c->inv->trees[st->tree];
+        const ActionsTree *t = &c->trees[st->tree];
+        _cleanup_free_ char *path = util_strprintf(
+                "%s/%s/%s", st->in_global ? tr->global_dir : tr->runtime_dir, st->dir, st->name);
+        StoreStep step = { .hook = actions_report_step, .userdata = c };
+        int r;
+
+        if (t->error < 0) {
+                actions_report_recover(c, st, path, JOURNAL_FAILED, "cannot open the tree",
+                                       -t->error);
+                return;
+        }
+        if (!t->run || !tr->store->run_recover_step) { /* a store that plans no such step */
+                actions_report_recover(c, st, path, JOURNAL_FAILED, "cannot open the tree",
+                                       EOPNOTSUPP);
+                return;
+        }
+        r = tr->store->run_recover_step(t->run, st, &step);
+        if (r < 0)
+                actions_report_recover(c, st, path, JOURNAL_FAILED, step.why, -r);
+        else if (r > 0)
+                actions_report_recover(c, st, path, JOURNAL_RECOVERED, step.why, 0);
         free(step.why);
 }
 

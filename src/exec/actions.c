@@ -372,7 +372,7 @@ static void actions_steps(ActionsContext *c, const Plan *p, bool restore) {
                         else
                                 c->stats->n_restored++;
                 } else
-                        actions_restore_recover(c, st);
+                        actions_store_recover_step(c, st);
         }
 }
 

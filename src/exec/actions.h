@@ -22,7 +22,7 @@ typedef struct ActionsRunOptions {
 
 /* A real run of the plan p: take the lock of every tree (-EWOULDBLOCK when another qgc holds
  * one; nothing done), open the action log (unless log_is_open), then execute the plan: first the
- * recovery steps (recover.h), then every ARCHIVE/DELETE item (sessions and orphans): re-check
+ * recovery steps (StoreOps.run_recover_step), then every ARCHIVE/DELETE item (sessions and orphans): re-check
  * identity and liveness, salvage usage, archive by rename or delete by unlinkat; then the
  * restore steps (restore.h: `qgc restore`). Each outcome is journalled; a failed action does
  * not stop the run. Close the log and the locks. Returns 0 when all succeeded (or were skipped

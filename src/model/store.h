@@ -83,6 +83,7 @@ static inline void store_size_done(StoreSize *s) {
  * the outcome. */
 struct StoreRun;  /* a store's open tree for a run: the store's own type */
 struct Verdict;   /* policy.h */
+struct PlanStep;  /* plan.h: a step the store planned (its recovery pass) */
 typedef struct StoreStep {
         void (*hook)(void *userdata, const char *what); /* before every change; may be NULL */
         void *userdata;
@@ -186,6 +187,12 @@ typedef struct StoreOps {
         int (*run_open)(const Inventory *inv, size_t t, struct StoreRun **ret);
         void (*run_close)(struct StoreRun *run);
         int (*run_recover)(struct StoreRun *run, StoreStep *step);
+        /* A recovery step the store planned itself (a PlanStep of kind RECOVER_*, Qwen's
+         * recovery pass: recover.h), in the plan's order, before any action: 1 done (the
+         * journal's reason step->why, may stay NULL), 0 nothing to say (gone, changed, not
+         * the plan's), or -errno failed (step->why: why). NULL: the store plans none. */
+        int (*run_recover_step)(struct StoreRun *run, const struct PlanStep *st,
+                                StoreStep *step);
         int (*run_session)(struct StoreRun *run, const Session *s, const struct Verdict *v,
                            StoreStep *step);
         int (*run_orphan)(struct StoreRun *run, const Orphan *o, const struct Verdict *v,

@@ -1,4 +1,4 @@
-# src/qwen/: Qwen Code's store: its files and rules: roots, settings, records, the usage file, claims, liveness, the ownership proof, shared-file edits, the walk of its trees and their hygiene; qwen_store (store.h).
+# src/qwen/: Qwen Code's store: its files and rules: roots, settings, records, the usage file, claims, liveness, the ownership proof, shared-file edits, the walk of its trees and their hygiene, the recovery pass; qwen_store (store.h).
 # It includes only the folders listed before it in Makefile.am (t-0011).
 libqgc_a_SOURCES += src/qwen/archive.c src/qwen/archive.h src/qwen/claims.c src/qwen/claims.h \
 	src/qwen/cold-step.c src/qwen/cold-step.h src/qwen/enrich.c src/qwen/enrich.h \
@@ -10,7 +10,7 @@ libqgc_a_SOURCES += src/qwen/archive.c src/qwen/archive.h src/qwen/claims.c src/
 	src/qwen/owner.h src/qwen/qwen.c src/qwen/qwen.h src/qwen/qwen-run.c src/qwen/qwen-run.h \
 	src/qwen/qwen-scan.c src/qwen/qwen-scan.h \
 	src/qwen/qwen-store.c src/qwen/qwen-store.h src/qwen/record.c src/qwen/record.h \
-	src/qwen/recover-marker.c src/qwen/recover-marker.h \
+	src/qwen/recover.c src/qwen/recover.h src/qwen/recover-marker.c src/qwen/recover-marker.h \
 	src/qwen/roots.c src/qwen/roots.h src/qwen/scan-aggs.c src/qwen/scan-aggs.h \
 	src/qwen/session-times.c src/qwen/session-times.h src/qwen/settings.c src/qwen/settings.h \
 	src/qwen/tree-size.c src/qwen/tree-size.h src/qwen/usage-append.c src/qwen/usage-append.h \

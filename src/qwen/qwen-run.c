@@ -1,5 +1,6 @@
-/* qwen-run.c: qwen_store's run operations (qwen-run.h): a run's open tree, and an orphan
- * reclaimed (orphans.h, hygiene-reclaim.h) with the reason and path the journal names it by. */
+/* qwen-run.c: qwen_store's run operations (qwen-run.h): a run's open tree, an orphan reclaimed
+ * (orphans.h, hygiene-reclaim.h) with the reason and path the journal names it by, and a step
+ * of the recovery pass (recover.h) with its reason. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -10,8 +11,10 @@
 #include "hygiene-reclaim.h"
 #include "macro.h"
 #include "orphans.h"
+#include "plan.h"
 #include "policy.h"
 #include "qwen-run.h"
+#include "recover.h"
 #include "util.h"
 
 /* A Qwen tree open for a run (struct StoreRun is each store's own type). */
@@ -150,4 +153,28 @@ int qwen_run_orphan(struct StoreRun *r_, const Orphan *o, const Verdict *v, Stor
                 r = orphans_reclaim(o, root_fd, rel, dev, run->runtime_fds, run->inv->n_trees,
                                     step->hook, step->userdata, &why);
         return r > 0 ? 0 : qwen_run_outcome(step, r, why);
+}
+
+int qwen_run_recover_step(struct StoreRun *r_, const PlanStep *st, StoreStep *step) {
+        QwenRun *run = (QwenRun *)r_;
+        const char *why = NULL;
+        int r;
+
+        if (st->kind == PLAN_STEP_RECOVER_TEMP) {
+                r = recover_remove_temp(st->in_global ? run->global_fd : run->runtime_fd,
+                                        st->in_global ? run->global_dev
+                                                      : run->inv->trees[run->tree].dev,
+                                        st, step->hook, step->userdata);
+                if (r < 0)
+                        step->why = strdup("cannot remove the temporary file");
+                return r < 0 ? r : r > 0;
+        }
+        r = recover_finish_delete(run->global_fd, run->global_dev, run->runtime_fd,
+                                  run->inv->trees[run->tree].dev, st, step->hook, step->userdata,
+                                  &why);
+        if (r == -ESTALE)
+                return 0; /* the marker was replaced or removed since the scan: not ours to judge */
+        step->why = why ? strdup(why) : r < 0 ? NULL
+                                              : util_strprintf("%d file(s) of the session removed", r);
+        return r < 0 ? r : 1;
 }

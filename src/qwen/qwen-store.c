@@ -126,5 +126,6 @@ const StoreOps qwen_store = {
                          "  compressed) with its sidecars, file-history, subagents",
         .run_open = qwen_run_open,
         .run_close = qwen_run_close,
+        .run_recover_step = qwen_run_recover_step,
         .run_orphan = qwen_run_orphan,
 };

@@ -1,6 +1,6 @@
 #!/bin/sh
 # t-0011-source-rules: rules of the source that no compiler checks. src/ holds one folder per
-# layer, bottom to top: base, model, config, policy, qwen, deepcode, scan, plan,
+# layer, bottom to top: base, model, config, policy, scan, plan, qwen, deepcode,
 # exec, cli.
 #   - layers: a file's #include "x.h" resolves to the folder holding x.h, and a call (an object
 #     of libqgc.a or of qgc's main using a symbol another object defines, by nm) to the folder
@@ -28,7 +28,7 @@
 # the test fails.
 . "$(dirname "$0")/lib.sh"
 : "${QGC_SRCDIR:?QGC_SRCDIR must name the source tree}"
-LAYERS="base model config policy qwen deepcode scan plan exec cli"
+LAYERS="base model config policy scan plan qwen deepcode exec cli"
 # The folders of the stores, and the folders of the core that reach them through store.h only.
 # exec/ joins NEUTRAL when it does (Qwen's session steps still named directly there).
 STORES="qwen deepcode"
