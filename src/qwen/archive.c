@@ -25,6 +25,8 @@
 
 #include "archive.h"
 #include "fs.h"
+#include "js.h"
+#include "json.h"
 #include "macro.h"
 #include "util.h"
 
@@ -33,12 +35,17 @@ static void json_putp(json_object **o) {
                 json_object_put(*o);
 }
 
-/* Append the PR entries of document s to arr (new references). */
-static int archive_pr_collect(const char *s, json_object *arr) {
-        _cleanup_(json_putp) json_object *doc = json_tokener_parse(s);
+/* Append the PR entries of document s (n bytes, read as Qwen's JSON.parse reads it) to arr (new
+ * references). */
+static int archive_pr_collect(const char *s, size_t n, json_object *arr) {
+        _cleanup_(json_putp) json_object *doc = NULL;
         json_object *prs, *num;
+        int r;
 
-        if (!doc || !json_object_is_type(doc, json_type_object))
+        r = json_parse(s, n, &doc);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || !json_object_is_type(doc, json_type_object))
                 return -EBADMSG;
         if (json_object_object_get_ex(doc, "prs", &prs)) {
                 if (!json_object_is_type(prs, json_type_array))
@@ -75,8 +82,10 @@ static int archive_pr_cmp(const void *a, const void *b) {
 
 /* Merge two .pr.json documents ({"prs": [...]} or a single {number, url, createdAt}) by PR
  * number, the fresher createdAt winning (incoming on ties), ordered by createdAt, capped.
- * Returns the new document (malloc'ed, ending in '\n') or -EBADMSG. */
-static int archive_merge_pr(const char *base, const char *incoming, char **ret) {
+ * Returns the new document as JSON.stringify(doc, null, 2) writes it, with a '\n' (malloc'ed),
+ * or -EBADMSG. */
+static int archive_merge_pr(const char *base, size_t base_len, const char *incoming,
+                            size_t incoming_len, char **ret) {
         _cleanup_(json_putp) json_object *all = json_object_new_array();
         _cleanup_(json_putp) json_object *out = json_object_new_object();
         _cleanup_free_ json_object **keep = NULL;
@@ -86,10 +95,10 @@ static int archive_merge_pr(const char *base, const char *incoming, char **ret) 
 
         if (!all || !out)
                 return -ENOMEM;
-        r = archive_pr_collect(base, all);
+        r = archive_pr_collect(base, base_len, all);
         if (r < 0)
                 return r;
-        r = archive_pr_collect(incoming, all);
+        r = archive_pr_collect(incoming, incoming_len, all);
         if (r < 0)
                 return r;
 
@@ -131,12 +140,11 @@ static int archive_merge_pr(const char *base, const char *incoming, char **ret) 
                 if (json_object_array_add(list, json_object_get(keep[i])) < 0)
                         return -ENOMEM;
 
-        const char *s = json_object_to_json_string_ext(
-                out, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE);
-        if (!s)
+        _cleanup_(strbuf_done) StrBuf b = {};
+        if (js_stringify_indent(&b, out, 2) < 0 || strbuf_append(&b, "\n", 1) < 0)
                 return -ENOMEM;
-        *ret = util_strprintf("%s\n", s);
-        return *ret ? 0 : -ENOMEM;
+        *ret = strbuf_steal(&b);
+        return 0;
 }
 
 /* Append s (n bytes) to b, adding a sealing '\n' when it lacks one. */
@@ -227,7 +235,7 @@ static int archive_move_mergeable(int src_fd, int dst_fd, const char *name, bool
         if (r < 0)
                 return r;
         if (is_pr) {
-                r = archive_merge_pr(d, s, &merged);
+                r = archive_merge_pr(d, d_len, s, s_len, &merged);
                 if (r < 0)
                         return r;
                 m_len = strlen(merged);
@@ -301,10 +309,10 @@ static int archive_preflight(int src_fd, int dst_fd, const char *id, const FileI
         }
         if (fs_exists(src_fd, p) > 0 && fs_exists(dst_fd, p) > 0) {
                 _cleanup_free_ char *a = NULL, *b = NULL, *m = NULL;
-                size_t n;
-                if (fs_read_file(src_fd, p, ARCHIVE_SIDECAR_MAX, &a, &n) < 0 ||
-                    fs_read_file(dst_fd, p, ARCHIVE_SIDECAR_MAX, &b, &n) < 0 ||
-                    archive_merge_pr(b, a, &m) < 0) {
+                size_t na, nb;
+                if (fs_read_file(src_fd, p, ARCHIVE_SIDECAR_MAX, &a, &na) < 0 ||
+                    fs_read_file(dst_fd, p, ARCHIVE_SIDECAR_MAX, &b, &nb) < 0 ||
+                    archive_merge_pr(b, nb, a, na, &m) < 0) {
                         *ret_why = "cannot merge the .pr.json sidecars";
                         return -EBADMSG;
                 }

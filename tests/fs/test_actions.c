@@ -1685,11 +1685,18 @@ static void test_archive_merge_pr_table(void **state) {
                 { "not json", "{\"prs\":[]}", NULL, NULL, -EBADMSG },
                 { "{\"prs\":[{\"url\":\"no number\"}]}", "{\"prs\":[]}", NULL, NULL, -EBADMSG },
                 { "[1,2]", "{\"prs\":[]}", NULL, NULL, -EBADMSG },
+                /* what Qwen's JSON.parse refuses (json-c alone took them): NaN, a comment,
+                 * bytes after the document */
+                { "{\"prs\":[{\"number\":1,\"createdAt\":\"a\",\"x\":NaN}]}", "{\"prs\":[]}", NULL,
+                  NULL, -EBADMSG },
+                { "{\"prs\":[]} /* c */", "{\"prs\":[]}", NULL, NULL, -EBADMSG },
+                { "{\"prs\":[]}", "{\"prs\":[]}x", NULL, NULL, -EBADMSG },
         };
         (void)state;
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 _cleanup_free_ char *out = NULL;
-                int r = archive_merge_pr(cases[i].base, cases[i].incoming, &out);
+                int r = archive_merge_pr(cases[i].base, strlen(cases[i].base), cases[i].incoming,
+                                         strlen(cases[i].incoming), &out);
                 if (r != cases[i].ret)
                         fail_msg("case %zu: ret %d, want %d", i, r, cases[i].ret);
                 if (r < 0)
@@ -1699,6 +1706,38 @@ static void test_archive_merge_pr_table(void **state) {
                 if (cases[i].want_out && strstr(out, cases[i].want_out))
                         fail_msg("case %zu: '%s' in %s", i, cases[i].want_out, out);
         }
+}
+
+/* The merged document is what Qwen's atomicWriteJSON() writes, JSON.stringify(doc, null, 2), and
+ * a '\n': the expected bytes are node's (an empty array stays "[]", 1.5e300 is "1.5e+300", "/"
+ * and non-ASCII are not escaped). A NUL inside a document is not its end. */
+static void test_archive_merge_pr_bytes(void **state) {
+        static const char base[] = "{\"prs\":[{\"number\":1,\"createdAt\":\"a\",\"issues\":[]}]}";
+        static const char incoming[] =
+                "{\"prs\":[{\"number\":2,\"createdAt\":\"b\",\"x\":1.5e300,\"u\":\"\xc3\xa9/\"}]}";
+        static const char want[] = "{\n"
+                                   "  \"prs\": [\n"
+                                   "    {\n"
+                                   "      \"number\": 1,\n"
+                                   "      \"createdAt\": \"a\",\n"
+                                   "      \"issues\": []\n"
+                                   "    },\n"
+                                   "    {\n"
+                                   "      \"number\": 2,\n"
+                                   "      \"createdAt\": \"b\",\n"
+                                   "      \"x\": 1.5e+300,\n"
+                                   "      \"u\": \"\xc3\xa9/\"\n"
+                                   "    }\n"
+                                   "  ]\n"
+                                   "}\n";
+        static const char with_nul[] = "{\"prs\":[]}\0{";
+        _cleanup_free_ char *out = NULL, *out2 = NULL;
+        (void)state;
+
+        assert_int_equal(archive_merge_pr(base, strlen(base), incoming, strlen(incoming), &out), 0);
+        assert_string_equal(out, want);
+        assert_int_equal(archive_merge_pr(with_nul, sizeof(with_nul) - 1, base, strlen(base), &out2),
+                         -EBADMSG);
 }
 
 static void test_archive_merge_pr_caps_at_limit(void **state) {
@@ -1714,7 +1753,7 @@ static void test_archive_merge_pr_caps_at_limit(void **state) {
         }
         strbuf_printf(&a, "]}");
         strbuf_printf(&b, "]}");
-        assert_int_equal(archive_merge_pr(a.buf, b.buf, &out), 0);
+        assert_int_equal(archive_merge_pr(a.buf, a.len, b.buf, b.len, &out), 0);
         /* 16 bindings, the 10 newest stay: numbers 0..5 (January) are dropped */
         assert_null(strstr(out, "\"number\": 5,"));
         assert_non_null(strstr(out, "\"number\": 6,"));
@@ -1837,6 +1876,7 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_fs_rm_rf_at_never_follows_symlinks, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_fs_open_path_refuses_symlinks_and_dotdot, setup, teardown),
                 cmocka_unit_test(test_archive_merge_pr_table),
+                cmocka_unit_test(test_archive_merge_pr_bytes),
                 cmocka_unit_test(test_archive_merge_pr_caps_at_limit),
                 cmocka_unit_test(test_archive_merge_ledger_table),
                 cmocka_unit_test(test_syncq_runs_every_fsync),
