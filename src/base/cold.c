@@ -1,6 +1,6 @@
 /* cold.c: the cold file format (cold.h): compression verified by decompressing before the
  * original goes, the table of every dictionary qgc shipped (colddict/), ColdCtx (the reused zstd
- * contexts and buffers). Restoring many files is exec/coldrestore.c's. */
+ * contexts and buffers). Restoring many files is cold-restore.c's. */
 #include "autoconf.h"
 
 #include <errno.h>

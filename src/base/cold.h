@@ -105,7 +105,7 @@ int cold_cat_head(int cold_fd, const char *name, int out_fd, uint64_t max, bool 
 int cold_cat_ends(int cold_fd, const char *name, int out_fd, uint64_t head, size_t tail,
                   uint64_t *ret_size);
 
-/* The parts coldrestore.c shares. */
+/* The parts cold-restore.c shares. */
 /* Call step (when not NULL) after a mutating step. */
 void cold_step(ColdStepFn step, void *userdata, const char *what);
 /* The calling thread's context, kept for its next call; level 0: any (decompression). */

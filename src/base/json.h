@@ -1,6 +1,7 @@
-/* json.h: ECMAScript's JSON.parse grammar, one walk with two sinks: json_parse() builds json-c
- * objects; json_capture(), json_members() and json_elements() return text spans without
- * building (the fast path of the line readers, and byte-preserving edits). */
+/* json.h: ECMAScript's JSON.parse grammar, one walk with three sinks: json_parse() builds json-c
+ * objects; json_capture() and json_members() return members' text spans and json_elements() a
+ * container's element offsets, without building (the fast path of the line readers, and
+ * byte-preserving edits). */
 #pragma once
 
 #include <stdbool.h>

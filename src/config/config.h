@@ -283,7 +283,8 @@ void config_errors_done(ConfigErrors *e);
 int config_error(ConfigErrors *e, const char *loc, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
 
-/* Fill *c with the built-in default (archive after 90d idle, delete nothing). */
+/* Fill *c with the built-in default (archive after 90d idle, no session deleted; orphans after
+ * orphan-min-age 30d, Deep Code compaction after compact-min-idle 1d: the key table). */
 int config_init_default(Config *c);
 void config_done(Config *c);
 /* Deep copy of src into *ret (which need not be initialized). 0 or -ENOMEM. */

@@ -1,4 +1,4 @@
-/* claims.c: the runtime claims of a chats/ directory (qwen-layout.md §6.2): which names are
+/* claims.c: the runtime claims of a chats/ directory: which names are
  * claims, reading them (JSON.parse, json.h's table), and finding the claims of one session id in
  * a sorted set. */
 #include "autoconf.h"

@@ -1,4 +1,4 @@
-/* live.c: is a session in use now? (qwen-layout.md §6) The probe of a tree (LiveProbe), loaded
+/* live.c: is a session in use now? The probe of a tree (LiveProbe), loaded
  * once and refreshed by what changed: this host's boot id, pid namespace and name; the registry
  * records G/sessions/<pid>[-<8hex>].json, each verified as Qwen does when read: the file-name pid
  * equals "pid", "pidNs" equals our pid namespace, "procStart" (<boot id>:<start ticks>) names our

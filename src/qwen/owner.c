@@ -1,4 +1,4 @@
-/* owner.c: the ownership pass over a project's sessions (qwen-layout.md §4.1, §12 rule 2): the
+/* owner.c: the ownership pass over a project's sessions, as Qwen's delete path decides it: the
  * scan only reads the transcripts' first records; this pass decides, session by session in the
  * scan's order, with the claims and the cwd cache of the project.
  *

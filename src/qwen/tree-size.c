@@ -1,5 +1,5 @@
 /* tree-size.c: every byte of a tree by kind (tree-size.h). The names come from Qwen Code's
- * storage layout (../shared/docs/qwen-layout.md §1-§3, §13, §14); a name this file does not know
+ * storage layout (the directories its Storage class names and what writes into them); a name this file does not know
  * is "unknown", counted and shown, never guessed at. */
 #include "autoconf.h"
 

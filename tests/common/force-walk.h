@@ -1,4 +1,4 @@
-/* force-walk.h: fsutil's walk without openat2, and back again, in one test program. The test
+/* force-walk.h: fs.c's walk without openat2, and back again, in one test program. The test
  * links with -Wl,--wrap=syscall: while the walk is forced, openat2 fails with ENOSYS (as on a
  * kernel before 5.6) and fs_openat() takes the walk for that open; every other syscall passes. */
 #pragma once

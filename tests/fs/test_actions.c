@@ -964,7 +964,7 @@ static void test_actions_liveness_after_scan_skips(void **state) {
 }
 
 /* A same-size rewrite with the old mtime put back (cp -p, rsync --inplace, a restore from a
- * backup) keeps dev, ino, size and mtime: only ctime tells (qwen-layout.md §12.4). The rewrite
+ * backup) keeps dev, ino, size and mtime: only ctime tells. The rewrite
  * is repeated until the file's ctime differs from the scan's: ctime moves in ticks (a few ms on
  * tmpfs or ext4, a second on some file systems), and a rewrite in the scan's tick would be one
  * no stat can see. */

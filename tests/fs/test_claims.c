@@ -1,4 +1,4 @@
-/* test_claims.c: claims.c on a real chats/ directory (qwen-layout.md §6.2): which names are
+/* test_claims.c: claims.c on a real chats/ directory: which names are
  * runtime claims (Qwen's readRuntimeStatusClaims reads every "*.runtime.json"; v0.21's is
  * <id>.runtime.json, newer ones <id>.<pid>.runtime.json), reading them with JSON.parse's grammar
  * (a claim that does not parse, is not an object, has no string session_id or is not a regular

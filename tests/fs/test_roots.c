@@ -1,4 +1,4 @@
-/* test_roots.c: roots.c, where a user's trees are (qwen-layout.md §1, Qwen's Storage and
+/* test_roots.c: roots.c, where a user's trees are (Qwen's Storage and
  * resolvePath): G = $QWEN_HOME or <home>/.qwen, R = $QWEN_RUNTIME_DIR, else an absolute (or
  * ~-based) advanced.runtimeOutputDir of G/settings.json, else G; "~", "~/" and "~\" expanded
  * against home (the rest split on both separators), relative values against the cwd, every

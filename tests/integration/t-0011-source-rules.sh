@@ -16,6 +16,8 @@
 #   - every function an object of src/ exports is prefixed with its file's name (x-y.c: x_y_).
 #   - every .c and .h under src/ is named in doc/architecture.md, and opens with a comment
 #     "/* NAME: what it owns".
+#   - every file (`x.c`, `x.[ch]`) and function (`x_y()`) that DEVELOPERS.md and
+#     doc/architecture.md name in backticks exists (a function: defined in src/ or tests/).
 #   - errno becomes text only through log_errno_to_string() (log.c): strerror() is not thread-safe,
 #     and the scan's worker threads report errors.
 #   - one FNV-1a (hashmap.c): no other copy of its offset basis or prime, right or wrong.
@@ -230,6 +232,27 @@ undocumented() {
         done
 }
 
+# unnamed SRC DOC: each file (`x.c`, `x.h`, `x.[ch]`, `dir/x*.c`) and function (`x_y()`) DOC
+# names in backticks that SRC does not have: a file by its path under SRC when the name has a
+# folder, else by its name anywhere in SRC (build folders _* and .git aside); a function by a
+# line of SRC/src or SRC/tests that defines or declares it ("TYPE name(" at the start of a line,
+# or "#define name("). Library calls (`poll()`) have no "_" and are not looked up.
+unnamed() {
+        tr '\n' ' ' < "$2" | grep -o '`[^`]*`' | tr -d '`' | tr ' ,;' '\n\n\n' | sort -u > "$T/named"
+        grep -E '^[A-Za-z0-9_./*-]+\.([ch]|\[ch\])$' "$T/named" | while read -r f; do
+                case $f in
+                */*) ( cd "$1" && set -- $f && [ -e "$1" ] ) ;;
+                *) find "$1" \( -path "$1/_*" -o -path "$1/.git" \) -prune -o -name "$f" -print |
+                   grep -q . ;;
+                esac || echo "${2##*/} names $f, which is not in the source tree"
+        done
+        sed -n 's/^\([a-z][a-z0-9]*_[a-z0-9_]*\)()$/\1/p' "$T/named" | while read -r fn; do
+                grep -rsqE "^([A-Za-z_].*[^A-Za-z0-9_]|#define )$fn\(" --include='*.c' --include='*.h' \
+                        "$1/src" "$1/tests" ||
+                        echo "${2##*/} names $fn(), which no file of src/ or tests/ defines"
+        done
+}
+
 # --- each rule fires on a planted violation
 P=$T/plant
 mkdir -p "$P/src/base" "$P/src/policy" "$P/src/cli" "$P/src/qwen" "$P/src/scan" "$P/doc"
@@ -261,6 +284,11 @@ planted "circle between src/cli/a src/cli/b:" circles "$T/p.inc"
 planted "src/scan/walk (scan/, store-neutral) -> src/qwen/qw (qwen/, a store): src/scan/walk.c:1 #include \"qw.h\"" crossing "$T/p.inc"
 planted "src/cli/unused.c is not named" undocumented "$P" "$P/doc/architecture.md"
 planted "src/cli/a.c does not open with" unheaded "$P"
+printf 'the rules: `self_fn()`, `unused.c`, `src/cli/high.[ch]`, `src/base/lo*.c`, `poll()`,\n`gone.c`, `src/cli/gone.h`, `gone_fn()`\n' > "$P/doc/named.md"
+planted "named.md names gone.c, which" unnamed "$P" "$P/doc/named.md"
+planted "named.md names src/cli/gone.h, which" unnamed "$P" "$P/doc/named.md"
+planted "named.md names gone_fn(), which" unnamed "$P" "$P/doc/named.md"
+unnamed "$P" "$P/doc/named.md" | grep -v 'gone' && fail "unnamed reports a name that exists"
 cc=${CC:-cc}
 if command -v "$cc" >/dev/null 2>&1 && command -v ar >/dev/null 2>&1 && command -v nm >/dev/null 2>&1 &&
    ( cd "$P/src" && for f in base/low.c cli/high.c cli/a.c cli/b.c policy/pure.c cli/unused.c cli/main.c qwen/qw.c scan/walk.c; do
@@ -291,6 +319,8 @@ check "one UTF-8 decoder" rule "$S" '0xc2 && .*<= 0xdf' utf8.c
 check "one id compare ignoring case" rule "$S" '(^|[^_a-z])(str(n)?casecmp|tolower)\('
 check "every file of src/ is named in doc/architecture.md" undocumented "$S" "$S/doc/architecture.md"
 check "every file of src/ opens with its name and what it owns" unheaded "$S"
+check "every file and function DEVELOPERS.md names exists" unnamed "$S" "$S/DEVELOPERS.md"
+check "every file and function doc/architecture.md names exists" unnamed "$S" "$S/doc/architecture.md"
 includes "$S" > "$T/inc"
 [ -s "$T/inc" ] || fail "no #include between the files of src/"
 check "no #include of a folder above the file's ($LAYERS)" upward "$T/inc"

@@ -1,6 +1,6 @@
-/* test_owner.c: owner.c's ownership proof from a transcript's first record (qwen-layout.md §4.1,
- * §12 rule 2), pure: owner_test_check_claims()/owner_test_check_cached() on a parsed head and claims built
- * in memory. Each cause of OwnerCause with its facts (owner_detail, owner_dir), the cwd and hash
+/* test_owner.c: owner.c's ownership proof from a transcript's first record, pure:
+ * owner_test_check_claims()/owner_test_check_cached() on a parsed head and claims built in
+ * memory. Each cause of OwnerCause with its facts (owner_detail, owner_dir), the cwd and hash
  * kept, the order of the three proofs (cwd, worktree root, runtime claim), and the cache that
  * must not carry a sanitize result from one project directory to another. */
 #include "autoconf.h"
