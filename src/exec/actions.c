@@ -447,7 +447,7 @@ static int actions_execute(const Plan *p, ActionStats *ret_stats, bool progress,
                                           SESSION_TIMES_FILE);
         }
 
-        /* first what an interrupted run left behind (style.md 2.2), then the policy's actions */
+        /* first what an interrupted run left behind (recover.h), then the policy's actions */
         actions_steps(&c, p, /* restore= */ false);
         for (size_t i = 0; i < p->inv->n_trees; i++)
                 actions_store_recover(&c, i);

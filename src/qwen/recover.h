@@ -1,5 +1,5 @@
 /* recover.h: the leftovers of an interrupted run, found before the policy's actions and
- * executed first by the executor (style.md 2.2): half-done deletes, proven by a pending marker
+ * executed first by the executor: half-done deletes, proven by a pending marker
  * that the delete wrote before its first step, and qgc's own stale temporary files. */
 #pragma once
 
