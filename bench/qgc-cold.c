@@ -9,9 +9,9 @@
  * before dictionaries). --batch: COLD_BATCH in batches of 256 files, as a run would batch
  * them (cold.h): every file written and verified, one syncfs(), the renames, one fsync per cold
  * directory, the originals unlinked, one fsync per directory. Without it:
- * cold_ctx_compress()'s own three fsyncs per file. --restore --batch: cold_decompress_many() of
+ * cold_ctx_compress()'s own three fsyncs per file. --restore --batch: cold_restore_files() of
  * up to 256 files of a directory at once (one fsync group for the files, one fsync of each
- * directory); --restore alone: cold_decompress() per file (three fsyncs each).
+ * directory); --restore alone: cold_restore_files() of one file (three fsyncs each).
  * One ColdCtx for the whole run. See bench/README.md. */
 #include "autoconf.h"
 
@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "cold.h"
+#include "cold-restore.h"
 
 static double now_s(void) {
         struct timespec ts;
@@ -103,7 +104,7 @@ static void batch_flush(Batch *b, bool keep_last) {
                 b->n_dirs = 0;
 }
 
-/* --restore --batch: the names waiting, restored as one batch (cold_decompress_many(): one
+/* --restore --batch: the names waiting, restored as one batch (cold_restore_files(): one
  * fsync group for the files, one fsync of each directory) */
 static char rnames[BATCH_FILES][512];
 
@@ -117,7 +118,7 @@ static void restore_flush(int cfd, int dfd, size_t *n, unsigned long *files, int
                 return;
         for (size_t i = 0; i < *n; i++)
                 ptrs[i] = rnames[i];
-        r = cold_decompress_many(cfd, ptrs, *n, false, dfd, NULL, NULL, res);
+        r = cold_restore_files(cfd, ptrs, *n, false, dfd, NULL, NULL, res);
         if (r < 0) {
                 fprintf(stderr, "restore batch: %s\n", strerror(-r));
                 (*failed)++;
@@ -180,7 +181,7 @@ int main(int argc, char **argv) {
                         b->dfd[b->n_dirs] = dfd;
                         b->cfd[b->n_dirs++] = cfd;
                 }
-                size_t rn = 0; /* --restore --batch: names waiting for cold_decompress_many() */
+                size_t rn = 0; /* --restore --batch: names waiting for cold_restore_files() */
                 DIR *d = fdopendir(dup(restore ? cfd : dfd));
                 struct dirent *de;
                 while (d && (de = readdir(d))) {
@@ -201,7 +202,11 @@ int main(int argc, char **argv) {
                                                               &in, &out);
                                         continue;
                                 }
-                                r = cold_decompress(cfd, name, dfd, NULL, NULL, &res);
+                                {
+                                        const char *one = name;
+                                        r = cold_restore_files(cfd, &one, 1, false, dfd, NULL,
+                                                               NULL, &res);
+                                }
                         } else {
                                 if (n < 7 || n >= sizeof b->files[0].name ||
                                     strcmp(de->d_name + n - 6, ".jsonl") != 0)

@@ -115,10 +115,13 @@ QGC_OK=0
 if [ -x "$QGC" ]; then QGC="$(cd "$(dirname "$QGC")" && pwd)/$(basename "$QGC")"; QGC_OK=1; fi
 # Without QGC_SALVAGE, build bench/qgc-salvage.c against the libqgc.a of qgc's build dir.
 QGC_BUILD="${QGC_BUILD:-$(dirname "$QGC")}"
+# the headers of every folder of src/ (one per layer), and the build's autoconf.h
+QINC="-I$QGC_BUILD"
+for d in "$HERE"/../src/*/; do QINC="$QINC -I$d"; done
 if [ -z "$QGC_SALVAGE" ] && [ -f "$QGC_BUILD/libqgc.a" ] && [ -f "$QGC_BUILD/Makefile" ]; then
         QLIBS=$(awk '/^(JSONC|LIBCONFIG|LIBCRYPTO|LIBSYSTEMD|ZSTD)_LIBS =|^LIBS =/ { sub(/^[A-Z_]+ = ?/, ""); printf "%s ", $0 }' "$QGC_BUILD/Makefile")
         # shellcheck disable=SC2086
-        if $CC -O2 -I"$HERE/../src" -I"$QGC_BUILD" -o "$BIN/qgc-salvage" "$HERE/qgc-salvage.c" \
+        if $CC -O2 $QINC -o "$BIN/qgc-salvage" "$HERE/qgc-salvage.c" \
                 "$QGC_BUILD/libqgc.a" $QLIBS 2>"$WORK/qgc-salvage.log"; then
                 QGC_SALVAGE="$BIN/qgc-salvage"
         else
@@ -128,7 +131,7 @@ fi
 QGC_COLD=""
 if [ -f "$QGC_BUILD/libqgc.a" ] && [ -f "$QGC_BUILD/Makefile" ]; then
         # shellcheck disable=SC2086
-        if $CC -O2 -I"$HERE/../src" -I"$QGC_BUILD" -o "$BIN/qgc-cold" "$HERE/qgc-cold.c" \
+        if $CC -O2 $QINC -o "$BIN/qgc-cold" "$HERE/qgc-cold.c" \
                 "$QGC_BUILD/libqgc.a" $QLIBS 2>"$WORK/qgc-cold.log"; then
                 QGC_COLD="$BIN/qgc-cold"
         else
@@ -511,8 +514,8 @@ if want f; then
                                         cold_parse "$name"
                                         if { [ "$v" = dict ] || [ "$v" = dict_perfile ]; } && [ "$i" = 0 ]; then
                                                 # the restore, checked byte for byte and by mtime:
-                                                # batched (cold_decompress_many(), as qgc restore)
-                                                # after dict, per file (cold_decompress()) after
+                                                # batched (cold_restore_files(), as qgc restore)
+                                                # after dict, per file (cold_restore_files() of one file) after
                                                 # dict_perfile
                                                 rname="cold_restore_$tree"; rmode=--batch
                                                 [ "$v" = dict_perfile ] && { rname="cold_restore_perfile_$tree"; rmode=""; }
