@@ -405,8 +405,7 @@ int dc_store_archived(DcProject *p, int archive_fd, dev_t dev, const char *apath
         return 0;
 }
 
-/* Can id be a file name as Deep Code joins it (`${id}.jsonl`, images/<id>)? */
-static bool dc_store_id_ok(const char *id) {
+bool dc_store_id_valid(const char *id) {
         return id[0] && id[0] != '.' && !strchr(id, '/') && strlen(id) <= 200;
 }
 
@@ -419,7 +418,7 @@ static int dc_store_session_check(DcProject *p, DcSession *s, int pfd, msec_t no
 
         s->live = p->live;
         s->live_pid = p->live_pid;
-        if (!dc_store_id_ok(s->id))
+        if (!dc_store_id_valid(s->id))
                 why = "its id cannot be a file name";
         else if (s->jsonl.present) {
                 r = dc_messages_read(pfd, s->id, &s->messages);

@@ -23,9 +23,9 @@
 #include "du.h"
 #include "fs.h"
 #include "lock.h"
-#include "session-times.h"
 #include "macro.h"
 #include "policy.h"
+#include "session-times.h"
 #include "util.h"
 
 /* Is (dfd, name) a regular file (is_reg) or a directory, no symlink followed? */
@@ -128,6 +128,21 @@ static char *deepcode_store_project_dir(const char *cwd) {
         return dc_project_code(cwd, &code) < 0 ? NULL : code;
 }
 
+typedef struct DeepcodeStoreTimes {
+        Inventory *inv;
+        size_t tree;
+} DeepcodeStoreTimes;
+
+/* A line of ~/.deepcode/.qgc/session-times (session-times.h: dc-restore.c writes the ends of
+ * qgc's restores there) into the session of the tree it names, by Deep Code's id rule. */
+static void deepcode_store_times_one(SessionTimeEvent ev, msec_t at, const char *id,
+                                     void *userdata) {
+        DeepcodeStoreTimes *c = userdata;
+
+        if (dc_store_id_valid(id))
+                inventory_session_time(c->inv, c->tree, ev, at, id);
+}
+
 /* Each Deep Code tree of inv read (dc_store_scan()) and turned into records and orphans; a
  * store that cannot be read leaves its tree incomplete. */
 static int deepcode_store_scan(Inventory *inv, const ScanOptions *o) {
@@ -154,7 +169,10 @@ static int deepcode_store_scan(Inventory *inv, const ScanOptions *o) {
                 dc_store_free(s);
                 if (k < 0)
                         return k;
-                session_times_scan(inv, i); /* qgc restore's ends: restore-grace (dc-restore.h) */
+                /* qgc restore's ends: restore-grace (dc-restore.h) */
+                session_times_load(inv->trees[i].global_dir, SESSION_ID_MAX,
+                                   deepcode_store_times_one,
+                                   &(DeepcodeStoreTimes){ .inv = inv, .tree = i });
         }
         return r;
 }

@@ -31,6 +31,7 @@
 #include "lock.h"
 #include "log.h"
 #include "macro.h"
+#include "qwen-times.h"
 #include "reason.h"
 #include "session-times.h"
 #include "store.h"
@@ -441,7 +442,7 @@ static int actions_execute(const Plan *p, ActionStats *ret_stats, bool progress,
         for (size_t i = 0; i < p->inv->n_trees; i++) {
                 int k = c.trees[i].error < 0 || p->inv->trees[i].store->run_session
                                 ? 0
-                                : session_times_compact(c.trees[i].global_fd, p->inv, i);
+                                : qwen_times_compact(c.trees[i].global_fd, p->inv, i);
                 if (k < 0)
                         log_warning_errno(k, "cannot compact '%s/%s'", p->inv->trees[i].global_dir,
                                           SESSION_TIMES_FILE);

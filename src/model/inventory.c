@@ -336,6 +336,37 @@ const Session *inventory_find(const Inventory *inv, size_t tree, const char *id)
         return NULL;
 }
 
+void inventory_session_time(Inventory *inv, size_t tree, SessionTimeEvent ev, msec_t at,
+                            const char *id) {
+        const Session *found = inventory_find(inv, tree, id);
+        Session *s;
+
+        if (!found)
+                return;
+        s = &inv->sessions[found - inv->sessions];
+        switch (ev) {
+        case SESSION_TIME_ARCHIVED:
+                s->archived_at = at;
+                s->restored_at = 0;
+                s->restore_pending = false;
+                break;
+        case SESSION_TIME_RESTORE:
+        case SESSION_TIME_RESTORE_TO_ARCHIVE:
+                s->restored_at = at;
+                s->restore_pending = true;
+                s->restore_to_archive = ev == SESSION_TIME_RESTORE_TO_ARCHIVE;
+                s->archived_at = 0;
+                break;
+        case SESSION_TIME_RESTORED:
+                if (s->restored_at == 0)
+                        s->restored_at = at;
+                s->restore_pending = false;
+                break;
+        default:
+                break;
+        }
+}
+
 static const char *const inventory_session_state_table[_SESSION_STATE_MAX] = {
         [SESSION_ACTIVE] = "active",
         [SESSION_ARCHIVED] = "archived",

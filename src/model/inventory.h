@@ -11,6 +11,7 @@
 
 #include "fs.h"
 #include "hashmap.h"
+#include "session-times.h"
 #include "util.h"
 
 #define SESSION_ID_MAX 36
@@ -263,6 +264,12 @@ int inventory_index(Inventory *inv);
 /* Find a session by id (case-insensitive) in a tree; NULL if absent. O(log n) after
  * inventory_index(), linear otherwise. tree == SIZE_MAX: in any tree. */
 const Session *inventory_find(const Inventory *inv, size_t tree, const char *id);
+
+/* One line of qgc's record of archive and restore times (session-times.h) into session id of
+ * tree, when there is one: archived_at, restored_at, restore_pending, restore_to_archive, a
+ * later line replacing what an earlier one said. The store checked id by its rule. */
+void inventory_session_time(Inventory *inv, size_t tree, SessionTimeEvent ev, msec_t at,
+                            const char *id);
 /* The cold tier's totals: how many sessions are compressed, their bytes, their original bytes. */
 void inventory_cold_totals(const Inventory *inv, size_t *ret_n, uint64_t *ret_bytes,
                            uint64_t *ret_orig);

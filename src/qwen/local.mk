@@ -9,9 +9,10 @@ libqgc_a_SOURCES += src/qwen/archive.c src/qwen/archive.h src/qwen/claims.c src/
 	src/qwen/live.c src/qwen/live.h src/qwen/orphans.c src/qwen/orphans.h src/qwen/owner.c \
 	src/qwen/owner.h src/qwen/qwen.c src/qwen/qwen.h src/qwen/qwen-run.c src/qwen/qwen-run.h \
 	src/qwen/qwen-scan.c src/qwen/qwen-scan.h \
-	src/qwen/qwen-store.c src/qwen/qwen-store.h src/qwen/record.c src/qwen/record.h \
-	src/qwen/recover.c src/qwen/recover.h src/qwen/recover-marker.c src/qwen/recover-marker.h \
+	src/qwen/qwen-store.c src/qwen/qwen-store.h src/qwen/qwen-times.c src/qwen/qwen-times.h \
+	src/qwen/record.c src/qwen/record.h src/qwen/recover.c src/qwen/recover.h \
+	src/qwen/recover-marker.c src/qwen/recover-marker.h \
 	src/qwen/roots.c src/qwen/roots.h src/qwen/scan-aggs.c src/qwen/scan-aggs.h \
-	src/qwen/session-times.c src/qwen/session-times.h src/qwen/settings.c src/qwen/settings.h \
+	src/qwen/settings.c src/qwen/settings.h \
 	src/qwen/tree-size.c src/qwen/tree-size.h src/qwen/usage-append.c src/qwen/usage-append.h \
 	src/qwen/usage-ahead.c src/qwen/usage-ahead.h src/qwen/usage-index.c src/qwen/usage-index.h src/qwen/usage.c src/qwen/usage.h

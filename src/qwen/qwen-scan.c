@@ -46,7 +46,7 @@
 #include "roots.h"
 #include "qwen-scan.h"
 #include "scan-aggs.h"
-#include "session-times.h"
+#include "qwen-times.h"
 
 #define SCAN_THREAD_STACK (8 * 1024 * 1024) /* SCAN_AGGS_DEPTH_MAX FsDirs are 0.5 MiB */
 
@@ -1388,7 +1388,7 @@ int qwen_scan(Inventory *inv, const ScanOptions *o) {
         if (k >= 0 && (inv->by_id || (k = inventory_index(inv)) >= 0))
                 for (size_t i = 0; i < inv->n_trees; i++)
                         if (inv->trees[i].store == o->store)
-                                session_times_scan(inv, i);
+                                qwen_times_scan(inv, i);
         log_debug("scan: sorted and found orphans in %.3f s", util_mono_sec() - t0);
         if (k < 0)
                 r = k;

@@ -275,6 +275,39 @@ static void test_dc_restore_plain_and_compressed(void **state) {
         assert_non_null(strstr(log, "QGC_ACTION=restored QGC_SESSION=" ID4));
 }
 
+/* The scan takes the ends of qgc's restores from ~/.deepcode/.qgc/session-times by Deep Code's
+ * id rule (dc_store_id_valid()), not Qwen's: a session whose id is no UUID, as Deep Code can
+ * name one, gets the restored line dc-restore.c wrote for it (restore-grace). */
+#define ID_NAMED "notes-1"
+static void test_dc_restore_times_by_deepcode_id_rule(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *dc = util_strprintf("%s/" DC, t->root);
+        _cleanup_free_ char *index = NULL;
+        ScanOptions so = { .now = util_now_msec(), .no_atime = true };
+        _cleanup_(inventory_freep) Inventory *inv = NULL;
+        const Session *s;
+        Tree tr = {};
+
+        index = index_text(t, HEAD ENTRY(ID1, "null") ",\n" ENTRY(ID_NAMED, "[]") TAIL);
+        assert_int_equal(fixture_write(t->root, PROJ "/sessions-index.json", index), 0);
+        write_session(t->root, PROJ, ID1);
+        write_session(t->root, PROJ, ID_NAMED);
+        assert_int_equal(fixture_write(t->root, DC "/.qgc/session-times",
+                                       "restored 1700000000001 " ID_NAMED "\n"
+                                       "restore 1700000000002 " ID1 "\n"),
+                         0);
+        assert_int_equal(inventory_new(&inv), 0);
+        assert_int_equal(deepcode_store.tree_from_dir(dc, &tr), 0);
+        assert_int_equal(inventory_add_tree(inv, &tr, NULL), 0);
+        assert_int_equal(scan_all(inv, &so), 0);
+        assert_non_null(s = inventory_find(inv, 0, ID_NAMED));
+        assert_int_equal(s->restored_at, 1700000000001);
+        assert_false(s->restore_pending);
+        assert_non_null(s = inventory_find(inv, 0, ID1));
+        assert_int_equal(s->restored_at, 1700000000002);
+        assert_true(s->restore_pending);
+}
+
 /* 50 entries: Deep Code's next save would cut the oldest (and delete its files). */
 static char *index_50(const T *t) {
         StrBuf b = {};
@@ -567,6 +600,8 @@ static void test_dc_restore_crash_after_every_step(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_dc_restore_plain_and_compressed, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_dc_restore_times_by_deepcode_id_rule, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_dc_restore_refusals, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_dc_restore_after_max, setup, teardown),

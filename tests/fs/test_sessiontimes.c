@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../fs/apply_helpers.h"
+#include "qwen-times.h"
 #include "session-times.h"
 
 /* The facts the scan gives session id of the corpus tree at qwen with text as its
@@ -180,7 +181,7 @@ static void test_sessiontimes_append_and_compact(void **state) {
 
         /* not needed below the threshold */
         assert_int_equal(apply_scan(qwen, &inv), 0);
-        assert_int_equal(session_times_compact(gfd, inv, 0), 0);
+        assert_int_equal(qwen_times_compact(gfd, inv, 0), 0);
         /* past it: lines of a session the scan does not know, repeated */
         n = SESSION_TIMES_COMPACT / strlen(other) + 1;
         big = malloc(n * strlen(other) + 1);
@@ -190,7 +191,7 @@ static void test_sessiontimes_append_and_compact(void **state) {
         assert_int_equal(session_times_append(gfd, 0, big, n * strlen(other), NULL, NULL), 0);
         assert_int_equal(session_times_append(gfd, 0, "archived 20 " S_ARCH "\n", 49, NULL, NULL),
                          0);
-        assert_int_equal(session_times_compact(gfd, inv, 0), 1);
+        assert_int_equal(qwen_times_compact(gfd, inv, 0), 1);
         free(got);
         got = test_read_rel(qwen, SESSION_TIMES_FILE);
         assert_non_null(strstr(got, "restore 10 " S_TEXT "\nrestored 11 " S_TEXT "\n"));

@@ -10,7 +10,8 @@
 #   - the policy is pure: no object of src/policy/ uses an I/O symbol of libc (IO_SYMBOLS).
 #   - the store boundary: no file of a store-neutral folder (NEUTRAL) includes a header of a
 #     store's folder (STORES) or calls its functions; it reaches a store through Tree.store
-#     (model/store.h) alone.
+#     (model/store.h) alone. Nor does a file of one store's folder include a header of another
+#     store's folder or call its functions: what two stores share is in base/ or model/.
 #   - nothing exported for tests: every global function (T) of libqgc.a is used by another
 #     object of libqgc.a or of qgc's main; one used only in its own file should be static.
 #   - every function an object of src/ exports is prefixed with its file's name (x-y.c: x_y_).
@@ -146,6 +147,17 @@ crossing() {
                } }' "$1"
 }
 
+# cross_store EDGES: the edges "FROM TO HOW" from one store's folder into another store's
+cross_store() {
+        awk -v stores="$STORES" '
+             BEGIN { n = split(stores, l, " "); for (i = 1; i <= n; i++) store[l[i]] = 1 }
+             { a = $1; b = $2; sub(/\/.*/, "", a); sub(/\/.*/, "", b)
+               if ((a in store) && (b in store) && a != b) {
+                       how = $0; sub(/^[^ ]* [^ ]* /, "", how)
+                       print "src/" $1 " (" a "/, a store) -> src/" $2 " (" b "/, another store): " how
+               } }' "$1"
+}
+
 # circles EDGES: each set of files in a circle (a strongly connected component of the graph of
 # "FROM TO HOW" edges, Tarjan), with its edges and how each is made
 circles() {
@@ -255,7 +267,7 @@ unnamed() {
 
 # --- each rule fires on a planted violation
 P=$T/plant
-mkdir -p "$P/src/base" "$P/src/policy" "$P/src/cli" "$P/src/qwen" "$P/src/scan" "$P/doc"
+mkdir -p "$P/src/base" "$P/src/policy" "$P/src/cli" "$P/src/qwen" "$P/src/deepcode" "$P/src/scan" "$P/doc"
 printf 'x = strerror(e);\n' > "$P/src/base/bad.c"
 planted "bad.c:1" rule "$P" '(^|[^_a-z])strerror\(' log.c log.h
 # base/low.c includes and calls cli/high (up); cli/a and cli/b include and call each other;
@@ -275,13 +287,16 @@ printf 'int unused_fn(void) { return 1; }\nint self_fn(void) { return 2; }\nint 
 printf 'int qw(void);\n' > "$P/src/qwen/qw.h"
 printf '#include "qw.h"\nint qw(void) { return 3; }\n' > "$P/src/qwen/qw.c"
 printf '#include "qw.h"\nint walk(void) { return qw(); }\n' > "$P/src/scan/walk.c"
-printf 'int low(void);\nint pure(void);\nint self_user(void);\nint walk(void);\nint main(void) { return low() + pure() + self_user() + walk(); }\n' \
+# deepcode/dcx.c (a store) includes and calls qwen/qw (another store's)
+printf '#include "qw.h"\nint dcx(void) { return qw(); }\n' > "$P/src/deepcode/dcx.c"
+printf 'int low(void);\nint pure(void);\nint self_user(void);\nint walk(void);\nint dcx(void);\nint main(void) { return low() + pure() + self_user() + walk() + dcx(); }\n' \
         > "$P/src/cli/main.c"
-printf '`low.[ch]`, `high.[ch]`, `a.[ch]`, `b.[ch]`, `pure.c`, `main.c`, `bad.c`, `qw.[ch]`, `walk.c`\n' > "$P/doc/architecture.md"
+printf '`low.[ch]`, `high.[ch]`, `a.[ch]`, `b.[ch]`, `pure.c`, `main.c`, `bad.c`, `qw.[ch]`, `walk.c`, `dcx.c`\n' > "$P/doc/architecture.md"
 includes "$P" > "$T/p.inc"
 planted "src/base/low (base/) -> src/cli/high (cli/, above): src/base/low.c:2 #include \"high.h\"" upward "$T/p.inc"
 planted "circle between src/cli/a src/cli/b:" circles "$T/p.inc"
 planted "src/scan/walk (scan/, store-neutral) -> src/qwen/qw (qwen/, a store): src/scan/walk.c:1 #include \"qw.h\"" crossing "$T/p.inc"
+planted "src/deepcode/dcx (deepcode/, a store) -> src/qwen/qw (qwen/, another store): src/deepcode/dcx.c:1 #include \"qw.h\"" cross_store "$T/p.inc"
 planted "src/cli/unused.c is not named" undocumented "$P" "$P/doc/architecture.md"
 planted "src/cli/a.c does not open with" unheaded "$P"
 printf 'the rules: `self_fn()`, `unused.c`, `src/cli/high.[ch]`, `src/base/lo*.c`, `poll()`,\n`gone.c`, `src/cli/gone.h`, `gone_fn()`\n' > "$P/doc/named.md"
@@ -291,9 +306,9 @@ planted "named.md names gone_fn(), which" unnamed "$P" "$P/doc/named.md"
 unnamed "$P" "$P/doc/named.md" | grep -v 'gone' && fail "unnamed reports a name that exists"
 cc=${CC:-cc}
 if command -v "$cc" >/dev/null 2>&1 && command -v ar >/dev/null 2>&1 && command -v nm >/dev/null 2>&1 &&
-   ( cd "$P/src" && for f in base/low.c cli/high.c cli/a.c cli/b.c policy/pure.c cli/unused.c cli/main.c qwen/qw.c scan/walk.c; do
+   ( cd "$P/src" && for f in base/low.c cli/high.c cli/a.c cli/b.c policy/pure.c cli/unused.c cli/main.c qwen/qw.c scan/walk.c deepcode/dcx.c; do
            "$cc" -O0 -Ibase -Icli -Iqwen -c "$f" -o "${f%.c}.o" || exit 1
-     done && ar rc libplanted.a base/low.o cli/high.o cli/a.o cli/b.o policy/pure.o cli/unused.o qwen/qw.o scan/walk.o ) 2>/dev/null; then
+     done && ar rc libplanted.a base/low.o cli/high.o cli/a.o cli/b.o policy/pure.o cli/unused.o qwen/qw.o scan/walk.o deepcode/dcx.o ) 2>/dev/null; then
         symbols "$P" "$P/src/libplanted.a" > "$T/p.lib"
         symbols "$P" "$P/src/libplanted.a" "$P/src/cli/main.o" > "$T/p.all"
         calls "$T/p.all" > "$T/p.call"
@@ -301,6 +316,7 @@ if command -v "$cc" >/dev/null 2>&1 && command -v ar >/dev/null 2>&1 && command 
         awk '{ print $1, $2, "calls " $3 "()" }' "$T/p.call" > "$T/p.callhow"
         planted "src/cli/a -> src/cli/b: calls b()" circles "$T/p.callhow"
         planted "src/scan/walk (scan/, store-neutral) -> src/qwen/qw (qwen/, a store): calls qw()" crossing "$T/p.callhow"
+        planted "src/deepcode/dcx (deepcode/, a store) -> src/qwen/qw (qwen/, another store): calls qw()" cross_store "$T/p.callhow"
         planted "src/policy/pure.c uses open()" impure "$T/p.lib"
         planted "src/cli/unused.c: unused_fn() is used by nothing in qgc" unused_exports "$P" "$T/p.lib" "$T/p.all"
         planted "src/cli/unused.c: self_fn() is used only in its own file" unused_exports "$P" "$T/p.lib" "$T/p.all"
@@ -325,6 +341,7 @@ includes "$S" > "$T/inc"
 [ -s "$T/inc" ] || fail "no #include between the files of src/"
 check "no #include of a folder above the file's ($LAYERS)" upward "$T/inc"
 check "no #include of a store's header ($STORES) in $NEUTRAL" crossing "$T/inc"
+check "no #include of one store's header in another store's folder ($STORES)" cross_store "$T/inc"
 lib=${QGC_BUILDDIR:-}/libqgc.a
 if [ -n "${have_planted_objects:-}" ] && [ -n "${QGC_BUILDDIR:-}" ] && [ -f "$lib" ]; then
         # qgc's main: the objects of src/ that are not in the library
@@ -342,6 +359,7 @@ if [ -n "${have_planted_objects:-}" ] && [ -n "${QGC_BUILDDIR:-}" ] && [ -f "$li
         check "no circle between files (#include and calls)" circles "$T/edges"
         awk '{ print $1, $2, "calls " $3 "()" }' "$T/call" > "$T/callhow"
         check "no call into a store ($STORES) from $NEUTRAL" crossing "$T/callhow"
+        check "no call from one store's folder into another's ($STORES)" cross_store "$T/callhow"
         check "the policy is pure: no I/O symbol in src/policy/" impure "$T/lib"
         check "no function exported for tests only" unused_exports "$S" "$T/lib" "$T/all"
         check "every exported function is prefixed with its file's name" unprefixed "$T/all"

@@ -1,15 +1,15 @@
 /* session-times.h: qgc's state directory G/.qgc/ and its record of when qgc archived and
  * restored each session, G/.qgc/session-times (doc/architecture.md has the format): one line
  * "<event> <msec> <id>" per event, appended, a later line of an id replacing an earlier one.
- * The scan reads it whole (at most SESSION_TIMES_MAX, one pass; a line that does not parse is
- * skipped, a larger file ignored with a warning) into Session.archived_at, restored_at,
- * restore_pending and restore_to_archive; past SESSION_TIMES_COMPACT the executor compacts it. */
+ * Store-neutral: the file of any store's tree G. A reader gets every line that parses (at most
+ * SESSION_TIMES_MAX, one pass; a line that does not parse is skipped, a larger file ignored)
+ * with its raw id: the store checks the id by its own rule and fills its sessions
+ * (inventory_session_time()); qwen-times.c compacts a Qwen tree's past SESSION_TIMES_COMPACT. */
 #pragma once
 
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "inventory.h"
 #include "util.h"
 
 /* qgc's state directory in G (the pending markers are there too), the file's name in it, and
@@ -31,9 +31,20 @@ typedef enum SessionTimeEvent {
         _SESSION_TIME_EVENT_INVALID = -22,
 } SessionTimeEvent;
 
-/* The facts of the file into the sessions of tree t of inv (its index built). Read errors are
- * warnings (no record). */
-void session_times_scan(Inventory *inv, size_t t);
+/* One line that parses: its event, its time (> 0) and its id as written (not checked: the
+ * caller's rule decides whether it is a session id). */
+typedef void (*SessionTimesFn)(SessionTimeEvent ev, msec_t at, const char *id, void *userdata);
+
+/* Read G/.qgc/session-times of global_fd and parse it in one pass, fn called for every line
+ * that parses, in file order; a line longer than an id of id_max bytes allows is skipped, as is
+ * any other line that does not parse. 0 (also when there is none), -EFBIG over
+ * SESSION_TIMES_MAX, -errno. */
+int session_times_read(int global_fd, size_t id_max, SessionTimesFn fn, void *userdata);
+
+/* The same for the tree at global_dir, whose read errors are warnings (no record: no
+ * restore-grace, archive times from the archived files). */
+void session_times_load(const char *global_dir, size_t id_max, SessionTimesFn fn,
+                        void *userdata);
 
 /* Append one line to sb. 0 or -ENOMEM. */
 int session_times_line(StrBuf *sb, SessionTimeEvent ev, msec_t at, const char *id);
@@ -43,8 +54,3 @@ int session_times_line(StrBuf *sb, SessionTimeEvent ev, msec_t at, const char *i
 typedef void (*SessionTimesStepFn)(void *userdata, const char *step);
 int session_times_append(int global_fd, dev_t global_dev, const char *text, size_t n,
                          SessionTimesStepFn step, void *userdata);
-
-/* When the file is larger than SESSION_TIMES_COMPACT: rewrite it (atomically) with the latest
- * line of each session of tree t of inv it names, dropping the rest. 1 rewritten, 0 not needed,
- * -errno. */
-int session_times_compact(int global_fd, const Inventory *inv, size_t t);
