@@ -92,6 +92,13 @@ void session_times_load(const char *global_dir, size_t id_max, SessionTimesFn fn
 }
 
 int session_times_line(StrBuf *sb, SessionTimeEvent ev, msec_t at, const char *id) {
+        /* an id is the rest of its line: one with a control character (a newline would start
+         * another record) is none (a store's id rule may allow it in a file name) */
+        if (!id[0])
+                return -EINVAL;
+        for (const char *p = id; *p; p++)
+                if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                        return -EINVAL;
         return strbuf_printf(sb, "%s %" PRId64 " %s\n", session_time_event_to_string(ev),
                              (int64_t)at, id) < 0 ? -ENOMEM : 0;
 }

@@ -46,7 +46,8 @@ int session_times_read(int global_fd, size_t id_max, SessionTimesFn fn, void *us
 void session_times_load(const char *global_dir, size_t id_max, SessionTimesFn fn,
                         void *userdata);
 
-/* Append one line to sb. 0 or -ENOMEM. */
+/* Append one line to sb. 0, -ENOMEM, or -EINVAL: id is empty or holds a control character (it
+ * would not read back as itself), and nothing is appended. */
 int session_times_line(StrBuf *sb, SessionTimeEvent ev, msec_t at, const char *id);
 
 /* Append text (whole lines) to G/.qgc/session-times with one write and one fsync, creating the

@@ -158,6 +158,23 @@ static void test_sessiontimes_scan_facts(void **state) {
 /* The append creates .qgc/ and the file, and adds to it; past SESSION_TIMES_COMPACT the
  * compaction keeps the latest line of each session the scan found (a completed restore keeps
  * its start), and drops the others. */
+/* A line is written only for an id that reads back as itself: Deep Code's id rule allows a
+ * newline in a file name, which would start a forged record of another session. */
+static void test_sessiontimes_line_refuses_control_characters(void **state) {
+        _cleanup_(strbuf_done) StrBuf sb = {};
+        (void)state;
+
+        assert_int_equal(session_times_line(&sb, SESSION_TIME_RESTORED, 10, "a\nrestored 99 b"),
+                         -EINVAL);
+        assert_int_equal(session_times_line(&sb, SESSION_TIME_RESTORED, 10, "a\rb"), -EINVAL);
+        assert_int_equal(session_times_line(&sb, SESSION_TIME_RESTORED, 10, "a\x7f"), -EINVAL);
+        assert_int_equal(session_times_line(&sb, SESSION_TIME_RESTORED, 10, ""), -EINVAL);
+        assert_int_equal(sb.len, 0);
+        /* a space is part of the id: the id is the rest of the line */
+        assert_int_equal(session_times_line(&sb, SESSION_TIME_RESTORED, 10, "a b"), 0);
+        assert_string_equal(sb.buf, "restored 10 a b\n");
+}
+
 static void test_sessiontimes_append_and_compact(void **state) {
         _cleanup_free_ char *root = NULL, *qwen = NULL, *got = NULL, *big = NULL;
         _cleanup_(inventory_freep) Inventory *inv = NULL;
@@ -206,6 +223,7 @@ int main(void) {
                 cmocka_unit_test(test_sessiontimes_parse_skips_garbled_lines),
                 cmocka_unit_test(test_sessiontimes_read_at_max_and_one_past),
                 cmocka_unit_test(test_sessiontimes_scan_facts),
+                cmocka_unit_test(test_sessiontimes_line_refuses_control_characters),
                 cmocka_unit_test(test_sessiontimes_append_and_compact),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
