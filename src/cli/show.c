@@ -1,6 +1,6 @@
 /* show.c: `qgc show ID` (show.h): finds the session's transcript, in the inventory (active,
- * archived) or in the cold tier of any project (chats/archive/.qgc-cold/<id>.jsonl.zst: the
- * scan does not list those), and copies it to stdout through the safe-filesystem layer; on a
+ * archived, compressed: where its store names it), else in the cold tier of any project
+ * (chats/archive/.qgc-cold/<id>.jsonl.zst the scan did not list), and copies it to stdout through the safe-filesystem layer; on a
  * terminal through the one cleaner (text.h), a bounded chunk at a time. */
 #include "autoconf.h"
 
@@ -128,7 +128,7 @@ int show_session(const Inventory *inv, const char *id, int out_fd) {
 
                 if (!s)
                         continue;
-                /* a compressed one where its store names its .zst (Deep Code's), else below */
+                /* a compressed one where its store names its .zst, else below */
                 r = show_copy(&inv->trees[t], s, out_fd);
                 if (r != -ENOENT || !session_is_cold(s))
                         return r;
