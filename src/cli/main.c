@@ -923,30 +923,13 @@ static int main_report_run(const Plan *plan, const ActionStats *st, int r) {
         return r;
 }
 
-/* qgc show: the transcript's bytes exactly, into a pipe or a file; on a terminal, line by line
- * through the one cleaner (text.h): a transcript holds what a model or a tool printed, and no
- * control sequence of it reaches the terminal raw. */
+/* qgc show: the transcript's bytes exactly, into a pipe or a file; on a terminal through the
+ * one cleaner (text.h): a transcript holds what a model or a tool printed, and no control
+ * sequence of it reaches the terminal raw. */
 static int main_show(const Inventory *inv, const char *id) {
-        _cleanup_fclose_ FILE *tmp = NULL;
-        _cleanup_free_ char *line = NULL;
-        size_t cap = 0;
-        ssize_t n;
-        int r;
-
         if (!isatty(STDOUT_FILENO))
                 return show_session(inv, id, STDOUT_FILENO);
-        tmp = tmpfile();
-        if (!tmp)
-                return -errno;
-        r = show_session(inv, id, fileno(tmp));
-        if (r < 0 || fseek(tmp, 0, SEEK_SET) < 0)
-                return r < 0 ? r : -errno;
-        while ((n = getline(&line, &cap, tmp)) > 0) {
-                r = text_fputs_terminal(line, (size_t)n, stdout);
-                if (r < 0)
-                        return r;
-        }
-        return ferror(tmp) ? -EIO : 0;
+        return show_session_terminal(inv, id, stdout);
 }
 
 /* A real run on a terminal: one line per change it made (or held back at the last moment, or

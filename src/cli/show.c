@@ -1,10 +1,12 @@
 /* show.c: `qgc show ID` (show.h): finds the session's transcript, in the inventory (active,
- * archived) or in the cold tier of any project (chats/archive/.qgc-cold/<id>.jsonl.zst: the
- * scan does not list those), and copies it to stdout through the safe-filesystem layer. */
+ * archived, compressed: where its store names it), else in the cold tier of any project
+ * (chats/archive/.qgc-cold/<id>.jsonl.zst the scan did not list), and copies it to stdout through the safe-filesystem layer; on a
+ * terminal through the one cleaner (text.h), a bounded chunk at a time. */
 #include "autoconf.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,6 +17,8 @@
 #include "macro.h"
 #include "show.h"
 #include "store.h"
+#include "text.h"
+#include "utf8.h"
 #include "util.h"
 
 static int show_copy_fd(int fd, int out_fd) {
@@ -124,7 +128,7 @@ int show_session(const Inventory *inv, const char *id, int out_fd) {
 
                 if (!s)
                         continue;
-                /* a compressed one where its store names its .zst (Deep Code's), else below */
+                /* a compressed one where its store names its .zst, else below */
                 r = show_copy(&inv->trees[t], s, out_fd);
                 if (r != -ENOENT || !session_is_cold(s))
                         return r;
@@ -133,4 +137,54 @@ int show_session(const Inventory *inv, const char *id, int out_fd) {
         for (size_t t = 0; r == -ENOENT && t < inv->n_trees; t++)
                 r = show_cold(&inv->trees[t], id, out_fd);
         return r;
+}
+
+/* The bytes at the end of s (n) that begin a character the chunk cuts: a lead byte whose
+ * sequence does not decode from what is there yet (at most 3 bytes). */
+static size_t show_cut_tail(const char *s, size_t n) {
+        for (size_t back = 1; back <= 3 && back <= n; back++) {
+                unsigned char c = (unsigned char)s[n - back];
+                uint32_t cp;
+
+                if (c < 0x80)
+                        return 0;
+                if (c >= 0xc0)
+                        return utf8_decode(s + n - back, back, &cp) == 0 ? back : 0;
+        }
+        return 0;
+}
+
+int show_session_terminal(const Inventory *inv, const char *id, FILE *out) {
+        _cleanup_fclose_ FILE *tmp = NULL;
+        _cleanup_free_ char *buf = NULL;
+        size_t have = 0;
+        off_t off = 0;
+        int r;
+
+        tmp = tmpfile();
+        if (!tmp)
+                return -errno;
+        r = show_session(inv, id, fileno(tmp));
+        if (r < 0)
+                return r;
+        buf = malloc(SHOW_TERMINAL_CHUNK);
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t k = fs_pread_full(fileno(tmp), buf + have, SHOW_TERMINAL_CHUNK - have, off);
+                size_t n, cut;
+
+                if (k < 0)
+                        return (int)k;
+                off += k;
+                n = have + (size_t)k;
+                /* a character the chunk cuts goes with the next one: the cleaner would take its
+                 * halves for two invalid sequences (at the end, what is left is cleaned as is) */
+                cut = k > 0 ? show_cut_tail(buf, n) : 0;
+                r = text_fputs_terminal(buf, n - cut, out);
+                if (r < 0 || k == 0)
+                        return r;
+                memmove(buf, buf + n - cut, cut);
+                have = cut;
+        }
 }

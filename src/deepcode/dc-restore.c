@@ -230,14 +230,22 @@ static int dc_restore_images(DcRestore *d, StoreStep *step) {
                         return -errno;
                 dc_run_hook(step, "create projects/%s/images/", d->code);
                 r = fs_mkdirat(d->pfd, "images", st.st_mode & 0777);
-                if (r >= 0 && geteuid() == 0 &&
-                    fchownat(d->pfd, "images", st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
-                        r = -errno;
-                if (r >= 0)
-                        r = fs_fsync(d->pfd);
+                if (r >= 0) {
+                        /* its project's owner and mode (a set-group-ID inherited), past the
+                         * umask (the unit's is 0077) */
+                        ifd = fs_open_dir(d->pfd, "images");
+                        r = ifd < 0 ? ifd : 0;
+                        if (r >= 0 && geteuid() == 0 && fchown(ifd, st.st_uid, st.st_gid) < 0)
+                                r = -errno;
+                        if (r >= 0 && fchmod(ifd, st.st_mode & (0777 | S_ISGID)) < 0)
+                                r = -errno;
+                        if (r >= 0)
+                                r = fs_fsync(d->pfd);
+                }
                 if (r < 0 && r != -EEXIST)
                         return dc_run_why(step, r, "cannot create projects/%s/images/", d->code);
-                ifd = fs_open_dir(d->pfd, "images");
+                if (ifd < 0)
+                        ifd = fs_open_dir(d->pfd, "images");
         }
         if (ifd < 0)
                 return dc_run_why(step, ifd, "cannot open projects/%s/images/", d->code);

@@ -160,6 +160,8 @@ static int dc_run_write_temp(int pfd, const char *text, size_t n, const struct s
                 return -errno;
         if (geteuid() == 0 && fchown(fd, st->st_uid, st->st_gid) < 0)
                 return -errno;
+        if (fchmod(fd, st->st_mode & 07777) < 0) /* past the umask (the unit's is 0077) */
+                return -errno;
         for (size_t done = 0; done < n;) {
                 ssize_t k = write(fd, text + done, n - done);
 

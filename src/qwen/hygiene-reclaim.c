@@ -104,23 +104,33 @@ int hygiene_reclaim_orphan(const Orphan *o, int root_fd, dev_t dev, const int *r
         return 1;
 }
 
-/* Write the marker in projects/<name>/ (efd): created, never replaced, then made durable. It
- * holds the recorded cwds, one a line, so that a later run still knows them when the entry's
- * transcripts are gone (a run stopped between its sessions' deletes and its removal). */
+/* Write the marker in projects/<name>/ (efd): written whole and fsynced under a temporary name,
+ * then given its name (never replacing one) and made durable; what fails before leaves nothing
+ * (a partial marker would be taken for the mark, its cwds cut). It holds the recorded cwds, one
+ * a line, so that a later run still knows them when the entry's transcripts are gone (a run
+ * stopped between its sessions' deletes and its removal). */
 static int hygiene_stale_mark_write(int efd, const char *cwds, OrphansStepFn step,
                                     void *userdata) {
+        static const char tmp[] = "." HYGIENE_STALE_MARKER FS_TEMP_SUFFIX;
         _cleanup_close_ int fd = -EBADF;
         int r;
 
-        fd = fs_openat(efd, HYGIENE_STALE_MARKER,
-                       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        /* a killed run's (we hold the tree lock) */
+        if (unlinkat(efd, tmp, 0) < 0 && errno != ENOENT)
+                return -errno;
+        fd = fs_openat(efd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return fd;
         r = util_write_all(fd, cwds ?: "", strlen(cwds ?: ""));
         if (r >= 0)
                 r = fs_fsync(fd);
         if (r >= 0)
-                r = fs_fsync(efd);
+                r = fs_rename_noreplace(efd, tmp, efd, HYGIENE_STALE_MARKER);
+        if (r < 0) {
+                (void)unlinkat(efd, tmp, 0);
+                return r;
+        }
+        r = fs_fsync(efd);
         if (step)
                 step(userdata, HYGIENE_STALE_MARKER);
         return r;

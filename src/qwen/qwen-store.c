@@ -3,6 +3,7 @@
  * bytes by kind (tree-size.h), its run operations (qwen-run.h). */
 #include "autoconf.h"
 
+#include "cold.h"
 #include "erase-edit.h"
 #include "hygiene.h"
 #include "json-input.h"
@@ -105,7 +106,12 @@ static char *qwen_store_limit_reason(const Session *s, bool archive, const char 
         return util_strprintf("tmp/<hash>/logs.json %s (limit) (would delete: %s)", what, sel);
 }
 
+/* A compressed session's file is its .zst in the cold tier (cold.h): what a delete removes and
+ * qgc show decompresses. */
 static char *qwen_store_session_path(const Session *s, bool archived) {
+        if (archived && session_is_cold(s))
+                return util_strprintf("projects/%s/chats/archive/" COLD_DIR "/%s.jsonl" COLD_SUFFIX,
+                                      s->project_dir, s->id);
         return util_strprintf("projects/%s/chats/%s%s.jsonl", s->project_dir,
                               archived ? "archive/" : "", s->id);
 }

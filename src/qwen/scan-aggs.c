@@ -68,8 +68,10 @@ int scan_aggs_dir_sum(int dfd, dev_t dev, unsigned depth, ScanAgg *agg) {
         unsigned char type;
         int r = 0, k;
 
-        if (depth > SCAN_AGGS_DEPTH_MAX)
+        if (depth > SCAN_AGGS_DEPTH_MAX) {
+                agg->incomplete = true; /* rm_rf_at() goes deeper: what it would remove is unseen */
                 return 0;
+        }
         fs_dir_init(&d, dfd);
         while ((k = fs_dir_next(&d, &name, &type)) > 0) {
                 struct stat st;
@@ -85,8 +87,11 @@ int scan_aggs_dir_sum(int dfd, dev_t dev, unsigned depth, ScanAgg *agg) {
                 if (S_ISDIR(st.st_mode)) {
                         _cleanup_close_ int sub =
                                 fs_open_noatime(dfd, name, O_RDONLY | O_DIRECTORY);
-                        if (sub < 0)
+                        if (sub < 0) {
+                                if (sub != -ENOENT) /* ENOENT: removed meanwhile */
+                                        agg->incomplete = true;
                                 continue;
+                        }
                         r = scan_aggs_dir_sum(sub, dev, depth + 1, agg);
                         if (r == -ENOMEM)
                                 return r;
@@ -149,9 +154,6 @@ int scan_aggs_pend(ScanPendings *to, size_t tree, OrphanKind kind, const char *p
         for (size_t i = 0; i < aggs->n; i++) {
                 ScanPending p = { .kind = kind, .tree = tree };
 
-                /* what could not be listed in full is never an orphan candidate */
-                if (aggs->v[i].incomplete)
-                        continue;
                 if (project_dir) {
                         p.project_dir = strdup(project_dir);
                         if (!p.project_dir)
@@ -245,6 +247,17 @@ int scan_aggs_orphans(Inventory *inv, const StoreOps *store, ScanPendings *pend)
 
                 if (found[rep[i]])
                         continue;
+                if (p->agg.incomplete) {
+                        /* what could not be listed in full is never an orphan: its sizes and
+                         * mtime are not known, and a removal would take what was never seen */
+                        log_notice("%s%s%s/%s: no transcript, but not listed in full (deeper "
+                                   "than %u levels or a directory that cannot be opened): kept",
+                                   p->project_dir ? "projects/" : "",
+                                   p->project_dir ?: "",
+                                   p->kind == ORPHAN_SUBAGENTS ? "/subagents" : "file-history",
+                                   p->agg.name, SCAN_AGGS_DEPTH_MAX);
+                        continue;
+                }
                 o = (Orphan){
                         .kind = p->kind,
                         .tree = p->tree,

@@ -23,8 +23,8 @@ typedef struct ScanAgg {
         FileId dir;
         uint64_t bytes, bytes_alloc;
         msec_t mtime; /* newest mtime inside (the directory's own included) */
-        bool incomplete; /* some directory inside could not be listed: sizes and mtime are
-                          * lower bounds */
+        bool incomplete; /* some directory inside could not be listed or is deeper than
+                          * SCAN_AGGS_DEPTH_MAX: sizes and mtime are lower bounds */
 } ScanAgg;
 
 typedef struct ScanAggs {
@@ -56,10 +56,12 @@ int scan_aggs_dir_sum(int dfd, dev_t dev, unsigned depth, ScanAgg *agg);
 /* The totals of every subdirectory of dfd into aggs, sorted by name. only_ids: skip names that
  * are not session ids. 0 or -ENOMEM. */
 int scan_aggs_collect(int dfd, dev_t dev, bool only_ids, ScanAggs *aggs);
-/* Hand aggs over to the pending list to (aggs is emptied); one listed in part is no candidate. */
+/* Hand aggs over to the pending list to (aggs is emptied); one listed in part stays incomplete:
+ * scan_aggs_orphans() keeps and reports it. */
 int scan_aggs_pend(ScanPendings *to, size_t tree, OrphanKind kind, const char *project_dir,
                    ScanAggs *aggs);
 void scan_aggs_pendings_done(ScanPendings *p);
 /* The pending directories of pend whose id has no transcript in any tree of inv become its
- * orphans; nothing is decided when a tree of store was not listed in full. 0 or -ENOMEM. */
+ * orphans, except one not listed in full (ScanAgg.incomplete: kept, a notice says why); nothing
+ * is decided when a tree of store was not listed in full. 0 or -ENOMEM. */
 int scan_aggs_orphans(Inventory *inv, const StoreOps *store, ScanPendings *pend);

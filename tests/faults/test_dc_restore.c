@@ -328,6 +328,36 @@ static void rm_rel(const T *t, const char *rel) {
         assert_int_equal(fixture_rm_rf(path), 0);
 }
 
+/* Under the unit's UMask=0077 a restore keeps the index's mode and gives a new images/ and the
+ * transcript the modes Deep Code would (its project directory's). */
+static void test_dc_restore_modes_under_umask(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *proj = fixture_path(t->root, PROJ);
+        _cleanup_free_ char *index = fixture_path(t->root, PROJ "/sessions-index.json");
+        _cleanup_free_ char *images = fixture_path(t->root, PROJ "/images");
+        _cleanup_free_ char *jsonl = fixture_path(t->root, PROJ "/" ID3 ".jsonl");
+        ActionStats st;
+        struct stat sb;
+        mode_t old;
+
+        build_store(t, ".");
+        rm_rel(t, PROJ "/images");
+        assert_int_equal(chmod(proj, 0755), 0);
+        assert_int_equal(chmod(index, 0644), 0);
+        old = umask(077);
+        assert_int_equal(run_restore(t, ".", (const char *const[]){ ID3, NULL }, false, NULL, &st,
+                                     NULL),
+                         0);
+        umask(old);
+        assert_int_equal(st.n_restored, 1);
+        assert_int_equal(stat(index, &sb), 0);
+        assert_int_equal(sb.st_mode & 07777, 0644);
+        assert_int_equal(stat(images, &sb), 0);
+        assert_int_equal(sb.st_mode & 07777, 0755);
+        assert_int_equal(stat(jsonl, &sb), 0);
+        assert_int_equal(sb.st_mode & 07777, 0644);
+}
+
 /* ID3's <id>.after of size bytes: ID1 first, then lines of no indexed id. */
 static void write_after(const T *t, size_t size) {
         StrBuf b = {};
@@ -602,6 +632,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_dc_restore_plain_and_compressed, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_dc_restore_times_by_deepcode_id_rule, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_dc_restore_modes_under_umask, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_dc_restore_refusals, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_dc_restore_after_max, setup, teardown),

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -222,6 +223,25 @@ static void test_dc_delete_index_format(void **state) {
         assert_int_equal(run_delete(t->dc, (const char *const[]){ ID1, NULL }, &st), 0);
         assert_int_equal(st.n_deleted, 1);
         check_index(t, index_empty);
+}
+
+/* The index keeps its mode under the unit's UMask=0077: the new text's file gets the old one's
+ * mode past the umask (Deep Code's other readers, a group, may read it). */
+static void test_dc_delete_index_mode_under_umask(void **state) {
+        T *t = *state;
+        ActionStats st;
+        struct stat sb;
+        mode_t old;
+
+        fixture_store(t, index_12);
+        assert_int_equal(chmod(t->index, 0644), 0);
+        old = umask(077);
+        assert_int_equal(run_delete(t->dc, (const char *const[]){ ID1, NULL }, &st), 0);
+        umask(old);
+        assert_int_equal(st.n_deleted, 1);
+        check_index(t, index_2);
+        assert_int_equal(stat(t->index, &sb), 0);
+        assert_int_equal(sb.st_mode & 07777, 0644);
 }
 
 /* Deep Code saves a new session into the index while qgc edits it: the edit is redone from its
@@ -535,6 +555,8 @@ static void test_dc_crash_after_every_step(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_dc_delete_index_format, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dc_delete_index_mode_under_umask, setup,
+                                                teardown),
                 cmocka_unit_test_setup_teardown(test_dc_delete_index_rewritten_at_hook, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_dc_delete_index_not_deepcode_refused, setup,

@@ -104,6 +104,10 @@ typedef struct Faults {
         char meet_on_rename[128]; /* renaming this name meets the concurrent writer (meet_writer) */
         int meet_go, meet_done;   /* pipes to and from the writer: one byte lets it on, one says
                                    * it wrote */
+        char file_fault_match[128]; /* write() and fsync() of a file whose path contains this: */
+        int file_write_err;  /* ... the first write writes half its bytes, the next fails so */
+        int file_fsync_err;  /* ... fsync() fails so */
+        bool file_wrote_half;
         const unsigned *meet_written; /* the writer's count of records written (shared memory) */
         unsigned meet_before, meet_after; /* ... read just before and just after the rename */
 } Faults;
@@ -419,6 +423,18 @@ int __wrap_linkat(int a, const char *b, int c, const char *d, int flags);
 int __wrap_openat(int dfd, const char *name, int flags, ...);
 int __wrap_sd_journal_sendv(const struct iovec *iov, int n);
 
+/* Does fd's path contain match (not empty)? */
+static bool fd_matches(int fd, const char *match) {
+        char link[64], target[PATH_MAX] = {};
+        ssize_t k;
+
+        if (!match[0])
+                return false;
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        k = readlink(link, target, sizeof target - 1);
+        return k > 0 && strstr(target, match) != NULL;
+}
+
 static bool fd_is_usage(int fd) {
         char link[64], target[PATH_MAX] = {};
         ssize_t k;
@@ -493,6 +509,14 @@ ssize_t __wrap_write(int fd, const void *buf, size_t n) {
                 }
                 return k;
         }
+        if (faults.file_write_err && fd_matches(fd, faults.file_fault_match)) {
+                if (!faults.file_wrote_half && n >= 2) {
+                        faults.file_wrote_half = true;
+                        return __real_write(fd, buf, n / 2);
+                }
+                errno = faults.file_write_err;
+                return -1;
+        }
         if (audit.armed) {
                 char link[64], target[PATH_MAX] = {};
                 ssize_t l;
@@ -510,6 +534,10 @@ ssize_t __wrap_write(int fd, const void *buf, size_t n) {
 
 int __wrap_fsync(int fd) {
         __atomic_fetch_add(&faults.n_fsync, 1, __ATOMIC_RELAXED); /* fs_fsync_many() threads */
+        if (faults.file_fsync_err && fd_matches(fd, faults.file_fault_match)) {
+                errno = faults.file_fsync_err;
+                return -1;
+        }
         {
                 struct stat dst;
                 if (fstat(fd, &dst) == 0 && S_ISDIR(dst.st_mode))
@@ -2432,6 +2460,52 @@ static void test_faults_stale_project_crash_after_every_step_then_rerun(void **s
         stale_crash_every(t, want, /* by_unlink= */ true);
 }
 
+/* The marker of a stale project entry that could not be written whole (a write that stops half
+ * way, a failed fsync) is not left behind: a later scan would take a partial file for the
+ * durable mark with its cwds cut. The run after the fault writes it whole. */
+static void stale_mark_fault(T *t, int write_err, int fsync_err) {
+        char dir[256], cwd[128], rel[512];
+        _cleanup_free_ char *want = NULL, *got = NULL, *tmp = NULL;
+        ActionStats st = {};
+
+        stale_names(dir, sizeof dir, cwd, sizeof cwd);
+        (void)rmdir(cwd);
+        stale_plant(t->qwen);
+        snprintf(rel, sizeof rel, "%s/" HYGIENE_STALE_MARKER, dir);
+        {
+                _cleanup_free_ char *m = fixture_path(t->qwen, rel);
+                assert_int_equal(unlink(m), 0);
+        }
+        snprintf(faults.file_fault_match, sizeof faults.file_fault_match, "%s",
+                 HYGIENE_STALE_MARKER);
+        faults.file_write_err = write_err;
+        faults.file_fsync_err = fsync_err;
+        (void)stale_run(t->qwen, &st);
+        assert_int_equal(st.n_failed, 1);
+        if (write_err)
+                assert_true(faults.file_wrote_half);
+        if (fixture_exists(t->qwen, rel)) {
+                _cleanup_free_ char *left = test_read_rel(t->qwen, rel);
+                fail_msg("a marker was left after a failed write: '%s'", left);
+        }
+        if (crash_find_temp(t->qwen, &tmp))
+                fail_msg("temporary file '%s' left behind", tmp);
+        faults = (Faults){};
+        assert_int_equal(stale_run(t->qwen, &st), 0);
+        assert_int_equal(st.n_failed, 0);
+        want = util_strprintf("%s\n", cwd);
+        got = test_read_rel(t->qwen, rel);
+        assert_string_equal(got, want);
+}
+
+static void test_faults_stale_mark_write_fails(void **state) {
+        stale_mark_fault(*state, ENOSPC, 0);
+}
+
+static void test_faults_stale_mark_fsync_fails(void **state) {
+        stale_mark_fault(*state, 0, EIO);
+}
+
 /* The compressed content of (qwen, rel.zst) in the cold tier, checked (cold_cat()). */
 static char *cold_read_rel(const char *qwen, const char *dir, const char *name) {
         _cleanup_free_ char *d = fixture_path(qwen, dir);
@@ -3217,6 +3291,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_faults_restore_cold_to_chats_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_restore_crash_after_every_step_then_recovery, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_stale_project_crash_after_every_step_then_rerun, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_stale_mark_write_fails, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_faults_stale_mark_fsync_fails, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_cold_compress_crash_after_every_step_then_rerun, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_cold_scan_compressed_session, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_faults_writer_appends_after_salvage_skip, setup, teardown),

@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <inttypes.h>
@@ -40,6 +41,7 @@
 #include "qwen-store.h"
 #include "roots.h"
 #include "scan.h"
+#include "scan-aggs.h"
 #include "util.h"
 #include "testskip.h"
 
@@ -650,6 +652,54 @@ static void test_scan_orphans(void **state) {
         assert_int_equal(fx->inv->n_orphans, 4);
         for (size_t i = 0; i < ELEMENTSOF(seen); i++)
                 assert_true(seen[i]);
+}
+
+/* A directory named "unreadable" cannot be opened (ld --wrap=fs_open_noatime): the scan runs as
+ * root in the tests, which a mode of 000 does not stop. */
+int __real_fs_open_noatime(int dfd, const char *name, int flags);
+int __wrap_fs_open_noatime(int dfd, const char *name, int flags);
+int __wrap_fs_open_noatime(int dfd, const char *name, int flags) {
+        if (streq(name, "unreadable"))
+                return -EACCES;
+        return __real_fs_open_noatime(dfd, name, flags);
+}
+
+#define ID_ORPHAN_DEEP "bbbbbbbb-0000-4000-8000-000000000003"
+#define ID_ORPHAN_UNREAD "bbbbbbbb-0000-4000-8000-000000000004"
+
+/* file-history/<id>/ or subagents/<id>/ not listed in full (deeper than SCAN_AGGS_DEPTH_MAX, a
+ * directory inside that cannot be opened) is no orphan: its bytes and mtime are not known, and a
+ * removal would take what the scan never saw. One listed in full beside them still is. */
+static void test_scan_orphans_incomplete_kept(void **state) {
+        Fx *fx = *state;
+        char deep[64 + (SCAN_AGGS_DEPTH_MAX + 2) * 2] = "";
+        _cleanup_free_ char *fh = NULL, *sub = NULL;
+
+        for (unsigned i = 0; i < SCAN_AGGS_DEPTH_MAX + 1; i++)
+                strcat(deep, "d/");
+        strcat(deep, "x@v1");
+        fh = util_strprintf("q/file-history/" ID_ORPHAN_DEEP "/%s", deep);
+        sub = util_strprintf(WEBAPP "/subagents/" ID_ORPHAN_DEEP "/%s", deep);
+        assert_int_equal(fixture_write_size(fx->root, fh, 10), 0);
+        assert_int_equal(fixture_write_size(fx->root, sub, 10), 0);
+        assert_int_equal(fixture_write_size(fx->root,
+                                            "q/file-history/" ID_ORPHAN_UNREAD "/unreadable/x@v1", 10),
+                         0);
+        assert_int_equal(fixture_write_size(fx->root,
+                                            WEBAPP "/subagents/" ID_ORPHAN_UNREAD "/unreadable/a.jsonl",
+                                            10),
+                         0);
+        assert_int_equal(fixture_write_size(fx->root, "q/file-history/" ID_ORPHAN_FH "/abc@v1", 100),
+                         0);
+        scan_fx(fx);
+
+        for (size_t i = 0; i < fx->inv->n_orphans; i++)
+                print_message("  orphan %s %s %s\n",
+                              inventory_orphan_kind_to_string(fx->inv->orphans[i].kind),
+                              fx->inv->orphans[i].project_dir ?: "-", fx->inv->orphans[i].name);
+        assert_int_equal(fx->inv->n_orphans, 1);
+        assert_int_equal(fx->inv->orphans[0].kind, ORPHAN_FILE_HISTORY);
+        assert_string_equal(fx->inv->orphans[0].name, ID_ORPHAN_FH);
 }
 
 /* Several directories of one id (file-history/ and a project's subagents/, the case aside):
@@ -1946,6 +1996,7 @@ int main(void) {
                 T(test_scan_orphans),
                 T(test_scan_orphans_across_trees),
                 T(test_scan_orphans_shared_id),
+                T(test_scan_orphans_incomplete_kept),
                 T(test_scan_jobs_same_inventory),
                 T(test_scan_prefetch_same_inventory),
                 T(test_scan_prefetch_starts_on_a_cold_read),

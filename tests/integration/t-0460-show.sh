@@ -33,6 +33,47 @@ if have_pty; then
 else
         part_skipped "show on a terminal (no pseudo-terminal here)"
 fi
+# on a terminal the transcript is read 64 KiB (SHOW_TERMINAL_CHUNK, show.h) at a time, whatever
+# its lines' lengths: a line of exactly 64 KiB and one of a byte more, a 4-byte character that a
+# chunk's end cuts, and a line of 24 MiB come out whole, the last under a 16 MiB data limit
+# (never held whole: a getline() of it failed and ended the output there)
+python3 - "$chats/$act.jsonl" "$T/long.want" <<'PY'
+import os, sys
+path, want = sys.argv[1], sys.argv[2]
+CHUNK = 64 * 1024
+def rec(pad, tail=b""):
+    return b'{"type":"system","text":"' + pad + tail + b'"}\n'
+frame = len(rec(b""))
+lines = [rec(b"a" * (CHUNK - frame)), rec(b"b" * (CHUNK + 1 - frame))]
+size = os.path.getsize(path) + sum(map(len, lines))
+head = len(b'{"type":"system","text":"')
+# an ASCII lead, then 4-byte characters from an offset 2 past a multiple of 4, across the next
+# multiple of 64 KiB: that chunk's end falls in the middle of one
+lead = (2 - (size + head)) % 4 + 4
+lines.append(rec(b"c" * lead + "\U0001F600".encode() * (CHUNK // 4 + 8)))
+lines.append(rec(b"d" * (24 << 20)))
+data = b"".join(lines)
+with open(path, "ab") as f:
+    f.write(data)
+with open(want, "wb") as f:
+    f.write(data)
+PY
+if have_pty; then
+        limit="ulimit -d 16384; "
+        if nm "$QGC" 2>/dev/null | grep -q __asan_init; then
+                limit="" # the sanitizers' shadow memory does not fit a data limit
+                part_skipped "show's memory bound under a data limit (a sanitizer build)"
+        fi
+        script -qec "${limit}LC_ALL=C.UTF-8 '$QGC' show '$act' --root '$tree'; echo \$? > '$T/long.rc'" \
+                /dev/null < /dev/null > "$T/long.out"
+        [ "$(cat "$T/long.rc")" = 0 ] || fail "show on a terminal of long lines: exit $(cat "$T/long.rc")"
+        tr -d '\r' < "$T/long.out" > "$T/long.txt"
+        python3 -c '
+import sys
+got, want = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()
+sys.exit(0 if got.endswith(want) else 1)' "$T/long.txt" "$T/long.want" ||
+                fail "show on a terminal did not write the long lines whole"
+fi
 # a unique prefix will do, as for restore (issue 11); an ambiguous one is a usage error
 run_qgc show "$(echo "$act" | cut -c1-8)" --root "$tree" > "$T/prefix.out" || fail "show by prefix"
 cmp "$T/prefix.out" "$chats/$act.jsonl" || fail "show by prefix differs"

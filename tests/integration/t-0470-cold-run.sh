@@ -170,8 +170,13 @@ open(p, "w").writelines(keep)
 PY
 }
 drop_line "$tree" "$FH2" 1
-run_qgc --now "$NOW" --root "$tree" -c "$T/d.conf" > "$T/del.out" 2>&1 || { cat "$T/del.out"; fail "delete run"; }
+run_qgc --now "$NOW" --root "$tree" -c "$T/d.conf" --log-file "$T/del.log" > "$T/del.out" 2>&1 ||
+        { cat "$T/del.out"; fail "delete run"; }
 [ ! -e "$tree/projects/-srv-demo-my-notes/chats/archive/.qgc-cold/$FH2.jsonl.zst" ] || fail "compressed session not deleted"
+# the journal names the file that was deleted: the compressed one
+grep "QGC_ACTION=deleted QGC_SESSION=$FH2" "$T/del.log" |
+        grep -qF "QGC_PATH=$tree/projects/-srv-demo-my-notes/chats/archive/.qgc-cold/$FH2.jsonl.zst " ||
+        { grep "$FH2" "$T/del.log"; fail "the delete of a compressed session names another path"; }
 [ ! -e "$tree/file-history/$FH2" ] || fail "the deleted compressed session's file-history stayed"
 ref=$(make_tree ref)
 mkdir -p "$ref/projects/-srv-demo-my-notes/chats/archive"
