@@ -20,8 +20,6 @@ typedef enum ScanPrefetch {
 
 typedef struct ScanOptions {
         msec_t now;          /* for clamping future timestamps */
-        bool no_atime;       /* reserved: the scan always tries O_NOATIME (files and dirs) and
-                              * falls back without it on EPERM (not the owner, no CAP_FOWNER) */
         const TitleNeed *titles; /* whose title windows to read; NULL: every transcript's */
         unsigned jobs;       /* threads that scan the projects of a tree; 0 and 1: the caller's
                               * thread alone. The result does not depend on it. */

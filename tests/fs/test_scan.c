@@ -694,7 +694,7 @@ static void test_scan_orphans_shared_id(void **state) {
 /* The scan's threads change nothing: the same inventory, in the same order, with 1 and 4 jobs
  * over a tree of many projects (hostile entries, orphans and empty projects included). */
 static void scan_fx_jobs(Fx *fx, unsigned jobs, Inventory **ret) {
-        ScanOptions o = { .now = INT64_C(1796083200000), .no_atime = true, .jobs = jobs };
+        ScanOptions o = { .now = INT64_C(1796083200000), .jobs = jobs };
         Tree t = {};
 
         assert_int_equal(inventory_new(ret), 0);
@@ -851,8 +851,7 @@ static size_t count_fds(void) {
 
 static void scan_fx_prefetch(Fx *fx, unsigned jobs, ScanPrefetch prefetch, const TitleNeed *titles,
                              Inventory **ret) {
-        ScanOptions o = { .now = INT64_C(1796083200000), .no_atime = true, .jobs = jobs,
-                          .prefetch = prefetch, .titles = titles };
+        ScanOptions o = { .now = INT64_C(1796083200000), .jobs = jobs, .titles = titles };
         Tree t = {};
 
         assert_int_equal(inventory_new(ret), 0);
@@ -1775,7 +1774,7 @@ static void test_scan_title_read_where_the_policy_could_select(void **state) {
         assert_non_null(path);
         assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
         for (msec_t k = 0; k < 2; k++) {
-                ScanOptions o = { .now = m + limit + k, .no_atime = true, .titles = &need };
+                ScanOptions o = { .now = m + limit + k, .titles = &need };
                 Tree t = {};
                 const Session *s;
 
