@@ -11,20 +11,12 @@
 
 #include "inventory.h"
 
-/* Whether the scan advises the kernel of the transcript reads ahead (never what it reads). */
-typedef enum ScanPrefetch {
-        SCAN_PREFETCH_AUTO = 0, /* while reads find the page cache cold */
-        SCAN_PREFETCH_OFF,
-        SCAN_PREFETCH_ALWAYS,   /* for every transcript (tests: the prefetch path on any cache) */
-} ScanPrefetch;
-
 typedef struct ScanOptions {
         msec_t now;          /* for clamping future timestamps */
         const TitleNeed *titles; /* whose title windows to read; NULL: every transcript's */
         unsigned jobs;       /* threads that scan the projects of a tree; 0 and 1: the caller's
                               * thread alone. The result does not depend on it. */
         unsigned hygiene;    /* hygiene kinds to look for (hygiene_need()); 0: none */
-        ScanPrefetch prefetch; /* advice to the kernel on a cold page cache */
         const struct StoreOps *store; /* scan_all() sets it: the store whose trees
                                        * StoreOps.scan walks */
 } ScanOptions;

@@ -795,6 +795,22 @@ static unsigned long scan_prefetches(void) {
         return __atomic_load_n(&prefetches, __ATOMIC_RELAXED);
 }
 
+/* A page cache that holds nothing, through the link (-Wl,--wrap=preadv2): while cache_cold, every
+ * no-wait read answers EAGAIN, so the scan's first read of every transcript finds it cold and
+ * each prefetch finds it still to be advised: the scan prefetches ahead of every read, on any
+ * cache (the real reads and the real advice follow). Set only while no scan thread runs. */
+static bool cache_cold;
+
+ssize_t __real_preadv2(int fd, const struct iovec *iov, int n, off_t off, int flags);
+ssize_t __wrap_preadv2(int fd, const struct iovec *iov, int n, off_t off, int flags);
+ssize_t __wrap_preadv2(int fd, const struct iovec *iov, int n, off_t off, int flags) {
+        if (cache_cold && (flags & RWF_NOWAIT)) {
+                errno = EAGAIN;
+                return -1;
+        }
+        return __real_preadv2(fd, iov, n, off, flags);
+}
+
 /* A transcript of about size bytes: write_record()'s records, filler, a custom title when
  * title, and a last record with a timestamp. */
 static void write_record_sized(Fx *fx, const char *rel, const char *id, size_t size, bool title) {
@@ -849,7 +865,8 @@ static size_t count_fds(void) {
         return n;
 }
 
-static void scan_fx_prefetch(Fx *fx, unsigned jobs, ScanPrefetch prefetch, const TitleNeed *titles,
+/* Scan fx's tree on jobs threads; cold: as if the page cache held none of it (cache_cold). */
+static void scan_fx_prefetch(Fx *fx, unsigned jobs, bool cold, const TitleNeed *titles,
                              Inventory **ret) {
         ScanOptions o = { .now = INT64_C(1796083200000), .jobs = jobs, .titles = titles };
         Tree t = {};
@@ -857,12 +874,15 @@ static void scan_fx_prefetch(Fx *fx, unsigned jobs, ScanPrefetch prefetch, const
         assert_int_equal(inventory_new(ret), 0);
         assert_int_equal(qwen_store.tree_from_dir(fx->qwen, &t), 0);
         assert_int_equal(inventory_add_tree(*ret, &t, NULL), 0);
+        cache_cold = cold;
         assert_int_equal(scan_all(*ret, &o), 0);
+        cache_cold = false;
 }
 
-/* The prefetch is advice only: with it for every transcript (SCAN_PREFETCH_ALWAYS), with none,
- * and where the reads find the page cache cold (the default, after the tree's pages were
- * dropped), the same inventory, with every title, on 1 and 4 threads, and no fd left open. */
+/* The prefetch is advice only: with it for every transcript (a page cache that holds nothing,
+ * cache_cold), with none (the warm tree), and where the reads find the page cache cold (after
+ * the tree's pages were dropped), the same inventory, with every title, on 1 and 4 threads, and
+ * no fd left open. */
 static void test_scan_prefetch_same_inventory(void **state) {
         static const TitleNeed need = { .active_idle = 90 * MSEC_PER_DAY,
                                         .archived_idle = MSEC_INFINITY };
@@ -895,16 +915,20 @@ static void test_scan_prefetch_same_inventory(void **state) {
                                                      *cold = NULL;
                 size_t titled = 0;
 
-                scan_fx_prefetch(fx, 1, SCAN_PREFETCH_OFF, needs[n], &off);
+                /* warm (just written, or just read): nothing is advised */
+                scan_fx_prefetch(fx, 1, false, needs[n], &off);
                 before = scan_prefetches();
-                scan_fx_prefetch(fx, 1, SCAN_PREFETCH_ALWAYS, needs[n], &always);
-                /* one per regular transcript (the hostile ones are not) */
+                off = inventory_free(off);
+                scan_fx_prefetch(fx, 1, false, needs[n], &off);
+                assert_int_equal(scan_prefetches(), before);
+                scan_fx_prefetch(fx, 1, true, needs[n], &always);
+                /* one per regular transcript but each thread's first (the hostile ones are not) */
                 assert_true(scan_prefetches() - before > 100);
                 before = scan_prefetches();
-                scan_fx_prefetch(fx, 4, SCAN_PREFETCH_ALWAYS, needs[n], &four);
+                scan_fx_prefetch(fx, 4, true, needs[n], &four);
                 assert_true(scan_prefetches() - before > 100);
                 drop_cache_tree(fx);
-                scan_fx_prefetch(fx, 2, SCAN_PREFETCH_AUTO, needs[n], &cold);
+                scan_fx_prefetch(fx, 2, false, needs[n], &cold);
                 assert_true(off->n_sessions > 120);
                 for (size_t i = 0; i < off->n_sessions; i++)
                         titled += off->sessions[i].title != NULL;
@@ -918,13 +942,6 @@ static void test_scan_prefetch_same_inventory(void **state) {
                         assert_int_equal(off->sessions[i].bytes_alloc, always->sessions[i].bytes_alloc);
                 }
         }
-        /* the scan turns the prefetch off when nothing is cold: none without a cold read */
-        before = scan_prefetches();
-        {
-                _cleanup_(inventory_freep) Inventory *warm = NULL;
-                scan_fx_prefetch(fx, 1, SCAN_PREFETCH_OFF, NULL, &warm);
-        }
-        assert_int_equal(scan_prefetches(), before);
         assert_int_equal(count_fds(), fds);
 }
 
@@ -943,10 +960,10 @@ static void test_scan_prefetch_starts_on_a_cold_read(void **state) {
                 write_record_sized(fx, rel, id, 5000 + 1000 * k, false);
         }
         /* warm: the reads find every page, nothing is advised */
-        scan_fx_prefetch(fx, 1, SCAN_PREFETCH_AUTO, NULL, &warm);
+        scan_fx_prefetch(fx, 1, false, NULL, &warm);
         before = scan_prefetches();
         warm = inventory_free(warm);
-        scan_fx_prefetch(fx, 1, SCAN_PREFETCH_AUTO, NULL, &warm);
+        scan_fx_prefetch(fx, 1, false, NULL, &warm);
         assert_int_equal(scan_prefetches(), before);
         drop_cache_tree(fx);
         {
@@ -964,7 +981,7 @@ static void test_scan_prefetch_starts_on_a_cold_read(void **state) {
         }
         drop_cache_tree(fx);
         before = scan_prefetches();
-        scan_fx_prefetch(fx, 1, SCAN_PREFETCH_AUTO, NULL, &cold);
+        scan_fx_prefetch(fx, 1, false, NULL, &cold);
         assert_true(scan_prefetches() - before >= 16);
         assert_same_inventory(warm, cold);
 }
