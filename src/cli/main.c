@@ -968,7 +968,7 @@ static int main_run_trees(Inventory *inv, const Config *cfg, msec_t now) {
         _cleanup_(plan_freep) Plan *plan = NULL;
         RenderOptions ro = { .columns = main_columns(), .show_keep = true,
                              .changes = arg_changes };
-        ScanOptions so = { .now = now, .no_atime = true,
+        ScanOptions so = { .now = now,
                            .jobs = arg_jobs > 0 ? arg_jobs : main_default_jobs() };
         ActionsRunOptions ao = {
                 .log_target = journal_target_from_string(arg_log_target),

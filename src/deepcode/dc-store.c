@@ -684,8 +684,6 @@ int dc_store_scan(const char *path, msec_t now, DcStore **ret) {
         if (r < 0)
                 goto fail;
         lfd = fs_open_dir(fd, "logs");
-        if (lfd >= 0 && fstat(lfd, &st) >= 0)
-                fs_fileid_from_stat(&s->logs, &st);
         if (lfd >= 0 && fs_statat(lfd, "error.log", &st, NULL) >= 0)
                 fs_fileid_from_stat(&s->error_log, &st);
         afd = fs_open_noatime(fd, DC_ARCHIVE_DIR, O_RDONLY | O_DIRECTORY);

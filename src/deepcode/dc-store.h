@@ -146,7 +146,6 @@ typedef struct DcStore {
         size_t n_projects, alloc_projects;
         DcBytes total;         /* the whole store, as du counts it */
         FileId error_log;      /* logs/error.log (global; Deep Code appends to it forever) */
-        FileId logs;           /* logs/ */
         bool incomplete;       /* projects/ or DC_ARCHIVE_DIR could not be listed in full */
 } DcStore;
 

@@ -26,7 +26,7 @@ static int actions_restore_one(ActionsContext *c, const Session *s, const char *
         const ActionsTree *t = &c->trees[s->tree];
         _cleanup_free_ char *rel = util_strprintf("projects/%s/chats", s->project_dir);
         _cleanup_close_ int chats_fd = -EBADF, archive_fd = -EBADF;
-        VerdictFacts f = { .fact = (char *)"qgc restore" };
+        VerdictFacts f = { .fact = "qgc restore" };
         Verdict v = { .verb = VERB_KEEP, .rule = "restore", .facts = &f };
         int r;
 

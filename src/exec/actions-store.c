@@ -144,7 +144,7 @@ int actions_store_restore(ActionsContext *c, const PlanStep *st) {
         const Tree *tr = &c->inv->trees[s->tree];
         const ActionsTree *t = &c->trees[s->tree];
         StoreStep step = { .hook = actions_report_step, .userdata = c };
-        VerdictFacts f = { .fact = (char *)"qgc restore" };
+        VerdictFacts f = { .fact = "qgc restore" };
         Verdict v = { .verb = VERB_KEEP, .rule = "restore", .facts = &f };
         Session moved;
         int r;

@@ -203,7 +203,7 @@ static int actions_session(ActionsContext *c, const Session *s, const Verdict *v
 /* Journal every session the deletion limits held back as skipped, with the limit as its reason
  * (the executor never sees them: their verdict is SKIP, or ARCHIVE instead of DELETE), and every
  * delete planned as a skip because its edit of a file Qwen shares would be refused
- * (policy_rule_limit), and every action planned as a skip in a read-only store (policy_rule_store). */
+ * (policy_rule_limit). */
 static void actions_report_held_back(ActionsContext *c, const Plan *p) {
         for (size_t i = 0; i < p->n_items; i++) {
                 const PlanItem *it = &p->items[i];
@@ -211,7 +211,7 @@ static void actions_report_held_back(ActionsContext *c, const Plan *p) {
 
                 if (it->is_orphan || it->verdict->verb != VERB_SKIP ||
                     it->index >= p->inv->n_sessions ||
-                    (!verdict_held_by(it->verdict) && it->verdict->rule != policy_rule_store &&
+                    (!verdict_held_by(it->verdict) &&
                      !(it->verdict->rule && streq(it->verdict->rule, policy_rule_limit))))
                         continue;
                 why = plan_item_reason(p, it);
@@ -505,8 +505,6 @@ static int actions_lock_trees(const Inventory *inv, int **ret_fds) {
                 int r;
 
                 fds[i] = -EBADF;
-                if (inv->trees[i].store && inv->trees[i].store->read_only)
-                        continue; /* the run writes nothing there (store.h), not even a lock */
                 r = lock_tree(inv->trees[i].global_dir);
                 if (r == -ENOENT)
                         continue; /* no tree there: nothing to lock, nothing to do */

@@ -11,22 +11,12 @@
 
 #include "inventory.h"
 
-/* Whether the scan advises the kernel of the transcript reads ahead (never what it reads). */
-typedef enum ScanPrefetch {
-        SCAN_PREFETCH_AUTO = 0, /* while reads find the page cache cold */
-        SCAN_PREFETCH_OFF,
-        SCAN_PREFETCH_ALWAYS,   /* for every transcript (tests: the prefetch path on any cache) */
-} ScanPrefetch;
-
 typedef struct ScanOptions {
         msec_t now;          /* for clamping future timestamps */
-        bool no_atime;       /* reserved: the scan always tries O_NOATIME (files and dirs) and
-                              * falls back without it on EPERM (not the owner, no CAP_FOWNER) */
         const TitleNeed *titles; /* whose title windows to read; NULL: every transcript's */
         unsigned jobs;       /* threads that scan the projects of a tree; 0 and 1: the caller's
                               * thread alone. The result does not depend on it. */
         unsigned hygiene;    /* hygiene kinds to look for (hygiene_need()); 0: none */
-        ScanPrefetch prefetch; /* advice to the kernel on a cold page cache */
         const struct StoreOps *store; /* scan_all() sets it: the store whose trees
                                        * StoreOps.scan walks */
 } ScanOptions;
@@ -99,17 +89,6 @@ typedef struct StoreStep {
 
 typedef struct StoreOps {
         const char *name; /* "qwen", "deepcode" */
-        /* Why qgc changes nothing in this store's trees, or NULL: a store without run operations
-         * (the executor refuses its trees) is read only. The policy plans every action a rule
-         * selects there as a skip (rule "store") with this as its reason, and the run takes no
-         * lock there and writes nothing: the plan is the run. */
-        const char *read_only;
-        /* Per verb, for a store with run operations: why qgc does not archive (nor compress)
-         * sessions of this store's trees, and why it does not reclaim its orphans (NULL: it
-         * does, through run_session and run_orphan). The policy plans each such action as a
-         * skip (rule "store") with this as its reason, as for read_only. */
-        const char *archive_refused;
-        const char *orphans_refused;
         /* Why the store refuses the restore of a session whose Session.restore_full the scan
          * set (its place is full), for a store with run_restore. */
         const char *restore_full;
@@ -172,8 +151,8 @@ typedef struct StoreOps {
         bool no_archive;
         const char *session_bytes;
 
-        /* Run operations (exec/ calls them; a store whose run_open is NULL is read only, see
-         * read_only; one whose run_session is NULL, Qwen's until its sessions' steps move out of
+        /* Run operations (exec/ calls them; the executor refuses the trees of a store whose
+         * run_open is NULL; one whose run_session is NULL, Qwen's until its sessions' steps move out of
          * exec/, has them carried out by the executor's own steps). run_open opens what a run needs of tree t (directories, liveness probe)
          * with the tree's lock already held; run_close releases it. run_recover finishes or
          * undoes what a killed run left (first, before any action). run_session carries out v

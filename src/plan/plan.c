@@ -121,12 +121,6 @@ static void plan_held_back_full(const Plan *p, bool caps, PlanHeldBack *ret) {
                         }
                         continue;
                 }
-                if (!it->is_orphan && vd && vd->verb == VERB_SKIP && vd->rule == policy_rule_store) {
-                        h.n_store++;
-                        h.bytes_store += p->inv->sessions[it->index].bytes;
-                        h.read_only = h.read_only ?: vd->facts->read_only;
-                        continue;
-                }
                 if (it->is_orphan || !vd || !verdict_held_by(vd))
                         continue;
                 if (!caps && plan_rule_is_cap(verdict_held_rule(vd)))
@@ -213,19 +207,6 @@ int plan_foreach_warning(const Plan *p, PlanWarningFn fn, void *userdata) {
                 if (n == 0)
                         continue;
                 w = plan_limit_warning(n, archive ? h.bytes_limit_archive : h.bytes_limit, archive);
-                if (!w)
-                        return -ENOMEM;
-                r = fn(userdata, w, false);
-                if (r < 0)
-                        return r;
-        }
-        if (h.n_store > 0) {
-                char sz[FORMAT_BYTES_MAX];
-                _cleanup_free_ char *w = util_strprintf(
-                        "policy not met: %zu session%s (%s) not changed: %s (store)", h.n_store,
-                        h.n_store == 1 ? "" : "s", util_format_bytes(sz, sizeof sz, h.bytes_store),
-                        h.read_only);
-
                 if (!w)
                         return -ENOMEM;
                 r = fn(userdata, w, false);

@@ -82,10 +82,6 @@ typedef struct PlanHeldBack {
         uint64_t bytes_limit;
         size_t n_limit_archive; /* archives planned as skips: their sidecar merge would be */
         uint64_t bytes_limit_archive;
-        size_t n_store;    /* actions planned as skips: their store is read only
-                            * (policy_rule_store) */
-        uint64_t bytes_store;
-        const char *read_only; /* the first one's StoreOps.read_only */
 } PlanHeldBack;
 void plan_held_back(const Plan *p, PlanHeldBack *ret);
 

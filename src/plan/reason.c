@@ -397,22 +397,11 @@ static char *reason_limit(const Verdict *v, const Session *s, const StoreOps *st
                               policy_verb_to_string(v->blocked_verb), sel);
 }
 
-/* An action planned as a skip in a read-only store's tree (policy_rule_store). */
-static char *reason_store(const Verdict *v, const char *sel) {
-        return sel ? util_strprintf("%s (store) (would %s: %s)", v->facts->read_only,
-                                    policy_verb_to_string(v->blocked_verb), sel)
-                   : NULL;
-}
-
 char *reason_verdict(const Verdict *v, const Session *s, const StoreOps *store) {
         char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX];
 
         if (v->verb == VERB_SKIP && v->rule && streq(v->rule, policy_rule_limit))
                 return reason_limit(v, s, store);
-        if (v->verb == VERB_SKIP && v->rule == policy_rule_store) {
-                _cleanup_free_ char *sel = reason_rule(v->blocked_rule, &v->measure, v->facts);
-                return reason_store(v, sel);
-        }
 
         if ((v->protections & PROT_BLAST) && verdict_held_by(v))
                 return reason_held(v, store);
@@ -447,12 +436,6 @@ char *reason_orphan(const Verdict *v, const Orphan *o, const StoreOps *store) {
                 return strdup(verdict_fact(v));
         if (v->blocked_by == PROT_PROTECT)
                 return util_strprintf("%s, protected project (protect = true)", what);
-        if (v->verb == VERB_SKIP && v->rule == policy_rule_store) {
-                _cleanup_free_ char *sel = util_strprintf(
-                        "%s, idle %s > %s", what, util_format_duration(a, sizeof a, m->measured),
-                        util_format_duration_exact(b, sizeof b, m->limit));
-                return reason_store(v, sel);
-        }
         if (v->verb == VERB_DELETE)
                 return util_strprintf("%s, idle %s > %s", what,
                                       util_format_duration(a, sizeof a, m->measured),

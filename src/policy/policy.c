@@ -126,16 +126,10 @@ static Protection policy_first_protection(unsigned prot) {
 Verdicts *policy_verdicts_free(Verdicts *v) {
         if (!v)
                 return NULL;
-        for (size_t i = 0; i < v->n_sessions; i++) {
-                if (v->sessions[i].facts)
-                        free(v->sessions[i].facts->fact);
+        for (size_t i = 0; i < v->n_sessions; i++)
                 free(v->sessions[i].facts);
-        }
-        for (size_t i = 0; i < v->n_orphans; i++) {
-                if (v->orphans[i].facts)
-                        free(v->orphans[i].facts->fact);
+        for (size_t i = 0; i < v->n_orphans; i++)
                 free(v->orphans[i].facts);
-        }
         free(v->sessions);
         free(v->orphans);
         free(v->caps);
@@ -686,63 +680,6 @@ static void policy_limit_skip(Verdict *vd) {
         vd->blocked_verb = vd->verb;
         vd->verb = VERB_SKIP;
         vd->rule = policy_rule_limit;
-}
-
-const char policy_rule_store[] = "store";
-
-/* Why the store of tree does not carry out what vd plans (an orphan's when orphan), or NULL:
- * the whole store is read only (StoreOps.read_only), or that verb is refused there
- * (StoreOps.archive_refused, orphans_refused). */
-static const char *policy_store_refusal(const StoreOps *store, const Verdict *vd, bool orphan) {
-        if (!store)
-                return NULL;
-        if (store->read_only)
-                return store->read_only;
-        if (orphan)
-                return store->orphans_refused;
-        return vd->verb == VERB_ARCHIVE || vd->verb == VERB_COMPRESS ? store->archive_refused
-                                                                     : NULL;
-}
-
-/* Plan what a rule selected in a tree of a store that would not carry it out as a skip: the run
- * changes nothing there. Once before the deletion limits (they count no such deletion), once
- * after the stale entries' decisions (they may delete or mark). 0 or -ENOMEM. */
-static int policy_store_skip(PolicyRun *run, Verdict *vd, size_t tree, bool orphan) {
-        const char *why;
-
-        if (vd->verb != VERB_ARCHIVE && vd->verb != VERB_DELETE && vd->verb != VERB_COMPRESS &&
-            vd->mark == 0)
-                return 0;
-        why = policy_store_refusal(run->inv->trees[tree].store, vd, orphan);
-        if (!why)
-                return 0;
-        if (!policy_facts(vd))
-                return -ENOMEM;
-        vd->facts->read_only = why;
-        vd->mark = 0;
-        if (vd->verb == VERB_SKIP || vd->verb == VERB_KEEP)
-                return 0; /* only a mark: its reason stays the entry's */
-        vd->blocked_rule = vd->rule;
-        vd->blocked_verb = vd->verb;
-        vd->verb = VERB_SKIP;
-        vd->rule = policy_rule_store;
-        return 0;
-}
-
-static int policy_store_skips(PolicyRun *run, bool orphans) {
-        for (size_t i = 0; i < run->inv->n_sessions; i++) {
-                int r = policy_store_skip(run, &run->v->sessions[i], run->inv->sessions[i].tree,
-                                          /* orphan= */ false);
-                if (r < 0)
-                        return r;
-        }
-        for (size_t i = 0; orphans && i < run->inv->n_orphans; i++) {
-                int r = policy_store_skip(run, &run->v->orphans[i], run->inv->orphans[i].tree,
-                                          /* orphan= */ true);
-                if (r < 0)
-                        return r;
-        }
-        return 0;
 }
 
 /* Blast radius: the newest deletions beyond the run's and the projects' limits are skipped. */
@@ -1361,8 +1298,6 @@ int policy_evaluate(const Inventory *inv, const Config *cfg, msec_t now, const P
         for (size_t i = 0; r >= 0 && i < inv->n_sessions; i++)
                 r = policy_finish(&run, i);
         if (r >= 0)
-                r = policy_store_skips(&run, /* orphans= */ false);
-        if (r >= 0)
                 r = policy_stale_projects(&run, /* after_limits= */ false);
         if (r >= 0)
                 r = policy_blast(&run, opts);
@@ -1370,8 +1305,6 @@ int policy_evaluate(const Inventory *inv, const Config *cfg, msec_t now, const P
                 r = policy_caps_unmet(&run);
         if (r >= 0)
                 r = policy_stale_projects(&run, /* after_limits= */ true);
-        if (r >= 0)
-                r = policy_store_skips(&run, /* orphans= */ true);
         policy_run_done(&run);
         if (r < 0)
                 return r;

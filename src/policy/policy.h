@@ -120,9 +120,8 @@ typedef struct VerdictFacts {
         const char *held_by;   /* static: the deletion limit that held the session back
                                 * ("max-deletions", "max-deletions-percent"), else NULL */
         const char *held_rule; /* static: the rule whose deletion was held back, else NULL */
-        char *fact;            /* owned: a whole reason set outside the policy's rules (tests),
-                                * else NULL */
-        const char *read_only; /* static: rule "store": the store's refusal (StoreOps) */
+        const char *fact;      /* static: a whole reason set outside the policy's rules (the
+                                * journal's "qgc restore"), else NULL */
 } VerdictFacts;
 
 /* A decision and the facts it was made from; no prose. The reason text is rendered from these
@@ -131,7 +130,7 @@ typedef struct VerdictFacts {
 typedef struct Verdict {
         const char *rule;     /* static: "max-age", "max-sessions", "max-size", "tree-max-size",
                                * "keep-free", "archive-max-age", "archive-max-size", "orphan",
-                               * "compress-after", "limit", "store",
+                               * "compress-after", "limit",
                                * or the protection that won ("pinned", "live", ...), or "none" */
         const char *blocked_rule; /* static: the rule blocked_by blocked, else NULL */
         Measure measure;      /* what the deciding rule measured: of `rule` when it acts, of
@@ -239,9 +238,6 @@ bool policy_age_selects(msec_t limit, msec_t idle);
  * refused (Session.logs_state, Session.org_unreadable; erase.h), or of an archive because its
  * sidecar merge would be (Session.merge_too_big): the run would skip it. */
 extern const char policy_rule_limit[];
-/* Verdict.rule of an action planned as a skip because its tree's store is read only
- * (StoreOps.read_only, quoted in VerdictFacts.read_only): the run changes nothing there. */
-extern const char policy_rule_store[];
 /* Would a delete of s be refused its edit of the files Qwen shares? */
 static inline bool policy_shared_refused(const Session *s) {
         return s->logs_state != SHARED_OK || s->org_unreadable;

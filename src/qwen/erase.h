@@ -44,9 +44,6 @@ typedef struct EraseDone {
  * same file: taken only for exactly the text it was made from (the file is read each time). */
 typedef struct EraseIndex EraseIndex;
 EraseIndex *erase_index_free(EraseIndex *x); /* accepts NULL, returns NULL */
-static inline void erase_index_freep(EraseIndex **x) {
-        erase_index_free(*x);
-}
 
 /* One session of erase_sessions_shared(). In: s; chats_fd, its chats/; tmp_fd and pdir_fd,
  * R/tmp/<hash>/ and R/projects/<dir>/ opened below the tree (fs_open_path()), -ENOENT when there

@@ -365,7 +365,7 @@ static int scan_copy_read_ends(ScanCtx *ctx, int fd, uint64_t size, bool want_ti
 
         c->title_unread = !want_title;
         r = record_read_ends(fd, size, want_title, ctx->scratch, &ends);
-        if (ends.blocked && ctx->o->prefetch == SCAN_PREFETCH_AUTO) {
+        if (ends.blocked) {
                 /* the page cache is cold: advise the next transcripts' reads */
                 ctx->prefetch = true;
                 ctx->prefetch_warm = 0;
@@ -448,19 +448,17 @@ static int scan_prefetch_copy(ScanCtx *ctx, int dfd, const ScanEntry *e, bool ar
 }
 
 /* Keep the prefetch of listing e (in dfd) SCAN_PREFETCH_DEPTH entries ahead of next, the entry
- * the scan reads next; *cursor is the first entry not yet advised. Only while ctx->prefetch (or
- * SCAN_PREFETCH_ALWAYS); advisory: what the scan reads and decides does not depend on it. */
+ * the scan reads next; *cursor is the first entry not yet advised. Only while ctx->prefetch;
+ * advisory: what the scan reads and decides does not depend on it. */
 static void scan_prefetch_ahead(ScanCtx *ctx, int dfd, const ScanEntries *e, size_t next,
                                 size_t *cursor, bool archived) {
-        ScanPrefetch mode = ctx->o->prefetch;
-
-        if (dfd < 0 || mode == SCAN_PREFETCH_OFF || (mode == SCAN_PREFETCH_AUTO && !ctx->prefetch))
+        if (dfd < 0 || !ctx->prefetch)
                 return;
         *cursor = MAX(*cursor, next);
         while (*cursor < e->n && *cursor < next + SCAN_PREFETCH_DEPTH) {
                 int k = scan_prefetch_copy(ctx, dfd, &e->v[(*cursor)++], archived);
 
-                if (mode != SCAN_PREFETCH_AUTO || k < 0)
+                if (k < 0)
                         continue;
                 if (k == 0)
                         ctx->prefetch_warm = 0;

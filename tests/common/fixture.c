@@ -914,7 +914,7 @@ int fixture_corpus_teardown(void **state) {
 }
 
 int fixture_corpus_scan(FixtureCorpus *fx, unsigned hygiene) {
-        ScanOptions o = { .now = util_now_msec(), .no_atime = true, .hygiene = hygiene };
+        ScanOptions o = { .now = util_now_msec(), .hygiene = hygiene };
         Tree t = {};
         int r;
 

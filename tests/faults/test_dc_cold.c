@@ -100,7 +100,7 @@ static void add_archived(Inventory *inv, const char *dc, const char *id) {
  * else the archived ones, built by hand when the scan does not list them), KEEP the rest;
  * execute; actions_run()'s result with the stats. */
 static int run_verb(const char *dc, const char *const *ids, Verb verb, ActionStats *st) {
-        ScanOptions so = { .now = util_now_msec(), .no_atime = true };
+        ScanOptions so = { .now = util_now_msec() };
         Verdicts verdicts = {};
         Plan plan = {};
         Inventory *inv = NULL;
@@ -647,7 +647,7 @@ static char *ord_index(unsigned mask) {
 
 /* Scan the store dc, plan the restore of ids (NULL-terminated), execute. */
 static void run_restore(const char *dc, const char *const *ids) {
-        ScanOptions so = { .now = util_now_msec(), .no_atime = true };
+        ScanOptions so = { .now = util_now_msec() };
         _cleanup_(plan_freep) Plan *p = NULL;
         Inventory *inv = NULL;
         ActionStats st = {};

@@ -195,7 +195,7 @@ typedef void (*PrepFn)(const T *t);
 static int run_restore(const T *t, const char *top, const char *const *ids, bool only_archived,
                        PrepFn prep, ActionStats *st, char **ret_why) {
         _cleanup_free_ char *dc = util_strprintf("%s/%s/" DC, t->root, top);
-        ScanOptions so = { .now = util_now_msec(), .no_atime = true };
+        ScanOptions so = { .now = util_now_msec() };
         _cleanup_(plan_freep) Plan *p = NULL;
         Inventory *inv = NULL;
         Tree tr = {};

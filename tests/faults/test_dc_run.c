@@ -60,7 +60,7 @@ static void run_done(Run *r) {
 /* Scan the store dc and plan DELETE for the sessions ids (NULL-terminated), KEEP the rest;
  * execute; return actions_run()'s result with the stats. */
 static int run_delete(const char *dc, const char *const *ids, ActionStats *st) {
-        ScanOptions so = { .now = util_now_msec(), .no_atime = true };
+        ScanOptions so = { .now = util_now_msec() };
         Tree t = {};
         Run r = {};
         size_t n = 0;

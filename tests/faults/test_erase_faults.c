@@ -42,6 +42,10 @@
         "[\n  {\n    \"sessionId\": \"" id1 "\",\n    \"messageId\": 0\n  },\n  {\n"           \
         "    \"sessionId\": \"" id2 "\",\n    \"messageId\": 0\n  }\n]"
 
+static void erase_index_freep(EraseIndex **x) {
+        erase_index_free(*x);
+}
+
 /* ---------------------------------------------------------------- the seams */
 
 static bool fail_alloc;     /* every malloc/calloc/realloc/reallocarray of qgc's code fails */

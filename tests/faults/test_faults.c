@@ -2351,7 +2351,7 @@ static int stale_run(const char *qwen, ActionStats *ret_stats) {
         ConfigErrors errs = {};
         Tree tr = {};
         msec_t now = util_now_msec();
-        ScanOptions so = { .now = now, .no_atime = true };
+        ScanOptions so = { .now = now };
         PolicyOptions po = { .real_now = now };
         int r;
 
@@ -2948,7 +2948,7 @@ static const char *sent_field(const char *key) {
 static Inventory *scan_with_jobs(const char *qwen, unsigned jobs) {
         Inventory *inv = NULL;
         Tree t = {};
-        ScanOptions so = { .now = util_now_msec(), .no_atime = true, .jobs = jobs };
+        ScanOptions so = { .now = util_now_msec(), .jobs = jobs };
 
         assert_int_equal(inventory_new(&inv), 0);
         assert_int_equal(qwen_store.tree_from_dir(qwen, &t), 0);

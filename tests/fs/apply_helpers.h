@@ -90,7 +90,7 @@ static inline int apply_set_fact(Verdict *v, Verb verb, const char *rule) {
 static inline int apply_scan(const char *qwen, Inventory **ret) {
         Inventory *inv = NULL;
         Tree t = {};
-        ScanOptions so = { .now = util_now_msec(), .no_atime = true };
+        ScanOptions so = { .now = util_now_msec() };
         int r;
 
         r = inventory_new(&inv);

@@ -725,7 +725,7 @@ static void test_hygiene_scan_unknown_keeps_tmp(void **state) {
 /* Nothing is looked for with the keys off. */
 static void test_hygiene_scan_need_zero(void **state) {
         Fx *fx = *state;
-        ScanOptions o = { .now = util_now_msec(), .no_atime = true };
+        ScanOptions o = { .now = util_now_msec() };
         Tree t = {};
 
         assert_int_equal(fixture_write(fx->qwen, "tmp/" H_GONE "/logs.json", "[]"), 0);

@@ -744,7 +744,7 @@ static void test_scan_orphans_shared_id(void **state) {
 /* The scan's threads change nothing: the same inventory, in the same order, with 1 and 4 jobs
  * over a tree of many projects (hostile entries, orphans and empty projects included). */
 static void scan_fx_jobs(Fx *fx, unsigned jobs, Inventory **ret) {
-        ScanOptions o = { .now = INT64_C(1796083200000), .no_atime = true, .jobs = jobs };
+        ScanOptions o = { .now = INT64_C(1796083200000), .jobs = jobs };
         Tree t = {};
 
         assert_int_equal(inventory_new(ret), 0);
@@ -845,6 +845,22 @@ static unsigned long scan_prefetches(void) {
         return __atomic_load_n(&prefetches, __ATOMIC_RELAXED);
 }
 
+/* A page cache that holds nothing, through the link (-Wl,--wrap=preadv2): while cache_cold, every
+ * no-wait read answers EAGAIN, so the scan's first read of every transcript finds it cold and
+ * each prefetch finds it still to be advised: the scan prefetches ahead of every read, on any
+ * cache (the real reads and the real advice follow). Set only while no scan thread runs. */
+static bool cache_cold;
+
+ssize_t __real_preadv2(int fd, const struct iovec *iov, int n, off_t off, int flags);
+ssize_t __wrap_preadv2(int fd, const struct iovec *iov, int n, off_t off, int flags);
+ssize_t __wrap_preadv2(int fd, const struct iovec *iov, int n, off_t off, int flags) {
+        if (cache_cold && (flags & RWF_NOWAIT)) {
+                errno = EAGAIN;
+                return -1;
+        }
+        return __real_preadv2(fd, iov, n, off, flags);
+}
+
 /* A transcript of about size bytes: write_record()'s records, filler, a custom title when
  * title, and a last record with a timestamp. */
 static void write_record_sized(Fx *fx, const char *rel, const char *id, size_t size, bool title) {
@@ -899,21 +915,24 @@ static size_t count_fds(void) {
         return n;
 }
 
-static void scan_fx_prefetch(Fx *fx, unsigned jobs, ScanPrefetch prefetch, const TitleNeed *titles,
+/* Scan fx's tree on jobs threads; cold: as if the page cache held none of it (cache_cold). */
+static void scan_fx_prefetch(Fx *fx, unsigned jobs, bool cold, const TitleNeed *titles,
                              Inventory **ret) {
-        ScanOptions o = { .now = INT64_C(1796083200000), .no_atime = true, .jobs = jobs,
-                          .prefetch = prefetch, .titles = titles };
+        ScanOptions o = { .now = INT64_C(1796083200000), .jobs = jobs, .titles = titles };
         Tree t = {};
 
         assert_int_equal(inventory_new(ret), 0);
         assert_int_equal(qwen_store.tree_from_dir(fx->qwen, &t), 0);
         assert_int_equal(inventory_add_tree(*ret, &t, NULL), 0);
+        cache_cold = cold;
         assert_int_equal(scan_all(*ret, &o), 0);
+        cache_cold = false;
 }
 
-/* The prefetch is advice only: with it for every transcript (SCAN_PREFETCH_ALWAYS), with none,
- * and where the reads find the page cache cold (the default, after the tree's pages were
- * dropped), the same inventory, with every title, on 1 and 4 threads, and no fd left open. */
+/* The prefetch is advice only: with it for every transcript (a page cache that holds nothing,
+ * cache_cold), with none (the warm tree), and where the reads find the page cache cold (after
+ * the tree's pages were dropped), the same inventory, with every title, on 1 and 4 threads, and
+ * no fd left open. */
 static void test_scan_prefetch_same_inventory(void **state) {
         static const TitleNeed need = { .active_idle = 90 * MSEC_PER_DAY,
                                         .archived_idle = MSEC_INFINITY };
@@ -946,16 +965,20 @@ static void test_scan_prefetch_same_inventory(void **state) {
                                                      *cold = NULL;
                 size_t titled = 0;
 
-                scan_fx_prefetch(fx, 1, SCAN_PREFETCH_OFF, needs[n], &off);
+                /* warm (just written, or just read): nothing is advised */
+                scan_fx_prefetch(fx, 1, false, needs[n], &off);
                 before = scan_prefetches();
-                scan_fx_prefetch(fx, 1, SCAN_PREFETCH_ALWAYS, needs[n], &always);
-                /* one per regular transcript (the hostile ones are not) */
+                off = inventory_free(off);
+                scan_fx_prefetch(fx, 1, false, needs[n], &off);
+                assert_int_equal(scan_prefetches(), before);
+                scan_fx_prefetch(fx, 1, true, needs[n], &always);
+                /* one per regular transcript but each thread's first (the hostile ones are not) */
                 assert_true(scan_prefetches() - before > 100);
                 before = scan_prefetches();
-                scan_fx_prefetch(fx, 4, SCAN_PREFETCH_ALWAYS, needs[n], &four);
+                scan_fx_prefetch(fx, 4, true, needs[n], &four);
                 assert_true(scan_prefetches() - before > 100);
                 drop_cache_tree(fx);
-                scan_fx_prefetch(fx, 2, SCAN_PREFETCH_AUTO, needs[n], &cold);
+                scan_fx_prefetch(fx, 2, false, needs[n], &cold);
                 assert_true(off->n_sessions > 120);
                 for (size_t i = 0; i < off->n_sessions; i++)
                         titled += off->sessions[i].title != NULL;
@@ -969,13 +992,6 @@ static void test_scan_prefetch_same_inventory(void **state) {
                         assert_int_equal(off->sessions[i].bytes_alloc, always->sessions[i].bytes_alloc);
                 }
         }
-        /* the scan turns the prefetch off when nothing is cold: none without a cold read */
-        before = scan_prefetches();
-        {
-                _cleanup_(inventory_freep) Inventory *warm = NULL;
-                scan_fx_prefetch(fx, 1, SCAN_PREFETCH_OFF, NULL, &warm);
-        }
-        assert_int_equal(scan_prefetches(), before);
         assert_int_equal(count_fds(), fds);
 }
 
@@ -994,10 +1010,10 @@ static void test_scan_prefetch_starts_on_a_cold_read(void **state) {
                 write_record_sized(fx, rel, id, 5000 + 1000 * k, false);
         }
         /* warm: the reads find every page, nothing is advised */
-        scan_fx_prefetch(fx, 1, SCAN_PREFETCH_AUTO, NULL, &warm);
+        scan_fx_prefetch(fx, 1, false, NULL, &warm);
         before = scan_prefetches();
         warm = inventory_free(warm);
-        scan_fx_prefetch(fx, 1, SCAN_PREFETCH_AUTO, NULL, &warm);
+        scan_fx_prefetch(fx, 1, false, NULL, &warm);
         assert_int_equal(scan_prefetches(), before);
         drop_cache_tree(fx);
         {
@@ -1015,7 +1031,7 @@ static void test_scan_prefetch_starts_on_a_cold_read(void **state) {
         }
         drop_cache_tree(fx);
         before = scan_prefetches();
-        scan_fx_prefetch(fx, 1, SCAN_PREFETCH_AUTO, NULL, &cold);
+        scan_fx_prefetch(fx, 1, false, NULL, &cold);
         assert_true(scan_prefetches() - before >= 16);
         assert_same_inventory(warm, cold);
 }
@@ -1825,7 +1841,7 @@ static void test_scan_title_read_where_the_policy_could_select(void **state) {
         assert_non_null(path);
         assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
         for (msec_t k = 0; k < 2; k++) {
-                ScanOptions o = { .now = m + limit + k, .no_atime = true, .titles = &need };
+                ScanOptions o = { .now = m + limit + k, .titles = &need };
                 Tree t = {};
                 const Session *s;
 

@@ -67,12 +67,12 @@ static Session *fx_add(Fixture *f, const char *cwd, unsigned n, Verb verb, const
         s->last_activity = s->mtime = NOW - idle;
         s->first_record = NOW - 400 * D;
         /* the reason as a fact; NULL: the test sets the verdict's structured fields */
-        f->fs[i] = (VerdictFacts){ .fact = (char *)reason };
+        f->fs[i] = (VerdictFacts){ .fact = reason };
         f->vs[i] = (Verdict){ .verb = verb, .rule = rule, .facts = reason ? &f->fs[i] : NULL };
         return s;
 }
 
-/* A heap copy of a fixture verdict's facts (with its fact), or NULL. */
+/* A heap copy of a fixture verdict's facts (its fact a literal), or NULL. */
 static VerdictFacts *fx_facts(const VerdictFacts *from) {
         VerdictFacts *f;
 
@@ -81,7 +81,6 @@ static VerdictFacts *fx_facts(const VerdictFacts *from) {
         f = malloc(sizeof(VerdictFacts));
         assert_non_null(f);
         *f = *from;
-        f->fact = from->fact ? strdup(from->fact) : NULL;
         return f;
 }
 
@@ -134,7 +133,7 @@ static void fx_scene(Fixture *f) {
                             .name = (char *)"aaaaaaaa-0000-4000-8000-000000000000",
                             .bytes = 500,
                             .mtime = NOW - 40 * D };
-        f->fo[0] = (VerdictFacts){ .fact = (char *)"orphan file-history, no transcript, idle "
+        f->fo[0] = (VerdictFacts){ .fact = "orphan file-history, no transcript, idle "
                                                    "40d > 30d" };
         f->vo[0] = (Verdict){ .verb = VERB_DELETE, .rule = "orphan", .facts = &f->fo[0] };
         f->inv.n_orphans = 1;
@@ -289,7 +288,7 @@ static void test_plan_render_text_fits_width(void **state) {
         (void)state;
 
         fx_scene(&f);
-        f.fs[3].fact = (char *)long_reason; /* f.vs[3].facts */
+        f.fs[3].fact = long_reason; /* f.vs[3].facts */
         p = fx_plan(&f);
         for (size_t w = 0; w < ELEMENTSOF(widths); w++) {
                 _cleanup_free_ char *out = render(render_text, p, widths[w], true);
@@ -358,7 +357,7 @@ static void test_plan_render_text_wide_and_ascii(void **state) {
         test_locale_utf8();
         fx_scene(&f);
         f.s[1].cwd = (char *)"/p/\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e-\xf0\x9f\x9a\x80"; /* 日本語-🚀 */
-        f.fs[1].fact = (char *)"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e";
+        f.fs[1].fact = "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e \xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e";
         p = fx_plan(&f);
         out = render(render_text, p, 60, true);
         assert_lines_fit(out, 60);

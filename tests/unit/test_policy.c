@@ -1199,74 +1199,6 @@ static void test_policy_trees_are_separate(void **state) {
         fx_done(&f);
 }
 
-/* A store without run operations (StoreOps.read_only): what a rule selects in its tree is
- * planned as a skip (rule "store") and counts for no deletion limit. */
-static void test_policy_read_only_store(void **state) {
-        static const StoreOps ro = { .name = "ro", .read_only = "qgc does not change ro stores" };
-        Fixture f;
-        char got[MAX_S + 1];
-        (void)state;
-
-        fx_init(&f, (Policy)POL(.action = POLICY_ACTION_DELETE, .max_age = 90 * D,
-                                .max_deletions = 1));
-        f.inv.n_trees = 2;
-        f.trees[1].store = &ro;
-        fx_add(&f, "/p/a", SESSION_ACTIVE, 103 * D, 1)->tree = 1;
-        fx_add(&f, "/p/b", SESSION_ACTIVE, 102 * D, 1)->tree = 1;
-        fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, 1);
-        fx_eval(&f, false);
-        fx_verbs(&f, got);
-        assert_string_equal(got, "SSD"); /* the deletion limit (1) is left to tree 0's */
-        for (size_t i = 0; i < 2; i++) {
-                assert_string_equal(f.v->sessions[i].rule, "store");
-                assert_int_equal(f.v->sessions[i].blocked_verb, VERB_DELETE);
-                assert_string_equal(f.v->sessions[i].blocked_rule, "max-age");
-                assert_null(verdict_held_by(&f.v->sessions[i]));
-        }
-        assert_string_equal(fx_reason(&f, 0), "qgc does not change ro stores (store) (would "
-                                              "delete: idle 103d > max-age 90d)");
-        /* a protection still wins: its reason, not the store's */
-        f.s[1].live = LIVE_REGISTRY;
-        fx_eval(&f, false);
-        fx_verbs(&f, got);
-        assert_string_equal(got, "SSD");
-        assert_string_equal(f.v->sessions[1].rule, "live");
-        fx_done(&f);
-}
-
-/* A store that deletes but does not archive (StoreOps.archive_refused): an archive is planned as
- * a skip (rule "store") with the store's reason; a delete stays a delete. */
-static void test_policy_store_refuses_archive(void **state) {
-        static const StoreOps na = { .name = "na", .archive_refused = "na has no archive" };
-        Fixture f;
-        char got[MAX_S + 1];
-        (void)state;
-
-        fx_init(&f, (Policy)POL(.max_age = 90 * D));
-        f.inv.n_trees = 2;
-        f.trees[1].store = &na;
-        fx_add(&f, "/p/a", SESSION_ACTIVE, 103 * D, 1)->tree = 1;
-        fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, 1);
-        fx_eval(&f, false);
-        fx_verbs(&f, got);
-        assert_string_equal(got, "SA");
-        assert_string_equal(f.v->sessions[0].rule, "store");
-        assert_int_equal(f.v->sessions[0].blocked_verb, VERB_ARCHIVE);
-        assert_string_equal(fx_reason(&f, 0), "na has no archive (store) (would archive: idle "
-                                              "103d > max-age 90d)");
-        fx_done(&f);
-
-        fx_init(&f, (Policy)POL(.action = POLICY_ACTION_DELETE, .max_age = 90 * D));
-        f.inv.n_trees = 2;
-        f.trees[1].store = &na;
-        fx_add(&f, "/p/a", SESSION_ACTIVE, 103 * D, 1)->tree = 1;
-        fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, 1);
-        fx_eval(&f, false);
-        fx_verbs(&f, got);
-        assert_string_equal(got, "DD");
-        fx_done(&f);
-}
-
 static void test_policy_override_picks_other_action(void **state) {
         Fixture f;
         ProjectOverride po = {
@@ -1980,8 +1912,6 @@ int main(void) {
                 cmocka_unit_test(test_policy_orphan_deletion_counts_for_disk_caps),
                 cmocka_unit_test(test_policy_count_allocated_or_apparent),
                 cmocka_unit_test(test_policy_trees_are_separate),
-                cmocka_unit_test(test_policy_read_only_store),
-                cmocka_unit_test(test_policy_store_refuses_archive),
                 cmocka_unit_test(test_policy_override_picks_other_action),
                 cmocka_unit_test(test_policy_bad_arguments),
                 cmocka_unit_test(test_policy_strings),

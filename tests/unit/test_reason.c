@@ -49,11 +49,11 @@ static VerdictFacts f_held_pct = { .held = { .kind = MEASURE_COUNT, .measured = 
                                    .held_rule = "max-age" };
 static VerdictFacts f_held1_stale = { .held = HELD(1), .held_by = "max-deletions",
                                       .held_rule = "stale-project-min-age",
-                                      .fact = (char *)"stale project entry: cwd /tmp/x gone" };
+                                      .fact = "stale project entry: cwd /tmp/x gone" };
 static VerdictFacts f_held1_free = { .held = HELD(1), .held_by = "max-deletions",
                                      .held_rule = "keep-free" };
-static VerdictFacts f_restore = { .fact = (char *)"qgc restore" };
-static VerdictFacts f_stale = { .fact = (char *)"stale project entry (x)" };
+static VerdictFacts f_restore = { .fact = "qgc restore" };
+static VerdictFacts f_stale = { .fact = "stale project entry (x)" };
 
 typedef struct ReasonCase {
         const char *name;
