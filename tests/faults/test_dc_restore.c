@@ -283,7 +283,7 @@ static void test_dc_restore_times_by_deepcode_id_rule(void **state) {
         T *t = *state;
         _cleanup_free_ char *dc = util_strprintf("%s/" DC, t->root);
         _cleanup_free_ char *index = NULL;
-        ScanOptions so = { .now = util_now_msec(), .no_atime = true };
+        ScanOptions so = { .now = util_now_msec() };
         _cleanup_(inventory_freep) Inventory *inv = NULL;
         const Session *s;
         Tree tr = {};
