@@ -111,6 +111,10 @@ int fs_read_file(int dfd, const char *name, size_t max, char **ret, size_t *ret_
 int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mode_t mode);
 
 /* The suffix of qgc's temporary files (".<name>.qgc-tmp", fs_write_atomic() and every other
- * atomic write of qgc's), and whether name is one. */
+ * atomic write of qgc's); FS_TEMP_NAME() the temp name of a literal name, fs_temp_name() of any
+ * name (allocated, NULL: ENOMEM; second: the second temp file of an edit, ".<name>.qgc-tmp2",
+ * erase-edit.c); fs_is_temp_name() whether name is either. */
 #define FS_TEMP_SUFFIX ".qgc-tmp"
+#define FS_TEMP_NAME(lit) "." lit FS_TEMP_SUFFIX
+char *fs_temp_name(const char *name, bool second);
 bool fs_is_temp_name(const char *name);

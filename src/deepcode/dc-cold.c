@@ -38,6 +38,7 @@
 
 #include "cold.h"
 #include "dc-cold.h"
+#include "dc-index.h"
 #include "dc-messages.h"
 #include "dc-store.h"
 #include "fs.h"
@@ -50,7 +51,6 @@
 #include "strbuf.h"
 #include "util.h"
 
-#define DC_COLD_INDEX_TEMP ".sessions-index.json" FS_TEMP_SUFFIX
 
 /* The archive's files of an id, the transcript first, its entry and order last (the order of a
  * delete). */
@@ -531,7 +531,7 @@ static int dc_cold_undo(DcCold *c, StoreStep *step) {
         for (size_t i = 0; i < ELEMENTSOF(qgc_own); i++) {
                 const char *sfx = qgc_own[i];
                 _cleanup_free_ char *n = dc_cold_name(c, sfx);
-                _cleanup_free_ char *tmp = n ? util_strprintf(".%s" FS_TEMP_SUFFIX, n) : NULL;
+                _cleanup_free_ char *tmp = n ? fs_temp_name(n, false) : NULL;
 
                 if (!tmp)
                         return -ENOMEM;
@@ -858,7 +858,7 @@ int dc_cold_recover_one(struct StoreRun *run, int qfd, const char *marker, Store
         if (r < 0)
                 return dc_run_why(step, r, "cannot open projects/%s or its archive", code);
         if (c.pfd >= 0)
-                (void)unlinkat(c.pfd, DC_COLD_INDEX_TEMP, 0); /* a killed edit's */
+                (void)unlinkat(c.pfd, DC_INDEX_TEMP, 0); /* a killed edit's */
         /* archive: is the entry in the index? delete: is the id Deep Code's again (then the
          * branch is too)? */
         if (archive) {

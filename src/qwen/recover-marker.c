@@ -306,7 +306,7 @@ static int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMa
         _cleanup_close_ int state_fd = -EBADF, dir_fd = -EBADF, fd = -EBADF;
         int r;
 
-        if (!text || !name || !(tmp = util_strprintf(".%s%s", name, RECOVER_TEMP_SUFFIX)))
+        if (!text || !name || !(tmp = fs_temp_name(name, false)))
                 return -ENOMEM;
         state_fd = recover_mkdir_open(global_fd, RECOVER_STATE_DIR, global_dev, step, userdata);
         if (state_fd < 0)
