@@ -305,6 +305,21 @@ int fs_mkdirat(int dfd, const char *name, mode_t mode) {
         return mkdirat(dfd, name, mode) < 0 ? -errno : 0;
 }
 
+int fs_mkdir_open(int dfd, const char *name, mode_t mode, dev_t dev, FsMadeFn made,
+                  void *userdata) {
+        int r = fs_mkdirat(dfd, name, mode);
+
+        if (r >= 0) {
+                if (made)
+                        made(userdata, name);
+                r = fs_fsync(dfd);
+                if (r < 0)
+                        return r;
+        } else if (r != -EEXIST)
+                return r;
+        return fs_open_path(dfd, name, dev);
+}
+
 void fs_fileid_from_stat(FileId *id, const struct stat *st) {
         *id = (FileId){
                 .present = true,

@@ -103,20 +103,27 @@ static void dc_cold_own(const DcCold *c, int dfd, const char *name) {
                 (void)fchownat(dfd, name, c->uid, c->gid, AT_SYMLINK_NOFOLLOW);
 }
 
-/* (dfd, name) made if absent (after its hook, dfd fsynced), opened. The fd or -errno. */
+typedef struct DcColdMade {
+        const DcCold *c;
+        int dfd;
+} DcColdMade;
+
+static void dc_cold_made(void *userdata, const char *name) {
+        const DcColdMade *m = userdata;
+
+        dc_cold_own(m->c, m->dfd, name);
+}
+
+/* (dfd, name) made if absent (after its hook, owned, dfd fsynced), opened. The fd or -errno. */
 static int dc_cold_mkdir(const DcCold *c, int dfd, const char *name, const char *shown,
                          StoreStep *step) {
-        int fd = fs_open_dir(dfd, name), r;
+        int fd = fs_open_dir(dfd, name);
+        DcColdMade m = { c, dfd };
 
         if (fd != -ENOENT)
                 return fd;
         dc_run_hook(step, "create %s/", shown);
-        r = fs_mkdirat(dfd, name, 0700);
-        if (r < 0 && r != -EEXIST)
-                return r;
-        dc_cold_own(c, dfd, name);
-        r = fs_fsync(dfd);
-        return r < 0 ? r : fs_open_dir(dfd, name);
+        return fs_mkdir_open(dfd, name, 0700, 0, dc_cold_made, &m);
 }
 
 /* .qgc-archive/<code>/ removed when empty, then .qgc-archive/ (nothing else there). */

@@ -462,14 +462,9 @@ int dc_run_marker_write(struct StoreRun *run, const char *marker, const char *te
         _cleanup_close_ int qfd = -EBADF;
         int r;
 
-        r = fs_mkdirat(run->store_fd, DC_RUN_QGC_DIR, 0700);
-        if (r >= 0)
-                r = fs_fsync(run->store_fd);
-        if (r < 0 && r != -EEXIST)
-                return dc_run_why(step, r, "cannot create ~/.deepcode/" DC_RUN_QGC_DIR);
-        qfd = fs_open_dir(run->store_fd, DC_RUN_QGC_DIR);
+        qfd = fs_mkdir_open(run->store_fd, DC_RUN_QGC_DIR, 0700, 0, NULL, NULL);
         if (qfd < 0)
-                return dc_run_why(step, qfd, "cannot open ~/.deepcode/" DC_RUN_QGC_DIR);
+                return dc_run_why(step, qfd, "cannot create ~/.deepcode/" DC_RUN_QGC_DIR);
         if (fs_exists(qfd, marker) != 0)
                 return dc_run_why(step, -EEXIST, "a pending %s of the same id is recorded", what);
         dc_run_hook(step, "write the pending-%s marker of session %s", what, id);
