@@ -97,7 +97,7 @@ int cold_restore_files(int cold_fd, const char *const *names, size_t n, bool ski
                 f[i].out = -EBADF;
                 res[i] = (ColdResult){};
                 f[i].z = util_strprintf("%s%s", names[i], COLD_SUFFIX);
-                f[i].tmp = cold_tmp_name(names[i]);
+                f[i].tmp = fs_temp_name(names[i], false);
                 if (!f[i].z || !f[i].tmp)
                         r = -ENOMEM;
         }

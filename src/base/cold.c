@@ -423,10 +423,6 @@ int cold_hash_fd(int fd, char sha[65], uint64_t *ret_size) {
         return r;
 }
 
-char *cold_tmp_name(const char *name) {
-        return util_strprintf(".%s" FS_TEMP_SUFFIX, name);
-}
-
 /* Open the compressed copy of name, name + COLD_SUFFIX in cold_fd, for reading. */
 static int cold_open_z(int cold_fd, const char *name) {
         _cleanup_free_ char *z = util_strprintf("%s%s", name, COLD_SUFFIX);
@@ -485,7 +481,7 @@ int cold_remove_original(int dir_fd, const char *name, int cold_fd, const FileId
 
 int cold_batch_commit(int cold_fd, const char *name, ColdStepFn step, void *userdata) {
         _cleanup_free_ char *z = util_strprintf("%s%s", name, COLD_SUFFIX);
-        _cleanup_free_ char *tmp = z ? cold_tmp_name(z) : NULL;
+        _cleanup_free_ char *tmp = z ? fs_temp_name(z, false) : NULL;
         int r;
 
         if (!z || !tmp)
@@ -502,7 +498,7 @@ int cold_batch_commit(int cold_fd, const char *name, ColdStepFn step, void *user
 int cold_ctx_compress(ColdCtx *c, int dir_fd, const char *name, int cold_fd, const FileId *expect,
                       unsigned flags, ColdStepFn step, void *userdata, ColdResult *ret) {
         _cleanup_free_ char *z = util_strprintf("%s%s", name, COLD_SUFFIX);
-        _cleanup_free_ char *tmp = z ? cold_tmp_name(z) : NULL;
+        _cleanup_free_ char *tmp = z ? fs_temp_name(z, false) : NULL;
         _cleanup_close_ int fd = -EBADF, out = -EBADF;
         char sha[65], sha2[65];
         uint64_t size = (uint64_t)-1, written = 0;

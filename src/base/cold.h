@@ -121,5 +121,3 @@ int cold_decompress_fd(ColdCtx *c, int src_fd, uint64_t src_len, uint64_t limit,
 int cold_read_trailer(int fd, uint64_t *ret_size, char sha[65]);
 /* SHA-256 and size of the whole file open at fd. */
 int cold_hash_fd(int fd, char sha[65], uint64_t *ret_size);
-/* ".name" FS_TEMP_SUFFIX */
-char *cold_tmp_name(const char *name);

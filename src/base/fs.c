@@ -305,6 +305,21 @@ int fs_mkdirat(int dfd, const char *name, mode_t mode) {
         return mkdirat(dfd, name, mode) < 0 ? -errno : 0;
 }
 
+int fs_mkdir_open(int dfd, const char *name, mode_t mode, dev_t dev, FsMadeFn made,
+                  void *userdata) {
+        int r = fs_mkdirat(dfd, name, mode);
+
+        if (r >= 0) {
+                if (made)
+                        made(userdata, name);
+                r = fs_fsync(dfd);
+                if (r < 0)
+                        return r;
+        } else if (r != -EEXIST)
+                return r;
+        return fs_open_path(dfd, name, dev);
+}
+
 void fs_fileid_from_stat(FileId *id, const struct stat *st) {
         *id = (FileId){
                 .present = true,
@@ -478,7 +493,7 @@ int fs_open_noatime(int dfd, const char *name, int flags) {
 }
 
 int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mode_t mode) {
-        _cleanup_free_ char *tmp = util_strprintf(".%s" FS_TEMP_SUFFIX, name);
+        _cleanup_free_ char *tmp = fs_temp_name(name, false);
         _cleanup_close_ int fd = -EBADF;
         int r;
 
@@ -505,8 +520,14 @@ fail:
         return r;
 }
 
+char *fs_temp_name(const char *name, bool second) {
+        return util_strprintf(second ? FS_TEMP_NAME("%s") "2" : FS_TEMP_NAME("%s"), name);
+}
+
 bool fs_is_temp_name(const char *name) {
         size_t n = strlen(name), ls = strlen(FS_TEMP_SUFFIX);
 
-        return name[0] == '.' && n > ls + 1 && streq(name + n - ls, FS_TEMP_SUFFIX);
+        if (n > ls + 2 && name[n - 1] == '2') /* an edit's second (fs_temp_name()) */
+                n--;
+        return name[0] == '.' && n > ls + 1 && strneq(name + n - ls, FS_TEMP_SUFFIX, ls);
 }

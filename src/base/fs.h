@@ -71,6 +71,12 @@ int fs_open_path(int dfd, const char *relpath, dev_t dev);
 int fs_statat(int dfd, const char *name, struct stat *ret_st, bool *ret_mount);
 /* mkdirat(dfd, name, mode) of a single component, 0 or -errno. */
 int fs_mkdirat(int dfd, const char *name, mode_t mode);
+/* fs_mkdirat(dfd, name, mode) unless it exists, then fs_open_path(dfd, name, dev). A new
+ * directory's name is made durable before anything is put in it: made(userdata, name) when
+ * given (a step's hook, the owner set), then fsync of dfd. The fd or -errno. */
+typedef void (*FsMadeFn)(void *userdata, const char *name);
+int fs_mkdir_open(int dfd, const char *name, mode_t mode, dev_t dev, FsMadeFn made,
+                  void *userdata);
 /* open a configured root: an absolute or cwd-relative directory path, which may be a symlink
  * (as the scan allows) if the caller or root owns it (-EPERM otherwise). When dev != 0 the
  * directory must be on that filesystem (-EXDEV otherwise). */
@@ -111,6 +117,10 @@ int fs_read_file(int dfd, const char *name, size_t max, char **ret, size_t *ret_
 int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mode_t mode);
 
 /* The suffix of qgc's temporary files (".<name>.qgc-tmp", fs_write_atomic() and every other
- * atomic write of qgc's), and whether name is one. */
+ * atomic write of qgc's); FS_TEMP_NAME() the temp name of a literal name, fs_temp_name() of any
+ * name (allocated, NULL: ENOMEM; second: the second temp file of an edit, ".<name>.qgc-tmp2",
+ * erase-edit.c); fs_is_temp_name() whether name is either. */
 #define FS_TEMP_SUFFIX ".qgc-tmp"
+#define FS_TEMP_NAME(lit) "." lit FS_TEMP_SUFFIX
+char *fs_temp_name(const char *name, bool second);
 bool fs_is_temp_name(const char *name);

@@ -316,7 +316,7 @@ double util_mono_sec(void) {
 msec_t util_now_msec(void) {
         struct timespec ts;
         (void)clock_gettime(CLOCK_REALTIME, &ts);
-        return (msec_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        return util_timespec_to_msec(&ts);
 }
 
 int util_greedy_realloc(void **p, size_t *allocated, size_t need, size_t sz) {

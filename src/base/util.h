@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "strbuf.h"
 
@@ -16,6 +17,16 @@ typedef int64_t msec_t;
 #define MSEC_PER_DAY (INT64_C(24) * MSEC_PER_HOUR)
 #define MSEC_PER_WEEK (INT64_C(7) * MSEC_PER_DAY)
 #define MSEC_INFINITY INT64_MAX
+#define NSEC_PER_MSEC INT64_C(1000000)
+
+/* A time in nanoseconds (FileId's mtime_ns, ctime_ns), and a struct timespec (a stat's st_mtim),
+ * in milliseconds: the one conversion of a file's times to msec_t. */
+static inline msec_t util_nsec_to_msec(int64_t ns) {
+        return ns / NSEC_PER_MSEC;
+}
+static inline msec_t util_timespec_to_msec(const struct timespec *ts) {
+        return (msec_t)ts->tv_sec * MSEC_PER_SEC + ts->tv_nsec / NSEC_PER_MSEC;
+}
 
 /* A size limit: either absolute bytes or a percentage (of a filesystem, or of a count). */
 typedef struct SizeSpec {

@@ -38,6 +38,7 @@
 
 #include "cold.h"
 #include "dc-cold.h"
+#include "dc-index.h"
 #include "dc-messages.h"
 #include "dc-store.h"
 #include "fs.h"
@@ -50,7 +51,6 @@
 #include "strbuf.h"
 #include "util.h"
 
-#define DC_COLD_INDEX_TEMP ".sessions-index.json" FS_TEMP_SUFFIX
 
 /* The archive's files of an id, the transcript first, its entry and order last (the order of a
  * delete). */
@@ -103,20 +103,27 @@ static void dc_cold_own(const DcCold *c, int dfd, const char *name) {
                 (void)fchownat(dfd, name, c->uid, c->gid, AT_SYMLINK_NOFOLLOW);
 }
 
-/* (dfd, name) made if absent (after its hook, dfd fsynced), opened. The fd or -errno. */
+typedef struct DcColdMade {
+        const DcCold *c;
+        int dfd;
+} DcColdMade;
+
+static void dc_cold_made(void *userdata, const char *name) {
+        const DcColdMade *m = userdata;
+
+        dc_cold_own(m->c, m->dfd, name);
+}
+
+/* (dfd, name) made if absent (after its hook, owned, dfd fsynced), opened. The fd or -errno. */
 static int dc_cold_mkdir(const DcCold *c, int dfd, const char *name, const char *shown,
                          StoreStep *step) {
-        int fd = fs_open_dir(dfd, name), r;
+        int fd = fs_open_dir(dfd, name);
+        DcColdMade m = { c, dfd };
 
         if (fd != -ENOENT)
                 return fd;
         dc_run_hook(step, "create %s/", shown);
-        r = fs_mkdirat(dfd, name, 0700);
-        if (r < 0 && r != -EEXIST)
-                return r;
-        dc_cold_own(c, dfd, name);
-        r = fs_fsync(dfd);
-        return r < 0 ? r : fs_open_dir(dfd, name);
+        return fs_mkdir_open(dfd, name, 0700, 0, dc_cold_made, &m);
 }
 
 /* .qgc-archive/<code>/ removed when empty, then .qgc-archive/ (nothing else there). */
@@ -531,7 +538,7 @@ static int dc_cold_undo(DcCold *c, StoreStep *step) {
         for (size_t i = 0; i < ELEMENTSOF(qgc_own); i++) {
                 const char *sfx = qgc_own[i];
                 _cleanup_free_ char *n = dc_cold_name(c, sfx);
-                _cleanup_free_ char *tmp = n ? util_strprintf(".%s" FS_TEMP_SUFFIX, n) : NULL;
+                _cleanup_free_ char *tmp = n ? fs_temp_name(n, false) : NULL;
 
                 if (!tmp)
                         return -ENOMEM;
@@ -858,7 +865,7 @@ int dc_cold_recover_one(struct StoreRun *run, int qfd, const char *marker, Store
         if (r < 0)
                 return dc_run_why(step, r, "cannot open projects/%s or its archive", code);
         if (c.pfd >= 0)
-                (void)unlinkat(c.pfd, DC_COLD_INDEX_TEMP, 0); /* a killed edit's */
+                (void)unlinkat(c.pfd, DC_INDEX_TEMP, 0); /* a killed edit's */
         /* archive: is the entry in the index? delete: is the id Deep Code's again (then the
          * branch is too)? */
         if (archive) {

@@ -5,7 +5,12 @@
 #include <errno.h>
 #include <stddef.h>
 
+#include "fs.h"
 #include "util.h"
+
+/* The index's name in its project directory, and the temp file of qgc's edits of it. */
+#define DC_INDEX_FILE "sessions-index.json"
+#define DC_INDEX_TEMP FS_TEMP_NAME(DC_INDEX_FILE)
 
 /* Deep Code rewrites the whole index per change (JSON.stringify(index, null, 2)); 50 entries,
  * each with its first prompt (summary), last reply and thinking: 16 MiB is far above what it

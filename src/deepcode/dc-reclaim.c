@@ -302,7 +302,7 @@ static int dc_reclaim_rm_project(int qfd, const char *tmp, dev_t dev, StoreStep 
  * half a project; a rerun finishes the temporary one. */
 static int dc_reclaim_stale(int store_fd, const Orphan *o, dev_t dev, StoreStep *step) {
         _cleanup_close_ int qfd = fs_open_path(store_fd, "projects", dev), pfd = -EBADF;
-        _cleanup_free_ char *tmp = util_strjoin(".", o->name, FS_TEMP_SUFFIX, NULL), *line = NULL;
+        _cleanup_free_ char *tmp = fs_temp_name(o->name, false), *line = NULL;
         DcIndex idx = {};
         struct stat st;
         int r;

@@ -158,7 +158,7 @@ static int dc_restore_index_insert(json_object *entries, const char *id, void *u
 
 /* Step 2: the transcript back, unless it is there (a rerun: ours, checked before the marker). */
 static int dc_restore_transcript(DcRestore *d, StoreStep *step) {
-        _cleanup_free_ char *tmp = util_strprintf(".%s" FS_TEMP_SUFFIX, d->jsonl);
+        _cleanup_free_ char *tmp = fs_temp_name(d->jsonl, false);
         _cleanup_close_ int fd = -EBADF;
         struct stat st, pst;
         int r;
@@ -301,7 +301,7 @@ static void dc_restore_prune(const struct StoreRun *run, const char *code) {
  * or the .zst's exact content: cold_resolve()). 0 or -errno. */
 static int dc_restore_undo(DcRestore *d, StoreStep *step) {
         _cleanup_close_ int ifd = fs_open_dir(d->pfd, "images");
-        _cleanup_free_ char *tmp = util_strprintf(".%s" FS_TEMP_SUFFIX, d->jsonl);
+        _cleanup_free_ char *tmp = fs_temp_name(d->jsonl, false);
         struct stat a, b;
         int r;
 
@@ -512,7 +512,7 @@ int dc_restore_recover_one(struct StoreRun *run, int qfd, const char *marker, St
         if (r < 0 && r != -ENOENT)
                 return dc_run_why(step, r, "cannot open projects/%s or its archive", code);
         if (r >= 0) {
-                (void)unlinkat(d.pfd, ".sessions-index.json" FS_TEMP_SUFFIX, 0); /* a killed edit's */
+                (void)unlinkat(d.pfd, DC_INDEX_TEMP, 0); /* a killed edit's */
                 r = dc_run_index_edit(run, d.pfd, code, id, dc_restore_index_has, NULL, "with",
                                       step);
                 if (r == -EBUSY || r == -EAGAIN)

@@ -46,8 +46,6 @@
 #include "rm-rf.h"
 #include "util.h"
 
-#define DC_RUN_INDEX "sessions-index.json"
-#define DC_RUN_INDEX_TEMP "." DC_RUN_INDEX FS_TEMP_SUFFIX
 /* Markers recovered per run: a kill leaves one; more are forged, and wait for later runs */
 #define DC_RUN_MARKERS_MAX 64
 
@@ -153,8 +151,8 @@ static int dc_run_read(int dfd, const char *name, size_t max, char **ret, size_t
 static int dc_run_write_temp(int pfd, const char *text, size_t n, const struct stat *st) {
         _cleanup_close_ int fd = -EBADF;
 
-        (void)unlinkat(pfd, DC_RUN_INDEX_TEMP, 0);
-        fd = openat(pfd, DC_RUN_INDEX_TEMP,
+        (void)unlinkat(pfd, DC_INDEX_TEMP, 0);
+        fd = openat(pfd, DC_INDEX_TEMP,
                     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st->st_mode & 07777);
         if (fd < 0)
                 return -errno;
@@ -211,7 +209,7 @@ int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code, con
                 const char *orig;
                 int r;
 
-                r = dc_run_read(pfd, DC_RUN_INDEX, DC_INDEX_MAX, &text, &n, &st);
+                r = dc_run_read(pfd, DC_INDEX_FILE, DC_INDEX_MAX, &text, &n, &st);
                 if (r == -ENOENT)
                         return 0;
                 if (r < 0)
@@ -261,21 +259,21 @@ int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code, con
                         return r;
                 r = dc_run_write_temp(pfd, out, strlen(out), &st);
                 if (r < 0) {
-                        (void)unlinkat(pfd, DC_RUN_INDEX_TEMP, 0);
+                        (void)unlinkat(pfd, DC_INDEX_TEMP, 0);
                         return dc_run_why(step, r, "cannot write sessions-index.json's new text");
                 }
-                dc_run_hook(step, "replace projects/%s/" DC_RUN_INDEX " by its text %s session %s",
+                dc_run_hook(step, "replace projects/%s/" DC_INDEX_FILE " by its text %s session %s",
                             code, what, id);
-                r = dc_run_read(pfd, DC_RUN_INDEX, DC_INDEX_MAX, &again, &n_again, NULL);
+                r = dc_run_read(pfd, DC_INDEX_FILE, DC_INDEX_MAX, &again, &n_again, NULL);
                 if (r == -ENOMEM)
                         return r;
                 if (r < 0 || n_again != n || memcmp(again, text, n) != 0) {
-                        (void)unlinkat(pfd, DC_RUN_INDEX_TEMP, 0);
+                        (void)unlinkat(pfd, DC_INDEX_TEMP, 0);
                         continue; /* rewritten meanwhile: redone from its new text */
                 }
-                if (renameat(pfd, DC_RUN_INDEX_TEMP, pfd, DC_RUN_INDEX) < 0) {
+                if (renameat(pfd, DC_INDEX_TEMP, pfd, DC_INDEX_FILE) < 0) {
                         r = -errno;
-                        (void)unlinkat(pfd, DC_RUN_INDEX_TEMP, 0);
+                        (void)unlinkat(pfd, DC_INDEX_TEMP, 0);
                         return dc_run_why(step, r, "cannot replace sessions-index.json");
                 }
                 r = fs_fsync(pfd);
@@ -466,14 +464,9 @@ int dc_run_marker_write(struct StoreRun *run, const char *marker, const char *te
         _cleanup_close_ int qfd = -EBADF;
         int r;
 
-        r = fs_mkdirat(run->store_fd, DC_RUN_QGC_DIR, 0700);
-        if (r >= 0)
-                r = fs_fsync(run->store_fd);
-        if (r < 0 && r != -EEXIST)
-                return dc_run_why(step, r, "cannot create ~/.deepcode/" DC_RUN_QGC_DIR);
-        qfd = fs_open_dir(run->store_fd, DC_RUN_QGC_DIR);
+        qfd = fs_mkdir_open(run->store_fd, DC_RUN_QGC_DIR, 0700, 0, NULL, NULL);
         if (qfd < 0)
-                return dc_run_why(step, qfd, "cannot open ~/.deepcode/" DC_RUN_QGC_DIR);
+                return dc_run_why(step, qfd, "cannot create ~/.deepcode/" DC_RUN_QGC_DIR);
         if (fs_exists(qfd, marker) != 0)
                 return dc_run_why(step, -EEXIST, "a pending %s of the same id is recorded", what);
         dc_run_hook(step, "write the pending-%s marker of session %s", what, id);
@@ -565,7 +558,7 @@ int dc_run_recover_one(struct StoreRun *run, int qfd, const char *marker, StoreS
         if (pfd < 0 && pfd != -ENOENT)
                 return dc_run_why(step, pfd, "cannot open projects/%s", code);
         if (pfd >= 0) {
-                (void)unlinkat(pfd, DC_RUN_INDEX_TEMP, 0); /* a killed edit's */
+                (void)unlinkat(pfd, DC_INDEX_TEMP, 0); /* a killed edit's */
                 r = dc_run_index_edit(run, pfd, code, id, dc_run_index_remove,
                                       &(DcRunRemove){ false }, "without", step);
                 if (r > 0 && (f.present ? fs_check_identity(pfd, name, &f)

@@ -18,10 +18,6 @@
 #include "du.h"
 #include "macro.h"
 
-static msec_t dc_store_mtime(const struct stat *st) {
-        return (msec_t)st->st_mtim.tv_sec * MSEC_PER_SEC + st->st_mtim.tv_nsec / 1000000;
-}
-
 /* du_walk()'s callback: an entry counted into the DcBytes. */
 static int dc_store_count(void *userdata, const char *rel, const struct stat *st) {
         DcBytes *b = userdata;
@@ -29,7 +25,7 @@ static int dc_store_count(void *userdata, const char *rel, const struct stat *st
         (void)rel;
         b->bytes += (uint64_t)st->st_size;
         b->alloc += (uint64_t)st->st_blocks * 512;
-        b->mtime = MAX(b->mtime, dc_store_mtime(st));
+        b->mtime = MAX(b->mtime, util_timespec_to_msec(&st->st_mtim));
         return 0;
 }
 
@@ -427,7 +423,7 @@ static int dc_store_session_check(DcProject *p, DcSession *s, int pfd, msec_t no
                 s->jsonl = s->messages.file; /* not present when gone since it was listed */
                 if (s->jsonl.present && !s->messages.proven)
                         why = s->messages.why;
-                s->last_write = s->jsonl.present ? s->jsonl.mtime_ns / 1000000 : 0;
+                s->last_write = s->jsonl.present ? util_nsec_to_msec(s->jsonl.mtime_ns) : 0;
         }
         if (!why && s->archived && s->arc_why)
                 why = s->arc_why;
@@ -443,8 +439,8 @@ static int dc_store_session_check(DcProject *p, DcSession *s, int pfd, msec_t no
         s->last_write = MAX(s->last_write, s->images.mtime);
         if (s->archived) /* a link and the .zst keep the transcript's mtime */
                 s->last_write = MAX(s->last_write,
-                                    (s->arc_jsonl.present ? s->arc_jsonl : s->arc_zst).mtime_ns /
-                                            1000000);
+                                    util_nsec_to_msec((s->arc_jsonl.present ? s->arc_jsonl
+                                                                         : s->arc_zst).mtime_ns));
         if (busy && (s->update_time == 0 || now - s->update_time < DC_STATUS_WINDOW))
                 s->live |= DC_LIVE_STATUS;
         /* a rename to a prefix of the first prompt reads as not renamed; a compressed session
@@ -748,7 +744,7 @@ static int dc_store_session_record(const DcProject *p, const DcSession *d, size_
         s->transcript_bytes = d->jsonl.size;
         s->bytes = d->jsonl.size + d->images.bytes;
         s->bytes_alloc = d->jsonl.blocks + d->images.alloc;
-        s->mtime = d->jsonl.present ? d->jsonl.mtime_ns / 1000000 : 0;
+        s->mtime = d->jsonl.present ? util_nsec_to_msec(d->jsonl.mtime_ns) : 0;
         if (d->archived) {
                 /* Deep Code lists it too (a restore or an archive cut short): both left alone */
                 s->state = d->indexed || d->jsonl.present || d->has_images ? SESSION_CONFLICT
@@ -758,7 +754,7 @@ static int dc_store_session_record(const DcProject *p, const DcSession *d, size_
                 s->cold_copy = d->arc_jsonl.present && d->arc_zst.present;
                 s->cold_bytes = d->arc_zst.size;
                 s->cold_orig = d->arc_zst.present ? d->arc_zst_orig : 0;
-                s->archived_at = (msec_t)(d->arc_entry.mtime_ns / 1000000);
+                s->archived_at = util_nsec_to_msec(d->arc_entry.mtime_ns);
                 s->restore_full = p->n_entries >= DC_INDEX_ENTRIES_MAX;
                 s->bytes += d->arc_jsonl.size + d->arc_zst.size + d->arc_entry.size +
                             d->arc_checkpoints.size + d->arc_images.bytes;
@@ -767,7 +763,7 @@ static int dc_store_session_record(const DcProject *p, const DcSession *d, size_
                 if (!d->jsonl.present) {
                         s->transcript_bytes = s->cold ? d->arc_zst_orig : d->arc_jsonl.size;
                         s->empty = s->transcript_bytes == 0;
-                        s->mtime = s->archived.mtime_ns / 1000000;
+                        s->mtime = util_nsec_to_msec(s->archived.mtime_ns);
                 }
         }
         s->last_write = d->last_write;
@@ -900,7 +896,7 @@ static int dc_store_project_orphans(const DcProject *p, Inventory *inv, size_t t
                                     p->file_history.mtime);
         if (r >= 0 && p->images.present && p->images_empty)
                 r = dc_store_orphan(inv, ORPHAN_DC_IMAGES, tree, dir, "images", &p->images, 0,
-                                    0, (msec_t)(p->images.mtime_ns / 1000000));
+                                    0, util_nsec_to_msec(p->images.mtime_ns));
         for (size_t i = 0; r >= 0 && i < p->n_sessions; i++) {
                 const DcSession *d = &p->sessions[i];
 
@@ -943,7 +939,7 @@ static const char *dc_store_stale_why(const DcProject *p) {
 /* The stale project entry of p, when its originalPath is gone (or its marker is left). */
 static int dc_store_stale(const DcProject *p, Inventory *inv, size_t tree) {
         const char *why = dc_store_stale_why(p);
-        msec_t mtime = (msec_t)(p->index.mtime_ns / 1000000);
+        msec_t mtime = util_nsec_to_msec(p->index.mtime_ns);
         /* what its sessions and other orphans count already (no double count) */
         uint64_t own = p->git_planned ? p->git_estimate : 0, own_alloc = own;
         Orphan o;
@@ -985,7 +981,7 @@ int dc_store_orphans(const DcStore *s, Inventory *inv, size_t tree) {
         if (s->error_log.present && s->error_log.size > DC_ERROR_LOG_REPORT)
                 r = dc_store_orphan(inv, ORPHAN_DC_ERROR_LOG, tree, NULL, "logs/error.log",
                                     &s->error_log, s->error_log.size, s->error_log.blocks,
-                                    (msec_t)(s->error_log.mtime_ns / 1000000));
+                                    util_nsec_to_msec(s->error_log.mtime_ns));
         for (size_t i = 0; r >= 0 && i < s->n_projects; i++) {
                 r = dc_store_project_orphans(&s->projects[i], inv, tree);
                 if (r >= 0)

@@ -278,7 +278,7 @@ static void plan_json_orphan(PlanJson *j, const Plan *p, const PlanItem *it) {
                 plan_json_string(j, "mark", it->verdict->mark > 0   ? "write"
                                             : it->verdict->mark < 0 ? "remove"
                                                                     : NULL);
-                plan_json_time(j, "marked", or->marker.present ? or->marker.mtime_ns / 1000000 : 0);
+                plan_json_time(j, "marked", or->marker.present ? util_nsec_to_msec(or->marker.mtime_ns) : 0);
                 plan_json_string(j, "kept_because", or->stale_why);
                 plan_json_key(j, "cwds");
                 plan_json_open(j, '[');

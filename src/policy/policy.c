@@ -431,7 +431,7 @@ static int policy_project_shrink(PolicyRun *run, const PolicyGroup *g, SessionSt
  * unless the file was changed since, which makes it younger still). */
 static msec_t policy_in_archive(const PolicyRun *run, const Session *s) {
         msec_t since = s->archived_at > 0 ? s->archived_at
-                                          : (msec_t)(s->archived.ctime_ns / 1000000);
+                                          : util_nsec_to_msec(s->archived.ctime_ns);
         return since > 0 ? MAX(run->now - since, (msec_t)0) : 0;
 }
 
@@ -1039,7 +1039,7 @@ static int policy_stale_decide(const Inventory *inv, size_t oi, const Policy *p,
         Verdict *vd = &v->orphans[oi];
         const char *key = "stale-project-min-age";
         VerdictFacts why = { .stale_limit = p->stale_project_min_age };
-        msec_t marked = o->marker.mtime_ns / 1000000;
+        msec_t marked = util_nsec_to_msec(o->marker.mtime_ns);
         int r;
 
         if (after_limits) {

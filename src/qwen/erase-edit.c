@@ -107,8 +107,8 @@ void erase_edit_cache_put(EraseCached *c, size_t total, char **text, size_t n, E
 
 /* The temp files of an edit of name: ".<name>.qgc-tmp" and ".<name>.qgc-tmp2". */
 static int erase_temp_names(const char *name, char **ret0, char **ret1) {
-        *ret0 = util_strprintf(".%s.qgc-tmp", name);
-        *ret1 = util_strprintf(".%s.qgc-tmp2", name);
+        *ret0 = fs_temp_name(name, false);
+        *ret1 = fs_temp_name(name, true);
         return *ret0 && *ret1 ? 0 : -ENOMEM;
 }
 

@@ -255,7 +255,7 @@ int hygiene_reclaim_stale(const Inventory *inv, const Orphan *o, int mark, bool 
          * (hygiene_reclaim_stale_rest()) */
         r = hygiene_reclaim_stale_content(efd, dev, step, userdata);
         efd = safe_close(efd);
-        tmp = r >= 0 ? util_strprintf(".%s" FS_TEMP_SUFFIX, o->name) : NULL;
+        tmp = r >= 0 ? fs_temp_name(o->name, false) : NULL;
         if (r >= 0 && !tmp)
                 r = -ENOMEM;
         if (r >= 0)

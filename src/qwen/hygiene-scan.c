@@ -26,7 +26,7 @@ static int hygiene_add(Inventory *inv, size_t tree, OrphanKind kind, const char 
         fs_fileid_from_stat(&o.dir, st);
         o.bytes = (uint64_t)st->st_size + (sum ? sum->bytes : 0);
         o.bytes_alloc = (uint64_t)st->st_blocks * 512 + (sum ? sum->bytes_alloc : 0);
-        o.mtime = MAX(hygiene_mtime(st), sum ? sum->mtime : 0);
+        o.mtime = MAX(util_timespec_to_msec(&st->st_mtim), sum ? sum->mtime : 0);
         o.project_dir = strdup(rel);
         o.name = strdup(name);
         if (!o.project_dir || !o.name) {

@@ -73,7 +73,7 @@ static void hygiene_stale_count(HygieneStale *h, const struct stat *st, bool is_
         h->bytes += (uint64_t)st->st_size;
         h->bytes_alloc += (uint64_t)st->st_blocks * 512;
         if (is_activity && S_ISREG(st->st_mode))
-                h->mtime = MAX(h->mtime, hygiene_mtime(st));
+                h->mtime = MAX(h->mtime, util_timespec_to_msec(&st->st_mtim));
 }
 
 /* A cwd of the set: n bytes at s, looked up in buf. */
@@ -499,7 +499,7 @@ static void hygiene_stale_org_activity(HygieneStale *h, int pfd, const struct st
         if (json_input_read(pfd, "session-organization.v1.json", JSON_INPUT_ORGANIZATION, &o) < 0 ||
             !json_object_is_type(o, json_type_object)) {
                 json_object_put(o);
-                h->mtime = MAX(h->mtime, hygiene_mtime(st));
+                h->mtime = MAX(h->mtime, util_timespec_to_msec(&st->st_mtim));
                 return;
         }
         if (json_object_object_get_ex(o, "sessions", &v) && json_object_is_type(v, json_type_object)) {

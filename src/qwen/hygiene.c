@@ -100,10 +100,6 @@ bool hygiene_regular(int dfd, const char *name, dev_t dev, struct stat *ret_st) 
                (dev == 0 || ret_st->st_dev == dev) && !mount;
 }
 
-msec_t hygiene_mtime(const struct stat *st) {
-        return (msec_t)st->st_mtim.tv_sec * 1000 + st->st_mtim.tv_nsec / 1000000;
-}
-
 void hygiene_sum(int dfd, dev_t dev, unsigned depth, HygieneSum *s) {
         FsDir d;
         const char *name;
@@ -127,7 +123,7 @@ void hygiene_sum(int dfd, dev_t dev, unsigned depth, HygieneSum *s) {
                 }
                 s->bytes += (uint64_t)st.st_size;
                 s->bytes_alloc += (uint64_t)st.st_blocks * 512;
-                s->mtime = MAX(s->mtime, hygiene_mtime(&st));
+                s->mtime = MAX(s->mtime, util_timespec_to_msec(&st.st_mtim));
                 if (S_ISDIR(st.st_mode)) {
                         _cleanup_close_ int sub = fs_open_noatime(dfd, name, O_RDONLY | O_DIRECTORY);
                         if (sub < 0) {

@@ -88,7 +88,6 @@ bool hygiene_is_legacy_chat(const char *n);
 bool hygiene_is_checkpoint(const char *n);
 int hygiene_open_dir(int dfd, const char *name, dev_t dev, struct stat *ret_st);
 bool hygiene_regular(int dfd, const char *name, dev_t dev, struct stat *ret_st);
-msec_t hygiene_mtime(const struct stat *st);
 void hygiene_sum(int dfd, dev_t dev, unsigned depth, HygieneSum *s);
 int hygiene_tmp_classify(int hfd, dev_t dev, HygieneTmp *ret);
 bool hygiene_temp_path(const char *p);

@@ -353,7 +353,7 @@ static bool scan_want_title(const ScanCtx *ctx, const struct stat *st, bool arch
         if (!t || t->all)
                 return true;
         return policy_age_selects(archived ? t->archived_idle : t->active_idle,
-                                  ctx->o->now - scan_aggs_msec(&st->st_mtim));
+                                  ctx->o->now - util_timespec_to_msec(&st->st_mtim));
 }
 
 /* Read the head and tail (and the title when want_title) of a transcript open as fd into c.
@@ -640,7 +640,7 @@ static int scan_session_times(ScanCtx *ctx, Session *s, const ScanCopy *primary,
                         s->bytes += c->id.size;
                         s->bytes_alloc += c->id.blocks;
                 }
-                s->mtime = MAX(s->mtime, (msec_t)(c->id.mtime_ns / 1000000));
+                s->mtime = MAX(s->mtime, util_nsec_to_msec(c->id.mtime_ns));
                 if (c->tail_ok)
                         s->last_record = MAX(s->last_record, c->tail.last_timestamp);
         }
@@ -780,7 +780,7 @@ static int scan_empty_project(ScanCtx *ctx, int projects_fd, const char *name, m
         fs_fileid_from_stat(&o.dir, &st);
         a.bytes = (uint64_t)st.st_size;
         a.bytes_alloc = (uint64_t)st.st_blocks * 512;
-        a.mtime = MAX(newest, scan_aggs_msec(&st.st_mtim));
+        a.mtime = MAX(newest, util_timespec_to_msec(&st.st_mtim));
         pfd = fs_open_noatime(projects_fd, name, O_RDONLY | O_DIRECTORY);
         if (pfd >= 0 && scan_aggs_dir_sum(pfd, ctx->dev, 1, &a) == -ENOMEM)
                 return -ENOMEM;
@@ -1015,7 +1015,7 @@ static int scan_project(ScanCtx *ctx, int projects_fd, const char *name) {
                 goto finish;
         if (n_entries == 0 || (n_entries == 1 && has_chats && chats_empty)) {
                 if (has_chats && fstatat(pfd, "chats", &st, AT_SYMLINK_NOFOLLOW) == 0)
-                        newest = scan_aggs_msec(&st.st_mtim);
+                        newest = util_timespec_to_msec(&st.st_mtim);
                 r = scan_empty_project(ctx, projects_fd, name, newest);
         }
 finish:

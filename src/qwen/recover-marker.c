@@ -280,23 +280,6 @@ static char *recover_marker_name(const RecoverMarker *m) {
         return util_strprintf("%s.%016" PRIx64, m->session, hashmap_hash_string(m->project_dir));
 }
 
-/* mkdirat(dfd, name) unless it exists, then open it (on dev). A new directory's name is made
- * durable (fsync of dfd) before anything is put in it: a marker in a directory a crash forgets
- * would be lost with it. */
-static int recover_mkdir_open(int dfd, const char *name, dev_t dev, RecoverStepFn step,
-                              void *userdata) {
-        int r = fs_mkdirat(dfd, name, 0700);
-
-        if (r >= 0) {
-                recover_step(step, userdata, name);
-                r = fs_fsync(dfd);
-                if (r < 0)
-                        return r;
-        } else if (r != -EEXIST)
-                return r;
-        return fs_open_path(dfd, name, dev);
-}
-
 /* Write marker m (and the markers chained after it) durably to G/.qgc/pending/ (temp file, fsync,
  * rename, fsync), creating the directories; *ret_name is its name there. */
 static int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMarker *m,
@@ -306,12 +289,13 @@ static int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMa
         _cleanup_close_ int state_fd = -EBADF, dir_fd = -EBADF, fd = -EBADF;
         int r;
 
-        if (!text || !name || !(tmp = util_strprintf(".%s%s", name, RECOVER_TEMP_SUFFIX)))
+        if (!text || !name || !(tmp = fs_temp_name(name, false)))
                 return -ENOMEM;
-        state_fd = recover_mkdir_open(global_fd, RECOVER_STATE_DIR, global_dev, step, userdata);
+        /* a new directory durable first: a marker in one a crash forgets would be lost with it */
+        state_fd = fs_mkdir_open(global_fd, RECOVER_STATE_DIR, 0700, global_dev, step, userdata);
         if (state_fd < 0)
                 return state_fd;
-        dir_fd = recover_mkdir_open(state_fd, "pending", global_dev, step, userdata);
+        dir_fd = fs_mkdir_open(state_fd, "pending", 0700, global_dev, step, userdata);
         if (dir_fd < 0)
                 return dir_fd;
         r = fs_unlink(dir_fd, tmp, 0);

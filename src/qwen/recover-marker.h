@@ -12,8 +12,6 @@
 /* Where the pending-delete markers live, relative to G (next to G/.qgc.lock). */
 #define RECOVER_STATE_DIR ".qgc"
 #define RECOVER_PENDING_DIR ".qgc/pending"
-/* The suffix of every temporary file qgc writes (".<name>.qgc-tmp", fs_write_atomic()). */
-#define RECOVER_TEMP_SUFFIX FS_TEMP_SUFFIX
 
 /* The limits of a pending marker file, which the tree's user can write too: a file over one is
  * reported and ignored (never acted on). qgc writes one file per batch of deletes, at most

@@ -83,7 +83,7 @@ int scan_aggs_dir_sum(int dfd, dev_t dev, unsigned depth, ScanAgg *agg) {
                         continue; /* a mount point (a bind mount too): not ours to count */
                 agg->bytes += (uint64_t)st.st_size;
                 agg->bytes_alloc += (uint64_t)st.st_blocks * 512;
-                agg->mtime = MAX(agg->mtime, scan_aggs_msec(&st.st_mtim));
+                agg->mtime = MAX(agg->mtime, util_timespec_to_msec(&st.st_mtim));
                 if (S_ISDIR(st.st_mode)) {
                         _cleanup_close_ int sub =
                                 fs_open_noatime(dfd, name, O_RDONLY | O_DIRECTORY);
@@ -127,7 +127,7 @@ int scan_aggs_collect(int dfd, dev_t dev, bool only_ids, ScanAggs *aggs) {
                 fs_fileid_from_stat(&a.dir, &st);
                 a.bytes = (uint64_t)st.st_size;
                 a.bytes_alloc = (uint64_t)st.st_blocks * 512;
-                a.mtime = scan_aggs_msec(&st.st_mtim);
+                a.mtime = util_timespec_to_msec(&st.st_mtim);
                 r = scan_aggs_dir_sum(sub, dev, 1, &a);
                 if (r < 0)
                         break;

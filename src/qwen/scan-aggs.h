@@ -13,10 +13,6 @@
 
 #define SCAN_AGGS_DEPTH_MAX 32 /* in file-history/<id>/ and subagents/<id>/ */
 
-static inline msec_t scan_aggs_msec(const struct timespec *ts) {
-        return (msec_t)ts->tv_sec * 1000 + ts->tv_nsec / 1000000;
-}
-
 /* A directory's totals: file-history/<id>/ or subagents/<id>/. */
 typedef struct ScanAgg {
         char *name;

@@ -31,7 +31,7 @@
 #define USAGE_MAX_LINE (16 * 1024 * 1024) /* the exact reader's bound, as for transcripts */
 #define USAGE_INDEX_CHUNK (256 * 1024)
 #define USAGE_INDEX_MAX_LINE (4 * 1024 * 1024) /* longer lines: fall back to the exact slow path */
-#define USAGE_TMP "." USAGE_FILE FS_TEMP_SUFFIX
+#define USAGE_TMP FS_TEMP_NAME(USAGE_FILE)
 
 struct UsageIndex {
         Hashmap ids; /* the set of ids (C strings: exact bytes, as Qwen compares them) */

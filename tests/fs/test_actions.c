@@ -1486,6 +1486,19 @@ static void test_recover_stale_temp_files_removed(void **state) {
         assert_true(fixture_exists(t->root, "outside"));
 }
 
+/* An edit of a shared file killed between its two temp files' steps leaves the second,
+ * ".<name>.qgc-tmp2" (erase-edit.c), which holds the text with the deleted sessions' rows: the
+ * pass removes it like the first, also when no later run edits that file again. It was left. */
+static void test_recover_stale_second_temp_file_removed(void **state) {
+        T *t = *state;
+        ActionStats st = {};
+
+        assert_int_equal(fixture_write(t->qwen, H_MY_NOTES "/.logs.json.qgc-tmp2", "x"), 0);
+        assert_int_equal(apply_execute(t->qwen, NULL, &st), 0);
+        assert_int_equal(st.n_recovered, 1);
+        assert_false(fixture_exists(t->qwen, H_MY_NOTES "/.logs.json.qgc-tmp2"));
+}
+
 /* ---------------------------------------------------------------- orphans */
 
 #define ORPHAN_ID "0badf00d-0000-4000-8000-000000000001"
@@ -1864,6 +1877,7 @@ int main(void) {
                 cmocka_unit_test(test_recover_marker_parse_forged_batch_bounded),
                 cmocka_unit_test_setup_teardown(test_recover_marker_file_over_limit_ignored, setup,
                                                 teardown),
+                cmocka_unit_test_setup_teardown(test_recover_stale_second_temp_file_removed, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_recover_stale_temp_files_removed, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_orphan_file_history_reclaimed, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_actions_orphan_with_new_transcript_skipped, setup, teardown),
