@@ -103,24 +103,6 @@ int session_times_line(StrBuf *sb, SessionTimeEvent ev, msec_t at, const char *i
                              (int64_t)at, id) < 0 ? -ENOMEM : 0;
 }
 
-/* Open G/.qgc/ (SESSION_TIMES_STATE_DIR), made first when needed, its name fsynced into G.
- * step is called after the mkdir. fd or -errno. */
-static int session_times_state_dir_open(int global_fd, dev_t global_dev, SessionTimesStepFn step,
-                                        void *userdata) {
-        int r = fs_mkdirat(global_fd, SESSION_TIMES_STATE_DIR, 0700);
-
-        if (r >= 0) {
-                /* durable before anything is put in it: a crash would forget what it holds */
-                if (step)
-                        step(userdata, SESSION_TIMES_STATE_DIR);
-                r = fs_fsync(global_fd);
-                if (r < 0)
-                        return r;
-        } else if (r != -EEXIST)
-                return r;
-        return fs_open_path(global_fd, SESSION_TIMES_STATE_DIR, global_dev);
-}
-
 int session_times_append(int global_fd, dev_t global_dev, const char *text, size_t n,
                          SessionTimesStepFn step, void *userdata) {
         _cleanup_close_ int state_fd = -EBADF, fd = -EBADF;
@@ -130,7 +112,9 @@ int session_times_append(int global_fd, dev_t global_dev, const char *text, size
 
         if (n == 0)
                 return 0;
-        state_fd = session_times_state_dir_open(global_fd, global_dev, step, userdata);
+        /* G/.qgc/, made first when needed, its name durable before anything is put in it */
+        state_fd = fs_mkdir_open(global_fd, SESSION_TIMES_STATE_DIR, 0700, global_dev, step,
+                                 userdata);
         if (state_fd < 0)
                 return state_fd;
         fd = fs_openat(state_fd, name, O_WRONLY | O_APPEND | O_CLOEXEC, 0);
