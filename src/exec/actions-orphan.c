@@ -16,7 +16,7 @@
 
 /* Journal an orphan outcome and count it; bytes: what reclaiming it freed. */
 static int actions_report_orphan(ActionsContext *c, const Orphan *o, const Verdict *v,
-                                 ActionsOutcome oc, const char *path, const char *reason,
+                                 StoreOutcome oc, const char *path, const char *reason,
                                  int error, uint64_t bytes) {
         JournalEvent ev = actions_report_event(oc, JOURNAL_ORPHAN_RECLAIMED);
         _cleanup_free_ char *msg = NULL, *why = v ? reason_orphan(v, o, c->inv->trees[o->tree].store) : NULL;
@@ -87,31 +87,31 @@ int actions_orphan_step(ActionsContext *c, const Orphan *o, const Verdict *v) {
                                            ? util_strprintf("%s/%s", o->project_dir, o->name)
                                            : strdup(o->name);
         _cleanup_free_ char *path = rel ? util_strprintf("%s/%s", tr->runtime_dir, rel) : NULL;
-        ActionsOutcome oc;
+        StoreOutcome oc;
         int r;
 
         if (t->error < 0 && !t->run)
-                return actions_report_orphan(c, o, v, ACTIONS_FAILED, path ?: o->name,
+                return actions_report_orphan(c, o, v, STORE_FAILED, path ?: o->name,
                                              "cannot open the tree", -t->error, o->bytes);
         r = tr->store->run_orphan && t->run ? tr->store->run_orphan(t->run, o, v, &step)
                                             : -EOPNOTSUPP;
-        oc = r < 0 && step.failed ? ACTIONS_FAILED : actions_report_store(r);
+        oc = r < 0 && step.failed ? STORE_FAILED : actions_report_store(r);
         if (step.path) {
                 free(path);
                 path = TAKE_PTR(step.path);
         }
         /* a stale mark written or removed frees nothing: journalled as a mark */
-        if (oc == ACTIONS_DONE && o->kind == ORPHAN_STALE_PROJECT && v->verb != VERB_DELETE)
+        if (oc == STORE_DONE && o->kind == ORPHAN_STALE_PROJECT && v->verb != VERB_DELETE)
                 actions_journal_stale_mark(c, o, v, path ?: o->name,
                                            step.why ?: (v->mark > 0 ? "its originalPath is gone"
                                                                     : o->stale_why));
         else /* the bytes the store measured: a compaction's plan is only an estimate */
                 (void)actions_report_orphan(c, o, v, oc, path ?: o->name,
-                                            oc == ACTIONS_SKIPPED_CHANGED ? "changed since scan"
+                                            oc == STORE_SKIPPED_CHANGED ? "changed since scan"
                                             : step.why                    ? step.why
                                             : r == -EOPNOTSUPP ? "the store does not reclaim orphans"
                                                                : NULL,
-                                            oc == ACTIONS_FAILED ? -r : 0, step.bytes);
+                                            oc == STORE_FAILED ? -r : 0, step.bytes);
         free(step.why);
         return 0;
 }

@@ -1,5 +1,5 @@
 /* actions-report.c: what every step of the executor reports: the count of its mutating steps,
- * and each session's outcome, journalled and counted (actions-int.h: ActionsOutcome). */
+ * and each session's outcome, journalled and counted (store.h: StoreOutcome). */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -24,48 +24,40 @@ void actions_report_step(void *userdata, const char *what) {
         log_debug("step %u: %s", c->n_steps, what);
 }
 
-const char *actions_report_project(const Session *s) {
-        return s->cwd ? s->cwd : s->project_dir;
-}
-
 /* The one map from an outcome to its journal event; done is the action's own event. */
-JournalEvent actions_report_event(ActionsOutcome o, JournalEvent done) {
+JournalEvent actions_report_event(StoreOutcome o, JournalEvent done) {
         switch (o) {
-        case ACTIONS_DONE:
+        case STORE_DONE:
                 return done;
-        case ACTIONS_SKIPPED_CHANGED:
-        case ACTIONS_SKIPPED_CONFLICT:
-        case ACTIONS_SKIPPED_LIVE:
-        case ACTIONS_SKIPPED_REFUSED:
-        case ACTIONS_SKIPPED_NOT_NOW:
+        case STORE_SKIPPED_CHANGED:
+        case STORE_SKIPPED_CONFLICT:
+        case STORE_SKIPPED_LIVE:
+        case STORE_SKIPPED_REFUSED:
+        case STORE_SKIPPED_NOT_NOW:
                 return JOURNAL_SKIPPED;
         default:
                 return JOURNAL_FAILED;
         }
 }
 
-ActionsOutcome actions_report_errno(int r) {
-        return r >= 0 ? ACTIONS_DONE : r == -ESTALE ? ACTIONS_SKIPPED_CHANGED : ACTIONS_FAILED;
-}
-
-ActionsOutcome actions_report_store(int r) {
+StoreOutcome actions_report_store(int r) {
         switch (r) {
         case 0:
-                return ACTIONS_DONE;
+                return STORE_DONE;
         case -ESTALE:
-                return ACTIONS_SKIPPED_CHANGED;
+                return STORE_SKIPPED_CHANGED;
         case -EBUSY:
-                return ACTIONS_SKIPPED_LIVE;
+                return STORE_SKIPPED_LIVE;
         case -EEXIST:
-                return ACTIONS_SKIPPED_CONFLICT;
+                return STORE_SKIPPED_CONFLICT;
         case -EAGAIN:
-                return ACTIONS_SKIPPED_NOT_NOW;
+                return STORE_SKIPPED_NOT_NOW;
         case -EPERM:
         case -EOPNOTSUPP:
         case -EBADMSG:
-                return ACTIONS_SKIPPED_REFUSED;
+                return STORE_SKIPPED_REFUSED;
         default:
-                return r > 0 ? ACTIONS_DONE : ACTIONS_FAILED;
+                return r > 0 ? STORE_DONE : STORE_FAILED;
         }
 }
 
@@ -82,7 +74,7 @@ static JournalEvent actions_done_event(const Verdict *v) {
 
 /* Journal one session outcome and count it. */
 int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v,
-                           ActionsOutcome o, const char *reason, int error) {
+                           StoreOutcome o, const char *reason, int error) {
         JournalEvent ev = actions_report_event(o, actions_done_event(v));
         const Tree *tr = &c->inv->trees[s->tree];
         bool archived = s->state == SESSION_ARCHIVED || ev == JOURNAL_ARCHIVED;
@@ -102,18 +94,18 @@ int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v
                                      : act == VERB_ARCHIVE                     ? "archive"
                                      : act == VERB_COMPRESS                    ? "compress"
                                                                                : "delete",
-                                     s->id, actions_report_project(s), path ? path : "?",
+                                     s->id, session_project(s), path ? path : "?",
                                      reason ? reason : "", error ? ": " : "",
                                      error ? log_errno_to_string(error) : "");
         else
                 msg = util_strprintf("%s session %s in %s (%s)", verb, s->id,
-                                     actions_report_project(s), why ?: "");
+                                     session_project(s), why ?: "");
 
         JournalEntry e = {
                 .event = ev,
                 .message = msg,
                 .session = s->id,
-                .project = actions_report_project(s),
+                .project = session_project(s),
                 .path = path,
                 .rule = v ? v->rule : NULL,
                 .reason = ev == JOURNAL_SKIPPED || ev == JOURNAL_FAILED ? reason : why,
@@ -146,23 +138,4 @@ int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v
                 break;
         }
         return 0;
-}
-
-/* Report item it once. */
-void actions_report_item(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o,
-                          const char *why, int error) {
-        if (it->done)
-                return;
-        it->done = true;
-        (void)actions_report_session(c, it->s, it->v, o, why, error);
-}
-
-/* Report the step of it that returned r < 0 with why, as o (actions_report_errno(r), or what
- * the step knows, a conflict): a skip carries no errno, and a file that changed since the scan
- * is reported as that, whichever check of the step found it. */
-void actions_report_item_fail(ActionsContext *c, ActionsBatchItem *it, ActionsOutcome o, int r,
-                        const char *why) {
-        if (o == ACTIONS_SKIPPED_CHANGED)
-                why = "changed since scan";
-        actions_report_item(c, it, o, why, o == ACTIONS_FAILED ? -r : 0);
 }

@@ -1,6 +1,7 @@
-/* actions-store.c: the trees of a store with run operations (StoreOps.run_*, store.h): its
- * recovery (unplanned, or the steps of the store's recovery pass), each session's action and
- * restore carried out by the store, journalled and counted as Qwen's (actions-report.c).
+/* actions-store.c: the trees of a store with run operations (StoreOps.run_*, store.h): a store's
+ * state of the run (begun, ready, committed, ended), its recovery (unplanned, or the steps of
+ * the store's recovery pass), each session's action and restore carried out by the store,
+ * journalled and counted (actions-report.c).
  * Nothing here knows a store's files. */
 #include "autoconf.h"
 
@@ -15,6 +16,80 @@
 #include "util.h"
 
 #include "actions-int.h"
+
+/* A session's outcome a store reports (StoreRunEnv.report). */
+static void actions_store_report(void *userdata, const Session *s, const Verdict *v,
+                                 StoreOutcome o, const char *why, int error) {
+        (void)actions_report_session(userdata, s, v, o, why, error);
+}
+
+void actions_store_begin(ActionsContext *c, const Plan *p) {
+        const Inventory *inv = c->inv;
+        StoreRunEnv env = {
+                .hook = actions_report_step, /* tests/faults crash here (ld --wrap) */
+                .report = actions_store_report,
+                .userdata = c,
+                .counts = &c->counts,
+                .one_thread = c->one_thread,
+        };
+        _cleanup_free_ struct StoreRun **runs = calloc(inv->n_trees ? inv->n_trees : 1,
+                                                       sizeof(struct StoreRun *));
+
+        c->stores = calloc(inv->n_trees ? inv->n_trees : 1, sizeof(ActionsStore));
+        for (size_t i = 0; i < inv->n_trees; i++) {
+                const StoreOps *store = inv->trees[i].store;
+                ActionsStore *as = NULL;
+                int r;
+
+                if (!store || !store->run_begin)
+                        continue;
+                for (size_t k = 0; k < c->n_stores && !as; k++)
+                        if (c->stores[k].store == store)
+                                as = &c->stores[k];
+                if (as)
+                        continue;
+                if (!c->stores || !runs) /* its sessions fail (StoreOps.run_begin) */
+                        continue;
+                for (size_t j = 0; j < inv->n_trees; j++)
+                        runs[j] = inv->trees[j].store == store ? c->trees[j].run : NULL;
+                as = &c->stores[c->n_stores++];
+                *as = (ActionsStore){ .store = store };
+                r = store->run_begin(p, runs, &env, &as->all);
+                if (r < 0) {
+                        as->all = NULL;
+                        log_warning_errno(r, "cannot begin the run of the %s store", store->name);
+                }
+        }
+}
+
+void actions_store_ready(ActionsContext *c) {
+        for (size_t k = 0; k < c->n_stores; k++)
+                if (c->stores[k].all && c->stores[k].store->run_ready)
+                        c->stores[k].store->run_ready(c->stores[k].all);
+}
+
+void actions_store_commit(ActionsContext *c, const StoreOps *except) {
+        for (size_t k = 0; k < c->n_stores; k++)
+                if (c->stores[k].all && c->stores[k].store != except &&
+                    c->stores[k].store->run_commit)
+                        c->stores[k].store->run_commit(c->stores[k].all);
+}
+
+void actions_store_end(ActionsContext *c) {
+        for (size_t k = 0; k < c->n_stores; k++)
+                if (c->stores[k].all && c->stores[k].store->run_end)
+                        c->stores[k].store->run_end(c->stores[k].all);
+        free(c->stores);
+        c->stores = NULL;
+        c->n_stores = 0;
+        c->stats->n_salvaged += c->counts.n_salvaged;
+        c->stats->n_erased += c->counts.n_erased;
+        c->stats->n_erased_files += c->counts.n_erased_files;
+        c->stats->n_compressed += c->counts.n_compressed;
+        c->stats->bytes_compressed_in += c->counts.bytes_compressed_in;
+        c->stats->bytes_compressed_out += c->counts.bytes_compressed_out;
+        c->counts = (StoreCounts){};
+}
 
 void actions_store_recover(ActionsContext *c, size_t t) {
         const Tree *tr = &c->inv->trees[t];
@@ -118,23 +193,27 @@ void actions_store_recover_step(ActionsContext *c, const PlanStep *st) {
 int actions_store_session(ActionsContext *c, const Session *s, const Verdict *v) {
         const ActionsTree *t = &c->trees[s->tree];
         StoreStep step = { .hook = actions_report_step, .userdata = c };
-        ActionsOutcome o;
+        StoreOutcome o;
         Session done;
         _cleanup_free_ char *live = NULL;
         const char *why;
         int r;
 
         r = c->inv->trees[s->tree].store->run_session(t->run, s, v, &step);
+        if (r > 0) { /* queued: the store reports its outcome (actions_store_report()) */
+                free(step.why);
+                return 0;
+        }
         o = actions_report_store(r);
-        if (o == ACTIONS_DONE) { /* what the store freed (store.h), not the planned size */
+        if (o == STORE_DONE) { /* what the store freed (store.h), not the planned size */
                 done = *s;
                 done.bytes = step.bytes;
                 s = &done;
         }
-        why = o == ACTIONS_SKIPPED_CHANGED ? "changed since scan" : step.why;
-        if (o == ACTIONS_SKIPPED_LIVE)
+        why = o == STORE_SKIPPED_CHANGED ? "changed since scan" : step.why;
+        if (o == STORE_SKIPPED_LIVE)
                 why = live = util_strprintf("in use since scan: %s", step.why ?: "in use");
-        (void)actions_report_session(c, s, v, o, why, o == ACTIONS_FAILED ? -r : 0);
+        (void)actions_report_session(c, s, v, o, why, o == STORE_FAILED ? -r : 0);
         free(step.why);
         return 0;
 }

@@ -1,17 +1,18 @@
 /* actions.c: carries out a Plan, the only code that changes a managed tree. Every change is an
  * unlinkat() or renameat() relative to a directory fd opened without following symlinks, on the
- * tree's filesystem, after checking that the target is still what the scan saw. This file is the
- * driver: the run's context, trees, locks and action log, one session's step into a batch, the
- * run's journal entries and progress. The executor's other files, each calling only those after
- * it: actions-batch.c (the group commit), actions-erase.c (one session's usage line, delete
- * marker, shared-file rows and other files), actions-orphan.c, actions-restore.c (restore and
- * recovery steps), actions-report.c (each outcome, and the count of steps); actions-int.h is
- * what they share.
+ * tree's filesystem, after checking that the target is still what the scan saw: each store's
+ * own steps do the changes (StoreOps.run_*, store.h), the executor orders, journals and counts
+ * them. This file is the driver: the run's context, trees, locks and action log, the refusals
+ * every store shares, the run's journal entries and progress. The executor's other files, each
+ * calling only those after it: actions-store.c (a store's run, sessions and recovery),
+ * actions-orphan.c, actions-restore.c (restore steps), actions-report.c (each outcome, and the
+ * count of steps); actions-int.h is what they share.
  *
- * Sessions are carried out in batches (actions-batch.c): no transcript goes before its usage
- * line is durable, and no name qgc added is undurable when anything is removed. The states a
- * kill can leave, and what the rerun does with each: doc/architecture.md (the executor's crash
- * states). actions_run() takes every tree lock and opens the action log first.
+ * A store may queue sessions (Qwen's group commit, qwen-commit.h) and report their outcomes
+ * when it commits them: the executor lets it commit before an orphan's step, before a session
+ * of another store, and at the end. The states a kill can leave, and what the rerun does with
+ * each: doc/architecture.md (the executor's crash states). actions_run() takes every tree lock
+ * and opens the action log first.
  */
 #include "autoconf.h"
 
@@ -23,21 +24,13 @@
 #include <unistd.h>
 
 #include "actions.h"
-#include "archive.h"
-#include "cold.h"
 #include "fs.h"
 #include "journal.h"
-#include "live.h"
 #include "lock.h"
 #include "log.h"
 #include "macro.h"
-#include "qwen-times.h"
 #include "reason.h"
-#include "session-times.h"
 #include "store.h"
-#include "syncq.h"
-#include "usage-ahead.h"
-#include "usage-index.h"
 #include "util.h"
 
 #include "actions-int.h"
@@ -48,15 +41,12 @@ static void actions_tree_done(ActionsTree *t, const Tree *tr) {
         t->run = NULL;
         t->global_fd = safe_close(t->global_fd);
         t->runtime_fd = safe_close(t->runtime_fd);
-        t->probe = live_probe_free(t->probe);
-        t->usage = usage_index_free(t->usage);
 }
 
-/* Open G and R of every tree once; a tree that cannot be opened is skipped whole. */
+/* Open every tree once (StoreOps.run_open); a tree that cannot be opened is skipped whole. */
 static int actions_open_trees(ActionsContext *c) {
         c->trees = calloc(c->inv->n_trees ? c->inv->n_trees : 1, sizeof(ActionsTree));
-        c->runtime_fds = calloc(c->inv->n_trees ? c->inv->n_trees : 1, sizeof(int));
-        if (!c->trees || !c->runtime_fds)
+        if (!c->trees)
                 return -ENOMEM;
         for (size_t i = 0; i < c->inv->n_trees; i++) {
                 const Tree *tr = &c->inv->trees[i];
@@ -65,9 +55,6 @@ static int actions_open_trees(ActionsContext *c) {
                 int r;
 
                 t->global_fd = t->runtime_fd = -EBADF;
-                r = usage_index_new(&t->usage);
-                if (r < 0)
-                        return r;
                 /* a store without run operations is read only */
                 if (!tr->store || !tr->store->run_open) {
                         t->error = -EOPNOTSUPP;
@@ -76,9 +63,9 @@ static int actions_open_trees(ActionsContext *c) {
                 r = tr->store->run_open(c->inv, i, &t->run);
                 if (r < 0)
                         t->error = r;
-                /* the steps below are Qwen's (its sessions', the executor's own until they are
-                 * its run_session): a store with run_session needs none of them */
-                if (r < 0 || tr->store->run_session)
+                /* the executor's own restore (actions-restore.c) of a store without
+                 * run_restore needs R and G */
+                if (r < 0 || tr->store->run_restore)
                         continue;
                 r = fs_root_open(tr->runtime_dir, tr->dev, &root);
                 if (r < 0) {
@@ -93,17 +80,12 @@ static int actions_open_trees(ActionsContext *c) {
                 }
                 t->global_fd = TAKE_FD(root.fd);
                 t->global_dev = root.dev;
-                r = live_probe_new(tr, &t->probe);
-                if (r < 0)
-                        t->error = r;
         }
-        for (size_t i = 0; i < c->inv->n_trees; i++)
-                c->runtime_fds[i] = c->trees[i].runtime_fd;
         return 0;
 }
 
 
-/* Why a session the plan names must still not be touched, or NULL. */
+/* Why a session the plan names must still not be touched, or NULL (the same for every store). */
 static const char *actions_refusal(const Session *s, const Verdict *v) {
         if (s->state == SESSION_CONFLICT)
                 return "active and archived copies both exist (conflict)";
@@ -116,89 +98,23 @@ static const char *actions_refusal(const Session *s, const Verdict *v) {
         return NULL;
 }
 
-/* Check one ARCHIVE or DELETE item for a session and build its usage line into the batch; the
- * batch does the rest (actions_batch_commit()). */
+/* One ARCHIVE, DELETE or COMPRESS item for a session: refused here, or carried out by its store
+ * (StoreOps.run_session), every other store's queued sessions first. */
 static int actions_session(ActionsContext *c, const Session *s, const Verdict *v) {
         const ActionsTree *t = &c->trees[s->tree];
-        ActionsBatch *b = c->batch;
-        _cleanup_free_ char *name = actions_tname(s);
-        _cleanup_free_ char *line = NULL, *sid = NULL;
         const char *why = actions_refusal(s, v);
-        const FileId *fid = actions_fid(s);
-        int dir_fd, k, r;
 
         if (why)
                 return actions_report_session(c, s, v,
                                               s->state == SESSION_CONFLICT
-                                                      ? ACTIONS_SKIPPED_CONFLICT
-                                                      : ACTIONS_SKIPPED_REFUSED,
+                                                      ? STORE_SKIPPED_CONFLICT
+                                                      : STORE_SKIPPED_REFUSED,
                                               why, 0);
-        if (!name)
-                return actions_report_session(c, s, v, ACTIONS_FAILED, "out of memory", ENOMEM);
         if (t->error < 0)
-                return actions_report_session(c, s, v, ACTIONS_FAILED, "cannot open the tree",
+                return actions_report_session(c, s, v, STORE_FAILED, "cannot open the tree",
                                               -t->error);
-        if (c->inv->trees[s->tree].store->run_session) {
-                actions_batch_commit(c);
-                return actions_store_session(c, s, v);
-        }
-        if (b->n > 0 && b->tree != s->tree)
-                actions_batch_commit(c);
-        /* rather than wait for the salvage thread to build s's line (at the start of a run, or
-         * after a long transcript), commit what is prepared: its moves run meanwhile */
-        else if (b->n >= ACTIONS_BATCH_EARLY &&
-                 actions_batch_now_ns() - b->started_ns >= b->flush_ns &&
-                 usage_ahead_would_wait(c->ahead, s))
-                actions_batch_commit(c);
-        b->tree = s->tree;
-
-        k = actions_batch_dir(c, t, s, &why);
-        if (k < 0)
-                return actions_report_session(c, s, v, actions_report_errno(k), why,
-                                              k == -ESTALE ? 0 : -k);
-        dir_fd = s->state == SESSION_ARCHIVED ? b->dirs[k].archive_fd : b->dirs[k].chats_fd;
-        if (session_is_cold(s) && dir_fd >= 0) {
-                if (b->dirs[k].cold_fd < 0)
-                        b->dirs[k].cold_fd = fs_open_dir(dir_fd, COLD_DIR);
-                dir_fd = b->dirs[k].cold_fd;
-        }
-        if (dir_fd < 0)
-                return actions_report_session(c, s, v, ACTIONS_SKIPPED_CHANGED,
-                                              "changed since scan", 0);
-
-        /* identity: checked on the open file where the usage line is read, and by name again
-         * before each of the batch's steps; liveness: re-checked for the whole batch just
-         * before its first step. The usage file is looked at once per batch (usageidx.h). */
-        ssize_t dep = -1;
-        usage_index_hold(t->usage);
-        r = actions_erase_salvage(c, t, s, dir_fd, name, fid, &line, &sid, &dep);
-        if (r == -ESTALE)
-                return actions_report_session(c, s, v, ACTIONS_SKIPPED_CHANGED,
-                                              "changed since scan", 0);
-        if (r < 0 && session_is_cold(s) && cold_damage_why(r)) {
-                /* a compressed file that lies about its content is never salvaged from */
-                _cleanup_free_ char *damaged =
-                        util_strprintf("%s; session kept", cold_damage_why(r));
-                return actions_report_session(c, s, v, ACTIONS_FAILED,
-                                              damaged ?: "compressed file is damaged; session kept",
-                                              -r);
-        }
-        if (r < 0)
-                return actions_report_session(c, s, v, ACTIONS_FAILED,
-                                              "cannot salvage the usage record; session kept", -r);
-
-        if (b->n == 0)
-                b->started_ns = actions_batch_now_ns();
-        b->items[b->n++] = (ActionsBatchItem){
-                .s = s, .v = v, .dir = (size_t)k, .line = TAKE_PTR(line), .sid = TAKE_PTR(sid),
-                .dep = dep,
-        };
-        if (v->verb != VERB_ARCHIVE)
-                b->n_not_archive++;
-        if (actions_batch_full(b) ||
-            actions_batch_now_ns() - b->started_ns >= MAX(b->window_ns, ACTIONS_BATCH_MSEC * 1000000ULL))
-                actions_batch_commit(c);
-        return 0;
+        actions_store_commit(c, c->inv->trees[s->tree].store);
+        return actions_store_session(c, s, v);
 }
 /* Journal every session the deletion limits held back as skipped, with the limit as its reason
  * (the executor never sees them: their verdict is SKIP, or ARCHIVE instead of DELETE), and every
@@ -216,7 +132,7 @@ static void actions_report_held_back(ActionsContext *c, const Plan *p) {
                         continue;
                 why = plan_item_reason(p, it);
                 (void)actions_report_session(c, &p->inv->sessions[it->index], it->verdict,
-                                             ACTIONS_SKIPPED_REFUSED, why, 0);
+                                             STORE_SKIPPED_REFUSED, why, 0);
         }
 }
 
@@ -429,30 +345,19 @@ static int actions_execute(const Plan *p, ActionStats *ret_stats, bool progress,
         }
         pr.total = n_planned;
         n_planned += p->n_steps;
-        c.batch = calloc(1, sizeof(ActionsBatch));
-        if (!c.batch)
-                return -ENOMEM;
         r = actions_open_trees(&c);
         if (r < 0) {
-                free(c.batch);
+                free(c.trees);
                 return r;
         }
         actions_journal_run(&c, p, /* start= */ true, n_planned);
-        /* qgc's record of archive and restore times kept near one line per session */
-        for (size_t i = 0; i < p->inv->n_trees; i++) {
-                int k = c.trees[i].error < 0 || p->inv->trees[i].store->run_session
-                                ? 0
-                                : qwen_times_compact(c.trees[i].global_fd, p->inv, i);
-                if (k < 0)
-                        log_warning_errno(k, "cannot compact '%s/%s'", p->inv->trees[i].global_dir,
-                                          SESSION_TIMES_FILE);
-        }
+        actions_store_begin(&c, p);
 
         /* first what an interrupted run left behind (recover.h), then the policy's actions */
         actions_steps(&c, p, /* restore= */ false);
         for (size_t i = 0; i < p->inv->n_trees; i++)
                 actions_store_recover(&c, i);
-        actions_erase_salvage_ahead(&c, p);
+        actions_store_ready(&c);
         for (size_t i = 0; i < p->n_items; i++) {
                 const PlanItem *it = &p->items[i];
                 const Verdict *v = it->verdict;
@@ -461,7 +366,7 @@ static int actions_execute(const Plan *p, ActionStats *ret_stats, bool progress,
                     v->mark == 0)
                         continue;
                 if (it->is_orphan) {
-                        actions_batch_commit(&c);
+                        actions_store_commit(&c, NULL);
                         if ((v->verb == VERB_DELETE || v->mark != 0) && it->index < p->inv->n_orphans)
                                 (void)actions_orphan_step(&c, &p->inv->orphans[it->index], v);
                 } else if (it->index < p->inv->n_sessions)
@@ -469,27 +374,16 @@ static int actions_execute(const Plan *p, ActionStats *ret_stats, bool progress,
                 pr.done++;
                 actions_progress(&pr, &stats, false);
         }
-        actions_batch_commit(&c);
-        if (c.ahead) {
-                size_t built, taken;
-                usage_ahead_counts(c.ahead, &built, &taken);
-                log_debug("salvage thread: %zu usage lines built ahead, %zu taken", built, taken);
-        }
-        c.ahead = usage_ahead_free(c.ahead);
+        actions_store_commit(&c, NULL);
+        actions_store_end(&c);
         actions_progress(&pr, &stats, true);
-        syncq_free(c.batch->syncq);
-        free(c.batch);
-        c.batch = NULL;
         actions_steps(&c, p, /* restore= */ true);
 
         actions_report_held_back(&c, p);
         actions_journal_run(&c, p, /* start= */ false, n_planned);
         for (size_t i = 0; i < p->inv->n_trees; i++)
                 actions_tree_done(&c.trees[i], &p->inv->trees[i]);
-        free(c.why);
-        erase_index_free(c.erase_index);
         free(c.trees);
-        free(c.runtime_fds);
         if (ret_stats)
                 *ret_stats = stats;
         return c.failed ? 1 : 0;

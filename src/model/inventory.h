@@ -284,6 +284,11 @@ static inline bool session_is_cold(const Session *s) {
         return s->state == SESSION_ARCHIVED && s->cold;
 }
 
+/* The project a session's journal entries name: its cwd, else its project directory. */
+static inline const char *session_project(const Session *s) {
+        return s->cwd ? s->cwd : s->project_dir;
+}
+
 const char *inventory_session_state_to_string(SessionState s);
 const char *inventory_owner_status_to_string(OwnerStatus s);
 const char *inventory_orphan_kind_to_string(OrphanKind k);

@@ -87,6 +87,48 @@ typedef struct StoreStep {
                           * one of the skips' codes below (an unlinkat()'s EPERM, EBUSY) */
 } StoreStep;
 
+/* What became of one session's action (or an orphan's): each step of the executor or a store
+ * says which, and the executor alone maps it to the journal event (the done event is the
+ * action's own: archived, deleted, restored, orphan-reclaimed). The reason that goes with it is
+ * the step's text, unchanged. */
+typedef enum StoreOutcome {
+        STORE_DONE,
+        STORE_SKIPPED_CHANGED,  /* a file is not what the scan saw ("changed since scan") */
+        STORE_SKIPPED_CONFLICT, /* a copy in the other place (or a .zst with other content) */
+        STORE_SKIPPED_LIVE,     /* in use since the scan, or liveness cannot be checked */
+        STORE_SKIPPED_REFUSED,  /* the verdict no longer holds (ownership, state), or the
+                                 * deletion limits held it back */
+        STORE_SKIPPED_NOT_NOW,  /* a check of the step said not now: a file the store's program
+                                 * shares cannot be edited, the usage line it shares was not
+                                 * written, an orphan's own re-check */
+        STORE_FAILED,
+        _STORE_OUTCOME_MAX,
+        _STORE_OUTCOME_INVALID = -22,
+} StoreOutcome;
+
+/* What only a store knows of a run, counted by it for the run's summary. */
+typedef struct StoreCounts {
+        unsigned n_salvaged;     /* usage records salvaged before a transcript went */
+        unsigned n_erased;       /* rows and entries removed from files the program shares */
+        unsigned n_erased_files; /* files it shares that were edited */
+        unsigned n_compressed;   /* sessions compressed into the cold tier */
+        uint64_t bytes_compressed_in, bytes_compressed_out; /* their originals, compressed */
+} StoreCounts;
+
+/* The executor as a store sees it for a whole run (StoreOps.run_begin). */
+struct Plan;     /* plan.h */
+struct StoreRunAll; /* a store's state of a run over all its trees: the store's own type */
+typedef struct StoreRunEnv {
+        void (*hook)(void *userdata, const char *what); /* before every change (StoreStep.hook) */
+        /* the outcome of a session run_session queued (it returned > 0), journalled and counted
+         * by the executor; v: the session's verdict */
+        void (*report)(void *userdata, const Session *s, const struct Verdict *v, StoreOutcome o,
+                       const char *why, int error);
+        void *userdata;
+        StoreCounts *counts; /* the store adds to it */
+        bool one_thread;     /* --jobs 1: no thread of the store's beside the executor */
+} StoreRunEnv;
+
 typedef struct StoreOps {
         const char *name; /* "qwen", "deepcode" */
         /* Why the store refuses the restore of a session whose Session.restore_full the scan
@@ -152,18 +194,35 @@ typedef struct StoreOps {
         const char *session_bytes;
 
         /* Run operations (exec/ calls them; the executor refuses the trees of a store whose
-         * run_open is NULL; one whose run_session is NULL, Qwen's until its sessions' steps move out of
-         * exec/, has them carried out by the executor's own steps). run_open opens what a run needs of tree t (directories, liveness probe)
+         * run_open is NULL). run_open opens what a run needs of tree t (directories, liveness probe)
          * with the tree's lock already held; run_close releases it. run_recover finishes or
          * undoes what a killed run left (first, before any action). run_session carries out v
          * (ARCHIVE, COMPRESS or DELETE) for s; run_orphan carries out v for o (DELETE reclaims
          * it; a stale project entry's v->mark writes (> 0) or removes (< 0) its marker). Each re-checks identity
          * (the scan's FileId), ownership and liveness, calls step->hook before every change
          * (the crash tests kill there) and returns 0 done, -ESTALE changed since the scan,
-         * -EBUSY live, -EEXIST conflict, -EAGAIN not now, another -errno failed; after a kill
+         * -EBUSY live, -EEXIST conflict, -EAGAIN not now, another -errno failed (run_session
+         * of a store with run_begin: > 0, the outcome reported through StoreRunEnv.report, at
+         * once or by run_commit); after a kill
          * at any hook, nothing is half-visible to the store's program and run_recover converges
          * to what an unkilled run leaves. */
         int (*run_open)(const Inventory *inv, size_t t, struct StoreRun **ret);
+        /* A store whose sessions' actions are carried out per run, not per tree (Qwen's group
+         * commit): NULL for one without. run_begin, once per run after the run-start entry and
+         * before any recovery: the run's state of the store's trees (runs[t]: tree t's open
+         * tree, NULL for another store's or one whose run_open failed), env kept for the run.
+         * 0 or -errno (then the store's sessions are not acted on: run_session is still called
+         * and fails them). run_ready, after the recovery, before the first action: work ahead
+         * may start (Qwen's salvage thread). run_session may then queue a session (return > 0)
+         * and report its outcome through env->report later, at the latest in run_commit, which
+         * the executor calls before an orphan's step, before a session of another store, and
+         * at the end; run_end, after the last run_commit, frees the state (and says at debug
+         * level what its work ahead did). */
+        int (*run_begin)(const struct Plan *p, struct StoreRun *const *runs,
+                         const StoreRunEnv *env, struct StoreRunAll **ret);
+        void (*run_ready)(struct StoreRunAll *all);
+        void (*run_commit)(struct StoreRunAll *all);
+        void (*run_end)(struct StoreRunAll *all);
         void (*run_close)(struct StoreRun *run);
         int (*run_recover)(struct StoreRun *run, StoreStep *step);
         /* A recovery step the store planned itself (a PlanStep of kind RECOVER_*, Qwen's

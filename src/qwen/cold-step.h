@@ -1,6 +1,6 @@
 /* cold-step.h: the executor's compress step (VERB_COMPRESS): an archived session's sidecars and
  * transcript into the cold tier (cold.h), in cold.h's COLD_BATCH steps so that the group commit
- * (actions-batch.c) makes a whole batch durable with one syncfs() and one fsync per directory:
+ * (qwen-commit.c) makes a whole batch durable with one syncfs() and one fsync per directory:
  *   cold_step_begin()   every file compressed and verified under its temporary name (the
  *                       originals all stay);
  *   (the caller: syncfs() of the tree's filesystem)

@@ -7,7 +7,9 @@ libqgc_a_SOURCES += src/qwen/archive.c src/qwen/archive.h src/qwen/claims.c src/
 	src/qwen/hygiene-scan.c src/qwen/hygiene-stale.c \
 	src/qwen/hygiene.c src/qwen/hygiene.h src/qwen/json-input.c src/qwen/json-input.h \
 	src/qwen/live.c src/qwen/live.h src/qwen/orphans.c src/qwen/orphans.h src/qwen/owner.c \
-	src/qwen/owner.h src/qwen/qwen.c src/qwen/qwen.h src/qwen/qwen-run.c src/qwen/qwen-run.h \
+	src/qwen/owner.h src/qwen/qwen.c src/qwen/qwen.h src/qwen/qwen-batch.h src/qwen/qwen-commit.c \
+	src/qwen/qwen-commit.h src/qwen/qwen-run.c src/qwen/qwen-run.h src/qwen/qwen-session.c \
+	src/qwen/qwen-session.h src/qwen/qwen-steps.c src/qwen/qwen-steps.h \
 	src/qwen/qwen-scan.c src/qwen/qwen-scan.h \
 	src/qwen/qwen-store.c src/qwen/qwen-store.h src/qwen/qwen-times.c src/qwen/qwen-times.h \
 	src/qwen/record.c src/qwen/record.h src/qwen/recover.c src/qwen/recover.h \

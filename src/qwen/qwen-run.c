@@ -1,4 +1,4 @@
-/* qwen-run.c: qwen_store's run operations (qwen-run.h): a run's open tree, an orphan reclaimed
+/* qwen-run.c: qwen_store's run operations on one tree (qwen-run.h): a run's open tree, an orphan reclaimed
  * (orphans.h, hygiene-reclaim.h) with the reason and path the journal names it by, and a step
  * of the recovery pass (recover.h) with its reason. */
 #include "autoconf.h"
@@ -9,32 +9,24 @@
 
 #include "fs.h"
 #include "hygiene-reclaim.h"
+#include "live.h"
 #include "macro.h"
 #include "orphans.h"
 #include "plan.h"
 #include "policy.h"
 #include "qwen-run.h"
 #include "recover.h"
+#include "usage-index.h"
 #include "util.h"
 
-/* A Qwen tree open for a run (struct StoreRun is each store's own type). */
-typedef struct QwenRun {
-        const Inventory *inv;
-        size_t tree;
-        int error;        /* why the tree's roots cannot be opened (-errno), 0 when they are */
-        int global_fd;    /* G */
-        int runtime_fd;   /* R */
-        dev_t global_dev; /* st_dev of G: removals below G never leave it */
-        int *runtime_fds; /* R of every tree of the run's store (-EBADF: not open, or another
-                           * store's: orphans_transcript_anywhere() then fails closed) */
-} QwenRun;
-
-/* A tree whose roots cannot be opened still gets a run: its orphans fail, named as Qwen names
- * them. -ENOMEM only. */
+/* A tree whose roots cannot be opened still gets a run (*ret): its orphans fail, named as Qwen
+ * names them. Returns why its sessions cannot be acted on (QwenRun.session_error: its roots, its
+ * liveness probe), or -ENOMEM without a run. */
 int qwen_run_open(const Inventory *inv, size_t t, struct StoreRun **ret) {
         _cleanup_free_ QwenRun *run = calloc(1, sizeof(*run));
         const Tree *tr = &inv->trees[t];
         FsRoot root = FS_ROOT_NULL;
+        int r;
 
         if (!run)
                 return -ENOMEM;
@@ -58,8 +50,18 @@ int qwen_run_open(const Inventory *inv, size_t t, struct StoreRun **ret) {
                 run->global_dev = root.dev;
                 run->error = 0;
         }
+        /* its sessions' steps (qwen-session.c) need its liveness probe and usage index too */
+        r = usage_index_new(&run->usage);
+        if (r < 0) {
+                qwen_run_close((struct StoreRun *)TAKE_PTR(run));
+                return r;
+        }
+        run->session_error = run->error < 0 ? run->error : live_probe_new(tr, &run->probe);
+        if (run->session_error > 0)
+                run->session_error = 0;
+        r = run->session_error;
         *ret = (struct StoreRun *)TAKE_PTR(run);
-        return 0;
+        return r;
 }
 
 void qwen_run_close(struct StoreRun *r) {
@@ -72,6 +74,8 @@ void qwen_run_close(struct StoreRun *r) {
         free(run->runtime_fds);
         safe_close(run->global_fd);
         safe_close(run->runtime_fd);
+        live_probe_free(run->probe);
+        usage_index_free(run->usage);
         free(run);
 }
 

@@ -1,6 +1,6 @@
 /* qwen-store.c: Qwen Code's store (store.h): its trees found as Qwen's Storage finds them
  * (roots.h), its project directory names (sanitizeCwd, qwen.h), its walk (qwen-scan.h), its
- * bytes by kind (tree-size.h), its run operations (qwen-run.h). */
+ * bytes by kind (tree-size.h), its run operations (qwen-run.h; its sessions': qwen-session.h). */
 #include "autoconf.h"
 
 #include "cold.h"
@@ -10,6 +10,7 @@
 #include "qwen.h"
 #include "qwen-run.h"
 #include "qwen-scan.h"
+#include "qwen-session.h"
 #include "qwen-store.h"
 #include "roots.h"
 #include "tree-size.h"
@@ -132,6 +133,11 @@ const StoreOps qwen_store = {
                          "  compressed) with its sidecars, file-history, subagents",
         .run_open = qwen_run_open,
         .run_close = qwen_run_close,
+        .run_begin = qwen_session_begin,
+        .run_ready = qwen_session_ready,
+        .run_commit = qwen_session_commit,
+        .run_end = qwen_session_end,
         .run_recover_step = qwen_run_recover_step,
+        .run_session = qwen_session_run,
         .run_orphan = qwen_run_orphan,
 };

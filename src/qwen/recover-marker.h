@@ -15,7 +15,7 @@
 
 /* The limits of a pending marker file, which the tree's user can write too: a file over one is
  * reported and ignored (never acted on). qgc writes one file per batch of deletes, at most
- * ACTIONS_BATCH_MAX_ARCHIVES (1024) markers; a marker is a 3-line head and a line per file of
+ * QWEN_BATCH_MAX_ARCHIVES (1024) markers; a marker is a 3-line head and a line per file of
  * the session (at most 17 and the session's dead runtime claims), about 150 bytes each with
  * Qwen's names (a typical batch: under 1 MiB), at most about 650 with 255-byte project and
  * session names (1024 x 18 lines: under 12 MiB). So: 4 times the markers and about 3 times the

@@ -84,7 +84,7 @@ int usage_ahead_add(UsageAhead *ua, const Session *s) {
 }
 
 /* The line of one transcript, from a file with the scan's identity before and after the read:
- * what actions_erase_salvage() builds (usage_build_record() of the same bytes). */
+ * what qwen_steps_salvage() builds (usage_build_record() of the same bytes). */
 static bool usage_ahead_build(const UsageAhead *ua, const Session *s, char **ret_line) {
         const FileId *fid = s->state == SESSION_ARCHIVED ? &s->archived : &s->active;
         _cleanup_free_ char *rel = NULL, *line = NULL;

@@ -1,5 +1,5 @@
 /* usage-ahead.h: the usage lines of a run's salvages, built ahead of the executor on a thread of
- * their own. The executor (actions.c) names, before its first batch, the sessions of the plan whose
+ * their own. Qwen's group commit (qwen-steps.c) names, before its first batch, the sessions of the plan whose
  * transcript it will salvage (no line in usage_record.jsonl yet); the thread opens each transcript
  * in that order, checks that it has the identity the scan saw (before and after reading it),
  * and builds its line with usage_build_record(), at most USAGE_AHEAD_MAX sessions ahead of the

@@ -12,7 +12,7 @@
 
 /* An append of len bytes of complete, non-empty lines (a batch of salvaged records, the
  * executor's group commit) in two halves, so that its fsync can run on another thread while the
- * caller goes on with work that does not depend on the lines (actions-batch.c).
+ * caller goes on with work that does not depend on the lines (qwen-commit.c).
  * usage_append_begin() writes them with one write() on an O_APPEND fd (creating the file 0600 if
  * needed; when the file does not end in '\n', a writer died mid-append, the write starts with
  * one): 0, every byte written; -errno, nothing of ours is left (a short write, a full disk, is

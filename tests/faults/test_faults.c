@@ -18,6 +18,7 @@
 
 #include "../fs/apply_helpers.h"
 #include "actions-int.h"
+#include "qwen-commit.h"
 #include "cold.h"
 #include "fs.h"
 #include "rm-rf.h"
@@ -352,7 +353,7 @@ static void hold_waited(void) {
 }
 
 /* The wait for the fsync of lines the run did not write (a read-only fd on usage_record.jsonl,
- * actions-batch.c) is not one for the append's: it releases nothing. */
+ * qwen-commit.c) is not one for the append's: it releases nothing. */
 static const int *hold_usync_ret;
 
 static bool fd_is_usage(int fd);
@@ -444,18 +445,18 @@ static bool fd_is_usage(int fd) {
         return k > 0 && strstr(target, "usage_record.jsonl") != NULL;
 }
 
-/* The executor's clock as actions.c reads it (the commit's own readings in actions-batch.c are
- * not wrapped): with slow_clock each reading is ACTIONS_BATCH_MSEC_MAX and 1 ms later than the
+/* The group commit's clock as qwen-session.c reads it (the commit's own readings in
+ * qwen-commit.c are not wrapped): with slow_clock each reading is QWEN_BATCH_MSEC_MAX and 1 ms later than the
  * last, as if preparing each session took longer than any batch window (a loaded machine),
  * without a sleep. */
-uint64_t __real_actions_batch_now_ns(void);
-uint64_t __wrap_actions_batch_now_ns(void);
-uint64_t __wrap_actions_batch_now_ns(void) {
+uint64_t __real_qwen_commit_now_ns(void);
+uint64_t __wrap_qwen_commit_now_ns(void);
+uint64_t __wrap_qwen_commit_now_ns(void) {
         if (faults.untimed)
                 return 1;
         if (faults.slow_clock)
-                faults.clock_skew_ns += (ACTIONS_BATCH_MSEC_MAX + 1) * 1000000ULL;
-        return __real_actions_batch_now_ns() + faults.clock_skew_ns;
+                faults.clock_skew_ns += (QWEN_BATCH_MSEC_MAX + 1) * 1000000ULL;
+        return __real_qwen_commit_now_ns() + faults.clock_skew_ns;
 }
 
 /* getdents64() fails for the directory named by getdents_match (a path suffix). */
@@ -772,13 +773,13 @@ char *__wrap_getenv(const char *name) {
         return __real_getenv(name);
 }
 
-/* The executor's cap of a batch, as actions.c reads it: faults.batch_cap when set. */
-bool __real_actions_batch_full(const ActionsBatch *b);
-bool __wrap_actions_batch_full(const ActionsBatch *b);
-bool __wrap_actions_batch_full(const ActionsBatch *b) {
+/* The group commit's cap of a batch, as qwen-session.c reads it: faults.batch_cap when set. */
+bool __real_qwen_commit_full(const QwenBatch *b);
+bool __wrap_qwen_commit_full(const QwenBatch *b);
+bool __wrap_qwen_commit_full(const QwenBatch *b) {
         if (faults.batch_cap > 0)
                 return b->n >= faults.batch_cap;
-        return __real_actions_batch_full(b);
+        return __real_qwen_commit_full(b);
 }
 
 /* Every mutating step of the executor (actions.c counts them): with crash_after, the process
@@ -1617,7 +1618,7 @@ static const ApplyPick overlap_picks[] = {
 };
 
 /* In a batch of archives the usage fsync runs while the sessions that need no line of the batch
- * move (actions-batch.c): with that fsync held until the executor waits for it, the moves of
+ * move (qwen-commit.c): with that fsync held until the executor waits for it, the moves of
  * S_TEXT (and its sidecars), S_FORK, S_WEB and S_NOTES happen before it, and S_KILLED's after
  * (the usage audit: no transcript moves while its line is not fsynced). Before the overlap the
  * fsync was the executor's own, before any move. */
@@ -1666,37 +1667,37 @@ static void test_faults_batch_journal_one_write(void **state) {
         assert_true(strstr(log, "QGC_ACTION=salvaged") < strstr(log, "QGC_ACTION=archived"));
 }
 
-/* A batch of archives closes at ACTIONS_BATCH_MAX_ARCHIVES sessions, any other at
- * ACTIONS_BATCH_MAX unless the last batch's shared-file edits took ACTIONS_BATCH_EDIT_MSEC or
+/* A batch of archives closes at QWEN_BATCH_MAX_ARCHIVES sessions, any other at
+ * QWEN_BATCH_MAX unless the last batch's shared-file edits took QWEN_BATCH_EDIT_MSEC or
  * more, and the tests' cap holds for all. */
 static void test_faults_batch_of_archives_is_larger(void **state) {
-        _cleanup_free_ ActionsBatch *b = calloc(1, sizeof(ActionsBatch));
+        _cleanup_free_ QwenBatch *b = calloc(1, sizeof(QwenBatch));
 
         (void)state;
         assert_non_null(b);
-        b->n = ACTIONS_BATCH_MAX;
-        assert_false(actions_batch_full(b));
-        b->n = ACTIONS_BATCH_MAX_ARCHIVES;
-        assert_true(actions_batch_full(b));
-        b->n = ACTIONS_BATCH_MAX;
+        b->n = QWEN_BATCH_MAX;
+        assert_false(qwen_commit_full(b));
+        b->n = QWEN_BATCH_MAX_ARCHIVES;
+        assert_true(qwen_commit_full(b));
+        b->n = QWEN_BATCH_MAX;
         b->n_not_archive = 1;
-        assert_true(actions_batch_full(b));
+        assert_true(qwen_commit_full(b));
         /* deletes after a batch whose logs.json rewrite was long: fewer, larger batches */
-        b->edit_ns = ACTIONS_BATCH_EDIT_MSEC * 1000000ULL - 1;
-        assert_true(actions_batch_full(b));
-        b->edit_ns = ACTIONS_BATCH_EDIT_MSEC * 1000000ULL;
-        assert_false(actions_batch_full(b));
-        b->n = ACTIONS_BATCH_MAX_ARCHIVES;
-        assert_true(actions_batch_full(b));
+        b->edit_ns = QWEN_BATCH_EDIT_MSEC * 1000000ULL - 1;
+        assert_true(qwen_commit_full(b));
+        b->edit_ns = QWEN_BATCH_EDIT_MSEC * 1000000ULL;
+        assert_false(qwen_commit_full(b));
+        b->n = QWEN_BATCH_MAX_ARCHIVES;
+        assert_true(qwen_commit_full(b));
         b->n_not_archive = 0;
         faults.batch_cap = 2;
         b->n = 2;
-        assert_true(actions_batch_full(b));
+        assert_true(qwen_commit_full(b));
         b->n_not_archive = 1;
-        assert_true(actions_batch_full(b));
+        assert_true(qwen_commit_full(b));
         faults.batch_cap = 0;
-        assert_true(ACTIONS_BATCH_MAX_ARCHIVES > ACTIONS_BATCH_MAX);
-        assert_true(USAGE_AHEAD_MAX >= ACTIONS_BATCH_MAX_ARCHIVES);
+        assert_true(QWEN_BATCH_MAX_ARCHIVES > QWEN_BATCH_MAX);
+        assert_true(USAGE_AHEAD_MAX >= QWEN_BATCH_MAX_ARCHIVES);
 }
 
 /* The usage audit notices a transcript that moves before its line is durable. */

@@ -673,7 +673,7 @@ static void test_actions_delete_rest_lists_afresh(void **state) {
 
 /* A file of the session that appears after the rest of the delete listed its directory is a
  * file kept, never one removed by mistake: here a sidecar written into chats/ just after its
- * listing stays, and the delete is done (actions-erase.c: a listing is a snapshot). */
+ * listing stays, and the delete is done (qwen-steps.c: a listing is a snapshot). */
 static void list_plant_hook(void *userdata, int dir_fd) {
         T *t = userdata;
         _cleanup_free_ char *chats = fixture_path(t->qwen, P_NOTES);

@@ -1,4 +1,4 @@
-/* actions-erase.c: what the executor does for one session before and around its removal: its
+/* qwen-steps.c: what Qwen's group commit does for one session before and around its removal: its
  * usage line (salvage, skipped when usage_record.jsonl or the batch already has one), the files
  * of a delete besides the transcript (sidecars in both places, file-history/, subagents/,
  * debug/, plans/, review scripts, dead runtime claims) and its pending-delete marker (which
@@ -33,19 +33,20 @@
 #include "usage-index.h"
 #include "util.h"
 
-#include "actions-int.h"
+#include "qwen-batch.h"
+#include "qwen-steps.h"
 
-static int actions_batch_path(ActionsContext *c, int root_fd, const char *rel, dev_t dev,
+static int qwen_steps_path(QwenAll *c, int root_fd, const char *rel, dev_t dev,
                               bool *ret_owned);
-static int actions_listed(ActionsContext *c, int dfd, const char *name);
+static int qwen_steps_listed(QwenAll *c, int dfd, const char *name);
 
 /* Is a usage line for id waiting in the current batch? Then the session's own line is that one:
  * *ret_dep is its item (the session is kept if that line is not written). */
-static bool actions_batch_has_line(const ActionsContext *c, const char *id, ssize_t *ret_dep) {
-        const ActionsBatch *b = c->batch;
+static bool qwen_steps_has_line(const QwenAll *c, const char *id, ssize_t *ret_dep) {
+        const QwenBatch *b = c->batch;
 
         for (size_t i = 0; b && i < b->n; i++) {
-                const ActionsBatchItem *it = &b->items[i];
+                const QwenBatchItem *it = &b->items[i];
 
                 if (it->line && (streq(it->s->id, id) || streq(it->sid, id))) {
                         *ret_dep = (ssize_t)i;
@@ -57,9 +58,9 @@ static bool actions_batch_has_line(const ActionsContext *c, const char *id, ssiz
 
 /* The usage line to salvage from the transcript (dir_fd, name) before it goes, into *ret_line
  * (NULL: present already, in the file or in the batch, or nothing to salvage) and its
- * sessionId into *ret_sid; the batch appends it (actions_batch_commit()). 0, -ESTALE changed
+ * sessionId into *ret_sid; the batch appends it (qwen_steps_batch_commit()). 0, -ESTALE changed
  * since scan, other -errno: fail closed. */
-int actions_erase_salvage(ActionsContext *c, const ActionsTree *t, const Session *s, int dir_fd,
+int qwen_steps_salvage(QwenAll *c, const QwenRun *t, const Session *s, int dir_fd,
                     const char *name, const FileId *fid, char **ret_line, char **ret_sid,
                     ssize_t *ret_dep) {
         _cleanup_close_ int fd = -EBADF;
@@ -110,13 +111,13 @@ int actions_erase_salvage(ActionsContext *c, const ActionsTree *t, const Session
                                 "history Qwen rebuilds from the transcripts before session %s "
                                 "goes, so that its totals stay as they are",
                                 s->id);
-                        actions_report_step(c, "usage_record.jsonl (Qwen's rebuilt history)");
+                        qwen_batch_step(c, "usage_record.jsonl (Qwen's rebuilt history)");
                         JournalEntry e = {
                                 .event = JOURNAL_SALVAGED,
                                 .message = msg ?: "usage_record.jsonl: wrote Qwen's rebuilt "
                                                   "usage history",
                                 .session = s->id,
-                                .project = actions_report_project(s),
+                                .project = session_project(s),
                                 .user = c->inv->trees[s->tree].user,
                         };
                         (void)journal_log(&e);
@@ -125,7 +126,7 @@ int actions_erase_salvage(ActionsContext *c, const ActionsTree *t, const Session
         r = usage_index_has(t->usage, t->global_fd, s->id);
         if (r < 0)
                 return r;
-        if (r > 0 || actions_batch_has_line(c, s->id, ret_dep))
+        if (r > 0 || qwen_steps_has_line(c, s->id, ret_dep))
                 return 0;
 
         /* Qwen dedupes on the first record's sessionId, which may differ from the file name in
@@ -138,7 +139,7 @@ int actions_erase_salvage(ActionsContext *c, const ActionsTree *t, const Session
                 r = usage_index_has(t->usage, t->global_fd, sid);
                 if (r < 0)
                         return r;
-                if (r > 0 || actions_batch_has_line(c, sid, ret_dep))
+                if (r > 0 || qwen_steps_has_line(c, sid, ret_dep))
                         return 0;
         }
 
@@ -154,10 +155,11 @@ int actions_erase_salvage(ActionsContext *c, const ActionsTree *t, const Session
 
 /* Name the sessions the plan will salvage (no usage line yet; not compressed: those are read
  * through a memfd) to the salvage thread, which builds their lines ahead of the batches. */
-void actions_erase_salvage_ahead(ActionsContext *c, const Plan *p) {
+void qwen_steps_salvage_ahead(QwenAll *c) {
+        const Plan *p = c->plan;
         _cleanup_(usage_ahead_freep) UsageAhead *ua = NULL;
 
-        if (c->one_thread) {
+        if (c->env.one_thread) {
                 log_debug("salvage thread: off (--jobs 1)");
                 return;
         }
@@ -166,17 +168,16 @@ void actions_erase_salvage_ahead(ActionsContext *c, const Plan *p) {
         for (size_t i = 0; i < p->n_items; i++) {
                 const PlanItem *it = &p->items[i];
                 const Session *s;
-                const ActionsTree *t;
+                const QwenRun *t;
                 Verb verb = it->verdict->verb;
 
                 if (it->is_orphan || it->index >= p->inv->n_sessions ||
                     (verb != VERB_ARCHIVE && verb != VERB_DELETE && verb != VERB_COMPRESS))
                         continue;
                 s = &p->inv->sessions[it->index];
-                t = &c->trees[s->tree];
-                /* a store's own sessions (run_session) are not the executor's to salvage */
-                if (t->error < 0 || c->inv->trees[s->tree].store->run_session ||
-                    session_is_cold(s) ||
+                t = c->runs[s->tree];
+                /* another store's sessions are not Qwen's to salvage */
+                if (!t || t->session_error < 0 || session_is_cold(s) ||
                     (s->state != SESSION_ACTIVE && s->state != SESSION_ARCHIVED) ||
                     s->owner == OWNER_FOREIGN || s->owner == OWNER_UNVERIFIED)
                         continue;
@@ -186,25 +187,26 @@ void actions_erase_salvage_ahead(ActionsContext *c, const Plan *p) {
                         return;
         }
         for (size_t i = 0; i < c->inv->n_trees; i++)
-                usage_index_release(c->trees[i].usage);
+                if (c->runs[i])
+                        usage_index_release(c->runs[i]->usage);
         if (usage_ahead_start(ua) > 0)
                 c->ahead = TAKE_PTR(ua);
 }
 
 /* Unlink (dfd, name), ENOENT being a benign race. */
-static int actions_unlink_benign(ActionsContext *c, int dfd, const char *name, int flags) {
+static int qwen_steps_unlink_benign(QwenAll *c, int dfd, const char *name, int flags) {
         int r = fs_unlink(dfd, name, flags);
 
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
                 return r;
-        actions_report_step(c, name);
+        qwen_batch_step(c, name);
         return 0;
 }
 
 /* Does the runtime claim (dfd, name) name session id? */
-static bool actions_claim_names(int dfd, const char *name, const char *id) {
+static bool qwen_steps_claim_names(int dfd, const char *name, const char *id) {
         json_object *doc = NULL;
         const char *sid;
         bool match;
@@ -218,14 +220,14 @@ static bool actions_claim_names(int dfd, const char *name, const char *id) {
 }
 
 /* Unlink (dfd, name) when the step's listing of dfd (a batch's fd) may hold it, ENOENT benign. */
-static int actions_unlink_listed(ActionsContext *c, int dfd, const char *name) {
-        if (actions_listed(c, dfd, name) == 0)
+static int qwen_steps_unlink_listed(QwenAll *c, int dfd, const char *name) {
+        if (qwen_steps_listed(c, dfd, name) == 0)
                 return 0;
-        return actions_unlink_benign(c, dfd, name, 0);
+        return qwen_steps_unlink_benign(c, dfd, name, 0);
 }
 
 /* Remove the dead runtime claims of a session whose transcripts are gone. */
-static int actions_remove_claims(ActionsContext *c, int chats_fd, const char *id) {
+static int qwen_steps_remove_claims(QwenAll *c, int chats_fd, const char *id) {
         _cleanup_free_ char *t = util_strprintf("%s.jsonl", id);
         _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
         _cleanup_close_ int fd = -EBADF;
@@ -239,9 +241,9 @@ static int actions_remove_claims(ActionsContext *c, int chats_fd, const char *id
                 return 0; /* a transcript exists: claims prove its ownership */
         for (size_t i = 0; c->claim_names && i < c->n_claim_names; i++) {
                 name = c->claim_names[i];
-                if (!claims_is_claim_of(name, id) || !actions_claim_names(chats_fd, name, id))
+                if (!claims_is_claim_of(name, id) || !qwen_steps_claim_names(chats_fd, name, id))
                         continue;
-                k = actions_unlink_benign(c, chats_fd, name, 0);
+                k = qwen_steps_unlink_benign(c, chats_fd, name, 0);
                 if (k < 0 && r == 0)
                         r = k;
         }
@@ -252,9 +254,9 @@ static int actions_remove_claims(ActionsContext *c, int chats_fd, const char *id
                 return fd;
         fs_dir_init(d, fd);
         while ((k = fs_dir_next(d, &name, &type)) > 0) {
-                if (!claims_is_claim_of(name, id) || !actions_claim_names(chats_fd, name, id))
+                if (!claims_is_claim_of(name, id) || !qwen_steps_claim_names(chats_fd, name, id))
                         continue;
-                k = actions_unlink_benign(c, chats_fd, name, 0);
+                k = qwen_steps_unlink_benign(c, chats_fd, name, 0);
                 if (k < 0 && r == 0)
                         r = k;
         }
@@ -264,24 +266,24 @@ static int actions_remove_claims(ActionsContext *c, int chats_fd, const char *id
 }
 
 /* Remove (dfd, rel/name) as a regular file, ENOENT benign. */
-static int actions_remove_file_in(ActionsContext *c, int root_fd, const char *rel, const char *name,
+static int qwen_steps_remove_file_in(QwenAll *c, int root_fd, const char *rel, const char *name,
                                   dev_t dev) {
         bool owned;
-        int fd = actions_batch_path(c, root_fd, rel, dev, &owned);
+        int fd = qwen_steps_path(c, root_fd, rel, dev, &owned);
         _cleanup_close_ _unused_ int own = owned ? fd : -EBADF; /* closed on return */
 
         if (fd == -ENOENT)
                 return 0;
         if (fd < 0)
                 return fd;
-        return owned ? actions_unlink_benign(c, fd, name, 0) : actions_unlink_listed(c, fd, name);
+        return owned ? qwen_steps_unlink_benign(c, fd, name, 0) : qwen_steps_unlink_listed(c, fd, name);
 }
 
 /* Remove directory (root_fd, rel/name) recursively by fd, ENOENT benign. */
-static int actions_remove_dir_in(ActionsContext *c, int root_fd, const char *rel, const char *name,
+static int qwen_steps_remove_dir_in(QwenAll *c, int root_fd, const char *rel, const char *name,
                                  dev_t dev) {
         bool owned;
-        int fd = actions_batch_path(c, root_fd, rel, dev, &owned);
+        int fd = qwen_steps_path(c, root_fd, rel, dev, &owned);
         _cleanup_close_ _unused_ int own = owned ? fd : -EBADF; /* closed on return */
         uint64_t bytes = 0;
         int r;
@@ -290,7 +292,7 @@ static int actions_remove_dir_in(ActionsContext *c, int root_fd, const char *rel
                 return 0;
         if (fd < 0)
                 return fd;
-        r = owned ? 1 : actions_listed(c, fd, name);
+        r = owned ? 1 : qwen_steps_listed(c, fd, name);
         if (r > 0)
                 r = fs_exists(fd, name);
         if (r <= 0)
@@ -298,30 +300,30 @@ static int actions_remove_dir_in(ActionsContext *c, int root_fd, const char *rel
         r = rm_rf_at(fd, name, dev, &bytes);
         if (r < 0)
                 return r;
-        actions_report_step(c, name);
+        qwen_batch_step(c, name);
         return 0;
 }
 
 /* The names of a session's files outside chats/ that a delete removes, for the delete and its
  * pending-delete marker alike. */
-typedef struct ActionsPaths {
+typedef struct QwenStepsPaths {
         char *sub;    /* projects/<dir>/subagents (runtime dir): <id>/ in it */
         char *dbg;    /* <id>.txt in debug/ (runtime dir) */
         char *plan;   /* <id>.md in plans/ (global dir) */
         char *review; /* projects/<dir>/<ERASE_REVIEW_DIR> (runtime dir) */
         char *rname;  /* the session's directory in review */
-} ActionsPaths;
+} QwenStepsPaths;
 
-static void actions_paths_done(ActionsPaths *p) {
+static void qwen_steps_paths_done(QwenStepsPaths *p) {
         free(p->sub);
         free(p->dbg);
         free(p->plan);
         free(p->review);
         free(p->rname);
-        *p = (ActionsPaths){};
+        *p = (QwenStepsPaths){};
 }
 
-static int actions_paths_init(ActionsPaths *p, const Session *s) {
+static int qwen_steps_paths_init(QwenStepsPaths *p, const Session *s) {
         p->sub = util_strprintf("projects/%s/subagents", s->project_dir);
         p->dbg = util_strprintf("%s.txt", s->id);
         p->plan = util_strprintf("%s.md", s->id);
@@ -331,14 +333,14 @@ static int actions_paths_init(ActionsPaths *p, const Session *s) {
 }
 
 /* Everything but the transcript, in removeSession's order, then what Qwen leaves behind. */
-int actions_erase_rest(ActionsContext *c, const ActionsTree *t, const Session *s,
+int qwen_steps_rest(QwenAll *c, const QwenRun *t, const Session *s,
                         int chats_fd, int archive_fd) {
         static const char *const sidecars[] = { "worktree.json", "pr.json", "ledger.jsonl" };
         const Tree *tr = &c->inv->trees[s->tree];
-        _cleanup_(actions_paths_done) ActionsPaths p = {};
+        _cleanup_(qwen_steps_paths_done) QwenStepsPaths p = {};
         int r = 0, k;
 
-        if (actions_paths_init(&p, s) < 0)
+        if (qwen_steps_paths_init(&p, s) < 0)
                 return -ENOMEM;
         if (session_is_cold(s)) {
                 _cleanup_close_ int cfd = archive_fd >= 0 ? fs_open_dir(archive_fd, COLD_DIR)
@@ -346,7 +348,7 @@ int actions_erase_rest(ActionsContext *c, const ActionsTree *t, const Session *s
                 for (size_t i = 0; cfd >= 0 && i < ELEMENTSOF(sidecars); i++) {
                         _cleanup_free_ char *z =
                                 util_strprintf("%s.%s" COLD_SUFFIX, s->id, sidecars[i]);
-                        k = z ? actions_unlink_benign(c, cfd, z, 0) : -ENOMEM;
+                        k = z ? qwen_steps_unlink_benign(c, cfd, z, 0) : -ENOMEM;
                         if (k < 0 && r == 0)
                                 r = k;
                 }
@@ -355,31 +357,31 @@ int actions_erase_rest(ActionsContext *c, const ActionsTree *t, const Session *s
                 _cleanup_free_ char *n = util_strprintf("%s.%s", s->id, sidecars[i]);
                 if (!n)
                         return -ENOMEM;
-                k = actions_unlink_listed(c, chats_fd, n);
+                k = qwen_steps_unlink_listed(c, chats_fd, n);
                 if (k < 0 && r == 0)
                         r = k;
                 if (archive_fd >= 0) {
-                        k = actions_unlink_listed(c, archive_fd, n);
+                        k = qwen_steps_unlink_listed(c, archive_fd, n);
                         if (k < 0 && r == 0)
                                 r = k;
                 }
         }
-        k = actions_remove_dir_in(c, t->global_fd, "file-history", s->id, t->global_dev);
+        k = qwen_steps_remove_dir_in(c, t->global_fd, "file-history", s->id, t->global_dev);
         if (k < 0 && r == 0)
                 r = k;
-        k = actions_remove_dir_in(c, t->runtime_fd, p.sub, s->id, tr->dev);
+        k = qwen_steps_remove_dir_in(c, t->runtime_fd, p.sub, s->id, tr->dev);
         if (k < 0 && r == 0)
                 r = k;
-        k = actions_remove_file_in(c, t->runtime_fd, "debug", p.dbg, tr->dev);
+        k = qwen_steps_remove_file_in(c, t->runtime_fd, "debug", p.dbg, tr->dev);
         if (k < 0 && r == 0)
                 r = k;
-        k = actions_remove_file_in(c, t->global_fd, "plans", p.plan, t->global_dev);
+        k = qwen_steps_remove_file_in(c, t->global_fd, "plans", p.plan, t->global_dev);
         if (k < 0 && r == 0)
                 r = k;
-        k = actions_remove_dir_in(c, t->runtime_fd, p.review, p.rname, tr->dev);
+        k = qwen_steps_remove_dir_in(c, t->runtime_fd, p.review, p.rname, tr->dev);
         if (k < 0 && r == 0)
                 r = k;
-        k = actions_remove_claims(c, chats_fd, s->id);
+        k = qwen_steps_remove_claims(c, chats_fd, s->id);
         if (k < 0 && r == 0)
                 r = k;
         return r;
@@ -387,11 +389,11 @@ int actions_erase_rest(ActionsContext *c, const ActionsTree *t, const Session *s
 
 /* Note (dfd, name) in the marker as rel when it exists (of type is_dir); c: look into the step's
  * listing of dfd first (a batch's fd), NULL: by name. */
-static int actions_mark_file(ActionsContext *c, RecoverMarker *m, int dfd, bool in_global,
+static int qwen_steps_mark_file(QwenAll *c, RecoverMarker *m, int dfd, bool in_global,
                              const char *rel, const char *name, bool is_dir, bool is_transcript) {
         struct stat st;
 
-        if (dfd < 0 || (c && actions_listed(c, dfd, name) == 0) ||
+        if (dfd < 0 || (c && qwen_steps_listed(c, dfd, name) == 0) ||
             fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return 0;
         if (is_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
@@ -400,22 +402,22 @@ static int actions_mark_file(ActionsContext *c, RecoverMarker *m, int dfd, bool 
 }
 
 /* Note the file (below the root, on dev) dir/name in the marker when it exists. */
-static int actions_mark_in(ActionsContext *c, RecoverMarker *m, int root_fd, dev_t dev,
+static int qwen_steps_mark_in(QwenAll *c, RecoverMarker *m, int root_fd, dev_t dev,
                            bool in_global, const char *dir, const char *name, bool is_dir) {
         bool owned;
-        int fd = actions_batch_path(c, root_fd, dir, dev, &owned);
+        int fd = qwen_steps_path(c, root_fd, dir, dev, &owned);
         _cleanup_close_ _unused_ int own = owned ? fd : -EBADF; /* closed on return */
         _cleanup_free_ char *rel = util_strprintf("%s/%s", dir, name);
 
         if (!rel)
                 return -ENOMEM;
-        return fd < 0 ? 0 : actions_mark_file(owned ? NULL : c, m, fd, in_global, rel, name, is_dir,
+        return fd < 0 ? 0 : qwen_steps_mark_file(owned ? NULL : c, m, fd, in_global, rel, name, is_dir,
                                               false);
 }
 
 /* Note the runtime claims naming session id in chats/ (rel chats) in the marker; names: the
  * claim names of chats/ when listed already (n of them), else NULL. */
-static int actions_mark_claims(RecoverMarker *m, int chats_fd, const char *chats, const char *id,
+static int qwen_steps_mark_claims(RecoverMarker *m, int chats_fd, const char *chats, const char *id,
                                char *const *names, size_t n) {
         DIR *d;
         struct dirent *de;
@@ -425,10 +427,10 @@ static int actions_mark_claims(RecoverMarker *m, int chats_fd, const char *chats
                 _cleanup_free_ char *rel = NULL;
 
                 if (!claims_is_claim_of(names[i], id) ||
-                    !actions_claim_names(chats_fd, names[i], id))
+                    !qwen_steps_claim_names(chats_fd, names[i], id))
                         continue;
                 rel = util_strprintf("%s/%s", chats, names[i]);
-                r = rel ? actions_mark_file(NULL, m, chats_fd, false, rel, names[i], false, false)
+                r = rel ? qwen_steps_mark_file(NULL, m, chats_fd, false, rel, names[i], false, false)
                         : -ENOMEM;
         }
         if (names)
@@ -447,10 +449,10 @@ static int actions_mark_claims(RecoverMarker *m, int chats_fd, const char *chats
                 _cleanup_free_ char *rel = NULL;
 
                 if (!claims_is_claim_of(de->d_name, id) ||
-                    !actions_claim_names(chats_fd, de->d_name, id))
+                    !qwen_steps_claim_names(chats_fd, de->d_name, id))
                         continue;
                 rel = util_strprintf("%s/%s", chats, de->d_name);
-                r = rel ? actions_mark_file(NULL, m, chats_fd, false, rel, de->d_name, false, false)
+                r = rel ? qwen_steps_mark_file(NULL, m, chats_fd, false, rel, de->d_name, false, false)
                         : -ENOMEM;
         }
         closedir(d);
@@ -459,7 +461,7 @@ static int actions_mark_claims(RecoverMarker *m, int chats_fd, const char *chats
 
 /* The pending-delete marker of s (recover.h): every file the delete is about to remove, with its
  * identity now. Written with the others of its batch (recover_marker_write_many()). */
-int actions_erase_mark(ActionsContext *c, const ActionsTree *t, const Session *s,
+int qwen_steps_mark(QwenAll *c, const QwenRun *t, const Session *s,
                         int chats_fd, int archive_fd, RecoverMarker *ret) {
         static const char *const exts[] = { "jsonl", "worktree.json", "pr.json", "ledger.jsonl" };
         const Tree *tr = &c->inv->trees[s->tree];
@@ -467,10 +469,10 @@ int actions_erase_mark(ActionsContext *c, const ActionsTree *t, const Session *s
                 .session = strdup(s->id), .project_dir = strdup(s->project_dir)
         };
         _cleanup_free_ char *chats = util_strprintf("projects/%s/chats", s->project_dir);
-        _cleanup_(actions_paths_done) ActionsPaths p = {};
+        _cleanup_(qwen_steps_paths_done) QwenStepsPaths p = {};
         int r = 0;
 
-        if (!m.session || !m.project_dir || !chats || actions_paths_init(&p, s) < 0)
+        if (!m.session || !m.project_dir || !chats || qwen_steps_paths_init(&p, s) < 0)
                 return -ENOMEM;
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(exts); i++) {
                 _cleanup_free_ char *n = util_strprintf("%s.%s", s->id, exts[i]);
@@ -478,9 +480,9 @@ int actions_erase_mark(ActionsContext *c, const ActionsTree *t, const Session *s
                 _cleanup_free_ char *b = util_strprintf("%s/archive/%s", chats, n);
                 if (!n || !a || !b)
                         return -ENOMEM;
-                r = actions_mark_file(c, &m, chats_fd, false, a, n, false, i == 0);
+                r = qwen_steps_mark_file(c, &m, chats_fd, false, a, n, false, i == 0);
                 if (r >= 0)
-                        r = actions_mark_file(c, &m, archive_fd, false, b, n, false, i == 0);
+                        r = qwen_steps_mark_file(c, &m, archive_fd, false, b, n, false, i == 0);
         }
         if (r >= 0 && session_is_cold(s)) {
                 _cleanup_close_ int cfd = archive_fd >= 0 ? fs_open_dir(archive_fd, COLD_DIR)
@@ -490,25 +492,25 @@ int actions_erase_mark(ActionsContext *c, const ActionsTree *t, const Session *s
                                 util_strprintf("%s.%s" COLD_SUFFIX, s->id, exts[i]);
                         _cleanup_free_ char *rz =
                                 z ? util_strprintf("%s/archive/" COLD_DIR "/%s", chats, z) : NULL;
-                        r = rz ? actions_mark_file(NULL, &m, cfd, false, rz, z, false, i == 0)
+                        r = rz ? qwen_steps_mark_file(NULL, &m, cfd, false, rz, z, false, i == 0)
                                : -ENOMEM;
                 }
         }
         if (r >= 0)
-                r = actions_mark_in(c, &m, t->global_fd, t->global_dev, true, "file-history",
+                r = qwen_steps_mark_in(c, &m, t->global_fd, t->global_dev, true, "file-history",
                                     s->id, true);
         if (r >= 0)
-                r = actions_mark_in(c, &m, t->runtime_fd, tr->dev, false, p.sub, s->id, true);
+                r = qwen_steps_mark_in(c, &m, t->runtime_fd, tr->dev, false, p.sub, s->id, true);
         if (r >= 0)
-                r = actions_mark_in(c, &m, t->runtime_fd, tr->dev, false, "debug", p.dbg, false);
+                r = qwen_steps_mark_in(c, &m, t->runtime_fd, tr->dev, false, "debug", p.dbg, false);
         if (r >= 0)
-                r = actions_mark_in(c, &m, t->global_fd, t->global_dev, true, "plans", p.plan,
+                r = qwen_steps_mark_in(c, &m, t->global_fd, t->global_dev, true, "plans", p.plan,
                                     false);
         if (r >= 0)
-                r = actions_mark_in(c, &m, t->runtime_fd, tr->dev, false, p.review, p.rname,
+                r = qwen_steps_mark_in(c, &m, t->runtime_fd, tr->dev, false, p.review, p.rname,
                                     true);
         if (r >= 0)
-                r = actions_mark_claims(&m, chats_fd, chats, s->id, c->claim_names,
+                r = qwen_steps_mark_claims(&m, chats_fd, chats, s->id, c->claim_names,
                                         c->n_claim_names);
         if (r < 0)
                 return r;
@@ -520,7 +522,7 @@ int actions_erase_mark(ActionsContext *c, const ActionsTree *t, const Session *s
 /* Does chats/<name> (in_archive: chats/archive/<name>) exist now? 1 yes, 0 no, -errno. Always
  * looked up by name; archive_fd: chats/archive/ when the batch holds it open, else (< 0) it is
  * opened here (it may have been created since). */
-int actions_erase_copy_exists(int chats_fd, int archive_fd, const char *name, bool in_archive) {
+int qwen_steps_copy_exists(int chats_fd, int archive_fd, const char *name, bool in_archive) {
         _cleanup_close_ int afd = in_archive && archive_fd < 0 ? fs_open_dir(chats_fd, "archive")
                                                                : -EBADF;
 
@@ -536,9 +538,9 @@ int actions_erase_copy_exists(int chats_fd, int archive_fd, const char *name, bo
 /* fs_open_path(root_fd, rel, dev), opened once per batch (the batch's deletes look into the same
  * few directories for every session): the batch's fd (*ret_owned false), or when the batch holds
  * too many, the caller's (*ret_owned true); or -errno, also once per batch. */
-static int actions_batch_path(ActionsContext *c, int root_fd, const char *rel, dev_t dev,
+static int qwen_steps_path(QwenAll *c, int root_fd, const char *rel, dev_t dev,
                        bool *ret_owned) {
-        ActionsBatch *b = c->batch;
+        QwenBatch *b = c->batch;
         char *copy;
 
         *ret_owned = false;
@@ -558,53 +560,53 @@ static int actions_batch_path(ActionsContext *c, int root_fd, const char *rel, d
 /* The directories a step of the batch looks into (the marker and the shared-file edits; the rest
  * of the delete) are listed once for that step: a name the listing does not hold is not looked
  * up (most deleted sessions have none of a delete's other files: about 20 system calls each).
- * The listings are dropped after each step (actions_erase_lists_drop()), so the rest of a delete never
+ * The listings are dropped after each step (qwen_steps_lists_drop()), so the rest of a delete never
  * relies on a listing taken before its transcript went. A listing is a snapshot: a file created
  * after it (only by a live Qwen process, and the batch just checked that none is) is missed, so
  * a missed name is a file kept, never one removed by mistake. A directory that cannot be listed,
- * or is large for the batch (more entries by its size than ACTIONS_LIST_PER_SESSION per session),
+ * or is large for the batch (more entries by its size than QWEN_STEPS_LIST_PER_SESSION per session),
  * is looked into by name. */
-#define ACTIONS_LIST_PER_SESSION 4U
-#define ACTIONS_LIST_MIN 64U
-#define ACTIONS_LIST_DIRENT 64 /* bytes of st_size per entry of a 36-character name (ext4) */
+#define QWEN_STEPS_LIST_PER_SESSION 4U
+#define QWEN_STEPS_LIST_MIN 64U
+#define QWEN_STEPS_LIST_DIRENT 64 /* bytes of st_size per entry of a 36-character name (ext4) */
 
-typedef struct ActionsList {
+typedef struct QwenStepsList {
         int fd;       /* the directory (the batch's fd: open for the whole step) */
         char **names; /* sorted */
         size_t n;
         bool listed;  /* false: look up by name */
-} ActionsList;
+} QwenStepsList;
 
-typedef struct ActionsLists {
-        ActionsList *l;
+typedef struct QwenStepsLists {
+        QwenStepsList *l;
         size_t n;
-} ActionsLists;
+} QwenStepsLists;
 
-static int actions_list_cmp(const void *a, const void *b) {
+static int qwen_steps_list_cmp(const void *a, const void *b) {
         return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void actions_list_done(ActionsList *l) {
+static void qwen_steps_list_done(QwenStepsList *l) {
         for (size_t i = 0; i < l->n; i++)
                 free(l->names[i]);
         free(l->names);
-        *l = (ActionsList){ .fd = -EBADF };
+        *l = (QwenStepsList){ .fd = -EBADF };
 }
 
-void actions_erase_lists_drop(ActionsContext *c) {
-        ActionsLists *ls = c->lists;
+void qwen_steps_lists_drop(QwenAll *c) {
+        QwenStepsLists *ls = c->lists;
 
         if (!ls)
                 return;
         for (size_t i = 0; i < ls->n; i++)
-                actions_list_done(&ls->l[i]);
+                qwen_steps_list_done(&ls->l[i]);
         free(ls->l);
         free(ls);
         c->lists = NULL;
 }
 
 /* List dfd into l, up to max entries (l->listed false when it cannot be listed whole). */
-static void actions_list(ActionsList *l, int dfd, size_t max) {
+static void qwen_steps_list(QwenStepsList *l, int dfd, size_t max) {
         _cleanup_free_ FsDir *dir = malloc(sizeof(FsDir));
         _cleanup_close_ int fd = dir ? fs_open_dir(dfd, ".") : -ENOMEM; /* its own offset */
         size_t cap = 0;
@@ -613,8 +615,8 @@ static void actions_list(ActionsList *l, int dfd, size_t max) {
         struct stat st;
         int k;
 
-        *l = (ActionsList){ .fd = dfd };
-        if (fd < 0 || fstat(fd, &st) < 0 || st.st_size / ACTIONS_LIST_DIRENT > (off_t)max)
+        *l = (QwenStepsList){ .fd = dfd };
+        if (fd < 0 || fstat(fd, &st) < 0 || st.st_size / QWEN_STEPS_LIST_DIRENT > (off_t)max)
                 return;
         fs_dir_init(dir, fd);
         while ((k = fs_dir_next(dir, &name, &type)) > 0) {
@@ -632,26 +634,26 @@ static void actions_list(ActionsList *l, int dfd, size_t max) {
                 l->n++;
         }
         if (k != 0) { /* an error, out of memory or too many: by name */
-                actions_list_done(l);
+                qwen_steps_list_done(l);
                 l->fd = dfd;
                 return;
         }
         if (l->n > 1)
-                qsort(l->names, l->n, sizeof(char *), actions_list_cmp);
+                qsort(l->names, l->n, sizeof(char *), qwen_steps_list_cmp);
         l->listed = true;
 }
 
 /* May (dfd, name) exist? 0 when this step's listing of dfd (taken on first use) does not hold
  * name, 1 otherwise (listed, or dfd could not be listed): the caller looks it up by name. dfd
  * must stay open for the whole step (the batch's fds; never one closed on return). */
-static int actions_listed(ActionsContext *c, int dfd, const char *name) {
-        ActionsLists *ls = c->lists;
-        ActionsList *l = NULL;
+static int qwen_steps_listed(QwenAll *c, int dfd, const char *name) {
+        QwenStepsLists *ls = c->lists;
+        QwenStepsList *l = NULL;
 
         if (dfd < 0)
                 return 1;
         if (!ls) {
-                ls = c->lists = calloc(1, sizeof(ActionsLists));
+                ls = c->lists = calloc(1, sizeof(QwenStepsLists));
                 if (!ls)
                         return 1;
         }
@@ -659,24 +661,24 @@ static int actions_listed(ActionsContext *c, int dfd, const char *name) {
                 if (ls->l[i].fd == dfd)
                         l = &ls->l[i];
         if (!l) {
-                ActionsList *n = reallocarray(ls->l, ls->n + 1, sizeof(ActionsList));
+                QwenStepsList *n = reallocarray(ls->l, ls->n + 1, sizeof(QwenStepsList));
                 if (!n)
                         return 1;
                 ls->l = n;
                 l = &ls->l[ls->n++];
-                actions_list(l, dfd,
-                             ACTIONS_LIST_MIN +
-                                     ACTIONS_LIST_PER_SESSION * (c->batch ? c->batch->n : 1));
+                qwen_steps_list(l, dfd,
+                             QWEN_STEPS_LIST_MIN +
+                                     QWEN_STEPS_LIST_PER_SESSION * (c->batch ? c->batch->n : 1));
         }
         if (!l->listed)
                 return 1;
         if (l->n == 0)
                 return 0; /* an empty directory */
-        return bsearch(&name, l->names, l->n, sizeof(char *), actions_list_cmp) ? 1 : 0;
+        return bsearch(&name, l->names, l->n, sizeof(char *), qwen_steps_list_cmp) ? 1 : 0;
 }
 
 /* Journal one edit of a shared file (counts, never content). */
-static void actions_report_erased(ActionsContext *c, const Session *s, const char *dir,
+static void qwen_steps_report_erased(QwenAll *c, const Session *s, const char *dir,
                                   const char *file, unsigned n, const char *what) {
         const Tree *tr = &c->inv->trees[s->tree];
         _cleanup_free_ char *path = util_strprintf("%s/%s/%s", tr->runtime_dir, dir, file);
@@ -687,7 +689,7 @@ static void actions_report_erased(ActionsContext *c, const Session *s, const cha
                 .event = JOURNAL_ERASED,
                 .message = msg,
                 .session = s->id,
-                .project = actions_report_project(s),
+                .project = session_project(s),
                 .path = path,
                 .user = tr->user,
                 .fields = fields,
@@ -698,15 +700,15 @@ static void actions_report_erased(ActionsContext *c, const Session *s, const cha
                 return;
         if (journal_log(&e) < 0)
                 log_warning("cannot write the action log entry for session %s", s->id);
-        c->stats->n_erased += n;
-        c->stats->n_erased_files++;
+        c->env.counts->n_erased += n;
+        c->env.counts->n_erased_files++;
 }
 
 /* 2b of the group commit: the rows and entries of the batch's deletes (their markers written)
  * out of the files Qwen shares (erase.h), each file read and edited once for all of them
  * (erase_sessions_shared()). A delete whose edit cannot be done now is skipped with the reason
  * (nothing of it goes; a later run retries the whole delete). */
-void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *t) {
+void qwen_steps_shared(QwenAll *c, QwenBatch *b, const QwenRun *t) {
         _cleanup_free_ EraseItem *items = calloc(b->n ? b->n : 1, sizeof(EraseItem));
         _cleanup_free_ size_t *idx = calloc(b->n ? b->n : 1, sizeof(size_t));
         _cleanup_free_ int *owned = calloc(2 * b->n + 1, sizeof(int));
@@ -714,7 +716,7 @@ void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *
         int r = 0;
 
         for (size_t i = 0; items && idx && owned && r >= 0 && i < b->n; i++) {
-                ActionsBatchItem *it = &b->items[i];
+                QwenBatchItem *it = &b->items[i];
                 const Session *s = it->s;
                 _cleanup_free_ char *tmp = NULL, *pdir = NULL;
                 dev_t dev = c->inv->trees[s->tree].dev;
@@ -731,18 +733,18 @@ void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *
                 }
                 /* the batch's directories (its deletes are mostly of a few projects): the same
                  * directory, the same fd, so that its file is edited once */
-                tfd = s->hash ? actions_batch_path(c, t->runtime_fd, tmp, dev, &owned_t) : -ENOENT;
+                tfd = s->hash ? qwen_steps_path(c, t->runtime_fd, tmp, dev, &owned_t) : -ENOENT;
                 if (owned_t && tfd >= 0)
                         owned[n_owned++] = tfd;
-                pfd = actions_batch_path(c, t->runtime_fd, pdir, dev, &owned_p);
+                pfd = qwen_steps_path(c, t->runtime_fd, pdir, dev, &owned_p);
                 if (owned_p && pfd >= 0)
                         owned[n_owned++] = pfd;
                 /* neither file in this step's listing of its directory: nothing of the session in
                  * them (what erase_sessions_shared() finds first, without opening them) */
                 if ((tfd == -ENOENT || (tfd >= 0 && !owned_t &&
-                                        actions_listed(c, tfd, ERASE_LOGS_FILE) == 0)) &&
+                                        qwen_steps_listed(c, tfd, ERASE_LOGS_FILE) == 0)) &&
                     (pfd == -ENOENT || (pfd >= 0 && !owned_p &&
-                                        actions_listed(c, pfd, ERASE_ORG_FILE) == 0)))
+                                        qwen_steps_listed(c, pfd, ERASE_ORG_FILE) == 0)))
                         continue;
                 items[n] = (EraseItem){
                         .s = s,
@@ -758,23 +760,23 @@ void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *
          * after it, what each file lost is in its sessions' counts, journalled below also for a
          * session that failed */
         if (r >= 0 && n > 0)
-                r = erase_sessions_shared(c->inv, &c->erase_index, items, n, actions_report_step, c);
+                r = erase_sessions_shared(c->inv, &c->erase_index, items, n, c->env.hook, c->env.userdata);
         for (size_t i = 0; r < 0 && i < b->n; i++) {
-                ActionsBatchItem *it = &b->items[i];
+                QwenBatchItem *it = &b->items[i];
 
                 if (!it->done && it->v->verb == VERB_DELETE && it->marked)
-                        actions_report_item(c, it, ACTIONS_FAILED,
+                        qwen_batch_report(c, it, STORE_FAILED,
                                              "cannot edit the files Qwen shares", -r);
         }
         for (size_t j = 0; r >= 0 && j < n; j++) {
-                ActionsBatchItem *it = &b->items[idx[j]];
+                QwenBatchItem *it = &b->items[idx[j]];
                 const Session *s = it->s;
                 _cleanup_free_ char *tmp = util_strprintf("tmp/%s", s->hash ? s->hash : "");
                 _cleanup_free_ char *pdir = util_strprintf("projects/%s", s->project_dir);
 
-                actions_report_erased(c, s, tmp ? tmp : "tmp", ERASE_LOGS_FILE,
+                qwen_steps_report_erased(c, s, tmp ? tmp : "tmp", ERASE_LOGS_FILE,
                                       items[j].done.log_rows, "prompt history row(s)");
-                actions_report_erased(c, s, pdir ? pdir : "projects", ERASE_ORG_FILE,
+                qwen_steps_report_erased(c, s, pdir ? pdir : "projects", ERASE_ORG_FILE,
                                       items[j].done.org_entries, "organization entry(ies)");
                 /* a writer outran the edit's merges: what it wrote last is beside the file */
                 if (items[j].kept)
@@ -786,9 +788,9 @@ void actions_erase_batch(ActionsContext *c, ActionsBatch *b, const ActionsTree *
                                                                                : (pdir ?: "projects"),
                                     items[j].kept);
                 if (items[j].r == -EAGAIN && items[j].why)
-                        actions_report_item(c, it, ACTIONS_SKIPPED_NOT_NOW, items[j].why, 0);
+                        qwen_batch_report(c, it, STORE_SKIPPED_NOT_NOW, items[j].why, 0);
                 else if (items[j].r < 0)
-                        actions_report_item(c, it, ACTIONS_FAILED,
+                        qwen_batch_report(c, it, STORE_FAILED,
                                              items[j].why ?: "cannot edit the files Qwen shares",
                                              -items[j].r);
         }
