@@ -194,23 +194,27 @@ typedef struct StoreOps {
         const char *session_bytes;
 
         /* Run operations (exec/ calls them; the executor refuses the trees of a store whose
-         * run_open is NULL). run_open opens what a run needs of tree t (directories, liveness probe)
-         * with the tree's lock already held; run_close releases it. run_recover finishes or
-         * undoes what a killed run left (first, before any action). run_session carries out v
-         * (ARCHIVE, COMPRESS or DELETE) for s; run_orphan carries out v for o (DELETE reclaims
-         * it; a stale project entry's v->mark writes (> 0) or removes (< 0) its marker). Each re-checks identity
-         * (the scan's FileId), ownership and liveness, calls step->hook before every change
-         * (the crash tests kill there) and returns 0 done, -ESTALE changed since the scan,
-         * -EBUSY live, -EEXIST conflict, -EAGAIN not now, another -errno failed (run_session
-         * of a store with run_begin: > 0, the outcome reported through StoreRunEnv.report, at
-         * once or by run_commit); after a kill
-         * at any hook, nothing is half-visible to the store's program and run_recover converges
-         * to what an unkilled run leaves. */
+         * run_open is NULL). run_open opens what a run needs of tree t (directories, liveness
+         * probe) with the tree's lock already held: 0, or -errno (the tree's sessions, recovery
+         * and restore steps then fail; an open tree it still returns in *ret takes the tree's
+         * orphans); run_close releases it. run_recover finishes or undoes what a killed run
+         * left (first, before any action). run_session carries out v (ARCHIVE, COMPRESS or
+         * DELETE) for s, which the executor refused already when it is a conflict, its
+         * ownership is not proven or its state is not the verb's; run_orphan carries out v for
+         * o (DELETE reclaims it; a stale project entry's v->mark writes (> 0) or removes (< 0)
+         * its marker). Each re-checks identity (the scan's FileId), ownership and liveness,
+         * calls step->hook before every change (the crash tests kill there) and returns 0
+         * done, -ESTALE changed since the scan, -EBUSY live, -EEXIST conflict, -EAGAIN not now,
+         * another -errno failed (run_session of a store with run_begin may return > 0: queued,
+         * its outcome reported through StoreRunEnv.report at once or by run_commit); after a
+         * kill at any hook, nothing is half-visible to the store's program and run_recover
+         * converges to what an unkilled run leaves. */
         int (*run_open)(const Inventory *inv, size_t t, struct StoreRun **ret);
         /* A store whose sessions' actions are carried out per run, not per tree (Qwen's group
          * commit): NULL for one without. run_begin, once per run after the run-start entry and
          * before any recovery: the run's state of the store's trees (runs[t]: tree t's open
-         * tree, NULL for another store's or one whose run_open failed), env kept for the run.
+         * tree, NULL for another store's or one run_open returned none for), env kept for the
+         * run (its hook and report take env->userdata).
          * 0 or -errno (then the store's sessions are not acted on: run_session is still called
          * and fails them). run_ready, after the recovery, before the first action: work ahead
          * may start (Qwen's salvage thread). run_session may then queue a session (return > 0)
