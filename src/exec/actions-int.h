@@ -14,12 +14,14 @@
 
 /* What a run did (actions_run()'s report). */
 typedef struct ActionStats {
-        unsigned n_archived, n_deleted, n_skipped, n_failed, n_orphans, n_salvaged;
+        unsigned n_archived, n_deleted, n_skipped, n_failed, n_orphans;
         unsigned n_restored, n_recovered;
-        unsigned n_erased; /* rows and entries removed from files Qwen shares (erase.h) */
-        unsigned n_erased_files; /* files Qwen shares that were edited */
         uint64_t bytes_archived, bytes_deleted, bytes_orphans;
-        unsigned n_compressed; /* sessions compressed into the cold tier (cold-step.h) */
+        /* what the stores counted (StoreCounts: the same fields) */
+        unsigned n_salvaged;
+        unsigned n_erased; /* rows and entries removed from files a store's program shares */
+        unsigned n_erased_files; /* files it shares that were edited */
+        unsigned n_compressed; /* sessions compressed into the cold tier */
         uint64_t bytes_compressed_in, bytes_compressed_out; /* their originals, compressed */
 } ActionStats;
 

@@ -16,14 +16,17 @@ typedef struct ActionsRunOptions {
         bool quiet;             /* the stderr target shows warnings and worse only */
         bool log_is_open;       /* --all-users: the root parent opened the action log before it
                                  * dropped privileges; use that one and leave it open */
-        bool one_thread;        /* --jobs 1: no salvage thread (usage-ahead.h) beside the
-                                 * executor, the gentlest run on a busy machine */
+        bool one_thread;        /* --jobs 1: no thread of a store's beside the executor
+                                 * (StoreRunEnv.one_thread: Qwen's salvage thread), the
+                                 * gentlest run on a busy machine */
 } ActionsRunOptions;
 
 /* A real run of the plan p: take the lock of every tree (-EWOULDBLOCK when another qgc holds
  * one; nothing done), open the action log (unless log_is_open), then execute the plan: first the
- * recovery steps (StoreOps.run_recover_step), then every ARCHIVE/DELETE item (sessions and orphans): re-check
- * identity and liveness, salvage usage, archive by rename or delete by unlinkat; then the
+ * recovery steps (StoreOps.run_recover_step), then every ARCHIVE, DELETE or COMPRESS item
+ * (sessions and orphans), each carried out by its tree's store (StoreOps.run_session,
+ * run_orphan: identity and liveness re-checked, usage salvaged, archive by rename, delete by
+ * unlinkat); then the
  * restore steps (restore.h: `qgc restore`). Each outcome is journalled; a failed action does
  * not stop the run. Close the log and the locks. Returns 0 when all succeeded (or were skipped
  * for safety), 1 when some failed, -errno on a fatal error. */
