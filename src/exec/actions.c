@@ -4,9 +4,9 @@
  * driver: the run's context, trees, locks and action log, one session's step into a batch, the
  * run's journal entries and progress. The executor's other files, each calling only those after
  * it: actions-batch.c (the group commit), actions-erase.c (one session's usage line, delete
- * marker, shared-file rows and other files), actions-orphan.c, actions-restore.c (restore and
- * recovery steps), actions-report.c (each outcome, and the count of steps); actions-int.h is
- * what they share.
+ * marker, shared-file rows and other files), actions-orphan.c, actions-store.c (what a store
+ * carries out itself: its recovery and restore steps, Deep Code's sessions), actions-report.c
+ * (each outcome, and the count of steps); actions-int.h is what they share.
  *
  * Sessions are carried out in batches (actions-batch.c): no transcript goes before its usage
  * line is durable, and no name qgc added is undurable when anything is removed. The states a
@@ -358,7 +358,7 @@ static void actions_steps(ActionsContext *c, const Plan *p, bool restore) {
         int k = restore && !ok ? -ENOMEM : 0;
 
         if (restore && k >= 0)
-                k = actions_restore_intents(c, p, ok);
+                k = actions_store_restore_begin(c, p, ok);
         for (size_t i = 0; i < p->n_steps; i++) {
                 const PlanStep *st = &p->steps[i];
 
@@ -367,7 +367,7 @@ static void actions_steps(ActionsContext *c, const Plan *p, bool restore) {
                 if (restore) {
                         /* no restore without its start recorded first */
                         int r = k < 0 ? k : !ok[st->tree] && !st->why ? -EIO
-                                                                       : actions_restore_step(c, st);
+                                                                       : actions_store_restore(c, st);
                         if (r < 0)
                                 c->failed = true;
                         else

@@ -17,18 +17,6 @@
 #include "recover.h"
 #include "util.h"
 
-/* A Qwen tree open for a run (struct StoreRun is each store's own type). */
-typedef struct QwenRun {
-        const Inventory *inv;
-        size_t tree;
-        int error;        /* why the tree's roots cannot be opened (-errno), 0 when they are */
-        int global_fd;    /* G */
-        int runtime_fd;   /* R */
-        dev_t global_dev; /* st_dev of G: removals below G never leave it */
-        int *runtime_fds; /* R of every tree of the run's store (-EBADF: not open, or another
-                           * store's: orphans_transcript_anywhere() then fails closed) */
-} QwenRun;
-
 /* A tree whose roots cannot be opened still gets a run: its orphans fail, named as Qwen names
  * them. -ENOMEM only. */
 int qwen_run_open(const Inventory *inv, size_t t, struct StoreRun **ret) {

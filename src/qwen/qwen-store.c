@@ -8,6 +8,7 @@
 #include "hygiene.h"
 #include "json-input.h"
 #include "qwen.h"
+#include "qwen-restore.h"
 #include "qwen-run.h"
 #include "qwen-scan.h"
 #include "qwen-store.h"
@@ -134,4 +135,7 @@ const StoreOps qwen_store = {
         .run_close = qwen_run_close,
         .run_recover_step = qwen_run_recover_step,
         .run_orphan = qwen_run_orphan,
+        .plan_restore = qwen_restore_plan,
+        .run_restore_begin = qwen_restore_begin,
+        .run_restore = qwen_restore_run,
 };
