@@ -487,6 +487,7 @@ static int deepcode_store_restore(struct StoreRun *run, const PlanStep *st, Stor
 
 const StoreOps deepcode_store = {
         .name = "deepcode",
+        .conflict_what = "both in Deep Code's project and in qgc's archive",
         .restore_full = "its project's index holds 50 entries, Deep Code's most: its next save "
                         "would cut the oldest and delete its files",
         .detect = deepcode_store_detect,

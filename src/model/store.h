@@ -147,6 +147,9 @@ typedef struct StoreOps {
         const char *(*orphan_what)(OrphanKind k);
         char *(*limit_reason)(const Session *s, bool archive, const char *sel);
         const char *merge_limit;
+        /* Why a session the scan found in two states (SESSION_CONFLICT) is kept, in the store's
+         * words ("in both chats/ and chats/archive/"; static). NULL: said in general words. */
+        const char *conflict_what;
 
         /* qgc status in the store's words: no_archive, the store has no archive of its own (no
          * ARCHIVED column, no archive line, when no tree's store has one and no session is

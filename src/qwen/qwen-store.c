@@ -129,6 +129,7 @@ const StoreOps qwen_store = {
         .orphan_what = qwen_store_orphan_what,
         .limit_reason = qwen_store_limit_reason,
         .merge_limit = QWEN_STORE_MERGE_LIMIT,
+        .conflict_what = "in both chats/ and chats/archive/",
         .session_bytes = "a session counts in any state (active, archived,\n"
                          "  compressed) with its sidecars, file-history, subagents",
         .run_open = qwen_run_open,
