@@ -327,8 +327,8 @@ void fs_fileid_from_stat(FileId *id, const struct stat *st) {
                 .ino = st->st_ino,
                 .size = (uint64_t)st->st_size,
                 .blocks = (uint64_t)st->st_blocks * 512,
-                .mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
-                .ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec,
+                .mtime_ns = util_timespec_to_nsec(&st->st_mtim),
+                .ctime_ns = util_timespec_to_nsec(&st->st_ctim),
         };
 }
 

@@ -121,6 +121,9 @@ int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mo
  * name (allocated, NULL: ENOMEM; second: the second temp file of an edit, ".<name>.qgc-tmp2",
  * erase-edit.c); fs_is_temp_name() whether name is either. */
 #define FS_TEMP_SUFFIX ".qgc-tmp"
+/* qgc's own directory in a store's root (Qwen's G, ~/.deepcode): its records (session-times.h)
+ * and pending markers, nothing the agent reads. */
+#define FS_STATE_DIR ".qgc"
 #define FS_TEMP_NAME(lit) "." lit FS_TEMP_SUFFIX
 char *fs_temp_name(const char *name, bool second);
 bool fs_is_temp_name(const char *name);

@@ -113,7 +113,7 @@ int session_times_append(int global_fd, dev_t global_dev, const char *text, size
         if (n == 0)
                 return 0;
         /* G/.qgc/, made first when needed, its name durable before anything is put in it */
-        state_fd = fs_mkdir_open(global_fd, SESSION_TIMES_STATE_DIR, 0700, global_dev, step,
+        state_fd = fs_mkdir_open(global_fd, FS_STATE_DIR, 0700, global_dev, step,
                                  userdata);
         if (state_fd < 0)
                 return state_fd;

@@ -10,13 +10,13 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "fs.h"
 #include "util.h"
 
-/* qgc's state directory in G (the pending markers are there too), the file's name in it, and
- * its path from G */
-#define SESSION_TIMES_STATE_DIR ".qgc"
+/* The file's name in qgc's state directory (fs.h: FS_STATE_DIR), and its path from the store's
+ * root */
 #define SESSION_TIMES_NAME "session-times"
-#define SESSION_TIMES_FILE SESSION_TIMES_STATE_DIR "/" SESSION_TIMES_NAME
+#define SESSION_TIMES_FILE FS_STATE_DIR "/" SESSION_TIMES_NAME
 #define SESSION_TIMES_MAX (16U * 1024 * 1024)
 #define SESSION_TIMES_COMPACT (4U * 1024 * 1024)
 

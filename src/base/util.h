@@ -18,6 +18,7 @@ typedef int64_t msec_t;
 #define MSEC_PER_WEEK (INT64_C(7) * MSEC_PER_DAY)
 #define MSEC_INFINITY INT64_MAX
 #define NSEC_PER_MSEC INT64_C(1000000)
+#define NSEC_PER_SEC INT64_C(1000000000)
 
 /* A time in nanoseconds (FileId's mtime_ns, ctime_ns), and a struct timespec (a stat's st_mtim),
  * in milliseconds: the one conversion of a file's times to msec_t. */
@@ -26,6 +27,10 @@ static inline msec_t util_nsec_to_msec(int64_t ns) {
 }
 static inline msec_t util_timespec_to_msec(const struct timespec *ts) {
         return (msec_t)ts->tv_sec * MSEC_PER_SEC + ts->tv_nsec / NSEC_PER_MSEC;
+}
+/* A struct timespec in nanoseconds (FileId's times, a clock's reading): the one conversion. */
+static inline int64_t util_timespec_to_nsec(const struct timespec *ts) {
+        return (int64_t)ts->tv_sec * NSEC_PER_SEC + ts->tv_nsec;
 }
 
 /* A size limit: either absolute bytes or a percentage (of a filesystem, or of a count). */

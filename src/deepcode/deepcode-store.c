@@ -23,7 +23,9 @@
 #include "du.h"
 #include "fs.h"
 #include "lock.h"
+#include "log.h"
 #include "macro.h"
+#include "plan.h"
 #include "policy.h"
 #include "session-times.h"
 #include "util.h"
@@ -463,8 +465,29 @@ static const char *deepcode_store_orphan_what(OrphanKind k) {
 }
 _Static_assert(DC_ERROR_LOG_REPORT == UINT64_C(64) << 20, "deepcode_store_orphan_what says 64M");
 
+/* A RESTORE step (plan/restore.c plans it for the archived session): dc_restore_session(), or
+ * refused by its plan (never begun); a failure logged. */
+static int deepcode_store_restore(struct StoreRun *run, const PlanStep *st, StoreStep *step) {
+        const Session *s;
+        int r;
+
+        if (st->session >= run->inv->n_sessions)
+                return -EINVAL;
+        s = &run->inv->sessions[st->session];
+        r = st->why ? -EEXIST : dc_restore_session(run, s, step);
+        if (r < 0)
+                log_error("restore: cannot restore session %s in '%s': %s", s->id,
+                          run->inv->trees[s->tree].runtime_dir,
+                          st->why ?: step->why ?: "cannot restore it");
+        else /* NULL on ENOMEM: done all the same */
+                step->place = util_strprintf("%s/projects/%s",
+                                             run->inv->trees[s->tree].runtime_dir, s->project_dir);
+        return r;
+}
+
 const StoreOps deepcode_store = {
         .name = "deepcode",
+        .conflict_what = "both in Deep Code's project and in qgc's archive",
         .restore_full = "its project's index holds 50 entries, Deep Code's most: its next save "
                         "would cut the oldest and delete its files",
         .detect = deepcode_store_detect,
@@ -484,5 +507,5 @@ const StoreOps deepcode_store = {
         .run_recover = deepcode_store_run_recover,
         .run_session = deepcode_store_run_session,
         .run_orphan = deepcode_store_run_orphan,
-        .run_restore = dc_restore_session,
+        .run_restore = deepcode_store_restore,
 };

@@ -1,5 +1,5 @@
 /* actions-int.h: what every actions file (actions.c, actions-store.c, actions-orphan.c,
- * actions-restore.c, actions-report.c) shares, and nobody else uses. */
+ * actions-report.c) shares, and nobody else uses. */
 #pragma once
 
 #include <stdbool.h>
@@ -29,11 +29,6 @@ typedef struct ActionStats {
 typedef struct ActionsTree {
         int error; /* why the tree cannot be acted on (negative errno), 0 when usable */
         struct StoreRun *run; /* its store's open tree (StoreOps.run_open), or NULL */
-        /* the executor's own restore step (actions-restore.c), for a store without
-         * run_restore: R and G, opened once */
-        int global_fd;  /* G */
-        int runtime_fd; /* R */
-        dev_t global_dev; /* st_dev of G: removals below G never leave it */
 } ActionsTree;
 
 /* A store with per-run state (StoreOps.run_begin): its state for this run. */
@@ -53,11 +48,6 @@ typedef struct ActionsContext {
         unsigned n_steps;
         bool failed;
 } ActionsContext;
-
-/* actions-restore.c's words for store.h's outcomes, until it moves into its store */
-typedef StoreOutcome ActionsOutcome;
-#define ACTIONS_DONE STORE_DONE
-#define ACTIONS_FAILED STORE_FAILED
 
 /* actions-report.c: the bottom; every other file of the executor calls it */
 void actions_report_step(void *userdata, const char *what);
@@ -80,19 +70,13 @@ void actions_store_recover(ActionsContext *c, size_t t);
  * (StoreOps.run_recover_step), journalled and counted. */
 void actions_store_recover_step(ActionsContext *c, const PlanStep *st);
 int actions_store_session(ActionsContext *c, const Session *s, const Verdict *v);
-/* A RESTORE step of a session of such a tree (StoreOps.run_restore), journalled as Qwen's
- * restore. 0 or -errno. */
+/* Before any RESTORE step of p: every tree's store records their start (StoreOps.
+ * run_restore_begin: what its recovery pass finishes after a kill). ok[t]: tree t's record is
+ * durable (else its restores do not run). 0 or -ENOMEM. */
+int actions_store_restore_begin(ActionsContext *c, const Plan *p, bool *ok);
+/* A RESTORE step, carried out by its tree's store (StoreOps.run_restore), journalled and
+ * counted. 0 or -errno. */
 int actions_store_restore(ActionsContext *c, const PlanStep *st);
 
 /* actions-orphan.c */
 int actions_orphan_step(ActionsContext *c, const Orphan *o, const Verdict *v);
-
-/* actions-restore.c */
-/* The start of every RESTORE step of p that can be done, recorded (session-times.h) with one
- * append per tree before the first of them changes anything: the intent the recovery pass
- * finishes after a kill, and the start of restore-grace. ok[t]: tree t's record is durable
- * (else its restores do not run). 0 or -ENOMEM. */
-int actions_restore_intents(ActionsContext *c, const Plan *p, bool *ok);
-/* A RESTORE step: actions_restore_one() or actions_restore_cold(), then its end recorded. 0 or
- * -errno. */
-int actions_restore_step(ActionsContext *c, const PlanStep *st);

@@ -6,6 +6,7 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 
 #include "journal.h"
@@ -218,35 +219,87 @@ int actions_store_session(ActionsContext *c, const Session *s, const Verdict *v)
         return 0;
 }
 
+/* Journal the restore of a compressed copy (a step without an inventory session) that returned
+ * r. */
+static void actions_store_restore_copy(ActionsContext *c, const PlanStep *st, int r,
+                                       const StoreStep *step) {
+        _cleanup_free_ char *msg =
+                r < 0 ? util_strprintf("failed restore of compressed session %s: %s",
+                                       st->session_id, step->why)
+                      : util_strprintf("restored session %s from the compressed archive to %s (%" PRIu64
+                                       " bytes from %" PRIu64 " compressed)",
+                                       st->session_id, step->place ?: "?", step->bytes,
+                                       step->bytes_compressed);
+        JournalEntry e = {
+                .event = r < 0 ? JOURNAL_FAILED : JOURNAL_RESTORED,
+                .message = msg,
+                .session = st->session_id,
+                .path = step->path,
+                .rule = "restore",
+                .reason = r < 0 ? step->why : "qgc restore",
+                .bytes = step->bytes,
+                .has_bytes = r >= 0,
+                .user = c->inv->trees[st->tree].user,
+                .error = r < 0 ? -r : 0,
+                .fields = (const JournalField[]){
+                        JOURNAL_FIELD_U64("QGC_COMPRESSED_BYTES", step->bytes_compressed) },
+                .n_fields = r < 0 ? 0 : 1,
+        };
+        (void)journal_log(&e);
+}
+
 int actions_store_restore(ActionsContext *c, const PlanStep *st) {
-        const Session *s = &c->inv->sessions[st->session];
-        const Tree *tr = &c->inv->trees[s->tree];
-        const ActionsTree *t = &c->trees[s->tree];
+        const Tree *tr = &c->inv->trees[st->tree];
+        const ActionsTree *t = &c->trees[st->tree];
+        const Session *s = st->session < c->inv->n_sessions ? &c->inv->sessions[st->session]
+                                                            : NULL;
         StoreStep step = { .hook = actions_report_step, .userdata = c };
         VerdictFacts f = { .fact = "qgc restore" };
         Verdict v = { .verb = VERB_KEEP, .rule = "restore", .facts = &f };
         Session moved;
         int r;
 
-        /* refused by its plan (restore.c): never begun */
-        r = st->why ? -EEXIST : t->error < 0 ? t->error : t->run ? 0 : -EBADF;
-        if (r >= 0)
-                r = tr->store->run_restore(t->run, s, &step);
-        if (r < 0) {
+        if (!s && st->session != SIZE_MAX)
+                return -EINVAL;
+        r = t->run && tr->store->run_restore ? tr->store->run_restore(t->run, st, &step)
+            : t->error < 0                  ? t->error
+                                            : -EBADF;
+        if (!s)
+                actions_store_restore_copy(c, st, r, &step);
+        else if (r < 0) {
                 const char *why = st->why ?: step.why ?: "cannot restore it";
 
-                log_error("restore: cannot restore session %s in '%s': %s", s->id,
-                          tr->runtime_dir, why);
-                (void)actions_report_session(c, s, &v, st->why ? ACTIONS_FAILED
-                                                               : actions_report_store(r),
+                if (!t->run) /* the store never saw it */
+                        log_error("restore: cannot restore session %s in '%s': %s", s->id,
+                                  tr->runtime_dir, why);
+                (void)actions_report_session(c, s, &v,
+                                             st->why || step.failed ? STORE_FAILED
+                                                                    : actions_report_store(r),
                                              why, st->why ? 0 : -r);
         } else {
                 moved = *s;
                 moved.state = SESSION_ACTIVE;
-                (void)actions_report_session(c, &moved, &v, ACTIONS_DONE, NULL, 0);
-                log_info("restored session %s into %s/projects/%s", s->id, tr->runtime_dir,
-                         s->project_dir);
+                (void)actions_report_session(c, &moved, &v, STORE_DONE, NULL, 0);
+                log_info("restored session %s into %s", s->id, step.place ?: tr->runtime_dir);
         }
         free(step.why);
+        free(step.path);
+        free(step.place);
         return r;
+}
+
+int actions_store_restore_begin(ActionsContext *c, const Plan *p, bool *ok) {
+        for (size_t t = 0; t < c->inv->n_trees; t++) {
+                const Tree *tr = &c->inv->trees[t];
+                StoreStep step = { .hook = actions_report_step, .userdata = c };
+                int r = c->trees[t].run && tr->store->run_restore_begin
+                                ? tr->store->run_restore_begin(c->trees[t].run, p, &step)
+                                : 0;
+
+                free(step.why);
+                if (r == -ENOMEM)
+                        return r;
+                ok[t] = r >= 0;
+        }
+        return 0;
 }

@@ -4,9 +4,9 @@
  * own steps do the changes (StoreOps.run_*, store.h), the executor orders, journals and counts
  * them. This file is the driver: the run's context, trees, locks and action log, the refusals
  * every store shares, the run's journal entries and progress. The executor's other files, each
- * calling only those after it: actions-store.c (a store's run, sessions and recovery),
- * actions-orphan.c, actions-restore.c (restore steps), actions-report.c (each outcome, and the
- * count of steps); actions-int.h is what they share.
+ * calling only those after it: actions-store.c (a store's run, sessions, recovery and restore
+ * steps), actions-orphan.c, actions-report.c (each outcome, and the count of steps);
+ * actions-int.h is what they share.
  *
  * A store may queue sessions (Qwen's group commit, qwen-commit.h) and report their outcomes
  * when it commits them: the executor lets it commit before an orphan's step, before a session
@@ -39,8 +39,6 @@ static void actions_tree_done(ActionsTree *t, const Tree *tr) {
         if (t->run)
                 tr->store->run_close(t->run);
         t->run = NULL;
-        t->global_fd = safe_close(t->global_fd);
-        t->runtime_fd = safe_close(t->runtime_fd);
 }
 
 /* Open every tree once (StoreOps.run_open); a tree that cannot be opened is skipped whole. */
@@ -51,10 +49,8 @@ static int actions_open_trees(ActionsContext *c) {
         for (size_t i = 0; i < c->inv->n_trees; i++) {
                 const Tree *tr = &c->inv->trees[i];
                 ActionsTree *t = &c->trees[i];
-                FsRoot root = FS_ROOT_NULL;
                 int r;
 
-                t->global_fd = t->runtime_fd = -EBADF;
                 /* a store without run operations is read only */
                 if (!tr->store || !tr->store->run_open) {
                         t->error = -EOPNOTSUPP;
@@ -63,23 +59,6 @@ static int actions_open_trees(ActionsContext *c) {
                 r = tr->store->run_open(c->inv, i, &t->run);
                 if (r < 0)
                         t->error = r;
-                /* the executor's own restore (actions-restore.c) of a store without
-                 * run_restore needs R and G */
-                if (r < 0 || tr->store->run_restore)
-                        continue;
-                r = fs_root_open(tr->runtime_dir, tr->dev, &root);
-                if (r < 0) {
-                        t->error = r;
-                        continue;
-                }
-                t->runtime_fd = TAKE_FD(root.fd);
-                r = fs_root_open(tr->global_dir, 0, &root);
-                if (r < 0) {
-                        t->error = r;
-                        continue;
-                }
-                t->global_fd = TAKE_FD(root.fd);
-                t->global_dev = root.dev;
         }
         return 0;
 }
@@ -274,7 +253,7 @@ static void actions_steps(ActionsContext *c, const Plan *p, bool restore) {
         int k = restore && !ok ? -ENOMEM : 0;
 
         if (restore && k >= 0)
-                k = actions_restore_intents(c, p, ok);
+                k = actions_store_restore_begin(c, p, ok);
         for (size_t i = 0; i < p->n_steps; i++) {
                 const PlanStep *st = &p->steps[i];
 
@@ -283,7 +262,7 @@ static void actions_steps(ActionsContext *c, const Plan *p, bool restore) {
                 if (restore) {
                         /* no restore without its start recorded first */
                         int r = k < 0 ? k : !ok[st->tree] && !st->why ? -EIO
-                                                                       : actions_restore_step(c, st);
+                                                                       : actions_store_restore(c, st);
                         if (r < 0)
                                 c->failed = true;
                         else

@@ -73,7 +73,8 @@ static inline void store_size_done(StoreSize *s) {
  * the outcome. */
 struct StoreRun;  /* a store's open tree for a run: the store's own type */
 struct Verdict;   /* policy.h */
-struct PlanStep;  /* plan.h: a step the store planned (its recovery pass) */
+struct PlanStep;  /* plan.h: a step the store planned (its recovery pass, a restore) */
+struct Plan;      /* plan.h */
 typedef struct StoreStep {
         void (*hook)(void *userdata, const char *what); /* before every change; may be NULL */
         void *userdata;
@@ -85,6 +86,10 @@ typedef struct StoreStep {
                           * the runtime root / orphan_path) */
         bool failed;     /* set by the store: the -errno returned is a failure even when it is
                           * one of the skips' codes below (an unlinkat()'s EPERM, EBUSY) */
+        uint64_t bytes_compressed; /* run_restore of a compressed copy: its compressed bytes */
+        char *place;     /* set by run_restore when done (allocated): where it went, in the
+                          * store's words: a session's directory, or for a compressed copy
+                          * the part of the project ("chats/") */
 } StoreStep;
 
 /* What became of one session's action (or an orphan's): each step of the executor or a store
@@ -184,6 +189,9 @@ typedef struct StoreOps {
         const char *(*orphan_what)(OrphanKind k);
         char *(*limit_reason)(const Session *s, bool archive, const char *sel);
         const char *merge_limit;
+        /* Why a session the scan found in two states (SESSION_CONFLICT) is kept, in the store's
+         * words ("in both chats/ and chats/archive/"; static). NULL: said in general words. */
+        const char *conflict_what;
 
         /* qgc status in the store's words: no_archive, the store has no archive of its own (no
          * ARCHIVED column, no archive line, when no tree's store has one and no session is
@@ -239,12 +247,27 @@ typedef struct StoreOps {
                            StoreStep *step);
         int (*run_orphan)(struct StoreRun *run, const Orphan *o, const struct Verdict *v,
                           StoreStep *step);
-        /* qgc restore of archived session s (plan/restore.c plans it; NULL: the executor's own
-         * restore, Qwen's): back where the store's program lists it, whole, with the same
-         * re-checks, hook and results as run_session (-EEXIST: the store's program has it too,
-         * -ENOSPC: restore_full, -EPERM: ownership not proven); a kill at any hook is finished
-         * or undone by run_recover. */
-        int (*run_restore)(struct StoreRun *run, const Session *s, StoreStep *step);
+        /* qgc restore. plan_restore adds to p the RESTORE steps of session id in tree t, in
+         * whatever state an earlier restore left it (plan/restore.h: restore_add_id()): 1
+         * added, 0 none, -errno. NULL: plan/restore.c plans a step for the archived session,
+         * which run_restore restores whole (refused when in use, when restore_full, and with
+         * --to-archive). Steps without an inventory session (PlanStep.session == SIZE_MAX: a
+         * compressed copy the store restores from its name) are the store's own. */
+        int (*plan_restore)(struct Plan *p, const Inventory *inv, size_t t, const char *id,
+                            bool to_archive);
+        /* Before the first restore of tree t changes anything: the start of every RESTORE step
+         * of p in tree t that its plan did not refuse, recorded durably (what the recovery pass
+         * finishes after a kill). 0; -errno: none of the tree's restores may run. NULL: none
+         * needed. */
+        int (*run_restore_begin)(struct StoreRun *run, const struct Plan *p, StoreStep *step);
+        /* The RESTORE step st (its plan's refusal st->why included: nothing is begun then, the
+         * store only logs it and returns -EEXIST): back where the store's program lists it,
+         * whole, with the same re-checks, hook and results as run_session (-EEXIST: the store's
+         * program has it too, -ENOSPC: restore_full, -EPERM: ownership not proven); a kill at
+         * any hook is finished or undone by the next run. The store logs its failures; the
+         * executor journals the outcome (step->why; done: step->place, and for a step without
+         * an inventory session step->path, bytes and bytes_compressed) and logs a session's. */
+        int (*run_restore)(struct StoreRun *run, const struct PlanStep *st, StoreStep *step);
 } StoreOps;
 
 /* qgc status: tree t of the scanned inv measured by its store (StoreOps.measure); -EOPNOTSUPP

@@ -170,7 +170,7 @@ int reason_owner(const Session *s, char **ret) {
 }
 
 /* Why a skip-class protection (v->blocked_by) holds the session. */
-static char *reason_skip(const Verdict *v, const Session *s) {
+static char *reason_skip(const Verdict *v, const Session *s, const StoreOps *store) {
         const VerdictFacts *f = v->facts ?: &no_facts;
         char a[FORMAT_DURATION_MAX], b[FORMAT_DURATION_MAX], flags[64];
         _cleanup_free_ char *owner = NULL;
@@ -189,7 +189,8 @@ static char *reason_skip(const Verdict *v, const Session *s) {
                 return util_strprintf("foreign: cwd %s does not belong to projects/%s",
                                       s->cwd ?: "(null)", s->project_dir ?: "?");
         case PROT_CONFLICT:
-                return strdup("in both chats/ and chats/archive/");
+                return strdup(store && store->conflict_what ? store->conflict_what
+                                                            : "in both its place and the archive");
         case PROT_LIVE:
                 live = s->live | (v->flags & VERDICT_RECENT_WRITE ? (unsigned)LIVE_RECENT : 0);
                 if (live & ~(unsigned)LIVE_RECENT)
@@ -248,7 +249,7 @@ static char *reason_keep(const Verdict *v, const Session *s) {
 
 /* A protection won (v->blocked_by): what it is, and what it blocked. The session stays, so the
  * text says "kept" and puts the rule's verb in the conditional ("a rule would select it"). */
-static char *reason_blocked(const Verdict *v, const Session *s) {
+static char *reason_blocked(const Verdict *v, const Session *s, const StoreOps *store) {
         _cleanup_free_ char *sel = NULL, *head = NULL;
         const char *would = policy_verb_to_string(v->blocked_verb);
 
@@ -263,7 +264,7 @@ static char *reason_blocked(const Verdict *v, const Session *s) {
                 head = util_strprintf("bound to %u scheduled task%s, which qgc does not remove",
                                       s->n_tasks, s->n_tasks == 1 ? "" : "s");
         else
-                head = v->verb == VERB_SKIP ? reason_skip(v, s) : reason_keep(v, s);
+                head = v->verb == VERB_SKIP ? reason_skip(v, s, store) : reason_keep(v, s);
         if (!head || !sel)
                 return TAKE_PTR(head);
         return util_strjoin("kept: ", head, " (a rule would select it: ", would, " for ", sel, ")",
@@ -410,7 +411,7 @@ char *reason_verdict(const Verdict *v, const Session *s, const StoreOps *store) 
         if (v->facts && v->facts->stale)
                 return reason_stale(v, store);
         if (v->blocked_by)
-                return reason_blocked(v, s);
+                return reason_blocked(v, s, store);
         if (v->verb != VERB_KEEP)
                 return reason_rule(v->rule, &v->measure, v->facts);
         if (session_is_cold(s))

@@ -245,7 +245,7 @@ static void live_dir_stamp(int fd, FileId *ret) {
                 return;
         /* adding, removing or renaming an entry sets mtime (and ctime) to the current time */
         fs_fileid_from_stat(ret, &st);
-        if (ret->mtime_ns > (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - 1000000000)
+        if (ret->mtime_ns > util_timespec_to_nsec(&now) - NSEC_PER_SEC)
                 *ret = (FileId){};
 }
 

@@ -1,4 +1,4 @@
-# src/qwen/: Qwen Code's store: its files and rules: roots, settings, records, the usage file, claims, liveness, the ownership proof, shared-file edits, the walk of its trees and their hygiene, the recovery pass; qwen_store (store.h).
+# src/qwen/: Qwen Code's store: its files and rules: roots, settings, records, the usage file, claims, liveness, the ownership proof, shared-file edits, the walk of its trees and their hygiene, the recovery pass, the restore; qwen_store (store.h).
 # It includes only the folders listed before it in Makefile.am (t-0011).
 libqgc_a_SOURCES += src/qwen/archive.c src/qwen/archive.h src/qwen/claims.c src/qwen/claims.h \
 	src/qwen/cold-step.c src/qwen/cold-step.h src/qwen/enrich.c src/qwen/enrich.h \
@@ -8,7 +8,7 @@ libqgc_a_SOURCES += src/qwen/archive.c src/qwen/archive.h src/qwen/claims.c src/
 	src/qwen/hygiene.c src/qwen/hygiene.h src/qwen/json-input.c src/qwen/json-input.h \
 	src/qwen/live.c src/qwen/live.h src/qwen/orphans.c src/qwen/orphans.h src/qwen/owner.c \
 	src/qwen/owner.h src/qwen/qwen.c src/qwen/qwen.h src/qwen/qwen-batch.h src/qwen/qwen-commit.c \
-	src/qwen/qwen-commit.h src/qwen/qwen-run.c src/qwen/qwen-run.h src/qwen/qwen-session.c \
+	src/qwen/qwen-commit.h src/qwen/qwen-restore.c src/qwen/qwen-restore.h src/qwen/qwen-run.c src/qwen/qwen-run.h src/qwen/qwen-session.c \
 	src/qwen/qwen-session.h src/qwen/qwen-steps.c src/qwen/qwen-steps.h \
 	src/qwen/qwen-scan.c src/qwen/qwen-scan.h \
 	src/qwen/qwen-store.c src/qwen/qwen-store.h src/qwen/qwen-times.c src/qwen/qwen-times.h \

@@ -2,12 +2,10 @@
  * changes there through qwen_store's run operations on one tree (store.h: their contract): its
  * orphans (file-history/, subagents/, empty projects, the hygiene kinds and stale project
  * entries), and the steps of its recovery pass (recover.h). Its sessions' archive, delete and
- * compress are the run's group commit (qwen-session.h); their restore is still the executor's
- * own step (exec/). */
+ * compress are the run's group commit (qwen-session.h), their restore qwen-restore.h. */
 #pragma once
 
 #include <stddef.h>
-
 #include <sys/types.h>
 
 #include "inventory.h"
@@ -15,7 +13,8 @@
 #include "store.h"
 #include "usage-index.h"
 
-/* A Qwen tree open for a run (struct StoreRun is each store's own type). */
+/* A Qwen tree open for a run (struct StoreRun is each store's own type); qwen-restore.c
+ * restores through it too. */
 typedef struct QwenRun {
         const Inventory *inv;
         size_t tree;
@@ -30,6 +29,7 @@ typedef struct QwenRun {
         UsageIndex *usage; /* ids with a line in usage_record.jsonl, read incrementally */
         struct QwenAll *all; /* the run's group commit (qwen-session.h), once it began */
 } QwenRun;
+
 
 int qwen_run_open(const Inventory *inv, size_t t, struct StoreRun **ret);
 void qwen_run_close(struct StoreRun *run);

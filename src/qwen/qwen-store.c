@@ -8,6 +8,7 @@
 #include "hygiene.h"
 #include "json-input.h"
 #include "qwen.h"
+#include "qwen-restore.h"
 #include "qwen-run.h"
 #include "qwen-scan.h"
 #include "qwen-session.h"
@@ -129,6 +130,7 @@ const StoreOps qwen_store = {
         .orphan_what = qwen_store_orphan_what,
         .limit_reason = qwen_store_limit_reason,
         .merge_limit = QWEN_STORE_MERGE_LIMIT,
+        .conflict_what = "in both chats/ and chats/archive/",
         .session_bytes = "a session counts in any state (active, archived,\n"
                          "  compressed) with its sidecars, file-history, subagents",
         .run_open = qwen_run_open,
@@ -140,4 +142,7 @@ const StoreOps qwen_store = {
         .run_recover_step = qwen_run_recover_step,
         .run_session = qwen_session_run,
         .run_orphan = qwen_run_orphan,
+        .plan_restore = qwen_restore_plan,
+        .run_restore_begin = qwen_restore_begin,
+        .run_restore = qwen_restore_run,
 };

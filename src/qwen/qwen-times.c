@@ -94,7 +94,7 @@ int qwen_times_compact(int global_fd, const Inventory *inv, size_t t) {
                 if (r < 0)
                         return r;
         }
-        state_fd = fs_open_path(global_fd, SESSION_TIMES_STATE_DIR, 0);
+        state_fd = fs_open_path(global_fd, FS_STATE_DIR, 0);
         if (state_fd < 0)
                 return state_fd;
         r = fs_write_atomic(state_fd, SESSION_TIMES_NAME,

@@ -292,7 +292,7 @@ static int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMa
         if (!text || !name || !(tmp = fs_temp_name(name, false)))
                 return -ENOMEM;
         /* a new directory durable first: a marker in one a crash forgets would be lost with it */
-        state_fd = fs_mkdir_open(global_fd, RECOVER_STATE_DIR, 0700, global_dev, step, userdata);
+        state_fd = fs_mkdir_open(global_fd, FS_STATE_DIR, 0700, global_dev, step, userdata);
         if (state_fd < 0)
                 return state_fd;
         dir_fd = fs_mkdir_open(state_fd, "pending", 0700, global_dev, step, userdata);

@@ -9,9 +9,8 @@
 
 #include "fs.h"
 
-/* Where the pending-delete markers live, relative to G (next to G/.qgc.lock). */
-#define RECOVER_STATE_DIR ".qgc"
-#define RECOVER_PENDING_DIR ".qgc/pending"
+/* Where the pending-delete markers live, relative to G: in qgc's state directory (fs.h). */
+#define RECOVER_PENDING_DIR FS_STATE_DIR "/pending"
 
 /* The limits of a pending marker file, which the tree's user can write too: a file over one is
  * reported and ignored (never acted on). qgc writes one file per batch of deletes, at most

@@ -166,7 +166,7 @@ static TreeKind tree_size_classify(const char *rel) {
                 return TREE_KIND_UNKNOWN;
         /* qgc's own: its lock, its state (pending markers) and its temporary files anywhere */
         if ((ts_is(c, n, LOCK_FILE) && c[n] == '\0') ||
-            (ts_is(c, n, SESSION_TIMES_STATE_DIR) && c[n] == '/') ||
+            (ts_is(c, n, FS_STATE_DIR) && c[n] == '/') ||
             fs_is_temp_name(strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel))
                 return TREE_KIND_QGC;
         if (ts_is(c, n, "projects"))

@@ -33,9 +33,8 @@
 : "${QGC_SRCDIR:?QGC_SRCDIR must name the source tree}"
 LAYERS="base model config policy scan plan qwen deepcode exec cli"
 # The folders of the stores, and the folders of the core that reach them through store.h only.
-# exec/ joins NEUTRAL when it does (Qwen's session steps still named directly there).
 STORES="qwen deepcode"
-NEUTRAL="policy scan plan"
+NEUTRAL="policy scan plan exec"
 # The I/O of libc: opening, reading, writing, asking about and changing files, directories and
 # terminals. With _FORTIFY_SOURCE and large-file builds they appear as __NAME_chk, __NAME_2 and
 # NAME64, which io_symbol matches too.

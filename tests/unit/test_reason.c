@@ -268,6 +268,22 @@ static void test_reason_every_form(void **state) {
         }
 }
 
+/* A conflict is said in its store's words: Deep Code's has no chats/ (it said Qwen's once). */
+static void test_reason_conflict_by_store(void **state) {
+        VerdictFacts f = {};
+        Verdict v = { .verb = VERB_SKIP, .rule = "conflict", .protections = PROT_CONFLICT,
+                      .blocked_by = PROT_CONFLICT, .facts = &f };
+        Session s = { .state = SESSION_CONFLICT };
+        _cleanup_free_ char *q = reason_verdict(&v, &s, &qwen_store);
+        _cleanup_free_ char *d = reason_verdict(&v, &s, &deepcode_store);
+        _cleanup_free_ char *none = reason_verdict(&v, &s, NULL);
+
+        (void)state;
+        assert_string_equal(q, "in both chats/ and chats/archive/");
+        assert_string_equal(d, "both in Deep Code's project and in qgc's archive");
+        assert_string_equal(none, "in both its place and the archive");
+}
+
 static void test_reason_orphans(void **state) {
         static const struct {
                 Verdict v;
@@ -372,6 +388,7 @@ static void test_reason_format_limit(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_reason_every_form),
+                cmocka_unit_test(test_reason_conflict_by_store),
                 cmocka_unit_test(test_reason_orphans),
                 cmocka_unit_test(test_reason_owner),
                 cmocka_unit_test(test_reason_format_limit),
