@@ -6,7 +6,9 @@
  *   1. the marker .qgc/delete-<id> (code, the .jsonl's identity), durable;
  *   2. the index without the session's entries: a temp file, fsync, the index re-read and
  *      compared with the text the edit was made from (Deep Code rewrites it whole, with no lock:
- *      if it did meanwhile, the edit is redone from its text), rename, fsync of the directory;
+ *      if it did meanwhile, the edit is redone from its text), exchanged with the temp file and
+ *      what it replaced compared again (a write of Deep Code's in between goes back to the
+ *      name, and the edit is redone from it: dc_run_index_put()), fsync of the directory;
  *      only while no Deep Code process works in the project, only when the index parses and is
  *      exactly JSON.stringify(index, null, 2) of what it holds (the text Deep Code itself
  *      writes: saveSessionsIndex() of session.ts), so that the edit is what Deep Code's own
@@ -148,7 +150,8 @@ static int dc_run_read(int dfd, const char *name, size_t max, char **ret, size_t
         return fs_read_fd(fd, max, ret, ret_n);
 }
 
-static int dc_run_write_temp(int pfd, const char *text, size_t n, const struct stat *st) {
+static int dc_run_write_temp(int pfd, const char *text, size_t n, const struct stat *st,
+                             struct stat *ret_st) {
         _cleanup_close_ int fd = -EBADF;
 
         (void)unlinkat(pfd, DC_INDEX_TEMP, 0);
@@ -169,7 +172,94 @@ static int dc_run_write_temp(int pfd, const char *text, size_t n, const struct s
                         return -errno;
                 done += (size_t)k;
         }
+        if (fstat(fd, ret_st) < 0)
+                return -errno;
         return fs_fsync(fd);
+}
+
+/* How many times a version of the index Deep Code wrote during the replace goes back to the
+ * name at most (dc_run_index_put()): each time one comes back that is not the version put
+ * there, Deep Code wrote that one meanwhile, and it goes back in turn. */
+#define DC_RUN_SWAP_ROUNDS 8
+
+/* Put the temp file (qgc's new text out[0..n_out), the file ost) in place of the index, which
+ * held text[0..n) (the file st) at the edit's read, by exchange (fs_exchange_open()): Deep Code
+ * writes the index in place (writeFileSync()) with no lock, at any moment, so the version
+ * replaced is compared with the one read, and when it is another (Deep Code's, written since),
+ * it goes back to the name at once; what that brings back must be qgc's version as it was put,
+ * else Deep Code wrote into it meanwhile, and that goes back in turn (DC_RUN_SWAP_ROUNDS). Where
+ * the filesystem cannot exchange, a plain rename (the edit's re-read is the check, as it was).
+ * 1 in place (the directory fsynced, the text replaced removed), 0 Deep Code's version is at the
+ * name (the edit is redone from it; the temp file removed), or -errno (-EAGAIN: Deep Code kept
+ * writing, its version before the last at the temp name). */
+static int dc_run_index_put(int pfd, const char *text, size_t n, const struct stat *st,
+                            const char *out, size_t n_out, const struct stat *ost,
+                            StoreStep *step) {
+        _cleanup_free_ char *held = NULL, *buf = malloc(FS_CMP_CHUNK);
+        _cleanup_close_ int fd = -EBADF;
+        struct stat xst, exp_st = *ost;
+        const char *exp = out;
+        size_t n_exp = n_out;
+        bool at_tmp;
+        int r;
+
+        if (!buf)
+                return -ENOMEM;
+        fd = fs_exchange_open(pfd, DC_INDEX_TEMP, DC_INDEX_FILE, true, &at_tmp, &xst);
+        if (fd < 0 && !at_tmp) {
+                (void)unlinkat(pfd, DC_INDEX_TEMP, 0);
+                return fd == -ENOENT ? 0 /* gone meanwhile: read again */
+                                     : dc_run_why(step, fd, "cannot replace sessions-index.json");
+        }
+        r = fd < 0 ? fd : at_tmp ? fs_version_is(fd, &xst, st, text, n, buf) : 1;
+        if (r > 0) {
+                r = fs_fsync(pfd);
+                if (r >= 0 && at_tmp)
+                        (void)unlinkat(pfd, DC_INDEX_TEMP, 0); /* the text replaced */
+                return r < 0 ? dc_run_why(step, r, "cannot sync the project directory") : 1;
+        }
+        /* Deep Code's version (or one that cannot be read) is at the temp name: back to the name */
+        for (unsigned round = 0; round < DC_RUN_SWAP_ROUNDS; round++) {
+                _cleanup_close_ int y = -EBADF;
+                _cleanup_free_ char *next = NULL;
+                struct stat yst;
+                size_t n_next = 0;
+                bool back;
+
+                /* its text: what the next exchange must bring back, if one is needed */
+                if (fd < 0 || fs_read_fd(fd, DC_INDEX_MAX, &next, &n_next) < 0)
+                        next = NULL;
+                y = fs_exchange_open(pfd, DC_INDEX_TEMP, DC_INDEX_FILE, false, &back, &yst);
+                if (y < 0 && !back)
+                        return dc_run_why(step, y, "cannot put Deep Code's sessions-index.json "
+                                          "back: it is at " DC_INDEX_TEMP);
+                r = y < 0 ? y : fs_version_is(y, &yst, &exp_st, exp, n_exp, buf);
+                if (r != 0) {
+                        int q = fs_fsync(pfd);
+
+                        if (r > 0 && q >= 0)
+                                (void)unlinkat(pfd, DC_INDEX_TEMP, 0); /* qgc's version */
+                        if (r < 0 || q < 0)
+                                return dc_run_why(step, r < 0 ? r : q,
+                                                  "cannot put Deep Code's sessions-index.json "
+                                                  "back");
+                        return 0;
+                }
+                /* Deep Code wrote into the version at the name: its newest, now at the temp
+                 * name, goes back to the name; the one at the name must come back as it is */
+                free(held);
+                held = TAKE_PTR(next);
+                exp = held ?: "";
+                n_exp = held ? n_next : 0;
+                exp_st = xst;
+                safe_close(fd);
+                fd = TAKE_FD(y);
+                xst = yst;
+        }
+        (void)fs_fsync(pfd);
+        return dc_run_why(step, -EAGAIN, "Deep Code rewrote sessions-index.json during its "
+                          "replace %u times: its version before the last is at " DC_INDEX_TEMP,
+                          DC_RUN_SWAP_ROUNDS);
 }
 
 /* DcRunIndexEditFn of a delete: the entries of id removed (with remove), none of them a prompt in
@@ -204,7 +294,7 @@ int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code, con
                 _cleanup_free_ char *text = NULL, *again = NULL, *pcode = NULL, *out = NULL;
                 json_object *root = NULL, *entries = NULL;
                 StrBuf b = {};
-                struct stat st;
+                struct stat st, ost;
                 size_t n = 0, n_again = 0;
                 const char *orig;
                 int r;
@@ -257,7 +347,7 @@ int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code, con
                 r = dc_run_live(run, code, step);
                 if (r < 0)
                         return r;
-                r = dc_run_write_temp(pfd, out, strlen(out), &st);
+                r = dc_run_write_temp(pfd, out, strlen(out), &st, &ost);
                 if (r < 0) {
                         (void)unlinkat(pfd, DC_INDEX_TEMP, 0);
                         return dc_run_why(step, r, "cannot write sessions-index.json's new text");
@@ -271,13 +361,10 @@ int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code, con
                         (void)unlinkat(pfd, DC_INDEX_TEMP, 0);
                         continue; /* rewritten meanwhile: redone from its new text */
                 }
-                if (renameat(pfd, DC_INDEX_TEMP, pfd, DC_INDEX_FILE) < 0) {
-                        r = -errno;
-                        (void)unlinkat(pfd, DC_INDEX_TEMP, 0);
-                        return dc_run_why(step, r, "cannot replace sessions-index.json");
-                }
-                r = fs_fsync(pfd);
-                return r < 0 ? dc_run_why(step, r, "cannot sync the project directory") : 1;
+                r = dc_run_index_put(pfd, text, n, &st, out, strlen(out), &ost, step);
+                if (r == 0)
+                        continue; /* rewritten meanwhile: given back, redone from its text */
+                return r;
         }
         return dc_run_why(step, -EAGAIN, "Deep Code rewrote sessions-index.json during each of "
                           "%u edits", DC_RUN_INDEX_TRIES);

@@ -85,7 +85,8 @@ typedef int (*DcRunIndexEditFn)(struct json_object *entries, const char *id, voi
 /* Edit projects/<code>/sessions-index.json (the project directory open at pfd) with edit: only
  * when the text is exactly what Deep Code writes (JSON.stringify(index, null, 2)) and its
  * originalPath still names code, while no Deep Code process works in the project; as temp file,
- * fsync, re-read and compare, rename, directory fsync; redone from the new text when Deep Code
+ * fsync, re-read and compare, exchange (renameat2) and compare what it replaced (Deep Code's
+ * version written meanwhile put back), directory fsync; redone from the new text when Deep Code
  * rewrote it meanwhile (DC_RUN_INDEX_TRIES). The hook says "replace ... by its text <what>
  * session <id>". 1 edited (or edit returned 2), 0 no index or edit returned 0; -EBUSY live,
  * -EBADMSG not Deep Code's text (never rewritten), -ESTALE originalPath changed, -EAGAIN kept
