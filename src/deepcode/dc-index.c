@@ -92,7 +92,7 @@ int dc_index_read(int dfd, DcIndex *ret) {
 
         *ret = (DcIndex){};
         /* as the scan reads every file: no atime change where the owner may avoid it */
-        fd = fs_open_noatime(dfd, "sessions-index.json", O_RDONLY);
+        fd = fs_open_noatime(dfd, DC_INDEX_FILE, O_RDONLY);
         r = fd < 0 ? fd : fs_read_fd(fd, DC_INDEX_MAX, &text, &n);
         if (r == -ENOMEM)
                 return r;

@@ -209,7 +209,7 @@ static int dc_run_index_put(int pfd, const char *text, size_t n, const struct st
         if (fd < 0 && !at_tmp) {
                 (void)unlinkat(pfd, DC_INDEX_TEMP, 0);
                 return fd == -ENOENT ? 0 /* gone meanwhile: read again */
-                                     : dc_run_why(step, fd, "cannot replace sessions-index.json");
+                                     : dc_run_why(step, fd, "cannot replace " DC_INDEX_FILE);
         }
         r = fd < 0 ? fd : at_tmp ? fs_version_is(fd, &xst, st, text, n, buf) : 1;
         if (r > 0) {
@@ -231,7 +231,7 @@ static int dc_run_index_put(int pfd, const char *text, size_t n, const struct st
                         next = NULL;
                 y = fs_exchange_open(pfd, DC_INDEX_TEMP, DC_INDEX_FILE, false, &back, &yst);
                 if (y < 0 && !back)
-                        return dc_run_why(step, y, "cannot put Deep Code's sessions-index.json "
+                        return dc_run_why(step, y, "cannot put Deep Code's " DC_INDEX_FILE " "
                                           "back: it is at " DC_INDEX_TEMP);
                 r = y < 0 ? y : fs_version_is(y, &yst, &exp_st, exp, n_exp, buf);
                 if (r != 0) {
@@ -241,7 +241,7 @@ static int dc_run_index_put(int pfd, const char *text, size_t n, const struct st
                                 (void)unlinkat(pfd, DC_INDEX_TEMP, 0); /* qgc's version */
                         if (r < 0 || q < 0)
                                 return dc_run_why(step, r < 0 ? r : q,
-                                                  "cannot put Deep Code's sessions-index.json "
+                                                  "cannot put Deep Code's " DC_INDEX_FILE " "
                                                   "back");
                         return 0;
                 }
@@ -257,7 +257,7 @@ static int dc_run_index_put(int pfd, const char *text, size_t n, const struct st
                 xst = yst;
         }
         (void)fs_fsync(pfd);
-        return dc_run_why(step, -EAGAIN, "Deep Code rewrote sessions-index.json during its "
+        return dc_run_why(step, -EAGAIN, "Deep Code rewrote " DC_INDEX_FILE " during its "
                           "replace %u times: its version before the last is at " DC_INDEX_TEMP,
                           DC_RUN_SWAP_ROUNDS);
 }
@@ -304,7 +304,7 @@ int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code, con
                         return 0;
                 if (r < 0)
                         return dc_run_why(step, r == -ENOMEM ? r : -EBADMSG,
-                                          "cannot read sessions-index.json");
+                                          "cannot read " DC_INDEX_FILE);
                 r = json_parse(text, n, &root);
                 if (r == -ENOMEM)
                         return r;
@@ -320,7 +320,7 @@ int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code, con
                 if (r < 0) {
                         json_object_put(root);
                         return r == -ENOMEM ? r : dc_run_why(step, -EBADMSG,
-                                "sessions-index.json is not what Deep Code writes "
+                                DC_INDEX_FILE " is not what Deep Code writes "
                                 "(JSON.stringify(index, null, 2)): never rewritten");
                 }
                 r = dc_project_code(orig, &pcode);
@@ -350,7 +350,7 @@ int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code, con
                 r = dc_run_write_temp(pfd, out, strlen(out), &st, &ost);
                 if (r < 0) {
                         (void)unlinkat(pfd, DC_INDEX_TEMP, 0);
-                        return dc_run_why(step, r, "cannot write sessions-index.json's new text");
+                        return dc_run_why(step, r, "cannot write " DC_INDEX_FILE "'s new text");
                 }
                 dc_run_hook(step, "replace projects/%s/" DC_INDEX_FILE " by its text %s session %s",
                             code, what, id);
@@ -366,7 +366,7 @@ int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code, con
                         continue; /* rewritten meanwhile: given back, redone from its text */
                 return r;
         }
-        return dc_run_why(step, -EAGAIN, "Deep Code rewrote sessions-index.json during each of "
+        return dc_run_why(step, -EAGAIN, "Deep Code rewrote " DC_INDEX_FILE " during each of "
                           "%u edits", DC_RUN_INDEX_TRIES);
 }
 

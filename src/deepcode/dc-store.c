@@ -221,7 +221,7 @@ static int dc_store_list(DcProject *p, int pfd, dev_t dev, const char *ppath) {
                         fs_fileid_from_stat(&p->marker, &st);
                         r = 0;
                 } else {
-                        p->unknown = p->unknown || !streq(name, "sessions-index.json");
+                        p->unknown = p->unknown || !streq(name, DC_INDEX_FILE);
                         r = 0;
                 }
                 if (r < 0)
@@ -485,7 +485,7 @@ static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd,
         if (r < 0)
                 return r;
         /* its identity before the read: a rewrite after it shows as a change */
-        if (fs_statat(pfd, "sessions-index.json", &ist, NULL) >= 0)
+        if (fs_statat(pfd, DC_INDEX_FILE, &ist, NULL) >= 0)
                 fs_fileid_from_stat(&p->index, &ist);
         r = dc_index_read(pfd, &idx);
         if (r < 0)
