@@ -549,6 +549,24 @@ int fs_version_is(int fd, const struct stat *st, const struct stat *want_st, con
         return 1;
 }
 
+int fs_temp_like(int dfd, const char *tmp, const struct stat *like, mode_t mask,
+                 bool exact_owner) {
+        _cleanup_close_ int fd = fs_openat(dfd, tmp, O_RDWR | O_CREAT | O_EXCL, 0600);
+        bool own = exact_owner ? like->st_uid != geteuid() || like->st_gid != getegid()
+                               : geteuid() == 0;
+
+        if (fd < 0)
+                return fd;
+        if ((own && fchown(fd, like->st_uid, like->st_gid) < 0) ||
+            fchmod(fd, like->st_mode & mask) < 0) { /* past the umask (the unit's is 0077) */
+                int r = -errno;
+
+                (void)unlinkat(dfd, tmp, 0);
+                return r;
+        }
+        return TAKE_FD(fd);
+}
+
 int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mode_t mode) {
         _cleanup_free_ char *tmp = fs_temp_name(name, false);
         _cleanup_close_ int fd = -EBADF;

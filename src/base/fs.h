@@ -132,6 +132,13 @@ int fs_exchange_open(int dfd, const char *tmp, const char *name, bool fallback, 
 #define FS_CMP_CHUNK (1024 * 1024)
 int fs_version_is(int fd, const struct stat *st, const struct stat *want_st, const char *text,
                   size_t n, char *buf);
+/* Create the temporary file (dfd, tmp) (O_EXCL: a leftover is the caller's to remove first) for
+ * a file like like: created 0600, then given like's owner and group (fchown) and like's mode &
+ * mask past the umask (fchmod). exact_owner: whenever like's owner or group is not ours (the
+ * replacement of the file like, which must keep them); else only as root (a file that like's
+ * owner's own process would make: as root, the owner's; else ours). The fd (O_RDWR) or -errno
+ * (no file left behind). */
+int fs_temp_like(int dfd, const char *tmp, const struct stat *like, mode_t mask, bool exact_owner);
 /* write data to (dfd, name) atomically: a temp file in dfd, fsync, rename over name, fsync
  * dfd. mode for a new file. */
 int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mode_t mode);

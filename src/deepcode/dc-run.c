@@ -153,25 +153,15 @@ static int dc_run_read(int dfd, const char *name, size_t max, char **ret, size_t
 static int dc_run_write_temp(int pfd, const char *text, size_t n, const struct stat *st,
                              struct stat *ret_st) {
         _cleanup_close_ int fd = -EBADF;
+        int r;
 
         (void)unlinkat(pfd, DC_INDEX_TEMP, 0);
-        fd = openat(pfd, DC_INDEX_TEMP,
-                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st->st_mode & 07777);
+        fd = fs_temp_like(pfd, DC_INDEX_TEMP, st, 07777, false);
         if (fd < 0)
-                return -errno;
-        if (geteuid() == 0 && fchown(fd, st->st_uid, st->st_gid) < 0)
-                return -errno;
-        if (fchmod(fd, st->st_mode & 07777) < 0) /* past the umask (the unit's is 0077) */
-                return -errno;
-        for (size_t done = 0; done < n;) {
-                ssize_t k = write(fd, text + done, n - done);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                done += (size_t)k;
-        }
+                return fd;
+        r = util_write_all(fd, text, n);
+        if (r < 0)
+                return r;
         if (fstat(fd, ret_st) < 0)
                 return -errno;
         return fs_fsync(fd);

@@ -131,17 +131,12 @@ static int erase_copy_fd(int src, int out, uint64_t n) {
  * owner of like, fsynced: its fd (*ret_st), or -errno (no temp file left behind). */
 static int erase_write_temp(int dir_fd, const char *tmp, const char *text, size_t n, int src,
                             const struct stat *like, struct stat *ret_st) {
-        _cleanup_close_ int fd = fs_openat(dir_fd, tmp, O_RDWR | O_CREAT | O_EXCL, 0600);
+        _cleanup_close_ int fd = fs_temp_like(dir_fd, tmp, like, 07777, true);
         int r;
 
         if (fd < 0)
                 return fd;
         r = src >= 0 ? erase_copy_fd(src, fd, n) : util_write_all(fd, text, n);
-        if (r >= 0 && (like->st_uid != geteuid() || like->st_gid != getegid()) &&
-            fchown(fd, like->st_uid, like->st_gid) < 0)
-                r = -errno;
-        if (r >= 0 && fchmod(fd, like->st_mode & 07777) < 0)
-                r = -errno;
         if (r >= 0)
                 r = fs_fsync(fd);
         if (r >= 0 && fstat(fd, ret_st) < 0)
