@@ -415,7 +415,8 @@ int dc_restore_session(struct StoreRun *run, const Session *s, StoreStep *step) 
                 return -ENOMEM;
         if (s->state != SESSION_ARCHIVED)
                 return dc_run_why(step, -EEXIST, "Deep Code lists it too (conflict)");
-        if (s->owner != OWNER_OK || !dc_run_name_ok(s->id) || !dc_run_name_ok(code))
+        if (s->owner != OWNER_OK || !dc_index_id_valid(s->id, strlen(s->id)) ||
+            !dc_run_name_ok(code))
                 return dc_run_why(step, -EPERM, "ownership not proven");
         r = dc_restore_open(run, code, s->id, &d);
         if (r == -ENOENT && d.pfd < 0)

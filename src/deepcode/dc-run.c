@@ -527,8 +527,8 @@ int dc_run_marker_read(int qfd, const char *marker, const char *prefix,
                 r = dc_run_marker_parse(text, kinds[k], ret_code, ret_id, ret_f);
         if (r == -ENOMEM)
                 return r;
-        if (r < 0 || !dc_run_name_ok(*ret_code) || !dc_run_name_ok(*ret_id) ||
-            !streq(marker + strlen(prefix), *ret_id))
+        if (r < 0 || !dc_run_name_ok(*ret_code) || !*ret_id ||
+            !dc_index_id_valid(*ret_id, strlen(*ret_id)) || !streq(marker + strlen(prefix), *ret_id))
                 return dc_run_why(step, -EBADMSG, "~/.deepcode/" DC_RUN_QGC_DIR "/%s is not "
                                   "qgc's pending-%s marker: kept", marker, what);
         *ret_kind = k - 1;
@@ -569,7 +569,8 @@ int dc_run_session(struct StoreRun *run, const Session *s, const Verdict *v, Sto
                 return -ENOMEM;
         if (v->verb != VERB_DELETE)
                 return dc_run_why(step, -EOPNOTSUPP, "Deep Code has no archive");
-        if (s->owner != OWNER_OK || !dc_run_name_ok(s->id) || !dc_run_name_ok(code))
+        if (s->owner != OWNER_OK || !dc_index_id_valid(s->id, strlen(s->id)) ||
+            !dc_run_name_ok(code))
                 return dc_run_why(step, -EPERM, "ownership not proven");
         if (run->projects_fd < 0)
                 return dc_run_why(step, run->projects_fd, "cannot open projects/");

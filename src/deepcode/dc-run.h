@@ -73,7 +73,8 @@ _printf_(2, 3) void dc_run_hook(StoreStep *step, const char *fmt, ...);
 _printf_(3, 4) int dc_run_why(StoreStep *step, int r, const char *fmt, ...);
 /* May a Deep Code process be writing projects/<code>/? 0 no, -EBUSY (step->why), -ENOMEM. */
 int dc_run_live(const struct StoreRun *run, const char *code, StoreStep *step);
-/* Can a name from the index or a marker be used as a file name of the project? */
+/* Can a project code from the index or a marker be used as a directory name of the store? (a
+ * session id: dc_index_id_valid()) */
 bool dc_run_name_ok(const char *s);
 
 /* An edit of the parsed index (its "entries" array) for session id, by dc_run_index_edit(): 1

@@ -401,10 +401,6 @@ int dc_store_archived(DcProject *p, int archive_fd, dev_t dev, const char *apath
         return 0;
 }
 
-bool dc_store_id_valid(const char *id) {
-        return id[0] && id[0] != '.' && !strchr(id, '/') && strlen(id) <= 200;
-}
-
 /* The proof and liveness of session s of project p. */
 static int dc_store_session_check(DcProject *p, DcSession *s, int pfd, msec_t now) {
         bool busy = s->status == DC_STATUS_PROCESSING || s->status == DC_STATUS_ASK_PERMISSION ||
@@ -414,7 +410,7 @@ static int dc_store_session_check(DcProject *p, DcSession *s, int pfd, msec_t no
 
         s->live = p->live;
         s->live_pid = p->live_pid;
-        if (!dc_store_id_valid(s->id))
+        if (!dc_index_id_valid(s->id, strlen(s->id)))
                 why = "its id cannot be a file name";
         else if (s->jsonl.present) {
                 r = dc_messages_read(pfd, s->id, &s->messages);

@@ -139,7 +139,7 @@ static void deepcode_store_times_one(SessionTimeEvent ev, msec_t at, const char 
                                      void *userdata) {
         DeepcodeStoreTimes *c = userdata;
 
-        if (dc_store_id_valid(id))
+        if (dc_index_id_valid(id, strlen(id)))
                 inventory_session_time(c->inv, c->tree, ev, at, id);
 }
 
