@@ -568,6 +568,11 @@ int fs_temp_like(int dfd, const char *tmp, const struct stat *like, mode_t mask,
 }
 
 int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mode_t mode) {
+        return fs_write_durable(dfd, name, data, size, mode, 0, NULL, NULL);
+}
+
+int fs_write_durable(int dfd, const char *name, const void *data, size_t size, mode_t mode,
+                     unsigned flags, FsMadeFn made, void *userdata) {
         _cleanup_free_ char *tmp = fs_temp_name(name, false);
         _cleanup_close_ int fd = -EBADF;
         int r;
@@ -585,10 +590,16 @@ int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mo
                 r = fs_fsync(fd);
         if (r < 0)
                 goto fail;
-        if (renameat(dfd, tmp, dfd, name) < 0) {
-                r = -errno;
+        if (made && (flags & FS_DURABLE_MADE_TEMP))
+                made(userdata, tmp);
+        if (flags & FS_DURABLE_NOREPLACE)
+                r = fs_rename_noreplace(dfd, tmp, dfd, name);
+        else
+                r = renameat(dfd, tmp, dfd, name) < 0 ? -errno : 0;
+        if (r < 0)
                 goto fail;
-        }
+        if (made)
+                made(userdata, name);
         return fs_fsync(dfd);
 fail:
         (void)unlinkat(dfd, tmp, 0);

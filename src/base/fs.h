@@ -139,9 +139,17 @@ int fs_version_is(int fd, const struct stat *st, const struct stat *want_st, con
  * owner's own process would make: as root, the owner's; else ours). The fd (O_RDWR) or -errno
  * (no file left behind). */
 int fs_temp_like(int dfd, const char *tmp, const struct stat *like, mode_t mask, bool exact_owner);
-/* write data to (dfd, name) atomically: a temp file in dfd, fsync, rename over name, fsync
- * dfd. mode for a new file. */
+/* write data to (dfd, name) atomically: a temp file in dfd (a leftover of a crashed run removed
+ * first), fsync, rename over name, fsync dfd. mode for a new file. */
 int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mode_t mode);
+/* The one durable write: fs_write_atomic() with, in flags, FS_DURABLE_NOREPLACE (an existing
+ * name is kept: -EEXIST, fs_rename_noreplace()) and FS_DURABLE_MADE_TEMP (made(userdata, tmp)
+ * once the temp file's bytes are durable); made(userdata, name) once it has its name, before
+ * dfd's fsync (the steps a crash test kills at). A failure before the rename leaves no file. */
+#define FS_DURABLE_NOREPLACE (1u << 0)
+#define FS_DURABLE_MADE_TEMP (1u << 1)
+int fs_write_durable(int dfd, const char *name, const void *data, size_t size, mode_t mode,
+                     unsigned flags, FsMadeFn made, void *userdata);
 
 /* The suffix of qgc's temporary files (".<name>.qgc-tmp", fs_write_atomic() and every other
  * atomic write of qgc's); FS_TEMP_NAME() the temp name of a literal name, fs_temp_name() of any
