@@ -181,11 +181,12 @@ static int dc_run_write_temp(int pfd, const char *text, size_t n, const struct s
  * the filesystem cannot exchange, a plain rename (the edit's re-read is the check, as it was).
  * 1 in place (the directory fsynced, the text replaced removed), 0 Deep Code's version is at the
  * name (the edit is redone from it; the temp file removed), or -errno (-EAGAIN: Deep Code kept
- * writing, its version before the last at the temp name). */
+ * writing: its last version, which the rounds could not put back, is kept beside the index as
+ * sessions-index.json.qgc-unmerged-<inode>, which nothing of qgc's removes). */
 static int dc_run_index_put(int pfd, const char *text, size_t n, const struct stat *st,
                             const char *out, size_t n_out, const struct stat *ost,
                             StoreStep *step) {
-        _cleanup_free_ char *held = NULL, *buf = malloc(FS_CMP_CHUNK);
+        _cleanup_free_ char *held = NULL, *kept = NULL, *buf = malloc(FS_CMP_CHUNK);
         _cleanup_close_ int fd = -EBADF;
         struct stat xst, exp_st = *ost;
         const char *exp = out;
@@ -246,10 +247,18 @@ static int dc_run_index_put(int pfd, const char *text, size_t n, const struct st
                 fd = TAKE_FD(y);
                 xst = yst;
         }
-        (void)fs_fsync(pfd);
+        /* its last version (at the temp name, which the next edit reuses) kept beside */
+        kept = util_strprintf(DC_INDEX_FILE ".qgc-unmerged-%ju", (uintmax_t)xst.st_ino);
+        r = kept ? fs_rename_noreplace(pfd, DC_INDEX_TEMP, pfd, kept) : -ENOMEM;
+        if (r >= 0)
+                r = fs_fsync(pfd);
+        if (r < 0)
+                return dc_run_why(step, r, "Deep Code rewrote " DC_INDEX_FILE " during its "
+                                  "replace %u times: its last version is at " DC_INDEX_TEMP,
+                                  DC_RUN_SWAP_ROUNDS);
         return dc_run_why(step, -EAGAIN, "Deep Code rewrote " DC_INDEX_FILE " during its "
-                          "replace %u times: its version before the last is at " DC_INDEX_TEMP,
-                          DC_RUN_SWAP_ROUNDS);
+                          "replace %u times: its last version is kept as %s",
+                          DC_RUN_SWAP_ROUNDS, kept);
 }
 
 /* DcRunIndexEditFn of a delete: the entries of id removed (with remove), none of them a prompt in

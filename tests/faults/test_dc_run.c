@@ -140,7 +140,9 @@ static const char index_empty[] = "{\n  \"version\": 1,\n  \"entries\": [],\n"
 /* What Deep Code writes at qgc's replace of the index (__wrap_renameat()). */
 static struct {
         const char *path, *before, *after;
-        bool no_exchange; /* the filesystem cannot exchange (EINVAL) */
+        bool no_exchange;  /* the filesystem cannot exchange (EINVAL) */
+        bool after_always; /* after every exchange onto the index, not once */
+        unsigned n_after;
 } dcw;
 
 typedef struct T {
@@ -317,8 +319,14 @@ int __wrap_renameat2(int olddfd, const char *oldname, int newdfd, const char *ne
         if (streq(newname, "sessions-index.json"))
                 dc_write_in_place(&dcw.before);
         r = __real_renameat2(olddfd, oldname, newdfd, newname, flags);
-        if (r >= 0 && streq(newname, "sessions-index.json"))
-                dc_write_in_place(&dcw.after);
+        if (r >= 0 && streq(newname, "sessions-index.json")) {
+                /* every time another text: the text after, then n spaces */
+                _cleanup_free_ char *after = dcw.after_always
+                        ? util_strprintf("%s%*s", dcw.after, (int)++dcw.n_after, "") : NULL;
+                const char *a = after;
+
+                dc_write_in_place(dcw.after_always ? &a : &dcw.after);
+        }
         return r;
 }
 
@@ -353,6 +361,43 @@ static void test_dc_delete_index_written_at_and_after_replace(void **state) {
         assert_int_equal(st.n_deleted, 1);
         check_index(t, index_234);
         check_gone(t, ID1, true);
+        assert_false(fixture_exists(t->root, PROJ "/.sessions-index.json.qgc-tmp"));
+}
+
+/* ... and after every exchange qgc makes: the rounds that put its versions back end, and its
+ * last version is kept beside the index (never removed by qgc); the session stays. */
+static void test_dc_delete_index_written_at_every_exchange(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *dir = fixture_path(t->root, PROJ);
+        struct dirent *de;
+        ActionStats st;
+        unsigned kept = 0;
+        DIR *d;
+
+        fixture_store(t, index_12);
+        dcw = (typeof(dcw)){ .path = t->index, .before = index_123, .after = index_1234,
+                             .after_always = true };
+        _cleanup_free_ char *index = NULL;
+
+        (void)run_delete(t->dc, (const char *const[]){ ID1, NULL }, &st);
+        assert_int_equal(st.n_deleted, 0);
+        assert_true(dcw.n_after > 8);
+        index = test_read(t->index);
+        assert_true(strneq(index, index_1234, strlen(index_1234)));
+        check_gone(t, ID1, false);
+        d = opendir(dir);
+        assert_non_null(d);
+        while ((de = readdir(d)))
+                if (strneq(de->d_name, "sessions-index.json.qgc-unmerged-", 33)) {
+                        _cleanup_free_ char *rel = util_strprintf(PROJ "/%s", de->d_name);
+                        _cleanup_free_ char *got = NULL;
+
+                        assert_int_equal(fixture_read(t->root, rel, &got, NULL), 0);
+                        assert_true(strneq(got, index_1234, strlen(index_1234)));
+                        kept++;
+                }
+        closedir(d);
+        assert_int_equal(kept, 1);
         assert_false(fixture_exists(t->root, PROJ "/.sessions-index.json.qgc-tmp"));
 }
 
@@ -672,6 +717,8 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_dc_delete_index_written_at_replace, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_dc_delete_index_written_at_and_after_replace,
+                                                setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dc_delete_index_written_at_every_exchange,
                                                 setup, teardown),
                 cmocka_unit_test_setup_teardown(test_dc_delete_index_no_exchange, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_dc_delete_index_not_deepcode_refused, setup,
