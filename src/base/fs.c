@@ -492,7 +492,87 @@ int fs_open_noatime(int dfd, const char *name, int flags) {
         return fd;
 }
 
+int fs_open_regular(int dfd, const char *name, struct stat *ret_st) {
+        _cleanup_close_ int fd = fs_openat(dfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, ret_st) < 0)
+                return -errno;
+        if (!S_ISREG(ret_st->st_mode))
+                return -EBADMSG;
+        return TAKE_FD(fd);
+}
+
+int fs_exchange_open(int dfd, const char *tmp, const char *name, bool fallback, bool *ret_at_tmp,
+                     struct stat *ret_st) {
+        _cleanup_close_ int fd = -EBADF;
+
+        *ret_at_tmp = false;
+        if (renameat2(dfd, tmp, dfd, name, RENAME_EXCHANGE) >= 0) {
+                *ret_at_tmp = true;
+                return fs_open_regular(dfd, tmp, ret_st);
+        }
+        if (!fallback || (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP))
+                return -errno;
+        fd = fs_open_regular(dfd, name, ret_st);
+        if (fd < 0)
+                return fd;
+        if (renameat(dfd, tmp, dfd, name) < 0)
+                return -errno;
+        return TAKE_FD(fd);
+}
+
+int fs_version_is(int fd, const struct stat *st, const struct stat *want_st, const char *text,
+                  size_t n, char *buf) {
+        _cleanup_free_ char *own = NULL;
+
+        if (want_st && (st->st_dev != want_st->st_dev || st->st_ino != want_st->st_ino))
+                return 0;
+        if ((uint64_t)st->st_size != n)
+                return 0;
+        if (!buf) {
+                buf = own = malloc(FS_CMP_CHUNK);
+                if (!buf)
+                        return -ENOMEM;
+        }
+        for (size_t at = 0; at < n;) {
+                size_t want = MIN(n - at, (size_t)FS_CMP_CHUNK);
+                ssize_t k = fs_pread_full(fd, buf, want, (off_t)at);
+
+                if (k < 0)
+                        return (int)k;
+                if ((size_t)k < want || memcmp(buf, text + at, want) != 0)
+                        return 0; /* shorter, or other bytes */
+                at += want;
+        }
+        return 1;
+}
+
+int fs_temp_like(int dfd, const char *tmp, const struct stat *like, mode_t mask,
+                 bool exact_owner) {
+        _cleanup_close_ int fd = fs_openat(dfd, tmp, O_RDWR | O_CREAT | O_EXCL, 0600);
+        bool own = exact_owner ? like->st_uid != geteuid() || like->st_gid != getegid()
+                               : geteuid() == 0;
+
+        if (fd < 0)
+                return fd;
+        if ((own && fchown(fd, like->st_uid, like->st_gid) < 0) ||
+            fchmod(fd, like->st_mode & mask) < 0) { /* past the umask (the unit's is 0077) */
+                int r = -errno;
+
+                (void)unlinkat(dfd, tmp, 0);
+                return r;
+        }
+        return TAKE_FD(fd);
+}
+
 int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mode_t mode) {
+        return fs_write_durable(dfd, name, data, size, mode, 0, NULL, NULL);
+}
+
+int fs_write_durable(int dfd, const char *name, const void *data, size_t size, mode_t mode,
+                     unsigned flags, FsMadeFn made, void *userdata) {
         _cleanup_free_ char *tmp = fs_temp_name(name, false);
         _cleanup_close_ int fd = -EBADF;
         int r;
@@ -510,10 +590,16 @@ int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mo
                 r = fs_fsync(fd);
         if (r < 0)
                 goto fail;
-        if (renameat(dfd, tmp, dfd, name) < 0) {
-                r = -errno;
+        if (made && (flags & FS_DURABLE_MADE_TEMP))
+                made(userdata, tmp);
+        if (flags & FS_DURABLE_NOREPLACE)
+                r = fs_rename_noreplace(dfd, tmp, dfd, name);
+        else
+                r = renameat(dfd, tmp, dfd, name) < 0 ? -errno : 0;
+        if (r < 0)
                 goto fail;
-        }
+        if (made)
+                made(userdata, name);
         return fs_fsync(dfd);
 fail:
         (void)unlinkat(dfd, tmp, 0);

@@ -112,9 +112,44 @@ int fs_read_fd(int fd, size_t max, char **ret, size_t *ret_size);
 int fs_open_noatime(int dfd, const char *name, int flags);
 /* the same for (dfd, name), opened no-follow and non-blocking. */
 int fs_read_file(int dfd, const char *name, size_t max, char **ret, size_t *ret_size);
-/* write data to (dfd, name) atomically: a temp file in dfd, fsync, rename over name, fsync
- * dfd. mode for a new file. */
+/* open (dfd, name) as fs_openat(O_RDONLY|O_NONBLOCK|O_NOCTTY): a regular file (else -EBADMSG),
+ * its fstat in *ret_st. The fd or -errno. */
+int fs_open_regular(int dfd, const char *name, struct stat *ret_st);
+/* Put (dfd, tmp) in place of (dfd, name), a file that a writer without a lock may rewrite at any
+ * moment (in place, or as a new file), and open the file it replaced: renameat2(RENAME_EXCHANGE),
+ * which leaves that file at tmp (*ret_at_tmp), so that whatever was at the name, a writer's
+ * version too, is seen (fs_version_is()) and can be put back by the same call; with fallback,
+ * where the filesystem cannot exchange, the name is opened right before a plain renameat() over
+ * it (a writer that replaces the file between the two is the one window left). The replaced
+ * file's fd (fs_open_regular(), *ret_st), or -errno: nothing replaced when !*ret_at_tmp (-ENOENT:
+ * no file at the name; tmp is still there), else exchanged but not opened. */
+int fs_exchange_open(int dfd, const char *tmp, const char *name, bool fallback, bool *ret_at_tmp,
+                     struct stat *ret_st);
+/* Is the file open at fd (st: its fstat) the version expected: the file of want_st (device,
+ * inode) with exactly text[0..n) (read as fs_read_fd() reads it: st_size bytes from the start)?
+ * Compared FS_CMP_CHUNK bytes at a time, in buf (that many bytes; NULL: allocated), no copy of
+ * the whole file; want_st NULL: the text alone. 1 yes, 0 no, -errno. */
+#define FS_CMP_CHUNK (1024 * 1024)
+int fs_version_is(int fd, const struct stat *st, const struct stat *want_st, const char *text,
+                  size_t n, char *buf);
+/* Create the temporary file (dfd, tmp) (O_EXCL: a leftover is the caller's to remove first) for
+ * a file like like: created 0600, then given like's owner and group (fchown) and like's mode &
+ * mask past the umask (fchmod). exact_owner: whenever like's owner or group is not ours (the
+ * replacement of the file like, which must keep them); else only as root (a file that like's
+ * owner's own process would make: as root, the owner's; else ours). The fd (O_RDWR) or -errno
+ * (no file left behind). */
+int fs_temp_like(int dfd, const char *tmp, const struct stat *like, mode_t mask, bool exact_owner);
+/* write data to (dfd, name) atomically: a temp file in dfd (a leftover of a crashed run removed
+ * first), fsync, rename over name, fsync dfd. mode for a new file. */
 int fs_write_atomic(int dfd, const char *name, const void *data, size_t size, mode_t mode);
+/* The one durable write: fs_write_atomic() with, in flags, FS_DURABLE_NOREPLACE (an existing
+ * name is kept: -EEXIST, fs_rename_noreplace()) and FS_DURABLE_MADE_TEMP (made(userdata, tmp)
+ * once the temp file's bytes are durable); made(userdata, name) once it has its name, before
+ * dfd's fsync (the steps a crash test kills at). A failure before the rename leaves no file. */
+#define FS_DURABLE_NOREPLACE (1u << 0)
+#define FS_DURABLE_MADE_TEMP (1u << 1)
+int fs_write_durable(int dfd, const char *name, const void *data, size_t size, mode_t mode,
+                     unsigned flags, FsMadeFn made, void *userdata);
 
 /* The suffix of qgc's temporary files (".<name>.qgc-tmp", fs_write_atomic() and every other
  * atomic write of qgc's); FS_TEMP_NAME() the temp name of a literal name, fs_temp_name() of any

@@ -834,7 +834,8 @@ static int dc_cold_compress(struct StoreRun *run, const Session *s, const Verdic
 }
 
 int dc_cold_session(struct StoreRun *run, const Session *s, const Verdict *v, StoreStep *step) {
-        if (s->owner != OWNER_OK || !dc_run_name_ok(s->id) || !dc_run_name_ok(s->project_dir))
+        if (s->owner != OWNER_OK || !dc_index_id_valid(s->id, strlen(s->id)) ||
+            !dc_run_name_ok(s->project_dir))
                 return dc_run_why(step, -EPERM, "ownership not proven");
         if (v->verb == VERB_ARCHIVE && s->state == SESSION_ACTIVE)
                 return dc_cold_archive(run, s, step);

@@ -92,7 +92,7 @@ int dc_index_read(int dfd, DcIndex *ret) {
 
         *ret = (DcIndex){};
         /* as the scan reads every file: no atime change where the owner may avoid it */
-        fd = fs_open_noatime(dfd, "sessions-index.json", O_RDONLY);
+        fd = fs_open_noatime(dfd, DC_INDEX_FILE, O_RDONLY);
         r = fd < 0 ? fd : fs_read_fd(fd, DC_INDEX_MAX, &text, &n);
         if (r == -ENOMEM)
                 return r;
@@ -170,12 +170,11 @@ void dc_index_after_free(char **ids, size_t n) {
         free(ids);
 }
 
-/* Can the line [s, s + n) be an id of Deep Code's? */
-static bool dc_index_id_line_ok(const char *s, size_t n) {
-        if (n == 0 || n > DC_INDEX_ID_MAX)
+bool dc_index_id_valid(const char *s, size_t n) {
+        if (!s || n == 0 || n > DC_INDEX_ID_MAX || s[0] == '.')
                 return false;
         for (size_t i = 0; i < n; i++)
-                if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+                if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f || s[i] == '/')
                         return false;
         return true;
 }
@@ -197,7 +196,7 @@ int dc_index_after_read(int dfd, const char *name, char ***ret, size_t *ret_n) {
                 const char *nl = memchr(p, '\n', (size_t)(end - p));
                 size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
 
-                if (dc_index_id_line_ok(p, len)) {
+                if (dc_index_id_valid(p, len)) {
                         char **a = reallocarray(ids, k + 1, sizeof(char *));
 
                         if (!a || !(a[k] = strndup(p, len))) {

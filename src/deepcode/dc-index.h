@@ -78,10 +78,15 @@ void dc_index_entry_done(DcEntry *e);
 
 /* The order an entry kept apart had (qgc's archive: dc-store.h's <id>.after): the ids after it,
  * one a line, at most DC_INDEX_AFTER_MAX bytes (a person can write it: past that it is not
- * read). Lines that cannot be an id (empty, over DC_INDEX_ID_MAX bytes, a control character)
- * are left out. 0 with *ret (n ids, each its own allocation; *ret NULL when none); -EFBIG past
+ * read). Lines that cannot be an id (dc_index_id_valid()) are left out. 0 with *ret (n ids, each its own allocation; *ret NULL when none); -EFBIG past
  * DC_INDEX_AFTER_MAX, -ENOENT, -ENOMEM, another -errno. */
 #define DC_INDEX_AFTER_MAX (64u << 10)
 #define DC_INDEX_ID_MAX 200
+/* The one rule for a Deep Code session id qgc handles, s[0..n): can it be a file name as Deep
+ * Code joins it (`${id}.jsonl`, images/<id>) and a line of qgc's markers and <id>.after: 1 to
+ * DC_INDEX_ID_MAX bytes, no leading '.', no '/', no control character (C0, DEL). A session whose
+ * id is not has no proof (the scan), is never changed (the run operations) and is no line of an
+ * <id>.after. */
+bool dc_index_id_valid(const char *s, size_t n);
 int dc_index_after_read(int dfd, const char *name, char ***ret, size_t *ret_n);
 void dc_index_after_free(char **ids, size_t n);

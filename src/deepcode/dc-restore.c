@@ -184,16 +184,10 @@ static int dc_restore_transcript(DcRestore *d, StoreStep *step) {
                 return -errno;
         (void)unlinkat(d->pfd, tmp, 0);
         /* a file as Deep Code writes it there: its directory's mode without x (umask's) */
-        fd = openat(d->pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                    pst.st_mode & 0666);
+        fd = fs_temp_like(d->pfd, tmp, &pst, 0666, false);
         if (fd < 0)
-                return dc_run_why(step, -errno, "cannot create the transcript's temporary file");
-        if (geteuid() == 0 && fchown(fd, pst.st_uid, pst.st_gid) < 0)
-                r = -errno;
-        if (r >= 0 && fchmod(fd, pst.st_mode & 0666) < 0) /* past the umask */
-                r = -errno;
-        if (r >= 0)
-                r = cold_cat(d->cfd, d->jsonl, fd);
+                return dc_run_why(step, fd, "cannot create the transcript's temporary file");
+        r = cold_cat(d->cfd, d->jsonl, fd);
         if (r >= 0 && futimens(fd, (struct timespec[2]){ { .tv_nsec = UTIME_OMIT },
                                                            st.st_mtim }) < 0)
                 r = -errno;
@@ -421,7 +415,8 @@ int dc_restore_session(struct StoreRun *run, const Session *s, StoreStep *step) 
                 return -ENOMEM;
         if (s->state != SESSION_ARCHIVED)
                 return dc_run_why(step, -EEXIST, "Deep Code lists it too (conflict)");
-        if (s->owner != OWNER_OK || !dc_run_name_ok(s->id) || !dc_run_name_ok(code))
+        if (s->owner != OWNER_OK || !dc_index_id_valid(s->id, strlen(s->id)) ||
+            !dc_run_name_ok(code))
                 return dc_run_why(step, -EPERM, "ownership not proven");
         r = dc_restore_open(run, code, s->id, &d);
         if (r == -ENOENT && d.pfd < 0)

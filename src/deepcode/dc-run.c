@@ -6,7 +6,9 @@
  *   1. the marker .qgc/delete-<id> (code, the .jsonl's identity), durable;
  *   2. the index without the session's entries: a temp file, fsync, the index re-read and
  *      compared with the text the edit was made from (Deep Code rewrites it whole, with no lock:
- *      if it did meanwhile, the edit is redone from its text), rename, fsync of the directory;
+ *      if it did meanwhile, the edit is redone from its text), exchanged with the temp file and
+ *      what it replaced compared again (a write of Deep Code's in between goes back to the
+ *      name, and the edit is redone from it: dc_run_index_put()), fsync of the directory;
  *      only while no Deep Code process works in the project, only when the index parses and is
  *      exactly JSON.stringify(index, null, 2) of what it holds (the text Deep Code itself
  *      writes: saveSessionsIndex() of session.ts), so that the edit is what Deep Code's own
@@ -148,28 +150,115 @@ static int dc_run_read(int dfd, const char *name, size_t max, char **ret, size_t
         return fs_read_fd(fd, max, ret, ret_n);
 }
 
-static int dc_run_write_temp(int pfd, const char *text, size_t n, const struct stat *st) {
+static int dc_run_write_temp(int pfd, const char *text, size_t n, const struct stat *st,
+                             struct stat *ret_st) {
         _cleanup_close_ int fd = -EBADF;
+        int r;
 
         (void)unlinkat(pfd, DC_INDEX_TEMP, 0);
-        fd = openat(pfd, DC_INDEX_TEMP,
-                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st->st_mode & 07777);
+        fd = fs_temp_like(pfd, DC_INDEX_TEMP, st, 07777, false);
         if (fd < 0)
+                return fd;
+        r = util_write_all(fd, text, n);
+        if (r < 0)
+                return r;
+        if (fstat(fd, ret_st) < 0)
                 return -errno;
-        if (geteuid() == 0 && fchown(fd, st->st_uid, st->st_gid) < 0)
-                return -errno;
-        if (fchmod(fd, st->st_mode & 07777) < 0) /* past the umask (the unit's is 0077) */
-                return -errno;
-        for (size_t done = 0; done < n;) {
-                ssize_t k = write(fd, text + done, n - done);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return -errno;
-                done += (size_t)k;
-        }
         return fs_fsync(fd);
+}
+
+/* How many times a version of the index Deep Code wrote during the replace goes back to the
+ * name at most (dc_run_index_put()): each time one comes back that is not the version put
+ * there, Deep Code wrote that one meanwhile, and it goes back in turn. */
+#define DC_RUN_SWAP_ROUNDS 8
+
+/* Put the temp file (qgc's new text out[0..n_out), the file ost) in place of the index, which
+ * held text[0..n) (the file st) at the edit's read, by exchange (fs_exchange_open()): Deep Code
+ * writes the index in place (writeFileSync()) with no lock, at any moment, so the version
+ * replaced is compared with the one read, and when it is another (Deep Code's, written since),
+ * it goes back to the name at once; what that brings back must be qgc's version as it was put,
+ * else Deep Code wrote into it meanwhile, and that goes back in turn (DC_RUN_SWAP_ROUNDS). Where
+ * the filesystem cannot exchange, a plain rename (the edit's re-read is the check, as it was).
+ * 1 in place (the directory fsynced, the text replaced removed), 0 Deep Code's version is at the
+ * name (the edit is redone from it; the temp file removed), or -errno (-EAGAIN: Deep Code kept
+ * writing: its last version, which the rounds could not put back, is kept beside the index as
+ * sessions-index.json.qgc-unmerged-<inode>, which nothing of qgc's removes). */
+static int dc_run_index_put(int pfd, const char *text, size_t n, const struct stat *st,
+                            const char *out, size_t n_out, const struct stat *ost,
+                            StoreStep *step) {
+        _cleanup_free_ char *held = NULL, *kept = NULL, *buf = malloc(FS_CMP_CHUNK);
+        _cleanup_close_ int fd = -EBADF;
+        struct stat xst, exp_st = *ost;
+        const char *exp = out;
+        size_t n_exp = n_out;
+        bool at_tmp;
+        int r;
+
+        if (!buf)
+                return -ENOMEM;
+        fd = fs_exchange_open(pfd, DC_INDEX_TEMP, DC_INDEX_FILE, true, &at_tmp, &xst);
+        if (fd < 0 && !at_tmp) {
+                (void)unlinkat(pfd, DC_INDEX_TEMP, 0);
+                return fd == -ENOENT ? 0 /* gone meanwhile: read again */
+                                     : dc_run_why(step, fd, "cannot replace " DC_INDEX_FILE);
+        }
+        r = fd < 0 ? fd : at_tmp ? fs_version_is(fd, &xst, st, text, n, buf) : 1;
+        if (r > 0) {
+                r = fs_fsync(pfd);
+                if (r >= 0 && at_tmp)
+                        (void)unlinkat(pfd, DC_INDEX_TEMP, 0); /* the text replaced */
+                return r < 0 ? dc_run_why(step, r, "cannot sync the project directory") : 1;
+        }
+        /* Deep Code's version (or one that cannot be read) is at the temp name: back to the name */
+        for (unsigned round = 0; round < DC_RUN_SWAP_ROUNDS; round++) {
+                _cleanup_close_ int y = -EBADF;
+                _cleanup_free_ char *next = NULL;
+                struct stat yst;
+                size_t n_next = 0;
+                bool back;
+
+                /* its text: what the next exchange must bring back, if one is needed */
+                if (fd < 0 || fs_read_fd(fd, DC_INDEX_MAX, &next, &n_next) < 0)
+                        next = NULL;
+                y = fs_exchange_open(pfd, DC_INDEX_TEMP, DC_INDEX_FILE, false, &back, &yst);
+                if (y < 0 && !back)
+                        return dc_run_why(step, y, "cannot put Deep Code's " DC_INDEX_FILE " "
+                                          "back: it is at " DC_INDEX_TEMP);
+                r = y < 0 ? y : fs_version_is(y, &yst, &exp_st, exp, n_exp, buf);
+                if (r != 0) {
+                        int q = fs_fsync(pfd);
+
+                        if (r > 0 && q >= 0)
+                                (void)unlinkat(pfd, DC_INDEX_TEMP, 0); /* qgc's version */
+                        if (r < 0 || q < 0)
+                                return dc_run_why(step, r < 0 ? r : q,
+                                                  "cannot put Deep Code's " DC_INDEX_FILE " "
+                                                  "back");
+                        return 0;
+                }
+                /* Deep Code wrote into the version at the name: its newest, now at the temp
+                 * name, goes back to the name; the one at the name must come back as it is */
+                free(held);
+                held = TAKE_PTR(next);
+                exp = held ?: "";
+                n_exp = held ? n_next : 0;
+                exp_st = xst;
+                safe_close(fd);
+                fd = TAKE_FD(y);
+                xst = yst;
+        }
+        /* its last version (at the temp name, which the next edit reuses) kept beside */
+        kept = util_strprintf(DC_INDEX_FILE ".qgc-unmerged-%ju", (uintmax_t)xst.st_ino);
+        r = kept ? fs_rename_noreplace(pfd, DC_INDEX_TEMP, pfd, kept) : -ENOMEM;
+        if (r >= 0)
+                r = fs_fsync(pfd);
+        if (r < 0)
+                return dc_run_why(step, r, "Deep Code rewrote " DC_INDEX_FILE " during its "
+                                  "replace %u times: its last version is at " DC_INDEX_TEMP,
+                                  DC_RUN_SWAP_ROUNDS);
+        return dc_run_why(step, -EAGAIN, "Deep Code rewrote " DC_INDEX_FILE " during its "
+                          "replace %u times: its last version is kept as %s",
+                          DC_RUN_SWAP_ROUNDS, kept);
 }
 
 /* DcRunIndexEditFn of a delete: the entries of id removed (with remove), none of them a prompt in
@@ -204,7 +293,7 @@ int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code, con
                 _cleanup_free_ char *text = NULL, *again = NULL, *pcode = NULL, *out = NULL;
                 json_object *root = NULL, *entries = NULL;
                 StrBuf b = {};
-                struct stat st;
+                struct stat st, ost;
                 size_t n = 0, n_again = 0;
                 const char *orig;
                 int r;
@@ -214,7 +303,7 @@ int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code, con
                         return 0;
                 if (r < 0)
                         return dc_run_why(step, r == -ENOMEM ? r : -EBADMSG,
-                                          "cannot read sessions-index.json");
+                                          "cannot read " DC_INDEX_FILE);
                 r = json_parse(text, n, &root);
                 if (r == -ENOMEM)
                         return r;
@@ -230,7 +319,7 @@ int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code, con
                 if (r < 0) {
                         json_object_put(root);
                         return r == -ENOMEM ? r : dc_run_why(step, -EBADMSG,
-                                "sessions-index.json is not what Deep Code writes "
+                                DC_INDEX_FILE " is not what Deep Code writes "
                                 "(JSON.stringify(index, null, 2)): never rewritten");
                 }
                 r = dc_project_code(orig, &pcode);
@@ -257,10 +346,10 @@ int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code, con
                 r = dc_run_live(run, code, step);
                 if (r < 0)
                         return r;
-                r = dc_run_write_temp(pfd, out, strlen(out), &st);
+                r = dc_run_write_temp(pfd, out, strlen(out), &st, &ost);
                 if (r < 0) {
                         (void)unlinkat(pfd, DC_INDEX_TEMP, 0);
-                        return dc_run_why(step, r, "cannot write sessions-index.json's new text");
+                        return dc_run_why(step, r, "cannot write " DC_INDEX_FILE "'s new text");
                 }
                 dc_run_hook(step, "replace projects/%s/" DC_INDEX_FILE " by its text %s session %s",
                             code, what, id);
@@ -271,15 +360,12 @@ int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code, con
                         (void)unlinkat(pfd, DC_INDEX_TEMP, 0);
                         continue; /* rewritten meanwhile: redone from its new text */
                 }
-                if (renameat(pfd, DC_INDEX_TEMP, pfd, DC_INDEX_FILE) < 0) {
-                        r = -errno;
-                        (void)unlinkat(pfd, DC_INDEX_TEMP, 0);
-                        return dc_run_why(step, r, "cannot replace sessions-index.json");
-                }
-                r = fs_fsync(pfd);
-                return r < 0 ? dc_run_why(step, r, "cannot sync the project directory") : 1;
+                r = dc_run_index_put(pfd, text, n, &st, out, strlen(out), &ost, step);
+                if (r == 0)
+                        continue; /* rewritten meanwhile: given back, redone from its text */
+                return r;
         }
-        return dc_run_why(step, -EAGAIN, "Deep Code rewrote sessions-index.json during each of "
+        return dc_run_why(step, -EAGAIN, "Deep Code rewrote " DC_INDEX_FILE " during each of "
                           "%u edits", DC_RUN_INDEX_TRIES);
 }
 
@@ -450,8 +536,8 @@ int dc_run_marker_read(int qfd, const char *marker, const char *prefix,
                 r = dc_run_marker_parse(text, kinds[k], ret_code, ret_id, ret_f);
         if (r == -ENOMEM)
                 return r;
-        if (r < 0 || !dc_run_name_ok(*ret_code) || !dc_run_name_ok(*ret_id) ||
-            !streq(marker + strlen(prefix), *ret_id))
+        if (r < 0 || !dc_run_name_ok(*ret_code) || !*ret_id ||
+            !dc_index_id_valid(*ret_id, strlen(*ret_id)) || !streq(marker + strlen(prefix), *ret_id))
                 return dc_run_why(step, -EBADMSG, "~/.deepcode/" DC_RUN_QGC_DIR "/%s is not "
                                   "qgc's pending-%s marker: kept", marker, what);
         *ret_kind = k - 1;
@@ -492,7 +578,8 @@ int dc_run_session(struct StoreRun *run, const Session *s, const Verdict *v, Sto
                 return -ENOMEM;
         if (v->verb != VERB_DELETE)
                 return dc_run_why(step, -EOPNOTSUPP, "Deep Code has no archive");
-        if (s->owner != OWNER_OK || !dc_run_name_ok(s->id) || !dc_run_name_ok(code))
+        if (s->owner != OWNER_OK || !dc_index_id_valid(s->id, strlen(s->id)) ||
+            !dc_run_name_ok(code))
                 return dc_run_why(step, -EPERM, "ownership not proven");
         if (run->projects_fd < 0)
                 return dc_run_why(step, run->projects_fd, "cannot open projects/");

@@ -73,7 +73,8 @@ _printf_(2, 3) void dc_run_hook(StoreStep *step, const char *fmt, ...);
 _printf_(3, 4) int dc_run_why(StoreStep *step, int r, const char *fmt, ...);
 /* May a Deep Code process be writing projects/<code>/? 0 no, -EBUSY (step->why), -ENOMEM. */
 int dc_run_live(const struct StoreRun *run, const char *code, StoreStep *step);
-/* Can a name from the index or a marker be used as a file name of the project? */
+/* Can a project code from the index or a marker be used as a directory name of the store? (a
+ * session id: dc_index_id_valid()) */
 bool dc_run_name_ok(const char *s);
 
 /* An edit of the parsed index (its "entries" array) for session id, by dc_run_index_edit(): 1
@@ -85,7 +86,8 @@ typedef int (*DcRunIndexEditFn)(struct json_object *entries, const char *id, voi
 /* Edit projects/<code>/sessions-index.json (the project directory open at pfd) with edit: only
  * when the text is exactly what Deep Code writes (JSON.stringify(index, null, 2)) and its
  * originalPath still names code, while no Deep Code process works in the project; as temp file,
- * fsync, re-read and compare, rename, directory fsync; redone from the new text when Deep Code
+ * fsync, re-read and compare, exchange (renameat2) and compare what it replaced (Deep Code's
+ * version written meanwhile put back), directory fsync; redone from the new text when Deep Code
  * rewrote it meanwhile (DC_RUN_INDEX_TRIES). The hook says "replace ... by its text <what>
  * session <id>". 1 edited (or edit returned 2), 0 no index or edit returned 0; -EBUSY live,
  * -EBADMSG not Deep Code's text (never rewritten), -ESTALE originalPath changed, -EAGAIN kept

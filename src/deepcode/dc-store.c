@@ -221,7 +221,7 @@ static int dc_store_list(DcProject *p, int pfd, dev_t dev, const char *ppath) {
                         fs_fileid_from_stat(&p->marker, &st);
                         r = 0;
                 } else {
-                        p->unknown = p->unknown || !streq(name, "sessions-index.json");
+                        p->unknown = p->unknown || !streq(name, DC_INDEX_FILE);
                         r = 0;
                 }
                 if (r < 0)
@@ -401,10 +401,6 @@ int dc_store_archived(DcProject *p, int archive_fd, dev_t dev, const char *apath
         return 0;
 }
 
-bool dc_store_id_valid(const char *id) {
-        return id[0] && id[0] != '.' && !strchr(id, '/') && strlen(id) <= 200;
-}
-
 /* The proof and liveness of session s of project p. */
 static int dc_store_session_check(DcProject *p, DcSession *s, int pfd, msec_t now) {
         bool busy = s->status == DC_STATUS_PROCESSING || s->status == DC_STATUS_ASK_PERMISSION ||
@@ -414,7 +410,7 @@ static int dc_store_session_check(DcProject *p, DcSession *s, int pfd, msec_t no
 
         s->live = p->live;
         s->live_pid = p->live_pid;
-        if (!dc_store_id_valid(s->id))
+        if (!dc_index_id_valid(s->id, strlen(s->id)))
                 why = "its id cannot be a file name";
         else if (s->jsonl.present) {
                 r = dc_messages_read(pfd, s->id, &s->messages);
@@ -485,7 +481,7 @@ static int dc_store_project(DcStore *s, const DcProcs *procs, int projects_fd,
         if (r < 0)
                 return r;
         /* its identity before the read: a rewrite after it shows as a change */
-        if (fs_statat(pfd, "sessions-index.json", &ist, NULL) >= 0)
+        if (fs_statat(pfd, DC_INDEX_FILE, &ist, NULL) >= 0)
                 fs_fileid_from_stat(&p->index, &ist);
         r = dc_index_read(pfd, &idx);
         if (r < 0)

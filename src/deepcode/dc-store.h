@@ -178,10 +178,6 @@ int dc_store_git_input(const DcProject *p, const char ***ret_kept, size_t *ret_n
  * incomplete when s or a project is, or an id is longer than SESSION_ID_MAX. 0 or -ENOMEM. */
 int dc_store_inventory(const DcStore *s, Inventory *inv, size_t tree, msec_t now);
 
-/* Deep Code's rule for a session id: can it be a file name as Deep Code joins it
- * (`${id}.jsonl`, images/<id>)? (a session whose id is not has no proof) */
-bool dc_store_id_valid(const char *id);
-
 /* logs/error.log past this is reported (ORPHAN_DC_ERROR_LOG), never trimmed: Deep Code appends
  * to it with no lock from any of its processes, and it is the user's diagnostics. */
 #define DC_ERROR_LOG_REPORT (UINT64_C(64) << 20)

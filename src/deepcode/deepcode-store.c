@@ -67,7 +67,7 @@ static int deepcode_store_detect(int dir_fd, const char *dir) {
                 fd = fs_open_noatime(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (fd < 0)
                         continue;
-                if (deepcode_store_has(fd, "sessions-index.json", true))
+                if (deepcode_store_has(fd, DC_INDEX_FILE, true))
                         return 1;
                 if (deepcode_store_has(fd, "chats", false))
                         return 0;
@@ -141,7 +141,7 @@ static void deepcode_store_times_one(SessionTimeEvent ev, msec_t at, const char 
                                      void *userdata) {
         DeepcodeStoreTimes *c = userdata;
 
-        if (dc_store_id_valid(id))
+        if (dc_index_id_valid(id, strlen(id)))
                 inventory_session_time(c->inv, c->tree, ev, at, id);
 }
 
@@ -201,7 +201,7 @@ _Static_assert(_DC_KIND_MAX <= STORE_SIZE_KINDS, "DcKind fits StoreSize");
 
 static const char *const deepcode_store_kind_names[_DC_KIND_MAX] = {
         [DC_KIND_TRANSCRIPTS] = "transcripts",   [DC_KIND_IMAGES] = "images",
-        [DC_KIND_INDEX] = "sessions-index.json", [DC_KIND_FILE_HISTORY] = "file-history (git)",
+        [DC_KIND_INDEX] = DC_INDEX_FILE, [DC_KIND_FILE_HISTORY] = "file-history (git)",
         [DC_KIND_LOGS] = "logs",                 [DC_KIND_STATE] = "settings, machine-id",
         [DC_KIND_QGC] = "qgc (lock, temp files)", [DC_KIND_OTHER] = "other",
         [DC_KIND_DIRS] = "directories",           [DC_KIND_ARCHIVED] = "archived sessions",
@@ -238,7 +238,7 @@ static DcKind deepcode_store_classify(const char *rel) {
         name++;
         rest = strchr(name, '/');
         n = rest ? (size_t)(rest - name) : strlen(name);
-        if (!rest && streq(name, "sessions-index.json"))
+        if (!rest && streq(name, DC_INDEX_FILE))
                 return DC_KIND_INDEX;
         if (!rest && n > 6 && streq(name + n - 6, ".jsonl"))
                 return DC_KIND_TRANSCRIPTS;

@@ -22,15 +22,7 @@
 #include "util.h"
 
 int erase_edit_open(int dir_fd, const char *name, struct stat *ret_st) {
-        _cleanup_close_ int fd = fs_openat(dir_fd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
-
-        if (fd < 0)
-                return fd;
-        if (fstat(fd, ret_st) < 0)
-                return -errno;
-        if (!S_ISREG(ret_st->st_mode))
-                return -EBADMSG;
-        return TAKE_FD(fd);
+        return fs_open_regular(dir_fd, name, ret_st);
 }
 
 size_t erase_edit_file_max(EraseParseFn parse) {
@@ -38,36 +30,11 @@ size_t erase_edit_file_max(EraseParseFn parse) {
                                                : ERASE_FILE_MAX;
 }
 
-/* erase_edit_fd_is() compares text with fd (read as fs_read_fd() reads it: st_size bytes from
- * the start) a chunk at a time: no copy of the whole file. */
+/* erase_copy_fd()'s chunk: memory is one chunk whatever the size. */
 #define ERASE_CHUNK (1024 * 1024)
 
-/* erase_edit_fd_is() with buf, of ERASE_CHUNK bytes. */
-static int erase_fd_is_buf(int fd, const struct stat *st, const char *text, size_t n, char *buf) {
-        if ((uint64_t)st->st_size != n)
-                return 0;
-        for (size_t at = 0; at < n;) {
-                size_t want = MIN(n - at, (size_t)ERASE_CHUNK);
-                ssize_t k = fs_pread_full(fd, buf, want, (off_t)at);
-
-                if (k < 0)
-                        return (int)k;
-                if ((size_t)k < want || memcmp(buf, text + at, want) != 0)
-                        return 0; /* shorter, or other bytes */
-                at += want;
-        }
-        return 1;
-}
-
 int erase_edit_fd_is(int fd, const struct stat *st, const char *text, size_t n) {
-        _cleanup_free_ char *buf = NULL;
-
-        if ((uint64_t)st->st_size != n)
-                return 0;
-        buf = malloc(ERASE_CHUNK);
-        if (!buf)
-                return -ENOMEM;
-        return erase_fd_is_buf(fd, st, text, n, buf);
+        return fs_version_is(fd, st, NULL, text, n, NULL);
 }
 
 /* The texts kept at most (their sum): a file edited again by the next batch is not parsed
@@ -164,17 +131,12 @@ static int erase_copy_fd(int src, int out, uint64_t n) {
  * owner of like, fsynced: its fd (*ret_st), or -errno (no temp file left behind). */
 static int erase_write_temp(int dir_fd, const char *tmp, const char *text, size_t n, int src,
                             const struct stat *like, struct stat *ret_st) {
-        _cleanup_close_ int fd = fs_openat(dir_fd, tmp, O_RDWR | O_CREAT | O_EXCL, 0600);
+        _cleanup_close_ int fd = fs_temp_like(dir_fd, tmp, like, 07777, true);
         int r;
 
         if (fd < 0)
                 return fd;
         r = src >= 0 ? erase_copy_fd(src, fd, n) : util_write_all(fd, text, n);
-        if (r >= 0 && (like->st_uid != geteuid() || like->st_gid != getegid()) &&
-            fchown(fd, like->st_uid, like->st_gid) < 0)
-                r = -errno;
-        if (r >= 0 && fchmod(fd, like->st_mode & 07777) < 0)
-                r = -errno;
         if (r >= 0)
                 r = fs_fsync(fd);
         if (r >= 0 && fstat(fd, ret_st) < 0)
@@ -183,31 +145,6 @@ static int erase_write_temp(int dir_fd, const char *tmp, const char *text, size_
                 (void)fs_unlink(dir_fd, tmp, 0);
                 return r;
         }
-        return TAKE_FD(fd);
-}
-
-/* Put the file at tmp in place of name, and open the file it replaced: with
- * renameat2(RENAME_EXCHANGE), which leaves that file at tmp (*ret_at_tmp), so that whatever was
- * at the name, a writer's version too, is seen; where the filesystem cannot exchange, the name is
- * opened right before a plain rename (a writer that replaces the file between the two is the one
- * window left). The replaced file's fd, -ENOENT when there is no file at the name (nothing was
- * replaced; tmp is still there), or -errno. */
-static int erase_swap(int dir_fd, const char *tmp, const char *name, bool *ret_at_tmp) {
-        _cleanup_close_ int fd = -EBADF;
-        struct stat st;
-
-        *ret_at_tmp = false;
-        if (renameat2(dir_fd, tmp, dir_fd, name, RENAME_EXCHANGE) >= 0) {
-                *ret_at_tmp = true;
-                return erase_edit_open(dir_fd, tmp, &st);
-        }
-        if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
-                return -errno;
-        fd = erase_edit_open(dir_fd, name, &st);
-        if (fd < 0)
-                return fd;
-        if (renameat(dir_fd, tmp, dir_fd, name) < 0)
-                return -errno;
         return TAKE_FD(fd);
 }
 
@@ -365,7 +302,7 @@ static bool erase_stat_same(const struct stat *a, const struct stat *b) {
 }
 
 /* The edit: splice, temp file with the original's mode and owner, fsync, put in place by
- * exchange (erase_swap()), fsync the directory, the file it replaced removed. When the file it
+ * exchange (fs_exchange_open()), fsync the directory, the file it replaced removed. When the file it
  * replaced is not exactly the one read, a writer wrote it meanwhile (Qwen's Logger and
  * organisation service read, change and rewrite the whole file, by rename, or in place when the
  * owner differs, and take no lock qgc could take): its version is merged (erase_merge_next())
@@ -380,7 +317,7 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
                EraseStepFn step, void *userdata, unsigned *ret_removed, EraseCached *cache,
                size_t total, char **ret_kept) {
         _cleanup_free_ char *own_text = NULL, *new = NULL, *want_buf = NULL, *put_buf = NULL;
-        _cleanup_free_ char *cmp = malloc(ERASE_CHUNK), *tmp0 = NULL, *tmp1 = NULL;
+        _cleanup_free_ char *cmp = malloc(FS_CMP_CHUNK), *tmp0 = NULL, *tmp1 = NULL;
         _cleanup_free_ bool *drop = NULL;
         _cleanup_free_ unsigned *counts = calloc(ids->n ? ids->n : 1, sizeof(unsigned));
         _cleanup_free_ unsigned *d_counts = calloc(ids->n ? ids->n : 1, sizeof(unsigned));
@@ -392,7 +329,7 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
         const char *tmps[2];
         const EraseParsed *p = NULL;
         const char *old, *want, *put, *exp;
-        struct stat st, now, want_st, put_st = {}, dst, like, exp_st;
+        struct stat st, now, want_st, put_st = {}, dst, like, exp_st, xst;
         size_t n_old, n_new, n_want, n_put, n_next = 0, n_exp, rest = 0;
         char *next_buf = NULL;
         unsigned removed, rounds = 0, pre = 0;
@@ -521,7 +458,7 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
                         continue;
                 }
                 dfd = safe_close(dfd);
-                dfd = erase_swap(dir_fd, tmps[at], name, &at_tmp);
+                dfd = fs_exchange_open(dir_fd, tmps[at], name, true, &at_tmp, &xst);
                 if (dfd < 0) {
                         /* nothing replaced: the version a writer left is kept, qgc's goes */
                         if (reuse)
@@ -541,10 +478,8 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
                 /* the version replaced is the one that should have been there: done */
                 if (fstat(dfd, &dst) < 0)
                         r = -errno;
-                else if (erase_same_file(&dst, &want_st))
-                        r = erase_fd_is_buf(dfd, &dst, want, n_want, cmp);
                 else
-                        r = 0;
+                        r = fs_version_is(dfd, &dst, &want_st, want, n_want, cmp);
                 if (r > 0)
                         break;
                 /* a writer's version (dfd): back at the name at once, so that qgc's was there for
@@ -560,20 +495,21 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
                         _cleanup_close_ int y = -EBADF;
                         struct stat yst;
 
-                        if (renameat2(dir_fd, tmps[at], dir_fd, name, RENAME_EXCHANGE) < 0) {
-                                r = -errno; /* dfd is still at tmps[at] */
+                        bool swapped_back;
+
+                        y = fs_exchange_open(dir_fd, tmps[at], name, false, &swapped_back, &yst);
+                        if (y < 0 && !swapped_back) {
+                                r = y; /* dfd is still at tmps[at] */
                                 break;
                         }
                         rounds++;
                         backed = true;
-                        y = erase_edit_open(dir_fd, tmps[at], &yst);
                         if (y < 0) {
                                 r = y;
                                 at_tmp = false;
                                 break;
                         }
-                        r = erase_same_file(&yst, &exp_st) ? erase_fd_is_buf(y, &yst, exp, n_exp,
-                                                                             cmp) : 0;
+                        r = fs_version_is(y, &yst, &exp_st, exp, n_exp, cmp);
                         if (r >= 0) {
                                 int q = erase_read_version(dfd, parse, &d_set, &v);
 

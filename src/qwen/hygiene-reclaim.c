@@ -111,29 +111,8 @@ int hygiene_reclaim_orphan(const Orphan *o, int root_fd, dev_t dev, const int *r
  * stopped between its sessions' deletes and its removal). */
 static int hygiene_stale_mark_write(int efd, const char *cwds, OrphansStepFn step,
                                     void *userdata) {
-        static const char tmp[] = "." HYGIENE_STALE_MARKER FS_TEMP_SUFFIX;
-        _cleanup_close_ int fd = -EBADF;
-        int r;
-
-        /* a killed run's (we hold the tree lock) */
-        if (unlinkat(efd, tmp, 0) < 0 && errno != ENOENT)
-                return -errno;
-        fd = fs_openat(efd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return fd;
-        r = util_write_all(fd, cwds ?: "", strlen(cwds ?: ""));
-        if (r >= 0)
-                r = fs_fsync(fd);
-        if (r >= 0)
-                r = fs_rename_noreplace(efd, tmp, efd, HYGIENE_STALE_MARKER);
-        if (r < 0) {
-                (void)unlinkat(efd, tmp, 0);
-                return r;
-        }
-        r = fs_fsync(efd);
-        if (step)
-                step(userdata, HYGIENE_STALE_MARKER);
-        return r;
+        return fs_write_durable(efd, HYGIENE_STALE_MARKER, cwds ?: "", strlen(cwds ?: ""), 0600,
+                                FS_DURABLE_NOREPLACE, step, userdata);
 }
 
 /* Remove every entry of projects/<name>/ (efd) but the marker. */

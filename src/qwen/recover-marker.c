@@ -285,11 +285,10 @@ static char *recover_marker_name(const RecoverMarker *m) {
 static int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMarker *m,
                                 RecoverStepFn step, void *userdata, char **ret_name) {
         _cleanup_free_ char *text = recover_marker_format(m), *name = recover_marker_name(m);
-        _cleanup_free_ char *tmp = NULL;
-        _cleanup_close_ int state_fd = -EBADF, dir_fd = -EBADF, fd = -EBADF;
+        _cleanup_close_ int state_fd = -EBADF, dir_fd = -EBADF;
         int r;
 
-        if (!text || !name || !(tmp = fs_temp_name(name, false)))
+        if (!text || !name)
                 return -ENOMEM;
         /* a new directory durable first: a marker in one a crash forgets would be lost with it */
         state_fd = fs_mkdir_open(global_fd, FS_STATE_DIR, 0700, global_dev, step, userdata);
@@ -298,28 +297,9 @@ static int recover_marker_write(int global_fd, dev_t global_dev, const RecoverMa
         dir_fd = fs_mkdir_open(state_fd, "pending", 0700, global_dev, step, userdata);
         if (dir_fd < 0)
                 return dir_fd;
-        r = fs_unlink(dir_fd, tmp, 0);
-        if (r < 0 && r != -ENOENT)
-                return r;
-        fd = fs_openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (fd < 0)
-                return fd;
-        r = util_write_all(fd, text, strlen(text));
-        if (r >= 0)
-                r = fs_fsync(fd);
-        if (r < 0) {
-                (void)fs_unlink(dir_fd, tmp, 0);
-                return r;
-        }
-        recover_step(step, userdata, tmp);
-        /* one name to another in a directory opened beneath the tree: nothing is resolved */
-        if (renameat(dir_fd, tmp, dir_fd, name) < 0) {
-                r = -errno;
-                (void)fs_unlink(dir_fd, tmp, 0);
-                return r;
-        }
-        recover_step(step, userdata, name);
-        r = fs_fsync(dir_fd);
+        /* its hooks: the temp file durable, then the marker named */
+        r = fs_write_durable(dir_fd, name, text, strlen(text), 0600, FS_DURABLE_MADE_TEMP, step,
+                             userdata);
         if (r < 0)
                 return r;
         *ret_name = TAKE_PTR(name);

@@ -276,7 +276,7 @@ static void test_dc_restore_plain_and_compressed(void **state) {
 }
 
 /* The scan takes the ends of qgc's restores from ~/.deepcode/.qgc/session-times by Deep Code's
- * id rule (dc_store_id_valid()), not Qwen's: a session whose id is no UUID, as Deep Code can
+ * id rule (dc_index_id_valid()), not Qwen's: a session whose id is no UUID, as Deep Code can
  * name one, gets the restored line dc-restore.c wrote for it (restore-grace). */
 #define ID_NAMED "notes-1"
 static void test_dc_restore_times_by_deepcode_id_rule(void **state) {

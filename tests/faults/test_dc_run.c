@@ -17,6 +17,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <signal.h>
 #include <stdio.h>
@@ -127,10 +128,22 @@ static const char index_2[] = HEAD ENTRY(ID2, "{}") TAIL;
 static const char index_123[] = HEAD ENTRY(ID1, "null") ",\n" ENTRY(ID2, "{}") ",\n"
         ENTRY(ID3, "[]") TAIL;
 static const char index_23[] = HEAD ENTRY(ID2, "{}") ",\n" ENTRY(ID3, "[]") TAIL;
+static const char index_1234[] = HEAD ENTRY(ID1, "null") ",\n" ENTRY(ID2, "{}") ",\n"
+        ENTRY(ID3, "[]") ",\n" ENTRY(ID4, "{}") TAIL;
+static const char index_234[] = HEAD ENTRY(ID2, "{}") ",\n" ENTRY(ID3, "[]") ",\n"
+        ENTRY(ID4, "{}") TAIL;
 static const char index_1_empty[] = "{\n  \"version\": 1,\n  \"entries\": [\n" ENTRY(ID1, "null")
         "\n  ],\n  \"originalPath\": \"/srv/x\"\n}";
 static const char index_empty[] = "{\n  \"version\": 1,\n  \"entries\": [],\n"
                                   "  \"originalPath\": \"/srv/x\"\n}";
+
+/* What Deep Code writes at qgc's replace of the index (__wrap_renameat()). */
+static struct {
+        const char *path, *before, *after;
+        bool no_exchange;  /* the filesystem cannot exchange (EINVAL) */
+        bool after_always; /* after every exchange onto the index, not once */
+        unsigned n_after;
+} dcw;
 
 typedef struct T {
         char *root;
@@ -150,6 +163,7 @@ static int setup(void **state) {
         assert_int_equal(journal_open(JOURNAL_TARGET_FILE, log, "fedcba9876543210fedcba9876543210"),
                          0);
         hk = (typeof(hk)){};
+        dcw = (typeof(dcw)){};
         *state = t;
         return 0;
 }
@@ -258,6 +272,147 @@ static void test_dc_delete_index_rewritten_at_hook(void **state) {
         assert_int_equal(st.n_deleted, 1);
         check_index(t, index_23);
         check_gone(t, ID1, true);
+}
+
+/* Deep Code writes the index as writeFileSync() does (in place: truncated, written) at the moment
+ * qgc puts its new text in place (ld --wrap=renameat,renameat2: before the rename or exchange onto
+ * the index, that is after every check of qgc's), and, with dcw.after, once more right after it
+ * (into qgc's version, then at the name). */
+int __real_renameat(int olddfd, const char *oldname, int newdfd, const char *newname);
+int __wrap_renameat(int olddfd, const char *oldname, int newdfd, const char *newname);
+int __real_renameat2(int olddfd, const char *oldname, int newdfd, const char *newname,
+                     unsigned flags);
+int __wrap_renameat2(int olddfd, const char *oldname, int newdfd, const char *newname,
+                     unsigned flags);
+
+static void dc_write_in_place(const char **text) {
+        int fd;
+
+        if (!*text)
+                return;
+        fd = open(dcw.path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, *text, strlen(*text)), (ssize_t)strlen(*text));
+        assert_int_equal(close(fd), 0);
+        *text = NULL;
+}
+
+int __wrap_renameat(int olddfd, const char *oldname, int newdfd, const char *newname) {
+        int r;
+
+        if (streq(newname, "sessions-index.json"))
+                dc_write_in_place(&dcw.before);
+        r = __real_renameat(olddfd, oldname, newdfd, newname);
+        if (r >= 0 && streq(newname, "sessions-index.json"))
+                dc_write_in_place(&dcw.after);
+        return r;
+}
+
+int __wrap_renameat2(int olddfd, const char *oldname, int newdfd, const char *newname,
+                     unsigned flags) {
+        int r;
+
+        if (dcw.no_exchange && (flags & RENAME_EXCHANGE)) {
+                errno = EINVAL;
+                return -1;
+        }
+        if (streq(newname, "sessions-index.json"))
+                dc_write_in_place(&dcw.before);
+        r = __real_renameat2(olddfd, oldname, newdfd, newname, flags);
+        if (r >= 0 && streq(newname, "sessions-index.json")) {
+                /* every time another text: the text after, then n spaces */
+                _cleanup_free_ char *after = dcw.after_always
+                        ? util_strprintf("%s%*s", dcw.after, (int)++dcw.n_after, "") : NULL;
+                const char *a = after;
+
+                dc_write_in_place(dcw.after_always ? &a : &dcw.after);
+        }
+        return r;
+}
+
+/* Deep Code saves a new session into the index after qgc's last read of it, right before the
+ * replace: the replace gives it back (Deep Code's write is not lost), and the edit is redone from
+ * its text. */
+static void test_dc_delete_index_written_at_replace(void **state) {
+        T *t = *state;
+        ActionStats st;
+
+        fixture_store(t, index_12);
+        dcw = (typeof(dcw)){ .path = t->index, .before = index_123 };
+        assert_int_equal(run_delete(t->dc, (const char *const[]){ ID1, NULL }, &st), 0);
+        assert_null(dcw.before);
+        assert_int_equal(st.n_deleted, 1);
+        check_index(t, index_23);
+        check_gone(t, ID1, true);
+        assert_false(fixture_exists(t->root, PROJ "/.sessions-index.json.qgc-tmp"));
+}
+
+/* ... and again right after it, into qgc's version at the name: that write is Deep Code's
+ * newest, and is what the edit is redone from. */
+static void test_dc_delete_index_written_at_and_after_replace(void **state) {
+        T *t = *state;
+        ActionStats st;
+
+        fixture_store(t, index_12);
+        dcw = (typeof(dcw)){ .path = t->index, .before = index_123, .after = index_1234 };
+        assert_int_equal(run_delete(t->dc, (const char *const[]){ ID1, NULL }, &st), 0);
+        assert_null(dcw.before);
+        assert_null(dcw.after);
+        assert_int_equal(st.n_deleted, 1);
+        check_index(t, index_234);
+        check_gone(t, ID1, true);
+        assert_false(fixture_exists(t->root, PROJ "/.sessions-index.json.qgc-tmp"));
+}
+
+/* ... and after every exchange qgc makes: the rounds that put its versions back end, and its
+ * last version is kept beside the index (never removed by qgc); the session stays. */
+static void test_dc_delete_index_written_at_every_exchange(void **state) {
+        T *t = *state;
+        _cleanup_free_ char *dir = fixture_path(t->root, PROJ);
+        struct dirent *de;
+        ActionStats st;
+        unsigned kept = 0;
+        DIR *d;
+
+        fixture_store(t, index_12);
+        dcw = (typeof(dcw)){ .path = t->index, .before = index_123, .after = index_1234,
+                             .after_always = true };
+        _cleanup_free_ char *index = NULL;
+
+        (void)run_delete(t->dc, (const char *const[]){ ID1, NULL }, &st);
+        assert_int_equal(st.n_deleted, 0);
+        assert_true(dcw.n_after > 8);
+        index = test_read(t->index);
+        assert_true(strneq(index, index_1234, strlen(index_1234)));
+        check_gone(t, ID1, false);
+        d = opendir(dir);
+        assert_non_null(d);
+        while ((de = readdir(d)))
+                if (strneq(de->d_name, "sessions-index.json.qgc-unmerged-", 33)) {
+                        _cleanup_free_ char *rel = util_strprintf(PROJ "/%s", de->d_name);
+                        _cleanup_free_ char *got = NULL;
+
+                        assert_int_equal(fixture_read(t->root, rel, &got, NULL), 0);
+                        assert_true(strneq(got, index_1234, strlen(index_1234)));
+                        kept++;
+                }
+        closedir(d);
+        assert_int_equal(kept, 1);
+        assert_false(fixture_exists(t->root, PROJ "/.sessions-index.json.qgc-tmp"));
+}
+
+/* Where the filesystem cannot exchange, a plain rename puts the edit in place. */
+static void test_dc_delete_index_no_exchange(void **state) {
+        T *t = *state;
+        ActionStats st;
+
+        fixture_store(t, index_12);
+        dcw.no_exchange = true;
+        assert_int_equal(run_delete(t->dc, (const char *const[]){ ID1, NULL }, &st), 0);
+        assert_int_equal(st.n_deleted, 1);
+        check_index(t, index_2);
+        check_gone(t, ID1, true);
+        assert_false(fixture_exists(t->root, PROJ "/.sessions-index.json.qgc-tmp"));
 }
 
 /* An index that parses but is not what Deep Code writes (compact), and one Deep Code turns
@@ -559,6 +714,13 @@ int main(void) {
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_dc_delete_index_rewritten_at_hook, setup,
                                                 teardown),
+                cmocka_unit_test_setup_teardown(test_dc_delete_index_written_at_replace, setup,
+                                                teardown),
+                cmocka_unit_test_setup_teardown(test_dc_delete_index_written_at_and_after_replace,
+                                                setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dc_delete_index_written_at_every_exchange,
+                                                setup, teardown),
+                cmocka_unit_test_setup_teardown(test_dc_delete_index_no_exchange, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_dc_delete_index_not_deepcode_refused, setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_dc_delete_live_project_skipped, setup,

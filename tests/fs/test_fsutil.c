@@ -302,6 +302,67 @@ static void test_fs_fsync_many_results_in_place(void **state) {
         fs_fsync_many(fds, 0, ret);
 }
 
+/* fs_temp_like(): like's mode & mask past the umask, never over a file there (O_EXCL). */
+static void test_fs_temp_like_mode_past_umask(void **state) {
+        const char *root = *state;
+        _cleanup_close_ int dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct stat like, st;
+        mode_t old = umask(077);
+        int fd;
+
+        assert_true(dfd >= 0);
+        assert_int_equal(fixture_write(root, "like", "x"), 0);
+        assert_int_equal(fchmodat(dfd, "like", 02751, 0), 0);
+        assert_int_equal(fstatat(dfd, "like", &like, 0), 0);
+        fd = fs_temp_like(dfd, "t1", &like, 07777, true);
+        assert_true(fd >= 0);
+        assert_int_equal(fstat(fd, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 02751);
+        assert_int_equal(st.st_uid, like.st_uid);
+        assert_int_equal(st.st_gid, like.st_gid);
+        close(fd);
+        assert_int_equal(fs_temp_like(dfd, "t1", &like, 07777, true), -EEXIST);
+        fd = fs_temp_like(dfd, "t2", &like, 0666, false);
+        assert_true(fd >= 0);
+        assert_int_equal(fstat(fd, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0640);
+        close(fd);
+        umask(old);
+}
+
+/* fs_exchange_open(): the file at the name replaced, the one it replaced opened at the temp
+ * name; fs_version_is() tells the version read (identity and text) from any other. */
+static void test_fs_exchange_open_and_version_is(void **state) {
+        const char *root = *state;
+        _cleanup_close_ int dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *got = NULL;
+        struct stat want, tst, st;
+        size_t n = 0;
+        bool at_tmp = true;
+
+        assert_true(dfd >= 0);
+        assert_int_equal(fixture_write(root, "name", "old"), 0);
+        assert_int_equal(fixture_write(root, "tmp", "new"), 0);
+        assert_int_equal(fstatat(dfd, "name", &want, 0), 0);
+        assert_int_equal(fstatat(dfd, "tmp", &tst, 0), 0);
+        fd = fs_exchange_open(dfd, "tmp", "name", false, &at_tmp, &st);
+        assert_true(fd >= 0);
+        assert_true(at_tmp);
+        assert_int_equal(fixture_read(root, "name", &got, &n), 0);
+        assert_string_equal(got, "new");
+        assert_int_equal(fs_version_is(fd, &st, &want, "old", 3, NULL), 1);
+        assert_int_equal(fs_version_is(fd, &st, &want, "olx", 3, NULL), 0);
+        assert_int_equal(fs_version_is(fd, &st, &want, "ol", 2, NULL), 0);
+        assert_int_equal(fs_version_is(fd, &st, &tst, "old", 3, NULL), 0); /* another file */
+        assert_int_equal(fs_version_is(fd, &st, NULL, "old", 3, NULL), 1);
+        /* nothing at the name: nothing replaced, the temp file stays */
+        assert_int_equal(fs_unlink(dfd, "name", 0), 0);
+        assert_int_equal(fs_exchange_open(dfd, "tmp", "name", true, &at_tmp, &st), -ENOENT);
+        assert_false(at_tmp);
+        assert_true(fixture_exists(root, "tmp"));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_fs_openat_refuses_symlink_component,
@@ -315,6 +376,10 @@ int main(void) {
                 cmocka_unit_test_setup_teardown(test_fs_rm_rf_at_deep_tree, fixture_root_setup,
                                                 teardown),
                 cmocka_unit_test_setup_teardown(test_fs_fsync_many_results_in_place,
+                                                fixture_root_setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fs_temp_like_mode_past_umask,
+                                                fixture_root_setup, teardown),
+                cmocka_unit_test_setup_teardown(test_fs_exchange_open_and_version_is,
                                                 fixture_root_setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -472,8 +472,29 @@ static void test_dc_store_corpus(void **state) {
         dc_store_free(s);
 }
 
+/* dc_index_id_valid(): the one id rule, at its bounds. */
+static void test_dc_index_id_valid_bounds(void **state) {
+        char id[DC_INDEX_ID_MAX + 2];
+
+        (void)state;
+        memset(id, 'a', sizeof(id));
+        assert_true(dc_index_id_valid(id, DC_INDEX_ID_MAX));
+        assert_false(dc_index_id_valid(id, DC_INDEX_ID_MAX + 1));
+        assert_false(dc_index_id_valid(id, 0));
+        assert_false(dc_index_id_valid(NULL, 0));
+        assert_true(dc_index_id_valid("notes-1", 7));
+        assert_true(dc_index_id_valid("aaaaaaaa-0000-4000-8000-000000000001", 36));
+        assert_true(dc_index_id_valid("a.b", 3));
+        assert_false(dc_index_id_valid(".a", 2));
+        assert_false(dc_index_id_valid("a/b", 3));
+        assert_false(dc_index_id_valid("a\nb", 3));
+        assert_false(dc_index_id_valid("a\x7f", 2));
+        assert_false(dc_index_id_valid("a\0b", 3));
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_dc_index_id_valid_bounds),
                 cmocka_unit_test(test_dc_project_code),
                 cmocka_unit_test(test_dc_project_code_refused),
                 cmocka_unit_test_setup_teardown(test_dc_store_fixture, fixture_root_setup,
