@@ -134,7 +134,7 @@ int cold_restore_files(int cold_fd, const char *const *names, size_t n, bool ski
         for (size_t i = 0; i < n; i++) {
                 if (f[i].out >= 0 && !f[i].committed)
                         (void)fs_unlink(dst_fd, f[i].tmp, 0);
-                f[i].out = safe_close(f[i].out);
+                f[i].out = macro_safe_close(f[i].out);
         }
         /* 4. the new names durable, then 5. the .zst files of what is in place go, and 6. */
         k = renamed ? fs_fsync(dst_fd) : 0;

@@ -200,7 +200,7 @@ static int fs_openat_walk(int dfd, const char *path, int flags, mode_t mode) {
                         if (r > 0)
                                 return -EXDEV;
                 }
-                safe_close(cur);
+                macro_safe_close(cur);
                 cur = TAKE_FD(fd);
                 at = cur;
         }
@@ -296,7 +296,7 @@ int fs_root_open(const char *path, dev_t dev, FsRoot *ret) {
 }
 
 void fs_root_done(FsRoot *r) {
-        r->fd = safe_close(r->fd);
+        r->fd = macro_safe_close(r->fd);
 }
 
 int fs_mkdirat(int dfd, const char *name, mode_t mode) {

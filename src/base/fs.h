@@ -1,8 +1,11 @@
-/* fs.h: the safe-filesystem layer, by (dirfd, name): the only code that opens, lists,
- * creates, renames or removes paths inside a managed tree. Opens never follow a symlink, never
- * climb above their dirfd and never cross a mount point, a same-filesystem bind mount included
- * (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_XDEV, or a checked walk without it);
- * the removal is iterative and stops at every mount point. */
+/* fs.h: the safe-filesystem layer, by (dirfd, name): how qgc opens a path inside a managed
+ * tree, lists a directory, removes a tree, checks a file's identity, and writes a file durably,
+ * by exchange or under a temporary name. Opens never follow a symlink, never climb above their
+ * dirfd and never cross a mount point, a same-filesystem bind mount included (openat2
+ * RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS|RESOLVE_NO_XDEV, or a checked walk without it); the
+ * removal is iterative and stops at every mount point. A store's step may still unlinkat() or
+ * renameat() one name in a directory fd this layer opened; a path outside the trees (a root
+ * found from a cwd, a settings or config file) is opened where it is read. */
 #pragma once
 
 #include <stdbool.h>

@@ -45,7 +45,7 @@ uint64_t hashmap_hash_string_ascii_lower(const char *s) {
 static HashSlot *hashmap_probe(const Hashmap *h, uint64_t hash, hashmap_eq_fn eq, const void *key) {
         size_t mask = h->n_slots - 1;
 
-        for (size_t i = hash_fold(hash) & mask;; i = (i + 1) & mask) {
+        for (size_t i = hashmap_fold(hash) & mask;; i = (i + 1) & mask) {
                 HashSlot *s = &h->slots[i];
                 if (!s->entry || (eq && s->hash == hash && eq(s->entry, key)))
                         return s;
@@ -68,7 +68,7 @@ int hashmap_reserve(Hashmap *h, size_t n) {
         h->slots = slots;
         for (size_t i = 0; i < h->n_slots; i++)
                 if (old[i].entry) {
-                        size_t mask = n_slots - 1, j = hash_fold(old[i].hash) & mask;
+                        size_t mask = n_slots - 1, j = hashmap_fold(old[i].hash) & mask;
                         while (slots[j].entry)
                                 j = (j + 1) & mask;
                         slots[j] = old[i];

@@ -25,7 +25,7 @@ uint64_t hashmap_hash_string_ascii_lower(const char *s);
 
 /* The slot index bits of a hash: FNV-1a's low bits depend only on the inputs' low bits, so the
  * high half is folded in. */
-static inline size_t hash_fold(uint64_t h) {
+static inline size_t hashmap_fold(uint64_t h) {
         return (size_t)(h ^ (h >> 32));
 }
 

@@ -168,7 +168,7 @@ int journal_open(JournalTarget target, const char *path, const char *run_id) {
                         return -errno;
                 if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
                     fcntl(fd, F_SETFL, O_APPEND) < 0) {
-                        safe_close(fd);
+                        macro_safe_close(fd);
                         return -EBADFD;
                 }
                 journal_state.fd = fd;
@@ -183,7 +183,7 @@ int journal_open(JournalTarget target, const char *path, const char *run_id) {
 
 void journal_close(void) {
         (void)journal_release();
-        journal_state.fd = safe_close(journal_state.fd);
+        journal_state.fd = macro_safe_close(journal_state.fd);
         journal_state.target = _JOURNAL_TARGET_INVALID;
 }
 

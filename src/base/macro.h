@@ -26,12 +26,12 @@
                 _fd_;                                                                              \
         })
 
-static inline void freep(void *p) {
+static inline void macro_freep(void *p) {
         free(*(void **)p);
 }
-#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_free_ _cleanup_(macro_freep)
 
-static inline int safe_close(int fd) {
+static inline int macro_safe_close(int fd) {
         if (fd >= 0) {
                 int saved = errno;
                 (void)close(fd);
@@ -39,16 +39,16 @@ static inline int safe_close(int fd) {
         }
         return -EBADF;
 }
-static inline void closep(int *fd) {
-        safe_close(*fd);
+static inline void macro_closep(int *fd) {
+        macro_safe_close(*fd);
 }
-#define _cleanup_close_ _cleanup_(closep)
+#define _cleanup_close_ _cleanup_(macro_closep)
 
-static inline void fclosep(FILE **f) {
+static inline void macro_fclosep(FILE **f) {
         if (*f)
                 (void)fclose(*f);
 }
-#define _cleanup_fclose_ _cleanup_(fclosep)
+#define _cleanup_fclose_ _cleanup_(macro_fclosep)
 
 #define streq(a, b) (strcmp((a), (b)) == 0)
 #define strneq(a, b, n) (strncmp((a), (b), (n)) == 0)

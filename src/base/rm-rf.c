@@ -32,7 +32,7 @@ typedef struct FsRmFrame {
 
 static void fs_rm_frame_done(FsRmFrame *f) {
         if (f->dir)
-                safe_close(f->dir->fd);
+                macro_safe_close(f->dir->fd);
         free(f->dir);
         free(f->name);
         *f = (FsRmFrame){};
@@ -50,7 +50,7 @@ static int fs_rm_push(FsRmFrame **stack, size_t *n, size_t *alloc, int fd, const
             util_greedy_realloc((void **)stack, alloc, *n + 1, sizeof(FsRmFrame)) < 0) {
                 free(f.dir);
                 free(f.name);
-                safe_close(fd);
+                macro_safe_close(fd);
                 return -ENOMEM;
         }
         fs_dir_init(f.dir, fd);
@@ -106,7 +106,7 @@ static int fs_rm_entry(FsRmFrame *top, const char *name, dev_t dev, size_t depth
                 return sub;
         if (fstat(sub, &sst) < 0 || sst.st_dev != dev || sst.st_ino != st.st_ino) {
                 /* not the directory checked: a mount appeared there */
-                safe_close(sub);
+                macro_safe_close(sub);
                 top->kept = true;
                 return 0;
         }
@@ -200,11 +200,11 @@ int rm_rf_at(int dfd, const char *name, dev_t dev, uint64_t *ret_bytes) {
                 return fd;
         if (fstat(fd, &st) < 0) {
                 r = -errno;
-                safe_close(fd);
+                macro_safe_close(fd);
                 return r;
         }
         if (dev != 0 && st.st_dev != dev) {
-                safe_close(fd);
+                macro_safe_close(fd);
                 return -EBUSY;
         }
         r = fs_rm_rf_fd(dfd, name, fd, &st, &bytes);

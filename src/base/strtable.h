@@ -19,7 +19,7 @@
 #include "macro.h"
 
 /* The index of s in table (n entries, NULL holes skipped), or -EINVAL. */
-static inline ssize_t string_table_lookup(const char *const *table, size_t n, const char *s) {
+static inline ssize_t strtable_lookup(const char *const *table, size_t n, const char *s) {
         if (!s)
                 return -EINVAL;
         for (size_t i = 0; i < n; i++)
@@ -37,7 +37,7 @@ static inline ssize_t string_table_lookup(const char *const *table, size_t n, co
 
 #define DEFINE_STRING_TABLE_FROM_STRING_FUNC(func, table, type)                                    \
         type func(const char *s) {                                                                 \
-                return (type)string_table_lookup(table, ELEMENTSOF(table), s);                     \
+                return (type)strtable_lookup(table, ELEMENTSOF(table), s);                     \
         }
 
 #define DEFINE_STRING_TABLE_LOOKUP_TO_STRING(name, type)                                           \

@@ -9,7 +9,7 @@ typedef uint8_t Vec16 __attribute__((vector_size(16)));
 typedef uint64_t Vec2x64 __attribute__((vector_size(16)));
 
 /* 16 bytes at p (any alignment). */
-static inline Vec16 vec16_load(const char *p) {
+static inline Vec16 vec_load16(const char *p) {
         Vec16 v;
 
         memcpy(&v, p, sizeof(v));
@@ -17,7 +17,7 @@ static inline Vec16 vec16_load(const char *p) {
 }
 
 /* c in every lane. */
-static inline Vec16 vec16_splat(char c) {
+static inline Vec16 vec_splat16(char c) {
         Vec16 v;
 
         for (size_t k = 0; k < sizeof(v); k++)

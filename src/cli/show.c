@@ -92,7 +92,7 @@ static int show_cold(const Tree *tr, const char *id, int out_fd) {
         /* listed with O_NOATIME where permitted, like the scan: showing changes no atime */
         pfd = fs_open_noatime(root.fd, "projects", O_RDONLY | O_DIRECTORY);
         if (pfd >= 0 && (fstat(pfd, &sb) < 0 || sb.st_dev != tr->dev)) {
-                safe_close(pfd);
+                macro_safe_close(pfd);
                 pfd = -EXDEV;
         }
         if (pfd < 0) {
@@ -130,7 +130,7 @@ int show_session(const Inventory *inv, const char *id, int out_fd) {
                         continue;
                 /* a compressed one where its store names its .zst, else below */
                 r = show_copy(&inv->trees[t], s, out_fd);
-                if (r != -ENOENT || !session_is_cold(s))
+                if (r != -ENOENT || !inventory_session_is_cold(s))
                         return r;
         }
         r = -ENOENT;

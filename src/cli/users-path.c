@@ -60,7 +60,7 @@ typedef struct PathWalk {
 
 static void users_walk_done(PathWalk *w) {
         strbuf_done(&w->canon);
-        w->fd = safe_close(w->fd);
+        w->fd = macro_safe_close(w->fd);
         free(w->rest);
         w->rest = NULL;
 }
@@ -71,7 +71,7 @@ static int users_walk_restart(PathWalk *w) {
 
         if (nfd < 0)
                 return -errno;
-        safe_close(w->fd);
+        macro_safe_close(w->fd);
         w->fd = nfd;
         w->canon.len = 0;
         return strbuf_append(&w->canon, "", 0);
@@ -90,7 +90,7 @@ static int users_walk_up(PathWalk *w) {
         nfd = open(w->canon.len > 0 ? w->canon.buf : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (nfd < 0)
                 return -errno;
-        safe_close(w->fd);
+        macro_safe_close(w->fd);
         w->fd = nfd;
         return 0;
 }
@@ -126,7 +126,7 @@ static int users_walk_into(PathWalk *w, const char *name, const struct stat *st,
         nfd = openat(w->fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (nfd < 0)
                 return users_path_reason(ret_reason, -errno, "cannot open '%s': %m", cur);
-        safe_close(w->fd);
+        macro_safe_close(w->fd);
         w->fd = nfd;
         if (fstat(w->fd, &st2) < 0)
                 return -errno;

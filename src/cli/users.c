@@ -415,7 +415,7 @@ _Noreturn static void users_child(const UserCand *u, const Config *sys, users_ru
                 goto finish;
         }
         (void)!write(pipe_fd, (char[]){ USERS_RAN_MARK }, 1);
-        pipe_fd = safe_close(pipe_fd);
+        pipe_fd = macro_safe_close(pipe_fd);
         free(reason);
         reason = NULL;
 
@@ -431,7 +431,7 @@ _Noreturn static void users_child(const UserCand *u, const Config *sys, users_ru
 finish:
         if (reason && pipe_fd >= 0)
                 (void)!write(pipe_fd, reason, strnlen(reason, USERS_REASON_MAX));
-        safe_close(pipe_fd);
+        macro_safe_close(pipe_fd);
         inv = inventory_free(inv);
         free(reason);
         reason = NULL;
@@ -591,28 +591,28 @@ static int users_run_one(const UserCand *u, const Config *sys, users_run_cb cb, 
         pid = fork();
         if (pid < 0) {
                 r = -errno;
-                safe_close(pfd[0]);
-                safe_close(pfd[1]);
+                macro_safe_close(pfd[0]);
+                macro_safe_close(pfd[1]);
                 users_output_after(out, /* ran= */ false, "failed", "fork failed");
                 return log_error_errno(r, "fork");
         }
         if (pid == 0) {
-                safe_close(pfd[0]);
+                macro_safe_close(pfd[0]);
                 users_child(u, sys, cb, userdata, pfd[1]);
         }
-        safe_close(pfd[1]);
+        macro_safe_close(pfd[1]);
         /* the child is ours and not yet reaped: its pid cannot name another process here */
         pidfd = pidfd_open(pid, 0);
         if (pidfd < 0) {
                 r = log_error_errno(-errno, "pidfd_open");
                 (void)kill(pid, SIGKILL);
                 (void)waitpid(pid, NULL, 0);
-                safe_close(pfd[0]);
+                macro_safe_close(pfd[0]);
                 return r;
         }
         r = users_wait_child(pid, pidfd, pfd[0], sys->user_timeout, &rs, &status, &reaped,
                              &kill_errno);
-        safe_close(pfd[0]);
+        macro_safe_close(pfd[0]);
         reason = users_reason_take(&rs);
         if (reason && reason[0] == USERS_RAN_MARK) {
                 ran = true;

@@ -229,12 +229,13 @@ static int dc_git_run(DcGit *g, const char *const *args, const char *in, size_t 
                 return -errno;
         if (pipe2(pout, O_CLOEXEC) < 0) {
                 r = -errno;
-                safe_close(sin[0]), safe_close(sin[1]);
+                macro_safe_close(sin[0]), macro_safe_close(sin[1]);
                 return r;
         }
         if (pipe2(perr, O_CLOEXEC) < 0) {
                 r = -errno;
-                safe_close(sin[0]), safe_close(sin[1]), safe_close(pout[0]), safe_close(pout[1]);
+                macro_safe_close(sin[0]), macro_safe_close(sin[1]);
+                macro_safe_close(pout[0]), macro_safe_close(pout[1]);
                 return r;
         }
         pid = fork();
@@ -255,7 +256,7 @@ static int dc_git_run(DcGit *g, const char *const *args, const char *in, size_t 
                 _exit(127);
         }
         r = pid < 0 ? -errno : 0;
-        safe_close(sin[1]), safe_close(pout[1]), safe_close(perr[1]);
+        macro_safe_close(sin[1]), macro_safe_close(pout[1]), macro_safe_close(perr[1]);
         in_fd = sin[0], out_fd = pout[0], err_fd = perr[0];
         if (r < 0)
                 return r;
@@ -268,7 +269,7 @@ static int dc_git_run(DcGit *g, const char *const *args, const char *in, size_t 
                 return r;
         }
         if (in_len == 0)
-                in_fd = safe_close(in_fd);
+                in_fd = macro_safe_close(in_fd);
         (void)fcntl(in_fd, F_SETFL, O_NONBLOCK);
         (void)fcntl(out_fd, F_SETFL, O_NONBLOCK);
         (void)fcntl(err_fd, F_SETFL, O_NONBLOCK);
@@ -296,12 +297,13 @@ static int dc_git_run(DcGit *g, const char *const *args, const char *in, size_t 
                         if (k > 0)
                                 in_off += (size_t)k;
                         if ((k < 0 && errno != EAGAIN && errno != EINTR) || in_off == in_len)
-                                in_fd = safe_close(in_fd); /* all sent, or git stopped reading */
+                                /* all sent, or git stopped reading */
+                                in_fd = macro_safe_close(in_fd);
                 }
                 if (p[1].revents) {
                         k = read(out_fd, buf, sizeof(buf));
                         if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
-                                out_fd = safe_close(out_fd);
+                                out_fd = macro_safe_close(out_fd);
                         else if (k > 0 && out) {
                                 if (out->len + (size_t)k > DC_GIT_MAX_OUTPUT) {
                                         r = -E2BIG;
@@ -316,7 +318,7 @@ static int dc_git_run(DcGit *g, const char *const *args, const char *in, size_t 
                 if (p[2].revents) {
                         k = read(err_fd, buf, sizeof(buf));
                         if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR))
-                                err_fd = safe_close(err_fd);
+                                err_fd = macro_safe_close(err_fd);
                         else if (k > 0 && err_len < DC_GIT_MAX_ERR) {
                                 size_t c = MIN((size_t)k, DC_GIT_MAX_ERR - err_len);
                                 memcpy(err + err_len, buf, c);

@@ -1062,14 +1062,14 @@ int dc_gitobj_count(int git_fd, const DcGitInput *in, DcGitobjCounts *ret) {
         *ret = (DcGitobjCounts){};
         r = gitobj_run(&g, ret);
         for (size_t i = 0; i < g.n_packs; i++) {
-                safe_close(g.packs[i].fd);
+                macro_safe_close(g.packs[i].fd);
                 free(g.packs[i].offsets);
         }
         for (size_t i = 0; i < g.n_refs; i++) {
                 free(g.refs[i].name);
                 free(g.refs[i].target);
         }
-        safe_close(g.objfd);
+        macro_safe_close(g.objfd);
         free(g.packs);
         free(g.refs);
         free(g.objs);

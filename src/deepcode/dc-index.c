@@ -69,7 +69,8 @@ static int dc_index_entry(json_object *o, DcEntry *e) {
         DcStatus st;
         int r;
 
-        st = (DcStatus)string_table_lookup(dc_status_table, _DC_STATUS_MAX, json_get_string(o, "status"));
+        st = (DcStatus)strtable_lookup(dc_status_table, _DC_STATUS_MAX,
+                                       json_get_string(o, "status"));
         e->status = st < 0 ? DC_STATUS_PENDING : st;
         e->create_time = dc_index_time(o, "createTime");
         e->update_time = dc_index_time(o, "updateTime");

@@ -10,7 +10,7 @@
  *      replacing; the directory fsynced;
  *   3. <id>.images/ renamed back to images/<id>/ (images/ made when absent), both fsynced;
  *   4. the entry inserted into the index (dc_run_index_edit()) at its place: before the first id
- *      its <id>.after (dc-cold.c's: the ids after it in the project's order, the index with the
+ *      its <id>.after (dc-archive.c's: the ids after it in the project's order, the index with the
  *      sessions archived before at their places) names that is indexed, else last -- so that
  *      restores in any order give the index's order back, also one Deep Code left unsorted;
  *      without <id>.after (an archive of an older qgc; one over DC_INDEX_AFTER_MAX, logged) at
@@ -53,8 +53,8 @@ typedef struct DcRestore {
 } DcRestore;
 
 static void dc_restore_done(DcRestore *d) {
-        safe_close(d->pfd);
-        safe_close(d->cfd);
+        macro_safe_close(d->pfd);
+        macro_safe_close(d->cfd);
         free(d->jsonl);
         free(d->zst);
         free(d->entry);

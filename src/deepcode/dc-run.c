@@ -104,8 +104,8 @@ void dc_run_close(struct StoreRun *run) {
                 return;
         /* .qgc/ holds only pending markers: gone with the last one */
         (void)unlinkat(run->store_fd, DC_RUN_QGC_DIR, AT_REMOVEDIR);
-        safe_close(run->projects_fd);
-        safe_close(run->store_fd);
+        macro_safe_close(run->projects_fd);
+        macro_safe_close(run->store_fd);
         free(run);
 }
 
@@ -243,7 +243,7 @@ static int dc_run_index_put(int pfd, const char *text, size_t n, const struct st
                 exp = held ?: "";
                 n_exp = held ? n_next : 0;
                 exp_st = xst;
-                safe_close(fd);
+                macro_safe_close(fd);
                 fd = TAKE_FD(y);
                 xst = yst;
         }

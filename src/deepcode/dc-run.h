@@ -31,7 +31,7 @@ struct StoreRun {
 };
 
 /* The run operations (store.h: their contract); deepcode-store.c gives run_session the delete
- * of a session not archived (dc_run_session), the rest to dc-cold.c. */
+ * of a session not archived (dc_run_session), the rest to dc-archive.c. */
 int dc_run_open(const Inventory *inv, size_t t, struct StoreRun **ret);
 void dc_run_close(struct StoreRun *run);
 int dc_run_session(struct StoreRun *run, const Session *s, const struct Verdict *v,

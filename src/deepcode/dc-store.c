@@ -680,7 +680,7 @@ int dc_store_scan(const char *path, msec_t now, DcStore **ret) {
                 fs_fileid_from_stat(&s->error_log, &st);
         afd = fs_open_noatime(fd, DC_ARCHIVE_DIR, O_RDONLY | O_DIRECTORY);
         if (afd >= 0 && (fstat(afd, &st) < 0 || st.st_dev != s->dev)) {
-                safe_close(afd);
+                macro_safe_close(afd);
                 afd = -EXDEV;
         }
         s->incomplete = afd < 0 && afd != -ENOENT;

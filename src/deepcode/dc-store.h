@@ -17,7 +17,7 @@
 #include "inventory.h"
 #include "util.h"
 
-/* qgc's archive of Deep Code's sessions (Deep Code has none; dc-cold.c archives, dc-restore.c
+/* qgc's archive of Deep Code's sessions (Deep Code has none; dc-archive.c archives, dc-restore.c
  * restores), in a directory Deep Code never reads: ~/.deepcode/.qgc-archive/<code>/, 0700, with
  * per session <id>.jsonl (the transcript, byte for byte) or <id>.jsonl.zst (compressed:
  * cold.h), <id>.entry.json (its index entry, js_stringify_indent(entry, 2)), <id>.checkpoints

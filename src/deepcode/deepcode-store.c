@@ -1,6 +1,6 @@
 /* deepcode-store.c: Deep Code's store (store.h): a ~/.deepcode told by what is inside it, its
  * project codes (getProjectCode, dc-project.h), its walk into the inventory (dc-store.h), and
- * its run operations: the delete (dc-run.h), the archive tier (dc-cold.h), the reclaim of
+ * its run operations: the delete (dc-run.h), the archive tier (dc-archive.h), the reclaim of
  * orphans (dc-reclaim.h), each kind of pending marker's recovery. */
 #include "autoconf.h"
 
@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dc-cold.h"
+#include "dc-archive.h"
 #include "dc-project.h"
 #include "dc-reclaim.h"
 #include "dc-restore.h"
@@ -403,7 +403,7 @@ static int deepcode_store_measure(const Inventory *inv, size_t t, StoreSize *ret
 }
 
 /* Deep Code keeps a transcript beside its project's index: projects/<code>/<id>.jsonl; qgc's
- * archive of it is .qgc-archive/<code>/<id>.jsonl (compressed: .zst), dc-cold.h. */
+ * archive of it is .qgc-archive/<code>/<id>.jsonl (compressed: .zst), dc-archive.h. */
 static char *deepcode_store_session_path(const Session *s, bool archived) {
         if (archived)
                 return util_strprintf(DC_ARCHIVE_DIR "/%s/%s%s", s->project_dir, s->id,
@@ -428,17 +428,17 @@ static int deepcode_store_run_orphan(struct StoreRun *run, const Orphan *o,
         return dc_reclaim_orphan(run->store_fd, run->inv, o, step);
 }
 
-/* The delete of an indexed session is dc-run.c's; the archive tier's verbs dc-cold.c's. */
+/* The delete of an indexed session is dc-run.c's; the archive tier's verbs dc-archive.c's. */
 static int deepcode_store_run_session(struct StoreRun *run, const Session *s, const Verdict *v,
                                       StoreStep *step) {
         if (v->verb == VERB_DELETE && s->state != SESSION_ARCHIVED)
                 return dc_run_session(run, s, v, step);
-        return dc_cold_session(run, s, v, step);
+        return dc_archive_session(run, s, v, step);
 }
 
 static const DcRunRecovery deepcode_store_recovery[] = {
         { DC_RUN_MARKER_PREFIX, dc_run_recover_one },
-        { DC_COLD_MARKER_PREFIX, dc_cold_recover_one },
+        { DC_ARCHIVE_MARKER_PREFIX, dc_archive_recover_one },
         { DC_RESTORE_MARKER_PREFIX, dc_restore_recover_one },
         {},
 };

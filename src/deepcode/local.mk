@@ -3,7 +3,7 @@
 # It includes only the folders listed before it in Makefile.am (t-0011).
 libqgc_a_SOURCES += src/deepcode/dc-git.c src/deepcode/dc-git.h src/deepcode/dc-gitobj.c \
 	src/deepcode/dc-gitobj.h src/deepcode/dc-index.c \
-	src/deepcode/dc-cold.c src/deepcode/dc-cold.h \
+	src/deepcode/dc-archive.c src/deepcode/dc-archive.h \
 	src/deepcode/dc-index.h src/deepcode/dc-messages.c src/deepcode/dc-messages.h \
 	src/deepcode/dc-proc.c src/deepcode/dc-proc.h src/deepcode/dc-project.c src/deepcode/dc-project.h \
 	src/deepcode/dc-reclaim.c src/deepcode/dc-reclaim.h \

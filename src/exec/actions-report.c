@@ -94,18 +94,18 @@ int actions_report_session(ActionsContext *c, const Session *s, const Verdict *v
                                      : act == VERB_ARCHIVE                     ? "archive"
                                      : act == VERB_COMPRESS                    ? "compress"
                                                                                : "delete",
-                                     s->id, session_project(s), path ? path : "?",
+                                     s->id, inventory_session_project(s), path ? path : "?",
                                      reason ? reason : "", error ? ": " : "",
                                      error ? log_errno_to_string(error) : "");
         else
                 msg = util_strprintf("%s session %s in %s (%s)", verb, s->id,
-                                     session_project(s), why ?: "");
+                                     inventory_session_project(s), why ?: "");
 
         JournalEntry e = {
                 .event = ev,
                 .message = msg,
                 .session = s->id,
-                .project = session_project(s),
+                .project = inventory_session_project(s),
                 .path = path,
                 .rule = v ? v->rule : NULL,
                 .reason = ev == JOURNAL_SKIPPED || ev == JOURNAL_FAILED ? reason : why,

@@ -72,7 +72,8 @@ static const char *actions_refusal(const Session *s, const Verdict *v) {
                 return "ownership not proven";
         if (v->verb == VERB_ARCHIVE && s->state != SESSION_ACTIVE)
                 return "not an active session";
-        if (v->verb == VERB_COMPRESS && (s->state != SESSION_ARCHIVED || session_is_cold(s)))
+        if (v->verb == VERB_COMPRESS &&
+            (s->state != SESSION_ARCHIVED || inventory_session_is_cold(s)))
                 return "not an uncompressed archived session";
         return NULL;
 }
@@ -106,7 +107,7 @@ static void actions_report_held_back(ActionsContext *c, const Plan *p) {
 
                 if (it->is_orphan || it->verdict->verb != VERB_SKIP ||
                     it->index >= p->inv->n_sessions ||
-                    (!verdict_held_by(it->verdict) &&
+                    (!policy_verdict_held_by(it->verdict) &&
                      !(it->verdict->rule && streq(it->verdict->rule, policy_rule_limit))))
                         continue;
                 why = plan_item_reason(p, it);
@@ -125,7 +126,7 @@ static size_t actions_incomplete_fields(const Inventory *inv,
         size_t n = 0, trees = 0;
 
         for (size_t t = 0; t < inv->n_trees; t++) {
-                const char *why = tree_incomplete_why(&inv->trees[t]);
+                const char *why = inventory_tree_incomplete_why(&inv->trees[t]);
 
                 if (!why)
                         continue;
@@ -383,7 +384,7 @@ static int actions_lock_trees(const Inventory *inv, int **ret_fds) {
                         continue; /* no tree there: nothing to lock, nothing to do */
                 if (r < 0) {
                         for (size_t j = 0; j < i; j++)
-                                safe_close(fds[j]);
+                                macro_safe_close(fds[j]);
                         if (r == -EWOULDBLOCK)
                                 log_error("another qgc is working on '%s'; try again later",
                                           inv->trees[i].global_dir);
@@ -435,6 +436,6 @@ int actions_run(const Plan *p, const ActionsRunOptions *o, ActionStats *ret_stat
                         journal_close();
         }
         for (size_t i = 0; i < p->inv->n_trees; i++)
-                safe_close(lock_fds[i]);
+                macro_safe_close(lock_fds[i]);
         return r;
 }

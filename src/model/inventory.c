@@ -413,7 +413,7 @@ void inventory_cold_totals(const Inventory *inv, size_t *ret_n, uint64_t *ret_by
         size_t n = 0;
 
         for (size_t i = 0; i < inv->n_sessions; i++)
-                if (session_is_cold(&inv->sessions[i])) {
+                if (inventory_session_is_cold(&inv->sessions[i])) {
                         n++;
                         bytes += inv->sessions[i].cold_bytes;
                         orig += inv->sessions[i].cold_orig;

@@ -42,7 +42,7 @@ typedef struct Tree {
 
 /* Why tree-level decisions were skipped for t (the text plan and the run-start entry say it),
  * or NULL when t is complete. */
-static inline const char *tree_incomplete_why(const Tree *t) {
+static inline const char *inventory_tree_incomplete_why(const Tree *t) {
         if (!t->incomplete)
                 return NULL;
         return t->incomplete_why ?: "it was not fully listed (a directory could not be read)";
@@ -280,12 +280,12 @@ void inventory_tree_done(Tree *t);
 
 /* An archived session whose transcript is compressed in the cold tier (and has no
  * uncompressed copy). */
-static inline bool session_is_cold(const Session *s) {
+static inline bool inventory_session_is_cold(const Session *s) {
         return s->state == SESSION_ARCHIVED && s->cold;
 }
 
 /* The project a session's journal entries name: its cwd, else its project directory. */
-static inline const char *session_project(const Session *s) {
+static inline const char *inventory_session_project(const Session *s) {
         return s->cwd ? s->cwd : s->project_dir;
 }
 

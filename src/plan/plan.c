@@ -74,7 +74,8 @@ void plan_compress_forecast(const Plan *p, PlanCompressForecast *ret) {
                 if (n == 0)
                         continue;
                 for (size_t i = 0; i < inv->n_sessions; i++)
-                        if (inv->sessions[i].tree == t && session_is_cold(&inv->sessions[i])) {
+                        if (inv->sessions[i].tree == t &&
+                            inventory_session_is_cold(&inv->sessions[i])) {
                                 cold += inv->sessions[i].cold_bytes;
                                 orig += inv->sessions[i].cold_orig;
                         }
@@ -121,18 +122,18 @@ static void plan_held_back_full(const Plan *p, bool caps, PlanHeldBack *ret) {
                         }
                         continue;
                 }
-                if (it->is_orphan || !vd || !verdict_held_by(vd))
+                if (it->is_orphan || !vd || !policy_verdict_held_by(vd))
                         continue;
-                if (!caps && plan_rule_is_cap(verdict_held_rule(vd)))
+                if (!caps && plan_rule_is_cap(policy_verdict_held_rule(vd)))
                         continue;
                 h.n++;
                 h.bytes += p->inv->sessions[it->index].bytes;
                 if (!h.limit)
-                        h.limit = verdict_held_by(vd);
-                else if (!streq(h.limit, verdict_held_by(vd)))
+                        h.limit = policy_verdict_held_by(vd);
+                else if (!streq(h.limit, policy_verdict_held_by(vd)))
                         h.limit = "max-deletions and max-deletions-percent";
-                if (verdict_held_rule(vd) && (streq(verdict_held_rule(vd), "tree-max-size") ||
-                                              streq(verdict_held_rule(vd), "keep-free")))
+                const char *rule = policy_verdict_held_rule(vd);
+                if (rule && (streq(rule, "tree-max-size") || streq(rule, "keep-free")))
                         h.tree_cap = true;
         }
         *ret = h;

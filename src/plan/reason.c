@@ -363,7 +363,7 @@ static char *reason_held(const Verdict *v, const StoreOps *store) {
         _cleanup_free_ char *inner = NULL;
         char limit[96];
 
-        if (streq(verdict_held_by(v), "max-deletions-percent"))
+        if (streq(policy_verdict_held_by(v), "max-deletions-percent"))
                 snprintf(limit, sizeof limit, "%g%% of the project's %" PRIu64 " sessions per run",
                          f->held_percent, (uint64_t)f->held.limit);
         else
@@ -374,14 +374,15 @@ static char *reason_held(const Verdict *v, const StoreOps *store) {
                 inner = reason_rule(v->rule, &v->measure, v->facts);
                 return inner ? util_strprintf(
                                        "%s; its %s deletion held back by %s (%s; use --force)",
-                                       inner, verdict_held_rule(v) ?: "", verdict_held_by(v), limit)
+                                       inner, policy_verdict_held_rule(v) ?: "",
+                                       policy_verdict_held_by(v), limit)
                              : NULL;
         }
-        inner = verdict_fact(v) ? strdup(verdict_fact(v))
+        inner = policy_verdict_fact(v) ? strdup(policy_verdict_fact(v))
                 : f->stale      ? reason_stale(v, store)
-                                : reason_rule(verdict_held_rule(v), &v->measure, v->facts);
+                                : reason_rule(policy_verdict_held_rule(v), &v->measure, v->facts);
         return inner ? util_strprintf("held back by %s (%s; use --force); would delete: %s",
-                                      verdict_held_by(v), limit, inner)
+                                      policy_verdict_held_by(v), limit, inner)
                      : NULL;
 }
 
@@ -404,17 +405,17 @@ char *reason_verdict(const Verdict *v, const Session *s, const StoreOps *store) 
         if (v->verb == VERB_SKIP && v->rule && streq(v->rule, policy_rule_limit))
                 return reason_limit(v, s, store);
 
-        if ((v->protections & PROT_BLAST) && verdict_held_by(v))
+        if ((v->protections & PROT_BLAST) && policy_verdict_held_by(v))
                 return reason_held(v, store);
-        if (verdict_fact(v))
-                return strdup(verdict_fact(v));
+        if (policy_verdict_fact(v))
+                return strdup(policy_verdict_fact(v));
         if (v->facts && v->facts->stale)
                 return reason_stale(v, store);
         if (v->blocked_by)
                 return reason_blocked(v, s, store);
         if (v->verb != VERB_KEEP)
                 return reason_rule(v->rule, &v->measure, v->facts);
-        if (session_is_cold(s))
+        if (inventory_session_is_cold(s))
                 return strdup("archived, compressed");
         if (s->state == SESSION_ARCHIVED)
                 return strdup("archived");
@@ -433,8 +434,8 @@ char *reason_orphan(const Verdict *v, const Orphan *o, const StoreOps *store) {
 
         if (v->facts && v->facts->stale)
                 return reason_stale(v, store);
-        if (verdict_fact(v))
-                return strdup(verdict_fact(v));
+        if (policy_verdict_fact(v))
+                return strdup(policy_verdict_fact(v));
         if (v->blocked_by == PROT_PROTECT)
                 return util_strprintf("%s, protected project (protect = true)", what);
         if (v->verb == VERB_DELETE)

@@ -702,10 +702,10 @@ static int render_changes(const Plan *p, RenderLayout *lay, FILE *f) {
 }
 
 /* One line per incomplete tree: which, that no tree-level decision was made there, and why
- * (tree_incomplete_why()). Nothing for a complete tree. */
+ * (inventory_tree_incomplete_why()). Nothing for a complete tree. */
 static int render_incomplete(const Inventory *inv, unsigned cols, FILE *f) {
         for (size_t t = 0; t < inv->n_trees; t++) {
-                const char *why = tree_incomplete_why(&inv->trees[t]);
+                const char *why = inventory_tree_incomplete_why(&inv->trees[t]);
                 _cleanup_free_ char *line = NULL;
                 int r;
 
@@ -760,7 +760,7 @@ static int render_summary(const Plan *p, unsigned cols, FILE *f) {
                 }
                 n[v]++;
                 b[v] += bytes;
-                if (!it->is_orphan && session_is_cold(&p->inv->sessions[it->index])) {
+                if (!it->is_orphan && inventory_session_is_cold(&p->inv->sessions[it->index])) {
                         n_cold++;
                         cold_bytes += p->inv->sessions[it->index].cold_bytes;
                         cold_orig += p->inv->sessions[it->index].cold_orig;

@@ -471,7 +471,7 @@ static int policy_compress(PolicyRun *run, const PolicyGroup *g) {
                 Measure m = { .kind = MEASURE_AGE, .key = "compress-after", .measured = in->idle,
                               .limit = p->compress_after };
 
-                if (s->state != SESSION_ARCHIVED || session_is_cold(s) ||
+                if (s->state != SESSION_ARCHIVED || inventory_session_is_cold(s) ||
                     !policy_age_selects(p->compress_after, in->idle))
                         continue;
                 assert(p->compress_level <= VERDICT_COMPRESS_LEVEL_MAX); /* config: 1..19 */
@@ -770,8 +770,8 @@ static void policy_cap_hold(const PolicyRun *run, CapUnmet *c, size_t i, uint64_
         Protection prot = 0;
         const char *limit = NULL;
 
-        if (verdict_held_by(vd) && (vd->protections & PROT_BLAST))
-                limit = verdict_held_by(vd);
+        if (policy_verdict_held_by(vd) && (vd->protections & PROT_BLAST))
+                limit = policy_verdict_held_by(vd);
         else if (vd->blocked_by && vd->blocked_verb != VERB_KEEP)
                 prot = vd->blocked_by;
         else

@@ -116,7 +116,7 @@ typedef struct VerdictFacts {
         Protection stale_prot; /* STALE_WHY_KEPT_BY: the session's protection, 0: a scheduled task */
         const Session *quote_session; /* the session that keeps it (STALE_WHY_TITLE_UNREAD ..) */
         const struct Verdict *quote;  /* ... its verdict, when skipped: its reason is quoted */
-        /* rarely set, so here and not in every Verdict (verdict_held_by() etc. read them) */
+        /* rarely set, so here and not in every Verdict (policy_verdict_held_by() etc. read them) */
         const char *held_by;   /* static: the deletion limit that held the session back
                                 * ("max-deletions", "max-deletions-percent"), else NULL */
         const char *held_rule; /* static: the rule whose deletion was held back, else NULL */
@@ -138,7 +138,7 @@ typedef struct Verdict {
                                * deletion limits skip it; rule "none": idle vs max-age (or
                                * nothing) */
         VerdictFacts *facts;  /* owned; NULL when it quotes nothing beyond its measure (and has
-                               * no held_by, held_rule or fact: verdict_held_by() etc.) */
+                               * no held_by, held_rule or fact: policy_verdict_held_by() etc.) */
         /* the small fields in two words (100k verdicts live at once; a bit-field never
          * straddles its 32-bit unit, so the first word is verb .. compress_level, the second
          * blocked_by and rank) */
@@ -162,13 +162,13 @@ _Static_assert(sizeof(Verdict) <= 64, "Verdict must stay small (issue 14's RSS t
 #define VERDICT_RANK_MAX ((1U << 19) - 1)
 #define VERDICT_COMPRESS_LEVEL_MAX 31U
 
-static inline const char *verdict_held_by(const Verdict *v) {
+static inline const char *policy_verdict_held_by(const Verdict *v) {
         return v->facts ? v->facts->held_by : NULL;
 }
-static inline const char *verdict_held_rule(const Verdict *v) {
+static inline const char *policy_verdict_held_rule(const Verdict *v) {
         return v->facts ? v->facts->held_rule : NULL;
 }
-static inline const char *verdict_fact(const Verdict *v) {
+static inline const char *policy_verdict_fact(const Verdict *v) {
         return v->facts ? v->facts->fact : NULL;
 }
 

@@ -457,7 +457,7 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
                         at_tmp = false;
                         continue;
                 }
-                dfd = safe_close(dfd);
+                dfd = macro_safe_close(dfd);
                 dfd = fs_exchange_open(dir_fd, tmps[at], name, true, &at_tmp, &xst);
                 if (dfd < 0) {
                         /* nothing replaced: the version a writer left is kept, qgc's goes */
@@ -518,7 +518,7 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
                         if (r < 0) {
                                 /* what is at tmps[at] is kept beside */
                                 erase_version_done(&v);
-                                dfd = safe_close(dfd);
+                                dfd = macro_safe_close(dfd);
                                 dfd = TAKE_FD(y);
                                 dst = yst;
                                 break;
@@ -542,7 +542,7 @@ int erase_edit(int dir_fd, const char *name, EraseParseFn parse, const EraseIds 
                                 back = true;
                                 break;
                         }
-                        dfd = safe_close(dfd);
+                        dfd = macro_safe_close(dfd);
                         dfd = TAKE_FD(y);
                         dst = yst;
                         exp = want;

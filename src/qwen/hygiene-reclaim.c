@@ -233,7 +233,7 @@ int hygiene_reclaim_stale(const Inventory *inv, const Orphan *o, int mark, bool 
          * run as stale; after the rename, the recovery pass removes what is left
          * (hygiene_reclaim_stale_rest()) */
         r = hygiene_reclaim_stale_content(efd, dev, step, userdata);
-        efd = safe_close(efd);
+        efd = macro_safe_close(efd);
         tmp = r >= 0 ? fs_temp_name(o->name, false) : NULL;
         if (r >= 0 && !tmp)
                 r = -ENOMEM;

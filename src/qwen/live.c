@@ -383,7 +383,7 @@ static void live_probe_locks_clear(LiveProbe *p) {
         free(p->locks);
         p->locks = NULL;
         p->n_locks = p->alloc_locks = 0;
-        p->locks_fd = safe_close(p->locks_fd);
+        p->locks_fd = macro_safe_close(p->locks_fd);
         p->locks_stamp = (FileId){};
 }
 

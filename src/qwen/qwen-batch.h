@@ -138,7 +138,7 @@ static inline const FileId *qwen_batch_fid(const Session *s) {
 }
 
 static inline char *qwen_batch_tname(const Session *s) {
-        return util_strprintf("%s.jsonl%s", s->id, session_is_cold(s) ? COLD_SUFFIX : "");
+        return util_strprintf("%s.jsonl%s", s->id, inventory_session_is_cold(s) ? COLD_SUFFIX : "");
 }
 
 /* The outcome of a step that returned r: done, -ESTALE (a file changed since the scan) a skip,

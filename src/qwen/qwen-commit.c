@@ -52,7 +52,7 @@ bool qwen_commit_full(const QwenBatch *b) {
 static int qwen_commit_dir_fd(const QwenBatch *b, const QwenBatchItem *it) {
         const QwenBatchDir *d = &b->dirs[it->dir];
 
-        if (session_is_cold(it->s))
+        if (inventory_session_is_cold(it->s))
                 return d->cold_fd;
         return it->s->state == SESSION_ARCHIVED ? d->archive_fd : d->chats_fd;
 }
@@ -299,7 +299,7 @@ static void qwen_commit_salvaged(QwenAll *c, QwenBatch *b, int r, size_t n) {
                         .event = JOURNAL_SALVAGED,
                         .message = msg ?: "salvaged the usage record before the transcript goes",
                         .session = it->s->id,
-                        .project = session_project(it->s),
+                        .project = inventory_session_project(it->s),
                         .user = c->inv->trees[it->s->tree].user,
                 };
                 (void)journal_log(&e);
@@ -406,7 +406,7 @@ static void qwen_commit_mark(QwenAll *c, QwenBatch *b, const QwenRun *t) {
                 /* a copy in the other place since the scan (a TUI recreating chats/<id>.jsonl by
                  * path, a restore) is a conflict, and the id's sidecars and file-history are in
                  * use again */
-                if (session_is_cold(it->s)) {
+                if (inventory_session_is_cold(it->s)) {
                         /* compressed: a copy in chats/ or chats/archive/ is one */
                         _cleanup_free_ char *plain = util_strprintf("%s.jsonl", it->s->id);
                         r = plain ? qwen_steps_copy_exists(d->chats_fd, d->archive_fd, plain, false)
@@ -657,7 +657,7 @@ static void qwen_commit_compressed(QwenAll *c, QwenBatchItem *it) {
         char in_s[FORMAT_BYTES_MAX], out_s[FORMAT_BYTES_MAX];
         /* the run line's units; the exact bytes are QGC_ORIGINAL_BYTES, QGC_COMPRESSED_BYTES */
         _cleanup_free_ char *msg = util_strprintf("compressed session %s in %s (%s): %s into %s",
-                                                  s->id, session_project(s), why ?: "",
+                                                  s->id, inventory_session_project(s), why ?: "",
                                                   util_format_bytes(in_s, sizeof in_s, in),
                                                   util_format_bytes(out_s, sizeof out_s, out));
         const JournalField fields[] = {
@@ -668,7 +668,7 @@ static void qwen_commit_compressed(QwenAll *c, QwenBatchItem *it) {
                 .event = JOURNAL_COMPRESSED,
                 .message = msg,
                 .session = s->id,
-                .project = session_project(s),
+                .project = inventory_session_project(s),
                 .path = path,
                 .rule = it->v->rule,
                 .reason = why,
@@ -834,7 +834,7 @@ static void qwen_commit_move(QwenAll *c, QwenBatch *b) {
                 }
                 qwen_batch_step(c, name);
                 it->removed = true;
-                if (session_is_cold(it->s))
+                if (inventory_session_is_cold(it->s))
                         d->sync_cold = true;
                 else if (it->s->state == SESSION_ARCHIVED)
                         d->sync_archive = true;
@@ -1007,9 +1007,9 @@ void qwen_commit_batch(QwenAll *c) {
                 free(it->cold);
         }
         for (size_t j = 0; j < b->n_dirs; j++) {
-                safe_close(b->dirs[j].chats_fd);
-                safe_close(b->dirs[j].archive_fd);
-                safe_close(b->dirs[j].cold_fd);
+                macro_safe_close(b->dirs[j].chats_fd);
+                macro_safe_close(b->dirs[j].archive_fd);
+                macro_safe_close(b->dirs[j].cold_fd);
                 for (size_t i = 0; i < b->dirs[j].n_claims; i++)
                         free(b->dirs[j].claims[i]);
                 free(b->dirs[j].claims);
@@ -1018,7 +1018,7 @@ void qwen_commit_batch(QwenAll *c) {
                 free(b->dirs[j].sidecar_ids);
         }
         for (size_t j = 0; j < b->n_paths; j++) {
-                safe_close(b->paths[j].fd);
+                macro_safe_close(b->paths[j].fd);
                 free(b->paths[j].rel);
         }
         free(b->marker);

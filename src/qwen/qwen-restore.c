@@ -187,7 +187,7 @@ int qwen_restore_plan(Plan *p, const Inventory *inv, size_t t, const char *id, b
         int r;
 
         r = qwen_restore_plan_cold(inv, t, id, to_archive, p);
-        if (r != 0 || !s || session_is_cold(s))
+        if (r != 0 || !s || inventory_session_is_cold(s))
                 return r;
         r = qwen_restore_plan_archived(p, inv, t, s);
         return r < 0 ? r : 1;

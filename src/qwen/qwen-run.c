@@ -70,10 +70,10 @@ void qwen_run_close(struct StoreRun *r) {
         if (!run)
                 return;
         for (size_t i = 0; i < run->inv->n_trees; i++)
-                safe_close(run->runtime_fds[i]);
+                macro_safe_close(run->runtime_fds[i]);
         free(run->runtime_fds);
-        safe_close(run->global_fd);
-        safe_close(run->runtime_fd);
+        macro_safe_close(run->global_fd);
+        macro_safe_close(run->runtime_fd);
         live_probe_free(run->probe);
         usage_index_free(run->usage);
         free(run);

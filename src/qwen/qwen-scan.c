@@ -339,7 +339,7 @@ static int scan_copy_open_fast(const ScanCtx *ctx, int dfd, const char *name, st
         if (fd < 0)
                 return fd;
         if (fstat(fd, ret_st) < 0 || !S_ISREG(ret_st->st_mode) || ret_st->st_dev != ctx->dev) {
-                safe_close(fd);
+                macro_safe_close(fd);
                 return -EBADF;
         }
         return fd;
@@ -934,9 +934,9 @@ static void scan_project_done(ScanProject *p) {
         free(p->owner_facts);
         free(p->enrich_facts);
         free(p->live_facts);
-        safe_close(p->chats_fd);
-        safe_close(p->archive_fd);
-        safe_close(p->cold_fd);
+        macro_safe_close(p->chats_fd);
+        macro_safe_close(p->archive_fd);
+        macro_safe_close(p->cold_fd);
         scan_names_done(&p->chats_other);
         scan_names_done(&p->archive_other);
         scan_names_done(&p->cold_other);
@@ -944,7 +944,7 @@ static void scan_project_done(ScanProject *p) {
         scan_aggs_done(&p->subagents);
         owner_cache_done(&p->owner);
         json_object_put(p->org_root);
-        safe_close(p->review_fd);
+        macro_safe_close(p->review_fd);
 }
 
 /* Scan one projects/<name>/ directory. */
@@ -1343,7 +1343,7 @@ static int scan_tree(ScanCtx *ctx) {
 
 /* Reset per-tree state. */
 static void scan_ctx_tree_done(ScanCtx *c) {
-        c->tmp_fd = safe_close(c->tmp_fd);
+        c->tmp_fd = macro_safe_close(c->tmp_fd);
         c->probe = NULL;
         scan_aggs_done(&c->history);
         enrich_cache_done(&c->enrich);

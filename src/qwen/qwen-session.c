@@ -107,7 +107,7 @@ int qwen_session_run(struct StoreRun *run, const Session *s, const Verdict *v, S
                 return qwen_session_report(c, s, v, qwen_batch_errno(k), why,
                                            k == -ESTALE ? 0 : -k);
         dir_fd = s->state == SESSION_ARCHIVED ? b->dirs[k].archive_fd : b->dirs[k].chats_fd;
-        if (session_is_cold(s) && dir_fd >= 0) {
+        if (inventory_session_is_cold(s) && dir_fd >= 0) {
                 if (b->dirs[k].cold_fd < 0)
                         b->dirs[k].cold_fd = fs_open_dir(dir_fd, COLD_DIR);
                 dir_fd = b->dirs[k].cold_fd;
@@ -125,7 +125,7 @@ int qwen_session_run(struct StoreRun *run, const Session *s, const Verdict *v, S
         if (r == -ESTALE)
                 return qwen_session_report(c, s, v, STORE_SKIPPED_CHANGED, "changed since scan",
                                            0);
-        if (r < 0 && session_is_cold(s) && cold_damage_why(r)) {
+        if (r < 0 && inventory_session_is_cold(s) && cold_damage_why(r)) {
                 /* a compressed file that lies about its content is never salvaged from */
                 _cleanup_free_ char *damaged =
                         util_strprintf("%s; session kept", cold_damage_why(r));

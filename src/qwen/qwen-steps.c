@@ -87,8 +87,9 @@ int qwen_steps_salvage(QwenAll *c, const QwenRun *t, const Session *s, int dir_f
         if (r <= 0)
                 return r < 0 ? r : -ESTALE;
         /* a compressed transcript: salvaged from its content, checked against its SHA-256 */
-        _cleanup_close_ int ufd = session_is_cold(s) ? cold_step_memfd(dir_fd, s->id) : -EBADF;
-        if (session_is_cold(s) && ufd < 0)
+        _cleanup_close_ int ufd =
+                inventory_session_is_cold(s) ? cold_step_memfd(dir_fd, s->id) : -EBADF;
+        if (inventory_session_is_cold(s) && ufd < 0)
                 return ufd;
 
         r = ahead ? 0
@@ -117,7 +118,7 @@ int qwen_steps_salvage(QwenAll *c, const QwenRun *t, const Session *s, int dir_f
                                 .message = msg ?: "usage_record.jsonl: wrote Qwen's rebuilt "
                                                   "usage history",
                                 .session = s->id,
-                                .project = session_project(s),
+                                .project = inventory_session_project(s),
                                 .user = c->inv->trees[s->tree].user,
                         };
                         (void)journal_log(&e);
@@ -177,7 +178,7 @@ void qwen_steps_salvage_ahead(QwenAll *c) {
                 s = &p->inv->sessions[it->index];
                 t = c->runs[s->tree];
                 /* another store's sessions are not Qwen's to salvage */
-                if (!t || t->session_error < 0 || session_is_cold(s) ||
+                if (!t || t->session_error < 0 || inventory_session_is_cold(s) ||
                     (s->state != SESSION_ACTIVE && s->state != SESSION_ARCHIVED) ||
                     s->owner == OWNER_FOREIGN || s->owner == OWNER_UNVERIFIED)
                         continue;
@@ -342,7 +343,7 @@ int qwen_steps_rest(QwenAll *c, const QwenRun *t, const Session *s,
 
         if (qwen_steps_paths_init(&p, s) < 0)
                 return -ENOMEM;
-        if (session_is_cold(s)) {
+        if (inventory_session_is_cold(s)) {
                 _cleanup_close_ int cfd = archive_fd >= 0 ? fs_open_dir(archive_fd, COLD_DIR)
                                                           : -EBADF;
                 for (size_t i = 0; cfd >= 0 && i < ELEMENTSOF(sidecars); i++) {
@@ -441,7 +442,7 @@ static int qwen_steps_mark_claims(RecoverMarker *m, int chats_fd, const char *ch
                 return -errno;
         d = fdopendir(fd);
         if (!d) {
-                safe_close(fd);
+                macro_safe_close(fd);
                 return -errno;
         }
         rewinddir(d);
@@ -484,7 +485,7 @@ int qwen_steps_mark(QwenAll *c, const QwenRun *t, const Session *s,
                 if (r >= 0)
                         r = qwen_steps_mark_file(c, &m, archive_fd, false, b, n, false, i == 0);
         }
-        if (r >= 0 && session_is_cold(s)) {
+        if (r >= 0 && inventory_session_is_cold(s)) {
                 _cleanup_close_ int cfd = archive_fd >= 0 ? fs_open_dir(archive_fd, COLD_DIR)
                                                           : -EBADF;
                 for (size_t i = 0; r >= 0 && cfd >= 0 && i < ELEMENTSOF(exts); i++) {
@@ -689,7 +690,7 @@ static void qwen_steps_report_erased(QwenAll *c, const Session *s, const char *d
                 .event = JOURNAL_ERASED,
                 .message = msg,
                 .session = s->id,
-                .project = session_project(s),
+                .project = inventory_session_project(s),
                 .path = path,
                 .user = tr->user,
                 .fields = fields,
@@ -799,5 +800,5 @@ void qwen_steps_shared(QwenAll *c, QwenBatch *b, const QwenRun *t) {
                 free(items[j].kept);
         }
         for (size_t j = 0; j < n_owned; j++)
-                safe_close(owned[j]);
+                macro_safe_close(owned[j]);
 }

@@ -111,7 +111,7 @@ static char *qwen_store_limit_reason(const Session *s, bool archive, const char 
 /* A compressed session's file is its .zst in the cold tier (cold.h): what a delete removes and
  * qgc show decompresses. */
 static char *qwen_store_session_path(const Session *s, bool archived) {
-        if (archived && session_is_cold(s))
+        if (archived && inventory_session_is_cold(s))
                 return util_strprintf("projects/%s/chats/archive/" COLD_DIR "/%s.jsonl" COLD_SUFFIX,
                                       s->project_dir, s->id);
         return util_strprintf("projects/%s/chats/%s%s.jsonl", s->project_dir,

@@ -735,20 +735,20 @@ static const char *record_memmem_portable(const char *text, size_t n, const char
         a = needle[0] == '"' ? 1 : 0;
         c = needle[m - 1] == '"' ? m - 2 : m - 1;
         b = (a + c) / 2;
-        va = vec16_splat(needle[a]);
-        vb = vec16_splat(needle[b]);
-        vc = vec16_splat(needle[c]);
+        va = vec_splat16(needle[a]);
+        vb = vec_splat16(needle[b]);
+        vc = vec_splat16(needle[c]);
         /* candidate starts are 0..n-m; a block reads up to text[i + c + 31] < text[n] */
         for (; i + 32 <= n - m + 1; i += 32) {
                 Vec2x64 any;
                 const char *hit;
 
-                any = (Vec2x64)(((vec16_load(text + i + a) == va) &
-                                       (vec16_load(text + i + b) == vb) &
-                                       (vec16_load(text + i + c) == vc)) |
-                                      ((vec16_load(text + i + 16 + a) == va) &
-                                       (vec16_load(text + i + 16 + b) == vb) &
-                                       (vec16_load(text + i + 16 + c) == vc)));
+                any = (Vec2x64)(((vec_load16(text + i + a) == va) &
+                                       (vec_load16(text + i + b) == vb) &
+                                       (vec_load16(text + i + c) == vc)) |
+                                      ((vec_load16(text + i + 16 + a) == va) &
+                                       (vec_load16(text + i + 16 + b) == vb) &
+                                       (vec_load16(text + i + 16 + c) == vc)));
                 if (__builtin_expect(!(any[0] | any[1]), 1))
                         continue;
                 hit = record_memmem_check(text + i, 32, needle, m, a);

@@ -340,6 +340,6 @@ int recover_marker_remove(int global_fd, dev_t global_dev, const char *name, Rec
                 return 0;
         if (r < 0)
                 return r;
-        recover_step(step, userdata, name);
+        recover_marker_step(step, userdata, name);
         return fs_fsync(dir_fd);
 }

@@ -26,7 +26,7 @@
 typedef void (*RecoverStepFn)(void *userdata, const char *step);
 
 /* Call step (when not NULL) with what was just changed. */
-static inline void recover_step(RecoverStepFn step, void *userdata, const char *what) {
+static inline void recover_marker_step(RecoverStepFn step, void *userdata, const char *what) {
         if (step)
                 step(userdata, what);
 }

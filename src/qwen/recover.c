@@ -173,7 +173,7 @@ static int recover_apply(const RecoverRoots *rt, const RecoverMarker *m, bool ex
                                 ret = ret ?: r;
                                 continue;
                         }
-                        recover_step(step, userdata, base);
+                        recover_marker_step(step, userdata, base);
                 }
                 n++;
         }
@@ -276,7 +276,7 @@ int recover_remove_temp(int root_fd, dev_t dev, const PlanStep *st, RecoverStepF
                 return 0;
         if (r < 0)
                 return r;
-        recover_step(step, userdata, st->name);
+        recover_marker_step(step, userdata, st->name);
         return 1;
 }
 
@@ -297,7 +297,7 @@ static int recover_open_list(int dfd, const char *rel, dev_t dev) {
 
                 if (fd < 0)
                         return fd;
-                safe_close(cur);
+                macro_safe_close(cur);
                 cur = fd;
                 if (fstat(cur, &st) < 0)
                         return -errno;

@@ -44,7 +44,7 @@ static void scan_aggs_filter(ScanAggs *a) {
                 return;
         a->n_bits = n;
         for (size_t i = 0; i < a->n; i++) {
-                size_t b = (size_t)hash_fold(hashmap_hash_string(a->v[i].name)) & (n - 1);
+                size_t b = (size_t)hashmap_fold(hashmap_hash_string(a->v[i].name)) & (n - 1);
                 a->bits[b / 64] |= UINT64_C(1) << (b % 64);
         }
 }
@@ -55,7 +55,7 @@ const ScanAgg *scan_aggs_find(const ScanAggs *a, const char *name) {
         if (a->n == 0)
                 return NULL;
         if (a->bits) {
-                size_t b = (size_t)hash_fold(hashmap_hash_string(name)) & (a->n_bits - 1);
+                size_t b = (size_t)hashmap_fold(hashmap_hash_string(name)) & (a->n_bits - 1);
                 if (!(a->bits[b / 64] & (UINT64_C(1) << (b % 64))))
                         return NULL;
         }

@@ -492,7 +492,7 @@ void usage_index_sync_end(UsageIndex *idx, UsageSync *s, int fsync_r) {
         if (fsync_r >= 0 && s->upto > 0 && idx->valid && idx->dev == s->dev &&
             idx->ino == s->ino)
                 idx->synced = MAX(idx->synced, s->upto);
-        s->fd = safe_close(s->fd);
+        s->fd = macro_safe_close(s->fd);
 }
 
 void usage_index_appended(UsageIndex *idx, const UsageAppend *a) {
@@ -626,7 +626,7 @@ static int usage_index_rebuild_lines(int global_fd, StrBuf *out) {
                         r = 0; /* skipped, as Qwen does */
         }
 finish:
-        safe_close(pfd);
+        macro_safe_close(pfd);
         usage_index_names_free(projects, n_projects);
         usage_index_clear(&seen);
         return r < 0 ? r : 0;

@@ -695,15 +695,15 @@ static bool usage_mark_at(const char *p, size_t n, size_t i) {
 /* Can p[0..n) hold a ui_telemetry record? One pass for both spellings: 16 positions at a time,
  * "ui...y" or "\u.0" there before the exact check. */
 static bool usage_may_hold_event(const char *p, size_t n) {
-        const Vec16 u = vec16_splat('u'), i1 = vec16_splat('i'),
-                         y = vec16_splat('y'), bs = vec16_splat('\\'),
-                         zero = vec16_splat('0');
+        const Vec16 u = vec_splat16('u'), i1 = vec_splat16('i'),
+                         y = vec_splat16('y'), bs = vec_splat16('\\'),
+                         zero = vec_splat16('0');
         size_t i = 0;
 
         /* a block reads up to p[i + 11 + 15] */
         for (; n >= 27 && i <= n - 27; i += 16) {
-                Vec16 x0 = vec16_load(p + i), x1 = vec16_load(p + i + 1),
-                           x3 = vec16_load(p + i + 3), x11 = vec16_load(p + i + 11), e;
+                Vec16 x0 = vec_load16(p + i), x1 = vec_load16(p + i + 1),
+                           x3 = vec_load16(p + i + 3), x11 = vec_load16(p + i + 11), e;
                 uint64_t lo, hi;
 
                 e = (Vec16)(((x0 == u) & (x1 == i1) & (x11 == y)) |

@@ -1,4 +1,4 @@
-/* test_dc_cold.c: qgc's archive of Deep Code sessions (dc-cold.h) through deepcode_store's run
+/* test_dc_cold.c: qgc's archive of Deep Code sessions (dc-archive.h) through deepcode_store's run
  * operations and the executor (actions_run()): an archive's layout (the index without the
  * entry in Deep Code's format, the transcript hard-linked byte for byte, the entry, the sorted
  * checkpoints, the images moved), a rewrite of the index by Deep Code at the edit's hook (nothing
@@ -9,7 +9,7 @@
  * (tests/data/deepcode/home.tar.gz) followed by a normal rerun: never an index entry without its
  * transcript, never a session gone from the index without its archive files whole, and the
  * same tree as an unkilled run. Archived sessions the scan does not list are built by hand as
- * dc-cold.h's layout says. Steps are crashed at through ld --wrap=actions_report_step. */
+ * dc-archive.h's layout says. Steps are crashed at through ld --wrap=actions_report_step. */
 #include "autoconf.h"
 
 #include <stdarg.h>
@@ -71,7 +71,7 @@ static char *archive_code(const char *dc, const char *id) {
         return code;
 }
 
-/* An archived session as the scan of .qgc-archive/ gives it (dc-cold.h's layout), by hand. */
+/* An archived session as the scan of .qgc-archive/ gives it (dc-archive.h's layout), by hand. */
 static void add_archived(Inventory *inv, const char *dc, const char *id) {
         _cleanup_free_ char *code = archive_code(dc, id), *j = NULL, *z = NULL;
         Session s = { .state = SESSION_ARCHIVED, .owner = OWNER_OK, .tree = 0 };

@@ -1,5 +1,5 @@
 /* test_dc_restore.c: qgc restore of Deep Code sessions from qgc's archive (dc-store.h's layout,
- * made here by hand as dc-cold.c makes it: the entry as js_stringify_indent(entry, 2), the
+ * made here by hand as dc-archive.c makes it: the entry as js_stringify_indent(entry, 2), the
  * checkpoints, the transcript plain or compressed by cold.c, images/<id>/ as <id>.images/),
  * through restore_plan()'s steps and the executor (actions_run()): the index gets the entry
  * back byte for byte at its place (before the first id its <id>.after names that is indexed,

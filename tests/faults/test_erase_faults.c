@@ -218,10 +218,10 @@ static void batch_setup(Batch *b) {
 
 static void batch_done(Batch *b) {
         for (size_t i = 0; i < 2; i++) {
-                safe_close(b->items[i].tmp_fd);
+                macro_safe_close(b->items[i].tmp_fd);
                 free(b->items[i].why);
         }
-        safe_close(b->chats_fd);
+        macro_safe_close(b->chats_fd);
         b->root = fixture_free(b->root);
 }
 
@@ -351,7 +351,7 @@ static void test_erase_batch_kept_parse_follows_the_text(void **state) {
                          0);
         strcpy(b.s[1].id, Z); /* the second item: Z, of A's hash */
         b.s[1].hash = (char *)HA;
-        safe_close(b.items[1].tmp_fd);
+        macro_safe_close(b.items[1].tmp_fd);
         b.items[1].tmp_fd = dup(b.items[0].tmp_fd);
         assert_true(b.items[1].tmp_fd >= 0);
 
@@ -440,12 +440,12 @@ static void probes_setup(Probes *b, const char *id1, const char *h1) {
 
 static void probes_done(Probes *b) {
         if (b->items[1].tmp_fd != b->items[0].tmp_fd)
-                safe_close(b->items[1].tmp_fd);
-        safe_close(b->items[0].tmp_fd);
+                macro_safe_close(b->items[1].tmp_fd);
+        macro_safe_close(b->items[0].tmp_fd);
         for (size_t i = 0; i < 2; i++)
                 free(b->items[i].why);
-        safe_close(b->pdir_fd);
-        safe_close(b->chats_fd);
+        macro_safe_close(b->pdir_fd);
+        macro_safe_close(b->chats_fd);
         b->root = fixture_free(b->root);
         busy_id = NULL;
 }

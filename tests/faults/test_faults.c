@@ -2683,7 +2683,7 @@ static void test_faults_cold_scan_compressed_session(void **state) {
         assert_int_equal(apply_scan(t->qwen, &inv), 0);
         assert_non_null(s = inventory_find(inv, 0, S_FH));
         assert_int_equal(s->state, SESSION_ARCHIVED);
-        assert_true(session_is_cold(s));
+        assert_true(inventory_session_is_cold(s));
         assert_int_equal(s->owner, OWNER_OK);
         assert_int_equal(s->mtime, mt / 1000000);
         assert_true(s->cold_bytes > 0 && s->cold_bytes < s->cold_orig);

@@ -68,8 +68,8 @@ static int setup(void **state) {
 static int teardown(void **state) {
         T *t = *state;
 
-        safe_close(t->dir_fd);
-        safe_close(t->cold_fd);
+        macro_safe_close(t->dir_fd);
+        macro_safe_close(t->cold_fd);
         t->root = fixture_free(t->root);
         free(t);
         return 0;

@@ -69,12 +69,12 @@ static void test_lock_exclusive(void **state) {
         assert_int_equal(errno, EWOULDBLOCK);
 
         /* closing the fd releases it; the file stays */
-        fd = safe_close(fd);
+        fd = macro_safe_close(fd);
         assert_int_equal(lock_in_child(g), 0);
         fd = lock_tree(g);
         assert_true(fd >= 0);
         assert_int_equal(lstat(lock, &st), 0);
-        fd = safe_close(fd);
+        fd = macro_safe_close(fd);
 
         /* held elsewhere: lock_tree() does not wait */
         assert_int_equal(flock(fd2, LOCK_EX | LOCK_NB), 0);

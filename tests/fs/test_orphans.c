@@ -114,13 +114,13 @@ static void test_orphans_transcript_fails_closed(void **state) {
         assert_false(orphans_transcript_anywhere(fds, 1, ID));
         fds[1] = test_open_dir(root, "r2");
         assert_true(orphans_transcript_anywhere(fds, 2, ID));
-        safe_close(fds[1]);
+        macro_safe_close(fds[1]);
         fds[1] = -EBADF;
         assert_true(orphans_transcript_anywhere(fds, 2, ID));
 
         assert_int_equal(fixture_write(root, "r1/projects/-q/chats", "not a directory"), 0);
         assert_true(orphans_transcript_anywhere(fds, 1, ID));
-        safe_close(fds[0]);
+        macro_safe_close(fds[0]);
 }
 
 /* file-history/<id>/ goes (recursively) when it is what the scan saw and no transcript exists

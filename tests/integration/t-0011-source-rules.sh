@@ -14,7 +14,9 @@
 #     store's folder or call its functions: what two stores share is in base/ or model/.
 #   - nothing exported for tests: every global function (T) of libqgc.a is used by another
 #     object of libqgc.a or of qgc's main; one used only in its own file should be static.
-#   - every function an object of src/ exports is prefixed with its file's name (x-y.c: x_y_).
+#   - every function an object of src/ exports is prefixed with its file's name (x-y.c: x_y_),
+#     and so is every function a header of src/ defines (static inline in x-y.h: x_y_), which
+#     no object exports.
 #   - every .c and .h under src/ is named in doc/architecture.md, and opens with a comment
 #     "/* NAME: what it owns".
 #   - every file (`x.c`, `x.[ch]`) and function (`x_y()`) that DEVELOPERS.md and
@@ -225,6 +227,22 @@ unprefixed() {
              }' "$1"
 }
 
+# unprefixed_inline SRC: each function a header of SRC/src defines (static inline) whose name
+# does not start with the header's (x-y.h: x_y_)
+unprefixed_inline() {
+        files "$1" | grep '\.h$' | while read -r f; do
+                b=${f##*/}
+                b=$(printf '%s' "${b%.h}" | tr - _)
+                grep -oE 'static inline [^(]*\(' "$1/src/$f" | sed 's/($//; s/.*[ *]//' |
+                while read -r fn; do
+                        case $fn in
+                        "$b" | "$b"_*) ;;
+                        *) echo "src/$f: $fn() is not named after its file (${b}_)" ;;
+                        esac
+                done
+        done
+}
+
 # unheaded SRC: each .c and .h of SRC/src whose first line is not "/* NAME: " (what it owns)
 unheaded() {
         files "$1" | while read -r f; do
@@ -275,7 +293,7 @@ printf 'int high(void);\n' > "$P/src/cli/high.h"
 printf '#include "high.h"\nint high(void) { return 1; }\n' > "$P/src/cli/high.c"
 printf 'int low(void);\n' > "$P/src/base/low.h"
 printf '#include "low.h"\n#include "high.h"\nint low(void) { return high(); }\n' > "$P/src/base/low.c"
-printf 'int a(void);\n' > "$P/src/cli/a.h"
+printf '/* a.h: a */\nint a(void);\nstatic inline int a_ok(void) { return 1; }\nstatic inline const char *other_fn(void) { return ""; }\n' > "$P/src/cli/a.h"
 printf 'int b(void);\n' > "$P/src/cli/b.h"
 printf '#include "a.h"\n#include "b.h"\nint a(void) { return b(); }\n' > "$P/src/cli/a.c"
 printf '#include "b.h"\n#include "a.h"\nint b(void) { return a(); }\n' > "$P/src/cli/b.c"
@@ -298,6 +316,8 @@ planted "src/scan/walk (scan/, store-neutral) -> src/qwen/qw (qwen/, a store): s
 planted "src/deepcode/dcx (deepcode/, a store) -> src/qwen/qw (qwen/, another store): src/deepcode/dcx.c:1 #include \"qw.h\"" cross_store "$T/p.inc"
 planted "src/cli/unused.c is not named" undocumented "$P" "$P/doc/architecture.md"
 planted "src/cli/a.c does not open with" unheaded "$P"
+planted "src/cli/a.h: other_fn() is not named after its file (a_)" unprefixed_inline "$P"
+unprefixed_inline "$P" | grep 'a_ok' && fail "unprefixed_inline reports a prefixed function"
 printf 'the rules: `self_fn()`, `unused.c`, `src/cli/high.[ch]`, `src/base/lo*.c`, `poll()`,\n`gone.c`, `src/cli/gone.h`, `gone_fn()`\n' > "$P/doc/named.md"
 planted "named.md names gone.c, which" unnamed "$P" "$P/doc/named.md"
 planted "named.md names src/cli/gone.h, which" unnamed "$P" "$P/doc/named.md"
@@ -334,6 +354,7 @@ check "one UTF-8 decoder" rule "$S" '0xc2 && .*<= 0xdf' utf8.c
 check "one id compare ignoring case" rule "$S" '(^|[^_a-z])(str(n)?casecmp|tolower)\('
 check "every file of src/ is named in doc/architecture.md" undocumented "$S" "$S/doc/architecture.md"
 check "every file of src/ opens with its name and what it owns" unheaded "$S"
+check "every function a header defines is prefixed with its file's name" unprefixed_inline "$S"
 check "every file and function DEVELOPERS.md names exists" unnamed "$S" "$S/DEVELOPERS.md"
 check "every file and function doc/architecture.md names exists" unnamed "$S" "$S/doc/architecture.md"
 includes "$S" > "$T/inc"

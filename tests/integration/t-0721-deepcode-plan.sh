@@ -5,7 +5,7 @@
 # keep-latest) in the text and the JSON plan; the run takes the tree lock, deletes exactly those
 # 28 (journalled with their own paths, projects/<code>/<id>.jsonl, now gone) and skips the 25.
 # A policy that archives plans the 53 selected sessions as archives (qgc's archive of Deep Code,
-# dc-cold.h), and its run moves exactly those: each out of its index, its transcript byte for
+# dc-archive.h), and its run moves exactly those: each out of its index, its transcript byte for
 # byte and its entry in .qgc-archive/<code>/, journalled with that path.
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null 2>&1 || skip "python3 is not installed"

@@ -744,7 +744,7 @@ static void test_policy_shared_file_limit_is_planned(void **state) {
         for (size_t i = 0; i < 3; i++) {
                 assert_string_equal(f.v->sessions[i].rule, "limit");
                 assert_int_equal(f.v->sessions[i].blocked_verb, VERB_DELETE);
-                assert_null(verdict_held_by(&f.v->sessions[i]));
+                assert_null(policy_verdict_held_by(&f.v->sessions[i]));
         }
         assert_string_equal(fx_reason(&f, 0), "tmp/<hash>/logs.json is larger than the 64M qgc "
                                               "edits (limit) (would delete: idle 103d > max-age "
@@ -797,9 +797,9 @@ static void test_policy_blast_radius(void **state) {
                             "held back by max-deletions (2 per run; use --force); would delete: idle "
                             "100d > max-age 90d");
         assert_false(f.v->sessions[3].protections & PROT_BLAST);
-        assert_string_equal(verdict_held_by(&f.v->sessions[0]), "max-deletions");
-        assert_string_equal(verdict_held_rule(&f.v->sessions[0]), "max-age");
-        assert_null(verdict_held_by(&f.v->sessions[3]));
+        assert_string_equal(policy_verdict_held_by(&f.v->sessions[0]), "max-deletions");
+        assert_string_equal(policy_verdict_held_rule(&f.v->sessions[0]), "max-age");
+        assert_null(policy_verdict_held_by(&f.v->sessions[3]));
 
         fx_eval(&f, true);
         fx_verbs(&f, got);
@@ -834,7 +834,7 @@ static void test_policy_blast_radius_across_projects_and_percent(void **state) {
         fx_verbs(&f, got);
         assert_string_equal(got, "SSDD");
         assert_non_null(strstr(fx_reason(&f, 0), "50% of the project's 4 sessions"));
-        assert_string_equal(verdict_held_by(&f.v->sessions[0]), "max-deletions-percent");
+        assert_string_equal(policy_verdict_held_by(&f.v->sessions[0]), "max-deletions-percent");
         fx_eval(&f, true);
         fx_verbs(&f, got);
         assert_string_equal(got, "DDDD");
@@ -929,7 +929,7 @@ static void test_policy_blast_radius_falls_back_to_archive(void **state) {
                             "idle 101d > max-age 90d; its tree-max-size deletion held back by "
                             "max-deletions (1 per run; use --force)");
         assert_false(f.v->sessions[0].protections & PROT_BLAST);
-        assert_string_equal(verdict_held_rule(&f.v->sessions[1]), "tree-max-size");
+        assert_string_equal(policy_verdict_held_rule(&f.v->sessions[1]), "tree-max-size");
         /* an archive instead whose sidecar merge the run would refuse: a skip (limit) */
         f.s[1].merge_too_big = true;
         fx_eval(&f, false);
@@ -1605,7 +1605,7 @@ static void test_policy_measures_table(void **state) {
                         }
                 }
                 assert_int_equal(v->blocked_by, 0);
-                assert_null(verdict_held_by(v));
+                assert_null(policy_verdict_held_by(v));
                 fx_done(&f);
         }
 }
@@ -1747,15 +1747,15 @@ static void test_policy_structured_held_back(void **state) {
         fx_add(&f, "/p/a", SESSION_ACTIVE, 200 * D, 1);
         fx_add(&f, "/p/a", SESSION_ACTIVE, 100 * D, 1);
         fx_eval(&f, false);
-        assert_null(verdict_held_by(&f.v->sessions[0]));
+        assert_null(policy_verdict_held_by(&f.v->sessions[0]));
         v = &f.v->sessions[1];
         assert_int_equal(v->verb, VERB_SKIP);
         assert_string_equal(v->rule, "blast-radius");
         assert_int_equal(v->blocked_by, PROT_BLAST);
         assert_int_equal(v->blocked_verb, VERB_DELETE);
         assert_string_equal(v->blocked_rule, "max-age");
-        assert_string_equal(verdict_held_by(v), "max-deletions");
-        assert_string_equal(verdict_held_rule(v), "max-age");
+        assert_string_equal(policy_verdict_held_by(v), "max-deletions");
+        assert_string_equal(policy_verdict_held_rule(v), "max-age");
         assert_non_null(v->facts);
         assert_int_equal(v->facts->held.kind, MEASURE_COUNT);
         assert_string_equal(v->facts->held.key, "max-deletions");
@@ -1781,7 +1781,7 @@ static void test_policy_structured_held_back(void **state) {
                 f.cfg.n_projects = 1;
                 fx_eval(&f, false);
                 v = &f.v->sessions[1];
-                assert_string_equal(verdict_held_by(v), "max-deletions");
+                assert_string_equal(policy_verdict_held_by(v), "max-deletions");
                 assert_non_null(v->facts);
                 assert_int_equal(v->facts->held.measured, 1);
                 assert_int_equal(v->facts->held.limit, 1);
@@ -1797,7 +1797,7 @@ static void test_policy_structured_held_back(void **state) {
                 fx_add(&f, "/p/a", SESSION_ACTIVE, (200 - i) * D, 1);
         fx_eval(&f, false);
         v = &f.v->sessions[2];
-        assert_string_equal(verdict_held_by(v), "max-deletions-percent");
+        assert_string_equal(policy_verdict_held_by(v), "max-deletions-percent");
         assert_non_null(v->facts);
         assert_string_equal(v->facts->held.key, "max-deletions-percent");
         assert_int_equal(v->facts->held.measured, 2); /* the two oldest of four went */
@@ -1818,8 +1818,8 @@ static void test_policy_structured_held_back(void **state) {
         assert_int_equal(v->verb, VERB_ARCHIVE);
         assert_string_equal(v->rule, "max-age");
         assert_int_equal(v->blocked_by, 0);
-        assert_string_equal(verdict_held_by(v), "max-deletions");
-        assert_string_equal(verdict_held_rule(v), "keep-free");
+        assert_string_equal(policy_verdict_held_by(v), "max-deletions");
+        assert_string_equal(policy_verdict_held_rule(v), "keep-free");
         assert_int_equal(v->measure.kind, MEASURE_AGE);
         assert_string_equal(v->measure.key, "max-age");
         assert_int_equal(v->measure.measured, 100 * D);

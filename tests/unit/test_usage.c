@@ -188,7 +188,7 @@ static void tmpdir_new(TmpDir *t) {
 static void tmpdir_done(TmpDir *t) {
         _cleanup_free_ char *cmd = util_strprintf("rm -rf '%s'", t->path);
 
-        safe_close(t->fd);
+        macro_safe_close(t->fd);
         assert_int_equal(system(cmd), 0);
 }
 

@@ -1,12 +1,13 @@
-/* dc-cold.c: qgc's archive of Deep Code sessions, the run side (dc-cold.h). Deep Code lists only
- * what its index names, so an archived session is one whose entry left the index, its files in
- * ~/.deepcode/.qgc-archive/<code>/ (0700, the store's owner), which Deep Code never reads.
+/* dc-archive.c: qgc's archive of Deep Code sessions, the run side (dc-archive.h). Deep Code
+ * lists only what its index names, so an archived session is one whose entry left the index,
+ * its files in ~/.deepcode/.qgc-archive/<code>/ (0700, the store's owner), which Deep Code
+ * never reads.
  *
  * Order of an archive, each change after its hook (StoreStep.hook):
  *   1. re-checks: the .jsonl is what the scan saw and read whole (its checkpoints), nothing of
  *      the id in the archive, no Deep Code process in the project, the entry not in progress;
  *   2. the marker .qgc/archive-<id> (code, the .jsonl's identity), durable;
- *   3. .qgc-archive/<code>/ made; <id>.after (its place: dc_cold_after(), computed with the
+ *   3. .qgc-archive/<code>/ made; <id>.after (its place: dc_archive_after(), computed with the
  *      entry's text at step 1), <id>.entry.json (the entry as the index holds it,
  *      JSON.stringify(entry, null, 2)) and <id>.checkpoints (sorted, one a line) written, in
  *      this order (an entry file means its .after is there); the .jsonl hard-linked as
@@ -17,7 +18,7 @@
  *   6. projects/<code>/<id>.jsonl unlinked when it is still the archive's inode;
  *   7. the marker removed.
  * Before 4 Deep Code lists the session whole; from 4 on the archive holds it whole. Recovery
- * (dc_cold_recover_one()): the entry still in the index -> redone from 4 when the archive files
+ * (dc_archive_recover_one()): the entry still in the index -> redone from 4 when the archive files
  * are whole and the transcript and entry are still what they were, else undone (what was moved
  * goes back, qgc's files of the id go: the next plan decides again); the entry gone -> 5-7
  * when the archive files are whole, else undone.
@@ -37,7 +38,7 @@
 #include <unistd.h>
 
 #include "cold.h"
-#include "dc-cold.h"
+#include "dc-archive.h"
 #include "dc-index.h"
 #include "dc-messages.h"
 #include "dc-store.h"
@@ -54,30 +55,30 @@
 
 /* The archive's files of an id, the transcript first, its entry and order last (the order of a
  * delete). */
-static const char *const dc_cold_files[] = { DC_ARCHIVE_ZST, ".jsonl", DC_ARCHIVE_IMAGES,
+static const char *const dc_archive_files[] = { DC_ARCHIVE_ZST, ".jsonl", DC_ARCHIVE_IMAGES,
                                              DC_ARCHIVE_CHECKPOINTS, DC_ARCHIVE_ENTRY,
                                              DC_ARCHIVE_AFTER };
 
 /* The archive directory of a project, and the owner its files get (run as root). */
-typedef struct DcCold {
+typedef struct DcArchive {
         struct StoreRun *run;
         const char *code, *id;
         int pfd;        /* projects/<code>/, -errno when absent */
         int afd;        /* .qgc-archive/<code>/, -errno when absent */
         uid_t uid;
         gid_t gid;
-} DcCold;
+} DcArchive;
 
-static void dc_cold_done(DcCold *c) {
-        safe_close(c->pfd);
-        safe_close(c->afd);
+static void dc_archive_done(DcArchive *c) {
+        macro_safe_close(c->pfd);
+        macro_safe_close(c->afd);
 }
 
-static int dc_cold_init(DcCold *c, struct StoreRun *run, const char *code, const char *id) {
+static int dc_archive_init(DcArchive *c, struct StoreRun *run, const char *code, const char *id) {
         _cleanup_free_ char *rel = util_strprintf(DC_ARCHIVE_DIR "/%s", code);
         struct stat st;
 
-        *c = (DcCold){ .run = run, .code = code, .id = id, .pfd = -EBADF, .afd = -EBADF,
+        *c = (DcArchive){ .run = run, .code = code, .id = id, .pfd = -EBADF, .afd = -EBADF,
                        .uid = run->uid };
         if (!rel)
                 return -ENOMEM;
@@ -94,28 +95,28 @@ static int dc_cold_init(DcCold *c, struct StoreRun *run, const char *code, const
 }
 
 /* The archive's name of id with suffix (".jsonl", DC_ARCHIVE_ENTRY...). */
-static char *dc_cold_name(const DcCold *c, const char *suffix) {
+static char *dc_archive_name(const DcArchive *c, const char *suffix) {
         return util_strprintf("%s%s", c->id, suffix);
 }
 
-static void dc_cold_own(const DcCold *c, int dfd, const char *name) {
+static void dc_archive_own(const DcArchive *c, int dfd, const char *name) {
         if (geteuid() == 0)
                 (void)fchownat(dfd, name, c->uid, c->gid, AT_SYMLINK_NOFOLLOW);
 }
 
 typedef struct DcColdMade {
-        const DcCold *c;
+        const DcArchive *c;
         int dfd;
 } DcColdMade;
 
-static void dc_cold_made(void *userdata, const char *name) {
+static void dc_archive_made(void *userdata, const char *name) {
         const DcColdMade *m = userdata;
 
-        dc_cold_own(m->c, m->dfd, name);
+        dc_archive_own(m->c, m->dfd, name);
 }
 
 /* (dfd, name) made if absent (after its hook, owned, dfd fsynced), opened. The fd or -errno. */
-static int dc_cold_mkdir(const DcCold *c, int dfd, const char *name, const char *shown,
+static int dc_archive_mkdir(const DcArchive *c, int dfd, const char *name, const char *shown,
                          StoreStep *step) {
         int fd = fs_open_dir(dfd, name);
         DcColdMade m = { c, dfd };
@@ -123,17 +124,17 @@ static int dc_cold_mkdir(const DcCold *c, int dfd, const char *name, const char 
         if (fd != -ENOENT)
                 return fd;
         dc_run_hook(step, "create %s/", shown);
-        return fs_mkdir_open(dfd, name, 0700, 0, dc_cold_made, &m);
+        return fs_mkdir_open(dfd, name, 0700, 0, dc_archive_made, &m);
 }
 
 /* .qgc-archive/<code>/ removed when empty, then .qgc-archive/ (nothing else there). */
-static void dc_cold_rmdir(DcCold *c) {
+static void dc_archive_rmdir(DcArchive *c) {
         _cleanup_close_ int top = fs_open_dir(c->run->store_fd, DC_ARCHIVE_DIR);
 
         if (top < 0)
                 return;
         if (unlinkat(top, c->code, AT_REMOVEDIR) == 0) {
-                c->afd = safe_close(c->afd);
+                c->afd = macro_safe_close(c->afd);
                 (void)fs_fsync(top);
         }
         if (unlinkat(c->run->store_fd, DC_ARCHIVE_DIR, AT_REMOVEDIR) == 0)
@@ -141,12 +142,12 @@ static void dc_cold_rmdir(DcCold *c) {
 }
 
 /* Do two identities name the same content of the same file (ctime aside: a link changes it)? */
-static bool dc_cold_same(const FileId *a, const FileId *b) {
+static bool dc_archive_same(const FileId *a, const FileId *b) {
         return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
                a->mtime_ns == b->mtime_ns;
 }
 
-static int dc_cold_stat(int dfd, const char *name, FileId *ret) {
+static int dc_archive_stat(int dfd, const char *name, FileId *ret) {
         struct stat st;
         int r = fs_statat(dfd, name, &st, NULL);
 
@@ -169,9 +170,9 @@ typedef struct DcColdTake {
         char *after;
 } DcColdTake;
 
-static char *dc_cold_after(json_object *entries, int afd, const char *id);
+static char *dc_archive_after(json_object *entries, int afd, const char *id);
 
-static int dc_cold_index_take(json_object *entries, const char *id, void *userdata,
+static int dc_archive_index_take(json_object *entries, const char *id, void *userdata,
                               StoreStep *step) {
         DcColdTake *t = userdata;
         size_t found = 0, at = 0;
@@ -207,7 +208,7 @@ static int dc_cold_index_take(json_object *entries, const char *id, void *userda
                 if (!t->order)
                         return 2;
                 free(t->after);
-                t->after = dc_cold_after(entries, t->afd, id);
+                t->after = dc_archive_after(entries, t->afd, id);
                 return t->after ? 2 : -ENOMEM;
         }
         r = b.buf && streq(b.buf, t->want);
@@ -218,7 +219,7 @@ static int dc_cold_index_take(json_object *entries, const char *id, void *userda
         return 1;
 }
 
-/* A session in the project's order (dc_cold_after()): a linked list over an array, the index's
+/* A session in the project's order (dc_archive_after()): a linked list over an array, the index's
  * entries first, then the archived sessions, each linked in when placed. */
 typedef struct DcColdNode {
         const char *id;
@@ -227,18 +228,18 @@ typedef struct DcColdNode {
         bool known, placed;
 } DcColdNode;
 
-static int dc_cold_cmp_ptr(const void *a, const void *b) {
+static int dc_archive_cmp_ptr(const void *a, const void *b) {
         return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static bool dc_cold_node_eq(const void *entry, const void *key) {
+static bool dc_archive_node_eq(const void *entry, const void *key) {
         return streq(((const DcColdNode *)entry)->id, key);
 }
 
 /* Add id as node k unless the order holds it already (room reserved): 1 added, 0 not. */
-static int dc_cold_node_add(Hashmap *h, DcColdNode *nodes, size_t k, const char *id) {
+static int dc_archive_node_add(Hashmap *h, DcColdNode *nodes, size_t k, const char *id) {
         uint64_t hash = hashmap_hash_string(id);
-        HashSlot *slot = hashmap_slot(h, hash, dc_cold_node_eq, id);
+        HashSlot *slot = hashmap_slot(h, hash, dc_archive_node_eq, id);
 
         if (slot->entry)
                 return 0;
@@ -248,7 +249,7 @@ static int dc_cold_node_add(Hashmap *h, DcColdNode *nodes, size_t k, const char 
 }
 
 /* Link node k before node at (the end node: last; its next is the head, its prev the tail). */
-static void dc_cold_node_link(DcColdNode *nodes, size_t k, size_t at) {
+static void dc_archive_node_link(DcColdNode *nodes, size_t k, size_t at) {
         size_t prev = nodes[at].prev;
 
         nodes[k].prev = prev;
@@ -260,7 +261,7 @@ static void dc_cold_node_link(DcColdNode *nodes, size_t k, size_t at) {
 
 /* The names of the archive directory afd's entries (<x>.entry.json: x, an id archived), other
  * than id's. 0 or -ENOMEM (an unlistable directory: none). */
-static int dc_cold_archived(int afd, const char *id, char ***ret, size_t *ret_n) {
+static int dc_archive_archived(int afd, const char *id, char ***ret, size_t *ret_n) {
         _cleanup_free_ FsDir *d = malloc(sizeof(FsDir));
         _cleanup_close_ int fd = afd < 0 ? -EBADF : openat(afd, ".", O_RDONLY | O_DIRECTORY |
                                                                             O_CLOEXEC);
@@ -294,7 +295,7 @@ static int dc_cold_archived(int afd, const char *id, char ***ret, size_t *ret_n)
                 n++;
         }
         if (n > 0)
-                qsort(ids, n, sizeof(char *), dc_cold_cmp_ptr);
+                qsort(ids, n, sizeof(char *), dc_archive_cmp_ptr);
         *ret = ids;
         *ret_n = n;
         return 0;
@@ -307,7 +308,7 @@ static int dc_cold_archived(int afd, const char *id, char ***ret, size_t *ret_n)
  * last; one by one in the order of their ids (when each <id>.after is what this wrote, any order
  * gives the same list); those without a readable <id>.after (older qgc's) left out. NULL: no
  * memory. */
-static char *dc_cold_after(json_object *entries, int afd, const char *id) {
+static char *dc_archive_after(json_object *entries, int afd, const char *id) {
         _cleanup_(hashmap_donep) Hashmap h = {};
         _cleanup_free_ DcColdNode *nodes = NULL;
         _cleanup_(strbuf_done) StrBuf b = {};
@@ -315,7 +316,7 @@ static char *dc_cold_after(json_object *entries, int afd, const char *id) {
         size_t n_idx = json_object_array_length(entries), n_arc = 0, n = 0, self = SIZE_MAX;
         int r;
 
-        if (dc_cold_archived(afd, id, &archived, &n_arc) < 0)
+        if (dc_archive_archived(afd, id, &archived, &n_arc) < 0)
                 return NULL;
         nodes = calloc(n_idx + n_arc + 1, sizeof(DcColdNode));
         if (!nodes || hashmap_reserve(&h, n_idx + n_arc) < 0)
@@ -325,11 +326,11 @@ static char *dc_cold_after(json_object *entries, int afd, const char *id) {
 
                 if (!eid)
                         continue;
-                n += (size_t)dc_cold_node_add(&h, nodes, n, eid);
+                n += (size_t)dc_archive_node_add(&h, nodes, n, eid);
         }
         nodes[n_idx + n_arc] = (DcColdNode){ .prev = n_idx + n_arc, .next = n_idx + n_arc };
         for (size_t i = 0; i < n; i++) {
-                dc_cold_node_link(nodes, i, n_idx + n_arc);
+                dc_archive_node_link(nodes, i, n_idx + n_arc);
                 if (streq(nodes[i].id, id))
                         self = i;
         }
@@ -339,7 +340,7 @@ static char *dc_cold_after(json_object *entries, int afd, const char *id) {
 
                 if (!name)
                         goto out;
-                if (dc_cold_node_add(&h, nodes, n, archived[i]) == 0)
+                if (dc_archive_node_add(&h, nodes, n, archived[i]) == 0)
                         continue; /* indexed too: Deep Code's is placed */
                 n++;
                 r = dc_index_after_read(afd, name, &y->after, &y->n_after);
@@ -355,12 +356,12 @@ static char *dc_cold_after(json_object *entries, int afd, const char *id) {
                         continue;
                 for (size_t j = 0; j < y->n_after && at == n_idx + n_arc; j++) {
                         DcColdNode *z = hashmap_get(&h, hashmap_hash_string(y->after[j]),
-                                                    dc_cold_node_eq, y->after[j]);
+                                                    dc_archive_node_eq, y->after[j]);
 
                         if (z && z->placed)
                                 at = (size_t)(z - nodes);
                 }
-                dc_cold_node_link(nodes, k, at);
+                dc_archive_node_link(nodes, k, at);
         }
         if (strbuf_printf(&b, "%s", "") < 0)
                 goto out;
@@ -381,23 +382,23 @@ out:
 
 /* Is the id in its project's index? 1 yes (take->text its entry), 0 no (or no project), or
  * -errno with step->why (-EBUSY: in use, the index is not Deep Code's...). */
-static int dc_cold_indexed(DcCold *c, DcColdTake *take, StoreStep *step) {
+static int dc_archive_indexed(DcArchive *c, DcColdTake *take, StoreStep *step) {
         if (c->pfd < 0)
                 return 0;
-        return dc_run_index_edit(c->run, c->pfd, c->code, c->id, dc_cold_index_take, take,
+        return dc_run_index_edit(c->run, c->pfd, c->code, c->id, dc_archive_index_take, take,
                                  "without", step);
 }
 
-static int dc_cold_cmp(const void *a, const void *b) {
+static int dc_archive_cmp(const void *a, const void *b) {
         return strcmp(a, b);
 }
 
 /* The checkpoints of m, sorted, one a line. */
-static char *dc_cold_checkpoints(DcMessages *m) {
+static char *dc_archive_checkpoints(DcMessages *m) {
         StrBuf b = {};
 
         if (m->n_checkpoints > 0) /* qsort() of NULL is undefined, even of 0 elements */
-                qsort(m->checkpoints, m->n_checkpoints, sizeof(*m->checkpoints), dc_cold_cmp);
+                qsort(m->checkpoints, m->n_checkpoints, sizeof(*m->checkpoints), dc_archive_cmp);
         if (strbuf_printf(&b, "%s", "") < 0)
                 return NULL;
         for (size_t i = 0; i < m->n_checkpoints; i++)
@@ -409,8 +410,9 @@ static char *dc_cold_checkpoints(DcMessages *m) {
 }
 
 /* Write text as (afd, suffix's name) after its hook: temp file, fsync, rename, fsync. */
-static int dc_cold_write(const DcCold *c, const char *suffix, const char *text, StoreStep *step) {
-        _cleanup_free_ char *name = dc_cold_name(c, suffix);
+static int dc_archive_write(const DcArchive *c, const char *suffix, const char *text,
+                            StoreStep *step) {
+        _cleanup_free_ char *name = dc_archive_name(c, suffix);
         int r;
 
         if (!name)
@@ -419,13 +421,13 @@ static int dc_cold_write(const DcCold *c, const char *suffix, const char *text, 
         r = fs_write_atomic(c->afd, name, text, strlen(text), 0600);
         if (r < 0)
                 return dc_run_why(step, r, "cannot write " DC_ARCHIVE_DIR "/%s/%s", c->code, name);
-        dc_cold_own(c, c->afd, name);
+        dc_archive_own(c, c->afd, name);
         return 0;
 }
 
 /* Remove (afd, id + suffix) after its hook (a directory recursively); its bytes to step. */
-static int dc_cold_rm(DcCold *c, const char *suffix, StoreStep *step) {
-        _cleanup_free_ char *name = dc_cold_name(c, suffix);
+static int dc_archive_rm(DcArchive *c, const char *suffix, StoreStep *step) {
+        _cleanup_free_ char *name = dc_archive_name(c, suffix);
         uint64_t bytes = 0;
         struct stat st;
         int r;
@@ -452,9 +454,9 @@ static int dc_cold_rm(DcCold *c, const char *suffix, StoreStep *step) {
 }
 
 /* Steps 5 and 6 of an archive (see the top): what is left in Deep Code's project goes. */
-static int dc_cold_finish(DcCold *c, StoreStep *step) {
-        _cleanup_free_ char *name = dc_cold_name(c, ".jsonl");
-        _cleanup_free_ char *images = dc_cold_name(c, DC_ARCHIVE_IMAGES);
+static int dc_archive_finish(DcArchive *c, StoreStep *step) {
+        _cleanup_free_ char *name = dc_archive_name(c, ".jsonl");
+        _cleanup_free_ char *images = dc_archive_name(c, DC_ARCHIVE_IMAGES);
         _cleanup_close_ int ifd = -EBADF;
         FileId orig, arch;
         struct stat st;
@@ -479,7 +481,7 @@ static int dc_cold_finish(DcCold *c, StoreStep *step) {
                                           c->id);
         }
         /* the original goes only as a second name of the archive's transcript */
-        if (dc_cold_stat(c->pfd, name, &orig) < 0 || dc_cold_stat(c->afd, name, &arch) < 0 ||
+        if (dc_archive_stat(c->pfd, name, &orig) < 0 || dc_archive_stat(c->afd, name, &arch) < 0 ||
             orig.dev != arch.dev || orig.ino != arch.ino)
                 return 0;
         dc_run_hook(step, "remove projects/%s/%s", c->code, name);
@@ -493,11 +495,11 @@ static int dc_cold_finish(DcCold *c, StoreStep *step) {
 
 /* Undo an archive: what was moved goes back, then qgc's files of the id in the archive (its
  * transcript only as a second name of the project's). */
-static int dc_cold_undo(DcCold *c, StoreStep *step) {
+static int dc_archive_undo(DcArchive *c, StoreStep *step) {
         static const char *const qgc_own[] = { DC_ARCHIVE_CHECKPOINTS, DC_ARCHIVE_ENTRY,
                                                DC_ARCHIVE_AFTER };
-        _cleanup_free_ char *name = dc_cold_name(c, ".jsonl");
-        _cleanup_free_ char *images = dc_cold_name(c, DC_ARCHIVE_IMAGES);
+        _cleanup_free_ char *name = dc_archive_name(c, ".jsonl");
+        _cleanup_free_ char *images = dc_archive_name(c, DC_ARCHIVE_IMAGES);
         _cleanup_close_ int ifd = -EBADF;
         FileId orig, arch;
         int r;
@@ -526,40 +528,40 @@ static int dc_cold_undo(DcCold *c, StoreStep *step) {
                                           c->code, images);
         }
         if (fs_exists(c->afd, name) > 0) {
-                if (c->pfd < 0 || dc_cold_stat(c->pfd, name, &orig) < 0 ||
-                    dc_cold_stat(c->afd, name, &arch) < 0 || orig.dev != arch.dev ||
+                if (c->pfd < 0 || dc_archive_stat(c->pfd, name, &orig) < 0 ||
+                    dc_archive_stat(c->afd, name, &arch) < 0 || orig.dev != arch.dev ||
                     orig.ino != arch.ino)
                         return dc_run_why(step, -EEXIST, DC_ARCHIVE_DIR "/%s/%s is no second "
                                           "name of its project's: kept", c->code, name);
-                r = dc_cold_rm(c, ".jsonl", step);
+                r = dc_archive_rm(c, ".jsonl", step);
                 if (r < 0)
                         return r;
         }
         for (size_t i = 0; i < ELEMENTSOF(qgc_own); i++) {
                 const char *sfx = qgc_own[i];
-                _cleanup_free_ char *n = dc_cold_name(c, sfx);
+                _cleanup_free_ char *n = dc_archive_name(c, sfx);
                 _cleanup_free_ char *tmp = n ? fs_temp_name(n, false) : NULL;
 
                 if (!tmp)
                         return -ENOMEM;
                 (void)unlinkat(c->afd, tmp, 0);
-                r = dc_cold_rm(c, sfx, step);
+                r = dc_archive_rm(c, sfx, step);
                 if (r < 0)
                         return r;
         }
         r = fs_fsync(c->afd);
         if (r < 0)
                 return dc_run_why(step, r, "cannot sync " DC_ARCHIVE_DIR "/%s", c->code);
-        dc_cold_rmdir(c);
+        dc_archive_rmdir(c);
         return 0;
 }
 
 /* Are the archive files of an archive whole (steps 3 done)? */
-static bool dc_cold_whole(const DcCold *c) {
-        _cleanup_free_ char *e = dc_cold_name(c, DC_ARCHIVE_ENTRY);
-        _cleanup_free_ char *k = dc_cold_name(c, DC_ARCHIVE_CHECKPOINTS);
-        _cleanup_free_ char *j = dc_cold_name(c, ".jsonl");
-        _cleanup_free_ char *z = dc_cold_name(c, DC_ARCHIVE_ZST);
+static bool dc_archive_whole(const DcArchive *c) {
+        _cleanup_free_ char *e = dc_archive_name(c, DC_ARCHIVE_ENTRY);
+        _cleanup_free_ char *k = dc_archive_name(c, DC_ARCHIVE_CHECKPOINTS);
+        _cleanup_free_ char *j = dc_archive_name(c, ".jsonl");
+        _cleanup_free_ char *z = dc_archive_name(c, DC_ARCHIVE_ZST);
 
         return c->afd >= 0 && e && k && j && z && fs_exists(c->afd, e) > 0 &&
                fs_exists(c->afd, k) > 0 && (fs_exists(c->afd, j) > 0 || fs_exists(c->afd, z) > 0);
@@ -568,9 +570,9 @@ static bool dc_cold_whole(const DcCold *c) {
 /* An archive killed before its index edit (the entry still indexed): redone from step 4 when
  * its files are whole, the transcript still what the marker says (f) with the archive's as its
  * second name and the entry still the archived one; else undone. */
-static int dc_cold_redo(DcCold *c, const FileId *f, StoreStep *step) {
-        _cleanup_free_ char *name = dc_cold_name(c, ".jsonl");
-        _cleanup_free_ char *ename = dc_cold_name(c, DC_ARCHIVE_ENTRY);
+static int dc_archive_redo(DcArchive *c, const FileId *f, StoreStep *step) {
+        _cleanup_free_ char *name = dc_archive_name(c, ".jsonl");
+        _cleanup_free_ char *ename = dc_archive_name(c, DC_ARCHIVE_ENTRY);
         _cleanup_free_ char *entry = NULL;
         DcColdTake take = { .remove = true };
         FileId orig, arch;
@@ -579,23 +581,23 @@ static int dc_cold_redo(DcCold *c, const FileId *f, StoreStep *step) {
 
         if (!name || !ename)
                 return -ENOMEM;
-        if (!dc_cold_whole(c) || dc_cold_stat(c->pfd, name, &orig) < 0 ||
-            dc_cold_stat(c->afd, name, &arch) < 0 || orig.dev != arch.dev ||
-            orig.ino != arch.ino || !dc_cold_same(&orig, f) ||
+        if (!dc_archive_whole(c) || dc_archive_stat(c->pfd, name, &orig) < 0 ||
+            dc_archive_stat(c->afd, name, &arch) < 0 || orig.dev != arch.dev ||
+            orig.ino != arch.ino || !dc_archive_same(&orig, f) ||
             fs_read_file(c->afd, ename, DC_INDEX_MAX, &entry, &n) < 0)
-                return dc_cold_undo(c, step);
+                return dc_archive_undo(c, step);
         take.want = entry;
         r = dc_run_live(c->run, c->code, step);
         if (r >= 0)
-                r = dc_cold_indexed(c, &take, step);
+                r = dc_archive_indexed(c, &take, step);
         if (r == 0 || r == -ESTALE)
-                return dc_cold_undo(c, step); /* changed since: the next plan decides again */
+                return dc_archive_undo(c, step); /* changed since: the next plan decides again */
         if (r < 0)
                 return r;
-        return dc_cold_finish(c, step);
+        return dc_archive_finish(c, step);
 }
 
-static int dc_cold_unmark(int qfd, const char *marker, const char *what, const char *id,
+static int dc_archive_unmark(int qfd, const char *marker, const char *what, const char *id,
                           StoreStep *step) {
         int r;
 
@@ -605,9 +607,9 @@ static int dc_cold_unmark(int qfd, const char *marker, const char *what, const c
 }
 
 /* Steps 3 to 6 of an archive of s (see the top); on a failure before 4, undone. */
-static int dc_cold_move(DcCold *c, const Session *s, const char *entry, const char *after,
+static int dc_archive_move(DcArchive *c, const Session *s, const char *entry, const char *after,
                         const char *ckpt, bool *ret_undone, StoreStep *step) {
-        _cleanup_free_ char *name = dc_cold_name(c, ".jsonl");
+        _cleanup_free_ char *name = dc_archive_name(c, ".jsonl");
         _cleanup_free_ char *rel = util_strprintf(DC_ARCHIVE_DIR "/%s", c->code);
         _cleanup_close_ int top = -EBADF;
         FileId linked;
@@ -615,18 +617,18 @@ static int dc_cold_move(DcCold *c, const Session *s, const char *entry, const ch
 
         if (!name || !rel)
                 return -ENOMEM;
-        top = dc_cold_mkdir(c, c->run->store_fd, DC_ARCHIVE_DIR, DC_ARCHIVE_DIR, step);
+        top = dc_archive_mkdir(c, c->run->store_fd, DC_ARCHIVE_DIR, DC_ARCHIVE_DIR, step);
         if (top < 0)
                 return dc_run_why(step, top, "cannot create ~/.deepcode/" DC_ARCHIVE_DIR);
         if (c->afd < 0)
-                c->afd = dc_cold_mkdir(c, top, c->code, rel, step);
+                c->afd = dc_archive_mkdir(c, top, c->code, rel, step);
         if (c->afd < 0)
                 return dc_run_why(step, c->afd, "cannot create " DC_ARCHIVE_DIR "/%s", c->code);
-        r = dc_cold_write(c, DC_ARCHIVE_AFTER, after, step);
+        r = dc_archive_write(c, DC_ARCHIVE_AFTER, after, step);
         if (r >= 0)
-                r = dc_cold_write(c, DC_ARCHIVE_ENTRY, entry, step);
+                r = dc_archive_write(c, DC_ARCHIVE_ENTRY, entry, step);
         if (r >= 0)
-                r = dc_cold_write(c, DC_ARCHIVE_CHECKPOINTS, ckpt, step);
+                r = dc_archive_write(c, DC_ARCHIVE_CHECKPOINTS, ckpt, step);
         if (r >= 0) {
                 dc_run_hook(step, "link projects/%s/%s as " DC_ARCHIVE_DIR "/%s/%s", c->code,
                             name, c->code, name);
@@ -636,27 +638,27 @@ static int dc_cold_move(DcCold *c, const Session *s, const char *entry, const ch
         }
         if (r >= 0)
                 r = fs_fsync(c->afd);
-        if (r >= 0 && (dc_cold_stat(c->afd, name, &linked) < 0 ||
-                       !dc_cold_same(&linked, &s->active)))
+        if (r >= 0 && (dc_archive_stat(c->afd, name, &linked) < 0 ||
+                       !dc_archive_same(&linked, &s->active)))
                 r = -ESTALE; /* replaced or written since the check */
         if (r >= 0) {
                 DcColdTake take = { .remove = true, .want = entry };
 
-                r = dc_cold_indexed(c, &take, step);
+                r = dc_archive_indexed(c, &take, step);
                 if (r == 0)
                         r = -ESTALE; /* Deep Code deleted it (or capped it away) since */
         }
         if (r < 0) {
                 /* nothing Deep Code lists was changed: the session stays whole there */
-                *ret_undone = dc_cold_undo(c, step) >= 0;
+                *ret_undone = dc_archive_undo(c, step) >= 0;
                 return r;
         }
-        return dc_cold_finish(c, step);
+        return dc_archive_finish(c, step);
 }
 
-static int dc_cold_archive(struct StoreRun *run, const Session *s, StoreStep *step) {
-        _cleanup_(dc_cold_done) DcCold c = { .pfd = -EBADF, .afd = -EBADF };
-        _cleanup_free_ char *marker = util_strprintf(DC_COLD_MARKER_PREFIX "%s", s->id);
+static int dc_archive_archive(struct StoreRun *run, const Session *s, StoreStep *step) {
+        _cleanup_(dc_archive_done) DcArchive c = { .pfd = -EBADF, .afd = -EBADF };
+        _cleanup_free_ char *marker = util_strprintf(DC_ARCHIVE_MARKER_PREFIX "%s", s->id);
         _cleanup_free_ char *ckpt = NULL, *name = NULL;
         _cleanup_close_ int qfd = -EBADF;
         DcColdTake take = { .order = true };
@@ -666,14 +668,14 @@ static int dc_cold_archive(struct StoreRun *run, const Session *s, StoreStep *st
 
         if (!marker)
                 return -ENOMEM;
-        r = dc_cold_init(&c, run, s->project_dir, s->id);
+        r = dc_archive_init(&c, run, s->project_dir, s->id);
         if (r < 0)
                 return dc_run_why(step, r, "cannot open its project or archive");
         if (c.pfd < 0 || !s->active.present)
                 return -ESTALE;
         /* nothing of the id in the archive: never replaced */
-        for (size_t i = 0; i < ELEMENTSOF(dc_cold_files); i++) {
-                _cleanup_free_ char *n = dc_cold_name(&c, dc_cold_files[i]);
+        for (size_t i = 0; i < ELEMENTSOF(dc_archive_files); i++) {
+                _cleanup_free_ char *n = dc_archive_name(&c, dc_archive_files[i]);
 
                 if (!n)
                         return -ENOMEM;
@@ -684,9 +686,9 @@ static int dc_cold_archive(struct StoreRun *run, const Session *s, StoreStep *st
         r = dc_messages_read(c.pfd, s->id, &m);
         if (r == -ENOMEM)
                 return r;
-        if (r >= 0 && m.complete && m.proven && dc_cold_same(&m.file, &s->active) &&
+        if (r >= 0 && m.complete && m.proven && dc_archive_same(&m.file, &s->active) &&
             m.file.ctime_ns == s->active.ctime_ns)
-                ckpt = dc_cold_checkpoints(&m);
+                ckpt = dc_archive_checkpoints(&m);
         else
                 r = -ESTALE;
         dc_messages_done(&m);
@@ -698,7 +700,7 @@ static int dc_cold_archive(struct StoreRun *run, const Session *s, StoreStep *st
         if (r < 0)
                 return r;
         take.afd = c.afd;
-        r = dc_cold_indexed(&c, &take, step);
+        r = dc_archive_indexed(&c, &take, step);
         if (r == 0)
                 r = -ESTALE;
         if (r >= 0)
@@ -710,7 +712,7 @@ static int dc_cold_archive(struct StoreRun *run, const Session *s, StoreStep *st
         if (r >= 0 && qfd < 0)
                 r = qfd;
         if (r >= 0)
-                r = dc_cold_move(&c, s, take.text, take.after, ckpt, &undone, step);
+                r = dc_archive_move(&c, s, take.text, take.after, ckpt, &undone, step);
         free(take.text);
         free(take.after);
         if (r < 0 && qfd < 0)
@@ -719,56 +721,56 @@ static int dc_cold_archive(struct StoreRun *run, const Session *s, StoreStep *st
                 return r; /* the marker stays: the next run finishes or undoes */
         if (r >= 0)
                 step->bytes = s->bytes; /* what went to the archive */
-        (void)dc_cold_unmark(qfd, marker, "archive", s->id, step);
+        (void)dc_archive_unmark(qfd, marker, "archive", s->id, step);
         return r;
 }
 
 /* The archive files of the id (the transcript first, the entry last), then its branch. */
-static int dc_cold_remove(DcCold *c, bool branch, StoreStep *step) {
+static int dc_archive_remove(DcArchive *c, bool branch, StoreStep *step) {
         int r = 0;
 
         if (c->afd >= 0) {
-                for (size_t i = 0; i < ELEMENTSOF(dc_cold_files); i++) {
-                        r = dc_cold_rm(c, dc_cold_files[i], step);
+                for (size_t i = 0; i < ELEMENTSOF(dc_archive_files); i++) {
+                        r = dc_archive_rm(c, dc_archive_files[i], step);
                         if (r < 0)
                                 return r;
                 }
                 r = fs_fsync(c->afd);
                 if (r < 0)
                         return dc_run_why(step, r, "cannot sync " DC_ARCHIVE_DIR "/%s", c->code);
-                dc_cold_rmdir(c);
+                dc_archive_rmdir(c);
         }
         return c->pfd >= 0 && branch ? dc_run_rm_branch(c->pfd, c->id, step) : 0;
 }
 
 /* Is the id Deep Code's again (indexed, or a transcript in the project)? 1 yes, 0 no, -errno. */
-static int dc_cold_reused(DcCold *c, StoreStep *step) {
-        _cleanup_free_ char *name = dc_cold_name(c, ".jsonl");
+static int dc_archive_reused(DcArchive *c, StoreStep *step) {
+        _cleanup_free_ char *name = dc_archive_name(c, ".jsonl");
         DcColdTake take = {};
         int r;
 
         if (!name)
                 return -ENOMEM;
-        r = dc_cold_indexed(c, &take, step);
+        r = dc_archive_indexed(c, &take, step);
         free(take.text);
         if (r != 0)
                 return r;
         return c->pfd >= 0 ? fs_exists(c->pfd, name) : 0;
 }
 
-static int dc_cold_delete(struct StoreRun *run, const Session *s, StoreStep *step) {
-        _cleanup_(dc_cold_done) DcCold c = { .pfd = -EBADF, .afd = -EBADF };
-        _cleanup_free_ char *marker = util_strprintf(DC_COLD_MARKER_PREFIX "%s", s->id);
+static int dc_archive_delete(struct StoreRun *run, const Session *s, StoreStep *step) {
+        _cleanup_(dc_archive_done) DcArchive c = { .pfd = -EBADF, .afd = -EBADF };
+        _cleanup_free_ char *marker = util_strprintf(DC_ARCHIVE_MARKER_PREFIX "%s", s->id);
         _cleanup_free_ char *text = NULL, *name = NULL;
         _cleanup_close_ int qfd = -EBADF;
         int r;
 
         if (!marker)
                 return -ENOMEM;
-        r = dc_cold_init(&c, run, s->project_dir, s->id);
+        r = dc_archive_init(&c, run, s->project_dir, s->id);
         if (r < 0)
                 return dc_run_why(step, r, "cannot open its project or archive");
-        name = dc_cold_name(&c, s->cold ? DC_ARCHIVE_ZST : ".jsonl");
+        name = dc_archive_name(&c, s->cold ? DC_ARCHIVE_ZST : ".jsonl");
         if (!name)
                 return -ENOMEM;
         r = c.afd < 0 ? 0 : fs_check_identity(c.afd, name, &s->archived);
@@ -776,7 +778,7 @@ static int dc_cold_delete(struct StoreRun *run, const Session *s, StoreStep *ste
                 return dc_run_why(step, r, "cannot check its archived transcript");
         if (r == 0)
                 return -ESTALE;
-        r = dc_cold_reused(&c, step);
+        r = dc_archive_reused(&c, step);
         if (r > 0)
                 return dc_run_why(step, -EEXIST, "Deep Code's project holds a session of its id");
         if (r < 0)
@@ -787,24 +789,24 @@ static int dc_cold_delete(struct StoreRun *run, const Session *s, StoreStep *ste
         qfd = dc_run_marker_write(run, marker, text, "delete", s->id, step);
         if (qfd < 0)
                 return qfd;
-        r = dc_cold_remove(&c, true, step);
+        r = dc_archive_remove(&c, true, step);
         if (r < 0)
                 return r; /* the marker stays: the next run finishes */
-        return dc_cold_unmark(qfd, marker, "delete", s->id, step);
+        return dc_archive_unmark(qfd, marker, "delete", s->id, step);
 }
 
-static int dc_cold_compress(struct StoreRun *run, const Session *s, const Verdict *v,
+static int dc_archive_compress(struct StoreRun *run, const Session *s, const Verdict *v,
                             StoreStep *step) {
-        _cleanup_(dc_cold_done) DcCold c = { .pfd = -EBADF, .afd = -EBADF };
+        _cleanup_(dc_archive_done) DcArchive c = { .pfd = -EBADF, .afd = -EBADF };
         _cleanup_free_ char *name = NULL, *z = NULL;
         ColdCtx *ctx = NULL;
         int r;
 
-        r = dc_cold_init(&c, run, s->project_dir, s->id);
+        r = dc_archive_init(&c, run, s->project_dir, s->id);
         if (r < 0)
                 return dc_run_why(step, r, "cannot open its archive");
-        name = dc_cold_name(&c, ".jsonl");
-        z = dc_cold_name(&c, DC_ARCHIVE_ZST);
+        name = dc_archive_name(&c, ".jsonl");
+        z = dc_archive_name(&c, DC_ARCHIVE_ZST);
         if (!name || !z)
                 return -ENOMEM;
         if (c.afd < 0 || s->cold)
@@ -829,25 +831,25 @@ static int dc_cold_compress(struct StoreRun *run, const Session *s, const Verdic
                 return dc_run_why(step, r, r == -ESTALE    ? "changed since scan"
                                            : r == -EBADMSG ? "the compressed file did not verify"
                                                            : "cannot compress");
-        dc_cold_own(&c, c.afd, z);
+        dc_archive_own(&c, c.afd, z);
         return 0;
 }
 
-int dc_cold_session(struct StoreRun *run, const Session *s, const Verdict *v, StoreStep *step) {
+int dc_archive_session(struct StoreRun *run, const Session *s, const Verdict *v, StoreStep *step) {
         if (s->owner != OWNER_OK || !dc_index_id_valid(s->id, strlen(s->id)) ||
             !dc_run_name_ok(s->project_dir))
                 return dc_run_why(step, -EPERM, "ownership not proven");
         if (v->verb == VERB_ARCHIVE && s->state == SESSION_ACTIVE)
-                return dc_cold_archive(run, s, step);
+                return dc_archive_archive(run, s, step);
         if (v->verb == VERB_COMPRESS && s->state == SESSION_ARCHIVED)
-                return dc_cold_compress(run, s, v, step);
+                return dc_archive_compress(run, s, v, step);
         if (v->verb == VERB_DELETE && s->state == SESSION_ARCHIVED)
-                return dc_cold_delete(run, s, step);
+                return dc_archive_delete(run, s, step);
         return dc_run_why(step, -EOPNOTSUPP, "not an action of Deep Code's archive");
 }
 
-int dc_cold_recover_one(struct StoreRun *run, int qfd, const char *marker, StoreStep *step) {
-        _cleanup_(dc_cold_done) DcCold c = { .pfd = -EBADF, .afd = -EBADF };
+int dc_archive_recover_one(struct StoreRun *run, int qfd, const char *marker, StoreStep *step) {
+        _cleanup_(dc_archive_done) DcArchive c = { .pfd = -EBADF, .afd = -EBADF };
         _cleanup_free_ char *text = NULL;
         DcColdTake take = {};
         bool archive;
@@ -856,13 +858,13 @@ int dc_cold_recover_one(struct StoreRun *run, int qfd, const char *marker, Store
         FileId f;
         int r;
 
-        r = dc_run_marker_read(qfd, marker, DC_COLD_MARKER_PREFIX,
+        r = dc_run_marker_read(qfd, marker, DC_ARCHIVE_MARKER_PREFIX,
                                (const char *const[]){ "archive", "delete-archived", NULL },
                                "archive", &text, &code, &id, &f, &kind, step);
         if (r < 0)
                 return r;
         archive = kind == 0;
-        r = dc_cold_init(&c, run, code, id);
+        r = dc_archive_init(&c, run, code, id);
         if (r < 0)
                 return dc_run_why(step, r, "cannot open projects/%s or its archive", code);
         if (c.pfd >= 0)
@@ -870,26 +872,26 @@ int dc_cold_recover_one(struct StoreRun *run, int qfd, const char *marker, Store
         /* archive: is the entry in the index? delete: is the id Deep Code's again (then the
          * branch is too)? */
         if (archive) {
-                r = dc_cold_indexed(&c, &take, step);
+                r = dc_archive_indexed(&c, &take, step);
                 free(take.text);
         } else
-                r = dc_cold_reused(&c, step);
+                r = dc_archive_reused(&c, step);
         if (r == -EBUSY || r == -EAGAIN)
                 return 0;
         if (r < 0)
                 return r;
         if (!archive)
-                r = dc_cold_remove(&c, r == 0, step);
+                r = dc_archive_remove(&c, r == 0, step);
         else if (r > 0)
-                r = dc_cold_redo(&c, &f, step);
-        else if (!dc_cold_whole(&c))
-                r = dc_cold_undo(&c, step);
+                r = dc_archive_redo(&c, &f, step);
+        else if (!dc_archive_whole(&c))
+                r = dc_archive_undo(&c, step);
         else
-                r = dc_cold_finish(&c, step);
+                r = dc_archive_finish(&c, step);
         if (r == -EBUSY || r == -EAGAIN)
                 return 0;
         if (r < 0)
                 return r;
-        r = dc_cold_unmark(qfd, marker, archive ? "archive" : "delete", id, step);
+        r = dc_archive_unmark(qfd, marker, archive ? "archive" : "delete", id, step);
         return r < 0 ? r : 1;
 }

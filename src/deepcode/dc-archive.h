@@ -1,4 +1,4 @@
-/* dc-cold.h: the run side of qgc's archive of Deep Code sessions (Deep Code has none): ARCHIVE
+/* dc-archive.h: the run side of qgc's archive of Deep Code sessions (Deep Code has none): ARCHIVE
  * takes a session out of Deep Code's view into ~/.deepcode/.qgc-archive/<code>/ (its
  * transcript, index entry, checkpoints and images, whole and restorable byte for byte, and
  * <id>.after, the ids after it in the project's order, from which dc-restore.c puts the entry
@@ -10,12 +10,12 @@
 #include "dc-run.h"
 #include "store.h"
 
-#define DC_COLD_MARKER_PREFIX "archive-"
+#define DC_ARCHIVE_MARKER_PREFIX "archive-"
 
 /* run_session for ARCHIVE (of an active session), COMPRESS (of an archived one) and DELETE of
  * an archived one (store.h's contract). */
-int dc_cold_session(struct StoreRun *run, const Session *s, const struct Verdict *v,
+int dc_archive_session(struct StoreRun *run, const Session *s, const struct Verdict *v,
                     StoreStep *step);
-/* DcRunRecoverFn of DC_COLD_MARKER_PREFIX: an archive whose entry is still in the index is
+/* DcRunRecoverFn of DC_ARCHIVE_MARKER_PREFIX: an archive whose entry is still in the index is
  * undone, else finished; a delete of an archived session is finished. */
-int dc_cold_recover_one(struct StoreRun *run, int qfd, const char *marker, StoreStep *step);
+int dc_archive_recover_one(struct StoreRun *run, int qfd, const char *marker, StoreStep *step);
