@@ -25,7 +25,7 @@
  * COMPRESS: cold_ctx_compress() of <id>.jsonl in the archive (cold.c's crash order; a .zst
  * left beside it by a killed run is resolved by cold_resolve()). DELETE of an archived session:
  * the marker (kind "delete-archived"), the archive files (the transcript first, the entry and
- * .after last), the branch and reflog as dc-run.c's delete, the marker; its recovery finishes
+ * .after last), the branch and reflog as dc-delete.c's delete, the marker; its recovery finishes
  * it. An undo removes the .after with qgc's other files of the id. */
 #include "autoconf.h"
 

@@ -1,27 +1,8 @@
-/* dc-run.c: the delete of a Deep Code session and its recovery (see dc-run.h).
- *
- * Order of a delete, each change after its hook (StoreStep.hook), so that a kill anywhere
- * leaves nothing half-visible to Deep Code (it lists only what the index names) and the next
- * run's dc_run_recover() converges to what an unkilled run leaves:
- *   1. the marker .qgc/delete-<id> (code, the .jsonl's identity), durable;
- *   2. the index without the session's entries: a temp file, fsync, the index re-read and
- *      compared with the text the edit was made from (Deep Code rewrites it whole, with no lock:
- *      if it did meanwhile, the edit is redone from its text), exchanged with the temp file and
- *      what it replaced compared again (a write of Deep Code's in between goes back to the
- *      name, and the edit is redone from it: dc_run_index_put()), fsync of the directory;
- *      only while no Deep Code process works in the project, only when the index parses and is
- *      exactly JSON.stringify(index, null, 2) of what it holds (the text Deep Code itself
- *      writes: saveSessionsIndex() of session.ts), so that the edit is what Deep Code's own
- *      deleteSession() writes;
- *   3. <id>.jsonl (when it is still what the scan saw), images/<id>/, then the loose
- *      refs/heads/<id> and logs/refs/heads/<id> of file-history/.git (a branch in packed-refs,
- *      which only a compaction writes, is left to the compaction: it removes the refs of
- *      sessions no longer in the index);
- *   4. the marker.
- * Before 2 the session is whole; from 2 on Deep Code cannot list it, and what is left of it is
- * what its own delete leaves. dc_run_recover() redoes 2-4 for each marker (from 2 when the entry
- * is still there and the .jsonl is still the marker's; else only what is left), and drops a
- * marker whose session changed since (nothing is lost). */
+/* dc-run.c: what every run operation of Deep Code's store shares (dc-run.h): the run's open
+ * store, the step's hook and reason, the liveness check, the edit of a project's index
+ * (dc_run_index_edit(): re-read, compared, exchanged, fsynced), the removal of a session's
+ * images and branch, the pending markers under .qgc/ and the recovery pass that lists them.
+ * The operations themselves: dc-delete.c, dc-archive.c, dc-restore.c, dc-reclaim.c. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -103,7 +84,7 @@ void dc_run_close(struct StoreRun *run) {
         if (!run)
                 return;
         /* .qgc/ holds only pending markers: gone with the last one */
-        (void)unlinkat(run->store_fd, DC_RUN_QGC_DIR, AT_REMOVEDIR);
+        (void)unlinkat(run->store_fd, FS_STATE_DIR, AT_REMOVEDIR);
         macro_safe_close(run->projects_fd);
         macro_safe_close(run->store_fd);
         free(run);
@@ -172,6 +153,22 @@ static int dc_run_write_temp(int pfd, const char *text, size_t n, const struct s
  * there, Deep Code wrote that one meanwhile, and it goes back in turn. */
 #define DC_RUN_SWAP_ROUNDS 8
 
+/* Deep Code's version of the index, at the temp name (the file xst), that cannot go back to the
+ * name (what: why): kept beside the index as sessions-index.json.qgc-unmerged-<inode>, which
+ * nothing of qgc's removes (the next edit would reuse the temp name). r, with step->why. */
+static int dc_run_index_keep(int pfd, const struct stat *xst, int r, const char *what,
+                             StoreStep *step) {
+        _cleanup_free_ char *kept =
+                util_strprintf(DC_INDEX_FILE ".qgc-unmerged-%ju", (uintmax_t)xst->st_ino);
+        int k = kept ? fs_rename_noreplace(pfd, DC_INDEX_TEMP, pfd, kept) : -ENOMEM;
+
+        if (k >= 0)
+                k = fs_fsync(pfd);
+        if (k < 0)
+                return dc_run_why(step, r, "%s: its version is at " DC_INDEX_TEMP, what);
+        return dc_run_why(step, r, "%s: its version is kept as %s", what, kept);
+}
+
 /* Put the temp file (qgc's new text out[0..n_out), the file ost) in place of the index, which
  * held text[0..n) (the file st) at the edit's read, by exchange (fs_exchange_open()): Deep Code
  * writes the index in place (writeFileSync()) with no lock, at any moment, so the version
@@ -188,7 +185,7 @@ static int dc_run_index_put(int pfd, const char *text, size_t n, const struct st
                             StoreStep *step) {
         _cleanup_free_ char *held = NULL, *kept = NULL, *buf = malloc(FS_CMP_CHUNK);
         _cleanup_close_ int fd = -EBADF;
-        struct stat xst, exp_st = *ost;
+        struct stat xst = {}, exp_st = *ost;
         const char *exp = out;
         size_t n_exp = n_out;
         bool at_tmp;
@@ -222,18 +219,19 @@ static int dc_run_index_put(int pfd, const char *text, size_t n, const struct st
                         next = NULL;
                 y = fs_exchange_open(pfd, DC_INDEX_TEMP, DC_INDEX_FILE, false, &back, &yst);
                 if (y < 0 && !back)
-                        return dc_run_why(step, y, "cannot put Deep Code's " DC_INDEX_FILE " "
-                                          "back: it is at " DC_INDEX_TEMP);
+                        return dc_run_index_keep(pfd, &xst, y, "cannot put Deep Code's "
+                                                 DC_INDEX_FILE " back", step);
                 r = y < 0 ? y : fs_version_is(y, &yst, &exp_st, exp, n_exp, buf);
                 if (r != 0) {
                         int q = fs_fsync(pfd);
 
                         if (r > 0 && q >= 0)
                                 (void)unlinkat(pfd, DC_INDEX_TEMP, 0); /* qgc's version */
-                        if (r < 0 || q < 0)
+                        if (r < 0 || q < 0) /* its version is back at the name */
                                 return dc_run_why(step, r < 0 ? r : q,
-                                                  "cannot put Deep Code's " DC_INDEX_FILE " "
-                                                  "back");
+                                                  "Deep Code's " DC_INDEX_FILE " is back, but "
+                                                  "%s", r < 0 ? "what it replaced cannot be read"
+                                                              : "the directory cannot be synced");
                         return 0;
                 }
                 /* Deep Code wrote into the version at the name: its newest, now at the temp
@@ -247,44 +245,8 @@ static int dc_run_index_put(int pfd, const char *text, size_t n, const struct st
                 fd = TAKE_FD(y);
                 xst = yst;
         }
-        /* its last version (at the temp name, which the next edit reuses) kept beside */
-        kept = util_strprintf(DC_INDEX_FILE ".qgc-unmerged-%ju", (uintmax_t)xst.st_ino);
-        r = kept ? fs_rename_noreplace(pfd, DC_INDEX_TEMP, pfd, kept) : -ENOMEM;
-        if (r >= 0)
-                r = fs_fsync(pfd);
-        if (r < 0)
-                return dc_run_why(step, r, "Deep Code rewrote " DC_INDEX_FILE " during its "
-                                  "replace %u times: its last version is at " DC_INDEX_TEMP,
-                                  DC_RUN_SWAP_ROUNDS);
-        return dc_run_why(step, -EAGAIN, "Deep Code rewrote " DC_INDEX_FILE " during its "
-                          "replace %u times: its last version is kept as %s",
-                          DC_RUN_SWAP_ROUNDS, kept);
-}
-
-/* DcRunIndexEditFn of a delete: the entries of id removed (with remove), none of them a prompt in
- * progress. */
-typedef struct DcRunRemove {
-        bool remove;
-} DcRunRemove;
-
-static int dc_run_index_remove(json_object *entries, const char *id, void *userdata,
-                               StoreStep *step) {
-        const DcRunRemove *rm = userdata;
-        size_t found = 0;
-
-        for (size_t i = json_object_array_length(entries); i-- > 0;) {
-                json_object *o = json_object_array_get_idx(entries, i);
-                const char *eid = json_get_string(o, "id");
-
-                if (!eid || !streq(eid, id))
-                        continue;
-                if (dc_run_entry_busy(o, util_now_msec()))
-                        return dc_run_why(step, -EBUSY, "its index status is a prompt in progress");
-                found++;
-                if (rm->remove)
-                        json_object_array_del_idx(entries, i, 1);
-        }
-        return found > 0 ? (rm->remove ? 1 : 2) : 0;
+        return dc_run_index_keep(pfd, &xst, -EAGAIN, "Deep Code rewrote " DC_INDEX_FILE
+                                 " during its replace again and again", step);
 }
 
 int dc_run_index_edit(const struct StoreRun *run, int pfd, const char *code, const char *id,
@@ -428,52 +390,6 @@ int dc_run_rm_branch(int pfd, const char *id, StoreStep *step) {
         return r;
 }
 
-/* Steps 2 and 3 of a delete (see the top). jsonl: the .jsonl's identity when the delete
- * started (not present: it must still be absent). 0, or -errno with step->why. */
-static int dc_run_delete(const struct StoreRun *run, int pfd, const char *code, const char *id,
-                         const FileId *jsonl, StoreStep *step) {
-        _cleanup_free_ char *name = util_strprintf("%s.jsonl", id);
-        _cleanup_free_ char *shown = util_strprintf("projects/%s/%s.jsonl", code, id);
-        _cleanup_close_ int images_fd = -EBADF;
-        uint64_t freed = 0;
-        int r;
-
-        if (!name || !shown)
-                return -ENOMEM;
-        r = dc_run_index_edit(run, pfd, code, id, dc_run_index_remove, &(DcRunRemove){ true },
-                              "without", step);
-        if (r < 0)
-                return r;
-        r = jsonl->present ? fs_check_identity(pfd, name, jsonl) : 0;
-        if (r < 0)
-                return dc_run_why(step, r, "cannot check %s", shown);
-        if (r > 0) {
-                dc_run_hook(step, "remove %s", shown);
-                r = fs_unlink(pfd, name, 0);
-                if (r < 0 && r != -ENOENT)
-                        return dc_run_why(step, r, "cannot remove %s", shown);
-                r = fs_fsync(pfd);
-                if (r < 0)
-                        return dc_run_why(step, r, "cannot sync the project directory");
-                freed += jsonl->blocks;
-        } /* else changed since (or gone): it stays, a file Deep Code's list does not name */
-        images_fd = fs_open_dir(pfd, "images");
-        if (images_fd >= 0 && fs_exists(images_fd, id) > 0) {
-                uint64_t b = 0;
-
-                dc_run_hook(step, "remove projects/%s/images/%s/", code, id);
-                r = dc_run_rm_images(images_fd, id, run->dev, &b);
-                freed += b;
-                if (r >= 0)
-                        r = fs_fsync(images_fd);
-                if (r < 0)
-                        return dc_run_why(step, r, "cannot remove projects/%s/images/%s/", code,
-                                          id);
-        }
-        step->bytes += freed;
-        return dc_run_rm_branch(pfd, id, step);
-}
-
 char *dc_run_marker_text(const char *kind, const char *code, const char *id, const FileId *f) {
         return util_strprintf("qgc deepcode %s 1\ncode %s\nid %s\njsonl %d %" PRIu64 " %" PRIu64
                               " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 "\n",
@@ -531,14 +447,14 @@ int dc_run_marker_read(int qfd, const char *marker, const char *prefix,
 
         r = fs_read_file(qfd, marker, DC_RUN_MARKER_MAX, &text, &n);
         if (r < 0)
-                return dc_run_why(step, r, "cannot read ~/.deepcode/" DC_RUN_QGC_DIR "/%s", marker);
+                return dc_run_why(step, r, "cannot read ~/.deepcode/" FS_STATE_DIR "/%s", marker);
         for (r = -EBADMSG; r == -EBADMSG && kinds[k]; k++)
                 r = dc_run_marker_parse(text, kinds[k], ret_code, ret_id, ret_f);
         if (r == -ENOMEM)
                 return r;
         if (r < 0 || !dc_run_name_ok(*ret_code) || !*ret_id ||
             !dc_index_id_valid(*ret_id, strlen(*ret_id)) || !streq(marker + strlen(prefix), *ret_id))
-                return dc_run_why(step, -EBADMSG, "~/.deepcode/" DC_RUN_QGC_DIR "/%s is not "
+                return dc_run_why(step, -EBADMSG, "~/.deepcode/" FS_STATE_DIR "/%s is not "
                                   "qgc's pending-%s marker: kept", marker, what);
         *ret_kind = k - 1;
         *ret_text = TAKE_PTR(text);
@@ -550,9 +466,9 @@ int dc_run_marker_write(struct StoreRun *run, const char *marker, const char *te
         _cleanup_close_ int qfd = -EBADF;
         int r;
 
-        qfd = fs_mkdir_open(run->store_fd, DC_RUN_QGC_DIR, 0700, 0, NULL, NULL);
+        qfd = fs_mkdir_open(run->store_fd, FS_STATE_DIR, 0700, 0, NULL, NULL);
         if (qfd < 0)
-                return dc_run_why(step, qfd, "cannot create ~/.deepcode/" DC_RUN_QGC_DIR);
+                return dc_run_why(step, qfd, "cannot create ~/.deepcode/" FS_STATE_DIR);
         if (fs_exists(qfd, marker) != 0)
                 return dc_run_why(step, -EEXIST, "a pending %s of the same id is recorded", what);
         dc_run_hook(step, "write the pending-%s marker of session %s", what, id);
@@ -566,108 +482,6 @@ bool dc_run_name_ok(const char *s) {
         return s && *s && *s != '.' && !strpbrk(s, "/\n") && strlen(s) < 200;
 }
 
-int dc_run_session(struct StoreRun *run, const Session *s, const Verdict *v, StoreStep *step) {
-        _cleanup_close_ int pfd = -EBADF, qfd = -EBADF;
-        _cleanup_free_ char *name = util_strprintf("%s.jsonl", s->id);
-        _cleanup_free_ char *marker = util_strprintf(DC_RUN_MARKER_PREFIX "%s", s->id);
-        _cleanup_free_ char *text = NULL;
-        const char *code = s->project_dir;
-        int r;
-
-        if (!name || !marker)
-                return -ENOMEM;
-        if (v->verb != VERB_DELETE)
-                return dc_run_why(step, -EOPNOTSUPP, "Deep Code has no archive");
-        if (s->owner != OWNER_OK || !dc_index_id_valid(s->id, strlen(s->id)) ||
-            !dc_run_name_ok(code))
-                return dc_run_why(step, -EPERM, "ownership not proven");
-        if (run->projects_fd < 0)
-                return dc_run_why(step, run->projects_fd, "cannot open projects/");
-        pfd = fs_open_dir(run->projects_fd, code);
-        if (pfd == -ENOENT)
-                return -ESTALE;
-        if (pfd < 0)
-                return dc_run_why(step, pfd, "cannot open projects/%s", code);
-        /* identity, then liveness and the index as they are now */
-        r = s->active.present ? fs_check_identity(pfd, name, &s->active)
-                              : fs_exists(pfd, name) == 0;
-        if (r < 0)
-                return dc_run_why(step, r, "cannot check its transcript");
-        if (r == 0)
-                return -ESTALE;
-        r = dc_run_live(run, code, step);
-        if (r < 0)
-                return r;
-        r = dc_run_index_edit(run, pfd, code, s->id, dc_run_index_remove,
-                              &(DcRunRemove){ false }, "without", step);
-        if (r == 0)
-                return -ESTALE; /* Deep Code deleted it (or capped it away) since the scan */
-        if (r < 0)
-                return r;
-
-        text = dc_run_marker_text("delete", code, s->id, &s->active);
-        if (!text)
-                return -ENOMEM;
-        qfd = dc_run_marker_write(run, marker, text, "delete", s->id, step);
-        if (qfd < 0)
-                return qfd;
-
-        r = dc_run_delete(run, pfd, code, s->id, &s->active, step);
-        if (r < 0 && r != -EBUSY && r != -EAGAIN && r != -EBADMSG && r != -ESTALE)
-                return r; /* the marker stays: the next run finishes */
-        if (r < 0) {
-                /* nothing was changed but the marker: the session stays whole */
-                (void)fs_unlink(qfd, marker, 0);
-                return r;
-        }
-        dc_run_hook(step, "remove the pending-delete marker of session %s", s->id);
-        (void)fs_unlink(qfd, marker, 0);
-        return 0;
-}
-
-int dc_run_recover_one(struct StoreRun *run, int qfd, const char *marker, StoreStep *step) {
-        _cleanup_free_ char *text = NULL, *name = NULL;
-        _cleanup_close_ int pfd = -EBADF;
-        char *code, *id;
-        size_t kind;
-        FileId f;
-        int r;
-
-        r = dc_run_marker_read(qfd, marker, DC_RUN_MARKER_PREFIX,
-                               (const char *const[]){ "delete", NULL }, "delete", &text, &code,
-                               &id, &f, &kind, step);
-        if (r < 0)
-                return r;
-        name = util_strprintf("%s.jsonl", id);
-        if (!name)
-                return -ENOMEM;
-        pfd = run->projects_fd < 0 ? run->projects_fd : fs_open_dir(run->projects_fd, code);
-        if (pfd < 0 && pfd != -ENOENT)
-                return dc_run_why(step, pfd, "cannot open projects/%s", code);
-        if (pfd >= 0) {
-                (void)unlinkat(pfd, DC_INDEX_TEMP, 0); /* a killed edit's */
-                r = dc_run_index_edit(run, pfd, code, id, dc_run_index_remove,
-                                      &(DcRunRemove){ false }, "without", step);
-                if (r > 0 && (f.present ? fs_check_identity(pfd, name, &f)
-                                        : fs_exists(pfd, name) == 0) <= 0) {
-                        /* resumed (or replaced) since the killed run: not deleted */
-                        dc_run_hook(step, "remove the pending-delete marker of session %s", id);
-                        r = fs_unlink(qfd, marker, 0);
-                        return r < 0 && r != -ENOENT ? r : 1;
-                }
-                r = r < 0 ? r : dc_run_live(run, code, step);
-                if (r >= 0)
-                        r = dc_run_delete(run, pfd, code, id, &f, step);
-                if (r == -EBUSY || r == -EAGAIN)
-                        return 0;
-                if (r < 0)
-                        return r;
-        }
-        dc_run_hook(step, "remove the pending-delete marker of session %s", id);
-        r = fs_unlink(qfd, marker, 0);
-        return r < 0 && r != -ENOENT ? r : 1;
-}
-
 static const DcRunRecovery *dc_run_recovery_of(const DcRunRecovery *kinds, const char *name) {
         for (; kinds->prefix; kinds++)
                 if (strneq(name, kinds->prefix, strlen(kinds->prefix)))
@@ -676,7 +490,7 @@ static const DcRunRecovery *dc_run_recovery_of(const DcRunRecovery *kinds, const
 }
 
 int dc_run_recover(struct StoreRun *run, const DcRunRecovery *kinds, StoreStep *step) {
-        _cleanup_close_ int qfd = fs_open_dir(run->store_fd, DC_RUN_QGC_DIR);
+        _cleanup_close_ int qfd = fs_open_dir(run->store_fd, FS_STATE_DIR);
         _cleanup_free_ FsDir *d = NULL;
         char **names = NULL;
         size_t n = 0, alloc = 0;
@@ -687,7 +501,7 @@ int dc_run_recover(struct StoreRun *run, const DcRunRecovery *kinds, StoreStep *
         if (qfd == -ENOENT)
                 return 0;
         if (qfd < 0)
-                return dc_run_why(step, qfd, "cannot open ~/.deepcode/" DC_RUN_QGC_DIR);
+                return dc_run_why(step, qfd, "cannot open ~/.deepcode/" FS_STATE_DIR);
         d = malloc(sizeof(FsDir));
         if (!d)
                 return -ENOMEM;
@@ -707,7 +521,7 @@ int dc_run_recover(struct StoreRun *run, const DcRunRecovery *kinds, StoreStep *
                 n++;
         }
         if (k < 0)
-                r = dc_run_why(step, k, "cannot list ~/.deepcode/" DC_RUN_QGC_DIR);
+                r = dc_run_why(step, k, "cannot list ~/.deepcode/" FS_STATE_DIR);
         /* a marker that fails (a forged one: kept and reported) stops no other marker */
         for (size_t i = 0; r != -ENOMEM && i < n; i++) {
                 const DcRunRecovery *kind = dc_run_recovery_of(kinds, names[i]);

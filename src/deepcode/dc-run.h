@@ -1,7 +1,7 @@
-/* dc-run.h: what a real run changes in a Deep Code store (deepcode_store's run operations): the
- * delete of a session (its entry in projects/<code>/sessions-index.json, <id>.jsonl,
- * images/<id>/, its branch refs/heads/<id> and reflog in file-history/.git), and the
- * pending-delete markers under .qgc/ from which run_recover finishes a killed delete. */
+/* dc-run.h: what every run operation of Deep Code's store shares (deepcode_store's run_open,
+ * run_close, run_recover): the run's open store, a step's hook and reason, liveness, the edit of
+ * a project's index, a session's images and branch removed, and the pending markers under
+ * .qgc/ (fs.h: FS_STATE_DIR) that the recovery pass finishes. */
 #pragma once
 
 #include <stdbool.h>
@@ -9,14 +9,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fs.h"
 #include "inventory.h"
 #include "macro.h"
 #include "store.h"
 
-/* A pending delete's marker: .qgc/delete-<id>, written durably before the first change of the
- * delete and removed after its last; it holds the project's code and the .jsonl's identity. */
-#define DC_RUN_QGC_DIR ".qgc"
-#define DC_RUN_MARKER_PREFIX "delete-"
 /* A rewrite of the index by Deep Code during qgc's edit: the edit is redone from the new text
  * this many times, then skipped (nothing lost: the index is Deep Code's). */
 #define DC_RUN_INDEX_TRIES 3
@@ -30,12 +27,10 @@ struct StoreRun {
         uid_t uid;       /* the store directory's owner (whose Deep Code processes count) */
 };
 
-/* The run operations (store.h: their contract); deepcode-store.c gives run_session the delete
- * of a session not archived (dc_run_session), the rest to dc-archive.c. */
+/* The run's open store (store.h: run_open, run_close); deepcode-store.c gives run_session the
+ * delete of a session not archived (dc-delete.h), the rest to dc-archive.c. */
 int dc_run_open(const Inventory *inv, size_t t, struct StoreRun **ret);
 void dc_run_close(struct StoreRun *run);
-int dc_run_session(struct StoreRun *run, const Session *s, const struct Verdict *v,
-                   StoreStep *step);
 
 /* The kinds of pending marker in .qgc/ (by the prefix of their names) and what finishes each:
  * recover(run, qfd (.qgc/), marker's name, step) returns 1 finished (or dropped: the session
@@ -48,8 +43,6 @@ typedef struct DcRunRecovery {
         DcRunRecoverFn recover;
 } DcRunRecovery;
 int dc_run_recover(struct StoreRun *run, const DcRunRecovery *kinds, StoreStep *step);
-/* The delete's (DC_RUN_MARKER_PREFIX). */
-int dc_run_recover_one(struct StoreRun *run, int qfd, const char *marker, StoreStep *step);
 
 /* A marker's text, "qgc deepcode <kind> 1" then the project's code, the id and the .jsonl's
  * identity. */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "dc-archive.h"
+#include "dc-delete.h"
 #include "dc-project.h"
 #include "dc-reclaim.h"
 #include "dc-restore.h"
@@ -221,7 +222,8 @@ static DcKind deepcode_store_classify(const char *rel) {
         const char *code, *name, *rest;
         size_t n;
 
-        if (streq(rel, LOCK_FILE) || fs_is_temp_name(base) || strneq(rel, DC_RUN_QGC_DIR "/", 5))
+        if (streq(rel, LOCK_FILE) || fs_is_temp_name(base) ||
+            strneq(rel, FS_STATE_DIR "/", strlen(FS_STATE_DIR "/")))
                 return DC_KIND_QGC;
         if (strneq(rel, DC_ARCHIVE_DIR "/", strlen(DC_ARCHIVE_DIR "/")))
                 return DC_KIND_ARCHIVED;
@@ -428,16 +430,16 @@ static int deepcode_store_run_orphan(struct StoreRun *run, const Orphan *o,
         return dc_reclaim_orphan(run->store_fd, run->inv, o, step);
 }
 
-/* The delete of an indexed session is dc-run.c's; the archive tier's verbs dc-archive.c's. */
+/* The delete of an indexed session is dc-delete.c's; the archive tier's verbs dc-archive.c's. */
 static int deepcode_store_run_session(struct StoreRun *run, const Session *s, const Verdict *v,
                                       StoreStep *step) {
         if (v->verb == VERB_DELETE && s->state != SESSION_ARCHIVED)
-                return dc_run_session(run, s, v, step);
+                return dc_delete_session(run, s, v, step);
         return dc_archive_session(run, s, v, step);
 }
 
 static const DcRunRecovery deepcode_store_recovery[] = {
-        { DC_RUN_MARKER_PREFIX, dc_run_recover_one },
+        { DC_DELETE_MARKER_PREFIX, dc_delete_recover_one },
         { DC_ARCHIVE_MARKER_PREFIX, dc_archive_recover_one },
         { DC_RESTORE_MARKER_PREFIX, dc_restore_recover_one },
         {},

@@ -8,6 +8,6 @@ libqgc_a_SOURCES += src/deepcode/dc-git.c src/deepcode/dc-git.h src/deepcode/dc-
 	src/deepcode/dc-proc.c src/deepcode/dc-proc.h src/deepcode/dc-project.c src/deepcode/dc-project.h \
 	src/deepcode/dc-reclaim.c src/deepcode/dc-reclaim.h \
 	src/deepcode/dc-restore.c src/deepcode/dc-restore.h \
-	src/deepcode/dc-run.c src/deepcode/dc-run.h \
+	src/deepcode/dc-delete.c src/deepcode/dc-delete.h src/deepcode/dc-run.c src/deepcode/dc-run.h \
 	src/deepcode/dc-store.c src/deepcode/dc-store.h src/deepcode/deepcode-store.c \
 	src/deepcode/deepcode-store.h
