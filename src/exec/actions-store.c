@@ -282,6 +282,9 @@ int actions_store_restore(ActionsContext *c, const PlanStep *st) {
                 (void)actions_report_session(c, &moved, &v, STORE_DONE, NULL, 0);
                 log_info("restored session %s into %s", s->id, step.place ?: tr->runtime_dir);
         }
+        /* journalled first: then the store may record that the restore is over */
+        if (t->run && tr->store->run_restore_end)
+                tr->store->run_restore_end(t->run, st, r, &step);
         free(step.why);
         free(step.path);
         free(step.place);

@@ -93,9 +93,10 @@ typedef struct StoreStep {
 } StoreStep;
 
 /* What became of one session's action (or an orphan's): each step of the executor or a store
- * says which, and the executor alone maps it to the journal event (the done event is the
- * action's own: archived, deleted, restored, orphan-reclaimed). The reason that goes with it is
- * the step's text, unchanged. */
+ * says which, and the executor alone maps it to the outcome's journal event (the done event is
+ * the action's own: archived, deleted, restored, orphan-reclaimed; a store journals only what
+ * else it did, as Qwen's salvages and shared-file edits). The reason that goes with it is the
+ * step's text, unchanged. */
 typedef enum StoreOutcome {
         STORE_DONE,
         STORE_SKIPPED_CHANGED,  /* a file is not what the scan saw ("changed since scan") */
@@ -268,6 +269,11 @@ typedef struct StoreOps {
          * executor journals the outcome (step->why; done: step->place, and for a step without
          * an inventory session step->path, bytes and bytes_compressed) and logs a session's. */
         int (*run_restore)(struct StoreRun *run, const struct PlanStep *st, StoreStep *step);
+        /* After the executor journalled run_restore's result r for st: the store records the
+         * restore's end when it is over for good (Qwen: a line of session-times), so that a
+         * kill leaves no ended restore without its journal entry. NULL: nothing to record. */
+        void (*run_restore_end)(struct StoreRun *run, const struct PlanStep *st, int r,
+                                StoreStep *step);
 } StoreOps;
 
 /* qgc status: tree t of the scanned inv measured by its store (StoreOps.measure); -EOPNOTSUPP

@@ -56,7 +56,8 @@ static const char *restore_whole_refusal(const Tree *tr, const Session *s, bool 
         if (!why && s->live)
                 why = s->live_reason ?: "in use";
         if (!why && s->restore_full)
-                why = tr->store->restore_full;
+                why = tr->store && tr->store->restore_full ? tr->store->restore_full
+                                                           : "its place is full";
         if (!why && s->merge_too_big)
                 why = restore_refusal_merge(tr);
         if (!why && to_archive)

@@ -348,23 +348,29 @@ static int qwen_restore_cold(const QwenRun *run, const PlanStep *st, StoreStep *
 int qwen_restore_run(struct StoreRun *r_, const PlanStep *st, StoreStep *step) {
         const QwenRun *run = (const QwenRun *)r_;
         bool cold = qwen_restore_is_cold(st);
-        const Session *s = cold ? NULL : &run->inv->sessions[st->session];
-        _cleanup_(strbuf_done) StrBuf sb = {};
-        int r;
+        const Session *s;
 
         step->failed = true; /* every failure of Qwen's restore is one, never a skip */
+        if (!cold && st->session >= run->inv->n_sessions)
+                return -EINVAL;
+        s = cold ? NULL : &run->inv->sessions[st->session];
         if (!cold && st->why) { /* refused by its plan: never begun */
                 log_error("restore: cannot restore session %s in '%s/projects/%s/chats': %s",
                           s->id, run->inv->trees[s->tree].runtime_dir, s->project_dir, st->why);
                 return -EEXIST;
         }
-        r = cold ? qwen_restore_cold(run, st, step) : qwen_restore_archived(run, s, step);
-        /* its end (a cold restore --to-archive is complete in chats/archive/); one that can
-         * never succeed (a conflict, a compressed file that is damaged: cold_damage_why(),
-         * or needs a newer qgc) ends too, else every run's recovery pass would fail it again;
-         * a step refused by its plan never began */
+        return cold ? qwen_restore_cold(run, st, step) : qwen_restore_archived(run, s, step);
+}
+
+/* Its end (a cold restore --to-archive is complete in chats/archive/); one that can never
+ * succeed (a conflict, a compressed file that is damaged: cold_damage_why(), or needs a newer
+ * qgc) ends too, else every run's recovery pass would fail it again; a step refused by its
+ * plan never began. */
+void qwen_restore_end(struct StoreRun *r_, const PlanStep *st, int r, StoreStep *step) {
+        const QwenRun *run = (const QwenRun *)r_;
+        _cleanup_(strbuf_done) StrBuf sb = {};
+
         if (!st->why && (r >= 0 || r == -EEXIST || cold_damage_why(r)) &&
             session_times_line(&sb, SESSION_TIME_RESTORED, util_now_msec(), st->session_id) >= 0)
                 (void)qwen_restore_record(run, &sb, step);
-        return r;
 }

@@ -1,5 +1,5 @@
-/* qwen-restore.h: `qgc restore` in a Qwen tree: qwen_store's plan_restore, run_restore_begin
- * and run_restore (store.h: their contract). */
+/* qwen-restore.h: `qgc restore` in a Qwen tree: qwen_store's plan_restore, run_restore_begin,
+ * run_restore and run_restore_end (store.h: their contract). */
 #pragma once
 
 #include <stdbool.h>
@@ -12,3 +12,4 @@ int qwen_restore_plan(struct Plan *p, const Inventory *inv, size_t t, const char
                       bool to_archive);
 int qwen_restore_begin(struct StoreRun *run, const struct Plan *p, StoreStep *step);
 int qwen_restore_run(struct StoreRun *run, const struct PlanStep *st, StoreStep *step);
+void qwen_restore_end(struct StoreRun *run, const struct PlanStep *st, int r, StoreStep *step);

@@ -58,7 +58,7 @@ static bool qwen_steps_has_line(const QwenAll *c, const char *id, ssize_t *ret_d
 
 /* The usage line to salvage from the transcript (dir_fd, name) before it goes, into *ret_line
  * (NULL: present already, in the file or in the batch, or nothing to salvage) and its
- * sessionId into *ret_sid; the batch appends it (qwen_steps_batch_commit()). 0, -ESTALE changed
+ * sessionId into *ret_sid; the batch appends it (qwen_commit_batch()). 0, -ESTALE changed
  * since scan, other -errno: fail closed. */
 int qwen_steps_salvage(QwenAll *c, const QwenRun *t, const Session *s, int dir_fd,
                     const char *name, const FileId *fid, char **ret_line, char **ret_sid,

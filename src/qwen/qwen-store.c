@@ -145,4 +145,5 @@ const StoreOps qwen_store = {
         .plan_restore = qwen_restore_plan,
         .run_restore_begin = qwen_restore_begin,
         .run_restore = qwen_restore_run,
+        .run_restore_end = qwen_restore_end,
 };

@@ -2177,6 +2177,31 @@ static void restore_project_plant(const char *qwen) {
  * again (by_recovery: a normal run instead, whose recovery pass finishes the restore its record
  * says began, session-times.h): the tree is the tree of an unkilled run, with no marker and no
  * temporary file. */
+/* A kill that let a restore's end be recorded (a line "restored <msec> <id>" in
+ * G/.qgc/session-times: nothing is pending for the next run to finish) came after its outcome
+ * was journalled: the action log written since log_off names the session. */
+static void restore_check_end_journalled(const char *root, const char *qwen, size_t log_off,
+                                         const char *what, unsigned n) {
+        _cleanup_free_ char *rec = NULL, *log = test_read_rel(root, "journal.log");
+        const char *since = log && strlen(log) >= log_off ? log + log_off : "";
+
+        if (fixture_read(qwen, ".qgc/session-times", &rec, NULL) < 0)
+                return;
+        for (const char *p = rec; (p = strstr(p, "restored ")); p++) {
+                const char *id = strchr(p + strlen("restored "), ' ');
+                const char *end = id ? strchr(id, '\n') : NULL;
+                _cleanup_free_ char *want =
+                        end ? util_strprintf("QGC_SESSION=%.*s", (int)(end - id - 1), id + 1)
+                            : NULL;
+
+                assert_non_null(want);
+                if (!strstr(since, want))
+                        fail_msg("%s, step %u: the end of a restore is recorded (%s), but the "
+                                 "action log has no entry of it",
+                                 what, n, want);
+        }
+}
+
 static void restore_crash_every_step_by(T *t, const char *id, const char *what, bool by_recovery) {
         _cleanup_free_ char *ref = fixture_path(t->root, what), *want = NULL, *orig = NULL;
         unsigned n;
@@ -2193,6 +2218,9 @@ static void restore_crash_every_step_by(T *t, const char *id, const char *what, 
                 int status = 0;
                 pid_t pid;
 
+                _cleanup_free_ char *log0 = test_read_rel(t->root, "journal.log");
+                size_t log_off = log0 ? strlen(log0) : 0;
+
                 assert_int_equal(fixture_copy_tree(t->qwen, t->root, dir), 0);
                 pid = fork();
                 assert_true(pid >= 0);
@@ -2207,6 +2235,7 @@ static void restore_crash_every_step_by(T *t, const char *id, const char *what, 
                         assert_int_equal(fixture_rm_rf(qwen), 0);
                         break;
                 }
+                restore_check_end_journalled(t->root, qwen, log_off, what, n);
                 /* the rerun: the same command again, where the kill left something to do
                  * (once all is back, `qgc restore` says there is nothing archived) */
                 got = crash_tree(qwen);

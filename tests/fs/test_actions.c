@@ -1085,7 +1085,7 @@ static void test_actions_restore_refused_with_active_copy(void **state) {
         assert_int_equal(fixture_write(t->qwen, P_SCRATCH "/" S_ARCH ".jsonl", body), 0);
         before = snapshot_no_atime(t->qwen);
         assert_int_equal(apply_scan(t->qwen, &inv), 0);
-        /* the run fails its one step (a conflict: actions_restore_one()'s -EEXIST) */
+        /* the run fails its one step (a conflict: qwen_restore_run()'s -EEXIST) */
         assert_int_equal(test_restore(inv, S_ARCH, false, &st), 1);
         assert_int_equal(st.n_failed, 1);
         assert_int_equal(st.n_restored, 0);
