@@ -183,7 +183,7 @@ static int dc_run_index_keep(int pfd, const struct stat *xst, int r, const char 
 static int dc_run_index_put(int pfd, const char *text, size_t n, const struct stat *st,
                             const char *out, size_t n_out, const struct stat *ost,
                             StoreStep *step) {
-        _cleanup_free_ char *held = NULL, *kept = NULL, *buf = malloc(FS_CMP_CHUNK);
+        _cleanup_free_ char *held = NULL, *buf = malloc(FS_CMP_CHUNK);
         _cleanup_close_ int fd = -EBADF;
         struct stat xst = {}, exp_st = *ost;
         const char *exp = out;
